@@ -1,0 +1,256 @@
+/*
+ * floe/common.h - errors, allocation, arenas, bounded buffers, varints, crc.
+ *
+ * Conventions used by every floe module:
+ *   - Fallible functions return int: 0 on success, a negative FLOE_E* code on failure,
+ *     and take a `floe_error *err` last (may be NULL when the caller does not care).
+ *   - Out-parameters are written only on success.
+ *   - All heap allocation goes through floe_malloc/floe_realloc/floe_free so tests can
+ *     fail the Nth allocation (floe_alloc_fail_after).
+ */
+#ifndef FLOE_COMMON_H
+#define FLOE_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLOE_VERSION_MAJOR 0
+#define FLOE_VERSION_MINOR 1
+#define FLOE_VERSION_PATCH 0
+#define FLOE_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FLOE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FLOE_NODISCARD __attribute__((warn_unused_result))
+#define FLOE_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FLOE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FLOE_PRINTF(a, b)
+#define FLOE_NODISCARD
+#define FLOE_LIKELY(x) (x)
+#define FLOE_UNLIKELY(x) (x)
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Error codes: one table, libuv style. X(NAME, value, "description").
+ * CONFLICT and UNKNOWN_STATE are the two commit outcomes that must never be confused:
+ * CONFLICT means someone else committed first (safe to retry on fresh metadata);
+ * UNKNOWN_STATE means the pointer swap may or may not have happened (never retry blindly,
+ * never delete the files just written).
+ * ------------------------------------------------------------------------------------- */
+#define FLOE_ERRNO_MAP(X)                                                              \
+    X(NOMEM, -1, "out of memory")                                                      \
+    X(IO, -2, "i/o error")                                                             \
+    X(CORRUPT, -3, "corrupt data")                                                     \
+    X(UNSUPPORTED, -4, "unsupported")                                                  \
+    X(INVALID, -5, "invalid argument")                                                 \
+    X(NOTFOUND, -6, "not found")                                                       \
+    X(EXISTS, -7, "already exists")                                                    \
+    X(CONFLICT, -8, "commit conflict")                                                 \
+    X(UNKNOWN_STATE, -9, "commit state unknown")                                       \
+    X(LIMIT, -10, "limit exceeded")                                                    \
+    X(SCHEMA, -11, "schema mismatch")                                                  \
+    X(NOSPACE, -12, "no space left")                                                   \
+    X(TIMEOUT, -13, "timed out")                                                       \
+    X(BUSY, -14, "busy")                                                               \
+    X(AUTH, -15, "not authorized")                                                     \
+    X(ENCRYPTED, -16, "encrypted Parquet is not supported")                            \
+    X(INTERNAL, -17, "internal error")                                                 \
+    X(CANCELLED, -18, "cancelled")
+
+enum floe_errcode {
+    FLOE_OK = 0,
+#define FLOE_ERR_ENUM_(name, val, desc) FLOE_E##name = (val),
+    FLOE_ERRNO_MAP(FLOE_ERR_ENUM_)
+#undef FLOE_ERR_ENUM_
+};
+
+/* Short description of a code ("corrupt data"); never NULL. */
+const char *floe_strerror(int code);
+/* Symbolic name of a code ("CORRUPT"); never NULL. */
+const char *floe_errname(int code);
+
+#define FLOE_ERROR_MSG_MAX 768
+
+/* One error: the floe code, the system/library code behind it (errno, CURLcode, HTTP
+ * status, sqlite rc; 0 if none), the byte offset in the input where relevant (-1 if none),
+ * and a message naming the file and the place. */
+typedef struct floe_error {
+    int code;
+    int sys;
+    int64_t offset;
+    char msg[FLOE_ERROR_MSG_MAX];
+} floe_error;
+
+void floe_error_clear(floe_error *err);
+/* Set err (if non-NULL) and return code. */
+int floe_error_set(floe_error *err, int code, const char *fmt, ...) FLOE_PRINTF(3, 4);
+int floe_error_setv(floe_error *err, int code, const char *fmt, va_list ap);
+/* Same, also recording a system/library code. */
+int floe_error_sys(floe_error *err, int code, int sys, const char *fmt, ...) FLOE_PRINTF(4, 5);
+/* Same, also recording the byte offset in the input. */
+int floe_error_at(floe_error *err, int code, int64_t offset, const char *fmt, ...)
+    FLOE_PRINTF(4, 5);
+/* Prepend context while unwinding: "row group 3: " + existing message. */
+void floe_error_prefix(floe_error *err, const char *fmt, ...) FLOE_PRINTF(2, 3);
+/* From errno after a failed system call: maps ENOSPC, ENOENT, EEXIST, ENOMEM... */
+int floe_error_errno(floe_error *err, int errnum, const char *fmt, ...) FLOE_PRINTF(3, 4);
+
+/* zstd-style helpers. In debug builds the message gets "file:line: " in front. */
+#ifdef FLOE_DEBUG_ERRORS
+#define FLOE_ERR_WHERE_ "%s:%d: "
+#define FLOE_ERR_WHERE_ARGS_ , __FILE__, __LINE__
+#else
+#define FLOE_ERR_WHERE_ ""
+#define FLOE_ERR_WHERE_ARGS_
+#endif
+
+/* Return an error from the current function if cond holds. */
+#define FLOE_RETURN_ERROR_IF(cond, err, code, ...)                                     \
+    do {                                                                               \
+        if (FLOE_UNLIKELY(cond))                                                       \
+            return floe_error_set((err), (code), __VA_ARGS__);                         \
+    } while (0)
+
+/* Evaluate expr (an int-returning floe call); return its error if negative. */
+#define FLOE_FORWARD_IF_ERROR(expr)                                                    \
+    do {                                                                               \
+        int floe_rc_ = (expr);                                                         \
+        if (FLOE_UNLIKELY(floe_rc_ < 0))                                               \
+            return floe_rc_;                                                           \
+    } while (0)
+
+/* For functions with one cleanup exit: set rc and goto done on error. */
+#define FLOE_CHECK(expr)                                                               \
+    do {                                                                               \
+        rc = (expr);                                                                   \
+        if (FLOE_UNLIKELY(rc < 0))                                                     \
+            goto done;                                                                 \
+    } while (0)
+
+#define FLOE_FAIL(err, code, ...)                                                      \
+    do {                                                                               \
+        rc = floe_error_set((err), (code), __VA_ARGS__);                               \
+        goto done;                                                                     \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------
+ * Allocation. Library code never aborts on out-of-memory.
+ * ------------------------------------------------------------------------------------- */
+void *floe_malloc(size_t n);
+void *floe_calloc(size_t count, size_t size);
+void *floe_realloc(void *p, size_t n);
+void floe_free(void *p);
+char *floe_strdup(const char *s);
+char *floe_strndup(const char *s, size_t n);
+/* Allocate and format; NULL on OOM. */
+char *floe_asprintf(const char *fmt, ...) FLOE_PRINTF(1, 2);
+
+/* Failure injection for tests: the Nth allocation from now (1-based) and every later one
+ * fail; 0 disables. Returns the number of allocations performed since the last call. */
+void floe_alloc_fail_after(uint64_t n);
+uint64_t floe_alloc_count(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Arena: many small allocations freed at once (parse trees: footers, metadata, manifests).
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_arena_block floe_arena_block;
+typedef struct floe_arena {
+    floe_arena_block *head;
+    size_t block_size;
+    size_t total; /* bytes handed out */
+    size_t cap;   /* 0 = unbounded; else a hard cap on total */
+} floe_arena;
+
+void floe_arena_init(floe_arena *a, size_t block_size);
+void floe_arena_reset(floe_arena *a); /* frees everything */
+/* 16-byte aligned, zeroed. NULL on OOM or when the cap would be passed. */
+void *floe_arena_alloc(floe_arena *a, size_t n);
+char *floe_arena_strdup(floe_arena *a, const char *s);
+char *floe_arena_strndup(floe_arena *a, const char *s, size_t n);
+void *floe_arena_memdup(floe_arena *a, const void *p, size_t n);
+
+/* ---------------------------------------------------------------------------------------
+ * Bounded growable byte buffer (curl dynbuf style): never grows past max.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    size_t max; /* 0 = SIZE_MAX */
+} floe_buf;
+
+void floe_buf_init(floe_buf *b, size_t max);
+void floe_buf_free(floe_buf *b);         /* frees storage, keeps max */
+void floe_buf_reset(floe_buf *b);        /* len = 0, keeps storage */
+/* Ensure room for `extra` more bytes. FLOE_ENOMEM or FLOE_ELIMIT (past max). */
+int floe_buf_reserve(floe_buf *b, size_t extra);
+int floe_buf_append(floe_buf *b, const void *p, size_t n);
+int floe_buf_append_byte(floe_buf *b, uint8_t c);
+int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
+/* Detach the storage (NUL-terminated, caller frees with floe_free). */
+char *floe_buf_detach(floe_buf *b, size_t *len_out);
+
+/* ---------------------------------------------------------------------------------------
+ * Varints (ULEB128) and zigzag, shared by thrift and avro.
+ * ------------------------------------------------------------------------------------- */
+static inline uint64_t floe_zigzag64(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t floe_unzigzag64(uint64_t v) {
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+/* Write v as ULEB128 into out (at least 10 bytes); returns bytes written. */
+size_t floe_uvarint_put(uint8_t *out, uint64_t v);
+/* Read a ULEB128 from p[0..n); returns bytes consumed, 0 on truncation or overlong. */
+size_t floe_uvarint_get(const uint8_t *p, size_t n, uint64_t *v);
+
+/* ---------------------------------------------------------------------------------------
+ * Checksums.
+ * ------------------------------------------------------------------------------------- */
+/* CRC-32 (IEEE, as zlib and Parquet page checksums). crc = 0 to start. */
+uint32_t floe_crc32(uint32_t crc, const void *p, size_t n);
+/* CRC-32C (Castagnoli), for WAL and landing frames. crc = 0 to start. */
+uint32_t floe_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* ---------------------------------------------------------------------------------------
+ * Little-endian load/store.
+ * ------------------------------------------------------------------------------------- */
+static inline uint32_t floe_load_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+static inline uint64_t floe_load_le64(const uint8_t *p) {
+    return (uint64_t)floe_load_le32(p) | ((uint64_t)floe_load_le32(p + 4) << 32);
+}
+static inline void floe_store_le32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void floe_store_le64(uint8_t *p, uint64_t v) {
+    floe_store_le32(p, (uint32_t)v);
+    floe_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Logging (stderr). Level from FLOE_LOG env: error, warn, info, debug.
+ * ------------------------------------------------------------------------------------- */
+enum floe_log_level { FLOE_LOG_ERROR, FLOE_LOG_WARN, FLOE_LOG_INFO, FLOE_LOG_DEBUG };
+void floe_log_set_level(int level);
+int floe_log_level(void);
+void floe_log(int level, const char *fmt, ...) FLOE_PRINTF(2, 3);
+
+/* Monotonic clock in nanoseconds; wall clock in milliseconds since the epoch. */
+int64_t floe_now_ns(void);
+int64_t floe_wall_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLOE_COMMON_H */

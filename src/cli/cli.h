@@ -1,0 +1,41 @@
+/*
+ * cli.h - shared pieces of the floe command: the subcommand table and option helpers.
+ *
+ * Exit codes, the same for every subcommand: 0 ok, 1 failure, 2 usage error.
+ * Every subcommand takes --help; those that print a result take --json.
+ */
+#ifndef FLOE_CLI_H
+#define FLOE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "floe/common.h"
+
+#define FLOE_EXIT_OK 0
+#define FLOE_EXIT_FAIL 1
+#define FLOE_EXIT_USAGE 2
+
+typedef struct floe_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} floe_cmd;
+
+/* Subcommand entry points (one file each: src/cli/cmd_<name>.c). */
+int floe_cmd_gen(int argc, char **argv);
+int floe_cmd_convert(int argc, char **argv);
+int floe_cmd_schema(int argc, char **argv);
+
+/* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
+int cli_fail(const floe_error *err);
+int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
+/* Parse sizes such as 128MB, 512MiB, 1G, 4096. Returns false on junk. */
+bool cli_parse_size(const char *s, int64_t *out);
+/* Parse a non-negative integer. */
+bool cli_parse_int(const char *s, int64_t *out);
+/* Human-readable byte count into buf ("12.3 MB"). */
+const char *cli_fmt_bytes(double bytes, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * main.c - the floe command: subcommand dispatch, help and version.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int cmd_version(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    printf("floe %s\n", FLOE_VERSION_STRING);
+    return FLOE_EXIT_OK;
+}
+
+static const floe_cmd commands[] = {
+    /* one line per subcommand; keep in the order `floe help` should list them */
+    {"version", "print the version", cmd_version},
+};
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "floe %s - keeps Iceberg tables fed with big files, not millions of small ones\n"
+            "\n"
+            "usage: floe COMMAND [OPTIONS]\n"
+            "       floe COMMAND --help\n"
+            "       floe --version\n"
+            "\n"
+            "commands:\n",
+            FLOE_VERSION_STRING);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexit codes: 0 ok, 1 failure, 2 usage error\n");
+}
+
+int cli_fail(const floe_error *err) {
+    fprintf(stderr, "floe: %s\n", err->msg[0] ? err->msg : floe_strerror(err->code));
+    return FLOE_EXIT_FAIL;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "floe %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see 'floe %s --help')\n", cmd);
+    return FLOE_EXIT_USAGE;
+}
+
+bool cli_parse_int(const char *s, int64_t *out) {
+    if (!s || !*s)
+        return false;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_size(const char *s, int64_t *out) {
+    if (!s || !*s)
+        return false;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return false;
+    double mul = 1;
+    char unit[8] = {0};
+    size_t ul = strlen(end);
+    if (ul >= sizeof unit)
+        return false;
+    for (size_t i = 0; i < ul; i++)
+        unit[i] = (char)(end[i] >= 'a' && end[i] <= 'z' ? end[i] - 32 : end[i]);
+    if (!*unit || !strcmp(unit, "B"))
+        mul = 1;
+    else if (!strcmp(unit, "K") || !strcmp(unit, "KB") || !strcmp(unit, "KIB"))
+        mul = 1024.0;
+    else if (!strcmp(unit, "M") || !strcmp(unit, "MB") || !strcmp(unit, "MIB"))
+        mul = 1024.0 * 1024;
+    else if (!strcmp(unit, "G") || !strcmp(unit, "GB") || !strcmp(unit, "GIB"))
+        mul = 1024.0 * 1024 * 1024;
+    else
+        return false;
+    double r = v * mul;
+    if (r > 9.0e18)
+        return false;
+    *out = (int64_t)r;
+    return true;
+}
+
+const char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
+    const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+    return buf;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return FLOE_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
+        if (argc > 2) {
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (!strcmp(commands[i].name, argv[2])) {
+                    char *av[] = {argv[2], "--help", NULL};
+                    return commands[i].run(2, av);
+                }
+            fprintf(stderr, "floe: no such command '%s'\n", argv[2]);
+            return FLOE_EXIT_USAGE;
+        }
+        print_help(stdout);
+        return FLOE_EXIT_OK;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("floe %s\n", FLOE_VERSION_STRING);
+        return FLOE_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "floe: no such command '%s' (see 'floe help')\n", name);
+    return FLOE_EXIT_USAGE;
+}

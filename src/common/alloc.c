@@ -1,0 +1,257 @@
+/*
+ * alloc.c - the one allocation hook, arenas and bounded buffers.
+ *
+ * Every heap allocation in floe passes through floe_malloc/floe_realloc so tests can fail
+ * the Nth one (floe_alloc_fail_after) and check that each operation unwinds cleanly.
+ * The counter is atomic: worker threads allocate too.
+ *
+ * Arena invariant: blocks form a singly linked list, newest first; an allocation larger
+ * than a quarter of the block size gets a block of its own, so waste stays bounded.
+ */
+#include "floe/common.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic uint64_t alloc_count;
+static _Atomic uint64_t alloc_fail_at; /* 0 = never */
+
+void floe_alloc_fail_after(uint64_t n) {
+    atomic_store(&alloc_count, 0);
+    atomic_store(&alloc_fail_at, n);
+}
+
+uint64_t floe_alloc_count(void) { return atomic_load(&alloc_count); }
+
+static bool alloc_should_fail(void) {
+    uint64_t n = atomic_fetch_add(&alloc_count, 1) + 1;
+    uint64_t at = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
+    return at != 0 && n >= at;
+}
+
+void *floe_malloc(size_t n) {
+    if (alloc_should_fail())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *floe_calloc(size_t count, size_t size) {
+    if (alloc_should_fail())
+        return NULL;
+    if (count == 0 || size == 0)
+        return calloc(1, 1);
+    return calloc(count, size);
+}
+
+void *floe_realloc(void *p, size_t n) {
+    if (alloc_should_fail())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void floe_free(void *p) { free(p); }
+
+char *floe_strndup(const char *s, size_t n) {
+    char *d = floe_malloc(n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *floe_strdup(const char *s) { return floe_strndup(s, strlen(s)); }
+
+char *floe_asprintf(const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = NULL;
+    if (n >= 0 && (s = floe_malloc((size_t)n + 1)) != NULL)
+        vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return s;
+}
+
+/* ---- arena ------------------------------------------------------------------------- */
+
+struct floe_arena_block {
+    floe_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+void floe_arena_init(floe_arena *a, size_t block_size) {
+    a->head = NULL;
+    a->block_size = block_size ? block_size : 16384;
+    a->total = 0;
+    a->cap = 0;
+}
+
+void floe_arena_reset(floe_arena *a) {
+    floe_arena_block *b = a->head;
+    while (b) {
+        floe_arena_block *next = b->next;
+        floe_free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+void *floe_arena_alloc(floe_arena *a, size_t n) {
+    size_t need = (n + 15) & ~(size_t)15;
+    if (need < n)
+        return NULL;
+    if (a->cap && (need > a->cap || a->total > a->cap - need))
+        return NULL;
+    floe_arena_block *b = a->head;
+    if (!b || b->size - b->used < need) {
+        size_t bs = a->block_size;
+        if (need > bs / 4) {
+            /* big allocation: own block, linked behind the head so the head keeps its
+             * free space */
+            floe_arena_block *own = floe_malloc(sizeof *own + need);
+            if (!own)
+                return NULL;
+            own->size = need;
+            own->used = need;
+            if (b) {
+                own->next = b->next;
+                b->next = own;
+            } else {
+                own->next = NULL;
+                a->head = own;
+            }
+            a->total += need;
+            memset(own->data, 0, need);
+            return own->data;
+        }
+        b = floe_malloc(sizeof *b + bs);
+        if (!b)
+            return NULL;
+        b->size = bs;
+        b->used = 0;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = b->data + b->used;
+    b->used += need;
+    a->total += need;
+    memset(p, 0, need);
+    return p;
+}
+
+void *floe_arena_memdup(floe_arena *a, const void *p, size_t n) {
+    void *d = floe_arena_alloc(a, n ? n : 1);
+    if (d && n)
+        memcpy(d, p, n);
+    return d;
+}
+
+char *floe_arena_strndup(floe_arena *a, const char *s, size_t n) {
+    char *d = floe_arena_alloc(a, n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *floe_arena_strdup(floe_arena *a, const char *s) {
+    return floe_arena_strndup(a, s, strlen(s));
+}
+
+/* ---- bounded buffer ---------------------------------------------------------------- */
+
+void floe_buf_init(floe_buf *b, size_t max) {
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max ? max : SIZE_MAX;
+}
+
+void floe_buf_free(floe_buf *b) {
+    floe_free(b->data);
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void floe_buf_reset(floe_buf *b) { b->len = 0; }
+
+int floe_buf_reserve(floe_buf *b, size_t extra) {
+    if (extra > b->max || b->len > b->max - extra)
+        return FLOE_ELIMIT;
+    size_t need = b->len + extra + 1; /* room for a NUL for detach */
+    if (need <= b->cap)
+        return 0;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2) {
+            ncap = need;
+            break;
+        }
+        ncap *= 2;
+    }
+    uint8_t *p = floe_realloc(b->data, ncap);
+    if (!p)
+        return FLOE_ENOMEM;
+    b->data = p;
+    b->cap = ncap;
+    return 0;
+}
+
+int floe_buf_append(floe_buf *b, const void *p, size_t n) {
+    if (n == 0)
+        return 0;
+    int rc = floe_buf_reserve(b, n);
+    if (rc < 0)
+        return rc;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+int floe_buf_append_byte(floe_buf *b, uint8_t c) {
+    if (b->len + 1 < b->cap) {
+        b->data[b->len++] = c;
+        return 0;
+    }
+    return floe_buf_append(b, &c, 1);
+}
+
+int floe_buf_printf(floe_buf *b, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    int rc = 0;
+    if (n < 0)
+        rc = FLOE_EINVALID;
+    else if ((rc = floe_buf_reserve(b, (size_t)n)) == 0) {
+        vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+    return rc;
+}
+
+char *floe_buf_detach(floe_buf *b, size_t *len_out) {
+    if (floe_buf_reserve(b, 0) < 0)
+        return NULL;
+    b->data[b->len] = '\0';
+    char *s = (char *)b->data;
+    if (len_out)
+        *len_out = b->len;
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    return s;
+}

@@ -1,0 +1,135 @@
+/*
+ * util.c - varints, checksums, logging and clocks.
+ *
+ * CRC-32 (IEEE) comes from zlib. CRC-32C has no Debian C library, so it is computed here
+ * with a slicing-by-8 table built once at first use (RFC 3720 polynomial 0x82F63B78).
+ */
+#include "floe/common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+size_t floe_uvarint_put(uint8_t *out, uint64_t v) {
+    size_t i = 0;
+    while (v >= 0x80) {
+        out[i++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[i++] = (uint8_t)v;
+    return i;
+}
+
+size_t floe_uvarint_get(const uint8_t *p, size_t n, uint64_t *v) {
+    uint64_t r = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        uint64_t b = p[i];
+        if (i == 9 && b > 1)
+            return 0; /* overlong: more than 64 bits */
+        r |= (b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = r;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t floe_crc32(uint32_t crc, const void *p, size_t n) {
+    const uint8_t *b = p;
+    while (n > 0) {
+        uInt chunk = n > 0x40000000u ? 0x40000000u : (uInt)n;
+        crc = (uint32_t)crc32(crc, b, chunk);
+        b += chunk;
+        n -= chunk;
+    }
+    return crc;
+}
+
+static uint32_t crc32c_table[8][256];
+static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
+
+static void crc32c_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc32c_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = crc32c_table[0][i];
+        for (int t = 1; t < 8; t++) {
+            c = crc32c_table[0][c & 0xff] ^ (c >> 8);
+            crc32c_table[t][i] = c;
+        }
+    }
+}
+
+uint32_t floe_crc32c(uint32_t crc, const void *p, size_t n) {
+    pthread_once(&crc32c_once, crc32c_init);
+    const uint8_t *b = p;
+    uint32_t c = ~crc;
+    while (n >= 8) {
+        uint32_t lo = floe_load_le32(b) ^ c;
+        uint32_t hi = floe_load_le32(b + 4);
+        c = crc32c_table[7][lo & 0xff] ^ crc32c_table[6][(lo >> 8) & 0xff] ^
+            crc32c_table[5][(lo >> 16) & 0xff] ^ crc32c_table[4][lo >> 24] ^
+            crc32c_table[3][hi & 0xff] ^ crc32c_table[2][(hi >> 8) & 0xff] ^
+            crc32c_table[1][(hi >> 16) & 0xff] ^ crc32c_table[0][hi >> 24];
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = crc32c_table[0][(c ^ *b++) & 0xff] ^ (c >> 8);
+    return ~c;
+}
+
+/* ---- logging ----------------------------------------------------------------------- */
+
+static int log_level = -1;
+
+void floe_log_set_level(int level) { log_level = level; }
+
+int floe_log_level(void) {
+    if (log_level < 0) {
+        const char *e = getenv("FLOE_LOG");
+        int lv = FLOE_LOG_WARN;
+        if (e) {
+            if (!strcmp(e, "error"))
+                lv = FLOE_LOG_ERROR;
+            else if (!strcmp(e, "info"))
+                lv = FLOE_LOG_INFO;
+            else if (!strcmp(e, "debug"))
+                lv = FLOE_LOG_DEBUG;
+        }
+        log_level = lv;
+    }
+    return log_level;
+}
+
+void floe_log(int level, const char *fmt, ...) {
+    if (level > floe_log_level())
+        return;
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "floe: %s: %s\n", names[level], line);
+}
+
+int64_t floe_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t floe_wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,105 @@
+/*
+ * harness.h - the minimal unit-test harness.
+ *
+ *   TEST(test_name) { CHECK(x == 1); CHECK_EQ_INT(a, b); REQUIRE(p != NULL); }
+ *   int main(void) { RUN(test_name); return harness_finish(); }
+ *
+ * CHECK records a failure and goes on; REQUIRE ends the current test. Each program prints
+ * one line per failed check and closes with "<program>: N passed, N failed".
+ */
+#ifndef FLOE_TEST_HARNESS_H
+#define FLOE_TEST_HARNESS_H
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TEST(name) static void name(void)
+#define RUN(name) harness_run(#name, name)
+
+void harness_run(const char *name, void (*fn)(void));
+int harness_finish(void);
+void harness_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void harness_abort_test(void);
+
+/* Path of the shared conformance folder joined with rel; fails the test (REQUIRE-style)
+ * with a message naming the path when it is missing. Returned string is static per call
+ * site until the next call. */
+const char *harness_conformance(const char *rel);
+/* A fresh empty scratch directory for this test (removed at exit unless KEEP_TMP=1). */
+const char *harness_tmpdir(void);
+/* Path to the built floe program (FLOE_BIN). */
+const char *harness_floe_bin(void);
+/* Read a whole file; NULL if missing. Caller frees with free(). */
+char *harness_read_file(const char *path, size_t *len);
+int harness_write_file(const char *path, const void *p, size_t n);
+/* Run a shell command, capturing stdout into *out (malloc'ed, may be NULL); returns the
+ * exit status (or -1). */
+int harness_run_cmd(const char *cmd, char **out);
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond))                                                                   \
+            harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                      \
+    } while (0)
+
+#define REQUIRE(cond)                                                                  \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            harness_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond);                    \
+            harness_abort_test();                                                      \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                             \
+    do {                                                                               \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                          \
+        if (va_ != vb_)                                                                \
+            harness_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, va_, vb_); \
+    } while (0)
+
+#define CHECK_EQ_U64(a, b)                                                             \
+    do {                                                                               \
+        unsigned long long va_ = (unsigned long long)(a), vb_ = (unsigned long long)(b); \
+        if (va_ != vb_)                                                                \
+            harness_fail(__FILE__, __LINE__, "%s == %s: %llu != %llu", #a, #b, va_, vb_); \
+    } while (0)
+
+#define CHECK_EQ_STR(a, b)                                                             \
+    do {                                                                               \
+        const char *sa_ = (a), *sb_ = (b);                                             \
+        if (!sa_ || !sb_ || strcmp(sa_, sb_) != 0)                                     \
+            harness_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b,     \
+                         sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)");                  \
+    } while (0)
+
+#define CHECK_EQ_MEM(a, b, n)                                                          \
+    do {                                                                               \
+        if (memcmp((a), (b), (n)) != 0)                                                \
+            harness_fail(__FILE__, __LINE__, "%s == %s (%zu bytes) differ", #a, #b,    \
+                         (size_t)(n));                                                 \
+    } while (0)
+
+/* rc is a floe return code; err a floe_error. */
+#define CHECK_OK(rc, err)                                                              \
+    do {                                                                               \
+        int rc_ = (rc);                                                                \
+        if (rc_ != 0)                                                                  \
+            harness_fail(__FILE__, __LINE__, "%s returned %d: %s", #rc, rc_, (err).msg); \
+    } while (0)
+
+#define REQUIRE_OK(rc, err)                                                            \
+    do {                                                                               \
+        int rc_ = (rc);                                                                \
+        if (rc_ != 0) {                                                                \
+            harness_fail(__FILE__, __LINE__, "%s returned %d: %s", #rc, rc_, (err).msg); \
+            harness_abort_test();                                                      \
+        }                                                                              \
+    } while (0)
+
+#endif

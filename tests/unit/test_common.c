@@ -1,0 +1,112 @@
+/* test_common.c - errors, allocation hook, arena, bounded buffer, varints, crc. */
+#include "floe/common.h"
+#include "harness.h"
+
+TEST(test_error_table) {
+    CHECK_EQ_STR(floe_strerror(FLOE_ECORRUPT), "corrupt data");
+    CHECK_EQ_STR(floe_errname(FLOE_ECONFLICT), "CONFLICT");
+    CHECK(FLOE_ECONFLICT != FLOE_EUNKNOWN_STATE);
+    CHECK_EQ_STR(floe_strerror(12345), "unknown error");
+}
+
+TEST(test_error_prefix) {
+    floe_error err;
+    floe_error_clear(&err);
+    CHECK_EQ_INT(floe_error_at(&err, FLOE_ECORRUPT, 42, "bad sync marker"), FLOE_ECORRUPT);
+    floe_error_prefix(&err, "block %d: ", 2);
+    floe_error_prefix(&err, "manifest-list %s: ", "3a2f.avro");
+    CHECK_EQ_STR(err.msg, "manifest-list 3a2f.avro: block 2: bad sync marker");
+    CHECK_EQ_INT(err.offset, 42);
+    /* a very long prefix truncates, never overflows */
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    floe_error_prefix(&err, "%s", big);
+    CHECK_EQ_INT(strlen(err.msg), FLOE_ERROR_MSG_MAX - 1);
+}
+
+TEST(test_alloc_fail_after) {
+    floe_alloc_fail_after(3);
+    void *a = floe_malloc(10), *b = floe_malloc(10), *c = floe_malloc(10);
+    CHECK(a != NULL);
+    CHECK(b != NULL);
+    CHECK(c == NULL);
+    floe_alloc_fail_after(0);
+    void *d = floe_malloc(10);
+    CHECK(d != NULL);
+    floe_free(a);
+    floe_free(b);
+    floe_free(d);
+}
+
+TEST(test_arena) {
+    floe_arena a;
+    floe_arena_init(&a, 256);
+    char *s = floe_arena_strdup(&a, "hello");
+    CHECK_EQ_STR(s, "hello");
+    void *big = floe_arena_alloc(&a, 10000); /* own block */
+    REQUIRE(big != NULL);
+    CHECK(((uintptr_t)big & 15) == 0);
+    char *t = floe_arena_strdup(&a, "world");
+    CHECK_EQ_STR(t, "world");
+    CHECK_EQ_STR(s, "hello");
+    a.cap = a.total + 32;
+    CHECK(floe_arena_alloc(&a, 64) == NULL);
+    floe_arena_reset(&a);
+    CHECK(a.head == NULL);
+}
+
+TEST(test_buf_bounded) {
+    floe_buf b;
+    floe_buf_init(&b, 10);
+    CHECK_OK(floe_buf_append(&b, "12345", 5), (floe_error){0});
+    CHECK_EQ_INT(floe_buf_append(&b, "123456", 6), FLOE_ELIMIT);
+    CHECK_EQ_INT(b.len, 5);
+    CHECK_OK(floe_buf_printf(&b, "%d", 42), (floe_error){0});
+    size_t n;
+    char *s = floe_buf_detach(&b, &n);
+    CHECK_EQ_STR(s, "1234542");
+    CHECK_EQ_INT(n, 7);
+    floe_free(s);
+    floe_buf_free(&b);
+}
+
+TEST(test_varint) {
+    uint8_t out[10];
+    uint64_t v;
+    CHECK_EQ_INT(floe_uvarint_put(out, 0), 1);
+    CHECK_EQ_INT(floe_uvarint_put(out, 300), 2);
+    CHECK(out[0] == 0xAC && out[1] == 0x02);
+    CHECK_EQ_INT(floe_uvarint_get(out, 2, &v), 2);
+    CHECK_EQ_U64(v, 300);
+    CHECK_EQ_INT(floe_uvarint_get(out, 1, &v), 0); /* truncated */
+    CHECK_EQ_INT(floe_uvarint_put(out, UINT64_MAX), 10);
+    CHECK_EQ_INT(floe_uvarint_get(out, 10, &v), 10);
+    CHECK_EQ_U64(v, UINT64_MAX);
+    uint8_t over[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0};
+    CHECK_EQ_INT(floe_uvarint_get(over, 11, &v), 0);
+    CHECK_EQ_U64(floe_zigzag64(-1), 1);
+    CHECK_EQ_U64(floe_zigzag64(1), 2);
+    CHECK_EQ_INT(floe_unzigzag64(floe_zigzag64(INT64_MIN)), INT64_MIN);
+}
+
+TEST(test_crc) {
+    /* standard check values for "123456789" */
+    CHECK_EQ_U64(floe_crc32(0, "123456789", 9), 0xCBF43926u);
+    CHECK_EQ_U64(floe_crc32c(0, "123456789", 9), 0xE3069283u);
+    /* incremental equals one-shot */
+    uint32_t c = floe_crc32c(0, "12345", 5);
+    c = floe_crc32c(c, "6789", 4);
+    CHECK_EQ_U64(c, 0xE3069283u);
+}
+
+int main(void) {
+    RUN(test_error_table);
+    RUN(test_error_prefix);
+    RUN(test_alloc_fail_after);
+    RUN(test_arena);
+    RUN(test_buf_bounded);
+    RUN(test_varint);
+    RUN(test_crc);
+    return harness_finish();
+}
