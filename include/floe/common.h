@@ -91,7 +91,7 @@ typedef struct floe_error {
 void floe_error_clear(floe_error *err);
 /* Set err (if non-NULL) and return code. */
 int floe_error_set(floe_error *err, int code, const char *fmt, ...) FLOE_PRINTF(3, 4);
-int floe_error_setv(floe_error *err, int code, const char *fmt, va_list ap);
+int floe_error_setv(floe_error *err, int code, const char *fmt, va_list ap) FLOE_PRINTF(3, 0);
 /* Same, also recording a system/library code. */
 int floe_error_sys(floe_error *err, int code, int sys, const char *fmt, ...) FLOE_PRINTF(4, 5);
 /* Same, also recording the byte offset in the input. */

@@ -1,0 +1,82 @@
+/*
+ * floe/column.h - column buffers: the in-memory form of shredded rows.
+ *
+ * Rows travel through floe as Dremel-shredded leaf columns: for every leaf of the schema,
+ * the definition and repetition levels of each slot, and the values of the non-null
+ * slots only. The NDJSON shredder produces them, the Parquet writer encodes them, the
+ * Parquet reader decodes into them, and record assembly turns them back into JSON. No
+ * row objects exist on the hot path.
+ *
+ * Value layout by physical type:
+ *   BOOLEAN                 1 byte per value, 0 or 1
+ *   INT32 / FLOAT           4 bytes little-endian
+ *   INT64 / DOUBLE          8 bytes little-endian
+ *   INT96                   12 bytes (read only)
+ *   FIXED (FLBA)            type_length bytes (decimals: big-endian two's complement)
+ *   BYTE_ARRAY              concatenated bytes in `values`, boundaries in `offsets`
+ *                           (nvalues + 1 entries, offsets[0] = 0)
+ *
+ * Levels: when max_def == 0 (required, top level) the def array may stay empty
+ * (ndefs = 0); when max_rep == 0 the rep array stays empty. nlevels is always the number
+ * of slots; nvalues the number of slots whose def == max_def.
+ */
+#ifndef FLOE_COLUMN_H
+#define FLOE_COLUMN_H
+
+#include "floe/common.h"
+#include "floe/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_colbuf {
+    const floe_field *field; /* the leaf this column holds (borrowed) */
+    floe_phys phys;
+    int32_t width;           /* bytes per value for fixed-width types, 0 for BYTE_ARRAY */
+    int16_t max_def, max_rep;
+
+    int16_t *def;            /* nlevels entries when max_def > 0 */
+    int16_t *rep;            /* nlevels entries when max_rep > 0 */
+    size_t nlevels, levels_cap;
+
+    uint8_t *values;         /* see layout above */
+    size_t values_len, values_cap;
+    uint32_t *offsets;       /* BYTE_ARRAY only: nvalues + 1 entries */
+    size_t offsets_cap;
+    size_t nvalues;
+} floe_colbuf;
+
+/* A batch of rows of one schema: one colbuf per leaf. */
+typedef struct floe_batch {
+    const floe_schema *schema; /* borrowed */
+    floe_colbuf *cols;         /* schema->nleaves entries */
+    size_t ncols;
+    size_t nrows;
+} floe_batch;
+
+void floe_colbuf_init(floe_colbuf *c, const floe_field *leaf);
+void floe_colbuf_free(floe_colbuf *c);
+void floe_colbuf_clear(floe_colbuf *c); /* empty, keep storage */
+/* Bytes held by values and levels (for memory accounting and size-based flushing). */
+size_t floe_colbuf_bytes(const floe_colbuf *c);
+
+/* Append helpers. All return 0 or FLOE_ENOMEM. */
+int floe_colbuf_reserve_levels(floe_colbuf *c, size_t extra);
+int floe_colbuf_reserve_values(floe_colbuf *c, size_t extra_values, size_t extra_bytes);
+/* A null (or empty-list/absent-parent) slot at definition level def < max_def. */
+int floe_colbuf_push_null(floe_colbuf *c, int16_t def, int16_t rep);
+/* A present value. For fixed-width types n must equal width. */
+int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n);
+/* Truncate back to a previous state (record rollback after a rejected record). */
+void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues);
+
+int floe_batch_init(floe_batch *b, const floe_schema *s);
+void floe_batch_free(floe_batch *b);
+void floe_batch_clear(floe_batch *b);
+size_t floe_batch_bytes(const floe_batch *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,127 @@
+/*
+ * floe/schema.h - the Iceberg schema model shared by every module.
+ *
+ * A schema is a tree of fields with Iceberg field ids (format/spec.md "Schemas and Data
+ * Types"). Leaves (primitive fields) map one to one onto Parquet columns, in depth-first
+ * order. floe_schema_finish() derives for every field its Parquet definition and
+ * repetition levels, using the layout Iceberg requires in Parquet:
+ *
+ *   optional field            -> def + 1
+ *   list  -> <opt|req> group (LIST) { repeated group list { <opt|req> element } }
+ *   map   -> <opt|req> group (MAP)  { repeated group key_value { required key; <opt|req> value } }
+ *   each repeated group       -> def + 1, rep + 1
+ *
+ * Ownership: a floe_schema owns all of its fields and strings (one arena); fields are
+ * valid until floe_schema_free().
+ */
+#ifndef FLOE_SCHEMA_H
+#define FLOE_SCHEMA_H
+
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum floe_type_id {
+    FLOE_TYPE_BOOLEAN = 1,
+    FLOE_TYPE_INT,          /* 32-bit signed */
+    FLOE_TYPE_LONG,         /* 64-bit signed */
+    FLOE_TYPE_FLOAT,
+    FLOE_TYPE_DOUBLE,
+    FLOE_TYPE_DECIMAL,      /* decimal(P,S), P <= 38 */
+    FLOE_TYPE_DATE,         /* days since 1970-01-01, int32 */
+    FLOE_TYPE_TIME,         /* microseconds since midnight, int64 */
+    FLOE_TYPE_TIMESTAMP,    /* microseconds since epoch, no zone */
+    FLOE_TYPE_TIMESTAMPTZ,  /* microseconds since epoch, UTC */
+    FLOE_TYPE_TIMESTAMP_NS, /* v3: nanoseconds */
+    FLOE_TYPE_TIMESTAMPTZ_NS,
+    FLOE_TYPE_STRING,       /* UTF-8 */
+    FLOE_TYPE_UUID,         /* 16 bytes */
+    FLOE_TYPE_FIXED,        /* fixed(L) */
+    FLOE_TYPE_BINARY,
+    FLOE_TYPE_STRUCT,
+    FLOE_TYPE_LIST,
+    FLOE_TYPE_MAP,
+} floe_type_id;
+
+/* How a leaf's values are held in memory (and its Parquet physical type). */
+typedef enum floe_phys {
+    FLOE_PHYS_BOOLEAN = 0, /* parquet BOOLEAN; one byte per value (0/1) in buffers */
+    FLOE_PHYS_INT32 = 1,
+    FLOE_PHYS_INT64 = 2,
+    FLOE_PHYS_INT96 = 3,   /* read only (legacy timestamps) */
+    FLOE_PHYS_FLOAT = 4,
+    FLOE_PHYS_DOUBLE = 5,
+    FLOE_PHYS_BYTE_ARRAY = 6,
+    FLOE_PHYS_FIXED = 7,   /* FIXED_LEN_BYTE_ARRAY */
+} floe_phys;
+
+typedef struct floe_field floe_field;
+struct floe_field {
+    int32_t id;            /* Iceberg field id (list element-id, map key-id/value-id) */
+    const char *name;      /* "element", "key", "value" for list/map children */
+    bool required;
+    floe_type_id type;
+    int32_t precision;     /* decimal */
+    int32_t scale;         /* decimal */
+    int32_t length;        /* fixed(L) */
+    floe_field *children;  /* struct: its fields; list: [element]; map: [key, value] */
+    size_t nchildren;
+    const char *doc;                  /* may be NULL */
+    const char *initial_default_json; /* JSON text of initial-default, or NULL */
+    const char *write_default_json;   /* JSON text of write-default, or NULL */
+
+    /* Derived by floe_schema_finish(). */
+    floe_field *parent;    /* NULL for top-level fields */
+    int32_t leaf;          /* index among leaves (Parquet column), -1 for nested types */
+    int16_t def_level;     /* definition level at which this field's value is present */
+    int16_t rep_level;     /* repetition level of this field (0 outside lists/maps) */
+    floe_phys phys;        /* leaves: physical type */
+    int32_t type_length;   /* leaves with FLOE_PHYS_FIXED: byte width */
+};
+
+typedef struct floe_schema {
+    int32_t schema_id;
+    floe_field root;                 /* a STRUCT holding the top-level fields */
+    int32_t *identifier_field_ids;
+    size_t n_identifier;
+    size_t nleaves;
+    floe_field **leaves;             /* depth-first order = Parquet column order */
+    int32_t highest_field_id;
+    floe_arena arena;                /* owns everything above */
+} floe_schema;
+
+/* Parse an Iceberg schema JSON object ({"type":"struct","schema-id":..,"fields":[..]}).
+ * Also accepts a whole table-metadata document and takes its current schema. */
+int floe_schema_parse(const char *json, size_t n, floe_schema **out, floe_error *err);
+int floe_schema_load(const char *path, floe_schema **out, floe_error *err);
+/* Serialize as Iceberg schema JSON (caller frees with floe_free). */
+char *floe_schema_to_json(const floe_schema *s, bool pretty);
+void floe_schema_free(floe_schema *s);
+
+/* Builders: allocate an empty schema, then fill root.children from the arena and call
+ * floe_schema_finish() to derive leaves, levels and physical types. */
+floe_schema *floe_schema_new(void);
+int floe_schema_finish(floe_schema *s, floe_error *err);
+/* Deep copy. */
+int floe_schema_clone(const floe_schema *s, floe_schema **out, floe_error *err);
+
+const floe_field *floe_schema_find_id(const floe_schema *s, int32_t id);
+/* Dotted path of names ("device.os"); NULL if absent. */
+const floe_field *floe_schema_find_path(const floe_schema *s, const char *path);
+/* "a.b.element" style path of a field into buf. */
+const char *floe_field_path(const floe_field *f, char *buf, size_t n);
+
+const char *floe_type_name(floe_type_id t); /* "long", "timestamptz", "struct", ... */
+bool floe_type_is_nested(floe_type_id t);
+/* Parquet/physical byte width for fixed-width leaves (bool 1, int32 4 ...), 0 for
+ * BYTE_ARRAY. */
+int floe_phys_width(floe_phys p, int32_t type_length);
+/* Bytes needed for a decimal of precision p stored as FIXED_LEN_BYTE_ARRAY. */
+int32_t floe_decimal_bytes(int32_t precision);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,190 @@
+/*
+ * column.c - column buffers (see floe/column.h for the layout).
+ *
+ * Invariants: nvalues <= nlevels; for BYTE_ARRAY, offsets[nvalues] == values_len;
+ * def/rep are allocated only when max_def/max_rep are non-zero.
+ */
+#include "floe/column.h"
+
+#include <string.h>
+
+void floe_colbuf_init(floe_colbuf *c, const floe_field *leaf) {
+    memset(c, 0, sizeof *c);
+    c->field = leaf;
+    c->phys = leaf->phys;
+    c->width = floe_phys_width(leaf->phys, leaf->type_length);
+    c->max_def = leaf->def_level;
+    c->max_rep = leaf->rep_level;
+}
+
+void floe_colbuf_free(floe_colbuf *c) {
+    floe_free(c->def);
+    floe_free(c->rep);
+    floe_free(c->values);
+    floe_free(c->offsets);
+    c->def = c->rep = NULL;
+    c->values = NULL;
+    c->offsets = NULL;
+    c->nlevels = c->levels_cap = c->values_len = c->values_cap = c->offsets_cap = 0;
+    c->nvalues = 0;
+}
+
+void floe_colbuf_clear(floe_colbuf *c) {
+    c->nlevels = 0;
+    c->nvalues = 0;
+    c->values_len = 0;
+    if (c->offsets)
+        c->offsets[0] = 0;
+}
+
+size_t floe_colbuf_bytes(const floe_colbuf *c) {
+    size_t lv = (c->max_def ? 2 : 0) + (c->max_rep ? 2 : 0);
+    return c->values_len + c->nlevels * lv + (c->width == 0 ? c->nvalues * 4 : 0);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / elem)
+            return FLOE_ENOMEM;
+        ncap *= 2;
+    }
+    void *np = floe_realloc(*p, ncap * elem);
+    if (!np)
+        return FLOE_ENOMEM;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+int floe_colbuf_reserve_levels(floe_colbuf *c, size_t extra) {
+    size_t need = c->nlevels + extra;
+    if (need <= c->levels_cap)
+        return 0;
+    size_t cap_def = c->levels_cap, cap_rep = c->levels_cap;
+    int rc = 0;
+    if (c->max_def > 0 && (rc = grow((void **)&c->def, &cap_def, need, sizeof(int16_t))) < 0)
+        return rc;
+    if (c->max_rep > 0 && (rc = grow((void **)&c->rep, &cap_rep, need, sizeof(int16_t))) < 0)
+        return rc;
+    size_t ncap = c->max_def > 0 ? cap_def : (c->max_rep > 0 ? cap_rep : need);
+    if (c->max_def > 0 && c->max_rep > 0 && cap_def != cap_rep) {
+        /* keep both arrays the same capacity */
+        size_t m = cap_def > cap_rep ? cap_def : cap_rep;
+        if ((rc = grow((void **)&c->def, &cap_def, m, sizeof(int16_t))) < 0 ||
+            (rc = grow((void **)&c->rep, &cap_rep, m, sizeof(int16_t))) < 0)
+            return rc;
+        ncap = m;
+    }
+    c->levels_cap = ncap;
+    return 0;
+}
+
+int floe_colbuf_reserve_values(floe_colbuf *c, size_t extra_values, size_t extra_bytes) {
+    int rc;
+    if (c->width == 0) {
+        if (!c->offsets || c->offsets_cap < c->nvalues + extra_values + 1) {
+            bool fresh = c->offsets == NULL;
+            if ((rc = grow((void **)&c->offsets, &c->offsets_cap, c->nvalues + extra_values + 1,
+                           sizeof(uint32_t))) < 0)
+                return rc;
+            if (fresh)
+                c->offsets[0] = 0;
+        }
+    } else {
+        extra_bytes = extra_values * (size_t)c->width;
+    }
+    if (c->values_len + extra_bytes > c->values_cap)
+        return grow((void **)&c->values, &c->values_cap, c->values_len + extra_bytes, 1);
+    return 0;
+}
+
+int floe_colbuf_push_null(floe_colbuf *c, int16_t def, int16_t rep) {
+    if (c->nlevels >= c->levels_cap) {
+        int rc = floe_colbuf_reserve_levels(c, 1);
+        if (rc < 0)
+            return rc;
+    }
+    if (c->max_def > 0)
+        c->def[c->nlevels] = def;
+    if (c->max_rep > 0)
+        c->rep[c->nlevels] = rep;
+    c->nlevels++;
+    return 0;
+}
+
+int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n) {
+    int rc;
+    if (c->nlevels >= c->levels_cap && (rc = floe_colbuf_reserve_levels(c, 1)) < 0)
+        return rc;
+    if (c->width == 0) {
+        if (n > UINT32_MAX - c->values_len)
+            return FLOE_ELIMIT;
+        if ((rc = floe_colbuf_reserve_values(c, 1, n)) < 0)
+            return rc;
+        if (n)
+            memcpy(c->values + c->values_len, p, n);
+        c->values_len += n;
+        c->offsets[c->nvalues + 1] = (uint32_t)c->values_len;
+    } else {
+        if (c->values_len + (size_t)c->width > c->values_cap &&
+            (rc = floe_colbuf_reserve_values(c, 1, 0)) < 0)
+            return rc;
+        memcpy(c->values + c->values_len, p, (size_t)c->width);
+        c->values_len += (size_t)c->width;
+    }
+    if (c->max_def > 0)
+        c->def[c->nlevels] = c->max_def;
+    if (c->max_rep > 0)
+        c->rep[c->nlevels] = rep;
+    c->nlevels++;
+    c->nvalues++;
+    return 0;
+}
+
+void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues) {
+    if (nlevels < c->nlevels)
+        c->nlevels = nlevels;
+    if (nvalues < c->nvalues) {
+        c->nvalues = nvalues;
+        c->values_len = c->width == 0 ? c->offsets[nvalues] : nvalues * (size_t)c->width;
+    }
+}
+
+int floe_batch_init(floe_batch *b, const floe_schema *s) {
+    memset(b, 0, sizeof *b);
+    b->schema = s;
+    b->cols = floe_calloc(s->nleaves ? s->nleaves : 1, sizeof *b->cols);
+    if (!b->cols)
+        return FLOE_ENOMEM;
+    b->ncols = s->nleaves;
+    for (size_t i = 0; i < s->nleaves; i++)
+        floe_colbuf_init(&b->cols[i], s->leaves[i]);
+    return 0;
+}
+
+void floe_batch_free(floe_batch *b) {
+    if (!b->cols)
+        return;
+    for (size_t i = 0; i < b->ncols; i++)
+        floe_colbuf_free(&b->cols[i]);
+    floe_free(b->cols);
+    b->cols = NULL;
+    b->ncols = 0;
+    b->nrows = 0;
+}
+
+void floe_batch_clear(floe_batch *b) {
+    for (size_t i = 0; i < b->ncols; i++)
+        floe_colbuf_clear(&b->cols[i]);
+    b->nrows = 0;
+}
+
+size_t floe_batch_bytes(const floe_batch *b) {
+    size_t t = 0;
+    for (size_t i = 0; i < b->ncols; i++)
+        t += floe_colbuf_bytes(&b->cols[i]);
+    return t;
+}
