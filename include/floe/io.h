@@ -1,0 +1,81 @@
+/*
+ * floe/io.h - FileIO: reading and writing files by URI, local or (later) object storage.
+ *
+ * URIs: a plain path, file:///abs/path, or file:relative (local); s3://bucket/key
+ * (object storage, issue 8). Outputs are written sequentially and become visible at
+ * floe_output_close(); an aborted output leaves nothing behind. Inputs are random access
+ * (pread / ranged GET).
+ *
+ * Every function counts its requests (floe_io_stats) so commands can report them.
+ */
+#ifndef FLOE_IO_H
+#define FLOE_IO_H
+
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_output floe_output;
+typedef struct floe_input floe_input;
+
+typedef struct floe_output_options {
+    bool fsync;          /* fsync file (and directory for new files) at close; default true */
+    bool no_overwrite;   /* fail with FLOE_EEXISTS if the target exists (atomic create) */
+} floe_output_options;
+
+/* Open uri for writing; missing parent folders are created. opts may be NULL. */
+int floe_output_open(const char *uri, const floe_output_options *opts, floe_output **out,
+                     floe_error *err);
+int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err);
+/* Bytes written so far. */
+int64_t floe_output_tell(const floe_output *o);
+/* Flush, sync (per options) and publish; frees o in every case. */
+int floe_output_close(floe_output *o, floe_error *err);
+/* Discard: nothing is left at the uri; frees o. Accepts NULL. */
+void floe_output_abort(floe_output *o);
+
+int floe_input_open(const char *uri, floe_input **out, floe_error *err);
+int64_t floe_input_size(const floe_input *in);
+const char *floe_input_uri(const floe_input *in);
+/* Read exactly n bytes at off; short reads are FLOE_ECORRUPT ("unexpected end of file"). */
+int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err);
+void floe_input_close(floe_input *in);
+
+/* Whole-file helpers. read_all refuses files larger than max (FLOE_ELIMIT). */
+int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err);
+int floe_io_write_all(const char *uri, const void *p, size_t n,
+                      const floe_output_options *opts, floe_error *err);
+
+int floe_io_exists(const char *uri, bool *exists, floe_error *err);
+int floe_io_delete(const char *uri, floe_error *err); /* missing is not an error */
+int floe_io_mkdirs(const char *uri, floe_error *err);
+
+typedef struct floe_io_entry {
+    const char *uri;    /* full uri */
+    int64_t size;
+    int64_t mtime_ms;
+} floe_io_entry;
+/* List every file under prefix (recursive). fn returns non-zero to stop. */
+int floe_io_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+                 floe_error *err);
+
+typedef struct floe_io_stats {
+    int64_t get_requests, put_requests, list_requests, delete_requests, head_requests;
+    int64_t bytes_read, bytes_written;
+} floe_io_stats;
+/* Process-wide counters (atomic). */
+void floe_io_stats_get(floe_io_stats *out);
+void floe_io_stats_reset(void);
+
+/* Join a base uri and a relative path with one '/'. Caller frees. */
+char *floe_io_join(const char *base, const char *rel);
+/* Local filesystem path of a local uri (file://, file:, plain); NULL for remote. Caller
+ * frees. */
+char *floe_io_local_path(const char *uri);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
