@@ -1,0 +1,171 @@
+/*
+ * fileio.c - FileIO dispatch by URI scheme, request counters, path helpers.
+ *
+ * Schemes: plain paths, file:///abs, file:rel and file://rel (the last is how some
+ * writers record relative locations; read literally, "rel" would be a host) go to the
+ * local backend (local.c). s3://, s3a://, s3n:// are object storage (issue 8).
+ */
+#include "floe/io.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "io_internal.h"
+
+static _Atomic int64_t st_get, st_put, st_list, st_delete, st_head, st_read, st_written;
+
+void floe_io_count(int kind, int64_t bytes) {
+    switch (kind) {
+    case FLOE_IO_GET:
+        atomic_fetch_add(&st_get, 1);
+        atomic_fetch_add(&st_read, bytes);
+        break;
+    case FLOE_IO_PUT:
+        atomic_fetch_add(&st_put, 1);
+        atomic_fetch_add(&st_written, bytes);
+        break;
+    case FLOE_IO_LIST:
+        atomic_fetch_add(&st_list, 1);
+        break;
+    case FLOE_IO_DELETE:
+        atomic_fetch_add(&st_delete, 1);
+        break;
+    case FLOE_IO_HEAD:
+        atomic_fetch_add(&st_head, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+void floe_io_stats_get(floe_io_stats *out) {
+    out->get_requests = atomic_load(&st_get);
+    out->put_requests = atomic_load(&st_put);
+    out->list_requests = atomic_load(&st_list);
+    out->delete_requests = atomic_load(&st_delete);
+    out->head_requests = atomic_load(&st_head);
+    out->bytes_read = atomic_load(&st_read);
+    out->bytes_written = atomic_load(&st_written);
+}
+
+void floe_io_stats_reset(void) {
+    atomic_store(&st_get, 0);
+    atomic_store(&st_put, 0);
+    atomic_store(&st_list, 0);
+    atomic_store(&st_delete, 0);
+    atomic_store(&st_head, 0);
+    atomic_store(&st_read, 0);
+    atomic_store(&st_written, 0);
+}
+
+bool floe_io_is_remote(const char *uri) {
+    return !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6) ||
+           !strncmp(uri, "s3n://", 6);
+}
+
+char *floe_io_local_path(const char *uri) {
+    if (floe_io_is_remote(uri))
+        return NULL;
+    if (!strncmp(uri, "file://", 7)) {
+        const char *p = uri + 7;
+        /* file:///abs -> /abs; file://localhost/abs -> /abs; file://rel -> rel */
+        if (!strncmp(p, "localhost/", 10))
+            p += 9;
+        return floe_strdup(p);
+    }
+    if (!strncmp(uri, "file:", 5))
+        return floe_strdup(uri + 5);
+    return floe_strdup(uri);
+}
+
+char *floe_io_join(const char *base, const char *rel) {
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    while (*rel == '/')
+        rel++;
+    if (bl == 0)
+        return floe_strdup(rel);
+    return floe_asprintf("%.*s/%s", (int)bl, base, rel);
+}
+
+static int remote_unavailable(const char *uri, floe_error *err) {
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "%s: object storage is not available in this build", uri);
+}
+
+int floe_output_open(const char *uri, const floe_output_options *opts, floe_output **out,
+                     floe_error *err) {
+    if (floe_io_is_remote(uri))
+        return remote_unavailable(uri, err);
+    return floe_local_output_open(uri, opts, out, err);
+}
+
+int floe_input_open(const char *uri, floe_input **out, floe_error *err) {
+    if (floe_io_is_remote(uri))
+        return remote_unavailable(uri, err);
+    return floe_local_input_open(uri, out, err);
+}
+
+int floe_io_exists(const char *uri, bool *exists, floe_error *err) {
+    if (floe_io_is_remote(uri))
+        return remote_unavailable(uri, err);
+    return floe_local_exists(uri, exists, err);
+}
+
+int floe_io_delete(const char *uri, floe_error *err) {
+    if (floe_io_is_remote(uri))
+        return remote_unavailable(uri, err);
+    return floe_local_delete(uri, err);
+}
+
+int floe_io_mkdirs(const char *uri, floe_error *err) {
+    if (floe_io_is_remote(uri))
+        return 0; /* object stores have no folders */
+    return floe_local_mkdirs(uri, err);
+}
+
+int floe_io_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+                 floe_error *err) {
+    if (floe_io_is_remote(prefix))
+        return remote_unavailable(prefix, err);
+    return floe_local_list(prefix, fn, ctx, err);
+}
+
+int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err) {
+    floe_input *in = NULL;
+    int rc = floe_input_open(uri, &in, err);
+    if (rc < 0)
+        return rc;
+    int64_t size = floe_input_size(in);
+    if (max && size > (int64_t)max) {
+        floe_input_close(in);
+        return floe_error_set(err, FLOE_ELIMIT, "%s: %lld bytes is larger than the limit %zu",
+                              uri, (long long)size, max);
+    }
+    floe_buf_reset(out);
+    if ((rc = floe_buf_reserve(out, (size_t)size)) < 0) {
+        floe_input_close(in);
+        return floe_error_set(err, rc, "%s: cannot buffer %lld bytes", uri, (long long)size);
+    }
+    rc = floe_input_read_at(in, 0, out->data, (size_t)size, err);
+    if (rc == 0) {
+        out->len = (size_t)size;
+        out->data[out->len] = '\0'; /* reserve kept room for a NUL */
+    }
+    floe_input_close(in);
+    return rc;
+}
+
+int floe_io_write_all(const char *uri, const void *p, size_t n,
+                      const floe_output_options *opts, floe_error *err) {
+    floe_output *o = NULL;
+    int rc = floe_output_open(uri, opts, &o, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = floe_output_write(o, p, n, err)) < 0) {
+        floe_output_abort(o);
+        return rc;
+    }
+    return floe_output_close(o, err);
+}

@@ -1,0 +1,375 @@
+/*
+ * local.c - the local-filesystem FileIO backend.
+ *
+ * An output is written to a temporary sibling ("<name>.floe-tmp-<pid>-<n>") and published
+ * at close by rename (or by link() when the caller asked for create-if-absent, which is
+ * atomic and fails if the name exists). With fsync on, the file is fsynced before it is
+ * published and its directory after, so a published file survives a crash. An aborted or
+ * crashed output leaves at most a temporary file, never a partial file under the real
+ * name.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+
+#define OUT_BUF_SIZE (1u << 20)
+
+/* The error is already set by the expression; record it and unwind. */
+#define FLOE_FAIL_RC(expr)                                                             \
+    do {                                                                               \
+        rc = (expr);                                                                   \
+        goto done;                                                                     \
+    } while (0)
+
+struct floe_output {
+    char *path;
+    char *tmp_path;
+    int fd;
+    floe_output_options opts;
+    int64_t written;
+    uint8_t *buf;
+    size_t buf_len;
+};
+
+struct floe_input {
+    char *uri;
+    int fd;
+    int64_t size;
+};
+
+static _Atomic unsigned tmp_seq;
+
+static int mkdirs_path(char *path, floe_error *err) {
+    /* create every missing component of path (a directory) */
+    size_t n = strlen(path);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            int rc = floe_error_errno(err, e, "mkdir %s", path);
+            path[i] = c;
+            return rc;
+        }
+        path[i] = c;
+    }
+    return 0;
+}
+
+static int mkdirs_parent(const char *path, floe_error *err) {
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    char *dir = floe_strndup(path, (size_t)(slash - path));
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = mkdirs_path(dir, err);
+    floe_free(dir);
+    return rc;
+}
+
+static int fsync_dir_of(const char *path, floe_error *err) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? floe_strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : floe_strdup(".");
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0)
+        rc = floe_error_errno(err, errno, "fsync directory %s", dir);
+    if (fd >= 0)
+        close(fd);
+    floe_free(dir);
+    return rc;
+}
+
+int floe_local_output_open(const char *uri, const floe_output_options *opts,
+                           floe_output **out, floe_error *err) {
+    floe_output *o = floe_calloc(1, sizeof *o);
+    if (!o)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    o->fd = -1;
+    if (opts)
+        o->opts = *opts;
+    else
+        o->opts.fsync = true;
+    int rc = 0;
+    o->path = floe_io_local_path(uri);
+    o->buf = floe_malloc(OUT_BUF_SIZE);
+    if (!o->path || !o->buf)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    o->tmp_path = floe_asprintf("%s.floe-tmp-%ld-%u", o->path, (long)getpid(),
+                                atomic_fetch_add(&tmp_seq, 1));
+    if (!o->tmp_path)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(mkdirs_parent(o->path, err));
+    if (o->opts.no_overwrite && access(o->path, F_OK) == 0)
+        FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
+    o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (o->fd < 0)
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "create %s", o->tmp_path));
+    *out = o;
+    return 0;
+done:
+    floe_output_abort(o);
+    return rc;
+}
+
+static int write_fully(floe_output *o, const uint8_t *p, size_t n, floe_error *err) {
+    while (n > 0) {
+        ssize_t w = write(o->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return floe_error_errno(err, errno, "write %s", o->path);
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int flush_buf(floe_output *o, floe_error *err) {
+    if (o->buf_len == 0)
+        return 0;
+    int rc = write_fully(o, o->buf, o->buf_len, err);
+    o->buf_len = 0;
+    return rc;
+}
+
+int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err) {
+    const uint8_t *b = p;
+    if (n >= OUT_BUF_SIZE) {
+        FLOE_FORWARD_IF_ERROR(flush_buf(o, err));
+        FLOE_FORWARD_IF_ERROR(write_fully(o, b, n, err));
+    } else {
+        if (o->buf_len + n > OUT_BUF_SIZE)
+            FLOE_FORWARD_IF_ERROR(flush_buf(o, err));
+        memcpy(o->buf + o->buf_len, b, n);
+        o->buf_len += n;
+    }
+    o->written += (int64_t)n;
+    return 0;
+}
+
+int64_t floe_output_tell(const floe_output *o) { return o->written; }
+
+int floe_output_close(floe_output *o, floe_error *err) {
+    int rc = 0;
+    FLOE_CHECK(flush_buf(o, err));
+    if (o->opts.fsync && fsync(o->fd) != 0)
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "fsync %s", o->path));
+    if (close(o->fd) != 0) {
+        o->fd = -1;
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "close %s", o->path));
+    }
+    o->fd = -1;
+    if (o->opts.no_overwrite) {
+        if (link(o->tmp_path, o->path) != 0) {
+            if (errno == EEXIST)
+                FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
+            FLOE_FAIL_RC(floe_error_errno(err, errno, "link %s", o->path));
+        }
+        unlink(o->tmp_path);
+    } else if (rename(o->tmp_path, o->path) != 0) {
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "rename to %s", o->path));
+    }
+    floe_io_count(FLOE_IO_PUT, o->written);
+    if (o->opts.fsync)
+        rc = fsync_dir_of(o->path, err);
+    floe_free(o->tmp_path);
+    o->tmp_path = NULL;
+done:
+    floe_output_abort(o);
+    return rc;
+}
+
+void floe_output_abort(floe_output *o) {
+    if (!o)
+        return;
+    if (o->fd >= 0)
+        close(o->fd);
+    if (o->tmp_path)
+        unlink(o->tmp_path);
+    floe_free(o->tmp_path);
+    floe_free(o->path);
+    floe_free(o->buf);
+    floe_free(o);
+}
+
+int floe_local_input_open(const char *uri, floe_input **out, floe_error *err) {
+    floe_input *in = floe_calloc(1, sizeof *in);
+    if (!in)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    in->fd = -1;
+    char *path = floe_io_local_path(uri);
+    in->uri = floe_strdup(uri);
+    if (!path || !in->uri)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0)
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "open %s", path));
+    struct stat st;
+    if (fstat(in->fd, &st) != 0)
+        FLOE_FAIL_RC(floe_error_errno(err, errno, "stat %s", path));
+    if (S_ISDIR(st.st_mode))
+        FLOE_FAIL(err, FLOE_EINVALID, "%s: is a directory", path);
+    in->size = st.st_size;
+    floe_io_count(FLOE_IO_HEAD, 0);
+    floe_free(path);
+    *out = in;
+    return 0;
+done:
+    floe_free(path);
+    floe_input_close(in);
+    return rc;
+}
+
+int64_t floe_input_size(const floe_input *in) { return in->size; }
+const char *floe_input_uri(const floe_input *in) { return in->uri; }
+
+int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err) {
+    if (off < 0 || off > in->size || (int64_t)n > in->size - off)
+        return floe_error_at(err, FLOE_ECORRUPT, off,
+                             "%s: unexpected end of file (read of %zu bytes at offset %lld, "
+                             "file has %lld)",
+                             in->uri, n, (long long)off, (long long)in->size);
+    uint8_t *b = buf;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = pread(in->fd, b + done, n - done, (off_t)(off + (int64_t)done));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return floe_error_errno(err, errno, "read %s", in->uri);
+        }
+        if (r == 0)
+            return floe_error_at(err, FLOE_ECORRUPT, off + (int64_t)done,
+                                 "%s: unexpected end of file", in->uri);
+        done += (size_t)r;
+    }
+    floe_io_count(FLOE_IO_GET, (int64_t)n);
+    return 0;
+}
+
+void floe_input_close(floe_input *in) {
+    if (!in)
+        return;
+    if (in->fd >= 0)
+        close(in->fd);
+    floe_free(in->uri);
+    floe_free(in);
+}
+
+int floe_local_exists(const char *uri, bool *exists, floe_error *err) {
+    char *path = floe_io_local_path(uri);
+    if (!path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = 0;
+    floe_io_count(FLOE_IO_HEAD, 0);
+    if (stat(path, &st) == 0)
+        *exists = true;
+    else if (errno == ENOENT || errno == ENOTDIR)
+        *exists = false;
+    else
+        rc = floe_error_errno(err, errno, "stat %s", path);
+    floe_free(path);
+    return rc;
+}
+
+int floe_local_delete(const char *uri, floe_error *err) {
+    char *path = floe_io_local_path(uri);
+    if (!path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    floe_io_count(FLOE_IO_DELETE, 0);
+    if (unlink(path) != 0 && errno != ENOENT)
+        rc = floe_error_errno(err, errno, "delete %s", path);
+    floe_free(path);
+    return rc;
+}
+
+int floe_local_mkdirs(const char *uri, floe_error *err) {
+    char *path = floe_io_local_path(uri);
+    if (!path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = mkdirs_path(path, err);
+    floe_free(path);
+    return rc;
+}
+
+static int list_dir(const char *dir, const char *uri_prefix,
+                    int (*fn)(void *ctx, const floe_io_entry *e), void *ctx, int depth,
+                    floe_error *err) {
+    if (depth > 64)
+        return floe_error_set(err, FLOE_ELIMIT, "%s: directory nesting too deep", dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT && depth == 0)
+            return 0;
+        return floe_error_errno(err, errno, "list %s", dir);
+    }
+    floe_io_count(FLOE_IO_LIST, 0);
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *path = floe_asprintf("%s/%s", dir, de->d_name);
+        char *uri = floe_asprintf("%s/%s", uri_prefix, de->d_name);
+        if (!path || !uri) {
+            floe_free(path);
+            floe_free(uri);
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) {
+                rc = list_dir(path, uri, fn, ctx, depth + 1, err);
+            } else if (S_ISREG(st.st_mode)) {
+                floe_io_entry e = {uri, st.st_size,
+                                   (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000};
+                if (fn(ctx, &e) != 0)
+                    rc = 1;
+            }
+        }
+        floe_free(path);
+        floe_free(uri);
+        if (rc != 0)
+            break;
+    }
+    closedir(d);
+    return rc < 0 ? rc : 0;
+}
+
+int floe_local_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e),
+                    void *ctx, floe_error *err) {
+    char *path = floe_io_local_path(prefix);
+    if (!path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t pl = strlen(path), ul = strlen(prefix);
+    while (pl > 1 && path[pl - 1] == '/')
+        path[--pl] = '\0';
+    char *uprefix = floe_strndup(prefix, ul);
+    while (ul > 1 && uprefix && uprefix[ul - 1] == '/')
+        uprefix[--ul] = '\0';
+    int rc = uprefix ? list_dir(path, uprefix, fn, ctx, 0, err)
+                     : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_free(uprefix);
+    floe_free(path);
+    return rc;
+}
