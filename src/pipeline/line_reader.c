@@ -1,0 +1,347 @@
+/*
+ * line_reader.c - NDJSON input as chunks of whole lines (see floe/input.h).
+ *
+ * Layers: raw bytes (read(2)) -> decompressor (none, gzip with concatenated members, or
+ * zstd frames) -> line splitter. The splitter keeps a carry buffer holding the partial
+ * last line of the previous read; a chunk is cut at the last '\n' once it holds at least
+ * chunk_size bytes. A line that grows past max_record is switched to "oversize" mode: what
+ * is buffered goes to the callback, and the rest of the line streams through it until its
+ * '\n'.
+ */
+#include "floe/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define RAW_BUF (256u * 1024)
+
+enum comp { COMP_NONE, COMP_GZIP, COMP_ZSTD };
+
+struct floe_line_reader {
+    char *source;
+    int fd;
+    bool own_fd;
+    floe_line_reader_options opts;
+    enum comp comp;
+    z_stream zs;
+    bool zs_init;
+    ZSTD_DStream *zd;
+    size_t zstd_pending;   /* last ZSTD_decompressStream hint: non-zero = frame open */
+    uint8_t *raw;          /* compressed input buffer */
+    size_t raw_len, raw_pos;
+    bool raw_eof;
+    bool out_eof;
+    floe_buf carry;        /* decompressed bytes not yet handed out */
+    size_t carry_pos;      /* start of unconsumed bytes in carry */
+    int64_t line_no;       /* line number of carry[carry_pos] */
+    int64_t offset;        /* decompressed offset of carry[carry_pos] */
+    int64_t bytes_in, bytes_out;
+    int64_t oversized;
+    int64_t seq;
+    bool in_oversize;      /* streaming the tail of an oversized line */
+    int64_t over_line, over_offset, over_len;
+};
+
+static int fill_raw(floe_line_reader *r, floe_error *err) {
+    if (r->raw_pos < r->raw_len || r->raw_eof)
+        return 0;
+    for (;;) {
+        ssize_t n = read(r->fd, r->raw, RAW_BUF);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return floe_error_errno(err, errno, "read %s", r->source);
+        }
+        r->raw_len = (size_t)n;
+        r->raw_pos = 0;
+        r->bytes_in += n;
+        if (n == 0)
+            r->raw_eof = true;
+        return 0;
+    }
+}
+
+/* Append up to `want` decompressed bytes to carry. Sets out_eof at the end. */
+static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
+    int rc;
+    if ((rc = floe_buf_reserve(&r->carry, want)) < 0)
+        return floe_error_set(err, rc, "%s: out of memory", r->source);
+    size_t produced = 0;
+    while (produced == 0 && !r->out_eof) {
+        FLOE_FORWARD_IF_ERROR(fill_raw(r, err));
+        uint8_t *dst = r->carry.data + r->carry.len;
+        size_t room = want;
+        if (r->comp == COMP_NONE) {
+            if (r->raw_eof && r->raw_pos >= r->raw_len) {
+                r->out_eof = true;
+                break;
+            }
+            size_t n = r->raw_len - r->raw_pos;
+            if (n > room)
+                n = room;
+            memcpy(dst, r->raw + r->raw_pos, n);
+            r->raw_pos += n;
+            produced = n;
+        } else if (r->comp == COMP_GZIP) {
+            if (r->raw_eof && r->raw_pos >= r->raw_len) {
+                /* input ended: clean only between members */
+                if (r->zs.total_in != 0 && r->zs_init)
+                    return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
+                                         "%s: gzip stream ends in the middle of a member",
+                                         r->source);
+                r->out_eof = true;
+                break;
+            }
+            r->zs.next_in = r->raw + r->raw_pos;
+            r->zs.avail_in = (uInt)(r->raw_len - r->raw_pos);
+            r->zs.next_out = dst;
+            r->zs.avail_out = (uInt)room;
+            int zr = inflate(&r->zs, Z_NO_FLUSH);
+            r->raw_pos = r->raw_len - r->zs.avail_in;
+            produced = room - r->zs.avail_out;
+            if (zr == Z_STREAM_END) {
+                /* concatenated members: start the next one, if any */
+                inflateReset(&r->zs);
+                r->zs.total_in = 0;
+            } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
+                                     "%s: bad gzip data: %s", r->source,
+                                     r->zs.msg ? r->zs.msg : "inflate failed");
+            }
+        } else {
+            if (r->raw_eof && r->raw_pos >= r->raw_len) {
+                if (r->zstd_pending != 0)
+                    return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
+                                         "%s: zstd stream is truncated", r->source);
+                r->out_eof = true;
+                break;
+            }
+            ZSTD_inBuffer in = {r->raw, r->raw_len, r->raw_pos};
+            ZSTD_outBuffer out = {dst, room, 0};
+            size_t zr = ZSTD_decompressStream(r->zd, &out, &in);
+            if (ZSTD_isError(zr))
+                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in, "%s: bad zstd data: %s",
+                                     r->source, ZSTD_getErrorName(zr));
+            r->raw_pos = in.pos;
+            produced = out.pos;
+            r->zstd_pending = zr;
+        }
+    }
+    r->carry.len += produced;
+    r->bytes_out += (int64_t)produced;
+    return 0;
+}
+
+int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,
+                          floe_line_reader **out, floe_error *err) {
+    floe_line_reader *r = floe_calloc(1, sizeof *r);
+    if (!r)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    r->fd = -1;
+    if (opts)
+        r->opts = *opts;
+    if (!r->opts.chunk_size)
+        r->opts.chunk_size = 4u << 20;
+    if (!r->opts.max_record)
+        r->opts.max_record = 1u << 20;
+    r->line_no = 1;
+    floe_buf_init(&r->carry, 0);
+    bool is_stdin = !strcmp(path, "-");
+    r->source = floe_strdup(is_stdin ? "<stdin>" : path);
+    r->raw = floe_malloc(RAW_BUF);
+    if (!r->source || !r->raw)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (is_stdin) {
+        r->fd = STDIN_FILENO;
+    } else {
+        r->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (r->fd < 0) {
+            rc = floe_error_errno(err, errno, "open %s", path);
+            goto done;
+        }
+        r->own_fd = true;
+    }
+    FLOE_CHECK(fill_raw(r, err));
+    /* sniff: gzip 1f 8b, zstd 28 b5 2f fd (fewer bytes than a magic: plain) */
+    if (r->raw_len >= 2 && r->raw[0] == 0x1f && r->raw[1] == 0x8b) {
+        r->comp = COMP_GZIP;
+        if (inflateInit2(&r->zs, 16 + MAX_WBITS) != Z_OK)
+            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start gzip decoder", r->source);
+        r->zs_init = true;
+    } else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0xFD2FB528u) {
+        r->comp = COMP_ZSTD;
+        r->zd = ZSTD_createDStream();
+        if (!r->zd)
+            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start zstd decoder", r->source);
+        /* bound the window a hostile stream may ask for (128 MiB) */
+        ZSTD_DCtx_setParameter(r->zd, ZSTD_d_windowLogMax, 27);
+    }
+    *out = r;
+    return 0;
+done:
+    floe_line_reader_close(r);
+    return rc;
+}
+
+static void compact_carry(floe_line_reader *r) {
+    if (r->carry_pos == 0)
+        return;
+    size_t rest = r->carry.len - r->carry_pos;
+    memmove(r->carry.data, r->carry.data + r->carry_pos, rest);
+    r->carry.len = rest;
+    r->carry_pos = 0;
+}
+
+/* Stream the rest of an oversized line to the callback until its newline. */
+static int drain_oversize(floe_line_reader *r, floe_error *err) {
+    while (r->in_oversize) {
+        if (r->carry_pos >= r->carry.len) {
+            r->carry.len = r->carry_pos = 0;
+            FLOE_FORWARD_IF_ERROR(decompress_more(r, RAW_BUF, err));
+            if (r->carry.len == 0) { /* end of input ends the line */
+                r->in_oversize = false;
+                if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->over_line,
+                                     r->over_offset, NULL, 0, false, true, r->over_len))
+                    return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+                break;
+            }
+        }
+        const uint8_t *p = r->carry.data + r->carry_pos;
+        size_t n = r->carry.len - r->carry_pos;
+        const uint8_t *nl = memchr(p, '\n', n);
+        size_t take = nl ? (size_t)(nl - p) : n;
+        r->over_len += (int64_t)take;
+        bool last = nl != NULL;
+        if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->over_line, r->over_offset, p,
+                             take, false, last, r->over_len))
+            return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+        r->carry_pos += take + (last ? 1 : 0);
+        r->offset += (int64_t)(take + (last ? 1 : 0));
+        if (last) {
+            r->in_oversize = false;
+            r->line_no++;
+        }
+    }
+    return 0;
+}
+
+int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
+    floe_buf_reset(&chunk->data);
+    chunk->first_line = r->line_no;
+    chunk->first_offset = r->offset;
+    int rc;
+    for (;;) {
+        if (r->in_oversize)
+            FLOE_FORWARD_IF_ERROR(drain_oversize(r, err));
+        /* move complete lines from carry to the chunk */
+        const uint8_t *p = r->carry.data + r->carry_pos;
+        size_t n = r->carry.len - r->carry_pos;
+        size_t scan = 0;
+        while (scan < n) {
+            const uint8_t *nl = memchr(p + scan, '\n', n - scan);
+            if (!nl)
+                break;
+            size_t line_len = (size_t)(nl - (p + scan));
+            if (line_len > r->opts.max_record) {
+                /* hand out what precedes, then stream this line to the callback */
+                if (scan > 0)
+                    break;
+                if (chunk->data.len > 0)
+                    return 1; /* the oversized line starts the next call */
+                if (!r->opts.oversize)
+                    return floe_error_at(err, FLOE_ELIMIT, r->offset,
+                                         "%s: line %lld: record of %zu bytes exceeds the limit "
+                                         "of %zu bytes",
+                                         r->source, (long long)r->line_no, line_len,
+                                         r->opts.max_record);
+                r->oversized++;
+                if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset, p,
+                                     line_len, true, true, (int64_t)line_len))
+                    return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+                r->carry_pos += line_len + 1;
+                r->offset += (int64_t)line_len + 1;
+                r->line_no++;
+                p = r->carry.data + r->carry_pos;
+                n = r->carry.len - r->carry_pos;
+                chunk->first_line = r->line_no;
+                chunk->first_offset = r->offset;
+                continue;
+            }
+            scan += line_len + 1;
+            r->line_no++;
+            if (chunk->data.len + scan >= r->opts.chunk_size)
+                break;
+        }
+        if (scan > 0) {
+            if ((rc = floe_buf_append(&chunk->data, p, scan)) < 0)
+                return floe_error_set(err, rc, "%s: out of memory", r->source);
+            r->carry_pos += scan;
+            r->offset += (int64_t)scan;
+        }
+        if (chunk->data.len >= r->opts.chunk_size)
+            return 1;
+        /* the unterminated tail: oversized already? */
+        size_t tail = r->carry.len - r->carry_pos;
+        if (tail > r->opts.max_record && memchr(r->carry.data + r->carry_pos, '\n', tail) == NULL) {
+            if (chunk->data.len > 0)
+                return 1;
+            if (!r->opts.oversize)
+                return floe_error_at(err, FLOE_ELIMIT, r->offset,
+                                     "%s: line %lld: record exceeds the limit of %zu bytes",
+                                     r->source, (long long)r->line_no, r->opts.max_record);
+            r->oversized++;
+            r->in_oversize = true;
+            r->over_line = r->line_no;
+            r->over_offset = r->offset;
+            r->over_len = (int64_t)tail;
+            if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset,
+                                 r->carry.data + r->carry_pos, tail, true, false, r->over_len))
+                return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+            r->offset += (int64_t)tail;
+            r->carry_pos = r->carry.len;
+            compact_carry(r);
+            continue;
+        }
+        if (r->out_eof) {
+            if (tail > 0) { /* last line without '\n' */
+                if ((rc = floe_buf_append(&chunk->data, r->carry.data + r->carry_pos, tail)) < 0)
+                    return floe_error_set(err, rc, "%s: out of memory", r->source);
+                r->carry_pos += tail;
+                r->offset += (int64_t)tail;
+                r->line_no++;
+            }
+            return chunk->data.len > 0 ? 1 : 0;
+        }
+        compact_carry(r);
+        FLOE_FORWARD_IF_ERROR(decompress_more(r, RAW_BUF, err));
+        if (chunk->data.len == 0) {
+            chunk->first_line = r->line_no;
+            chunk->first_offset = r->offset;
+        }
+    }
+}
+
+const char *floe_line_reader_source(const floe_line_reader *r) { return r->source; }
+int64_t floe_line_reader_bytes_in(const floe_line_reader *r) { return r->bytes_in; }
+int64_t floe_line_reader_bytes_out(const floe_line_reader *r) { return r->bytes_out; }
+int64_t floe_line_reader_oversized(const floe_line_reader *r) { return r->oversized; }
+
+void floe_line_reader_close(floe_line_reader *r) {
+    if (!r)
+        return;
+    if (r->own_fd && r->fd >= 0)
+        close(r->fd);
+    if (r->zs_init)
+        inflateEnd(&r->zs);
+    if (r->zd)
+        ZSTD_freeDStream(r->zd);
+    floe_buf_free(&r->carry);
+    floe_free(r->raw);
+    floe_free(r->source);
+    floe_free(r);
+}
