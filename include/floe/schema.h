@@ -114,6 +114,9 @@ const floe_field *floe_schema_find_path(const floe_schema *s, const char *path);
 const char *floe_field_path(const floe_field *f, char *buf, size_t n);
 
 const char *floe_type_name(floe_type_id t); /* "long", "timestamptz", "struct", ... */
+/* A field's full type string as Iceberg JSON writes it: "decimal(10, 2)", "fixed[16]",
+ * "long", "list", ... into buf (returned). */
+const char *floe_field_type_str(const floe_field *f, char *buf, size_t n);
 bool floe_type_is_nested(floe_type_id t);
 /* Parquet/physical byte width for fixed-width leaves (bool 1, int32 4 ...), 0 for
  * BYTE_ARRAY. */
