@@ -1,0 +1,271 @@
+/*
+ * quarantine.c - rejected records with their reasons (see floe/quarantine.h).
+ *
+ * Invariant I5 (DESIGN.md): every record floe is given ends in the table or here. The
+ * file is opened lazily so a clean run leaves nothing, written through FileIO (so it is
+ * published atomically at close) and guarded by one mutex.
+ */
+#include "floe/quarantine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "floe/io.h"
+
+struct floe_quarantine {
+    char *uri;
+    floe_output *out;
+    pthread_mutex_t mu;
+    int64_t count;
+    floe_buf line;
+    bool streaming;
+    uint8_t b64_carry[3];
+    size_t b64_carry_len;
+};
+
+bool floe_utf8_valid(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    int rc = floe_buf_reserve(b, n + 2);
+    if (rc < 0)
+        return rc;
+    b->data[b->len++] = '"';
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if ((rc = floe_buf_append(b, p + start, i - start)) < 0)
+            return rc;
+        char esc[7];
+        size_t el = 2;
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        default:
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            el = 6;
+        }
+        if ((rc = floe_buf_append(b, esc, el)) < 0)
+            return rc;
+        start = i + 1;
+    }
+    if ((rc = floe_buf_append(b, p + start, n - start)) < 0)
+        return rc;
+    return floe_buf_append_byte(b, '"');
+}
+
+int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n) {
+    static const char tbl[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    int rc = floe_buf_reserve(b, (n + 2) / 3 * 4);
+    if (rc < 0)
+        return rc;
+    char *o = (char *)b->data + b->len;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        *o++ = tbl[v >> 18];
+        *o++ = tbl[(v >> 12) & 63];
+        *o++ = tbl[(v >> 6) & 63];
+        *o++ = tbl[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        *o++ = tbl[v >> 18];
+        *o++ = tbl[(v >> 12) & 63];
+        *o++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    b->len = (size_t)((uint8_t *)o - b->data);
+    return 0;
+}
+
+int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err) {
+    floe_quarantine *q = floe_calloc(1, sizeof *q);
+    if (!q)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    q->uri = floe_strdup(uri);
+    if (!q->uri) {
+        floe_free(q);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&q->mu, NULL);
+    floe_buf_init(&q->line, 0);
+    *out = q;
+    return 0;
+}
+
+static int ensure_open(floe_quarantine *q, floe_error *err) {
+    if (q->out)
+        return 0;
+    int rc = floe_output_open(q->uri, NULL, &q->out, err);
+    if (rc < 0)
+        floe_error_prefix(err, "quarantine: ");
+    return rc;
+}
+
+static int put_header(floe_quarantine *q, const char *source, int64_t line, int64_t offset,
+                      const char *reason) {
+    int rc;
+    floe_buf_reset(&q->line);
+    if ((rc = floe_buf_printf(&q->line, "{\"source\":")) < 0 ||
+        (rc = floe_json_append_string(&q->line, (const uint8_t *)source, strlen(source))) < 0 ||
+        (rc = floe_buf_printf(&q->line, ",\"line\":%lld,\"offset\":%lld,\"reason\":",
+                              (long long)line, (long long)offset)) < 0 ||
+        (rc = floe_json_append_string(&q->line, (const uint8_t *)reason, strlen(reason))) < 0)
+        return rc;
+    return 0;
+}
+
+int floe_quarantine_add(floe_quarantine *q, const char *source, int64_t line, int64_t offset,
+                        const char *reason, const uint8_t *record, size_t n, floe_error *err) {
+    pthread_mutex_lock(&q->mu);
+    int rc = ensure_open(q, err);
+    if (rc < 0)
+        goto done;
+    if ((rc = put_header(q, source, line, offset, reason)) < 0)
+        goto oom;
+    if (floe_utf8_valid(record, n)) {
+        if ((rc = floe_buf_printf(&q->line, ",\"record\":")) < 0 ||
+            (rc = floe_json_append_string(&q->line, record, n)) < 0)
+            goto oom;
+    } else {
+        if ((rc = floe_buf_printf(&q->line, ",\"record_base64\":\"")) < 0 ||
+            (rc = floe_base64_append(&q->line, record, n)) < 0 ||
+            (rc = floe_buf_append_byte(&q->line, '"')) < 0)
+            goto oom;
+    }
+    if ((rc = floe_buf_append(&q->line, "}\n", 2)) < 0)
+        goto oom;
+    if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0)
+        goto done;
+    q->count++;
+    goto done;
+oom:
+    rc = floe_error_set(err, rc, "quarantine %s: out of memory", q->uri);
+done:
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+int floe_quarantine_stream_begin(floe_quarantine *q, const char *source, int64_t line,
+                                 int64_t offset, const char *reason, floe_error *err) {
+    pthread_mutex_lock(&q->mu); /* held until stream_end */
+    int rc = ensure_open(q, err);
+    if (rc < 0) {
+        pthread_mutex_unlock(&q->mu);
+        return rc;
+    }
+    if ((rc = put_header(q, source, line, offset, reason)) < 0 ||
+        (rc = floe_buf_printf(&q->line, ",\"record_base64\":\"")) < 0 ||
+        (rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0) {
+        pthread_mutex_unlock(&q->mu);
+        return rc == FLOE_ENOMEM ? floe_error_set(err, rc, "out of memory") : rc;
+    }
+    q->streaming = true;
+    q->b64_carry_len = 0;
+    return 0;
+}
+
+int floe_quarantine_stream_piece(floe_quarantine *q, const uint8_t *p, size_t n,
+                                 floe_error *err) {
+    int rc;
+    floe_buf_reset(&q->line);
+    /* complete the carried partial triple first */
+    while (q->b64_carry_len > 0 && q->b64_carry_len < 3 && n > 0) {
+        q->b64_carry[q->b64_carry_len++] = *p++;
+        n--;
+    }
+    if (q->b64_carry_len == 3) {
+        if ((rc = floe_base64_append(&q->line, q->b64_carry, 3)) < 0)
+            return floe_error_set(err, rc, "out of memory");
+        q->b64_carry_len = 0;
+    }
+    size_t whole = n / 3 * 3;
+    if ((rc = floe_base64_append(&q->line, p, whole)) < 0)
+        return floe_error_set(err, rc, "out of memory");
+    memcpy(q->b64_carry + q->b64_carry_len, p + whole, n - whole);
+    q->b64_carry_len += n - whole;
+    return floe_output_write(q->out, q->line.data, q->line.len, err);
+}
+
+int floe_quarantine_stream_end(floe_quarantine *q, floe_error *err) {
+    int rc;
+    floe_buf_reset(&q->line);
+    if ((rc = floe_base64_append(&q->line, q->b64_carry, q->b64_carry_len)) < 0 ||
+        (rc = floe_buf_append(&q->line, "\"}\n", 3)) < 0)
+        rc = floe_error_set(err, rc, "out of memory");
+    else if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) == 0)
+        q->count++;
+    q->streaming = false;
+    q->b64_carry_len = 0;
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+int64_t floe_quarantine_count(const floe_quarantine *q) { return q->count; }
+const char *floe_quarantine_uri(const floe_quarantine *q) { return q->uri; }
+
+int floe_quarantine_close(floe_quarantine *q, floe_error *err) {
+    if (!q)
+        return 0;
+    int rc = 0;
+    if (q->out) {
+        rc = floe_output_close(q->out, err);
+        if (rc < 0)
+            floe_error_prefix(err, "quarantine: ");
+    }
+    pthread_mutex_destroy(&q->mu);
+    floe_buf_free(&q->line);
+    floe_free(q->uri);
+    floe_free(q);
+    return rc;
+}
