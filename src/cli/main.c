@@ -17,6 +17,7 @@ static int cmd_version(int argc, char **argv) {
 
 static const floe_cmd commands[] = {
     /* one line per subcommand; keep in the order `floe help` should list them */
+    {"gen", "write deterministic synthetic events as NDJSON", floe_cmd_gen},
     {"version", "print the version", cmd_version},
 };
 
