@@ -1,0 +1,146 @@
+/*
+ * floe/parquet.h - writing Parquet files from column batches.
+ *
+ * The writer turns floe_batch column buffers (floe/column.h) into a Parquet file
+ * (apache/parquet-format): v1 data pages, dictionary encoding with PLAIN or
+ * DELTA_BINARY_PACKED fallback, RLE levels, page checksums, chunk and page statistics,
+ * the page index (ColumnIndex + OffsetIndex), Iceberg field ids on every schema element,
+ * and the per-column metrics an Iceberg manifest entry needs (floe_pq_file_info).
+ *
+ * Memory: at most one row group is held (encoded, compressed pages plus the pages being
+ * built); a row group is written when its buffered bytes reach row_group_size, checked
+ * after each batch (a batch is never split across row groups).
+ *
+ * Output is deterministic: the same batches with the same options give byte-identical
+ * files.
+ */
+#ifndef FLOE_PARQUET_H
+#define FLOE_PARQUET_H
+
+#include "floe/codec.h"
+#include "floe/column.h"
+#include "floe/common.h"
+#include "floe/io.h"
+#include "floe/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_pq_kv {
+    const char *key;
+    const char *value;
+} floe_pq_kv;
+
+typedef struct floe_pq_write_options {
+    floe_codec codec;            /* default FLOE_CODEC_SNAPPY */
+    int codec_level;             /* 0 = the codec's default */
+    size_t page_size;            /* target encoded bytes per data page; default 1 MiB */
+    size_t page_row_limit;       /* max rows per data page; default 20000 */
+    size_t row_group_size;       /* target buffered bytes per row group; default 128 MiB */
+    size_t dict_page_size_limit; /* dictionary bytes before falling back; default 1 MiB */
+    bool dictionary;             /* try dictionary encoding; default true */
+    bool delta_ints;             /* DELTA_BINARY_PACKED fallback for ints when smaller;
+                                    default true */
+    int64_t target_file_size;    /* floe_pq_writer_should_roll threshold; 0 = never */
+    bool write_page_index;       /* ColumnIndex + OffsetIndex; default true */
+    bool page_checksum;          /* CRC-32 in every page header; default true */
+    bool page_statistics;        /* Statistics in data page headers too (only old readers
+                                    need them with a page index); default false */
+    size_t stats_truncate_length; /* BYTE_ARRAY bounds longer than this are truncated
+                                     (statistics, page index and file info); default 64 */
+    const char *created_by;      /* NULL = "floe version X.Y.Z (build B)" */
+    const floe_pq_kv *kv;        /* extra footer key-value metadata (copied at open) */
+    size_t nkv;
+    floe_output_options output;  /* passed to floe_output_open (fsync default true) */
+} floe_pq_write_options;
+
+/* Fill o with the defaults above. */
+void floe_pq_write_options_init(floe_pq_write_options *o);
+
+/* Metrics for one leaf column over the whole file, what an Iceberg manifest entry records.
+ * Bounds are the Parquet PLAIN encoding of the value without a length prefix: INT32/FLOAT
+ * 4 bytes LE, INT64/DOUBLE 8 bytes LE, BOOLEAN 1 byte, BYTE_ARRAY/FIXED the bytes
+ * (decimals: as stored, big-endian two's complement for FIXED). */
+typedef struct floe_pq_column_info {
+    const floe_field *field;     /* the leaf (borrowed from the writer's schema) */
+    int32_t field_id;
+    bool repeated;               /* inside a list or map (max repetition level > 0) */
+    int64_t column_size;         /* compressed bytes incl. page headers, all row groups */
+    int64_t value_count;         /* slots, nulls included */
+    int64_t null_value_count;
+    bool has_nan_count;          /* float and double columns */
+    int64_t nan_value_count;
+    bool has_bounds;             /* false when every value was null (or NaN) */
+    uint8_t *lower_bound;        /* owned by the file info */
+    size_t lower_len;
+    bool lower_truncated;        /* a prefix of the true minimum */
+    uint8_t *upper_bound;
+    size_t upper_len;
+    bool upper_truncated;        /* greater than the true maximum (incremented prefix) */
+} floe_pq_column_info;
+
+typedef struct floe_pq_file_info {
+    int64_t record_count;
+    int64_t file_size_in_bytes;
+    int64_t row_group_count;
+    floe_pq_column_info *columns; /* one per leaf, schema (depth-first) order */
+    size_t ncolumns;
+    int64_t *split_offsets;      /* row group start offsets, ascending */
+    size_t nsplits;
+} floe_pq_file_info;
+
+/* Frees what a file info owns (not fi itself). Accepts a zeroed or NULL fi. */
+void floe_pq_file_info_free(floe_pq_file_info *fi);
+
+typedef struct floe_pq_writer floe_pq_writer;
+
+/* Open uri for writing (through floe_output_open) and write the leading magic.
+ * schema: borrowed, must outlive the writer; must be finished (floe_schema_finish).
+ * opts: copied; NULL = defaults. Errors: FLOE_EINVALID (bad options), FLOE_EUNSUPPORTED
+ * (codec or type the writer cannot write), FLOE_EIO and friends from the output. */
+int floe_pq_writer_open(const char *uri, const floe_schema *schema,
+                        const floe_pq_write_options *opts, floe_pq_writer **out,
+                        floe_error *err);
+
+/* Append the rows of b (whose schema must be the writer's). The batch is only read; the
+ * caller may clear and reuse it on return. May write a row group. FLOE_EINVALID for a
+ * batch that does not match the schema (column count, types, levels out of range, columns
+ * with different row counts); after any error the writer accepts only close/abort. */
+int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err);
+
+/* Write the buffered rows as a row group now (no-op when none are buffered). */
+int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err);
+
+/* Bytes written to the output plus bytes buffered for the current row group: what the
+ * file would about measure if closed now (footer excluded). */
+int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w);
+int64_t floe_pq_writer_rows(const floe_pq_writer *w);
+/* True when target_file_size is set and bytes_written has reached it: close this file and
+ * open the next. */
+bool floe_pq_writer_should_roll(const floe_pq_writer *w);
+
+/* Write the remaining rows, the page index and the footer, publish the file and free w
+ * (in every case). out (may be NULL) receives the file's metrics on success; free it with
+ * floe_pq_file_info_free. On error nothing is left at the uri. */
+int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *err);
+
+/* Discard the file (nothing is left at the uri) and free w. Accepts NULL. */
+void floe_pq_writer_abort(floe_pq_writer *w);
+
+/* Bound truncation used for statistics (exposed for the Iceberg metrics layer):
+ * lower: the longest prefix of at most len bytes (for UTF-8, cut at a character
+ * boundary); upper: a prefix incremented so it is greater than every value starting with
+ * it (UTF-8: the last code point is incremented; bytes: the last byte below 0xFF, with
+ * the tail dropped). Appends the result to out; *truncated tells whether it differs from
+ * the input. FLOE_ENOTFOUND for an upper bound that cannot be shortened (all 0xFF or
+ * U+10FFFF): use the value itself. */
+int floe_pq_truncate_lower(const uint8_t *p, size_t n, size_t len, bool utf8, floe_buf *out,
+                           bool *truncated);
+int floe_pq_truncate_upper(const uint8_t *p, size_t n, size_t len, bool utf8, floe_buf *out,
+                           bool *truncated);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

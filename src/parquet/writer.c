@@ -1,0 +1,2079 @@
+/*
+ * writer.c - the Parquet writer (floe/parquet.h).
+ *
+ * Spec: apache/parquet-format parquet.thrift (FileMetaData, ColumnChunk, PageHeader,
+ * Statistics, ColumnOrder), Encodings.md (PLAIN, RLE_DICTIONARY, RLE levels,
+ * DELTA_BINARY_PACKED), PageIndex.md (ColumnIndex/OffsetIndex after the row groups,
+ * before the footer), LogicalTypes.md (annotations and sort orders); Iceberg spec
+ * "Parquet" type mapping (field ids, 3-level lists and maps).
+ *
+ * File layout: "PAR1" | row group 0: chunk 0 [dict page] data pages... | chunk 1 ... |
+ * row group 1 ... | ColumnIndex of every chunk | OffsetIndex of every chunk | FileMetaData
+ * | footer length (LE32) | "PAR1".
+ *
+ * State machine (DESIGN.md "Parquet writer"):
+ *
+ *     floe_pq_writer_open
+ *            |
+ *            v
+ *     +-> ACCEPTING --- write_batch: rows appended to per-column pages; a page is cut
+ *     |      |          (cut_page) at a row boundary when it reaches page_size or
+ *     |      |          page_row_limit
+ *     |      | buffered >= row_group_size (write_batch) or floe_pq_writer_flush
+ *     |      v
+ *     +-- ROW GROUP FLUSHING (flush_row_group: chunks written, page index encoded)
+ *            |
+ *            | bytes_written >= target_file_size: should_roll() turns true (FILE FULL;
+ *            | advisory, rows are still accepted)
+ *            v
+ *     floe_pq_writer_close: last row group, page index, footer (FOOTER WRITTEN),
+ *     floe_output_close publishes the file (CLOSED, writer freed)
+ *
+ *     any error -> FAILED: only close (which then discards) or abort are accepted.
+ *
+ * Invariants:
+ *   - pages start and end at row boundaries (repetition level 0), so the OffsetIndex's
+ *     first_row_index is exact;
+ *   - one column chunk has at most one dictionary: once the dictionary is abandoned
+ *     (too big, or not smaller than plain on the first page) the chunk's remaining pages
+ *     use the fallback encoding;
+ *   - statistics min/max never contain NaN; float zero bounds are written as -0.0 (min)
+ *     and +0.0 (max);
+ *   - nothing depends on addresses, clocks or hash seeds: output is deterministic.
+ */
+#include "floe/parquet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parquet/encoding.h"
+#include "parquet/metadata.h"
+
+#ifndef FLOE_BUILD_ID
+#define FLOE_BUILD_ID "unknown"
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "the Parquet writer assumes a little-endian host (PLAIN values are copied as is)"
+#endif
+
+/* Per page and per span bounds: a flat column's span is re-checked against the page
+ * limits every SPAN_MAX slots, so a page overshoots its byte target by at most that many
+ * values; nested columns are checked every NESTED_SPAN slots (at a row boundary). */
+#define SPAN_MAX 4096u
+#define BYTES_SPAN_MAX 256u
+#define NESTED_SPAN 256u
+#define PAGE_MAX_LEVELS ((size_t)1 << 28)
+
+/* How min/max compare for a column (ColumnOrder TYPE_DEFINED_ORDER per LogicalTypes.md). */
+enum col_order {
+    ORDER_BOOL,
+    ORDER_INT32,
+    ORDER_INT64,
+    ORDER_FLOAT,
+    ORDER_DOUBLE,
+    ORDER_BYTES,        /* unsigned byte-wise (strings, binary, uuid, fixed) */
+    ORDER_SIGNED_FIXED, /* decimal in FLBA: big-endian two's complement */
+};
+
+enum col_mode { MODE_DICT, MODE_FALLBACK };
+enum fallback_enc { FB_UNDECIDED, FB_PLAIN, FB_DELTA };
+
+/* min/max of a set of values, PLAIN bytes without length prefix. */
+typedef struct vstat {
+    bool has;
+    floe_buf min, max;
+} vstat;
+
+typedef struct page_entry {
+    int64_t offset;        /* within the chunk's data-page buffer */
+    int32_t size;          /* header + compressed body */
+    int64_t first_row;     /* within the row group */
+    int64_t nulls, nans;
+    bool null_page;
+    bool all_nan;          /* values present but all NaN: no ColumnIndex for the chunk */
+    size_t min_off, min_len, max_off, max_len; /* into col.pi_bounds */
+} page_entry;
+
+typedef struct col {
+    const floe_field *leaf;
+    floe_phys phys;
+    int32_t width;            /* bytes per value (BOOLEAN 1), 0 for BYTE_ARRAY */
+    int16_t max_def, max_rep;
+    int order;
+    bool utf8;                /* truncate bounds at character boundaries */
+    bool truncatable;         /* BYTE_ARRAY bounds may be truncated */
+    bool is_float;
+    bool signed_stats;        /* deprecated min/max agree with the column order */
+    const char **path;        /* path_in_schema (writer arena) */
+    size_t npath;
+
+    /* --- page being built --- */
+    int16_t *pdef, *prep;
+    size_t plevels, plevels_cap;
+    size_t pvalues, prows;
+    int64_t pnulls, pnans;
+    uint32_t *pidx;           /* dictionary indices (MODE_DICT) */
+    size_t pidx_cap;
+    floe_buf pplain;          /* PLAIN values (MODE_FALLBACK; booleans one byte each) */
+    size_t pplain_est;        /* bytes the page's values would take in PLAIN */
+    vstat pstat;
+
+    /* --- dictionary of the chunk --- */
+    int mode;
+    int fallback;             /* enum fallback_enc */
+    bool dict_checked;        /* first-page benefit check done */
+    uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
+    size_t nslots;            /* power of two */
+    uint32_t *dhash;          /* per entry */
+    uint32_t *doff;           /* per entry: offset of its PLAIN bytes in dplain */
+    size_t ndict, dict_cap;
+    floe_buf dplain;          /* PLAIN encoded dictionary (the dictionary page body) */
+    int64_t dict_data_pages;  /* data pages encoded with the dictionary */
+
+    /* --- chunk being built --- */
+    floe_buf chunk;           /* data pages: headers + bodies */
+    int64_t chunk_rows;
+    int64_t chunk_values;     /* slots */
+    int64_t chunk_nulls, chunk_nans;
+    int64_t chunk_uncompressed; /* incl. headers */
+    vstat cstat;
+    int64_t plain_pages, delta_pages;
+    page_entry *pages;
+    size_t npages, pages_cap;
+    floe_buf pi_bounds;
+
+    /* --- whole file, for floe_pq_file_info --- */
+    vstat fstat;
+    int64_t f_values, f_nulls, f_nans, f_size;
+} col;
+
+typedef struct chunk_index_ref {
+    int64_t ci_off, oi_off;   /* within ci_all / oi_all; ci_off < 0: no ColumnIndex */
+    int32_t ci_len, oi_len;
+} chunk_index_ref;
+
+struct floe_pq_writer {
+    const floe_schema *schema;
+    floe_pq_write_options opts;
+    floe_output *out;
+    int64_t pos;              /* bytes written to out */
+    int failed;               /* sticky error code */
+    floe_codec_ctx *cctx;
+
+    col *cols;
+    size_t ncols;
+    int64_t rg_rows;          /* rows buffered in the current row group */
+    int64_t total_rows;
+
+    floe_arena arena;         /* schema elements, paths, footer metadata */
+    floe_pq_schema_element *elems;
+    size_t nelems;
+    floe_pq_key_value *kv;
+    size_t nkv;
+    char *created_by;
+
+    floe_pq_row_group *rgs;
+    size_t nrgs, rgs_cap;
+    chunk_index_ref *refs;    /* nrgs * ncols */
+    floe_buf ci_all, oi_all;
+
+    /* scratch reused for every page */
+    floe_buf body, comp, hdr, tmp;
+};
+
+/* =====================================================================================
+ * Options
+ * =================================================================================== */
+
+void floe_pq_write_options_init(floe_pq_write_options *o) {
+    memset(o, 0, sizeof *o);
+    o->codec = FLOE_CODEC_SNAPPY;
+    o->page_size = (size_t)1 << 20;
+    o->page_row_limit = 20000;
+    o->row_group_size = (size_t)128 << 20;
+    o->dict_page_size_limit = (size_t)1 << 20;
+    o->dictionary = true;
+    o->delta_ints = true;
+    o->write_page_index = true;
+    o->page_checksum = true;
+    o->stats_truncate_length = 64;
+    o->output.fsync = true;
+}
+
+/* =====================================================================================
+ * Bound truncation
+ * =================================================================================== */
+
+static size_t utf8_cut(const uint8_t *p, size_t n, size_t len) {
+    if (n <= len)
+        return n;
+    size_t k = len;
+    while (k > 0 && (p[k] & 0xC0) == 0x80) /* p[k] is the first byte not kept */
+        k--;
+    return k;
+}
+
+int floe_pq_truncate_lower(const uint8_t *p, size_t n, size_t len, bool utf8, floe_buf *out,
+                           bool *truncated) {
+    size_t k = n <= len ? n : (utf8 ? utf8_cut(p, n, len) : len);
+    *truncated = k < n;
+    return floe_buf_append(out, p, k);
+}
+
+/* Decode the code point that starts at p[i] (well-formed input assumed; malformed bytes
+ * count as one-byte characters). Returns its length. */
+static size_t utf8_decode(const uint8_t *p, size_t n, size_t i, uint32_t *cp) {
+    uint8_t b = p[i];
+    size_t len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
+                 : (b & 0xF8) == 0xF0 ? 4 : 1;
+    if (i + len > n)
+        len = 1;
+    if (len == 1) {
+        *cp = b;
+        return 1;
+    }
+    uint32_t c = b & (0x7F >> len);
+    for (size_t k = 1; k < len; k++)
+        c = (c << 6) | (p[i + k] & 0x3F);
+    *cp = c;
+    return len;
+}
+
+static size_t utf8_encode(uint32_t cp, uint8_t *o) {
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | (cp >> 6));
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12));
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xF0 | (cp >> 18));
+    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+int floe_pq_truncate_upper(const uint8_t *p, size_t n, size_t len, bool utf8, floe_buf *out,
+                           bool *truncated) {
+    if (n <= len) {
+        *truncated = false;
+        return floe_buf_append(out, p, n);
+    }
+    if (!utf8) {
+        size_t k = len;
+        while (k > 0 && p[k - 1] == 0xFF)
+            k--;
+        if (k == 0)
+            return FLOE_ENOTFOUND;
+        int rc = floe_buf_append(out, p, k);
+        if (rc < 0)
+            return rc;
+        out->data[out->len - 1]++;
+        *truncated = true;
+        return 0;
+    }
+    /* UTF-8: split the kept prefix into characters, increment the last one that can be
+     * incremented (skipping the surrogate block), drop the ones after it. */
+    size_t k = utf8_cut(p, n, len);
+    size_t starts[64 + 1];
+    size_t nchars = 0, i = 0;
+    /* Only the last few characters can matter; walk the prefix keeping a bounded ring. */
+    size_t ring = sizeof starts / sizeof starts[0];
+    while (i < k) {
+        uint32_t cp;
+        starts[nchars % ring] = i;
+        nchars++;
+        i += utf8_decode(p, k, i, &cp);
+    }
+    for (size_t back = 0; back < nchars && back < ring; back++) {
+        size_t ci = nchars - 1 - back;
+        size_t at = starts[ci % ring];
+        uint32_t cp;
+        size_t clen = utf8_decode(p, k, at, &cp);
+        (void)clen;
+        uint32_t next = cp + 1;
+        if (next >= 0xD800 && next <= 0xDFFF)
+            next = 0xE000;
+        if (next > 0x10FFFF)
+            continue;
+        uint8_t enc[4];
+        size_t elen = utf8_encode(next, enc);
+        int rc = floe_buf_append(out, p, at);
+        if (rc == 0)
+            rc = floe_buf_append(out, enc, elen);
+        if (rc < 0)
+            return rc;
+        *truncated = true;
+        return 0;
+    }
+    return FLOE_ENOTFOUND;
+}
+
+/* =====================================================================================
+ * Comparisons and statistics
+ * =================================================================================== */
+
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    size_t m = an < bn ? an : bn;
+    int c = m ? memcmp(a, b, m) : 0;
+    if (c)
+        return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* Compare two PLAIN values of column c (never NaN). */
+static int cmp_plain(const col *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    switch (c->order) {
+    case ORDER_BOOL:
+        return (a[0] > b[0]) - (a[0] < b[0]);
+    case ORDER_INT32: {
+        int32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return (x > y) - (x < y);
+    }
+    case ORDER_INT64: {
+        int64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return (x > y) - (x < y);
+    }
+    case ORDER_FLOAT: {
+        float x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return (x > y) - (x < y);
+    }
+    case ORDER_DOUBLE: {
+        double x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return (x > y) - (x < y);
+    }
+    case ORDER_SIGNED_FIXED:
+        if (an && bn && ((a[0] ^ b[0]) & 0x80))
+            return (a[0] & 0x80) ? -1 : 1; /* different signs */
+        return cmp_bytes(a, an, b, bn);
+    default:
+        return cmp_bytes(a, an, b, bn);
+    }
+}
+
+/* Merge [minp,maxp] into s. */
+static int vstat_merge(const col *c, vstat *s, const uint8_t *minp, size_t minn,
+                       const uint8_t *maxp, size_t maxn) {
+    int rc;
+    if (!s->has || cmp_plain(c, minp, minn, s->min.data, s->min.len) < 0) {
+        floe_buf_reset(&s->min);
+        if ((rc = floe_buf_append(&s->min, minp, minn)) < 0)
+            return rc;
+    }
+    if (!s->has || cmp_plain(c, maxp, maxn, s->max.data, s->max.len) > 0) {
+        floe_buf_reset(&s->max);
+        if ((rc = floe_buf_append(&s->max, maxp, maxn)) < 0)
+            return rc;
+    }
+    s->has = true;
+    return 0;
+}
+
+static int vstat_merge_stat(const col *c, vstat *dst, const vstat *src) {
+    if (!src->has)
+        return 0;
+    return vstat_merge(c, dst, src->min.data, src->min.len, src->max.data, src->max.len);
+}
+
+static void vstat_reset(vstat *s) {
+    s->has = false;
+    floe_buf_reset(&s->min);
+    floe_buf_reset(&s->max);
+}
+
+static void vstat_free(vstat *s) {
+    floe_buf_free(&s->min);
+    floe_buf_free(&s->max);
+}
+
+/* Float bounds: -0.0 for a zero minimum, +0.0 for a zero maximum (parquet.thrift
+ * ColumnOrder rules), so readers that see +0 as min or -0 as max cannot skip wrongly. */
+static void fix_zero(const col *c, uint8_t *v, bool is_min) {
+    if (c->order == ORDER_FLOAT) {
+        float f;
+        memcpy(&f, v, 4);
+        if (f == 0.0f) {
+            f = is_min ? -0.0f : 0.0f;
+            memcpy(v, &f, 4);
+        }
+    } else if (c->order == ORDER_DOUBLE) {
+        double d;
+        memcpy(&d, v, 8);
+        if (d == 0.0) {
+            d = is_min ? -0.0 : 0.0;
+            memcpy(v, &d, 8);
+        }
+    }
+}
+
+/* Bounds of a stat as written (zero-fixed, truncated). Appends to out: min then max;
+ * offsets returned. */
+typedef struct bounds {
+    size_t min_off, min_len, max_off, max_len;
+    bool min_exact, max_exact;
+} bounds;
+
+static int make_bounds(const col *c, const vstat *s, size_t trunc, floe_buf *out, bounds *b) {
+    int rc;
+    bool t = false;
+    b->min_off = out->len;
+    if (c->truncatable && trunc > 0) {
+        if ((rc = floe_pq_truncate_lower(s->min.data, s->min.len, trunc, c->utf8, out, &t)) < 0)
+            return rc;
+    } else if ((rc = floe_buf_append(out, s->min.data, s->min.len)) < 0) {
+        return rc;
+    }
+    b->min_len = out->len - b->min_off;
+    b->min_exact = !t;
+    if (c->is_float && b->min_len)
+        fix_zero(c, out->data + b->min_off, true);
+    b->max_off = out->len;
+    t = false;
+    rc = FLOE_ENOTFOUND;
+    if (c->truncatable && trunc > 0)
+        rc = floe_pq_truncate_upper(s->max.data, s->max.len, trunc, c->utf8, out, &t);
+    if (rc == FLOE_ENOTFOUND) {
+        t = false;
+        rc = floe_buf_append(out, s->max.data, s->max.len);
+    }
+    if (rc < 0)
+        return rc;
+    b->max_len = out->len - b->max_off;
+    b->max_exact = !t;
+    if (c->is_float && b->max_len)
+        fix_zero(c, out->data + b->max_off, false);
+    return 0;
+}
+
+/* =====================================================================================
+ * Dictionary (open addressing, linear probing, load <= 1/2)
+ * =================================================================================== */
+
+static inline uint32_t hash64(uint64_t v) {
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdULL;
+    v ^= v >> 33;
+    v *= 0xc4ceb9fe1a85ec53ULL;
+    v ^= v >> 33;
+    return (uint32_t)v;
+}
+
+static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t v = 0;
+        memcpy(&v, p, n);
+        h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+    }
+    return hash64(h);
+}
+
+static int dict_grow_table(col *c) {
+    size_t ns = c->nslots ? c->nslots * 2 : 1024;
+    uint32_t *slots = floe_calloc(ns, sizeof *slots);
+    if (!slots)
+        return FLOE_ENOMEM;
+    size_t mask = ns - 1;
+    for (size_t e = 0; e < c->ndict; e++) {
+        size_t i = c->dhash[e] & mask;
+        while (slots[i])
+            i = (i + 1) & mask;
+        slots[i] = (uint32_t)(e + 1);
+    }
+    floe_free(c->slots);
+    c->slots = slots;
+    c->nslots = ns;
+    return 0;
+}
+
+static int dict_reserve_entry(col *c) {
+    if (c->ndict >= UINT32_MAX - 1)
+        return FLOE_ELIMIT;
+    if (c->ndict == c->dict_cap) {
+        size_t nc = c->dict_cap ? c->dict_cap * 2 : 256;
+        uint32_t *h = floe_realloc(c->dhash, nc * sizeof *h);
+        if (!h)
+            return FLOE_ENOMEM;
+        c->dhash = h;
+        uint32_t *o = floe_realloc(c->doff, nc * sizeof *o);
+        if (!o)
+            return FLOE_ENOMEM;
+        c->doff = o;
+        c->dict_cap = nc;
+    }
+    if ((c->ndict + 1) * 2 > c->nslots)
+        return dict_grow_table(c);
+    return 0;
+}
+
+/* Index of the fixed-width value v (width bytes), inserting it if new. */
+static inline int dict_fixed(col *c, const uint8_t *v, size_t width, uint32_t h, uint32_t *idx) {
+    size_t mask = c->nslots - 1;
+    size_t i = h & mask;
+    for (;;) {
+        uint32_t s = c->slots[i];
+        if (!s)
+            break;
+        uint32_t e = s - 1;
+        if (c->dhash[e] == h && memcmp(c->dplain.data + c->doff[e], v, width) == 0) {
+            *idx = e;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    int rc = dict_reserve_entry(c);
+    if (rc < 0)
+        return rc;
+    if (c->nslots - 1 != mask) { /* table grew: find the empty slot again */
+        mask = c->nslots - 1;
+        i = h & mask;
+        while (c->slots[i])
+            i = (i + 1) & mask;
+    }
+    if (c->dplain.len > UINT32_MAX - width)
+        return FLOE_ELIMIT;
+    uint32_t e = (uint32_t)c->ndict++;
+    c->dhash[e] = h;
+    c->doff[e] = (uint32_t)c->dplain.len;
+    if ((rc = floe_buf_append(&c->dplain, v, width)) < 0)
+        return rc;
+    c->slots[i] = e + 1;
+    *idx = e;
+    return 0;
+}
+
+static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uint32_t *idx) {
+    size_t mask = c->nslots - 1;
+    size_t i = h & mask;
+    for (;;) {
+        uint32_t s = c->slots[i];
+        if (!s)
+            break;
+        uint32_t e = s - 1;
+        if (c->dhash[e] == h) {
+            const uint8_t *d = c->dplain.data + c->doff[e];
+            if (floe_load_le32(d) == n && (n == 0 || memcmp(d + 4, v, n) == 0)) {
+                *idx = e;
+                return 0;
+            }
+        }
+        i = (i + 1) & mask;
+    }
+    int rc = dict_reserve_entry(c);
+    if (rc < 0)
+        return rc;
+    if (c->nslots - 1 != mask) {
+        mask = c->nslots - 1;
+        i = h & mask;
+        while (c->slots[i])
+            i = (i + 1) & mask;
+    }
+    if (c->dplain.len > UINT32_MAX - 4 - n)
+        return FLOE_ELIMIT;
+    uint32_t e = (uint32_t)c->ndict++;
+    c->dhash[e] = h;
+    c->doff[e] = (uint32_t)c->dplain.len;
+    uint8_t lenb[4];
+    floe_store_le32(lenb, (uint32_t)n);
+    if ((rc = floe_buf_append(&c->dplain, lenb, 4)) < 0 ||
+        (n && (rc = floe_buf_append(&c->dplain, v, n)) < 0))
+        return rc;
+    c->slots[i] = e + 1;
+    *idx = e;
+    return 0;
+}
+
+static void dict_clear(col *c) {
+    if (c->slots)
+        memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    c->ndict = 0;
+    floe_buf_reset(&c->dplain);
+    c->dict_data_pages = 0;
+}
+
+/* =====================================================================================
+ * Appending values to the page being built
+ * =================================================================================== */
+
+static int grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 4 / elem)
+            return FLOE_ENOMEM;
+        nc *= 2;
+    }
+    void *np = floe_realloc(*p, nc * elem);
+    if (!np)
+        return FLOE_ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Statistics of a span of fixed-width values; NaNs counted and skipped. Sets *mi and *ma to
+ * the indexes of the extreme values (SIZE_MAX if none). */
+static void span_minmax_fixed(const col *c, const uint8_t *v, size_t nv, size_t *mi,
+                              size_t *ma, int64_t *nans) {
+    size_t a = SIZE_MAX, b = SIZE_MAX;
+    switch (c->order) {
+    case ORDER_BOOL: {
+        for (size_t i = 0; i < nv; i++) {
+            if (a == SIZE_MAX || v[i] < v[a])
+                a = i;
+            if (b == SIZE_MAX || v[i] > v[b])
+                b = i;
+        }
+        break;
+    }
+    case ORDER_INT32: {
+        int32_t lo = 0, hi = 0;
+        for (size_t i = 0; i < nv; i++) {
+            int32_t x;
+            memcpy(&x, v + i * 4, 4);
+            if (a == SIZE_MAX || x < lo) { lo = x; a = i; }
+            if (b == SIZE_MAX || x > hi) { hi = x; b = i; }
+        }
+        break;
+    }
+    case ORDER_INT64: {
+        int64_t lo = 0, hi = 0;
+        for (size_t i = 0; i < nv; i++) {
+            int64_t x;
+            memcpy(&x, v + i * 8, 8);
+            if (a == SIZE_MAX || x < lo) { lo = x; a = i; }
+            if (b == SIZE_MAX || x > hi) { hi = x; b = i; }
+        }
+        break;
+    }
+    case ORDER_FLOAT: {
+        float lo = 0, hi = 0;
+        int64_t nn = 0;
+        for (size_t i = 0; i < nv; i++) {
+            float x;
+            memcpy(&x, v + i * 4, 4);
+            if (isnan(x)) { nn++; continue; }
+            if (a == SIZE_MAX || x < lo) { lo = x; a = i; }
+            if (b == SIZE_MAX || x > hi) { hi = x; b = i; }
+        }
+        *nans += nn;
+        break;
+    }
+    case ORDER_DOUBLE: {
+        double lo = 0, hi = 0;
+        int64_t nn = 0;
+        for (size_t i = 0; i < nv; i++) {
+            double x;
+            memcpy(&x, v + i * 8, 8);
+            if (isnan(x)) { nn++; continue; }
+            if (a == SIZE_MAX || x < lo) { lo = x; a = i; }
+            if (b == SIZE_MAX || x > hi) { hi = x; b = i; }
+        }
+        *nans += nn;
+        break;
+    }
+    default: {
+        size_t w = (size_t)c->width;
+        for (size_t i = 0; i < nv; i++) {
+            const uint8_t *x = v + i * w;
+            if (a == SIZE_MAX || cmp_plain(c, x, w, v + a * w, w) < 0)
+                a = i;
+            if (b == SIZE_MAX || cmp_plain(c, x, w, v + b * w, w) > 0)
+                b = i;
+        }
+        break;
+    }
+    }
+    *mi = a;
+    *ma = b;
+}
+
+static int add_fixed(col *c, const uint8_t *v, size_t nv) {
+    size_t w = (size_t)c->width;
+    size_t mi, ma;
+    int rc;
+    span_minmax_fixed(c, v, nv, &mi, &ma, &c->pnans);
+    if (mi != SIZE_MAX && (rc = vstat_merge(c, &c->pstat, v + mi * w, w, v + ma * w, w)) < 0)
+        return rc;
+    c->pplain_est += nv * w;
+    if (c->mode == MODE_DICT) {
+        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx)) < 0)
+            return rc;
+        uint32_t *out = c->pidx + c->pvalues;
+        if (c->nslots == 0 && (rc = dict_grow_table(c)) < 0)
+            return rc;
+        if (w == 4) {
+            for (size_t i = 0; i < nv; i++) {
+                uint32_t x = floe_load_le32(v + i * 4);
+                if ((rc = dict_fixed(c, v + i * 4, 4, hash64(x), &out[i])) < 0)
+                    return rc;
+            }
+        } else if (w == 8) {
+            for (size_t i = 0; i < nv; i++) {
+                uint64_t x = floe_load_le64(v + i * 8);
+                if ((rc = dict_fixed(c, v + i * 8, 8, hash64(x), &out[i])) < 0)
+                    return rc;
+            }
+        } else {
+            for (size_t i = 0; i < nv; i++)
+                if ((rc = dict_fixed(c, v + i * w, w, hash_bytes(v + i * w, w), &out[i])) < 0)
+                    return rc;
+        }
+    } else if ((rc = floe_buf_append(&c->pplain, v, nv * w)) < 0) {
+        return rc;
+    }
+    c->pvalues += nv;
+    return 0;
+}
+
+static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
+    int rc;
+    size_t a = 0, b = 0;
+    for (size_t i = 1; i < nv; i++) {
+        const uint8_t *x = data + off[i];
+        size_t xn = off[i + 1] - off[i];
+        if (cmp_bytes(x, xn, data + off[a], off[a + 1] - off[a]) < 0)
+            a = i;
+        if (cmp_bytes(x, xn, data + off[b], off[b + 1] - off[b]) > 0)
+            b = i;
+    }
+    if (nv && (rc = vstat_merge(c, &c->pstat, data + off[a], off[a + 1] - off[a],
+                                data + off[b], off[b + 1] - off[b])) < 0)
+        return rc;
+    c->pplain_est += (size_t)(off[nv] - off[0]) + 4 * nv;
+    if (c->mode == MODE_DICT) {
+        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx)) < 0)
+            return rc;
+        if (c->nslots == 0 && (rc = dict_grow_table(c)) < 0)
+            return rc;
+        uint32_t *out = c->pidx + c->pvalues;
+        for (size_t i = 0; i < nv; i++) {
+            const uint8_t *x = data + off[i];
+            size_t xn = off[i + 1] - off[i];
+            if ((rc = dict_bytes(c, x, xn, hash_bytes(x, xn), &out[i])) < 0)
+                return rc;
+        }
+    } else {
+        size_t total = (size_t)(off[nv] - off[0]) + 4 * nv;
+        if ((rc = floe_buf_reserve(&c->pplain, total)) < 0)
+            return rc;
+        uint8_t *o = c->pplain.data + c->pplain.len;
+        for (size_t i = 0; i < nv; i++) {
+            uint32_t xn = off[i + 1] - off[i];
+            floe_store_le32(o, xn);
+            memcpy(o + 4, data + off[i], xn);
+            o += 4 + xn;
+        }
+        c->pplain.len += total;
+    }
+    c->pvalues += nv;
+    return 0;
+}
+
+/* Append the value span [vi, vi + nv) of cb. */
+static int add_values(col *c, const floe_colbuf *cb, size_t vi, size_t nv) {
+    if (nv == 0)
+        return 0;
+    if (c->phys == FLOE_PHYS_BYTE_ARRAY)
+        return add_bytes(c, cb->values, cb->offsets + vi, nv);
+    return add_fixed(c, cb->values + vi * (size_t)c->width, nv);
+}
+
+/* =====================================================================================
+ * Pages
+ * =================================================================================== */
+
+static size_t page_est(const col *c) {
+    size_t lv = c->plevels * (size_t)((c->max_def ? 1 : 0) + (c->max_rep ? 1 : 0)) / 4;
+    if (c->mode == MODE_DICT) {
+        int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
+        return lv + c->pvalues * (size_t)(bw ? bw : 1) / 8 + 1;
+    }
+    return lv + c->pplain.len;
+}
+
+static bool page_full(const floe_pq_writer *w, const col *c) {
+    return c->plevels > 0 &&
+           (c->prows >= w->opts.page_row_limit || page_est(c) >= w->opts.page_size ||
+            c->plevels >= PAGE_MAX_LEVELS);
+}
+
+/* The current page's dictionary-encoded values, re-expanded to PLAIN (fallback). */
+static int page_dict_to_plain(col *c) {
+    int rc;
+    floe_buf_reset(&c->pplain);
+    for (size_t i = 0; i < c->pvalues; i++) {
+        uint32_t e = c->pidx[i];
+        const uint8_t *d = c->dplain.data + c->doff[e];
+        size_t n = c->phys == FLOE_PHYS_BYTE_ARRAY ? 4 + floe_load_le32(d) : (size_t)c->width;
+        if ((rc = floe_buf_append(&c->pplain, d, n)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t max) {
+    size_t at = body->len;
+    int rc = floe_buf_append(body, "\0\0\0\0", 4);
+    if (rc < 0)
+        return rc;
+    if ((rc = floe_rle_encode_i16(lv, n, floe_bit_width((uint64_t)max), body)) < 0)
+        return rc;
+    size_t len = body->len - at - 4;
+    if (len > INT32_MAX)
+        return FLOE_ELIMIT;
+    floe_store_le32(body->data + at, (uint32_t)len);
+    return 0;
+}
+
+static int write_page(floe_pq_writer *w, col *c, int page_type, int encoding, int32_t nvals,
+                      const floe_pq_statistics *stats, floe_buf *dst, int64_t *uncompressed,
+                      floe_error *err) {
+    int rc;
+    const floe_buf *body = &w->body;
+    const uint8_t *payload = body->data;
+    size_t plen = body->len;
+    if (body->len > INT32_MAX)
+        return floe_error_set(err, FLOE_ELIMIT, "page of %zu bytes is too large", body->len);
+    if (w->opts.codec != FLOE_CODEC_UNCOMPRESSED) {
+        floe_buf_reset(&w->comp);
+        if ((rc = floe_codec_compress(w->cctx, w->opts.codec, w->opts.codec_level, body->data,
+                                      body->len, &w->comp, err)) < 0)
+            return rc;
+        if (w->comp.len > INT32_MAX)
+            return floe_error_set(err, FLOE_ELIMIT, "compressed page too large");
+        payload = w->comp.data;
+        plen = w->comp.len;
+    }
+    floe_pq_page_header ph;
+    memset(&ph, 0, sizeof ph);
+    ph.type = page_type;
+    ph.uncompressed_page_size = (int32_t)body->len;
+    ph.compressed_page_size = (int32_t)plen;
+    if (w->opts.page_checksum) {
+        ph.has_crc = true;
+        ph.crc = (int32_t)floe_crc32(0, payload, plen);
+    }
+    if (page_type == FLOE_PQ_DICTIONARY_PAGE) {
+        ph.has_dictionary_page_header = true;
+        ph.dictionary_page_header.num_values = nvals;
+        ph.dictionary_page_header.encoding = FLOE_PQ_ENC_PLAIN;
+    } else {
+        ph.has_data_page_header = true;
+        ph.data_page_header.num_values = nvals;
+        ph.data_page_header.encoding = encoding;
+        ph.data_page_header.definition_level_encoding = FLOE_PQ_ENC_RLE;
+        ph.data_page_header.repetition_level_encoding = FLOE_PQ_ENC_RLE;
+        if (stats) {
+            ph.data_page_header.has_statistics = true;
+            ph.data_page_header.statistics = *stats;
+        }
+    }
+    floe_buf_reset(&w->hdr);
+    if ((rc = floe_pq_page_header_encode(&ph, &w->hdr, err)) < 0)
+        return rc;
+    if ((rc = floe_buf_append(dst, w->hdr.data, w->hdr.len)) < 0 ||
+        (rc = floe_buf_append(dst, payload, plen)) < 0)
+        return floe_error_set(err, rc, "column %s: buffering page: %s", c->leaf->name,
+                              floe_strerror(rc));
+    *uncompressed += (int64_t)(w->hdr.len + body->len);
+    return 0;
+}
+
+/* Fill a Statistics struct from a stat and counts; bounds bytes go to scratch (must stay
+ * alive while st is used). */
+static int stats_fill(const floe_pq_writer *w, const col *c, const vstat *s, int64_t nulls,
+                      int64_t nans, floe_buf *scratch, floe_pq_statistics *st, bounds *b) {
+    memset(st, 0, sizeof *st);
+    st->has_null_count = true;
+    st->null_count = nulls;
+    if (c->is_float) {
+        st->has_nan_count = true;
+        st->nan_count = nans;
+    }
+    if (!s->has)
+        return 0;
+    int rc = make_bounds(c, s, w->opts.stats_truncate_length, scratch, b);
+    if (rc < 0)
+        return rc;
+    return 0;
+}
+
+static void stats_point(const col *c, floe_pq_statistics *st, const floe_buf *scratch,
+                        const bounds *b, bool has) {
+    if (!has)
+        return;
+    st->has_min_value = st->has_max_value = true;
+    st->min_value = (floe_pq_bytes){scratch->data + b->min_off, b->min_len};
+    st->max_value = (floe_pq_bytes){scratch->data + b->max_off, b->max_len};
+    st->has_is_min_value_exact = st->has_is_max_value_exact = true;
+    st->is_min_value_exact = b->min_exact;
+    st->is_max_value_exact = b->max_exact;
+    if (c->signed_stats) {
+        st->has_min = st->has_max = true;
+        st->min = st->min_value;
+        st->max = st->max_value;
+    }
+}
+
+static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
+    int rc;
+    if (c->plevels == 0)
+        return 0;
+    if (c->plevels > INT32_MAX)
+        return floe_error_set(err, FLOE_ELIMIT, "column %s: page with %zu values",
+                              c->leaf->name, c->plevels);
+    /* First page of a dictionary chunk: keep the dictionary only if it pays. */
+    if (c->mode == MODE_DICT && !c->dict_checked) {
+        c->dict_checked = true;
+        int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
+        size_t dict_cost = c->dplain.len + c->pvalues * (size_t)bw / 8 + 8;
+        if (dict_cost >= c->pplain_est) {
+            if ((rc = page_dict_to_plain(c)) < 0)
+                return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+            dict_clear(c);
+            c->mode = MODE_FALLBACK;
+        }
+    }
+
+    floe_buf *body = &w->body;
+    floe_buf_reset(body);
+    if (c->max_rep > 0 && (rc = levels_append(body, c->prep, c->plevels, c->max_rep)) < 0)
+        return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
+    if (c->max_def > 0 && (rc = levels_append(body, c->pdef, c->plevels, c->max_def)) < 0)
+        return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
+
+    int encoding;
+    if (c->mode == MODE_DICT) {
+        int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
+        encoding = FLOE_PQ_ENC_RLE_DICTIONARY;
+        if ((rc = floe_buf_append_byte(body, (uint8_t)bw)) < 0 ||
+            (rc = floe_rle_encode_u32(c->pidx, c->pvalues, bw, body)) < 0)
+            return floe_error_set(err, rc, "column %s: encoding indices", c->leaf->name);
+        c->dict_data_pages++;
+    } else if (c->phys == FLOE_PHYS_BOOLEAN) {
+        encoding = FLOE_PQ_ENC_PLAIN;
+        if ((rc = floe_plain_bool_encode(c->pplain.data, c->pvalues, body)) < 0)
+            return floe_error_set(err, rc, "column %s: encoding booleans", c->leaf->name);
+        c->plain_pages++;
+    } else {
+        bool ints = c->phys == FLOE_PHYS_INT32 || c->phys == FLOE_PHYS_INT64;
+        if (c->fallback == FB_UNDECIDED && ints && w->opts.delta_ints) {
+            /* Decide once per chunk, on its first fallback page. */
+            floe_buf_reset(&w->tmp);
+            if (c->phys == FLOE_PHYS_INT32)
+                rc = floe_delta_encode_i32((const int32_t *)(void *)c->pplain.data, c->pvalues,
+                                           &w->tmp);
+            else
+                rc = floe_delta_encode_i64((const int64_t *)(void *)c->pplain.data, c->pvalues,
+                                           &w->tmp);
+            if (rc < 0)
+                return floe_error_set(err, rc, "column %s: delta encoding", c->leaf->name);
+            c->fallback = w->tmp.len < c->pplain.len ? FB_DELTA : FB_PLAIN;
+        } else if (c->fallback == FB_UNDECIDED) {
+            c->fallback = FB_PLAIN;
+        }
+        if (c->fallback == FB_DELTA) {
+            encoding = FLOE_PQ_ENC_DELTA_BINARY_PACKED;
+            if (c->phys == FLOE_PHYS_INT32)
+                rc = floe_delta_encode_i32((const int32_t *)(void *)c->pplain.data, c->pvalues,
+                                           body);
+            else
+                rc = floe_delta_encode_i64((const int64_t *)(void *)c->pplain.data, c->pvalues,
+                                           body);
+            c->delta_pages++;
+        } else {
+            encoding = FLOE_PQ_ENC_PLAIN;
+            rc = floe_buf_append(body, c->pplain.data, c->pplain.len);
+            c->plain_pages++;
+        }
+        if (rc < 0)
+            return floe_error_set(err, rc, "column %s: encoding values", c->leaf->name);
+    }
+
+    /* page statistics (page index, optional header statistics) */
+    page_entry pe;
+    memset(&pe, 0, sizeof pe);
+    pe.offset = (int64_t)c->chunk.len;
+    pe.first_row = c->chunk_rows;
+    pe.nulls = c->pnulls;
+    pe.nans = c->pnans;
+    pe.null_page = c->pvalues == 0;
+    pe.all_nan = c->pvalues > 0 && !c->pstat.has;
+    floe_pq_statistics st, *stp = NULL;
+    bounds b;
+    memset(&b, 0, sizeof b);
+    if (c->pstat.has) {
+        size_t base = c->pi_bounds.len;
+        if ((rc = make_bounds(c, &c->pstat, w->opts.stats_truncate_length, &c->pi_bounds, &b)) <
+            0)
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        (void)base;
+        pe.min_off = b.min_off;
+        pe.min_len = b.min_len;
+        pe.max_off = b.max_off;
+        pe.max_len = b.max_len;
+    }
+    if (w->opts.page_statistics) {
+        memset(&st, 0, sizeof st);
+        st.has_null_count = true;
+        st.null_count = c->pnulls;
+        if (c->is_float) {
+            st.has_nan_count = true;
+            st.nan_count = c->pnans;
+        }
+        stats_point(c, &st, &c->pi_bounds, &b, c->pstat.has);
+        stp = &st;
+    }
+    if ((rc = write_page(w, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, &c->chunk,
+                         &c->chunk_uncompressed, err)) < 0)
+        return rc;
+    pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
+    if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    c->pages[c->npages++] = pe;
+
+    if ((rc = vstat_merge_stat(c, &c->cstat, &c->pstat)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    c->chunk_rows += (int64_t)c->prows;
+    c->chunk_values += (int64_t)c->plevels;
+    c->chunk_nulls += c->pnulls;
+    c->chunk_nans += c->pnans;
+
+    c->plevels = c->pvalues = c->prows = 0;
+    c->pnulls = c->pnans = 0;
+    c->pplain_est = 0;
+    floe_buf_reset(&c->pplain);
+    vstat_reset(&c->pstat);
+    return 0;
+}
+
+/* =====================================================================================
+ * Batches
+ * =================================================================================== */
+
+static int col_append(floe_pq_writer *w, col *c, const floe_colbuf *cb, floe_error *err) {
+    int rc;
+    size_t n = cb->nlevels;
+    size_t lv = 0, vi = 0;
+    while (lv < n) {
+        if (page_full(w, c) && (rc = cut_page(w, c, err)) < 0)
+            return rc;
+        size_t budget_rows = w->opts.page_row_limit > c->prows ? w->opts.page_row_limit - c->prows
+                                                                : 1;
+        size_t end, rows;
+        if (c->max_rep == 0) {
+            size_t span = n - lv;
+            if (span > budget_rows)
+                span = budget_rows;
+            if (c->width == 0) {
+                if (span > BYTES_SPAN_MAX)
+                    span = BYTES_SPAN_MAX;
+            } else {
+                size_t est = page_est(c);
+                size_t left = w->opts.page_size > est ? w->opts.page_size - est : 0;
+                size_t per = c->mode == MODE_DICT ? 1 : (size_t)c->width;
+                size_t fit = left / per + 1;
+                if (span > fit)
+                    span = fit;
+                if (span > SPAN_MAX)
+                    span = SPAN_MAX;
+            }
+            end = lv + span;
+            rows = span;
+        } else {
+            end = lv + 1;
+            rows = 1;
+            while (end < n) {
+                if (cb->rep[end] == 0) {
+                    if (rows >= budget_rows || end - lv >= NESTED_SPAN)
+                        break;
+                    rows++;
+                }
+                end++;
+            }
+        }
+        size_t ns = end - lv;
+        size_t old_cap = c->plevels_cap;
+        if ((rc = grow_arr((void **)&c->pdef, &c->plevels_cap, c->plevels + ns,
+                           sizeof *c->pdef)) < 0)
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        if (c->max_rep > 0 && (c->plevels_cap != old_cap || !c->prep)) {
+            /* prep follows pdef's capacity */
+            int16_t *np = floe_realloc(c->prep, c->plevels_cap * sizeof *np);
+            if (!np)
+                return floe_error_set(err, FLOE_ENOMEM, "column %s: out of memory",
+                                      c->leaf->name);
+            c->prep = np;
+        }
+        size_t nv = ns;
+        if (c->max_def > 0) {
+            const int16_t *d = cb->def + lv;
+            int16_t *o = c->pdef + c->plevels;
+            size_t cnt = 0;
+            unsigned bad = 0;
+            for (size_t i = 0; i < ns; i++) {
+                int16_t x = d[i];
+                o[i] = x;
+                cnt += x == c->max_def;
+                bad |= (x < 0) | (x > c->max_def);
+            }
+            if (bad)
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "column %s: definition level out of range", c->leaf->name);
+            nv = cnt;
+        }
+        if (c->max_rep > 0) {
+            const int16_t *r = cb->rep + lv;
+            unsigned bad = 0;
+            for (size_t i = 0; i < ns; i++)
+                bad |= (r[i] < 0) | (r[i] > c->max_rep);
+            if (bad)
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "column %s: repetition level out of range", c->leaf->name);
+            memcpy(c->prep + c->plevels, r, ns * sizeof *r);
+        }
+        if (nv > cb->nvalues - vi)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "column %s: levels announce more values than the buffer holds",
+                                  c->leaf->name);
+        if ((rc = add_values(c, cb, vi, nv)) < 0)
+            return floe_error_set(err, rc, "column %s: %s", c->leaf->name, floe_strerror(rc));
+        c->plevels += ns;
+        c->prows += rows;
+        c->pnulls += (int64_t)(ns - nv);
+        lv = end;
+        vi += nv;
+        if (c->mode == MODE_DICT && c->dplain.len > w->opts.dict_page_size_limit) {
+            /* Dictionary full: this page keeps it, the rest of the chunk falls back. */
+            if ((rc = cut_page(w, c, err)) < 0)
+                return rc;
+            if (c->mode == MODE_DICT)
+                c->mode = MODE_FALLBACK;
+        }
+    }
+    if (vi != cb->nvalues)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "column %s: %zu values but levels announce %zu", c->leaf->name,
+                              cb->nvalues, vi);
+    return 0;
+}
+
+static size_t col_buffered(const col *c) {
+    return c->chunk.len + c->dplain.len + page_est(c);
+}
+
+static size_t buffered_bytes(const floe_pq_writer *w) {
+    size_t t = 0;
+    for (size_t i = 0; i < w->ncols; i++)
+        t += col_buffered(&w->cols[i]);
+    return t;
+}
+
+static int write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err) {
+    int rc = floe_output_write(w->out, p, n, err);
+    if (rc < 0)
+        return rc;
+    w->pos += (int64_t)n;
+    return 0;
+}
+
+/* Boundary order over the non-null pages of a chunk. */
+static int boundary_order(const col *c) {
+    bool asc = true, desc = true;
+    const page_entry *prev = NULL;
+    for (size_t i = 0; i < c->npages; i++) {
+        const page_entry *p = &c->pages[i];
+        if (p->null_page)
+            continue;
+        if (prev) {
+            const uint8_t *b = c->pi_bounds.data;
+            int cmin = cmp_plain(c, b + prev->min_off, prev->min_len, b + p->min_off, p->min_len);
+            int cmax = cmp_plain(c, b + prev->max_off, prev->max_len, b + p->max_off, p->max_len);
+            if (cmin > 0 || cmax > 0)
+                asc = false;
+            if (cmin < 0 || cmax < 0)
+                desc = false;
+        }
+        prev = p;
+    }
+    if (asc)
+        return FLOE_PQ_ASCENDING;
+    if (desc)
+        return FLOE_PQ_DESCENDING;
+    return FLOE_PQ_UNORDERED;
+}
+
+static int encode_page_index(floe_pq_writer *w, const col *c, int64_t data_start,
+                             chunk_index_ref *ref, floe_error *err) {
+    int rc = 0;
+    bool *null_pages = NULL;
+    floe_pq_bytes *mins = NULL, *maxs = NULL;
+    int64_t *nulls = NULL, *nans = NULL;
+    floe_pq_page_location *locs = NULL;
+    size_t np = c->npages;
+    bool ci_ok = true;
+    for (size_t i = 0; i < np; i++)
+        if (c->pages[i].all_nan)
+            ci_ok = false; /* parquet.thrift ColumnIndex: all-NaN page => no ColumnIndex */
+    locs = floe_calloc(np ? np : 1, sizeof *locs);
+    null_pages = floe_calloc(np ? np : 1, sizeof *null_pages);
+    mins = floe_calloc(np ? np : 1, sizeof *mins);
+    maxs = floe_calloc(np ? np : 1, sizeof *maxs);
+    nulls = floe_calloc(np ? np : 1, sizeof *nulls);
+    nans = floe_calloc(np ? np : 1, sizeof *nans);
+    if (!locs || !null_pages || !mins || !maxs || !nulls || !nans)
+        FLOE_FAIL(err, FLOE_ENOMEM, "column %s: out of memory", c->leaf->name);
+    for (size_t i = 0; i < np; i++) {
+        const page_entry *p = &c->pages[i];
+        locs[i].offset = data_start + p->offset;
+        locs[i].compressed_page_size = p->size;
+        locs[i].first_row_index = p->first_row;
+        null_pages[i] = p->null_page;
+        nulls[i] = p->nulls;
+        nans[i] = p->nans;
+        if (!p->null_page && !p->all_nan) {
+            mins[i] = (floe_pq_bytes){c->pi_bounds.data + p->min_off, p->min_len};
+            maxs[i] = (floe_pq_bytes){c->pi_bounds.data + p->max_off, p->max_len};
+        }
+    }
+    ref->ci_off = -1;
+    if (ci_ok) {
+        floe_pq_column_index ci;
+        memset(&ci, 0, sizeof ci);
+        ci.null_pages = null_pages;
+        ci.n_pages = np;
+        ci.min_values = mins;
+        ci.max_values = maxs;
+        ci.boundary_order = boundary_order(c);
+        ci.null_counts = nulls;
+        ci.n_null_counts = np;
+        if (c->is_float) {
+            ci.nan_counts = nans;
+            ci.n_nan_counts = np;
+        }
+        size_t at = w->ci_all.len;
+        FLOE_CHECK(floe_pq_column_index_encode(&ci, &w->ci_all, err));
+        ref->ci_off = (int64_t)at;
+        ref->ci_len = (int32_t)(w->ci_all.len - at);
+    }
+    floe_pq_offset_index oi;
+    memset(&oi, 0, sizeof oi);
+    oi.page_locations = locs;
+    oi.n_pages = np;
+    size_t at = w->oi_all.len;
+    FLOE_CHECK(floe_pq_offset_index_encode(&oi, &w->oi_all, err));
+    ref->oi_off = (int64_t)at;
+    ref->oi_len = (int32_t)(w->oi_all.len - at);
+done:
+    floe_free(locs);
+    floe_free(null_pages);
+    floe_free(mins);
+    floe_free(maxs);
+    floe_free(nulls);
+    floe_free(nans);
+    return rc;
+}
+
+static int sort_i32_unique(int32_t *v, size_t n) {
+    /* insertion sort + unique; n is tiny */
+    for (size_t i = 1; i < n; i++) {
+        int32_t x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    return (int)k;
+}
+
+/* Write one column chunk and fill its footer metadata. */
+static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chunk_index_ref *ref,
+                       floe_error *err) {
+    int rc;
+    if ((rc = cut_page(w, c, err)) < 0)
+        return rc;
+    floe_buf dict_page;
+    floe_buf_init(&dict_page, 0);
+    int64_t dict_uncompressed = 0;
+    bool has_dict = c->dict_data_pages > 0;
+    if (has_dict) {
+        floe_buf_reset(&w->body);
+        if ((rc = floe_buf_append(&w->body, c->dplain.data, c->dplain.len)) < 0) {
+            floe_buf_free(&dict_page);
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        }
+        if ((rc = write_page(w, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
+                             (int32_t)c->ndict, NULL, &dict_page, &dict_uncompressed, err)) < 0) {
+            floe_buf_free(&dict_page);
+            return rc;
+        }
+    }
+    int64_t start = w->pos;
+    rc = write_out(w, dict_page.data, dict_page.len, err);
+    size_t dict_len = dict_page.len;
+    floe_buf_free(&dict_page);
+    if (rc < 0)
+        return rc;
+    int64_t data_start = w->pos;
+    if ((rc = write_out(w, c->chunk.data, c->chunk.len, err)) < 0)
+        return rc;
+
+    floe_pq_column_metadata *m = &cc->meta_data;
+    memset(cc, 0, sizeof *cc);
+    cc->file_offset = 0; /* deprecated: 0 since no ColumnMetaData is written outside */
+    cc->has_meta_data = true;
+    m->type = c->phys == FLOE_PHYS_FIXED ? FLOE_PQ_FIXED_LEN_BYTE_ARRAY : (int32_t)c->phys;
+    int32_t encs[6];
+    size_t nenc = 0;
+    if (c->max_def > 0 || c->max_rep > 0)
+        encs[nenc++] = FLOE_PQ_ENC_RLE;
+    if (has_dict) {
+        encs[nenc++] = FLOE_PQ_ENC_PLAIN;
+        encs[nenc++] = FLOE_PQ_ENC_RLE_DICTIONARY;
+    }
+    if (c->plain_pages)
+        encs[nenc++] = FLOE_PQ_ENC_PLAIN;
+    if (c->delta_pages)
+        encs[nenc++] = FLOE_PQ_ENC_DELTA_BINARY_PACKED;
+    nenc = (size_t)sort_i32_unique(encs, nenc);
+    m->encodings = floe_arena_memdup(&w->arena, encs, nenc * sizeof *encs);
+    m->n_encodings = nenc;
+    m->path_in_schema = c->path;
+    m->n_path = c->npath;
+    m->codec = (int32_t)w->opts.codec;
+    m->num_values = c->chunk_values;
+    m->total_uncompressed_size = c->chunk_uncompressed + dict_uncompressed;
+    m->total_compressed_size = (int64_t)(dict_len + c->chunk.len);
+    m->data_page_offset = data_start;
+    if (has_dict) {
+        m->has_dictionary_page_offset = true;
+        m->dictionary_page_offset = start;
+    }
+    floe_pq_page_encoding_stats es[3];
+    size_t nes = 0;
+    if (has_dict) {
+        es[nes++] = (floe_pq_page_encoding_stats){FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN, 1};
+        es[nes++] = (floe_pq_page_encoding_stats){FLOE_PQ_DATA_PAGE, FLOE_PQ_ENC_RLE_DICTIONARY,
+                                                  (int32_t)c->dict_data_pages};
+    }
+    if (c->plain_pages)
+        es[nes++] = (floe_pq_page_encoding_stats){FLOE_PQ_DATA_PAGE, FLOE_PQ_ENC_PLAIN,
+                                                  (int32_t)c->plain_pages};
+    if (c->delta_pages)
+        es[nes++] = (floe_pq_page_encoding_stats){FLOE_PQ_DATA_PAGE,
+                                                  FLOE_PQ_ENC_DELTA_BINARY_PACKED,
+                                                  (int32_t)c->delta_pages};
+    m->encoding_stats = floe_arena_memdup(&w->arena, es, nes * sizeof *es);
+    m->n_encoding_stats = nes;
+
+    /* chunk statistics, bounds copied into the writer arena */
+    floe_buf_reset(&w->tmp);
+    bounds b;
+    memset(&b, 0, sizeof b);
+    m->has_statistics = true;
+    if ((rc = stats_fill(w, c, &c->cstat, c->chunk_nulls, c->chunk_nans, &w->tmp, &m->statistics,
+                         &b)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    if (c->cstat.has) {
+        uint8_t *copy = floe_arena_memdup(&w->arena, w->tmp.data, w->tmp.len ? w->tmp.len : 1);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_buf view = {copy, w->tmp.len, w->tmp.len, 0};
+        stats_point(c, &m->statistics, &view, &b, true);
+    }
+    if (nenc && !m->encodings)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+
+    if (w->opts.write_page_index) {
+        if ((rc = encode_page_index(w, c, data_start, ref, err)) < 0)
+            return rc;
+    } else {
+        ref->ci_off = ref->oi_off = -1;
+    }
+
+    /* file totals */
+    if ((rc = vstat_merge_stat(c, &c->fstat, &c->cstat)) < 0)
+        return floe_error_set(err, rc, "out of memory");
+    c->f_values += c->chunk_values;
+    c->f_nulls += c->chunk_nulls;
+    c->f_nans += c->chunk_nans;
+    c->f_size += m->total_compressed_size;
+
+    /* reset the chunk */
+    floe_buf_reset(&c->chunk);
+    c->chunk_rows = c->chunk_values = c->chunk_nulls = c->chunk_nans = 0;
+    c->chunk_uncompressed = 0;
+    vstat_reset(&c->cstat);
+    c->plain_pages = c->delta_pages = 0;
+    c->npages = 0;
+    floe_buf_reset(&c->pi_bounds);
+    dict_clear(c);
+    c->mode = (w->opts.dictionary && c->phys != FLOE_PHYS_BOOLEAN) ? MODE_DICT : MODE_FALLBACK;
+    c->fallback = FB_UNDECIDED;
+    c->dict_checked = false;
+    return 0;
+}
+
+static int flush_row_group(floe_pq_writer *w, floe_error *err) {
+    int rc;
+    if (w->rg_rows == 0)
+        return 0;
+    if (w->nrgs == w->rgs_cap) {
+        size_t nc = w->rgs_cap ? w->rgs_cap * 2 : 8;
+        floe_pq_row_group *g = floe_realloc(w->rgs, nc * sizeof *g);
+        if (!g)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        w->rgs = g;
+        chunk_index_ref *r = floe_realloc(w->refs, nc * (w->ncols ? w->ncols : 1) * sizeof *r);
+        if (!r)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        w->refs = r;
+        w->rgs_cap = nc;
+    }
+    floe_pq_row_group *rg = &w->rgs[w->nrgs];
+    memset(rg, 0, sizeof *rg);
+    rg->columns = floe_arena_alloc(&w->arena, (w->ncols ? w->ncols : 1) * sizeof *rg->columns);
+    if (!rg->columns)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    rg->n_columns = w->ncols;
+    rg->num_rows = w->rg_rows;
+    rg->has_file_offset = true;
+    rg->file_offset = w->pos;
+    int64_t total_unc = 0, total_comp = 0;
+    for (size_t i = 0; i < w->ncols; i++) {
+        if ((rc = flush_chunk(w, &w->cols[i], &rg->columns[i], &w->refs[w->nrgs * w->ncols + i],
+                              err)) < 0) {
+            floe_error_prefix(err, "row group %zu: ", w->nrgs);
+            return rc;
+        }
+        total_unc += rg->columns[i].meta_data.total_uncompressed_size;
+        total_comp += rg->columns[i].meta_data.total_compressed_size;
+    }
+    rg->total_byte_size = total_unc;
+    rg->has_total_compressed_size = true;
+    rg->total_compressed_size = total_comp;
+    if (w->nrgs <= INT16_MAX) {
+        rg->has_ordinal = true;
+        rg->ordinal = (int16_t)w->nrgs;
+    }
+    w->nrgs++;
+    w->rg_rows = 0;
+    return 0;
+}
+
+/* =====================================================================================
+ * Schema conversion (Iceberg -> Parquet SchemaElements)
+ * =================================================================================== */
+
+typedef struct schema_build {
+    floe_pq_writer *w;
+    size_t n, cap;
+    const char *path[64];
+    size_t depth;
+    size_t leaf;
+    floe_error *err;
+} schema_build;
+
+static floe_pq_schema_element *elem_new(schema_build *sb) {
+    if (sb->n == sb->cap)
+        return NULL;
+    floe_pq_schema_element *e = &sb->w->elems[sb->n++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static size_t count_elems(const floe_field *f) {
+    size_t n = 1;
+    if (f->type == FLOE_TYPE_LIST || f->type == FLOE_TYPE_MAP)
+        n++; /* the repeated group */
+    for (size_t i = 0; i < f->nchildren; i++)
+        n += count_elems(&f->children[i]);
+    return n;
+}
+
+static int set_leaf_type(floe_pq_schema_element *e, const floe_field *f, floe_error *err) {
+    e->has_type = true;
+    switch (f->phys) {
+    case FLOE_PHYS_BOOLEAN: e->type = FLOE_PQ_BOOLEAN; break;
+    case FLOE_PHYS_INT32: e->type = FLOE_PQ_INT32; break;
+    case FLOE_PHYS_INT64: e->type = FLOE_PQ_INT64; break;
+    case FLOE_PHYS_FLOAT: e->type = FLOE_PQ_FLOAT; break;
+    case FLOE_PHYS_DOUBLE: e->type = FLOE_PQ_DOUBLE; break;
+    case FLOE_PHYS_BYTE_ARRAY: e->type = FLOE_PQ_BYTE_ARRAY; break;
+    case FLOE_PHYS_FIXED:
+        e->type = FLOE_PQ_FIXED_LEN_BYTE_ARRAY;
+        e->has_type_length = true;
+        e->type_length = f->type_length;
+        break;
+    default:
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "field '%s': cannot write physical type %d",
+                              f->name, (int)f->phys);
+    }
+    floe_pq_logical_type *lt = &e->logical_type;
+    switch (f->type) {
+    case FLOE_TYPE_STRING:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_STRING;
+        e->has_converted_type = true;
+        e->converted_type = FLOE_PQ_CT_UTF8;
+        break;
+    case FLOE_TYPE_DATE:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_DATE;
+        e->has_converted_type = true;
+        e->converted_type = FLOE_PQ_CT_DATE;
+        break;
+    case FLOE_TYPE_TIME:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_TIME;
+        lt->is_adjusted_to_utc = false;
+        lt->time_unit = FLOE_PQ_MICROS;
+        e->has_converted_type = true;
+        e->converted_type = FLOE_PQ_CT_TIME_MICROS;
+        break;
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_TIMESTAMP;
+        lt->is_adjusted_to_utc = f->type == FLOE_TYPE_TIMESTAMPTZ;
+        lt->time_unit = FLOE_PQ_MICROS;
+        /* LogicalTypes.md: writers must annotate local timestamps with the legacy
+         * TIMESTAMP_MICROS too */
+        e->has_converted_type = true;
+        e->converted_type = FLOE_PQ_CT_TIMESTAMP_MICROS;
+        break;
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_TIMESTAMP;
+        lt->is_adjusted_to_utc = f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        lt->time_unit = FLOE_PQ_NANOS; /* no ConvertedType exists for nanoseconds */
+        break;
+    case FLOE_TYPE_DECIMAL:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_DECIMAL;
+        lt->decimal_precision = f->precision;
+        lt->decimal_scale = f->scale;
+        e->has_converted_type = true;
+        e->converted_type = FLOE_PQ_CT_DECIMAL;
+        e->has_precision = e->has_scale = true;
+        e->precision = f->precision;
+        e->scale = f->scale;
+        break;
+    case FLOE_TYPE_UUID:
+        e->has_logical_type = true;
+        lt->kind = FLOE_PQ_LT_UUID;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int build_field(schema_build *sb, const floe_field *f) {
+    floe_pq_writer *w = sb->w;
+    floe_pq_schema_element *e = elem_new(sb);
+    if (!e || sb->depth + 3 > sizeof sb->path / sizeof sb->path[0])
+        return floe_error_set(sb->err, FLOE_EUNSUPPORTED, "schema too deep for the writer");
+    e->name = f->name;
+    e->has_repetition_type = true;
+    e->repetition_type = f->required ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL;
+    e->has_field_id = true;
+    e->field_id = f->id;
+    size_t saved = sb->depth;
+    sb->path[sb->depth++] = f->name;
+    int rc = 0;
+    switch (f->type) {
+    case FLOE_TYPE_STRUCT:
+        e->has_num_children = true;
+        e->num_children = (int32_t)f->nchildren;
+        for (size_t i = 0; i < f->nchildren && rc == 0; i++)
+            rc = build_field(sb, &f->children[i]);
+        break;
+    case FLOE_TYPE_LIST:
+    case FLOE_TYPE_MAP: {
+        bool is_list = f->type == FLOE_TYPE_LIST;
+        e->has_num_children = true;
+        e->num_children = 1;
+        e->has_logical_type = true;
+        e->logical_type.kind = is_list ? FLOE_PQ_LT_LIST : FLOE_PQ_LT_MAP;
+        e->has_converted_type = true;
+        e->converted_type = is_list ? FLOE_PQ_CT_LIST : FLOE_PQ_CT_MAP;
+        floe_pq_schema_element *g = elem_new(sb);
+        if (!g)
+            return floe_error_set(sb->err, FLOE_EINTERNAL, "schema element count");
+        g->name = is_list ? "list" : "key_value";
+        g->has_repetition_type = true;
+        g->repetition_type = FLOE_PQ_REPEATED;
+        g->has_num_children = true;
+        g->num_children = (int32_t)f->nchildren;
+        sb->path[sb->depth++] = g->name;
+        for (size_t i = 0; i < f->nchildren && rc == 0; i++)
+            rc = build_field(sb, &f->children[i]);
+        break;
+    }
+    default: {
+        if ((rc = set_leaf_type(e, f, sb->err)) < 0)
+            break;
+        if (sb->leaf >= w->ncols || f->leaf != (int32_t)sb->leaf)
+            return floe_error_set(sb->err, FLOE_EINVALID,
+                                  "field '%s': leaf order does not match the schema", f->name);
+        col *c = &w->cols[sb->leaf++];
+        c->npath = sb->depth;
+        c->path = floe_arena_alloc(&w->arena, sb->depth * sizeof *c->path);
+        if (!c->path)
+            return floe_error_set(sb->err, FLOE_ENOMEM, "out of memory");
+        memcpy(c->path, sb->path, sb->depth * sizeof *c->path);
+        break;
+    }
+    }
+    sb->depth = saved;
+    return rc;
+}
+
+static int build_schema(floe_pq_writer *w, floe_error *err) {
+    const floe_schema *s = w->schema;
+    size_t n = 1;
+    for (size_t i = 0; i < s->root.nchildren; i++)
+        n += count_elems(&s->root.children[i]);
+    w->elems = floe_arena_alloc(&w->arena, n * sizeof *w->elems);
+    if (!w->elems)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    schema_build sb;
+    memset(&sb, 0, sizeof sb);
+    sb.w = w;
+    sb.cap = n;
+    sb.err = err;
+    floe_pq_schema_element *root = elem_new(&sb);
+    root->name = "table";
+    root->has_num_children = true;
+    root->num_children = (int32_t)s->root.nchildren;
+    for (size_t i = 0; i < s->root.nchildren; i++)
+        FLOE_FORWARD_IF_ERROR(build_field(&sb, &s->root.children[i]));
+    if (sb.leaf != w->ncols)
+        return floe_error_set(err, FLOE_EINVALID, "schema has %zu leaves, found %zu", w->ncols,
+                              sb.leaf);
+    w->nelems = sb.n;
+    return 0;
+}
+
+/* =====================================================================================
+ * Public API
+ * =================================================================================== */
+
+static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
+    memset(c, 0, sizeof *c);
+    c->leaf = leaf;
+    c->phys = leaf->phys;
+    c->width = c->phys == FLOE_PHYS_BYTE_ARRAY ? 0 : floe_phys_width(leaf->phys, leaf->type_length);
+    c->max_def = leaf->def_level;
+    c->max_rep = leaf->rep_level;
+    switch (c->phys) {
+    case FLOE_PHYS_BOOLEAN: c->order = ORDER_BOOL; c->signed_stats = true; break;
+    case FLOE_PHYS_INT32: c->order = ORDER_INT32; c->signed_stats = true; break;
+    case FLOE_PHYS_INT64: c->order = ORDER_INT64; c->signed_stats = true; break;
+    case FLOE_PHYS_FLOAT: c->order = ORDER_FLOAT; c->signed_stats = true; c->is_float = true; break;
+    case FLOE_PHYS_DOUBLE:
+        c->order = ORDER_DOUBLE;
+        c->signed_stats = true;
+        c->is_float = true;
+        break;
+    case FLOE_PHYS_FIXED:
+        c->order = leaf->type == FLOE_TYPE_DECIMAL ? ORDER_SIGNED_FIXED : ORDER_BYTES;
+        break;
+    default:
+        c->order = ORDER_BYTES;
+        c->truncatable = true;
+        c->utf8 = leaf->type == FLOE_TYPE_STRING;
+        break;
+    }
+    c->mode = (w->opts.dictionary && c->phys != FLOE_PHYS_BOOLEAN) ? MODE_DICT : MODE_FALLBACK;
+    floe_buf_init(&c->pplain, 0);
+    floe_buf_init(&c->dplain, 0);
+    floe_buf_init(&c->chunk, 0);
+    floe_buf_init(&c->pi_bounds, 0);
+}
+
+static void col_free(col *c) {
+    floe_free(c->pdef);
+    floe_free(c->prep);
+    floe_free(c->pidx);
+    floe_buf_free(&c->pplain);
+    vstat_free(&c->pstat);
+    floe_free(c->slots);
+    floe_free(c->dhash);
+    floe_free(c->doff);
+    floe_buf_free(&c->dplain);
+    floe_buf_free(&c->chunk);
+    vstat_free(&c->cstat);
+    floe_free(c->pages);
+    floe_buf_free(&c->pi_bounds);
+    vstat_free(&c->fstat);
+}
+
+static void writer_free(floe_pq_writer *w) {
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->ncols; i++)
+        col_free(&w->cols[i]);
+    floe_free(w->cols);
+    floe_codec_ctx_free(w->cctx);
+    floe_arena_reset(&w->arena);
+    floe_free(w->rgs);
+    floe_free(w->refs);
+    floe_buf_free(&w->ci_all);
+    floe_buf_free(&w->oi_all);
+    floe_buf_free(&w->body);
+    floe_buf_free(&w->comp);
+    floe_buf_free(&w->hdr);
+    floe_buf_free(&w->tmp);
+    floe_free(w);
+}
+
+int floe_pq_writer_open(const char *uri, const floe_schema *schema,
+                        const floe_pq_write_options *opts, floe_pq_writer **out,
+                        floe_error *err) {
+    int rc = 0;
+    floe_pq_writer *w = floe_calloc(1, sizeof *w);
+    if (!w)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_arena_init(&w->arena, 16384);
+    if (opts)
+        w->opts = *opts;
+    else
+        floe_pq_write_options_init(&w->opts);
+    w->schema = schema;
+    floe_pq_write_options *o = &w->opts;
+    if (o->page_size == 0 || o->page_row_limit == 0 || o->row_group_size == 0)
+        FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: page_size, page_row_limit and "
+                                      "row_group_size must be positive");
+    switch (o->codec) {
+    case FLOE_CODEC_UNCOMPRESSED:
+    case FLOE_CODEC_SNAPPY:
+    case FLOE_CODEC_GZIP:
+    case FLOE_CODEC_BROTLI:
+    case FLOE_CODEC_ZSTD:
+    case FLOE_CODEC_LZ4_RAW:
+        break;
+    default:
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "parquet writer: codec %d cannot be written",
+                  (int)o->codec);
+    }
+    if (!schema || (schema->nleaves && !schema->leaves))
+        FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: schema is not finished");
+    w->ncols = schema->nleaves;
+    w->cols = floe_calloc(w->ncols ? w->ncols : 1, sizeof *w->cols);
+    if (!w->cols)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < w->ncols; i++) {
+        const floe_field *leaf = schema->leaves[i];
+        if (leaf->phys == FLOE_PHYS_INT96)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED, "field '%s': INT96 is read-only", leaf->name);
+        if (leaf->phys == FLOE_PHYS_FIXED && leaf->type_length <= 0)
+            FLOE_FAIL(err, FLOE_EINVALID, "field '%s': fixed length %d", leaf->name,
+                      (int)leaf->type_length);
+        col_init(w, &w->cols[i], leaf);
+    }
+    FLOE_CHECK(build_schema(w, err));
+
+    /* footer strings owned by the writer */
+    if (o->created_by)
+        w->created_by = floe_arena_strdup(&w->arena, o->created_by);
+    else {
+        char cb[128];
+        snprintf(cb, sizeof cb, "floe version %s (build %s)", FLOE_VERSION_STRING,
+                 FLOE_BUILD_ID);
+        w->created_by = floe_arena_strdup(&w->arena, cb);
+    }
+    if (!w->created_by)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (o->nkv) {
+        w->kv = floe_arena_alloc(&w->arena, o->nkv * sizeof *w->kv);
+        if (!w->kv)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < o->nkv; i++) {
+            if (!o->kv[i].key)
+                FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: key-value %zu has no key", i);
+            w->kv[i].key = floe_arena_strdup(&w->arena, o->kv[i].key);
+            if (o->kv[i].value) {
+                w->kv[i].value = floe_arena_strdup(&w->arena, o->kv[i].value);
+                w->kv[i].value_len = strlen(o->kv[i].value);
+                if (!w->kv[i].value)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            }
+            if (!w->kv[i].key)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+        w->nkv = o->nkv;
+    }
+    o->created_by = NULL; /* the copies above are what the writer uses */
+    o->kv = NULL;
+
+    floe_buf_init(&w->ci_all, 0);
+    floe_buf_init(&w->oi_all, 0);
+    floe_buf_init(&w->body, 0);
+    floe_buf_init(&w->comp, 0);
+    floe_buf_init(&w->hdr, 0);
+    floe_buf_init(&w->tmp, 0);
+    if (o->codec != FLOE_CODEC_UNCOMPRESSED) {
+        w->cctx = floe_codec_ctx_new();
+        if (!w->cctx)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    FLOE_CHECK(floe_output_open(uri, &o->output, &w->out, err));
+    FLOE_CHECK(write_out(w, "PAR1", 4, err));
+    *out = w;
+    return 0;
+done:
+    if (w->out)
+        floe_output_abort(w->out);
+    writer_free(w);
+    return rc;
+}
+
+int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
+    int rc = 0;
+    if (w->failed)
+        return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    if (b->ncols != w->ncols)
+        FLOE_FAIL(err, FLOE_EINVALID, "batch has %zu columns, schema %zu", b->ncols, w->ncols);
+    /* validate shapes and row counts before anything is appended */
+    for (size_t i = 0; i < w->ncols; i++) {
+        const floe_colbuf *cb = &b->cols[i];
+        const col *c = &w->cols[i];
+        if (cb->phys != c->phys || cb->max_def != c->max_def || cb->max_rep != c->max_rep ||
+            (c->width && cb->width != c->width))
+            FLOE_FAIL(err, FLOE_EINVALID, "column %s: batch column does not match the schema",
+                      c->leaf->name);
+        if (cb->nvalues > cb->nlevels || (c->max_def == 0 && cb->nvalues != cb->nlevels))
+            FLOE_FAIL(err, FLOE_EINVALID, "column %s: %zu values for %zu slots", c->leaf->name,
+                      cb->nvalues, cb->nlevels);
+        size_t rows = cb->nlevels;
+        if (c->max_rep > 0) {
+            if (cb->nlevels && cb->rep[0] != 0)
+                FLOE_FAIL(err, FLOE_EINVALID, "column %s: batch starts inside a row",
+                          c->leaf->name);
+            rows = 0;
+            for (size_t k = 0; k < cb->nlevels; k++)
+                rows += cb->rep[k] == 0;
+        }
+        if (rows != b->nrows)
+            FLOE_FAIL(err, FLOE_EINVALID, "column %s: %zu rows, batch says %zu", c->leaf->name,
+                      rows, b->nrows);
+        if (c->width == 0 && cb->nvalues && (!cb->offsets || cb->offsets[0] != 0))
+            FLOE_FAIL(err, FLOE_EINVALID, "column %s: bad offsets", c->leaf->name);
+    }
+    for (size_t i = 0; i < w->ncols; i++)
+        FLOE_CHECK(col_append(w, &w->cols[i], &b->cols[i], err));
+    w->rg_rows += (int64_t)b->nrows;
+    w->total_rows += (int64_t)b->nrows;
+    if (buffered_bytes(w) >= w->opts.row_group_size)
+        FLOE_CHECK(flush_row_group(w, err));
+done:
+    if (rc < 0)
+        w->failed = rc;
+    return rc;
+}
+
+int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) {
+    if (w->failed)
+        return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    int rc = flush_row_group(w, err);
+    if (rc < 0)
+        w->failed = rc;
+    return rc;
+}
+
+int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w) {
+    return w->pos + (int64_t)buffered_bytes(w);
+}
+
+int64_t floe_pq_writer_rows(const floe_pq_writer *w) { return w->total_rows; }
+
+bool floe_pq_writer_should_roll(const floe_pq_writer *w) {
+    return w->opts.target_file_size > 0 &&
+           floe_pq_writer_bytes_written(w) >= w->opts.target_file_size;
+}
+
+void floe_pq_file_info_free(floe_pq_file_info *fi) {
+    if (!fi)
+        return;
+    for (size_t i = 0; i < fi->ncolumns; i++) {
+        floe_free(fi->columns[i].lower_bound);
+        floe_free(fi->columns[i].upper_bound);
+    }
+    floe_free(fi->columns);
+    floe_free(fi->split_offsets);
+    memset(fi, 0, sizeof *fi);
+}
+
+static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_error *err) {
+    int rc = 0;
+    floe_buf tmp;
+    floe_buf_init(&tmp, 0);
+    memset(fi, 0, sizeof *fi);
+    fi->record_count = w->total_rows;
+    fi->file_size_in_bytes = w->pos;
+    fi->row_group_count = (int64_t)w->nrgs;
+    fi->columns = floe_calloc(w->ncols ? w->ncols : 1, sizeof *fi->columns);
+    fi->split_offsets = floe_calloc(w->nrgs ? w->nrgs : 1, sizeof *fi->split_offsets);
+    if (!fi->columns || !fi->split_offsets)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    fi->ncolumns = w->ncols;
+    fi->nsplits = w->nrgs;
+    for (size_t g = 0; g < w->nrgs; g++)
+        fi->split_offsets[g] = w->rgs[g].file_offset;
+    for (size_t i = 0; i < w->ncols; i++) {
+        const col *c = &w->cols[i];
+        floe_pq_column_info *ci = &fi->columns[i];
+        ci->field = c->leaf;
+        ci->field_id = c->leaf->id;
+        ci->repeated = c->max_rep > 0;
+        ci->column_size = c->f_size;
+        ci->value_count = c->f_values;
+        ci->null_value_count = c->f_nulls;
+        ci->has_nan_count = c->is_float;
+        ci->nan_value_count = c->f_nans;
+        if (!c->fstat.has)
+            continue;
+        bounds b;
+        floe_buf_reset(&tmp);
+        if ((rc = make_bounds(c, &c->fstat, w->opts.stats_truncate_length, &tmp, &b)) < 0)
+            FLOE_FAIL(err, rc, "out of memory");
+        ci->lower_bound = floe_malloc(b.min_len ? b.min_len : 1);
+        ci->upper_bound = floe_malloc(b.max_len ? b.max_len : 1);
+        if (!ci->lower_bound || !ci->upper_bound)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        memcpy(ci->lower_bound, tmp.data + b.min_off, b.min_len);
+        memcpy(ci->upper_bound, tmp.data + b.max_off, b.max_len);
+        ci->lower_len = b.min_len;
+        ci->upper_len = b.max_len;
+        ci->lower_truncated = !b.min_exact;
+        ci->upper_truncated = !b.max_exact;
+        ci->has_bounds = true;
+    }
+done:
+    floe_buf_free(&tmp);
+    if (rc < 0)
+        floe_pq_file_info_free(fi);
+    return rc;
+}
+
+int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *err) {
+    int rc = 0;
+    floe_buf footer;
+    floe_buf_init(&footer, 0);
+    int *orders = NULL;
+    floe_pq_file_info fi;
+    memset(&fi, 0, sizeof fi);
+    if (w->failed)
+        FLOE_FAIL(err, w->failed, "parquet writer: an earlier error stopped it");
+    FLOE_CHECK(flush_row_group(w, err));
+
+    /* page index: every ColumnIndex, then every OffsetIndex (PageIndex.md layout) */
+    int64_t ci_base = w->pos;
+    FLOE_CHECK(write_out(w, w->ci_all.data, w->ci_all.len, err));
+    int64_t oi_base = w->pos;
+    FLOE_CHECK(write_out(w, w->oi_all.data, w->oi_all.len, err));
+    for (size_t g = 0; g < w->nrgs; g++)
+        for (size_t i = 0; i < w->ncols; i++) {
+            const chunk_index_ref *r = &w->refs[g * w->ncols + i];
+            floe_pq_column_chunk *cc = &w->rgs[g].columns[i];
+            if (r->ci_off >= 0) {
+                cc->has_column_index = true;
+                cc->column_index_offset = ci_base + r->ci_off;
+                cc->column_index_length = r->ci_len;
+            }
+            if (r->oi_off >= 0) {
+                cc->has_offset_index = true;
+                cc->offset_index_offset = oi_base + r->oi_off;
+                cc->offset_index_length = r->oi_len;
+            }
+        }
+
+    orders = floe_calloc(w->ncols ? w->ncols : 1, sizeof *orders);
+    if (!orders)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < w->ncols; i++)
+        orders[i] = FLOE_PQ_ORDER_TYPE_DEFINED;
+    floe_pq_file_metadata md;
+    memset(&md, 0, sizeof md);
+    md.version = 1;
+    md.schema = w->elems;
+    md.n_schema = w->nelems;
+    md.num_rows = w->total_rows;
+    md.row_groups = w->rgs;
+    md.n_row_groups = w->nrgs;
+    md.key_value_metadata = w->kv;
+    md.n_kv = w->nkv;
+    md.created_by = w->created_by;
+    md.column_orders = orders;
+    md.n_column_orders = w->ncols;
+    FLOE_CHECK(floe_pq_file_metadata_encode(&md, &footer, err));
+    if (footer.len > UINT32_MAX)
+        FLOE_FAIL(err, FLOE_ELIMIT, "footer of %zu bytes", footer.len);
+    uint8_t tail[8];
+    floe_store_le32(tail, (uint32_t)footer.len);
+    memcpy(tail + 4, "PAR1", 4);
+    FLOE_CHECK(write_out(w, footer.data, footer.len, err));
+    FLOE_CHECK(write_out(w, tail, 8, err));
+    if (out)
+        FLOE_CHECK(make_file_info(w, &fi, err));
+    floe_output *o = w->out;
+    w->out = NULL;
+    FLOE_CHECK(floe_output_close(o, err));
+    if (out)
+        *out = fi;
+    memset(&fi, 0, sizeof fi);
+done:
+    floe_free(orders);
+    floe_buf_free(&footer);
+    floe_pq_file_info_free(&fi);
+    if (w->out)
+        floe_output_abort(w->out);
+    writer_free(w);
+    return rc;
+}
+
+void floe_pq_writer_abort(floe_pq_writer *w) {
+    if (!w)
+        return;
+    if (w->out)
+        floe_output_abort(w->out);
+    writer_free(w);
+}
