@@ -43,6 +43,10 @@ int floe_delta_decode_i32(const uint8_t *p, size_t n, int32_t *out, size_t count
                           size_t *consumed, floe_error *err);
 int floe_delta_decode_i64(const uint8_t *p, size_t n, int64_t *out, size_t count,
                           size_t *consumed, floe_error *err);
+/* The value count a DELTA_BINARY_PACKED header announces (after checking the header and
+ * that the input can hold that many values); the decoders above require it to equal
+ * their `count`. */
+int floe_delta_header_count(const uint8_t *p, size_t n, uint64_t *count, floe_error *err);
 
 /* ---- DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY ----------------------------------- */
 /* Decode `count` byte arrays, appending their bytes to `values` and writing count + 1
