@@ -1,0 +1,500 @@
+/*
+ * scalar.c - exact scalar conversions for the shredder and inference (json_internal.h).
+ *
+ * Numbers follow RFC 8259 section 6 grammar. Integer and decimal conversions never go
+ * through binary floating point: the digit string is normalised (leading and trailing
+ * zeros dropped, the exponent adjusted) and scaled in 64/128-bit integers. Floating point
+ * uses the exact Clinger fast path (<= 15 digits, |exponent| <= 22) and otherwise
+ * strtod_l/strtof_l in the C locale, which round correctly.
+ *
+ * Dates use the proleptic Gregorian calendar (Iceberg spec: date is days from 1970-01-01).
+ */
+#include "json/json_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/common.h"
+
+#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
+
+size_t floe_jnum_scan(const uint8_t *p, const uint8_t *end, floe_jnum *o, size_t *bad) {
+    const uint8_t *s = p;
+    o->start = p;
+    o->neg = false;
+    o->frac_digits = NULL;
+    o->n_frac = 0;
+    o->exp = 0;
+    o->simple = false;
+    o->simple_value = 0;
+    if (p < end && *p == '-') {
+        o->neg = true;
+        p++;
+    }
+    if (p >= end || !IS_DIGIT(*p))
+        goto fail;
+    o->int_digits = p;
+    if (*p == '0')
+        p++;
+    else
+        while (p < end && IS_DIGIT(*p))
+            p++;
+    o->n_int = (size_t)(p - o->int_digits);
+    bool plain = true;
+    if (p < end && *p == '.') {
+        p++;
+        o->frac_digits = p;
+        while (p < end && IS_DIGIT(*p))
+            p++;
+        o->n_frac = (size_t)(p - o->frac_digits);
+        if (!o->n_frac)
+            goto fail;
+        plain = false;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '+' || *p == '-'))
+            eneg = *p++ == '-';
+        if (p >= end || !IS_DIGIT(*p))
+            goto fail;
+        int64_t e = 0;
+        while (p < end && IS_DIGIT(*p)) {
+            if (e < 1000000000)
+                e = e * 10 + (*p - '0');
+            p++;
+        }
+        o->exp = eneg ? -e : e;
+        plain = false;
+    }
+    o->len = (size_t)(p - s);
+    if (plain && o->n_int <= 18) {
+        uint64_t v = 0;
+        for (size_t i = 0; i < o->n_int; i++)
+            v = v * 10 + (uint64_t)(o->int_digits[i] - '0');
+        o->simple = true;
+        o->simple_value = v;
+    }
+    return o->len;
+fail:
+    if (bad)
+        *bad = (size_t)(p - s);
+    return 0;
+}
+
+/* The significant digits of a number as one virtual sequence (integer part, then
+ * fraction), with leading and trailing zeros removed: value = digits * 10^e10. */
+typedef struct numdigits {
+    const floe_jnum *n;
+    size_t lo, count; /* first significant index and count; count 0 means zero */
+    int64_t e10;
+} numdigits;
+
+static inline int digit_at(const floe_jnum *n, size_t i) {
+    return i < n->n_int ? n->int_digits[i] - '0' : n->frac_digits[i - n->n_int] - '0';
+}
+
+static void normalize(const floe_jnum *n, numdigits *d) {
+    size_t total = n->n_int + n->n_frac;
+    size_t lo = 0, hi = total;
+    while (lo < total && digit_at(n, lo) == 0)
+        lo++;
+    d->n = n;
+    if (lo == total) {
+        d->lo = d->count = 0;
+        d->e10 = 0;
+        return;
+    }
+    while (hi > lo && digit_at(n, hi - 1) == 0)
+        hi--;
+    d->lo = lo;
+    d->count = hi - lo;
+    d->e10 = n->exp - (int64_t)n->n_frac + (int64_t)(total - hi);
+}
+
+int floe_jnum_to_i64(const floe_jnum *n, int64_t lo, int64_t hi, int64_t *out) {
+    uint64_t mag;
+    if (n->simple) {
+        mag = n->simple_value;
+    } else {
+        numdigits d;
+        normalize(n, &d);
+        if (!d.count) {
+            *out = 0;
+            return FLOE_SC_OK;
+        }
+        if (d.e10 < 0)
+            return FLOE_SC_NONINTEGRAL;
+        if ((int64_t)d.count + d.e10 > 19)
+            return FLOE_SC_RANGE;
+        mag = 0;
+        for (size_t i = 0; i < d.count; i++)
+            mag = mag * 10 + (uint64_t)digit_at(n, d.lo + i);
+        for (int64_t i = 0; i < d.e10; i++)
+            mag *= 10;
+    }
+    if (n->neg) {
+        if (mag > (uint64_t)(-(lo + 1)) + 1)
+            return FLOE_SC_RANGE;
+        *out = mag ? (int64_t)(0 - mag) : 0;
+    } else {
+        if (mag > (uint64_t)hi)
+            return FLOE_SC_RANGE;
+        *out = (int64_t)mag;
+    }
+    return FLOE_SC_OK;
+}
+
+int floe_jnum_to_decimal(const floe_jnum *n, int precision, int scale, floe_i128 *out,
+                         char *why, size_t whyn) {
+    numdigits d;
+    normalize(n, &d);
+    if (!d.count) {
+        *out = 0;
+        return FLOE_SC_OK;
+    }
+    int64_t shift = d.e10 + scale;
+    if (shift < 0) {
+        snprintf(why, whyn, "more than %d fractional digits (precision loss)", scale);
+        return FLOE_SC_RANGE;
+    }
+    if ((int64_t)d.count + shift > precision) {
+        snprintf(why, whyn, "more than %d significant digits", precision);
+        return FLOE_SC_RANGE;
+    }
+    floe_u128 v = 0;
+    for (size_t i = 0; i < d.count; i++)
+        v = v * 10 + (floe_u128)digit_at(n, d.lo + i);
+    for (int64_t i = 0; i < shift; i++)
+        v *= 10;
+    *out = n->neg ? -(floe_i128)v : (floe_i128)v;
+    return FLOE_SC_OK;
+}
+
+static const double pow10_d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+static const float pow10_f[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
+                                  1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+/* strtod/strtof on a NUL-terminated copy of the token. */
+static int slow_parse(const floe_jnum *n, locale_t loc, bool single, double *out) {
+    char stackbuf[128];
+    char *buf = stackbuf;
+    if (n->len >= sizeof stackbuf) {
+        buf = floe_malloc(n->len + 1);
+        if (!buf)
+            return FLOE_SC_NOMEM;
+    }
+    memcpy(buf, n->start, n->len);
+    buf[n->len] = '\0';
+    double v = single ? (double)strtof_l(buf, NULL, loc) : strtod_l(buf, NULL, loc);
+    if (buf != stackbuf)
+        floe_free(buf);
+    if (isinf(v))
+        return FLOE_SC_RANGE;
+    *out = v;
+    return FLOE_SC_OK;
+}
+
+int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
+    numdigits d;
+    normalize(n, &d);
+    if (!d.count) {
+        *out = n->neg ? -0.0 : 0.0;
+        return FLOE_SC_OK;
+    }
+    if (d.count <= 15 && d.e10 >= -22 && d.e10 <= 22) {
+        uint64_t m = 0;
+        for (size_t i = 0; i < d.count; i++)
+            m = m * 10 + (uint64_t)digit_at(n, d.lo + i);
+        double v = (double)m; /* exact: m < 2^53 */
+        v = d.e10 >= 0 ? v * pow10_d[d.e10] : v / pow10_d[-d.e10];
+        *out = n->neg ? -v : v;
+        return FLOE_SC_OK;
+    }
+    return slow_parse(n, loc, false, out);
+}
+
+int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out) {
+    numdigits d;
+    normalize(n, &d);
+    if (!d.count) {
+        *out = n->neg ? -0.0f : 0.0f;
+        return FLOE_SC_OK;
+    }
+    if (d.count <= 7 && d.e10 >= -10 && d.e10 <= 10) {
+        uint32_t m = 0;
+        for (size_t i = 0; i < d.count; i++)
+            m = m * 10 + (uint32_t)digit_at(n, d.lo + i);
+        float v = (float)m; /* exact: m < 2^24 */
+        v = d.e10 >= 0 ? v * pow10_f[d.e10] : v / pow10_f[-d.e10];
+        *out = n->neg ? -v : v;
+        return FLOE_SC_OK;
+    }
+    double v;
+    int rc = slow_parse(n, loc, true, &v);
+    if (rc == FLOE_SC_OK)
+        *out = (float)v; /* exact: strtof's result widened and narrowed back */
+    return rc;
+}
+
+/* ---- dates and times ------------------------------------------------------------------- */
+
+int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d) {
+    /* shift the year to start in March so the leap day is the last day of the year */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;                                        /* 0..399 */
+    int64_t doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                /* 0..146096 */
+    return era * 146097 + doe - 719468;
+}
+
+static bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+static unsigned days_in_month(int64_t y, unsigned m) {
+    static const unsigned dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap(y) ? 29 : dim[m - 1];
+}
+
+static bool digits_n(const uint8_t *p, int k, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < k; i++) {
+        if (!IS_DIGIT(p[i]))
+            return false;
+        v = v * 10 + (unsigned)(p[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* p[0..10) = "YYYY-MM-DD" */
+static int parse_ymd(const uint8_t *p, int64_t *days, char *why, size_t whyn) {
+    unsigned y, m, d;
+    if (!digits_n(p, 4, &y) || p[4] != '-' || !digits_n(p + 5, 2, &m) || p[7] != '-' ||
+        !digits_n(p + 8, 2, &d))
+        return FLOE_SC_SYNTAX;
+    if (m < 1 || m > 12) {
+        snprintf(why, whyn, "month %u out of range", m);
+        return FLOE_SC_RANGE;
+    }
+    if (d < 1 || d > days_in_month(y, m)) {
+        snprintf(why, whyn, "day %u out of range for %04u-%02u", d, y, m);
+        return FLOE_SC_RANGE;
+    }
+    *days = floe_days_from_civil(y, m, d);
+    return FLOE_SC_OK;
+}
+
+int floe_parse_date(const uint8_t *p, size_t n, int32_t *days, char *why, size_t whyn) {
+    if (n != 10)
+        return FLOE_SC_SYNTAX;
+    int64_t dd;
+    int rc = parse_ymd(p, &dd, why, whyn);
+    if (rc == FLOE_SC_OK)
+        *days = (int32_t)dd; /* years 0000-9999 always fit */
+    return rc;
+}
+
+/* "HH:MM[:SS[.f{1,9}]]" at p[0..n): seconds of day and the fraction as nanoseconds;
+ * *used = bytes consumed. */
+static int parse_hms(const uint8_t *p, size_t n, size_t *used, int64_t *secs, int64_t *nanos,
+                     char *why, size_t whyn) {
+    unsigned h, mi, s = 0;
+    size_t i = 0;
+    if (n < 5 || !digits_n(p, 2, &h) || p[2] != ':' || !digits_n(p + 3, 2, &mi))
+        return FLOE_SC_SYNTAX;
+    i = 5;
+    int64_t frac = 0;
+    if (i < n && p[i] == ':') {
+        if (n - i < 3 || !digits_n(p + i + 1, 2, &s))
+            return FLOE_SC_SYNTAX;
+        i += 3;
+        if (i < n && p[i] == '.') {
+            i++;
+            size_t k = 0;
+            while (i < n && IS_DIGIT(p[i])) {
+                if (++k > 9)
+                    return FLOE_SC_SYNTAX;
+                frac = frac * 10 + (p[i] - '0');
+                i++;
+            }
+            if (!k)
+                return FLOE_SC_SYNTAX;
+            for (; k < 9; k++)
+                frac *= 10;
+        }
+    }
+    if (h > 23) {
+        snprintf(why, whyn, "hour %u out of range", h);
+        return FLOE_SC_RANGE;
+    }
+    if (mi > 59) {
+        snprintf(why, whyn, "minute %u out of range", mi);
+        return FLOE_SC_RANGE;
+    }
+    if (s > 59) {
+        snprintf(why, whyn, s == 60 ? "leap second %u not representable" : "second %u out of range",
+                 s);
+        return FLOE_SC_RANGE;
+    }
+    *used = i;
+    *secs = (int64_t)h * 3600 + mi * 60 + s;
+    *nanos = frac;
+    return FLOE_SC_OK;
+}
+
+int floe_parse_time(const uint8_t *p, size_t n, int64_t *micros, char *why, size_t whyn) {
+    size_t used;
+    int64_t secs, nanos;
+    int rc = parse_hms(p, n, &used, &secs, &nanos, why, whyn);
+    if (rc != FLOE_SC_OK)
+        return rc;
+    if (used != n)
+        return FLOE_SC_SYNTAX;
+    *micros = secs * 1000000 + nanos / 1000;
+    return FLOE_SC_OK;
+}
+
+int floe_parse_timestamp(const uint8_t *p, size_t n, int digits, int zone_mode, int64_t *out,
+                         bool *had_zone, char *why, size_t whyn) {
+    int64_t days, secs, nanos;
+    size_t used;
+    if (n < 16 || (p[10] != 'T' && p[10] != 't' && p[10] != ' '))
+        return FLOE_SC_SYNTAX;
+    int rc = parse_ymd(p, &days, why, whyn);
+    if (rc != FLOE_SC_OK)
+        return rc;
+    rc = parse_hms(p + 11, n - 11, &used, &secs, &nanos, why, whyn);
+    if (rc != FLOE_SC_OK)
+        return rc;
+    size_t i = 11 + used;
+    int64_t offset = 0;
+    bool zone = false;
+    if (i < n) {
+        zone = true;
+        if ((p[i] == 'Z' || p[i] == 'z') && i + 1 == n) {
+            /* UTC */
+        } else if (p[i] == '+' || p[i] == '-') {
+            unsigned oh, om = 0;
+            size_t rest = n - i - 1;
+            const uint8_t *z = p + i + 1;
+            if (rest == 2 && digits_n(z, 2, &oh)) {
+            } else if (rest == 4 && digits_n(z, 2, &oh) && digits_n(z + 2, 2, &om)) {
+            } else if (rest == 5 && digits_n(z, 2, &oh) && z[2] == ':' && digits_n(z + 3, 2, &om)) {
+            } else {
+                return FLOE_SC_SYNTAX;
+            }
+            if (oh > 23 || om > 59) {
+                snprintf(why, whyn, "zone offset %.*s out of range", (int)(n - i), (const char *)p + i);
+                return FLOE_SC_RANGE;
+            }
+            offset = ((int64_t)oh * 3600 + om * 60) * (p[i] == '-' ? -1 : 1);
+        } else {
+            return FLOE_SC_SYNTAX;
+        }
+    }
+    if (had_zone)
+        *had_zone = zone;
+    if (zone && zone_mode == 0)
+        return FLOE_SC_ZONE;
+    int64_t epoch_secs = days * 86400 + secs - offset;
+    int64_t scale = digits == 9 ? 1000000000 : 1000000;
+    int64_t frac = digits == 9 ? nanos : nanos / 1000; /* truncation = floor: frac >= 0 */
+    floe_i128 wide = (floe_i128)epoch_secs * scale + frac; /* cannot overflow 128 bits */
+    if (wide < INT64_MIN || wide > INT64_MAX) {
+        snprintf(why, whyn, "outside the nanosecond timestamp range (1677-09-21..2262-04-11)");
+        return FLOE_SC_RANGE;
+    }
+    *out = (int64_t)wide;
+    return FLOE_SC_OK;
+}
+
+/* ---- uuid, base64 --------------------------------------------------------------------------- */
+
+static int hexval(uint8_t c) {
+    if (IS_DIGIT(c))
+        return c - '0';
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int floe_parse_uuid(const uint8_t *p, size_t n, uint8_t out[16]) {
+    if (n != 36 || p[8] != '-' || p[13] != '-' || p[18] != '-' || p[23] != '-')
+        return FLOE_SC_SYNTAX;
+    uint8_t tmp[16];
+    size_t k = 0;
+    for (size_t i = 0; i < 36;) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            i++;
+            continue;
+        }
+        int hi = hexval(p[i]), lo = hexval(p[i + 1]);
+        if (hi < 0 || lo < 0)
+            return FLOE_SC_SYNTAX;
+        tmp[k++] = (uint8_t)(hi << 4 | lo);
+        i += 2;
+    }
+    memcpy(out, tmp, 16);
+    return FLOE_SC_OK;
+}
+
+static int b64val(uint8_t c) {
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (IS_DIGIT(c))
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+int floe_base64_decode(const uint8_t *p, size_t n, uint8_t *out, size_t *outlen) {
+    size_t pad = 0;
+    if (n && p[n - 1] == '=') {
+        pad++;
+        if (n > 1 && p[n - 2] == '=')
+            pad++;
+        if (n % 4)
+            return FLOE_SC_SYNTAX;
+    }
+    size_t m = n - pad;
+    if (m % 4 == 1)
+        return FLOE_SC_SYNTAX;
+    if (pad && (m % 4) + pad != 4)
+        return FLOE_SC_SYNTAX;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < m; i++) {
+        int v = b64val(p[i]);
+        if (v < 0)
+            return FLOE_SC_SYNTAX;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (uint8_t)(acc >> bits);
+        }
+    }
+    *outlen = o;
+    return FLOE_SC_OK;
+}
+
+void floe_i128_to_be(floe_i128 v, uint8_t *out, int nbytes) {
+    floe_u128 u = (floe_u128)v;
+    for (int i = nbytes - 1; i >= 0; i--) {
+        out[i] = (uint8_t)u;
+        u >>= 8;
+    }
+}

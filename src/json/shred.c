@@ -1,0 +1,1464 @@
+/*
+ * shred.c - schema-directed NDJSON shredder: JSON records straight into Dremel-shredded
+ * column buffers (floe/json.h documents the contract and the coercion rules).
+ *
+ * Shape: floe_shredder_new() compiles the schema into a tree of `snode`s, one per field,
+ * each knowing its definition level when present, the repetition level of its entries
+ * (lists/maps) and the contiguous range of leaf columns below it (leaves are numbered
+ * depth-first, so every subtree owns one range). Structs get a small open-addressing hash
+ * of their field names plus a "next field" guess, so records whose keys come in schema
+ * order (the common case) match with one memcmp per key.
+ *
+ * One record = one recursive descent over its bytes:
+ *   - a present leaf pushes its value with def = max_def and the current rep;
+ *   - a null or absent node pushes, into every leaf below it, one slot with the
+ *     definition level of its parent (present-level - 1 for an optional node);
+ *   - an empty list/map pushes one slot with the list's own present level;
+ *   - the first entry of a list/map inherits the caller's rep, later entries get the
+ *     list's repetition level (Dremel).
+ * Because every column is independent, object keys are handled in input order; after the
+ * closing brace, the fields not seen get their absent slots (stamps per struct instance
+ * tell which were seen, and catch duplicate keys).
+ *
+ * Invariants: between records, every column holds exactly one slot sequence per accepted
+ * record (nrows); a rejected record is rolled back with floe_colbuf_truncate to the marks
+ * taken at its start. Internal functions return 0, REJ (> 0: record rejected, reason in
+ * the shredder) or a negative FLOE_E* code (hard error, the record is rolled back too).
+ */
+#include "floe/json.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json_internal.h"
+
+#define REJ 1
+#define UNKNOWN_MAX_PATHS 1024
+#define MAP_LINEAR_MAX 16 /* map duplicate-key check: linear scan up to this many keys */
+
+typedef struct snode snode;
+struct snode {
+    const floe_field *f;
+    floe_type_id type;
+    bool required;
+    int16_t def;        /* definition level when this node is present */
+    int16_t rep_inner;  /* lists/maps: repetition level of their entries */
+    uint32_t leaf0;     /* first leaf column below (or of) this node */
+    uint32_t nleaf;     /* number of leaf columns below */
+    const char *name;   /* struct children: the JSON key */
+    uint32_t nlen;
+    snode *kids;
+    uint32_t nkids;
+    /* structs */
+    uint32_t *slots;    /* open addressing: kid index + 1, 0 = empty */
+    uint32_t mask;
+    uint32_t guess;     /* kid expected next */
+    uint32_t seen_base; /* into floe_shredder.stamps */
+    /* maps: duplicate-key hash (kid 0 is the key leaf) */
+    uint32_t *ht;
+    uint32_t htcap;
+    /* leaves */
+    int digits;         /* timestamps: 6 or 9 */
+};
+
+typedef struct unknown_path {
+    char *path;
+    uint64_t seen;
+} unknown_path;
+
+struct floe_shredder {
+    const floe_schema *schema;
+    floe_shred_options opt;
+    snode root;
+    snode *pool;
+    size_t npool;
+    uint32_t *stamps;
+    size_t nstamps;
+    uint32_t stamp;
+    locale_t cloc;
+    floe_buf scratch;    /* decoded string values */
+    floe_buf keybuf;     /* decoded keys */
+    size_t *mark_levels; /* per column, at the start of the record */
+    size_t *mark_values;
+    floe_shred_stats stats;
+    unknown_path *unknown;
+    size_t nunknown;
+    uint32_t *unknown_ht; /* index + 1, size 2 * UNKNOWN_MAX_PATHS */
+
+    /* per record */
+    const uint8_t *rec, *end;
+    floe_colbuf *cols;
+    int depth;
+    bool lenient;         /* structure-only scan (array pre-pass): no UTF-8 checks */
+    floe_reject_reason rej_reason;
+    int64_t rej_column;
+    char rej_msg[512];
+};
+
+static const char *const reason_names[FLOE_REJECT_NREASONS] = {
+    [0] = "unknown",
+    [FLOE_REJECT_MALFORMED] = "malformed_json",
+    [FLOE_REJECT_UTF8] = "invalid_utf8",
+    [FLOE_REJECT_TYPE] = "type_mismatch",
+    [FLOE_REJECT_RANGE] = "out_of_range",
+    [FLOE_REJECT_MISSING] = "missing_required",
+    [FLOE_REJECT_TOO_LARGE] = "too_large",
+    [FLOE_REJECT_UNKNOWN_FIELD] = "unknown_field",
+    [FLOE_REJECT_DUPLICATE_KEY] = "duplicate_key",
+};
+
+const char *floe_reject_reason_name(floe_reject_reason r) {
+    if ((int)r <= 0 || (int)r >= FLOE_REJECT_NREASONS)
+        return "unknown";
+    return reason_names[r];
+}
+
+/* ---- rejections ------------------------------------------------------------------------- */
+
+static int rej(floe_shredder *sh, floe_reject_reason reason, const uint8_t *at, const char *fmt,
+               ...) FLOE_PRINTF(4, 5);
+static int rej(floe_shredder *sh, floe_reject_reason reason, const uint8_t *at, const char *fmt,
+               ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sh->rej_msg, sizeof sh->rej_msg, fmt, ap);
+    va_end(ap);
+    sh->rej_reason = reason;
+    sh->rej_column = at ? (int64_t)(at - sh->rec) + 1 : 0;
+    return REJ;
+}
+
+static int malformed(floe_shredder *sh, const uint8_t *at, const char *what) {
+    return rej(sh, FLOE_REJECT_MALFORMED, at, "malformed JSON at column %lld: %s",
+               (long long)((at ? at - sh->rec : 0) + 1), what);
+}
+
+static const char *path_of(const snode *n, char *buf, size_t len) {
+    return floe_field_path(n->f, buf, len);
+}
+
+static const char *found_kind(const uint8_t *p, const uint8_t *end) {
+    if (p >= end)
+        return "end of record";
+    switch (*p) {
+    case '{': return "object";
+    case '[': return "array";
+    case '"': return "string";
+    case 't':
+    case 'f': return "boolean";
+    case 'n': return "null";
+    default: return (*p == '-' || (*p >= '0' && *p <= '9')) ? "number" : "invalid JSON";
+    }
+}
+
+static int mismatch(floe_shredder *sh, const snode *n, const uint8_t *at) {
+    char path[256], type[64];
+    if (found_kind(at, sh->end)[0] == 'i')
+        return malformed(sh, at, "unexpected character");
+    return rej(sh, FLOE_REJECT_TYPE, at, "field '%s': expected %s, found %s",
+               path_of(n, path, sizeof path), floe_field_type_str(n->f, type, sizeof type),
+               found_kind(at, sh->end));
+}
+
+/* ---- lexing -------------------------------------------------------------------------------- */
+
+static inline const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+/* SWAR: does any byte of w equal b, fall below 0x20, or have its high bit set? */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline uint64_t has_zero(uint64_t w) { return (w - ONES) & ~w & HIGHS; }
+static inline bool plain8(uint64_t w) {
+    uint64_t special = has_zero(w ^ (ONES * '"')) | has_zero(w ^ (ONES * '\\')) |
+                       ((w - ONES * 0x20) & ~w & HIGHS) | (w & HIGHS);
+    return special == 0;
+}
+
+static int hex4(const uint8_t *p, uint32_t *out) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        uint8_t c = p[i];
+        uint32_t d;
+        if (c >= '0' && c <= '9')
+            d = (uint32_t)(c - '0');
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (uint32_t)((c | 0x20) - 'a' + 10);
+        else
+            return -1;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence at p (p[0] >= 0x80), 0 if invalid (RFC 3629). */
+static inline size_t utf8_seq(const uint8_t *p, const uint8_t *end) {
+    uint8_t c = p[0];
+    size_t avail = (size_t)(end - p);
+    if (c >= 0xC2 && c <= 0xDF)
+        return avail >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (avail < 3 || (p[2] & 0xC0) != 0x80)
+            return 0;
+        uint8_t lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return p[1] >= lo && p[1] <= hi ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (avail < 4 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+            return 0;
+        uint8_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return p[1] >= lo && p[1] <= hi ? 4 : 0;
+    }
+    return 0;
+}
+
+/* Scan the string starting at the '"' at *pp. On success *pp is past the closing quote,
+ * (s, n) the raw contents and *escaped tells whether a decode pass is needed. Validates
+ * escapes and UTF-8 unless sh->lenient. */
+static int scan_string(floe_shredder *sh, const uint8_t **pp, const uint8_t **s, size_t *n,
+                       bool *escaped) {
+    const uint8_t *p = *pp + 1, *end = sh->end;
+    bool esc = false;
+    for (;;) {
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (!plain8(w))
+                break;
+            p += 8;
+        }
+        if (p >= end)
+            return malformed(sh, *pp, "unterminated string");
+        uint8_t c = *p;
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            esc = true;
+            if (end - p < 2)
+                return malformed(sh, p, "unterminated string");
+            uint8_t e = p[1];
+            if (e == 'u') {
+                uint32_t cp;
+                if (end - p < 6 || hex4(p + 2, &cp) < 0)
+                    return malformed(sh, p, "bad \\u escape");
+                if (!sh->lenient && cp >= 0xD800 && cp <= 0xDFFF) {
+                    uint32_t lo;
+                    if (cp >= 0xDC00 || end - p < 12 || p[6] != '\\' || p[7] != 'u' ||
+                        hex4(p + 8, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF)
+                        return rej(sh, FLOE_REJECT_UTF8, p,
+                                   "lone surrogate \\u%04X at column %lld", (unsigned)cp,
+                                   (long long)(p - sh->rec + 1));
+                    p += 6;
+                }
+                p += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                       e == 'r' || e == 't') {
+                p += 2;
+            } else {
+                return malformed(sh, p, "bad escape in string");
+            }
+        } else if (c < 0x20) {
+            return malformed(sh, p, "control character in string");
+        } else if (c >= 0x80) {
+            size_t k = sh->lenient ? 1 : utf8_seq(p, end);
+            if (!k)
+                return rej(sh, FLOE_REJECT_UTF8, p, "invalid UTF-8 in string at column %lld",
+                           (long long)(p - sh->rec + 1));
+            p += k;
+        } else {
+            p++;
+        }
+    }
+    *s = *pp + 1;
+    *n = (size_t)(p - *s);
+    *escaped = esc;
+    *pp = p + 1;
+    return 0;
+}
+
+static inline size_t put_utf8(uint8_t *o, uint32_t cp) {
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | cp >> 6);
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | cp >> 12);
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xF0 | cp >> 18);
+    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decode validated string contents (from scan_string) into b (reset first). The output is
+ * never longer than the input. */
+static int decode_string(floe_buf *b, const uint8_t *s, size_t n) {
+    floe_buf_reset(b);
+    int rc = floe_buf_reserve(b, n);
+    if (rc < 0)
+        return rc;
+    uint8_t *o = b->data;
+    const uint8_t *end = s + n;
+    while (s < end) {
+        if (*s != '\\') {
+            *o++ = *s++;
+            continue;
+        }
+        uint8_t e = s[1];
+        s += 2;
+        switch (e) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            uint32_t cp, lo;
+            hex4(s, &cp);
+            s += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                hex4(s + 2, &lo);
+                s += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            o += put_utf8(o, cp);
+            break;
+        }
+        default: *o++ = e; break; /* " \ / */
+        }
+    }
+    b->len = (size_t)(o - b->data);
+    return 0;
+}
+
+static int expect_literal(floe_shredder *sh, const uint8_t **pp, const char *lit, size_t n) {
+    if ((size_t)(sh->end - *pp) < n || memcmp(*pp, lit, n) != 0)
+        return malformed(sh, *pp, "invalid literal");
+    *pp += n;
+    return 0;
+}
+
+/* Validate and skip one value of any shape (unknown fields, array pre-pass). */
+static int skip_value(floe_shredder *sh, const uint8_t **pp) {
+    const uint8_t *p = *pp, *end = sh->end;
+    int rc;
+    if (p >= end)
+        return malformed(sh, p, "expected a value");
+    switch (*p) {
+    case '"': {
+        const uint8_t *s;
+        size_t n;
+        bool esc;
+        if ((rc = scan_string(sh, &p, &s, &n, &esc)) != 0)
+            return rc;
+        break;
+    }
+    case '{':
+    case '[': {
+        bool obj = *p == '{';
+        uint8_t close = obj ? '}' : ']';
+        if (++sh->depth > sh->opt.max_depth)
+            return malformed(sh, p, "nesting too deep");
+        p = skip_ws(p + 1, end);
+        if (p < end && *p == close) {
+            p++;
+            sh->depth--;
+            break;
+        }
+        for (;;) {
+            if (obj) {
+                const uint8_t *s;
+                size_t n;
+                bool esc;
+                if (p >= end || *p != '"')
+                    return malformed(sh, p, "expected '\"' to start an object key");
+                if ((rc = scan_string(sh, &p, &s, &n, &esc)) != 0)
+                    return rc;
+                p = skip_ws(p, end);
+                if (p >= end || *p != ':')
+                    return malformed(sh, p, "expected ':' after object key");
+                p = skip_ws(p + 1, end);
+            }
+            if ((rc = skip_value(sh, &p)) != 0)
+                return rc;
+            p = skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p = skip_ws(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == close) {
+                p++;
+                break;
+            }
+            return malformed(sh, p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+        sh->depth--;
+        break;
+    }
+    case 't':
+        if ((rc = expect_literal(sh, &p, "true", 4)) != 0)
+            return rc;
+        break;
+    case 'f':
+        if ((rc = expect_literal(sh, &p, "false", 5)) != 0)
+            return rc;
+        break;
+    case 'n':
+        if ((rc = expect_literal(sh, &p, "null", 4)) != 0)
+            return rc;
+        break;
+    default: {
+        floe_jnum num;
+        size_t bad = 0;
+        if (!floe_jnum_scan(p, end, &num, &bad))
+            return malformed(sh, p + bad, "invalid number");
+        p += num.len;
+        break;
+    }
+    }
+    *pp = p;
+    return 0;
+}
+
+/* ---- column pushes -------------------------------------------------------------------------- */
+
+static inline int push_value(floe_shredder *sh, uint32_t col, int16_t rep, const void *v,
+                             size_t n) {
+    floe_colbuf *c = &sh->cols[col];
+    /* fast path for fixed-width values with room: no calls */
+    if (c->width && c->nlevels < c->levels_cap &&
+        c->values_len + (size_t)c->width <= c->values_cap) {
+        memcpy(c->values + c->values_len, v, (size_t)c->width);
+        c->values_len += (size_t)c->width;
+        if (c->max_def > 0)
+            c->def[c->nlevels] = c->max_def;
+        if (c->max_rep > 0)
+            c->rep[c->nlevels] = rep;
+        c->nlevels++;
+        c->nvalues++;
+        return 0;
+    }
+    return floe_colbuf_push_value(c, rep, v, n);
+}
+
+static int emit_null(floe_shredder *sh, const snode *n, int16_t def, int16_t rep) {
+    for (uint32_t i = 0; i < n->nleaf; i++) {
+        floe_colbuf *c = &sh->cols[n->leaf0 + i];
+        if (c->nlevels < c->levels_cap) {
+            if (c->max_def > 0)
+                c->def[c->nlevels] = def;
+            if (c->max_rep > 0)
+                c->rep[c->nlevels] = rep;
+            c->nlevels++;
+        } else {
+            int rc = floe_colbuf_push_null(c, def, rep);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- leaves ----------------------------------------------------------------------------- */
+
+static int range_err(floe_shredder *sh, const snode *n, const uint8_t *at, const char *what) {
+    char path[256], type[64];
+    return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': %s out of range for %s",
+               path_of(n, path, sizeof path), what, floe_field_type_str(n->f, type, sizeof type));
+}
+
+static int push_decimal(floe_shredder *sh, const snode *n, int16_t rep, floe_i128 v) {
+    const floe_field *f = n->f;
+    if (f->phys == FLOE_PHYS_INT32) {
+        int32_t x = (int32_t)v;
+        return push_value(sh, n->leaf0, rep, &x, 4);
+    }
+    if (f->phys == FLOE_PHYS_INT64) {
+        int64_t x = (int64_t)v;
+        return push_value(sh, n->leaf0, rep, &x, 8);
+    }
+    uint8_t be[16];
+    floe_i128_to_be(v, be, f->type_length);
+    return push_value(sh, n->leaf0, rep, be, (size_t)f->type_length);
+}
+
+/* A JSON number at *pp into leaf n. */
+static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp;
+    floe_jnum num;
+    size_t bad = 0;
+    char path[256], type[64], why[128];
+    if (!floe_jnum_scan(p, sh->end, &num, &bad))
+        return malformed(sh, p + bad, "invalid number");
+    *pp = p + num.len;
+    int rc;
+    int64_t iv;
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (n->type) {
+    case FLOE_TYPE_INT:
+    case FLOE_TYPE_DATE:
+        lo = INT32_MIN;
+        hi = INT32_MAX;
+        /* fall through */
+    case FLOE_TYPE_LONG:
+    case FLOE_TYPE_TIME:
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS:
+        if (n->type == FLOE_TYPE_TIME) {
+            lo = 0;
+            hi = 86400LL * 1000000 - 1;
+        }
+        if (num.simple && !num.neg && num.simple_value <= (uint64_t)hi) {
+            iv = (int64_t)num.simple_value; /* the common case: a plain small integer */
+        } else {
+            rc = floe_jnum_to_i64(&num, lo, hi, &iv);
+            if (rc == FLOE_SC_NONINTEGRAL)
+                return rej(sh, FLOE_REJECT_TYPE, p,
+                           "field '%s': expected %s, found non-integral number %.*s",
+                           path_of(n, path, sizeof path),
+                           floe_field_type_str(n->f, type, sizeof type),
+                           (int)(num.len > 40 ? 40 : num.len), (const char *)p);
+            if (rc != FLOE_SC_OK) {
+                snprintf(why, sizeof why, "%.*s", (int)(num.len > 40 ? 40 : num.len),
+                         (const char *)p);
+                return range_err(sh, n, p, why);
+            }
+        }
+        if (n->f->phys == FLOE_PHYS_INT32) {
+            int32_t x = (int32_t)iv;
+            return push_value(sh, n->leaf0, rep, &x, 4);
+        }
+        return push_value(sh, n->leaf0, rep, &iv, 8);
+    case FLOE_TYPE_DOUBLE: {
+        double d;
+        if (num.simple && num.simple_value <= (1ull << 53)) {
+            d = (double)num.simple_value;
+            if (num.neg)
+                d = -d;
+        } else if ((rc = floe_jnum_to_double(&num, sh->cloc, &d)) != FLOE_SC_OK) {
+            if (rc == FLOE_SC_NOMEM)
+                return FLOE_ENOMEM;
+            snprintf(why, sizeof why, "%.*s", (int)(num.len > 40 ? 40 : num.len), (const char *)p);
+            return range_err(sh, n, p, why);
+        }
+        return push_value(sh, n->leaf0, rep, &d, 8);
+    }
+    case FLOE_TYPE_FLOAT: {
+        float x;
+        if ((rc = floe_jnum_to_float(&num, sh->cloc, &x)) != FLOE_SC_OK) {
+            if (rc == FLOE_SC_NOMEM)
+                return FLOE_ENOMEM;
+            snprintf(why, sizeof why, "%.*s", (int)(num.len > 40 ? 40 : num.len), (const char *)p);
+            return range_err(sh, n, p, why);
+        }
+        return push_value(sh, n->leaf0, rep, &x, 4);
+    }
+    case FLOE_TYPE_DECIMAL: {
+        floe_i128 v;
+        if (floe_jnum_to_decimal(&num, n->f->precision, n->f->scale, &v, why, sizeof why) !=
+            FLOE_SC_OK)
+            return rej(sh, FLOE_REJECT_RANGE, p, "field '%s': %.*s has %s for %s",
+                       path_of(n, path, sizeof path), (int)(num.len > 40 ? 40 : num.len),
+                       (const char *)p, why, floe_field_type_str(n->f, type, sizeof type));
+        return push_decimal(sh, n, rep, v);
+    }
+    default:
+        return mismatch(sh, n, p);
+    }
+}
+
+/* Convert string text (already decoded) into leaf n. `at` is the string's position in the
+ * record for messages. Also used for map keys. */
+static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t len,
+                     const uint8_t *at, int16_t rep) {
+    char path[256], type[64], why[160] = "";
+    int rc;
+    int shown = (int)(len > 60 ? 60 : len);
+    switch (n->type) {
+    case FLOE_TYPE_STRING:
+        return push_value(sh, n->leaf0, rep, s, len);
+    case FLOE_TYPE_INT:
+    case FLOE_TYPE_LONG: {
+        /* only map keys reach here: integers written as key text */
+        floe_jnum num;
+        int64_t v;
+        bool is_int32 = n->type == FLOE_TYPE_INT;
+        bool digits_only = len > (s[0] == '-' ? 1u : 0u);
+        for (size_t i = s[0] == '-' ? 1 : 0; i < len && digits_only; i++)
+            digits_only = s[i] >= '0' && s[i] <= '9';
+        if (!digits_only || floe_jnum_scan(s, s + len, &num, NULL) != len)
+            return rej(sh, FLOE_REJECT_TYPE, at, "field '%s': expected %s key, found \"%.*s\"",
+                       path_of(n, path, sizeof path), floe_type_name(n->type), shown,
+                       (const char *)s);
+        if (floe_jnum_to_i64(&num, is_int32 ? INT32_MIN : INT64_MIN,
+                             is_int32 ? INT32_MAX : INT64_MAX, &v) != FLOE_SC_OK)
+            return range_err(sh, n, at, "key");
+        if (is_int32) {
+            int32_t x = (int32_t)v;
+            return push_value(sh, n->leaf0, rep, &x, 4);
+        }
+        return push_value(sh, n->leaf0, rep, &v, 8);
+    }
+    case FLOE_TYPE_FLOAT:
+    case FLOE_TYPE_DOUBLE: {
+        double d;
+        if (len == 3 && !memcmp(s, "NaN", 3))
+            d = (double)NAN;
+        else if (len == 8 && !memcmp(s, "Infinity", 8))
+            d = (double)INFINITY;
+        else if (len == 9 && !memcmp(s, "-Infinity", 9))
+            d = -(double)INFINITY;
+        else
+            return mismatch(sh, n, at);
+        if (n->type == FLOE_TYPE_FLOAT) {
+            float x = (float)d;
+            return push_value(sh, n->leaf0, rep, &x, 4);
+        }
+        return push_value(sh, n->leaf0, rep, &d, 8);
+    }
+    case FLOE_TYPE_DECIMAL: {
+        floe_jnum num;
+        floe_i128 v;
+        if (!len || floe_jnum_scan(s, s + len, &num, NULL) != len)
+            return rej(sh, FLOE_REJECT_TYPE, at, "field '%s': expected %s, found \"%.*s\"",
+                       path_of(n, path, sizeof path),
+                       floe_field_type_str(n->f, type, sizeof type), shown, (const char *)s);
+        if (floe_jnum_to_decimal(&num, n->f->precision, n->f->scale, &v, why, sizeof why) !=
+            FLOE_SC_OK)
+            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': \"%.*s\" has %s for %s",
+                       path_of(n, path, sizeof path), shown, (const char *)s, why,
+                       floe_field_type_str(n->f, type, sizeof type));
+        return push_decimal(sh, n, rep, v);
+    }
+    case FLOE_TYPE_DATE: {
+        int32_t d;
+        rc = floe_parse_date(s, len, &d, why, sizeof why);
+        if (rc == FLOE_SC_OK)
+            return push_value(sh, n->leaf0, rep, &d, 4);
+        if (rc == FLOE_SC_RANGE)
+            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': date \"%.*s\": %s",
+                       path_of(n, path, sizeof path), shown, (const char *)s, why);
+        return rej(sh, FLOE_REJECT_TYPE, at,
+                   "field '%s': expected date (YYYY-MM-DD), found \"%.*s\"",
+                   path_of(n, path, sizeof path), shown, (const char *)s);
+    }
+    case FLOE_TYPE_TIME: {
+        int64_t t;
+        rc = floe_parse_time(s, len, &t, why, sizeof why);
+        if (rc == FLOE_SC_OK)
+            return push_value(sh, n->leaf0, rep, &t, 8);
+        if (rc == FLOE_SC_RANGE)
+            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': time \"%.*s\": %s",
+                       path_of(n, path, sizeof path), shown, (const char *)s, why);
+        return rej(sh, FLOE_REJECT_TYPE, at,
+                   "field '%s': expected time (HH:MM:SS[.ffffff]), found \"%.*s\"",
+                   path_of(n, path, sizeof path), shown, (const char *)s);
+    }
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS: {
+        int64_t t;
+        bool tz = n->type == FLOE_TYPE_TIMESTAMPTZ || n->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        rc = floe_parse_timestamp(s, len, n->digits, tz ? 1 : 0, &t, NULL, why, sizeof why);
+        if (rc == FLOE_SC_OK)
+            return push_value(sh, n->leaf0, rep, &t, 8);
+        if (rc == FLOE_SC_RANGE)
+            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': timestamp \"%.*s\": %s",
+                       path_of(n, path, sizeof path), shown, (const char *)s, why);
+        if (rc == FLOE_SC_ZONE)
+            return rej(sh, FLOE_REJECT_TYPE, at,
+                       "field '%s': %s has no time zone but \"%.*s\" carries one (use timestamptz)",
+                       path_of(n, path, sizeof path), floe_type_name(n->type), shown,
+                       (const char *)s);
+        return rej(sh, FLOE_REJECT_TYPE, at,
+                   "field '%s': expected ISO-8601 timestamp, found \"%.*s\"",
+                   path_of(n, path, sizeof path), shown, (const char *)s);
+    }
+    case FLOE_TYPE_UUID: {
+        uint8_t u[16];
+        if (floe_parse_uuid(s, len, u) != FLOE_SC_OK)
+            return rej(sh, FLOE_REJECT_TYPE, at, "field '%s': expected uuid, found \"%.*s\"",
+                       path_of(n, path, sizeof path), shown, (const char *)s);
+        return push_value(sh, n->leaf0, rep, u, 16);
+    }
+    case FLOE_TYPE_BINARY:
+    case FLOE_TYPE_FIXED: {
+        /* decode into the key buffer's tail: values are never longer than their text */
+        floe_buf *b = s >= sh->scratch.data && s < sh->scratch.data + sh->scratch.cap
+                          ? &sh->keybuf
+                          : &sh->scratch;
+        floe_buf_reset(b);
+        if ((rc = floe_buf_reserve(b, len / 4 * 3 + 3)) < 0)
+            return rc;
+        size_t outlen;
+        if (floe_base64_decode(s, len, b->data, &outlen) != FLOE_SC_OK)
+            return rej(sh, FLOE_REJECT_TYPE, at, "field '%s': expected base64, found \"%.*s\"",
+                       path_of(n, path, sizeof path), shown, (const char *)s);
+        if (n->type == FLOE_TYPE_FIXED && outlen != (size_t)n->f->length) {
+            snprintf(why, sizeof why, "length %zu", outlen);
+            return range_err(sh, n, at, why);
+        }
+        return push_value(sh, n->leaf0, rep, b->data, outlen);
+    }
+    default:
+        return mismatch(sh, n, at);
+    }
+}
+
+static int leaf_value(floe_shredder *sh, const snode *n, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp;
+    int rc;
+    switch (*p) {
+    case '"': {
+        const uint8_t *s;
+        size_t len;
+        bool esc;
+        if ((rc = scan_string(sh, &p, &s, &len, &esc)) != 0)
+            return rc;
+        *pp = p;
+        if (n->type == FLOE_TYPE_BOOLEAN || n->type == FLOE_TYPE_INT || n->type == FLOE_TYPE_LONG)
+            return mismatch(sh, n, s - 1);
+        if (esc) {
+            if ((rc = decode_string(&sh->scratch, s, len)) < 0)
+                return rc;
+            return leaf_text(sh, n, sh->scratch.data, sh->scratch.len, s - 1, rep);
+        }
+        return leaf_text(sh, n, s, len, s - 1, rep);
+    }
+    case 't':
+    case 'f': {
+        bool v = *p == 't';
+        if ((rc = expect_literal(sh, &p, v ? "true" : "false", v ? 4 : 5)) != 0)
+            return rc;
+        if (n->type != FLOE_TYPE_BOOLEAN)
+            return mismatch(sh, n, *pp);
+        *pp = p;
+        uint8_t b = v;
+        return push_value(sh, n->leaf0, rep, &b, 1);
+    }
+    case '{':
+    case '[':
+        return mismatch(sh, n, p);
+    default:
+        if (*p == '-' || (*p >= '0' && *p <= '9'))
+            return leaf_number(sh, n, pp, rep);
+        return malformed(sh, p, "expected a value");
+    }
+}
+
+/* ---- nested values ---------------------------------------------------------------------------- */
+
+static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep);
+
+static uint32_t name_hash(const uint8_t *s, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 16777619u;
+    return h;
+}
+
+static inline int lookup_kid(snode *st, const uint8_t *k, size_t klen) {
+    uint32_t g = st->guess;
+    if (g < st->nkids && st->kids[g].nlen == klen && !memcmp(st->kids[g].name, k, klen)) {
+        st->guess = g + 1;
+        return (int)g;
+    }
+    if (!st->nkids)
+        return -1;
+    uint32_t i = name_hash(k, klen) & st->mask;
+    for (;;) {
+        uint32_t s = st->slots[i];
+        if (!s)
+            return -1;
+        snode *c = &st->kids[s - 1];
+        if (c->nlen == klen && !memcmp(c->name, k, klen)) {
+            st->guess = s;
+            return (int)(s - 1);
+        }
+        i = (i + 1) & st->mask;
+    }
+}
+
+static int note_unknown(floe_shredder *sh, const snode *st, const uint8_t *k, size_t klen) {
+    sh->stats.unknown_fields++;
+    if (sh->opt.unknown != FLOE_UNKNOWN_COLLECT)
+        return 0;
+    char path[512];
+    char parent[256];
+    if (st->f)
+        snprintf(path, sizeof path, "%s.%.*s", path_of(st, parent, sizeof parent),
+                 (int)(klen > 200 ? 200 : klen), (const char *)k);
+    else
+        snprintf(path, sizeof path, "%.*s", (int)(klen > 200 ? 200 : klen), (const char *)k);
+    size_t plen = strlen(path);
+    uint32_t cap = 2 * UNKNOWN_MAX_PATHS;
+    uint32_t i = name_hash((const uint8_t *)path, plen) & (cap - 1);
+    for (;;) {
+        uint32_t s = sh->unknown_ht[i];
+        if (!s)
+            break;
+        if (!strcmp(sh->unknown[s - 1].path, path)) {
+            sh->unknown[s - 1].seen++;
+            return 0;
+        }
+        i = (i + 1) & (cap - 1);
+    }
+    if (sh->nunknown >= UNKNOWN_MAX_PATHS)
+        return 0;
+    char *copy = floe_strndup(path, plen);
+    if (!copy)
+        return FLOE_ENOMEM;
+    sh->unknown[sh->nunknown].path = copy;
+    sh->unknown[sh->nunknown].seen = 1;
+    sh->unknown_ht[i] = (uint32_t)++sh->nunknown;
+    return 0;
+}
+
+static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp, *end = sh->end;
+    int rc;
+    if (++sh->depth > sh->opt.max_depth)
+        return malformed(sh, p, "nesting too deep");
+    if (++sh->stamp == 0) {
+        memset(sh->stamps, 0, sh->nstamps * sizeof *sh->stamps);
+        sh->stamp = 1;
+    }
+    uint32_t stamp = sh->stamp;
+    uint32_t *seen = sh->stamps + st->seen_base;
+    uint32_t nseen = 0;
+    st->guess = 0;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            const uint8_t *s, *kpos = p;
+            size_t klen;
+            bool esc;
+            if (p >= end || *p != '"')
+                return malformed(sh, p, "expected '\"' to start an object key");
+            if ((rc = scan_string(sh, &p, &s, &klen, &esc)) != 0)
+                return rc;
+            if (esc) {
+                if ((rc = decode_string(&sh->keybuf, s, klen)) < 0)
+                    return rc;
+                s = sh->keybuf.data;
+                klen = sh->keybuf.len;
+            }
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':')
+                return malformed(sh, p, "expected ':' after object key");
+            p = skip_ws(p + 1, end);
+            int k = lookup_kid(st, s, klen);
+            if (k >= 0) {
+                snode *kid = &st->kids[k];
+                if (seen[k] == stamp) {
+                    char path[256];
+                    return rej(sh, FLOE_REJECT_DUPLICATE_KEY, kpos,
+                               "duplicate key for field '%s'", path_of(kid, path, sizeof path));
+                }
+                seen[k] = stamp;
+                nseen++;
+                if (p >= end)
+                    return malformed(sh, p, "expected a value");
+                if ((rc = shred_value(sh, kid, &p, rep)) != 0)
+                    return rc;
+            } else {
+                if (sh->opt.unknown == FLOE_UNKNOWN_REJECT) {
+                    char parent[256];
+                    int shown = (int)(klen > 100 ? 100 : klen);
+                    if (st->f)
+                        return rej(sh, FLOE_REJECT_UNKNOWN_FIELD, kpos, "unknown field '%s.%.*s'",
+                                   path_of(st, parent, sizeof parent), shown, (const char *)s);
+                    return rej(sh, FLOE_REJECT_UNKNOWN_FIELD, kpos, "unknown field '%.*s'", shown,
+                               (const char *)s);
+                }
+                if ((rc = note_unknown(sh, st, s, klen)) != 0)
+                    return rc;
+                if ((rc = skip_value(sh, &p)) != 0)
+                    return rc;
+            }
+            p = skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p = skip_ws(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return malformed(sh, p, "expected ',' or '}'");
+        }
+    }
+    if (nseen < st->nkids) {
+        for (uint32_t k = 0; k < st->nkids; k++) {
+            if (seen[k] == stamp)
+                continue;
+            snode *kid = &st->kids[k];
+            if (kid->required) {
+                char path[256];
+                return rej(sh, FLOE_REJECT_MISSING, NULL, "missing required field '%s'",
+                           path_of(kid, path, sizeof path));
+            }
+            if ((rc = emit_null(sh, kid, (int16_t)(kid->def - 1), rep)) < 0)
+                return rc;
+        }
+    }
+    sh->depth--;
+    *pp = p;
+    return 0;
+}
+
+static int shred_list(floe_shredder *sh, snode *ln, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp, *end = sh->end;
+    int rc;
+    if (++sh->depth > sh->opt.max_depth)
+        return malformed(sh, p, "nesting too deep");
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == ']') {
+        p++;
+        if ((rc = emit_null(sh, ln, ln->def, rep)) < 0)
+            return rc;
+    } else {
+        snode *el = &ln->kids[0];
+        int16_t r = rep;
+        for (;;) {
+            if (p >= end)
+                return malformed(sh, p, "expected a value");
+            if ((rc = shred_value(sh, el, &p, r)) != 0)
+                return rc;
+            r = ln->rep_inner;
+            p = skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p = skip_ws(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == ']') {
+                p++;
+                break;
+            }
+            return malformed(sh, p, "expected ',' or ']'");
+        }
+    }
+    sh->depth--;
+    *pp = p;
+    return 0;
+}
+
+/* Is the key just pushed (index `last` of the key column) equal to an earlier key of this
+ * map (indexes first..last-1)? */
+static bool key_equal(const floe_colbuf *c, size_t i, size_t j) {
+    if (c->width)
+        return !memcmp(c->values + i * (size_t)c->width, c->values + j * (size_t)c->width,
+                       (size_t)c->width);
+    size_t li = c->offsets[i + 1] - c->offsets[i], lj = c->offsets[j + 1] - c->offsets[j];
+    return li == lj && !memcmp(c->values + c->offsets[i], c->values + c->offsets[j], li);
+}
+
+static uint32_t key_hash(const floe_colbuf *c, size_t i) {
+    if (c->width)
+        return name_hash(c->values + i * (size_t)c->width, (size_t)c->width);
+    return name_hash(c->values + c->offsets[i], c->offsets[i + 1] - c->offsets[i]);
+}
+
+static int ht_insert(snode *m, const floe_colbuf *c, size_t first, size_t idx, bool *dup) {
+    uint32_t i = key_hash(c, idx) & (m->htcap - 1);
+    for (;;) {
+        uint32_t s = m->ht[i];
+        if (!s) {
+            m->ht[i] = (uint32_t)(idx - first + 1);
+            *dup = false;
+            return 0;
+        }
+        if (key_equal(c, first + s - 1, idx)) {
+            *dup = true;
+            return 0;
+        }
+        i = (i + 1) & (m->htcap - 1);
+    }
+}
+
+static int check_dup_key(floe_shredder *sh, snode *m, size_t first, bool *dup) {
+    const floe_colbuf *c = &sh->cols[m->kids[0].leaf0];
+    size_t idx = c->nvalues - 1, count = idx - first + 1;
+    *dup = false;
+    if (count <= MAP_LINEAR_MAX) {
+        for (size_t j = first; j < idx; j++)
+            if (key_equal(c, j, idx)) {
+                *dup = true;
+                return 0;
+            }
+        return 0;
+    }
+    if (count > UINT32_MAX / 4)
+        return FLOE_ELIMIT;
+    if (count * 2 > m->htcap || count == MAP_LINEAR_MAX + 1) {
+        /* (re)build the table over all keys so far */
+        uint32_t cap = m->htcap ? m->htcap : 64;
+        while (cap < count * 2)
+            cap *= 2;
+        if (cap != m->htcap) {
+            uint32_t *ht = floe_realloc(m->ht, cap * sizeof *ht);
+            if (!ht)
+                return FLOE_ENOMEM;
+            m->ht = ht;
+            m->htcap = cap;
+        }
+        memset(m->ht, 0, m->htcap * sizeof *m->ht);
+        for (size_t j = first; j < idx; j++) {
+            bool d;
+            ht_insert(m, c, first, j, &d);
+        }
+    }
+    return ht_insert(m, c, first, idx, dup);
+}
+
+static int shred_map(floe_shredder *sh, snode *m, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp, *end = sh->end;
+    int rc;
+    if (++sh->depth > sh->opt.max_depth)
+        return malformed(sh, p, "nesting too deep");
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') {
+        p++;
+        if ((rc = emit_null(sh, m, m->def, rep)) < 0)
+            return rc;
+    } else {
+        snode *key = &m->kids[0], *val = &m->kids[1];
+        size_t first = sh->cols[key->leaf0].nvalues;
+        int16_t r = rep;
+        for (;;) {
+            const uint8_t *s, *kpos = p;
+            size_t klen;
+            bool esc;
+            if (p >= end || *p != '"')
+                return malformed(sh, p, "expected '\"' to start an object key");
+            if ((rc = scan_string(sh, &p, &s, &klen, &esc)) != 0)
+                return rc;
+            if (esc) {
+                if ((rc = decode_string(&sh->keybuf, s, klen)) < 0)
+                    return rc;
+                s = sh->keybuf.data;
+                klen = sh->keybuf.len;
+            }
+            if ((rc = leaf_text(sh, key, s, klen, kpos, r)) != 0)
+                return rc;
+            bool dup;
+            if ((rc = check_dup_key(sh, m, first, &dup)) < 0)
+                return rc;
+            if (dup) {
+                char path[256];
+                return rej(sh, FLOE_REJECT_DUPLICATE_KEY, kpos, "map '%s': duplicate key \"%.*s\"",
+                           path_of(m, path, sizeof path), (int)(klen > 60 ? 60 : klen),
+                           (const char *)s);
+            }
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':')
+                return malformed(sh, p, "expected ':' after object key");
+            p = skip_ws(p + 1, end);
+            if (p >= end)
+                return malformed(sh, p, "expected a value");
+            if ((rc = shred_value(sh, val, &p, r)) != 0)
+                return rc;
+            r = m->rep_inner;
+            p = skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p = skip_ws(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return malformed(sh, p, "expected ',' or '}'");
+        }
+    }
+    sh->depth--;
+    *pp = p;
+    return 0;
+}
+
+/* *pp points at the first byte of a value (not whitespace, not past the end). */
+static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep) {
+    const uint8_t *p = *pp;
+    int rc;
+    if (*p == 'n') {
+        if ((rc = expect_literal(sh, &p, "null", 4)) != 0)
+            return rc;
+        if (n->required) {
+            char path[256];
+            return rej(sh, FLOE_REJECT_MISSING, *pp, "required field '%s' is null",
+                       path_of(n, path, sizeof path));
+        }
+        *pp = p;
+        return emit_null(sh, n, (int16_t)(n->def - 1), rep);
+    }
+    switch (n->type) {
+    case FLOE_TYPE_STRUCT:
+        return *p == '{' ? shred_struct(sh, n, pp, rep) : mismatch(sh, n, p);
+    case FLOE_TYPE_LIST:
+        return *p == '[' ? shred_list(sh, n, pp, rep) : mismatch(sh, n, p);
+    case FLOE_TYPE_MAP:
+        return *p == '{' ? shred_map(sh, n, pp, rep) : mismatch(sh, n, p);
+    default:
+        return leaf_value(sh, n, pp, rep);
+    }
+}
+
+/* ---- records ------------------------------------------------------------------------------- */
+
+static void mark(floe_shredder *sh, size_t ncols) {
+    for (size_t i = 0; i < ncols; i++) {
+        sh->mark_levels[i] = sh->cols[i].nlevels;
+        sh->mark_values[i] = sh->cols[i].nvalues;
+    }
+}
+
+static void rollback(floe_shredder *sh, size_t ncols) {
+    for (size_t i = 0; i < ncols; i++)
+        floe_colbuf_truncate(&sh->cols[i], sh->mark_levels[i], sh->mark_values[i]);
+}
+
+/* Shred one record rec[0..n) (leading whitespace allowed). Returns 0, REJ or < 0. */
+static int shred_record(floe_shredder *sh, const uint8_t *rec, size_t n, floe_batch *out) {
+    sh->rec = rec;
+    sh->end = rec + n;
+    sh->depth = 0;
+    sh->lenient = false;
+    if (n > sh->opt.max_record)
+        return rej(sh, FLOE_REJECT_TOO_LARGE, NULL, "record of %zu bytes exceeds the %zu-byte limit",
+                   n, sh->opt.max_record);
+    mark(sh, out->ncols);
+    const uint8_t *p = skip_ws(rec, sh->end);
+    int rc;
+    if (p < sh->end && *p == '{') {
+        rc = shred_struct(sh, &sh->root, &p, 0);
+        if (rc == 0) {
+            p = skip_ws(p, sh->end);
+            if (p < sh->end)
+                rc = malformed(sh, p, "unexpected data after the record");
+        }
+    } else if (p < sh->end && found_kind(p, sh->end)[0] != 'i') {
+        rc = rej(sh, FLOE_REJECT_TYPE, p, "record must be a JSON object, found %s",
+                 found_kind(p, sh->end));
+    } else {
+        rc = malformed(sh, p, "expected a JSON object");
+    }
+    if (rc != 0) {
+        rollback(sh, out->ncols);
+        return rc;
+    }
+    out->nrows++;
+    return 0;
+}
+
+static int report(floe_shredder *sh, const char *source, int64_t line, int64_t offset,
+                  const uint8_t *rec, size_t n, floe_reject_fn on_reject, void *ctx) {
+    sh->stats.records_rejected++;
+    sh->stats.rejected_by_reason[sh->rej_reason]++;
+    if (!on_reject)
+        return 0;
+    floe_reject r = {
+        .source = source,
+        .line = line,
+        .offset = offset,
+        .column = sh->rej_column,
+        .reason = sh->rej_reason,
+        .message = sh->rej_msg,
+        .record = rec,
+        .record_len = n,
+    };
+    int rc = on_reject(ctx, &r);
+    return rc < 0 ? rc : 0;
+}
+
+static int check_batch(floe_shredder *sh, floe_batch *out, floe_error *err) {
+    if (!out || out->ncols != sh->schema->nleaves || (out->ncols && !out->cols))
+        return floe_error_set(err, FLOE_EINVALID, "shredder: batch does not match the schema");
+    sh->cols = out->cols;
+    return 0;
+}
+
+static int hard_error(int rc, int64_t line, int64_t offset, floe_error *err) {
+    if (rc == FLOE_ELIMIT)
+        return floe_error_at(err, rc, offset, "line %lld: a column passed its 4 GiB limit",
+                             (long long)line);
+    if (rc == FLOE_ENOMEM)
+        return floe_error_at(err, rc, offset, "line %lld: out of memory while shredding",
+                             (long long)line);
+    return floe_error_at(err, rc, offset, "line %lld: stopped by the reject callback",
+                         (long long)line);
+}
+
+int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const char *source,
+                       int64_t first_line, int64_t first_offset, floe_batch *out,
+                       floe_reject_fn on_reject, void *ctx, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_batch(sh, out, err));
+    const uint8_t *p = chunk, *end = chunk + n;
+    int64_t line = first_line;
+    sh->stats.bytes += n;
+    while (p < end) {
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *le = nl ? nl : end;
+        size_t len = (size_t)(le - p);
+        if (len && p[len - 1] == '\r')
+            len--;
+        const uint8_t *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q == p + len) {
+            sh->stats.blank_lines++;
+        } else {
+            int64_t offset = first_offset + (int64_t)(p - chunk);
+            int rc = shred_record(sh, p, len, out);
+            if (rc == 0) {
+                sh->stats.records_accepted++;
+            } else if (rc == REJ) {
+                rc = report(sh, source, line, offset, p, len, on_reject, ctx);
+                if (rc < 0)
+                    return hard_error(rc, line, offset, err);
+            } else {
+                return hard_error(rc, line, offset, err);
+            }
+        }
+        p = nl ? nl + 1 : end;
+        line++;
+    }
+    return 0;
+}
+
+int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
+                             const char *source, int64_t first_offset, floe_batch *out,
+                             floe_reject_fn on_reject, void *ctx, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_batch(sh, out, err));
+    const uint8_t *end = body + n;
+    /* pass 1: the structure of the whole body, without UTF-8 or type checks (those are
+     * per element and reject only their element) */
+    sh->rec = body;
+    sh->end = end;
+    sh->depth = -1; /* the array itself does not count against the records' nesting */
+    sh->lenient = true;
+    const uint8_t *p = skip_ws(body, end);
+    if (p >= end || *p != '[')
+        return floe_error_at(err, FLOE_ECORRUPT, first_offset + (p - body),
+                             "%s: body is not a JSON array", source ? source : "input");
+    const uint8_t *q = p;
+    int rc = skip_value(sh, &q);
+    if (rc == 0 && skip_ws(q, end) != end)
+        rc = malformed(sh, skip_ws(q, end), "unexpected data after the array");
+    sh->lenient = false;
+    if (rc != 0)
+        return floe_error_at(err, FLOE_ECORRUPT, first_offset + sh->rej_column - 1, "%s: %s",
+                             source ? source : "input", sh->rej_msg);
+    sh->stats.bytes += n;
+    /* pass 2: each element is a record */
+    p = skip_ws(p + 1, end);
+    int64_t line = 1;
+    const uint8_t *counted = body;
+    while (p < end && *p != ']') {
+        const uint8_t *start = p;
+        sh->rec = body;
+        sh->end = end;
+        sh->depth = 0;
+        sh->lenient = true;
+        q = p;
+        skip_value(sh, &q); /* cannot fail: pass 1 checked it */
+        sh->lenient = false;
+        for (; counted < start; counted++)
+            line += *counted == '\n';
+        size_t len = (size_t)(q - start);
+        int64_t offset = first_offset + (int64_t)(start - body);
+        rc = shred_record(sh, start, len, out);
+        if (rc == 0) {
+            sh->stats.records_accepted++;
+        } else if (rc == REJ) {
+            if ((rc = report(sh, source, line, offset, start, len, on_reject, ctx)) < 0)
+                return hard_error(rc, line, offset, err);
+        } else {
+            return hard_error(rc, line, offset, err);
+        }
+        p = skip_ws(q, end);
+        if (p < end && *p == ',')
+            p = skip_ws(p + 1, end);
+    }
+    return 0;
+}
+
+/* ---- construction ----------------------------------------------------------------------- */
+
+static size_t count_nodes(const floe_field *f) {
+    size_t n = f->nchildren;
+    for (size_t i = 0; i < f->nchildren; i++)
+        n += count_nodes(&f->children[i]);
+    return n;
+}
+
+static uint32_t count_leaves_below(const floe_field *f) {
+    if (f->leaf >= 0)
+        return 1;
+    uint32_t n = 0;
+    for (size_t i = 0; i < f->nchildren; i++)
+        n += count_leaves_below(&f->children[i]);
+    return n;
+}
+
+static int first_leaf(const floe_field *f) {
+    if (f->leaf >= 0)
+        return f->leaf;
+    for (size_t i = 0; i < f->nchildren; i++) {
+        int l = first_leaf(&f->children[i]);
+        if (l >= 0)
+            return l;
+    }
+    return -1;
+}
+
+static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_root,
+                   floe_error *err) {
+    n->f = is_root ? NULL : f;
+    n->type = f->type;
+    n->required = is_root ? true : f->required;
+    n->def = is_root ? 0 : f->def_level;
+    n->rep_inner = (int16_t)(f->rep_level + 1);
+    n->nleaf = count_leaves_below(f);
+    int fl = first_leaf(f);
+    n->leaf0 = fl >= 0 ? (uint32_t)fl : 0;
+    n->name = f->name ? f->name : "";
+    n->nlen = (uint32_t)strlen(n->name);
+    n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
+    if (f->type == FLOE_TYPE_MAP) {
+        floe_type_id kt = f->children[0].type;
+        if (kt == FLOE_TYPE_BOOLEAN || kt == FLOE_TYPE_FLOAT || kt == FLOE_TYPE_DOUBLE) {
+            char path[256];
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "map '%s': %s keys have no JSON text form",
+                                  floe_field_path(f, path, sizeof path), floe_type_name(kt));
+        }
+    }
+    if (!f->nchildren)
+        return 0;
+    n->kids = sh->pool + sh->npool;
+    n->nkids = (uint32_t)f->nchildren;
+    sh->npool += f->nchildren;
+    for (size_t i = 0; i < f->nchildren; i++)
+        FLOE_FORWARD_IF_ERROR(compile(sh, &n->kids[i], &f->children[i], false, err));
+    if (f->type == FLOE_TYPE_STRUCT) {
+        uint32_t cap = 4;
+        while (cap < n->nkids * 2)
+            cap *= 2;
+        n->slots = floe_calloc(cap, sizeof *n->slots);
+        if (!n->slots)
+            return floe_error_set(err, FLOE_ENOMEM, "shredder: out of memory");
+        n->mask = cap - 1;
+        for (uint32_t i = 0; i < n->nkids; i++) {
+            uint32_t h = name_hash((const uint8_t *)n->kids[i].name, n->kids[i].nlen) & n->mask;
+            while (n->slots[h])
+                h = (h + 1) & n->mask;
+            n->slots[h] = i + 1;
+        }
+        n->seen_base = (uint32_t)sh->nstamps;
+        sh->nstamps += n->nkids;
+    }
+    return 0;
+}
+
+static void free_nodes(snode *n) {
+    for (uint32_t i = 0; i < n->nkids; i++)
+        free_nodes(&n->kids[i]);
+    floe_free(n->slots);
+    floe_free(n->ht);
+}
+
+void floe_shredder_free(floe_shredder *sh) {
+    if (!sh)
+        return;
+    if (sh->pool || sh->root.slots)
+        free_nodes(&sh->root);
+    floe_free(sh->pool);
+    floe_free(sh->stamps);
+    floe_free(sh->mark_levels);
+    floe_free(sh->mark_values);
+    floe_buf_free(&sh->scratch);
+    floe_buf_free(&sh->keybuf);
+    for (size_t i = 0; i < sh->nunknown; i++)
+        floe_free(sh->unknown[i].path);
+    floe_free(sh->unknown);
+    floe_free(sh->unknown_ht);
+    if (sh->cloc)
+        freelocale(sh->cloc);
+    floe_free(sh);
+}
+
+int floe_shredder_new(const floe_schema *schema, const floe_shred_options *opts,
+                      floe_shredder **out, floe_error *err) {
+    int rc = 0;
+    floe_shredder *sh = floe_calloc(1, sizeof *sh);
+    if (!sh)
+        return floe_error_set(err, FLOE_ENOMEM, "shredder: out of memory");
+    sh->schema = schema;
+    if (opts)
+        sh->opt = *opts;
+    if (!sh->opt.max_record)
+        sh->opt.max_record = 1u << 20;
+    if (sh->opt.max_depth <= 0)
+        sh->opt.max_depth = 64;
+    floe_buf_init(&sh->scratch, 0);
+    floe_buf_init(&sh->keybuf, 0);
+    size_t nnodes = count_nodes(&schema->root);
+    size_t ncols = schema->nleaves;
+    sh->pool = floe_calloc(nnodes ? nnodes : 1, sizeof *sh->pool);
+    sh->mark_levels = floe_calloc(ncols ? ncols : 1, sizeof *sh->mark_levels);
+    sh->mark_values = floe_calloc(ncols ? ncols : 1, sizeof *sh->mark_values);
+    if (!sh->pool || !sh->mark_levels || !sh->mark_values)
+        FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");
+    FLOE_CHECK(compile(sh, &sh->root, &schema->root, true, err));
+    sh->stamps = floe_calloc(sh->nstamps ? sh->nstamps : 1, sizeof *sh->stamps);
+    if (!sh->stamps)
+        FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");
+    if (sh->opt.unknown == FLOE_UNKNOWN_COLLECT) {
+        sh->unknown = floe_calloc(UNKNOWN_MAX_PATHS, sizeof *sh->unknown);
+        sh->unknown_ht = floe_calloc(2 * UNKNOWN_MAX_PATHS, sizeof *sh->unknown_ht);
+        if (!sh->unknown || !sh->unknown_ht)
+            FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");
+    }
+    sh->cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (!sh->cloc)
+        FLOE_FAIL(err, FLOE_ENOMEM, "shredder: cannot create the C locale");
+    *out = sh;
+    sh = NULL;
+done:
+    floe_shredder_free(sh);
+    return rc;
+}
+
+void floe_shredder_stats(const floe_shredder *sh, floe_shred_stats *out) { *out = sh->stats; }
+
+size_t floe_shredder_unknown_count(const floe_shredder *sh) { return sh->nunknown; }
+
+const char *floe_shredder_unknown_name(const floe_shredder *sh, size_t i, uint64_t *seen) {
+    if (i >= sh->nunknown)
+        return NULL;
+    if (seen)
+        *seen = sh->unknown[i].seen;
+    return sh->unknown[i].path;
+}

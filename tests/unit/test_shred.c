@@ -1,0 +1,737 @@
+/* test_shred.c - the NDJSON shredder: levels, coercions, rejections, rollback, OOM. */
+#include "floe/json.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+typedef struct rejected {
+    int64_t line, offset, column;
+    floe_reject_reason reason;
+    char msg[512];
+    char record[256];
+} rejected;
+
+typedef struct collector {
+    rejected r[64];
+    size_t n;
+} collector;
+
+static int collect(void *ctx, const floe_reject *r) {
+    collector *c = ctx;
+    if (c->n < 64) {
+        rejected *x = &c->r[c->n];
+        x->line = r->line;
+        x->offset = r->offset;
+        x->column = r->column;
+        x->reason = r->reason;
+        snprintf(x->msg, sizeof x->msg, "%s", r->message);
+        snprintf(x->record, sizeof x->record, "%.*s", (int)r->record_len, (const char *)r->record);
+    }
+    c->n++;
+    return 0;
+}
+
+typedef struct fixture {
+    floe_schema *schema;
+    floe_shredder *sh;
+    floe_batch batch;
+    collector rej;
+} fixture;
+
+#define FIELD(id, name, req, type)                                                           \
+    "{\"id\":" #id ",\"name\":\"" name "\",\"required\":" #req ",\"type\":" type "}"
+#define SCHEMA(...) "{\"type\":\"struct\",\"fields\":[" __VA_ARGS__ "]}"
+
+static bool fx_open(fixture *fx, const char *schema_json, const floe_shred_options *opt) {
+    floe_error err;
+    memset(fx, 0, sizeof *fx);
+    if (floe_schema_parse(schema_json, strlen(schema_json), &fx->schema, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "schema: %s", err.msg);
+        return false;
+    }
+    if (floe_shredder_new(fx->schema, opt, &fx->sh, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "shredder: %s", err.msg);
+        return false;
+    }
+    if (floe_batch_init(&fx->batch, fx->schema) < 0)
+        return false;
+    return true;
+}
+
+static void fx_close(fixture *fx) {
+    floe_batch_free(&fx->batch);
+    floe_shredder_free(fx->sh);
+    floe_schema_free(fx->schema);
+}
+
+static int fx_feed(fixture *fx, const char *text) {
+    floe_error err;
+    int rc = floe_shredder_feed(fx->sh, (const uint8_t *)text, strlen(text), "t.ndjson", 1, 0,
+                                &fx->batch, collect, &fx->rej, &err);
+    if (rc < 0)
+        harness_fail(__FILE__, __LINE__, "feed: %s", err.msg);
+    return rc;
+}
+
+static floe_colbuf *col(fixture *fx, const char *path) {
+    const floe_field *f = floe_schema_find_path(fx->schema, path);
+    if (!f || f->leaf < 0)
+        return NULL;
+    return &fx->batch.cols[f->leaf];
+}
+
+/* Compare a column's levels with "def:rep def:rep ..." */
+static void check_levels(int line, const floe_colbuf *c, const char *want) {
+    char got[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < c->nlevels && len < sizeof got - 16; i++)
+        len += (size_t)snprintf(got + len, sizeof got - len, "%s%d:%d", i ? " " : "",
+                                c->max_def ? c->def[i] : 0, c->max_rep ? c->rep[i] : 0);
+    if (strcmp(got, want) != 0)
+        harness_fail(__FILE__, line, "levels \"%s\", want \"%s\"", got, want);
+}
+#define CHECK_LEVELS(c, want) check_levels(__LINE__, (c), (want))
+
+static int64_t i64_at(const floe_colbuf *c, size_t i) {
+    int64_t v;
+    memcpy(&v, c->values + i * 8, 8);
+    return v;
+}
+static int32_t i32_at(const floe_colbuf *c, size_t i) {
+    int32_t v;
+    memcpy(&v, c->values + i * 4, 4);
+    return v;
+}
+static double f64_at(const floe_colbuf *c, size_t i) {
+    double v;
+    memcpy(&v, c->values + i * 8, 8);
+    return v;
+}
+static void str_at(const floe_colbuf *c, size_t i, char *buf, size_t n) {
+    size_t len = c->offsets[i + 1] - c->offsets[i];
+    snprintf(buf, n, "%.*s", (int)len, (const char *)c->values + c->offsets[i]);
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static const char *FLAT = SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "name", false, "\"string\"")
+                                     "," FIELD(3, "score", false, "\"double\"") "," FIELD(
+                                         4, "ok", false, "\"boolean\"") "," FIELD(5, "n", false, "\"int\""));
+
+TEST(test_flat) {
+    fixture fx;
+    REQUIRE(fx_open(&fx, FLAT, NULL));
+    REQUIRE(fx_feed(&fx, "{\"id\":1,\"name\":\"a\",\"score\":1.5,\"ok\":true,\"n\":-3}\n"
+                         "{\"n\":7, \"ok\" : false , \"id\": 9223372036854775807}\r\n"
+                         "\n   \t\n"
+                         "{\"id\":-9223372036854775808,\"name\":null,\"score\":2e-3}") == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 3);
+    CHECK_EQ_INT(fx.rej.n, 0);
+    floe_colbuf *id = col(&fx, "id"), *name = col(&fx, "name"), *score = col(&fx, "score"),
+                *ok = col(&fx, "ok"), *n = col(&fx, "n");
+    CHECK_EQ_INT(id->nvalues, 3);
+    CHECK_EQ_INT(i64_at(id, 0), 1);
+    CHECK_EQ_INT(i64_at(id, 1), INT64_MAX);
+    CHECK_EQ_INT(i64_at(id, 2), INT64_MIN);
+    CHECK_LEVELS(name, "1:0 0:0 0:0");
+    char buf[64];
+    str_at(name, 0, buf, sizeof buf);
+    CHECK_EQ_STR(buf, "a");
+    CHECK_LEVELS(score, "1:0 0:0 1:0");
+    CHECK(f64_at(score, 0) == 1.5);
+    CHECK(f64_at(score, 1) == 2e-3);
+    CHECK_LEVELS(ok, "1:0 1:0 0:0");
+    CHECK(ok->values[0] == 1 && ok->values[1] == 0);
+    CHECK_EQ_INT(i32_at(n, 0), -3);
+    CHECK_EQ_INT(i32_at(n, 1), 7);
+    floe_shred_stats st;
+    floe_shredder_stats(fx.sh, &st);
+    CHECK_EQ_U64(st.records_accepted, 3);
+    CHECK_EQ_U64(st.blank_lines, 2);
+    fx_close(&fx);
+}
+
+/* Hand-computed Dremel levels for nested lists, maps and optional structs. */
+TEST(test_levels_nested) {
+    const char *js = SCHEMA(
+        FIELD(1, "l", false, "{\"type\":\"list\",\"element-id\":2,\"element-required\":true,"
+                             "\"element\":{\"type\":\"struct\",\"fields\":[" FIELD(
+                                 3, "a", false, "{\"type\":\"list\",\"element-id\":4,"
+                                                "\"element-required\":false,\"element\":\"int\"}") "]}}") ","
+        FIELD(5, "m", false, "{\"type\":\"map\",\"key-id\":6,\"key\":\"string\",\"value-id\":7,"
+                             "\"value-required\":false,\"value\":{\"type\":\"list\",\"element-id\":8,"
+                             "\"element-required\":true,\"element\":\"long\"}}") ","
+        FIELD(9, "r", true, "{\"type\":\"struct\",\"fields\":[" FIELD(10, "q", true, "\"int\"") "," FIELD(
+                                11, "o", false, "{\"type\":\"struct\",\"fields\":[" FIELD(12, "z", true, "\"string\"") "]}") "]}") ","
+        FIELD(13, "ll", false, "{\"type\":\"list\",\"element-id\":14,\"element-required\":false,"
+                               "\"element\":{\"type\":\"list\",\"element-id\":15,\"element-required\":true,"
+                               "\"element\":\"int\"}}"));
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    REQUIRE(fx_feed(&fx,
+                    "{\"l\":[{\"a\":[1,null,2]},{\"a\":[]},{\"a\":null},{}],"
+                    "\"m\":{\"x\":[1,2],\"y\":[],\"z\":null},\"r\":{\"q\":1},"
+                    "\"ll\":[[1,2],[],null,[3]]}\n"
+                    "{\"l\":[],\"m\":{},\"r\":{\"q\":2,\"o\":{\"z\":\"s\"}},\"ll\":[]}\n"
+                    "{\"l\":null,\"m\":null,\"r\":{\"q\":3,\"o\":null},\"ll\":null}\n"
+                    "{\"r\":{\"q\":4}}\n") == 0);
+    CHECK_EQ_INT(fx.rej.n, 0);
+    if (fx.rej.n)
+        fprintf(stderr, "%s\n", fx.rej.r[0].msg);
+    CHECK_EQ_INT(fx.batch.nrows, 4);
+    floe_colbuf *a = col(&fx, "l.element.a.element");
+    REQUIRE(a != NULL);
+    CHECK_EQ_INT(a->max_def, 5);
+    CHECK_EQ_INT(a->max_rep, 2);
+    CHECK_LEVELS(a, "5:0 4:2 5:2 3:1 2:1 2:1 1:0 0:0 0:0");
+    CHECK_EQ_INT(a->nvalues, 2);
+    CHECK_EQ_INT(i32_at(a, 0), 1);
+    CHECK_EQ_INT(i32_at(a, 1), 2);
+    floe_colbuf *k = col(&fx, "m.key"), *v = col(&fx, "m.value.element");
+    CHECK_LEVELS(k, "2:0 2:1 2:1 1:0 0:0 0:0");
+    CHECK_LEVELS(v, "4:0 4:2 3:1 2:1 1:0 0:0 0:0");
+    CHECK_EQ_INT(i64_at(v, 1), 2);
+    char buf[16];
+    str_at(k, 2, buf, sizeof buf);
+    CHECK_EQ_STR(buf, "z");
+    floe_colbuf *q = col(&fx, "r.q"), *z = col(&fx, "r.o.z");
+    CHECK_EQ_INT(q->max_def, 0);
+    CHECK_EQ_INT(q->nvalues, 4);
+    CHECK_LEVELS(z, "0:0 1:0 0:0 0:0");
+    floe_colbuf *ll = col(&fx, "ll.element.element");
+    CHECK_EQ_INT(ll->max_def, 4);
+    CHECK_LEVELS(ll, "4:0 4:2 3:1 2:1 4:1 1:0 0:0 0:0");
+    fx_close(&fx);
+}
+
+TEST(test_reject_reasons) {
+    const char *js = SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "s", false, "\"string\"") "," FIELD(
+        3, "n", false, "\"int\"") "," FIELD(4, "d", false, "\"date\"") "," FIELD(5, "m", false, "{\"type\":\"map\",\"key-id\":6,\"key\":\"string\",\"value-id\":7,\"value-required\":false,\"value\":\"int\"}"));
+    floe_shred_options opt = {.max_record = 64};
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, &opt));
+    const char *lines[] = {
+        "{\"id\":1}",                                    /* 1 ok */
+        "{\"id\":2,}",                                   /* 2 malformed at column 9 */
+        "",                                              /* 3 blank */
+        "{\"id\":3,\"s\":\"a\xC3\x28\"}",                /* 4 bad UTF-8 at column 14 */
+        "{\"id\":4,\"s\":\"\\ud800x\"}",                 /* 5 lone surrogate */
+        "{\"id\":5,\"n\":\"7\"}",                        /* 6 type mismatch */
+        "{\"id\":6,\"n\":2147483648}",                   /* 7 out of range */
+        "{\"s\":\"x\"}",                                 /* 8 missing required */
+        "{\"id\":8,\"s\":\"0123456789012345678901234567890123456789012345678901234567\"}", /* 9 */
+        "{\"id\":9,\"zz\":1}",                           /* 10 unknown field */
+        "{\"id\":10,\"id\":11}",                         /* 11 duplicate key */
+        "{\"id\":12,\"d\":\"2023-02-29\"}",              /* 12 date out of range */
+        "{\"id\":null}",                                 /* 13 required null */
+        "{\"id\":14,\"m\":{\"a\":1,\"b\":2,\"a\":3}}",   /* 14 duplicate map key */
+        "[1]",                                           /* 15 not an object */
+        "{\"id\":16} x",                                 /* 16 trailing data */
+        "{\"id\":17,\"n\":1.5}",                         /* 17 non-integral */
+    };
+    char input[2048] = "";
+    int64_t offsets[32];
+    size_t nlines = sizeof lines / sizeof lines[0];
+    for (size_t i = 0; i < nlines; i++) {
+        offsets[i] = (int64_t)strlen(input);
+        strcat(input, lines[i]);
+        strcat(input, "\n");
+    }
+    REQUIRE(fx_feed(&fx, input) == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 1);
+    static const struct {
+        int line;
+        floe_reject_reason reason;
+        int column;
+        const char *msg;
+    } want[] = {
+        {2, FLOE_REJECT_MALFORMED, 9, "malformed JSON at column 9: expected '\"' to start an object key"},
+        {4, FLOE_REJECT_UTF8, 15, "invalid UTF-8 in string at column 15"},
+        {5, FLOE_REJECT_UTF8, 14, "lone surrogate \\uD800 at column 14"},
+        {6, FLOE_REJECT_TYPE, 13, "field 'n': expected int, found string"},
+        {7, FLOE_REJECT_RANGE, 13, "field 'n': 2147483648 out of range for int"},
+        {8, FLOE_REJECT_MISSING, 0, "missing required field 'id'"},
+        {9, FLOE_REJECT_TOO_LARGE, 0, "record of 73 bytes exceeds the 64-byte limit"},
+        {10, FLOE_REJECT_UNKNOWN_FIELD, 9, "unknown field 'zz'"},
+        {11, FLOE_REJECT_DUPLICATE_KEY, 10, "duplicate key for field 'id'"},
+        {12, FLOE_REJECT_RANGE, 14, "field 'd': date \"2023-02-29\": day 29 out of range for 2023-02"},
+        {13, FLOE_REJECT_MISSING, 7, "required field 'id' is null"},
+        {14, FLOE_REJECT_DUPLICATE_KEY, 27, "map 'm': duplicate key \"a\""},
+        {15, FLOE_REJECT_TYPE, 1, "record must be a JSON object, found array"},
+        {16, FLOE_REJECT_MALFORMED, 11, "malformed JSON at column 11: unexpected data after the record"},
+        {17, FLOE_REJECT_TYPE, 14, "field 'n': expected int, found non-integral number 1.5"},
+    };
+    size_t nwant = sizeof want / sizeof want[0];
+    CHECK_EQ_INT(fx.rej.n, nwant);
+    for (size_t i = 0; i < nwant && i < fx.rej.n; i++) {
+        rejected *r = &fx.rej.r[i];
+        CHECK_EQ_INT(r->line, want[i].line);
+        CHECK_EQ_INT(r->offset, offsets[want[i].line - 1]);
+        CHECK_EQ_INT(r->reason, want[i].reason);
+        CHECK_EQ_INT(r->column, want[i].column);
+        CHECK_EQ_STR(r->msg, want[i].msg);
+        CHECK_EQ_STR(r->record, lines[want[i].line - 1]);
+    }
+    floe_shred_stats st;
+    floe_shredder_stats(fx.sh, &st);
+    CHECK_EQ_U64(st.records_rejected, nwant);
+    CHECK_EQ_U64(st.rejected_by_reason[FLOE_REJECT_DUPLICATE_KEY], 2);
+    CHECK_EQ_U64(st.bytes, strlen(input));
+    CHECK_EQ_STR(floe_reject_reason_name(FLOE_REJECT_TYPE), "type_mismatch");
+    fx_close(&fx);
+}
+
+/* One value into a one-column schema: returns 0 accepted, else the reject reason. */
+static int one(const char *type, const char *value, fixture *fx) {
+    char js[512], rec[512];
+    snprintf(js, sizeof js, SCHEMA(FIELD(1, "v", false, "%s")), type);
+    if (!fx_open(fx, js, NULL))
+        return -1;
+    snprintf(rec, sizeof rec, "{\"v\":%s}", value);
+    fx_feed(fx, rec);
+    if (fx->rej.n)
+        return (int)fx->rej.r[0].reason;
+    return 0;
+}
+
+#define EXPECT_I64(type, value, want)                                                        \
+    do {                                                                                     \
+        fixture fx_;                                                                         \
+        int rc_ = one(type, value, &fx_);                                                    \
+        if (rc_ != 0)                                                                        \
+            harness_fail(__FILE__, __LINE__, "%s rejected: %s", value, fx_.rej.r[0].msg);    \
+        else if (i64_at(&fx_.batch.cols[0], 0) != (want))                                    \
+            harness_fail(__FILE__, __LINE__, "%s -> %lld, want %lld", value,                 \
+                         (long long)i64_at(&fx_.batch.cols[0], 0), (long long)(want));       \
+        fx_close(&fx_);                                                                      \
+    } while (0)
+#define EXPECT_I32(type, value, want)                                                        \
+    do {                                                                                     \
+        fixture fx_;                                                                         \
+        int rc_ = one(type, value, &fx_);                                                    \
+        if (rc_ != 0)                                                                        \
+            harness_fail(__FILE__, __LINE__, "%s rejected: %s", value, fx_.rej.r[0].msg);    \
+        else if (i32_at(&fx_.batch.cols[0], 0) != (want))                                    \
+            harness_fail(__FILE__, __LINE__, "%s -> %d, want %d", value,                     \
+                         (int)i32_at(&fx_.batch.cols[0], 0), (int)(want));                   \
+        fx_close(&fx_);                                                                      \
+    } while (0)
+#define EXPECT_REJ(type, value, reason)                                                      \
+    do {                                                                                     \
+        fixture fx_;                                                                         \
+        int rc_ = one(type, value, &fx_);                                                    \
+        if (rc_ != (reason))                                                                 \
+            harness_fail(__FILE__, __LINE__, "%s as %s: got %d want %d (%s)", value, type,   \
+                         rc_, (int)(reason), fx_.rej.n ? fx_.rej.r[0].msg : "accepted");     \
+        CHECK_EQ_INT(fx_.batch.nrows, 0);                                                    \
+        fx_close(&fx_);                                                                      \
+    } while (0)
+#define EXPECT_BYTES(type, value, want, wlen)                                                \
+    do {                                                                                     \
+        fixture fx_;                                                                         \
+        int rc_ = one(type, value, &fx_);                                                    \
+        floe_colbuf *c_ = &fx_.batch.cols[0];                                                \
+        if (rc_ != 0)                                                                        \
+            harness_fail(__FILE__, __LINE__, "%s rejected: %s", value, fx_.rej.r[0].msg);    \
+        else if (c_->values_len != (wlen) || memcmp(c_->values, (want), (wlen)) != 0)        \
+            harness_fail(__FILE__, __LINE__, "%s: bytes differ (len %zu)", value,            \
+                         c_->values_len);                                                    \
+        fx_close(&fx_);                                                                      \
+    } while (0)
+
+TEST(test_coerce_integers) {
+    EXPECT_I32("\"int\"", "2147483647", INT32_MAX);
+    EXPECT_I32("\"int\"", "-2147483648", INT32_MIN);
+    EXPECT_REJ("\"int\"", "2147483648", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"int\"", "-2147483649", FLOE_REJECT_RANGE);
+    EXPECT_I32("\"int\"", "1e3", 1000);
+    EXPECT_I32("\"int\"", "1.0", 1);
+    EXPECT_I32("\"int\"", "1.50e1", 15);
+    EXPECT_I32("\"int\"", "-0", 0);
+    EXPECT_I32("\"int\"", "0e999999999999", 0);
+    EXPECT_REJ("\"int\"", "1.5", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"int\"", "1e-1", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"int\"", "\"5\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"int\"", "true", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"int\"", "01", FLOE_REJECT_MALFORMED);
+    EXPECT_REJ("\"int\"", "+1", FLOE_REJECT_MALFORMED);
+    EXPECT_REJ("\"int\"", "1.", FLOE_REJECT_MALFORMED);
+    EXPECT_I64("\"long\"", "9223372036854775807", INT64_MAX);
+    EXPECT_I64("\"long\"", "-9223372036854775808", INT64_MIN);
+    EXPECT_REJ("\"long\"", "9223372036854775808", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"long\"", "1e19", FLOE_REJECT_RANGE);
+    EXPECT_I64("\"long\"", "9.223372036854775807e18", INT64_MAX);
+    EXPECT_REJ("\"boolean\"", "1", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"string\"", "12", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"string\"", "{}", FLOE_REJECT_TYPE);
+}
+
+TEST(test_coerce_floats) {
+    fixture fx;
+    REQUIRE(one("\"double\"", "0.1", &fx) == 0);
+    CHECK(f64_at(&fx.batch.cols[0], 0) == 0.1);
+    fx_close(&fx);
+    REQUIRE(one("\"double\"", "2.2250738585072014e-308", &fx) == 0);
+    CHECK(f64_at(&fx.batch.cols[0], 0) == 2.2250738585072014e-308);
+    fx_close(&fx);
+    REQUIRE(one("\"double\"", "123456789012345678901234567890", &fx) == 0);
+    CHECK(f64_at(&fx.batch.cols[0], 0) == 123456789012345678901234567890.0);
+    fx_close(&fx);
+    REQUIRE(one("\"double\"", "\"NaN\"", &fx) == 0);
+    CHECK(isnan(f64_at(&fx.batch.cols[0], 0)));
+    fx_close(&fx);
+    REQUIRE(one("\"float\"", "3.4028235e38", &fx) == 0);
+    float fv;
+    memcpy(&fv, fx.batch.cols[0].values, 4);
+    CHECK(fv == 3.4028235e38f);
+    fx_close(&fx);
+    REQUIRE(one("\"float\"", "0.1", &fx) == 0);
+    memcpy(&fv, fx.batch.cols[0].values, 4);
+    CHECK(fv == 0.1f);
+    fx_close(&fx);
+    EXPECT_REJ("\"float\"", "1e39", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"double\"", "1e309", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"double\"", "\"1.5\"", FLOE_REJECT_TYPE);
+}
+
+TEST(test_coerce_decimal) {
+    EXPECT_I64("\"decimal(10,2)\"", "12.3", 1230);
+    EXPECT_I64("\"decimal(10,2)\"", "\"12.340\"", 1234);
+    EXPECT_I64("\"decimal(10,2)\"", "1e2", 10000);
+    EXPECT_I64("\"decimal(10,2)\"", "-0.01", -1);
+    EXPECT_I64("\"decimal(10,2)\"", "99999999.99", 9999999999LL);
+    EXPECT_REJ("\"decimal(10,2)\"", "12.345", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"decimal(10,2)\"", "\"12.345\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"decimal(10,2)\"", "123456789.12", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"decimal(10,2)\"", "\"12,3\"", FLOE_REJECT_TYPE);
+    EXPECT_I32("\"decimal(9,0)\"", "-999999999", -999999999);
+    EXPECT_REJ("\"decimal(9,0)\"", "1e9", FLOE_REJECT_RANGE);
+    /* decimal(20,2) -> 9-byte big-endian two's complement */
+    static const uint8_t minus_one[9] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    EXPECT_BYTES("\"decimal(20,2)\"", "-0.01", minus_one, 9);
+    static const uint8_t big[16] = {0x4b, 0x3b, 0x4c, 0xa8, 0x5a, 0x86, 0xc4, 0x7a,
+                                    0x09, 0x8a, 0x22, 0x3f, 0xff, 0xff, 0xff, 0xff}; /* 10^38-1 */
+    EXPECT_BYTES("\"decimal(38,0)\"", "99999999999999999999999999999999999999", big, 16);
+    EXPECT_REJ("\"decimal(38,0)\"", "100000000000000000000000000000000000000", FLOE_REJECT_RANGE);
+    static const uint8_t d1[9] = {0, 0, 0, 0, 0, 0, 0, 0x30, 0x39}; /* 123.45 */
+    EXPECT_BYTES("\"decimal(20,2)\"", "\"123.45\"", d1, 9);
+}
+
+TEST(test_coerce_time) {
+    /* 2024-02-29 (leap day) = 19782 days */
+    EXPECT_I32("\"date\"", "\"2024-02-29\"", 19782);
+    EXPECT_I32("\"date\"", "\"1970-01-01\"", 0);
+    EXPECT_I32("\"date\"", "\"1969-12-31\"", -1);
+    EXPECT_I32("\"date\"", "\"0001-01-01\"", -719162);
+    EXPECT_I32("\"date\"", "\"2000-02-29\"", 11016);
+    EXPECT_I32("\"date\"", "-5", -5);
+    EXPECT_REJ("\"date\"", "\"1900-02-29\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"date\"", "\"2023-13-01\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"date\"", "\"2023-1-01\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"date\"", "3000000000", FLOE_REJECT_RANGE);
+    EXPECT_I64("\"time\"", "\"12:34:56.789\"", 45296789000LL);
+    EXPECT_I64("\"time\"", "\"23:59:59.9999999\"", 86399999999LL);
+    EXPECT_REJ("\"time\"", "\"24:00:00\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"time\"", "86400000000", FLOE_REJECT_RANGE);
+    /* timestamptz: offsets converted to UTC; 2024-02-29T12:34:56 UTC = 1709210096 s */
+    EXPECT_I64("\"timestamptz\"", "\"2024-02-29T12:34:56Z\"", 1709210096000000LL);
+    EXPECT_I64("\"timestamptz\"", "\"2024-02-29T18:04:56.123456+05:30\"", 1709210096123456LL);
+    EXPECT_I64("\"timestamptz\"", "\"2024-02-29 07:34:56-0500\"", 1709210096000000LL);
+    EXPECT_I64("\"timestamptz\"", "\"2024-02-29T12:34:56\"", 1709210096000000LL);
+    EXPECT_I64("\"timestamptz\"", "\"2024-02-29T12:34:56.1234569Z\"", 1709210096123456LL);
+    EXPECT_I64("\"timestamptz\"", "\"1969-12-31T23:59:59.9999999Z\"", -1);
+    EXPECT_I64("\"timestamptz\"", "1709210096000000", 1709210096000000LL);
+    EXPECT_I64("\"timestamptz_ns\"", "\"2024-02-29T12:34:56.123456789Z\"", 1709210096123456789LL);
+    EXPECT_I64("\"timestamptz_ns\"", "\"1677-09-21T00:12:43.145224192Z\"", INT64_MIN);
+    EXPECT_REJ("\"timestamptz_ns\"", "\"1677-09-21T00:12:43.145224191Z\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"timestamptz\"", "\"2024-02-29T12:34:60Z\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"timestamptz\"", "\"2024-02-29T12:34:56+24:00\"", FLOE_REJECT_RANGE);
+    EXPECT_REJ("\"timestamptz\"", "\"2024-02-29T12:34:56.1234567890Z\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"timestamptz\"", "\"2024-02-29\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"timestamptz\"", "1.5", FLOE_REJECT_TYPE);
+    EXPECT_I64("\"timestamp\"", "\"2024-02-29t12:34:56.5\"", 1709210096500000LL);
+    EXPECT_I64("\"timestamp\"", "\"2024-02-29 12:34\"", 1709210040000000LL);
+    EXPECT_REJ("\"timestamp\"", "\"2024-02-29T12:34:56Z\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"timestamp\"", "\"2024-02-29T12:34:56+01:00\"", FLOE_REJECT_TYPE);
+}
+
+TEST(test_coerce_bytes) {
+    static const uint8_t u[16] = {0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3,
+                                  0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
+    EXPECT_BYTES("\"uuid\"", "\"123E4567-e89b-12d3-a456-426614174000\"", u, 16);
+    EXPECT_REJ("\"uuid\"", "\"123e4567e89b12d3a456426614174000\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"uuid\"", "\"123e4567-e89b-12d3-a456-42661417400g\"", FLOE_REJECT_TYPE);
+    EXPECT_BYTES("\"binary\"", "\"aGVsbG8=\"", "hello", 5);
+    EXPECT_BYTES("\"binary\"", "\"aGVsbG8\"", "hello", 5);
+    EXPECT_BYTES("\"binary\"", "\"\"", "", 0);
+    EXPECT_BYTES("\"binary\"", "\"+/8=\"", "\xfb\xff", 2);
+    EXPECT_REJ("\"binary\"", "\"a\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"binary\"", "\"aGVsbG8==\"", FLOE_REJECT_TYPE);
+    EXPECT_REJ("\"binary\"", "\"aG Vs\"", FLOE_REJECT_TYPE);
+    EXPECT_BYTES("\"fixed[3]\"", "\"AQID\"", "\x01\x02\x03", 3);
+    EXPECT_REJ("\"fixed[3]\"", "\"AQI=\"", FLOE_REJECT_RANGE);
+    /* strings: escapes, surrogate pairs, UTF-8 validation */
+    EXPECT_BYTES("\"string\"", "\"\\u00e9\\ud83d\\ude00\\u0041\\n\\\"\\\\\\/\"",
+                 "\xc3\xa9\xf0\x9f\x98\x80" "A\n\"\\/", 11);
+    EXPECT_BYTES("\"string\"", "\"\xe2\x82\xac \xf0\x9f\x98\x80 plain ascii text 12345\"",
+                 "\xe2\x82\xac \xf0\x9f\x98\x80 plain ascii text 12345", 31);
+    EXPECT_REJ("\"string\"", "\"\\ud800\"", FLOE_REJECT_UTF8);
+    EXPECT_REJ("\"string\"", "\"\\udc00\\ud800\"", FLOE_REJECT_UTF8);
+    EXPECT_REJ("\"string\"", "\"\\ud83d\\u0041\"", FLOE_REJECT_UTF8);
+    EXPECT_REJ("\"string\"", "\"\xc0\xaf\"", FLOE_REJECT_UTF8);         /* overlong */
+    EXPECT_REJ("\"string\"", "\"\xed\xa0\x80\"", FLOE_REJECT_UTF8);     /* encoded surrogate */
+    EXPECT_REJ("\"string\"", "\"\xf4\x90\x80\x80\"", FLOE_REJECT_UTF8); /* > U+10FFFF */
+    EXPECT_REJ("\"string\"", "\"abc\xff\"", FLOE_REJECT_UTF8);
+    EXPECT_REJ("\"string\"", "\"a\tb\"", FLOE_REJECT_MALFORMED);
+    EXPECT_REJ("\"string\"", "\"\\x41\"", FLOE_REJECT_MALFORMED);
+    EXPECT_REJ("\"string\"", "\"\\u12\"", FLOE_REJECT_MALFORMED);
+}
+
+TEST(test_map_keys) {
+    const char *js = SCHEMA(
+        FIELD(1, "mi", false, "{\"type\":\"map\",\"key-id\":2,\"key\":\"int\",\"value-id\":3,"
+                              "\"value-required\":true,\"value\":\"string\"}") ","
+        FIELD(4, "md", false, "{\"type\":\"map\",\"key-id\":5,\"key\":\"date\",\"value-id\":6,"
+                              "\"value-required\":false,\"value\":\"long\"}"));
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    REQUIRE(fx_feed(&fx, "{\"mi\":{\"-12\":\"a\",\"7\":\"b\"},\"md\":{\"1970-01-02\":5}}\n"
+                         "{\"mi\":{\"x\":\"a\"}}\n"
+                         "{\"mi\":{\"1\":null}}\n"
+                         "{\"mi\":{\"1.0\":\"a\"}}\n") == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 1);
+    CHECK_EQ_INT(fx.rej.n, 3);
+    CHECK_EQ_INT(fx.rej.r[0].reason, FLOE_REJECT_TYPE);
+    CHECK_EQ_STR(fx.rej.r[0].msg, "field 'mi.key': expected int key, found \"x\"");
+    CHECK_EQ_INT(fx.rej.r[1].reason, FLOE_REJECT_MISSING);
+    CHECK_EQ_INT(fx.rej.r[2].reason, FLOE_REJECT_TYPE);
+    floe_colbuf *k = col(&fx, "mi.key"), *dk = col(&fx, "md.key");
+    CHECK_EQ_INT(k->nvalues, 2);
+    CHECK_EQ_INT(i32_at(k, 0), -12);
+    CHECK_EQ_INT(i32_at(k, 1), 7);
+    CHECK_EQ_INT(i32_at(dk, 0), 1);
+    fx_close(&fx);
+
+    /* many keys: the hashed duplicate check */
+    const char *js2 = SCHEMA(FIELD(1, "m", false, "{\"type\":\"map\",\"key-id\":2,\"key\":\"string\","
+                                                  "\"value-id\":3,\"value-required\":false,\"value\":\"int\"}"));
+    REQUIRE(fx_open(&fx, js2, NULL));
+    char rec[4096];
+    for (int dup = 0; dup < 2; dup++) {
+        size_t len = (size_t)snprintf(rec, sizeof rec, "{\"m\":{");
+        for (int i = 0; i < 100; i++)
+            len += (size_t)snprintf(rec + len, sizeof rec - len, "%s\"k%d\":%d", i ? "," : "", i, i);
+        if (dup)
+            len += (size_t)snprintf(rec + len, sizeof rec - len, ",\"k57\":1");
+        snprintf(rec + len, sizeof rec - len, "}}\n");
+        fx_feed(&fx, rec);
+    }
+    CHECK_EQ_INT(fx.batch.nrows, 1);
+    REQUIRE(fx.rej.n == 1);
+    CHECK_EQ_STR(fx.rej.r[0].msg, "map 'm': duplicate key \"k57\"");
+    CHECK_EQ_INT(col(&fx, "m.key")->nvalues, 100);
+    fx_close(&fx);
+}
+
+TEST(test_unknown_policies) {
+    const char *js = SCHEMA(FIELD(1, "a", false, "\"int\"") "," FIELD(
+        2, "s", false, "{\"type\":\"struct\",\"fields\":[" FIELD(3, "x", false, "\"int\"") "]}"));
+    const char *in = "{\"a\":1,\"extra\":{\"deep\":[1,{\"q\":\"\\u00e9\"}]},\"s\":{\"x\":2,\"y\":null}}\n"
+                     "{\"extra\":true,\"a\":2}\n"
+                     "{\"a\":3,\"bad\":[1,}\n"
+                     "{\"a\":4,\"bad\":\"\xff\"}\n";
+    fixture fx;
+    floe_shred_options opt = {.unknown = FLOE_UNKNOWN_COLLECT};
+    REQUIRE(fx_open(&fx, js, &opt));
+    REQUIRE(fx_feed(&fx, in) == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 2);
+    CHECK_EQ_INT(fx.rej.n, 2); /* ignored values must still be valid JSON and UTF-8 */
+    CHECK_EQ_INT(fx.rej.r[0].reason, FLOE_REJECT_MALFORMED);
+    CHECK_EQ_INT(fx.rej.r[1].reason, FLOE_REJECT_UTF8);
+    REQUIRE(floe_shredder_unknown_count(fx.sh) == 3);
+    uint64_t seen;
+    CHECK_EQ_STR(floe_shredder_unknown_name(fx.sh, 0, &seen), "extra");
+    CHECK_EQ_U64(seen, 2);
+    CHECK_EQ_STR(floe_shredder_unknown_name(fx.sh, 1, &seen), "s.y");
+    CHECK_EQ_STR(floe_shredder_unknown_name(fx.sh, 2, &seen), "bad");
+    CHECK(floe_shredder_unknown_name(fx.sh, 3, NULL) == NULL);
+    CHECK_LEVELS(col(&fx, "s.x"), "2:0 0:0");
+    fx_close(&fx);
+
+    opt.unknown = FLOE_UNKNOWN_IGNORE;
+    REQUIRE(fx_open(&fx, js, &opt));
+    REQUIRE(fx_feed(&fx, in) == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 2);
+    CHECK_EQ_INT(floe_shredder_unknown_count(fx.sh), 0);
+    floe_shred_stats st;
+    floe_shredder_stats(fx.sh, &st);
+    CHECK_EQ_U64(st.unknown_fields, 5);
+    fx_close(&fx);
+
+    REQUIRE(fx_open(&fx, js, NULL));
+    REQUIRE(fx_feed(&fx, in) == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 0);
+    CHECK_EQ_STR(fx.rej.r[0].msg, "unknown field 'extra'");
+    fx_close(&fx);
+}
+
+static void snapshot(const floe_batch *b, size_t *out) {
+    for (size_t i = 0; i < b->ncols; i++) {
+        out[3 * i] = b->cols[i].nlevels;
+        out[3 * i + 1] = b->cols[i].nvalues;
+        out[3 * i + 2] = b->cols[i].values_len;
+    }
+}
+
+TEST(test_rollback) {
+    const char *js = SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(
+        2, "tags", false, "{\"type\":\"list\",\"element-id\":3,\"element-required\":true,\"element\":\"string\"}") "," FIELD(4, "last", false, "\"int\""));
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    REQUIRE(fx_feed(&fx, "{\"id\":1,\"tags\":[\"a\"],\"last\":1}\n") == 0);
+    size_t before[9], after[9];
+    snapshot(&fx.batch, before);
+    /* id and three tags are written before "last" fails */
+    REQUIRE(fx_feed(&fx, "{\"id\":2,\"tags\":[\"x\",\"y\",\"z\"],\"last\":\"no\"}\n") == 0);
+    CHECK_EQ_INT(fx.rej.n, 1);
+    snapshot(&fx.batch, after);
+    CHECK_EQ_MEM(before, after, sizeof before);
+    CHECK_EQ_INT(fx.batch.nrows, 1);
+    /* a required-field failure after every column was written */
+    REQUIRE(fx_feed(&fx, "{\"tags\":[\"q\"],\"last\":5}\n") == 0);
+    snapshot(&fx.batch, after);
+    CHECK_EQ_MEM(before, after, sizeof before);
+    REQUIRE(fx_feed(&fx, "{\"id\":3,\"tags\":[\"b\",\"c\"]}\n") == 0);
+    floe_colbuf *t = col(&fx, "tags.element");
+    CHECK_EQ_INT(t->nvalues, 3);
+    char buf[8];
+    str_at(t, 1, buf, sizeof buf);
+    CHECK_EQ_STR(buf, "b");
+    CHECK_LEVELS(t, "2:0 2:0 2:1");
+    fx_close(&fx);
+}
+
+TEST(test_array_body) {
+    fixture fx;
+    REQUIRE(fx_open(&fx, FLAT, NULL));
+    const char *body = " [ {\"id\":1},\n  {\"id\":\"x\"},\n  {\"id\":3,\"name\":\"\xff\"} ,{\"id\":4}]\n";
+    floe_error err;
+    REQUIRE_OK(floe_shredder_feed_array(fx.sh, (const uint8_t *)body, strlen(body), "req", 100,
+                                        &fx.batch, collect, &fx.rej, &err),
+               err);
+    CHECK_EQ_INT(fx.batch.nrows, 2);
+    REQUIRE(fx.rej.n == 2);
+    CHECK_EQ_INT(fx.rej.r[0].line, 2);
+    CHECK_EQ_INT(fx.rej.r[0].offset, 100 + 15);
+    CHECK_EQ_STR(fx.rej.r[0].record, "{\"id\":\"x\"}");
+    CHECK_EQ_INT(fx.rej.r[1].line, 3);
+    CHECK_EQ_INT(fx.rej.r[1].reason, FLOE_REJECT_UTF8);
+    CHECK_EQ_INT(i64_at(col(&fx, "id"), 1), 4);
+    /* a body that is not one well-formed array adds nothing */
+    const char *bad[] = {"[{\"id\":5},{\"id\":6}", "{\"id\":5}", "[{\"id\":5}] x", "[{\"id\":5},]", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = floe_shredder_feed_array(fx.sh, (const uint8_t *)bad[i], strlen(bad[i]), "req",
+                                          0, &fx.batch, collect, &fx.rej, &err);
+        CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+    }
+    CHECK_EQ_INT(fx.batch.nrows, 2);
+    REQUIRE_OK(floe_shredder_feed_array(fx.sh, (const uint8_t *)"[]", 2, "req", 0, &fx.batch,
+                                        collect, &fx.rej, &err),
+               err);
+    CHECK_EQ_INT(fx.batch.nrows, 2);
+    fx_close(&fx);
+}
+
+TEST(test_depth_limit) {
+    fixture fx;
+    floe_shred_options opt = {.unknown = FLOE_UNKNOWN_IGNORE, .max_depth = 8};
+    REQUIRE(fx_open(&fx, FLAT, &opt));
+    char rec[256] = "{\"id\":1,\"x\":";
+    for (int i = 0; i < 20; i++)
+        strcat(rec, "[");
+    for (int i = 0; i < 20; i++)
+        strcat(rec, "]");
+    strcat(rec, "}");
+    fx_feed(&fx, rec);
+    REQUIRE(fx.rej.n == 1);
+    CHECK(strstr(fx.rej.r[0].msg, "nesting too deep") != NULL);
+    fx_close(&fx);
+}
+
+/* Fail the Nth allocation for N = 1, 2, ... until a whole shred succeeds: every failure
+ * is a clean FLOE_ENOMEM, the batch stays row-consistent, ASan finds no leak. */
+TEST(test_alloc_failure) {
+    const char *js = SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "s", false, "\"string\"") "," FIELD(
+        3, "m", false, "{\"type\":\"map\",\"key-id\":4,\"key\":\"string\",\"value-id\":5,\"value-required\":false,\"value\":\"int\"}"));
+    char input[16384];
+    size_t len = 0;
+    for (int r = 0; r < 40; r++) {
+        len += (size_t)snprintf(input + len, sizeof input - len, "{\"id\":%d,\"s\":\"\\u00e9%d\",\"m\":{", r, r);
+        for (int k = 0; k < (r % 3) * 10; k++)
+            len += (size_t)snprintf(input + len, sizeof input - len, "%s\"k%d\":%d", k ? "," : "", k, k);
+        len += (size_t)snprintf(input + len, sizeof input - len, "}}\n");
+    }
+    floe_error err;
+    floe_schema *s = NULL;
+    REQUIRE_OK(floe_schema_parse(js, strlen(js), &s, &err), err);
+    bool ok = false;
+    int failures = 0;
+    for (uint64_t n = 1; n < 5000 && !ok; n++) {
+        floe_shredder *sh = NULL;
+        floe_batch b;
+        int rc;
+        floe_alloc_fail_after(n);
+        rc = floe_shredder_new(s, NULL, &sh, &err);
+        if (rc == 0) {
+            rc = floe_batch_init(&b, s);
+            if (rc == 0) {
+                rc = floe_shredder_feed(sh, (const uint8_t *)input, len, "oom", 1, 0, &b, NULL,
+                                        NULL, &err);
+                /* whatever happened, every column holds slots for exactly nrows rows */
+                for (size_t c = 0; c < b.ncols; c++) {
+                    size_t rows = 0;
+                    for (size_t i = 0; i < b.cols[c].nlevels; i++)
+                        rows += !b.cols[c].max_rep || b.cols[c].rep[i] == 0;
+                    if (rows != b.nrows)
+                        harness_fail(__FILE__, __LINE__, "n=%llu col %zu: %zu rows, batch %zu",
+                                     (unsigned long long)n, c, rows, b.nrows);
+                }
+                if (rc == 0)
+                    CHECK_EQ_INT(b.nrows, 40);
+                floe_batch_free(&b);
+            }
+        }
+        floe_alloc_fail_after(0);
+        floe_shredder_free(sh);
+        if (rc == 0)
+            ok = true;
+        else {
+            failures++;
+            CHECK_EQ_INT(rc, FLOE_ENOMEM);
+        }
+    }
+    CHECK(ok);
+    CHECK(failures > 5);
+    floe_schema_free(s);
+}
+
+int main(void) {
+    RUN(test_flat);
+    RUN(test_levels_nested);
+    RUN(test_reject_reasons);
+    RUN(test_coerce_integers);
+    RUN(test_coerce_floats);
+    RUN(test_coerce_decimal);
+    RUN(test_coerce_time);
+    RUN(test_coerce_bytes);
+    RUN(test_map_keys);
+    RUN(test_unknown_policies);
+    RUN(test_rollback);
+    RUN(test_array_body);
+    RUN(test_depth_limit);
+    RUN(test_alloc_failure);
+    return harness_finish();
+}
