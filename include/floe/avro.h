@@ -1,0 +1,315 @@
+/*
+ * floe/avro.h - Avro schemas, values and object container files (Avro 1.11 spec), for
+ * Iceberg manifests and manifest lists.
+ *
+ * Three parts:
+ *   - Schemas: parsed from the JSON text into a read-only tree of floe_avro_node living
+ *     in one arena owned by a floe_avro_schema. Iceberg's properties (field-id,
+ *     element-id, key-id, value-id), logicalType and any other attribute are kept and
+ *     written back by floe_avro_schema_to_json.
+ *   - Values: a generic tree (floe_avro_value) that records are built in and decoded
+ *     into, allocated in a caller's arena. Low-level encode helpers for callers that
+ *     encode records themselves.
+ *   - Containers: a writer that appends a complete file to a floe_buf (magic, header
+ *     map with avro.schema / avro.codec / extra metadata, sync marker, blocks), and a
+ *     reader over memory or a floe_input that checks every count, size and sync marker
+ *     and resolves the writer's schema against an expected reader schema.
+ *
+ * Codecs: "null", "deflate" (raw RFC 1951), "snappy" (block + big-endian CRC-32 of the
+ * uncompressed data), "zstandard".
+ */
+#ifndef FLOE_AVRO_H
+#define FLOE_AVRO_H
+
+#include "floe/codec.h"
+#include "floe/common.h"
+#include "floe/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Schemas
+ * ------------------------------------------------------------------------------------- */
+typedef enum floe_avro_type {
+    FLOE_AVRO_NULL = 0,
+    FLOE_AVRO_BOOLEAN,
+    FLOE_AVRO_INT,
+    FLOE_AVRO_LONG,
+    FLOE_AVRO_FLOAT,
+    FLOE_AVRO_DOUBLE,
+    FLOE_AVRO_BYTES,
+    FLOE_AVRO_STRING,
+    FLOE_AVRO_RECORD,
+    FLOE_AVRO_ENUM,
+    FLOE_AVRO_ARRAY,
+    FLOE_AVRO_MAP,
+    FLOE_AVRO_UNION,
+    FLOE_AVRO_FIXED,
+} floe_avro_type;
+
+/* "null", "record", ...; never NULL. */
+const char *floe_avro_type_name(floe_avro_type t);
+
+typedef struct floe_avro_node floe_avro_node;
+typedef struct floe_avro_value floe_avro_value;
+
+/* One field of a record. */
+typedef struct floe_avro_field {
+    const char *name;
+    const floe_avro_node *type;
+    const char *doc;                  /* NULL if absent */
+    const char *const *aliases;       /* n_aliases names */
+    size_t n_aliases;
+    int32_t field_id;                 /* iceberg "field-id"; valid when has_field_id */
+    bool has_field_id;
+    bool has_default;                 /* default parsed and valid for the type */
+    const floe_avro_value *default_value; /* when has_default */
+    const char *default_json;         /* the default as written (compact JSON), or NULL */
+    const char *props_json;           /* other attributes as a JSON object text, or NULL */
+} floe_avro_field;
+
+/* A schema node. Named types referenced more than once are the same node. */
+struct floe_avro_node {
+    floe_avro_type type;
+    const char *name;          /* record, enum, fixed: full name (namespace.name) */
+    const char *doc;
+    const char *logical_type;  /* "decimal", "uuid", "date", "time-micros",
+                                  "timestamp-micros", "map" (iceberg), ...; or NULL */
+    int32_t precision, scale;  /* decimal */
+    const char *const *aliases;
+    size_t n_aliases;
+    /* record */
+    const floe_avro_field *fields;
+    size_t n_fields;
+    /* enum */
+    const char *const *symbols;
+    size_t n_symbols;
+    int32_t enum_default;      /* index into symbols, -1 if none */
+    /* array items / map values */
+    const floe_avro_node *items;
+    int32_t element_id, key_id, value_id; /* iceberg; -1 if absent */
+    /* union */
+    const floe_avro_node *const *branches;
+    size_t n_branches;
+    /* fixed */
+    int32_t size;
+    const char *props_json;    /* other attributes as a JSON object text, or NULL */
+};
+
+/* Owner of a parsed schema tree. */
+typedef struct floe_avro_schema floe_avro_schema;
+
+/* Parse schema JSON text (json[0..len), need not be NUL-terminated). FLOE_ESCHEMA for a
+ * schema that is not valid Avro (unknown type names, duplicate names, bad defaults are
+ * dropped, not fatal), FLOE_ECORRUPT for JSON that does not parse. */
+int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema **out,
+                           floe_error *err);
+void floe_avro_schema_free(floe_avro_schema *s);
+/* Borrowed; valid until floe_avro_schema_free. */
+const floe_avro_node *floe_avro_schema_root(const floe_avro_schema *s);
+/* Append the schema as compact JSON (what goes into avro.schema) to out. */
+int floe_avro_schema_to_json(const floe_avro_schema *s, floe_buf *out, floe_error *err);
+
+/* Field of a record node by name, or by iceberg field id; NULL if none. */
+const floe_avro_field *floe_avro_node_field(const floe_avro_node *rec, const char *name,
+                                            size_t *index_out);
+const floe_avro_field *floe_avro_node_field_by_id(const floe_avro_node *rec, int32_t id,
+                                                  size_t *index_out);
+/* For ["null", T] (either order): T; else NULL. */
+const floe_avro_node *floe_avro_node_nullable(const floe_avro_node *n);
+
+/* ---------------------------------------------------------------------------------------
+ * Values
+ *
+ * A value has the type of the schema node it conforms to; for a union it has the type
+ * of the chosen branch and `branch` says which one (unions are not a separate level).
+ * bytes/string/fixed data is borrowed: the writer copies nothing until it encodes, and
+ * the reader allocates it in its arena (strings NUL-terminated).
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_avro_map_entry floe_avro_map_entry;
+
+struct floe_avro_value {
+    floe_avro_type type;
+    /* Index of the branch in the enclosing union; -1 when not inside a union, or, for
+     * values given to the writer, "pick the first branch of this type". */
+    int32_t branch;
+    union {
+        bool b;
+        int32_t i;      /* int; also the symbol index of an enum */
+        int64_t l;
+        float f;
+        double d;
+        struct {
+            const uint8_t *p;
+            size_t n;
+        } bytes;        /* bytes, string (UTF-8, not counting a NUL), fixed */
+        struct {
+            floe_avro_value *items;
+            size_t n;
+        } list;         /* record fields in schema order; array items */
+        struct {
+            floe_avro_map_entry *entries;
+            size_t n;
+        } map;
+    } u;
+};
+
+struct floe_avro_map_entry {
+    const char *key;    /* UTF-8 */
+    size_t key_len;
+    floe_avro_value value;
+};
+
+/* Setters: they never allocate except where they take an arena. */
+void floe_avro_set_null(floe_avro_value *v);
+void floe_avro_set_bool(floe_avro_value *v, bool b);
+void floe_avro_set_int(floe_avro_value *v, int32_t i);
+void floe_avro_set_long(floe_avro_value *v, int64_t l);
+void floe_avro_set_float(floe_avro_value *v, float f);
+void floe_avro_set_double(floe_avro_value *v, double d);
+/* Borrow p[0..n): it must outlive the value's use. */
+void floe_avro_set_bytes(floe_avro_value *v, const void *p, size_t n);
+void floe_avro_set_string(floe_avro_value *v, const char *s); /* strlen(s) bytes */
+void floe_avro_set_stringn(floe_avro_value *v, const char *s, size_t n);
+void floe_avro_set_fixed(floe_avro_value *v, const void *p, size_t n);
+void floe_avro_set_enum(floe_avro_value *v, int32_t symbol_index);
+/* Allocate n zeroed children (each a null) in a. FLOE_ENOMEM. */
+int floe_avro_set_record(floe_avro_value *v, floe_arena *a, size_t n_fields);
+int floe_avro_set_array(floe_avro_value *v, floe_arena *a, size_t n_items);
+int floe_avro_set_map(floe_avro_value *v, floe_arena *a, size_t n_entries);
+/* Pick a union branch explicitly (after setting the value). */
+static inline void floe_avro_set_branch(floe_avro_value *v, int32_t branch) {
+    v->branch = branch;
+}
+
+/* Field of a record value by name, resolved through the record's schema node. */
+const floe_avro_value *floe_avro_value_field(const floe_avro_node *rec,
+                                             const floe_avro_value *v, const char *name);
+
+/* Encode v per node (binary encoding), appending to out. FLOE_ESCHEMA when v does not
+ * conform (the message names the path: "data_file.partition: expected int, got null"). */
+int floe_avro_value_encode(const floe_avro_node *node, const floe_avro_value *v,
+                           floe_buf *out, floe_error *err);
+/* Append v as JSON (bytes/fixed as lowercase hex strings, enums as symbols, unions
+ * unwrapped, longs as exact integers) for debugging, tests and the CLI. */
+int floe_avro_value_to_json(const floe_avro_node *node, const floe_avro_value *v,
+                            floe_buf *out, floe_error *err);
+
+/* Low-level binary encoding helpers (append to out; FLOE_ENOMEM / FLOE_ELIMIT). */
+int floe_avro_encode_long(floe_buf *out, int64_t v);   /* zigzag varint; also int */
+int floe_avro_encode_bool(floe_buf *out, bool v);
+int floe_avro_encode_float(floe_buf *out, float v);
+int floe_avro_encode_double(floe_buf *out, double v);
+int floe_avro_encode_bytes(floe_buf *out, const void *p, size_t n); /* also string */
+/* Encode v at dst (at least 10 bytes); returns bytes written. */
+size_t floe_avro_put_long(uint8_t *dst, int64_t v);
+
+/* ---------------------------------------------------------------------------------------
+ * Object container writer
+ *
+ *   open (header written to out) -> append* (records buffered; a block is flushed when
+ *   the buffered bytes reach block_size or block_records) -> close (last block flushed;
+ *   the writer freed). abort frees without flushing. out is borrowed and must outlive
+ *   the writer; the file is out->data[start..out->len) where start is out->len at open.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_avro_writer floe_avro_writer;
+
+typedef struct floe_avro_meta {
+    const char *key;
+    const void *value;
+    size_t value_len;
+} floe_avro_meta;
+
+typedef struct floe_avro_writer_options {
+    floe_codec codec;          /* UNCOMPRESSED (default), DEFLATE, SNAPPY or ZSTD */
+    int level;                 /* 0 = codec default */
+    size_t block_size;         /* target uncompressed bytes per block; 0 = 64 KiB */
+    size_t block_records;      /* max records per block; 0 = no limit */
+    const uint8_t *sync;       /* 16 bytes for deterministic output; NULL = random */
+    const floe_avro_meta *meta;/* extra header metadata; keys must not start "avro." */
+    size_t n_meta;
+} floe_avro_writer_options;
+
+/* schema is borrowed and must outlive the writer. opts may be NULL. */
+int floe_avro_writer_open(const floe_avro_schema *schema, const floe_avro_writer_options *opts,
+                          floe_buf *out, floe_avro_writer **w, floe_error *err);
+/* Encode and buffer one record. */
+int floe_avro_writer_append(floe_avro_writer *w, const floe_avro_value *v, floe_error *err);
+/* Buffer one record the caller has encoded itself (binary encoding of the schema). */
+int floe_avro_writer_append_encoded(floe_avro_writer *w, const void *datum, size_t n,
+                                    floe_error *err);
+/* Flush buffered records as a block now. */
+int floe_avro_writer_flush(floe_avro_writer *w, floe_error *err);
+int64_t floe_avro_writer_records(const floe_avro_writer *w);
+/* Flush and free w (in every case). */
+int floe_avro_writer_close(floe_avro_writer *w, floe_error *err);
+void floe_avro_writer_abort(floe_avro_writer *w); /* accepts NULL */
+
+/* Write a finished container (or any buffer) to uri via FileIO, atomically. */
+int floe_avro_write_uri(const char *uri, const floe_buf *file,
+                        const floe_output_options *opts, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Object container reader
+ *
+ *   open (header parsed, schemas resolved) -> next* (records decoded block by block) ->
+ *   close. Records are returned in the reader schema's shape (or the writer's when no
+ *   reader schema is given).
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_avro_reader floe_avro_reader;
+
+typedef struct floe_avro_reader_options {
+    /* Expected schema (borrowed, must outlive the reader); NULL = the writer's. Fields
+     * match by iceberg field-id when both sides have ids, else by name and aliases;
+     * Avro promotions apply; reader fields the writer lacks take their default (null for
+     * optional unions); writer fields the reader lacks are skipped. */
+    const floe_avro_schema *reader_schema;
+    /* Allow a writer long where the reader wants int (range-checked per value): some
+     * writers put iceberg list<int> as array<long>. Default false. */
+    bool narrow_long_to_int;
+    /* Decoded values go to this arena and live as long as it does; NULL = a per-block
+     * arena inside the reader (values valid until next() moves to the next block). */
+    floe_arena *arena;
+    /* Caps; 0 = defaults (64 MiB block bytes, 16 M records per block, 64 MiB header). */
+    size_t max_block_bytes;
+    int64_t max_block_records;
+    size_t max_header_bytes;
+    /* Names the file in error messages ("manifest-list snap-1.avro"); may be NULL. */
+    const char *name;
+} floe_avro_reader_options;
+
+/* p[0..n) is borrowed and must outlive the reader. opts may be NULL. */
+int floe_avro_reader_open_mem(const void *p, size_t n, const floe_avro_reader_options *opts,
+                              floe_avro_reader **out, floe_error *err);
+/* Reads the header and then one block at a time through in (borrowed). */
+int floe_avro_reader_open_input(floe_input *in, const floe_avro_reader_options *opts,
+                                floe_avro_reader **out, floe_error *err);
+void floe_avro_reader_close(floe_avro_reader *r); /* accepts NULL */
+
+/* The writer's schema from the header (borrowed, lives with the reader). */
+const floe_avro_schema *floe_avro_reader_writer_schema(const floe_avro_reader *r);
+/* The schema records are returned in. */
+const floe_avro_node *floe_avro_reader_schema(const floe_avro_reader *r);
+floe_codec floe_avro_reader_codec(const floe_avro_reader *r);
+/* Header metadata: value of key (not NUL-terminated; len in *len), NULL if absent. */
+const void *floe_avro_reader_meta(const floe_avro_reader *r, const char *key, size_t *len);
+/* Same as a NUL-terminated string copy kept by the reader; NULL if absent. */
+const char *floe_avro_reader_meta_str(const floe_avro_reader *r, const char *key);
+size_t floe_avro_reader_meta_count(const floe_avro_reader *r);
+void floe_avro_reader_meta_at(const floe_avro_reader *r, size_t i, const char **key,
+                              const void **value, size_t *len);
+const uint8_t *floe_avro_reader_sync(const floe_avro_reader *r); /* 16 bytes */
+
+/* Decode the next record into *out (see options.arena for its lifetime). Returns 1 with
+ * a record, 0 at the end of the file, or a negative error. */
+int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err);
+/* Records returned so far; blocks read so far. */
+int64_t floe_avro_reader_records(const floe_avro_reader *r);
+int64_t floe_avro_reader_blocks(const floe_avro_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLOE_AVRO_H */
