@@ -10,28 +10,34 @@
 // input) or "SUFFIX:LINE" (applies to inputs whose path ends with SUFFIX), which is what
 // `floe gen --malformed-lines` writes.
 //
-// Coercion rules (JSON value -> Iceberg type). Anything not listed is an error; where
-// floe's rule was not settled when this was written, the oracle refuses rather than guess:
+// Coercion rules: the ones floe's shredder documents in include/floe/json.h, restated
+// here (keep the two in step). Anything not listed is an error.
 //   boolean      true / false
-//   int, long    JSON integer literal (no fraction, no exponent) within range
-//   float,double any JSON number; the strings "NaN", "Infinity", "-Infinity"
-//   decimal(P,S) JSON number or numeric string, exact (from the source text); at most S
-//                fraction digits (more is an error, not rounded); at most P digits in all
-//   date         "YYYY-MM-DD"
-//   time         "HH:MM[:SS[.f{1,6}]]"
-//   timestamptz  "YYYY-MM-DD[T| ]HH:MM[:SS[.f{1,9}]][Z|±HH:MM|±HHMM|±HH]" -> UTC; no
-//                offset means UTC; a bare date "YYYY-MM-DD" is midnight UTC; digits past
-//                microseconds must be zero
-//   timestamp    the same forms without an offset ("Z" allowed: it names UTC); a
-//                non-zero offset is an error (ambiguous for a zone-less timestamp)
-//   *_ns         as above with up to 9 fraction digits kept
-//   string       JSON string
+//   int, long    JSON numbers whose value is an integer (42, 1e3, 1.0, 1.50e2), in range
+//   float,double JSON numbers (overflow to infinity is an error); the strings "NaN",
+//                "Infinity", "-Infinity"
+//   decimal(P,S) JSON number or numeric string, exact (from the source text); extra
+//                fraction digits only if they are zeros; at most P digits after scaling
+//   date         "YYYY-MM-DD", or a JSON integer (days since 1970-01-01)
+//   time         "HH:MM:SS[.f{1,9}]" (digits past the 6th truncated), or a JSON integer
+//                (microseconds since midnight)
+//   timestamp    "YYYY-MM-DD(T|t| )HH:MM[:SS[.f{1,9}]]" with no zone designator ('Z' or an
+//                offset is an error)
+//   timestamptz  the same with 'Z', +hh:mm, +hhmm or +hh (converted to UTC); no zone = UTC
+//                all four timestamp types: fraction digits past the precision truncated
+//                (toward negative infinity); second 60 is an error; a JSON integer is the
+//                stored value (micros, or nanos for *_ns)
+//   string       JSON string (lone surrogates are an error)
 //   uuid         "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", any case
-//   binary       base64 string (RFC 4648, padded); fixed(L) the same, exactly L bytes
+//   binary       base64 (RFC 4648 standard alphabet, padding optional); fixed(L) exactly
+//                L bytes
 //   struct       JSON object; missing keys are null; unknown keys are ignored
 //   list         JSON array
-//   map          JSON object (keys: string; int/long from integer text; others error)
-//   null / missing -> null; an error for a required field or a required list element
+//   map          JSON object; keys converted from their text by the string rules above
+//                (int/long keys as decimal integers)
+//   null / missing -> null; an error for a required field, a required list element or a
+//                required map value
+//   A key repeated within one object is an error (floe rejects such records).
 
 import { readFileSync } from 'node:fs'
 import {
@@ -48,33 +54,45 @@ function fail(path, msg) {
   throw new CoerceError(`${path}: ${msg}`)
 }
 
-const TS_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/
+const TS_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/
 
 function parseTimestamp(s, path, tz, digits) {
   const m = TS_RE.exec(s)
   if (!m) fail(path, `bad timestamp '${s}'`)
-  const [y, mo, d, h = 0, mi = 0, se = 0] = m.slice(1, 7).map((x) => (x === undefined ? 0 : +x))
+  const [y, mo, d, h, mi, se] = m.slice(1, 7).map((x) => (x === undefined ? 0 : +x))
   checkDate(y, mo, d, path, s)
   if (h > 23 || mi > 59 || se > 59) fail(path, `bad time of day in '${s}'`)
-  let frac = m[7] || ''
-  if (frac.length > digits) {
-    if (/[1-9]/.test(frac.slice(digits))) fail(path, `'${s}' has more precision than ${digits} digits`)
-    frac = frac.slice(0, digits)
-  }
-  frac = frac.padEnd(digits, '0')
+  const frac = (m[7] || '').slice(0, digits).padEnd(digits, '0')
   let offsetSec = 0
   const off = m[8]
-  if (off && off !== 'Z' && off !== 'z') {
+  if (off && !tz) fail(path, `zone designator on a timestamp without zone: '${s}'`)
+  if (off && off !== 'Z') {
     const sign = off[0] === '-' ? -1 : 1
     const oh = +off.slice(1, 3)
     const om = off.length > 3 ? +off.slice(-2) : 0
     if (oh > 23 || om > 59) fail(path, `bad offset in '${s}'`)
     offsetSec = sign * (oh * 3600 + om * 60)
-    if (!tz && offsetSec !== 0) fail(path, `offset on a timestamp without zone: '${s}'`)
   }
   const days = BigInt(daysFromCivil(y, mo, d))
   const sec = days * 86400n + BigInt(h * 3600 + mi * 60 + se - offsetSec)
-  return fmtTimestamp(sec * 10n ** BigInt(digits) + BigInt(frac || '0'), tz, digits)
+  return fmtTimestamp(sec * 10n ** BigInt(digits) + BigInt(frac), tz, digits)
+}
+
+// Exact integer value of a JSON number's text, or null if it has a fractional part.
+function exactInteger(text) {
+  const m = /^(-)?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)
+  let digits = m[2] + (m[3] || '')
+  const exp = (m[4] ? parseInt(m[4], 10) : 0) - (m[3] ? m[3].length : 0)
+  let v
+  if (exp >= 0) {
+    if (exp > 400) return /[1-9]/.test(digits) ? 10n ** 400n : 0n // far out of any range
+    v = BigInt(digits) * 10n ** BigInt(exp)
+  } else {
+    const keep = digits.length + exp
+    if (/[1-9]/.test(digits.slice(Math.max(0, keep)))) return null
+    v = keep > 0 ? BigInt(digits.slice(0, keep)) : 0n
+  }
+  return m[1] ? -v : v
 }
 
 function checkDate(y, mo, d, path, s) {
@@ -107,7 +125,7 @@ function parseDecimal(text, t, path) {
 }
 
 function decodeBase64(s, path) {
-  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) {
+  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/.test(s)) {
     fail(path, 'bad base64')
   }
   return new Uint8Array(Buffer.from(s, 'base64'))
@@ -122,8 +140,9 @@ function coerce(t, v, path) {
       return v
     case 'int':
     case 'long': {
-      if (!num || !v.isInteger()) fail(path, `${t.type} expected (an integer literal)`)
-      const b = BigInt(v.text)
+      if (!num) fail(path, `${t.type} expected`)
+      const b = exactInteger(v.text)
+      if (b === null) fail(path, `${v.text} is not an integer`)
       const bits = t.type === 'int' ? 31n : 63n
       if (b < -(2n ** bits) || b >= 2n ** bits) fail(path, `${v.text} out of ${t.type} range`)
       return b
@@ -131,8 +150,10 @@ function coerce(t, v, path) {
     case 'float':
     case 'double': {
       let n
-      if (num) n = Number(v.text)
-      else if (v === 'NaN') n = NaN
+      if (num) {
+        n = Number(v.text)
+        if (!Number.isFinite(t.type === 'float' ? Math.fround(n) : n)) fail(path, `${v.text} overflows ${t.type}`)
+      } else if (v === 'NaN') n = NaN
       else if (v === 'Infinity') n = Infinity
       else if (v === '-Infinity') n = -Infinity
       else fail(path, `${t.type} expected`)
@@ -143,27 +164,43 @@ function coerce(t, v, path) {
       if (typeof v === 'string') return parseDecimal(v, t, path)
       return fail(path, 'decimal expected')
     case 'date': {
+      if (num) {
+        const days = exactInteger(v.text)
+        if (days === null || days < -719528n || days > 2932896n) fail(path, `bad date ${v.text}`)
+        return fmtDate(Number(days))
+      }
       const m = typeof v === 'string' && /^(\d{4})-(\d{2})-(\d{2})$/.exec(v)
       if (!m) fail(path, 'date "YYYY-MM-DD" expected')
       checkDate(+m[1], +m[2], +m[3], path, v)
       return fmtDate(daysFromCivil(+m[1], +m[2], +m[3]))
     }
     case 'time': {
-      const m = typeof v === 'string' && /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?$/.exec(v)
-      if (!m) fail(path, 'time "HH:MM:SS[.ffffff]" expected')
-      const [h, mi, s] = [+m[1], +m[2], +(m[3] || 0)]
+      if (num) {
+        const us = exactInteger(v.text)
+        if (us === null || us < 0n || us >= 86400000000n) fail(path, `bad time ${v.text}`)
+        return fmtTime(us)
+      }
+      const m = typeof v === 'string' && /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/.exec(v)
+      if (!m) fail(path, 'time "HH:MM:SS[.f]" expected')
+      const [h, mi, s] = [+m[1], +m[2], +m[3]]
       if (h > 23 || mi > 59 || s > 59) fail(path, `bad time '${v}'`)
-      const us = BigInt((h * 3600 + mi * 60 + s)) * 1000000n + BigInt((m[4] || '').padEnd(6, '0'))
+      const us = BigInt((h * 3600 + mi * 60 + s)) * 1000000n + BigInt((m[4] || '').slice(0, 6).padEnd(6, '0'))
       return fmtTime(us)
     }
     case 'timestamp':
     case 'timestamptz':
     case 'timestamp_ns':
     case 'timestamptz_ns':
+      if (num) {
+        const stored = exactInteger(v.text)
+        if (stored === null || stored < -(2n ** 63n) || stored >= 2n ** 63n) fail(path, `bad ${t.type} ${v.text}`)
+        return fmtTimestamp(stored, t.type.startsWith('timestamptz'), t.type.endsWith('_ns') ? 9 : 6)
+      }
       if (typeof v !== 'string') fail(path, `${t.type} expected (an ISO 8601 string)`)
       return parseTimestamp(v, path, t.type.startsWith('timestamptz'), t.type.endsWith('_ns') ? 9 : 6)
     case 'string':
       if (typeof v !== 'string') fail(path, 'string expected')
+      if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(v)) fail(path, 'lone surrogate')
       return v
     case 'uuid':
       if (typeof v !== 'string' || !/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(v)) {
@@ -187,10 +224,15 @@ function coerce(t, v, path) {
       if (typeof v !== 'object' || Array.isArray(v) || num) fail(path, 'object expected')
       const pairs = Object.keys(v).map((k) => {
         let key
-        if (t.key.type.type === 'string') key = k
-        else if ((t.key.type.type === 'int' || t.key.type.type === 'long') && /^-?\d+$/.test(k)) {
+        const kt = t.key.type.type
+        if (kt === 'int' || kt === 'long') {
+          if (!/^-?\d+$/.test(k)) fail(path, `map key '${k}' is not an integer`)
           key = coerce(t.key.type, new JsonNumber(k), `${path}.key`)
-        } else fail(path, `map key '${k}' cannot become ${t.key.type.type}`)
+        } else if (kt === 'decimal') {
+          key = parseDecimal(k, t.key.type, `${path}.key`)
+        } else {
+          key = coerce(t.key.type, k, `${path}.key`)
+        }
         return [key, coerceField(t.value, v[k], `${path}[${k}]`)]
       })
       return sortPairs(pairs)

@@ -1,7 +1,7 @@
 // json_exact.mjs - a small strict JSON parser that keeps the source text of numbers, so
 // 64-bit integers and decimals survive exactly (Node 20's JSON.parse has no source-text
-// access). Objects come back with a null prototype; a repeated key keeps its last value,
-// as JSON.parse does.
+// access). Objects come back with a null prototype; a key repeated within one object is
+// a SyntaxError (floe rejects such records, so the oracle must never pick one).
 
 export class JsonNumber {
   constructor(text) {
@@ -130,6 +130,7 @@ export function parseExact(text) {
       ws()
       if (text[i] !== '"') fail('expected a key')
       const k = string()
+      if (Object.prototype.hasOwnProperty.call(out, k)) fail(`duplicate key "${k}"`)
       ws()
       if (text[i] !== ':') fail("expected ':'")
       i++
