@@ -1199,6 +1199,8 @@ static size_t buffered_bytes(const floe_pq_writer *w) {
 }
 
 static int write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err) {
+    if (n == 0)
+        return 0;
     int rc = floe_output_write(w->out, p, n, err);
     if (rc < 0)
         return rc;
@@ -1727,6 +1729,12 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     floe_buf_init(&c->dplain, 0);
     floe_buf_init(&c->chunk, 0);
     floe_buf_init(&c->pi_bounds, 0);
+    floe_buf_init(&c->pstat.min, 0);
+    floe_buf_init(&c->pstat.max, 0);
+    floe_buf_init(&c->cstat.min, 0);
+    floe_buf_init(&c->cstat.max, 0);
+    floe_buf_init(&c->fstat.min, 0);
+    floe_buf_init(&c->fstat.max, 0);
 }
 
 static void col_free(col *c) {
@@ -1796,10 +1804,10 @@ int floe_pq_writer_open(const char *uri, const floe_schema *schema,
     }
     if (!schema || (schema->nleaves && !schema->leaves))
         FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: schema is not finished");
-    w->ncols = schema->nleaves;
-    w->cols = floe_calloc(w->ncols ? w->ncols : 1, sizeof *w->cols);
+    w->cols = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *w->cols);
     if (!w->cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    w->ncols = schema->nleaves;
     for (size_t i = 0; i < w->ncols; i++) {
         const floe_field *leaf = schema->leaves[i];
         if (leaf->phys == FLOE_PHYS_INT96)

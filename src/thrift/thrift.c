@@ -42,7 +42,7 @@ static void put_byte(floe_thrift_writer *w, uint8_t b) {
     if (w->rc < 0)
         return;
     /* fast path: room already there */
-    if (w->out->len < w->out->cap) {
+    if (w->out->len + 1 < w->out->cap && w->out->len < w->out->max) {
         w->out->data[w->out->len++] = b;
         return;
     }
