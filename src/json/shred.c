@@ -36,6 +36,10 @@
 
 #include "json/json_internal.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define REJ 1
 #define UNKNOWN_MAX_PATHS 1024
 #define MAP_LINEAR_MAX 16 /* map duplicate-key check: linear scan up to this many keys */
@@ -228,6 +232,23 @@ static int scan_string(floe_shredder *sh, const uint8_t **pp, const uint8_t **s,
     const uint8_t *p = *pp + 1, *end = sh->end;
     bool esc = false;
     for (;;) {
+#ifdef __SSE2__
+        /* 16 bytes at a time: jump straight to the first '"', '\\', control or non-ASCII
+         * byte (the signed compare flags bytes >= 0x80 together with those < 0x20) */
+        while (end - p >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i sp = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            unsigned mask = (unsigned)_mm_movemask_epi8(sp);
+            if (mask) {
+                p += __builtin_ctz(mask);
+                break;
+            }
+            p += 16;
+        }
+#endif
         while (end - p >= 8) {
             uint64_t w;
             memcpy(&w, p, 8);
@@ -777,9 +798,17 @@ static uint32_t name_hash(const uint8_t *s, size_t n) {
     return h;
 }
 
+static inline bool same_bytes(const char *a, const uint8_t *b, size_t n) {
+    /* keys are short: a plain loop beats a libc call */
+    for (size_t i = 0; i < n; i++)
+        if ((uint8_t)a[i] != b[i])
+            return false;
+    return true;
+}
+
 static inline int lookup_kid(snode *st, const uint8_t *k, size_t klen) {
     uint32_t g = st->guess;
-    if (g < st->nkids && st->kids[g].nlen == klen && !memcmp(st->kids[g].name, k, klen)) {
+    if (g < st->nkids && st->kids[g].nlen == klen && same_bytes(st->kids[g].name, k, klen)) {
         st->guess = g + 1;
         return (int)g;
     }

@@ -718,6 +718,87 @@ TEST(test_alloc_failure) {
     floe_schema_free(s);
 }
 
+TEST(test_infer) {
+    char input[16384];
+    size_t len = (size_t)snprintf(input, sizeof input, "%s",
+        "{\"a\":1,\"b\":1.5,\"c\":\"x\",\"d\":\"2024-01-01T00:00:00Z\",\"e\":\"2024-01-01\","
+        "\"f\":\"2024-01-01 10:00:00.5\",\"g\":[1,2],\"h\":{\"x\":true,\"y\":[{\"z\":\"q\"}]},"
+        "\"u\":\"123e4567-e89b-12d3-a456-426614174000\",\"n\":null,\"m\":1,\"empty\":[]}\n"
+        "not json\n"
+        "\n"
+        "{\"a\":2.5,\"g\":[],\"h\":{\"y\":null},\"m\":2,\"d\":\"2024-01-02T00:00:00+02:00\"}\n"
+        "{\"m\":\"three\",\"b\":7}\n");
+    len += (size_t)snprintf(input + len, sizeof input - len, "{\"attrs\":{");
+    for (int i = 0; i < 80; i++)
+        len += (size_t)snprintf(input + len, sizeof input - len, "%s\"k%d\":%d", i ? "," : "", i, i);
+    len += (size_t)snprintf(input + len, sizeof input - len, "}}\n");
+    floe_infer *inf = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_infer_new(NULL, &inf, &err), err);
+    REQUIRE(floe_infer_feed(inf, (const uint8_t *)input, len, &err) == 0);
+    CHECK_EQ_U64(floe_infer_records(inf), 4);
+    CHECK_EQ_U64(floe_infer_skipped(inf), 1);
+    floe_schema *s = NULL;
+    REQUIRE_OK(floe_infer_finish(inf, &s, &err), err);
+    REQUIRE(floe_infer_warning_count(inf) == 1);
+    CHECK(strstr(floe_infer_warning(inf, 0), "field 'm' has mixed kinds") != NULL);
+    static const struct {
+        const char *path;
+        floe_type_id type;
+        int32_t id;
+    } want[] = {
+        {"a", FLOE_TYPE_DOUBLE, 1},        {"b", FLOE_TYPE_DOUBLE, 2},
+        {"c", FLOE_TYPE_STRING, 3},        {"d", FLOE_TYPE_TIMESTAMPTZ, 4},
+        {"e", FLOE_TYPE_DATE, 5},          {"f", FLOE_TYPE_TIMESTAMP, 6},
+        {"g", FLOE_TYPE_LIST, 7},          {"g.element", FLOE_TYPE_LONG, 8},
+        {"h", FLOE_TYPE_STRUCT, 9},        {"h.x", FLOE_TYPE_BOOLEAN, 10},
+        {"h.y", FLOE_TYPE_LIST, 11},       {"h.y.element", FLOE_TYPE_STRUCT, 12},
+        {"h.y.element.z", FLOE_TYPE_STRING, 13}, {"u", FLOE_TYPE_STRING, 14},
+        {"n", FLOE_TYPE_STRING, 15},       {"m", FLOE_TYPE_LONG, 16},
+        {"empty", FLOE_TYPE_LIST, 17},     {"empty.element", FLOE_TYPE_STRING, 18},
+        {"attrs", FLOE_TYPE_MAP, 19},      {"attrs.key", FLOE_TYPE_STRING, 20},
+        {"attrs.value", FLOE_TYPE_LONG, 21},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const floe_field *f = floe_schema_find_path(s, want[i].path);
+        if (!f) {
+            harness_fail(__FILE__, __LINE__, "no field %s", want[i].path);
+            continue;
+        }
+        if (f->type != want[i].type || f->id != want[i].id)
+            harness_fail(__FILE__, __LINE__, "%s: %s id %d, want %s id %d", want[i].path,
+                         floe_type_name(f->type), (int)f->id, floe_type_name(want[i].type),
+                         (int)want[i].id);
+        CHECK(f->required == (strcmp(want[i].path, "attrs.key") == 0));
+    }
+    CHECK_EQ_INT(s->highest_field_id, 21);
+    /* the inferred schema takes the sample back, except the minority kind of 'm' */
+    floe_shredder *sh = NULL;
+    floe_batch b;
+    collector rej = {0};
+    REQUIRE_OK(floe_shredder_new(s, NULL, &sh, &err), err);
+    REQUIRE(floe_batch_init(&b, s) == 0);
+    REQUIRE_OK(floe_shredder_feed(sh, (const uint8_t *)input, len, "sample", 1, 0, &b, collect,
+                                  &rej, &err),
+               err);
+    CHECK_EQ_INT(b.nrows, 3);
+    REQUIRE(rej.n == 2);
+    CHECK_EQ_INT(rej.r[0].line, 2);
+    CHECK_EQ_STR(rej.r[1].msg, "field 'm': expected long, found string");
+    floe_batch_free(&b);
+    floe_shredder_free(sh);
+    floe_schema_free(s);
+    floe_infer_free(inf);
+
+    /* limits and empty input */
+    floe_infer_options opt = {.max_records = 1};
+    REQUIRE_OK(floe_infer_new(&opt, &inf, &err), err);
+    CHECK_EQ_INT(floe_infer_feed(inf, (const uint8_t *)input, len, &err), 1);
+    CHECK_EQ_U64(floe_infer_records(inf), 1);
+    floe_infer_free(inf);
+    CHECK_EQ_INT(floe_schema_infer((const uint8_t *)"\n[1]\n", 5, NULL, &s, &err), FLOE_EINVALID);
+}
+
 int main(void) {
     RUN(test_flat);
     RUN(test_levels_nested);
@@ -733,5 +814,6 @@ int main(void) {
     RUN(test_array_body);
     RUN(test_depth_limit);
     RUN(test_alloc_failure);
+    RUN(test_infer);
     return harness_finish();
 }

@@ -1,0 +1,463 @@
+/*
+ * infer.c - Iceberg schema inference from NDJSON samples (rules in floe/json.h).
+ *
+ * Each sampled record is parsed with jansson (inference is not a hot path) and folded
+ * into a tree of observation nodes: per node, how often each JSON kind was seen, which
+ * string forms (timestamp with/without zone, date), and for objects their keys in
+ * first-seen order. floe_infer_finish() turns the tree into a schema, deciding struct vs
+ * map per object node and widening or voting on conflicting kinds.
+ *
+ * Bounds: an object node tracks at most INFER_MAX_KEYS distinct keys; values of further
+ * keys fold into one overflow node (such an object is a map by rule anyway). Nesting is
+ * bounded by jansson's own depth limit and INFER_MAX_DEPTH.
+ */
+#include "floe/json.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json_internal.h"
+
+#define INFER_MAX_KEYS 256
+#define INFER_MAX_DEPTH 48
+#define MAP_MANY_KEYS 64   /* more distinct keys than this: a map */
+#define MAP_SOME_KEYS 16   /* at least this many and sparse: a map */
+#define MAX_WARNINGS 100
+
+typedef struct inode inode;
+struct inode {
+    uint64_t n_null, n_bool, n_long, n_double, n_string, n_object, n_array;
+    uint64_t s_tstz, s_ts, s_date; /* strings of each recognised form */
+    uint64_t total_keys;           /* sum over objects of their key counts */
+    char **names;                  /* object keys, first-seen order */
+    inode **kids;
+    size_t nkids, cap;
+    inode *overflow;               /* values of keys past INFER_MAX_KEYS */
+    inode *elem;                   /* arrays: all elements */
+};
+
+struct floe_infer {
+    floe_infer_options opt;
+    inode *root;
+    uint64_t records, skipped;
+    char **warnings;
+    size_t nwarnings;
+};
+
+static void inode_free(inode *n) {
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->nkids; i++) {
+        floe_free(n->names[i]);
+        inode_free(n->kids[i]);
+    }
+    floe_free(n->names);
+    floe_free(n->kids);
+    inode_free(n->overflow);
+    inode_free(n->elem);
+    floe_free(n);
+}
+
+static inode *inode_new(void) { return floe_calloc(1, sizeof(inode)); }
+
+/* The child for key (created when new); NULL on OOM. */
+static inode *kid_for(inode *n, const char *key) {
+    for (size_t i = 0; i < n->nkids; i++)
+        if (!strcmp(n->names[i], key))
+            return n->kids[i];
+    if (n->nkids >= INFER_MAX_KEYS) {
+        if (!n->overflow)
+            n->overflow = inode_new();
+        return n->overflow;
+    }
+    if (n->nkids == n->cap) {
+        size_t ncap = n->cap ? n->cap * 2 : 8;
+        char **names = floe_realloc(n->names, ncap * sizeof *names);
+        if (!names)
+            return NULL;
+        n->names = names;
+        inode **kids = floe_realloc(n->kids, ncap * sizeof *kids);
+        if (!kids)
+            return NULL;
+        n->kids = kids;
+        n->cap = ncap;
+    }
+    char *name = floe_strdup(key);
+    inode *k = inode_new();
+    if (!name || !k) {
+        floe_free(name);
+        floe_free(k);
+        return NULL;
+    }
+    n->names[n->nkids] = name;
+    n->kids[n->nkids++] = k;
+    return k;
+}
+
+static void classify_string(inode *n, const char *s, size_t len) {
+    int64_t v;
+    int32_t d;
+    bool zone;
+    char why[128];
+    if (floe_parse_timestamp((const uint8_t *)s, len, 6, 1, &v, &zone, why, sizeof why) ==
+        FLOE_SC_OK) {
+        if (zone)
+            n->s_tstz++;
+        else
+            n->s_ts++;
+    } else if (floe_parse_date((const uint8_t *)s, len, &d, why, sizeof why) == FLOE_SC_OK) {
+        n->s_date++;
+    }
+}
+
+static int observe(inode *n, json_t *v, int depth) {
+    if (depth > INFER_MAX_DEPTH)
+        return 0; /* deeper levels carry no more shape worth inferring */
+    switch (json_typeof(v)) {
+    case JSON_NULL: n->n_null++; break;
+    case JSON_TRUE:
+    case JSON_FALSE: n->n_bool++; break;
+    case JSON_INTEGER: n->n_long++; break;
+    case JSON_REAL: n->n_double++; break;
+    case JSON_STRING:
+        n->n_string++;
+        classify_string(n, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_OBJECT: {
+        n->n_object++;
+        n->total_keys += json_object_size(v);
+        const char *key;
+        json_t *val;
+        json_object_foreach(v, key, val) {
+            inode *k = kid_for(n, key);
+            if (!k)
+                return FLOE_ENOMEM;
+            FLOE_FORWARD_IF_ERROR(observe(k, val, depth + 1));
+        }
+        break;
+    }
+    case JSON_ARRAY: {
+        n->n_array++;
+        if (!n->elem && !(n->elem = inode_new()))
+            return FLOE_ENOMEM;
+        size_t i;
+        json_t *el;
+        json_array_foreach(v, i, el) FLOE_FORWARD_IF_ERROR(observe(n->elem, el, depth + 1));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* dst += src, recursively. */
+static int merge(inode *dst, const inode *src) {
+    dst->n_null += src->n_null;
+    dst->n_bool += src->n_bool;
+    dst->n_long += src->n_long;
+    dst->n_double += src->n_double;
+    dst->n_string += src->n_string;
+    dst->n_object += src->n_object;
+    dst->n_array += src->n_array;
+    dst->s_tstz += src->s_tstz;
+    dst->s_ts += src->s_ts;
+    dst->s_date += src->s_date;
+    dst->total_keys += src->total_keys;
+    for (size_t i = 0; i < src->nkids; i++) {
+        inode *k = kid_for(dst, src->names[i]);
+        if (!k)
+            return FLOE_ENOMEM;
+        FLOE_FORWARD_IF_ERROR(merge(k, src->kids[i]));
+    }
+    if (src->overflow) {
+        if (!dst->overflow && !(dst->overflow = inode_new()))
+            return FLOE_ENOMEM;
+        FLOE_FORWARD_IF_ERROR(merge(dst->overflow, src->overflow));
+    }
+    if (src->elem) {
+        if (!dst->elem && !(dst->elem = inode_new()))
+            return FLOE_ENOMEM;
+        FLOE_FORWARD_IF_ERROR(merge(dst->elem, src->elem));
+    }
+    return 0;
+}
+
+/* ---- resolution ------------------------------------------------------------------------ */
+
+typedef struct build_ctx {
+    floe_infer *inf;
+    floe_schema *s;
+    int32_t next_id;
+    floe_error *err;
+} build_ctx;
+
+static void warn(floe_infer *inf, const char *fmt, ...) FLOE_PRINTF(2, 3);
+static void warn(floe_infer *inf, const char *fmt, ...) {
+    if (inf->nwarnings >= MAX_WARNINGS)
+        return;
+    if (!inf->warnings && !(inf->warnings = floe_calloc(MAX_WARNINGS, sizeof(char *))))
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *w = floe_strdup(buf);
+    if (w)
+        inf->warnings[inf->nwarnings++] = w;
+}
+
+enum { K_NONE, K_BOOL, K_NUMBER, K_STRING, K_OBJECT, K_ARRAY };
+
+static int dominant_kind(build_ctx *c, const inode *n, const char *path) {
+    uint64_t counts[6] = {0, n->n_bool, n->n_long + n->n_double, n->n_string, n->n_object,
+                          n->n_array};
+    static const char *const names[6] = {"", "boolean", "number", "string", "object", "array"};
+    int best = K_NONE, kinds = 0;
+    for (int k = 1; k < 6; k++) {
+        if (!counts[k])
+            continue;
+        kinds++;
+        if (best == K_NONE || counts[k] > counts[best])
+            best = k;
+    }
+    if (kinds > 1) {
+        char seen[200] = "";
+        size_t len = 0;
+        for (int k = 1; k < 6 && len < sizeof seen - 40; k++)
+            if (counts[k])
+                len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s %llu",
+                                        len ? ", " : "", names[k], (unsigned long long)counts[k]);
+        warn(c->inf, "field '%s' has mixed kinds (%s): inferred from %s; other values will be "
+                     "rejected",
+             path, seen, names[best]);
+    }
+    return best;
+}
+
+static bool looks_like_map(const inode *n) {
+    if (n->overflow || n->nkids > MAP_MANY_KEYS)
+        return true;
+    /* sparse: on average an object carries under a quarter of the keys seen */
+    return n->nkids >= MAP_SOME_KEYS && n->total_keys * 4 < (uint64_t)n->nkids * n->n_object;
+}
+
+static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *path, int depth);
+
+static floe_field *new_fields(build_ctx *c, size_t k) {
+    floe_field *f = floe_arena_alloc(&c->s->arena, (k ? k : 1) * sizeof *f);
+    if (!f)
+        floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
+    return f;
+}
+
+static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *path, int depth) {
+    char sub[512];
+    if (depth > INFER_MAX_DEPTH) {
+        f->type = FLOE_TYPE_STRING;
+        return 0;
+    }
+    switch (dominant_kind(c, n, path)) {
+    case K_NONE: f->type = FLOE_TYPE_STRING; return 0;
+    case K_BOOL: f->type = FLOE_TYPE_BOOLEAN; return 0;
+    case K_NUMBER: f->type = n->n_double ? FLOE_TYPE_DOUBLE : FLOE_TYPE_LONG; return 0;
+    case K_STRING:
+        if (n->s_tstz == n->n_string)
+            f->type = FLOE_TYPE_TIMESTAMPTZ;
+        else if (n->s_ts == n->n_string)
+            f->type = FLOE_TYPE_TIMESTAMP;
+        else if (n->s_date == n->n_string)
+            f->type = FLOE_TYPE_DATE;
+        else
+            f->type = FLOE_TYPE_STRING;
+        return 0;
+    case K_ARRAY: {
+        floe_field *el = new_fields(c, 1);
+        if (!el)
+            return FLOE_ENOMEM;
+        f->type = FLOE_TYPE_LIST;
+        f->children = el;
+        f->nchildren = 1;
+        el->name = "element";
+        el->id = c->next_id++;
+        snprintf(sub, sizeof sub, "%s.element", path);
+        if (!n->elem)
+            el->type = FLOE_TYPE_STRING;
+        else
+            FLOE_FORWARD_IF_ERROR(build_type(c, n->elem, el, sub, depth + 1));
+        return 0;
+    }
+    case K_OBJECT:
+    default:
+        break;
+    }
+    if (n->nkids == 0 || looks_like_map(n)) {
+        floe_field *kv = new_fields(c, 2);
+        inode *all = inode_new();
+        int rc = 0;
+        if (!kv || !all) {
+            inode_free(all);
+            return floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
+        }
+        f->type = FLOE_TYPE_MAP;
+        f->children = kv;
+        f->nchildren = 2;
+        kv[0].name = "key";
+        kv[0].required = true;
+        kv[0].type = FLOE_TYPE_STRING;
+        kv[0].id = c->next_id++;
+        kv[1].name = "value";
+        kv[1].id = c->next_id++;
+        for (size_t i = 0; i < n->nkids && rc == 0; i++)
+            rc = merge(all, n->kids[i]);
+        if (rc == 0 && n->overflow)
+            rc = merge(all, n->overflow);
+        if (rc < 0) {
+            inode_free(all);
+            return floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
+        }
+        snprintf(sub, sizeof sub, "%s.value", path);
+        rc = build_type(c, all, &kv[1], sub, depth + 1);
+        inode_free(all);
+        return rc;
+    }
+    /* a struct; keys that cannot be field names are left out */
+    size_t usable = 0;
+    for (size_t i = 0; i < n->nkids; i++)
+        usable += n->names[i][0] != '\0';
+    floe_field *fields = new_fields(c, usable);
+    if (!fields)
+        return FLOE_ENOMEM;
+    f->type = FLOE_TYPE_STRUCT;
+    f->children = fields;
+    f->nchildren = usable;
+    size_t j = 0;
+    for (size_t i = 0; i < n->nkids; i++) {
+        if (!n->names[i][0]) {
+            warn(c->inf, "object '%s' has an empty key: left out of the schema", path);
+            continue;
+        }
+        floe_field *kf = &fields[j++];
+        kf->id = c->next_id++;
+        kf->name = floe_arena_strdup(&c->s->arena, n->names[i]);
+        if (!kf->name)
+            return floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
+        if (path[0])
+            snprintf(sub, sizeof sub, "%s.%s", path, n->names[i]);
+        else
+            snprintf(sub, sizeof sub, "%s", n->names[i]);
+        FLOE_FORWARD_IF_ERROR(build_type(c, n->kids[i], kf, sub, depth + 1));
+    }
+    return 0;
+}
+
+/* ---- public API ----------------------------------------------------------------------- */
+
+int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err) {
+    floe_infer *inf = floe_calloc(1, sizeof *inf);
+    if (!inf || !(inf->root = inode_new())) {
+        floe_free(inf);
+        return floe_error_set(err, FLOE_ENOMEM, "schema inference: out of memory");
+    }
+    if (opts)
+        inf->opt = *opts;
+    *out = inf;
+    return 0;
+}
+
+void floe_infer_free(floe_infer *inf) {
+    if (!inf)
+        return;
+    inode_free(inf->root);
+    for (size_t i = 0; i < inf->nwarnings; i++)
+        floe_free(inf->warnings[i]);
+    floe_free(inf->warnings);
+    floe_free(inf);
+}
+
+int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err) {
+    const uint8_t *end = p + n;
+    while (p < end) {
+        if (inf->opt.max_records && inf->records >= inf->opt.max_records)
+            return 1;
+        const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        const uint8_t *le = nl ? nl : end;
+        const uint8_t *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < le) {
+            json_error_t jerr;
+            json_t *doc = json_loadb((const char *)p, (size_t)(le - p), 0, &jerr);
+            if (!doc || !json_is_object(doc)) {
+                inf->skipped++;
+            } else {
+                int rc = observe(inf->root, doc, 0);
+                if (rc < 0) {
+                    json_decref(doc);
+                    return floe_error_set(err, rc, "schema inference: out of memory");
+                }
+                inf->records++;
+            }
+            if (doc)
+                json_decref(doc);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return inf->opt.max_records && inf->records >= inf->opt.max_records ? 1 : 0;
+}
+
+int floe_infer_finish(floe_infer *inf, floe_schema **out, floe_error *err) {
+    int rc = 0;
+    if (!inf->records)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "schema inference: no JSON object records in the sample");
+    floe_schema *s = floe_schema_new();
+    if (!s)
+        return floe_error_set(err, FLOE_ENOMEM, "schema inference: out of memory");
+    build_ctx c = {.inf = inf, .s = s, .next_id = 1, .err = err};
+    if (inf->root->nkids && !looks_like_map(inf->root)) {
+        floe_field root = {0};
+        FLOE_CHECK(build_type(&c, inf->root, &root, "", 0));
+        s->root.children = root.children;
+        s->root.nchildren = root.nchildren;
+    } else {
+        /* the records themselves look like maps: one map column holds each record */
+        warn(inf, "records look like maps (many distinct keys): inferred one map column 'data'");
+        floe_field *f = floe_arena_alloc(&s->arena, sizeof *f);
+        if (!f)
+            FLOE_FAIL(err, FLOE_ENOMEM, "schema inference: out of memory");
+        f->name = "data";
+        f->id = c.next_id++;
+        FLOE_CHECK(build_type(&c, inf->root, f, "data", 0));
+        s->root.children = f;
+        s->root.nchildren = 1;
+    }
+    FLOE_CHECK(floe_schema_finish(s, err));
+    *out = s;
+    s = NULL;
+done:
+    floe_schema_free(s);
+    return rc;
+}
+
+uint64_t floe_infer_records(const floe_infer *inf) { return inf->records; }
+uint64_t floe_infer_skipped(const floe_infer *inf) { return inf->skipped; }
+size_t floe_infer_warning_count(const floe_infer *inf) { return inf->nwarnings; }
+const char *floe_infer_warning(const floe_infer *inf, size_t i) {
+    return i < inf->nwarnings ? inf->warnings[i] : NULL;
+}
+
+int floe_schema_infer(const uint8_t *p, size_t n, const floe_infer_options *opts,
+                      floe_schema **out, floe_error *err) {
+    floe_infer *inf = NULL;
+    int rc = floe_infer_new(opts, &inf, err);
+    if (rc < 0)
+        return rc;
+    rc = floe_infer_feed(inf, p, n, err);
+    if (rc >= 0)
+        rc = floe_infer_finish(inf, out, err);
+    floe_infer_free(inf);
+    return rc < 0 ? rc : 0;
+}
