@@ -1,0 +1,171 @@
+/*
+ * floe/catalog.h - where tables are: the catalog interface and its stores.
+ *
+ * A catalog maps a table identifier (namespace + name) to the location of the table's
+ * current metadata file, and moves that pointer only by compare-and-swap (format/spec.md
+ * "Metastore Tables", "File System Tables"). Stores:
+ *
+ *   sql         SQLite file with the tables PyIceberg's SqlCatalog and Iceberg Java's
+ *               JdbcCatalog use (iceberg_tables, iceberg_namespace_properties), so the
+ *               same file is usable by those catalogs. The pointer swap is
+ *               UPDATE ... WHERE metadata_location = <expected>.
+ *   filesystem  Hadoop layout: <warehouse>/<ns...>/<table>/metadata/vN.metadata.json plus
+ *               version-hint.text. The swap is the atomic create-if-absent of v(N+1).
+ *
+ * Namespaces are dotted strings ("a.b" = levels a, b), as the SQL catalogs store them.
+ *
+ * Errors: FLOE_ENOTFOUND (no such table/namespace), FLOE_EEXISTS (already exists),
+ * FLOE_EINVALID (bad name, namespace not empty), FLOE_EUNSUPPORTED (operation the store
+ * cannot do), FLOE_EBUSY (database locked past the busy timeout; nothing changed),
+ * FLOE_ECONFLICT and FLOE_EUNKNOWN_STATE from floe_catalog_swap (see there).
+ *
+ * Configuration (floe_catalog_config_load), first match wins:
+ *   1. environment: FLOE_CATALOG_URI (sqlite:///path, a .db path, or file:// / a folder
+ *      with FLOE_CATALOG_TYPE=filesystem), FLOE_CATALOG_TYPE, FLOE_WAREHOUSE,
+ *      FLOE_CATALOG (catalog name; default "default");
+ *   2. a floe config file: FLOE_CONFIG, else ./floe.conf. Format (INI-like):
+ *          # comment
+ *          [catalog.<name>]
+ *          type = sql | filesystem
+ *          uri = sqlite:///abs/path/catalog.db   (sql)
+ *          warehouse = /abs/or/relative/folder
+ *      A top-level `catalog = <name>` line picks the default catalog.
+ *   3. PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, then ~, then .), read as it is:
+ *          catalog:
+ *            <name>:
+ *              type: sql
+ *              uri: sqlite:///path/catalog.db
+ *              warehouse: file:///path
+ *      (a small YAML subset: nested maps of scalars, comments, quotes).
+ *   4. the embedded default: warehouse ./warehouse, SQLite catalog
+ *      ./warehouse/catalog.db, catalog name "default", tables at warehouse/<ns>/<table>.
+ */
+#ifndef FLOE_CATALOG_H
+#define FLOE_CATALOG_H
+
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_catalog floe_catalog;
+
+/* A list of owned strings. */
+typedef struct floe_strlist {
+    char **items;
+    size_t n;
+} floe_strlist;
+void floe_strlist_free(floe_strlist *l);
+int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err);
+
+typedef struct floe_catalog_config {
+    char *name;      /* catalog name (the catalog_name column of the SQL store) */
+    char *type;      /* "sql" or "filesystem" */
+    char *uri;       /* sql: sqlite:///path or a path; filesystem: unused */
+    char *warehouse; /* folder or file:// uri where new tables go */
+    char *source;    /* where the settings came from ("env", a file path, "default") */
+} floe_catalog_config;
+
+/* Resolve the configuration of catalog `name` (NULL = the configured default) as
+ * described above. config_path overrides the floe config file search (NULL = search). */
+int floe_catalog_config_load(const char *name, const char *config_path,
+                             floe_catalog_config *out, floe_error *err);
+void floe_catalog_config_reset(floe_catalog_config *cfg);
+
+/* Parse .pyiceberg.yaml text and take catalog `name` (NULL = the first one, or the one
+ * named by a top-level "default-catalog"). FLOE_ENOTFOUND if absent. Exposed for tests. */
+int floe_catalog_config_from_pyiceberg_yaml(const char *text, size_t n, const char *name,
+                                            floe_catalog_config *out, floe_error *err);
+/* Same for the floe config file format. */
+int floe_catalog_config_from_floe_conf(const char *text, size_t n, const char *name,
+                                       floe_catalog_config *out, floe_error *err);
+
+int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err);
+/* SQLite store at db_path (created with its tables when missing). name = catalog_name. */
+int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *warehouse,
+                             floe_catalog **out, floe_error *err);
+/* Filesystem (Hadoop) store rooted at warehouse (created when missing). */
+int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *err);
+void floe_catalog_close(floe_catalog *c);
+
+const char *floe_catalog_name(const floe_catalog *c);
+const char *floe_catalog_type(const floe_catalog *c);      /* "sql", "filesystem" */
+const char *floe_catalog_warehouse(const floe_catalog *c);
+
+/* Namespaces. parent NULL or "" lists top-level namespaces; otherwise the direct children
+ * of parent, as full dotted names. */
+int floe_catalog_list_namespaces(floe_catalog *c, const char *parent, floe_strlist *out,
+                                 floe_error *err);
+int floe_catalog_namespace_exists(floe_catalog *c, const char *ns, bool *exists,
+                                  floe_error *err);
+int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
+                                  const char *const *values, size_t n, floe_error *err);
+/* Only an empty namespace (no tables, no child namespaces) can be dropped. */
+int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err);
+int floe_catalog_load_namespace_properties(floe_catalog *c, const char *ns, floe_strlist *keys,
+                                           floe_strlist *values, floe_error *err);
+int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
+                                             const char *const *removals, size_t nrem,
+                                             const char *const *keys, const char *const *values,
+                                             size_t n, floe_error *err);
+
+/* Tables. */
+int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
+                             floe_error *err);
+/* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
+int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
+                            char **metadata_location, floe_error *err);
+/* Where a new table's files go when the caller gives no location (caller frees):
+ * <warehouse>/<ns levels>/<name>. */
+int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
+                                  char **location, floe_error *err);
+/* Name for the next metadata file of a table: SQL stores use
+ * <location>/metadata/NNNNN-<uuid>[.gz].metadata.json with NNNNN one above the base
+ * file's number (base NULL: 00000); the filesystem store v<N+1>[.gz].metadata.json (base
+ * NULL: v1). Caller frees. */
+int floe_catalog_new_metadata_location(floe_catalog *c, const char *table_location,
+                                       const char *base_metadata_location, bool gzip,
+                                       char **out, floe_error *err);
+/* True when writing the new metadata file (create-if-absent) is itself the swap
+ * (filesystem store): FLOE_EEXISTS from that write then means FLOE_ECONFLICT. */
+bool floe_catalog_swap_by_create(const floe_catalog *c);
+/* True when a swap call that has returned leaves nothing in flight, so reading the
+ * pointer afterwards settles an FLOE_EUNKNOWN_STATE for good (SQLite, filesystem). */
+bool floe_catalog_swap_outcome_final(const floe_catalog *c);
+/* Register a table whose first metadata file is already written. FLOE_EEXISTS when the
+ * name is taken; FLOE_ENOTFOUND when the namespace does not exist. */
+int floe_catalog_register_table(floe_catalog *c, const char *ns, const char *name,
+                                const char *metadata_location, floe_error *err);
+/* Move a table (SQL stores only; the filesystem store cannot rename: FLOE_EUNSUPPORTED). */
+int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
+                              const char *to_ns, const char *to_name, floe_error *err);
+/* Forget a table. Files stay (purging is the caller's job; it should load the table
+ * first). The filesystem store removes the metadata JSON files and the version hint. */
+int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
+                            floe_error *err);
+/* Compare-and-swap of the metadata pointer from `expected` to `new_location`:
+ *   0                    swapped;
+ *   FLOE_ECONFLICT       the pointer is no longer `expected` (someone committed first);
+ *                        nothing changed;
+ *   FLOE_EBUSY           the store stayed locked; nothing changed;
+ *   FLOE_EUNKNOWN_STATE  an error after the swap may have been applied (for example an
+ *                        I/O error on COMMIT): the caller must find out by reading.
+ * Filesystem store: the create of new_location was the swap; this only refreshes the
+ * version hint (best effort) and always returns 0 when new_location exists. */
+int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
+                      const char *new_location, floe_error *err);
+
+/* Random bytes (getrandom; a clock-seeded fallback) and a random (version 4) UUID in
+ * canonical text form, for file names and table ids. */
+void floe_random_bytes(void *p, size_t n);
+void floe_uuid4(char out[37]);
+
+/* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
+ * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal"). */
+bool floe_metadata_file_version(const char *file_name, int64_t *version);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,139 @@
+/*
+ * floe/table.h - a loaded Iceberg table: where its metadata is, where its files are, and
+ * the commit protocol that moves it forward.
+ *
+ * A table is loaded from a catalog (floe_table_load) or opened from a folder or a
+ * metadata file (floe_table_open_path: tables floe did not write, e.g. the conformance
+ * tables). For the latter floe finds the current metadata file itself and maps the
+ * location recorded in the metadata onto the folder it was given, refusing recorded paths
+ * that lead out of that folder unless the caller relocates them explicitly.
+ *
+ * Commits (floe_table_commit) follow format/spec.md "Commit Conflict Resolution and
+ * Retry": the caller's apply function makes its changes on a builder started from the
+ * current metadata; floe writes the new metadata file, swaps the catalog pointer, and on a
+ * conflict reloads and calls apply again on the fresh metadata, with jittered exponential
+ * backoff governed by the table's commit.retry.* properties.
+ *
+ * Lifetime: metadata returned by floe_table_metadata_get is borrowed and valid until the
+ * next refresh or commit on the same table. A floe_table borrows its catalog: close the
+ * table before the catalog. A floe_table is not safe for concurrent use by threads.
+ */
+#ifndef FLOE_TABLE_H
+#define FLOE_TABLE_H
+
+#include "floe/catalog.h"
+#include "floe/common.h"
+#include "floe/table_metadata.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_table floe_table;
+
+typedef struct floe_table_open_options {
+    /* Explicit relocation: recorded paths starting with relocate_from (at a '/'
+     * boundary) are read from relocate_to instead, wherever that is. */
+    const char *relocate_from;
+    const char *relocate_to;
+} floe_table_open_options;
+
+/* The current metadata file of a table folder (the one holding metadata/), of a metadata
+ * folder, or the given *.metadata.json file itself. Order: version-hint.text (a number N
+ * -> vN.metadata.json / vN.gz.metadata.json, walking forward while v(N+1) exists; or a
+ * file stem), else the highest version among vN and NNNNN-<uuid> names, where names
+ * without a number ("vfinal") and ties are settled by reading the candidates (highest
+ * last-sequence-number, then last-updated-ms). Caller frees *metadata_uri. */
+int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error *err);
+
+/* Open a table by folder or metadata file (read-mostly: commits need a catalog). */
+int floe_table_open_path(const char *path, const floe_table_open_options *opts,
+                         floe_table **out, floe_error *err);
+/* Load a table through a catalog. FLOE_ENOTFOUND when it does not exist. */
+int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
+                    floe_error *err);
+
+typedef struct floe_table_create_options {
+    const char *location;  /* NULL = the catalog's default (warehouse/<ns>/<name>) */
+    const char *spec_json; /* partition spec {"fields":[...]}; NULL = unpartitioned */
+    const char *sort_json; /* sort order {"fields":[...]}; NULL = unsorted */
+    const floe_kv *props;  /* table properties */
+    size_t nprops;
+} floe_table_create_options;
+
+/* Create a table: write its first metadata file and register it. FLOE_EEXISTS when the
+ * name is taken (the file written is then removed), FLOE_ENOTFOUND when the namespace
+ * does not exist. opts may be NULL. */
+int floe_table_create(floe_catalog *c, const char *ns, const char *name,
+                      const char *schema_json, const floe_table_create_options *opts,
+                      floe_table **out, floe_error *err);
+
+/* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the
+ * table-uuid changed (the table was dropped and re-created). */
+int floe_table_refresh(floe_table *t, floe_error *err);
+void floe_table_close(floe_table *t);
+
+const floe_table_metadata *floe_table_metadata_get(const floe_table *t);
+const char *floe_table_metadata_location(const floe_table *t);
+/* Where the table's files are (the folder given to open_path, or the recorded
+ * location for catalog tables). */
+const char *floe_table_root(const floe_table *t);
+floe_catalog *floe_table_catalog(const floe_table *t); /* NULL for path tables */
+const char *floe_table_namespace(const floe_table *t); /* NULL for path tables */
+const char *floe_table_name(const floe_table *t);
+
+/* Map a path recorded in the metadata (a manifest list, manifest, data or delete file)
+ * to where it is readable. The recorded table location prefix - in any of the forms
+ * writers use: as is, "./rel", "file://rel", "file:///abs", "file:/abs" - is replaced by
+ * the table root; the explicit relocation applies first. For path tables, a path that
+ * matches neither, or whose remainder climbs out with "..", is refused (FLOE_EINVALID)
+ * naming the path. Caller frees *out. */
+int floe_table_resolve_path(const floe_table *t, const char *recorded, char **out,
+                            floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Commit
+ *
+ * The apply function receives a builder started from the current metadata (base:
+ * floe_metadata_builder_base) and makes its changes. It may be called several times, once
+ * per attempt, each time on fresher metadata, so it must derive everything from the base
+ * it is given. Return 0 to commit, FLOE_COMMIT_NOOP to stop without committing (the work
+ * is already there), or a negative error to abort.
+ *
+ * Results: 0 committed; FLOE_ECONFLICT when the retries ran out (nothing of this commit
+ * is left behind); FLOE_EUNKNOWN_STATE when the swap may or may not have happened and
+ * reading the catalog could not tell - the new metadata file is kept, nothing is retried,
+ * and the caller must refresh before anything else; other errors from apply, I/O or the
+ * catalog. After a successful commit the table holds the new metadata.
+ * ------------------------------------------------------------------------------------- */
+#define FLOE_COMMIT_NOOP 1
+
+typedef int (*floe_commit_apply_fn)(void *ctx, floe_metadata_builder *b, floe_error *err);
+
+int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err);
+
+/* Failure injection for tests (process-wide). The nth swap from now (1-based) reports
+ * `code` (FLOE_ECONFLICT or FLOE_EUNKNOWN_STATE): before the store is touched, or with
+ * after_apply once the swap has really happened. With fail_resolve the catalog reads that
+ * try to settle an unknown state fail too. nth = 0 disables. */
+typedef struct floe_commit_fault {
+    int nth_swap;
+    int code;
+    bool after_apply;
+    bool fail_resolve;
+} floe_commit_fault;
+void floe_table_commit_inject(const floe_commit_fault *f);
+
+/* Retry settings of a table (its commit.retry.* properties, with Iceberg's defaults). */
+typedef struct floe_commit_retry {
+    int64_t num_retries;      /* commit.retry.num-retries, 4 */
+    int64_t min_wait_ms;      /* commit.retry.min-wait-ms, 100 */
+    int64_t max_wait_ms;      /* commit.retry.max-wait-ms, 60000 */
+    int64_t total_timeout_ms; /* commit.retry.total-timeout-ms, 1800000 */
+} floe_commit_retry;
+void floe_commit_retry_from(const floe_table_metadata *m, floe_commit_retry *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

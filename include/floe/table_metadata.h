@@ -1,0 +1,276 @@
+/*
+ * floe/table_metadata.h - Iceberg table metadata: parse, typed view, write, builders.
+ *
+ * Implements format/spec.md "Table Metadata" (fields for v1, v2 and v3), "Snapshots",
+ * "Snapshot References", "Appendix C: JSON serialization" and "Appendix E" (reading v1 as
+ * v2). The parsed JSON document is the source of truth: the typed fields below are a view
+ * of it, and everything floe does not interpret (statistics, partition-statistics, unknown
+ * properties, v3 additions, writer-specific keys) is kept and written back unchanged.
+ *
+ * Reading accepts format versions 1, 2 and 3 and metadata files compressed with gzip
+ * (detected by the magic bytes, whatever the name). Writing always produces format v2:
+ * a v1 table is upgraded (spec: "All version 1 data and metadata files are valid after
+ * upgrading a table to version 2"); a v3 table is refused, naming the field floe cannot
+ * maintain (next-row-id, encryption-keys, ...), because writing it as v2 would drop state.
+ *
+ * Snapshot ids are Iceberg longs. Some writers put ids in [2^63, 2^64) into the JSON (an
+ * unsigned reading of the 64 bits); they are read as the same 64 bits in two's complement,
+ * which is also what a 64-bit Avro long in the manifests holds.
+ *
+ * Ownership: a floe_table_metadata owns every string and array reachable from it; they are
+ * valid until floe_table_metadata_free(). Metadata objects are immutable once returned;
+ * changes go through a floe_metadata_builder that produces a new object.
+ */
+#ifndef FLOE_TABLE_METADATA_H
+#define FLOE_TABLE_METADATA_H
+
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hard caps on what a metadata document may hold (hostile input). */
+#define FLOE_METADATA_MAX_BYTES (256u << 20) /* 256 MiB, after gunzip */
+
+/* Table properties floe reads, with the defaults Iceberg documents (configuration.md). */
+#define FLOE_PROP_COMMIT_NUM_RETRIES "commit.retry.num-retries"             /* 4 */
+#define FLOE_PROP_COMMIT_MIN_WAIT_MS "commit.retry.min-wait-ms"             /* 100 */
+#define FLOE_PROP_COMMIT_MAX_WAIT_MS "commit.retry.max-wait-ms"             /* 60000 */
+#define FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS "commit.retry.total-timeout-ms"   /* 1800000 */
+#define FLOE_PROP_METADATA_COMPRESSION "write.metadata.compression-codec"   /* none|gzip */
+#define FLOE_PROP_METADATA_DELETE_AFTER_COMMIT "write.metadata.delete-after-commit.enabled"
+#define FLOE_PROP_METADATA_PREVIOUS_MAX "write.metadata.previous-versions-max" /* 100 */
+#define FLOE_PROP_MAX_SNAPSHOT_AGE_MS "history.expire.max-snapshot-age-ms"  /* 432000000 */
+#define FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP "history.expire.min-snapshots-to-keep" /* 1 */
+#define FLOE_PROP_MAX_REF_AGE_MS "history.expire.max-ref-age-ms"            /* INT64_MAX */
+
+typedef struct floe_kv {
+    const char *key;
+    const char *value;
+} floe_kv;
+
+/* A schema, partition spec or sort order, kept as its JSON text (compact) so callers can
+ * hand it to floe_schema_parse() or the partition module's parser. */
+typedef struct floe_metadata_schema {
+    int32_t schema_id; /* "schema-id" (v1 "schema" without one: 0) */
+    const char *json;
+} floe_metadata_schema;
+
+typedef struct floe_metadata_spec {
+    int32_t spec_id;   /* "spec-id" (v1 bare "partition-spec" list: 0) */
+    const char *json;  /* always an object {"spec-id":N,"fields":[...]} */
+} floe_metadata_spec;
+
+typedef struct floe_metadata_sort_order {
+    int32_t order_id;  /* "order-id" */
+    const char *json;
+} floe_metadata_sort_order;
+
+typedef struct floe_snapshot {
+    int64_t snapshot_id;        /* snapshot-id */
+    bool has_parent;
+    int64_t parent_snapshot_id; /* parent-snapshot-id (valid when has_parent) */
+    int64_t sequence_number;    /* sequence-number; 0 when absent (v1, spec Appendix E) */
+    int64_t timestamp_ms;       /* timestamp-ms */
+    const char *manifest_list;  /* manifest-list; NULL for v1 snapshots with "manifests" */
+    const char **manifests;     /* v1 "manifests" list (n_manifests entries) */
+    size_t n_manifests;
+    const char *operation;      /* summary "operation"; NULL when absent (v1) */
+    floe_kv *summary;           /* every summary entry, operation included */
+    size_t n_summary;
+    bool has_schema_id;
+    int32_t schema_id;          /* schema-id */
+} floe_snapshot;
+
+typedef struct floe_snapshot_log_entry {
+    int64_t timestamp_ms;
+    int64_t snapshot_id;
+} floe_snapshot_log_entry;
+
+typedef struct floe_metadata_log_entry {
+    int64_t timestamp_ms;
+    const char *metadata_file;
+} floe_metadata_log_entry;
+
+typedef struct floe_snapshot_ref {
+    const char *name;
+    int64_t snapshot_id;
+    bool is_tag;                   /* type "tag"; else "branch" */
+    int32_t min_snapshots_to_keep; /* -1 = unset (table default) */
+    int64_t max_snapshot_age_ms;   /* -1 = unset */
+    int64_t max_ref_age_ms;        /* -1 = unset */
+} floe_snapshot_ref;
+
+typedef struct floe_table_metadata_doc floe_table_metadata_doc; /* private: the JSON */
+
+typedef struct floe_table_metadata {
+    int format_version;            /* format-version: 1, 2 or 3 */
+    const char *table_uuid;        /* table-uuid; NULL only in v1 documents without one */
+    const char *location;          /* location */
+    int64_t last_sequence_number;  /* last-sequence-number (0 for v1) */
+    int64_t last_updated_ms;       /* last-updated-ms */
+    int32_t last_column_id;        /* last-column-id */
+    int32_t current_schema_id;     /* current-schema-id (v1: the "schema"'s id) */
+    floe_metadata_schema *schemas; /* schemas (v1: from "schema" when "schemas" absent) */
+    size_t n_schemas;
+    int32_t default_spec_id;       /* default-spec-id */
+    floe_metadata_spec *specs;     /* partition-specs (v1: from "partition-spec") */
+    size_t n_specs;
+    int32_t last_partition_id;     /* last-partition-id (v1 default: highest field id) */
+    int32_t default_sort_order_id; /* default-sort-order-id (0 = unsorted when absent) */
+    floe_metadata_sort_order *sort_orders;
+    size_t n_sort_orders;
+    floe_kv *properties;           /* properties, in document order */
+    size_t n_properties;
+    int64_t current_snapshot_id;   /* current-snapshot-id; -1 = none (-1, null, absent) */
+    floe_snapshot *snapshots;
+    size_t n_snapshots;
+    floe_snapshot_log_entry *snapshot_log;
+    size_t n_snapshot_log;
+    floe_metadata_log_entry *metadata_log;
+    size_t n_metadata_log;
+    floe_snapshot_ref *refs;       /* refs; v1/absent: a "main" branch implied by
+                                    * current-snapshot-id is added here */
+    size_t n_refs;
+
+    floe_arena arena;              /* owns the view above */
+    floe_table_metadata_doc *doc;  /* owns the JSON document */
+} floe_table_metadata;
+
+/* Parse a metadata document (plain or gzip-compressed JSON). `name` names the file in
+ * error messages. FLOE_ECORRUPT for malformed JSON or missing/mistyped required fields,
+ * FLOE_EUNSUPPORTED for format versions above 3, FLOE_ELIMIT past the size cap. */
+int floe_table_metadata_parse(const void *p, size_t n, const char *name,
+                              floe_table_metadata **out, floe_error *err);
+/* Read and parse the metadata file at uri. */
+int floe_table_metadata_read(const char *uri, floe_table_metadata **out, floe_error *err);
+void floe_table_metadata_free(floe_table_metadata *m);
+/* Deep copy. */
+int floe_table_metadata_clone(const floe_table_metadata *m, floe_table_metadata **out,
+                              floe_error *err);
+
+/* Serialize the document (with everything floe did not interpret). Caller frees *out
+ * with floe_free. */
+int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char **out,
+                                size_t *len, floe_error *err);
+/* Serialize and write to uri, gzip-compressed when `gzip`. With no_overwrite the write
+ * is an atomic create-if-absent (FLOE_EEXISTS when the file exists). */
+int floe_table_metadata_write(const floe_table_metadata *m, const char *uri, bool gzip,
+                              bool no_overwrite, floe_error *err);
+/* Whether the table wants gzip-compressed metadata (write.metadata.compression-codec). */
+bool floe_table_metadata_wants_gzip(const floe_table_metadata *m);
+
+/* Whether floe can write a new version of this table. FLOE_EUNSUPPORTED with a message
+ * naming the field when it cannot (format-version 3 state such as next-row-id, a v1
+ * snapshot without a manifest list). */
+int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err);
+
+/* Lookups; NULL when absent. Pointers are borrowed from m. */
+const floe_snapshot *floe_table_metadata_snapshot(const floe_table_metadata *m, int64_t id);
+const floe_snapshot *floe_table_metadata_current_snapshot(const floe_table_metadata *m);
+const floe_metadata_schema *floe_table_metadata_schema(const floe_table_metadata *m,
+                                                       int32_t schema_id);
+const floe_metadata_schema *floe_table_metadata_current_schema(const floe_table_metadata *m);
+const floe_metadata_spec *floe_table_metadata_spec(const floe_table_metadata *m,
+                                                   int32_t spec_id);
+const floe_metadata_spec *floe_table_metadata_default_spec(const floe_table_metadata *m);
+const floe_snapshot_ref *floe_table_metadata_ref(const floe_table_metadata *m,
+                                                 const char *name);
+const char *floe_table_metadata_property(const floe_table_metadata *m, const char *key);
+/* Integer / boolean property with a default when absent or not a number. */
+int64_t floe_table_metadata_property_int(const floe_table_metadata *m, const char *key,
+                                         int64_t dflt);
+bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char *key,
+                                       bool dflt);
+
+/* ---------------------------------------------------------------------------------------
+ * Builders: each commit makes its changes on a builder created from the base metadata,
+ * then finish() produces the new document with last-updated-ms, snapshot-log and
+ * metadata-log maintained. A builder copies the base; the base is not modified.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_metadata_builder floe_metadata_builder;
+
+/* Start from existing metadata. Refuses (floe_table_metadata_check_writable) what floe
+ * cannot write; upgrades v1 documents to v2. */
+int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
+                              floe_error *err);
+/* A new table: fresh table-uuid (v4), schema ids, field ids of the partition spec and the
+ * sort order assigned (schema-id 0, spec-id 0, order-id 1 or 0 when unsorted).
+ * schema_json is an Iceberg schema object (its field ids are kept; last-column-id is the
+ * highest of them). spec_json is {"fields":[{"source-id":..,"transform":..,"name":..}]}
+ * or a bare field list or NULL (unpartitioned); sort_json likewise ({"fields":[...]}) or
+ * NULL (unsorted). props may be NULL when nprops is 0. */
+int floe_metadata_builder_new_table(const char *location, const char *schema_json,
+                                    const char *spec_json, const char *sort_json,
+                                    const floe_kv *props, size_t nprops,
+                                    floe_metadata_builder **out, floe_error *err);
+void floe_metadata_builder_free(floe_metadata_builder *b);
+
+/* The metadata the builder started from (NULL for a new table); borrowed. */
+const floe_table_metadata *floe_metadata_builder_base(const floe_metadata_builder *b);
+/* Sequence number the next added snapshot receives (last-sequence-number + 1). */
+int64_t floe_metadata_builder_next_sequence_number(const floe_metadata_builder *b);
+
+int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key,
+                                       const char *value, floe_error *err);
+/* Removing an absent key is not an error. */
+int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
+                                          floe_error *err);
+int floe_metadata_builder_set_location(floe_metadata_builder *b, const char *location,
+                                       floe_error *err);
+/* Add a schema; it gets the next free schema-id (written to *schema_id when non-NULL).
+ * last-column-id rises to the highest field id in it. */
+int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schema_json,
+                                     int32_t *schema_id, floe_error *err);
+int floe_metadata_builder_set_current_schema(floe_metadata_builder *b, int32_t schema_id,
+                                             floe_error *err);
+/* Add a partition spec ({"fields":[...]}); fields without "field-id" get fresh ids above
+ * last-partition-id. The spec gets the next free spec-id. */
+int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_json,
+                                   int32_t *spec_id, floe_error *err);
+int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spec_id,
+                                           floe_error *err);
+
+typedef struct floe_snapshot_new {
+    int64_t snapshot_id;       /* 0 = generate one */
+    const char *operation;     /* "append", "replace", "overwrite", "delete" */
+    const char *manifest_list; /* required */
+    const floe_kv *summary;    /* extra summary entries (operation is added); may be NULL */
+    size_t n_summary;
+    int64_t timestamp_ms;      /* 0 = now */
+    int32_t schema_id;         /* -1 = current schema */
+    const char *branch;        /* NULL = "main"; the branch is moved to the new snapshot */
+} floe_snapshot_new;
+
+/* Add a snapshot whose parent is the branch head, with sequence number
+ * last-sequence-number + 1, and move the branch to it (for main: current-snapshot-id and
+ * snapshot-log too). Writes the snapshot id and sequence number when non-NULL. */
+int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
+                                       int64_t *snapshot_id, int64_t *sequence_number,
+                                       floe_error *err);
+/* Create or move a branch or tag. For "main" this also sets current-snapshot-id. */
+int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
+                                  int64_t snapshot_id, bool is_tag, floe_error *err);
+int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
+                                     floe_error *err);
+/* Remove snapshots (expiry): drops them, refs other than main that point at them, their
+ * statistics and partition-statistics entries, and snapshot-log history up to the last
+ * removed one. Refuses to remove the current snapshot. Unknown ids are ignored. */
+int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64_t *ids,
+                                           size_t n, floe_error *err);
+
+/* Produce the new metadata: last-updated-ms = max(now, base's), metadata-log gets the
+ * base file (base_metadata_location, NULL for a new table) and is pruned to
+ * write.metadata.previous-versions-max entries. The builder stays usable (finish may be
+ * called again, e.g. with another location after a failed write). */
+int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
+                                 floe_table_metadata **out, floe_error *err);
+
+/* A fresh positive snapshot id (random, as the spec's Appendix F suggests). */
+int64_t floe_metadata_new_snapshot_id(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,419 @@
+/*
+ * catalog.c - the catalog interface: argument validation, dispatch to the stores
+ * (sql_catalog.c, fs_catalog.c), metadata file naming, string lists, uuids.
+ *
+ * Spec: format/spec.md "Metastore Tables" (<V>-<uuid>.metadata.json names) and "File
+ * System Tables" (v<V>.metadata.json), Appendix F (".gz.metadata.json" for gzip).
+ *
+ * Invariant: every name reaching a store has passed check_name()/check_ns(): non-empty,
+ * at most FLOE_CATALOG_NAME_MAX bytes, no control characters, no '/' or '\\', no level
+ * that is "." or ".." and no empty level, so a name can never address a folder outside
+ * its namespace in the filesystem store.
+ */
+#include "catalog_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "floe/io.h"
+
+/* ---------------------------------------------------------------------------------------
+ * strings, randomness
+ * ------------------------------------------------------------------------------------- */
+
+void floe_strlist_free(floe_strlist *l) {
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        floe_free(l->items[i]);
+    floe_free(l->items);
+    l->items = NULL;
+    l->n = 0;
+}
+
+int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) {
+    char *copy = floe_strdup(s);
+    char **items = copy ? floe_realloc(l->items, (l->n + 1) * sizeof *items) : NULL;
+    if (!items) {
+        floe_free(copy);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    items[l->n++] = copy;
+    l->items = items;
+    return 0;
+}
+
+void floe_random_bytes(void *p, size_t n) {
+    uint8_t *b = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(b + got, n - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got < n) { /* no entropy source: mix the clocks (unique enough for file names) */
+        uint64_t x = (uint64_t)floe_now_ns() ^ ((uint64_t)floe_wall_ms() << 20) ^ (uintptr_t)p;
+        for (size_t i = got; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b[i] = (uint8_t)x;
+        }
+    }
+}
+
+void floe_uuid4(char out[37]) {
+    uint8_t u[16];
+    floe_random_bytes(u, sizeof u);
+    u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
+    u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    snprintf(out, 37,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * names
+ * ------------------------------------------------------------------------------------- */
+
+static int check_level(const char *what, const char *full, const char *s, size_t n,
+                       floe_error *err) {
+    if (n == 0)
+        return floe_error_set(err, FLOE_EINVALID, "%s \"%s\": empty level", what, full);
+    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        return floe_error_set(err, FLOE_EINVALID, "%s \"%s\": \".\" and \"..\" are not names",
+                              what, full);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f || ch == '/' || ch == '\\')
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "%s \"%s\": control characters, '/' and '\\' are not allowed",
+                                  what, full);
+    }
+    return 0;
+}
+
+static int check_name(const char *name, floe_error *err) {
+    if (!name || !*name)
+        return floe_error_set(err, FLOE_EINVALID, "table name must not be empty");
+    size_t n = strlen(name);
+    if (n > FLOE_CATALOG_NAME_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "table name longer than %d bytes",
+                              FLOE_CATALOG_NAME_MAX);
+    return check_level("table name", name, name, n, err);
+}
+
+static int check_ns(const char *ns, floe_error *err) {
+    if (!ns || !*ns)
+        return floe_error_set(err, FLOE_EINVALID, "namespace must not be empty");
+    size_t n = strlen(ns);
+    if (n > FLOE_CATALOG_NAME_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "namespace longer than %d bytes",
+                              FLOE_CATALOG_NAME_MAX);
+    const char *p = ns;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        int rc = check_level("namespace", ns, p, len, err);
+        if (rc < 0)
+            return rc;
+        if (!dot)
+            return 0;
+        p = dot + 1;
+    }
+}
+
+static int check_location(const char *loc, floe_error *err) {
+    if (!loc || !*loc)
+        return floe_error_set(err, FLOE_EINVALID, "metadata location must not be empty");
+    if (strlen(loc) > FLOE_CATALOG_VALUE_MAX)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "metadata location longer than %d bytes (the catalog column "
+                              "is VARCHAR(%d))",
+                              FLOE_CATALOG_VALUE_MAX, FLOE_CATALOG_VALUE_MAX);
+    return 0;
+}
+
+char *floe_catalog_ns_path(const char *ns) {
+    char *p = floe_strdup(ns);
+    if (!p)
+        return NULL;
+    for (char *q = p; *q; q++)
+        if (*q == '.')
+            *q = '/';
+    return p;
+}
+
+bool floe_metadata_file_version(const char *file_name, int64_t *version) {
+    const char *base = strrchr(file_name, '/');
+    base = base ? base + 1 : file_name;
+    const char *p = base;
+    if (*p == 'v')
+        p++;
+    const char *digits = p;
+    int64_t v = 0;
+    while (*p >= '0' && *p <= '9') {
+        if (v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (*p - '0');
+        p++;
+    }
+    if (p == digits)
+        return false;
+    if (base[0] == 'v') {
+        if (*p != '.')
+            return false;
+    } else if (*p != '-') {
+        return false;
+    }
+    *version = v;
+    return true;
+}
+
+int floe_catalog_uuid_metadata_location(const char *table_location, const char *base,
+                                        bool gzip, char **out, floe_error *err) {
+    /* After a base named without a number (vfinal, a hand-made name) any number works:
+     * the metastore scheme needs unique names, the uuid gives that. */
+    int64_t v = 0;
+    if (base && !floe_metadata_file_version(base, &v))
+        v = 0;
+    char uuid[37];
+    floe_uuid4(uuid);
+    char *dir = floe_io_join(table_location, "metadata");
+    char *name = floe_asprintf("%05" PRId64 "-%s%s.metadata.json", base ? v + 1 : 0, uuid,
+                               gzip ? ".gz" : "");
+    char *loc = dir && name ? floe_io_join(dir, name) : NULL;
+    floe_free(dir);
+    floe_free(name);
+    if (!loc)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = loc;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * lifecycle and dispatch
+ * ------------------------------------------------------------------------------------- */
+
+int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char *warehouse,
+                       floe_catalog **out, floe_error *err) {
+    floe_catalog *c = floe_calloc(1, sizeof *c);
+    if (!c)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    c->ops = ops;
+    c->swap_outcome_final = ops->swap_outcome_final;
+    c->name = floe_strdup(name ? name : "default");
+    c->warehouse = floe_strdup(warehouse ? warehouse : "warehouse");
+    if (!c->name || !c->warehouse) {
+        floe_free(c->name);
+        floe_free(c->warehouse);
+        floe_free(c);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    *out = c;
+    return 0;
+}
+
+void floe_catalog_close(floe_catalog *c) {
+    if (!c)
+        return;
+    if (c->ops && c->ops->close)
+        c->ops->close(c);
+    floe_free(c->name);
+    floe_free(c->warehouse);
+    floe_free(c);
+}
+
+const char *floe_catalog_name(const floe_catalog *c) { return c->name; }
+const char *floe_catalog_type(const floe_catalog *c) { return c->ops->type; }
+const char *floe_catalog_warehouse(const floe_catalog *c) { return c->warehouse; }
+bool floe_catalog_swap_by_create(const floe_catalog *c) { return c->ops->swap_by_create; }
+bool floe_catalog_swap_outcome_final(const floe_catalog *c) {
+    return c->swap_outcome_final;
+}
+
+int floe_catalog_list_namespaces(floe_catalog *c, const char *parent, floe_strlist *out,
+                                 floe_error *err) {
+    if (parent && *parent)
+        FLOE_FORWARD_IF_ERROR(check_ns(parent, err));
+    floe_strlist tmp = {0};
+    int rc = c->ops->list_namespaces(c, parent && *parent ? parent : NULL, &tmp, err);
+    if (rc < 0) {
+        floe_strlist_free(&tmp);
+        return rc;
+    }
+    *out = tmp;
+    return 0;
+}
+
+int floe_catalog_namespace_exists(floe_catalog *c, const char *ns, bool *exists,
+                                  floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    return c->ops->namespace_exists(c, ns, exists, err);
+}
+
+static int check_props(const char *const *keys, const char *const *values, size_t n,
+                       floe_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        if (!keys[i] || !*keys[i] || strlen(keys[i]) > FLOE_CATALOG_NAME_MAX)
+            return floe_error_set(err, FLOE_EINVALID, "namespace property key %zu is empty or "
+                                  "longer than %d bytes", i, FLOE_CATALOG_NAME_MAX);
+        if (values && (!values[i] || strlen(values[i]) > FLOE_CATALOG_VALUE_MAX))
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "namespace property %s: value missing or longer than %d bytes",
+                                  keys[i], FLOE_CATALOG_VALUE_MAX);
+    }
+    return 0;
+}
+
+int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
+                                  const char *const *values, size_t n, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_props(keys, values, n, err));
+    return c->ops->create_namespace(c, ns, keys, values, n, err);
+}
+
+int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    return c->ops->drop_namespace(c, ns, err);
+}
+
+int floe_catalog_load_namespace_properties(floe_catalog *c, const char *ns, floe_strlist *keys,
+                                           floe_strlist *values, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    floe_strlist k = {0}, v = {0};
+    int rc = c->ops->load_namespace_properties(c, ns, &k, &v, err);
+    if (rc < 0) {
+        floe_strlist_free(&k);
+        floe_strlist_free(&v);
+        return rc;
+    }
+    *keys = k;
+    *values = v;
+    return 0;
+}
+
+int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
+                                             const char *const *removals, size_t nrem,
+                                             const char *const *keys, const char *const *values,
+                                             size_t n, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_props(removals, NULL, nrem, err));
+    FLOE_FORWARD_IF_ERROR(check_props(keys, values, n, err));
+    for (size_t i = 0; i < nrem; i++)
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp(removals[i], keys[k]))
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "namespace property %s is both set and removed", keys[k]);
+    return c->ops->update_namespace_properties(c, ns, removals, nrem, keys, values, n, err);
+}
+
+int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
+                             floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    floe_strlist tmp = {0};
+    int rc = c->ops->list_tables(c, ns, &tmp, err);
+    if (rc < 0) {
+        floe_strlist_free(&tmp);
+        return rc;
+    }
+    *names = tmp;
+    return 0;
+}
+
+int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
+                            char **metadata_location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    return c->ops->load_table(c, ns, name, metadata_location, err);
+}
+
+int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
+                                  char **location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    char *nsp = floe_catalog_ns_path(ns);
+    char *dir = nsp ? floe_io_join(c->warehouse, nsp) : NULL;
+    char *loc = dir ? floe_io_join(dir, name) : NULL;
+    floe_free(nsp);
+    floe_free(dir);
+    if (!loc)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *location = loc;
+    return 0;
+}
+
+int floe_catalog_new_metadata_location(floe_catalog *c, const char *table_location,
+                                       const char *base_metadata_location, bool gzip,
+                                       char **out, floe_error *err) {
+    if (!table_location || !*table_location)
+        return floe_error_set(err, FLOE_EINVALID, "table location must not be empty");
+    return c->ops->new_metadata_location(c, table_location, base_metadata_location, gzip, out,
+                                         err);
+}
+
+int floe_catalog_register_table(floe_catalog *c, const char *ns, const char *name,
+                                const char *metadata_location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    FLOE_FORWARD_IF_ERROR(check_location(metadata_location, err));
+    return c->ops->register_table(c, ns, name, metadata_location, err);
+}
+
+int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
+                              const char *to_ns, const char *to_name, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    FLOE_FORWARD_IF_ERROR(check_ns(to_ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(to_name, err));
+    return c->ops->rename_table(c, ns, name, to_ns, to_name, err);
+}
+
+int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
+                            floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    return c->ops->drop_table(c, ns, name, err);
+}
+
+int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
+                      const char *new_location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    FLOE_FORWARD_IF_ERROR(check_location(expected, err));
+    FLOE_FORWARD_IF_ERROR(check_location(new_location, err));
+    return c->ops->swap(c, ns, name, expected, new_location, err);
+}
+
+int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err) {
+    const char *type = cfg->type ? cfg->type : "sql";
+    if (!strcmp(type, "filesystem") || !strcmp(type, "hadoop")) {
+        const char *wh = cfg->warehouse ? cfg->warehouse : cfg->uri;
+        if (!wh)
+            return floe_error_set(err, FLOE_EINVALID, "filesystem catalog needs a warehouse");
+        return floe_catalog_open_fs(wh, out, err);
+    }
+    if (strcmp(type, "sql") && strcmp(type, "sqlite"))
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "catalog type \"%s\" is not supported (sql, filesystem)", type);
+    const char *uri = cfg->uri;
+    if (!uri)
+        return floe_error_set(err, FLOE_EINVALID, "sql catalog needs a uri (sqlite:///path)");
+    const char *path = uri;
+    /* SQLAlchemy URL forms: sqlite:///relative.db, sqlite:////abs.db; floe also takes a
+     * plain path. */
+    if (!strncmp(uri, "sqlite:///", 10))
+        path = uri + 10;
+    else if (!strncmp(uri, "sqlite://", 9))
+        return floe_error_set(err, FLOE_EINVALID, "%s: in-memory or host SQLite URIs are not supported", uri);
+    else if (strstr(uri, "://"))
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "%s: only SQLite catalogs are supported in this build", uri);
+    if (!*path)
+        return floe_error_set(err, FLOE_EINVALID, "%s: no database path", uri);
+    return floe_catalog_open_sqlite(path, cfg->name, cfg->warehouse, out, err);
+}

@@ -1,0 +1,69 @@
+/*
+ * catalog_internal.h - the catalog vtable and what the stores share. Private to
+ * src/catalog.
+ */
+#ifndef FLOE_CATALOG_INTERNAL_H
+#define FLOE_CATALOG_INTERNAL_H
+
+#include "floe/catalog.h"
+
+/* The longest namespace, table name or property key the SQL stores accept
+ * (VARCHAR(255) in PyIceberg's and Java's DDL), and the longest location or value
+ * (VARCHAR(1000)). Enforced for every store so tables move between stores. */
+#define FLOE_CATALOG_NAME_MAX 255
+#define FLOE_CATALOG_VALUE_MAX 1000
+
+typedef struct floe_catalog_ops {
+    const char *type;
+    bool swap_by_create;
+    /* A swap call that has returned leaves nothing in flight (local stores): reading the
+     * pointer afterwards tells its outcome for good. A networked store where a lost
+     * connection can leave a transaction running must say false. */
+    bool swap_outcome_final;
+    int (*list_namespaces)(floe_catalog *c, const char *parent, floe_strlist *out,
+                           floe_error *err);
+    int (*namespace_exists)(floe_catalog *c, const char *ns, bool *exists, floe_error *err);
+    int (*create_namespace)(floe_catalog *c, const char *ns, const char *const *keys,
+                            const char *const *values, size_t n, floe_error *err);
+    int (*drop_namespace)(floe_catalog *c, const char *ns, floe_error *err);
+    int (*load_namespace_properties)(floe_catalog *c, const char *ns, floe_strlist *keys,
+                                     floe_strlist *values, floe_error *err);
+    int (*update_namespace_properties)(floe_catalog *c, const char *ns,
+                                       const char *const *removals, size_t nrem,
+                                       const char *const *keys, const char *const *values,
+                                       size_t n, floe_error *err);
+    int (*list_tables)(floe_catalog *c, const char *ns, floe_strlist *names, floe_error *err);
+    int (*load_table)(floe_catalog *c, const char *ns, const char *name, char **location,
+                      floe_error *err);
+    int (*new_metadata_location)(floe_catalog *c, const char *table_location,
+                                 const char *base, bool gzip, char **out, floe_error *err);
+    int (*register_table)(floe_catalog *c, const char *ns, const char *name,
+                          const char *metadata_location, floe_error *err);
+    int (*rename_table)(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
+                        const char *to_name, floe_error *err);
+    int (*drop_table)(floe_catalog *c, const char *ns, const char *name, floe_error *err);
+    int (*swap)(floe_catalog *c, const char *ns, const char *name, const char *expected,
+                const char *new_location, floe_error *err);
+    void (*close)(floe_catalog *c);
+} floe_catalog_ops;
+
+struct floe_catalog {
+    const floe_catalog_ops *ops;
+    char *name;      /* catalog_name */
+    char *warehouse; /* where new tables go */
+    void *impl;      /* store state */
+    bool swap_outcome_final; /* from ops; a store may lower it per connection */
+};
+
+/* Allocate a catalog shell (name and warehouse copied). */
+int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char *warehouse,
+                       floe_catalog **out, floe_error *err);
+
+/* Namespace levels joined with '/' ("a.b" -> "a/b"), after validation. Caller frees. */
+char *floe_catalog_ns_path(const char *ns);
+
+/* "<base>/metadata/<NNNNN>-<uuid>[.gz].metadata.json" for the SQL stores. */
+int floe_catalog_uuid_metadata_location(const char *table_location, const char *base,
+                                        bool gzip, char **out, floe_error *err);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * fs_catalog.c - the filesystem (Hadoop) catalog: a folder per namespace level, a folder
+ * per table, metadata files named v<N>.metadata.json (v<N>.gz.metadata.json when gzip)
+ * and metadata/version-hint.text holding N.
+ *
+ * Spec: format/spec.md "File System Tables". The commit is the atomic create-if-absent
+ * of v<N+1> (link(2) of a fully written temporary file, src/io/local.c): whoever creates
+ * it first wins, everybody else gets FLOE_EEXISTS, i.e. a conflict. The hint is only a
+ * hint: it is rewritten after each commit (best effort; a crash or a slow writer can leave
+ * it behind), so loading starts at the hint and walks forward while v<N+1> exists.
+ *
+ * What is a table: a folder whose metadata/ holds a version hint or v<N> metadata files.
+ * Every other folder under the warehouse is a namespace. The store is local only.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog_internal.h"
+#include "floe/io.h"
+
+#define HINT_NAME "version-hint.text"
+#define HINT_MAX 4096
+/* Walking forward from a stale hint: far more than any realistic lag. */
+#define FORWARD_PROBE_MAX 100000
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *path) {
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Local folder of a namespace (ns NULL = the warehouse). Caller frees. */
+static char *ns_local(floe_catalog *c, const char *ns) {
+    char *root = floe_io_local_path(c->warehouse);
+    if (!root || !ns)
+        return root;
+    char *nsp = floe_catalog_ns_path(ns);
+    char *dir = nsp ? floe_io_join(root, nsp) : NULL;
+    floe_free(root);
+    floe_free(nsp);
+    return dir;
+}
+
+static char *table_local(floe_catalog *c, const char *ns, const char *name) {
+    char *dir = ns_local(c, ns);
+    char *t = dir ? floe_io_join(dir, name) : NULL;
+    floe_free(dir);
+    return t;
+}
+
+/* Path of v<N> in metadata_dir, whichever of plain / gzip exists; NULL when neither. */
+static char *version_file(const char *metadata_dir, int64_t v) {
+    char name[64];
+    snprintf(name, sizeof name, "v%" PRId64 ".metadata.json", v);
+    char *p = floe_io_join(metadata_dir, name);
+    if (is_file(p))
+        return p;
+    floe_free(p);
+    snprintf(name, sizeof name, "v%" PRId64 ".gz.metadata.json", v);
+    p = floe_io_join(metadata_dir, name);
+    if (is_file(p))
+        return p;
+    floe_free(p);
+    return NULL;
+}
+
+/* Highest v<N> among the files in metadata_dir; -1 when there is none. */
+static int64_t highest_listed(const char *metadata_dir) {
+    DIR *d = opendir(metadata_dir);
+    if (!d)
+        return -1;
+    int64_t best = -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int64_t v;
+        size_t n = strlen(de->d_name);
+        if (de->d_name[0] == 'v' && n > 14 && !strcmp(de->d_name + n - 14, ".metadata.json") &&
+            floe_metadata_file_version(de->d_name, &v) && v > best)
+            best = v;
+    }
+    closedir(d);
+    return best;
+}
+
+/* The current version of the table whose metadata folder is metadata_dir: from the hint,
+ * walked forward; else from a listing. *path gets the local file. FLOE_ENOTFOUND when the
+ * folder holds no v<N> file. */
+static int current_version(const char *metadata_dir, int64_t *version, char **path,
+                           floe_error *err) {
+    int64_t v = -1;
+    char *hint = floe_io_join(metadata_dir, HINT_NAME);
+    if (!hint)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    FILE *f = fopen(hint, "r");
+    if (f) {
+        char buf[64];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        char *end;
+        errno = 0;
+        long long x = strtoll(buf, &end, 10);
+        while (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')
+            end++;
+        if (!errno && end != buf && !*end && x >= 0)
+            v = x;
+    }
+    floe_free(hint);
+    char *file = v >= 0 ? version_file(metadata_dir, v) : NULL;
+    if (!file) { /* no hint, a bad one, or one naming a missing file: list */
+        v = highest_listed(metadata_dir);
+        file = v >= 0 ? version_file(metadata_dir, v) : NULL;
+        if (!file)
+            return floe_error_set(err, FLOE_ENOTFOUND, "%s: no v<N>.metadata.json file",
+                                  metadata_dir);
+    }
+    for (int i = 0; i < FORWARD_PROBE_MAX; i++) {
+        char *next = version_file(metadata_dir, v + 1);
+        if (!next)
+            break;
+        floe_free(file);
+        file = next;
+        v++;
+    }
+    *version = v;
+    *path = file;
+    return 0;
+}
+
+static bool is_table_dir(const char *dir) {
+    char *md = floe_io_join(dir, "metadata");
+    bool yes = false;
+    if (is_dir(md)) {
+        char *hint = floe_io_join(md, HINT_NAME);
+        yes = is_file(hint) || highest_listed(md) >= 0;
+        floe_free(hint);
+    }
+    floe_free(md);
+    return yes;
+}
+
+/* Sub-folders of dir that are (want_tables) or are not tables, as names. */
+static int list_children(const char *dir, bool want_tables, floe_strlist *out, floe_error *err) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return floe_error_errno(err, errno, "list %s", dir);
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && rc == 0) {
+        if (de->d_name[0] == '.' || strchr(de->d_name, '.') /* '.' separates levels */)
+            continue;
+        char *p = floe_io_join(dir, de->d_name);
+        if (!p) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
+        if (is_dir(p) && is_table_dir(p) == want_tables)
+            rc = floe_strlist_push(out, de->d_name, err);
+        floe_free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int fs_namespace_exists(floe_catalog *c, const char *ns, bool *exists, floe_error *err) {
+    char *dir = ns_local(c, ns);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *exists = is_dir(dir) && !is_table_dir(dir);
+    floe_free(dir);
+    return 0;
+}
+
+static int require_ns(floe_catalog *c, const char *ns, floe_error *err) {
+    bool exists;
+    FLOE_FORWARD_IF_ERROR(fs_namespace_exists(c, ns, &exists, err));
+    if (!exists)
+        return floe_error_set(err, FLOE_ENOTFOUND, "namespace %s does not exist", ns);
+    return 0;
+}
+
+static int fs_list_namespaces(floe_catalog *c, const char *parent, floe_strlist *out,
+                              floe_error *err) {
+    if (parent)
+        FLOE_FORWARD_IF_ERROR(require_ns(c, parent, err));
+    char *dir = ns_local(c, parent);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_strlist names = {0};
+    int rc = list_children(dir, false, &names, err);
+    floe_free(dir);
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        char *full = parent ? floe_asprintf("%s.%s", parent, names.items[i]) : NULL;
+        if (parent && !full)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        else
+            rc = floe_strlist_push(out, parent ? full : names.items[i], err);
+        floe_free(full);
+    }
+    floe_strlist_free(&names);
+    if (rc == 0 && out->n > 1)
+        qsort(out->items, out->n, sizeof *out->items, cmp_str);
+    return rc;
+}
+
+static int fs_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
+                               const char *const *values, size_t n, floe_error *err) {
+    (void)keys;
+    (void)values;
+    if (n > 0)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the filesystem catalog cannot store namespace properties");
+    char *dir = ns_local(c, ns);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    if (is_dir(dir))
+        rc = floe_error_set(err, FLOE_EEXISTS, "namespace %s already exists", ns);
+    else
+        rc = floe_io_mkdirs(dir, err);
+    floe_free(dir);
+    return rc;
+}
+
+static int fs_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(require_ns(c, ns, err));
+    char *dir = ns_local(c, ns);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    if (rmdir(dir) != 0)
+        rc = errno == ENOTEMPTY || errno == EEXIST
+                 ? floe_error_set(err, FLOE_EINVALID, "namespace %s is not empty", ns)
+                 : floe_error_errno(err, errno, "remove %s", dir);
+    floe_free(dir);
+    return rc;
+}
+
+static int fs_load_namespace_properties(floe_catalog *c, const char *ns, floe_strlist *keys,
+                                        floe_strlist *values, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(require_ns(c, ns, err));
+    char *dir = ns_local(c, ns);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_strlist_push(keys, "location", err);
+    if (rc == 0)
+        rc = floe_strlist_push(values, dir, err);
+    floe_free(dir);
+    return rc;
+}
+
+static int fs_update_namespace_properties(floe_catalog *c, const char *ns,
+                                          const char *const *removals, size_t nrem,
+                                          const char *const *keys, const char *const *values,
+                                          size_t n, floe_error *err) {
+    (void)c;
+    (void)removals;
+    (void)nrem;
+    (void)keys;
+    (void)values;
+    (void)n;
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "namespace %s: the filesystem catalog cannot store namespace "
+                          "properties",
+                          ns);
+}
+
+static int fs_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
+                          floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(require_ns(c, ns, err));
+    char *dir = ns_local(c, ns);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = list_children(dir, true, names, err);
+    floe_free(dir);
+    if (rc == 0 && names->n > 1)
+        qsort(names->items, names->n, sizeof *names->items, cmp_str);
+    return rc;
+}
+
+/* The table's metadata folder as a uri built on the warehouse as configured. */
+static char *metadata_uri(floe_catalog *c, const char *ns, const char *name) {
+    char *loc = NULL;
+    if (floe_catalog_default_location(c, ns, name, &loc, NULL) < 0)
+        return NULL;
+    char *md = floe_io_join(loc, "metadata");
+    floe_free(loc);
+    return md;
+}
+
+static int fs_load_table(floe_catalog *c, const char *ns, const char *name, char **location,
+                         floe_error *err) {
+    char *tdir = table_local(c, ns, name);
+    char *md = tdir ? floe_io_join(tdir, "metadata") : NULL;
+    char *md_uri = metadata_uri(c, ns, name);
+    char *file = NULL;
+    int rc = 0;
+    int64_t v;
+    if (!tdir || !md || !md_uri)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!is_dir(md))
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist in %s", ns, name,
+                  c->warehouse);
+    rc = current_version(md, &v, &file, err);
+    if (rc == FLOE_ENOTFOUND)
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist in %s", ns, name,
+                  c->warehouse);
+    if (rc < 0)
+        goto done;
+    const char *base = strrchr(file, '/');
+    char *uri = floe_io_join(md_uri, base ? base + 1 : file);
+    if (!uri)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    *location = uri;
+done:
+    floe_free(tdir);
+    floe_free(md);
+    floe_free(md_uri);
+    floe_free(file);
+    return rc;
+}
+
+static int fs_new_metadata_location(floe_catalog *c, const char *table_location,
+                                    const char *base, bool gzip, char **out, floe_error *err) {
+    (void)c;
+    int64_t v = 0;
+    if (base && !floe_metadata_file_version(base, &v))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s: not a v<N>.metadata.json name; the filesystem catalog "
+                              "cannot number the next version",
+                              base);
+    char name[64];
+    snprintf(name, sizeof name, "v%" PRId64 "%s.metadata.json", base ? v + 1 : 1,
+             gzip ? ".gz" : "");
+    char *md = floe_io_join(table_location, "metadata");
+    char *loc = md ? floe_io_join(md, name) : NULL;
+    floe_free(md);
+    if (!loc)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = loc;
+    return 0;
+}
+
+/* Best effort: the hint only speeds up loading. */
+static void write_hint(const char *metadata_location) {
+    int64_t v;
+    const char *slash = strrchr(metadata_location, '/');
+    if (!slash || !floe_metadata_file_version(slash + 1, &v))
+        return;
+    char *dir = floe_strndup(metadata_location, (size_t)(slash - metadata_location));
+    char *hint = dir ? floe_io_join(dir, HINT_NAME) : NULL;
+    char text[32];
+    int n = snprintf(text, sizeof text, "%" PRId64, v);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_output_options opts = {.fsync = true, .no_overwrite = false};
+    if (hint && floe_io_write_all(hint, text, (size_t)n, &opts, &err) < 0)
+        floe_log(FLOE_LOG_WARN, "version hint not updated (harmless): %s", err.msg);
+    floe_free(dir);
+    floe_free(hint);
+}
+
+/* The location must be the v<N> file of this table's own metadata folder. */
+static int check_own_file(floe_catalog *c, const char *ns, const char *name,
+                          const char *metadata_location, floe_error *err) {
+    char *md_uri = metadata_uri(c, ns, name);
+    if (!md_uri)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t n = strlen(md_uri);
+    int64_t v;
+    int rc = 0;
+    if (strncmp(metadata_location, md_uri, n) || metadata_location[n] != '/' ||
+        strchr(metadata_location + n + 1, '/') ||
+        !floe_metadata_file_version(metadata_location + n + 1, &v) ||
+        metadata_location[n + 1] != 'v')
+        rc = floe_error_set(err, FLOE_EINVALID,
+                            "%s: the filesystem catalog keeps table %s.%s's metadata as "
+                            "%s/v<N>.metadata.json",
+                            metadata_location, ns, name, md_uri);
+    floe_free(md_uri);
+    return rc;
+}
+
+static int fs_register_table(floe_catalog *c, const char *ns, const char *name,
+                             const char *metadata_location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(require_ns(c, ns, err));
+    FLOE_FORWARD_IF_ERROR(check_own_file(c, ns, name, metadata_location, err));
+    bool exists = false;
+    FLOE_FORWARD_IF_ERROR(floe_io_exists(metadata_location, &exists, err));
+    if (!exists)
+        return floe_error_set(err, FLOE_ENOTFOUND, "%s does not exist", metadata_location);
+    write_hint(metadata_location);
+    return 0;
+}
+
+static int fs_rename_table(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
+                           const char *to_name, floe_error *err) {
+    (void)c;
+    (void)to_ns;
+    (void)to_name;
+    /* The metadata records the table's location; moving the folder would leave every
+     * path in it pointing at the old place. */
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "table %s.%s: the filesystem catalog cannot rename tables", ns, name);
+}
+
+static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe_error *err) {
+    char *tdir = table_local(c, ns, name);
+    char *md = tdir ? floe_io_join(tdir, "metadata") : NULL;
+    int rc = 0;
+    if (!md)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!is_table_dir(tdir))
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist", ns, name);
+    /* The hint first: once it is gone and the v<N> files follow, the folder stops being
+     * a table even if we are interrupted half-way. */
+    char *hint = floe_io_join(md, HINT_NAME);
+    if (!hint)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rc = floe_io_delete(hint, err);
+    floe_free(hint);
+    if (rc < 0)
+        goto done;
+    DIR *d = opendir(md);
+    if (!d)
+        FLOE_FAIL(err, FLOE_EIO, "list %s: %s", md, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && rc == 0) {
+        int64_t v;
+        size_t n = strlen(de->d_name);
+        if (de->d_name[0] != 'v' || n <= 14 || strcmp(de->d_name + n - 14, ".metadata.json") ||
+            !floe_metadata_file_version(de->d_name, &v))
+            continue;
+        char *p = floe_io_join(md, de->d_name);
+        rc = p ? floe_io_delete(p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(p);
+    }
+    closedir(d);
+done:
+    floe_free(tdir);
+    floe_free(md);
+    return rc;
+}
+
+static int fs_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
+                   const char *new_location, floe_error *err) {
+    (void)expected;
+    FLOE_FORWARD_IF_ERROR(check_own_file(c, ns, name, new_location, err));
+    bool exists = false;
+    FLOE_FORWARD_IF_ERROR(floe_io_exists(new_location, &exists, err));
+    if (!exists)
+        return floe_error_set(err, FLOE_EINTERNAL,
+                              "%s: the filesystem catalog swaps by creating this file, and it "
+                              "is not there",
+                              new_location);
+    write_hint(new_location);
+    return 0;
+}
+
+static const floe_catalog_ops fs_ops = {
+    .type = "filesystem",
+    .swap_by_create = true,
+    .swap_outcome_final = true,
+    .list_namespaces = fs_list_namespaces,
+    .namespace_exists = fs_namespace_exists,
+    .create_namespace = fs_create_namespace,
+    .drop_namespace = fs_drop_namespace,
+    .load_namespace_properties = fs_load_namespace_properties,
+    .update_namespace_properties = fs_update_namespace_properties,
+    .list_tables = fs_list_tables,
+    .load_table = fs_load_table,
+    .new_metadata_location = fs_new_metadata_location,
+    .register_table = fs_register_table,
+    .rename_table = fs_rename_table,
+    .drop_table = fs_drop_table,
+    .swap = fs_swap,
+    .close = NULL,
+};
+
+int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *err) {
+    if (!warehouse || !*warehouse)
+        return floe_error_set(err, FLOE_EINVALID, "filesystem catalog: no warehouse folder");
+    char *local = floe_io_local_path(warehouse);
+    if (!local)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "%s: the filesystem catalog works on local folders only "
+                              "(object stores have no atomic create-if-absent rename)",
+                              warehouse);
+    int rc = floe_io_mkdirs(local, err);
+    floe_free(local);
+    if (rc < 0)
+        return rc;
+    return floe_catalog_alloc(&fs_ops, "filesystem", warehouse, out, err);
+}

@@ -1,0 +1,235 @@
+/*
+ * sqlite_driver.c - the SQL catalog's database calls on SQLite (sql_driver.h).
+ *
+ * Concurrency: many processes share one catalog file. Every connection has a busy
+ * timeout (FLOE_SQLITE_BUSY_MS, default 30 s), so lock waits are absorbed by SQLite's busy
+ * handler; a statement still refused with SQLITE_BUSY/LOCKED changed nothing (SQLite rolls
+ * back an autocommit statement it could not commit) and is reported as FLOE_EBUSY.
+ * Errors that can strike after the change reached the database file (I/O errors, a full
+ * disk, corruption detected at commit) are FLOE_EUNKNOWN_STATE for writing statements.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "floe/catalog.h"
+#include "floe/io.h"
+#include "sql_driver.h"
+
+struct floe_sql_conn {
+    sqlite3 *db;
+    char *path;
+};
+
+static int map_rc(floe_sql_conn *c, int rc, bool writing, const char *what, floe_error *err) {
+    int primary = rc & 0xff;
+    const char *msg = sqlite3_errmsg(c->db);
+    switch (primary) {
+    case SQLITE_CONSTRAINT:
+        return floe_error_sys(err, FLOE_EEXISTS, rc, "%s: %s: %s", c->path, what, msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return floe_error_sys(err, FLOE_EBUSY, rc, "%s: %s: database is locked (%s)", c->path,
+                              what, msg);
+    case SQLITE_NOMEM:
+        return floe_error_sys(err, FLOE_ENOMEM, rc, "%s: %s: out of memory", c->path, what);
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_PROTOCOL:
+        if (writing)
+            return floe_error_sys(err, FLOE_EUNKNOWN_STATE, rc,
+                                  "%s: %s: %s (the change may or may not be in the database)",
+                                  c->path, what, msg);
+        return floe_error_sys(err, primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+                                       ? FLOE_ECORRUPT
+                                       : FLOE_EIO,
+                              rc, "%s: %s: %s", c->path, what, msg);
+    default:
+        return floe_error_sys(err, FLOE_EIO, rc, "%s: %s: %s", c->path, what, msg);
+    }
+}
+
+static int prepare(floe_sql_conn *c, const char *sql, const char *const *params, size_t n,
+                   sqlite3_stmt **out, floe_error *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return map_rc(c, rc, false, "prepare", err);
+    for (size_t i = 0; i < n; i++) {
+        rc = params[i] ? sqlite3_bind_text(st, (int)i + 1, params[i], -1, SQLITE_TRANSIENT)
+                       : sqlite3_bind_null(st, (int)i + 1);
+        if (rc != SQLITE_OK) {
+            int r = map_rc(c, rc, false, "bind", err);
+            sqlite3_finalize(st);
+            return r;
+        }
+    }
+    *out = st;
+    return 0;
+}
+
+static int sq_exec(floe_sql_conn *c, const char *sql, const char *const *params, size_t n,
+                   int64_t *changes, floe_error *err) {
+    sqlite3_stmt *st;
+    int rc = prepare(c, sql, params, n, &st, err);
+    if (rc < 0)
+        return rc;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (s != SQLITE_DONE)
+        rc = map_rc(c, s, true, "exec", err);
+    else if (changes)
+        *changes = sqlite3_changes(c->db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int sq_query(floe_sql_conn *c, const char *sql, const char *const *params, size_t n,
+                    floe_sql_row_fn fn, void *ctx, floe_error *err) {
+    sqlite3_stmt *st;
+    int rc = prepare(c, sql, params, n, &st, err);
+    if (rc < 0)
+        return rc;
+    int ncols = sqlite3_column_count(st);
+    const char *cols[16];
+    if (ncols > 16) {
+        sqlite3_finalize(st);
+        return floe_error_set(err, FLOE_EINTERNAL, "query returns too many columns");
+    }
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < ncols; i++)
+            cols[i] = (const char *)sqlite3_column_text(st, i);
+        rc = fn(ctx, cols, (size_t)ncols, err);
+        if (rc != 0)
+            break;
+    }
+    if (rc == 0 && s != SQLITE_DONE)
+        rc = map_rc(c, s, false, "query", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int sq_begin(floe_sql_conn *c, floe_error *err) {
+    /* IMMEDIATE: take the write lock now, so a transaction never fails half-way on a
+     * lock upgrade (the classic SQLite deadlock between two readers turning writer). */
+    int rc = sq_exec(c, "BEGIN IMMEDIATE", NULL, 0, NULL, err);
+    if (rc == FLOE_EUNKNOWN_STATE) { /* nothing was written yet */
+        if (err)
+            err->code = FLOE_EIO;
+        rc = FLOE_EIO;
+    }
+    return rc;
+}
+
+static int sq_commit(floe_sql_conn *c, floe_error *err) {
+    int rc = sq_exec(c, "COMMIT", NULL, 0, NULL, err);
+    if (rc == FLOE_EBUSY) /* the transaction is still open; give up on it */
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static void sq_rollback(floe_sql_conn *c) {
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+typedef struct has_col_ctx {
+    const char *column;
+    bool found;
+} has_col_ctx;
+
+static int has_col_row(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    (void)err;
+    has_col_ctx *h = ctx;
+    /* PRAGMA table_info: cid, name, type, notnull, dflt_value, pk */
+    if (ncols > 1 && cols[1] && !strcmp(cols[1], h->column))
+        h->found = true;
+    return 0;
+}
+
+static int sq_has_column(floe_sql_conn *c, const char *table, const char *column, bool *has,
+                         floe_error *err) {
+    /* table is one of our constants, never input */
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
+    has_col_ctx h = {column, false};
+    int rc = sq_query(c, sql, NULL, 0, has_col_row, &h, err);
+    if (rc == 0)
+        *has = h.found;
+    return rc;
+}
+
+static void sq_close(floe_sql_conn *c) {
+    if (!c)
+        return;
+    sqlite3_close_v2(c->db);
+    floe_free(c->path);
+    floe_free(c);
+}
+
+static const floe_sql_driver sqlite_driver = {
+    .name = "sqlite",
+    .outcome_final = true,
+    .exec = sq_exec,
+    .query = sq_query,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .has_column = sq_has_column,
+    .close = sq_close,
+};
+
+int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_sql_conn **out,
+                        floe_error *err) {
+    floe_sql_conn *c = floe_calloc(1, sizeof *c);
+    if (!c || !(c->path = floe_strdup(path))) {
+        floe_free(c);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    int rc = sqlite3_open_v2(path, &c->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        int r = floe_error_sys(err, FLOE_EIO, rc, "%s: cannot open catalog database: %s", path,
+                               c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        sq_close(c);
+        return r;
+    }
+    int busy_ms = 30000;
+    const char *env = getenv("FLOE_SQLITE_BUSY_MS");
+    if (env && atoi(env) > 0)
+        busy_ms = atoi(env);
+    sqlite3_busy_timeout(c->db, busy_ms);
+    sqlite3_extended_result_codes(c->db, 1);
+    *driver = &sqlite_driver;
+    *out = c;
+    return 0;
+}
+
+int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *warehouse,
+                             floe_catalog **out, floe_error *err) {
+    if (!db_path || !*db_path)
+        return floe_error_set(err, FLOE_EINVALID, "SQLite catalog: no database path");
+    /* the folder holding the database may not exist yet (embedded default) */
+    const char *slash = strrchr(db_path, '/');
+    if (slash && slash != db_path) {
+        char *dir = floe_strndup(db_path, (size_t)(slash - db_path));
+        if (!dir)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = floe_io_mkdirs(dir, err);
+        floe_free(dir);
+        if (rc < 0)
+            return rc;
+    }
+    const floe_sql_driver *drv;
+    floe_sql_conn *conn;
+    int rc = floe_sqlite_connect(db_path, &drv, &conn, err);
+    if (rc < 0)
+        return rc;
+    return floe_sql_catalog_open(drv, conn, name, warehouse, out, err);
+}

@@ -1,0 +1,330 @@
+/*
+ * commit.c - the optimistic commit protocol: build new metadata from the current one,
+ * write it, swap the catalog pointer, and on a conflict reload and re-apply.
+ *
+ * Spec: format/spec.md "Commit Conflict Resolution and Retry", "Metastore Tables", "File
+ * System Tables"; table properties commit.retry.*, write.metadata.delete-after-commit.
+ * enabled and write.metadata.previous-versions-max (Iceberg configuration docs).
+ *
+ * States of one commit (DESIGN.md) and who moves it along:
+ *
+ *   staged ──apply()──> files written ──(caller's manifests)──> manifests written
+ *      │                                                               │
+ *      │            floe_metadata_builder_finish + write_metadata()    │
+ *      └──────────────────────────> metadata written <─────────────────┘
+ *                                        │ swap(): floe_catalog_swap, or for the
+ *                                        │ filesystem store the create-if-absent write
+ *              ┌─────────────────────────┼──────────────────────────┐
+ *              v                         v                          v
+ *          committed                 conflict                    unknown
+ *      (install new metadata,   (delete our metadata file,   (resolve_unknown(): read the
+ *       clean old metadata       refresh, back off, apply     catalog; -> committed, or
+ *       files per properties)    again: back to staged;       -> conflict when provably
+ *                                give up after num-retries    not applied, else report
+ *                                or total-timeout-ms)         FLOE_EUNKNOWN_STATE and keep
+ *                                                             every file)
+ *
+ * "files written" and "manifests written" belong to the caller: apply() writes what the
+ * new snapshot needs (it runs again on every attempt, on fresh metadata).
+ *
+ * Invariants:
+ *   C1. Nothing the table may reference is deleted while the outcome is unknown.
+ *   C2. Our metadata file is deleted only after the swap definitely did not happen, and
+ *       never in the filesystem store when the create failed (the file is someone else's).
+ *   C3. A conflict never leaves the table object stale: it is refreshed before apply()
+ *       runs again.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "floe/io.h"
+#include "table_internal.h"
+
+/* ---------------------------------------------------------------------------------------
+ * fault injection
+ * ------------------------------------------------------------------------------------- */
+
+static _Atomic int fault_countdown; /* swaps left before the fault; 0 = off */
+static _Atomic int fault_code;
+static _Atomic bool fault_after_apply;
+static _Atomic bool fault_fail_resolve;
+
+void floe_table_commit_inject(const floe_commit_fault *f) {
+    atomic_store(&fault_code, f ? f->code : 0);
+    atomic_store(&fault_after_apply, f ? f->after_apply : false);
+    atomic_store(&fault_fail_resolve, f ? f->fail_resolve : false);
+    atomic_store(&fault_countdown, f ? f->nth_swap : 0);
+}
+
+/* The injected fault for this swap (0 = none). */
+static int next_fault(bool *after_apply, bool *fail_resolve) {
+    int left = atomic_load(&fault_countdown);
+    while (left > 0 && !atomic_compare_exchange_weak(&fault_countdown, &left, left - 1)) {
+    }
+    if (left != 1)
+        return 0;
+    *after_apply = atomic_load(&fault_after_apply);
+    *fail_resolve = atomic_load(&fault_fail_resolve);
+    return atomic_load(&fault_code);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * retry settings
+ * ------------------------------------------------------------------------------------- */
+
+void floe_commit_retry_from(const floe_table_metadata *m, floe_commit_retry *out) {
+    out->num_retries = floe_table_metadata_property_int(m, FLOE_PROP_COMMIT_NUM_RETRIES, 4);
+    out->min_wait_ms = floe_table_metadata_property_int(m, FLOE_PROP_COMMIT_MIN_WAIT_MS, 100);
+    out->max_wait_ms = floe_table_metadata_property_int(m, FLOE_PROP_COMMIT_MAX_WAIT_MS, 60000);
+    out->total_timeout_ms =
+        floe_table_metadata_property_int(m, FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS, 1800000);
+    if (out->num_retries < 0)
+        out->num_retries = 0;
+    if (out->min_wait_ms < 0)
+        out->min_wait_ms = 0;
+    if (out->max_wait_ms < out->min_wait_ms)
+        out->max_wait_ms = out->min_wait_ms;
+    if (out->total_timeout_ms < 0)
+        out->total_timeout_ms = 0;
+}
+
+static void sleep_ms(int64_t ms) {
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* min(max, min * 2^(attempt-1)), then jittered to [d/2, d] so that writers which
+ * collided do not collide again in lockstep. */
+static int64_t backoff_ms(const floe_commit_retry *r, int attempt) {
+    int64_t d = r->min_wait_ms;
+    for (int i = 1; i < attempt && d < r->max_wait_ms; i++)
+        d = d > INT64_MAX / 2 ? INT64_MAX : d * 2;
+    if (d > r->max_wait_ms)
+        d = r->max_wait_ms;
+    if (d <= 1)
+        return d;
+    uint32_t rnd;
+    floe_random_bytes(&rnd, sizeof rnd);
+    return d / 2 + (int64_t)(rnd % (uint32_t)(d / 2 + 1));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * unknown state
+ * ------------------------------------------------------------------------------------- */
+
+enum { OUTCOME_APPLIED = 1, OUTCOME_NOT_APPLIED = 2, OUTCOME_UNKNOWN = 3 };
+
+/* After an unknown swap from base_loc to new_loc, decide what happened by reading. The
+ * winner of a swap from base is the file right after base in the lineage (the current
+ * file's metadata-log, then the current file itself). */
+static int resolve_unknown(floe_table *t, const char *base_loc, const char *new_loc,
+                           bool fail_reads) {
+    char *cur = NULL;
+    int rc = FLOE_EIO;
+    for (int i = 0; i < 3 && rc < 0; i++) {
+        floe_error e;
+        floe_error_clear(&e);
+        rc = fail_reads ? FLOE_EIO : floe_catalog_load_table(t->catalog, t->ns, t->name, &cur, &e);
+        if (rc < 0) {
+            floe_log(FLOE_LOG_WARN, "commit: reading the catalog to settle an unknown state: %s",
+                     fail_reads ? "injected failure" : e.msg);
+            sleep_ms(50 << i);
+        }
+    }
+    if (rc < 0)
+        return OUTCOME_UNKNOWN;
+    int outcome = OUTCOME_UNKNOWN;
+    floe_table_metadata *m = NULL;
+    if (!strcmp(cur, new_loc)) {
+        outcome = OUTCOME_APPLIED;
+    } else if (!strcmp(cur, base_loc)) {
+        /* nothing moved: final only where a returned call leaves nothing in flight */
+        outcome = floe_catalog_swap_outcome_final(t->catalog) ? OUTCOME_NOT_APPLIED
+                                                              : OUTCOME_UNKNOWN;
+    } else if (floe_table_metadata_read(cur, &m, NULL) == 0) {
+        const char *successor = NULL;
+        for (size_t i = 0; i < m->n_metadata_log; i++)
+            if (!strcmp(m->metadata_log[i].metadata_file, base_loc)) {
+                successor = i + 1 < m->n_metadata_log ? m->metadata_log[i + 1].metadata_file : cur;
+            }
+        if (successor)
+            outcome = !strcmp(successor, new_loc) ? OUTCOME_APPLIED : OUTCOME_NOT_APPLIED;
+        /* base pruned from the log: cannot tell */
+    }
+    floe_table_metadata_free(m);
+    floe_free(cur);
+    return outcome;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * old metadata files
+ * ------------------------------------------------------------------------------------- */
+
+/* write.metadata.delete-after-commit.enabled: delete the metadata files that dropped out
+ * of the metadata-log with this commit - only files in the table's own metadata folder. */
+static void clean_old_metadata(const floe_table_metadata *base, const floe_table_metadata *m) {
+    if (!floe_table_metadata_property_bool(m, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT, false))
+        return;
+    char *md = floe_io_join(m->location, "metadata");
+    if (!md)
+        return;
+    size_t mdl = strlen(md);
+    for (size_t i = 0; i < base->n_metadata_log; i++) {
+        const char *f = base->metadata_log[i].metadata_file;
+        bool kept = false;
+        for (size_t k = 0; k < m->n_metadata_log && !kept; k++)
+            kept = !strcmp(m->metadata_log[k].metadata_file, f);
+        if (kept || strncmp(f, md, mdl) || f[mdl] != '/' || strchr(f + mdl + 1, '/'))
+            continue;
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_io_delete(f, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", f, e.msg);
+    }
+    floe_free(md);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * the commit
+ * ------------------------------------------------------------------------------------- */
+
+/* Write the new metadata file for a store where writing is not the swap; the uuid in the
+ * name makes a clash practically impossible, but a clash is handled (new name). */
+static int write_unique(floe_table *t, const floe_table_metadata *m, const char *base_loc,
+                        bool gzip, char **loc, floe_error *err) {
+    for (int i = 0; i < 3; i++) {
+        int rc = floe_catalog_new_metadata_location(t->catalog, m->location, base_loc, gzip, loc,
+                                                    err);
+        if (rc < 0)
+            return rc;
+        rc = floe_table_metadata_write(m, *loc, gzip, true, err);
+        if (rc != FLOE_EEXISTS)
+            return rc;
+        floe_free(*loc);
+        *loc = NULL;
+    }
+    return floe_error_set(err, FLOE_EEXISTS, "could not find a free metadata file name");
+}
+
+int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err) {
+    if (!t->catalog)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "table at %s was opened by path: commits need a catalog", t->root);
+    floe_commit_retry retry;
+    floe_commit_retry_from(t->metadata, &retry);
+    const int64_t start = floe_now_ns();
+    const bool by_create = floe_catalog_swap_by_create(t->catalog);
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        floe_metadata_builder *b = NULL;
+        floe_table_metadata *m = NULL;
+        char *loc = NULL;
+        bool ours_on_disk = false; /* a file we wrote that the table does not reference */
+        const char *base_loc = t->metadata_location;
+
+        /* staged */
+        FLOE_CHECK(floe_metadata_builder_new(t->metadata, &b, err));
+        rc = apply(ctx, b, err);
+        if (rc == FLOE_COMMIT_NOOP) {
+            rc = 0;
+            goto attempt_done;
+        }
+        if (rc < 0)
+            goto attempt_done;
+        FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));
+        bool gzip = floe_table_metadata_wants_gzip(m);
+
+        /* metadata written -> swap */
+        bool after_apply = false, fail_resolve = false;
+        int fault = next_fault(&after_apply, &fail_resolve);
+        if (by_create) {
+            FLOE_CHECK(floe_catalog_new_metadata_location(t->catalog, m->location, base_loc, gzip,
+                                                          &loc, err));
+            if (fault && !after_apply) {
+                rc = floe_error_set(err, fault, "injected swap failure");
+            } else {
+                rc = floe_table_metadata_write(m, loc, gzip, true, err);
+                if (rc == FLOE_EEXISTS) /* C2: that file is another writer's commit */
+                    rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit",
+                                        loc);
+                else if (rc == 0)
+                    rc = floe_catalog_swap(t->catalog, t->ns, t->name, base_loc, loc, err);
+                else
+                    goto attempt_done; /* the write failed; the io layer left nothing */
+                if (rc == 0 && fault)
+                    rc = floe_error_set(err, fault, "injected swap failure (after the swap)");
+            }
+        } else {
+            FLOE_CHECK(write_unique(t, m, base_loc, gzip, &loc, err));
+            ours_on_disk = true;
+            if (fault && !after_apply) {
+                rc = floe_error_set(err, fault, "injected swap failure");
+            } else {
+                rc = floe_catalog_swap(t->catalog, t->ns, t->name, base_loc, loc, err);
+                if (rc == 0 && fault)
+                    rc = floe_error_set(err, fault, "injected swap failure (after the swap)");
+            }
+        }
+
+        if (rc == FLOE_EUNKNOWN_STATE) {
+            int outcome = resolve_unknown(t, base_loc, loc, fail_resolve);
+            if (outcome == OUTCOME_APPLIED) {
+                floe_log(FLOE_LOG_INFO, "commit: unknown swap state settled: %s is committed", loc);
+                rc = 0;
+            } else if (outcome == OUTCOME_NOT_APPLIED) {
+                floe_log(FLOE_LOG_INFO, "commit: unknown swap state settled: not applied");
+                rc = floe_error_set(err, FLOE_ECONFLICT, "swap to %s did not happen", loc);
+            } else {
+                ours_on_disk = false; /* C1: keep everything */
+                rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                                    "table %s.%s: commit state unknown: the catalog may or may "
+                                    "not point at %s; refresh before doing anything else",
+                                    t->ns, t->name, loc);
+                goto attempt_done;
+            }
+        }
+        if (rc == 0) { /* committed */
+            ours_on_disk = false;
+            clean_old_metadata(t->metadata, m);
+            floe_table_install(t, loc, m);
+            loc = NULL;
+            m = NULL;
+            goto attempt_done;
+        }
+        if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
+            goto attempt_done; /* definite failure */
+
+    attempt_done:
+        if (ours_on_disk && loc) /* C2: the swap definitely did not happen */
+            floe_io_delete(loc, NULL);
+        floe_free(loc);
+        floe_table_metadata_free(m);
+        floe_metadata_builder_free(b);
+        if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
+            return rc;
+
+        /* conflict: back off, refresh (C3), apply again */
+        int64_t elapsed_ms = (floe_now_ns() - start) / 1000000;
+        if (attempt > retry.num_retries || elapsed_ms >= retry.total_timeout_ms)
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "table %s.%s: commit gave up after %d attempt%s (%" PRId64
+                                  " ms): other commits kept winning",
+                                  t->ns, t->name, attempt, attempt == 1 ? "" : "s", elapsed_ms);
+        int64_t wait = backoff_ms(&retry, attempt);
+        if (elapsed_ms + wait > retry.total_timeout_ms)
+            wait = retry.total_timeout_ms - elapsed_ms;
+        sleep_ms(wait);
+        floe_error_clear(err);
+        rc = floe_table_refresh(t, err);
+        if (rc < 0)
+            return rc;
+        continue;
+    done: /* FLOE_CHECK failures before the swap: nothing on disk is ours to keep */
+        goto attempt_done;
+    }
+}

@@ -1,0 +1,1010 @@
+/*
+ * metadata.c - Iceberg table metadata: parse (v1, v2, v3; plain or gzip), typed view,
+ * serialization, lookups.
+ *
+ * Spec: format/spec.md "Table Metadata Fields", "Snapshots", "Snapshot References",
+ * "Appendix C: JSON serialization" (Table Metadata and Snapshots), "Appendix E" (reading
+ * v1 metadata for v2: last-sequence-number and snapshot sequence-number default to 0),
+ * "Appendix F" (-1 as "no current snapshot"; gzip metadata names).
+ *
+ * Invariants:
+ *   - The jansson document (m->doc->root) is the source of truth. The typed view in
+ *     floe_table_metadata is derived from it by build_view() and lives in m->arena; the
+ *     view is never edited in place. Writing serializes the document, so fields floe does
+ *     not interpret survive a rewrite byte-for-byte in meaning.
+ *   - Every view is validated when it is built: required fields for the document's
+ *     format version are present and typed, current-schema-id, default-spec-id,
+ *     default-sort-order-id, current-snapshot-id and every ref point at something that
+ *     exists. A document that fails is FLOE_ECORRUPT naming the field.
+ *   - Input bytes are hostile: sizes are capped before inflating or parsing, jansson
+ *     rejects duplicate keys and NUL in strings, and its nesting depth is bounded.
+ */
+#include "metadata_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "floe/io.h"
+
+/* ---------------------------------------------------------------------------------------
+ * jansson allocation hook
+ * ------------------------------------------------------------------------------------- */
+
+static void *json_alloc_hook(size_t n) { return floe_malloc(n); }
+static void json_free_hook(void *p) { floe_free(p); }
+static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+static void json_init_once(void) { json_set_alloc_funcs(json_alloc_hook, json_free_hook); }
+void floe_metadata_json_init(void) { pthread_once(&json_once, json_init_once); }
+
+/* ---------------------------------------------------------------------------------------
+ * gzip
+ * ------------------------------------------------------------------------------------- */
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
+    (void)opaque;
+    return floe_calloc(items, size);
+}
+static void z_free(voidpf opaque, voidpf p) {
+    (void)opaque;
+    floe_free(p);
+}
+
+static bool is_gzip(const uint8_t *p, size_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+
+/* Inflate a gzip stream into out (bounded by out->max). */
+static int gunzip(const uint8_t *p, size_t n, const char *name, floe_buf *out, floe_error *err) {
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    zs.zalloc = z_alloc;
+    zs.zfree = z_free;
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: cannot start gzip inflate", name);
+    int rc = 0;
+    zs.next_in = (Bytef *)(uintptr_t)p;
+    size_t in_left = n;
+    for (;;) {
+        uInt chunk_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+        zs.avail_in = chunk_in;
+        rc = floe_buf_reserve(out, 64 * 1024);
+        if (rc < 0) {
+            rc = rc == FLOE_ELIMIT
+                     ? floe_error_set(err, FLOE_ELIMIT,
+                                      "%s: gzip metadata inflates past %u bytes", name,
+                                      (unsigned)out->max)
+                     : floe_error_set(err, rc, "%s: out of memory inflating", name);
+            break;
+        }
+        zs.next_out = out->data + out->len;
+        zs.avail_out = (uInt)(out->cap - out->len > (1u << 30) ? (1u << 30) : out->cap - out->len);
+        uInt before_out = zs.avail_out;
+        int zr = inflate(&zs, Z_NO_FLUSH);
+        out->len += before_out - zs.avail_out;
+        in_left -= chunk_in - zs.avail_in;
+        if (zr == Z_STREAM_END) {
+            rc = 0;
+            break;
+        }
+        if (zr == Z_BUF_ERROR && in_left == 0 && zs.avail_in == 0) {
+            rc = floe_error_at(err, FLOE_ECORRUPT, (int64_t)zs.total_in,
+                               "%s: truncated gzip metadata", name);
+            break;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            rc = zr == Z_MEM_ERROR
+                     ? floe_error_set(err, FLOE_ENOMEM, "%s: out of memory inflating", name)
+                     : floe_error_at(err, FLOE_ECORRUPT, (int64_t)zs.total_in,
+                                     "%s: bad gzip data: %s", name, zs.msg ? zs.msg : "?");
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    return rc;
+}
+
+static int gzip_bytes(const char *p, size_t n, floe_buf *out, floe_error *err) {
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    zs.zalloc = z_alloc;
+    zs.zfree = z_free;
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return floe_error_set(err, FLOE_ENOMEM, "cannot start gzip deflate");
+    int rc = 0;
+    uLong bound = deflateBound(&zs, (uLong)n);
+    rc = floe_buf_reserve(out, (size_t)bound + 64);
+    if (rc < 0) {
+        rc = floe_error_set(err, rc, "out of memory compressing metadata");
+        goto done;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)p;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out->data + out->len;
+    zs.avail_out = (uInt)(out->cap - out->len);
+    if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+        rc = floe_error_set(err, FLOE_EINTERNAL, "gzip deflate did not finish");
+        goto done;
+    }
+    out->len += zs.total_out;
+done:
+    deflateEnd(&zs);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Integers in [2^63, 2^64): some writers emit snapshot ids as unsigned 64-bit numbers.
+ * jansson (json_int_t = long long) refuses them, so they are rewritten to the same 64 bits
+ * read as a signed long before parsing. Only integer tokens outside strings are touched.
+ * ------------------------------------------------------------------------------------- */
+
+static int widen_unsigned_longs(const char *p, size_t n, const char *name, floe_buf *out,
+                                bool *changed, floe_error *err) {
+    size_t i = 0, copied = 0;
+    bool in_str = false;
+    *changed = false;
+    while (i < n) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i += 2;
+            else {
+                if (c == '"')
+                    in_str = false;
+                i++;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+            i++;
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9')) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        bool neg = c == '-';
+        if (neg)
+            i++;
+        size_t dstart = i;
+        while (i < n && p[i] >= '0' && p[i] <= '9')
+            i++;
+        size_t ndig = i - dstart;
+        bool integer = !(i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E'));
+        while (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E' || p[i] == '+' ||
+                         p[i] == '-' || (p[i] >= '0' && p[i] <= '9')))
+            i++;
+        if (!integer || neg || ndig < 19 || ndig > 20)
+            continue;
+        uint64_t v = 0;
+        bool overflow = false;
+        for (size_t k = dstart; k < dstart + ndig; k++) {
+            uint64_t d = (uint64_t)(p[k] - '0');
+            if (v > (UINT64_MAX - d) / 10) {
+                overflow = true;
+                break;
+            }
+            v = v * 10 + d;
+        }
+        if (overflow || v <= (uint64_t)INT64_MAX)
+            continue; /* too big even unsigned: jansson reports it */
+        char num[32];
+        int len = snprintf(num, sizeof num, "%" PRId64, (int64_t)v);
+        if (floe_buf_append(out, p + copied, start - copied) < 0 ||
+            floe_buf_append(out, num, (size_t)len) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", name);
+        floe_log(FLOE_LOG_DEBUG, "%s: id %.*s read as %s (64-bit two's complement)", name,
+                 (int)ndig, p + dstart, num);
+        copied = i;
+        *changed = true;
+    }
+    if (*changed && floe_buf_append(out, p + copied, n - copied) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", name);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Typed view
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct view_ctx {
+    floe_table_metadata *m;
+    const char *name;
+    floe_error *err;
+} view_ctx;
+
+#define VIEW_FAIL(vc, ...) floe_error_set((vc)->err, FLOE_ECORRUPT, __VA_ARGS__)
+
+static int get_long(view_ctx *vc, const json_t *obj, const char *where, const char *key,
+                    bool required, int64_t dflt, int64_t *out) {
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            return VIEW_FAIL(vc, "%s: table metadata: %s\"%s\" is missing", vc->name, where,
+                             key);
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"%s\" must be an integer", vc->name, where,
+                         key);
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+}
+
+static int get_int(view_ctx *vc, const json_t *obj, const char *where, const char *key,
+                   bool required, int32_t dflt, int32_t *out) {
+    int64_t v;
+    int rc = get_long(vc, obj, where, key, required, dflt, &v);
+    if (rc < 0)
+        return rc;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"%s\" %" PRId64 " is out of int range",
+                         vc->name, where, key, v);
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int get_str(view_ctx *vc, const json_t *obj, const char *where, const char *key,
+                   bool required, const char **out) {
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            return VIEW_FAIL(vc, "%s: table metadata: %s\"%s\" is missing", vc->name, where,
+                             key);
+        *out = NULL;
+        return 0;
+    }
+    if (!json_is_string(v))
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"%s\" must be a string", vc->name, where,
+                         key);
+    const char *s = floe_arena_strndup(&vc->m->arena, json_string_value(v), json_string_length(v));
+    if (!s)
+        return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    *out = s;
+    return 0;
+}
+
+/* JSON text of v, copied into the arena. */
+static const char *arena_dump(view_ctx *vc, const json_t *v) {
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!text)
+        return NULL;
+    const char *s = floe_arena_strdup(&vc->m->arena, text);
+    floe_free(text);
+    return s;
+}
+
+/* A string map (properties, summary): string values as they are, other scalars as their
+ * JSON text (some writers put numbers there), objects/arrays refused. */
+static int get_string_map(view_ctx *vc, const json_t *obj, const char *what, floe_kv **out,
+                          size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (!obj || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return VIEW_FAIL(vc, "%s: table metadata: %s must be an object", vc->name, what);
+    size_t cnt = json_object_size(obj);
+    if (cnt == 0)
+        return 0;
+    floe_kv *kv = floe_arena_alloc(&vc->m->arena, cnt * sizeof *kv);
+    if (!kv)
+        return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    size_t i = 0;
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        kv[i].key = floe_arena_strdup(&vc->m->arena, key);
+        if (json_is_string(val))
+            kv[i].value = floe_arena_strndup(&vc->m->arena, json_string_value(val),
+                                             json_string_length(val));
+        else if (json_is_object(val) || json_is_array(val))
+            return VIEW_FAIL(vc, "%s: table metadata: %s.\"%s\" must be a string", vc->name,
+                             what, key);
+        else
+            kv[i].value = arena_dump(vc, val);
+        if (!kv[i].key || !kv[i].value)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        i++;
+    }
+    *out = kv;
+    *n = cnt;
+    return 0;
+}
+
+static int view_schemas(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    int fv = m->format_version;
+    json_t *schemas = json_object_get(root, "schemas");
+    json_t *legacy = json_object_get(root, "schema");
+    if (schemas && !json_is_null(schemas)) {
+        if (!json_is_array(schemas) || json_array_size(schemas) == 0)
+            return VIEW_FAIL(vc, "%s: table metadata: \"schemas\" must be a non-empty array",
+                             vc->name);
+        size_t cnt = json_array_size(schemas);
+        m->schemas = floe_arena_alloc(&m->arena, cnt * sizeof *m->schemas);
+        if (!m->schemas)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            json_t *s = json_array_get(schemas, i);
+            char where[48];
+            snprintf(where, sizeof where, "schemas[%zu].", i);
+            if (!json_is_object(s))
+                return VIEW_FAIL(vc, "%s: table metadata: schemas[%zu] must be an object",
+                                 vc->name, i);
+            int rc = get_int(vc, s, where, "schema-id", fv >= 2, 0, &m->schemas[i].schema_id);
+            if (rc < 0)
+                return rc;
+            for (size_t k = 0; k < i; k++)
+                if (m->schemas[k].schema_id == m->schemas[i].schema_id)
+                    return VIEW_FAIL(vc, "%s: table metadata: schema-id %d appears twice",
+                                     vc->name, (int)m->schemas[i].schema_id);
+            if (!(m->schemas[i].json = arena_dump(vc, s)))
+                return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        }
+        m->n_schemas = cnt;
+        int rc = get_int(vc, root, "", "current-schema-id", fv >= 2, m->schemas[0].schema_id,
+                         &m->current_schema_id);
+        if (rc < 0)
+            return rc;
+    } else if (fv >= 2) {
+        return VIEW_FAIL(vc, "%s: table metadata: \"schemas\" is missing", vc->name);
+    } else {
+        if (!legacy || !json_is_object(legacy))
+            return VIEW_FAIL(vc, "%s: table metadata: neither \"schemas\" nor \"schema\" is present",
+                             vc->name);
+        m->schemas = floe_arena_alloc(&m->arena, sizeof *m->schemas);
+        if (!m->schemas)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        int rc = get_int(vc, legacy, "schema.", "schema-id", false, 0, &m->schemas[0].schema_id);
+        if (rc < 0)
+            return rc;
+        if (!(m->schemas[0].json = arena_dump(vc, legacy)))
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        m->n_schemas = 1;
+        m->current_schema_id = m->schemas[0].schema_id;
+    }
+    if (!floe_table_metadata_schema(m, m->current_schema_id))
+        return VIEW_FAIL(vc, "%s: table metadata: current-schema-id %d is not among \"schemas\"",
+                         vc->name, (int)m->current_schema_id);
+    return 0;
+}
+
+static int spec_fields_max_id(view_ctx *vc, const json_t *fields, const char *where,
+                              int32_t *max_id) {
+    if (!json_is_array(fields))
+        return VIEW_FAIL(vc, "%s: table metadata: %s fields must be an array", vc->name, where);
+    for (size_t k = 0; k < json_array_size(fields); k++) {
+        json_t *f = json_array_get(fields, k);
+        if (!json_is_object(f) || !json_is_string(json_object_get(f, "transform")))
+            return VIEW_FAIL(vc, "%s: table metadata: %s field %zu needs a \"transform\"",
+                             vc->name, where, k);
+        json_t *fid = json_object_get(f, "field-id");
+        if (fid && json_is_integer(fid) && json_integer_value(fid) > *max_id &&
+            json_integer_value(fid) <= INT32_MAX)
+            *max_id = (int32_t)json_integer_value(fid);
+        else if (!fid)
+            /* Very old v1 specs have no field ids: the spec assigns 1000 + position. */
+            *max_id = *max_id > 999 + (int32_t)k + 1 ? *max_id : 999 + (int32_t)k + 1;
+    }
+    return 0;
+}
+
+static int view_specs(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    int fv = m->format_version;
+    json_t *specs = json_object_get(root, "partition-specs");
+    json_t *legacy = json_object_get(root, "partition-spec");
+    int32_t max_field_id = 999;
+    int rc;
+    if (specs && !json_is_null(specs)) {
+        if (!json_is_array(specs) || json_array_size(specs) == 0)
+            return VIEW_FAIL(vc, "%s: table metadata: \"partition-specs\" must be a non-empty array",
+                             vc->name);
+        size_t cnt = json_array_size(specs);
+        m->specs = floe_arena_alloc(&m->arena, cnt * sizeof *m->specs);
+        if (!m->specs)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            json_t *s = json_array_get(specs, i);
+            char where[48];
+            snprintf(where, sizeof where, "partition-specs[%zu].", i);
+            if (!json_is_object(s))
+                return VIEW_FAIL(vc, "%s: table metadata: partition-specs[%zu] must be an object",
+                                 vc->name, i);
+            if ((rc = get_int(vc, s, where, "spec-id", true, 0, &m->specs[i].spec_id)) < 0)
+                return rc;
+            if ((rc = spec_fields_max_id(vc, json_object_get(s, "fields"), where,
+                                         &max_field_id)) < 0)
+                return rc;
+            if (!(m->specs[i].json = arena_dump(vc, s)))
+                return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        }
+        m->n_specs = cnt;
+        if ((rc = get_int(vc, root, "", "default-spec-id", fv >= 2, m->specs[0].spec_id,
+                          &m->default_spec_id)) < 0)
+            return rc;
+    } else if (fv >= 2) {
+        return VIEW_FAIL(vc, "%s: table metadata: \"partition-specs\" is missing", vc->name);
+    } else {
+        if (!legacy)
+            return VIEW_FAIL(vc,
+                             "%s: table metadata: neither \"partition-specs\" nor \"partition-spec\" is present",
+                             vc->name);
+        if ((rc = spec_fields_max_id(vc, legacy, "partition-spec", &max_field_id)) < 0)
+            return rc;
+        json_t *obj = json_pack("{s:i, s:O}", "spec-id", 0, "fields", legacy);
+        if (!obj)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        m->specs = floe_arena_alloc(&m->arena, sizeof *m->specs);
+        const char *text = arena_dump(vc, obj);
+        json_decref(obj);
+        if (!m->specs || !text)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        m->specs[0].spec_id = 0;
+        m->specs[0].json = text;
+        m->n_specs = 1;
+        m->default_spec_id = 0;
+    }
+    if (!floe_table_metadata_spec(m, m->default_spec_id))
+        return VIEW_FAIL(vc, "%s: table metadata: default-spec-id %d is not among \"partition-specs\"",
+                         vc->name, (int)m->default_spec_id);
+    return get_int(vc, root, "", "last-partition-id", fv >= 2, max_field_id,
+                   &m->last_partition_id);
+}
+
+static int view_sort_orders(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    int fv = m->format_version;
+    json_t *orders = json_object_get(root, "sort-orders");
+    int rc;
+    if (!orders || json_is_null(orders)) {
+        if (fv >= 2)
+            return VIEW_FAIL(vc, "%s: table metadata: \"sort-orders\" is missing", vc->name);
+        m->default_sort_order_id = 0; /* v1 without sort orders: unsorted */
+        return 0;
+    }
+    if (!json_is_array(orders))
+        return VIEW_FAIL(vc, "%s: table metadata: \"sort-orders\" must be an array", vc->name);
+    size_t cnt = json_array_size(orders);
+    if (cnt) {
+        m->sort_orders = floe_arena_alloc(&m->arena, cnt * sizeof *m->sort_orders);
+        if (!m->sort_orders)
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        json_t *o = json_array_get(orders, i);
+        char where[48];
+        snprintf(where, sizeof where, "sort-orders[%zu].", i);
+        if (!json_is_object(o) || !json_is_array(json_object_get(o, "fields")))
+            return VIEW_FAIL(vc, "%s: table metadata: sort-orders[%zu] must be an object with \"fields\"",
+                             vc->name, i);
+        if ((rc = get_int(vc, o, where, "order-id", true, 0, &m->sort_orders[i].order_id)) < 0)
+            return rc;
+        if (!(m->sort_orders[i].json = arena_dump(vc, o)))
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    }
+    m->n_sort_orders = cnt;
+    if ((rc = get_int(vc, root, "", "default-sort-order-id", fv >= 2, 0,
+                      &m->default_sort_order_id)) < 0)
+        return rc;
+    bool found = m->default_sort_order_id == 0 && cnt == 0;
+    for (size_t i = 0; i < cnt; i++)
+        found |= m->sort_orders[i].order_id == m->default_sort_order_id;
+    if (!found)
+        return VIEW_FAIL(vc, "%s: table metadata: default-sort-order-id %d is not among \"sort-orders\"",
+                         vc->name, (int)m->default_sort_order_id);
+    return 0;
+}
+
+static int view_snapshot(view_ctx *vc, const json_t *s, size_t i, floe_snapshot *out) {
+    floe_table_metadata *m = vc->m;
+    int fv = m->format_version;
+    char where[48];
+    snprintf(where, sizeof where, "snapshots[%zu].", i);
+    int rc;
+    if (!json_is_object(s))
+        return VIEW_FAIL(vc, "%s: table metadata: snapshots[%zu] must be an object", vc->name, i);
+    if ((rc = get_long(vc, s, where, "snapshot-id", true, 0, &out->snapshot_id)) < 0)
+        return rc;
+    json_t *parent = json_object_get(s, "parent-snapshot-id");
+    if (parent && !json_is_null(parent)) {
+        if ((rc = get_long(vc, s, where, "parent-snapshot-id", true, 0,
+                           &out->parent_snapshot_id)) < 0)
+            return rc;
+        out->has_parent = true;
+    }
+    if ((rc = get_long(vc, s, where, "sequence-number", fv >= 2, 0, &out->sequence_number)) < 0)
+        return rc;
+    if ((rc = get_long(vc, s, where, "timestamp-ms", true, 0, &out->timestamp_ms)) < 0)
+        return rc;
+    if ((rc = get_str(vc, s, where, "manifest-list", false, &out->manifest_list)) < 0)
+        return rc;
+    json_t *manifests = json_object_get(s, "manifests");
+    if (manifests && !json_is_null(manifests)) {
+        if (!json_is_array(manifests))
+            return VIEW_FAIL(vc, "%s: table metadata: %s\"manifests\" must be an array", vc->name,
+                             where);
+        size_t cnt = json_array_size(manifests);
+        if (cnt) {
+            out->manifests = floe_arena_alloc(&m->arena, cnt * sizeof *out->manifests);
+            if (!out->manifests)
+                return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        }
+        for (size_t k = 0; k < cnt; k++) {
+            json_t *e = json_array_get(manifests, k);
+            if (!json_is_string(e))
+                return VIEW_FAIL(vc, "%s: table metadata: %s\"manifests\"[%zu] must be a string",
+                                 vc->name, where, k);
+            if (!(out->manifests[k] = floe_arena_strdup(&m->arena, json_string_value(e))))
+                return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        }
+        out->n_manifests = cnt;
+    }
+    if (!out->manifest_list && !manifests)
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"manifest-list\" is missing", vc->name,
+                         where);
+    if (fv >= 2 && !out->manifest_list)
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"manifest-list\" is required in format v%d",
+                         vc->name, where, fv);
+    char what[64];
+    snprintf(what, sizeof what, "%ssummary", where);
+    json_t *summary = json_object_get(s, "summary");
+    if ((rc = get_string_map(vc, summary, what, &out->summary, &out->n_summary)) < 0)
+        return rc;
+    for (size_t k = 0; k < out->n_summary; k++)
+        if (!strcmp(out->summary[k].key, "operation"))
+            out->operation = out->summary[k].value;
+    if (fv >= 2 && !out->operation)
+        return VIEW_FAIL(vc, "%s: table metadata: %ssummary has no \"operation\"", vc->name, where);
+    json_t *sid = json_object_get(s, "schema-id");
+    if (sid && !json_is_null(sid)) {
+        if ((rc = get_int(vc, s, where, "schema-id", true, 0, &out->schema_id)) < 0)
+            return rc;
+        out->has_schema_id = true;
+    }
+    return 0;
+}
+
+static int view_refs(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    json_t *refs = json_object_get(root, "refs");
+    size_t cnt = 0;
+    if (refs && !json_is_null(refs)) {
+        if (!json_is_object(refs))
+            return VIEW_FAIL(vc, "%s: table metadata: \"refs\" must be an object", vc->name);
+        cnt = json_object_size(refs);
+    }
+    bool has_main = refs && json_object_get(refs, "main");
+    size_t total = cnt + (!has_main && m->current_snapshot_id != -1 ? 1 : 0);
+    if (total == 0)
+        return 0;
+    m->refs = floe_arena_alloc(&m->arena, total * sizeof *m->refs);
+    if (!m->refs)
+        return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    size_t i = 0;
+    int rc;
+    if (cnt) {
+        const char *key;
+        json_t *r;
+        json_object_foreach(refs, key, r) {
+            floe_snapshot_ref *ref = &m->refs[i++];
+            char where[160];
+            snprintf(where, sizeof where, "refs.%.100s.", key);
+            if (!json_is_object(r))
+                return VIEW_FAIL(vc, "%s: table metadata: refs.\"%s\" must be an object", vc->name,
+                                 key);
+            if (!(ref->name = floe_arena_strdup(&m->arena, key)))
+                return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+            const char *type;
+            if ((rc = get_long(vc, r, where, "snapshot-id", true, 0, &ref->snapshot_id)) < 0 ||
+                (rc = get_str(vc, r, where, "type", true, &type)) < 0)
+                return rc;
+            if (strcmp(type, "tag") && strcmp(type, "branch"))
+                return VIEW_FAIL(vc, "%s: table metadata: %s\"type\" must be \"branch\" or \"tag\"",
+                                 vc->name, where);
+            ref->is_tag = !strcmp(type, "tag");
+            if ((rc = get_int(vc, r, where, "min-snapshots-to-keep", false, -1,
+                              &ref->min_snapshots_to_keep)) < 0 ||
+                (rc = get_long(vc, r, where, "max-snapshot-age-ms", false, -1,
+                               &ref->max_snapshot_age_ms)) < 0 ||
+                (rc = get_long(vc, r, where, "max-ref-age-ms", false, -1, &ref->max_ref_age_ms)) < 0)
+                return rc;
+            if (!floe_table_metadata_snapshot(m, ref->snapshot_id))
+                return VIEW_FAIL(vc, "%s: table metadata: refs.\"%s\" points at snapshot %" PRId64
+                                     " which is not among \"snapshots\"",
+                                 vc->name, key, ref->snapshot_id);
+            if (!strcmp(key, "main") && ref->snapshot_id != m->current_snapshot_id)
+                return VIEW_FAIL(vc, "%s: table metadata: refs.main (%" PRId64
+                                     ") disagrees with current-snapshot-id (%" PRId64 ")",
+                                 vc->name, ref->snapshot_id, m->current_snapshot_id);
+        }
+    }
+    if (i < total) { /* spec: "There is always a main branch reference ..." */
+        floe_snapshot_ref *ref = &m->refs[i++];
+        ref->name = "main";
+        ref->snapshot_id = m->current_snapshot_id;
+        ref->is_tag = false;
+        ref->min_snapshots_to_keep = -1;
+        ref->max_snapshot_age_ms = -1;
+        ref->max_ref_age_ms = -1;
+    }
+    m->n_refs = i;
+    return 0;
+}
+
+static int view_logs(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    int rc;
+    json_t *slog = json_object_get(root, "snapshot-log");
+    if (slog && !json_is_null(slog)) {
+        if (!json_is_array(slog))
+            return VIEW_FAIL(vc, "%s: table metadata: \"snapshot-log\" must be an array", vc->name);
+        size_t cnt = json_array_size(slog);
+        if (cnt && !(m->snapshot_log = floe_arena_alloc(&m->arena, cnt * sizeof *m->snapshot_log)))
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            json_t *e = json_array_get(slog, i);
+            char where[48];
+            snprintf(where, sizeof where, "snapshot-log[%zu].", i);
+            if (!json_is_object(e))
+                return VIEW_FAIL(vc, "%s: table metadata: %s must be an object", vc->name, where);
+            if ((rc = get_long(vc, e, where, "timestamp-ms", true, 0,
+                               &m->snapshot_log[i].timestamp_ms)) < 0 ||
+                (rc = get_long(vc, e, where, "snapshot-id", true, 0,
+                               &m->snapshot_log[i].snapshot_id)) < 0)
+                return rc;
+        }
+        m->n_snapshot_log = cnt;
+    }
+    json_t *mlog = json_object_get(root, "metadata-log");
+    if (mlog && !json_is_null(mlog)) {
+        if (!json_is_array(mlog))
+            return VIEW_FAIL(vc, "%s: table metadata: \"metadata-log\" must be an array", vc->name);
+        size_t cnt = json_array_size(mlog);
+        if (cnt && !(m->metadata_log = floe_arena_alloc(&m->arena, cnt * sizeof *m->metadata_log)))
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            json_t *e = json_array_get(mlog, i);
+            char where[48];
+            snprintf(where, sizeof where, "metadata-log[%zu].", i);
+            if (!json_is_object(e))
+                return VIEW_FAIL(vc, "%s: table metadata: %s must be an object", vc->name, where);
+            if ((rc = get_long(vc, e, where, "timestamp-ms", true, 0,
+                               &m->metadata_log[i].timestamp_ms)) < 0 ||
+                (rc = get_str(vc, e, where, "metadata-file", true,
+                              &m->metadata_log[i].metadata_file)) < 0)
+                return rc;
+        }
+        m->n_metadata_log = cnt;
+    }
+    return 0;
+}
+
+static int build_view(view_ctx *vc, const json_t *root) {
+    floe_table_metadata *m = vc->m;
+    int rc;
+    if (!json_is_object(root))
+        return VIEW_FAIL(vc, "%s: table metadata must be a JSON object", vc->name);
+    int64_t fv;
+    if ((rc = get_long(vc, root, "", "format-version", true, 0, &fv)) < 0)
+        return rc;
+    if (fv > 3)
+        return floe_error_set(vc->err, FLOE_EUNSUPPORTED,
+                              "%s: table metadata: format-version %" PRId64
+                              " is newer than floe supports (1 to 3)",
+                              vc->name, fv);
+    if (fv < 1)
+        return VIEW_FAIL(vc, "%s: table metadata: format-version %" PRId64 " is not valid",
+                         vc->name, fv);
+    m->format_version = (int)fv;
+    if ((rc = get_str(vc, root, "", "table-uuid", fv >= 2, &m->table_uuid)) < 0 ||
+        (rc = get_str(vc, root, "", "location", true, &m->location)) < 0 ||
+        (rc = get_long(vc, root, "", "last-sequence-number", fv >= 2, 0,
+                       &m->last_sequence_number)) < 0 ||
+        (rc = get_long(vc, root, "", "last-updated-ms", true, 0, &m->last_updated_ms)) < 0 ||
+        (rc = get_int(vc, root, "", "last-column-id", true, 0, &m->last_column_id)) < 0)
+        return rc;
+    if ((rc = view_schemas(vc, root)) < 0 || (rc = view_specs(vc, root)) < 0 ||
+        (rc = view_sort_orders(vc, root)) < 0)
+        return rc;
+    if ((rc = get_string_map(vc, json_object_get(root, "properties"), "\"properties\"",
+                             &m->properties, &m->n_properties)) < 0)
+        return rc;
+    if ((rc = get_long(vc, root, "", "current-snapshot-id", false, -1,
+                       &m->current_snapshot_id)) < 0)
+        return rc;
+    json_t *snaps = json_object_get(root, "snapshots");
+    if (snaps && !json_is_null(snaps)) {
+        if (!json_is_array(snaps))
+            return VIEW_FAIL(vc, "%s: table metadata: \"snapshots\" must be an array", vc->name);
+        size_t cnt = json_array_size(snaps);
+        if (cnt && !(m->snapshots = floe_arena_alloc(&m->arena, cnt * sizeof *m->snapshots)))
+            return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < cnt; i++) {
+            if ((rc = view_snapshot(vc, json_array_get(snaps, i), i, &m->snapshots[i])) < 0)
+                return rc;
+            for (size_t k = 0; k < i; k++)
+                if (m->snapshots[k].snapshot_id == m->snapshots[i].snapshot_id)
+                    return VIEW_FAIL(vc, "%s: table metadata: snapshot-id %" PRId64 " appears twice",
+                                     vc->name, m->snapshots[i].snapshot_id);
+            m->n_snapshots = i + 1;
+        }
+    }
+    if (m->current_snapshot_id != -1 && !floe_table_metadata_snapshot(m, m->current_snapshot_id))
+        return VIEW_FAIL(vc, "%s: table metadata: current-snapshot-id %" PRId64
+                             " is not among \"snapshots\"",
+                         vc->name, m->current_snapshot_id);
+    if ((rc = view_refs(vc, root)) < 0 || (rc = view_logs(vc, root)) < 0)
+        return rc;
+    return 0;
+}
+
+int floe_metadata_from_json(json_t *root, const char *name, floe_table_metadata **out,
+                            floe_error *err) {
+    floe_table_metadata *m = floe_calloc(1, sizeof *m);
+    floe_table_metadata_doc *doc = floe_malloc(sizeof *doc);
+    if (!m || !doc) {
+        floe_free(m);
+        floe_free(doc);
+        json_decref(root);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    doc->root = root;
+    m->doc = doc;
+    floe_arena_init(&m->arena, 16 * 1024);
+    view_ctx vc = {m, name ? name : "metadata", err};
+    int rc = build_view(&vc, root);
+    if (rc < 0) {
+        floe_table_metadata_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+int floe_table_metadata_parse(const void *p, size_t n, const char *name,
+                              floe_table_metadata **out, floe_error *err) {
+    floe_metadata_json_init();
+    if (!name)
+        name = "metadata";
+    floe_buf inflated, widened;
+    floe_buf_init(&inflated, FLOE_METADATA_MAX_BYTES);
+    floe_buf_init(&widened, (size_t)FLOE_METADATA_MAX_BYTES + 4096);
+    int rc = 0;
+    const char *text = p;
+    size_t len = n;
+    if (n > FLOE_METADATA_MAX_BYTES)
+        FLOE_FAIL(err, FLOE_ELIMIT, "%s: metadata file of %zu bytes is past the %u byte cap",
+                  name, n, (unsigned)FLOE_METADATA_MAX_BYTES);
+    if (is_gzip(p, n)) {
+        FLOE_CHECK(gunzip(p, n, name, &inflated, err));
+        text = (const char *)inflated.data;
+        len = inflated.len;
+    }
+    if (len == 0)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "%s: empty metadata file", name);
+    bool changed;
+    FLOE_CHECK(widen_unsigned_longs(text, len, name, &widened, &changed, err));
+    if (changed) {
+        text = (const char *)widened.data;
+        len = widened.len;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        rc = floe_error_at(err, FLOE_ECORRUPT, jerr.position,
+                           "%s: not table metadata JSON: line %d column %d: %s", name, jerr.line,
+                           jerr.column, jerr.text);
+        goto done;
+    }
+    rc = floe_metadata_from_json(root, name, out, err);
+done:
+    floe_buf_free(&inflated);
+    floe_buf_free(&widened);
+    return rc;
+}
+
+int floe_table_metadata_read(const char *uri, floe_table_metadata **out, floe_error *err) {
+    floe_buf b;
+    floe_buf_init(&b, FLOE_METADATA_MAX_BYTES);
+    int rc = floe_io_read_all(uri, FLOE_METADATA_MAX_BYTES, &b, err);
+    if (rc == 0)
+        rc = floe_table_metadata_parse(b.data ? b.data : (const uint8_t *)"", b.len, uri, out, err);
+    floe_buf_free(&b);
+    return rc;
+}
+
+void floe_table_metadata_free(floe_table_metadata *m) {
+    if (!m)
+        return;
+    if (m->doc) {
+        json_decref(m->doc->root);
+        floe_free(m->doc);
+    }
+    floe_arena_reset(&m->arena);
+    floe_free(m);
+}
+
+int floe_table_metadata_clone(const floe_table_metadata *m, floe_table_metadata **out,
+                              floe_error *err) {
+    floe_metadata_json_init();
+    json_t *copy = json_deep_copy(m->doc->root);
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_metadata_from_json(copy, "metadata", out, err);
+}
+
+int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char **out,
+                                size_t *len, floe_error *err) {
+    floe_metadata_json_init();
+    char *text = json_dumps(m->doc->root, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    if (!text)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory serializing metadata");
+    *out = text;
+    if (len)
+        *len = strlen(text);
+    return 0;
+}
+
+bool floe_table_metadata_wants_gzip(const floe_table_metadata *m) {
+    const char *codec = floe_table_metadata_property(m, FLOE_PROP_METADATA_COMPRESSION);
+    return codec && !strcasecmp(codec, "gzip");
+}
+
+int floe_table_metadata_write(const floe_table_metadata *m, const char *uri, bool gzip,
+                              bool no_overwrite, floe_error *err) {
+    char *text = NULL;
+    size_t len = 0;
+    floe_buf z;
+    floe_buf_init(&z, 0);
+    int rc;
+    FLOE_CHECK(floe_table_metadata_to_json(m, false, &text, &len, err));
+    floe_output_options opts = {.fsync = true, .no_overwrite = no_overwrite};
+    if (gzip) {
+        FLOE_CHECK(gzip_bytes(text, len, &z, err));
+        rc = floe_io_write_all(uri, z.data, z.len, &opts, err);
+    } else {
+        rc = floe_io_write_all(uri, text, len, &opts, err);
+    }
+done:
+    floe_free(text);
+    floe_buf_free(&z);
+    return rc;
+}
+
+int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err) {
+    const json_t *root = m->doc->root;
+    if (m->format_version >= 3) {
+        static const char *const v3_fields[] = {"next-row-id", "encryption-keys"};
+        const char *field = "format-version";
+        for (size_t i = 0; i < sizeof v3_fields / sizeof v3_fields[0]; i++)
+            if (json_object_get(root, v3_fields[i])) {
+                field = v3_fields[i];
+                break;
+            }
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "table metadata is format-version %d (\"%s\": row lineage, "
+                              "deletion vectors or encryption state); floe writes format v2 "
+                              "only and will not drop v3 state by rewriting it",
+                              m->format_version, field);
+    }
+    for (size_t i = 0; i < m->n_snapshots; i++)
+        if (!m->snapshots[i].manifest_list)
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "table metadata: snapshots[%zu] (id %" PRId64
+                                  ") lists \"manifests\" without a \"manifest-list\"; floe "
+                                  "cannot upgrade such a v1 table to v2",
+                                  i, m->snapshots[i].snapshot_id);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Lookups
+ * ------------------------------------------------------------------------------------- */
+
+const floe_snapshot *floe_table_metadata_snapshot(const floe_table_metadata *m, int64_t id) {
+    for (size_t i = 0; i < m->n_snapshots; i++)
+        if (m->snapshots[i].snapshot_id == id)
+            return &m->snapshots[i];
+    return NULL;
+}
+
+const floe_snapshot *floe_table_metadata_current_snapshot(const floe_table_metadata *m) {
+    return m->current_snapshot_id == -1 ? NULL
+                                        : floe_table_metadata_snapshot(m, m->current_snapshot_id);
+}
+
+const floe_metadata_schema *floe_table_metadata_schema(const floe_table_metadata *m,
+                                                       int32_t schema_id) {
+    for (size_t i = 0; i < m->n_schemas; i++)
+        if (m->schemas[i].schema_id == schema_id)
+            return &m->schemas[i];
+    return NULL;
+}
+
+const floe_metadata_schema *floe_table_metadata_current_schema(const floe_table_metadata *m) {
+    return floe_table_metadata_schema(m, m->current_schema_id);
+}
+
+const floe_metadata_spec *floe_table_metadata_spec(const floe_table_metadata *m,
+                                                   int32_t spec_id) {
+    for (size_t i = 0; i < m->n_specs; i++)
+        if (m->specs[i].spec_id == spec_id)
+            return &m->specs[i];
+    return NULL;
+}
+
+const floe_metadata_spec *floe_table_metadata_default_spec(const floe_table_metadata *m) {
+    return floe_table_metadata_spec(m, m->default_spec_id);
+}
+
+const floe_snapshot_ref *floe_table_metadata_ref(const floe_table_metadata *m,
+                                                 const char *name) {
+    for (size_t i = 0; i < m->n_refs; i++)
+        if (!strcmp(m->refs[i].name, name))
+            return &m->refs[i];
+    return NULL;
+}
+
+const char *floe_table_metadata_property(const floe_table_metadata *m, const char *key) {
+    for (size_t i = 0; i < m->n_properties; i++)
+        if (!strcmp(m->properties[i].key, key))
+            return m->properties[i].value;
+    return NULL;
+}
+
+int64_t floe_table_metadata_property_int(const floe_table_metadata *m, const char *key,
+                                         int64_t dflt) {
+    const char *v = floe_table_metadata_property(m, key);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end)
+        return dflt;
+    return (int64_t)x;
+}
+
+bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char *key,
+                                       bool dflt) {
+    const char *v = floe_table_metadata_property(m, key);
+    if (!v)
+        return dflt;
+    if (!strcasecmp(v, "true"))
+        return true;
+    if (!strcasecmp(v, "false"))
+        return false;
+    return dflt;
+}
+
+static void highest_id_walk(const json_t *t, int depth, int32_t *best) {
+    if (!json_is_object(t) || depth > 64) /* nesting is hostile input: bounded */
+        return;
+    static const char *const id_keys[] = {"id", "element-id", "key-id", "value-id"};
+    for (size_t k = 0; k < 4; k++) {
+        json_t *v = json_object_get(t, id_keys[k]);
+        if (json_is_integer(v) && json_integer_value(v) > *best &&
+            json_integer_value(v) <= INT32_MAX)
+            *best = (int32_t)json_integer_value(v);
+    }
+    json_t *fields = json_object_get(t, "fields");
+    if (json_is_array(fields))
+        for (size_t i = 0; i < json_array_size(fields); i++)
+            highest_id_walk(json_array_get(fields, i), depth + 1, best);
+    static const char *const child_keys[] = {"type", "element", "key", "value"};
+    for (size_t k = 0; k < 4; k++)
+        highest_id_walk(json_object_get(t, child_keys[k]), depth + 1, best);
+}
+
+int32_t floe_metadata_schema_highest_id(const json_t *schema) {
+    int32_t best = -1;
+    highest_id_walk(schema, 0, &best);
+    return best;
+}

@@ -1,0 +1,699 @@
+/*
+ * metadata_build.c - builders for the metadata changes a commit makes: new table, add
+ * snapshot + move a branch, set/remove properties, add schema / set current schema, add
+ * partition spec / set default, refs, remove snapshots (expiry).
+ *
+ * Spec: format/spec.md "Table Metadata Fields" (required v2 fields), "Snapshots",
+ * "Snapshot References", "Appendix E" (writing v2 metadata; upgrading v1), "Appendix F"
+ * (snapshot ids, -1 for no current snapshot).
+ *
+ * Invariants:
+ *   - A builder edits its own deep copy of the base document; the base is never touched.
+ *   - The working document is always format v2 (v1 bases are upgraded when the builder is
+ *     created, v3 bases are refused) and finish() re-derives and re-validates the typed
+ *     view, so a builder cannot hand out metadata its own parser would reject.
+ *   - Keys floe does not know are carried over untouched.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "floe/catalog.h"
+#include "floe/schema.h"
+#include "metadata_internal.h"
+
+struct floe_metadata_builder {
+    const floe_table_metadata *base; /* borrowed; NULL for a new table */
+    json_t *doc;                     /* working copy, always v2 */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * ids
+ * ------------------------------------------------------------------------------------- */
+
+int64_t floe_metadata_new_snapshot_id(void) {
+    /* Appendix F: XOR the halves of a random uuid, keep it positive. */
+    uint8_t u[16];
+    floe_random_bytes(u, sizeof u);
+    int64_t id = (int64_t)((floe_load_le64(u) ^ floe_load_le64(u + 8)) & (uint64_t)INT64_MAX);
+    return id ? id : 1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * json helpers
+ * ------------------------------------------------------------------------------------- */
+
+static int nomem(floe_error *err) { return floe_error_set(err, FLOE_ENOMEM, "out of memory"); }
+
+/* json_object_set_new that reports OOM (the value is consumed either way). */
+static int set_new(json_t *obj, const char *key, json_t *v, floe_error *err) {
+    if (!v || json_object_set_new(obj, key, v) != 0)
+        return nomem(err);
+    return 0;
+}
+
+static int64_t jlong(const json_t *obj, const char *key, int64_t dflt) {
+    json_t *v = json_object_get(obj, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+/* The array at key, created empty when absent or null. NULL on OOM or wrong type. */
+static json_t *ensure_array(json_t *obj, const char *key) {
+    json_t *a = json_object_get(obj, key);
+    if (json_is_array(a))
+        return a;
+    if (a && !json_is_null(a))
+        return NULL;
+    a = json_array();
+    if (!a || json_object_set_new(obj, key, a) != 0)
+        return NULL;
+    return a;
+}
+
+static json_t *ensure_object(json_t *obj, const char *key) {
+    json_t *o = json_object_get(obj, key);
+    if (json_is_object(o))
+        return o;
+    if (o && !json_is_null(o))
+        return NULL;
+    o = json_object();
+    if (!o || json_object_set_new(obj, key, o) != 0)
+        return NULL;
+    return o;
+}
+
+static int parse_json_arg(const char *text, const char *what, json_t **out, floe_error *err) {
+    json_error_t jerr;
+    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v)
+        return floe_error_set(err, FLOE_EINVALID, "%s: line %d column %d: %s", what, jerr.line,
+                              jerr.column, jerr.text);
+    *out = v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * partition spec fields: validate and assign field ids above *last_id
+ * ------------------------------------------------------------------------------------- */
+
+static int normalize_spec_fields(json_t *fields, int32_t *last_id, floe_error *err) {
+    if (!json_is_array(fields))
+        return floe_error_set(err, FLOE_EINVALID, "partition spec: \"fields\" must be an array");
+    for (size_t i = 0; i < json_array_size(fields); i++) {
+        json_t *f = json_array_get(fields, i);
+        if (!json_is_object(f) || !json_is_string(json_object_get(f, "transform")) ||
+            !json_is_string(json_object_get(f, "name")) ||
+            !(json_is_integer(json_object_get(f, "source-id")) ||
+              json_is_array(json_object_get(f, "source-ids"))))
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "partition spec field %zu needs \"source-id\", \"transform\" "
+                                  "and \"name\"",
+                                  i);
+        json_t *fid = json_object_get(f, "field-id");
+        if (!fid) {
+            if (*last_id >= INT32_MAX)
+                return floe_error_set(err, FLOE_ELIMIT, "partition field ids exhausted");
+            if (set_new(f, "field-id", json_integer(++*last_id), err) < 0)
+                return FLOE_ENOMEM;
+        } else if (!json_is_integer(fid)) {
+            return floe_error_set(err, FLOE_EINVALID, "partition spec field %zu: bad field-id", i);
+        } else if (json_integer_value(fid) > *last_id && json_integer_value(fid) <= INT32_MAX) {
+            *last_id = (int32_t)json_integer_value(fid);
+        }
+    }
+    return 0;
+}
+
+/* Spec JSON given as {"fields":[...]} or a bare list: returns the fields array (new ref). */
+static int spec_fields_from_arg(const char *spec_json, json_t **fields, floe_error *err) {
+    json_t *v;
+    int rc = parse_json_arg(spec_json, "partition spec", &v, err);
+    if (rc < 0)
+        return rc;
+    if (json_is_array(v)) {
+        *fields = v;
+        return 0;
+    }
+    json_t *f = json_is_object(v) ? json_object_get(v, "fields") : NULL;
+    if (!json_is_array(f)) {
+        json_decref(v);
+        return floe_error_set(err, FLOE_EINVALID, "partition spec must be {\"fields\":[...]}");
+    }
+    json_incref(f);
+    json_decref(v);
+    *fields = f;
+    return 0;
+}
+
+/* Validate an Iceberg schema JSON with the schema module; returns the parsed object. */
+static int schema_from_arg(const char *schema_json, json_t **out, int32_t *highest,
+                           floe_error *err) {
+    floe_schema *s = NULL;
+    int rc = floe_schema_parse(schema_json, strlen(schema_json), &s, err);
+    if (rc < 0)
+        return rc;
+    int32_t hi = s->highest_field_id;
+    floe_schema_free(s);
+    json_t *v;
+    if ((rc = parse_json_arg(schema_json, "schema", &v, err)) < 0)
+        return rc;
+    if (!json_is_object(v) || !json_is_array(json_object_get(v, "fields"))) {
+        json_decref(v);
+        return floe_error_set(err, FLOE_EINVALID, "schema must be a struct object with \"fields\"");
+    }
+    if (!json_object_get(v, "type") && set_new(v, "type", json_string("struct"), err) < 0) {
+        json_decref(v);
+        return FLOE_ENOMEM;
+    }
+    *out = v;
+    *highest = hi;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * v1 -> v2 upgrade of the working document (spec Appendix E)
+ * ------------------------------------------------------------------------------------- */
+
+static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *err) {
+    int rc;
+    if ((rc = set_new(doc, "format-version", json_integer(2), err)) < 0)
+        return rc;
+    if (!json_is_string(json_object_get(doc, "table-uuid"))) {
+        char uuid[37];
+        floe_uuid4(uuid);
+        if ((rc = set_new(doc, "table-uuid", json_string(uuid), err)) < 0)
+            return rc;
+    }
+    if (!json_is_integer(json_object_get(doc, "last-sequence-number")) &&
+        (rc = set_new(doc, "last-sequence-number", json_integer(0), err)) < 0)
+        return rc;
+    /* schemas: keep "schemas" if present, else promote "schema" with schema-id 0. */
+    json_t *schemas = json_object_get(doc, "schemas");
+    if (!json_is_array(schemas)) {
+        json_t *legacy = json_object_get(doc, "schema");
+        json_t *copy = json_deep_copy(legacy);
+        json_t *arr = json_array();
+        if (!copy || !arr || (!json_object_get(copy, "schema-id") &&
+                              json_object_set_new(copy, "schema-id", json_integer(0)) != 0) ||
+            json_array_append_new(arr, copy) != 0) {
+            json_decref(arr);
+            return nomem(err);
+        }
+        if ((rc = set_new(doc, "schemas", arr, err)) < 0)
+            return rc;
+    }
+    if ((rc = set_new(doc, "current-schema-id", json_integer(base->current_schema_id), err)) < 0)
+        return rc;
+    json_object_del(doc, "schema");
+    /* partition specs: the view already synthesized them; take its JSON. */
+    if (!json_is_array(json_object_get(doc, "partition-specs"))) {
+        json_t *arr = json_array();
+        if (!arr)
+            return nomem(err);
+        for (size_t i = 0; i < base->n_specs; i++) {
+            json_t *s;
+            if ((rc = parse_json_arg(base->specs[i].json, "partition spec", &s, err)) < 0) {
+                json_decref(arr);
+                return rc;
+            }
+            int32_t last = 999;
+            if ((rc = normalize_spec_fields(json_object_get(s, "fields"), &last, err)) < 0 ||
+                json_array_append_new(arr, s) != 0) {
+                json_decref(arr);
+                return rc < 0 ? rc : nomem(err);
+            }
+        }
+        if ((rc = set_new(doc, "partition-specs", arr, err)) < 0)
+            return rc;
+    }
+    json_object_del(doc, "partition-spec");
+    if ((rc = set_new(doc, "default-spec-id", json_integer(base->default_spec_id), err)) < 0 ||
+        (rc = set_new(doc, "last-partition-id", json_integer(base->last_partition_id), err)) < 0)
+        return rc;
+    if (!json_is_array(json_object_get(doc, "sort-orders"))) {
+        json_t *orders = json_pack("[{s:i, s:[]}]", "order-id", 0, "fields");
+        if ((rc = set_new(doc, "sort-orders", orders, err)) < 0 ||
+            (rc = set_new(doc, "default-sort-order-id", json_integer(0), err)) < 0)
+            return rc;
+    }
+    floe_log(FLOE_LOG_INFO, "table metadata upgraded from format v1 to v2");
+    return 0;
+}
+
+/* v2 requires a main ref whenever there is a current snapshot; make it explicit. */
+static int ensure_main_ref(json_t *doc, floe_error *err) {
+    int64_t cur = jlong(doc, "current-snapshot-id", -1);
+    json_t *refs = ensure_object(doc, "refs");
+    if (!refs)
+        return nomem(err);
+    if (cur == -1 || json_object_get(refs, "main"))
+        return 0;
+    return set_new(refs, "main", json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)cur, "type", "branch"),
+                   err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * builder lifecycle
+ * ------------------------------------------------------------------------------------- */
+
+int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
+                              floe_error *err) {
+    floe_metadata_json_init();
+    int rc = floe_table_metadata_check_writable(base, err);
+    if (rc < 0)
+        return rc;
+    floe_metadata_builder *b = floe_calloc(1, sizeof *b);
+    if (!b)
+        return nomem(err);
+    b->base = base;
+    b->doc = json_deep_copy(base->doc->root);
+    if (!b->doc) {
+        rc = nomem(err);
+        goto done;
+    }
+    if (base->format_version == 1)
+        FLOE_CHECK(upgrade_v1(b->doc, base, err));
+    FLOE_CHECK(ensure_main_ref(b->doc, err));
+done:
+    if (rc < 0) {
+        floe_metadata_builder_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+int floe_metadata_builder_new_table(const char *location, const char *schema_json,
+                                    const char *spec_json, const char *sort_json,
+                                    const floe_kv *props, size_t nprops,
+                                    floe_metadata_builder **out, floe_error *err) {
+    floe_metadata_json_init();
+    if (!location || !*location || !schema_json)
+        return floe_error_set(err, FLOE_EINVALID, "new table: location and schema are required");
+    int rc = 0;
+    json_t *schema = NULL, *fields = NULL, *sort = NULL, *pobj = NULL;
+    floe_metadata_builder *b = floe_calloc(1, sizeof *b);
+    if (!b)
+        return nomem(err);
+    int32_t highest;
+    FLOE_CHECK(schema_from_arg(schema_json, &schema, &highest, err));
+    if (set_new(schema, "schema-id", json_integer(0), err) < 0)
+        FLOE_CHECK(FLOE_ENOMEM);
+    int32_t last_partition_id = 999;
+    if (spec_json) {
+        FLOE_CHECK(spec_fields_from_arg(spec_json, &fields, err));
+        FLOE_CHECK(normalize_spec_fields(fields, &last_partition_id, err));
+    } else if (!(fields = json_array())) {
+        FLOE_CHECK(nomem(err));
+    }
+    int32_t order_id = 0;
+    if (sort_json) {
+        FLOE_CHECK(parse_json_arg(sort_json, "sort order", &sort, err));
+        json_t *sf = json_is_array(sort) ? sort : json_object_get(sort, "fields");
+        if (!json_is_array(sf))
+            FLOE_FAIL(err, FLOE_EINVALID, "sort order must be {\"fields\":[...]}");
+        json_incref(sf);
+        json_decref(sort);
+        sort = sf;
+        order_id = json_array_size(sort) ? 1 : 0; /* 0 is reserved for "unsorted" */
+    } else if (!(sort = json_array())) {
+        FLOE_CHECK(nomem(err));
+    }
+    char uuid[37];
+    floe_uuid4(uuid);
+    pobj = json_object();
+    if (!pobj)
+        FLOE_CHECK(nomem(err));
+    for (size_t i = 0; i < nprops; i++)
+        if (json_object_set_new(pobj, props[i].key, json_string(props[i].value)) != 0)
+            FLOE_FAIL(err, FLOE_EINVALID, "property %s: bad key or value (not UTF-8?)",
+                      props[i].key);
+    /* Appendix F: Java writes -1 for "no current snapshot" in v1/v2 tables. */
+    b->doc = json_pack("{s:i, s:s, s:s, s:i, s:I, s:i, s:i, s:[O], s:i, s:[{s:i, s:O}], s:i,"
+                       " s:i, s:[{s:i, s:O}], s:O, s:i, s:{}, s:[], s:[], s:[], s:[], s:[]}",
+                       "format-version", 2, "table-uuid", uuid, "location", location,
+                       "last-sequence-number", 0, "last-updated-ms", (json_int_t)floe_wall_ms(),
+                       "last-column-id", highest > 0 ? highest : 0, "current-schema-id", 0,
+                       "schemas", schema, "default-spec-id", 0, "partition-specs", "spec-id", 0,
+                       "fields", fields, "last-partition-id", last_partition_id,
+                       "default-sort-order-id", order_id, "sort-orders", "order-id", order_id,
+                       "fields", sort, "properties", pobj, "current-snapshot-id", -1, "refs",
+                       "snapshots", "statistics", "partition-statistics", "snapshot-log",
+                       "metadata-log");
+    if (!b->doc)
+        FLOE_CHECK(nomem(err));
+done:
+    json_decref(schema);
+    json_decref(fields);
+    json_decref(sort);
+    json_decref(pobj);
+    if (rc < 0) {
+        floe_metadata_builder_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void floe_metadata_builder_free(floe_metadata_builder *b) {
+    if (!b)
+        return;
+    json_decref(b->doc);
+    floe_free(b);
+}
+
+const floe_table_metadata *floe_metadata_builder_base(const floe_metadata_builder *b) {
+    return b->base;
+}
+
+int64_t floe_metadata_builder_next_sequence_number(const floe_metadata_builder *b) {
+    return jlong(b->doc, "last-sequence-number", 0) + 1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * changes
+ * ------------------------------------------------------------------------------------- */
+
+int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key,
+                                       const char *value, floe_error *err) {
+    json_t *props = ensure_object(b->doc, "properties");
+    if (!props)
+        return nomem(err);
+    json_t *v = json_string(value);
+    if (!v || json_object_set_new(props, key, v) != 0)
+        return floe_error_set(err, FLOE_EINVALID, "property %s: bad key or value (not UTF-8?)", key);
+    return 0;
+}
+
+int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
+                                          floe_error *err) {
+    (void)err;
+    json_t *props = json_object_get(b->doc, "properties");
+    if (json_is_object(props))
+        json_object_del(props, key);
+    return 0;
+}
+
+int floe_metadata_builder_set_location(floe_metadata_builder *b, const char *location,
+                                       floe_error *err) {
+    if (!location || !*location)
+        return floe_error_set(err, FLOE_EINVALID, "table location must not be empty");
+    return set_new(b->doc, "location", json_string(location), err);
+}
+
+static int32_t max_id_in(const json_t *arr, const char *key) {
+    int32_t best = -1;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        int64_t v = jlong(json_array_get(arr, i), key, -1);
+        if (v > best && v <= INT32_MAX)
+            best = (int32_t)v;
+    }
+    return best;
+}
+
+static bool has_id(const json_t *arr, const char *key, int64_t id) {
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        if (jlong(json_array_get(arr, i), key, INT64_MIN) == id)
+            return true;
+    return false;
+}
+
+int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schema_json,
+                                     int32_t *schema_id, floe_error *err) {
+    json_t *schema;
+    int32_t highest;
+    int rc = schema_from_arg(schema_json, &schema, &highest, err);
+    if (rc < 0)
+        return rc;
+    json_t *schemas = ensure_array(b->doc, "schemas");
+    int32_t id = max_id_in(schemas, "schema-id") + 1;
+    if (!schemas || set_new(schema, "schema-id", json_integer(id), err) < 0 ||
+        json_array_append_new(schemas, schema) != 0) {
+        if (!schemas)
+            json_decref(schema);
+        return nomem(err);
+    }
+    if (highest > jlong(b->doc, "last-column-id", 0) &&
+        (rc = set_new(b->doc, "last-column-id", json_integer(highest), err)) < 0)
+        return rc;
+    if (schema_id)
+        *schema_id = id;
+    return 0;
+}
+
+int floe_metadata_builder_set_current_schema(floe_metadata_builder *b, int32_t schema_id,
+                                             floe_error *err) {
+    if (!has_id(json_object_get(b->doc, "schemas"), "schema-id", schema_id))
+        return floe_error_set(err, FLOE_EINVALID, "schema-id %d does not exist", (int)schema_id);
+    return set_new(b->doc, "current-schema-id", json_integer(schema_id), err);
+}
+
+int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_json,
+                                   int32_t *spec_id, floe_error *err) {
+    json_t *fields;
+    int rc = spec_fields_from_arg(spec_json, &fields, err);
+    if (rc < 0)
+        return rc;
+    int32_t last = (int32_t)jlong(b->doc, "last-partition-id", 999);
+    if ((rc = normalize_spec_fields(fields, &last, err)) < 0) {
+        json_decref(fields);
+        return rc;
+    }
+    json_t *specs = ensure_array(b->doc, "partition-specs");
+    int32_t id = max_id_in(specs, "spec-id") + 1;
+    json_t *spec = json_pack("{s:i, s:O}", "spec-id", id, "fields", fields);
+    json_decref(fields);
+    if (!specs || !spec || json_array_append_new(specs, spec) != 0)
+        return nomem(err);
+    if ((rc = set_new(b->doc, "last-partition-id", json_integer(last), err)) < 0)
+        return rc;
+    if (spec_id)
+        *spec_id = id;
+    return 0;
+}
+
+int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spec_id,
+                                           floe_error *err) {
+    if (!has_id(json_object_get(b->doc, "partition-specs"), "spec-id", spec_id))
+        return floe_error_set(err, FLOE_EINVALID, "spec-id %d does not exist", (int)spec_id);
+    return set_new(b->doc, "default-spec-id", json_integer(spec_id), err);
+}
+
+static json_t *find_snapshot(json_t *doc, int64_t id) {
+    json_t *snaps = json_object_get(doc, "snapshots");
+    for (size_t i = 0; i < json_array_size(snaps); i++)
+        if (jlong(json_array_get(snaps, i), "snapshot-id", INT64_MIN) == id)
+            return json_array_get(snaps, i);
+    return NULL;
+}
+
+static int append_snapshot_log(json_t *doc, int64_t ts, int64_t id, floe_error *err) {
+    json_t *log = ensure_array(doc, "snapshot-log");
+    json_t *e = json_pack("{s:I, s:I}", "timestamp-ms", (json_int_t)ts, "snapshot-id", (json_int_t)id);
+    if (!log || !e || json_array_append_new(log, e) != 0)
+        return nomem(err);
+    return 0;
+}
+
+/* Point ref `name` at id, keeping its retention settings when the type stays the same. */
+static int put_ref(json_t *doc, const char *name, int64_t id, bool is_tag, int64_t log_ts,
+                   floe_error *err) {
+    json_t *refs = ensure_object(doc, "refs");
+    if (!refs)
+        return nomem(err);
+    json_t *ref = json_object_get(refs, name);
+    const char *type = is_tag ? "tag" : "branch";
+    if (json_is_object(ref) && json_is_string(json_object_get(ref, "type")) &&
+        !strcmp(json_string_value(json_object_get(ref, "type")), type)) {
+        if (set_new(ref, "snapshot-id", json_integer(id), err) < 0)
+            return FLOE_ENOMEM;
+    } else if (set_new(refs, name, json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)id, "type", type),
+                       err) < 0) {
+        return FLOE_ENOMEM;
+    }
+    if (!strcmp(name, "main")) {
+        if (set_new(doc, "current-snapshot-id", json_integer(id), err) < 0)
+            return FLOE_ENOMEM;
+        return append_snapshot_log(doc, log_ts, id, err);
+    }
+    return 0;
+}
+
+int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
+                                       int64_t *snapshot_id, int64_t *sequence_number,
+                                       floe_error *err) {
+    if (!s->operation || !s->manifest_list)
+        return floe_error_set(err, FLOE_EINVALID, "new snapshot: operation and manifest-list are required");
+    const char *branch = s->branch ? s->branch : "main";
+    json_t *refs = json_object_get(b->doc, "refs");
+    json_t *ref = json_is_object(refs) ? json_object_get(refs, branch) : NULL;
+    if (ref && json_is_string(json_object_get(ref, "type")) &&
+        !strcmp(json_string_value(json_object_get(ref, "type")), "tag"))
+        return floe_error_set(err, FLOE_EINVALID, "%s is a tag, not a branch", branch);
+    int64_t parent = ref ? jlong(ref, "snapshot-id", -1)
+                         : (!strcmp(branch, "main") ? jlong(b->doc, "current-snapshot-id", -1) : -1);
+    int64_t id = s->snapshot_id;
+    if (id == 0)
+        do
+            id = floe_metadata_new_snapshot_id();
+        while (find_snapshot(b->doc, id));
+    else if (find_snapshot(b->doc, id))
+        return floe_error_set(err, FLOE_EEXISTS, "snapshot id %" PRId64 " already exists", id);
+    int64_t seq = floe_metadata_builder_next_sequence_number(b);
+    int64_t ts = s->timestamp_ms ? s->timestamp_ms : floe_wall_ms();
+    int32_t schema_id = s->schema_id >= 0 ? s->schema_id
+                                          : (int32_t)jlong(b->doc, "current-schema-id", 0);
+    json_t *summary = json_pack("{s:s}", "operation", s->operation);
+    if (!summary)
+        return nomem(err);
+    for (size_t i = 0; i < s->n_summary; i++) {
+        if (!strcmp(s->summary[i].key, "operation"))
+            continue;
+        if (json_object_set_new(summary, s->summary[i].key, json_string(s->summary[i].value)) != 0) {
+            json_decref(summary);
+            return floe_error_set(err, FLOE_EINVALID, "summary %s: bad key or value", s->summary[i].key);
+        }
+    }
+    json_t *snap = json_object();
+    if (!snap || set_new(snap, "snapshot-id", json_integer(id), err) < 0 ||
+        (parent != -1 && set_new(snap, "parent-snapshot-id", json_integer(parent), err) < 0) ||
+        set_new(snap, "sequence-number", json_integer(seq), err) < 0 ||
+        set_new(snap, "timestamp-ms", json_integer(ts), err) < 0 ||
+        set_new(snap, "manifest-list", json_string(s->manifest_list), err) < 0 ||
+        set_new(snap, "summary", summary, err) < 0 ||
+        set_new(snap, "schema-id", json_integer(schema_id), err) < 0) {
+        if (!snap)
+            json_decref(summary);
+        json_decref(snap);
+        return nomem(err);
+    }
+    json_t *snaps = ensure_array(b->doc, "snapshots");
+    if (!snaps || json_array_append_new(snaps, snap) != 0)
+        return nomem(err);
+    int rc;
+    if ((rc = set_new(b->doc, "last-sequence-number", json_integer(seq), err)) < 0 ||
+        (rc = put_ref(b->doc, branch, id, false, ts, err)) < 0)
+        return rc;
+    if (snapshot_id)
+        *snapshot_id = id;
+    if (sequence_number)
+        *sequence_number = seq;
+    return 0;
+}
+
+int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
+                                  int64_t snapshot_id, bool is_tag, floe_error *err) {
+    if (!name || !*name)
+        return floe_error_set(err, FLOE_EINVALID, "ref name must not be empty");
+    if (!find_snapshot(b->doc, snapshot_id))
+        return floe_error_set(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", snapshot_id);
+    if (is_tag && !strcmp(name, "main"))
+        return floe_error_set(err, FLOE_EINVALID, "main must be a branch");
+    return put_ref(b->doc, name, snapshot_id, is_tag, floe_wall_ms(), err);
+}
+
+int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
+                                     floe_error *err) {
+    if (!strcmp(name, "main"))
+        return floe_error_set(err, FLOE_EINVALID, "the main branch cannot be removed");
+    json_t *refs = json_object_get(b->doc, "refs");
+    if (json_is_object(refs))
+        json_object_del(refs, name);
+    return 0;
+}
+
+static bool id_in(const int64_t *ids, size_t n, int64_t id) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+/* Drop entries of array `key` whose `id_key` is among ids. */
+static void drop_by_snapshot(json_t *doc, const char *key, const char *id_key, const int64_t *ids,
+                             size_t n) {
+    json_t *arr = json_object_get(doc, key);
+    if (!json_is_array(arr))
+        return;
+    for (size_t i = json_array_size(arr); i-- > 0;)
+        if (id_in(ids, n, jlong(json_array_get(arr, i), id_key, INT64_MIN)))
+            json_array_remove(arr, i);
+}
+
+int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64_t *ids,
+                                           size_t n, floe_error *err) {
+    int64_t cur = jlong(b->doc, "current-snapshot-id", -1);
+    if (cur != -1 && id_in(ids, n, cur))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "snapshot %" PRId64 " is the current snapshot and cannot be removed",
+                              cur);
+    drop_by_snapshot(b->doc, "snapshots", "snapshot-id", ids, n);
+    drop_by_snapshot(b->doc, "statistics", "snapshot-id", ids, n);
+    drop_by_snapshot(b->doc, "partition-statistics", "snapshot-id", ids, n);
+    json_t *refs = json_object_get(b->doc, "refs");
+    if (json_is_object(refs)) {
+        const char *key;
+        json_t *r;
+        void *tmp;
+        json_object_foreach_safe(refs, tmp, key, r) {
+            if (strcmp(key, "main") && id_in(ids, n, jlong(r, "snapshot-id", INT64_MIN)))
+                json_object_del(refs, key);
+        }
+    }
+    /* snapshot-log: keep only the history after the last entry that names a removed
+     * snapshot, so the log stays a contiguous suffix of what really happened. */
+    json_t *log = json_object_get(b->doc, "snapshot-log");
+    if (json_is_array(log)) {
+        size_t cut = 0;
+        for (size_t i = 0; i < json_array_size(log); i++)
+            if (!find_snapshot(b->doc, jlong(json_array_get(log, i), "snapshot-id", INT64_MIN)))
+                cut = i + 1;
+        for (size_t i = 0; i < cut; i++)
+            json_array_remove(log, 0);
+    }
+    return 0;
+}
+
+int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
+                                 floe_table_metadata **out, floe_error *err) {
+    json_t *doc = json_deep_copy(b->doc);
+    if (!doc)
+        return nomem(err);
+    int rc = 0;
+    int64_t now = floe_wall_ms();
+    int64_t floor = b->base ? b->base->last_updated_ms : 0;
+    json_t *slog = json_object_get(doc, "snapshot-log");
+    if (json_array_size(slog)) {
+        int64_t t = jlong(json_array_get(slog, json_array_size(slog) - 1), "timestamp-ms", 0);
+        floor = t > floor ? t : floor;
+    }
+    if (set_new(doc, "last-updated-ms", json_integer(now > floor ? now : floor), err) < 0)
+        FLOE_CHECK(FLOE_ENOMEM);
+    json_t *mlog = ensure_array(doc, "metadata-log");
+    if (!mlog)
+        FLOE_CHECK(nomem(err));
+    if (b->base && base_metadata_location) {
+        json_t *e = json_pack("{s:I, s:s}", "timestamp-ms", (json_int_t)b->base->last_updated_ms,
+                              "metadata-file", base_metadata_location);
+        if (!e || json_array_append_new(mlog, e) != 0)
+            FLOE_CHECK(nomem(err));
+    }
+    /* write.metadata.previous-versions-max (default 100; at least 1 kept, as Java does) */
+    int64_t keep = 100;
+    json_t *props = json_object_get(doc, "properties");
+    json_t *pv = json_is_object(props) ? json_object_get(props, FLOE_PROP_METADATA_PREVIOUS_MAX) : NULL;
+    if (json_is_string(pv)) {
+        char *end;
+        long long v = strtoll(json_string_value(pv), &end, 10);
+        if (!*end && v >= 0)
+            keep = v;
+    }
+    if (keep < 1)
+        keep = 1;
+    while ((int64_t)json_array_size(mlog) > keep)
+        json_array_remove(mlog, 0);
+    return floe_metadata_from_json(doc, "new metadata", out, err);
+done:
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,617 @@
+/*
+ * table.c - loading tables: from a catalog, from a folder (finding the current metadata
+ * file), creating them, and mapping the paths recorded in their metadata onto where the
+ * files really are.
+ *
+ * Spec: format/spec.md "File System Tables" (v<N>.metadata.json, version-hint.text),
+ * "Metastore Tables" (<V>-<uuid>.metadata.json), Appendix F (gzip metadata names).
+ *
+ * Invariants:
+ *   - t->metadata always matches t->metadata_location (both replaced together).
+ *   - For a table opened by path (t->confined), floe_table_resolve_path only returns
+ *     locations under t->root, or under the explicit relocation target.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "floe/table.h"
+#include "table_internal.h"
+
+#define HINT_MAX 1024
+/* Reading every unnumbered or tied candidate has to stop somewhere. */
+#define LOCATE_MAX_CANDIDATES 64
+#define FORWARD_PROBE_MAX 100000
+
+/* ---------------------------------------------------------------------------------------
+ * small helpers
+ * ------------------------------------------------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static bool is_metadata_name(const char *name) {
+    return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
+}
+
+static int exists(const char *uri, bool *yes, floe_error *err) {
+    return floe_io_exists(uri, yes, err);
+}
+
+/* Directory part of a uri (without the trailing '/'); caller frees. */
+static char *dir_of(const char *uri) {
+    const char *slash = strrchr(uri, '/');
+    if (!slash)
+        return floe_strdup(".");
+    if (slash == uri)
+        return floe_strdup("/");
+    return floe_strndup(uri, (size_t)(slash - uri));
+}
+
+static const char *base_of(const char *uri) {
+    const char *slash = strrchr(uri, '/');
+    return slash ? slash + 1 : uri;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * locating the current metadata file
+ * ------------------------------------------------------------------------------------- */
+
+/* uri of v<N> in md, plain or gzip, or NULL when neither exists. */
+static int version_uri(const char *md, int64_t v, char **out, floe_error *err) {
+    static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json",
+                                           ".metadata.json.gz"};
+    *out = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "v%" PRId64 "%s", v, suffixes[i]);
+        char *p = floe_io_join(md, name);
+        if (!p)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        bool yes = false;
+        int rc = exists(p, &yes, err);
+        if (rc < 0 || yes) {
+            if (rc < 0)
+                floe_free(p);
+            else
+                *out = p;
+            return rc;
+        }
+        floe_free(p);
+    }
+    return 0;
+}
+
+/* The file a version hint names, or NULL (no hint, or it names nothing that exists). */
+static int from_hint(const char *md, char **out, floe_error *err) {
+    *out = NULL;
+    char *hint_uri = floe_io_join(md, "version-hint.text");
+    if (!hint_uri)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    bool yes = false;
+    int rc = exists(hint_uri, &yes, err);
+    floe_buf b;
+    floe_buf_init(&b, HINT_MAX);
+    if (rc == 0 && yes)
+        rc = floe_io_read_all(hint_uri, HINT_MAX, &b, err);
+    if (rc < 0 || !yes) {
+        floe_buf_free(&b);
+        floe_free(hint_uri);
+        return rc == FLOE_ELIMIT ? 0 : rc; /* an oversized hint is no hint */
+    }
+    /* trim */
+    size_t start = 0, end = b.len;
+    const char *s = (const char *)b.data;
+    while (start < end && (s[start] == ' ' || s[start] == '\n' || s[start] == '\r' || s[start] == '\t'))
+        start++;
+    while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\n' || s[end - 1] == '\r' ||
+                           s[end - 1] == '\t'))
+        end--;
+    char *text = floe_strndup(s + start, end - start);
+    floe_buf_free(&b);
+    if (!text) {
+        floe_free(hint_uri);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    bool digits = *text != '\0';
+    for (const char *p = text; *p; p++)
+        digits &= *p >= '0' && *p <= '9';
+    if (digits && strlen(text) <= 18) {
+        int64_t v = strtoll(text, NULL, 10);
+        rc = version_uri(md, v, out, err);
+        /* The hint is best effort: walk forward while newer versions exist. */
+        for (int i = 0; rc == 0 && *out && i < FORWARD_PROBE_MAX; i++) {
+            char *next = NULL;
+            rc = version_uri(md, v + 1 + i, &next, err);
+            if (rc < 0 || !next)
+                break;
+            floe_free(*out);
+            *out = next;
+        }
+    } else if (*text && !strchr(text, '/') && !strchr(text, '\\') && !strstr(text, "..")) {
+        /* A file stem ("00001-<uuid>") or a whole file name. */
+        static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json", ""};
+        for (size_t i = 0; i < 3 && rc == 0 && !*out; i++) {
+            if (i == 2 && !is_metadata_name(text))
+                break;
+            char *name = floe_asprintf("%s%s", text, suffixes[i]);
+            char *p = name ? floe_io_join(md, name) : NULL;
+            floe_free(name);
+            if (!p) {
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                break;
+            }
+            yes = false;
+            rc = exists(p, &yes, err);
+            if (rc == 0 && yes)
+                *out = p;
+            else
+                floe_free(p);
+        }
+    }
+    if (rc == 0 && !*out)
+        floe_log(FLOE_LOG_WARN, "%s: hint \"%.64s\" names no metadata file; listing instead",
+                 hint_uri, text);
+    floe_free(text);
+    floe_free(hint_uri);
+    return rc;
+}
+
+typedef struct list_ctx {
+    const char *md;
+    size_t md_len;
+    floe_strlist files;
+    int rc;
+    floe_error *err;
+} list_ctx;
+
+static int collect_metadata(void *ctx, const floe_io_entry *e) {
+    list_ctx *l = ctx;
+    const char *rest = e->uri + l->md_len;
+    if (strncmp(e->uri, l->md, l->md_len) || *rest != '/' || strchr(rest + 1, '/'))
+        return 0; /* only files directly in md */
+    if (!is_metadata_name(rest + 1))
+        return 0;
+    if (floe_strlist_push(&l->files, e->uri, l->err) < 0) {
+        l->rc = FLOE_ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+/* Newest metadata file among md's files by name, settling names without a number and ties
+ * by reading them. */
+static int from_listing(const char *md, char **out, floe_error *err) {
+    list_ctx l = {md, strlen(md), {0}, 0, err};
+    while (l.md_len > 1 && md[l.md_len - 1] == '/')
+        l.md_len--;
+    int rc = floe_io_list(md, collect_metadata, &l, err);
+    if (rc == 0)
+        rc = l.rc;
+    char **cand = NULL;
+    if (rc < 0)
+        goto done;
+    if (l.files.n == 0)
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "%s: no *.metadata.json file", md);
+    int64_t best_v = -1;
+    for (size_t i = 0; i < l.files.n; i++) {
+        int64_t v;
+        if (floe_metadata_file_version(base_of(l.files.items[i]), &v) && v > best_v)
+            best_v = v;
+    }
+    cand = floe_calloc(l.files.n, sizeof *cand);
+    if (!cand)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    size_t nc = 0;
+    for (size_t i = 0; i < l.files.n; i++) {
+        int64_t v;
+        bool numbered = floe_metadata_file_version(base_of(l.files.items[i]), &v);
+        if (!numbered || v == best_v)
+            cand[nc++] = l.files.items[i];
+    }
+    if (nc == 1) {
+        *out = floe_strdup(cand[0]);
+        if (!*out)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (nc > LOCATE_MAX_CANDIDATES)
+        FLOE_FAIL(err, FLOE_ELIMIT,
+                  "%s: %zu metadata files compete for newest; add a version-hint.text", md, nc);
+    /* Read the candidates: the newest is the one furthest along. */
+    const char *best = NULL;
+    int64_t best_seq = INT64_MIN, best_ts = INT64_MIN;
+    floe_error first_err;
+    floe_error_clear(&first_err);
+    int first_rc = 0;
+    for (size_t i = 0; i < nc; i++) {
+        floe_table_metadata *m = NULL;
+        floe_error e2;
+        floe_error_clear(&e2);
+        int r = floe_table_metadata_read(cand[i], &m, &e2);
+        if (r < 0) {
+            if (!first_rc) {
+                first_rc = r;
+                first_err = e2;
+            }
+            floe_log(FLOE_LOG_DEBUG, "locate: skipping %s: %s", cand[i], e2.msg);
+            continue;
+        }
+        if (m->last_sequence_number > best_seq ||
+            (m->last_sequence_number == best_seq && m->last_updated_ms > best_ts)) {
+            best = cand[i];
+            best_seq = m->last_sequence_number;
+            best_ts = m->last_updated_ms;
+        }
+        floe_table_metadata_free(m);
+    }
+    if (!best) {
+        if (err)
+            *err = first_err;
+        rc = first_rc;
+        goto done;
+    }
+    *out = floe_strdup(best);
+    if (!*out)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+done:
+    floe_free(cand);
+    floe_strlist_free(&l.files);
+    return rc;
+}
+
+int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error *err) {
+    if (!path || !*path)
+        return floe_error_set(err, FLOE_EINVALID, "no table path given");
+    bool yes = false;
+    int rc;
+    if (is_metadata_name(path) || ends_with(path, ".json")) {
+        FLOE_FORWARD_IF_ERROR(exists(path, &yes, err));
+        if (!yes)
+            return floe_error_set(err, FLOE_ENOTFOUND, "%s does not exist", path);
+        char *copy = floe_strdup(path);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        *metadata_uri = copy;
+        return 0;
+    }
+    /* the table folder holds metadata/; accept the metadata folder itself too */
+    char *md = floe_io_join(path, "metadata");
+    if (!md)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char *probe = floe_io_join(md, "version-hint.text");
+    bool has_md = false;
+    if (!probe) {
+        floe_free(md);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    rc = exists(probe, &has_md, err);
+    floe_free(probe);
+    if (rc == 0 && !has_md) {
+        /* no hint under metadata/: is there a metadata/ folder with files at all? */
+        list_ctx l = {md, strlen(md), {0}, 0, err};
+        rc = floe_io_list(md, collect_metadata, &l, err);
+        has_md = l.files.n > 0;
+        floe_strlist_free(&l.files);
+    }
+    if (rc < 0) {
+        floe_free(md);
+        return rc;
+    }
+    if (!has_md) {
+        floe_free(md);
+        if (!(md = floe_strdup(path)))
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    char *found = NULL;
+    rc = from_hint(md, &found, err);
+    if (rc == 0 && !found)
+        rc = from_listing(md, &found, err);
+    if (rc == FLOE_ENOTFOUND)
+        floe_error_set(err, FLOE_ENOTFOUND, "%s: not an Iceberg table (no metadata/*.metadata.json)",
+                       path);
+    floe_free(md);
+    if (rc < 0)
+        return rc;
+    *metadata_uri = found;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * table objects
+ * ------------------------------------------------------------------------------------- */
+
+void floe_table_close(floe_table *t) {
+    if (!t)
+        return;
+    floe_table_metadata_free(t->metadata);
+    floe_free(t->metadata_location);
+    floe_free(t->ns);
+    floe_free(t->name);
+    floe_free(t->root);
+    floe_free(t->relocate_from);
+    floe_free(t->relocate_to);
+    floe_free(t);
+}
+
+const floe_table_metadata *floe_table_metadata_get(const floe_table *t) { return t->metadata; }
+const char *floe_table_metadata_location(const floe_table *t) { return t->metadata_location; }
+const char *floe_table_root(const floe_table *t) { return t->root; }
+floe_catalog *floe_table_catalog(const floe_table *t) { return t->catalog; }
+const char *floe_table_namespace(const floe_table *t) { return t->ns; }
+const char *floe_table_name(const floe_table *t) { return t->name; }
+
+void floe_table_install(floe_table *t, char *location, floe_table_metadata *m) {
+    floe_free(t->metadata_location);
+    floe_table_metadata_free(t->metadata);
+    t->metadata_location = location;
+    t->metadata = m;
+}
+
+int floe_table_open_path(const char *path, const floe_table_open_options *opts,
+                         floe_table **out, floe_error *err) {
+    floe_table *t = floe_calloc(1, sizeof *t);
+    if (!t)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    t->confined = true;
+    FLOE_CHECK(floe_table_locate_metadata(path, &t->metadata_location, err));
+    FLOE_CHECK(floe_table_metadata_read(t->metadata_location, &t->metadata, err));
+    /* root: the folder holding metadata/, else the folder of the file */
+    char *md_dir = dir_of(t->metadata_location);
+    if (!md_dir)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!strcmp(base_of(md_dir), "metadata")) {
+        t->root = dir_of(md_dir);
+        floe_free(md_dir);
+    } else {
+        t->root = md_dir;
+    }
+    if (!t->root)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (opts && opts->relocate_from && opts->relocate_to) {
+        if (!*opts->relocate_from)
+            FLOE_FAIL(err, FLOE_EINVALID, "relocate: FROM must not be empty");
+        t->relocate_from = floe_strdup(opts->relocate_from);
+        t->relocate_to = floe_strdup(opts->relocate_to);
+        if (!t->relocate_from || !t->relocate_to)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+done:
+    if (rc < 0) {
+        floe_table_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
+                    floe_error *err) {
+    floe_table *t = floe_calloc(1, sizeof *t);
+    if (!t)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    t->catalog = c;
+    t->ns = floe_strdup(ns);
+    t->name = floe_strdup(name);
+    if (!t->ns || !t->name)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_catalog_load_table(c, ns, name, &t->metadata_location, err));
+    FLOE_CHECK(floe_table_metadata_read(t->metadata_location, &t->metadata, err));
+    if (!(t->root = floe_strdup(t->metadata->location)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+done:
+    if (rc < 0) {
+        floe_error_prefix(err, "table %s.%s: ", ns, name);
+        floe_table_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int floe_table_refresh(floe_table *t, floe_error *err) {
+    char *loc = NULL;
+    floe_table_metadata *m = NULL;
+    int rc = 0;
+    if (t->catalog)
+        FLOE_CHECK(floe_catalog_load_table(t->catalog, t->ns, t->name, &loc, err));
+    else
+        FLOE_CHECK(floe_table_locate_metadata(t->root, &loc, err));
+    if (t->metadata_location && !strcmp(loc, t->metadata_location)) {
+        floe_free(loc);
+        return 0;
+    }
+    FLOE_CHECK(floe_table_metadata_read(loc, &m, err));
+    if (t->metadata && t->metadata->table_uuid && m->table_uuid &&
+        strcmp(t->metadata->table_uuid, m->table_uuid))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "table uuid changed from %s to %s: the table was replaced; load it again",
+                  t->metadata->table_uuid, m->table_uuid);
+    floe_table_install(t, loc, m);
+    return 0;
+done:
+    floe_free(loc);
+    floe_table_metadata_free(m);
+    return rc;
+}
+
+int floe_table_create(floe_catalog *c, const char *ns, const char *name,
+                      const char *schema_json, const floe_table_create_options *opts,
+                      floe_table **out, floe_error *err) {
+    floe_table_create_options none = {0};
+    if (!opts)
+        opts = &none;
+    char *location = NULL, *meta_loc = NULL, *existing = NULL;
+    floe_metadata_builder *b = NULL;
+    floe_table_metadata *m = NULL;
+    bool written = false;
+    int rc = 0;
+    bool ns_exists = false;
+    FLOE_CHECK(floe_catalog_namespace_exists(c, ns, &ns_exists, err));
+    if (!ns_exists)
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "namespace %s does not exist", ns);
+    rc = floe_catalog_load_table(c, ns, name, &existing, err);
+    if (rc == 0)
+        FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
+    if (rc != FLOE_ENOTFOUND)
+        goto done;
+    FLOE_CHECK(floe_catalog_default_location(c, ns, name, &location, err));
+    if (opts->location) {
+        if (floe_catalog_swap_by_create(c) && strcmp(opts->location, location))
+            FLOE_FAIL(err, FLOE_EINVALID,
+                      "the filesystem catalog keeps table %s.%s at %s, not %s", ns, name,
+                      location, opts->location);
+        floe_free(location);
+        if (!(location = floe_strdup(opts->location)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    FLOE_CHECK(floe_metadata_builder_new_table(location, schema_json, opts->spec_json,
+                                               opts->sort_json, opts->props, opts->nprops, &b,
+                                               err));
+    FLOE_CHECK(floe_metadata_builder_finish(b, NULL, &m, err));
+    FLOE_CHECK(floe_catalog_new_metadata_location(c, location, NULL,
+                                                  floe_table_metadata_wants_gzip(m), &meta_loc,
+                                                  err));
+    rc = floe_table_metadata_write(m, meta_loc, floe_table_metadata_wants_gzip(m), true, err);
+    if (rc == FLOE_EEXISTS && floe_catalog_swap_by_create(c))
+        FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
+    if (rc < 0)
+        goto done;
+    written = true;
+    FLOE_CHECK(floe_catalog_register_table(c, ns, name, meta_loc, err));
+    written = false; /* registered: the file belongs to the table now */
+    floe_table *t = floe_calloc(1, sizeof *t);
+    if (!t)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    t->catalog = c;
+    t->ns = floe_strdup(ns);
+    t->name = floe_strdup(name);
+    t->root = floe_strdup(location);
+    t->metadata_location = meta_loc;
+    t->metadata = m;
+    meta_loc = NULL;
+    m = NULL;
+    if (!t->ns || !t->name || !t->root) {
+        floe_table_close(t);
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    *out = t;
+done:
+    if (written && meta_loc)
+        floe_io_delete(meta_loc, NULL);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(m);
+    floe_free(location);
+    floe_free(meta_loc);
+    floe_free(existing);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * path mapping
+ * ------------------------------------------------------------------------------------- */
+
+/* The comparable form of a recorded location or path: "file:///abs" and "file:/abs" ->
+ * "/abs", "file://rel" (relative, as some writers record it) -> "rel", leading "./"
+ * dropped. Returns a pointer into s (no copy). */
+static const char *canonical(const char *s) {
+    if (!strncmp(s, "file://", 7)) {
+        if (s[7] == '/')
+            s += 7;
+        else if (!strncmp(s + 7, "localhost/", 10))
+            s += 16;
+        else
+            s += 7; /* file://data/... : relative, "data" is not a host */
+    } else if (!strncmp(s, "file:/", 6)) {
+        s += 5;
+    }
+    while (s[0] == '.' && s[1] == '/')
+        s += 2;
+    return s;
+}
+
+/* If path starts with prefix at a '/' boundary, the remainder (possibly ""), else NULL. */
+static const char *strip_prefix(const char *path, const char *prefix) {
+    size_t n = strlen(prefix);
+    while (n > 0 && prefix[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, prefix, n))
+        return NULL;
+    if (path[n] == '\0')
+        return path + n;
+    if (path[n] == '/')
+        return path + n + 1;
+    return NULL;
+}
+
+static bool climbs_out(const char *rest) {
+    /* any ".." component (we do not resolve them: a remainder that needs them is not a
+     * file inside the table) */
+    const char *p = rest;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 2 && p[0] == '.' && p[1] == '.')
+            return true;
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+    return false;
+}
+
+static int join_rest(const char *base, const char *rest, char **out, floe_error *err) {
+    char *r = *rest ? floe_io_join(base, rest) : floe_strdup(base);
+    if (!r)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = r;
+    return 0;
+}
+
+int floe_table_resolve_path(const floe_table *t, const char *recorded, char **out,
+                            floe_error *err) {
+    if (!recorded || !*recorded)
+        return floe_error_set(err, FLOE_EINVALID, "empty path in table metadata");
+    const char *rest;
+    /* 1. explicit relocation wins and may point anywhere */
+    if (t->relocate_from) {
+        if ((rest = strip_prefix(recorded, t->relocate_from)) ||
+            (rest = strip_prefix(canonical(recorded), canonical(t->relocate_from)))) {
+            if (climbs_out(rest))
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "%s: \"..\" after the relocated prefix is not followed",
+                                      recorded);
+            return join_rest(t->relocate_to, rest, out, err);
+        }
+    }
+    /* 2. the recorded table location, in any of its spellings */
+    const char *loc = t->metadata ? t->metadata->location : NULL;
+    if (loc && ((rest = strip_prefix(recorded, loc)) ||
+                (rest = strip_prefix(canonical(recorded), canonical(loc))))) {
+        if (climbs_out(rest))
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "%s: \"..\" inside the table location is not followed",
+                                  recorded);
+        return join_rest(t->root, rest, out, err);
+    }
+    /* 3. already a path into the folder we were given */
+    if ((rest = strip_prefix(canonical(recorded), canonical(t->root))) && !climbs_out(rest))
+        return join_rest(t->root, rest, out, err);
+    if (t->confined)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s is outside the table location %s (read from %s); floe does "
+                              "not follow paths out of a table it was given by path (relocate "
+                              "FROM=TO to allow it)",
+                              recorded, loc ? loc : "?", t->root);
+    char *copy = floe_strdup(recorded);
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = copy;
+    return 0;
+}
