@@ -41,6 +41,9 @@ typedef struct floe_px_lexer {
 
 void floe_px_init(floe_px_lexer *lx, const char *s);
 void floe_px_next(floe_px_lexer *lx);
+/* Copy the current identifier into out (doubled quotes undone, NUL-terminated); returns
+ * its length, or (size_t)-1 when it does not fit in n - 1 bytes. */
+size_t floe_px_ident(const floe_px_lexer *lx, char *out, size_t n);
 /* current token is the unquoted keyword kw (case-insensitive) */
 bool floe_px_is_kw(const floe_px_lexer *lx, const char *kw);
 
@@ -48,7 +51,7 @@ bool floe_px_is_kw(const floe_px_lexer *lx, const char *kw);
 typedef struct floe_px_term {
     floe_transform transform;
     char fn[32];            /* the function name as written (for messages) */
-    const char *col;        /* column name (points into the input, not terminated) */
+    char col[512];          /* column name, quotes removed, NUL-terminated */
     size_t col_len;
     bool has_fn;            /* written with a function call */
     const char *src;        /* the whole input */
@@ -62,5 +65,9 @@ int floe_px_parse_term(floe_px_lexer *lx, floe_px_term *term, floe_error *err);
  * unknown column, FLOE_EINVALID otherwise. */
 int floe_px_resolve(const floe_schema *s, const floe_px_term *term, const char *what,
                     const floe_field **out, floe_error *err);
+
+/* Append a column or partition name as the user forms read it: plain words as they are,
+ * anything else `back-quoted` with inner back quotes doubled. */
+int floe_px_put_name(floe_buf *b, const char *s);
 
 #endif

@@ -202,6 +202,20 @@ void floe_px_next(floe_px_lexer *lx) {
     lx->len = 1;
 }
 
+size_t floe_px_ident(const floe_px_lexer *lx, char *out, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < lx->len; i++) {
+        if (k + 1 >= n)
+            return (size_t)-1;
+        out[k++] = lx->text[i];
+        if (lx->quoted && i + 1 < lx->len && lx->text[i] == lx->text[i + 1] &&
+            (lx->text[i] == '`' || lx->text[i] == '"'))
+            i++; /* a doubled quote stands for one */
+    }
+    out[k] = '\0';
+    return k;
+}
+
 bool floe_px_is_kw(const floe_px_lexer *lx, const char *kw) {
     size_t k = strlen(kw);
     return lx->tok == FLOE_PX_IDENT && !lx->quoted && lx->len == k &&
@@ -247,12 +261,14 @@ int floe_px_parse_term(floe_px_lexer *lx, floe_px_term *t, floe_error *err) {
     const char *w = lx->text;
     size_t wl = lx->len;
     bool quoted = lx->quoted;
+    size_t cl = floe_px_ident(lx, t->col, sizeof t->col);
     floe_px_next(lx);
     if (lx->tok != FLOE_PX_LPAREN) {
         t->transform.kind = FLOE_XF_IDENTITY;
-        t->col = w;
-        t->col_len = wl;
         t->end = (size_t)(w - lx->s) + wl + (quoted ? 1 : 0);
+        if (cl == (size_t)-1)
+            return term_error(lx, t->start, err, "column name too long");
+        t->col_len = cl;
         return 0;
     }
     snprintf(t->fn, sizeof t->fn, "%.*s", (int)(wl < 31 ? wl : 31), w);
@@ -271,8 +287,9 @@ int floe_px_parse_term(floe_px_lexer *lx, floe_px_term *t, floe_error *err) {
             num = lx->ival;
             have_int = true;
         } else if (lx->tok == FLOE_PX_IDENT && !have_col) {
-            t->col = lx->text;
-            t->col_len = lx->len;
+            t->col_len = floe_px_ident(lx, t->col, sizeof t->col);
+            if (t->col_len == (size_t)-1)
+                return term_error(lx, t->start, err, "column name too long");
             have_col = true;
         } else {
             return term_error(lx, t->start, err,
@@ -332,4 +349,25 @@ int floe_px_resolve(const floe_schema *s, const floe_px_term *t, const char *wha
     }
     *out = f;
     return 0;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static bool plain_word(const char *s) {
+    if (!*s || (*s >= '0' && *s <= '9'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_' || *s == '.'))
+            return false;
+    return true;
+}
+
+int floe_px_put_name(floe_buf *b, const char *s) {
+    if (plain_word(s))
+        return floe_buf_append(b, s, strlen(s));
+    int rc = floe_buf_append_byte(b, '`');
+    for (; rc == 0 && *s; s++)
+        rc = *s == '`' ? floe_buf_append(b, "``", 2) : floe_buf_append_byte(b, (uint8_t)*s);
+    return rc < 0 ? rc : floe_buf_append_byte(b, '`');
 }

@@ -346,7 +346,10 @@ int floe_partition_spec_parse(const floe_schema *schema, const char *text, int32
                 FLOE_FAIL(err, FLOE_EINVALID,
                           "partition spec: expected a name after AS at offset %zu",
                           (size_t)(lx.text - text));
-            name = floe_arena_strndup(&spec->arena, lx.text, lx.len);
+            char nbuf[512];
+            if (floe_px_ident(&lx, nbuf, sizeof nbuf) == (size_t)-1)
+                FLOE_FAIL(err, FLOE_EINVALID, "partition spec: name after AS is too long");
+            name = floe_arena_strdup(&spec->arena, nbuf);
             floe_px_next(&lx);
         } else if (term.transform.kind == FLOE_XF_IDENTITY) {
             name = floe_arena_strdup(&spec->arena, cname);
@@ -412,25 +415,6 @@ done:
     return rc;
 }
 
-static bool plain_word(const char *s) {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_' || *s == '.'))
-            return false;
-    return true;
-}
-
-static int put_name(floe_buf *b, const char *s) {
-    if (plain_word(s))
-        return floe_buf_append(b, s, strlen(s));
-    int rc = floe_buf_append_byte(b, '`');
-    for (; rc == 0 && *s; s++)
-        rc = *s == '`' ? floe_buf_append(b, "``", 2) : floe_buf_append_byte(b, (uint8_t)*s);
-    return rc < 0 ? rc : floe_buf_append_byte(b, '`');
-}
-
 char *floe_partition_spec_to_string(const floe_partition_spec *spec) {
     floe_buf b;
     floe_buf_init(&b, 0);
@@ -447,7 +431,7 @@ char *floe_partition_spec_to_string(const floe_partition_spec *spec) {
         case FLOE_XF_IDENTITY:
             snprintf(dflt, sizeof dflt, "%s", col);
             if (rc == 0)
-                rc = put_name(&b, col);
+                rc = floe_px_put_name(&b, col);
             break;
         case FLOE_XF_BUCKET:
         case FLOE_XF_TRUNCATE:
@@ -456,7 +440,7 @@ char *floe_partition_spec_to_string(const floe_partition_spec *spec) {
                 rc = floe_buf_printf(&b, "%s(%d, ",
                                      f->transform.kind == FLOE_XF_BUCKET ? "bucket" : "truncate",
                                      (int)f->transform.param);
-            if (rc == 0 && (rc = put_name(&b, col)) == 0)
+            if (rc == 0 && (rc = floe_px_put_name(&b, col)) == 0)
                 rc = floe_buf_append_byte(&b, ')');
             break;
         default: {
@@ -466,14 +450,14 @@ char *floe_partition_spec_to_string(const floe_partition_spec *spec) {
                                  : floe_transform_name(f->transform, tname, sizeof tname);
             snprintf(dflt, sizeof dflt, "%s%s", col, default_suffix(f->transform.kind));
             if (rc == 0 && (rc = floe_buf_printf(&b, "%s(", fn)) == 0 &&
-                (rc = put_name(&b, col)) == 0)
+                (rc = floe_px_put_name(&b, col)) == 0)
                 rc = floe_buf_append_byte(&b, ')');
             break;
         }
         }
         if (rc == 0 && (strcmp(dflt, f->name) != 0 || f->transform.kind == FLOE_XF_UNKNOWN)) {
             if ((rc = floe_buf_append(&b, " AS ", 4)) == 0)
-                rc = put_name(&b, f->name);
+                rc = floe_px_put_name(&b, f->name);
         }
     }
     if (rc < 0) {
@@ -529,8 +513,10 @@ int floe_partition_spec_tuple(const floe_partition_spec *spec, const floe_value 
 int floe_partition_escape(const char *s, size_t n, floe_buf *out) {
     static const char hx[] = "0123456789ABCDEF";
     /* a value "." or ".." alone would be a special path segment */
-    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-        return floe_buf_append(out, "%2E%2E", 3 * n);
+    if (n == 1 && s[0] == '.')
+        return floe_buf_append(out, "%2E", 3);
+    if (n == 2 && s[0] == '.' && s[1] == '.')
+        return floe_buf_append(out, "%2E%2E", 6);
     int rc = floe_buf_reserve(out, n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         uint8_t c = (uint8_t)s[i];

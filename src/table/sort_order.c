@@ -285,14 +285,18 @@ char *floe_sort_order_to_string(const floe_sort_order *o, const floe_schema *sch
                              : floe_transform_name(f->transform, tname, sizeof tname);
         if (rc < 0)
             break;
-        if (f->transform.kind == FLOE_XF_IDENTITY)
-            rc = floe_buf_printf(&b, "%s", col);
-        else if (f->transform.kind == FLOE_XF_BUCKET || f->transform.kind == FLOE_XF_TRUNCATE)
-            rc = floe_buf_printf(&b, "%s(%d, %s)",
-                                 f->transform.kind == FLOE_XF_BUCKET ? "bucket" : "truncate",
-                                 (int)f->transform.param, col);
-        else
-            rc = floe_buf_printf(&b, "%s(%s)", fn, col);
+        if (f->transform.kind == FLOE_XF_IDENTITY) {
+            rc = floe_px_put_name(&b, col);
+        } else {
+            if (f->transform.kind == FLOE_XF_BUCKET || f->transform.kind == FLOE_XF_TRUNCATE)
+                rc = floe_buf_printf(&b, "%s(%d, ",
+                                     f->transform.kind == FLOE_XF_BUCKET ? "bucket" : "truncate",
+                                     (int)f->transform.param);
+            else
+                rc = floe_buf_printf(&b, "%s(", fn);
+            if (rc == 0 && (rc = floe_px_put_name(&b, col)) == 0)
+                rc = floe_buf_append_byte(&b, ')');
+        }
         if (rc == 0)
             rc = floe_buf_printf(&b, " %s %s", f->direction == FLOE_SORT_DESC ? "DESC" : "ASC",
                                  f->null_order == FLOE_NULLS_LAST ? "NULLS LAST" : "NULLS FIRST");

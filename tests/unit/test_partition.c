@@ -87,7 +87,8 @@ static const char *SCHEMA_JSON =
     "{\"id\":14,\"name\":\"blob\",\"required\":false,\"type\":\"binary\"},"
     "{\"id\":15,\"name\":\"tsn\",\"required\":false,\"type\":\"timestamp_ns\"},"
     "{\"id\":16,\"name\":\"u\",\"required\":false,\"type\":\"uuid\"},"
-    "{\"id\":17,\"name\":\"t\",\"required\":false,\"type\":\"time\"}"
+    "{\"id\":17,\"name\":\"t\",\"required\":false,\"type\":\"time\"},"
+    "{\"id\":18,\"name\":\"odd `name`\",\"required\":false,\"type\":\"string\"}"
     "]}";
 
 static floe_schema *test_schema(void) {
@@ -757,6 +758,25 @@ TEST(test_spec_string_form) {
     floe_partition_spec_free(again);
     floe_free(str);
     floe_partition_spec_free(p);
+    /* quoted names with spaces and back quotes survive the round trip */
+    p = parse_spec(s, "truncate(2, `odd ``name```), \"odd `name`\" AS `x y`");
+    REQUIRE(p);
+    CHECK_EQ_INT(p->fields[0].source_id, 18);
+    CHECK_EQ_STR(p->fields[0].name, "odd `name`_trunc");
+    CHECK_EQ_STR(p->fields[1].name, "x y");
+    str = floe_partition_spec_to_string(p);
+    CHECK_EQ_STR(str, "truncate(2, `odd ``name```), `odd ``name``` AS `x y`");
+    again = parse_spec(s, str);
+    CHECK(again && floe_partition_spec_equivalent(p, again));
+    floe_partition_spec_free(again);
+    floe_free(str);
+    floe_value two[2] = {floe_value_string("abc", 3), floe_value_string("q", 1)};
+    floe_value tup[2];
+    CHECK_OK(floe_partition_spec_tuple(p, two, tup, &err), err);
+    floe_buf_reset(&tbuf);
+    CHECK_OK(floe_partition_spec_path(p, tup, &tbuf, &err), err);
+    CHECK_EQ_STR(bstr(&tbuf), "odd+%60name%60_trunc=ab/x+y=q");
+    floe_partition_spec_free(p);
     /* empty = unpartitioned */
     p = parse_spec(s, "");
     REQUIRE(p);
@@ -952,6 +972,22 @@ TEST(test_sort_orders) {
     out = floe_sort_order_to_string(o, s);
     CHECK_EQ_STR(out, "ts ASC NULLS FIRST, bucket(4, user_id) DESC NULLS LAST");
     floe_free(out);
+    floe_sort_order_free(o);
+    /* the text form reads back */
+    o = NULL;
+    REQUIRE_OK(floe_sort_order_parse(s, "`odd ``name``` desc, truncate(3, `odd ``name```)", 2,
+                                     &o, &err), err);
+    CHECK_EQ_INT(o->fields[0].source_id, 18);
+    out = floe_sort_order_to_string(o, s);
+    CHECK_EQ_STR(out, "`odd ``name``` DESC NULLS LAST, truncate(3, `odd ``name```) ASC NULLS FIRST");
+    floe_sort_order *o2 = NULL;
+    REQUIRE_OK(floe_sort_order_parse(s, out, 2, &o2, &err), err);
+    char *j1 = floe_sort_order_to_json(o), *j2 = floe_sort_order_to_json(o2);
+    CHECK_EQ_STR(j1, j2);
+    floe_free(j1);
+    floe_free(j2);
+    floe_free(out);
+    floe_sort_order_free(o2);
     floe_sort_order_free(o);
 
     o = NULL;
