@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "table/partition_internal.h"
@@ -205,7 +206,10 @@ static char *dump(json_t *j) {
     if (!s)
         return NULL;
     char *copy = floe_strdup(s);
-    free(s);
+    json_free_t jfree = NULL;
+    json_get_alloc_funcs(NULL, &jfree); /* whoever set jansson's allocator frees it */
+    if (s)
+        jfree ? jfree(s) : free(s);
     return copy;
 }
 

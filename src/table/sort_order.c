@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "table/partition_internal.h"
@@ -260,7 +261,10 @@ char *floe_sort_order_to_json(const floe_sort_order *o) {
     char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(root);
     char *copy = s ? floe_strdup(s) : NULL;
-    free(s);
+    json_free_t jfree = NULL;
+    json_get_alloc_funcs(NULL, &jfree); /* whoever set jansson's allocator frees it */
+    if (s)
+        jfree ? jfree(s) : free(s);
     return copy;
 fail:
     json_decref(arr);
