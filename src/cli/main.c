@@ -18,6 +18,7 @@ static int cmd_version(int argc, char **argv) {
 static const floe_cmd commands[] = {
     /* one line per subcommand; keep in the order `floe help` should list them */
     {"gen", "write deterministic synthetic events as NDJSON", floe_cmd_gen},
+    {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema},
     {"version", "print the version", cmd_version},
 };
 

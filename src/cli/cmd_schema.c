@@ -1,0 +1,268 @@
+/*
+ * cmd_schema.c - `floe schema`: infer an Iceberg schema from NDJSON samples, or show a
+ * schema (from a schema file or table metadata) with its Parquet column layout.
+ *
+ *   floe schema infer FILE... [--sample N] [-o OUT] [--json]
+ *   floe schema show FILE [--columns] [--json]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "floe/input.h"
+#include "floe/json.h"
+#include "floe/schema.h"
+
+#define DEFAULT_SAMPLE 10000
+
+static void schema_help(FILE *out) {
+    fprintf(out,
+            "usage: floe schema infer FILE... [--sample N] [-o OUT] [--json]\n"
+            "       floe schema show FILE [--columns] [--json]\n"
+            "\n"
+            "infer: reads the first N records (default %d) of each NDJSON file ('-' for\n"
+            "  standard input; gzip and zstd are detected) and prints an Iceberg schema:\n"
+            "  booleans, long, double (long and double mixed), timestamptz / timestamp / date\n"
+            "  for ISO-8601 strings, string otherwise; objects become structs, or\n"
+            "  map<string, V> when their keys vary widely (more than 64 distinct, or 16+\n"
+            "  of which each object holds under a quarter); arrays become lists. Every field\n"
+            "  is optional; ids are assigned depth-first from 1. Conflicting kinds take the\n"
+            "  most frequent one, with a warning on stderr.\n"
+            "show: parses a schema JSON file or a table metadata file (current schema) and\n"
+            "  prints it normalised; --columns lists the Parquet leaf columns instead, with\n"
+            "  their physical type and max definition/repetition levels.\n"
+            "\n"
+            "  --sample N      records to read per file (0 = all)\n"
+            "  -o, --output F  write the schema to F instead of stdout\n"
+            "  --columns       (show) list leaf columns\n"
+            "  --json          compact one-line JSON\n"
+            "  -h, --help      this help\n",
+            DEFAULT_SAMPLE);
+}
+
+static int ignore_oversize(void *ctx, const char *source, int64_t line, int64_t offset,
+                           const uint8_t *p, size_t n, bool first, bool last,
+                           int64_t total_len) {
+    (void)ctx, (void)source, (void)line, (void)offset, (void)p, (void)n, (void)first;
+    (void)last, (void)total_len;
+    return 0; /* a record too large to sample is simply not sampled */
+}
+
+/* Feed up to `sample` records of one file (0 = all). */
+static int infer_file(floe_infer *inf, const char *path, int64_t sample, floe_error *err) {
+    floe_line_reader_options ro = {.max_record = 16u << 20, .oversize = ignore_oversize};
+    floe_line_reader *r = NULL;
+    floe_chunk chunk = {0};
+    floe_buf_init(&chunk.data, 0);
+    int rc = floe_line_reader_open(path, &ro, &r, err);
+    if (rc < 0)
+        return rc;
+    uint64_t start = floe_infer_records(inf) + floe_infer_skipped(inf);
+    bool done = false;
+    while (!done && (rc = floe_line_reader_next(r, &chunk, err)) > 0) {
+        const uint8_t *p = chunk.data.data, *end = p + chunk.data.len;
+        while (p < end) {
+            uint64_t seen = floe_infer_records(inf) + floe_infer_skipped(inf) - start;
+            if (sample > 0 && seen >= (uint64_t)sample) {
+                done = true;
+                break;
+            }
+            const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+            const uint8_t *le = nl ? nl + 1 : end;
+            if ((rc = floe_infer_feed(inf, p, (size_t)(le - p), err)) < 0)
+                goto out;
+            p = le;
+        }
+    }
+out:
+    floe_buf_free(&chunk.data);
+    floe_line_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+static int write_text(const char *out_path, const char *text) {
+    FILE *f = stdout;
+    if (out_path && strcmp(out_path, "-") != 0 && !(f = fopen(out_path, "w"))) {
+        fprintf(stderr, "floe schema: %s: %s\n", out_path, strerror(errno));
+        return FLOE_EXIT_FAIL;
+    }
+    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f != stdout)
+        ok = (fclose(f) == 0) && ok;
+    else
+        ok = (fflush(f) == 0) && ok;
+    if (!ok) {
+        fprintf(stderr, "floe schema: write %s failed\n", out_path ? out_path : "stdout");
+        return FLOE_EXIT_FAIL;
+    }
+    return FLOE_EXIT_OK;
+}
+
+static int run_infer(int argc, char **argv) {
+    int64_t sample = DEFAULT_SAMPLE;
+    const char *out_path = NULL;
+    bool json = false;
+    const char **files = calloc((size_t)argc, sizeof *files);
+    size_t nfiles = 0;
+    int status = FLOE_EXIT_FAIL;
+    floe_infer *inf = NULL;
+    floe_schema *s = NULL;
+    char *text = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    if (!files) {
+        fprintf(stderr, "floe schema: out of memory\n");
+        return FLOE_EXIT_FAIL;
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--sample") && i + 1 < argc) {
+            if (!cli_parse_int(argv[++i], &sample)) {
+                status = cli_usage("schema", "--sample wants a number, not '%s'", argv[i]);
+                goto done;
+            }
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            schema_help(stdout);
+            status = FLOE_EXIT_OK;
+            goto done;
+        } else if (a[0] == '-' && a[1]) {
+            status = cli_usage("schema", "unknown option '%s'", a);
+            goto done;
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+    if (!nfiles) {
+        status = cli_usage("schema", "infer needs at least one FILE");
+        goto done;
+    }
+    if (floe_infer_new(NULL, &inf, &err) < 0) {
+        status = cli_fail(&err);
+        goto done;
+    }
+    for (size_t i = 0; i < nfiles; i++)
+        if (infer_file(inf, files[i], sample, &err) < 0) {
+            status = cli_fail(&err);
+            goto done;
+        }
+    if (floe_infer_finish(inf, &s, &err) < 0) {
+        status = cli_fail(&err);
+        goto done;
+    }
+    for (size_t i = 0; i < floe_infer_warning_count(inf); i++)
+        fprintf(stderr, "floe schema: warning: %s\n", floe_infer_warning(inf, i));
+    if (floe_infer_skipped(inf))
+        fprintf(stderr, "floe schema: %" PRIu64 " lines were not JSON objects and were skipped\n",
+                floe_infer_skipped(inf));
+    if (!(text = floe_schema_to_json(s, !json))) {
+        fprintf(stderr, "floe schema: out of memory\n");
+        goto done;
+    }
+    status = write_text(out_path, text);
+done:
+    floe_free(text);
+    floe_schema_free(s);
+    floe_infer_free(inf);
+    free(files);
+    return status;
+}
+
+static const char *phys_name(floe_phys p) {
+    static const char *const names[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
+                                        "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+    return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
+}
+
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static int run_show(int argc, char **argv) {
+    const char *path = NULL;
+    bool columns = false, json = false;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--columns"))
+            columns = true;
+        else if (!strcmp(a, "--json"))
+            json = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            schema_help(stdout);
+            return FLOE_EXIT_OK;
+        } else if (a[0] == '-' && a[1])
+            return cli_usage("schema", "unknown option '%s'", a);
+        else if (path)
+            return cli_usage("schema", "show takes one FILE");
+        else
+            path = a;
+    }
+    if (!path)
+        return cli_usage("schema", "show needs a FILE");
+    floe_error err;
+    floe_schema *s = NULL;
+    if (floe_schema_load(path, &s, &err) < 0)
+        return cli_fail(&err);
+    int status = FLOE_EXIT_OK;
+    if (columns) {
+        char p[512], t[64];
+        if (json)
+            printf("[");
+        for (size_t i = 0; i < s->nleaves; i++) {
+            const floe_field *f = s->leaves[i];
+            floe_field_path(f, p, sizeof p);
+            floe_field_type_str(f, t, sizeof t);
+            if (json) {
+                printf("%s{\"column\":%zu,\"path\":", i ? "," : "", i);
+                print_json_string(p);
+                printf(",\"id\":%d,\"type\":\"%s\",\"physical\":\"%s\",\"type_length\":%d,"
+                       "\"max_def\":%d,\"max_rep\":%d}",
+                       (int)f->id, t, phys_name(f->phys), (int)f->type_length, f->def_level,
+                       f->rep_level);
+            } else
+                printf("%3zu  %-32s id %-5d %-16s %-22s def %d rep %d\n", i, p, (int)f->id, t,
+                       phys_name(f->phys), f->def_level, f->rep_level);
+        }
+        if (json)
+            printf("]\n");
+    } else {
+        char *text = floe_schema_to_json(s, !json);
+        if (!text) {
+            fprintf(stderr, "floe schema: out of memory\n");
+            status = FLOE_EXIT_FAIL;
+        } else {
+            status = write_text(NULL, text);
+            floe_free(text);
+        }
+    }
+    floe_schema_free(s);
+    return status;
+}
+
+int floe_cmd_schema(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        schema_help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "infer"))
+        return run_infer(argc, argv);
+    if (!strcmp(argv[1], "show"))
+        return run_show(argc, argv);
+    return cli_usage("schema", "unknown action '%s' (infer, show)", argv[1]);
+}
