@@ -303,7 +303,8 @@ void floe_avro_reader_meta_at(const floe_avro_reader *r, size_t i, const char **
 const uint8_t *floe_avro_reader_sync(const floe_avro_reader *r); /* 16 bytes */
 
 /* Decode the next record into *out (see options.arena for its lifetime). Returns 1 with
- * a record, 0 at the end of the file, or a negative error. */
+ * a record, 0 at the end of the file, or a negative error. Fields filled from the reader
+ * schema's defaults point into that schema: keep it alive as long as the values. */
 int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err);
 /* Records returned so far; blocks read so far. */
 int64_t floe_avro_reader_records(const floe_avro_reader *r);

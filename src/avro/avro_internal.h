@@ -33,6 +33,9 @@ typedef struct avro_cursor {
 
 static inline void avro_cursor_init(avro_cursor *c, const uint8_t *p, size_t n,
                                     int64_t base_off) {
+    static const uint8_t empty[1];
+    if (!p) /* NULL + 0 is undefined behaviour */
+        p = empty, n = 0;
     c->p = p;
     c->end = p + n;
     c->start = p;
@@ -55,9 +58,7 @@ static inline size_t avro_cursor_left(const avro_cursor *c) {
 static inline int avro_read_long(avro_cursor *c, int64_t *out, floe_error *err) {
     uint64_t u = 0;
     size_t left = avro_cursor_left(c);
-    for (size_t i = 0; i < 10; i++) {
-        if (FLOE_UNLIKELY(i >= left))
-            break;
+    for (size_t i = 0; i < 10 && i < left; i++) {
         uint8_t b = c->p[i];
         u |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
@@ -66,20 +67,23 @@ static inline int avro_read_long(avro_cursor *c, int64_t *out, floe_error *err) 
             return 0;
         }
     }
-    return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                         "truncated or overlong varint at byte %lld",
-                         (long long)avro_cursor_off(c));
+    /* the literal return code (not floe_error_at's) lets the compiler see every caller's
+     * success path has its out-parameter written */
+    floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
+                  "truncated or overlong varint at byte %lld", (long long)avro_cursor_off(c));
+    return FLOE_ECORRUPT;
 }
 
 static inline int avro_read_int(avro_cursor *c, int32_t *out, floe_error *err) {
     int64_t v;
-    int rc = avro_read_long(c, &v, err);
-    if (rc < 0)
-        return rc;
-    if (FLOE_UNLIKELY(v < INT32_MIN || v > INT32_MAX))
-        return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                             "int out of range (%lld) at byte %lld", (long long)v,
-                             (long long)avro_cursor_off(c));
+    if (avro_read_long(c, &v, err) < 0)
+        return FLOE_ECORRUPT;
+    if (FLOE_UNLIKELY(v < INT32_MIN || v > INT32_MAX)) {
+        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
+                      "int out of range (%lld) at byte %lld", (long long)v,
+                      (long long)avro_cursor_off(c));
+        return FLOE_ECORRUPT;
+    }
     *out = (int32_t)v;
     return 0;
 }
@@ -87,22 +91,25 @@ static inline int avro_read_int(avro_cursor *c, int32_t *out, floe_error *err) {
 /* A length prefix (bytes, string): non-negative and within the remaining bytes. */
 static inline int avro_read_len(avro_cursor *c, size_t *out, floe_error *err) {
     int64_t v;
-    int rc = avro_read_long(c, &v, err);
-    if (rc < 0)
-        return rc;
-    if (FLOE_UNLIKELY(v < 0 || (uint64_t)v > avro_cursor_left(c)))
-        return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                             "length %lld at byte %lld passes the end of the data (%zu left)",
-                             (long long)v, (long long)avro_cursor_off(c), avro_cursor_left(c));
+    if (avro_read_long(c, &v, err) < 0)
+        return FLOE_ECORRUPT;
+    if (FLOE_UNLIKELY(v < 0 || (uint64_t)v > avro_cursor_left(c))) {
+        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
+                      "length %lld at byte %lld passes the end of the data (%zu left)",
+                      (long long)v, (long long)avro_cursor_off(c), avro_cursor_left(c));
+        return FLOE_ECORRUPT;
+    }
     *out = (size_t)v;
     return 0;
 }
 
 static inline int avro_need(avro_cursor *c, size_t n, floe_error *err) {
-    if (FLOE_UNLIKELY(avro_cursor_left(c) < n))
-        return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                             "truncated: need %zu bytes at byte %lld, %zu left", n,
-                             (long long)avro_cursor_off(c), avro_cursor_left(c));
+    if (FLOE_UNLIKELY(avro_cursor_left(c) < n)) {
+        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
+                      "truncated: need %zu bytes at byte %lld, %zu left", n,
+                      (long long)avro_cursor_off(c), avro_cursor_left(c));
+        return FLOE_ECORRUPT;
+    }
     return 0;
 }
 

@@ -818,13 +818,17 @@ static int inflate_block(floe_avro_reader *r, const uint8_t *src, size_t n, floe
     size_t left = n;
     while (zrc != Z_STREAM_END) {
         if (r->block.cap - r->block.len < 4096) {
+            size_t room_to_cap = r->max_block_bytes - r->block.len;
             size_t want = r->block.len < 65536 ? 65536 : r->block.len;
-            int brc = floe_buf_reserve(&r->block, want);
-            if (brc == FLOE_ELIMIT && r->block.cap > r->block.len)
-                brc = 0; /* use what room is left; the cap check is below */
-            if (brc < 0) {
-                rc = floe_error_set(err, brc == FLOE_ENOMEM ? FLOE_ENOMEM : FLOE_ECORRUPT,
-                                    "deflate: block inflates past %zu bytes", r->max_block_bytes);
+            if (want > room_to_cap)
+                want = room_to_cap;
+            if (want == 0 && r->block.cap == r->block.len) {
+                rc = floe_error_set(err, FLOE_ECORRUPT, "deflate: block inflates past %zu "
+                                    "bytes", r->max_block_bytes);
+                break;
+            }
+            if (want && floe_buf_reserve(&r->block, want) < 0) {
+                rc = floe_error_set(err, FLOE_ENOMEM, "deflate: out of memory");
                 break;
             }
         }
@@ -847,11 +851,6 @@ static int inflate_block(floe_avro_reader *r, const uint8_t *src, size_t n, floe
         if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
             rc = floe_error_set(err, zrc == Z_MEM_ERROR ? FLOE_ENOMEM : FLOE_ECORRUPT,
                                 "deflate: %s", zs.msg ? zs.msg : "bad data");
-            break;
-        }
-        if (r->block.len >= r->max_block_bytes && zs.avail_out == 0) {
-            rc = floe_error_set(err, FLOE_ECORRUPT, "deflate: block inflates past %zu bytes",
-                                r->max_block_bytes);
             break;
         }
     }

@@ -339,7 +339,7 @@ TEST(test_encode_helpers) {
     floe_buf_free(&b);
     /* truncated and overlong varints */
     avro_cursor c;
-    int64_t v;
+    int64_t v = 0;
     avro_cursor_init(&c, (const uint8_t *)"\x80\x80", 2, 0);
     CHECK_EQ_INT(avro_read_long(&c, &v, NULL), FLOE_ECORRUPT);
     avro_cursor_init(&c, (const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x81\x00", 11,
@@ -1035,6 +1035,26 @@ TEST(test_corrupt_snappy_crc) {
     floe_buf_free(&f);
 }
 
+/* A block that inflates past the cap fails cleanly, for every codec. */
+TEST(test_block_cap) {
+    floe_codec codecs[] = {FLOE_CODEC_UNCOMPRESSED, FLOE_CODEC_DEFLATE, FLOE_CODEC_SNAPPY,
+                           FLOE_CODEC_ZSTD};
+    for (size_t ci = 0; ci < 4; ci++) {
+        floe_buf f;
+        floe_buf_init(&f, 0);
+        make_simple_file(&f, codecs[ci], 400, 0); /* one block of ~5 KB */
+        floe_avro_reader_options ro = {.max_block_bytes = 1000};
+        floe_error err;
+        floe_error_clear(&err);
+        CHECK_EQ_INT(read_all(f.data, f.len, &ro, NULL, 0, &err), FLOE_ECORRUPT);
+        ro.max_block_bytes = 0;
+        CHECK_EQ_INT(read_all(f.data, f.len, &ro, NULL, 0, &err), 400);
+        ro.max_block_records = 399;
+        CHECK_EQ_INT(read_all(f.data, f.len, &ro, NULL, 0, &err), FLOE_ECORRUPT);
+        floe_buf_free(&f);
+    }
+}
+
 /* ---- failure injection ---------------------------------------------------------------- */
 
 TEST(test_alloc_failures) {
@@ -1480,6 +1500,7 @@ int main(void) {
     RUN(test_corrupt_every_byte);
     RUN(test_corrupt_hostile_counts);
     RUN(test_corrupt_snappy_crc);
+    RUN(test_block_cap);
     RUN(test_alloc_failures);
     RUN(test_file_io);
     RUN(test_avsc_reads_floe);
