@@ -1,0 +1,231 @@
+/*
+ * floe/parquet_reader.h - reading Parquet files written by any writer.
+ *
+ * A reader opens a file through FileIO (footer first, then only the column chunks it
+ * needs), decodes the footer, builds the Parquet schema tree and, when the file's types
+ * can be expressed in Iceberg, a floe_schema. Reading is one row group at a time: the
+ * projected leaf columns of a row group are decoded page by page straight into
+ * floe_colbufs (def/rep levels + non-null values, floe/column.h), so memory is bounded
+ * by the row group, not the file.
+ *
+ * Values in the colbufs are in floe's in-memory form for the leaf's value type, which
+ * may differ from the file's physical type:
+ *   INT96 timestamps       -> INT64 microseconds since the epoch
+ *   FLOAT16                -> FLOAT
+ *   UINT_32 / UINT(32)     -> INT64
+ *   TIME/TIMESTAMP millis  -> INT64 microseconds (TIME nanos -> microseconds)
+ *   DECIMAL(P,S)           -> Iceberg's layout: INT32 (P<=9), INT64 (P<=18), else FIXED
+ *                             of floe_decimal_bytes(P) bytes, big-endian
+ * Everything else keeps its physical layout. The levels are the file's own (a legacy
+ * two-level list keeps its two levels).
+ *
+ * Filtering: floe_pq_reader_set_filter() takes an expression over leaf columns
+ *   expr   := or ; or := and ("OR" and)* ; and := not ("AND" not)* ;
+ *   not    := "NOT" not | "(" expr ")" | cmp
+ *   cmp    := column op literal | column ["NOT"] "IN" "(" literal, ... ")"
+ *           | column "IS" ["NOT"] "NULL"
+ *   op     := = | != | <> | < | <= | > | >=
+ *   column := dotted path (a.b.c), optionally "double-quoted" or `backquoted`
+ *   literal:= number | 'string' | true | false | null
+ * Literals are typed from the column (dates 'YYYY-MM-DD', timestamps as ISO strings,
+ * decimals exactly). Row groups are skipped by column statistics, pages by the page
+ * index; floe_pq_reader_row_matches() is the exact per-row filter (SQL three-valued
+ * logic: a row matches when the expression is TRUE). Comparison semantics: numbers by
+ * value (NaN compares false except with !=), strings and binaries bytewise unsigned.
+ *
+ * Errors: FLOE_ECORRUPT (malformed input; message names the row group, column, page and
+ * byte offset), FLOE_EENCRYPTED ("encrypted Parquet is not supported"),
+ * FLOE_EUNSUPPORTED ("unsupported: <feature>"), FLOE_ELIMIT (a cap), FLOE_ENOMEM,
+ * FLOE_EIO.
+ */
+#ifndef FLOE_PARQUET_READER_H
+#define FLOE_PARQUET_READER_H
+
+#include "floe/column.h"
+#include "floe/common.h"
+#include "floe/io.h"
+#include "floe/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_pq_reader floe_pq_reader;
+
+typedef struct floe_pq_reader_options {
+    size_t max_footer_bytes; /* 0 = 64 MiB: larger footers are FLOE_ELIMIT */
+    size_t max_chunk_bytes;  /* 0 = 2 GiB: one column chunk's stored size */
+    bool skip_crc;           /* do not verify page CRCs (default: verify when present) */
+} floe_pq_reader_options;
+
+/* One node of the file's Parquet schema tree (borrowed from the reader, valid until
+ * floe_pq_reader_close). */
+typedef struct floe_pq_node floe_pq_node;
+struct floe_pq_node {
+    const char *name;
+    const char *path;        /* dotted path below the root: "a.list.element" */
+    int repetition;          /* 0 required, 1 optional, 2 repeated */
+    int phys;                /* physical type (floe_phys numbering = parquet Type), -1 group */
+    int32_t type_length;     /* FIXED_LEN_BYTE_ARRAY width */
+    int converted_type;      /* parquet ConvertedType, -1 if absent */
+    int logical_kind;        /* parquet LogicalType member id, 0 if absent */
+    const char *type_text;   /* "INT64 TIMESTAMP(MICROS,true)", "group LIST", ... */
+    bool has_field_id;
+    int32_t field_id;        /* thrift 9: field_id */
+    int16_t def_level;       /* max definition level at this node */
+    int16_t rep_level;       /* max repetition level at this node */
+    int32_t column;          /* leaves: column index (file order); groups: -1 */
+    const floe_pq_node *parent; /* NULL for the root */
+    const floe_pq_node *children;
+    size_t nchildren;
+    /* leaves: the value type floe decodes to (see the table above) */
+    floe_type_id value_type;
+    int32_t precision, scale; /* decimals */
+    bool is_unsigned;        /* UINT_64 kept in an INT64: print and compare unsigned */
+};
+
+typedef struct floe_pq_file_info {
+    int32_t version;
+    int64_t num_rows;
+    size_t num_row_groups;
+    size_t num_columns;
+    const char *created_by;  /* NULL if absent */
+    size_t num_kv;           /* key-value metadata entries */
+    int64_t file_size;
+    int64_t footer_length;
+} floe_pq_file_info;
+
+typedef struct floe_pq_row_group_info {
+    int64_t num_rows;
+    int64_t total_byte_size;       /* uncompressed */
+    int64_t compressed_size;       /* sum of the chunks' stored sizes */
+    int64_t file_offset;           /* -1 if absent */
+    int32_t ordinal;               /* -1 if absent */
+} floe_pq_row_group_info;
+
+typedef struct floe_pq_chunk_info {
+    const char *path;              /* dotted path_in_schema */
+    int phys;                      /* physical type */
+    int codec;                     /* floe_codec */
+    int64_t num_values;
+    int64_t compressed_size, uncompressed_size;
+    int64_t data_page_offset;
+    int64_t dictionary_page_offset; /* -1 if absent */
+    const int32_t *encodings;      /* parquet Encoding ids (borrowed) */
+    size_t n_encodings;
+    bool has_statistics;
+    bool has_min_max;              /* usable min/max for this column's type */
+    int64_t null_count;            /* -1 if absent */
+    int64_t distinct_count;        /* -1 if absent */
+    bool has_column_index, has_offset_index, has_bloom_filter;
+    size_t num_kv;                 /* column chunk key-value metadata entries */
+} floe_pq_chunk_info;
+
+/* Counters for one reader since open (or the last floe_pq_reader_rewind). */
+typedef struct floe_pq_read_stats {
+    int64_t row_groups_read, row_groups_skipped;
+    int64_t pages_read, pages_skipped; /* data pages */
+    int64_t rows_read;                 /* rows decoded into colbufs */
+    int64_t bytes_read;                /* bytes fetched for column chunks */
+} floe_pq_read_stats;
+
+/* Projected columns of one row group (borrowed from the reader; valid until the next
+ * read or close). cols[i] holds leaf nodes[i]; cols[i].field is the Iceberg leaf when
+ * the file maps onto Iceberg, else NULL. */
+typedef struct floe_pq_rowset {
+    size_t ncols;
+    floe_colbuf *cols;
+    const floe_pq_node **nodes;
+    int64_t nrows;                 /* rows held (after page skipping) */
+    size_t row_group;              /* which row group */
+} floe_pq_rowset;
+
+/* ---- open / close ----------------------------------------------------------------- */
+/* Open uri, read and validate the footer. opts may be NULL. */
+int floe_pq_reader_open(const char *uri, const floe_pq_reader_options *opts,
+                        floe_pq_reader **out, floe_error *err);
+/* Same over an already open input; takes ownership of `in` (closed on failure too). */
+int floe_pq_reader_open_input(floe_input *in, const floe_pq_reader_options *opts,
+                              floe_pq_reader **out, floe_error *err);
+/* Same over bytes in memory (borrowed: p must outlive the reader). name is used in
+ * messages. */
+int floe_pq_reader_open_memory(const uint8_t *p, size_t n, const char *name,
+                               const floe_pq_reader_options *opts, floe_pq_reader **out,
+                               floe_error *err);
+void floe_pq_reader_close(floe_pq_reader *r); /* accepts NULL */
+
+/* ---- metadata ----------------------------------------------------------------------- */
+void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_file_info *out);
+/* File key-value metadata entry i: value may be NULL (absent). */
+void floe_pq_reader_kv(const floe_pq_reader *r, size_t i, const char **key,
+                       const char **value, size_t *value_len);
+const floe_pq_node *floe_pq_reader_root(const floe_pq_reader *r);
+const floe_pq_node *floe_pq_reader_leaf(const floe_pq_reader *r, size_t column);
+void floe_pq_reader_row_group_info(const floe_pq_reader *r, size_t rg,
+                                   floe_pq_row_group_info *out);
+void floe_pq_reader_chunk_info(const floe_pq_reader *r, size_t rg, size_t column,
+                               floe_pq_chunk_info *out);
+/* Column chunk key-value metadata entry i. */
+void floe_pq_reader_chunk_kv(const floe_pq_reader *r, size_t rg, size_t column, size_t i,
+                             const char **key, const char **value, size_t *value_len);
+/* Append the chunk's min (want_max false) or max statistic as a JSON value to out.
+ * FLOE_ENOTFOUND when the chunk has no usable statistic. */
+int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t column,
+                                   bool want_max, floe_buf *out, floe_error *err);
+/* "PLAIN", "RLE_DICTIONARY", ... ("UNKNOWN(n)" is not produced: returns "UNKNOWN"). */
+const char *floe_pq_encoding_name(int encoding);
+/* The file as an Iceberg schema (field ids from the file, or assigned depth-first from
+ * 1 when the file has none). FLOE_EUNSUPPORTED ("unsupported: ...") when the file holds
+ * something Iceberg cannot express. Borrowed; valid until close. */
+int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
+                                  floe_error *err);
+
+/* ---- projection and filtering ----------------------------------------------------- */
+/* Select the columns under the given nodes (dotted paths of the Parquet tree, e.g. "a",
+ * "a.b", "m.key_value.key"; a top-level name selects the whole field). n == 0 selects
+ * every column (the default). FLOE_ENOTFOUND names an unknown path. */
+int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, size_t n,
+                                floe_error *err);
+/* Same by Parquet field id. */
+int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
+                              floe_error *err);
+/* Parse expr (see above) and use it to skip row groups and pages; NULL clears. Columns
+ * the filter needs are read even when not selected (they are not printed). FLOE_EINVALID
+ * for a syntax or typing error, FLOE_ENOTFOUND for an unknown column,
+ * FLOE_EUNSUPPORTED for a repeated column. */
+int floe_pq_reader_set_filter(floe_pq_reader *r, const char *expr, floe_error *err);
+/* Disable row-group and page skipping (the filter stays usable per row). For tests. */
+void floe_pq_reader_set_pruning(floe_pq_reader *r, bool row_groups, bool pages);
+
+/* ---- reading ----------------------------------------------------------------------- */
+/* Read the next row group that may match the filter. Returns 1 with *out set, 0 at the
+ * end of the file, or a negative error. */
+int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_error *err);
+/* Read row group rg (no statistics skipping; page skipping still applies). */
+int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
+                                  floe_error *err);
+/* Start again at row group 0 and zero the counters. */
+void floe_pq_reader_rewind(floe_pq_reader *r);
+void floe_pq_reader_stats(const floe_pq_reader *r, floe_pq_read_stats *out);
+
+/* ---- rows --------------------------------------------------------------------------- */
+typedef enum floe_pq_row_format {
+    FLOE_PQ_ROWS_NDJSON = 0,   /* one JSON object per line, human-friendly values */
+    FLOE_PQ_ROWS_CANONICAL,    /* the NDJSON form of tests/js/read_parquet.mjs */
+    FLOE_PQ_ROWS_CSV,          /* header line, then one line per row (nested as JSON) */
+} floe_pq_row_format;
+
+/* Called with formatted output; returns 0 or a negative floe code to stop. */
+typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n);
+
+/* Assemble every row of every (remaining) row group from its levels, keep the rows the
+ * filter matches exactly, stop after limit rows (limit < 0: no limit), and write them in
+ * `format` to sink. *rows_out (may be NULL) receives the rows written. */
+int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
+                        floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
+                        floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

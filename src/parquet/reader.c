@@ -1,0 +1,1564 @@
+/*
+ * reader.c - the Parquet reader: footer, metadata accessors, column chunks and pages.
+ *
+ * Specs: parquet-format README ("File format", "Data Pages", "Column chunks", "Checksumming"),
+ * parquet.thrift (PageHeader, DataPageHeader[V2], DictionaryPageHeader), Encodings.md,
+ * Compression.md, PageIndex.md (OffsetIndex for page skipping).
+ *
+ * Reading order: the last 8 bytes (footer length + magic), then the footer, then for each
+ * row group only the projected column chunks (one ranged read per chunk; with page
+ * skipping, one per dictionary prefix and per selected page).
+ *
+ * Invariants:
+ *   - Every size, count and offset from the file is checked against the bytes that remain,
+ *     the chunk's range or a cap before anything is allocated or read from it.
+ *   - Pages decode straight into the slot's colbuf: levels at nlevels.., values at
+ *     nvalues..; a page either appends completely or the read fails.
+ *   - Values are in the in-memory form of parquet_reader.h (conversion happens once, when
+ *     a value or a dictionary entry is decoded).
+ *   - With a row selection every slot holds exactly the selected rows, in order.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "parquet/encoding.h"
+#include "parquet/reader_internal.h"
+
+#define PQ_DEFAULT_MAX_FOOTER ((size_t)64 << 20)
+#define PQ_DEFAULT_MAX_CHUNK ((size_t)2 << 30)
+#define PQ_MAX_PAGE_BYTES ((size_t)1 << 30)  /* one page, stored or decompressed */
+#define PQ_MAX_PAGE_LEVELS ((int64_t)1 << 26) /* level entries in one page */
+#define PQ_MAX_INDEX_BYTES ((size_t)64 << 20) /* one column's offset/column index */
+
+static const uint8_t MAGIC[4] = {'P', 'A', 'R', '1'};
+static const uint8_t MAGIC_ENC[4] = {'P', 'A', 'R', 'E'};
+
+/* ---- source ------------------------------------------------------------------------ */
+
+static int src_read(floe_pq_reader *r, int64_t off, void *buf, size_t n, floe_error *err) {
+    if (off < 0 || (uint64_t)off > (uint64_t)r->file_size ||
+        n > (uint64_t)(r->file_size - off))
+        return floe_error_at(err, FLOE_ECORRUPT, off,
+                             "%s: read of %zu bytes at offset %lld is past the end of the "
+                             "file (%lld bytes)",
+                             r->name, n, (long long)off, (long long)r->file_size);
+    if (n == 0)
+        return 0;
+    if (r->mem) {
+        memcpy(buf, r->mem + off, n);
+        return 0;
+    }
+    return floe_input_read_at(r->in, off, buf, n, err);
+}
+
+/* Read [off, off+n) into b (replacing its contents). */
+static int src_read_buf(floe_pq_reader *r, int64_t off, size_t n, floe_buf *b,
+                        floe_error *err) {
+    b->len = 0;
+    int rc = floe_buf_reserve(b, n ? n : 1);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: cannot buffer %zu bytes", r->name, n);
+    FLOE_FORWARD_IF_ERROR(src_read(r, off, b->data, n, err));
+    b->len = n;
+    r->stats.bytes_read += (int64_t)n;
+    return 0;
+}
+
+/* ---- open ------------------------------------------------------------------------------ */
+
+static int validate_metadata(floe_pq_reader *r, floe_error *err) {
+    const floe_pq_file_metadata *md = &r->md;
+    if (md->num_rows < 0)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: footer: negative num_rows", r->name);
+    for (size_t g = 0; g < md->n_row_groups; g++) {
+        const floe_pq_row_group *rg = &md->row_groups[g];
+        if (rg->num_rows < 0)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: row group %zu: negative num_rows", r->name, g);
+        if (rg->n_columns != r->nleaves)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: row group %zu: %zu column chunks for %zu schema columns",
+                                  r->name, g, rg->n_columns, r->nleaves);
+        for (size_t c = 0; c < rg->n_columns; c++) {
+            const floe_pq_column_chunk *cc = &rg->columns[c];
+            const char *path = r->leaves[c].node->path;
+            if (!cc->has_meta_data) {
+                if (cc->file_path)
+                    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                          "%s: unsupported: column chunk in another file (%s)",
+                                          r->name, cc->file_path);
+                return floe_error_set(err, FLOE_ECORRUPT,
+                                      "%s: row group %zu: column %s: no column metadata",
+                                      r->name, g, path);
+            }
+            const floe_pq_column_metadata *m = &cc->meta_data;
+            if (m->type != r->leaves[c].src_phys)
+                return floe_error_set(err, FLOE_ECORRUPT,
+                                      "%s: row group %zu: column %s: chunk type %d differs "
+                                      "from the schema's %d",
+                                      r->name, g, path, m->type, r->leaves[c].src_phys);
+            if (m->num_values < 0 || m->total_compressed_size < 0 ||
+                m->total_uncompressed_size < 0 || m->data_page_offset < 0)
+                return floe_error_set(err, FLOE_ECORRUPT,
+                                      "%s: row group %zu: column %s: negative size or offset",
+                                      r->name, g, path);
+        }
+    }
+    return 0;
+}
+
+static int reader_init(floe_pq_reader *r, floe_error *err) {
+    int rc = 0;
+    uint8_t tail[8], head[4];
+    if (r->file_size < 12)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "%s: not a Parquet file (%lld bytes, need at least 12)", r->name,
+                              (long long)r->file_size);
+    FLOE_FORWARD_IF_ERROR(src_read(r, r->file_size - 8, tail, 8, err));
+    FLOE_FORWARD_IF_ERROR(src_read(r, 0, head, 4, err));
+    if (!memcmp(tail + 4, MAGIC_ENC, 4) || !memcmp(head, MAGIC_ENC, 4))
+        return floe_error_set(err, FLOE_EENCRYPTED,
+                              "%s: encrypted Parquet is not supported (PARE magic)", r->name);
+    if (memcmp(tail + 4, MAGIC, 4) || memcmp(head, MAGIC, 4))
+        return floe_error_at(err, FLOE_ECORRUPT, memcmp(head, MAGIC, 4) ? 0 : r->file_size - 4,
+                             "%s: not a Parquet file (bad magic)", r->name);
+    uint32_t flen = floe_load_le32(tail);
+    if ((int64_t)flen > r->file_size - 12)
+        return floe_error_at(err, FLOE_ECORRUPT, r->file_size - 8,
+                             "%s: footer length %u exceeds the file (%lld bytes)", r->name,
+                             flen, (long long)r->file_size);
+    if (flen > r->opts.max_footer_bytes)
+        return floe_error_set(err, FLOE_ELIMIT, "%s: footer of %u bytes exceeds the %zu cap",
+                              r->name, flen, r->opts.max_footer_bytes);
+    if (flen == 0)
+        return floe_error_at(err, FLOE_ECORRUPT, r->file_size - 8, "%s: empty footer", r->name);
+    r->footer_len = flen;
+    r->footer_start = r->file_size - 8 - (int64_t)flen;
+    floe_buf fb;
+    floe_buf_init(&fb, 0);
+    rc = src_read_buf(r, r->footer_start, flen, &fb, err);
+    r->stats.bytes_read = 0;
+    if (rc < 0) {
+        floe_buf_free(&fb);
+        return rc;
+    }
+    /* decoded structures are a bounded multiple of the footer's bytes */
+    r->arena.cap = (size_t)flen * 48 + ((size_t)64 << 20);
+    rc = floe_pq_file_metadata_decode(fb.data, fb.len, r->footer_start, &r->arena, &r->md, err);
+    floe_buf_free(&fb);
+    if (rc < 0) {
+        if (err)
+            floe_error_prefix(err, "%s: ", r->name);
+        return rc;
+    }
+    rc = floe_pq_file_metadata_check_encryption(&r->md, err);
+    if (rc < 0) {
+        if (err)
+            floe_error_prefix(err, "%s: ", r->name);
+        return rc;
+    }
+    FLOE_FORWARD_IF_ERROR(pq_schema_build(r, err));
+    FLOE_FORWARD_IF_ERROR(validate_metadata(r, err));
+    r->selected = floe_arena_alloc(&r->arena, (r->nleaves + 1) * sizeof *r->selected);
+    r->needed = floe_arena_alloc(&r->arena, (r->nleaves + 1) * sizeof *r->needed);
+    r->slot_of_col = floe_arena_alloc(&r->arena, (r->nleaves + 1) * sizeof *r->slot_of_col);
+    if (!r->selected || !r->needed || !r->slot_of_col)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->selected[i] = true;
+    r->plan_dirty = true;
+    r->prune_rg = r->prune_pages = true;
+    r->codec = floe_codec_ctx_new();
+    return 0;
+}
+
+static floe_pq_reader *reader_new(const char *name, const floe_pq_reader_options *opts) {
+    floe_pq_reader *r = floe_calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->name = floe_strdup(name ? name : "parquet");
+    if (!r->name) {
+        floe_free(r);
+        return NULL;
+    }
+    if (opts)
+        r->opts = *opts;
+    if (!r->opts.max_footer_bytes)
+        r->opts.max_footer_bytes = PQ_DEFAULT_MAX_FOOTER;
+    if (!r->opts.max_chunk_bytes)
+        r->opts.max_chunk_bytes = PQ_DEFAULT_MAX_CHUNK;
+    floe_arena_init(&r->arena, 64 << 10);
+    floe_buf_init(&r->chunk, 0);
+    floe_buf_init(&r->page, 0);
+    floe_buf_init(&r->stage, 0);
+    floe_buf_init(&r->stage_bytes, 0);
+    return r;
+}
+
+static int finish_open(floe_pq_reader *r, floe_pq_reader **out, floe_error *err) {
+    int rc = reader_init(r, err);
+    if (rc < 0) {
+        floe_pq_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int floe_pq_reader_open_input(floe_input *in, const floe_pq_reader_options *opts,
+                              floe_pq_reader **out, floe_error *err) {
+    floe_pq_reader *r = reader_new(floe_input_uri(in), opts);
+    if (!r) {
+        floe_input_close(in);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    r->in = in;
+    r->file_size = floe_input_size(in);
+    return finish_open(r, out, err);
+}
+
+int floe_pq_reader_open(const char *uri, const floe_pq_reader_options *opts,
+                        floe_pq_reader **out, floe_error *err) {
+    floe_input *in = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_input_open(uri, &in, err));
+    return floe_pq_reader_open_input(in, opts, out, err);
+}
+
+int floe_pq_reader_open_memory(const uint8_t *p, size_t n, const char *name,
+                               const floe_pq_reader_options *opts, floe_pq_reader **out,
+                               floe_error *err) {
+    floe_pq_reader *r = reader_new(name, opts);
+    if (!r)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    r->mem = p;
+    r->mem_len = n;
+    r->file_size = (int64_t)n;
+    return finish_open(r, out, err);
+}
+
+static void free_slots(floe_pq_reader *r) {
+    if (r->cols)
+        for (size_t i = 0; i < r->nslots; i++)
+            floe_colbuf_free(&r->cols[i]);
+    floe_free(r->cols);
+    floe_free(r->rs_nodes);
+    r->cols = NULL;
+    r->rs_nodes = NULL;
+    r->nslots = 0;
+}
+
+void floe_pq_reader_close(floe_pq_reader *r) {
+    if (!r)
+        return;
+    free_slots(r);
+    floe_colbuf_free(&r->dict);
+    floe_buf_free(&r->chunk);
+    floe_buf_free(&r->page);
+    floe_buf_free(&r->stage);
+    floe_buf_free(&r->stage_bytes);
+    floe_free(r->idx);
+    floe_free(r->stage_offsets);
+    floe_codec_ctx_free(r->codec);
+    floe_schema_free(r->iceberg);
+    floe_free(r->ice_leaf);
+    floe_arena_reset(&r->arena);
+    if (r->in)
+        floe_input_close(r->in);
+    floe_free(r->name);
+    floe_free(r);
+}
+
+/* ---- metadata accessors ------------------------------------------------------------- */
+
+void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_file_info *out) {
+    memset(out, 0, sizeof *out);
+    out->version = r->md.version;
+    out->num_rows = r->md.num_rows;
+    out->num_row_groups = r->md.n_row_groups;
+    out->num_columns = r->nleaves;
+    out->created_by = r->md.created_by;
+    out->num_kv = r->md.n_kv;
+    out->file_size = r->file_size;
+    out->footer_length = r->footer_len;
+}
+
+void floe_pq_reader_kv(const floe_pq_reader *r, size_t i, const char **key,
+                       const char **value, size_t *value_len) {
+    const floe_pq_key_value *kv = &r->md.key_value_metadata[i];
+    *key = kv->key ? kv->key : "";
+    *value = kv->value;
+    *value_len = kv->value ? kv->value_len : 0;
+}
+
+const floe_pq_node *floe_pq_reader_root(const floe_pq_reader *r) { return r->nodes; }
+
+const floe_pq_node *floe_pq_reader_leaf(const floe_pq_reader *r, size_t column) {
+    return column < r->nleaves ? r->leaves[column].node : NULL;
+}
+
+void floe_pq_reader_row_group_info(const floe_pq_reader *r, size_t rg,
+                                   floe_pq_row_group_info *out) {
+    const floe_pq_row_group *g = &r->md.row_groups[rg];
+    memset(out, 0, sizeof *out);
+    out->num_rows = g->num_rows;
+    out->total_byte_size = g->total_byte_size;
+    int64_t cs = 0;
+    for (size_t c = 0; c < g->n_columns; c++)
+        cs += g->columns[c].meta_data.total_compressed_size;
+    out->compressed_size = g->has_total_compressed_size ? g->total_compressed_size : cs;
+    out->file_offset = g->has_file_offset ? g->file_offset : -1;
+    out->ordinal = g->has_ordinal ? g->ordinal : -1;
+}
+
+static const floe_pq_statistics *chunk_stats(const floe_pq_reader *r, size_t rg, size_t col) {
+    const floe_pq_column_metadata *m = &r->md.row_groups[rg].columns[col].meta_data;
+    return m->has_statistics ? &m->statistics : NULL;
+}
+
+/* The usable min and max bytes of a statistics struct for this leaf. */
+bool pq_stats_min_max(const pq_leaf *lf, const floe_pq_statistics *s, floe_pq_bytes *mn,
+                          floe_pq_bytes *mx) {
+    if (!s || lf->src_phys == FLOE_PQ_INT96 || lf->ck == PQ_CK_NONE)
+        return false;
+    if (s->has_min_value && s->has_max_value) {
+        *mn = s->min_value;
+        *mx = s->max_value;
+        return true;
+    }
+    if (s->has_min && s->has_max && lf->stats_signed_ok) {
+        *mn = s->min;
+        *mx = s->max;
+        return true;
+    }
+    return false;
+}
+
+void floe_pq_reader_chunk_info(const floe_pq_reader *r, size_t rg, size_t column,
+                               floe_pq_chunk_info *out) {
+    const floe_pq_column_chunk *cc = &r->md.row_groups[rg].columns[column];
+    const floe_pq_column_metadata *m = &cc->meta_data;
+    memset(out, 0, sizeof *out);
+    out->path = r->leaves[column].node->path;
+    out->phys = m->type;
+    out->codec = m->codec;
+    out->num_values = m->num_values;
+    out->compressed_size = m->total_compressed_size;
+    out->uncompressed_size = m->total_uncompressed_size;
+    out->data_page_offset = m->data_page_offset;
+    out->dictionary_page_offset = m->has_dictionary_page_offset ? m->dictionary_page_offset : -1;
+    out->encodings = m->encodings;
+    out->n_encodings = m->n_encodings;
+    out->has_statistics = m->has_statistics;
+    floe_pq_bytes a, b;
+    out->has_min_max = r->leaves[column].ck != PQ_CK_NONE &&
+                       pq_stats_min_max(&r->leaves[column], chunk_stats(r, rg, column), &a, &b);
+    out->null_count = m->has_statistics && m->statistics.has_null_count
+                          ? m->statistics.null_count : -1;
+    out->distinct_count = m->has_statistics && m->statistics.has_distinct_count
+                              ? m->statistics.distinct_count : -1;
+    out->has_column_index = cc->has_column_index;
+    out->has_offset_index = cc->has_offset_index;
+    out->has_bloom_filter = m->has_bloom_filter_offset;
+    out->num_kv = m->n_kv;
+}
+
+void floe_pq_reader_chunk_kv(const floe_pq_reader *r, size_t rg, size_t column, size_t i,
+                             const char **key, const char **value, size_t *value_len) {
+    const floe_pq_key_value *kv = &r->md.row_groups[rg].columns[column].meta_data
+                                       .key_value_metadata[i];
+    *key = kv->key ? kv->key : "";
+    *value = kv->value;
+    *value_len = kv->value ? kv->value_len : 0;
+}
+
+int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t column,
+                                   bool want_max, floe_buf *out, floe_error *err) {
+    floe_pq_bytes mn, mx;
+    const pq_leaf *lf = &r->leaves[column];
+    if (!pq_stats_min_max(lf, chunk_stats(r, rg, column), &mn, &mx))
+        return floe_error_set(err, FLOE_ENOTFOUND, "no statistics");
+    floe_pq_bytes b = want_max ? mx : mn;
+    int rc = pq_format_stat_json(lf, b.p, b.n, out);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: statistics of %s unreadable", r->name,
+                              lf->node->path);
+    return 0;
+}
+
+const char *floe_pq_encoding_name(int e) {
+    switch (e) {
+    case 0: return "PLAIN";
+    case 2: return "PLAIN_DICTIONARY";
+    case 3: return "RLE";
+    case 4: return "BIT_PACKED";
+    case 5: return "DELTA_BINARY_PACKED";
+    case 6: return "DELTA_LENGTH_BYTE_ARRAY";
+    case 7: return "DELTA_BYTE_ARRAY";
+    case 8: return "RLE_DICTIONARY";
+    case 9: return "BYTE_STREAM_SPLIT";
+    default: return "UNKNOWN";
+    }
+}
+
+int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
+                                  floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(pq_schema_iceberg(r, err));
+    *out = r->iceberg;
+    return 0;
+}
+
+/* ---- projection ----------------------------------------------------------------------- */
+
+static void select_under(floe_pq_reader *r, const floe_pq_node *nd) {
+    if (nd->column >= 0)
+        r->selected[nd->column] = true;
+    for (size_t i = 0; i < nd->nchildren; i++)
+        select_under(r, &nd->children[i]);
+}
+
+static const floe_pq_node *find_path(const floe_pq_node *nd, const char *path) {
+    if (nd->parent && !strcmp(nd->path, path))
+        return nd;
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        const floe_pq_node *c = &nd->children[i];
+        size_t cl = strlen(c->path);
+        if (!strncmp(path, c->path, cl) && (path[cl] == 0 || path[cl] == '.')) {
+            const floe_pq_node *f = find_path(c, path);
+            if (f)
+                return f;
+        }
+    }
+    return NULL;
+}
+
+const floe_pq_node *pq_find_path(const floe_pq_reader *r, const char *path) {
+    return find_path(r->nodes, path);
+}
+
+int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, size_t n,
+                                floe_error *err) {
+    for (size_t i = 0; i < n; i++)
+        if (!find_path(r->nodes, paths[i]))
+            return floe_error_set(err, FLOE_ENOTFOUND, "%s: no column '%s'", r->name, paths[i]);
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->selected[i] = n == 0;
+    for (size_t i = 0; i < n; i++)
+        select_under(r, find_path(r->nodes, paths[i]));
+    r->plan_dirty = true;
+    return 0;
+}
+
+static const floe_pq_node *find_id(const floe_pq_node *nd, int32_t id) {
+    if (nd->parent && nd->has_field_id && nd->field_id == id)
+        return nd;
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        const floe_pq_node *f = find_id(&nd->children[i], id);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
+                              floe_error *err) {
+    for (size_t i = 0; i < n; i++)
+        if (!find_id(r->nodes, ids[i]))
+            return floe_error_set(err, FLOE_ENOTFOUND, "%s: no field with id %d", r->name,
+                                  ids[i]);
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->selected[i] = n == 0;
+    for (size_t i = 0; i < n; i++)
+        select_under(r, find_id(r->nodes, ids[i]));
+    r->plan_dirty = true;
+    return 0;
+}
+
+int floe_pq_reader_set_filter(floe_pq_reader *r, const char *expr, floe_error *err) {
+    if (!expr || !*expr) {
+        r->filter = NULL;
+        r->plan_dirty = true;
+        return 0;
+    }
+    pq_expr *e = NULL;
+    FLOE_FORWARD_IF_ERROR(pq_filter_parse(r, expr, &e, err));
+    r->filter = e;
+    r->plan_dirty = true;
+    return 0;
+}
+
+void floe_pq_reader_set_pruning(floe_pq_reader *r, bool row_groups, bool pages) {
+    r->prune_rg = row_groups;
+    r->prune_pages = pages;
+}
+
+void floe_pq_reader_rewind(floe_pq_reader *r) {
+    r->next_rg = 0;
+    memset(&r->stats, 0, sizeof r->stats);
+}
+
+void floe_pq_reader_stats(const floe_pq_reader *r, floe_pq_read_stats *out) { *out = r->stats; }
+
+/* Lay out the slots (needed columns) and the assembly plan after a projection or filter
+ * change. */
+static int prepare(floe_pq_reader *r, floe_error *err) {
+    if (!r->plan_dirty)
+        return 0;
+    free_slots(r);
+    size_t n = 0;
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->needed[i] = r->selected[i];
+    if (r->filter)
+        pq_filter_columns(r->filter, r->needed);
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->slot_of_col[i] = r->needed[i] ? (int32_t)n++ : -1;
+    r->cols = floe_calloc(n ? n : 1, sizeof *r->cols);
+    r->rs_nodes = floe_calloc(n ? n : 1, sizeof *r->rs_nodes);
+    if (!r->cols || !r->rs_nodes)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    r->nslots = n;
+    if (!r->iceberg && !r->iceberg_rc)
+        (void)pq_schema_iceberg(r, NULL); /* optional: colbuf.field stays NULL without */
+    for (size_t i = 0; i < r->nleaves; i++) {
+        int32_t s = r->slot_of_col[i];
+        if (s < 0)
+            continue;
+        floe_colbuf *c = &r->cols[s];
+        const pq_leaf *lf = &r->leaves[i];
+        c->field = r->ice_leaf ? r->ice_leaf[i] : NULL;
+        c->phys = lf->out_phys;
+        c->width = lf->out_phys == FLOE_PHYS_BYTE_ARRAY ? 0 : lf->out_width;
+        c->max_def = lf->node->def_level;
+        c->max_rep = lf->node->rep_level;
+        r->rs_nodes[s] = lf->node;
+    }
+    FLOE_FORWARD_IF_ERROR(pq_plan_build(r, err));
+    r->rowset.cols = r->cols;
+    r->rowset.nodes = r->rs_nodes;
+    r->rowset.ncols = n;
+    r->plan_dirty = false;
+    return 0;
+}
+
+int pq_prepare(floe_pq_reader *r, floe_error *err) { return prepare(r, err); }
+
+/* ---- values ----------------------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: value = mant * 2^-24 */
+            float f = (float)mant * 5.9604644775390625e-8f;
+            return sign ? -f : f;
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 112) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static pq_i128 load_be_i128(const uint8_t *p, size_t n) {
+    /* sign-extended big-endian two's complement, n <= 16 */
+    uint64_t hi = n && (p[0] & 0x80) ? ~(uint64_t)0 : 0, lo = hi;
+    for (size_t i = 0; i < n; i++) {
+        hi = (hi << 8) | (lo >> 56);
+        lo = (lo << 8) | p[i];
+    }
+    return (pq_i128)(((unsigned __int128)hi << 64) | lo);
+}
+
+static void store_be_i128(uint8_t *p, size_t n, pq_i128 v) {
+    unsigned __int128 u = (unsigned __int128)v;
+    for (size_t i = n; i-- > 0;) {
+        p[i] = (uint8_t)u;
+        u >>= 8;
+    }
+}
+
+int pq_convert_one(const pq_leaf *lf, const uint8_t *src, size_t n, uint8_t *out) {
+    switch (lf->conv) {
+    case PQ_CONV_NONE:
+        memcpy(out, src, (size_t)lf->out_width);
+        return 0;
+    case PQ_CONV_INT96_US: {
+        uint64_t nanos = floe_load_le64(src);
+        int64_t jd = (int32_t)floe_load_le32(src + 8);
+        /* julian day 2440588 is 1970-01-01 */
+        int64_t ns = (int64_t)nanos;
+        int64_t us = ns / 1000 - (ns % 1000 < 0 ? 1 : 0);
+        uint64_t v = (uint64_t)(jd - 2440588) * 86400000000ull + (uint64_t)us;
+        floe_store_le64(out, v);
+        return 0;
+    }
+    case PQ_CONV_F16: {
+        float f = half_to_float((uint16_t)(src[0] | (src[1] << 8)));
+        memcpy(out, &f, 4);
+        return 0;
+    }
+    case PQ_CONV_U32_I64:
+        floe_store_le64(out, (uint64_t)floe_load_le32(src));
+        return 0;
+    case PQ_CONV_MS_US_32:
+        floe_store_le64(out, (uint64_t)((int64_t)(int32_t)floe_load_le32(src) * 1000));
+        return 0;
+    case PQ_CONV_MS_US_64:
+        floe_store_le64(out, floe_load_le64(src) * 1000u);
+        return 0;
+    case PQ_CONV_NS_US_64: {
+        int64_t ns = (int64_t)floe_load_le64(src);
+        int64_t us = ns / 1000 - (ns % 1000 < 0 ? 1 : 0);
+        floe_store_le64(out, (uint64_t)us);
+        return 0;
+    }
+    case PQ_CONV_DECIMAL: {
+        pq_i128 v;
+        if (lf->src_phys == FLOE_PQ_INT32)
+            v = (int32_t)floe_load_le32(src);
+        else if (lf->src_phys == FLOE_PQ_INT64)
+            v = (int64_t)floe_load_le64(src);
+        else {
+            if (lf->src_phys == FLOE_PQ_FIXED_LEN_BYTE_ARRAY)
+                n = (size_t)lf->src_width;
+            /* allow redundant sign bytes beyond 16 */
+            while (n > 16 && (src[0] == 0 || src[0] == 0xff) &&
+                   ((src[0] & 0x80) == (src[1] & 0x80))) {
+                src++;
+                n--;
+            }
+            if (n > 16)
+                return FLOE_ECORRUPT;
+            v = load_be_i128(src, n);
+        }
+        if (lf->out_phys == FLOE_PHYS_INT32)
+            floe_store_le32(out, (uint32_t)(int32_t)v);
+        else if (lf->out_phys == FLOE_PHYS_INT64)
+            floe_store_le64(out, (uint64_t)(int64_t)v);
+        else
+            store_be_i128(out, (size_t)lf->out_width, v);
+        return 0;
+    }
+    }
+    return FLOE_EINTERNAL;
+}
+
+static void value_from_mem(const pq_leaf *lf, const uint8_t *m, size_t n, pq_value *v) {
+    memset(v, 0, sizeof *v);
+    switch (lf->ck) {
+    case PQ_CK_BOOL: v->i = m[0] != 0; break;
+    case PQ_CK_I64:
+        v->i = lf->out_phys == FLOE_PHYS_INT32 ? (int64_t)(int32_t)floe_load_le32(m)
+                                              : (int64_t)floe_load_le64(m);
+        break;
+    case PQ_CK_U64: v->u = floe_load_le64(m); break;
+    case PQ_CK_F64:
+        if (lf->out_phys == FLOE_PHYS_FLOAT) {
+            float f;
+            memcpy(&f, m, 4);
+            v->d = f;
+        } else {
+            memcpy(&v->d, m, 8);
+        }
+        v->is_nan = isnan(v->d);
+        break;
+    case PQ_CK_DEC:
+        if (lf->out_phys == FLOE_PHYS_INT32)
+            v->dec = (int32_t)floe_load_le32(m);
+        else if (lf->out_phys == FLOE_PHYS_INT64)
+            v->dec = (int64_t)floe_load_le64(m);
+        else
+            v->dec = load_be_i128(m, n > 16 ? 16 : n);
+        break;
+    case PQ_CK_BYTES:
+    case PQ_CK_NONE:
+        v->p = m;
+        v->n = n;
+        break;
+    }
+}
+
+void pq_value_from_col(const pq_leaf *lf, const floe_colbuf *c, size_t i, pq_value *v) {
+    if (c->width == 0)
+        value_from_mem(lf, c->values + c->offsets[i], c->offsets[i + 1] - c->offsets[i], v);
+    else
+        value_from_mem(lf, c->values + i * (size_t)c->width, (size_t)c->width, v);
+}
+
+bool pq_value_from_stat(const pq_leaf *lf, const uint8_t *p, size_t n, pq_value *v) {
+    uint8_t tmp[32];
+    if (lf->ck == PQ_CK_NONE || lf->src_phys == FLOE_PQ_INT96)
+        return false;
+    if (lf->out_phys == FLOE_PHYS_BYTE_ARRAY) {
+        value_from_mem(lf, p, n, v);
+        return true;
+    }
+    if (lf->conv != PQ_CONV_NONE) {
+        if (lf->src_phys != FLOE_PQ_BYTE_ARRAY && n != (size_t)lf->src_width)
+            return false;
+        if (lf->out_width > (int32_t)sizeof tmp || pq_convert_one(lf, p, n, tmp) < 0)
+            return false;
+        value_from_mem(lf, tmp, (size_t)lf->out_width, v);
+    } else {
+        if (n != (size_t)lf->out_width)
+            return false;
+        value_from_mem(lf, p, n, v);
+    }
+    return !(lf->ck == PQ_CK_F64 && v->is_nan);
+}
+
+int pq_value_cmp(const pq_leaf *lf, const pq_value *a, const pq_value *b) {
+    switch (lf->ck) {
+    case PQ_CK_BOOL:
+    case PQ_CK_I64: return a->i < b->i ? -1 : a->i > b->i;
+    case PQ_CK_U64: return a->u < b->u ? -1 : a->u > b->u;
+    case PQ_CK_F64:
+        if (a->is_nan || b->is_nan)
+            return a->is_nan - b->is_nan;
+        return a->d < b->d ? -1 : a->d > b->d;
+    case PQ_CK_DEC: return a->dec < b->dec ? -1 : a->dec > b->dec;
+    default: {
+        size_t m = a->n < b->n ? a->n : b->n;
+        int c = m ? memcmp(a->p, b->p, m) : 0;
+        if (c)
+            return c < 0 ? -1 : 1;
+        return a->n < b->n ? -1 : a->n > b->n;
+    }
+    }
+}
+
+/* ---- page decoding ---------------------------------------------------------------------- */
+
+typedef struct chunk_ctx {
+    floe_pq_reader *r;
+    const pq_leaf *lf;
+    floe_colbuf *c;
+    size_t rg, col;
+    int codec;
+    bool have_dict;
+    int64_t levels;        /* level entries decoded in this chunk */
+    int64_t row;           /* file row index of the next row to start */
+    const int64_t *ranges; /* selection, NULL for all */
+    size_t nranges;
+    int64_t rows_kept;
+} chunk_ctx;
+
+static int cfail(chunk_ctx *x, floe_error *err, int code, int64_t off, const char *what) {
+    return floe_error_at(err, code, off, "%s: row group %zu: column %s: %s", x->r->name, x->rg,
+                         x->lf->node->path, what);
+}
+
+static int grow_u32(uint32_t **p, size_t *cap, size_t need) {
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n *= 2;
+    uint32_t *np = floe_realloc(*p, n * sizeof *np);
+    if (!np)
+        return FLOE_ENOMEM;
+    *p = np;
+    *cap = n;
+    return 0;
+}
+
+static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, size_t n,
+                         bool prefixed, int16_t *out, size_t count, size_t *used, int64_t off,
+                         floe_error *err) {
+    int bw = floe_bit_width((uint64_t)maxl);
+    if (enc == FLOE_PQ_ENC_RLE) {
+        const uint8_t *q = p;
+        size_t qn = n, pre = 0;
+        if (prefixed) {
+            if (n < 4)
+                return cfail(x, err, FLOE_ECORRUPT, off, "level length prefix truncated");
+            uint32_t len = floe_load_le32(p);
+            if (len > n - 4)
+                return cfail(x, err, FLOE_ECORRUPT, off, "level data longer than the page");
+            q = p + 4;
+            qn = len;
+            pre = 4;
+        }
+        FLOE_FORWARD_IF_ERROR(floe_rle_decode_i16(q, qn, bw, out, count, NULL, err));
+        *used = pre + qn;
+    } else if (enc == FLOE_PQ_ENC_BIT_PACKED) {
+        uint64_t bytes = ((uint64_t)count * (uint64_t)bw + 7) / 8;
+        if (bytes > n)
+            return cfail(x, err, FLOE_ECORRUPT, off, "bit-packed levels longer than the page");
+        FLOE_FORWARD_IF_ERROR(floe_bitpacked_decode_i16(p, (size_t)bytes, bw, out, count, NULL,
+                                                        err));
+        *used = (size_t)bytes;
+    } else {
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "%s: column %s: unsupported: level encoding %s", x->r->name,
+                              x->lf->node->path, floe_pq_encoding_name(enc));
+    }
+    for (size_t i = 0; i < count; i++)
+        if (out[i] > maxl || out[i] < 0)
+            return cfail(x, err, FLOE_ECORRUPT, off, "level above the column's maximum");
+    return 0;
+}
+
+/* Append count fixed-width file values at raw (src_width each) to c, converting. */
+static int emit_fixed(chunk_ctx *x, floe_colbuf *c, const uint8_t *raw, size_t count,
+                      int64_t off, floe_error *err) {
+    const pq_leaf *lf = x->lf;
+    int rc = floe_colbuf_reserve_values(c, count, 0);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+    uint8_t *dst = c->values + c->values_len;
+    size_t ow = (size_t)lf->out_width, sw = (size_t)lf->src_width;
+    if (lf->conv == PQ_CONV_NONE) {
+        memcpy(dst, raw, count * ow);
+    } else {
+        for (size_t i = 0; i < count; i++)
+            if (pq_convert_one(lf, raw + i * sw, sw, dst + i * ow) < 0)
+                return cfail(x, err, FLOE_ECORRUPT, off, "value cannot be converted");
+    }
+    c->values_len += count * ow;
+    c->nvalues += count;
+    return 0;
+}
+
+/* Append count byte arrays given by offsets (count + 1, absolute into bytes). */
+static int emit_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *bytes,
+                      const uint32_t *offs, size_t count, int64_t off, floe_error *err) {
+    const pq_leaf *lf = x->lf;
+    int rc;
+    if (lf->conv == PQ_CONV_DECIMAL) {
+        rc = floe_colbuf_reserve_values(c, count, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+        uint8_t *dst = c->values + c->values_len;
+        for (size_t i = 0; i < count; i++)
+            if (pq_convert_one(lf, bytes + offs[i], offs[i + 1] - offs[i],
+                               dst + i * (size_t)lf->out_width) < 0)
+                return cfail(x, err, FLOE_ECORRUPT, off, "decimal wider than 16 bytes");
+        c->values_len += count * (size_t)lf->out_width;
+        c->nvalues += count;
+        return 0;
+    }
+    size_t total = offs[count] - offs[0];
+    if (total > UINT32_MAX - c->values_len)
+        return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
+    rc = floe_colbuf_reserve_values(c, count, total);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+    memcpy(c->values + c->values_len, bytes + offs[0], total);
+    uint32_t base = (uint32_t)c->values_len - offs[0];
+    uint32_t *o = c->offsets + c->nvalues + 1;
+    for (size_t i = 0; i < count; i++)
+        o[i] = offs[i + 1] + base;
+    c->values_len += total;
+    c->nvalues += count;
+    return 0;
+}
+
+/* PLAIN byte arrays: validate lengths into stage offsets, then emit. */
+static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n, size_t count,
+                       size_t *used, int64_t off, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    if (count > n / 4)
+        return cfail(x, err, FLOE_ECORRUPT, off, "more byte-array values than bytes");
+    if (grow_u32(&r->stage_offsets, &r->stage_offsets_cap, count + 1) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    /* Offsets are positions in p of each value's bytes; values are not contiguous in p
+     * (length prefixes in between), so emit them one by one into c. */
+    size_t pos = 0, total = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (n - pos < 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
+        uint32_t len = floe_load_le32(p + pos);
+        if (len > n - pos - 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        r->stage_offsets[i] = (uint32_t)(pos + 4);
+        pos += 4 + (size_t)len;
+        total += len;
+    }
+    *used = pos;
+    if (x->lf->conv == PQ_CONV_DECIMAL) {
+        int rc = floe_colbuf_reserve_values(c, count, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", r->name);
+        for (size_t i = 0; i < count; i++) {
+            size_t s = r->stage_offsets[i];
+            size_t l = floe_load_le32(p + s - 4);
+            if (pq_convert_one(x->lf, p + s, l, c->values + c->values_len) < 0)
+                return cfail(x, err, FLOE_ECORRUPT, off, "decimal wider than 16 bytes");
+            c->values_len += (size_t)x->lf->out_width;
+            c->nvalues++;
+        }
+        return 0;
+    }
+    if (total > UINT32_MAX - c->values_len)
+        return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
+    int rc = floe_colbuf_reserve_values(c, count, total);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", r->name);
+    uint8_t *dst = c->values + c->values_len;
+    uint32_t *o = c->offsets + c->nvalues + 1;
+    uint32_t at = (uint32_t)c->values_len;
+    for (size_t i = 0; i < count; i++) {
+        size_t s = r->stage_offsets[i];
+        uint32_t l = floe_load_le32(p + s - 4);
+        memcpy(dst, p + s, l);
+        dst += l;
+        at += l;
+        o[i] = at;
+    }
+    c->values_len += total;
+    c->nvalues += count;
+    return 0;
+}
+
+static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const uint32_t *idx,
+                       size_t count, int64_t off, floe_error *err) {
+    size_t nd = d->nvalues;
+    for (size_t i = 0; i < count; i++)
+        if (idx[i] >= nd)
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary index out of range");
+    int rc;
+    if (c->width == 0) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < count; i++)
+            total += d->offsets[idx[i] + 1] - d->offsets[idx[i]];
+        if (total > UINT32_MAX - c->values_len)
+            return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
+        rc = floe_colbuf_reserve_values(c, count, (size_t)total);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+        uint8_t *dst = c->values + c->values_len;
+        uint32_t *o = c->offsets + c->nvalues + 1;
+        uint32_t at = (uint32_t)c->values_len;
+        for (size_t i = 0; i < count; i++) {
+            uint32_t s = d->offsets[idx[i]], l = d->offsets[idx[i] + 1] - s;
+            memcpy(dst, d->values + s, l);
+            dst += l;
+            at += l;
+            o[i] = at;
+        }
+        c->values_len = at;
+        c->nvalues += count;
+        return 0;
+    }
+    rc = floe_colbuf_reserve_values(c, count, 0);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+    uint8_t *dst = c->values + c->values_len;
+    size_t w = (size_t)c->width;
+    if (w == 4) {
+        const uint8_t *dv = d->values;
+        for (size_t i = 0; i < count; i++)
+            memcpy(dst + i * 4, dv + (size_t)idx[i] * 4, 4);
+    } else if (w == 8) {
+        const uint8_t *dv = d->values;
+        for (size_t i = 0; i < count; i++)
+            memcpy(dst + i * 8, dv + (size_t)idx[i] * 8, 8);
+    } else {
+        for (size_t i = 0; i < count; i++)
+            memcpy(dst + i * w, d->values + (size_t)idx[i] * w, w);
+    }
+    c->values_len += count * w;
+    c->nvalues += count;
+    return 0;
+}
+
+/* Append `count` values encoded with `enc` in p[0..n) to c. */
+static int decode_values(chunk_ctx *x, floe_colbuf *c, int enc, const uint8_t *p, size_t n,
+                         size_t count, bool dict_page, int64_t off, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    const pq_leaf *lf = x->lf;
+    int t = lf->src_phys;
+    size_t sw = (size_t)lf->src_width;
+    int rc;
+    if (count == 0)
+        return 0;
+    if (dict_page && enc == FLOE_PQ_ENC_PLAIN_DICTIONARY)
+        enc = FLOE_PQ_ENC_PLAIN;
+    switch (enc) {
+    case FLOE_PQ_ENC_PLAIN:
+        if (t == FLOE_PQ_BYTE_ARRAY) {
+            size_t used;
+            return plain_bytes(x, c, p, n, count, &used, off, err);
+        }
+        if (t == FLOE_PQ_BOOLEAN) {
+            rc = floe_colbuf_reserve_values(c, count, 0);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s: out of memory", r->name);
+            FLOE_FORWARD_IF_ERROR(floe_plain_bool_decode(p, n, c->values + c->values_len, count,
+                                                         NULL, err));
+            c->values_len += count;
+            c->nvalues += count;
+            return 0;
+        }
+        if (count > n / sw)
+            return cfail(x, err, FLOE_ECORRUPT, off, "fewer PLAIN values than announced");
+        return emit_fixed(x, c, p, count, off, err);
+    case FLOE_PQ_ENC_PLAIN_DICTIONARY:
+    case FLOE_PQ_ENC_RLE_DICTIONARY: {
+        if (!x->have_dict)
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary-encoded page without a dictionary");
+        if (n < 1)
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary page data empty");
+        int bw = p[0];
+        if (bw > 32)
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary index bit width above 32");
+        if (grow_u32(&r->idx, &r->idx_cap, count) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        FLOE_FORWARD_IF_ERROR(floe_rle_decode_u32(p + 1, n - 1, bw, r->idx, count, NULL, err));
+        return gather_dict(x, c, &r->dict, r->idx, count, off, err);
+    }
+    case FLOE_PQ_ENC_RLE: {
+        if (t != FLOE_PQ_BOOLEAN)
+            break;
+        if (n < 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "RLE boolean length prefix truncated");
+        uint32_t len = floe_load_le32(p);
+        if (len > n - 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "RLE boolean data past the page end");
+        if (grow_u32(&r->idx, &r->idx_cap, count) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        FLOE_FORWARD_IF_ERROR(floe_rle_decode_u32(p + 4, len, 1, r->idx, count, NULL, err));
+        rc = floe_colbuf_reserve_values(c, count, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", r->name);
+        for (size_t i = 0; i < count; i++)
+            c->values[c->values_len + i] = (uint8_t)(r->idx[i] != 0);
+        c->values_len += count;
+        c->nvalues += count;
+        return 0;
+    }
+    case FLOE_PQ_ENC_DELTA_BINARY_PACKED: {
+        if (t != FLOE_PQ_INT32 && t != FLOE_PQ_INT64)
+            break;
+        r->stage.len = 0;
+        if (floe_buf_reserve(&r->stage, count * sw) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        if (t == FLOE_PQ_INT32)
+            FLOE_FORWARD_IF_ERROR(floe_delta_decode_i32(p, n, (int32_t *)(void *)r->stage.data,
+                                                        count, NULL, err));
+        else
+            FLOE_FORWARD_IF_ERROR(floe_delta_decode_i64(p, n, (int64_t *)(void *)r->stage.data,
+                                                        count, NULL, err));
+        return emit_fixed(x, c, r->stage.data, count, off, err);
+    }
+    case FLOE_PQ_ENC_BYTE_STREAM_SPLIT: {
+        if (t == FLOE_PQ_BOOLEAN || t == FLOE_PQ_BYTE_ARRAY || t == FLOE_PQ_INT96)
+            break;
+        if (count > n / sw)
+            return cfail(x, err, FLOE_ECORRUPT, off, "fewer BYTE_STREAM_SPLIT values than announced");
+        r->stage.len = 0;
+        if (floe_buf_reserve(&r->stage, count * sw) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        FLOE_FORWARD_IF_ERROR(floe_bss_decode(p, n, (int)sw, r->stage.data, count, err));
+        return emit_fixed(x, c, r->stage.data, count, off, err);
+    }
+    case FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+    case FLOE_PQ_ENC_DELTA_BYTE_ARRAY: {
+        if (t != FLOE_PQ_BYTE_ARRAY &&
+            !(enc == FLOE_PQ_ENC_DELTA_BYTE_ARRAY && t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY))
+            break;
+        if (grow_u32(&r->stage_offsets, &r->stage_offsets_cap, count + 1) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        r->stage_bytes.len = 0;
+        if (enc == FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY)
+            FLOE_FORWARD_IF_ERROR(floe_delta_length_decode(p, n, count, r->stage_offsets,
+                                                           &r->stage_bytes, NULL, err));
+        else
+            FLOE_FORWARD_IF_ERROR(floe_delta_byte_array_decode(p, n, count, r->stage_offsets,
+                                                               &r->stage_bytes, NULL, err));
+        if (t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY) {
+            for (size_t i = 0; i < count; i++)
+                if (r->stage_offsets[i + 1] - r->stage_offsets[i] != sw)
+                    return cfail(x, err, FLOE_ECORRUPT, off,
+                                 "DELTA_BYTE_ARRAY value length differs from the fixed length");
+            return emit_fixed(x, c, r->stage_bytes.data + r->stage_offsets[0], count, off, err);
+        }
+        return emit_bytes(x, c, r->stage_bytes.data, r->stage_offsets, count, off, err);
+    }
+    default:
+        break;
+    }
+    return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: unsupported: encoding %s (%d) "
+                          "for %s", r->name, lf->node->path, floe_pq_encoding_name(enc), enc,
+                          lf->node->type_text);
+}
+
+/* Decompress a page body into r->page when the codec compresses; returns the bytes to use. */
+static int page_bytes(chunk_ctx *x, const uint8_t *body, size_t blen, size_t ulen,
+                      bool compressed, const uint8_t **out, size_t *outn, int64_t off,
+                      floe_error *err) {
+    floe_pq_reader *r = x->r;
+    if (!compressed || x->codec == FLOE_CODEC_UNCOMPRESSED) {
+        *out = body;
+        *outn = blen;
+        return 0;
+    }
+    if (ulen > PQ_MAX_PAGE_BYTES)
+        return cfail(x, err, FLOE_ELIMIT, off, "page larger than 1 GiB");
+    if (ulen == 0 && blen == 0) {
+        *out = body;
+        *outn = 0;
+        return 0;
+    }
+    r->page.len = 0;
+    if (floe_buf_reserve(&r->page, ulen ? ulen : 1) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    int rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, r->page.data, ulen,
+                                   err);
+    if (rc < 0) {
+        if (err)
+            floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ", r->name, x->rg,
+                              x->lf->node->path, (long long)off);
+        return rc;
+    }
+    r->page.len = ulen;
+    *out = r->page.data;
+    *outn = ulen;
+    return 0;
+}
+
+static bool row_selected(const chunk_ctx *x, int64_t row, size_t *k) {
+    while (*k < x->nranges && x->ranges[2 * *k + 1] <= row)
+        (*k)++;
+    return *k < x->nranges && x->ranges[2 * *k] <= row;
+}
+
+/* Keep only the selected rows among entries [l0, nlevels) (values from v0), whose first
+ * row is x->row. Advances x->row past the page's rows. */
+static void select_rows(chunk_ctx *x, size_t l0, size_t v0) {
+    floe_colbuf *c = x->c;
+    int64_t rows = 0;
+    if (c->max_rep == 0)
+        rows = (int64_t)(c->nlevels - l0);
+    else
+        for (size_t i = l0; i < c->nlevels; i++)
+            rows += c->rep[i] == 0;
+    int64_t first = x->row;
+    x->row += rows;
+    if (!x->ranges) {
+        x->rows_kept += rows;
+        return;
+    }
+    /* whole page inside one range: nothing to move */
+    size_t k = 0;
+    while (k < x->nranges && x->ranges[2 * k + 1] <= first)
+        k++;
+    if (rows == 0 || (k < x->nranges && x->ranges[2 * k] <= first &&
+                      x->ranges[2 * k + 1] >= first + rows)) {
+        x->rows_kept += rows;
+        return;
+    }
+    size_t wl = l0, wv = v0, vi = v0;
+    size_t w = (size_t)c->width;
+    size_t wb = w ? v0 * w : c->offsets[v0];
+    int64_t row = first - 1;
+    bool keep = false;
+    for (size_t i = l0; i < c->nlevels; i++) {
+        if (c->max_rep == 0 || c->rep[i] == 0) {
+            row++;
+            keep = row_selected(x, row, &k);
+            x->rows_kept += keep;
+        }
+        bool is_val = c->max_def == 0 || c->def[i] == c->max_def;
+        if (keep) {
+            if (c->max_def)
+                c->def[wl] = c->def[i];
+            if (c->max_rep)
+                c->rep[wl] = c->rep[i];
+            wl++;
+            if (is_val) {
+                if (w) {
+                    memmove(c->values + wv * w, c->values + vi * w, w);
+                } else {
+                    uint32_t s = c->offsets[vi], e = c->offsets[vi + 1];
+                    memmove(c->values + wb, c->values + s, e - s);
+                    wb += e - s;
+                    c->offsets[wv + 1] = (uint32_t)wb;
+                }
+                wv++;
+            }
+        }
+        if (is_val)
+            vi++;
+    }
+    c->nlevels = wl;
+    c->nvalues = wv;
+    c->values_len = w ? wv * w : wb;
+}
+
+/* Decode one page (header at p[0..], within n bytes). *used receives the page's size. */
+static int read_page(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off, size_t *used,
+                     bool *was_data, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    floe_colbuf *c = x->c;
+    floe_pq_page_header ph;
+    size_t hl = 0;
+    int rc = floe_pq_page_header_decode(p, n, off, &ph, &hl, err);
+    if (rc < 0) {
+        if (err)
+            floe_error_prefix(err, "%s: row group %zu: column %s: ", r->name, x->rg,
+                              x->lf->node->path);
+        return rc;
+    }
+    if ((size_t)ph.compressed_page_size > n - hl)
+        return cfail(x, err, FLOE_ECORRUPT, off, "page extends past its column chunk");
+    const uint8_t *body = p + hl;
+    size_t blen = (size_t)ph.compressed_page_size;
+    *used = hl + blen;
+    *was_data = false;
+    int64_t boff = off + (int64_t)hl;
+    if (ph.has_crc && !r->opts.skip_crc) {
+        uint32_t crc = floe_crc32(0, body, blen);
+        if (crc != (uint32_t)ph.crc)
+            return floe_error_at(err, FLOE_ECORRUPT, boff,
+                                 "%s: row group %zu: column %s: page at offset %lld: checksum "
+                                 "mismatch (CRC-32 stored %08x, computed %08x)",
+                                 r->name, x->rg, x->lf->node->path, (long long)off,
+                                 (uint32_t)ph.crc, crc);
+    }
+    const uint8_t *d;
+    size_t dn;
+    if (ph.type == FLOE_PQ_DICTIONARY_PAGE) {
+        if (!ph.has_dictionary_page_header)
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary page without its header");
+        const floe_pq_dictionary_page_header *dh = &ph.dictionary_page_header;
+        if (x->have_dict)
+            return cfail(x, err, FLOE_ECORRUPT, off, "second dictionary page in a column chunk");
+        if (dh->encoding != FLOE_PQ_ENC_PLAIN && dh->encoding != FLOE_PQ_ENC_PLAIN_DICTIONARY)
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "%s: column %s: unsupported: dictionary encoding %s", r->name,
+                                  x->lf->node->path, floe_pq_encoding_name(dh->encoding));
+        FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, (size_t)ph.uncompressed_page_size, true,
+                                         &d, &dn, off, err));
+        if (dh->num_values < 0 || (dh->num_values > 0 && (size_t)dh->num_values > dn * 8 + 8))
+            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary size exceeds the page");
+        floe_colbuf_clear(&r->dict);
+        r->dict.phys = x->lf->out_phys;
+        r->dict.width = c->width;
+        r->dict.max_def = r->dict.max_rep = 0;
+        FLOE_FORWARD_IF_ERROR(floe_colbuf_reserve_values(&r->dict, 0, 0) < 0
+                                  ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                                  : 0);
+        FLOE_FORWARD_IF_ERROR(decode_values(x, &r->dict, FLOE_PQ_ENC_PLAIN, d, dn,
+                                            (size_t)dh->num_values, true, off, err));
+        x->have_dict = true;
+        return 0;
+    }
+    if (ph.type != FLOE_PQ_DATA_PAGE && ph.type != FLOE_PQ_DATA_PAGE_V2)
+        return 0; /* index pages and unknown page types are skipped */
+    bool v2 = ph.type == FLOE_PQ_DATA_PAGE_V2;
+    if ((!v2 && !ph.has_data_page_header) || (v2 && !ph.has_data_page_header_v2))
+        return cfail(x, err, FLOE_ECORRUPT, off, "data page without its header");
+    int64_t nv = v2 ? ph.data_page_header_v2.num_values : ph.data_page_header.num_values;
+    int enc = v2 ? ph.data_page_header_v2.encoding : ph.data_page_header.encoding;
+    if (nv < 0 || nv > PQ_MAX_PAGE_LEVELS)
+        return cfail(x, err, FLOE_ECORRUPT, off, "page value count out of range");
+    const floe_pq_column_metadata *cm = &r->md.row_groups[x->rg].columns[x->col].meta_data;
+    if (nv > cm->num_values - x->levels && x->ranges == NULL)
+        return cfail(x, err, FLOE_ECORRUPT, off, "pages hold more values than the chunk declares");
+    size_t count = (size_t)nv;
+    size_t l0 = c->nlevels, v0 = c->nvalues;
+    rc = floe_colbuf_reserve_levels(c, count);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", r->name);
+    const uint8_t *vals;
+    size_t vn;
+    if (v2) {
+        const floe_pq_data_page_header_v2 *h = &ph.data_page_header_v2;
+        int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
+        if (rl < 0 || dl < 0 || (size_t)rl + (size_t)dl > blen)
+            return cfail(x, err, FLOE_ECORRUPT, off, "v2 level lengths exceed the page");
+        size_t lused;
+        if (c->max_rep > 0)
+            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
+                                                false, c->rep + l0, count, &lused, boff, err));
+        if (c->max_def > 0)
+            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, body + rl,
+                                                (size_t)dl, false, c->def + l0, count, &lused,
+                                                boff, err));
+        size_t lv = (size_t)rl + (size_t)dl;
+        if ((size_t)ph.uncompressed_page_size < lv)
+            return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
+        FLOE_FORWARD_IF_ERROR(page_bytes(x, body + lv, blen - lv,
+                                         (size_t)ph.uncompressed_page_size - lv, h->is_compressed,
+                                         &vals, &vn, off, err));
+    } else {
+        const floe_pq_data_page_header *h = &ph.data_page_header;
+        FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, (size_t)ph.uncompressed_page_size, true,
+                                         &d, &dn, off, err));
+        size_t pos = 0, lused = 0;
+        if (c->max_rep > 0) {
+            FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, d, dn,
+                                                true, c->rep + l0, count, &lused, boff, err));
+            pos += lused;
+        }
+        if (c->max_def > 0) {
+            FLOE_FORWARD_IF_ERROR(decode_levels(x, h->definition_level_encoding, c->max_def,
+                                                d + pos, dn - pos, true, c->def + l0, count,
+                                                &lused, boff, err));
+            pos += lused;
+        }
+        vals = d + pos;
+        vn = dn - pos;
+    }
+    if (c->max_rep > 0 && count > 0 && x->levels == 0 && c->rep[l0] != 0)
+        return cfail(x, err, FLOE_ECORRUPT, off, "column chunk starts inside a row");
+    size_t nonnull = count;
+    if (c->max_def > 0) {
+        nonnull = 0;
+        const int16_t *dl = c->def + l0;
+        int16_t md = c->max_def;
+        for (size_t i = 0; i < count; i++)
+            nonnull += dl[i] == md;
+    }
+    FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
+    c->nlevels += count;
+    x->levels += (int64_t)count;
+    *was_data = true;
+    r->stats.pages_read++;
+    select_rows(x, l0, v0);
+    return 0;
+}
+
+static int chunk_range(chunk_ctx *x, int64_t *start, int64_t *len, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    const floe_pq_column_metadata *m = &r->md.row_groups[x->rg].columns[x->col].meta_data;
+    int64_t s = m->data_page_offset;
+    /* dictionary_page_offset 0 is a known writer quirk: the dictionary sits at
+     * data_page_offset then */
+    if (m->has_dictionary_page_offset && m->dictionary_page_offset > 0 &&
+        m->dictionary_page_offset < s)
+        s = m->dictionary_page_offset;
+    int64_t l = m->total_compressed_size;
+    if (s < 4 || s > r->footer_start || l > r->footer_start - s)
+        return cfail(x, err, FLOE_ECORRUPT, s, "column chunk outside the file's data");
+    if ((uint64_t)l > r->opts.max_chunk_bytes)
+        return cfail(x, err, FLOE_ELIMIT, s, "column chunk larger than the cap");
+    *start = s;
+    *len = l;
+    return 0;
+}
+
+/* Parse pages in p[0..n) (file offset base) until the end. */
+static int read_pages(chunk_ctx *x, const uint8_t *p, size_t n, int64_t base, floe_error *err) {
+    size_t pos = 0;
+    while (pos < n) {
+        size_t used = 0;
+        bool data = false;
+        FLOE_FORWARD_IF_ERROR(read_page(x, p + pos, n - pos, base + (int64_t)pos, &used, &data,
+                                        err));
+        pos += used;
+    }
+    return 0;
+}
+
+static int load_offset_index(floe_pq_reader *r, size_t rg, size_t col, floe_arena *a,
+                             floe_pq_offset_index *oi, floe_error *err) {
+    const floe_pq_column_chunk *cc = &r->md.row_groups[rg].columns[col];
+    if (!cc->has_offset_index || cc->offset_index_length <= 0 ||
+        (size_t)cc->offset_index_length > PQ_MAX_INDEX_BYTES)
+        return 1;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int rc = src_read_buf(r, cc->offset_index_offset, (size_t)cc->offset_index_length, &b, err);
+    if (rc == 0)
+        rc = floe_pq_offset_index_decode(b.data, b.len, cc->offset_index_offset, a, oi, err);
+    floe_buf_free(&b);
+    return rc;
+}
+
+int pq_load_offset_index(floe_pq_reader *r, size_t rg, size_t col, floe_arena *a,
+                         floe_pq_offset_index *oi, floe_error *err) {
+    return load_offset_index(r, rg, col, a, oi, err);
+}
+
+static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *ranges,
+                      size_t nranges, floe_error *err) {
+    chunk_ctx x;
+    memset(&x, 0, sizeof x);
+    x.r = r;
+    x.lf = &r->leaves[col];
+    x.c = &r->cols[r->slot_of_col[col]];
+    x.rg = rg;
+    x.col = col;
+    x.ranges = ranges;
+    x.nranges = nranges;
+    const floe_pq_column_metadata *m = &r->md.row_groups[rg].columns[col].meta_data;
+    int64_t num_rows = r->md.row_groups[rg].num_rows;
+    x.codec = m->codec;
+    if (x.codec == FLOE_CODEC_LZO || x.codec < 0 || x.codec > FLOE_CODEC_LZ4_RAW)
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: unsupported: codec %s (%d)",
+                              r->name, x.lf->node->path,
+                              x.codec == FLOE_CODEC_LZO ? "LZO" : "unknown", x.codec);
+    int64_t start, len;
+    FLOE_FORWARD_IF_ERROR(chunk_range(&x, &start, &len, err));
+    int rc = 0;
+    floe_arena a;
+    floe_arena_init(&a, 16 << 10);
+    a.cap = (size_t)256 << 20;
+    floe_pq_offset_index oi;
+    memset(&oi, 0, sizeof oi);
+    bool use_oi = false;
+    if (ranges) {
+        rc = load_offset_index(r, rg, col, &a, &oi, err);
+        if (rc < 0)
+            goto done;
+        use_oi = rc == 0 && oi.n_pages > 0;
+        rc = 0;
+        /* validate before trusting it: inside the chunk, rows ascending from 0 */
+        for (size_t k = 0; use_oi && k < oi.n_pages; k++) {
+            const floe_pq_page_location *pl = &oi.page_locations[k];
+            if (pl->offset < start || pl->compressed_page_size <= 0 ||
+                pl->offset - start > len - pl->compressed_page_size ||
+                pl->first_row_index < 0 || pl->first_row_index > num_rows ||
+                (k == 0 ? pl->first_row_index != 0
+                        : pl->first_row_index < oi.page_locations[k - 1].first_row_index))
+                use_oi = false;
+        }
+    }
+    if (!use_oi) {
+        FLOE_CHECK(src_read_buf(r, start, (size_t)len, &r->chunk, err));
+        FLOE_CHECK(read_pages(&x, r->chunk.data, r->chunk.len, start, err));
+    } else {
+        int64_t first = oi.page_locations[0].offset;
+        if (first > start) { /* dictionary (and index) pages ahead of the first data page */
+            FLOE_CHECK(src_read_buf(r, start, (size_t)(first - start), &r->chunk, err));
+            FLOE_CHECK(read_pages(&x, r->chunk.data, r->chunk.len, start, err));
+        }
+        size_t k = 0;
+        for (size_t pg = 0; pg < oi.n_pages; pg++) {
+            const floe_pq_page_location *pl = &oi.page_locations[pg];
+            int64_t r0 = pl->first_row_index;
+            int64_t r1 = pg + 1 < oi.n_pages ? oi.page_locations[pg + 1].first_row_index
+                                             : num_rows;
+            while (k < nranges && ranges[2 * k + 1] <= r0)
+                k++;
+            if (!(k < nranges && ranges[2 * k] < r1)) {
+                r->stats.pages_skipped++;
+                continue;
+            }
+            FLOE_CHECK(src_read_buf(r, pl->offset, (size_t)pl->compressed_page_size, &r->chunk,
+                                    err));
+            x.row = r0;
+            size_t used = 0;
+            bool data = false;
+            FLOE_CHECK(read_page(&x, r->chunk.data, r->chunk.len, pl->offset, &used, &data, err));
+        }
+    }
+    if (!use_oi) {
+        if (x.levels != m->num_values)
+            FLOE_FAIL(err, FLOE_ECORRUPT,
+                      "%s: row group %zu: column %s: chunk declares %lld values, its pages "
+                      "hold %lld",
+                      r->name, rg, x.lf->node->path, (long long)m->num_values,
+                      (long long)x.levels);
+        if (x.row != num_rows)
+            FLOE_FAIL(err, FLOE_ECORRUPT,
+                      "%s: row group %zu: column %s: %lld rows, the row group has %lld",
+                      r->name, rg, x.lf->node->path, (long long)x.row, (long long)num_rows);
+    }
+    r->rowset.nrows = x.rows_kept;
+done:
+    floe_arena_reset(&a);
+    return rc;
+}
+
+static int read_rg(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t nranges,
+                   const floe_pq_rowset **out, floe_error *err) {
+    int64_t nrows = -1;
+    for (size_t s = 0; s < r->nslots; s++)
+        floe_colbuf_clear(&r->cols[s]);
+    floe_colbuf_clear(&r->dict);
+    for (size_t col = 0; col < r->nleaves; col++) {
+        if (r->slot_of_col[col] < 0)
+            continue;
+        FLOE_FORWARD_IF_ERROR(read_chunk(r, rg, col, ranges, nranges, err));
+        if (nrows >= 0 && r->rowset.nrows != nrows)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: row group %zu: column %s holds %lld rows, others %lld",
+                                  r->name, rg, r->leaves[col].node->path,
+                                  (long long)r->rowset.nrows, (long long)nrows);
+        nrows = r->rowset.nrows;
+        floe_colbuf_clear(&r->dict);
+    }
+    if (nrows < 0) { /* nothing projected */
+        nrows = 0;
+        if (!ranges)
+            nrows = r->md.row_groups[rg].num_rows;
+        else
+            for (size_t k = 0; k < nranges; k++)
+                nrows += ranges[2 * k + 1] - ranges[2 * k];
+    }
+    r->rowset.nrows = nrows;
+    r->rowset.row_group = rg;
+    r->stats.rows_read += nrows;
+    r->stats.row_groups_read++;
+    *out = &r->rowset;
+    return 0;
+}
+
+static int read_rg_filtered(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
+                            bool *skipped, floe_error *err) {
+    int64_t *ranges = NULL;
+    size_t nranges = 0;
+    *skipped = false;
+    if (r->filter && r->prune_pages) {
+        int rc = pq_filter_page_ranges(r, rg, &ranges, &nranges, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            floe_free(ranges);
+            ranges = NULL;
+        } else if (nranges == 0) {
+            floe_free(ranges);
+            *skipped = true;
+            return 0;
+        }
+    }
+    int rc = read_rg(r, rg, ranges, nranges, out, err);
+    floe_free(ranges);
+    return rc;
+}
+
+int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
+                                  floe_error *err) {
+    if (rg >= r->md.n_row_groups)
+        return floe_error_set(err, FLOE_EINVALID, "%s: no row group %zu", r->name, rg);
+    FLOE_FORWARD_IF_ERROR(prepare(r, err));
+    bool skipped;
+    FLOE_FORWARD_IF_ERROR(read_rg_filtered(r, rg, out, &skipped, err));
+    if (skipped) {
+        for (size_t s = 0; s < r->nslots; s++)
+            floe_colbuf_clear(&r->cols[s]);
+        r->rowset.nrows = 0;
+        r->rowset.row_group = rg;
+        *out = &r->rowset;
+    }
+    return 0;
+}
+
+int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(prepare(r, err));
+    while (r->next_rg < r->md.n_row_groups) {
+        size_t rg = r->next_rg++;
+        if (r->filter && r->prune_rg && !pq_filter_rg_may_match(r, rg)) {
+            r->stats.row_groups_skipped++;
+            continue;
+        }
+        bool skipped;
+        FLOE_FORWARD_IF_ERROR(read_rg_filtered(r, rg, out, &skipped, err));
+        if (skipped) {
+            r->stats.row_groups_skipped++;
+            continue;
+        }
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,680 @@
+/*
+ * reader_rows.c - record assembly (Dremel levels back to nested values) and the row
+ * printers of floe_pq_reader_dump: canonical NDJSON (tests/js/lib/canon.mjs), human
+ * NDJSON and CSV.
+ *
+ * Assembly walks the plan built by reader_schema.c with one cursor per slot (level index
+ * and value index). A value of plan node P at the current position reads the definition
+ * level d of P's first leaf:
+ *   d < P.def_present (P nullable)  -> null; every leaf under P holds exactly one entry
+ *   LIST/MAP and d < P.rep_def      -> empty; likewise one entry per leaf
+ *   otherwise                       -> the value; a LIST repeats its element while the
+ *                                      first leaf's next repetition level equals
+ *                                      P.rep_level.
+ * Every element consumes at least one entry of every leaf below it, so assembly always
+ * advances; a cursor that would pass its column's end is reported as corruption.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parquet/reader_internal.h"
+
+
+/* ---- scalar formatting ------------------------------------------------------------------ */
+
+/* JavaScript's Number.prototype.toString for a finite, non-zero double. */
+static int fmt_js_number(floe_buf *out, double v) {
+    char buf[40];
+    int p;
+    for (p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    /* buf: [-]d[.ddd]e[+-]XX */
+    const char *s = buf;
+    bool neg = *s == '-';
+    if (neg)
+        s++;
+    char digits[24];
+    int k = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            digits[k++] = *s;
+    while (k > 1 && digits[k - 1] == '0')
+        k--;
+    digits[k] = 0;
+    int e = atoi(s + 1);
+    int n = e + 1;
+    floe_buf *b = out;
+    int rc = 0;
+    if (neg)
+        rc |= floe_buf_append_byte(b, '-');
+    if (k <= n && n <= 21) {
+        rc |= floe_buf_append(b, digits, (size_t)k);
+        for (int i = 0; i < n - k; i++)
+            rc |= floe_buf_append_byte(b, '0');
+    } else if (0 < n && n <= 21) {
+        rc |= floe_buf_append(b, digits, (size_t)n);
+        rc |= floe_buf_append_byte(b, '.');
+        rc |= floe_buf_append(b, digits + n, (size_t)(k - n));
+    } else if (-6 < n && n <= 0) {
+        rc |= floe_buf_append(b, "0.", 2);
+        for (int i = 0; i < -n; i++)
+            rc |= floe_buf_append_byte(b, '0');
+        rc |= floe_buf_append(b, digits, (size_t)k);
+    } else {
+        rc |= floe_buf_append_byte(b, (uint8_t)digits[0]);
+        if (k > 1) {
+            rc |= floe_buf_append_byte(b, '.');
+            rc |= floe_buf_append(b, digits + 1, (size_t)(k - 1));
+        }
+        rc |= floe_buf_printf(b, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
+    }
+    return rc < 0 ? FLOE_ENOMEM : 0;
+}
+
+static int fmt_double(floe_buf *b, double v) {
+    if (isnan(v))
+        return floe_buf_append(b, "\"NaN\"", 5);
+    if (isinf(v))
+        return v > 0 ? floe_buf_append(b, "\"Infinity\"", 10)
+                     : floe_buf_append(b, "\"-Infinity\"", 11);
+    if (v == 0)
+        return signbit(v) ? floe_buf_append(b, "-0", 2) : floe_buf_append_byte(b, '0');
+    return fmt_js_number(b, v);
+}
+
+static int fmt_i128(floe_buf *b, pq_i128 v, int32_t scale) {
+    char d[48];
+    int n = 0;
+    bool neg = v < 0;
+    unsigned __int128 u = neg ? (unsigned __int128)0 - (unsigned __int128)v
+                              : (unsigned __int128)v;
+    do {
+        d[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    while (n <= scale)
+        d[n++] = '0';
+    int rc = 0;
+    if (neg)
+        rc |= floe_buf_append_byte(b, '-');
+    for (int i = n - 1; i >= 0; i--) {
+        rc |= floe_buf_append_byte(b, (uint8_t)d[i]);
+        if (i == scale && scale > 0)
+            rc |= floe_buf_append_byte(b, '.');
+    }
+    return rc < 0 ? FLOE_ENOMEM : 0;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+static int fmt_date(floe_buf *b, int64_t days) {
+    int64_t y;
+    int m, d;
+    civil_from_days(days, &y, &m, &d);
+    if (y >= 0 && y <= 9999)
+        return floe_buf_printf(b, "%04lld-%02d-%02d", (long long)y, m, d);
+    return floe_buf_printf(b, "%c%06lld-%02d-%02d", y < 0 ? '-' : '+',
+                           (long long)(y < 0 ? -y : y), m, d);
+}
+
+static int64_t floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* value in units of 10^-digits seconds */
+static int fmt_ts(floe_buf *b, pq_i128 value, int digits, bool tz) {
+    int64_t per = digits == 9 ? 1000000000 : 1000000;
+    pq_i128 sec128 = value / per;
+    if (value % per != 0 && value < 0)
+        sec128--;
+    int64_t frac = (int64_t)(value - sec128 * per);
+    int64_t sec = (int64_t)sec128;
+    int64_t days = floordiv(sec, 86400);
+    int64_t sod = sec - days * 86400;
+    int rc = fmt_date(b, days);
+    if (rc < 0)
+        return rc;
+    return floe_buf_printf(b, "T%02d:%02d:%02d.%0*lld%s", (int)(sod / 3600),
+                           (int)(sod / 60 % 60), (int)(sod % 60), digits, (long long)frac,
+                           tz ? "Z" : "");
+}
+
+static int fmt_hex(floe_buf *b, const uint8_t *p, size_t n) {
+    static const char hx[] = "0123456789abcdef";
+    int rc = floe_buf_reserve(b, 2 * n + 2);
+    if (rc < 0)
+        return rc;
+    b->data[b->len++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        b->data[b->len++] = (uint8_t)hx[p[i] >> 4];
+        b->data[b->len++] = (uint8_t)hx[p[i] & 15];
+    }
+    b->data[b->len++] = '"';
+    return 0;
+}
+
+/* JSON string as JSON.stringify writes it (bytes that are not valid UTF-8 pass through). */
+static int fmt_json_str(floe_buf *b, const uint8_t *p, size_t n) {
+    int rc = floe_buf_reserve(b, n + 2);
+    if (rc < 0)
+        return rc;
+    b->data[b->len++] = '"';
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if (i > run && (rc = floe_buf_append(b, p + run, i - run)) < 0)
+            return rc;
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"': rc = floe_buf_append(b, "\\\"", 2); break;
+        case '\\': rc = floe_buf_append(b, "\\\\", 2); break;
+        case '\b': rc = floe_buf_append(b, "\\b", 2); break;
+        case '\f': rc = floe_buf_append(b, "\\f", 2); break;
+        case '\n': rc = floe_buf_append(b, "\\n", 2); break;
+        case '\r': rc = floe_buf_append(b, "\\r", 2); break;
+        case '\t': rc = floe_buf_append(b, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            rc = floe_buf_append(b, esc, 6);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (n > run && (rc = floe_buf_append(b, p + run, n - run)) < 0)
+        return rc;
+    return floe_buf_append_byte(b, '"');
+}
+
+static int fmt_uuid(floe_buf *b, const uint8_t *u) {
+    return floe_buf_printf(b,
+                           "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x"
+                           "%02x\"",
+                           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+                           u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* One value (in-memory form) of leaf lf as JSON. */
+static int fmt_value(const pq_leaf *lf, const uint8_t *m, size_t n, floe_buf *b) {
+    const floe_pq_node *nd = lf->node;
+    pq_value v;
+    switch (nd->value_type) {
+    case FLOE_TYPE_BOOLEAN:
+        return m[0] ? floe_buf_append(b, "true", 4) : floe_buf_append(b, "false", 5);
+    case FLOE_TYPE_INT:
+        return floe_buf_printf(b, "%d", (int32_t)floe_load_le32(m));
+    case FLOE_TYPE_LONG:
+        if (nd->is_unsigned)
+            return floe_buf_printf(b, "%llu", (unsigned long long)floe_load_le64(m));
+        return floe_buf_printf(b, "%lld", (long long)(int64_t)floe_load_le64(m));
+    case FLOE_TYPE_FLOAT: {
+        float f;
+        memcpy(&f, m, 4);
+        return fmt_double(b, (double)f);
+    }
+    case FLOE_TYPE_DOUBLE: {
+        double d;
+        memcpy(&d, m, 8);
+        return fmt_double(b, d);
+    }
+    case FLOE_TYPE_DECIMAL: {
+        int rc = floe_buf_append_byte(b, '"');
+        if (rc < 0)
+            return rc;
+        pq_value_from_col(lf, &(floe_colbuf){.width = lf->out_width, .values = (uint8_t *)m},
+                          0, &v);
+        rc = fmt_i128(b, v.dec, nd->scale);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    }
+    case FLOE_TYPE_DATE: {
+        int rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = fmt_date(b, (int32_t)floe_load_le32(m));
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    }
+    case FLOE_TYPE_TIME: {
+        int64_t us = (int64_t)floe_load_le64(m);
+        int64_t s = floordiv(us, 1000000), f = us - s * 1000000;
+        return floe_buf_printf(b, "\"%02lld:%02lld:%02lld.%06lld\"", (long long)(s / 3600),
+                               (long long)(s / 60 % 60), (long long)(s % 60), (long long)f);
+    }
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS: {
+        bool ns = nd->value_type == FLOE_TYPE_TIMESTAMP_NS ||
+                  nd->value_type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        bool tz = nd->value_type == FLOE_TYPE_TIMESTAMPTZ ||
+                  nd->value_type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        pq_i128 val = (int64_t)floe_load_le64(m);
+        if (lf->src_phys == FLOE_PQ_INT96) {
+            /* the oracles read INT96 as timestamp_ns */
+            val *= 1000;
+            ns = true;
+        }
+        int rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = fmt_ts(b, val, ns ? 9 : 6, tz);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    }
+    case FLOE_TYPE_STRING: return fmt_json_str(b, m, n);
+    case FLOE_TYPE_UUID: return fmt_uuid(b, m);
+    default: return fmt_hex(b, m, n);
+    }
+}
+
+int pq_format_stat_json(const pq_leaf *lf, const uint8_t *p, size_t n, floe_buf *out) {
+    uint8_t tmp[32];
+    if (lf->out_phys == FLOE_PHYS_BYTE_ARRAY)
+        return fmt_value(lf, p, n, out);
+    if (lf->conv != PQ_CONV_NONE) {
+        if ((lf->src_phys != FLOE_PQ_BYTE_ARRAY && n != (size_t)lf->src_width) ||
+            lf->out_width > (int32_t)sizeof tmp || pq_convert_one(lf, p, n, tmp) < 0)
+            return FLOE_ECORRUPT;
+        return fmt_value(lf, tmp, (size_t)lf->out_width, out);
+    }
+    if (n != (size_t)lf->out_width)
+        return FLOE_ECORRUPT;
+    return fmt_value(lf, p, n, out);
+}
+
+/* ---- assembly ------------------------------------------------------------------------------ */
+
+typedef struct asm_ctx {
+    floe_pq_reader *r;
+    size_t *li, *vi;       /* per slot cursors */
+    floe_pq_row_format fmt;
+    floe_error *err;
+    floe_buf scratch;      /* map pairs */
+} asm_ctx;
+
+static int acorrupt(asm_ctx *a, const pq_plan *p) {
+    return floe_error_set(a->err, FLOE_ECORRUPT,
+                          "%s: row group %zu: column %s: levels inconsistent with the schema "
+                          "(record assembly ran past the column)",
+                          a->r->name, a->r->rowset.row_group,
+                          p->node ? p->node->path : "?");
+}
+
+static int16_t def_at(const floe_colbuf *c, size_t i) { return c->max_def ? c->def[i] : 0; }
+static int16_t rep_at(const floe_colbuf *c, size_t i) { return c->max_rep ? c->rep[i] : 0; }
+
+/* Advance every leaf under p past one entry that holds no value. */
+static int skip_one(asm_ctx *a, const pq_plan *p) {
+    for (int32_t s = p->first_col; s < p->end_col; s++) {
+        const floe_colbuf *c = &a->r->cols[s];
+        if (a->li[s] >= c->nlevels)
+            return acorrupt(a, p);
+        if (def_at(c, a->li[s]) == c->max_def)
+            return acorrupt(a, p);
+        a->li[s]++;
+    }
+    return 0;
+}
+
+static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth);
+
+static int write_key(floe_buf *b, const char *name) {
+    return fmt_json_str(b, (const uint8_t *)name, strlen(name));
+}
+
+typedef struct pair_ref {
+    size_t k0, k1, v0, v1; /* key text and value text in scratch */
+} pair_ref;
+
+static const uint8_t *g_sort_base;
+static int pair_cmp(const void *x, const void *y) {
+    const pair_ref *p = x, *q = y;
+    size_t n1 = p->k1 - p->k0, n2 = q->k1 - q->k0;
+    int c = memcmp(g_sort_base + p->k0, g_sort_base + q->k0, n1 < n2 ? n1 : n2);
+    if (c)
+        return c;
+    return n1 < n2 ? -1 : n1 > n2;
+}
+
+static int write_map(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
+    int32_t s0 = p->first_col;
+    const floe_colbuf *c0 = &a->r->cols[s0];
+    bool canonical = a->fmt == FLOE_PQ_ROWS_CANONICAL || a->fmt == FLOE_PQ_ROWS_CSV;
+    const pq_plan *kp = p->nchildren > 0 ? &p->children[0] : NULL;
+    const pq_plan *vp = p->nchildren > 1 ? &p->children[1] : NULL;
+    bool obj = !canonical && kp && kp->kind == PQ_P_LEAF &&
+               kp->node->value_type == FLOE_TYPE_STRING;
+    /* pairs are rendered into a private buffer, then sorted (canonical) and copied */
+    floe_buf tmp;
+    floe_buf_init(&tmp, 0);
+    pair_ref *pairs = NULL;
+    size_t np = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (np == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            pair_ref *npairs = floe_realloc(pairs, nc * sizeof *npairs);
+            if (!npairs) {
+                rc = floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
+            pairs = npairs;
+            cap = nc;
+        }
+        pair_ref *pr = &pairs[np++];
+        pr->k0 = tmp.len;
+        if (kp)
+            FLOE_CHECK(write_value(a, kp, &tmp, depth + 1));
+        else
+            FLOE_CHECK(floe_buf_append(&tmp, "null", 4));
+        pr->k1 = tmp.len;
+        pr->v0 = tmp.len;
+        if (vp)
+            FLOE_CHECK(write_value(a, vp, &tmp, depth + 1));
+        else
+            FLOE_CHECK(floe_buf_append(&tmp, "null", 4));
+        pr->v1 = tmp.len;
+        if (a->li[s0] < c0->nlevels && rep_at(c0, a->li[s0]) == p->rep_level)
+            continue;
+        break;
+    }
+    if (canonical) {
+        g_sort_base = tmp.data;
+        qsort(pairs, np, sizeof *pairs, pair_cmp);
+    }
+    rc = floe_buf_append_byte(b, obj ? '{' : '[');
+    for (size_t i = 0; i < np && rc == 0; i++) {
+        const pair_ref *pr = &pairs[i];
+        if (i)
+            rc |= floe_buf_append_byte(b, ',');
+        if (obj) {
+            rc |= floe_buf_append(b, tmp.data + pr->k0, pr->k1 - pr->k0);
+            rc |= floe_buf_append_byte(b, ':');
+            rc |= floe_buf_append(b, tmp.data + pr->v0, pr->v1 - pr->v0);
+        } else if (canonical) {
+            rc |= floe_buf_append_byte(b, '[');
+            rc |= floe_buf_append(b, tmp.data + pr->k0, pr->k1 - pr->k0);
+            rc |= floe_buf_append_byte(b, ',');
+            rc |= floe_buf_append(b, tmp.data + pr->v0, pr->v1 - pr->v0);
+            rc |= floe_buf_append_byte(b, ']');
+        } else {
+            rc |= floe_buf_append(b, "{\"key\":", 7);
+            rc |= floe_buf_append(b, tmp.data + pr->k0, pr->k1 - pr->k0);
+            rc |= floe_buf_append(b, ",\"value\":", 9);
+            rc |= floe_buf_append(b, tmp.data + pr->v0, pr->v1 - pr->v0);
+            rc |= floe_buf_append_byte(b, '}');
+        }
+    }
+    if (rc == 0)
+        rc = floe_buf_append_byte(b, obj ? '}' : ']');
+    if (rc < 0)
+        rc = floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
+done:
+    floe_free(pairs);
+    floe_buf_free(&tmp);
+    return rc;
+}
+
+static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
+    floe_pq_reader *r = a->r;
+    if (depth > 200)
+        return acorrupt(a, p);
+    if (p->first_col >= p->end_col) /* nothing projected below (cannot happen) */
+        return floe_buf_append(b, "null", 4);
+    int32_t s0 = p->first_col;
+    const floe_colbuf *c0 = &r->cols[s0];
+    if (a->li[s0] >= c0->nlevels)
+        return acorrupt(a, p);
+    int16_t d = def_at(c0, a->li[s0]);
+    int rc;
+    if (d < p->def_present) {
+        FLOE_FORWARD_IF_ERROR(skip_one(a, p));
+        return floe_buf_append(b, "null", 4) < 0
+                   ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+    }
+    switch (p->kind) {
+    case PQ_P_LEAF: {
+        const pq_leaf *lf = &r->leaves[p->node->column];
+        if (d != c0->max_def)
+            return acorrupt(a, p);
+        size_t vi = a->vi[s0];
+        if (vi >= c0->nvalues)
+            return acorrupt(a, p);
+        if (c0->width == 0)
+            rc = fmt_value(lf, c0->values + c0->offsets[vi], c0->offsets[vi + 1] - c0->offsets[vi],
+                           b);
+        else
+            rc = fmt_value(lf, c0->values + vi * (size_t)c0->width, (size_t)c0->width, b);
+        a->li[s0]++;
+        a->vi[s0]++;
+        return rc < 0 ? floe_error_set(a->err, rc, "out of memory") : 0;
+    }
+    case PQ_P_STRUCT:
+        rc = floe_buf_append_byte(b, '{');
+        for (size_t i = 0; i < p->nchildren && rc == 0; i++) {
+            if (i)
+                rc = floe_buf_append_byte(b, ',');
+            if (rc == 0)
+                rc = write_key(b, p->children[i].name);
+            if (rc == 0)
+                rc = floe_buf_append_byte(b, ':');
+            if (rc == 0)
+                rc = write_value(a, &p->children[i], b, depth + 1);
+        }
+        if (rc == 0)
+            rc = floe_buf_append_byte(b, '}');
+        return rc;
+    case PQ_P_LIST:
+    case PQ_P_MAP:
+        if (d < p->rep_def) {
+            FLOE_FORWARD_IF_ERROR(skip_one(a, p));
+            bool obj = p->kind == PQ_P_MAP && a->fmt == FLOE_PQ_ROWS_NDJSON &&
+                       p->nchildren > 0 && p->children[0].kind == PQ_P_LEAF &&
+                       p->children[0].node->value_type == FLOE_TYPE_STRING;
+            return floe_buf_append(b, obj ? "{}" : "[]", 2);
+        }
+        if (p->kind == PQ_P_MAP)
+            return write_map(a, p, b, depth);
+        rc = floe_buf_append_byte(b, '[');
+        for (bool first = true; rc == 0; first = false) {
+            if (!first)
+                rc = floe_buf_append_byte(b, ',');
+            if (rc == 0)
+                rc = write_value(a, &p->children[0], b, depth + 1);
+            if (rc < 0)
+                break;
+            if (a->li[s0] < c0->nlevels && rep_at(c0, a->li[s0]) == p->rep_level)
+                continue;
+            break;
+        }
+        if (rc == 0)
+            rc = floe_buf_append_byte(b, ']');
+        return rc;
+    }
+    return 0;
+}
+
+/* CSV field: quote when needed */
+static int csv_field(floe_buf *b, const uint8_t *p, size_t n, bool force_quote) {
+    bool q = force_quote;
+    for (size_t i = 0; i < n && !q; i++)
+        q = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
+    if (!q)
+        return floe_buf_append(b, p, n);
+    int rc = floe_buf_append_byte(b, '"');
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (p[i] == '"')
+            rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_buf_append_byte(b, p[i]);
+    }
+    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+}
+
+/* One top-level value as a CSV field: JSON strings unquoted to their text, null empty. */
+static int csv_value(floe_buf *b, const uint8_t *json, size_t n, const pq_plan *p) {
+    if (n == 4 && !memcmp(json, "null", 4))
+        return 0;
+    if (p->kind == PQ_P_LEAF && n >= 2 && json[0] == '"') {
+        /* undo JSON escaping for plain strings without escapes; else keep JSON text */
+        if (!memchr(json + 1, '\\', n - 2))
+            return csv_field(b, json + 1, n - 2, false);
+    }
+    return csv_field(b, json, n, false);
+}
+
+static int sink_flush(floe_buf *b, floe_pq_sink_fn sink, void *ctx, floe_error *err) {
+    if (b->len == 0)
+        return 0;
+    int rc = sink(ctx, b->data, b->len);
+    b->len = 0;
+    if (rc < 0)
+        return floe_error_set(err, rc, "output: %s", floe_strerror(rc));
+    return 0;
+}
+
+int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
+                        floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
+                        floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(pq_prepare(r, err));
+    int rc = 0;
+    int64_t written = 0;
+    floe_buf out, val;
+    floe_buf_init(&out, 0);
+    floe_buf_init(&val, 0);
+    asm_ctx a;
+    memset(&a, 0, sizeof a);
+    a.r = r;
+    a.fmt = format;
+    a.err = err;
+    size_t ns = r->nslots ? r->nslots : 1;
+    a.li = floe_calloc(ns, sizeof *a.li);
+    a.vi = floe_calloc(ns, sizeof *a.vi);
+    int64_t *row_value = floe_calloc(ns, sizeof *row_value);
+    if (!a.li || !a.vi || !row_value)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    const pq_plan *top = r->plan;
+    if (format == FLOE_PQ_ROWS_CSV) {
+        for (size_t i = 0; i < top->nchildren; i++) {
+            if (i)
+                FLOE_CHECK(floe_buf_append_byte(&out, ','));
+            const char *nm = top->children[i].name;
+            FLOE_CHECK(csv_field(&out, (const uint8_t *)nm, strlen(nm), false));
+        }
+        FLOE_CHECK(floe_buf_append_byte(&out, '\n'));
+    }
+    /* slots the plan does not print (filter-only columns) are advanced by hand */
+    bool *printed = floe_calloc(ns, sizeof *printed);
+    if (!printed)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->nleaves; i++)
+        if (r->slot_of_col[i] >= 0 && r->selected[i])
+            printed[r->slot_of_col[i]] = true;
+    while (limit < 0 || written < limit) {
+        const floe_pq_rowset *rs = NULL;
+        rc = floe_pq_reader_next(r, &rs, err);
+        if (rc <= 0)
+            break;
+        rc = 0;
+        memset(a.li, 0, ns * sizeof *a.li);
+        memset(a.vi, 0, ns * sizeof *a.vi);
+        for (int64_t row = 0; row < rs->nrows && (limit < 0 || written < limit); row++) {
+            bool match = true;
+            if (r->filter) {
+                for (size_t s = 0; s < r->nslots; s++) {
+                    const floe_colbuf *c = &r->cols[s];
+                    if (c->max_rep > 0)
+                        continue;
+                    if (a.li[s] >= c->nlevels) {
+                        rc = acorrupt(&a, top);
+                        goto free_printed;
+                    }
+                    row_value[s] = def_at(c, a.li[s]) == c->max_def ? (int64_t)a.vi[s] : -1;
+                }
+                match = pq_filter_row(r, r->filter, row_value);
+                for (size_t s = 0; s < r->nslots; s++) {
+                    if (printed[s])
+                        continue;
+                    const floe_colbuf *c = &r->cols[s];
+                    if (def_at(c, a.li[s]) == c->max_def)
+                        a.vi[s]++;
+                    a.li[s]++;
+                }
+            }
+            size_t mark = out.len;
+            if (format == FLOE_PQ_ROWS_CSV) {
+                for (size_t i = 0; i < top->nchildren; i++) {
+                    val.len = 0;
+                    rc = write_value(&a, &top->children[i], &val, 1);
+                    if (rc < 0)
+                        goto free_printed;
+                    if (i && (rc = floe_buf_append_byte(&out, ',')) < 0)
+                        goto free_printed;
+                    if ((rc = csv_value(&out, val.data, val.len, &top->children[i])) < 0)
+                        goto free_printed;
+                }
+                rc = floe_buf_append_byte(&out, '\n');
+            } else {
+                rc = write_value(&a, top, &out, 0);
+                if (rc == 0)
+                    rc = floe_buf_append_byte(&out, '\n');
+            }
+            if (rc < 0)
+                goto free_printed;
+            /* every printed column must now sit at a row boundary */
+            for (size_t s = 0; s < r->nslots; s++) {
+                const floe_colbuf *c = &r->cols[s];
+                if (printed[s] && a.li[s] < c->nlevels && rep_at(c, a.li[s]) != 0) {
+                    rc = acorrupt(&a, top);
+                    goto free_printed;
+                }
+            }
+            if (!match) {
+                out.len = mark;
+                continue;
+            }
+            written++;
+            if (out.len >= (64u << 10) && (rc = sink_flush(&out, sink, sink_ctx, err)) < 0)
+                goto free_printed;
+        }
+    }
+    if (rc == 0)
+        rc = sink_flush(&out, sink, sink_ctx, err);
+free_printed:
+    floe_free(printed);
+done:
+    if (rc < 0 && err && err->code == 0)
+        floe_error_set(err, rc, "%s: %s", r->name, floe_strerror(rc));
+    floe_free(a.li);
+    floe_free(a.vi);
+    floe_free(row_value);
+    floe_buf_free(&out);
+    floe_buf_free(&val);
+    if (rc >= 0 && rows_out)
+        *rows_out = written;
+    return rc < 0 ? rc : 0;
+}
+
+int pq_format_value(const floe_pq_reader *r, const pq_leaf *lf, const pq_value *v,
+                    const floe_colbuf *c, size_t vi, floe_pq_row_format fmt, floe_buf *out) {
+    (void)r;
+    (void)v;
+    (void)fmt;
+    if (c->width == 0)
+        return fmt_value(lf, c->values + c->offsets[vi], c->offsets[vi + 1] - c->offsets[vi], out);
+    return fmt_value(lf, c->values + vi * (size_t)c->width, (size_t)c->width, out);
+}

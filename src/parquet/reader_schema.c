@@ -1,0 +1,738 @@
+/*
+ * reader_schema.c - the file's Parquet schema as a tree, each leaf's value type, the
+ * mapping onto an Iceberg schema, and the record-assembly plan.
+ *
+ * Specs: parquet-format parquet.thrift (SchemaElement), LogicalTypes.md (logical and
+ * converted types; "Nested Types" with the backward-compatibility rules for lists and
+ * maps).
+ *
+ * Nested layouts accepted (LogicalTypes.md "Lists" / "Maps"):
+ *   <r> group a (LIST) { repeated group list { <r> element } }      three-level
+ *   <r> group a (LIST) { repeated <prim> element }                   two-level
+ *   <r> group a (LIST) { repeated group array|a_tuple|g{>1 fields} } element = the group
+ *   repeated <anything> x (no annotation)                           list of required x
+ *   <r> group m (MAP|MAP_KEY_VALUE) { repeated group kv { key; [value] } }
+ * and a MAP whose repeated child is not marked repeated in the way the spec wants
+ * (incorrect_map_schema.parquet) as long as the child group is repeated.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "parquet/reader_internal.h"
+
+#define PQ_MAX_DEPTH 64
+
+typedef struct build_ctx {
+    floe_pq_reader *r;
+    size_t pos;      /* next schema element */
+    size_t leaf;     /* next column index */
+    floe_error *err;
+} build_ctx;
+
+static const char *phys_name(int t) {
+    static const char *n[] = {"BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE",
+                              "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+    return t >= 0 && t <= 7 ? n[t] : "?";
+}
+
+static const char *unit_name(int u) {
+    return u == FLOE_PQ_MILLIS ? "MILLIS" : u == FLOE_PQ_MICROS ? "MICROS"
+                                          : u == FLOE_PQ_NANOS  ? "NANOS" : "?";
+}
+
+static const char *ct_name(int ct) {
+    static const char *n[] = {"UTF8", "MAP", "MAP_KEY_VALUE", "LIST", "ENUM", "DECIMAL",
+                              "DATE", "TIME_MILLIS", "TIME_MICROS", "TIMESTAMP_MILLIS",
+                              "TIMESTAMP_MICROS", "UINT_8", "UINT_16", "UINT_32", "UINT_64",
+                              "INT_8", "INT_16", "INT_32", "INT_64", "JSON", "BSON",
+                              "INTERVAL"};
+    return ct >= 0 && ct <= 21 ? n[ct] : "?";
+}
+
+static void logical_text(const floe_pq_schema_element *e, char *buf, size_t n) {
+    const floe_pq_logical_type *lt = &e->logical_type;
+    switch (lt->kind) {
+    case FLOE_PQ_LT_STRING: snprintf(buf, n, "STRING"); break;
+    case FLOE_PQ_LT_MAP: snprintf(buf, n, "MAP"); break;
+    case FLOE_PQ_LT_LIST: snprintf(buf, n, "LIST"); break;
+    case FLOE_PQ_LT_ENUM: snprintf(buf, n, "ENUM"); break;
+    case FLOE_PQ_LT_DECIMAL:
+        snprintf(buf, n, "DECIMAL(%d,%d)", lt->decimal_precision, lt->decimal_scale);
+        break;
+    case FLOE_PQ_LT_DATE: snprintf(buf, n, "DATE"); break;
+    case FLOE_PQ_LT_TIME:
+        snprintf(buf, n, "TIME(%s,%s)", unit_name(lt->time_unit),
+                 lt->is_adjusted_to_utc ? "true" : "false");
+        break;
+    case FLOE_PQ_LT_TIMESTAMP:
+        snprintf(buf, n, "TIMESTAMP(%s,%s)", unit_name(lt->time_unit),
+                 lt->is_adjusted_to_utc ? "true" : "false");
+        break;
+    case FLOE_PQ_LT_INTEGER:
+        snprintf(buf, n, "INTEGER(%d,%s)", lt->int_bit_width,
+                 lt->int_is_signed ? "true" : "false");
+        break;
+    case FLOE_PQ_LT_UNKNOWN: snprintf(buf, n, "UNKNOWN"); break;
+    case FLOE_PQ_LT_JSON: snprintf(buf, n, "JSON"); break;
+    case FLOE_PQ_LT_BSON: snprintf(buf, n, "BSON"); break;
+    case FLOE_PQ_LT_UUID: snprintf(buf, n, "UUID"); break;
+    case FLOE_PQ_LT_FLOAT16: snprintf(buf, n, "FLOAT16"); break;
+    case FLOE_PQ_LT_VARIANT: snprintf(buf, n, "VARIANT"); break;
+    case FLOE_PQ_LT_GEOMETRY: snprintf(buf, n, "GEOMETRY"); break;
+    case FLOE_PQ_LT_GEOGRAPHY: snprintf(buf, n, "GEOGRAPHY"); break;
+    default: snprintf(buf, n, "LOGICAL(%d)", lt->kind); break;
+    }
+}
+
+/* Decide a leaf's value type, in-memory layout and conversion from its annotations.
+ * Unknown or unusable annotations fall back to the physical type. */
+static void leaf_type(const floe_pq_schema_element *e, floe_pq_node *nd, pq_leaf *lf) {
+    int t = e->type;
+    const floe_pq_logical_type *lt = e->has_logical_type ? &e->logical_type : NULL;
+    int ct = e->has_converted_type ? e->converted_type : -1;
+    int lk = lt ? lt->kind : 0;
+    int32_t flen = e->has_type_length ? e->type_length : 0;
+
+    lf->node = nd;
+    lf->src_phys = t;
+    lf->src_width = t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY ? flen
+                    : t == FLOE_PQ_BYTE_ARRAY         ? 0
+                                                      : floe_phys_width((floe_phys)t, 0);
+    if (t == FLOE_PQ_INT96)
+        lf->src_width = 12;
+    lf->conv = PQ_CONV_NONE;
+    lf->out_phys = (floe_phys)t;
+    lf->out_width = lf->src_width;
+    lf->time_unit = FLOE_PQ_MICROS;
+    nd->is_unsigned = false;
+    nd->precision = nd->scale = 0;
+
+    /* physical fallback first */
+    switch (t) {
+    case FLOE_PQ_BOOLEAN: nd->value_type = FLOE_TYPE_BOOLEAN; lf->ck = PQ_CK_BOOL; break;
+    case FLOE_PQ_INT32: nd->value_type = FLOE_TYPE_INT; lf->ck = PQ_CK_I64; break;
+    case FLOE_PQ_INT64: nd->value_type = FLOE_TYPE_LONG; lf->ck = PQ_CK_I64; break;
+    case FLOE_PQ_INT96:
+        /* Spark/Impala timestamps: julian day + nanos of day, read as UTC micros */
+        nd->value_type = FLOE_TYPE_TIMESTAMP;
+        lf->conv = PQ_CONV_INT96_US;
+        lf->out_phys = FLOE_PHYS_INT64;
+        lf->out_width = 8;
+        lf->ck = PQ_CK_I64; /* statistics unusable: INT96 has no defined order */
+        break;
+    case FLOE_PQ_FLOAT: nd->value_type = FLOE_TYPE_FLOAT; lf->ck = PQ_CK_F64; break;
+    case FLOE_PQ_DOUBLE: nd->value_type = FLOE_TYPE_DOUBLE; lf->ck = PQ_CK_F64; break;
+    case FLOE_PQ_BYTE_ARRAY: nd->value_type = FLOE_TYPE_BINARY; lf->ck = PQ_CK_BYTES; break;
+    default: nd->value_type = FLOE_TYPE_FIXED; lf->ck = PQ_CK_BYTES; break;
+    }
+    lf->stats_signed_ok = t == FLOE_PQ_INT32 || t == FLOE_PQ_INT64 || t == FLOE_PQ_FLOAT ||
+                          t == FLOE_PQ_DOUBLE || t == FLOE_PQ_BOOLEAN;
+
+    bool is_string = lk == FLOE_PQ_LT_STRING || lk == FLOE_PQ_LT_ENUM || lk == FLOE_PQ_LT_JSON ||
+                     (!lt && (ct == FLOE_PQ_CT_UTF8 || ct == FLOE_PQ_CT_ENUM ||
+                              ct == FLOE_PQ_CT_JSON));
+    if (is_string && t == FLOE_PQ_BYTE_ARRAY) {
+        nd->value_type = FLOE_TYPE_STRING;
+        return;
+    }
+    /* decimals */
+    int32_t prec = -1, scale = 0;
+    if (lk == FLOE_PQ_LT_DECIMAL) {
+        prec = lt->decimal_precision;
+        scale = lt->decimal_scale;
+    } else if (!lt && ct == FLOE_PQ_CT_DECIMAL && e->has_precision) {
+        prec = e->precision;
+        scale = e->has_scale ? e->scale : 0;
+    }
+    if (prec >= 1 && prec <= 38 && scale >= 0 && scale <= prec &&
+        (t == FLOE_PQ_INT32 || t == FLOE_PQ_INT64 || t == FLOE_PQ_BYTE_ARRAY ||
+         (t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY && flen >= 1 && flen <= 16))) {
+        nd->value_type = FLOE_TYPE_DECIMAL;
+        nd->precision = prec;
+        nd->scale = scale;
+        lf->ck = PQ_CK_DEC;
+        lf->stats_signed_ok = t == FLOE_PQ_INT32 || t == FLOE_PQ_INT64;
+        floe_phys want = prec <= 9 ? FLOE_PHYS_INT32 : prec <= 18 ? FLOE_PHYS_INT64
+                                                                  : FLOE_PHYS_FIXED;
+        int32_t wlen = want == FLOE_PHYS_FIXED ? floe_decimal_bytes(prec)
+                                               : floe_phys_width(want, 0);
+        if ((int)want != t || (want == FLOE_PHYS_FIXED && wlen != flen)) {
+            lf->conv = PQ_CONV_DECIMAL;
+            lf->out_phys = want;
+            lf->out_width = wlen;
+        }
+        return;
+    }
+    if ((lk == FLOE_PQ_LT_DATE || (!lt && ct == FLOE_PQ_CT_DATE)) && t == FLOE_PQ_INT32) {
+        nd->value_type = FLOE_TYPE_DATE;
+        return;
+    }
+    int unit = 0;
+    bool utc = false, is_time = false, is_ts = false;
+    if (lk == FLOE_PQ_LT_TIME || lk == FLOE_PQ_LT_TIMESTAMP) {
+        unit = lt->time_unit;
+        utc = lt->is_adjusted_to_utc;
+        is_time = lk == FLOE_PQ_LT_TIME;
+        is_ts = !is_time;
+    } else if (!lt) {
+        /* converted types: TIMESTAMP_* are instants (adjusted to UTC) */
+        if (ct == FLOE_PQ_CT_TIME_MILLIS || ct == FLOE_PQ_CT_TIME_MICROS) {
+            is_time = true;
+            unit = ct == FLOE_PQ_CT_TIME_MILLIS ? FLOE_PQ_MILLIS : FLOE_PQ_MICROS;
+            utc = true;
+        } else if (ct == FLOE_PQ_CT_TIMESTAMP_MILLIS || ct == FLOE_PQ_CT_TIMESTAMP_MICROS) {
+            is_ts = true;
+            unit = ct == FLOE_PQ_CT_TIMESTAMP_MILLIS ? FLOE_PQ_MILLIS : FLOE_PQ_MICROS;
+            utc = true;
+        }
+    }
+    if (is_time) {
+        if (unit == FLOE_PQ_MILLIS && t == FLOE_PQ_INT32) {
+            nd->value_type = FLOE_TYPE_TIME;
+            lf->conv = PQ_CONV_MS_US_32;
+            lf->out_phys = FLOE_PHYS_INT64;
+            lf->out_width = 8;
+        } else if (unit == FLOE_PQ_MICROS && t == FLOE_PQ_INT64) {
+            nd->value_type = FLOE_TYPE_TIME;
+        } else if (unit == FLOE_PQ_NANOS && t == FLOE_PQ_INT64) {
+            nd->value_type = FLOE_TYPE_TIME;
+            lf->conv = PQ_CONV_NS_US_64;
+        }
+        return;
+    }
+    if (is_ts && t == FLOE_PQ_INT64) {
+        if (unit == FLOE_PQ_NANOS) {
+            nd->value_type = utc ? FLOE_TYPE_TIMESTAMPTZ_NS : FLOE_TYPE_TIMESTAMP_NS;
+            lf->time_unit = FLOE_PQ_NANOS;
+        } else if (unit == FLOE_PQ_MICROS || unit == FLOE_PQ_MILLIS) {
+            nd->value_type = utc ? FLOE_TYPE_TIMESTAMPTZ : FLOE_TYPE_TIMESTAMP;
+            if (unit == FLOE_PQ_MILLIS)
+                lf->conv = PQ_CONV_MS_US_64;
+        }
+        return;
+    }
+    /* integers */
+    int bw = 0;
+    bool is_signed = true;
+    if (lk == FLOE_PQ_LT_INTEGER) {
+        bw = lt->int_bit_width;
+        is_signed = lt->int_is_signed;
+    } else if (!lt && ct >= FLOE_PQ_CT_UINT_8 && ct <= FLOE_PQ_CT_INT_64) {
+        static const int w[] = {8, 16, 32, 64, 8, 16, 32, 64};
+        bw = w[ct - FLOE_PQ_CT_UINT_8];
+        is_signed = ct >= FLOE_PQ_CT_INT_8;
+    }
+    if (bw && !is_signed) {
+        if (t == FLOE_PQ_INT32 && bw == 32) {
+            nd->value_type = FLOE_TYPE_LONG;
+            lf->conv = PQ_CONV_U32_I64;
+            lf->out_phys = FLOE_PHYS_INT64;
+            lf->out_width = 8;
+            lf->stats_signed_ok = false;
+        } else if (t == FLOE_PQ_INT64) {
+            nd->is_unsigned = true;
+            lf->ck = PQ_CK_U64;
+            lf->stats_signed_ok = false;
+        } else if (t == FLOE_PQ_INT32) {
+            /* UINT_8 / UINT_16 fit an int; stored zero-extended */
+            lf->stats_signed_ok = false;
+        }
+        return;
+    }
+    if (lk == FLOE_PQ_LT_UUID && t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY && flen == 16) {
+        nd->value_type = FLOE_TYPE_UUID;
+        return;
+    }
+    if (lk == FLOE_PQ_LT_FLOAT16 && t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY && flen == 2) {
+        nd->value_type = FLOE_TYPE_FLOAT;
+        lf->conv = PQ_CONV_F16;
+        lf->out_phys = FLOE_PHYS_FLOAT;
+        lf->out_width = 4;
+        lf->ck = PQ_CK_F64;
+        return;
+    }
+}
+
+static int build_node(build_ctx *c, floe_pq_node *parent, floe_pq_node *nd, int depth) {
+    floe_pq_reader *r = c->r;
+    floe_error *err = c->err;
+    if (depth > PQ_MAX_DEPTH)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: footer: schema nested deeper than %d",
+                              r->name, PQ_MAX_DEPTH);
+    if (c->pos >= r->md.n_schema)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "%s: footer: schema: num_children exceeds the %zu elements",
+                              r->name, r->md.n_schema);
+    size_t ei = c->pos++;
+    const floe_pq_schema_element *e = &r->md.schema[ei];
+    nd->name = e->name ? e->name : "";
+    nd->parent = parent;
+    nd->repetition = parent && e->has_repetition_type ? e->repetition_type : 0;
+    if (nd->repetition < 0 || nd->repetition > 2)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "%s: footer: schema element %zu (%s): bad repetition_type %d",
+                              r->name, ei, nd->name, nd->repetition);
+    nd->has_field_id = e->has_field_id;
+    nd->field_id = e->field_id;
+    nd->converted_type = e->has_converted_type ? e->converted_type : -1;
+    nd->logical_kind = e->has_logical_type ? e->logical_type.kind : 0;
+    nd->type_length = e->has_type_length ? e->type_length : 0;
+    nd->def_level = (int16_t)((parent ? parent->def_level : 0) + (nd->repetition != 0 ? 1 : 0));
+    nd->rep_level = (int16_t)((parent ? parent->rep_level : 0) + (nd->repetition == 2 ? 1 : 0));
+    nd->column = -1;
+    if (parent && parent->parent) {
+        nd->path = floe_arena_alloc(&r->arena, strlen(parent->path) + strlen(nd->name) + 2);
+        if (!nd->path)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        sprintf((char *)nd->path, "%s.%s", parent->path, nd->name);
+    } else {
+        nd->path = parent ? nd->name : "";
+    }
+
+    char lt[64] = "", tt[160];
+    if (e->has_logical_type)
+        logical_text(e, lt, sizeof lt);
+    else if (e->has_converted_type)
+        snprintf(lt, sizeof lt, "%s", ct_name(e->converted_type));
+    if (e->has_converted_type && e->converted_type == FLOE_PQ_CT_DECIMAL && !e->has_logical_type)
+        snprintf(lt, sizeof lt, "DECIMAL(%d,%d)", e->precision, e->scale);
+
+    bool is_group = e->has_num_children && e->num_children > 0 ? true : !e->has_type;
+    if (!parent)
+        is_group = true;
+    if (is_group) {
+        int32_t nc = e->has_num_children ? e->num_children : 0;
+        if (nc < 0 || (size_t)nc > r->md.n_schema - c->pos)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: footer: schema element %zu (%s): num_children %d exceeds "
+                                  "the remaining elements",
+                                  r->name, ei, nd->name, nc);
+        nd->phys = -1;
+        snprintf(tt, sizeof tt, "group%s%s", lt[0] ? " " : "", lt);
+        floe_pq_node *kids = NULL;
+        if (nc > 0) {
+            kids = floe_arena_alloc(&r->arena, (size_t)nc * sizeof *kids);
+            if (!kids)
+                return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        }
+        nd->children = kids;
+        nd->nchildren = (size_t)nc;
+        for (int32_t i = 0; i < nc; i++)
+            FLOE_FORWARD_IF_ERROR(build_node(c, nd, &kids[i], depth + 1));
+    } else {
+        if (e->type < 0 || e->type > 7)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: footer: schema element %zu (%s): bad physical type %d",
+                                  r->name, ei, nd->name, e->type);
+        if (e->type == FLOE_PQ_FIXED_LEN_BYTE_ARRAY &&
+            (!e->has_type_length || e->type_length <= 0 || e->type_length > (1 << 24)))
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "%s: footer: schema element %zu (%s): bad type_length",
+                                  r->name, ei, nd->name);
+        if (c->leaf >= r->nleaves)
+            return floe_error_set(err, FLOE_EINTERNAL, "%s: leaf count", r->name);
+        nd->phys = e->type;
+        nd->column = (int32_t)c->leaf;
+        leaf_type(e, nd, &r->leaves[c->leaf]);
+        c->leaf++;
+        if (e->type == FLOE_PQ_FIXED_LEN_BYTE_ARRAY)
+            snprintf(tt, sizeof tt, "%s(%d)%s%s", phys_name(e->type), e->type_length,
+                     lt[0] ? " " : "", lt);
+        else
+            snprintf(tt, sizeof tt, "%s%s%s", phys_name(e->type), lt[0] ? " " : "", lt);
+    }
+    nd->type_text = floe_arena_strdup(&r->arena, tt);
+    if (!nd->type_text)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    return 0;
+}
+
+int pq_schema_build(floe_pq_reader *r, floe_error *err) {
+    const floe_pq_file_metadata *md = &r->md;
+    if (md->n_schema == 0)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: footer: empty schema", r->name);
+    /* count leaves: elements that are not groups */
+    size_t nleaves = 0;
+    for (size_t i = 1; i < md->n_schema; i++) {
+        const floe_pq_schema_element *e = &md->schema[i];
+        bool group = e->has_num_children && e->num_children > 0 ? true : !e->has_type;
+        if (!group)
+            nleaves++;
+    }
+    r->nleaves = nleaves;
+    r->leaves = floe_arena_alloc(&r->arena, (nleaves ? nleaves : 1) * sizeof *r->leaves);
+    r->nodes = floe_arena_alloc(&r->arena, sizeof *r->nodes);
+    if (!r->leaves || !r->nodes)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    build_ctx c = {r, 0, 0, err};
+    FLOE_FORWARD_IF_ERROR(build_node(&c, NULL, r->nodes, 0));
+    if (c.pos != md->n_schema)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "%s: footer: schema has %zu elements but the tree uses %zu",
+                              r->name, md->n_schema, c.pos);
+    if (c.leaf != nleaves)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: footer: schema leaf count mismatch",
+                              r->name);
+    r->nnodes = c.pos;
+    return 0;
+}
+
+/* ---- assembly plan -------------------------------------------------------------------- */
+
+/* Does any selected column live under nd? */
+static bool any_selected(const floe_pq_reader *r, const floe_pq_node *nd) {
+    if (nd->column >= 0)
+        return r->selected[nd->column];
+    for (size_t i = 0; i < nd->nchildren; i++)
+        if (any_selected(r, &nd->children[i]))
+            return true;
+    return false;
+}
+
+static bool is_list_node(const floe_pq_node *nd) {
+    return nd->phys < 0 && (nd->logical_kind == FLOE_PQ_LT_LIST ||
+                            nd->converted_type == FLOE_PQ_CT_LIST);
+}
+static bool is_map_node(const floe_pq_node *nd) {
+    return nd->phys < 0 && (nd->logical_kind == FLOE_PQ_LT_MAP ||
+                            nd->converted_type == FLOE_PQ_CT_MAP ||
+                            nd->converted_type == FLOE_PQ_CT_MAP_KEY_VALUE);
+}
+
+/* The element of a LIST-annotated group whose single child is the repeated node rep
+ * (LogicalTypes.md backward-compatibility rules). Returns rep itself when the repeated
+ * node is the element. */
+static const floe_pq_node *list_element(const floe_pq_node *list, const floe_pq_node *rep) {
+    if (rep->phys >= 0)
+        return rep;                          /* repeated primitive: two-level */
+    if (rep->nchildren != 1)
+        return rep;                          /* a struct of several fields */
+    if (!strcmp(rep->name, "array"))
+        return rep;
+    size_t ln = strlen(list->name);
+    if (!strncmp(rep->name, list->name, ln) && !strcmp(rep->name + ln, "_tuple"))
+        return rep;
+    return &rep->children[0];                /* three-level */
+}
+
+static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element, pq_plan *p,
+                     int depth, floe_error *err);
+
+static int plan_children(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, int depth,
+                         floe_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < nd->nchildren; i++)
+        n += any_selected(r, &nd->children[i]);
+    p->children = floe_arena_alloc(&r->arena, (n ? n : 1) * sizeof *p->children);
+    if (!p->children)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    p->nchildren = 0;
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        if (!any_selected(r, &nd->children[i]))
+            continue;
+        FLOE_FORWARD_IF_ERROR(
+            plan_node(r, &nd->children[i], false, &p->children[p->nchildren++], depth + 1, err));
+    }
+    return 0;
+}
+
+static void plan_range(pq_plan *p) {
+    if (p->kind == PQ_P_LEAF) {
+        p->first_col = p->slot;
+        p->end_col = p->slot + 1;
+        return;
+    }
+    p->first_col = INT32_MAX;
+    p->end_col = -1;
+    for (size_t i = 0; i < p->nchildren; i++) {
+        plan_range(&p->children[i]);
+        if (p->children[i].first_col < p->first_col)
+            p->first_col = p->children[i].first_col;
+        if (p->children[i].end_col > p->end_col)
+            p->end_col = p->children[i].end_col;
+    }
+}
+
+/* as_element: nd is the repeated node of an enclosing list used as its element: its own
+ * repetition is consumed by the list, its value is required. */
+static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element, pq_plan *p,
+                     int depth, floe_error *err) {
+    memset(p, 0, sizeof *p);
+    p->node = nd;
+    p->name = nd->name;
+    if (depth > PQ_MAX_DEPTH)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: schema too deep", r->name);
+    if (nd->repetition == 2 && !as_element) {
+        /* a bare repeated field: a list of required elements */
+        p->kind = PQ_P_LIST;
+        p->nullable = false;
+        p->def_present = (int16_t)(nd->def_level - 1);
+        p->rep_def = nd->def_level;
+        p->rep_level = nd->rep_level;
+        p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
+        if (!p->children)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        p->nchildren = 1;
+        FLOE_FORWARD_IF_ERROR(plan_node(r, nd, true, p->children, depth + 1, err));
+        p->children[0].name = "element";
+        return 0;
+    }
+    p->nullable = nd->repetition == 1;
+    p->def_present = nd->def_level;
+    if (nd->phys >= 0) {
+        p->kind = PQ_P_LEAF;
+        p->slot = r->slot_of_col[nd->column];
+        return 0;
+    }
+    if ((is_list_node(nd) || is_map_node(nd)) && nd->nchildren == 1 &&
+        nd->children[0].repetition == 2) {
+        const floe_pq_node *rep = &nd->children[0];
+        p->rep_def = rep->def_level;
+        p->rep_level = rep->rep_level;
+        if (is_list_node(nd) || rep->phys >= 0 || rep->nchildren == 0) {
+            const floe_pq_node *el = list_element(nd, rep);
+            p->kind = PQ_P_LIST;
+            p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
+            if (!p->children)
+                return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+            p->nchildren = 1;
+            FLOE_FORWARD_IF_ERROR(plan_node(r, el, el == rep, p->children, depth + 1, err));
+            return 0;
+        }
+        /* map: key_value group with key (and value) */
+        p->kind = PQ_P_MAP;
+        FLOE_FORWARD_IF_ERROR(plan_children(r, rep, p, depth, err));
+        return 0;
+    }
+    p->kind = PQ_P_STRUCT;
+    return plan_children(r, nd, p, depth, err);
+}
+
+int pq_plan_build(floe_pq_reader *r, floe_error *err) {
+    pq_plan *root = floe_arena_alloc(&r->arena, sizeof *root);
+    if (!root)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    memset(root, 0, sizeof *root);
+    root->kind = PQ_P_STRUCT;
+    root->node = r->nodes;
+    FLOE_FORWARD_IF_ERROR(plan_children(r, r->nodes, root, 0, err));
+    plan_range(root);
+    r->plan = root;
+    return 0;
+}
+
+/* ---- Iceberg mapping -------------------------------------------------------------------- */
+
+typedef struct ice_ctx {
+    floe_pq_reader *r;
+    floe_schema *s;
+    int32_t next_id;
+    bool use_file_ids;
+    floe_field **leaf_field; /* per column */
+    char why[200];
+} ice_ctx;
+
+static int ice_node(ice_ctx *c, const floe_pq_node *nd, bool as_element, floe_field *f,
+                    int depth);
+
+static int32_t ice_id(ice_ctx *c, const floe_pq_node *nd) {
+    if (c->use_file_ids)
+        return nd->field_id;
+    return c->next_id++;
+}
+
+static int ice_leaf(ice_ctx *c, const floe_pq_node *nd, floe_field *f) {
+    f->type = nd->value_type;
+    f->precision = nd->precision;
+    f->scale = nd->scale;
+    if (f->type == FLOE_TYPE_FIXED)
+        f->length = nd->type_length;
+    c->leaf_field[nd->column] = f;
+    return 0;
+}
+
+static int ice_children(ice_ctx *c, const floe_pq_node *nd, floe_field *f, int depth) {
+    f->type = FLOE_TYPE_STRUCT;
+    if (nd->nchildren == 0) {
+        snprintf(c->why, sizeof c->why, "empty group %s", nd->path);
+        return FLOE_EUNSUPPORTED;
+    }
+    f->children = floe_arena_alloc(&c->s->arena, nd->nchildren * sizeof *f->children);
+    if (!f->children)
+        return FLOE_ENOMEM;
+    f->nchildren = nd->nchildren;
+    for (size_t i = 0; i < nd->nchildren; i++)
+        FLOE_FORWARD_IF_ERROR(ice_node(c, &nd->children[i], false, &f->children[i], depth + 1));
+    return 0;
+}
+
+static int ice_node(ice_ctx *c, const floe_pq_node *nd, bool as_element, floe_field *f,
+                    int depth) {
+    memset(f, 0, sizeof *f);
+    f->name = floe_arena_strdup(&c->s->arena, nd->name);
+    if (!f->name)
+        return FLOE_ENOMEM;
+    f->id = ice_id(c, nd);
+    f->required = nd->repetition == 0 || as_element;
+    if (nd->repetition == 2 && !as_element) {
+        f->type = FLOE_TYPE_LIST;
+        f->required = true;
+        f->children = floe_arena_alloc(&c->s->arena, sizeof *f->children);
+        if (!f->children)
+            return FLOE_ENOMEM;
+        f->nchildren = 1;
+        FLOE_FORWARD_IF_ERROR(ice_node(c, nd, true, f->children, depth + 1));
+        f->children[0].name = "element";
+        if (c->use_file_ids) {
+            snprintf(c->why, sizeof c->why, "bare repeated field %s has no element id",
+                     nd->path);
+            return FLOE_EUNSUPPORTED;
+        }
+        return 0;
+    }
+    if (nd->phys >= 0)
+        return ice_leaf(c, nd, f);
+    if ((is_list_node(nd) || is_map_node(nd)) && nd->nchildren == 1 &&
+        nd->children[0].repetition == 2) {
+        const floe_pq_node *rep = &nd->children[0];
+        if (is_list_node(nd) || rep->phys >= 0) {
+            const floe_pq_node *el = list_element(nd, rep);
+            f->type = FLOE_TYPE_LIST;
+            f->children = floe_arena_alloc(&c->s->arena, sizeof *f->children);
+            if (!f->children)
+                return FLOE_ENOMEM;
+            f->nchildren = 1;
+            FLOE_FORWARD_IF_ERROR(ice_node(c, el, el == rep, f->children, depth + 1));
+            f->children[0].name = "element";
+            return 0;
+        }
+        if (rep->nchildren != 2) {
+            snprintf(c->why, sizeof c->why, "map %s without a value column", nd->path);
+            return FLOE_EUNSUPPORTED;
+        }
+        f->type = FLOE_TYPE_MAP;
+        f->children = floe_arena_alloc(&c->s->arena, 2 * sizeof *f->children);
+        if (!f->children)
+            return FLOE_ENOMEM;
+        f->nchildren = 2;
+        FLOE_FORWARD_IF_ERROR(ice_node(c, &rep->children[0], false, &f->children[0], depth + 1));
+        FLOE_FORWARD_IF_ERROR(ice_node(c, &rep->children[1], false, &f->children[1], depth + 1));
+        f->children[0].name = "key";
+        f->children[0].required = true;
+        f->children[1].name = "value";
+        return 0;
+    }
+    return ice_children(c, nd, f, depth);
+}
+
+/* Are the file's field ids usable as Iceberg ids: present on every node Iceberg gives an
+ * id (all but the repeated middle of a list or map) and unique? */
+static bool ids_walk(const floe_pq_node *nd, int32_t *seen, size_t *nseen, int depth) {
+    if (depth > PQ_MAX_DEPTH)
+        return false;
+    const floe_pq_node *par = nd->parent;
+    bool middle = par && par->parent && nd->repetition == 2 && par->nchildren == 1 &&
+                  (is_map_node(par) || (is_list_node(par) && list_element(par, nd) != nd));
+    if (!middle) {
+        if (!nd->has_field_id)
+            return false;
+        for (size_t k = 0; k < *nseen; k++)
+            if (seen[k] == nd->field_id)
+                return false;
+        seen[(*nseen)++] = nd->field_id;
+    }
+    for (size_t k = 0; k < nd->nchildren; k++)
+        if (!ids_walk(&nd->children[k], seen, nseen, depth + 1))
+            return false;
+    return true;
+}
+
+static bool ids_usable(const floe_pq_reader *r) {
+    int32_t *seen = floe_malloc((r->nnodes + 1) * sizeof *seen);
+    if (!seen)
+        return false;
+    size_t nseen = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < r->nodes->nchildren; i++)
+        ok = ids_walk(&r->nodes->children[i], seen, &nseen, 1);
+    floe_free(seen);
+    return ok;
+}
+
+int pq_schema_iceberg(floe_pq_reader *r, floe_error *err) {
+    if (r->iceberg || r->iceberg_rc)
+        goto out;
+    ice_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    c.s = floe_schema_new();
+    c.next_id = 1;
+    c.leaf_field = floe_calloc(r->nleaves ? r->nleaves : 1, sizeof *c.leaf_field);
+    int rc = 0;
+    if (!c.s || !c.leaf_field) {
+        rc = FLOE_ENOMEM;
+        goto fail;
+    }
+    c.use_file_ids = ids_usable(r);
+    floe_field *root = &c.s->root;
+    root->type = FLOE_TYPE_STRUCT;
+    const floe_pq_node *top = r->nodes;
+    if (top->nchildren == 0) {
+        snprintf(c.why, sizeof c.why, "schema without columns");
+        rc = FLOE_EUNSUPPORTED;
+        goto fail;
+    }
+    root->children = floe_arena_alloc(&c.s->arena, top->nchildren * sizeof *root->children);
+    if (!root->children) {
+        rc = FLOE_ENOMEM;
+        goto fail;
+    }
+    root->nchildren = top->nchildren;
+    for (size_t i = 0; i < top->nchildren && rc == 0; i++)
+        rc = ice_node(&c, &top->children[i], false, &root->children[i], 1);
+    if (rc == FLOE_EUNSUPPORTED && c.use_file_ids && strstr(c.why, "no element id")) {
+        /* retry with assigned ids */
+        floe_schema_free(c.s);
+        c.s = floe_schema_new();
+        if (!c.s) {
+            rc = FLOE_ENOMEM;
+            goto fail;
+        }
+        c.use_file_ids = false;
+        c.next_id = 1;
+        c.why[0] = 0;
+        root = &c.s->root;
+        root->type = FLOE_TYPE_STRUCT;
+        root->children = floe_arena_alloc(&c.s->arena, top->nchildren * sizeof *root->children);
+        rc = root->children ? 0 : FLOE_ENOMEM;
+        root->nchildren = top->nchildren;
+        for (size_t i = 0; i < top->nchildren && rc == 0; i++)
+            rc = ice_node(&c, &top->children[i], false, &root->children[i], 1);
+    }
+    if (rc < 0)
+        goto fail;
+    floe_error e2;
+    floe_error_clear(&e2);
+    rc = floe_schema_finish(c.s, &e2);
+    if (rc < 0) {
+        snprintf(c.why, sizeof c.why, "%.180s", e2.msg);
+        rc = FLOE_EUNSUPPORTED;
+        goto fail;
+    }
+    r->iceberg = c.s;
+    r->ice_leaf = c.leaf_field; /* freed at close */
+    goto out;
+fail:
+    floe_schema_free(c.s);
+    floe_free(c.leaf_field);
+    r->iceberg_rc = rc;
+    if (rc == FLOE_ENOMEM)
+        snprintf(r->iceberg_msg, sizeof r->iceberg_msg, "%s: out of memory", r->name);
+    else
+        snprintf(r->iceberg_msg, sizeof r->iceberg_msg, "%s: unsupported: %s", r->name,
+                 c.why[0] ? c.why : "schema");
+out:
+    if (r->iceberg_rc)
+        return floe_error_set(err, r->iceberg_rc, "%s", r->iceberg_msg);
+    return 0;
+}
