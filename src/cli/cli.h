@@ -27,6 +27,8 @@ typedef struct floe_cmd {
 int floe_cmd_gen(int argc, char **argv);
 int floe_cmd_convert(int argc, char **argv);
 int floe_cmd_schema(int argc, char **argv);
+int floe_cmd_inspect(int argc, char **argv);
+int floe_cmd_cat(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);

@@ -18,7 +18,10 @@ static int cmd_version(int argc, char **argv) {
 static const floe_cmd commands[] = {
     /* one line per subcommand; keep in the order `floe help` should list them */
     {"gen", "write deterministic synthetic events as NDJSON", floe_cmd_gen},
+    {"convert", "convert NDJSON events to Parquet files checked against a schema", floe_cmd_convert},
     {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema},
+    {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect},
+    {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
     {"version", "print the version", cmd_version},
 };
 
