@@ -246,6 +246,12 @@ void floe_log_set_level(int level);
 int floe_log_level(void);
 void floe_log(int level, const char *fmt, ...) FLOE_PRINTF(2, 3);
 
+/* Proleptic Gregorian calendar: days since 1970-01-01 from a civil date (month 1-12, day
+ * 1-31, any year incl. negative) and back. Exact for every int64 day count a date type can
+ * hold. */
+int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
+void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+
 /* Monotonic clock in nanoseconds; wall clock in milliseconds since the epoch. */
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);

@@ -163,8 +163,6 @@ int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *
                            floe_projection *out, floe_error *err);
 
 /* Calendar helpers used by the transforms (proleptic Gregorian, UTC). */
-int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
-void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---------------------------------------------------------------------------------------
  * Single-value serialization (Appendix D)

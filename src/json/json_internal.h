@@ -53,7 +53,6 @@ int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out);
 int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
-int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
 
 /* "YYYY-MM-DD" -> days. */
 int floe_parse_date(const uint8_t *p, size_t n, int32_t *days, char *why, size_t whyn);

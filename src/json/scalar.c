@@ -244,15 +244,6 @@ int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out) {
 
 /* ---- dates and times ------------------------------------------------------------------- */
 
-int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d) {
-    /* shift the year to start in March so the leap day is the last day of the year */
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;                                        /* 0..399 */
-    int64_t doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                /* 0..146096 */
-    return era * 146097 + doe - 719468;
-}
 
 static bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
