@@ -351,7 +351,7 @@ static int decode_string(floe_buf *b, const uint8_t *s, size_t n) {
         case 'r': *o++ = '\r'; break;
         case 't': *o++ = '\t'; break;
         case 'u': {
-            uint32_t cp, lo;
+            uint32_t cp = 0, lo = 0xDC00;
             hex4(s, &cp);
             s += 4;
             if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -724,10 +724,10 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
     }
     case FLOE_TYPE_BINARY:
     case FLOE_TYPE_FIXED: {
-        /* decode into the key buffer's tail: values are never longer than their text */
-        floe_buf *b = s >= sh->scratch.data && s < sh->scratch.data + sh->scratch.cap
-                          ? &sh->keybuf
-                          : &sh->scratch;
+        /* decode into whichever scratch buffer does not hold the text itself */
+        bool in_scratch = sh->scratch.data &&
+                          (uintptr_t)s - (uintptr_t)sh->scratch.data < sh->scratch.cap;
+        floe_buf *b = in_scratch ? &sh->keybuf : &sh->scratch;
         floe_buf_reset(b);
         if ((rc = floe_buf_reserve(b, len / 4 * 3 + 3)) < 0)
             return rc;

@@ -622,7 +622,7 @@ int floe_schema_parse(const char *json, size_t n, floe_schema **out, floe_error 
                            jerr.line, jerr.column, jerr.text);
         goto done;
     }
-    json_t *js;
+    json_t *js = NULL;
     FLOE_CHECK(select_schema(doc, &js, err));
     json_t *jtype = json_object_get(js, "type");
     if (!jtype || !json_is_string(jtype) || strcmp(json_string_value(jtype), "struct"))

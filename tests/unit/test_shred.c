@@ -336,7 +336,7 @@ static int one(const char *type, const char *value, fixture *fx) {
         floe_colbuf *c_ = &fx_.batch.cols[0];                                                \
         if (rc_ != 0)                                                                        \
             harness_fail(__FILE__, __LINE__, "%s rejected: %s", value, fx_.rej.r[0].msg);    \
-        else if (c_->values_len != (wlen) || memcmp(c_->values, (want), (wlen)) != 0)        \
+        else if (c_->values_len != (wlen) || ((wlen) && memcmp(c_->values, (want), (wlen)) != 0)) \
             harness_fail(__FILE__, __LINE__, "%s: bytes differ (len %zu)", value,            \
                          c_->values_len);                                                    \
         fx_close(&fx_);                                                                      \
