@@ -35,9 +35,22 @@
  * jansson allocation hook
  * ------------------------------------------------------------------------------------- */
 
-static void *json_alloc_hook(size_t n) { return floe_malloc(n); }
+/* jansson reports an allocation failure during parsing as a syntax error; the flag lets
+ * the parser tell the two apart. */
+static _Thread_local bool json_alloc_failed;
+static void *json_alloc_hook(size_t n) {
+    void *p = floe_malloc(n);
+    if (!p)
+        json_alloc_failed = true;
+    return p;
+}
 static void json_free_hook(void *p) { floe_free(p); }
 static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+bool floe_metadata_json_take_alloc_failure(void) {
+    bool failed = json_alloc_failed;
+    json_alloc_failed = false;
+    return failed;
+}
 static void json_init_once(void) { json_set_alloc_funcs(json_alloc_hook, json_free_hook); }
 void floe_metadata_json_init(void) { pthread_once(&json_once, json_init_once); }
 
@@ -796,7 +809,12 @@ int floe_table_metadata_parse(const void *p, size_t n, const char *name,
         len = widened.len;
     }
     json_error_t jerr;
+    json_alloc_failed = false;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && (json_alloc_failed || json_error_code(&jerr) == json_error_out_of_memory)) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "%s: out of memory parsing JSON", name);
+        goto done;
+    }
     if (!root) {
         rc = floe_error_at(err, FLOE_ECORRUPT, jerr.position,
                            "%s: not table metadata JSON: line %d column %d: %s", name, jerr.line,
@@ -894,13 +912,20 @@ int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error 
                               "only and will not drop v3 state by rewriting it",
                               m->format_version, field);
     }
-    for (size_t i = 0; i < m->n_snapshots; i++)
+    for (size_t i = 0; i < m->n_snapshots; i++) {
+        if (!m->snapshots[i].operation)
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "table metadata: snapshots[%zu] (id %" PRId64
+                                  ") has no summary \"operation\", which format v2 requires; "
+                                  "floe will not invent one",
+                                  i, m->snapshots[i].snapshot_id);
         if (!m->snapshots[i].manifest_list)
             return floe_error_set(err, FLOE_EUNSUPPORTED,
                                   "table metadata: snapshots[%zu] (id %" PRId64
                                   ") lists \"manifests\" without a \"manifest-list\"; floe "
                                   "cannot upgrade such a v1 table to v2",
                                   i, m->snapshots[i].snapshot_id);
+    }
     return 0;
 }
 

@@ -45,6 +45,13 @@ int64_t floe_metadata_new_snapshot_id(void) {
 
 static int nomem(floe_error *err) { return floe_error_set(err, FLOE_ENOMEM, "out of memory"); }
 
+/* A string jansson refused: out of memory, or not UTF-8. */
+static int bad_string(const char *what, const char *key, floe_error *err) {
+    if (floe_metadata_json_take_alloc_failure())
+        return nomem(err);
+    return floe_error_set(err, FLOE_EINVALID, "%s %s: key or value is not valid UTF-8", what, key);
+}
+
 /* json_object_set_new that reports OOM (the value is consumed either way). */
 static int set_new(json_t *obj, const char *key, json_t *v, floe_error *err) {
     if (!v || json_object_set_new(obj, key, v) != 0)
@@ -187,6 +194,13 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
     if (!json_is_integer(json_object_get(doc, "last-sequence-number")) &&
         (rc = set_new(doc, "last-sequence-number", json_integer(0), err)) < 0)
         return rc;
+    json_t *snaps = json_object_get(doc, "snapshots");
+    for (size_t i = 0; i < json_array_size(snaps); i++) { /* v1 snapshots: sequence 0 */
+        json_t *s = json_array_get(snaps, i);
+        if (!json_object_get(s, "sequence-number") &&
+            (rc = set_new(s, "sequence-number", json_integer(0), err)) < 0)
+            return rc;
+    }
     /* schemas: keep "schemas" if present, else promote "schema" with schema-id 0. */
     json_t *schemas = json_object_get(doc, "schemas");
     if (!json_is_array(schemas)) {
@@ -321,13 +335,13 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
     }
     char uuid[37];
     floe_uuid4(uuid);
+    floe_metadata_json_take_alloc_failure();
     pobj = json_object();
     if (!pobj)
         FLOE_CHECK(nomem(err));
     for (size_t i = 0; i < nprops; i++)
         if (json_object_set_new(pobj, props[i].key, json_string(props[i].value)) != 0)
-            FLOE_FAIL(err, FLOE_EINVALID, "property %s: bad key or value (not UTF-8?)",
-                      props[i].key);
+            FLOE_CHECK(bad_string("property", props[i].key, err));
     /* Appendix F: Java writes -1 for "no current snapshot" in v1/v2 tables. */
     b->doc = json_pack("{s:i, s:s, s:s, s:i, s:I, s:i, s:i, s:[O], s:i, s:[{s:i, s:O}], s:i,"
                        " s:i, s:[{s:i, s:O}], s:O, s:i, s:{}, s:[], s:[], s:[], s:[], s:[]}",
@@ -379,9 +393,10 @@ int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key
     json_t *props = ensure_object(b->doc, "properties");
     if (!props)
         return nomem(err);
+    floe_metadata_json_take_alloc_failure();
     json_t *v = json_string(value);
     if (!v || json_object_set_new(props, key, v) != 0)
-        return floe_error_set(err, FLOE_EINVALID, "property %s: bad key or value (not UTF-8?)", key);
+        return bad_string("property", key, err);
     return 0;
 }
 
@@ -543,6 +558,7 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
     int64_t ts = s->timestamp_ms ? s->timestamp_ms : floe_wall_ms();
     int32_t schema_id = s->schema_id >= 0 ? s->schema_id
                                           : (int32_t)jlong(b->doc, "current-schema-id", 0);
+    floe_metadata_json_take_alloc_failure();
     json_t *summary = json_pack("{s:s}", "operation", s->operation);
     if (!summary)
         return nomem(err);
@@ -551,7 +567,7 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
             continue;
         if (json_object_set_new(summary, s->summary[i].key, json_string(s->summary[i].value)) != 0) {
             json_decref(summary);
-            return floe_error_set(err, FLOE_EINVALID, "summary %s: bad key or value", s->summary[i].key);
+            return bad_string("summary", s->summary[i].key, err);
         }
     }
     json_t *snap = json_object();

@@ -16,6 +16,10 @@ struct floe_table_metadata_doc {
 /* Route jansson's allocations through floe_malloc (so failure injection reaches them). */
 void floe_metadata_json_init(void);
 
+/* Whether a jansson allocation failed since the last call (and reset the flag): tells
+ * "out of memory" from "not valid UTF-8" when json_string() returns NULL. */
+bool floe_metadata_json_take_alloc_failure(void);
+
 /* Wrap a document (takes ownership of root, also on failure) and derive the typed view,
  * validating it. `name` names the document in error messages. */
 int floe_metadata_from_json(json_t *root, const char *name, floe_table_metadata **out,

@@ -1,0 +1,759 @@
+/*
+ * test_metadata.c - Iceberg table metadata: every conformance table's current metadata
+ * (v1, v2, v3, gzip), finding it per INDEX.md quirk, round trips that keep unknown fields,
+ * builders, refusals, malformed input, and mapping recorded paths onto the folder.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "floe/io.h"
+#include "floe/schema.h"
+#include "floe/table.h"
+#include "floe/table_metadata.h"
+#include "harness.h"
+
+static char *conf(const char *rel) { return strdup(harness_conformance(rel)); }
+
+static bool file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+typedef struct conf_table {
+    const char *folder;       /* under iceberg/ */
+    const char *current;      /* expected current metadata file name */
+    int format_version;
+    int64_t current_snapshot; /* -1 none */
+    bool paths_map;           /* the current snapshot's manifest list maps into the folder */
+} conf_table;
+
+static const conf_table TABLES[] = {
+    {"duckdb-iceberg/add_columns_with_defaults/default.db/add_columns_with_defaults",
+     "00003-3f1801a5-7dfb-4072-b14a-39cd12f9279b.metadata.json", 2, 1915606074736806848, true},
+    {"duckdb-iceberg/big_query_error", "v1749025517.metadata.json", 2, 5128775320967886225, false},
+    {"duckdb-iceberg/case_sensitive_names/default.db/case_sensitive_names",
+     "00001-a7a3a44c-4aac-4619-bebd-11be37b27351.metadata.json", 2, 5298355539581857556, true},
+    {"duckdb-iceberg/column_mapping/warehouse/default.db/my_table",
+     "00001-75643dae-a7a7-46ae-ab30-ea80d3793f3f.metadata.json", 2, 6154553663017965981, true},
+    {"duckdb-iceberg/custom_write_paths", "00000-acdf842e-3a9d-4b9b-ad87-daf785831925.metadata.json",
+     2, -1, false},
+    {"duckdb-iceberg/equality_delete_extra_column/warehouse/ns/t", "vfinal.metadata.json", 2,
+     /* 9876543210123456789 read as a signed long */ (int64_t)9876543210123456789ULL, true},
+    {"duckdb-iceberg/expression_filter", "00001-19739cda-f528-4429-84cc-377ffdd24c75.metadata.json",
+     2, 8096310958539014181, true},
+    {"duckdb-iceberg/generated_bounds", "v1.metadata.json", 2, 1000000000000000001, true},
+    {"duckdb-iceberg/hive_partitioned_table", "v4.metadata.json", 2, 5128628767169163501, true},
+    {"duckdb-iceberg/iceberg/lineitem_iceberg_gz", "v2.gz.metadata.json", 1, 4468019210336628573,
+     true},
+    {"duckdb-iceberg/iceberg/lineitem_iceberg_gz_no_hint", "v2.gz.metadata.json", 1,
+     4468019210336628573, true},
+    {"duckdb-iceberg/iceberg_v1_deprecated/default/legacy_v1", "v2.metadata.json", 1,
+     2456114553637229296, true},
+    {"duckdb-iceberg/is_null_is_not_null", "00001-43ceeb9a-cd0d-4556-b1e2-513b5bf88ff8.metadata.json",
+     2, 1222714758486840798, true},
+    {"duckdb-iceberg/legacy_bare_deletion_vector/warehouse/default/legacy_bare_deletion_vector",
+     "00002-legacy-bare-dv.metadata.json", 3, 7777777777777777776, true},
+    {"duckdb-iceberg/map_stats/default.db/map_stats",
+     "00002-0e059d4b-e5e8-41af-a763-76cbf3a3d0bc.metadata.json", 2, 554549470069664013, true},
+    {"duckdb-iceberg/null_stats/default/test_nulls",
+     "00003-9d6a621e-8a72-4190-a880-f6ca02e32b86.metadata.json", 2, 4694394728259848547, true},
+    {"duckdb-iceberg/partition_bigint", "v2.metadata.json", 2, 1919487672997309926, true},
+    {"duckdb-iceberg/partition_binary", "v2.metadata.json", 2, 7057859339050714145, true},
+    {"duckdb-iceberg/partition_bool", "v2.metadata.json", 2, 3510418671079281357, true},
+    {"duckdb-iceberg/partition_decimal_bigint", "v2.metadata.json", 2, 7397340839278125996, true},
+    {"duckdb-iceberg/partition_decimal_integer", "v2.metadata.json", 2, 2266524373707409896, true},
+    {"duckdb-iceberg/partition_decimal_smallint", "v2.metadata.json", 2, 8728621871136059473, true},
+    {"duckdb-iceberg/partition_double", "v2.metadata.json", 2, 265372873090926682, true},
+    {"duckdb-iceberg/partition_fixed_length_binary/default.db/partition_fixed_length_binary",
+     "00001-b4b3d6d2-cac2-4480-952e-0e4b3b88b5d7.metadata.json", 2, 8035702046957338196, true},
+    {"duckdb-iceberg/partition_float", "v2.metadata.json", 2, 7743143018202347074, true},
+    {"duckdb-iceberg/partition_integer", "v2.metadata.json", 2, 5470601323427916272, true},
+    {"duckdb-iceberg/partition_time/default.db/partition_time",
+     "00001-44546aa6-1ee5-48c5-9e3b-bc6c0bc0a60c.metadata.json", 2, 5142311260901683077, true},
+    {"duckdb-iceberg/partition_timestamp/default.db/partition_timestamp",
+     "00001-0c9938a5-103e-4185-b46d-331368ae4db7.metadata.json", 2, 2508913168551256223, true},
+    {"duckdb-iceberg/partition_timestamptz/default.db/partition_timestamptz",
+     "00001-ffeadb58-2a9e-46ba-8b4f-f363f05de68c.metadata.json", 2, 1930660809162697972, true},
+    {"duckdb-iceberg/uuid", "00001-43fda1f4-1c96-4376-ad16-91beb71d0759.metadata.json", 2,
+     3974286791591741252, true},
+    {"icebird/spark_bunnies", "v5.metadata.json", 2, 2701171901096418979, true},
+    {"icebird/spark_rename_column", "v3.metadata.json", 2, 5276958600260276572, true},
+    {"icebird/java_bunnies", "v5.metadata.json", 2, 9158179788527662767, true},
+};
+#define NTABLES (sizeof TABLES / sizeof TABLES[0])
+
+static char *table_path(const conf_table *ct) {
+    char rel[512];
+    snprintf(rel, sizeof rel, "iceberg/%s", ct->folder);
+    return conf(rel);
+}
+
+TEST(conformance_current_metadata) {
+    for (size_t i = 0; i < NTABLES; i++) {
+        const conf_table *ct = &TABLES[i];
+        char *dir = table_path(ct);
+        floe_error err;
+        floe_error_clear(&err);
+        char *uri = NULL;
+        int rc = floe_table_locate_metadata(dir, &uri, &err);
+        if (rc != 0) {
+            harness_fail(__FILE__, __LINE__, "%s: locate: %s", ct->folder, err.msg);
+            free(dir);
+            continue;
+        }
+        const char *base = strrchr(uri, '/') + 1;
+        if (strcmp(base, ct->current))
+            harness_fail(__FILE__, __LINE__, "%s: current is %s, expected %s", ct->folder, base,
+                         ct->current);
+        floe_table *t = NULL;
+        rc = floe_table_open_path(dir, NULL, &t, &err);
+        if (rc != 0) {
+            harness_fail(__FILE__, __LINE__, "%s: open: %s", ct->folder, err.msg);
+            floe_free(uri);
+            free(dir);
+            continue;
+        }
+        const floe_table_metadata *m = floe_table_metadata_get(t);
+        CHECK_EQ_INT(m->format_version, ct->format_version);
+        CHECK_EQ_INT(m->current_snapshot_id, ct->current_snapshot);
+        CHECK(m->n_schemas >= 1);
+        CHECK(floe_table_metadata_current_schema(m) != NULL);
+        CHECK(floe_table_metadata_default_spec(m) != NULL);
+        const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
+        CHECK((cur != NULL) == (ct->current_snapshot != -1));
+        if (cur) {
+            const floe_snapshot_ref *main = floe_table_metadata_ref(m, "main");
+            REQUIRE(main != NULL);
+            CHECK_EQ_INT(main->snapshot_id, cur->snapshot_id);
+            CHECK(!main->is_tag);
+            const char *rec = cur->manifest_list ? cur->manifest_list : cur->manifests[0];
+            char *local = NULL;
+            rc = floe_table_resolve_path(t, rec, &local, &err);
+            if (ct->paths_map) {
+                if (rc != 0)
+                    harness_fail(__FILE__, __LINE__, "%s: resolve %s: %s", ct->folder, rec, err.msg);
+                else if (!file_exists(local))
+                    harness_fail(__FILE__, __LINE__, "%s: %s -> %s does not exist", ct->folder, rec,
+                                 local);
+                else if (strncmp(local, dir, strlen(dir)))
+                    harness_fail(__FILE__, __LINE__, "%s: %s left the folder", ct->folder, local);
+            } else {
+                CHECK_EQ_INT(rc, FLOE_EINVALID); /* big_query_error: outside its location */
+            }
+            floe_free(local);
+            /* every schema parses with the schema module */
+            for (size_t k = 0; k < m->n_schemas; k++) {
+                floe_schema *s = NULL;
+                rc = floe_schema_parse(m->schemas[k].json, strlen(m->schemas[k].json), &s, &err);
+                if (rc != 0)
+                    harness_fail(__FILE__, __LINE__, "%s: schema %d: %s", ct->folder,
+                                 (int)m->schemas[k].schema_id, err.msg);
+                floe_schema_free(s);
+            }
+        }
+        floe_table_close(t);
+        floe_free(uri);
+        free(dir);
+    }
+}
+
+/* Every metadata file in the conformance set survives parse -> write -> parse with the
+ * same JSON (json_equal), unknown fields and all. */
+static int roundtrip_one(const char *path) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = NULL, *m2 = NULL;
+    int rc = floe_table_metadata_read(path, &m, &err);
+    if (rc != 0)
+        return rc;
+    char *text = NULL, *text2 = NULL;
+    size_t len = 0, len2 = 0;
+    rc = floe_table_metadata_to_json(m, false, &text, &len, &err);
+    if (rc == 0)
+        rc = floe_table_metadata_parse(text, len, "roundtrip", &m2, &err);
+    if (rc == 0)
+        rc = floe_table_metadata_to_json(m2, false, &text2, &len2, &err);
+    if (rc == 0 && (len != len2 || memcmp(text, text2, len)))
+        harness_fail(__FILE__, __LINE__, "%s: second serialization differs", path);
+    /* against the original bytes (plain files without >int64 ids) */
+    size_t olen = 0;
+    char *orig = harness_read_file(path, &olen);
+    if (rc == 0 && orig && olen > 2 && (unsigned char)orig[0] != 0x1f && !strstr(path, "vfinal")) {
+        json_t *a = json_loadb(orig, olen, 0, NULL), *b = json_loadb(text, len, 0, NULL);
+        if (!a || !b || !json_equal(a, b))
+            harness_fail(__FILE__, __LINE__, "%s: rewritten JSON is not equal to the original",
+                         path);
+        json_decref(a);
+        json_decref(b);
+    }
+    free(orig);
+    floe_free(text);
+    floe_free(text2);
+    floe_table_metadata_free(m);
+    floe_table_metadata_free(m2);
+    return rc;
+}
+
+TEST(conformance_roundtrip_all_files) {
+    int parsed = 0, total = 0;
+    for (size_t i = 0; i < NTABLES; i++) {
+        char *dir = table_path(&TABLES[i]);
+        char md[4096];
+        snprintf(md, sizeof md, "%s/metadata", dir);
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "ls '%s' | grep 'metadata.json$'", md);
+        char *list = NULL;
+        harness_run_cmd(cmd, &list);
+        for (char *line = list ? strtok(list, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", md, line);
+            int rc = roundtrip_one(path);
+            total++;
+            if (rc == 0)
+                parsed++;
+            else if (!strstr(path, "big_query_error/metadata/v0.metadata.json"))
+                harness_fail(__FILE__, __LINE__, "%s: parse failed (%d)", path, rc);
+        }
+        free(list);
+        free(dir);
+    }
+    /* 80 files; only big_query_error's 97-byte v0 stub is not metadata */
+    CHECK_EQ_INT(total, 80);
+    CHECK_EQ_INT(parsed, total - 1);
+}
+
+TEST(v1_gzip_fields) {
+    char *dir = conf("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz/metadata/v2.gz.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL;
+    REQUIRE_OK(floe_table_metadata_read(dir, &m, &err), err);
+    CHECK_EQ_INT(m->format_version, 1);
+    CHECK_EQ_INT(m->last_sequence_number, 0);
+    CHECK_EQ_INT(m->n_snapshots, 1);
+    CHECK_EQ_INT(m->snapshots[0].sequence_number, 0); /* Appendix E default */
+    CHECK_EQ_STR(m->snapshots[0].operation, "append");
+    CHECK_EQ_STR(floe_table_metadata_property(m, FLOE_PROP_METADATA_COMPRESSION), "gzip");
+    CHECK(floe_table_metadata_wants_gzip(m));
+    floe_schema *s = NULL;
+    const floe_metadata_schema *cs = floe_table_metadata_current_schema(m);
+    REQUIRE(cs != NULL);
+    REQUIRE_OK(floe_schema_parse(cs->json, strlen(cs->json), &s, &err), err);
+    CHECK_EQ_INT(s->root.nchildren, 16); /* TPC-H lineitem */
+    floe_schema_free(s);
+    floe_table_metadata_free(m);
+    free(dir);
+}
+
+TEST(v1_deprecated_fields) {
+    char *p = conf("iceberg/duckdb-iceberg/iceberg_v1_deprecated/default/legacy_v1/metadata/v2.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL;
+    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    CHECK_EQ_INT(m->format_version, 1);
+    CHECK_EQ_INT(m->n_schemas, 1);
+    CHECK_EQ_INT(m->n_specs, 1);
+    CHECK_EQ_INT(m->default_spec_id, 0);
+    CHECK(strstr(m->specs[0].json, "\"spec-id\":0") != NULL);
+    CHECK(strstr(m->specs[0].json, "identity") != NULL);
+    CHECK_EQ_INT(m->last_partition_id, 1000);
+    REQUIRE(m->n_snapshots == 1);
+    CHECK(m->snapshots[0].manifest_list == NULL);
+    CHECK(m->snapshots[0].n_manifests >= 1);
+    /* floe cannot write it: no manifest list to carry into v2 */
+    floe_metadata_builder *b = NULL;
+    CHECK_EQ_INT(floe_metadata_builder_new(m, &b, &err), FLOE_EUNSUPPORTED);
+    CHECK(strstr(err.msg, "manifests") != NULL);
+    CHECK(b == NULL);
+    floe_table_metadata_free(m);
+    free(p);
+}
+
+TEST(v3_refused_on_write_kept_on_read) {
+    char *p = conf("iceberg/duckdb-iceberg/legacy_bare_deletion_vector/warehouse/default/"
+                   "legacy_bare_deletion_vector/metadata/00002-legacy-bare-dv.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL;
+    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    CHECK_EQ_INT(m->format_version, 3);
+    char *text = NULL;
+    REQUIRE_OK(floe_table_metadata_to_json(m, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"next-row-id\"") != NULL); /* kept on rewrite */
+    floe_free(text);
+    floe_metadata_builder *b = NULL;
+    CHECK_EQ_INT(floe_metadata_builder_new(m, &b, &err), FLOE_EUNSUPPORTED);
+    CHECK(strstr(err.msg, "next-row-id") != NULL);
+    floe_table_metadata_free(m);
+    free(p);
+}
+
+TEST(v1_upgrade_to_v2) {
+    char *p = conf("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz/metadata/v2.gz.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL, *n = NULL;
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_property(b, "floe.test", "1", &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "old.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(n->format_version, 2);
+    CHECK_EQ_INT(n->last_sequence_number, 0);
+    CHECK(n->table_uuid != NULL);
+    CHECK_EQ_STR(n->table_uuid, m->table_uuid);
+    CHECK_EQ_INT(n->n_schemas, 1);
+    CHECK_EQ_INT(n->current_snapshot_id, m->current_snapshot_id);
+    CHECK(floe_table_metadata_ref(n, "main") != NULL);
+    CHECK_EQ_STR(floe_table_metadata_property(n, "floe.test"), "1");
+    REQUIRE(n->n_metadata_log >= 1);
+    CHECK_EQ_STR(n->metadata_log[n->n_metadata_log - 1].metadata_file, "old.metadata.json");
+    char *text = NULL;
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"schema\":") == NULL);
+    CHECK(strstr(text, "\"partition-spec\":") == NULL);
+    CHECK(strstr(text, "\"sort-orders\":") != NULL);
+    floe_free(text);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+    free(p);
+}
+
+TEST(unknown_fields_survive_builders) {
+    char *p = conf("iceberg/icebird/java_bunnies/metadata/v5.metadata.json");
+    size_t len = 0;
+    char *orig = harness_read_file(p, &len);
+    REQUIRE(orig != NULL);
+    json_t *doc = json_loadb(orig, len, 0, NULL);
+    REQUIRE(doc != NULL);
+    json_object_set_new(doc, "x-vendor-extension", json_pack("{s:[i,i]}", "a", 1, 2));
+    json_object_set_new(doc, "statistics",
+                        json_pack("[{s:I, s:s, s:i, s:i, s:[]}]", "snapshot-id",
+                                  (json_int_t)9158179788527662767, "statistics-path", "s.puffin",
+                                  "file-size-in-bytes", 10, "file-footer-size-in-bytes", 5,
+                                  "blob-metadata"));
+    json_object_set_new(json_object_get(doc, "properties"), "vendor.unknown", json_string("keep me"));
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    floe_error err;
+    floe_table_metadata *m = NULL, *n = NULL;
+    REQUIRE_OK(floe_table_metadata_parse(text, strlen(text), "edited", &m, &err), err);
+    free(text);
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    int64_t sid = 0, seq = 0;
+    floe_kv extra[] = {{"added-records", "5"}};
+    floe_snapshot_new s = {.operation = "append", .manifest_list = "ml.avro", .summary = extra,
+                           .n_summary = 1, .schema_id = -1};
+    REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &s, &sid, &seq, &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "base.json", &n, &err), err);
+    char *out = NULL;
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &out, NULL, &err), err);
+    CHECK(strstr(out, "\"x-vendor-extension\":{\"a\":[1,2]}") != NULL);
+    CHECK(strstr(out, "\"statistics-path\":\"s.puffin\"") != NULL);
+    CHECK(strstr(out, "\"vendor.unknown\":\"keep me\"") != NULL);
+    CHECK_EQ_INT(seq, m->last_sequence_number + 1);
+    CHECK_EQ_INT(n->last_sequence_number, seq);
+    CHECK_EQ_INT(n->current_snapshot_id, sid);
+    const floe_snapshot *ns = floe_table_metadata_current_snapshot(n);
+    REQUIRE(ns != NULL);
+    CHECK(ns->has_parent);
+    CHECK_EQ_INT(ns->parent_snapshot_id, m->current_snapshot_id);
+    CHECK_EQ_STR(ns->operation, "append");
+    CHECK_EQ_INT(n->snapshot_log[n->n_snapshot_log - 1].snapshot_id, sid);
+    CHECK(n->last_updated_ms >= m->last_updated_ms);
+    CHECK_EQ_INT(floe_table_metadata_ref(n, "main")->snapshot_id, sid);
+    floe_free(out);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(m);
+    floe_table_metadata_free(n);
+    free(orig);
+    free(p);
+}
+
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":7,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"ts\",\"required\":false,\"type\":\"timestamptz\"},"
+    "{\"id\":3,\"name\":\"tags\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":4,"
+    "\"element\":\"string\",\"element-required\":false}}]}";
+
+static floe_table_metadata *new_table(floe_error *err) {
+    floe_metadata_builder *b = NULL;
+    floe_table_metadata *m = NULL;
+    floe_kv props[] = {{"write.metadata.previous-versions-max", "3"}};
+    const char *spec = "{\"fields\":[{\"source-id\":2,\"transform\":\"day\",\"name\":\"ts_day\"}]}";
+    if (floe_metadata_builder_new_table("/tmp/wh/ns/t", SCHEMA, spec, NULL, props, 1, &b, err) ==
+        0)
+        floe_metadata_builder_finish(b, NULL, &m, err);
+    floe_metadata_builder_free(b);
+    return m;
+}
+
+TEST(new_table_assigns_ids) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err);
+    REQUIRE(m != NULL);
+    CHECK_EQ_INT(m->format_version, 2);
+    CHECK_EQ_INT(m->last_column_id, 4);
+    CHECK_EQ_INT(m->current_schema_id, 0);
+    CHECK_EQ_INT(m->schemas[0].schema_id, 0);
+    CHECK_EQ_INT(m->last_partition_id, 1000);
+    CHECK(strstr(m->specs[0].json, "\"field-id\":1000") != NULL);
+    CHECK_EQ_INT(m->current_snapshot_id, -1);
+    CHECK_EQ_INT(m->n_snapshots, 0);
+    CHECK_EQ_INT(m->default_sort_order_id, 0);
+    REQUIRE(m->table_uuid != NULL);
+    CHECK_EQ_INT(strlen(m->table_uuid), 36);
+    CHECK(m->table_uuid[14] == '4'); /* version 4 */
+    CHECK(strchr("89ab", m->table_uuid[19]) != NULL);
+    floe_table_metadata *m2 = new_table(&err);
+    REQUIRE(m2 != NULL);
+    CHECK(strcmp(m->table_uuid, m2->table_uuid) != 0);
+    /* add a schema and a spec, switch to them */
+    floe_metadata_builder *b = NULL;
+    floe_table_metadata *n = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    int32_t sid = -1, spid = -1;
+    const char *s2 = "{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"id\",\"required\":true,"
+                     "\"type\":\"long\"},{\"id\":9,\"name\":\"x\",\"required\":false,\"type\":\"int\"}]}";
+    REQUIRE_OK(floe_metadata_builder_add_schema(b, s2, &sid, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_current_schema(b, sid, &err), err);
+    REQUIRE_OK(floe_metadata_builder_add_spec(b, "[{\"source-id\":9,\"transform\":\"bucket[4]\",\"name\":\"xb\"}]",
+                                              &spid, &err),
+               err);
+    REQUIRE_OK(floe_metadata_builder_set_default_spec(b, spid, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_set_current_schema(b, 42, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_metadata_builder_add_schema(b, "{\"type\":\"struct\",\"fields\":[{\"id\":1}]}",
+                                                  NULL, &err),
+                 FLOE_ESCHEMA);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v1.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(sid, 1);
+    CHECK_EQ_INT(n->current_schema_id, 1);
+    CHECK_EQ_INT(n->last_column_id, 9);
+    CHECK_EQ_INT(spid, 1);
+    CHECK_EQ_INT(n->default_spec_id, 1);
+    CHECK_EQ_INT(n->last_partition_id, 1001);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+    floe_table_metadata_free(m2);
+}
+
+TEST(metadata_log_pruned_and_snapshots_removed) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err);
+    REQUIRE(m != NULL);
+    int64_t ids[5];
+    for (int i = 0; i < 5; i++) {
+        floe_metadata_builder *b = NULL;
+        floe_table_metadata *n = NULL;
+        REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+        floe_snapshot_new s = {.operation = "append", .manifest_list = "ml.avro", .schema_id = -1,
+                               .timestamp_ms = 1000 + i};
+        REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &s, &ids[i], NULL, &err), err);
+        char loc[32];
+        snprintf(loc, sizeof loc, "v%d.metadata.json", i + 1);
+        REQUIRE_OK(floe_metadata_builder_finish(b, loc, &n, &err), err);
+        floe_metadata_builder_free(b);
+        floe_table_metadata_free(m);
+        m = n;
+    }
+    /* previous-versions-max = 3 */
+    REQUIRE(m->n_metadata_log == 3);
+    CHECK_EQ_STR(m->metadata_log[0].metadata_file, "v3.metadata.json");
+    CHECK_EQ_STR(m->metadata_log[2].metadata_file, "v5.metadata.json");
+    CHECK_EQ_INT(m->n_snapshots, 5);
+    CHECK_EQ_INT(m->n_snapshot_log, 5);
+    CHECK_EQ_INT(m->last_sequence_number, 5);
+    /* a tag on the second snapshot goes with it */
+    floe_metadata_builder *b = NULL;
+    floe_table_metadata *n = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_ref(b, "keep", ids[1], true, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_remove_snapshots(b, &ids[4], 1, &err), FLOE_EINVALID);
+    REQUIRE_OK(floe_metadata_builder_remove_snapshots(b, ids, 2, &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v6.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(n->n_snapshots, 3);
+    CHECK(floe_table_metadata_snapshot(n, ids[0]) == NULL);
+    CHECK(floe_table_metadata_ref(n, "keep") == NULL);
+    CHECK_EQ_INT(n->n_snapshot_log, 3);
+    CHECK_EQ_INT(n->snapshot_log[0].snapshot_id, ids[2]);
+    CHECK_EQ_INT(n->current_snapshot_id, ids[4]);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+}
+
+TEST(gzip_write_read) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err), *r = NULL;
+    REQUIRE(m != NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/v1.gz.metadata.json", harness_tmpdir());
+    REQUIRE_OK(floe_table_metadata_write(m, path, true, true, &err), err);
+    size_t len = 0;
+    char *raw = harness_read_file(path, &len);
+    REQUIRE(raw != NULL && len > 2);
+    CHECK((unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
+    REQUIRE_OK(floe_table_metadata_read(path, &r, &err), err);
+    CHECK_EQ_STR(r->table_uuid, m->table_uuid);
+    /* create-if-absent */
+    CHECK_EQ_INT(floe_table_metadata_write(m, path, true, true, &err), FLOE_EEXISTS);
+    /* truncated gzip is corrupt, not a crash */
+    for (size_t cut = 0; cut < len; cut += 7) {
+        floe_table_metadata *x = NULL;
+        int rc = floe_table_metadata_parse(raw, cut, "cut.gz", &x, &err);
+        CHECK(rc == FLOE_ECORRUPT);
+        floe_table_metadata_free(x);
+    }
+    free(raw);
+    floe_table_metadata_free(r);
+    floe_table_metadata_free(m);
+}
+
+TEST(malformed_metadata) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = NULL;
+    char *bad = conf("iceberg/duckdb-iceberg/bad_data/bad_iceberg_metadata.json");
+    CHECK_EQ_INT(floe_table_metadata_read(bad, &m, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "bad_iceberg_metadata.json") != NULL);
+    floe_table *t = NULL;
+    CHECK_EQ_INT(floe_table_open_path(bad, NULL, &t, &err), FLOE_ECORRUPT);
+    CHECK(t == NULL);
+    free(bad);
+    char *stub = conf("iceberg/duckdb-iceberg/big_query_error/metadata/v0.metadata.json");
+    CHECK_EQ_INT(floe_table_metadata_read(stub, &m, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "format-version") != NULL);
+    free(stub);
+    static const struct {
+        const char *json, *needle;
+        int code;
+    } cases[] = {
+        {"[]", "JSON object", FLOE_ECORRUPT},
+        {"{\"format-version\":4}", "newer", FLOE_EUNSUPPORTED},
+        {"{\"format-version\":\"2\"}", "format-version", FLOE_ECORRUPT},
+        {"{\"format-version\":2,\"format-version\":2}", "duplicate", FLOE_ECORRUPT},
+        {"{\"format-version\":2,\"table-uuid\":\"u\",\"location\":\"l\",\"last-sequence-number\":0,"
+         "\"last-updated-ms\":1,\"last-column-id\":1,\"current-schema-id\":0,\"partition-specs\":[],"
+         "\"default-spec-id\":0}",
+         "schemas", FLOE_ECORRUPT},
+        {"{\"format-version\":2,\"table-uuid\":\"u\",\"location\":\"l\",\"last-sequence-number\":0,"
+         "\"last-updated-ms\":1,\"last-column-id\":1,\"schemas\":[{\"type\":\"struct\",\"schema-id\":0,"
+         "\"fields\":[]}],\"current-schema-id\":3,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+         "\"default-spec-id\":0,\"last-partition-id\":999,\"sort-orders\":[{\"order-id\":0,"
+         "\"fields\":[]}],\"default-sort-order-id\":0}",
+         "current-schema-id 3", FLOE_ECORRUPT},
+        {"{\"format-version\":2,\"table-uuid\":\"u\",\"location\":\"l\",\"last-sequence-number\":0,"
+         "\"last-updated-ms\":1,\"last-column-id\":1,\"schemas\":[{\"type\":\"struct\",\"schema-id\":0,"
+         "\"fields\":[]}],\"current-schema-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+         "\"default-spec-id\":0,\"last-partition-id\":999,\"sort-orders\":[{\"order-id\":0,"
+         "\"fields\":[]}],\"default-sort-order-id\":0,\"current-snapshot-id\":5,\"snapshots\":[]}",
+         "current-snapshot-id 5", FLOE_ECORRUPT},
+        {"{\"format-version\":2,\"table-uuid\":\"u\",\"location\":\"l\",\"last-sequence-number\":0,"
+         "\"last-updated-ms\":1,\"last-column-id\":1,\"schemas\":[{\"type\":\"struct\",\"schema-id\":0,"
+         "\"fields\":[]}],\"current-schema-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+         "\"default-spec-id\":0,\"last-partition-id\":999,\"sort-orders\":[{\"order-id\":0,"
+         "\"fields\":[]}],\"default-sort-order-id\":0,\"snapshots\":[{\"snapshot-id\":1,"
+         "\"timestamp-ms\":1,\"manifest-list\":\"x\",\"summary\":{\"operation\":\"append\"}}]}",
+         "sequence-number", FLOE_ECORRUPT},
+        {"{\"format-version\":2, \"x\": 99999999999999999999999}", "too big", FLOE_ECORRUPT},
+        {"{\"format-version\":2, \"x\": \"a\\u0000b\"}", "NUL", FLOE_ECORRUPT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        floe_error_clear(&err);
+        int rc = floe_table_metadata_parse(cases[i].json, strlen(cases[i].json), "case.json", &m,
+                                           &err);
+        if (rc != cases[i].code || !strstr(err.msg, cases[i].needle))
+            harness_fail(__FILE__, __LINE__, "case %zu: rc %d msg \"%s\" (want %d, \"%s\")", i, rc,
+                         err.msg, cases[i].code, cases[i].needle);
+    }
+    /* every truncation of a real file fails cleanly */
+    char *p = conf("iceberg/icebird/spark_bunnies/metadata/v5.metadata.json");
+    size_t len = 0;
+    char *raw = harness_read_file(p, &len);
+    REQUIRE(raw != NULL);
+    for (size_t cut = 0; cut < len - 1; cut += 13) {
+        m = NULL;
+        int rc = floe_table_metadata_parse(raw, cut, "cut.json", &m, &err);
+        CHECK(rc < 0);
+        CHECK(m == NULL);
+    }
+    free(raw);
+    free(p);
+}
+
+TEST(allocation_failures_unwind) {
+    char *p = conf("iceberg/icebird/java_bunnies/metadata/v5.metadata.json");
+    size_t len = 0;
+    char *raw = harness_read_file(p, &len);
+    REQUIRE(raw != NULL);
+    int failures = 0;
+    for (uint64_t n = 1; n < 5000; n++) {
+        floe_error err;
+        floe_error_clear(&err);
+        floe_table_metadata *m = NULL, *out = NULL;
+        floe_metadata_builder *b = NULL;
+        floe_alloc_fail_after(n);
+        int rc = floe_table_metadata_parse(raw, len, "v5", &m, &err);
+        if (rc == 0)
+            rc = floe_metadata_builder_new(m, &b, &err);
+        if (rc == 0)
+            rc = floe_metadata_builder_set_property(b, "k", "v", &err);
+        if (rc == 0)
+            rc = floe_metadata_builder_finish(b, "x", &out, &err);
+        floe_alloc_fail_after(0);
+        floe_metadata_builder_free(b);
+        floe_table_metadata_free(out);
+        floe_table_metadata_free(m);
+        if (rc == 0)
+            break;
+        if (rc != FLOE_ENOMEM)
+            harness_fail(__FILE__, __LINE__, "allocation %llu: rc %d: %s", (unsigned long long)n,
+                         rc, err.msg);
+        failures++;
+    }
+    CHECK(failures > 10);
+    free(raw);
+    free(p);
+}
+
+/* INDEX.md location quirks, one by one. */
+static void check_map(const char *folder, const char *recorded, const char *expect_suffix,
+                      const floe_table_open_options *opts, int expect_rc) {
+    char rel[512];
+    snprintf(rel, sizeof rel, "iceberg/%s", folder);
+    char *dir = conf(rel);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    int rc = floe_table_open_path(dir, opts, &t, &err);
+    if (rc != 0) {
+        harness_fail(__FILE__, __LINE__, "%s: %s", folder, err.msg);
+        free(dir);
+        return;
+    }
+    char *out = NULL;
+    rc = floe_table_resolve_path(t, recorded, &out, &err);
+    if (rc != expect_rc)
+        harness_fail(__FILE__, __LINE__, "%s: %s: rc %d (%s), want %d", folder, recorded, rc,
+                     err.msg, expect_rc);
+    if (rc == 0 && expect_suffix) {
+        size_t n = strlen(out), m = strlen(expect_suffix);
+        if (n < m || strcmp(out + n - m, expect_suffix))
+            harness_fail(__FILE__, __LINE__, "%s: %s -> %s, want ...%s", folder, recorded, out,
+                         expect_suffix);
+        if (!file_exists(out))
+            harness_fail(__FILE__, __LINE__, "%s: %s does not exist", folder, out);
+    }
+    if (rc == FLOE_EINVALID && !strstr(err.msg, recorded))
+        harness_fail(__FILE__, __LINE__, "refusal does not name the path: %s", err.msg);
+    floe_free(out);
+    floe_table_close(t);
+    free(dir);
+}
+
+TEST(location_mapping_quirks) {
+    /* data/persistent/... */
+    check_map("duckdb-iceberg/hive_partitioned_table",
+              "data/persistent/hive_partitioned_table/metadata/v4.metadata.json",
+              "hive_partitioned_table/metadata/v4.metadata.json", NULL, 0);
+    /* file://data/persistent/... (relative after file://) */
+    check_map("duckdb-iceberg/map_stats/default.db/map_stats",
+              "file://data/persistent/map_stats/default.db/map_stats/metadata/"
+              "00002-0e059d4b-e5e8-41af-a763-76cbf3a3d0bc.metadata.json",
+              "map_stats/metadata/00002-0e059d4b-e5e8-41af-a763-76cbf3a3d0bc.metadata.json", NULL, 0);
+    /* ./lineitem_iceberg_gz with paths lineitem_iceberg_gz/... */
+    check_map("duckdb-iceberg/iceberg/lineitem_iceberg_gz",
+              "lineitem_iceberg_gz/metadata/v1.gz.metadata.json",
+              "lineitem_iceberg_gz/metadata/v1.gz.metadata.json", NULL, 0);
+    /* the location names the other folder: still maps onto the one we were given */
+    check_map("duckdb-iceberg/iceberg/lineitem_iceberg_gz_no_hint",
+              "lineitem_iceberg_gz/metadata/v1.gz.metadata.json",
+              "lineitem_iceberg_gz_no_hint/metadata/v1.gz.metadata.json", NULL, 0);
+    /* s3a://... */
+    check_map("icebird/spark_bunnies", "s3a://hyperparam-iceberg/spark/bunnies/metadata/v1.metadata.json",
+              "spark_bunnies/metadata/v1.metadata.json", NULL, 0);
+    /* gs:// location with paths that ignore it: refused unless relocated */
+    check_map("duckdb-iceberg/big_query_error", "data/persistent/big_query_error/metadata/v0.metadata.json",
+              NULL, NULL, FLOE_EINVALID);
+    char *bq = conf("iceberg/duckdb-iceberg/big_query_error");
+    floe_table_open_options reloc = {"data/persistent/big_query_error", bq};
+    check_map("duckdb-iceberg/big_query_error", "data/persistent/big_query_error/metadata/v0.metadata.json",
+              "big_query_error/metadata/v0.metadata.json", &reloc, 0);
+    free(bq);
+    /* a data file outside the table (column_mapping): refused, allowed by relocation */
+    const char *outside = "data/persistent/column_mapping/warehouse/example/mock_data.parquet";
+    check_map("duckdb-iceberg/column_mapping/warehouse/default.db/my_table", outside, NULL, NULL,
+              FLOE_EINVALID);
+    char *dd = conf("iceberg/duckdb-iceberg");
+    floe_table_open_options reloc2 = {"data/persistent", dd};
+    check_map("duckdb-iceberg/column_mapping/warehouse/default.db/my_table", outside,
+              "column_mapping/warehouse/example/mock_data.parquet", &reloc2, 0);
+    free(dd);
+    /* s3://fake-bucket data paths of generated_bounds: outside, refused */
+    check_map("duckdb-iceberg/generated_bounds", "s3://fake-bucket/d/0000000001/t.parquet", NULL, NULL,
+              FLOE_EINVALID);
+    /* climbing out with .. after the prefix, or a sibling that shares the prefix text */
+    check_map("duckdb-iceberg/hive_partitioned_table",
+              "data/persistent/hive_partitioned_table/../partition_bool/metadata/v2.metadata.json",
+              NULL, NULL, FLOE_EINVALID);
+    check_map("duckdb-iceberg/iceberg/lineitem_iceberg_gz",
+              "lineitem_iceberg_gz_no_hint/metadata/v1.gz.metadata.json", NULL, NULL, FLOE_EINVALID);
+    check_map("duckdb-iceberg/hive_partitioned_table", "/etc/passwd", NULL, NULL, FLOE_EINVALID);
+}
+
+TEST(locate_hint_quirks) {
+    /* a stale numeric hint walks forward; a hint naming nothing falls back to listing */
+    const char *d = harness_tmpdir();
+    char md[4096], p[4200];
+    snprintf(md, sizeof md, "%s/metadata", d);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err);
+    REQUIRE(m != NULL);
+    for (int v = 1; v <= 3; v++) {
+        snprintf(p, sizeof p, "%s/v%d.metadata.json", md, v);
+        REQUIRE_OK(floe_table_metadata_write(m, p, false, true, &err), err);
+    }
+    snprintf(p, sizeof p, "%s/version-hint.text", md);
+    harness_write_file(p, "1\n", 2);
+    char *uri = NULL;
+    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    CHECK(strstr(uri, "/v3.metadata.json") != NULL);
+    floe_free(uri);
+    harness_write_file(p, "nonsense-stem", 13);
+    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    CHECK(strstr(uri, "/v3.metadata.json") != NULL);
+    floe_free(uri);
+    harness_write_file(p, "../../etc/passwd", 16);
+    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    CHECK(strstr(uri, "/v3.metadata.json") != NULL);
+    floe_free(uri);
+    /* an empty folder is not a table */
+    CHECK_EQ_INT(floe_table_locate_metadata(harness_tmpdir(), &uri, &err), FLOE_ENOTFOUND);
+    floe_table_metadata_free(m);
+}
+
+int main(void) {
+    RUN(conformance_current_metadata);
+    RUN(conformance_roundtrip_all_files);
+    RUN(v1_gzip_fields);
+    RUN(v1_deprecated_fields);
+    RUN(v3_refused_on_write_kept_on_read);
+    RUN(v1_upgrade_to_v2);
+    RUN(unknown_fields_survive_builders);
+    RUN(new_table_assigns_ids);
+    RUN(metadata_log_pruned_and_snapshots_removed);
+    RUN(gzip_write_read);
+    RUN(malformed_metadata);
+    RUN(allocation_failures_unwind);
+    RUN(location_mapping_quirks);
+    RUN(locate_hint_quirks);
+    return harness_finish();
+}
