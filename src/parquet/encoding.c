@@ -193,10 +193,13 @@ static const pack_u32_fn pack_u32_table[33] = {NULL, FLOE_W_1_16(ENT_PACK_U32)
             memset(out, 0, nvals * sizeof(T));                                             \
             return;                                                                        \
         }                                                                                  \
-        size_t groups = nvals / 8;                                                         \
-        size_t fast = avail >= bw + UNPACK_SLACK ? (avail - bw - UNPACK_SLACK) / bw + 1 : 0; \
-        if (fast > groups)                                                                 \
-            fast = groups;                                                                 \
+        size_t groups = nvals / 8, fast = groups;                                          \
+        /* usually the whole run is far from the end; else count groups that are (a div) */ \
+        if (groups * bw + UNPACK_SLACK > avail) {                                          \
+            fast = avail >= bw + UNPACK_SLACK ? (avail - bw - UNPACK_SLACK) / bw + 1 : 0;  \
+            if (fast > groups)                                                             \
+                fast = groups;                                                             \
+        }                                                                                  \
         if (fast)                                                                          \
             unpack_##SUFFIX##_table[bw](in, out, fast);                                    \
         for (size_t g = fast; g * 8 < nvals; g++) {                                        \
@@ -385,6 +388,34 @@ static int rle_put_run(floe_buf *out, uint32_t v, size_t len, unsigned bw) {
     return 0;
 }
 
+/* First s >= pos where vals[s..s+8) are all equal, or n. Branch-free over 64 values at a
+ * time: bit k of `eq` says v[i+k] == v[i+k+1], and a run of 8 starts at k exactly when
+ * bits k..k+6 are all set, found by and-ing shifted copies (1, then 2, then 3 = 7 bits).
+ * Random data thus costs no mispredicted branch per value. */
+static FLOE_ALWAYS_INLINE size_t rle_next_run8(const void *vals, const bool is16, size_t pos,
+                                               size_t n) {
+    size_t i = pos;
+    while (i + 8 <= n) {
+        const size_t span = n - i - 1 < 64 ? n - i - 1 : 64; /* comparisons in this window */
+        uint64_t eq = 0;
+        for (size_t k = 0; k < span; k++)
+            eq |= (uint64_t)(rle_val(vals, is16, i + k) == rle_val(vals, is16, i + k + 1)) << k;
+        uint64_t r = eq & (eq >> 1);
+        r &= r >> 2;
+        r &= r >> 3;
+        /* only starts whose 7 comparisons all lie in this window count: k <= span - 7 */
+        const size_t valid = span - 6;
+        if (valid < 64)
+            r &= ((uint64_t)1 << valid) - 1;
+        if (r)
+            return i + (size_t)__builtin_ctzll(r);
+        if (span < 64)
+            break;
+        i += valid;
+    }
+    return n;
+}
+
 /* Runs of 8 or more equal values become RLE runs; everything else is bit-packed in groups
  * of 8. A bit-packed run must hold a whole number of groups unless it ends the data (a
  * group padded mid-stream would decode as extra values), so when a long run follows a
@@ -405,28 +436,25 @@ static FLOE_ALWAYS_INLINE int rle_encode_impl(const void *vals, const bool is16,
 
     size_t pos = 0, lit = 0; /* literals pending: [lit, pos) */
     while (pos < n) {
-        const uint32_t v = rle_val(vals, is16, pos);
-        size_t r = 1;
-        while (pos + r < n && rle_val(vals, is16, pos + r) == v)
-            r++;
-        if (r < 8) {
-            pos += r;
-            continue;
-        }
-        size_t ragged = (pos - lit) & 7;
+        size_t start = rle_next_run8(vals, is16, pos, n);
+        if (start >= n)
+            break;
+        const uint32_t v = rle_val(vals, is16, start);
+        size_t end = start + 8;
+        while (end < n && rle_val(vals, is16, end) == v)
+            end++;
+        size_t ragged = (start - lit) & 7;
         if (ragged) {
             size_t lend = 8 - ragged;
-            if (r - lend < 8) {
-                pos += r;
+            if (end - start - lend < 8) {
+                pos = end; /* the whole run stays literal */
                 continue;
             }
-            pos += lend;
-            r -= lend;
+            start += lend;
         }
-        FLOE_FORWARD_IF_ERROR(rle_put_literals(out, vals, is16, lit, pos, bw));
-        FLOE_FORWARD_IF_ERROR(rle_put_run(out, v, r, bw));
-        pos += r;
-        lit = pos;
+        FLOE_FORWARD_IF_ERROR(rle_put_literals(out, vals, is16, lit, start, bw));
+        FLOE_FORWARD_IF_ERROR(rle_put_run(out, v, end - start, bw));
+        pos = lit = end;
     }
     return rle_put_literals(out, vals, is16, lit, n, bw);
 }
