@@ -84,7 +84,7 @@ struct floe_pq_node {
     bool is_unsigned;        /* UINT_64 kept in an INT64: print and compare unsigned */
 };
 
-typedef struct floe_pq_file_info {
+typedef struct floe_pq_reader_file {
     int32_t version;
     int64_t num_rows;
     size_t num_row_groups;
@@ -93,7 +93,7 @@ typedef struct floe_pq_file_info {
     size_t num_kv;           /* key-value metadata entries */
     int64_t file_size;
     int64_t footer_length;
-} floe_pq_file_info;
+} floe_pq_reader_file;
 
 typedef struct floe_pq_row_group_info {
     int64_t num_rows;
@@ -155,7 +155,7 @@ int floe_pq_reader_open_memory(const uint8_t *p, size_t n, const char *name,
 void floe_pq_reader_close(floe_pq_reader *r); /* accepts NULL */
 
 /* ---- metadata ----------------------------------------------------------------------- */
-void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_file_info *out);
+void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_reader_file *out);
 /* File key-value metadata entry i: value may be NULL (absent). */
 void floe_pq_reader_kv(const floe_pq_reader *r, size_t i, const char **key,
                        const char **value, size_t *value_len);

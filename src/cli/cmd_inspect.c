@@ -83,7 +83,7 @@ static json_t *kv_json(const char *k, const char *v, size_t vl) {
 }
 
 static json_t *inspect_json(floe_pq_reader *r) {
-    floe_pq_file_info fi;
+    floe_pq_reader_file fi;
     floe_pq_reader_file_info(r, &fi);
     json_t *o = json_object();
     json_object_set_new(o, "file_size", json_integer(fi.file_size));
@@ -199,7 +199,7 @@ static void print_node(const floe_pq_node *n, int depth) {
 }
 
 static void print_human(floe_pq_reader *r, const char *path) {
-    floe_pq_file_info fi;
+    floe_pq_reader_file fi;
     floe_pq_reader_file_info(r, &fi);
     char b1[32], b2[32];
     printf("file:        %s\n", path);

@@ -270,7 +270,7 @@ void floe_pq_reader_close(floe_pq_reader *r) {
 
 /* ---- metadata accessors ------------------------------------------------------------- */
 
-void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_file_info *out) {
+void floe_pq_reader_file_info(const floe_pq_reader *r, floe_pq_reader_file *out) {
     memset(out, 0, sizeof *out);
     out->version = r->md.version;
     out->num_rows = r->md.num_rows;
@@ -747,6 +747,8 @@ typedef struct chunk_ctx {
     const int64_t *ranges; /* selection, NULL for all */
     size_t nranges;
     int64_t rows_kept;
+    bool overrun;          /* a page header claimed bytes past the chunk's end */
+    size_t declared_len;   /* the chunk's total_compressed_size */
 } chunk_ctx;
 
 static int cfail(chunk_ctx *x, floe_error *err, int code, int64_t off, const char *what) {
@@ -1194,8 +1196,8 @@ static void select_rows(chunk_ctx *x, size_t l0, size_t v0) {
 }
 
 /* Decode one page (header at p[0..], within n bytes). *used receives the page's size. */
-static int read_page(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off, size_t *used,
-                     bool *was_data, floe_error *err) {
+static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off,
+                           size_t *used, bool *was_data, floe_error *err) {
     floe_pq_reader *r = x->r;
     floe_colbuf *c = x->c;
     floe_pq_page_header ph;
@@ -1208,7 +1210,10 @@ static int read_page(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off, size
         return rc;
     }
     if ((size_t)ph.compressed_page_size > n - hl)
+    {
+        x->overrun = true;
         return cfail(x, err, FLOE_ECORRUPT, off, "page extends past its column chunk");
+    }
     const uint8_t *body = p + hl;
     size_t blen = (size_t)ph.compressed_page_size;
     *used = hl + blen;
@@ -1327,6 +1332,17 @@ static int read_page(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off, size
     return 0;
 }
 
+/* Decode one page; errors from the encoding and codec layers get the file, row group,
+ * column and page offset in front. */
+static int read_page(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off, size_t *used,
+                     bool *was_data, floe_error *err) {
+    int rc = read_page_inner(x, p, n, off, used, was_data, err);
+    if (rc < 0 && err && strncmp(err->msg, x->r->name, strlen(x->r->name)) != 0)
+        floe_error_prefix(err, "%s: row group %zu: column %s: page at offset %lld: ", x->r->name,
+                          x->rg, x->lf->node->path, (long long)off);
+    return rc;
+}
+
 static int chunk_range(chunk_ctx *x, int64_t *start, int64_t *len, floe_error *err) {
     floe_pq_reader *r = x->r;
     const floe_pq_column_metadata *m = &r->md.row_groups[x->rg].columns[x->col].meta_data;
@@ -1349,7 +1365,10 @@ static int chunk_range(chunk_ctx *x, int64_t *start, int64_t *len, floe_error *e
 /* Parse pages in p[0..n) (file offset base) until the end. */
 static int read_pages(chunk_ctx *x, const uint8_t *p, size_t n, int64_t base, floe_error *err) {
     size_t pos = 0;
-    while (pos < n) {
+    const floe_pq_column_metadata *m = &x->r->md.row_groups[x->rg].columns[x->col].meta_data;
+    /* n may extend past the declared length (the lenient retry): stop there once the
+     * chunk's values are all decoded */
+    while (pos < n && (pos < x->declared_len || x->levels < m->num_values)) {
         size_t used = 0;
         bool data = false;
         FLOE_FORWARD_IF_ERROR(read_page(x, p + pos, n - pos, base + (int64_t)pos, &used, &data,
@@ -1424,8 +1443,28 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
         }
     }
     if (!use_oi) {
+        x.declared_len = (size_t)len;
+        size_t l0 = x.c->nlevels, v0 = x.c->nvalues;
         FLOE_CHECK(src_read_buf(r, start, (size_t)len, &r->chunk, err));
-        FLOE_CHECK(read_pages(&x, r->chunk.data, r->chunk.len, start, err));
+        rc = read_pages(&x, r->chunk.data, r->chunk.len, start, err);
+        if (rc < 0 && x.overrun && len < r->footer_start - start) {
+            /* Some writers (old parquet-mr) under-count total_compressed_size; read on to
+             * the footer and stop once the declared values are decoded. */
+            int64_t len2 = r->footer_start - start;
+            if ((uint64_t)len2 > r->opts.max_chunk_bytes)
+                len2 = (int64_t)r->opts.max_chunk_bytes;
+            floe_colbuf_truncate(x.c, l0, v0);
+            floe_colbuf_clear(&r->dict);
+            x.have_dict = false;
+            x.levels = x.row = x.rows_kept = 0;
+            x.overrun = false;
+            if (err)
+                floe_error_clear(err);
+            FLOE_CHECK(src_read_buf(r, start, (size_t)len2, &r->chunk, err));
+            rc = read_pages(&x, r->chunk.data, r->chunk.len, start, err);
+        }
+        if (rc < 0)
+            goto done;
     } else {
         int64_t first = oi.page_locations[0].offset;
         if (first > start) { /* dictionary (and index) pages ahead of the first data page */
@@ -1476,7 +1515,9 @@ static int read_rg(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t n
     for (size_t s = 0; s < r->nslots; s++)
         floe_colbuf_clear(&r->cols[s]);
     floe_colbuf_clear(&r->dict);
-    for (size_t col = 0; col < r->nleaves; col++) {
+    /* an empty row group's chunks may point anywhere (some writers leave offsets 0) */
+    bool empty = r->md.row_groups[rg].num_rows == 0;
+    for (size_t col = 0; col < r->nleaves && !empty; col++) {
         if (r->slot_of_col[col] < 0)
             continue;
         FLOE_FORWARD_IF_ERROR(read_chunk(r, rg, col, ranges, nranges, err));
