@@ -1,0 +1,71 @@
+/*
+ * floe/convert.h - NDJSON files in, Parquet files out: the conversion pipeline.
+ *
+ * One reader splits the inputs into chunks of whole lines; worker threads shred chunks
+ * into column batches (floe/json.h); one writer feeds the batches, in input order, to the
+ * Parquet writer (floe/parquet.h), rolling to a new file at the target size, and writes
+ * the rejected records, in input order, to the quarantine. Because batches reach the
+ * writer in input order and chunk boundaries do not depend on the thread count, the
+ * output files are byte-identical whatever the number of threads.
+ *
+ * Memory is bounded by the options, not the input: (2 x threads + 2) chunks and batches
+ * in flight plus one row group in the writer.
+ */
+#ifndef FLOE_CONVERT_H
+#define FLOE_CONVERT_H
+
+#include "floe/common.h"
+#include "floe/json.h"
+#include "floe/parquet.h"
+#include "floe/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called after each output file is closed; fi is borrowed for the call. Return 0, or a
+ * negative code to stop the conversion. */
+typedef int (*floe_convert_file_fn)(void *ctx, const char *uri, const floe_pq_file_info *fi,
+                                    floe_error *err);
+
+typedef struct floe_convert_options {
+    const floe_schema *schema;      /* borrowed; required */
+    floe_pq_write_options write;    /* Parquet options (target_file_size rolls files) */
+    int threads;                    /* shredding threads; 0 = 1 */
+    size_t chunk_size;              /* bytes per chunk; 0 = 4 MiB */
+    floe_shred_options shred;       /* record limit, unknown-field policy */
+    const char *out_dir;            /* output folder (created); required */
+    const char *file_prefix;        /* file names <prefix>-NNNNN.parquet; NULL = "part" */
+    const char *quarantine_uri;     /* NULL = <out_dir>/_quarantine/quarantine.ndjson */
+    bool strict;                    /* any rejected record fails the conversion */
+    floe_convert_file_fn on_file;   /* may be NULL */
+    void *on_file_ctx;
+} floe_convert_options;
+
+void floe_convert_options_init(floe_convert_options *o);
+
+typedef struct floe_convert_result {
+    int64_t records_in;             /* records seen (accepted + rejected) */
+    int64_t records_out;            /* rows written */
+    int64_t rejected;               /* records quarantined (oversized included) */
+    int64_t rejected_by_reason[FLOE_REJECT_NREASONS];
+    int64_t files;
+    int64_t bytes_in;               /* input bytes as read (compressed if compressed) */
+    int64_t bytes_decompressed;     /* NDJSON bytes after decompression */
+    int64_t bytes_out;              /* Parquet bytes written */
+    double seconds;
+    char **file_uris;               /* files written, in order (owned) */
+} floe_convert_result;
+
+void floe_convert_result_free(floe_convert_result *r);
+
+/* Convert the inputs ("-" = standard input) in order. On error every file written by this
+ * call is removed and err names the input, line and offset where relevant; with strict,
+ * the first rejected record is the error (FLOE_ESCHEMA) and nothing is left behind. */
+int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_options *opts,
+                 floe_convert_result *out, floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,241 @@
+/*
+ * cmd_convert.c - `floe convert`: NDJSON files to Parquet files.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "floe/convert.h"
+#include "floe/quarantine.h"
+
+static const char usage_text[] =
+    "usage: floe convert --schema SCHEMA.json [OPTIONS] INPUT... -o DIR\n"
+    "\n"
+    "Convert NDJSON events (plain, gzip or zstd; '-' for standard input) into Parquet\n"
+    "files checked against an Iceberg schema. Rejected records go to the quarantine with\n"
+    "their file, line, byte offset and reason; the rest is still converted.\n"
+    "\n"
+    "options:\n"
+    "  -s, --schema FILE          Iceberg schema JSON (or a table metadata file)\n"
+    "  -o, --output DIR           output folder (files DIR/part-NNNNN.parquet)\n"
+    "  -c, --compression CODEC    snappy (default), zstd, gzip, lz4_raw, brotli, none\n"
+    "      --compression-level N  codec level (zstd 1-22, gzip 1-9, brotli 0-11)\n"
+    "      --row-group-size SIZE  target row group size (default 128MB)\n"
+    "      --page-size SIZE       target data page size (default 1MB)\n"
+    "      --target-file-size SIZE  roll to a new file at this size (default: one file)\n"
+    "  -j, --threads N            threads (default: the number of cores)\n"
+    "  -q, --quarantine FILE      where rejected records go\n"
+    "                             (default DIR/_quarantine/quarantine.ndjson)\n"
+    "      --strict               fail on the first rejected record, leave nothing\n"
+    "      --unknown-fields MODE  reject (default) or ignore keys not in the schema\n"
+    "      --max-record-size SIZE longest record accepted (default 1MB)\n"
+    "      --prefix NAME          output file name prefix (default part)\n"
+    "      --json                 print the summary as JSON\n"
+    "  -h, --help                 this help\n";
+
+int floe_cmd_convert(int argc, char **argv) {
+    enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
+           O_JSON };
+    static const struct option longopts[] = {
+        {"schema", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'},
+        {"compression", required_argument, NULL, 'c'},
+        {"compression-level", required_argument, NULL, O_LEVEL},
+        {"row-group-size", required_argument, NULL, O_RG},
+        {"page-size", required_argument, NULL, O_PAGE},
+        {"target-file-size", required_argument, NULL, O_TARGET},
+        {"threads", required_argument, NULL, 'j'},
+        {"quarantine", required_argument, NULL, 'q'},
+        {"strict", no_argument, NULL, O_STRICT},
+        {"unknown-fields", required_argument, NULL, O_UNKNOWN},
+        {"max-record-size", required_argument, NULL, O_MAXREC},
+        {"prefix", required_argument, NULL, O_PREFIX},
+        {"json", no_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    floe_convert_options o;
+    floe_convert_options_init(&o);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    o.threads = ncpu > 0 ? (int)ncpu : 1;
+    const char *schema_path = NULL;
+    bool json = false;
+    int64_t v;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:o:c:j:q:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            schema_path = optarg;
+            break;
+        case 'o':
+            o.out_dir = optarg;
+            break;
+        case 'c':
+            if (floe_codec_from_name(optarg, &o.write.codec) < 0)
+                return cli_usage("convert", "unknown compression '%s'", optarg);
+            break;
+        case O_LEVEL:
+            if (!cli_parse_int(optarg, &v) || v > 22)
+                return cli_usage("convert", "bad --compression-level '%s'", optarg);
+            o.write.codec_level = (int)v;
+            break;
+        case O_RG:
+            if (!cli_parse_size(optarg, &v) || v < 1024)
+                return cli_usage("convert", "bad --row-group-size '%s'", optarg);
+            o.write.row_group_size = (size_t)v;
+            break;
+        case O_PAGE:
+            if (!cli_parse_size(optarg, &v) || v < 64)
+                return cli_usage("convert", "bad --page-size '%s'", optarg);
+            o.write.page_size = (size_t)v;
+            break;
+        case O_TARGET:
+            if (!cli_parse_size(optarg, &v) || v < 1024)
+                return cli_usage("convert", "bad --target-file-size '%s'", optarg);
+            o.write.target_file_size = v;
+            break;
+        case 'j':
+            if (!cli_parse_int(optarg, &v) || v < 1 || v > 64)
+                return cli_usage("convert", "bad --threads '%s' (1 to 64)", optarg);
+            o.threads = (int)v;
+            break;
+        case 'q':
+            o.quarantine_uri = optarg;
+            break;
+        case O_STRICT:
+            o.strict = true;
+            break;
+        case O_UNKNOWN:
+            if (!strcmp(optarg, "reject"))
+                o.shred.unknown = FLOE_UNKNOWN_REJECT;
+            else if (!strcmp(optarg, "ignore"))
+                o.shred.unknown = FLOE_UNKNOWN_IGNORE;
+            else
+                return cli_usage("convert", "bad --unknown-fields '%s' (reject or ignore)", optarg);
+            break;
+        case O_MAXREC:
+            if (!cli_parse_size(optarg, &v) || v < 16 || v > (1 << 30))
+                return cli_usage("convert", "bad --max-record-size '%s'", optarg);
+            o.shred.max_record = (size_t)v;
+            break;
+        case O_PREFIX:
+            if (!*optarg || strchr(optarg, '/'))
+                return cli_usage("convert", "bad --prefix '%s'", optarg);
+            o.file_prefix = optarg;
+            break;
+        case O_JSON:
+            json = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return FLOE_EXIT_OK;
+        default:
+            return cli_usage("convert", "unknown option");
+        }
+    }
+    if (!schema_path)
+        return cli_usage("convert", "--schema is required");
+    if (!o.out_dir)
+        return cli_usage("convert", "-o DIR is required");
+    if (optind >= argc)
+        return cli_usage("convert", "no input files (use '-' for standard input)");
+
+    floe_error err;
+    floe_error_clear(&err);
+    floe_schema *schema = NULL;
+    if (floe_schema_load(schema_path, &schema, &err) < 0)
+        return cli_fail(&err);
+    o.schema = schema;
+    char *schema_json = floe_schema_to_json(schema, false);
+    floe_pq_kv kv = {"iceberg.schema", schema_json};
+    if (schema_json) {
+        o.write.kv = &kv;
+        o.write.nkv = 1;
+    }
+    char *qdefault = NULL;
+    if (!o.quarantine_uri)
+        o.quarantine_uri = qdefault = floe_asprintf("%s/_quarantine/quarantine.ndjson", o.out_dir);
+
+    floe_convert_result res;
+    int rc = floe_convert((const char *const *)argv + optind, (size_t)(argc - optind), &o, &res,
+                          &err);
+    int exit_code = FLOE_EXIT_OK;
+    if (rc < 0) {
+        exit_code = cli_fail(&err);
+        goto done;
+    }
+    double mb_in = (double)res.bytes_decompressed / 1e6;
+    double secs = res.seconds > 0 ? res.seconds : 1e-9;
+    if (json) {
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        floe_buf_printf(&b,
+                        "{\"records_in\":%lld,\"records_out\":%lld,\"rejected\":%lld,"
+                        "\"rejected_by_reason\":{",
+                        (long long)res.records_in, (long long)res.records_out,
+                        (long long)res.rejected);
+        bool first = true;
+        for (int i = 1; i < FLOE_REJECT_NREASONS; i++) {
+            if (!res.rejected_by_reason[i])
+                continue;
+            floe_buf_printf(&b, "%s\"%s\":%lld", first ? "" : ",",
+                            floe_reject_reason_name((floe_reject_reason)i),
+                            (long long)res.rejected_by_reason[i]);
+            first = false;
+        }
+        floe_buf_printf(&b, "},\"quarantine\":");
+        if (res.rejected)
+            floe_json_append_string(&b, (const uint8_t *)o.quarantine_uri,
+                                    strlen(o.quarantine_uri));
+        else
+            floe_buf_printf(&b, "null");
+        floe_buf_printf(&b, ",\"files\":[");
+        for (int64_t i = 0; i < res.files; i++) {
+            if (i)
+                floe_buf_append_byte(&b, ',');
+            floe_json_append_string(&b, (const uint8_t *)res.file_uris[i],
+                                    strlen(res.file_uris[i]));
+        }
+        floe_buf_printf(&b,
+                        "],\"bytes_in\":%lld,\"bytes_json\":%lld,\"bytes_out\":%lld,"
+                        "\"seconds\":%.6f,\"mb_per_s\":%.2f,\"records_per_s\":%.0f,"
+                        "\"threads\":%d}\n",
+                        (long long)res.bytes_in, (long long)res.bytes_decompressed,
+                        (long long)res.bytes_out, res.seconds, mb_in / secs,
+                        (double)res.records_in / secs, o.threads);
+        fwrite(b.data, 1, b.len, stdout);
+        floe_buf_free(&b);
+    } else {
+        char a[32], bb[32];
+        printf("converted %lld records into %lld file%s: %lld rows written, %lld rejected\n",
+               (long long)res.records_in, (long long)res.files, res.files == 1 ? "" : "s",
+               (long long)res.records_out, (long long)res.rejected);
+        for (int64_t i = 0; i < res.files; i++)
+            printf("  %s\n", res.file_uris[i]);
+        if (res.rejected) {
+            printf("rejected records are in %s:", o.quarantine_uri);
+            for (int i = 1; i < FLOE_REJECT_NREASONS; i++)
+                if (res.rejected_by_reason[i])
+                    printf(" %s %lld", floe_reject_reason_name((floe_reject_reason)i),
+                           (long long)res.rejected_by_reason[i]);
+            printf("\n");
+        }
+        printf("%s of JSON -> %s of Parquet (%.1fx) in %.2f s: %.1f MB/s, %.0f records/s, "
+               "%d thread%s\n",
+               cli_fmt_bytes((double)res.bytes_decompressed, a, sizeof a),
+               cli_fmt_bytes((double)res.bytes_out, bb, sizeof bb),
+               res.bytes_out ? (double)res.bytes_decompressed / (double)res.bytes_out : 0.0,
+               res.seconds, mb_in / secs, (double)res.records_in / secs, o.threads,
+               o.threads == 1 ? "" : "s");
+    }
+    floe_convert_result_free(&res);
+done:
+    floe_free(qdefault);
+    floe_free(schema_json);
+    floe_schema_free(schema);
+    return exit_code;
+}
