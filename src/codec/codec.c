@@ -49,8 +49,10 @@ struct floe_codec_ctx {
 /* Chunk by which a bounded output buffer grows when the size is unknown. */
 #define SINK_GROW_MIN ((size_t)64 * 1024)
 
-/* LZ4 cannot expand more than 255:1; used to stop growing when a raw block will not fit. */
+/* LZ4 cannot expand more than 255:1; used to stop growing when a raw block will not fit
+ * and to reject impossible Hadoop block sizes. Snappy tops out near 22:1. */
 #define LZ4_MAX_RATIO 255u
+#define SNAPPY_MAX_RATIO 22u
 
 /* ---- allocation hooks ---------------------------------------------------------------- */
 
@@ -548,50 +550,71 @@ static bool lz4_block_exact(const uint8_t *src, size_t n, uint8_t *dst, size_t d
     return k >= 0 && (size_t)k == dst_len;
 }
 
-/* Hadoop framing: blocks of [BE32 decompressed size][BE32 compressed size][LZ4 block]; a
- * block's decompressed size may also be split over several [BE32 size][LZ4 block] chunks.
- * With dst == NULL only walks the framing and returns the total decompressed size. */
-static bool lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
-                       size_t *total) {
-    size_t pos = 0, out = 0;
+/* Hadoop framing (Hadoop's BlockCompressorStream): blocks of [BE32 decompressed size]
+ * followed by one or more [BE32 compressed size][LZ4 block] chunks whose outputs add up to
+ * the block's size (several when the writer's input exceeded its buffer). Decodes into
+ * exactly dst[0..dst_len), or, when out != NULL, appends to out block by block. Returns 0,
+ * FLOE_ECORRUPT when the bytes are not such framing (the caller tries other layouts), or
+ * FLOE_ELIMIT when a plausible block would pass out->max. On failure out is unchanged. */
+static int lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
+                      floe_buf *out) {
+    const size_t start = out ? out->len : 0;
+    size_t pos = 0, got = 0; /* got: bytes produced */
+    int rc = FLOE_ECORRUPT;
     if (n == 0)
-        return false;
+        goto fail;
     while (pos < n) {
         if (n - pos < 8)
-            return false;
-        uint32_t block_len = load_be32(src + pos);
+            goto fail;
+        const uint32_t block_len = load_be32(src + pos);
         pos += 4;
-        if (dst && block_len > dst_len - out)
-            return false;
-        size_t block_end = out + block_len;
+        /* no LZ4 data expands past 255:1, so a larger claim is not this framing */
+        if (block_len > (n - pos) * (uint64_t)LZ4_MAX_RATIO + 16 || block_len > INT_MAX)
+            goto fail;
+        uint8_t *block;
+        if (out) {
+            if (block_len > out->max - out->len) {
+                rc = FLOE_ELIMIT;
+                goto fail;
+            }
+            if (floe_buf_reserve(out, block_len) < 0) {
+                rc = FLOE_ENOMEM;
+                goto fail;
+            }
+            block = out->data + out->len;
+        } else {
+            if (block_len > dst_len - got)
+                goto fail;
+            block = dst + got;
+        }
+        size_t filled = 0;
         do {
             if (n - pos < 4)
-                return false;
-            uint32_t clen = load_be32(src + pos);
+                goto fail;
+            const uint32_t clen = load_be32(src + pos);
             pos += 4;
-            if (clen > n - pos || clen == 0)
-                return false;
-            if (dst) {
-                if (clen > INT_MAX || block_end - out > INT_MAX)
-                    return false;
-                int k = LZ4_decompress_safe((const char *)src + pos, (char *)dst + out,
-                                            (int)clen, (int)(block_end - out));
-                if (k < 0)
-                    return false;
-                out += (size_t)k;
-            } else {
-                /* sizes only: trust one chunk per block, as every known writer does */
-                out = block_end;
-            }
+            if (clen == 0 || clen > n - pos || clen > INT_MAX)
+                goto fail;
+            char dummy[1];
+            int k = LZ4_decompress_safe((const char *)src + pos,
+                                        block_len ? (char *)block + filled : dummy, (int)clen,
+                                        (int)(block_len - filled));
+            if (k < 0)
+                goto fail;
+            filled += (size_t)k;
             pos += clen;
-        } while (out < block_end);
-        if (!dst && out > SIZE_MAX - 0xffffffffu)
-            return false;
+        } while (filled < block_len);
+        got += block_len;
+        if (out)
+            out->len += block_len;
     }
-    if (dst && out != dst_len)
-        return false;
-    *total = out;
-    return true;
+    if (!out && got != dst_len)
+        goto fail;
+    return 0;
+fail:
+    if (out)
+        out->len = start;
+    return rc;
 }
 
 static int lz4f_decompress(floe_codec_ctx *ctx, const uint8_t *src, size_t n, out_sink *s,
@@ -668,16 +691,15 @@ static int lz4_block_grow(const uint8_t *src, size_t n, floe_buf *out, const cha
 
 static int lz4_hadoop_decompress(floe_codec_ctx *ctx, const uint8_t *src, size_t n,
                                  uint8_t *dst, size_t dst_len, floe_error *err) {
-    size_t total;
-    if (lz4_hadoop(src, n, dst, dst_len, &total))
+    if (lz4_hadoop(src, n, dst, dst_len, NULL) == 0)
         return 0;
     if (lz4_block_exact(src, n, dst, dst_len))
         return 0;
-    out_sink s;
-    sink_exact(&s, "lz4", dst, dst_len);
-    floe_error ferr;
-    floe_error_clear(&ferr);
     if (n >= 4 && floe_load_le32(src) == LZ4F_MAGICNUMBER) {
+        out_sink s;
+        sink_exact(&s, "lz4", dst, dst_len);
+        floe_error ferr;
+        floe_error_clear(&ferr);
         int rc = lz4f_decompress(ctx, src, n, &s, &ferr);
         if (rc == 0)
             rc = sink_finish(&s, &ferr);
@@ -694,24 +716,18 @@ static int lz4_hadoop_decompress(floe_codec_ctx *ctx, const uint8_t *src, size_t
 
 static int lz4_hadoop_decompress_buf(floe_codec_ctx *ctx, const uint8_t *src, size_t n,
                                      floe_buf *out, floe_error *err) {
-    size_t total;
-    if (lz4_hadoop(src, n, NULL, 0, &total)) {
-        /* the framing holds up: its sizes say how much room the data needs */
-        if (total > out->max - out->len)
-            return floe_error_set(err, FLOE_ELIMIT,
-                                  "lz4: Hadoop framing announces %zu bytes, past the limit",
-                                  total);
-        int rc = floe_buf_reserve(out, total);
-        FLOE_RETURN_ERROR_IF(rc < 0, err, rc, "lz4: output buffer: %s", floe_strerror(rc));
-        if (lz4_hadoop(src, n, out->data + out->len, total, &total)) {
-            out->len += total;
-            return 0;
-        }
-    }
+    int rc = lz4_hadoop(src, n, NULL, 0, out);
+    if (rc == 0)
+        return 0;
+    if (rc == FLOE_ELIMIT)
+        return floe_error_set(err, rc, "lz4: Hadoop block decompresses past the %zu-byte limit",
+                              out->max);
+    if (rc == FLOE_ENOMEM)
+        return floe_error_set(err, rc, "lz4: out of memory");
     if (n >= 4 && floe_load_le32(src) == LZ4F_MAGICNUMBER) {
         out_sink s;
         sink_buf(&s, "lz4", out);
-        int rc = lz4f_decompress(ctx, src, n, &s, err);
+        rc = lz4f_decompress(ctx, src, n, &s, err);
         if (rc < 0)
             sink_abandon(&s);
         return rc;
@@ -888,7 +904,14 @@ int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *
             rc = floe_error_set(err, FLOE_ECORRUPT, "snappy: bad length header");
             break;
         }
-        /* the announced length is checked against the limit before any allocation */
+        /* The announced length is checked before any allocation: against what n bytes
+         * can expand to (a 3-byte copy yields at most 64 bytes) and the limit. */
+        if (len > n * (uint64_t)SNAPPY_MAX_RATIO + 64) {
+            rc = floe_error_set(err, FLOE_ECORRUPT,
+                                "snappy: stream announces %zu bytes, more than %zu bytes can hold",
+                                len, n);
+            break;
+        }
         if (len > out->max - out->len) {
             rc = floe_error_set(err, FLOE_ELIMIT,
                                 "snappy: stream announces %zu bytes, past the limit", len);

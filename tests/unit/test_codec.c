@@ -349,6 +349,47 @@ TEST(test_lz4_hadoop_framing) {
                  FLOE_ECORRUPT);
     free(in);
 
+    /* one Hadoop block split over two chunks, as BlockCompressorStream writes inputs
+     * larger than its buffer: [BE32 A+B][BE32 c1][chunk of A][BE32 c2][chunk of B] */
+    pos = 4;
+    put_be32(framed, A + B);
+    for (int k = 0; k < 2; k++) {
+        int clen = LZ4_compress_default((const char *)src + parts[k][0], (char *)framed + pos + 4,
+                                        (int)parts[k][1], LZ4_compressBound((int)parts[k][1]));
+        REQUIRE(clen > 0);
+        put_be32(framed + pos, (uint32_t)clen);
+        pos += 4 + (size_t)clen;
+    }
+    in = dup_exact(framed, pos);
+    CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_LZ4, in, pos, dst, A + B, &err), err);
+    CHECK_EQ_MEM(dst, src, A + B);
+    floe_buf_reset(&out);
+    CHECK_OK(floe_codec_decompress_buf(NULL, FLOE_CODEC_LZ4, in, pos, &out, &err), err);
+    CHECK(out.len == A + B && memcmp(out.data, src, A + B) == 0);
+    free(in);
+
+    /* a block claiming 4 GiB from 13 bytes is not believed, and nothing big is allocated */
+    const uint8_t claim[] = {0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 5, 0x50, 'h', 'e', 'l', 'o'};
+    floe_buf unbounded;
+    floe_buf_init(&unbounded, 0);
+    in = dup_exact(claim, sizeof claim);
+    CHECK_EQ_INT(floe_codec_decompress_buf(NULL, FLOE_CODEC_LZ4, in, sizeof claim, &unbounded,
+                                           &err),
+                 FLOE_ECORRUPT);
+    CHECK(unbounded.cap < ((size_t)1 << 20));
+    CHECK_EQ_INT(unbounded.len, 0);
+    free(in);
+    /* same for a snappy header announcing 2^31 bytes */
+    const uint8_t snappy_claim[] = {0x80, 0x80, 0x80, 0x80, 0x08, 0x00};
+    in = dup_exact(snappy_claim, sizeof snappy_claim);
+    CHECK_EQ_INT(floe_codec_decompress_buf(NULL, FLOE_CODEC_SNAPPY, in, sizeof snappy_claim,
+                                           &unbounded, &err),
+                 FLOE_ECORRUPT);
+    CHECK(unbounded.cap < ((size_t)1 << 20));
+    CHECK(strstr(err.msg, "snappy") != NULL);
+    free(in);
+    floe_buf_free(&unbounded);
+
     /* the same data as one raw LZ4 block (older parquet-cpp) */
     int raw = LZ4_compress_default((const char *)src, (char *)framed, A + B, (int)cap);
     REQUIRE(raw > 0);
