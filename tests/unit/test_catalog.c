@@ -1,0 +1,836 @@
+/*
+ * test_catalog.c - catalogs (SQLite, filesystem) and the commit protocol: namespaces,
+ * table lifecycle, compare-and-swap conflicts, retries that re-apply on fresh metadata,
+ * injected conflicts and unknown states, metadata cleanup, many processes committing to
+ * one table, configuration files, and the SQLite layout PyIceberg expects.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "floe/catalog.h"
+#include "floe/io.h"
+#include "floe/table.h"
+#include "harness.h"
+
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"event\",\"required\":false,\"type\":\"string\"}]}";
+
+typedef enum { KIND_SQLITE, KIND_FS } kind;
+
+static floe_catalog *open_kind(kind k, const char *dir) {
+    char db[4096], wh[4096];
+    snprintf(db, sizeof db, "%s/catalog.db", dir);
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    int rc = k == KIND_SQLITE ? floe_catalog_open_sqlite(db, "test", wh, &c, &err)
+                              : floe_catalog_open_fs(wh, &c, &err);
+    if (rc != 0)
+        harness_fail(__FILE__, __LINE__, "open catalog: %s", err.msg);
+    return c;
+}
+
+static size_t count_metadata_files(const floe_table *t) {
+    char *md = floe_io_join(floe_table_root(t), "metadata");
+    char *local = floe_io_local_path(md);
+    DIR *d = opendir(local);
+    size_t n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len > 14 && !strcmp(de->d_name + len - 14, ".metadata.json"))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    floe_free(local);
+    floe_free(md);
+    return n;
+}
+
+static bool uri_exists(const char *uri) {
+    bool yes = false;
+    floe_io_exists(uri, &yes, NULL);
+    return yes;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * namespaces and tables
+ * ------------------------------------------------------------------------------------- */
+
+static void namespace_suite(kind k) {
+    floe_catalog *c = open_kind(k, harness_tmpdir());
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    bool ex = true;
+    REQUIRE_OK(floe_catalog_namespace_exists(c, "sales", &ex, &err), err);
+    CHECK(!ex);
+    const char *keys[] = {"owner"}, *vals[] = {"team-a"};
+    if (k == KIND_SQLITE)
+        REQUIRE_OK(floe_catalog_create_namespace(c, "sales", keys, vals, 1, &err), err);
+    else
+        REQUIRE_OK(floe_catalog_create_namespace(c, "sales", NULL, NULL, 0, &err), err);
+    CHECK_EQ_INT(floe_catalog_create_namespace(c, "sales", NULL, NULL, 0, &err), FLOE_EEXISTS);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "sales.eu", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "ops", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_catalog_namespace_exists(c, "sales", &ex, &err), err);
+    CHECK(ex);
+    floe_strlist l = {0};
+    REQUIRE_OK(floe_catalog_list_namespaces(c, NULL, &l, &err), err);
+    REQUIRE(l.n == 2);
+    CHECK_EQ_STR(l.items[0], "ops");
+    CHECK_EQ_STR(l.items[1], "sales");
+    floe_strlist_free(&l);
+    REQUIRE_OK(floe_catalog_list_namespaces(c, "sales", &l, &err), err);
+    REQUIRE(l.n == 1);
+    CHECK_EQ_STR(l.items[0], "sales.eu");
+    floe_strlist_free(&l);
+    CHECK_EQ_INT(floe_catalog_list_namespaces(c, "nope", &l, &err), FLOE_ENOTFOUND);
+    /* bad names never reach a store */
+    const char *bad[] = {"", "a..b", ".", "a/../b", "..", "x\ny", "a/b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_EQ_INT(floe_catalog_create_namespace(c, bad[i], NULL, NULL, 0, &err), FLOE_EINVALID);
+    /* properties */
+    floe_strlist pk = {0}, pv = {0};
+    if (k == KIND_SQLITE) {
+        REQUIRE_OK(floe_catalog_load_namespace_properties(c, "sales", &pk, &pv, &err), err);
+        REQUIRE(pk.n == 1);
+        CHECK_EQ_STR(pk.items[0], "owner");
+        CHECK_EQ_STR(pv.items[0], "team-a");
+        floe_strlist_free(&pk);
+        floe_strlist_free(&pv);
+        const char *rm[] = {"owner"}, *nk[] = {"region", "tier"}, *nv[] = {"eu", "gold"};
+        REQUIRE_OK(floe_catalog_update_namespace_properties(c, "sales", rm, 1, nk, nv, 2, &err), err);
+        REQUIRE_OK(floe_catalog_load_namespace_properties(c, "sales", &pk, &pv, &err), err);
+        REQUIRE(pk.n == 2);
+        CHECK_EQ_STR(pk.items[0], "region");
+        CHECK_EQ_STR(pv.items[1], "gold");
+        /* namespace without properties stores exists=true (PyIceberg) */
+        floe_strlist_free(&pk);
+        floe_strlist_free(&pv);
+        REQUIRE_OK(floe_catalog_load_namespace_properties(c, "ops", &pk, &pv, &err), err);
+        REQUIRE(pk.n == 1);
+        CHECK_EQ_STR(pk.items[0], "exists");
+        CHECK_EQ_STR(pv.items[0], "true");
+    } else {
+        CHECK_EQ_INT(floe_catalog_update_namespace_properties(c, "sales", NULL, 0, keys, vals, 1, &err),
+                     FLOE_EUNSUPPORTED);
+    }
+    floe_strlist_free(&pk);
+    floe_strlist_free(&pv);
+    /* only empty namespaces go */
+    CHECK_EQ_INT(floe_catalog_drop_namespace(c, "sales", &err), FLOE_EINVALID);
+    REQUIRE_OK(floe_catalog_drop_namespace(c, "sales.eu", &err), err);
+    REQUIRE_OK(floe_catalog_drop_namespace(c, "sales", &err), err);
+    CHECK_EQ_INT(floe_catalog_drop_namespace(c, "sales", &err), FLOE_ENOTFOUND);
+    REQUIRE_OK(floe_catalog_namespace_exists(c, "sales", &ex, &err), err);
+    CHECK(!ex);
+    floe_catalog_close(c);
+}
+
+TEST(namespaces_sqlite) { namespace_suite(KIND_SQLITE); }
+TEST(namespaces_fs) { namespace_suite(KIND_FS); }
+
+static void table_suite(kind k) {
+    floe_catalog *c = open_kind(k, harness_tmpdir());
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    CHECK_EQ_INT(floe_table_create(c, "db", "events", SCHEMA, NULL, &t, &err), FLOE_ENOTFOUND);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "db2", NULL, NULL, 0, &err), err);
+    floe_kv props[] = {{"owner", "floe"}};
+    floe_table_create_options opts = {.props = props, .nprops = 1};
+    REQUIRE_OK(floe_table_create(c, "db", "events", SCHEMA, &opts, &t, &err), err);
+    const char *loc = floe_table_metadata_location(t);
+    CHECK(uri_exists(loc));
+    if (k == KIND_SQLITE)
+        CHECK(strstr(loc, "/db/events/metadata/00000-") != NULL);
+    else
+        CHECK(strstr(loc, "/db/events/metadata/v1.metadata.json") != NULL);
+    CHECK_EQ_STR(floe_table_metadata_property(floe_table_metadata_get(t), "owner"), "floe");
+    floe_table *dup = NULL;
+    CHECK_EQ_INT(floe_table_create(c, "db", "events", SCHEMA, NULL, &dup, &err), FLOE_EEXISTS);
+    CHECK(dup == NULL);
+    floe_strlist l = {0};
+    REQUIRE_OK(floe_catalog_list_tables(c, "db", &l, &err), err);
+    REQUIRE(l.n == 1);
+    CHECK_EQ_STR(l.items[0], "events");
+    floe_strlist_free(&l);
+    /* a namespace holding a table is not empty */
+    CHECK_EQ_INT(floe_catalog_drop_namespace(c, "db", &err), FLOE_EINVALID);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "events", &t2, &err), err);
+    CHECK_EQ_STR(floe_table_metadata_location(t2), loc);
+    CHECK_EQ_STR(floe_table_metadata_get(t2)->table_uuid, floe_table_metadata_get(t)->table_uuid);
+    floe_table_close(t2);
+    CHECK_EQ_INT(floe_table_load(c, "db", "nope", &t2, &err), FLOE_ENOTFOUND);
+    if (k == KIND_SQLITE) {
+        REQUIRE_OK(floe_catalog_rename_table(c, "db", "events", "db2", "ev", &err), err);
+        CHECK_EQ_INT(floe_table_load(c, "db", "events", &t2, &err), FLOE_ENOTFOUND);
+        REQUIRE_OK(floe_table_load(c, "db2", "ev", &t2, &err), err);
+        floe_table_close(t2);
+        CHECK_EQ_INT(floe_catalog_rename_table(c, "db", "events", "db2", "x", &err), FLOE_ENOTFOUND);
+        CHECK_EQ_INT(floe_catalog_rename_table(c, "db2", "ev", "nons", "x", &err), FLOE_ENOTFOUND);
+        REQUIRE_OK(floe_catalog_drop_table(c, "db2", "ev", &err), err);
+        CHECK_EQ_INT(floe_catalog_drop_table(c, "db2", "ev", &err), FLOE_ENOTFOUND);
+        CHECK(uri_exists(loc)); /* drop forgets; purging is the caller's */
+    } else {
+        CHECK_EQ_INT(floe_catalog_rename_table(c, "db", "events", "db2", "ev", &err),
+                     FLOE_EUNSUPPORTED);
+        REQUIRE_OK(floe_catalog_drop_table(c, "db", "events", &err), err);
+        CHECK_EQ_INT(floe_table_load(c, "db", "events", &t2, &err), FLOE_ENOTFOUND);
+    }
+    REQUIRE_OK(floe_catalog_list_tables(c, "db", &l, &err), err);
+    CHECK_EQ_INT(l.n, 0);
+    floe_strlist_free(&l);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+TEST(tables_sqlite) { table_suite(KIND_SQLITE); }
+TEST(tables_fs) { table_suite(KIND_FS); }
+
+/* ---------------------------------------------------------------------------------------
+ * commits
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct work {
+    const char *key;          /* property to set */
+    int calls;                /* how often apply ran */
+    int64_t base_seq[8];      /* last-sequence-number of each base it saw */
+    bool saw_key[8];          /* whether each base already had `seen_key` */
+    const char *seen_key;
+    bool add_snapshot;
+} work;
+
+static int apply_work(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    work *w = ctx;
+    const floe_table_metadata *base = floe_metadata_builder_base(b);
+    if (w->calls < 8) {
+        w->base_seq[w->calls] = base->last_sequence_number;
+        w->saw_key[w->calls] = w->seen_key && floe_table_metadata_property(base, w->seen_key);
+    }
+    w->calls++;
+    int rc = floe_metadata_builder_set_property(b, w->key, "1", err);
+    if (rc == 0 && w->add_snapshot) {
+        floe_kv sum[] = {{"floe.test.id", w->key}};
+        floe_snapshot_new s = {.operation = "append", .manifest_list = "dummy.avro",
+                               .summary = sum, .n_summary = 1, .schema_id = -1};
+        rc = floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, err);
+    }
+    return rc;
+}
+
+static floe_table *fresh_table(kind k, const char *dir, floe_catalog **cat, const floe_kv *props,
+                               size_t nprops) {
+    floe_catalog *c = open_kind(k, dir);
+    if (!c)
+        return NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    floe_table_create_options opts = {.props = props, .nprops = nprops};
+    if (floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err) != 0 ||
+        floe_table_create(c, "db", "t", SCHEMA, &opts, &t, &err) != 0) {
+        harness_fail(__FILE__, __LINE__, "setup: %s", err.msg);
+        floe_catalog_close(c);
+        return NULL;
+    }
+    *cat = c;
+    return t;
+}
+
+static void conflict_suite(kind k) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.min-wait-ms", "1"}, {"commit.retry.max-wait-ms", "5"}};
+    floe_table *t1 = fresh_table(k, harness_tmpdir(), &c, props, 2);
+    REQUIRE(t1 != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
+    char *stale = floe_strdup(floe_table_metadata_location(t2));
+    /* t1 commits first */
+    work a = {.key = "a", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t1, apply_work, &a, &err), err);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK(strcmp(floe_table_metadata_location(t1), stale) != 0);
+    /* a raw swap from the stale base is a conflict and changes nothing */
+    if (k == KIND_SQLITE) {
+        CHECK_EQ_INT(floe_catalog_swap(c, "db", "t", stale, "/tmp/x.metadata.json", &err),
+                     FLOE_ECONFLICT);
+        char *cur = NULL;
+        REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+        CHECK_EQ_STR(cur, floe_table_metadata_location(t1));
+        floe_free(cur);
+    }
+    /* t2 is stale: its commit conflicts, reloads and re-applies on t1's metadata */
+    work b = {.key = "b", .seen_key = "a", .add_snapshot = true};
+    size_t files_before = count_metadata_files(t2);
+    REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
+    CHECK_EQ_INT(b.calls, 2);
+    CHECK(!b.saw_key[0]);
+    CHECK(b.saw_key[1]);
+    CHECK_EQ_INT(b.base_seq[0], 0);
+    CHECK_EQ_INT(b.base_seq[1], 1);
+    const floe_table_metadata *m = floe_table_metadata_get(t2);
+    CHECK_EQ_STR(floe_table_metadata_property(m, "a"), "1");
+    CHECK_EQ_STR(floe_table_metadata_property(m, "b"), "1");
+    CHECK_EQ_INT(m->n_snapshots, 2);
+    CHECK_EQ_INT(m->last_sequence_number, 2);
+    /* the losing attempt's file is gone: exactly one new file */
+    CHECK_EQ_INT(count_metadata_files(t2), files_before + 1);
+    REQUIRE(m->n_metadata_log == 2);
+    CHECK_EQ_STR(m->metadata_log[0].metadata_file, stale);
+    floe_free(stale);
+    floe_table_close(t2);
+    floe_table_close(t1);
+    floe_catalog_close(c);
+}
+
+TEST(cas_conflict_and_retry_sqlite) { conflict_suite(KIND_SQLITE); }
+TEST(cas_conflict_and_retry_fs) { conflict_suite(KIND_FS); }
+
+static int apply_zero_retries(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    (void)ctx;
+    return floe_metadata_builder_set_property(b, "commit.retry.num-retries", "0", err);
+}
+
+static void retries_exhausted(kind k) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.num-retries", "0"}};
+    floe_table *t1 = fresh_table(k, harness_tmpdir(), &c, props, 1);
+    REQUIRE(t1 != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
+    REQUIRE_OK(floe_table_commit(t1, apply_zero_retries, NULL, &err), err);
+    size_t files = count_metadata_files(t1);
+    work w = {.key = "late"};
+    CHECK_EQ_INT(floe_table_commit(t2, apply_work, &w, &err), FLOE_ECONFLICT);
+    CHECK(strstr(err.msg, "gave up") != NULL);
+    CHECK_EQ_INT(w.calls, 1);
+    CHECK_EQ_INT(count_metadata_files(t1), files); /* nothing left behind */
+    floe_table_close(t2);
+    floe_table_close(t1);
+    floe_catalog_close(c);
+}
+
+TEST(retries_exhausted_sqlite) { retries_exhausted(KIND_SQLITE); }
+TEST(retries_exhausted_fs) { retries_exhausted(KIND_FS); }
+
+static void injected_suite(kind k) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.min-wait-ms", "1"}, {"commit.retry.max-wait-ms", "5"}};
+    floe_table *t = fresh_table(k, harness_tmpdir(), &c, props, 2);
+    REQUIRE(t != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+
+    /* 1. injected conflict: retried, lands once */
+    floe_commit_fault f = {.nth_swap = 1, .code = FLOE_ECONFLICT};
+    floe_table_commit_inject(&f);
+    size_t files = count_metadata_files(t);
+    work w1 = {.key = "k1", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w1, &err), err);
+    CHECK_EQ_INT(w1.calls, 2);
+    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 1);
+
+    /* 2. unknown, but the swap really happened: settled as committed, no retry */
+    f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE, .after_apply = true};
+    floe_table_commit_inject(&f);
+    work w2 = {.key = "k2", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w2, &err), err);
+    CHECK_EQ_INT(w2.calls, 1);
+    char *cur = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+    CHECK_EQ_STR(cur, floe_table_metadata_location(t));
+    floe_free(cur);
+    CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 2);
+
+    /* 3. unknown, swap did not happen, provably: retried, the orphan attempt removed */
+    f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE};
+    floe_table_commit_inject(&f);
+    files = count_metadata_files(t);
+    work w3 = {.key = "k3", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w3, &err), err);
+    CHECK_EQ_INT(w3.calls, 2);
+    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 3);
+
+    /* 4. unknown and unresolvable: reported as such, nothing deleted, nothing retried */
+    f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE, .fail_resolve = true};
+    floe_table_commit_inject(&f);
+    files = count_metadata_files(t);
+    char *before = floe_strdup(floe_table_metadata_location(t));
+    work w4 = {.key = "k4", .add_snapshot = true};
+    CHECK_EQ_INT(floe_table_commit(t, apply_work, &w4, &err), FLOE_EUNKNOWN_STATE);
+    CHECK(strstr(err.msg, "unknown") != NULL);
+    CHECK_EQ_INT(w4.calls, 1);
+    if (k == KIND_SQLITE) /* the file we wrote is kept (it may be the table's now) */
+        CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+    CHECK_EQ_STR(cur, before); /* (injected before the swap: the pointer did not move) */
+    floe_free(cur);
+    floe_free(before);
+    REQUIRE_OK(floe_table_refresh(t, &err), err);
+    CHECK(floe_table_metadata_property(floe_table_metadata_get(t), "k4") == NULL);
+
+    /* 5. unknown after the swap, with the resolution reads failing: still kept */
+    f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE, .after_apply = true,
+                            .fail_resolve = true};
+    floe_table_commit_inject(&f);
+    work w5 = {.key = "k5"};
+    CHECK_EQ_INT(floe_table_commit(t, apply_work, &w5, &err), FLOE_EUNKNOWN_STATE);
+    REQUIRE_OK(floe_table_refresh(t, &err), err);
+    CHECK_EQ_STR(floe_table_metadata_property(floe_table_metadata_get(t), "k5"), "1");
+    floe_table_commit_inject(NULL);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+TEST(injected_faults_sqlite) { injected_suite(KIND_SQLITE); }
+TEST(injected_faults_fs) { injected_suite(KIND_FS); }
+
+static void cleanup_suite(kind k) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"write.metadata.delete-after-commit.enabled", "true"},
+                       {"write.metadata.previous-versions-max", "2"}};
+    floe_table *t = fresh_table(k, harness_tmpdir(), &c, props, 2);
+    REQUIRE(t != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    char *first = floe_strdup(floe_table_metadata_location(t));
+    for (int i = 0; i < 5; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "c%d", i);
+        work w = {.key = key};
+        REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    }
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    CHECK_EQ_INT(m->n_metadata_log, 2);
+    CHECK_EQ_INT(count_metadata_files(t), 3); /* current + 2 previous */
+    CHECK(!uri_exists(first));
+    for (size_t i = 0; i < m->n_metadata_log; i++)
+        CHECK(uri_exists(m->metadata_log[i].metadata_file));
+    floe_free(first);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+TEST(old_metadata_cleanup_sqlite) { cleanup_suite(KIND_SQLITE); }
+TEST(old_metadata_cleanup_fs) { cleanup_suite(KIND_FS); }
+
+TEST(gzip_metadata_commits) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"write.metadata.compression-codec", "gzip"}};
+    floe_table *t = fresh_table(KIND_SQLITE, harness_tmpdir(), &c, props, 1);
+    REQUIRE(t != NULL);
+    CHECK(strstr(floe_table_metadata_location(t), ".gz.metadata.json") != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    work w = {.key = "g"};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    CHECK(strstr(floe_table_metadata_location(t), "/00001-") != NULL);
+    CHECK(strstr(floe_table_metadata_location(t), ".gz.metadata.json") != NULL);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
+    CHECK_EQ_STR(floe_table_metadata_property(floe_table_metadata_get(t2), "g"), "1");
+    floe_table_close(t2);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * many processes, one table
+ * ------------------------------------------------------------------------------------- */
+
+#define PROCS 4
+#define COMMITS 50
+
+/* The logic under test is the swap, not the disk: run on tmpfs when there is one, where
+ * fsync is free (on this kind of disk each costs ~10 ms and 200 commits queue on them). */
+static char *fast_dir(void) {
+    char tmpl[] = "/dev/shm/floe-cat-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    return strdup(d ? d : harness_tmpdir());
+}
+
+static void concurrency_suite(kind k) {
+    char *dir = fast_dir();
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.num-retries", "10000"},
+                       {"commit.retry.min-wait-ms", "1"},
+                       {"commit.retry.max-wait-ms", "20"}};
+    floe_table *t = fresh_table(k, dir, &c, props, 3);
+    REQUIRE(t != NULL);
+    floe_table_close(t);
+    floe_catalog_close(c);
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        REQUIRE(pids[p] >= 0);
+        if (pids[p] == 0) {
+            int failures = 0, calls = 0;
+            floe_catalog *cc = open_kind(k, dir);
+            floe_table *tt = NULL;
+            floe_error err;
+            floe_error_clear(&err);
+            if (!cc || floe_table_load(cc, "db", "t", &tt, &err) != 0)
+                _exit(2);
+            for (int i = 0; i < COMMITS; i++) {
+                char key[32];
+                snprintf(key, sizeof key, "p%d_%d", p, i);
+                work w = {.key = key, .add_snapshot = true};
+                if (floe_table_commit(tt, apply_work, &w, &err) != 0) {
+                    fprintf(stderr, "child %d commit %d: %s\n", p, i, err.msg);
+                    failures++;
+                }
+                calls += w.calls;
+            }
+            char cpath[4200], num[32];
+            snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
+            int nlen = snprintf(num, sizeof num, "%d", calls);
+            harness_write_file(cpath, num, (size_t)nlen);
+            floe_table_close(tt);
+            floe_catalog_close(cc);
+            _exit(failures ? 1 : 0); /* _exit: no atexit cleanup of the shared tmp dir */
+        }
+    }
+    for (int p = 0; p < PROCS; p++) {
+        int status = 0;
+        waitpid(pids[p], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    int attempts = 0;
+    for (int p = 0; p < PROCS; p++) {
+        char cpath[4200];
+        snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
+        char *num = harness_read_file(cpath, NULL);
+        attempts += num ? atoi(num) : 0;
+        free(num);
+    }
+    printf("%s: %d commits from %d processes took %d attempts\n", k == KIND_SQLITE ? "sqlite" : "fs",
+           PROCS * COMMITS, PROCS, attempts);
+    CHECK(attempts >= PROCS * COMMITS);
+    c = open_kind(k, dir);
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    CHECK_EQ_INT(m->n_snapshots, PROCS * COMMITS);
+    CHECK_EQ_INT(m->last_sequence_number, PROCS * COMMITS);
+    /* every commit exactly once */
+    for (int p = 0; p < PROCS; p++)
+        for (int i = 0; i < COMMITS; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "p%d_%d", p, i);
+            if (!floe_table_metadata_property(m, key))
+                harness_fail(__FILE__, __LINE__, "commit %s is missing", key);
+            int seen = 0;
+            for (size_t s = 0; s < m->n_snapshots; s++)
+                for (size_t kk = 0; kk < m->snapshots[s].n_summary; kk++)
+                    if (!strcmp(m->snapshots[s].summary[kk].key, "floe.test.id") &&
+                        !strcmp(m->snapshots[s].summary[kk].value, key))
+                        seen++;
+            if (seen != 1)
+                harness_fail(__FILE__, __LINE__, "commit %s landed %d times", key, seen);
+        }
+    /* lineage: one chain from the current snapshot back to the first, sequence numbers
+     * counting down by one */
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
+    int64_t expect_seq = PROCS * COMMITS;
+    size_t chain = 0;
+    while (s) {
+        chain++;
+        CHECK_EQ_INT(s->sequence_number, expect_seq);
+        expect_seq--;
+        if (!s->has_parent)
+            break;
+        s = floe_table_metadata_snapshot(m, s->parent_snapshot_id);
+        if (chain > (size_t)(PROCS * COMMITS))
+            break;
+    }
+    CHECK_EQ_INT(chain, PROCS * COMMITS);
+    CHECK_EQ_INT(expect_seq, 0);
+    floe_table_close(t);
+    floe_catalog_close(c);
+    if (!strncmp(dir, "/dev/shm/", 9)) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            printf("note: could not remove %s\n", dir);
+    }
+    free(dir);
+}
+
+TEST(concurrent_commits_sqlite) { concurrency_suite(KIND_SQLITE); }
+TEST(concurrent_commits_fs) { concurrency_suite(KIND_FS); }
+
+/* ---------------------------------------------------------------------------------------
+ * configuration
+ * ------------------------------------------------------------------------------------- */
+
+TEST(config_floe_conf) {
+    const char *text = "# floe catalogs\n"
+                       "catalog = prod\n"
+                       "[catalog.dev]\n"
+                       "type = filesystem\n"
+                       "warehouse = /tmp/dev\n"
+                       "[catalog.prod]\n"
+                       "type = sql   # the default anyway\n"
+                       "uri = \"sqlite:////var/floe/catalog.db\"\n"
+                       "warehouse = /var/floe/wh\n"
+                       "unknown = ignored\n";
+    floe_catalog_config cfg = {0};
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_catalog_config_from_floe_conf(text, strlen(text), NULL, &cfg, &err), err);
+    CHECK_EQ_STR(cfg.name, "prod");
+    CHECK_EQ_STR(cfg.type, "sql");
+    CHECK_EQ_STR(cfg.uri, "sqlite:////var/floe/catalog.db");
+    CHECK_EQ_STR(cfg.warehouse, "/var/floe/wh");
+    floe_catalog_config_reset(&cfg);
+    REQUIRE_OK(floe_catalog_config_from_floe_conf(text, strlen(text), "dev", &cfg, &err), err);
+    CHECK_EQ_STR(cfg.type, "filesystem");
+    CHECK(cfg.uri == NULL);
+    floe_catalog_config_reset(&cfg);
+    CHECK_EQ_INT(floe_catalog_config_from_floe_conf(text, strlen(text), "nope", &cfg, &err),
+                 FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_catalog_config_from_floe_conf("[catalog.x\n", 11, NULL, &cfg, &err),
+                 FLOE_EINVALID);
+    CHECK_EQ_INT(floe_catalog_config_from_floe_conf("[catalog.x]\njunk\n", 17, NULL, &cfg, &err),
+                 FLOE_EINVALID);
+    char *longline = malloc(10000);
+    memset(longline, 'a', 9999);
+    longline[9999] = '\0';
+    CHECK_EQ_INT(floe_catalog_config_from_floe_conf(longline, 9999, NULL, &cfg, &err), FLOE_ELIMIT);
+    free(longline);
+}
+
+TEST(config_pyiceberg_yaml) {
+    const char *text = "# PyIceberg\n"
+                       "catalog:\n"
+                       "  rest:\n"
+                       "    uri: http://rest:8181/\n"
+                       "    credential: 't-1234:secret'\n"
+                       "  local:\n"
+                       "    type: sql\n"
+                       "    uri: \"sqlite:////tmp/pyiceberg_catalog.db\"   # comment\n"
+                       "    warehouse: file:///tmp/warehouse\n"
+                       "other:\n"
+                       "  uri: not-this\n";
+    floe_catalog_config cfg = {0};
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_catalog_config_from_pyiceberg_yaml(text, strlen(text), "local", &cfg, &err), err);
+    CHECK_EQ_STR(cfg.name, "local");
+    CHECK_EQ_STR(cfg.type, "sql");
+    CHECK_EQ_STR(cfg.uri, "sqlite:////tmp/pyiceberg_catalog.db");
+    CHECK_EQ_STR(cfg.warehouse, "file:///tmp/warehouse");
+    floe_catalog_config_reset(&cfg);
+    REQUIRE_OK(floe_catalog_config_from_pyiceberg_yaml(text, strlen(text), NULL, &cfg, &err), err);
+    CHECK_EQ_STR(cfg.name, "rest"); /* the first one */
+    CHECK_EQ_STR(cfg.uri, "http://rest:8181/");
+    floe_catalog_config_reset(&cfg);
+    /* type inferred from a sqlite uri */
+    const char *t2 = "catalog:\n  default:\n    uri: sqlite:///x.db\n";
+    REQUIRE_OK(floe_catalog_config_from_pyiceberg_yaml(t2, strlen(t2), "default", &cfg, &err), err);
+    CHECK_EQ_STR(cfg.type, "sql");
+    floe_catalog_config_reset(&cfg);
+    /* hostile: deep nesting, tabs, junk, no catalog */
+    char deep[4096] = "";
+    size_t pos = 0;
+    for (int i = 0; i < 60 && pos + 140 < sizeof deep; i++) {
+        pos += (size_t)snprintf(deep + pos, sizeof deep - pos, "%*sk%d:\n", i, "", i);
+    }
+    CHECK_EQ_INT(floe_catalog_config_from_pyiceberg_yaml(deep, strlen(deep), NULL, &cfg, &err),
+                 FLOE_ENOTFOUND);
+    const char *junk = "catalog:\n\tlocal:\n  - [a, b]\n  x: {y: z}\n: :\n'unterminated: \"\n";
+    CHECK_EQ_INT(floe_catalog_config_from_pyiceberg_yaml(junk, strlen(junk), "local", &cfg, &err),
+                 FLOE_ENOTFOUND);
+}
+
+TEST(config_load_sources) {
+    const char *dir = harness_tmpdir();
+    floe_catalog_config cfg = {0};
+    floe_error err;
+    floe_error_clear(&err);
+    setenv("FLOE_WAREHOUSE", dir, 1);
+    unsetenv("FLOE_CATALOG_URI");
+    REQUIRE_OK(floe_catalog_config_load(NULL, NULL, &cfg, &err), err);
+    CHECK_EQ_STR(cfg.source, "environment");
+    CHECK_EQ_STR(cfg.type, "sql");
+    char expect[4200];
+    snprintf(expect, sizeof expect, "%s/catalog.db", dir);
+    CHECK_EQ_STR(cfg.uri, expect);
+    floe_catalog *c = NULL;
+    REQUIRE_OK(floe_catalog_open(&cfg, &c, &err), err);
+    CHECK_EQ_STR(floe_catalog_type(c), "sql");
+    floe_catalog_close(c);
+    floe_catalog_config_reset(&cfg);
+    unsetenv("FLOE_WAREHOUSE");
+    /* a config file given explicitly */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/floe.conf", dir);
+    const char *conf = "[catalog.fs]\ntype = filesystem\nwarehouse = /tmp/fs-wh\n";
+    harness_write_file(path, conf, strlen(conf));
+    REQUIRE_OK(floe_catalog_config_load("fs", path, &cfg, &err), err);
+    CHECK_EQ_STR(cfg.type, "filesystem");
+    CHECK_EQ_STR(cfg.source, path);
+    floe_catalog_config_reset(&cfg);
+    /* PyIceberg's file through PYICEBERG_HOME */
+    snprintf(path, sizeof path, "%s/.pyiceberg.yaml", dir);
+    const char *yaml = "catalog:\n  py:\n    type: sql\n    uri: sqlite:////tmp/py.db\n";
+    harness_write_file(path, yaml, strlen(yaml));
+    setenv("PYICEBERG_HOME", dir, 1);
+    REQUIRE_OK(floe_catalog_config_load("py", NULL, &cfg, &err), err);
+    CHECK_EQ_STR(cfg.uri, "sqlite:////tmp/py.db");
+    floe_catalog_config_reset(&cfg);
+    CHECK_EQ_INT(floe_catalog_config_load("missing", NULL, &cfg, &err), FLOE_ENOTFOUND);
+    unsetenv("PYICEBERG_HOME");
+}
+
+/* ---------------------------------------------------------------------------------------
+ * PyIceberg interop (python3's sqlite3 module as the independent reader)
+ * ------------------------------------------------------------------------------------- */
+
+TEST(sqlite_layout_matches_pyiceberg) {
+    if (system("python3 -c 'import sqlite3' >/dev/null 2>&1") != 0) {
+        printf("skip: python3 with sqlite3 not available\n");
+        return;
+    }
+    const char *dir = harness_tmpdir();
+    floe_catalog *c = open_kind(KIND_SQLITE, dir);
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_table_create(c, "db", "t", SCHEMA, NULL, &t, &err), err);
+    work w = {.key = "x"};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    floe_table_close(t);
+    floe_catalog_close(c);
+    /* Columns (name, declared type, notnull, pk position) of PyIceberg's SqlCatalog models
+     * (String(255)/String(1000), nullable flags, composite primary keys), plus Java's
+     * iceberg_type VARCHAR(5). */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "python3 - <<'EOF'\n"
+             "import sqlite3\n"
+             "db = sqlite3.connect('%s/catalog.db')\n"
+             "want = {\n"
+             " 'iceberg_tables': [('catalog_name','VARCHAR(255)',1,1),('table_namespace','VARCHAR(255)',1,2),\n"
+             "   ('table_name','VARCHAR(255)',1,3),('metadata_location','VARCHAR(1000)',0,0),\n"
+             "   ('previous_metadata_location','VARCHAR(1000)',0,0),('iceberg_type','VARCHAR(5)',0,0)],\n"
+             " 'iceberg_namespace_properties': [('catalog_name','VARCHAR(255)',1,1),('namespace','VARCHAR(255)',1,2),\n"
+             "   ('property_key','VARCHAR(255)',1,3),('property_value','VARCHAR(1000)',1,0)],\n"
+             "}\n"
+             "for t, cols in want.items():\n"
+             "  got = [(r[1], r[2], r[3], r[5]) for r in db.execute('PRAGMA table_info(%%s)' %% t)]\n"
+             "  assert got == cols, (t, got)\n"
+             "rows = db.execute(\"SELECT catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type FROM iceberg_tables\").fetchall()\n"
+             "assert len(rows) == 1 and rows[0][:3] == ('test','db','t') and rows[0][5] == 'TABLE', rows\n"
+             "assert '/metadata/00001-' in rows[0][3] and '/metadata/00000-' in rows[0][4], rows\n"
+             "ns = db.execute('SELECT namespace, property_key, property_value FROM iceberg_namespace_properties').fetchall()\n"
+             "assert ns == [('db','exists','true')], ns\n"
+             "print('ok')\n"
+             "EOF",
+             dir);
+    char *out = NULL;
+    int rc = harness_run_cmd(cmd, &out);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(out && strstr(out, "ok"));
+    free(out);
+}
+
+TEST(pyiceberg_made_database) {
+    if (system("python3 -c 'import sqlite3' >/dev/null 2>&1") != 0) {
+        printf("skip: python3 with sqlite3 not available\n");
+        return;
+    }
+    const char *dir = harness_tmpdir();
+    /* The DDL SQLAlchemy emits for PyIceberg's models: no iceberg_type column. */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "python3 - <<'EOF'\n"
+             "import sqlite3\n"
+             "db = sqlite3.connect('%s/catalog.db')\n"
+             "db.execute('CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), PRIMARY KEY (catalog_name, table_namespace, table_name))')\n"
+             "db.execute('CREATE TABLE iceberg_namespace_properties (catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, PRIMARY KEY (catalog_name, namespace, property_key))')\n"
+             "db.execute(\"INSERT INTO iceberg_namespace_properties VALUES ('test','py','exists','true')\")\n"
+             "db.commit()\n"
+             "EOF",
+             dir);
+    REQUIRE(harness_run_cmd(cmd, NULL) == 0);
+    floe_catalog *c = open_kind(KIND_SQLITE, dir);
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    bool ex = false;
+    REQUIRE_OK(floe_catalog_namespace_exists(c, "py", &ex, &err), err);
+    CHECK(ex);
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_table_create(c, "py", "t", SCHEMA, NULL, &t, &err), err);
+    work w = {.key = "y", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    char *loc = floe_strdup(floe_table_metadata_location(t));
+    floe_table_close(t);
+    floe_catalog_close(c);
+    snprintf(cmd, sizeof cmd,
+             "python3 - <<'EOF'\n"
+             "import sqlite3\n"
+             "db = sqlite3.connect('%s/catalog.db')\n"
+             "cols = [r[1] for r in db.execute('PRAGMA table_info(iceberg_tables)')]\n"
+             "assert 'iceberg_type' not in cols, cols\n"
+             "r = db.execute(\"SELECT metadata_location FROM iceberg_tables WHERE catalog_name='test' AND table_namespace='py' AND table_name='t'\").fetchone()\n"
+             "assert r[0] == '%s', r\n"
+             "print('ok')\n"
+             "EOF",
+             dir, loc);
+    char *out = NULL;
+    CHECK_EQ_INT(harness_run_cmd(cmd, &out), 0);
+    CHECK(out && strstr(out, "ok"));
+    free(out);
+    floe_free(loc);
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    RUN(namespaces_sqlite);
+    RUN(namespaces_fs);
+    RUN(tables_sqlite);
+    RUN(tables_fs);
+    RUN(cas_conflict_and_retry_sqlite);
+    RUN(cas_conflict_and_retry_fs);
+    RUN(retries_exhausted_sqlite);
+    RUN(retries_exhausted_fs);
+    RUN(injected_faults_sqlite);
+    RUN(injected_faults_fs);
+    RUN(old_metadata_cleanup_sqlite);
+    RUN(old_metadata_cleanup_fs);
+    RUN(gzip_metadata_commits);
+    RUN(concurrent_commits_sqlite);
+    RUN(concurrent_commits_fs);
+    RUN(config_floe_conf);
+    RUN(config_pyiceberg_yaml);
+    RUN(config_load_sources);
+    RUN(sqlite_layout_matches_pyiceberg);
+    RUN(pyiceberg_made_database);
+    return harness_finish();
+}
