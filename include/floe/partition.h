@@ -162,7 +162,8 @@ typedef struct floe_projection {
 int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *lit,
                            floe_projection *out, floe_error *err);
 
-/* Calendar helpers used by the transforms (proleptic Gregorian, UTC). */
+/* The calendar helpers the transforms use (floe_days_from_civil, floe_civil_from_days)
+ * are declared in floe/common.h. */
 
 /* ---------------------------------------------------------------------------------------
  * Single-value serialization (Appendix D)
