@@ -849,7 +849,7 @@ static int emit_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *bytes,
     size_t total = offs[count] - offs[0];
     if (total > UINT32_MAX - c->values_len)
         return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
-    rc = floe_colbuf_reserve_values(c, count, total);
+    rc = floe_colbuf_reserve_values(c, count, total + 1);
     if (rc < 0)
         return floe_error_set(err, rc, "%s: out of memory", x->r->name);
     memcpy(c->values + c->values_len, bytes + offs[0], total);
@@ -900,7 +900,7 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
     }
     if (total > UINT32_MAX - c->values_len)
         return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
-    int rc = floe_colbuf_reserve_values(c, count, total);
+    int rc = floe_colbuf_reserve_values(c, count, total + 1);
     if (rc < 0)
         return floe_error_set(err, rc, "%s: out of memory", r->name);
     uint8_t *dst = c->values + c->values_len;
@@ -932,7 +932,7 @@ static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const
             total += d->offsets[idx[i] + 1] - d->offsets[idx[i]];
         if (total > UINT32_MAX - c->values_len)
             return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
-        rc = floe_colbuf_reserve_values(c, count, (size_t)total);
+        rc = floe_colbuf_reserve_values(c, count, (size_t)total + 1);
         if (rc < 0)
             return floe_error_set(err, rc, "%s: out of memory", x->r->name);
         uint8_t *dst = c->values + c->values_len;
@@ -1416,7 +1416,7 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
         return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: unsupported: codec %s (%d)",
                               r->name, x.lf->node->path,
                               x.codec == FLOE_CODEC_LZO ? "LZO" : "unknown", x.codec);
-    int64_t start, len;
+    int64_t start = 0, len = 0; /* set by chunk_range; initialised for -Wmaybe-uninitialized at -O2 */
     FLOE_FORWARD_IF_ERROR(chunk_range(&x, &start, &len, err));
     int rc = 0;
     floe_arena a;

@@ -251,7 +251,7 @@ static int get_long(view_ctx *vc, const json_t *obj, const char *where, const ch
 
 static int get_int(view_ctx *vc, const json_t *obj, const char *where, const char *key,
                    bool required, int32_t dflt, int32_t *out) {
-    int64_t v;
+    int64_t v = 0;
     int rc = get_long(vc, obj, where, key, required, dflt, &v);
     if (rc < 0)
         return rc;

@@ -225,7 +225,7 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
         if (!arr)
             return nomem(err);
         for (size_t i = 0; i < base->n_specs; i++) {
-            json_t *s;
+            json_t *s = NULL;
             if ((rc = parse_json_arg(base->specs[i].json, "partition spec", &s, err)) < 0) {
                 json_decref(arr);
                 return rc;

@@ -277,7 +277,7 @@ int floe_thrift_read_struct_end(floe_thrift_reader *r) {
 }
 
 int floe_thrift_read_field(floe_thrift_reader *r, floe_thrift_type *type, int16_t *id) {
-    uint8_t b;
+    uint8_t b = 0;
     int rc;
     if (FLOE_UNLIKELY(r->depth <= 0))
         return floe_thrift_reader_fail(r, "field outside a struct");
@@ -325,7 +325,7 @@ int floe_thrift_read_bool(floe_thrift_reader *r, bool *v) {
         *v = r->bool_value;
         return 0;
     }
-    uint8_t b;
+    uint8_t b = 0;
     int rc = get_byte(r, &b);
     if (rc < 0)
         return rc;
@@ -337,7 +337,7 @@ int floe_thrift_read_bool(floe_thrift_reader *r, bool *v) {
 }
 
 int floe_thrift_read_byte(floe_thrift_reader *r, int8_t *v) {
-    uint8_t b;
+    uint8_t b = 0;
     int rc = get_byte(r, &b);
     if (rc < 0)
         return rc;
@@ -418,7 +418,7 @@ static int check_collection(floe_thrift_reader *r, uint64_t size, unsigned elem)
 }
 
 int floe_thrift_read_list_begin(floe_thrift_reader *r, floe_thrift_type *elem, size_t *size) {
-    uint8_t b;
+    uint8_t b = 0;
     int rc;
     r->bool_pending = false;
     if ((rc = get_byte(r, &b)) < 0)
@@ -455,7 +455,7 @@ int floe_thrift_read_map_begin(floe_thrift_reader *r, floe_thrift_type *key,
     }
     if (FLOE_UNLIKELY(sz > INT32_MAX))
         return floe_thrift_reader_fail(r, "map size %llu out of range", (unsigned long long)sz);
-    uint8_t kv;
+    uint8_t kv = 0;
     if ((rc = get_byte(r, &kv)) < 0)
         return rc;
     unsigned kt = kv >> 4, vt = kv & 0x0F;
