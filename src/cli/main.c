@@ -22,6 +22,7 @@ static const floe_cmd commands[] = {
     {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema},
     {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect},
     {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
+    {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog},
     {"version", "print the version", cmd_version},
 };
 

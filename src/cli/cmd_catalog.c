@@ -1,0 +1,225 @@
+/*
+ * cmd_catalog.c - `floe catalog`: look at and manage the catalog (namespaces, tables) and
+ * find the current metadata of a table folder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "floe/catalog.h"
+#include "floe/table.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: floe catalog [--catalog NAME] [--config FILE] [--json] ACTION [ARGS]\n"
+            "\n"
+            "actions:\n"
+            "  show                         the resolved catalog configuration\n"
+            "  namespaces [PARENT]          list namespaces (children of PARENT)\n"
+            "  create-namespace NS [K=V...] create a namespace with properties\n"
+            "  drop-namespace NS            drop an empty namespace\n"
+            "  tables NS                    list the tables of a namespace\n"
+            "  table NS NAME                current metadata of a table\n"
+            "  drop-table NS NAME           forget a table (its files stay)\n"
+            "  locate PATH                  current metadata file of a table folder\n"
+            "\n"
+            "The catalog comes from FLOE_CATALOG_URI / FLOE_WAREHOUSE, floe.conf\n"
+            "([catalog.NAME] type/uri/warehouse), .pyiceberg.yaml, or ./warehouse with\n"
+            "./warehouse/catalog.db.\n");
+}
+
+static void json_str(const char *s) {
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void print_list(const floe_strlist *l, bool json) {
+    if (json) {
+        putchar('[');
+        for (size_t i = 0; i < l->n; i++) {
+            if (i)
+                putchar(',');
+            json_str(l->items[i]);
+        }
+        printf("]\n");
+    } else {
+        for (size_t i = 0; i < l->n; i++)
+            printf("%s\n", l->items[i]);
+    }
+}
+
+static int print_table(const floe_table *t, bool json) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
+    if (json) {
+        printf("{\"metadata_location\":");
+        json_str(floe_table_metadata_location(t));
+        printf(",\"format_version\":%d,\"table_uuid\":", m->format_version);
+        json_str(m->table_uuid ? m->table_uuid : "");
+        printf(",\"location\":");
+        json_str(m->location);
+        printf(",\"current_snapshot_id\":%lld,\"snapshots\":%zu,\"last_sequence_number\":%lld,"
+               "\"schemas\":%zu,\"partition_specs\":%zu}\n",
+               (long long)m->current_snapshot_id, m->n_snapshots,
+               (long long)m->last_sequence_number, m->n_schemas, m->n_specs);
+        return FLOE_EXIT_OK;
+    }
+    printf("metadata:         %s\n", floe_table_metadata_location(t));
+    printf("format version:   %d\n", m->format_version);
+    printf("table uuid:       %s\n", m->table_uuid ? m->table_uuid : "-");
+    printf("location:         %s\n", m->location);
+    if (cur)
+        printf("current snapshot: %lld (%s, sequence %lld)\n", (long long)cur->snapshot_id,
+               cur->operation ? cur->operation : "?", (long long)cur->sequence_number);
+    else
+        printf("current snapshot: none\n");
+    printf("snapshots:        %zu\n", m->n_snapshots);
+    return FLOE_EXIT_OK;
+}
+
+int floe_cmd_catalog(int argc, char **argv) {
+    const char *name = NULL, *config = NULL;
+    bool json = false;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--catalog") && i + 1 < argc) {
+            name = argv[++i];
+        } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+            config = argv[++i];
+        } else if (argv[i][0] == '-') {
+            return cli_usage("catalog", "unknown option %s", argv[i]);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc)
+        return cli_usage("catalog", "no action given");
+    const char *action = argv[i++];
+    /* --json may also follow the action */
+    int nargs = 0;
+    char **args = argv + i;
+    for (int k = i; k < argc; k++) {
+        if (!strcmp(argv[k], "--json"))
+            json = true;
+        else
+            args[nargs++] = argv[k];
+    }
+    floe_error err;
+    floe_error_clear(&err);
+
+    if (!strcmp(action, "locate")) {
+        if (nargs != 1)
+            return cli_usage("catalog", "locate takes one PATH");
+        char *uri = NULL;
+        if (floe_table_locate_metadata(args[0], &uri, &err) < 0)
+            return cli_fail(&err);
+        if (json) {
+            printf("{\"metadata_location\":");
+            json_str(uri);
+            printf("}\n");
+        } else {
+            printf("%s\n", uri);
+        }
+        floe_free(uri);
+        return FLOE_EXIT_OK;
+    }
+
+    floe_catalog_config cfg = {0};
+    if (floe_catalog_config_load(name, config, &cfg, &err) < 0)
+        return cli_fail(&err);
+    if (!strcmp(action, "show")) {
+        if (json) {
+            printf("{\"name\":");
+            json_str(cfg.name);
+            printf(",\"type\":");
+            json_str(cfg.type);
+            printf(",\"uri\":");
+            json_str(cfg.uri ? cfg.uri : "");
+            printf(",\"warehouse\":");
+            json_str(cfg.warehouse);
+            printf(",\"source\":");
+            json_str(cfg.source);
+            printf("}\n");
+        } else {
+            printf("name:      %s\ntype:      %s\nuri:       %s\nwarehouse: %s\nfrom:      %s\n",
+                   cfg.name, cfg.type, cfg.uri ? cfg.uri : "-", cfg.warehouse, cfg.source);
+        }
+        floe_catalog_config_reset(&cfg);
+        return FLOE_EXIT_OK;
+    }
+    floe_catalog *c = NULL;
+    int rc = floe_catalog_open(&cfg, &c, &err);
+    floe_catalog_config_reset(&cfg);
+    if (rc < 0)
+        return cli_fail(&err);
+    int exit_code = FLOE_EXIT_OK;
+    floe_strlist l = {0};
+    if (!strcmp(action, "namespaces") && nargs <= 1) {
+        rc = floe_catalog_list_namespaces(c, nargs ? args[0] : NULL, &l, &err);
+        if (rc == 0)
+            print_list(&l, json);
+    } else if (!strcmp(action, "tables") && nargs == 1) {
+        rc = floe_catalog_list_tables(c, args[0], &l, &err);
+        if (rc == 0)
+            print_list(&l, json);
+    } else if (!strcmp(action, "create-namespace") && nargs >= 1) {
+        size_t n = (size_t)nargs - 1;
+        const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
+        char **copies = calloc(n + 1, sizeof *copies);
+        if (!keys || !vals || !copies) {
+            rc = floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+        } else {
+            for (size_t k = 0; k < n && rc == 0; k++) {
+                copies[k] = strdup(args[1 + k]);
+                char *eq = copies[k] ? strchr(copies[k], '=') : NULL;
+                if (!eq) {
+                    exit_code = cli_usage("catalog", "property %s is not KEY=VALUE", args[1 + k]);
+                    rc = 1;
+                    break;
+                }
+                *eq = '\0';
+                keys[k] = copies[k];
+                vals[k] = eq + 1;
+            }
+            if (rc == 0)
+                rc = floe_catalog_create_namespace(c, args[0], keys, vals, n, &err);
+            for (size_t k = 0; k < n; k++)
+                free(copies[k]);
+        }
+        free(keys);
+        free(vals);
+        free(copies);
+    } else if (!strcmp(action, "drop-namespace") && nargs == 1) {
+        rc = floe_catalog_drop_namespace(c, args[0], &err);
+    } else if (!strcmp(action, "table") && nargs == 2) {
+        floe_table *t = NULL;
+        rc = floe_table_load(c, args[0], args[1], &t, &err);
+        if (rc == 0)
+            print_table(t, json);
+        floe_table_close(t);
+    } else if (!strcmp(action, "drop-table") && nargs == 2) {
+        rc = floe_catalog_drop_table(c, args[0], args[1], &err);
+    } else {
+        exit_code = cli_usage("catalog", "unknown action or wrong arguments: %s", action);
+        rc = 1;
+    }
+    floe_strlist_free(&l);
+    floe_catalog_close(c);
+    if (rc < 0)
+        return cli_fail(&err);
+    return exit_code;
+}
