@@ -96,6 +96,12 @@ typedef struct page_entry {
     size_t min_off, min_len, max_off, max_len; /* into col.pi_bounds */
 } page_entry;
 
+struct kslot {
+    uint64_t key;
+    uint32_t idx1;            /* entry index + 1, 0 = empty */
+    uint32_t pad;
+};
+
 typedef struct col {
     const floe_field *leaf;
     floe_phys phys;
@@ -126,6 +132,9 @@ typedef struct col {
     bool dict_checked;        /* first-page benefit check done */
     uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
     size_t nslots;            /* power of two */
+    struct kslot *kslots;     /* 4- and 8-byte values: key stored in the slot (one cache
+                                 miss per lookup instead of three); nslots entries */
+    bool small_keys;
     uint32_t *dhash;          /* per entry */
     uint32_t *doff;           /* per entry: offset of its PLAIN bytes in dplain */
     size_t ndict, dict_cap;
@@ -495,8 +504,30 @@ static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
     return hash64(h);
 }
 
+static uint64_t small_key(const col *c, const uint8_t *v) {
+    return c->width == 4 ? floe_load_le32(v) : floe_load_le64(v);
+}
+
 static int dict_grow_table(col *c) {
     size_t ns = c->nslots ? c->nslots * 2 : 1024;
+    if (c->small_keys) {
+        struct kslot *ks = floe_calloc(ns, sizeof *ks);
+        if (!ks)
+            return FLOE_ENOMEM;
+        size_t mask = ns - 1;
+        for (size_t e = 0; e < c->ndict; e++) {
+            uint64_t key = small_key(c, c->dplain.data + c->doff[e]);
+            size_t i = hash64(key) & mask;
+            while (ks[i].idx1)
+                i = (i + 1) & mask;
+            ks[i].key = key;
+            ks[i].idx1 = (uint32_t)(e + 1);
+        }
+        floe_free(c->kslots);
+        c->kslots = ks;
+        c->nslots = ns;
+        return 0;
+    }
     uint32_t *slots = floe_calloc(ns, sizeof *slots);
     if (!slots)
         return FLOE_ENOMEM;
@@ -569,6 +600,43 @@ static inline int dict_fixed(col *c, const uint8_t *v, size_t width, uint32_t h,
     return 0;
 }
 
+/* Index of a 4- or 8-byte value (key = its bits), inserting it if new. */
+static inline int dict_small(col *c, const uint8_t *v, uint64_t key, uint32_t *idx) {
+    size_t mask = c->nslots - 1;
+    size_t i = hash64(key) & mask;
+    for (;;) {
+        const struct kslot *k = &c->kslots[i];
+        if (!k->idx1)
+            break;
+        if (k->key == key) {
+            *idx = k->idx1 - 1;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    int rc = dict_reserve_entry(c);
+    if (rc < 0)
+        return rc;
+    if (c->nslots - 1 != mask) {
+        mask = c->nslots - 1;
+        i = hash64(key) & mask;
+        while (c->kslots[i].idx1)
+            i = (i + 1) & mask;
+    }
+    size_t width = (size_t)c->width;
+    if (c->dplain.len > UINT32_MAX - width)
+        return FLOE_ELIMIT;
+    uint32_t e = (uint32_t)c->ndict++;
+    c->dhash[e] = 0;
+    c->doff[e] = (uint32_t)c->dplain.len;
+    if ((rc = floe_buf_append(&c->dplain, v, width)) < 0)
+        return rc;
+    c->kslots[i].key = key;
+    c->kslots[i].idx1 = e + 1;
+    *idx = e;
+    return 0;
+}
+
 static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uint32_t *idx) {
     size_t mask = c->nslots - 1;
     size_t i = h & mask;
@@ -613,6 +681,8 @@ static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uin
 static void dict_clear(col *c) {
     if (c->slots)
         memset(c->slots, 0, c->nslots * sizeof *c->slots);
+    if (c->kslots)
+        memset(c->kslots, 0, c->nslots * sizeof *c->kslots);
     c->ndict = 0;
     floe_buf_reset(&c->dplain);
     c->dict_data_pages = 0;
@@ -731,17 +801,13 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
         if (c->nslots == 0 && (rc = dict_grow_table(c)) < 0)
             return rc;
         if (w == 4) {
-            for (size_t i = 0; i < nv; i++) {
-                uint32_t x = floe_load_le32(v + i * 4);
-                if ((rc = dict_fixed(c, v + i * 4, 4, hash64(x), &out[i])) < 0)
+            for (size_t i = 0; i < nv; i++)
+                if ((rc = dict_small(c, v + i * 4, floe_load_le32(v + i * 4), &out[i])) < 0)
                     return rc;
-            }
         } else if (w == 8) {
-            for (size_t i = 0; i < nv; i++) {
-                uint64_t x = floe_load_le64(v + i * 8);
-                if ((rc = dict_fixed(c, v + i * 8, 8, hash64(x), &out[i])) < 0)
+            for (size_t i = 0; i < nv; i++)
+                if ((rc = dict_small(c, v + i * 8, floe_load_le64(v + i * 8), &out[i])) < 0)
                     return rc;
-            }
         } else {
             for (size_t i = 0; i < nv; i++)
                 if ((rc = dict_fixed(c, v + i * w, w, hash_bytes(v + i * w, w), &out[i])) < 0)
@@ -837,6 +903,32 @@ static int page_dict_to_plain(col *c) {
         if ((rc = floe_buf_append(&c->pplain, d, n)) < 0)
             return rc;
     }
+    return 0;
+}
+
+/* Before the chunk's first data page: drop the dictionary (re-expanding the page's values
+ * to PLAIN) when it is not smaller than PLAIN would be. Unique values (ids, random
+ * timestamps) are caught after DICT_PROBE_VALUES values instead of a whole page, which
+ * saves most of the hashing such columns would cost. */
+#define DICT_PROBE_VALUES 4096u
+
+static int dict_abandon_if_useless(col *c, bool probe) {
+    /* A dictionary that is merely as large as PLAIN on the first values usually pays over
+     * the whole chunk, because repeats accumulate (coordinates, prices, low-cardinality
+     * floats: 88% distinct in the first 4096 values, 6% over 400k rows). So the probe only
+     * drops near-unique columns, and the first page keeps any dictionary that already
+     * saw a quarter of its values repeat. */
+    if (probe ? c->ndict * 20 <= c->pvalues * 19 : c->ndict * 4 <= c->pvalues * 3)
+        return 0;
+    int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
+    size_t dict_cost = c->dplain.len + c->pvalues * (size_t)bw / 8 + 8;
+    if (dict_cost < c->pplain_est)
+        return 0;
+    int rc = page_dict_to_plain(c);
+    if (rc < 0)
+        return rc;
+    dict_clear(c);
+    c->mode = MODE_FALLBACK;
     return 0;
 }
 
@@ -954,14 +1046,8 @@ static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
     /* First page of a dictionary chunk: keep the dictionary only if it pays. */
     if (c->mode == MODE_DICT && !c->dict_checked) {
         c->dict_checked = true;
-        int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
-        size_t dict_cost = c->dplain.len + c->pvalues * (size_t)bw / 8 + 8;
-        if (dict_cost >= c->pplain_est) {
-            if ((rc = page_dict_to_plain(c)) < 0)
-                return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
-            dict_clear(c);
-            c->mode = MODE_FALLBACK;
-        }
+        if ((rc = dict_abandon_if_useless(c, false)) < 0)
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     }
 
     floe_buf *body = &w->body;
@@ -1172,6 +1258,12 @@ static int col_append(floe_pq_writer *w, col *c, const floe_colbuf *cb, floe_err
         c->pnulls += (int64_t)(ns - nv);
         lv = end;
         vi += nv;
+        if (c->mode == MODE_DICT && !c->dict_checked && c->pvalues >= DICT_PROBE_VALUES &&
+            c->npages == 0) {
+            c->dict_checked = true;
+            if ((rc = dict_abandon_if_useless(c, true)) < 0)
+                return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        }
         if (c->mode == MODE_DICT && c->dplain.len > w->opts.dict_page_size_limit) {
             /* Dictionary full: this page keeps it, the rest of the chunk falls back. */
             if ((rc = cut_page(w, c, err)) < 0)
@@ -1725,6 +1817,7 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
         break;
     }
     c->mode = (w->opts.dictionary && c->phys != FLOE_PHYS_BOOLEAN) ? MODE_DICT : MODE_FALLBACK;
+    c->small_keys = c->width == 4 || c->width == 8;
     floe_buf_init(&c->pplain, 0);
     floe_buf_init(&c->dplain, 0);
     floe_buf_init(&c->chunk, 0);
@@ -1744,6 +1837,7 @@ static void col_free(col *c) {
     floe_buf_free(&c->pplain);
     vstat_free(&c->pstat);
     floe_free(c->slots);
+    floe_free(c->kslots);
     floe_free(c->dhash);
     floe_free(c->doff);
     floe_buf_free(&c->dplain);
