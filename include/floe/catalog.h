@@ -120,11 +120,13 @@ int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
  * <warehouse>/<ns levels>/<name>. */
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
                                   char **location, floe_error *err);
-/* Name for the next metadata file of a table: SQL stores use
- * <location>/metadata/NNNNN-<uuid>[.gz].metadata.json with NNNNN one above the base
- * file's number (base NULL: 00000); the filesystem store v<N+1>[.gz].metadata.json (base
- * NULL: v1). Caller frees. */
-int floe_catalog_new_metadata_location(floe_catalog *c, const char *table_location,
+/* Name for the next metadata file of a table. metadata_dir is where the table keeps its
+ * metadata (write.metadata.path, else <location>/metadata). SQL stores use
+ * <metadata_dir>/NNNNN-<uuid>[.gz].metadata.json with NNNNN one above the base file's
+ * number (base NULL: 00000). The filesystem store ignores metadata_dir once a base exists
+ * (the next version must sit beside it): v<N+1>[.gz].metadata.json, base NULL: v1 in
+ * metadata_dir. Caller frees. */
+int floe_catalog_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                        const char *base_metadata_location, bool gzip,
                                        char **out, floe_error *err);
 /* True when writing the new metadata file (create-if-absent) is itself the swap

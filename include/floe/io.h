@@ -75,6 +75,31 @@ char *floe_io_join(const char *base, const char *rel);
  * frees. */
 char *floe_io_local_path(const char *uri);
 
+/* ---------------------------------------------------------------------------------------
+ * Fault injection, for tests (tests/unit/fault.h builds loops on it). Process-wide and
+ * thread-safe; costs two relaxed atomics per system call when unused.
+ * ------------------------------------------------------------------------------------- */
+typedef enum floe_io_fault_kind {
+    FLOE_IO_FAULT_OPEN = 0, /* opening an input; creating an output's temporary file */
+    FLOE_IO_FAULT_READ,     /* each read(2)/pread(2) of an input */
+    FLOE_IO_FAULT_WRITE,    /* each write(2) of an output */
+    FLOE_IO_FAULT_FSYNC,    /* fsync of an output and of its directory */
+    FLOE_IO_FAULT_RENAME,   /* publishing an output: rename(2), or link(2) for no_overwrite */
+    FLOE_IO_FAULT_NKINDS
+} floe_io_fault_kind;
+
+/* From now on the nth operation of kind (1-based) and every later one fail with errnum
+ * (EIO when 0; not EINTR), like a disk that filled up or broke. nth = 0 disables the
+ * kind. Resets the kind's counter. */
+void floe_io_fault_inject(floe_io_fault_kind kind, uint64_t nth, int errnum);
+/* Disable every kind and reset every counter. */
+void floe_io_fault_clear(void);
+/* Operations of kind seen since its last inject or clear (failed ones included). */
+uint64_t floe_io_fault_count(floe_io_fault_kind kind);
+/* For code that makes its own system calls (the FileIO backends, the line reader): count
+ * one operation of kind; returns the errno to fail it with, or 0 to go ahead. */
+int floe_io_fault_hit(floe_io_fault_kind kind);
+
 #ifdef __cplusplus
 }
 #endif

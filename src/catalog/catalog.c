@@ -174,7 +174,7 @@ bool floe_metadata_file_version(const char *file_name, int64_t *version) {
     return true;
 }
 
-int floe_catalog_uuid_metadata_location(const char *table_location, const char *base,
+int floe_catalog_uuid_metadata_location(const char *metadata_dir, const char *base,
                                         bool gzip, char **out, floe_error *err) {
     /* After a base named without a number (vfinal, a hand-made name) any number works:
      * the metastore scheme needs unique names, the uuid gives that. */
@@ -183,11 +183,9 @@ int floe_catalog_uuid_metadata_location(const char *table_location, const char *
         v = 0;
     char uuid[37];
     floe_uuid4(uuid);
-    char *dir = floe_io_join(table_location, "metadata");
     char *name = floe_asprintf("%05" PRId64 "-%s%s.metadata.json", base ? v + 1 : 0, uuid,
                                gzip ? ".gz" : "");
-    char *loc = dir && name ? floe_io_join(dir, name) : NULL;
-    floe_free(dir);
+    char *loc = name ? floe_io_join(metadata_dir, name) : NULL;
     floe_free(name);
     if (!loc)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -347,12 +345,12 @@ int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *n
     return 0;
 }
 
-int floe_catalog_new_metadata_location(floe_catalog *c, const char *table_location,
+int floe_catalog_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                        const char *base_metadata_location, bool gzip,
                                        char **out, floe_error *err) {
-    if (!table_location || !*table_location)
-        return floe_error_set(err, FLOE_EINVALID, "table location must not be empty");
-    return c->ops->new_metadata_location(c, table_location, base_metadata_location, gzip, out,
+    if (!metadata_dir || !*metadata_dir)
+        return floe_error_set(err, FLOE_EINVALID, "metadata folder must not be empty");
+    return c->ops->new_metadata_location(c, metadata_dir, base_metadata_location, gzip, out,
                                          err);
 }
 

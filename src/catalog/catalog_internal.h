@@ -35,7 +35,7 @@ typedef struct floe_catalog_ops {
     int (*list_tables)(floe_catalog *c, const char *ns, floe_strlist *names, floe_error *err);
     int (*load_table)(floe_catalog *c, const char *ns, const char *name, char **location,
                       floe_error *err);
-    int (*new_metadata_location)(floe_catalog *c, const char *table_location,
+    int (*new_metadata_location)(floe_catalog *c, const char *metadata_dir,
                                  const char *base, bool gzip, char **out, floe_error *err);
     int (*register_table)(floe_catalog *c, const char *ns, const char *name,
                           const char *metadata_location, floe_error *err);
@@ -62,8 +62,8 @@ int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char
 /* Namespace levels joined with '/' ("a.b" -> "a/b"), after validation. Caller frees. */
 char *floe_catalog_ns_path(const char *ns);
 
-/* "<base>/metadata/<NNNNN>-<uuid>[.gz].metadata.json" for the SQL stores. */
-int floe_catalog_uuid_metadata_location(const char *table_location, const char *base,
+/* "<metadata_dir>/<NNNNN>-<uuid>[.gz].metadata.json" for the SQL stores. */
+int floe_catalog_uuid_metadata_location(const char *metadata_dir, const char *base,
                                         bool gzip, char **out, floe_error *err);
 
 #endif

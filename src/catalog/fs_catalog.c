@@ -334,11 +334,12 @@ done:
     return rc;
 }
 
-static int fs_new_metadata_location(floe_catalog *c, const char *table_location,
+static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                     const char *base, bool gzip, char **out, floe_error *err) {
     (void)c;
     int64_t v = 0;
-    if (base && !floe_metadata_file_version(base, &v))
+    const char *slash = base ? strrchr(base, '/') : NULL;
+    if (base && (!slash || !floe_metadata_file_version(slash + 1, &v) || slash[1] != 'v'))
         return floe_error_set(err, FLOE_EINVALID,
                               "%s: not a v<N>.metadata.json name; the filesystem catalog "
                               "cannot number the next version",
@@ -346,7 +347,8 @@ static int fs_new_metadata_location(floe_catalog *c, const char *table_location,
     char name[64];
     snprintf(name, sizeof name, "v%" PRId64 "%s.metadata.json", base ? v + 1 : 1,
              gzip ? ".gz" : "");
-    char *md = floe_io_join(table_location, "metadata");
+    /* the next version sits beside the current one, wherever the metadata says files go */
+    char *md = base ? floe_strndup(base, (size_t)(slash - base)) : floe_strdup(metadata_dir);
     char *loc = md ? floe_io_join(md, name) : NULL;
     floe_free(md);
     if (!loc)

@@ -383,10 +383,10 @@ static int sql_load_table(floe_catalog *c, const char *ns, const char *name, cha
     return 0;
 }
 
-static int sql_new_metadata_location(floe_catalog *c, const char *table_location,
+static int sql_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                      const char *base, bool gzip, char **out, floe_error *err) {
     (void)c;
-    return floe_catalog_uuid_metadata_location(table_location, base, gzip, out, err);
+    return floe_catalog_uuid_metadata_location(metadata_dir, base, gzip, out, err);
 }
 
 static int sql_register_table(floe_catalog *c, const char *ns, const char *name,

@@ -2,7 +2,18 @@
 #ifndef FLOE_IO_INTERNAL_H
 #define FLOE_IO_INTERNAL_H
 
+#include <errno.h>
+
 #include "floe/io.h"
+
+/* True when an injected fault fails this operation (errno is then set): call it right
+ * before the system call it stands for, `if (floe_io_faulted(K) || call() != 0)`. */
+static inline bool floe_io_faulted(floe_io_fault_kind kind) {
+    int e = floe_io_fault_hit(kind);
+    if (e)
+        errno = e;
+    return e != 0;
+}
 
 enum { FLOE_IO_GET, FLOE_IO_PUT, FLOE_IO_LIST, FLOE_IO_DELETE, FLOE_IO_HEAD };
 void floe_io_count(int kind, int64_t bytes);

@@ -86,7 +86,7 @@ static int fsync_dir_of(const char *path, floe_error *err) {
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) != 0)
+    if (fd < 0 || floe_io_faulted(FLOE_IO_FAULT_FSYNC) || fsync(fd) != 0)
         rc = floe_error_errno(err, errno, "fsync directory %s", dir);
     if (fd >= 0)
         close(fd);
@@ -116,7 +116,9 @@ int floe_local_output_open(const char *uri, const floe_output_options *opts,
     FLOE_CHECK(mkdirs_parent(o->path, err));
     if (o->opts.no_overwrite && access(o->path, F_OK) == 0)
         FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
-    o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    o->fd = floe_io_faulted(FLOE_IO_FAULT_OPEN)
+                ? -1
+                : open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (o->fd < 0)
         FLOE_FAIL_RC(floe_error_errno(err, errno, "create %s", o->tmp_path));
     *out = o;
@@ -128,7 +130,7 @@ done:
 
 static int write_fully(floe_output *o, const uint8_t *p, size_t n, floe_error *err) {
     while (n > 0) {
-        ssize_t w = write(o->fd, p, n);
+        ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : write(o->fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -168,7 +170,7 @@ int64_t floe_output_tell(const floe_output *o) { return o->written; }
 int floe_output_close(floe_output *o, floe_error *err) {
     int rc = 0;
     FLOE_CHECK(flush_buf(o, err));
-    if (o->opts.fsync && fsync(o->fd) != 0)
+    if (o->opts.fsync && (floe_io_faulted(FLOE_IO_FAULT_FSYNC) || fsync(o->fd) != 0))
         FLOE_FAIL_RC(floe_error_errno(err, errno, "fsync %s", o->path));
     if (close(o->fd) != 0) {
         o->fd = -1;
@@ -176,13 +178,13 @@ int floe_output_close(floe_output *o, floe_error *err) {
     }
     o->fd = -1;
     if (o->opts.no_overwrite) {
-        if (link(o->tmp_path, o->path) != 0) {
+        if (floe_io_faulted(FLOE_IO_FAULT_RENAME) || link(o->tmp_path, o->path) != 0) {
             if (errno == EEXIST)
                 FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
             FLOE_FAIL_RC(floe_error_errno(err, errno, "link %s", o->path));
         }
         unlink(o->tmp_path);
-    } else if (rename(o->tmp_path, o->path) != 0) {
+    } else if (floe_io_faulted(FLOE_IO_FAULT_RENAME) || rename(o->tmp_path, o->path) != 0) {
         FLOE_FAIL_RC(floe_error_errno(err, errno, "rename to %s", o->path));
     }
     floe_io_count(FLOE_IO_PUT, o->written);
@@ -218,7 +220,7 @@ int floe_local_input_open(const char *uri, floe_input **out, floe_error *err) {
     in->uri = floe_strdup(uri);
     if (!path || !in->uri)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    in->fd = floe_io_faulted(FLOE_IO_FAULT_OPEN) ? -1 : open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0)
         FLOE_FAIL_RC(floe_error_errno(err, errno, "open %s", path));
     struct stat st;
@@ -249,7 +251,9 @@ int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_er
     uint8_t *b = buf;
     size_t done = 0;
     while (done < n) {
-        ssize_t r = pread(in->fd, b + done, n - done, (off_t)(off + (int64_t)done));
+        ssize_t r = floe_io_faulted(FLOE_IO_FAULT_READ)
+                        ? -1
+                        : pread(in->fd, b + done, n - done, (off_t)(off + (int64_t)done));
         if (r < 0) {
             if (errno == EINTR)
                 continue;

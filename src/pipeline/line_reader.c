@@ -9,6 +9,7 @@
  * '\n'.
  */
 #include "floe/input.h"
+#include "floe/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +51,8 @@ static int fill_raw(floe_line_reader *r, floe_error *err) {
     if (r->raw_pos < r->raw_len || r->raw_eof)
         return 0;
     for (;;) {
-        ssize_t n = read(r->fd, r->raw, RAW_BUF);
+        int fault = floe_io_fault_hit(FLOE_IO_FAULT_READ); /* tests only */
+        ssize_t n = fault ? (errno = fault, -1) : read(r->fd, r->raw, RAW_BUF);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -159,7 +161,8 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
     if (is_stdin) {
         r->fd = STDIN_FILENO;
     } else {
-        r->fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fault = floe_io_fault_hit(FLOE_IO_FAULT_OPEN); /* tests only */
+        r->fd = fault ? (errno = fault, -1) : open(path, O_RDONLY | O_CLOEXEC);
         if (r->fd < 0) {
             rc = floe_error_errno(err, errno, "open %s", path);
             goto done;

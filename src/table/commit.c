@@ -197,17 +197,21 @@ static void clean_old_metadata(const floe_table_metadata *base, const floe_table
  * name makes a clash practically impossible, but a clash is handled (new name). */
 static int write_unique(floe_table *t, const floe_table_metadata *m, const char *base_loc,
                         bool gzip, char **loc, floe_error *err) {
+    char *md_dir = floe_table_metadata_dir(m);
+    if (!md_dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (int i = 0; i < 3; i++) {
-        int rc = floe_catalog_new_metadata_location(t->catalog, m->location, base_loc, gzip, loc,
-                                                    err);
-        if (rc < 0)
+        int rc = floe_catalog_new_metadata_location(t->catalog, md_dir, base_loc, gzip, loc, err);
+        if (rc == 0)
+            rc = floe_table_metadata_write(m, *loc, gzip, true, err);
+        if (rc != FLOE_EEXISTS) {
+            floe_free(md_dir);
             return rc;
-        rc = floe_table_metadata_write(m, *loc, gzip, true, err);
-        if (rc != FLOE_EEXISTS)
-            return rc;
+        }
         floe_free(*loc);
         *loc = NULL;
     }
+    floe_free(md_dir);
     return floe_error_set(err, FLOE_EEXISTS, "could not find a free metadata file name");
 }
 
@@ -243,7 +247,8 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
         bool after_apply = false, fail_resolve = false;
         int fault = next_fault(&after_apply, &fail_resolve);
         if (by_create) {
-            FLOE_CHECK(floe_catalog_new_metadata_location(t->catalog, m->location, base_loc, gzip,
+            /* (the store puts v<N+1> beside the base; the folder argument is unused) */
+            FLOE_CHECK(floe_catalog_new_metadata_location(t->catalog, base_loc, base_loc, gzip,
                                                           &loc, err));
             if (fault && !after_apply) {
                 rc = floe_error_set(err, fault, "injected swap failure");

@@ -345,6 +345,13 @@ floe_catalog *floe_table_catalog(const floe_table *t) { return t->catalog; }
 const char *floe_table_namespace(const floe_table *t) { return t->ns; }
 const char *floe_table_name(const floe_table *t) { return t->name; }
 
+char *floe_table_metadata_dir(const floe_table_metadata *m) {
+    const char *custom = floe_table_metadata_property(m, "write.metadata.path");
+    if (custom && *custom)
+        return floe_strdup(custom);
+    return floe_io_join(m->location, "metadata");
+}
+
 void floe_table_install(floe_table *t, char *location, floe_table_metadata *m) {
     floe_free(t->metadata_location);
     floe_table_metadata_free(t->metadata);
@@ -447,7 +454,7 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     floe_table_create_options none = {0};
     if (!opts)
         opts = &none;
-    char *location = NULL, *meta_loc = NULL, *existing = NULL;
+    char *location = NULL, *meta_loc = NULL, *existing = NULL, *md_dir = NULL;
     floe_metadata_builder *b = NULL;
     floe_table_metadata *m = NULL;
     bool written = false;
@@ -475,7 +482,12 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                                                opts->sort_json, opts->props, opts->nprops, &b,
                                                err));
     FLOE_CHECK(floe_metadata_builder_finish(b, NULL, &m, err));
-    FLOE_CHECK(floe_catalog_new_metadata_location(c, location, NULL,
+    /* the filesystem store finds metadata only in its own folder */
+    md_dir = floe_catalog_swap_by_create(c) ? floe_io_join(location, "metadata")
+                                            : floe_table_metadata_dir(m);
+    if (!md_dir)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL,
                                                   floe_table_metadata_wants_gzip(m), &meta_loc,
                                                   err));
     rc = floe_table_metadata_write(m, meta_loc, floe_table_metadata_wants_gzip(m), true, err);
@@ -510,6 +522,7 @@ done:
     floe_free(location);
     floe_free(meta_loc);
     floe_free(existing);
+    floe_free(md_dir);
     return rc;
 }
 

@@ -17,6 +17,10 @@ struct floe_table {
     char *relocate_from, *relocate_to; /* explicit relocation, or NULL */
 };
 
+/* Where the table writes metadata files: write.metadata.path, else <location>/metadata.
+ * Caller frees; NULL on OOM. */
+char *floe_table_metadata_dir(const floe_table_metadata *m);
+
 /* Replace the current metadata (takes ownership of both; frees the old ones). */
 void floe_table_install(floe_table *t, char *location, floe_table_metadata *m);
 

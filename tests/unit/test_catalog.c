@@ -454,6 +454,25 @@ TEST(gzip_metadata_commits) {
     floe_catalog_close(c);
 }
 
+TEST(write_metadata_path_honoured) {
+    const char *dir = harness_tmpdir();
+    char custom[4200];
+    snprintf(custom, sizeof custom, "%s/custom_md", dir);
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"write.metadata.path", custom}};
+    floe_table *t = fresh_table(KIND_SQLITE, dir, &c, props, 1);
+    REQUIRE(t != NULL);
+    CHECK(!strncmp(floe_table_metadata_location(t), custom, strlen(custom)));
+    floe_error err;
+    floe_error_clear(&err);
+    work w = {.key = "m"};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    CHECK(!strncmp(floe_table_metadata_location(t), custom, strlen(custom)));
+    CHECK(strstr(floe_table_metadata_location(t), "/00001-") != NULL);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
 /* ---------------------------------------------------------------------------------------
  * many processes, one table
  * ------------------------------------------------------------------------------------- */
@@ -825,6 +844,7 @@ int main(void) {
     RUN(old_metadata_cleanup_sqlite);
     RUN(old_metadata_cleanup_fs);
     RUN(gzip_metadata_commits);
+    RUN(write_metadata_path_honoured);
     RUN(concurrent_commits_sqlite);
     RUN(concurrent_commits_fs);
     RUN(config_floe_conf);
