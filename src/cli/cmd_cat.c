@@ -14,7 +14,7 @@
 static void cat_help(FILE *out) {
     fprintf(out,
             "usage: floe cat FILE [--columns a,b.c] [--where EXPR] [--limit N]\n"
-            "                [--format ndjson|csv] [--canonical] [--no-prune] [--stats]\n"
+            "                [--format ndjson|csv] [--canonical] [--no-prune] [--count] [--stats]\n"
             "\n"
             "Prints the rows of a Parquet file, one per line, nested values assembled from\n"
             "their repetition and definition levels.\n"
@@ -33,6 +33,8 @@ static void cat_help(FILE *out) {
             "  --canonical     the canonical NDJSON of the test oracles (tests/js/lib/\n"
             "                  canon.mjs): maps as sorted [key, value] pairs\n"
             "  --no-prune      read every row group and page (the filter still applies)\n"
+            "  --count         print only the number of matching rows (without --where:\n"
+            "                  decode every selected column, assemble no records)\n"
             "  --stats         print row groups / pages read and skipped to stderr as JSON\n"
             "  -h, --help      this help\n");
 }
@@ -42,10 +44,15 @@ static int write_stdout(void *ctx, const void *p, size_t n) {
     return fwrite(p, 1, n, stdout) == n ? 0 : FLOE_EIO;
 }
 
+static int discard(void *ctx, const void *p, size_t n) {
+    (void)ctx, (void)p, (void)n;
+    return 0;
+}
+
 int floe_cmd_cat(int argc, char **argv) {
     const char *path = NULL, *columns = NULL, *where = NULL, *format = "ndjson";
     int64_t limit = -1;
-    bool canonical = false, no_prune = false, stats = false;
+    bool canonical = false, no_prune = false, stats = false, count = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -64,6 +71,8 @@ int floe_cmd_cat(int argc, char **argv) {
             canonical = true;
         } else if (!strcmp(a, "--no-prune")) {
             no_prune = true;
+        } else if (!strcmp(a, "--count")) {
+            count = true;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -124,8 +133,22 @@ int floe_cmd_cat(int argc, char **argv) {
     if (no_prune)
         floe_pq_reader_set_pruning(r, false, false);
     int64_t rows = 0;
-    if (floe_pq_reader_dump(r, fmt, limit, write_stdout, NULL, &rows, &err) < 0)
+    if (count && !where) {
+        /* decode every selected column of every row group, assemble nothing */
+        const floe_pq_rowset *rs;
+        int n;
+        while ((n = floe_pq_reader_next(r, &rs, &err)) > 0)
+            rows += rs->nrows;
+        if (n < 0)
+            goto fail;
+        printf("%" PRId64 "\n", rows);
+    } else if (count) {
+        if (floe_pq_reader_dump(r, fmt, limit, discard, NULL, &rows, &err) < 0)
+            goto fail;
+        printf("%" PRId64 "\n", rows);
+    } else if (floe_pq_reader_dump(r, fmt, limit, write_stdout, NULL, &rows, &err) < 0) {
         goto fail;
+    }
     if (fflush(stdout) != 0) {
         floe_error_set(&err, FLOE_EIO, "cannot write to standard output");
         goto fail;
