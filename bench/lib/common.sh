@@ -1,0 +1,41 @@
+# bench/lib/common.sh - shared helpers for the benchmark scripts (sourced).
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SRC_DIR=$(cd "$BENCH_DIR/.." && pwd)
+OUT_DIR=${BENCH_OUT:-$BENCH_DIR/out}
+mkdir -p "$OUT_DIR"
+FLOE=${FLOE:-$SRC_DIR/build/floe}
+RESULTS=$BENCH_DIR/RESULTS.md
+
+# run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib" to LOGFILE
+run_timed() {
+  local log=$1; shift
+  /usr/bin/time -f '%e %M' -o "$log.t" "$@" > "$log.out" 2> "$log.err" ||
+    { echo "bench: command failed: $*" >&2; cat "$log.err" >&2; return 1; }
+  cat "$log.t" >> "$log"
+}
+
+# median of the first column / of column N in a file of numbers
+median() { sort -g -k"${2:-1},${2:-1}" "$1" | awk -v c="${2:-1}" '{v[NR]=$c} END {print v[int((NR+1)/2)]}'; }
+
+# replace the section between <!-- NAME:begin --> and <!-- NAME:end --> in RESULTS.md
+put_results() {
+  local name=$1 body=$2
+  [ -f "$RESULTS" ] || printf '# Benchmark results\n\nRun with `make bench` (or one script in bench/). Machines are shared and noisy: every figure is\nmeasured side by side with its peer, alternating runs, and the ratio is what counts.\n' > "$RESULTS"
+  python3 - "$RESULTS" "$name" "$body" <<'PY'
+import sys, re
+path, name, body = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(path).read()
+begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+block = f"{begin}\n{body.rstrip()}\n{end}"
+if begin in text:
+    text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: block, text, flags=re.S)
+else:
+    text = text.rstrip() + "\n\n" + block + "\n"
+open(path, "w").write(text)
+PY
+}
+
+machine_line() {
+  echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m), $(date -u +%F)"
+}
