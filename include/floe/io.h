@@ -1,10 +1,10 @@
 /*
- * floe/io.h - FileIO: reading and writing files by URI, local or (later) object storage.
+ * floe/io.h - FileIO: reading and writing files by URI, local or object storage.
  *
- * URIs: a plain path, file:///abs/path, or file:relative (local); s3://bucket/key
- * (object storage, issue 8). Outputs are written sequentially and become visible at
- * floe_output_close(); an aborted output leaves nothing behind. Inputs are random access
- * (pread / ranged GET).
+ * URIs: a plain path, file:///abs/path, or file:relative (local); s3://bucket/key (also
+ * s3a://, s3n://: object storage, set-up in docs/S3.md). Outputs are written sequentially
+ * and become visible at floe_output_close(); an aborted output leaves nothing behind.
+ * Inputs are random access (pread / ranged GET).
  *
  * Every function counts its requests (floe_io_stats) so commands can report them.
  */
@@ -50,6 +50,10 @@ int floe_io_write_all(const char *uri, const void *p, size_t n,
 
 int floe_io_exists(const char *uri, bool *exists, floe_error *err);
 int floe_io_delete(const char *uri, floe_error *err); /* missing is not an error */
+/* Delete n files (missing ones are not errors). On object storage consecutive keys of one
+ * bucket go in batches of up to 1000 per request (S3 DeleteObjects); locally one by one.
+ * Stops at the first failure; files before it are deleted, files after it may not be. */
+int floe_io_delete_many(const char *const *uris, size_t n, floe_error *err);
 int floe_io_mkdirs(const char *uri, floe_error *err);
 
 typedef struct floe_io_entry {

@@ -3,7 +3,7 @@
  *
  * Schemes: plain paths, file:///abs, file:rel and file://rel (the last is how some
  * writers record relative locations; read literally, "rel" would be a host) go to the
- * local backend (local.c). s3://, s3a://, s3n:// are object storage (issue 8).
+ * local backend (local.c). s3://, s3a://, s3n:// are object storage (s3.c).
  */
 #include "floe/io.h"
 
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "io_internal.h"
+#include "s3_internal.h"
 
 static _Atomic int64_t st_get, st_put, st_list, st_delete, st_head, st_read, st_written;
 
@@ -89,34 +90,122 @@ char *floe_io_join(const char *base, const char *rel) {
     return floe_asprintf("%.*s/%s", (int)bl, base, rel);
 }
 
-static int remote_unavailable(const char *uri, floe_error *err) {
-    return floe_error_set(err, FLOE_EUNSUPPORTED,
-                          "%s: object storage is not available in this build", uri);
-}
+/* A public handle wraps exactly one backend object; the scheme decides which at open. */
+struct floe_output {
+    floe_local_output *local;
+    floe_s3_output *s3;
+};
+
+struct floe_input {
+    floe_local_input *local;
+    floe_s3_input *s3;
+};
 
 int floe_output_open(const char *uri, const floe_output_options *opts, floe_output **out,
                      floe_error *err) {
-    if (floe_io_is_remote(uri))
-        return remote_unavailable(uri, err);
-    return floe_local_output_open(uri, opts, out, err);
+    floe_output *o = floe_calloc(1, sizeof *o);
+    if (!o)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_io_is_remote(uri) ? floe_s3_output_open(uri, opts, &o->s3, err)
+                                    : floe_local_output_open(uri, opts, &o->local, err);
+    if (rc < 0) {
+        floe_free(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err) {
+    return o->s3 ? floe_s3_output_write(o->s3, p, n, err)
+                 : floe_local_output_write(o->local, p, n, err);
+}
+
+int64_t floe_output_tell(const floe_output *o) {
+    return o->s3 ? floe_s3_output_tell(o->s3) : floe_local_output_tell(o->local);
+}
+
+int floe_output_close(floe_output *o, floe_error *err) {
+    int rc = o->s3 ? floe_s3_output_close(o->s3, err) : floe_local_output_close(o->local, err);
+    floe_free(o);
+    return rc;
+}
+
+void floe_output_abort(floe_output *o) {
+    if (!o)
+        return;
+    if (o->s3)
+        floe_s3_output_abort(o->s3);
+    else
+        floe_local_output_abort(o->local);
+    floe_free(o);
 }
 
 int floe_input_open(const char *uri, floe_input **out, floe_error *err) {
-    if (floe_io_is_remote(uri))
-        return remote_unavailable(uri, err);
-    return floe_local_input_open(uri, out, err);
+    floe_input *in = floe_calloc(1, sizeof *in);
+    if (!in)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_io_is_remote(uri) ? floe_s3_input_open(uri, &in->s3, err)
+                                    : floe_local_input_open(uri, &in->local, err);
+    if (rc < 0) {
+        floe_free(in);
+        return rc;
+    }
+    *out = in;
+    return 0;
+}
+
+int64_t floe_input_size(const floe_input *in) {
+    return in->s3 ? floe_s3_input_size(in->s3) : floe_local_input_size(in->local);
+}
+
+const char *floe_input_uri(const floe_input *in) {
+    return in->s3 ? floe_s3_input_uri(in->s3) : floe_local_input_uri(in->local);
+}
+
+int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err) {
+    return in->s3 ? floe_s3_input_read_at(in->s3, off, buf, n, err)
+                  : floe_local_input_read_at(in->local, off, buf, n, err);
+}
+
+void floe_input_close(floe_input *in) {
+    if (!in)
+        return;
+    if (in->s3)
+        floe_s3_input_close(in->s3);
+    else
+        floe_local_input_close(in->local);
+    floe_free(in);
 }
 
 int floe_io_exists(const char *uri, bool *exists, floe_error *err) {
     if (floe_io_is_remote(uri))
-        return remote_unavailable(uri, err);
+        return floe_s3_exists(uri, exists, err);
     return floe_local_exists(uri, exists, err);
 }
 
 int floe_io_delete(const char *uri, floe_error *err) {
     if (floe_io_is_remote(uri))
-        return remote_unavailable(uri, err);
+        return floe_s3_delete(uri, err);
     return floe_local_delete(uri, err);
+}
+
+int floe_io_delete_many(const char *const *uris, size_t n, floe_error *err) {
+    size_t i = 0;
+    while (i < n) {
+        /* runs of remote uris go to the batching backend; local ones one by one */
+        size_t j = i;
+        while (j < n && floe_io_is_remote(uris[j]))
+            j++;
+        if (j > i) {
+            FLOE_FORWARD_IF_ERROR(floe_s3_delete_many(uris + i, j - i, err));
+            i = j;
+            continue;
+        }
+        FLOE_FORWARD_IF_ERROR(floe_local_delete(uris[i], err));
+        i++;
+    }
+    return 0;
 }
 
 int floe_io_mkdirs(const char *uri, floe_error *err) {
@@ -128,7 +217,7 @@ int floe_io_mkdirs(const char *uri, floe_error *err) {
 int floe_io_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
                  floe_error *err) {
     if (floe_io_is_remote(prefix))
-        return remote_unavailable(prefix, err);
+        return floe_s3_list(prefix, fn, ctx, err);
     return floe_local_list(prefix, fn, ctx, err);
 }
 

@@ -19,9 +19,23 @@ enum { FLOE_IO_GET, FLOE_IO_PUT, FLOE_IO_LIST, FLOE_IO_DELETE, FLOE_IO_HEAD };
 void floe_io_count(int kind, int64_t bytes);
 bool floe_io_is_remote(const char *uri);
 
+/* The public floe_output / floe_input wrap one backend object each (fileio.c); the
+ * functions below mirror the public ones of the same name, with the same contracts. */
+typedef struct floe_local_output floe_local_output;
+typedef struct floe_local_input floe_local_input;
+
 int floe_local_output_open(const char *uri, const floe_output_options *opts,
-                           floe_output **out, floe_error *err);
-int floe_local_input_open(const char *uri, floe_input **out, floe_error *err);
+                           floe_local_output **out, floe_error *err);
+int floe_local_output_write(floe_local_output *o, const void *p, size_t n, floe_error *err);
+int64_t floe_local_output_tell(const floe_local_output *o);
+int floe_local_output_close(floe_local_output *o, floe_error *err);
+void floe_local_output_abort(floe_local_output *o);
+int floe_local_input_open(const char *uri, floe_local_input **out, floe_error *err);
+int64_t floe_local_input_size(const floe_local_input *in);
+const char *floe_local_input_uri(const floe_local_input *in);
+int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_t n,
+                             floe_error *err);
+void floe_local_input_close(floe_local_input *in);
 int floe_local_exists(const char *uri, bool *exists, floe_error *err);
 int floe_local_delete(const char *uri, floe_error *err);
 int floe_local_mkdirs(const char *uri, floe_error *err);

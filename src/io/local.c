@@ -29,7 +29,7 @@
         goto done;                                                                     \
     } while (0)
 
-struct floe_output {
+struct floe_local_output {
     char *path;
     char *tmp_path;
     int fd;
@@ -39,7 +39,7 @@ struct floe_output {
     size_t buf_len;
 };
 
-struct floe_input {
+struct floe_local_input {
     char *uri;
     int fd;
     int64_t size;
@@ -95,8 +95,8 @@ static int fsync_dir_of(const char *path, floe_error *err) {
 }
 
 int floe_local_output_open(const char *uri, const floe_output_options *opts,
-                           floe_output **out, floe_error *err) {
-    floe_output *o = floe_calloc(1, sizeof *o);
+                           floe_local_output **out, floe_error *err) {
+    floe_local_output *o = floe_calloc(1, sizeof *o);
     if (!o)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     o->fd = -1;
@@ -124,11 +124,11 @@ int floe_local_output_open(const char *uri, const floe_output_options *opts,
     *out = o;
     return 0;
 done:
-    floe_output_abort(o);
+    floe_local_output_abort(o);
     return rc;
 }
 
-static int write_fully(floe_output *o, const uint8_t *p, size_t n, floe_error *err) {
+static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_error *err) {
     while (n > 0) {
         ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : write(o->fd, p, n);
         if (w < 0) {
@@ -142,7 +142,7 @@ static int write_fully(floe_output *o, const uint8_t *p, size_t n, floe_error *e
     return 0;
 }
 
-static int flush_buf(floe_output *o, floe_error *err) {
+static int flush_buf(floe_local_output *o, floe_error *err) {
     if (o->buf_len == 0)
         return 0;
     int rc = write_fully(o, o->buf, o->buf_len, err);
@@ -150,7 +150,8 @@ static int flush_buf(floe_output *o, floe_error *err) {
     return rc;
 }
 
-int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err) {
+int floe_local_output_write(floe_local_output *o, const void *p, size_t n,
+                            floe_error *err) {
     const uint8_t *b = p;
     if (n >= OUT_BUF_SIZE) {
         FLOE_FORWARD_IF_ERROR(flush_buf(o, err));
@@ -165,9 +166,9 @@ int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err) 
     return 0;
 }
 
-int64_t floe_output_tell(const floe_output *o) { return o->written; }
+int64_t floe_local_output_tell(const floe_local_output *o) { return o->written; }
 
-int floe_output_close(floe_output *o, floe_error *err) {
+int floe_local_output_close(floe_local_output *o, floe_error *err) {
     int rc = 0;
     FLOE_CHECK(flush_buf(o, err));
     if (o->opts.fsync && (floe_io_faulted(FLOE_IO_FAULT_FSYNC) || fsync(o->fd) != 0))
@@ -193,11 +194,11 @@ int floe_output_close(floe_output *o, floe_error *err) {
     floe_free(o->tmp_path);
     o->tmp_path = NULL;
 done:
-    floe_output_abort(o);
+    floe_local_output_abort(o);
     return rc;
 }
 
-void floe_output_abort(floe_output *o) {
+void floe_local_output_abort(floe_local_output *o) {
     if (!o)
         return;
     if (o->fd >= 0)
@@ -210,8 +211,8 @@ void floe_output_abort(floe_output *o) {
     floe_free(o);
 }
 
-int floe_local_input_open(const char *uri, floe_input **out, floe_error *err) {
-    floe_input *in = floe_calloc(1, sizeof *in);
+int floe_local_input_open(const char *uri, floe_local_input **out, floe_error *err) {
+    floe_local_input *in = floe_calloc(1, sizeof *in);
     if (!in)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
@@ -235,14 +236,15 @@ int floe_local_input_open(const char *uri, floe_input **out, floe_error *err) {
     return 0;
 done:
     floe_free(path);
-    floe_input_close(in);
+    floe_local_input_close(in);
     return rc;
 }
 
-int64_t floe_input_size(const floe_input *in) { return in->size; }
-const char *floe_input_uri(const floe_input *in) { return in->uri; }
+int64_t floe_local_input_size(const floe_local_input *in) { return in->size; }
+const char *floe_local_input_uri(const floe_local_input *in) { return in->uri; }
 
-int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err) {
+int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_t n,
+                             floe_error *err) {
     if (off < 0 || off > in->size || (int64_t)n > in->size - off)
         return floe_error_at(err, FLOE_ECORRUPT, off,
                              "%s: unexpected end of file (read of %zu bytes at offset %lld, "
@@ -268,7 +270,7 @@ int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_er
     return 0;
 }
 
-void floe_input_close(floe_input *in) {
+void floe_local_input_close(floe_local_input *in) {
     if (!in)
         return;
     if (in->fd >= 0)

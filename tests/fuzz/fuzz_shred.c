@@ -20,7 +20,24 @@ static const char *SCHEMA_JSON =
     "\"element-required\":true,\"element\":\"int\"}}]}}},"
     "{\"id\":11,\"name\":\"m\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":12,"
     "\"key\":\"string\",\"value-id\":13,\"value-required\":false,\"value\":\"double\"}},"
-    "{\"id\":14,\"name\":\"f\",\"required\":false,\"type\":\"float\"}]}";
+    "{\"id\":14,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
+    /* the remaining types, so every coercion rule in floe/json.h is reachable */
+    "{\"id\":15,\"name\":\"bo\",\"required\":false,\"type\":\"boolean\"},"
+    "{\"id\":16,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
+    "{\"id\":17,\"name\":\"db\",\"required\":false,\"type\":\"double\"},"
+    "{\"id\":18,\"name\":\"d9\",\"required\":false,\"type\":\"decimal(9,2)\"},"
+    "{\"id\":19,\"name\":\"d38\",\"required\":false,\"type\":\"decimal(38,10)\"},"
+    "{\"id\":20,\"name\":\"dt\",\"required\":false,\"type\":\"date\"},"
+    "{\"id\":21,\"name\":\"tm\",\"required\":false,\"type\":\"time\"},"
+    "{\"id\":22,\"name\":\"tsl\",\"required\":false,\"type\":\"timestamp\"},"
+    "{\"id\":23,\"name\":\"tsn\",\"required\":false,\"type\":\"timestamp_ns\"},"
+    "{\"id\":24,\"name\":\"tszn\",\"required\":false,\"type\":\"timestamptz_ns\"},"
+    "{\"id\":25,\"name\":\"fx\",\"required\":false,\"type\":\"fixed[4]\"},"
+    "{\"id\":26,\"name\":\"st\",\"required\":false,\"type\":{\"type\":\"struct\",\"fields\":["
+    "{\"id\":27,\"name\":\"os\",\"required\":true,\"type\":\"string\"},"
+    "{\"id\":28,\"name\":\"mm\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":29,"
+    "\"key\":\"int\",\"value-id\":30,\"value-required\":true,\"value\":{\"type\":\"list\","
+    "\"element-id\":31,\"element-required\":false,\"element\":\"date\"}}}]}}]}";
 
 static floe_schema *schema;
 

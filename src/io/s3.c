@@ -1,0 +1,1533 @@
+/*
+ * s3.c - the S3 FileIO backend: s3://bucket/key behind floe/io.h, over libcurl.
+ *
+ * Requests (S3 API names):
+ *   input open        HeadObject for the size, then ranged GetObject ("Range: bytes=a-b")
+ *                     per read, with a small read-ahead cache (Parquet reads the footer
+ *                     first: a read near the end fetches the whole tail window)
+ *   output            buffered; at close one PutObject when the data fits in one part,
+ *                     else CreateMultipartUpload + UploadPart per full part +
+ *                     CompleteMultipartUpload at close (AbortMultipartUpload on failure or
+ *                     abort). The object appears only when the PUT or the Complete
+ *                     succeeds, so outputs are published atomically at close, as locally.
+ *   no_overwrite      "If-None-Match: *" on the PutObject or CompleteMultipartUpload; 412 is
+ *                     FLOE_EEXISTS (see "Retries" for when it is FLOE_EUNKNOWN_STATE)
+ *   exists / delete   HeadObject / DeleteObject; delete_many: DeleteObjects, 1000 keys per
+ *                     request
+ *   list              ListObjectsV2 without a delimiter (recursive), page by page
+ *
+ * Connections: one curl share handle holds the connection cache, DNS and TLS sessions;
+ * easy handles are pooled, so any thread reuses warm connections.
+ *
+ * Retries: each request is retried with exponential backoff and full jitter (delay drawn
+ * from [0, min(max, base * 2^attempt)], at least Retry-After when the server sends it) on
+ * transport errors (refused, reset, timed out, truncated), 500/502/503/504/429 and the
+ * throttling error codes, up to max_attempts and a total time budget. Every attempt is
+ * signed afresh. Two steps are not blindly repeatable:
+ *   - PutObject / CompleteMultipartUpload with If-None-Match: if an earlier attempt may
+ *     have been applied (its response was lost or was a 5xx), a 412 on a later attempt may
+ *     be our own object. That is reported as FLOE_EUNKNOWN_STATE, never FLOE_EEXISTS: the
+ *     catalog's commit resolves it by reading what is there.
+ *   - CompleteMultipartUpload: a retry that finds the upload gone (404 NoSuchUpload) after
+ *     an ambiguous attempt checks the object's ETag against the one the parts imply; a
+ *     match is success, anything else is FLOE_EUNKNOWN_STATE.
+ *
+ * Counters: every HTTP attempt counts once in floe_io_stats (CreateMultipartUpload,
+ * UploadPart and Complete as PUT, DeleteObjects and Abort as DELETE).
+ */
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "io_internal.h"
+#include "s3_internal.h"
+
+#define MAX_PARTS 10000
+#define READ_AHEAD ((size_t)256 << 10)
+#define TAIL_WINDOW ((size_t)64 << 10)
+#define MAX_XML_BODY ((size_t)32 << 20)
+#define MAX_ERROR_BODY ((size_t)64 << 10)
+#define MAX_LIST_ENTRIES 10000
+#define POOL_MAX 32
+#define DELETE_BATCH 1000
+
+/* ---------------------------------------------------------------------------------------
+ * Connection reuse: one share handle, a pool of easy handles.
+ * ------------------------------------------------------------------------------------- */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLSH *curl_share;
+static pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static CURL *pool[POOL_MAX];
+static int pool_n;
+static bool curl_ok;
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *u) {
+    (void)h, (void)access, (void)u;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_lock(&share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *u) {
+    (void)h, (void)u;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_unlock(&share_locks[data]);
+}
+
+static void curl_setup(void) {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return;
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&share_locks[i], NULL);
+    curl_share = curl_share_init();
+    if (curl_share) {
+        curl_share_setopt(curl_share, CURLSHOPT_LOCKFUNC, share_lock);
+        curl_share_setopt(curl_share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        curl_share_setopt(curl_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+        curl_share_setopt(curl_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        curl_share_setopt(curl_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    }
+    curl_ok = true;
+}
+
+static CURL *easy_acquire(void) {
+    pthread_once(&curl_once, curl_setup);
+    if (!curl_ok)
+        return NULL;
+    CURL *h = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (pool_n > 0)
+        h = pool[--pool_n];
+    pthread_mutex_unlock(&pool_lock);
+    if (h)
+        curl_easy_reset(h);
+    else
+        h = curl_easy_init();
+    return h;
+}
+
+static void easy_release(CURL *h) {
+    if (!h)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    if (pool_n < POOL_MAX) {
+        pool[pool_n++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * URIs.
+ * ------------------------------------------------------------------------------------- */
+int floe_s3_uri_parse(const char *uri, char **bucket, char **key, floe_error *err) {
+    const char *p = strstr(uri, "://");
+    if (!p || !floe_io_is_remote(uri))
+        return floe_error_set(err, FLOE_EINVALID, "%s: not an s3:// uri", uri);
+    p += 3;
+    const char *slash = strchr(p, '/');
+    size_t bl = slash ? (size_t)(slash - p) : strlen(p);
+    if (bl < 1 || bl > 255)
+        return floe_error_set(err, FLOE_EINVALID, "%s: missing or overlong bucket name", uri);
+    for (size_t i = 0; i < bl; i++) {
+        char c = p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_'))
+            return floe_error_set(err, FLOE_EINVALID, "%s: bad character in bucket name", uri);
+    }
+    const char *k = slash ? slash + 1 : "";
+    if (strlen(k) > 1024)
+        return floe_error_set(err, FLOE_EINVALID, "%s: key longer than 1024 bytes", uri);
+    char *b = floe_strndup(p, bl);
+    char *kk = floe_strdup(k);
+    if (!b || !kk) {
+        floe_free(b);
+        floe_free(kk);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    *bucket = b;
+    *key = kk;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * One request, with retries.
+ * ------------------------------------------------------------------------------------- */
+typedef struct s3_req s3_req;
+/* Check a 2xx body: 0 good, 1 bad but worth retrying (truncated), <0 error. */
+typedef int (*s3_check_fn)(s3_req *r, floe_error *err);
+
+struct s3_req {
+    /* request */
+    const char *op;      /* "GET", "PutObject", ... for messages */
+    const char *method;
+    const char *bucket;
+    const char *key;     /* raw key; "" for bucket-level requests */
+    const char *scheme;  /* "s3" for messages */
+    floe_s3_kv query[6];
+    size_t n_query;
+    floe_s3_kv hdr[6];   /* extra headers, signed and sent */
+    size_t n_hdr;
+    const uint8_t *body; /* PUT / POST body */
+    size_t body_len;
+    int kind;            /* FLOE_IO_* counter */
+    uint8_t *dst;        /* ranged GET: exactly dst_len bytes expected here */
+    size_t dst_len;
+    int64_t range_off;   /* the range start, to skip when a server ignores Range */
+    floe_buf *resp;      /* other 2xx bodies go here (bounded by its max) */
+    s3_check_fn check;
+    void *check_ctx;
+    /* per attempt */
+    long status;
+    size_t got;
+    int64_t skip;
+    bool overflow;
+    floe_buf errbody;
+    char etag[130];
+    int64_t content_length;
+    int64_t retry_after_ms;
+    char request_id[64];
+    /* outcome */
+    char code[64];
+    char message[200];
+    bool ambiguous;      /* an earlier attempt may have been applied */
+    int attempts;
+};
+
+static void req_init(s3_req *r, const char *op, const char *method, const char *bucket,
+                     const char *key, int kind) {
+    memset(r, 0, sizeof *r);
+    r->op = op;
+    r->method = method;
+    r->bucket = bucket;
+    r->key = key;
+    r->kind = kind;
+    r->scheme = "s3";
+    floe_buf_init(&r->errbody, MAX_ERROR_BODY);
+}
+
+static void req_free(s3_req *r) { floe_buf_free(&r->errbody); }
+
+static void req_query(s3_req *r, const char *name, const char *value) {
+    r->query[r->n_query].name = name;
+    r->query[r->n_query++].value = value;
+}
+
+static void req_header(s3_req *r, const char *name, const char *value) {
+    r->hdr[r->n_hdr].name = name;
+    r->hdr[r->n_hdr++].value = value;
+}
+
+static bool hdr_is(const char *line, size_t n, const char *name, const char **value,
+                   size_t *vlen) {
+    size_t nl = strlen(name);
+    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+        return false;
+    const char *v = line + nl + 1;
+    const char *e = line + n;
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' '))
+        e--;
+    *value = v;
+    *vlen = (size_t)(e - v);
+    return true;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *u) {
+    s3_req *r = u;
+    size_t n = size * nitems;
+    const char *v;
+    size_t vl;
+    if (n >= 5 && !memcmp(line, "HTTP/", 5)) {
+        /* a new response (also after "100 Continue"): forget the previous one's headers */
+        const char *sp = memchr(line, ' ', n);
+        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        r->etag[0] = '\0';
+        r->content_length = -1;
+        r->retry_after_ms = -1;
+    } else if (hdr_is(line, n, "ETag", &v, &vl)) {
+        if (vl < sizeof r->etag) {
+            memcpy(r->etag, v, vl);
+            r->etag[vl] = '\0';
+        }
+    } else if (hdr_is(line, n, "Content-Length", &v, &vl)) {
+        char tmp[24];
+        if (vl > 0 && vl < sizeof tmp) {
+            memcpy(tmp, v, vl);
+            tmp[vl] = '\0';
+            char *end;
+            long long x = strtoll(tmp, &end, 10);
+            if (*end == '\0' && x >= 0)
+                r->content_length = x;
+        }
+    } else if (hdr_is(line, n, "Retry-After", &v, &vl)) {
+        /* seconds only; an HTTP-date is rare from object stores and falls back to backoff */
+        char tmp[16];
+        if (vl > 0 && vl < sizeof tmp) {
+            memcpy(tmp, v, vl);
+            tmp[vl] = '\0';
+            char *end;
+            long s = strtol(tmp, &end, 10);
+            if (*end == '\0' && s >= 0 && s <= 3600)
+                r->retry_after_ms = (int64_t)s * 1000;
+        }
+    } else if (hdr_is(line, n, "x-amz-request-id", &v, &vl)) {
+        if (vl < sizeof r->request_id) {
+            memcpy(r->request_id, v, vl);
+            r->request_id[vl] = '\0';
+        }
+    }
+    return n;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *u) {
+    s3_req *r = u;
+    size_t n = size * nmemb;
+    if (r->status < 200 || r->status >= 300) {
+        size_t room = MAX_ERROR_BODY - r->errbody.len;
+        floe_buf_append(&r->errbody, p, n < room ? n : room);
+        return n;
+    }
+    if (r->dst) {
+        size_t off = 0;
+        /* a server that ignored Range answers 200 with the whole object */
+        if (r->status == 200 && r->skip < r->range_off) {
+            int64_t s = r->range_off - r->skip;
+            off = (int64_t)n < s ? n : (size_t)s;
+            r->skip += (int64_t)off;
+        }
+        size_t take = n - off;
+        if (take > r->dst_len - r->got) {
+            if (r->status == 200) /* the rest of the whole object: not needed */
+                take = r->dst_len - r->got;
+            else {
+                r->overflow = true;
+                return 0;
+            }
+        }
+        memcpy(r->dst + r->got, p + off, take);
+        r->got += take;
+        return n;
+    }
+    if (r->resp) {
+        if (floe_buf_append(r->resp, p, n) < 0) {
+            r->overflow = true;
+            return 0;
+        }
+    }
+    r->got += n;
+    return n;
+}
+
+static size_t on_read(char *buf, size_t size, size_t nitems, void *u) {
+    s3_req *r = u;
+    size_t room = size * nitems, left = r->body_len - r->got;
+    size_t n = left < room ? left : room;
+    if (n)
+        memcpy(buf, r->body + r->got, n);
+    r->got += n;
+    return n;
+}
+
+/* Leaf callback filling code/message from an <Error> body. */
+static int error_leaf(void *ctx, const char *parent, const char *name, const char *text,
+                      size_t len) {
+    s3_req *r = ctx;
+    if (!text || strcmp(parent, "Error"))
+        return 0;
+    if (!strcmp(name, "Code"))
+        snprintf(r->code, sizeof r->code, "%.*s", (int)(len < 63 ? len : 63), text);
+    else if (!strcmp(name, "Message"))
+        snprintf(r->message, sizeof r->message, "%.*s", (int)(len < 199 ? len : 199), text);
+    return 0;
+}
+
+static void parse_error_body(s3_req *r, const uint8_t *p, size_t n) {
+    r->code[0] = r->message[0] = '\0';
+    if (n > 0)
+        (void)floe_s3_xml_scan((const char *)p, n, error_leaf, r, NULL);
+}
+
+static bool code_is_retryable(const char *code) {
+    static const char *const codes[] = {
+        "SlowDown", "RequestTimeout", "Throttling", "ThrottlingException",
+        "RequestLimitExceeded", "InternalError", "ServiceUnavailable", "RequestTimeTooSkewed",
+        "BandwidthLimitExceeded", "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "EC2ThrottledException", "PriorRequestNotComplete", "RequestThrottled",
+        "ConditionalRequestConflict"};
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
+        if (!strcmp(code, codes[i]))
+            return true;
+    return false;
+}
+
+static bool curl_is_retryable(CURLcode c) {
+    switch (c) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_AGAIN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Did an attempt that ended this way possibly change the object? Only failures that
+ * happened before the request reached the server, and throttling replies, are known not
+ * to have. */
+static bool attempt_maybe_applied(CURLcode c, long status, const char *code) {
+    if (c != CURLE_OK)
+        return c != CURLE_COULDNT_RESOLVE_HOST && c != CURLE_COULDNT_CONNECT &&
+               c != CURLE_SSL_CONNECT_ERROR;
+    if (status == 429 || (status == 503 && !strcmp(code, "SlowDown")))
+        return false;
+    return status >= 500;
+}
+
+/* Jitter source: splitmix64 per thread, seeded from the clock and the thread, so processes
+ * and threads that failed together do not retry together. */
+static uint64_t rng_next(void) {
+    static _Thread_local uint64_t state;
+    if (state == 0)
+        state = (uint64_t)floe_now_ns() ^ ((uint64_t)(uintptr_t)&state << 16) ^
+                (uint64_t)floe_wall_ms();
+    state += UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t s = state;
+    s = (s ^ (s >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    s = (s ^ (s >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return s ^ (s >> 31);
+}
+
+static void sleep_ms(int64_t ms) {
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static int status_to_code(long status, const char *code) {
+    if (status == 404)
+        return FLOE_ENOTFOUND;
+    if (status == 401 || status == 403)
+        return FLOE_EAUTH;
+    if (status == 412)
+        return FLOE_EEXISTS;
+    if (status == 409 && !strcmp(code, "ConditionalRequestConflict"))
+        return FLOE_ECONFLICT;
+    if (status == 413 || !strcmp(code, "EntityTooLarge"))
+        return FLOE_ELIMIT;
+    if (status == 400 || status == 405 || status == 411 || status == 416)
+        return FLOE_EINVALID;
+    return FLOE_EIO;
+}
+
+/* Build the URL, host and signed path for bucket/key under the configuration. */
+static int build_target(const floe_s3_config *cfg, const char *bucket, const char *key,
+                        char **base_url, char **host, char **path, floe_error *err) {
+    bool path_style = cfg->path_style || strchr(bucket, '.') != NULL;
+    char *endpoint = cfg->endpoint
+                         ? floe_strdup(cfg->endpoint)
+                         : floe_asprintf("https://s3.%s.amazonaws.com", cfg->region);
+    if (!endpoint)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    const char *after = strstr(endpoint, "://") + 3;
+    size_t scheme_len = (size_t)(after - endpoint);
+    /* endpoint may carry a base path ("http://host:9000/s3"): it prefixes every key */
+    const char *ps = strchr(after, '/');
+    size_t auth_len = ps ? (size_t)(ps - after) : strlen(after);
+    const char *base_path = ps ? ps : "";
+    if (path_style) {
+        *host = floe_strndup(after, auth_len);
+        *path = floe_asprintf("%s/%s%s%s", base_path, bucket, key[0] ? "/" : "", key);
+    } else {
+        *host = floe_asprintf("%s.%.*s", bucket, (int)auth_len, after);
+        *path = floe_asprintf("%s/%s", base_path, key);
+    }
+    *base_url = floe_asprintf("%.*s%s", (int)scheme_len, endpoint, *host ? *host : "");
+    floe_free(endpoint);
+    if (!*host || !*path || !*base_url) {
+        floe_free(*host);
+        floe_free(*path);
+        floe_free(*base_url);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static void append_header(struct curl_slist **list, bool *ok, const char *fmt, ...)
+    FLOE_PRINTF(3, 4);
+static void append_header(struct curl_slist **list, bool *ok, const char *fmt, ...) {
+    char line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line) {
+        *ok = false;
+        return;
+    }
+    struct curl_slist *l = curl_slist_append(*list, line);
+    if (!l)
+        *ok = false;
+    else
+        *list = l;
+}
+
+/* One attempt. Returns the CURLcode; r->status etc. describe the response. A negative
+ * floe code means the attempt could not even be built (not retryable). */
+static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payload_hash,
+                        CURLcode *cc, floe_error *err) {
+    int rc = 0;
+    char *base_url = NULL, *host = NULL, *path = NULL, *url = NULL;
+    struct curl_slist *headers = NULL;
+    floe_s3_signed sig;
+    memset(&sig, 0, sizeof sig);
+    CURL *h = NULL;
+
+    FLOE_CHECK(build_target(cfg, r->bucket, r->key, &base_url, &host, &path, err));
+    char amz_date[17];
+    floe_s3_amz_date(floe_wall_ms(), amz_date);
+
+    floe_s3_kv hv[16];
+    size_t nh = 0;
+    hv[nh++] = (floe_s3_kv){"host", host};
+    hv[nh++] = (floe_s3_kv){"x-amz-content-sha256", payload_hash};
+    hv[nh++] = (floe_s3_kv){"x-amz-date", amz_date};
+    if (cfg->session_token && !cfg->anonymous)
+        hv[nh++] = (floe_s3_kv){"x-amz-security-token", cfg->session_token};
+    for (size_t i = 0; i < r->n_hdr; i++)
+        hv[nh++] = r->hdr[i];
+    floe_s3_sig_input si = {r->method, path, r->query, r->n_query, hv, nh, payload_hash,
+                            amz_date, cfg->region, "s3", cfg->access_key ? cfg->access_key : "",
+                            cfg->secret_key ? cfg->secret_key : ""};
+    FLOE_CHECK(floe_s3_sign(&si, &sig, err));
+
+    url = floe_asprintf("%s%s%s%s", base_url, sig.canonical_path,
+                        sig.canonical_query[0] ? "?" : "", sig.canonical_query);
+    if (!url)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    bool ok = true;
+    for (size_t i = 0; i < nh; i++)
+        append_header(&headers, &ok, "%s: %s", hv[i].name, hv[i].value);
+    if (!cfg->anonymous)
+        append_header(&headers, &ok, "Authorization: %s", sig.authorization);
+    append_header(&headers, &ok, "Expect:");
+    bool has_type = false;
+    for (size_t i = 0; i < r->n_hdr; i++)
+        has_type |= !strcasecmp(r->hdr[i].name, "content-type");
+    if (!has_type && !strcmp(r->method, "POST"))
+        append_header(&headers, &ok, "Content-Type:"); /* no form type added by curl */
+    if (!ok)
+        FLOE_FAIL(err, FLOE_ENOMEM, "%s s3://%s/%s: cannot build the request headers", r->op,
+                  r->bucket, r->key);
+
+    h = easy_acquire();
+    if (!h)
+        FLOE_FAIL(err, FLOE_EIO, "cannot initialise libcurl");
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    if (curl_share)
+        curl_easy_setopt(h, CURLOPT_SHARE, curl_share);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L); /* S3 keys are not paths: no "/../" folding */
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (!strcmp(r->method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (!strcmp(r->method, "PUT")) {
+        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(h, CURLOPT_READDATA, r);
+        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+    } else if (!strcmp(r->method, "POST")) {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+    } else if (strcmp(r->method, "GET")) {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+    }
+
+    r->status = 0;
+    r->got = 0;
+    r->skip = 0;
+    r->overflow = false;
+    r->etag[0] = '\0';
+    r->content_length = -1;
+    r->retry_after_ms = -1;
+    r->request_id[0] = '\0';
+    floe_buf_reset(&r->errbody);
+    if (r->resp)
+        floe_buf_reset(r->resp);
+    *cc = curl_easy_perform(h);
+    if (*cc == CURLE_OK) {
+        long st = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+        r->status = st;
+    }
+    bool upload = !strcmp(r->method, "PUT") || !strcmp(r->method, "POST");
+    floe_io_count(r->kind, upload ? (int64_t)r->body_len
+                                  : (r->status >= 200 && r->status < 300 ? (int64_t)r->got : 0));
+done:
+    if (h) {
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        easy_release(h);
+    }
+    curl_slist_free_all(headers);
+    floe_s3_signed_free(&sig);
+    floe_free(base_url);
+    floe_free(host);
+    floe_free(path);
+    floe_free(url);
+    return rc;
+}
+
+static int s3_call(s3_req *r, floe_error *err) {
+    const floe_s3_config *cfg;
+    FLOE_FORWARD_IF_ERROR(floe_s3_config_get(&cfg, err));
+    if (!cfg->anonymous && (!cfg->access_key || !cfg->secret_key))
+        return floe_error_set(err, FLOE_EAUTH,
+                              "%s://%s/%s: no AWS credentials (set AWS_ACCESS_KEY_ID and "
+                              "AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials; "
+                              "FLOE_S3_ANONYMOUS=1 for public buckets)",
+                              r->scheme, r->bucket, r->key);
+    char payload_hash[65];
+    if (r->body_len > 0 && cfg->unsigned_payload)
+        snprintf(payload_hash, sizeof payload_hash, "UNSIGNED-PAYLOAD");
+    else
+        floe_s3_sha256_hex(r->body ? (const void *)r->body : "", r->body_len, payload_hash);
+
+    int64_t start = floe_now_ns();
+    int64_t budget_ns = cfg->retry_budget_ms * 1000000;
+    char last[300] = "";
+    int last_code = FLOE_EIO, last_sys = 0;
+    for (int attempt = 1;; attempt++) {
+        r->attempts = attempt;
+        CURLcode cc = CURLE_OK;
+        FLOE_FORWARD_IF_ERROR(attempt_once(cfg, r, payload_hash, &cc, err));
+        bool retry = false;
+        r->code[0] = r->message[0] = '\0';
+        if (cc != CURLE_OK) {
+            if (r->overflow && r->resp)
+                return floe_error_sys(err, FLOE_ELIMIT, (int)cc,
+                                      "%s %s://%s/%s: response larger than %zu bytes", r->op,
+                                      r->scheme, r->bucket, r->key, r->resp->max);
+            retry = curl_is_retryable(cc) || r->overflow;
+            snprintf(last, sizeof last, "%s", r->overflow ? "response longer than the range"
+                                                          : curl_easy_strerror(cc));
+            last_code = cc == CURLE_OPERATION_TIMEDOUT ? FLOE_ETIMEOUT : FLOE_EIO;
+            last_sys = (int)cc;
+        } else if (r->status >= 200 && r->status < 300) {
+            int bad = 0;
+            if (r->dst && r->got != r->dst_len)
+                bad = 1;
+            else if (r->check)
+                bad = r->check(r, err);
+            if (bad < 0)
+                return bad;
+            if (bad == 0)
+                return 0;
+            retry = true;
+            snprintf(last, sizeof last, "HTTP %ld with a truncated or malformed body",
+                     r->status);
+            last_code = FLOE_EIO;
+            last_sys = (int)r->status;
+        } else {
+            parse_error_body(r, r->errbody.data, r->errbody.len);
+            if (!r->code[0] && r->status == 404)
+                snprintf(r->code, sizeof r->code, "NotFound");
+            retry = r->status == 500 || r->status == 502 || r->status == 503 ||
+                    r->status == 504 || r->status == 429 || code_is_retryable(r->code);
+            snprintf(last, sizeof last, "HTTP %ld%s%s%s%s", r->status, r->code[0] ? " " : "",
+                     r->code, r->message[0] ? ": " : "", r->message);
+            last_code = status_to_code(r->status, r->code);
+            last_sys = (int)r->status;
+        }
+        if (!retry)
+            break;
+        /* ambiguity is about earlier attempts: decide it after classifying this one */
+        bool applied = attempt_maybe_applied(cc, r->status, r->code);
+        int64_t cap = cfg->base_delay_ms << (attempt < 20 ? attempt - 1 : 20);
+        if (cap > cfg->max_delay_ms || cap < 0)
+            cap = cfg->max_delay_ms;
+        int64_t delay = cap > 0 ? (int64_t)(rng_next() % (uint64_t)(cap + 1)) : 0;
+        if (r->retry_after_ms > delay)
+            delay = r->retry_after_ms;
+        int64_t elapsed = floe_now_ns() - start;
+        if (attempt >= cfg->max_attempts || elapsed + delay * 1000000 > budget_ns) {
+            if (applied)
+                r->ambiguous = true;
+            break;
+        }
+        if (applied)
+            r->ambiguous = true;
+        floe_log(FLOE_LOG_DEBUG, "s3: %s s3://%s/%s: %s; retry %d in %lld ms", r->op,
+                 r->bucket, r->key, last, attempt, (long long)delay);
+        sleep_ms(delay);
+    }
+    return floe_error_sys(err, last_code, last_sys, "%s %s://%s/%s: %s%s%s (%d attempt%s)",
+                          r->op, r->scheme, r->bucket, r->key, last,
+                          r->request_id[0] ? ", request id " : "", r->request_id, r->attempts,
+                          r->attempts == 1 ? "" : "s");
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Inputs.
+ * ------------------------------------------------------------------------------------- */
+struct floe_s3_input {
+    char *uri, *bucket, *key;
+    int64_t size;
+    uint8_t *cache;
+    int64_t cache_off;
+    size_t cache_len;
+};
+
+static const char *uri_scheme(const char *uri) {
+    return !strncmp(uri, "s3a://", 6) ? "s3a" : !strncmp(uri, "s3n://", 6) ? "s3n" : "s3";
+}
+
+int floe_s3_input_open(const char *uri, floe_s3_input **out, floe_error *err) {
+    int rc = 0;
+    s3_req r;
+    floe_s3_input *in = floe_calloc(1, sizeof *in);
+    if (!in)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    req_init(&r, "HEAD", "HEAD", NULL, NULL, FLOE_IO_HEAD);
+    FLOE_CHECK(floe_s3_uri_parse(uri, &in->bucket, &in->key, err));
+    in->uri = floe_strdup(uri);
+    if (!in->uri)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!in->key[0])
+        FLOE_FAIL(err, FLOE_EINVALID, "%s: names a bucket, not an object", uri);
+    r.bucket = in->bucket;
+    r.key = in->key;
+    r.scheme = uri_scheme(uri);
+    FLOE_CHECK(s3_call(&r, err));
+    if (r.content_length < 0)
+        FLOE_FAIL(err, FLOE_EIO, "%s: HEAD returned no Content-Length", uri);
+    in->size = r.content_length;
+    *out = in;
+    in = NULL;
+done:
+    req_free(&r);
+    floe_s3_input_close(in);
+    return rc;
+}
+
+int64_t floe_s3_input_size(const floe_s3_input *in) { return in->size; }
+const char *floe_s3_input_uri(const floe_s3_input *in) { return in->uri; }
+
+/* GET bytes [off, off+n) into dst. */
+static int ranged_get(floe_s3_input *in, int64_t off, uint8_t *dst, size_t n,
+                      floe_error *err) {
+    char range[64];
+    snprintf(range, sizeof range, "bytes=%lld-%lld", (long long)off,
+             (long long)(off + (int64_t)n - 1));
+    s3_req r;
+    req_init(&r, "GET", "GET", in->bucket, in->key, FLOE_IO_GET);
+    r.scheme = uri_scheme(in->uri);
+    req_header(&r, "range", range);
+    r.dst = dst;
+    r.dst_len = n;
+    r.range_off = off;
+    int rc = s3_call(&r, err);
+    req_free(&r);
+    return rc;
+}
+
+int floe_s3_input_read_at(floe_s3_input *in, int64_t off, void *buf, size_t n,
+                          floe_error *err) {
+    if (off < 0 || off > in->size || (int64_t)n > in->size - off)
+        return floe_error_at(err, FLOE_ECORRUPT, off,
+                             "%s: unexpected end of file (read of %zu bytes at offset %lld, "
+                             "file has %lld)",
+                             in->uri, n, (long long)off, (long long)in->size);
+    if (n == 0)
+        return 0;
+    if (in->cache && off >= in->cache_off &&
+        off + (int64_t)n <= in->cache_off + (int64_t)in->cache_len) {
+        memcpy(buf, in->cache + (off - in->cache_off), n);
+        return 0;
+    }
+    if (n >= READ_AHEAD)
+        return ranged_get(in, off, buf, n, err);
+    /* small read: fetch a window around it. Near the end (the Parquet footer and its
+     * length) take the whole tail so the footer comes in one request. */
+    int64_t start = off, end = off + (int64_t)READ_AHEAD;
+    if (off + (int64_t)n > in->size - (int64_t)TAIL_WINDOW) {
+        start = in->size - (int64_t)TAIL_WINDOW;
+        if (start > off)
+            start = off;
+        if (start < 0)
+            start = 0;
+        end = in->size;
+    }
+    if (end > in->size)
+        end = in->size;
+    size_t len = (size_t)(end - start);
+    if (!in->cache) {
+        /* the longest window: a tail window extended back to a read just before it */
+        in->cache = floe_malloc(READ_AHEAD + TAIL_WINDOW);
+        if (!in->cache)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    in->cache_len = 0;
+    int rc = ranged_get(in, start, in->cache, len, err);
+    if (rc < 0)
+        return rc;
+    in->cache_off = start;
+    in->cache_len = len;
+    memcpy(buf, in->cache + (off - start), n);
+    return 0;
+}
+
+void floe_s3_input_close(floe_s3_input *in) {
+    if (!in)
+        return;
+    floe_free(in->uri);
+    floe_free(in->bucket);
+    floe_free(in->key);
+    floe_free(in->cache);
+    floe_free(in);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Outputs.
+ *
+ *   open --write (buffer < part)--> buffering --buffer full--> multipart (parts uploaded)
+ *   buffering --close--> PutObject --> published | failed
+ *   multipart --close--> last UploadPart + CompleteMultipartUpload --> published | failed
+ *   any --abort or failure--> AbortMultipartUpload (if an upload exists) --> gone
+ * ------------------------------------------------------------------------------------- */
+struct floe_s3_output {
+    char *uri, *bucket, *key;
+    const char *scheme;
+    floe_output_options opts;
+    size_t part_size;
+    uint8_t *buf;
+    size_t buf_len, buf_cap; /* grows to part_size: many small outputs stay small */
+    int64_t written;
+    char *upload_id;
+    char **etags;   /* etags[i]: part i+1 */
+    int n_parts;
+    int cap_parts;
+};
+
+int floe_s3_output_open(const char *uri, const floe_output_options *opts,
+                        floe_s3_output **out, floe_error *err) {
+    int rc = 0;
+    const floe_s3_config *cfg;
+    FLOE_FORWARD_IF_ERROR(floe_s3_config_get(&cfg, err));
+    floe_s3_output *o = floe_calloc(1, sizeof *o);
+    if (!o)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (opts)
+        o->opts = *opts;
+    o->part_size = cfg->part_size;
+    o->scheme = uri_scheme(uri);
+    FLOE_CHECK(floe_s3_uri_parse(uri, &o->bucket, &o->key, err));
+    o->uri = floe_strdup(uri);
+    if (!o->uri)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!o->key[0] || o->key[strlen(o->key) - 1] == '/')
+        FLOE_FAIL(err, FLOE_EINVALID, "%s: not an object key", uri);
+    *out = o;
+    return 0;
+done:
+    floe_s3_output_abort(o);
+    return rc;
+}
+
+typedef struct initiate_ctx {
+    char *upload_id;
+} initiate_ctx;
+
+static int initiate_leaf(void *ctx, const char *parent, const char *name, const char *text,
+                         size_t len) {
+    initiate_ctx *c = ctx;
+    if (text && !strcmp(parent, "InitiateMultipartUploadResult") && !strcmp(name, "UploadId") &&
+        !c->upload_id && len > 0 && len < 1024)
+        c->upload_id = floe_strndup(text, len);
+    return 0;
+}
+
+static int initiate_check(s3_req *r, floe_error *err) {
+    initiate_ctx *c = r->check_ctx;
+    floe_free(c->upload_id);
+    c->upload_id = NULL;
+    if (floe_s3_xml_scan((const char *)r->resp->data, r->resp->len, initiate_leaf, c, NULL) < 0 ||
+        !c->upload_id)
+        return 1; /* truncated or odd: ask again */
+    (void)err;
+    return 0;
+}
+
+static int multipart_start(floe_s3_output *o, floe_error *err) {
+    floe_buf body;
+    floe_buf_init(&body, MAX_XML_BODY);
+    initiate_ctx ic = {NULL};
+    s3_req r;
+    req_init(&r, "CreateMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
+    r.scheme = o->scheme;
+    req_query(&r, "uploads", "");
+    r.resp = &body;
+    r.check = initiate_check;
+    r.check_ctx = &ic;
+    int rc = s3_call(&r, err);
+    if (rc == 0)
+        o->upload_id = ic.upload_id;
+    else
+        floe_free(ic.upload_id);
+    req_free(&r);
+    floe_buf_free(&body);
+    return rc;
+}
+
+static int etag_check(s3_req *r, floe_error *err) {
+    (void)err;
+    return r->etag[0] ? 0 : 1;
+}
+
+static int upload_part(floe_s3_output *o, floe_error *err) {
+    if (o->n_parts >= MAX_PARTS)
+        return floe_error_set(err, FLOE_ELIMIT,
+                              "%s: more than %d parts of %zu bytes; raise FLOE_S3_PART_SIZE",
+                              o->uri, MAX_PARTS, o->part_size);
+    if (o->n_parts == o->cap_parts) {
+        int nc = o->cap_parts ? o->cap_parts * 2 : 16;
+        char **ne = floe_realloc(o->etags, (size_t)nc * sizeof *ne);
+        if (!ne)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        o->etags = ne;
+        o->cap_parts = nc;
+    }
+    char part[16];
+    snprintf(part, sizeof part, "%d", o->n_parts + 1);
+    s3_req r;
+    req_init(&r, "UploadPart", "PUT", o->bucket, o->key, FLOE_IO_PUT);
+    r.scheme = o->scheme;
+    req_query(&r, "partNumber", part);
+    req_query(&r, "uploadId", o->upload_id);
+    r.body = o->buf;
+    r.body_len = o->buf_len;
+    r.check = etag_check;
+    int rc = s3_call(&r, err);
+    if (rc == 0) {
+        o->etags[o->n_parts] = floe_strdup(r.etag);
+        if (!o->etags[o->n_parts])
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        else
+            o->n_parts++;
+    }
+    req_free(&r);
+    if (rc == 0)
+        o->buf_len = 0;
+    return rc;
+}
+
+/* Room for want more bytes in the part buffer, up to part_size. */
+static int ensure_buf(floe_s3_output *o, size_t want, floe_error *err) {
+    size_t need = o->buf_len + want;
+    if (need > o->part_size)
+        need = o->part_size;
+    if (need <= o->buf_cap)
+        return 0;
+    size_t nc = o->buf_cap ? o->buf_cap : 64 << 10;
+    while (nc < need)
+        nc *= 2;
+    if (nc > o->part_size)
+        nc = o->part_size;
+    uint8_t *nb = floe_realloc(o->buf, nc);
+    if (!nb)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: cannot buffer %zu bytes", o->uri, nc);
+    o->buf = nb;
+    o->buf_cap = nc;
+    return 0;
+}
+
+int floe_s3_output_write(floe_s3_output *o, const void *p, size_t n, floe_error *err) {
+    const uint8_t *b = p;
+    while (n > 0) {
+        FLOE_FORWARD_IF_ERROR(ensure_buf(o, n, err));
+        size_t room = o->buf_cap - o->buf_len;
+        size_t take = n < room ? n : room;
+        memcpy(o->buf + o->buf_len, b, take);
+        o->buf_len += take;
+        o->written += (int64_t)take;
+        b += take;
+        n -= take;
+        /* a full buffer becomes a part only once more data follows, so an object of exactly
+         * one part still goes out as a single PUT */
+        if (o->buf_len == o->part_size && n > 0) {
+            if (!o->upload_id)
+                FLOE_FORWARD_IF_ERROR(multipart_start(o, err));
+            FLOE_FORWARD_IF_ERROR(upload_part(o, err));
+        }
+    }
+    return 0;
+}
+
+int64_t floe_s3_output_tell(const floe_s3_output *o) { return o->written; }
+
+static void xml_escape(floe_buf *b, const char *s) {
+    for (; *s; s++) {
+        if (*s == '&')
+            floe_buf_printf(b, "&amp;");
+        else if (*s == '<')
+            floe_buf_printf(b, "&lt;");
+        else if (*s == '>')
+            floe_buf_printf(b, "&gt;");
+        else if (*s == '"')
+            floe_buf_printf(b, "&quot;");
+        else
+            floe_buf_append_byte(b, (uint8_t)*s);
+    }
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The ETag S3 gives a multipart object: md5 of the parts' binary md5s, "-", part count.
+ * Empty when a part ETag is not a plain md5 (SSE-KMS, other stores). */
+static void multipart_etag(const floe_s3_output *o, char out[48]) {
+    out[0] = '\0';
+    uint8_t *md5s = floe_malloc((size_t)o->n_parts * 16 + 1);
+    if (!md5s)
+        return;
+    for (int i = 0; i < o->n_parts; i++) {
+        const char *e = o->etags[i];
+        size_t el = strlen(e);
+        if (el >= 2 && e[0] == '"' && e[el - 1] == '"')
+            e++, el -= 2;
+        if (el != 32) {
+            floe_free(md5s);
+            return;
+        }
+        for (int k = 0; k < 16; k++) {
+            int hi = hexval(e[2 * k]), lo = hexval(e[2 * k + 1]);
+            if (hi < 0 || lo < 0) {
+                floe_free(md5s);
+                return;
+            }
+            md5s[i * 16 + k] = (uint8_t)(hi << 4 | lo);
+        }
+    }
+    uint8_t d[16];
+    unsigned int dl = 16;
+    EVP_Digest(md5s, (size_t)o->n_parts * 16, d, &dl, EVP_md5(), NULL);
+    floe_free(md5s);
+    char hex[33];
+    floe_s3_hex(d, 16, hex);
+    snprintf(out, 48, "\"%s-%d\"", hex, o->n_parts);
+}
+
+typedef struct complete_ctx {
+    bool error;      /* a 200 whose body is an <Error> (S3 does this for Complete) */
+    bool result;
+} complete_ctx;
+
+static int complete_leaf(void *ctx, const char *parent, const char *name, const char *text,
+                         size_t len) {
+    complete_ctx *c = ctx;
+    (void)len;
+    (void)text;
+    if (!strcmp(parent, "Error"))
+        c->error = true;
+    if (!strcmp(name, "CompleteMultipartUploadResult") ||
+        !strcmp(parent, "CompleteMultipartUploadResult"))
+        c->result = true;
+    return 0;
+}
+
+static int complete_check(s3_req *r, floe_error *err) {
+    (void)err;
+    complete_ctx c = {false, false};
+    if (floe_s3_xml_scan((const char *)r->resp->data, r->resp->len, complete_leaf, &c, NULL) < 0)
+        return 1;
+    return c.error || !c.result ? 1 : 0;
+}
+
+static int multipart_complete(floe_s3_output *o, floe_error *err) {
+    int rc = 0;
+    floe_buf body, resp;
+    floe_buf_init(&body, 0);
+    floe_buf_init(&resp, MAX_XML_BODY);
+    s3_req r;
+    req_init(&r, "CompleteMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
+    floe_buf_printf(&body, "<CompleteMultipartUpload>");
+    for (int i = 0; i < o->n_parts; i++) {
+        floe_buf_printf(&body, "<Part><PartNumber>%d</PartNumber><ETag>", i + 1);
+        xml_escape(&body, o->etags[i]);
+        floe_buf_printf(&body, "</ETag></Part>");
+    }
+    if (floe_buf_printf(&body, "</CompleteMultipartUpload>") < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    r.scheme = o->scheme;
+    req_query(&r, "uploadId", o->upload_id);
+    req_header(&r, "content-type", "application/xml");
+    if (o->opts.no_overwrite)
+        req_header(&r, "if-none-match", "*");
+    r.body = body.data;
+    r.body_len = body.len;
+    r.resp = &resp;
+    r.check = complete_check;
+    rc = s3_call(&r, err);
+    if (rc == FLOE_EEXISTS && r.ambiguous)
+        FLOE_FAIL(err, FLOE_EUNKNOWN_STATE,
+                  "%s: create-if-absent: the object exists, but an earlier attempt whose "
+                  "answer was lost may have created it (state unknown)",
+                  o->uri);
+    if (rc == FLOE_ENOTFOUND && r.ambiguous) {
+        /* NoSuchUpload after a lost answer: did that attempt complete the upload? */
+        char want[48];
+        multipart_etag(o, want);
+        s3_req h;
+        req_init(&h, "HEAD", "HEAD", o->bucket, o->key, FLOE_IO_HEAD);
+        h.scheme = o->scheme;
+        floe_error herr;
+        int hrc = s3_call(&h, &herr);
+        bool ours = hrc == 0 && want[0] && !strcmp(h.etag, want) && !o->opts.no_overwrite;
+        req_free(&h);
+        if (ours) {
+            rc = 0;
+            goto done;
+        }
+        FLOE_FAIL(err, FLOE_EUNKNOWN_STATE,
+                  "%s: the multipart upload vanished after an attempt whose answer was lost; "
+                  "it may or may not have completed (state unknown)",
+                  o->uri);
+    }
+done:
+    req_free(&r);
+    floe_buf_free(&body);
+    floe_buf_free(&resp);
+    return rc;
+}
+
+static void multipart_abort(floe_s3_output *o) {
+    if (!o->upload_id)
+        return;
+    s3_req r;
+    req_init(&r, "AbortMultipartUpload", "DELETE", o->bucket, o->key, FLOE_IO_DELETE);
+    r.scheme = o->scheme;
+    req_query(&r, "uploadId", o->upload_id);
+    floe_error e;
+    if (s3_call(&r, &e) < 0 && e.code != FLOE_ENOTFOUND)
+        floe_log(FLOE_LOG_WARN, "s3: %s: abort of upload %s failed (%s); a bucket lifecycle "
+                 "rule for incomplete multipart uploads will remove its parts",
+                 o->uri, o->upload_id, e.msg);
+    req_free(&r);
+    floe_free(o->upload_id);
+    o->upload_id = NULL;
+}
+
+static int single_put(floe_s3_output *o, floe_error *err) {
+    s3_req r;
+    req_init(&r, "PutObject", "PUT", o->bucket, o->key, FLOE_IO_PUT);
+    r.scheme = o->scheme;
+    if (o->opts.no_overwrite)
+        req_header(&r, "if-none-match", "*");
+    r.body = o->buf;
+    r.body_len = o->buf_len;
+    int rc = s3_call(&r, err);
+    if (rc == FLOE_EEXISTS && r.ambiguous)
+        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                            "%s: create-if-absent: the object exists, but an earlier attempt "
+                            "whose answer was lost may have created it (state unknown)",
+                            o->uri);
+    else if (rc == FLOE_EEXISTS)
+        rc = floe_error_sys(err, FLOE_EEXISTS, 412, "%s: already exists", o->uri);
+    req_free(&r);
+    return rc;
+}
+
+int floe_s3_output_close(floe_s3_output *o, floe_error *err) {
+    int rc = 0;
+    if (!o->upload_id) {
+        FLOE_CHECK(single_put(o, err));
+    } else {
+        if (o->buf_len > 0)
+            FLOE_CHECK(upload_part(o, err));
+        rc = multipart_complete(o, err);
+        if (rc == 0 || rc == FLOE_EUNKNOWN_STATE) {
+            /* completed, or maybe: an abort now could only fail or race nothing */
+            floe_free(o->upload_id);
+            o->upload_id = NULL;
+        }
+        if (rc < 0)
+            goto done;
+    }
+done:
+    floe_s3_output_abort(o);
+    return rc;
+}
+
+void floe_s3_output_abort(floe_s3_output *o) {
+    if (!o)
+        return;
+    multipart_abort(o);
+    for (int i = 0; i < o->n_parts; i++)
+        floe_free(o->etags[i]);
+    floe_free(o->etags);
+    floe_free(o->buf);
+    floe_free(o->uri);
+    floe_free(o->bucket);
+    floe_free(o->key);
+    floe_free(o);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * exists, delete, delete_many.
+ * ------------------------------------------------------------------------------------- */
+int floe_s3_exists(const char *uri, bool *exists, floe_error *err) {
+    char *bucket = NULL, *key = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_s3_uri_parse(uri, &bucket, &key, err));
+    s3_req r;
+    req_init(&r, "HEAD", "HEAD", bucket, key, FLOE_IO_HEAD);
+    r.scheme = uri_scheme(uri);
+    floe_error e;
+    int rc = s3_call(&r, &e);
+    if (rc == 0)
+        *exists = true;
+    else if (rc == FLOE_ENOTFOUND) {
+        *exists = false;
+        rc = 0;
+    } else if (err) {
+        *err = e;
+    }
+    req_free(&r);
+    floe_free(bucket);
+    floe_free(key);
+    return rc;
+}
+
+int floe_s3_delete(const char *uri, floe_error *err) {
+    char *bucket = NULL, *key = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_s3_uri_parse(uri, &bucket, &key, err));
+    s3_req r;
+    req_init(&r, "DELETE", "DELETE", bucket, key, FLOE_IO_DELETE);
+    r.scheme = uri_scheme(uri);
+    floe_error e;
+    int rc = s3_call(&r, &e);
+    if (rc == FLOE_ENOTFOUND && strcmp(r.code, "NoSuchBucket") != 0)
+        rc = 0;
+    else if (rc < 0 && err)
+        *err = e;
+    req_free(&r);
+    floe_free(bucket);
+    floe_free(key);
+    return rc;
+}
+
+typedef struct delete_ctx {
+    char key[256];
+    char code[64];
+    bool in_error;
+    int errors;
+    bool result;
+} delete_ctx;
+
+static int delete_leaf(void *ctx, const char *parent, const char *name, const char *text,
+                       size_t len) {
+    delete_ctx *c = ctx;
+    if (!strcmp(name, "DeleteResult") || !strcmp(parent, "DeleteResult"))
+        c->result = true;
+    if (!strcmp(parent, "Error") && text) {
+        if (!strcmp(name, "Key") && c->errors == 0)
+            snprintf(c->key, sizeof c->key, "%.*s", (int)(len < 255 ? len : 255), text);
+        else if (!strcmp(name, "Code") && c->errors == 0)
+            snprintf(c->code, sizeof c->code, "%.*s", (int)(len < 63 ? len : 63), text);
+    }
+    if (!strcmp(name, "Error") && !text && !strcmp(parent, "DeleteResult")) {
+        if (strcmp(c->code, "NoSuchKey") != 0)
+            c->errors++;
+        else
+            c->key[0] = c->code[0] = '\0';
+    }
+    return 0;
+}
+
+static int delete_check(s3_req *r, floe_error *err) {
+    (void)err;
+    delete_ctx *c = r->check_ctx;
+    memset(c, 0, sizeof *c);
+    if (floe_s3_xml_scan((const char *)r->resp->data, r->resp->len, delete_leaf, c, NULL) < 0 ||
+        !c->result)
+        return 1;
+    return 0;
+}
+
+static int delete_batch(const char *scheme, const char *bucket, char *const *keys, size_t n,
+                        floe_error *err) {
+    int rc = 0;
+    floe_buf body, resp;
+    floe_buf_init(&body, 0);
+    floe_buf_init(&resp, MAX_XML_BODY);
+    delete_ctx dc;
+    memset(&dc, 0, sizeof dc);
+    s3_req r;
+    req_init(&r, "DeleteObjects", "POST", bucket, "", FLOE_IO_DELETE);
+    floe_buf_printf(&body, "<Delete><Quiet>true</Quiet>");
+    for (size_t i = 0; i < n; i++) {
+        floe_buf_printf(&body, "<Object><Key>");
+        xml_escape(&body, keys[i]);
+        floe_buf_printf(&body, "</Key></Object>");
+    }
+    if (floe_buf_printf(&body, "</Delete>") < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    char md5[25];
+    floe_s3_md5_base64(body.data, body.len, md5);
+    r.scheme = scheme;
+    req_query(&r, "delete", "");
+    req_header(&r, "content-md5", md5);
+    req_header(&r, "content-type", "application/xml");
+    r.body = body.data;
+    r.body_len = body.len;
+    r.resp = &resp;
+    r.check = delete_check;
+    r.check_ctx = &dc;
+    FLOE_CHECK(s3_call(&r, err));
+    if (dc.errors > 0)
+        FLOE_FAIL(err, FLOE_EIO, "DeleteObjects %s://%s: %d of %zu keys failed, first %s: %s",
+                  scheme, bucket, dc.errors, n, dc.key, dc.code);
+done:
+    req_free(&r);
+    floe_buf_free(&body);
+    floe_buf_free(&resp);
+    return rc;
+}
+
+int floe_s3_delete_many(const char *const *uris, size_t n, floe_error *err) {
+    int rc = 0;
+    char *keys[DELETE_BATCH];
+    size_t nk = 0;
+    char *bucket = NULL;
+    const char *scheme = "s3";
+    for (size_t i = 0; i <= n; i++) {
+        char *b = NULL, *k = NULL;
+        if (i < n)
+            FLOE_CHECK(floe_s3_uri_parse(uris[i], &b, &k, err));
+        bool flush = nk > 0 && (i == n || nk == DELETE_BATCH || strcmp(b, bucket) != 0);
+        if (flush) {
+            rc = delete_batch(scheme, bucket, keys, nk, err);
+            for (size_t j = 0; j < nk; j++)
+                floe_free(keys[j]);
+            nk = 0;
+            floe_free(bucket);
+            bucket = NULL;
+            if (rc < 0) {
+                floe_free(b);
+                floe_free(k);
+                goto done;
+            }
+        }
+        if (i == n)
+            break;
+        if (!bucket) {
+            bucket = b;
+            scheme = uri_scheme(uris[i]);
+        } else {
+            floe_free(b);
+        }
+        keys[nk++] = k;
+    }
+done:
+    for (size_t j = 0; j < nk; j++)
+        floe_free(keys[j]);
+    floe_free(bucket);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * list: ListObjectsV2, recursive, page by page.
+ * ------------------------------------------------------------------------------------- */
+typedef struct list_item {
+    char *key;
+    int64_t size;
+    int64_t mtime_ms;
+} list_item;
+
+typedef struct list_page {
+    list_item *items;
+    size_t n, cap;
+    list_item cur;
+    bool truncated;
+    char *next_token;
+    bool result;
+    bool bad;
+} list_page;
+
+static void list_page_clear(list_page *pg) {
+    for (size_t i = 0; i < pg->n; i++)
+        floe_free(pg->items[i].key);
+    floe_free(pg->items);
+    floe_free(pg->cur.key);
+    floe_free(pg->next_token);
+    memset(pg, 0, sizeof *pg);
+}
+
+static int list_leaf(void *ctx, const char *parent, const char *name, const char *text,
+                     size_t len) {
+    list_page *pg = ctx;
+    if (!strcmp(name, "ListBucketResult")) {
+        pg->result = true;
+        return 0;
+    }
+    if (!strcmp(parent, "ListBucketResult") && text) {
+        if (!strcmp(name, "IsTruncated"))
+            pg->truncated = !strcmp(text, "true");
+        else if (!strcmp(name, "NextContinuationToken") && !pg->next_token && len < 4096)
+            pg->next_token = floe_strndup(text, len);
+        return 0;
+    }
+    if (!strcmp(parent, "Contents") && text) {
+        if (!strcmp(name, "Key") && !pg->cur.key && len > 0 && len <= 1024)
+            pg->cur.key = floe_strndup(text, len);
+        else if (!strcmp(name, "Size")) {
+            char *end;
+            long long v = strtoll(text, &end, 10);
+            if (*end || v < 0)
+                pg->bad = true;
+            pg->cur.size = v;
+        } else if (!strcmp(name, "LastModified")) {
+            if (floe_s3_parse_time(text, &pg->cur.mtime_ms, NULL) < 0)
+                pg->bad = true;
+        }
+        return 0;
+    }
+    if (!strcmp(name, "Contents") && !text) {
+        if (!pg->cur.key || pg->n >= MAX_LIST_ENTRIES) {
+            pg->bad = true;
+            return 1;
+        }
+        if (pg->n == pg->cap) {
+            size_t nc = pg->cap ? pg->cap * 2 : 64;
+            list_item *ni = floe_realloc(pg->items, nc * sizeof *ni);
+            if (!ni) {
+                pg->bad = true;
+                return 1;
+            }
+            pg->items = ni;
+            pg->cap = nc;
+        }
+        pg->items[pg->n++] = pg->cur;
+        memset(&pg->cur, 0, sizeof pg->cur);
+    }
+    return 0;
+}
+
+static int list_check(s3_req *r, floe_error *err) {
+    list_page *pg = r->check_ctx;
+    list_page_clear(pg);
+    int rc = floe_s3_xml_scan((const char *)r->resp->data, r->resp->len, list_leaf, pg, err);
+    if (rc < 0 || !pg->result || (pg->truncated && !pg->next_token))
+        return 1; /* a cut-off page: ask again */
+    if (pg->bad)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "ListObjectsV2 s3://%s/%s: malformed entry in the listing",
+                              r->bucket, r->key);
+    return 0;
+}
+
+int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+                 floe_error *err) {
+    int rc = 0;
+    char *bucket = NULL, *key = NULL, *kprefix = NULL, *token = NULL;
+    const floe_s3_config *cfg;
+    list_page pg;
+    memset(&pg, 0, sizeof pg);
+    floe_buf resp;
+    floe_buf_init(&resp, MAX_XML_BODY);
+    FLOE_CHECK(floe_s3_config_get(&cfg, err));
+    FLOE_CHECK(floe_s3_uri_parse(prefix, &bucket, &key, err));
+    /* like a folder: "s3://b/dir" lists keys under "dir/", never "dir2/..." */
+    size_t kl = strlen(key);
+    kprefix = kl == 0 || key[kl - 1] == '/' ? floe_strdup(key) : floe_asprintf("%s/", key);
+    if (!kprefix)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    const char *scheme = uri_scheme(prefix);
+    char max_keys[16];
+    snprintf(max_keys, sizeof max_keys, "%d", cfg->list_page_size);
+    for (int page = 0;; page++) {
+        s3_req r;
+        req_init(&r, "ListObjectsV2", "GET", bucket, "", FLOE_IO_LIST);
+        r.scheme = scheme;
+        req_query(&r, "list-type", "2");
+        req_query(&r, "max-keys", max_keys);
+        if (kprefix[0])
+            req_query(&r, "prefix", kprefix);
+        if (token)
+            req_query(&r, "continuation-token", token);
+        r.resp = &resp;
+        r.check = list_check;
+        r.check_ctx = &pg;
+        rc = s3_call(&r, err);
+        req_free(&r);
+        if (rc == FLOE_ENOTFOUND && page == 0 && !strcmp(r.code, "NoSuchKey"))
+            rc = 0; /* nothing there */
+        if (rc < 0)
+            goto done;
+        for (size_t i = 0; i < pg.n; i++) {
+            const list_item *it = &pg.items[i];
+            size_t l = strlen(it->key);
+            if (it->key[l - 1] == '/') /* a "folder" marker object */
+                continue;
+            char *uri = floe_asprintf("%s://%s/%s", scheme, bucket, it->key);
+            if (!uri)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            floe_io_entry e = {uri, it->size, it->mtime_ms};
+            int stop = fn(ctx, &e);
+            floe_free(uri);
+            if (stop)
+                goto done;
+        }
+        if (!pg.truncated)
+            break;
+        if (page > 10000000)
+            FLOE_FAIL(err, FLOE_ELIMIT, "%s: listing does not end", prefix);
+        floe_free(token);
+        token = pg.next_token;
+        pg.next_token = NULL;
+        if (!token[0])
+            FLOE_FAIL(err, FLOE_ECORRUPT, "%s: truncated listing without a continuation token",
+                      prefix);
+    }
+done:
+    list_page_clear(&pg);
+    floe_buf_free(&resp);
+    floe_free(bucket);
+    floe_free(key);
+    floe_free(kprefix);
+    floe_free(token);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * s3_internal.h - the S3 FileIO backend (s3.c), its SigV4 signer (s3_sign.c), its XML
+ * scanner (s3_xml.c) and its configuration (s3_config.c). Private to src/io and the tests.
+ */
+#ifndef FLOE_S3_INTERNAL_H
+#define FLOE_S3_INTERNAL_H
+
+#include "floe/io.h"
+
+/* ---------------------------------------------------------------------------------------
+ * Backend entry points behind floe/io.h (same contracts as the public functions).
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_s3_output floe_s3_output;
+typedef struct floe_s3_input floe_s3_input;
+
+int floe_s3_output_open(const char *uri, const floe_output_options *opts,
+                        floe_s3_output **out, floe_error *err);
+int floe_s3_output_write(floe_s3_output *o, const void *p, size_t n, floe_error *err);
+int64_t floe_s3_output_tell(const floe_s3_output *o);
+int floe_s3_output_close(floe_s3_output *o, floe_error *err);
+void floe_s3_output_abort(floe_s3_output *o);
+
+int floe_s3_input_open(const char *uri, floe_s3_input **out, floe_error *err);
+int64_t floe_s3_input_size(const floe_s3_input *in);
+const char *floe_s3_input_uri(const floe_s3_input *in);
+int floe_s3_input_read_at(floe_s3_input *in, int64_t off, void *buf, size_t n,
+                          floe_error *err);
+void floe_s3_input_close(floe_s3_input *in);
+
+int floe_s3_exists(const char *uri, bool *exists, floe_error *err);
+int floe_s3_delete(const char *uri, floe_error *err);
+int floe_s3_delete_many(const char *const *uris, size_t n, floe_error *err);
+int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+                 floe_error *err);
+
+/* Split s3://bucket/key (also s3a, s3n) into bucket and key (key may be empty). Both are
+ * allocated; the caller frees them. FLOE_EINVALID for a bad uri. */
+int floe_s3_uri_parse(const char *uri, char **bucket, char **key, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Configuration: credentials, region, endpoint, addressing, retry and part-size knobs.
+ * Read once from the environment and the AWS shared files (see docs/S3.md).
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_s3_config {
+    char *access_key, *secret_key, *session_token; /* NULL: unsigned requests (anonymous) */
+    char *region;                                  /* never NULL */
+    char *endpoint;     /* custom endpoint URL without trailing '/', or NULL for AWS */
+    bool path_style;    /* https://host/bucket/key rather than https://bucket.host/key */
+    bool anonymous;     /* FLOE_S3_ANONYMOUS=1: send no signature */
+    bool unsigned_payload; /* FLOE_S3_UNSIGNED_PAYLOAD=1: x-amz-content-sha256 unsigned */
+    size_t part_size;   /* multipart part size; default 8 MiB, min 5 MiB */
+    int max_attempts;   /* per request, default 10 */
+    int64_t retry_budget_ms;  /* total time per request including retries, default 120 s */
+    int64_t base_delay_ms;    /* first backoff cap, default 100 ms */
+    int64_t max_delay_ms;     /* largest backoff cap, default 20 s */
+    int64_t timeout_ms;       /* one attempt, default 300 s */
+    int64_t connect_timeout_ms; /* default 10 s */
+    int list_page_size;       /* max-keys per ListObjectsV2 page, default 1000 */
+} floe_s3_config;
+
+/* Load from the environment and the shared AWS files. Fills every field; frees with
+ * floe_s3_config_free. FLOE_EINVALID names the bad setting. */
+int floe_s3_config_load(floe_s3_config *cfg, floe_error *err);
+void floe_s3_config_free(floe_s3_config *cfg);
+/* The process-wide configuration, loaded at first use. Borrowed; valid until
+ * floe_s3_config_reset. */
+int floe_s3_config_get(const floe_s3_config **cfg, floe_error *err);
+/* Forget the loaded configuration so the next request re-reads it (tests). Not safe while
+ * requests are in flight. */
+void floe_s3_config_reset(void);
+
+/* INI subset of ~/.aws/credentials and ~/.aws/config: returns the value of key in section
+ * (e.g. "default", "profile dev"), or of a nested key ("s3" sub-section "addressing_style")
+ * when sub is non-NULL. Allocated; NULL when absent. Lines longer than 4 KiB and files
+ * larger than 1 MiB are ignored. */
+char *floe_s3_ini_get(const char *text, size_t n, const char *section, const char *sub,
+                      const char *key);
+
+/* ---------------------------------------------------------------------------------------
+ * AWS Signature Version 4.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_s3_kv {
+    const char *name;
+    const char *value;
+} floe_s3_kv;
+
+typedef struct floe_s3_sig_input {
+    const char *method;            /* "GET" */
+    const char *path;              /* raw (not encoded) absolute path: "/bucket/a b=1" */
+    const floe_s3_kv *query;       /* raw names and values; value may be "" */
+    size_t n_query;
+    const floe_s3_kv *headers;     /* must hold host and x-amz-date; names any case */
+    size_t n_headers;
+    const char *payload_hash;      /* hex SHA-256 of the body or "UNSIGNED-PAYLOAD" */
+    const char *amz_date;          /* "20150830T123600Z" */
+    const char *region;
+    const char *service;           /* "s3" */
+    const char *access_key;
+    const char *secret_key;
+} floe_s3_sig_input;
+
+typedef struct floe_s3_signed {
+    char *canonical_path;    /* the encoded path, also what goes on the wire */
+    char *canonical_query;   /* sorted and encoded, also what goes on the wire */
+    char *canonical_request;
+    char *string_to_sign;
+    char *signed_headers;    /* "host;range;x-amz-content-sha256;x-amz-date" */
+    char signature[65];
+    char *authorization;     /* the Authorization header value */
+} floe_s3_signed;
+
+int floe_s3_sign(const floe_s3_sig_input *in, floe_s3_signed *out, floe_error *err);
+void floe_s3_signed_free(floe_s3_signed *s);
+
+/* Append s to b percent-encoded as SigV4 requires: everything but A-Z a-z 0-9 - . _ ~ as
+ * %XX (upper-case hex), '/' kept when keep_slash. */
+int floe_s3_uri_encode(floe_buf *b, const char *s, size_t n, bool keep_slash);
+void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]);
+void floe_s3_sha256_hex(const void *p, size_t n, char out[65]);
+void floe_s3_hmac_sha256(const void *key, size_t key_len, const void *p, size_t n,
+                         uint8_t out[32]);
+/* kSigning = HMAC chain over "AWS4"+secret, date (yyyymmdd), region, service,
+ * "aws4_request". */
+void floe_s3_signing_key(const char *secret, const char *date8, const char *region,
+                         const char *service, uint8_t out[32]);
+/* Base64 of the MD5 of p (the Content-MD5 header). out holds 25 bytes. */
+void floe_s3_md5_base64(const void *p, size_t n, char out[25]);
+void floe_s3_hex(const uint8_t *p, size_t n, char *out);
+/* "YYYYMMDDTHHMMSSZ" for a wall-clock time in ms. */
+void floe_s3_amz_date(int64_t wall_ms, char out[17]);
+
+/* ---------------------------------------------------------------------------------------
+ * XML: a small scanner for the S3 response bodies floe reads (ListBucketResult, Error,
+ * InitiateMultipartUploadResult, CompleteMultipartUploadResult, DeleteResult). No DTDs,
+ * no entity expansion beyond the five predefined entities and character references.
+ * ------------------------------------------------------------------------------------- */
+/* Called for each element that holds text only (a leaf): its parent's name, its name and
+ * its decoded text (NUL-terminated, borrowed for the call). Also called with text NULL at
+ * the end of every element that had children (so record-like elements can be closed).
+ * Return non-zero to stop. */
+typedef int (*floe_s3_xml_fn)(void *ctx, const char *parent, const char *name,
+                              const char *text, size_t text_len);
+/* FLOE_ECORRUPT for malformed XML (unbalanced tags, bad entities, too deep). */
+int floe_s3_xml_scan(const char *p, size_t n, floe_s3_xml_fn fn, void *ctx, floe_error *err);
+
+/* RFC 3339 / ISO 8601 timestamp ("2026-10-06T12:34:56.789Z", offsets allowed) to ms since
+ * the epoch. FLOE_ECORRUPT when malformed. */
+int floe_s3_parse_time(const char *s, int64_t *ms, floe_error *err);
+
+#endif
