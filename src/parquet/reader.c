@@ -801,9 +801,14 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
                               "%s: column %s: unsupported: level encoding %s", x->r->name,
                               x->lf->node->path, floe_pq_encoding_name(enc));
     }
-    for (size_t i = 0; i < count; i++)
-        if (out[i] > maxl || out[i] < 0)
+    /* a bit width holds values up to 2^bw - 1: only then can a level pass the maximum */
+    if (maxl != (int16_t)((1 << bw) - 1)) {
+        int16_t worst = 0;
+        for (size_t i = 0; i < count; i++)
+            worst = out[i] > worst ? out[i] : worst;
+        if (worst > maxl)
             return cfail(x, err, FLOE_ECORRUPT, off, "level above the column's maximum");
+    }
     return 0;
 }
 
