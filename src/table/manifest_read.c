@@ -1,0 +1,1083 @@
+/*
+ * manifest_read.c - reading Iceberg manifest lists and manifests written by anyone
+ * (format v1, v2, v3; Java, Spark, PyIceberg, hand-edited files).
+ *
+ * Spec: format/spec.md "Manifests", "Manifest Lists", "Sequence Number Inheritance",
+ * "First Row ID Inheritance", "Writer requirements" (the v2+ read behaviour table: fields
+ * required in v2 but absent in v1 are read as optional), Appendix E ("Reading v1 metadata
+ * for v2": content 0, sequence numbers 0).
+ *
+ * Records are decoded in the writer's own Avro schema and picked apart by Iceberg field
+ * id, so names (v1 lists say added_data_files_count), field order, extra fields, nullable
+ * unions around required fields, int-vs-long (PyIceberg writes equality_ids as longs) and
+ * bytes-vs-fixed do not matter. Only files without any field ids need a decision: they
+ * are refused unless the caller allows matching by name.
+ *
+ * Invariants:
+ *   R1. An entry returned by next() borrows from the Avro reader's current block and from
+ *       the reader's per-entry arena; both stay put until the next call.
+ *   R2. Every required field is checked for presence and type before it is used; a
+ *       missing one is FLOE_ECORRUPT naming the manifest, the entry and the field.
+ *   R3. Metric maps that are null stay "not present" (unknown), never zero.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "manifest_internal.h"
+
+/* ---------------------------------------------------------------------------------------
+ * schema navigation
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct fdesc {
+    int32_t id;
+    const char *name;
+    const char *alt; /* another name writers used (v1 lists), or NULL */
+} fdesc;
+
+/* The non-null branch of ["null", T] (or of a one-branch union); else n itself. */
+static const floe_avro_node *unwrap(const floe_avro_node *n) {
+    if (n && n->type == FLOE_AVRO_UNION) {
+        const floe_avro_node *only = NULL;
+        for (size_t i = 0; i < n->n_branches; i++) {
+            if (n->branches[i]->type == FLOE_AVRO_NULL)
+                continue;
+            if (only)
+                return n;
+            only = n->branches[i];
+        }
+        return only ? only : n;
+    }
+    return n;
+}
+
+static bool record_has_ids(const floe_avro_node *rec) {
+    for (size_t i = 0; i < rec->n_fields; i++)
+        if (rec->fields[i].has_field_id)
+            return true;
+    return false;
+}
+
+/* Writer index of each described field (-1 when absent). */
+static void resolve(const floe_avro_node *rec, const fdesc *d, size_t n, bool by_name,
+                    int *idx) {
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        idx[i] = -1;
+        if (!by_name) {
+            if (floe_avro_node_field_by_id(rec, d[i].id, &k))
+                idx[i] = (int)k;
+        } else if (floe_avro_node_field(rec, d[i].name, &k) ||
+                   (d[i].alt && floe_avro_node_field(rec, d[i].alt, &k))) {
+            idx[i] = (int)k;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * value access
+ * ------------------------------------------------------------------------------------- */
+
+static const floe_avro_value *field_val(const floe_avro_value *rec, int idx) {
+    if (idx < 0 || rec->type != FLOE_AVRO_RECORD || (size_t)idx >= rec->u.list.n)
+        return NULL;
+    return &rec->u.list.items[idx];
+}
+
+static bool is_null(const floe_avro_value *v) { return !v || v->type == FLOE_AVRO_NULL; }
+
+static bool as_long(const floe_avro_value *v, int64_t *out) {
+    if (v->type == FLOE_AVRO_LONG)
+        *out = v->u.l;
+    else if (v->type == FLOE_AVRO_INT)
+        *out = v->u.i;
+    else
+        return false;
+    return true;
+}
+
+static bool as_int(const floe_avro_value *v, int32_t *out) {
+    int64_t l;
+    if (!as_long(v, &l) || l < INT32_MIN || l > INT32_MAX)
+        return false;
+    *out = (int32_t)l;
+    return true;
+}
+
+/* Error context for one record: "manifest X: entry 12: data_file.record_count: ". */
+typedef struct rctx {
+    const char *kind; /* "manifest" / "manifest list" */
+    const char *name;
+    int64_t record;
+    floe_error *err;
+} rctx;
+
+static int bad(const rctx *c, const char *field, const char *what, const floe_avro_value *v) {
+    return floe_error_set(c->err, FLOE_ECORRUPT, "%s %s: %s %" PRId64 ": %s: %s%s%s",
+                          c->kind, c->name, strcmp(c->kind, "manifest") == 0 ? "entry" : "record",
+                          c->record, field, what, v ? ", got " : "",
+                          v ? floe_avro_type_name(v->type) : "");
+}
+
+/* Optional long: *has false when absent/null. */
+static int opt_long(const rctx *c, const char *field, const floe_avro_value *v, bool *has,
+                    int64_t *out) {
+    *has = false;
+    if (is_null(v))
+        return 0;
+    if (!as_long(v, out))
+        return bad(c, field, "expected long", v);
+    *has = true;
+    return 0;
+}
+
+static int req_long(const rctx *c, const char *field, const floe_avro_value *v, int64_t *out) {
+    if (is_null(v))
+        return bad(c, field, "required field is missing or null", NULL);
+    if (!as_long(v, out))
+        return bad(c, field, "expected long", v);
+    return 0;
+}
+
+static int opt_int(const rctx *c, const char *field, const floe_avro_value *v, bool *has,
+                   int32_t *out) {
+    *has = false;
+    if (is_null(v))
+        return 0;
+    if (!as_int(v, out))
+        return bad(c, field, "expected int", v);
+    *has = true;
+    return 0;
+}
+
+static int req_string(const rctx *c, const char *field, const floe_avro_value *v,
+                      const char **out) {
+    if (is_null(v))
+        return bad(c, field, "required field is missing or null", NULL);
+    if (v->type != FLOE_AVRO_STRING)
+        return bad(c, field, "expected string", v);
+    if (memchr(v->u.bytes.p, 0, v->u.bytes.n))
+        return bad(c, field, "string holds a NUL byte", NULL);
+    *out = (const char *)v->u.bytes.p; /* the Avro reader NUL-terminates strings */
+    return 0;
+}
+
+static int opt_bytes(const rctx *c, const char *field, const floe_avro_value *v, bool *has,
+                     const uint8_t **p, size_t *n) {
+    *has = false;
+    if (is_null(v))
+        return 0;
+    if (v->type != FLOE_AVRO_BYTES && v->type != FLOE_AVRO_FIXED && v->type != FLOE_AVRO_STRING)
+        return bad(c, field, "expected bytes", v);
+    *p = v->u.bytes.p ? v->u.bytes.p : (const uint8_t *)"";
+    *n = v->u.bytes.n;
+    *has = true;
+    return 0;
+}
+
+/* A metric map: Iceberg writes int-keyed maps as arrays of {key, value} records; accept
+ * Avro maps with decimal string keys too. bounds: values are bytes, else longs. */
+static int read_map(const rctx *c, const char *field, const floe_avro_value *v, bool bounds,
+                    floe_arena *a, floe_count_map *counts, floe_bound_map *bmap) {
+    if (is_null(v))
+        return 0; /* not present: unknown */
+    size_t n;
+    if (v->type == FLOE_AVRO_ARRAY)
+        n = v->u.list.n;
+    else if (v->type == FLOE_AVRO_MAP)
+        n = v->u.map.n;
+    else
+        return bad(c, field, "expected a map (array of key/value records)", v);
+    floe_column_count *ci = NULL;
+    floe_column_bound *bi = NULL;
+    if (n && !(bounds ? (void *)(bi = floe_arena_alloc(a, n * sizeof *bi))
+                      : (void *)(ci = floe_arena_alloc(a, n * sizeof *ci))))
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        int32_t key;
+        const floe_avro_value *val;
+        if (v->type == FLOE_AVRO_ARRAY) {
+            const floe_avro_value *kv = &v->u.list.items[i];
+            if (kv->type != FLOE_AVRO_RECORD || kv->u.list.n != 2)
+                return bad(c, field, "map entry is not a {key, value} record", kv);
+            if (!as_int(&kv->u.list.items[0], &key))
+                return bad(c, field, "map key is not an int", &kv->u.list.items[0]);
+            val = &kv->u.list.items[1];
+        } else {
+            const floe_avro_map_entry *me = &v->u.map.entries[i];
+            char kb[16];
+            char *end;
+            if (me->key_len == 0 || me->key_len >= sizeof kb)
+                return bad(c, field, "map key is not a field id", NULL);
+            memcpy(kb, me->key, me->key_len);
+            kb[me->key_len] = 0;
+            long k = strtol(kb, &end, 10);
+            if (*end || k < INT32_MIN || k > INT32_MAX)
+                return bad(c, field, "map key is not a field id", NULL);
+            key = (int32_t)k;
+            val = &me->value;
+        }
+        if (bounds) {
+            bool has;
+            bi[i].field_id = key;
+            FLOE_FORWARD_IF_ERROR(opt_bytes(c, field, val, &has, &bi[i].p, &bi[i].n));
+            if (!has)
+                return bad(c, field, "null bound value", NULL);
+        } else {
+            ci[i].field_id = key;
+            if (is_null(val) || !as_long(val, &ci[i].value))
+                return bad(c, field, "map value is not a long", val);
+        }
+    }
+    if (bounds) {
+        bmap->present = true;
+        bmap->items = bi;
+        bmap->n = n;
+    } else {
+        counts->present = true;
+        counts->items = ci;
+        counts->n = n;
+    }
+    return 0;
+}
+
+static int read_long_list(const rctx *c, const char *field, const floe_avro_value *v,
+                          floe_arena *a, bool *has, const int64_t **out, size_t *n) {
+    *has = false;
+    if (is_null(v))
+        return 0;
+    if (v->type != FLOE_AVRO_ARRAY)
+        return bad(c, field, "expected an array", v);
+    int64_t *o = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *o) : NULL;
+    if (v->u.list.n && !o)
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < v->u.list.n; i++)
+        if (!as_long(&v->u.list.items[i], &o[i]))
+            return bad(c, field, "element is not a long", &v->u.list.items[i]);
+    *has = true;
+    *out = o;
+    *n = v->u.list.n;
+    return 0;
+}
+
+static int read_int_list(const rctx *c, const char *field, const floe_avro_value *v,
+                         floe_arena *a, bool *has, const int32_t **out, size_t *n) {
+    *has = false;
+    if (is_null(v))
+        return 0;
+    if (v->type != FLOE_AVRO_ARRAY)
+        return bad(c, field, "expected an array", v);
+    int32_t *o = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *o) : NULL;
+    if (v->u.list.n && !o)
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    /* PyIceberg writes list<int> as array<long>: accept longs that fit */
+    for (size_t i = 0; i < v->u.list.n; i++)
+        if (!as_int(&v->u.list.items[i], &o[i]))
+            return bad(c, field, "element is not an int", &v->u.list.items[i]);
+    *has = true;
+    *out = o;
+    *n = v->u.list.n;
+    return 0;
+}
+
+/* Header metadata value as an int64. */
+static bool meta_long(floe_avro_reader *ar, const char *key, int64_t *out) {
+    const char *s = floe_avro_reader_meta_str(ar, key);
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int no_ids(const char *kind, const char *name, floe_error *err) {
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "%s %s: the Avro schema has no Iceberg field ids (the file was "
+                          "re-encoded by a writer that dropped them); refusing to guess "
+                          "fields by name (allow_missing_field_ids reads it by name)",
+                          kind, name);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * manifest lists
+ * ------------------------------------------------------------------------------------- */
+
+enum { L_PATH, L_LEN, L_SPEC, L_CONTENT, L_SEQ, L_MINSEQ, L_SNAP, L_AF, L_EF, L_DF, L_AR, L_ER,
+       L_DR, L_PARTS, L_KEY, L_FRID, L_N };
+static const fdesc list_fields[L_N] = {
+    {FLOE_ML_PATH, "manifest_path", NULL},
+    {FLOE_ML_LENGTH, "manifest_length", NULL},
+    {FLOE_ML_SPEC_ID, "partition_spec_id", NULL},
+    {FLOE_ML_CONTENT, "content", NULL},
+    {FLOE_ML_SEQUENCE_NUMBER, "sequence_number", NULL},
+    {FLOE_ML_MIN_SEQUENCE_NUMBER, "min_sequence_number", NULL},
+    {FLOE_ML_ADDED_SNAPSHOT_ID, "added_snapshot_id", NULL},
+    {FLOE_ML_ADDED_FILES, "added_files_count", "added_data_files_count"},
+    {FLOE_ML_EXISTING_FILES, "existing_files_count", "existing_data_files_count"},
+    {FLOE_ML_DELETED_FILES, "deleted_files_count", "deleted_data_files_count"},
+    {FLOE_ML_ADDED_ROWS, "added_rows_count", NULL},
+    {FLOE_ML_EXISTING_ROWS, "existing_rows_count", NULL},
+    {FLOE_ML_DELETED_ROWS, "deleted_rows_count", NULL},
+    {FLOE_ML_PARTITIONS, "partitions", NULL},
+    {FLOE_ML_KEY_METADATA, "key_metadata", NULL},
+    {FLOE_ML_FIRST_ROW_ID, "first_row_id", NULL},
+};
+enum { S_NULL, S_NAN, S_LO, S_HI, S_N };
+static const fdesc summary_fields[S_N] = {
+    {FLOE_ML_CONTAINS_NULL, "contains_null", NULL},
+    {FLOE_ML_CONTAINS_NAN, "contains_nan", NULL},
+    {FLOE_ML_LOWER, "lower_bound", NULL},
+    {FLOE_ML_UPPER, "upper_bound", NULL},
+};
+
+static int count_field(const rctx *c, const char *field, const floe_avro_value *v,
+                       int64_t *out) {
+    bool has;
+    FLOE_FORWARD_IF_ERROR(opt_long(c, field, v, &has, out));
+    if (!has)
+        *out = -1;
+    else if (*out < 0)
+        return bad(c, field, "negative count", NULL);
+    return 0;
+}
+
+static int read_summaries(const rctx *c, const floe_avro_value *v, const int *sidx,
+                          floe_arena *a, floe_manifest_file *m) {
+    if (is_null(v))
+        return 0;
+    if (v->type != FLOE_AVRO_ARRAY)
+        return bad(c, "partitions", "expected an array", v);
+    floe_field_summary *s = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *s) : NULL;
+    if (v->u.list.n && !s)
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < v->u.list.n; i++) {
+        const floe_avro_value *r = &v->u.list.items[i];
+        if (r->type != FLOE_AVRO_RECORD)
+            return bad(c, "partitions", "field summary is not a record", r);
+        const floe_avro_value *cn = field_val(r, sidx[S_NULL]);
+        if (is_null(cn) || cn->type != FLOE_AVRO_BOOLEAN)
+            return bad(c, "partitions.contains_null", "required boolean missing", cn);
+        s[i].contains_null = cn->u.b;
+        const floe_avro_value *nan = field_val(r, sidx[S_NAN]);
+        s[i].has_contains_nan = !is_null(nan);
+        if (s[i].has_contains_nan) {
+            if (nan->type != FLOE_AVRO_BOOLEAN)
+                return bad(c, "partitions.contains_nan", "expected boolean", nan);
+            s[i].contains_nan = nan->u.b;
+        }
+        const uint8_t *p;
+        size_t n;
+        bool has;
+        FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.lower_bound", field_val(r, sidx[S_LO]),
+                                        &has, &p, &n));
+        s[i].has_lower = has;
+        if (has) {
+            if (!(s[i].lower_bound = floe_arena_memdup(a, p, n ? n : 1)))
+                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+            s[i].lower_len = n;
+        }
+        FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.upper_bound", field_val(r, sidx[S_HI]),
+                                        &has, &p, &n));
+        s[i].has_upper = has;
+        if (has) {
+            if (!(s[i].upper_bound = floe_arena_memdup(a, p, n ? n : 1)))
+                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+            s[i].upper_len = n;
+        }
+    }
+    m->has_partitions = true;
+    m->partitions = s;
+    m->npartitions = v->u.list.n;
+    return 0;
+}
+
+static int read_list(floe_avro_reader *ar, const char *name,
+                     const floe_manifest_list_read_options *o, floe_arena *arena,
+                     floe_manifest_list *out, floe_error *err) {
+    int rc = 0;
+    floe_manifest_list res = {0};
+    const floe_avro_node *root = floe_avro_reader_schema(ar);
+    size_t cap = 0;
+    if (!root || root->type != FLOE_AVRO_RECORD)
+        return floe_error_set(err, FLOE_ECORRUPT, "manifest list %s: the Avro schema is not "
+                              "a record", name);
+    bool by_name = !record_has_ids(root);
+    if (by_name) {
+        if (!o || !o->allow_missing_field_ids)
+            return no_ids("manifest list", name, err);
+        floe_log(FLOE_LOG_WARN, "manifest list %s: no Iceberg field ids; matching fields by "
+                 "name", name);
+    }
+    int idx[L_N], sidx[S_N] = {-1, -1, -1, -1};
+    resolve(root, list_fields, L_N, by_name, idx);
+    static const int required[] = {L_PATH, L_LEN, L_SPEC};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (idx[required[i]] < 0)
+            return floe_error_set(err, FLOE_ECORRUPT, "manifest list %s: the schema has no "
+                                  "%s (field id %d)", name, list_fields[required[i]].name,
+                                  (int)list_fields[required[i]].id);
+    if (idx[L_PARTS] >= 0) {
+        const floe_avro_node *arr = unwrap(root->fields[idx[L_PARTS]].type);
+        const floe_avro_node *rec = arr && arr->type == FLOE_AVRO_ARRAY ? unwrap(arr->items)
+                                                                        : NULL;
+        if (!rec || rec->type != FLOE_AVRO_RECORD)
+            return floe_error_set(err, FLOE_ECORRUPT, "manifest list %s: partitions is not "
+                                  "an array of field_summary records", name);
+        resolve(rec, summary_fields, S_N, by_name || !record_has_ids(rec), sidx);
+    }
+
+    const char *fv = floe_avro_reader_meta_str(ar, "format-version");
+    res.format_version = fv ? atoi(fv) : (idx[L_SEQ] >= 0 ? 2 : 1);
+    res.has_snapshot_id = meta_long(ar, "snapshot-id", &res.snapshot_id);
+    res.has_sequence_number = meta_long(ar, "sequence-number", &res.sequence_number);
+    res.by_name = by_name;
+
+    for (;;) {
+        const floe_avro_value *v;
+        rc = floe_avro_reader_next(ar, &v, err);
+        if (rc < 0)
+            goto done;
+        if (rc == 0)
+            break;
+        rctx c = {"manifest list", name, floe_avro_reader_records(ar) - 1, err};
+        floe_manifest_file m = {0};
+        const char *path;
+        bool has;
+        int32_t i32;
+        int64_t l;
+        FLOE_CHECK(req_string(&c, "manifest_path", field_val(v, idx[L_PATH]), &path));
+        FLOE_CHECK(req_long(&c, "manifest_length", field_val(v, idx[L_LEN]),
+                            &m.manifest_length));
+        const floe_avro_value *sv = field_val(v, idx[L_SPEC]);
+        if (is_null(sv) || !as_int(sv, &m.partition_spec_id))
+            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64 ": "
+                      "partition_spec_id missing or not an int", name, c.record);
+        FLOE_CHECK(opt_int(&c, "content", field_val(v, idx[L_CONTENT]), &has, &i32));
+        if (has && i32 != 0 && i32 != 1)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64 ": content %d",
+                      name, c.record, (int)i32);
+        m.content = has ? (floe_manifest_content)i32 : FLOE_MANIFEST_DATA;
+        /* Appendix E: v1 lists have no sequence numbers: 0 */
+        FLOE_CHECK(opt_long(&c, "sequence_number", field_val(v, idx[L_SEQ]), &has, &l));
+        m.sequence_number = has ? l : 0;
+        FLOE_CHECK(opt_long(&c, "min_sequence_number", field_val(v, idx[L_MINSEQ]), &has, &l));
+        m.min_sequence_number = has ? l : 0;
+        FLOE_CHECK(opt_long(&c, "added_snapshot_id", field_val(v, idx[L_SNAP]),
+                            &m.has_added_snapshot_id, &m.added_snapshot_id));
+        if (!m.has_added_snapshot_id) {
+            /* snapshot id inheritance: the snapshot that owns this list */
+            if (o && o->has_snapshot_id) {
+                m.has_added_snapshot_id = true;
+                m.added_snapshot_id = o->snapshot_id;
+            } else if (res.has_snapshot_id) {
+                m.has_added_snapshot_id = true;
+                m.added_snapshot_id = res.snapshot_id;
+            }
+        }
+        FLOE_CHECK(count_field(&c, "added_files_count", field_val(v, idx[L_AF]),
+                               &m.added_files_count));
+        FLOE_CHECK(count_field(&c, "existing_files_count", field_val(v, idx[L_EF]),
+                               &m.existing_files_count));
+        FLOE_CHECK(count_field(&c, "deleted_files_count", field_val(v, idx[L_DF]),
+                               &m.deleted_files_count));
+        FLOE_CHECK(count_field(&c, "added_rows_count", field_val(v, idx[L_AR]),
+                               &m.added_rows_count));
+        FLOE_CHECK(count_field(&c, "existing_rows_count", field_val(v, idx[L_ER]),
+                               &m.existing_rows_count));
+        FLOE_CHECK(count_field(&c, "deleted_rows_count", field_val(v, idx[L_DR]),
+                               &m.deleted_rows_count));
+        FLOE_CHECK(read_summaries(&c, field_val(v, idx[L_PARTS]), sidx, arena, &m));
+        const uint8_t *kp;
+        size_t kn;
+        FLOE_CHECK(opt_bytes(&c, "key_metadata", field_val(v, idx[L_KEY]), &m.has_key_metadata,
+                             &kp, &kn));
+        if (m.has_key_metadata) {
+            if (!(m.key_metadata = floe_arena_memdup(arena, kp, kn ? kn : 1)))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            m.key_metadata_len = kn;
+        }
+        FLOE_CHECK(opt_long(&c, "first_row_id", field_val(v, idx[L_FRID]), &m.has_first_row_id,
+                            &m.first_row_id));
+        if (!(m.manifest_path = floe_arena_strdup(arena, path)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (res.nfiles == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            floe_manifest_file *nf = floe_arena_alloc(arena, ncap * sizeof *nf);
+            if (!nf)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            if (res.nfiles)
+                memcpy(nf, res.files, res.nfiles * sizeof *nf);
+            res.files = nf;
+            cap = ncap;
+        }
+        res.files[res.nfiles++] = m;
+    }
+    rc = 0;
+    *out = res;
+done:
+    return rc;
+}
+
+int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
+                                const floe_manifest_list_read_options *o, floe_arena *arena,
+                                floe_manifest_list *out, floe_error *err) {
+    floe_avro_reader *ar = NULL;
+    floe_avro_reader_options ao = {.name = name};
+    int rc = floe_avro_reader_open_mem(p, n, &ao, &ar, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "manifest list %s: ", name ? name : "(memory)");
+        return rc;
+    }
+    rc = read_list(ar, name ? name : "(memory)", o, arena, out, err);
+    floe_avro_reader_close(ar);
+    return rc;
+}
+
+int floe_manifest_list_read(const char *uri, const floe_manifest_list_read_options *o,
+                            floe_arena *arena, floe_manifest_list *out, floe_error *err) {
+    floe_input *in = NULL;
+    floe_avro_reader *ar = NULL;
+    int rc = floe_input_open(uri, &in, err);
+    if (rc < 0)
+        return rc;
+    floe_avro_reader_options ao = {.name = uri};
+    rc = floe_avro_reader_open_input(in, &ao, &ar, err);
+    if (rc < 0)
+        floe_error_prefix(err, "manifest list %s: ", uri);
+    else
+        rc = read_list(ar, uri, o, arena, out, err);
+    floe_avro_reader_close(ar);
+    floe_input_close(in);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * manifests
+ * ------------------------------------------------------------------------------------- */
+
+enum { E_STATUS, E_SNAP, E_SEQ, E_FSEQ, E_DF, E_N };
+static const fdesc entry_fields[E_N] = {
+    {FLOE_MF_STATUS, "status", NULL},
+    {FLOE_MF_SNAPSHOT_ID, "snapshot_id", NULL},
+    {FLOE_MF_SEQUENCE_NUMBER, "sequence_number", NULL},
+    {FLOE_MF_FILE_SEQUENCE_NUMBER, "file_sequence_number", NULL},
+    {FLOE_MF_DATA_FILE, "data_file", NULL},
+};
+enum { D_CONTENT, D_PATH, D_FORMAT, D_PART, D_RECS, D_SIZE, D_CSIZES, D_VCOUNTS, D_NCOUNTS,
+       D_NANS, D_LOWER, D_UPPER, D_KEY, D_SPLITS, D_EQIDS, D_SORT, D_FRID, D_REF, D_COFF,
+       D_CSIZE, D_N };
+static const fdesc df_fields[D_N] = {
+    {FLOE_DF_CONTENT, "content", NULL},
+    {FLOE_DF_FILE_PATH, "file_path", NULL},
+    {FLOE_DF_FILE_FORMAT, "file_format", NULL},
+    {FLOE_DF_PARTITION, "partition", NULL},
+    {FLOE_DF_RECORD_COUNT, "record_count", NULL},
+    {FLOE_DF_FILE_SIZE, "file_size_in_bytes", NULL},
+    {FLOE_DF_COLUMN_SIZES, "column_sizes", NULL},
+    {FLOE_DF_VALUE_COUNTS, "value_counts", NULL},
+    {FLOE_DF_NULL_VALUE_COUNTS, "null_value_counts", NULL},
+    {FLOE_DF_NAN_VALUE_COUNTS, "nan_value_counts", NULL},
+    {FLOE_DF_LOWER_BOUNDS, "lower_bounds", NULL},
+    {FLOE_DF_UPPER_BOUNDS, "upper_bounds", NULL},
+    {FLOE_DF_KEY_METADATA, "key_metadata", NULL},
+    {FLOE_DF_SPLIT_OFFSETS, "split_offsets", NULL},
+    {FLOE_DF_EQUALITY_IDS, "equality_ids", NULL},
+    {FLOE_DF_SORT_ORDER_ID, "sort_order_id", NULL},
+    {FLOE_DF_FIRST_ROW_ID, "first_row_id", NULL},
+    {FLOE_DF_REFERENCED_DATA_FILE, "referenced_data_file", NULL},
+    {FLOE_DF_CONTENT_OFFSET, "content_offset", NULL},
+    {FLOE_DF_CONTENT_SIZE, "content_size_in_bytes", NULL},
+};
+
+struct floe_manifest_reader {
+    char *name;
+    floe_input *in;
+    floe_avro_reader *ar;
+    floe_manifest_info info;
+    floe_schema *hdr_schema;       /* parsed header schema (owned) */
+    floe_partition_spec *own_spec; /* parsed header spec (owned) */
+    const floe_partition_spec *spec;
+    size_t npart;
+    const floe_field *ptypes;      /* npart partition field types */
+    floe_field *derived;           /* types derived from the Avro schema (owned) */
+    int *pidx;                     /* writer index in the partition record per field */
+    bool part_record;              /* data_file.partition is present and a record */
+    int eidx[E_N];
+    int didx[D_N];
+    /* inheritance from the manifest list entry */
+    bool has_manifest;
+    int64_t m_seq;
+    bool m_has_snapshot;
+    int64_t m_snapshot;
+    bool assign_row_ids;
+    int64_t next_row_id;
+    bool allow_dv;
+    int64_t entries;
+    floe_arena ea;                 /* per-entry allocations */
+    floe_value *pvals;
+    floe_manifest_entry cur;
+};
+
+void floe_manifest_reader_close(floe_manifest_reader *r) {
+    if (!r)
+        return;
+    floe_avro_reader_close(r->ar);
+    floe_input_close(r->in);
+    floe_partition_spec_free(r->own_spec);
+    floe_schema_free(r->hdr_schema);
+    floe_free(r->derived);
+    floe_free(r->pidx);
+    floe_free(r->pvals);
+    floe_arena_reset(&r->ea);
+    floe_free(r->name);
+    floe_free(r);
+}
+
+const floe_manifest_info *floe_manifest_reader_info(const floe_manifest_reader *r) {
+    return &r->info;
+}
+const floe_partition_spec *floe_manifest_reader_spec(const floe_manifest_reader *r) {
+    return r->spec;
+}
+int64_t floe_manifest_reader_entries(const floe_manifest_reader *r) { return r->entries; }
+
+/* Iceberg type of a partition field from its Avro type (when no spec is at hand). */
+static int derive_type(const floe_avro_node *n, floe_field *f) {
+    n = unwrap(n);
+    const char *lt = n->logical_type ? n->logical_type : "";
+    switch (n->type) {
+    case FLOE_AVRO_BOOLEAN: f->type = FLOE_TYPE_BOOLEAN; break;
+    case FLOE_AVRO_INT: f->type = strcmp(lt, "date") == 0 ? FLOE_TYPE_DATE : FLOE_TYPE_INT; break;
+    case FLOE_AVRO_LONG: {
+        bool utc = n->props_json && strstr(n->props_json, "\"adjust-to-utc\":true");
+        if (strcmp(lt, "time-micros") == 0)
+            f->type = FLOE_TYPE_TIME;
+        else if (strcmp(lt, "timestamp-micros") == 0)
+            f->type = utc ? FLOE_TYPE_TIMESTAMPTZ : FLOE_TYPE_TIMESTAMP;
+        else if (strcmp(lt, "timestamp-nanos") == 0)
+            f->type = utc ? FLOE_TYPE_TIMESTAMPTZ_NS : FLOE_TYPE_TIMESTAMP_NS;
+        else
+            f->type = FLOE_TYPE_LONG;
+        break;
+    }
+    case FLOE_AVRO_FLOAT: f->type = FLOE_TYPE_FLOAT; break;
+    case FLOE_AVRO_DOUBLE: f->type = FLOE_TYPE_DOUBLE; break;
+    case FLOE_AVRO_STRING: f->type = FLOE_TYPE_STRING; break;
+    case FLOE_AVRO_BYTES:
+    case FLOE_AVRO_FIXED:
+        if (strcmp(lt, "decimal") == 0) {
+            f->type = FLOE_TYPE_DECIMAL;
+            f->precision = n->precision;
+            f->scale = n->scale;
+        } else if (strcmp(lt, "uuid") == 0) {
+            f->type = FLOE_TYPE_UUID;
+        } else if (n->type == FLOE_AVRO_FIXED) {
+            f->type = FLOE_TYPE_FIXED;
+            f->length = n->size;
+        } else {
+            f->type = FLOE_TYPE_BINARY;
+        }
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* Decide the partition types and where each partition field is in the writer's record. */
+static int plan_partition(floe_manifest_reader *r, const floe_avro_node *prec, bool by_name,
+                          const floe_manifest_read_options *o, floe_error *err) {
+    const char *name = r->name;
+    if (o && o->spec) {
+        if (!o->spec->bound)
+            return floe_error_set(err, FLOE_EINVALID, "manifest %s: the partition spec given "
+                                  "is not bound to a schema", name);
+        r->spec = o->spec;
+    } else if (r->info.partition_spec_json && r->info.schema_json) {
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (floe_schema_parse(r->info.schema_json, strlen(r->info.schema_json), &r->hdr_schema,
+                              &e2) == 0 &&
+            floe_partition_spec_parse_json(r->info.partition_spec_json,
+                                           strlen(r->info.partition_spec_json), r->hdr_schema,
+                                           &r->own_spec, &e2) == 0) {
+            r->own_spec->spec_id = r->info.has_spec_id ? r->info.spec_id : 0;
+            r->spec = r->own_spec;
+        } else {
+            floe_log(FLOE_LOG_WARN, "manifest %s: header partition-spec unusable (%s); taking "
+                     "partition types from the Avro schema", name, e2.msg);
+        }
+    }
+    size_t nwriter = prec ? prec->n_fields : 0;
+    if (r->spec) {
+        r->npart = r->spec->nfields;
+        r->ptypes = r->spec->partition_type.children;
+    } else {
+        r->npart = nwriter;
+        if (nwriter) {
+            r->derived = floe_calloc(nwriter, sizeof *r->derived);
+            if (!r->derived)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            for (size_t i = 0; i < nwriter; i++) {
+                r->derived[i].name = prec->fields[i].name;
+                r->derived[i].id = prec->fields[i].has_field_id ? prec->fields[i].field_id : -1;
+                if (derive_type(prec->fields[i].type, &r->derived[i]) < 0)
+                    return floe_error_set(err, FLOE_EUNSUPPORTED, "manifest %s: partition "
+                                          "field %s has Avro type %s, which no Iceberg "
+                                          "partition type maps to", name,
+                                          prec->fields[i].name,
+                                          floe_avro_type_name(unwrap(prec->fields[i].type)->type));
+            }
+        }
+        r->ptypes = r->derived;
+    }
+    if (r->npart) {
+        r->pidx = floe_calloc(r->npart, sizeof *r->pidx);
+        r->pvals = floe_calloc(r->npart, sizeof *r->pvals);
+        if (!r->pidx || !r->pvals)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    bool ids = prec && !by_name && record_has_ids(prec);
+    for (size_t i = 0; i < r->npart; i++) {
+        size_t k;
+        r->pidx[i] = -1;
+        if (!r->spec) {
+            r->pidx[i] = (int)i;
+            continue;
+        }
+        const floe_partition_field *pf = &r->spec->fields[i];
+        if (ids ? floe_avro_node_field_by_id(prec, pf->field_id, &k) != NULL
+                : (prec && floe_avro_node_field(prec, pf->name, &k) != NULL))
+            r->pidx[i] = (int)k;
+        else if (nwriter)
+            /* a spec field the manifest does not have: read as null, but say so */
+            floe_log(FLOE_LOG_WARN, "manifest %s: partition field %s (id %d) is not in the "
+                     "manifest's partition struct; reading it as null", name, pf->name,
+                     (int)pf->field_id);
+    }
+    return 0;
+}
+
+static int open_common(floe_manifest_reader *r, const floe_manifest_read_options *o,
+                       floe_error *err) {
+    const char *name = r->name;
+    floe_avro_reader *ar = r->ar;
+    const floe_avro_node *root = floe_avro_reader_schema(ar);
+    if (!root || root->type != FLOE_AVRO_RECORD)
+        return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: the Avro schema is not a "
+                              "record", name);
+    bool by_name = !record_has_ids(root);
+    if (by_name) {
+        if (!o || !o->allow_missing_field_ids)
+            return no_ids("manifest", name, err);
+        floe_log(FLOE_LOG_WARN, "manifest %s: no Iceberg field ids; matching fields by name",
+                 name);
+    }
+    r->info.by_name = by_name;
+    resolve(root, entry_fields, E_N, by_name, r->eidx);
+    if (r->eidx[E_STATUS] < 0 || r->eidx[E_DF] < 0)
+        return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: the schema has no %s", name,
+                              r->eidx[E_STATUS] < 0 ? "status (field id 0)"
+                                                    : "data_file (field id 2)");
+    const floe_avro_node *df = unwrap(root->fields[r->eidx[E_DF]].type);
+    if (!df || df->type != FLOE_AVRO_RECORD)
+        return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: data_file is not a record",
+                              name);
+    resolve(df, df_fields, D_N, by_name || !record_has_ids(df), r->didx);
+    static const int required[] = {D_PATH, D_FORMAT, D_RECS, D_SIZE};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (r->didx[required[i]] < 0)
+            return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: the schema has no "
+                                  "data_file.%s (field id %d)", name,
+                                  df_fields[required[i]].name, (int)df_fields[required[i]].id);
+    const floe_avro_node *prec = NULL;
+    if (r->didx[D_PART] >= 0) {
+        prec = unwrap(df->fields[r->didx[D_PART]].type);
+        if (!prec || prec->type != FLOE_AVRO_RECORD)
+            return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: data_file.partition is not "
+                                  "a record", name);
+        r->part_record = true;
+    }
+
+    /* header */
+    r->info.codec = floe_avro_reader_codec(ar);
+    const char *fv = floe_avro_reader_meta_str(ar, "format-version");
+    if (fv) {
+        r->info.format_version = atoi(fv);
+        if (r->info.format_version < 1 || r->info.format_version > 3)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "manifest %s: format-version \"%s\"",
+                                  name, fv);
+    } else {
+        r->info.format_version = (r->eidx[E_SEQ] >= 0 || r->didx[D_CONTENT] >= 0) ? 2 : 1;
+    }
+    const char *content = floe_avro_reader_meta_str(ar, "content");
+    if (content && strcmp(content, "deletes") == 0)
+        r->info.content = FLOE_MANIFEST_DELETES;
+    else if (!content || strcmp(content, "data") == 0)
+        r->info.content = FLOE_MANIFEST_DATA;
+    else
+        return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: header content \"%s\" (want "
+                              "data or deletes)", name, content);
+    int64_t l;
+    if ((r->info.has_schema_id = meta_long(ar, "schema-id", &l)))
+        r->info.schema_id = (int32_t)l;
+    if ((r->info.has_spec_id = meta_long(ar, "partition-spec-id", &l)))
+        r->info.spec_id = (int32_t)l;
+    r->info.schema_json = floe_avro_reader_meta_str(ar, "schema");
+    r->info.partition_spec_json = floe_avro_reader_meta_str(ar, "partition-spec");
+    if (!r->info.schema_json || !r->info.partition_spec_json) {
+        r->info.header_incomplete = true;
+        floe_log(FLOE_LOG_WARN, "manifest %s: the header lacks %s (required by every format "
+                 "version; re-encoded by a non-Iceberg writer?)", name,
+                 !r->info.schema_json ? "schema" : "partition-spec");
+    }
+
+    FLOE_FORWARD_IF_ERROR(plan_partition(r, prec, by_name, o, err));
+
+    if (o && o->manifest) {
+        const floe_manifest_file *m = o->manifest;
+        r->has_manifest = true;
+        r->m_seq = m->sequence_number;
+        r->m_has_snapshot = m->has_added_snapshot_id;
+        r->m_snapshot = m->added_snapshot_id;
+        if (m->has_first_row_id && m->content == FLOE_MANIFEST_DATA) {
+            r->assign_row_ids = true;
+            r->next_row_id = m->first_row_id;
+        }
+        if (m->manifest_length != r->info.file_length) {
+            r->info.length_mismatch = true;
+            if (o->strict_length)
+                return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: %" PRId64 " bytes, but "
+                                      "the manifest list says %" PRId64, name,
+                                      r->info.file_length, m->manifest_length);
+            floe_log(FLOE_LOG_WARN, "manifest %s: %" PRId64 " bytes, but the manifest list "
+                     "says %" PRId64 "; reading it anyway", name, r->info.file_length,
+                     m->manifest_length);
+        }
+    }
+    r->allow_dv = o && o->allow_deletion_vectors;
+    return 0;
+}
+
+static int reader_new(const char *name, floe_manifest_reader **out, floe_error *err) {
+    floe_manifest_reader *r = floe_calloc(1, sizeof *r);
+    if (!r || !(r->name = floe_strdup(name ? name : "(memory)"))) {
+        floe_free(r);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_arena_init(&r->ea, 4096);
+    *out = r;
+    return 0;
+}
+
+int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
+                                  const floe_manifest_read_options *o,
+                                  floe_manifest_reader **out, floe_error *err) {
+    floe_manifest_reader *r;
+    FLOE_FORWARD_IF_ERROR(reader_new(name, &r, err));
+    floe_avro_reader_options ao = {.name = r->name};
+    int rc = floe_avro_reader_open_mem(p, n, &ao, &r->ar, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "manifest %s: ", r->name);
+    } else {
+        r->info.file_length = (int64_t)n;
+        rc = open_common(r, o, err);
+    }
+    if (rc < 0) {
+        floe_manifest_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int floe_manifest_reader_open(const char *uri, const floe_manifest_read_options *o,
+                              floe_manifest_reader **out, floe_error *err) {
+    floe_manifest_reader *r;
+    FLOE_FORWARD_IF_ERROR(reader_new(uri, &r, err));
+    int rc = floe_input_open(uri, &r->in, err);
+    if (rc == 0) {
+        floe_avro_reader_options ao = {.name = r->name};
+        r->info.file_length = floe_input_size(r->in);
+        rc = floe_avro_reader_open_input(r->in, &ao, &r->ar, err);
+        if (rc < 0)
+            floe_error_prefix(err, "manifest %s: ", r->name);
+        else
+            rc = open_common(r, o, err);
+    }
+    if (rc < 0) {
+        floe_manifest_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+static bool ieq_ascii(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        if (x != y)
+            return false;
+    }
+    return *a == *b;
+}
+
+static int decode_entry(floe_manifest_reader *r, const floe_avro_value *v, const rctx *c) {
+    floe_error *err = c->err;
+    floe_arena *a = &r->ea;
+    floe_manifest_entry e = {0};
+    floe_data_file *f = &e.file;
+    int32_t i32;
+    bool has;
+
+    const floe_avro_value *sv = field_val(v, r->eidx[E_STATUS]);
+    if (is_null(sv) || !as_int(sv, &i32) || i32 < 0 || i32 > 2)
+        return bad(c, "status", "missing or not 0, 1 or 2", sv);
+    e.status = (floe_entry_status)i32;
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "snapshot_id", field_val(v, r->eidx[E_SNAP]),
+                                   &e.has_snapshot_id, &e.snapshot_id));
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "sequence_number", field_val(v, r->eidx[E_SEQ]),
+                                   &e.has_sequence_number, &e.sequence_number));
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "file_sequence_number", field_val(v, r->eidx[E_FSEQ]),
+                                   &e.has_file_sequence_number, &e.file_sequence_number));
+    const floe_avro_value *d = field_val(v, r->eidx[E_DF]);
+    if (is_null(d) || d->type != FLOE_AVRO_RECORD)
+        return bad(c, "data_file", "missing or not a record", d);
+    const int *di = r->didx;
+
+    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.content", field_val(d, di[D_CONTENT]), &has,
+                                  &i32));
+    if (has && (i32 < 0 || i32 > 2))
+        return bad(c, "data_file.content", "not 0, 1 or 2", NULL);
+    f->content = has ? (floe_file_content)i32 : FLOE_CONTENT_DATA; /* v1: data */
+    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_path", field_val(d, di[D_PATH]),
+                                     &f->file_path));
+    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_format", field_val(d, di[D_FORMAT]),
+                                     &f->file_format));
+    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.record_count", field_val(d, di[D_RECS]),
+                                   &f->record_count));
+    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.file_size_in_bytes", field_val(d, di[D_SIZE]),
+                                   &f->file_size_in_bytes));
+    if (f->record_count < 0 || f->file_size_in_bytes < 0)
+        return bad(c, "data_file", "negative record count or file size", NULL);
+
+    /* partition tuple */
+    const floe_avro_value *pv = field_val(d, di[D_PART]);
+    if (r->npart && (is_null(pv) || pv->type != FLOE_AVRO_RECORD))
+        return bad(c, "data_file.partition", "missing or not a record", pv);
+    for (size_t i = 0; i < r->npart; i++) {
+        const floe_avro_value *x = field_val(pv, r->pidx[i]);
+        floe_avro_value null_v = {.type = FLOE_AVRO_NULL, .branch = -1};
+        int rc = floe_mf_partition_from_avro(&r->ptypes[i], x ? x : &null_v, &r->pvals[i], err);
+        if (rc < 0) {
+            floe_error_prefix(err, "%s %s: entry %" PRId64 ": data_file.partition: ", c->kind,
+                              c->name, c->record);
+            return rc;
+        }
+    }
+    f->partition = r->pvals;
+    f->npartition = r->npart;
+
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.column_sizes", field_val(d, di[D_CSIZES]),
+                                   false, a, &f->column_sizes, NULL));
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.value_counts", field_val(d, di[D_VCOUNTS]),
+                                   false, a, &f->value_counts, NULL));
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.null_value_counts",
+                                   field_val(d, di[D_NCOUNTS]), false, a,
+                                   &f->null_value_counts, NULL));
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.nan_value_counts", field_val(d, di[D_NANS]),
+                                   false, a, &f->nan_value_counts, NULL));
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.lower_bounds", field_val(d, di[D_LOWER]),
+                                   true, a, NULL, &f->lower_bounds));
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.upper_bounds", field_val(d, di[D_UPPER]),
+                                   true, a, NULL, &f->upper_bounds));
+    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "data_file.key_metadata", field_val(d, di[D_KEY]),
+                                    &f->has_key_metadata, &f->key_metadata,
+                                    &f->key_metadata_len));
+    FLOE_FORWARD_IF_ERROR(read_long_list(c, "data_file.split_offsets",
+                                         field_val(d, di[D_SPLITS]), a, &f->has_split_offsets,
+                                         &f->split_offsets, &f->nsplit_offsets));
+    FLOE_FORWARD_IF_ERROR(read_int_list(c, "data_file.equality_ids", field_val(d, di[D_EQIDS]),
+                                        a, &f->has_equality_ids, &f->equality_ids,
+                                        &f->nequality_ids));
+    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.sort_order_id", field_val(d, di[D_SORT]),
+                                  &f->has_sort_order_id, &f->sort_order_id));
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.first_row_id", field_val(d, di[D_FRID]),
+                                   &f->has_first_row_id, &f->first_row_id));
+    const floe_avro_value *ref = field_val(d, di[D_REF]);
+    if (!is_null(ref))
+        FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.referenced_data_file", ref,
+                                         &f->referenced_data_file));
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.content_offset", field_val(d, di[D_COFF]),
+                                   &f->has_content_offset, &f->content_offset));
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.content_size_in_bytes",
+                                   field_val(d, di[D_CSIZE]), &f->has_content_size,
+                                   &f->content_size_in_bytes));
+
+    if (f->content == FLOE_CONTENT_POSITION_DELETES && !r->allow_dv &&
+        (ieq_ascii(f->file_format, "puffin") || f->has_content_offset))
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s %s: entry %" PRId64 ": %s is a "
+                              "deletion vector (format v3, Puffin); floe cannot apply "
+                              "deletion vectors", c->kind, c->name, c->record, f->file_path);
+
+    /* Inheritance (spec "Sequence Number Inheritance"; snapshot ids likewise). */
+    if (!e.has_snapshot_id && r->m_has_snapshot) {
+        e.has_snapshot_id = true;
+        e.snapshot_id = r->m_snapshot;
+    }
+    if (r->has_manifest && (e.status == FLOE_ENTRY_ADDED || r->m_seq == 0)) {
+        if (!e.has_sequence_number) {
+            e.has_sequence_number = true;
+            e.sequence_number = r->m_seq;
+        }
+        if (!e.has_file_sequence_number) {
+            e.has_file_sequence_number = true;
+            e.file_sequence_number = r->m_seq;
+        }
+    } else if (r->info.format_version == 1 && !r->has_manifest) {
+        /* Appendix E: v1 manifests have no sequence numbers; they are all 0 */
+        if (!e.has_sequence_number) {
+            e.has_sequence_number = true;
+            e.sequence_number = 0;
+        }
+        if (!e.has_file_sequence_number) {
+            e.has_file_sequence_number = true;
+            e.file_sequence_number = 0;
+        }
+    }
+    if (r->assign_row_ids && f->content == FLOE_CONTENT_DATA && !f->has_first_row_id) {
+        f->has_first_row_id = true;
+        f->first_row_id = r->next_row_id;
+        r->next_row_id += f->record_count;
+    }
+    r->cur = e;
+    return 0;
+}
+
+int floe_manifest_reader_next(floe_manifest_reader *r, const floe_manifest_entry **out,
+                              floe_error *err) {
+    const floe_avro_value *v;
+    int rc = floe_avro_reader_next(r->ar, &v, err);
+    if (rc <= 0) {
+        if (rc < 0)
+            floe_error_prefix(err, "manifest %s: ", r->name);
+        return rc;
+    }
+    floe_arena_reset(&r->ea);
+    rctx c = {"manifest", r->name, r->entries, err};
+    rc = decode_entry(r, v, &c);
+    if (rc < 0)
+        return rc;
+    r->entries++;
+    *out = &r->cur;
+    return 1;
+}
