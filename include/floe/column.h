@@ -71,6 +71,23 @@ int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n)
 /* Truncate back to a previous state (record rollback after a rejected record). */
 void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues);
 
+/* Row cursor over a batch: per column, the level and value index where the next row
+ * starts. Initialise with floe_batch_cursor_init; it walks rows in order only. */
+typedef struct floe_batch_cursor {
+    size_t *level; /* ncols entries */
+    size_t *value; /* ncols entries */
+    size_t ncols;
+    size_t row;
+} floe_batch_cursor;
+
+int floe_batch_cursor_init(floe_batch_cursor *c, const floe_batch *b);
+void floe_batch_cursor_free(floe_batch_cursor *c);
+/* Move the next nrows rows of src (at the cursor) to the end of dst (same schema) when
+ * dst is non-NULL, or skip them when it is NULL; advances the cursor. FLOE_EINVALID if
+ * src has fewer rows left, FLOE_ENOMEM. */
+int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_cursor *cur,
+                         size_t nrows);
+
 int floe_batch_init(floe_batch *b, const floe_schema *s);
 void floe_batch_free(floe_batch *b);
 void floe_batch_clear(floe_batch *b);

@@ -9,7 +9,8 @@
  * output files are byte-identical whatever the number of threads.
  *
  * Memory is bounded by the options, not the input: (2 x threads + 2) chunks and batches
- * in flight plus one row group in the writer.
+ * in flight plus one row group in the writer (or, partitioned, max_buffered_bytes over
+ * all open writers).
  */
 #ifndef FLOE_CONVERT_H
 #define FLOE_CONVERT_H
@@ -17,15 +18,18 @@
 #include "floe/common.h"
 #include "floe/json.h"
 #include "floe/parquet.h"
+#include "floe/partition.h"
 #include "floe/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Called after each output file is closed; fi is borrowed for the call. Return 0, or a
- * negative code to stop the conversion. */
+/* Called after each output file is closed; fi and partition (the file's partition tuple,
+ * npartition = the spec's field count, 0 when unpartitioned) are borrowed for the call.
+ * Return 0, or a negative code to stop the conversion. */
 typedef int (*floe_convert_file_fn)(void *ctx, const char *uri, const floe_pq_file_info *fi,
+                                    const floe_value *partition, size_t npartition,
                                     floe_error *err);
 
 typedef struct floe_convert_options {
@@ -36,6 +40,15 @@ typedef struct floe_convert_options {
     floe_shred_options shred;       /* record limit, unknown-field policy */
     const char *out_dir;            /* output folder (created); required */
     const char *file_prefix;        /* file names <prefix>-NNNNN.parquet; NULL = "part" */
+    /* Partitioned output: rows are routed by this bound spec (borrowed; NULL or no fields
+     * = one output stream) into DIR/<partition path>/<prefix>-NNNNN.parquet, one open
+     * writer per partition. Memory stays bounded: when the writers together hold more
+     * than max_buffered_bytes, the largest flushes its row group; past max_open_files
+     * the least recently used file is closed (a later row of its partition opens a new
+     * file). */
+    const floe_partition_spec *spec;
+    size_t max_open_files;          /* 0 = 64 */
+    size_t max_buffered_bytes;      /* 0 = 256 MiB */
     const char *quarantine_uri;     /* NULL = <out_dir>/_quarantine/quarantine.ndjson */
     bool strict;                    /* any rejected record fails the conversion */
     floe_convert_file_fn on_file;   /* may be NULL */

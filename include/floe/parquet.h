@@ -116,6 +116,8 @@ int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err);
  * file would about measure if closed now (footer excluded). */
 int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w);
 int64_t floe_pq_writer_rows(const floe_pq_writer *w);
+/* Bytes the writer holds in memory for the current row group (pages, dictionaries). */
+size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w);
 /* True when target_file_size is set and bytes_written has reached it: close this file and
  * open the next. */
 bool floe_pq_writer_should_roll(const floe_pq_writer *w);

@@ -33,12 +33,15 @@ static const char usage_text[] =
     "      --unknown-fields MODE  reject (default) or ignore keys not in the schema\n"
     "      --max-record-size SIZE longest record accepted (default 1MB)\n"
     "      --prefix NAME          output file name prefix (default part)\n"
+    "  -p, --partition SPEC       write Hive-style partition folders, e.g.\n"
+    "                             'event_type, day(ts)' or 'bucket(16, user_id)'\n"
+    "      --max-open-files N     partitioned: files open at once (default 64)\n"
     "      --json                 print the summary as JSON\n"
     "  -h, --help                 this help\n";
 
 int floe_cmd_convert(int argc, char **argv) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
-           O_JSON };
+           O_JSON, O_MAXOPEN };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
@@ -53,6 +56,8 @@ int floe_cmd_convert(int argc, char **argv) {
         {"unknown-fields", required_argument, NULL, O_UNKNOWN},
         {"max-record-size", required_argument, NULL, O_MAXREC},
         {"prefix", required_argument, NULL, O_PREFIX},
+        {"partition", required_argument, NULL, 'p'},
+        {"max-open-files", required_argument, NULL, O_MAXOPEN},
         {"json", no_argument, NULL, O_JSON},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -62,11 +67,12 @@ int floe_cmd_convert(int argc, char **argv) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;
+    const char *partition_text = NULL;
     bool json = false;
     int64_t v;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:c:j:q:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:o:c:j:q:p:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             schema_path = optarg;
@@ -130,6 +136,14 @@ int floe_cmd_convert(int argc, char **argv) {
         case O_JSON:
             json = true;
             break;
+        case 'p':
+            partition_text = optarg;
+            break;
+        case O_MAXOPEN:
+            if (!cli_parse_int(optarg, &v) || v < 1 || v > 100000)
+                return cli_usage("convert", "bad --max-open-files '%s'", optarg);
+            o.max_open_files = (size_t)v;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return FLOE_EXIT_OK;
@@ -150,6 +164,14 @@ int floe_cmd_convert(int argc, char **argv) {
     if (floe_schema_load(schema_path, &schema, &err) < 0)
         return cli_fail(&err);
     o.schema = schema;
+    floe_partition_spec *spec = NULL;
+    if (partition_text) {
+        if (floe_partition_spec_parse(schema, partition_text, 0, 1000, &spec, &err) < 0) {
+            floe_schema_free(schema);
+            return cli_fail(&err);
+        }
+        o.spec = spec;
+    }
     char *schema_json = floe_schema_to_json(schema, false);
     floe_pq_kv kv = {"iceberg.schema", schema_json};
     if (schema_json) {
@@ -236,6 +258,7 @@ int floe_cmd_convert(int argc, char **argv) {
 done:
     floe_free(qdefault);
     floe_free(schema_json);
+    floe_partition_spec_free(spec);
     floe_schema_free(schema);
     return exit_code;
 }

@@ -2027,6 +2027,8 @@ int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w) {
 
 int64_t floe_pq_writer_rows(const floe_pq_writer *w) { return w->total_rows; }
 
+size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w) { return buffered_bytes(w); }
+
 bool floe_pq_writer_should_roll(const floe_pq_writer *w) {
     return w->opts.target_file_size > 0 &&
            floe_pq_writer_bytes_written(w) >= w->opts.target_file_size;

@@ -13,6 +13,13 @@
  *
  * With one thread everything runs inline in the caller: read, shred, write.
  *
+ * Partitioned output: the worker that shreds a slot also routes its rows. It computes
+ * each row's partition tuple from the source columns, serialises it as a key, and moves
+ * runs of rows with the same key into per-partition sub-batches of the slot (rows keep
+ * their input order within a partition). The writer looks each key up in its table of
+ * open partition writers. Memory stays bounded by max_buffered_bytes (the largest writer
+ * flushes its row group) and max_open_files (the least recently used file is closed).
+ *
  * Errors: the first error wins (copied into the pipeline), sets abort, and every stage
  * stops at its next wait. Files this call wrote are then removed (nothing half-done is
  * left behind); the quarantine keeps what it received, so no rejected record is lost.
@@ -44,7 +51,31 @@ typedef struct slot {
     floe_batch batch;
     floe_buf rejects; /* reject_hdr, message, record; repeated */
     int64_t nrejects;
+    /* partitioned output: the slot's rows split by partition key */
+    struct slot_part *parts;
+    size_t nparts, parts_cap;
+    uint32_t *row_part;      /* partition index per row of batch */
+    size_t row_part_cap;
+    floe_buf keys;           /* the parts' keys, back to back */
 } slot;
+
+/* Rows of one partition within a slot. */
+typedef struct slot_part {
+    size_t key_off, key_len; /* in slot.keys */
+    uint64_t hash;
+    floe_batch batch;
+} slot_part;
+
+/* One partition's output stream in the writer. */
+typedef struct out_part {
+    uint8_t *key;
+    size_t key_len;
+    uint64_t hash;
+    floe_value *tuple;       /* decoded from key (bytes borrow key) */
+    floe_pq_writer *pq;      /* NULL when no file is open */
+    char *uri;
+    uint64_t last_used;
+} out_part;
 
 typedef struct pipeline {
     const floe_convert_options *opts;
@@ -64,11 +95,15 @@ typedef struct pipeline {
 
     /* writer state (owned by the writer stage) */
     floe_quarantine *quarantine;
-    floe_pq_writer *pq;
-    char *pq_uri;
     floe_buf msg;
     floe_convert_result *res;
     int64_t file_seq;
+    bool partitioned;
+    out_part *outs;          /* every partition seen; unpartitioned: one, empty key */
+    size_t nouts, outs_cap;
+    size_t open_files;
+    uint64_t use_clock;
+    floe_buf path;
     int64_t oversized; /* records quarantined by the reader (too large) */
 } pipeline;
 
@@ -87,6 +122,8 @@ static void fail(pipeline *p, int rc, const floe_error *err) {
     pthread_cond_broadcast(&p->cv_free);
     pthread_mutex_unlock(&p->mu);
 }
+
+static int route_slot(pipeline *p, slot *s, floe_error *err);
 
 /* ---- shredding --------------------------------------------------------------------- */
 
@@ -128,64 +165,351 @@ static int shred_slot(pipeline *p, floe_shredder *sh, slot *s, floe_error *err) 
                                 s->chunk.first_offset, &s->batch, on_reject, &rc_ctx, err);
     if (rc < 0)
         floe_error_prefix(err, "%s: ", p->sources[s->source_idx]);
+    else if (p->partitioned && s->batch.nrows > 0)
+        rc = route_slot(p, s, err);
+    return rc;
+}
+
+/* ---- routing (worker side) ---------------------------------------------------------- */
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The value of row's slot in a flat (non-repeated) leaf column, as a floe_value of the
+ * leaf's Iceberg type. *vi is the running value index of the column. */
+static floe_value leaf_value(const floe_colbuf *c, size_t row, size_t *vi) {
+    const floe_field *f = c->field;
+    if (c->max_def > 0 && c->def[row] != c->max_def)
+        return floe_value_null(f->type);
+    size_t v = (*vi)++;
+    const uint8_t *p = c->width ? c->values + v * (size_t)c->width : c->values + c->offsets[v];
+    switch (f->type) {
+    case FLOE_TYPE_BOOLEAN:
+        return floe_value_bool(p[0] != 0);
+    case FLOE_TYPE_INT:
+        return floe_value_int((int32_t)floe_load_le32(p));
+    case FLOE_TYPE_DATE:
+        return floe_value_date((int32_t)floe_load_le32(p));
+    case FLOE_TYPE_LONG:
+    case FLOE_TYPE_TIME:
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS:
+        return floe_value_i64(f->type, (int64_t)floe_load_le64(p));
+    case FLOE_TYPE_FLOAT: {
+        float x;
+        memcpy(&x, p, 4);
+        return floe_value_float(x);
+    }
+    case FLOE_TYPE_DOUBLE: {
+        double x;
+        memcpy(&x, p, 8);
+        return floe_value_double(x);
+    }
+    case FLOE_TYPE_DECIMAL: {
+        floe_i128 u = 0;
+        if (c->phys == FLOE_PHYS_INT32) {
+            u = (int32_t)floe_load_le32(p);
+        } else if (c->phys == FLOE_PHYS_INT64) {
+            u = (int64_t)floe_load_le64(p);
+        } else { /* big-endian two's complement, sign-extended */
+            u = (c->width > 0 && (p[0] & 0x80)) ? -1 : 0;
+            for (int32_t k = 0; k < c->width; k++)
+                u = (floe_i128)(((unsigned __int128)u << 8) | p[k]);
+        }
+        return floe_value_decimal(u, f->precision, f->scale);
+    }
+    case FLOE_TYPE_UUID:
+        return floe_value_uuid(p);
+    case FLOE_TYPE_FIXED:
+        return floe_value_fixed(p, (size_t)c->width);
+    case FLOE_TYPE_STRING:
+        return floe_value_string((const char *)p, c->offsets[v + 1] - c->offsets[v]);
+    case FLOE_TYPE_BINARY:
+        return floe_value_binary(p, c->offsets[v + 1] - c->offsets[v]);
+    default:
+        return floe_value_null(f->type);
+    }
+}
+
+/* Append the key of a tuple: per field a null flag, then length + Appendix D bytes. */
+static int tuple_key(const floe_partition_spec *spec, const floe_value *tuple, floe_buf *key,
+                     floe_buf *tmp, floe_error *err) {
+    for (size_t k = 0; k < spec->nfields; k++) {
+        if (tuple[k].is_null) {
+            FLOE_FORWARD_IF_ERROR(floe_buf_append_byte(key, 0) < 0
+                                      ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                                      : 0);
+            continue;
+        }
+        floe_buf_reset(tmp);
+        FLOE_FORWARD_IF_ERROR(floe_value_to_binary(&tuple[k], tmp, err));
+        uint8_t hdr[5] = {1};
+        floe_store_le32(hdr + 1, (uint32_t)tmp->len);
+        if (floe_buf_append(key, hdr, 5) < 0 || floe_buf_append(key, tmp->data, tmp->len) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int slot_part_find(pipeline *p, slot *s, const uint8_t *key, size_t key_len,
+                          uint64_t h, uint32_t *idx, floe_error *err) {
+    for (size_t i = s->nparts; i-- > 0;) { /* recent partitions first: runs repeat */
+        slot_part *sp = &s->parts[i];
+        if (sp->hash == h && sp->key_len == key_len &&
+            !memcmp(s->keys.data + sp->key_off, key, key_len)) {
+            *idx = (uint32_t)i;
+            return 0;
+        }
+    }
+    if (s->nparts == s->parts_cap) {
+        size_t nc = s->parts_cap ? s->parts_cap * 2 : 8;
+        slot_part *np = floe_realloc(s->parts, nc * sizeof *np);
+        if (!np)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        s->parts = np;
+        s->parts_cap = nc;
+    }
+    slot_part *sp = &s->parts[s->nparts];
+    memset(sp, 0, sizeof *sp);
+    if (floe_batch_init(&sp->batch, p->opts->schema) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    sp->key_off = s->keys.len;
+    sp->key_len = key_len;
+    sp->hash = h;
+    /* key may point into s->keys' tail (the scratch area): copy via memmove semantics */
+    if (floe_buf_reserve(&s->keys, key_len) < 0) {
+        floe_batch_free(&sp->batch);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    memmove(s->keys.data + s->keys.len, key, key_len);
+    s->keys.len += key_len;
+    *idx = (uint32_t)s->nparts++;
+    return 0;
+}
+
+/* Split the slot's batch into per-partition sub-batches. */
+static int route_slot(pipeline *p, slot *s, floe_error *err) {
+    const floe_partition_spec *spec = p->opts->spec;
+    const floe_batch *b = &s->batch;
+    size_t nf = spec->nfields;
+    int rc = 0;
+    floe_value src_vals[16], tuple[16];
+    size_t vis[16];
+    floe_buf key, tmp;
+    floe_buf_init(&key, 0);
+    floe_buf_init(&tmp, 0);
+    floe_batch_cursor cur = {0};
+    if (nf > 16)
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "partition specs with more than 16 fields");
+    if (s->row_part_cap < b->nrows) {
+        uint32_t *np = floe_realloc(s->row_part, b->nrows * sizeof *np);
+        if (!np)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        s->row_part = np;
+        s->row_part_cap = b->nrows;
+    }
+    memset(vis, 0, sizeof vis);
+    for (size_t r = 0; r < b->nrows; r++) {
+        for (size_t k = 0; k < nf; k++) {
+            const floe_colbuf *c = &b->cols[spec->fields[k].source->leaf];
+            src_vals[k] = leaf_value(c, r, &vis[k]);
+        }
+        FLOE_CHECK(floe_partition_spec_tuple(spec, src_vals, tuple, err));
+        floe_buf_reset(&key);
+        FLOE_CHECK(tuple_key(spec, tuple, &key, &tmp, err));
+        uint32_t idx = 0;
+        FLOE_CHECK(slot_part_find(p, s, key.data, key.len, hash_bytes(key.data, key.len), &idx,
+                                  err));
+        s->row_part[r] = idx;
+    }
+    if (floe_batch_cursor_init(&cur, b) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t r = 0; r < b->nrows;) {
+        size_t e = r + 1;
+        while (e < b->nrows && s->row_part[e] == s->row_part[r])
+            e++;
+        if ((rc = floe_batch_take_rows(&s->parts[s->row_part[r]].batch, b, &cur, e - r)) < 0)
+            FLOE_FAIL(err, rc, "out of memory routing rows to partitions");
+        r = e;
+    }
+done:
+    floe_batch_cursor_free(&cur);
+    floe_buf_free(&key);
+    floe_buf_free(&tmp);
     return rc;
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
 
-static int close_file(pipeline *p, floe_error *err) {
-    if (!p->pq)
+static int close_part(pipeline *p, out_part *o, floe_error *err) {
+    if (!o->pq)
         return 0;
     floe_pq_file_info fi;
     memset(&fi, 0, sizeof fi);
-    floe_pq_writer *w = p->pq;
-    p->pq = NULL;
+    floe_pq_writer *w = o->pq;
+    char *uri = o->uri;
+    o->pq = NULL;
+    o->uri = NULL;
+    p->open_files--;
     int rc = floe_pq_writer_close(w, &fi, err);
     if (rc < 0) {
-        floe_free(p->pq_uri);
-        p->pq_uri = NULL;
+        floe_free(uri);
         return rc;
     }
     floe_convert_result *res = p->res;
     char **nu = floe_realloc(res->file_uris, (size_t)(res->files + 1) * sizeof *nu);
     if (!nu) {
         floe_pq_file_info_free(&fi);
-        floe_io_delete(p->pq_uri, NULL);
-        floe_free(p->pq_uri);
-        p->pq_uri = NULL;
+        floe_io_delete(uri, NULL);
+        floe_free(uri);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     res->file_uris = nu;
-    res->file_uris[res->files++] = p->pq_uri;
+    res->file_uris[res->files++] = uri;
     res->bytes_out += fi.file_size_in_bytes;
-    const char *uri = p->pq_uri;
-    p->pq_uri = NULL;
     if (p->opts->on_file)
-        rc = p->opts->on_file(p->opts->on_file_ctx, uri, &fi, err);
+        rc = p->opts->on_file(p->opts->on_file_ctx, uri, &fi, o->tuple,
+                              p->partitioned ? p->opts->spec->nfields : 0, err);
     floe_pq_file_info_free(&fi);
     return rc;
 }
 
-static int open_file(pipeline *p, floe_error *err) {
-    const floe_convert_options *o = p->opts;
-    p->pq_uri = floe_asprintf("%s/%s-%05lld.parquet", o->out_dir,
-                              o->file_prefix ? o->file_prefix : "part",
-                              (long long)p->file_seq++);
-    if (!p->pq_uri)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_pq_writer_open(p->pq_uri, o->schema, &o->write, &p->pq, err);
-    if (rc < 0) {
-        floe_free(p->pq_uri);
-        p->pq_uri = NULL;
+static int close_all(pipeline *p, floe_error *err) {
+    for (size_t i = 0; i < p->nouts; i++)
+        FLOE_FORWARD_IF_ERROR(close_part(p, &p->outs[i], err));
+    return 0;
+}
+
+static int open_part(pipeline *p, out_part *o, floe_error *err) {
+    const floe_convert_options *opt = p->opts;
+    size_t max_open = opt->max_open_files ? opt->max_open_files : 64;
+    if (p->open_files >= max_open) { /* close the least recently used */
+        out_part *lru = NULL;
+        for (size_t i = 0; i < p->nouts; i++)
+            if (p->outs[i].pq && (!lru || p->outs[i].last_used < lru->last_used))
+                lru = &p->outs[i];
+        if (lru)
+            FLOE_FORWARD_IF_ERROR(close_part(p, lru, err));
     }
-    return rc;
+    floe_buf_reset(&p->path);
+    if (p->partitioned) {
+        FLOE_FORWARD_IF_ERROR(floe_partition_spec_path(opt->spec, o->tuple, &p->path, err));
+        if (p->path.len && floe_buf_append_byte(&p->path, '/') < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (floe_buf_append_byte(&p->path, 0) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    o->uri = floe_asprintf("%s/%s%s-%05lld.parquet", opt->out_dir, (const char *)p->path.data,
+                           opt->file_prefix ? opt->file_prefix : "part",
+                           (long long)p->file_seq++);
+    if (!o->uri)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_pq_writer_open(o->uri, opt->schema, &opt->write, &o->pq, err);
+    if (rc < 0) {
+        floe_free(o->uri);
+        o->uri = NULL;
+        return rc;
+    }
+    p->open_files++;
+    return 0;
+}
+
+/* The writer's partition for a key, created on first sight. */
+static int find_out(pipeline *p, const uint8_t *key, size_t key_len, uint64_t h,
+                    out_part **out, floe_error *err) {
+    for (size_t i = 0; i < p->nouts; i++) {
+        out_part *o = &p->outs[i];
+        if (o->hash == h && o->key_len == key_len && (key_len == 0 || !memcmp(o->key, key, key_len))) {
+            *out = o;
+            return 0;
+        }
+    }
+    if (p->nouts == p->outs_cap) {
+        size_t nc = p->outs_cap ? p->outs_cap * 2 : 8;
+        out_part *np = floe_realloc(p->outs, nc * sizeof *np);
+        if (!np)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        p->outs = np;
+        p->outs_cap = nc;
+    }
+    out_part *o = &p->outs[p->nouts];
+    memset(o, 0, sizeof *o);
+    o->key = floe_malloc(key_len ? key_len : 1);
+    if (!o->key)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (key_len)
+        memcpy(o->key, key, key_len);
+    o->key_len = key_len;
+    o->hash = h;
+    p->nouts++;
+    if (p->partitioned) {
+        const floe_partition_spec *spec = p->opts->spec;
+        o->tuple = floe_calloc(spec->nfields, sizeof *o->tuple);
+        if (!o->tuple)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        const uint8_t *k = o->key, *end = o->key + key_len;
+        for (size_t f = 0; f < spec->nfields; f++) {
+            const floe_field *ft = &spec->partition_type.children[f];
+            if (k < end && *k == 0) {
+                o->tuple[f] = floe_value_null(ft->type);
+                k++;
+                continue;
+            }
+            uint32_t n = floe_load_le32(k + 1);
+            FLOE_FORWARD_IF_ERROR(floe_value_from_binary(ft, k + 5, n, &o->tuple[f], err));
+            k += 5 + n;
+        }
+    }
+    *out = o;
+    return 0;
+}
+
+static int write_rows(pipeline *p, out_part *o, const floe_batch *b, floe_error *err) {
+    if (b->nrows == 0)
+        return 0;
+    o->last_used = ++p->use_clock;
+    if (!o->pq)
+        FLOE_FORWARD_IF_ERROR(open_part(p, o, err));
+    FLOE_FORWARD_IF_ERROR(floe_pq_writer_write_batch(o->pq, b, err));
+    p->res->records_out += (int64_t)b->nrows;
+    if (floe_pq_writer_should_roll(o->pq))
+        FLOE_FORWARD_IF_ERROR(close_part(p, o, err));
+    if (!p->partitioned)
+        return 0;
+    /* bound the memory all open writers hold together */
+    size_t cap = p->opts->max_buffered_bytes ? p->opts->max_buffered_bytes : (size_t)256 << 20;
+    for (;;) {
+        size_t total = 0, best = 0;
+        out_part *largest = NULL;
+        for (size_t i = 0; i < p->nouts; i++) {
+            if (!p->outs[i].pq)
+                continue;
+            size_t bb = floe_pq_writer_buffered_bytes(p->outs[i].pq);
+            total += bb;
+            if (bb > best) {
+                best = bb;
+                largest = &p->outs[i];
+            }
+        }
+        if (total <= cap || !largest)
+            break;
+        FLOE_FORWARD_IF_ERROR(floe_pq_writer_flush(largest->pq, err));
+    }
+    return 0;
 }
 
 static int write_slot(pipeline *p, slot *s, floe_error *err) {
     int rc = 0;
     floe_convert_result *res = p->res;
-    /* rejected records first: they precede nothing in particular, but keeping input order
-     * makes the quarantine read like the input */
+    /* rejected records first, in input order, so the quarantine reads like the input */
     const uint8_t *r = s->rejects.data, *end = s->rejects.data + s->rejects.len;
     while (r < end) {
         reject_hdr h;
@@ -212,18 +536,26 @@ static int write_slot(pipeline *p, slot *s, floe_error *err) {
     res->records_in += (int64_t)s->batch.nrows + s->nrejects;
     if (s->batch.nrows == 0)
         return 0;
-    if (!p->pq && (rc = open_file(p, err)) < 0)
-        return rc;
-    if ((rc = floe_pq_writer_write_batch(p->pq, &s->batch, err)) < 0)
-        return rc;
-    res->records_out += (int64_t)s->batch.nrows;
-    if (floe_pq_writer_should_roll(p->pq))
-        rc = close_file(p, err);
-    return rc;
+    out_part *o;
+    if (!p->partitioned) {
+        FLOE_FORWARD_IF_ERROR(find_out(p, NULL, 0, 0, &o, err));
+        return write_rows(p, o, &s->batch, err);
+    }
+    for (size_t i = 0; i < s->nparts; i++) {
+        slot_part *sp = &s->parts[i];
+        FLOE_FORWARD_IF_ERROR(
+            find_out(p, s->keys.data + sp->key_off, sp->key_len, sp->hash, &o, err));
+        FLOE_FORWARD_IF_ERROR(write_rows(p, o, &sp->batch, err));
+    }
+    return 0;
 }
 
 static void slot_recycle(slot *s) {
     floe_batch_clear(&s->batch);
+    for (size_t i = 0; i < s->nparts; i++)
+        floe_batch_free(&s->parts[i].batch);
+    s->nparts = 0;
+    floe_buf_reset(&s->keys);
     floe_buf_reset(&s->rejects);
     s->nrejects = 0;
     s->state = SLOT_FREE;
@@ -423,6 +755,8 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
         return floe_error_set(err, FLOE_EINVALID, "convert: schema and output folder are required");
     if (ninputs == 0)
         return floe_error_set(err, FLOE_EINVALID, "convert: no input");
+    if (opts->spec && opts->spec->nfields > 0 && !opts->spec->bound)
+        return floe_error_set(err, FLOE_EINVALID, "convert: the partition spec is not bound");
     int64_t t0 = floe_now_ns();
     pipeline p;
     memset(&p, 0, sizeof p);
@@ -431,7 +765,9 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     p.opts = opts;
     p.inputs = inputs;
     p.res = &res;
+    p.partitioned = opts->spec && opts->spec->nfields > 0;
     floe_buf_init(&p.msg, 0);
+    floe_buf_init(&p.path, 0);
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv_ready, NULL);
     pthread_cond_init(&p.cv_done, NULL);
@@ -463,6 +799,7 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     for (size_t i = 0; i < p.nslots; i++) {
         floe_buf_init(&p.slots[i].chunk.data, 0);
         floe_buf_init(&p.slots[i].rejects, 0);
+        floe_buf_init(&p.slots[i].keys, 0);
         if (floe_batch_init(&p.slots[i].batch, opts->schema) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
@@ -511,16 +848,21 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
             *err = p.err;
         goto done;
     }
-    FLOE_CHECK(close_file(&p, err));
+    FLOE_CHECK(close_all(&p, err));
     res.rejected += p.oversized;
     res.records_in += p.oversized;
     res.rejected_by_reason[FLOE_REJECT_TOO_LARGE] += p.oversized;
     res.seconds = (double)(floe_now_ns() - t0) / 1e9;
 
 done:
-    if (p.pq)
-        floe_pq_writer_abort(p.pq);
-    floe_free(p.pq_uri);
+    for (size_t i = 0; i < p.nouts; i++) {
+        floe_pq_writer_abort(p.outs[i].pq); /* files still open: the run failed */
+        floe_free(p.outs[i].uri);
+        floe_free(p.outs[i].key);
+        floe_free(p.outs[i].tuple);
+    }
+    floe_free(p.outs);
+    floe_buf_free(&p.path);
     if (p.quarantine) {
         floe_error qerr;
         int qrc = floe_quarantine_close(p.quarantine, &qerr);
@@ -542,6 +884,10 @@ done:
             floe_buf_free(&p.slots[i].chunk.data);
             floe_buf_free(&p.slots[i].rejects);
             floe_batch_free(&p.slots[i].batch);
+            slot_recycle(&p.slots[i]);
+            floe_free(p.slots[i].parts);
+            floe_free(p.slots[i].row_part);
+            floe_buf_free(&p.slots[i].keys);
         }
     if (p.shredders)
         for (int i = 0; i < threads; i++)

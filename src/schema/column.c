@@ -188,3 +188,106 @@ size_t floe_batch_bytes(const floe_batch *b) {
         t += floe_colbuf_bytes(&b->cols[i]);
     return t;
 }
+
+/* ---- moving rows between batches ---------------------------------------------------- */
+
+int floe_batch_cursor_init(floe_batch_cursor *c, const floe_batch *b) {
+    c->ncols = b->ncols;
+    c->row = 0;
+    c->level = floe_calloc(b->ncols ? b->ncols : 1, sizeof *c->level);
+    c->value = floe_calloc(b->ncols ? b->ncols : 1, sizeof *c->value);
+    if (!c->level || !c->value) {
+        floe_batch_cursor_free(c);
+        return FLOE_ENOMEM;
+    }
+    return 0;
+}
+
+void floe_batch_cursor_free(floe_batch_cursor *c) {
+    floe_free(c->level);
+    floe_free(c->value);
+    c->level = c->value = NULL;
+}
+
+/* Level index where the row after `nrows` rows from level l0 starts. Rows start at
+ * repetition level 0; the first level at l0 starts the first row. */
+static size_t skip_rows(const floe_colbuf *c, size_t l0, size_t nrows) {
+    if (c->max_rep == 0)
+        return l0 + nrows;
+    size_t l = l0, seen = 0;
+    while (l < c->nlevels) {
+        if (c->rep[l] == 0) {
+            if (seen == nrows)
+                break;
+            seen++;
+        }
+        l++;
+    }
+    return l;
+}
+
+static size_t count_values(const floe_colbuf *c, size_t l0, size_t l1) {
+    if (c->max_def == 0)
+        return l1 - l0;
+    size_t n = 0;
+    const int16_t *d = c->def;
+    int16_t m = c->max_def;
+    for (size_t l = l0; l < l1; l++)
+        n += d[l] == m;
+    return n;
+}
+
+int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_cursor *cur,
+                         size_t nrows) {
+    if (nrows == 0)
+        return 0;
+    if (cur->row + nrows > src->nrows)
+        return FLOE_EINVALID;
+    for (size_t i = 0; i < src->ncols; i++) {
+        const floe_colbuf *s = &src->cols[i];
+        size_t l0 = cur->level[i], v0 = cur->value[i];
+        size_t l1 = skip_rows(s, l0, nrows);
+        size_t nv = count_values(s, l0, l1);
+        if (dst) {
+            floe_colbuf *d = &dst->cols[i];
+            size_t nl = l1 - l0;
+            int rc = floe_colbuf_reserve_levels(d, nl);
+            if (rc < 0)
+                return rc;
+            if (s->max_def > 0)
+                memcpy(d->def + d->nlevels, s->def + l0, nl * sizeof(int16_t));
+            if (s->max_rep > 0)
+                memcpy(d->rep + d->nlevels, s->rep + l0, nl * sizeof(int16_t));
+            d->nlevels += nl;
+            if (nv == 0) {
+                /* only nulls: no values, and a BYTE_ARRAY column may have no offsets yet */
+            } else if (s->width == 0) {
+                size_t b0 = s->offsets[v0], b1 = s->offsets[v0 + nv];
+                if (b1 - b0 > UINT32_MAX - d->values_len)
+                    return FLOE_ELIMIT;
+                if ((rc = floe_colbuf_reserve_values(d, nv, b1 - b0)) < 0)
+                    return rc;
+                if (b1 > b0)
+                    memcpy(d->values + d->values_len, s->values + b0, b1 - b0);
+                uint32_t delta = (uint32_t)d->values_len - (uint32_t)b0;
+                for (size_t k = 1; k <= nv; k++)
+                    d->offsets[d->nvalues + k] = s->offsets[v0 + k] + delta;
+                d->values_len += b1 - b0;
+            } else {
+                if ((rc = floe_colbuf_reserve_values(d, nv, 0)) < 0)
+                    return rc;
+                size_t w = (size_t)s->width;
+                if (nv)
+                    memcpy(d->values + d->values_len, s->values + v0 * w, nv * w);
+                d->values_len += nv * w;
+            }
+            d->nvalues += nv;
+        }
+        cur->level[i] = l1;
+        cur->value[i] = v0 + nv;
+    }
+    cur->row += nrows;
+    if (dst)
+        dst->nrows += nrows;
+    return 0;
+}

@@ -105,4 +105,35 @@ first=$(head -n 1 "$tmp/bad.txt")
 grep -q "line $first" "$tmp/strict.err" || fail "--strict error does not name line $first: $(cat "$tmp/strict.err")"
 [ -z "$(find "$tmp/strict" -name '*.parquet' 2>/dev/null)" ] || fail "--strict left Parquet files"
 
+# 6. partitioned output: every file holds only rows of its partition folder, all rows
+#    arrive exactly once, hostile partition values stay inside the output folder
+"$floe" convert --schema "$schema" -j 2 -p "event_type, day(ts)" "$tmp/events.ndjson" \
+  -o "$tmp/part" > /dev/null
+for f in $(cd "$tmp/part" && find . -name '*.parquet' | sort); do
+  node "$js/read_parquet.mjs" --reader duckdb --schema "$schema" "$tmp/part/$f" |
+    node -e '
+      const [, et, day] = /event_type=([^/]+)\/ts_day=([^/]+)\//.exec(process.argv[1]);
+      const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      for (const r of rows)
+        if (r.event_type !== decodeURIComponent(et.replace(/\+/g, " ")) || r.ts.slice(0, 10) !== day) {
+          console.error("row of", r.event_type, r.ts, "in", process.argv[1]); process.exit(1);
+        }' "$f" || fail "partition folder $f holds foreign rows"
+done
+node "$js/read_parquet.mjs" --reader duckdb --schema "$schema" $(find "$tmp/part" -name '*.parquet' | sort) \
+  > "$tmp/part.ndjson"
+node "$js/compare.mjs" --sort-key event_id "$tmp/expect.ndjson" "$tmp/part.ndjson" ||
+  fail "partitioned output lost or duplicated rows"
+printf '%s\n' \
+  '{"event_id":"00000000-0000-4000-8000-000000000001","event_type":"../x","ts":"2026-10-06T00:00:00Z","user_id":1}' \
+  '{"event_id":"00000000-0000-4000-8000-000000000002","event_type":"a/b","ts":"2026-10-06T00:00:00Z","user_id":2}' \
+  '{"event_id":"00000000-0000-4000-8000-000000000003","event_type":"..","ts":"2026-10-06T00:00:00Z","user_id":3}' \
+  > "$tmp/hostile.ndjson"
+"$floe" convert --schema "$schema" --unknown-fields ignore -p "event_type" "$tmp/hostile.ndjson" \
+  -o "$tmp/hostile/out" > "$tmp/hostile.log" 2>&1 || fail "hostile partition values: $(cat "$tmp/hostile.log")"
+[ "$(find "$tmp/hostile" -name '*.parquet' | wc -l)" -eq 3 ] || fail "hostile values: expected 3 files"
+find "$tmp/hostile" -name '*.parquet' | while read -r f; do
+  case "$(realpath "$f")" in "$(realpath "$tmp/hostile/out")"/event_type=*/part-*.parquet) ;;
+    *) fail "partition file escaped its folder: $f" ;; esac
+done
+
 echo "convert_interop: 1 passed, 0 failed"
