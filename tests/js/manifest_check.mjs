@@ -1,0 +1,204 @@
+// manifest_check.mjs - avsc (an independent Avro implementation) as an oracle for the
+// Iceberg manifests and manifest lists floe writes. Used by
+// tests/integration/manifest_avsc.sh.
+//
+//   node manifest_check.mjs <avsc-dir> <file>...
+//
+// For each file: the header keys the spec requires (manifests: schema, schema-id,
+// partition-spec, partition-spec-id, format-version "2", content; lists: snapshot-id,
+// parent-snapshot-id, sequence-number, format-version "2"); the writer's Avro schema equal
+// to the spec's v2 schema (<avsc-dir>/manifest_entry_v2.avsc, manifest_list_v2.avsc) with
+// every field id, type, optionality and map key/value id, the partition struct checked
+// against the header's partition-spec; then every record decoded by avsc with the spec
+// schema as the reader schema. Prints "ok <kind> <records> <file>" per file; exits 1 on
+// the first failure.
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import avro from 'avsc'
+import { snappyUncompress } from 'hyparquet'
+import { decompress as zstdDecompress } from 'fzstd'
+
+const longType = avro.types.LongType.__with({
+  fromBuffer: (buf) => buf.readBigInt64LE(),
+  toBuffer: (n) => {
+    const buf = Buffer.alloc(8)
+    buf.writeBigInt64LE(BigInt(n))
+    return buf
+  },
+  fromJSON: (n) => BigInt(n),
+  toJSON: (n) => Number(n),
+  isValid: (n) => typeof n === 'bigint',
+  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
+})
+const typeHook = (schema) =>
+  schema === 'long' || (schema && typeof schema === 'object' && schema.type === 'long')
+    ? longType
+    : undefined
+
+function readUvarint(buf) {
+  let result = 0
+  let shift = 0
+  for (let i = 0; i < buf.length && i < 5; i++) {
+    result += (buf[i] & 0x7f) * 2 ** shift
+    if (!(buf[i] & 0x80)) return result
+    shift += 7
+  }
+  throw new Error('bad snappy length')
+}
+
+const codecs = {
+  null: (buf, cb) => cb(null, buf),
+  deflate: zlib.inflateRaw,
+  snappy: (buf, cb) => {
+    try {
+      const body = buf.subarray(0, buf.length - 4)
+      const out = new Uint8Array(readUvarint(body))
+      snappyUncompress(body, out)
+      if (zlib.crc32(out) !== buf.readUInt32BE(buf.length - 4)) throw new Error('snappy CRC')
+      cb(null, Buffer.from(out))
+    } catch (e) {
+      cb(e)
+    }
+  },
+  zstandard: (buf, cb) => {
+    try {
+      cb(null, Buffer.from(zstdDecompress(buf)))
+    } catch (e) {
+      cb(e)
+    }
+  },
+}
+
+function fail(file, msg) {
+  process.stderr.write(`FAIL ${file}: ${msg}\n`)
+  process.exit(1)
+}
+
+// Drop what does not change the meaning (docs), then compare as sorted-key JSON.
+function canon(s) {
+  if (Array.isArray(s)) return s.map(canon)
+  if (s && typeof s === 'object') {
+    const o = {}
+    for (const k of Object.keys(s).sort()) if (k !== 'doc') o[k] = canon(s[k])
+    return o
+  }
+  return s
+}
+
+// Walk both schemas and report the first difference with its path.
+function diff(a, b, where) {
+  const ca = JSON.stringify(canon(a))
+  const cb = JSON.stringify(canon(b))
+  if (ca === cb) return null
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a)) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (k === 'doc') continue
+      if (k === 'fields' && Array.isArray(a.fields) && Array.isArray(b.fields)) {
+        if (a.fields.length !== b.fields.length)
+          return `${where}: ${a.fields.length} fields, spec has ${b.fields.length}`
+        for (let i = 0; i < a.fields.length; i++) {
+          const d = diff(a.fields[i], b.fields[i], `${where}.${b.fields[i].name}`)
+          if (d) return d
+        }
+        continue
+      }
+      const d = diff(a[k], b[k], `${where}/${k}`)
+      if (d) return d
+    }
+  }
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    for (let i = 0; i < a.length; i++) {
+      const d = diff(a[i], b[i], `${where}[${i}]`)
+      if (d) return d
+    }
+  }
+  return `${where}: ${ca} != spec ${cb}`
+}
+
+function header(file) {
+  return new Promise((resolve, reject) => {
+    const dec = avro.createFileDecoder(file, { codecs, parseHook: () => avro.Type.forSchema('null') })
+    dec.on('metadata', (type, codec, hdr) => {
+      const meta = {}
+      for (const k of Object.keys(hdr.meta)) meta[k] = hdr.meta[k].toString('utf8')
+      dec.destroy()
+      resolve({ codec, meta })
+    })
+    dec.on('error', reject)
+  })
+}
+
+function decodeAll(file, readerSchema) {
+  return new Promise((resolve, reject) => {
+    const records = []
+    const dec = avro.createFileDecoder(file, {
+      codecs,
+      parseHook: (writer) => {
+        const w = avro.Type.forSchema(writer, { wrapUnions: false, typeHook })
+        const r = avro.Type.forSchema(readerSchema, { wrapUnions: false, typeHook })
+        // resolution by avsc: every spec field must be readable from the writer's
+        return r.createResolver(w) && w
+      },
+    })
+    dec.on('data', (r) => records.push(r))
+    dec.on('error', reject)
+    dec.on('end', () => resolve(records))
+  })
+}
+
+async function check(dir, file) {
+  const { meta } = await header(file)
+  const writer = JSON.parse(meta['avro.schema'])
+  const isManifest = 'partition-spec' in meta || writer.name === 'manifest_entry'
+  if (meta['format-version'] !== '2') fail(file, `format-version ${meta['format-version']}`)
+  let spec
+  if (isManifest) {
+    for (const k of ['schema', 'schema-id', 'partition-spec', 'partition-spec-id', 'content'])
+      if (!(k in meta)) fail(file, `header lacks ${k}`)
+    if (!['data', 'deletes'].includes(meta.content)) fail(file, `content ${meta.content}`)
+    const schema = JSON.parse(meta.schema)
+    if (schema.type !== 'struct' || String(schema['schema-id']) !== meta['schema-id'])
+      fail(file, 'header schema / schema-id disagree')
+    const pspec = JSON.parse(meta['partition-spec'])
+    if (!Array.isArray(pspec)) fail(file, 'partition-spec is not the fields array')
+    spec = JSON.parse(fs.readFileSync(path.join(dir, 'manifest_entry_v2.avsc'), 'utf8'))
+    delete spec.doc
+    // the partition struct: one optional field per partition field, ids from the spec
+    const df = writer.fields.find((f) => f.name === 'data_file')
+    const part = df && df.type.fields.find((f) => f.name === 'partition')
+    if (!part || part.type.name !== 'r102') fail(file, 'no partition record r102')
+    const pf = part.type.fields
+    if (pf.length !== pspec.length) fail(file, `${pf.length} partition fields, spec has ${pspec.length}`)
+    pf.forEach((f, i) => {
+      if (f['field-id'] !== pspec[i]['field-id']) fail(file, `partition field ${i}: id ${f['field-id']} != ${pspec[i]['field-id']}`)
+      if (!Array.isArray(f.type) || f.type[0] !== 'null' || f.default !== null)
+        fail(file, `partition field ${f.name} is not optional with default null`)
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(f.name)) fail(file, `bad Avro name ${f.name}`)
+    })
+    const sdf = spec.fields.find((f) => f.name === 'data_file')
+    sdf.type.fields.find((f) => f.name === 'partition').type = part.type
+  } else {
+    for (const k of ['snapshot-id', 'parent-snapshot-id', 'sequence-number'])
+      if (!(k in meta)) fail(file, `header lacks ${k}`)
+    spec = JSON.parse(fs.readFileSync(path.join(dir, 'manifest_list_v2.avsc'), 'utf8'))
+    delete spec.doc
+  }
+  const d = diff(writer, spec, writer.name)
+  if (d) fail(file, `schema differs from the spec: ${d}`)
+  const records = await decodeAll(file, spec)
+  process.stdout.write(`ok ${isManifest ? 'manifest' : 'list'} ${records.length} ${file}\n`)
+}
+
+const [dir, ...files] = process.argv.slice(2)
+if (!dir || files.length === 0) {
+  process.stderr.write('usage: manifest_check.mjs <avsc-dir> <file>...\n')
+  process.exit(2)
+}
+for (const f of files) {
+  try {
+    await check(dir, f)
+  } catch (e) {
+    fail(f, String(e && e.message ? e.message : e))
+  }
+}
