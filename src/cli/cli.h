@@ -30,6 +30,7 @@ int floe_cmd_schema(int argc, char **argv);
 int floe_cmd_inspect(int argc, char **argv);
 int floe_cmd_cat(int argc, char **argv);
 int floe_cmd_catalog(int argc, char **argv);
+int floe_cmd_serve(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);

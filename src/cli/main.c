@@ -23,6 +23,7 @@ static const floe_cmd commands[] = {
     {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect},
     {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
     {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog},
+    {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve},
     {"version", "print the version", cmd_version},
 };
 

@@ -258,7 +258,11 @@ int floe_quarantine_close(floe_quarantine *q, floe_error *err) {
     if (!q)
         return 0;
     int rc = 0;
-    if (q->out) {
+    if (q->out && q->count == 0) {
+        /* opened for a record that then failed before any byte of it was written: keep
+         * the promise that an empty quarantine leaves no file */
+        floe_output_abort(q->out);
+    } else if (q->out) {
         rc = floe_output_close(q->out, err);
         if (rc < 0)
             floe_error_prefix(err, "quarantine: ");

@@ -11,7 +11,8 @@
  * oversized piece is exactly the input at the offset it claims, on the line it claims.
  * Errors are expected; crashes, leaks, sanitizer reports and the trap below are not.
  *
- * Seeds: tests/fuzz/seeds/fuzz_line_reader/ (plain, gzip, zstd) and tests/data/*.ndjson.
+ * Seeds: tests/fuzz/seeds/fuzz_line_reader/ (plain, gzip, zstd) and the NDJSON files in
+ * tests/data.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,9 +23,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check(bool ok) {
-    if (!ok)
-        __builtin_trap();
+/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
+#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
+static void broken(int line, const char *what) {
+    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
+    __builtin_trap();
 }
 
 typedef struct over_state {

@@ -11,7 +11,7 @@
  * that folder (start with it at a '/' and have no ".." component after it). Errors are
  * expected; crashes, leaks, sanitizer reports and the trap below are not.
  *
- * Seeds: tests/fuzz/seeds/fuzz_metadata/ and the conformance tables' *.metadata.json
+ * Seeds: tests/fuzz/seeds/fuzz_metadata/ and the conformance tables' metadata files
  * (targets.conf).
  */
 #include <stdio.h>
@@ -39,9 +39,11 @@ static const char TABLE_METADATA[] =
 static floe_table *table; /* opened by folder: confined to it */
 static char table_dir[256];
 
-static void check(bool ok) {
-    if (!ok)
-        __builtin_trap();
+/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
+#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
+static void broken(int line, const char *what) {
+    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
+    __builtin_trap();
 }
 
 static void cleanup(void) {

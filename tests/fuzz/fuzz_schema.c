@@ -7,9 +7,10 @@
  * path and by its id; and a column batch must be buildable for it. Errors are expected;
  * crashes, leaks, sanitizer reports and the trap below are not.
  *
- * Seeds: tests/fuzz/seeds/fuzz_schema/, tests/data/*.schema.json and the conformance
+ * Seeds: tests/fuzz/seeds/fuzz_schema/, the schema files in tests/data and the conformance
  * tables' metadata files (targets.conf).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "floe/column.h"
@@ -17,9 +18,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check(bool ok) {
-    if (!ok)
-        __builtin_trap();
+/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
+#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
+static void broken(int line, const char *what) {
+    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
+    __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -12,6 +12,7 @@
  *
  * Seeds: tests/fuzz/seeds/fuzz_thrift/ and the parquet-testing files (targets.conf).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ARENA_CAP (64u << 20) /* what a reader gives a footer arena */
 
-static void check(bool ok) {
-    if (!ok)
-        __builtin_trap();
+/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
+#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
+static void broken(int line, const char *what) {
+    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
+    __builtin_trap();
 }
 
 static void footer(const uint8_t *p, size_t n, int64_t base) {

@@ -1,0 +1,174 @@
+/*
+ * floe/server.h - `floe serve`: durable HTTP ingestion, per-partition buffering, landing
+ * files and triggered landing compaction (DESIGN.md "The four paths" 1-3, I1, I2, I5, I6).
+ *
+ * HTTP API (all answers are JSON unless noted):
+ *   POST /v1/tables/{namespace}.{table}/events
+ *        body: NDJSON (application/x-ndjson, application/ndjson, application/jsonl) or a
+ *        JSON array of objects / NDJSON (application/json); Content-Encoding identity,
+ *        gzip or zstd. Optional Idempotency-Key (1..128 printable ASCII bytes).
+ *        200 {"batch_id":"<node>-<frame>","accepted":N,"rejected":M,
+ *             "errors":[{"index":i,"reason":"type_mismatch","message":"..."}]}
+ *            only after the WAL frame holding the accepted records is fsynced;
+ *        400 malformed body (broken JSON array, bad gzip/zstd stream, no records),
+ *        401 missing or unknown bearer token, 403 token without a grant for the table,
+ *        404 unknown table, 413 body (or its decoded size) over the limit,
+ *        415 Content-Type or Content-Encoding not supported,
+ *        503 + Retry-After when the buffers are full (I6) or the server is stopping.
+ *   GET  /healthz                       "ok"
+ *   GET  /metrics                       Prometheus text format
+ *   POST /v1/admin/flush[?compact=1]    seal every buffer now (and compact every pending
+ *                                       landing file); needs the "admin" grant.
+ *
+ * Durability. Accepted records (and the rejected ones, bound for the quarantine, and the
+ * idempotency answer) of one request become one WAL frame; one writer thread appends the
+ * frames of all waiting requests and fsyncs once (group commit); a request is answered
+ * after the fsync that covers its frame. Frames are routed to per-partition buffers that
+ * are sealed (5 MB / 300 s) into immutable landing files registered in the landing index;
+ * a WAL segment is deleted once every record in it is in a registered landing file.
+ *
+ * Threads: the HTTP library runs one thread per connection (capped); the WAL writer, the
+ * sealer, the compactor and the watchdog (slow clients) have one thread each.
+ */
+#ifndef FLOE_SERVER_H
+#define FLOE_SERVER_H
+
+#include "floe/common.h"
+#include "floe/parquet.h"
+#include "floe/schema.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum floe_schema_mode {
+    FLOE_SCHEMA_STRICT = 0, /* unknown fields send the record to the quarantine */
+    FLOE_SCHEMA_EVOLVE,     /* unknown fields become optional columns (schema update) */
+    FLOE_SCHEMA_IGNORE,     /* unknown fields are dropped and counted */
+} floe_schema_mode;
+
+/* Per-table settings. Sizes in bytes, ages in milliseconds; -1 = take the default. */
+typedef struct floe_server_table_config {
+    char *name;              /* "namespace.table" (NULL for the defaults entry) */
+    char *schema_path;       /* Iceberg schema JSON used when the table is created */
+    char *partition;         /* partition spec in the user form ("event_type, day(ts)")
+                                used when the table is created; NULL = unpartitioned */
+    int mode;                /* floe_schema_mode, -1 = default (strict) */
+    int64_t seal_bytes;      /* seal a partition buffer at this many NDJSON bytes (5 MB) */
+    int64_t seal_age_ms;     /* ... or when its oldest record is this old (300 s) */
+    int64_t compact_bytes;   /* compact a partition at this many pending bytes (50 MB) */
+    int64_t compact_age_ms;  /* ... or when its oldest pending file is this old (15 min) */
+    int64_t target_file_size; /* Parquet output target (128 MB) */
+} floe_server_table_config;
+
+typedef struct floe_server_token {
+    char *name;
+    char *secret;            /* the bearer token */
+    char **grants;           /* "ns.table", "ns.*", "*", "admin" */
+    size_t ngrants;
+} floe_server_token;
+
+typedef struct floe_server_config {
+    char *listen;            /* "127.0.0.1:8080"; port 0 picks a free port */
+    char *warehouse;         /* "./warehouse" */
+    char *catalog;           /* sqlite path or sqlite:///path; NULL = <warehouse>/catalog.db */
+    char *node_id;           /* names landing files; NULL = "node1" */
+    char *wal_dir;           /* NULL = <warehouse>/_wal/<node_id> */
+    int64_t max_body;        /* bytes on the wire per request (16 MiB) */
+    int64_t max_decoded;     /* bytes after gzip/zstd decoding (64 MiB) */
+    int64_t max_record;      /* bytes per record (1 MiB) */
+    int64_t max_connections; /* 256 */
+    int64_t header_timeout_ms; /* headers must arrive within (10 s); also keep-alive idle */
+    int64_t read_timeout_ms; /* the body must arrive within (30 s) */
+    int64_t buffer_cap;      /* buffered + queued bytes before 503 (256 MiB) */
+    int64_t idempotency_window_ms; /* 24 h */
+    int64_t wal_segment_bytes; /* roll WAL segments at (64 MiB) */
+    int64_t compression_level; /* zstd level of WAL frames and landing files (1) */
+    bool auto_create;        /* create unknown tables on their first post (inferred schema,
+                                evolve mode, day(first timestamp)); default false, true in
+                                no-config mode */
+    bool compact;            /* run the landing compactor (default true) */
+    floe_server_table_config defaults;
+    floe_server_table_config *tables;
+    size_t ntables;
+    floe_server_token *tokens;
+    size_t ntokens;
+} floe_server_config;
+
+/* Defaults as listed above. */
+void floe_server_config_init(floe_server_config *cfg);
+void floe_server_config_reset(floe_server_config *cfg); /* frees, then init */
+/* Parse the configuration text (format: floe_server_example_config()) into cfg, which must
+ * have been initialised; later values override earlier ones. FLOE_EINVALID with the line. */
+int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
+                             const char *source, floe_error *err);
+int floe_server_config_load(floe_server_config *cfg, const char *path, floe_error *err);
+/* Check the settings together (tokens required beyond loopback, limits sane). */
+int floe_server_config_check(const floe_server_config *cfg, floe_error *err);
+/* A commented example configuration (static text). */
+const char *floe_server_example_config(void);
+/* Effective settings of a table: its own, else the defaults, else the built-in ones. */
+void floe_server_table_settings(const floe_server_config *cfg, const char *table,
+                                floe_server_table_config *out);
+
+/* ---------------------------------------------------------------------------------------
+ * The commit hook: landing compaction hands the Parquet files it wrote for one partition,
+ * with the landing files they came from, to the table layer. The hook appends the files
+ * to the table in one snapshot whose summary names the landing ids, and before committing
+ * (and on every retry) checks the snapshots added since its base for those ids (I2).
+ *   0                    committed; *snapshot_id set
+ *   FLOE_COMMIT_NOOP (1) the ids are already in the table's history; *snapshot_id set to
+ *                        the snapshot that consumed them; the data files are deleted
+ *   FLOE_ECONFLICT       retries ran out: nothing committed; files deleted, the landing
+ *                        files go back to pending
+ *   FLOE_EUNKNOWN_STATE  the swap may have happened: nothing is deleted, the landing files
+ *                        stay leased until the next attempt resolves it
+ *   other negative       failure: as conflict
+ * Everything in c is borrowed for the call. The hook runs on the compactor thread.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_landing_commit {
+    const char *table;              /* "namespace.table" */
+    const char *partition;          /* partition path ("" when unpartitioned) */
+    const floe_schema *schema;      /* the schema the files were written with */
+    const char *const *data_files;  /* Parquet file uris */
+    const floe_pq_file_info *infos; /* their metrics, one per file */
+    size_t nfiles;
+    const char *const *landing_ids; /* "<node>-<seq>" of the landing files consumed */
+    size_t nlanding;
+    int64_t records;                /* rows in the data files */
+    int64_t retries;                /* out: attempts after the first (for metrics) */
+} floe_landing_commit;
+
+typedef int (*floe_server_commit_fn)(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
+                                     floe_error *err);
+
+typedef struct floe_server_hooks {
+    /* NULL = the stand-in: an fsynced commit log <warehouse>/_landing/_commits.ndjson,
+     * one JSON line per commit, checked for the landing ids before every append. It is
+     * replaced by the Iceberg append once the table layer has one. */
+    floe_server_commit_fn commit;
+    void *commit_ctx;
+} floe_server_hooks;
+
+typedef struct floe_server floe_server;
+
+/* Recover (replay the WAL, reconcile the landing index with the files), start the
+ * threads and listen. cfg is copied. hooks may be NULL. */
+int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hooks,
+                     floe_server **out, floe_error *err);
+/* The bound TCP port (useful with port 0). */
+uint16_t floe_server_port(const floe_server *s);
+/* Take new tokens and thresholds (SIGHUP). Listen address, warehouse and WAL settings are
+ * kept (a restart changes them). */
+int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err);
+/* Seal every buffer now; with compact, also compact every pending landing file now
+ * (whatever the triggers say). Waits for the work to finish. */
+int floe_server_flush(floe_server *s, bool compact, floe_error *err);
+/* Stop accepting, finish in-flight requests and the compaction in progress, seal every
+ * buffer, persist idempotency keys, delete the WAL segments and free s (always). */
+int floe_server_close(floe_server *s, floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLOE_SERVER_H */

@@ -1,0 +1,156 @@
+/*
+ * cmd_serve.c - `floe serve`: run the HTTP ingestion server until SIGTERM / SIGINT.
+ *
+ * Signals are blocked in every thread and taken synchronously here with sigwait, so the
+ * server's threads never run a handler: SIGTERM/SIGINT close the server (flush, finish
+ * in-flight work), SIGHUP re-reads the configuration file (tokens, thresholds).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "floe/server.h"
+
+static void serve_help(FILE *out) {
+    fprintf(out,
+            "usage: floe serve --config FILE\n"
+            "       floe serve [--warehouse DIR] [--listen ADDR] [--node-id ID]\n"
+            "       floe serve --example-config\n"
+            "\n"
+            "Takes JSON events over HTTP and makes them durable before answering; buffers\n"
+            "them per partition into landing files and compacts those into Parquet files.\n"
+            "\n"
+            "  POST /v1/tables/NS.TABLE/events   NDJSON or a JSON array (gzip, zstd)\n"
+            "  GET  /healthz, GET /metrics, POST /v1/admin/flush[?compact=1]\n"
+            "\n"
+            "  --config FILE        configuration (see --example-config)\n"
+            "  --example-config     print a commented example configuration\n"
+            "  --warehouse DIR      warehouse folder (default ./warehouse); without --config\n"
+            "                       tables are created on their first post (inferred schema,\n"
+            "                       evolve mode, partitioned by day of the first timestamp)\n"
+            "  --listen ADDR        host:port (default 127.0.0.1:8080; port 0 = any free)\n"
+            "  --node-id ID         names this node's landing files (default node1)\n"
+            "  --port-file FILE     write the bound port to FILE once listening\n"
+            "  --no-compact         do not compact landing files in this process\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "SIGTERM or SIGINT: stop taking requests, finish in-flight work, seal every\n"
+            "buffer, exit. SIGHUP: reload tokens and thresholds from --config.\n");
+}
+
+int floe_cmd_serve(int argc, char **argv) {
+    const char *config = NULL, *warehouse = NULL, *listen = NULL, *node = NULL;
+    const char *port_file = NULL;
+    bool no_compact = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            serve_help(stdout);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(a, "--example-config")) {
+            fputs(floe_server_example_config(), stdout);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(a, "--no-compact")) {
+            no_compact = true;
+        } else if (!strcmp(a, "--config") || !strcmp(a, "--warehouse") ||
+                   !strcmp(a, "--listen") || !strcmp(a, "--node-id") ||
+                   !strcmp(a, "--port-file")) {
+            if (!v)
+                return cli_usage("serve", "%s needs a value", a);
+            if (!strcmp(a, "--config"))
+                config = v;
+            else if (!strcmp(a, "--warehouse"))
+                warehouse = v;
+            else if (!strcmp(a, "--listen"))
+                listen = v;
+            else if (!strcmp(a, "--node-id"))
+                node = v;
+            else
+                port_file = v;
+            i++;
+        } else {
+            return cli_usage("serve", "unknown option '%s'", a);
+        }
+    }
+    floe_error err;
+    floe_error_clear(&err);
+    floe_server_config cfg;
+    floe_server_config_init(&cfg);
+    int rc = FLOE_EXIT_FAIL;
+    floe_server *srv = NULL;
+    if (config) {
+        if (floe_server_config_load(&cfg, config, &err) < 0)
+            goto fail;
+    } else {
+        /* the embedded default: tables appear on their first post */
+        cfg.auto_create = true;
+        cfg.defaults.mode = FLOE_SCHEMA_EVOLVE;
+    }
+    if ((warehouse && !(cfg.warehouse = floe_strdup(warehouse))) ||
+        (listen && !(cfg.listen = floe_strdup(listen))) || (node && !(cfg.node_id = floe_strdup(node)))) {
+        fprintf(stderr, "floe serve: out of memory\n");
+        goto out;
+    }
+    if (no_compact)
+        cfg.compact = false;
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every server thread */
+    signal(SIGPIPE, SIG_IGN);
+    if (floe_server_open(&cfg, NULL, &srv, &err) < 0)
+        goto fail;
+    fprintf(stderr, "floe serve: listening on port %u (warehouse %s)\n",
+            (unsigned)floe_server_port(srv), cfg.warehouse ? cfg.warehouse : "./warehouse");
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (f) {
+            fprintf(f, "%u\n", (unsigned)floe_server_port(srv));
+            fclose(f);
+        }
+    }
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            if (!config) {
+                fprintf(stderr, "floe serve: SIGHUP without --config: nothing to reload\n");
+                continue;
+            }
+            floe_server_config fresh;
+            floe_server_config_init(&fresh);
+            floe_error e;
+            floe_error_clear(&e);
+            if (floe_server_config_load(&fresh, config, &e) < 0 ||
+                floe_server_config_check(&fresh, &e) < 0 || floe_server_reload(srv, &fresh, &e) < 0)
+                fprintf(stderr, "floe serve: reload failed, keeping the old settings: %s\n",
+                        e.msg);
+            else
+                fprintf(stderr, "floe serve: configuration reloaded\n");
+            floe_server_config_reset(&fresh);
+            continue;
+        }
+        fprintf(stderr, "floe serve: stopping (signal %d)\n", sig);
+        break;
+    }
+    if (floe_server_close(srv, &err) < 0)
+        goto fail;
+    srv = NULL;
+    rc = FLOE_EXIT_OK;
+    goto out;
+fail:
+    rc = cli_fail(&err);
+out:
+    if (srv)
+        floe_server_close(srv, NULL);
+    floe_server_config_reset(&cfg);
+    return rc;
+}

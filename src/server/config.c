@@ -1,0 +1,610 @@
+/*
+ * config.c - the `floe serve` configuration file (format: floe_server_example_config).
+ *
+ * INI-like: "# comment", "[server]", "[defaults]", "[table ns.name]", "[token name]",
+ * "key = value". Sizes take B/KB/MB/GB/KiB/MiB/GiB (powers of 1024 for both spellings,
+ * as the rest of floe), durations ms/s/m/h/d. Unknown keys are errors (a typo must not
+ * silently fall back to a default).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "server_internal.h"
+
+static const char example_config[] =
+    "# floe serve configuration (floe serve --config FILE)\n"
+    "#\n"
+    "# Sizes take B, KB, MB, GB (KiB, MiB, GiB are the same: powers of 1024);\n"
+    "# durations ms, s, m, h, d. Send SIGHUP to reload [token] sections and thresholds.\n"
+    "\n"
+    "[server]\n"
+    "listen = 127.0.0.1:8080          # beyond loopback, [token] sections are required\n"
+    "warehouse = ./warehouse          # tables, _landing/, _quarantine/, _wal/\n"
+    "# catalog = ./warehouse/catalog.db   # SQLite catalog (default <warehouse>/catalog.db)\n"
+    "node_id = node1                  # names this node's landing files and WAL\n"
+    "# wal_dir = ./warehouse/_wal/node1\n"
+    "max_body = 16MiB                 # request body on the wire (413 beyond)\n"
+    "max_decoded = 64MiB              # after gzip/zstd decoding (413 beyond)\n"
+    "max_record = 1MiB                # one record (rejected as too_large beyond)\n"
+    "max_connections = 256\n"
+    "header_timeout = 10s             # request headers (and keep-alive idle time)\n"
+    "read_timeout = 30s               # request body\n"
+    "buffer_cap = 256MiB              # buffered + queued bytes before 503 + Retry-After\n"
+    "idempotency_window = 24h\n"
+    "wal_segment_size = 64MiB\n"
+    "compression_level = 1            # zstd level of WAL frames and landing files\n"
+    "auto_create = false              # create unknown tables from their first batch\n"
+    "compact = true                   # run landing compaction in this process\n"
+    "\n"
+    "[defaults]                       # for every table unless it says otherwise\n"
+    "schema_mode = strict             # strict | evolve | ignore\n"
+    "seal_bytes = 5MB                 # seal a partition buffer into a landing file\n"
+    "seal_age = 300s\n"
+    "compact_bytes = 50MB             # compact a partition's pending landing files\n"
+    "compact_age = 15m\n"
+    "target_file_size = 128MB         # Parquet files written by landing compaction\n"
+    "\n"
+    "[table analytics.events]\n"
+    "schema = events.schema.json      # Iceberg schema JSON, used if the table is created\n"
+    "partition = event_type, day(ts)  # partition spec, used if the table is created\n"
+    "schema_mode = evolve\n"
+    "\n"
+    "[token ingest]\n"
+    "secret = change-me               # sent as: Authorization: Bearer change-me\n"
+    "grants = analytics.events        # ns.table, ns.*, * (all tables), admin\n"
+    "\n"
+    "[token ops]\n"
+    "secret = change-me-too\n"
+    "grants = admin, *\n";
+
+const char *floe_server_example_config(void) {
+    return example_config;
+}
+
+static void table_config_init(floe_server_table_config *t) {
+    memset(t, 0, sizeof *t);
+    t->mode = -1;
+    t->seal_bytes = t->seal_age_ms = t->compact_bytes = t->compact_age_ms = -1;
+    t->target_file_size = -1;
+}
+
+static void table_config_free(floe_server_table_config *t) {
+    floe_free(t->name);
+    floe_free(t->schema_path);
+    floe_free(t->partition);
+    table_config_init(t);
+}
+
+void floe_server_config_init(floe_server_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->max_body = 16 << 20;
+    cfg->max_decoded = 64 << 20;
+    cfg->max_record = 1 << 20;
+    cfg->max_connections = 256;
+    cfg->header_timeout_ms = 10000;
+    cfg->read_timeout_ms = 30000;
+    cfg->buffer_cap = 256 << 20;
+    cfg->idempotency_window_ms = 24LL * 3600 * 1000;
+    cfg->wal_segment_bytes = 64 << 20;
+    cfg->compression_level = 1;
+    cfg->compact = true;
+    table_config_init(&cfg->defaults);
+}
+
+static void token_free(floe_server_token *t) {
+    floe_free(t->name);
+    floe_free(t->secret);
+    for (size_t i = 0; i < t->ngrants; i++)
+        floe_free(t->grants[i]);
+    floe_free(t->grants);
+}
+
+void floe_server_config_reset(floe_server_config *cfg) {
+    floe_free(cfg->listen);
+    floe_free(cfg->warehouse);
+    floe_free(cfg->catalog);
+    floe_free(cfg->node_id);
+    floe_free(cfg->wal_dir);
+    table_config_free(&cfg->defaults);
+    for (size_t i = 0; i < cfg->ntables; i++)
+        table_config_free(&cfg->tables[i]);
+    floe_free(cfg->tables);
+    for (size_t i = 0; i < cfg->ntokens; i++)
+        token_free(&cfg->tokens[i]);
+    floe_free(cfg->tokens);
+    floe_server_config_init(cfg);
+}
+
+static bool parse_size(const char *s, int64_t *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    double mul = 1;
+    if (!*end || !strcasecmp(end, "b"))
+        mul = 1;
+    else if (!strcasecmp(end, "kb") || !strcasecmp(end, "kib") || !strcasecmp(end, "k"))
+        mul = 1024.0;
+    else if (!strcasecmp(end, "mb") || !strcasecmp(end, "mib") || !strcasecmp(end, "m"))
+        mul = 1024.0 * 1024;
+    else if (!strcasecmp(end, "gb") || !strcasecmp(end, "gib") || !strcasecmp(end, "g"))
+        mul = 1024.0 * 1024 * 1024;
+    else
+        return false;
+    if (v * mul > 9e18)
+        return false;
+    *out = (int64_t)(v * mul);
+    return true;
+}
+
+static bool parse_duration(const char *s, int64_t *out_ms) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    double mul;
+    if (!strcmp(end, "ms"))
+        mul = 1;
+    else if (!*end || !strcmp(end, "s"))
+        mul = 1000;
+    else if (!strcmp(end, "m") || !strcmp(end, "min"))
+        mul = 60e3;
+    else if (!strcmp(end, "h"))
+        mul = 3600e3;
+    else if (!strcmp(end, "d"))
+        mul = 86400e3;
+    else
+        return false;
+    if (v * mul > 9e15)
+        return false;
+    *out_ms = (int64_t)(v * mul);
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out) {
+    if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcmp(s, "1") ||
+        !strcasecmp(s, "on"))
+        *out = true;
+    else if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcmp(s, "0") ||
+             !strcasecmp(s, "off"))
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+static int parse_mode(const char *s) {
+    if (!strcasecmp(s, "strict"))
+        return FLOE_SCHEMA_STRICT;
+    if (!strcasecmp(s, "evolve"))
+        return FLOE_SCHEMA_EVOLVE;
+    if (!strcasecmp(s, "ignore"))
+        return FLOE_SCHEMA_IGNORE;
+    return -1;
+}
+
+bool srv_valid_table_name(const char *name) {
+    /* namespace levels and the table name: [A-Za-z0-9_-]+ joined by single dots; at
+     * least one dot. These names become path segments, so nothing else is allowed. */
+    size_t n = strlen(name), seg = 0, dots = 0;
+    if (n == 0 || n > 200)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (c == '.') {
+            if (seg == 0)
+                return false;
+            seg = 0;
+            dots++;
+        } else if (isalnum((unsigned char)c) || c == '_' || c == '-') {
+            seg++;
+        } else {
+            return false;
+        }
+    }
+    return seg > 0 && dots > 0;
+}
+
+static int set_dup(char **dst, const char *v, floe_error *err) {
+    char *d = floe_strdup(v);
+    if (!d)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_free(*dst);
+    *dst = d;
+    return 0;
+}
+
+static int split_grants(floe_server_token *t, const char *v, floe_error *err) {
+    for (size_t i = 0; i < t->ngrants; i++)
+        floe_free(t->grants[i]);
+    floe_free(t->grants);
+    t->grants = NULL;
+    t->ngrants = 0;
+    const char *p = v;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        const char *q = p;
+        while (*q && *q != ',' && *q != ' ' && *q != '\t')
+            q++;
+        if (q > p) {
+            char **g = floe_realloc(t->grants, (t->ngrants + 1) * sizeof *g);
+            if (!g)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            t->grants = g;
+            if (!(g[t->ngrants] = floe_strndup(p, (size_t)(q - p))))
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            t->ngrants++;
+        }
+        p = q;
+    }
+    return 0;
+}
+
+static int table_key(floe_server_table_config *t, const char *k, const char *v,
+                     floe_error *err) {
+    int64_t x;
+    if (!strcmp(k, "schema_mode")) {
+        int m = parse_mode(v);
+        if (m < 0)
+            return floe_error_set(err, FLOE_EINVALID, "schema_mode must be strict, evolve "
+                                  "or ignore, not '%s'", v);
+        t->mode = m;
+    } else if (!strcmp(k, "seal_bytes") || !strcmp(k, "compact_bytes") ||
+               !strcmp(k, "target_file_size")) {
+        if (!parse_size(v, &x) || x <= 0)
+            return floe_error_set(err, FLOE_EINVALID, "%s: bad size '%s'", k, v);
+        if (k[0] == 's')
+            t->seal_bytes = x;
+        else if (k[0] == 'c')
+            t->compact_bytes = x;
+        else
+            t->target_file_size = x;
+    } else if (!strcmp(k, "seal_age") || !strcmp(k, "compact_age")) {
+        if (!parse_duration(v, &x))
+            return floe_error_set(err, FLOE_EINVALID, "%s: bad duration '%s'", k, v);
+        if (k[0] == 's')
+            t->seal_age_ms = x;
+        else
+            t->compact_age_ms = x;
+    } else if (!strcmp(k, "schema") && t->name) {
+        return set_dup(&t->schema_path, v, err);
+    } else if (!strcmp(k, "partition") && t->name) {
+        return set_dup(&t->partition, v, err);
+    } else {
+        return floe_error_set(err, FLOE_EINVALID, "unknown key '%s'", k);
+    }
+    return 0;
+}
+
+static int server_key(floe_server_config *c, const char *k, const char *v, floe_error *err) {
+    int64_t x;
+    struct {
+        const char *name;
+        int64_t *dst;
+        int kind; /* 0 size, 1 duration, 2 count */
+    } nums[] = {
+        {"max_body", &c->max_body, 0},
+        {"max_decoded", &c->max_decoded, 0},
+        {"max_record", &c->max_record, 0},
+        {"max_connections", &c->max_connections, 2},
+        {"header_timeout", &c->header_timeout_ms, 1},
+        {"read_timeout", &c->read_timeout_ms, 1},
+        {"buffer_cap", &c->buffer_cap, 0},
+        {"idempotency_window", &c->idempotency_window_ms, 1},
+        {"wal_segment_size", &c->wal_segment_bytes, 0},
+        {"compression_level", &c->compression_level, 2},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (strcmp(k, nums[i].name))
+            continue;
+        bool ok;
+        if (nums[i].kind == 1) {
+            ok = parse_duration(v, &x);
+        } else if (nums[i].kind == 0) {
+            ok = parse_size(v, &x);
+        } else {
+            char *end;
+            long long ll = strtoll(v, &end, 10);
+            ok = end != v && !*end;
+            x = ll;
+        }
+        if (!ok || (nums[i].kind != 2 && x <= 0) || (nums[i].kind == 2 && k[0] == 'm' && x <= 0))
+            return floe_error_set(err, FLOE_EINVALID, "%s: bad value '%s'", k, v);
+        *nums[i].dst = x;
+        return 0;
+    }
+    if (!strcmp(k, "listen"))
+        return set_dup(&c->listen, v, err);
+    if (!strcmp(k, "warehouse"))
+        return set_dup(&c->warehouse, v, err);
+    if (!strcmp(k, "catalog"))
+        return set_dup(&c->catalog, v, err);
+    if (!strcmp(k, "wal_dir"))
+        return set_dup(&c->wal_dir, v, err);
+    if (!strcmp(k, "node_id")) {
+        for (const char *p = v; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '_')
+                return floe_error_set(err, FLOE_EINVALID, "node_id: only letters, digits "
+                                      "and '_' ('%s')", v);
+        if (!*v || strlen(v) > 64)
+            return floe_error_set(err, FLOE_EINVALID, "node_id: 1 to 64 characters");
+        return set_dup(&c->node_id, v, err);
+    }
+    if (!strcmp(k, "auto_create") || !strcmp(k, "compact")) {
+        bool b;
+        if (!parse_bool(v, &b))
+            return floe_error_set(err, FLOE_EINVALID, "%s: expected true or false", k);
+        if (k[0] == 'a')
+            c->auto_create = b;
+        else
+            c->compact = b;
+        return 0;
+    }
+    return floe_error_set(err, FLOE_EINVALID, "unknown key '%s'", k);
+}
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
+                             const char *source, floe_error *err) {
+    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN } sec = SEC_NONE;
+    size_t cur = 0;
+    int rc = 0;
+    char *copy = floe_strndup(text, n);
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char *line = copy;
+    int lineno = 0;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        lineno++;
+        /* comments: '#' at the start or after whitespace */
+        for (char *h = line; *h; h++)
+            if (*h == '#' && (h == line || h[-1] == ' ' || h[-1] == '\t')) {
+                *h = 0;
+                break;
+            }
+        char *l = trim(line);
+        if (!*l)
+            goto next;
+        if (*l == '[') {
+            char *close = strchr(l, ']');
+            if (!close || close[1])
+                FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: bad section header", source, lineno);
+            *close = 0;
+            char *name = trim(l + 1);
+            if (!strcmp(name, "server")) {
+                sec = SEC_SERVER;
+            } else if (!strcmp(name, "defaults")) {
+                sec = SEC_DEFAULTS;
+            } else if (!strncmp(name, "table ", 6) || !strncmp(name, "token ", 6)) {
+                bool is_table = name[1] == 'a';
+                char *id = trim(name + 6);
+                if (is_table && !srv_valid_table_name(id))
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: bad table name '%s' (namespace."
+                              "table, letters, digits, '_' and '-')", source, lineno, id);
+                if (!*id)
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: section needs a name", source,
+                              lineno);
+                if (is_table) {
+                    size_t i;
+                    for (i = 0; i < cfg->ntables && strcmp(cfg->tables[i].name, id); i++)
+                        ;
+                    if (i == cfg->ntables) {
+                        floe_server_table_config *t =
+                            floe_realloc(cfg->tables, (i + 1) * sizeof *t);
+                        if (!t)
+                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                        cfg->tables = t;
+                        table_config_init(&t[i]);
+                        if (!(t[i].name = floe_strdup(id)))
+                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                        cfg->ntables++;
+                    }
+                    cur = i;
+                    sec = SEC_TABLE;
+                } else {
+                    size_t i;
+                    for (i = 0; i < cfg->ntokens && strcmp(cfg->tokens[i].name, id); i++)
+                        ;
+                    if (i == cfg->ntokens) {
+                        floe_server_token *t = floe_realloc(cfg->tokens, (i + 1) * sizeof *t);
+                        if (!t)
+                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                        cfg->tokens = t;
+                        memset(&t[i], 0, sizeof t[i]);
+                        if (!(t[i].name = floe_strdup(id)))
+                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                        cfg->ntokens++;
+                    }
+                    cur = i;
+                    sec = SEC_TOKEN;
+                }
+            } else {
+                FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: unknown section [%s]", source, lineno,
+                          name);
+            }
+            goto next;
+        }
+        char *eq = strchr(l, '=');
+        if (!eq)
+            FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: expected key = value", source, lineno);
+        *eq = 0;
+        char *k = trim(l), *v = trim(eq + 1);
+        switch (sec) {
+        case SEC_NONE:
+            FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: key outside a section", source, lineno);
+        case SEC_SERVER: rc = server_key(cfg, k, v, err); break;
+        case SEC_DEFAULTS: rc = table_key(&cfg->defaults, k, v, err); break;
+        case SEC_TABLE: rc = table_key(&cfg->tables[cur], k, v, err); break;
+        case SEC_TOKEN:
+            if (!strcmp(k, "secret")) {
+                if (strlen(v) < 8)
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: token secrets need at least 8 "
+                              "characters", source, lineno);
+                rc = set_dup(&cfg->tokens[cur].secret, v, err);
+            } else if (!strcmp(k, "grants")) {
+                rc = split_grants(&cfg->tokens[cur], v, err);
+            } else {
+                rc = floe_error_set(err, FLOE_EINVALID, "unknown key '%s'", k);
+            }
+            break;
+        }
+        if (rc < 0) {
+            floe_error_prefix(err, "%s:%d: ", source, lineno);
+            goto done;
+        }
+    next:
+        line = nl ? nl + 1 : NULL;
+    }
+    for (size_t i = 0; i < cfg->ntokens; i++)
+        if (!cfg->tokens[i].secret)
+            FLOE_FAIL(err, FLOE_EINVALID, "%s: [token %s] has no secret", source,
+                      cfg->tokens[i].name);
+done:
+    floe_free(copy);
+    return rc;
+}
+
+int floe_server_config_load(floe_server_config *cfg, const char *path, floe_error *err) {
+    floe_buf b;
+    floe_buf_init(&b, 1 << 20);
+    int rc = floe_io_read_all(path, 1 << 20, &b, err);
+    if (rc == 0)
+        rc = floe_server_config_parse(cfg, (const char *)b.data, b.len, path, err);
+    floe_buf_free(&b);
+    return rc;
+}
+
+static bool is_loopback(const char *listen) {
+    if (!listen)
+        return true;
+    return !strncmp(listen, "127.", 4) || !strncmp(listen, "localhost:", 10) ||
+           !strncmp(listen, "[::1]", 5);
+}
+
+int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
+    if (!is_loopback(cfg->listen) && cfg->ntokens == 0)
+        return floe_error_set(err, FLOE_EINVALID, "listening on %s beyond loopback needs "
+                              "[token] sections in the configuration", cfg->listen);
+    if (cfg->max_record > cfg->max_decoded)
+        return floe_error_set(err, FLOE_EINVALID, "max_record is larger than max_decoded");
+    if (cfg->compression_level < -7 || cfg->compression_level > 19)
+        return floe_error_set(err, FLOE_EINVALID, "compression_level must be -7..19");
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        const floe_server_table_config *t = &cfg->tables[i];
+        if (t->partition && !t->schema_path)
+            return floe_error_set(err, FLOE_EINVALID, "[table %s]: partition needs schema",
+                                  t->name);
+    }
+    return 0;
+}
+
+void floe_server_table_settings(const floe_server_config *cfg, const char *table,
+                                floe_server_table_config *out) {
+    floe_server_table_config r;
+    table_config_init(&r);
+    const floe_server_table_config *own = NULL;
+    for (size_t i = 0; table && i < cfg->ntables; i++)
+        if (!strcmp(cfg->tables[i].name, table))
+            own = &cfg->tables[i];
+    const floe_server_table_config *d = &cfg->defaults;
+#define PICK(f, dflt) r.f = own && own->f >= 0 ? own->f : d->f >= 0 ? d->f : (dflt)
+    PICK(mode, FLOE_SCHEMA_STRICT);
+    PICK(seal_bytes, 5LL << 20);
+    PICK(seal_age_ms, 300000);
+    PICK(compact_bytes, 50LL << 20);
+    PICK(compact_age_ms, 15LL * 60000);
+    PICK(target_file_size, 128LL << 20);
+#undef PICK
+    r.name = own ? own->name : NULL;
+    r.schema_path = own ? own->schema_path : NULL;
+    r.partition = own ? own->partition : NULL;
+    *out = r;
+}
+
+static int dup_opt(char **dst, const char *src) {
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = floe_strdup(src);
+    return *dst ? 0 : FLOE_ENOMEM;
+}
+
+static int table_config_copy(const floe_server_table_config *src, floe_server_table_config *dst) {
+    *dst = *src;
+    dst->name = dst->schema_path = dst->partition = NULL;
+    if (dup_opt(&dst->name, src->name) < 0 || dup_opt(&dst->schema_path, src->schema_path) < 0 ||
+        dup_opt(&dst->partition, src->partition) < 0)
+        return FLOE_ENOMEM;
+    return 0;
+}
+
+int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err) {
+    floe_server_config_init(dst);
+    floe_server_config c = *src;
+    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = NULL;
+    c.tables = NULL;
+    c.tokens = NULL;
+    c.ntables = c.ntokens = 0;
+    table_config_init(&c.defaults);
+    *dst = c;
+    if (dup_opt(&dst->listen, src->listen) < 0 || dup_opt(&dst->warehouse, src->warehouse) < 0 ||
+        dup_opt(&dst->catalog, src->catalog) < 0 || dup_opt(&dst->node_id, src->node_id) < 0 ||
+        dup_opt(&dst->wal_dir, src->wal_dir) < 0 ||
+        table_config_copy(&src->defaults, &dst->defaults) < 0)
+        goto nomem;
+    if (src->ntables) {
+        dst->tables = floe_calloc(src->ntables, sizeof *dst->tables);
+        if (!dst->tables)
+            goto nomem;
+        for (size_t i = 0; i < src->ntables; i++) {
+            dst->ntables++;
+            if (table_config_copy(&src->tables[i], &dst->tables[i]) < 0)
+                goto nomem;
+        }
+    }
+    if (src->ntokens) {
+        dst->tokens = floe_calloc(src->ntokens, sizeof *dst->tokens);
+        if (!dst->tokens)
+            goto nomem;
+        for (size_t i = 0; i < src->ntokens; i++) {
+            floe_server_token *t = &dst->tokens[i];
+            dst->ntokens++;
+            if (dup_opt(&t->name, src->tokens[i].name) < 0 ||
+                dup_opt(&t->secret, src->tokens[i].secret) < 0)
+                goto nomem;
+            if (src->tokens[i].ngrants) {
+                t->grants = floe_calloc(src->tokens[i].ngrants, sizeof *t->grants);
+                if (!t->grants)
+                    goto nomem;
+                for (size_t g = 0; g < src->tokens[i].ngrants; g++) {
+                    t->ngrants++;
+                    if (dup_opt(&t->grants[g], src->tokens[i].grants[g]) < 0)
+                        goto nomem;
+                }
+            }
+        }
+    }
+    return 0;
+nomem:
+    floe_server_config_reset(dst);
+    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}

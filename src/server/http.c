@@ -1,0 +1,584 @@
+/*
+ * http.c - the HTTP face of `floe serve` on libmicrohttpd: routes, bearer tokens with
+ * per-table grants, request limits, /healthz, /metrics, and a watchdog for slow clients.
+ *
+ * libmicrohttpd runs one thread per connection (capped by max_connections), so a request
+ * may block until the WAL fsync that covers its frame without holding anyone else up, and
+ * many requests waiting at once is what makes group commit effective.
+ *
+ * Slow clients: libmicrohttpd's own timeout only closes idle connections; a client that
+ * trickles bytes would hold its thread forever. The watchdog tracks each connection's
+ * phase (waiting for headers, reading the body) and shuts the socket down when a phase
+ * outlasts header_timeout / read_timeout. Waiting for the next request on a keep-alive
+ * connection counts as waiting for headers.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "floe/quarantine.h"
+#include "server_internal.h"
+
+const double srv_lat_bounds_ms[SRV_LAT_BUCKETS] = {1,   2,   5,    10,   20,   50,   100,
+                                                   200, 500, 1000, 2000, 5000, 10000, 30000};
+
+enum { PHASE_HEADERS = 0, PHASE_BODY = 1, PHASE_BUSY = 2 };
+
+typedef struct conn_state {
+    struct conn_state *prev, *next;
+    int fd;
+    _Atomic int phase;
+    _Atomic int64_t since_ms;
+    bool shut;
+} conn_state;
+
+enum { REQ_EVENTS = 1, REQ_FLUSH };
+
+typedef struct req_state {
+    int kind;
+    char table[256];
+    char *key;
+    char encoding[16];
+    bool too_large;
+    floe_buf body;
+    int64_t start_ns;
+    conn_state *cs;
+} req_state;
+
+static void free_answer(void *p) {
+    floe_free(p);
+}
+
+static void count_status(floe_server *s, int status) {
+    int cls = status < 300 ? 0 : status == 401 || status == 403 ? 2 : status == 413 ? 3
+              : status == 429 || status == 503                  ? 4
+              : status >= 500                                   ? 5
+                                                                : 1;
+    atomic_fetch_add(&s->m.requests[cls], 1);
+}
+
+static enum MHD_Result respond(floe_server *s, struct MHD_Connection *c, int status,
+                               char *body, size_t len, const char *ctype, int retry_after) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
+        len, body, free_answer);
+    if (!resp) {
+        floe_free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    if (retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", retry_after);
+        MHD_add_response_header(resp, "Retry-After", ra);
+    }
+    if (status == 401)
+        MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"floe\"");
+    count_status(s, status);
+    enum MHD_Result r = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static enum MHD_Result respond_error(floe_server *s, struct MHD_Connection *c, int status,
+                                     const char *msg, int retry_after) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "{\"error\":{\"status\":%d,\"message\":", status);
+    floe_json_append_string(&b, (const uint8_t *)msg, strlen(msg));
+    floe_buf_printf(&b, "}}");
+    size_t len = 0;
+    char *body = floe_buf_detach(&b, &len);
+    if (!body)
+        return MHD_NO;
+    return respond(s, c, status, body, len, "application/json", retry_after);
+}
+
+/* Constant-time comparison: the time taken must not reveal how much of a token matched. */
+static bool secret_equal(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = (unsigned char)(la != lb);
+    for (size_t i = 0; i < lb; i++)
+        d |= (unsigned char)(a[i % (la ? la : 1)] ^ b[i]);
+    return d == 0;
+}
+
+static bool grant_matches(const char *g, const char *table) {
+    if (!strcmp(g, "*"))
+        return true;
+    size_t gl = strlen(g);
+    if (gl >= 2 && g[gl - 2] == '.' && g[gl - 1] == '*')
+        return !strncmp(table, g, gl - 1) && strchr(table + gl - 1, '.') == NULL;
+    return !strcmp(g, table);
+}
+
+/* 0 ok, 401 or 403. table NULL = the "admin" grant is needed. */
+static int authorize(floe_server *s, struct MHD_Connection *c, const char *table) {
+    int status = 401;
+    pthread_mutex_lock(&s->cfg_mu);
+    if (s->cfg.ntokens == 0) {
+        status = 0; /* loopback without tokens (floe_server_config_check) */
+        goto done;
+    }
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        goto done;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    for (size_t i = 0; i < s->cfg.ntokens; i++) {
+        const floe_server_token *t = &s->cfg.tokens[i];
+        if (!secret_equal(t->secret, h))
+            continue;
+        status = 403;
+        for (size_t g = 0; g < t->ngrants; g++)
+            if (table ? grant_matches(t->grants[g], table) : !strcmp(t->grants[g], "admin"))
+                status = 0;
+        break;
+    }
+done:
+    pthread_mutex_unlock(&s->cfg_mu);
+    return status;
+}
+
+static bool media_type_ok(const char *ct) {
+    static const char *ok[] = {"application/x-ndjson", "application/ndjson",
+                               "application/jsonl", "application/json",
+                               "application/x-jsonlines"};
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strlen(ok[i]) == n && !strncasecmp(ct, ok[i], n))
+            return true;
+    return false;
+}
+
+static bool key_ok(const char *k) {
+    size_t n = strlen(k);
+    if (n == 0 || n > 128)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (k[i] < 0x21 || k[i] > 0x7e)
+            return false;
+    return true;
+}
+
+/* ---- metrics ------------------------------------------------------------------------ */
+
+static char *metrics_text(floe_server *s, size_t *len) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "# TYPE floe_events_accepted_total counter\n"
+                        "# TYPE floe_events_rejected_total counter\n"
+                        "# TYPE floe_bytes_accepted_total counter\n"
+                        "# TYPE floe_bytes_rejected_total counter\n"
+                        "# TYPE floe_unknown_fields_total counter\n"
+                        "# TYPE floe_schema_updates_total counter\n");
+    pthread_mutex_lock(&s->tables_mu);
+    for (size_t i = 0; i < s->ntables; i++) {
+        srv_table *t = s->tables[i];
+        const char *n = t->name; /* names are [A-Za-z0-9_.-]: no label escaping needed */
+        floe_buf_printf(&b,
+                        "floe_events_accepted_total{table=\"%s\"} %llu\n"
+                        "floe_events_rejected_total{table=\"%s\"} %llu\n"
+                        "floe_bytes_accepted_total{table=\"%s\"} %llu\n"
+                        "floe_bytes_rejected_total{table=\"%s\"} %llu\n"
+                        "floe_unknown_fields_total{table=\"%s\"} %llu\n"
+                        "floe_schema_updates_total{table=\"%s\"} %llu\n",
+                        n, (unsigned long long)atomic_load(&t->events_accepted), n,
+                        (unsigned long long)atomic_load(&t->events_rejected), n,
+                        (unsigned long long)atomic_load(&t->bytes_accepted), n,
+                        (unsigned long long)atomic_load(&t->bytes_rejected), n,
+                        (unsigned long long)atomic_load(&t->unknown_fields), n,
+                        (unsigned long long)atomic_load(&t->schema_updates));
+    }
+    pthread_mutex_unlock(&s->tables_mu);
+    int64_t oldest = atomic_load(&s->land.oldest_pending_ms);
+    double lag = oldest ? (double)(floe_wall_ms() - oldest) / 1000.0 : 0.0;
+    floe_buf_printf(&b,
+                    "# TYPE floe_buffered_bytes gauge\nfloe_buffered_bytes %lld\n"
+                    "# TYPE floe_wal_queued_bytes gauge\nfloe_wal_queued_bytes %lld\n"
+                    "# TYPE floe_pending_landing_files gauge\nfloe_pending_landing_files %lld\n"
+                    "# TYPE floe_pending_landing_bytes gauge\nfloe_pending_landing_bytes %lld\n"
+                    "# TYPE floe_compaction_lag_seconds gauge\nfloe_compaction_lag_seconds %.3f\n"
+                    "# TYPE floe_landing_files_sealed_total counter\n"
+                    "floe_landing_files_sealed_total %llu\n"
+                    "# TYPE floe_wal_fsyncs_total counter\nfloe_wal_fsyncs_total %llu\n"
+                    "# TYPE floe_wal_frames_total counter\nfloe_wal_frames_total %llu\n"
+                    "# TYPE floe_compactions_total counter\nfloe_compactions_total %llu\n"
+                    "# TYPE floe_commits_total counter\nfloe_commits_total %llu\n"
+                    "# TYPE floe_commit_conflicts_total counter\nfloe_commit_conflicts_total %llu\n"
+                    "# TYPE floe_commit_retries_total counter\nfloe_commit_retries_total %llu\n"
+                    "# TYPE floe_commit_failures_total counter\nfloe_commit_failures_total %llu\n"
+                    "# TYPE floe_idempotent_replays_total counter\n"
+                    "floe_idempotent_replays_total %llu\n",
+                    (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
+                    (long long)atomic_load(&s->land.pending_files),
+                    (long long)atomic_load(&s->land.pending_bytes), lag,
+                    (unsigned long long)atomic_load(&s->m.sealed_files),
+                    (unsigned long long)atomic_load(&s->m.wal_fsyncs),
+                    (unsigned long long)atomic_load(&s->m.wal_frames),
+                    (unsigned long long)atomic_load(&s->m.compactions),
+                    (unsigned long long)atomic_load(&s->m.commits),
+                    (unsigned long long)atomic_load(&s->m.conflicts),
+                    (unsigned long long)atomic_load(&s->m.retries),
+                    (unsigned long long)atomic_load(&s->m.commit_failures),
+                    (unsigned long long)atomic_load(&s->m.idempotent_replays));
+    static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
+    floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
+    for (int i = 0; i < 6; i++)
+        floe_buf_printf(&b, "floe_http_requests_total{class=\"%s\"} %llu\n", cls[i],
+                        (unsigned long long)atomic_load(&s->m.requests[i]));
+    floe_buf_printf(&b, "# TYPE floe_ingest_request_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < SRV_LAT_BUCKETS; i++) {
+        cum += atomic_load(&s->m.lat[i]);
+        floe_buf_printf(&b, "floe_ingest_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                        srv_lat_bounds_ms[i] / 1000.0, (unsigned long long)cum);
+    }
+    cum += atomic_load(&s->m.lat[SRV_LAT_BUCKETS]);
+    floe_buf_printf(&b, "floe_ingest_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+                        "floe_ingest_request_duration_seconds_sum %.6f\n"
+                        "floe_ingest_request_duration_seconds_count %llu\n",
+                    (unsigned long long)cum,
+                    (double)atomic_load(&s->m.lat_sum_us) / 1e6,
+                    (unsigned long long)atomic_load(&s->m.lat_count));
+    return floe_buf_detach(&b, len);
+}
+
+/* ---- the request handler ------------------------------------------------------------- */
+
+static conn_state *conn_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? (conn_state *)ci->socket_context : NULL;
+}
+
+static void set_phase(conn_state *cs, int phase) {
+    if (!cs)
+        return;
+    atomic_store(&cs->since_ms, floe_wall_ms());
+    atomic_store(&cs->phase, phase);
+}
+
+static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, const char *url,
+                                  const char *method, req_state *r) {
+    if (!strcmp(method, "GET") && !strcmp(url, "/healthz")) {
+        char *ok = floe_strdup(atomic_load(&s->stopping) ? "stopping\n" : "ok\n");
+        if (!ok)
+            return MHD_NO;
+        return respond(s, c, atomic_load(&s->stopping) ? 503 : 200, ok, strlen(ok),
+                       "text/plain", 0);
+    }
+    if (!strcmp(method, "GET") && !strcmp(url, "/metrics")) {
+        size_t len = 0;
+        char *m = metrics_text(s, &len);
+        if (!m)
+            return MHD_NO;
+        return respond(s, c, 200, m, len, "text/plain; version=0.0.4", 0);
+    }
+    if (!strcmp(url, "/v1/admin/flush")) {
+        if (strcmp(method, "POST"))
+            return respond_error(s, c, 405, "use POST", 0);
+        int a = authorize(s, c, NULL);
+        if (a)
+            return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
+                                                   : "the token lacks the admin grant", 0);
+        r->kind = REQ_FLUSH;
+        return MHD_YES;
+    }
+    static const char prefix[] = "/v1/tables/", suffix[] = "/events";
+    size_t ul = strlen(url), pl = sizeof prefix - 1, sl = sizeof suffix - 1;
+    if (ul <= pl + sl || strncmp(url, prefix, pl) || strcmp(url + ul - sl, suffix))
+        return respond_error(s, c, 404, "no such endpoint", 0);
+    size_t tl = ul - pl - sl;
+    if (tl >= sizeof r->table)
+        return respond_error(s, c, 404, "no such table", 0);
+    memcpy(r->table, url + pl, tl);
+    r->table[tl] = 0;
+    if (strcmp(method, "POST"))
+        return respond_error(s, c, 405, "use POST", 0);
+    if (atomic_load(&s->stopping))
+        return respond_error(s, c, 503, "the server is stopping", 5);
+    int a = authorize(s, c, r->table);
+    if (a)
+        return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
+                                               : "the token has no grant for this table", 0);
+    if (!srv_valid_table_name(r->table))
+        return respond_error(s, c, 404, "no such table (names are namespace.table of "
+                             "letters, digits, '_' and '-')", 0);
+    if (!media_type_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
+        return respond_error(s, c, 415, "Content-Type must be application/x-ndjson or "
+                             "application/json", 0);
+    const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (!enc || !*enc || !strcasecmp(enc, "identity"))
+        enc = "identity";
+    else if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && strcasecmp(enc, "zstd"))
+        return respond_error(s, c, 415, "Content-Encoding must be gzip, zstd or identity", 0);
+    snprintf(r->encoding, sizeof r->encoding, "%s", enc);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)s->cfg.max_body)
+        return respond_error(s, c, 413, "request body too large", 0);
+    const char *key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (key) {
+        if (!key_ok(key))
+            return respond_error(s, c, 400, "Idempotency-Key must be 1 to 128 printable "
+                                 "ASCII characters", 0);
+        if (!(r->key = floe_strdup(key)))
+            return MHD_NO;
+    }
+    if (!s->cfg.auto_create && !srv_table_find(s, r->table)) {
+        floe_error e;
+        floe_error_clear(&e);
+        srv_table *t;
+        int rc = srv_table_get(s, r->table, NULL, 0, &t, &e);
+        if (rc == FLOE_ENOTFOUND)
+            return respond_error(s, c, 404, "no such table", 0);
+        if (rc < 0)
+            return respond_error(s, c, 500, e.msg, 0);
+    }
+    r->kind = REQ_EVENTS;
+    floe_buf_init(&r->body, (size_t)s->cfg.max_body);
+    return MHD_YES;
+}
+
+static enum MHD_Result finish_events(floe_server *s, struct MHD_Connection *c, req_state *r) {
+    if (r->too_large)
+        return respond_error(s, c, 413, "request body too large", 0);
+    floe_buf decoded;
+    floe_buf_init(&decoded, 0);
+    const uint8_t *body = r->body.data;
+    size_t n = r->body.len;
+    if (strcmp(r->encoding, "identity")) {
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = srv_decode_body(body, n, r->encoding, (size_t)s->cfg.max_decoded, &decoded, &e);
+        if (rc < 0) {
+            floe_buf_free(&decoded);
+            return respond_error(s, c, rc == FLOE_ELIMIT ? 413 : rc == FLOE_ENOMEM ? 500 : 400,
+                                 e.msg, 0);
+        }
+        /* the encoded body is no longer needed: do not hold both */
+        floe_buf_free(&r->body);
+        body = decoded.data;
+        n = decoded.len;
+    } else if (n > (size_t)s->cfg.max_decoded) {
+        return respond_error(s, c, 413, "request body too large", 0);
+    }
+    char source[300];
+    snprintf(source, sizeof source, "http:%s", r->table);
+    srv_post post = {.table = r->table, .key = r->key, .body = body ? body : (const uint8_t *)"",
+                     .n = n, .is_array_ok = true, .source = source};
+    char *ans = NULL;
+    size_t alen = 0;
+    int retry = 0;
+    atomic_fetch_add(&s->inflight, 1);
+    int status = srv_ingest(s, &post, &ans, &alen, &retry);
+    atomic_fetch_sub(&s->inflight, 1);
+    floe_buf_free(&decoded);
+    floe_buf_free(&r->body);
+    if (!ans)
+        return MHD_NO;
+    return respond(s, c, status, ans, alen, "application/json", retry);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+    (void)version;
+    floe_server *s = cls;
+    req_state *r = *con_cls;
+    if (!r) {
+        r = floe_calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        *con_cls = r;
+        r->start_ns = floe_now_ns();
+        r->cs = conn_of(c);
+        set_phase(r->cs, PHASE_BODY);
+        return first_call(s, c, url, method, r);
+    }
+    if (*upload_data_size) {
+        if (r->kind == REQ_EVENTS && !r->too_large &&
+            floe_buf_append(&r->body, upload_data, *upload_data_size) < 0) {
+            r->too_large = true; /* discard the rest; answer 413 at the end */
+            floe_buf_free(&r->body);
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    set_phase(r->cs, PHASE_BUSY);
+    if (r->kind == REQ_FLUSH) {
+        const char *cp = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "compact");
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_server_flush(s, cp && strcmp(cp, "0"), &e);
+        if (rc < 0)
+            return respond_error(s, c, 500, e.msg, 0);
+        char *ok = floe_strdup("{\"flushed\":true}");
+        return ok ? respond(s, c, 200, ok, strlen(ok), "application/json", 0) : MHD_NO;
+    }
+    if (r->kind == REQ_EVENTS)
+        return finish_events(s, c, r);
+    return MHD_NO;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    (void)toe;
+    floe_server *s = cls;
+    req_state *r = *con_cls;
+    set_phase(conn_of(c), PHASE_HEADERS); /* keep-alive: the next request's headers */
+    if (!r)
+        return;
+    if (r->kind == REQ_EVENTS) {
+        int64_t us = (floe_now_ns() - r->start_ns) / 1000;
+        double ms = (double)us / 1000.0;
+        int b = 0;
+        while (b < SRV_LAT_BUCKETS && ms > srv_lat_bounds_ms[b])
+            b++;
+        atomic_fetch_add(&s->m.lat[b], 1);
+        atomic_fetch_add(&s->m.lat_sum_us, (uint64_t)us);
+        atomic_fetch_add(&s->m.lat_count, 1);
+    }
+    floe_buf_free(&r->body);
+    floe_free(r->key);
+    floe_free(r);
+    *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    floe_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_state *cs = floe_calloc(1, sizeof *cs);
+        if (!cs)
+            return;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        cs->fd = ci ? ci->connect_fd : -1;
+        atomic_store(&cs->phase, PHASE_HEADERS);
+        atomic_store(&cs->since_ms, floe_wall_ms());
+        pthread_mutex_lock(&s->conn_mu);
+        cs->next = s->conns;
+        if (cs->next)
+            cs->next->prev = cs;
+        s->conns = cs;
+        pthread_mutex_unlock(&s->conn_mu);
+        *socket_context = cs;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_state *cs = *socket_context;
+        if (!cs)
+            return;
+        /* under the lock: the watchdog never touches an fd after it is closed */
+        pthread_mutex_lock(&s->conn_mu);
+        if (cs->prev)
+            cs->prev->next = cs->next;
+        else
+            s->conns = cs->next;
+        if (cs->next)
+            cs->next->prev = cs->prev;
+        pthread_mutex_unlock(&s->conn_mu);
+        floe_free(cs);
+        *socket_context = NULL;
+    }
+}
+
+static void *watchdog_main(void *arg) {
+    floe_server *s = arg;
+    while (!atomic_load(&s->watch_stop)) {
+        usleep(200000);
+        int64_t now = floe_wall_ms();
+        pthread_mutex_lock(&s->conn_mu);
+        for (conn_state *cs = s->conns; cs; cs = cs->next) {
+            int ph = atomic_load(&cs->phase);
+            int64_t age = now - atomic_load(&cs->since_ms);
+            int64_t limit = ph == PHASE_HEADERS ? s->cfg.header_timeout_ms
+                            : ph == PHASE_BODY  ? s->cfg.read_timeout_ms
+                                                : INT64_MAX;
+            if (!cs->shut && cs->fd >= 0 && age > limit) {
+                shutdown(cs->fd, SHUT_RDWR);
+                cs->shut = true;
+            }
+        }
+        pthread_mutex_unlock(&s->conn_mu);
+    }
+    return NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *err) {
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        return floe_error_set(err, FLOE_EINVALID, "listen: expected host:port, not '%s'",
+                              listen);
+    char host[64];
+    size_t hl = (size_t)(colon - listen);
+    if (hl >= sizeof host)
+        return floe_error_set(err, FLOE_EINVALID, "listen: host too long");
+    memcpy(host, listen, hl);
+    host[hl] = 0;
+    if (!strcmp(host, "localhost"))
+        strcpy(host, "127.0.0.1");
+    if (!*host)
+        strcpy(host, "0.0.0.0");
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535 || end == colon + 1)
+        return floe_error_set(err, FLOE_EINVALID, "listen: bad port in '%s'", listen);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return floe_error_set(err, FLOE_EINVALID, "listen: '%s' is not an IPv4 address", host);
+    sa->sin_port = htons((uint16_t)port);
+    return 0;
+}
+
+int srv_http_start(floe_server *s, floe_error *err) {
+    struct sockaddr_in sa;
+    FLOE_FORWARD_IF_ERROR(parse_listen(s->cfg.listen, &sa, err));
+    unsigned timeout_s = (unsigned)((s->cfg.header_timeout_ms + s->cfg.read_timeout_ms) / 1000 + 1);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ITC |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_END);
+    if (!d)
+        return floe_error_set(err, FLOE_EIO, "cannot listen on %s", s->cfg.listen);
+    s->mhd = d;
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : ntohs(sa.sin_port);
+    if (pthread_create(&s->watch_thr, NULL, watchdog_main, s) == 0)
+        s->watch_started = true;
+    return 0;
+}
+
+void srv_http_stop(floe_server *s) {
+    if (s->mhd) {
+        /* stop taking connections first, then let in-flight requests finish */
+        MHD_quiesce_daemon(s->mhd);
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+    }
+    if (s->watch_started) {
+        atomic_store(&s->watch_stop, true);
+        pthread_join(s->watch_thr, NULL);
+        s->watch_started = false;
+    }
+}

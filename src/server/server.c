@@ -1,0 +1,177 @@
+/*
+ * server.c - the life of a `floe serve` process: open (recovery), reload, flush, close.
+ *
+ * Start order: landing index (reconcile files), WAL replay into the buffers, configured
+ * tables, then the threads (WAL writer, sealer, compactor) and last the HTTP listener, so
+ * no request is taken before recovery is complete.
+ *
+ * Stop order (SIGTERM): stop taking connections and let in-flight requests finish (their
+ * frames reach the WAL), stop the WAL writer, let the compactor finish its partition,
+ * seal every buffer, store the idempotency answers, delete the WAL segments.
+ */
+#include <string.h>
+
+#include "floe/io.h"
+#include "server_internal.h"
+
+static void server_free(floe_server *s) {
+    if (s->catalog)
+        floe_catalog_close(s->catalog);
+    srv_landing_close(s);
+    for (size_t i = 0; i < s->ntables; i++)
+        srv_table_free(s->tables[i]);
+    floe_free(s->tables);
+    floe_server_config_reset(&s->cfg);
+    for (size_t i = 0; i < s->nold_cfgs; i++)
+        floe_server_config_reset(&s->old_cfgs[i]);
+    floe_free(s->old_cfgs);
+    floe_free(s->node);
+    floe_free(s->warehouse);
+    floe_free(s->wal_dir);
+    floe_free(s->landing_root);
+    floe_free(s->quarantine_root);
+    pthread_mutex_destroy(&s->cfg_mu);
+    pthread_mutex_destroy(&s->cat_mu);
+    pthread_mutex_destroy(&s->tables_mu);
+    pthread_mutex_destroy(&s->wal.mu);
+    pthread_cond_destroy(&s->wal.cv_work);
+    pthread_cond_destroy(&s->wal.cv_done);
+    pthread_mutex_destroy(&s->land.mu);
+    pthread_mutex_destroy(&s->land.idx_mu);
+    pthread_cond_destroy(&s->land.cv);
+    pthread_cond_destroy(&s->land.cv_flush);
+    pthread_cond_destroy(&s->land.cv_idem);
+    pthread_mutex_destroy(&s->comp_mu);
+    pthread_cond_destroy(&s->comp_cv);
+    pthread_mutex_destroy(&s->conn_mu);
+    floe_free(s);
+}
+
+static void stop_threads(floe_server *s) {
+    atomic_store(&s->stopping, true);
+    srv_http_stop(s);
+    srv_wal_stop(s);
+    srv_compactor_stop(s);
+    srv_landing_stop(s);
+}
+
+int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hooks,
+                     floe_server **out, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_server_config_check(cfg, err));
+    floe_server *s = floe_calloc(1, sizeof *s);
+    if (!s)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    char *db = NULL;
+    pthread_mutex_init(&s->cfg_mu, NULL);
+    pthread_mutex_init(&s->cat_mu, NULL);
+    pthread_mutex_init(&s->tables_mu, NULL);
+    pthread_mutex_init(&s->wal.mu, NULL);
+    pthread_cond_init(&s->wal.cv_work, NULL);
+    pthread_cond_init(&s->wal.cv_done, NULL);
+    pthread_mutex_init(&s->land.mu, NULL);
+    pthread_mutex_init(&s->land.idx_mu, NULL);
+    pthread_cond_init(&s->land.cv, NULL);
+    pthread_cond_init(&s->land.cv_flush, NULL);
+    pthread_cond_init(&s->land.cv_idem, NULL);
+    pthread_mutex_init(&s->comp_mu, NULL);
+    pthread_cond_init(&s->comp_cv, NULL);
+    pthread_mutex_init(&s->conn_mu, NULL);
+    s->wal.fd = -1;
+    if (hooks)
+        s->hooks = *hooks;
+    FLOE_CHECK(srv_config_copy(cfg, &s->cfg, err));
+    if (!s->cfg.listen && !(s->cfg.listen = floe_strdup("127.0.0.1:8080")))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    s->warehouse = floe_strdup(cfg->warehouse ? cfg->warehouse : "./warehouse");
+    s->node = floe_strdup(cfg->node_id ? cfg->node_id : "node1");
+    if (!s->warehouse || !s->node)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    s->wal_dir = cfg->wal_dir ? floe_strdup(cfg->wal_dir)
+                              : floe_asprintf("%s/_wal/%s", s->warehouse, s->node);
+    s->landing_root = floe_asprintf("%s/_landing", s->warehouse);
+    s->quarantine_root = floe_asprintf("%s/_quarantine", s->warehouse);
+    if (!s->wal_dir || !s->landing_root || !s->quarantine_root)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_io_mkdirs(s->warehouse, err));
+    if (cfg->catalog)
+        db = floe_strdup(!strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
+                                                                : cfg->catalog);
+    else
+        db = floe_asprintf("%s/catalog.db", s->warehouse);
+    if (!db)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_catalog_open_sqlite(db, "default", s->warehouse, &s->catalog, err));
+    FLOE_CHECK(srv_landing_open(s, err));
+    FLOE_CHECK(srv_wal_open(s, err));
+    FLOE_CHECK(srv_table_load_configured(s, err));
+    FLOE_CHECK(srv_wal_start(s, err));
+    FLOE_CHECK(srv_landing_start(s, err));
+    FLOE_CHECK(srv_compactor_start(s, err));
+    FLOE_CHECK(srv_http_start(s, err));
+    *out = s;
+    s = NULL;
+done:
+    floe_free(db);
+    if (s) {
+        stop_threads(s);
+        server_free(s);
+    }
+    return rc;
+}
+
+uint16_t floe_server_port(const floe_server *s) {
+    return s->port;
+}
+
+int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err) {
+    floe_server_config fresh;
+    FLOE_FORWARD_IF_ERROR(srv_config_copy(cfg, &fresh, err));
+    floe_server_config *olds = floe_realloc(s->old_cfgs, (s->nold_cfgs + 1) * sizeof *olds);
+    if (!olds) {
+        floe_server_config_reset(&fresh);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    s->old_cfgs = olds;
+    pthread_mutex_lock(&s->cfg_mu);
+    /* tokens and table settings move to the new values; the rest stays (restart) */
+    floe_server_config *keep = &s->old_cfgs[s->nold_cfgs++];
+    floe_server_config_init(keep);
+    keep->tokens = s->cfg.tokens;
+    keep->ntokens = s->cfg.ntokens;
+    keep->tables = s->cfg.tables;
+    keep->ntables = s->cfg.ntables;
+    keep->defaults = s->cfg.defaults;
+    s->cfg.tokens = fresh.tokens;
+    s->cfg.ntokens = fresh.ntokens;
+    s->cfg.tables = fresh.tables;
+    s->cfg.ntables = fresh.ntables;
+    s->cfg.defaults = fresh.defaults;
+    s->cfg.buffer_cap = fresh.buffer_cap;
+    s->cfg.idempotency_window_ms = fresh.idempotency_window_ms;
+    fresh.tokens = NULL;
+    fresh.ntokens = 0;
+    fresh.tables = NULL;
+    fresh.ntables = 0;
+    memset(&fresh.defaults, 0, sizeof fresh.defaults);
+    pthread_mutex_unlock(&s->cfg_mu);
+    floe_server_config_reset(&fresh);
+    return 0;
+}
+
+int floe_server_flush(floe_server *s, bool compact, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
+    if (compact)
+        FLOE_FORWARD_IF_ERROR(srv_compactor_run_now(s, err));
+    return 0;
+}
+
+int floe_server_close(floe_server *s, floe_error *err) {
+    (void)err;
+    if (!s)
+        return 0;
+    stop_threads(s);
+    srv_landing_release_all(s);
+    server_free(s);
+    return 0;
+}

@@ -1,0 +1,277 @@
+/*
+ * server_internal.h - the parts of `floe serve` and how they share state.
+ *
+ *   http.c      libmicrohttpd glue: routes, auth, limits, watchdog for slow clients,
+ *               /metrics
+ *   ingest.c    one POST: decode, shred-validate, route to partitions, build the frame
+ *   wal.c       the WAL writer thread (group commit), segments, replay at start
+ *   landing.c   partition buffers, the sealer thread, the landing index (SQLite),
+ *               idempotency answers, WAL segment release
+ *   compactor.c the landing compactor thread and the stand-in commit hook
+ *   tables.c    the tables served: load or create through the catalog, schema modes
+ *   config.c    the configuration file
+ *   server.c    open (recovery), reload, flush, close
+ *
+ * Locks (never taken in the reverse order): tables_mu -> table.pool_mu;
+ * wal.mu; land.mu -> idx.mu; cfg_mu alone; cat_mu alone (catalog and table objects).
+ *
+ * Landing file state machine (DESIGN.md):
+ *
+ *   open (in WAL + buffer) --seal: landing_seal()--> sealed (file fsynced)
+ *     --register: index_register()--> pending --lease: compact_partition()--> compacting
+ *     --hook ok--> committed;  compacting --hook failed / lease expired / restart--> pending
+ *
+ * A WAL segment is deleted (landing_release_segments) once no buffer holds a record from
+ * it, the answers in it are in the index, and it is not the segment being written.
+ */
+#ifndef FLOE_SERVER_INTERNAL_H
+#define FLOE_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sqlite3.h>
+
+#include "floe/catalog.h"
+#include "floe/json.h"
+#include "floe/partition.h"
+#include "floe/server.h"
+#include "floe/table.h"
+#include "frame.h"
+
+typedef struct floe_server floe_server;
+
+/* ---- metrics -------------------------------------------------------------------- */
+#define SRV_LAT_BUCKETS 14
+extern const double srv_lat_bounds_ms[SRV_LAT_BUCKETS];
+
+typedef struct srv_metrics {
+    _Atomic uint64_t requests[6];  /* by class: 2xx 4xx(other) 401/403 413 429/503 5xx */
+    _Atomic uint64_t lat[SRV_LAT_BUCKETS + 1];
+    _Atomic uint64_t lat_sum_us, lat_count;
+    _Atomic uint64_t wal_frames, wal_fsyncs, wal_bytes;
+    _Atomic uint64_t sealed_files, sealed_bytes;
+    _Atomic uint64_t commits, conflicts, retries, commit_failures, compactions;
+    _Atomic uint64_t idempotent_replays;
+} srv_metrics;
+
+/* ---- tables ---------------------------------------------------------------------- */
+typedef struct srv_scratch srv_scratch;
+
+typedef struct srv_table {
+    char *name;             /* "ns.table" */
+    char *ns, *tname;
+    char *location;         /* table root (data files go to <location>/data/...) */
+    pthread_rwlock_t schema_lock; /* schema/spec swap on evolve */
+    floe_schema *schema;
+    floe_partition_spec *spec;
+    int schema_gen;         /* bumps on every schema change */
+    floe_schema **old_schemas; /* kept alive until close (scratches may still use them) */
+    size_t nold;
+    pthread_mutex_t pool_mu;
+    srv_scratch *pool;
+    pthread_mutex_t evolve_mu;
+    _Atomic uint64_t events_accepted, events_rejected, bytes_accepted, bytes_rejected;
+    _Atomic uint64_t unknown_fields, schema_updates;
+} srv_table;
+
+/* ---- WAL -------------------------------------------------------------------------- */
+typedef struct wal_req {
+    struct wal_req *next;
+    floe_buf *frame;        /* prepared by floe_frame_begin/add/end; stamped by the WAL */
+    bool done;
+    int rc;
+    uint64_t frame_id;
+} wal_req;
+
+typedef struct srv_wal {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    wal_req *head, *tail;
+    int64_t queued_bytes;
+    bool stop;
+    int fd;
+    uint64_t segno;         /* segment being written */
+    _Atomic uint64_t active_seg;
+    int64_t seg_bytes;
+    uint64_t next_frame_id;
+    int failed;             /* sticky error after a failed write/fsync */
+    pthread_t thr;
+    bool thr_started;
+} srv_wal;
+
+/* ---- landing ---------------------------------------------------------------------- */
+typedef struct seg_ref {
+    uint64_t segno;
+    int64_t refs;
+} seg_ref;
+
+typedef struct pbuf {
+    char *table;
+    char *part;             /* partition path; "" unpartitioned */
+    int kind;               /* FLOE_SECTION_RECORDS or FLOE_SECTION_QUARANTINE */
+    floe_buf data;          /* concatenated zstd frames (or raw quarantine lines) */
+    int64_t raw_bytes, records;
+    uint64_t first_frame, last_frame;
+    uint64_t watermark;     /* replay: frames up to this one are in landing files */
+    int64_t created_ms;     /* when its first record arrived */
+    seg_ref *segs;          /* segments its records came from */
+    size_t nsegs, segs_cap;
+    bool sealing;
+    struct pbuf *next;      /* hash chain */
+} pbuf;
+
+typedef struct idem_entry {
+    char *key;              /* "<table>\0<key>" flattened as "<table>\n<key>" */
+    bool done;
+    bool persisted;
+    char *answer;           /* response body */
+    int64_t created_ms;
+    struct idem_entry *next;
+} idem_entry;
+
+typedef struct srv_landing {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* wakes the sealer */
+    pthread_cond_t cv_flush;
+    pbuf **buckets;
+    size_t nbuckets, nbufs;
+    seg_ref *segs;          /* global refcounts by segment, ascending */
+    size_t nsegs, segs_cap;
+    uint64_t oldest_seg;    /* lowest segment that may still exist */
+    _Atomic int64_t buffered_bytes;
+    int64_t next_seq;       /* next landing file sequence of this node */
+    bool force_seal;        /* flush requested */
+    uint64_t flush_gen, flush_done_gen;
+    bool stop;
+    pthread_t thr;
+    bool thr_started;
+
+    /* idempotency answers not yet in the index (plus in-flight requests) */
+    idem_entry **ibuckets;
+    size_t nibuckets;
+    pthread_cond_t cv_idem;
+
+    pthread_mutex_t idx_mu; /* the SQLite connection */
+    sqlite3 *db;
+    _Atomic int64_t pending_files, pending_bytes, oldest_pending_ms;
+} srv_landing;
+
+/* ---- the server ------------------------------------------------------------------- */
+struct floe_server {
+    floe_server_config cfg;
+    pthread_mutex_t cfg_mu; /* tokens, thresholds */
+    floe_server_hooks hooks;
+    char *node;
+    char *warehouse;
+    char *wal_dir;
+    char *landing_root;     /* <warehouse>/_landing */
+    char *quarantine_root;  /* <warehouse>/_quarantine */
+
+    pthread_mutex_t cat_mu;
+    floe_catalog *catalog;
+    floe_table **cat_tables; /* table handles for commits, parallel to tables */
+
+    pthread_mutex_t tables_mu;
+    srv_table **tables;
+    size_t ntables, tables_cap;
+
+    srv_wal wal;
+    srv_landing land;
+    srv_metrics m;
+
+    /* compactor */
+    pthread_mutex_t comp_mu;
+    pthread_cond_t comp_cv;
+    bool comp_stop, comp_force;
+    uint64_t comp_gen, comp_done_gen;
+    pthread_t comp_thr;
+    bool comp_started;
+    _Atomic int64_t compact_lag_ms;
+
+    /* http */
+    void *mhd;
+    uint16_t port;
+    pthread_mutex_t conn_mu;
+    void *conns;            /* watchdog list */
+    pthread_t watch_thr;
+    bool watch_started;
+    _Atomic bool watch_stop;
+    _Atomic bool stopping;
+    floe_server_config *old_cfgs; /* replaced by reload; kept until close */
+    size_t nold_cfgs;
+    _Atomic int64_t inflight;
+};
+
+/* tables.c */
+int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
+                  srv_table **out, floe_error *err);
+srv_table *srv_table_find(floe_server *s, const char *name);
+void srv_table_free(srv_table *t);
+int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
+                     bool is_array, floe_error *err);
+int srv_table_load_configured(floe_server *s, floe_error *err);
+floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t);
+
+/* ingest.c */
+typedef struct srv_post {
+    const char *table;
+    const char *key;        /* may be NULL */
+    const uint8_t *body;    /* decoded */
+    size_t n;
+    bool is_array_ok;       /* application/json: a JSON array is allowed */
+    const char *source;     /* for the quarantine */
+} srv_post;
+/* Returns the HTTP status; *answer (floe_malloc'ed JSON) is the body. */
+int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
+               int *retry_after);
+void srv_scratch_free(srv_scratch *sc);
+int srv_decode_body(const uint8_t *p, size_t n, const char *encoding, size_t cap,
+                    floe_buf *out, floe_error *err);
+
+/* wal.c */
+int srv_wal_open(floe_server *s, floe_error *err);   /* replay + new segment */
+int srv_wal_start(floe_server *s, floe_error *err);
+int srv_wal_submit(floe_server *s, wal_req *r);
+void srv_wal_stop(floe_server *s);
+int64_t srv_wal_queued(floe_server *s);
+
+/* landing.c */
+int srv_landing_open(floe_server *s, floe_error *err);   /* index, reconcile files */
+int srv_landing_start(floe_server *s, floe_error *err);
+void srv_landing_stop(floe_server *s);
+void srv_landing_close(floe_server *s);
+/* Called by the WAL thread (after the fsync) or the replay for each durable frame. */
+int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno,
+                      bool replay, floe_error *err);
+/* Highest frame id the index knows of this node (next frame id >= this + 1). */
+uint64_t srv_landing_max_frame(floe_server *s);
+int srv_landing_flush(floe_server *s, floe_error *err);
+/* At close, after the last seal: delete every WAL segment nothing needs. */
+void srv_landing_release_all(floe_server *s);
+void srv_landing_segment_opened(floe_server *s, uint64_t segno);
+/* Idempotency: 0 = not seen (an in-flight entry is now held by the caller), 1 = answer
+ * found (*answer malloc'ed). */
+int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer);
+void srv_idem_abort(floe_server *s, const char *table, const char *key);
+int srv_index_exec(floe_server *s, const char *sql, floe_error *err);
+
+/* compactor.c */
+int srv_compactor_start(floe_server *s, floe_error *err);
+void srv_compactor_stop(floe_server *s);
+int srv_compactor_run_now(floe_server *s, floe_error *err);
+int srv_commit_log_hook(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
+                        floe_error *err);
+
+/* http.c */
+int srv_http_start(floe_server *s, floe_error *err);
+void srv_http_stop(floe_server *s);
+
+/* config.c */
+int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err);
+
+/* helpers */
+int64_t srv_table_setting(floe_server *s, const char *table, int which);
+enum { SET_SEAL_BYTES, SET_SEAL_AGE, SET_COMPACT_BYTES, SET_COMPACT_AGE, SET_TARGET };
+bool srv_valid_table_name(const char *name);
+
+#endif

@@ -1,0 +1,535 @@
+/*
+ * tables.c - the tables `floe serve` ingests into: loaded from the catalog, created from
+ * the configuration or (auto_create) from the first batch, and evolved in `evolve` mode.
+ *
+ * A table's schema and partition spec are read once and cached; an evolve commit swaps
+ * them (schema_lock) and keeps the old schema alive until the server closes, because
+ * shredder scratches compiled against it may still be in use by a request.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "floe/quarantine.h"
+#include "server_internal.h"
+
+int64_t srv_table_setting(floe_server *s, const char *table, int which) {
+    floe_server_table_config ts;
+    pthread_mutex_lock(&s->cfg_mu);
+    floe_server_table_settings(&s->cfg, table, &ts);
+    pthread_mutex_unlock(&s->cfg_mu);
+    switch (which) {
+    case SET_SEAL_BYTES: return ts.seal_bytes;
+    case SET_SEAL_AGE: return ts.seal_age_ms;
+    case SET_COMPACT_BYTES: return ts.compact_bytes;
+    case SET_COMPACT_AGE: return ts.compact_age_ms;
+    default: return ts.target_file_size;
+    }
+}
+
+floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t) {
+    floe_server_table_config ts;
+    pthread_mutex_lock(&s->cfg_mu);
+    floe_server_table_settings(&s->cfg, t->name, &ts);
+    pthread_mutex_unlock(&s->cfg_mu);
+    return (floe_schema_mode)ts.mode;
+}
+
+void srv_table_free(srv_table *t) {
+    if (!t)
+        return;
+    while (t->pool) {
+        srv_scratch *n = *(srv_scratch **)t->pool; /* first member is `next` */
+        srv_scratch_free(t->pool);
+        t->pool = n;
+    }
+    floe_partition_spec_free(t->spec);
+    floe_schema_free(t->schema);
+    for (size_t i = 0; i < t->nold; i++)
+        floe_schema_free(t->old_schemas[i]);
+    floe_free(t->old_schemas);
+    pthread_rwlock_destroy(&t->schema_lock);
+    pthread_mutex_destroy(&t->pool_mu);
+    pthread_mutex_destroy(&t->evolve_mu);
+    floe_free(t->name);
+    floe_free(t->ns);
+    floe_free(t->tname);
+    floe_free(t->location);
+    floe_free(t);
+}
+
+/* Schema and spec of an open catalog table into t. */
+static int read_table(floe_table *ft, floe_schema **schema, floe_partition_spec **spec,
+                      char **location, floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(ft);
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
+    floe_schema *sc = NULL;
+    floe_partition_spec *ps = NULL;
+    int rc = 0;
+    if (!ms)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "table has no current schema");
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &sc, err));
+    if (sp)
+        FLOE_CHECK(floe_partition_spec_parse_json(sp->json, strlen(sp->json), sc, &ps, err));
+    else
+        FLOE_CHECK(floe_partition_spec_parse(sc, "", 0, 0, &ps, err));
+    if (location) {
+        char *l = floe_strdup(floe_table_root(ft));
+        if (!l)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        *location = l;
+    }
+    *schema = sc;
+    *spec = ps;
+    sc = NULL;
+    ps = NULL;
+done:
+    floe_schema_free(sc);
+    floe_partition_spec_free(ps);
+    return rc;
+}
+
+/* Ensure every level of a dotted namespace exists. */
+static int ensure_namespace(floe_catalog *c, const char *ns, floe_error *err) {
+    char buf[256];
+    size_t n = strlen(ns);
+    if (n >= sizeof buf)
+        return floe_error_set(err, FLOE_EINVALID, "namespace too long");
+    for (size_t i = 0; i <= n; i++) {
+        if (ns[i] != '.' && ns[i] != 0)
+            continue;
+        memcpy(buf, ns, i);
+        buf[i] = 0;
+        bool ex = false;
+        FLOE_FORWARD_IF_ERROR(floe_catalog_namespace_exists(c, buf, &ex, err));
+        if (!ex) {
+            int rc = floe_catalog_create_namespace(c, buf, NULL, NULL, 0, err);
+            if (rc < 0 && rc != FLOE_EEXISTS)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* NDJSON lines of a body (a JSON array's elements become lines) for inference. */
+static int body_as_lines(const uint8_t *p, size_t n, floe_buf *out) {
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i == n || p[i] != '[')
+        return floe_buf_append(out, p, n);
+    i++;
+    int depth = 0;
+    bool in_str = false;
+    for (; i < n; i++) {
+        uint8_t c = p[i];
+        if (in_str) {
+            if (c == '\\' && i + 1 < n) {
+                FLOE_FORWARD_IF_ERROR(floe_buf_append(out, p + i, 2));
+                i++;
+                continue;
+            }
+            if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                break;
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            FLOE_FORWARD_IF_ERROR(floe_buf_append_byte(out, '\n'));
+            continue;
+        } else if (c == '\n' || c == '\r') {
+            c = ' ';
+        }
+        FLOE_FORWARD_IF_ERROR(floe_buf_append_byte(out, c));
+    }
+    return floe_buf_append_byte(out, '\n');
+}
+
+static int infer_schema(const uint8_t *p, size_t n, floe_schema **out, floe_error *err) {
+    floe_buf lines;
+    floe_buf_init(&lines, 0);
+    int rc = body_as_lines(p, n, &lines);
+    if (rc < 0)
+        rc = floe_error_set(err, rc, "out of memory");
+    else
+        rc = floe_schema_infer(lines.data, lines.len, NULL, out, err);
+    floe_buf_free(&lines);
+    return rc;
+}
+
+/* {"fields":[{"source-id":ID,"transform":"day","name":"<ts>_day"}]} for the first
+ * top-level timestamp, or NULL (unpartitioned). */
+static char *auto_spec(const floe_schema *sc) {
+    for (size_t i = 0; i < sc->root.nchildren; i++) {
+        const floe_field *f = &sc->root.children[i];
+        if (f->type != FLOE_TYPE_TIMESTAMP && f->type != FLOE_TYPE_TIMESTAMPTZ &&
+            f->type != FLOE_TYPE_TIMESTAMP_NS && f->type != FLOE_TYPE_TIMESTAMPTZ_NS)
+            continue;
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        char *name = floe_asprintf("%s_day", f->name);
+        if (!name)
+            return NULL;
+        if (floe_buf_printf(&b, "{\"fields\":[{\"source-id\":%d,\"transform\":\"day\",\"name\":",
+                            f->id) < 0 ||
+            floe_json_append_string(&b, (const uint8_t *)name, strlen(name)) < 0 ||
+            floe_buf_printf(&b, "}]}") < 0) {
+            floe_free(name);
+            floe_buf_free(&b);
+            return NULL;
+        }
+        floe_free(name);
+        return floe_buf_detach(&b, NULL);
+    }
+    return NULL;
+}
+
+static int create_table(floe_server *s, const char *ns, const char *tname,
+                        const floe_server_table_config *tc, const uint8_t *sample, size_t n,
+                        floe_table **out, floe_error *err) {
+    floe_schema *sc = NULL;
+    floe_partition_spec *ps = NULL;
+    char *schema_json = NULL, *spec_json = NULL;
+    int rc = 0;
+    if (tc && tc->schema_path) {
+        FLOE_CHECK(floe_schema_load(tc->schema_path, &sc, err));
+        if (tc->partition) {
+            FLOE_CHECK(floe_partition_spec_parse(sc, tc->partition, 0, 0, &ps, err));
+            spec_json = floe_partition_spec_to_json(ps);
+            if (!spec_json)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+    } else if (s->cfg.auto_create && sample) {
+        rc = infer_schema(sample, n, &sc, err);
+        if (rc < 0) {
+            floe_error_prefix(err, "cannot infer a schema from the first batch: ");
+            rc = FLOE_EINVALID;
+            goto done;
+        }
+        spec_json = auto_spec(sc);
+    } else {
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "no table %s.%s", ns, tname);
+    }
+    schema_json = floe_schema_to_json(sc, false);
+    if (!schema_json)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(ensure_namespace(s->catalog, ns, err));
+    floe_table_create_options co = {.spec_json = spec_json};
+    rc = floe_table_create(s->catalog, ns, tname, schema_json, &co, out, err);
+    if (rc == FLOE_EEXISTS) /* someone else created it meanwhile */
+        rc = floe_table_load(s->catalog, ns, tname, out, err);
+    if (rc == 0)
+        floe_log(FLOE_LOG_INFO, "serve: created table %s.%s%s%s", ns, tname,
+                 spec_json ? " partitioned by " : "", spec_json ? spec_json : "");
+done:
+    floe_schema_free(sc);
+    floe_partition_spec_free(ps);
+    floe_free(schema_json);
+    floe_free(spec_json);
+    return rc;
+}
+
+srv_table *srv_table_find(floe_server *s, const char *name) {
+    srv_table *t = NULL;
+    pthread_mutex_lock(&s->tables_mu);
+    for (size_t i = 0; i < s->ntables; i++)
+        if (!strcmp(s->tables[i]->name, name))
+            t = s->tables[i];
+    pthread_mutex_unlock(&s->tables_mu);
+    return t;
+}
+
+int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
+                  srv_table **out, floe_error *err) {
+    srv_table *t = srv_table_find(s, name);
+    if (t) {
+        *out = t;
+        return 0;
+    }
+    if (!srv_valid_table_name(name))
+        return floe_error_set(err, FLOE_ENOTFOUND, "no table %s", name);
+    int rc = 0;
+    floe_table *ft = NULL;
+    pthread_mutex_lock(&s->tables_mu); /* one creator at a time */
+    for (size_t i = 0; i < s->ntables; i++)
+        if (!strcmp(s->tables[i]->name, name))
+            t = s->tables[i];
+    if (t) {
+        pthread_mutex_unlock(&s->tables_mu);
+        *out = t;
+        return 0;
+    }
+    t = floe_calloc(1, sizeof *t);
+    if (!t)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    pthread_rwlock_init(&t->schema_lock, NULL);
+    pthread_mutex_init(&t->pool_mu, NULL);
+    pthread_mutex_init(&t->evolve_mu, NULL);
+    const char *dot = strrchr(name, '.');
+    t->name = floe_strdup(name);
+    t->ns = floe_strndup(name, (size_t)(dot - name));
+    t->tname = floe_strdup(dot + 1);
+    if (!t->name || !t->ns || !t->tname)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_server_table_config tc;
+    pthread_mutex_lock(&s->cfg_mu);
+    floe_server_table_settings(&s->cfg, name, &tc);
+    bool configured = tc.name != NULL;
+    pthread_mutex_unlock(&s->cfg_mu);
+    pthread_mutex_lock(&s->cat_mu);
+    rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
+    if (rc == FLOE_ENOTFOUND && (configured || s->cfg.auto_create)) {
+        floe_error_clear(err);
+        rc = create_table(s, t->ns, t->tname, configured ? &tc : NULL, sample, n, &ft, err);
+    }
+    if (rc == 0)
+        rc = read_table(ft, &t->schema, &t->spec, &t->location, err);
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    if (rc < 0)
+        goto done;
+    if (s->ntables == s->tables_cap) {
+        size_t nc = s->tables_cap ? s->tables_cap * 2 : 8;
+        srv_table **nt = floe_realloc(s->tables, nc * sizeof *nt);
+        if (!nt)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        s->tables = nt;
+        s->tables_cap = nc;
+    }
+    s->tables[s->ntables++] = t;
+    *out = t;
+    t = NULL;
+done:
+    pthread_mutex_unlock(&s->tables_mu);
+    srv_table_free(t);
+    return rc;
+}
+
+int srv_table_load_configured(floe_server *s, floe_error *err) {
+    for (size_t i = 0; i < s->cfg.ntables; i++) {
+        srv_table *t;
+        int rc = srv_table_get(s, s->cfg.tables[i].name, NULL, 0, &t, err);
+        if (rc < 0) {
+            floe_error_prefix(err, "table %s: ", s->cfg.tables[i].name);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- evolve ------------------------------------------------------------------------ */
+
+typedef struct evolve_ctx {
+    json_t *additions;  /* array of inferred top-level fields (ids to be reassigned) */
+    int32_t new_schema_id;
+    bool changed;
+} evolve_ctx;
+
+static void renumber(json_t *type, int32_t *next) {
+    if (!json_is_object(type))
+        return;
+    const char *t = json_string_value(json_object_get(type, "type"));
+    if (!t)
+        return;
+    if (!strcmp(t, "struct")) {
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(type, "fields"), i, f) {
+            json_object_set_new(f, "id", json_integer((*next)++));
+            renumber(json_object_get(f, "type"), next);
+        }
+    } else if (!strcmp(t, "list")) {
+        json_object_set_new(type, "element-id", json_integer((*next)++));
+        renumber(json_object_get(type, "element"), next);
+    } else if (!strcmp(t, "map")) {
+        json_object_set_new(type, "key-id", json_integer((*next)++));
+        json_object_set_new(type, "value-id", json_integer((*next)++));
+        renumber(json_object_get(type, "key"), next);
+        renumber(json_object_get(type, "value"), next);
+    }
+}
+
+static int max_id(json_t *type) {
+    int m = 0;
+    if (!json_is_object(type))
+        return 0;
+    const char *keys[] = {"id", "element-id", "key-id", "value-id"};
+    for (int k = 0; k < 4; k++) {
+        json_t *v = json_object_get(type, keys[k]);
+        if (json_is_integer(v) && json_integer_value(v) > m)
+            m = (int)json_integer_value(v);
+    }
+    const char *sub[] = {"type", "element", "key", "value"};
+    for (int k = 0; k < 4; k++) {
+        int x = max_id(json_object_get(type, sub[k]));
+        if (x > m)
+            m = x;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(type, "fields"), i, f) {
+        int x = max_id(f);
+        if (x > m)
+            m = x;
+    }
+    return m;
+}
+
+/* Re-derived on every attempt from the base the commit gives (it may be fresher). */
+static int evolve_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
+    evolve_ctx *ec = vctx;
+    const floe_table_metadata *base = floe_metadata_builder_base(b);
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(base);
+    json_error_t je;
+    json_t *sc = json_loads(ms->json, 0, &je);
+    if (!sc)
+        return floe_error_set(err, FLOE_ECORRUPT, "current schema: %s", je.text);
+    json_t *fields = json_object_get(sc, "fields");
+    int32_t next = base->last_column_id;
+    int m = max_id(sc);
+    if (m > next)
+        next = m;
+    next++;
+    bool changed = false;
+    size_t i;
+    json_t *add;
+    json_array_foreach(ec->additions, i, add) {
+        const char *name = json_string_value(json_object_get(add, "name"));
+        json_t *have = NULL, *f;
+        size_t k;
+        json_array_foreach(fields, k, f) {
+            if (!strcmp(json_string_value(json_object_get(f, "name")), name))
+                have = f;
+        }
+        json_t *atype = json_object_get(add, "type");
+        if (have) {
+            /* widening: int -> long, float -> double */
+            const char *ht = json_string_value(json_object_get(have, "type"));
+            const char *at = json_string_value(atype);
+            if (ht && at && ((!strcmp(ht, "int") && !strcmp(at, "long")) ||
+                             (!strcmp(ht, "float") && !strcmp(at, "double")))) {
+                json_object_set_new(have, "type", json_string(at));
+                changed = true;
+            }
+            continue;
+        }
+        json_t *nf = json_deep_copy(add);
+        json_object_set_new(nf, "id", json_integer(next++));
+        json_object_set_new(nf, "required", json_false());
+        renumber(json_object_get(nf, "type"), &next);
+        json_array_append_new(fields, nf);
+        changed = true;
+    }
+    int rc = 0;
+    if (!changed) {
+        rc = FLOE_COMMIT_NOOP;
+        goto done;
+    }
+    json_object_del(sc, "schema-id");
+    char *txt = json_dumps(sc, JSON_COMPACT);
+    if (!txt)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    int32_t id = 0;
+    rc = floe_metadata_builder_add_schema(b, txt, &id, err);
+    free(txt);
+    if (rc == 0)
+        rc = floe_metadata_builder_set_current_schema(b, id, err);
+    ec->new_schema_id = id;
+    ec->changed = true;
+done:
+    json_decref(sc);
+    return rc;
+}
+
+int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
+                     bool is_array, floe_error *err) {
+    (void)is_array;
+    floe_schema *inferred = NULL, *cur = NULL;
+    floe_partition_spec *spec = NULL;
+    char *ijson = NULL;
+    json_t *ij = NULL;
+    floe_table *ft = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&t->evolve_mu);
+    int gen = t->schema_gen;
+    FLOE_CHECK(infer_schema(body, n, &inferred, err));
+    ijson = floe_schema_to_json(inferred, false);
+    if (!ijson)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    json_error_t je;
+    ij = json_loads(ijson, 0, &je);
+    if (!ij)
+        FLOE_FAIL(err, FLOE_EINTERNAL, "inferred schema: %s", je.text);
+    /* only fields the current schema lacks (or may widen) */
+    json_t *adds = json_array();
+    pthread_rwlock_rdlock(&t->schema_lock);
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(ij, "fields"), i, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        bool found = false;
+        for (size_t k = 0; k < t->schema->root.nchildren && !found; k++) {
+            const floe_field *have = &t->schema->root.children[k];
+            if (strcmp(have->name, name))
+                continue;
+            found = true;
+            const char *at = json_string_value(json_object_get(f, "type"));
+            if (at && ((have->type == FLOE_TYPE_INT && !strcmp(at, "long")) ||
+                       (have->type == FLOE_TYPE_FLOAT && !strcmp(at, "double"))))
+                json_array_append(adds, f);
+        }
+        if (!found)
+            json_array_append(adds, f);
+    }
+    pthread_rwlock_unlock(&t->schema_lock);
+    evolve_ctx ec = {.additions = adds};
+    if (json_array_size(adds) == 0 || gen != t->schema_gen) {
+        json_decref(adds);
+        goto done; /* nothing new, or another request evolved it meanwhile */
+    }
+    pthread_mutex_lock(&s->cat_mu);
+    rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
+    if (rc == 0)
+        rc = floe_table_commit(ft, evolve_apply, &ec, err);
+    if (rc >= 0) {
+        floe_error_clear(err);
+        rc = floe_table_refresh(ft, err);
+    }
+    if (rc == 0)
+        rc = read_table(ft, &cur, &spec, NULL, err);
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    json_decref(adds);
+    if (rc < 0)
+        goto done;
+    floe_schema **olds = floe_realloc(t->old_schemas, (t->nold + 2) * sizeof *olds);
+    if (!olds)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    t->old_schemas = olds;
+    pthread_rwlock_wrlock(&t->schema_lock);
+    t->old_schemas[t->nold++] = t->schema;
+    floe_partition_spec_free(t->spec); /* specs are only used under the read lock */
+    t->schema = cur;
+    t->spec = spec;
+    t->schema_gen++;
+    pthread_rwlock_unlock(&t->schema_lock);
+    cur = NULL;
+    spec = NULL;
+    atomic_fetch_add(&t->schema_updates, 1);
+    floe_log(FLOE_LOG_INFO, "serve: table %s: schema evolved", t->name);
+done:
+    pthread_mutex_unlock(&t->evolve_mu);
+    json_decref(ij);
+    floe_free(ijson);
+    floe_schema_free(inferred);
+    floe_schema_free(cur);
+    floe_partition_spec_free(spec);
+    return rc;
+}

@@ -1,0 +1,29 @@
+# tests/integration/serve/lib.sh - shared helpers for the serve_* tests (sourced).
+FLOE=${FLOE_BIN:-build/floe}
+SERVE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tmp=$(mktemp -d)
+pid=
+cleanup() { if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -f "$tmp/server.log" ]; then tail -30 "$tmp/server.log" >&2; fi
+  exit 1
+}
+# start_server ARGS... : starts floe serve in the background, waits for its port file
+start_server() {
+  rm -f "$tmp/port"
+  "$FLOE" serve "$@" --port-file "$tmp/port" 2>>"$tmp/server.log" &
+  pid=$!
+  for _ in $(seq 400); do
+    if [ -s "$tmp/port" ]; then port=$(cat "$tmp/port"); return 0; fi
+    kill -0 "$pid" 2>/dev/null || fail "server exited at start"
+    sleep 0.05
+  done
+  fail "server did not start"
+}
+stop_server() {
+  kill -TERM "$pid"
+  wait "$pid" || fail "server exit status $?"
+  pid=
+}
