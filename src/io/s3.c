@@ -184,6 +184,10 @@ struct s3_req {
     floe_buf *resp;      /* other 2xx bodies go here (bounded by its max) */
     s3_check_fn check;
     void *check_ctx;
+    /* not safe to repeat unseen: use a new connection, because libcurl silently resends a
+     * request whose reused connection turns out dead, and then the first send's fate is
+     * unknown to us */
+    bool fresh;
     /* per attempt */
     long status;
     size_t got;
@@ -327,6 +331,14 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *u) {
     return n;
 }
 
+static int on_seek(void *u, curl_off_t offset, int origin) {
+    s3_req *r = u;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > r->body_len)
+        return CURL_SEEKFUNC_FAIL;
+    r->got = (size_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
 static size_t on_read(char *buf, size_t size, size_t nitems, void *u) {
     s3_req *r = u;
     size_t room = size * nitems, left = r->body_len - r->got;
@@ -384,6 +396,7 @@ static bool curl_is_retryable(CURLcode c) {
     case CURLE_HTTP2_STREAM:
     case CURLE_WEIRD_SERVER_REPLY:
     case CURLE_AGAIN:
+    case CURLE_SEND_FAIL_REWIND:
         return true;
     default:
         return false;
@@ -556,12 +569,16 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L); /* S3 keys are not paths: no "/../" folding */
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (r->fresh)
+        curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     if (!strcmp(r->method, "HEAD")) {
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     } else if (!strcmp(r->method, "PUT")) {
         curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
         curl_easy_setopt(h, CURLOPT_READDATA, r);
+        curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+        curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
         curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
     } else if (!strcmp(r->method, "POST")) {
         curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -1097,6 +1114,7 @@ static int multipart_complete(floe_s3_output *o, floe_error *err) {
     req_header(&r, "content-type", "application/xml");
     if (o->opts.no_overwrite)
         req_header(&r, "if-none-match", "*");
+    r.fresh = true;
     r.body = body.data;
     r.body_len = body.len;
     r.resp = &resp;
@@ -1155,8 +1173,10 @@ static int single_put(floe_s3_output *o, floe_error *err) {
     s3_req r;
     req_init(&r, "PutObject", "PUT", o->bucket, o->key, FLOE_IO_PUT);
     r.scheme = o->scheme;
-    if (o->opts.no_overwrite)
+    if (o->opts.no_overwrite) {
         req_header(&r, "if-none-match", "*");
+        r.fresh = true;
+    }
     r.body = o->buf;
     r.body_len = o->buf_len;
     int rc = s3_call(&r, err);
