@@ -20,7 +20,8 @@
 // ListObjectsV2 (prefix, max-keys, continuation-token), DeleteObjects (Content-MD5
 // checked), CreateMultipartUpload, UploadPart, CompleteMultipartUpload (If-None-Match: *,
 // parts >= 5 MiB but the last), AbortMultipartUpload, ListMultipartUploads.
-// GET /__admin/stats (unsigned) returns counters as JSON.
+// GET /__admin/stats (unsigned) returns counters as JSON; GET /__admin/object?bucket=B&key=K
+// the raw bytes of an object.
 
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
@@ -170,6 +171,13 @@ function handle(req, res, body) {
     const out = Buffer.from(JSON.stringify({ ...stats, pendingUploads: pending, objects }))
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': out.length })
     return res.end(out)
+  }
+  if (rawPath === '/__admin/object') { // raw bytes of bucket/key, for byte comparisons
+    const q = new URLSearchParams(rawQuery)
+    const o = buckets.get(q.get('bucket'))?.get(q.get('key'))
+    if (!o) { res.writeHead(404); return res.end() }
+    res.writeHead(200, { 'Content-Length': o.data.length })
+    return res.end(o.data)
   }
   const why = checkSignature(req, rawPath, rawQuery, body)
   if (why) {
