@@ -307,13 +307,13 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
         return respond_error(s, c, 405, "use POST", 0);
     if (atomic_load(&s->stopping))
         return respond_error(s, c, 503, "the server is stopping", 5);
+    if (!srv_valid_table_name(r->table))
+        return respond_error(s, c, 404, "no such table (names are namespace.table of "
+                             "letters, digits, '_' and '-')", 0);
     int a = authorize(s, c, r->table);
     if (a)
         return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
                                                : "the token has no grant for this table", 0);
-    if (!srv_valid_table_name(r->table))
-        return respond_error(s, c, 404, "no such table (names are namespace.table of "
-                             "letters, digits, '_' and '-')", 0);
     if (!media_type_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
         return respond_error(s, c, 415, "Content-Type must be application/x-ndjson or "
                              "application/json", 0);
