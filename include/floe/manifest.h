@@ -82,7 +82,8 @@ typedef struct floe_data_file {
     floe_file_content content;          /* iceberg 134: content (v1: 0) */
     const char *file_path;              /* iceberg 100: file_path */
     const char *file_format;            /* iceberg 101: file_format ("parquet", "avro",
-                                           "orc", "puffin") */
+                                           "orc", "puffin"; the reference writes them
+                                           upper-case: compare without case) */
     const floe_value *partition;        /* iceberg 102: partition, one value per field of
                                            the manifest's spec (in spec order) */
     size_t npartition;
@@ -434,7 +435,9 @@ int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
 int floe_manifest_reader_next(floe_manifest_reader *r, const floe_manifest_entry **out,
                               floe_error *err);
 const floe_manifest_info *floe_manifest_reader_info(const floe_manifest_reader *r);
-/* The partition spec the entries' partition tuples follow (borrowed, lives with r). */
+/* The partition spec the entries' partition tuples follow (borrowed, lives with r); NULL
+ * when neither the options nor the header gave a usable one (then the partition types
+ * were derived from the Avro schema, one per field of the file's partition struct). */
 const floe_partition_spec *floe_manifest_reader_spec(const floe_manifest_reader *r);
 int64_t floe_manifest_reader_entries(const floe_manifest_reader *r);
 void floe_manifest_reader_close(floe_manifest_reader *r); /* accepts NULL */

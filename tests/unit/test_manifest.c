@@ -1179,6 +1179,7 @@ TEST(alloc_failures) {
     rt_tuple(&env, 0, t0);
     floe_data_file f = rt_file("s3://b/t/data/a.parquet", t0, 10);
     char *path = floe_io_join(harness_tmpdir(), "alloc-m0.avro");
+    floe_output_options nosync = {.fsync = false};
     bool done = false;
     for (uint64_t n = 1; n < 2000 && !done; n++) {
         floe_error err;
@@ -1200,7 +1201,7 @@ TEST(alloc_failures) {
         if (rc == 0 && (rc = floe_manifest_writer_add(w, &f, -1, &err)) < 0)
             floe_manifest_writer_abort(w);
         else if (rc == 0)
-            rc = floe_manifest_writer_close(w, NULL, &a, &mf, &err);
+            rc = floe_manifest_writer_close(w, &nosync, &a, &mf, &err);
         if (rc == 0)
             rc = floe_manifest_reader_open(path, NULL, &r, &err);
         if (rc == 0)
