@@ -241,8 +241,9 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
     for (;;) {
         if (r->in_oversize)
             FLOE_FORWARD_IF_ERROR(drain_oversize(r, err));
-        /* move complete lines from carry to the chunk */
-        const uint8_t *p = r->carry.data + r->carry_pos;
+        /* move complete lines from carry to the chunk (carry.data is NULL until the first
+         * bytes arrive, and NULL + 0 is undefined) */
+        const uint8_t *p = r->carry.data ? r->carry.data + r->carry_pos : NULL;
         size_t n = r->carry.len - r->carry_pos;
         size_t scan = 0;
         while (scan < n) {

@@ -231,10 +231,14 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
                 return rc;
             }
             int32_t last = 999;
-            if ((rc = normalize_spec_fields(json_object_get(s, "fields"), &last, err)) < 0 ||
-                json_array_append_new(arr, s) != 0) {
+            if ((rc = normalize_spec_fields(json_object_get(s, "fields"), &last, err)) < 0) {
+                json_decref(s); /* not in arr yet */
                 json_decref(arr);
-                return rc < 0 ? rc : nomem(err);
+                return rc;
+            }
+            if (json_array_append_new(arr, s) != 0) { /* which releases s */
+                json_decref(arr);
+                return nomem(err);
             }
         }
         if ((rc = set_new(doc, "partition-specs", arr, err)) < 0)
