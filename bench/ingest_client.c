@@ -1,0 +1,143 @@
+/*
+ * ingest_client.c - load generator for `floe serve` (bench/ingest).
+ *
+ *   ingest_client URL BODY_FILE EVENTS_PER_BODY THREADS SECONDS [RATE_REQ_PER_S]
+ *
+ * Each thread posts BODY_FILE over one keep-alive connection (libcurl), back to back or,
+ * with RATE, paced so all threads together send RATE requests per second (open loop: a
+ * request's latency counts from its scheduled time, so queueing shows). Prints one JSON
+ * line: requests, errors, events/s, MB/s, p50/p99/max acknowledgement latency in ms.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *url;
+static char *body;
+static size_t body_len;
+static double seconds, rate;
+static int nthreads;
+
+typedef struct worker {
+    pthread_t t;
+    int id;
+    double *lat;
+    size_t n, cap;
+    long errors;
+} worker;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t sink(char *p, size_t s, size_t n, void *c) {
+    (void)p;
+    (void)c;
+    return s * n;
+}
+
+static void *run(void *arg) {
+    worker *w = arg;
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
+    h = curl_slist_append(h, "Expect:");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+    double start = now(), interval = rate > 0 ? nthreads / rate : 0;
+    double next = start + (interval > 0 ? interval * w->id / nthreads : 0);
+    while (now() - start < seconds) {
+        double t0 = now();
+        if (interval > 0) {
+            if (t0 < next) {
+                struct timespec ts = {0, (long)((next - t0) * 1e9)};
+                nanosleep(&ts, NULL);
+            }
+            t0 = next; /* open loop: measure from the scheduled time */
+            next += interval;
+        }
+        long code = 0;
+        if (curl_easy_perform(c) != CURLE_OK ||
+            (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code), code != 200)) {
+            w->errors++;
+            continue;
+        }
+        if (w->n == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 4096;
+            w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
+        }
+        w->lat[w->n++] = (now() - t0) * 1000.0;
+    }
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s URL BODY EVENTS_PER_BODY THREADS SECONDS [RATE]\n", argv[0]);
+        return 2;
+    }
+    url = argv[1];
+    FILE *f = fopen(argv[2], "rb");
+    if (!f)
+        return perror(argv[2]), 1;
+    fseek(f, 0, SEEK_END);
+    body_len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    body = malloc(body_len);
+    if (fread(body, 1, body_len, f) != body_len)
+        return 1;
+    fclose(f);
+    long events = atol(argv[3]);
+    nthreads = atoi(argv[4]);
+    seconds = atof(argv[5]);
+    rate = argc > 6 ? atof(argv[6]) : 0;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    worker *w = calloc((size_t)nthreads, sizeof *w);
+    double t0 = now();
+    for (int i = 0; i < nthreads; i++) {
+        w[i].id = i;
+        pthread_create(&w[i].t, NULL, run, &w[i]);
+    }
+    size_t total = 0;
+    long errors = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(w[i].t, NULL);
+        total += w[i].n;
+        errors += w[i].errors;
+    }
+    double el = now() - t0;
+    double *all = malloc((total ? total : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < nthreads; i++) {
+        memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
+        k += w[i].n;
+        free(w[i].lat);
+    }
+    qsort(all, total, sizeof *all, cmp);
+    double p50 = total ? all[total / 2] : 0, p99 = total ? all[(size_t)(total * 0.99)] : 0;
+    double mx = total ? all[total - 1] : 0;
+    printf("{\"requests\":%zu,\"errors\":%ld,\"seconds\":%.2f,\"events_per_s\":%.0f,"
+           "\"mb_per_s\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
+           total, errors, el, (double)total * (double)events / el,
+           (double)total * (double)body_len / el / 1e6, p50, p99, mx);
+    free(all);
+    free(w);
+    free(body);
+    curl_global_cleanup();
+    return 0;
+}
