@@ -48,6 +48,7 @@ int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err
 int floe_io_write_all(const char *uri, const void *p, size_t n,
                       const floe_output_options *opts, floe_error *err);
 
+/* On object storage only objects exist: a prefix ("folder") with objects under it does not. */
 int floe_io_exists(const char *uri, bool *exists, floe_error *err);
 int floe_io_delete(const char *uri, floe_error *err); /* missing is not an error */
 /* Delete n files (missing ones are not errors). On object storage consecutive keys of one

@@ -453,8 +453,7 @@ static int status_to_code(long status, const char *code) {
     return FLOE_EIO;
 }
 
-/* Build the URL, host and signed path for bucket/key under the configuration. */
-static int build_target(const floe_s3_config *cfg, const char *bucket, const char *key,
+int floe_s3_build_target(const floe_s3_config *cfg, const char *bucket, const char *key,
                         char **base_url, char **host, char **path, floe_error *err) {
     bool path_style = cfg->path_style || strchr(bucket, '.') != NULL;
     char *endpoint = cfg->endpoint
@@ -516,7 +515,7 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
     memset(&sig, 0, sizeof sig);
     CURL *h = NULL;
 
-    FLOE_CHECK(build_target(cfg, r->bucket, r->key, &base_url, &host, &path, err));
+    FLOE_CHECK(floe_s3_build_target(cfg, r->bucket, r->key, &base_url, &host, &path, err));
     char amz_date[17];
     floe_s3_amz_date(floe_wall_ms(), amz_date);
 

@@ -37,6 +37,16 @@ int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e
  * allocated; the caller frees them. FLOE_EINVALID for a bad uri. */
 int floe_s3_uri_parse(const char *uri, char **bucket, char **key, floe_error *err);
 
+/* Where a request for bucket/key goes: base_url "scheme://host[:port]", the host header
+ * value, and the raw (unencoded) path to sign and send. Path style ("/bucket/key") when the
+ * configuration says so or the bucket name has a dot (TLS wildcard certificates do not
+ * cover dotted names); else virtual-hosted ("bucket.host", "/key"). Without an endpoint,
+ * https://s3.REGION.amazonaws.com. All three are allocated; the caller frees them. */
+struct floe_s3_config;
+int floe_s3_build_target(const struct floe_s3_config *cfg, const char *bucket,
+                         const char *key, char **base_url, char **host, char **path,
+                         floe_error *err);
+
 /* ---------------------------------------------------------------------------------------
  * Configuration: credentials, region, endpoint, addressing, retry and part-size knobs.
  * Read once from the environment and the AWS shared files (see docs/S3.md).

@@ -486,7 +486,46 @@ TEST(test_uri_parse) {
     CHECK_EQ_INT(floe_s3_uri_parse("/local/path", &b, &k, &err), FLOE_EINVALID);
 }
 
+static void check_target(const floe_s3_config *c, const char *bucket, const char *key,
+                         const char *want_base, const char *want_host, const char *want_path) {
+    char *base, *host, *path;
+    floe_error err;
+    REQUIRE_OK(floe_s3_build_target(c, bucket, key, &base, &host, &path, &err), err);
+    CHECK_EQ_STR(base, want_base);
+    CHECK_EQ_STR(host, want_host);
+    CHECK_EQ_STR(path, want_path);
+    floe_free(base);
+    floe_free(host);
+    floe_free(path);
+}
+
+TEST(test_addressing) {
+    floe_s3_config c;
+    memset(&c, 0, sizeof c);
+    c.region = "eu-west-1";
+    /* AWS, virtual-hosted */
+    check_target(&c, "bkt", "a/b=1", "https://bkt.s3.eu-west-1.amazonaws.com",
+                 "bkt.s3.eu-west-1.amazonaws.com", "/a/b=1");
+    /* a dotted bucket falls back to path style */
+    check_target(&c, "my.bkt", "k", "https://s3.eu-west-1.amazonaws.com",
+                 "s3.eu-west-1.amazonaws.com", "/my.bkt/k");
+    /* bucket-level request */
+    check_target(&c, "bkt", "", "https://bkt.s3.eu-west-1.amazonaws.com",
+                 "bkt.s3.eu-west-1.amazonaws.com", "/");
+    /* custom endpoint with a port, path style */
+    c.endpoint = "http://127.0.0.1:9000";
+    c.path_style = true;
+    check_target(&c, "bkt", "x y", "http://127.0.0.1:9000", "127.0.0.1:9000", "/bkt/x y");
+    check_target(&c, "bkt", "", "http://127.0.0.1:9000", "127.0.0.1:9000", "/bkt");
+    /* custom endpoint, virtual-hosted, with a base path */
+    c.endpoint = "https://storage.example.com/s3";
+    c.path_style = false;
+    check_target(&c, "bkt", "k", "https://bkt.storage.example.com", "bkt.storage.example.com",
+                 "/s3/k");
+}
+
 int main(void) {
+    RUN(test_addressing);
     RUN(test_signing_key_derivation);
     RUN(test_suite_get_vanilla);
     RUN(test_suite_queries);
