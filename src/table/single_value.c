@@ -334,7 +334,8 @@ static int decimal_digits(floe_i128 v) {
 int floe_value_from_json(const floe_field *type, const char *text, size_t n,
                          floe_arena *arena, floe_value *out, floe_error *err) {
     json_error_t jerr;
-    json_t *j = json_loadb(text, n, JSON_DECODE_ANY, &jerr);
+    /* JSON_ALLOW_NUL: floe_value_to_json writes U+0000 inside strings as \u0000 */
+    json_t *j = json_loadb(text, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     FLOE_RETURN_ERROR_IF(!j, err, FLOE_EINVALID, "JSON value: %s (line %d)", jerr.text,
                          jerr.line);
     int rc = 0;
