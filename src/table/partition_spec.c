@@ -188,9 +188,13 @@ static json_t *fields_json(const floe_partition_spec *spec) {
                                                       json_integer(f->source_id)) < 0) ||
             json_object_set_new(o, "field-id", json_integer(f->field_id)) < 0 ||
             json_object_set_new(o, "name", json_string(f->name)) < 0 ||
-            json_object_set_new(o, "transform", json_string(xf)) < 0 ||
-            json_array_append_new(arr, o) < 0) {
+            json_object_set_new(o, "transform", json_string(xf)) < 0) {
             json_decref(o);
+            json_decref(arr);
+            return NULL;
+        }
+        /* the _new setters consume their argument even when they fail */
+        if (json_array_append_new(arr, o) < 0) {
             json_decref(arr);
             return NULL;
         }
@@ -220,10 +224,13 @@ char *floe_partition_spec_fields_to_json(const floe_partition_spec *spec) {
 char *floe_partition_spec_to_json(const floe_partition_spec *spec) {
     json_t *o = json_object();
     json_t *f = fields_json(spec);
-    if (!o || !f || json_object_set_new(o, "spec-id", json_integer(spec->spec_id)) < 0 ||
-        json_object_set_new(o, "fields", f) < 0) {
+    if (!o || !f || json_object_set_new(o, "spec-id", json_integer(spec->spec_id)) < 0) {
         json_decref(o);
         json_decref(f);
+        return NULL;
+    }
+    if (json_object_set_new(o, "fields", f) < 0) { /* consumed f */
+        json_decref(o);
         return NULL;
     }
     return dump(o);
