@@ -5,10 +5,12 @@
  * current metadata file, and moves that pointer only by compare-and-swap (format/spec.md
  * "Metastore Tables", "File System Tables"). Stores:
  *
- *   sql         SQLite file with the tables PyIceberg's SqlCatalog and Iceberg Java's
- *               JdbcCatalog use (iceberg_tables, iceberg_namespace_properties), so the
- *               same file is usable by those catalogs. The pointer swap is
- *               UPDATE ... WHERE metadata_location = <expected>.
+ *   sql         SQLite file or PostgreSQL database with the tables PyIceberg's SqlCatalog
+ *               and Iceberg Java's JdbcCatalog use (iceberg_tables,
+ *               iceberg_namespace_properties), so the same database is usable by those
+ *               catalogs. The pointer swap is UPDATE ... WHERE metadata_location =
+ *               <expected>. The database connection is reachable for other shared state
+ *               (floe/sql.h: landing index, swap hooks; floe/lease.h: leases).
  *   filesystem  Hadoop layout: <warehouse>/<ns...>/<table>/metadata/vN.metadata.json plus
  *               version-hint.text. The swap is the atomic create-if-absent of v(N+1).
  *
@@ -20,21 +22,22 @@
  * FLOE_ECONFLICT and FLOE_EUNKNOWN_STATE from floe_catalog_swap (see there).
  *
  * Configuration (floe_catalog_config_load), first match wins:
- *   1. environment: FLOE_CATALOG_URI (sqlite:///path, a .db path, or file:// / a folder
+ *   1. environment: FLOE_CATALOG_URI (sqlite:///path, a .db path,
+ *      postgresql://user:pass@host:port/db or postgres://..., or file:// / a folder
  *      with FLOE_CATALOG_TYPE=filesystem), FLOE_CATALOG_TYPE, FLOE_WAREHOUSE,
  *      FLOE_CATALOG (catalog name; default "default");
  *   2. a floe config file: FLOE_CONFIG, else ./floe.conf. Format (INI-like):
  *          # comment
  *          [catalog.<name>]
  *          type = sql | filesystem
- *          uri = sqlite:///abs/path/catalog.db   (sql)
+ *          uri = sqlite:///abs/path/catalog.db   (sql; or postgresql://...)
  *          warehouse = /abs/or/relative/folder
  *      A top-level `catalog = <name>` line picks the default catalog.
  *   3. PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, then ~, then .), read as it is:
  *          catalog:
  *            <name>:
  *              type: sql
- *              uri: sqlite:///path/catalog.db
+ *              uri: sqlite:///path/catalog.db    (or postgresql+psycopg2://u:p@h/db)
  *              warehouse: file:///path
  *      (a small YAML subset: nested maps of scalars, comments, quotes).
  *   4. the embedded default: warehouse ./warehouse, SQLite catalog
@@ -62,7 +65,7 @@ int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err);
 typedef struct floe_catalog_config {
     char *name;      /* catalog name (the catalog_name column of the SQL store) */
     char *type;      /* "sql" or "filesystem" */
-    char *uri;       /* sql: sqlite:///path or a path; filesystem: unused */
+    char *uri;       /* sql: sqlite:///path, a path, postgresql://...; filesystem: unused */
     char *warehouse; /* folder or file:// uri where new tables go */
     char *source;    /* where the settings came from ("env", a file path, "default") */
 } floe_catalog_config;
@@ -85,6 +88,14 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
 /* SQLite store at db_path (created with its tables when missing). name = catalog_name. */
 int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *warehouse,
                              floe_catalog **out, floe_error *err);
+/* PostgreSQL store: uri is postgresql://user:pass@host:port/db (postgres:// and
+ * postgresql+<driver>:// too; libpq's PG* environment variables and ~/.pgpass apply).
+ * The tables are created when missing. One connection per handle, used by one thread at
+ * a time; read-only calls reconnect when it broke, writes never re-send (an interrupted
+ * swap is FLOE_EUNKNOWN_STATE, and the next read on the handle settles it: see
+ * floe/sql.h). FLOE_EIO when the server cannot be reached. */
+int floe_catalog_open_postgres(const char *uri, const char *name, const char *warehouse,
+                               floe_catalog **out, floe_error *err);
 /* Filesystem (Hadoop) store rooted at warehouse (created when missing). */
 int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *err);
 void floe_catalog_close(floe_catalog *c);

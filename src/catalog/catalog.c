@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "floe/io.h"
+#include "sql_driver.h"
 
 /* ---------------------------------------------------------------------------------------
  * strings, randomness
@@ -400,18 +401,13 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
                               "catalog type \"%s\" is not supported (sql, filesystem)", type);
     const char *uri = cfg->uri;
     if (!uri)
-        return floe_error_set(err, FLOE_EINVALID, "sql catalog needs a uri (sqlite:///path)");
-    const char *path = uri;
-    /* SQLAlchemy URL forms: sqlite:///relative.db, sqlite:////abs.db; floe also takes a
-     * plain path. */
-    if (!strncmp(uri, "sqlite:///", 10))
-        path = uri + 10;
-    else if (!strncmp(uri, "sqlite://", 9))
-        return floe_error_set(err, FLOE_EINVALID, "%s: in-memory or host SQLite URIs are not supported", uri);
-    else if (strstr(uri, "://"))
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "%s: only SQLite catalogs are supported in this build", uri);
-    if (!*path)
-        return floe_error_set(err, FLOE_EINVALID, "%s: no database path", uri);
-    return floe_catalog_open_sqlite(path, cfg->name, cfg->warehouse, out, err);
+        return floe_error_set(err, FLOE_EINVALID,
+                              "sql catalog needs a uri (sqlite:///path or postgresql://...)");
+    int is_pg = 0;
+    char *target = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_sql_uri_parse(uri, &is_pg, &target, err));
+    int rc = is_pg ? floe_catalog_open_postgres(target, cfg->name, cfg->warehouse, out, err)
+                   : floe_catalog_open_sqlite(target, cfg->name, cfg->warehouse, out, err);
+    floe_free(target);
+    return rc;
 }

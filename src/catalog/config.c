@@ -307,7 +307,8 @@ int floe_catalog_config_from_pyiceberg_yaml(const char *text, size_t n, const ch
         floe_catalog_config_reset(&cfg);
         return rc;
     }
-    if (!cfg.type && cfg.uri && !strncmp(cfg.uri, "sqlite:", 7)) {
+    if (!cfg.type && cfg.uri &&
+        (!strncmp(cfg.uri, "sqlite:", 7) || !strncmp(cfg.uri, "postgres", 8))) {
         if ((rc = set_field(&cfg.type, "sql", 3, err)) < 0) {
             floe_catalog_config_reset(&cfg);
             return rc;

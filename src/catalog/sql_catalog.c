@@ -25,8 +25,14 @@
  *     AND metadata_location = old
  * and 0 changed rows is a conflict.
  *
- * The SQL text lives here, the database calls in the driver (sqlite_driver.c, later
- * libpq), so every store runs the same statements.
+ * The SQL text lives here, the database calls in the driver (sqlite_driver.c,
+ * pg_driver.c), so every store runs the same statements. The DDL is the same on both:
+ * PostgreSQL gets the VARCHAR lengths PyIceberg's SQLAlchemy models and Java's JdbcUtil
+ * declare (SQLite ignores them; floe enforces them in catalog.c for every store).
+ *
+ * Transactions: a statement alone is its own transaction (autocommit); several that
+ * belong together (namespace properties, a swap with its hook) run between begin and
+ * commit, or join the caller's transaction on the catalog's connection (floe_catalog_sql).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,12 +142,30 @@ static const char SQL_NS_PROPERTIES_DELETE_ALL[] =
  * ------------------------------------------------------------------------------------- */
 
 typedef struct sql_store {
-    const floe_sql_driver *drv;
-    floe_sql_conn *conn;
+    floe_sql *db; /* the one connection of this catalog handle */
     const sql_text *sql;
+    floe_catalog_swap_hook_fn swap_hook; /* floe_catalog_set_swap_hook */
+    void *swap_hook_ctx;
 } sql_store;
 
 static sql_store *store(floe_catalog *c) { return c->impl; }
+
+/* Several statements as one change. When the caller already holds a transaction on the
+ * catalog's connection (floe_catalog_sql + floe_sql_begin) they join it and the caller
+ * commits; otherwise they get their own. */
+static int tx_open(sql_store *s, bool *own, floe_error *err) {
+    *own = !floe_sql_in_transaction(s->db);
+    return *own ? floe_sql_begin(s->db, err) : 0;
+}
+
+static int tx_close(sql_store *s, bool own, int rc, floe_error *err) {
+    if (!own)
+        return rc;
+    if (rc == 0)
+        return floe_sql_commit(s->db, err);
+    floe_sql_rollback(s->db);
+    return rc;
+}
 
 static int row_exists(void *ctx, const char *const *cols, size_t n, floe_error *err) {
     (void)cols;
@@ -192,9 +216,9 @@ static int sql_namespace_exists(floe_catalog *c, const char *ns, bool *exists, f
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     const char *params[] = {c->name, ns, like};
     bool found = false;
-    int rc = s->drv->query(s->conn, SQL_NS_IN_TABLES, params, 3, row_exists, &found, err);
+    int rc = floe_sql_query(s->db, SQL_NS_IN_TABLES, params, 3, row_exists, &found, err);
     if (rc == 0 && !found)
-        rc = s->drv->query(s->conn, SQL_NS_IN_PROPERTIES, params, 3, row_exists, &found, err);
+        rc = floe_sql_query(s->db, SQL_NS_IN_PROPERTIES, params, 3, row_exists, &found, err);
     floe_free(like);
     if (rc == 0)
         *exists = found;
@@ -252,7 +276,7 @@ static int sql_list_namespaces(floe_catalog *c, const char *parent, floe_strlist
         FLOE_FORWARD_IF_ERROR(require_namespace(c, parent, err));
     ns_list_ctx l = {parent, out};
     const char *params[] = {c->name, c->name};
-    int rc = s->drv->query(s->conn, SQL_ALL_NAMESPACES, params, 2, row_namespace, &l, err);
+    int rc = floe_sql_query(s->db, SQL_ALL_NAMESPACES, params, 2, row_namespace, &l, err);
     if (rc == 0 && out->n > 1)
         qsort(out->items, out->n, sizeof *out->items, cmp_str);
     return rc;
@@ -273,15 +297,13 @@ static int sql_create_namespace(floe_catalog *c, const char *ns, const char *con
         values = min_value;
         n = 1;
     }
-    FLOE_FORWARD_IF_ERROR(s->drv->begin(s->conn, err));
+    bool own;
+    FLOE_FORWARD_IF_ERROR(tx_open(s, &own, err));
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *params[] = {c->name, ns, keys[i], values[i]};
-        rc = s->drv->exec(s->conn, SQL_NS_PROPERTY_INSERT, params, 4, NULL, err);
+        rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_INSERT, params, 4, NULL, err);
     }
-    if (rc == 0)
-        rc = s->drv->commit(s->conn, err);
-    if (rc < 0)
-        s->drv->rollback(s->conn);
+    rc = tx_close(s, own, rc, err);
     if (rc == FLOE_EEXISTS)
         floe_error_set(err, FLOE_EEXISTS, "namespace %s already exists", ns);
     return rc;
@@ -296,9 +318,9 @@ static int sql_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) 
     bool non_empty = false;
     const char *p3[] = {c->name, ns, like};
     const char *p2[] = {c->name, like};
-    int rc = s->drv->query(s->conn, SQL_CHILD_IN_TABLES, p3, 3, row_exists, &non_empty, err);
+    int rc = floe_sql_query(s->db, SQL_CHILD_IN_TABLES, p3, 3, row_exists, &non_empty, err);
     if (rc == 0 && !non_empty)
-        rc = s->drv->query(s->conn, SQL_CHILD_NS_IN_PROPERTIES, p2, 2, row_exists, &non_empty, err);
+        rc = floe_sql_query(s->db, SQL_CHILD_NS_IN_PROPERTIES, p2, 2, row_exists, &non_empty, err);
     floe_free(like);
     if (rc < 0)
         return rc;
@@ -306,7 +328,7 @@ static int sql_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) 
         return floe_error_set(err, FLOE_EINVALID,
                               "namespace %s is not empty (it holds tables or namespaces)", ns);
     const char *params[] = {c->name, ns};
-    return s->drv->exec(s->conn, SQL_NS_PROPERTIES_DELETE_ALL, params, 2, NULL, err);
+    return floe_sql_exec(s->db, SQL_NS_PROPERTIES_DELETE_ALL, params, 2, NULL, err);
 }
 
 typedef struct kv_ctx {
@@ -329,7 +351,7 @@ static int sql_load_namespace_properties(floe_catalog *c, const char *ns, floe_s
     FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     kv_ctx k = {keys, values};
     const char *params[] = {c->name, ns};
-    return s->drv->query(s->conn, SQL_NS_PROPERTIES, params, 2, row_kv, &k, err);
+    return floe_sql_query(s->db, SQL_NS_PROPERTIES, params, 2, row_kv, &k, err);
 }
 
 static int sql_update_namespace_properties(floe_catalog *c, const char *ns,
@@ -338,24 +360,21 @@ static int sql_update_namespace_properties(floe_catalog *c, const char *ns,
                                            size_t n, floe_error *err) {
     sql_store *s = store(c);
     FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
-    FLOE_FORWARD_IF_ERROR(s->drv->begin(s->conn, err));
+    bool own;
+    FLOE_FORWARD_IF_ERROR(tx_open(s, &own, err));
     int rc = 0;
     for (size_t i = 0; i < nrem && rc == 0; i++) {
         const char *params[] = {c->name, ns, removals[i]};
-        rc = s->drv->exec(s->conn, SQL_NS_PROPERTY_DELETE, params, 3, NULL, err);
+        rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_DELETE, params, 3, NULL, err);
     }
     for (size_t i = 0; i < n && rc == 0; i++) { /* delete + insert: an engine-neutral upsert */
         const char *del[] = {c->name, ns, keys[i]};
         const char *ins[] = {c->name, ns, keys[i], values[i]};
-        rc = s->drv->exec(s->conn, SQL_NS_PROPERTY_DELETE, del, 3, NULL, err);
+        rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_DELETE, del, 3, NULL, err);
         if (rc == 0)
-            rc = s->drv->exec(s->conn, SQL_NS_PROPERTY_INSERT, ins, 4, NULL, err);
+            rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_INSERT, ins, 4, NULL, err);
     }
-    if (rc == 0)
-        rc = s->drv->commit(s->conn, err);
-    if (rc < 0)
-        s->drv->rollback(s->conn);
-    return rc;
+    return tx_close(s, own, rc, err);
 }
 
 static int sql_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
@@ -363,7 +382,11 @@ static int sql_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
     sql_store *s = store(c);
     FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     const char *params[] = {c->name, ns};
-    return s->drv->query(s->conn, s->sql->list_tables, params, 2, row_push_first, names, err);
+    int rc = floe_sql_query(s->db, s->sql->list_tables, params, 2, row_push_first, names, err);
+    /* byte order whatever the database's collation (PostgreSQL's may be a locale's) */
+    if (rc == 0 && names->n > 1)
+        qsort(names->items, names->n, sizeof *names->items, cmp_str);
+    return rc;
 }
 
 static int sql_load_table(floe_catalog *c, const char *ns, const char *name, char **location,
@@ -371,7 +394,7 @@ static int sql_load_table(floe_catalog *c, const char *ns, const char *name, cha
     sql_store *s = store(c);
     const char *params[] = {c->name, ns, name};
     char *loc = NULL;
-    int rc = s->drv->query(s->conn, s->sql->load_table, params, 3, row_first_text, &loc, err);
+    int rc = floe_sql_query(s->db, s->sql->load_table, params, 3, row_first_text, &loc, err);
     if (rc < 0) {
         floe_free(loc);
         return rc;
@@ -394,7 +417,7 @@ static int sql_register_table(floe_catalog *c, const char *ns, const char *name,
     sql_store *s = store(c);
     FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     const char *params[] = {c->name, ns, name, metadata_location};
-    int rc = s->drv->exec(s->conn, s->sql->insert, params, 4, NULL, err);
+    int rc = floe_sql_exec(s->db, s->sql->insert, params, 4, NULL, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
     return rc;
@@ -406,7 +429,7 @@ static int sql_rename_table(floe_catalog *c, const char *ns, const char *name, c
     FLOE_FORWARD_IF_ERROR(require_namespace(c, to_ns, err));
     const char *params[] = {to_ns, to_name, c->name, ns, name};
     int64_t changed = 0;
-    int rc = s->drv->exec(s->conn, s->sql->rename, params, 5, &changed, err);
+    int rc = floe_sql_exec(s->db, s->sql->rename, params, 5, &changed, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", to_ns, to_name);
     if (rc == 0 && changed == 0)
@@ -418,7 +441,7 @@ static int sql_drop_table(floe_catalog *c, const char *ns, const char *name, flo
     sql_store *s = store(c);
     const char *params[] = {c->name, ns, name};
     int64_t changed = 0;
-    int rc = s->drv->exec(s->conn, s->sql->drop, params, 3, &changed, err);
+    int rc = floe_sql_exec(s->db, s->sql->drop, params, 3, &changed, err);
     if (rc == 0 && changed == 0)
         return floe_error_set(err, FLOE_ENOTFOUND, "table %s.%s does not exist", ns, name);
     return rc;
@@ -429,19 +452,48 @@ static int sql_swap(floe_catalog *c, const char *ns, const char *name, const cha
     sql_store *s = store(c);
     const char *params[] = {new_location, expected, c->name, ns, name, expected};
     int64_t changed = 0;
-    int rc = s->drv->exec(s->conn, s->sql->swap, params, 6, &changed, err);
-    if (rc == FLOE_EBUSY || rc == FLOE_EUNKNOWN_STATE)
+    /* With a hook, the UPDATE and the hook's statements commit together; inside the
+     * caller's transaction they join it. Alone, the UPDATE is its own (autocommit)
+     * transaction, so an unknown outcome is reported by exec itself. */
+    bool own = false;
+    bool tx = s->swap_hook || floe_sql_in_transaction(s->db);
+    int rc = tx ? tx_open(s, &own, err) : 0;
+    if (rc < 0)
         return rc;
-    if (rc < 0) /* refused before it ran (prepare, bind) or failed in a way the driver
-                 * classed as not applied */
-        return rc;
-    if (changed == 0)
-        return floe_error_set(err, FLOE_ECONFLICT,
-                              "table %s.%s: metadata is no longer %s (another commit won)", ns,
-                              name, expected);
-    if (changed > 1)
-        return floe_error_set(err, FLOE_EINTERNAL, "table %s.%s: swap changed %lld rows", ns, name,
-                              (long long)changed);
+    rc = floe_sql_exec(s->db, s->sql->swap, params, 6, &changed, err);
+    if (rc == 0 && changed == 0)
+        rc = floe_error_set(err, FLOE_ECONFLICT,
+                            "table %s.%s: metadata is no longer %s (another commit won)", ns,
+                            name, expected);
+    else if (rc == 0 && changed > 1)
+        rc = floe_error_set(err, FLOE_EINTERNAL, "table %s.%s: swap changed %lld rows", ns,
+                            name, (long long)changed);
+    if (rc == 0 && s->swap_hook) {
+        rc = s->swap_hook(s->swap_hook_ctx, s->db, ns, name, expected, new_location, err);
+        if (rc == FLOE_EUNKNOWN_STATE) { /* not committed yet: it cannot be applied */
+            if (err)
+                err->code = FLOE_EIO;
+            rc = FLOE_EIO;
+        }
+    }
+    if (tx)
+        rc = tx_close(s, own, rc, err);
+    /* FLOE_EBUSY, FLOE_ECONFLICT (also serialization failures and deadlocks), and
+     * FLOE_EUNKNOWN_STATE pass through as floe_catalog_swap documents them. */
+    return rc;
+}
+
+floe_sql *floe_catalog_sql(floe_catalog *c) {
+    return c && c->ops->swap == sql_swap ? store(c)->db : NULL;
+}
+
+int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,
+                               floe_error *err) {
+    if (!c || c->ops->swap != sql_swap)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "swap hooks need a SQL catalog (SQLite or PostgreSQL)");
+    store(c)->swap_hook = fn;
+    store(c)->swap_hook_ctx = fn ? ctx : NULL;
     return 0;
 }
 
@@ -449,7 +501,7 @@ static void sql_close(floe_catalog *c) {
     sql_store *s = store(c);
     if (!s)
         return;
-    s->drv->close(s->conn);
+    floe_sql_close(s->db);
     floe_free(s);
 }
 
@@ -473,30 +525,37 @@ static const floe_catalog_ops sql_ops = {
     .close = sql_close,
 };
 
-int floe_sql_catalog_open(const floe_sql_driver *driver, floe_sql_conn *conn, const char *name,
-                          const char *warehouse, floe_catalog **out, floe_error *err) {
+int floe_sql_catalog_open(floe_sql *db, const char *name, const char *warehouse,
+                          floe_catalog **out, floe_error *err) {
     sql_store *s = floe_calloc(1, sizeof *s);
     if (!s) {
-        driver->close(conn);
+        floe_sql_close(db);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
-    s->drv = driver;
-    s->conn = conn;
+    s->db = db;
     floe_catalog *c = NULL;
     int rc = floe_catalog_alloc(&sql_ops, name, warehouse, &c, err);
     if (rc < 0) {
-        driver->close(conn);
+        floe_sql_close(db);
         floe_free(s);
         return rc;
     }
     c->impl = s;
-    c->swap_outcome_final = driver->outcome_final;
+    c->swap_outcome_final = db->drv->outcome_final;
     /* CREATE TABLE IF NOT EXISTS leaves a PyIceberg-made table (no iceberg_type) as it
-     * is; the column check below then picks the statements without the column. */
+     * is; the column check below then picks the statements without the column. Two
+     * processes creating the tables at once on PostgreSQL can see a unique violation in
+     * its system catalogs: then the table exists, which is all we want. */
     bool has_type = false;
-    FLOE_CHECK(driver->exec(conn, SQL_CREATE_TABLES, NULL, 0, NULL, err));
-    FLOE_CHECK(driver->exec(conn, SQL_CREATE_NAMESPACE_PROPERTIES, NULL, 0, NULL, err));
-    FLOE_CHECK(driver->has_column(conn, "iceberg_tables", "iceberg_type", &has_type, err));
+    rc = floe_sql_exec(db, SQL_CREATE_TABLES, NULL, 0, NULL, err);
+    if (rc == FLOE_EEXISTS)
+        rc = 0;
+    FLOE_CHECK(rc);
+    rc = floe_sql_exec(db, SQL_CREATE_NAMESPACE_PROPERTIES, NULL, 0, NULL, err);
+    if (rc == FLOE_EEXISTS)
+        rc = 0;
+    FLOE_CHECK(rc);
+    FLOE_CHECK(db->drv->has_column(db->conn, "iceberg_tables", "iceberg_type", &has_type, err));
     s->sql = has_type ? &SQL_V1 : &SQL_V0;
 done:
     if (rc < 0) {

@@ -1,40 +1,36 @@
 /*
- * sql_driver.h - the few database calls the SQL catalog needs, so one SQL text serves
- * SQLite (sqlite_driver.c) and, later, PostgreSQL (libpq).
+ * sql_driver.h - the few database calls the SQL catalog, the leases and the public
+ * floe_sql handle (floe/sql.h) need, so one SQL text serves SQLite (sqlite_driver.c) and
+ * PostgreSQL (pg_driver.c, libpq).
  *
  * SQL text uses '?' placeholders and only text parameters; a driver whose database wants
- * another style ($1, $2 for libpq) rewrites them. No statement floe sends contains a '?'
- * other than a placeholder.
- *
- * Error contract of exec/query:
- *   FLOE_EEXISTS         a constraint (primary key) refused the change; nothing changed
- *   FLOE_EBUSY           the database stayed locked past the busy timeout; nothing changed
- *   FLOE_EUNKNOWN_STATE  the statement failed in a way that may have left it applied
- *                        (I/O error during commit, lost connection after sending)
- *   FLOE_EIO, FLOE_ENOMEM, FLOE_ECORRUPT   other failures
+ * another style ($1, $2 for libpq) rewrites them ('?' inside '...' literals is left
+ * alone). Error contract: floe/sql.h.
  */
 #ifndef FLOE_SQL_DRIVER_H
 #define FLOE_SQL_DRIVER_H
 
+#include "floe/catalog.h"
 #include "floe/common.h"
+#include "floe/sql.h"
 
 typedef struct floe_sql_conn floe_sql_conn;
 
-/* Called once per result row with the column values as text (NULL for SQL NULL). Return
- * non-zero (an error code) to stop. */
-typedef int (*floe_sql_row_fn)(void *ctx, const char *const *cols, size_t ncols,
-                               floe_error *err);
-
 typedef struct floe_sql_driver {
-    const char *name;
-    /* A statement that has returned leaves nothing in flight (embedded databases). */
+    const char *name; /* dialect: "sqlite", "postgresql" */
+    /* After a statement reported FLOE_EUNKNOWN_STATE, what the next read on the same
+     * handle sees is final: SQLite (a returned call leaves nothing in flight) and
+     * PostgreSQL (the next statement first waits for the server process that ran the lost
+     * one to be gone: see pg_driver.c). */
     bool outcome_final;
-    /* Run a statement; *changes (if non-NULL) receives the number of rows changed. */
+    /* Run a statement; *changes (if non-NULL) receives the number of rows changed. A
+     * statement run by exec is taken to write. */
     int (*exec)(floe_sql_conn *c, const char *sql, const char *const *params, size_t nparams,
                 int64_t *changes, floe_error *err);
+    /* writes: the statement changes data (INSERT ... RETURNING): never retried. */
     int (*query)(floe_sql_conn *c, const char *sql, const char *const *params, size_t nparams,
-                 floe_sql_row_fn fn, void *ctx, floe_error *err);
-    /* A write transaction (taken eagerly, so lock waits happen here, not mid-way). */
+                 bool writes, floe_sql_row_fn fn, void *ctx, floe_error *err);
+    /* A write transaction (SQLite: taken eagerly, so lock waits happen here). */
     int (*begin)(floe_sql_conn *c, floe_error *err);
     int (*commit)(floe_sql_conn *c, floe_error *err);
     void (*rollback)(floe_sql_conn *c);
@@ -44,12 +40,39 @@ typedef struct floe_sql_driver {
     void (*close)(floe_sql_conn *c);
 } floe_sql_driver;
 
+/* The public handle: a driver and its connection. */
+struct floe_sql {
+    const floe_sql_driver *drv;
+    floe_sql_conn *conn;
+    bool in_tx;        /* between floe_sql_begin and commit/rollback */
+    bool leases_ready; /* floe_leases exists (lease.c) */
+};
+
 /* SQLite: open (creating) the database file at path. */
 int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_sql_conn **out,
                         floe_error *err);
+/* PostgreSQL: connect to a postgresql:// or postgres:// URI (libpq syntax). */
+int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_conn **out,
+                    floe_error *err);
 
-/* The SQL catalog over any driver (takes ownership of conn, also on failure). */
-int floe_sql_catalog_open(const floe_sql_driver *driver, floe_sql_conn *conn, const char *name,
-                          const char *warehouse, floe_catalog **out, floe_error *err);
+/* Which database a catalog URI names: 1 = PostgreSQL (*target = the libpq URI with any
+ * SQLAlchemy "+driver" removed), 0 = SQLite (*target = the file path). Caller frees
+ * *target. FLOE_EINVALID / FLOE_EUNSUPPORTED for URIs floe cannot use. */
+int floe_sql_uri_parse(const char *uri, int *is_pg, char **target, floe_error *err);
+/* The URI with the password replaced by "***", for messages. Caller frees. */
+char *floe_sql_uri_redact(const char *uri);
+
+/* Wrap a driver connection in a handle (takes ownership of conn, also on failure). */
+int floe_sql_wrap(const floe_sql_driver *driver, floe_sql_conn *conn, floe_sql **out,
+                  floe_error *err);
+
+/* The SQL catalog over a handle (takes ownership of db, also on failure). */
+int floe_sql_catalog_open(floe_sql *db, const char *name, const char *warehouse,
+                          floe_catalog **out, floe_error *err);
+
+/* Test hook (PostgreSQL): the nth write from now (autocommit statement or COMMIT) that
+ * succeeds on the server has its reply "lost": the driver drops the connection and
+ * reports FLOE_EUNKNOWN_STATE although the change is committed. 0 disables. */
+void floe_pg_inject_lost_reply(int nth);
 
 #endif

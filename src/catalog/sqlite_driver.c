@@ -89,7 +89,7 @@ static int sq_exec(floe_sql_conn *c, const char *sql, const char *const *params,
 }
 
 static int sq_query(floe_sql_conn *c, const char *sql, const char *const *params, size_t n,
-                    floe_sql_row_fn fn, void *ctx, floe_error *err) {
+                    bool writes, floe_sql_row_fn fn, void *ctx, floe_error *err) {
     sqlite3_stmt *st;
     int rc = prepare(c, sql, params, n, &st, err);
     if (rc < 0)
@@ -109,7 +109,7 @@ static int sq_query(floe_sql_conn *c, const char *sql, const char *const *params
             break;
     }
     if (rc == 0 && s != SQLITE_DONE)
-        rc = map_rc(c, s, false, "query", err);
+        rc = map_rc(c, s, writes, "query", err);
     sqlite3_finalize(st);
     return rc;
 }
@@ -158,7 +158,7 @@ static int sq_has_column(floe_sql_conn *c, const char *table, const char *column
     char sql[128];
     snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
     has_col_ctx h = {column, false};
-    int rc = sq_query(c, sql, NULL, 0, has_col_row, &h, err);
+    int rc = sq_query(c, sql, NULL, 0, false, has_col_row, &h, err);
     if (rc == 0)
         *has = h.found;
     return rc;
@@ -228,8 +228,11 @@ int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *
     }
     const floe_sql_driver *drv;
     floe_sql_conn *conn;
+    floe_sql *db;
     int rc = floe_sqlite_connect(db_path, &drv, &conn, err);
+    if (rc == 0)
+        rc = floe_sql_wrap(drv, conn, &db, err);
     if (rc < 0)
         return rc;
-    return floe_sql_catalog_open(drv, conn, name, warehouse, out, err);
+    return floe_sql_catalog_open(db, name, warehouse, out, err);
 }
