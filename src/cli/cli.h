@@ -30,6 +30,12 @@ int floe_cmd_schema(int argc, char **argv);
 int floe_cmd_inspect(int argc, char **argv);
 int floe_cmd_cat(int argc, char **argv);
 int floe_cmd_catalog(int argc, char **argv);
+int floe_cmd_table(int argc, char **argv);
+int floe_cmd_namespace(int argc, char **argv);
+int floe_cmd_append(int argc, char **argv);
+int floe_cmd_scan(int argc, char **argv);
+int floe_cmd_snapshots(int argc, char **argv);
+int floe_cmd_files(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */

@@ -822,6 +822,7 @@ int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_opt
     FLOE_CHECK(floe_avro_writer_open(schema, &ao, &file, &aw, err));
     for (size_t i = 0; i < n; i++) {
         floe_manifest_file c;
+        memset(&c, 0, sizeof c); /* gcc -O2 cannot see that list_entry fills it */
         FLOE_CHECK(list_entry(o, &files[i], &c, err));
         floe_arena_reset(&a);
         floe_avro_value v;
