@@ -24,6 +24,12 @@ static const floe_cmd commands[] = {
     {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
     {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog},
     {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve},
+    {"table", "create, list, describe, rename and drop Iceberg tables", floe_cmd_table},
+    {"namespace", "create, list and drop namespaces; show and set their properties", floe_cmd_namespace},
+    {"append", "append NDJSON (converted) or Parquet files to a table in one snapshot", floe_cmd_append},
+    {"scan", "read a table's rows (filter, time travel, projection) or show the scan plan", floe_cmd_scan},
+    {"snapshots", "list a table's snapshots", floe_cmd_snapshots},
+    {"files", "list a table's live data files", floe_cmd_files},
     {"version", "print the version", cmd_version},
 };
 

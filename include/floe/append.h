@@ -1,0 +1,147 @@
+/*
+ * floe/append.h - the snapshot producer for appends, and appending NDJSON or existing
+ * Parquet files to a table.
+ *
+ * Spec: format/spec.md "Snapshots" (summary), "Manifests", "Manifest Lists", "Sequence
+ * Number Inheritance", "Commit Conflict Resolution and Retry"; Iceberg configuration docs
+ * for commit.manifest-merge.enabled (true), commit.manifest.target-size-bytes (8 MiB),
+ * commit.manifest.min-count-to-merge (100) and the write.* properties.
+ *
+ * An append is staged (files added, summary entries set) and committed once:
+ *
+ *   new ──add_file*, set_summary*, set_once──> staged ──commit──> committed | noop | failed
+ *
+ * The files' manifest is written once, before the first attempt. Every attempt (the
+ * commit layer calls again on conflict) re-derives the manifest list from the fresh base:
+ * the base snapshot's manifests plus the new one, merged per the commit.manifest.*
+ * properties, written to a new list file. After the commit every file this append wrote
+ * that the committed snapshot does not reference (lists and merged manifests of lost
+ * attempts) is deleted; after a definite failure every file it wrote is deleted; after
+ * FLOE_EUNKNOWN_STATE nothing is deleted. Data files are the caller's.
+ *
+ * Exactly once: with floe_append_set_once(key, value) the append also writes key=value
+ * into the snapshot summary, and before committing and on every retry looks for that pair
+ * in the snapshots added since the table state the append started from; when found it
+ * commits nothing and reports noop (the work is already in the table).
+ */
+#ifndef FLOE_APPEND_H
+#define FLOE_APPEND_H
+
+#include "floe/common.h"
+#include "floe/convert.h"
+#include "floe/manifest.h"
+#include "floe/table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLOE_PROP_MANIFEST_MERGE_ENABLED "commit.manifest-merge.enabled"   /* true */
+#define FLOE_PROP_MANIFEST_TARGET_SIZE "commit.manifest.target-size-bytes"  /* 8 MiB */
+#define FLOE_PROP_MANIFEST_MIN_MERGE "commit.manifest.min-count-to-merge"   /* 100 */
+
+typedef struct floe_append floe_append;
+
+/* Start an append to t (borrowed; must outlive the append). The files' partition tuples
+ * must follow the table's default spec at commit time. */
+int floe_append_new(floe_table *t, floe_append **out, floe_error *err);
+void floe_append_free(floe_append *a); /* accepts NULL */
+
+/* Stage a data file (deep-copied). Only content DATA is accepted; npartition must be the
+ * default spec's field count. */
+int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err);
+/* Extra summary entry (copied); floe's own keys win over the caller's on a clash. */
+int floe_append_set_summary(floe_append *a, const char *key, const char *value,
+                            floe_error *err);
+/* Exactly-once marker (see above); also written to the summary. */
+int floe_append_set_once(floe_append *a, const char *key, const char *value,
+                         floe_error *err);
+/* Set a table property in the same commit (e.g. schema.name-mapping.default for files
+ * without field ids). Copied. */
+int floe_append_set_property(floe_append *a, const char *key, const char *value,
+                             floe_error *err);
+/* Override the table's commit.manifest.* settings (tests, benchmarks). enabled < 0,
+ * target <= 0, min_count <= 0 keep the table's values. */
+void floe_append_set_merge(floe_append *a, int enabled, int64_t target_size_bytes,
+                           int64_t min_count_to_merge);
+
+typedef struct floe_append_result {
+    bool noop;                  /* the once-marker was already committed: nothing done */
+    int64_t snapshot_id;        /* the new snapshot (0 when noop) */
+    int64_t sequence_number;
+    int attempts;               /* apply calls */
+    int64_t added_files, added_records, added_bytes;
+    int64_t manifests;          /* manifests in the committed list */
+    int64_t manifests_merged;   /* manifests folded into merged ones by this commit */
+    char *metadata_location;    /* the new metadata file (owned; free with _reset) */
+} floe_append_result;
+void floe_append_result_reset(floe_append_result *r);
+
+/* Commit. 0 on success (including noop); FLOE_ECONFLICT when retries ran out;
+ * FLOE_EUNKNOWN_STATE (nothing deleted); other errors. res may be NULL. An append is
+ * committed at most once: a second call is FLOE_EINVALID. */
+int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Appending files to a table
+ * ------------------------------------------------------------------------------------- */
+
+/* Where new data files of a table go: write.data.path, else <location>/data, mapped onto
+ * the table root like any recorded path. Caller frees. */
+int floe_table_data_dir(const floe_table *t, char **out, floe_error *err);
+
+/* Parquet write options from the table's properties: write.parquet.compression-codec
+ * (default zstd, as Iceberg Java since 1.4), write.parquet.compression-level,
+ * write.parquet.row-group-size-bytes (128 MiB), write.parquet.page-size-bytes (1 MiB),
+ * write.parquet.page-row-limit (20000), write.parquet.dict-size-bytes (2 MiB),
+ * write.target-file-size-bytes (512 MiB). FLOE_EINVALID names a bad value. */
+int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
+                               floe_error *err);
+
+typedef struct floe_table_append_options {
+    int threads;                /* convert threads; 0 = 1 */
+    bool strict;                /* any rejected record fails the append */
+    const char *quarantine_uri; /* NULL = <data dir>/_quarantine/<uuid>.ndjson */
+    const char *format;         /* "ndjson", "parquet" or NULL = by extension
+                                   (.parquet / .parq = parquet, else ndjson) */
+    const floe_kv *summary;     /* extra summary entries */
+    size_t nsummary;
+    const char *once_key, *once_value; /* exactly-once marker, or NULL */
+    bool fsync;                 /* fsync data files (default via _init: true) */
+    int manifest_merge;         /* -1 (default) = commit.manifest-merge.enabled, 0 off,
+                                   1 on */
+} floe_table_append_options;
+void floe_table_append_options_init(floe_table_append_options *o);
+
+typedef struct floe_table_append_result {
+    floe_append_result commit;
+    floe_convert_result convert; /* NDJSON inputs (zero when none) */
+    int64_t parquet_files;       /* existing Parquet files added as they are */
+} floe_table_append_result;
+void floe_table_append_result_reset(floe_table_append_result *r);
+
+/* Append inputs to t in one snapshot: NDJSON files are converted (floe_convert, with the
+ * table's schema, spec and write properties) into the data dir; Parquet files are checked
+ * against the table schema (by field id, or by name for files without ids - then the
+ * table gains a schema.name-mapping.default if it has none) and added where they are,
+ * with metrics from their footers. On any failure before the commit, the data files
+ * written by this call are removed (never on FLOE_EUNKNOWN_STATE, nor on a noop... which
+ * removes them too, since the snapshot that holds the work is another one). */
+int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
+                            const floe_table_append_options *o, floe_table_append_result *res,
+                            floe_error *err);
+
+/* Build the data file of an existing Parquet file for table metadata m (schema check,
+ * metrics from the footer: record count, size, column sizes, value and null counts,
+ * bounds from the chunk statistics, split offsets). partition must hold the default
+ * spec's tuple (NULL for unpartitioned). *has_ids tells whether the file carried field
+ * ids. Everything lives in arena. */
+int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char *uri,
+                                       const char *recorded_path, const floe_value *partition,
+                                       size_t npartition, floe_arena *arena,
+                                       floe_data_file *out, bool *has_ids, floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

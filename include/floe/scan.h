@@ -1,0 +1,126 @@
+/*
+ * floe/scan.h - scanning an Iceberg table: planning (which data files, with which delete
+ * files) and reading rows (schema mapping, defaults, deletes applied, filter, projection).
+ *
+ * Spec: format/spec.md "Scan Planning" (manifest pruning by partition summaries with the
+ * filter projected through each spec's transforms, file pruning by partition tuple and
+ * column metrics, delete file pairing by sequence number and partition), "Column
+ * Projection" (field ids; name mapping schema.name-mapping.default for files without
+ * ids; initial-default for columns added later; identity partition values for columns
+ * missing from data files), "Position Delete Files", "Equality Delete Files", "Point in
+ * Time Reads" (snapshot-log for --as-of).
+ *
+ * A plan owns everything it points to (one arena); free it with floe_scan_plan_free. A
+ * plan borrows nothing from the table after it is made except for reading
+ * (floe_scan_read needs the table again to resolve paths).
+ *
+ * The filter language is floe cat's (floe/parquet_reader.h) over the table's column
+ * names: `event_type = 'orders' AND ts >= '2026-10-01'`, IN, IS [NOT] NULL, NOT, OR,
+ * parentheses, LIKE 'prefix%'.
+ */
+#ifndef FLOE_SCAN_H
+#define FLOE_SCAN_H
+
+#include "floe/common.h"
+#include "floe/manifest.h"
+#include "floe/parquet_reader.h"
+#include "floe/table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct floe_scan_options {
+    const char *where;              /* row filter, or NULL */
+    bool has_snapshot_id;           /* --snapshot ID */
+    int64_t snapshot_id;
+    bool has_as_of;                 /* --as-of: the snapshot current at this time */
+    int64_t as_of_ms;
+    const char *ref;                /* a branch or tag name, or NULL */
+    const char *const *columns;     /* projection (top-level or dotted names); NULL = all */
+    size_t ncolumns;
+    bool no_partition_pruning;      /* for tests and benchmarks */
+    bool no_metrics_pruning;
+    bool allow_missing_field_ids;   /* read Avro files without Iceberg field ids by name */
+} floe_scan_options;
+
+typedef struct floe_scan_task {
+    const floe_data_file *file;      /* file_path as recorded in the manifest */
+    int32_t spec_id;
+    const floe_partition_spec *spec; /* the spec the partition tuple follows */
+    int64_t data_sequence_number;
+    const floe_data_file **deletes;  /* delete files that apply (position, equality) */
+    const int64_t *delete_sequence_numbers;
+    size_t ndeletes;
+} floe_scan_task;
+
+typedef struct floe_scan_stats {
+    int64_t manifests_total;         /* in the manifest list (data + delete) */
+    int64_t manifests_read;
+    int64_t manifests_skipped;       /* pruned by partition summaries */
+    int64_t delete_manifests_read;
+    int64_t entries_read;            /* live entries seen in the manifests read */
+    int64_t files_skipped_partition; /* data files pruned by their partition tuple */
+    int64_t files_skipped_metrics;   /* data files pruned by column metrics */
+    int64_t data_files;              /* planned */
+    int64_t delete_files;            /* live delete files considered */
+    int64_t bytes_read;              /* manifest list + manifests */
+    double plan_ms;
+} floe_scan_stats;
+
+typedef struct floe_scan_plan_priv floe_scan_plan_priv;
+
+typedef struct floe_scan_plan {
+    int64_t snapshot_id;             /* -1 when the table has no snapshot (empty plan) */
+    int32_t schema_id;               /* the schema rows are read with */
+    const char *schema_json;
+    floe_scan_task *tasks;
+    size_t ntasks;
+    int64_t records;                 /* sum of the planned data files' record counts */
+    floe_scan_stats stats;
+    floe_scan_plan_priv *priv;
+} floe_scan_plan;
+
+/* Which snapshot the options select: --snapshot, --as-of (the last snapshot-log entry at
+ * or before the time; without a log, the newest main-lineage snapshot not after it),
+ * --ref, else the current one. *out = -1 for a table without snapshots.
+ * FLOE_ENOTFOUND names an unknown snapshot, ref, or a time before the first snapshot. */
+int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,
+                               int64_t *out, floe_error *err);
+
+/* Plan a scan. o may be NULL. Errors: FLOE_EINVALID / FLOE_ENOTFOUND for a bad filter or
+ * column, FLOE_ECORRUPT / FLOE_EUNSUPPORTED from manifests (naming the file). */
+int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
+                         floe_error *err);
+void floe_scan_plan_free(floe_scan_plan *p);
+
+typedef struct floe_scan_read_stats {
+    int64_t files_read;
+    int64_t rows_read;               /* rows decoded from data files */
+    int64_t rows_position_deleted;
+    int64_t rows_equality_deleted;
+    int64_t rows_filtered;           /* dropped by the filter */
+    int64_t rows_out;
+} floe_scan_read_stats;
+
+typedef struct floe_scan_read_options {
+    floe_pq_row_format format;       /* NDJSON (default), CANONICAL or CSV */
+    int64_t limit;                   /* < 0: no limit */
+} floe_scan_read_options;
+
+/* Read the plan's rows (made by floe_scan_plan_files on t with the same options) and
+ * write them in the given format to sink. Column values come from the data files by
+ * field id (or through the name mapping), from identity partition values, from
+ * initial-default, or are null. stats may be NULL. */
+int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
+                   floe_pq_sink_fn sink, void *sink_ctx, floe_scan_read_stats *stats,
+                   floe_error *err);
+
+/* Parse a time for --as-of: milliseconds since the epoch, or an ISO timestamp
+ * ("2026-10-06T12:00:00", optional fraction, optional Z / +00:00: UTC), or a date. */
+int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

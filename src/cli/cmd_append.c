@@ -1,0 +1,166 @@
+/*
+ * cmd_append.c - `floe append TABLE FILES...`: convert NDJSON files (or take Parquet files
+ * as they are) and commit them to the table as one append snapshot.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/append.h"
+#include "floe/json.h"
+#include "table_args.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: floe append NS.NAME FILE... [--format ndjson|parquet] [--threads N]\n"
+            "                   [--strict] [--quarantine FILE] [--summary K=V]...\n"
+            "                   [--once K=V] [--no-merge] [--json]\n"
+            "                   [--catalog NAME] [--config FILE]\n"
+            "\n"
+            "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
+            "table's schema, partition spec and write.* properties into its data folder;\n"
+            "rejected records go to the quarantine. Parquet files (.parquet, or --format\n"
+            "parquet) are checked against the table schema and added where they are.\n"
+            "Everything lands in one snapshot.\n"
+            "\n"
+            "  --summary K=V   extra snapshot summary entry\n"
+            "  --once K=V      exactly once: commit nothing when a snapshot added since the\n"
+            "                  table state this run started from already carries K=V\n"
+            "  --no-merge      do not merge manifests in this commit\n");
+}
+
+static bool split_kv(char *s, floe_kv *out) {
+    char *eq = strchr(s, '=');
+    if (!eq || eq == s)
+        return false;
+    *eq = 0;
+    out->key = s;
+    out->value = eq + 1;
+    return true;
+}
+
+int floe_cmd_append(int argc, char **argv) {
+    cli_table_opts to = {0};
+    const char *table = NULL;
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    floe_kv *summary = calloc((size_t)argc + 1, sizeof *summary);
+    size_t ninputs = 0, nsummary = 0;
+    floe_table_append_options o;
+    floe_table_append_options_init(&o);
+    floe_error err;
+    floe_error_clear(&err);
+    int code = FLOE_EXIT_OK;
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_table_append_result res;
+    memset(&res, 0, sizeof res);
+    if (!inputs || !summary) {
+        floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+        code = cli_fail(&err);
+        goto out;
+    }
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0) {
+            code = cli_usage("append", "%s needs a value", a);
+            goto out;
+        }
+        if (r > 0)
+            continue;
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            goto out;
+        } else if (!strcmp(a, "--format") && has_val) {
+            o.format = argv[++i];
+            if (strcmp(o.format, "ndjson") && strcmp(o.format, "parquet")) {
+                code = cli_usage("append", "--format is ndjson or parquet");
+                goto out;
+            }
+        } else if (!strcmp(a, "--threads") && has_val) {
+            int64_t n;
+            if (!cli_parse_int(argv[++i], &n) || n > 256) {
+                code = cli_usage("append", "--threads wants a number up to 256");
+                goto out;
+            }
+            o.threads = (int)n;
+        } else if (!strcmp(a, "--strict")) {
+            o.strict = true;
+        } else if (!strcmp(a, "--quarantine") && has_val) {
+            o.quarantine_uri = argv[++i];
+        } else if (!strcmp(a, "--summary") && has_val) {
+            if (!split_kv(argv[++i], &summary[nsummary])) {
+                code = cli_usage("append", "--summary wants K=V");
+                goto out;
+            }
+            nsummary++;
+        } else if (!strcmp(a, "--once") && has_val) {
+            floe_kv kv;
+            if (!split_kv(argv[++i], &kv)) {
+                code = cli_usage("append", "--once wants K=V");
+                goto out;
+            }
+            o.once_key = kv.key;
+            o.once_value = kv.value;
+        } else if (!strcmp(a, "--no-merge")) {
+            o.manifest_merge = 0;
+        } else if (!strcmp(a, "--no-fsync")) {
+            o.fsync = false;
+        } else if (a[0] == '-' && a[1]) {
+            code = cli_usage("append", "unknown option %s", a);
+            goto out;
+        } else if (!table) {
+            table = a;
+        } else {
+            inputs[ninputs++] = a;
+        }
+    }
+    if (!table || ninputs == 0) {
+        code = cli_usage("append", "TABLE and at least one FILE are needed");
+        goto out;
+    }
+    o.summary = summary;
+    o.nsummary = nsummary;
+    if (cli_open_table(table, &to, true, &cat, &t, &err) < 0 ||
+        floe_table_append_files(t, inputs, ninputs, &o, &res, &err) < 0) {
+        code = cli_fail(&err);
+        if (err.code == FLOE_EUNKNOWN_STATE)
+            fprintf(stderr, "floe: the files written were kept; check the table before "
+                            "appending again\n");
+        goto out;
+    }
+    if (to.json) {
+        printf("{\"noop\":%s,\"snapshot_id\":%" PRId64 ",\"sequence_number\":%" PRId64
+               ",\"attempts\":%d,\"added_files\":%" PRId64 ",\"added_records\":%" PRId64
+               ",\"added_bytes\":%" PRId64 ",\"manifests\":%" PRId64
+               ",\"manifests_merged\":%" PRId64 ",\"parquet_files\":%" PRId64
+               ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"metadata_location\":",
+               res.commit.noop ? "true" : "false", res.commit.snapshot_id,
+               res.commit.sequence_number, res.commit.attempts, res.commit.added_files,
+               res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
+               res.commit.manifests_merged, res.parquet_files, res.convert.records_in,
+               res.convert.rejected);
+        cli_json_str(stdout, res.commit.metadata_location ? res.commit.metadata_location : "");
+        printf("}\n");
+    } else if (res.commit.noop) {
+        printf("nothing to do: a snapshot already carries %s=%s\n", o.once_key, o.once_value);
+    } else {
+        printf("snapshot %" PRId64 " (sequence %" PRId64 "): %" PRId64 " files, %" PRId64
+               " records, %" PRId64 " bytes; %" PRId64 " manifests (%" PRId64 " merged)\n",
+               res.commit.snapshot_id, res.commit.sequence_number, res.commit.added_files,
+               res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
+               res.commit.manifests_merged);
+        if (res.convert.rejected)
+            printf("%" PRId64 " of %" PRId64 " records rejected (see the quarantine)\n",
+                   res.convert.rejected, res.convert.records_in);
+    }
+out:
+    floe_table_append_result_reset(&res);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    free(inputs);
+    free(summary);
+    return code;
+}

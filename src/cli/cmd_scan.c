@@ -1,0 +1,238 @@
+/*
+ * cmd_scan.c - `floe scan TABLE`: plan a scan (partition and metrics pruning, delete
+ * pairing) and print the rows, or with --plan the chosen files and the planning counters.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/scan.h"
+#include "table_args.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: floe scan TABLE [--where EXPR] [--snapshot ID | --as-of TIME | --ref NAME]\n"
+            "                 [--columns a,b.c] [--format ndjson|csv|canonical] [--limit N]\n"
+            "                 [--plan] [--json] [--stats] [--no-prune]\n"
+            "                 [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
+            "\n"
+            "TABLE is NS.NAME in the configured catalog, or a table folder or metadata file.\n"
+            "\n"
+            "  --where EXPR     rows where EXPR is true: = != < <= > >= IN, IS [NOT] NULL,\n"
+            "                   LIKE 'prefix%%', AND, OR, NOT over the table's columns;\n"
+            "                   manifests and files that cannot match are not read\n"
+            "  --snapshot ID    read that snapshot\n"
+            "  --as-of TIME     the snapshot current at TIME (ms, or YYYY-MM-DD[THH:MM:SS])\n"
+            "  --ref NAME       a branch or tag\n"
+            "  --columns LIST   output columns (comma separated, dotted for nested)\n"
+            "  --format F       ndjson (default), csv, or canonical (test oracle form)\n"
+            "  --limit N        stop after N rows\n"
+            "  --plan           print the planned files and counters instead of rows\n"
+            "  --stats          planning and reading counters on stderr (JSON)\n"
+            "  --no-prune       read every manifest and file (the filter still applies)\n");
+}
+
+static int write_stdout(void *ctx, const void *p, size_t n) {
+    (void)ctx;
+    return fwrite(p, 1, n, stdout) == n ? 0 : FLOE_EIO;
+}
+
+static void print_stats_json(FILE *f, const floe_scan_plan *p) {
+    const floe_scan_stats *s = &p->stats;
+    fprintf(f,
+            "\"snapshot_id\":%" PRId64 ",\"plan_ms\":%.3f,\"manifests_total\":%" PRId64
+            ",\"manifests_read\":%" PRId64 ",\"manifests_skipped\":%" PRId64
+            ",\"delete_manifests_read\":%" PRId64 ",\"entries_read\":%" PRId64
+            ",\"files_skipped_partition\":%" PRId64 ",\"files_skipped_metrics\":%" PRId64
+            ",\"data_files\":%" PRId64 ",\"delete_files\":%" PRId64 ",\"bytes_read\":%" PRId64
+            ",\"records\":%" PRId64,
+            p->snapshot_id, s->plan_ms, s->manifests_total, s->manifests_read,
+            s->manifests_skipped, s->delete_manifests_read, s->entries_read,
+            s->files_skipped_partition, s->files_skipped_metrics, s->data_files, s->delete_files,
+            s->bytes_read, p->records);
+}
+
+static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
+    floe_error err;
+    floe_error_clear(&err);
+    if (json) {
+        printf("{");
+        print_stats_json(stdout, p);
+        printf(",\"files\":[");
+    } else {
+        printf("snapshot %" PRId64 ": %zu data files, %" PRId64 " records\n", p->snapshot_id,
+               p->ntasks, p->records);
+        printf("manifests: %" PRId64 " in the list, %" PRId64 " read, %" PRId64
+               " skipped by partition summaries\n",
+               p->stats.manifests_total, p->stats.manifests_read, p->stats.manifests_skipped);
+        printf("files skipped: %" PRId64 " by partition, %" PRId64 " by column metrics\n",
+               p->stats.files_skipped_partition, p->stats.files_skipped_metrics);
+        printf("planning: %.3f ms, %" PRId64 " bytes of metadata read\n", p->stats.plan_ms,
+               p->stats.bytes_read);
+    }
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const floe_scan_task *tk = &p->tasks[i];
+        char *phys = NULL;
+        if (floe_table_resolve_path(t, tk->file->file_path, &phys, &err) < 0)
+            phys = NULL;
+        if (json) {
+            printf("%s{\"path\":", i ? "," : "");
+            cli_json_str(stdout, tk->file->file_path);
+            printf(",\"local_path\":");
+            cli_json_str(stdout, phys ? phys : "");
+            printf(",\"records\":%" PRId64 ",\"bytes\":%" PRId64 ",\"spec_id\":%d"
+                   ",\"sequence_number\":%" PRId64 ",\"deletes\":[",
+                   tk->file->record_count, tk->file->file_size_in_bytes, tk->spec_id,
+                   tk->data_sequence_number);
+            for (size_t d = 0; d < tk->ndeletes; d++) {
+                char *dp = NULL;
+                floe_table_resolve_path(t, tk->deletes[d]->file_path, &dp, NULL);
+                printf("%s{\"path\":", d ? "," : "");
+                cli_json_str(stdout, tk->deletes[d]->file_path);
+                printf(",\"local_path\":");
+                cli_json_str(stdout, dp ? dp : "");
+                printf(",\"content\":\"%s\"}",
+                       tk->deletes[d]->content == FLOE_CONTENT_POSITION_DELETES ? "position"
+                                                                                : "equality");
+                floe_free(dp);
+            }
+            printf("]}");
+        } else {
+            printf("%s\t%" PRId64 " rows\t%" PRId64 " bytes", phys ? phys : tk->file->file_path,
+                   tk->file->record_count, tk->file->file_size_in_bytes);
+            if (tk->ndeletes)
+                printf("\t%zu delete file%s", tk->ndeletes, tk->ndeletes == 1 ? "" : "s");
+            printf("\n");
+        }
+        floe_free(phys);
+    }
+    if (json)
+        printf("]}\n");
+    return FLOE_EXIT_OK;
+}
+
+int floe_cmd_scan(int argc, char **argv) {
+    cli_table_opts to = {0};
+    const char *table = NULL, *where = NULL, *columns = NULL, *format = "ndjson";
+    floe_scan_options so;
+    memset(&so, 0, sizeof so);
+    int64_t limit = -1;
+    bool plan_only = false, stats = false;
+    floe_error err;
+    floe_error_clear(&err);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0)
+            return cli_usage("scan", "%s needs a value", a);
+        if (r > 0)
+            continue;
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(a, "--where") && has_val) {
+            where = argv[++i];
+        } else if (!strcmp(a, "--columns") && has_val) {
+            columns = argv[++i];
+        } else if (!strcmp(a, "--format") && has_val) {
+            format = argv[++i];
+        } else if (!strcmp(a, "--limit") && has_val) {
+            if (!cli_parse_int(argv[++i], &limit))
+                return cli_usage("scan", "--limit wants a number");
+        } else if (!strcmp(a, "--snapshot") && has_val) {
+            char *end;
+            so.snapshot_id = strtoll(argv[++i], &end, 10);
+            if (*end)
+                return cli_usage("scan", "--snapshot wants a snapshot id");
+            so.has_snapshot_id = true;
+        } else if (!strcmp(a, "--as-of") && has_val) {
+            if (floe_scan_parse_time(argv[++i], &so.as_of_ms, &err) < 0)
+                return cli_usage("scan", "%s", err.msg);
+            so.has_as_of = true;
+        } else if (!strcmp(a, "--ref") && has_val) {
+            so.ref = argv[++i];
+        } else if (!strcmp(a, "--plan")) {
+            plan_only = true;
+        } else if (!strcmp(a, "--stats")) {
+            stats = true;
+        } else if (!strcmp(a, "--no-prune")) {
+            so.no_partition_pruning = so.no_metrics_pruning = true;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage("scan", "unknown option %s", a);
+        } else if (!table) {
+            table = a;
+        } else {
+            return cli_usage("scan", "one TABLE only (got %s too)", a);
+        }
+    }
+    if (!table)
+        return cli_usage("scan", "no TABLE given");
+    if ((so.has_snapshot_id + so.has_as_of + (so.ref != NULL)) > 1)
+        return cli_usage("scan", "--snapshot, --as-of and --ref exclude each other");
+    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit};
+    if (!strcmp(format, "csv"))
+        ro.format = FLOE_PQ_ROWS_CSV;
+    else if (!strcmp(format, "canonical"))
+        ro.format = FLOE_PQ_ROWS_CANONICAL;
+    else if (strcmp(format, "ndjson"))
+        return cli_usage("scan", "--format is ndjson, csv or canonical");
+    so.where = where;
+    char *colcopy = NULL;
+    const char *cols[256];
+    if (columns) {
+        colcopy = strdup(columns);
+        if (!colcopy)
+            return cli_fail(&err);
+        for (char *tok = strtok(colcopy, ","); tok; tok = strtok(NULL, ",")) {
+            while (*tok == ' ')
+                tok++;
+            if (so.ncolumns == 256) {
+                free(colcopy);
+                return cli_usage("scan", "at most 256 columns");
+            }
+            cols[so.ncolumns++] = tok;
+        }
+        so.columns = cols;
+    }
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_scan_plan *p = NULL;
+    int code = FLOE_EXIT_OK;
+    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0 ||
+        floe_scan_plan_files(t, &so, &p, &err) < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+    if (plan_only) {
+        code = print_plan(t, p, to.json);
+    } else {
+        floe_scan_read_stats rs;
+        if (floe_scan_read(t, p, &ro, write_stdout, NULL, &rs, &err) < 0) {
+            code = cli_fail(&err);
+            goto out;
+        }
+        if (fflush(stdout) != 0) {
+            floe_error_set(&err, FLOE_EIO, "writing the output failed");
+            code = cli_fail(&err);
+            goto out;
+        }
+        if (stats) {
+            fprintf(stderr, "{");
+            print_stats_json(stderr, p);
+            fprintf(stderr,
+                    ",\"files_read\":%" PRId64 ",\"rows_read\":%" PRId64
+                    ",\"rows_position_deleted\":%" PRId64 ",\"rows_equality_deleted\":%" PRId64
+                    ",\"rows_filtered\":%" PRId64 ",\"rows_out\":%" PRId64 "}\n",
+                    rs.files_read, rs.rows_read, rs.rows_position_deleted,
+                    rs.rows_equality_deleted, rs.rows_filtered, rs.rows_out);
+        }
+    }
+out:
+    floe_scan_plan_free(p);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    free(colcopy);
+    return code;
+}

@@ -1,0 +1,757 @@
+/*
+ * cmd_table.c - `floe table create|list|describe|rename|drop`, `floe namespace ...`,
+ * `floe snapshots TABLE`, `floe files TABLE`.
+ *
+ * `floe namespace create|list|drop` are the catalog command's actions under the names
+ * the issue uses (forwarded to `floe catalog`); `floe namespace properties` shows and
+ * changes namespace properties.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "floe/manifest.h"
+#include "floe/partition.h"
+#include "floe/scan.h"
+#include "table_args.h"
+
+/* ---------------------------------------------------------------------------------------
+ * floe table
+ * ------------------------------------------------------------------------------------- */
+
+static void table_usage(FILE *out) {
+    fprintf(out,
+            "usage: floe table ACTION ... [--json] [--catalog NAME] [--config FILE]\n"
+            "\n"
+            "  create NS.NAME --schema S.json [--partition \"event_type, day(ts)\"]\n"
+            "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"
+            "  list [NS]                 tables of NS (all namespaces without one)\n"
+            "  describe TABLE            schema, partitioning, properties, current snapshot\n"
+            "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
+            "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
+            "                            under its location that its metadata references\n"
+            "\n"
+            "TABLE for describe may also be a table folder or a metadata file.\n");
+}
+
+static int table_create(int nargs, char **args, const cli_table_opts *to) {
+    const char *ident = NULL, *schema_path = NULL, *part = NULL, *sort = NULL, *loc = NULL;
+    floe_kv *props = calloc((size_t)nargs + 1, sizeof *props);
+    char **copies = calloc((size_t)nargs + 1, sizeof *copies);
+    size_t nprops = 0;
+    int code = FLOE_EXIT_OK;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_schema *schema = NULL;
+    floe_partition_spec *spec = NULL;
+    floe_sort_order *order = NULL;
+    char *schema_json = NULL, *spec_json = NULL, *sort_json = NULL, *ns = NULL, *name = NULL;
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    if (!props || !copies) {
+        floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+        code = cli_fail(&err);
+        goto out;
+    }
+    for (int i = 0; i < nargs; i++) {
+        const char *a = args[i];
+        bool v = i + 1 < nargs;
+        if (!strcmp(a, "--schema") && v) {
+            schema_path = args[++i];
+        } else if (!strcmp(a, "--partition") && v) {
+            part = args[++i];
+        } else if (!strcmp(a, "--sort") && v) {
+            sort = args[++i];
+        } else if (!strcmp(a, "--location") && v) {
+            loc = args[++i];
+        } else if (!strcmp(a, "--property") && v) {
+            char *c = copies[nprops] = strdup(args[++i]);
+            char *eq = c ? strchr(c, '=') : NULL;
+            if (!eq || eq == c) {
+                code = cli_usage("table", "--property wants K=V");
+                goto out;
+            }
+            *eq = 0;
+            props[nprops++] = (floe_kv){c, eq + 1};
+        } else if (a[0] == '-') {
+            code = cli_usage("table", "create: unknown option %s", a);
+            goto out;
+        } else if (!ident) {
+            ident = a;
+        } else {
+            code = cli_usage("table", "create: unexpected %s", a);
+            goto out;
+        }
+    }
+    if (!ident || !schema_path) {
+        code = cli_usage("table", "create needs NS.NAME and --schema");
+        goto out;
+    }
+    if (!cli_split_ident(ident, &ns, &name)) {
+        code = cli_usage("table", "create: %s is not NS.NAME", ident);
+        goto out;
+    }
+    if (floe_schema_load(schema_path, &schema, &err) < 0)
+        goto fail;
+    if (!(schema_json = floe_schema_to_json(schema, false)))
+        goto nomem;
+    if (part && *part) {
+        if (floe_partition_spec_parse(schema, part, 0, 0, &spec, &err) < 0)
+            goto fail;
+        if (!(spec_json = floe_partition_spec_to_json(spec)))
+            goto nomem;
+    }
+    if (sort && *sort) {
+        if (floe_sort_order_parse(schema, sort, 1, &order, &err) < 0)
+            goto fail;
+        if (!(sort_json = floe_sort_order_to_json(order)))
+            goto nomem;
+    }
+    floe_table_create_options co = {.location = loc,
+                                    .spec_json = spec_json,
+                                    .sort_json = sort_json,
+                                    .props = props,
+                                    .nprops = nprops};
+    if (cli_open_catalog(to, &cat, &err) < 0 ||
+        floe_table_create(cat, ns, name, schema_json, &co, &t, &err) < 0)
+        goto fail;
+    if (to->json) {
+        printf("{\"table\":");
+        cli_json_str(stdout, ident);
+        printf(",\"location\":");
+        cli_json_str(stdout, floe_table_metadata_get(t)->location);
+        printf(",\"metadata_location\":");
+        cli_json_str(stdout, floe_table_metadata_location(t));
+        printf("}\n");
+    } else {
+        printf("created %s at %s\n", ident, floe_table_metadata_get(t)->location);
+    }
+    goto out;
+nomem:
+    floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+fail:
+    code = cli_fail(&err);
+out:
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    floe_schema_free(schema);
+    floe_partition_spec_free(spec);
+    floe_sort_order_free(order);
+    floe_free(schema_json);
+    floe_free(spec_json);
+    floe_free(sort_json);
+    floe_free(ns);
+    floe_free(name);
+    for (size_t i = 0; copies && i < (size_t)nargs; i++)
+        free(copies[i]);
+    free(copies);
+    free(props);
+    return code;
+}
+
+static int list_ns(floe_catalog *c, const char *ns, bool json, bool *first, floe_error *err) {
+    floe_strlist tl = {0}, nl = {0};
+    int rc = 0;
+    if (ns) {
+        if ((rc = floe_catalog_list_tables(c, ns, &tl, err)) < 0)
+            goto done;
+        for (size_t i = 0; i < tl.n; i++) {
+            char *full = floe_asprintf("%s.%s", ns, tl.items[i]);
+            if (!full) {
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
+            if (json) {
+                printf("%s", *first ? "" : ",");
+                cli_json_str(stdout, full);
+            } else {
+                printf("%s\n", full);
+            }
+            *first = false;
+            floe_free(full);
+        }
+    }
+    if ((rc = floe_catalog_list_namespaces(c, ns, &nl, err)) < 0)
+        goto done;
+    for (size_t i = 0; i < nl.n && rc == 0; i++)
+        if (!ns || strcmp(nl.items[i], ns))
+            rc = list_ns(c, nl.items[i], json, first, err);
+done:
+    floe_strlist_free(&tl);
+    floe_strlist_free(&nl);
+    return rc;
+}
+
+static void print_kv_json(const floe_kv *kv, size_t n) {
+    printf("{");
+    for (size_t i = 0; i < n; i++) {
+        printf("%s", i ? "," : "");
+        cli_json_str(stdout, kv[i].key);
+        printf(":");
+        cli_json_str(stdout, kv[i].value ? kv[i].value : "");
+    }
+    printf("}");
+}
+
+static int table_describe(floe_table *t, bool json) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
+    const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_schema *schema = NULL;
+    floe_partition_spec *spec = NULL;
+    char *spec_text = NULL;
+    if (ms && floe_schema_parse(ms->json, strlen(ms->json), &schema, &err) == 0 && sp &&
+        floe_partition_spec_parse_json(sp->json, strlen(sp->json), schema, &spec, &err) == 0)
+        spec_text = floe_partition_spec_to_string(spec);
+    if (json) {
+        printf("{\"metadata_location\":");
+        cli_json_str(stdout, floe_table_metadata_location(t));
+        printf(",\"location\":");
+        cli_json_str(stdout, m->location);
+        printf(",\"table_uuid\":");
+        cli_json_str(stdout, m->table_uuid ? m->table_uuid : "");
+        printf(",\"format_version\":%d,\"schema_id\":%d,\"schema\":%s,\"partition_spec\":",
+               m->format_version, m->current_schema_id, ms ? ms->json : "null");
+        cli_json_str(stdout, spec_text ? spec_text : "");
+        printf(",\"spec_id\":%d,\"current_snapshot_id\":%" PRId64
+               ",\"snapshots\":%zu,\"last_sequence_number\":%" PRId64 ",\"properties\":",
+               m->default_spec_id, m->current_snapshot_id, m->n_snapshots,
+               m->last_sequence_number);
+        print_kv_json(m->properties, m->n_properties);
+        printf(",\"summary\":");
+        if (cur)
+            print_kv_json(cur->summary, cur->n_summary);
+        else
+            printf("{}");
+        printf("}\n");
+    } else {
+        printf("table:          %s\n", floe_table_name(t) ? floe_table_name(t) : floe_table_root(t));
+        printf("metadata:       %s\n", floe_table_metadata_location(t));
+        printf("location:       %s\n", m->location);
+        printf("uuid:           %s\n", m->table_uuid ? m->table_uuid : "-");
+        printf("format version: %d\n", m->format_version);
+        printf("partitioned by: %s\n", spec_text && *spec_text ? spec_text : "(unpartitioned)");
+        if (schema) {
+            printf("columns (schema %d):\n", m->current_schema_id);
+            for (size_t i = 0; i < schema->root.nchildren; i++) {
+                const floe_field *f = &schema->root.children[i];
+                char ty[96];
+                printf("  %-4d %-24s %s%s\n", f->id, f->name, floe_field_type_str(f, ty, sizeof ty),
+                       f->required ? " (required)" : "");
+            }
+        }
+        if (m->n_properties) {
+            printf("properties:\n");
+            for (size_t i = 0; i < m->n_properties; i++)
+                printf("  %s = %s\n", m->properties[i].key,
+                       m->properties[i].value ? m->properties[i].value : "");
+        }
+        if (cur) {
+            printf("current snapshot: %" PRId64 " (%s, sequence %" PRId64 ")\n", cur->snapshot_id,
+                   cur->operation ? cur->operation : "?", cur->sequence_number);
+            for (size_t i = 0; i < cur->n_summary; i++)
+                if (!strncmp(cur->summary[i].key, "total-", 6))
+                    printf("  %s = %s\n", cur->summary[i].key, cur->summary[i].value);
+        } else {
+            printf("current snapshot: none\n");
+        }
+        printf("snapshots:      %zu\n", m->n_snapshots);
+    }
+    floe_free(spec_text);
+    floe_partition_spec_free(spec);
+    floe_schema_free(schema);
+    return FLOE_EXIT_OK;
+}
+
+/* Files under the table location that any snapshot or metadata file references. */
+static int collect_files(floe_table *t, floe_strlist *out, floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    int rc = 0;
+    floe_arena arena;
+    floe_arena_init(&arena, 64 * 1024);
+    FLOE_CHECK(floe_strlist_push(out, floe_table_metadata_location(t), err));
+    for (size_t i = 0; i < m->n_metadata_log; i++)
+        FLOE_CHECK(floe_strlist_push(out, m->metadata_log[i].metadata_file, err));
+    for (size_t s = 0; s < m->n_snapshots; s++) {
+        const floe_snapshot *sn = &m->snapshots[s];
+        if (!sn->manifest_list)
+            continue;
+        char *uri = NULL;
+        floe_manifest_list l = {0};
+        FLOE_CHECK(floe_strlist_push(out, sn->manifest_list, err));
+        FLOE_CHECK(floe_table_resolve_path(t, sn->manifest_list, &uri, err));
+        rc = floe_manifest_list_read(uri, NULL, &arena, &l, err);
+        floe_free(uri);
+        if (rc < 0)
+            goto done;
+        for (size_t k = 0; k < l.nfiles; k++) {
+            FLOE_CHECK(floe_strlist_push(out, l.files[k].manifest_path, err));
+            floe_manifest_reader *r = NULL;
+            FLOE_CHECK(floe_table_resolve_path(t, l.files[k].manifest_path, &uri, err));
+            floe_manifest_read_options ro = {.manifest = &l.files[k],
+                                             .allow_deletion_vectors = true};
+            rc = floe_manifest_reader_open(uri, &ro, &r, err);
+            floe_free(uri);
+            if (rc < 0)
+                goto done;
+            const floe_manifest_entry *e;
+            while ((rc = floe_manifest_reader_next(r, &e, err)) == 1)
+                if ((rc = floe_strlist_push(out, e->file.file_path, err)) < 0)
+                    break;
+            floe_manifest_reader_close(r);
+            if (rc < 0)
+                goto done;
+        }
+    }
+    rc = 0;
+done:
+    floe_arena_reset(&arena);
+    return rc;
+}
+
+static int cmp_strp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json) {
+    floe_error err;
+    floe_error_clear(&err);
+    char *ns = NULL, *name = NULL;
+    floe_table *t = NULL;
+    floe_strlist files = {0};
+    int code = FLOE_EXIT_OK;
+    size_t deleted = 0;
+    if (!cli_split_ident(ident, &ns, &name))
+        return cli_usage("table", "drop: %s is not NS.NAME", ident);
+    if (purge) {
+        if (floe_table_load(c, ns, name, &t, &err) < 0 || collect_files(t, &files, &err) < 0)
+            goto fail;
+    }
+    if (floe_catalog_drop_table(c, ns, name, &err) < 0)
+        goto fail;
+    if (purge) {
+        const char *loc = floe_table_metadata_get(t)->location;
+        size_t ll = strlen(loc);
+        qsort(files.items, files.n, sizeof *files.items, cmp_strp);
+        for (size_t i = 0; i < files.n; i++) {
+            if (i && !strcmp(files.items[i], files.items[i - 1]))
+                continue;
+            /* only what lives under the table location: added files stay */
+            if (strncmp(files.items[i], loc, ll) || files.items[i][ll] != '/')
+                continue;
+            char *p = NULL;
+            if (floe_table_resolve_path(t, files.items[i], &p, &err) == 0 &&
+                floe_io_delete(p, &err) == 0)
+                deleted++;
+            floe_free(p);
+        }
+    }
+    if (json)
+        printf("{\"dropped\":\"%s.%s\",\"files_deleted\":%zu}\n", ns, name, deleted);
+    else
+        printf("dropped %s.%s%s\n", ns, name, purge ? " (files purged)" : "");
+    goto out;
+fail:
+    code = cli_fail(&err);
+out:
+    floe_strlist_free(&files);
+    floe_table_close(t);
+    floe_free(ns);
+    floe_free(name);
+    return code;
+}
+
+int floe_cmd_table(int argc, char **argv) {
+    cli_table_opts to = {0};
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    int nargs = 0;
+    bool purge = false;
+    if (!args)
+        return FLOE_EXIT_FAIL;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0) {
+            free(args);
+            return cli_usage("table", "%s needs a value", argv[i]);
+        }
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            table_usage(stdout);
+            free(args);
+            return FLOE_EXIT_OK;
+        }
+        if (!strcmp(argv[i], "--purge")) {
+            purge = true;
+            continue;
+        }
+        args[nargs++] = argv[i];
+    }
+    int code = FLOE_EXIT_OK;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    const char *action = nargs ? args[0] : "";
+    if (!strcmp(action, "create")) {
+        code = table_create(nargs - 1, args + 1, &to);
+    } else if (!strcmp(action, "describe") && nargs == 2) {
+        if (cli_open_table(args[1], &to, false, &c, &t, &err) < 0)
+            code = cli_fail(&err);
+        else
+            code = table_describe(t, to.json);
+    } else if (!strcmp(action, "list") && nargs <= 2) {
+        bool first = true;
+        if (cli_open_catalog(&to, &c, &err) < 0)
+            code = cli_fail(&err);
+        else {
+            if (to.json)
+                printf("[");
+            if (list_ns(c, nargs == 2 ? args[1] : NULL, to.json, &first, &err) < 0)
+                code = cli_fail(&err);
+            else if (to.json)
+                printf("]\n");
+        }
+    } else if (!strcmp(action, "rename") && nargs == 3) {
+        char *ns = NULL, *name = NULL, *tns = NULL, *tname = NULL;
+        if (!cli_split_ident(args[1], &ns, &name)) {
+            code = cli_usage("table", "rename: %s is not NS.NAME", args[1]);
+        } else {
+            if (!cli_split_ident(args[2], &tns, &tname)) {
+                tns = floe_strdup(ns);
+                tname = floe_strdup(args[2]);
+            }
+            if (cli_open_catalog(&to, &c, &err) < 0 ||
+                floe_catalog_rename_table(c, ns, name, tns, tname, &err) < 0)
+                code = cli_fail(&err);
+            else if (to.json)
+                printf("{\"renamed\":\"%s.%s\",\"to\":\"%s.%s\"}\n", ns, name, tns, tname);
+            else
+                printf("renamed %s.%s to %s.%s\n", ns, name, tns, tname);
+        }
+        floe_free(ns);
+        floe_free(name);
+        floe_free(tns);
+        floe_free(tname);
+    } else if (!strcmp(action, "drop") && nargs == 2) {
+        if (cli_open_catalog(&to, &c, &err) < 0)
+            code = cli_fail(&err);
+        else
+            code = table_drop(c, args[1], purge, to.json);
+    } else {
+        code = cli_usage("table", "unknown action or wrong arguments: %s", action);
+    }
+    floe_table_close(t);
+    floe_catalog_close(c);
+    free(args);
+    return code;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * floe namespace
+ * ------------------------------------------------------------------------------------- */
+
+int floe_cmd_namespace(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fprintf(argc < 2 ? stderr : stdout,
+                "usage: floe namespace create NS [K=V...] | list [PARENT] | drop NS |\n"
+                "                      properties NS [--set K=V]... [--remove K]...\n"
+                "                      [--json] [--catalog NAME] [--config FILE]\n");
+        return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
+    }
+    const char *action = argv[1];
+    static const struct {
+        const char *ours, *catalogs;
+    } fwd[] = {{"create", "create-namespace"}, {"list", "namespaces"}, {"drop", "drop-namespace"}};
+    for (size_t k = 0; k < sizeof fwd / sizeof fwd[0]; k++) {
+        if (strcmp(action, fwd[k].ours))
+            continue;
+        /* floe catalog [options] ACTION ARGS: options first */
+        char **av = calloc((size_t)argc + 2, sizeof *av);
+        if (!av)
+            return FLOE_EXIT_FAIL;
+        int n = 0, nrest = 0;
+        char **rest = calloc((size_t)argc + 1, sizeof *rest);
+        if (!rest) {
+            free(av);
+            return FLOE_EXIT_FAIL;
+        }
+        av[n++] = "catalog";
+        for (int i = 2; i < argc; i++) {
+            if ((!strcmp(argv[i], "--catalog") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
+                av[n++] = argv[i];
+                av[n++] = argv[++i];
+            } else if (!strcmp(argv[i], "--json")) {
+                av[n++] = argv[i];
+            } else {
+                rest[nrest++] = argv[i];
+            }
+        }
+        av[n++] = (char *)fwd[k].catalogs;
+        for (int i = 0; i < nrest; i++)
+            av[n++] = rest[i];
+        int code = floe_cmd_catalog(n, av);
+        free(rest);
+        free(av);
+        return code;
+    }
+    if (strcmp(action, "properties"))
+        return cli_usage("namespace", "unknown action %s", action);
+    cli_table_opts to = {0};
+    const char *ns = NULL;
+    const char **keys = calloc((size_t)argc + 1, sizeof *keys);
+    const char **vals = calloc((size_t)argc + 1, sizeof *vals);
+    const char **rem = calloc((size_t)argc + 1, sizeof *rem);
+    char **copies = calloc((size_t)argc + 1, sizeof *copies);
+    size_t nset = 0, nrem = 0, ncopies = 0;
+    int code = FLOE_EXIT_OK;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_strlist lk = {0}, lv = {0};
+    if (!keys || !vals || !rem || !copies) {
+        code = FLOE_EXIT_FAIL;
+        goto out;
+    }
+    for (int i = 2; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0) {
+            code = cli_usage("namespace", "%s needs a value", argv[i]);
+            goto out;
+        }
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            char *cp = copies[ncopies++] = strdup(argv[++i]);
+            char *eq = cp ? strchr(cp, '=') : NULL;
+            if (!eq || eq == cp) {
+                code = cli_usage("namespace", "--set wants K=V");
+                goto out;
+            }
+            *eq = 0;
+            keys[nset] = cp;
+            vals[nset++] = eq + 1;
+        } else if (!strcmp(argv[i], "--remove") && i + 1 < argc) {
+            rem[nrem++] = argv[++i];
+        } else if (argv[i][0] == '-') {
+            code = cli_usage("namespace", "unknown option %s", argv[i]);
+            goto out;
+        } else if (!ns) {
+            ns = argv[i];
+        } else {
+            code = cli_usage("namespace", "unexpected %s", argv[i]);
+            goto out;
+        }
+    }
+    if (!ns) {
+        code = cli_usage("namespace", "properties needs NS");
+        goto out;
+    }
+    if (cli_open_catalog(&to, &c, &err) < 0)
+        goto fail;
+    if ((nset || nrem) &&
+        floe_catalog_update_namespace_properties(c, ns, rem, nrem, keys, vals, nset, &err) < 0)
+        goto fail;
+    if (floe_catalog_load_namespace_properties(c, ns, &lk, &lv, &err) < 0)
+        goto fail;
+    if (to.json)
+        printf("{");
+    for (size_t i = 0; i < lk.n; i++) {
+        if (to.json) {
+            printf("%s", i ? "," : "");
+            cli_json_str(stdout, lk.items[i]);
+            printf(":");
+            cli_json_str(stdout, i < lv.n ? lv.items[i] : "");
+        } else {
+            printf("%s = %s\n", lk.items[i], i < lv.n ? lv.items[i] : "");
+        }
+    }
+    if (to.json)
+        printf("}\n");
+    goto out;
+fail:
+    code = cli_fail(&err);
+out:
+    floe_strlist_free(&lk);
+    floe_strlist_free(&lv);
+    floe_catalog_close(c);
+    for (size_t i = 0; i < ncopies; i++)
+        free(copies[i]);
+    free(copies);
+    free(keys);
+    free(vals);
+    free(rem);
+    return code;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * floe snapshots / floe files
+ * ------------------------------------------------------------------------------------- */
+
+static const char *summary_of(const floe_snapshot *s, const char *k) {
+    for (size_t i = 0; i < s->n_summary; i++)
+        if (!strcmp(s->summary[i].key, k))
+            return s->summary[i].value;
+    return NULL;
+}
+
+static void fmt_time(int64_t ms, char *buf, size_t n) {
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char b[32];
+    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03dZ", b, (int)(ms % 1000));
+}
+
+int floe_cmd_snapshots(int argc, char **argv) {
+    cli_table_opts to = {0};
+    const char *table = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0)
+            return cli_usage("snapshots", "%s needs a value", argv[i]);
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: floe snapshots TABLE [--json] [--catalog NAME] [--config FILE]\n"
+                   "\nLists the table's snapshots, oldest first, with operation, sequence\n"
+                   "number, parent, time and the summary's record counts.\n");
+            return FLOE_EXIT_OK;
+        }
+        if (argv[i][0] == '-' || table)
+            return cli_usage("snapshots", "unexpected %s", argv[i]);
+        table = argv[i];
+    }
+    if (!table)
+        return cli_usage("snapshots", "no TABLE given");
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    if (cli_open_table(table, &to, false, &c, &t, &err) < 0)
+        return cli_fail(&err);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    if (to.json)
+        printf("[");
+    else
+        printf("%-20s %-20s %5s %-24s %-10s %12s %12s\n", "snapshot", "parent", "seq", "time",
+               "operation", "added-rec", "total-rec");
+    for (size_t i = 0; i < m->n_snapshots; i++) {
+        const floe_snapshot *s = &m->snapshots[i];
+        char tb[48];
+        fmt_time(s->timestamp_ms, tb, sizeof tb);
+        if (to.json) {
+            printf("%s{\"snapshot_id\":%" PRId64 ",\"parent_snapshot_id\":", i ? "," : "",
+                   s->snapshot_id);
+            if (s->has_parent)
+                printf("%" PRId64, s->parent_snapshot_id);
+            else
+                printf("null");
+            printf(",\"sequence_number\":%" PRId64 ",\"timestamp_ms\":%" PRId64
+                   ",\"current\":%s,\"manifest_list\":",
+                   s->sequence_number, s->timestamp_ms,
+                   s->snapshot_id == m->current_snapshot_id ? "true" : "false");
+            cli_json_str(stdout, s->manifest_list ? s->manifest_list : "");
+            printf(",\"summary\":");
+            print_kv_json(s->summary, s->n_summary);
+            printf("}");
+        } else {
+            char parent[24] = "-";
+            if (s->has_parent)
+                snprintf(parent, sizeof parent, "%" PRId64, s->parent_snapshot_id);
+            const char *ar = summary_of(s, "added-records"), *tr = summary_of(s, "total-records");
+            printf("%-20" PRId64 " %-20s %5" PRId64 " %-24s %-10s %12s %12s%s\n", s->snapshot_id,
+                   parent, s->sequence_number, tb, s->operation ? s->operation : "?",
+                   ar ? ar : "-", tr ? tr : "-",
+                   s->snapshot_id == m->current_snapshot_id ? "  (current)" : "");
+        }
+    }
+    if (to.json)
+        printf("]\n");
+    floe_table_close(t);
+    floe_catalog_close(c);
+    return FLOE_EXIT_OK;
+}
+
+int floe_cmd_files(int argc, char **argv) {
+    cli_table_opts to = {0};
+    const char *table = NULL;
+    floe_scan_options so;
+    memset(&so, 0, sizeof so);
+    for (int i = 1; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0)
+            return cli_usage("files", "%s needs a value", argv[i]);
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: floe files TABLE [--snapshot ID] [--json] [--catalog NAME]\n"
+                   "\nLists the live data files of the current (or given) snapshot with\n"
+                   "their partition, record count, size and the delete files that apply.\n");
+            return FLOE_EXIT_OK;
+        }
+        if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
+            char *end;
+            so.snapshot_id = strtoll(argv[++i], &end, 10);
+            if (*end)
+                return cli_usage("files", "--snapshot wants an id");
+            so.has_snapshot_id = true;
+            continue;
+        }
+        if (argv[i][0] == '-' || table)
+            return cli_usage("files", "unexpected %s", argv[i]);
+        table = argv[i];
+    }
+    if (!table)
+        return cli_usage("files", "no TABLE given");
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    floe_scan_plan *p = NULL;
+    int code = FLOE_EXIT_OK;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    if (cli_open_table(table, &to, false, &c, &t, &err) < 0 ||
+        floe_scan_plan_files(t, &so, &p, &err) < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+    if (to.json)
+        printf("[");
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const floe_scan_task *k = &p->tasks[i];
+        floe_buf_reset(&b);
+        if (k->spec && k->spec->nfields)
+            floe_partition_spec_path(k->spec, k->file->partition, &b, NULL);
+        floe_buf_append_byte(&b, 0);
+        if (to.json) {
+            printf("%s{\"path\":", i ? "," : "");
+            cli_json_str(stdout, k->file->file_path);
+            printf(",\"partition\":");
+            cli_json_str(stdout, (const char *)b.data);
+            printf(",\"spec_id\":%d,\"records\":%" PRId64 ",\"bytes\":%" PRId64
+                   ",\"sequence_number\":%" PRId64 ",\"delete_files\":%zu}",
+                   k->spec_id, k->file->record_count, k->file->file_size_in_bytes,
+                   k->data_sequence_number, k->ndeletes);
+        } else {
+            printf("%s\t%s\t%" PRId64 " rows\t%" PRId64 " bytes%s\n", k->file->file_path,
+                   *(const char *)b.data ? (const char *)b.data : "-", k->file->record_count,
+                   k->file->file_size_in_bytes, k->ndeletes ? "\t(with deletes)" : "");
+        }
+    }
+    if (to.json)
+        printf("]\n");
+out:
+    floe_buf_free(&b);
+    floe_scan_plan_free(p);
+    floe_table_close(t);
+    floe_catalog_close(c);
+    return code;
+}

@@ -1,0 +1,35 @@
+/*
+ * table_args.h - what the table commands (table, namespace, append, scan, snapshots,
+ * files) share: catalog options, naming a table as NS.NAME or by path, JSON strings.
+ */
+#ifndef FLOE_CLI_TABLE_ARGS_H
+#define FLOE_CLI_TABLE_ARGS_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "floe/catalog.h"
+#include "floe/table.h"
+
+typedef struct cli_table_opts {
+    const char *catalog;  /* --catalog NAME */
+    const char *config;   /* --config FILE */
+    const char *relocate; /* --relocate FROM=TO (path tables) */
+    bool json;            /* --json */
+} cli_table_opts;
+
+/* Consume a shared option at argv[*i] (advancing *i past its value). 1 when consumed,
+ * 0 when not a shared option, -1 when its value is missing. */
+int cli_table_opt(int argc, char **argv, int *i, cli_table_opts *o);
+int cli_open_catalog(const cli_table_opts *o, floe_catalog **out, floe_error *err);
+/* "a.b.t" -> ns "a.b", name "t" (caller frees both). false without a dot. */
+bool cli_split_ident(const char *ident, char **ns, char **name);
+/* A table argument that names a folder or metadata file rather than NS.NAME. */
+bool cli_is_table_path(const char *t);
+/* Open table t: a path (read-only: *cat stays NULL; refused when writable is true) or
+ * NS.NAME through the configured catalog (*cat must be closed after the table). */
+int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_catalog **cat,
+                   floe_table **out, floe_error *err);
+void cli_json_str(FILE *f, const char *s);
+
+#endif

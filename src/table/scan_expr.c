@@ -1,0 +1,700 @@
+/*
+ * scan_expr.c - filter expressions over a table schema: parsing, row evaluation (SQL
+ * three-valued logic) and the inclusive checks scan planning prunes with.
+ *
+ * Spec: format/spec.md "Scan Planning": a partition predicate is the inclusive projection
+ * of the row filter through each partition field's transform (floe_transform_project);
+ * manifests are skipped by their partition summaries (field_summary 508), data files by
+ * their partition tuple and then by column metrics. Metrics a writer did not record are
+ * unknown, never zero: a missing count or bound never prunes.
+ *
+ * Grammar (as floe cat's --where):
+ *   expr := or ; or := and ("OR" and)* ; and := not ("AND" not)*
+ *   not  := "NOT" not | "(" expr ")" | cmp
+ *   cmp  := column op literal | column ["NOT"] "IN" "(" literal, ... ")"
+ *         | column "IS" ["NOT"] "NULL" | column ["NOT"] "LIKE" 'prefix%'
+ *   op   := = | == | != | <> | < | <= | > | >=
+ * Columns are dotted names ("device.os"), "double-quoted" or `backquoted`.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "scan_internal.h"
+
+#define EXPR_MAX_DEPTH 200
+
+typedef struct parser {
+    const floe_schema *schema;
+    const char *s;
+    size_t n, i;
+    floe_arena *arena;
+    floe_error *err;
+    int depth;
+} parser;
+
+static void skip_ws(parser *p) {
+    while (p->i < p->n && isspace((unsigned char)p->s[p->i]))
+        p->i++;
+}
+
+static int perr(parser *p, const char *what) {
+    return floe_error_set(p->err, FLOE_EINVALID, "filter: %s at offset %zu: %.30s", what, p->i,
+                          p->s + p->i);
+}
+
+/* Keyword (case-insensitive, whole word) at the cursor: consumed when present. */
+static bool keyword(parser *p, const char *kw) {
+    skip_ws(p);
+    size_t k = strlen(kw);
+    if (p->n - p->i < k || strncasecmp(p->s + p->i, kw, k))
+        return false;
+    if (p->i + k < p->n) {
+        char c = p->s[p->i + k];
+        if (isalnum((unsigned char)c) || c == '_')
+            return false;
+    }
+    p->i += k;
+    return true;
+}
+
+static floe_expr *node(parser *p, floe_expr_kind kind) {
+    floe_expr *e = floe_arena_alloc(p->arena, sizeof *e);
+    if (e)
+        e->kind = kind;
+    return e;
+}
+
+static int parse_or(parser *p, floe_expr **out);
+
+static int column(parser *p, const floe_field **out) {
+    skip_ws(p);
+    char name[512];
+    size_t k = 0;
+    if (p->i < p->n && (p->s[p->i] == '"' || p->s[p->i] == '`')) {
+        char q = p->s[p->i++];
+        for (;;) {
+            if (p->i >= p->n)
+                return perr(p, "unterminated column name");
+            char c = p->s[p->i++];
+            if (c == q) {
+                if (p->i < p->n && p->s[p->i] == q) { /* doubled quote */
+                    p->i++;
+                } else {
+                    break;
+                }
+            }
+            if (k + 1 >= sizeof name)
+                return perr(p, "column name too long");
+            name[k++] = c;
+        }
+    } else {
+        while (p->i < p->n && (isalnum((unsigned char)p->s[p->i]) || p->s[p->i] == '_' ||
+                               p->s[p->i] == '.' || (unsigned char)p->s[p->i] >= 0x80)) {
+            if (k + 1 >= sizeof name)
+                return perr(p, "column name too long");
+            name[k++] = p->s[p->i++];
+        }
+        if (k == 0)
+            return perr(p, "expected a column");
+    }
+    name[k] = 0;
+    const floe_field *f = floe_schema_find_path(p->schema, name);
+    if (!f)
+        return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column %s in the table schema",
+                              name);
+    if (floe_type_is_nested(f->type))
+        return floe_error_set(p->err, FLOE_EUNSUPPORTED,
+                              "filter: column %s is a %s; only primitive columns can be "
+                              "compared", name, floe_type_name(f->type));
+    for (const floe_field *q = f->parent; q; q = q->parent)
+        if (q->type == FLOE_TYPE_LIST || q->type == FLOE_TYPE_MAP)
+            return floe_error_set(p->err, FLOE_EUNSUPPORTED,
+                                  "filter: column %s is inside a list or map", name);
+    *out = f;
+    return 0;
+}
+
+/* A literal typed by the column. */
+static int literal(parser *p, const floe_field *f, floe_value *out, bool *is_null,
+                   bool *is_nan) {
+    skip_ws(p);
+    *is_null = false;
+    *is_nan = false;
+    if (p->i >= p->n)
+        return perr(p, "expected a literal");
+    size_t start = p->i;
+    const char *text;
+    size_t tn;
+    if (p->s[p->i] == '\'') {
+        /* SQL string: '' is a quote. Re-encoded as a JSON string for the value parser. */
+        floe_buf jb;
+        floe_buf_init(&jb, 1 << 20);
+        int rc = floe_buf_append_byte(&jb, '"');
+        p->i++;
+        for (;;) {
+            if (p->i >= p->n) {
+                floe_buf_free(&jb);
+                return perr(p, "unterminated string");
+            }
+            char c = p->s[p->i++];
+            if (c == '\'') {
+                if (p->i < p->n && p->s[p->i] == '\'') {
+                    p->i++;
+                } else {
+                    break;
+                }
+            }
+            if (c == '"' || c == '\\')
+                rc |= floe_buf_append_byte(&jb, '\\');
+            if ((unsigned char)c < 0x20)
+                rc |= floe_buf_printf(&jb, "\\u%04x", (unsigned char)c);
+            else
+                rc |= floe_buf_append_byte(&jb, (uint8_t)c);
+        }
+        rc |= floe_buf_append_byte(&jb, '"');
+        char *copy = rc < 0 ? NULL : floe_arena_strndup(p->arena, (const char *)jb.data, jb.len);
+        tn = jb.len;
+        floe_buf_free(&jb);
+        if (!copy)
+            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+        text = copy;
+    } else {
+        while (p->i < p->n && !isspace((unsigned char)p->s[p->i]) && p->s[p->i] != ')' &&
+               p->s[p->i] != ',')
+            p->i++;
+        text = p->s + start;
+        tn = p->i - start;
+        if (tn == 4 && !strncasecmp(text, "null", 4)) {
+            *is_null = true;
+            return 0;
+        }
+        if ((tn == 4 && !strncasecmp(text, "true", 4)) ||
+            (tn == 5 && !strncasecmp(text, "false", 5))) {
+            text = (tn == 4) ? "true" : "false";
+        }
+    }
+    int rc = floe_sv_from_literal(f, text, tn, p->arena, out, p->err);
+    if (rc < 0) {
+        floe_error_prefix(p->err, "filter: ");
+        return rc;
+    }
+    if (out->type == FLOE_TYPE_FLOAT && isnan(out->v.f))
+        *is_nan = true;
+    if (out->type == FLOE_TYPE_DOUBLE && isnan(out->v.d))
+        *is_nan = true;
+    return 0;
+}
+
+static int pred(parser *p, const floe_field *f, floe_pred_op op, floe_expr **out) {
+    floe_expr *e = node(p, FLOE_EXPR_PRED);
+    if (!e)
+        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+    e->field = f;
+    e->field_id = f->id;
+    e->op = op;
+    e->lit = floe_value_null(f->type);
+    if (op != FLOE_PRED_IS_NULL && op != FLOE_PRED_NOT_NULL) {
+        bool is_null, is_nan;
+        FLOE_FORWARD_IF_ERROR(literal(p, f, &e->lit, &is_null, &is_nan));
+        if (is_null)
+            return floe_error_set(p->err, FLOE_EINVALID,
+                                  "filter: comparison with null is never true; use IS NULL "
+                                  "or IS NOT NULL (column %s)", f->name);
+        e->is_nan = is_nan;
+    }
+    *out = e;
+    return 0;
+}
+
+static floe_expr *binary(parser *p, floe_expr_kind k, floe_expr *a, floe_expr *b) {
+    floe_expr *e = node(p, k);
+    if (e) {
+        e->a = a;
+        e->b = b;
+    }
+    return e;
+}
+
+static int parse_cmp(parser *p, floe_expr **out) {
+    const floe_field *f;
+    FLOE_FORWARD_IF_ERROR(column(p, &f));
+    skip_ws(p);
+    if (keyword(p, "IS")) {
+        bool neg = keyword(p, "NOT");
+        if (!keyword(p, "NULL"))
+            return perr(p, "expected NULL");
+        return pred(p, f, neg ? FLOE_PRED_NOT_NULL : FLOE_PRED_IS_NULL, out);
+    }
+    bool neg = keyword(p, "NOT");
+    if (keyword(p, "IN")) {
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != '(')
+            return perr(p, "expected ( after IN");
+        p->i++;
+        floe_expr *acc = NULL;
+        for (;;) {
+            floe_expr *e;
+            FLOE_FORWARD_IF_ERROR(pred(p, f, neg ? FLOE_PRED_NE : FLOE_PRED_EQ, &e));
+            acc = acc ? binary(p, neg ? FLOE_EXPR_AND : FLOE_EXPR_OR, acc, e) : e;
+            if (!acc)
+                return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+            skip_ws(p);
+            if (p->i < p->n && p->s[p->i] == ',') {
+                p->i++;
+                continue;
+            }
+            if (p->i < p->n && p->s[p->i] == ')') {
+                p->i++;
+                break;
+            }
+            return perr(p, "expected , or ) in IN list");
+        }
+        *out = acc;
+        return 0;
+    }
+    if (keyword(p, "LIKE")) {
+        if (f->type != FLOE_TYPE_STRING)
+            return perr(p, "LIKE needs a string column");
+        floe_expr *e;
+        FLOE_FORWARD_IF_ERROR(pred(p, f, FLOE_PRED_STARTS_WITH, &e));
+        size_t n = e->lit.v.bytes.n;
+        const uint8_t *b = e->lit.v.bytes.p;
+        if (n == 0 || b[n - 1] != '%' || memchr(b, '_', n) || memchr(b, '%', n - 1))
+            return perr(p, "only LIKE 'prefix%' is supported");
+        e->lit.v.bytes.n = n - 1;
+        if (neg) {
+            floe_expr *x = node(p, FLOE_EXPR_NOT);
+            if (!x)
+                return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+            x->a = e;
+            e = x;
+        }
+        *out = e;
+        return 0;
+    }
+    if (neg)
+        return perr(p, "expected IN or LIKE after NOT");
+    skip_ws(p);
+    static const struct {
+        const char *t;
+        floe_pred_op op;
+    } ops[] = {{"==", FLOE_PRED_EQ}, {"!=", FLOE_PRED_NE}, {"<>", FLOE_PRED_NE},
+               {"<=", FLOE_PRED_LE}, {">=", FLOE_PRED_GE}, {"=", FLOE_PRED_EQ},
+               {"<", FLOE_PRED_LT},  {">", FLOE_PRED_GT}};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        size_t l = strlen(ops[k].t);
+        if (p->n - p->i >= l && !memcmp(p->s + p->i, ops[k].t, l)) {
+            p->i += l;
+            return pred(p, f, ops[k].op, out);
+        }
+    }
+    return perr(p, "expected a comparison operator");
+}
+
+static int parse_not(parser *p, floe_expr **out) {
+    if (++p->depth > EXPR_MAX_DEPTH)
+        return perr(p, "expression nested too deeply");
+    int rc;
+    skip_ws(p);
+    if (keyword(p, "NOT")) {
+        floe_expr *a;
+        if ((rc = parse_not(p, &a)) < 0)
+            return rc;
+        floe_expr *e = node(p, FLOE_EXPR_NOT);
+        if (!e)
+            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+        e->a = a;
+        *out = e;
+    } else if (p->i < p->n && p->s[p->i] == '(') {
+        p->i++;
+        if ((rc = parse_or(p, out)) < 0)
+            return rc;
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != ')')
+            return perr(p, "expected )");
+        p->i++;
+    } else if ((rc = parse_cmp(p, out)) < 0) {
+        return rc;
+    }
+    p->depth--;
+    return 0;
+}
+
+static int parse_and(parser *p, floe_expr **out) {
+    floe_expr *a;
+    FLOE_FORWARD_IF_ERROR(parse_not(p, &a));
+    while (keyword(p, "AND")) {
+        floe_expr *b;
+        FLOE_FORWARD_IF_ERROR(parse_not(p, &b));
+        if (!(a = binary(p, FLOE_EXPR_AND, a, b)))
+            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+    }
+    *out = a;
+    return 0;
+}
+
+static int parse_or(parser *p, floe_expr **out) {
+    floe_expr *a;
+    FLOE_FORWARD_IF_ERROR(parse_and(p, &a));
+    while (keyword(p, "OR")) {
+        floe_expr *b;
+        FLOE_FORWARD_IF_ERROR(parse_and(p, &b));
+        if (!(a = binary(p, FLOE_EXPR_OR, a, b)))
+            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+    }
+    *out = a;
+    return 0;
+}
+
+int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
+                    floe_expr **out, floe_error *err) {
+    parser p = {.schema = schema, .s = text, .n = strlen(text), .arena = arena, .err = err};
+    floe_expr *e;
+    FLOE_FORWARD_IF_ERROR(parse_or(&p, &e));
+    skip_ws(&p);
+    if (p.i != p.n)
+        return perr(&p, "unexpected text");
+    *out = e;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * NOT push-down
+ * ------------------------------------------------------------------------------------- */
+
+static floe_expr *negate(floe_expr *e, floe_arena *a);
+
+floe_expr *floe_expr_rewrite_not(floe_expr *e, floe_arena *a) {
+    if (!e)
+        return NULL;
+    switch (e->kind) {
+    case FLOE_EXPR_NOT: return negate(e->a, a);
+    case FLOE_EXPR_AND:
+    case FLOE_EXPR_OR: {
+        floe_expr *x = floe_arena_alloc(a, sizeof *x);
+        if (!x)
+            return NULL;
+        *x = *e;
+        x->a = floe_expr_rewrite_not(e->a, a);
+        x->b = floe_expr_rewrite_not(e->b, a);
+        return x->a && x->b ? x : NULL;
+    }
+    default: return e;
+    }
+}
+
+static floe_expr *negate(floe_expr *e, floe_arena *a) {
+    floe_expr *x = floe_arena_alloc(a, sizeof *x);
+    if (!x)
+        return NULL;
+    *x = *e;
+    switch (e->kind) {
+    case FLOE_EXPR_TRUE: x->kind = FLOE_EXPR_FALSE; return x;
+    case FLOE_EXPR_FALSE: x->kind = FLOE_EXPR_TRUE; return x;
+    case FLOE_EXPR_NOT: return floe_expr_rewrite_not(e->a, a);
+    case FLOE_EXPR_AND:
+    case FLOE_EXPR_OR:
+        x->kind = e->kind == FLOE_EXPR_AND ? FLOE_EXPR_OR : FLOE_EXPR_AND;
+        x->a = negate(e->a, a);
+        x->b = negate(e->b, a);
+        return x->a && x->b ? x : NULL;
+    case FLOE_EXPR_PRED:
+        switch (e->op) {
+        case FLOE_PRED_IS_NULL: x->op = FLOE_PRED_NOT_NULL; break;
+        case FLOE_PRED_NOT_NULL: x->op = FLOE_PRED_IS_NULL; break;
+        case FLOE_PRED_LT: x->op = FLOE_PRED_GE; break;
+        case FLOE_PRED_LE: x->op = FLOE_PRED_GT; break;
+        case FLOE_PRED_GT: x->op = FLOE_PRED_LE; break;
+        case FLOE_PRED_GE: x->op = FLOE_PRED_LT; break;
+        case FLOE_PRED_EQ: x->op = FLOE_PRED_NE; break;
+        case FLOE_PRED_NE: x->op = FLOE_PRED_EQ; break;
+        default: x->kind = FLOE_EXPR_TRUE; break; /* NOT starts-with: no pruning */
+        }
+        return x;
+    }
+    return x;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * rows
+ * ------------------------------------------------------------------------------------- */
+
+static bool is_float_nan(const floe_value *v) {
+    return (v->type == FLOE_TYPE_FLOAT && isnan(v->v.f)) ||
+           (v->type == FLOE_TYPE_DOUBLE && isnan(v->v.d));
+}
+
+int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx) {
+    switch (e->kind) {
+    case FLOE_EXPR_TRUE: return 1;
+    case FLOE_EXPR_FALSE: return 0;
+    case FLOE_EXPR_NOT: {
+        int r = floe_expr_eval_row(e->a, get, ctx);
+        return r < 0 ? -1 : !r;
+    }
+    case FLOE_EXPR_AND: {
+        int x = floe_expr_eval_row(e->a, get, ctx);
+        if (x == 0)
+            return 0;
+        int y = floe_expr_eval_row(e->b, get, ctx);
+        if (y == 0)
+            return 0;
+        return x < 0 || y < 0 ? -1 : 1;
+    }
+    case FLOE_EXPR_OR: {
+        int x = floe_expr_eval_row(e->a, get, ctx);
+        if (x == 1)
+            return 1;
+        int y = floe_expr_eval_row(e->b, get, ctx);
+        if (y == 1)
+            return 1;
+        return x < 0 || y < 0 ? -1 : 0;
+    }
+    case FLOE_EXPR_PRED: {
+        floe_value v;
+        if (get(ctx, e->field_id, &v) < 0)
+            return -1;
+        if (e->op == FLOE_PRED_IS_NULL)
+            return v.is_null;
+        if (e->op == FLOE_PRED_NOT_NULL)
+            return !v.is_null;
+        if (v.is_null)
+            return -1;
+        if (is_float_nan(&v) || e->is_nan) /* IEEE: NaN equals nothing */
+            return e->op == FLOE_PRED_NE;
+        if (v.type != e->lit.type) {
+            /* promoted column read from an older file: widen to the literal's type */
+            if (v.type == FLOE_TYPE_INT && e->lit.type == FLOE_TYPE_LONG)
+                v = floe_value_long(v.v.i32);
+            else if (v.type == FLOE_TYPE_FLOAT && e->lit.type == FLOE_TYPE_DOUBLE)
+                v = floe_value_double(v.v.f);
+            else
+                return -1;
+        }
+        return floe_pred_eval(e->op, &v, &e->lit);
+    }
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * inclusive checks
+ * ------------------------------------------------------------------------------------- */
+
+/* Can some value in [lo, hi] (either may be absent = unbounded) satisfy `x op lit`? */
+static bool range_may(floe_pred_op op, const floe_value *lit, const floe_value *lo,
+                      const floe_value *hi) {
+    switch (op) {
+    case FLOE_PRED_LT: return !lo || floe_value_compare(lo, lit) < 0;
+    case FLOE_PRED_LE: return !lo || floe_value_compare(lo, lit) <= 0;
+    case FLOE_PRED_GT: return !hi || floe_value_compare(hi, lit) > 0;
+    case FLOE_PRED_GE: return !hi || floe_value_compare(hi, lit) >= 0;
+    case FLOE_PRED_EQ:
+        return (!lo || floe_value_compare(lo, lit) <= 0) &&
+               (!hi || floe_value_compare(hi, lit) >= 0);
+    case FLOE_PRED_NE:
+        return !(lo && hi && floe_value_compare(lo, lit) == 0 &&
+                 floe_value_compare(hi, lit) == 0);
+    case FLOE_PRED_STARTS_WITH: {
+        if (lit->type != FLOE_TYPE_STRING && lit->type != FLOE_TYPE_BINARY)
+            return true;
+        size_t L = lit->v.bytes.n;
+        if (lo) {
+            floe_value l = *lo;
+            if (l.v.bytes.n > L)
+                l.v.bytes.n = L;
+            if (floe_value_compare(&l, lit) > 0)
+                return false;
+        }
+        if (hi) {
+            floe_value h = *hi;
+            if (h.v.bytes.n > L)
+                h.v.bytes.n = L;
+            if (floe_value_compare(&h, lit) < 0)
+                return false;
+        }
+        return true;
+    }
+    default: return true;
+    }
+}
+
+/* Decode a bound of field type f, accepting the narrower encodings of promoted types. */
+static bool decode_bound(const floe_field *f, const uint8_t *p, size_t n, floe_value *out) {
+    floe_error e;
+    floe_error_clear(&e);
+    if (f->type == FLOE_TYPE_LONG && n == 4) {
+        *out = floe_value_long((int32_t)floe_load_le32(p));
+        return true;
+    }
+    if (f->type == FLOE_TYPE_DOUBLE && n == 4) {
+        float x;
+        memcpy(&x, p, 4);
+        *out = floe_value_double(x);
+        return true;
+    }
+    if (floe_value_from_binary(f, p, n, out, &e) < 0)
+        return false;
+    if (is_float_nan(out))
+        return false;
+    return true;
+}
+
+static bool count_of(const floe_count_map *m, int32_t id, int64_t *v) {
+    if (!m->present)
+        return false;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->items[i].field_id == id) {
+            *v = m->items[i].value;
+            return true;
+        }
+    return false;
+}
+
+static const floe_column_bound *bound_of(const floe_bound_map *m, int32_t id) {
+    if (!m->present)
+        return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->items[i].field_id == id)
+            return &m->items[i];
+    return NULL;
+}
+
+static bool file_pred_may(const floe_expr *e, const floe_data_file *f) {
+    int64_t vc = 0, nc = 0, nan = 0;
+    bool has_vc = count_of(&f->value_counts, e->field_id, &vc);
+    bool has_nc = count_of(&f->null_value_counts, e->field_id, &nc);
+    bool has_nan = count_of(&f->nan_value_counts, e->field_id, &nan);
+    if (e->op == FLOE_PRED_IS_NULL)
+        return !(has_nc && nc == 0);
+    bool all_null = has_vc && has_nc && nc == vc && vc >= 0;
+    if (e->op == FLOE_PRED_NOT_NULL)
+        return !all_null;
+    if (all_null)
+        return false;
+    if (e->is_nan)
+        return !(has_nan && nan == 0);
+    const floe_column_bound *lb = bound_of(&f->lower_bounds, e->field_id);
+    const floe_column_bound *ub = bound_of(&f->upper_bounds, e->field_id);
+    floe_value lo, hi;
+    bool has_lo = lb && decode_bound(e->field, lb->p, lb->n, &lo);
+    bool has_hi = ub && decode_bound(e->field, ub->p, ub->n, &hi);
+    if (has_lo && lo.type != e->lit.type)
+        has_lo = false;
+    if (has_hi && hi.type != e->lit.type)
+        has_hi = false;
+    /* NaN values sit outside the bounds; != may still match them */
+    if (e->op == FLOE_PRED_NE && !(has_nan && nan == 0) &&
+        (e->field->type == FLOE_TYPE_FLOAT || e->field->type == FLOE_TYPE_DOUBLE))
+        return true;
+    return range_may(e->op, &e->lit, has_lo ? &lo : NULL, has_hi ? &hi : NULL);
+}
+
+bool floe_expr_file_may_match(const floe_expr *e, const floe_schema *schema,
+                              const floe_data_file *f) {
+    (void)schema;
+    switch (e->kind) {
+    case FLOE_EXPR_TRUE: return true;
+    case FLOE_EXPR_FALSE: return false;
+    case FLOE_EXPR_AND:
+        return floe_expr_file_may_match(e->a, schema, f) &&
+               floe_expr_file_may_match(e->b, schema, f);
+    case FLOE_EXPR_OR:
+        return floe_expr_file_may_match(e->a, schema, f) ||
+               floe_expr_file_may_match(e->b, schema, f);
+    case FLOE_EXPR_NOT: return true;
+    case FLOE_EXPR_PRED: return file_pred_may(e, f);
+    }
+    return true;
+}
+
+/* For each partition field fed by the predicate's column, project and test. */
+static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
+                          const floe_value *tuple, size_t n, const floe_manifest_file *mf) {
+    if (e->is_nan)
+        return true;
+    for (size_t i = 0; i < spec->nfields && i < (mf ? mf->npartitions : n); i++) {
+        const floe_partition_field *pf = &spec->fields[i];
+        if (pf->source_id != e->field_id || pf->nsource_ids > 1)
+            continue;
+        floe_projection pr;
+        floe_error err;
+        floe_error_clear(&err);
+        floe_value lit = e->lit;
+        /* a promoted column with an older spec: the source type decides the projection */
+        if (pf->source && pf->source->type != lit.type) {
+            if (pf->source->type == FLOE_TYPE_INT && lit.type == FLOE_TYPE_LONG &&
+                lit.v.i64 >= INT32_MIN && lit.v.i64 <= INT32_MAX)
+                lit = floe_value_int((int32_t)lit.v.i64);
+            else if (e->op != FLOE_PRED_IS_NULL && e->op != FLOE_PRED_NOT_NULL)
+                continue;
+        }
+        if (floe_transform_project(pf->transform, e->op, &lit, &pr, &err) < 0 ||
+            pr.always_true)
+            continue;
+        const floe_field *pt = i < spec->partition_type.nchildren
+                                   ? &spec->partition_type.children[i]
+                                   : NULL;
+        if (!mf) {
+            const floe_value *v = &tuple[i];
+            if (!v->is_null && pr.op != FLOE_PRED_IS_NULL && pr.op != FLOE_PRED_NOT_NULL &&
+                v->type != pr.value.type)
+                continue; /* a tuple of another type than the projection: no verdict */
+            if (!floe_pred_eval(pr.op, v, &pr.value))
+                return false;
+            continue;
+        }
+        if (!mf->has_partitions || !pt)
+            continue;
+        const floe_field_summary *fs = &mf->partitions[i];
+        if (pr.op == FLOE_PRED_IS_NULL) {
+            if (!fs->contains_null)
+                return false;
+            continue;
+        }
+        floe_value lo, hi;
+        bool has_lo = fs->has_lower && decode_bound(pt, fs->lower_bound, fs->lower_len, &lo);
+        bool has_hi = fs->has_upper && decode_bound(pt, fs->upper_bound, fs->upper_len, &hi);
+        if (!fs->has_lower && !fs->has_upper) {
+            /* no non-null value in this manifest's partitions */
+            if (fs->contains_null && !(fs->has_contains_nan && fs->contains_nan))
+                return false;
+            continue;
+        }
+        if (pr.op == FLOE_PRED_NOT_NULL)
+            continue;
+        if ((has_lo && lo.type != pr.value.type) || (has_hi && hi.type != pr.value.type))
+            continue;
+        if (!range_may(pr.op, &pr.value, has_lo ? &lo : NULL, has_hi ? &hi : NULL))
+            return false;
+    }
+    return true;
+}
+
+static bool part_may(const floe_expr *e, const floe_partition_spec *spec,
+                     const floe_value *tuple, size_t n, const floe_manifest_file *mf) {
+    switch (e->kind) {
+    case FLOE_EXPR_TRUE: return true;
+    case FLOE_EXPR_FALSE: return false;
+    case FLOE_EXPR_AND:
+        return part_may(e->a, spec, tuple, n, mf) && part_may(e->b, spec, tuple, n, mf);
+    case FLOE_EXPR_OR:
+        return part_may(e->a, spec, tuple, n, mf) || part_may(e->b, spec, tuple, n, mf);
+    case FLOE_EXPR_NOT: return true;
+    case FLOE_EXPR_PRED: return part_pred_may(e, spec, tuple, n, mf);
+    }
+    return true;
+}
+
+bool floe_expr_partition_may_match(const floe_expr *e, const floe_partition_spec *spec,
+                                   const floe_value *tuple, size_t n) {
+    return part_may(e, spec, tuple, n, NULL);
+}
+
+bool floe_expr_manifest_may_match(const floe_expr *e, const floe_partition_spec *spec,
+                                  const floe_manifest_file *mf) {
+    return part_may(e, spec, NULL, 0, mf);
+}

@@ -1,0 +1,81 @@
+/*
+ * scan_internal.h - pieces shared by the scan planner, the scan reader and the file
+ * appender: the canonical row-value text form and filter expressions over a table
+ * schema. Private to src/table.
+ *
+ * Canonical text is the form floe's Parquet reader prints (tests/js/lib/canon.mjs):
+ * numbers as JSON numbers (floats widened to double, JavaScript digits, "NaN" /
+ * "Infinity" as strings), decimals as strings with exactly the column's scale, dates
+ * "YYYY-MM-DD", times "HH:MM:SS.ffffff", timestamps "YYYY-MM-DDTHH:MM:SS.ffffff[Z]"
+ * (9 digits for _ns), uuid text, binary and fixed as lowercase hex.
+ */
+#ifndef FLOE_TABLE_SCAN_INTERNAL_H
+#define FLOE_TABLE_SCAN_INTERNAL_H
+
+#include "floe/manifest.h"
+#include "floe/partition.h"
+#include "floe/schema.h"
+
+/* Parse canonical text of a primitive value of field f's type. "null" gives a null value.
+ * Decoded bytes (strings with escapes, hex) live in arena; others borrow p. Numbers of a
+ * narrower type than f (int -> long, float -> double) are accepted. FLOE_EINVALID on text
+ * that does not fit the type. */
+int floe_sv_from_canonical(const floe_field *f, const char *p, size_t n, floe_arena *arena,
+                           floe_value *out, floe_error *err);
+/* Canonical text of a value (null -> null), appended to out. */
+int floe_sv_to_canonical(const floe_value *v, floe_buf *out);
+/* A user literal for a column of type f: like canonical text, but also accepting
+ * unquoted words, dates for timestamps ('2026-10-01' = midnight), ' ' for 'T', a zone
+ * suffix Z/+00:00 on any timestamp, decimals with fewer fraction digits, numbers for
+ * floats. */
+int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_arena *arena,
+                         floe_value *out, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Filter expressions over a table schema (the --where language of floe cat, with
+ * columns named by the table's current names and resolved to field ids).
+ * ------------------------------------------------------------------------------------- */
+typedef enum floe_expr_kind {
+    FLOE_EXPR_TRUE = 0,
+    FLOE_EXPR_FALSE,
+    FLOE_EXPR_AND,
+    FLOE_EXPR_OR,
+    FLOE_EXPR_NOT,
+    FLOE_EXPR_PRED,  /* field op literal (IS NULL / NOT NULL without literal) */
+} floe_expr_kind;
+
+typedef struct floe_expr floe_expr;
+struct floe_expr {
+    floe_expr_kind kind;
+    floe_expr *a, *b;          /* AND / OR: both; NOT: a */
+    const floe_field *field;   /* PRED: the column (borrowed from the schema) */
+    int32_t field_id;
+    floe_pred_op op;
+    floe_value lit;            /* bytes in the expression arena */
+    bool is_nan;               /* x = NaN (literal 'NaN' on a float column) */
+};
+
+/* Parse text against schema. Everything lives in arena. Only primitive columns outside
+ * lists and maps are accepted. */
+int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
+                    floe_expr **out, floe_error *err);
+/* Push NOT down to the predicates (negated operators, De Morgan), returning a tree
+ * without NOT nodes; predicates that have no negation become TRUE in inclusive
+ * evaluation contexts only through floe_expr_may_match (so do not use this for rows). */
+floe_expr *floe_expr_rewrite_not(floe_expr *e, floe_arena *arena);
+
+/* Three-valued result: 1 true, 0 false, -1 unknown (null involved). */
+typedef int (*floe_expr_value_fn)(void *ctx, int32_t field_id, floe_value *out);
+int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx);
+
+/* Inclusive checks (false = certainly no matching rows), on a NOT-free tree. */
+bool floe_expr_file_may_match(const floe_expr *e, const floe_schema *schema,
+                              const floe_data_file *f);
+/* Partition tuple of a file under spec (bound). */
+bool floe_expr_partition_may_match(const floe_expr *e, const floe_partition_spec *spec,
+                                   const floe_value *tuple, size_t n);
+/* Manifest partition summaries. */
+bool floe_expr_manifest_may_match(const floe_expr *e, const floe_partition_spec *spec,
+                                  const floe_manifest_file *mf);
+
+#endif

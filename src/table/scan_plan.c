@@ -1,0 +1,541 @@
+/*
+ * scan_plan.c - scan planning: snapshot selection, manifest pruning, file pruning and
+ * delete-file pairing.
+ *
+ * Spec: format/spec.md "Scan Planning":
+ *   - manifests whose partition summaries cannot match the filter's inclusive projection
+ *     are not read (per manifest, through that manifest's own spec);
+ *   - data files are pruned by their partition tuple, then by column metrics (missing
+ *     metrics never prune);
+ *   - a position delete file applies to a data file when its data sequence number is >=
+ *     the data file's and it is in the same partition (same spec), or when its
+ *     referenced_data_file names the data file;
+ *   - an equality delete file applies when its data sequence number is strictly greater
+ *     than the data file's and it is in the same partition, or its spec is unpartitioned.
+ * Snapshot selection follows "Point in Time Reads" (snapshot-log) and refs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "floe/scan.h"
+#include "scan_internal.h"
+#include "value_text.h"
+
+#define POS_DELETE_FILE_PATH_ID 2147483546
+
+struct floe_scan_plan_priv {
+    floe_arena arena;
+    floe_schema *schema;
+    floe_partition_spec **specs;   /* parsed per spec id as met (bound to schema) */
+    int32_t *spec_ids;
+    size_t nspecs;
+    floe_expr *filter;             /* as parsed (rows) */
+    floe_expr *prune;              /* NOT pushed down (planning) */
+    char **columns;
+    size_t ncolumns;
+};
+
+/* Private accessors for scan_read.c. */
+const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p);
+const floe_expr *floe_scan_plan_filter(const floe_scan_plan *p);
+const char *const *floe_scan_plan_columns(const floe_scan_plan *p, size_t *n);
+
+const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p) { return p->priv->schema; }
+const floe_expr *floe_scan_plan_filter(const floe_scan_plan *p) { return p->priv->filter; }
+const char *const *floe_scan_plan_columns(const floe_scan_plan *p, size_t *n) {
+    *n = p->priv->ncolumns;
+    return (const char *const *)p->priv->columns;
+}
+
+void floe_scan_plan_free(floe_scan_plan *p) {
+    if (!p)
+        return;
+    if (p->priv) {
+        for (size_t i = 0; i < p->priv->nspecs; i++)
+            floe_partition_spec_free(p->priv->specs[i]);
+        floe_free(p->priv->specs);
+        floe_free(p->priv->spec_ids);
+        floe_schema_free(p->priv->schema);
+        floe_arena_reset(&p->priv->arena);
+        floe_free(p->priv);
+    }
+    floe_free(p->tasks);
+    floe_free(p);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * snapshot selection
+ * ------------------------------------------------------------------------------------- */
+
+int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
+    size_t n = strlen(s);
+    bool digits = n > 0;
+    for (size_t i = 0; i < n && digits; i++)
+        digits = s[i] >= '0' && s[i] <= '9';
+    if (digits && n > 10) { /* a long number: milliseconds (a date has dashes) */
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (*end == 0) {
+            *ms = v;
+            return 0;
+        }
+    }
+    int32_t days;
+    if (floe_vt_parse_date(s, n, &days)) {
+        *ms = (int64_t)days * 86400000;
+        return 0;
+    }
+    char buf[64];
+    if (n < sizeof buf) {
+        memcpy(buf, s, n + 1);
+        if (n > 10 && buf[10] == ' ')
+            buf[10] = 'T';
+        int64_t sec;
+        int32_t nano;
+        int zone;
+        if (floe_vt_parse_timestamp(buf, n, &sec, &nano, &zone) && zone >= 0) {
+            *ms = sec * 1000 + nano / 1000000;
+            return 0;
+        }
+    }
+    return floe_error_set(err, FLOE_EINVALID,
+                          "time %s: expected milliseconds since the epoch, YYYY-MM-DD or "
+                          "YYYY-MM-DDTHH:MM:SS[.fff][Z]", s);
+}
+
+int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,
+                               int64_t *out, floe_error *err) {
+    if (o && o->has_snapshot_id) {
+        FLOE_RETURN_ERROR_IF(!floe_table_metadata_snapshot(m, o->snapshot_id), err,
+                             FLOE_ENOTFOUND, "no snapshot %" PRId64 " in the table",
+                             o->snapshot_id);
+        *out = o->snapshot_id;
+        return 0;
+    }
+    if (o && o->ref) {
+        const floe_snapshot_ref *r = floe_table_metadata_ref(m, o->ref);
+        FLOE_RETURN_ERROR_IF(!r, err, FLOE_ENOTFOUND, "no branch or tag named %s", o->ref);
+        *out = r->snapshot_id;
+        return 0;
+    }
+    if (o && o->has_as_of) {
+        bool found = false;
+        int64_t id = -1;
+        if (m->n_snapshot_log) {
+            for (size_t i = 0; i < m->n_snapshot_log; i++)
+                if (m->snapshot_log[i].timestamp_ms <= o->as_of_ms) {
+                    id = m->snapshot_log[i].snapshot_id;
+                    found = true;
+                }
+        } else {
+            const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
+            for (size_t steps = 0; s && steps <= m->n_snapshots; steps++) {
+                if (s->timestamp_ms <= o->as_of_ms) {
+                    id = s->snapshot_id;
+                    found = true;
+                    break;
+                }
+                s = s->has_parent ? floe_table_metadata_snapshot(m, s->parent_snapshot_id)
+                                  : NULL;
+            }
+        }
+        FLOE_RETURN_ERROR_IF(!found, err, FLOE_ENOTFOUND,
+                             "no snapshot was current at %" PRId64 " ms (before the first one)",
+                             o->as_of_ms);
+        FLOE_RETURN_ERROR_IF(!floe_table_metadata_snapshot(m, id), err, FLOE_ENOTFOUND,
+                             "snapshot %" PRId64 " (current at %" PRId64 " ms) has expired",
+                             id, o->as_of_ms);
+        *out = id;
+        return 0;
+    }
+    *out = m->current_snapshot_id >= 0 && floe_table_metadata_current_snapshot(m)
+               ? m->current_snapshot_id
+               : -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * planning
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct planner {
+    floe_table *t;
+    const floe_table_metadata *m;
+    floe_scan_plan *p;
+    const floe_scan_options *o;
+    floe_error *err;
+    /* live delete files */
+    floe_data_file **dels;         /* each in the plan arena */
+    int64_t *del_seq;
+    int32_t *del_spec;
+    size_t ndel, delcap;
+    size_t taskcap;
+} planner;
+
+/* The spec with this id, parsed and bound to the scan schema (cached); NULL when the
+ * metadata has no such spec or it does not bind (then the manifest header decides). */
+static const floe_partition_spec *spec_for(planner *pl, int32_t id) {
+    floe_scan_plan_priv *pv = pl->p->priv;
+    for (size_t i = 0; i < pv->nspecs; i++)
+        if (pv->spec_ids[i] == id)
+            return pv->specs[i];
+    const floe_metadata_spec *ms = floe_table_metadata_spec(pl->m, id);
+    floe_partition_spec *s = NULL;
+    if (ms) {
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_partition_spec_parse_json(ms->json, strlen(ms->json), pv->schema, &s, &e) < 0)
+            s = NULL;
+    }
+    floe_partition_spec **ns = floe_realloc(pv->specs, (pv->nspecs + 1) * sizeof *ns);
+    int32_t *ni = ns ? floe_realloc(pv->spec_ids, (pv->nspecs + 1) * sizeof *ni) : NULL;
+    if (ns)
+        pv->specs = ns;
+    if (!ni) {
+        floe_partition_spec_free(s);
+        return NULL;
+    }
+    pv->spec_ids = ni;
+    pv->specs[pv->nspecs] = s;
+    pv->spec_ids[pv->nspecs] = id;
+    pv->nspecs++;
+    return s;
+}
+
+static bool tuple_equal(const floe_data_file *a, const floe_data_file *b) {
+    if (a->npartition != b->npartition)
+        return false;
+    for (size_t i = 0; i < a->npartition; i++) {
+        const floe_value *x = &a->partition[i], *y = &b->partition[i];
+        if (x->is_null || y->is_null) {
+            if (x->is_null != y->is_null)
+                return false;
+            continue;
+        }
+        if (x->type != y->type || !floe_value_equal(x, y))
+            return false;
+    }
+    return true;
+}
+
+static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
+                    const floe_partition_spec *spec) {
+    floe_scan_plan *p = pl->p;
+    if (p->ntasks == pl->taskcap) {
+        size_t nc = pl->taskcap ? pl->taskcap * 2 : 64;
+        floe_scan_task *nt = floe_realloc(p->tasks, nc * sizeof *nt);
+        if (!nt)
+            return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+        p->tasks = nt;
+        pl->taskcap = nc;
+    }
+    floe_data_file *f = floe_arena_alloc(&p->priv->arena, sizeof *f);
+    if (!f)
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&e->file, &p->priv->arena, f, pl->err));
+    floe_scan_task *t = &p->tasks[p->ntasks++];
+    memset(t, 0, sizeof *t);
+    t->file = f;
+    t->spec_id = spec_id;
+    t->spec = spec;
+    t->data_sequence_number = e->has_sequence_number ? e->sequence_number : 0;
+    p->records += f->record_count;
+    return 0;
+}
+
+static int add_delete(planner *pl, const floe_manifest_entry *e, int32_t spec_id) {
+    if (pl->ndel == pl->delcap) {
+        size_t nc = pl->delcap ? pl->delcap * 2 : 16;
+        floe_data_file **nd = floe_realloc(pl->dels, nc * sizeof *nd);
+        if (!nd)
+            return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+        pl->dels = nd;
+        int64_t *ns = floe_realloc(pl->del_seq, nc * sizeof *ns);
+        if (!ns)
+            return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+        pl->del_seq = ns;
+        int32_t *sp = floe_realloc(pl->del_spec, nc * sizeof *sp);
+        if (!sp)
+            return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+        pl->del_spec = sp;
+        pl->delcap = nc;
+    }
+    floe_data_file *f = floe_arena_alloc(&pl->p->priv->arena, sizeof *f);
+    if (!f)
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&e->file, &pl->p->priv->arena, f, pl->err));
+    pl->dels[pl->ndel] = f;
+    pl->del_seq[pl->ndel] = e->has_sequence_number ? e->sequence_number : 0;
+    pl->del_spec[pl->ndel] = spec_id;
+    pl->ndel++;
+    return 0;
+}
+
+static int read_manifest(planner *pl, const floe_manifest_file *mf) {
+    floe_scan_plan *p = pl->p;
+    const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
+    floe_scan_stats *st = &p->stats;
+    if (spec && p->priv->prune && !pl->o->no_partition_pruning &&
+        !floe_expr_manifest_may_match(p->priv->prune, spec, mf)) {
+        st->manifests_skipped++;
+        return 0;
+    }
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(pl->t, mf->manifest_path, &uri, pl->err));
+    floe_manifest_read_options ro = {.manifest = mf,
+                                     .spec = spec,
+                                     .allow_missing_field_ids = pl->o->allow_missing_field_ids};
+    floe_manifest_reader *r = NULL;
+    int rc = floe_manifest_reader_open(uri, &ro, &r, pl->err);
+    floe_free(uri);
+    if (rc < 0)
+        return rc;
+    const floe_manifest_info *info = floe_manifest_reader_info(r);
+    const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(r);
+    bool deletes = mf->content == FLOE_MANIFEST_DELETES || info->content == FLOE_MANIFEST_DELETES;
+    st->manifests_read++;
+    st->delete_manifests_read += deletes;
+    st->bytes_read += info->file_length;
+    const floe_manifest_entry *e;
+    while ((rc = floe_manifest_reader_next(r, &e, pl->err)) == 1) {
+        if (e->status == FLOE_ENTRY_DELETED)
+            continue;
+        st->entries_read++;
+        bool part_ok = !p->priv->prune || pl->o->no_partition_pruning || !rspec ||
+                       floe_expr_partition_may_match(p->priv->prune, rspec, e->file.partition,
+                                                     e->file.npartition);
+        if (e->file.content != FLOE_CONTENT_DATA) {
+            st->delete_files++;
+            if (part_ok && (rc = add_delete(pl, e, mf->partition_spec_id)) < 0)
+                break;
+            continue;
+        }
+        if (!part_ok) {
+            st->files_skipped_partition++;
+            continue;
+        }
+        if (p->priv->prune && !pl->o->no_metrics_pruning &&
+            !floe_expr_file_may_match(p->priv->prune, p->priv->schema, &e->file)) {
+            st->files_skipped_metrics++;
+            continue;
+        }
+        if ((rc = add_task(pl, e, mf->partition_spec_id, rspec)) < 0)
+            break;
+    }
+    if (rc < 0)
+        floe_error_prefix(pl->err, "manifest %s: ", mf->manifest_path);
+    /* a manifest whose spec came from its header lives with the reader: keep the tasks'
+     * spec pointers valid by not closing... the reader is closed, so drop them */
+    if (!spec)
+        for (size_t i = 0; i < p->ntasks; i++)
+            if (p->tasks[i].spec == rspec)
+                p->tasks[i].spec = NULL;
+    floe_manifest_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+/* Lower/upper bounds of the position delete file's file_path column exclude path? */
+static bool pos_bounds_exclude(const floe_data_file *d, const char *path) {
+    if (!d->lower_bounds.present || !d->upper_bounds.present)
+        return false;
+    const floe_column_bound *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < d->lower_bounds.n; i++)
+        if (d->lower_bounds.items[i].field_id == POS_DELETE_FILE_PATH_ID)
+            lo = &d->lower_bounds.items[i];
+    for (size_t i = 0; i < d->upper_bounds.n; i++)
+        if (d->upper_bounds.items[i].field_id == POS_DELETE_FILE_PATH_ID)
+            hi = &d->upper_bounds.items[i];
+    size_t n = strlen(path);
+    if (lo) {
+        size_t k = lo->n < n ? lo->n : n;
+        int c = memcmp(lo->p, path, k);
+        if (c > 0 || (c == 0 && lo->n > n))
+            return true; /* lower > path */
+    }
+    if (hi) {
+        size_t k = hi->n < n ? hi->n : n;
+        int c = memcmp(hi->p, path, k);
+        if (c < 0)
+            return true; /* upper < path (a truncated upper is a prefix-increment: fine) */
+        if (c == 0 && hi->n < n) {
+            /* upper is a proper prefix of path: upper < path only if not truncated; an
+             * incremented prefix is never a proper prefix of a matching path */
+            return false;
+        }
+    }
+    return false;
+}
+
+static int pair_deletes(planner *pl) {
+    floe_scan_plan *p = pl->p;
+    if (pl->ndel == 0)
+        return 0;
+    const floe_data_file **buf = floe_malloc(pl->ndel * sizeof *buf);
+    int64_t *sbuf = floe_malloc(pl->ndel * sizeof *sbuf);
+    if (!buf || !sbuf) {
+        floe_free(buf);
+        floe_free(sbuf);
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < p->ntasks; i++) {
+        floe_scan_task *t = &p->tasks[i];
+        size_t k = 0;
+        for (size_t d = 0; d < pl->ndel; d++) {
+            const floe_data_file *df = pl->dels[d];
+            int64_t ds = pl->del_seq[d];
+            bool applies = false;
+            if (df->content == FLOE_CONTENT_POSITION_DELETES) {
+                if (ds < t->data_sequence_number)
+                    continue;
+                if (df->referenced_data_file)
+                    applies = !strcmp(df->referenced_data_file, t->file->file_path);
+                else
+                    applies = pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file) &&
+                              !pos_bounds_exclude(df, t->file->file_path);
+            } else if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+                if (ds <= t->data_sequence_number)
+                    continue;
+                const floe_partition_spec *ds_spec = spec_for(pl, pl->del_spec[d]);
+                bool unpartitioned = df->npartition == 0 || (ds_spec && ds_spec->nfields == 0);
+                applies = unpartitioned ||
+                          (pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file));
+            }
+            if (applies) {
+                buf[k] = df;
+                sbuf[k] = ds;
+                k++;
+            }
+        }
+        if (k) {
+            const floe_data_file **dl = floe_arena_alloc(&p->priv->arena, k * sizeof *dl);
+            int64_t *sl = floe_arena_alloc(&p->priv->arena, k * sizeof *sl);
+            if (!dl || !sl) {
+                rc = floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(dl, buf, k * sizeof *dl);
+            memcpy(sl, sbuf, k * sizeof *sl);
+            t->deletes = dl;
+            t->delete_sequence_numbers = sl;
+            t->ndeletes = k;
+        }
+    }
+    floe_free(buf);
+    floe_free(sbuf);
+    return rc;
+}
+
+int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
+                         floe_error *err) {
+    floe_scan_options none;
+    memset(&none, 0, sizeof none);
+    if (!o)
+        o = &none;
+    const int64_t t0 = floe_now_ns();
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    floe_scan_plan *p = floe_calloc(1, sizeof *p);
+    planner pl = {.t = t, .m = m, .p = p, .o = o, .err = err};
+    int rc = 0;
+    char *list_uri = NULL;
+    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv))) {
+        floe_free(p);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_arena_init(&p->priv->arena, 64 * 1024);
+    FLOE_CHECK(floe_scan_resolve_snapshot(m, o, &p->snapshot_id, err));
+    const floe_snapshot *snap =
+        p->snapshot_id >= 0 ? floe_table_metadata_snapshot(m, p->snapshot_id) : NULL;
+
+    /* rows are read with the table's current schema; a time-travel read by id or time
+     * uses the schema the snapshot was written with, as the reference does */
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    if (snap && (o->has_snapshot_id || o->has_as_of) && snap->has_schema_id &&
+        floe_table_metadata_schema(m, snap->schema_id))
+        ms = floe_table_metadata_schema(m, snap->schema_id);
+    if (!ms)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
+    p->schema_id = ms->schema_id;
+    p->schema_json = ms->json;
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &p->priv->schema, err));
+
+    if (o->where && *o->where) {
+        FLOE_CHECK(floe_expr_parse(p->priv->schema, o->where, &p->priv->arena, &p->priv->filter,
+                                   err));
+        p->priv->prune = floe_expr_rewrite_not(p->priv->filter, &p->priv->arena);
+        if (!p->priv->prune)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (o->ncolumns) {
+        p->priv->columns = floe_arena_alloc(&p->priv->arena, o->ncolumns * sizeof(char *));
+        if (!p->priv->columns)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < o->ncolumns; i++) {
+            if (!floe_schema_find_path(p->priv->schema, o->columns[i]))
+                FLOE_FAIL(err, FLOE_ENOTFOUND, "no column %s in the table schema",
+                          o->columns[i]);
+            if (!(p->priv->columns[i] = floe_arena_strdup(&p->priv->arena, o->columns[i])))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+        p->priv->ncolumns = o->ncolumns;
+    }
+
+    if (snap) {
+        floe_manifest_list list = {0};
+        floe_manifest_file *v1 = NULL;
+        if (snap->manifest_list) {
+            FLOE_CHECK(floe_table_resolve_path(t, snap->manifest_list, &list_uri, err));
+            floe_manifest_list_read_options lo = {
+                .allow_missing_field_ids = o->allow_missing_field_ids,
+                .has_snapshot_id = true,
+                .snapshot_id = snap->snapshot_id};
+            FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &p->priv->arena, &list, err));
+            floe_input *in = NULL;
+            if (floe_input_open(list_uri, &in, NULL) == 0) {
+                p->stats.bytes_read += floe_input_size(in);
+                floe_input_close(in);
+            }
+        } else {
+            /* v1 snapshot listing its manifests directly (no list): what the list would
+             * say is unknown, so nothing is pruned by summaries and sequence numbers are
+             * 0 (spec Appendix E) */
+            v1 = floe_arena_alloc(&p->priv->arena,
+                                  (snap->n_manifests ? snap->n_manifests : 1) * sizeof *v1);
+            if (!v1)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            for (size_t i = 0; i < snap->n_manifests; i++) {
+                v1[i].manifest_path = snap->manifests[i];
+                v1[i].partition_spec_id = m->default_spec_id;
+                v1[i].content = FLOE_MANIFEST_DATA;
+                v1[i].has_added_snapshot_id = true;
+                v1[i].added_snapshot_id = snap->snapshot_id;
+                v1[i].added_files_count = v1[i].existing_files_count = -1;
+                v1[i].deleted_files_count = v1[i].added_rows_count = -1;
+                v1[i].existing_rows_count = v1[i].deleted_rows_count = -1;
+            }
+            list.files = v1;
+            list.nfiles = snap->n_manifests;
+        }
+        p->stats.manifests_total = (int64_t)list.nfiles;
+        /* data manifests first is not required: deletes are paired after all are read */
+        for (size_t i = 0; i < list.nfiles; i++)
+            FLOE_CHECK(read_manifest(&pl, &list.files[i]));
+        FLOE_CHECK(pair_deletes(&pl));
+    }
+    p->stats.data_files = (int64_t)p->ntasks;
+    p->stats.plan_ms = (double)(floe_now_ns() - t0) / 1e6;
+done:
+    floe_free(list_uri);
+    floe_free(pl.dels);
+    floe_free(pl.del_seq);
+    floe_free(pl.del_spec);
+    if (rc < 0) {
+        floe_scan_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

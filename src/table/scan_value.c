@@ -1,0 +1,503 @@
+/*
+ * scan_value.c - canonical text <-> single values, and user literals, for the scan
+ * (row filters, defaults, partition constants) and for metrics read from Parquet
+ * statistics. The text form is the one floe's Parquet reader prints; see
+ * scan_internal.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+#include "value_text.h"
+
+static int bad(floe_error *err, const floe_field *f, const char *p, size_t n) {
+    return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s)",
+                          (int)(n > 64 ? 64 : n), p, f->name ? f->name : "?",
+                          floe_type_name(f->type));
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void put_utf8(uint8_t *o, size_t *k, uint32_t cp) {
+    if (cp < 0x80) {
+        o[(*k)++] = (uint8_t)cp;
+    } else if (cp < 0x800) {
+        o[(*k)++] = (uint8_t)(0xC0 | (cp >> 6));
+        o[(*k)++] = (uint8_t)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        o[(*k)++] = (uint8_t)(0xE0 | (cp >> 12));
+        o[(*k)++] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[(*k)++] = (uint8_t)(0x80 | (cp & 0x3F));
+    } else {
+        o[(*k)++] = (uint8_t)(0xF0 | (cp >> 18));
+        o[(*k)++] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        o[(*k)++] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[(*k)++] = (uint8_t)(0x80 | (cp & 0x3F));
+    }
+}
+
+/* The content of a JSON string p[0..n) (with quotes), unescaped. Borrows p when there is
+ * nothing to undo. */
+static bool json_string(const char *p, size_t n, floe_arena *arena, const uint8_t **s,
+                        size_t *len) {
+    if (n < 2 || p[0] != '"' || p[n - 1] != '"')
+        return false;
+    p++;
+    n -= 2;
+    if (!memchr(p, '\\', n)) {
+        *s = (const uint8_t *)p;
+        *len = n;
+        return true;
+    }
+    uint8_t *o = floe_arena_alloc(arena, n + 1);
+    if (!o)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != '\\') {
+            o[k++] = (uint8_t)p[i];
+            continue;
+        }
+        if (++i >= n)
+            return false;
+        switch (p[i]) {
+        case 'b': o[k++] = '\b'; break;
+        case 'f': o[k++] = '\f'; break;
+        case 'n': o[k++] = '\n'; break;
+        case 'r': o[k++] = '\r'; break;
+        case 't': o[k++] = '\t'; break;
+        case 'u': {
+            if (i + 4 >= n)
+                return false;
+            uint32_t cp = 0;
+            for (int j = 1; j <= 4; j++) {
+                int h = hexval(p[i + (size_t)j]);
+                if (h < 0)
+                    return false;
+                cp = cp * 16 + (uint32_t)h;
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < n && p[i + 1] == '\\' &&
+                p[i + 2] == 'u') {
+                uint32_t lo = 0;
+                bool ok = true;
+                for (int j = 3; j <= 6 && ok; j++) {
+                    int h = hexval(p[i + (size_t)j]);
+                    ok = h >= 0;
+                    lo = lo * 16 + (uint32_t)(h < 0 ? 0 : h);
+                }
+                if (ok && lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            put_utf8(o, &k, cp); /* \uXXXX takes 6 input bytes, at most 4 output */
+            break;
+        }
+        default: o[k++] = (uint8_t)p[i]; break;
+        }
+    }
+    *s = o;
+    *len = k;
+    return true;
+}
+
+static bool parse_i64(const char *p, size_t n, int64_t *out) {
+    char buf[32];
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_f64(const char *p, size_t n, double *out) {
+    if (n >= 2 && p[0] == '"') {
+        p++;
+        n -= 2;
+    }
+    if (n == 3 && !memcmp(p, "NaN", 3)) {
+        *out = NAN;
+        return true;
+    }
+    if (n == 8 && !memcmp(p, "Infinity", 8)) {
+        *out = INFINITY;
+        return true;
+    }
+    if (n == 9 && !memcmp(p, "-Infinity", 9)) {
+        *out = -INFINITY;
+        return true;
+    }
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool rescale(floe_i128 *v, int32_t from, int32_t to) {
+    const floe_i128 limit = (floe_i128)10000000000000000000ull * 10000000000000000000ull;
+    while (from < to) {
+        if (*v >= limit / 10 || *v <= -limit / 10)
+            return false;
+        *v *= 10;
+        from++;
+    }
+    while (from > to) { /* only exact: trailing zeros */
+        if (*v % 10 != 0)
+            return false;
+        *v /= 10;
+        from--;
+    }
+    return true;
+}
+
+static bool ts_value(const floe_field *f, const char *s, size_t n, bool lenient,
+                     int64_t *out) {
+    int64_t sec;
+    int32_t nano;
+    int zone;
+    char buf[64];
+    if (lenient && n < sizeof buf) {
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (n == 10) { /* a date alone: midnight */
+            int32_t days;
+            if (!floe_vt_parse_date(s, n, &days))
+                return false;
+            sec = (int64_t)days * 86400;
+            nano = 0;
+            zone = 0;
+            goto have;
+        }
+        if (n > 10 && buf[10] == ' ')
+            buf[10] = 'T';
+        s = buf;
+    }
+    if (!floe_vt_parse_timestamp(s, n, &sec, &nano, &zone) || zone < 0)
+        return false;
+    bool tz = f->type == FLOE_TYPE_TIMESTAMPTZ || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+    if (!lenient && zone != (tz ? 1 : 0))
+        return false;
+have:;
+    bool ns = f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+    int64_t per = ns ? 1000000000 : 1000000;
+    if (sec > INT64_MAX / per - 1 || sec < INT64_MIN / per + 1)
+        return false;
+    *out = sec * per + (ns ? nano : nano / 1000);
+    return true;
+}
+
+static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena *arena,
+                       bool lenient, floe_value *out, floe_error *err) {
+    while (n && (*p == ' ' || *p == '\t'))
+        p++, n--;
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\n'))
+        n--;
+    if (n == 4 && !memcmp(p, "null", 4)) {
+        *out = floe_value_null(f->type);
+        return 0;
+    }
+    const uint8_t *s = (const uint8_t *)p;
+    size_t sl = n;
+    bool quoted = n >= 2 && p[0] == '"';
+    if (quoted && !json_string(p, n, arena, &s, &sl))
+        return bad(err, f, p, n);
+    if (!quoted && lenient && n >= 2 && p[0] == '\'' && p[n - 1] == '\'') {
+        s = (const uint8_t *)p + 1;
+        sl = n - 2;
+        quoted = true;
+    }
+    const char *t = (const char *)s;
+    floe_value v;
+    memset(&v, 0, sizeof v);
+    switch (f->type) {
+    case FLOE_TYPE_BOOLEAN:
+        if (sl == 4 && !memcmp(t, "true", 4))
+            v = floe_value_bool(true);
+        else if (sl == 5 && !memcmp(t, "false", 5))
+            v = floe_value_bool(false);
+        else
+            return bad(err, f, p, n);
+        break;
+    case FLOE_TYPE_INT:
+    case FLOE_TYPE_LONG: {
+        int64_t x;
+        if (!parse_i64(t, sl, &x) || (f->type == FLOE_TYPE_INT && (x < INT32_MIN || x > INT32_MAX)))
+            return bad(err, f, p, n);
+        v = f->type == FLOE_TYPE_INT ? floe_value_int((int32_t)x) : floe_value_long(x);
+        break;
+    }
+    case FLOE_TYPE_FLOAT:
+    case FLOE_TYPE_DOUBLE: {
+        double d;
+        if (!parse_f64(quoted ? p : t, quoted ? n : sl, &d) && !parse_f64(t, sl, &d))
+            return bad(err, f, p, n);
+        v = f->type == FLOE_TYPE_FLOAT ? floe_value_float((float)d) : floe_value_double(d);
+        break;
+    }
+    case FLOE_TYPE_DECIMAL: {
+        floe_i128 u;
+        int32_t sc;
+        if (!floe_vt_parse_decimal(t, sl, &u, &sc) || (!lenient && sc != f->scale) ||
+            !rescale(&u, sc, f->scale))
+            return bad(err, f, p, n);
+        v = floe_value_decimal(u, f->precision, f->scale);
+        break;
+    }
+    case FLOE_TYPE_DATE: {
+        int32_t days;
+        if (!floe_vt_parse_date(t, sl, &days))
+            return bad(err, f, p, n);
+        v = floe_value_date(days);
+        break;
+    }
+    case FLOE_TYPE_TIME: {
+        int64_t nod;
+        if (!floe_vt_parse_time(t, sl, &nod))
+            return bad(err, f, p, n);
+        v = floe_value_i64(FLOE_TYPE_TIME, nod / 1000);
+        break;
+    }
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS: {
+        int64_t x;
+        if (!ts_value(f, t, sl, lenient, &x))
+            return bad(err, f, p, n);
+        v = floe_value_i64(f->type, x);
+        break;
+    }
+    case FLOE_TYPE_STRING:
+        if (!quoted)
+            return bad(err, f, p, n);
+        v = floe_value_string(t, sl);
+        break;
+    case FLOE_TYPE_UUID: {
+        uint8_t u[16];
+        if (!floe_vt_parse_uuid(t, sl, u))
+            return bad(err, f, p, n);
+        v = floe_value_uuid(u);
+        break;
+    }
+    case FLOE_TYPE_FIXED:
+    case FLOE_TYPE_BINARY: {
+        if (sl % 2)
+            return bad(err, f, p, n);
+        uint8_t *b = floe_arena_alloc(arena, sl / 2 + 1);
+        if (!b)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < sl / 2; i++) {
+            int hi = hexval(t[2 * i]), lo = hexval(t[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                return bad(err, f, p, n);
+            b[i] = (uint8_t)(hi * 16 + lo);
+        }
+        if (f->type == FLOE_TYPE_FIXED && f->length > 0 && sl / 2 != (size_t)f->length)
+            return bad(err, f, p, n);
+        v = f->type == FLOE_TYPE_FIXED ? floe_value_fixed(b, sl / 2) : floe_value_binary(b, sl / 2);
+        break;
+    }
+    default:
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "column %s: nested values have no "
+                              "single-value form", f->name ? f->name : "?");
+    }
+    *out = v;
+    return 0;
+}
+
+int floe_sv_from_canonical(const floe_field *f, const char *p, size_t n, floe_arena *arena,
+                           floe_value *out, floe_error *err) {
+    return parse_value(f, p, n, arena, false, out, err);
+}
+
+int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_arena *arena,
+                         floe_value *out, floe_error *err) {
+    return parse_value(f, p, n, arena, true, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * rendering
+ * ------------------------------------------------------------------------------------- */
+
+/* JavaScript's Number.prototype.toString for a finite non-zero double. */
+static int js_number(floe_buf *b, double v) {
+    char buf[40];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    const char *s = buf;
+    bool neg = *s == '-';
+    if (neg)
+        s++;
+    char dig[24];
+    int k = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9' && k < 23)
+            dig[k++] = *s;
+    while (k > 1 && dig[k - 1] == '0')
+        k--;
+    int e10 = atoi(s + 1);
+    int point = e10 + 1; /* digits before the decimal point */
+    int rc = 0;
+    if (neg)
+        rc |= floe_buf_append_byte(b, '-');
+    if (k <= point && point <= 21) {
+        rc |= floe_buf_append(b, dig, (size_t)k);
+        for (int i = k; i < point; i++)
+            rc |= floe_buf_append_byte(b, '0');
+    } else if (0 < point && point <= 21) {
+        rc |= floe_buf_append(b, dig, (size_t)point);
+        rc |= floe_buf_append_byte(b, '.');
+        rc |= floe_buf_append(b, dig + point, (size_t)(k - point));
+    } else if (-6 < point && point <= 0) {
+        rc |= floe_buf_append(b, "0.", 2);
+        for (int i = 0; i < -point; i++)
+            rc |= floe_buf_append_byte(b, '0');
+        rc |= floe_buf_append(b, dig, (size_t)k);
+    } else {
+        rc |= floe_buf_append_byte(b, (uint8_t)dig[0]);
+        if (k > 1) {
+            rc |= floe_buf_append_byte(b, '.');
+            rc |= floe_buf_append(b, dig + 1, (size_t)(k - 1));
+        }
+        rc |= floe_buf_printf(b, "e%c%d", point - 1 >= 0 ? '+' : '-', abs(point - 1));
+    }
+    return rc < 0 ? FLOE_ENOMEM : 0;
+}
+
+static int canon_double(floe_buf *b, double v) {
+    if (isnan(v))
+        return floe_buf_append(b, "\"NaN\"", 5);
+    if (isinf(v))
+        return v > 0 ? floe_buf_append(b, "\"Infinity\"", 10)
+                     : floe_buf_append(b, "\"-Infinity\"", 11);
+    if (v == 0)
+        return signbit(v) ? floe_buf_append(b, "-0", 2) : floe_buf_append_byte(b, '0');
+    return js_number(b, v);
+}
+
+static int canon_string(floe_buf *b, const uint8_t *p, size_t n) {
+    int rc = floe_buf_append_byte(b, '"');
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        uint8_t c = p[i];
+        switch (c) {
+        case '"': rc = floe_buf_append(b, "\\\"", 2); break;
+        case '\\': rc = floe_buf_append(b, "\\\\", 2); break;
+        case '\b': rc = floe_buf_append(b, "\\b", 2); break;
+        case '\f': rc = floe_buf_append(b, "\\f", 2); break;
+        case '\n': rc = floe_buf_append(b, "\\n", 2); break;
+        case '\r': rc = floe_buf_append(b, "\\r", 2); break;
+        case '\t': rc = floe_buf_append(b, "\\t", 2); break;
+        default:
+            rc = c < 0x20 ? floe_buf_printf(b, "\\u%04x", c) : floe_buf_append_byte(b, c);
+        }
+    }
+    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+}
+
+int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
+    if (v->is_null)
+        return floe_buf_append(b, "null", 4);
+    int rc = 0;
+    switch (v->type) {
+    case FLOE_TYPE_BOOLEAN: return floe_buf_append(b, v->v.b ? "true" : "false", v->v.b ? 4 : 5);
+    case FLOE_TYPE_INT: return floe_buf_printf(b, "%d", v->v.i32);
+    case FLOE_TYPE_LONG: return floe_buf_printf(b, "%lld", (long long)v->v.i64);
+    case FLOE_TYPE_FLOAT: return canon_double(b, (double)v->v.f);
+    case FLOE_TYPE_DOUBLE: return canon_double(b, v->v.d);
+    case FLOE_TYPE_DECIMAL:
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0) {
+            char d[48];
+            floe_i128 u = v->v.dec.unscaled;
+            size_t nd = floe_vt_i128_digits(u, d);
+            int32_t sc = v->v.dec.scale > 0 ? v->v.dec.scale : 0;
+            if (u < 0)
+                rc |= floe_buf_append_byte(b, '-');
+            if ((size_t)sc >= nd) {
+                rc |= floe_buf_append(b, "0.", 2);
+                for (size_t i = nd; i < (size_t)sc; i++)
+                    rc |= floe_buf_append_byte(b, '0');
+                rc |= floe_buf_append(b, d, nd);
+            } else {
+                rc |= floe_buf_append(b, d, nd - (size_t)sc);
+                if (sc) {
+                    rc |= floe_buf_append_byte(b, '.');
+                    rc |= floe_buf_append(b, d + nd - (size_t)sc, (size_t)sc);
+                }
+            }
+        }
+        return rc < 0 ? FLOE_ENOMEM : floe_buf_append_byte(b, '"');
+    case FLOE_TYPE_DATE:
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_vt_date_iso(b, v->v.i32);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    case FLOE_TYPE_TIME:
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_vt_time_iso_fixed(b, v->v.i64 * 1000, 6);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS:
+    case FLOE_TYPE_TIMESTAMPTZ_NS: {
+        bool ns = v->type == FLOE_TYPE_TIMESTAMP_NS || v->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        bool tz = v->type == FLOE_TYPE_TIMESTAMPTZ || v->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        int64_t per = ns ? 1000000000 : 1000000;
+        int64_t sec = floe_floordiv64(v->v.i64, per);
+        int64_t frac = v->v.i64 - sec * per;
+        int64_t days = floe_floordiv64(sec, 86400);
+        int64_t sod = sec - days * 86400;
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_vt_date_iso(b, days);
+        if (rc == 0)
+            rc = floe_buf_printf(b, "T%02d:%02d:%02d.%0*lld%s\"", (int)(sod / 3600),
+                                 (int)(sod / 60 % 60), (int)(sod % 60), ns ? 9 : 6,
+                                 (long long)frac, tz ? "Z" : "");
+        return rc;
+    }
+    case FLOE_TYPE_STRING: return canon_string(b, v->v.bytes.p, v->v.bytes.n);
+    case FLOE_TYPE_UUID:
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_vt_uuid(b, v->v.uuid);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    case FLOE_TYPE_FIXED:
+    case FLOE_TYPE_BINARY:
+        rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = floe_vt_hex(b, v->v.bytes.p, v->v.bytes.n);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    default: return floe_buf_append(b, "null", 4);
+    }
+}
