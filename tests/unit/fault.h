@@ -17,6 +17,7 @@
  *     fault_case fc = {"convert", run, reset, verify, &my_ctx};
  *     fault_loop(&fc, FAULT_ALLOC, 0);
  *     fault_loop(&fc, FAULT_WRITE, ENOSPC);
+ *     fault_loop_all(&fc);                  (every kind with a typical errno)
  *
  * fault_loop first runs the operation clean, counting the operations of that kind (T);
  * then for every N in 1..T it fails the Nth one and every later one (sticky, like a full
@@ -157,6 +158,21 @@ static inline fault_stats fault_loop(const fault_case *fc, fault_kind k, int err
     fprintf(stderr, "  %s: %s: %llu operations, %llu faulted runs, all clean\n", fc->name,
             fault_kind_name(k), (unsigned long long)st.ops, (unsigned long long)st.runs);
     return st;
+}
+
+/* Every kind in turn, each with the errno a real failure of it would most likely carry:
+ * allocation, open (EACCES), read (EIO), write (ENOSPC: a full disk), fsync (EIO),
+ * rename (EIO). Returns the number of faulted runs. */
+static inline uint64_t fault_loop_all(const fault_case *fc) {
+    static const struct {
+        fault_kind kind;
+        int errnum;
+    } kinds[] = {{FAULT_ALLOC, 0},     {FAULT_OPEN, EACCES}, {FAULT_READ, EIO},
+                 {FAULT_WRITE, ENOSPC}, {FAULT_FSYNC, EIO},  {FAULT_RENAME, EIO}};
+    uint64_t runs = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        runs += fault_loop(fc, kinds[i].kind, kinds[i].errnum).runs;
+    return runs;
 }
 
 /* ---- folder checks ------------------------------------------------------------------ */
