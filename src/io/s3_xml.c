@@ -25,8 +25,8 @@ typedef struct xml_frame {
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 static bool is_name_char(char c) {
-    return !is_space(c) && c != '>' && c != '/' && c != '=' && c != '<' && c != '"' &&
-           c != '\'';
+    return (unsigned char)c > ' ' && c != '>' && c != '/' && c != '=' && c != '<' &&
+           c != '"' && c != '\'' && c != '&' && c != 0x7f;
 }
 
 static int put_utf8(floe_buf *b, uint32_t cp) {
@@ -203,6 +203,8 @@ int floe_s3_xml_scan(const char *p, size_t n, floe_s3_xml_fn fn, void *ctx, floe
             name_len -= (size_t)(colon + 1 - name);
             name = colon + 1;
         }
+        if (name_len == 0)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "xml: empty element name at %zu", i);
         if (closing) {
             if (depth == 0 || strlen(stack[depth - 1].name) != name_len ||
                 memcmp(stack[depth - 1].name, name, name_len) != 0)
