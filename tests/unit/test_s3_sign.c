@@ -295,7 +295,7 @@ TEST(test_xml_scanner) {
         "<a><![CDATA[never ends</a>",
         "<a><!-- never ends</a>",
         "<ns:>x</ns:>",
-        "<a\x01>x</a\x01>",
+        "<\x01a>x</\x01a>",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         l.buf[0] = '\0';
