@@ -34,6 +34,7 @@
 
 #include "floe/catalog.h"
 #include "floe/common.h"
+#include "floe/lease.h"
 #include "floe/table.h"
 
 #ifdef __cplusplus
@@ -243,42 +244,9 @@ int floe_maint_landing_lifecycle(const char *warehouse,
                                  const floe_landing_lifecycle_options *o,
                                  floe_landing_lifecycle_result *res, floe_error *err);
 
-/* ---------------------------------------------------------------------------------------
- * Leases: one maintainer per (catalog, table, job), in the catalog database.
- *
- *   floe_leases(catalog_name, table_namespace, table_name, job, owner, expires_at)
- *
- * acquire = one INSERT ... ON CONFLICT DO UPDATE ... WHERE expires_at < now OR owner = me
- * (the same text runs on PostgreSQL; there a batch claim would use SELECT ... FOR UPDATE
- * SKIP LOCKED); renew = UPDATE ... WHERE owner = me; release = DELETE ... WHERE owner = me.
- * expires_at is wall-clock milliseconds: maintainers on different machines need clocks
- * within the TTL of each other.
- * ------------------------------------------------------------------------------------- */
-typedef struct floe_lease_store floe_lease_store;
-
-/* The SQLite database of a catalog configuration (type sql), or for a filesystem catalog
- * <warehouse>/_leases.db. The table is created when missing. */
-int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
-                          floe_error *err);
-int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
-                                 floe_error *err);
-void floe_lease_store_close(floe_lease_store *s);
-
-typedef struct floe_lease_key {
-    const char *catalog_name;
-    const char *table_namespace;
-    const char *table_name;
-    const char *job;
-} floe_lease_key;
-
-/* *acquired = true when the lease is now ours until now + ttl_ms. */
-int floe_lease_acquire(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                       int64_t ttl_ms, bool *acquired, floe_error *err);
-/* *held = false when the lease was lost (taken over after expiring). */
-int floe_lease_renew(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                     int64_t ttl_ms, bool *held, floe_error *err);
-int floe_lease_release(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                       floe_error *err);
+/* Leases (one maintainer per catalog, table and job) are floe/lease.h's, kept in the
+ * catalog database: floe_leases(catalog_name, table_namespace, table_name, job, owner,
+ * expires_at). */
 
 /* ---------------------------------------------------------------------------------------
  * The scheduler behind `floe maintain`
