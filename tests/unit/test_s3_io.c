@@ -679,9 +679,11 @@ TEST(test_faults_never_corrupt) {
         snprintf(uri, sizeof uri, "s3://bkt/mix/obj-%02d", round);
         /* a different storm each round; some rounds outlast the attempts */
         const char *storms[] = {
-            "[{\"mode\":\"503\",\"count\":2},{\"mode\":\"truncate\",\"count\":1,\"method\":\"GET\"}]",
+            "[{\"mode\":\"503\",\"count\":2},"
+            "{\"mode\":\"truncate\",\"count\":1,\"method\":\"GET\"}]",
             "[{\"mode\":\"drop\",\"count\":5}]",
-            "[{\"mode\":\"drop_after\",\"count\":1,\"method\":\"PUT\"},{\"mode\":\"503\",\"count\":1}]",
+            "[{\"mode\":\"drop_after\",\"count\":1,\"method\":\"PUT\"},"
+            "{\"mode\":\"503\",\"count\":1}]",
             "[{\"mode\":\"500\",\"count\":4,\"match\":\"partNumber\"}]",
             "[{\"mode\":\"truncate\",\"count\":3}]",
             "[{\"mode\":\"500_after\",\"count\":1},{\"mode\":\"drop\",\"count\":1}]",

@@ -334,7 +334,8 @@ TEST(test_time_parse) {
     CHECK_OK(floe_s3_parse_time("1969-12-31T23:59:59Z", &ms, &err), err);
     CHECK_EQ_INT(ms, -1000);
     const char *bad[] = {"", "2015-08-30", "2015-13-01T00:00:00Z", "2015-08-30T12:36:00",
-                         "2015-08-30T12:36:00.Z", "2015-08-30T12:36:00Zjunk", "x015-08-30T12:36:00Z"};
+                         "2015-08-30T12:36:00.Z", "2015-08-30T12:36:00Zjunk",
+                         "x015-08-30T12:36:00Z"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK_EQ_INT(floe_s3_parse_time(bad[i], &ms, &err), FLOE_ECORRUPT);
 }
