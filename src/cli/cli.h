@@ -37,6 +37,7 @@ int floe_cmd_scan(int argc, char **argv);
 int floe_cmd_snapshots(int argc, char **argv);
 int floe_cmd_files(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
+int floe_cmd_health(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);

@@ -1,0 +1,195 @@
+/*
+ * cmd_health.c - `floe health`: how fragmented a table is and what it costs, as text,
+ * JSON or a self-contained HTML report (floe/health.h does the work).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "floe/catalog.h"
+#include "floe/health.h"
+#include "floe/io.h"
+#include "floe/table.h"
+
+static const char usage_text[] =
+    "usage: floe health TABLE [OPTIONS]\n"
+    "\n"
+    "Measure how fragmented an Iceberg table is and what that costs: data and delete files\n"
+    "per table and partition (size histogram, files under the rewrite minimum), metadata\n"
+    "(manifests, manifest lists, metadata file, snapshots), object-store requests to plan\n"
+    "and scan, their monthly price, measured planning time, and recommendations with the\n"
+    "floe command for each. Reads metadata only.\n"
+    "\n"
+    "TABLE is a catalog name (ns.table) or a table folder / metadata file.\n"
+    "\n"
+    "options:\n"
+    "      --json                 print the report as JSON\n"
+    "      --html FILE            also write a self-contained HTML report to FILE\n"
+    "      --snapshot ID          analyze this snapshot instead of the current one\n"
+    "      --compare ID           show the figures at snapshot ID beside the current ones\n"
+    "      --queries-per-day N    full-table scans per day for the monthly figures (100)\n"
+    "      --price-get X          USD per 1000 GET requests (0.0004, S3 Standard)\n"
+    "      --price-list Y         USD per 1000 LIST requests (0.005)\n"
+    "      --price-put Z          USD per 1000 PUT requests (0.005)\n"
+    "      --runs N               planning runs per timing, median reported (5; 0 = skip)\n"
+    "      --catalog NAME         catalog to load TABLE from (default: the configured one)\n"
+    "      --config FILE          floe config file (default: FLOE_CONFIG or ./floe.conf)\n"
+    "  -h, --help                 this help\n"
+    "\n"
+    "Request model: plan = 1 GET metadata + 1 GET manifest list + 1 GET per manifest;\n"
+    "scan = per file 1 GET footer + 1 GET per row group.\n";
+
+static bool parse_double(const char *s, double *out) {
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno || !(v >= 0) || v > 1e15)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_id(const char *s, int64_t *out) {
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A path when it exists on disk (or names a remote object store); else ns.table. */
+static int open_table(const char *ref, const char *catalog_name, const char *config,
+                      floe_catalog **cat, floe_table **t, floe_error *err) {
+    struct stat st;
+    if (stat(ref, &st) == 0 || strstr(ref, "://"))
+        return floe_table_open_path(ref, NULL, t, err);
+    const char *dot = strrchr(ref, '.');
+    if (!dot || dot == ref || !dot[1])
+        return floe_error_set(err, FLOE_EINVALID,
+                              "health: %s is neither a table folder nor a name ns.table", ref);
+    char *ns = floe_strndup(ref, (size_t)(dot - ref));
+    if (!ns)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_catalog_config cfg = {0};
+    int rc = floe_catalog_config_load(catalog_name, config, &cfg, err);
+    if (rc == 0)
+        rc = floe_catalog_open(&cfg, cat, err);
+    if (rc == 0)
+        rc = floe_table_load(*cat, ns, dot + 1, t, err);
+    floe_catalog_config_reset(&cfg);
+    floe_free(ns);
+    return rc;
+}
+
+int floe_cmd_health(int argc, char **argv) {
+    enum { O_JSON = 256, O_HTML, O_SNAP, O_CMP, O_QPD, O_PGET, O_PLIST, O_PPUT, O_RUNS,
+           O_CATALOG, O_CONFIG };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, O_JSON},
+        {"html", required_argument, NULL, O_HTML},
+        {"snapshot", required_argument, NULL, O_SNAP},
+        {"compare", required_argument, NULL, O_CMP},
+        {"queries-per-day", required_argument, NULL, O_QPD},
+        {"price-get", required_argument, NULL, O_PGET},
+        {"price-list", required_argument, NULL, O_PLIST},
+        {"price-put", required_argument, NULL, O_PPUT},
+        {"runs", required_argument, NULL, O_RUNS},
+        {"catalog", required_argument, NULL, O_CATALOG},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    floe_health_options o;
+    floe_health_options_init(&o);
+    bool json = false;
+    const char *html_path = NULL, *catalog_name = NULL, *config = NULL;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int64_t n;
+        switch (opt) {
+        case O_JSON: json = true; break;
+        case O_HTML: html_path = optarg; break;
+        case O_SNAP:
+            if (!parse_id(optarg, &o.snapshot_id))
+                return cli_usage("health", "--snapshot takes a snapshot id, not %s", optarg);
+            o.has_snapshot_id = true;
+            break;
+        case O_CMP:
+            if (!parse_id(optarg, &o.compare_id))
+                return cli_usage("health", "--compare takes a snapshot id, not %s", optarg);
+            o.has_compare_id = true;
+            break;
+        case O_QPD:
+            if (!parse_double(optarg, &o.queries_per_day))
+                return cli_usage("health", "--queries-per-day takes a number >= 0, not %s", optarg);
+            break;
+        case O_PGET:
+            if (!parse_double(optarg, &o.price_get))
+                return cli_usage("health", "--price-get takes a price >= 0, not %s", optarg);
+            break;
+        case O_PLIST:
+            if (!parse_double(optarg, &o.price_list))
+                return cli_usage("health", "--price-list takes a price >= 0, not %s", optarg);
+            break;
+        case O_PPUT:
+            if (!parse_double(optarg, &o.price_put))
+                return cli_usage("health", "--price-put takes a price >= 0, not %s", optarg);
+            break;
+        case O_RUNS:
+            if (!cli_parse_int(optarg, &n) || n > 1000)
+                return cli_usage("health", "--runs takes 0..1000, not %s", optarg);
+            o.timing_runs = (int)n;
+            break;
+        case O_CATALOG: catalog_name = optarg; break;
+        case O_CONFIG: config = optarg; break;
+        case 'h': fputs(usage_text, stdout); return FLOE_EXIT_OK;
+        default: return cli_usage("health", "unknown option");
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_usage("health", "expected one TABLE (ns.table or a table folder)");
+    const char *ref = argv[optind];
+    o.table_ref = ref;
+
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_health_report *r = NULL;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int rc = open_table(ref, catalog_name, config, &cat, &t, &err);
+    if (rc == 0)
+        rc = floe_health_analyze(t, &o, &r, &err);
+    if (rc == 0 && html_path) {
+        rc = floe_health_report_html(r, &b, &err);
+        if (rc == 0)
+            rc = floe_io_write_all(html_path, b.data, b.len, NULL, &err);
+        floe_buf_reset(&b);
+    }
+    if (rc == 0)
+        rc = json ? floe_health_report_json(r, &b, &err) : floe_health_report_text(r, &b, &err);
+    if (rc == 0) {
+        fwrite(b.data, 1, b.len, stdout);
+        if (html_path && !json)
+            printf("\nHTML report: %s\n", html_path);
+    }
+    floe_buf_free(&b);
+    floe_health_report_free(r);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    if (rc < 0)
+        return cli_fail(&err);
+    return fflush(stdout) == 0 ? FLOE_EXIT_OK : FLOE_EXIT_FAIL;
+}
