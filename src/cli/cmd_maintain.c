@@ -1,0 +1,247 @@
+/*
+ * cmd_maintain.c - `floe maintain`: run the maintenance scheduler (floe/maint.h) over
+ * tables of the catalog, once or continuously, with leases in the catalog database.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "floe/io.h"
+#include "floe/maint.h"
+#include "maint_args.h"
+#include "table_args.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: floe maintain [TABLE...] [--once] [--config FILE] [--run-log FILE]\n"
+            "                     [--lease-ttl D] [--job-delay D] [--json]\n"
+            "                     [--catalog NAME] [--catalog-config FILE]\n"
+            "\n"
+            "Runs, per table and each on its own cadence: landing compaction (inside floe\n"
+            "serve), small-file rewrites (when available), manifest rewrites (past a manifest\n"
+            "count), snapshot expiry, orphan removal and the landing lifecycle. Each job of\n"
+            "each table runs under a lease in the catalog database, so any number of\n"
+            "maintainers can run: a job another maintainer holds is skipped.\n"
+            "\n"
+            "  TABLE               NS.NAME; default: every table of the catalog\n"
+            "  --once              run every enabled job once and exit\n"
+            "  --config FILE       schedule and thresholds (INI):\n"
+            "                        lease-ttl = 10m\n"
+            "                        [defaults]           (or [table NS.NAME])\n"
+            "                        expire.interval = 1h       expire.older-than = 5d\n"
+            "                        expire.retain-last = 1     orphans.older-than = 3d\n"
+            "                        orphans.interval = 1d      <job>.enabled = false\n"
+            "                        rewrite-manifests.min-manifests = 100\n"
+            "                        rewrite-manifests.target-size = 8MB\n"
+            "                        landing-lifecycle.age = 3d\n"
+            "                        landing-lifecycle.quarantine-retention = 30d | keep\n"
+            "                      jobs: landing-compact, rewrite-data, rewrite-manifests,\n"
+            "                      expire, orphans, landing-lifecycle\n"
+            "  --run-log FILE      append one JSON line per run (table, job, owner, start_ms,\n"
+            "                      end_ms, result, detail)\n"
+            "  --lease-ttl D       lease time to live (default 10m; renewed every ttl/3)\n"
+            "  --job-delay D       hold each lease D longer after the job (testing)\n"
+            "  --json              print runs as JSON lines\n"
+            "  --catalog-config F  the catalog configuration file (as --config elsewhere)\n");
+}
+
+static volatile int stop_flag;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+typedef struct run_out {
+    int log_fd;
+    bool json;
+    int failures;
+} run_out;
+
+static void json_escape(floe_buf *b, const char *s) {
+    floe_buf_append_byte(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\')
+            floe_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            floe_buf_printf(b, "\\u%04x", *p);
+        else
+            floe_buf_append_byte(b, *p);
+    }
+    floe_buf_append_byte(b, '"');
+}
+
+static void on_run(void *vctx, const floe_maint_run *r) {
+    run_out *o = vctx;
+    const char *result = r->lease_busy ? "busy"
+                         : r->rc < 0   ? "failed"
+                         : r->skipped  ? "skipped"
+                                       : "ok";
+    if (r->rc < 0)
+        o->failures++;
+    floe_buf b;
+    floe_buf_init(&b, 1 << 16);
+    floe_buf_printf(&b, "{\"table\":");
+    json_escape(&b, r->table);
+    floe_buf_printf(&b, ",\"job\":\"%s\",\"owner\":", floe_maint_job_name(r->job));
+    json_escape(&b, r->owner);
+    floe_buf_printf(&b, ",\"start_ms\":%lld,\"end_ms\":%lld,\"result\":\"%s\",\"detail\":",
+                    (long long)r->start_ms, (long long)r->end_ms, result);
+    json_escape(&b, r->detail);
+    floe_buf_printf(&b, "}\n");
+    if (o->log_fd >= 0 && b.data) {
+        /* one write(2) per line on an O_APPEND file: lines of concurrent maintainers do
+         * not interleave */
+        ssize_t w = write(o->log_fd, b.data, b.len);
+        (void)w;
+    }
+    if (o->json) {
+        fwrite(b.data, 1, b.len, stdout);
+    } else {
+        printf("%-24s %-18s %-7s %s (%lld ms)\n", r->table, floe_maint_job_name(r->job),
+               result, r->detail ? r->detail : "", (long long)(r->end_ms - r->start_ms));
+    }
+    fflush(stdout);
+    floe_buf_free(&b);
+}
+
+/* Every table of every namespace, depth first. */
+static int all_tables(floe_catalog *c, const char *parent, floe_maint *m, floe_error *err) {
+    floe_strlist ns = {0};
+    int rc = floe_catalog_list_namespaces(c, parent, &ns, err);
+    for (size_t i = 0; rc == 0 && i < ns.n; i++) {
+        floe_strlist tables = {0};
+        rc = floe_catalog_list_tables(c, ns.items[i], &tables, err);
+        for (size_t k = 0; rc == 0 && k < tables.n; k++)
+            rc = floe_maint_add_table(m, ns.items[i], tables.items[k], err);
+        floe_strlist_free(&tables);
+        if (rc == 0)
+            rc = all_tables(c, ns.items[i], m, err);
+    }
+    floe_strlist_free(&ns);
+    return rc;
+}
+
+int floe_cmd_maintain(int argc, char **argv) {
+    const char *catalog_name = NULL, *catalog_config = NULL, *config = NULL, *run_log = NULL;
+    bool once = false, json = false;
+    int64_t lease_ttl = -1, job_delay = -1;
+    const char **tables = calloc((size_t)argc + 1, sizeof *tables);
+    size_t ntables = 0;
+    if (!tables)
+        return FLOE_EXIT_FAIL;
+    int exit_code = FLOE_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(tables);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(a, "--once")) {
+            once = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--config") && val) {
+            config = val;
+            i++;
+        } else if (!strcmp(a, "--catalog") && val) {
+            catalog_name = val;
+            i++;
+        } else if (!strcmp(a, "--catalog-config") && val) {
+            catalog_config = val;
+            i++;
+        } else if (!strcmp(a, "--run-log") && val) {
+            run_log = val;
+            i++;
+        } else if ((!strcmp(a, "--lease-ttl") || !strcmp(a, "--job-delay")) && val) {
+            int64_t *dst = !strcmp(a, "--lease-ttl") ? &lease_ttl : &job_delay;
+            if (!cli_parse_duration(val, dst)) {
+                free(tables);
+                return cli_usage("maintain", "%s %s: not a duration (10m, 30s, 500ms)", a, val);
+            }
+            i++;
+        } else if (a[0] == '-') {
+            free(tables);
+            return cli_usage("maintain", "unknown option or missing value: %s", a);
+        } else {
+            tables[ntables++] = a;
+        }
+    }
+    floe_error err;
+    floe_error_clear(&err);
+    floe_maint_config mc;
+    floe_maint_config_init(&mc);
+    floe_catalog_config cc = {0};
+    floe_catalog *cat = NULL;
+    floe_lease_store *leases = NULL;
+    floe_maint *m = NULL;
+    run_out out = {.log_fd = -1, .json = json};
+    int rc = 0;
+    if (config) {
+        floe_buf text;
+        floe_buf_init(&text, 1 << 20);
+        rc = floe_io_read_all(config, 1 << 20, &text, &err);
+        if (rc == 0)
+            rc = floe_maint_config_parse(&mc, (const char *)text.data, text.len, config, &err);
+        floe_buf_free(&text);
+        if (rc < 0)
+            goto done;
+    }
+    if (lease_ttl > 0)
+        mc.lease_ttl_ms = lease_ttl;
+    if (job_delay >= 0)
+        mc.job_delay_ms = job_delay;
+    if ((rc = floe_catalog_config_load(catalog_name, catalog_config, &cc, &err)) < 0 ||
+        (rc = floe_catalog_open(&cc, &cat, &err)) < 0 ||
+        (rc = floe_lease_store_open(&cc, &leases, &err)) < 0 ||
+        (rc = floe_maint_new(cat, leases, &mc, NULL, &m, &err)) < 0)
+        goto done;
+    for (size_t i = 0; i < ntables && rc == 0; i++) {
+        char *ns = NULL, *name = NULL;
+        if (!cli_split_ident(tables[i], &ns, &name)) {
+            exit_code = cli_usage("maintain", "table %s: expected NS.NAME", tables[i]);
+            goto done;
+        }
+        rc = floe_maint_add_table(m, ns, name, &err);
+        floe_free(ns);
+        floe_free(name);
+    }
+    if (rc == 0 && ntables == 0)
+        rc = all_tables(cat, NULL, m, &err);
+    if (rc < 0)
+        goto done;
+    if (run_log) {
+        out.log_fd = open(run_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (out.log_fd < 0) {
+            rc = floe_error_errno(&err, errno, "run log %s", run_log);
+            goto done;
+        }
+    }
+    floe_maint_on_run(m, on_run, &out);
+    if (once) {
+        rc = floe_maint_run_once(m, &err);
+    } else {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        rc = floe_maint_run_loop(m, &stop_flag, &err);
+    }
+done:
+    if (out.log_fd >= 0)
+        close(out.log_fd);
+    floe_maint_free(m);
+    floe_lease_store_close(leases);
+    floe_catalog_close(cat);
+    floe_catalog_config_reset(&cc);
+    floe_maint_config_reset(&mc);
+    free(tables);
+    if (exit_code != FLOE_EXIT_OK)
+        return exit_code;
+    if (rc < 0)
+        return cli_fail(&err);
+    return out.failures && once ? FLOE_EXIT_FAIL : FLOE_EXIT_OK;
+}
