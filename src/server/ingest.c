@@ -28,10 +28,13 @@ typedef struct reject_rec {
     uint32_t rec_len;     /* raw record bytes follow the message */
 } reject_rec;
 
+#define MAX_PART_FIELDS 16
+
 typedef struct part_group {
     floe_buf path;
     floe_buf raw;
     uint32_t records;
+    floe_value tuple[MAX_PART_FIELDS]; /* borrows from the batch of this request */
 } part_group;
 
 struct srv_scratch {
@@ -341,9 +344,15 @@ static int group_for(srv_scratch *sc, const uint8_t *path, size_t n, size_t *out
     return 0;
 }
 
-#define MAX_PART_FIELDS 16
+static bool tuple_equal(const floe_value *a, const floe_value *b, size_t nf) {
+    for (size_t k = 0; k < nf; k++)
+        if (a[k].is_null != b[k].is_null || (!a[k].is_null && !floe_value_equal(&a[k], &b[k])))
+            return false;
+    return true;
+}
 
-/* Route every accepted record to its partition group. */
+/* Route every accepted record to its partition group. The path of a tuple is rendered
+ * once per request and group (paths format dates and escape values: not per record). */
 static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, bool array,
                          floe_error *err) {
     const floe_partition_spec *spec = t->spec;
@@ -370,16 +379,23 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
             for (size_t k = 0; k < nf; k++)
                 src[k] = leaf_value(cols[k], row, &cursor[k]);
             FLOE_FORWARD_IF_ERROR(floe_partition_spec_tuple(spec, src, tuple, err));
-            bool same = have_prev;
-            for (size_t k = 0; k < nf && same; k++)
-                same = tuple[k].is_null == prev[k].is_null &&
-                       (tuple[k].is_null || floe_value_equal(&tuple[k], &prev[k]));
-            if (!same) {
-                floe_buf_reset(&sc->pathbuf);
-                FLOE_FORWARD_IF_ERROR(floe_partition_spec_path(spec, tuple, &sc->pathbuf, err));
-                if (group_for(sc, sc->pathbuf.data, sc->pathbuf.len, &cur_group) < 0)
-                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-                memcpy(prev, tuple, sizeof prev);
+            if (!have_prev || !tuple_equal(tuple, prev, nf)) {
+                size_t gi = sc->ngroups;
+                for (size_t k = 0; k < sc->ngroups; k++)
+                    if (tuple_equal(tuple, sc->groups[k].tuple, nf)) {
+                        gi = k;
+                        break;
+                    }
+                if (gi == sc->ngroups) {
+                    floe_buf_reset(&sc->pathbuf);
+                    FLOE_FORWARD_IF_ERROR(
+                        floe_partition_spec_path(spec, tuple, &sc->pathbuf, err));
+                    if (group_for(sc, sc->pathbuf.data, sc->pathbuf.len, &gi) < 0)
+                        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                    memcpy(sc->groups[gi].tuple, tuple, nf * sizeof *tuple);
+                }
+                cur_group = gi;
+                memcpy(prev, tuple, nf * sizeof *tuple);
                 have_prev = true;
             }
         } else if (sc->ngroups == 0 && group_for(sc, (const uint8_t *)"", 0, &cur_group) < 0) {
