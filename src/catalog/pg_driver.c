@@ -65,6 +65,7 @@ struct floe_sql_conn {
     bool tx_lost;      /* the connection broke inside the transaction */
     bool settle;       /* a write's connection was lost: wait for its server process */
     bool settling;     /* (settle runs statements itself) */
+    bool server_gone;  /* a FATAL notice arrived: the server ended the session */
     int settle_pid;
     char settle_start[32];
 };
@@ -86,13 +87,6 @@ static void sleep_ms(int64_t ms) {
     }
 }
 
-/* Notices ("relation already exists, skipping", the FATAL of a terminated session that
- * arrives while idle) are not for the user's terminal. */
-static void quiet_notice(void *arg, const char *message) {
-    (void)arg;
-    floe_log(FLOE_LOG_DEBUG, "postgresql: %s", message);
-}
-
 /* libpq messages end in a newline and may run over several lines; keep the first. */
 static void first_line(const char *msg, char *out, size_t cap) {
     size_t n = msg ? strcspn(msg, "\n") : 0;
@@ -101,6 +95,20 @@ static void first_line(const char *msg, char *out, size_t cap) {
     if (n)
         memcpy(out, msg, n);
     out[n] = '\0';
+}
+
+/* Notices ("relation already exists, skipping") are not for the user's terminal. An
+ * error that arrives while idle comes this way too: libpq hands it to the notice
+ * receiver. A FATAL one is the server ending the session (pg_terminate_backend, shutdown,
+ * idle timeout): the connection is marked gone so that ready() replaces it. */
+static void on_notice(void *arg, const PGresult *r) {
+    floe_sql_conn *c = arg;
+    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (sev && (!strcmp(sev, "FATAL") || !strcmp(sev, "PANIC")))
+        c->server_gone = true;
+    char msg[512];
+    first_line(PQresultErrorMessage(r), msg, sizeof msg);
+    floe_log(FLOE_LOG_DEBUG, "postgresql: %s", msg);
 }
 
 static void drop(floe_sql_conn *c) {
@@ -132,7 +140,8 @@ static int connect_now(floe_sql_conn *c, floe_error *err) {
         PQfinish(pg);
         return floe_error_set(err, FLOE_EIO, "%s: cannot connect: %s", c->where, msg);
     }
-    PQsetNoticeProcessor(pg, quiet_notice, NULL);
+    c->server_gone = false;
+    PQsetNoticeReceiver(pg, on_notice, c);
     PGresult *r = PQexec(pg, "SELECT pg_backend_pid(), "
                              "(extract(epoch FROM backend_start) * 1000000)::bigint "
                              "FROM pg_stat_activity WHERE pid = pg_backend_pid()");
@@ -207,7 +216,10 @@ static int ready(floe_sql_conn *c, floe_error *err) {
                                   c->where);
         return 0;
     }
-    if (c->pg && (PQconsumeInput(c->pg) == 0 || PQstatus(c->pg) != CONNECTION_OK ||
+    /* Twice: the first read may return the FATAL message, only the next sees the end of
+     * the stream. Neither blocks (libpq's socket is non-blocking). */
+    if (c->pg && (PQconsumeInput(c->pg) == 0 || PQconsumeInput(c->pg) == 0 || c->server_gone ||
+                  PQstatus(c->pg) != CONNECTION_OK ||
                   PQtransactionStatus(c->pg) != PQTRANS_IDLE))
         drop(c);
     if (!c->pg) {
