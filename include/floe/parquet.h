@@ -49,6 +49,8 @@ typedef struct floe_pq_write_options {
                                     need them with a page index); default false */
     size_t stats_truncate_length; /* BYTE_ARRAY bounds longer than this are truncated
                                      (statistics, page index and file info); default 64 */
+    int threads;                 /* threads encoding columns in parallel; default 1. The
+                                    file is the same whatever the number. */
     const char *created_by;      /* NULL = "floe version X.Y.Z (build B)" */
     const floe_pq_kv *kv;        /* extra footer key-value metadata (copied at open) */
     size_t nkv;

@@ -44,6 +44,8 @@
 #include "floe/parquet.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,13 +165,19 @@ typedef struct chunk_index_ref {
     int32_t ci_len, oi_len;
 } chunk_index_ref;
 
+/* Per-thread scratch: page bodies, compression output, headers, codec state. Columns are
+ * encoded independently, each with the scratch of the thread that encodes it. */
+typedef struct enc_scratch {
+    floe_buf body, comp, hdr, tmp;
+    floe_codec_ctx *cctx;
+} enc_scratch;
+
 struct floe_pq_writer {
     const floe_schema *schema;
     floe_pq_write_options opts;
     floe_output *out;
     int64_t pos;              /* bytes written to out */
     int failed;               /* sticky error code */
-    floe_codec_ctx *cctx;
 
     col *cols;
     size_t ncols;
@@ -188,8 +196,9 @@ struct floe_pq_writer {
     chunk_index_ref *refs;    /* nrgs * ncols */
     floe_buf ci_all, oi_all;
 
-    /* scratch reused for every page */
-    floe_buf body, comp, hdr, tmp;
+    /* scratch reused for every page: one per encoding thread (scr[0] for serial work) */
+    enc_scratch *scr;
+    int nscr;
 };
 
 /* =====================================================================================
@@ -946,24 +955,24 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
     return 0;
 }
 
-static int write_page(floe_pq_writer *w, col *c, int page_type, int encoding, int32_t nvals,
-                      const floe_pq_statistics *stats, floe_buf *dst, int64_t *uncompressed,
-                      floe_error *err) {
+static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type, int encoding,
+                      int32_t nvals, const floe_pq_statistics *stats, floe_buf *dst,
+                      int64_t *uncompressed, floe_error *err) {
     int rc;
-    const floe_buf *body = &w->body;
+    const floe_buf *body = &sc->body;
     const uint8_t *payload = body->data;
     size_t plen = body->len;
     if (body->len > INT32_MAX)
         return floe_error_set(err, FLOE_ELIMIT, "page of %zu bytes is too large", body->len);
     if (w->opts.codec != FLOE_CODEC_UNCOMPRESSED) {
-        floe_buf_reset(&w->comp);
-        if ((rc = floe_codec_compress(w->cctx, w->opts.codec, w->opts.codec_level, body->data,
-                                      body->len, &w->comp, err)) < 0)
+        floe_buf_reset(&sc->comp);
+        if ((rc = floe_codec_compress(sc->cctx, w->opts.codec, w->opts.codec_level, body->data,
+                                      body->len, &sc->comp, err)) < 0)
             return rc;
-        if (w->comp.len > INT32_MAX)
+        if (sc->comp.len > INT32_MAX)
             return floe_error_set(err, FLOE_ELIMIT, "compressed page too large");
-        payload = w->comp.data;
-        plen = w->comp.len;
+        payload = sc->comp.data;
+        plen = sc->comp.len;
     }
     floe_pq_page_header ph;
     memset(&ph, 0, sizeof ph);
@@ -989,14 +998,14 @@ static int write_page(floe_pq_writer *w, col *c, int page_type, int encoding, in
             ph.data_page_header.statistics = *stats;
         }
     }
-    floe_buf_reset(&w->hdr);
-    if ((rc = floe_pq_page_header_encode(&ph, &w->hdr, err)) < 0)
+    floe_buf_reset(&sc->hdr);
+    if ((rc = floe_pq_page_header_encode(&ph, &sc->hdr, err)) < 0)
         return rc;
-    if ((rc = floe_buf_append(dst, w->hdr.data, w->hdr.len)) < 0 ||
+    if ((rc = floe_buf_append(dst, sc->hdr.data, sc->hdr.len)) < 0 ||
         (rc = floe_buf_append(dst, payload, plen)) < 0)
         return floe_error_set(err, rc, "column %s: buffering page: %s", c->leaf->name,
                               floe_strerror(rc));
-    *uncompressed += (int64_t)(w->hdr.len + body->len);
+    *uncompressed += (int64_t)(sc->hdr.len + body->len);
     return 0;
 }
 
@@ -1036,7 +1045,7 @@ static void stats_point(const col *c, floe_pq_statistics *st, const floe_buf *sc
     }
 }
 
-static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
+static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err) {
     int rc;
     if (c->plevels == 0)
         return 0;
@@ -1050,7 +1059,7 @@ static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
             return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     }
 
-    floe_buf *body = &w->body;
+    floe_buf *body = &sc->body;
     floe_buf_reset(body);
     if (c->max_rep > 0 && (rc = levels_append(body, c->prep, c->plevels, c->max_rep)) < 0)
         return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
@@ -1074,16 +1083,16 @@ static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
         bool ints = c->phys == FLOE_PHYS_INT32 || c->phys == FLOE_PHYS_INT64;
         if (c->fallback == FB_UNDECIDED && ints && w->opts.delta_ints) {
             /* Decide once per chunk, on its first fallback page. */
-            floe_buf_reset(&w->tmp);
+            floe_buf_reset(&sc->tmp);
             if (c->phys == FLOE_PHYS_INT32)
                 rc = floe_delta_encode_i32((const int32_t *)(void *)c->pplain.data, c->pvalues,
-                                           &w->tmp);
+                                           &sc->tmp);
             else
                 rc = floe_delta_encode_i64((const int64_t *)(void *)c->pplain.data, c->pvalues,
-                                           &w->tmp);
+                                           &sc->tmp);
             if (rc < 0)
                 return floe_error_set(err, rc, "column %s: delta encoding", c->leaf->name);
-            c->fallback = w->tmp.len < c->pplain.len ? FB_DELTA : FB_PLAIN;
+            c->fallback = sc->tmp.len < c->pplain.len ? FB_DELTA : FB_PLAIN;
         } else if (c->fallback == FB_UNDECIDED) {
             c->fallback = FB_PLAIN;
         }
@@ -1139,7 +1148,7 @@ static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
         stats_point(c, &st, &c->pi_bounds, &b, c->pstat.has);
         stp = &st;
     }
-    if ((rc = write_page(w, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, &c->chunk,
+    if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, &c->chunk,
                          &c->chunk_uncompressed, err)) < 0)
         return rc;
     pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
@@ -1166,12 +1175,13 @@ static int cut_page(floe_pq_writer *w, col *c, floe_error *err) {
  * Batches
  * =================================================================================== */
 
-static int col_append(floe_pq_writer *w, col *c, const floe_colbuf *cb, floe_error *err) {
+static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_colbuf *cb,
+                      floe_error *err) {
     int rc;
     size_t n = cb->nlevels;
     size_t lv = 0, vi = 0;
     while (lv < n) {
-        if (page_full(w, c) && (rc = cut_page(w, c, err)) < 0)
+        if (page_full(w, c) && (rc = cut_page(w, sc, c, err)) < 0)
             return rc;
         size_t budget_rows = w->opts.page_row_limit > c->prows ? w->opts.page_row_limit - c->prows
                                                                 : 1;
@@ -1266,7 +1276,7 @@ static int col_append(floe_pq_writer *w, col *c, const floe_colbuf *cb, floe_err
         }
         if (c->mode == MODE_DICT && c->dplain.len > w->opts.dict_page_size_limit) {
             /* Dictionary full: this page keeps it, the rest of the chunk falls back. */
-            if ((rc = cut_page(w, c, err)) < 0)
+            if ((rc = cut_page(w, sc, c, err)) < 0)
                 return rc;
             if (c->mode == MODE_DICT)
                 c->mode = MODE_FALLBACK;
@@ -1419,19 +1429,20 @@ static int sort_i32_unique(int32_t *v, size_t n) {
 static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chunk_index_ref *ref,
                        floe_error *err) {
     int rc;
-    if ((rc = cut_page(w, c, err)) < 0)
+    enc_scratch *sc = &w->scr[0];
+    if ((rc = cut_page(w, sc, c, err)) < 0)
         return rc;
     floe_buf dict_page;
     floe_buf_init(&dict_page, 0);
     int64_t dict_uncompressed = 0;
     bool has_dict = c->dict_data_pages > 0;
     if (has_dict) {
-        floe_buf_reset(&w->body);
-        if ((rc = floe_buf_append(&w->body, c->dplain.data, c->dplain.len)) < 0) {
+        floe_buf_reset(&sc->body);
+        if ((rc = floe_buf_append(&sc->body, c->dplain.data, c->dplain.len)) < 0) {
             floe_buf_free(&dict_page);
             return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
         }
-        if ((rc = write_page(w, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
+        if ((rc = write_page(w, sc, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
                              (int32_t)c->ndict, NULL, &dict_page, &dict_uncompressed, err)) < 0) {
             floe_buf_free(&dict_page);
             return rc;
@@ -1496,18 +1507,18 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     m->n_encoding_stats = nes;
 
     /* chunk statistics, bounds copied into the writer arena */
-    floe_buf_reset(&w->tmp);
+    floe_buf_reset(&sc->tmp);
     bounds b;
     memset(&b, 0, sizeof b);
     m->has_statistics = true;
-    if ((rc = stats_fill(w, c, &c->cstat, c->chunk_nulls, c->chunk_nans, &w->tmp, &m->statistics,
+    if ((rc = stats_fill(w, c, &c->cstat, c->chunk_nulls, c->chunk_nans, &sc->tmp, &m->statistics,
                          &b)) < 0)
         return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     if (c->cstat.has) {
-        uint8_t *copy = floe_arena_memdup(&w->arena, w->tmp.data, w->tmp.len ? w->tmp.len : 1);
+        uint8_t *copy = floe_arena_memdup(&w->arena, sc->tmp.data, sc->tmp.len ? sc->tmp.len : 1);
         if (!copy)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        floe_buf view = {copy, w->tmp.len, w->tmp.len, 0};
+        floe_buf view = {copy, sc->tmp.len, sc->tmp.len, 0};
         stats_point(c, &m->statistics, &view, &b, true);
     }
     if (nenc && !m->encodings)
@@ -1854,16 +1865,19 @@ static void writer_free(floe_pq_writer *w) {
     for (size_t i = 0; i < w->ncols; i++)
         col_free(&w->cols[i]);
     floe_free(w->cols);
-    floe_codec_ctx_free(w->cctx);
+    for (int i = 0; w->scr && i < w->nscr; i++) {
+        floe_codec_ctx_free(w->scr[i].cctx);
+        floe_buf_free(&w->scr[i].body);
+        floe_buf_free(&w->scr[i].comp);
+        floe_buf_free(&w->scr[i].hdr);
+        floe_buf_free(&w->scr[i].tmp);
+    }
+    floe_free(w->scr);
     floe_arena_reset(&w->arena);
     floe_free(w->rgs);
     floe_free(w->refs);
     floe_buf_free(&w->ci_all);
     floe_buf_free(&w->oi_all);
-    floe_buf_free(&w->body);
-    floe_buf_free(&w->comp);
-    floe_buf_free(&w->hdr);
-    floe_buf_free(&w->tmp);
     floe_free(w);
 }
 
@@ -1948,13 +1962,21 @@ int floe_pq_writer_open(const char *uri, const floe_schema *schema,
 
     floe_buf_init(&w->ci_all, 0);
     floe_buf_init(&w->oi_all, 0);
-    floe_buf_init(&w->body, 0);
-    floe_buf_init(&w->comp, 0);
-    floe_buf_init(&w->hdr, 0);
-    floe_buf_init(&w->tmp, 0);
-    if (o->codec != FLOE_CODEC_UNCOMPRESSED) {
-        w->cctx = floe_codec_ctx_new();
-        if (!w->cctx)
+    if (o->threads < 1)
+        o->threads = 1;
+    if (o->threads > 64)
+        o->threads = 64;
+    w->nscr = o->threads;
+    w->scr = floe_calloc((size_t)w->nscr, sizeof *w->scr);
+    if (!w->scr)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (int i = 0; i < w->nscr; i++) {
+        enc_scratch *sc = &w->scr[i];
+        floe_buf_init(&sc->body, 0);
+        floe_buf_init(&sc->comp, 0);
+        floe_buf_init(&sc->hdr, 0);
+        floe_buf_init(&sc->tmp, 0);
+        if (o->codec != FLOE_CODEC_UNCOMPRESSED && !(sc->cctx = floe_codec_ctx_new()))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     FLOE_CHECK(floe_output_open(uri, &o->output, &w->out, err));
@@ -1965,6 +1987,113 @@ done:
     if (w->out)
         floe_output_abort(w->out);
     writer_free(w);
+    return rc;
+}
+
+/* Column encoding across threads. Each column's state is touched by one thread only, and
+ * each thread uses its own scratch; columns are handed out by an atomic counter, largest
+ * first, so one heavy column (free text) does not leave the other threads idle at the end.
+ * The result does not depend on the thread count: every column is encoded exactly as the
+ * serial loop would. */
+typedef struct enc_job {
+    floe_pq_writer *w;
+    const floe_batch *b;
+    const uint32_t *order;    /* column indices, largest batch column first */
+    atomic_size_t next;
+    atomic_int rc;            /* first error (0 none) */
+    floe_error err;           /* the error of the column that set rc */
+    pthread_mutex_t mu;
+} enc_job;
+
+typedef struct enc_arg {
+    enc_job *job;
+    int slot;                 /* scratch index */
+} enc_arg;
+
+static void *enc_worker(void *arg) {
+    enc_arg *a = arg;
+    enc_job *j = a->job;
+    floe_pq_writer *w = j->w;
+    floe_error err;
+    floe_error_clear(&err);
+    for (;;) {
+        size_t k = atomic_fetch_add(&j->next, 1);
+        if (k >= w->ncols || atomic_load(&j->rc) != 0)
+            break;
+        size_t i = j->order[k];
+        int rc = col_append(w, &w->scr[a->slot], &w->cols[i], &j->b->cols[i], &err);
+        if (rc < 0) {
+            pthread_mutex_lock(&j->mu);
+            if (atomic_load(&j->rc) == 0) {
+                j->err = err;
+                atomic_store(&j->rc, rc);
+            }
+            pthread_mutex_unlock(&j->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int append_columns(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
+    int threads = w->nscr;
+    if (threads > (int)w->ncols)
+        threads = (int)w->ncols;
+    /* a small batch is not worth the threads */
+    if (threads <= 1 || floe_batch_bytes(b) < ((size_t)256 << 10)) {
+        for (size_t i = 0; i < w->ncols; i++)
+            FLOE_FORWARD_IF_ERROR(col_append(w, &w->scr[0], &w->cols[i], &b->cols[i], err));
+        return 0;
+    }
+    uint32_t *order = floe_malloc(w->ncols * sizeof *order);
+    size_t *weight = floe_malloc(w->ncols * sizeof *weight);
+    pthread_t tids[64];
+    enc_arg args[64];
+    int started = 0, rc = 0;
+    enc_job job;
+    if (!order || !weight) {
+        floe_free(order);
+        floe_free(weight);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < w->ncols; i++) {
+        order[i] = (uint32_t)i;
+        weight[i] = floe_colbuf_bytes(&b->cols[i]);
+    }
+    for (size_t i = 1; i < w->ncols; i++) { /* insertion sort: few columns */
+        uint32_t o = order[i];
+        size_t k = i;
+        while (k > 0 && weight[order[k - 1]] < weight[o]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = o;
+    }
+    job.w = w;
+    job.b = b;
+    job.order = order;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.rc, 0);
+    floe_error_clear(&job.err);
+    pthread_mutex_init(&job.mu, NULL);
+    for (int t = 1; t < threads; t++) {
+        args[t].job = &job;
+        args[t].slot = t;
+        if (pthread_create(&tids[t], NULL, enc_worker, &args[t]) != 0)
+            break;
+        started++;
+    }
+    args[0].job = &job;
+    args[0].slot = 0;
+    enc_worker(&args[0]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(tids[t], NULL);
+    rc = atomic_load(&job.rc);
+    if (rc < 0 && err)
+        *err = job.err;
+    pthread_mutex_destroy(&job.mu);
+    floe_free(order);
+    floe_free(weight);
     return rc;
 }
 
@@ -2000,8 +2129,7 @@ int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_erro
         if (c->width == 0 && cb->nvalues && (!cb->offsets || cb->offsets[0] != 0))
             FLOE_FAIL(err, FLOE_EINVALID, "column %s: bad offsets", c->leaf->name);
     }
-    for (size_t i = 0; i < w->ncols; i++)
-        FLOE_CHECK(col_append(w, &w->cols[i], &b->cols[i], err));
+    FLOE_CHECK(append_columns(w, b, err));
     w->rg_rows += (int64_t)b->nrows;
     w->total_rows += (int64_t)b->nrows;
     if (buffered_bytes(w) >= w->opts.row_group_size)

@@ -99,6 +99,7 @@ typedef struct pipeline {
     floe_convert_result *res;
     int64_t file_seq;
     bool partitioned;
+    floe_pq_write_options write; /* opts->write, with the encoding threads filled in */
     out_part *outs;          /* every partition seen; unpartitioned: one, empty key */
     size_t nouts, outs_cap;
     size_t open_files;
@@ -412,7 +413,7 @@ static int open_part(pipeline *p, out_part *o, floe_error *err) {
                            (long long)p->file_seq++);
     if (!o->uri)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_pq_writer_open(o->uri, opt->schema, &opt->write, &o->pq, err);
+    int rc = floe_pq_writer_open(o->uri, opt->schema, &p->write, &o->pq, err);
     if (rc < 0) {
         floe_free(o->uri);
         o->uri = NULL;
@@ -776,6 +777,10 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     if (threads > 64)
         threads = 64;
     bool inline_mode = threads == 1;
+    /* the writer encodes columns on as many threads as the shredders use, unless told */
+    p.write = opts->write;
+    if (p.write.threads <= 1)
+        p.write.threads = threads;
     p.nworkers = threads;
     p.nslots = inline_mode ? 1 : (size_t)threads * 2 + 2;
     pthread_t *tids = NULL;

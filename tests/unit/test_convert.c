@@ -1,0 +1,135 @@
+/* test_convert.c - the conversion pipeline as a library: output independent of shredding
+ * and encoding thread counts, counts that add up, allocation failures unwound cleanly. */
+#include <stdlib.h>
+
+#include "floe/convert.h"
+#include "floe/gen.h"
+#include "harness.h"
+
+static char *make_events(const char *dir, int n, double malformed) {
+    floe_error err;
+    floe_gen_opts go;
+    floe_gen_opts_default(&go);
+    go.seed = 5;
+    go.malformed_rate = malformed;
+    floe_gen *g;
+    if (floe_gen_new(&go, &g, &err) != 0)
+        return NULL;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (int i = 0; i < n; i++)
+        if (floe_gen_next(g, &b, NULL, &err) != 0)
+            break;
+    floe_gen_free(g);
+    char *path = floe_asprintf("%s/events.ndjson", dir);
+    harness_write_file(path, b.data, b.len);
+    floe_buf_free(&b);
+    return path;
+}
+
+static floe_schema *events_schema(void) {
+    floe_error err;
+    floe_schema *s = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/events.schema.json",
+             getenv("FLOE_SOURCE_DIR") ? getenv("FLOE_SOURCE_DIR") : ".");
+    if (floe_schema_load(path, &s, &err) != 0)
+        harness_fail(__FILE__, __LINE__, "schema: %s", err.msg);
+    return s;
+}
+
+TEST(test_same_bytes_for_any_thread_count) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    char *in = make_events(dir, 6000, 0.01);
+    REQUIRE(in != NULL);
+    floe_schema *schema = events_schema();
+    REQUIRE(schema != NULL);
+    char *first = NULL;
+    size_t first_len = 0;
+    int shred_threads[] = {1, 3, 2, 1};
+    int enc_threads[] = {1, 1, 4, 3};
+    for (int k = 0; k < 4; k++) {
+        floe_convert_options o;
+        floe_convert_options_init(&o);
+        o.schema = schema;
+        o.threads = shred_threads[k];
+        o.write.threads = enc_threads[k];
+        o.chunk_size = 64 << 10; /* many chunks, so the slots really rotate */
+        o.write.row_group_size = 512 << 10;
+        o.write.page_size = 32 << 10;
+        char *out = floe_asprintf("%s/out%d", dir, k);
+        o.out_dir = out;
+        floe_convert_result res;
+        const char *inputs[] = {in};
+        REQUIRE_OK(floe_convert(inputs, 1, &o, &res, &err), err);
+        CHECK_EQ_INT(res.records_in, 6000);
+        CHECK_EQ_INT(res.records_out + res.rejected, 6000);
+        CHECK(res.rejected > 20);
+        CHECK_EQ_INT(res.files, 1);
+        size_t len;
+        char *bytes = harness_read_file(res.file_uris[0], &len);
+        REQUIRE(bytes != NULL);
+        if (!first) {
+            first = bytes;
+            first_len = len;
+        } else {
+            CHECK_EQ_INT(len, first_len);
+            CHECK(len == first_len && memcmp(bytes, first, len) == 0);
+            free(bytes);
+        }
+        floe_convert_result_free(&res);
+        floe_free(out);
+    }
+    free(first);
+    floe_schema_free(schema);
+    floe_free(in);
+}
+
+TEST(test_alloc_failures_unwind) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    char *in = make_events(dir, 300, 0.05);
+    REQUIRE(in != NULL);
+    floe_schema *schema = events_schema();
+    REQUIRE(schema != NULL);
+    int failures = 0;
+    for (uint64_t n = 1; n < 100000; n += (n < 200 ? 1 : 37)) {
+        floe_convert_options o;
+        floe_convert_options_init(&o);
+        o.schema = schema;
+        o.threads = 2;
+        o.chunk_size = 8 << 10;
+        o.write.output.fsync = false;
+        char *out = floe_asprintf("%s/fail%llu", dir, (unsigned long long)n);
+        o.out_dir = out;
+        floe_convert_result res;
+        const char *inputs[] = {in};
+        floe_alloc_fail_after(n);
+        int rc = floe_convert(inputs, 1, &o, &res, &err);
+        floe_alloc_fail_after(0);
+        if (rc == 0) {
+            floe_convert_result_free(&res);
+            floe_free(out);
+            break;
+        }
+        failures++;
+        /* a failed run leaves no Parquet file behind */
+        char cmd[4300];
+        snprintf(cmd, sizeof cmd, "find '%s' -name '*.parquet' 2>/dev/null | wc -l", out);
+        char *count = NULL;
+        harness_run_cmd(cmd, &count);
+        CHECK(count && atoi(count) == 0);
+        free(count);
+        floe_free(out);
+    }
+    CHECK(failures > 50);
+    floe_schema_free(schema);
+    floe_free(in);
+}
+
+int main(void) {
+    RUN(test_same_bytes_for_any_thread_count);
+    RUN(test_alloc_failures_unwind);
+    return harness_finish();
+}
