@@ -27,9 +27,12 @@
  *           fetches them in one ranged GET). Row groups come from split_offsets (1 when
  *           the writer recorded none).
  *
- * Planning is measured by floe's own manifest walk (metadata -> list -> manifests, with
- * partition pruning through floe_transform_project and column-bound pruning for the point
- * query) until the table layer's scan planner is public; the walk does the same reads.
+ * Planning is measured with the table layer's scan planner (floe/scan.h) from a cold
+ * start: read and parse the metadata file, then floe_scan_plan_files (manifest list,
+ * manifests pruned by partition summaries, files by partition tuple and column metrics).
+ * The point query is `col = v` on the source column of the first partition field of the
+ * largest partition, with a value from that partition (unpartitioned tables: the first
+ * column with bounds); its request counts come from the plan.
  *
  * Ownership: everything reachable from a floe_health_report lives in its arena and is
  * freed by floe_health_report_free.
@@ -148,6 +151,8 @@ typedef struct floe_health_view {
     floe_health_timing timing;
     const char *point_filter;       /* the point query measured ("event_type = 'x'"),
                                        NULL when none could be chosen */
+    const char *planning_error;     /* why the scan planner refused the table (then no
+                                       times), or NULL */
 } floe_health_view;
 
 /* One snapshot of the history (oldest first). */

@@ -20,6 +20,7 @@
 #include "floe/io.h"
 #include "floe/manifest.h"
 #include "floe/partition.h"
+#include "floe/scan.h"
 #include "floe/schema.h"
 #include "health_internal.h"
 
@@ -437,65 +438,15 @@ static int cmp_part(const void *a, const void *b) {
 }
 
 /* ---------------------------------------------------------------------------------------
- * Point predicate: column = literal, with pruning by partition summaries, partition
- * tuples and column bounds (inclusive: never prunes what could match).
+ * Planning, measured: the table layer's scan planner (floe/scan.h) from a cold start,
+ * i.e. reading and parsing the metadata file first, as a query engine does per query.
+ * Its plan also gives the point query's request counts.
  * ------------------------------------------------------------------------------------- */
 typedef struct point_pred {
     bool active;
     const floe_field *field;
     floe_value lit;
 } point_pred;
-
-/* Projection of the predicate through partition field i of spec; false = always true. */
-static bool project_field(const point_pred *pp, const floe_partition_spec *spec, size_t i,
-                          floe_projection *proj) {
-    const floe_partition_field *pf = &spec->fields[i];
-    if (pf->source_id != pp->field->id)
-        return false;
-    floe_error e;
-    if (floe_transform_project(pf->transform, FLOE_PRED_EQ, &pp->lit, proj, &e) < 0)
-        return false;
-    return !proj->always_true;
-}
-
-static bool range_admits(const floe_projection *proj, const floe_value *lo,
-                         const floe_value *hi) {
-    int clo = floe_value_compare(lo, &proj->value), chi = floe_value_compare(hi, &proj->value);
-    switch (proj->op) {
-    case FLOE_PRED_EQ: return clo <= 0 && chi >= 0;
-    case FLOE_PRED_LT: return clo < 0;
-    case FLOE_PRED_LE: return clo <= 0;
-    case FLOE_PRED_GT: return chi > 0;
-    case FLOE_PRED_GE: return chi >= 0;
-    default: return true;
-    }
-}
-
-static bool manifest_may_match(const point_pred *pp, const floe_partition_spec *spec,
-                               const floe_manifest_file *mf) {
-    if (!pp || !pp->active || !spec || !spec->bound || !mf->has_partitions ||
-        mf->npartitions != spec->nfields)
-        return true;
-    for (size_t i = 0; i < spec->nfields; i++) {
-        floe_projection proj;
-        if (!project_field(pp, spec, i, &proj))
-            continue;
-        const floe_field_summary *fs = &mf->partitions[i];
-        if (!fs->has_lower || !fs->has_upper)
-            continue;
-        const floe_field *ty = &spec->partition_type.children[i];
-        floe_value lo, hi;
-        floe_error e;
-        if (floe_value_from_binary(ty, fs->lower_bound, fs->lower_len, &lo, &e) < 0 ||
-            floe_value_from_binary(ty, fs->upper_bound, fs->upper_len, &hi, &e) < 0)
-            continue;
-        if (lo.type != proj.value.type)
-            continue;
-        if (!range_admits(&proj, &lo, &hi))
-            return false;
-    }
-    return true;
-}
 
 static bool bound_of(const floe_bound_map *m, int32_t id, const uint8_t **p, size_t *n) {
     if (!m->present)
@@ -509,108 +460,58 @@ static bool bound_of(const floe_bound_map *m, int32_t id, const uint8_t **p, siz
     return false;
 }
 
-static bool file_may_match(const point_pred *pp, const floe_partition_spec *spec,
-                           const floe_data_file *f) {
-    if (!pp || !pp->active)
-        return true;
-    if (spec && spec->bound && f->npartition == spec->nfields) {
-        for (size_t i = 0; i < spec->nfields; i++) {
-            floe_projection proj;
-            if (!project_field(pp, spec, i, &proj))
-                continue;
-            if (f->partition[i].is_null || f->partition[i].type != proj.value.type)
-                continue;
-            if (!floe_pred_eval(proj.op, &f->partition[i], &proj.value))
-                return false;
-        }
-    }
-    if (f->content != FLOE_CONTENT_DATA)
-        return true;
-    const uint8_t *lp, *up;
-    size_t ln, un;
-    floe_error e;
-    floe_value lo, hi;
-    if (bound_of(&f->lower_bounds, pp->field->id, &lp, &ln) &&
-        floe_value_from_binary(pp->field, lp, ln, &lo, &e) == 0 &&
-        floe_value_compare(&pp->lit, &lo) < 0)
-        return false;
-    /* Upper bounds of strings may be truncated upward: still >= every value. */
-    if (bound_of(&f->upper_bounds, pp->field->id, &up, &un) &&
-        floe_value_from_binary(pp->field, up, un, &hi, &e) == 0 &&
-        floe_value_compare(&pp->lit, &hi) > 0)
-        return false;
-    return true;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Planning walk: the read path a scan planner takes (metadata -> list -> manifests ->
- * entries), with the point predicate's pruning. Timed; also gives the point query's
- * request counts.
- * ------------------------------------------------------------------------------------- */
 typedef struct plan_result {
     int64_t manifests_read;
     int64_t data_files, delete_files;
     int64_t scan_get;
 } plan_result;
 
-static int plan_walk(const hctx *c, int64_t snapshot_id, const point_pred *pp,
-                     plan_result *out, floe_error *err) {
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (const void *const *)a, y = (uintptr_t) * (const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int plan_once(const hctx *c, int64_t snapshot_id, const char *where, plan_result *out,
+                     floe_error *err) {
     int rc = 0;
     floe_table_metadata *m = NULL;
-    floe_arena arena;
-    floe_arena_init(&arena, 64 << 10);
-    char *list_uri = NULL;
+    floe_scan_plan *p = NULL;
+    const floe_data_file **dels = NULL;
     plan_result res = {0};
     FLOE_CHECK(floe_table_metadata_read(floe_table_metadata_location(c->t), &m, err));
-    const floe_snapshot *s = floe_table_metadata_snapshot(m, snapshot_id);
-    if (!s || !s->manifest_list)
-        FLOE_FAIL(err, FLOE_ENOTFOUND, "health: snapshot %lld has no manifest list",
-                  (long long)snapshot_id);
-    FLOE_CHECK(floe_table_resolve_path(c->t, s->manifest_list, &list_uri, err));
-    floe_manifest_list ml;
-    floe_manifest_list_read_options lo = {.allow_missing_field_ids = true,
-                                          .has_snapshot_id = true,
-                                          .snapshot_id = s->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &arena, &ml, err));
-    for (size_t i = 0; i < ml.nfiles; i++) {
-        const floe_manifest_file *mf = &ml.files[i];
-        const floe_partition_spec *spec = spec_of(c, mf->partition_spec_id);
-        if (!manifest_may_match(pp, spec, mf))
-            continue;
-        res.manifests_read++;
-        char *uri = NULL;
-        FLOE_CHECK(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
-        floe_manifest_read_options ro = {.manifest = mf,
-                                         .spec = spec,
-                                         .allow_missing_field_ids = true,
-                                         .allow_deletion_vectors = true};
-        floe_manifest_reader *r = NULL;
-        rc = floe_manifest_reader_open(uri, &ro, &r, err);
-        floe_free(uri);
-        if (rc < 0)
-            goto done;
-        const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(r);
-        const floe_manifest_entry *e;
-        while ((rc = floe_manifest_reader_next(r, &e, err)) == 1) {
-            if (e->status == FLOE_ENTRY_DELETED)
-                continue;
-            if (!file_may_match(pp, rspec, &e->file))
-                continue;
-            if (e->file.content == FLOE_CONTENT_DATA)
-                res.data_files++;
-            else
-                res.delete_files++;
-            res.scan_get += 1 + row_groups_of(&e->file);
-        }
-        floe_manifest_reader_close(r);
-        if (rc < 0)
-            goto done;
-        rc = 0;
+    floe_scan_options so = {.where = where,
+                            .has_snapshot_id = true,
+                            .snapshot_id = snapshot_id,
+                            .allow_missing_field_ids = true};
+    FLOE_CHECK(floe_scan_plan_files(c->t, &so, &p, err));
+    res.manifests_read = p->stats.manifests_read;
+    res.data_files = (int64_t)p->ntasks;
+    size_t nd = 0;
+    for (size_t i = 0; i < p->ntasks; i++)
+        nd += p->tasks[i].ndeletes;
+    if (nd) {
+        dels = floe_calloc(nd, sizeof *dels);
+        if (!dels)
+            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
     }
+    nd = 0;
+    for (size_t i = 0; i < p->ntasks; i++) {
+        res.scan_get += 1 + row_groups_of(p->tasks[i].file);
+        for (size_t k = 0; k < p->tasks[i].ndeletes; k++)
+            dels[nd++] = p->tasks[i].deletes[k];
+    }
+    /* A delete file that applies to several data files is still read once. */
+    if (nd)
+        qsort(dels, nd, sizeof *dels, cmp_ptr);
+    for (size_t i = 0; i < nd; i++)
+        if (i == 0 || dels[i] != dels[i - 1]) {
+            res.delete_files++;
+            res.scan_get += 1 + row_groups_of(dels[i]);
+        }
     *out = res;
 done:
-    floe_free(list_uri);
-    floe_arena_reset(&arena);
+    floe_free(dels);
+    floe_scan_plan_free(p);
     floe_table_metadata_free(m);
     return rc;
 }
@@ -620,17 +521,19 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Median, min and max of `runs` timed walks. */
-static int time_walk(const hctx *c, int64_t snapshot_id, const point_pred *pp, int runs,
+/* Median, min and max of `runs` timed plans (at least one run). */
+static int time_plan(const hctx *c, int64_t snapshot_id, const char *where, int runs,
                      int64_t *median, int64_t *mn, int64_t *mx, plan_result *res,
                      floe_error *err) {
+    if (runs < 1)
+        runs = 1;
     int64_t *ns = floe_calloc((size_t)runs, sizeof *ns);
     if (!ns)
         return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
     int rc = 0;
     for (int i = 0; i < runs; i++) {
         int64_t t0 = floe_now_ns();
-        rc = plan_walk(c, snapshot_id, pp, res, err);
+        rc = plan_once(c, snapshot_id, where, res, err);
         if (rc < 0)
             break;
         ns[i] = floe_now_ns() - t0;
@@ -709,8 +612,8 @@ static int point_text(floe_arena *a, const point_pred *pp, const char **out) {
     int rc = put_column(&b, floe_field_path(pp->field, name, sizeof name));
     if (rc == 0)
         rc = floe_buf_printf(&b, " = ");
-    if (rc == 0 && health_literal(&b, &pp->lit) != 0)
-        rc = floe_buf_printf(&b, "(a %s value)", floe_type_name(pp->lit.type));
+    if (rc == 0)
+        rc = health_literal(&b, &pp->lit); /* 1: no literal form, no point query */
     if (rc == 0) {
         *out = floe_arena_strndup(a, (const char *)b.data, b.len);
         rc = *out ? 0 : FLOE_ENOMEM;
@@ -950,25 +853,48 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
     }
     if (pp.active) {
         /* The literal may borrow the partition tuple: both live in the report arena. */
-        FLOE_CHECK(point_text(&r->arena, &pp, &v->point_filter));
+        rc = point_text(&r->arena, &pp, &v->point_filter);
+        if (rc < 0)
+            FLOE_FAIL(err, rc, "health: out of memory");
+        pp.active = rc == 0;
+        rc = 0;
     }
+    /* Planning through the scan planner. A table the planner refuses (a deletion vector,
+     * a filter it cannot parse) still gets its figures: the error is reported instead of
+     * the times. */
     plan_result full = {0}, point = {0};
+    bool point_ok = false;
     int runs = r->opts.timing_runs;
+    floe_error pe;
+    floe_error_clear(&pe);
+    int prc = 0;
     if (runs > 0) {
-        v->timing.runs = runs;
-        FLOE_CHECK(time_walk(c, s->snapshot_id, NULL, runs, &v->timing.full_ns,
-                             &v->timing.full_min_ns, &v->timing.full_max_ns, &full, err));
-        if (pp.active)
-            FLOE_CHECK(time_walk(c, s->snapshot_id, &pp, runs, &v->timing.point_ns,
-                                 &v->timing.point_min_ns, &v->timing.point_max_ns, &point, err));
-    } else if (pp.active) {
-        FLOE_CHECK(plan_walk(c, s->snapshot_id, &pp, &point, err));
+        prc = time_plan(c, s->snapshot_id, NULL, runs, &v->timing.full_ns, &v->timing.full_min_ns,
+                        &v->timing.full_max_ns, &full, &pe);
+        if (prc == 0)
+            v->timing.runs = runs;
     }
-    if (pp.active) {
+    if (prc == 0 && pp.active) {
+        prc = time_plan(c, s->snapshot_id, v->point_filter, runs, &v->timing.point_ns,
+                        &v->timing.point_min_ns, &v->timing.point_max_ns, &point, &pe);
+        point_ok = prc == 0;
+    }
+    if (prc == FLOE_ENOMEM)
+        FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+    if (prc < 0) {
+        v->planning_error = floe_arena_strdup(&r->arena, pe.msg[0] ? pe.msg : floe_strerror(prc));
+        if (!v->planning_error)
+            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+        if (!point_ok)
+            v->timing.point_ns = v->timing.point_min_ns = v->timing.point_max_ns = 0;
+    }
+    if (point_ok) {
         v->req.point_manifests = point.manifests_read;
         v->req.point_files = point.data_files;
         v->req.point_scan_get = point.scan_get;
     } else {
+        /* No point query (or the planner refused it): it costs what a full scan does. */
+        v->point_filter = pp.active && !v->planning_error ? v->point_filter : NULL;
         v->req.point_manifests = md->manifests;
         v->req.point_files = v->total.data_files;
         v->req.point_scan_get = v->total.data_files + v->total.row_groups +
@@ -1498,11 +1424,11 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
         int64_t max_age = floe_table_metadata_property_int(c->m, FLOE_PROP_MAX_SNAPSHOT_AGE_MS, 432000000);
         snprintf(text, sizeof text,
                  "%lld of %zu snapshots are older than %.1f days (history.expire.max-snapshot-"
-                 "age-ms): expiring them drops their manifest lists%s and ~%lld KB of the "
-                 "metadata file",
+                 "age-ms): expiring them drops their manifest lists%s and ~%lld bytes of "
+                 "the metadata file",
                  (long long)ep->expired, c->m->n_snapshots, (double)max_age / 86400000.0,
                  ep->manifests_known ? " and the manifests only they reference" : "",
-                 (long long)(ep->json_bytes / 1024));
+                 (long long)ep->json_bytes);
         rec.reason = floe_arena_strdup(a, text);
         rec.metadata_bytes_saved = ep->list_bytes + ep->manifest_bytes + ep->json_bytes;
         rec.files_before = (int64_t)c->m->n_snapshots;

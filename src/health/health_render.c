@@ -291,10 +291,14 @@ static int json_view(floe_buf *b, const floe_health_view *v) {
                              "}},\"planning\":{\"runs\":%d,\"full_scan_ms\":%.3f,"
                              "\"full_scan_min_ms\":%.3f,\"full_scan_max_ms\":%.3f,"
                              "\"point_query_ms\":%.3f,\"point_query_min_ms\":%.3f,"
-                             "\"point_query_max_ms\":%.3f}}",
+                             "\"point_query_max_ms\":%.3f,\"error\":",
                              t->runs, (double)t->full_ns / 1e6, (double)t->full_min_ns / 1e6,
                              (double)t->full_max_ns / 1e6, (double)t->point_ns / 1e6,
                              (double)t->point_min_ns / 1e6, (double)t->point_max_ns / 1e6);
+    if (rc == 0)
+        rc = jstr(b, v->planning_error);
+    if (rc == 0)
+        rc = floe_buf_printf(b, "}}");
     return rc;
 }
 
@@ -522,7 +526,10 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     ROW("data files selected", health_fmt_int(v->req.point_files, buf, sizeof buf));
     ROW("GET (plan + scan)", health_fmt_int(v->req.point_plan_get + v->req.point_scan_get, buf, sizeof buf));
     if (rc == 0)
-        rc = floe_buf_printf(b, "planning time (median of %d runs)\n", cur->timing.runs);
+        rc = floe_buf_printf(b, "planning time (floe's scan planner, median of %d runs)\n",
+                             cur->timing.runs);
+    if (rc == 0 && cur->planning_error)
+        rc = floe_buf_printf(b, "  the planner refused the table: %s\n", cur->planning_error);
     ROW("full scan", v->timing.runs ? health_fmt_ms(v->timing.full_ns, buf, sizeof buf) : "not measured");
     ROW("point query", v->timing.runs && v->point_filter ? health_fmt_ms(v->timing.point_ns, buf, sizeof buf)
                                                          : "not measured");
