@@ -37,6 +37,10 @@ int floe_cmd_scan(int argc, char **argv);
 int floe_cmd_snapshots(int argc, char **argv);
 int floe_cmd_files(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
+int floe_cmd_expire(int argc, char **argv);
+int floe_cmd_orphans(int argc, char **argv);
+int floe_cmd_rewrite_manifests(int argc, char **argv);
+int floe_cmd_maintain(int argc, char **argv);
 int floe_cmd_health(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */

@@ -31,6 +31,10 @@ static const floe_cmd commands[] = {
     {"snapshots", "list a table's snapshots", floe_cmd_snapshots},
     {"files", "list a table's live data files", floe_cmd_files},
     {"health", "measure a table's fragmentation and its cost; text, JSON or an HTML report", floe_cmd_health},
+    {"expire", "expire snapshots and delete the files only they reached", floe_cmd_expire},
+    {"orphans", "delete files in a table location that nothing references", floe_cmd_orphans},
+    {"rewrite-manifests", "regroup a snapshot's manifests by partition into target-size manifests", floe_cmd_rewrite_manifests},
+    {"maintain", "run table maintenance (expiry, orphans, manifests, landing lifecycle) under leases", floe_cmd_maintain},
     {"version", "print the version", cmd_version},
 };
 
