@@ -49,7 +49,7 @@ static void print_help(FILE *out) {
             "commands:\n",
             FLOE_VERSION_STRING);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-18s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit codes: 0 ok, 1 failure, 2 usage error\n");
 }
 
