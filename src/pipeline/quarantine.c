@@ -20,6 +20,9 @@ struct floe_quarantine {
     int64_t count;
     floe_buf line;
     bool streaming;
+    /* A write failed part-way, or a streamed record lost a piece: the file may end in a
+     * record cut short, so it must not be published (close discards it). */
+    bool torn;
     uint8_t b64_carry[3];
     size_t b64_carry_len;
 };
@@ -185,8 +188,10 @@ int floe_quarantine_add(floe_quarantine *q, const char *source, int64_t line, in
     }
     if ((rc = floe_buf_append(&q->line, "}\n", 2)) < 0)
         goto oom;
-    if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0)
+    if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0) {
+        q->torn = true;
         goto done;
+    }
     q->count++;
     goto done;
 oom:
@@ -207,6 +212,7 @@ int floe_quarantine_stream_begin(floe_quarantine *q, const char *source, int64_t
     if ((rc = put_header(q, source, line, offset, reason)) < 0 ||
         (rc = floe_buf_printf(&q->line, ",\"record_base64\":\"")) < 0 ||
         (rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0) {
+        q->torn = q->torn || rc != FLOE_ENOMEM; /* ENOMEM: nothing was written */
         pthread_mutex_unlock(&q->mu);
         return rc == FLOE_ENOMEM ? floe_error_set(err, rc, "out of memory") : rc;
     }
@@ -226,25 +232,36 @@ int floe_quarantine_stream_piece(floe_quarantine *q, const uint8_t *p, size_t n,
     }
     if (q->b64_carry_len == 3) {
         if ((rc = floe_base64_append(&q->line, q->b64_carry, 3)) < 0)
-            return floe_error_set(err, rc, "out of memory");
+            goto lost;
         q->b64_carry_len = 0;
     }
     size_t whole = n / 3 * 3;
     if ((rc = floe_base64_append(&q->line, p, whole)) < 0)
-        return floe_error_set(err, rc, "out of memory");
+        goto lost;
     memcpy(q->b64_carry + q->b64_carry_len, p + whole, n - whole);
     q->b64_carry_len += n - whole;
-    return floe_output_write(q->out, q->line.data, q->line.len, err);
+    if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) < 0) {
+        q->torn = true;
+        return rc;
+    }
+    return 0;
+lost:
+    q->torn = true; /* this record is missing bytes from here on */
+    return floe_error_set(err, rc, "out of memory");
 }
 
 int floe_quarantine_stream_end(floe_quarantine *q, floe_error *err) {
     int rc;
     floe_buf_reset(&q->line);
-    if ((rc = floe_base64_append(&q->line, q->b64_carry, q->b64_carry_len)) < 0 ||
-        (rc = floe_buf_append(&q->line, "\"}\n", 3)) < 0)
+    if (q->torn) /* a piece was lost: do not close the record as if it were whole */
+        rc = floe_error_set(err, FLOE_EIO, "quarantine %s: record cut short", q->uri);
+    else if ((rc = floe_base64_append(&q->line, q->b64_carry, q->b64_carry_len)) < 0 ||
+             (rc = floe_buf_append(&q->line, "\"}\n", 3)) < 0)
         rc = floe_error_set(err, rc, "out of memory");
     else if ((rc = floe_output_write(q->out, q->line.data, q->line.len, err)) == 0)
         q->count++;
+    if (rc < 0)
+        q->torn = true; /* the record's header and pieces are in the file, its end is not */
     q->streaming = false;
     q->b64_carry_len = 0;
     pthread_mutex_unlock(&q->mu);
@@ -258,7 +275,13 @@ int floe_quarantine_close(floe_quarantine *q, floe_error *err) {
     if (!q)
         return 0;
     int rc = 0;
-    if (q->out && q->count == 0) {
+    if (q->out && q->torn) {
+        floe_output_abort(q->out);
+        rc = floe_error_set(err, FLOE_EIO,
+                            "quarantine %s: discarded: a record in it was cut short by an "
+                            "earlier error",
+                            q->uri);
+    } else if (q->out && q->count == 0) {
         /* opened for a record that then failed before any byte of it was written: keep
          * the promise that an empty quarantine leaves no file */
         floe_output_abort(q->out);

@@ -1,8 +1,8 @@
 /*
  * test_fault.c - failure injection over whole operations (issue 10, part 2): for every N,
  * fail the Nth allocation, open, read, write, fsync or rename during
- *   (a) floe_convert of a small NDJSON file (one record rejected, so the quarantine
- *       writes too),
+ *   (a) floe_convert of a small NDJSON file (one record rejected and one streamed past
+ *       max_record, so the quarantine writes too),
  *   (b) an Avro container written through FileIO and read back through a floe_input,
  *   (c) a Parquet write of one batch,
  * and require a clean error (no crash, no leak: this program runs under ASan/LSan), no
@@ -115,6 +115,8 @@ typedef struct convert_ctx {
     char input[4200];
     char out_dir[4200];
     int threads;
+    char **lines;            /* the input, line by line (quarantine records must match) */
+    size_t nlines;
     char *ref_rows;          /* what a clean run writes */
     char *ref_quarantine;    /* the clean run's quarantine file */
 } convert_ctx;
@@ -127,12 +129,13 @@ static int convert_run(void *vctx, floe_error *err) {
     o.out_dir = c->out_dir;
     o.threads = c->threads;
     o.chunk_size = 1024; /* several chunks, so the ordered hand-off runs too */
+    o.shred.max_record = 2048; /* one input line is longer: streamed to the quarantine */
     const char *inputs[] = {c->input};
     floe_convert_result res;
     memset(&res, 0, sizeof res);
     int rc = floe_convert(inputs, 1, &o, &res, err);
     if (rc == 0) {
-        if (res.files != 1 || res.rejected != 1)
+        if (res.files != 1 || res.rejected != 2)
             rc = floe_error_set(err, FLOE_EINTERNAL, "convert: %lld files, %lld rejected",
                                 (long long)res.files, (long long)res.rejected);
         floe_convert_result_free(&res);
@@ -145,8 +148,38 @@ static void convert_reset(void *vctx) {
     fault_empty_dir(c->out_dir);
 }
 
-/* Every quarantine line is a whole JSON object naming a record of the input. */
-static bool quarantine_complete(const char *path) {
+static int b64val(char c) {
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Decode standard base64 (padding optional) into out; false if malformed. */
+static bool b64_decode(const char *s, floe_buf *out) {
+    uint32_t acc = 0;
+    int bits = 0;
+    for (; *s && *s != '='; s++) {
+        int v = b64val(*s);
+        if (v < 0)
+            return false;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (floe_buf_append_byte(out, (uint8_t)(acc >> bits)) < 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Every quarantine line is a whole JSON object holding, byte for byte, the input line it
+ * names: a record cut short by a failure must not be published as if it were whole. */
+static bool quarantine_complete(const convert_ctx *c, const char *path) {
     size_t len = 0;
     char *text = harness_read_file(path, &len);
     if (!text)
@@ -156,8 +189,22 @@ static bool quarantine_complete(const char *path) {
         char *nl = memchr(line, '\n', (size_t)(text + len - line));
         json_error_t je;
         json_t *j = json_loadb(line, (size_t)(nl - line), 0, &je);
-        ok = j && json_is_object(j) && json_object_get(j, "reason") &&
-             json_object_get(j, "line");
+        json_int_t no = json_integer_value(json_object_get(j, "line"));
+        const char *rec = json_string_value(json_object_get(j, "record"));
+        const char *b64 = json_string_value(json_object_get(j, "record_base64"));
+        floe_buf raw;
+        floe_buf_init(&raw, 0);
+        ok = j && json_object_get(j, "reason") && no >= 1 && (size_t)no <= c->nlines &&
+             (rec || (b64 && b64_decode(b64, &raw)));
+        if (ok && rec)
+            ok = !strcmp(rec, c->lines[no - 1]);
+        else if (ok)
+            ok = raw.len == strlen(c->lines[no - 1]) &&
+                 (raw.len == 0 || !memcmp(raw.data, c->lines[no - 1], raw.len));
+        if (!ok)
+            fprintf(stderr, "quarantine %s: bad or incomplete record: %.*s\n", path,
+                    (int)(nl - line > 300 ? 300 : nl - line), line);
+        floe_buf_free(&raw);
         json_decref(j);
         line = nl + 1;
     }
@@ -178,7 +225,7 @@ static bool convert_file_ok(void *vctx, const char *path, const struct stat *st)
         return same;
     }
     if (strstr(path, "/_quarantine/"))
-        return quarantine_complete(path);
+        return quarantine_complete(c, path);
     return false;
 }
 
@@ -216,13 +263,28 @@ static void convert_setup(convert_ctx *c) {
     floe_buf_init(&in, 0);
     REQUIRE(floe_buf_append(&in, records, len) == 0);
     REQUIRE(floe_buf_append(&in, "{\"l\":\"not a long\"}\n", 19) == 0); /* quarantined */
+    REQUIRE(floe_buf_append(&in, "{\"s\":\"", 6) == 0); /* past max_record: streamed */
+    for (int i = 0; i < 500; i++)
+        REQUIRE(floe_buf_append(&in, "0123456789", 10) == 0);
+    REQUIRE(floe_buf_append(&in, "\"}\n", 3) == 0);
     REQUIRE(floe_buf_append(&in, records, len) == 0);
     REQUIRE(harness_write_file(c->input, in.data, in.len) == 0);
+    for (char *line = (char *)in.data; line < (char *)in.data + in.len;) {
+        char *nl = memchr(line, '\n', (size_t)((char *)in.data + in.len - line));
+        REQUIRE(nl != NULL);
+        c->lines = realloc(c->lines, (c->nlines + 1) * sizeof *c->lines);
+        REQUIRE(c->lines != NULL);
+        c->lines[c->nlines++] = strndup(line, (size_t)(nl - line));
+        line = nl + 1;
+    }
     floe_buf_free(&in);
     free(records);
 }
 
 static void convert_teardown(convert_ctx *c) {
+    for (size_t i = 0; i < c->nlines; i++)
+        free(c->lines[i]);
+    free(c->lines);
     free(c->ref_rows);
     free(c->ref_quarantine);
     floe_schema_free(c->schema);
