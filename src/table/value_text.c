@@ -432,9 +432,11 @@ bool floe_vt_parse_decimal(const char *s, size_t n, floe_i128 *unscaled, int32_t
         if (s[i] == '.' && !point) {
             point = true;
         } else if (s[i] >= '0' && s[i] <= '9') {
-            v = v * 10 + (s[i] - '0');
-            if (v >= limit)
+            /* v * 10 + d < limit  <=>  v < limit / 10; testing first keeps v * 10 from
+             * overflowing __int128 (10^39 does not fit) */
+            if (v >= limit / 10)
                 return false;
+            v = v * 10 + (s[i] - '0');
             ndig++;
             nfrac += point;
         } else {
