@@ -23,24 +23,29 @@ trap 'rm -rf "$tmp"; eval "$PG_PREV_TRAP2"' EXIT
 grep -q "^skip" "$tmp/unit.log" && { cat "$tmp/unit.log"; fail "tests were skipped although FLOE_PG_URI is set"; }
 tail -n 1 "$tmp/unit.log"
 
-# The layout as psql's \d shows it (an independent reader of the server's catalog).
-pg_sql '\d iceberg_tables' > "$tmp/d_tables.txt"
-for want in "catalog_name *| character varying(255) *| *| not null" \
-            "table_namespace *| character varying(255) *| *| not null" \
-            "table_name *| character varying(255) *| *| not null" \
-            "metadata_location *| character varying(1000) *| *| *$" \
-            "previous_metadata_location *| character varying(1000) *| *| *$" \
-            "iceberg_type *| character varying(5) *| *| *$" \
+# The layout as psql's \d shows it (an independent reader of the server's catalog);
+# runs of spaces squeezed so that fixed strings can be compared.
+pg_psql -c '\d iceberg_tables' | tr -s ' ' > "$tmp/d_tables.txt"
+for want in " catalog_name | character varying(255) | | not null |" \
+            " table_namespace | character varying(255) | | not null |" \
+            " table_name | character varying(255) | | not null |" \
+            " metadata_location | character varying(1000) | | |" \
+            " previous_metadata_location | character varying(1000) | | |" \
+            " iceberg_type | character varying(5) | | |" \
             "PRIMARY KEY, btree (catalog_name, table_namespace, table_name)"; do
-  grep -Eq "$want" "$tmp/d_tables.txt" || { cat "$tmp/d_tables.txt"; fail "iceberg_tables lacks: $want"; }
+  grep -qF -- "$want" "$tmp/d_tables.txt" || { cat "$tmp/d_tables.txt"; fail "iceberg_tables lacks: $want"; }
 done
-pg_sql '\d iceberg_namespace_properties' > "$tmp/d_ns.txt"
-for want in "property_key *| character varying(255) *| *| not null" \
-            "property_value *| character varying(1000) *| *| not null" \
+[ "$(grep -c '| character varying' "$tmp/d_tables.txt")" = 6 ] || fail "iceberg_tables: not 6 columns"
+pg_psql -c '\d iceberg_namespace_properties' | tr -s ' ' > "$tmp/d_ns.txt"
+for want in " catalog_name | character varying(255) | | not null |" \
+            " namespace | character varying(255) | | not null |" \
+            " property_key | character varying(255) | | not null |" \
+            " property_value | character varying(1000) | | not null |" \
             "PRIMARY KEY, btree (catalog_name, namespace, property_key)"; do
-  grep -Eq "$want" "$tmp/d_ns.txt" || { cat "$tmp/d_ns.txt"; fail "iceberg_namespace_properties lacks: $want"; }
+  grep -qF -- "$want" "$tmp/d_ns.txt" || { cat "$tmp/d_ns.txt"; fail "iceberg_namespace_properties lacks: $want"; }
 done
-pg_sql '\d floe_leases' | grep -q "PRIMARY KEY, btree (catalog_name, table_namespace, table_name, job)" \
+[ "$(grep -c '| character varying' "$tmp/d_ns.txt")" = 4 ] || fail "iceberg_namespace_properties: not 4 columns"
+pg_psql -c '\d floe_leases' | grep -qF "PRIMARY KEY, btree (catalog_name, table_namespace, table_name, job)" \
   || fail "floe_leases key"
 
 # The CLI on a PostgreSQL catalog, configured the PyIceberg way (.pyiceberg.yaml with

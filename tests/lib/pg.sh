@@ -3,6 +3,7 @@
 #   pg_start || exit $?     # 77 = PostgreSQL's server binaries are not installed (skip)
 #   ... $FLOE_PG_URI ...    # postgresql://floe:<password>@127.0.0.1:<port>/floe_test
 #   pg_sql 'SELECT 1'       # psql as the superuser, unaligned tuples only
+#   pg_psql -c '\d t'       # psql as the superuser, normal output
 #
 # The server comes from Debian's package (apt-get install postgresql; scripts/setup
 # --test installs it): initdb into a fresh temporary folder, listening only on 127.0.0.1
@@ -62,6 +63,12 @@ pg_start() {
 pg_sql() {
   "${PG_RUN[@]}" "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$PG_TMP" -p "$PG_PORT" -U floe \
     -d floe_test -c "$1"
+}
+
+# psql as the superuser on floe_test with its normal (aligned) output; arguments passed on.
+pg_psql() {
+  "${PG_RUN[@]}" "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -h "$PG_TMP" -p "$PG_PORT" -U floe \
+    -d floe_test "$@"
 }
 
 pg_stop() {
