@@ -1,0 +1,269 @@
+/*
+ * floe/rewrite.h - bin-pack compaction of an Iceberg table (Iceberg's rewrite_data_files),
+ * safe alongside live writers.
+ *
+ * Three steps, usable together (floe_rewrite) or apart:
+ *
+ *   plan      floe_rewrite_plan_new: the data files of the current snapshot (optionally
+ *             only those a --where filter may match) are selected, grouped per partition
+ *             and bin-packed into file groups with the rules of Iceberg's
+ *             SizeBasedFileRewritePlanner / BinPackRewriteFilePlanner (option names and
+ *             defaults below). Nothing is written.
+ *   execute   each group's input files are read (projected to the current schema by field
+ *             id or name mapping, defaults and identity partition values filled in,
+ *             position and equality deletes applied) and written as new Parquet files of
+ *             the target size with the table's write properties, groups running
+ *             concurrently on worker threads.
+ *   commit    a "replace" snapshot per commit (all groups at the end, or batches of groups
+ *             with partial progress), validated against the snapshot the rewrite started
+ *             on: a group whose input files were removed, or which received new position
+ *             deletes (also equality deletes when use-starting-sequence-number is false),
+ *             fails alone and its output files are deleted; appends never conflict.
+ *             Conflicts are retried on fresh metadata per commit.retry.*. After a commit in
+ *             unknown state nothing is deleted and no further commit is tried.
+ *
+ * Tables opened by path (no catalog) are committed Hadoop-style: the next
+ * v<N+1>.metadata.json is created next to the current one (atomic create-if-absent, a
+ * conflict when it exists) and version-hint.text is updated. That is only safe against
+ * writers using the same protocol.
+ *
+ * Memory: each running group holds one output row group (write.parquet.row-group-size-
+ * bytes) plus its read buffers (one decoded input row group, two with prefetch), whatever
+ * the number of input files. With strategy SORT a group buffers up to one output file of
+ * decoded rows (target-file-size-bytes), sorts it and writes it: each output file is
+ * sorted, the group as a whole is not.
+ */
+#ifndef FLOE_REWRITE_H
+#define FLOE_REWRITE_H
+
+#include "floe/common.h"
+#include "floe/manifest.h"
+#include "floe/table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Iceberg's option names (RewriteDataFiles, SizeBasedFileRewritePlanner,
+ * BinPackRewriteFilePlanner) and floe's own. */
+#define FLOE_RW_TARGET_FILE_SIZE "target-file-size-bytes"       /* table / 512 MiB */
+#define FLOE_RW_MIN_FILE_SIZE "min-file-size-bytes"             /* 75% of target */
+#define FLOE_RW_MAX_FILE_SIZE "max-file-size-bytes"             /* 180% of target */
+#define FLOE_RW_MIN_INPUT_FILES "min-input-files"               /* 5 */
+#define FLOE_RW_REWRITE_ALL "rewrite-all"                       /* false */
+#define FLOE_RW_MAX_GROUP_SIZE "max-file-group-size-bytes"      /* 100 GiB */
+#define FLOE_RW_MAX_FILES "max-files-to-rewrite"                /* unlimited */
+#define FLOE_RW_DELETE_FILE_THRESHOLD "delete-file-threshold"   /* INT32_MAX */
+#define FLOE_RW_DELETE_RATIO "delete-ratio-threshold"           /* 0.3 */
+#define FLOE_RW_PARTIAL "partial-progress.enabled"              /* false */
+#define FLOE_RW_PARTIAL_MAX_COMMITS "partial-progress.max-commits" /* 10 */
+#define FLOE_RW_PARTIAL_MAX_FAILED "partial-progress.max-failed-commits" /* = max-commits */
+#define FLOE_RW_MAX_CONCURRENT "max-concurrent-file-group-rewrites" /* 5 */
+#define FLOE_RW_JOB_ORDER "rewrite-job-order"                   /* none */
+#define FLOE_RW_USE_START_SEQ "use-starting-sequence-number"    /* true */
+#define FLOE_RW_REMOVE_DANGLING "remove-dangling-deletes"       /* false */
+#define FLOE_RW_OUTPUT_SPEC "output-spec-id"                    /* default spec */
+#define FLOE_RW_THREADS "threads"                  /* floe: worker threads; 0 = cores */
+#define FLOE_RW_FAST_COPY "fast-copy"              /* floe: row-group copy; see below */
+
+typedef enum floe_rewrite_job_order {
+    FLOE_RW_ORDER_NONE = 0,
+    FLOE_RW_ORDER_BYTES_ASC,
+    FLOE_RW_ORDER_BYTES_DESC,
+    FLOE_RW_ORDER_FILES_ASC,
+    FLOE_RW_ORDER_FILES_DESC,
+} floe_rewrite_job_order;
+
+typedef enum floe_rewrite_strategy {
+    FLOE_RW_BINPACK = 0,
+    FLOE_RW_SORT, /* by the table's default sort order, per output file */
+} floe_rewrite_strategy;
+
+typedef struct floe_rewrite_progress {
+    int64_t groups_total, groups_done, groups_failed;
+    int64_t bytes_total;       /* input bytes of all planned groups */
+    int64_t bytes_read;        /* input bytes of the files finished so far */
+    int64_t bytes_written;
+    int64_t commits;
+    double elapsed_s;
+} floe_rewrite_progress;
+
+/* Called from the thread running floe_rewrite (never from workers), at most a few times a
+ * second and once at the end. */
+typedef void (*floe_rewrite_progress_fn)(void *ctx, const floe_rewrite_progress *p);
+
+typedef struct floe_rewrite_options {
+    int64_t target_file_size;        /* <= 0: write.target-file-size-bytes, else 512 MiB */
+    int64_t min_file_size;           /* < 0: 75% of target */
+    int64_t max_file_size;           /* < 0: 180% of target */
+    int64_t min_input_files;         /* 5 */
+    bool rewrite_all;
+    int64_t max_file_group_size;     /* 100 GiB */
+    int64_t max_files_to_rewrite;    /* <= 0: no limit */
+    int64_t delete_file_threshold;   /* INT32_MAX */
+    double delete_ratio_threshold;   /* 0.3, in (0, 1] */
+    bool partial_progress;
+    int64_t partial_max_commits;     /* 10 */
+    int64_t partial_max_failed_commits; /* < 0: = partial_max_commits */
+    int64_t max_concurrent_groups;   /* 5 */
+    floe_rewrite_job_order job_order;
+    bool use_starting_sequence_number; /* true */
+    bool remove_dangling_deletes;
+    int32_t output_spec_id;          /* < 0: the table's default spec */
+    const char *where;               /* filter (floe/scan.h language) or NULL */
+    floe_rewrite_strategy strategy;
+    int threads;                     /* worker threads; 0 = online cores */
+    /* Row-group copy fast path (-1 auto, 0 off, 1 on): inputs whose row groups average
+     * at least 8 MiB and whose schema and codec match the output would be copied
+     * without decoding. Not implemented yet: files are always re-encoded (see
+     * floe_rewrite_result.fast_copied_row_groups). */
+    int fast_copy;
+    bool fsync;                      /* fsync output files (default true) */
+    floe_rewrite_progress_fn progress;
+    void *progress_ctx;
+} floe_rewrite_options;
+
+void floe_rewrite_options_init(floe_rewrite_options *o);
+/* Set an option by its Iceberg (or floe) name from text, as `--option key=value` gives
+ * it. FLOE_EINVALID names an unknown key or a bad value. The where text is borrowed. */
+int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char *value,
+                            floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * The bin-pack planner on its own (pure: sizes in, groups out), for tests and tools.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_rewrite_limits {
+    int64_t target, min, max;        /* resolved sizes: 0 < min < target < max */
+    int64_t min_input_files;
+    bool rewrite_all;
+    int64_t max_group_size;
+    int64_t delete_file_threshold;
+    double delete_ratio_threshold;
+} floe_rewrite_limits;
+
+/* Resolve the size options against the table's target (table_target <= 0: 512 MiB) and
+ * check them as Iceberg does (target > min >= 0, target < max, min-input-files > 0...). */
+int floe_rewrite_limits_resolve(const floe_rewrite_options *o, int64_t table_target,
+                                floe_rewrite_limits *out, floe_error *err);
+
+typedef struct floe_rewrite_candidate {
+    int64_t size;             /* file_size_in_bytes (the scan task's length) */
+    int64_t record_count;
+    int64_t delete_files;     /* delete files that apply */
+    int64_t file_scoped_delete_records; /* records of position delete files scoped to this
+                                           file (referenced_data_file or equal path bounds) */
+} floe_rewrite_candidate;
+
+/* Expected output file count for a group of input_size bytes (Iceberg's
+ * expectedOutputFiles: round down when the remainder spread over the other files keeps
+ * them under min(1.1 x target, writeMaxFileSize)), and the split size. */
+int64_t floe_rewrite_expected_output_files(const floe_rewrite_limits *l, int64_t input_size);
+int64_t floe_rewrite_split_size(const floe_rewrite_limits *l, int64_t input_size);
+/* target + (max - target) / 2: the size at which an output file rolls. */
+int64_t floe_rewrite_write_max_file_size(const floe_rewrite_limits *l);
+
+/* Plan one partition's files c[0..n) (in planning order): select, bin-pack and filter.
+ * On success *group_of receives n entries: the group index of each file or -1 (not
+ * rewritten), and *ngroups the number of groups; groups are numbered in the order the
+ * packer emits them. Caller frees *group_of with floe_free. */
+int floe_rewrite_pack_partition(const floe_rewrite_limits *l,
+                                const floe_rewrite_candidate *c, size_t n, int **group_of,
+                                size_t *ngroups, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Plans
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_rewrite_input {
+    const floe_data_file *file;      /* as the manifest records it */
+    const char *uri;                 /* where it is read from */
+    int32_t spec_id;
+    const floe_partition_spec *spec; /* spec_id's spec bound to the current schema, or
+                                        NULL when it no longer binds */
+    int64_t data_sequence_number;
+    const floe_data_file **deletes;  /* delete files that apply to it */
+    const char **delete_uris;
+    size_t ndeletes;
+} floe_rewrite_input;
+
+typedef struct floe_rewrite_group {
+    int global_index;                /* 1-based, in planning order */
+    int partition_index;             /* 1-based within its partition */
+    int32_t spec_id;                 /* the inputs' spec, or -1 when they were grouped as
+                                        "unpartitioned" because it is not the output spec */
+    const floe_value *partition;     /* the inputs' tuple (spec_id's), NULL for -1 */
+    size_t npartition;
+    const char *partition_text;      /* "event_type=orders/day=2026-10-06", "" if none */
+    floe_rewrite_input *inputs;
+    size_t ninputs;
+    int64_t input_bytes;
+    int64_t input_records;
+    int64_t expected_output_files;
+    int64_t split_size;
+    int64_t max_output_file_size;    /* writeMaxFileSize: files roll at this size */
+} floe_rewrite_group;
+
+typedef struct floe_rewrite_plan_priv floe_rewrite_plan_priv;
+
+typedef struct floe_rewrite_plan {
+    int64_t snapshot_id;             /* the starting snapshot; -1: empty table */
+    int64_t sequence_number;         /* its sequence number */
+    int32_t output_spec_id;
+    floe_rewrite_limits limits;
+    floe_rewrite_group *groups;      /* after ordering and max-files-to-rewrite */
+    size_t ngroups;
+    size_t total_groups;             /* groups the planner formed (before the cut) */
+    size_t partitions;               /* partitions with at least one planned group */
+    int64_t data_files;              /* live data files considered */
+    double plan_ms;
+    floe_rewrite_plan_priv *priv;
+} floe_rewrite_plan;
+
+/* Plan a rewrite of t's current snapshot. o is copied where needed (where is used only
+ * during the call). Errors: FLOE_EINVALID (bad option, unknown output spec, bad filter),
+ * and those of scan planning. */
+int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
+                          floe_rewrite_plan **out, floe_error *err);
+void floe_rewrite_plan_free(floe_rewrite_plan *p);
+
+/* ---------------------------------------------------------------------------------------
+ * Running a plan
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_rewrite_result {
+    /* Iceberg's RewriteDataFiles.Result fields */
+    int64_t rewritten_data_files_count;
+    int64_t added_data_files_count;
+    int64_t rewritten_bytes_count;
+    int64_t failed_data_files_count;
+    int64_t removed_delete_files_count;
+    /* floe's */
+    int64_t groups_planned, groups_committed, groups_failed;
+    int64_t commits, failed_commits;
+    int64_t records_read;            /* rows decoded from input files */
+    int64_t records_deleted;         /* rows dropped by deletes */
+    int64_t records_written;
+    int64_t bytes_written;           /* output data files (committed or not) */
+    int64_t fast_copied_row_groups;
+    int64_t peak_group_buffer_bytes; /* largest writer + read buffer seen in a group */
+    int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
+    bool unknown_state;              /* a commit ended in unknown state (files kept) */
+    double plan_ms, rewrite_ms, commit_ms, total_ms;
+    char first_failure[256];         /* why the first failed group failed, or "" */
+} floe_rewrite_result;
+
+/* Execute and commit plan p (made from t with the same options). 0 when every commit that
+ * was tried succeeded or the plan is empty, even if some groups failed validation (see
+ * failed_data_files_count); FLOE_EUNKNOWN_STATE when a commit ended in unknown state;
+ * FLOE_ECONFLICT when more commits failed than partial-progress.max-failed-commits allows
+ * (or, without partial progress, the one commit failed); other errors from reading,
+ * writing or committing. res may be NULL. */
+int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
+                         floe_rewrite_result *res, floe_error *err);
+
+/* Plan and execute. */
+int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
+                 floe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

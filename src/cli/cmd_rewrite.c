@@ -1,0 +1,271 @@
+/*
+ * cmd_rewrite.c - `floe rewrite TABLE`: bin-pack (or sort) compaction of a table's data
+ * files with Iceberg's rewrite_data_files options, safe alongside live writers.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "floe/rewrite.h"
+#include "table_args.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: floe rewrite TABLE [--option KEY=VALUE]... [--where EXPR]\n"
+            "                    [--strategy binpack|sort] [--dry-run] [--json] [--quiet]\n"
+            "                    [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
+            "\n"
+            "Rewrites the table's small (and oversized) data files into files of the target\n"
+            "size, partition by partition, with position and equality deletes applied, and\n"
+            "commits a 'replace' snapshot validated against the snapshot it started from.\n"
+            "TABLE is NS.NAME (through the catalog) or a table folder (committed Hadoop-style:\n"
+            "v<N+1>.metadata.json next to the current file).\n"
+            "\n"
+            "Options (Iceberg's names and defaults):\n"
+            "  target-file-size-bytes      table's write.target-file-size-bytes, else 512 MB\n"
+            "  min-file-size-bytes         75%% of target     max-file-size-bytes  180%% of target\n"
+            "  min-input-files             5                 rewrite-all          false\n"
+            "  max-file-group-size-bytes   100 GB            max-files-to-rewrite (no limit)\n"
+            "  delete-file-threshold       2147483647        delete-ratio-threshold 0.3\n"
+            "  partial-progress.enabled    false             partial-progress.max-commits 10\n"
+            "  partial-progress.max-failed-commits (max-commits)\n"
+            "  max-concurrent-file-group-rewrites 5          rewrite-job-order    none\n"
+            "      (none, bytes-asc, bytes-desc, files-asc, files-desc)\n"
+            "  use-starting-sequence-number true             remove-dangling-deletes false\n"
+            "  output-spec-id              the default spec\n"
+            "  threads                     worker threads (floe), 0 = all cores\n"
+            "\n"
+            "  --where EXPR     only files that may hold matching rows (floe scan's language)\n"
+            "  --strategy sort  sort each output file by the table's sort order (buffers up to\n"
+            "                   one output file of rows per running group)\n"
+            "  --dry-run        print the plan (groups per partition, inputs, expected outputs)\n");
+}
+
+typedef struct progress_ui {
+    bool tty, quiet;
+    int64_t last_done;
+    int printed;
+} progress_ui;
+
+static void on_progress(void *ctx, const floe_rewrite_progress *p) {
+    progress_ui *ui = ctx;
+    if (ui->quiet)
+        return;
+    char a[32], b[32];
+    double rate = p->elapsed_s > 0 ? (double)p->bytes_read / p->elapsed_s : 0;
+    if (ui->tty) {
+        int width = 30;
+        double frac = p->bytes_total > 0 ? (double)p->bytes_read / (double)p->bytes_total : 0;
+        if (frac > 1)
+            frac = 1;
+        int fill = (int)(frac * width);
+        char bar[64];
+        for (int i = 0; i < width; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[width] = 0;
+        double left = rate > 0 ? (double)(p->bytes_total - p->bytes_read) / rate : 0;
+        char rb[32];
+        fprintf(stderr, "\r[%s] groups %" PRId64 "/%" PRId64 "  %s / %s  %s/s  %.0fs left   ",
+                bar, p->groups_done, p->groups_total, cli_fmt_bytes((double)p->bytes_read, a, sizeof a),
+                cli_fmt_bytes((double)p->bytes_total, b, sizeof b),
+                cli_fmt_bytes(rate, rb, sizeof rb), left < 0 ? 0 : left);
+        ui->printed = 1;
+        return;
+    }
+    if (p->groups_done != ui->last_done) {
+        ui->last_done = p->groups_done;
+        fprintf(stderr,
+                "floe rewrite: %" PRId64 "/%" PRId64 " groups done, %s of %s read, %" PRId64
+                " commit(s), %.1f s\n",
+                p->groups_done, p->groups_total, cli_fmt_bytes((double)p->bytes_read, a, sizeof a),
+                cli_fmt_bytes((double)p->bytes_total, b, sizeof b), p->commits, p->elapsed_s);
+    }
+}
+
+static void print_plan_text(const floe_rewrite_plan *p) {
+    char a[32], b[32], c[32], d[32];
+    const floe_rewrite_limits *l = &p->limits;
+    int64_t files = 0, bytes = 0, outs = 0;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        files += (int64_t)p->groups[i].ninputs;
+        bytes += p->groups[i].input_bytes;
+        outs += p->groups[i].expected_output_files;
+    }
+    printf("snapshot %" PRId64 " (sequence %" PRId64 "), %" PRId64 " live data files\n",
+           p->snapshot_id, p->sequence_number, p->data_files);
+    printf("target %s (min %s, max %s), groups up to %s, min-input-files %" PRId64 "\n",
+           cli_fmt_bytes((double)l->target, a, sizeof a), cli_fmt_bytes((double)l->min, b, sizeof b),
+           cli_fmt_bytes((double)l->max, c, sizeof c),
+           cli_fmt_bytes((double)l->max_group_size, d, sizeof d), l->min_input_files);
+    printf("%zu group(s) in %zu partition(s) (%zu planned): %" PRId64 " input files, %s, "
+           "%" PRId64 " expected output file(s)\n",
+           p->ngroups, p->partitions, p->total_groups, files,
+           cli_fmt_bytes((double)bytes, a, sizeof a), outs);
+    for (size_t i = 0; i < p->ngroups; i++) {
+        const floe_rewrite_group *g = &p->groups[i];
+        printf("  group %d (partition %s, #%d): %zu files, %s, %" PRId64 " records -> %" PRId64
+               " file(s)\n",
+               g->global_index, g->partition_text[0] ? g->partition_text : "(unpartitioned)",
+               g->partition_index, g->ninputs, cli_fmt_bytes((double)g->input_bytes, a, sizeof a),
+               g->input_records, g->expected_output_files);
+    }
+}
+
+static void print_plan_json(const floe_rewrite_plan *p) {
+    printf("{\"dry_run\":true,\"snapshot_id\":%" PRId64 ",\"sequence_number\":%" PRId64
+           ",\"target_file_size_bytes\":%" PRId64 ",\"min_file_size_bytes\":%" PRId64
+           ",\"max_file_size_bytes\":%" PRId64 ",\"data_files\":%" PRId64
+           ",\"total_groups\":%zu,\"partitions\":%zu,\"plan_ms\":%.3f,\"groups\":[",
+           p->snapshot_id, p->sequence_number, p->limits.target, p->limits.min, p->limits.max,
+           p->data_files, p->total_groups, p->partitions, p->plan_ms);
+    for (size_t i = 0; i < p->ngroups; i++) {
+        const floe_rewrite_group *g = &p->groups[i];
+        printf("%s{\"global_index\":%d,\"partition_index\":%d,\"spec_id\":%d,\"partition\":",
+               i ? "," : "", g->global_index, g->partition_index, g->spec_id);
+        cli_json_str(stdout, g->partition_text);
+        printf(",\"input_files\":%zu,\"input_bytes\":%" PRId64 ",\"input_records\":%" PRId64
+               ",\"expected_output_files\":%" PRId64 ",\"split_size\":%" PRId64 ",\"files\":[",
+               g->ninputs, g->input_bytes, g->input_records, g->expected_output_files,
+               g->split_size);
+        for (size_t k = 0; k < g->ninputs; k++) {
+            if (k)
+                putchar(',');
+            cli_json_str(stdout, g->inputs[k].file->file_path);
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
+static void print_result(const floe_rewrite_result *r, bool json) {
+    if (json) {
+        printf("{\"rewritten_data_files_count\":%" PRId64 ",\"added_data_files_count\":%" PRId64
+               ",\"rewritten_bytes_count\":%" PRId64 ",\"failed_data_files_count\":%" PRId64
+               ",\"removed_delete_files_count\":%" PRId64 ",\"groups_planned\":%" PRId64
+               ",\"groups_committed\":%" PRId64 ",\"groups_failed\":%" PRId64
+               ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64 ",\"records_read\":%" PRId64
+               ",\"records_deleted\":%" PRId64 ",\"records_written\":%" PRId64
+               ",\"bytes_written\":%" PRId64 ",\"peak_group_buffer_bytes\":%" PRId64
+               ",\"snapshot_id\":%" PRId64 ",\"unknown_state\":%s,\"plan_ms\":%.3f"
+               ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
+               r->rewritten_data_files_count, r->added_data_files_count, r->rewritten_bytes_count,
+               r->failed_data_files_count, r->removed_delete_files_count, r->groups_planned,
+               r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
+               r->records_read, r->records_deleted, r->records_written, r->bytes_written,
+               r->peak_group_buffer_bytes, r->snapshot_id, r->unknown_state ? "true" : "false",
+               r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);
+        cli_json_str(stdout, r->first_failure);
+        printf("}\n");
+        return;
+    }
+    char a[32], b[32];
+    printf("rewrote %" PRId64 " data files (%s) into %" PRId64 " (%s written) in %" PRId64
+           " commit(s); %" PRId64 " failed; %" PRId64 " delete files removed; %.1f s\n",
+           r->rewritten_data_files_count, cli_fmt_bytes((double)r->rewritten_bytes_count, a, sizeof a),
+           r->added_data_files_count, cli_fmt_bytes((double)r->bytes_written, b, sizeof b),
+           r->commits, r->failed_data_files_count, r->removed_delete_files_count,
+           r->total_ms / 1000.0);
+    if (r->first_failure[0])
+        printf("first failure: %s\n", r->first_failure);
+}
+
+int floe_cmd_rewrite(int argc, char **argv) {
+    cli_table_opts to = {0};
+    const char *table = NULL;
+    bool dry = false, quiet = false;
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    floe_error err;
+    floe_error_clear(&err);
+    int code = FLOE_EXIT_OK;
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_rewrite_plan *plan = NULL;
+    char *optbuf = NULL;
+    progress_ui ui = {0};
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0)
+            return cli_usage("rewrite", "%s needs a value", a);
+        if (r > 0)
+            continue;
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return FLOE_EXIT_OK;
+        } else if ((!strcmp(a, "--option") || !strcmp(a, "-o")) && has_val) {
+            const char *kv = argv[++i];
+            const char *eq = strchr(kv, '=');
+            if (!eq || eq == kv)
+                return cli_usage("rewrite", "--option wants KEY=VALUE");
+            floe_free(optbuf);
+            optbuf = floe_strndup(kv, (size_t)(eq - kv));
+            if (!optbuf || floe_rewrite_option_set(&o, optbuf, eq + 1, &err) < 0) {
+                floe_free(optbuf);
+                return cli_usage("rewrite", "%s", err.msg);
+            }
+        } else if (!strcmp(a, "--where") && has_val) {
+            o.where = argv[++i];
+        } else if (!strcmp(a, "--strategy") && has_val) {
+            const char *s = argv[++i];
+            if (!strcmp(s, "binpack"))
+                o.strategy = FLOE_RW_BINPACK;
+            else if (!strcmp(s, "sort"))
+                o.strategy = FLOE_RW_SORT;
+            else
+                return cli_usage("rewrite", "--strategy is binpack or sort");
+        } else if (!strcmp(a, "--dry-run")) {
+            dry = true;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = true;
+        } else if (a[0] == '-' && a[1]) {
+            floe_free(optbuf);
+            return cli_usage("rewrite", "unknown option %s", a);
+        } else if (!table) {
+            table = a;
+        } else {
+            floe_free(optbuf);
+            return cli_usage("rewrite", "unexpected %s", a);
+        }
+    }
+    floe_free(optbuf);
+    if (!table)
+        return cli_usage("rewrite", "no TABLE given");
+    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+    ui.tty = isatty(2) && !to.json;
+    ui.quiet = quiet || dry;
+    ui.last_done = -1;
+    o.progress = on_progress;
+    o.progress_ctx = &ui;
+    if (floe_rewrite_plan_new(t, &o, &plan, &err) < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+    if (dry) {
+        if (to.json)
+            print_plan_json(plan);
+        else
+            print_plan_text(plan);
+        goto out;
+    }
+    floe_rewrite_result res;
+    int rc = floe_rewrite_execute(t, plan, &o, &res, &err);
+    if (ui.printed)
+        fputc('\n', stderr);
+    print_result(&res, to.json);
+    if (rc < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+out:
+    floe_rewrite_plan_free(plan);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    return code;
+}

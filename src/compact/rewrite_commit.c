@@ -1,0 +1,874 @@
+/*
+ * rewrite_commit.c - the "replace" snapshot of a rewrite: validation against the starting
+ * snapshot, manifests re-derived from the fresh base on every attempt, dangling delete
+ * removal, summary, and the Hadoop-style commit of tables opened by path.
+ *
+ * Spec: format/spec.md "Snapshots" (operation replace: "Data and delete files were added
+ * and removed without changing table data"), "Manifests" (DELETED entries carry the
+ * sequence numbers of the file they delete), "Sequence Number Inheritance" (an ADDED
+ * entry may carry an explicit data sequence number: the starting snapshot's, so deletes
+ * committed later still apply), "Scan Planning" (which deletes apply to a data file),
+ * "Commit Conflict Resolution and Retry". Iceberg Java BaseRewriteFiles.validate:
+ * replaced files must still be live; no new position deletes may apply to them, nor new
+ * equality deletes unless the starting sequence number is kept.
+ *
+ * Per attempt (apply), from the base it is given:
+ *   1. read every manifest of the base's main head: live data files, live delete files;
+ *   2. validate each group: inputs still live, no new deletes that apply -> else the
+ *      group fails (alone);
+ *   3. decide dangling delete files (when asked);
+ *   4. write the new manifest (outputs, ADDED) and rewrite the manifests holding replaced
+ *      inputs or removed deletes (DELETED entries), carry the others as they are;
+ *   5. write the manifest list, add the snapshot.
+ * Invariants:
+ *   C1. Every live entry of the base is carried over except the replaced inputs of the
+ *       groups that pass validation (and removed dangling deletes): appends committed
+ *       meanwhile are kept.
+ *   C2. Files this commit wrote are deleted only when the outcome is known and the
+ *       committed metadata does not reference them (never after FLOE_EUNKNOWN_STATE).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "floe/catalog.h"
+#include "floe/io.h"
+#include "floe/manifest.h"
+#include "floe/parquet_reader.h"
+#include "rewrite_internal.h"
+
+typedef struct target {
+    size_t group;                /* index into the commit's groups */
+    const floe_rewrite_input *in;
+    bool present;
+} target;
+
+typedef struct live_delete {
+    floe_manifest_entry e;       /* copied into the attempt arena */
+    size_t manifest;
+    bool remove;
+} live_delete;
+
+typedef struct commit_ctx {
+    floe_table *t;
+    const floe_rewrite_plan *p;
+    const floe_rewrite_options *o;
+    rw_group_out **g;
+    size_t n;
+    int64_t snapshot_id;
+    char uuid[37];
+    char *md_dir;
+    int attempts;
+    bool noop;
+    floe_strlist written;
+    floe_strlist final_refs;
+    int64_t removed_deletes;
+    /* across attempts: unscoped position delete files -> their data paths */
+    rw_keyset *pos_paths;
+    char **pos_paths_key;
+    size_t npos_paths;
+} commit_ctx;
+
+typedef struct attempt {
+    commit_ctx *c;
+    const floe_table_metadata *base;
+    floe_arena arena;
+    target *targets;
+    size_t ntargets;
+    rw_keyset target_idx;        /* path -> target index */
+    rw_keyset live_paths;        /* live data paths after the change */
+    rw_keyset part_min;          /* partition key -> min data sequence number */
+    int64_t global_min;          /* over every live data file; INT64_MAX when none */
+    live_delete *dels;
+    size_t ndels, dcap;
+    bool *hits;                  /* per base manifest: must be rewritten */
+    floe_manifest_file *out;
+    size_t nout, outcap;
+    int64_t live_files, live_records, live_size;
+    floe_buf kb;
+} attempt_state;
+
+static int track(commit_ctx *c, const char *path, floe_error *err) {
+    return floe_strlist_push(&c->written, path, err);
+}
+
+static int64_t entry_seq(const floe_manifest_entry *e) {
+    if (e->has_file_sequence_number)
+        return e->file_sequence_number;
+    return e->has_sequence_number ? e->sequence_number : 0;
+}
+
+static int part_key(floe_buf *b, int32_t spec_id, const floe_value *v, size_t n,
+                    floe_error *err) {
+    floe_buf_reset(b);
+    if (floe_buf_append(b, &spec_id, sizeof spec_id) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (floe_buf_append_byte(b, v[i].is_null ? 0 : 1) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (v[i].is_null)
+            continue;
+        size_t at = b->len;
+        uint32_t len = 0;
+        if (floe_buf_append(b, &len, 4) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        FLOE_FORWARD_IF_ERROR(floe_value_to_binary(&v[i], b, err));
+        len = (uint32_t)(b->len - at - 4);
+        memcpy(b->data + at, &len, 4);
+    }
+    return 0;
+}
+
+static int note_live(attempt_state *a, const char *path, int32_t spec_id, const floe_value *part,
+                     size_t npart, int64_t seq, int64_t records, int64_t size,
+                     floe_error *err) {
+    a->live_files++;
+    a->live_records += records;
+    a->live_size += size;
+    if (seq < a->global_min)
+        a->global_min = seq;
+    FLOE_FORWARD_IF_ERROR(part_key(&a->kb, spec_id, part, npart, err));
+    int64_t *slot;
+    int rc = rw_keyset_put(&a->part_min, a->kb.data, a->kb.len, seq, &slot);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s", floe_strerror(rc));
+    if (seq < *slot)
+        *slot = seq;
+    if (a->c->o->remove_dangling_deletes &&
+        (rc = rw_keyset_put(&a->live_paths, (const uint8_t *)path, strlen(path), 0, NULL)) < 0)
+        return floe_error_set(err, rc, "%s", floe_strerror(rc));
+    return 0;
+}
+
+/* Position delete scope: referenced_data_file, or the file_path bounds. */
+static void pos_bounds(const floe_data_file *d, const floe_column_bound **lo,
+                       const floe_column_bound **hi) {
+    *lo = *hi = NULL;
+    for (size_t i = 0; d->lower_bounds.present && i < d->lower_bounds.n; i++)
+        if (d->lower_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
+            *lo = &d->lower_bounds.items[i];
+    for (size_t i = 0; d->upper_bounds.present && i < d->upper_bounds.n; i++)
+        if (d->upper_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
+            *hi = &d->upper_bounds.items[i];
+}
+
+static int bytes_cmp(const uint8_t *a, size_t an, const char *b) {
+    size_t bn = strlen(b), n = an < bn ? an : bn;
+    int c = memcmp(a, b, n);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+static bool same_partition(const floe_data_file *d, int32_t dspec, const floe_rewrite_input *in) {
+    if (d->npartition == 0)
+        return true; /* an unpartitioned delete applies to every partition */
+    if (dspec != in->spec_id || d->npartition != in->file->npartition)
+        return false;
+    for (size_t i = 0; i < d->npartition; i++) {
+        const floe_value *x = &d->partition[i], *y = &in->file->partition[i];
+        if (x->is_null != y->is_null)
+            return false;
+        if (!x->is_null && !floe_value_equal(x, y))
+            return false;
+    }
+    return true;
+}
+
+static bool delete_applies(const live_delete *ld, int32_t dspec, const floe_rewrite_input *in) {
+    const floe_data_file *d = &ld->e.file;
+    const char *path = in->file->file_path;
+    if (d->content == FLOE_CONTENT_POSITION_DELETES) {
+        if (d->referenced_data_file)
+            return !strcmp(d->referenced_data_file, path);
+        const floe_column_bound *lo, *hi;
+        pos_bounds(d, &lo, &hi);
+        if (lo && bytes_cmp(lo->p, lo->n, path) > 0)
+            return false;
+        if (hi && bytes_cmp(hi->p, hi->n, path) < 0)
+            return false;
+    }
+    return same_partition(d, dspec, in);
+}
+
+/* Data paths an unscoped position delete file names (read once per commit). */
+static int pos_delete_paths(commit_ctx *c, const floe_data_file *d, rw_keyset **out,
+                            floe_error *err) {
+    for (size_t i = 0; i < c->npos_paths; i++)
+        if (!strcmp(c->pos_paths_key[i], d->file_path)) {
+            *out = &c->pos_paths[i];
+            return 0;
+        }
+    rw_keyset *np = floe_realloc(c->pos_paths, (c->npos_paths + 1) * sizeof *np);
+    if (np)
+        c->pos_paths = np;
+    char **nk = np ? floe_realloc(c->pos_paths_key, (c->npos_paths + 1) * sizeof *nk) : NULL;
+    FLOE_RETURN_ERROR_IF(!np || !nk, err, FLOE_ENOMEM, "out of memory");
+    c->pos_paths_key = nk;
+    rw_keyset *ks = &c->pos_paths[c->npos_paths];
+    memset(ks, 0, sizeof *ks);
+    char *uri = NULL;
+    floe_pq_reader *r = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_resolve_path(c->t, d->file_path, &uri, err));
+    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
+    int32_t id = RW_POS_FILE_PATH_ID;
+    FLOE_CHECK(floe_pq_reader_select_ids(r, &id, 1, err));
+    const floe_pq_rowset *rs;
+    while ((rc = floe_pq_reader_next(r, &rs, err)) == 1) {
+        if (rs->ncols < 1 || rs->cols[0].phys != FLOE_PHYS_BYTE_ARRAY)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "%s: file_path is not a string", d->file_path);
+        const floe_colbuf *col = &rs->cols[0];
+        for (size_t v = 0; v < col->nvalues; v++) {
+            rc = rw_keyset_put(ks, col->values + col->offsets[v],
+                               col->offsets[v + 1] - col->offsets[v], 0, NULL);
+            if (rc < 0)
+                FLOE_FAIL(err, rc, "%s: %s", d->file_path, floe_strerror(rc));
+        }
+    }
+    if (rc < 0)
+        goto done;
+    if (!(c->pos_paths_key[c->npos_paths] = floe_strdup(d->file_path)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    c->npos_paths++;
+    *out = ks;
+done:
+    floe_pq_reader_close(r);
+    floe_free(uri);
+    if (rc < 0)
+        rw_keyset_free(ks);
+    return rc < 0 ? rc : 0;
+}
+
+static int out_push(attempt_state *a, const floe_manifest_file *f, floe_error *err) {
+    if (a->nout == a->outcap) {
+        size_t nc = a->outcap ? a->outcap * 2 : 16;
+        floe_manifest_file *n = floe_realloc(a->out, nc * sizeof *n);
+        FLOE_RETURN_ERROR_IF(!n, err, FLOE_ENOMEM, "out of memory");
+        a->out = n;
+        a->outcap = nc;
+    }
+    a->out[a->nout++] = *f;
+    return 0;
+}
+
+static const floe_partition_spec *manifest_spec(const commit_ctx *c, int32_t id) {
+    return rw_plan_spec(c->p, id);
+}
+
+static int open_manifest(commit_ctx *c, const floe_manifest_file *mf, floe_manifest_reader **r,
+                         floe_error *err) {
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
+    floe_manifest_read_options ro = {.manifest = mf, .spec = manifest_spec(c, mf->partition_spec_id)};
+    int rc = floe_manifest_reader_open(uri, &ro, r, err);
+    floe_free(uri);
+    return rc;
+}
+
+/* Pass 1: read the base's manifests. */
+static int read_base(attempt_state *a, const floe_manifest_list *bl, floe_error *err) {
+    commit_ctx *c = a->c;
+    int rc = 0;
+    for (size_t mi = 0; mi < bl->nfiles; mi++) {
+        const floe_manifest_file *mf = &bl->files[mi];
+        floe_manifest_reader *r = NULL;
+        FLOE_FORWARD_IF_ERROR(open_manifest(c, mf, &r, err));
+        const floe_manifest_entry *e;
+        while ((rc = floe_manifest_reader_next(r, &e, err)) == 1) {
+            if (e->status == FLOE_ENTRY_DELETED)
+                continue;
+            if (e->file.content == FLOE_CONTENT_DATA) {
+                int64_t *ti = rw_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
+                                             strlen(e->file.file_path));
+                if (ti) {
+                    a->targets[*ti].present = true;
+                    a->hits[mi] = true;
+                    continue;
+                }
+                int64_t seq = e->has_sequence_number ? e->sequence_number : 0;
+                rc = note_live(a, e->file.file_path, mf->partition_spec_id, e->file.partition,
+                               e->file.npartition, seq, e->file.record_count,
+                               e->file.file_size_in_bytes, err);
+                if (rc < 0)
+                    break;
+            } else {
+                if (a->ndels == a->dcap) {
+                    size_t nc = a->dcap ? a->dcap * 2 : 16;
+                    live_delete *nd = floe_realloc(a->dels, nc * sizeof *nd);
+                    if (!nd) {
+                        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                        break;
+                    }
+                    a->dels = nd;
+                    a->dcap = nc;
+                }
+                live_delete *ld = &a->dels[a->ndels];
+                memset(ld, 0, sizeof *ld);
+                ld->e = *e;
+                ld->manifest = mi;
+                rc = floe_data_file_copy(&e->file, &a->arena, &ld->e.file, err);
+                if (rc < 0)
+                    break;
+                a->ndels++;
+            }
+        }
+        floe_manifest_reader_close(r);
+        if (rc < 0) {
+            floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static void fail_group(rw_group_out *g, const char *what, const char *path) {
+    if (g->failed)
+        return;
+    g->failed = true;
+    size_t a = strlen(what), b = path ? strlen(path) : 0, n = sizeof g->why - 1;
+    if (a > n)
+        a = n;
+    if (b > n - a)
+        b = n - a;
+    memcpy(g->why, what, a);
+    if (b)
+        memcpy(g->why + a, path, b);
+    g->why[a + b] = 0;
+    floe_log(FLOE_LOG_WARN, "rewrite: group %d fails validation: %s", g->group->global_index,
+             g->why);
+}
+
+/* Pass 2: the new manifest, rewritten manifests, the others as they are. */
+static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_error *err) {
+    commit_ctx *c = a->c;
+    const floe_rewrite_plan *p = c->p;
+    int rc = 0;
+    int mseq = c->attempts * 1000;
+    floe_manifest_write_options wo;
+    char *rec = NULL, *phys = NULL;
+    floe_manifest_writer *w = NULL;
+    floe_manifest_reader *r = NULL;
+    /* outputs */
+    floe_manifest_write_options_init(&wo);
+    wo.schema = p->priv->schema;
+    wo.spec = rw_plan_spec(p, p->output_spec_id);
+    wo.has_snapshot_id = true;
+    wo.snapshot_id = c->snapshot_id;
+    FLOE_CHECK(floe_manifest_codec_from_props(a->base->properties, a->base->n_properties,
+                                              &wo.codec, &wo.level, err));
+    size_t nadded = 0;
+    for (size_t k = 0; k < c->n; k++)
+        if (!c->g[k]->failed)
+            nadded += c->g[k]->nfiles;
+    if (nadded) {
+        if (!(rec = floe_manifest_path_new(c->md_dir, c->uuid, ++mseq)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(floe_table_resolve_path(c->t, rec, &phys, err));
+        FLOE_CHECK(floe_manifest_writer_open(phys, &wo, &w, err));
+        int64_t dseq = c->o->use_starting_sequence_number ? p->sequence_number : -1;
+        for (size_t k = 0; k < c->n; k++) {
+            if (c->g[k]->failed)
+                continue;
+            for (size_t i = 0; i < c->g[k]->nfiles; i++)
+                FLOE_CHECK(floe_manifest_writer_add(w, &c->g[k]->files[i], dseq, err));
+        }
+        FLOE_CHECK(track(c, rec, err));
+        floe_manifest_file mf;
+        rc = floe_manifest_writer_close(w, NULL, &a->arena, &mf, err);
+        w = NULL;
+        if (rc < 0)
+            goto done;
+        if (!(mf.manifest_path = floe_arena_strdup(&a->arena, rec)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(out_push(a, &mf, err));
+        floe_free(rec);
+        floe_free(phys);
+        rec = phys = NULL;
+    }
+    for (size_t mi = 0; mi < bl->nfiles; mi++) {
+        const floe_manifest_file *mf = &bl->files[mi];
+        if (!a->hits[mi]) {
+            FLOE_CHECK(out_push(a, mf, err));
+            continue;
+        }
+        FLOE_CHECK(open_manifest(c, mf, &r, err));
+        const floe_partition_spec *spec = manifest_spec(c, mf->partition_spec_id);
+        if (!spec)
+            spec = floe_manifest_reader_spec(r);
+        if (!spec || !spec->bound)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                      "manifest %s: its partition spec %d does not bind to the current "
+                      "schema; cannot rewrite it", mf->manifest_path, mf->partition_spec_id);
+        floe_manifest_write_options mo = wo;
+        mo.content = mf->content;
+        mo.spec = spec;
+        if (!(rec = floe_manifest_path_new(c->md_dir, c->uuid, ++mseq)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(floe_table_resolve_path(c->t, rec, &phys, err));
+        FLOE_CHECK(floe_manifest_writer_open(phys, &mo, &w, err));
+        const floe_manifest_entry *e;
+        size_t di = 0;
+        while ((rc = floe_manifest_reader_next(r, &e, err)) == 1) {
+            if (e->status == FLOE_ENTRY_DELETED)
+                continue;
+            bool drop = false;
+            if (e->file.content == FLOE_CONTENT_DATA) {
+                int64_t *ti = rw_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
+                                             strlen(e->file.file_path));
+                drop = ti && !c->g[a->targets[*ti].group]->failed;
+            } else {
+                for (; di < a->ndels && a->dels[di].manifest < mi; di++) {
+                }
+                for (size_t k = di; k < a->ndels && a->dels[k].manifest == mi; k++)
+                    if (a->dels[k].remove && !strcmp(a->dels[k].e.file.file_path,
+                                                     e->file.file_path))
+                        drop = true;
+            }
+            rc = drop ? floe_manifest_writer_delete(w, e, err) : floe_manifest_writer_existing(w, e, err);
+            if (rc < 0)
+                break;
+        }
+        floe_manifest_reader_close(r);
+        r = NULL;
+        if (rc < 0)
+            goto done;
+        FLOE_CHECK(track(c, rec, err));
+        floe_manifest_file nm;
+        rc = floe_manifest_writer_close(w, NULL, &a->arena, &nm, err);
+        w = NULL;
+        if (rc < 0)
+            goto done;
+        if (!(nm.manifest_path = floe_arena_strdup(&a->arena, rec)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(out_push(a, &nm, err));
+        floe_free(rec);
+        floe_free(phys);
+        rec = phys = NULL;
+    }
+done:
+    floe_manifest_writer_abort(w);
+    floe_manifest_reader_close(r);
+    floe_free(rec);
+    floe_free(phys);
+    return rc;
+}
+
+typedef struct summary {
+    floe_kv kv[40];
+    size_t n;
+    floe_arena *arena;
+} summary;
+
+static int sum_int(summary *s, const char *k, int64_t v, floe_error *err) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    const char *d = floe_arena_strdup(s->arena, buf);
+    FLOE_RETURN_ERROR_IF(!d || s->n >= 40, err, FLOE_ENOMEM, "out of memory");
+    s->kv[s->n++] = (floe_kv){k, d};
+    return 0;
+}
+
+static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    commit_ctx *c = ctx;
+    const floe_rewrite_plan *p = c->p;
+    attempt_state a;
+    memset(&a, 0, sizeof a);
+    a.c = c;
+    a.base = floe_metadata_builder_base(b);
+    a.global_min = INT64_MAX;
+    floe_arena_init(&a.arena, 64 * 1024);
+    floe_buf_init(&a.kb, 0);
+    c->attempts++;
+    c->noop = false;
+    int rc = 0;
+    char *src = NULL, *list_rec = NULL, *list_phys = NULL;
+    floe_manifest_list bl = {0};
+    const floe_snapshot *head = floe_table_metadata_current_snapshot(a.base);
+    if (!head) {
+        for (size_t k = 0; k < c->n; k++)
+            fail_group(c->g[k], "the table has no current snapshot any more", NULL);
+        c->noop = true;
+        rc = FLOE_COMMIT_NOOP;
+        goto done;
+    }
+    if (!head->manifest_list)
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "snapshot %" PRId64 " has no manifest list",
+                  head->snapshot_id);
+    FLOE_CHECK(floe_table_resolve_path(c->t, head->manifest_list, &src, err));
+    floe_manifest_list_read_options lo = {.has_snapshot_id = true,
+                                          .snapshot_id = head->snapshot_id};
+    FLOE_CHECK(floe_manifest_list_read(src, &lo, &a.arena, &bl, err));
+
+    /* targets: the inputs of the groups still in the running */
+    for (size_t k = 0; k < c->n; k++)
+        if (!c->g[k]->failed)
+            a.ntargets += c->g[k]->group->ninputs;
+    a.targets = floe_calloc(a.ntargets + 1, sizeof *a.targets);
+    a.hits = floe_calloc(bl.nfiles + 1, sizeof *a.hits);
+    if (!a.targets || !a.hits)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    a.ntargets = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->g[k]->failed)
+            continue;
+        const floe_rewrite_group *g = c->g[k]->group;
+        for (size_t i = 0; i < g->ninputs; i++) {
+            const char *path = g->inputs[i].file->file_path;
+            rc = rw_keyset_put(&a.target_idx, (const uint8_t *)path, strlen(path),
+                               (int64_t)a.ntargets, NULL);
+            if (rc < 0)
+                FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+            a.targets[a.ntargets++] = (target){k, &g->inputs[i], false};
+        }
+    }
+    FLOE_CHECK(read_base(&a, &bl, err));
+
+    /* validation */
+    for (size_t i = 0; i < a.ntargets; i++)
+        if (!a.targets[i].present)
+            fail_group(c->g[a.targets[i].group],
+                       "input no longer live (removed by a concurrent commit): ",
+                       a.targets[i].in->file->file_path);
+    for (size_t d = 0; d < a.ndels; d++) {
+        live_delete *ld = &a.dels[d];
+        if (entry_seq(&ld->e) <= p->sequence_number)
+            continue; /* there when the rewrite started: already applied */
+        if (ld->e.file.content == FLOE_CONTENT_EQUALITY_DELETES &&
+            c->o->use_starting_sequence_number)
+            continue; /* still applies to the outputs through their sequence number */
+        int32_t dspec = bl.files[ld->manifest].partition_spec_id;
+        for (size_t i = 0; i < a.ntargets; i++) {
+            rw_group_out *g = c->g[a.targets[i].group];
+            if (!g->failed && delete_applies(ld, dspec, a.targets[i].in))
+                fail_group(g, "a concurrent commit added deletes for input ",
+                           a.targets[i].in->file->file_path);
+        }
+    }
+    bool any = false;
+    for (size_t k = 0; k < c->n; k++)
+        any |= !c->g[k]->failed;
+    if (!any) {
+        c->noop = true;
+        rc = FLOE_COMMIT_NOOP;
+        goto done;
+    }
+
+    /* the live data after the change: failed groups' inputs stay, outputs arrive */
+    int64_t seq = floe_metadata_builder_next_sequence_number(b);
+    int64_t add_seq = c->o->use_starting_sequence_number ? p->sequence_number : seq;
+    int64_t added_files = 0, added_records = 0, added_size = 0;
+    int64_t del_files = 0, del_records = 0, del_size = 0;
+    for (size_t i = 0; i < a.ntargets; i++) {
+        const floe_rewrite_input *in = a.targets[i].in;
+        if (!a.targets[i].present)
+            continue;
+        if (c->g[a.targets[i].group]->failed) {
+            FLOE_CHECK(note_live(&a, in->file->file_path, in->spec_id, in->file->partition,
+                                 in->file->npartition, in->data_sequence_number,
+                                 in->file->record_count, in->file->file_size_in_bytes, err));
+        } else {
+            del_files++;
+            del_records += in->file->record_count;
+            del_size += in->file->file_size_in_bytes;
+        }
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->g[k]->failed)
+            continue;
+        for (size_t i = 0; i < c->g[k]->nfiles; i++) {
+            const floe_data_file *f = &c->g[k]->files[i];
+            FLOE_CHECK(note_live(&a, f->file_path, p->output_spec_id, f->partition, f->npartition,
+                                 add_seq, f->record_count, f->file_size_in_bytes, err));
+            added_files++;
+            added_records += f->record_count;
+            added_size += f->file_size_in_bytes;
+        }
+    }
+
+    /* dangling deletes */
+    int64_t rm_pos = 0, rm_eq = 0, rm_pos_rows = 0, rm_eq_rows = 0;
+    int64_t live_del = 0, live_pos_rows = 0, live_eq_rows = 0;
+    for (size_t d = 0; d < a.ndels; d++) {
+        live_delete *ld = &a.dels[d];
+        const floe_data_file *df = &ld->e.file;
+        int64_t dseq = ld->e.has_sequence_number ? ld->e.sequence_number : 0;
+        if (c->o->remove_dangling_deletes) {
+            bool dangling;
+            int32_t dspec = bl.files[ld->manifest].partition_spec_id;
+            int64_t min = a.global_min;
+            if (df->npartition) {
+                FLOE_CHECK(part_key(&a.kb, dspec, df->partition, df->npartition, err));
+                int64_t *m = rw_keyset_find(&a.part_min, a.kb.data, a.kb.len);
+                min = m ? *m : INT64_MAX;
+            }
+            if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+                dangling = min >= dseq; /* applies only to data older than itself */
+            } else if (df->referenced_data_file) {
+                dangling = !rw_keyset_find(&a.live_paths, (const uint8_t *)df->referenced_data_file,
+                                           strlen(df->referenced_data_file));
+            } else {
+                dangling = min > dseq;
+                if (!dangling && (!df->file_format || !strcasecmp(df->file_format, "parquet"))) {
+                    rw_keyset *paths;
+                    FLOE_CHECK(pos_delete_paths(c, df, &paths, err));
+                    dangling = true;
+                    for (size_t s = 0; s < paths->cap && dangling; s++)
+                        if (paths->hash[s] &&
+                            rw_keyset_find(&a.live_paths, paths->keys.data + paths->off[s],
+                                           paths->len[s]))
+                            dangling = false;
+                }
+            }
+            if (dangling) {
+                ld->remove = true;
+                a.hits[ld->manifest] = true;
+                if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+                    rm_eq++;
+                    rm_eq_rows += df->record_count;
+                } else {
+                    rm_pos++;
+                    rm_pos_rows += df->record_count;
+                }
+                continue;
+            }
+        }
+        live_del++;
+        if (df->content == FLOE_CONTENT_EQUALITY_DELETES)
+            live_eq_rows += df->record_count;
+        else
+            live_pos_rows += df->record_count;
+    }
+    c->removed_deletes = rm_pos + rm_eq;
+
+    FLOE_CHECK(write_manifests(&a, &bl, err));
+
+    list_rec = floe_manifest_list_path_new(c->md_dir, c->snapshot_id, c->attempts, c->uuid);
+    if (!list_rec)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_table_resolve_path(c->t, list_rec, &list_phys, err));
+    floe_manifest_list_write_options lw;
+    floe_manifest_list_write_options_init(&lw);
+    lw.snapshot_id = c->snapshot_id;
+    lw.has_parent = true;
+    lw.parent_snapshot_id = head->snapshot_id;
+    lw.sequence_number = seq;
+    FLOE_CHECK(floe_manifest_codec_from_props(a.base->properties, a.base->n_properties, &lw.codec,
+                                              &lw.level, err));
+    FLOE_CHECK(track(c, list_rec, err));
+    rc = floe_manifest_list_write(list_phys, &lw, a.out, a.nout, NULL, NULL, err);
+    if (rc < 0)
+        goto done;
+    floe_strlist_free(&c->final_refs);
+    FLOE_CHECK(floe_strlist_push(&c->final_refs, list_rec, err));
+    for (size_t i = 0; i < a.nout; i++)
+        FLOE_CHECK(floe_strlist_push(&c->final_refs, a.out[i].manifest_path, err));
+
+    summary s = {.arena = &a.arena};
+    int64_t groups = 0;
+    for (size_t k = 0; k < c->n; k++)
+        groups += !c->g[k]->failed;
+    FLOE_CHECK(sum_int(&s, "added-data-files", added_files, err));
+    FLOE_CHECK(sum_int(&s, "deleted-data-files", del_files, err));
+    FLOE_CHECK(sum_int(&s, "added-records", added_records, err));
+    FLOE_CHECK(sum_int(&s, "deleted-records", del_records, err));
+    FLOE_CHECK(sum_int(&s, "added-files-size", added_size, err));
+    FLOE_CHECK(sum_int(&s, "removed-files-size", del_size, err));
+    if (rm_pos + rm_eq) {
+        FLOE_CHECK(sum_int(&s, "removed-delete-files", rm_pos + rm_eq, err));
+        FLOE_CHECK(sum_int(&s, "removed-position-delete-files", rm_pos, err));
+        FLOE_CHECK(sum_int(&s, "removed-equality-delete-files", rm_eq, err));
+        FLOE_CHECK(sum_int(&s, "removed-position-deletes", rm_pos_rows, err));
+        FLOE_CHECK(sum_int(&s, "removed-equality-deletes", rm_eq_rows, err));
+    }
+    FLOE_CHECK(sum_int(&s, "total-data-files", a.live_files, err));
+    FLOE_CHECK(sum_int(&s, "total-delete-files", live_del, err));
+    FLOE_CHECK(sum_int(&s, "total-records", a.live_records, err));
+    FLOE_CHECK(sum_int(&s, "total-files-size", a.live_size, err));
+    FLOE_CHECK(sum_int(&s, "total-position-deletes", live_pos_rows, err));
+    FLOE_CHECK(sum_int(&s, "total-equality-deletes", live_eq_rows, err));
+    FLOE_CHECK(sum_int(&s, "floe.rewrite.file-groups", groups, err));
+    floe_snapshot_new sn = {.snapshot_id = c->snapshot_id,
+                            .operation = "replace",
+                            .manifest_list = list_rec,
+                            .summary = s.kv,
+                            .n_summary = s.n,
+                            .schema_id = -1};
+    FLOE_CHECK(floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err));
+done:
+    floe_free(a.targets);
+    floe_free(a.hits);
+    floe_free(a.dels);
+    floe_free(a.out);
+    rw_keyset_free(&a.target_idx);
+    rw_keyset_free(&a.live_paths);
+    rw_keyset_free(&a.part_min);
+    floe_buf_free(&a.kb);
+    floe_arena_reset(&a.arena);
+    floe_free(src);
+    floe_free(list_rec);
+    floe_free(list_phys);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * commit: through the catalog, or Hadoop-style for tables opened by path
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct max_ver {
+    int64_t max;
+} max_ver;
+
+static int ver_cb(void *ctx, const floe_io_entry *e) {
+    max_ver *m = ctx;
+    const char *slash = strrchr(e->uri, '/');
+    int64_t v;
+    if (floe_metadata_file_version(slash ? slash + 1 : e->uri, &v) && v > m->max)
+        m->max = v;
+    return 0;
+}
+
+static void sleep_backoff(const floe_commit_retry *r, int attempt) {
+    int64_t d = r->min_wait_ms;
+    for (int i = 1; i < attempt && d < r->max_wait_ms; i++)
+        d *= 2;
+    if (d > r->max_wait_ms)
+        d = r->max_wait_ms;
+    uint32_t rnd;
+    floe_random_bytes(&rnd, sizeof rnd);
+    d = d / 2 + (d > 1 ? (int64_t)(rnd % (uint32_t)(d / 2 + 1)) : 0);
+    struct timespec ts = {(time_t)(d / 1000), (long)(d % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static int path_commit(floe_table *t, commit_ctx *c, floe_error *err) {
+    floe_commit_retry retry;
+    floe_commit_retry_from(floe_table_metadata_get(t), &retry);
+    int64_t start = floe_now_ns();
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        if (attempt > 1) {
+            sleep_backoff(&retry, attempt - 1);
+            FLOE_FORWARD_IF_ERROR(floe_table_refresh(t, err));
+        }
+        const char *base_loc = floe_table_metadata_location(t);
+        floe_metadata_builder *b = NULL;
+        floe_table_metadata *m = NULL;
+        char *dir = NULL, *loc = NULL, *hint = NULL;
+        FLOE_CHECK(floe_metadata_builder_new(floe_table_metadata_get(t), &b, err));
+        rc = apply(c, b, err);
+        if (rc == FLOE_COMMIT_NOOP) {
+            rc = 0;
+            goto attempt_done;
+        }
+        if (rc < 0)
+            goto attempt_done;
+        FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));
+        {
+            const char *slash = strrchr(base_loc, '/');
+            dir = slash ? floe_strndup(base_loc, (size_t)(slash - base_loc)) : floe_strdup(".");
+            if (!dir)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            max_ver mv = {0};
+            FLOE_CHECK(floe_io_list(dir, ver_cb, &mv, err));
+            bool gz = floe_table_metadata_wants_gzip(m);
+            loc = floe_asprintf("%s/v%" PRId64 "%s.metadata.json", dir, mv.max + 1, gz ? ".gz" : "");
+            hint = floe_io_join(dir, "version-hint.text");
+            if (!loc || !hint)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_table_metadata_write(m, loc, gz, true, err);
+            if (rc == FLOE_EEXISTS) {
+                rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit", loc);
+                goto attempt_done;
+            }
+            if (rc < 0)
+                goto attempt_done;
+            /* committed: the hint names the new version (best effort, as Hadoop tables) */
+            char num[32];
+            int nn = snprintf(num, sizeof num, "%" PRId64, mv.max + 1);
+            floe_output_options oo = {.fsync = true};
+            floe_error e2;
+            if (floe_io_write_all(hint, num, (size_t)nn, &oo, &e2) < 0)
+                floe_log(FLOE_LOG_WARN, "rewrite: could not update %s: %s", hint, e2.msg);
+            if (floe_table_refresh(t, &e2) < 0)
+                floe_log(FLOE_LOG_WARN, "rewrite: refresh after commit: %s", e2.msg);
+        }
+    attempt_done:
+        floe_metadata_builder_free(b);
+        floe_table_metadata_free(m);
+        floe_free(dir);
+        floe_free(loc);
+        floe_free(hint);
+        if (rc != FLOE_ECONFLICT)
+            return rc;
+        if (attempt > retry.num_retries ||
+            (floe_now_ns() - start) / 1000000 > retry.total_timeout_ms)
+            return rc;
+    }
+done:
+    return rc;
+}
+
+static bool referenced(const commit_ctx *c, const char *path) {
+    for (size_t i = 0; i < c->final_refs.n; i++)
+        if (!strcmp(c->final_refs.items[i], path))
+            return true;
+    return false;
+}
+
+static void cleanup(commit_ctx *c, bool keep_refs) {
+    for (size_t i = 0; i < c->written.n; i++) {
+        const char *p = c->written.items[i];
+        if (keep_refs && referenced(c, p))
+            continue;
+        char *phys = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_table_resolve_path(c->t, p, &phys, &e) == 0 && floe_io_delete(phys, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", p, e.msg);
+        floe_free(phys);
+    }
+}
+
+int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewrite_options *o,
+                     rw_group_out **g, size_t n, rw_commit_stats *st, floe_error *err) {
+    commit_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.p = p;
+    c.o = o;
+    c.g = g;
+    c.n = n;
+    c.snapshot_id = floe_metadata_new_snapshot_id();
+    floe_uuid4(c.uuid);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    const char *custom = floe_table_metadata_property(m, "write.metadata.path");
+    c.md_dir = custom && *custom ? floe_strdup(custom) : floe_io_join(m->location, "metadata");
+    if (!c.md_dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_table_catalog(t) ? floe_table_commit(t, apply, &c, err) : path_commit(t, &c, err);
+    if (rc == FLOE_EUNKNOWN_STATE) {
+        /* C2: the table may reference anything written */
+    } else if (rc < 0 || c.noop) {
+        cleanup(&c, false);
+    } else {
+        cleanup(&c, true);
+        if (st) {
+            st->snapshot_id = c.snapshot_id;
+            st->removed_delete_files = c.removed_deletes;
+            st->attempts = c.attempts;
+        }
+    }
+    floe_free(c.md_dir);
+    floe_strlist_free(&c.written);
+    floe_strlist_free(&c.final_refs);
+    for (size_t i = 0; i < c.npos_paths; i++) {
+        rw_keyset_free(&c.pos_paths[i]);
+        floe_free(c.pos_paths_key[i]);
+    }
+    floe_free(c.pos_paths);
+    floe_free(c.pos_paths_key);
+    return rc;
+}

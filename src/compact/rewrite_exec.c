@@ -1,0 +1,998 @@
+/*
+ * rewrite_exec.c - running a rewrite plan: file groups rewritten concurrently on worker
+ * threads, outputs rolled at the split size, commits of finished groups (all at the end,
+ * or in batches with partial progress), cleanup of what failed.
+ *
+ * Threads: `workers` threads take groups in plan order (the job order); each group runs a
+ * reader thread (prefetch: the next row groups and files are decoded while the worker
+ * encodes) when more than one thread is allowed. The thread calling floe_rewrite_execute
+ * commits, reports progress and never touches group data while a worker owns it.
+ *
+ * Group state:
+ *
+ *   planned -> running -> written (outputs closed) -> committed
+ *                    \          \-> failed validation (outputs deleted)
+ *                     \-> failed (read/write error: outputs deleted)
+ *   written -> unknown (its commit's outcome is unknown: outputs kept, nothing more done)
+ *
+ * Output files are rolled as Spark's bin-pack rewrite splits its input: a file is closed
+ * once the input it holds reaches the group's split size (so a group yields its expected
+ * output count), or when the file reaches writeMaxFileSize.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "floe/io.h"
+#include "floe/manifest.h"
+#include "rewrite_internal.h"
+
+#define ROUTE_MAX_OPEN 16           /* open writers of a pooled group */
+#define CHUNK_ROWS 16384            /* rows per write when feeding a large batch */
+#define CHUNK_BYTES (8u << 20)
+
+/* ---------------------------------------------------------------------------------------
+ * the input side of a group: files in order, as batches
+ * ------------------------------------------------------------------------------------- */
+typedef struct group_src {
+    const floe_rewrite_plan *p;
+    const floe_rewrite_group *g;
+    rw_deletes *dels;
+    rw_reader *cur;
+    size_t next_file;
+    rw_read_stats st;
+} group_src;
+
+static int src_next(group_src *s, floe_batch *b, int64_t *in_bytes, floe_error *err) {
+    for (;;) {
+        if (!s->cur) {
+            if (s->next_file >= s->g->ninputs)
+                return 0;
+            const floe_rewrite_input *in = &s->g->inputs[s->next_file++];
+            FLOE_FORWARD_IF_ERROR(rw_reader_open(s->p->priv->schema, s->p->priv->name_mapping,
+                                                 in, in->spec, s->dels, &s->cur, err));
+        }
+        int rc = rw_reader_next(s->cur, b, in_bytes, err);
+        if (rc != 0)
+            return rc;
+        rw_read_stats st;
+        rw_reader_stats(s->cur, &st);
+        s->st.rows_read += st.rows_read;
+        s->st.rows_pos_deleted += st.rows_pos_deleted;
+        s->st.rows_eq_deleted += st.rows_eq_deleted;
+        s->st.row_groups += st.row_groups;
+        rw_reader_close(s->cur);
+        s->cur = NULL;
+    }
+}
+
+/* Prefetch: a reader thread fills two batches ahead of the writer. */
+typedef struct pipe_slot {
+    floe_batch b;
+    int64_t in_bytes;
+} pipe_slot;
+
+typedef struct group_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pipe_slot slot[2];
+    size_t head, nready;
+    bool done, cancel;
+    int rc;
+    floe_error err;
+    group_src *src;
+} group_pipe;
+
+static void *pipe_main(void *arg) {
+    group_pipe *pp = arg;
+    size_t tail = 0;
+    for (;;) {
+        pthread_mutex_lock(&pp->mu);
+        while (pp->nready == 2 && !pp->cancel)
+            pthread_cond_wait(&pp->cv, &pp->mu);
+        bool cancel = pp->cancel;
+        pthread_mutex_unlock(&pp->mu);
+        if (cancel)
+            break;
+        pipe_slot *s = &pp->slot[tail];
+        int rc = src_next(pp->src, &s->b, &s->in_bytes, &pp->err);
+        pthread_mutex_lock(&pp->mu);
+        if (rc <= 0) {
+            pp->rc = rc;
+            pp->done = true;
+            pthread_cond_broadcast(&pp->cv);
+            pthread_mutex_unlock(&pp->mu);
+            break;
+        }
+        pp->nready++;
+        tail ^= 1;
+        pthread_cond_broadcast(&pp->cv);
+        pthread_mutex_unlock(&pp->mu);
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * the output side: writers per partition tuple
+ * ------------------------------------------------------------------------------------- */
+typedef struct out_writer {
+    floe_pq_writer *w;
+    char *phys, *rec;
+    const floe_value *tuple;     /* lives in the group's arena */
+    size_t ntuple;
+    const char *dir;             /* partition path ("a=1/b=2" or "") */
+    uint8_t *key;
+    size_t keylen;
+    int64_t in_consumed;         /* input bytes routed to the open file */
+    int64_t last_used;
+} out_writer;
+
+typedef struct rw_exec rw_exec;
+
+typedef struct group_run {
+    rw_exec *x;
+    const floe_rewrite_group *g;
+    rw_group_out *out;
+    const floe_partition_spec *ospec;
+    bool route;                  /* rows need their output tuple computed */
+    out_writer *ws;
+    size_t nws, wcap;
+    int64_t clock;
+    int file_seq;
+    floe_batch sortbuf, sorted, chunk, routed;
+    bool batches_init;
+    size_t fcap;
+    int64_t peak;
+    floe_buf kb, pathb;
+} group_run;
+
+struct rw_exec {
+    floe_table *t;
+    floe_rewrite_plan *p;
+    const floe_rewrite_options *o;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t next_group;
+    rw_group_out *outs;
+    bool *finished;              /* worker done with the group (ok or failed) */
+    size_t nfinished;
+    bool stop;
+    bool prefetch;
+    char uuid[37];
+    floe_pq_write_options wo;
+    /* counters (under mu) */
+    int64_t bytes_read, bytes_written, records_read, records_deleted, records_written;
+    int64_t peak;
+};
+
+static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
+    rw_exec *x = gr->x;
+    int rc = 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s-%d-%d.parquet", x->uuid, gr->g->global_index, ++gr->file_seq);
+    floe_buf_reset(&gr->pathb);
+    const char *rec_dir = x->p->priv->data_dir_rec, *phys_dir = x->p->priv->data_dir_phys;
+    char *rel = ow->dir && *ow->dir ? floe_asprintf("%s/%s", ow->dir, name) : floe_strdup(name);
+    if (!rel)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    ow->rec = floe_io_join(rec_dir, rel);
+    ow->phys = floe_io_join(phys_dir, rel);
+    floe_free(rel);
+    if (!ow->rec || !ow->phys)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_pq_write_options wo = x->wo;
+    wo.target_file_size = gr->g->max_output_file_size;
+    FLOE_CHECK(floe_pq_writer_open(ow->phys, x->p->priv->schema, &wo, &ow->w, err));
+    ow->in_consumed = 0;
+done:
+    if (rc < 0) {
+        floe_free(ow->rec);
+        floe_free(ow->phys);
+        ow->rec = ow->phys = NULL;
+    }
+    return rc;
+}
+
+static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
+    if (!ow->w)
+        return 0;
+    rw_exec *x = gr->x;
+    rw_group_out *out = gr->out;
+    floe_pq_file_info fi;
+    memset(&fi, 0, sizeof fi);
+    int rc = floe_pq_writer_close(ow->w, &fi, err);
+    ow->w = NULL;
+    if (rc < 0)
+        goto done;
+    if (fi.record_count == 0) {
+        /* every row of the file's input was deleted: nothing to add */
+        floe_error e2;
+        floe_io_delete(ow->phys, &e2);
+        goto done;
+    }
+    if (out->nfiles == gr->fcap) {
+        size_t nc = gr->fcap ? gr->fcap * 2 : 4;
+        floe_data_file *nf = floe_realloc(out->files, nc * sizeof *nf);
+        char **np = nf ? floe_realloc(out->phys, nc * sizeof *np) : NULL;
+        if (nf)
+            out->files = nf;
+        if (!np)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        out->phys = np;
+        gr->fcap = nc;
+    }
+    floe_data_file *df = &out->files[out->nfiles];
+    memset(df, 0, sizeof *df);
+    FLOE_CHECK(floe_data_file_from_parquet(&fi, x->p->priv->metrics, &out->arena, df, err));
+    df->content = FLOE_CONTENT_DATA;
+    df->file_path = floe_arena_strdup(&out->arena, ow->rec);
+    df->partition = ow->tuple;
+    df->npartition = ow->ntuple;
+    if (x->o->strategy == FLOE_RW_SORT && x->p->priv->sort) {
+        df->has_sort_order_id = true;
+        df->sort_order_id = x->p->priv->sort->order_id;
+    }
+    if (!df->file_path)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    out->phys[out->nfiles] = ow->phys;
+    ow->phys = NULL;
+    out->nfiles++;
+    out->bytes += fi.file_size_in_bytes;
+    out->records += fi.record_count;
+    pthread_mutex_lock(&x->mu);
+    x->bytes_written += fi.file_size_in_bytes;
+    x->records_written += fi.record_count;
+    pthread_mutex_unlock(&x->mu);
+done:
+    floe_pq_file_info_free(&fi);
+    floe_free(ow->rec);
+    floe_free(ow->phys);
+    ow->rec = ow->phys = NULL;
+    return rc;
+}
+
+static void track_peak(group_run *gr, const floe_batch *in) {
+    int64_t m = (int64_t)floe_batch_bytes(in) * (gr->x->prefetch ? 2 : 1);
+    for (size_t i = 0; i < gr->nws; i++)
+        if (gr->ws[i].w)
+            m += (int64_t)floe_pq_writer_buffered_bytes(gr->ws[i].w);
+    if (gr->batches_init)
+        m += (int64_t)(floe_batch_bytes(&gr->sortbuf) + floe_batch_bytes(&gr->sorted));
+    if (m > gr->peak)
+        gr->peak = m;
+}
+
+/* Write b to ow, in chunks when it is large (the writer flushes row groups only between
+ * batches). */
+static int writer_put(group_run *gr, out_writer *ow, const floe_batch *b, floe_error *err) {
+    if (!ow->w)
+        FLOE_FORWARD_IF_ERROR(writer_open(gr, ow, err));
+    ow->last_used = ++gr->clock;
+    if (floe_batch_bytes(b) <= CHUNK_BYTES || b->nrows <= CHUNK_ROWS)
+        return floe_pq_writer_write_batch(ow->w, b, err);
+    floe_batch_cursor cur;
+    FLOE_RETURN_ERROR_IF(floe_batch_cursor_init(&cur, b) < 0, err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t r = 0; r < b->nrows && rc >= 0; r += CHUNK_ROWS) {
+        size_t n = b->nrows - r < CHUNK_ROWS ? b->nrows - r : CHUNK_ROWS;
+        floe_batch_clear(&gr->chunk);
+        rc = floe_batch_take_rows(&gr->chunk, b, &cur, n);
+        if (rc < 0) {
+            rc = floe_error_set(err, rc, "chunking a batch: %s", floe_strerror(rc));
+            break;
+        }
+        rc = floe_pq_writer_write_batch(ow->w, &gr->chunk, err);
+        track_peak(gr, b);
+    }
+    floe_batch_cursor_free(&cur);
+    return rc;
+}
+
+/* The writer of a tuple (routing), opening a slot when new. */
+static int writer_for(group_run *gr, const uint8_t *key, size_t keylen, const floe_value *tuple,
+                      size_t ntuple, out_writer **out, floe_error *err) {
+    for (size_t i = 0; i < gr->nws; i++)
+        if (gr->ws[i].keylen == keylen && !memcmp(gr->ws[i].key, key, keylen)) {
+            *out = &gr->ws[i];
+            return 0;
+        }
+    /* too many open: finish the least recently used file */
+    size_t open = 0, lru = SIZE_MAX;
+    for (size_t i = 0; i < gr->nws; i++)
+        if (gr->ws[i].w) {
+            open++;
+            if (lru == SIZE_MAX || gr->ws[i].last_used < gr->ws[lru].last_used)
+                lru = i;
+        }
+    if (open >= ROUTE_MAX_OPEN && lru != SIZE_MAX)
+        FLOE_FORWARD_IF_ERROR(writer_close(gr, &gr->ws[lru], err));
+    if (gr->nws == gr->wcap) {
+        size_t nc = gr->wcap ? gr->wcap * 2 : 4;
+        out_writer *nw = floe_realloc(gr->ws, nc * sizeof *nw);
+        FLOE_RETURN_ERROR_IF(!nw, err, FLOE_ENOMEM, "out of memory");
+        gr->ws = nw;
+        gr->wcap = nc;
+    }
+    out_writer *ow = &gr->ws[gr->nws];
+    memset(ow, 0, sizeof *ow);
+    floe_arena *a = &gr->out->arena;
+    floe_value *tv = floe_arena_alloc(a, (ntuple + 1) * sizeof *tv);
+    ow->key = floe_arena_memdup(a, key, keylen ? keylen : 1);
+    FLOE_RETURN_ERROR_IF(!tv || !ow->key, err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ntuple; i++) {
+        tv[i] = tuple[i];
+        if (!tv[i].is_null && (tv[i].type == FLOE_TYPE_STRING || tv[i].type == FLOE_TYPE_BINARY ||
+                               tv[i].type == FLOE_TYPE_FIXED)) {
+            tv[i].v.bytes.p = floe_arena_memdup(a, tv[i].v.bytes.p, tv[i].v.bytes.n + 1);
+            FLOE_RETURN_ERROR_IF(!tv[i].v.bytes.p, err, FLOE_ENOMEM, "out of memory");
+        }
+    }
+    ow->keylen = keylen;
+    ow->tuple = tv;
+    ow->ntuple = ntuple;
+    floe_buf_reset(&gr->pathb);
+    if (gr->ospec && gr->ospec->nfields)
+        FLOE_FORWARD_IF_ERROR(floe_partition_spec_path(gr->ospec, tv, &gr->pathb, err));
+    ow->dir = floe_arena_strndup(a, gr->pathb.len ? (const char *)gr->pathb.data : "",
+                                 gr->pathb.len);
+    FLOE_RETURN_ERROR_IF(!ow->dir, err, FLOE_ENOMEM, "out of memory");
+    gr->nws++;
+    *out = ow;
+    return 0;
+}
+
+/* A row's source value of a partition field (top-level or struct-nested, not repeated). */
+static floe_value row_source(const floe_batch *b, const floe_field *f, size_t row, size_t *vi) {
+    const floe_colbuf *c = &b->cols[f->leaf];
+    floe_value v;
+    memset(&v, 0, sizeof v);
+    v.type = f->type;
+    if (c->max_def && c->def[row] < c->max_def) {
+        v.is_null = true;
+        return v;
+    }
+    size_t k = vi[f->leaf]++;
+    const uint8_t *p = c->width ? c->values + k * (size_t)c->width : NULL;
+    switch (f->type) {
+    case FLOE_TYPE_BOOLEAN: v.v.b = p[0]; break;
+    case FLOE_TYPE_INT: case FLOE_TYPE_DATE: v.v.i32 = (int32_t)floe_load_le32(p); break;
+    case FLOE_TYPE_FLOAT: memcpy(&v.v.f, p, 4); break;
+    case FLOE_TYPE_DOUBLE: memcpy(&v.v.d, p, 8); break;
+    case FLOE_TYPE_UUID: memcpy(v.v.uuid, p, 16); break;
+    case FLOE_TYPE_STRING: case FLOE_TYPE_BINARY:
+        v.v.bytes.p = c->values + c->offsets[k];
+        v.v.bytes.n = c->offsets[k + 1] - c->offsets[k];
+        break;
+    case FLOE_TYPE_FIXED: v.v.bytes.p = p; v.v.bytes.n = (size_t)c->width; break;
+    case FLOE_TYPE_DECIMAL: {
+        floe_i128 x;
+        if (c->phys == FLOE_PHYS_INT32) x = (int32_t)floe_load_le32(p);
+        else if (c->phys == FLOE_PHYS_INT64) x = (int64_t)floe_load_le64(p);
+        else {
+            x = (p[0] & 0x80) ? -1 : 0;
+            for (int32_t i = 0; i < c->width; i++)
+                x = (floe_i128)(((unsigned __int128)x << 8) | p[i]);
+        }
+        v.v.dec.unscaled = x;
+        v.v.dec.scale = f->scale;
+        v.v.dec.precision = f->precision;
+        break;
+    }
+    default: v.v.i64 = (int64_t)floe_load_le64(p); break;
+    }
+    return v;
+}
+
+typedef struct route_key {
+    size_t row;
+    uint32_t off, len;
+} route_key;
+
+static int cmp_route_r(const void *a, const void *b, void *ctx) {
+    const route_key *x = a, *y = b;
+    const uint8_t *k = ctx;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(k + x->off, k + y->off, n);
+    if (c)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Rows whose output tuple must be computed: order them by tuple, then write each run. */
+static int put_routed(group_run *gr, const floe_batch *b, int64_t in_bytes, floe_error *err) {
+    const floe_partition_spec *sp = gr->ospec;
+    size_t n = b->nrows, nf = sp->nfields;
+    int rc = 0;
+    route_key *rk = floe_malloc((n + 1) * sizeof *rk);
+    size_t *vi = floe_calloc(b->ncols + 1, sizeof *vi);
+    size_t *perm = floe_malloc((n + 1) * sizeof *perm);
+    floe_value *src = floe_malloc((nf + 1) * sizeof *src);
+    floe_value *tup = floe_malloc((nf + 1) * sizeof *tup);
+    floe_value *tuples = floe_malloc((n * nf + 1) * sizeof *tuples);
+    if (!rk || !vi || !perm || !src || !tup || !tuples)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_reset(&gr->kb);
+    for (size_t row = 0; row < n; row++) {
+        for (size_t k = 0; k < nf; k++) {
+            const floe_field *f = sp->fields[k].source;
+            if (!f || f->leaf < 0 || f->rep_level > 0)
+                FLOE_FAIL(err, FLOE_EUNSUPPORTED, "partition field %s: source not writable",
+                          sp->fields[k].name);
+            src[k] = row_source(b, f, row, vi);
+        }
+        FLOE_CHECK(floe_partition_spec_tuple(sp, src, tup, err));
+        size_t at = gr->kb.len;
+        for (size_t k = 0; k < nf; k++) {
+            tuples[row * nf + k] = tup[k];
+            if (floe_buf_append_byte(&gr->kb, tup[k].is_null ? 0 : 1) < 0)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            if (!tup[k].is_null) {
+                size_t lat = gr->kb.len;
+                uint32_t len = 0;
+                if (floe_buf_append(&gr->kb, &len, 4) < 0)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                FLOE_CHECK(floe_value_to_binary(&tup[k], &gr->kb, err));
+                len = (uint32_t)(gr->kb.len - lat - 4);
+                memcpy(gr->kb.data + lat, &len, 4);
+            }
+        }
+        rk[row] = (route_key){row, (uint32_t)at, (uint32_t)(gr->kb.len - at)};
+    }
+    qsort_r(rk, n, sizeof *rk, cmp_route_r, gr->kb.data);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = rk[i].row;
+    floe_batch_clear(&gr->routed);
+    FLOE_CHECK(rw_batch_gather(b, perm, n, &gr->routed, err));
+    floe_batch_cursor cur;
+    if (floe_batch_cursor_init(&cur, &gr->routed) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc >= 0;) {
+        size_t j = i;
+        while (j < n && rk[j].len == rk[i].len &&
+               !memcmp(gr->kb.data + rk[j].off, gr->kb.data + rk[i].off, rk[i].len))
+            j++;
+        out_writer *ow;
+        rc = writer_for(gr, gr->kb.data + rk[i].off, rk[i].len, &tuples[rk[i].row * nf], nf, &ow,
+                        err);
+        if (rc >= 0) {
+            floe_batch_clear(&gr->chunk);
+            rc = floe_batch_take_rows(&gr->chunk, &gr->routed, &cur, j - i);
+            if (rc < 0)
+                rc = floe_error_set(err, rc, "routing rows: %s", floe_strerror(rc));
+        }
+        if (rc >= 0)
+            rc = writer_put(gr, ow, &gr->chunk, err);
+        if (rc >= 0) {
+            ow->in_consumed += (int64_t)((double)in_bytes * (double)(j - i) / (double)n);
+            if (floe_pq_writer_should_roll(ow->w))
+                rc = writer_close(gr, ow, err);
+        }
+        i = j;
+    }
+    floe_batch_cursor_free(&cur);
+done:
+    floe_free(rk);
+    floe_free(vi);
+    floe_free(perm);
+    floe_free(src);
+    floe_free(tup);
+    floe_free(tuples);
+    return rc;
+}
+
+/* One batch of input rows into the outputs. */
+static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, floe_error *err) {
+    track_peak(gr, b);
+    if (b->nrows == 0) {
+        if (gr->nws && gr->ws[0].w)
+            gr->ws[0].in_consumed += in_bytes;
+        return 0;
+    }
+    if (gr->route)
+        return put_routed(gr, b, in_bytes, err);
+    out_writer *ow = &gr->ws[0];
+    if (gr->x->o->strategy == FLOE_RW_SORT) {
+        floe_batch_cursor cur;
+        FLOE_RETURN_ERROR_IF(floe_batch_cursor_init(&cur, b) < 0, err, FLOE_ENOMEM,
+                             "out of memory");
+        int rc = floe_batch_take_rows(&gr->sortbuf, b, &cur, b->nrows);
+        floe_batch_cursor_free(&cur);
+        if (rc < 0)
+            return floe_error_set(err, rc, "sort buffer: %s", floe_strerror(rc));
+        ow->in_consumed += in_bytes;
+        if ((int64_t)floe_batch_bytes(&gr->sortbuf) < gr->g->max_output_file_size &&
+            ow->in_consumed < gr->g->split_size)
+            return 0;
+        /* one sorted output file per buffer */
+        FLOE_FORWARD_IF_ERROR(rw_sort_batch(gr->x->p->priv->sort, &gr->sortbuf, &gr->sorted, err));
+        track_peak(gr, b);
+        floe_batch_clear(&gr->sortbuf);
+        FLOE_FORWARD_IF_ERROR(writer_put(gr, ow, &gr->sorted, err));
+        floe_batch_clear(&gr->sorted);
+        return writer_close(gr, ow, err);
+    }
+    FLOE_FORWARD_IF_ERROR(writer_put(gr, ow, b, err));
+    ow->in_consumed += in_bytes;
+    if (ow->in_consumed >= gr->g->split_size || floe_pq_writer_should_roll(ow->w))
+        return writer_close(gr, ow, err);
+    return 0;
+}
+
+static int finish_outputs(group_run *gr, floe_error *err) {
+    if (gr->x->o->strategy == FLOE_RW_SORT && !gr->route && gr->sortbuf.nrows) {
+        FLOE_FORWARD_IF_ERROR(rw_sort_batch(gr->x->p->priv->sort, &gr->sortbuf, &gr->sorted, err));
+        floe_batch_clear(&gr->sortbuf);
+        FLOE_FORWARD_IF_ERROR(writer_put(gr, &gr->ws[0], &gr->sorted, err));
+        floe_batch_clear(&gr->sorted);
+    }
+    for (size_t i = 0; i < gr->nws; i++)
+        FLOE_FORWARD_IF_ERROR(writer_close(gr, &gr->ws[i], err));
+    return 0;
+}
+
+/* prefix + msg into dst[0..n), cut to fit (messages are for people). */
+static void copy_msg(char *dst, size_t n, const char *prefix, const char *msg) {
+    size_t a = strlen(prefix), b = strlen(msg);
+    if (a >= n)
+        a = n - 1;
+    memcpy(dst, prefix, a);
+    if (b > n - 1 - a)
+        b = n - 1 - a;
+    memcpy(dst + a, msg, b);
+    dst[a + b] = 0;
+}
+
+static void delete_outputs(rw_group_out *out) {
+    for (size_t i = 0; i < out->nfiles; i++) {
+        floe_error e;
+        if (floe_io_delete(out->phys[i], &e) < 0)
+            floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", out->phys[i], e.msg);
+    }
+}
+
+static int run_group(rw_exec *x, size_t gi, floe_error *err) {
+    const floe_rewrite_group *g = &x->p->groups[gi];
+    rw_group_out *out = &x->outs[gi];
+    group_run gr;
+    memset(&gr, 0, sizeof gr);
+    gr.x = x;
+    gr.g = g;
+    gr.out = out;
+    floe_buf_init(&gr.kb, 0);
+    floe_buf_init(&gr.pathb, 0);
+    group_src src = {.p = x->p, .g = g};
+    group_pipe pp;
+    memset(&pp, 0, sizeof pp);
+    bool pipe_started = false;
+    pthread_t th;
+    int rc = 0;
+    int64_t counted = 0;
+    const floe_schema *schema = x->p->priv->schema;
+    gr.ospec = rw_plan_spec(x->p, x->p->output_spec_id);
+    gr.route = g->spec_id < 0 && gr.ospec && gr.ospec->nfields > 0;
+    if (floe_batch_init(&gr.sortbuf, schema) < 0 || floe_batch_init(&gr.sorted, schema) < 0 ||
+        floe_batch_init(&gr.chunk, schema) < 0 || floe_batch_init(&gr.routed, schema) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    gr.batches_init = true;
+    if (!gr.route) {
+        /* one writer with the group's tuple (empty for an unpartitioned output spec) */
+        static const uint8_t nokey = 0;
+        const floe_value *tuple = g->spec_id >= 0 ? g->partition : NULL;
+        size_t nt = g->spec_id >= 0 ? g->npartition : 0;
+        out_writer *ow;
+        FLOE_CHECK(writer_for(&gr, &nokey, 0, tuple, nt, &ow, err));
+    }
+    FLOE_CHECK(rw_deletes_new(schema, x->p->priv->name_mapping, &src.dels, err));
+    if (x->prefetch) {
+        pthread_mutex_init(&pp.mu, NULL);
+        pthread_cond_init(&pp.cv, NULL);
+        pp.src = &src;
+        for (int k = 0; k < 2; k++)
+            if (floe_batch_init(&pp.slot[k].b, schema) < 0)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (pthread_create(&th, NULL, pipe_main, &pp) != 0)
+            FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start a reader thread");
+        pipe_started = true;
+        for (;;) {
+            pthread_mutex_lock(&pp.mu);
+            while (pp.nready == 0 && !pp.done)
+                pthread_cond_wait(&pp.cv, &pp.mu);
+            if (pp.nready == 0) {
+                pthread_mutex_unlock(&pp.mu);
+                break;
+            }
+            pipe_slot *s = &pp.slot[pp.head];
+            pthread_mutex_unlock(&pp.mu);
+            rc = put_batch(&gr, &s->b, s->in_bytes, err);
+            counted += s->in_bytes;
+            pthread_mutex_lock(&x->mu);
+            x->bytes_read += s->in_bytes;
+            pthread_mutex_unlock(&x->mu);
+            pthread_mutex_lock(&pp.mu);
+            pp.nready--;
+            pp.head ^= 1;
+            if (rc < 0)
+                pp.cancel = true;
+            pthread_cond_broadcast(&pp.cv);
+            pthread_mutex_unlock(&pp.mu);
+            if (rc < 0)
+                break;
+        }
+        pthread_join(th, NULL);
+        pipe_started = false;
+        if (rc >= 0 && pp.rc < 0) {
+            rc = pp.rc;
+            if (err)
+                *err = pp.err;
+        }
+        if (rc < 0)
+            goto done;
+    } else {
+        floe_batch b;
+        if (floe_batch_init(&b, schema) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        int64_t in_bytes = 0;
+        while ((rc = src_next(&src, &b, &in_bytes, err)) == 1) {
+            rc = put_batch(&gr, &b, in_bytes, err);
+            counted += in_bytes;
+            pthread_mutex_lock(&x->mu);
+            x->bytes_read += in_bytes;
+            pthread_mutex_unlock(&x->mu);
+            if (rc < 0)
+                break;
+        }
+        floe_batch_free(&b);
+        if (rc < 0)
+            goto done;
+    }
+    FLOE_CHECK(finish_outputs(&gr, err));
+done:
+    if (pipe_started) {
+        pthread_mutex_lock(&pp.mu);
+        pp.cancel = true;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+        pthread_join(th, NULL);
+    }
+    if (x->prefetch && pp.src) {
+        floe_batch_free(&pp.slot[0].b);
+        floe_batch_free(&pp.slot[1].b);
+        pthread_mutex_destroy(&pp.mu);
+        pthread_cond_destroy(&pp.cv);
+    }
+    rw_reader_close(src.cur);
+    rw_deletes_free(src.dels);
+    for (size_t i = 0; i < gr.nws; i++) {
+        floe_pq_writer_abort(gr.ws[i].w);
+        floe_free(gr.ws[i].rec);
+        floe_free(gr.ws[i].phys);
+    }
+    floe_free(gr.ws);
+    if (gr.batches_init) {
+        floe_batch_free(&gr.sortbuf);
+        floe_batch_free(&gr.sorted);
+        floe_batch_free(&gr.chunk);
+        floe_batch_free(&gr.routed);
+    }
+    floe_buf_free(&gr.kb);
+    floe_buf_free(&gr.pathb);
+    pthread_mutex_lock(&x->mu);
+    if (rc >= 0 && g->input_bytes > counted)
+        x->bytes_read += g->input_bytes - counted; /* footers and headers */
+    x->records_read += src.st.rows_read;
+    x->records_deleted += src.st.rows_pos_deleted + src.st.rows_eq_deleted;
+    if (gr.peak > x->peak)
+        x->peak = gr.peak;
+    pthread_mutex_unlock(&x->mu);
+    if (rc < 0) {
+        delete_outputs(out);
+        for (size_t i = 0; i < out->nfiles; i++)
+            floe_free(out->phys[i]);
+        out->nfiles = 0;
+    }
+    return rc;
+}
+
+static void *worker_main(void *arg) {
+    rw_exec *x = arg;
+    for (;;) {
+        pthread_mutex_lock(&x->mu);
+        if (x->stop || x->next_group >= x->p->ngroups) {
+            pthread_mutex_unlock(&x->mu);
+            break;
+        }
+        size_t gi = x->next_group++;
+        pthread_mutex_unlock(&x->mu);
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = run_group(x, gi, &e);
+        pthread_mutex_lock(&x->mu);
+        if (rc < 0) {
+            x->outs[gi].failed = true;
+            copy_msg(x->outs[gi].why, sizeof x->outs[gi].why, "",
+                     e.msg[0] ? e.msg : floe_strerror(rc));
+            floe_log(FLOE_LOG_WARN, "rewrite: group %d failed: %s",
+                     x->p->groups[gi].global_index, x->outs[gi].why);
+        }
+        x->finished[gi] = true;
+        x->nfinished++;
+        pthread_cond_broadcast(&x->cv);
+        pthread_mutex_unlock(&x->mu);
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * driving: workers, commits, progress
+ * ------------------------------------------------------------------------------------- */
+
+static int online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 1024 ? (int)n : 1;
+}
+
+static void report(rw_exec *x, const floe_rewrite_options *o, int64_t t0, int64_t commits,
+                   int64_t failed) {
+    if (!o->progress)
+        return;
+    floe_rewrite_progress pr = {0};
+    pthread_mutex_lock(&x->mu);
+    pr.groups_total = (int64_t)x->p->ngroups;
+    pr.groups_done = (int64_t)x->nfinished;
+    pr.bytes_read = x->bytes_read;
+    pr.bytes_written = x->bytes_written;
+    pthread_mutex_unlock(&x->mu);
+    for (size_t i = 0; i < x->p->ngroups; i++)
+        pr.bytes_total += x->p->groups[i].input_bytes;
+    pr.groups_failed = failed;
+    pr.commits = commits;
+    pr.elapsed_s = (double)(floe_now_ns() - t0) / 1e9;
+    o->progress(o->progress_ctx, &pr);
+}
+
+int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
+                         floe_rewrite_result *res, floe_error *err) {
+    int64_t t0 = floe_now_ns();
+    floe_rewrite_result r;
+    memset(&r, 0, sizeof r);
+    r.plan_ms = p->plan_ms;
+    r.groups_planned = (int64_t)p->ngroups;
+    int rc = 0;
+    rw_exec x;
+    memset(&x, 0, sizeof x);
+    pthread_t *th = NULL;
+    size_t nth = 0;
+    rw_group_out **batch = NULL;
+    bool *committed_or_dropped = NULL;
+    if (p->ngroups == 0)
+        goto finish;
+    FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    x.t = t;
+    x.p = p;
+    x.o = o;
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
+    floe_uuid4(x.uuid);
+    x.wo = p->priv->write;
+    x.wo.output.fsync = o->fsync;
+    x.outs = floe_calloc(p->ngroups, sizeof *x.outs);
+    x.finished = floe_calloc(p->ngroups, sizeof *x.finished);
+    batch = floe_calloc(p->ngroups, sizeof *batch);
+    committed_or_dropped = floe_calloc(p->ngroups, sizeof *committed_or_dropped);
+    if (!x.outs || !x.finished || !batch || !committed_or_dropped)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->ngroups; i++) {
+        x.outs[i].group = &p->groups[i];
+        floe_arena_init(&x.outs[i].arena, 16 * 1024);
+    }
+    int threads = o->threads > 0 ? o->threads : online_cpus();
+    int64_t conc = o->max_concurrent_groups > 0 ? o->max_concurrent_groups : 1;
+    /* each group can use two threads (reader + writer); keep groups to what the
+     * threads allow, but always at least one */
+    int64_t by_threads = threads >= 2 ? threads / 2 : 1;
+    if (conc > by_threads)
+        conc = by_threads;
+    if (conc > (int64_t)p->ngroups)
+        conc = (int64_t)p->ngroups;
+    x.prefetch = threads >= 2;
+    th = floe_calloc((size_t)conc, sizeof *th);
+    if (!th)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < conc; i++) {
+        if (pthread_create(&th[nth], NULL, worker_main, &x) != 0)
+            break;
+        nth++;
+    }
+    if (nth == 0)
+        FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start worker threads");
+
+    /* commit loop */
+    int64_t per_commit = (int64_t)p->ngroups;
+    if (o->partial_progress) {
+        int64_t mc = o->partial_max_commits > 0 ? o->partial_max_commits : 10;
+        per_commit = ((int64_t)p->ngroups + mc - 1) / mc;
+        if (per_commit < 1)
+            per_commit = 1;
+    }
+    int64_t max_failed = o->partial_max_failed_commits >= 0 ? o->partial_max_failed_commits
+                         : (o->partial_max_commits > 0 ? o->partial_max_commits : 10);
+    size_t handled = 0;
+    int64_t last_report = 0;
+    int64_t rw_start = floe_now_ns();
+    double commit_ns = 0;
+    bool fatal = false;
+    while (handled < p->ngroups) {
+        size_t nb = 0;
+        pthread_mutex_lock(&x.mu);
+        for (;;) {
+            size_t ready = 0;
+            for (size_t i = 0; i < p->ngroups; i++)
+                ready += x.finished[i] && !committed_or_dropped[i];
+            if ((int64_t)ready >= per_commit || x.nfinished == p->ngroups)
+                break;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 200 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&x.cv, &x.mu, &ts);
+            pthread_mutex_unlock(&x.mu);
+            if (floe_now_ns() - last_report > 250 * 1000 * 1000LL) {
+                report(&x, o, t0, r.commits, r.groups_failed);
+                last_report = floe_now_ns();
+            }
+            pthread_mutex_lock(&x.mu);
+        }
+        for (size_t i = 0; i < p->ngroups && (int64_t)nb < per_commit; i++) {
+            if (!x.finished[i] || committed_or_dropped[i])
+                continue;
+            committed_or_dropped[i] = true;
+            handled++;
+            if (x.outs[i].failed)
+                continue;
+            batch[nb++] = &x.outs[i];
+        }
+        pthread_mutex_unlock(&x.mu);
+        if (nb == 0 || fatal)
+            continue;
+        int64_t c0 = floe_now_ns();
+        rw_commit_stats cs = {0};
+        floe_error ce;
+        floe_error_clear(&ce);
+        int crc = rw_commit_groups(t, p, o, batch, nb, &cs, &ce);
+        commit_ns += (double)(floe_now_ns() - c0);
+        if (crc == 0) {
+            bool any = false;
+            for (size_t k = 0; k < nb; k++) {
+                if (batch[k]->failed) {
+                    delete_outputs(batch[k]);
+                    continue;
+                }
+                batch[k]->committed = true;
+                any = true;
+            }
+            if (any) {
+                r.commits++;
+                r.snapshot_id = cs.snapshot_id;
+                r.removed_delete_files_count += cs.removed_delete_files;
+            }
+        } else if (crc == FLOE_EUNKNOWN_STATE) {
+            /* the outputs may be referenced: keep them, commit nothing more */
+            r.unknown_state = true;
+            rc = crc;
+            if (err)
+                *err = ce;
+            fatal = true;
+            pthread_mutex_lock(&x.mu);
+            x.stop = true;
+            pthread_mutex_unlock(&x.mu);
+        } else {
+            r.failed_commits++;
+            for (size_t k = 0; k < nb; k++) {
+                batch[k]->failed = true;
+                copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
+                         ce.msg[0] ? ce.msg : floe_strerror(crc));
+                delete_outputs(batch[k]);
+            }
+            floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
+            bool too_many = o->partial_progress ? r.failed_commits > max_failed : true;
+            if (too_many) {
+                rc = crc;
+                if (err)
+                    *err = ce;
+                fatal = true;
+                pthread_mutex_lock(&x.mu);
+                x.stop = true;
+                pthread_mutex_unlock(&x.mu);
+            }
+        }
+        if (fatal) {
+            /* groups never started count as handled */
+            pthread_mutex_lock(&x.mu);
+            for (size_t i = x.next_group; i < p->ngroups; i++) {
+                if (!committed_or_dropped[i]) {
+                    committed_or_dropped[i] = true;
+                    handled++;
+                }
+            }
+            pthread_mutex_unlock(&x.mu);
+        }
+    }
+    for (size_t i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    nth = 0;
+    /* groups finished after a fatal stop: their outputs are not in the table */
+    for (size_t i = 0; i < p->ngroups; i++) {
+        rw_group_out *g = &x.outs[i];
+        if (!g->committed && !r.unknown_state && !g->failed && g->nfiles) {
+            delete_outputs(g);
+        }
+    }
+    r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)commit_ns) / 1e6;
+    r.commit_ms = commit_ns / 1e6;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        rw_group_out *g = &x.outs[i];
+        if (g->committed) {
+            r.groups_committed++;
+            r.rewritten_data_files_count += (int64_t)g->group->ninputs;
+            r.rewritten_bytes_count += g->group->input_bytes;
+            r.added_data_files_count += (int64_t)g->nfiles;
+        } else {
+            r.groups_failed += g->failed || x.finished[i];
+            r.failed_data_files_count += (int64_t)g->group->ninputs;
+            if (g->failed && !r.first_failure[0]) {
+                char pre[32];
+                snprintf(pre, sizeof pre, "group %d: ", g->group->global_index);
+                copy_msg(r.first_failure, sizeof r.first_failure, pre, g->why);
+            }
+        }
+    }
+    r.bytes_written = x.bytes_written;
+    r.records_read = x.records_read;
+    r.records_deleted = x.records_deleted;
+    r.records_written = x.records_written;
+    r.peak_group_buffer_bytes = x.peak;
+    report(&x, o, t0, r.commits, r.groups_failed);
+done:
+    for (size_t i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    floe_free(th);
+    if (x.outs) {
+        for (size_t i = 0; i < p->ngroups; i++) {
+            for (size_t k = 0; x.outs[i].phys && k < x.outs[i].nfiles; k++)
+                floe_free(x.outs[i].phys[k]);
+            floe_free(x.outs[i].phys);
+            floe_free(x.outs[i].files);
+            floe_arena_reset(&x.outs[i].arena);
+        }
+        floe_free(x.outs);
+        pthread_mutex_destroy(&x.mu);
+        pthread_cond_destroy(&x.cv);
+    }
+    floe_free(x.finished);
+    floe_free(batch);
+    floe_free(committed_or_dropped);
+finish:
+    r.total_ms = (double)(floe_now_ns() - t0) / 1e6 + p->plan_ms;
+    if (res)
+        *res = r;
+    return rc;
+}
+
+int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
+                 floe_error *err) {
+    floe_rewrite_plan *p = NULL;
+    int rc = floe_rewrite_plan_new(t, o, &p, err);
+    if (rc < 0)
+        return rc;
+    rc = floe_rewrite_execute(t, p, o, res, err);
+    floe_rewrite_plan_free(p);
+    return rc;
+}

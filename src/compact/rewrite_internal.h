@@ -1,0 +1,117 @@
+/*
+ * rewrite_internal.h - pieces shared by the rewrite planner, reader, executor and
+ * committer (src/compact). Private.
+ */
+#ifndef FLOE_COMPACT_REWRITE_INTERNAL_H
+#define FLOE_COMPACT_REWRITE_INTERNAL_H
+
+#include "floe/column.h"
+#include "floe/parquet.h"
+#include "floe/partition.h"
+#include "floe/rewrite.h"
+#include "floe/scan.h"
+#include "floe/schema.h"
+
+#define RW_POS_FILE_PATH_ID 2147483546 /* iceberg: position delete file_path */
+#define RW_POS_POS_ID 2147483545       /* iceberg: position delete pos */
+
+struct floe_rewrite_plan_priv {
+    floe_scan_plan *scan;        /* owns the data and delete files the groups point to */
+    floe_arena arena;            /* groups, inputs, uris, partition texts */
+    floe_schema *schema;         /* the current schema (rows are written with it) */
+    floe_partition_spec **specs; /* every spec of the table bound to schema (NULL when a
+                                    spec no longer binds) */
+    int32_t *spec_ids;
+    size_t nspecs;
+    floe_sort_order *sort;       /* default sort order, NULL when unsorted */
+    char *name_mapping;          /* schema.name-mapping.default, or NULL */
+    floe_pq_write_options write; /* the table's write properties */
+    char *data_dir_rec;          /* write.data.path or <location>/data, as recorded */
+    char *data_dir_phys;         /* the same, where it is written */
+    floe_metrics_config *metrics;
+    int64_t start_sequence_number;
+};
+
+/* The bound spec with this id, or NULL. */
+const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec_id);
+
+/* A set of byte strings with an int64 payload (open addressing). Zero-initialise. */
+typedef struct rw_keyset {
+    uint64_t *hash;              /* 0 = empty slot */
+    uint32_t *off;               /* offset of the key in keys */
+    uint32_t *len;
+    int64_t *val;
+    size_t cap, n;
+    floe_buf keys;
+} rw_keyset;
+void rw_keyset_free(rw_keyset *s);
+int64_t *rw_keyset_find(const rw_keyset *s, const uint8_t *p, size_t n);
+/* Insert unless present; *slot (may be NULL) gets the payload. FLOE_ENOMEM, FLOE_ELIMIT. */
+int rw_keyset_put(rw_keyset *s, const uint8_t *p, size_t n, int64_t val, int64_t **slot);
+
+/* ---------------------------------------------------------------------------------------
+ * Reading one input file as batches of the table schema (rewrite_read.c)
+ * ------------------------------------------------------------------------------------- */
+typedef struct rw_deletes rw_deletes;  /* loaded delete files of a group (cache) */
+typedef struct rw_reader rw_reader;
+
+typedef struct rw_read_stats {
+    int64_t rows_read, rows_pos_deleted, rows_eq_deleted, row_groups;
+} rw_read_stats;
+
+/* name_mapping: schema.name-mapping.default text or NULL. Borrowed; both must outlive the
+ * cache. */
+int rw_deletes_new(const floe_schema *schema, const char *name_mapping, rw_deletes **out,
+                   floe_error *err);
+void rw_deletes_free(rw_deletes *d);
+
+/* Open input `in` for reading into batches of `schema`. spec (may be NULL) gives identity
+ * partition values for columns the file lacks. */
+int rw_reader_open(const floe_schema *schema, const char *name_mapping,
+                   const floe_rewrite_input *in, const floe_partition_spec *spec,
+                   rw_deletes *dels, rw_reader **out, floe_error *err);
+/* Clear dst and fill it with the surviving rows of the next row group. 1 with rows (maybe
+ * zero after deletes), 0 at the end. *in_bytes receives the row group's stored size. */
+int rw_reader_next(rw_reader *r, floe_batch *dst, int64_t *in_bytes, floe_error *err);
+void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
+void rw_reader_close(rw_reader *r);
+
+/* ---------------------------------------------------------------------------------------
+ * Sorting a batch by a sort order (rewrite_sort.c)
+ * ------------------------------------------------------------------------------------- */
+/* Reorder the rows of src into dst (cleared first; same schema) by order. */
+int rw_sort_batch(const floe_sort_order *order, const floe_batch *src, floe_batch *dst,
+                  floe_error *err);
+
+/* Copy rows perm[0..n) of src, in that order, to the end of dst (same schema). */
+int rw_batch_gather(const floe_batch *src, const size_t *perm, size_t n, floe_batch *dst,
+                    floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Committing (rewrite_commit.c)
+ * ------------------------------------------------------------------------------------- */
+typedef struct rw_group_out {
+    const floe_rewrite_group *group;
+    floe_arena arena;            /* the output data files */
+    floe_data_file *files;       /* outputs (strings in the executor's arena) */
+    size_t nfiles;
+    char **phys;                 /* where each output was written */
+    int64_t bytes, records;
+    bool failed;                 /* execution or validation failed */
+    bool committed;
+    char why[192];
+} rw_group_out;
+
+typedef struct rw_commit_stats {
+    int64_t removed_delete_files;
+    int64_t snapshot_id;
+    int attempts;
+} rw_commit_stats;
+
+/* Commit the groups g[0..n) (the non-failed ones) in one replace snapshot. Groups that
+ * fail validation get failed = true and a reason; if none is left nothing is committed
+ * and 0 is returned. */
+int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewrite_options *o,
+                     rw_group_out **g, size_t n, rw_commit_stats *st, floe_error *err);
+
+#endif

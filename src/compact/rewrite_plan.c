@@ -1,0 +1,723 @@
+/*
+ * rewrite_plan.c - planning a rewrite: options, Iceberg's bin-pack file selection,
+ * grouping and group filtering, expected output counts, and the plan of a table.
+ *
+ * Facts from Iceberg Java (core, org.apache.iceberg.actions): SizeBasedFileRewritePlanner
+ * (size thresholds, expectedOutputFiles, inputSplitSize, writeMaxFileSize, the group
+ * predicates), BinPackRewriteFilePlanner (delete-file and delete-ratio thresholds,
+ * grouping by partition with files of other specs pooled as "unpartitioned",
+ * max-files-to-rewrite, job order), util.BinPacking.ListPacker with look-back 1 (a
+ * sequential packer: a file that does not fit closes the open group).
+ *
+ * Invariants:
+ *   P1. The planner is pure over (partition, size, record count, deletes): the same table
+ *       state and options always give the same groups in the same order.
+ *   P2. Every pointer in a plan lives in the plan (its arena, its scan plan).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "floe/append.h"
+#include "floe/io.h"
+#include "floe/scan.h"
+#include "rewrite_internal.h"
+
+#define DEFAULT_TARGET (512LL * 1024 * 1024)
+#define DEFAULT_MAX_GROUP (100LL * 1024 * 1024 * 1024)
+#define SPLIT_OVERHEAD (5LL * 1024)
+
+/* ---------------------------------------------------------------------------------------
+ * options
+ * ------------------------------------------------------------------------------------- */
+
+void floe_rewrite_options_init(floe_rewrite_options *o) {
+    memset(o, 0, sizeof *o);
+    o->target_file_size = 0;
+    o->min_file_size = -1;
+    o->max_file_size = -1;
+    o->min_input_files = 5;
+    o->max_file_group_size = DEFAULT_MAX_GROUP;
+    o->max_files_to_rewrite = 0;
+    o->delete_file_threshold = INT32_MAX;
+    o->delete_ratio_threshold = 0.3;
+    o->partial_max_commits = 10;
+    o->partial_max_failed_commits = -1;
+    o->max_concurrent_groups = 5;
+    o->job_order = FLOE_RW_ORDER_NONE;
+    o->use_starting_sequence_number = true;
+    o->output_spec_id = -1;
+    o->strategy = FLOE_RW_BINPACK;
+    o->fast_copy = -1;
+    o->fsync = true;
+}
+
+static bool parse_i64(const char *s, int64_t *out) {
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out) {
+    if (!strcasecmp(s, "true") || !strcmp(s, "1")) {
+        *out = true;
+        return true;
+    }
+    if (!strcasecmp(s, "false") || !strcmp(s, "0")) {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char *value,
+                            floe_error *err) {
+    int64_t v = 0;
+    bool b = false;
+#define NEED_INT()                                                                     \
+    FLOE_RETURN_ERROR_IF(!parse_i64(value, &v), err, FLOE_EINVALID,                    \
+                         "option %s=%s: expected an integer", key, value)
+#define NEED_BOOL()                                                                    \
+    FLOE_RETURN_ERROR_IF(!parse_bool(value, &b), err, FLOE_EINVALID,                   \
+                         "option %s=%s: expected true or false", key, value)
+    if (!strcmp(key, FLOE_RW_TARGET_FILE_SIZE)) {
+        NEED_INT();
+        o->target_file_size = v;
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+    } else if (!strcmp(key, FLOE_RW_MIN_FILE_SIZE)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 0",
+                             key, value);
+        o->min_file_size = v;
+    } else if (!strcmp(key, FLOE_RW_MAX_FILE_SIZE)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+        o->max_file_size = v;
+    } else if (!strcmp(key, FLOE_RW_MIN_INPUT_FILES)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+        o->min_input_files = v;
+    } else if (!strcmp(key, FLOE_RW_REWRITE_ALL)) {
+        NEED_BOOL();
+        o->rewrite_all = b;
+    } else if (!strcmp(key, FLOE_RW_MAX_GROUP_SIZE)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+        o->max_file_group_size = v;
+    } else if (!strcmp(key, FLOE_RW_MAX_FILES)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID,
+                             "Cannot set %s to %s, the value must be positive integer.", key,
+                             value);
+        o->max_files_to_rewrite = v;
+    } else if (!strcmp(key, FLOE_RW_DELETE_FILE_THRESHOLD)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 0",
+                             key, value);
+        o->delete_file_threshold = v;
+    } else if (!strcmp(key, FLOE_RW_DELETE_RATIO)) {
+        char *end;
+        double d = strtod(value, &end);
+        FLOE_RETURN_ERROR_IF(end == value || *end || !(d > 0) || d > 1, err, FLOE_EINVALID,
+                             "'%s' is set to %s but must be > 0 and <= 1", key, value);
+        o->delete_ratio_threshold = d;
+    } else if (!strcmp(key, FLOE_RW_PARTIAL)) {
+        NEED_BOOL();
+        o->partial_progress = b;
+    } else if (!strcmp(key, FLOE_RW_PARTIAL_MAX_COMMITS)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 1, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 1",
+                             key, value);
+        o->partial_max_commits = v;
+    } else if (!strcmp(key, FLOE_RW_PARTIAL_MAX_FAILED)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 0",
+                             key, value);
+        o->partial_max_failed_commits = v;
+    } else if (!strcmp(key, FLOE_RW_MAX_CONCURRENT)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 1, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 1",
+                             key, value);
+        o->max_concurrent_groups = v;
+    } else if (!strcmp(key, FLOE_RW_JOB_ORDER)) {
+        if (!strcasecmp(value, "none"))
+            o->job_order = FLOE_RW_ORDER_NONE;
+        else if (!strcasecmp(value, "bytes-asc"))
+            o->job_order = FLOE_RW_ORDER_BYTES_ASC;
+        else if (!strcasecmp(value, "bytes-desc"))
+            o->job_order = FLOE_RW_ORDER_BYTES_DESC;
+        else if (!strcasecmp(value, "files-asc"))
+            o->job_order = FLOE_RW_ORDER_FILES_ASC;
+        else if (!strcasecmp(value, "files-desc"))
+            o->job_order = FLOE_RW_ORDER_FILES_DESC;
+        else
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "Invalid rewrite job order name: %s (none, bytes-asc, "
+                                  "bytes-desc, files-asc, files-desc)", value);
+    } else if (!strcmp(key, FLOE_RW_USE_START_SEQ)) {
+        NEED_BOOL();
+        o->use_starting_sequence_number = b;
+    } else if (!strcmp(key, FLOE_RW_REMOVE_DANGLING)) {
+        NEED_BOOL();
+        o->remove_dangling_deletes = b;
+    } else if (!strcmp(key, FLOE_RW_OUTPUT_SPEC)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0 || v > INT32_MAX, err, FLOE_EINVALID,
+                             "option %s=%s: not a spec id", key, value);
+        o->output_spec_id = (int32_t)v;
+    } else if (!strcmp(key, FLOE_RW_THREADS)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0 || v > 1024, err, FLOE_EINVALID,
+                             "option %s=%s: expected 0..1024", key, value);
+        o->threads = (int)v;
+    } else if (!strcmp(key, FLOE_RW_FAST_COPY)) {
+        if (!strcasecmp(value, "auto")) {
+            o->fast_copy = -1;
+        } else {
+            NEED_BOOL();
+            o->fast_copy = b;
+        }
+    } else {
+        return floe_error_set(err, FLOE_EINVALID, "unknown rewrite option '%s'", key);
+    }
+#undef NEED_INT
+#undef NEED_BOOL
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * the pure planner
+ * ------------------------------------------------------------------------------------- */
+
+int floe_rewrite_limits_resolve(const floe_rewrite_options *o, int64_t table_target,
+                                floe_rewrite_limits *out, floe_error *err) {
+    floe_rewrite_limits l = {0};
+    l.target = o->target_file_size > 0 ? o->target_file_size
+                                       : (table_target > 0 ? table_target : DEFAULT_TARGET);
+    l.min = o->min_file_size >= 0 ? o->min_file_size : (int64_t)((double)l.target * 0.75);
+    l.max = o->max_file_size >= 0 ? o->max_file_size : (int64_t)((double)l.target * 1.80);
+    FLOE_RETURN_ERROR_IF(l.min < 0, err, FLOE_EINVALID, "'%s' is set to %" PRId64
+                         " but must be >= 0", FLOE_RW_MIN_FILE_SIZE, l.min);
+    FLOE_RETURN_ERROR_IF(!(l.target > l.min), err, FLOE_EINVALID,
+                         "'%s' (%" PRId64 ") must be > '%s' (%" PRId64 "), all new files "
+                         "will be smaller than the min threshold",
+                         FLOE_RW_TARGET_FILE_SIZE, l.target, FLOE_RW_MIN_FILE_SIZE, l.min);
+    FLOE_RETURN_ERROR_IF(!(l.target < l.max), err, FLOE_EINVALID,
+                         "'%s' (%" PRId64 ") must be < '%s' (%" PRId64 "), all new files "
+                         "will be larger than the max threshold",
+                         FLOE_RW_TARGET_FILE_SIZE, l.target, FLOE_RW_MAX_FILE_SIZE, l.max);
+    FLOE_RETURN_ERROR_IF(o->min_input_files <= 0, err, FLOE_EINVALID,
+                         "'%s' must be > 0", FLOE_RW_MIN_INPUT_FILES);
+    FLOE_RETURN_ERROR_IF(o->max_file_group_size <= 0, err, FLOE_EINVALID,
+                         "'%s' must be > 0", FLOE_RW_MAX_GROUP_SIZE);
+    FLOE_RETURN_ERROR_IF(!(o->delete_ratio_threshold > 0) || o->delete_ratio_threshold > 1,
+                         err, FLOE_EINVALID, "'%s' must be > 0 and <= 1",
+                         FLOE_RW_DELETE_RATIO);
+    l.min_input_files = o->min_input_files;
+    l.rewrite_all = o->rewrite_all;
+    l.max_group_size = o->max_file_group_size;
+    l.delete_file_threshold = o->delete_file_threshold;
+    l.delete_ratio_threshold = o->delete_ratio_threshold;
+    *out = l;
+    return 0;
+}
+
+int64_t floe_rewrite_write_max_file_size(const floe_rewrite_limits *l) {
+    return (int64_t)((double)l->target + (double)(l->max - l->target) * 0.5);
+}
+
+int64_t floe_rewrite_expected_output_files(const floe_rewrite_limits *l, int64_t input_size) {
+    if (input_size < l->target)
+        return 1;
+    int64_t with_rem = input_size / l->target + (input_size % l->target ? 1 : 0);
+    int64_t without_rem = input_size / l->target;
+    int64_t avg_without = input_size / without_rem;
+    double write_max = (double)floe_rewrite_write_max_file_size(l);
+    double limit = 1.1 * (double)l->target;
+    if (write_max < limit)
+        limit = write_max;
+    if (input_size % l->target > l->min)
+        return with_rem; /* the remainder makes a file of a valid size */
+    if ((double)avg_without < limit)
+        return without_rem; /* spread the remainder: files stay within 10% of target */
+    return with_rem;
+}
+
+int64_t floe_rewrite_split_size(const floe_rewrite_limits *l, int64_t input_size) {
+    int64_t est = input_size / floe_rewrite_expected_output_files(l, input_size) + SPLIT_OVERHEAD;
+    if (est < l->target)
+        return l->target;
+    int64_t wm = floe_rewrite_write_max_file_size(l);
+    return est < wm ? est : wm;
+}
+
+static bool outside_range(const floe_rewrite_limits *l, const floe_rewrite_candidate *c) {
+    return c->size < l->min || c->size > l->max;
+}
+
+static bool too_many_deletes(const floe_rewrite_limits *l, const floe_rewrite_candidate *c) {
+    return c->delete_files >= l->delete_file_threshold;
+}
+
+static bool too_high_delete_ratio(const floe_rewrite_limits *l,
+                                  const floe_rewrite_candidate *c) {
+    if (c->delete_files <= 0)
+        return false;
+    double deleted = (double)(c->file_scoped_delete_records < c->record_count
+                                  ? c->file_scoped_delete_records
+                                  : c->record_count);
+    if (c->record_count <= 0)
+        return deleted > 0; /* x/0 is +inf in Java; 0/0 is NaN, never >= */
+    return deleted / (double)c->record_count >= l->delete_ratio_threshold;
+}
+
+int floe_rewrite_pack_partition(const floe_rewrite_limits *l,
+                                const floe_rewrite_candidate *c, size_t n, int **group_of,
+                                size_t *ngroups, floe_error *err) {
+    int *g = floe_malloc((n ? n : 1) * sizeof *g);
+    FLOE_RETURN_ERROR_IF(!g, err, FLOE_ENOMEM, "out of memory");
+    /* pack: one open group; a file that does not fit closes it (look-back 1) */
+    int bins = 0;
+    int64_t weight = 0;
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = -1;
+        if (!l->rewrite_all && !outside_range(l, &c[i]) && !too_many_deletes(l, &c[i]) &&
+            !too_high_delete_ratio(l, &c[i]))
+            continue;
+        if (open && weight + c[i].size <= l->max_group_size) {
+            weight += c[i].size;
+        } else {
+            bins++;
+            weight = c[i].size;
+            open = true;
+        }
+        g[i] = bins - 1;
+    }
+    /* filter groups (rewrite-all keeps every group, as Iceberg releases do) */
+    int *keep = floe_calloc(bins ? (size_t)bins : 1, sizeof *keep);
+    if (!keep) {
+        floe_free(g);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (int b = 0; b < bins; b++) {
+        int64_t files = 0, size = 0;
+        bool dels = false;
+        for (size_t i = 0; i < n; i++) {
+            if (g[i] != b)
+                continue;
+            files++;
+            size += c[i].size;
+            dels |= too_many_deletes(l, &c[i]) || too_high_delete_ratio(l, &c[i]);
+        }
+        bool enough_files = files > 1 && files >= l->min_input_files;
+        bool enough_content = files > 1 && size > l->target;
+        bool too_much = size > l->max;
+        keep[b] = l->rewrite_all || enough_files || enough_content || too_much || dels;
+    }
+    int next = 0;
+    int *renum = floe_malloc((bins ? (size_t)bins : 1) * sizeof *renum);
+    if (!renum) {
+        floe_free(g);
+        floe_free(keep);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (int b = 0; b < bins; b++)
+        renum[b] = keep[b] ? next++ : -1;
+    for (size_t i = 0; i < n; i++)
+        if (g[i] >= 0)
+            g[i] = renum[g[i]];
+    floe_free(keep);
+    floe_free(renum);
+    *group_of = g;
+    *ngroups = (size_t)next;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * planning a table
+ * ------------------------------------------------------------------------------------- */
+
+const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec_id) {
+    for (size_t i = 0; i < p->priv->nspecs; i++)
+        if (p->priv->spec_ids[i] == spec_id)
+            return p->priv->specs[i];
+    return NULL;
+}
+
+void floe_rewrite_plan_free(floe_rewrite_plan *p) {
+    if (!p)
+        return;
+    if (p->priv) {
+        floe_scan_plan_free(p->priv->scan);
+        floe_arena_reset(&p->priv->arena);
+        for (size_t i = 0; i < p->priv->nspecs; i++)
+            floe_partition_spec_free(p->priv->specs[i]);
+        floe_free(p->priv->specs);
+        floe_free(p->priv->spec_ids);
+        floe_sort_order_free(p->priv->sort);
+        floe_schema_free(p->priv->schema);
+        floe_free(p->priv->name_mapping);
+        floe_free(p->priv->data_dir_rec);
+        floe_free(p->priv->data_dir_phys);
+        floe_metrics_config_free(p->priv->metrics);
+        floe_free(p->priv);
+    }
+    floe_free(p->groups);
+    floe_free(p);
+}
+
+/* Position delete files scoped to one data file: referenced_data_file, or equal lower and
+ * upper bounds of the file_path column (Iceberg's ContentFileUtil.referencedDataFile). */
+static bool delete_scoped_to(const floe_data_file *d, const char **path, size_t *len) {
+    if (d->content != FLOE_CONTENT_POSITION_DELETES)
+        return false;
+    if (d->referenced_data_file) {
+        *path = d->referenced_data_file;
+        *len = strlen(d->referenced_data_file);
+        return true;
+    }
+    const floe_column_bound *lo = NULL, *hi = NULL;
+    for (size_t i = 0; d->lower_bounds.present && i < d->lower_bounds.n; i++)
+        if (d->lower_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
+            lo = &d->lower_bounds.items[i];
+    for (size_t i = 0; d->upper_bounds.present && i < d->upper_bounds.n; i++)
+        if (d->upper_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
+            hi = &d->upper_bounds.items[i];
+    if (!lo || !hi || lo->n != hi->n || memcmp(lo->p, hi->p, lo->n))
+        return false;
+    *path = (const char *)lo->p;
+    *len = lo->n;
+    return true;
+}
+
+/* Binary key of a partition: spec id + per value a null flag and Appendix D bytes. */
+static int partition_key(int32_t spec_id, const floe_value *v, size_t n, floe_buf *out,
+                         floe_error *err) {
+    floe_buf_reset(out);
+    FLOE_FORWARD_IF_ERROR(floe_buf_append(out, &spec_id, sizeof spec_id) < 0
+                              ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                              : 0);
+    for (size_t i = 0; i < n; i++) {
+        size_t at = out->len;
+        uint32_t len = 0;
+        if (floe_buf_append_byte(out, v[i].is_null ? 0 : 1) < 0 ||
+            floe_buf_append(out, &len, sizeof len) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (!v[i].is_null) {
+            FLOE_FORWARD_IF_ERROR(floe_value_to_binary(&v[i], out, err));
+            len = (uint32_t)(out->len - at - 1 - sizeof len);
+            memcpy(out->data + at + 1, &len, sizeof len);
+        }
+    }
+    return 0;
+}
+
+typedef struct part_bucket {
+    char *key;
+    size_t keylen;
+    int32_t spec_id;             /* -1: files of other specs pooled */
+    const floe_scan_task *first;
+    size_t *tasks;
+    size_t ntasks, cap;
+} part_bucket;
+
+static int cmp_groups(const void *a, const void *b, floe_rewrite_job_order order) {
+    const floe_rewrite_group *x = a, *y = b;
+    int c = 0;
+    switch (order) {
+    case FLOE_RW_ORDER_BYTES_ASC:
+        c = (x->input_bytes > y->input_bytes) - (x->input_bytes < y->input_bytes);
+        break;
+    case FLOE_RW_ORDER_BYTES_DESC:
+        c = (x->input_bytes < y->input_bytes) - (x->input_bytes > y->input_bytes);
+        break;
+    case FLOE_RW_ORDER_FILES_ASC:
+        c = (x->ninputs > y->ninputs) - (x->ninputs < y->ninputs);
+        break;
+    case FLOE_RW_ORDER_FILES_DESC:
+        c = (x->ninputs < y->ninputs) - (x->ninputs > y->ninputs);
+        break;
+    default:
+        break;
+    }
+    /* stable: equal groups keep planning order */
+    return c ? c : (x->global_index > y->global_index) - (x->global_index < y->global_index);
+}
+
+static int cmp_groups_r(const void *a, const void *b, void *ctx) {
+    return cmp_groups(a, b, *(const floe_rewrite_job_order *)ctx);
+}
+
+static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_error *err) {
+    floe_rewrite_plan_priv *pv = p->priv;
+    pv->specs = floe_calloc(m->n_specs ? m->n_specs : 1, sizeof *pv->specs);
+    pv->spec_ids = floe_calloc(m->n_specs ? m->n_specs : 1, sizeof *pv->spec_ids);
+    FLOE_RETURN_ERROR_IF(!pv->specs || !pv->spec_ids, err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->n_specs; i++) {
+        floe_partition_spec *s = NULL;
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (floe_partition_spec_parse_json(m->specs[i].json, strlen(m->specs[i].json),
+                                           pv->schema, &s, &e2) < 0)
+            s = NULL; /* refers to dropped columns: its files pool as unpartitioned */
+        pv->specs[pv->nspecs] = s;
+        pv->spec_ids[pv->nspecs++] = m->specs[i].spec_id;
+    }
+    return 0;
+}
+
+int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
+                          floe_rewrite_plan **out, floe_error *err) {
+    int64_t t0 = floe_now_ns();
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
+    part_bucket *buckets = NULL;
+    size_t nbuckets = 0, bcap = 0;
+    floe_rewrite_candidate *cand = NULL;
+    int *group_of = NULL;
+    floe_buf key;
+    floe_buf_init(&key, 0);
+    floe_buf text;
+    floe_buf_init(&text, 0);
+    int rc = 0;
+    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_rewrite_plan_priv *pv = p->priv;
+    floe_arena_init(&pv->arena, 64 * 1024);
+    p->snapshot_id = -1;
+
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    if (!ms)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &pv->schema, err));
+    FLOE_CHECK(load_specs(p, m, err));
+    p->output_spec_id = o->output_spec_id >= 0 ? o->output_spec_id : m->default_spec_id;
+    if (!floe_table_metadata_spec(m, p->output_spec_id))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "Cannot use output spec id %d because the table does not contain a "
+                  "reference to this spec-id.",
+                  p->output_spec_id);
+    if (!rw_plan_spec(p, p->output_spec_id))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "output spec %d does not bind to the current schema (a source column "
+                  "was dropped)", p->output_spec_id);
+    {
+        const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
+        if (nm && !(pv->name_mapping = floe_strdup(nm)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < m->n_sort_orders; i++) {
+        const floe_metadata_sort_order *so = &m->sort_orders[i];
+        if (so->order_id != m->default_sort_order_id || so->order_id == 0)
+            continue;
+        FLOE_CHECK(floe_sort_order_parse_json(so->json, strlen(so->json), pv->schema,
+                                              &pv->sort, err));
+    }
+    if (o->strategy == FLOE_RW_SORT && (!pv->sort || pv->sort->nfields == 0))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "--strategy sort: the table has no sort order (set one with floe table)");
+    FLOE_CHECK(floe_table_parquet_options(m, &pv->write, err));
+    FLOE_CHECK(floe_rewrite_limits_resolve(o, pv->write.target_file_size, &p->limits, err));
+    FLOE_CHECK(floe_table_data_dir(t, &pv->data_dir_rec, err));
+    FLOE_CHECK(floe_table_resolve_path(t, pv->data_dir_rec, &pv->data_dir_phys, err));
+    FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, pv->schema, pv->sort,
+                                       &pv->metrics, err));
+
+    floe_scan_options so = {.where = o->where};
+    FLOE_CHECK(floe_scan_plan_files(t, &so, &pv->scan, err));
+    const floe_scan_plan *sp = pv->scan;
+    p->snapshot_id = sp->snapshot_id;
+    if (sp->snapshot_id >= 0) {
+        const floe_snapshot *s = floe_table_metadata_snapshot(m, sp->snapshot_id);
+        p->sequence_number = s ? s->sequence_number : 0;
+    }
+    pv->start_sequence_number = p->sequence_number;
+    p->data_files = (int64_t)sp->ntasks;
+
+    /* group tasks by partition, in the order partitions first appear */
+    for (size_t i = 0; i < sp->ntasks; i++) {
+        const floe_scan_task *tk = &sp->tasks[i];
+        bool same = tk->spec_id == p->output_spec_id;
+        int32_t sid = same ? tk->spec_id : -1;
+        FLOE_CHECK(partition_key(sid, same ? tk->file->partition : NULL,
+                                 same ? tk->file->npartition : 0, &key, err));
+        part_bucket *b = NULL;
+        for (size_t k = 0; k < nbuckets && !b; k++)
+            if (buckets[k].keylen == key.len && !memcmp(buckets[k].key, key.data, key.len))
+                b = &buckets[k];
+        if (!b) {
+            if (nbuckets == bcap) {
+                size_t nc = bcap ? bcap * 2 : 16;
+                part_bucket *nb = floe_realloc(buckets, nc * sizeof *nb);
+                if (!nb)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                buckets = nb;
+                bcap = nc;
+            }
+            b = &buckets[nbuckets++];
+            memset(b, 0, sizeof *b);
+            b->key = floe_arena_memdup(&pv->arena, key.data, key.len ? key.len : 1);
+            if (!b->key)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            b->keylen = key.len;
+            b->spec_id = sid;
+            b->first = tk;
+        }
+        if (b->ntasks == b->cap) {
+            size_t nc = b->cap ? b->cap * 2 : 16;
+            size_t *nt = floe_realloc(b->tasks, nc * sizeof *nt);
+            if (!nt)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            b->tasks = nt;
+            b->cap = nc;
+        }
+        b->tasks[b->ntasks++] = i;
+    }
+
+    /* per partition: select, pack, filter; collect groups in planning order */
+    size_t gcap = 0;
+    int global = 0;
+    int64_t files_left = o->max_files_to_rewrite > 0 ? o->max_files_to_rewrite : INT64_MAX;
+    for (size_t bi = 0; bi < nbuckets; bi++) {
+        part_bucket *b = &buckets[bi];
+        floe_free(cand);
+        cand = floe_calloc(b->ntasks ? b->ntasks : 1, sizeof *cand);
+        if (!cand)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t k = 0; k < b->ntasks; k++) {
+            const floe_scan_task *tk = &sp->tasks[b->tasks[k]];
+            cand[k].size = tk->file->file_size_in_bytes;
+            cand[k].record_count = tk->file->record_count;
+            cand[k].delete_files = (int64_t)tk->ndeletes;
+            for (size_t d = 0; d < tk->ndeletes; d++) {
+                const char *path;
+                size_t len;
+                if (delete_scoped_to(tk->deletes[d], &path, &len))
+                    cand[k].file_scoped_delete_records += tk->deletes[d]->record_count;
+            }
+        }
+        size_t ng = 0;
+        floe_free(group_of);
+        group_of = NULL;
+        FLOE_CHECK(floe_rewrite_pack_partition(&p->limits, cand, b->ntasks, &group_of, &ng,
+                                               err));
+        if (ng == 0)
+            continue;
+        p->partitions++;
+        /* partition text for display */
+        const char *ptext = "";
+        if (b->spec_id >= 0 && b->first->spec && b->first->file->npartition) {
+            floe_buf_reset(&text);
+            FLOE_CHECK(floe_partition_spec_path(b->first->spec, b->first->file->partition, &text,
+                                                err));
+            if (!(ptext = floe_arena_strndup(&pv->arena, (const char *)text.data, text.len)))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        } else if (b->spec_id < 0) {
+            ptext = "(files of other specs, pooled)";
+        }
+        for (size_t gi = 0; gi < ng; gi++) {
+            p->total_groups++;
+            size_t cnt = 0;
+            int64_t bytes_full = 0;
+            for (size_t k = 0; k < b->ntasks; k++)
+                if (group_of[k] == (int)gi) {
+                    cnt++;
+                    bytes_full += cand[k].size;
+                }
+            if (files_left <= 0)
+                continue;
+            size_t take = (int64_t)cnt < files_left ? cnt : (size_t)files_left;
+            if (o->max_files_to_rewrite > 0)
+                files_left -= (int64_t)take;
+            if (p->ngroups == gcap) {
+                size_t nc = gcap ? gcap * 2 : 16;
+                floe_rewrite_group *ngp = floe_realloc(p->groups, nc * sizeof *ngp);
+                if (!ngp)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                p->groups = ngp;
+                gcap = nc;
+            }
+            floe_rewrite_group *g = &p->groups[p->ngroups++];
+            memset(g, 0, sizeof *g);
+            g->global_index = ++global;
+            g->partition_index = (int)gi + 1;
+            g->spec_id = b->spec_id;
+            if (b->spec_id >= 0) {
+                g->partition = b->first->file->partition;
+                g->npartition = b->first->file->npartition;
+            }
+            g->partition_text = ptext;
+            g->inputs = floe_arena_alloc(&pv->arena, take * sizeof *g->inputs + 1);
+            if (!g->inputs)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            /* Iceberg computes the sizes from the whole group even when cut */
+            g->expected_output_files = floe_rewrite_expected_output_files(&p->limits, bytes_full);
+            g->split_size = floe_rewrite_split_size(&p->limits, bytes_full);
+            g->max_output_file_size = floe_rewrite_write_max_file_size(&p->limits);
+            for (size_t k = 0; k < b->ntasks && g->ninputs < take; k++) {
+                if (group_of[k] != (int)gi)
+                    continue;
+                const floe_scan_task *tk = &sp->tasks[b->tasks[k]];
+                floe_rewrite_input *in = &g->inputs[g->ninputs++];
+                in->file = tk->file;
+                in->spec_id = tk->spec_id;
+                in->spec = tk->spec;
+                in->data_sequence_number = tk->data_sequence_number;
+                in->deletes = tk->deletes;
+                in->ndeletes = tk->ndeletes;
+                char *u = NULL;
+                FLOE_CHECK(floe_table_resolve_path(t, tk->file->file_path, &u, err));
+                in->uri = floe_arena_strdup(&pv->arena, u);
+                floe_free(u);
+                in->delete_uris =
+                    floe_arena_alloc(&pv->arena, (tk->ndeletes + 1) * sizeof *in->delete_uris);
+                if (!in->uri || !in->delete_uris)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                for (size_t d = 0; d < tk->ndeletes; d++) {
+                    FLOE_CHECK(floe_table_resolve_path(t, tk->deletes[d]->file_path, &u, err));
+                    in->delete_uris[d] = floe_arena_strdup(&pv->arena, u);
+                    floe_free(u);
+                    if (!in->delete_uris[d])
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                }
+                g->input_bytes += tk->file->file_size_in_bytes;
+                g->input_records += tk->file->record_count;
+            }
+        }
+    }
+    if (o->job_order != FLOE_RW_ORDER_NONE && p->ngroups > 1) {
+        floe_rewrite_job_order order = o->job_order;
+        qsort_r(p->groups, p->ngroups, sizeof *p->groups, cmp_groups_r, &order);
+    }
+    p->plan_ms = (double)(floe_now_ns() - t0) / 1e6;
+done:
+    for (size_t i = 0; i < nbuckets; i++)
+        floe_free(buckets[i].tasks);
+    floe_free(buckets);
+    floe_free(cand);
+    floe_free(group_of);
+    floe_buf_free(&key);
+    floe_buf_free(&text);
+    if (rc < 0) {
+        floe_rewrite_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

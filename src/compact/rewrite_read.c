@@ -1,0 +1,1318 @@
+/*
+ * rewrite_read.c - reading a data file of any writer as column batches of the table's
+ * current schema, with position and equality deletes applied: the input side of a
+ * rewrite.
+ *
+ * Spec: format/spec.md "Column Projection" (fields by id; schema.name-mapping.default
+ * for files without ids, nested "fields" included; initial-default, else null, for
+ * fields a file lacks; identity partition values for source columns missing from data
+ * files), "Schema Evolution" (int -> long, float -> double, decimal precision widening),
+ * "Position Delete Files" (file_path 2147483546, pos 2147483545), "Equality Delete Files"
+ * (a row is deleted when its equality columns equal a delete row's, null equal to null).
+ *
+ * Unlike the scan reader (which assembles rows as text) this stays columnar: each table
+ * leaf is filled from the matching file leaf by copying its levels (remapped when the
+ * file's optional/required nesting differs from the table's) and values (widened when
+ * the type was promoted). A leaf the file lacks is filled with a constant (identity
+ * partition value, initial-default or null) or, inside a struct the file has, with nulls
+ * whose levels follow a sibling column.
+ *
+ * Invariants:
+ *   R1. Rows leave in file order; a row is dropped only when a delete applies to it.
+ *   R2. Every table leaf of a batch holds the same number of rows.
+ *   R3. Memory: one decoded row group of the file plus one batch (two when a row group
+ *       loses rows to deletes), and the delete files of the group.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "floe/io.h"
+#include "floe/parquet_reader.h"
+#include "rewrite_internal.h"
+
+#define MAX_DELETE_ROWS (256u << 20) /* rows held from position delete files per group */
+#define MAX_EQ_KEY_BYTES (1u << 30)  /* equality-delete key bytes per group */
+
+/* ---------------------------------------------------------------------------------------
+ * a set of byte strings with an int64 payload (open addressing)
+ * ------------------------------------------------------------------------------------- */
+typedef rw_keyset keyset;
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
+void rw_keyset_free(keyset *s) {
+    floe_free(s->hash);
+    floe_free(s->off);
+    floe_free(s->len);
+    floe_free(s->val);
+    floe_buf_free(&s->keys);
+    memset(s, 0, sizeof *s);
+}
+
+int64_t *rw_keyset_find(const keyset *s, const uint8_t *p, size_t n) {
+    if (!s->cap)
+        return NULL;
+    uint64_t h = hash_bytes(p, n);
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->hash[i])
+            return NULL;
+        if (s->hash[i] == h && s->len[i] == n && !memcmp(s->keys.data + s->off[i], p, n))
+            return &s->val[i];
+    }
+}
+
+static int keyset_grow(keyset *s) {
+    size_t nc = s->cap ? s->cap * 2 : 256;
+    uint64_t *nh = floe_calloc(nc, sizeof *nh);
+    uint32_t *no = floe_malloc(nc * sizeof *no);
+    uint32_t *nl = floe_malloc(nc * sizeof *nl);
+    int64_t *nv = floe_malloc(nc * sizeof *nv);
+    if (!nh || !no || !nl || !nv) {
+        floe_free(nh);
+        floe_free(no);
+        floe_free(nl);
+        floe_free(nv);
+        return FLOE_ENOMEM;
+    }
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->hash[i])
+            continue;
+        size_t j = s->hash[i] & (nc - 1);
+        while (nh[j])
+            j = (j + 1) & (nc - 1);
+        nh[j] = s->hash[i];
+        no[j] = s->off[i];
+        nl[j] = s->len[i];
+        nv[j] = s->val[i];
+    }
+    floe_free(s->hash);
+    floe_free(s->off);
+    floe_free(s->len);
+    floe_free(s->val);
+    s->hash = nh;
+    s->off = no;
+    s->len = nl;
+    s->val = nv;
+    s->cap = nc;
+    return 0;
+}
+
+/* Insert (p, n) -> val unless present; *slot gets the payload. */
+int rw_keyset_put(keyset *s, const uint8_t *p, size_t n, int64_t val, int64_t **slot) {
+    int64_t *f = rw_keyset_find(s, p, n);
+    if (f) {
+        if (slot)
+            *slot = f;
+        return 0;
+    }
+    if ((s->n + 1) * 4 > s->cap * 3) {
+        int rc = keyset_grow(s);
+        if (rc < 0)
+            return rc;
+    }
+    if (s->keys.len + n > MAX_EQ_KEY_BYTES)
+        return FLOE_ELIMIT;
+    if (!s->keys.data && s->keys.max == 0)
+        floe_buf_init(&s->keys, 0); /* zero-initialised sets start here */
+    size_t off = s->keys.len;
+    if (floe_buf_append(&s->keys, n ? p : (const uint8_t *)"", n) < 0)
+        return FLOE_ENOMEM;
+    uint64_t h = hash_bytes(p, n);
+    size_t i = h & (s->cap - 1);
+    while (s->hash[i])
+        i = (i + 1) & (s->cap - 1);
+    s->hash[i] = h;
+    s->off[i] = (uint32_t)off;
+    s->len[i] = (uint32_t)n;
+    s->val[i] = val;
+    s->n++;
+    if (slot)
+        *slot = &s->val[i];
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * value normalisation for equality keys: the same value in any layout gives the same bytes
+ * ------------------------------------------------------------------------------------- */
+
+static floe_i128 dec_from(const uint8_t *v, floe_phys phys, int32_t width) {
+    if (phys == FLOE_PHYS_INT32)
+        return (floe_i128)(int32_t)floe_load_le32(v);
+    if (phys == FLOE_PHYS_INT64)
+        return (floe_i128)(int64_t)floe_load_le64(v);
+    floe_i128 x = (width > 0 && (v[0] & 0x80)) ? -1 : 0;
+    for (int32_t i = 0; i < width; i++)
+        x = (floe_i128)(((unsigned __int128)x << 8) | v[i]);
+    return x;
+}
+
+static void dec_to(floe_i128 x, floe_phys phys, int32_t width, uint8_t *out) {
+    if (phys == FLOE_PHYS_INT32) {
+        floe_store_le32(out, (uint32_t)(int32_t)x);
+        return;
+    }
+    if (phys == FLOE_PHYS_INT64) {
+        floe_store_le64(out, (uint64_t)(int64_t)x);
+        return;
+    }
+    for (int32_t i = width - 1; i >= 0; i--) {
+        out[i] = (uint8_t)(x & 0xff);
+        x >>= 8;
+    }
+}
+
+/* Append the normalised bytes of one value (type t, stored as phys/width at v, n bytes
+ * for BYTE_ARRAY). */
+static int key_value(floe_buf *k, floe_type_id t, floe_phys phys, int32_t width,
+                     const uint8_t *v, size_t n) {
+    uint8_t tmp[16];
+    if (t == FLOE_TYPE_DECIMAL) {
+        floe_i128 x = dec_from(v, phys, width);
+        dec_to(x, FLOE_PHYS_FIXED, 16, tmp);
+        return floe_buf_append(k, tmp, 16);
+    }
+    switch (phys) {
+    case FLOE_PHYS_INT32:
+        floe_store_le64(tmp, (uint64_t)(int64_t)(int32_t)floe_load_le32(v));
+        return floe_buf_append(k, tmp, 8);
+    case FLOE_PHYS_FLOAT: {
+        float f;
+        memcpy(&f, v, 4);
+        double d = f;
+        return floe_buf_append(k, &d, 8);
+    }
+    case FLOE_PHYS_BYTE_ARRAY: {
+        uint32_t len = (uint32_t)n;
+        int rc = floe_buf_append(k, &len, 4);
+        return rc < 0 ? rc : floe_buf_append(k, n ? v : (const uint8_t *)"", n);
+    }
+    default:
+        return floe_buf_append(k, v, (size_t)width);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * delete files of a group (loaded once per group)
+ * ------------------------------------------------------------------------------------- */
+typedef struct pos_row {
+    uint32_t path;
+    int64_t pos;
+} pos_row;
+
+typedef struct del_file {
+    char *path;                  /* recorded path (the cache key) */
+    floe_file_content content;
+    /* position deletes: rows sorted by (path, pos); paths interned */
+    pos_row *rows;
+    size_t nrows;
+    keyset paths;                /* path -> interned index */
+    /* equality deletes */
+    int32_t *ids;
+    size_t nids;
+    keyset keys;
+} del_file;
+
+struct rw_deletes {
+    const floe_schema *schema;
+    const char *name_mapping;
+    del_file *files;
+    size_t n, cap;
+    size_t pos_rows;             /* across files, for the cap */
+};
+
+int rw_deletes_new(const floe_schema *schema, const char *name_mapping, rw_deletes **out,
+                   floe_error *err) {
+    rw_deletes *d = floe_calloc(1, sizeof *d);
+    FLOE_RETURN_ERROR_IF(!d, err, FLOE_ENOMEM, "out of memory");
+    d->schema = schema;
+    d->name_mapping = name_mapping;
+    *out = d;
+    return 0;
+}
+
+void rw_deletes_free(rw_deletes *d) {
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++) {
+        floe_free(d->files[i].path);
+        floe_free(d->files[i].rows);
+        rw_keyset_free(&d->files[i].paths);
+        floe_free(d->files[i].ids);
+        rw_keyset_free(&d->files[i].keys);
+    }
+    floe_free(d->files);
+    floe_free(d);
+}
+
+static int cmp_pos_row(const void *a, const void *b) {
+    const pos_row *x = a, *y = b;
+    if (x->path != y->path)
+        return x->path < y->path ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Index in the rowset of the column holding the file node with field id `id` (or, when the
+ * file has no ids, the top-level column named `name`); -1 if absent. */
+static int rowset_col(const floe_pq_rowset *rs, int32_t id, const char *name) {
+    for (size_t i = 0; i < rs->ncols; i++) {
+        const floe_pq_node *nd = rs->nodes[i];
+        if (nd->has_field_id ? nd->field_id == id : (name && !strcmp(nd->path, name)))
+            return (int)i;
+    }
+    return -1;
+}
+
+static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_error *err) {
+    int rc = 0;
+    const floe_pq_rowset *rs;
+    size_t cap = 0;
+    const floe_pq_node *root = floe_pq_reader_root(r);
+    bool ids = false;
+    for (size_t i = 0; i < root->nchildren; i++)
+        ids |= root->children[i].has_field_id;
+    if (ids) {
+        int32_t sel[2] = {RW_POS_FILE_PATH_ID, RW_POS_POS_ID};
+        FLOE_FORWARD_IF_ERROR(floe_pq_reader_select_ids(r, sel, 2, err));
+    } else {
+        const char *sel[2] = {"file_path", "pos"};
+        FLOE_FORWARD_IF_ERROR(floe_pq_reader_select_paths(r, sel, 2, err));
+    }
+    while ((rc = floe_pq_reader_next(r, &rs, err)) == 1) {
+        int pc = rowset_col(rs, RW_POS_FILE_PATH_ID, "file_path");
+        int qc = rowset_col(rs, RW_POS_POS_ID, "pos");
+        if (pc < 0 || qc < 0)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "position delete file %s: no file_path/pos columns", f->path);
+        const floe_colbuf *pcol = &rs->cols[pc], *qcol = &rs->cols[qc];
+        if (pcol->phys != FLOE_PHYS_BYTE_ARRAY || qcol->phys != FLOE_PHYS_INT64 ||
+            pcol->max_rep || qcol->max_rep)
+            return floe_error_set(err, FLOE_ECORRUPT,
+                                  "position delete file %s: file_path must be a string and "
+                                  "pos a long", f->path);
+        size_t pv = 0, qv = 0;
+        size_t nslots = pcol->nlevels < qcol->nlevels ? pcol->nlevels : qcol->nlevels;
+        for (size_t i = 0; i < nslots; i++) {
+            bool pnull = pcol->max_def && pcol->def[i] < pcol->max_def;
+            bool qnull = qcol->max_def && qcol->def[i] < qcol->max_def;
+            if (pnull || qnull) {
+                pv += !pnull;
+                qv += !qnull;
+                continue; /* the spec makes both required: nothing to apply */
+            }
+            const uint8_t *pp = pcol->values + pcol->offsets[pv];
+            size_t pn = pcol->offsets[pv + 1] - pcol->offsets[pv];
+            int64_t pos = (int64_t)floe_load_le64(qcol->values + qv * 8);
+            pv++;
+            qv++;
+            if (d->pos_rows >= MAX_DELETE_ROWS)
+                return floe_error_set(err, FLOE_ELIMIT,
+                                      "position delete files hold more than %u rows for one "
+                                      "group", MAX_DELETE_ROWS);
+            int64_t *slot;
+            rc = rw_keyset_put(&f->paths, pp, pn, (int64_t)f->paths.n, &slot);
+            if (rc < 0)
+                return floe_error_set(err, rc, "position delete file %s: %s", f->path,
+                                      floe_strerror(rc));
+            if (f->nrows == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                pos_row *nr = floe_realloc(f->rows, nc * sizeof *nr);
+                if (!nr)
+                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                f->rows = nr;
+                cap = nc;
+            }
+            f->rows[f->nrows++] = (pos_row){(uint32_t)*slot, pos};
+            d->pos_rows++;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    qsort(f->rows, f->nrows, sizeof *f->rows, cmp_pos_row);
+    return 0;
+}
+
+/* The table leaf with this field id (primitive, outside lists and maps), or NULL. */
+static const floe_field *eq_leaf(const floe_schema *s, int32_t id) {
+    const floe_field *f = floe_schema_find_id(s, id);
+    if (!f || f->leaf < 0 || f->rep_level > 0)
+        return NULL;
+    return f;
+}
+
+static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, floe_pq_reader *r,
+                        floe_error *err) {
+    int rc = 0;
+    const floe_pq_rowset *rs;
+    floe_buf key;
+    floe_buf_init(&key, 0);
+    int *cols = NULL;
+    size_t *vi = NULL;
+    FLOE_RETURN_ERROR_IF(!df->has_equality_ids || df->nequality_ids == 0, err, FLOE_ECORRUPT,
+                         "equality delete file %s has no equality_ids", df->file_path);
+    f->nids = df->nequality_ids;
+    f->ids = floe_malloc(f->nids * sizeof *f->ids);
+    cols = floe_malloc(f->nids * sizeof *cols);
+    vi = floe_calloc(f->nids, sizeof *vi);
+    if (!f->ids || !cols || !vi)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    memcpy(f->ids, df->equality_ids, f->nids * sizeof *f->ids);
+    const char **names = floe_calloc(f->nids, sizeof *names);
+    if (!names)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t k = 0; k < f->nids; k++) {
+        const floe_field *lf = eq_leaf(d->schema, f->ids[k]);
+        if (!lf) {
+            floe_free(names);
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                      "equality delete file %s: field %d is not a primitive column outside "
+                      "lists and maps in the current schema", df->file_path, f->ids[k]);
+        }
+        names[k] = lf->parent ? NULL : lf->name;
+    }
+    rc = floe_pq_reader_select_ids(r, f->ids, f->nids, err);
+    if (rc == FLOE_ENOTFOUND) {
+        /* a delete file without field ids: by the current top-level names */
+        rc = floe_pq_reader_select_paths(r, names, f->nids, err);
+    }
+    if (rc < 0) {
+        floe_free(names);
+        goto done;
+    }
+    while ((rc = floe_pq_reader_next(r, &rs, err)) == 1) {
+        for (size_t k = 0; k < f->nids; k++) {
+            cols[k] = rowset_col(rs, f->ids[k], names[k]);
+            vi[k] = 0;
+            if (cols[k] < 0 || rs->cols[cols[k]].max_rep) {
+                floe_free(names);
+                FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s: column %d missing",
+                          df->file_path, f->ids[k]);
+            }
+        }
+        for (int64_t row = 0; row < rs->nrows; row++) {
+            floe_buf_reset(&key);
+            for (size_t k = 0; k < f->nids; k++) {
+                const floe_colbuf *c = &rs->cols[cols[k]];
+                if ((size_t)row >= c->nlevels) {
+                    floe_free(names);
+                    FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s: short column",
+                              df->file_path);
+                }
+                bool null = c->max_def && c->def[row] < c->max_def;
+                if (floe_buf_append_byte(&key, null ? 0 : 1) < 0) {
+                    floe_free(names);
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                }
+                if (null)
+                    continue;
+                const uint8_t *v;
+                size_t n = 0;
+                if (c->width == 0) {
+                    v = c->values + c->offsets[vi[k]];
+                    n = c->offsets[vi[k] + 1] - c->offsets[vi[k]];
+                } else {
+                    v = c->values + vi[k] * (size_t)c->width;
+                }
+                vi[k]++;
+                if (key_value(&key, rs->nodes[cols[k]]->value_type, c->phys, c->width, v, n) <
+                    0) {
+                    floe_free(names);
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                }
+            }
+            rc = rw_keyset_put(&f->keys, key.data, key.len, 0, NULL);
+            if (rc < 0) {
+                floe_free(names);
+                FLOE_FAIL(err, rc, "equality delete file %s: %s", df->file_path,
+                          floe_strerror(rc));
+            }
+        }
+    }
+    floe_free(names);
+done:
+    floe_buf_free(&key);
+    floe_free(cols);
+    floe_free(vi);
+    return rc < 0 ? rc : 0;
+}
+
+static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, del_file **out,
+                       floe_error *err) {
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp(d->files[i].path, df->file_path)) {
+            *out = &d->files[i];
+            return 0;
+        }
+    if (df->file_format && strcasecmp(df->file_format, "parquet"))
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "delete file %s: format %s is not supported (deletion vectors "
+                              "and Avro/ORC delete files cannot be applied)",
+                              df->file_path, df->file_format);
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 8;
+        del_file *nf = floe_realloc(d->files, nc * sizeof *nf);
+        FLOE_RETURN_ERROR_IF(!nf, err, FLOE_ENOMEM, "out of memory");
+        d->files = nf;
+        d->cap = nc;
+    }
+    del_file *f = &d->files[d->n];
+    memset(f, 0, sizeof *f);
+    f->content = df->content;
+    if (!(f->path = floe_strdup(df->file_path)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_pq_reader *r = NULL;
+    int rc = floe_pq_reader_open(uri, NULL, &r, err);
+    if (rc == 0)
+        rc = df->content == FLOE_CONTENT_POSITION_DELETES ? load_pos_file(d, f, r, err)
+                                                          : load_eq_file(d, f, df, r, err);
+    floe_pq_reader_close(r);
+    if (rc < 0) {
+        floe_error_prefix(err, "delete file %s: ", df->file_path);
+        floe_free(f->path);
+        floe_free(f->rows);
+        rw_keyset_free(&f->paths);
+        floe_free(f->ids);
+        rw_keyset_free(&f->keys);
+        return rc;
+    }
+    d->n++;
+    *out = f;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * matching the table schema onto the file's Parquet tree
+ * ------------------------------------------------------------------------------------- */
+typedef enum src_kind { SRC_FILE = 0, SRC_CONST, SRC_SIBLING } src_kind;
+typedef enum conv_kind { CONV_NONE = 0, CONV_I32_I64, CONV_F32_F64, CONV_DEC } conv_kind;
+
+typedef struct leaf_src {
+    src_kind kind;
+    const floe_pq_node *node;    /* SRC_FILE: the file leaf */
+    int16_t *defmap;             /* file def -> table def, -1 = refused; NULL = identity */
+    conv_kind conv;
+    /* SRC_CONST: a value (has_value) for every row, else null at def 0 */
+    bool has_value;
+    uint8_t *value;
+    size_t value_len;
+    /* SRC_SIBLING: levels of table leaf `sibling`, defs capped at cap */
+    size_t sibling;
+    int16_t cap;
+} leaf_src;
+
+typedef struct matched {
+    const floe_field *field;
+    const floe_pq_node *node;
+} matched;
+
+struct rw_reader {
+    const floe_schema *schema;
+    const floe_rewrite_input *in;
+    floe_pq_reader *pq;
+    leaf_src *src;               /* schema->nleaves */
+    matched *m;
+    size_t nm, mcap;
+    json_t *mapping;
+    floe_arena arena;
+    int *col_idx;                /* file column -> rowset index (per row group) */
+    size_t ncolumns;
+    /* deletes */
+    int64_t *positions;          /* sorted, unique */
+    size_t npositions, pos_i;
+    del_file **eq;
+    size_t neq;
+    size_t **eq_leaf;            /* per eq file: table leaf indices */
+    uint8_t *keep;
+    size_t keep_cap;
+    floe_buf key;
+    floe_batch tmp;
+    bool tmp_init;
+    int64_t row_base;
+    rw_read_stats st;
+};
+
+static int push_match(rw_reader *r, const floe_field *f, const floe_pq_node *n) {
+    if (r->nm == r->mcap) {
+        size_t nc = r->mcap ? r->mcap * 2 : 32;
+        matched *nm = floe_realloc(r->m, nc * sizeof *nm);
+        if (!nm)
+            return FLOE_ENOMEM;
+        r->m = nm;
+        r->mcap = nc;
+    }
+    r->m[r->nm++] = (matched){f, n};
+    return 0;
+}
+
+static const floe_pq_node *match_of(const rw_reader *r, const floe_field *f) {
+    for (size_t i = 0; i < r->nm; i++)
+        if (r->m[i].field == f)
+            return r->m[i].node;
+    return NULL;
+}
+
+/* The name-mapping entry for field id among `fields` (a JSON array), or NULL. */
+static json_t *mapping_entry(json_t *fields, int32_t id) {
+    if (!json_is_array(fields))
+        return NULL;
+    for (size_t i = 0; i < json_array_size(fields); i++) {
+        json_t *e = json_array_get(fields, i);
+        json_t *fid = json_object_get(e, "field-id");
+        if (json_is_integer(fid) && json_integer_value(fid) == id)
+            return e;
+    }
+    return NULL;
+}
+
+static const floe_pq_node *find_child(const floe_pq_node *parent, const floe_field *tf,
+                                      json_t *map_fields, bool top_level_no_mapping) {
+    bool ids = false;
+    for (size_t i = 0; i < parent->nchildren; i++)
+        ids |= parent->children[i].has_field_id;
+    if (ids) {
+        for (size_t i = 0; i < parent->nchildren; i++)
+            if (parent->children[i].has_field_id && parent->children[i].field_id == tf->id)
+                return &parent->children[i];
+        return NULL;
+    }
+    json_t *e = mapping_entry(map_fields, tf->id);
+    if (e) {
+        json_t *names = json_object_get(e, "names");
+        for (size_t k = 0; k < json_array_size(names); k++) {
+            const char *nm = json_string_value(json_array_get(names, k));
+            for (size_t i = 0; nm && i < parent->nchildren; i++)
+                if (!strcmp(parent->children[i].name, nm))
+                    return &parent->children[i];
+        }
+        return NULL;
+    }
+    if (map_fields && !top_level_no_mapping)
+        return NULL; /* a mapping exists but does not name this field */
+    for (size_t i = 0; i < parent->nchildren; i++)
+        if (!strcmp(parent->children[i].name, tf->name))
+            return &parent->children[i];
+    return NULL;
+}
+
+static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
+                       json_t *map_fields, floe_error *err);
+
+static int match_struct(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
+                        json_t *map_fields, floe_error *err) {
+    for (size_t i = 0; i < tf->nchildren; i++) {
+        const floe_field *c = &tf->children[i];
+        const floe_pq_node *cn = find_child(nd, c, map_fields, map_fields == NULL);
+        if (!cn)
+            continue;
+        json_t *e = mapping_entry(map_fields, c->id);
+        FLOE_FORWARD_IF_ERROR(match_field(r, c, cn, e ? json_object_get(e, "fields") : NULL, err));
+    }
+    return 0;
+}
+
+static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
+                       json_t *map_fields, floe_error *err) {
+    char path[256];
+    bool group = nd->phys < 0;
+    if (!floe_type_is_nested(tf->type)) {
+        FLOE_RETURN_ERROR_IF(group, err, FLOE_EUNSUPPORTED,
+                             "column %s is a %s in the table but a group in the file",
+                             floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
+        return push_match(r, tf, nd) < 0 ? floe_error_set(err, FLOE_ENOMEM, "out of memory") : 0;
+    }
+    FLOE_RETURN_ERROR_IF(!group, err, FLOE_EUNSUPPORTED,
+                         "column %s is a %s in the table but a primitive in the file",
+                         floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
+    if (push_match(r, tf, nd) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (tf->type == FLOE_TYPE_STRUCT)
+        return match_struct(r, tf, nd, map_fields, err);
+    /* list / map: the repeated child, then element or key/value */
+    FLOE_RETURN_ERROR_IF(nd->nchildren != 1 || nd->children[0].repetition != 2, err,
+                         FLOE_EUNSUPPORTED, "column %s: unexpected %s layout in the file",
+                         floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
+    const floe_pq_node *rep = &nd->children[0];
+    if (tf->type == FLOE_TYPE_LIST) {
+        const floe_pq_node *el = rep->phys < 0 && rep->nchildren == 1 ? &rep->children[0] : rep;
+        json_t *e = mapping_entry(map_fields, tf->children[0].id);
+        return match_field(r, &tf->children[0], el, e ? json_object_get(e, "fields") : NULL,
+                           err);
+    }
+    FLOE_RETURN_ERROR_IF(rep->nchildren != 2, err, FLOE_EUNSUPPORTED,
+                         "column %s: a map's key_value group needs key and value",
+                         floe_field_path(tf, path, sizeof path));
+    for (int k = 0; k < 2; k++) {
+        json_t *e = mapping_entry(map_fields, tf->children[k].id);
+        FLOE_FORWARD_IF_ERROR(match_field(r, &tf->children[k], &rep->children[k],
+                                          e ? json_object_get(e, "fields") : NULL, err));
+    }
+    return 0;
+}
+
+/* Definition-level chains: one step per Parquet node from the top-level field down. */
+typedef struct chain {
+    int8_t inc[64];
+    bool rep[64];
+    int n;
+} chain;
+
+static bool table_chain(const floe_field *leaf, chain *c) {
+    const floe_field *path[64];
+    int n = 0;
+    for (const floe_field *f = leaf; f; f = f->parent) {
+        if (n == 64)
+            return false;
+        path[n++] = f;
+    }
+    c->n = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (c->n >= 63)
+            return false;
+        c->inc[c->n] = path[i]->required ? 0 : 1;
+        c->rep[c->n++] = false;
+        if (path[i]->type == FLOE_TYPE_LIST || path[i]->type == FLOE_TYPE_MAP) {
+            c->inc[c->n] = 1;
+            c->rep[c->n++] = true;
+        }
+    }
+    return true;
+}
+
+static bool file_chain(const floe_pq_node *leaf, chain *c) {
+    const floe_pq_node *path[64];
+    int n = 0;
+    for (const floe_pq_node *p = leaf; p && p->parent; p = p->parent) {
+        if (n == 64)
+            return false;
+        path[n++] = p;
+    }
+    c->n = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        c->inc[c->n] = path[i]->repetition != 0;
+        c->rep[c->n++] = path[i]->repetition == 2;
+    }
+    return true;
+}
+
+static int plan_levels(rw_reader *r, const floe_field *leaf, leaf_src *ls, floe_error *err) {
+    char path[256];
+    chain tc, fc;
+    const floe_pq_node *nd = ls->node;
+    if (!table_chain(leaf, &tc) || !file_chain(nd, &fc) || tc.n != fc.n)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "column %s: the file nests it differently (legacy list layout?)",
+                              floe_field_path(leaf, path, sizeof path));
+    bool same = true;
+    for (int i = 0; i < tc.n; i++) {
+        if (tc.rep[i] != fc.rep[i])
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "column %s: repetition differs between table and file",
+                                  floe_field_path(leaf, path, sizeof path));
+        same &= tc.inc[i] == fc.inc[i];
+    }
+    if (same)
+        return 0;
+    int16_t fmax = nd->def_level;
+    ls->defmap = floe_arena_alloc(&r->arena, ((size_t)fmax + 1) * sizeof *ls->defmap);
+    FLOE_RETURN_ERROR_IF(!ls->defmap, err, FLOE_ENOMEM, "out of memory");
+    for (int16_t d = 0; d <= fmax; d++) {
+        int cf = 0, ct = 0, k = 0;
+        while (k < fc.n && cf + fc.inc[k] <= d) {
+            cf += fc.inc[k];
+            ct += tc.inc[k];
+            k++;
+        }
+        /* the first node not defined is optional in the file; if the table requires it
+         * the file holds a null the table cannot */
+        ls->defmap[d] = (int16_t)(k < tc.n && tc.inc[k] == 0 ? -1 : ct);
+    }
+    return 0;
+}
+
+static int plan_conv(const floe_field *leaf, leaf_src *ls, floe_error *err) {
+    char path[256];
+    const floe_pq_node *nd = ls->node;
+    floe_phys fp = (floe_phys)nd->phys;
+    /* the reader hands some types over in another layout (INT96 -> INT64 ...): use the
+     * value type it decodes to */
+    switch (nd->value_type) {
+    case FLOE_TYPE_BOOLEAN: fp = FLOE_PHYS_BOOLEAN; break;
+    case FLOE_TYPE_INT: case FLOE_TYPE_DATE: fp = FLOE_PHYS_INT32; break;
+    case FLOE_TYPE_LONG: case FLOE_TYPE_TIME: case FLOE_TYPE_TIMESTAMP:
+    case FLOE_TYPE_TIMESTAMPTZ: case FLOE_TYPE_TIMESTAMP_NS: case FLOE_TYPE_TIMESTAMPTZ_NS:
+        fp = FLOE_PHYS_INT64; break;
+    case FLOE_TYPE_FLOAT: fp = FLOE_PHYS_FLOAT; break;
+    case FLOE_TYPE_DOUBLE: fp = FLOE_PHYS_DOUBLE; break;
+    default: break;
+    }
+    if (leaf->type == FLOE_TYPE_DECIMAL && nd->value_type == FLOE_TYPE_DECIMAL) {
+        FLOE_RETURN_ERROR_IF(nd->scale != leaf->scale, err, FLOE_EUNSUPPORTED,
+                             "column %s: decimal scale %d in the file, %d in the table",
+                             floe_field_path(leaf, path, sizeof path), nd->scale, leaf->scale);
+        if (nd->precision != leaf->precision)
+            ls->conv = CONV_DEC;
+        return 0;
+    }
+    if (fp == leaf->phys) {
+        if (fp == FLOE_PHYS_FIXED && nd->type_length != leaf->type_length)
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "column %s: fixed length %d in the file, %d in the table",
+                                  floe_field_path(leaf, path, sizeof path), nd->type_length,
+                                  leaf->type_length);
+        return 0;
+    }
+    if (fp == FLOE_PHYS_INT32 && leaf->phys == FLOE_PHYS_INT64) {
+        ls->conv = CONV_I32_I64;
+        return 0;
+    }
+    if (fp == FLOE_PHYS_FLOAT && leaf->phys == FLOE_PHYS_DOUBLE) {
+        ls->conv = CONV_F32_F64;
+        return 0;
+    }
+    return floe_error_set(err, FLOE_EUNSUPPORTED, "column %s: file type %s cannot be read as %s",
+                          floe_field_path(leaf, path, sizeof path), nd->type_text,
+                          floe_type_name(leaf->type));
+}
+
+/* A floe_value in a leaf's in-memory layout, into the reader arena. */
+static int value_bytes(rw_reader *r, const floe_field *leaf, const floe_value *v, leaf_src *ls,
+                       floe_error *err) {
+    uint8_t tmp[16];
+    const void *p = tmp;
+    size_t n = (size_t)floe_phys_width(leaf->phys, leaf->type_length);
+    switch (leaf->type) {
+    case FLOE_TYPE_BOOLEAN: tmp[0] = v->v.b; break;
+    case FLOE_TYPE_INT: case FLOE_TYPE_DATE: floe_store_le32(tmp, (uint32_t)v->v.i32); break;
+    case FLOE_TYPE_FLOAT: memcpy(tmp, &v->v.f, 4); break;
+    case FLOE_TYPE_DOUBLE: memcpy(tmp, &v->v.d, 8); break;
+    case FLOE_TYPE_DECIMAL: {
+        floe_i128 x = v->v.dec.unscaled;
+        dec_to(x, leaf->phys, leaf->type_length, tmp);
+        break;
+    }
+    case FLOE_TYPE_UUID: p = v->v.uuid; n = 16; break;
+    case FLOE_TYPE_STRING: case FLOE_TYPE_BINARY: case FLOE_TYPE_FIXED:
+        p = v->v.bytes.p;
+        n = v->v.bytes.n;
+        break;
+    default: /* long, time, timestamps */
+        if (leaf->phys != FLOE_PHYS_INT64)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "constant of type %s",
+                                  floe_type_name(leaf->type));
+        floe_store_le64(tmp, (uint64_t)v->v.i64);
+        break;
+    }
+    ls->value = floe_arena_memdup(&r->arena, n ? p : "", n ? n : 1);
+    FLOE_RETURN_ERROR_IF(!ls->value, err, FLOE_ENOMEM, "out of memory");
+    ls->value_len = n;
+    ls->has_value = true;
+    return 0;
+}
+
+static bool is_ancestor(const floe_field *a, const floe_field *f) {
+    for (const floe_field *p = f->parent; p; p = p->parent)
+        if (p == a)
+            return true;
+    return false;
+}
+
+static int plan_missing(rw_reader *r, const floe_field *leaf, const floe_partition_spec *spec,
+                        leaf_src *ls, floe_error *err) {
+    char path[256];
+    /* nearest ancestor the file has */
+    const floe_field *anc = NULL;
+    for (const floe_field *p = leaf->parent; p && !anc; p = p->parent)
+        if (match_of(r, p))
+            anc = p;
+    if (anc) {
+        for (size_t i = 0; i < r->schema->nleaves; i++) {
+            const floe_field *s = r->schema->leaves[i];
+            if (r->src[i].kind == SRC_FILE && r->src[i].node && is_ancestor(anc, s) &&
+                s->rep_level == anc->rep_level) {
+                FLOE_RETURN_ERROR_IF(leaf->def_level <= anc->def_level, err,
+                                     FLOE_EUNSUPPORTED,
+                                     "required column %s is missing from data file %s",
+                                     floe_field_path(leaf, path, sizeof path),
+                                     r->in->file->file_path);
+                ls->kind = SRC_SIBLING;
+                ls->sibling = i;
+                ls->cap = anc->def_level;
+                return 0;
+            }
+        }
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "column %s is missing from data file %s and no sibling column "
+                              "gives its levels",
+                              floe_field_path(leaf, path, sizeof path), r->in->file->file_path);
+    }
+    ls->kind = SRC_CONST;
+    const floe_field *top = leaf;
+    while (top->parent)
+        top = top->parent;
+    if (top == leaf) {
+        const floe_data_file *df = r->in->file;
+        for (size_t k = 0; spec && k < spec->nfields && k < df->npartition; k++) {
+            const floe_partition_field *pf = &spec->fields[k];
+            if (pf->source_id == leaf->id && pf->transform.kind == FLOE_XF_IDENTITY) {
+                if (df->partition[k].is_null)
+                    goto null_value;
+                return value_bytes(r, leaf, &df->partition[k], ls, err);
+            }
+        }
+        if (leaf->initial_default_json) {
+            floe_value v;
+            floe_error e2;
+            floe_error_clear(&e2);
+            if (floe_value_from_json(leaf, leaf->initial_default_json,
+                                     strlen(leaf->initial_default_json), &r->arena, &v,
+                                     &e2) == 0) {
+                if (v.is_null)
+                    goto null_value;
+                return value_bytes(r, leaf, &v, ls, err);
+            }
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "column %s: initial-default %s not understood: %s",
+                                  leaf->name, leaf->initial_default_json, e2.msg);
+        }
+    }
+null_value:
+    FLOE_RETURN_ERROR_IF(top->required, err, FLOE_EUNSUPPORTED,
+                         "required column %s is missing from data file %s",
+                         floe_field_path(leaf, path, sizeof path), r->in->file->file_path);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * open / next / close
+ * ------------------------------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
+    const floe_rewrite_input *in = r->in;
+    size_t pcap = 0;
+    r->eq = floe_calloc(in->ndeletes + 1, sizeof *r->eq);
+    r->eq_leaf = floe_calloc(in->ndeletes + 1, sizeof *r->eq_leaf);
+    FLOE_RETURN_ERROR_IF(!r->eq || !r->eq_leaf, err, FLOE_ENOMEM, "out of memory");
+    for (size_t d = 0; d < in->ndeletes; d++) {
+        del_file *f;
+        FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d], &f, err));
+        if (f->content == FLOE_CONTENT_POSITION_DELETES) {
+            int64_t *idx = rw_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,
+                                       strlen(in->file->file_path));
+            if (!idx)
+                continue;
+            pos_row key = {(uint32_t)*idx, INT64_MIN};
+            size_t lo = 0, hi = f->nrows;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (cmp_pos_row(&f->rows[mid], &key) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t k = lo; k < f->nrows && f->rows[k].path == key.path; k++) {
+                if (r->npositions == pcap) {
+                    size_t nc = pcap ? pcap * 2 : 256;
+                    int64_t *np = floe_realloc(r->positions, nc * sizeof *np);
+                    FLOE_RETURN_ERROR_IF(!np, err, FLOE_ENOMEM, "out of memory");
+                    r->positions = np;
+                    pcap = nc;
+                }
+                r->positions[r->npositions++] = f->rows[k].pos;
+            }
+        } else {
+            size_t *leaves = floe_arena_alloc(&r->arena, f->nids * sizeof *leaves);
+            FLOE_RETURN_ERROR_IF(!leaves, err, FLOE_ENOMEM, "out of memory");
+            for (size_t k = 0; k < f->nids; k++)
+                leaves[k] = (size_t)eq_leaf(r->schema, f->ids[k])->leaf;
+            r->eq[r->neq] = f;
+            r->eq_leaf[r->neq++] = leaves;
+        }
+    }
+    if (r->npositions > 1) {
+        qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
+        size_t w = 1;
+        for (size_t i = 1; i < r->npositions; i++)
+            if (r->positions[i] != r->positions[w - 1])
+                r->positions[w++] = r->positions[i];
+        r->npositions = w;
+    }
+    return 0;
+}
+
+int rw_reader_open(const floe_schema *schema, const char *name_mapping,
+                   const floe_rewrite_input *in, const floe_partition_spec *spec,
+                   rw_deletes *dels, rw_reader **out, floe_error *err) {
+    rw_reader *r = floe_calloc(1, sizeof *r);
+    FLOE_RETURN_ERROR_IF(!r, err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    const char **sel = NULL;
+    int32_t *sel_ids = NULL;
+    r->schema = schema;
+    r->in = in;
+    floe_arena_init(&r->arena, 16 * 1024);
+    floe_buf_init(&r->key, 0);
+    if (in->file->file_format && strcasecmp(in->file->file_format, "parquet"))
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "data file %s: format %s is not supported",
+                  in->file->file_path, in->file->file_format);
+    r->src = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *r->src);
+    if (!r->src)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_pq_reader_open(in->uri, NULL, &r->pq, err));
+    {
+        floe_pq_reader_file fi;
+        floe_pq_reader_file_info(r->pq, &fi);
+        if (in->file->record_count >= 0 && fi.num_rows != in->file->record_count)
+            floe_log(FLOE_LOG_WARN, "data file %s: the manifest says %" PRId64 " rows, the "
+                     "file holds %" PRId64, in->file->file_path, in->file->record_count,
+                     fi.num_rows);
+        r->ncolumns = fi.num_columns;
+    }
+    if (name_mapping) {
+        json_error_t je;
+        r->mapping = json_loads(name_mapping, 0, &je);
+        if (!json_is_array(r->mapping)) {
+            json_decref(r->mapping);
+            r->mapping = NULL;
+        }
+    }
+    const floe_pq_node *root = floe_pq_reader_root(r->pq);
+    {
+        bool ids = false;
+        for (size_t i = 0; i < root->nchildren; i++)
+            ids |= root->children[i].has_field_id;
+        sel = floe_calloc(root->nchildren + 1, sizeof *sel);
+        sel_ids = floe_calloc(root->nchildren + 1, sizeof *sel_ids);
+        if (!sel || !sel_ids)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        size_t nsel = 0;
+        for (size_t i = 0; i < schema->root.nchildren; i++) {
+            const floe_field *tf = &schema->root.children[i];
+            const floe_pq_node *cn = find_child(root, tf, ids ? NULL : r->mapping, true);
+            if (!cn)
+                continue;
+            json_t *e = ids ? NULL : mapping_entry(r->mapping, tf->id);
+            FLOE_CHECK(match_field(r, tf, cn, e ? json_object_get(e, "fields") : NULL, err));
+            sel[nsel] = cn->path;
+            sel_ids[nsel++] = cn->field_id;
+        }
+        if (nsel == 0 && root->nchildren) {
+            sel[nsel] = root->children[0].path; /* something to count the rows with */
+            ids = false;
+            nsel++;
+        }
+        if (ids)
+            FLOE_CHECK(floe_pq_reader_select_ids(r->pq, sel_ids, nsel, err));
+        else
+            FLOE_CHECK(floe_pq_reader_select_paths(r->pq, sel, nsel, err));
+    }
+    /* file leaves first (siblings need them), then the missing ones */
+    for (size_t i = 0; i < schema->nleaves; i++) {
+        const floe_field *leaf = schema->leaves[i];
+        const floe_pq_node *nd = match_of(r, leaf);
+        if (!nd)
+            continue;
+        r->src[i].kind = SRC_FILE;
+        r->src[i].node = nd;
+        FLOE_CHECK(plan_levels(r, leaf, &r->src[i], err));
+        FLOE_CHECK(plan_conv(leaf, &r->src[i], err));
+    }
+    for (size_t i = 0; i < schema->nleaves; i++)
+        if (!r->src[i].node)
+            FLOE_CHECK(plan_missing(r, schema->leaves[i], spec, &r->src[i], err));
+    r->col_idx = floe_malloc((r->ncolumns ? r->ncolumns : 1) * sizeof *r->col_idx);
+    if (!r->col_idx)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (floe_batch_init(&r->tmp, schema) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    r->tmp_init = true;
+    FLOE_CHECK(load_deletes(r, dels, err));
+done:
+    floe_free(sel);
+    floe_free(sel_ids);
+    if (rc < 0) {
+        floe_error_prefix(err, "%s: ", in->file->file_path);
+        rw_reader_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void rw_reader_close(rw_reader *r) {
+    if (!r)
+        return;
+    floe_pq_reader_close(r->pq);
+    floe_free(r->src);
+    floe_free(r->m);
+    json_decref(r->mapping);
+    floe_arena_reset(&r->arena);
+    floe_free(r->col_idx);
+    floe_free(r->positions);
+    floe_free(r->eq);
+    floe_free(r->eq_leaf);
+    floe_free(r->keep);
+    floe_buf_free(&r->key);
+    if (r->tmp_init)
+        floe_batch_free(&r->tmp);
+    floe_free(r);
+}
+
+void rw_reader_stats(const rw_reader *r, rw_read_stats *out) { *out = r->st; }
+
+static int fill_file(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d, floe_error *err) {
+    size_t n = s->nlevels;
+    if (floe_colbuf_reserve_levels(d, n) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (d->max_def > 0) {
+        int16_t *dd = d->def + d->nlevels;
+        if (s->max_def == 0) {
+            int16_t td = ls->defmap ? ls->defmap[0] : d->max_def;
+            for (size_t i = 0; i < n; i++)
+                dd[i] = td;
+        } else if (!ls->defmap) {
+            if (n)
+                memcpy(dd, s->def, n * sizeof *dd);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                int16_t fd = s->def[i];
+                if (fd < 0 || fd > s->max_def)
+                    return floe_error_set(err, FLOE_ECORRUPT, "definition level out of range");
+                if ((dd[i] = ls->defmap[fd]) < 0)
+                    return floe_error_set(err, FLOE_EINVALID,
+                                          "column %s: null in the file where the table "
+                                          "requires a value", d->field->name);
+            }
+        }
+    } else if (s->max_def > 0 && s->nvalues != n) {
+        return floe_error_set(err, FLOE_EINVALID,
+                              "column %s: nulls in the file where the table requires a value",
+                              d->field->name);
+    }
+    if (d->max_rep > 0 && n)
+        memcpy(d->rep + d->nlevels, s->rep, n * sizeof *d->rep);
+    size_t nv = s->nvalues;
+    switch (ls->conv) {
+    case CONV_NONE:
+        if (d->width == 0) {
+            size_t bytes = s->values_len;
+            if (bytes > UINT32_MAX - d->values_len)
+                return floe_error_set(err, FLOE_ELIMIT, "column %s: more than 4 GiB in one batch",
+                                      d->field->name);
+            if (floe_colbuf_reserve_values(d, nv, bytes) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            if (bytes)
+                memcpy(d->values + d->values_len, s->values, bytes);
+            uint32_t base = (uint32_t)d->values_len;
+            uint32_t *o = d->offsets + d->nvalues;
+            uint32_t s0 = s->offsets ? s->offsets[0] : 0;
+            for (size_t k = 1; k <= nv; k++)
+                o[k] = base + (s->offsets[k] - s0);
+            d->values_len += bytes;
+        } else {
+            if (floe_colbuf_reserve_values(d, nv, 0) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            if (nv)
+                memcpy(d->values + d->values_len, s->values, nv * (size_t)d->width);
+            d->values_len += nv * (size_t)d->width;
+        }
+        break;
+    case CONV_I32_I64:
+    case CONV_F32_F64:
+    case CONV_DEC: {
+        if (floe_colbuf_reserve_values(d, nv, 0) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        uint8_t *o = d->values + d->values_len;
+        for (size_t k = 0; k < nv; k++, o += d->width) {
+            const uint8_t *v = s->values + k * (size_t)s->width;
+            if (ls->conv == CONV_I32_I64) {
+                floe_store_le64(o, (uint64_t)(int64_t)(int32_t)floe_load_le32(v));
+            } else if (ls->conv == CONV_F32_F64) {
+                float f;
+                memcpy(&f, v, 4);
+                double x = f;
+                memcpy(o, &x, 8);
+            } else {
+                dec_to(dec_from(v, s->phys, s->width), d->phys, d->width, o);
+            }
+        }
+        d->values_len += nv * (size_t)d->width;
+        break;
+    }
+    }
+    d->nlevels += n;
+    d->nvalues += nv;
+    return 0;
+}
+
+static int fill_const(const leaf_src *ls, size_t nrows, floe_colbuf *d, floe_error *err) {
+    if (floe_colbuf_reserve_levels(d, nrows) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nrows; i++) {
+        int rc = ls->has_value ? floe_colbuf_push_value(d, 0, ls->value, ls->value_len)
+                               : floe_colbuf_push_null(d, 0, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s", floe_strerror(rc));
+    }
+    return 0;
+}
+
+static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d,
+                        floe_error *err) {
+    size_t n = s->nlevels;
+    if (floe_colbuf_reserve_levels(d, n) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        int16_t sd = s->max_def ? s->def[i] : s->max_def;
+        int16_t td = sd < ls->cap ? sd : ls->cap;
+        if (d->max_def > 0)
+            d->def[d->nlevels + i] = td;
+        if (d->max_rep > 0)
+            d->rep[d->nlevels + i] = s->max_rep ? s->rep[i] : 0;
+    }
+    d->nlevels += n;
+    return 0;
+}
+
+/* Mark rows deleted in keep[0..nrows) for the batch b whose first row is row_base. */
+static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t *kept,
+                         floe_error *err) {
+    if (r->keep_cap < nrows) {
+        uint8_t *nk = floe_realloc(r->keep, nrows);
+        FLOE_RETURN_ERROR_IF(!nk, err, FLOE_ENOMEM, "out of memory");
+        r->keep = nk;
+        r->keep_cap = nrows;
+    }
+    memset(r->keep, 1, nrows);
+    size_t k = nrows;
+    int64_t end = r->row_base + (int64_t)nrows;
+    while (r->pos_i < r->npositions && r->positions[r->pos_i] < end) {
+        int64_t p = r->positions[r->pos_i++];
+        if (p >= r->row_base && r->keep[p - r->row_base]) {
+            r->keep[p - r->row_base] = 0;
+            k--;
+            r->st.rows_pos_deleted++;
+        }
+    }
+    for (size_t e = 0; e < r->neq; e++) {
+        const del_file *f = r->eq[e];
+        const size_t *leaves = r->eq_leaf[e];
+        size_t vi[64];
+        FLOE_RETURN_ERROR_IF(f->nids > 64, err, FLOE_EUNSUPPORTED,
+                             "equality deletes on more than 64 columns");
+        memset(vi, 0, sizeof vi);
+        for (size_t row = 0; row < nrows; row++) {
+            floe_buf_reset(&r->key);
+            for (size_t c = 0; c < f->nids; c++) {
+                const floe_colbuf *col = &b->cols[leaves[c]];
+                bool null = col->max_def && col->def[row] < col->max_def;
+                if (floe_buf_append_byte(&r->key, null ? 0 : 1) < 0)
+                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                if (null)
+                    continue;
+                const uint8_t *v;
+                size_t n = 0;
+                if (col->width == 0) {
+                    v = col->values + col->offsets[vi[c]];
+                    n = col->offsets[vi[c] + 1] - col->offsets[vi[c]];
+                } else {
+                    v = col->values + vi[c] * (size_t)col->width;
+                }
+                vi[c]++;
+                if (key_value(&r->key, col->field->type, col->phys, col->width, v, n) < 0)
+                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            }
+            if (r->keep[row] && rw_keyset_find(&f->keys, r->key.data, r->key.len)) {
+                r->keep[row] = 0;
+                k--;
+                r->st.rows_eq_deleted++;
+            }
+        }
+    }
+    *kept = k;
+    return 0;
+}
+
+int rw_reader_next(rw_reader *r, floe_batch *dst, int64_t *in_bytes, floe_error *err) {
+    const floe_pq_rowset *rs;
+    int rc = floe_pq_reader_next(r->pq, &rs, err);
+    if (rc <= 0) {
+        if (rc < 0)
+            floe_error_prefix(err, "%s: ", r->in->file->file_path);
+        return rc;
+    }
+    floe_pq_row_group_info gi;
+    floe_pq_reader_row_group_info(r->pq, rs->row_group, &gi);
+    *in_bytes = gi.compressed_size;
+    size_t nrows = (size_t)rs->nrows;
+    for (size_t i = 0; i < r->ncolumns; i++)
+        r->col_idx[i] = -1;
+    for (size_t i = 0; i < rs->ncols; i++)
+        if (rs->nodes[i]->column >= 0 && (size_t)rs->nodes[i]->column < r->ncolumns)
+            r->col_idx[rs->nodes[i]->column] = (int)i;
+    floe_batch_clear(dst);
+    for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++) {
+        const leaf_src *ls = &r->src[i];
+        if (ls->kind == SRC_FILE) {
+            int ci = r->col_idx[ls->node->column];
+            if (ci < 0)
+                return floe_error_set(err, FLOE_EINTERNAL, "%s: column %s was not read",
+                                      r->in->file->file_path, ls->node->path);
+            rc = fill_file(ls, &rs->cols[ci], &dst->cols[i], err);
+        } else if (ls->kind == SRC_CONST) {
+            rc = fill_const(ls, nrows, &dst->cols[i], err);
+        }
+    }
+    for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++)
+        if (r->src[i].kind == SRC_SIBLING)
+            rc = fill_sibling(&r->src[i], &dst->cols[r->src[i].sibling], &dst->cols[i], err);
+    if (rc < 0) {
+        floe_error_prefix(err, "%s: row group %zu: ", r->in->file->file_path, rs->row_group);
+        return rc;
+    }
+    dst->nrows = nrows;
+    r->st.rows_read += (int64_t)nrows;
+    r->st.row_groups++;
+    if (r->npositions || r->neq) {
+        size_t kept = nrows;
+        FLOE_FORWARD_IF_ERROR(apply_deletes(r, dst, nrows, &kept, err));
+        if (kept < nrows) {
+            /* move the row group aside and take the surviving runs back */
+            floe_batch t = r->tmp;
+            r->tmp = *dst;
+            *dst = t;
+            floe_batch_clear(dst);
+            floe_batch_cursor cur;
+            if (floe_batch_cursor_init(&cur, &r->tmp) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            size_t i = 0;
+            while (i < nrows && rc >= 0) {
+                size_t j = i;
+                while (j < nrows && r->keep[j] == r->keep[i])
+                    j++;
+                rc = floe_batch_take_rows(r->keep[i] ? dst : NULL, &r->tmp, &cur, j - i);
+                i = j;
+            }
+            floe_batch_cursor_free(&cur);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s: moving rows: %s", r->in->file->file_path,
+                                      floe_strerror(rc));
+        }
+    }
+    r->row_base += (int64_t)nrows;
+    return 1;
+}
