@@ -42,6 +42,7 @@ int floe_cmd_orphans(int argc, char **argv);
 int floe_cmd_rewrite_manifests(int argc, char **argv);
 int floe_cmd_maintain(int argc, char **argv);
 int floe_cmd_health(int argc, char **argv);
+int floe_cmd_rewrite(int argc, char **argv);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);

@@ -30,6 +30,7 @@ static const floe_cmd commands[] = {
     {"scan", "read a table's rows (filter, time travel, projection) or show the scan plan", floe_cmd_scan},
     {"snapshots", "list a table's snapshots", floe_cmd_snapshots},
     {"files", "list a table's live data files", floe_cmd_files},
+    {"rewrite", "compact a table's data files (Iceberg rewrite_data_files, bin-pack or sort)", floe_cmd_rewrite},
     {"health", "measure a table's fragmentation and its cost; text, JSON or an HTML report", floe_cmd_health},
     {"expire", "expire snapshots and delete the files only they reached", floe_cmd_expire},
     {"orphans", "delete files in a table location that nothing references", floe_cmd_orphans},
