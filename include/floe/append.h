@@ -22,7 +22,8 @@
  * Exactly once: with floe_append_set_once(key, value) the append also writes key=value
  * into the snapshot summary, and before committing and on every retry looks for that pair
  * in the snapshots added since the table state the append started from; when found it
- * commits nothing and reports noop (the work is already in the table).
+ * commits nothing and reports noop (the work is already in the table). A check function
+ * (floe_append_set_check) generalises the marker to any rule over the snapshots.
  */
 #ifndef FLOE_APPEND_H
 #define FLOE_APPEND_H
@@ -56,6 +57,17 @@ int floe_append_set_summary(floe_append *a, const char *key, const char *value,
 /* Exactly-once marker (see above); also written to the summary. */
 int floe_append_set_once(floe_append *a, const char *key, const char *value,
                          floe_error *err);
+/* A caller's exactly-once rule wider than one key/value pair, e.g. "none of these
+ * landing ids is in any snapshot" (floe serve's landing compaction). fn is called with
+ * the metadata each attempt starts from, and once with the current metadata before
+ * anything is written. It returns 0 to go on, FLOE_COMMIT_NOOP to commit nothing (the
+ * result says noop; every file this append wrote is deleted, as for the once-marker), or
+ * a negative error to abort the commit (ditto). FLOE_ECONFLICT from fn makes the commit
+ * layer retry on fresher metadata: return it only if a retry can succeed. ctx is
+ * borrowed until the commit returns. */
+typedef int (*floe_append_check_fn)(void *ctx, const floe_table_metadata *base,
+                                    floe_error *err);
+void floe_append_set_check(floe_append *a, floe_append_check_fn fn, void *ctx);
 /* Set a table property in the same commit (e.g. schema.name-mapping.default for files
  * without field ids). Copied. */
 int floe_append_set_property(floe_append *a, const char *key, const char *value,

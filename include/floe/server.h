@@ -34,6 +34,7 @@
 #define FLOE_SERVER_H
 
 #include "floe/common.h"
+#include "floe/manifest.h"
 #include "floe/parquet.h"
 #include "floe/schema.h"
 
@@ -112,26 +113,45 @@ void floe_server_table_settings(const floe_server_config *cfg, const char *table
                                 floe_server_table_config *out);
 
 /* ---------------------------------------------------------------------------------------
- * The commit hook: landing compaction hands the Parquet files it wrote for one partition,
- * with the landing files they came from, to the table layer. The hook appends the files
- * to the table in one snapshot whose summary names the landing ids, and before committing
- * (and on every retry) checks the snapshots added since its base for those ids (I2).
+ * Landing compaction and its commit (DESIGN.md I2).
+ *
+ * Landing files have ids "<node>-<seq>". Every landing-compaction snapshot records the ids
+ * it consumed in its summary: floe.landing-ids = the ids joined with ',' (plus floe.node
+ * and floe.partition for people reading the history). For each leased partition the
+ * compactor first looks the leased ids up in the table's history (every snapshot's
+ * floe.landing-ids): ids already there are marked committed in the landing index with the
+ * snapshot that holds them and dropped from the job, so a lease holding both files a
+ * commit consumed before a crash and newer ones converts and commits only the newer ones.
+ * The rest is converted into Parquet files under the table's data dir, routed by the
+ * table's default spec, and handed to the commit hook.
+ *
+ * The default hook (floe_server_commit_iceberg) appends the files in one snapshot; on
+ * every attempt, on the metadata the attempt starts from, it checks that none of the ids
+ * appears in any snapshot. If one does (another worker whose lease ran out got there
+ * first) nothing is committed and the outcome is a conflict: the next round's history
+ * check settles which ids are done.
+ *
+ * Hook results:
  *   0                    committed; *snapshot_id set
- *   FLOE_COMMIT_NOOP (1) the ids are already in the table's history; *snapshot_id set to
- *                        the snapshot that consumed them; the data files are deleted
- *   FLOE_ECONFLICT       retries ran out: nothing committed; files deleted, the landing
- *                        files go back to pending
+ *   FLOE_COMMIT_NOOP (1) every id is already in the table's history, in snapshot
+ *                        *snapshot_id; the data files are deleted (the default hook does
+ *                        not report it: the compactor settles such ids before converting)
+ *   FLOE_ECONFLICT       nothing committed (retries ran out, or some id was committed by
+ *                        someone else meanwhile); files deleted, the landing files go back
+ *                        to pending
  *   FLOE_EUNKNOWN_STATE  the swap may have happened: nothing is deleted, the landing files
- *                        stay leased until the next attempt resolves it
+ *                        stay leased until a restart or the lease's end; then the history
+ *                        check settles it
  *   other negative       failure: as conflict
  * Everything in c is borrowed for the call. The hook runs on the compactor thread.
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_landing_commit {
     const char *table;              /* "namespace.table" */
-    const char *partition;          /* partition path ("" when unpartitioned) */
+    const char *partition;          /* landing partition path ("" when unpartitioned) */
     const floe_schema *schema;      /* the schema the files were written with */
-    const char *const *data_files;  /* Parquet file uris */
-    const floe_pq_file_info *infos; /* their metrics, one per file */
+    int32_t spec_id;                /* the spec their partition tuples follow */
+    const floe_data_file *files;    /* the Parquet files: path as the table records it,
+                                       partition tuple, metrics; content DATA */
     size_t nfiles;
     const char *const *landing_ids; /* "<node>-<seq>" of the landing files consumed */
     size_t nlanding;
@@ -143,9 +163,8 @@ typedef int (*floe_server_commit_fn)(void *ctx, floe_landing_commit *c, int64_t 
                                      floe_error *err);
 
 typedef struct floe_server_hooks {
-    /* NULL = the stand-in: an fsynced commit log <warehouse>/_landing/_commits.ndjson,
-     * one JSON line per commit, checked for the landing ids before every append. It is
-     * replaced by the Iceberg append once the table layer has one. */
+    /* NULL = floe_server_commit_iceberg with the server as ctx. Tests inject their own
+     * (which may wrap the default one). */
     floe_server_commit_fn commit;
     void *commit_ctx;
 } floe_server_hooks;
@@ -164,6 +183,12 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
 /* Seal every buffer now; with compact, also compact every pending landing file now
  * (whatever the triggers say). Waits for the work to finish. */
 int floe_server_flush(floe_server *s, bool compact, floe_error *err);
+/* The default commit hook: ctx is the floe_server. Appends c->files to the table through
+ * the server's catalog in one snapshot with the summary described above and the per-attempt
+ * id check. Results as listed for the hooks. */
+int floe_server_commit_iceberg(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
+                               floe_error *err);
+
 /* Stop accepting, finish in-flight requests and the compaction in progress, seal every
  * buffer, persist idempotency keys, delete the WAL segments and free s (always). */
 int floe_server_close(floe_server *s, floe_error *err);

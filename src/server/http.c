@@ -218,7 +218,9 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "# TYPE floe_commit_retries_total counter\nfloe_commit_retries_total %llu\n"
                     "# TYPE floe_commit_failures_total counter\nfloe_commit_failures_total %llu\n"
                     "# TYPE floe_idempotent_replays_total counter\n"
-                    "floe_idempotent_replays_total %llu\n",
+                    "floe_idempotent_replays_total %llu\n"
+                    "# TYPE floe_landing_files_settled_total counter\n"
+                    "floe_landing_files_settled_total %llu\n",
                     (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
                     (long long)atomic_load(&s->land.pending_files),
                     (long long)atomic_load(&s->land.pending_bytes), lag,
@@ -230,7 +232,8 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.conflicts),
                     (unsigned long long)atomic_load(&s->m.retries),
                     (unsigned long long)atomic_load(&s->m.commit_failures),
-                    (unsigned long long)atomic_load(&s->m.idempotent_replays));
+                    (unsigned long long)atomic_load(&s->m.idempotent_replays),
+                    (unsigned long long)atomic_load(&s->m.settled));
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
     for (int i = 0; i < 6; i++)

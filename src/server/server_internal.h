@@ -7,7 +7,8 @@
  *   wal.c       the WAL writer thread (group commit), segments, replay at start
  *   landing.c   partition buffers, the sealer thread, the landing index (SQLite),
  *               idempotency answers, WAL segment release
- *   compactor.c the landing compactor thread and the stand-in commit hook
+ *   compactor.c the landing compactor thread: lease, settle against the table's
+ *               history, convert, commit (floe_server_commit_iceberg, the default hook)
  *   tables.c    the tables served: load or create through the catalog, schema modes
  *   config.c    the configuration file
  *   server.c    open (recovery), reload, flush, close
@@ -19,7 +20,8 @@
  *
  *   open (in WAL + buffer) --seal: landing_seal()--> sealed (file fsynced)
  *     --register: index_register()--> pending --lease: compact_partition()--> compacting
- *     --hook ok--> committed;  compacting --hook failed / lease expired / restart--> pending
+ *     --hook ok, or found in the table's history (settle)--> committed;
+ *   compacting --hook failed / lease expired / restart--> pending
  *
  * A WAL segment is deleted (landing_release_segments) once no buffer holds a record from
  * it, the answers in it are in the index, and it is not the segment being written.
@@ -52,6 +54,7 @@ typedef struct srv_metrics {
     _Atomic uint64_t sealed_files, sealed_bytes;
     _Atomic uint64_t commits, conflicts, retries, commit_failures, compactions;
     _Atomic uint64_t idempotent_replays;
+    _Atomic uint64_t settled;      /* landing files found already committed (I2) */
 } srv_metrics;
 
 /* ---- tables ---------------------------------------------------------------------- */
@@ -169,7 +172,6 @@ struct floe_server {
 
     pthread_mutex_t cat_mu;
     floe_catalog *catalog;
-    floe_table **cat_tables; /* table handles for commits, parallel to tables */
 
     pthread_mutex_t tables_mu;
     srv_table **tables;
@@ -259,8 +261,6 @@ int srv_index_exec(floe_server *s, const char *sql, floe_error *err);
 int srv_compactor_start(floe_server *s, floe_error *err);
 void srv_compactor_stop(floe_server *s);
 int srv_compactor_run_now(floe_server *s, floe_error *err);
-int srv_commit_log_hook(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
-                        floe_error *err);
 
 /* http.c */
 int srv_http_start(floe_server *s, floe_error *err);

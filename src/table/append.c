@@ -13,7 +13,8 @@
  * The producer's states (floe_append):
  *
  *   staged --commit()--> manifest written --floe_table_commit--> attempt k:
- *       apply(): once-check -> base list read -> merge -> list k written -> snapshot added
+ *       apply(): once-check (marker, caller's check) -> base list read -> merge -> list k
+ *                written -> snapshot added
  *   -> committed: files of attempts other than the winning one deleted
  *   -> noop (once-marker found): every file written deleted
  *   -> failed (conflict exhausted, error): every file written deleted
@@ -49,6 +50,8 @@ struct floe_append {
     floe_kv *summary;
     size_t nsummary, summary_cap;
     const char *once_key, *once_value;
+    floe_append_check_fn check;   /* caller's exactly-once rule, or NULL */
+    void *check_ctx;
     floe_kv *props;               /* properties set by the same commit */
     size_t nprops;
     int merge_enabled;            /* -1 = table property */
@@ -154,6 +157,11 @@ int floe_append_set_once(floe_append *a, const char *key, const char *value,
     a->once_value = floe_arena_strdup(&a->arena, value);
     FLOE_RETURN_ERROR_IF(!a->once_key || !a->once_value, err, FLOE_ENOMEM, "out of memory");
     return 0;
+}
+
+void floe_append_set_check(floe_append *a, floe_append_check_fn fn, void *ctx) {
+    a->check = fn;
+    a->check_ctx = ctx;
 }
 
 int floe_append_set_property(floe_append *a, const char *key, const char *value,
@@ -595,6 +603,13 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         a->noop = true;
         return FLOE_COMMIT_NOOP;
     }
+    if (a->check) {
+        int crc = a->check(a->check_ctx, base, err);
+        if (crc == FLOE_COMMIT_NOOP)
+            a->noop = true;
+        if (crc != 0)
+            return crc;
+    }
     const floe_metadata_spec *dspec = floe_table_metadata_default_spec(base);
     FLOE_RETURN_ERROR_IF(!dspec || dspec->spec_id != a->spec->spec_id, err, FLOE_EINVALID,
                          "the table's default partition spec changed during the append "
@@ -736,6 +751,16 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
             a->noop = true;
             goto finish;
         }
+    }
+    if (a->check) { /* settle it before writing anything */
+        rc = a->check(a->check_ctx, m, err);
+        if (rc == FLOE_COMMIT_NOOP) {
+            rc = 0;
+            a->noop = true;
+            goto finish;
+        }
+        if (rc < 0)
+            return rc;
     }
     FLOE_CHECK(parse_schema_spec(m, &a->schema, &a->spec, err));
     a->snapshot_id = floe_metadata_new_snapshot_id();

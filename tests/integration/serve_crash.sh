@@ -43,6 +43,6 @@ stop_server
 acked=$(cat "$tmp"/acks/ack-*.jsonl | wc -l)
 echo "serve_crash: $KILLS kills, $acked batches acknowledged"
 python3 "$SERVE_DIR/verify.py" "$tmp/events.ndjson" 100 "$tmp/acks" "$tmp/wh" shop.events \
-  --all-acked --keys --parquet "$FLOE" || fail "verify"
+  --all-acked --keys --table "$FLOE" || fail "verify"
 grep -q "replayed [1-9]" "$tmp/server.log" || fail "no WAL replay seen"
 echo "serve_crash: ok"
