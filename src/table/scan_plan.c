@@ -151,9 +151,9 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
         *out = id;
         return 0;
     }
-    *out = m->current_snapshot_id >= 0 && floe_table_metadata_current_snapshot(m)
-               ? m->current_snapshot_id
-               : -1;
+    /* ids may be negative (64 bits written unsigned by some writers): test presence */
+    const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
+    *out = cur ? cur->snapshot_id : -1;
     return 0;
 }
 
@@ -447,8 +447,7 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
     }
     floe_arena_init(&p->priv->arena, 64 * 1024);
     FLOE_CHECK(floe_scan_resolve_snapshot(m, o, &p->snapshot_id, err));
-    const floe_snapshot *snap =
-        p->snapshot_id >= 0 ? floe_table_metadata_snapshot(m, p->snapshot_id) : NULL;
+    const floe_snapshot *snap = floe_table_metadata_snapshot(m, p->snapshot_id);
 
     /* rows are read with the table's current schema; a time-travel read by id or time
      * uses the schema the snapshot was written with, as the reference does */
