@@ -262,6 +262,8 @@ typedef struct cleanup {
     maint_pathset files;      /* data and delete file candidates (tag: kind) */
     maint_pathset stats;      /* statistics files of expired snapshots */
     maint_pathset keep_stats; /* statistics files still referenced */
+    maint_pathset seen_ret;   /* recorded manifest paths already handled (lists repeat */
+    maint_pathset seen_exp;   /* most manifests of their parent: resolve each once) */
     int64_t unreadable;
 } cleanup;
 
@@ -278,13 +280,21 @@ static int on_retained_manifest(void *ctx, const char *recorded, const floe_mani
                                 floe_error *err) {
     (void)mf;
     cleanup *c = ctx;
-    return add_key(&c->retained, c->t, recorded, FLOE_MAINT_MANIFEST, err);
+    bool added = false;
+    if (!maint_pathset_add(&c->seen_ret, recorded, 0, &added))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return added ? add_key(&c->retained, c->t, recorded, FLOE_MAINT_MANIFEST, err) : 0;
 }
 
 static int on_expired_manifest(void *ctx, const char *recorded, const floe_manifest_file *mf,
                                floe_error *err) {
     (void)mf;
     cleanup *c = ctx;
+    bool added = false;
+    if (!maint_pathset_add(&c->seen_exp, recorded, 0, &added))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (!added)
+        return 0;
     char *key = NULL;
     FLOE_FORWARD_IF_ERROR(maint_resolve(c->t, recorded, NULL, &key, err));
     int rc = 0;
@@ -319,6 +329,8 @@ static void cleanup_free(cleanup *c) {
     maint_pathset_free(&c->files);
     maint_pathset_free(&c->stats);
     maint_pathset_free(&c->keep_stats);
+    maint_pathset_free(&c->seen_ret);
+    maint_pathset_free(&c->seen_exp);
 }
 
 /* Metadata files below the oldest version the metadata-log keeps. */
@@ -443,6 +455,8 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
     maint_pathset_init(&c.files);
     maint_pathset_init(&c.stats);
     maint_pathset_init(&c.keep_stats);
+    maint_pathset_init(&c.seen_ret);
+    maint_pathset_init(&c.seen_exp);
     int rc = 0;
     id_map emap = {0};
     FLOE_CHECK(id_map_build(&emap, base, err));
