@@ -1344,12 +1344,12 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
         floe_health_rec rec = {.kind = FLOE_HEALTH_REC_REWRITE_TABLE};
         rec.command = command(a, "rewrite", r->table_ref, NULL, NULL);
         snprintf(text, sizeof text,
-                 "%zu partition%s hold%s %lld small files (under %lld MB)%s: rewriting "
-                 "them into ~%lld files of %lld MB saves %lld GETs per full scan",
+                 "%zu partition%s hold%s %lld small files (under %.4g MB)%s: rewriting "
+                 "them into ~%lld files of %.4g MB saves %lld GETs per full scan",
                  qualifying, qualifying == 1 ? "" : "s", qualifying == 1 ? "s" : "",
-                 (long long)sum.inputs, (long long)(r->min_file_size >> 20),
+                 (long long)sum.inputs, (double)r->min_file_size / 1048576.0,
                  sum.deletes ? " and delete files" : "", (long long)sum.outputs,
-                 (long long)(r->target_file_size >> 20),
+                 (double)r->target_file_size / 1048576.0,
                  (long long)(sum.before_get - sum.after_get));
         rec.reason = floe_arena_strdup(a, text);
         rec.requests_saved = sum.before_get - sum.after_get;
@@ -1373,10 +1373,10 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
             rec.command = command(a, "rewrite", r->table_ref,
                                   pa->pub.where && *pa->pub.where ? pa->pub.where : NULL, NULL);
             snprintf(text, sizeof text,
-                     "%lld of %lld files are under %lld MB%s: ~%lld file%s after rewriting, "
+                     "%lld of %lld files are under %.4g MB%s: ~%lld file%s after rewriting, "
                      "%lld fewer GETs per full scan",
                      (long long)pa->pub.files.small_files, (long long)pa->pub.files.data_files,
-                     (long long)(r->min_file_size >> 20),
+                     (double)r->min_file_size / 1048576.0,
                      e.deletes ? ", with delete files to apply" : "", (long long)e.outputs,
                      e.outputs == 1 ? "" : "s", (long long)(e.before_get - e.after_get));
             rec.reason = floe_arena_strdup(a, text);

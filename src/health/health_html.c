@@ -468,8 +468,8 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
         if (tiny_share >= 50)
             putf(h, ", <span class=\"hl\">%.0f%% under 1 MB</span>", tiny_share);
         else
-            putf(h, ", <span class=\"%s\">%.0f%% under the %lld MB rewrite minimum</span>",
-                 small_share >= 50 ? "hl" : "good", small_share, (long long)(r->min_file_size >> 20));
+            putf(h, ", <span class=\"%s\">%.0f%% under the %.4g MB rewrite minimum</span>",
+                 small_share >= 50 ? "hl" : "good", small_share, (double)r->min_file_size / 1048576.0);
     }
     putf(h, ", ~%s GET requests/month at %g full scans/day (%s).",
          health_fmt_count(v->req.monthly_get, b2, sizeof b2), r->opts.queries_per_day,
@@ -482,8 +482,8 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
              health_fmt_int((int64_t)v->npartitions, b1, sizeof b1), v->npartitions == 1 ? "" : "s");
     card(h, "data files", health_fmt_int(f->data_files, b1, sizeof b1), b3);
     snprintf(b1, sizeof b1, "%.0f%%", small_share);
-    snprintf(b3, sizeof b3, "%s files under %lld MB", health_fmt_int(f->small_files, b2, sizeof b2),
-             (long long)(r->min_file_size >> 20));
+    snprintf(b3, sizeof b3, "%s files under %.4g MB", health_fmt_int(f->small_files, b2, sizeof b2),
+             (double)r->min_file_size / 1048576.0);
     card(h, "small files", b1, b3);
     snprintf(b3, sizeof b3, "%s per month", health_fmt_money(v->req.monthly_cost, b2, sizeof b2));
     card(h, "GET requests / month", health_fmt_count(v->req.monthly_get, b1, sizeof b1), b3);
@@ -506,9 +506,9 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
 
     /* Histogram and partitions. */
     put(h, "<div class=\"grid\"><section class=\"panel\"><h2>File-size histogram</h2>");
-    putf(h, "<p class=\"note\">Data files by size. Iceberg rewrites files under %lld MB (75%% of "
-            "the %lld MB target); every file costs at least two GETs per scan.</p>",
-         (long long)(r->min_file_size >> 20), (long long)(r->target_file_size >> 20));
+    putf(h, "<p class=\"note\">Data files by size. Iceberg rewrites files under %.4g MB (75%% of "
+            "the %.4g MB target); every file costs at least two GETs per scan.</p>",
+         (double)r->min_file_size / 1048576.0, (double)r->target_file_size / 1048576.0);
     chart_histogram(h, f);
     put(h, "</section><section class=\"panel\"><h2>Files per partition</h2>");
     if (v->npartitions) {
@@ -516,8 +516,8 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
              v->npartitions < TOP_PARTITIONS ? v->npartitions : (size_t)TOP_PARTITIONS,
              v->npartitions == 1 ? "" : "s", v->npartitions);
         putf(h, "<div class=\"legend\"><span><span class=\"sw\" style=\"background:#e8703a\"></span>"
-                "under %lld MB</span><span><span class=\"sw\" style=\"background:#5fae7a\"></span>"
-                "other files</span></div>", (long long)(r->min_file_size >> 20));
+                "under %.4g MB</span><span><span class=\"sw\" style=\"background:#5fae7a\"></span>"
+                "other files</span></div>", (double)r->min_file_size / 1048576.0);
         chart_partitions(h, v);
     } else {
         put(h, "<p class=\"note\">No data files.</p>");

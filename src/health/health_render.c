@@ -478,8 +478,8 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     }
     {
         char label[80];
-        snprintf(label, sizeof label, "under rewrite minimum (%lld MB)",
-                 (long long)(r->min_file_size >> 20));
+        snprintf(label, sizeof label, "under rewrite minimum (%.4g MB)",
+                 (double)r->min_file_size / 1048576.0);
         ROW(label, (snprintf(buf, sizeof buf, "%lld (%.0f%%)", (long long)v->total.small_files,
                              v->total.data_files ? 100.0 * (double)v->total.small_files /
                                                        (double)v->total.data_files : 0.0),
