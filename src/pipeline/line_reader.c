@@ -312,6 +312,12 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
             continue;
         }
         if (r->out_eof) {
+            /* Whole lines still wait in carry when the scan stopped before an oversized
+             * one: hand out this chunk, the next call streams that line. Appending the
+             * tail here would put the oversized line in a chunk. */
+            if (tail > 0 && chunk->data.len > 0 &&
+                memchr(r->carry.data + r->carry_pos, '\n', tail) != NULL)
+                return 1;
             if (tail > 0) { /* last line without '\n' */
                 if ((rc = floe_buf_append(&chunk->data, r->carry.data + r->carry_pos, tail)) < 0)
                     return floe_error_set(err, rc, "%s: out of memory", r->source);

@@ -26,6 +26,29 @@
 #define SPEC_ARENA_BLOCK 4096
 #define MAX_SOURCE_IDS 64
 
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF): a name that is
+ * not could never be written into the metadata JSON. */
+static bool utf8_valid(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                   : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (len == 0 || len > n - i)
+            return false;
+        uint32_t cp = len == 1 ? c : (uint32_t)(c & (0x7f >> len));
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i + k] & 0x3f);
+        }
+        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
 static floe_partition_spec *spec_new(void) {
     floe_partition_spec *s = floe_calloc(1, sizeof *s);
     if (!s)
@@ -358,8 +381,13 @@ int floe_partition_spec_parse(const floe_schema *schema, const char *text, int32
                           "partition spec: expected a name after AS at offset %zu",
                           (size_t)(lx.text - text));
             char nbuf[512];
-            if (floe_px_ident(&lx, nbuf, sizeof nbuf) == (size_t)-1)
+            size_t nlen = floe_px_ident(&lx, nbuf, sizeof nbuf);
+            if (nlen == (size_t)-1)
                 FLOE_FAIL(err, FLOE_EINVALID, "partition spec: name after AS is too long");
+            if (!utf8_valid((const uint8_t *)nbuf, nlen))
+                FLOE_FAIL(err, FLOE_EINVALID,
+                          "partition spec: name after AS at offset %zu is not valid UTF-8",
+                          (size_t)(lx.text - text));
             name = floe_arena_strdup(&spec->arena, nbuf);
             floe_px_next(&lx);
         } else if (term.transform.kind == FLOE_XF_IDENTITY) {
