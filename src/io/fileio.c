@@ -64,7 +64,7 @@ bool floe_io_is_remote(const char *uri) {
            !strncmp(uri, "s3n://", 6);
 }
 
-char *floe_io_local_path(const char *uri) {
+const char *floe_io_local_path_ref(const char *uri) {
     if (floe_io_is_remote(uri))
         return NULL;
     if (!strncmp(uri, "file://", 7)) {
@@ -72,11 +72,16 @@ char *floe_io_local_path(const char *uri) {
         /* file:///abs -> /abs; file://localhost/abs -> /abs; file://rel -> rel */
         if (!strncmp(p, "localhost/", 10))
             p += 9;
-        return floe_strdup(p);
+        return p;
     }
     if (!strncmp(uri, "file:", 5))
-        return floe_strdup(uri + 5);
-    return floe_strdup(uri);
+        return uri + 5;
+    return uri;
+}
+
+char *floe_io_local_path(const char *uri) {
+    const char *p = floe_io_local_path_ref(uri);
+    return p ? floe_strdup(p) : NULL;
 }
 
 char *floe_io_join(const char *base, const char *rel) {

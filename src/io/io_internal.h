@@ -18,6 +18,9 @@ static inline bool floe_io_faulted(floe_io_fault_kind kind) {
 enum { FLOE_IO_GET, FLOE_IO_PUT, FLOE_IO_LIST, FLOE_IO_DELETE, FLOE_IO_HEAD };
 void floe_io_count(int kind, int64_t bytes);
 bool floe_io_is_remote(const char *uri);
+/* The local path inside a local uri (a suffix of it: no allocation, so cleanup paths
+ * work when memory has run out); NULL for remote uris. */
+const char *floe_io_local_path_ref(const char *uri);
 
 /* The public floe_output / floe_input wrap one backend object each (fileio.c); the
  * functions below mirror the public ones of the same name, with the same contracts. */

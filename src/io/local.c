@@ -297,14 +297,13 @@ int floe_local_exists(const char *uri, bool *exists, floe_error *err) {
 }
 
 int floe_local_delete(const char *uri, floe_error *err) {
-    char *path = floe_io_local_path(uri);
-    if (!path)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    /* no allocation here: deletes are how failed operations clean up, also after an
+     * allocation failure */
+    const char *path = floe_io_local_path_ref(uri);
     int rc = 0;
     floe_io_count(FLOE_IO_DELETE, 0);
     if (unlink(path) != 0 && errno != ENOENT)
         rc = floe_error_errno(err, errno, "delete %s", path);
-    floe_free(path);
     return rc;
 }
 
