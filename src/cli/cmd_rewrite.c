@@ -263,6 +263,12 @@ int floe_cmd_rewrite(int argc, char **argv) {
         code = cli_fail(&err);
         goto out;
     }
+    if (res.failed_data_files_count > 0) {
+        /* the table is consistent, but not everything planned was rewritten */
+        fprintf(stderr, "floe: %" PRId64 " group(s) failed; %s\n", res.groups_failed,
+                res.first_failure[0] ? res.first_failure : "see the log");
+        code = FLOE_EXIT_FAIL;
+    }
 out:
     floe_rewrite_plan_free(plan);
     floe_table_close(t);

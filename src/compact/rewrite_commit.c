@@ -621,6 +621,10 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
                             dangling = false;
                 }
             }
+            floe_log(FLOE_LOG_DEBUG,
+                     "rewrite: delete file %s: sequence %" PRId64 ", oldest live data in its "
+                     "partition %" PRId64 ": %s", df->file_path, dseq, min,
+                     dangling ? "dangling" : "still needed");
             if (dangling) {
                 ld->remove = true;
                 a.hits[ld->manifest] = true;

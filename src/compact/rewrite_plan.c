@@ -547,6 +547,16 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
         const floe_snapshot *s = floe_table_metadata_snapshot(m, sp->snapshot_id);
         p->sequence_number = s ? s->sequence_number : 0;
     }
+    /* a snapshot without "sequence-number" (hand-made v2 metadata) reads as 0: never let
+     * the outputs' sequence number fall below what the files already carry */
+    for (size_t i = 0; i < sp->ntasks; i++) {
+        const floe_scan_task *tk = &sp->tasks[i];
+        if (tk->data_sequence_number > p->sequence_number)
+            p->sequence_number = tk->data_sequence_number;
+        for (size_t d = 0; d < tk->ndeletes; d++)
+            if (tk->delete_sequence_numbers && tk->delete_sequence_numbers[d] > p->sequence_number)
+                p->sequence_number = tk->delete_sequence_numbers[d];
+    }
     pv->start_sequence_number = p->sequence_number;
     p->data_files = (int64_t)sp->ntasks;
 
