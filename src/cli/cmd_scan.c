@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/io.h"
 #include "floe/scan.h"
 #include "table_args.h"
 
@@ -76,6 +77,11 @@ static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
         char *phys = NULL;
         if (floe_table_resolve_path(t, tk->file->file_path, &phys, &err) < 0)
             phys = NULL;
+        char *lp = phys ? floe_io_local_path(phys) : NULL; /* file:// forms -> a path */
+        if (lp) {
+            floe_free(phys);
+            phys = lp;
+        }
         if (json) {
             printf("%s{\"path\":", i ? "," : "");
             cli_json_str(stdout, tk->file->file_path);

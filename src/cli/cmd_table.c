@@ -29,6 +29,7 @@ static void table_usage(FILE *out) {
             "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"
             "  list [NS]                 tables of NS (all namespaces without one)\n"
             "  describe TABLE            schema, partitioning, properties, current snapshot\n"
+            "  register NS.NAME METADATA add an existing table by its metadata file\n"
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
@@ -438,6 +439,24 @@ int floe_cmd_table(int argc, char **argv) {
         floe_free(name);
         floe_free(tns);
         floe_free(tname);
+    } else if (!strcmp(action, "register") && nargs == 3) {
+        char *ns = NULL, *name = NULL;
+        if (!cli_split_ident(args[1], &ns, &name)) {
+            code = cli_usage("table", "register: %s is not NS.NAME", args[1]);
+        } else if (cli_open_catalog(&to, &c, &err) < 0 ||
+                   floe_catalog_register_table(c, ns, name, args[2], &err) < 0) {
+            code = cli_fail(&err);
+        } else if (to.json) {
+            printf("{\"registered\":");
+            cli_json_str(stdout, args[1]);
+            printf(",\"metadata_location\":");
+            cli_json_str(stdout, args[2]);
+            printf("}\n");
+        } else {
+            printf("registered %s at %s\n", args[1], args[2]);
+        }
+        floe_free(ns);
+        floe_free(name);
     } else if (!strcmp(action, "drop") && nargs == 2) {
         if (cli_open_catalog(&to, &c, &err) < 0)
             code = cli_fail(&err);

@@ -107,6 +107,9 @@ static bool type_compatible(const floe_field *file, const floe_field *table) {
             return file->length == table->length;
         return true;
     }
+    /* writers without the UUID annotation store uuids as fixed[16] */
+    if (file->type == FLOE_TYPE_FIXED && file->length == 16 && table->type == FLOE_TYPE_UUID)
+        return true;
     return (file->type == FLOE_TYPE_INT && table->type == FLOE_TYPE_LONG) ||
            (file->type == FLOE_TYPE_FLOAT && table->type == FLOE_TYPE_DOUBLE);
 }
