@@ -668,6 +668,8 @@ static int compact_round(floe_server *s, bool force) {
             floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbls.items[i],
                      parts.items[i], e.msg);
     }
+    if (tbls.n) /* so /metrics agrees with the index right after a flush */
+        srv_landing_refresh_metrics(s);
     floe_strlist_free(&tbls);
     floe_strlist_free(&parts);
     return 0;

@@ -524,7 +524,7 @@ static void release_segments(floe_server *s, uint64_t closed_upto) {
     }
 }
 
-static void refresh_pending_metrics(floe_server *s) {
+void srv_landing_refresh_metrics(floe_server *s) {
     srv_landing *l = &s->land;
     pthread_mutex_lock(&l->idx_mu);
     sqlite3_stmt *st = NULL;
@@ -644,7 +644,7 @@ static void *sealer_main(void *arg) {
         else if (active > 0)
             release_segments(s, active - 1);
         if (now - last_metrics >= 1000 || force) {
-            refresh_pending_metrics(s);
+            srv_landing_refresh_metrics(s);
             last_metrics = now;
         }
         if (now - last_expire >= 60000) {
@@ -822,7 +822,7 @@ int srv_landing_open(floe_server *s, floe_error *err) {
     snprintf(sql, sizeof sql, "UPDATE landing_files SET state='pending', lease_until_ms=NULL "
              "WHERE state='compacting' AND node='%s'", s->node);
     FLOE_CHECK(srv_index_exec(s, sql, err));
-    refresh_pending_metrics(s);
+    srv_landing_refresh_metrics(s);
 done:
     return rc;
 }

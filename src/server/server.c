@@ -9,6 +9,8 @@
  * frames reach the WAL), stop the WAL writer, let the compactor finish its partition,
  * seal every buffer, store the idempotency answers, delete the WAL segments.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "floe/io.h"
@@ -101,7 +103,20 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
         db = floe_asprintf("%s/catalog.db", s->warehouse);
     if (!db)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_catalog_open_sqlite(db, "default", s->warehouse, &s->catalog, err));
+    /* Tables record their location: under a relative warehouse they would be readable
+     * only from this working directory. (Landing paths stay as configured: the index
+     * holds them.) */
+    if (!strstr(s->warehouse, "://") && s->warehouse[0] != '/') {
+        char *abs = realpath(s->warehouse, NULL);
+        if (!abs)
+            FLOE_FAIL(err, FLOE_EIO, "warehouse %s: %s", s->warehouse, strerror(errno));
+        rc = floe_catalog_open_sqlite(db, "default", abs, &s->catalog, err);
+        free(abs); /* realpath's allocation */
+        if (rc < 0)
+            goto done;
+    } else {
+        FLOE_CHECK(floe_catalog_open_sqlite(db, "default", s->warehouse, &s->catalog, err));
+    }
     FLOE_CHECK(srv_landing_open(s, err));
     FLOE_CHECK(srv_wal_open(s, err));
     FLOE_CHECK(srv_table_load_configured(s, err));

@@ -256,6 +256,8 @@ void srv_landing_segment_opened(floe_server *s, uint64_t segno);
 int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer);
 void srv_idem_abort(floe_server *s, const char *table, const char *key);
 int srv_index_exec(floe_server *s, const char *sql, floe_error *err);
+/* Pending files/bytes/oldest gauges from the index (the sealer does it every second). */
+void srv_landing_refresh_metrics(floe_server *s);
 
 /* compactor.c */
 int srv_compactor_start(floe_server *s, floe_error *err);
