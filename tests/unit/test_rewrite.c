@@ -1,0 +1,661 @@
+/*
+ * test_rewrite.c - floe rewrite: the bin-pack planner against Iceberg's rules on crafted
+ * size distributions, and end-to-end rewrites of small tables (partitioned and not,
+ * nested columns and nulls, sort strategy) with concurrent commits that remove inputs
+ * or add deletes while the rewrite runs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/append.h"
+#include "floe/catalog.h"
+#include "floe/io.h"
+#include "floe/manifest.h"
+#include "floe/parquet.h"
+#include "floe/rewrite.h"
+#include "floe/scan.h"
+#include "harness.h"
+
+#define MB (1024LL * 1024)
+
+static floe_rewrite_limits limits(int64_t target) {
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    o.target_file_size = target;
+    floe_rewrite_limits l;
+    floe_error err;
+    if (floe_rewrite_limits_resolve(&o, 0, &l, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "limits: %s", err.msg);
+    return l;
+}
+
+/* group index per file, -1 = not rewritten */
+static size_t pack(const floe_rewrite_limits *l, const floe_rewrite_candidate *c, size_t n,
+                   int *out) {
+    int *g = NULL;
+    size_t ng = 0;
+    floe_error err;
+    if (floe_rewrite_pack_partition(l, c, n, &g, &ng, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "pack: %s", err.msg);
+        return 0;
+    }
+    memcpy(out, g, n * sizeof *out);
+    floe_free(g);
+    return ng;
+}
+
+TEST(test_options) {
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    floe_error err;
+    CHECK_EQ_INT(o.min_input_files, 5);
+    CHECK_EQ_INT(o.max_file_group_size, 100LL * 1024 * 1024 * 1024);
+    CHECK_EQ_INT(o.max_concurrent_groups, 5);
+    CHECK_EQ_INT(o.partial_max_commits, 10);
+    CHECK(o.use_starting_sequence_number);
+    CHECK(!o.rewrite_all && !o.partial_progress && !o.remove_dangling_deletes);
+    CHECK(o.delete_ratio_threshold == 0.3);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "min-input-files", "2", &err), 0);
+    CHECK_EQ_INT(o.min_input_files, 2);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "rewrite-job-order", "bytes-desc", &err), 0);
+    CHECK_EQ_INT(o.job_order, FLOE_RW_ORDER_BYTES_DESC);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "rewrite-job-order", "sideways", &err),
+                 FLOE_EINVALID);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "min-input-files", "0", &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "delete-ratio-threshold", "1.5", &err),
+                 FLOE_EINVALID);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "no-such-option", "1", &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "no-such-option") != NULL);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "partial-progress.enabled", "true", &err), 0);
+    CHECK(o.partial_progress);
+
+    /* defaults: 75% / 180% of the table's target; 512 MiB without one */
+    floe_rewrite_options_init(&o);
+    floe_rewrite_limits l;
+    CHECK_EQ_INT(floe_rewrite_limits_resolve(&o, 0, &l, &err), 0);
+    CHECK_EQ_INT(l.target, 512 * MB);
+    CHECK_EQ_INT(l.min, 384 * MB);
+    CHECK_EQ_INT(l.max, (int64_t)(512.0 * MB * 1.8));
+    CHECK_EQ_INT(floe_rewrite_limits_resolve(&o, 100 * MB, &l, &err), 0);
+    CHECK_EQ_INT(l.target, 100 * MB);
+    CHECK_EQ_INT(l.min, 75 * MB);
+    CHECK_EQ_INT(l.max, 180 * MB);
+    /* target must sit strictly between min and max */
+    o.target_file_size = 100;
+    o.min_file_size = 100;
+    CHECK_EQ_INT(floe_rewrite_limits_resolve(&o, 0, &l, &err), FLOE_EINVALID);
+    o.min_file_size = -1;
+    o.max_file_size = 100;
+    CHECK_EQ_INT(floe_rewrite_limits_resolve(&o, 0, &l, &err), FLOE_EINVALID);
+}
+
+TEST(test_band_edges) {
+    floe_rewrite_limits l = limits(100 * MB); /* min 75 MB, max 180 MB */
+    l.min_input_files = 1;
+    floe_rewrite_candidate c[5] = {
+        {.size = 75 * MB - 1}, {.size = 75 * MB}, {.size = 180 * MB},
+        {.size = 180 * MB + 1}, {.size = 100 * MB}};
+    int g[5];
+    size_t ng = pack(&l, c, 5, g);
+    /* only the files strictly outside [min, max] are candidates; together they exceed
+     * the target, so their group is kept */
+    CHECK_EQ_INT(ng, 1);
+    CHECK_EQ_INT(g[0], 0);
+    CHECK_EQ_INT(g[1], -1);
+    CHECK_EQ_INT(g[2], -1);
+    CHECK_EQ_INT(g[3], 0);
+    CHECK_EQ_INT(g[4], -1);
+    /* rewrite-all takes every file */
+    l.rewrite_all = true;
+    ng = pack(&l, c, 5, g);
+    CHECK_EQ_INT(ng, 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(g[i], 0);
+}
+
+TEST(test_min_input_files) {
+    floe_rewrite_limits l = limits(100 * MB);
+    floe_rewrite_candidate c[5];
+    for (int i = 0; i < 5; i++)
+        c[i] = (floe_rewrite_candidate){.size = 10 * MB, .record_count = 100};
+    int g[5];
+    /* 4 small files: not enough files, not enough content -> nothing */
+    CHECK_EQ_INT(pack(&l, c, 4, g), 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(g[i], -1);
+    /* 5 files reach min-input-files */
+    CHECK_EQ_INT(pack(&l, c, 5, g), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* min-input-files 1 still needs two files (group.size() > 1) unless content is
+     * too large */
+    l.min_input_files = 1;
+    CHECK_EQ_INT(pack(&l, c, 1, g), 0);
+    floe_rewrite_candidate big = {.size = 200 * MB};
+    CHECK_EQ_INT(pack(&l, &big, 1, g), 1); /* too much content: > max */
+    /* enough content: 2 files whose sum exceeds the target */
+    l.min_input_files = 5;
+    floe_rewrite_candidate two[2] = {{.size = 60 * MB}, {.size = 50 * MB}};
+    CHECK_EQ_INT(pack(&l, two, 2, g), 1);
+    floe_rewrite_candidate two_small[2] = {{.size = 50 * MB}, {.size = 50 * MB}};
+    CHECK_EQ_INT(pack(&l, two_small, 2, g), 0); /* 100 MB is not > target */
+}
+
+TEST(test_group_splitting) {
+    floe_rewrite_limits l = limits(100 * MB);
+    l.max_group_size = 100 * MB;
+    l.min_input_files = 2;
+    floe_rewrite_candidate c[5] = {{.size = 60 * MB}, {.size = 50 * MB}, {.size = 30 * MB},
+                                   {.size = 70 * MB}, {.size = 20 * MB}};
+    int g[5];
+    /* sequential packing, one open group: [60] [50 30] [70 20]; [60] alone is dropped */
+    size_t ng = pack(&l, c, 5, g);
+    CHECK_EQ_INT(ng, 2);
+    CHECK_EQ_INT(g[0], -1);
+    CHECK_EQ_INT(g[1], 0);
+    CHECK_EQ_INT(g[2], 0);
+    CHECK_EQ_INT(g[3], 1);
+    CHECK_EQ_INT(g[4], 1);
+    /* a file larger than the group limit gets a group of its own */
+    floe_rewrite_candidate d[3] = {{.size = 10 * MB}, {.size = 250 * MB}, {.size = 10 * MB}};
+    ng = pack(&l, d, 3, g);
+    CHECK_EQ_INT(ng, 1); /* [10] dropped, [250] too much content, [10] dropped */
+    CHECK_EQ_INT(g[1], 0);
+    CHECK_EQ_INT(g[0], -1);
+    CHECK_EQ_INT(g[2], -1);
+}
+
+TEST(test_deletes_select) {
+    floe_rewrite_limits l = limits(100 * MB);
+    /* a well-sized file with a file-scoped delete of 30% of its rows */
+    floe_rewrite_candidate c = {.size = 100 * MB, .record_count = 10, .delete_files = 1,
+                                .file_scoped_delete_records = 3};
+    int g[1];
+    CHECK_EQ_INT(pack(&l, &c, 1, g), 1);
+    c.file_scoped_delete_records = 2; /* 20% < 0.3 */
+    CHECK_EQ_INT(pack(&l, &c, 1, g), 0);
+    /* delete-file-threshold: enough delete files of any kind */
+    l.delete_file_threshold = 1;
+    CHECK_EQ_INT(pack(&l, &c, 1, g), 1);
+    c.delete_files = 0;
+    CHECK_EQ_INT(pack(&l, &c, 1, g), 0);
+}
+
+TEST(test_expected_outputs) {
+    floe_rewrite_limits l = limits(100 * MB); /* writeMax = 140 MB */
+    CHECK_EQ_INT(floe_rewrite_write_max_file_size(&l), 140 * MB);
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 50 * MB), 1);
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 100 * MB), 1);
+    /* remainder 80 MB > min 75 MB: a file of its own */
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 180 * MB), 2);
+    /* remainder 70 MB <= min; spread: 170 MB per file is not < 110 MB: keep it */
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 170 * MB), 2);
+    /* remainder 9 MB; spread over 2 files: 104.5 MB < 110 MB: round down */
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 209 * MB), 2);
+    /* remainder 21 MB; 110.5 MB is not < 110 MB: round up */
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 221 * MB), 3);
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 1000 * MB), 10);
+    /* 75 MB left is not > min; spread over 10 files: 107.5 MB < 110 MB: round down */
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 1075 * MB), 10);
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&l, 1076 * MB), 11); /* 76 MB > min */
+    /* split size: input / expected + 5 KB, at least the target, at most writeMax */
+    CHECK_EQ_INT(floe_rewrite_split_size(&l, 50 * MB), 100 * MB);
+    CHECK_EQ_INT(floe_rewrite_split_size(&l, 209 * MB), 209 * MB / 2 + 5 * 1024);
+    CHECK_EQ_INT(floe_rewrite_split_size(&l, 170 * MB), 100 * MB);
+    /* 512 MB default: 10,000 x 100 KB = 976.6 MB -> 2 files */
+    floe_rewrite_limits d = limits(512 * MB);
+    CHECK_EQ_INT(floe_rewrite_expected_output_files(&d, 10000LL * 100 * 1024), 2);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * end to end
+ * ------------------------------------------------------------------------------------- */
+
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"kind\",\"required\":false,\"type\":\"string\"},"
+    "{\"id\":3,\"name\":\"name\",\"required\":false,\"type\":\"string\"},"
+    "{\"id\":4,\"name\":\"tags\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":5,"
+    "\"element\":\"string\",\"element-required\":false}},"
+    "{\"id\":6,\"name\":\"info\",\"required\":false,\"type\":{\"type\":\"struct\",\"fields\":["
+    "{\"id\":7,\"name\":\"a\",\"required\":false,\"type\":\"int\"},"
+    "{\"id\":8,\"name\":\"b\",\"required\":false,\"type\":\"double\"}]}},"
+    "{\"id\":9,\"name\":\"attrs\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":10,"
+    "\"key\":\"string\",\"value-id\":11,\"value\":\"long\",\"value-required\":false}}]}";
+
+typedef struct env {
+    char dir[4096];
+    floe_catalog *cat;
+    floe_table *t;
+} env;
+
+static void env_open(env *e, const char *spec, const char *sort, const char *name) {
+    floe_error err;
+    snprintf(e->dir, sizeof e->dir, "%s", harness_tmpdir());
+    char db[4200], wh[4200];
+    snprintf(db, sizeof db, "%s/catalog.db", e->dir);
+    snprintf(wh, sizeof wh, "%s/wh", e->dir);
+    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &e->cat, &err), err);
+    floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err);
+    floe_kv props[1] = {{"write.parquet.compression-codec", "snappy"}};
+    floe_table_create_options co = {.spec_json = spec, .sort_json = sort, .props = props,
+                                    .nprops = 1};
+    REQUIRE_OK(floe_table_create(e->cat, "ns", name, SCHEMA, &co, &e->t, &err), err);
+}
+
+static void env_close(env *e) {
+    floe_table_close(e->t);
+    floe_catalog_close(e->cat);
+}
+
+/* Append one NDJSON file of n rows (ids from base), with nulls, empty and missing
+ * nested values. */
+static void append_rows(env *e, int64_t base, int n) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/in-%lld.ndjson", e->dir, (long long)base);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (int i = 0; i < n; i++) {
+        int64_t id = base + i;
+        floe_buf_printf(&b, "{\"id\":%lld,\"kind\":\"%s\"", (long long)id,
+                        id % 3 == 0 ? "a" : (id % 3 == 1 ? "b" : "c"));
+        if (id % 4)
+            floe_buf_printf(&b, ",\"name\":\"n%lld\"", (long long)(id * 7919 % 1000));
+        if (id % 5 == 1)
+            floe_buf_printf(&b, ",\"tags\":[]");
+        else if (id % 5 == 2)
+            floe_buf_printf(&b, ",\"tags\":[\"x\",null,\"y%lld\"]", (long long)id);
+        if (id % 6 == 1)
+            floe_buf_printf(&b, ",\"info\":{\"a\":%lld}", (long long)id);
+        else if (id % 6 == 2)
+            floe_buf_printf(&b, ",\"info\":{\"a\":null,\"b\":%lld.5}", (long long)id);
+        if (id % 7 == 3)
+            floe_buf_printf(&b, ",\"attrs\":{\"k\":%lld,\"z\":null}", (long long)id);
+        floe_buf_printf(&b, "}\n");
+    }
+    REQUIRE(harness_write_file(path, b.data, b.len) == 0);
+    floe_buf_free(&b);
+    const char *in[1] = {path};
+    floe_table_append_options o;
+    floe_table_append_options_init(&o);
+    o.fsync = false;
+    floe_table_append_result r;
+    memset(&r, 0, sizeof r);
+    floe_error err;
+    REQUIRE_OK(floe_table_append_files(e->t, in, 1, &o, &r, &err), err);
+    floe_table_append_result_reset(&r);
+}
+
+static int sink_buf(void *ctx, const void *p, size_t n) {
+    return floe_buf_append(ctx, p, n);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The table's rows as sorted canonical lines joined by '\n' (caller frees). */
+static char *table_rows(floe_table *t, int64_t *nrows) {
+    floe_error err;
+    floe_scan_plan *p = NULL;
+    if (floe_table_refresh(t, &err) < 0 || floe_scan_plan_files(t, NULL, &p, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "scan: %s", err.msg);
+        return NULL;
+    }
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
+    if (floe_scan_read(t, p, &ro, sink_buf, &b, NULL, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "scan read: %s", err.msg);
+    floe_scan_plan_free(p);
+    floe_buf_append_byte(&b, 0);
+    size_t n = 0, cap = 16;
+    char **lines = malloc(cap * sizeof *lines);
+    for (char *s = strtok((char *)b.data, "\n"); s; s = strtok(NULL, "\n")) {
+        if (n == cap)
+            lines = realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[n++] = s;
+    }
+    qsort(lines, n, sizeof *lines, cmp_str);
+    floe_buf out;
+    floe_buf_init(&out, 0);
+    for (size_t i = 0; i < n; i++)
+        floe_buf_printf(&out, "%s\n", lines[i]);
+    free(lines);
+    floe_buf_free(&b);
+    *nrows = (int64_t)n;
+    floe_buf_append_byte(&out, 0);
+    return (char *)out.data;
+}
+
+static int64_t live_files(floe_table *t, int64_t *deletes) {
+    floe_error err;
+    floe_scan_plan *p = NULL;
+    floe_table_refresh(t, &err);
+    if (floe_scan_plan_files(t, NULL, &p, &err) < 0)
+        return -1;
+    int64_t n = (int64_t)p->ntasks;
+    if (deletes)
+        *deletes = p->stats.delete_files;
+    floe_scan_plan_free(p);
+    return n;
+}
+
+static void rewrite_opts(floe_rewrite_options *o, int threads) {
+    floe_rewrite_options_init(o);
+    o->target_file_size = 4 * MB;
+    o->min_input_files = 2;
+    o->threads = threads;
+    o->fsync = false;
+}
+
+static void roundtrip(const char *spec, int threads) {
+    env e;
+    env_open(&e, spec, NULL, "t");
+    for (int k = 0; k < 6; k++)
+        append_rows(&e, k * 1000, 300 + k * 10);
+    int64_t before_n = 0, after_n = 0;
+    char *before = table_rows(e.t, &before_n);
+    int64_t files_before = live_files(e.t, NULL);
+    CHECK(files_before >= 6);
+    floe_rewrite_options o;
+    rewrite_opts(&o, threads);
+    floe_rewrite_result r;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.rewritten_data_files_count, files_before);
+    CHECK_EQ_INT(r.failed_data_files_count, 0);
+    CHECK_EQ_INT(r.records_written, before_n);
+    CHECK(r.commits == 1);
+    char *after = table_rows(e.t, &after_n);
+    CHECK_EQ_INT(after_n, before_n);
+    CHECK(before && after && !strcmp(before, after));
+    int64_t files_after = live_files(e.t, NULL);
+    CHECK_EQ_INT(files_after, r.added_data_files_count);
+    CHECK(files_after < files_before);
+    /* the snapshot is a replace with Iceberg's summary fields */
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    REQUIRE(s && s->operation);
+    CHECK_EQ_STR(s->operation, "replace");
+    bool saw_total = false;
+    for (size_t i = 0; i < s->n_summary; i++)
+        if (!strcmp(s->summary[i].key, "total-records")) {
+            saw_total = true;
+            CHECK_EQ_INT(atoll(s->summary[i].value), before_n);
+        }
+    CHECK(saw_total);
+    /* a second rewrite finds nothing to do: every file is one group's only output */
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_planned, 0);
+    free(before);
+    free(after);
+    env_close(&e);
+}
+
+TEST(test_roundtrip_unpartitioned) { roundtrip(NULL, 1); }
+TEST(test_roundtrip_partitioned) {
+    roundtrip("{\"fields\":[{\"source-id\":2,\"transform\":\"identity\",\"name\":\"kind\"}]}", 4);
+}
+
+TEST(test_sort_strategy) {
+    env e;
+    env_open(&e, NULL, "{\"fields\":[{\"source-id\":3,\"transform\":\"identity\","
+                       "\"direction\":\"asc\",\"null-order\":\"nulls-first\"}]}", "s");
+    for (int k = 0; k < 3; k++)
+        append_rows(&e, k * 1000, 200);
+    int64_t n0, n1;
+    char *before = table_rows(e.t, &n0);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 2);
+    o.strategy = FLOE_RW_SORT;
+    floe_rewrite_result r;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.added_data_files_count, 1);
+    char *after = table_rows(e.t, &n1);
+    CHECK(before && after && !strcmp(before, after));
+    /* the output file is sorted by name, nulls first */
+    floe_scan_plan *p = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &p, &err), err);
+    REQUIRE(p->ntasks == 1);
+    char *uri = NULL;
+    REQUIRE_OK(floe_table_resolve_path(e.t, p->tasks[0].file->file_path, &uri, &err), err);
+    CHECK(p->tasks[0].file->has_sort_order_id);
+    floe_pq_reader *rd = NULL;
+    REQUIRE_OK(floe_pq_reader_open(uri, NULL, &rd, &err), err);
+    const char *sel[1] = {"name"};
+    REQUIRE_OK(floe_pq_reader_select_paths(rd, sel, 1, &err), err);
+    const floe_pq_rowset *rs;
+    bool sorted = true, seen_value = false;
+    const uint8_t *prev = NULL;
+    size_t prevn = 0;
+    while (floe_pq_reader_next(rd, &rs, &err) == 1) {
+        const floe_colbuf *c = &rs->cols[0];
+        size_t v = 0;
+        for (size_t i = 0; i < c->nlevels; i++) {
+            if (c->def[i] < c->max_def) {
+                sorted &= !seen_value; /* a null after a value */
+                continue;
+            }
+            const uint8_t *s = c->values + c->offsets[v];
+            size_t sn = c->offsets[v + 1] - c->offsets[v];
+            v++;
+            if (prev) {
+                size_t m = sn < prevn ? sn : prevn;
+                int cmp = memcmp(prev, s, m);
+                sorted &= cmp < 0 || (cmp == 0 && prevn <= sn);
+            }
+            prev = s;
+            prevn = sn;
+            seen_value = true;
+        }
+    }
+    CHECK(sorted);
+    floe_pq_reader_close(rd);
+    floe_free(uri);
+    floe_scan_plan_free(p);
+    free(before);
+    free(after);
+    env_close(&e);
+}
+
+/* A concurrent rewrite commits first: the plan's inputs are gone, its groups fail, the
+ * table stays as the winner left it and the loser's outputs are deleted. */
+TEST(test_concurrent_removal) {
+    env e;
+    env_open(&e, NULL, NULL, "c");
+    for (int k = 0; k < 4; k++)
+        append_rows(&e, k * 1000, 100);
+    int64_t n0, n1;
+    char *before = table_rows(e.t, &n0);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    floe_rewrite_plan *slow = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite_plan_new(e.t, &o, &slow, &err), err);
+    floe_rewrite_result r;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err); /* the winner */
+    CHECK_EQ_INT(r.groups_committed, 1);
+    append_rows(&e, 9000, 50); /* an append in between never conflicts */
+    REQUIRE_OK(floe_rewrite_execute(e.t, slow, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_committed, 0);
+    CHECK_EQ_INT(r.failed_data_files_count, 4);
+    CHECK(strstr(r.first_failure, "no longer live") != NULL);
+    CHECK_EQ_INT(r.commits, 0);
+    char *after = table_rows(e.t, &n1);
+    CHECK_EQ_INT(n1, n0 + 50);
+    /* the data folder holds the winner's output, the append's file and the originals */
+    CHECK_EQ_INT(live_files(e.t, NULL), 2);
+    floe_rewrite_plan_free(slow);
+    free(before);
+    free(after);
+    env_close(&e);
+}
+
+/* Commit a position delete of row `pos` of data file `df` (as another writer would). */
+typedef struct del_commit {
+    env *e;
+    floe_data_file del;
+    const floe_partition_spec *spec;
+    const floe_schema *schema;
+} del_commit;
+
+static int apply_delete(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    del_commit *d = ctx;
+    const floe_table_metadata *base = floe_metadata_builder_base(b);
+    const floe_snapshot *head = floe_table_metadata_current_snapshot(base);
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    int rc = 0;
+    char *src = NULL, *mpath = NULL, *lpath = NULL;
+    floe_manifest_list bl = {0};
+    floe_manifest_writer *w = NULL;
+    FLOE_CHECK(floe_table_resolve_path(d->e->t, head->manifest_list, &src, err));
+    floe_manifest_list_read_options lo = {.has_snapshot_id = true, .snapshot_id = head->snapshot_id};
+    FLOE_CHECK(floe_manifest_list_read(src, &lo, &a, &bl, err));
+    int64_t sid = floe_metadata_new_snapshot_id();
+    mpath = floe_asprintf("%s/wh/ns/%s-delete.avro", d->e->dir, "m");
+    lpath = floe_asprintf("%s/wh/ns/snap-%lld-delete.avro", d->e->dir, (long long)sid);
+    floe_manifest_write_options wo;
+    floe_manifest_write_options_init(&wo);
+    wo.content = FLOE_MANIFEST_DELETES;
+    wo.schema = d->schema;
+    wo.spec = d->spec;
+    wo.has_snapshot_id = true;
+    wo.snapshot_id = sid;
+    FLOE_CHECK(floe_manifest_writer_open(mpath, &wo, &w, err));
+    FLOE_CHECK(floe_manifest_writer_add(w, &d->del, -1, err));
+    floe_manifest_file *files = floe_arena_alloc(&a, (bl.nfiles + 1) * sizeof *files);
+    rc = floe_manifest_writer_close(w, NULL, &a, &files[0], err);
+    w = NULL;
+    if (rc < 0)
+        goto done;
+    for (size_t i = 0; i < bl.nfiles; i++)
+        files[i + 1] = bl.files[i];
+    floe_manifest_list_write_options lw;
+    floe_manifest_list_write_options_init(&lw);
+    lw.snapshot_id = sid;
+    lw.has_parent = true;
+    lw.parent_snapshot_id = head->snapshot_id;
+    lw.sequence_number = floe_metadata_builder_next_sequence_number(b);
+    FLOE_CHECK(floe_manifest_list_write(lpath, &lw, files, bl.nfiles + 1, NULL, NULL, err));
+    floe_snapshot_new sn = {.snapshot_id = sid, .operation = "delete", .manifest_list = lpath,
+                            .schema_id = -1};
+    FLOE_CHECK(floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err));
+done:
+    floe_manifest_writer_abort(w);
+    floe_free(src);
+    floe_free(mpath);
+    floe_free(lpath);
+    floe_arena_reset(&a);
+    return rc;
+}
+
+static void commit_position_delete(env *e, const floe_scan_task *task, int64_t pos) {
+    floe_error err;
+    const char *sj = "{\"type\":\"struct\",\"fields\":["
+                     "{\"id\":2147483546,\"name\":\"file_path\",\"required\":true,\"type\":\"string\"},"
+                     "{\"id\":2147483545,\"name\":\"pos\",\"required\":true,\"type\":\"long\"}]}";
+    floe_schema *ds = NULL, *ts = NULL;
+    REQUIRE_OK(floe_schema_parse(sj, strlen(sj), &ds, &err), err);
+    REQUIRE_OK(floe_schema_parse(SCHEMA, strlen(SCHEMA), &ts, &err), err);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, ds) == 0);
+    const char *path = task->file->file_path;
+    REQUIRE(floe_colbuf_push_value(&b.cols[0], 0, path, strlen(path)) == 0);
+    REQUIRE(floe_colbuf_push_value(&b.cols[1], 0, &pos, 8) == 0);
+    b.nrows = 1;
+    char out[4300];
+    snprintf(out, sizeof out, "%s/wh/ns/pos-delete-%lld.parquet", e->dir, (long long)pos);
+    floe_pq_writer *w = NULL;
+    REQUIRE_OK(floe_pq_writer_open(out, ds, NULL, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    floe_pq_file_info fi;
+    REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    del_commit d = {.e = e, .spec = task->spec, .schema = ts};
+    memset(&d.del, 0, sizeof d.del);
+    REQUIRE_OK(floe_data_file_from_parquet(&fi, NULL, &a, &d.del, &err), err);
+    d.del.content = FLOE_CONTENT_POSITION_DELETES;
+    d.del.file_path = out;
+    d.del.partition = task->file->partition;
+    d.del.npartition = task->file->npartition;
+    REQUIRE_OK(floe_table_commit(e->t, apply_delete, &d, &err), err);
+    floe_pq_file_info_free(&fi);
+    floe_arena_reset(&a);
+    floe_batch_free(&b);
+    floe_schema_free(ds);
+    floe_schema_free(ts);
+}
+
+/* A concurrent delete on a file being rewritten: that group fails, the table stays
+ * correct (the deleted row gone), the outputs are deleted. A rewrite after that applies
+ * the delete and drops the dangling delete file. */
+TEST(test_concurrent_delete) {
+    env e;
+    env_open(&e, "{\"fields\":[{\"source-id\":2,\"transform\":\"identity\",\"name\":\"kind\"}]}",
+             NULL, "d");
+    for (int k = 0; k < 3; k++)
+        append_rows(&e, k * 1000, 60);
+    int64_t n0, n1, n2;
+    char *before = table_rows(e.t, &n0);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 2);
+    floe_rewrite_plan *plan = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite_plan_new(e.t, &o, &plan, &err), err);
+    CHECK_EQ_INT(plan->ngroups, 3); /* one per kind */
+    /* delete row 0 of the first input of group 1 */
+    floe_scan_plan *sp = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &sp, &err), err);
+    const floe_scan_task *victim = NULL;
+    for (size_t i = 0; i < sp->ntasks; i++)
+        if (!strcmp(sp->tasks[i].file->file_path, plan->groups[0].inputs[0].file->file_path))
+            victim = &sp->tasks[i];
+    REQUIRE(victim != NULL);
+    commit_position_delete(&e, victim, 0);
+    floe_scan_plan_free(sp);
+    floe_rewrite_result r;
+    REQUIRE_OK(floe_rewrite_execute(e.t, plan, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_committed, 2);
+    CHECK_EQ_INT(r.groups_failed, 1);
+    CHECK(strstr(r.first_failure, "added deletes") != NULL);
+    char *after = table_rows(e.t, &n1);
+    CHECK_EQ_INT(n1, n0 - 1);
+    floe_rewrite_plan_free(plan);
+    /* now rewrite with the delete applied and removed */
+    rewrite_opts(&o, 2);
+    o.remove_dangling_deletes = true;
+    o.rewrite_all = true;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.failed_data_files_count, 0);
+    CHECK_EQ_INT(r.records_deleted, 1);
+    CHECK_EQ_INT(r.removed_delete_files_count, 1);
+    char *again = table_rows(e.t, &n2);
+    CHECK_EQ_INT(n2, n1);
+    CHECK(after && again && !strcmp(after, again));
+    int64_t dels = -1;
+    live_files(e.t, &dels);
+    CHECK_EQ_INT(dels, 0);
+    free(before);
+    free(after);
+    free(again);
+    env_close(&e);
+}
+
+int main(void) {
+    RUN(test_options);
+    RUN(test_band_edges);
+    RUN(test_min_input_files);
+    RUN(test_group_splitting);
+    RUN(test_deletes_select);
+    RUN(test_expected_outputs);
+    RUN(test_roundtrip_unpartitioned);
+    RUN(test_roundtrip_partitioned);
+    RUN(test_sort_strategy);
+    RUN(test_concurrent_removal);
+    RUN(test_concurrent_delete);
+    return harness_finish();
+}
