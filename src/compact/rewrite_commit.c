@@ -611,7 +611,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
             } else {
                 dangling = min > dseq;
                 if (!dangling && (!df->file_format || !strcasecmp(df->file_format, "parquet"))) {
-                    rw_keyset *paths;
+                    rw_keyset *paths = NULL;
                     FLOE_CHECK(pos_delete_paths(c, df, &paths, err));
                     dangling = true;
                     for (size_t s = 0; s < paths->cap && dangling; s++)

@@ -908,7 +908,7 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     r->eq_leaf = floe_calloc(in->ndeletes + 1, sizeof *r->eq_leaf);
     FLOE_RETURN_ERROR_IF(!r->eq || !r->eq_leaf, err, FLOE_ENOMEM, "out of memory");
     for (size_t d = 0; d < in->ndeletes; d++) {
-        del_file *f;
+        del_file *f = NULL;
         FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d], &f, err));
         if (f->content == FLOE_CONTENT_POSITION_DELETES) {
             int64_t *idx = rw_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,

@@ -20,7 +20,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-export FLOE_CATALOG_URI="sqlite://$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh"
+export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
