@@ -25,7 +25,7 @@ fail() { echo "table_interop: FAIL: $*" >&2; exit 1; }
 ms() { sed -E 's/(T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3})[0-9]{3}(Z?")/\1000\2/g'; }
 jget() { python3 -c 'import sys,json; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
 
-export FLOE_CATALOG_URI="sqlite://$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
+export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
 unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
 
 # ---------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ cp -r "$ice/duckdb-iceberg/." "$tmp/scratch/data/persistent/"
 chmod -R u+w "$tmp/scratch"
 (
   cd "$tmp/scratch"
-  export FLOE_CATALOG_URI="sqlite://$tmp/scratch/catalog.db" FLOE_WAREHOUSE="$tmp/scratch/wh"
+  export FLOE_CATALOG_URI="$tmp/scratch/catalog.db" FLOE_WAREHOUSE="$tmp/scratch/wh"
   "$floe" namespace create conf >/dev/null
   k=0
   while IFS='|' read -r dir rows icebird; do
