@@ -414,8 +414,12 @@ int floe_value_from_json(const floe_field *type, const char *text, size_t n,
         if (tz ? zone != 1 : zone != 0)
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": %s", tn, s,
                       tz ? "offset must be +00:00" : "must not carry a zone offset");
-        if (__builtin_mul_overflow(sec, ns ? 1000000000 : 1000000, &r) ||
-            __builtin_add_overflow(r, ns ? nano : nano / 1000, &r))
+        int64_t unit = ns ? 1000000000 : 1000000, frac = ns ? nano : nano / 1000;
+        if (sec < 0 && frac > 0) { /* same sum; keeps sec * unit in range near INT64_MIN */
+            sec += 1;
+            frac -= unit;
+        }
+        if (__builtin_mul_overflow(sec, unit, &r) || __builtin_add_overflow(r, frac, &r))
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": out of range", tn, s);
         v.v.i64 = r;
         break;
