@@ -72,9 +72,11 @@ typedef struct floe_convert_result {
 
 void floe_convert_result_free(floe_convert_result *r);
 
-/* Convert the inputs ("-" = standard input) in order. On error every file written by this
- * call is removed and err names the input, line and offset where relevant; with strict,
- * the first rejected record is the error (FLOE_ESCHEMA) and nothing is left behind. */
+/* Convert the inputs ("-" = standard input) in order. On error every Parquet file written
+ * by this call is removed and err names the input, line and offset where relevant; the
+ * quarantine keeps the records it received (I5: a rejected record is never lost). With
+ * strict, the first rejected record is the error (FLOE_ESCHEMA) and no Parquet file is
+ * left behind. */
 int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_options *opts,
                  floe_convert_result *out, floe_error *err);
 

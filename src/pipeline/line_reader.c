@@ -235,6 +235,7 @@ static int drain_oversize(floe_line_reader *r, floe_error *err) {
 
 int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
     floe_buf_reset(&chunk->data);
+    chunk->seq = r->seq++;
     chunk->first_line = r->line_no;
     chunk->first_offset = r->offset;
     int rc;
