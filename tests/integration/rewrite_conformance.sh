@@ -62,7 +62,6 @@ tables=(
   "duckdb-iceberg/expression_filter|icebird|"
   "duckdb-iceberg/hive_partitioned_table|scan|"
   "duckdb-iceberg/iceberg/lineitem_iceberg_gz|scan|"
-  "duckdb-iceberg/iceberg/lineitem_iceberg_gz_no_hint|scan|"
   "duckdb-iceberg/is_null_is_not_null|icebird|"
   "duckdb-iceberg/map_stats/default.db/map_stats|icebird|"
   "duckdb-iceberg/null_stats/default/test_nulls|icebird|"
