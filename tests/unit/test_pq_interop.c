@@ -434,7 +434,7 @@ static int sh(const char *fmt, ...) {
 }
 
 static json_t *meta_of(const char *file) {
-    char cmd[4200];
+    char cmd[8400]; /* js_dir() and file are each under 4 KiB */
     snprintf(cmd, sizeof cmd, "node %s/duckdb_meta.mjs %s", js_dir(), file);
     char *out = NULL;
     int rc = harness_run_cmd(cmd, &out);
