@@ -95,6 +95,14 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     s->quarantine_root = floe_asprintf("%s/_quarantine", s->warehouse);
     if (!s->wal_dir || !s->landing_root || !s->quarantine_root)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    /* Only SQLite here: any other URI (postgresql://...) would otherwise be taken as a
+     * relative file name and quietly become a fresh SQLite catalog (with the password in
+     * the path). The scheme only in the message: the rest may hold credentials. */
+    if (cfg->catalog && strstr(cfg->catalog, "://") && strncmp(cfg->catalog, "sqlite://", 9))
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                  "catalog %.*s://...: floe serve supports only a SQLite catalog (a path or "
+                  "sqlite:///path)",
+                  (int)(strstr(cfg->catalog, "://") - cfg->catalog), cfg->catalog);
     FLOE_CHECK(floe_io_mkdirs(s->warehouse, err));
     if (cfg->catalog)
         db = floe_strdup(!strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
