@@ -7,13 +7,17 @@ mkdir -p "$OUT_DIR"
 FLOE=${FLOE:-$SRC_DIR/build/floe}
 RESULTS=$BENCH_DIR/RESULTS.md
 
-# run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib" to LOGFILE
+# run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib user_s sys_s" to
+# LOGFILE. On a shared machine the CPU seconds (user + sys) are the steadier measure.
 run_timed() {
   local log=$1; shift
-  /usr/bin/time -f '%e %M' -o "$log.t" "$@" > "$log.out" 2> "$log.err" ||
+  /usr/bin/time -f '%e %M %U %S' -o "$log.t" "$@" > "$log.out" 2> "$log.err" ||
     { echo "bench: command failed: $*" >&2; cat "$log.err" >&2; return 1; }
   cat "$log.t" >> "$log"
 }
+
+# CPU seconds (user + sys, columns 3 and 4) of each run in a run_timed log
+cpu_col() { awk '{print $3 + $4}' "$1" > "$1.cpu"; echo "$1.cpu"; }
 
 # median of the first column / of column N in a file of numbers
 median() { sort -g -k"${2:-1},${2:-1}" "$1" | awk -v c="${2:-1}" '{v[NR]=$c} END {print v[int((NR+1)/2)]}'; }
