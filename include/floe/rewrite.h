@@ -115,8 +115,8 @@ typedef struct floe_rewrite_options {
     int threads;                     /* worker threads; 0 = online cores */
     /* Row-group copy fast path (-1 auto, 0 off, 1 on): inputs whose row groups average
      * at least 8 MiB and whose schema and codec match the output would be copied
-     * without decoding. Not implemented yet: files are always re-encoded (see
-     * floe_rewrite_result.fast_copied_row_groups). */
+     * without decoding. Not implemented yet: files are always re-encoded, and asking for
+     * it (1) is FLOE_EUNSUPPORTED (see floe_rewrite_result.fast_copied_row_groups). */
     int fast_copy;
     bool fsync;                      /* fsync output files (default true) */
     floe_rewrite_progress_fn progress;
