@@ -12,6 +12,7 @@
 
 #include "floe/io.h"
 #include "floe/maint.h"
+#include "floe/rewrite.h"
 #include "maint_args.h"
 #include "table_args.h"
 
@@ -73,6 +74,25 @@ static void json_escape(floe_buf *b, const char *s) {
             floe_buf_append_byte(b, *p);
     }
     floe_buf_append_byte(b, '"');
+}
+
+/* The small-file rewrite job: `floe rewrite` with Iceberg's bin-pack defaults (the
+ * table's write.target-file-size-bytes, min-input-files 5, ...), which already decide
+ * whether a partition has gathered enough small files to be worth it. */
+static int rewrite_data_hook(void *ctx, floe_table *t, floe_error *err) {
+    (void)ctx;
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    floe_rewrite_result res;
+    memset(&res, 0, sizeof res);
+    int rc = floe_rewrite(t, &o, &res, err);
+    if (rc == 0)
+        floe_log(FLOE_LOG_INFO,
+                 "maintain: %s: rewrote %lld small files into %lld (%lld failed)",
+                 floe_table_name(t), (long long)res.rewritten_data_files_count,
+                 (long long)res.added_data_files_count,
+                 (long long)res.failed_data_files_count);
+    return rc;
 }
 
 static void on_run(void *vctx, const floe_maint_run *r) {
@@ -180,6 +200,7 @@ int floe_cmd_maintain(int argc, char **argv) {
     floe_catalog *cat = NULL;
     floe_lease_store *leases = NULL;
     floe_maint *m = NULL;
+    floe_maint_hooks hooks = {.rewrite_data = rewrite_data_hook};
     run_out out = {.log_fd = -1, .json = json};
     int rc = 0;
     if (config) {
@@ -199,7 +220,7 @@ int floe_cmd_maintain(int argc, char **argv) {
     if ((rc = floe_catalog_config_load(catalog_name, catalog_config, &cc, &err)) < 0 ||
         (rc = floe_catalog_open(&cc, &cat, &err)) < 0 ||
         (rc = floe_lease_store_open(&cc, &leases, &err)) < 0 ||
-        (rc = floe_maint_new(cat, leases, &mc, NULL, &m, &err)) < 0)
+        (rc = floe_maint_new(cat, leases, &mc, &hooks, &m, &err)) < 0)
         goto done;
     for (size_t i = 0; i < ntables && rc == 0; i++) {
         char *ns = NULL, *name = NULL;
