@@ -194,6 +194,10 @@ int floe_buf_reserve(floe_buf *b, size_t extra);
 int floe_buf_append(floe_buf *b, const void *p, size_t n);
 int floe_buf_append_byte(floe_buf *b, uint8_t c);
 int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
+/* A double as JavaScript's String(Number) writes it (shortest round-trip digits), the
+ * canonical form the readers and the test oracles share; NaN and the infinities as the
+ * JSON strings "NaN", "Infinity", "-Infinity"; -0.0 as -0. */
+int floe_buf_append_js_double(floe_buf *b, double v);
 /* Detach the storage (NUL-terminated, caller frees with floe_free). */
 char *floe_buf_detach(floe_buf *b, size_t *len_out);
 

@@ -24,69 +24,6 @@
 
 /* ---- scalar formatting ------------------------------------------------------------------ */
 
-/* JavaScript's Number.prototype.toString for a finite, non-zero double. */
-static int fmt_js_number(floe_buf *out, double v) {
-    char buf[40];
-    int p;
-    for (p = 1; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    /* buf: [-]d[.ddd]e[+-]XX */
-    const char *s = buf;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    char digits[24];
-    int k = 0;
-    for (; *s && *s != 'e'; s++)
-        if (*s >= '0' && *s <= '9')
-            digits[k++] = *s;
-    while (k > 1 && digits[k - 1] == '0')
-        k--;
-    digits[k] = 0;
-    int e = atoi(s + 1);
-    int n = e + 1;
-    floe_buf *b = out;
-    int rc = 0;
-    if (neg)
-        rc |= floe_buf_append_byte(b, '-');
-    if (k <= n && n <= 21) {
-        rc |= floe_buf_append(b, digits, (size_t)k);
-        for (int i = 0; i < n - k; i++)
-            rc |= floe_buf_append_byte(b, '0');
-    } else if (0 < n && n <= 21) {
-        rc |= floe_buf_append(b, digits, (size_t)n);
-        rc |= floe_buf_append_byte(b, '.');
-        rc |= floe_buf_append(b, digits + n, (size_t)(k - n));
-    } else if (-6 < n && n <= 0) {
-        rc |= floe_buf_append(b, "0.", 2);
-        for (int i = 0; i < -n; i++)
-            rc |= floe_buf_append_byte(b, '0');
-        rc |= floe_buf_append(b, digits, (size_t)k);
-    } else {
-        rc |= floe_buf_append_byte(b, (uint8_t)digits[0]);
-        if (k > 1) {
-            rc |= floe_buf_append_byte(b, '.');
-            rc |= floe_buf_append(b, digits + 1, (size_t)(k - 1));
-        }
-        rc |= floe_buf_printf(b, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
-    }
-    return rc < 0 ? FLOE_ENOMEM : 0;
-}
-
-static int fmt_double(floe_buf *b, double v) {
-    if (isnan(v))
-        return floe_buf_append(b, "\"NaN\"", 5);
-    if (isinf(v))
-        return v > 0 ? floe_buf_append(b, "\"Infinity\"", 10)
-                     : floe_buf_append(b, "\"-Infinity\"", 11);
-    if (v == 0)
-        return signbit(v) ? floe_buf_append(b, "-0", 2) : floe_buf_append_byte(b, '0');
-    return fmt_js_number(b, v);
-}
-
 static int fmt_i128(floe_buf *b, pq_i128 v, int32_t scale) {
     char d[48];
     int n = 0;
@@ -228,12 +165,12 @@ static int fmt_value(const pq_leaf *lf, const uint8_t *m, size_t n, floe_buf *b)
     case FLOE_TYPE_FLOAT: {
         float f;
         memcpy(&f, m, 4);
-        return fmt_double(b, (double)f);
+        return floe_buf_append_js_double(b, (double)f);
     }
     case FLOE_TYPE_DOUBLE: {
         double d;
         memcpy(&d, m, 8);
-        return fmt_double(b, d);
+        return floe_buf_append_js_double(b, d);
     }
     case FLOE_TYPE_DECIMAL: {
         int rc = floe_buf_append_byte(b, '"');

@@ -344,66 +344,6 @@ int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_aren
  * rendering
  * ------------------------------------------------------------------------------------- */
 
-/* JavaScript's Number.prototype.toString for a finite non-zero double. */
-static int js_number(floe_buf *b, double v) {
-    char buf[40];
-    int prec;
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    const char *s = buf;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    char dig[24];
-    int k = 0;
-    for (; *s && *s != 'e'; s++)
-        if (*s >= '0' && *s <= '9' && k < 23)
-            dig[k++] = *s;
-    while (k > 1 && dig[k - 1] == '0')
-        k--;
-    int e10 = atoi(s + 1);
-    int point = e10 + 1; /* digits before the decimal point */
-    int rc = 0;
-    if (neg)
-        rc |= floe_buf_append_byte(b, '-');
-    if (k <= point && point <= 21) {
-        rc |= floe_buf_append(b, dig, (size_t)k);
-        for (int i = k; i < point; i++)
-            rc |= floe_buf_append_byte(b, '0');
-    } else if (0 < point && point <= 21) {
-        rc |= floe_buf_append(b, dig, (size_t)point);
-        rc |= floe_buf_append_byte(b, '.');
-        rc |= floe_buf_append(b, dig + point, (size_t)(k - point));
-    } else if (-6 < point && point <= 0) {
-        rc |= floe_buf_append(b, "0.", 2);
-        for (int i = 0; i < -point; i++)
-            rc |= floe_buf_append_byte(b, '0');
-        rc |= floe_buf_append(b, dig, (size_t)k);
-    } else {
-        rc |= floe_buf_append_byte(b, (uint8_t)dig[0]);
-        if (k > 1) {
-            rc |= floe_buf_append_byte(b, '.');
-            rc |= floe_buf_append(b, dig + 1, (size_t)(k - 1));
-        }
-        rc |= floe_buf_printf(b, "e%c%d", point - 1 >= 0 ? '+' : '-', abs(point - 1));
-    }
-    return rc < 0 ? FLOE_ENOMEM : 0;
-}
-
-static int canon_double(floe_buf *b, double v) {
-    if (isnan(v))
-        return floe_buf_append(b, "\"NaN\"", 5);
-    if (isinf(v))
-        return v > 0 ? floe_buf_append(b, "\"Infinity\"", 10)
-                     : floe_buf_append(b, "\"-Infinity\"", 11);
-    if (v == 0)
-        return signbit(v) ? floe_buf_append(b, "-0", 2) : floe_buf_append_byte(b, '0');
-    return js_number(b, v);
-}
-
 static int canon_string(floe_buf *b, const uint8_t *p, size_t n) {
     int rc = floe_buf_append_byte(b, '"');
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -431,8 +371,8 @@ int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
     case FLOE_TYPE_BOOLEAN: return floe_buf_append(b, v->v.b ? "true" : "false", v->v.b ? 4 : 5);
     case FLOE_TYPE_INT: return floe_buf_printf(b, "%d", v->v.i32);
     case FLOE_TYPE_LONG: return floe_buf_printf(b, "%lld", (long long)v->v.i64);
-    case FLOE_TYPE_FLOAT: return canon_double(b, (double)v->v.f);
-    case FLOE_TYPE_DOUBLE: return canon_double(b, v->v.d);
+    case FLOE_TYPE_FLOAT: return floe_buf_append_js_double(b, (double)v->v.f);
+    case FLOE_TYPE_DOUBLE: return floe_buf_append_js_double(b, v->v.d);
     case FLOE_TYPE_DECIMAL:
         rc = floe_buf_append_byte(b, '"');
         if (rc == 0) {
