@@ -113,10 +113,18 @@ typedef struct floe_rewrite_options {
     const char *where;               /* filter (floe/scan.h language) or NULL */
     floe_rewrite_strategy strategy;
     int threads;                     /* worker threads; 0 = online cores */
-    /* Row-group copy fast path (-1 auto, 0 off, 1 on): inputs whose row groups average
-     * at least 8 MiB and whose schema and codec match the output would be copied
-     * without decoding. Not implemented yet: files are always re-encoded, and asking for
-     * it (1) is FLOE_EUNSUPPORTED (see floe_rewrite_result.fast_copied_row_groups). */
+    /* Row-group copy fast path (-1 auto, 0 off, 1 on): a row group of an input file is
+     * written to the output as stored (pages, statistics and page index kept, offsets
+     * re-based; floe/parquet_copy.h) instead of decoded and re-encoded when no delete
+     * applies to the file, the file's columns are the table's in physical layout (same
+     * field ids, order, types, levels), its codec is the output's and its statistics
+     * can stand in for the values in the Iceberg metrics. Only with strategy BINPACK and
+     * when the group's rows go to one partition unchanged. On (1): every such row group;
+     * auto (-1): only those of at least min(8 MiB, write.parquet.row-group-size-bytes)
+     * stored bytes, so no small row group is carried over. Every other row group is
+     * re-encoded (see floe_rewrite_result.fast_copied_row_groups /
+     * reencoded_row_groups). Buffered re-encoded rows are written after the copied row
+     * groups, so rows of a file keep their order only within each row group. */
     int fast_copy;
     bool fsync;                      /* fsync output files (default true) */
     floe_rewrite_progress_fn progress;
@@ -242,7 +250,8 @@ typedef struct floe_rewrite_result {
     int64_t records_deleted;         /* rows dropped by deletes */
     int64_t records_written;
     int64_t bytes_written;           /* output data files (committed or not) */
-    int64_t fast_copied_row_groups;
+    int64_t fast_copied_row_groups;  /* input row groups copied as stored */
+    int64_t reencoded_row_groups;    /* input row groups decoded and re-encoded */
     int64_t peak_group_buffer_bytes; /* largest writer + read buffer seen in a group */
     int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
     bool unknown_state;              /* a commit ended in unknown state (files kept) */
@@ -255,7 +264,10 @@ typedef struct floe_rewrite_result {
  * failed_data_files_count); FLOE_EUNKNOWN_STATE when a commit ended in unknown state;
  * FLOE_ECONFLICT when more commits failed than partial-progress.max-failed-commits allows
  * (or, without partial progress, the one commit failed); other errors from reading,
- * writing or committing. res may be NULL. */
+ * writing or committing. Without partial progress a group that fails to execute (a read,
+ * write or allocation error) fails the whole rewrite with that error and nothing is
+ * committed (Iceberg's behaviour); with it, such a group fails alone, like a group that
+ * fails validation. res may be NULL. */
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                          floe_rewrite_result *res, floe_error *err);
 

@@ -33,6 +33,7 @@
 #define ROUTE_MAX_OPEN 16           /* open writers of a pooled group */
 #define CHUNK_ROWS 16384            /* rows per write when feeding a large batch */
 #define CHUNK_BYTES (8u << 20)
+#define FAST_COPY_MIN_RG ((int64_t)8 << 20) /* auto copy: stored bytes of a row group */
 
 /* ---------------------------------------------------------------------------------------
  * the input side of a group: files in order, as batches
@@ -44,18 +45,23 @@ typedef struct group_src {
     rw_reader *cur;
     size_t next_file;
     rw_read_stats st;
+    rw_copy_policy copy;
 } group_src;
 
-static int src_next(group_src *s, floe_batch *b, int64_t *in_bytes, floe_error *err) {
+/* The next row group of the group's files: rows in b, or (copy policy) stored bytes in
+ * *raw. */
+static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
+                    int64_t *in_bytes, floe_error *err) {
     for (;;) {
         if (!s->cur) {
             if (s->next_file >= s->g->ninputs)
                 return 0;
             const floe_rewrite_input *in = &s->g->inputs[s->next_file++];
             FLOE_FORWARD_IF_ERROR(rw_reader_open(s->p->priv->schema, s->p->priv->name_mapping,
-                                                 in, in->spec, s->dels, &s->cur, err));
+                                                 in, in->spec, s->dels, &s->copy, &s->cur,
+                                                 err));
         }
-        int rc = rw_reader_next(s->cur, b, in_bytes, err);
+        int rc = rw_reader_next(s->cur, b, s->copy.enabled ? raw : NULL, in_bytes, err);
         if (rc != 0)
             return rc;
         rw_read_stats st;
@@ -64,6 +70,7 @@ static int src_next(group_src *s, floe_batch *b, int64_t *in_bytes, floe_error *
         s->st.rows_pos_deleted += st.rows_pos_deleted;
         s->st.rows_eq_deleted += st.rows_eq_deleted;
         s->st.row_groups += st.row_groups;
+        s->st.row_groups_copied += st.row_groups_copied;
         rw_reader_close(s->cur);
         s->cur = NULL;
     }
@@ -72,6 +79,7 @@ static int src_next(group_src *s, floe_batch *b, int64_t *in_bytes, floe_error *
 /* Prefetch: a reader thread fills two batches ahead of the writer. */
 typedef struct pipe_slot {
     floe_batch b;
+    floe_pq_raw_row_group *raw;  /* a row group to copy (then b holds no rows) */
     int64_t in_bytes;
 } pipe_slot;
 
@@ -98,7 +106,7 @@ static void *pipe_main(void *arg) {
         if (cancel)
             break;
         pipe_slot *s = &pp->slot[tail];
-        int rc = src_next(pp->src, &s->b, &s->in_bytes, &pp->err);
+        int rc = src_next(pp->src, &s->b, &s->raw, &s->in_bytes, &pp->err);
         pthread_mutex_lock(&pp->mu);
         if (rc <= 0) {
             pp->rc = rc;
@@ -160,12 +168,17 @@ struct rw_exec {
     bool *finished;              /* worker done with the group (ok or failed) */
     size_t nfinished;
     bool stop;
+    /* Without partial progress, the first group that fails to execute (read, write,
+     * memory) fails the whole rewrite, as in Iceberg: nothing is committed. */
+    int exec_rc;
+    char exec_msg[FLOE_ERROR_MSG_MAX];
     bool prefetch;
     char uuid[37];
     floe_pq_write_options wo;
     /* counters (under mu) */
     int64_t bytes_read, bytes_written, records_read, records_deleted, records_written;
     int64_t peak;
+    int64_t rg_copied, rg_reencoded;
 };
 
 static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
@@ -523,6 +536,24 @@ static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, floe_
     return 0;
 }
 
+/* One input row group copied as stored bytes (binpack, one writer: see run_group). */
+static int put_raw(group_run *gr, const floe_pq_raw_row_group *raw, int64_t in_bytes,
+                   floe_error *err) {
+    out_writer *ow = &gr->ws[0];
+    if (!ow->w)
+        FLOE_FORWARD_IF_ERROR(writer_open(gr, ow, err));
+    ow->last_used = ++gr->clock;
+    int64_t m = floe_pq_raw_row_group_bytes(raw) * (gr->x->prefetch ? 2 : 1) +
+                (int64_t)floe_pq_writer_buffered_bytes(ow->w);
+    if (m > gr->peak)
+        gr->peak = m;
+    FLOE_FORWARD_IF_ERROR(floe_pq_writer_copy_row_group(ow->w, raw, err));
+    ow->in_consumed += in_bytes;
+    if (ow->in_consumed >= gr->g->split_size || floe_pq_writer_should_roll(ow->w))
+        return writer_close(gr, ow, err);
+    return 0;
+}
+
 static int finish_outputs(group_run *gr, floe_error *err) {
     if (gr->x->o->strategy == FLOE_RW_SORT && !gr->route && gr->sortbuf.nrows) {
         FLOE_FORWARD_IF_ERROR(rw_sort_batch(gr->x->p->priv->sort, &gr->sortbuf, &gr->sorted, err));
@@ -587,6 +618,14 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
         out_writer *ow;
         FLOE_CHECK(writer_for(&gr, &nokey, 0, tuple, nt, &ow, err));
     }
+    /* row-group copy: only where rows go to one writer unchanged and unsorted */
+    src.copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr.route;
+    src.copy.codec = x->wo.codec;
+    src.copy.min_rg_bytes = 0;
+    if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
+        int64_t rgs = (int64_t)x->wo.row_group_size;
+        src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
+    }
     FLOE_CHECK(rw_deletes_new(schema, x->p->priv->name_mapping, &src.dels, err));
     if (x->prefetch) {
         pthread_mutex_init(&pp.mu, NULL);
@@ -608,7 +647,10 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
             }
             pipe_slot *s = &pp.slot[pp.head];
             pthread_mutex_unlock(&pp.mu);
-            rc = put_batch(&gr, &s->b, s->in_bytes, err);
+            rc = s->raw ? put_raw(&gr, s->raw, s->in_bytes, err)
+                        : put_batch(&gr, &s->b, s->in_bytes, err);
+            floe_pq_raw_row_group_free(s->raw);
+            s->raw = NULL;
             counted += s->in_bytes;
             pthread_mutex_lock(&x->mu);
             x->bytes_read += s->in_bytes;
@@ -637,8 +679,11 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
         if (floe_batch_init(&b, schema) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         int64_t in_bytes = 0;
-        while ((rc = src_next(&src, &b, &in_bytes, err)) == 1) {
-            rc = put_batch(&gr, &b, in_bytes, err);
+        floe_pq_raw_row_group *raw = NULL;
+        while ((rc = src_next(&src, &b, &raw, &in_bytes, err)) == 1) {
+            rc = raw ? put_raw(&gr, raw, in_bytes, err) : put_batch(&gr, &b, in_bytes, err);
+            floe_pq_raw_row_group_free(raw);
+            raw = NULL;
             counted += in_bytes;
             pthread_mutex_lock(&x->mu);
             x->bytes_read += in_bytes;
@@ -662,6 +707,8 @@ done:
     if (x->prefetch && pp.src) {
         floe_batch_free(&pp.slot[0].b);
         floe_batch_free(&pp.slot[1].b);
+        floe_pq_raw_row_group_free(pp.slot[0].raw);
+        floe_pq_raw_row_group_free(pp.slot[1].raw);
         pthread_mutex_destroy(&pp.mu);
         pthread_cond_destroy(&pp.cv);
     }
@@ -685,6 +732,8 @@ done:
     if (rc >= 0 && g->input_bytes > counted)
         x->bytes_read += g->input_bytes - counted; /* footers and headers */
     x->records_read += src.st.rows_read;
+    x->rg_copied += src.st.row_groups_copied;
+    x->rg_reencoded += src.st.row_groups - src.st.row_groups_copied;
     x->records_deleted += src.st.rows_pos_deleted + src.st.rows_eq_deleted;
     if (gr.peak > x->peak)
         x->peak = gr.peak;
@@ -718,6 +767,12 @@ static void *worker_main(void *arg) {
                      e.msg[0] ? e.msg : floe_strerror(rc));
             floe_log(FLOE_LOG_WARN, "rewrite: group %d failed: %s",
                      x->p->groups[gi].global_index, x->outs[gi].why);
+            if (!x->o->partial_progress && !x->exec_rc) {
+                x->exec_rc = rc;
+                snprintf(x->exec_msg, sizeof x->exec_msg, "rewrite: group %d: %s",
+                         x->p->groups[gi].global_index, x->outs[gi].why);
+                x->stop = true;
+            }
         }
         x->finished[gi] = true;
         x->nfinished++;
@@ -833,7 +888,9 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
             size_t ready = 0;
             for (size_t i = 0; i < p->ngroups; i++)
                 ready += x.finished[i] && !committed_or_dropped[i];
-            if ((int64_t)ready >= per_commit || x.nfinished == p->ngroups)
+            /* (after a stop, groups never started will not finish) */
+            if ((int64_t)ready >= per_commit || x.nfinished == p->ngroups ||
+                (x.stop && x.nfinished == x.next_group))
                 break;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -859,6 +916,16 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
                 continue;
             batch[nb++] = &x.outs[i];
         }
+        if (x.exec_rc && !fatal) {
+            fatal = true;
+            rc = floe_error_set(err, x.exec_rc, "%s", x.exec_msg);
+        }
+        if (fatal) /* groups never started count as handled */
+            for (size_t i = x.next_group; i < p->ngroups; i++)
+                if (!committed_or_dropped[i]) {
+                    committed_or_dropped[i] = true;
+                    handled++;
+                }
         pthread_mutex_unlock(&x.mu);
         if (nb == 0 || fatal)
             continue;
@@ -958,6 +1025,8 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     r.records_read = x.records_read;
     r.records_deleted = x.records_deleted;
     r.records_written = x.records_written;
+    r.fast_copied_row_groups = x.rg_copied;
+    r.reencoded_row_groups = x.rg_reencoded;
     r.peak_group_buffer_bytes = x.peak;
     report(&x, o, t0, r.commits, r.groups_failed);
 done:

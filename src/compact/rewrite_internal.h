@@ -7,6 +7,7 @@
 
 #include "floe/column.h"
 #include "floe/parquet.h"
+#include "floe/parquet_copy.h"
 #include "floe/partition.h"
 #include "floe/rewrite.h"
 #include "floe/scan.h"
@@ -57,7 +58,19 @@ typedef struct rw_reader rw_reader;
 
 typedef struct rw_read_stats {
     int64_t rows_read, rows_pos_deleted, rows_eq_deleted, row_groups;
+    int64_t row_groups_copied;   /* of row_groups: handed over as stored bytes */
 } rw_read_stats;
+
+/* Row-group copy (fast path): which row groups of a file are handed over as stored bytes
+ * instead of decoded rows. A file qualifies when no delete applies to it and each table
+ * leaf is the file column of the same index with the same levels and no conversion; a row
+ * group then when it holds at least min_rg_bytes stored bytes and
+ * floe_pq_raw_row_group_load accepts it (codec, statistics, pages). */
+typedef struct rw_copy_policy {
+    bool enabled;
+    int64_t min_rg_bytes;
+    floe_codec codec;            /* the output's */
+} rw_copy_policy;
 
 /* name_mapping: schema.name-mapping.default text or NULL. Borrowed; both must outlive the
  * cache. */
@@ -69,10 +82,14 @@ void rw_deletes_free(rw_deletes *d);
  * partition values for columns the file lacks. */
 int rw_reader_open(const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
-                   rw_deletes *dels, rw_reader **out, floe_error *err);
+                   rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
+                   floe_error *err);
 /* Clear dst and fill it with the surviving rows of the next row group. 1 with rows (maybe
- * zero after deletes), 0 at the end. *in_bytes receives the row group's stored size. */
-int rw_reader_next(rw_reader *r, floe_batch *dst, int64_t *in_bytes, floe_error *err);
+ * zero after deletes), 0 at the end. *in_bytes receives the row group's stored size.
+ * With raw non-NULL and a copy policy, a row group that can be copied comes back in *raw
+ * instead (dst then holds no rows; caller frees *raw); *raw is NULL otherwise. */
+int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
+                   int64_t *in_bytes, floe_error *err);
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
 void rw_reader_close(rw_reader *r);
 

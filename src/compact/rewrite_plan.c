@@ -190,12 +190,6 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
             o->fast_copy = -1;
         } else {
             NEED_BOOL();
-            /* Asking for the copy path must not be silently ignored: until it exists,
-             * only "auto" (which then always re-encodes) and "false" are accepted. */
-            FLOE_RETURN_ERROR_IF(b, err, FLOE_EUNSUPPORTED,
-                                 "option %s=%s: the row-group copy path is not available "
-                                 "yet; every row is re-encoded (use auto or false)",
-                                 key, value);
             o->fast_copy = b;
         }
     } else {

@@ -539,6 +539,9 @@ struct rw_reader {
     bool tmp_init;
     int64_t row_base;
     rw_read_stats st;
+    size_t next_rg, nrg;
+    bool copy_file;              /* the file qualifies for row-group copy */
+    rw_copy_policy copy;
 };
 
 static int push_match(rw_reader *r, const floe_field *f, const floe_pq_node *n) {
@@ -956,7 +959,8 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
 
 int rw_reader_open(const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
-                   rw_deletes *dels, rw_reader **out, floe_error *err) {
+                   rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
+                   floe_error *err) {
     rw_reader *r = floe_calloc(1, sizeof *r);
     FLOE_RETURN_ERROR_IF(!r, err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
@@ -981,6 +985,7 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
                      "file holds %" PRId64, in->file->file_path, in->file->record_count,
                      fi.num_rows);
         r->ncolumns = fi.num_columns;
+        r->nrg = fi.num_row_groups;
     }
     if (name_mapping) {
         json_error_t je;
@@ -1041,6 +1046,19 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     r->tmp_init = true;
     FLOE_CHECK(load_deletes(r, dels, err));
+    if (copy && copy->enabled && r->npositions == 0 && r->neq == 0 &&
+        r->ncolumns == schema->nleaves) {
+        /* the decoded rows would be the stored ones as they are: levels copied without a
+         * map, values without a conversion, columns in the writer's order */
+        bool ok = true;
+        for (size_t i = 0; i < schema->nleaves && ok; i++) {
+            const leaf_src *ls = &r->src[i];
+            ok = ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
+                 ls->node->column == (int32_t)i;
+        }
+        r->copy_file = ok;
+        r->copy = *copy;
+    }
 done:
     floe_free(sel);
     floe_free(sel_ids);
@@ -1247,17 +1265,58 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
     return 0;
 }
 
-int rw_reader_next(rw_reader *r, floe_batch *dst, int64_t *in_bytes, floe_error *err) {
-    const floe_pq_rowset *rs;
-    int rc = floe_pq_reader_next(r->pq, &rs, err);
-    if (rc <= 0) {
-        if (rc < 0)
-            floe_error_prefix(err, "%s: ", r->in->file->file_path);
+/* Row group rg as stored bytes when the policy and floe_pq_raw_row_group_load allow it:
+ * 1 with *raw, 0 when it must be decoded, or an error that decoding would not cure. */
+static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
+                    floe_pq_raw_row_group **raw, floe_error *err) {
+    if (!r->copy_file || gi->num_rows <= 0 || gi->compressed_size < r->copy.min_rg_bytes)
+        return 0;
+    floe_error why;
+    floe_error_clear(&why);
+    int rc = floe_pq_raw_row_group_load(r->pq, rg, r->schema, r->copy.codec, raw, &why);
+    if (rc == FLOE_ENOMEM || rc == FLOE_EIO) {
+        if (err)
+            *err = why;
+        floe_error_prefix(err, "%s: ", r->in->file->file_path);
         return rc;
     }
+    if (rc < 0) {
+        floe_log(FLOE_LOG_DEBUG, "rewrite: %s: row group %zu is re-encoded: %s",
+                 r->in->file->file_path, rg, why.msg);
+        return 0;
+    }
+    return 1;
+}
+
+int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
+                   int64_t *in_bytes, floe_error *err) {
+    const floe_pq_rowset *rs;
+    if (raw)
+        *raw = NULL;
+    if (r->next_rg >= r->nrg)
+        return 0;
+    size_t rg = r->next_rg++;
     floe_pq_row_group_info gi;
-    floe_pq_reader_row_group_info(r->pq, rs->row_group, &gi);
+    floe_pq_reader_row_group_info(r->pq, rg, &gi);
     *in_bytes = gi.compressed_size;
+    int rc = raw ? try_copy(r, rg, &gi, raw, err) : 0;
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        floe_batch_clear(dst);
+        dst->nrows = 0;
+        r->st.rows_read += gi.num_rows;
+        r->st.row_groups++;
+        r->st.row_groups_copied++;
+        r->row_base += gi.num_rows;
+        return 1;
+    }
+    rc = floe_pq_reader_read_row_group(r->pq, rg, &rs, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "%s: ", r->in->file->file_path);
+        return rc;
+    }
+    rc = 1;
     size_t nrows = (size_t)rs->nrows;
     for (size_t i = 0; i < r->ncolumns; i++)
         r->col_idx[i] = -1;
