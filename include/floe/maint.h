@@ -359,6 +359,10 @@ int floe_maint_add_table(floe_maint *m, const char *ns, const char *name, floe_e
 void floe_maint_on_run(floe_maint *m, floe_maint_run_fn fn, void *ctx);
 /* Run every enabled job of every table once, ignoring cadences. */
 int floe_maint_run_once(floe_maint *m, floe_error *err);
+/* Run the jobs that are due now, once each (*stop is checked between jobs). For callers
+ * with their own loop (floe serve adds tables between ticks: floe_maint_add_table may be
+ * called between two calls, from the same thread). */
+int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err);
 /* Run jobs as they fall due until *stop becomes true (checked every tick). */
 int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err);
 void floe_maint_metrics_get(const floe_maint *m, floe_maint_metrics *out);

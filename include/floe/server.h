@@ -89,6 +89,14 @@ typedef struct floe_server_config {
                                 evolve mode, day(first timestamp)); default false, true in
                                 no-config mode */
     bool compact;            /* run the landing compactor (default true) */
+    bool maintain;           /* run the maintenance scheduler (floe/maint.h) on the served
+                                tables: expiry, orphans, manifest and small-file rewrites,
+                                landing lifecycle, under the catalog's leases (default true) */
+    int64_t maint_start_delay_ms; /* first maintenance runs this long after start (5 min) */
+    char *maint_config;      /* the [maintain] / [maintain table X] sections, as
+                                floe_maint_config_parse text ([defaults] / [table X]);
+                                NULL = the scheduler's defaults */
+    char *maint_run_log;     /* append one JSON line per maintenance run here (NULL: none) */
     floe_server_table_config defaults;
     floe_server_table_config *tables;
     size_t ntables;

@@ -678,22 +678,27 @@ int floe_maint_run_once(floe_maint *m, floe_error *err) {
     return 0;
 }
 
-int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err) {
+int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err) {
     (void)err;
-    while (!*stop) {
-        int64_t now = floe_wall_ms();
-        for (size_t i = 0; i < m->ntables && !*stop; i++) {
-            mtable *mt = &m->tables[i];
-            for (int j = 0; j < FLOE_JOB_COUNT && !*stop; j++) {
-                const floe_maint_job_config *jc =
-                    floe_maint_config_job(&m->cfg, mt->full, (floe_maint_job)j);
-                if (!jc->enabled || now < mt->next_due[j])
-                    continue;
-                run_job(m, mt, (floe_maint_job)j);
-                mt->next_due[j] = floe_wall_ms() + (jc->interval_ms > 0 ? jc->interval_ms
-                                                                        : 60000);
-            }
+    int64_t now = floe_wall_ms();
+    for (size_t i = 0; i < m->ntables && !*stop; i++) {
+        mtable *mt = &m->tables[i];
+        for (int j = 0; j < FLOE_JOB_COUNT && !*stop; j++) {
+            const floe_maint_job_config *jc =
+                floe_maint_config_job(&m->cfg, mt->full, (floe_maint_job)j);
+            if (!jc->enabled || now < mt->next_due[j])
+                continue;
+            run_job(m, mt, (floe_maint_job)j);
+            mt->next_due[j] = floe_wall_ms() + (jc->interval_ms > 0 ? jc->interval_ms
+                                                                    : 60000);
         }
+    }
+    return 0;
+}
+
+int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err) {
+    while (!*stop) {
+        FLOE_FORWARD_IF_ERROR(floe_maint_tick(m, stop, err));
         for (int64_t slept = 0; slept < m->cfg.tick_ms && !*stop; slept += 50)
             sleep_ms(50);
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "floe/io.h"
+#include "floe/maint.h"
 #include "server_internal.h"
 
 static const char example_config[] =
@@ -38,6 +39,7 @@ static const char example_config[] =
     "compression_level = 1            # zstd level of WAL frames and landing files\n"
     "auto_create = false              # create unknown tables from their first batch\n"
     "compact = true                   # run landing compaction in this process\n"
+    "maintain = true                  # run table maintenance in this process ([maintain])\n"
     "\n"
     "[defaults]                       # for every table unless it says otherwise\n"
     "schema_mode = strict             # strict | evolve | ignore\n"
@@ -51,6 +53,33 @@ static const char example_config[] =
     "schema = events.schema.json      # Iceberg schema JSON, used if the table is created\n"
     "partition = event_type, day(ts)  # partition spec, used if the table is created\n"
     "schema_mode = evolve\n"
+    "\n"
+    "# Table maintenance inside floe serve: the `floe maintain` scheduler and its keys\n"
+    "# (<job>.<setting>; jobs rewrite-data, rewrite-manifests, expire, orphans,\n"
+    "# landing-lifecycle) over the served tables. Each job of each table runs under a lease in\n"
+    "# the catalog database, shared with any `floe maintain` on the same catalog: a job held\n"
+    "# elsewhere is skipped. Landing compaction is the compactor's (compact_* above), not a\n"
+    "# maintenance job here. Runs are logged and counted in /metrics (floe_maint_*).\n"
+    "[maintain]\n"
+    "start-delay = 5m                 # first runs this long after start\n"
+    "lease-ttl = 10m                  # renewed every ttl/3 while a job runs\n"
+    "# run-log = maintain.jsonl       # one JSON line per run (as floe maintain --run-log)\n"
+    "expire.interval = 1h\n"
+    "expire.older-than = 5d           # default: history.expire.max-snapshot-age-ms\n"
+    "expire.retain-last = 1           # default: history.expire.min-snapshots-to-keep\n"
+    "orphans.interval = 1d\n"
+    "orphans.older-than = 3d          # at least 1h here (files being written are young)\n"
+    "rewrite-manifests.interval = 1h\n"
+    "rewrite-manifests.min-manifests = 100\n"
+    "rewrite-manifests.target-size = 8MB\n"
+    "rewrite-data.interval = 1h       # floe rewrite with Iceberg's bin-pack defaults\n"
+    "landing-lifecycle.interval = 1h\n"
+    "landing-lifecycle.age = 3d       # committed landing files older than this go\n"
+    "landing-lifecycle.quarantine-retention = keep\n"
+    "# <job>.enabled = false turns a job off\n"
+    "\n"
+    "[maintain table analytics.events]  # this table's own settings over [maintain]\n"
+    "expire.retain-last = 10\n"
     "\n"
     "[token ingest]\n"
     "secret = change-me               # sent as: Authorization: Bearer change-me\n"
@@ -91,6 +120,8 @@ void floe_server_config_init(floe_server_config *cfg) {
     cfg->wal_segment_bytes = 64 << 20;
     cfg->compression_level = 1;
     cfg->compact = true;
+    cfg->maintain = true;
+    cfg->maint_start_delay_ms = 5 * 60000;
     table_config_init(&cfg->defaults);
 }
 
@@ -108,6 +139,8 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_free(cfg->catalog);
     floe_free(cfg->node_id);
     floe_free(cfg->wal_dir);
+    floe_free(cfg->maint_config);
+    floe_free(cfg->maint_run_log);
     table_config_free(&cfg->defaults);
     for (size_t i = 0; i < cfg->ntables; i++)
         table_config_free(&cfg->tables[i]);
@@ -338,17 +371,71 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
             return floe_error_set(err, FLOE_EINVALID, "node_id: 1 to 64 characters");
         return set_dup(&c->node_id, v, err);
     }
-    if (!strcmp(k, "auto_create") || !strcmp(k, "compact")) {
+    if (!strcmp(k, "auto_create") || !strcmp(k, "compact") || !strcmp(k, "maintain")) {
         bool b;
         if (!parse_bool(v, &b))
             return floe_error_set(err, FLOE_EINVALID, "%s: expected true or false", k);
         if (k[0] == 'a')
             c->auto_create = b;
-        else
+        else if (k[0] == 'c')
             c->compact = b;
+        else
+            c->maintain = b;
         return 0;
     }
     return floe_error_set(err, FLOE_EINVALID, "unknown key '%s'", k);
+}
+
+/* One key of a [maintain] (table NULL) or [maintain table X] section: checked by the
+ * maintenance scheduler's own parser, then appended to cfg->maint_config, which is that
+ * parser's format ([defaults] / [table X]), so the keys are exactly `floe maintain`'s. */
+static int maint_key(floe_server_config *c, const char *table, const char *k, const char *v,
+                     floe_error *err) {
+    if (!strcmp(k, "start-delay")) {
+        if (table || !parse_duration(v, &c->maint_start_delay_ms))
+            return floe_error_set(err, FLOE_EINVALID, "start-delay: a duration, in [maintain] "
+                                  "only ('%s')", v);
+        return 0;
+    }
+    if (!strcmp(k, "run-log")) {
+        if (table || !*v)
+            return floe_error_set(err, FLOE_EINVALID, "run-log: a file, in [maintain] only");
+        return set_dup(&c->maint_run_log, v, err);
+    }
+    if (!strncmp(k, "landing-compact.", 16))
+        return floe_error_set(err, FLOE_EINVALID, "%s: landing compaction in floe serve is the "
+                              "compactor's (compact_bytes, compact_age, compact = false)", k);
+    char *line = table ? floe_asprintf("[table %s]\n%s = %s\n", table, k, v)
+                       : floe_asprintf("[defaults]\n%s = %s\n", k, v);
+    if (!line)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_maint_config mc;
+    floe_maint_config_init(&mc);
+    floe_error e;
+    floe_error_clear(&e);
+    int rc = floe_maint_config_parse(&mc, line, strlen(line), "maintain", &e);
+    if (rc < 0) {
+        rc = floe_error_set(err, FLOE_EINVALID, "bad maintenance setting %s = %s", k, v);
+    } else if (!strncmp(k, "orphans.", 8) &&
+               floe_maint_config_job(&mc, table, FLOE_JOB_ORPHANS)->older_than_ms < 3600000) {
+        /* Files the compactor is writing are referenced by nothing until their commit;
+         * only their age protects them from orphan removal. */
+        rc = floe_error_set(err, FLOE_EINVALID, "%s: orphan removal inside floe serve needs "
+                            "an age of at least 1h ('%s')", k, v);
+    }
+    floe_maint_config_reset(&mc);
+    if (rc == 0) {
+        size_t old = c->maint_config ? strlen(c->maint_config) : 0, add = strlen(line);
+        char *grown = floe_realloc(c->maint_config, old + add + 1);
+        if (!grown) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        } else {
+            memcpy(grown + old, line, add + 1);
+            c->maint_config = grown;
+        }
+    }
+    floe_free(line);
+    return rc;
 }
 
 static char *trim(char *s) {
@@ -362,8 +449,9 @@ static char *trim(char *s) {
 
 int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
                              const char *source, floe_error *err) {
-    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN } sec = SEC_NONE;
+    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN, SEC_MAINT } sec = SEC_NONE;
     size_t cur = 0;
+    char *maint_table = NULL; /* [maintain table X]: X; [maintain]: NULL */
     int rc = 0;
     char *copy = floe_strndup(text, n);
     if (!copy)
@@ -394,6 +482,18 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
                 sec = SEC_SERVER;
             } else if (!strcmp(name, "defaults")) {
                 sec = SEC_DEFAULTS;
+            } else if (!strcmp(name, "maintain") || !strncmp(name, "maintain table ", 15)) {
+                floe_free(maint_table);
+                maint_table = NULL;
+                if (name[8]) {
+                    char *id = trim(name + 15);
+                    if (!srv_valid_table_name(id))
+                        FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: bad table name '%s'", source,
+                                  lineno, id);
+                    if (!(maint_table = floe_strdup(id)))
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                }
+                sec = SEC_MAINT;
             } else if (!strncmp(name, "table ", 6) || !strncmp(name, "token ", 6)) {
                 bool is_table = name[1] == 'a';
                 char *id = trim(name + 6);
@@ -454,6 +554,7 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
         case SEC_SERVER: rc = server_key(cfg, k, v, err); break;
         case SEC_DEFAULTS: rc = table_key(&cfg->defaults, k, v, err); break;
         case SEC_TABLE: rc = table_key(&cfg->tables[cur], k, v, err); break;
+        case SEC_MAINT: rc = maint_key(cfg, maint_table, k, v, err); break;
         case SEC_TOKEN:
             if (!strcmp(k, "secret")) {
                 if (strlen(v) < 8)
@@ -479,6 +580,7 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
             FLOE_FAIL(err, FLOE_EINVALID, "%s: [token %s] has no secret", source,
                       cfg->tokens[i].name);
 done:
+    floe_free(maint_table);
     floe_free(copy);
     return rc;
 }
@@ -560,7 +662,7 @@ static int table_config_copy(const floe_server_table_config *src, floe_server_ta
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err) {
     floe_server_config_init(dst);
     floe_server_config c = *src;
-    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = NULL;
+    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log = NULL;
     c.tables = NULL;
     c.tokens = NULL;
     c.ntables = c.ntokens = 0;
@@ -569,6 +671,8 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     if (dup_opt(&dst->listen, src->listen) < 0 || dup_opt(&dst->warehouse, src->warehouse) < 0 ||
         dup_opt(&dst->catalog, src->catalog) < 0 || dup_opt(&dst->node_id, src->node_id) < 0 ||
         dup_opt(&dst->wal_dir, src->wal_dir) < 0 ||
+        dup_opt(&dst->maint_config, src->maint_config) < 0 ||
+        dup_opt(&dst->maint_run_log, src->maint_run_log) < 0 ||
         table_config_copy(&src->defaults, &dst->defaults) < 0)
         goto nomem;
     if (src->ntables) {

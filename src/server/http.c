@@ -234,6 +234,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.commit_failures),
                     (unsigned long long)atomic_load(&s->m.idempotent_replays),
                     (unsigned long long)atomic_load(&s->m.settled));
+    srv_maint_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
     for (int i = 0; i < 6; i++)

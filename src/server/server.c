@@ -2,12 +2,13 @@
  * server.c - the life of a `floe serve` process: open (recovery), reload, flush, close.
  *
  * Start order: landing index (reconcile files), WAL replay into the buffers, configured
- * tables, then the threads (WAL writer, sealer, compactor) and last the HTTP listener, so
- * no request is taken before recovery is complete.
+ * tables, then the threads (WAL writer, sealer, compactor, maintenance) and last the HTTP
+ * listener, so no request is taken before recovery is complete.
  *
  * Stop order (SIGTERM): stop taking connections and let in-flight requests finish (their
- * frames reach the WAL), stop the WAL writer, let the compactor finish its partition,
- * seal every buffer, store the idempotency answers, delete the WAL segments.
+ * frames reach the WAL), let the maintenance job in progress finish (maint.c), stop the
+ * WAL writer, let the compactor finish its partition, seal every buffer, store the
+ * idempotency answers, delete the WAL segments.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ static void server_free(floe_server *s) {
 static void stop_threads(floe_server *s) {
     atomic_store(&s->stopping, true);
     srv_http_stop(s);
+    srv_maint_stop(s);
     srv_wal_stop(s);
     srv_compactor_stop(s);
     srv_landing_stop(s);
@@ -131,6 +133,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     FLOE_CHECK(srv_wal_start(s, err));
     FLOE_CHECK(srv_landing_start(s, err));
     FLOE_CHECK(srv_compactor_start(s, err));
+    FLOE_CHECK(srv_maint_start(s, err));
     FLOE_CHECK(srv_http_start(s, err));
     *out = s;
     s = NULL;

@@ -11,6 +11,7 @@
  *               history, convert, commit (floe_server_commit_iceberg, the default hook)
  *   tables.c    the tables served: load or create through the catalog, schema modes
  *   config.c    the configuration file
+ *   maint.c     the maintenance thread: floe/maint.h's scheduler over the served tables
  *   server.c    open (recovery), reload, flush, close
  *
  * Locks (never taken in the reverse order): tables_mu -> table.pool_mu;
@@ -202,6 +203,8 @@ struct floe_server {
     floe_server_config *old_cfgs; /* replaced by reload; kept until close */
     size_t nold_cfgs;
     _Atomic int64_t inflight;
+
+    struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 };
 
 /* tables.c */
@@ -267,6 +270,12 @@ int srv_compactor_run_now(floe_server *s, floe_error *err);
 /* http.c */
 int srv_http_start(floe_server *s, floe_error *err);
 void srv_http_stop(floe_server *s);
+
+/* maint.c: the maintenance thread (own catalog connection and lease store; takes
+ * tables_mu briefly to see new tables). stop waits for the job in progress. */
+int srv_maint_start(floe_server *s, floe_error *err);
+void srv_maint_stop(floe_server *s);   /* also frees; safe when never started */
+void srv_maint_metrics(floe_server *s, floe_buf *b);
 
 /* config.c */
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err);

@@ -1,0 +1,366 @@
+/*
+ * maint.c - table maintenance inside `floe serve`: one thread runs the scheduler of
+ * `floe maintain` (floe/maint.h) over the served tables.
+ *
+ * Same scheduler, same leases: the thread opens its own catalog connection and a lease
+ * store on the catalog database (floe_lease_store_open), with the catalog's name, so the
+ * lease rows are the ones any `floe maintain` on that catalog takes; a job another
+ * maintainer holds is skipped (counted as "busy"). The jobs are the scheduler's own:
+ * rewrite-data (floe rewrite, Iceberg bin-pack defaults), rewrite-manifests, expire,
+ * orphans and the landing lifecycle. Landing compaction is not one of them here: the
+ * server's compactor thread does it on its own triggers, so the scheduler's
+ * landing-compact job is forced off (config.c refuses its keys).
+ *
+ * The table set grows while serving (auto-created tables): before every tick the thread
+ * adds the tables it has not seen, between two floe_maint_tick calls (the scheduler is
+ * used by this thread only).
+ *
+ * Stop: srv_maint_stop sets the flag and wakes the thread; the scheduler checks it between
+ * jobs, so the job in progress finishes (its changes go through the catalog's
+ * compare-and-swap either way) and releases its lease before the thread ends.
+ *
+ * Results: the scheduler logs one line per run (info level: FLOE_LOG=info; failures are
+ * errors); the run callback keeps per table and job counts and the last run's time,
+ * duration and result for /metrics (floe_maint_*), and appends one JSON line per run to
+ * the run log when one is configured (the lines of `floe maintain --run-log`).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floe/lease.h"
+#include "floe/maint.h"
+#include "floe/rewrite.h"
+#include "server_internal.h"
+
+typedef struct job_stat {
+    int64_t ok, failed, skipped, busy;
+    int64_t last_end_ms, last_duration_ms;
+    int last_rc;
+} job_stat;
+
+typedef struct maint_table {
+    char *name; /* "ns.table" */
+    job_stat jobs[FLOE_JOB_COUNT];
+} maint_table;
+
+typedef struct srv_maint {
+    floe_server *s;
+    floe_catalog *cat;
+    floe_lease_store *leases;
+    floe_maint *m;
+    int log_fd;              /* run log (O_APPEND), -1 = none */
+    int64_t tick_ms;
+    int64_t start_delay_ms;
+    pthread_t thr;
+    bool started;
+    pthread_mutex_t mu; /* stop flag, cv */
+    pthread_cond_t cv;
+    volatile int stop;
+    pthread_mutex_t stats_mu; /* tables, their stats */
+    maint_table *tables;
+    size_t ntables;
+} srv_maint;
+
+/* The small-file rewrite job: `floe rewrite` with Iceberg's bin-pack defaults, which
+ * decide by themselves whether a partition has gathered enough small files. */
+static int rewrite_data_hook(void *ctx, floe_table *t, floe_error *err) {
+    (void)ctx;
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    floe_rewrite_result res;
+    memset(&res, 0, sizeof res);
+    int rc = floe_rewrite(t, &o, &res, err);
+    if (rc == 0)
+        floe_log(FLOE_LOG_INFO, "maintain: %s: rewrote %lld small files into %lld "
+                 "(%lld failed)", floe_table_name(t), (long long)res.rewritten_data_files_count,
+                 (long long)res.added_data_files_count, (long long)res.failed_data_files_count);
+    return rc;
+}
+
+static maint_table *stats_find(srv_maint *mt, const char *name) {
+    for (size_t i = 0; i < mt->ntables; i++)
+        if (!strcmp(mt->tables[i].name, name))
+            return &mt->tables[i];
+    return NULL;
+}
+
+static void json_str(floe_buf *b, const char *s) {
+    floe_buf_append_byte(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\')
+            floe_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            floe_buf_printf(b, "\\u%04x", *p);
+        else
+            floe_buf_append_byte(b, *p);
+    }
+    floe_buf_append_byte(b, '"');
+}
+
+static void run_log_write(srv_maint *mt, const floe_maint_run *r) {
+    const char *result = r->lease_busy ? "busy"
+                         : r->rc < 0   ? "failed"
+                         : r->skipped  ? "skipped"
+                                       : "ok";
+    floe_buf b;
+    floe_buf_init(&b, 1 << 16);
+    floe_buf_printf(&b, "{\"table\":");
+    json_str(&b, r->table);
+    floe_buf_printf(&b, ",\"job\":\"%s\",\"owner\":", floe_maint_job_name(r->job));
+    json_str(&b, r->owner);
+    floe_buf_printf(&b, ",\"start_ms\":%" PRId64 ",\"end_ms\":%" PRId64 ",\"result\":\"%s\","
+                    "\"detail\":", r->start_ms, r->end_ms, result);
+    json_str(&b, r->detail);
+    floe_buf_printf(&b, "}\n");
+    /* one write(2) per line on an O_APPEND file: lines of several maintainers sharing
+     * the file do not interleave */
+    if (b.data && write(mt->log_fd, b.data, b.len) < 0)
+        floe_log(FLOE_LOG_WARN, "maintain: run log: %s", strerror(errno));
+    floe_buf_free(&b);
+}
+
+static void on_run(void *ctx, const floe_maint_run *r) {
+    srv_maint *mt = ctx;
+    if (mt->log_fd >= 0)
+        run_log_write(mt, r);
+    pthread_mutex_lock(&mt->stats_mu);
+    maint_table *t = stats_find(mt, r->table);
+    if (t && (unsigned)r->job < FLOE_JOB_COUNT) {
+        job_stat *j = &t->jobs[r->job];
+        if (r->lease_busy)
+            j->busy++;
+        else if (r->rc < 0)
+            j->failed++;
+        else if (r->skipped)
+            j->skipped++;
+        else
+            j->ok++;
+        j->last_end_ms = r->end_ms;
+        j->last_duration_ms = r->end_ms - r->start_ms;
+        j->last_rc = r->rc;
+    }
+    pthread_mutex_unlock(&mt->stats_mu);
+}
+
+/* Add the served tables the scheduler does not know yet. */
+static int add_new_tables(srv_maint *mt, floe_error *err) {
+    floe_server *s = mt->s;
+    floe_strlist ns = {0}, names = {0};
+    int rc = 0;
+    pthread_mutex_lock(&s->tables_mu);
+    for (size_t i = 0; i < s->ntables && rc == 0; i++) {
+        const srv_table *t = s->tables[i];
+        pthread_mutex_lock(&mt->stats_mu);
+        bool known = stats_find(mt, t->name) != NULL;
+        pthread_mutex_unlock(&mt->stats_mu);
+        if (known)
+            continue;
+        rc = floe_strlist_push(&ns, t->ns, err);
+        if (rc == 0)
+            rc = floe_strlist_push(&names, t->tname, err);
+    }
+    pthread_mutex_unlock(&s->tables_mu);
+    for (size_t i = 0; i < ns.n && i < names.n && rc == 0; i++) {
+        char *full = floe_asprintf("%s.%s", ns.items[i], names.items[i]);
+        if (!full) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
+        pthread_mutex_lock(&mt->stats_mu);
+        maint_table *grown = floe_realloc(mt->tables, (mt->ntables + 1) * sizeof *grown);
+        if (grown) {
+            mt->tables = grown;
+            memset(&grown[mt->ntables], 0, sizeof *grown);
+            grown[mt->ntables++].name = full;
+            full = NULL;
+        }
+        pthread_mutex_unlock(&mt->stats_mu);
+        if (full) {
+            floe_free(full);
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            break;
+        }
+        rc = floe_maint_add_table(mt->m, ns.items[i], names.items[i], err);
+        if (rc == 0)
+            floe_log(FLOE_LOG_INFO, "maintain: %s.%s: scheduled", ns.items[i], names.items[i]);
+    }
+    floe_strlist_free(&ns);
+    floe_strlist_free(&names);
+    return rc;
+}
+
+/* Wait up to ms or until stopped; true when stopped. Called with mt->mu held. */
+static bool wait_stop_locked(srv_maint *mt, int64_t ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (!mt->stop)
+        if (pthread_cond_timedwait(&mt->cv, &mt->mu, &ts) == ETIMEDOUT)
+            break;
+    return mt->stop != 0;
+}
+
+static void *maint_main(void *arg) {
+    srv_maint *mt = arg;
+    pthread_mutex_lock(&mt->mu);
+    bool stopped = mt->start_delay_ms > 0 && wait_stop_locked(mt, mt->start_delay_ms);
+    pthread_mutex_unlock(&mt->mu);
+    while (!stopped) {
+        floe_error err;
+        floe_error_clear(&err);
+        if (add_new_tables(mt, &err) < 0)
+            floe_log(FLOE_LOG_WARN, "maintain: listing the served tables: %s", err.msg);
+        floe_error_clear(&err);
+        if (floe_maint_tick(mt->m, &mt->stop, &err) < 0)
+            floe_log(FLOE_LOG_WARN, "maintain: %s", err.msg);
+        pthread_mutex_lock(&mt->mu);
+        stopped = wait_stop_locked(mt, mt->tick_ms);
+        pthread_mutex_unlock(&mt->mu);
+    }
+    return NULL;
+}
+
+static void maint_free(srv_maint *mt) {
+    floe_maint_free(mt->m);
+    floe_lease_store_close(mt->leases);
+    floe_catalog_close(mt->cat);
+    if (mt->log_fd >= 0)
+        close(mt->log_fd);
+    for (size_t i = 0; i < mt->ntables; i++)
+        floe_free(mt->tables[i].name);
+    floe_free(mt->tables);
+    pthread_mutex_destroy(&mt->mu);
+    pthread_cond_destroy(&mt->cv);
+    pthread_mutex_destroy(&mt->stats_mu);
+    floe_free(mt);
+}
+
+int srv_maint_start(floe_server *s, floe_error *err) {
+    if (!s->cfg.maintain)
+        return 0;
+    int rc = 0;
+    floe_maint_config mc;
+    floe_maint_config_init(&mc);
+    floe_catalog_config cc = {0};
+    srv_maint *mt = floe_calloc(1, sizeof *mt);
+    if (!mt) {
+        floe_maint_config_reset(&mc);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    mt->s = s;
+    mt->log_fd = -1;
+    pthread_mutex_init(&mt->mu, NULL);
+    pthread_cond_init(&mt->cv, NULL);
+    pthread_mutex_init(&mt->stats_mu, NULL);
+    if (s->cfg.maint_config)
+        FLOE_CHECK(floe_maint_config_parse(&mc, s->cfg.maint_config,
+                                           strlen(s->cfg.maint_config), "[maintain]", err));
+    /* the compactor thread does landing compaction: never a second one */
+    mc.defaults.jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
+    for (size_t i = 0; i < mc.ntables; i++)
+        mc.tables[i].jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
+    mt->tick_ms = mc.tick_ms > 0 ? mc.tick_ms : 1000;
+    mt->start_delay_ms = s->cfg.maint_start_delay_ms;
+    /* A connection of our own to the server's catalog (as server.c opens it), under the
+     * same catalog name: the lease rows are those of every maintainer of this catalog. */
+    cc.name = floe_strdup(floe_catalog_name(s->catalog));
+    cc.type = floe_strdup("sql");
+    cc.uri = s->cfg.catalog ? floe_strdup(s->cfg.catalog)
+                            : floe_asprintf("%s/catalog.db", s->warehouse);
+    cc.warehouse = floe_strdup(floe_catalog_warehouse(s->catalog));
+    if (!cc.name || !cc.type || !cc.uri || !cc.warehouse)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_catalog_open(&cc, &mt->cat, err));
+    FLOE_CHECK(floe_lease_store_open(&cc, &mt->leases, err));
+    if (s->cfg.maint_run_log) {
+        mt->log_fd = open(s->cfg.maint_run_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (mt->log_fd < 0)
+            FLOE_FAIL(err, FLOE_EIO, "run log %s: %s", s->cfg.maint_run_log, strerror(errno));
+    }
+    floe_maint_hooks hooks = {.rewrite_data = rewrite_data_hook};
+    FLOE_CHECK(floe_maint_new(mt->cat, mt->leases, &mc, &hooks, &mt->m, err));
+    floe_maint_on_run(mt->m, on_run, mt);
+    if (pthread_create(&mt->thr, NULL, maint_main, mt) != 0)
+        FLOE_FAIL(err, FLOE_EIO, "cannot start the maintenance thread");
+    mt->started = true;
+    floe_log(FLOE_LOG_INFO, "maintain: scheduler %s starts in %lld ms (tick %lld ms)",
+             floe_maint_owner(mt->m), (long long)mt->start_delay_ms, (long long)mt->tick_ms);
+    s->maint = mt;
+    mt = NULL;
+done:
+    if (mt) {
+        floe_error_prefix(err, "maintenance: ");
+        maint_free(mt);
+    }
+    floe_catalog_config_reset(&cc);
+    floe_maint_config_reset(&mc);
+    return rc;
+}
+
+void srv_maint_stop(floe_server *s) {
+    srv_maint *mt = s->maint;
+    if (!mt)
+        return;
+    pthread_mutex_lock(&mt->mu);
+    mt->stop = 1;
+    pthread_cond_broadcast(&mt->cv);
+    pthread_mutex_unlock(&mt->mu);
+    if (mt->started)
+        pthread_join(mt->thr, NULL);
+    s->maint = NULL;
+    maint_free(mt);
+}
+
+void srv_maint_metrics(floe_server *s, floe_buf *b) {
+    srv_maint *mt = s->maint;
+    if (!mt)
+        return;
+    static const char *const results[4] = {"ok", "failed", "skipped", "busy"};
+    floe_buf_printf(b, "# TYPE floe_maint_runs_total counter\n"
+                       "# TYPE floe_maint_last_run_timestamp_seconds gauge\n"
+                       "# TYPE floe_maint_last_run_duration_seconds gauge\n"
+                       "# TYPE floe_maint_last_run_ok gauge\n");
+    pthread_mutex_lock(&mt->stats_mu);
+    for (size_t i = 0; i < mt->ntables; i++) {
+        const maint_table *t = &mt->tables[i];
+        for (int j = 0; j < FLOE_JOB_COUNT; j++) {
+            if (j == FLOE_JOB_LANDING_COMPACT)
+                continue; /* the compactor's (floe_compactions_total) */
+            const job_stat *js = &t->jobs[j];
+            const char *jn = floe_maint_job_name((floe_maint_job)j);
+            const int64_t counts[4] = {js->ok, js->failed, js->skipped, js->busy};
+            for (int r = 0; r < 4; r++)
+                floe_buf_printf(b, "floe_maint_runs_total{table=\"%s\",job=\"%s\","
+                                "result=\"%s\"} %" PRId64 "\n", t->name, jn, results[r],
+                                counts[r]);
+            if (!js->last_end_ms)
+                continue;
+            floe_buf_printf(b,
+                            "floe_maint_last_run_timestamp_seconds{table=\"%s\",job=\"%s\"} "
+                            "%.3f\n"
+                            "floe_maint_last_run_duration_seconds{table=\"%s\",job=\"%s\"} "
+                            "%.3f\n"
+                            "floe_maint_last_run_ok{table=\"%s\",job=\"%s\"} %d\n",
+                            t->name, jn, (double)js->last_end_ms / 1000.0, t->name, jn,
+                            (double)js->last_duration_ms / 1000.0, t->name, jn,
+                            js->last_rc >= 0);
+        }
+    }
+    pthread_mutex_unlock(&mt->stats_mu);
+    floe_maint_metrics mm;
+    floe_maint_metrics_get(mt->m, &mm);
+    floe_buf_printf(b, "# TYPE floe_maint_files_deleted_total counter\n");
+    for (int j = 0; j < FLOE_JOB_COUNT; j++)
+        if (j != FLOE_JOB_LANDING_COMPACT)
+            floe_buf_printf(b, "floe_maint_files_deleted_total{job=\"%s\"} %" PRId64 "\n",
+                            floe_maint_job_name((floe_maint_job)j), mm.jobs[j].files_deleted);
+}
