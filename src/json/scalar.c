@@ -407,31 +407,34 @@ int floe_parse_timestamp(const uint8_t *p, size_t n, int digits, int zone_mode, 
 
 /* ---- uuid, base64 --------------------------------------------------------------------------- */
 
-static int hexval(uint8_t c) {
-    if (IS_DIGIT(c))
-        return c - '0';
-    c |= 0x20;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
+/* Hex digit values; 0xFF for every other byte (so one OR over a whole uuid tells whether
+ * all 32 digits were valid). */
+#define HX16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const uint8_t hex_digit[256] = {
+    HX16(0xFF), HX16(0xFF), HX16(0xFF),
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,         /* 0x30 */
+    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, /* 0x40 */
+    HX16(0xFF),
+    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, /* 0x60 */
+    HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF),
+    HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF),
+};
+#undef HX16
 
 int floe_parse_uuid(const uint8_t *p, size_t n, uint8_t out[16]) {
+    /* where each byte's two digits start in 8-4-4-4-12 */
+    static const uint8_t at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
     if (n != 36 || p[8] != '-' || p[13] != '-' || p[18] != '-' || p[23] != '-')
         return FLOE_SC_SYNTAX;
     uint8_t tmp[16];
-    size_t k = 0;
-    for (size_t i = 0; i < 36;) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            i++;
-            continue;
-        }
-        int hi = hexval(p[i]), lo = hexval(p[i + 1]);
-        if (hi < 0 || lo < 0)
-            return FLOE_SC_SYNTAX;
-        tmp[k++] = (uint8_t)(hi << 4 | lo);
-        i += 2;
+    unsigned bad = 0;
+    for (size_t k = 0; k < 16; k++) {
+        unsigned hi = hex_digit[p[at[k]]], lo = hex_digit[p[at[k] + 1]];
+        bad |= hi | lo;
+        tmp[k] = (uint8_t)(hi << 4 | lo);
     }
+    if (bad & 0xF0)
+        return FLOE_SC_SYNTAX;
     memcpy(out, tmp, 16);
     return FLOE_SC_OK;
 }

@@ -41,6 +41,14 @@
 #endif
 
 #define REJ 1
+
+/* The string scan's fast path is small and runs for every key and string value: inline it
+ * at every call (gcc otherwise keeps one out-of-line copy, paying a call per string). */
+#if defined(__GNUC__)
+#define SHRED_INLINE inline __attribute__((always_inline))
+#else
+#define SHRED_INLINE inline
+#endif
 #define UNKNOWN_MAX_PATHS 1024
 #define MAP_LINEAR_MAX 16 /* map duplicate-key check: linear scan up to this many keys */
 
@@ -55,6 +63,7 @@ struct snode {
     uint32_t nleaf;     /* number of leaf columns below */
     const char *name;   /* struct children: the JSON key */
     uint32_t nlen;
+    uint64_t name8[2];  /* its first 16 bytes, zero-padded (kid_is) */
     snode *kids;
     uint32_t nkids;
     /* structs */
@@ -171,7 +180,8 @@ static int mismatch(floe_shredder *sh, const snode *n, const uint8_t *at) {
 /* ---- lexing -------------------------------------------------------------------------------- */
 
 static inline const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end) {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+    /* one compare settles the usual case: no whitespace between tokens */
+    while (p < end && *p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
         p++;
     return p;
 }
@@ -224,12 +234,11 @@ static inline size_t utf8_seq(const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
-/* Scan the string starting at the '"' at *pp. On success *pp is past the closing quote,
- * (s, n) the raw contents and *escaped tells whether a decode pass is needed. Validates
- * escapes and UTF-8 unless sh->lenient. */
-static int scan_string(floe_shredder *sh, const uint8_t **pp, const uint8_t **s, size_t *n,
-                       bool *escaped) {
-    const uint8_t *p = *pp + 1, *end = sh->end;
+/* The general string scan: from p (inside the string that opens at *pp) to its closing
+ * quote, through escapes and multi-byte UTF-8. See scan_string. */
+static int scan_string_from(floe_shredder *sh, const uint8_t **pp, const uint8_t *p,
+                            const uint8_t **s, size_t *n, bool *escaped) {
+    const uint8_t *end = sh->end;
     bool esc = false;
     for (;;) {
 #ifdef __SSE2__
@@ -305,6 +314,62 @@ static int scan_string(floe_shredder *sh, const uint8_t **pp, const uint8_t **s,
     return 0;
 }
 
+/* Lowest byte of w that is '"', '\\', a control byte (< 0x20) or >= 0x80, as a byte index;
+ * 8 if none. The borrow tricks can flag bytes above a true hit, never below one, so the
+ * lowest flag is exact. */
+static inline unsigned special8(uint64_t w) {
+    uint64_t special = has_zero(w ^ (ONES * '"')) | has_zero(w ^ (ONES * '\\')) |
+                       ((w - ONES * 0x20) & ~w & HIGHS) | (w & HIGHS);
+    return special ? (unsigned)__builtin_ctzll(special) >> 3 : 8;
+}
+
+/* Scan the string starting at the '"' at *pp. On success *pp is past the closing quote,
+ * (s, n) the raw contents and *escaped tells whether a decode pass is needed. Validates
+ * escapes and UTF-8 unless sh->lenient.
+ *
+ * Inline fast path for the common string (printable ASCII up to the closing quote): find
+ * the first byte that needs a look, 16 bytes at a time with SSE2 or 8 at a time with
+ * word tricks; anything but the closing quote continues in scan_string_from. */
+static SHRED_INLINE int scan_string(floe_shredder *sh, const uint8_t **pp, const uint8_t **s,
+                                    size_t *n, bool *escaped) {
+    const uint8_t *p = *pp + 1, *end = sh->end;
+#ifdef __SSE2__
+    /* the signed compare flags bytes >= 0x80 together with those < 0x20 */
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(sp);
+        if (mask) {
+            p += __builtin_ctz(mask);
+            goto found;
+        }
+        p += 16;
+    }
+#endif
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        unsigned k = special8(w);
+        p += k;
+        if (k < 8)
+            goto found;
+    }
+    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
+        p++;
+    if (p >= end)
+        return scan_string_from(sh, pp, p, s, n, escaped); /* reports the error */
+found:
+    if (*p != '"')
+        return scan_string_from(sh, pp, p, s, n, escaped);
+    *s = *pp + 1;
+    *n = (size_t)(p - *s);
+    *escaped = false;
+    *pp = p + 1;
+    return 0;
+}
+
 static inline size_t put_utf8(uint8_t *o, uint32_t cp) {
     if (cp < 0x80) {
         o[0] = (uint8_t)cp;
@@ -338,8 +403,12 @@ static int decode_string(floe_buf *b, const uint8_t *s, size_t n) {
     uint8_t *o = b->data;
     const uint8_t *end = s + n;
     while (s < end) {
-        if (*s != '\\') {
-            *o++ = *s++;
+        if (*s != '\\') { /* copy the run up to the next escape in one go */
+            const uint8_t *bs = memchr(s, '\\', (size_t)(end - s));
+            size_t run = (size_t)((bs ? bs : end) - s);
+            memcpy(o, s, run);
+            o += run;
+            s += run;
             continue;
         }
         uint8_t e = s[1];
@@ -468,6 +537,22 @@ static inline int push_value(floe_shredder *sh, uint32_t col, int16_t rep, const
         c->values_len + (size_t)c->width <= c->values_cap) {
         memcpy(c->values + c->values_len, v, (size_t)c->width);
         c->values_len += (size_t)c->width;
+        if (c->max_def > 0)
+            c->def[c->nlevels] = c->max_def;
+        if (c->max_rep > 0)
+            c->rep[c->nlevels] = rep;
+        c->nlevels++;
+        c->nvalues++;
+        return 0;
+    }
+    /* the same for strings and binary: room for the level, the offset and the bytes */
+    if (!c->width && c->nlevels < c->levels_cap && c->offsets &&
+        c->nvalues + 2 <= c->offsets_cap && n <= c->values_cap - c->values_len &&
+        n <= UINT32_MAX - c->values_len) {
+        if (n)
+            memcpy(c->values + c->values_len, v, n);
+        c->values_len += n;
+        c->offsets[c->nvalues + 1] = (uint32_t)c->values_len;
         if (c->max_def > 0)
             c->def[c->nlevels] = c->max_def;
         if (c->max_rep > 0)
@@ -611,9 +696,10 @@ static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, in
  * record for messages. Also used for map keys. */
 static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t len,
                      const uint8_t *at, int16_t rep) {
-    char path[256], type[64], why[160] = "";
+    char path[256], type[64], why[160];
     int rc;
     int shown = (int)(len > 60 ? 60 : len);
+    why[0] = 0; /* only the first byte: this runs for every string value */
     switch (n->type) {
     case FLOE_TYPE_STRING:
         return push_value(sh, n->leaf0, rep, s, len);
@@ -806,9 +892,31 @@ static inline bool same_bytes(const char *a, const uint8_t *b, size_t n) {
     return true;
 }
 
-static inline int lookup_kid(snode *st, const uint8_t *k, size_t klen) {
+/* Is the key k (klen bytes, inside the record) the name of kid c? Names up to 16 bytes
+ * are compared as two words against the zero-padded copy in the node, when the record
+ * has 16 bytes from k on (the key's closing quote and the value follow it, so it nearly
+ * always has). */
+static inline bool kid_is(const snode *c, const uint8_t *k, size_t klen, const uint8_t *end) {
+    if (c->nlen != klen)
+        return false;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (klen <= 16 && end - k >= 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, k, 8);
+        memcpy(&w1, k + 8, 8);
+        uint64_t m0 = klen >= 8 ? ~0ull : ((1ull << (klen * 8)) - 1);
+        uint64_t m1 = klen >= 16 ? ~0ull : klen <= 8 ? 0 : ((1ull << ((klen - 8) * 8)) - 1);
+        return ((w0 & m0) ^ c->name8[0]) == 0 && ((w1 & m1) ^ c->name8[1]) == 0;
+    }
+#endif
+    return same_bytes(c->name, k, klen);
+}
+
+/* end: how far bytes may be read from k (the record's end, or the key's end when it was
+ * decoded into a scratch buffer). */
+static inline int lookup_kid(snode *st, const uint8_t *k, size_t klen, const uint8_t *end) {
     uint32_t g = st->guess;
-    if (g < st->nkids && st->kids[g].nlen == klen && same_bytes(st->kids[g].name, k, klen)) {
+    if (g < st->nkids && kid_is(&st->kids[g], k, klen, end)) {
         st->guess = g + 1;
         return (int)g;
     }
@@ -898,7 +1006,8 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
             if (p >= end || *p != ':')
                 return malformed(sh, p, "expected ':' after object key");
             p = skip_ws(p + 1, end);
-            int k = lookup_kid(st, s, klen);
+            /* a decoded key lives in keybuf, not the record: compare it byte by byte */
+            int k = lookup_kid(st, s, klen, esc ? s + klen : sh->end);
             if (k >= 0) {
                 snode *kid = &st->kids[k];
                 if (seen[k] == stamp) {
@@ -1374,6 +1483,7 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
     n->leaf0 = fl >= 0 ? (uint32_t)fl : 0;
     n->name = f->name ? f->name : "";
     n->nlen = (uint32_t)strlen(n->name);
+    memcpy(n->name8, n->name, n->nlen < 16 ? n->nlen : 16);
     n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
     if (f->type == FLOE_TYPE_MAP) {
         floe_type_id kt = f->children[0].type;

@@ -133,7 +133,9 @@ typedef struct col {
     int mode;
     int fallback;             /* enum fallback_enc */
     bool dict_checked;        /* first-page benefit check done */
-    uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
+    uint64_t *slots;          /* open addressing: entry hash << 32 | entry index + 1, 0 =
+                                 empty (the hash in the slot settles most misses without
+                                 touching the entry) */
     size_t nslots;            /* power of two */
     struct kslot *kslots;     /* 4- and 8-byte values: key stored in the slot (one cache
                                  miss per lookup instead of three); nslots entries */
@@ -343,8 +345,19 @@ int floe_pq_truncate_upper(const uint8_t *p, size_t n, size_t len, bool utf8, fl
  * Comparisons and statistics
  * =================================================================================== */
 
-static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+static inline uint64_t load_be64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+}
+
+static inline int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     size_t m = an < bn ? an : bn;
+    if (m >= 8) { /* most pairs differ in their first 8 bytes: settle them without a call */
+        uint64_t x = load_be64(a), y = load_be64(b);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
     int c = m ? memcmp(a, b, m) : 0;
     if (c)
         return c;
@@ -496,8 +509,11 @@ static inline uint32_t hash64(uint64_t v) {
     return (uint32_t)v;
 }
 
+/* The tail (< 8 bytes) is read with at most two overlapping fixed-size loads: a memcpy of
+ * a variable length would be a library call plus a store-forwarding stall per value. */
 static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    size_t len = n;
     while (n >= 8) {
         uint64_t v;
         memcpy(&v, p, 8);
@@ -507,14 +523,25 @@ static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
         n -= 8;
     }
     if (n) {
-        uint64_t v = 0;
-        memcpy(&v, p, n);
+        uint64_t v;
+        if (len >= 8) { /* the last 8 bytes, overlapping the previous word */
+            memcpy(&v, p + n - 8, 8);
+        } else if (n >= 4) {
+            uint32_t lo, hi;
+            memcpy(&lo, p, 4);
+            memcpy(&hi, p + n - 4, 4);
+            v = (uint64_t)hi << 32 | lo;
+        } else {
+            v = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
+        }
         h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
     }
     return hash64(h);
 }
 
-static uint64_t small_key(const col *c, const uint8_t *v) {
+#define DICT_PREFETCH 8 /* values looked up ahead: hides the miss on the slot */
+
+static inline uint64_t small_key(const col *c, const uint8_t *v) {
     return c->width == 4 ? floe_load_le32(v) : floe_load_le64(v);
 }
 
@@ -538,7 +565,7 @@ static int dict_grow_table(col *c) {
         c->nslots = ns;
         return 0;
     }
-    uint32_t *slots = floe_calloc(ns, sizeof *slots);
+    uint64_t *slots = floe_calloc(ns, sizeof *slots);
     if (!slots)
         return FLOE_ENOMEM;
     size_t mask = ns - 1;
@@ -546,7 +573,7 @@ static int dict_grow_table(col *c) {
         size_t i = c->dhash[e] & mask;
         while (slots[i])
             i = (i + 1) & mask;
-        slots[i] = (uint32_t)(e + 1);
+        slots[i] = (uint64_t)c->dhash[e] << 32 | (uint32_t)(e + 1);
     }
     floe_free(c->slots);
     c->slots = slots;
@@ -579,11 +606,11 @@ static inline int dict_fixed(col *c, const uint8_t *v, size_t width, uint32_t h,
     size_t mask = c->nslots - 1;
     size_t i = h & mask;
     for (;;) {
-        uint32_t s = c->slots[i];
+        uint64_t s = c->slots[i];
         if (!s)
             break;
-        uint32_t e = s - 1;
-        if (c->dhash[e] == h && memcmp(c->dplain.data + c->doff[e], v, width) == 0) {
+        uint32_t e = (uint32_t)s - 1;
+        if ((uint32_t)(s >> 32) == h && memcmp(c->dplain.data + c->doff[e], v, width) == 0) {
             *idx = e;
             return 0;
         }
@@ -605,15 +632,15 @@ static inline int dict_fixed(col *c, const uint8_t *v, size_t width, uint32_t h,
     c->doff[e] = (uint32_t)c->dplain.len;
     if ((rc = floe_buf_append(&c->dplain, v, width)) < 0)
         return rc;
-    c->slots[i] = e + 1;
+    c->slots[i] = (uint64_t)h << 32 | (e + 1);
     *idx = e;
     return 0;
 }
 
 /* Index of a 4- or 8-byte value (key = its bits), inserting it if new. */
-static inline int dict_small(col *c, const uint8_t *v, uint64_t key, uint32_t *idx) {
+static inline int dict_small(col *c, const uint8_t *v, uint64_t key, uint32_t h, uint32_t *idx) {
     size_t mask = c->nslots - 1;
-    size_t i = hash64(key) & mask;
+    size_t i = h & mask;
     for (;;) {
         const struct kslot *k = &c->kslots[i];
         if (!k->idx1)
@@ -629,7 +656,7 @@ static inline int dict_small(col *c, const uint8_t *v, uint64_t key, uint32_t *i
         return rc;
     if (c->nslots - 1 != mask) {
         mask = c->nslots - 1;
-        i = hash64(key) & mask;
+        i = h & mask;
         while (c->kslots[i].idx1)
             i = (i + 1) & mask;
     }
@@ -651,11 +678,11 @@ static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uin
     size_t mask = c->nslots - 1;
     size_t i = h & mask;
     for (;;) {
-        uint32_t s = c->slots[i];
+        uint64_t s = c->slots[i];
         if (!s)
             break;
-        uint32_t e = s - 1;
-        if (c->dhash[e] == h) {
+        uint32_t e = (uint32_t)s - 1;
+        if ((uint32_t)(s >> 32) == h) {
             const uint8_t *d = c->dplain.data + c->doff[e];
             if (floe_load_le32(d) == n && (n == 0 || memcmp(d + 4, v, n) == 0)) {
                 *idx = e;
@@ -683,7 +710,7 @@ static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uin
     if ((rc = floe_buf_append(&c->dplain, lenb, 4)) < 0 ||
         (n && (rc = floe_buf_append(&c->dplain, v, n)) < 0))
         return rc;
-    c->slots[i] = e + 1;
+    c->slots[i] = (uint64_t)h << 32 | (e + 1);
     *idx = e;
     return 0;
 }
@@ -810,14 +837,25 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
         uint32_t *out = c->pidx + c->pvalues;
         if (c->nslots == 0 && (rc = dict_grow_table(c)) < 0)
             return rc;
-        if (w == 4) {
-            for (size_t i = 0; i < nv; i++)
-                if ((rc = dict_small(c, v + i * 4, floe_load_le32(v + i * 4), &out[i])) < 0)
+        if (w == 4 || w == 8) {
+            /* hash a few values ahead and prefetch their slots: large dictionaries (ids,
+             * prices) miss the cache on nearly every lookup otherwise */
+            uint32_t hs[DICT_PREFETCH];
+            for (size_t k = 0; k < DICT_PREFETCH && k < nv; k++) {
+                hs[k] = hash64(small_key(c, v + k * w));
+                __builtin_prefetch(&c->kslots[hs[k] & (c->nslots - 1)]);
+            }
+            for (size_t i = 0; i < nv; i++) {
+                if ((rc = dict_small(c, v + i * w, small_key(c, v + i * w),
+                                     hs[i % DICT_PREFETCH], &out[i])) < 0)
                     return rc;
-        } else if (w == 8) {
-            for (size_t i = 0; i < nv; i++)
-                if ((rc = dict_small(c, v + i * 8, floe_load_le64(v + i * 8), &out[i])) < 0)
-                    return rc;
+                size_t ahead = i + DICT_PREFETCH;
+                if (ahead < nv) {
+                    uint32_t h = hash64(small_key(c, v + ahead * w));
+                    hs[ahead % DICT_PREFETCH] = h;
+                    __builtin_prefetch(&c->kslots[h & (c->nslots - 1)]);
+                }
+            }
         } else {
             for (size_t i = 0; i < nv; i++)
                 if ((rc = dict_fixed(c, v + i * w, w, hash_bytes(v + i * w, w), &out[i])) < 0)
@@ -851,11 +889,22 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
         if (c->nslots == 0 && (rc = dict_grow_table(c)) < 0)
             return rc;
         uint32_t *out = c->pidx + c->pvalues;
+        uint32_t hs[DICT_PREFETCH];
+        for (size_t k = 0; k < DICT_PREFETCH && k < nv; k++) {
+            hs[k] = hash_bytes(data + off[k], off[k + 1] - off[k]);
+            __builtin_prefetch(&c->slots[hs[k] & (c->nslots - 1)]);
+        }
         for (size_t i = 0; i < nv; i++) {
             const uint8_t *x = data + off[i];
             size_t xn = off[i + 1] - off[i];
-            if ((rc = dict_bytes(c, x, xn, hash_bytes(x, xn), &out[i])) < 0)
+            if ((rc = dict_bytes(c, x, xn, hs[i % DICT_PREFETCH], &out[i])) < 0)
                 return rc;
+            size_t ahead = i + DICT_PREFETCH;
+            if (ahead < nv) {
+                uint32_t h = hash_bytes(data + off[ahead], off[ahead + 1] - off[ahead]);
+                hs[ahead % DICT_PREFETCH] = h;
+                __builtin_prefetch(&c->slots[h & (c->nslots - 1)]);
+            }
         }
     } else {
         size_t total = (size_t)(off[nv] - off[0]) + 4 * nv;

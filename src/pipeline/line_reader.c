@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #define RAW_BUF (256u * 1024)
+#define READ_AHEAD (64u * 1024)
 
 enum comp { COMP_NONE, COMP_GZIP, COMP_ZSTD };
 
@@ -43,28 +44,39 @@ struct floe_line_reader {
     int64_t bytes_in, bytes_out;
     int64_t oversized;
     int64_t seq;
+    size_t scanned;        /* bytes of complete lines checked from carry_pos on */
+    int64_t scanned_lines; /* lines in them */
     bool in_oversize;      /* streaming the tail of an oversized line */
     int64_t over_line, over_offset, over_len;
 };
 
-static int fill_raw(floe_line_reader *r, floe_error *err) {
-    if (r->raw_pos < r->raw_len || r->raw_eof)
-        return 0;
+/* read(2) into dst, retrying on EINTR; *got = 0 at end of input. */
+static int read_some(floe_line_reader *r, uint8_t *dst, size_t room, size_t *got,
+                     floe_error *err) {
     for (;;) {
         int fault = floe_io_fault_hit(FLOE_IO_FAULT_READ); /* tests only */
-        ssize_t n = fault ? (errno = fault, -1) : read(r->fd, r->raw, RAW_BUF);
+        ssize_t n = fault ? (errno = fault, -1) : read(r->fd, dst, room);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return floe_error_errno(err, errno, "read %s", r->source);
         }
-        r->raw_len = (size_t)n;
-        r->raw_pos = 0;
         r->bytes_in += n;
-        if (n == 0)
-            r->raw_eof = true;
+        *got = (size_t)n;
         return 0;
     }
+}
+
+static int fill_raw(floe_line_reader *r, floe_error *err) {
+    if (r->raw_pos < r->raw_len || r->raw_eof)
+        return 0;
+    size_t n;
+    FLOE_FORWARD_IF_ERROR(read_some(r, r->raw, RAW_BUF, &n, err));
+    r->raw_len = n;
+    r->raw_pos = 0;
+    if (n == 0)
+        r->raw_eof = true;
+    return 0;
 }
 
 /* Append up to `want` decompressed bytes to carry. Sets out_eof at the end. */
@@ -74,21 +86,27 @@ static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
         return floe_error_set(err, rc, "%s: out of memory", r->source);
     size_t produced = 0;
     while (produced == 0 && !r->out_eof) {
-        FLOE_FORWARD_IF_ERROR(fill_raw(r, err));
         uint8_t *dst = r->carry.data + r->carry.len;
         size_t room = want;
         if (r->comp == COMP_NONE) {
-            if (r->raw_eof && r->raw_pos >= r->raw_len) {
+            if (r->raw_pos < r->raw_len) { /* what the format sniffing read */
+                size_t n = r->raw_len - r->raw_pos;
+                if (n > room)
+                    n = room;
+                memcpy(dst, r->raw + r->raw_pos, n);
+                r->raw_pos += n;
+                produced = n;
+            } else if (r->raw_eof) {
                 r->out_eof = true;
-                break;
+            } else { /* plain input goes straight into carry: no staging copy */
+                FLOE_FORWARD_IF_ERROR(read_some(r, dst, room, &produced, err));
+                if (produced == 0)
+                    r->raw_eof = r->out_eof = true;
             }
-            size_t n = r->raw_len - r->raw_pos;
-            if (n > room)
-                n = room;
-            memcpy(dst, r->raw + r->raw_pos, n);
-            r->raw_pos += n;
-            produced = n;
-        } else if (r->comp == COMP_GZIP) {
+            continue;
+        }
+        FLOE_FORWARD_IF_ERROR(fill_raw(r, err));
+        if (r->comp == COMP_GZIP) {
             if (r->raw_eof && r->raw_pos >= r->raw_len) {
                 /* input ended: clean only between members */
                 if (r->zs.total_in != 0 && r->zs_init)
@@ -233,31 +251,63 @@ static int drain_oversize(floe_line_reader *r, floe_error *err) {
     return 0;
 }
 
+/* Hand out the complete lines scanned so far (carry[carry_pos, +scanned)). When they start
+ * the carry buffer and the chunk is empty, the buffers trade places: the chunk takes the
+ * carry's storage as is and only the unscanned tail (a partial line and the read-ahead)
+ * is copied into the chunk's old storage, which becomes the carry. So the bulk of the
+ * input is copied once, by read(2) or the decompressor, never by us. */
+static int hand_out(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
+    int rc;
+    chunk->first_line = r->line_no;
+    chunk->first_offset = r->offset;
+    size_t take = r->scanned;
+    if (r->carry_pos == 0 && chunk->data.len == 0) {
+        size_t rest = r->carry.len - take;
+        floe_buf spare = chunk->data;
+        if ((rc = floe_buf_reserve(&spare, rest)) < 0) {
+            chunk->data = spare;
+            return floe_error_set(err, rc, "%s: out of memory", r->source);
+        }
+        if (rest)
+            memcpy(spare.data, r->carry.data + take, rest);
+        spare.len = rest;
+        chunk->data = r->carry;
+        chunk->data.len = take;
+        r->carry = spare;
+    } else {
+        if ((rc = floe_buf_append(&chunk->data, r->carry.data + r->carry_pos, take)) < 0)
+            return floe_error_set(err, rc, "%s: out of memory", r->source);
+        r->carry_pos += take;
+    }
+    r->line_no += r->scanned_lines;
+    r->offset += (int64_t)take;
+    r->scanned = 0;
+    r->scanned_lines = 0;
+    return 1;
+}
+
 int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
     floe_buf_reset(&chunk->data);
     chunk->seq = r->seq++;
     chunk->first_line = r->line_no;
     chunk->first_offset = r->offset;
-    int rc;
     for (;;) {
         if (r->in_oversize)
             FLOE_FORWARD_IF_ERROR(drain_oversize(r, err));
-        /* move complete lines from carry to the chunk (carry.data is NULL until the first
-         * bytes arrive, and NULL + 0 is undefined) */
+        /* extend the scan over the complete lines in carry (carry.data is NULL until the
+         * first bytes arrive, and NULL + 0 is undefined); lines stay in place until a
+         * chunk's worth is scanned */
         const uint8_t *p = r->carry.data ? r->carry.data + r->carry_pos : NULL;
         size_t n = r->carry.len - r->carry_pos;
-        size_t scan = 0;
-        while (scan < n) {
-            const uint8_t *nl = memchr(p + scan, '\n', n - scan);
+        while (r->scanned < n) {
+            const uint8_t *nl = memchr(p + r->scanned, '\n', n - r->scanned);
             if (!nl)
                 break;
-            size_t line_len = (size_t)(nl - (p + scan));
+            size_t line_len = (size_t)(nl - (p + r->scanned));
             if (line_len > r->opts.max_record) {
                 /* hand out what precedes, then stream this line to the callback */
-                if (scan > 0)
-                    break;
-                if (chunk->data.len > 0)
-                    return 1; /* the oversized line starts the next call */
+                if (r->scanned > 0)
+                    return hand_out(r, chunk, err);
                 if (!r->opts.oversize)
                     return floe_error_at(err, FLOE_ELIMIT, r->offset,
                                          "%s: line %lld: record of %zu bytes exceeds the limit "
@@ -273,28 +323,18 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
                 r->line_no++;
                 p = r->carry.data + r->carry_pos;
                 n = r->carry.len - r->carry_pos;
-                chunk->first_line = r->line_no;
-                chunk->first_offset = r->offset;
                 continue;
             }
-            scan += line_len + 1;
-            r->line_no++;
-            if (chunk->data.len + scan >= r->opts.chunk_size)
-                break;
+            r->scanned += line_len + 1;
+            r->scanned_lines++;
+            if (r->scanned >= r->opts.chunk_size)
+                return hand_out(r, chunk, err);
         }
-        if (scan > 0) {
-            if ((rc = floe_buf_append(&chunk->data, p, scan)) < 0)
-                return floe_error_set(err, rc, "%s: out of memory", r->source);
-            r->carry_pos += scan;
-            r->offset += (int64_t)scan;
-        }
-        if (chunk->data.len >= r->opts.chunk_size)
-            return 1;
         /* the unterminated tail: oversized already? */
-        size_t tail = r->carry.len - r->carry_pos;
-        if (tail > r->opts.max_record && memchr(r->carry.data + r->carry_pos, '\n', tail) == NULL) {
-            if (chunk->data.len > 0)
-                return 1;
+        size_t tail = n - r->scanned;
+        if (tail > r->opts.max_record) {
+            if (r->scanned > 0)
+                return hand_out(r, chunk, err);
             if (!r->opts.oversize)
                 return floe_error_at(err, FLOE_ELIMIT, r->offset,
                                      "%s: line %lld: record exceeds the limit of %zu bytes",
@@ -304,8 +344,8 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
             r->over_line = r->line_no;
             r->over_offset = r->offset;
             r->over_len = (int64_t)tail;
-            if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset,
-                                 r->carry.data + r->carry_pos, tail, true, false, r->over_len))
+            if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset, p,
+                                 tail, true, false, r->over_len))
                 return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
             r->offset += (int64_t)tail;
             r->carry_pos = r->carry.len;
@@ -313,27 +353,20 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
             continue;
         }
         if (r->out_eof) {
-            /* Whole lines still wait in carry when the scan stopped before an oversized
-             * one: hand out this chunk, the next call streams that line. Appending the
-             * tail here would put the oversized line in a chunk. */
-            if (tail > 0 && chunk->data.len > 0 &&
-                memchr(r->carry.data + r->carry_pos, '\n', tail) != NULL)
-                return 1;
             if (tail > 0) { /* last line without '\n' */
-                if ((rc = floe_buf_append(&chunk->data, r->carry.data + r->carry_pos, tail)) < 0)
-                    return floe_error_set(err, rc, "%s: out of memory", r->source);
-                r->carry_pos += tail;
-                r->offset += (int64_t)tail;
-                r->line_no++;
+                r->scanned += tail;
+                r->scanned_lines++;
             }
-            return chunk->data.len > 0 ? 1 : 0;
+            return r->scanned > 0 ? hand_out(r, chunk, err) : 0;
         }
+        /* read more, straight into carry: enough to complete a chunk plus some read-ahead
+         * for the line that crosses the chunk boundary */
         compact_carry(r);
-        FLOE_FORWARD_IF_ERROR(decompress_more(r, RAW_BUF, err));
-        if (chunk->data.len == 0) {
-            chunk->first_line = r->line_no;
-            chunk->first_offset = r->offset;
-        }
+        size_t have = r->carry.len;
+        size_t want = r->opts.chunk_size + READ_AHEAD > have
+                          ? r->opts.chunk_size + READ_AHEAD - have
+                          : READ_AHEAD;
+        FLOE_FORWARD_IF_ERROR(decompress_more(r, want, err));
     }
 }
 
