@@ -310,6 +310,114 @@ int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe
 int64_t floe_avro_reader_records(const floe_avro_reader *r);
 int64_t floe_avro_reader_blocks(const floe_avro_reader *r);
 
+/* ---------------------------------------------------------------------------------------
+ * Raw records, for callers that decode the writer's schema straight into their own
+ * structures (Iceberg manifest entries) instead of through the value tree.
+ *
+ *   raw_next (blocks loaded, checked and decompressed as for next(); *c covers the rest
+ *   of the current block, from the next record on) -> the caller decodes exactly one
+ *   record from *c -> raw_done (the reader moves past it). next() and raw_next may be
+ *   mixed between records.
+ *
+ * The cursor checks every length against the bytes left; its budget bounds the values a
+ * block may produce (a hostile block of zero-size values otherwise costs unbounded work):
+ * spend it through floe_avro_cursor_skip, or check counts against the bytes left.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_avro_cursor {
+    const uint8_t *p;     /* next byte */
+    const uint8_t *end;   /* end of the block's data */
+    const uint8_t *start; /* start of the block's data */
+    int64_t base_off;     /* file offset of start (0 inside a decompressed block) */
+    uint64_t budget;      /* values the block may still produce */
+} floe_avro_cursor;
+
+static inline int64_t floe_avro_cursor_off(const floe_avro_cursor *c) {
+    return c->base_off + (int64_t)(c->p - c->start);
+}
+
+static inline size_t floe_avro_cursor_left(const floe_avro_cursor *c) {
+    return (size_t)(c->end - c->p);
+}
+
+/* Zigzag varint long: at most 10 bytes, FLOE_ECORRUPT on truncation or when the 10th byte
+ * still says "more". Bits past 64 in the 10th byte are dropped, as Java's BinaryDecoder
+ * does: Python writers encode ids above INT64_MAX that way (the conformance table
+ * equality_delete_extra_column has snapshot id 9876543210123456789), and refusing the
+ * whole manifest over it would help nobody. */
+static inline int floe_avro_cursor_long(floe_avro_cursor *c, int64_t *out, floe_error *err) {
+    uint64_t u = 0;
+    size_t left = floe_avro_cursor_left(c);
+    for (size_t i = 0; i < 10 && i < left; i++) {
+        uint8_t b = c->p[i];
+        u |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            c->p += i + 1;
+            *out = floe_unzigzag64(u);
+            return 0;
+        }
+    }
+    /* the literal return code (not floe_error_at's) lets the compiler see every caller's
+     * success path has its out-parameter written */
+    floe_error_at(err, FLOE_ECORRUPT, floe_avro_cursor_off(c),
+                  "truncated or overlong varint at byte %lld",
+                  (long long)floe_avro_cursor_off(c));
+    return FLOE_ECORRUPT;
+}
+
+static inline int floe_avro_cursor_int(floe_avro_cursor *c, int32_t *out, floe_error *err) {
+    int64_t v;
+    if (floe_avro_cursor_long(c, &v, err) < 0)
+        return FLOE_ECORRUPT;
+    if (FLOE_UNLIKELY(v < INT32_MIN || v > INT32_MAX)) {
+        floe_error_at(err, FLOE_ECORRUPT, floe_avro_cursor_off(c),
+                      "int out of range (%lld) at byte %lld", (long long)v,
+                      (long long)floe_avro_cursor_off(c));
+        return FLOE_ECORRUPT;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* A length prefix (bytes, string): non-negative and within the remaining bytes. */
+static inline int floe_avro_cursor_len(floe_avro_cursor *c, size_t *out, floe_error *err) {
+    int64_t v;
+    if (floe_avro_cursor_long(c, &v, err) < 0)
+        return FLOE_ECORRUPT;
+    if (FLOE_UNLIKELY(v < 0 || (uint64_t)v > floe_avro_cursor_left(c))) {
+        floe_error_at(err, FLOE_ECORRUPT, floe_avro_cursor_off(c),
+                      "length %lld at byte %lld passes the end of the data (%zu left)",
+                      (long long)v, (long long)floe_avro_cursor_off(c),
+                      floe_avro_cursor_left(c));
+        return FLOE_ECORRUPT;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+/* At least n bytes left. */
+static inline int floe_avro_cursor_need(floe_avro_cursor *c, size_t n, floe_error *err) {
+    if (FLOE_UNLIKELY(floe_avro_cursor_left(c) < n)) {
+        floe_error_at(err, FLOE_ECORRUPT, floe_avro_cursor_off(c),
+                      "truncated: need %zu bytes at byte %lld, %zu left", n,
+                      (long long)floe_avro_cursor_off(c), floe_avro_cursor_left(c));
+        return FLOE_ECORRUPT;
+    }
+    return 0;
+}
+
+/* Skip one value of writer type w (depth-capped, spends the budget). FLOE_ECORRUPT. */
+int floe_avro_cursor_skip(floe_avro_cursor *c, const floe_avro_node *w, floe_error *err);
+
+/* 1 with *c set at the next record, 0 at the end of the file, negative on error. */
+int floe_avro_reader_raw_next(floe_avro_reader *r, floe_avro_cursor *c, floe_error *err);
+/* The record raw_next started ends at c->p (c as the caller advanced it, within the
+ * block). FLOE_EINVALID when c is not the reader's block. */
+int floe_avro_reader_raw_done(floe_avro_reader *r, const floe_avro_cursor *c,
+                              floe_error *err);
+/* Add the reader's place ("NAME: block 3 (at byte 812): ") to an error from a raw
+ * decode. */
+void floe_avro_reader_raw_error(const floe_avro_reader *r, floe_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,13 +23,9 @@ struct floe_avro_schema {
     const floe_avro_node *root;
 };
 
-/* Bounded reader over p[0..end). base_off is the file offset of `start`, for errors. */
-typedef struct avro_cursor {
-    const uint8_t *p;
-    const uint8_t *end;
-    const uint8_t *start;
-    int64_t base_off;
-} avro_cursor;
+/* Bounded reader over p[0..end) (floe_avro_cursor, public for callers with their own
+ * record decoders); the helpers below are its short in-module names. */
+typedef floe_avro_cursor avro_cursor;
 
 static inline void avro_cursor_init(avro_cursor *c, const uint8_t *p, size_t n,
                                     int64_t base_off) {
@@ -40,77 +36,22 @@ static inline void avro_cursor_init(avro_cursor *c, const uint8_t *p, size_t n,
     c->end = p + n;
     c->start = p;
     c->base_off = base_off;
+    c->budget = 0;
 }
 
-static inline int64_t avro_cursor_off(const avro_cursor *c) {
-    return c->base_off + (int64_t)(c->p - c->start);
-}
-
-static inline size_t avro_cursor_left(const avro_cursor *c) {
-    return (size_t)(c->end - c->p);
-}
-
-/* Zigzag varint long: at most 10 bytes, FLOE_ECORRUPT on truncation or when the 10th byte
- * still says "more". Bits past 64 in the 10th byte are dropped, as Java's BinaryDecoder
- * does: Python writers encode ids above INT64_MAX that way (the conformance table
- * equality_delete_extra_column has snapshot id 9876543210123456789), and refusing the
- * whole manifest over it would help nobody. */
+static inline int64_t avro_cursor_off(const avro_cursor *c) { return floe_avro_cursor_off(c); }
+static inline size_t avro_cursor_left(const avro_cursor *c) { return floe_avro_cursor_left(c); }
 static inline int avro_read_long(avro_cursor *c, int64_t *out, floe_error *err) {
-    uint64_t u = 0;
-    size_t left = avro_cursor_left(c);
-    for (size_t i = 0; i < 10 && i < left; i++) {
-        uint8_t b = c->p[i];
-        u |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            c->p += i + 1;
-            *out = floe_unzigzag64(u);
-            return 0;
-        }
-    }
-    /* the literal return code (not floe_error_at's) lets the compiler see every caller's
-     * success path has its out-parameter written */
-    floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                  "truncated or overlong varint at byte %lld", (long long)avro_cursor_off(c));
-    return FLOE_ECORRUPT;
+    return floe_avro_cursor_long(c, out, err);
 }
-
 static inline int avro_read_int(avro_cursor *c, int32_t *out, floe_error *err) {
-    int64_t v;
-    if (avro_read_long(c, &v, err) < 0)
-        return FLOE_ECORRUPT;
-    if (FLOE_UNLIKELY(v < INT32_MIN || v > INT32_MAX)) {
-        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                      "int out of range (%lld) at byte %lld", (long long)v,
-                      (long long)avro_cursor_off(c));
-        return FLOE_ECORRUPT;
-    }
-    *out = (int32_t)v;
-    return 0;
+    return floe_avro_cursor_int(c, out, err);
 }
-
-/* A length prefix (bytes, string): non-negative and within the remaining bytes. */
 static inline int avro_read_len(avro_cursor *c, size_t *out, floe_error *err) {
-    int64_t v;
-    if (avro_read_long(c, &v, err) < 0)
-        return FLOE_ECORRUPT;
-    if (FLOE_UNLIKELY(v < 0 || (uint64_t)v > avro_cursor_left(c))) {
-        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                      "length %lld at byte %lld passes the end of the data (%zu left)",
-                      (long long)v, (long long)avro_cursor_off(c), avro_cursor_left(c));
-        return FLOE_ECORRUPT;
-    }
-    *out = (size_t)v;
-    return 0;
+    return floe_avro_cursor_len(c, out, err);
 }
-
 static inline int avro_need(avro_cursor *c, size_t n, floe_error *err) {
-    if (FLOE_UNLIKELY(avro_cursor_left(c) < n)) {
-        floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
-                      "truncated: need %zu bytes at byte %lld, %zu left", n,
-                      (long long)avro_cursor_off(c), avro_cursor_left(c));
-        return FLOE_ECORRUPT;
-    }
-    return 0;
+    return floe_avro_cursor_need(c, n, err);
 }
 
 /* Smallest number of bytes any value of node encodes to (0 for null and empty records);

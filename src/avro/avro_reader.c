@@ -101,12 +101,11 @@ struct floe_avro_reader {
     avro_cursor cur;
     floe_buf block;        /* decompressed block */
     floe_codec_ctx *cctx;
-    uint64_t budget;       /* values the current block may still produce */
 };
 
 /* ---- error context -------------------------------------------------------------------- */
 
-static void prefix_place(floe_avro_reader *r, floe_error *err, bool in_block) {
+static void prefix_place(const floe_avro_reader *r, floe_error *err, bool in_block) {
     if (in_block)
         floe_error_prefix(err, "block %lld (at byte %lld): ", (long long)r->block_no,
                           (long long)r->block_off);
@@ -461,20 +460,20 @@ static int build_plan(plan_ctx *c, const floe_avro_node *w, const floe_avro_node
 
 /* ---- decoding ------------------------------------------------------------------------- */
 
-static int spend(floe_avro_reader *r, uint64_t n, floe_error *err) {
-    if (FLOE_UNLIKELY(r->budget < n))
-        return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(&r->cur),
+/* The cursor's budget: values the current block may still produce. */
+static int spend(avro_cursor *c, uint64_t n, floe_error *err) {
+    if (FLOE_UNLIKELY(c->budget < n))
+        return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
                              "block decodes to more values than its size allows");
-    r->budget -= n;
+    c->budget -= n;
     return 0;
 }
 
-static int skip_value(floe_avro_reader *r, const floe_avro_node *w, int depth, floe_error *err);
+static int skip_value(avro_cursor *c, const floe_avro_node *w, int depth, floe_error *err);
 
 /* Array and map blocks: count (negative: then a byte size); 0 ends. */
-static int read_block_count(floe_avro_reader *r, int64_t *count, int64_t *bytes,
+static int read_block_count(avro_cursor *c, int64_t *count, int64_t *bytes,
                             floe_error *err) {
-    avro_cursor *c = &r->cur;
     FLOE_FORWARD_IF_ERROR(avro_read_long(c, count, err));
     *bytes = -1;
     if (*count < 0) {
@@ -490,21 +489,19 @@ static int read_block_count(floe_avro_reader *r, int64_t *count, int64_t *bytes,
     return 0;
 }
 
-static int check_items(floe_avro_reader *r, int64_t count, size_t min_item, floe_error *err) {
-    avro_cursor *c = &r->cur;
+static int check_items(avro_cursor *c, int64_t count, size_t min_item, floe_error *err) {
     if (min_item && (uint64_t)count > avro_cursor_left(c) / min_item)
         return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
                              "%lld items cannot fit in the %zu bytes left", (long long)count,
                              avro_cursor_left(c));
-    return spend(r, (uint64_t)count, err);
+    return spend(c, (uint64_t)count, err);
 }
 
-static int skip_value(floe_avro_reader *r, const floe_avro_node *w, int depth, floe_error *err) {
-    avro_cursor *c = &r->cur;
+static int skip_value(avro_cursor *c, const floe_avro_node *w, int depth, floe_error *err) {
     if (depth > FLOE_AVRO_MAX_DATA_DEPTH)
         return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c), "data nested deeper "
                              "than %d", FLOE_AVRO_MAX_DATA_DEPTH);
-    FLOE_FORWARD_IF_ERROR(spend(r, 1, err));
+    FLOE_FORWARD_IF_ERROR(spend(c, 1, err));
     int64_t v;
     size_t n;
     switch (w->type) {
@@ -535,7 +532,7 @@ static int skip_value(floe_avro_reader *r, const floe_avro_node *w, int depth, f
         return 0;
     case FLOE_AVRO_RECORD:
         for (size_t i = 0; i < w->n_fields; i++)
-            FLOE_FORWARD_IF_ERROR(skip_value(r, w->fields[i].type, depth + 1, err));
+            FLOE_FORWARD_IF_ERROR(skip_value(c, w->fields[i].type, depth + 1, err));
         return 0;
     case FLOE_AVRO_UNION:
         FLOE_FORWARD_IF_ERROR(avro_read_long(c, &v, err));
@@ -543,26 +540,26 @@ static int skip_value(floe_avro_reader *r, const floe_avro_node *w, int depth, f
             return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c),
                                  "union branch %lld out of range (%zu branches)", (long long)v,
                                  w->n_branches);
-        return skip_value(r, w->branches[v], depth + 1, err);
+        return skip_value(c, w->branches[v], depth + 1, err);
     case FLOE_AVRO_ARRAY:
     case FLOE_AVRO_MAP: {
         size_t min_item = floe_avro_node_min_size(w->items) + (w->type == FLOE_AVRO_MAP);
         for (;;) {
             int64_t count, bytes;
-            FLOE_FORWARD_IF_ERROR(read_block_count(r, &count, &bytes, err));
+            FLOE_FORWARD_IF_ERROR(read_block_count(c, &count, &bytes, err));
             if (count == 0)
                 return 0;
             if (bytes >= 0) { /* the writer told us the size: jump */
                 c->p += bytes;
                 continue;
             }
-            FLOE_FORWARD_IF_ERROR(check_items(r, count, min_item, err));
+            FLOE_FORWARD_IF_ERROR(check_items(c, count, min_item, err));
             for (int64_t i = 0; i < count; i++) {
                 if (w->type == FLOE_AVRO_MAP) {
                     FLOE_FORWARD_IF_ERROR(avro_read_len(c, &n, err));
                     c->p += n;
                 }
-                FLOE_FORWARD_IF_ERROR(skip_value(r, w->items, depth + 1, err));
+                FLOE_FORWARD_IF_ERROR(skip_value(c, w->items, depth + 1, err));
             }
         }
     }
@@ -632,10 +629,10 @@ static int decode_items(floe_avro_reader *r, const rplan *p, floe_avro_value *ou
     size_t total = 0;
     for (;;) {
         int64_t count, bytes;
-        FLOE_FORWARD_IF_ERROR(read_block_count(r, &count, &bytes, err));
+        FLOE_FORWARD_IF_ERROR(read_block_count(c, &count, &bytes, err));
         if (count == 0)
             break;
-        FLOE_FORWARD_IF_ERROR(check_items(r, count, p->min_item, err));
+        FLOE_FORWARD_IF_ERROR(check_items(c, count, p->min_item, err));
         size_t esz = is_map ? sizeof *entries : sizeof *items;
         if ((uint64_t)count > (SIZE_MAX / esz) - total)
             return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c), "too many items");
@@ -684,7 +681,7 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
     if (depth > FLOE_AVRO_MAX_DATA_DEPTH)
         return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c), "data nested deeper "
                              "than %d", FLOE_AVRO_MAX_DATA_DEPTH);
-    FLOE_FORWARD_IF_ERROR(spend(r, 1, err));
+    FLOE_FORWARD_IF_ERROR(spend(c, 1, err));
     switch (p->kind) {
     case RS_DIRECT:
         return decode_prim(r, p->w, out, err);
@@ -760,7 +757,7 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
         for (size_t i = 0; i < w->n_fields; i++) {
             int rc = p->target[i] >= 0
                          ? decode(r, p->fplans[i], &items[p->target[i]], depth + 1, err)
-                         : skip_value(r, w->fields[i].type, depth + 1, err);
+                         : skip_value(c, w->fields[i].type, depth + 1, err);
             if (rc < 0) {
                 floe_error_prefix(err, "%s: ", w->fields[i].name);
                 return rc;
@@ -928,12 +925,13 @@ static int load_block(floe_avro_reader *r, floe_error *err) {
     avro_cursor_init(&r->cur, data, n, base);
     r->records_left = count;
     r->block_off = off;
-    r->budget = (uint64_t)n * 16 + 65536 + (uint64_t)count * 4;
+    r->cur.budget = (uint64_t)n * 16 + 65536 + (uint64_t)count * 4;
     r->pos = data_off + size + FLOE_AVRO_SYNC_SIZE;
     return 0;
 }
 
-int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err) {
+/* Load blocks until one has a record left: 1 when there is one, 0 at the end. */
+static int at_record(floe_avro_reader *r, floe_error *err) {
     while (r->records_left == 0) {
         if (r->block_no > 0 && avro_cursor_left(&r->cur) != 0) {
             floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(&r->cur),
@@ -953,10 +951,17 @@ int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe
             return rc;
         }
     }
+    return 1;
+}
+
+int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err) {
+    int rc = at_record(r, err);
+    if (rc <= 0)
+        return rc;
     floe_avro_value *v = floe_arena_alloc(r->arena, sizeof *v);
     if (!v)
         return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
-    int rc = decode(r, r->plan, v, 0, err);
+    rc = decode(r, r->plan, v, 0, err);
     if (rc < 0) {
         floe_error_prefix(err, "record %lld: ", (long long)r->records);
         prefix_place(r, err, true);
@@ -966,6 +971,35 @@ int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe
     r->records++;
     *out = v;
     return 1;
+}
+
+int floe_avro_reader_raw_next(floe_avro_reader *r, floe_avro_cursor *c, floe_error *err) {
+    int rc = at_record(r, err);
+    if (rc == 1)
+        *c = r->cur;
+    return rc;
+}
+
+int floe_avro_reader_raw_done(floe_avro_reader *r, const floe_avro_cursor *c,
+                              floe_error *err) {
+    if (r->records_left <= 0 || c->start != r->cur.start || c->end != r->cur.end ||
+        c->p < r->cur.p || c->p > r->cur.end || c->budget > r->cur.budget)
+        return floe_error_set(err, FLOE_EINVALID, "avro reader: raw_done with a cursor "
+                              "that is not the current block's");
+    r->cur.p = c->p;
+    r->cur.budget = c->budget;
+    r->records_left--;
+    r->records++;
+    return 0;
+}
+
+void floe_avro_reader_raw_error(const floe_avro_reader *r, floe_error *err) {
+    floe_error_prefix(err, "record %lld: ", (long long)r->records);
+    prefix_place(r, err, true);
+}
+
+int floe_avro_cursor_skip(floe_avro_cursor *c, const floe_avro_node *w, floe_error *err) {
+    return skip_value(c, w, 0, err);
 }
 
 /* ---- open / close --------------------------------------------------------------------- */

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "floe/io.h"
-#include "manifest_internal.h"
+#include "manifest_fast.h"
 
 /* ---------------------------------------------------------------------------------------
  * schema navigation
@@ -247,9 +247,8 @@ static int read_map(const rctx *c, const char *field, const floe_avro_value *v, 
 
 static int read_long_list(const rctx *c, const char *field, const floe_avro_value *v,
                           floe_arena *a, bool *has, const int64_t **out, size_t *n) {
-    *has = false;
     if (is_null(v))
-        return 0;
+        return 0; /* *has stays as it is: false, or set by the streaming decoder */
     if (v->type != FLOE_AVRO_ARRAY)
         return bad(c, field, "expected an array", v);
     int64_t *o = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *o) : NULL;
@@ -266,9 +265,8 @@ static int read_long_list(const rctx *c, const char *field, const floe_avro_valu
 
 static int read_int_list(const rctx *c, const char *field, const floe_avro_value *v,
                          floe_arena *a, bool *has, const int32_t **out, size_t *n) {
-    *has = false;
     if (is_null(v))
-        return 0;
+        return 0; /* *has stays as it is: false, or set by the streaming decoder */
     if (v->type != FLOE_AVRO_ARRAY)
         return bad(c, field, "expected an array", v);
     int32_t *o = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *o) : NULL;
@@ -563,7 +561,6 @@ int floe_manifest_list_read(const char *uri, const floe_manifest_list_read_optio
  * manifests
  * ------------------------------------------------------------------------------------- */
 
-enum { E_STATUS, E_SNAP, E_SEQ, E_FSEQ, E_DF, E_N };
 static const fdesc entry_fields[E_N] = {
     {FLOE_MF_STATUS, "status", NULL},
     {FLOE_MF_SNAPSHOT_ID, "snapshot_id", NULL},
@@ -571,9 +568,6 @@ static const fdesc entry_fields[E_N] = {
     {FLOE_MF_FILE_SEQUENCE_NUMBER, "file_sequence_number", NULL},
     {FLOE_MF_DATA_FILE, "data_file", NULL},
 };
-enum { D_CONTENT, D_PATH, D_FORMAT, D_PART, D_RECS, D_SIZE, D_CSIZES, D_VCOUNTS, D_NCOUNTS,
-       D_NANS, D_LOWER, D_UPPER, D_KEY, D_SPLITS, D_EQIDS, D_SORT, D_FRID, D_REF, D_COFF,
-       D_CSIZE, D_N };
 static const fdesc df_fields[D_N] = {
     {FLOE_DF_CONTENT, "content", NULL},
     {FLOE_DF_FILE_PATH, "file_path", NULL},
@@ -621,10 +615,20 @@ struct floe_manifest_reader {
     int64_t next_row_id;
     bool allow_dv;
     int64_t entries;
-    floe_arena ea;                 /* per-entry allocations */
+    floe_arena ea;                 /* per-entry allocations (fast path: per block) */
     floe_value *pvals;
     floe_manifest_entry cur;
+    floe_mf_program *fast;         /* streaming decoder; NULL = the generic path */
+    int64_t fast_block;            /* Avro block the arena's contents belong to */
+    floe_mf_slots slots;
 };
+
+bool floe_mf_reader_is_fast(const floe_manifest_reader *r) { return r->fast != NULL; }
+
+void floe_mf_reader_force_generic(floe_manifest_reader *r) {
+    floe_mf_program_free(r->fast);
+    r->fast = NULL;
+}
 
 void floe_manifest_reader_close(floe_manifest_reader *r) {
     if (!r)
@@ -636,6 +640,7 @@ void floe_manifest_reader_close(floe_manifest_reader *r) {
     floe_free(r->derived);
     floe_free(r->pidx);
     floe_free(r->pvals);
+    floe_mf_program_free(r->fast);
     floe_arena_reset(&r->ea);
     floe_free(r->name);
     floe_free(r);
@@ -864,6 +869,18 @@ static int open_common(floe_manifest_reader *r, const floe_manifest_read_options
         }
     }
     r->allow_dv = o && o->allow_deletion_vectors;
+
+    /* the streaming decoder, unless the schema has a shape only the generic path reads
+     * (rc 1) or the environment asks for the generic path (benchmarks, bisecting) */
+    const char *dec = getenv("FLOE_MANIFEST_DECODER");
+    if (!dec || strcmp(dec, "generic") != 0) {
+        int rc = floe_mf_program_compile(root, r->eidx, r->didx, r->pidx, r->npart, &r->fast,
+                                         err);
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            r->fast = NULL;
+    }
     return 0;
 }
 
@@ -931,51 +948,57 @@ static bool ieq_ascii(const char *a, const char *b) {
     return *a == *b;
 }
 
-static int decode_entry(floe_manifest_reader *r, const floe_avro_value *v, const rctx *c) {
+/* The entry from its fields' values, the same for both decoders. ev/dv: value per slot
+ * (NULL: absent); part_missing: the data_file has no partition record although the spec
+ * has fields; pv: value per partition field (NULL: absent). The generic path passes the
+ * metric maps and lists as values; the streaming one decodes them into *e beforehand
+ * and leaves their slots NULL. */
+static int finish_entry(floe_manifest_reader *r, const floe_avro_value *const *ev,
+                        const floe_avro_value *const *dv, bool part_missing,
+                        const floe_avro_value *part_rec, const floe_avro_value *const *pv,
+                        floe_manifest_entry *e0, const rctx *c) {
     floe_error *err = c->err;
     floe_arena *a = &r->ea;
-    floe_manifest_entry e = {0};
+    floe_manifest_entry e = *e0;
     floe_data_file *f = &e.file;
     int32_t i32;
     bool has;
 
-    const floe_avro_value *sv = field_val(v, r->eidx[E_STATUS]);
+    const floe_avro_value *sv = ev[E_STATUS];
     if (is_null(sv) || !as_int(sv, &i32) || i32 < 0 || i32 > 2)
         return bad(c, "status", "missing or not 0, 1 or 2", sv);
     e.status = (floe_entry_status)i32;
-    FLOE_FORWARD_IF_ERROR(opt_long(c, "snapshot_id", field_val(v, r->eidx[E_SNAP]),
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "snapshot_id", ev[E_SNAP],
                                    &e.has_snapshot_id, &e.snapshot_id));
-    FLOE_FORWARD_IF_ERROR(opt_long(c, "sequence_number", field_val(v, r->eidx[E_SEQ]),
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "sequence_number", ev[E_SEQ],
                                    &e.has_sequence_number, &e.sequence_number));
-    FLOE_FORWARD_IF_ERROR(opt_long(c, "file_sequence_number", field_val(v, r->eidx[E_FSEQ]),
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "file_sequence_number", ev[E_FSEQ],
                                    &e.has_file_sequence_number, &e.file_sequence_number));
-    const floe_avro_value *d = field_val(v, r->eidx[E_DF]);
+    const floe_avro_value *d = ev[E_DF];
     if (is_null(d) || d->type != FLOE_AVRO_RECORD)
         return bad(c, "data_file", "missing or not a record", d);
-    const int *di = r->didx;
 
-    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.content", field_val(d, di[D_CONTENT]), &has,
+    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.content", dv[D_CONTENT], &has,
                                   &i32));
     if (has && (i32 < 0 || i32 > 2))
         return bad(c, "data_file.content", "not 0, 1 or 2", NULL);
     f->content = has ? (floe_file_content)i32 : FLOE_CONTENT_DATA; /* v1: data */
-    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_path", field_val(d, di[D_PATH]),
+    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_path", dv[D_PATH],
                                      &f->file_path));
-    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_format", field_val(d, di[D_FORMAT]),
+    FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.file_format", dv[D_FORMAT],
                                      &f->file_format));
-    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.record_count", field_val(d, di[D_RECS]),
+    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.record_count", dv[D_RECS],
                                    &f->record_count));
-    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.file_size_in_bytes", field_val(d, di[D_SIZE]),
+    FLOE_FORWARD_IF_ERROR(req_long(c, "data_file.file_size_in_bytes", dv[D_SIZE],
                                    &f->file_size_in_bytes));
     if (f->record_count < 0 || f->file_size_in_bytes < 0)
         return bad(c, "data_file", "negative record count or file size", NULL);
 
     /* partition tuple */
-    const floe_avro_value *pv = field_val(d, di[D_PART]);
-    if (r->npart && (is_null(pv) || pv->type != FLOE_AVRO_RECORD))
-        return bad(c, "data_file.partition", "missing or not a record", pv);
+    if (part_missing)
+        return bad(c, "data_file.partition", "missing or not a record", part_rec);
     for (size_t i = 0; i < r->npart; i++) {
-        const floe_avro_value *x = field_val(pv, r->pidx[i]);
+        const floe_avro_value *x = pv[i];
         floe_avro_value null_v = {.type = FLOE_AVRO_NULL, .branch = -1};
         int rc = floe_mf_partition_from_avro(&r->ptypes[i], x ? x : &null_v, &r->pvals[i], err);
         if (rc < 0) {
@@ -987,40 +1010,40 @@ static int decode_entry(floe_manifest_reader *r, const floe_avro_value *v, const
     f->partition = r->pvals;
     f->npartition = r->npart;
 
-    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.column_sizes", field_val(d, di[D_CSIZES]),
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.column_sizes", dv[D_CSIZES],
                                    false, a, &f->column_sizes, NULL));
-    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.value_counts", field_val(d, di[D_VCOUNTS]),
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.value_counts", dv[D_VCOUNTS],
                                    false, a, &f->value_counts, NULL));
     FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.null_value_counts",
-                                   field_val(d, di[D_NCOUNTS]), false, a,
+                                   dv[D_NCOUNTS], false, a,
                                    &f->null_value_counts, NULL));
-    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.nan_value_counts", field_val(d, di[D_NANS]),
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.nan_value_counts", dv[D_NANS],
                                    false, a, &f->nan_value_counts, NULL));
-    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.lower_bounds", field_val(d, di[D_LOWER]),
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.lower_bounds", dv[D_LOWER],
                                    true, a, NULL, &f->lower_bounds));
-    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.upper_bounds", field_val(d, di[D_UPPER]),
+    FLOE_FORWARD_IF_ERROR(read_map(c, "data_file.upper_bounds", dv[D_UPPER],
                                    true, a, NULL, &f->upper_bounds));
-    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "data_file.key_metadata", field_val(d, di[D_KEY]),
+    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "data_file.key_metadata", dv[D_KEY],
                                     &f->has_key_metadata, &f->key_metadata,
                                     &f->key_metadata_len));
     FLOE_FORWARD_IF_ERROR(read_long_list(c, "data_file.split_offsets",
-                                         field_val(d, di[D_SPLITS]), a, &f->has_split_offsets,
+                                         dv[D_SPLITS], a, &f->has_split_offsets,
                                          &f->split_offsets, &f->nsplit_offsets));
-    FLOE_FORWARD_IF_ERROR(read_int_list(c, "data_file.equality_ids", field_val(d, di[D_EQIDS]),
+    FLOE_FORWARD_IF_ERROR(read_int_list(c, "data_file.equality_ids", dv[D_EQIDS],
                                         a, &f->has_equality_ids, &f->equality_ids,
                                         &f->nequality_ids));
-    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.sort_order_id", field_val(d, di[D_SORT]),
+    FLOE_FORWARD_IF_ERROR(opt_int(c, "data_file.sort_order_id", dv[D_SORT],
                                   &f->has_sort_order_id, &f->sort_order_id));
-    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.first_row_id", field_val(d, di[D_FRID]),
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.first_row_id", dv[D_FRID],
                                    &f->has_first_row_id, &f->first_row_id));
-    const floe_avro_value *ref = field_val(d, di[D_REF]);
+    const floe_avro_value *ref = dv[D_REF];
     if (!is_null(ref))
         FLOE_FORWARD_IF_ERROR(req_string(c, "data_file.referenced_data_file", ref,
                                          &f->referenced_data_file));
-    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.content_offset", field_val(d, di[D_COFF]),
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.content_offset", dv[D_COFF],
                                    &f->has_content_offset, &f->content_offset));
     FLOE_FORWARD_IF_ERROR(opt_long(c, "data_file.content_size_in_bytes",
-                                   field_val(d, di[D_CSIZE]), &f->has_content_size,
+                                   dv[D_CSIZE], &f->has_content_size,
                                    &f->content_size_in_bytes));
 
     if (f->content == FLOE_CONTENT_POSITION_DELETES && !r->allow_dv &&
@@ -1063,10 +1086,68 @@ static int decode_entry(floe_manifest_reader *r, const floe_avro_value *v, const
     return 0;
 }
 
+/* Generic path: the record's value tree, picked apart by writer index. */
+static int decode_entry(floe_manifest_reader *r, const floe_avro_value *v, const rctx *c) {
+    const floe_avro_value *ev[E_N], *dv[D_N] = {0}, *pv1[1], **pv = pv1;
+    floe_manifest_entry e = {0};
+    for (int i = 0; i < E_N; i++)
+        ev[i] = field_val(v, r->eidx[i]);
+    const floe_avro_value *d = ev[E_DF];
+    if (!is_null(d) && d->type == FLOE_AVRO_RECORD)
+        for (int i = 0; i < D_N; i++)
+            dv[i] = field_val(d, r->didx[i]);
+    const floe_avro_value *part = dv[D_PART];
+    bool part_missing = r->npart && (is_null(part) || part->type != FLOE_AVRO_RECORD);
+    if (r->npart > 1 && !(pv = floe_arena_alloc(&r->ea, r->npart * sizeof *pv)))
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->npart && !part_missing; i++)
+        pv[i] = field_val(part, r->pidx[i]);
+    return finish_entry(r, ev, dv, part_missing, part, pv, &e, c);
+}
+
+/* Streaming path: decode the record's bytes into slots (manifest_fast.c). */
+static int decode_entry_fast(floe_manifest_reader *r, floe_error *err) {
+    floe_avro_cursor cur;
+    int rc = floe_avro_reader_raw_next(r->ar, &cur, err);
+    if (rc <= 0) {
+        if (rc < 0)
+            floe_error_prefix(err, "manifest %s: ", r->name);
+        return rc;
+    }
+    /* entries borrow the block's bytes; the arena lives as long as the block (R1) */
+    if (floe_avro_reader_blocks(r->ar) != r->fast_block) {
+        floe_arena_reset(&r->ea);
+        r->fast_block = floe_avro_reader_blocks(r->ar);
+    }
+    floe_mf_slots *s = &r->slots;
+    rc = floe_mf_program_decode(r->fast, &cur, &r->ea, s, err);
+    if (rc == 0)
+        rc = floe_avro_reader_raw_done(r->ar, &cur, err);
+    if (rc < 0) {
+        floe_avro_reader_raw_error(r->ar, err);
+        floe_error_prefix(err, "manifest %s: ", r->name);
+        return rc;
+    }
+    floe_manifest_entry e = {0};
+    e.file = s->file;
+    rctx c = {"manifest", r->name, r->entries, err};
+    rc = finish_entry(r, s->eslot, s->dslot, s->part_missing, s->part_rec, s->part, &e, &c);
+    return rc < 0 ? rc : 1;
+}
+
 int floe_manifest_reader_next(floe_manifest_reader *r, const floe_manifest_entry **out,
                               floe_error *err) {
+    int rc;
+    if (r->fast) {
+        rc = decode_entry_fast(r, err); /* its errors name the manifest */
+        if (rc <= 0)
+            return rc;
+        r->entries++;
+        *out = &r->cur;
+        return 1;
+    }
     const floe_avro_value *v;
-    int rc = floe_avro_reader_next(r->ar, &v, err);
+    rc = floe_avro_reader_next(r->ar, &v, err);
     if (rc <= 0) {
         if (rc < 0)
             floe_error_prefix(err, "manifest %s: ", r->name);
