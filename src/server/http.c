@@ -350,6 +350,15 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
     }
     r->kind = REQ_EVENTS;
     floe_buf_init(&r->body, (size_t)s->cfg.max_body);
+    /* one allocation of the announced size (checked against max_body above) instead of
+     * doubling through realloc copies as the chunks arrive; a wrong Content-Length only
+     * costs a realloc (MHD enforces the real length) */
+    if (cl) {
+        unsigned long long want = strtoull(cl, NULL, 10);
+        if (want > 0 && want <= (unsigned long long)s->cfg.max_body &&
+            floe_buf_reserve(&r->body, (size_t)want) < 0)
+            return MHD_NO;
+    }
     return MHD_YES;
 }
 
