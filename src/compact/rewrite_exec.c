@@ -33,6 +33,7 @@
 #define ROUTE_MAX_OPEN 16           /* open writers of a pooled group */
 #define CHUNK_ROWS 16384            /* rows per write when feeding a large batch */
 #define CHUNK_BYTES (8u << 20)
+#define BATCH_BYTES ((size_t)2 << 20) /* decoded input rows gathered per writer batch */
 #define FAST_COPY_MIN_RG ((int64_t)8 << 20) /* auto copy: stored bytes of a row group */
 
 /* ---------------------------------------------------------------------------------------
@@ -46,24 +47,58 @@ typedef struct group_src {
     size_t next_file;
     rw_read_stats st;
     rw_copy_policy copy;
+    size_t batch_bytes;          /* decoded bytes gathered per batch */
+    floe_pq_raw_row_group *pending_raw; /* a copy that follows the rows handed over */
+    int64_t pending_bytes;
 } group_src;
 
-/* The next row group of the group's files: rows in b, or (copy policy) stored bytes in
- * *raw. */
+/* The next piece of the group's input: rows of one or more row groups appended into b
+ * until it holds batch_bytes decoded (so the writer gets batches worth encoding on
+ * several threads, and per-batch costs are paid less often), or one row group to copy in
+ * *raw (b then holds no rows). *in_bytes: the stored bytes the piece came from. */
 static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
                     int64_t *in_bytes, floe_error *err) {
+    floe_batch_clear(b);
+    *in_bytes = 0;
+    *raw = NULL;
+    if (s->pending_raw) {
+        *raw = s->pending_raw;
+        *in_bytes = s->pending_bytes;
+        s->pending_raw = NULL;
+        return 1;
+    }
+    bool any = false;
     for (;;) {
         if (!s->cur) {
             if (s->next_file >= s->g->ninputs)
-                return 0;
+                return any ? 1 : 0;
             const floe_rewrite_input *in = &s->g->inputs[s->next_file++];
             FLOE_FORWARD_IF_ERROR(rw_reader_open(s->p->priv->schema, s->p->priv->name_mapping,
                                                  in, in->spec, s->dels, &s->copy, &s->cur,
                                                  err));
         }
-        int rc = rw_reader_next(s->cur, b, s->copy.enabled ? raw : NULL, in_bytes, err);
-        if (rc != 0)
+        floe_pq_raw_row_group *rg_raw = NULL;
+        int64_t ib = 0;
+        int rc = rw_reader_next(s->cur, b, true, s->copy.enabled ? &rg_raw : NULL, &ib, err);
+        if (rc < 0)
             return rc;
+        if (rc == 1) {
+            if (rg_raw) {
+                if (any) { /* hand over the rows first, the copy next time */
+                    s->pending_raw = rg_raw;
+                    s->pending_bytes = ib;
+                } else {
+                    *raw = rg_raw;
+                    *in_bytes = ib;
+                }
+                return 1;
+            }
+            any = true;
+            *in_bytes += ib;
+            if (floe_batch_bytes(b) >= s->batch_bytes || b->nrows >= CHUNK_ROWS)
+                return 1;
+            continue;
+        }
         rw_read_stats st;
         rw_reader_stats(s->cur, &st);
         s->st.rows_read += st.rows_read;
@@ -622,6 +657,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     src.copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr.route;
     src.copy.codec = x->wo.codec;
     src.copy.min_rg_bytes = 0;
+    src.batch_bytes = BATCH_BYTES;
     if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
         int64_t rgs = (int64_t)x->wo.row_group_size;
         src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
@@ -713,6 +749,7 @@ done:
         pthread_cond_destroy(&pp.cv);
     }
     rw_reader_close(src.cur);
+    floe_pq_raw_row_group_free(src.pending_raw);
     rw_deletes_free(src.dels);
     for (size_t i = 0; i < gr.nws; i++) {
         floe_pq_writer_abort(gr.ws[i].w);
@@ -855,6 +892,12 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (conc > (int64_t)p->ngroups)
         conc = (int64_t)p->ngroups;
     x.prefetch = threads >= 2;
+    /* a group's writer encodes columns on the threads the group has, beside its reader
+     * thread (the file is the same whatever the number) */
+    {
+        int64_t per_group = threads / conc;
+        x.wo.threads = per_group > 1 ? (int)(per_group > 8 ? 8 : per_group) : 1;
+    }
     th = floe_calloc((size_t)conc, sizeof *th);
     if (!th)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");

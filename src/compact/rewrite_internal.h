@@ -84,11 +84,12 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
                    rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
                    floe_error *err);
-/* Clear dst and fill it with the surviving rows of the next row group. 1 with rows (maybe
- * zero after deletes), 0 at the end. *in_bytes receives the row group's stored size.
- * With raw non-NULL and a copy policy, a row group that can be copied comes back in *raw
- * instead (dst then holds no rows; caller frees *raw); *raw is NULL otherwise. */
-int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
+/* Fill dst (cleared first unless append) with the surviving rows of the next row group.
+ * 1 with rows (maybe zero after deletes), 0 at the end. *in_bytes receives the row
+ * group's stored size. With raw non-NULL and a copy policy, a row group that can be copied
+ * comes back in *raw instead (no rows added to dst; caller frees *raw); *raw is NULL
+ * otherwise. */
+int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_group **raw,
                    int64_t *in_bytes, floe_error *err);
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
 void rw_reader_close(rw_reader *r);

@@ -540,6 +540,7 @@ struct rw_reader {
     int64_t row_base;
     rw_read_stats st;
     size_t next_rg, nrg;
+    size_t *l0;                  /* per table leaf: slots before the row group being filled */
     bool copy_file;              /* the file qualifies for row-group copy */
     rw_copy_policy copy;
 };
@@ -1040,23 +1041,33 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         if (!r->src[i].node)
             FLOE_CHECK(plan_missing(r, schema->leaves[i], spec, &r->src[i], err));
     r->col_idx = floe_malloc((r->ncolumns ? r->ncolumns : 1) * sizeof *r->col_idx);
-    if (!r->col_idx)
+    r->l0 = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *r->l0);
+    if (!r->col_idx || !r->l0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (floe_batch_init(&r->tmp, schema) < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     r->tmp_init = true;
     FLOE_CHECK(load_deletes(r, dels, err));
-    if (copy && copy->enabled && r->npositions == 0 && r->neq == 0 &&
-        r->ncolumns == schema->nleaves) {
+    if (copy && copy->enabled) {
         /* the decoded rows would be the stored ones as they are: levels copied without a
          * map, values without a conversion, columns in the writer's order */
-        bool ok = true;
-        for (size_t i = 0; i < schema->nleaves && ok; i++) {
+        const char *why = NULL;
+        if (r->npositions || r->neq)
+            why = "deletes apply to it";
+        else if (r->ncolumns != schema->nleaves)
+            why = "its columns are not the table's";
+        for (size_t i = 0; i < schema->nleaves && !why; i++) {
             const leaf_src *ls = &r->src[i];
-            ok = ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
-                 ls->node->column == (int32_t)i;
+            if (ls->kind != SRC_FILE || ls->node->column != (int32_t)i)
+                why = "its columns are not the table's, in the table's order";
+            else if (ls->conv != CONV_NONE)
+                why = "a column is converted on read";
+            else if (ls->defmap)
+                why = "a column's optional/required nesting differs from the table's";
         }
-        r->copy_file = ok;
+        if (why)
+            floe_log(FLOE_LOG_DEBUG, "rewrite: %s is re-encoded: %s", in->file->file_path, why);
+        r->copy_file = !why;
         r->copy = *copy;
     }
 done:
@@ -1080,6 +1091,7 @@ void rw_reader_close(rw_reader *r) {
     json_decref(r->mapping);
     floe_arena_reset(&r->arena);
     floe_free(r->col_idx);
+    floe_free(r->l0);
     floe_free(r->positions);
     floe_free(r->eq);
     floe_free(r->eq_leaf);
@@ -1189,18 +1201,19 @@ static int fill_const(const leaf_src *ls, size_t nrows, floe_colbuf *d, floe_err
     return 0;
 }
 
-static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d,
+/* Levels of the sibling's slots from s0 on (the row group just filled). */
+static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, size_t s0, floe_colbuf *d,
                         floe_error *err) {
-    size_t n = s->nlevels;
+    size_t n = s->nlevels - s0;
     if (floe_colbuf_reserve_levels(d, n) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        int16_t sd = s->max_def ? s->def[i] : s->max_def;
+        int16_t sd = s->max_def ? s->def[s0 + i] : s->max_def;
         int16_t td = sd < ls->cap ? sd : ls->cap;
         if (d->max_def > 0)
             d->def[d->nlevels + i] = td;
         if (d->max_rep > 0)
-            d->rep[d->nlevels + i] = s->max_rep ? s->rep[i] : 0;
+            d->rep[d->nlevels + i] = s->max_rep ? s->rep[s0 + i] : 0;
     }
     d->nlevels += n;
     return 0;
@@ -1288,7 +1301,7 @@ static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
     return 1;
 }
 
-int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
+int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_group **raw,
                    int64_t *in_bytes, floe_error *err) {
     const floe_pq_rowset *rs;
     if (raw)
@@ -1303,8 +1316,8 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
     if (rc < 0)
         return rc;
     if (rc == 1) {
-        floe_batch_clear(dst);
-        dst->nrows = 0;
+        if (!append)
+            floe_batch_clear(dst);
         r->st.rows_read += gi.num_rows;
         r->st.row_groups++;
         r->st.row_groups_copied++;
@@ -1323,7 +1336,13 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
     for (size_t i = 0; i < rs->ncols; i++)
         if (rs->nodes[i]->column >= 0 && (size_t)rs->nodes[i]->column < r->ncolumns)
             r->col_idx[rs->nodes[i]->column] = (int)i;
-    floe_batch_clear(dst);
+    /* with deletes the row group is filled aside and its surviving rows taken over */
+    bool deletes = r->npositions || r->neq;
+    floe_batch *fill = deletes ? &r->tmp : dst;
+    if (deletes || !append)
+        floe_batch_clear(fill);
+    for (size_t i = 0; i < r->schema->nleaves; i++)
+        r->l0[i] = fill->cols[i].nlevels;
     for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++) {
         const leaf_src *ls = &r->src[i];
         if (ls->kind == SRC_FILE) {
@@ -1331,46 +1350,42 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, floe_pq_raw_row_group **raw,
             if (ci < 0)
                 return floe_error_set(err, FLOE_EINTERNAL, "%s: column %s was not read",
                                       r->in->file->file_path, ls->node->path);
-            rc = fill_file(ls, &rs->cols[ci], &dst->cols[i], err);
+            rc = fill_file(ls, &rs->cols[ci], &fill->cols[i], err);
         } else if (ls->kind == SRC_CONST) {
-            rc = fill_const(ls, nrows, &dst->cols[i], err);
+            rc = fill_const(ls, nrows, &fill->cols[i], err);
         }
     }
     for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++)
         if (r->src[i].kind == SRC_SIBLING)
-            rc = fill_sibling(&r->src[i], &dst->cols[r->src[i].sibling], &dst->cols[i], err);
+            rc = fill_sibling(&r->src[i], &fill->cols[r->src[i].sibling],
+                              r->l0[r->src[i].sibling], &fill->cols[i], err);
     if (rc < 0) {
         floe_error_prefix(err, "%s: row group %zu: ", r->in->file->file_path, rs->row_group);
         return rc;
     }
-    dst->nrows = nrows;
+    fill->nrows += nrows;
     r->st.rows_read += (int64_t)nrows;
     r->st.row_groups++;
-    if (r->npositions || r->neq) {
+    if (deletes) {
         size_t kept = nrows;
-        FLOE_FORWARD_IF_ERROR(apply_deletes(r, dst, nrows, &kept, err));
-        if (kept < nrows) {
-            /* move the row group aside and take the surviving runs back */
-            floe_batch t = r->tmp;
-            r->tmp = *dst;
-            *dst = t;
+        FLOE_FORWARD_IF_ERROR(apply_deletes(r, fill, nrows, &kept, err));
+        if (!append)
             floe_batch_clear(dst);
-            floe_batch_cursor cur;
-            if (floe_batch_cursor_init(&cur, &r->tmp) < 0)
-                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            size_t i = 0;
-            while (i < nrows && rc >= 0) {
-                size_t j = i;
-                while (j < nrows && r->keep[j] == r->keep[i])
-                    j++;
-                rc = floe_batch_take_rows(r->keep[i] ? dst : NULL, &r->tmp, &cur, j - i);
-                i = j;
-            }
-            floe_batch_cursor_free(&cur);
-            if (rc < 0)
-                return floe_error_set(err, rc, "%s: moving rows: %s", r->in->file->file_path,
-                                      floe_strerror(rc));
+        floe_batch_cursor cur;
+        if (floe_batch_cursor_init(&cur, fill) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        size_t i = 0;
+        while (i < nrows && rc >= 0) {
+            size_t j = i;
+            while (j < nrows && r->keep[j] == r->keep[i])
+                j++;
+            rc = floe_batch_take_rows(r->keep[i] ? dst : NULL, fill, &cur, j - i);
+            i = j;
         }
+        floe_batch_cursor_free(&cur);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: moving rows: %s", r->in->file->file_path,
+                                  floe_strerror(rc));
     }
     r->row_base += (int64_t)nrows;
     return 1;
