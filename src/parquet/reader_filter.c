@@ -14,7 +14,6 @@
  * never prune.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,15 +121,6 @@ static bool is_kw(const parser *p, const char *kw) {
 
 /* ---- literal typing -------------------------------------------------------------------- */
 
-static int64_t days_from_civil(int64_t y, int m, int d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static bool parse_digits(const char *s, size_t n, size_t *pos, size_t want, int64_t *out) {
     int64_t v = 0;
     size_t k = 0;
@@ -155,7 +145,7 @@ static bool parse_date_at(const char *s, size_t n, size_t *pos, int64_t *days) {
         !parse_digits(s, n, pos, 2, &m) || *pos >= n || s[(*pos)++] != '-' ||
         !parse_digits(s, n, pos, 2, &d) || m < 1 || m > 12 || d < 1 || d > 31)
         return false;
-    *days = days_from_civil(neg ? -y : y, (int)m, (int)d);
+    *days = floe_days_from_civil(neg ? -y : y, (unsigned)m, (unsigned)d);
     return true;
 }
 
@@ -219,21 +209,6 @@ static bool parse_ts(const char *s, size_t n, pq_i128 *nanos) {
     if (pos != n)
         return false;
     *nanos = ((pq_i128)days * 86400 - off) * 1000000000 + tod;
-    return true;
-}
-
-static bool parse_i64(const char *s, size_t n, int64_t *out) {
-    char buf[32];
-    if (n == 0 || n >= sizeof buf)
-        return false;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
     return true;
 }
 
@@ -333,42 +308,28 @@ static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
             v->i = (int64_t)val;
             return 0;
         }
-        if (p->kind != T_NUMBER || !parse_i64(s, n, &v->i))
+        if (p->kind != T_NUMBER || !floe_parse_i64(s, n, &v->i))
             return perr(p, "expected an integer");
         if (t == FLOE_TYPE_INT && (v->i > INT32_MAX || v->i < INT32_MIN))
             return perr(p, "integer out of range for an int column");
         return 0;
     }
     case PQ_CK_U64: {
+        /* as an int64 first, so "-0" is 0 and "-1" refused; then the range past INT64_MAX */
         int64_t x;
-        if (p->kind != T_NUMBER || !parse_i64(s, n, &x)) {
-            char buf[32];
-            char *end;
-            if (p->kind != T_NUMBER || n >= sizeof buf || s[0] == '-')
-                return perr(p, "expected an unsigned integer");
-            memcpy(buf, s, n);
-            buf[n] = 0;
-            errno = 0;
-            unsigned long long u = strtoull(buf, &end, 10);
-            if (*end || errno)
-                return perr(p, "expected an unsigned integer");
-            v->u = u;
-            return 0;
-        }
-        if (x < 0)
+        if (p->kind != T_NUMBER)
             return perr(p, "expected an unsigned integer");
-        v->u = (uint64_t)x;
+        if (floe_parse_i64(s, n, &x)) {
+            if (x < 0)
+                return perr(p, "expected an unsigned integer");
+            v->u = (uint64_t)x;
+        } else if (!floe_parse_u64(s, n, &v->u)) {
+            return perr(p, "expected an unsigned integer");
+        }
         return 0;
     }
     case PQ_CK_F64: {
-        char buf[64];
-        if (n == 0 || n >= sizeof buf)
-            return perr(p, "expected a number");
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        char *end;
-        v->d = strtod(buf, &end);
-        if (*end)
+        if (!floe_parse_f64(s, n, &v->d))
             return perr(p, "expected a number");
         v->is_nan = isnan(v->d);
         if (lf->out_phys == FLOE_PHYS_FLOAT)

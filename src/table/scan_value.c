@@ -4,7 +4,6 @@
  * statistics. The text form is the one floe's Parquet reader prints; see
  * scan_internal.h.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,21 +112,6 @@ static bool json_string(const char *p, size_t n, floe_arena *arena, const uint8_
     return true;
 }
 
-static bool parse_i64(const char *p, size_t n, int64_t *out) {
-    char buf[32];
-    if (n == 0 || n >= sizeof buf)
-        return false;
-    memcpy(buf, p, n);
-    buf[n] = 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_f64(const char *p, size_t n, double *out) {
     if (n >= 2 && p[0] == '"') {
         p++;
@@ -145,17 +129,7 @@ static bool parse_f64(const char *p, size_t n, double *out) {
         *out = -INFINITY;
         return true;
     }
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return false;
-    memcpy(buf, p, n);
-    buf[n] = 0;
-    char *end;
-    double v = strtod(buf, &end);
-    if (*end)
-        return false;
-    *out = v;
-    return true;
+    return floe_parse_f64(p, n, out);
 }
 
 static bool rescale(floe_i128 *v, int32_t from, int32_t to) {
@@ -246,7 +220,7 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
     case FLOE_TYPE_INT:
     case FLOE_TYPE_LONG: {
         int64_t x;
-        if (!parse_i64(t, sl, &x) || (f->type == FLOE_TYPE_INT && (x < INT32_MIN || x > INT32_MAX)))
+        if (!floe_parse_i64(t, sl, &x) || (f->type == FLOE_TYPE_INT && (x < INT32_MIN || x > INT32_MAX)))
             return bad(err, f, p, n);
         v = f->type == FLOE_TYPE_INT ? floe_value_int((int32_t)x) : floe_value_long(x);
         break;
