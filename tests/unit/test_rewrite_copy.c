@@ -15,9 +15,11 @@
 #include "floe/io.h"
 #include "floe/manifest.h"
 #include "floe/parquet.h"
+#include "floe/parquet_copy.h"
 #include "floe/parquet_reader.h"
 #include "floe/rewrite.h"
 #include "floe/scan.h"
+#include "floe/schema.h"
 #include "floe/table_metadata.h"
 #include "harness.h"
 #include "parquet/metadata.h"
@@ -569,8 +571,94 @@ TEST(test_copy_auto) {
     env_close(&e);
 }
 
+/* floe_pq_raw_row_group_load on its own: a good file loads; another codec or schema is
+ * refused as not copyable; a damaged page header or chunk size is corruption, found
+ * before anything is copied. */
+TEST(test_raw_load_hostile) {
+    static const char *S = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                           "{\"id\":1,\"name\":\"x\",\"required\":false,\"type\":\"long\"},"
+                           "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
+    floe_error err;
+    floe_schema *sc = NULL;
+    REQUIRE_OK(floe_schema_parse(S, strlen(S), &sc, &err), err);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/raw.parquet", harness_tmpdir());
+    floe_pq_write_options wo;
+    floe_pq_write_options_init(&wo);
+    wo.page_row_limit = 100;
+    wo.output.fsync = false;
+    floe_pq_writer *w = NULL;
+    REQUIRE_OK(floe_pq_writer_open(path, sc, &wo, &w, &err), err);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, sc) == 0);
+    for (int64_t i = 0; i < 1000; i++) {
+        char t[32];
+        int n = snprintf(t, sizeof t, "v%lld", (long long)(i % 37));
+        REQUIRE(i % 9 ? floe_colbuf_push_value(&b.cols[0], 0, &i, 8) == 0
+                      : floe_colbuf_push_null(&b.cols[0], 0, 0) == 0);
+        REQUIRE(floe_colbuf_push_value(&b.cols[1], 0, t, (size_t)n) == 0);
+        b.nrows++;
+    }
+    REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+    floe_batch_free(&b);
+    size_t n = 0;
+    uint8_t *bytes = (uint8_t *)harness_read_file(path, &n);
+    REQUIRE(bytes != NULL);
+
+    /* intact: loads, with both chunks and their page index */
+    floe_pq_reader *r = NULL;
+    floe_pq_raw_row_group *g = NULL;
+    REQUIRE_OK(floe_pq_reader_open_memory(bytes, n, "raw", NULL, &r, &err), err);
+    CHECK_OK(floe_pq_raw_row_group_load(r, 0, sc, FLOE_CODEC_SNAPPY, &g, &err), err);
+    CHECK(g && floe_pq_raw_row_group_rows(g) == 1000 && floe_pq_raw_row_group_bytes(g) > 0);
+    floe_pq_raw_row_group_free(g);
+    g = NULL;
+    /* another codec: not copyable; no such row group: invalid */
+    CHECK_EQ_INT(floe_pq_raw_row_group_load(r, 0, sc, FLOE_CODEC_ZSTD, &g, &err),
+                 FLOE_EUNSUPPORTED);
+    CHECK(strstr(err.msg, "codec") != NULL);
+    CHECK_EQ_INT(floe_pq_raw_row_group_load(r, 1, sc, FLOE_CODEC_SNAPPY, &g, &err),
+                 FLOE_EINVALID);
+    floe_pq_chunk_info ci;
+    floe_pq_reader_chunk_info(r, 0, 1, &ci);
+    int64_t at = ci.dictionary_page_offset > 0 ? ci.dictionary_page_offset : ci.data_page_offset;
+    floe_pq_reader_close(r);
+    r = NULL;
+
+    /* another schema (a string where the file has a long): not copyable */
+    static const char *S2 = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                            "{\"id\":1,\"name\":\"x\",\"required\":false,\"type\":\"string\"},"
+                            "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
+    floe_schema *sc2 = NULL;
+    REQUIRE_OK(floe_schema_parse(S2, strlen(S2), &sc2, &err), err);
+    REQUIRE_OK(floe_pq_reader_open_memory(bytes, n, "raw", NULL, &r, &err), err);
+    CHECK_EQ_INT(floe_pq_raw_row_group_load(r, 0, sc2, FLOE_CODEC_SNAPPY, &g, &err),
+                 FLOE_EUNSUPPORTED);
+    floe_pq_reader_close(r);
+    r = NULL;
+    floe_schema_free(sc2);
+
+    /* the second chunk's first page header overwritten: corruption, nothing returned */
+    REQUIRE(at > 4 && (size_t)at + 8 < n);
+    uint8_t *bad = malloc(n);
+    REQUIRE(bad != NULL);
+    memcpy(bad, bytes, n);
+    memset(bad + at, 0xff, 8);
+    REQUIRE_OK(floe_pq_reader_open_memory(bad, n, "bad", NULL, &r, &err), err);
+    g = NULL;
+    int rc = floe_pq_raw_row_group_load(r, 0, sc, FLOE_CODEC_SNAPPY, &g, &err);
+    CHECK(rc == FLOE_ECORRUPT);
+    CHECK(g == NULL);
+    floe_pq_reader_close(r);
+    free(bad);
+    free(bytes);
+    floe_schema_free(sc);
+}
+
 int main(void) {
     RUN(test_copy_option);
+    RUN(test_raw_load_hostile);
     RUN(test_copy_matches_reencode);
     RUN(test_copy_matches_reencode_prefetch);
     RUN(test_copy_mixed_inputs);
