@@ -85,7 +85,8 @@ typedef struct floe_append_result {
     int64_t added_files, added_records, added_bytes;
     int64_t manifests;          /* manifests in the committed list */
     int64_t manifests_merged;   /* manifests folded into merged ones by this commit */
-    char *metadata_location;    /* the new metadata file (owned; free with _reset) */
+    char *metadata_location;    /* the new metadata file (owned; free with _reset; NULL
+                                   when out of memory after the commit) */
 } floe_append_result;
 void floe_append_result_reset(floe_append_result *r);
 

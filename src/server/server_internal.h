@@ -146,6 +146,8 @@ typedef struct srv_landing {
     int64_t next_seq;       /* next landing file sequence of this node */
     bool force_seal;        /* flush requested */
     uint64_t flush_gen, flush_done_gen;
+    uint64_t flush_failed_gen; /* a forced round that left buffers unsealed ... */
+    char flush_error[256];     /* ... and why: flush reports it instead of waiting */
     bool stop;
     pthread_t thr;
     bool thr_started;

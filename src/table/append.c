@@ -794,9 +794,11 @@ finish:
             }
             res->added_files = (int64_t)a->nfiles;
         }
+        /* The commit stands: an error now would make callers delete committed files
+         * (fault-injection finding). Out of memory only costs the location (NULL). */
         const char *loc = floe_table_metadata_location(t);
-        if (loc && !(res->metadata_location = floe_strdup(loc)))
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (loc)
+            res->metadata_location = floe_strdup(loc);
     }
     return 0;
 done:
