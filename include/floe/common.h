@@ -198,6 +198,8 @@ int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
  * canonical form the readers and the test oracles share; NaN and the infinities as the
  * JSON strings "NaN", "Infinity", "-Infinity"; -0.0 as -0. */
 int floe_buf_append_js_double(floe_buf *b, double v);
+/* Detach the storage (NUL-terminated, caller frees with floe_free). */
+char *floe_buf_detach(floe_buf *b, size_t *len_out);
 
 /* Numbers from user literals s[0..n) (no NUL needed): strtoll / strtoull / strtod syntax
  * over the whole text; false for empty, partial, out-of-range or overlong text (a u64 with
@@ -205,8 +207,6 @@ int floe_buf_append_js_double(floe_buf *b, double v);
 bool floe_parse_i64(const char *s, size_t n, int64_t *out);
 bool floe_parse_u64(const char *s, size_t n, uint64_t *out);
 bool floe_parse_f64(const char *s, size_t n, double *out);
-/* Detach the storage (NUL-terminated, caller frees with floe_free). */
-char *floe_buf_detach(floe_buf *b, size_t *len_out);
 
 /* ---------------------------------------------------------------------------------------
  * Varints (ULEB128) and zigzag, shared by thrift and avro.

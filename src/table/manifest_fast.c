@@ -502,7 +502,7 @@ static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_dat
         else
             ci = g;
         for (size_t i = total; i < total + more; i++) {
-            int32_t key;
+            int32_t key = 0; /* set by read_kv on success; gcc -O2 cannot tell */
             floe_avro_value v;
             FLOE_FORWARD_IF_ERROR(read_kv(c, o, a, &key, &v, err));
             if (bounds) {

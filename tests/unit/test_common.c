@@ -100,6 +100,22 @@ TEST(test_crc) {
     CHECK_EQ_U64(c, 0xE3069283u);
 }
 
+TEST(test_parse_literals) {
+    int64_t i = 7;
+    uint64_t u = 7;
+    double d = 0;
+    CHECK(floe_parse_i64("-42", 3, &i) && i == -42);
+    CHECK(floe_parse_i64("9223372036854775807x", 19, &i) && i == INT64_MAX); /* bounded */
+    i = 7;
+    CHECK(!floe_parse_i64("9223372036854775808", 19, &i) && i == 7); /* out of range */
+    CHECK(!floe_parse_i64("12a", 3, &i) && !floe_parse_i64("", 0, &i));
+    CHECK(!floe_parse_i64("123456789012345678901234567890123", 33, &i)); /* overlong */
+    CHECK(floe_parse_u64("18446744073709551615", 20, &u) && u == UINT64_MAX);
+    CHECK(!floe_parse_u64("-1", 2, &u) && u == UINT64_MAX);
+    CHECK(floe_parse_f64("2.5e3", 5, &d) && d == 2500.0);
+    CHECK(!floe_parse_f64("2.5e", 4, &d) && !floe_parse_f64("1.5 ", 4, &d));
+}
+
 int main(void) {
     RUN(test_error_table);
     RUN(test_error_prefix);
@@ -108,5 +124,6 @@ int main(void) {
     RUN(test_buf_bounded);
     RUN(test_varint);
     RUN(test_crc);
+    RUN(test_parse_literals);
     return harness_finish();
 }
