@@ -867,6 +867,10 @@ static int emit_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *bytes,
     return 0;
 }
 
+/* Spare bytes reserved past the values of a byte-array column when copying into it, so a
+ * short value can be moved with a fixed 16-byte copy that may write past its end. */
+#define COPY_SLACK 16
+
 /* PLAIN byte arrays: validate lengths into stage offsets, then emit. */
 static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n, size_t count,
                        size_t *used, int64_t off, floe_error *err) {
@@ -905,7 +909,9 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
     }
     if (total > UINT32_MAX - c->values_len)
         return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
-    int rc = floe_colbuf_reserve_values(c, count, total + 1);
+    /* COPY_SLACK spare bytes let short values move as one fixed 16-byte copy (no libc
+     * call per value) when the page also has 16 bytes from the value on */
+    int rc = floe_colbuf_reserve_values(c, count, total + COPY_SLACK);
     if (rc < 0)
         return floe_error_set(err, rc, "%s: out of memory", r->name);
     uint8_t *dst = c->values + c->values_len;
@@ -914,7 +920,10 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
     for (size_t i = 0; i < count; i++) {
         size_t s = r->stage_offsets[i];
         uint32_t l = floe_load_le32(p + s - 4);
-        memcpy(dst, p + s, l);
+        if (l <= 16 && n - s >= 16)
+            memcpy(dst, p + s, 16);
+        else
+            memcpy(dst, p + s, l);
         dst += l;
         at += l;
         o[i] = at;
@@ -937,15 +946,19 @@ static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const
             total += d->offsets[idx[i] + 1] - d->offsets[idx[i]];
         if (total > UINT32_MAX - c->values_len)
             return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
-        rc = floe_colbuf_reserve_values(c, count, (size_t)total + 1);
+        rc = floe_colbuf_reserve_values(c, count, (size_t)total + COPY_SLACK);
         if (rc < 0)
             return floe_error_set(err, rc, "%s: out of memory", x->r->name);
         uint8_t *dst = c->values + c->values_len;
         uint32_t *o = c->offsets + c->nvalues + 1;
         uint32_t at = (uint32_t)c->values_len;
+        size_t dlen = d->values_len;
         for (size_t i = 0; i < count; i++) {
             uint32_t s = d->offsets[idx[i]], l = d->offsets[idx[i] + 1] - s;
-            memcpy(dst, d->values + s, l);
+            if (l <= 16 && dlen - s >= 16) /* short value: one fixed copy (see plain_bytes) */
+                memcpy(dst, d->values + s, 16);
+            else
+                memcpy(dst, d->values + s, l);
             dst += l;
             at += l;
             o[i] = at;
