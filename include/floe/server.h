@@ -49,6 +49,15 @@ typedef enum floe_schema_mode {
 } floe_schema_mode;
 
 /* Per-table settings. Sizes in bytes, ages in milliseconds; -1 = take the default. */
+/* What a node does (floe_server_config.role). Several nodes share one catalog database
+ * (PostgreSQL) and one warehouse (s3://): ingest nodes take events and register landing
+ * files, compactor nodes compact any node's landing files under per-partition leases. */
+typedef enum floe_server_role {
+    FLOE_SERVER_ROLE_ALL = 0,   /* ingest and compact (the default) */
+    FLOE_SERVER_ROLE_INGEST,    /* HTTP, WAL, sealing; compacts only when asked (flush) */
+    FLOE_SERVER_ROLE_COMPACTOR, /* no HTTP, no WAL: compaction only (`floe work`) */
+} floe_server_role;
+
 typedef struct floe_server_table_config {
     char *name;              /* "namespace.table" (NULL for the defaults entry) */
     char *schema_path;       /* Iceberg schema JSON used when the table is created */
@@ -72,9 +81,12 @@ typedef struct floe_server_token {
 typedef struct floe_server_config {
     char *listen;            /* "127.0.0.1:8080"; port 0 picks a free port */
     char *warehouse;         /* "./warehouse" */
-    char *catalog;           /* sqlite path or sqlite:///path; NULL = <warehouse>/catalog.db */
+    char *catalog;           /* sqlite path, sqlite:///path or postgresql://...;
+                                NULL = <warehouse>/catalog.db (local warehouses only) */
     char *node_id;           /* names landing files; NULL = "node1" */
-    char *wal_dir;           /* NULL = <warehouse>/_wal/<node_id> */
+    char *wal_dir;           /* a local folder; NULL = <warehouse>/_wal/<node_id> (a
+                                remote warehouse needs it set) */
+    int role;                /* floe_server_role (default all) */
     int64_t max_body;        /* bytes on the wire per request (16 MiB) */
     int64_t max_decoded;     /* bytes after gzip/zstd decoding (64 MiB) */
     int64_t max_record;      /* bytes per record (1 MiB) */

@@ -37,6 +37,7 @@ int floe_cmd_scan(int argc, char **argv);
 int floe_cmd_snapshots(int argc, char **argv);
 int floe_cmd_files(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
+int floe_cmd_work(int argc, char **argv);
 int floe_cmd_expire(int argc, char **argv);
 int floe_cmd_orphans(int argc, char **argv);
 int floe_cmd_rewrite_manifests(int argc, char **argv);

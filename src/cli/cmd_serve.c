@@ -35,21 +35,41 @@ static void serve_help(FILE *out) {
             "  --node-id ID         names this node's landing files (default node1)\n"
             "  --port-file FILE     write the bound port to FILE once listening\n"
             "  --no-compact         do not compact landing files in this process\n"
+            "  --role ROLE          all (default), ingest (compacts only on flush?compact=1)\n"
+            "                       or compactor (no HTTP, no WAL: what floe work runs)\n"
+            "  --catalog URI        SQLite path / sqlite:///path or postgresql://... (shared\n"
+            "                       by every node of a scale-out deployment)\n"
+            "  --wal-dir DIR        local WAL folder (required with an s3:// warehouse)\n"
             "  -h, --help           this help\n"
             "\n"
             "SIGTERM or SIGINT: stop taking requests, finish in-flight work, seal every\n"
             "buffer, exit. SIGHUP: reload tokens and thresholds from --config.\n");
 }
 
-int floe_cmd_serve(int argc, char **argv) {
+static void work_help(FILE *out) {
+    fprintf(out,
+            "usage: floe work --config FILE [--node-id ID] [--catalog URI] [--warehouse W]\n"
+            "\n"
+            "A compaction worker: compacts the landing files every `floe serve` node of the\n"
+            "same catalog database and warehouse registered (any node's), one partition at a\n"
+            "time under a lease in the catalog database (SELECT ... FOR UPDATE SKIP LOCKED,\n"
+            "renewed while working, expiring after FLOE_COMPACT_LEASE_MS, default 60 s, when\n"
+            "the worker dies). Same configuration file as floe serve (role = compactor);\n"
+            "no HTTP listener, no WAL. SIGTERM or SIGINT: finish the partition, exit.\n");
+}
+
+static int serve_main(int argc, char **argv, bool work) {
     const char *config = NULL, *warehouse = NULL, *listen = NULL, *node = NULL;
-    const char *port_file = NULL;
+    const char *port_file = NULL, *role = NULL, *catalog = NULL, *wal_dir = NULL;
     bool no_compact = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            serve_help(stdout);
+            if (work)
+                work_help(stdout);
+            else
+                serve_help(stdout);
             return FLOE_EXIT_OK;
         } else if (!strcmp(a, "--example-config")) {
             fputs(floe_server_example_config(), stdout);
@@ -58,7 +78,8 @@ int floe_cmd_serve(int argc, char **argv) {
             no_compact = true;
         } else if (!strcmp(a, "--config") || !strcmp(a, "--warehouse") ||
                    !strcmp(a, "--listen") || !strcmp(a, "--node-id") ||
-                   !strcmp(a, "--port-file")) {
+                   !strcmp(a, "--port-file") || (!work && !strcmp(a, "--role")) ||
+                   !strcmp(a, "--catalog") || (!work && !strcmp(a, "--wal-dir"))) {
             if (!v)
                 return cli_usage("serve", "%s needs a value", a);
             if (!strcmp(a, "--config"))
@@ -69,6 +90,12 @@ int floe_cmd_serve(int argc, char **argv) {
                 listen = v;
             else if (!strcmp(a, "--node-id"))
                 node = v;
+            else if (!strcmp(a, "--role"))
+                role = v;
+            else if (!strcmp(a, "--catalog"))
+                catalog = v;
+            else if (!strcmp(a, "--wal-dir"))
+                wal_dir = v;
             else
                 port_file = v;
             i++;
@@ -97,6 +124,23 @@ int floe_cmd_serve(int argc, char **argv) {
     }
     if (no_compact)
         cfg.compact = false;
+    if ((catalog && (floe_free(cfg.catalog), !(cfg.catalog = floe_strdup(catalog)))) ||
+        (wal_dir && (floe_free(cfg.wal_dir), !(cfg.wal_dir = floe_strdup(wal_dir))))) {
+        fprintf(stderr, "floe serve: out of memory\n");
+        goto out;
+    }
+    if (work)
+        cfg.role = FLOE_SERVER_ROLE_COMPACTOR;
+    else if (role && !strcmp(role, "all"))
+        cfg.role = FLOE_SERVER_ROLE_ALL;
+    else if (role && !strcmp(role, "ingest"))
+        cfg.role = FLOE_SERVER_ROLE_INGEST;
+    else if (role && !strcmp(role, "compactor"))
+        cfg.role = FLOE_SERVER_ROLE_COMPACTOR;
+    else if (role) {
+        floe_server_config_reset(&cfg);
+        return cli_usage("serve", "--role: all, ingest or compactor ('%s')", role);
+    }
 
     sigset_t set;
     sigemptyset(&set);
@@ -107,8 +151,12 @@ int floe_cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (floe_server_open(&cfg, NULL, &srv, &err) < 0)
         goto fail;
-    fprintf(stderr, "floe serve: listening on port %u (warehouse %s)\n",
-            (unsigned)floe_server_port(srv), cfg.warehouse ? cfg.warehouse : "./warehouse");
+    if (cfg.role == FLOE_SERVER_ROLE_COMPACTOR)
+        fprintf(stderr, "floe %s: compacting (warehouse %s)\n", work ? "work" : "serve",
+                cfg.warehouse ? cfg.warehouse : "./warehouse");
+    else
+        fprintf(stderr, "floe serve: listening on port %u (warehouse %s)\n",
+                (unsigned)floe_server_port(srv), cfg.warehouse ? cfg.warehouse : "./warehouse");
     if (port_file) {
         FILE *f = fopen(port_file, "w");
         if (f) {
@@ -153,4 +201,12 @@ out:
         floe_server_close(srv, NULL);
     floe_server_config_reset(&cfg);
     return rc;
+}
+
+int floe_cmd_serve(int argc, char **argv) {
+    return serve_main(argc, argv, false);
+}
+
+int floe_cmd_work(int argc, char **argv) {
+    return serve_main(argc, argv, true);
 }

@@ -24,6 +24,7 @@ static const floe_cmd commands[] = {
     {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
     {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog},
     {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve},
+    {"work", "run a compaction worker for the landing files of every serve node (leases)", floe_cmd_work},
     {"table", "create, list, describe, rename and drop Iceberg tables", floe_cmd_table},
     {"namespace", "create, list and drop namespaces; show and set their properties", floe_cmd_namespace},
     {"append", "append NDJSON (converted) or Parquet files to a table in one snapshot", floe_cmd_append},

@@ -34,11 +34,29 @@
  * a target file size of the server's target_file_size (128 MB) - which, when configured
  * for the table or in [defaults], wins over write.target-file-size-bytes.
  *
- * The landing index (SQLite, landing.c) and the catalog are two stores: the commit and the
- * index update are two steps, and step 2 is what makes a crash between them harmless.
+ * Where the landing index is in the catalog's database (PostgreSQL, or any catalog with a
+ * remote warehouse: landing.c), the default hook's pointer swap marks the landing files
+ * committed in its own transaction (floe_catalog_set_swap_hook): the snapshot and the
+ * index change become visible together (I2). Where the index is a file of its own
+ * (SQLite catalog, local warehouse), the commit and the index update are two steps, and
+ * step 2 is what makes a crash between them harmless.
+ *
+ * Scale-out. Any number of processes (floe serve --role all|compactor, floe work) compact
+ * the landing files of one shared index, whichever node wrote them. A partition is
+ * compacted only under its lease (floe/lease.h: job "landing/<partition>" of the table,
+ * claimed with SELECT ... FOR UPDATE SKIP LOCKED among the due partitions), renewed every
+ * ttl/3 by a renewer thread while the job runs; a worker that dies loses it after the ttl
+ * (FLOE_COMPACT_LEASE_MS, default 60 s) and the files it had leased (state compacting,
+ * lease_until_ms = the same ttl) are taken by the next holder, which settles them against
+ * the history first. Two holders in a row (a stalled worker whose lease ran out) cannot
+ * commit an id twice: the per-attempt id check and the catalog's compare-and-swap decide.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "floe/append.h"
 #include "floe/convert.h"
@@ -47,7 +65,7 @@
 #include "floe/table_metadata.h"
 #include "server_internal.h"
 
-#define LEASE_MS (30LL * 60 * 1000)
+#define DEFAULT_LEASE_MS (60LL * 1000)
 #define MAX_JOB_FILES 2000
 #define MAX_JOB_BYTES (4LL << 30)
 #define SUMMARY_LANDING_IDS "floe.landing-ids"
@@ -198,7 +216,9 @@ int floe_server_commit_iceberg(void *ctx, floe_landing_commit *c, int64_t *snaps
     FLOE_CHECK(floe_append_set_summary(a, SUMMARY_NODE, s->node, err));
     FLOE_CHECK(floe_append_set_summary(a, SUMMARY_PARTITION, c->partition, err));
     floe_append_set_check(a, ids_unconsumed, &ck);
+    s->swap_job = c; /* the swap hook marks c's landing files committed */
     rc = floe_append_commit(a, &res, err);
+    s->swap_job = NULL;
     if (rc < 0)
         goto done;
     if (res.noop) {
@@ -225,13 +245,112 @@ done:
     return rc;
 }
 
-/* ---- leases ---------------------------------------------------------------------------- */
+/* floe_catalog_swap_hook_fn: inside the swap's transaction, on the catalog's connection
+ * (cat_mu is held by the committer), record the landing files of the commit in progress
+ * as committed. Swaps of other tables (schema evolution) pass. */
+static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
+                     const char *expected, const char *new_location, floe_error *err) {
+    (void)expected;
+    (void)new_location;
+    floe_server *s = ctx;
+    const floe_landing_commit *c = s->swap_job;
+    if (!c)
+        return 0;
+    size_t nl = strlen(ns);
+    if (strncmp(c->table, ns, nl) != 0 || c->table[nl] != '.' || strcmp(c->table + nl + 1, name))
+        return 0;
+    return srv_index_mark_committed(db, c->landing_ids, c->nlanding, err);
+}
+
+/* ---- partition leases ------------------------------------------------------------------ */
+
+typedef struct srv_comp {
+    floe_lease_store *store;   /* the compactor thread's */
+    floe_lease_store *rstore;  /* the renewer's: one connection per thread */
+    char owner[128];
+    int64_t ttl_ms;
+    pthread_t thr;
+    bool thr_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, active;
+    char ns[256], tname[256], job[256];
+    _Atomic bool lost;
+    _Atomic uint64_t claimed, skipped;
+} srv_comp;
+
+static void comp_key(srv_comp *c, floe_lease_key *k, const char *catalog) {
+    k->catalog_name = catalog;
+    k->table_namespace = c->ns;
+    k->table_name = c->tname;
+    k->job = c->job;
+}
+
+static void *renewer_main(void *arg) {
+    floe_server *s = arg;
+    srv_comp *c = s->comp;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t wait = c->ttl_ms / 3;
+        ts.tv_sec += (time_t)(wait / 1000);
+        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        if (c->stop || !c->active)
+            continue;
+        /* renewing under mu: the job cannot end (and release) in the middle */
+        floe_lease_key k;
+        comp_key(c, &k, floe_catalog_name(s->catalog));
+        bool held = true;
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_lease_renew(c->rstore, &k, c->owner, c->ttl_ms, &held, &e);
+        if (rc < 0)
+            floe_log(FLOE_LOG_WARN, "serve: renewing the lease of %s.%s %s: %s", c->ns,
+                     c->tname, c->job, e.msg);
+        else if (!held) {
+            floe_log(FLOE_LOG_ERROR, "serve: lost the lease of %s.%s %s", c->ns, c->tname,
+                     c->job);
+            atomic_store(&c->lost, true);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* Split "ns.table" (at the last dot) and name the partition's job into c. */
+static int comp_set_key(srv_comp *c, const char *tbl, const char *part) {
+    const char *dot = strrchr(tbl, '.');
+    if (!dot || dot == tbl || (size_t)(dot - tbl) >= sizeof c->ns ||
+        strlen(dot + 1) >= sizeof c->tname)
+        return FLOE_EINVALID;
+    memcpy(c->ns, tbl, (size_t)(dot - tbl));
+    c->ns[dot - tbl] = 0;
+    snprintf(c->tname, sizeof c->tname, "%s", dot + 1);
+    if (strlen(part) + 8 < 255) {
+        snprintf(c->job, sizeof c->job, "landing/%s", part);
+    } else { /* over the lease store's name limit: a hash names it */
+        uint64_t h = 14695981039346656037ull;
+        for (const char *p = part; *p; p++)
+            h = (h ^ (uint8_t)*p) * 1099511628211ull;
+        snprintf(c->job, sizeof c->job, "landing/#%016llx", (unsigned long long)h);
+    }
+    return 0;
+}
+
+/* ---- the landing files of a job --------------------------------------------------------- */
 
 typedef struct lease {
     int64_t *ids;            /* index rows */
     char **landing_ids;      /* "<node>-<seq>" */
     char **uris;
-    size_t n;
+    size_t n, cap;
+    int64_t bytes;
 } lease;
 
 static void lease_free(lease *l) {
@@ -245,77 +364,66 @@ static void lease_free(lease *l) {
     memset(l, 0, sizeof *l);
 }
 
-static int lease_take(floe_server *s, const char *tbl, const char *part, lease *out,
-                      floe_error *err) {
+/* Row: id, node, seq, uri, bytes. */
+static int lease_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    lease *l = ctx;
+    if (n < 5 || !cols[0] || !cols[1] || !cols[2] || !cols[3])
+        return floe_error_set(err, FLOE_ECORRUPT, "landing index: bad row");
+    if (l->n >= MAX_JOB_FILES || l->bytes >= MAX_JOB_BYTES)
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        int64_t *ni = floe_realloc(l->ids, cap * sizeof *ni);
+        if (ni)
+            l->ids = ni;
+        char **nl = floe_realloc(l->landing_ids, cap * sizeof *nl);
+        if (nl)
+            l->landing_ids = nl;
+        char **nu = floe_realloc(l->uris, cap * sizeof *nu);
+        if (nu)
+            l->uris = nu;
+        if (!ni || !nl || !nu)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        l->cap = cap;
+    }
+    l->ids[l->n] = srv_atoi64(cols[0]);
+    l->landing_ids[l->n] = floe_asprintf("%s-%010lld", cols[1], (long long)srv_atoi64(cols[2]));
+    l->uris[l->n] = floe_strdup(cols[3]);
+    l->n++;
+    l->bytes += srv_atoi64(cols[4]);
+    if (!l->landing_ids[l->n - 1] || !l->uris[l->n - 1])
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Take the partition's pending files (and those whose file lease ran out) for ttl. The
+ * caller holds the partition's lease, so nobody else takes files of it meanwhile. */
+static int lease_take(floe_server *s, const char *tbl, const char *part, int64_t ttl_ms,
+                      lease *out, floe_error *err) {
     srv_landing *L = &s->land;
-    int rc = 0;
     int64_t now = floe_wall_ms();
-    sqlite3_stmt *st = NULL, *up = NULL;
+    char p_now[24], p_until[24], p_id[24];
+    const char *sel[] = {tbl, part, srv_i64(p_now, now)};
+    srv_i64(p_until, now + ttl_ms);
     pthread_mutex_lock(&L->idx_mu);
-    if (sqlite3_exec(L->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EBUSY, "landing index: %s", sqlite3_errmsg(L->db));
-        goto done;
+    int rc = floe_sql_begin(L->db, err);
+    if (rc == 0)
+        rc = floe_sql_query(L->db, "SELECT id, node, seq, uri, bytes FROM landing_files WHERE "
+                            "tbl=? AND part=? AND kind=1 AND (state='pending' OR (state="
+                            "'compacting' AND lease_until_ms<?)) ORDER BY id LIMIT 2000",
+                            sel, 3, lease_row, out, err);
+    for (size_t i = 0; i < out->n && rc == 0; i++) {
+        const char *up[] = {p_until, srv_i64(p_id, out->ids[i])};
+        rc = floe_sql_exec(L->db, "UPDATE landing_files SET state='compacting', "
+                           "lease_until_ms=? WHERE id=?", up, 2, NULL, err);
     }
-    if (sqlite3_prepare_v2(L->db, "SELECT id, node, seq, uri, bytes FROM landing_files WHERE "
-                           "tbl=?1 AND part=?2 AND kind=1 AND (state='pending' OR (state="
-                           "'compacting' AND lease_until_ms<?3)) ORDER BY id", -1, &st,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(L->db, "UPDATE landing_files SET state='compacting', "
-                           "lease_until_ms=?2 WHERE id=?1", -1, &up, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-        goto rollback;
-    }
-    sqlite3_bind_text(st, 1, tbl, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, part, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, now);
-    size_t cap = 0;
-    int64_t bytes = 0;
-    while (sqlite3_step(st) == SQLITE_ROW && out->n < MAX_JOB_FILES && bytes < MAX_JOB_BYTES) {
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            int64_t *ni = floe_realloc(out->ids, cap * sizeof *ni);
-            if (ni)
-                out->ids = ni;
-            char **nl = floe_realloc(out->landing_ids, cap * sizeof *nl);
-            if (nl)
-                out->landing_ids = nl;
-            char **nu = floe_realloc(out->uris, cap * sizeof *nu);
-            if (nu)
-                out->uris = nu;
-            if (!ni || !nl || !nu) {
-                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-                goto rollback;
-            }
-        }
-        out->ids[out->n] = sqlite3_column_int64(st, 0);
-        out->landing_ids[out->n] = floe_asprintf("%s-%010lld", sqlite3_column_text(st, 1),
-                                                 (long long)sqlite3_column_int64(st, 2));
-        out->uris[out->n] = floe_strdup((const char *)sqlite3_column_text(st, 3));
-        bytes += sqlite3_column_int64(st, 4);
-        out->n++;
-        if (!out->landing_ids[out->n - 1] || !out->uris[out->n - 1]) {
-            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            goto rollback;
-        }
-        sqlite3_bind_int64(up, 1, out->ids[out->n - 1]);
-        sqlite3_bind_int64(up, 2, now + LEASE_MS);
-        if (sqlite3_step(up) != SQLITE_DONE) {
-            rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-            goto rollback;
-        }
-        sqlite3_reset(up);
-    }
-    if (sqlite3_exec(L->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-        goto rollback;
-    }
-    goto done;
-rollback:
-    sqlite3_exec(L->db, "ROLLBACK", NULL, NULL, NULL);
-done:
-    sqlite3_finalize(st);
-    sqlite3_finalize(up);
+    if (rc == 0)
+        rc = floe_sql_commit(L->db, err);
+    else
+        floe_sql_rollback(L->db);
     pthread_mutex_unlock(&L->idx_mu);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        rc = FLOE_EIO; /* files leased or not: the lease runs out either way */
     return rc;
 }
 
@@ -324,38 +432,22 @@ done:
 static int lease_finish(floe_server *s, const lease *l, const char *state, int64_t snapshot,
                         const int64_t *per_file, floe_error *err) {
     srv_landing *L = &s->land;
-    int rc = 0;
-    sqlite3_stmt *up = NULL;
     pthread_mutex_lock(&L->idx_mu);
-    if (sqlite3_exec(L->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EBUSY, "landing index: %s", sqlite3_errmsg(L->db));
-        pthread_mutex_unlock(&L->idx_mu);
-        return rc;
+    int rc = floe_sql_begin(L->db, err);
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        int64_t snap = per_file ? per_file[i] : snapshot;
+        if (per_file && !snap)
+            continue;
+        char p_id[24], p_snap[24];
+        const char *params[] = {state, snap > 0 ? srv_i64(p_snap, snap) : NULL,
+                                srv_i64(p_id, l->ids[i])};
+        rc = floe_sql_exec(L->db, "UPDATE landing_files SET state=?, lease_until_ms=NULL, "
+                           "snapshot_id=? WHERE id=?", params, 3, NULL, err);
     }
-    if (sqlite3_prepare_v2(L->db, "UPDATE landing_files SET state=?2, lease_until_ms=NULL, "
-                           "snapshot_id=?3 WHERE id=?1", -1, &up, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-    } else {
-        for (size_t i = 0; i < l->n && rc == 0; i++) {
-            int64_t snap = per_file ? per_file[i] : snapshot;
-            if (per_file && !snap)
-                continue;
-            sqlite3_bind_int64(up, 1, l->ids[i]);
-            sqlite3_bind_text(up, 2, state, -1, SQLITE_STATIC);
-            if (snap > 0)
-                sqlite3_bind_int64(up, 3, snap);
-            else
-                sqlite3_bind_null(up, 3);
-            if (sqlite3_step(up) != SQLITE_DONE)
-                rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-            sqlite3_reset(up);
-        }
-    }
-    sqlite3_finalize(up);
-    if (rc == 0 && sqlite3_exec(L->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = floe_error_set(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(L->db));
-    if (rc < 0)
-        sqlite3_exec(L->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == 0)
+        rc = floe_sql_commit(L->db, err);
+    else
+        floe_sql_rollback(L->db);
     pthread_mutex_unlock(&L->idx_mu);
     return rc;
 }
@@ -499,8 +591,92 @@ static void files_delete(files_ctx *fc) {
         floe_io_delete(fc->uris.items[i], NULL);
 }
 
+/* Local copies of remote landing files (the NDJSON reader reads local files): each
+ * object is streamed into <TMPDIR>/floe-compact-XXXXXX/<i>; local files are used in
+ * place. paths[i] is what the conversion reads. */
+typedef struct staged {
+    char dir[512];            /* "" = nothing staged */
+    char **paths;
+    size_t n;
+} staged;
+
+static void staged_free(staged *st) {
+    for (size_t i = 0; i < st->n; i++) {
+        if (st->dir[0] && st->paths[i] && !strncmp(st->paths[i], st->dir, strlen(st->dir)))
+            unlink(st->paths[i]);
+        floe_free(st->paths[i]);
+    }
+    if (st->dir[0])
+        rmdir(st->dir);
+    floe_free(st->paths);
+    memset(st, 0, sizeof *st);
+}
+
+static int stage_one(const char *uri, const char *path, floe_error *err) {
+    floe_input *in = NULL;
+    int fd = -1, rc = 0;
+    uint8_t *buf = floe_malloc(1u << 20);
+    if (!buf)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_input_open(uri, &in, err));
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        FLOE_FAIL(err, FLOE_EIO, "%s: %s", path, strerror(errno));
+    int64_t size = floe_input_size(in);
+    for (int64_t off = 0; off < size;) {
+        size_t n = size - off < (1 << 20) ? (size_t)(size - off) : (size_t)1 << 20;
+        FLOE_CHECK(floe_input_read_at(in, off, buf, n, err));
+        for (size_t w = 0; w < n;) {
+            ssize_t k = write(fd, buf + w, n - w);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                FLOE_FAIL(err, FLOE_EIO, "%s: %s", path, strerror(errno));
+            w += (size_t)k;
+        }
+        off += (int64_t)n;
+    }
+done:
+    if (fd >= 0)
+        close(fd);
+    floe_input_close(in);
+    floe_free(buf);
+    return rc;
+}
+
+static int stage_inputs(char *const *uris, size_t n, staged *st, floe_error *err) {
+    int rc = 0;
+    memset(st, 0, sizeof *st);
+    if (!(st->paths = floe_calloc(n ? n : 1, sizeof *st->paths)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    st->n = n;
+    for (size_t i = 0; i < n; i++) {
+        char *local = floe_io_local_path(uris[i]);
+        if (local) {
+            st->paths[i] = local;
+            continue;
+        }
+        if (!st->dir[0]) {
+            const char *tmp = getenv("TMPDIR");
+            snprintf(st->dir, sizeof st->dir, "%s/floe-compact-XXXXXX",
+                     tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp");
+            if (!mkdtemp(st->dir)) {
+                int e = errno;
+                st->dir[0] = 0;
+                FLOE_FAIL(err, FLOE_EIO, "staging landing files: mkdtemp: %s", strerror(e));
+            }
+        }
+        if (!(st->paths[i] = floe_asprintf("%s/%zu.ndjson.zst", st->dir, i)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(stage_one(uris[i], st->paths[i], err));
+    }
+done:
+    return rc;
+}
+
 static int compact_partition(floe_server *s, const char *tbl, const char *part,
                              floe_error *err) {
+    staged stg = {0};
     lease l = {0};
     job_table jt;
     memset(&jt, 0, sizeof jt);
@@ -516,7 +692,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     int rc = 0;
     srv_table *t = NULL;
     FLOE_CHECK(srv_table_get(s, tbl, NULL, 0, &t, err));
-    FLOE_CHECK(lease_take(s, tbl, part, &l, err));
+    FLOE_CHECK(lease_take(s, tbl, part, s->comp->ttl_ms, &l, err));
     if (l.n == 0)
         goto done;
     release = true;
@@ -566,7 +742,8 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     co.quarantine_uri = quarantine;
     co.on_file = on_file;
     co.on_file_ctx = &fc;
-    rc = floe_convert((const char *const *)l.uris, l.n, &co, &res, err);
+    FLOE_CHECK(stage_inputs(l.uris, l.n, &stg, err));
+    rc = floe_convert((const char *const *)stg.paths, l.n, &co, &res, err);
     if (rc < 0) {
         files_delete(&fc);
         goto done;
@@ -578,7 +755,13 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         goto done;
     }
 
-    /* step 4: commit */
+    /* step 4: commit, unless the partition's lease was lost meanwhile (another worker may
+     * be converting the same files: its commit or ours would lose the id check anyway) */
+    if (atomic_load(&s->comp->lost)) {
+        files_delete(&fc);
+        release = false;
+        FLOE_FAIL(err, FLOE_ECONFLICT, "%s/%s: the partition's lease was lost", tbl, part);
+    }
     floe_landing_commit c = {
         .table = tbl, .partition = part, .schema = jt.schema, .spec_id = jt.spec->spec_id,
         .files = fc.files, .nfiles = fc.n,
@@ -621,6 +804,7 @@ done:
     }
     if (rc >= 0 && l.n)
         atomic_fetch_add(&s->m.compactions, 1);
+    staged_free(&stg);
     floe_free(fc.files);
     floe_strlist_free(&fc.uris);
     floe_arena_reset(&fc.arena);
@@ -633,45 +817,118 @@ done:
     return rc < 0 ? rc : 0;
 }
 
-/* Partitions due for compaction (all with pending files when force). */
-static int compact_round(floe_server *s, bool force) {
-    srv_landing *L = &s->land;
-    floe_strlist tbls = {0}, parts = {0};
-    int64_t now = floe_wall_ms(), lag = 0;
-    pthread_mutex_lock(&L->idx_mu);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db, "SELECT tbl, part, SUM(bytes), MIN(created_ms) FROM "
-                           "landing_files WHERE kind=1 AND (state='pending' OR (state="
-                           "'compacting' AND lease_until_ms<?1)) GROUP BY tbl, part", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, now);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *t = (const char *)sqlite3_column_text(st, 0);
-            const char *p = (const char *)sqlite3_column_text(st, 1);
-            int64_t bytes = sqlite3_column_int64(st, 2), oldest = sqlite3_column_int64(st, 3);
-            if (now - oldest > lag)
-                lag = now - oldest;
-            if (force || bytes >= srv_table_setting(s, t, SET_COMPACT_BYTES) ||
-                now - oldest >= srv_table_setting(s, t, SET_COMPACT_AGE)) {
-                floe_strlist_push(&tbls, t, NULL);
-                floe_strlist_push(&parts, p, NULL);
-            }
-        }
+typedef struct due_ctx {
+    floe_server *s;
+    bool force;
+    int64_t now, lag;
+    floe_strlist tbls, parts;
+} due_ctx;
+
+/* Row: tbl, part, SUM(bytes), MIN(created_ms). */
+static int due_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    due_ctx *d = ctx;
+    if (n < 4 || !cols[0] || !cols[1])
+        return 0;
+    int64_t bytes = srv_atoi64(cols[2]), oldest = srv_atoi64(cols[3]);
+    if (d->now - oldest > d->lag)
+        d->lag = d->now - oldest;
+    if (d->force || bytes >= srv_table_setting(d->s, cols[0], SET_COMPACT_BYTES) ||
+        d->now - oldest >= srv_table_setting(d->s, cols[0], SET_COMPACT_AGE)) {
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->tbls, cols[0], err));
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->parts, cols[1], err));
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&L->idx_mu);
-    atomic_store(&s->compact_lag_ms, lag);
-    for (size_t i = 0; i < tbls.n && i < parts.n; i++) {
+    return 0;
+}
+
+/* Compact the due partitions of one table, each under its lease: claim one of them
+ * (SKIP LOCKED among the candidates), compact, release, until none is free. */
+static void compact_table(floe_server *s, const char *tbl, const char *const *parts,
+                          size_t nparts) {
+    srv_comp *c = s->comp;
+    char **jobs = floe_calloc(nparts ? nparts : 1, sizeof *jobs);
+    const char **cand_parts = floe_calloc(nparts ? nparts : 1, sizeof *cand_parts);
+    size_t n = 0;
+    if (!jobs || !cand_parts)
+        goto done;
+    for (size_t i = 0; i < nparts && n < 256; i++) {
+        if (comp_set_key(c, tbl, parts[i]) < 0 || !(jobs[n] = floe_strdup(c->job)))
+            continue;
+        cand_parts[n++] = parts[i];
+    }
+    while (n > 0 && !atomic_load(&s->stopping)) {
         floe_error e;
         floe_error_clear(&e);
-        if (compact_partition(s, tbls.items[i], parts.items[i], &e) < 0)
-            floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbls.items[i],
-                     parts.items[i], e.msg);
+        if (comp_set_key(c, tbl, "") < 0)
+            break;
+        floe_lease_key k;
+        comp_key(c, &k, floe_catalog_name(s->catalog));
+        size_t which = n;
+        if (floe_lease_acquire_any(c->store, &k, (const char *const *)jobs, n, c->owner,
+                                   c->ttl_ms, &which, &e) < 0) {
+            floe_log(FLOE_LOG_ERROR, "serve: claiming a partition of %s: %s", tbl, e.msg);
+            break;
+        }
+        if (which >= n) {
+            atomic_fetch_add(&c->skipped, n);
+            break; /* every due partition is someone else's now */
+        }
+        atomic_fetch_add(&c->claimed, 1);
+        const char *part = cand_parts[which];
+        pthread_mutex_lock(&c->mu);
+        comp_set_key(c, tbl, part);
+        atomic_store(&c->lost, false);
+        c->active = true;
+        pthread_mutex_unlock(&c->mu);
+        if (compact_partition(s, tbl, part, &e) < 0)
+            floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbl, part, e.msg);
+        pthread_mutex_lock(&c->mu);
+        c->active = false;
+        comp_key(c, &k, floe_catalog_name(s->catalog));
+        floe_error_clear(&e);
+        if (floe_lease_release(c->store, &k, c->owner, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "serve: releasing the lease of %s/%s: %s (it runs out)",
+                     tbl, part, e.msg);
+        pthread_mutex_unlock(&c->mu);
+        floe_free(jobs[which]);
+        jobs[which] = jobs[n - 1];
+        cand_parts[which] = cand_parts[n - 1];
+        n--;
     }
-    if (tbls.n) /* so /metrics agrees with the index right after a flush */
+done:
+    for (size_t i = 0; jobs && i < n; i++)
+        floe_free(jobs[i]);
+    floe_free(jobs);
+    floe_free(cand_parts);
+}
+
+/* Partitions due for compaction (all with pending files when force), of every node. */
+static int compact_round(floe_server *s, bool force) {
+    srv_landing *L = &s->land;
+    due_ctx d = {.s = s, .force = force, .now = floe_wall_ms()};
+    char p_now[24];
+    const char *params[] = {srv_i64(p_now, d.now)};
+    floe_error e;
+    floe_error_clear(&e);
+    pthread_mutex_lock(&L->idx_mu);
+    int rc = floe_sql_query(L->db, "SELECT tbl, part, SUM(bytes), MIN(created_ms) FROM "
+                            "landing_files WHERE kind=1 AND (state='pending' OR (state="
+                            "'compacting' AND lease_until_ms<?)) GROUP BY tbl, part "
+                            "ORDER BY tbl, part", params, 1, due_row, &d, &e);
+    pthread_mutex_unlock(&L->idx_mu);
+    if (rc < 0)
+        floe_log(FLOE_LOG_ERROR, "serve: landing index: %s", e.msg);
+    atomic_store(&s->compact_lag_ms, d.lag);
+    for (size_t i = 0; i < d.tbls.n && i < d.parts.n;) {
+        size_t j = i;
+        while (j < d.tbls.n && !strcmp(d.tbls.items[j], d.tbls.items[i]))
+            j++;
+        compact_table(s, d.tbls.items[i], (const char *const *)d.parts.items + i, j - i);
+        i = j;
+    }
+    if (d.tbls.n) /* so /metrics agrees with the index right after a flush */
         srv_landing_refresh_metrics(s);
-    floe_strlist_free(&tbls);
-    floe_strlist_free(&parts);
+    floe_strlist_free(&d.tbls);
+    floe_strlist_free(&d.parts);
     return 0;
 }
 
@@ -708,22 +965,70 @@ static void *compactor_main(void *arg) {
     return NULL;
 }
 
+static void comp_free(floe_server *s) {
+    srv_comp *c = s->comp;
+    if (!c)
+        return;
+    floe_lease_store_close(c->store);
+    floe_lease_store_close(c->rstore);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    floe_free(c);
+    s->comp = NULL;
+}
+
 int srv_compactor_start(floe_server *s, floe_error *err) {
+    int rc = 0;
+    srv_comp *c = floe_calloc(1, sizeof *c);
+    if (!c)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    s->comp = c;
+    c->ttl_ms = DEFAULT_LEASE_MS;
+    const char *env = getenv("FLOE_COMPACT_LEASE_MS");
+    if (env && atoll(env) >= 300 && atoll(env) <= 24LL * 3600 * 1000)
+        c->ttl_ms = atoll(env);
+    char id[128];
+    floe_lease_owner_id(id);
+    snprintf(c->owner, sizeof c->owner, "%.40s/%.80s", s->node, id);
+    FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->store, err));
+    FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->rstore, err));
+    if (s->land.db_is_catalog)
+        FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
+    if (pthread_create(&c->thr, NULL, renewer_main, s) != 0)
+        FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the lease renewer thread");
+    c->thr_started = true;
     if (pthread_create(&s->comp_thr, NULL, compactor_main, s) != 0)
-        return floe_error_set(err, FLOE_EINTERNAL, "cannot start the compactor thread");
+        FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the compactor thread");
     s->comp_started = true;
-    return 0;
+done:
+    return rc;
 }
 
 void srv_compactor_stop(floe_server *s) {
-    if (!s->comp_started)
+    if (s->comp_started) {
+        pthread_mutex_lock(&s->comp_mu);
+        s->comp_stop = true;
+        pthread_cond_broadcast(&s->comp_cv);
+        pthread_mutex_unlock(&s->comp_mu);
+        pthread_join(s->comp_thr, NULL);
+        s->comp_started = false;
+    }
+    srv_comp *c = s->comp;
+    if (!c)
         return;
-    pthread_mutex_lock(&s->comp_mu);
-    s->comp_stop = true;
-    pthread_cond_broadcast(&s->comp_cv);
-    pthread_mutex_unlock(&s->comp_mu);
-    pthread_join(s->comp_thr, NULL);
-    s->comp_started = false;
+    if (c->thr_started) {
+        pthread_mutex_lock(&c->mu);
+        c->stop = true;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->thr, NULL);
+        c->thr_started = false;
+    }
+    if (s->land.db_is_catalog && s->catalog)
+        (void)floe_catalog_set_swap_hook(s->catalog, NULL, NULL, NULL);
+    comp_free(s);
 }
 
 int srv_compactor_run_now(floe_server *s, floe_error *err) {

@@ -25,6 +25,8 @@ static const char example_config[] =
     "listen = 127.0.0.1:8080          # beyond loopback, [token] sections are required\n"
     "warehouse = ./warehouse          # tables, _landing/, _quarantine/, _wal/\n"
     "# catalog = ./warehouse/catalog.db   # SQLite catalog (default <warehouse>/catalog.db)\n"
+    "# catalog = postgresql://user:pass@host/db  # shared by several nodes (scale-out)\n"
+    "# role = all                     # all | ingest | compactor (see floe work)\n"
     "node_id = node1                  # names this node's landing files and WAL\n"
     "# wal_dir = ./warehouse/_wal/node1\n"
     "max_body = 16MiB                 # request body on the wire (413 beyond)\n"
@@ -362,6 +364,18 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         return set_dup(&c->catalog, v, err);
     if (!strcmp(k, "wal_dir"))
         return set_dup(&c->wal_dir, v, err);
+    if (!strcmp(k, "role")) {
+        if (!strcmp(v, "all"))
+            c->role = FLOE_SERVER_ROLE_ALL;
+        else if (!strcmp(v, "ingest"))
+            c->role = FLOE_SERVER_ROLE_INGEST;
+        else if (!strcmp(v, "compactor"))
+            c->role = FLOE_SERVER_ROLE_COMPACTOR;
+        else
+            return floe_error_set(err, FLOE_EINVALID, "role: all, ingest or compactor ('%s')",
+                                  v);
+        return 0;
+    }
     if (!strcmp(k, "node_id")) {
         for (const char *p = v; *p; p++)
             if (!isalnum((unsigned char)*p) && *p != '_')

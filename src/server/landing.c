@@ -46,9 +46,14 @@ static uint64_t hash_str(const char *s, size_t n, uint64_t h) {
 
 /* ---- the index ------------------------------------------------------------------- */
 
-static const char index_schema[] =
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=FULL;"
+/* One schema, two dialects: only the surrogate key differs. Tables:
+ *   landing_files  one row per landing (kind 1) or quarantine (kind 2) file: who wrote it
+ *                  (node, seq), where it is (uri), the frames it holds, its state
+ *                  (pending, compacting + lease_until_ms, committed + snapshot_id,
+ *                  quarantine, missing; `floe maintain` sets deleted)
+ *   idempotency    answers by "<table>\n<key>" for the idempotency window
+ *   node_state     reserved */
+static const char *const index_ddl_sqlite[] = {
     "CREATE TABLE IF NOT EXISTS landing_files("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " node TEXT NOT NULL, seq INTEGER NOT NULL,"
@@ -57,31 +62,102 @@ static const char index_schema[] =
     " records INTEGER NOT NULL, first_frame INTEGER NOT NULL, last_frame INTEGER NOT NULL,"
     " created_ms INTEGER NOT NULL, state TEXT NOT NULL,"
     " lease_until_ms INTEGER, snapshot_id INTEGER,"
-    " UNIQUE(node, seq));"
-    "CREATE INDEX IF NOT EXISTS landing_by_state ON landing_files(tbl, state, part);"
-    /* the start-up reconcile looks every landing file up by uri: without this, a scan
-     * per file (start-up time grew with the square of the files kept; bench/soak) */
-    "CREATE INDEX IF NOT EXISTS landing_by_uri ON landing_files(uri);"
+    " UNIQUE(node, seq))",
     "CREATE TABLE IF NOT EXISTS idempotency("
-    " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame INTEGER);";
+    " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame INTEGER)",
+};
+static const char *const index_ddl_pg[] = {
+    "CREATE TABLE IF NOT EXISTS landing_files("
+    " id BIGSERIAL PRIMARY KEY,"
+    " node TEXT NOT NULL, seq BIGINT NOT NULL,"
+    " tbl TEXT NOT NULL, part TEXT NOT NULL, kind INTEGER NOT NULL,"
+    " uri TEXT NOT NULL, bytes BIGINT NOT NULL, raw_bytes BIGINT NOT NULL,"
+    " records BIGINT NOT NULL, first_frame BIGINT NOT NULL, last_frame BIGINT NOT NULL,"
+    " created_ms BIGINT NOT NULL, state TEXT NOT NULL,"
+    " lease_until_ms BIGINT, snapshot_id BIGINT,"
+    " UNIQUE(node, seq))",
+    "CREATE TABLE IF NOT EXISTS idempotency("
+    " tbl_key TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, answer TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame BIGINT)",
+};
+static const char index_by_state[] =
+    "CREATE INDEX IF NOT EXISTS landing_by_state ON landing_files(tbl, state, part)";
+/* the start-up reconcile looks every landing file up by uri: without this, a scan per
+ * file (start-up time grew with the square of the files kept; bench/soak) */
+static const char index_by_uri[] =
+    "CREATE INDEX IF NOT EXISTS landing_by_uri ON landing_files(uri)";
 
-int srv_index_exec(floe_server *s, const char *sql, floe_error *err) {
-    char *msg = NULL;
-    int rc = sqlite3_exec(s->land.db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) {
-        floe_error_sys(err, rc == SQLITE_BUSY ? FLOE_EBUSY : FLOE_EIO, rc,
-                       "landing index: %s", msg ? msg : sqlite3_errstr(rc));
-        sqlite3_free(msg);
-        return err ? err->code : FLOE_EIO;
+const char *srv_i64(char buf[24], int64_t v) {
+    snprintf(buf, 24, "%lld", (long long)v);
+    return buf;
+}
+
+int64_t srv_atoi64(const char *v) {
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+int srv_index_exec(floe_server *s, const char *sql, const char *const *params,
+                   size_t nparams, floe_error *err) {
+    return floe_sql_exec(s->land.db, sql, params, nparams, NULL, err);
+}
+
+/* The first row's columns as numbers (NULL = 0, null[i] set). */
+typedef struct row_nums {
+    int64_t v[4];
+    bool null[4];
+    bool got;
+} row_nums;
+
+static int first_row_nums(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)err;
+    row_nums *r = ctx;
+    if (r->got)
+        return 0;
+    r->got = true;
+    for (size_t i = 0; i < n && i < 4; i++) {
+        r->null[i] = cols[i] == NULL;
+        r->v[i] = srv_atoi64(cols[i]);
     }
     return 0;
 }
 
-static int db_fail(floe_server *s, floe_error *err, const char *what) {
-    int rc = sqlite3_errcode(s->land.db);
-    return floe_error_sys(err, rc == SQLITE_BUSY ? FLOE_EBUSY : FLOE_EIO, rc,
-                          "landing index: %s: %s", what, sqlite3_errmsg(s->land.db));
+static int first_row_str(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    char **out = ctx;
+    if (*out || n < 1)
+        return 0;
+    *out = floe_strdup(cols[0] ? cols[0] : "");
+    return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}
+
+static int ignore_rows(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)ctx;
+    (void)cols;
+    (void)n;
+    (void)err;
+    return 0;
+}
+
+int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
+                             floe_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        /* "<node>-<seq>": the node may hold '-', the sequence never does */
+        const char *dash = strrchr(ids[i], '-');
+        if (!dash || dash == ids[i])
+            return floe_error_set(err, FLOE_EINVALID, "landing id %s: no <node>-<seq>", ids[i]);
+        char *node = floe_strndup(ids[i], (size_t)(dash - ids[i]));
+        if (!node)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        char seq[24];
+        const char *params[] = {node, srv_i64(seq, srv_atoi64(dash + 1))};
+        int rc = floe_sql_exec(db, "UPDATE landing_files SET state='committed', "
+                               "lease_until_ms=NULL WHERE node=? AND seq=? AND kind=1",
+                               params, 2, NULL, err);
+        floe_free(node);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* ---- buffers --------------------------------------------------------------------- */
@@ -183,19 +259,20 @@ int srv_idem_begin(floe_server *s, const char *table, const char *key, char **an
         /* the same key is in flight: its answer is the one to give */
         pthread_cond_wait(&l->cv_idem, &l->mu);
     }
-    pthread_mutex_lock(&l->idx_mu);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT answer FROM idempotency WHERE tbl_key=?1 AND "
-                           "created_ms>=?2", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, floe_wall_ms() - s->cfg.idempotency_window_ms);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            *answer = floe_strdup((const char *)sqlite3_column_text(st, 0));
-            rc = *answer ? 1 : FLOE_ENOMEM;
+    {
+        char since[24];
+        char *found = NULL;
+        const char *params[] = {k, srv_i64(since, floe_wall_ms() - s->cfg.idempotency_window_ms)};
+        pthread_mutex_lock(&l->idx_mu);
+        /* a failed lookup counts as not seen: the key is then only known in memory */
+        (void)floe_sql_query(l->db, "SELECT answer FROM idempotency WHERE tbl_key=? AND "
+                             "created_ms>=?", params, 2, first_row_str, &found, NULL);
+        pthread_mutex_unlock(&l->idx_mu);
+        if (found) {
+            *answer = found;
+            rc = 1;
         }
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&l->idx_mu);
     if (rc)
         goto done;
     idem_entry *e = floe_calloc(1, sizeof *e);
@@ -298,27 +375,22 @@ static int idem_persist(floe_server *s, floe_error *err) {
     if (rc < 0 || n == 0)
         goto done;
     pthread_mutex_lock(&l->idx_mu);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_exec(l->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(l->db, "INSERT OR IGNORE INTO idempotency(tbl_key, created_ms, "
-                           "answer) VALUES(?1,?2,?3)", -1, &st, NULL) != SQLITE_OK) {
-        rc = db_fail(s, err, "store answers");
-    } else {
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            sqlite3_bind_text(st, 1, todo[i]->key, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 2, todo[i]->created_ms);
-            sqlite3_bind_text(st, 3, todo[i]->answer, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) != SQLITE_DONE)
-                rc = db_fail(s, err, "store answer");
-            sqlite3_reset(st);
-        }
+    rc = floe_sql_begin(l->db, err);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char ms[24];
+        const char *params[] = {todo[i]->key, srv_i64(ms, todo[i]->created_ms),
+                                todo[i]->answer};
+        rc = floe_sql_exec(l->db, "INSERT INTO idempotency(tbl_key, created_ms, answer) "
+                           "VALUES(?,?,?) ON CONFLICT (tbl_key) DO NOTHING", params, 3, NULL,
+                           err);
     }
-    sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_fail(s, err, "commit answers");
-    if (rc < 0)
-        sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == 0)
+        rc = floe_sql_commit(l->db, err);
+    else
+        floe_sql_rollback(l->db);
     pthread_mutex_unlock(&l->idx_mu);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        rc = FLOE_EIO; /* kept in memory and stored again: the insert is idempotent */
     if (rc < 0)
         goto done;
     pthread_mutex_lock(&l->mu);
@@ -455,34 +527,40 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_output_options oo = {.fsync = true, .no_overwrite = false};
     FLOE_CHECK(floe_io_write_all(uri, j->data.data, j->data.len, &oo, err));
-    pthread_mutex_lock(&l->idx_mu);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(l->db,
+    {
+        char p_seq[24], p_kind[24], p_bytes[24], p_raw[24], p_rec[24], p_first[24],
+            p_last[24], p_now[24];
+        const char *params[] = {
+            s->node, srv_i64(p_seq, seq), j->table, j->part, srv_i64(p_kind, j->kind), uri,
+            srv_i64(p_bytes, (int64_t)j->data.len), srv_i64(p_raw, j->raw_bytes),
+            srv_i64(p_rec, j->records), srv_i64(p_first, (int64_t)j->first_frame),
+            srv_i64(p_last, (int64_t)j->last_frame), srv_i64(p_now, floe_wall_ms()),
+            j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine"};
+        pthread_mutex_lock(&l->idx_mu);
+        rc = floe_sql_exec(l->db,
                            "INSERT INTO landing_files(node, seq, tbl, part, kind, uri, bytes, "
                            "raw_bytes, records, first_frame, last_frame, created_ms, state) "
-                           "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = db_fail(s, err, "register landing file");
-    } else {
-        sqlite3_bind_text(st, 1, s->node, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, seq);
-        sqlite3_bind_text(st, 3, j->table, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, j->part, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 5, j->kind);
-        sqlite3_bind_text(st, 6, uri, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 7, (int64_t)j->data.len);
-        sqlite3_bind_int64(st, 8, j->raw_bytes);
-        sqlite3_bind_int64(st, 9, j->records);
-        sqlite3_bind_int64(st, 10, (int64_t)j->first_frame);
-        sqlite3_bind_int64(st, 11, (int64_t)j->last_frame);
-        sqlite3_bind_int64(st, 12, floe_wall_ms());
-        sqlite3_bind_text(st, 13, j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine",
-                          -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = db_fail(s, err, "register landing file");
+                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", params, 13, NULL, err);
+        pthread_mutex_unlock(&l->idx_mu);
     }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&l->idx_mu);
+    if (rc == FLOE_EUNKNOWN_STATE || rc == FLOE_EEXISTS) {
+        /* The insert may have been applied (connection lost), or an earlier attempt's was:
+         * read what is there (final: see floe/sql.h) before deciding. */
+        char *have = NULL;
+        char p_seq[24];
+        const char *params[] = {s->node, srv_i64(p_seq, seq)};
+        pthread_mutex_lock(&l->idx_mu);
+        int qrc = floe_sql_query(l->db, "SELECT uri FROM landing_files WHERE node=? AND seq=?",
+                                 params, 2, first_row_str, &have, NULL);
+        pthread_mutex_unlock(&l->idx_mu);
+        if (qrc == 0 && have && !strcmp(have, uri))
+            rc = 0;
+        else if (qrc < 0) {
+            floe_free(have);
+            goto done; /* still unknown: keep the file; the retry decides */
+        }
+        floe_free(have);
+    }
     if (rc < 0) {
         /* unregistered: remove it now (a restart would too); the WAL still has it */
         floe_io_delete(uri, NULL);
@@ -529,20 +607,17 @@ static void release_segments(floe_server *s, uint64_t closed_upto) {
 
 void srv_landing_refresh_metrics(floe_server *s) {
     srv_landing *l = &s->land;
+    row_nums r = {0};
     pthread_mutex_lock(&l->idx_mu);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT COUNT(*), COALESCE(SUM(bytes),0), MIN(created_ms) "
-                           "FROM landing_files WHERE kind=1 AND state IN ('pending',"
-                           "'compacting')", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        atomic_store(&l->pending_files, sqlite3_column_int64(st, 0));
-        atomic_store(&l->pending_bytes, sqlite3_column_int64(st, 1));
-        int64_t oldest = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0
-                                                                  : sqlite3_column_int64(st, 2);
-        atomic_store(&l->oldest_pending_ms, oldest);
-    }
-    sqlite3_finalize(st);
+    int rc = floe_sql_query(l->db, "SELECT COUNT(*), COALESCE(SUM(bytes),0), MIN(created_ms) "
+                            "FROM landing_files WHERE kind=1 AND state IN ('pending',"
+                            "'compacting')", NULL, 0, first_row_nums, &r, NULL);
     pthread_mutex_unlock(&l->idx_mu);
+    if (rc == 0 && r.got) {
+        atomic_store(&l->pending_files, r.v[0]);
+        atomic_store(&l->pending_bytes, r.v[1]);
+        atomic_store(&l->oldest_pending_ms, r.null[2] ? 0 : r.v[2]);
+    }
 }
 
 static void *sealer_main(void *arg) {
@@ -656,11 +731,10 @@ static void *sealer_main(void *arg) {
             last_metrics = now;
         }
         if (now - last_expire >= 60000) {
-            char sql[160];
-            snprintf(sql, sizeof sql, "DELETE FROM idempotency WHERE created_ms < %lld",
-                     (long long)(now - s->cfg.idempotency_window_ms));
+            char before[24];
+            const char *params[] = {srv_i64(before, now - s->cfg.idempotency_window_ms)};
             pthread_mutex_lock(&l->idx_mu);
-            srv_index_exec(s, sql, NULL);
+            srv_index_exec(s, "DELETE FROM idempotency WHERE created_ms < ?", params, 1, NULL);
             pthread_mutex_unlock(&l->idx_mu);
             last_expire = now;
         }
@@ -745,74 +819,124 @@ static int reconcile_file(void *ctx, const floe_io_entry *e) {
     bool tmp = strstr(base, ".floe-tmp-") != NULL;
     bool known = false;
     if (!tmp) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(s->land.db, "SELECT 1 FROM landing_files WHERE uri=?1", -1,
-                               &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, e->uri, -1, SQLITE_STATIC);
-            known = sqlite3_step(st) == SQLITE_ROW;
-        }
-        sqlite3_finalize(st);
+        row_nums r = {0};
+        const char *params[] = {e->uri};
+        if (floe_sql_query(s->land.db, "SELECT 1 FROM landing_files WHERE uri=?", params, 1,
+                           first_row_nums, &r, NULL) < 0)
+            return 0; /* unknown: keep it */
+        known = r.got;
     }
     if (!known)
         floe_strlist_push(&rc->victims, e->uri, NULL);
     return 0;
 }
 
+static int watermark_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    srv_landing *l = ctx;
+    if (n < 4 || !cols[0] || !cols[1])
+        return floe_error_set(err, FLOE_ECORRUPT, "landing index: bad watermark row");
+    pbuf *b = pbuf_find(l, cols[0], cols[1], strlen(cols[1]), (int)srv_atoi64(cols[2]), true);
+    if (!b)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    b->watermark = (uint64_t)srv_atoi64(cols[3]);
+    return 0;
+}
+
+typedef struct row_list {
+    floe_strlist ids, uris;
+} row_list;
+
+static int collect_id_uri(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    row_list *r = ctx;
+    if (n < 2 || !cols[0] || !cols[1])
+        return 0;
+    FLOE_FORWARD_IF_ERROR(floe_strlist_push(&r->ids, cols[0], err));
+    return floe_strlist_push(&r->uris, cols[1], err);
+}
+
+/* Create the index tables. Several nodes starting at once may race on CREATE TABLE IF
+ * NOT EXISTS (PostgreSQL then reports a duplicate type): try again. */
+static int index_create(floe_server *s, floe_error *err) {
+    bool pg = !strcmp(floe_sql_dialect(s->land.db), "postgresql");
+    const char *const *ddl = pg ? index_ddl_pg : index_ddl_sqlite;
+    int rc = 0;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        rc = 0;
+        for (size_t i = 0; i < 3 && rc == 0; i++)
+            rc = srv_index_exec(s, ddl[i], NULL, 0, err);
+        if (rc == 0)
+            rc = srv_index_exec(s, index_by_state, NULL, 0, err);
+        if (rc == 0)
+            rc = srv_index_exec(s, index_by_uri, NULL, 0, err);
+        if (rc == 0 || (rc != FLOE_EEXISTS && rc != FLOE_ECONFLICT && rc != FLOE_EBUSY))
+            return rc;
+        usleep(100000 * (useconds_t)(attempt + 1));
+    }
+    return rc;
+}
+
+/* Where the index lives: a SQLite catalog with a local warehouse keeps it in
+ * <warehouse>/_landing/_index.db (beside the files it lists, where `floe maintain`'s
+ * landing lifecycle finds it); otherwise (PostgreSQL, or a remote warehouse) in the
+ * catalog's database, where the swap hook can mark files committed in the commit's own
+ * transaction. */
+static int index_open(floe_server *s, floe_error *err) {
+    srv_landing *l = &s->land;
+    const char *cat = s->catcfg.uri;
+    bool pg = cat && (!strncmp(cat, "postgres", 8));
+    char *local = floe_io_local_path(s->landing_root);
+    char *path = NULL;
+    int rc = 0;
+    if (!pg && local) {
+        FLOE_CHECK(floe_io_mkdirs(local, err));
+        if (!(path = floe_asprintf("%s/_index.db", local)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(floe_sql_open(path, &l->db, err));
+        /* a file of its own: write-ahead log mode, durable commits */
+        FLOE_CHECK(floe_sql_query(l->db, "PRAGMA journal_mode=WAL", NULL, 0, ignore_rows,
+                                  NULL, err));
+        FLOE_CHECK(floe_sql_exec(l->db, "PRAGMA synchronous=FULL", NULL, 0, NULL, err));
+    } else {
+        if (!cat)
+            FLOE_FAIL(err, FLOE_EINVALID, "landing index: no catalog database");
+        FLOE_CHECK(floe_sql_open(cat, &l->db, err));
+        l->db_is_catalog = true;
+    }
+    FLOE_CHECK(index_create(s, err));
+done:
+    floe_free(local);
+    floe_free(path);
+    return rc;
+}
+
 int srv_landing_open(floe_server *s, floe_error *err) {
     srv_landing *l = &s->land;
     int rc = 0;
+    row_list rows = {0};
+    reconcile_ctx rctx = {.s = s};
     l->nbuckets = PBUF_BUCKETS;
     l->nibuckets = IDEM_BUCKETS;
     l->buckets = floe_calloc(l->nbuckets, sizeof *l->buckets);
     l->ibuckets = floe_calloc(l->nibuckets, sizeof *l->ibuckets);
     if (!l->buckets || !l->ibuckets)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(index_open(s, err));
+    if (s->role == FLOE_SERVER_ROLE_COMPACTOR)
+        goto metrics; /* no WAL, no landing files of its own */
     FLOE_CHECK(floe_io_mkdirs(s->landing_root, err));
     FLOE_CHECK(floe_io_mkdirs(s->quarantine_root, err));
-    char *path = floe_asprintf("%s/_index.db", s->landing_root);
-    if (!path)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    int src = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                              SQLITE_OPEN_NOMUTEX, NULL);
-    if (src != SQLITE_OK) {
-        rc = floe_error_sys(err, FLOE_EIO, src, "landing index %s: %s", path,
-                            l->db ? sqlite3_errmsg(l->db) : sqlite3_errstr(src));
-        floe_free(path);
-        goto done;
-    }
-    floe_free(path);
-    sqlite3_busy_timeout(l->db, 10000);
-    FLOE_CHECK(srv_index_exec(s, index_schema, err));
 
     /* watermarks: the last frame of each partition already in a landing file */
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT tbl, part, kind, MAX(last_frame) FROM "
-                           "landing_files WHERE node=?1 GROUP BY tbl, part, kind", -1, &st,
-                           NULL) != SQLITE_OK)
-        FLOE_FAIL(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(l->db));
-    sqlite3_bind_text(st, 1, s->node, -1, SQLITE_STATIC);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-        const char *p = (const char *)sqlite3_column_text(st, 1);
-        pbuf *b = pbuf_find(l, t, p, strlen(p), sqlite3_column_int(st, 2), true);
-        if (!b) {
-            sqlite3_finalize(st);
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        }
-        b->watermark = (uint64_t)sqlite3_column_int64(st, 3);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT COALESCE(MAX(seq),-1) FROM landing_files WHERE "
-                           "node=?1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, s->node, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            l->next_seq = sqlite3_column_int64(st, 0) + 1;
-    }
-    sqlite3_finalize(st);
+    const char *pnode[] = {s->node};
+    FLOE_CHECK(floe_sql_query(l->db, "SELECT tbl, part, kind, MAX(last_frame) FROM "
+                              "landing_files WHERE node=? GROUP BY tbl, part, kind", pnode, 1,
+                              watermark_row, l, err));
+    row_nums r = {0};
+    FLOE_CHECK(floe_sql_query(l->db, "SELECT COALESCE(MAX(seq),-1) FROM landing_files WHERE "
+                              "node=?", pnode, 1, first_row_nums, &r, err));
+    l->next_seq = r.got ? r.v[0] + 1 : 0;
 
     /* files without an index row: their records are still in the WAL */
-    reconcile_ctx rctx = {.s = s};
     const char *roots[2] = {s->landing_root, s->quarantine_root};
     for (int i = 0; i < 2; i++)
         FLOE_CHECK(floe_io_list(roots[i], reconcile_file, &rctx, err));
@@ -821,46 +945,45 @@ int srv_landing_open(floe_server *s, floe_error *err) {
                  rctx.victims.items[i]);
         floe_io_delete(rctx.victims.items[i], NULL);
     }
-    floe_strlist_free(&rctx.victims);
 
-    /* rows whose file is gone; leases this node held before it stopped */
-    st = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT id, uri FROM landing_files WHERE node=?1 AND "
-                           "state IN ('pending','compacting')", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, s->node, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *u = (const char *)sqlite3_column_text(st, 1);
-            bool ex = false;
-            if (floe_io_exists(u, &ex, NULL) == 0 && !ex) {
-                char sql[128];
-                floe_log(FLOE_LOG_ERROR, "serve: landing file %s is registered but missing", u);
-                snprintf(sql, sizeof sql, "UPDATE landing_files SET state='missing' WHERE id=%lld",
-                         (long long)sqlite3_column_int64(st, 0));
-                srv_index_exec(s, sql, NULL);
-            }
+    /* rows whose file is gone */
+    FLOE_CHECK(floe_sql_query(l->db, "SELECT id, uri FROM landing_files WHERE node=? AND "
+                              "state IN ('pending','compacting')", pnode, 1, collect_id_uri,
+                              &rows, err));
+    for (size_t i = 0; i < rows.ids.n && i < rows.uris.n; i++) {
+        bool ex = false;
+        if (floe_io_exists(rows.uris.items[i], &ex, NULL) == 0 && !ex) {
+            floe_log(FLOE_LOG_ERROR, "serve: landing file %s is registered but missing",
+                     rows.uris.items[i]);
+            const char *pid[] = {rows.ids.items[i]};
+            srv_index_exec(s, "UPDATE landing_files SET state='missing' WHERE id=?", pid, 1,
+                           NULL);
         }
     }
-    sqlite3_finalize(st);
-    char sql[256];
-    snprintf(sql, sizeof sql, "UPDATE landing_files SET state='pending', lease_until_ms=NULL "
-             "WHERE state='compacting' AND node='%s'", s->node);
-    FLOE_CHECK(srv_index_exec(s, sql, err));
+    /* Leases on this node's files from before it stopped. (On a shared index another
+     * worker may hold them right now: it still finishes, the commit's id check and the
+     * partition lease keep the result exactly once.) */
+    if (!l->db_is_catalog)
+        FLOE_CHECK(srv_index_exec(s, "UPDATE landing_files SET state='pending', "
+                                  "lease_until_ms=NULL WHERE state='compacting' AND node=?",
+                                  pnode, 1, err));
+metrics:
     srv_landing_refresh_metrics(s);
 done:
+    floe_strlist_free(&rctx.victims);
+    floe_strlist_free(&rows.ids);
+    floe_strlist_free(&rows.uris);
     return rc;
 }
 
 uint64_t srv_landing_max_frame(floe_server *s) {
-    uint64_t m = 0;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->land.db, "SELECT COALESCE(MAX(last_frame),0) FROM landing_files "
-                           "WHERE node=?1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, s->node, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            m = (uint64_t)sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return m;
+    row_nums r = {0};
+    const char *pnode[] = {s->node};
+    pthread_mutex_lock(&s->land.idx_mu);
+    (void)floe_sql_query(s->land.db, "SELECT COALESCE(MAX(last_frame),0) FROM landing_files "
+                         "WHERE node=?", pnode, 1, first_row_nums, &r, NULL);
+    pthread_mutex_unlock(&s->land.idx_mu);
+    return r.got ? (uint64_t)r.v[0] : 0;
 }
 
 int srv_landing_start(floe_server *s, floe_error *err) {
@@ -909,7 +1032,6 @@ void srv_landing_close(floe_server *s) {
     floe_free(l->buckets);
     floe_free(l->ibuckets);
     floe_free(l->segs);
-    if (l->db)
-        sqlite3_close(l->db);
+    floe_sql_close(l->db);
     l->db = NULL;
 }

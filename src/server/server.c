@@ -20,6 +20,7 @@
 static void server_free(floe_server *s) {
     if (s->catalog)
         floe_catalog_close(s->catalog);
+    floe_catalog_config_reset(&s->catcfg);
     srv_landing_close(s);
     for (size_t i = 0; i < s->ntables; i++)
         srv_table_free(s->tables[i]);
@@ -91,22 +92,44 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     s->node = floe_strdup(cfg->node_id ? cfg->node_id : "node1");
     if (!s->warehouse || !s->node)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    s->role = cfg->role;
+    if (s->role == FLOE_SERVER_ROLE_INGEST)
+        s->cfg.compact = false; /* compacts only when a flush asks for it */
+    /* The WAL is the local, fsynced part of durability: it never goes to object storage.
+     * A remote warehouse therefore needs wal_dir set (no silent local default that a
+     * container restart would lose). */
+    bool remote = strstr(s->warehouse, "://") && strncmp(s->warehouse, "file:", 5);
+    if (cfg->wal_dir && strstr(cfg->wal_dir, "://") && strncmp(cfg->wal_dir, "file:", 5))
+        FLOE_FAIL(err, FLOE_EINVALID, "wal_dir %s: the WAL must be on a local disk",
+                  cfg->wal_dir);
+    if (remote && !cfg->wal_dir && s->role != FLOE_SERVER_ROLE_COMPACTOR)
+        FLOE_FAIL(err, FLOE_EINVALID, "warehouse %s is remote: set wal_dir to a local folder "
+                  "(the WAL is fsynced on this machine's disk)", s->warehouse);
+    if (remote && !cfg->catalog)
+        FLOE_FAIL(err, FLOE_EINVALID, "warehouse %s is remote: set catalog (postgresql://... "
+                  "to share it between nodes, or a local SQLite file)", s->warehouse);
     s->wal_dir = cfg->wal_dir ? floe_strdup(cfg->wal_dir)
                               : floe_asprintf("%s/_wal/%s", s->warehouse, s->node);
     s->landing_root = floe_asprintf("%s/_landing", s->warehouse);
     s->quarantine_root = floe_asprintf("%s/_quarantine", s->warehouse);
     if (!s->wal_dir || !s->landing_root || !s->quarantine_root)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    /* Only SQLite here: any other URI (postgresql://...) would otherwise be taken as a
-     * relative file name and quietly become a fresh SQLite catalog (with the password in
-     * the path). The scheme only in the message: the rest may hold credentials. */
-    if (cfg->catalog && strstr(cfg->catalog, "://") && strncmp(cfg->catalog, "sqlite://", 9))
+    bool pg = cfg->catalog && (!strncmp(cfg->catalog, "postgresql", 10) ||
+                               !strncmp(cfg->catalog, "postgres://", 11));
+    /* Any other URI (mysql://...) would otherwise be taken as a relative file name and
+     * quietly become a fresh SQLite catalog (with the password in the path). The scheme
+     * only in the message: the rest may hold credentials. */
+    if (!pg && cfg->catalog && strstr(cfg->catalog, "://") &&
+        strncmp(cfg->catalog, "sqlite://", 9))
         FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                  "catalog %.*s://...: floe serve supports only a SQLite catalog (a path or "
-                  "sqlite:///path)",
+                  "catalog %.*s://...: floe serve takes a SQLite catalog (a path or "
+                  "sqlite:///path) or a PostgreSQL one (postgresql://...)",
                   (int)(strstr(cfg->catalog, "://") - cfg->catalog), cfg->catalog);
-    FLOE_CHECK(floe_io_mkdirs(s->warehouse, err));
-    if (cfg->catalog)
+    if (!remote)
+        FLOE_CHECK(floe_io_mkdirs(s->warehouse, err));
+    if (pg)
+        db = floe_strdup(cfg->catalog);
+    else if (cfg->catalog)
         db = floe_strdup(!strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
                                                                 : cfg->catalog);
     else
@@ -116,25 +139,37 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     /* Tables record their location: under a relative warehouse they would be readable
      * only from this working directory. (Landing paths stay as configured: the index
      * holds them.) */
+    char *wh_abs = NULL;
     if (!strstr(s->warehouse, "://") && s->warehouse[0] != '/') {
         char *abs = realpath(s->warehouse, NULL);
         if (!abs)
             FLOE_FAIL(err, FLOE_EIO, "warehouse %s: %s", s->warehouse, strerror(errno));
-        rc = floe_catalog_open_sqlite(db, "default", abs, &s->catalog, err);
+        wh_abs = floe_strdup(abs);
         free(abs); /* realpath's allocation */
-        if (rc < 0)
-            goto done;
-    } else {
-        FLOE_CHECK(floe_catalog_open_sqlite(db, "default", s->warehouse, &s->catalog, err));
+        if (!wh_abs)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
+    s->catcfg.name = floe_strdup("default");
+    s->catcfg.type = floe_strdup("sql");
+    s->catcfg.uri = db;
+    s->catcfg.warehouse = wh_abs ? wh_abs : floe_strdup(s->warehouse);
+    db = NULL;
+    if (!s->catcfg.name || !s->catcfg.type || !s->catcfg.warehouse)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_catalog_open(&s->catcfg, &s->catalog, err));
     FLOE_CHECK(srv_landing_open(s, err));
-    FLOE_CHECK(srv_wal_open(s, err));
+    bool ingest = s->role != FLOE_SERVER_ROLE_COMPACTOR;
+    if (ingest)
+        FLOE_CHECK(srv_wal_open(s, err));
     FLOE_CHECK(srv_table_load_configured(s, err));
-    FLOE_CHECK(srv_wal_start(s, err));
-    FLOE_CHECK(srv_landing_start(s, err));
+    if (ingest) {
+        FLOE_CHECK(srv_wal_start(s, err));
+        FLOE_CHECK(srv_landing_start(s, err));
+    }
     FLOE_CHECK(srv_compactor_start(s, err));
     FLOE_CHECK(srv_maint_start(s, err));
-    FLOE_CHECK(srv_http_start(s, err));
+    if (ingest)
+        FLOE_CHECK(srv_http_start(s, err));
     *out = s;
     s = NULL;
 done:
@@ -186,7 +221,8 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
 }
 
 int floe_server_flush(floe_server *s, bool compact, floe_error *err) {
-    FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
+        FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
     if (compact)
         FLOE_FORWARD_IF_ERROR(srv_compactor_run_now(s, err));
     return 0;
@@ -197,7 +233,8 @@ int floe_server_close(floe_server *s, floe_error *err) {
     if (!s)
         return 0;
     stop_threads(s);
-    srv_landing_release_all(s);
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
+        srv_landing_release_all(s);
     server_free(s);
     return 0;
 }

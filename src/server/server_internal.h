@@ -5,7 +5,8 @@
  *               /metrics
  *   ingest.c    one POST: decode, shred-validate, route to partitions, build the frame
  *   wal.c       the WAL writer thread (group commit), segments, replay at start
- *   landing.c   partition buffers, the sealer thread, the landing index (SQLite),
+ *   landing.c   partition buffers, the sealer thread, the landing index (floe_sql: a
+ *               SQLite file beside the landing files, or the catalog's database),
  *               idempotency answers, WAL segment release
  *   compactor.c the landing compactor thread: lease, settle against the table's
  *               history, convert, commit (floe_server_commit_iceberg, the default hook)
@@ -32,12 +33,13 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sqlite3.h>
 
 #include "floe/catalog.h"
 #include "floe/json.h"
+#include "floe/lease.h"
 #include "floe/partition.h"
 #include "floe/server.h"
+#include "floe/sql.h"
 #include "floe/table.h"
 #include "frame.h"
 
@@ -157,8 +159,10 @@ typedef struct srv_landing {
     size_t nibuckets;
     pthread_cond_t cv_idem;
 
-    pthread_mutex_t idx_mu; /* the SQLite connection */
-    sqlite3 *db;
+    pthread_mutex_t idx_mu; /* the index connection (one thread at a time) */
+    floe_sql *db;
+    bool db_is_catalog;     /* the index is in the catalog's database: the swap hook
+                               marks landing files committed in the swap (I2) */
     _Atomic int64_t pending_files, pending_bytes, oldest_pending_ms;
 } srv_landing;
 
@@ -175,6 +179,9 @@ struct floe_server {
 
     pthread_mutex_t cat_mu;
     floe_catalog *catalog;
+    floe_catalog_config catcfg; /* how it was opened (leases open their own connection) */
+    int role;               /* FLOE_SERVER_ROLE_* */
+    const floe_landing_commit *swap_job; /* cat_mu: the commit the swap hook records */
 
     pthread_mutex_t tables_mu;
     srv_table **tables;
@@ -192,6 +199,7 @@ struct floe_server {
     pthread_t comp_thr;
     bool comp_started;
     _Atomic int64_t compact_lag_ms;
+    struct srv_comp *comp;  /* compactor.c: partition leases and their renewer */
 
     /* http */
     void *mhd;
@@ -260,7 +268,16 @@ void srv_landing_segment_opened(floe_server *s, uint64_t segno);
  * found (*answer malloc'ed). */
 int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer);
 void srv_idem_abort(floe_server *s, const char *table, const char *key);
-int srv_index_exec(floe_server *s, const char *sql, floe_error *err);
+/* One statement on the index connection; the caller holds idx_mu. */
+int srv_index_exec(floe_server *s, const char *sql, const char *const *params,
+                   size_t nparams, floe_error *err);
+/* Mark the landing files of ids ("<node>-<seq>") committed on db (the swap hook's
+ * connection, inside the swap's transaction). */
+int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
+                             floe_error *err);
+/* Decimal text of v in buf (for statement parameters). */
+const char *srv_i64(char buf[24], int64_t v);
+int64_t srv_atoi64(const char *s);
 /* Pending files/bytes/oldest gauges from the index (the sealer does it every second). */
 void srv_landing_refresh_metrics(floe_server *s);
 

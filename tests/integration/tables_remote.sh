@@ -12,8 +12,8 @@
 # bucket/folder, and the data files left are exactly the live ones; orphans with planted
 # objects: the dry run lists exactly them, the real run deletes exactly them.
 # The bucket is listed with tests/js/s3_cli.mjs (its own SigV4 signer, not floe's).
-# Last, `floe serve` with a PostgreSQL catalog is refused clearly (serve takes only a
-# SQLite catalog and a local warehouse: a serve run on PostgreSQL + s3:// is not possible yet).
+# Last, `floe serve` refuses a catalog URI that is neither SQLite nor PostgreSQL (serve on
+# PostgreSQL + s3:// is tested by serve_remote.sh and serve_scale.sh).
 # Skips (exit 0, "SKIPPED") only when PostgreSQL's server binaries are missing.
 set -euo pipefail
 
@@ -193,18 +193,19 @@ pg_sql "SELECT table_namespace || ' ' || split_part(metadata_location, '/', 1) F
 printf 'ns_b \nns_c s3:\n' | cmp -s - "$tmp/pg_tables" || fail "PostgreSQL catalog rows: $(cat "$tmp/pg_tables")"
 [ "$(sigfail)" = 0 ] || fail "the S3 server saw bad signatures"
 
-# floe serve takes only a SQLite catalog: a PostgreSQL URI is refused (exit 1, the password
-# not echoed) instead of quietly becoming a SQLite file named after the URI.
+# floe serve takes a SQLite or PostgreSQL catalog; any other URI scheme is refused (exit 1,
+# the password not echoed) instead of quietly becoming a SQLite file named after the URI.
+# (serve on PostgreSQL + s3:// itself: serve_remote.sh and serve_scale.sh.)
 setup=serve
 mkdir -p "$tmp/serve"
 printf '[server]\nlisten = 127.0.0.1:0\nwarehouse = %s\ncatalog = %s\n' "$tmp/serve/wh" \
-  "$FLOE_PG_URI" > "$tmp/serve/s.conf"
+  "mysql://floe:$PG_PASSWORD@127.0.0.1/x" > "$tmp/serve/s.conf"
 set +e
 (cd "$tmp/serve" && timeout 20 "$floe" serve --config s.conf > out.txt 2> err.txt)
 rc=$?
 set -e
-[ $rc = 1 ] || fail "serve with a PostgreSQL catalog: exit $rc, want 1 ($(cat "$tmp/serve/err.txt"))"
-grep -q "only a SQLite catalog" "$tmp/serve/err.txt" || fail "serve: $(cat "$tmp/serve/err.txt")"
+[ $rc = 1 ] || fail "serve with a mysql:// catalog: exit $rc, want 1 ($(cat "$tmp/serve/err.txt"))"
+grep -q "floe serve takes a SQLite catalog" "$tmp/serve/err.txt" || fail "serve: $(cat "$tmp/serve/err.txt")"
 ! grep -qF "$PG_PASSWORD" "$tmp/serve/err.txt" || fail "serve echoed the catalog password"
-[ ! -e "$tmp/serve/postgresql:" ] || fail "serve created a SQLite file named after the URI"
+[ ! -e "$tmp/serve/mysql:" ] || fail "serve created a SQLite file named after the URI"
 echo "tables_remote: ok"

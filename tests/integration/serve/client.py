@@ -25,6 +25,7 @@ def main():
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--batch-size", type=int, default=50)
     ap.add_argument("--keys", action="store_true")
+    ap.add_argument("--key-prefix", default="b-", help="Idempotency-Key = PREFIX + batch number")
     ap.add_argument("--token")
     ap.add_argument("--out", required=True)
     ap.add_argument("--stop-file")
@@ -60,7 +61,7 @@ def main():
                 ctype = "application/x-ndjson"
             headers = {"Content-Type": ctype}
             if a.keys:
-                headers["Idempotency-Key"] = f"b-{b}"
+                headers["Idempotency-Key"] = f"{a.key_prefix}{b}"
             if a.token:
                 headers["Authorization"] = f"Bearer {a.token}"
             while True:

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# serve_remote.sh - floe serve on PostgreSQL + s3:// (the signature-checking S3 server of
+# tests/js): the catalog, the landing index and the leases in PostgreSQL, landing files,
+# quarantine and table files in the bucket, the WAL on local disk.
+#   1. 4 clients post 3000 events with Idempotency-Keys; flush + compact; `floe scan`
+#      equals the input row for row (canon_ndjson.mjs + compare.mjs); no landing file is
+#      left uncommitted in the PostgreSQL index; every landing file is in the bucket.
+#   2. 2000 more events while the server is killed with SIGKILL three times (restarted
+#      each time; the clients retry with the same keys): after flush + compact the table
+#      holds all 5000 events exactly once. A clean stop (SIGTERM) exits 0.
+#   3. serve refuses an s3:// warehouse without wal_dir, and a remote wal_dir.
+# The S3 server saw no bad signature. Skips (exit 0, "SKIPPED") only when PostgreSQL's
+# server binaries are missing.
+set -euo pipefail
+
+src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+FLOE=${FLOE_BIN:-$src/build/floe}
+js=$src/tests/js
+SERVE_DIR=$src/tests/integration/serve
+fail() {
+  echo "serve_remote: FAIL: $*" >&2
+  [ -f "$tmp/server.log" ] && tail -30 "$tmp/server.log" >&2
+  exit 1
+}
+
+source "$src/tests/lib/pg.sh"
+rc=0
+pg_start || rc=$?
+if [ $rc = 77 ]; then echo "serve_remote: SKIPPED (no PostgreSQL server binaries)"; exit 0; fi
+[ $rc = 0 ] || { echo "serve_remote: could not start PostgreSQL" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+pid=
+pids=()
+PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
+unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
+
+node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
+  --bucket wh > "$tmp/sig.port" 2> "$tmp/sig.err" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$tmp/sig.port" ] && break; sleep 0.1; done
+s3port=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).port)' \
+  "$tmp/sig.port") || fail "S3 server did not start: $(cat "$tmp/sig.err")"
+export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3port AWS_ACCESS_KEY_ID=AKIDFLOETEST
+export AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_REGION=us-east-1 FLOE_S3_RETRY_BASE_MS=5
+export FLOE_COMPACT_LEASE_MS=3000
+sigfail() { curl -sf "http://127.0.0.1:$s3port/__admin/stats" | node -e '
+  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).sigFailures))'; }
+
+start_server() {
+  rm -f "$tmp/port"
+  "$FLOE" serve --config "$tmp/serve.conf" --port-file "$tmp/port" 2>>"$tmp/server.log" &
+  pid=$!
+  for _ in $(seq 600); do
+    if [ -s "$tmp/port" ]; then port=$(cat "$tmp/port"); return 0; fi
+    kill -0 "$pid" 2>/dev/null || fail "server exited at start"
+    sleep 0.05
+  done
+  fail "server did not start"
+}
+scan_eq() { # EXPECTED WHAT
+  FLOE_CATALOG_URI=$FLOE_PG_URI FLOE_WAREHOUSE=s3://wh/w "$FLOE" scan shop.events \
+    --format canonical > "$tmp/got.ndjson" 2> "$tmp/scan.err" || fail "$2: scan: $(cat "$tmp/scan.err")"
+  node "$js/compare.mjs" "$1" "$tmp/got.ndjson" --sort-key event_id > "$tmp/cmp.out" 2>&1 ||
+    fail "$2: rows differ from the input: $(head -c 2000 "$tmp/cmp.out")"
+}
+
+"$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null
+"$FLOE" gen --count 3000 --seed 21 -o "$tmp/ev1.ndjson" > /dev/null
+"$FLOE" gen --count 2000 --seed 22 -o "$tmp/ev2.ndjson" > /dev/null
+node "$js/canon_ndjson.mjs" --schema "$tmp/schema.json" "$tmp/ev1.ndjson" > "$tmp/exp1.ndjson"
+node "$js/canon_ndjson.mjs" --schema "$tmp/schema.json" "$tmp/ev2.ndjson" > "$tmp/exp2.ndjson"
+cat "$tmp/exp1.ndjson" "$tmp/exp2.ndjson" > "$tmp/exp_all.ndjson"
+
+cat > "$tmp/serve.conf" <<CONF
+[server]
+listen = 127.0.0.1:0
+warehouse = s3://wh/w
+catalog = $FLOE_PG_URI
+wal_dir = $tmp/wal
+node_id = n1
+wal_segment_size = 256KB
+[defaults]
+seal_bytes = 64KB
+seal_age = 500ms
+compact_bytes = 400KB
+compact_age = 2s
+[table shop.events]
+schema = $tmp/schema.json
+partition = event_type
+schema_mode = strict
+CONF
+
+# 1: post, flush + compact, scan
+start_server
+python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/ev1.ndjson" \
+  --table shop.events --clients 4 --batch-size 100 --keys --out "$tmp/acks1" || fail "client 1"
+curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush"
+scan_eq "$tmp/exp1.ndjson" "after the first flush"
+n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
+[ "$n" = 0 ] || fail "$n landing files not committed after compaction"
+n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND uri LIKE 's3://wh/w/_landing/shop.events/event_type=%'")
+[ "$n" -gt 0 ] || fail "no landing file registered under s3://wh/w/_landing"
+node "$js/s3_cli.mjs" ls wh w/_landing/ > "$tmp/landing.ls"
+[ "$(grep -c '\.ndjson\.zst$' "$tmp/landing.ls")" -ge "$n" ] || fail "landing files missing from the bucket"
+
+# 2: kills while posting
+python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/ev2.ndjson" \
+  --table shop.events --clients 4 --batch-size 50 --keys --key-prefix r2- --out "$tmp/acks2" &
+client=$!
+for i in 1 2 3; do
+  sleep "0.$(( RANDOM % 5 + 3 ))"
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  pid=
+  start_server
+done
+wait "$client" || fail "client 2"
+curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush 2"
+# leases of the killed processes run out (FLOE_COMPACT_LEASE_MS): compact again until done
+for _ in $(seq 20); do
+  n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
+  [ "$n" = 0 ] && break
+  sleep 0.5
+  curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush 3"
+done
+[ "$n" = 0 ] || fail "$n landing files not committed after the kills"
+scan_eq "$tmp/exp_all.ndjson" "after the kills"
+acked=$(cat "$tmp"/acks2/ack-*.jsonl | wc -l)
+[ "$acked" = 40 ] || fail "$acked of 40 batches acknowledged"
+kill -TERM "$pid"
+wait "$pid" || fail "clean stop: exit $?"
+pid=
+[ -z "$(ls "$tmp/wal")" ] || fail "WAL segments left after a clean stop"
+[ "$(sigfail)" = 0 ] || fail "the S3 server saw bad signatures"
+
+# 3: refusals
+printf '[server]\nlisten = 127.0.0.1:0\nwarehouse = s3://wh/x\ncatalog = %s\n' "$FLOE_PG_URI" > "$tmp/bad1.conf"
+set +e
+timeout 20 "$FLOE" serve --config "$tmp/bad1.conf" > /dev/null 2> "$tmp/bad1.err"; rc1=$?
+printf '[server]\nlisten = 127.0.0.1:0\nwarehouse = s3://wh/x\ncatalog = %s\nwal_dir = s3://wh/wal\n' \
+  "$FLOE_PG_URI" > "$tmp/bad2.conf"
+timeout 20 "$FLOE" serve --config "$tmp/bad2.conf" > /dev/null 2> "$tmp/bad2.err"; rc2=$?
+set -e
+[ $rc1 = 1 ] && grep -q "set wal_dir to a local folder" "$tmp/bad1.err" || fail "no wal_dir: exit $rc1: $(cat "$tmp/bad1.err")"
+[ $rc2 = 1 ] && grep -q "must be on a local disk" "$tmp/bad2.err" || fail "remote wal_dir: exit $rc2: $(cat "$tmp/bad2.err")"
+! grep -qF "$PG_PASSWORD" "$tmp/bad1.err" "$tmp/bad2.err" || fail "serve echoed the catalog password"
+echo "serve_remote: ok"

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# serve_scale.sh - scale-out on loopback: three ingest nodes (floe serve --role ingest)
+# and three compaction workers (floe work) share one PostgreSQL (catalog, landing index,
+# leases) and one bucket (the signature-checking S3 server of tests/js). Each ingest node
+# takes a third of 9000 events from two clients (Idempotency-Keys); the workers compact
+# every node's landing files as they come; one worker is killed with SIGKILL while it
+# holds a partition lease. Afterwards:
+#   - every acknowledged event is in the table exactly once (floe scan = the input, row for
+#     row, by event_id: count and unique ids);
+#   - no landing id is in two snapshots (floe.landing-ids), i.e. no landing file was
+#     committed twice, and no partition was compacted by two workers at once; every
+#     landing file of every ingest node is committed;
+#   - the killed worker's lease ran out and another worker finished its partition;
+#   - at least two workers committed snapshots.
+# Skips (exit 0, "SKIPPED") only when PostgreSQL's server binaries are missing.
+set -euo pipefail
+
+src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+FLOE=${FLOE_BIN:-$src/build/floe}
+js=$src/tests/js
+SERVE_DIR=$src/tests/integration/serve
+fail() {
+  echo "serve_scale: FAIL: $*" >&2
+  for f in "$tmp"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
+  exit 1
+}
+
+source "$src/tests/lib/pg.sh"
+rc=0
+pg_start || rc=$?
+if [ $rc = 77 ]; then echo "serve_scale: SKIPPED (no PostgreSQL server binaries)"; exit 0; fi
+[ $rc = 0 ] || { echo "serve_scale: could not start PostgreSQL" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+pids=()
+PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
+unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
+
+node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
+  --bucket wh > "$tmp/sig.port" 2> "$tmp/sig.err" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$tmp/sig.port" ] && break; sleep 0.1; done
+s3port=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).port)' \
+  "$tmp/sig.port") || fail "S3 server did not start: $(cat "$tmp/sig.err")"
+export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3port AWS_ACCESS_KEY_ID=AKIDFLOETEST
+export AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_REGION=us-east-1 FLOE_S3_RETRY_BASE_MS=5
+export FLOE_COMPACT_LEASE_MS=2000 FLOE_LOG=info
+
+"$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null
+"$FLOE" gen --count 9000 --seed 31 -o "$tmp/events.ndjson" > /dev/null
+node "$js/canon_ndjson.mjs" --schema "$tmp/schema.json" "$tmp/events.ndjson" > "$tmp/exp.ndjson"
+split -n l/3 -d "$tmp/events.ndjson" "$tmp/part"
+
+conf() { # ROLE: the shared configuration
+  cat <<CONF
+[server]
+listen = 127.0.0.1:0
+warehouse = s3://wh/scale
+catalog = $FLOE_PG_URI
+role = $1
+wal_segment_size = 256KB
+maintain = false
+[defaults]
+seal_bytes = 32KB
+seal_age = 300ms
+compact_bytes = 64KB
+compact_age = 1s
+[table shop.events]
+schema = $tmp/schema.json
+partition = event_type
+schema_mode = strict
+CONF
+}
+conf ingest > "$tmp/ingest.conf"
+conf compactor > "$tmp/work.conf"
+
+declare -A ipid wpid
+start_ingest() { # I
+  rm -f "$tmp/port$1"
+  "$FLOE" serve --config "$tmp/ingest.conf" --node-id "i$1" --wal-dir "$tmp/wal$1" \
+    --port-file "$tmp/port$1" 2>> "$tmp/ingest$1.log" &
+  ipid[$1]=$!
+  pids+=($!)
+  for _ in $(seq 600); do
+    [ -s "$tmp/port$1" ] && return 0
+    kill -0 "${ipid[$1]}" 2>/dev/null || fail "ingest node $1 exited at start"
+    sleep 0.05
+  done
+  fail "ingest node $1 did not start"
+}
+start_worker() { # W
+  "$FLOE" work --config "$tmp/work.conf" --node-id "w$1" 2>> "$tmp/work$1.log" &
+  wpid[$1]=$!
+  pids+=($!)
+}
+uncommitted() { pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'"; }
+
+start_ingest 1 # creates the table; the others find it
+start_ingest 2
+start_ingest 3
+for w in 1 2 3; do start_worker $w; done
+
+cpids=()
+for i in 1 2 3; do
+  python3 "$SERVE_DIR/client.py" --port-file "$tmp/port$i" --events "$tmp/part0$((i - 1))" \
+    --table shop.events --clients 2 --batch-size 50 --keys --key-prefix "n$i-" --out "$tmp/acks$i" &
+  cpids+=($!)
+done
+
+# kill worker 1 while it holds a partition lease
+killed_job=
+for _ in $(seq 200); do
+  killed_job=$(pg_sql "SELECT job FROM floe_leases WHERE owner LIKE 'w1/%' AND expires_at > (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint LIMIT 1" || true)
+  [ -n "$killed_job" ] && break
+  sleep 0.05
+done
+[ -n "$killed_job" ] || fail "worker 1 never held a lease"
+kill -9 "${wpid[1]}"
+wait "${wpid[1]}" 2>/dev/null || true
+echo "serve_scale: killed worker 1 holding $killed_job"
+
+for c in "${cpids[@]}"; do wait "$c" || fail "client"; done
+for i in 1 2 3; do
+  curl -sf -XPOST "http://127.0.0.1:$(cat "$tmp/port$i")/v1/admin/flush" > /dev/null || fail "flush $i"
+done
+for _ in $(seq 240); do
+  [ "$(uncommitted)" = 0 ] && break
+  sleep 0.25
+done
+n=$(uncommitted)
+[ "$n" = 0 ] || fail "$n landing files not committed by the workers"
+
+for i in 1 2 3; do
+  kill -TERM "${ipid[$i]}"; wait "${ipid[$i]}" || fail "ingest node $i: exit $?"
+done
+for w in 2 3; do
+  kill -TERM "${wpid[$w]}"; wait "${wpid[$w]}" || fail "worker $w: exit $?"
+done
+
+acked=$(cat "$tmp"/acks*/ack-*.jsonl | wc -l)
+want=0
+for i in 0 1 2; do want=$((want + ($(wc -l < "$tmp/part0$i") + 49) / 50)); done
+[ "$acked" = "$want" ] || fail "$acked of $want batches acknowledged"
+export FLOE_CATALOG_URI=$FLOE_PG_URI FLOE_WAREHOUSE=s3://wh/scale
+"$FLOE" scan shop.events --format canonical > "$tmp/got.ndjson" 2> "$tmp/scan.err" ||
+  fail "scan: $(cat "$tmp/scan.err")"
+node "$js/compare.mjs" "$tmp/exp.ndjson" "$tmp/got.ndjson" --sort-key event_id > "$tmp/cmp.out" 2>&1 ||
+  fail "the table differs from the acknowledged events: $(head -c 2000 "$tmp/cmp.out")"
+[ "$(wc -l < "$tmp/got.ndjson")" = 9000 ] || fail "$(wc -l < "$tmp/got.ndjson") rows, want 9000"
+[ "$(grep -o '"event_id":"[^"]*"' "$tmp/got.ndjson" | sort -u | wc -l)" = 9000 ] ||
+  fail "duplicate event ids in the table"
+
+"$FLOE" snapshots shop.events --json > "$tmp/snaps.json" || fail "snapshots"
+node -e '
+  const snaps = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+  const seen = new Map(), nodes = new Set(), ingest = new Set()
+  for (const s of snaps) {
+    const ids = (s.summary["floe.landing-ids"] || "").split(",").filter(Boolean)
+    if (ids.length) nodes.add(s.summary["floe.node"])
+    for (const id of ids) {
+      if (seen.has(id)) { console.log("landing id " + id + " in two snapshots"); process.exit(1) }
+      seen.set(id, s.snapshot_id); ingest.add(id.replace(/-[0-9]+$/, ""))
+    }
+  }
+  if (ingest.size !== 3) { console.log("landing files of " + [...ingest] + " only"); process.exit(1) }
+  if (nodes.size < 2) { console.log("only " + [...nodes] + " committed"); process.exit(1) }
+  console.log(snaps.length + " snapshots, " + seen.size + " landing files, committed by " + [...nodes].sort())
+' "$tmp/snaps.json" > "$tmp/ids.out" || fail "snapshots: $(cat "$tmp/ids.out")"
+n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1")
+grep -q " $n landing files" "$tmp/ids.out" || fail "index has $n landing files, snapshots: $(cat "$tmp/ids.out")"
+echo "serve_scale: $(cat "$tmp/ids.out")"
+echo "serve_scale: ok"
