@@ -186,7 +186,7 @@ static int serve_main(int argc, char **argv, bool work) {
             floe_server_config_reset(&fresh);
             continue;
         }
-        fprintf(stderr, "floe serve: stopping (signal %d)\n", sig);
+        fprintf(stderr, "floe %s: stopping (signal %d)\n", work ? "work" : "serve", sig);
         break;
     }
     if (floe_server_close(srv, &err) < 0)

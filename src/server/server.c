@@ -235,6 +235,15 @@ int floe_server_close(floe_server *s, floe_error *err) {
     stop_threads(s);
     if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
         srv_landing_release_all(s);
+    /* the object-store requests of this process (bench/scale reads them) */
+    floe_io_stats st;
+    floe_io_stats_get(&st);
+    floe_log(FLOE_LOG_INFO, "serve: %s: object store requests GET %lld PUT %lld LIST %lld "
+             "DELETE %lld HEAD %lld, bytes read %lld written %lld", s->node,
+             (long long)st.get_requests, (long long)st.put_requests,
+             (long long)st.list_requests, (long long)st.delete_requests,
+             (long long)st.head_requests, (long long)st.bytes_read,
+             (long long)st.bytes_written);
     server_free(s);
     return 0;
 }
