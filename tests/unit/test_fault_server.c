@@ -316,7 +316,7 @@ TEST(server_round_survives_every_fault) {
     floe_server *s = NULL;
     REQUIRE_OK(floe_server_open(&c->cfg, NULL, &s, &err), err);
     REQUIRE_OK(floe_server_close(s, &err), err);
-    char cmd[9000];
+    char cmd[13000];
     snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", c->wh, c->tmpl);
     REQUIRE(system(cmd) == 0);
 
