@@ -54,7 +54,7 @@ static uint64_t hash_str(const char *s, size_t n, uint64_t h) {
  *   idempotency    answers by "<table>\n<key>" for the idempotency window
  *   node_state     reserved */
 static const char *const index_ddl_sqlite[] = {
-    "CREATE TABLE IF NOT EXISTS landing_files("
+    ("CREATE TABLE IF NOT EXISTS landing_files("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
     " node TEXT NOT NULL, seq INTEGER NOT NULL,"
     " tbl TEXT NOT NULL, part TEXT NOT NULL, kind INTEGER NOT NULL,"
@@ -62,13 +62,13 @@ static const char *const index_ddl_sqlite[] = {
     " records INTEGER NOT NULL, first_frame INTEGER NOT NULL, last_frame INTEGER NOT NULL,"
     " created_ms INTEGER NOT NULL, state TEXT NOT NULL,"
     " lease_until_ms INTEGER, snapshot_id INTEGER,"
-    " UNIQUE(node, seq))",
-    "CREATE TABLE IF NOT EXISTS idempotency("
-    " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL)",
+    " UNIQUE(node, seq))"),
+    ("CREATE TABLE IF NOT EXISTS idempotency("
+     " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL)"),
     "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame INTEGER)",
 };
 static const char *const index_ddl_pg[] = {
-    "CREATE TABLE IF NOT EXISTS landing_files("
+    ("CREATE TABLE IF NOT EXISTS landing_files("
     " id BIGSERIAL PRIMARY KEY,"
     " node TEXT NOT NULL, seq BIGINT NOT NULL,"
     " tbl TEXT NOT NULL, part TEXT NOT NULL, kind INTEGER NOT NULL,"
@@ -76,9 +76,9 @@ static const char *const index_ddl_pg[] = {
     " records BIGINT NOT NULL, first_frame BIGINT NOT NULL, last_frame BIGINT NOT NULL,"
     " created_ms BIGINT NOT NULL, state TEXT NOT NULL,"
     " lease_until_ms BIGINT, snapshot_id BIGINT,"
-    " UNIQUE(node, seq))",
-    "CREATE TABLE IF NOT EXISTS idempotency("
-    " tbl_key TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, answer TEXT NOT NULL)",
+    " UNIQUE(node, seq))"),
+    ("CREATE TABLE IF NOT EXISTS idempotency("
+     " tbl_key TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, answer TEXT NOT NULL)"),
     "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame BIGINT)",
 };
 static const char index_by_state[] =

@@ -9,6 +9,8 @@
 #      each time; the clients retry with the same keys): after flush + compact the table
 #      holds all 5000 events exactly once. A clean stop (SIGTERM) exits 0.
 #   3. serve refuses an s3:// warehouse without wal_dir, and a remote wal_dir.
+# Between 1 and 2, test_landing_pg (built beside floe) runs on this PostgreSQL: the
+# catalog swap marks the landing files committed in its own transaction (I2).
 # The S3 server saw no bad signature. Skips (exit 0, "SKIPPED") only when PostgreSQL's
 # server binaries are missing.
 set -euo pipefail
@@ -104,6 +106,12 @@ n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND uri LIKE 's3://w
 [ "$n" -gt 0 ] || fail "no landing file registered under s3://wh/w/_landing"
 node "$js/s3_cli.mjs" ls wh w/_landing/ > "$tmp/landing.ls"
 [ "$(grep -c '\.ndjson\.zst$' "$tmp/landing.ls")" -ge "$n" ] || fail "landing files missing from the bucket"
+
+# I2 on PostgreSQL: the swap's own transaction marks the landing files committed
+unit=$(dirname "$FLOE")/test_landing_pg
+[ -x "$unit" ] || fail "no $unit"
+"$unit" > "$tmp/unit.out" 2>&1 || fail "test_landing_pg: $(tail -20 "$tmp/unit.out")"
+grep -q "skipped" "$tmp/unit.out" && fail "test_landing_pg skipped"
 
 # 2: kills while posting
 python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/ev2.ndjson" \
