@@ -211,8 +211,9 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
 /* ---------------------------------------------------------------------------------------
  * Landing lifecycle
  *
- * Reads the server's landing index (<warehouse>/_landing/_index.db, table landing_files:
- * see src/server/landing.c) and deletes the landing files of the table whose state is
+ * Reads the server's landing index (table landing_files, see src/server/landing.c: a
+ * SQLite file <warehouse>/_landing/_index.db beside local landing files, else in the
+ * catalog's database) and deletes the landing files of the table whose state is
  * 'committed' and whose created_ms is older than the age; their rows become 'deleted'
  * (DESIGN.md: committed -> deleted). Pending, compacting and missing files are never
  * touched. Quarantine files (state 'quarantine') are deleted after the quarantine
@@ -221,6 +222,9 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_landing_lifecycle_options {
     const char *index_path;           /* NULL = <warehouse>/_landing/_index.db */
+    floe_sql *db;                     /* when set (borrowed), the index is read and
+                                         updated on this connection (the catalog's,
+                                         floe_catalog_sql) and index_path is unused */
     const char *table;                /* "ns.table"; NULL = every table in the index */
     int64_t age_ms;                   /* < 0 = 3 days */
     int64_t quarantine_retention_ms;  /* < 0 = keep quarantine files forever */

@@ -1,8 +1,9 @@
 /*
  * landing_lifecycle.c - delete landing files whose records are in the table (maint.h S5).
  *
- * Works on the server's landing index (src/server/landing.c), a SQLite database at
- * <warehouse>/_landing/_index.db with
+ * Works on the server's landing index (src/server/landing.c): a SQLite file
+ * <warehouse>/_landing/_index.db beside local landing files, or the catalog's own
+ * database (PostgreSQL, or a remote warehouse), reached through floe_sql either way:
  *     landing_files(id, node, seq, tbl, part, kind, uri, bytes, raw_bytes, records,
  *                   first_frame, last_frame, created_ms, state, lease_until_ms,
  *                   snapshot_id)
@@ -15,10 +16,12 @@
  * missing file is not an error) and marks it. Rows are never removed: the server derives
  * its replay watermarks from them.
  */
-#include <sqlite3.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "floe/io.h"
+#include "floe/sql.h"
 #include "maint_internal.h"
 
 #define DEFAULT_LANDING_AGE_MS (3 * FLOE_MAINT_DAY_MS)
@@ -36,12 +39,6 @@ typedef struct victim {
     bool quarantine;
 } victim;
 
-static int db_error(sqlite3 *db, floe_error *err, const char *what) {
-    int rc = sqlite3_errcode(db);
-    return floe_error_sys(err, rc == SQLITE_BUSY ? FLOE_EBUSY : FLOE_EIO, rc,
-                          "landing index: %s: %s", what, sqlite3_errmsg(db));
-}
-
 /* uri lies under root at a '/' boundary (after normalisation) */
 static bool under(const char *uri, const char *root_key) {
     char *k = maint_path_key(uri);
@@ -51,6 +48,66 @@ static bool under(const char *uri, const char *root_key) {
     bool ok = !strncmp(k, root_key, n) && k[n] == '/' && !strstr(k + n, "/../");
     floe_free(k);
     return ok;
+}
+
+typedef struct scan_ctx {
+    const char *land, *quar;
+    char *land_key, *quar_key;
+    victim *v;
+    size_t nv, cap;
+    int64_t count;
+} scan_ctx;
+
+static int int_col(const char *s, int64_t *out) {
+    return s && floe_parse_i64(s, strlen(s), out) ? 0 : -1;
+}
+
+static int on_exists(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    (void)cols;
+    (void)ncols;
+    (void)err;
+    *(bool *)ctx = true;
+    return 0;
+}
+
+static int on_count(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    scan_ctx *c = ctx;
+    if (ncols < 1 || int_col(cols[0], &c->count) < 0)
+        return floe_error_set(err, FLOE_ECORRUPT, "landing index: bad count");
+    return 0;
+}
+
+/* id, uri, bytes, state */
+static int on_victim(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    scan_ctx *c = ctx;
+    int64_t id, bytes;
+    if (ncols < 4 || !cols[1] || !cols[3] || int_col(cols[0], &id) < 0 ||
+        int_col(cols[2], &bytes) < 0)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "landing index: malformed landing_files row (is it a floe "
+                              "landing index?)");
+    bool q = !strcmp(cols[3], "quarantine");
+    if (!under(cols[1], q ? c->quar_key : c->land_key)) {
+        floe_log(FLOE_LOG_WARN, "landing lifecycle: %s is outside %s: left alone", cols[1],
+                 q ? c->quar : c->land);
+        return 0;
+    }
+    if (c->nv == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 256;
+        victim *nvv = floe_realloc(c->v, nc * sizeof *nvv);
+        if (!nvv)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        c->v = nvv;
+        c->cap = nc;
+    }
+    victim *v = &c->v[c->nv];
+    v->id = id;
+    v->bytes = bytes;
+    v->quarantine = q;
+    if (!(v->uri = floe_strdup(cols[1])))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    c->nv++;
+    return 0;
 }
 
 int floe_maint_landing_lifecycle(const char *warehouse,
@@ -63,157 +120,123 @@ int floe_maint_landing_lifecycle(const char *warehouse,
     }
     floe_landing_lifecycle_result r;
     memset(&r, 0, sizeof r);
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    victim *v = NULL;
-    size_t nv = 0, cap = 0;
-    char *index = NULL, *land_key = NULL, *quar_key = NULL, *land = NULL, *quar = NULL;
-    char *index_local = NULL;
+    scan_ctx sc = {0};
+    floe_sql *db = opts->db, *owned = NULL;
+    char *index = NULL, *land = NULL, *quar = NULL, *index_local = NULL;
     int rc = 0;
     int64_t now = opts->now_ms > 0 ? opts->now_ms : floe_wall_ms();
     int64_t age = opts->age_ms >= 0 ? opts->age_ms : DEFAULT_LANDING_AGE_MS;
 
     land = floe_io_join(warehouse, "_landing");
     quar = floe_io_join(warehouse, "_quarantine");
-    index = opts->index_path ? floe_strdup(opts->index_path) : floe_io_join(land, "_index.db");
-    if (!land || !quar || !index)
+    if (!land || !quar)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    land_key = maint_path_key(land);
-    quar_key = maint_path_key(quar);
-    index_local = floe_io_local_path(index);
-    if (!land_key || !quar_key)
+    sc.land = land;
+    sc.quar = quar;
+    sc.land_key = maint_path_key(land);
+    sc.quar_key = maint_path_key(quar);
+    if (!sc.land_key || !sc.quar_key)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (!index_local)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "landing index %s: not a local file", index);
-    bool exists = false;
-    FLOE_CHECK(floe_io_exists(index_local, &exists, err));
-    if (!exists) {
+    if (!db) {
+        index = opts->index_path ? floe_strdup(opts->index_path)
+                                 : floe_io_join(land, "_index.db");
+        if (!index)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        index_local = floe_io_local_path(index);
+        if (!index_local)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED, "landing index %s: not a local file", index);
+        bool exists = false;
+        FLOE_CHECK(floe_io_exists(index_local, &exists, err));
+        if (!exists) {
+            r.no_index = true;
+            goto done;
+        }
+        FLOE_CHECK(floe_sql_open(index_local, &owned, err));
+        db = owned;
+    }
+    /* a catalog database no server ever used has no landing_files table */
+    bool has_table = false;
+    const char *probe = !strcmp(floe_sql_dialect(db), "postgresql")
+                            ? "SELECT 1 FROM information_schema.tables WHERE "
+                              "table_name = 'landing_files' AND table_schema = "
+                              "current_schema()"
+                            : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                              "name = 'landing_files'";
+    FLOE_CHECK(floe_sql_query(db, probe, NULL, 0, on_exists, &has_table, err));
+    if (!has_table) {
         r.no_index = true;
         goto done;
     }
-    if (sqlite3_open_v2(index_local, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        rc = floe_error_set(err, FLOE_EIO, "landing index %s: %s", index_local,
-                            db ? sqlite3_errmsg(db) : "cannot open");
-        goto done;
-    }
-    sqlite3_busy_timeout(db, 10000);
+
+    char cut[24], qcut[24];
+    snprintf(cut, sizeof cut, "%" PRId64, now - age);
+    snprintf(qcut, sizeof qcut, "%" PRId64,
+             now - (opts->quarantine_retention_ms >= 0 ? opts->quarantine_retention_ms : 0));
+    const char *qon = opts->quarantine_retention_ms >= 0 ? "1" : "0";
 
     /* committed files past the age; quarantine files past their retention */
-    const char *sql =
+    const char *sel[] = {cut, qon, qcut, opts->table, opts->table};
+    FLOE_CHECK(floe_sql_query(
+        db,
         "SELECT id, uri, bytes, state FROM landing_files WHERE "
-        "((state='committed' AND created_ms < ?1) OR (state='quarantine' AND ?2 AND "
-        "created_ms < ?3)) AND (?4 IS NULL OR tbl = ?4) ORDER BY id";
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        FLOE_FAIL(err, FLOE_EIO, "landing index %s: %s (is it a floe landing index?)",
-                  index_local, sqlite3_errmsg(db));
-    sqlite3_bind_int64(st, 1, now - age);
-    sqlite3_bind_int(st, 2, opts->quarantine_retention_ms >= 0);
-    sqlite3_bind_int64(st, 3, now - (opts->quarantine_retention_ms >= 0
-                                         ? opts->quarantine_retention_ms : 0));
-    if (opts->table)
-        sqlite3_bind_text(st, 4, opts->table, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 4);
-    int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *uri = (const char *)sqlite3_column_text(st, 1);
-        const char *state = (const char *)sqlite3_column_text(st, 3);
-        if (!uri || !state)
-            continue;
-        bool q = !strcmp(state, "quarantine");
-        if (!under(uri, q ? quar_key : land_key)) {
-            floe_log(FLOE_LOG_WARN, "landing lifecycle: %s is outside %s: left alone", uri,
-                     q ? quar : land);
-            continue;
-        }
-        if (nv == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            victim *nvv = floe_realloc(v, nc * sizeof *nvv);
-            if (!nvv)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            v = nvv;
-            cap = nc;
-        }
-        v[nv].id = sqlite3_column_int64(st, 0);
-        v[nv].bytes = sqlite3_column_int64(st, 2);
-        v[nv].quarantine = q;
-        v[nv].uri = floe_strdup(uri);
-        if (!v[nv].uri)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        nv++;
-    }
-    if (s != SQLITE_DONE)
-        FLOE_FAIL(err, FLOE_EIO, "landing index: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    st = NULL;
+        "((state = 'committed' AND created_ms < CAST(? AS BIGINT)) OR "
+        "(state = 'quarantine' AND CAST(? AS INTEGER) = 1 AND created_ms < CAST(? AS BIGINT))) "
+        "AND (CAST(? AS TEXT) IS NULL OR tbl = ?) ORDER BY id",
+        sel, 5, on_victim, &sc, err));
 
     /* counted for the report: old enough but not committed */
-    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM landing_files WHERE state IN "
-                           "('pending','compacting','missing') AND created_ms < ?1 AND "
-                           "(?2 IS NULL OR tbl = ?2)", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, now - age);
-        if (opts->table)
-            sqlite3_bind_text(st, 2, opts->table, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, 2);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            r.kept_uncommitted = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
+    const char *cnt[] = {cut, opts->table, opts->table};
+    FLOE_CHECK(floe_sql_query(db,
+                              "SELECT COUNT(*) FROM landing_files WHERE state IN "
+                              "('pending','compacting','missing') AND created_ms < "
+                              "CAST(? AS BIGINT) AND (CAST(? AS TEXT) IS NULL OR tbl = ?)",
+                              cnt, 3, on_count, &sc, err));
+    r.kept_uncommitted = sc.count;
 
-    if (sqlite3_prepare_v2(db, "UPDATE landing_files SET state='deleted' WHERE id=?1 AND "
-                           "state=?2", -1, &st, NULL) != SQLITE_OK)
-        FLOE_CHECK(db_error(db, err, "prepare"));
-    for (size_t i = 0; i < nv; i++) {
+    for (size_t i = 0; i < sc.nv; i++) {
+        victim *v = &sc.v[i];
         if (opts->on_file)
-            opts->on_file(opts->on_file_ctx, FLOE_MAINT_OTHER, v[i].uri);
-        if (opts->dry_run) {
-            if (v[i].quarantine)
-                r.quarantine_deleted++;
-            else {
-                r.landing_deleted++;
-                r.landing_bytes += v[i].bytes;
+            opts->on_file(opts->on_file_ctx, FLOE_MAINT_OTHER, v->uri);
+        if (!opts->dry_run) {
+            floe_error e;
+            floe_error_clear(&e);
+            if (floe_io_delete(v->uri, &e) < 0) {
+                r.failures++;
+                floe_log(FLOE_LOG_WARN, "landing lifecycle: %s", e.msg);
+                continue;
             }
-            continue;
+            char id[24];
+            snprintf(id, sizeof id, "%" PRId64, v->id);
+            const char *up[] = {id, v->quarantine ? "quarantine" : "committed"};
+            floe_error_clear(&e);
+            if (floe_sql_exec(db,
+                              "UPDATE landing_files SET state = 'deleted' WHERE "
+                              "id = CAST(? AS BIGINT) AND state = ?",
+                              up, 2, NULL, &e) < 0) {
+                r.failures++;
+                floe_log(FLOE_LOG_WARN, "landing lifecycle: marking %s deleted: %s", v->uri,
+                         e.msg);
+                continue;
+            }
         }
-        floe_error e;
-        floe_error_clear(&e);
-        if (floe_io_delete(v[i].uri, &e) < 0) {
-            r.failures++;
-            floe_log(FLOE_LOG_WARN, "landing lifecycle: %s", e.msg);
-            continue;
-        }
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, v[i].id);
-        sqlite3_bind_text(st, 2, v[i].quarantine ? "quarantine" : "committed", -1,
-                          SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            r.failures++;
-            floe_log(FLOE_LOG_WARN, "landing lifecycle: marking %s deleted: %s", v[i].uri,
-                     sqlite3_errmsg(db));
-            continue;
-        }
-        if (v[i].quarantine) {
+        if (v->quarantine) {
             r.quarantine_deleted++;
         } else {
             r.landing_deleted++;
-            r.landing_bytes += v[i].bytes;
+            r.landing_bytes += v->bytes;
         }
     }
 done:
-    sqlite3_finalize(st);
-    if (db)
-        sqlite3_close(db);
-    for (size_t i = 0; i < nv; i++)
-        floe_free(v[i].uri);
-    floe_free(v);
+    floe_sql_close(owned);
+    for (size_t i = 0; i < sc.nv; i++)
+        floe_free(sc.v[i].uri);
+    floe_free(sc.v);
+    floe_free(sc.land_key);
+    floe_free(sc.quar_key);
     floe_free(index);
     floe_free(index_local);
     floe_free(land);
     floe_free(quar);
-    floe_free(land_key);
-    floe_free(quar_key);
     if (rc == 0 && res)
         *res = r;
     return rc;

@@ -551,6 +551,13 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
         o.table = mt->full;
         o.age_ms = jc->older_than_ms;
         o.quarantine_retention_ms = jc->quarantine_retention_ms;
+        /* where floe serve keeps the index: a SQLite file beside local landing files,
+         * else the catalog's database (PostgreSQL, or a remote warehouse) */
+        floe_sql *cdb = floe_catalog_sql(m->cat);
+        char *wl = floe_io_local_path(floe_catalog_warehouse(m->cat));
+        if (cdb && (!wl || !strcmp(floe_sql_dialect(cdb), "postgresql")))
+            o.db = cdb;
+        floe_free(wl);
         floe_landing_lifecycle_result r;
         FLOE_CHECK(floe_maint_landing_lifecycle(floe_catalog_warehouse(m->cat), &o, &r, err));
         *deleted = r.landing_deleted + r.quarantine_deleted;

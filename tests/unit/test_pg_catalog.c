@@ -24,6 +24,7 @@
 #include "floe/catalog.h"
 #include "floe/io.h"
 #include "floe/lease.h"
+#include "floe/maint.h"
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "harness.h"
@@ -773,6 +774,118 @@ TEST(swap_hook_and_transactions_sqlite) {
 }
 
 /* ---------------------------------------------------------------------------------------
+ * the landing lifecycle on a landing index kept in the catalog's database (floe serve on
+ * PostgreSQL or a remote warehouse puts it there)
+ * ------------------------------------------------------------------------------------- */
+
+static void plant_file(const char *path) {
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_io_write_all(path, "x", 1, NULL, &err), err);
+}
+
+static bool exists_file(const char *path) {
+    bool ex = false;
+    return floe_io_exists(path, &ex, NULL) == 0 && ex;
+}
+
+static void lifecycle_in_catalog(floe_catalog *c, const char *wh) {
+    floe_sql *db = floe_catalog_sql(c);
+    REQUIRE(db != NULL);
+    bool pg = !strcmp(floe_sql_dialect(db), "postgresql");
+    floe_error err;
+    floe_error_clear(&err);
+    floe_landing_lifecycle_options o;
+    floe_landing_lifecycle_options_init(&o);
+    o.db = db;
+    floe_landing_lifecycle_result r;
+    REQUIRE_OK(floe_sql_exec(db, "DROP TABLE IF EXISTS landing_files", NULL, 0, NULL, &err),
+               err);
+    /* no server ever used this database: nothing to do, not an error */
+    REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
+    CHECK(r.no_index);
+    REQUIRE_OK(floe_sql_exec(db,
+                             pg ? "CREATE TABLE landing_files(id BIGSERIAL PRIMARY KEY, "
+                                  "tbl TEXT NOT NULL, uri TEXT NOT NULL, bytes BIGINT NOT "
+                                  "NULL, created_ms BIGINT NOT NULL, state TEXT NOT NULL)"
+                                : "CREATE TABLE landing_files(id INTEGER PRIMARY KEY, "
+                                  "tbl TEXT NOT NULL, uri TEXT NOT NULL, bytes INTEGER NOT "
+                                  "NULL, created_ms INTEGER NOT NULL, state TEXT NOT NULL)",
+                             NULL, 0, NULL, &err),
+               err);
+    int64_t now = floe_wall_ms();
+    struct {
+        const char *state, *dir, *tbl;
+        int64_t age_days;
+    } rows[] = {
+        {"committed", "_landing", "db.t", 4},   /* deleted */
+        {"committed", "_landing", "db.t", 1},   /* too young */
+        {"pending", "_landing", "db.t", 9},     /* not committed: kept, counted */
+        {"quarantine", "_quarantine", "db.t", 9}, /* retention 7 days: deleted */
+        {"committed", "_landing", "db.u", 9},   /* another table */
+    };
+    char paths[5][4200];
+    for (int i = 0; i < 5; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s/%s/n1-%d.ndjson.zst", wh, rows[i].dir,
+                 rows[i].tbl, i);
+        plant_file(paths[i]);
+        char created[32];
+        snprintf(created, sizeof created, "%lld",
+                 (long long)(now - rows[i].age_days * FLOE_MAINT_DAY_MS));
+        const char *p[] = {rows[i].tbl, paths[i], created, rows[i].state};
+        REQUIRE_OK(floe_sql_exec(db,
+                                 "INSERT INTO landing_files(tbl, uri, bytes, created_ms, "
+                                 "state) VALUES (?, ?, 1, CAST(? AS BIGINT), ?)",
+                                 p, 4, NULL, &err),
+                   err);
+    }
+    o.table = "db.t";
+    o.quarantine_retention_ms = 7 * FLOE_MAINT_DAY_MS;
+    REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
+    CHECK(!r.no_index);
+    CHECK_EQ_INT(r.landing_deleted, 1);
+    CHECK_EQ_INT(r.quarantine_deleted, 1);
+    CHECK_EQ_INT(r.kept_uncommitted, 1);
+    CHECK_EQ_INT(r.failures, 0);
+    CHECK(!exists_file(paths[0]));
+    CHECK(exists_file(paths[1]));
+    CHECK(exists_file(paths[2]));
+    CHECK(!exists_file(paths[3]));
+    CHECK(exists_file(paths[4]));
+    char ndeleted[64] = "";
+    REQUIRE_OK(floe_sql_query(db, "SELECT COUNT(*) FROM landing_files WHERE state = 'deleted'",
+                              NULL, 0, row_text, ndeleted, &err),
+               err);
+    CHECK_EQ_STR(ndeleted, "2");
+    /* a second run finds nothing more */
+    REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
+    CHECK_EQ_INT(r.landing_deleted + r.quarantine_deleted, 0);
+    REQUIRE_OK(floe_sql_exec(db, "DROP TABLE landing_files", NULL, 0, NULL, &err), err);
+}
+
+TEST(landing_lifecycle_in_catalog_sqlite) {
+    const char *dir = harness_tmpdir();
+    char db[4096], wh[4096];
+    snprintf(db, sizeof db, "%s/catalog.db", dir);
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    REQUIRE_OK(floe_catalog_open_sqlite(db, "life", wh, &c, &err), err);
+    lifecycle_in_catalog(c, wh);
+    floe_catalog_close(c);
+}
+
+TEST(landing_lifecycle_in_catalog_pg) {
+    NEED_PG();
+    char wh[4096];
+    snprintf(wh, sizeof wh, "%s/wh", harness_tmpdir());
+    floe_catalog *c = open_pg(cat_name("life"), harness_tmpdir());
+    lifecycle_in_catalog(c, wh);
+    floe_catalog_close(c);
+}
+
+/* ---------------------------------------------------------------------------------------
  * many processes, one table
  * ------------------------------------------------------------------------------------- */
 
@@ -1319,6 +1432,7 @@ int main(void) {
     RUN(lease_contention_sqlite);
     RUN(lease_claim_all_sqlite);
     RUN(swap_hook_and_transactions_sqlite);
+    RUN(landing_lifecycle_in_catalog_sqlite);
     RUN(namespaces_pg);
     RUN(tables_pg);
     RUN(cas_conflict_and_retry_pg);
@@ -1327,6 +1441,7 @@ int main(void) {
     RUN(reads_reconnect_after_terminate);
     RUN(commit_in_flight_killed);
     RUN(swap_hook_and_transactions_pg);
+    RUN(landing_lifecycle_in_catalog_pg);
     RUN(schema_matches_pyiceberg_and_java);
     RUN(pyiceberg_made_database_pg);
     RUN(lease_basics_pg);
