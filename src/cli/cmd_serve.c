@@ -81,7 +81,7 @@ static int serve_main(int argc, char **argv, bool work) {
                    !strcmp(a, "--port-file") || (!work && !strcmp(a, "--role")) ||
                    !strcmp(a, "--catalog") || (!work && !strcmp(a, "--wal-dir"))) {
             if (!v)
-                return cli_usage("serve", "%s needs a value", a);
+                return cli_usage(work ? "work" : "serve", "%s needs a value", a);
             if (!strcmp(a, "--config"))
                 config = v;
             else if (!strcmp(a, "--warehouse"))
@@ -100,7 +100,7 @@ static int serve_main(int argc, char **argv, bool work) {
                 port_file = v;
             i++;
         } else {
-            return cli_usage("serve", "unknown option '%s'", a);
+            return cli_usage(work ? "work" : "serve", "unknown option '%s'", a);
         }
     }
     floe_error err;
