@@ -34,7 +34,7 @@ if [ $rc = 77 ]; then echo "serve_scale: SKIPPED (no PostgreSQL server binaries)
 tmp=$(mktemp -d)
 pids=()
 PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 
 node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
@@ -108,11 +108,27 @@ for i in 1 2 3; do
   cpids+=($!)
 done
 
-# kill worker 1 while it holds a partition lease
+running() { # PID...: true while one of them runs (a finished, unwaited child is a zombie)
+  local c st
+  for c; do
+    st=$(ps -o stat= -p "$c" 2>/dev/null || true)
+    case $st in ""|Z*) ;; *) return 0 ;; esac
+  done
+  return 1
+}
+flush_all() {
+  for i in 1 2 3; do
+    curl -sf -XPOST "http://127.0.0.1:$(cat "$tmp/port$i")/v1/admin/flush" > /dev/null || fail "flush $i"
+  done
+}
+# kill worker 1 while it holds a partition lease (polling; once the clients are done, the
+# flushes make the last landing files, i.e. more jobs)
 killed_job=
-for _ in $(seq 200); do
+flushed=
+for _ in $(seq 600); do
   killed_job=$(pg_sql "SELECT job FROM floe_leases WHERE owner LIKE 'w1/%' AND expires_at > (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint LIMIT 1" || true)
   [ -n "$killed_job" ] && break
+  if [ -z "$flushed" ] && ! running "${cpids[@]}"; then flush_all; flushed=1; fi
   sleep 0.05
 done
 [ -n "$killed_job" ] || fail "worker 1 never held a lease"
@@ -121,9 +137,7 @@ wait "${wpid[1]}" 2>/dev/null || true
 echo "serve_scale: killed worker 1 holding $killed_job"
 
 for c in "${cpids[@]}"; do wait "$c" || fail "client"; done
-for i in 1 2 3; do
-  curl -sf -XPOST "http://127.0.0.1:$(cat "$tmp/port$i")/v1/admin/flush" > /dev/null || fail "flush $i"
-done
+flush_all
 for _ in $(seq 240); do
   [ "$(uncommitted)" = 0 ] && break
   sleep 0.25
