@@ -201,7 +201,11 @@ uint16_t floe_server_port(const floe_server *s);
  * kept (a restart changes them). */
 int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err);
 /* Seal every buffer now; with compact, also compact every pending landing file now
- * (whatever the triggers say). Waits for the work to finish. */
+ * (whatever the triggers say). Waits for the work to finish. With compact, the first
+ * failure of that compaction round is returned (the round still tries every other
+ * partition; the failed ones stay pending for the next round, or stay leased after
+ * FLOE_EUNKNOWN_STATE until the history check settles them); a partition another
+ * worker holds the lease of is left to that worker and is not a failure. */
 int floe_server_flush(floe_server *s, bool compact, floe_error *err);
 /* The default commit hook: ctx is the floe_server. Appends c->files to the table through
  * the server's catalog in one snapshot with the summary described above and the per-attempt

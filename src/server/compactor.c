@@ -842,14 +842,17 @@ static int due_row(void *ctx, const char *const *cols, size_t n, floe_error *err
 
 /* Compact the due partitions of one table, each under its lease: claim one of them
  * (SKIP LOCKED among the candidates), compact, release, until none is free. */
-static void compact_table(floe_server *s, const char *tbl, const char *const *parts,
-                          size_t nparts) {
+static int compact_table(floe_server *s, const char *tbl, const char *const *parts,
+                         size_t nparts, floe_error *err) {
     srv_comp *c = s->comp;
+    int rc = 0;
     char **jobs = floe_calloc(nparts ? nparts : 1, sizeof *jobs);
     const char **cand_parts = floe_calloc(nparts ? nparts : 1, sizeof *cand_parts);
     size_t n = 0;
-    if (!jobs || !cand_parts)
+    if (!jobs || !cand_parts) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         goto done;
+    }
     for (size_t i = 0; i < nparts && n < 256; i++) {
         if (comp_set_key(c, tbl, parts[i]) < 0 || !(jobs[n] = floe_strdup(c->job)))
             continue;
@@ -866,6 +869,9 @@ static void compact_table(floe_server *s, const char *tbl, const char *const *pa
         if (floe_lease_acquire_any(c->store, &k, (const char *const *)jobs, n, c->owner,
                                    c->ttl_ms, &which, &e) < 0) {
             floe_log(FLOE_LOG_ERROR, "serve: claiming a partition of %s: %s", tbl, e.msg);
+            if (rc == 0)
+                rc = floe_error_set(err, e.code, "claiming a partition of %s: %s", tbl,
+                                    e.msg);
             break;
         }
         if (which >= n) {
@@ -879,8 +885,11 @@ static void compact_table(floe_server *s, const char *tbl, const char *const *pa
         atomic_store(&c->lost, false);
         c->active = true;
         pthread_mutex_unlock(&c->mu);
-        if (compact_partition(s, tbl, part, &e) < 0)
+        if (compact_partition(s, tbl, part, &e) < 0) {
             floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbl, part, e.msg);
+            if (rc == 0)
+                rc = floe_error_set(err, e.code, "compacting %s/%s: %s", tbl, part, e.msg);
+        }
         pthread_mutex_lock(&c->mu);
         c->active = false;
         comp_key(c, &k, floe_catalog_name(s->catalog));
@@ -899,10 +908,13 @@ done:
         floe_free(jobs[i]);
     floe_free(jobs);
     floe_free(cand_parts);
+    return rc;
 }
 
-/* Partitions due for compaction (all with pending files when force), of every node. */
-static int compact_round(floe_server *s, bool force) {
+/* Partitions due for compaction (all with pending files when force), of every node.
+ * Returns the first failure (the round goes on with the other partitions); a partition
+ * another worker holds is not one. */
+static int compact_round(floe_server *s, bool force, floe_error *err) {
     srv_landing *L = &s->land;
     due_ctx d = {.s = s, .force = force, .now = floe_wall_ms()};
     char p_now[24];
@@ -915,21 +927,30 @@ static int compact_round(floe_server *s, bool force) {
                             "'compacting' AND lease_until_ms<?)) GROUP BY tbl, part "
                             "ORDER BY tbl, part", params, 1, due_row, &d, &e);
     pthread_mutex_unlock(&L->idx_mu);
-    if (rc < 0)
+    if (rc < 0) {
         floe_log(FLOE_LOG_ERROR, "serve: landing index: %s", e.msg);
+        rc = floe_error_set(err, e.code, "landing index: %s", e.msg);
+    }
     atomic_store(&s->compact_lag_ms, d.lag);
     for (size_t i = 0; i < d.tbls.n && i < d.parts.n;) {
         size_t j = i;
         while (j < d.tbls.n && !strcmp(d.tbls.items[j], d.tbls.items[i]))
             j++;
-        compact_table(s, d.tbls.items[i], (const char *const *)d.parts.items + i, j - i);
+        floe_error te;
+        floe_error_clear(&te);
+        if (compact_table(s, d.tbls.items[i], (const char *const *)d.parts.items + i, j - i,
+                          &te) < 0 && rc == 0) {
+            rc = te.code;
+            if (err)
+                *err = te;
+        }
         i = j;
     }
     if (d.tbls.n) /* so /metrics agrees with the index right after a flush */
         srv_landing_refresh_metrics(s);
     floe_strlist_free(&d.tbls);
     floe_strlist_free(&d.parts);
-    return 0;
+    return rc;
 }
 
 static void *compactor_main(void *arg) {
@@ -948,12 +969,18 @@ static void *compactor_main(void *arg) {
         pthread_mutex_unlock(&s->comp_mu);
         if (stop)
             break;
+        floe_error re;
+        floe_error_clear(&re);
+        int rrc = 0;
         if (s->cfg.compact || force)
-            compact_round(s, force);
+            rrc = compact_round(s, force, &re);
         if (force) {
             pthread_mutex_lock(&s->comp_mu);
-            if (gen > s->comp_done_gen)
+            if (gen > s->comp_done_gen) {
                 s->comp_done_gen = gen;
+                s->comp_round_rc = rrc; /* for the waiters of gens up to gen */
+                s->comp_round_err = re;
+            }
             pthread_cond_broadcast(&s->comp_cv);
             pthread_mutex_unlock(&s->comp_mu);
         }
@@ -1032,13 +1059,17 @@ void srv_compactor_stop(floe_server *s) {
 }
 
 int srv_compactor_run_now(floe_server *s, floe_error *err) {
-    (void)err;
     pthread_mutex_lock(&s->comp_mu);
     uint64_t gen = ++s->comp_gen;
     s->comp_force = true;
     pthread_cond_broadcast(&s->comp_cv);
     while (s->comp_done_gen < gen && !s->comp_stop)
         pthread_cond_wait(&s->comp_cv, &s->comp_mu);
+    /* the round that served us is the newest one: a later round may already have
+     * overwritten its result, which is then the fresher answer for these files too */
+    int rc = s->comp_done_gen >= gen && !s->comp_stop ? s->comp_round_rc : 0;
+    if (rc < 0 && err)
+        *err = s->comp_round_err;
     pthread_mutex_unlock(&s->comp_mu);
-    return 0;
+    return rc;
 }

@@ -196,6 +196,8 @@ struct floe_server {
     pthread_cond_t comp_cv;
     bool comp_stop, comp_force;
     uint64_t comp_gen, comp_done_gen;
+    int comp_round_rc;      /* result of the last forced round (flush with compact) */
+    floe_error comp_round_err;
     pthread_t comp_thr;
     bool comp_started;
     _Atomic int64_t compact_lag_ms;
