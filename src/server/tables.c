@@ -327,7 +327,7 @@ int srv_table_load_configured(floe_server *s, floe_error *err) {
 /* ---- evolve ------------------------------------------------------------------------ */
 
 typedef struct evolve_ctx {
-    json_t *additions;  /* array of inferred top-level fields (ids to be reassigned) */
+    json_t *additions;  /* the inferred top-level fields (ids to be reassigned) */
     int32_t new_schema_id;
     bool changed;
 } evolve_ctx;
@@ -382,6 +382,71 @@ static int max_id(json_t *type) {
     return m;
 }
 
+static bool merge_fields(json_t *fields, json_t *afields, int32_t *next);
+
+/* holder[key] is a field's type (or a list's element, a map's value) in the current
+ * schema; at the inferred type at the same place. Widens int -> long and float -> double,
+ * goes into structs, list elements and map values; any other difference is left alone
+ * (such values are type mismatches: the quarantine's business). */
+static bool merge_type(json_t *holder, const char *key, json_t *at, int32_t *next) {
+    json_t *ht = json_object_get(holder, key);
+    if (json_is_string(ht) && json_is_string(at)) {
+        const char *h = json_string_value(ht), *a = json_string_value(at);
+        if ((!strcmp(h, "int") && !strcmp(a, "long")) ||
+            (!strcmp(h, "float") && !strcmp(a, "double"))) {
+            json_object_set_new(holder, key, json_string(a));
+            return true;
+        }
+        return false;
+    }
+    if (!json_is_object(ht) || !json_is_object(at))
+        return false;
+    const char *h = json_string_value(json_object_get(ht, "type"));
+    const char *a = json_string_value(json_object_get(at, "type"));
+    if (!h || !a || strcmp(h, a))
+        return false;
+    if (!strcmp(h, "struct"))
+        return merge_fields(json_object_get(ht, "fields"), json_object_get(at, "fields"), next);
+    if (!strcmp(h, "list"))
+        return merge_type(ht, "element", json_object_get(at, "element"), next);
+    if (!strcmp(h, "map"))
+        return merge_type(ht, "value", json_object_get(at, "value"), next);
+    return false;
+}
+
+/* Adds the inferred fields the struct lacks (optional, fresh ids), at any depth, and
+ * widens the ones it has. True when anything changed. */
+static bool merge_fields(json_t *fields, json_t *afields, int32_t *next) {
+    bool changed = false;
+    size_t i;
+    json_t *af;
+    json_array_foreach(afields, i, af) {
+        const char *name = json_string_value(json_object_get(af, "name"));
+        if (!name)
+            continue;
+        json_t *have = NULL, *f;
+        size_t k;
+        json_array_foreach(fields, k, f) {
+            const char *fn = json_string_value(json_object_get(f, "name"));
+            if (fn && !strcmp(fn, name))
+                have = f;
+        }
+        if (have) {
+            changed |= merge_type(have, "type", json_object_get(af, "type"), next);
+            continue;
+        }
+        json_t *nf = json_deep_copy(af);
+        if (!nf)
+            continue;
+        json_object_set_new(nf, "id", json_integer((*next)++));
+        json_object_set_new(nf, "required", json_false());
+        renumber(json_object_get(nf, "type"), next);
+        json_array_append_new(fields, nf);
+        changed = true;
+    }
+    return changed;
+}
+
 /* Re-derived on every attempt from the base the commit gives (it may be fresher). */
 static int evolve_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     evolve_ctx *ec = vctx;
@@ -397,36 +462,7 @@ static int evolve_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     if (m > next)
         next = m;
     next++;
-    bool changed = false;
-    size_t i;
-    json_t *add;
-    json_array_foreach(ec->additions, i, add) {
-        const char *name = json_string_value(json_object_get(add, "name"));
-        json_t *have = NULL, *f;
-        size_t k;
-        json_array_foreach(fields, k, f) {
-            if (!strcmp(json_string_value(json_object_get(f, "name")), name))
-                have = f;
-        }
-        json_t *atype = json_object_get(add, "type");
-        if (have) {
-            /* widening: int -> long, float -> double */
-            const char *ht = json_string_value(json_object_get(have, "type"));
-            const char *at = json_string_value(atype);
-            if (ht && at && ((!strcmp(ht, "int") && !strcmp(at, "long")) ||
-                             (!strcmp(ht, "float") && !strcmp(at, "double")))) {
-                json_object_set_new(have, "type", json_string(at));
-                changed = true;
-            }
-            continue;
-        }
-        json_t *nf = json_deep_copy(add);
-        json_object_set_new(nf, "id", json_integer(next++));
-        json_object_set_new(nf, "required", json_false());
-        renumber(json_object_get(nf, "type"), &next);
-        json_array_append_new(fields, nf);
-        changed = true;
-    }
+    bool changed = merge_fields(fields, ec->additions, &next);
     int rc = 0;
     if (!changed) {
         rc = FLOE_COMMIT_NOOP;
@@ -467,33 +503,23 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     ij = json_loads(ijson, 0, &je);
     if (!ij)
         FLOE_FAIL(err, FLOE_EINTERNAL, "inferred schema: %s", je.text);
-    /* only fields the current schema lacks (or may widen) */
-    json_t *adds = json_array();
+    /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
+     * the commit merges again on the metadata each attempt starts from. */
     pthread_rwlock_rdlock(&t->schema_lock);
-    size_t i;
-    json_t *f;
-    json_array_foreach(json_object_get(ij, "fields"), i, f) {
-        const char *name = json_string_value(json_object_get(f, "name"));
-        bool found = false;
-        for (size_t k = 0; k < t->schema->root.nchildren && !found; k++) {
-            const floe_field *have = &t->schema->root.children[k];
-            if (strcmp(have->name, name))
-                continue;
-            found = true;
-            const char *at = json_string_value(json_object_get(f, "type"));
-            if (at && ((have->type == FLOE_TYPE_INT && !strcmp(at, "long")) ||
-                       (have->type == FLOE_TYPE_FLOAT && !strcmp(at, "double"))))
-                json_array_append(adds, f);
-        }
-        if (!found)
-            json_array_append(adds, f);
-    }
+    char *curjson = floe_schema_to_json(t->schema, false);
     pthread_rwlock_unlock(&t->schema_lock);
-    evolve_ctx ec = {.additions = adds};
-    if (json_array_size(adds) == 0 || gen != t->schema_gen) {
-        json_decref(adds);
+    json_t *curj = curjson ? json_loads(curjson, 0, &je) : NULL;
+    floe_free(curjson);
+    if (!curj)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    int32_t scratch_id = 1 << 30;
+    bool news = merge_fields(json_object_get(curj, "fields"), json_object_get(ij, "fields"),
+                             &scratch_id);
+    json_decref(curj);
+    if (!news || gen != t->schema_gen)
         goto done; /* nothing new, or another request evolved it meanwhile */
-    }
+    json_t *adds = json_incref(json_object_get(ij, "fields"));
+    evolve_ctx ec = {.additions = adds};
     pthread_mutex_lock(&s->cat_mu);
     rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
     if (rc == 0)
