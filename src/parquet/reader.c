@@ -871,12 +871,55 @@ static int emit_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *bytes,
  * short value can be moved with a fixed 16-byte copy that may write past its end. */
 #define COPY_SLACK 16
 
+/* Spare bytes for plain_bytes_direct: values up to 32 bytes (hashes, ids) move as two
+ * fixed 16-byte copies instead of one libc call each. */
+#define DIRECT_SLACK 32
+
+/* PLAIN byte arrays in one pass: validate each length and copy the value straight into c.
+ * The values' total is at most n, so reserving n bytes up front replaces the separate
+ * validation pass (whose dependent length loads stalled on every value). On an error,
+ * c's lengths are unchanged: the bytes written past values_len are not part of it. */
+static int plain_bytes_direct(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
+                              size_t count, size_t *used, int64_t off, floe_error *err) {
+    int rc = floe_colbuf_reserve_values(c, count, n + DIRECT_SLACK);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", x->r->name);
+    uint8_t *base = c->values;
+    uint32_t *o = c->offsets + c->nvalues + 1;
+    uint32_t at = (uint32_t)c->values_len;
+    size_t pos = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (n - pos < 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
+        uint32_t len = floe_load_le32(p + pos);
+        if (len > n - pos - 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        const uint8_t *s = p + pos + 4;
+        uint8_t *dst = base + at;
+        if (len <= DIRECT_SLACK && n - pos - 4 >= DIRECT_SLACK) {
+            memcpy(dst, s, 16);
+            memcpy(dst + 16, s + 16, 16);
+        } else {
+            memcpy(dst, s, len);
+        }
+        pos += 4 + (size_t)len;
+        at += len;
+        o[i] = at;
+    }
+    *used = pos;
+    c->values_len = at;
+    c->nvalues += count;
+    return 0;
+}
+
 /* PLAIN byte arrays: validate lengths into stage offsets, then emit. */
 static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n, size_t count,
                        size_t *used, int64_t off, floe_error *err) {
     floe_pq_reader *r = x->r;
     if (count > n / 4)
         return cfail(x, err, FLOE_ECORRUPT, off, "more byte-array values than bytes");
+    if (x->lf->conv != PQ_CONV_DECIMAL && n <= UINT32_MAX - c->values_len)
+        return plain_bytes_direct(x, c, p, n, count, used, off, err);
     if (grow_u32(&r->stage_offsets, &r->stage_offsets_cap, count + 1) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
     /* Offsets are positions in p of each value's bytes; values are not contiguous in p
@@ -933,12 +976,37 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
     return 0;
 }
 
+/* Number of levels equal to v. Blocks of 16 with a narrow sum let the compiler use
+ * vector compares at -O2, where a plain counting loop stays one value per step. */
+static size_t count_eq_i16(const int16_t *l, size_t n, int16_t v) {
+    size_t total = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        unsigned s = 0;
+        for (size_t k = 0; k < 16; k++)
+            s += l[i + k] == v;
+        total += s;
+    }
+    for (; i < n; i++)
+        total += l[i] == v;
+    return total;
+}
+
 static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const uint32_t *idx,
                        size_t count, int64_t off, floe_error *err) {
-    size_t nd = d->nvalues;
-    for (size_t i = 0; i < count; i++)
-        if (idx[i] >= nd)
-            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary index out of range");
+    /* one bounds check on the largest index: a max over the indices vectorizes, a loop
+     * that may exit early on each value does not */
+    uint32_t top = 0;
+    size_t i0 = 0;
+    for (; i0 + 16 <= count; i0 += 16) {
+        uint32_t m = 0;
+        for (size_t k = 0; k < 16; k++)
+            m = idx[i0 + k] > m ? idx[i0 + k] : m;
+        top = m > top ? m : top;
+    }
+    for (; i0 < count; i0++)
+        top = idx[i0] > top ? idx[i0] : top;
+    if (count > 0 && top >= d->nvalues)
+        return cfail(x, err, FLOE_ECORRUPT, off, "dictionary index out of range");
     int rc;
     if (c->width == 0) {
         uint64_t total = 0;
@@ -1335,11 +1403,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         return cfail(x, err, FLOE_ECORRUPT, off, "column chunk starts inside a row");
     size_t nonnull = count;
     if (c->max_def > 0) {
-        nonnull = 0;
-        const int16_t *dl = c->def + l0;
-        int16_t md = c->max_def;
-        for (size_t i = 0; i < count; i++)
-            nonnull += dl[i] == md;
+        nonnull = count_eq_i16(c->def + l0, count, c->max_def);
     }
     FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     c->nlevels += count;
@@ -1601,6 +1665,41 @@ int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_ro
         *out = &r->rowset;
     }
     return 0;
+}
+
+int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,
+                             const floe_pq_rowset **out, floe_error *err) {
+    if (rg >= r->md.n_row_groups)
+        return floe_error_set(err, FLOE_EINVALID, "%s: no row group %zu", r->name, rg);
+    int64_t rows = r->md.row_groups[rg].num_rows;
+    if (first < 0 || n <= 0 || first > rows || n > rows - first)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s: row group %zu: rows %lld+%lld outside its %lld rows", r->name,
+                              rg, (long long)first, (long long)n, (long long)rows);
+    FLOE_FORWARD_IF_ERROR(prepare(r, err));
+    int64_t range[2] = {first, first + n};
+    FLOE_FORWARD_IF_ERROR(read_rg(r, rg, range, 1, out, err));
+    /* a lying offset index (first_row_index) would shift rows between columns: every
+     * column is cross-checked in read_rg, the count here */
+    if ((*out)->nrows != n)
+        return floe_error_set(err, FLOE_ECORRUPT,
+                              "%s: row group %zu: rows %lld+%lld decoded as %lld rows", r->name,
+                              rg, (long long)first, (long long)n, (long long)(*out)->nrows);
+    return 0;
+}
+
+bool floe_pq_reader_has_page_locations(const floe_pq_reader *r, size_t rg) {
+    if (rg >= r->md.n_row_groups)
+        return false;
+    for (size_t col = 0; col < r->nleaves; col++) {
+        const floe_pq_column_chunk *cc = &r->md.row_groups[rg].columns[col];
+        if (!r->selected[col])
+            continue;
+        if (!cc->has_offset_index || cc->offset_index_length <= 0 ||
+            (size_t)cc->offset_index_length > PQ_MAX_INDEX_BYTES)
+            return false;
+    }
+    return true;
 }
 
 int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_error *err) {
