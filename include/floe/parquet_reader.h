@@ -204,6 +204,17 @@ int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_erro
 /* Read row group rg (no statistics skipping; page skipping still applies). */
 int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
                                   floe_error *err);
+/* Read rows [first, first + n) of row group rg only (no statistics or filter skipping):
+ * the rowset holds exactly n rows, so a large row group can be decoded a slice at a time.
+ * With an offset index only the pages overlapping the rows are fetched and decoded (plus
+ * the dictionary pages); without one the whole chunk is decoded and trimmed (correct but
+ * slow: see floe_pq_reader_has_page_locations). FLOE_EINVALID for rows outside the row
+ * group, FLOE_ECORRUPT when the pages do not yield exactly n rows. */
+int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,
+                             const floe_pq_rowset **out, floe_error *err);
+/* True when every selected column of row group rg declares an offset index (page
+ * locations), so floe_pq_reader_read_rows fetches only the pages it needs. */
+bool floe_pq_reader_has_page_locations(const floe_pq_reader *r, size_t rg);
 /* Start again at row group 0 and zero the counters. */
 void floe_pq_reader_rewind(floe_pq_reader *r);
 void floe_pq_reader_stats(const floe_pq_reader *r, floe_pq_read_stats *out);

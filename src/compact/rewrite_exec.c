@@ -36,6 +36,9 @@
 #define BATCH_BYTES ((size_t)2 << 20) /* decoded input rows gathered per writer batch */
 #define FAST_COPY_MIN_RG ((int64_t)8 << 20) /* auto copy: stored bytes of a row group */
 
+/* large input row groups: uncompressed bytes decoded at a time (rw_reader_set_slice) */
+int64_t rw_slice_bytes = (int64_t)8 << 20;
+
 /* ---------------------------------------------------------------------------------------
  * the input side of a group: files in order, as batches
  * ------------------------------------------------------------------------------------- */
@@ -50,17 +53,112 @@ typedef struct group_src {
     size_t batch_bytes;          /* decoded bytes gathered per batch */
     floe_pq_raw_row_group *pending_raw; /* a copy that follows the rows handed over */
     int64_t pending_bytes;
+    /* Sliced row groups (one writer, unsorted, where only the batch boundaries matter):
+     * a batch that would hold a large row group and be written in CHUNK_ROWS pieces
+     * (writer_put) is handed out as those pieces while the row group is decoded slice by
+     * slice, so the file is the same and the decoded input held stays small. */
+    bool slice;
+    bool stage_on;               /* pieces of a large batch are being handed out */
+    bool stage_more;             /* its row group has slices left to read */
+    floe_batch stage, stage2;    /* rows not handed out yet; scratch for moving them */
+    bool stage_init;
+    floe_batch_cursor scur;
+    bool scur_init;
+    size_t stage_left;
+    int64_t stage_in;            /* stored bytes of the whole batch (with its last piece) */
 } group_src;
+
+static void stage_reset(group_src *s) {
+    if (s->scur_init)
+        floe_batch_cursor_free(&s->scur);
+    s->scur_init = false;
+    s->stage_on = s->stage_more = false;
+    s->stage_left = 0;
+    s->stage_in = 0;
+    if (s->stage_init) {
+        floe_batch_clear(&s->stage);
+        floe_batch_clear(&s->stage2);
+    }
+}
+
+/* The next CHUNK_ROWS rows of the large batch into b (cleared), reading slices as needed.
+ * A piece is handed out only while more than CHUNK_ROWS rows are held or the row group
+ * is done, so the last piece (with the batch's stored bytes, *partial false) has rows. */
+static int stage_next(group_src *s, floe_batch *b, int64_t *in_bytes, bool *partial,
+                      floe_error *err) {
+    while (s->stage_more && s->stage_left <= CHUNK_ROWS) {
+        /* move the rows left to the front, then append the next slice */
+        floe_batch_clear(&s->stage2);
+        int rc = s->stage_left
+                     ? floe_batch_take_rows(&s->stage2, &s->stage, &s->scur, s->stage_left)
+                     : 0;
+        if (rc < 0)
+            return floe_error_set(err, rc, "slicing a row group: %s", floe_strerror(rc));
+        floe_batch t = s->stage;
+        s->stage = s->stage2;
+        s->stage2 = t;
+        int64_t ib = 0;
+        bool more = false;
+        FLOE_FORWARD_IF_ERROR(rw_reader_next(s->cur, &s->stage, true, NULL, &ib, &more, err));
+        s->stage_in += ib;
+        s->stage_more = more;
+        s->stage_left = s->stage.nrows;
+        floe_batch_cursor_free(&s->scur);
+        s->scur_init = false;
+        FLOE_RETURN_ERROR_IF(floe_batch_cursor_init(&s->scur, &s->stage) < 0, err, FLOE_ENOMEM,
+                             "out of memory");
+        s->scur_init = true;
+    }
+    size_t n = s->stage_left < CHUNK_ROWS ? s->stage_left : CHUNK_ROWS;
+    int rc = floe_batch_take_rows(b, &s->stage, &s->scur, n);
+    if (rc < 0)
+        return floe_error_set(err, rc, "slicing a row group: %s", floe_strerror(rc));
+    s->stage_left -= n;
+    *partial = s->stage_more || s->stage_left > 0;
+    if (!*partial) {
+        *in_bytes = s->stage_in;
+        stage_reset(s);
+    }
+    return 1;
+}
+
+/* b holds a large row group's first slices (after the batch's earlier rows): hand it out
+ * in pieces from here on. */
+static int stage_start(group_src *s, floe_batch *b, int64_t in_bytes, floe_error *err) {
+    if (!s->stage_init) {
+        if (floe_batch_init(&s->stage, s->p->priv->schema) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (floe_batch_init(&s->stage2, s->p->priv->schema) < 0) {
+            floe_batch_free(&s->stage);
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        }
+        s->stage_init = true;
+    }
+    floe_batch t = s->stage;
+    s->stage = *b;
+    *b = t;
+    floe_batch_clear(b);
+    FLOE_RETURN_ERROR_IF(floe_batch_cursor_init(&s->scur, &s->stage) < 0, err, FLOE_ENOMEM,
+                         "out of memory");
+    s->scur_init = true;
+    s->stage_on = s->stage_more = true;
+    s->stage_left = s->stage.nrows;
+    s->stage_in = in_bytes;
+    return 0;
+}
 
 /* The next piece of the group's input: rows of one or more row groups appended into b
  * until it holds batch_bytes decoded (so the writer gets batches worth encoding on
  * several threads, and per-batch costs are paid less often), or one row group to copy in
  * *raw (b then holds no rows). *in_bytes: the stored bytes the piece came from. */
 static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
-                    int64_t *in_bytes, floe_error *err) {
+                    int64_t *in_bytes, bool *partial, floe_error *err) {
     floe_batch_clear(b);
     *in_bytes = 0;
     *raw = NULL;
+    *partial = false;
+    if (s->stage_on)
+        return stage_next(s, b, in_bytes, partial, err);
     if (s->pending_raw) {
         *raw = s->pending_raw;
         *in_bytes = s->pending_bytes;
@@ -76,10 +174,14 @@ static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
             FLOE_FORWARD_IF_ERROR(rw_reader_open(s->p->priv->schema, s->p->priv->name_mapping,
                                                  in, in->spec, s->dels, &s->copy, &s->cur,
                                                  err));
+            if (s->slice)
+                rw_reader_set_slice(s->cur, rw_slice_bytes);
         }
         floe_pq_raw_row_group *rg_raw = NULL;
         int64_t ib = 0;
-        int rc = rw_reader_next(s->cur, b, true, s->copy.enabled ? &rg_raw : NULL, &ib, err);
+        bool more = false;
+        int rc = rw_reader_next(s->cur, b, true, s->copy.enabled ? &rg_raw : NULL, &ib, &more,
+                                err);
         if (rc < 0)
             return rc;
         if (rc == 1) {
@@ -95,6 +197,16 @@ static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
             }
             any = true;
             *in_bytes += ib;
+            if (more) {
+                /* a sliced row group: once the batch is sure to be written in pieces
+                 * (writer_put's test), hand the pieces out as they are decoded */
+                if (floe_batch_bytes(b) > CHUNK_BYTES && b->nrows > CHUNK_ROWS) {
+                    FLOE_FORWARD_IF_ERROR(stage_start(s, b, *in_bytes, err));
+                    *in_bytes = 0;
+                    return stage_next(s, b, in_bytes, partial, err);
+                }
+                continue;
+            }
             if (floe_batch_bytes(b) >= s->batch_bytes || b->nrows >= CHUNK_ROWS)
                 return 1;
             continue;
@@ -116,6 +228,7 @@ typedef struct pipe_slot {
     floe_batch b;
     floe_pq_raw_row_group *raw;  /* a row group to copy (then b holds no rows) */
     int64_t in_bytes;
+    bool partial;
 } pipe_slot;
 
 typedef struct group_pipe {
@@ -141,7 +254,7 @@ static void *pipe_main(void *arg) {
         if (cancel)
             break;
         pipe_slot *s = &pp->slot[tail];
-        int rc = src_next(pp->src, &s->b, &s->raw, &s->in_bytes, &pp->err);
+        int rc = src_next(pp->src, &s->b, &s->raw, &s->in_bytes, &s->partial, &pp->err);
         pthread_mutex_lock(&pp->mu);
         if (rc <= 0) {
             pp->rc = rc;
@@ -533,8 +646,10 @@ done:
     return rc;
 }
 
-/* One batch of input rows into the outputs. */
-static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, floe_error *err) {
+/* One batch of input rows into the outputs. partial: a piece of a larger batch (see
+ * group_src), not the last: no file is rolled after it. */
+static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, bool partial,
+                     floe_error *err) {
     track_peak(gr, b);
     if (b->nrows == 0) {
         if (gr->nws && gr->ws[0].w)
@@ -566,6 +681,8 @@ static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, floe_
     }
     FLOE_FORWARD_IF_ERROR(writer_put(gr, ow, b, err));
     ow->in_consumed += in_bytes;
+    if (partial)
+        return 0;
     if (ow->in_consumed >= gr->g->split_size || floe_pq_writer_should_roll(ow->w))
         return writer_close(gr, ow, err);
     return 0;
@@ -658,6 +775,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     src.copy.codec = x->wo.codec;
     src.copy.min_rg_bytes = 0;
     src.batch_bytes = BATCH_BYTES;
+    src.slice = x->o->strategy != FLOE_RW_SORT && !gr.route;
     if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
         int64_t rgs = (int64_t)x->wo.row_group_size;
         src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
@@ -684,7 +802,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
             pipe_slot *s = &pp.slot[pp.head];
             pthread_mutex_unlock(&pp.mu);
             rc = s->raw ? put_raw(&gr, s->raw, s->in_bytes, err)
-                        : put_batch(&gr, &s->b, s->in_bytes, err);
+                        : put_batch(&gr, &s->b, s->in_bytes, s->partial, err);
             floe_pq_raw_row_group_free(s->raw);
             s->raw = NULL;
             counted += s->in_bytes;
@@ -716,8 +834,10 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         int64_t in_bytes = 0;
         floe_pq_raw_row_group *raw = NULL;
-        while ((rc = src_next(&src, &b, &raw, &in_bytes, err)) == 1) {
-            rc = raw ? put_raw(&gr, raw, in_bytes, err) : put_batch(&gr, &b, in_bytes, err);
+        bool partial = false;
+        while ((rc = src_next(&src, &b, &raw, &in_bytes, &partial, err)) == 1) {
+            rc = raw ? put_raw(&gr, raw, in_bytes, err)
+                     : put_batch(&gr, &b, in_bytes, partial, err);
             floe_pq_raw_row_group_free(raw);
             raw = NULL;
             counted += in_bytes;
@@ -750,6 +870,11 @@ done:
     }
     rw_reader_close(src.cur);
     floe_pq_raw_row_group_free(src.pending_raw);
+    stage_reset(&src);
+    if (src.stage_init) {
+        floe_batch_free(&src.stage);
+        floe_batch_free(&src.stage2);
+    }
     rw_deletes_free(src.dels);
     for (size_t i = 0; i < gr.nws; i++) {
         floe_pq_writer_abort(gr.ws[i].w);

@@ -84,13 +84,22 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
                    rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
                    floe_error *err);
-/* Fill dst (cleared first unless append) with the surviving rows of the next row group.
- * 1 with rows (maybe zero after deletes), 0 at the end. *in_bytes receives the row
- * group's stored size. With raw non-NULL and a copy policy, a row group that can be copied
- * comes back in *raw instead (no rows added to dst; caller frees *raw); *raw is NULL
- * otherwise. */
+/* Fill dst (cleared first unless append) with the surviving rows of the next row group,
+ * or of its next slice (see rw_reader_set_slice). 1 with rows (maybe zero after deletes),
+ * 0 at the end. *more: rows of the same row group remain (a slice). *in_bytes receives
+ * the row group's stored size with its last rows, 0 with the slices before. With raw
+ * non-NULL and a copy policy, a row group that can be copied comes back in *raw instead
+ * (no rows added to dst; caller frees *raw); *raw is NULL otherwise. */
 int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_group **raw,
-                   int64_t *in_bytes, floe_error *err);
+                   int64_t *in_bytes, bool *more, floe_error *err);
+/* Decode row groups larger than 2 x bytes (uncompressed, as the footer says) in slices
+ * of about bytes each, so the decoded input held is bounded by the slice, not the row
+ * group; only when every column has page locations. 0 (the default): whole row groups.
+ * Rows and their order are the same either way. */
+void rw_reader_set_slice(rw_reader *r, int64_t bytes);
+/* The slice size the rewrite uses (rewrite_exec.c; 8 MiB). Tests lower it to slice small
+ * row groups; set it before a rewrite starts, never during one. */
+extern int64_t rw_slice_bytes;
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
 void rw_reader_close(rw_reader *r);
 

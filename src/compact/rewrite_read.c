@@ -543,7 +543,12 @@ struct rw_reader {
     size_t *l0;                  /* per table leaf: slots before the row group being filled */
     bool copy_file;              /* the file qualifies for row-group copy */
     rw_copy_policy copy;
+    int64_t slice_bytes;         /* 0: whole row groups; else see rw_reader_set_slice */
+    int64_t rg_row;              /* next row of row group next_rg being read in slices */
+    int64_t slice_rows;          /* rows per slice of that row group (0: not sliced) */
 };
+
+void rw_reader_set_slice(rw_reader *r, int64_t bytes) { r->slice_bytes = bytes > 0 ? bytes : 0; }
 
 static int push_match(rw_reader *r, const floe_field *f, const floe_pq_node *n) {
     if (r->nm == r->mcap) {
@@ -1302,32 +1307,63 @@ static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
 }
 
 int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_group **raw,
-                   int64_t *in_bytes, floe_error *err) {
+                   int64_t *in_bytes, bool *more, floe_error *err) {
     const floe_pq_rowset *rs;
     if (raw)
         *raw = NULL;
+    *more = false;
     if (r->next_rg >= r->nrg)
         return 0;
-    size_t rg = r->next_rg++;
+    size_t rg = r->next_rg;
     floe_pq_row_group_info gi;
     floe_pq_reader_row_group_info(r->pq, rg, &gi);
-    *in_bytes = gi.compressed_size;
-    int rc = raw ? try_copy(r, rg, &gi, raw, err) : 0;
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
-        if (!append)
-            floe_batch_clear(dst);
-        r->st.rows_read += gi.num_rows;
-        r->st.row_groups++;
-        r->st.row_groups_copied++;
-        r->row_base += gi.num_rows;
-        return 1;
+    *in_bytes = 0;
+    int rc = 0;
+    if (r->rg_row == 0) { /* a row group's start: copy it, or choose whole or sliced */
+        rc = raw ? try_copy(r, rg, &gi, raw, err) : 0;
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            r->next_rg++;
+            *in_bytes = gi.compressed_size;
+            if (!append)
+                floe_batch_clear(dst);
+            r->st.rows_read += gi.num_rows;
+            r->st.row_groups++;
+            r->st.row_groups_copied++;
+            r->row_base += gi.num_rows;
+            return 1;
+        }
+        r->slice_rows = 0;
+        /* slices only with page locations: without them every slice decodes the chunk */
+        if (r->slice_bytes > 0 && gi.num_rows > 1 && gi.total_byte_size > 2 * r->slice_bytes &&
+            floe_pq_reader_has_page_locations(r->pq, rg)) {
+            double per = (double)r->slice_bytes / (double)gi.total_byte_size;
+            int64_t n = (int64_t)((double)gi.num_rows * per);
+            r->slice_rows = n < 1 ? 1 : n < gi.num_rows ? n : gi.num_rows;
+        }
     }
-    rc = floe_pq_reader_read_row_group(r->pq, rg, &rs, err);
+    if (r->slice_rows > 0) {
+        int64_t n = gi.num_rows - r->rg_row;
+        if (n > r->slice_rows)
+            n = r->slice_rows;
+        rc = floe_pq_reader_read_rows(r->pq, rg, r->rg_row, n, &rs, err);
+        if (rc >= 0) {
+            r->rg_row += n;
+            *more = r->rg_row < gi.num_rows;
+        }
+    } else {
+        rc = floe_pq_reader_read_row_group(r->pq, rg, &rs, err);
+    }
     if (rc < 0) {
         floe_error_prefix(err, "%s: ", r->in->file->file_path);
         return rc;
+    }
+    if (!*more) { /* the row group is done: its stored bytes go with its last rows */
+        r->next_rg++;
+        r->rg_row = 0;
+        *in_bytes = gi.compressed_size;
+        r->st.row_groups++;
     }
     rc = 1;
     size_t nrows = (size_t)rs->nrows;
@@ -1365,7 +1401,6 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
     }
     fill->nrows += nrows;
     r->st.rows_read += (int64_t)nrows;
-    r->st.row_groups++;
     if (deletes) {
         size_t kept = nrows;
         FLOE_FORWARD_IF_ERROR(apply_deletes(r, fill, nrows, &kept, err));
