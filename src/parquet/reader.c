@@ -1245,7 +1245,8 @@ static void select_rows(chunk_ctx *x, size_t l0, size_t v0) {
     }
     size_t wl = l0, wv = v0, vi = v0;
     size_t w = (size_t)c->width;
-    size_t wb = w ? v0 * w : c->offsets[v0];
+    /* a byte-array column with no value decoded yet has no offsets array */
+    size_t wb = w ? v0 * w : (c->offsets ? c->offsets[v0] : 0);
     int64_t row = first - 1;
     bool keep = false;
     for (size_t i = l0; i < c->nlevels; i++) {
