@@ -10,6 +10,7 @@
  * An independent libpq connection ("admin") plays the other parties: it holds row locks,
  * terminates floe's server processes, and reads information_schema for the layout check.
  */
+#include <errno.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
@@ -122,8 +123,14 @@ static void kill_backend(PGconn *a, int pid) {
         v = admin_value(a, sql);
         bool gone = v && !strcmp(v, "0");
         free(v);
-        if (gone)
+        if (gone) {
+            /* The backend leaves pg_stat_activity before its process exits and its socket
+             * closes; the tests' servers run on this machine, so wait for the process
+             * itself (bounded: with a remote server the pid means nothing here). */
+            for (int j = 0; j < 500 && !(kill(pid, 0) < 0 && errno == ESRCH); j++)
+                sleep_ms(10);
             return;
+        }
         sleep_ms(10);
     }
     harness_fail(__FILE__, __LINE__, "backend %d did not exit", pid);
