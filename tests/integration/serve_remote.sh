@@ -38,17 +38,10 @@ PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 
-node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
-  --bucket wh > "$tmp/sig.port" 2> "$tmp/sig.err" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$tmp/sig.port" ] && break; sleep 0.1; done
-s3port=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).port)' \
-  "$tmp/sig.port") || fail "S3 server did not start: $(cat "$tmp/sig.err")"
-export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3port AWS_ACCESS_KEY_ID=AKIDFLOETEST
-export AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_REGION=us-east-1 FLOE_S3_RETRY_BASE_MS=5
+source "$src/tests/lib/s3sig.sh"
+s3sig_start "$tmp" || fail "could not start the S3 server"
+s3port=$S3SIG_PORT
 export FLOE_COMPACT_LEASE_MS=3000
-sigfail() { curl -sf "http://127.0.0.1:$s3port/__admin/stats" | node -e '
-  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).sigFailures))'; }
 
 start_server() {
   rm -f "$tmp/port"
@@ -141,7 +134,7 @@ kill -TERM "$pid"
 wait "$pid" || fail "clean stop: exit $?"
 pid=
 [ -z "$(ls "$tmp/wal")" ] || fail "WAL segments left after a clean stop"
-[ "$(sigfail)" = 0 ] || fail "the S3 server saw bad signatures"
+[ "$(s3sig_failures)" = 0 ] || fail "the S3 server saw bad signatures"
 
 # 3: refusals
 printf '[server]\nlisten = 127.0.0.1:0\nwarehouse = s3://wh/x\ncatalog = %s\n' "$FLOE_PG_URI" > "$tmp/bad1.conf"

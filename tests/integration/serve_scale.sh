@@ -37,14 +37,9 @@ PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 
-node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
-  --bucket wh > "$tmp/sig.port" 2> "$tmp/sig.err" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$tmp/sig.port" ] && break; sleep 0.1; done
-s3port=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).port)' \
-  "$tmp/sig.port") || fail "S3 server did not start: $(cat "$tmp/sig.err")"
-export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3port AWS_ACCESS_KEY_ID=AKIDFLOETEST
-export AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_REGION=us-east-1 FLOE_S3_RETRY_BASE_MS=5
+source "$src/tests/lib/s3sig.sh"
+s3sig_start "$tmp" || fail "could not start the S3 server"
+s3port=$S3SIG_PORT
 export FLOE_COMPACT_LEASE_MS=2000 FLOE_LOG=info
 
 "$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null

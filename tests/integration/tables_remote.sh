@@ -35,16 +35,9 @@ PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 
-node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
-  --bucket wh > "$tmp/sig.port" 2> "$tmp/sig.err" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$tmp/sig.port" ] && break; sleep 0.1; done
-port=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).port)' \
-  "$tmp/sig.port") || fail "S3 server did not start: $(cat "$tmp/sig.err")"
-export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$port AWS_ACCESS_KEY_ID=AKIDFLOETEST
-export AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_REGION=us-east-1 FLOE_S3_RETRY_BASE_MS=5
-sigfail() { curl -sf "http://127.0.0.1:$port/__admin/stats" | node -e '
-  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).sigFailures))'; }
+source "$src/tests/lib/s3sig.sh"
+s3sig_start "$tmp" || fail "could not start the S3 server"
+port=$S3SIG_PORT
 
 # Input: three batches, the expected rows in canonical form.
 for i in 1 2 3; do
@@ -191,7 +184,7 @@ setup=
 pg_sql "SELECT table_namespace || ' ' || split_part(metadata_location, '/', 1) FROM iceberg_tables ORDER BY 1" \
   > "$tmp/pg_tables"
 printf 'ns_b \nns_c s3:\n' | cmp -s - "$tmp/pg_tables" || fail "PostgreSQL catalog rows: $(cat "$tmp/pg_tables")"
-[ "$(sigfail)" = 0 ] || fail "the S3 server saw bad signatures"
+[ "$(s3sig_failures)" = 0 ] || fail "the S3 server saw bad signatures"
 
 # floe serve takes a SQLite or PostgreSQL catalog; any other URI scheme is refused (exit 1,
 # the password not echoed) instead of quietly becoming a SQLite file named after the URI.
