@@ -26,7 +26,7 @@
  * cleared before verify runs, so verify may allocate and read freely.
  *
  * FLOE_FAULT_MAX_RUNS (environment) caps the runs per loop by striding over N (default:
- * every N). Helpers below check folders for temporary or partial files.
+ * every N); the last operation is always faulted too. Helpers below check folders for temporary or partial files.
  */
 #ifndef FLOE_TEST_FAULT_H
 #define FLOE_TEST_FAULT_H
@@ -91,6 +91,29 @@ static inline uint64_t fault_seen(fault_kind k) {
     return k == FAULT_ALLOC ? floe_alloc_count() : floe_io_fault_count((floe_io_fault_kind)k);
 }
 
+/* How many faulted runs a loop may make: every N with FLOE_FAULT_FULL=1, at most
+ * FLOE_FAULT_MAX_RUNS when that is set, else dflt. */
+static inline uint64_t fault_max_runs(uint64_t dflt) {
+    const char *full = getenv("FLOE_FAULT_FULL");
+    if (full && atoi(full) > 0)
+        return UINT64_MAX;
+    const char *cap = getenv("FLOE_FAULT_MAX_RUNS");
+    if (cap && atoll(cap) > 0)
+        return (uint64_t)atoll(cap);
+    return dflt;
+}
+
+/* Striding over operations 1..ops in at most about cap runs: the step, and the next N
+ * after n. The last operation is always among them (it is often the commit). Loop with
+ *     for (n = 1; n <= ops; n = fault_next(n, ops, stride)) */
+static inline uint64_t fault_stride(uint64_t ops, uint64_t cap) {
+    return ops > cap ? (ops + cap - 1) / cap : 1;
+}
+
+static inline uint64_t fault_next(uint64_t n, uint64_t ops, uint64_t stride) {
+    return n + stride > ops && n < ops ? ops : n + stride;
+}
+
 /* Which failures fault_loop saw, for the caller to assert on and print. */
 typedef struct fault_stats {
     uint64_t ops;       /* operations of the kind in one clean run */
@@ -120,11 +143,8 @@ static inline fault_stats fault_loop(const fault_case *fc, fault_kind k, int err
     fault_stats st;
     memset(&st, 0, sizeof st);
     st.ops = fault_clean_run(fc, k);
-    uint64_t stride = 1;
-    const char *cap = getenv("FLOE_FAULT_MAX_RUNS");
-    if (cap && atoll(cap) > 0 && st.ops > (uint64_t)atoll(cap))
-        stride = (st.ops + (uint64_t)atoll(cap) - 1) / (uint64_t)atoll(cap);
-    for (uint64_t n = 1; n <= st.ops; n += stride) {
+    uint64_t stride = fault_stride(st.ops, fault_max_runs(UINT64_MAX));
+    for (uint64_t n = 1; n <= st.ops; n = fault_next(n, st.ops, stride)) {
         floe_error err;
         floe_error_clear(&err);
         if (fc->reset)

@@ -232,15 +232,6 @@ static void verify_round(void *vctx, int rc, const floe_error *err) {
     CHECK(fault_walk(c->wh, fault_no_temp, NULL) >= 0);
 }
 
-static uint64_t max_runs(void) {
-    if (getenv("FLOE_FAULT_FULL") && atoi(getenv("FLOE_FAULT_FULL")) > 0)
-        return UINT64_MAX;
-    const char *cap = getenv("FLOE_FAULT_MAX_RUNS");
-    if (cap && atoll(cap) > 0)
-        return (uint64_t)atoll(cap);
-    return 8;
-}
-
 /* fault_loop's shape, but threads: a run may not reach operation N (the counts vary with
  * timing), and a fault in a background thread need not fail the round (see verify). */
 static void server_loop(sctx *c, fault_kind k, int errnum) {
@@ -253,9 +244,9 @@ static void server_loop(sctx *c, fault_kind k, int errnum) {
     fault_clear_all();
     REQUIRE_OK(rc, err);
     verify_round(c, rc, &err);
-    uint64_t cap = max_runs(), stride = ops > cap ? (ops + cap - 1) / cap : 1, runs = 0;
+    uint64_t stride = fault_stride(ops, fault_max_runs(8)), runs = 0;
     int64_t failed0 = c->failed;
-    for (uint64_t n = 1; n <= ops; n = (n + stride > ops && n < ops) ? ops : n + stride) {
+    for (uint64_t n = 1; n <= ops; n = fault_next(n, ops, stride)) {
         floe_error_clear(&err);
         reset_round(c);
         fault_arm(k, n, errnum);

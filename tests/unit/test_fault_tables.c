@@ -389,15 +389,6 @@ static void verify(tcase *c, int rc, const floe_error *err, const char *what) {
 
 /* ---- loops ------------------------------------------------------------------------------ */
 
-static uint64_t max_runs(void) {
-    if (getenv("FLOE_FAULT_FULL") && atoi(getenv("FLOE_FAULT_FULL")) > 0)
-        return UINT64_MAX;
-    const char *cap = getenv("FLOE_FAULT_MAX_RUNS");
-    if (cap && atoll(cap) > 0)
-        return (uint64_t)atoll(cap);
-    return 10;
-}
-
 /* Kind k, sticky from the Nth operation on. Every fault that fires must surface as an
  * error (everything a clean run does is needed for its result). */
 static void io_loop(tcase *c, fault_kind k, int errnum) {
@@ -412,10 +403,8 @@ static void io_loop(tcase *c, fault_kind k, int errnum) {
     snprintf(what, sizeof what, "%s: %s: clean", c->name, fault_kind_name(k));
     REQUIRE_OK(rc, err);
     verify(c, rc, &err, what);
-    uint64_t cap = max_runs(), stride = 1, runs = 0;
-    if (ops > cap)
-        stride = (ops + cap - 1) / cap;
-    for (uint64_t n = 1; n <= ops; n = (n + stride > ops && n < ops) ? ops : n + stride) {
+    uint64_t stride = fault_stride(ops, fault_max_runs(10)), runs = 0;
+    for (uint64_t n = 1; n <= ops; n = fault_next(n, ops, stride)) {
         floe_error_clear(&err);
         reset(c);
         fault_arm(k, n, errnum);
