@@ -411,11 +411,22 @@ static int container_block(floe_avro_cursor *c, const mf_op *o, int64_t *count,
 
 /* Grow an arena array of `have` items of size esz to have + more (copying: most writers
  * emit one block, so this copies rarely). */
-static void *grow(floe_arena *a, void *old, size_t have, size_t more, size_t esz) {
-    void *n = floe_arena_alloc(a, (have + more) * esz);
-    if (n && have)
-        memcpy(n, old, have * esz);
-    return n;
+/* The next block of a map or array: its item count in *more (0: the end), with *arr, an
+ * arena array of have items of esz bytes, grown to have + *more items. */
+static int next_block(floe_avro_cursor *c, const mf_op *o, floe_arena *a, size_t esz,
+                      void **arr, size_t have, size_t *more, floe_error *err) {
+    int64_t count;
+    FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
+    *more = (size_t)count;
+    if (count == 0)
+        return 0;
+    void *n = floe_arena_alloc(a, (have + *more) * esz);
+    if (!n)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (have)
+        memcpy(n, *arr, have * esz);
+    *arr = n;
+    return 0;
 }
 
 static int bad_item(floe_avro_cursor *c, const char *what, floe_error *err) {
@@ -486,21 +497,16 @@ static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_dat
     bool bounds = o->kind == OP_BOUNDS;
     floe_column_count *ci = NULL;
     floe_column_bound *bi = NULL;
+    void *arr = NULL;
     size_t total = 0;
     for (;;) {
-        int64_t count;
-        FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
-        if (count == 0)
+        size_t more;
+        FLOE_FORWARD_IF_ERROR(
+            next_block(c, o, a, bounds ? sizeof *bi : sizeof *ci, &arr, total, &more, err));
+        if (more == 0)
             break;
-        size_t more = (size_t)count;
-        void *g = bounds ? grow(a, bi, total, more, sizeof *bi)
-                         : grow(a, ci, total, more, sizeof *ci);
-        if (!g)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        if (bounds)
-            bi = g;
-        else
-            ci = g;
+        bi = arr;
+        ci = arr;
         for (size_t i = total; i < total + more; i++) {
             int32_t key = 0; /* set by read_kv on success; gcc -O2 cannot tell */
             floe_avro_value v;
@@ -553,21 +559,16 @@ static int read_list(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_da
     bool ints = o->kind == OP_INTS;
     int64_t *lv = NULL;
     int32_t *iv = NULL;
+    void *arr = NULL;
     size_t total = 0;
     for (;;) {
-        int64_t count;
-        FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
-        if (count == 0)
+        size_t more;
+        FLOE_FORWARD_IF_ERROR(
+            next_block(c, o, a, ints ? sizeof *iv : sizeof *lv, &arr, total, &more, err));
+        if (more == 0)
             break;
-        size_t more = (size_t)count;
-        void *g = ints ? grow(a, iv, total, more, sizeof *iv)
-                       : grow(a, lv, total, more, sizeof *lv);
-        if (!g)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        if (ints)
-            iv = g;
-        else
-            lv = g;
+        iv = arr;
+        lv = arr;
         for (size_t i = total; i < total + more; i++) {
             floe_avro_value x;
             FLOE_FORWARD_IF_ERROR(read_scalar(c, o->val_t, a, false, &x, err));
