@@ -16,11 +16,7 @@
 #include "floe/io.h"
 #include "floe/table.h"
 #include "harness.h"
-
-static const char *SCHEMA =
-    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
-    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
-    "{\"id\":2,\"name\":\"event\",\"required\":false,\"type\":\"string\"}]}";
+#include "catalog_suite.h"
 
 typedef enum { KIND_SQLITE, KIND_FS } kind;
 
@@ -38,23 +34,10 @@ static floe_catalog *open_kind(kind k, const char *dir) {
     return c;
 }
 
-static size_t count_metadata_files(const floe_table *t) {
-    char *md = floe_io_join(floe_table_root(t), "metadata");
-    char *local = floe_io_local_path(md);
-    DIR *d = opendir(local);
-    size_t n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (len > 14 && !strcmp(de->d_name + len - 14, ".metadata.json"))
-            n++;
-    }
-    if (d)
-        closedir(d);
-    floe_free(local);
-    floe_free(md);
-    return n;
+static floe_catalog *open_cb(const void *ctx, const char *dir) {
+    return open_kind(*(const kind *)ctx, dir);
 }
+
 
 static bool uri_exists(const char *uri) {
     bool yes = false;
@@ -205,50 +188,9 @@ TEST(tables_fs) { table_suite(KIND_FS); }
  * commits
  * ------------------------------------------------------------------------------------- */
 
-typedef struct work {
-    const char *key;          /* property to set */
-    int calls;                /* how often apply ran */
-    int64_t base_seq[8];      /* last-sequence-number of each base it saw */
-    bool saw_key[8];          /* whether each base already had `seen_key` */
-    const char *seen_key;
-    bool add_snapshot;
-} work;
-
-static int apply_work(void *ctx, floe_metadata_builder *b, floe_error *err) {
-    work *w = ctx;
-    const floe_table_metadata *base = floe_metadata_builder_base(b);
-    if (w->calls < 8) {
-        w->base_seq[w->calls] = base->last_sequence_number;
-        w->saw_key[w->calls] = w->seen_key && floe_table_metadata_property(base, w->seen_key);
-    }
-    w->calls++;
-    int rc = floe_metadata_builder_set_property(b, w->key, "1", err);
-    if (rc == 0 && w->add_snapshot) {
-        floe_kv sum[] = {{"floe.test.id", w->key}};
-        floe_snapshot_new s = {.operation = "append", .manifest_list = "dummy.avro",
-                               .summary = sum, .n_summary = 1, .schema_id = -1};
-        rc = floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, err);
-    }
-    return rc;
-}
-
 static floe_table *fresh_table(kind k, const char *dir, floe_catalog **cat, const floe_kv *props,
                                size_t nprops) {
-    floe_catalog *c = open_kind(k, dir);
-    if (!c)
-        return NULL;
-    floe_error err;
-    floe_error_clear(&err);
-    floe_table *t = NULL;
-    floe_table_create_options opts = {.props = props, .nprops = nprops};
-    if (floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err) != 0 ||
-        floe_table_create(c, "db", "t", SCHEMA, &opts, &t, &err) != 0) {
-        harness_fail(__FILE__, __LINE__, "setup: %s", err.msg);
-        floe_catalog_close(c);
-        return NULL;
-    }
-    *cat = c;
-    return t;
+    return suite_fresh_table(open_cb, &k, dir, cat, props, nprops);
 }
 
 static void conflict_suite(kind k) {
@@ -277,7 +219,7 @@ static void conflict_suite(kind k) {
     }
     /* t2 is stale: its commit conflicts, reloads and re-applies on t1's metadata */
     work b = {.key = "b", .seen_key = "a", .add_snapshot = true};
-    size_t files_before = count_metadata_files(t2);
+    size_t files_before = suite_count_metadata_files(t2);
     REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
     CHECK_EQ_INT(b.calls, 2);
     CHECK(!b.saw_key[0]);
@@ -290,7 +232,7 @@ static void conflict_suite(kind k) {
     CHECK_EQ_INT(m->n_snapshots, 2);
     CHECK_EQ_INT(m->last_sequence_number, 2);
     /* the losing attempt's file is gone: exactly one new file */
-    CHECK_EQ_INT(count_metadata_files(t2), files_before + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t2), files_before + 1);
     REQUIRE(m->n_metadata_log == 2);
     CHECK_EQ_STR(m->metadata_log[0].metadata_file, stale);
     floe_free(stale);
@@ -317,12 +259,12 @@ static void retries_exhausted(kind k) {
     floe_table *t2 = NULL;
     REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
     REQUIRE_OK(floe_table_commit(t1, apply_zero_retries, NULL, &err), err);
-    size_t files = count_metadata_files(t1);
+    size_t files = suite_count_metadata_files(t1);
     work w = {.key = "late"};
     CHECK_EQ_INT(floe_table_commit(t2, apply_work, &w, &err), FLOE_ECONFLICT);
     CHECK(strstr(err.msg, "gave up") != NULL);
     CHECK_EQ_INT(w.calls, 1);
-    CHECK_EQ_INT(count_metadata_files(t1), files); /* nothing left behind */
+    CHECK_EQ_INT(suite_count_metadata_files(t1), files); /* nothing left behind */
     floe_table_close(t2);
     floe_table_close(t1);
     floe_catalog_close(c);
@@ -342,11 +284,11 @@ static void injected_suite(kind k) {
     /* 1. injected conflict: retried, lands once */
     floe_commit_fault f = {.nth_swap = 1, .code = FLOE_ECONFLICT};
     floe_table_commit_inject(&f);
-    size_t files = count_metadata_files(t);
+    size_t files = suite_count_metadata_files(t);
     work w1 = {.key = "k1", .add_snapshot = true};
     REQUIRE_OK(floe_table_commit(t, apply_work, &w1, &err), err);
     CHECK_EQ_INT(w1.calls, 2);
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 1);
 
     /* 2. unknown, but the swap really happened: settled as committed, no retry */
@@ -364,24 +306,24 @@ static void injected_suite(kind k) {
     /* 3. unknown, swap did not happen, provably: retried, the orphan attempt removed */
     f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE};
     floe_table_commit_inject(&f);
-    files = count_metadata_files(t);
+    files = suite_count_metadata_files(t);
     work w3 = {.key = "k3", .add_snapshot = true};
     REQUIRE_OK(floe_table_commit(t, apply_work, &w3, &err), err);
     CHECK_EQ_INT(w3.calls, 2);
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 3);
 
     /* 4. unknown and unresolvable: reported as such, nothing deleted, nothing retried */
     f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE, .fail_resolve = true};
     floe_table_commit_inject(&f);
-    files = count_metadata_files(t);
+    files = suite_count_metadata_files(t);
     char *before = floe_strdup(floe_table_metadata_location(t));
     work w4 = {.key = "k4", .add_snapshot = true};
     CHECK_EQ_INT(floe_table_commit(t, apply_work, &w4, &err), FLOE_EUNKNOWN_STATE);
     CHECK(strstr(err.msg, "unknown") != NULL);
     CHECK_EQ_INT(w4.calls, 1);
     if (k == KIND_SQLITE) /* the file we wrote is kept (it may be the table's now) */
-        CHECK_EQ_INT(count_metadata_files(t), files + 1);
+        CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
     CHECK_EQ_STR(cur, before); /* (injected before the swap: the pointer did not move) */
     floe_free(cur);
@@ -422,7 +364,7 @@ static void cleanup_suite(kind k) {
     }
     const floe_table_metadata *m = floe_table_metadata_get(t);
     CHECK_EQ_INT(m->n_metadata_log, 2);
-    CHECK_EQ_INT(count_metadata_files(t), 3); /* current + 2 previous */
+    CHECK_EQ_INT(suite_count_metadata_files(t), 3); /* current + 2 previous */
     CHECK(!uri_exists(first));
     for (size_t i = 0; i < m->n_metadata_log; i++)
         CHECK(uri_exists(m->metadata_log[i].metadata_file));
@@ -482,119 +424,8 @@ TEST(write_metadata_path_honoured) {
 
 /* The logic under test is the swap, not the disk: run on tmpfs when there is one, where
  * fsync is free (on this kind of disk each costs ~10 ms and 200 commits queue on them). */
-static char *fast_dir(void) {
-    char tmpl[] = "/dev/shm/floe-cat-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    return strdup(d ? d : harness_tmpdir());
-}
-
 static void concurrency_suite(kind k) {
-    char *dir = fast_dir();
-    floe_catalog *c = NULL;
-    floe_kv props[] = {{"commit.retry.num-retries", "10000"},
-                       {"commit.retry.min-wait-ms", "1"},
-                       {"commit.retry.max-wait-ms", "20"}};
-    floe_table *t = fresh_table(k, dir, &c, props, 3);
-    REQUIRE(t != NULL);
-    floe_table_close(t);
-    floe_catalog_close(c);
-    pid_t pids[PROCS];
-    for (int p = 0; p < PROCS; p++) {
-        pids[p] = fork();
-        REQUIRE(pids[p] >= 0);
-        if (pids[p] == 0) {
-            int failures = 0, calls = 0;
-            floe_catalog *cc = open_kind(k, dir);
-            floe_table *tt = NULL;
-            floe_error err;
-            floe_error_clear(&err);
-            if (!cc || floe_table_load(cc, "db", "t", &tt, &err) != 0)
-                _exit(2);
-            for (int i = 0; i < COMMITS; i++) {
-                char key[32];
-                snprintf(key, sizeof key, "p%d_%d", p, i);
-                work w = {.key = key, .add_snapshot = true};
-                if (floe_table_commit(tt, apply_work, &w, &err) != 0) {
-                    fprintf(stderr, "child %d commit %d: %s\n", p, i, err.msg);
-                    failures++;
-                }
-                calls += w.calls;
-            }
-            char cpath[4200], num[32];
-            snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
-            int nlen = snprintf(num, sizeof num, "%d", calls);
-            harness_write_file(cpath, num, (size_t)nlen);
-            floe_table_close(tt);
-            floe_catalog_close(cc);
-            _exit(failures ? 1 : 0); /* _exit: no atexit cleanup of the shared tmp dir */
-        }
-    }
-    for (int p = 0; p < PROCS; p++) {
-        int status = 0;
-        waitpid(pids[p], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-    int attempts = 0;
-    for (int p = 0; p < PROCS; p++) {
-        char cpath[4200];
-        snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
-        char *num = harness_read_file(cpath, NULL);
-        attempts += num ? atoi(num) : 0;
-        free(num);
-    }
-    printf("%s: %d commits from %d processes took %d attempts\n", k == KIND_SQLITE ? "sqlite" : "fs",
-           PROCS * COMMITS, PROCS, attempts);
-    CHECK(attempts >= PROCS * COMMITS);
-    c = open_kind(k, dir);
-    REQUIRE(c != NULL);
-    floe_error err;
-    floe_error_clear(&err);
-    REQUIRE_OK(floe_table_load(c, "db", "t", &t, &err), err);
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    CHECK_EQ_INT(m->n_snapshots, PROCS * COMMITS);
-    CHECK_EQ_INT(m->last_sequence_number, PROCS * COMMITS);
-    /* every commit exactly once */
-    for (int p = 0; p < PROCS; p++)
-        for (int i = 0; i < COMMITS; i++) {
-            char key[32];
-            snprintf(key, sizeof key, "p%d_%d", p, i);
-            if (!floe_table_metadata_property(m, key))
-                harness_fail(__FILE__, __LINE__, "commit %s is missing", key);
-            int seen = 0;
-            for (size_t s = 0; s < m->n_snapshots; s++)
-                for (size_t kk = 0; kk < m->snapshots[s].n_summary; kk++)
-                    if (!strcmp(m->snapshots[s].summary[kk].key, "floe.test.id") &&
-                        !strcmp(m->snapshots[s].summary[kk].value, key))
-                        seen++;
-            if (seen != 1)
-                harness_fail(__FILE__, __LINE__, "commit %s landed %d times", key, seen);
-        }
-    /* lineage: one chain from the current snapshot back to the first, sequence numbers
-     * counting down by one */
-    const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
-    int64_t expect_seq = PROCS * COMMITS;
-    size_t chain = 0;
-    while (s) {
-        chain++;
-        CHECK_EQ_INT(s->sequence_number, expect_seq);
-        expect_seq--;
-        if (!s->has_parent)
-            break;
-        s = floe_table_metadata_snapshot(m, s->parent_snapshot_id);
-        if (chain > (size_t)(PROCS * COMMITS))
-            break;
-    }
-    CHECK_EQ_INT(chain, PROCS * COMMITS);
-    CHECK_EQ_INT(expect_seq, 0);
-    floe_table_close(t);
-    floe_catalog_close(c);
-    if (!strncmp(dir, "/dev/shm/", 9)) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            printf("note: could not remove %s\n", dir);
-    }
-    free(dir);
+    suite_concurrent_commits(open_cb, &k, k == KIND_SQLITE ? "sqlite" : "fs", PROCS, COMMITS);
 }
 
 TEST(concurrent_commits_sqlite) { concurrency_suite(KIND_SQLITE); }

@@ -29,11 +29,7 @@
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "harness.h"
-
-static const char *SCHEMA =
-    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
-    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
-    "{\"id\":2,\"name\":\"event\",\"required\":false,\"type\":\"string\"}]}";
+#include "catalog_suite.h"
 
 static const char *pg_uri;
 
@@ -136,68 +132,13 @@ static void kill_backend(PGconn *a, int pid) {
     harness_fail(__FILE__, __LINE__, "backend %d did not exit", pid);
 }
 
-static size_t count_metadata_files(const floe_table *t) {
-    char *md = floe_io_join(floe_table_root(t), "metadata");
-    char *local = floe_io_local_path(md);
-    DIR *d = opendir(local);
-    size_t n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (len > 14 && !strcmp(de->d_name + len - 14, ".metadata.json"))
-            n++;
-    }
-    if (d)
-        closedir(d);
-    floe_free(local);
-    floe_free(md);
-    return n;
-}
-
-typedef struct work {
-    const char *key;
-    int calls;
-    int64_t base_seq[8];
-    bool saw_key[8];
-    const char *seen_key;
-    bool add_snapshot;
-} work;
-
-static int apply_work(void *ctx, floe_metadata_builder *b, floe_error *err) {
-    work *w = ctx;
-    const floe_table_metadata *base = floe_metadata_builder_base(b);
-    if (w->calls < 8) {
-        w->base_seq[w->calls] = base->last_sequence_number;
-        w->saw_key[w->calls] = w->seen_key && floe_table_metadata_property(base, w->seen_key);
-    }
-    w->calls++;
-    int rc = floe_metadata_builder_set_property(b, w->key, "1", err);
-    if (rc == 0 && w->add_snapshot) {
-        floe_kv sum[] = {{"floe.test.id", w->key}};
-        floe_snapshot_new s = {.operation = "append", .manifest_list = "dummy.avro",
-                               .summary = sum, .n_summary = 1, .schema_id = -1};
-        rc = floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, err);
-    }
-    return rc;
+static floe_catalog *open_cb(const void *ctx, const char *dir) {
+    return open_pg(ctx, dir);
 }
 
 static floe_table *fresh_table(const char *name, const char *dir, floe_catalog **cat,
                                const floe_kv *props, size_t nprops) {
-    floe_catalog *c = open_pg(name, dir);
-    if (!c)
-        return NULL;
-    floe_error err;
-    floe_error_clear(&err);
-    floe_table *t = NULL;
-    floe_table_create_options opts = {.props = props, .nprops = nprops};
-    if (floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err) != 0 ||
-        floe_table_create(c, "db", "t", SCHEMA, &opts, &t, &err) != 0) {
-        harness_fail(__FILE__, __LINE__, "setup: %s", err.msg);
-        floe_catalog_close(c);
-        return NULL;
-    }
-    *cat = c;
-    return t;
+    return suite_fresh_table(open_cb, name, dir, cat, props, nprops);
 }
 
 /* A catalog name nobody else used in this database. */
@@ -426,7 +367,7 @@ TEST(cas_conflict_and_retry_pg) {
     CHECK_EQ_STR(cur, floe_table_metadata_location(t1));
     floe_free(cur);
     work b = {.key = "b", .seen_key = "a", .add_snapshot = true};
-    size_t files_before = count_metadata_files(t2);
+    size_t files_before = suite_count_metadata_files(t2);
     REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
     CHECK_EQ_INT(b.calls, 2);
     CHECK(!b.saw_key[0]);
@@ -437,7 +378,7 @@ TEST(cas_conflict_and_retry_pg) {
     CHECK_EQ_STR(floe_table_metadata_property(m, "a"), "1");
     CHECK_EQ_STR(floe_table_metadata_property(m, "b"), "1");
     CHECK_EQ_INT(m->n_snapshots, 2);
-    CHECK_EQ_INT(count_metadata_files(t2), files_before + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t2), files_before + 1);
     floe_free(stale);
     floe_table_close(t2);
     floe_table_close(t1);
@@ -461,18 +402,18 @@ TEST(injected_faults_pg) {
     /* unknown, swap did not happen: provably (PostgreSQL outcomes are final once read) */
     f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE};
     floe_table_commit_inject(&f);
-    size_t files = count_metadata_files(t);
+    size_t files = suite_count_metadata_files(t);
     work w3 = {.key = "k3", .add_snapshot = true};
     REQUIRE_OK(floe_table_commit(t, apply_work, &w3, &err), err);
     CHECK_EQ_INT(w3.calls, 2);
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     /* unknown and unresolvable: reported, our file kept */
     f = (floe_commit_fault){.nth_swap = 1, .code = FLOE_EUNKNOWN_STATE, .fail_resolve = true};
     floe_table_commit_inject(&f);
-    files = count_metadata_files(t);
+    files = suite_count_metadata_files(t);
     work w4 = {.key = "k4", .add_snapshot = true};
     CHECK_EQ_INT(floe_table_commit(t, apply_work, &w4, &err), FLOE_EUNKNOWN_STATE);
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     floe_table_commit_inject(NULL);
     REQUIRE_OK(floe_table_refresh(t, &err), err);
     CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 2);
@@ -492,14 +433,14 @@ TEST(lost_reply_after_swap_pg) {
     floe_error err;
     floe_error_clear(&err);
     int pid_before = backend_pid(floe_catalog_sql(c));
-    size_t files = count_metadata_files(t);
+    size_t files = suite_count_metadata_files(t);
     /* at the raw level: unknown, then the next read settles it */
     char *base = floe_strdup(floe_table_metadata_location(t));
     floe_pg_inject_lost_reply(1);
     work w = {.key = "lost", .add_snapshot = true};
     REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
     CHECK_EQ_INT(w.calls, 1); /* settled as applied: not re-applied */
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);
     char *cur = NULL;
     REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
     CHECK_EQ_STR(cur, floe_table_metadata_location(t));
@@ -609,7 +550,7 @@ TEST(commit_in_flight_killed) {
              name);
     REQUIRE(admin_ok(blocker, "BEGIN"));
     REQUIRE(admin_ok(blocker, sql));
-    size_t files = count_metadata_files(t);
+    size_t files = suite_count_metadata_files(t);
     int first_pid = backend_pid(floe_catalog_sql(c));
     committer cm = {.t = t, .w = {.key = "inflight", .add_snapshot = true}};
     pthread_t th;
@@ -635,7 +576,7 @@ TEST(commit_in_flight_killed) {
     if (cm.rc != 0)
         printf("commit: %s\n", cm.err.msg);
     CHECK_EQ_INT(cm.w.calls, 2);                       /* re-applied once */
-    CHECK_EQ_INT(count_metadata_files(t), files + 1);  /* the lost attempt's file removed */
+    CHECK_EQ_INT(suite_count_metadata_files(t), files + 1);  /* the lost attempt's file removed */
     floe_error err;
     floe_error_clear(&err);
     char *cur = NULL;
@@ -901,108 +842,7 @@ TEST(landing_lifecycle_in_catalog_pg) {
 
 TEST(concurrent_commits_pg) {
     NEED_PG();
-    char tmpl[] = "/dev/shm/floe-pgcat-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    if (!dir)
-        dir = (char *)harness_tmpdir();
-    const char *name = cat_name("conc");
-    floe_catalog *c = NULL;
-    floe_kv props[] = {{"commit.retry.num-retries", "10000"},
-                       {"commit.retry.min-wait-ms", "1"},
-                       {"commit.retry.max-wait-ms", "20"}};
-    floe_table *t = fresh_table(name, dir, &c, props, 3);
-    REQUIRE(t != NULL);
-    floe_table_close(t);
-    floe_catalog_close(c);
-    pid_t pids[PROCS];
-    for (int p = 0; p < PROCS; p++) {
-        pids[p] = fork();
-        REQUIRE(pids[p] >= 0);
-        if (pids[p] == 0) {
-            int failures = 0, calls = 0;
-            floe_catalog *cc = open_pg(name, dir);
-            floe_table *tt = NULL;
-            floe_error err;
-            floe_error_clear(&err);
-            if (!cc || floe_table_load(cc, "db", "t", &tt, &err) != 0)
-                _exit(2);
-            for (int i = 0; i < COMMITS; i++) {
-                char key[32];
-                snprintf(key, sizeof key, "p%d_%d", p, i);
-                work w = {.key = key, .add_snapshot = true};
-                if (floe_table_commit(tt, apply_work, &w, &err) != 0) {
-                    fprintf(stderr, "child %d commit %d: %s\n", p, i, err.msg);
-                    failures++;
-                }
-                calls += w.calls;
-            }
-            char cpath[4200], num[32];
-            snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
-            int nlen = snprintf(num, sizeof num, "%d", calls);
-            harness_write_file(cpath, num, (size_t)nlen);
-            floe_table_close(tt);
-            floe_catalog_close(cc);
-            _exit(failures ? 1 : 0);
-        }
-    }
-    for (int p = 0; p < PROCS; p++) {
-        int status = 0;
-        waitpid(pids[p], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-    int attempts = 0;
-    for (int p = 0; p < PROCS; p++) {
-        char cpath[4200];
-        snprintf(cpath, sizeof cpath, "%s/calls.%d", dir, p);
-        char *num = harness_read_file(cpath, NULL);
-        attempts += num ? atoi(num) : 0;
-        free(num);
-    }
-    printf("postgresql: %d commits from %d processes took %d attempts\n", PROCS * COMMITS, PROCS,
-           attempts);
-    CHECK(attempts >= PROCS * COMMITS);
-    c = open_pg(name, dir);
-    REQUIRE(c != NULL);
-    floe_error err;
-    floe_error_clear(&err);
-    REQUIRE_OK(floe_table_load(c, "db", "t", &t, &err), err);
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    CHECK_EQ_INT(m->n_snapshots, PROCS * COMMITS);
-    CHECK_EQ_INT(m->last_sequence_number, PROCS * COMMITS);
-    for (int p = 0; p < PROCS; p++)
-        for (int i = 0; i < COMMITS; i++) {
-            char key[32];
-            snprintf(key, sizeof key, "p%d_%d", p, i);
-            int seen = 0;
-            for (size_t s = 0; s < m->n_snapshots; s++)
-                for (size_t kk = 0; kk < m->snapshots[s].n_summary; kk++)
-                    if (!strcmp(m->snapshots[s].summary[kk].key, "floe.test.id") &&
-                        !strcmp(m->snapshots[s].summary[kk].value, key))
-                        seen++;
-            if (seen != 1)
-                harness_fail(__FILE__, __LINE__, "commit %s landed %d times", key, seen);
-        }
-    const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
-    int64_t expect_seq = PROCS * COMMITS;
-    size_t chain = 0;
-    while (s && chain <= (size_t)(PROCS * COMMITS)) {
-        chain++;
-        CHECK_EQ_INT(s->sequence_number, expect_seq);
-        expect_seq--;
-        if (!s->has_parent)
-            break;
-        s = floe_table_metadata_snapshot(m, s->parent_snapshot_id);
-    }
-    CHECK_EQ_INT(chain, PROCS * COMMITS);
-    CHECK_EQ_INT(expect_seq, 0);
-    floe_table_close(t);
-    floe_catalog_close(c);
-    if (!strncmp(dir, "/dev/shm/", 9)) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            printf("note: could not remove %s\n", dir);
-    }
+    suite_concurrent_commits(open_cb, cat_name("conc"), "postgresql", PROCS, COMMITS);
 }
 
 /* ---------------------------------------------------------------------------------------
