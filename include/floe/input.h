@@ -21,11 +21,19 @@ extern "C" {
 
 typedef struct floe_line_reader floe_line_reader;
 
+typedef struct floe_input_map floe_input_map;
+
 typedef struct floe_chunk {
-    floe_buf data;        /* complete lines; the last may lack its '\n' at end of input */
-    int64_t first_line;   /* 1-based line number of the first line in data */
-    int64_t first_offset; /* byte offset of data[0] in the decompressed input */
+    floe_buf data;        /* read mode: the chunk's storage (reused across chunks) */
+    /* The chunk's complete lines; the last may lack its '\n' at end of input. Read mode:
+     * data.data. Map mode: a window of the mapped file, valid until floe_chunk_release
+     * (even after the reader is closed). */
+    const uint8_t *bytes;
+    size_t len;
+    int64_t first_line;   /* 1-based line number of the first line in bytes */
+    int64_t first_offset; /* byte offset of bytes[0] in the decompressed input */
     int64_t seq;          /* 0, 1, 2 ... in input order */
+    floe_input_map *map;  /* map mode: the mapping this chunk holds a reference on */
 } floe_chunk;
 
 /* A piece of an oversized line: called with first=true for its first piece and last=true
@@ -39,13 +47,30 @@ typedef struct floe_line_reader_options {
     size_t max_record;         /* longest line kept in chunks (default 1 MiB) */
     floe_oversize_fn oversize; /* required when lines may exceed max_record */
     void *oversize_ctx;
+    /* Map mode: a plain (uncompressed) regular file is mapped, and chunks point into the
+     * mapping instead of being copied (no read(2) copy, no line-by-line scan: a chunk is
+     * cut at the first '\n' from chunk_size bytes on). Then only the line that crosses a
+     * chunk boundary is checked against max_record (and streamed to `oversize` when too
+     * long); a longer line inside a chunk stays in it, for the consumer to reject (the
+     * shredder does). Chunk boundaries are the same as in read mode. Compressed input,
+     * pipes and standard input are read as without it. The file must not shrink while
+     * it is read (the mapping would fault). */
+    bool map;
 } floe_line_reader_options;
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,
                           floe_line_reader **out, floe_error *err);
-/* Fill chunk (its buffer is reused; initialise it with floe_buf_init first). Returns 1
- * when a chunk was produced, 0 at end of input, negative on error. */
+/* Fill chunk (its buffer is reused; initialise it with floe_buf_init first). In map mode
+ * the chunk must start zeroed, and what it held before is released; release a mapped
+ * chunk before handing it to another reader. Returns 1 when a chunk was produced, 0 at end of
+ * input, negative on error. */
 int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err);
+/* Map mode: drop the chunk's pages from the process (they stay in the page cache) and its
+ * reference on the mapping (the last reference unmaps the file). Keeps data's storage.
+ * Safe on a chunk that holds nothing, and from any thread. */
+void floe_chunk_release(floe_chunk *chunk);
+/* Whether this reader maps its input (map mode asked for and the input is mappable). */
+bool floe_line_reader_mapped(const floe_line_reader *r);
 /* Name used in messages: the path, or "<stdin>". Valid until close. */
 const char *floe_line_reader_source(const floe_line_reader *r);
 /* Compressed and decompressed bytes consumed so far. */

@@ -51,6 +51,7 @@ typedef struct slot {
     floe_batch batch;
     floe_buf rejects; /* reject_hdr, message, record; repeated */
     int64_t nrejects;
+    int64_t nlines;   /* lines the chunk held (records, rejected ones and blank lines) */
     /* partitioned output: the slot's rows split by partition key */
     struct slot_part *parts;
     size_t nparts, parts_cap;
@@ -106,6 +107,7 @@ typedef struct pipeline {
     uint64_t use_clock;
     floe_buf path;
     int64_t oversized; /* records quarantined by the reader (too large) */
+    int64_t next_line; /* writer: line number after the last slot written */
 } pipeline;
 
 static void fail(pipeline *p, int rc, const floe_error *err) {
@@ -159,15 +161,31 @@ static int on_reject(void *ctx, const floe_reject *r) {
     return 0;
 }
 
+static uint64_t lines_fed(const floe_shredder *sh) {
+    floe_shred_stats st;
+    floe_shredder_stats(sh, &st);
+    return st.records_accepted + st.records_rejected + st.blank_lines;
+}
+
+/* A mapped chunk may not know its first line (floe/input.h): it is then shredded as if
+ * it started at line 1, and the writer, which sees the slots in order, shifts the line
+ * numbers of its rejected records (see write_slot). */
 static int shred_slot(pipeline *p, floe_shredder *sh, slot *s, floe_error *err) {
     reject_ctx rc_ctx = {s};
-    int rc = floe_shredder_feed(sh, s->chunk.data.data, s->chunk.data.len,
-                                p->sources[s->source_idx], s->chunk.first_line,
-                                s->chunk.first_offset, &s->batch, on_reject, &rc_ctx, err);
-    if (rc < 0)
+    uint64_t before = lines_fed(sh);
+    bool known = s->chunk.first_line > 0;
+    int rc = floe_shredder_feed(sh, s->chunk.bytes, s->chunk.len, p->sources[s->source_idx],
+                                known ? s->chunk.first_line : 1, s->chunk.first_offset,
+                                &s->batch, on_reject, &rc_ctx, err);
+    s->nlines = (int64_t)(lines_fed(sh) - before);
+    if (rc < 0) {
+        if (!known)
+            floe_error_prefix(err, "chunk at byte offset %lld: ",
+                              (long long)s->chunk.first_offset);
         floe_error_prefix(err, "%s: ", p->sources[s->source_idx]);
-    else if (p->partitioned && s->batch.nrows > 0)
+    } else if (p->partitioned && s->batch.nrows > 0) {
         rc = route_slot(p, s, err);
+    }
     return rc;
 }
 
@@ -510,11 +528,20 @@ static int write_rows(pipeline *p, out_part *o, const floe_batch *b, floe_error 
 static int write_slot(pipeline *p, slot *s, floe_error *err) {
     int rc = 0;
     floe_convert_result *res = p->res;
+    /* a chunk with no first line (map mode) follows the previous one directly */
+    int64_t shift = 0;
+    if (s->chunk.first_line > 0) {
+        p->next_line = s->chunk.first_line + s->nlines;
+    } else {
+        shift = p->next_line - 1;
+        p->next_line += s->nlines;
+    }
     /* rejected records first, in input order, so the quarantine reads like the input */
     const uint8_t *r = s->rejects.data, *end = s->rejects.data + s->rejects.len;
     while (r < end) {
         reject_hdr h;
         memcpy(&h, r, sizeof h);
+        h.line += shift;
         const char *m = (const char *)r + sizeof h;
         const uint8_t *rec = r + sizeof h + h.msg_len;
         const char *src = p->sources[s->source_idx];
@@ -552,6 +579,7 @@ static int write_slot(pipeline *p, slot *s, floe_error *err) {
 }
 
 static void slot_recycle(slot *s) {
+    floe_chunk_release(&s->chunk);
     floe_batch_clear(&s->batch);
     for (size_t i = 0; i < s->nparts; i++)
         floe_batch_free(&s->parts[i].batch);
@@ -701,7 +729,8 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
     over_ctx oc = {p, {0}, 0};
     floe_error_clear(&oc.err);
     for (size_t i = 0; i < ninputs; i++) {
-        floe_line_reader_options lo = {o->chunk_size, o->shred.max_record, on_oversize, &oc};
+        floe_line_reader_options lo = {o->chunk_size, o->shred.max_record, on_oversize, &oc,
+                                       true};
         floe_line_reader *lr = NULL;
         int rc = floe_line_reader_open(p->inputs[i], &lo, &lr, err);
         if (rc < 0)

@@ -7,13 +7,28 @@
  * chunk_size bytes. A line that grows past max_record is switched to "oversize" mode: what
  * is buffered goes to the callback, and the rest of the line streams through it until its
  * '\n'.
+ *
+ * Map mode (opts.map, a plain regular file): the file is mapped once and chunks are
+ * windows of the mapping, so the bytes are never copied by read(2) or by us, and lines
+ * are not scanned one by one: a chunk ends at the first '\n' from chunk_size bytes on
+ * (the same boundary read mode picks). Line numbers are not counted here (that would be
+ * one more pass over every byte): a chunk that directly follows the previous one has
+ * first_line 0 and the consumer, which counts the lines it shreds, numbers it; only
+ * after a streamed oversized line does the reader count (lazily, from where it last
+ * counted) to give that line and the next chunk their numbers. Each chunk holds a
+ * reference on the mapping, so chunks outlive the reader; releasing a chunk drops its
+ * pages from the process (they stay in the page cache), which keeps the resident set to
+ * the chunks in flight whatever the file size.
  */
 #include "floe/input.h"
 #include "floe/io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -21,7 +36,41 @@
 #define RAW_BUF (256u * 1024)
 #define READ_AHEAD (64u * 1024)
 
+#define OVERSIZE_PIECE ((size_t)1 << 20)
+
 enum comp { COMP_NONE, COMP_GZIP, COMP_ZSTD };
+
+/* A mapped input file, shared by the reader and the chunks it handed out. */
+struct floe_input_map {
+    uint8_t *base;
+    size_t len;
+    atomic_int refs;
+};
+
+static void map_unref(floe_input_map *m) {
+    if (m && atomic_fetch_sub(&m->refs, 1) == 1) {
+        munmap(m->base, m->len);
+        floe_free(m);
+    }
+}
+
+void floe_chunk_release(floe_chunk *c) {
+    if (!c || !c->map)
+        return;
+    floe_input_map *m = c->map;
+    if (c->len) {
+        size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+        size_t lo = (size_t)(c->bytes - m->base) / pg * pg;
+        size_t hi = (size_t)(c->bytes - m->base) + c->len;
+        hi = hi + pg - 1 < m->len ? (hi + pg - 1) / pg * pg : m->len;
+        /* read-only private mapping never written: a later touch refaults the file */
+        madvise(m->base + lo, hi - lo, MADV_DONTNEED);
+    }
+    c->map = NULL;
+    c->bytes = NULL;
+    c->len = 0;
+    map_unref(m);
+}
 
 struct floe_line_reader {
     char *source;
@@ -48,6 +97,12 @@ struct floe_line_reader {
     int64_t scanned_lines; /* lines in them */
     bool in_oversize;      /* streaming the tail of an oversized line */
     int64_t over_line, over_offset, over_len;
+    /* map mode */
+    floe_input_map *map;
+    size_t mpos;           /* start of the next chunk */
+    size_t counted_pos;    /* lines are counted up to here... */
+    int64_t counted_lines; /* ...and there are this many before it */
+    int64_t next_first_line; /* the next chunk's first line when known, else 0 */
 };
 
 /* read(2) into dst, retrying on EINTR; *got = 0 at end of input. */
@@ -156,6 +211,36 @@ static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
     return 0;
 }
 
+/* Map mode: map a plain regular file. Anything else (compressed, empty, not regular, or
+ * mmap failing) stays with read(2); nothing has been read yet either way. */
+static void try_map(floe_line_reader *r) {
+    struct stat st;
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+        return;
+    size_t len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, r->fd, 0);
+    if (m == MAP_FAILED)
+        return;
+    const uint8_t *b = m;
+    if ((len >= 2 && b[0] == 0x1f && b[1] == 0x8b) ||
+        (len >= 4 && floe_load_le32(b) == 0xFD2FB528u)) {
+        munmap(m, len);
+        return;
+    }
+    floe_input_map *im = floe_malloc(sizeof *im);
+    if (!im) {
+        munmap(m, len);
+        return;
+    }
+    im->base = m;
+    im->len = len;
+    atomic_init(&im->refs, 1);
+    madvise(m, len, MADV_SEQUENTIAL);
+    r->map = im;
+    r->next_first_line = 1;
+}
+
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,
                           floe_line_reader **out, floe_error *err) {
     floe_line_reader *r = floe_calloc(1, sizeof *r);
@@ -186,6 +271,12 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
             goto done;
         }
         r->own_fd = true;
+        if (r->opts.map)
+            try_map(r);
+        if (r->map) {
+            *out = r;
+            return 0;
+        }
     }
     FLOE_CHECK(fill_raw(r, err));
     /* sniff: gzip 1f 8b, zstd 28 b5 2f fd (fewer bytes than a magic: plain) */
@@ -286,7 +377,7 @@ static int hand_out(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
     return 1;
 }
 
-int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
+static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
     floe_buf_reset(&chunk->data);
     chunk->seq = r->seq++;
     chunk->first_line = r->line_no;
@@ -370,6 +461,130 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
     }
 }
 
+/* Map mode: the line number of the line that starts at pos (counting lazily). */
+static int64_t line_at(floe_line_reader *r, size_t pos) {
+    const uint8_t *b = r->map->base;
+    size_t i = r->counted_pos;
+    int64_t n = r->counted_lines;
+    while (i < pos) {
+        const uint8_t *nl = memchr(b + i, '\n', pos - i);
+        if (!nl)
+            break;
+        n++;
+        i = (size_t)(nl - b) + 1;
+    }
+    r->counted_pos = pos;
+    r->counted_lines = n;
+    return n + 1;
+}
+
+/* Map mode: stream the oversized line at mpos to the callback, in pieces, dropping each
+ * piece's pages once passed on. */
+static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_error *err) {
+    const uint8_t *b = r->map->base;
+    size_t start = r->mpos, size = r->map->len;
+    int64_t line = line_at(r, start);
+    size_t total = nl_or_end - start;
+    if (!r->opts.oversize)
+        return floe_error_at(err, FLOE_ELIMIT, (int64_t)start,
+                             "%s: line %lld: record of %zu bytes exceeds the limit of %zu bytes",
+                             r->source, (long long)line, total, r->opts.max_record);
+    r->oversized++;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t at = start; at == start || at < nl_or_end;) {
+        size_t n = nl_or_end - at < OVERSIZE_PIECE ? nl_or_end - at : OVERSIZE_PIECE;
+        bool first = at == start, last = at + n == nl_or_end;
+        if (r->opts.oversize(r->opts.oversize_ctx, r->source, line, (int64_t)start, b + at, n,
+                             first, last, (int64_t)total))
+            return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+        size_t lo = at / pg * pg, hi = (at + n) / pg * pg;
+        if (hi > lo)
+            madvise(r->map->base + lo, hi - lo, MADV_DONTNEED);
+        at += n;
+        if (n == 0)
+            break;
+    }
+    size_t next = nl_or_end < size ? nl_or_end + 1 : size;
+    r->bytes_in += (int64_t)(next - start);
+    r->bytes_out += (int64_t)(next - start);
+    r->mpos = next;
+    r->counted_pos = next;
+    r->counted_lines = line;
+    r->next_first_line = line + 1;
+    return 0;
+}
+
+/* Map mode: the next chunk is a window [mpos, end) of the mapping. */
+static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
+    const uint8_t *b = r->map->base;
+    size_t size = r->map->len, cs = r->opts.chunk_size, maxrec = r->opts.max_record;
+    for (;;) {
+        size_t pos = r->mpos;
+        if (pos >= size)
+            return 0;
+        size_t end;
+        if (size - pos <= cs) {
+            end = size;
+            /* a last line longer than the limit that starts the window is streamed, as
+             * read mode would (one inside the window is left to the consumer) */
+            if (size - pos > maxrec && !memchr(b + pos, '\n', size - pos)) {
+                FLOE_FORWARD_IF_ERROR(stream_mapped_oversize(r, size, err));
+                continue;
+            }
+        } else {
+            /* the line holding byte pos + cs - 1 ends the chunk; check its length */
+            size_t from = pos + cs - 1;
+            const uint8_t *ls = memrchr(b + pos, '\n', from - pos);
+            size_t start = ls ? (size_t)(ls - b) + 1 : pos;
+            size_t room = size - from;
+            size_t limit = maxrec + 1 - (from - start < maxrec + 1 ? from - start : maxrec + 1);
+            const uint8_t *nl = memchr(b + from, '\n', room < limit ? room : limit);
+            if (!nl && (room > limit || size - start > maxrec)) {
+                /* that line is oversized: end the chunk before it, or stream it */
+                if (start > pos) {
+                    end = start;
+                } else {
+                    const uint8_t *e = memchr(b + from, '\n', room);
+                    FLOE_FORWARD_IF_ERROR(
+                        stream_mapped_oversize(r, e ? (size_t)(e - b) : size, err));
+                    continue;
+                }
+            } else {
+                end = nl ? (size_t)(nl - b) + 1 : size;
+            }
+        }
+        floe_chunk_release(chunk);
+        chunk->bytes = b + pos;
+        chunk->len = end - pos;
+        chunk->first_offset = (int64_t)pos;
+        chunk->first_line = r->next_first_line;
+        chunk->seq = r->seq++;
+        atomic_fetch_add(&r->map->refs, 1);
+        chunk->map = r->map;
+        r->next_first_line = 0;
+        r->bytes_in += (int64_t)(end - pos);
+        r->bytes_out += (int64_t)(end - pos);
+        r->mpos = end;
+        return 1;
+    }
+}
+
+int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
+    if (r->map) {
+        floe_chunk_release(chunk);
+        return next_mapped(r, chunk, err);
+    }
+    chunk->map = NULL; /* read mode leaves it untouched otherwise (callers may not zero it) */
+    int rc = next_read(r, chunk, err);
+    if (rc > 0) {
+        chunk->bytes = chunk->data.data;
+        chunk->len = chunk->data.len;
+    }
+    return rc;
+}
+
+bool floe_line_reader_mapped(const floe_line_reader *r) { return r->map != NULL; }
+
 const char *floe_line_reader_source(const floe_line_reader *r) { return r->source; }
 int64_t floe_line_reader_bytes_in(const floe_line_reader *r) { return r->bytes_in; }
 int64_t floe_line_reader_bytes_out(const floe_line_reader *r) { return r->bytes_out; }
@@ -384,6 +599,7 @@ void floe_line_reader_close(floe_line_reader *r) {
         inflateEnd(&r->zs);
     if (r->zd)
         ZSTD_freeDStream(r->zd);
+    map_unref(r->map);
     floe_buf_free(&r->carry);
     floe_free(r->raw);
     floe_free(r->source);

@@ -1,6 +1,7 @@
 /* test_convert.c - the conversion pipeline as a library: output independent of shredding
  * and encoding thread counts, counts that add up, allocation failures unwound cleanly. */
 #include <stdlib.h>
+#include <zlib.h>
 
 #include "floe/convert.h"
 #include "floe/gen.h"
@@ -128,8 +129,127 @@ TEST(test_alloc_failures_unwind) {
     floe_free(in);
 }
 
+/* The "line" and "offset" fields of every quarantine entry, sorted (oversized records
+ * reach the quarantine from the reader in read mode, so their order may differ). */
+static char *quarantine_positions(const char *path) {
+    size_t len;
+    char *q = harness_read_file(path, &len);
+    if (!q)
+        return NULL;
+    size_t n = 0, cap = 64;
+    long long *v = malloc(cap * sizeof *v);
+    for (char *p = q; (p = strstr(p, "\"line\":")) != NULL; p++) {
+        long long line = 0, off = 0;
+        if (sscanf(p, "\"line\":%lld,\"offset\":%lld", &line, &off) != 2)
+            continue;
+        if (n == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        v[n++] = line * 1000000000LL + off;
+    }
+    free(q);
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
+            long long t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (size_t i = 0; i < n; i++)
+        floe_buf_printf(&b, "%lld:%lld\n", v[i] / 1000000000LL, v[i] % 1000000000LL);
+    free(v);
+    return floe_buf_detach(&b, NULL);
+}
+
+/* A plain file is mapped (chunks do not know their first line); a gzip copy of it is read
+ * through buffers (they do). Rejected records get the same line numbers and offsets
+ * either way, with records crossing many small chunk boundaries, blank lines, oversized
+ * lines inside chunks and across their boundaries, and a last line without newline; the
+ * Parquet bytes are the same too. */
+TEST(test_mapped_input_line_numbers) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    char *events = make_events(dir, 2000, 0.03);
+    REQUIRE(events != NULL);
+    size_t elen;
+    char *text = harness_read_file(events, &elen);
+    REQUIRE(text != NULL);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int line = 0;
+    for (char *p = text, *nl; (nl = memchr(p, '\n', elen - (size_t)(p - text))) != NULL;
+         p = nl + 1) {
+        line++;
+        if (line % 41 == 0)
+            floe_buf_append(&b, "\n  \n", 4); /* blank lines */
+        if (line % 173 == 0) {                /* an oversized record */
+            floe_buf_append(&b, "{\"payload\":\"", 12);
+            for (int k = 0; k < (line % 2 ? 210 : 300); k++)
+                floe_buf_append(&b, "xxxxxxxxxx", 10);
+            floe_buf_append(&b, "\"}\n", 3);
+        }
+        floe_buf_append(&b, p, (size_t)(nl - p) + (line == 2000 ? 0 : 1));
+    }
+    free(text);
+    char *plain = floe_asprintf("%s/mapped.ndjson", dir);
+    char *gz = floe_asprintf("%s/mapped.ndjson.gz", dir);
+    REQUIRE(harness_write_file(plain, b.data, b.len) == 0);
+    gzFile g = gzopen(gz, "wb");
+    REQUIRE(g != NULL);
+    gzwrite(g, b.data, (unsigned)b.len);
+    gzclose(g);
+    floe_buf_free(&b);
+    floe_schema *schema = events_schema();
+    REQUIRE(schema != NULL);
+    char *want = NULL, *want_pq = NULL;
+    size_t want_pq_len = 0;
+    for (int k = 0; k < 4; k++) {
+        floe_convert_options o;
+        floe_convert_options_init(&o);
+        o.schema = schema;
+        o.threads = 1 + k % 2;
+        o.chunk_size = 3000;
+        o.shred.max_record = 2000;
+        o.write.output.fsync = false;
+        char *out = floe_asprintf("%s/mapped-out%d", dir, k);
+        o.out_dir = out;
+        floe_convert_result res;
+        const char *inputs[] = {k < 2 ? gz : plain};
+        REQUIRE_OK(floe_convert(inputs, 1, &o, &res, &err), err);
+        CHECK(res.rejected > 30);
+        CHECK(res.rejected_by_reason[FLOE_REJECT_TOO_LARGE] == 2000 / 173);
+        CHECK_EQ_INT(res.records_in, 2000 + 2000 / 173);
+        char *qpath = floe_asprintf("%s/_quarantine/quarantine.ndjson", out);
+        char *got = quarantine_positions(qpath);
+        REQUIRE(got != NULL);
+        size_t pq_len;
+        char *pq = harness_read_file(res.file_uris[0], &pq_len);
+        REQUIRE(pq != NULL);
+        if (!want) {
+            want = got;
+            want_pq = pq;
+            want_pq_len = pq_len;
+        } else {
+            CHECK_EQ_STR(got, want);
+            CHECK(pq_len == want_pq_len && !memcmp(pq, want_pq, pq_len));
+            free(got);
+            free(pq);
+        }
+        floe_free(qpath);
+        floe_convert_result_free(&res);
+        floe_free(out);
+    }
+    free(want);
+    free(want_pq);
+    floe_schema_free(schema);
+    floe_free(plain);
+    floe_free(gz);
+    floe_free(events);
+}
+
 int main(void) {
     RUN(test_same_bytes_for_any_thread_count);
     RUN(test_alloc_failures_unwind);
+    RUN(test_mapped_input_line_numbers);
     return harness_finish();
 }

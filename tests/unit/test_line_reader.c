@@ -34,43 +34,59 @@ static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
     return 0;
 }
 
-/* Read a whole file through the reader; return concatenated chunks and check that every
- * chunk ends at a line boundary and numbering is consistent. */
-static char *read_all(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
-                      int *nchunks) {
+/* Read a whole file through the reader (map mode or not); return concatenated chunks and
+ * check that every chunk ends at a line boundary and numbering is consistent (a mapped
+ * chunk with first_line 0 follows the previous chunk directly). */
+static char *read_all_mode(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
+                           int *nchunks, bool map) {
     floe_error err;
-    floe_line_reader_options o = {chunk, max_record, on_over, oc};
+    floe_line_reader_options o = {chunk, max_record, on_over, oc, map};
     floe_line_reader *r;
     if (floe_line_reader_open(path, &o, &r, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "open: %s", err.msg);
         return NULL;
     }
     floe_chunk c;
+    memset(&c, 0, sizeof c);
     floe_buf_init(&c.data, 0);
     floe_buf all;
     floe_buf_init(&all, 0);
     int rc;
     *nchunks = 0;
-    int64_t expect_line = 1;
+    int64_t expect_line = 1, expect_offset = 0;
+    bool unterminated = false;
     while ((rc = floe_line_reader_next(r, &c, &err)) == 1) {
         (*nchunks)++;
-        CHECK(c.data.len > 0);
+        CHECK(c.len > 0);
+        CHECK(!unterminated); /* only the last chunk may end without a newline */
+        unterminated = c.bytes[c.len - 1] != '\n';
         /* each chunk starts at a line start: the line number matches lines seen so far
          * plus oversized lines skipped */
-        CHECK(c.first_line >= expect_line);
-        for (size_t i = 0; i < c.data.len; i++)
-            if (c.data.data[i] == '\n')
+        if (c.first_line == 0) {
+            CHECK(map);
+            CHECK(c.first_offset == expect_offset);
+        } else {
+            CHECK(c.first_line >= expect_line);
+            expect_line = c.first_line;
+        }
+        CHECK(c.first_offset >= expect_offset);
+        floe_buf_append(&all, c.bytes, c.len);
+        for (size_t i = 0; i < c.len; i++)
+            if (c.bytes[i] == '\n')
                 expect_line++;
-        floe_buf_append(&all, c.data.data, c.data.len);
-        expect_line = c.first_line;
-        for (size_t i = 0; i < c.data.len; i++)
-            if (c.data.data[i] == '\n')
-                expect_line++;
+        expect_offset = c.first_offset + (int64_t)c.len;
     }
     CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(floe_line_reader_mapped(r), map);
     floe_line_reader_close(r);
+    floe_chunk_release(&c);
     floe_buf_free(&c.data);
     return floe_buf_detach(&all, NULL);
+}
+
+static char *read_all(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
+                      int *nchunks) {
+    return read_all_mode(path, chunk, max_record, oc, nchunks, false);
 }
 
 static const char *lines =
@@ -126,7 +142,7 @@ TEST(test_gzip_concatenated_and_zstd) {
     free(z);
     floe_error err;
     floe_line_reader *r;
-    floe_line_reader_options o = {16, 1024, on_over, &oc};
+    floe_line_reader_options o = {16, 1024, on_over, &oc, false};
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
     floe_buf_init(&c.data, 0);
@@ -171,7 +187,7 @@ TEST(test_numbering) {
     snprintf(path, sizeof path, "%s/in.ndjson", dir);
     REQUIRE(harness_write_file(path, "aa\nbbb\ncccc\nd\n", 14) == 0);
     floe_error err;
-    floe_line_reader_options o = {3, 100, NULL, NULL};
+    floe_line_reader_options o = {3, 100, NULL, NULL, false};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
@@ -189,10 +205,144 @@ TEST(test_numbering) {
     floe_buf_free(&c.data);
 }
 
+/* Map mode cuts the same chunks as read mode: same bytes, offsets and (where the mapped
+ * chunk knows it) first line; the last line may lack its newline. */
+TEST(test_map_same_chunks_as_read) {
+    const char *dir = harness_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/in.ndjson", dir);
+    const char *texts[] = {lines, "{\"a\":1}\n{\"a\":2}\n", "x\n\n\ny", "one line, no newline"};
+    for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+        REQUIRE(harness_write_file(path, texts[t], strlen(texts[t])) == 0);
+        for (size_t chunk = 1; chunk < 40; chunk += 3) {
+            floe_error err;
+            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false};
+            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true};
+            floe_line_reader *rr, *mr;
+            REQUIRE_OK(floe_line_reader_open(path, &ro, &rr, &err), err);
+            REQUIRE_OK(floe_line_reader_open(path, &mo, &mr, &err), err);
+            CHECK(floe_line_reader_mapped(mr));
+            floe_chunk rc_, mc;
+            memset(&rc_, 0, sizeof rc_);
+            memset(&mc, 0, sizeof mc);
+            floe_buf_init(&rc_.data, 0);
+            int a, b, n = 0;
+            for (;;) {
+                a = floe_line_reader_next(rr, &rc_, &err);
+                b = floe_line_reader_next(mr, &mc, &err);
+                CHECK_EQ_INT(a, b);
+                if (a < 0 || b < 0)
+                    fprintf(stderr, "%s\n", err.msg);
+                if (a != 1 || b != 1)
+                    break;
+                CHECK_EQ_INT(rc_.len, mc.len);
+                CHECK(rc_.len == mc.len && !memcmp(rc_.bytes, mc.bytes, mc.len));
+                CHECK_EQ_INT(rc_.first_offset, mc.first_offset);
+                CHECK(mc.first_line == 0 || mc.first_line == rc_.first_line);
+                CHECK_EQ_INT(n == 0, mc.first_line == 1);
+                n++;
+            }
+            CHECK_EQ_INT(floe_line_reader_bytes_out(rr), floe_line_reader_bytes_out(mr));
+            floe_line_reader_close(rr);
+            floe_line_reader_close(mr);
+            floe_chunk_release(&mc);
+            floe_buf_free(&rc_.data);
+        }
+    }
+}
+
+/* A 0-byte file and a compressed file are not mapped; both still read. */
+TEST(test_map_empty_and_compressed) {
+    const char *dir = harness_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/empty.ndjson", dir);
+    REQUIRE(harness_write_file(path, "", 0) == 0);
+    over_ctx oc = {0};
+    floe_error err;
+    floe_line_reader_options mo = {16, 1024, on_over, &oc, true};
+    floe_line_reader *r;
+    REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
+    CHECK(!floe_line_reader_mapped(r));
+    floe_chunk c;
+    memset(&c, 0, sizeof c);
+    floe_buf_init(&c.data, 0);
+    CHECK_EQ_INT(floe_line_reader_next(r, &c, &err), 0);
+    floe_line_reader_close(r);
+    floe_buf_free(&c.data);
+
+    snprintf(path, sizeof path, "%s/in.ndjson.gz", dir);
+    gzFile g = gzopen(path, "wb");
+    REQUIRE(g != NULL);
+    gzwrite(g, lines, (unsigned)strlen(lines));
+    gzclose(g);
+    int n;
+    char *got = read_all_mode(path, 8, 1024, &oc, &n, false);
+    REQUIRE(got != NULL);
+    CHECK_EQ_STR(got, lines);
+    floe_free(got);
+    REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
+    CHECK(!floe_line_reader_mapped(r));
+    floe_line_reader_close(r);
+}
+
+/* Map mode: a line crossing a chunk boundary longer than the limit is streamed to the
+ * callback with its true line number and offset (counted lazily), and the chunk after it
+ * knows its first line; a long line inside a chunk stays in the chunk. Chunks stay
+ * readable after the reader is closed. */
+TEST(test_map_oversized_and_lifetime) {
+    const char *dir = harness_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/in.ndjson", dir);
+    char text[8192];
+    char big[3000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    int tl = snprintf(text, sizeof text, "{\"a\":1}\n{\"a\":2}\n\"%s\"\n{\"a\":3}\n\"%s\"", big, big);
+    REQUIRE(harness_write_file(path, text, (size_t)tl) == 0);
+    for (size_t chunk = 4; chunk <= 64; chunk *= 2) {
+        over_ctx oc = {0};
+        int n;
+        char *got = read_all_mode(path, chunk, 100, &oc, &n, true);
+        REQUIRE(got != NULL);
+        CHECK_EQ_STR(got, "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
+        CHECK_EQ_INT(oc.lines, 2);
+        CHECK_EQ_INT(oc.line, 5);              /* the last one, without a newline */
+        CHECK_EQ_INT(oc.offset, 16 + 3001 + 1 + 8);
+        CHECK_EQ_INT(oc.total, 3001);
+        floe_free(got);
+    }
+    /* chunk bigger than the long line: it stays inside the first chunk */
+    over_ctx oc = {0};
+    int n;
+    char *got = read_all_mode(path, 4096, 100, &oc, &n, true);
+    REQUIRE(got != NULL);
+    CHECK_EQ_INT(oc.lines, 1); /* only the last line, which starts the final window */
+    CHECK(strstr(got, big) != NULL);
+    floe_free(got);
+
+    /* a chunk outlives its reader */
+    floe_error err;
+    floe_line_reader_options mo = {8, 100000, on_over, &oc, true};
+    floe_line_reader *r;
+    REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
+    floe_chunk c;
+    memset(&c, 0, sizeof c);
+    REQUIRE(floe_line_reader_next(r, &c, &err) == 1);
+    floe_line_reader_close(r);
+    CHECK_EQ_INT(c.len, 8);
+    CHECK(!memcmp(c.bytes, "{\"a\":1}\n", 8));
+    floe_chunk_release(&c);
+    CHECK(c.bytes == NULL && c.len == 0);
+    floe_chunk_release(&c); /* twice is fine */
+}
+
 int main(void) {
     RUN(test_plain_small_chunks);
     RUN(test_gzip_concatenated_and_zstd);
     RUN(test_oversized_line_streams_whole);
     RUN(test_numbering);
+    RUN(test_map_same_chunks_as_read);
+    RUN(test_map_empty_and_compressed);
+    RUN(test_map_oversized_and_lifetime);
     return harness_finish();
 }
