@@ -458,6 +458,15 @@ static FLOE_ALWAYS_INLINE int rle_encode_impl(const void *vals, const bool is16,
             break;
         const uint32_t v = rle_val(vals, is16, start);
         size_t end = start + 8;
+        /* extend the run 16 values at a time (levels are mostly one long run) */
+        while (end + 16 <= n) {
+            uint32_t diff = 0;
+            for (size_t k = 0; k < 16; k++)
+                diff |= rle_val(vals, is16, end + k) ^ v;
+            if (diff)
+                break;
+            end += 16;
+        }
         while (end < n && rle_val(vals, is16, end) == v)
             end++;
         size_t ragged = (start - lit) & 7;
@@ -482,6 +491,18 @@ int floe_rle_encode_u32(const uint32_t *vals, size_t n, int bit_width, floe_buf 
 
 int floe_rle_encode_i16(const int16_t *vals, size_t n, int bit_width, floe_buf *out) {
     return rle_encode_impl(vals, true, n, bit_width, out);
+}
+
+int floe_rle_encode_repeat(uint32_t v, size_t n, int bit_width, floe_buf *out) {
+    if (bit_width < 0 || bit_width > 32 || (bit_width < 32 && (v >> bit_width) != 0))
+        return FLOE_EINVALID;
+    if (n < 8) { /* too short for a run: the bit-packed group the general encoder writes */
+        uint32_t tmp[8];
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = v;
+        return rle_encode_impl(tmp, false, n, bit_width, out);
+    }
+    return rle_put_run(out, v, n, (unsigned)bit_width);
 }
 
 /* ---- deprecated BIT_PACKED (MSB-first) ------------------------------------------------- */

@@ -19,6 +19,9 @@ static inline int floe_bit_width(uint64_t v) {
 /* Encode n values of bit_width (0..32) bits, without the 4-byte length prefix. */
 int floe_rle_encode_u32(const uint32_t *vals, size_t n, int bit_width, floe_buf *out);
 int floe_rle_encode_i16(const int16_t *vals, size_t n, int bit_width, floe_buf *out);
+/* n copies of v: the same bytes floe_rle_encode_u32/_i16 write for them, without reading
+ * n values (a page's definition levels when it has no null). */
+int floe_rle_encode_repeat(uint32_t v, size_t n, int bit_width, floe_buf *out);
 /* Decode exactly `count` values. Returns FLOE_ECORRUPT if the input ends early or a value
  * does not fit. Values past the last run's end are not invented. */
 int floe_rle_decode_u32(const uint8_t *p, size_t n, int bit_width, uint32_t *out,

@@ -144,6 +144,13 @@ typedef struct col {
     uint32_t *doff;           /* per entry: offset of its PLAIN bytes in dplain */
     size_t ndict, dict_cap;
     floe_buf dplain;          /* PLAIN encoded dictionary (the dictionary page body) */
+    /* Page min/max of byte-array and fixed-length columns in dictionary mode, kept as
+     * entries: an entry is compared only the first time a page uses it (dstamp[e] ==
+     * page_gen), not once per value. dict_stat_flush moves them into pstat. */
+    bool track_entries;
+    uint32_t *dstamp;         /* per entry */
+    uint32_t page_gen;
+    uint32_t pmin1, pmax1;    /* entry index + 1, 0 = none yet */
     int64_t dict_data_pages;  /* data pages encoded with the dictionary */
 
     /* --- chunk being built --- */
@@ -351,17 +358,60 @@ static inline uint64_t load_be64(const uint8_t *p) {
     return __builtin_bswap64(v);
 }
 
+/* The first m (< 8) bytes of p as an integer that orders as the bytes do among strings
+ * of the same m: overlapping loads never read outside [p, p + m), and the bytes they
+ * share were already found equal by the time they decide (first word, then last). */
+static inline uint64_t short_key(const uint8_t *p, size_t m) {
+    if (m >= 4) {
+        uint32_t hi, lo;
+        memcpy(&hi, p, 4);
+        memcpy(&lo, p + m - 4, 4);
+        return (uint64_t)__builtin_bswap32(hi) << 32 | __builtin_bswap32(lo);
+    }
+    if (m == 0)
+        return 0;
+    return (uint64_t)p[0] << 16 | (uint64_t)p[m / 2] << 8 | p[m - 1];
+}
+
 static inline int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     size_t m = an < bn ? an : bn;
     if (m >= 8) { /* most pairs differ in their first 8 bytes: settle them without a call */
         uint64_t x = load_be64(a), y = load_be64(b);
         if (x != y)
             return x < y ? -1 : 1;
+        int c = memcmp(a, b, m);
+        if (c)
+            return c;
+    } else {
+        uint64_t x = short_key(a, m), y = short_key(b, m);
+        if (x != y)
+            return x < y ? -1 : 1;
     }
-    int c = m ? memcmp(a, b, m) : 0;
-    if (c)
-        return c;
     return an < bn ? -1 : an > bn;
+}
+
+/* a[0..n) == b[0..n) without a library call for n <= 16 (dictionary hits on short
+ * strings): overlapping loads inside both ranges. */
+static inline bool eq_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n >= 8) {
+        if (n > 16)
+            return memcmp(a, b, n) == 0;
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8);
+        memcpy(&b0, b, 8);
+        memcpy(&a1, a + n - 8, 8);
+        memcpy(&b1, b + n - 8, 8);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4);
+        memcpy(&b0, b, 4);
+        memcpy(&a1, a + n - 4, 4);
+        memcpy(&b1, b + n - 4, 4);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
 /* Compare two PLAIN values of column c (never NaN). */
@@ -594,8 +644,13 @@ static int dict_reserve_entry(col *c) {
         if (!o)
             return FLOE_ENOMEM;
         c->doff = o;
+        uint32_t *st = floe_realloc(c->dstamp, nc * sizeof *st);
+        if (!st)
+            return FLOE_ENOMEM;
+        c->dstamp = st;
         c->dict_cap = nc;
     }
+    c->dstamp[c->ndict] = 0; /* the entry about to be added: not used by a page yet */
     if ((c->ndict + 1) * 2 > c->nslots)
         return dict_grow_table(c);
     return 0;
@@ -610,7 +665,7 @@ static inline int dict_fixed(col *c, const uint8_t *v, size_t width, uint32_t h,
         if (!s)
             break;
         uint32_t e = (uint32_t)s - 1;
-        if ((uint32_t)(s >> 32) == h && memcmp(c->dplain.data + c->doff[e], v, width) == 0) {
+        if ((uint32_t)(s >> 32) == h && eq_bytes(c->dplain.data + c->doff[e], v, width)) {
             *idx = e;
             return 0;
         }
@@ -684,7 +739,7 @@ static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uin
         uint32_t e = (uint32_t)s - 1;
         if ((uint32_t)(s >> 32) == h) {
             const uint8_t *d = c->dplain.data + c->doff[e];
-            if (floe_load_le32(d) == n && (n == 0 || memcmp(d + 4, v, n) == 0)) {
+            if (floe_load_le32(d) == n && eq_bytes(d + 4, v, n)) {
                 *idx = e;
                 return 0;
             }
@@ -713,6 +768,58 @@ static inline int dict_bytes(col *c, const uint8_t *v, size_t n, uint32_t h, uin
     c->slots[i] = (uint64_t)h << 32 | (e + 1);
     *idx = e;
     return 0;
+}
+
+/* The PLAIN bytes of dictionary entry e (without the length prefix of byte arrays). */
+static inline const uint8_t *dict_entry(const col *c, uint32_t e, size_t *n) {
+    const uint8_t *d = c->dplain.data + c->doff[e];
+    if (c->phys == FLOE_PHYS_BYTE_ARRAY) {
+        *n = floe_load_le32(d);
+        return d + 4;
+    }
+    *n = (size_t)c->width;
+    return d;
+}
+
+/* Page min/max over the entries idx[0..nv) refer to (track_entries columns). */
+static void dict_track(col *c, const uint32_t *idx, size_t nv) {
+    const uint32_t gen = c->page_gen;
+    uint32_t *st = c->dstamp;
+    for (size_t i = 0; i < nv; i++) {
+        uint32_t e = idx[i];
+        if (st[e] == gen)
+            continue;
+        st[e] = gen;
+        if (!c->pmin1) {
+            c->pmin1 = c->pmax1 = e + 1;
+            continue;
+        }
+        size_t n, mn, mx;
+        const uint8_t *v = dict_entry(c, e, &n);
+        const uint8_t *lo = dict_entry(c, c->pmin1 - 1, &mn);
+        const uint8_t *hi = dict_entry(c, c->pmax1 - 1, &mx);
+        if (cmp_plain(c, v, n, lo, mn) < 0)
+            c->pmin1 = e + 1;
+        if (cmp_plain(c, v, n, hi, mx) > 0)
+            c->pmax1 = e + 1;
+    }
+}
+
+/* Merge the tracked entries into pstat and start tracking afresh (page cut, or the
+ * dictionary about to be dropped). */
+static int dict_stat_flush(col *c) {
+    if (++c->page_gen == 0) { /* wrapped: no stamp may look current */
+        if (c->dstamp)
+            memset(c->dstamp, 0, c->dict_cap * sizeof *c->dstamp);
+        c->page_gen = 1;
+    }
+    if (!c->pmin1)
+        return 0;
+    size_t mn, mx;
+    const uint8_t *lo = dict_entry(c, c->pmin1 - 1, &mn);
+    const uint8_t *hi = dict_entry(c, c->pmax1 - 1, &mx);
+    c->pmin1 = c->pmax1 = 0;
+    return vstat_merge(c, &c->pstat, lo, mn, hi, mx);
 }
 
 static void dict_clear(col *c) {
@@ -827,9 +934,12 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
     size_t w = (size_t)c->width;
     size_t mi, ma;
     int rc;
-    span_minmax_fixed(c, v, nv, &mi, &ma, &c->pnans);
-    if (mi != SIZE_MAX && (rc = vstat_merge(c, &c->pstat, v + mi * w, w, v + ma * w, w)) < 0)
-        return rc;
+    bool track = c->mode == MODE_DICT && c->track_entries;
+    if (!track) {
+        span_minmax_fixed(c, v, nv, &mi, &ma, &c->pnans);
+        if (mi != SIZE_MAX && (rc = vstat_merge(c, &c->pstat, v + mi * w, w, v + ma * w, w)) < 0)
+            return rc;
+    }
     c->pplain_est += nv * w;
     if (c->mode == MODE_DICT) {
         if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx)) < 0)
@@ -861,6 +971,8 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
                 if ((rc = dict_fixed(c, v + i * w, w, hash_bytes(v + i * w, w), &out[i])) < 0)
                     return rc;
         }
+        if (track)
+            dict_track(c, out, nv);
     } else if ((rc = floe_buf_append(&c->pplain, v, nv * w)) < 0) {
         return rc;
     }
@@ -868,8 +980,8 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
     return 0;
 }
 
-static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
-    int rc;
+/* min/max of a span of byte arrays into pstat. */
+static int span_minmax_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
     size_t a = 0, b = 0;
     for (size_t i = 1; i < nv; i++) {
         const uint8_t *x = data + off[i];
@@ -879,8 +991,16 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
         if (cmp_bytes(x, xn, data + off[b], off[b + 1] - off[b]) > 0)
             b = i;
     }
-    if (nv && (rc = vstat_merge(c, &c->pstat, data + off[a], off[a + 1] - off[a],
-                                data + off[b], off[b + 1] - off[b])) < 0)
+    if (!nv)
+        return 0;
+    return vstat_merge(c, &c->pstat, data + off[a], off[a + 1] - off[a], data + off[b],
+                       off[b + 1] - off[b]);
+}
+
+static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
+    int rc;
+    if ((c->mode != MODE_DICT || !c->track_entries) &&
+        (rc = span_minmax_bytes(c, data, off, nv)) < 0)
         return rc;
     c->pplain_est += (size_t)(off[nv] - off[0]) + 4 * nv;
     if (c->mode == MODE_DICT) {
@@ -906,6 +1026,8 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
                 __builtin_prefetch(&c->slots[h & (c->nslots - 1)]);
             }
         }
+        if (c->track_entries)
+            dict_track(c, out, nv);
     } else {
         size_t total = (size_t)(off[nv] - off[0]) + 4 * nv;
         if ((rc = floe_buf_reserve(&c->pplain, total)) < 0)
@@ -983,7 +1105,10 @@ static int dict_abandon_if_useless(col *c, bool probe) {
     size_t dict_cost = c->dplain.len + c->pvalues * (size_t)bw / 8 + 8;
     if (dict_cost < c->pplain_est)
         return 0;
-    int rc = page_dict_to_plain(c);
+    int rc = dict_stat_flush(c);
+    if (rc < 0)
+        return rc;
+    rc = page_dict_to_plain(c);
     if (rc < 0)
         return rc;
     dict_clear(c);
@@ -991,12 +1116,16 @@ static int dict_abandon_if_useless(col *c, bool probe) {
     return 0;
 }
 
+/* Levels lv[0..n), or n copies of max when lv is NULL. */
 static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t max) {
     size_t at = body->len;
     int rc = floe_buf_append(body, "\0\0\0\0", 4);
     if (rc < 0)
         return rc;
-    if ((rc = floe_rle_encode_i16(lv, n, floe_bit_width((uint64_t)max), body)) < 0)
+    int bw = floe_bit_width((uint64_t)max);
+    rc = lv ? floe_rle_encode_i16(lv, n, bw, body)
+            : floe_rle_encode_repeat((uint32_t)max, n, bw, body);
+    if (rc < 0)
         return rc;
     size_t len = body->len - at - 4;
     if (len > INT32_MAX)
@@ -1102,6 +1231,8 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
     if (c->plevels > INT32_MAX)
         return floe_error_set(err, FLOE_ELIMIT, "column %s: page with %zu values",
                               c->leaf->name, c->plevels);
+    if ((rc = dict_stat_flush(c)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     /* First page of a dictionary chunk: keep the dictionary only if it pays. */
     if (c->mode == MODE_DICT && !c->dict_checked) {
         c->dict_checked = true;
@@ -1113,7 +1244,9 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
     floe_buf_reset(body);
     if (c->max_rep > 0 && (rc = levels_append(body, c->prep, c->plevels, c->max_rep)) < 0)
         return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
-    if (c->max_def > 0 && (rc = levels_append(body, c->pdef, c->plevels, c->max_def)) < 0)
+    /* a flat page without nulls: every definition level is max_def */
+    const int16_t *defs = c->max_rep == 0 && c->pnulls == 0 ? NULL : c->pdef;
+    if (c->max_def > 0 && (rc = levels_append(body, defs, c->plevels, c->max_def)) < 0)
         return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
 
     int encoding;
@@ -1879,6 +2012,8 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     }
     c->mode = (w->opts.dictionary && c->phys != FLOE_PHYS_BOOLEAN) ? MODE_DICT : MODE_FALLBACK;
     c->small_keys = c->width == 4 || c->width == 8;
+    c->track_entries = c->phys == FLOE_PHYS_BYTE_ARRAY || c->phys == FLOE_PHYS_FIXED;
+    c->page_gen = 1;
     floe_buf_init(&c->pplain, 0);
     floe_buf_init(&c->dplain, 0);
     floe_buf_init(&c->chunk, 0);
@@ -1901,6 +2036,7 @@ static void col_free(col *c) {
     floe_free(c->kslots);
     floe_free(c->dhash);
     floe_free(c->doff);
+    floe_free(c->dstamp);
     floe_buf_free(&c->dplain);
     floe_buf_free(&c->chunk);
     vstat_free(&c->cstat);

@@ -185,6 +185,66 @@ TEST(test_rle_runs_chosen_well) {
     floe_buf_free(&b);
 }
 
+/* Long runs broken at every position (the encoder extends runs 16 values at a time): the
+ * levels round-trip, and a run of n values with one break costs a few bytes, not n/8. */
+TEST(test_rle_long_runs_broken_anywhere) {
+    int16_t v[300], got[300];
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_error err;
+    floe_error_clear(&err);
+    const size_t sizes[] = {8, 9, 16, 17, 23, 24, 25, 31, 32, 33, 40, 64, 65, 130, 300};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        for (size_t p = 0; p < n; p++) {
+            for (int two = 0; two < 2; two++) {
+                for (size_t i = 0; i < n; i++)
+                    v[i] = 2;
+                v[p] = 1;
+                if (two)
+                    v[(p * 7 + 3) % n] = 0;
+                floe_buf_reset(&b);
+                REQUIRE(floe_rle_encode_i16(v, n, 2, &b) == 0);
+                size_t used = 0;
+                uint8_t *in = dup_exact(b.data, b.len);
+                int rc = floe_rle_decode_i16(in, b.len, 2, got, n, &used, &err);
+                free(in);
+                CHECK_OK(rc, err);
+                if (rc == 0 && memcmp(got, v, n * sizeof *v) != 0)
+                    harness_fail(__FILE__, __LINE__, "n %zu break %zu: values differ", n, p);
+                if (b.len > 16)
+                    harness_fail(__FILE__, __LINE__, "n %zu break %zu: %zu bytes", n, p, b.len);
+            }
+        }
+    }
+    floe_buf_free(&b);
+}
+
+/* floe_rle_encode_repeat writes what the general encoder writes for n copies. */
+TEST(test_rle_repeat_equals_general) {
+    uint32_t v[300];
+    floe_buf a, b;
+    floe_buf_init(&a, 0);
+    floe_buf_init(&b, 0);
+    for (int bw = 0; bw <= 32; bw++) {
+        uint32_t x = bw == 0 ? 0 : bw == 32 ? 0xFFFFFFFFu : ((1u << (bw - 1)) | 1u);
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 37)) {
+            for (size_t i = 0; i < n; i++)
+                v[i] = x;
+            floe_buf_reset(&a);
+            floe_buf_reset(&b);
+            REQUIRE(floe_rle_encode_u32(v, n, bw, &a) == 0);
+            REQUIRE(floe_rle_encode_repeat(x, n, bw, &b) == 0);
+            if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0))
+                harness_fail(__FILE__, __LINE__, "bw %d n %zu: bytes differ", bw, n);
+        }
+    }
+    CHECK_EQ_INT(floe_rle_encode_repeat(4, 10, 2, &b), FLOE_EINVALID); /* does not fit */
+    CHECK_EQ_INT(floe_rle_encode_repeat(0, 10, 33, &b), FLOE_EINVALID);
+    floe_buf_free(&a);
+    floe_buf_free(&b);
+}
+
 TEST(test_rle_padded_final_group) {
     floe_error err;
     floe_error_clear(&err);
@@ -840,6 +900,8 @@ int main(void) {
     RUN(test_rle_exact_small);
     RUN(test_rle_roundtrip_all_widths);
     RUN(test_rle_runs_chosen_well);
+    RUN(test_rle_long_runs_broken_anywhere);
+    RUN(test_rle_repeat_equals_general);
     RUN(test_rle_padded_final_group);
     RUN(test_rle_corrupt);
     RUN(test_bitpacked_spec_example);

@@ -1,0 +1,401 @@
+/* test_pq_writer_fast.c - the Parquet writer's fast paths against independent oracles.
+ *
+ * Page and chunk statistics of byte-array and fixed-length columns are kept per
+ * dictionary entry while a chunk is dictionary-encoded, and per value otherwise; both
+ * must give the min/max a plain memcmp over the page's values gives. Pages without nulls
+ * write their definition levels without reading them. The files are read back through our
+ * own footer and page-index decoders, and the statistics compared with ones computed here
+ * from the rows of each page (OffsetIndex first_row_index). */
+#include <stdlib.h>
+
+#include "floe/column.h"
+#include "floe/parquet.h"
+#include "floe/parquet_reader.h"
+#include "floe/schema.h"
+#include "harness.h"
+#include "parquet/metadata.h"
+
+static floe_error err;
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static floe_schema *schema_of(const char *json) {
+    floe_schema *s = NULL;
+    if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
+        harness_fail(__FILE__, __LINE__, "schema parse: %s", err.msg);
+    return s;
+}
+
+typedef struct pq_file {
+    uint8_t *data;
+    size_t len;
+    floe_arena arena;
+    floe_pq_file_metadata md;
+} pq_file;
+
+static int pq_load(const char *path, pq_file *f) {
+    memset(f, 0, sizeof *f);
+    f->data = (uint8_t *)harness_read_file(path, &f->len);
+    if (!f->data || f->len < 12)
+        return -1;
+    uint32_t flen = floe_load_le32(f->data + f->len - 8);
+    if (flen > f->len - 12)
+        return -1;
+    floe_arena_init(&f->arena, 4096);
+    return floe_pq_file_metadata_decode(f->data + f->len - 8 - flen, flen,
+                                        (int64_t)(f->len - 8 - flen), &f->arena, &f->md, &err);
+}
+
+static void pq_free(pq_file *f) {
+    free(f->data);
+    floe_arena_reset(&f->arena);
+}
+
+/* The reference order: unsigned bytes, then length. */
+static int ref_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, bool sgn) {
+    if (sgn && an && bn && ((a[0] ^ b[0]) & 0x80)) /* decimals of different signs */
+        return (a[0] & 0x80) ? -1 : 1;
+    size_t m = an < bn ? an : bn;
+    int c = m ? memcmp(a, b, m) : 0;
+    return c ? c : (an < bn ? -1 : an > bn);
+}
+
+/* A value of row r: NULL (len 0) for a null. */
+typedef struct rowval {
+    const uint8_t *p;
+    size_t n;
+    bool null;
+} rowval;
+
+static bool has_encoding(const floe_pq_column_metadata *m, int enc) {
+    for (size_t i = 0; i < m->n_encodings; i++)
+        if (m->encodings[i] == enc)
+            return true;
+    return false;
+}
+
+/* Every page of column col of every row group: the ColumnIndex min/max equal the
+ * reference min/max of the rows of the page; the chunk statistics those of the chunk.
+ * Values are flat (one slot per row). Returns the number of pages checked. */
+static size_t check_page_stats(const pq_file *f, size_t col, const rowval *rows,
+                               size_t nrows, bool signed_fixed) {
+    size_t pages = 0, row0 = 0;
+    for (size_t g = 0; g < f->md.n_row_groups; g++) {
+        const floe_pq_row_group *rg = &f->md.row_groups[g];
+        const floe_pq_column_chunk *cc = &rg->columns[col];
+        if (!cc->has_offset_index || !cc->has_column_index) {
+            CHECK(cc->has_offset_index && cc->has_column_index);
+            return pages;
+        }
+        floe_pq_offset_index oi;
+        floe_pq_column_index ci;
+        floe_arena a;
+        floe_arena_init(&a, 4096);
+        if (floe_pq_offset_index_decode(f->data + cc->offset_index_offset,
+                                        (size_t)cc->offset_index_length, 0, &a, &oi, &err) < 0 ||
+            floe_pq_column_index_decode(f->data + cc->column_index_offset,
+                                        (size_t)cc->column_index_length, 0, &a, &ci, &err) < 0) {
+            harness_fail(__FILE__, __LINE__, "page index: %s", err.msg);
+            floe_arena_reset(&a);
+            return pages;
+        }
+        CHECK_EQ_INT(ci.n_pages, oi.n_pages);
+        const uint8_t *cmin = NULL, *cmax = NULL;
+        size_t cminn = 0, cmaxn = 0;
+        for (size_t p = 0; p < oi.n_pages && p < ci.n_pages; p++) {
+            size_t first = row0 + (size_t)oi.page_locations[p].first_row_index;
+            size_t end = p + 1 < oi.n_pages
+                             ? row0 + (size_t)oi.page_locations[p + 1].first_row_index
+                             : row0 + (size_t)rg->num_rows;
+            const uint8_t *mn = NULL, *mx = NULL;
+            size_t mnn = 0, mxn = 0;
+            bool any = false;
+            int64_t nulls = 0;
+            for (size_t r = first; r < end && r < nrows; r++) {
+                if (rows[r].null) {
+                    nulls++;
+                    continue;
+                }
+                bool lo = !any || ref_cmp(rows[r].p, rows[r].n, mn, mnn, signed_fixed) < 0;
+                bool hi = !any || ref_cmp(rows[r].p, rows[r].n, mx, mxn, signed_fixed) > 0;
+                if (lo) {
+                    mn = rows[r].p;
+                    mnn = rows[r].n;
+                }
+                if (hi) {
+                    mx = rows[r].p;
+                    mxn = rows[r].n;
+                }
+                any = true;
+            }
+            CHECK_EQ_INT(ci.null_counts[p], nulls);
+            CHECK_EQ_INT(ci.null_pages[p], !any);
+            if (any) {
+                bool ok_min = ci.min_values[p].n == mnn &&
+                              (mnn == 0 || memcmp(ci.min_values[p].p, mn, mnn) == 0);
+                bool ok_max = ci.max_values[p].n == mxn &&
+                              (mxn == 0 || memcmp(ci.max_values[p].p, mx, mxn) == 0);
+                if (!ok_min || !ok_max)
+                    harness_fail(__FILE__, __LINE__,
+                                 "column %zu row group %zu page %zu (rows %zu..%zu): min %s "
+                                 "max %s", col, g, p, first, end, ok_min ? "ok" : "WRONG",
+                                 ok_max ? "ok" : "WRONG");
+                if (!cmin || ref_cmp(mn, mnn, cmin, cminn, signed_fixed) < 0) {
+                    cmin = mn;
+                    cminn = mnn;
+                }
+                if (!cmax || ref_cmp(mx, mxn, cmax, cmaxn, signed_fixed) > 0) {
+                    cmax = mx;
+                    cmaxn = mxn;
+                }
+            }
+            pages++;
+        }
+        const floe_pq_statistics *st = &cc->meta_data.statistics;
+        CHECK_EQ_INT(st->has_min_value, cmin != NULL);
+        if (cmin && st->has_min_value) {
+            CHECK(st->min_value.n == cminn &&
+                  (cminn == 0 || memcmp(st->min_value.p, cmin, cminn) == 0));
+            CHECK(st->max_value.n == cmaxn &&
+                  (cmaxn == 0 || memcmp(st->max_value.p, cmax, cmaxn) == 0));
+        }
+        row0 += (size_t)rg->num_rows;
+        floe_arena_reset(&a);
+    }
+    return pages;
+}
+
+/* Strings of every length 0..40 over a small alphabet (shared prefixes, repeats), binary
+ * with 0x00 and 0xFF bytes, a 16-byte fixed (uuid) and a signed decimal, every 9th row
+ * null, written with the dictionary on (overflowing its page limit mid-chunk, and
+ * abandoned on a near-unique column) and off, in several batches and row groups: the
+ * page statistics always equal the reference ones. */
+TEST(test_dict_page_stats_match_reference) {
+    floe_schema *s = schema_of(
+        "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+        "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
+        "{\"id\":2,\"name\":\"b\",\"required\":false,\"type\":\"binary\"},"
+        "{\"id\":3,\"name\":\"u\",\"required\":false,\"type\":\"uuid\"},"
+        "{\"id\":4,\"name\":\"d\",\"required\":false,\"type\":\"decimal(30, 2)\"},"
+        "{\"id\":5,\"name\":\"low\",\"required\":true,\"type\":\"string\"},"
+        "{\"id\":6,\"name\":\"uniq\",\"required\":true,\"type\":\"string\"},"
+        "{\"id\":7,\"name\":\"same_len\",\"required\":true,\"type\":\"string\"}]}");
+    REQUIRE(s != NULL);
+    const size_t nrows = 60000;
+    const size_t ncols = 7;
+    rowval *rows = calloc(nrows * ncols, sizeof *rows);
+    uint8_t *pool = malloc(nrows * ncols * 48);
+    REQUIRE(rows && pool);
+    int dw = 0;
+    {
+        floe_batch tb;
+        REQUIRE(floe_batch_init(&tb, s) == 0);
+        dw = tb.cols[3].width;
+        floe_batch_free(&tb);
+    }
+    REQUIRE(dw > 0 && dw <= 48);
+    rng_state = 0x243F6A8885A308D3ull;
+    /* pools of distinct values the rows draw from: repeats make the dictionary pay, and
+     * there are more than its page limit holds */
+    enum { POOL = 1200 };
+    static uint8_t spool[POOL][41], bpool[POOL][25], upool[POOL][16];
+    static size_t slen[POOL], blen[POOL];
+    for (size_t i = 0; i < POOL; i++) {
+        slen[i] = i % 41; /* every length 0..40 */
+        for (size_t k = 0; k < slen[i]; k++)
+            spool[i][k] = (uint8_t)('a' + (rnd() & 1));
+        static const uint8_t al[4] = {0x00, 0x7F, 0x80, 0xFF};
+        blen[i] = i % 25;
+        for (size_t k = 0; k < blen[i]; k++)
+            bpool[i][k] = al[rnd() & 3];
+        for (size_t k = 0; k < 16; k++)
+            upool[i][k] = (uint8_t)(k < 2 ? rnd() % 3 : rnd());
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        for (size_t c = 0; c < ncols; c++) {
+            rowval *v = &rows[r * ncols + c];
+            uint8_t *p = pool + (r * ncols + c) * 48;
+            v->p = p;
+            v->null = c < 4 && (r % 9 == 4 || (r / 3000) % 7 == 3); /* also all-null pages */
+            if (v->null)
+                continue;
+            switch (c) {
+            case 0: { /* alphabet "ab": many shared prefixes, lengths 0..40 */
+                size_t i = (size_t)(rnd() % POOL);
+                v->n = slen[i];
+                memcpy(p, spool[i], v->n);
+                break;
+            }
+            case 1: { /* bytes 0x00, 0x7F, 0x80, 0xFF; lengths 0..24 */
+                size_t i = (size_t)(rnd() % POOL);
+                v->n = blen[i];
+                memcpy(p, bpool[i], v->n);
+                break;
+            }
+            case 2: /* uuid: few distinct first bytes */
+                v->n = 16;
+                memcpy(p, upool[rnd() % POOL], 16);
+                break;
+            case 3: /* decimal: negative and positive, repeats */
+                v->n = (size_t)dw;
+                memset(p, (rnd() & 1) ? 0xFF : 0x00, (size_t)dw);
+                p[dw - 1] = (uint8_t)(rnd() % 50);
+                if (rnd() % 5 == 0)
+                    p[0] = (uint8_t)(rnd() & 0xFF);
+                break;
+            case 4: { /* low cardinality, lengths 0..12 */
+                static const char *const w[] = {"", "a", "ab", "abc", "b", "ba", "zz",
+                                                "abcdefgh", "abcdefghi", "abcdefghijkl", "\xff"};
+                const char *x = w[rnd() % 11];
+                v->n = strlen(x);
+                memcpy(p, x, v->n);
+                break;
+            }
+            case 6: { /* pages of strings of one length 0..16 over "ab\xff": the short
+                       * comparisons decide on equal lengths */
+                size_t m = (r / 500) % 17;
+                v->n = m;
+                for (size_t k = 0; k < m; k++) {
+                    uint64_t x = rnd() % 3;
+                    p[k] = x == 0 ? 'a' : x == 1 ? 'b' : 0xff;
+                }
+                break;
+            }
+            default: /* near unique: the dictionary is dropped after its probe */
+                v->n = (size_t)snprintf((char *)p, 48, "u-%016llx",
+                                        (unsigned long long)(rnd() >> 1));
+                break;
+            }
+        }
+    }
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s", harness_tmpdir());
+    for (int dict = 0; dict < 2; dict++) {
+        floe_pq_write_options o;
+        floe_pq_write_options_init(&o);
+        o.codec = FLOE_CODEC_UNCOMPRESSED;
+        o.output.fsync = false;
+        o.dictionary = dict == 1;
+        o.dict_page_size_limit = 12 * 1024; /* overflows mid-chunk for s, b, u */
+        o.page_size = 4096;
+        o.page_row_limit = 700;
+        o.row_group_size = 1200 * 1024;
+        o.stats_truncate_length = 64; /* no value is truncated */
+        char path[512];
+        snprintf(path, sizeof path, "%s/stats-%d.parquet", dir, dict);
+        floe_pq_writer *w = NULL;
+        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        floe_batch b;
+        REQUIRE(floe_batch_init(&b, s) == 0);
+        size_t r = 0;
+        while (r < nrows) {
+            size_t n = 1 + (size_t)(rnd() % 5000);
+            if (n > nrows - r)
+                n = nrows - r;
+            floe_batch_clear(&b);
+            for (size_t k = r; k < r + n; k++) {
+                for (size_t c = 0; c < ncols; c++) {
+                    const rowval *v = &rows[k * ncols + c];
+                    int rc = v->null ? floe_colbuf_push_null(&b.cols[c], 0, 0)
+                                     : floe_colbuf_push_value(&b.cols[c], 0, v->p, v->n);
+                    REQUIRE(rc == 0);
+                }
+            }
+            b.nrows = n;
+            REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+            r += n;
+        }
+        floe_batch_free(&b);
+        REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+        pq_file f;
+        REQUIRE_OK(pq_load(path, &f), err);
+        CHECK(f.md.n_row_groups >= 2);
+        rowval *colv = calloc(nrows, sizeof *colv);
+        REQUIRE(colv);
+        for (size_t c = 0; c < ncols; c++) {
+            for (size_t k = 0; k < nrows; k++)
+                colv[k] = rows[k * ncols + c];
+            size_t pages = check_page_stats(&f, c, colv, nrows, c == 3);
+            CHECK(pages > 10);
+        }
+        free(colv);
+        const floe_pq_column_metadata *m0 = &f.md.row_groups[0].columns[0].meta_data;
+        const floe_pq_column_metadata *m4 = &f.md.row_groups[0].columns[4].meta_data;
+        const floe_pq_column_metadata *m5 = &f.md.row_groups[0].columns[5].meta_data;
+        if (dict) {
+            /* s: dictionary pages, then PLAIN once the dictionary overflowed */
+            CHECK(has_encoding(m0, FLOE_PQ_ENC_RLE_DICTIONARY));
+            int64_t plain = 0;
+            for (size_t i = 0; i < m0->n_encoding_stats; i++)
+                if (m0->encoding_stats[i].page_type == FLOE_PQ_DATA_PAGE &&
+                    m0->encoding_stats[i].encoding == FLOE_PQ_ENC_PLAIN)
+                    plain += m0->encoding_stats[i].count;
+            CHECK(plain > 0);
+            CHECK(has_encoding(m4, FLOE_PQ_ENC_RLE_DICTIONARY));
+            for (size_t c = 1; c <= 3; c++)
+                CHECK(f.md.row_groups[0].columns[c].meta_data.has_dictionary_page_offset);
+            CHECK(!m5->has_dictionary_page_offset);
+        } else {
+            CHECK(!m0->has_dictionary_page_offset && !m4->has_dictionary_page_offset);
+        }
+        pq_free(&f);
+    }
+    /* both files hold the same rows: DuckDB-free value check through our reader */
+    floe_pq_reader *ra = NULL, *rb = NULL;
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/stats-0.parquet", dir);
+    snprintf(pb, sizeof pb, "%s/stats-1.parquet", dir);
+    REQUIRE_OK(floe_pq_reader_open(pa, NULL, &ra, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(pb, NULL, &rb, &err), err);
+    size_t row = 0;
+    for (;;) {
+        const floe_pq_rowset *x = NULL;
+        int rc = floe_pq_reader_next(rb, &x, &err);
+        REQUIRE(rc >= 0);
+        if (rc == 0)
+            break;
+        for (size_t c = 0; c < ncols; c++) {
+            const floe_colbuf *cb = &x->cols[c];
+            size_t vi = 0;
+            for (size_t k = 0; k < cb->nlevels; k++) {
+                const rowval *v = &rows[(row + k) * ncols + c];
+                bool null = cb->max_def && cb->def[k] < cb->max_def;
+                CHECK_EQ_INT(null, v->null);
+                if (null || v->null)
+                    continue;
+                const uint8_t *p;
+                size_t n;
+                if (cb->width == 0) {
+                    p = cb->values + cb->offsets[vi];
+                    n = cb->offsets[vi + 1] - cb->offsets[vi];
+                } else {
+                    p = cb->values + vi * (size_t)cb->width;
+                    n = (size_t)cb->width;
+                }
+                vi++;
+                if (n != v->n || (n && memcmp(p, v->p, n) != 0)) {
+                    harness_fail(__FILE__, __LINE__, "row %zu column %zu differs", row + k, c);
+                    break;
+                }
+            }
+        }
+        row += (size_t)x->nrows;
+    }
+    CHECK_EQ_INT(row, nrows);
+    floe_pq_reader_close(ra);
+    floe_pq_reader_close(rb);
+    free(rows);
+    free(pool);
+    floe_schema_free(s);
+}
+
+int main(void) {
+    RUN(test_dict_page_stats_match_reference);
+    return harness_finish();
+}
