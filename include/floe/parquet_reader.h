@@ -207,8 +207,9 @@ int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_ro
 /* Read rows [first, first + n) of row group rg only (no statistics or filter skipping):
  * the rowset holds exactly n rows, so a large row group can be decoded a slice at a time.
  * With an offset index only the pages overlapping the rows are fetched and decoded (plus
- * the dictionary pages); without one the whole chunk is decoded and trimmed (correct but
- * slow: see floe_pq_reader_has_page_locations). FLOE_EINVALID for rows outside the row
+ * the dictionary pages); without one the chunk is read page by page (one page buffered),
+ * and a call for rows at or after the previous call's picks up where that one stopped, so
+ * consecutive slices decode each page about once. FLOE_EINVALID for rows outside the row
  * group, FLOE_ECORRUPT when the pages do not yield exactly n rows. */
 int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,
                              const floe_pq_rowset **out, floe_error *err);

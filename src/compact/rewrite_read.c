@@ -1335,9 +1335,9 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             return 1;
         }
         r->slice_rows = 0;
-        /* slices only with page locations: without them every slice decodes the chunk */
-        if (r->slice_bytes > 0 && gi.num_rows > 1 && gi.total_byte_size > 2 * r->slice_bytes &&
-            floe_pq_reader_has_page_locations(r->pq, rg)) {
+        /* with page locations a slice reads only its pages; without them the reader
+         * resumes each slice where the last one stopped (floe_pq_reader_read_rows) */
+        if (r->slice_bytes > 0 && gi.num_rows > 1 && gi.total_byte_size > 2 * r->slice_bytes) {
             double per = (double)r->slice_bytes / (double)gi.total_byte_size;
             int64_t n = (int64_t)((double)gi.num_rows * per);
             r->slice_rows = n < 1 ? 1 : n < gi.num_rows ? n : gi.num_rows;

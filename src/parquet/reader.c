@@ -258,6 +258,7 @@ void floe_pq_reader_close(floe_pq_reader *r) {
     floe_buf_free(&r->stage_bytes);
     floe_free(r->idx);
     floe_free(r->stage_offsets);
+    floe_free(r->resume);
     floe_codec_ctx_free(r->codec);
     floe_schema_free(r->iceberg);
     floe_free(r->ice_leaf);
@@ -493,6 +494,8 @@ void floe_pq_reader_set_pruning(floe_pq_reader *r, bool row_groups, bool pages) 
 
 void floe_pq_reader_rewind(floe_pq_reader *r) {
     r->next_rg = 0;
+    if (r->resume)
+        memset(r->resume, 0, r->nleaves * sizeof *r->resume);
     memset(&r->stats, 0, sizeof r->stats);
 }
 
@@ -748,6 +751,7 @@ typedef struct chunk_ctx {
     size_t nranges;
     int64_t rows_kept;
     bool overrun;          /* a page header claimed bytes past the chunk's end */
+    bool page_starts_row;  /* the last data page's first entry starts a row (rep 0) */
     size_t declared_len;   /* the chunk's total_compressed_size */
 } chunk_ctx;
 
@@ -1409,6 +1413,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     c->nlevels += count;
     x->levels += (int64_t)count;
+    x->page_starts_row = c->max_rep == 0 || count == 0 || c->rep[l0] == 0;
     *was_data = true;
     r->stats.pages_read++;
     select_rows(x, l0, v0);
@@ -1481,6 +1486,124 @@ int pq_load_offset_index(floe_pq_reader *r, size_t rg, size_t col, floe_arena *a
     return load_offset_index(r, rg, col, a, oi, err);
 }
 
+/* ---- slices of a chunk without page locations ------------------------------------------
+ *
+ * Without an offset index, which page holds a row is known only by decoding the pages
+ * before it. A reader asked for consecutive slices (floe_pq_reader_read_rows, as rewrite
+ * does with large row groups) would then decode the chunk from its start for every slice.
+ * Instead each slice reads pages one at a time from where the previous slice of that
+ * column stopped: the last page that starts at a row boundary (its first entry has
+ * repetition level 0; every page of a flat column does) at or before the slice's end. So
+ * every page is decoded about once, and only one page is buffered at a time. The
+ * dictionary page is read again for every slice (it is cleared between columns).
+ */
+
+/* Pages have headers of any size (statistics): read this much first, then the rest. */
+#define PQ_PAGE_PEEK ((size_t)64 << 10)
+#define PQ_MAX_PAGE_HEADER ((size_t)16 << 20)
+
+/* The page at pos (header and body) into r->chunk; end bounds it. */
+static int stream_page(chunk_ctx *x, int64_t pos, int64_t end, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    size_t left = (size_t)(end - pos), peek = PQ_PAGE_PEEK;
+    for (;;) {
+        size_t n = peek < left ? peek : left;
+        FLOE_FORWARD_IF_ERROR(src_read_buf(r, pos, n, &r->chunk, err));
+        floe_pq_page_header ph;
+        size_t hl = 0;
+        floe_error e2;
+        floe_error_clear(&e2);
+        int rc = floe_pq_page_header_decode(r->chunk.data, n, pos, &ph, &hl, &e2);
+        if (rc < 0) {
+            if (n < left && peek < PQ_MAX_PAGE_HEADER) { /* maybe a header longer than the peek */
+                peek *= 8;
+                continue;
+            }
+            if (err)
+                *err = e2;
+            return rc;
+        }
+        if (ph.compressed_page_size < 0 || (size_t)ph.compressed_page_size > left - hl)
+            return cfail(x, err, FLOE_ECORRUPT, pos, "page extends past its column chunk");
+        size_t total = hl + (size_t)ph.compressed_page_size;
+        if (total > n) {
+            if (floe_buf_reserve(&r->chunk, total) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "%s: cannot buffer %zu bytes", r->name,
+                                      total);
+            FLOE_FORWARD_IF_ERROR(src_read(r, pos + (int64_t)n, r->chunk.data + n, total - n, err));
+            r->stats.bytes_read += (int64_t)(total - n);
+        }
+        r->chunk.len = total;
+        return 0;
+    }
+}
+
+/* Rows [r0, r1) of the chunk [start, start+len), page by page (see above). */
+static int read_chunk_stream(chunk_ctx *x, int64_t start, int64_t len, int64_t r0, int64_t r1,
+                             floe_error *err) {
+    floe_pq_reader *r = x->r;
+    if (!r->resume) {
+        r->resume = floe_calloc(r->nleaves, sizeof *r->resume);
+        if (!r->resume)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    }
+    struct pq_resume *rs = &r->resume[x->col];
+    const floe_pq_column_metadata *m = &r->md.row_groups[x->rg].columns[x->col].meta_data;
+    /* pages may run past an under-counted total_compressed_size (old parquet-mr), up to
+     * the footer, until the declared values are all read (as the whole-chunk path does) */
+    int64_t end = r->footer_start, declared_end = start + len;
+    int64_t pos = start, dict_end = -1;
+    x->row = 0;
+    x->levels = 0;
+    if (rs->valid && rs->rg == x->rg && rs->row <= r0) {
+        if (rs->dict_end > start) {
+            FLOE_FORWARD_IF_ERROR(src_read_buf(r, start, (size_t)(rs->dict_end - start),
+                                               &r->chunk, err));
+            FLOE_FORWARD_IF_ERROR(read_pages(x, r->chunk.data, r->chunk.len, start, err));
+        }
+        pos = rs->off;
+        x->row = rs->row;
+        x->levels = rs->levels;
+        dict_end = rs->dict_end;
+    }
+    rs->valid = false;
+    struct pq_resume next = {true, x->rg, pos, x->row, x->levels, dict_end};
+    bool flat = x->c->max_rep == 0;
+    while (pos < end && (pos < declared_end || x->levels < m->num_values)) {
+        FLOE_FORWARD_IF_ERROR(stream_page(x, pos, end, err));
+        int64_t first = x->row, lv0 = x->levels;
+        size_t used = 0;
+        bool data = false;
+        FLOE_FORWARD_IF_ERROR(read_page(x, r->chunk.data, r->chunk.len, pos, &used, &data, err));
+        if (!data) {
+            if (next.dict_end < 0 && x->levels == 0)
+                next.dict_end = pos + (int64_t)used;
+            pos += (int64_t)used;
+            continue;
+        }
+        if (next.dict_end < 0)
+            next.dict_end = pos;
+        if (x->page_starts_row && first <= r1) {
+            next.off = pos;
+            next.row = first;
+            next.levels = lv0;
+        }
+        pos += (int64_t)used;
+        if (x->page_starts_row && first >= r1)
+            break; /* wholly past the slice: read only to learn where the next one starts */
+        if (flat && x->row >= r1) {
+            if (x->row == r1) { /* ends exactly at the slice: the next one starts after it */
+                next.off = pos;
+                next.row = x->row;
+                next.levels = x->levels;
+            }
+            break;
+        }
+    }
+    *rs = next;
+    return 0;
+}
+
 static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *ranges,
                       size_t nranges, floe_error *err) {
     chunk_ctx x;
@@ -1525,7 +1648,11 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
                 use_oi = false;
         }
     }
-    if (!use_oi) {
+    if (!use_oi && ranges && nranges == 1) {
+        rc = read_chunk_stream(&x, start, len, ranges[0], ranges[1], err);
+        if (rc < 0)
+            goto done;
+    } else if (!use_oi) {
         x.declared_len = (size_t)len;
         size_t l0 = x.c->nlevels, v0 = x.c->nvalues;
         FLOE_CHECK(src_read_buf(r, start, (size_t)len, &r->chunk, err));
@@ -1574,7 +1701,7 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
             FLOE_CHECK(read_page(&x, r->chunk.data, r->chunk.len, pl->offset, &used, &data, err));
         }
     }
-    if (!use_oi) {
+    if (!use_oi && !(ranges && nranges == 1)) { /* the streamed path reads part of the chunk */
         if (x.levels != m->num_values)
             FLOE_FAIL(err, FLOE_ECORRUPT,
                       "%s: row group %zu: column %s: chunk declares %lld values, its pages "

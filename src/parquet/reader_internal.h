@@ -91,6 +91,16 @@ struct pq_plan {
     size_t nchildren;
 };
 
+/* Where the next slice of a column chunk without page locations picks up (reader.c). */
+struct pq_resume {
+    bool valid;
+    size_t rg;
+    int64_t off;      /* a data page starting at a row boundary */
+    int64_t row;      /* its first row */
+    int64_t levels;   /* entries in the pages before it */
+    int64_t dict_end; /* end of the pages before the first data page (dictionary), or -1 */
+};
+
 struct floe_pq_reader {
     floe_input *in;            /* NULL when reading memory */
     const uint8_t *mem;
@@ -140,6 +150,8 @@ struct floe_pq_reader {
     floe_colbuf dict;          /* current column chunk's dictionary (in-memory form) */
     floe_codec_ctx *codec;
     floe_pq_read_stats stats;
+    /* per column: where the next slice of a chunk without page locations picks up */
+    struct pq_resume *resume;
 };
 
 /* reader_schema.c */

@@ -1,7 +1,8 @@
 /*
  * test_rewrite_slice.c - a re-encoding rewrite that decodes large input row groups in
  * slices (rw_slice_bytes) writes the same bytes as one that decodes them whole, with a
- * smaller peak buffer; and the rows survive.
+ * smaller peak buffer; and the rows survive. Also when the large input has no page index
+ * (pyarrow's default): slices then read the chunk page by page.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "compact/rewrite_internal.h"
 #include "floe/append.h"
 #include "floe/catalog.h"
+#include "floe/convert.h"
 #include "floe/rewrite.h"
 #include "floe/scan.h"
 #include "harness.h"
@@ -44,7 +46,9 @@ static void env_open(env *e) {
     REQUIRE_OK(floe_table_create(e->cat, "ns", "t", SCHEMA, &co, &e->t, &err), err);
 }
 
-static void append_rows(env *e, int64_t base, int n) {
+/* Append n generated rows (ids from base) as NDJSON, or, with no_index, as a Parquet file
+ * written beforehand without a page index and added as it is. */
+static void append_rows(env *e, int64_t base, int n, bool no_index) {
     char path[4300];
     snprintf(path, sizeof path, "%s/in-%lld.ndjson", e->dir, (long long)base);
     floe_buf b;
@@ -68,14 +72,34 @@ static void append_rows(env *e, int64_t base, int n) {
     REQUIRE(harness_write_file(path, b.data, b.len) == 0);
     floe_buf_free(&b);
     const char *in[1] = {path};
+    floe_error err;
+    floe_schema *schema = NULL;
+    floe_convert_result cr;
+    memset(&cr, 0, sizeof cr);
+    if (no_index) {
+        char out[4400];
+        snprintf(out, sizeof out, "%s/noidx-%lld", e->dir, (long long)base);
+        REQUIRE_OK(floe_schema_parse(SCHEMA, strlen(SCHEMA), &schema, &err), err);
+        floe_convert_options co;
+        floe_convert_options_init(&co);
+        co.schema = schema;
+        co.out_dir = out;
+        co.write.write_page_index = false;
+        co.write.output.fsync = false;
+        REQUIRE_OK(floe_convert(in, 1, &co, &cr, &err), err);
+        REQUIRE(cr.files == 1);
+        in[0] = cr.file_uris[0];
+    }
     floe_table_append_options o;
     floe_table_append_options_init(&o);
     o.fsync = false;
     floe_table_append_result r;
     memset(&r, 0, sizeof r);
-    floe_error err;
     REQUIRE_OK(floe_table_append_files(e->t, in, 1, &o, &r, &err), err);
+    CHECK_EQ_INT(r.parquet_files, no_index ? 1 : 0);
     floe_table_append_result_reset(&r);
+    floe_convert_result_free(&cr);
+    floe_schema_free(schema);
 }
 
 /* The live data files' bytes, concatenated in order of record count (caller frees). */
@@ -112,13 +136,13 @@ static char *live_bytes(floe_table *t, size_t *len, int64_t *nfiles, int64_t *ro
     return (char *)out.data;
 }
 
-static void run(int64_t slice, int threads, floe_rewrite_result *r, char **bytes, size_t *len,
-                int64_t *nfiles, int64_t *rows) {
+static void run(int64_t slice, int threads, bool no_index, floe_rewrite_result *r, char **bytes,
+                size_t *len, int64_t *nfiles, int64_t *rows) {
     env e;
     env_open(&e);
-    append_rows(&e, 0, 3000);
-    append_rows(&e, 1000000, 200000); /* one row group of ~10 MB decoded */
-    append_rows(&e, 2000000, 5000);
+    append_rows(&e, 0, 3000, false);
+    append_rows(&e, 1000000, 200000, no_index); /* one row group of ~10 MB decoded */
+    append_rows(&e, 2000000, 5000, false);
     floe_rewrite_options o;
     floe_rewrite_options_init(&o);
     o.min_input_files = 2;
@@ -138,13 +162,13 @@ static void run(int64_t slice, int threads, floe_rewrite_result *r, char **bytes
     floe_catalog_close(e.cat);
 }
 
-static void same_bytes_sliced(int threads) {
+static void same_bytes_sliced(int threads, bool no_index) {
     floe_rewrite_result whole, sliced;
     char *a = NULL, *b = NULL;
     size_t alen = 0, blen = 0;
     int64_t an = 0, bn = 0, arows = 0, brows = 0;
-    run(0, threads, &whole, &a, &alen, &an, &arows);
-    run(16 << 10, threads, &sliced, &b, &blen, &bn, &brows);
+    run(0, threads, no_index, &whole, &a, &alen, &an, &arows);
+    run(16 << 10, threads, no_index, &sliced, &b, &blen, &bn, &brows);
     CHECK_EQ_INT(arows, 208000);
     CHECK_EQ_INT(brows, 208000);
     CHECK_EQ_INT(an, bn);
@@ -156,11 +180,15 @@ static void same_bytes_sliced(int threads) {
     free(b);
 }
 
-TEST(sliced_rewrite_writes_the_same_bytes) { same_bytes_sliced(1); }
-TEST(sliced_rewrite_writes_the_same_bytes_prefetch) { same_bytes_sliced(2); }
+TEST(sliced_rewrite_writes_the_same_bytes) { same_bytes_sliced(1, false); }
+TEST(sliced_rewrite_writes_the_same_bytes_prefetch) { same_bytes_sliced(2, false); }
+TEST(sliced_rewrite_without_page_index) { same_bytes_sliced(1, true); }
+TEST(sliced_rewrite_without_page_index_prefetch) { same_bytes_sliced(2, true); }
 
 int main(void) {
     RUN(sliced_rewrite_writes_the_same_bytes);
     RUN(sliced_rewrite_writes_the_same_bytes_prefetch);
+    RUN(sliced_rewrite_without_page_index);
+    RUN(sliced_rewrite_without_page_index_prefetch);
     return harness_finish();
 }
