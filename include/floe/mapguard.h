@@ -1,0 +1,43 @@
+/*
+ * mapguard.h - reading memory-mapped input files without dying when they shrink.
+ *
+ * A file mapped with mmap(2) that another process truncates turns every access to the
+ * pages past its new end into SIGBUS, which kills the process. floe maps inputs it only
+ * reads (NDJSON for convert), and input must never crash floe. A guarded mapping is
+ * registered here; a SIGBUS whose address falls inside a registered mapping replaces the
+ * mapping from that page to its end with zero-filled pages (so the access completes and
+ * reads zeros) and marks the guard as hit. The owner checks floe_map_guard_hit() before
+ * trusting what it read and fails with a clear error: the file changed while being read.
+ * A SIGBUS anywhere else is not ours: the previous disposition is restored and the
+ * signal delivered again, as if no handler were there.
+ *
+ * Up to FLOE_MAP_GUARDS mappings are guarded at once; floe_map_guard_add returns
+ * FLOE_ELIMIT past that (the caller then reads with read(2) instead).
+ */
+#ifndef FLOE_MAPGUARD_H
+#define FLOE_MAPGUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLOE_MAP_GUARDS 64
+
+typedef struct floe_map_guard floe_map_guard;
+
+/* Guard [addr, addr+len), a mapping of a file (addr page-aligned, as mmap returns it). */
+int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error *err);
+/* True once an access past the end of the file was answered with zeros. */
+bool floe_map_guard_hit(const floe_map_guard *g);
+/* Stop guarding (before munmap). NULL is allowed. */
+void floe_map_guard_remove(floe_map_guard *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
