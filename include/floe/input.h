@@ -69,6 +69,10 @@ int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *er
  * reference on the mapping (the last reference unmaps the file). Keeps data's storage.
  * Safe on a chunk that holds nothing, and from any thread. */
 void floe_chunk_release(floe_chunk *chunk);
+/* Map mode: whether the file shrank under the mapping, so that some bytes this chunk (or
+ * another of the same file) showed were zeros standing in for data that was gone. The
+ * caller must then fail instead of using what it read. */
+bool floe_chunk_input_shrank(const floe_chunk *chunk);
 /* Whether this reader maps its input (map mode asked for and the input is mappable). */
 bool floe_line_reader_mapped(const floe_line_reader *r);
 /* Name used in messages: the path, or "<stdin>". Valid until close. */

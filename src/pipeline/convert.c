@@ -528,6 +528,10 @@ static int write_rows(pipeline *p, out_part *o, const floe_batch *b, floe_error 
 static int write_slot(pipeline *p, slot *s, floe_error *err) {
     int rc = 0;
     floe_convert_result *res = p->res;
+    /* checked before anything of the slot is written: its bytes may be stand-in zeros */
+    if (floe_chunk_input_shrank(&s->chunk))
+        return floe_error_set(err, FLOE_EIO, "%s: the file shrank while it was being read",
+                              p->sources[s->source_idx]);
     /* a chunk with no first line (map mode) follows the previous one directly */
     int64_t shift = 0;
     if (s->chunk.first_line > 0) {

@@ -21,7 +21,9 @@
  * the chunks in flight whatever the file size.
  */
 #include "floe/input.h"
+
 #include "floe/io.h"
+#include "floe/mapguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +47,19 @@ struct floe_input_map {
     uint8_t *base;
     size_t len;
     atomic_int refs;
+    floe_map_guard *guard; /* a file that shrinks reads zeros and sets the guard's flag */
 };
 
 static void map_unref(floe_input_map *m) {
     if (m && atomic_fetch_sub(&m->refs, 1) == 1) {
+        floe_map_guard_remove(m->guard);
         munmap(m->base, m->len);
         floe_free(m);
     }
+}
+
+bool floe_chunk_input_shrank(const floe_chunk *c) {
+    return c && c->map && floe_map_guard_hit(c->map->guard);
 }
 
 void floe_chunk_release(floe_chunk *c) {
@@ -222,17 +230,21 @@ static void try_map(floe_line_reader *r) {
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, r->fd, 0);
     if (m == MAP_FAILED)
         return;
+    /* guarded before the first touch: the file may shrink at any time */
+    floe_map_guard *g = NULL;
+    if (floe_map_guard_add(m, len, &g, NULL) < 0) {
+        munmap(m, len);
+        return;
+    }
     const uint8_t *b = m;
+    floe_input_map *im = NULL;
     if ((len >= 2 && b[0] == 0x1f && b[1] == 0x8b) ||
-        (len >= 4 && floe_load_le32(b) == 0xFD2FB528u)) {
+        (len >= 4 && floe_load_le32(b) == 0xFD2FB528u) || !(im = floe_malloc(sizeof *im))) {
+        floe_map_guard_remove(g);
         munmap(m, len);
         return;
     }
-    floe_input_map *im = floe_malloc(sizeof *im);
-    if (!im) {
-        munmap(m, len);
-        return;
-    }
+    im->guard = g;
     im->base = m;
     im->len = len;
     atomic_init(&im->refs, 1);
@@ -478,6 +490,14 @@ static int64_t line_at(floe_line_reader *r, size_t pos) {
     return n + 1;
 }
 
+/* Map mode: whether the file shrank under the mapping (what was scanned read zeros). */
+static int check_shrank(floe_line_reader *r, size_t pos, floe_error *err) {
+    if (!floe_map_guard_hit(r->map->guard))
+        return 0;
+    return floe_error_at(err, FLOE_EIO, (int64_t)pos,
+                         "%s: the file shrank while it was being read", r->source);
+}
+
 /* Map mode: stream the oversized line at mpos to the callback, in pieces, dropping each
  * piece's pages once passed on. */
 static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_error *err) {
@@ -494,6 +514,7 @@ static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_er
     for (size_t at = start; at == start || at < nl_or_end;) {
         size_t n = nl_or_end - at < OVERSIZE_PIECE ? nl_or_end - at : OVERSIZE_PIECE;
         bool first = at == start, last = at + n == nl_or_end;
+        FLOE_FORWARD_IF_ERROR(check_shrank(r, at, err));
         if (r->opts.oversize(r->opts.oversize_ctx, r->source, line, (int64_t)start, b + at, n,
                              first, last, (int64_t)total))
             return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
@@ -553,6 +574,7 @@ static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) 
                 end = nl ? (size_t)(nl - b) + 1 : size;
             }
         }
+        FLOE_FORWARD_IF_ERROR(check_shrank(r, pos, err));
         floe_chunk_release(chunk);
         chunk->bytes = b + pos;
         chunk->len = end - pos;

@@ -251,6 +251,50 @@ TEST(test_map_same_chunks_as_read) {
     }
 }
 
+/* Map mode: a file truncated while mapped does not kill the process: the reader fails
+ * with a clear error, and a chunk handed out before says its bytes are not the file's. */
+TEST(test_map_file_shrinks_under_the_reader) {
+    const char *dir = harness_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/shrink.ndjson", dir);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 8 * pg;
+    char *text = malloc(len);
+    REQUIRE(text != NULL);
+    for (size_t i = 0; i < len; i++)
+        text[i] = i % 64 == 63 ? '\n' : 'a';
+    REQUIRE(harness_write_file(path, text, len) == 0);
+    free(text);
+    floe_error err;
+    over_ctx oc = {0};
+    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true};
+    floe_line_reader *r;
+    REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
+    REQUIRE(floe_line_reader_mapped(r));
+    floe_chunk c1, c2;
+    memset(&c1, 0, sizeof c1);
+    memset(&c2, 0, sizeof c2);
+    REQUIRE(floe_line_reader_next(r, &c1, &err) == 1);
+    CHECK(!floe_chunk_input_shrank(&c1));
+    CHECK(c1.len > 0 && c1.bytes[0] == 'a');
+    REQUIRE(c1.len > pg); /* c1 spans the end the file is cut to */
+    REQUIRE(truncate(path, (off_t)pg) == 0);
+    /* the reader scans past the new end for the next line: an error, no chunk of zeros,
+     * nothing passed to the oversize callback */
+    int rc;
+    while ((rc = floe_line_reader_next(r, &c2, &err)) == 1)
+        CHECK(c2.bytes[0] == 'a');
+    CHECK_EQ_INT(rc, FLOE_EIO);
+    CHECK(strstr(err.msg, "shrank") != NULL);
+    CHECK_EQ_INT(oc.calls, 0);
+    /* the chunk handed out before: its bytes past the end now read as zeros, and it says so */
+    CHECK(floe_chunk_input_shrank(&c1));
+    CHECK_EQ_INT(c1.bytes[c1.len - 1], 0);
+    floe_line_reader_close(r);
+    floe_chunk_release(&c1);
+    floe_chunk_release(&c2);
+    CHECK(!floe_chunk_input_shrank(&c1));
+}
+
 /* A 0-byte file and a compressed file are not mapped; both still read. */
 TEST(test_map_empty_and_compressed) {
     const char *dir = harness_tmpdir();
@@ -343,6 +387,7 @@ int main(void) {
     RUN(test_numbering);
     RUN(test_map_same_chunks_as_read);
     RUN(test_map_empty_and_compressed);
+    RUN(test_map_file_shrinks_under_the_reader);
     RUN(test_map_oversized_and_lifetime);
     return harness_finish();
 }
