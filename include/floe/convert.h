@@ -1,10 +1,12 @@
 /*
  * floe/convert.h - NDJSON files in, Parquet files out: the conversion pipeline.
  *
- * One reader splits the inputs into chunks of whole lines; worker threads shred chunks
- * into column batches (floe/json.h); one writer feeds the batches, in input order, to the
- * Parquet writer (floe/parquet.h), rolling to a new file at the target size, and writes
- * the rejected records, in input order, to the quarantine. Because batches reach the
+ * One reader splits the inputs into chunks of whole lines (plain files are mapped, not
+ * copied); a pool of worker threads shreds chunks into column batches (floe/json.h) and
+ * writes them: one worker at a time feeds the batches, in input order, to the Parquet
+ * writer (floe/parquet.h), whose column encoding runs on the whole pool, rolling to a new
+ * file at the target size, and writes the rejected records, in input order, to the
+ * quarantine. Because batches reach the
  * writer in input order and chunk boundaries do not depend on the thread count, the
  * output files are byte-identical whatever the number of threads.
  *
@@ -35,7 +37,7 @@ typedef int (*floe_convert_file_fn)(void *ctx, const char *uri, const floe_pq_fi
 typedef struct floe_convert_options {
     const floe_schema *schema;      /* borrowed; required */
     floe_pq_write_options write;    /* Parquet options (target_file_size rolls files) */
-    int threads;                    /* shredding threads; 0 = 1 */
+    int threads;                    /* worker threads (shredding and encoding); 0 = 1 */
     size_t chunk_size;              /* bytes per chunk; 0 = 4 MiB */
     floe_shred_options shred;       /* record limit, unknown-field policy */
     const char *out_dir;            /* output folder (created); required */

@@ -32,6 +32,19 @@ typedef struct floe_pq_kv {
     const char *value;
 } floe_pq_kv;
 
+/* Column work on the caller's threads (a pipeline that shreds and encodes on one pool,
+ * so no core idles while one column of a batch is still being encoded). run(ctx, n, fn,
+ * arg) calls fn(arg, i, worker) once for every i in [0, n), concurrently, and returns
+ * when every call has returned. worker is the index, in [0, nworkers), of the thread
+ * making the call; calls with the same index never overlap (the writer keeps scratch per
+ * index). The thread calling the writer may take part, under its own index. */
+typedef void (*floe_pq_task_fn)(void *arg, size_t i, int worker);
+typedef struct floe_pq_executor {
+    void (*run)(void *ctx, size_t n, floe_pq_task_fn fn, void *arg);
+    void *ctx;
+    int nworkers;                /* 1..64 */
+} floe_pq_executor;
+
 typedef struct floe_pq_write_options {
     floe_codec codec;            /* default FLOE_CODEC_SNAPPY */
     int codec_level;             /* 0 = the codec's default */
@@ -51,6 +64,8 @@ typedef struct floe_pq_write_options {
                                      (statistics, page index and file info); default 64 */
     int threads;                 /* threads encoding columns in parallel; default 1. The
                                     file is the same whatever the number. */
+    const floe_pq_executor *executor; /* borrowed; non-NULL: columns are encoded through
+                                    it (threads is then ignored) */
     const char *created_by;      /* NULL = "floe version X.Y.Z (build B)" */
     const floe_pq_kv *kv;        /* extra footer key-value metadata (copied at open) */
     size_t nkv;

@@ -2148,6 +2148,11 @@ int floe_pq_writer_open(const char *uri, const floe_schema *schema,
 
     floe_buf_init(&w->ci_all, 0);
     floe_buf_init(&w->oi_all, 0);
+    if (o->executor && (o->executor->nworkers < 1 || o->executor->nworkers > 64 ||
+                        !o->executor->run))
+        FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: executor needs 1 to 64 workers");
+    if (o->executor)
+        o->threads = o->executor->nworkers;
     if (o->threads < 1)
         o->threads = 1;
     if (o->threads > 64)
@@ -2221,12 +2226,34 @@ static void *enc_worker(void *arg) {
     return NULL;
 }
 
+/* Executor task: column order[k] with the scratch of the worker running it. */
+static void enc_task(void *arg, size_t k, int worker) {
+    enc_job *j = arg;
+    floe_pq_writer *w = j->w;
+    if (atomic_load(&j->rc) != 0)
+        return;
+    size_t i = j->order[k];
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = col_append(w, &w->scr[worker], &w->cols[i], &j->b->cols[i], &err);
+    if (rc < 0) {
+        pthread_mutex_lock(&j->mu);
+        if (atomic_load(&j->rc) == 0) {
+            j->err = err;
+            atomic_store(&j->rc, rc);
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+}
+
 static int append_columns(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
     int threads = w->nscr;
+    const floe_pq_executor *ex = w->opts.executor;
     if (threads > (int)w->ncols)
         threads = (int)w->ncols;
     /* a small batch is not worth the threads */
     if (threads <= 1 || floe_batch_bytes(b) < ((size_t)256 << 10)) {
+        /* (with an executor too: one batch at a time, so scratch 0 is free) */
         for (size_t i = 0; i < w->ncols; i++)
             FLOE_FORWARD_IF_ERROR(col_append(w, &w->scr[0], &w->cols[i], &b->cols[i], err));
         return 0;
@@ -2262,6 +2289,10 @@ static int append_columns(floe_pq_writer *w, const floe_batch *b, floe_error *er
     atomic_init(&job.rc, 0);
     floe_error_clear(&job.err);
     pthread_mutex_init(&job.mu, NULL);
+    if (ex) {
+        ex->run(ex->ctx, w->ncols, enc_task, &job);
+        threads = 0; /* nothing to start or join below */
+    }
     for (int t = 1; t < threads; t++) {
         args[t].job = &job;
         args[t].slot = t;
@@ -2271,7 +2302,8 @@ static int append_columns(floe_pq_writer *w, const floe_batch *b, floe_error *er
     }
     args[0].job = &job;
     args[0].slot = 0;
-    enc_worker(&args[0]);
+    if (!ex)
+        enc_worker(&args[0]);
     for (int t = 1; t <= started; t++)
         pthread_join(tids[t], NULL);
     rc = atomic_load(&job.rc);

@@ -3,13 +3,16 @@
  *
  * Threads and slots. A ring of slots carries chunks through three stages:
  *
- *     FREE --reader fills chunk--> READY --worker shreds--> DONE --writer writes--> FREE
+ *     FREE --reader fills chunk--> READY --a worker shreds--> DONE --the writer writes--> FREE
  *
- * The reader (the calling thread) fills slots in input order, numbering them with seq;
- * workers take READY slots in seq order and shred them concurrently; the writer waits for
- * the slot with the next seq to be DONE, so batches and rejected records reach the Parquet
- * writer and the quarantine in input order. A slot is touched only by the stage that owns
- * its state, so slot contents need no lock; the states and counters are guarded by mu.
+ * The reader (the calling thread) fills slots in input order, numbering them with seq.
+ * A pool of `threads` workers does the rest (see "the pool" below): any worker shreds
+ * READY slots, in seq order but concurrently; the worker holding the writer role writes
+ * the slot with the next seq once it is DONE, so batches and rejected records reach the
+ * Parquet writer and the quarantine in input order, and the writer spreads each batch's
+ * column encoding over the pool (floe_pq_executor). A slot is touched only by the stage
+ * that owns its state, so slot contents need no lock; states, counters, the writer role
+ * and the column task set are guarded by mu.
  *
  * With one thread everything runs inline in the caller: read, shred, write.
  *
@@ -88,7 +91,14 @@ typedef struct pipeline {
     int nworkers;
 
     pthread_mutex_t mu;
-    pthread_cond_t cv_ready, cv_done, cv_free;
+    pthread_cond_t cv_work, cv_free; /* work for the pool; a free slot for the reader */
+    /* the pool (threads > 1): the writer role and the column tasks it hands out */
+    bool writing;
+    int writer_id;
+    floe_pq_executor ex;
+    floe_pq_task_fn task_fn;   /* NULL: no task set */
+    void *task_arg;
+    size_t task_n, task_next, task_done;
     int64_t next_fill, next_shred, next_write;
     bool eof, abort;
     int rc;
@@ -120,8 +130,7 @@ static void fail(pipeline *p, int rc, const floe_error *err) {
             floe_error_set(&p->err, rc, "%s", floe_strerror(rc));
     }
     p->abort = true;
-    pthread_cond_broadcast(&p->cv_ready);
-    pthread_cond_broadcast(&p->cv_done);
+    pthread_cond_broadcast(&p->cv_work);
     pthread_cond_broadcast(&p->cv_free);
     pthread_mutex_unlock(&p->mu);
 }
@@ -596,10 +605,75 @@ static void slot_recycle(slot *s) {
 
 /* ---- threads ----------------------------------------------------------------------- */
 
+/* The pool. Every worker does whatever work there is, in this order of preference:
+ *   1. a column task of the batch being written (the writer runs the Parquet writer's
+ *      column encoding through pool_run, floe_pq_executor);
+ *   2. the writer role, when no one holds it and the next slot in input order is DONE:
+ *      write_slot (rejected records, rows to the Parquet writer, which fans its columns
+ *      out as tasks), then recycle the slot;
+ *   3. shredding the next READY slot.
+ * So while one column of a batch is still being encoded, the other cores encode the
+ * rest or shred ahead, instead of waiting at the batch's end; and no thread is
+ * dedicated to a stage that may have nothing to do. The writer role passes between
+ * workers but is held by one at a time, so batches are written in input order. */
+
 typedef struct worker_arg {
     pipeline *p;
-    floe_shredder *sh;
+    int id;
 } worker_arg;
+
+/* Under mu: shred the next READY slot (mu released meanwhile). */
+static void shred_next(pipeline *p, int id) {
+    slot *s = &p->slots[p->next_shred % (int64_t)p->nslots];
+    p->next_shred++;
+    s->state = SLOT_SHREDDING;
+    pthread_mutex_unlock(&p->mu);
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = shred_slot(p, p->shredders[id], s, &err);
+    if (rc < 0)
+        fail(p, rc, &err);
+    pthread_mutex_lock(&p->mu);
+    s->state = SLOT_DONE;
+    pthread_cond_broadcast(&p->cv_work);
+}
+
+/* Under mu: run column task i of the current set (mu released meanwhile). */
+static void task_next(pipeline *p, int id) {
+    size_t i = p->task_next++;
+    floe_pq_task_fn fn = p->task_fn;
+    void *arg = p->task_arg;
+    pthread_mutex_unlock(&p->mu);
+    fn(arg, i, id);
+    pthread_mutex_lock(&p->mu);
+    if (++p->task_done == p->task_n)
+        pthread_cond_broadcast(&p->cv_work);
+}
+
+/* floe_pq_executor.run, called by the worker holding the writer role. */
+static void pool_run(void *ctx, size_t n, floe_pq_task_fn fn, void *arg) {
+    pipeline *p = ctx;
+    int id = p->writer_id;
+    pthread_mutex_lock(&p->mu);
+    p->task_fn = fn;
+    p->task_arg = arg;
+    p->task_n = n;
+    p->task_next = p->task_done = 0;
+    pthread_cond_broadcast(&p->cv_work);
+    for (;;) {
+        if (p->task_next < p->task_n)
+            task_next(p, id);
+        else if (p->task_done == p->task_n)
+            break;
+        else if (!p->abort && p->next_shred < p->next_fill)
+            shred_next(p, id); /* the others finish the last columns: shred ahead */
+        else
+            pthread_cond_wait(&p->cv_work, &p->mu);
+    }
+    p->task_fn = NULL;
+    p->task_n = p->task_next = p->task_done = 0;
+    pthread_mutex_unlock(&p->mu);
+}
 
 static void *worker_main(void *arg) {
     worker_arg *wa = arg;
@@ -608,51 +682,35 @@ static void *worker_main(void *arg) {
     floe_error_clear(&err);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->abort && p->next_shred >= p->next_fill && !p->eof)
-            pthread_cond_wait(&p->cv_ready, &p->mu);
-        if (p->abort || p->next_shred >= p->next_fill)
-            break;
-        slot *s = &p->slots[p->next_shred % (int64_t)p->nslots];
-        p->next_shred++;
-        s->state = SLOT_SHREDDING;
-        pthread_mutex_unlock(&p->mu);
-        int rc = shred_slot(p, wa->sh, s, &err);
-        if (rc < 0) {
-            fail(p, rc, &err);
-            pthread_mutex_lock(&p->mu);
-            break;
+        if (p->task_fn && p->task_next < p->task_n) { /* tasks run even after an abort */
+            task_next(p, wa->id);
+            continue;
         }
-        pthread_mutex_lock(&p->mu);
-        s->state = SLOT_DONE;
-        pthread_cond_broadcast(&p->cv_done);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
-}
-
-static void *writer_main(void *arg) {
-    pipeline *p = arg;
-    floe_error err;
-    floe_error_clear(&err);
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
+        if (p->abort)
+            break;
         slot *s = &p->slots[p->next_write % (int64_t)p->nslots];
-        while (!p->abort && !(s->state == SLOT_DONE && s->seq == p->next_write) &&
-               !(p->eof && p->next_write >= p->next_fill))
-            pthread_cond_wait(&p->cv_done, &p->mu);
-        if (p->abort || !(s->state == SLOT_DONE && s->seq == p->next_write))
-            break;
-        pthread_mutex_unlock(&p->mu);
-        int rc = write_slot(p, s, &err);
-        if (rc < 0) {
-            fail(p, rc, &err);
+        if (!p->writing && s->state == SLOT_DONE && s->seq == p->next_write) {
+            p->writing = true;
+            p->writer_id = wa->id;
+            pthread_mutex_unlock(&p->mu);
+            int rc = write_slot(p, s, &err);
+            if (rc < 0)
+                fail(p, rc, &err);
             pthread_mutex_lock(&p->mu);
-            break;
+            slot_recycle(s);
+            p->next_write++;
+            p->writing = false;
+            pthread_cond_broadcast(&p->cv_free);
+            pthread_cond_broadcast(&p->cv_work);
+            continue;
         }
-        pthread_mutex_lock(&p->mu);
-        slot_recycle(s);
-        p->next_write++;
-        pthread_cond_broadcast(&p->cv_free);
+        if (p->eof && p->next_write >= p->next_fill)
+            break; /* everything written */
+        if (p->next_shred < p->next_fill) {
+            shred_next(p, wa->id);
+            continue;
+        }
+        pthread_cond_wait(&p->cv_work, &p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -771,7 +829,7 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
             pthread_mutex_lock(&p->mu);
             s->seq = p->next_fill++;
             s->state = SLOT_READY;
-            pthread_cond_broadcast(&p->cv_ready);
+            pthread_cond_broadcast(&p->cv_work);
             pthread_mutex_unlock(&p->mu);
         }
         p->res->bytes_in += floe_line_reader_bytes_in(lr);
@@ -803,23 +861,24 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     floe_buf_init(&p.msg, 0);
     floe_buf_init(&p.path, 0);
     pthread_mutex_init(&p.mu, NULL);
-    pthread_cond_init(&p.cv_ready, NULL);
-    pthread_cond_init(&p.cv_done, NULL);
+    pthread_cond_init(&p.cv_work, NULL);
     pthread_cond_init(&p.cv_free, NULL);
     int threads = opts->threads > 0 ? opts->threads : 1;
     if (threads > 64)
         threads = 64;
     bool inline_mode = threads == 1;
-    /* the writer encodes columns on as many threads as the shredders use, unless told */
+    /* with a pool, the writer encodes its columns on the pool's workers */
     p.write = opts->write;
-    if (p.write.threads <= 1)
-        p.write.threads = threads;
+    if (!inline_mode) {
+        p.ex.run = pool_run;
+        p.ex.ctx = &p;
+        p.ex.nworkers = threads;
+        p.write.executor = &p.ex;
+    }
     p.nworkers = threads;
     p.nslots = inline_mode ? 1 : (size_t)threads * 2 + 2;
     pthread_t *tids = NULL;
     worker_arg *wargs = NULL;
-    pthread_t writer_tid;
-    bool writer_started = false;
     int started = 0;
     int rc = 0;
     char *qdefault = NULL;
@@ -853,16 +912,12 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     if (!inline_mode) {
         for (; started < threads; started++) {
             wargs[started].p = &p;
-            wargs[started].sh = p.shredders[started];
+            wargs[started].id = started;
             if (pthread_create(&tids[started], NULL, worker_main, &wargs[started]) != 0) {
                 fail(&p, FLOE_EINTERNAL, NULL);
                 break;
             }
         }
-        if (pthread_create(&writer_tid, NULL, writer_main, &p) == 0)
-            writer_started = true;
-        else
-            fail(&p, FLOE_EINTERNAL, NULL);
     }
     floe_error rerr;
     floe_error_clear(&rerr);
@@ -873,13 +928,10 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
         fail(&p, rrc, &rerr);
     pthread_mutex_lock(&p.mu);
     p.eof = true;
-    pthread_cond_broadcast(&p.cv_ready);
-    pthread_cond_broadcast(&p.cv_done);
+    pthread_cond_broadcast(&p.cv_work);
     pthread_mutex_unlock(&p.mu);
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
-    if (writer_started)
-        pthread_join(writer_tid, NULL);
     if (p.rc < 0) {
         rc = p.rc;
         if (err)
@@ -941,8 +993,7 @@ done:
     floe_free(qdefault);
     floe_buf_free(&p.msg);
     pthread_mutex_destroy(&p.mu);
-    pthread_cond_destroy(&p.cv_ready);
-    pthread_cond_destroy(&p.cv_done);
+    pthread_cond_destroy(&p.cv_work);
     pthread_cond_destroy(&p.cv_free);
     return rc;
 }

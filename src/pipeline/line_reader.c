@@ -220,21 +220,25 @@ static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
 }
 
 /* Map mode: map a plain regular file. Anything else (compressed, empty, not regular, or
- * mmap failing) stays with read(2); nothing has been read yet either way. */
-static void try_map(floe_line_reader *r) {
+ * mmap failing) stays with read(2); nothing has been read yet either way. Mapping counts
+ * as reading the file for the fault-injection hook. */
+static int try_map(floe_line_reader *r, floe_error *err) {
     struct stat st;
     if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
-        return;
+        return 0;
+    int fault = floe_io_fault_hit(FLOE_IO_FAULT_READ); /* tests only */
+    if (fault)
+        return floe_error_errno(err, fault, "read %s", r->source);
     size_t len = (size_t)st.st_size;
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, r->fd, 0);
     if (m == MAP_FAILED)
-        return;
+        return 0;
     /* guarded before the first touch: the file may shrink at any time */
     floe_map_guard *g = NULL;
     if (floe_map_guard_add(m, len, &g, NULL) < 0) {
         munmap(m, len);
-        return;
+        return 0;
     }
     const uint8_t *b = m;
     floe_input_map *im = NULL;
@@ -242,7 +246,7 @@ static void try_map(floe_line_reader *r) {
         (len >= 4 && floe_load_le32(b) == 0xFD2FB528u) || !(im = floe_malloc(sizeof *im))) {
         floe_map_guard_remove(g);
         munmap(m, len);
-        return;
+        return 0;
     }
     im->guard = g;
     im->base = m;
@@ -251,6 +255,7 @@ static void try_map(floe_line_reader *r) {
     madvise(m, len, MADV_SEQUENTIAL);
     r->map = im;
     r->next_first_line = 1;
+    return 0;
 }
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,
@@ -284,7 +289,7 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
         }
         r->own_fd = true;
         if (r->opts.map)
-            try_map(r);
+            FLOE_CHECK(try_map(r, err));
         if (r->map) {
             *out = r;
             return 0;
