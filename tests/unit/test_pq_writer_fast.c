@@ -6,6 +6,7 @@
  * write their definition levels without reading them. The files are read back through our
  * own footer and page-index decoders, and the statistics compared with ones computed here
  * from the rows of each page (OffsetIndex first_row_index). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "floe/column.h"
@@ -395,7 +396,163 @@ TEST(test_dict_page_stats_match_reference) {
     floe_schema_free(s);
 }
 
+/* Numbers: page min/max by value (NaNs counted and left out, zero bounds written as -0.0
+ * min / +0.0 max), int32/int64 extremes, infinities, with the dictionary on and off. */
+static double num_at(const uint8_t *p, int kind) {
+    switch (kind) {
+    case 0: { int32_t x; memcpy(&x, p, 4); return (double)x; }
+    case 1: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case 2: { float x; memcpy(&x, p, 4); return (double)x; }
+    default: { double x; memcpy(&x, p, 8); return x; }
+    }
+}
+
+TEST(test_numeric_page_stats_match_reference) {
+    floe_schema *s = schema_of(
+        "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+        "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
+        "{\"id\":2,\"name\":\"l\",\"required\":false,\"type\":\"long\"},"
+        "{\"id\":3,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
+        "{\"id\":4,\"name\":\"d\",\"required\":false,\"type\":\"double\"}]}");
+    REQUIRE(s != NULL);
+    const size_t nrows = 40000;
+    uint8_t *vals = calloc(nrows * 4, 8);
+    bool *nulls = calloc(nrows * 4, sizeof *nulls);
+    REQUIRE(vals && nulls);
+    rng_state = 0x13198A2E03707344ull;
+    for (size_t r = 0; r < nrows; r++) {
+        for (int c = 0; c < 4; c++) {
+            uint8_t *p = vals + (r * 4 + (size_t)c) * 8;
+            nulls[r * 4 + (size_t)c] = r % 11 == 3;
+            uint64_t k = rnd() % 64;
+            /* small ranges per 1000 rows (so the extremes vary by page), plus specials */
+            int64_t base = (int64_t)((r / 1000) % 7) * 1000 - 3000;
+            int64_t iv = base + (int64_t)(rnd() % 2000);
+            switch (c) {
+            case 0: {
+                int32_t x = k == 0 ? INT32_MIN : k == 1 ? INT32_MAX : (int32_t)iv;
+                memcpy(p, &x, 4);
+                break;
+            }
+            case 1: {
+                int64_t x = k == 0 ? INT64_MIN : k == 1 ? INT64_MAX : iv * 1000003;
+                memcpy(p, &x, 8);
+                break;
+            }
+            case 2: {
+                float x = k == 0 ? NAN : k == 1 ? -0.0f : k == 2 ? 0.0f : k == 3 ? INFINITY
+                          : (r / 1000) % 5 == 2 ? (k & 1 ? -0.0f : 0.0f) /* zero-only pages */
+                          : (float)iv / 8.0f;
+                memcpy(p, &x, 4);
+                break;
+            }
+            default: {
+                double x = k == 0 ? NAN : k == 1 ? -0.0 : k == 2 ? -INFINITY
+                           : (r / 1000) % 5 == 2 ? (k & 1 ? 0.0 : -0.0) : (double)iv / 3.0;
+                memcpy(p, &x, 8);
+                break;
+            }
+            }
+        }
+    }
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s", harness_tmpdir());
+    for (int dict = 0; dict < 2; dict++) {
+        floe_pq_write_options o;
+        floe_pq_write_options_init(&o);
+        o.codec = FLOE_CODEC_UNCOMPRESSED;
+        o.output.fsync = false;
+        o.dictionary = dict == 1;
+        o.page_row_limit = 900;
+        char path[512];
+        snprintf(path, sizeof path, "%s/num-%d.parquet", dir, dict);
+        floe_pq_writer *w = NULL;
+        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        floe_batch b;
+        REQUIRE(floe_batch_init(&b, s) == 0);
+        /* batches of 1..40 rows and of thousands: spans shorter and longer than the
+         * min/max blocks */
+        for (size_t r0 = 0; r0 < nrows;) {
+            size_t n = (r0 / 10000) % 2 ? 1 + (size_t)(rnd() % 40) : 5000;
+            if (n > nrows - r0)
+                n = nrows - r0;
+            floe_batch_clear(&b);
+            for (size_t r = r0; r < r0 + n; r++)
+                for (int c = 0; c < 4; c++) {
+                    int rc = nulls[r * 4 + (size_t)c]
+                                 ? floe_colbuf_push_null(&b.cols[c], 0, 0)
+                                 : floe_colbuf_push_value(&b.cols[c], 0,
+                                                          vals + (r * 4 + (size_t)c) * 8,
+                                                          (size_t)b.cols[c].width);
+                    REQUIRE(rc == 0);
+                }
+            b.nrows = n;
+            REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+            r0 += n;
+        }
+        floe_batch_free(&b);
+        REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+        pq_file f;
+        REQUIRE_OK(pq_load(path, &f), err);
+        REQUIRE(f.md.n_row_groups == 1);
+        for (int c = 0; c < 4; c++) {
+            const floe_pq_column_chunk *cc = &f.md.row_groups[0].columns[c];
+            REQUIRE(cc->has_offset_index && cc->has_column_index);
+            floe_pq_offset_index oi;
+            floe_pq_column_index ci;
+            REQUIRE_OK(floe_pq_offset_index_decode(f.data + cc->offset_index_offset,
+                                                   (size_t)cc->offset_index_length, 0, &f.arena,
+                                                   &oi, &err), err);
+            REQUIRE_OK(floe_pq_column_index_decode(f.data + cc->column_index_offset,
+                                                   (size_t)cc->column_index_length, 0, &f.arena,
+                                                   &ci, &err), err);
+            REQUIRE(ci.n_pages == oi.n_pages && oi.n_pages > 10);
+            for (size_t p = 0; p < oi.n_pages; p++) {
+                size_t first = (size_t)oi.page_locations[p].first_row_index;
+                size_t end = p + 1 < oi.n_pages ? (size_t)oi.page_locations[p + 1].first_row_index
+                                                : nrows;
+                double lo = 0, hi = 0;
+                bool any = false;
+                int64_t nn = 0;
+                for (size_t r = first; r < end; r++) {
+                    if (nulls[r * 4 + (size_t)c])
+                        continue;
+                    double x = num_at(vals + (r * 4 + (size_t)c) * 8, c);
+                    if (x != x) {
+                        nn++;
+                        continue;
+                    }
+                    if (!any || x < lo)
+                        lo = x;
+                    if (!any || x > hi)
+                        hi = x;
+                    any = true;
+                }
+                if (c >= 2) {
+                    CHECK(ci.nan_counts != NULL);
+                    if (ci.nan_counts)
+                        CHECK_EQ_INT(ci.nan_counts[p], nn);
+                }
+                REQUIRE(any); /* no all-NaN or all-null page in this data */
+                double gl = num_at(ci.min_values[p].p, c), gh = num_at(ci.max_values[p].p, c);
+                if (gl != lo || gh != hi)
+                    harness_fail(__FILE__, __LINE__, "column %d page %zu: [%g, %g] want [%g, %g]",
+                                 c, p, gl, gh, lo, hi);
+                if (c >= 2 && lo == 0)
+                    CHECK(signbit(gl)); /* zero min written as -0.0 */
+                if (c >= 2 && hi == 0)
+                    CHECK(!signbit(gh)); /* zero max written as +0.0 */
+            }
+        }
+        pq_free(&f);
+    }
+    free(vals);
+    free(nulls);
+    floe_schema_free(s);
+}
+
 int main(void) {
     RUN(test_dict_page_stats_match_reference);
+    RUN(test_numeric_page_stats_match_reference);
     return harness_finish();
 }
