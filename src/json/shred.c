@@ -64,6 +64,10 @@ struct snode {
     const char *name;   /* struct children: the JSON key */
     uint32_t nlen;
     uint64_t name8[2];  /* its first 16 bytes, zero-padded (kid_is) */
+    /* the name and its closing quote as the record holds them, zero-padded, and the mask
+     * of their bytes; qmask[0] == 0 when the name is longer than 15 bytes or needs
+     * escaping or UTF-8 checks in JSON (quoted_key_is) */
+    uint64_t qkey[2], qmask[2];
     snode *kids;
     uint32_t nkids;
     /* structs */
@@ -107,6 +111,7 @@ struct floe_shredder {
     floe_colbuf *cols;
     int depth;
     bool lenient;         /* structure-only scan (array pre-pass): no UTF-8 checks */
+    bool nl_is_ws;        /* a newline is whitespace (array bodies, not NDJSON) */
     floe_reject_reason rej_reason;
     int64_t rej_column;
     char rej_msg[512];
@@ -179,12 +184,18 @@ static int mismatch(floe_shredder *sh, const snode *n, const uint8_t *at) {
 
 /* ---- lexing -------------------------------------------------------------------------------- */
 
-static inline const uint8_t *skip_ws(const uint8_t *p, const uint8_t *end) {
+/* Whitespace between tokens. A newline counts only inside a JSON array body (NDJSON lines
+ * hold none, and the speculative record parse relies on stopping at one: see
+ * floe_shredder_feed). */
+static inline const uint8_t *skip_ws_(const floe_shredder *sh, const uint8_t *p,
+                                      const uint8_t *end) {
     /* one compare settles the usual case: no whitespace between tokens */
-    while (p < end && *p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+    while (p < end && *p <= ' ' &&
+           (*p == ' ' || *p == '\t' || *p == '\r' || (*p == '\n' && sh->nl_is_ws)))
         p++;
     return p;
 }
+#define skip_ws(p, end) skip_ws_(sh, (p), (end))
 
 /* SWAR: does any byte of w equal b, fall below 0x20, or have its high bit set? */
 #define ONES 0x0101010101010101ull
@@ -936,6 +947,14 @@ static inline int lookup_kid(snode *st, const uint8_t *k, size_t klen, const uin
     }
 }
 
+/* Is the text at k (16 readable bytes) the name of c followed by its closing quote? */
+static inline bool quoted_key_is(const snode *c, const uint8_t *k) {
+    uint64_t w0, w1;
+    memcpy(&w0, k, 8);
+    memcpy(&w1, k + 8, 8);
+    return ((w0 & c->qmask[0]) ^ c->qkey[0]) == 0 && ((w1 & c->qmask[1]) ^ c->qkey[1]) == 0;
+}
+
 static int note_unknown(floe_shredder *sh, const snode *st, const uint8_t *k, size_t klen) {
     sh->stats.unknown_fields++;
     if (sh->opt.unknown != FLOE_UNKNOWN_COLLECT)
@@ -991,23 +1010,33 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
         for (;;) {
             const uint8_t *s, *kpos = p;
             size_t klen;
-            bool esc;
+            int k;
             if (p >= end || *p != '"')
                 return malformed(sh, p, "expected '\"' to start an object key");
-            if ((rc = scan_string(sh, &p, &s, &klen, &esc)) != 0)
-                return rc;
-            if (esc) {
-                if ((rc = decode_string(&sh->keybuf, s, klen)) < 0)
+            const snode *gk = st->guess < st->nkids ? &st->kids[st->guess] : NULL;
+            if (gk && gk->qmask[0] && end - p > 16 && quoted_key_is(gk, p + 1)) {
+                /* the key expected next, closing quote included: no scan, no lookup */
+                k = (int)st->guess++;
+                s = p + 1;
+                klen = gk->nlen;
+                p += gk->nlen + 2;
+            } else {
+                bool esc;
+                if ((rc = scan_string(sh, &p, &s, &klen, &esc)) != 0)
                     return rc;
-                s = sh->keybuf.data;
-                klen = sh->keybuf.len;
+                if (esc) {
+                    if ((rc = decode_string(&sh->keybuf, s, klen)) < 0)
+                        return rc;
+                    s = sh->keybuf.data;
+                    klen = sh->keybuf.len;
+                }
+                /* a decoded key lives in keybuf, not the record: compare it byte by byte */
+                k = lookup_kid(st, s, klen, esc ? s + klen : sh->end);
             }
             p = skip_ws(p, end);
             if (p >= end || *p != ':')
                 return malformed(sh, p, "expected ':' after object key");
             p = skip_ws(p + 1, end);
-            /* a decoded key lives in keybuf, not the record: compare it byte by byte */
-            int k = lookup_kid(st, s, klen, esc ? s + klen : sh->end);
             if (k >= 0) {
                 snode *kid = &st->kids[k];
                 if (seen[k] == stamp) {
@@ -1355,7 +1384,41 @@ int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const 
     const uint8_t *p = chunk, *end = chunk + n;
     int64_t line = first_line;
     sh->stats.bytes += n;
+    sh->nl_is_ws = false;
+    /* Speculation: a line that starts with '{' is parsed against the end of the chunk, not
+     * of its line, so the line is not scanned for its newline first. That is safe because
+     * nothing in a record can cross a newline (whitespace stops at it, a string rejects
+     * it, a number or literal ends before it): the parse ends inside the line, and then
+     * only blanks may remain before the newline. Anything else (a rejection, a line too
+     * long) is rolled back and redone the exact way below, so results and messages are
+     * the same. Unknown-field paths (COLLECT) cannot be rolled back: no speculation. */
+    bool speculate = sh->opt.unknown != FLOE_UNKNOWN_COLLECT;
     while (p < end) {
+        if (speculate && *p == '{') {
+            uint64_t unknown = sh->stats.unknown_fields;
+            const uint8_t *q = p;
+            sh->rec = p;
+            sh->end = end;
+            sh->depth = 0;
+            sh->lenient = false;
+            mark(sh, out->ncols);
+            if (shred_struct(sh, &sh->root, &q, 0) == 0) {
+                while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+                    q++;
+                size_t len = (size_t)(q - p);
+                if (len && q[-1] == '\r')
+                    len--;
+                if ((q == end || *q == '\n') && len <= sh->opt.max_record) {
+                    out->nrows++;
+                    sh->stats.records_accepted++;
+                    p = q < end ? q + 1 : end;
+                    line++;
+                    continue;
+                }
+            }
+            rollback(sh, out->ncols);
+            sh->stats.unknown_fields = unknown;
+        }
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
         const uint8_t *le = nl ? nl : end;
         size_t len = (size_t)(le - p);
@@ -1390,6 +1453,7 @@ int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
                              floe_reject_fn on_reject, void *ctx, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_batch(sh, out, err));
     const uint8_t *end = body + n;
+    sh->nl_is_ws = true; /* a JSON text: newlines are whitespace */
     /* pass 1: the structure of the whole body, without UTF-8 or type checks (those are
      * per element and reject only their element) */
     sh->rec = body;
@@ -1484,6 +1548,19 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
     n->name = f->name ? f->name : "";
     n->nlen = (uint32_t)strlen(n->name);
     memcpy(n->name8, n->name, n->nlen < 16 ? n->nlen : 16);
+    bool plain = n->nlen < 16;
+    for (uint32_t i = 0; i < n->nlen && plain; i++)
+        plain = n->name[i] >= 0x20 && n->name[i] < 0x7f && n->name[i] != '"' && n->name[i] != '\\';
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (plain) {
+        uint8_t q[16] = {0}, m[16] = {0};
+        memcpy(q, n->name, n->nlen);
+        q[n->nlen] = '"';
+        memset(m, 0xff, n->nlen + 1);
+        memcpy(n->qkey, q, 16);
+        memcpy(n->qmask, m, 16);
+    }
+#endif
     n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
     if (f->type == FLOE_TYPE_MAP) {
         floe_type_id kt = f->children[0].type;

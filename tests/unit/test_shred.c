@@ -799,6 +799,97 @@ TEST(test_infer) {
     CHECK_EQ_INT(floe_schema_infer((const uint8_t *)"\n[1]\n", 5, NULL, &s, &err), FLOE_EINVALID);
 }
 
+/* Lines that start with '{' are parsed speculatively to the end of the chunk (no newline
+ * scan first); the results must be exactly those of shredding each line on its own:
+ * records broken across lines, blanks and CRs after a record, trailing garbage, two
+ * records on a line, a record over the size limit, escapes, keys out of order, unknown
+ * and duplicate keys, a last line without newline. */
+static void same_colbuf(const floe_colbuf *a, const floe_colbuf *b) {
+    CHECK_EQ_INT(a->nlevels, b->nlevels);
+    CHECK_EQ_INT(a->nvalues, b->nvalues);
+    CHECK_EQ_INT(a->values_len, b->values_len);
+    if (a->nlevels != b->nlevels || a->values_len != b->values_len || a->nvalues != b->nvalues)
+        return;
+    if (a->max_def > 0)
+        CHECK(!memcmp(a->def, b->def, a->nlevels * sizeof *a->def));
+    if (a->max_rep > 0)
+        CHECK(!memcmp(a->rep, b->rep, a->nlevels * sizeof *a->rep));
+    CHECK(a->values_len == 0 || !memcmp(a->values, b->values, a->values_len));
+    if (!a->width && a->nvalues)
+        CHECK(!memcmp(a->offsets, b->offsets, (a->nvalues + 1) * sizeof *a->offsets));
+}
+
+TEST(test_speculation_same_as_lines) {
+    const char *js = SCHEMA(
+        FIELD(1, "a", false, "\"long\"") "," FIELD(2, "n", false, "\"string\"") ","
+        FIELD(3, "s", false, "{\"type\":\"struct\",\"fields\":[" FIELD(4, "x", false, "\"int\"") "]}") ","
+        FIELD(5, "l", false, "{\"type\":\"list\",\"element-id\":6,\"element-required\":false,\"element\":\"long\"}") ","
+        FIELD(7, "a_name_longer_than_16", false, "\"double\""));
+    const char *text = "{\"a\":1,\"s\":{\"x\":2},\"l\":[1,2]}\n"
+                       "{\"a\":1,\n\"s\":{\"x\":2}}\n"
+                       "{\"a\":2}   \r\n"
+                       "{\"a\":2} \t \r\r\n"
+                       "{\"n\":\"x\ny\"}\n"
+                       "{\"a\":3} x\n"
+                       "  {\"a\":4}\n"
+                       "\n  \r\n"
+                       "{\"a\":5,\"l\":[1,\n2]}\n"
+                       "{\"a\":6}{\"a\":7}\n"
+                       "{\"a\":8,\"n\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n"
+                       "{\"a\":9,\"n\":\"\\u00e9\\n\",\"a_name_longer_than_16\":1.5}\n"
+                       "{\"unknownkey\":1,\"a\":1}\n"
+                       "{ \"a\"  :  11 , \"n\" : \"q\" , \"s\" : { \"x\" : 1 } }\n"
+                       "{\"n\":\"z\",\"a\":12,\"s\":null}\n"
+                       "{\"a\":1,\"a\":2}\n"
+                       "{\"a\":13,\"s\":{\"x\":1}\n"
+                       "{\"a\":14,\"n\":\"";
+    for (int mode = 0; mode < 2; mode++) {
+        floe_shred_options opt = {.max_record = 60,
+                                  .unknown = mode ? FLOE_UNKNOWN_IGNORE : FLOE_UNKNOWN_REJECT};
+        fixture whole, lines;
+        REQUIRE(fx_open(&whole, js, &opt));
+        REQUIRE(fx_open(&lines, js, &opt));
+        /* the last, unterminated line ends the text: complete it for a last record */
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%sq\"}", text);
+        REQUIRE(fx_feed(&whole, buf) == 0);
+        floe_error err;
+        int64_t line = 1;
+        for (const char *p = buf; *p; line++) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            REQUIRE(floe_shredder_feed(lines.sh, (const uint8_t *)p, n, "t.ndjson", line,
+                                       (int64_t)(p - buf), &lines.batch, collect, &lines.rej,
+                                       &err) == 0);
+            p += n;
+        }
+        CHECK_EQ_INT(whole.batch.nrows, lines.batch.nrows);
+        CHECK(whole.batch.nrows >= 8);
+        for (size_t c = 0; c < whole.batch.ncols; c++)
+            same_colbuf(&whole.batch.cols[c], &lines.batch.cols[c]);
+        CHECK_EQ_INT(whole.rej.n, lines.rej.n);
+        CHECK(whole.rej.n >= 9);
+        for (size_t i = 0; i < whole.rej.n && i < lines.rej.n && i < 64; i++) {
+            CHECK_EQ_INT(whole.rej.r[i].line, lines.rej.r[i].line);
+            CHECK_EQ_INT(whole.rej.r[i].offset, lines.rej.r[i].offset);
+            CHECK_EQ_INT(whole.rej.r[i].column, lines.rej.r[i].column);
+            CHECK_EQ_INT(whole.rej.r[i].reason, lines.rej.r[i].reason);
+            CHECK_EQ_STR(whole.rej.r[i].msg, lines.rej.r[i].msg);
+            CHECK_EQ_STR(whole.rej.r[i].record, lines.rej.r[i].record);
+        }
+        floe_shred_stats a, b;
+        floe_shredder_stats(whole.sh, &a);
+        floe_shredder_stats(lines.sh, &b);
+        CHECK_EQ_U64(a.records_accepted, b.records_accepted);
+        CHECK_EQ_U64(a.records_rejected, b.records_rejected);
+        CHECK_EQ_U64(a.blank_lines, b.blank_lines);
+        CHECK_EQ_U64(a.unknown_fields, b.unknown_fields);
+        CHECK_EQ_U64(a.unknown_fields, mode ? 1 : 0);
+        fx_close(&whole);
+        fx_close(&lines);
+    }
+}
+
 int main(void) {
     RUN(test_flat);
     RUN(test_levels_nested);
@@ -815,5 +906,6 @@ int main(void) {
     RUN(test_depth_limit);
     RUN(test_alloc_failure);
     RUN(test_infer);
+    RUN(test_speculation_same_as_lines);
     return harness_finish();
 }
