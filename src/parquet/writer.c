@@ -586,7 +586,13 @@ static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
         }
         h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
     }
-    return hash64(h);
+    /* one multiply to finish (the words were multiplied in already): fold the high bits
+     * down before and after it, since the table index takes the low bits. The hash
+     * decides slots only; dictionary order is first occurrence, so output bytes do not
+     * depend on it. */
+    h ^= h >> 31;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 #define DICT_PREFETCH 8 /* values looked up ahead: hides the miss on the slot */
@@ -1114,13 +1120,25 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
             dict_track(c, out, nv);
     } else {
         size_t total = (size_t)(off[nv] - off[0]) + 4 * nv;
-        if ((rc = floe_buf_reserve(&c->pplain, total)) < 0)
+        /* 32 spare bytes: values up to 32 bytes (ids, codes) move as one or two fixed
+         * 16-byte copies instead of a memcpy call each, when the source has that many
+         * bytes left; what lands past a value is overwritten by the next one */
+        if ((rc = floe_buf_reserve(&c->pplain, total + 32)) < 0)
             return rc;
         uint8_t *o = c->pplain.data + c->pplain.len;
+        const uint8_t *end = data + off[nv];
         for (size_t i = 0; i < nv; i++) {
             uint32_t xn = off[i + 1] - off[i];
+            const uint8_t *x = data + off[i];
             floe_store_le32(o, xn);
-            memcpy(o + 4, data + off[i], xn);
+            if (xn <= 16 && end - x >= 16) {
+                memcpy(o + 4, x, 16);
+            } else if (xn <= 32 && end - x >= 32) {
+                memcpy(o + 4, x, 16);
+                memcpy(o + 20, x + 16, 16);
+            } else {
+                memcpy(o + 4, x, xn);
+            }
             o += 4 + xn;
         }
         c->pplain.len += total;

@@ -347,50 +347,50 @@ TEST(test_dict_page_stats_match_reference) {
         }
         pq_free(&f);
     }
-    /* both files hold the same rows: DuckDB-free value check through our reader */
-    floe_pq_reader *ra = NULL, *rb = NULL;
-    char pa[512], pb[512];
-    snprintf(pa, sizeof pa, "%s/stats-0.parquet", dir);
-    snprintf(pb, sizeof pb, "%s/stats-1.parquet", dir);
-    REQUIRE_OK(floe_pq_reader_open(pa, NULL, &ra, &err), err);
-    REQUIRE_OK(floe_pq_reader_open(pb, NULL, &rb, &err), err);
-    size_t row = 0;
-    for (;;) {
-        const floe_pq_rowset *x = NULL;
-        int rc = floe_pq_reader_next(rb, &x, &err);
-        REQUIRE(rc >= 0);
-        if (rc == 0)
-            break;
-        for (size_t c = 0; c < ncols; c++) {
-            const floe_colbuf *cb = &x->cols[c];
-            size_t vi = 0;
-            for (size_t k = 0; k < cb->nlevels; k++) {
-                const rowval *v = &rows[(row + k) * ncols + c];
-                bool null = cb->max_def && cb->def[k] < cb->max_def;
-                CHECK_EQ_INT(null, v->null);
-                if (null || v->null)
-                    continue;
-                const uint8_t *p;
-                size_t n;
-                if (cb->width == 0) {
-                    p = cb->values + cb->offsets[vi];
-                    n = cb->offsets[vi + 1] - cb->offsets[vi];
-                } else {
-                    p = cb->values + vi * (size_t)cb->width;
-                    n = (size_t)cb->width;
-                }
-                vi++;
-                if (n != v->n || (n && memcmp(p, v->p, n) != 0)) {
-                    harness_fail(__FILE__, __LINE__, "row %zu column %zu differs", row + k, c);
-                    break;
+    /* both files hold the rows written, value for value (read back by our reader) */
+    for (int dict = 0; dict < 2; dict++) {
+        char pa[512];
+        snprintf(pa, sizeof pa, "%s/stats-%d.parquet", dir, dict);
+        floe_pq_reader *rd = NULL;
+        REQUIRE_OK(floe_pq_reader_open(pa, NULL, &rd, &err), err);
+        size_t row = 0;
+        for (;;) {
+            const floe_pq_rowset *x = NULL;
+            int rc = floe_pq_reader_next(rd, &x, &err);
+            REQUIRE(rc >= 0);
+            if (rc == 0)
+                break;
+            for (size_t c = 0; c < ncols; c++) {
+                const floe_colbuf *cb = &x->cols[c];
+                size_t vi = 0;
+                for (size_t k = 0; k < cb->nlevels; k++) {
+                    const rowval *v = &rows[(row + k) * ncols + c];
+                    bool null = cb->max_def && cb->def[k] < cb->max_def;
+                    CHECK_EQ_INT(null, v->null);
+                    if (null || v->null)
+                        continue;
+                    const uint8_t *p;
+                    size_t n;
+                    if (cb->width == 0) {
+                        p = cb->values + cb->offsets[vi];
+                        n = cb->offsets[vi + 1] - cb->offsets[vi];
+                    } else {
+                        p = cb->values + vi * (size_t)cb->width;
+                        n = (size_t)cb->width;
+                    }
+                    vi++;
+                    if (n != v->n || (n && memcmp(p, v->p, n) != 0)) {
+                        harness_fail(__FILE__, __LINE__, "dict %d row %zu column %zu differs",
+                                     dict, row + k, c);
+                        break;
+                    }
                 }
             }
+            row += (size_t)x->nrows;
         }
-        row += (size_t)x->nrows;
+        CHECK_EQ_INT(row, nrows);
+        floe_pq_reader_close(rd);
     }
-    CHECK_EQ_INT(row, nrows);
-    floe_pq_reader_close(ra);
-    floe_pq_reader_close(rb);
     free(rows);
     free(pool);
     floe_schema_free(s);
