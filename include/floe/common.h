@@ -227,8 +227,13 @@ size_t floe_uvarint_get(const uint8_t *p, size_t n, uint64_t *v);
  * ------------------------------------------------------------------------------------- */
 /* CRC-32 (IEEE, as zlib and Parquet page checksums). crc = 0 to start. */
 uint32_t floe_crc32(uint32_t crc, const void *p, size_t n);
-/* CRC-32C (Castagnoli), for WAL and landing frames. crc = 0 to start. */
+/* CRC-32C (Castagnoli), for WAL and landing frames. crc = 0 to start. Uses the CPU's
+ * CRC32 instruction where it has one (x86-64 SSE4.2, checked at run time). */
 uint32_t floe_crc32c(uint32_t crc, const void *p, size_t n);
+/* The same by table lookup on any CPU (the fallback, and the tests' reference). */
+uint32_t floe_crc32c_portable(uint32_t crc, const void *p, size_t n);
+/* Whether floe_crc32c uses the hardware instruction. */
+bool floe_crc32c_hardware(void);
 
 /* ---------------------------------------------------------------------------------------
  * Little-endian load/store.

@@ -58,6 +58,14 @@ typedef enum floe_server_role {
     FLOE_SERVER_ROLE_COMPACTOR, /* no HTTP, no WAL: compaction only (`floe work`) */
 } floe_server_role;
 
+/* How WAL sections and landing files are compressed (the codec is recorded per section,
+ * so changing it keeps older WAL segments and landing files readable). */
+typedef enum floe_landing_codec {
+    FLOE_LANDING_LZ4 = 0,       /* LZ4 frames (the default: cheapest CPU per byte) */
+    FLOE_LANDING_ZSTD,          /* zstd frames at compression_level (smaller files) */
+    FLOE_LANDING_NONE,          /* plain NDJSON (twice the disk writes of lz4) */
+} floe_landing_codec;
+
 typedef struct floe_server_table_config {
     char *name;              /* "namespace.table" (NULL for the defaults entry) */
     char *schema_path;       /* Iceberg schema JSON used when the table is created */
@@ -96,7 +104,12 @@ typedef struct floe_server_config {
     int64_t buffer_cap;      /* buffered + queued bytes before 503 (256 MiB) */
     int64_t idempotency_window_ms; /* 24 h */
     int64_t wal_segment_bytes; /* roll WAL segments at (64 MiB) */
-    int64_t compression_level; /* zstd level of WAL frames and landing files (1) */
+    int64_t compression_level; /* zstd level when landing_codec is zstd (1) */
+    int landing_codec;       /* floe_landing_codec of WAL sections and landing files (lz4) */
+    int64_t max_pending_bytes; /* landing bytes sealed but not yet compacted past which
+                                  posts wait for the compactor (up to read_timeout, then
+                                  503 + Retry-After), so ingest never outruns compaction
+                                  for long (1 GiB; 0 = no limit) */
     bool auto_create;        /* create unknown tables on their first post (inferred schema,
                                 evolve mode, day(first timestamp)); default false, true in
                                 no-config mode */

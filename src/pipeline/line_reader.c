@@ -1,10 +1,10 @@
 /*
  * line_reader.c - NDJSON input as chunks of whole lines (see floe/input.h).
  *
- * Layers: raw bytes (read(2)) -> decompressor (none, gzip with concatenated members, or
- * zstd frames) -> line splitter. The splitter keeps a carry buffer holding the partial
- * last line of the previous read; a chunk is cut at the last '\n' once it holds at least
- * chunk_size bytes. A line that grows past max_record is switched to "oversize" mode: what
+ * Layers: raw bytes (read(2)) -> decompressor (none, gzip with concatenated members, zstd
+ * frames, or LZ4 frames: floe serve's landing files) -> line splitter. The splitter keeps
+ * a carry buffer holding the partial last line of the previous read; a chunk is cut at
+ * the last '\n' once it holds at least chunk_size bytes. A line that grows past max_record is switched to "oversize" mode: what
  * is buffered goes to the callback, and the rest of the line streams through it until its
  * '\n'.
  *
@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lz4frame.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -40,7 +41,7 @@
 
 #define OVERSIZE_PIECE ((size_t)1 << 20)
 
-enum comp { COMP_NONE, COMP_GZIP, COMP_ZSTD };
+enum comp { COMP_NONE, COMP_GZIP, COMP_ZSTD, COMP_LZ4 };
 
 /* A mapped input file, shared by the reader and the chunks it handed out. */
 struct floe_input_map {
@@ -89,6 +90,7 @@ struct floe_line_reader {
     z_stream zs;
     bool zs_init;
     ZSTD_DStream *zd;
+    LZ4F_dctx *lz;         /* COMP_LZ4 */
     size_t zstd_pending;   /* last ZSTD_decompressStream hint: non-zero = frame open */
     uint8_t *raw;          /* compressed input buffer */
     size_t raw_len, raw_pos;
@@ -195,6 +197,22 @@ static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
                                      "%s: bad gzip data: %s", r->source,
                                      r->zs.msg ? r->zs.msg : "inflate failed");
             }
+        } else if (r->comp == COMP_LZ4) {
+            if (r->raw_eof && r->raw_pos >= r->raw_len) {
+                if (r->zstd_pending != 0)
+                    return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
+                                         "%s: lz4 stream is truncated", r->source);
+                r->out_eof = true;
+                break;
+            }
+            size_t in_n = r->raw_len - r->raw_pos, out_n = room;
+            size_t hint = LZ4F_decompress(r->lz, dst, &out_n, r->raw + r->raw_pos, &in_n, NULL);
+            if (LZ4F_isError(hint))
+                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in, "%s: bad lz4 data: %s",
+                                     r->source, LZ4F_getErrorName(hint));
+            r->raw_pos += in_n;
+            produced = out_n;
+            r->zstd_pending = hint; /* 0 = between frames */
         } else {
             if (r->raw_eof && r->raw_pos >= r->raw_len) {
                 if (r->zstd_pending != 0)
@@ -243,7 +261,9 @@ static int try_map(floe_line_reader *r, floe_error *err) {
     const uint8_t *b = m;
     floe_input_map *im = NULL;
     if ((len >= 2 && b[0] == 0x1f && b[1] == 0x8b) ||
-        (len >= 4 && floe_load_le32(b) == 0xFD2FB528u) || !(im = floe_malloc(sizeof *im))) {
+        (len >= 4 && floe_load_le32(b) == 0xFD2FB528u) ||
+        (len >= 4 && floe_load_le32(b) == 0x184D2204u) || /* gzip, zstd, LZ4: decoded */
+        !(im = floe_malloc(sizeof *im))) {
         floe_map_guard_remove(g);
         munmap(m, len);
         return 0;
@@ -296,7 +316,8 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
         }
     }
     FLOE_CHECK(fill_raw(r, err));
-    /* sniff: gzip 1f 8b, zstd 28 b5 2f fd (fewer bytes than a magic: plain) */
+    /* sniff: gzip 1f 8b, zstd 28 b5 2f fd, lz4 04 22 4d 18 (fewer bytes than a magic:
+     * plain) */
     if (r->raw_len >= 2 && r->raw[0] == 0x1f && r->raw[1] == 0x8b) {
         r->comp = COMP_GZIP;
         if (inflateInit2(&r->zs, 16 + MAX_WBITS) != Z_OK)
@@ -309,6 +330,13 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
             FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start zstd decoder", r->source);
         /* bound the window a hostile stream may ask for (128 MiB) */
         ZSTD_DCtx_setParameter(r->zd, ZSTD_d_windowLogMax, 27);
+    } else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0x184D2204u) {
+        /* LZ4 frames (window 64 KiB, blocks up to 4 MiB: bounded by the format) */
+        r->comp = COMP_LZ4;
+        if (LZ4F_isError(LZ4F_createDecompressionContext(&r->lz, LZ4F_VERSION))) {
+            r->lz = NULL;
+            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start lz4 decoder", r->source);
+        }
     }
     *out = r;
     return 0;
@@ -627,6 +655,8 @@ void floe_line_reader_close(floe_line_reader *r) {
     if (r->zd)
         ZSTD_freeDStream(r->zd);
     map_unref(r->map);
+    if (r->lz)
+        LZ4F_freeDecompressionContext(r->lz);
     floe_buf_free(&r->carry);
     floe_free(r->raw);
     floe_free(r->source);

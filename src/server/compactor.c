@@ -288,6 +288,7 @@ static void comp_key(srv_comp *c, floe_lease_key *k, const char *catalog) {
 
 static void *renewer_main(void *arg) {
     floe_server *s = arg;
+    srv_thread_name("floe-renew");
     srv_comp *c = s->comp;
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
@@ -732,7 +733,10 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     floe_convert_options_init(&co);
     co.schema = jt.schema;
     co.write = jt.write;
-    co.threads = 1; /* ingest keeps the other core */
+    /* One thread, so ingest keeps the other core; two while posts are held for the
+     * backlog (landing.c): ingest is idle then, and one thread would leave a core so. */
+    int64_t cap = s->cfg.max_pending_bytes;
+    co.threads = cap > 0 && atomic_load(&s->land.pending_bytes) > cap ? 2 : 1;
     co.shred.max_record = (size_t)s->cfg.max_record;
     co.shred.unknown = srv_table_mode(s, t) == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
                                                                   : FLOE_UNKNOWN_IGNORE;
@@ -780,6 +784,8 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
             files_delete(&fc);
         }
         atomic_fetch_add(&s->m.commits, 1);
+        if (rc == 0)
+            atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
         /* from here on a failure leaves the files leased: step 2 settles them later */
         release = false;
         rc = lease_finish(s, &l, "committed", snapshot, NULL, err);
@@ -820,6 +826,11 @@ done:
 typedef struct due_ctx {
     floe_server *s;
     bool force;
+    bool pressure;          /* the backlog is over half of max_pending_bytes */
+    int64_t over;           /* bytes to take off the backlog under pressure */
+    floe_strlist ptbls, pparts; /* not due: candidates under pressure, with their bytes */
+    int64_t *pbytes;
+    size_t npcap;
     int64_t now, lag;
     floe_strlist tbls, parts;
 } due_ctx;
@@ -836,6 +847,45 @@ static int due_row(void *ctx, const char *const *cols, size_t n, floe_error *err
         d->now - oldest >= srv_table_setting(d->s, cols[0], SET_COMPACT_AGE)) {
         FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->tbls, cols[0], err));
         FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->parts, cols[1], err));
+        d->over -= bytes;
+    } else if (d->pressure) {
+        if (d->ptbls.n == d->npcap) {
+            size_t nc = d->npcap ? d->npcap * 2 : 16;
+            int64_t *nb = floe_realloc(d->pbytes, nc * sizeof *nb);
+            if (!nb)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            d->pbytes = nb;
+            d->npcap = nc;
+        }
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->ptbls, cols[0], err));
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->pparts, cols[1], err));
+        d->pbytes[d->ptbls.n - 1] = bytes;
+    }
+    return 0;
+}
+
+/* Under pressure (posts are about to wait, or waiting, for the backlog: landing.c), the
+ * due partitions may not be enough to bring the backlog down, for instance when many
+ * partitions each hold a little less than compact_bytes. Then the largest of the others
+ * become due too, largest first, until what is due covers the excess over half the cap:
+ * fewer, larger jobs than compacting everything, and no wait for compact_age. */
+static int add_pressure_jobs(due_ctx *d, floe_error *err) {
+    while (d->over > 0 && d->ptbls.n > 0) {
+        size_t best = 0;
+        for (size_t i = 1; i < d->ptbls.n; i++)
+            if (d->pbytes[i] > d->pbytes[best])
+                best = i;
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->tbls, d->ptbls.items[best], err));
+        FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->parts, d->pparts.items[best], err));
+        d->over -= d->pbytes[best];
+        size_t last = d->ptbls.n - 1;
+        floe_free(d->ptbls.items[best]);
+        floe_free(d->pparts.items[best]);
+        d->ptbls.items[best] = d->ptbls.items[last];
+        d->pparts.items[best] = d->pparts.items[last];
+        d->pbytes[best] = d->pbytes[last];
+        d->ptbls.n--;
+        d->pparts.n--;
     }
     return 0;
 }
@@ -890,6 +940,7 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
             if (rc == 0)
                 rc = floe_error_set(err, e.code, "compacting %s/%s: %s", tbl, part, e.msg);
         }
+        srv_landing_refresh_metrics(s); /* the backlog shrank: waiting posts may go on */
         pthread_mutex_lock(&c->mu);
         c->active = false;
         comp_key(c, &k, floe_catalog_name(s->catalog));
@@ -917,6 +968,11 @@ done:
 static int compact_round(floe_server *s, bool force, floe_error *err) {
     srv_landing *L = &s->land;
     due_ctx d = {.s = s, .force = force, .now = floe_wall_ms()};
+    int64_t cap = s->cfg.max_pending_bytes, backlog = atomic_load(&L->pending_bytes);
+    if (!force && cap > 0 && backlog > cap / 2) {
+        d.pressure = true;
+        d.over = backlog - cap / 2;
+    }
     char p_now[24];
     const char *params[] = {srv_i64(p_now, d.now)};
     floe_error e;
@@ -931,6 +987,8 @@ static int compact_round(floe_server *s, bool force, floe_error *err) {
         floe_log(FLOE_LOG_ERROR, "serve: landing index: %s", e.msg);
         rc = floe_error_set(err, e.code, "landing index: %s", e.msg);
     }
+    if (rc == 0 && d.pressure && (rc = add_pressure_jobs(&d, &e)) < 0)
+        rc = floe_error_set(err, e.code, "%s", e.msg);
     atomic_store(&s->compact_lag_ms, d.lag);
     for (size_t i = 0; i < d.tbls.n && i < d.parts.n;) {
         size_t j = i;
@@ -950,14 +1008,19 @@ static int compact_round(floe_server *s, bool force, floe_error *err) {
         srv_landing_refresh_metrics(s);
     floe_strlist_free(&d.tbls);
     floe_strlist_free(&d.parts);
+    floe_strlist_free(&d.ptbls);
+    floe_strlist_free(&d.pparts);
+    floe_free(d.pbytes);
     return rc;
 }
 
 static void *compactor_main(void *arg) {
     floe_server *s = arg;
+    srv_thread_name("floe-compact");
+    bool again = false; /* the last round compacted something: look again at once */
     for (;;) {
         pthread_mutex_lock(&s->comp_mu);
-        if (!s->comp_stop && !s->comp_force) {
+        if (!s->comp_stop && !s->comp_force && !again) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_sec += 1;
@@ -972,8 +1035,10 @@ static void *compactor_main(void *arg) {
         floe_error re;
         floe_error_clear(&re);
         int rrc = 0;
+        uint64_t done_before = atomic_load(&s->m.compactions);
         if (s->cfg.compact || force)
             rrc = compact_round(s, force, &re);
+        again = atomic_load(&s->m.compactions) != done_before && rrc == 0;
         if (force) {
             pthread_mutex_lock(&s->comp_mu);
             if (gen > s->comp_done_gen) {

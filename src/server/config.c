@@ -38,7 +38,9 @@ static const char example_config[] =
     "buffer_cap = 256MiB              # buffered + queued bytes before 503 + Retry-After\n"
     "idempotency_window = 24h\n"
     "wal_segment_size = 64MiB\n"
-    "compression_level = 1            # zstd level of WAL frames and landing files\n"
+    "landing_codec = lz4              # lz4 | zstd | none: WAL frames and landing files\n"
+    "compression_level = 1            # zstd level when landing_codec = zstd\n"
+    "max_pending_bytes = 1GiB         # landing bytes not yet compacted: posts wait beyond\n"
     "auto_create = false              # create unknown tables from their first batch\n"
     "compact = true                   # run landing compaction in this process\n"
     "maintain = true                  # run table maintenance in this process ([maintain])\n"
@@ -121,6 +123,8 @@ void floe_server_config_init(floe_server_config *cfg) {
     cfg->idempotency_window_ms = 24LL * 3600 * 1000;
     cfg->wal_segment_bytes = 64 << 20;
     cfg->compression_level = 1;
+    cfg->landing_codec = FLOE_LANDING_LZ4;
+    cfg->max_pending_bytes = 1LL << 30;
     cfg->compact = true;
     cfg->maintain = true;
     cfg->maint_start_delay_ms = 5 * 60000;
@@ -324,7 +328,7 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
     struct {
         const char *name;
         int64_t *dst;
-        int kind; /* 0 size, 1 duration, 2 count */
+        int kind; /* 0 size, 1 duration, 2 count, 3 size or 0 */
     } nums[] = {
         {"max_body", &c->max_body, 0},
         {"max_decoded", &c->max_decoded, 0},
@@ -336,6 +340,7 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         {"idempotency_window", &c->idempotency_window_ms, 1},
         {"wal_segment_size", &c->wal_segment_bytes, 0},
         {"compression_level", &c->compression_level, 2},
+        {"max_pending_bytes", &c->max_pending_bytes, 3},
     };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         if (strcmp(k, nums[i].name))
@@ -343,15 +348,16 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         bool ok;
         if (nums[i].kind == 1) {
             ok = parse_duration(v, &x);
-        } else if (nums[i].kind == 0) {
-            ok = parse_size(v, &x);
+        } else if (nums[i].kind == 0 || nums[i].kind == 3) {
+            ok = (nums[i].kind == 3 && !strcmp(v, "0")) ? (x = 0, true) : parse_size(v, &x);
         } else {
             char *end;
             long long ll = strtoll(v, &end, 10);
             ok = end != v && !*end;
             x = ll;
         }
-        if (!ok || (nums[i].kind != 2 && x <= 0) || (nums[i].kind == 2 && k[0] == 'm' && x <= 0))
+        if (!ok || (nums[i].kind < 2 && x <= 0) || (nums[i].kind == 3 && x < 0) ||
+            (nums[i].kind == 2 && k[0] == 'm' && x <= 0))
             return floe_error_set(err, FLOE_EINVALID, "%s: bad value '%s'", k, v);
         *nums[i].dst = x;
         return 0;
@@ -364,6 +370,18 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         return set_dup(&c->catalog, v, err);
     if (!strcmp(k, "wal_dir"))
         return set_dup(&c->wal_dir, v, err);
+    if (!strcmp(k, "landing_codec")) {
+        if (!strcmp(v, "lz4"))
+            c->landing_codec = FLOE_LANDING_LZ4;
+        else if (!strcmp(v, "zstd"))
+            c->landing_codec = FLOE_LANDING_ZSTD;
+        else if (!strcmp(v, "none"))
+            c->landing_codec = FLOE_LANDING_NONE;
+        else
+            return floe_error_set(err, FLOE_EINVALID, "landing_codec: lz4, zstd or none "
+                                  "('%s')", v);
+        return 0;
+    }
     if (!strcmp(k, "role")) {
         if (!strcmp(v, "all"))
             c->role = FLOE_SERVER_ROLE_ALL;

@@ -7,7 +7,10 @@
  */
 #include "frame.h"
 
+#include <lz4.h>
+#include <lz4frame.h>
 #include <string.h>
+#include <zstd.h>
 
 int floe_frame_begin(floe_buf *b) {
     floe_buf_reset(b);
@@ -113,7 +116,7 @@ int floe_frame_parse(const uint8_t *p, size_t n, floe_frame_view *out, size_t *c
         const uint8_t *s = b + pos;
         size_t route = (size_t)s[2] | ((size_t)s[3] << 8);
         size_t stored = floe_load_le32(s + 12);
-        if (s[0] < FLOE_SECTION_RECORDS || s[0] > FLOE_SECTION_ANSWER || s[1] > 1)
+        if (s[0] < FLOE_SECTION_RECORDS || s[0] > FLOE_SECTION_ANSWER || s[1] > FLOE_CODEC_MAX_)
             return floe_error_at(err, FLOE_ECORRUPT, (int64_t)(FLOE_FRAME_HEADER + pos),
                                  "frame: bad section kind %u / codec %u", s[0], s[1]);
         if (route + stored > body - pos - FLOE_SECTION_HEADER)
@@ -158,4 +161,189 @@ bool floe_segment_header_ok(const uint8_t *p, size_t n, uint64_t *segno) {
         return false;
     *segno = floe_load_le64(p + 8);
     return true;
+}
+
+/* ---- section codecs ------------------------------------------------------------------ */
+
+struct floe_section_coder {
+    ZSTD_CCtx *zc;
+    void *lz4_state;         /* LZ4_sizeofState() bytes */
+};
+
+floe_section_coder *floe_section_coder_new(void) {
+    return floe_calloc(1, sizeof(floe_section_coder));
+}
+
+void floe_section_coder_free(floe_section_coder *c) {
+    if (!c)
+        return;
+    ZSTD_freeCCtx(c->zc);
+    floe_free(c->lz4_state);
+    floe_free(c);
+}
+
+/* XXH32 (the LZ4 frame format's header and content checksums), from its specification. */
+#define XXH_P1 2654435761u
+#define XXH_P2 2246822519u
+#define XXH_P3 3266489917u
+#define XXH_P4 668265263u
+#define XXH_P5 374761393u
+
+static uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+static uint32_t xxh32(const uint8_t *p, size_t n, uint32_t seed) {
+    const uint8_t *end = p + n;
+    uint32_t h;
+    if (n >= 16) {
+        uint32_t v1 = seed + XXH_P1 + XXH_P2, v2 = seed + XXH_P2, v3 = seed, v4 = seed - XXH_P1;
+        const uint8_t *limit = end - 16;
+        do {
+            v1 = rotl32(v1 + floe_load_le32(p) * XXH_P2, 13) * XXH_P1;
+            v2 = rotl32(v2 + floe_load_le32(p + 4) * XXH_P2, 13) * XXH_P1;
+            v3 = rotl32(v3 + floe_load_le32(p + 8) * XXH_P2, 13) * XXH_P1;
+            v4 = rotl32(v4 + floe_load_le32(p + 12) * XXH_P2, 13) * XXH_P1;
+            p += 16;
+        } while (p <= limit);
+        h = rotl32(v1, 1) + rotl32(v2, 7) + rotl32(v3, 12) + rotl32(v4, 18);
+    } else {
+        h = seed + XXH_P5;
+    }
+    h += (uint32_t)n;
+    for (; end - p >= 4; p += 4)
+        h = rotl32(h + floe_load_le32(p) * XXH_P3, 17) * XXH_P4;
+    for (; p < end; p++)
+        h = rotl32(h + *p * XXH_P5, 11) * XXH_P1;
+    h ^= h >> 15;
+    h *= XXH_P2;
+    h ^= h >> 13;
+    h *= XXH_P3;
+    h ^= h >> 16;
+    return h;
+}
+
+uint32_t floe_section_xxh32(const void *p, size_t n, uint32_t seed) {
+    return xxh32(p, n, seed);
+}
+
+/* One LZ4 frame (LZ4 frame format v1.6.x): magic, descriptor (independent blocks of up to
+ * 256 KiB, content size), header checksum, blocks, end mark. No content checksum, as
+ * before with zstd: the WAL frame's CRC covers the bytes until they are sealed, and
+ * checking an XXH32 at compaction cost ~10% of the compactor's time. Written here around the block API because liblz4's frame compressor resets
+ * its whole context per frame, which cost as much as the compression itself on the
+ * ~16 small sections of a request; any LZ4 frame reader (LZ4F_decompress, lz4 -d) reads
+ * it. A block that does not shrink is stored raw (high bit of its size). */
+#define LZ4_BLOCK_MAX (256u << 10)
+
+static int lz4_encode(floe_section_coder *c, const uint8_t *p, size_t n, floe_buf *out) {
+    if (!c->lz4_state && !(c->lz4_state = floe_malloc((size_t)LZ4_sizeofState())))
+        return FLOE_ENOMEM;
+    size_t nblocks = n / LZ4_BLOCK_MAX + 1;
+    size_t bound = 15 + nblocks * (4 + (size_t)LZ4_compressBound((int)LZ4_BLOCK_MAX)) + 4;
+    FLOE_FORWARD_IF_ERROR(floe_buf_reserve(out, bound));
+    uint8_t *o = out->data;
+    floe_store_le32(o, 0x184D2204u);
+    o[4] = 0x40 | 0x20 | 0x08;         /* version 01, independent blocks, content size */
+    o[5] = 5 << 4;                     /* block maximum 256 KiB */
+    floe_store_le64(o + 6, (uint64_t)n);
+    o[14] = (uint8_t)(xxh32(o + 4, 10, 0) >> 8);
+    size_t len = 15;
+    for (size_t at = 0; at < n;) {
+        size_t k = n - at < LZ4_BLOCK_MAX ? n - at : LZ4_BLOCK_MAX;
+        int z = LZ4_compress_fast_extState(c->lz4_state, (const char *)p + at,
+                                           (char *)o + len + 4, (int)k,
+                                           (int)(bound - len - 4), 1);
+        if (z > 0 && (size_t)z < k) {
+            floe_store_le32(o + len, (uint32_t)z);
+            len += 4 + (size_t)z;
+        } else {
+            floe_store_le32(o + len, (uint32_t)k | 0x80000000u);
+            memcpy(o + len + 4, p + at, k);
+            len += 4 + k;
+        }
+        at += k;
+    }
+    floe_store_le32(o + len, 0); /* end mark */
+    out->len = len + 4;
+    return 0;
+}
+
+int floe_section_encode(floe_section_coder *c, uint8_t codec, int level, const uint8_t *p,
+                        size_t n, floe_buf *out) {
+    floe_buf_reset(out);
+    if (codec == FLOE_CODEC_NONE_)
+        return n ? floe_buf_append(out, p, n) : 0;
+    if (codec == FLOE_CODEC_ZSTD_) {
+        if (!c->zc && !(c->zc = ZSTD_createCCtx()))
+            return FLOE_ENOMEM;
+        size_t bound = ZSTD_compressBound(n);
+        FLOE_FORWARD_IF_ERROR(floe_buf_reserve(out, bound));
+        size_t z = ZSTD_compressCCtx(c->zc, out->data, bound, p, n, level);
+        if (ZSTD_isError(z))
+            return FLOE_EINTERNAL;
+        out->len = z;
+        return 0;
+    }
+    if (codec != FLOE_CODEC_LZ4_)
+        return FLOE_EINVALID;
+    if (n > FLOE_SECTION_MAX_RAW)
+        return FLOE_ELIMIT;
+    return lz4_encode(c, p, n, out);
+}
+
+int floe_section_decode(uint8_t codec, const uint8_t *stored, size_t stored_len,
+                        uint32_t raw_len, floe_buf *out, floe_error *err) {
+    if (raw_len > FLOE_SECTION_MAX_RAW)
+        return floe_error_set(err, FLOE_ELIMIT, "section: %u bytes decoded is over the cap",
+                              raw_len);
+    if (codec == FLOE_CODEC_NONE_) {
+        if (stored_len != raw_len)
+            return floe_error_set(err, FLOE_ECORRUPT, "section: %zu bytes stored, %u announced",
+                                  stored_len, raw_len);
+        return raw_len ? floe_buf_append(out, stored, stored_len) : 0;
+    }
+    if (codec != FLOE_CODEC_ZSTD_ && codec != FLOE_CODEC_LZ4_)
+        return floe_error_set(err, FLOE_ECORRUPT, "section: unknown codec %u", codec);
+    int rc = floe_buf_reserve(out, raw_len);
+    if (rc < 0)
+        return floe_error_set(err, rc, "out of memory");
+    uint8_t *dst = out->data + out->len;
+    if (codec == FLOE_CODEC_ZSTD_) {
+        unsigned long long sz = ZSTD_getFrameContentSize(stored, stored_len);
+        if (sz != raw_len || ZSTD_findFrameCompressedSize(stored, stored_len) != stored_len)
+            return floe_error_set(err, FLOE_ECORRUPT, "section: not one zstd frame of %u bytes",
+                                  raw_len);
+        size_t got = ZSTD_decompress(dst, raw_len, stored, stored_len);
+        if (ZSTD_isError(got) || got != raw_len)
+            return floe_error_set(err, FLOE_ECORRUPT, "section: bad zstd data");
+        out->len += got;
+        return 0;
+    }
+    LZ4F_dctx *d = NULL;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t in_pos = 0, got = 0, hint = 1;
+    while (hint != 0) {
+        size_t in_n = stored_len - in_pos, out_n = raw_len - got;
+        hint = LZ4F_decompress(d, dst + got, &out_n, stored + in_pos, &in_n, NULL);
+        if (LZ4F_isError(hint)) {
+            rc = floe_error_set(err, FLOE_ECORRUPT, "section: bad lz4 data: %s",
+                                LZ4F_getErrorName(hint));
+            break;
+        }
+        in_pos += in_n;
+        got += out_n;
+        if (hint != 0 && in_n == 0 && out_n == 0) {
+            rc = floe_error_set(err, FLOE_ECORRUPT, "section: lz4 frame is truncated or "
+                                "longer than %u bytes", raw_len);
+            break;
+        }
+    }
+    LZ4F_freeDecompressionContext(d);
+    if (rc == 0 && (in_pos != stored_len || got != raw_len))
+        rc = floe_error_set(err, FLOE_ECORRUPT, "section: lz4 frame of %zu bytes, %u "
+                            "announced (%zu of %zu stored bytes used)", got, raw_len, in_pos,
+                            stored_len);
+    if (rc == 0)
+        out->len += got;
+    return rc;
 }

@@ -16,7 +16,8 @@
  *                                  44 u32 reserved (0)
  *   body: sections, each
  *     0  u8 kind (1 records, 2 quarantine lines, 3 idempotency answer)
- *     1  u8 codec (0 none, 1 zstd: one complete zstd frame)
+ *     1  u8 codec (0 none, 1 zstd: one complete zstd frame, 2 lz4: one complete LZ4
+ *        frame: independent blocks and the content size)
  *     2  u16 route length          8 u32 raw length
  *     4  u32 record count          12 u32 stored length
  *     16 route (records: "<table>\0<partition path>", quarantine: "<table>",
@@ -39,7 +40,13 @@
 #define FLOE_SEGMENT_HEADER 16
 
 enum { FLOE_SECTION_RECORDS = 1, FLOE_SECTION_QUARANTINE = 2, FLOE_SECTION_ANSWER = 3 };
-enum { FLOE_CODEC_NONE_ = 0, FLOE_CODEC_ZSTD_ = 1 };
+/* Section codecs. The codec is recorded per section, and a landing file is the
+ * concatenation of one codec's sections (a valid .zst / .lz4 stream, or plain NDJSON), so
+ * files and WAL segments written with any codec stay readable after the setting changes.
+ * lz4 is the default since session 3: zstd level 1 was ~45% of the server's CPU. */
+enum { FLOE_CODEC_NONE_ = 0, FLOE_CODEC_ZSTD_ = 1, FLOE_CODEC_LZ4_ = 2 };
+#define FLOE_CODEC_MAX_ FLOE_CODEC_LZ4_
+#define FLOE_SECTION_MAX_RAW (1u << 30) /* hostile-length cap of a decoded section */
 
 typedef struct floe_frame_section {
     uint8_t kind, codec;
@@ -75,6 +82,23 @@ int floe_frame_parse(const uint8_t *p, size_t n, floe_frame_view *out, size_t *c
 /* Iterate sections: *pos starts at 0; returns 1 with *s filled, 0 at the end. Only for
  * frames that floe_frame_parse accepted. */
 int floe_frame_next_section(const floe_frame_view *f, size_t *pos, floe_frame_section *s);
+
+/* Section encoder state (compression contexts), reused across calls; one thread at a
+ * time. */
+typedef struct floe_section_coder floe_section_coder;
+floe_section_coder *floe_section_coder_new(void);
+void floe_section_coder_free(floe_section_coder *c);
+/* Encode p[0..n) with codec (level: zstd's) into out (reset first). FLOE_ENOMEM,
+ * FLOE_EINVALID (unknown codec), FLOE_EINTERNAL (the library failed). */
+int floe_section_encode(floe_section_coder *c, uint8_t codec, int level, const uint8_t *p,
+                        size_t n, floe_buf *out);
+/* XXH32 of p[0..n) (exposed for the tests' known vectors). */
+uint32_t floe_section_xxh32(const void *p, size_t n, uint32_t seed);
+/* Decode one section's stored bytes and append exactly raw_len bytes to out. The stored
+ * bytes must be one complete frame of codec (none: raw_len bytes). FLOE_ECORRUPT when they
+ * are not, or decode to another length; FLOE_ELIMIT past FLOE_SECTION_MAX_RAW. */
+int floe_section_decode(uint8_t codec, const uint8_t *stored, size_t stored_len,
+                        uint32_t raw_len, floe_buf *out, floe_error *err);
 
 /* Segment header. */
 void floe_segment_header(uint8_t out[FLOE_SEGMENT_HEADER], uint64_t segno);

@@ -220,7 +220,12 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "# TYPE floe_idempotent_replays_total counter\n"
                     "floe_idempotent_replays_total %llu\n"
                     "# TYPE floe_landing_files_settled_total counter\n"
-                    "floe_landing_files_settled_total %llu\n",
+                    "floe_landing_files_settled_total %llu\n"
+                    "# TYPE floe_events_committed_total counter\n"
+                    "floe_events_committed_total %llu\n"
+                    "# TYPE floe_backlog_waits_total counter\nfloe_backlog_waits_total %llu\n"
+                    "# TYPE floe_backlog_wait_seconds_total counter\n"
+                    "floe_backlog_wait_seconds_total %.3f\n",
                     (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
                     (long long)atomic_load(&s->land.pending_files),
                     (long long)atomic_load(&s->land.pending_bytes), lag,
@@ -233,7 +238,10 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.retries),
                     (unsigned long long)atomic_load(&s->m.commit_failures),
                     (unsigned long long)atomic_load(&s->m.idempotent_replays),
-                    (unsigned long long)atomic_load(&s->m.settled));
+                    (unsigned long long)atomic_load(&s->m.settled),
+                    (unsigned long long)atomic_load(&s->m.events_committed),
+                    (unsigned long long)atomic_load(&s->m.backlog_waits),
+                    (double)atomic_load(&s->m.backlog_wait_us) / 1e6);
     srv_maint_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
@@ -507,6 +515,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 static void *watchdog_main(void *arg) {
     floe_server *s = arg;
+    srv_thread_name("floe-watch");
     while (!atomic_load(&s->watch_stop)) {
         usleep(200000);
         int64_t now = floe_wall_ms();

@@ -54,7 +54,7 @@ struct srv_scratch {
     part_group *groups;
     size_t ngroups, groups_cap;
     floe_buf qlines, comp, frame, errors, pathbuf, rest;
-    ZSTD_CCtx *cctx;
+    floe_section_coder *coder;
 };
 
 void srv_scratch_free(srv_scratch *sc) {
@@ -77,7 +77,7 @@ void srv_scratch_free(srv_scratch *sc) {
     floe_buf_free(&sc->errors);
     floe_buf_free(&sc->pathbuf);
     floe_buf_free(&sc->rest);
-    ZSTD_freeCCtx(sc->cctx);
+    floe_section_coder_free(sc->coder);
     floe_free(sc);
 }
 
@@ -105,10 +105,10 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
         floe_buf_init(&sc->errors, 0);
         floe_buf_init(&sc->pathbuf, 0);
         floe_buf_init(&sc->rest, 0);
-        sc->cctx = ZSTD_createCCtx();
+        sc->coder = floe_section_coder_new();
         floe_shred_options so = {.max_record = (size_t)s->cfg.max_record, .unknown = policy};
         int rc = 0;
-        if (!sc->cctx)
+        if (!sc->coder)
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         if (rc == 0)
             rc = floe_shredder_new(t->schema, &so, &sc->sh, err);
@@ -417,15 +417,18 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
     return 0;
 }
 
-static int compress_into(srv_scratch *sc, const uint8_t *p, size_t n, int level) {
-    size_t bound = ZSTD_compressBound(n);
-    floe_buf_reset(&sc->comp);
-    FLOE_FORWARD_IF_ERROR(floe_buf_reserve(&sc->comp, bound));
-    size_t z = ZSTD_compressCCtx(sc->cctx, sc->comp.data, bound, p, n, level);
-    if (ZSTD_isError(z))
-        return FLOE_EINTERNAL;
-    sc->comp.len = z;
-    return 0;
+/* The section codec the configuration asks for (floe_landing_codec -> frame.h codec). */
+static uint8_t section_codec(const floe_server *s) {
+    switch (s->cfg.landing_codec) {
+    case FLOE_LANDING_ZSTD: return FLOE_CODEC_ZSTD_;
+    case FLOE_LANDING_NONE: return FLOE_CODEC_NONE_;
+    default: return FLOE_CODEC_LZ4_;
+    }
+}
+
+static int compress_into(srv_scratch *sc, uint8_t codec, const uint8_t *p, size_t n,
+                         int level) {
+    return floe_section_encode(sc->coder, codec, level, p, n, &sc->comp);
 }
 
 static char *answer_error(int status, const char *msg, size_t *len) {
@@ -460,8 +463,9 @@ int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_
     }
     if (rc < 0)
         goto fail;
-    /* backpressure before any work (I6) */
-    if (atomic_load(&s->land.buffered_bytes) + srv_wal_queued(s) > s->cfg.buffer_cap) {
+    /* backpressure before any work (I6): memory first, then the landing backlog */
+    if (atomic_load(&s->land.buffered_bytes) + srv_wal_queued(s) > s->cfg.buffer_cap ||
+        srv_landing_wait_backlog(s, s->cfg.read_timeout_ms) < 0) {
         status = 503;
         *retry_after = 1;
         floe_error_set(&err, FLOE_EBUSY, "buffers are full; retry later");
@@ -613,6 +617,7 @@ shred:
         floe_frame_begin(&sc->frame) < 0)
         goto nomem;
     int level = (int)s->cfg.compression_level;
+    uint8_t codec = section_codec(s);
     size_t tl = strlen(t->name);
     uint64_t acc_bytes = 0;
     for (size_t g = 0; g < sc->ngroups; g++) {
@@ -623,15 +628,15 @@ shred:
         floe_buf_reset(&sc->pathbuf);
         if (floe_buf_append(&sc->pathbuf, t->name, tl + 1) < 0 ||
             floe_buf_append(&sc->pathbuf, pg->path.data, pg->path.len) < 0 ||
-            compress_into(sc, pg->raw.data, pg->raw.len, level) < 0 ||
-            floe_frame_add_section(&sc->frame, FLOE_SECTION_RECORDS, FLOE_CODEC_ZSTD_,
+            compress_into(sc, codec, pg->raw.data, pg->raw.len, level) < 0 ||
+            floe_frame_add_section(&sc->frame, FLOE_SECTION_RECORDS, codec,
                                    sc->pathbuf.data, sc->pathbuf.len, pg->records,
                                    (uint32_t)pg->raw.len, sc->comp.data, sc->comp.len) < 0)
             goto nomem;
     }
     if (sc->nrejects &&
-        (compress_into(sc, sc->qlines.data, sc->qlines.len, level) < 0 ||
-         floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, FLOE_CODEC_ZSTD_, t->name,
+        (compress_into(sc, codec, sc->qlines.data, sc->qlines.len, level) < 0 ||
+         floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, codec, t->name,
                                 tl, (uint32_t)sc->nrejects, (uint32_t)sc->qlines.len,
                                 sc->comp.data, sc->comp.len) < 0))
         goto nomem;

@@ -3,12 +3,14 @@
  * idempotency answers (DESIGN.md "The four paths" 2, I1, I2, I5).
  *
  * Buffers. The WAL writer hands every durable frame to srv_landing_apply, which appends
- * each records section (one zstd frame of NDJSON) to the buffer of its (table, partition)
+ * each records section (one lz4 or zstd frame of NDJSON, or plain NDJSON; frame.h) to the
+ * buffer of its (table, partition)
  * and each quarantine section to the table's quarantine buffer. A buffer therefore holds
  * a contiguous run of frame ids per partition, in order.
  *
  * Sealing (the sealer thread). A buffer past its size or age is detached, written as an
- * immutable file (zstd frames concatenated = one valid .zst stream) with fsync of file
+ * immutable file (frames of one codec concatenated = one valid .lz4 / .zst stream, or
+ * plain NDJSON; a section of another codec is re-encoded on apply) with fsync of file
  * and folder, and registered in the index with the first and last frame id it holds.
  * Only then are the WAL segments it came from released.
  *
@@ -29,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "floe/io.h"
 #include "floe/quarantine.h"
@@ -411,6 +412,32 @@ done:
 
 /* ---- apply a durable frame ---------------------------------------------------------- */
 
+/* A records section whose codec is not its buffer's (landing_codec changed, or a WAL
+ * written before the change is replayed into a buffer that already holds new frames):
+ * re-encode it in the buffer's codec so the landing file stays one stream of one codec.
+ * Rare; called with l->mu held. */
+static int transcode_append(floe_server *s, pbuf *b, const floe_frame_section *sec,
+                            floe_error *err) {
+    srv_landing *l = &s->land;
+    if (!l->coder && !(l->coder = floe_section_coder_new()))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_reset(&l->xraw);
+    FLOE_FORWARD_IF_ERROR(floe_section_decode(sec->codec, sec->stored, sec->stored_len,
+                                              sec->raw_len, &l->xraw, err));
+    int rc = floe_section_encode(l->coder, b->codec, (int)s->cfg.compression_level,
+                                 l->xraw.data, l->xraw.len, &l->xenc);
+    if (rc == 0)
+        rc = floe_buf_append(&b->data, l->xenc.data, l->xenc.len);
+    if (rc < 0)
+        return floe_error_set(err, rc, "re-encoding a section: %s", floe_strerror(rc));
+    /* do not pin a large section's buffers */
+    if (l->xraw.cap > (8u << 20))
+        floe_buf_free(&l->xraw);
+    if (l->xenc.cap > (8u << 20))
+        floe_buf_free(&l->xenc);
+    return 0;
+}
+
 int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno, bool replay,
                       floe_error *err) {
     srv_landing *l = &s->land;
@@ -446,25 +473,22 @@ int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno, 
         }
         if (replay && f->frame_id <= b->watermark)
             continue; /* already in a registered landing file */
-        if (sec.kind == FLOE_SECTION_QUARANTINE && sec.codec == FLOE_CODEC_ZSTD_) {
+        if (sec.kind == FLOE_SECTION_QUARANTINE) {
             /* quarantine lines are kept plain: decode once here */
-            unsigned long long sz = ZSTD_getFrameContentSize(sec.stored, sec.stored_len);
-            if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
-                sz != sec.raw_len || floe_buf_reserve(&b->data, (size_t)sz) < 0) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "frame %llu: bad quarantine section",
-                                    (unsigned long long)f->frame_id);
+            if ((rc = floe_section_decode(sec.codec, sec.stored, sec.stored_len, sec.raw_len,
+                                          &b->data, err)) < 0) {
+                floe_error_prefix(err, "frame %llu: quarantine section: ",
+                                  (unsigned long long)f->frame_id);
                 break;
             }
-            size_t got = ZSTD_decompress(b->data.data + b->data.len, (size_t)sz, sec.stored,
-                                         sec.stored_len);
-            if (ZSTD_isError(got) || got != sz) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "frame %llu: bad quarantine section",
-                                    (unsigned long long)f->frame_id);
+        } else if (b->data.len == 0 || sec.codec == b->codec) {
+            b->codec = sec.codec;
+            if ((rc = floe_buf_append(&b->data, sec.stored, sec.stored_len)) < 0) {
+                floe_error_set(err, rc, "out of memory");
                 break;
             }
-            b->data.len += got;
-        } else if ((rc = floe_buf_append(&b->data, sec.stored, sec.stored_len)) < 0) {
-            floe_error_set(err, rc, "out of memory");
+        } else if ((rc = transcode_append(s, b, &sec, err)) < 0) {
+            floe_error_prefix(err, "frame %llu: ", (unsigned long long)f->frame_id);
             break;
         }
         if (b->records == 0) {
@@ -495,6 +519,7 @@ int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno, 
 typedef struct seal_job {
     char *table, *part;
     int kind;
+    uint8_t codec;          /* of data (records files) */
     floe_buf data;
     int64_t raw_bytes, records, created_ms;
     uint64_t first_frame, last_frame;
@@ -516,7 +541,11 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
     char *uri = NULL;
     int rc = 0;
     if (j->kind == FLOE_SECTION_RECORDS) {
-        snprintf(name, sizeof name, "%s-%010lld.ndjson.zst", s->node, (long long)seq);
+        /* the reader sniffs the codec from the bytes; the suffix is for people */
+        snprintf(name, sizeof name, "%s-%010lld.ndjson%s", s->node, (long long)seq,
+                 j->codec == FLOE_CODEC_ZSTD_  ? ".zst"
+                 : j->codec == FLOE_CODEC_LZ4_ ? ".lz4"
+                                               : "");
         uri = *j->part ? floe_asprintf("%s/%s/%s/%s", s->landing_root, j->table, j->part, name)
                        : floe_asprintf("%s/%s/%s", s->landing_root, j->table, name);
     } else {
@@ -567,6 +596,8 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
         goto done;
     }
     l->next_seq = seq + 1;
+    if (j->kind == FLOE_SECTION_RECORDS) /* the backlog grows now, not at the next refresh */
+        atomic_fetch_add(&l->pending_bytes, (int64_t)j->data.len);
     atomic_fetch_add(&s->m.sealed_files, 1);
     atomic_fetch_add(&s->m.sealed_bytes, j->data.len);
 done:
@@ -617,11 +648,51 @@ void srv_landing_refresh_metrics(floe_server *s) {
         atomic_store(&l->pending_files, r.v[0]);
         atomic_store(&l->pending_bytes, r.v[1]);
         atomic_store(&l->oldest_pending_ms, r.null[2] ? 0 : r.v[2]);
+        pthread_mutex_lock(&l->mu);
+        pthread_cond_broadcast(&l->cv_backlog);
+        pthread_mutex_unlock(&l->mu);
     }
+}
+
+/* Flow control between ingest and compaction: a closed loop of clients can post faster
+ * than one compactor turns landing files into Parquet, and the landing backlog would then
+ * grow without bound (bench/ingest saw 843 MiB after 20 s). Past max_pending_bytes a post
+ * waits here for the compactor (which treats the backlog as due: compactor.c) before any
+ * work is done, so the acknowledged rate settles at the rate compaction sustains. */
+int srv_landing_wait_backlog(floe_server *s, int64_t wait_ms) {
+    srv_landing *l = &s->land;
+    int64_t cap = s->cfg.max_pending_bytes;
+    if (cap <= 0 || atomic_load(&l->pending_bytes) <= cap)
+        return 0;
+    int64_t t0 = floe_now_ns() / 1000, deadline = t0 + wait_ms * 1000;
+    int rc = 0;
+    pthread_mutex_lock(&s->comp_mu); /* the compactor: the backlog is due now */
+    pthread_cond_broadcast(&s->comp_cv);
+    pthread_mutex_unlock(&s->comp_mu);
+    pthread_mutex_lock(&l->mu);
+    while (atomic_load(&l->pending_bytes) > cap && !l->stop && !atomic_load(&s->stopping)) {
+        int64_t now = floe_now_ns() / 1000;
+        if (now >= deadline) {
+            rc = FLOE_EBUSY;
+            break;
+        }
+        int64_t step = deadline - now < 100000 ? deadline - now : 100000;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(step * 1000);
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&l->cv_backlog, &l->mu, &ts);
+    }
+    pthread_mutex_unlock(&l->mu);
+    atomic_fetch_add(&s->m.backlog_waits, 1);
+    atomic_fetch_add(&s->m.backlog_wait_us, (uint64_t)(floe_now_ns() / 1000 - t0));
+    return rc;
 }
 
 static void *sealer_main(void *arg) {
     floe_server *s = arg;
+    srv_thread_name("floe-seal");
     srv_landing *l = &s->land;
     seal_job *jobs = NULL;
     size_t njobs = 0, jobs_cap = 0;
@@ -676,6 +747,7 @@ static void *sealer_main(void *arg) {
                     continue;
                 }
                 j->kind = b->kind;
+                j->codec = b->codec;
                 j->data = b->data;
                 floe_buf_init(&b->data, 0);
                 j->raw_bytes = b->raw_bytes;
@@ -914,6 +986,8 @@ int srv_landing_open(floe_server *s, floe_error *err) {
     int rc = 0;
     row_list rows = {0};
     reconcile_ctx rctx = {.s = s};
+    floe_buf_init(&l->xraw, 0);
+    floe_buf_init(&l->xenc, 0);
     l->nbuckets = PBUF_BUCKETS;
     l->nibuckets = IDEM_BUCKETS;
     l->buckets = floe_calloc(l->nbuckets, sizeof *l->buckets);
@@ -1034,4 +1108,8 @@ void srv_landing_close(floe_server *s) {
     floe_free(l->segs);
     floe_sql_close(l->db);
     l->db = NULL;
+    floe_section_coder_free(l->coder);
+    l->coder = NULL;
+    floe_buf_free(&l->xraw);
+    floe_buf_free(&l->xenc);
 }

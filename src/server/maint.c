@@ -211,6 +211,7 @@ static bool wait_stop_locked(srv_maint *mt, int64_t ms) {
 
 static void *maint_main(void *arg) {
     srv_maint *mt = arg;
+    srv_thread_name("floe-maint");
     pthread_mutex_lock(&mt->mu);
     bool stopped = mt->start_delay_ms > 0 && wait_stop_locked(mt, mt->start_delay_ms);
     pthread_mutex_unlock(&mt->mu);

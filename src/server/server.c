@@ -17,6 +17,10 @@
 #include "floe/io.h"
 #include "server_internal.h"
 
+void srv_thread_name(const char *name) {
+    (void)pthread_setname_np(pthread_self(), name); /* cosmetic: failure is harmless */
+}
+
 static void server_free(floe_server *s) {
     if (s->catalog)
         floe_catalog_close(s->catalog);
@@ -44,6 +48,7 @@ static void server_free(floe_server *s) {
     pthread_mutex_destroy(&s->land.idx_mu);
     pthread_cond_destroy(&s->land.cv);
     pthread_cond_destroy(&s->land.cv_flush);
+    pthread_cond_destroy(&s->land.cv_backlog);
     pthread_cond_destroy(&s->land.cv_idem);
     pthread_mutex_destroy(&s->comp_mu);
     pthread_cond_destroy(&s->comp_cv);
@@ -78,6 +83,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     pthread_mutex_init(&s->land.idx_mu, NULL);
     pthread_cond_init(&s->land.cv, NULL);
     pthread_cond_init(&s->land.cv_flush, NULL);
+    pthread_cond_init(&s->land.cv_backlog, NULL);
     pthread_cond_init(&s->land.cv_idem, NULL);
     pthread_mutex_init(&s->comp_mu, NULL);
     pthread_cond_init(&s->comp_cv, NULL);
@@ -209,6 +215,7 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
     s->cfg.ntables = fresh.ntables;
     s->cfg.defaults = fresh.defaults;
     s->cfg.buffer_cap = fresh.buffer_cap;
+    s->cfg.max_pending_bytes = fresh.max_pending_bytes;
     s->cfg.idempotency_window_ms = fresh.idempotency_window_ms;
     fresh.tokens = NULL;
     fresh.ntokens = 0;

@@ -58,6 +58,8 @@ typedef struct srv_metrics {
     _Atomic uint64_t commits, conflicts, retries, commit_failures, compactions;
     _Atomic uint64_t idempotent_replays;
     _Atomic uint64_t settled;      /* landing files found already committed (I2) */
+    _Atomic uint64_t events_committed; /* rows this process's compactions committed */
+    _Atomic uint64_t backlog_waits, backlog_wait_us; /* posts held for the compactor */
 } srv_metrics;
 
 /* ---- tables ---------------------------------------------------------------------- */
@@ -115,7 +117,8 @@ typedef struct pbuf {
     char *table;
     char *part;             /* partition path; "" unpartitioned */
     int kind;               /* FLOE_SECTION_RECORDS or FLOE_SECTION_QUARANTINE */
-    floe_buf data;          /* concatenated zstd frames (or raw quarantine lines) */
+    floe_buf data;          /* concatenated frames of `codec` (quarantine: plain lines) */
+    uint8_t codec;          /* frame.h codec of data; set by its first section */
     int64_t raw_bytes, records;
     uint64_t first_frame, last_frame;
     uint64_t watermark;     /* replay: frames up to this one are in landing files */
@@ -164,6 +167,10 @@ typedef struct srv_landing {
     bool db_is_catalog;     /* the index is in the catalog's database: the swap hook
                                marks landing files committed in the swap (I2) */
     _Atomic int64_t pending_files, pending_bytes, oldest_pending_ms;
+    pthread_cond_t cv_backlog; /* (with mu) pending_bytes went down */
+    /* transcoding a section whose codec differs from its buffer's (apply, under mu) */
+    floe_section_coder *coder;
+    floe_buf xraw, xenc;
 } srv_landing;
 
 /* ---- the server ------------------------------------------------------------------- */
@@ -280,8 +287,12 @@ int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
 /* Decimal text of v in buf (for statement parameters). */
 const char *srv_i64(char buf[24], int64_t v);
 int64_t srv_atoi64(const char *s);
-/* Pending files/bytes/oldest gauges from the index (the sealer does it every second). */
+/* Pending files/bytes/oldest gauges from the index (the sealer does it every second, the
+ * compactor after every job); wakes the posts waiting for the backlog to shrink. */
 void srv_landing_refresh_metrics(floe_server *s);
+/* Hold a post while the landing backlog (pending_bytes) is over max_pending_bytes, up to
+ * wait_ms. 0 = go on, FLOE_EBUSY = still over after wait_ms (answer 503). */
+int srv_landing_wait_backlog(floe_server *s, int64_t wait_ms);
 
 /* compactor.c */
 int srv_compactor_start(floe_server *s, floe_error *err);
@@ -302,6 +313,8 @@ void srv_maint_metrics(floe_server *s, floe_buf *b);
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err);
 
 /* helpers */
+/* Name the calling thread (top, perf and bench/ingest tell the parts apart by it). */
+void srv_thread_name(const char *name);
 int64_t srv_table_setting(floe_server *s, const char *table, int which);
 enum { SET_SEAL_BYTES, SET_SEAL_AGE, SET_COMPACT_BYTES, SET_COMPACT_AGE, SET_TARGET };
 bool srv_valid_table_name(const char *name);

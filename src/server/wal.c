@@ -171,6 +171,7 @@ done:
 
 static void *wal_main(void *arg) {
     floe_server *s = arg;
+    srv_thread_name("floe-wal");
     srv_wal *w = &s->wal;
     struct iovec *iov = NULL;
     size_t iov_cap = 0;

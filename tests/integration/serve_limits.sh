@@ -160,13 +160,16 @@ root="$tmp/wh/_landing/shop.paths"
 for d in 'name=..%2Fx' 'name=a%2Fb' 'name=%2E%2E' 'name=%2E' 'name=%252F' 'name=%2Fetc%2Fpasswd'; do
   [ -d "$root/$d" ] || fail "missing escaped folder $d: $(ls "$root")"
 done
-outside=$(find "$tmp/wh" -name '*.ndjson.zst' | grep -v "^$tmp/wh/_landing/shop\.\(paths\|events\)/[^/]*/[^/]*$" || true)
+# landing files in any codec (lz4 by default, zstd, plain)
+landcat() { for f in "$@"; do case $f in *.zst) zstdcat "$f" ;; *.lz4) lz4cat "$f" ;; *) cat "$f" ;; esac; done; }
+export -f landcat
+outside=$(find "$tmp/wh" -name '*.ndjson.lz4' -o -name '*.ndjson.zst' | grep -v "^$tmp/wh/_landing/shop\.\(paths\|events\)/[^/]*/[^/]*$" || true)
 [ -z "$outside" ] || fail "landing files outside their partition folders: $outside"
-n=$(find "$root" -name '*.ndjson.zst' -exec zstdcat {} + | grep -c '"name":"idem"')
+n=$(find "$root" -name '*.ndjson*' -exec bash -c 'landcat "$@"' _ {} + | grep -c '"name":"idem"')
 [ "$n" = 6 ] || fail "idempotent batch stored $n/6 times (2 keyed + 2 slow-test + 2 after reload)"
-n=$(find "$root" -name '*.ndjson.zst' -exec zstdcat {} + | grep -c '"id":2[0-5],')
+n=$(find "$root" -name '*.ndjson*' -exec bash -c 'landcat "$@"' _ {} + | grep -c '"id":2[0-5],')
 [ "$n" = 6 ] || fail "hostile records: $n of 6 landed"
-n=$(find "$tmp/wh/_landing/shop.events" -name '*.ndjson.zst' -exec zstdcat {} + | wc -l)
+n=$(find "$tmp/wh/_landing/shop.events" -name '*.ndjson*' -exec bash -c 'landcat "$@"' _ {} + | wc -l)
 [ "$n" = 600 ] || fail "events landed: $n, want 600"
 grep -q '"reason":"too_large"' "$tmp"/wh/_quarantine/shop.paths/*.ndjson || fail "too_large not quarantined"
 

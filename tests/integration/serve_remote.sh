@@ -98,7 +98,7 @@ n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committe
 n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND uri LIKE 's3://wh/w/_landing/shop.events/event_type=%'")
 [ "$n" -gt 0 ] || fail "no landing file registered under s3://wh/w/_landing"
 node "$js/s3_cli.mjs" ls wh w/_landing/ > "$tmp/landing.ls"
-[ "$(grep -c '\.ndjson\.zst$' "$tmp/landing.ls")" -ge "$n" ] || fail "landing files missing from the bucket"
+[ "$(grep -c '\.ndjson\.\(lz4\|zst\)$' "$tmp/landing.ls")" -ge "$n" ] || fail "landing files missing from the bucket"
 
 # I2 on PostgreSQL: the swap's own transaction marks the landing files committed
 unit=$(dirname "$FLOE")/test_landing_pg

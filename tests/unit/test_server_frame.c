@@ -1,8 +1,15 @@
 /* test_server_frame.c - WAL frames (round trip, torn and corrupt frames at every byte),
- * the serve configuration parser, and partition path escaping for hostile values. */
+ * section codecs (none, zstd, lz4: round trips, what liblz4 and the NDJSON line reader make
+ * of floe's LZ4 frames, corrupt and truncated sections), CRC-32C (hardware against the
+ * table version and known vectors), the serve configuration parser, and partition path
+ * escaping for hostile values. */
+#include <lz4frame.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "floe/input.h"
 #include "floe/partition.h"
 #include "floe/server.h"
 #include "harness.h"
@@ -106,6 +113,194 @@ TEST(test_frame_torn_and_corrupt) {
     CHECK(!floe_segment_header_ok(seg, 8, &no));
 }
 
+
+/* NDJSON-like text of n bytes (compressible, but not trivially). */
+static void sample_text(floe_buf *b, size_t n, uint32_t seed) {
+    floe_buf_reset(b);
+    uint32_t x = seed * 2654435761u + 1;
+    while (b->len < n) {
+        x = x * 1103515245u + 12345u;
+        char line[96];
+        int k = snprintf(line, sizeof line, "{\"id\":%u,\"kind\":\"%s\",\"v\":%u}\n", x >> 8,
+                         (x >> 4) & 1 ? "click" : "page_view", (x >> 16) % 1000);
+        size_t take = (size_t)k < n - b->len ? (size_t)k : n - b->len;
+        REQUIRE(floe_buf_append(b, line, take) == 0);
+    }
+}
+
+TEST(test_section_codecs) {
+    floe_section_coder *c = floe_section_coder_new();
+    REQUIRE(c);
+    floe_buf raw, enc, dec;
+    floe_buf_init(&raw, 0);
+    floe_buf_init(&enc, 0);
+    floe_buf_init(&dec, 0);
+    floe_error err;
+    /* sizes around the 256 KiB block boundary, empty and tiny, and incompressible */
+    const size_t sizes[] = {0, 1, 17, 1000, 65536, 262143, 262144, 262145, 600000};
+    const uint8_t codecs[] = {FLOE_CODEC_NONE_, FLOE_CODEC_ZSTD_, FLOE_CODEC_LZ4_};
+    LZ4F_dctx *d = NULL;
+    REQUIRE(!LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)));
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (int noise = 0; noise < 2; noise++) {
+            sample_text(&raw, sizes[si], (uint32_t)si);
+            if (noise) /* random bytes: the LZ4 blocks are stored raw */
+                for (size_t i = 0; i < raw.len; i++)
+                    raw.data[i] = (uint8_t)((i * 2654435761u) >> 13 ^ (i >> 3) * 40503u);
+            for (size_t ci = 0; ci < 3; ci++) {
+                REQUIRE(floe_section_encode(c, codecs[ci], 1, raw.data, raw.len, &enc) == 0);
+                floe_buf_reset(&dec);
+                REQUIRE(floe_buf_append(&dec, "x", 1) == 0); /* decode appends */
+                REQUIRE_OK(floe_section_decode(codecs[ci], enc.data, enc.len,
+                                               (uint32_t)raw.len, &dec, &err), err);
+                CHECK(dec.len == raw.len + 1 && dec.data[0] == 'x' &&
+                      (raw.len == 0 || !memcmp(dec.data + 1, raw.data, raw.len)));
+                /* a wrong announced length, a cut and a flipped byte are corrupt */
+                floe_buf_reset(&dec);
+                CHECK_EQ_INT(floe_section_decode(codecs[ci], enc.data, enc.len,
+                                                 (uint32_t)raw.len + 1, &dec, &err),
+                             FLOE_ECORRUPT);
+                if (enc.len > 0) {
+                    floe_buf_reset(&dec);
+                    CHECK_EQ_INT(floe_section_decode(codecs[ci], enc.data, enc.len - 1,
+                                                     (uint32_t)raw.len, &dec, &err),
+                                 FLOE_ECORRUPT);
+                }
+                if (codecs[ci] != FLOE_CODEC_LZ4_)
+                    continue;
+                /* liblz4's own frame decoder reads floe's frames byte for byte */
+                uint8_t *out = floe_malloc(raw.len + 1);
+                REQUIRE(out);
+                size_t in_n = enc.len, out_n = raw.len + 1;
+                size_t hint = LZ4F_decompress(d, out, &out_n, enc.data, &in_n, NULL);
+                CHECK(hint == 0 && in_n == enc.len && out_n == raw.len &&
+                      (raw.len == 0 || !memcmp(out, raw.data, raw.len)));
+                floe_free(out);
+                LZ4F_resetDecompressionContext(d);
+                /* the header checksum is checked */
+                floe_buf_reset(&dec);
+                enc.data[14] ^= 0x5a;
+                CHECK_EQ_INT(floe_section_decode(codecs[ci], enc.data, enc.len,
+                                                 (uint32_t)raw.len, &dec, &err),
+                             FLOE_ECORRUPT);
+                enc.data[14] ^= 0x5a;
+                /* a block's data flipped: corrupt or another length, never a crash (ASan) */
+                if (enc.len > 40 && !noise) {
+                    enc.data[enc.len / 2] ^= 0xff;
+                    floe_buf_reset(&dec);
+                    (void)floe_section_decode(codecs[ci], enc.data, enc.len, (uint32_t)raw.len,
+                                              &dec, &err);
+                }
+            }
+        }
+    }
+    LZ4F_freeDecompressionContext(d);
+    /* unknown codec, hostile raw length */
+    CHECK_EQ_INT(floe_section_encode(c, 9, 1, (const uint8_t *)"a", 1, &enc), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_section_decode(9, (const uint8_t *)"a", 1, 1, &dec, &err), FLOE_ECORRUPT);
+    CHECK_EQ_INT(floe_section_decode(FLOE_CODEC_LZ4_, (const uint8_t *)"a", 1, 0xFFFFFFFFu, &dec,
+                                     &err), FLOE_ELIMIT);
+    /* XXH32 known vectors (the LZ4 header checksum depends on them) */
+    CHECK_EQ_U64(floe_section_xxh32("", 0, 0), 0x02CC5D05u);
+    CHECK_EQ_U64(floe_section_xxh32("a", 1, 0), 0x550D7456u);
+    CHECK_EQ_U64(floe_section_xxh32("abc", 3, 0), 0x32D153FFu);
+    CHECK_EQ_U64(floe_section_xxh32("Nobody inspects the spammish repetition", 39, 0),
+                 0xE2293B2Fu);
+    floe_buf_free(&raw);
+    floe_buf_free(&enc);
+    floe_buf_free(&dec);
+    floe_section_coder_free(c);
+}
+
+/* A landing file as the sealer writes it: sections of one codec concatenated. The NDJSON
+ * line reader (what landing compaction reads with) sniffs the codec and reads every line. */
+TEST(test_landing_file_codecs) {
+    floe_section_coder *c = floe_section_coder_new();
+    REQUIRE(c);
+    const uint8_t codecs[] = {FLOE_CODEC_NONE_, FLOE_CODEC_ZSTD_, FLOE_CODEC_LZ4_};
+    floe_buf raw, enc, all, got;
+    floe_buf_init(&raw, 0);
+    floe_buf_init(&enc, 0);
+    floe_buf_init(&all, 0);
+    floe_buf_init(&got, 0);
+    char path[] = "/tmp/floe-landing-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    for (size_t ci = 0; ci < 3; ci++) {
+        floe_buf_reset(&all);
+        floe_buf_reset(&got);
+        FILE *f = fopen(path, "wb");
+        REQUIRE(f);
+        for (uint32_t k = 0; k < 7; k++) {
+            /* sections end at line ends, as the ingest path cuts them */
+            sample_text(&raw, 1000 + k * 70000, k);
+            while (raw.len && raw.data[raw.len - 1] != '\n')
+                raw.len--;
+            REQUIRE(floe_buf_append(&all, raw.data, raw.len) == 0);
+            REQUIRE(floe_section_encode(c, codecs[ci], 1, raw.data, raw.len, &enc) == 0);
+            REQUIRE(fwrite(enc.data, 1, enc.len, f) == enc.len);
+        }
+        fclose(f);
+        floe_line_reader_options o = {.chunk_size = 100000};
+        floe_line_reader *r = NULL;
+        floe_error err;
+        REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
+        floe_chunk ch;
+        floe_buf_init(&ch.data, 0);
+        int rc;
+        while ((rc = floe_line_reader_next(r, &ch, &err)) == 1)
+            REQUIRE(floe_buf_append(&got, ch.data.data, ch.data.len) == 0);
+        CHECK_OK(rc, err);
+        CHECK(got.len == all.len && !memcmp(got.data, all.data, all.len));
+        floe_line_reader_close(r);
+        /* cut in the middle of the last section: an error, not a short read */
+        if (codecs[ci] != FLOE_CODEC_NONE_) {
+            REQUIRE(truncate(path, 2000) == 0);
+            REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
+            while ((rc = floe_line_reader_next(r, &ch, &err)) == 1)
+                ;
+            CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+            floe_line_reader_close(r);
+        }
+        floe_buf_free(&ch.data);
+    }
+    unlink(path);
+    floe_buf_free(&raw);
+    floe_buf_free(&enc);
+    floe_buf_free(&all);
+    floe_buf_free(&got);
+    floe_section_coder_free(c);
+}
+
+TEST(test_crc32c_vectors) {
+    /* RFC 3720 B.4 and the classic check value */
+    CHECK_EQ_U64(floe_crc32c(0, "123456789", 9), 0xE3069283u);
+    uint8_t z[32], o[32], inc[32];
+    memset(z, 0, sizeof z);
+    memset(o, 0xff, sizeof o);
+    for (int i = 0; i < 32; i++)
+        inc[i] = (uint8_t)i;
+    CHECK_EQ_U64(floe_crc32c(0, z, 32), 0x8A9136AAu);
+    CHECK_EQ_U64(floe_crc32c(0, o, 32), 0x62A8AB43u);
+    CHECK_EQ_U64(floe_crc32c(0, inc, 32), 0x46DD794Eu);
+    CHECK_EQ_U64(floe_crc32c_portable(0, "123456789", 9), 0xE3069283u);
+    /* every length and alignment against the table version, and chaining */
+    uint8_t buf[300];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 131 + 7);
+    for (size_t off = 0; off < 9; off++)
+        for (size_t n = 0; n + off <= sizeof buf; n += (n < 70 ? 1 : 23)) {
+            uint32_t a = floe_crc32c(0, buf + off, n), b = floe_crc32c_portable(0, buf + off, n);
+            if (a != b)
+                harness_fail(__FILE__, __LINE__, "crc32c off %zu len %zu: %08x vs %08x", off, n,
+                             a, b);
+            size_t h = n / 3;
+            CHECK_EQ_U64(floe_crc32c(floe_crc32c(0, buf + off, h), buf + off + h, n - h), a);
+        }
+    printf("crc32c: %s\n", floe_crc32c_hardware() ? "hardware (SSE4.2)" : "table");
+}
+
 TEST(test_config_parse) {
     floe_server_config c;
     floe_server_config_init(&c);
@@ -127,9 +322,18 @@ TEST(test_config_parse) {
     CHECK_EQ_INT(ts.seal_age_ms, 300000);
     CHECK_EQ_INT(ts.compact_age_ms, 900000);
     CHECK_OK(floe_server_config_check(&c, &err), err);
+    CHECK_EQ_INT(c.landing_codec, FLOE_LANDING_LZ4);
+    CHECK(c.max_pending_bytes == (1LL << 30));
+    floe_server_config_reset(&c);
+    floe_server_config_init(&c);
+    const char *codec_cfg = "[server]\nlanding_codec = zstd\nmax_pending_bytes = 0\n";
+    REQUIRE_OK(floe_server_config_parse(&c, codec_cfg, strlen(codec_cfg), "t", &err), err);
+    CHECK_EQ_INT(c.landing_codec, FLOE_LANDING_ZSTD);
+    CHECK(c.max_pending_bytes == 0);
     floe_server_config_reset(&c);
 
     const char *bad[] = {
+        "[server]\nlanding_codec = lzo\n",    "[server]\nmax_pending_bytes = -1\n",
         "[server]\nmax_body = lots\n",         "[server]\nnope = 1\n",
         "listen = 1.2.3.4:5\n",                "[table ../x]\n",
         "[token t]\ngrants = *\n",             "[token t]\nsecret = short\n",
@@ -168,6 +372,9 @@ TEST(test_partition_escaping) {
 int main(void) {
     RUN(test_frame_round_trip);
     RUN(test_frame_torn_and_corrupt);
+    RUN(test_section_codecs);
+    RUN(test_landing_file_codecs);
+    RUN(test_crc32c_vectors);
     RUN(test_config_parse);
     RUN(test_partition_escaping);
     return harness_finish();

@@ -16,8 +16,18 @@
 """
 import collections, datetime, glob, json, os, sqlite3, subprocess, sys
 
-def zstd_lines(path):
-    out = subprocess.run(["zstdcat", path], check=True, capture_output=True).stdout
+def landing_lines(path):
+    """Lines of a landing file in any codec floe writes (sniffed as floe's reader does):
+    LZ4 frames (the default), zstd frames (before LZ4, or landing_codec = zstd), plain."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic == b"\x04\x22\x4d\x18":
+        out = subprocess.run(["lz4cat", path], check=True, capture_output=True).stdout
+    elif magic == b"\x28\xb5\x2f\xfd":
+        out = subprocess.run(["zstdcat", path], check=True, capture_output=True).stdout
+    else:
+        with open(path, "rb") as f:
+            out = f.read()
     return [l for l in out.split(b"\n") if l]
 
 def ts_micros(v):
@@ -62,8 +72,8 @@ def main():
     if "--all-acked" in opts and len(acks) != nb:
         problems.append(f"{nb - len(acks)} of {nb} batches never acknowledged")
     landing = collections.Counter()
-    for f in glob.glob(os.path.join(wh, "_landing", table, "**", "*.ndjson.zst"), recursive=True):
-        for l in zstd_lines(f):
+    for f in glob.glob(os.path.join(wh, "_landing", table, "**", "*.ndjson*"), recursive=True):
+        for l in landing_lines(f):
             landing[l] += 1
     quarantine = collections.Counter()
     for f in glob.glob(os.path.join(wh, "_quarantine", table, "*.ndjson")):
