@@ -4,9 +4,9 @@
  * Layers: raw bytes (read(2)) -> decompressor (none, gzip with concatenated members, zstd
  * frames, or LZ4 frames: floe serve's landing files) -> line splitter. The splitter keeps
  * a carry buffer holding the partial last line of the previous read; a chunk is cut at
- * the last '\n' once it holds at least chunk_size bytes. A line that grows past max_record is switched to "oversize" mode: what
- * is buffered goes to the callback, and the rest of the line streams through it until its
- * '\n'.
+ * the last '\n' once it holds at least chunk_size bytes. A line that grows past max_record
+ * is switched to "oversize" mode: what is buffered goes to the callback, and the rest of
+ * the line streams through it until its '\n'.
  *
  * Map mode (opts.map, a plain regular file): the file is mapped once and chunks are
  * windows of the mapping, so the bytes are never copied by read(2) or by us, and lines
