@@ -242,18 +242,27 @@ TEST(test_landing_file_codecs) {
             REQUIRE(fwrite(enc.data, 1, enc.len, f) == enc.len);
         }
         fclose(f);
-        floe_line_reader_options o = {.chunk_size = 100000};
         floe_line_reader *r = NULL;
         floe_error err;
-        REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
         floe_chunk ch;
+        memset(&ch, 0, sizeof ch);
         floe_buf_init(&ch.data, 0);
         int rc;
-        while ((rc = floe_line_reader_next(r, &ch, &err)) == 1)
-            REQUIRE(floe_buf_append(&got, ch.data.data, ch.data.len) == 0);
-        CHECK_OK(rc, err);
-        CHECK(got.len == all.len && !memcmp(got.data, all.data, all.len));
-        floe_line_reader_close(r);
+        /* read mode, and map mode (what convert asks for: only plain files are mapped) */
+        for (int map = 0; map < 2; map++) {
+            floe_line_reader_options o = {.chunk_size = 100000, .map = map != 0};
+            floe_buf_reset(&got);
+            REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
+            while ((rc = floe_line_reader_next(r, &ch, &err)) == 1)
+                REQUIRE(floe_buf_append(&got, ch.bytes, ch.len) == 0);
+            CHECK_OK(rc, err);
+            CHECK(got.len == all.len && !memcmp(got.data, all.data, all.len));
+            /* only plain files are mapped: an LZ4 or zstd file read as plain is garbage */
+            CHECK(floe_line_reader_mapped(r) == (map && codecs[ci] == FLOE_CODEC_NONE_));
+            floe_chunk_release(&ch);
+            floe_line_reader_close(r);
+        }
+        floe_line_reader_options o = {.chunk_size = 100000};
         /* cut in the middle of the last section: an error, not a short read */
         if (codecs[ci] != FLOE_CODEC_NONE_) {
             REQUIRE(truncate(path, 2000) == 0);

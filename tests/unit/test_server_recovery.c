@@ -101,13 +101,14 @@ static char *landed(int *nfiles) {
         floe_error err;
         REQUIRE_OK(floe_line_reader_open(p, NULL, &r, &err), err);
         floe_chunk ch;
+        memset(&ch, 0, sizeof ch);
         floe_buf_init(&ch.data, 0);
         int rc;
         while ((rc = floe_line_reader_next(r, &ch, &err)) == 1)
-            strncat(buf, (const char *)ch.data.data,
-                    ch.data.len < sizeof buf - strlen(buf) - 1 ? ch.data.len
-                                                               : sizeof buf - strlen(buf) - 1);
+            strncat(buf, (const char *)ch.bytes,
+                    ch.len < sizeof buf - strlen(buf) - 1 ? ch.len : sizeof buf - strlen(buf) - 1);
         CHECK_OK(rc, err);
+        floe_chunk_release(&ch);
         floe_buf_free(&ch.data);
         floe_line_reader_close(r);
         (*nfiles)++;
