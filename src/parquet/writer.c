@@ -155,6 +155,9 @@ typedef struct col {
 
     /* --- chunk being built --- */
     floe_buf chunk;           /* data pages: headers + bodies */
+    floe_buf fdict;           /* at flush: the dictionary page, header included
+                                 (flush_prepare) */
+    int64_t fdict_unc;        /* its uncompressed size, header included */
     int64_t chunk_rows;
     int64_t chunk_values;     /* slots */
     int64_t chunk_nulls, chunk_nans;
@@ -1726,32 +1729,37 @@ static int sort_i32_unique(int32_t *v, size_t n) {
 }
 
 /* Write one column chunk and fill its footer metadata. */
+/* The column work of a flush, independent for each column (run on several threads when
+ * the writer has an executor): the last data page is cut and the dictionary page built
+ * into c->fdict. flush_chunk then writes, in column order. */
+static int flush_prepare(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err) {
+    int rc;
+    if ((rc = cut_page(w, sc, c, err)) < 0)
+        return rc;
+    floe_buf_reset(&c->fdict);
+    c->fdict_unc = 0;
+    if (c->dict_data_pages > 0) {
+        floe_buf_reset(&sc->body);
+        if ((rc = floe_buf_append(&sc->body, c->dplain.data, c->dplain.len)) < 0)
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        if ((rc = write_page(w, sc, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
+                             (int32_t)c->ndict, NULL, &c->fdict, &c->fdict_unc, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Write a prepared column chunk (flush_prepare) and fill its metadata. */
 static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chunk_index_ref *ref,
                        floe_error *err) {
     int rc;
     enc_scratch *sc = &w->scr[0];
-    if ((rc = cut_page(w, sc, c, err)) < 0)
-        return rc;
-    floe_buf dict_page;
-    floe_buf_init(&dict_page, 0);
-    int64_t dict_uncompressed = 0;
+    int64_t dict_uncompressed = c->fdict_unc;
     bool has_dict = c->dict_data_pages > 0;
-    if (has_dict) {
-        floe_buf_reset(&sc->body);
-        if ((rc = floe_buf_append(&sc->body, c->dplain.data, c->dplain.len)) < 0) {
-            floe_buf_free(&dict_page);
-            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
-        }
-        if ((rc = write_page(w, sc, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
-                             (int32_t)c->ndict, NULL, &dict_page, &dict_uncompressed, err)) < 0) {
-            floe_buf_free(&dict_page);
-            return rc;
-        }
-    }
     int64_t start = w->pos;
-    rc = write_out(w, dict_page.data, dict_page.len, err);
-    size_t dict_len = dict_page.len;
-    floe_buf_free(&dict_page);
+    rc = write_out(w, c->fdict.data, c->fdict.len, err);
+    size_t dict_len = c->fdict.len;
+    floe_buf_free(&c->fdict); /* up to the dictionary limit per column: not kept */
     if (rc < 0)
         return rc;
     int64_t data_start = w->pos;
@@ -1854,6 +1862,8 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     return 0;
 }
 
+static int prepare_columns(floe_pq_writer *w, floe_error *err);
+
 static int flush_row_group(floe_pq_writer *w, floe_error *err) {
     int rc;
     if (w->rg_rows == 0)
@@ -1880,6 +1890,10 @@ static int flush_row_group(floe_pq_writer *w, floe_error *err) {
     rg->has_file_offset = true;
     rg->file_offset = w->pos;
     int64_t total_unc = 0, total_comp = 0;
+    if ((rc = prepare_columns(w, err)) < 0) {
+        floe_error_prefix(err, "row group %zu: ", w->nrgs);
+        return rc;
+    }
     for (size_t i = 0; i < w->ncols; i++) {
         if ((rc = flush_chunk(w, &w->cols[i], &rg->columns[i], &w->refs[w->nrgs * w->ncols + i],
                               err)) < 0) {
@@ -2134,6 +2148,7 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     floe_buf_init(&c->pplain, 0);
     floe_buf_init(&c->dplain, 0);
     floe_buf_init(&c->chunk, 0);
+    floe_buf_init(&c->fdict, 0);
     floe_buf_init(&c->pi_bounds, 0);
     floe_buf_init(&c->pstat.min, 0);
     floe_buf_init(&c->pstat.max, 0);
@@ -2156,6 +2171,7 @@ static void col_free(col *c) {
     floe_free(c->dstamp);
     floe_buf_free(&c->dplain);
     floe_buf_free(&c->chunk);
+    floe_buf_free(&c->fdict);
     vstat_free(&c->cstat);
     floe_free(c->pages);
     floe_buf_free(&c->pi_bounds);
@@ -2424,6 +2440,73 @@ static int append_columns(floe_pq_writer *w, const floe_batch *b, floe_error *er
     for (int t = 1; t <= started; t++)
         pthread_join(tids[t], NULL);
     rc = atomic_load(&job.rc);
+    if (rc < 0 && err)
+        *err = job.err;
+    pthread_mutex_destroy(&job.mu);
+    floe_free(order);
+    floe_free(weight);
+    return rc;
+}
+
+/* Executor task: flush_prepare for column order[k]. */
+static void prep_task(void *arg, size_t k, int worker) {
+    enc_job *j = arg;
+    floe_pq_writer *w = j->w;
+    if (atomic_load(&j->rc) != 0)
+        return;
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = flush_prepare(w, &w->scr[worker], &w->cols[j->order[k]], &err);
+    if (rc < 0) {
+        pthread_mutex_lock(&j->mu);
+        if (atomic_load(&j->rc) == 0) {
+            j->err = err;
+            atomic_store(&j->rc, rc);
+        }
+        pthread_mutex_unlock(&j->mu);
+    }
+}
+
+/* flush_prepare for every column: on the executor when there is one (the last pages and
+ * the dictionary pages of a row group are compressed in parallel; only the writes that
+ * follow are serial), else one column after the other. */
+static int prepare_columns(floe_pq_writer *w, floe_error *err) {
+    const floe_pq_executor *ex = w->opts.executor;
+    if (!ex || ex->nworkers < 2 || w->ncols < 2) {
+        for (size_t i = 0; i < w->ncols; i++)
+            FLOE_FORWARD_IF_ERROR(flush_prepare(w, &w->scr[0], &w->cols[i], err));
+        return 0;
+    }
+    uint32_t *order = floe_malloc(w->ncols * sizeof *order);
+    size_t *weight = floe_malloc(w->ncols * sizeof *weight);
+    if (!order || !weight) {
+        floe_free(order);
+        floe_free(weight);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < w->ncols; i++) { /* largest work first */
+        order[i] = (uint32_t)i;
+        weight[i] = page_est(&w->cols[i]) + w->cols[i].dplain.len;
+    }
+    for (size_t i = 1; i < w->ncols; i++) {
+        uint32_t o = order[i];
+        size_t k = i;
+        while (k > 0 && weight[order[k - 1]] < weight[o]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = o;
+    }
+    enc_job job;
+    job.w = w;
+    job.b = NULL;
+    job.order = order;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.rc, 0);
+    floe_error_clear(&job.err);
+    pthread_mutex_init(&job.mu, NULL);
+    ex->run(ex->ctx, w->ncols, prep_task, &job);
+    int rc = atomic_load(&job.rc);
     if (rc < 0 && err)
         *err = job.err;
     pthread_mutex_destroy(&job.mu);

@@ -94,6 +94,7 @@ typedef struct pipeline {
     pthread_cond_t cv_work, cv_free; /* work for the pool; a free slot for the reader */
     /* the pool (threads > 1): the writer role and the column tasks it hands out */
     bool writing;
+    bool closing, closed;      /* a worker closes the files at the end */
     int writer_id;
     floe_pq_executor ex;
     floe_pq_task_fn task_fn;   /* NULL: no task set */
@@ -136,6 +137,7 @@ static void fail(pipeline *p, int rc, const floe_error *err) {
 }
 
 static int route_slot(pipeline *p, slot *s, floe_error *err);
+static int close_all(pipeline *p, floe_error *err);
 
 /* ---- shredding --------------------------------------------------------------------- */
 
@@ -704,8 +706,25 @@ static void *worker_main(void *arg) {
             pthread_cond_broadcast(&p->cv_work);
             continue;
         }
-        if (p->eof && p->next_write >= p->next_fill)
-            break; /* everything written */
+        if (p->eof && p->next_write >= p->next_fill && !p->writing) {
+            /* everything written: one worker closes the files (their last row groups are
+             * flushed on the pool too), the others help, then all leave */
+            if (p->closed)
+                break;
+            if (!p->closing) {
+                p->closing = p->writing = true;
+                p->writer_id = wa->id;
+                pthread_mutex_unlock(&p->mu);
+                int rc = close_all(p, &err);
+                if (rc < 0)
+                    fail(p, rc, &err);
+                pthread_mutex_lock(&p->mu);
+                p->closed = true;
+                p->writing = false;
+                pthread_cond_broadcast(&p->cv_work);
+                continue;
+            }
+        }
         if (p->next_shred < p->next_fill) {
             shred_next(p, wa->id);
             continue;
@@ -938,7 +957,8 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
             *err = p.err;
         goto done;
     }
-    FLOE_CHECK(close_all(&p, err));
+    if (!p.closed)
+        FLOE_CHECK(close_all(&p, err));
     res.rejected += p.oversized;
     res.records_in += p.oversized;
     res.rejected_by_reason[FLOE_REJECT_TOO_LARGE] += p.oversized;
