@@ -353,6 +353,11 @@ typedef struct floe_maint_run {
     const char *detail;          /* short human summary */
 } floe_maint_run;
 typedef void (*floe_maint_run_fn)(void *ctx, const floe_maint_run *r);
+/* A run's outcome in one word: "busy" (lease held elsewhere), "failed", "skipped", "ok". */
+const char *floe_maint_run_result(const floe_maint_run *r);
+/* Append the run as one line of the run log (docs/MAINTENANCE.md): a JSON object with
+ * table, job, owner, start_ms, end_ms, result and detail, and a newline. FLOE_ENOMEM. */
+int floe_maint_run_json(const floe_maint_run *r, floe_buf *out);
 
 /* cat and leases are borrowed (leases may be NULL: no coordination - one process only).
  * catalog_name names the lease rows. cfg is copied. */

@@ -275,6 +275,13 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
 int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
                  floe_error *err);
 
+/* The small-file rewrite job of `floe maintain` and of serve's maintenance thread (a
+ * floe_maint_hooks.rewrite_data hook; ctx unused): floe_rewrite with Iceberg's bin-pack
+ * defaults (the table's write.target-file-size-bytes, min-input-files 5, ...), which
+ * decide by themselves whether a partition has gathered enough small files. Logs what it
+ * rewrote. */
+int floe_rewrite_maint_job(void *ctx, floe_table *t, floe_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,67 +63,26 @@ typedef struct run_out {
     int failures;
 } run_out;
 
-static void json_escape(floe_buf *b, const char *s) {
-    floe_buf_append_byte(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            floe_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            floe_buf_printf(b, "\\u%04x", *p);
-        else
-            floe_buf_append_byte(b, *p);
-    }
-    floe_buf_append_byte(b, '"');
-}
-
-/* The small-file rewrite job: `floe rewrite` with Iceberg's bin-pack defaults (the
- * table's write.target-file-size-bytes, min-input-files 5, ...), which already decide
- * whether a partition has gathered enough small files to be worth it. */
-static int rewrite_data_hook(void *ctx, floe_table *t, floe_error *err) {
-    (void)ctx;
-    floe_rewrite_options o;
-    floe_rewrite_options_init(&o);
-    floe_rewrite_result res;
-    memset(&res, 0, sizeof res);
-    int rc = floe_rewrite(t, &o, &res, err);
-    if (rc == 0)
-        floe_log(FLOE_LOG_INFO,
-                 "maintain: %s: rewrote %lld small files into %lld (%lld failed)",
-                 floe_table_name(t), (long long)res.rewritten_data_files_count,
-                 (long long)res.added_data_files_count,
-                 (long long)res.failed_data_files_count);
-    return rc;
-}
-
 static void on_run(void *vctx, const floe_maint_run *r) {
     run_out *o = vctx;
-    const char *result = r->lease_busy ? "busy"
-                         : r->rc < 0   ? "failed"
-                         : r->skipped  ? "skipped"
-                                       : "ok";
     if (r->rc < 0)
         o->failures++;
     floe_buf b;
-    floe_buf_init(&b, 1 << 16);
-    floe_buf_printf(&b, "{\"table\":");
-    json_escape(&b, r->table);
-    floe_buf_printf(&b, ",\"job\":\"%s\",\"owner\":", floe_maint_job_name(r->job));
-    json_escape(&b, r->owner);
-    floe_buf_printf(&b, ",\"start_ms\":%lld,\"end_ms\":%lld,\"result\":\"%s\",\"detail\":",
-                    (long long)r->start_ms, (long long)r->end_ms, result);
-    json_escape(&b, r->detail);
-    floe_buf_printf(&b, "}\n");
-    if (o->log_fd >= 0 && b.data) {
+    floe_buf_init(&b, 1 << 10);
+    bool line = floe_maint_run_json(r, &b) == 0;
+    if (o->log_fd >= 0 && line) {
         /* one write(2) per line on an O_APPEND file: lines of concurrent maintainers do
          * not interleave */
         ssize_t w = write(o->log_fd, b.data, b.len);
         (void)w;
     }
     if (o->json) {
-        fwrite(b.data, 1, b.len, stdout);
+        if (line)
+            fwrite(b.data, 1, b.len, stdout);
     } else {
         printf("%-24s %-18s %-7s %s (%lld ms)\n", r->table, floe_maint_job_name(r->job),
-               result, r->detail ? r->detail : "", (long long)(r->end_ms - r->start_ms));
+               floe_maint_run_result(r), r->detail ? r->detail : "",
+               (long long)(r->end_ms - r->start_ms));
     }
     fflush(stdout);
     floe_buf_free(&b);
@@ -200,7 +159,7 @@ int floe_cmd_maintain(int argc, char **argv) {
     floe_catalog *cat = NULL;
     floe_lease_store *leases = NULL;
     floe_maint *m = NULL;
-    floe_maint_hooks hooks = {.rewrite_data = rewrite_data_hook};
+    floe_maint_hooks hooks = {.rewrite_data = floe_rewrite_maint_job};
     run_out out = {.log_fd = -1, .json = json};
     int rc = 0;
     if (config) {

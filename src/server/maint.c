@@ -65,22 +65,6 @@ typedef struct srv_maint {
     size_t ntables;
 } srv_maint;
 
-/* The small-file rewrite job: `floe rewrite` with Iceberg's bin-pack defaults, which
- * decide by themselves whether a partition has gathered enough small files. */
-static int rewrite_data_hook(void *ctx, floe_table *t, floe_error *err) {
-    (void)ctx;
-    floe_rewrite_options o;
-    floe_rewrite_options_init(&o);
-    floe_rewrite_result res;
-    memset(&res, 0, sizeof res);
-    int rc = floe_rewrite(t, &o, &res, err);
-    if (rc == 0)
-        floe_log(FLOE_LOG_INFO, "maintain: %s: rewrote %lld small files into %lld "
-                 "(%lld failed)", floe_table_name(t), (long long)res.rewritten_data_files_count,
-                 (long long)res.added_data_files_count, (long long)res.failed_data_files_count);
-    return rc;
-}
-
 static maint_table *stats_find(srv_maint *mt, const char *name) {
     for (size_t i = 0; i < mt->ntables; i++)
         if (!strcmp(mt->tables[i].name, name))
@@ -88,37 +72,12 @@ static maint_table *stats_find(srv_maint *mt, const char *name) {
     return NULL;
 }
 
-static void json_str(floe_buf *b, const char *s) {
-    floe_buf_append_byte(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            floe_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            floe_buf_printf(b, "\\u%04x", *p);
-        else
-            floe_buf_append_byte(b, *p);
-    }
-    floe_buf_append_byte(b, '"');
-}
-
 static void run_log_write(srv_maint *mt, const floe_maint_run *r) {
-    const char *result = r->lease_busy ? "busy"
-                         : r->rc < 0   ? "failed"
-                         : r->skipped  ? "skipped"
-                                       : "ok";
     floe_buf b;
-    floe_buf_init(&b, 1 << 16);
-    floe_buf_printf(&b, "{\"table\":");
-    json_str(&b, r->table);
-    floe_buf_printf(&b, ",\"job\":\"%s\",\"owner\":", floe_maint_job_name(r->job));
-    json_str(&b, r->owner);
-    floe_buf_printf(&b, ",\"start_ms\":%" PRId64 ",\"end_ms\":%" PRId64 ",\"result\":\"%s\","
-                    "\"detail\":", r->start_ms, r->end_ms, result);
-    json_str(&b, r->detail);
-    floe_buf_printf(&b, "}\n");
+    floe_buf_init(&b, 1 << 10);
     /* one write(2) per line on an O_APPEND file: lines of several maintainers sharing
      * the file do not interleave */
-    if (b.data && write(mt->log_fd, b.data, b.len) < 0)
+    if (floe_maint_run_json(r, &b) == 0 && write(mt->log_fd, b.data, b.len) < 0)
         floe_log(FLOE_LOG_WARN, "maintain: run log: %s", strerror(errno));
     floe_buf_free(&b);
 }
@@ -287,7 +246,7 @@ int srv_maint_start(floe_server *s, floe_error *err) {
         if (mt->log_fd < 0)
             FLOE_FAIL(err, FLOE_EIO, "run log %s: %s", s->cfg.maint_run_log, strerror(errno));
     }
-    floe_maint_hooks hooks = {.rewrite_data = rewrite_data_hook};
+    floe_maint_hooks hooks = {.rewrite_data = floe_rewrite_maint_job};
     FLOE_CHECK(floe_maint_new(mt->cat, mt->leases, &mc, &hooks, &mt->m, err));
     floe_maint_on_run(mt->m, on_run, mt);
     if (pthread_create(&mt->thr, NULL, maint_main, mt) != 0)

@@ -1071,7 +1071,36 @@ TEST(maint_scheduler_respects_leases) {
     env_close(&e);
 }
 
+/* The run-log line: one JSON object per run, strings escaped, the outcome in one word. */
+TEST(run_log_line) {
+    floe_maint_run r = {.table = "ns.t\"q", .job = FLOE_JOB_REWRITE_DATA, .owner = "host:1\\",
+                        .start_ms = 1000, .end_ms = 2500, .rc = 0,
+                        .detail = "two\nlines\x01"};
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    REQUIRE(floe_maint_run_json(&r, &b) == 0);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    CHECK_EQ_STR((const char *)b.data,
+                 "{\"table\":\"ns.t\\\"q\",\"job\":\"rewrite-data\",\"owner\":\"host:1\\\\\","
+                 "\"start_ms\":1000,\"end_ms\":2500,\"result\":\"ok\","
+                 "\"detail\":\"two\\u000alines\\u0001\"}\n");
+    CHECK_EQ_STR(floe_maint_run_result(&r), "ok");
+    r.skipped = true;
+    CHECK_EQ_STR(floe_maint_run_result(&r), "skipped");
+    r.rc = FLOE_EIO;
+    CHECK_EQ_STR(floe_maint_run_result(&r), "failed");
+    r.lease_busy = true;
+    CHECK_EQ_STR(floe_maint_run_result(&r), "busy");
+    /* no owner or detail: empty strings */
+    floe_maint_run z = {.table = "t", .job = FLOE_JOB_EXPIRE};
+    floe_buf_reset(&b);
+    REQUIRE(floe_maint_run_json(&z, &b) == 0);
+    CHECK(memmem(b.data, b.len, "\"owner\":\"\"", 10) != NULL);
+    floe_buf_free(&b);
+}
+
 int main(void) {
+    RUN(run_log_line);
     RUN(expire_retention_rules);
     RUN(expire_retention_properties);
     RUN(expire_deletes_exactly_the_difference);
