@@ -653,13 +653,16 @@ static int dict_reserve_entry(col *c) {
         if (!o)
             return FLOE_ENOMEM;
         c->doff = o;
-        uint32_t *st = floe_realloc(c->dstamp, nc * sizeof *st);
-        if (!st)
-            return FLOE_ENOMEM;
-        c->dstamp = st;
+        if (c->track_entries) {
+            uint32_t *st = floe_realloc(c->dstamp, nc * sizeof *st);
+            if (!st)
+                return FLOE_ENOMEM;
+            c->dstamp = st;
+        }
         c->dict_cap = nc;
     }
-    c->dstamp[c->ndict] = 0; /* the entry about to be added: not used by a page yet */
+    if (c->track_entries)
+        c->dstamp[c->ndict] = 0; /* the entry about to be added: no page uses it yet */
     if ((c->ndict + 1) * 2 > c->nslots)
         return dict_grow_table(c);
     return 0;
@@ -1123,20 +1126,23 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
             dict_track(c, out, nv);
     } else {
         size_t total = (size_t)(off[nv] - off[0]) + 4 * nv;
-        /* 32 spare bytes: values up to 32 bytes (ids, codes) move as one or two fixed
-         * 16-byte copies instead of a memcpy call each, when the source has that many
-         * bytes left; what lands past a value is overwritten by the next one */
-        if ((rc = floe_buf_reserve(&c->pplain, total + 32)) < 0)
+        /* values up to 32 bytes (ids, codes) move as one or two fixed 16-byte copies
+         * instead of a memcpy call each, when the source has that many bytes left and
+         * the buffer has room past the value (what lands past a value is overwritten by
+         * the next one) */
+        if ((rc = floe_buf_reserve(&c->pplain, total)) < 0)
             return rc;
         uint8_t *o = c->pplain.data + c->pplain.len;
         const uint8_t *end = data + off[nv];
+        const uint8_t *oend = c->pplain.data + c->pplain.cap;
         for (size_t i = 0; i < nv; i++) {
             uint32_t xn = off[i + 1] - off[i];
             const uint8_t *x = data + off[i];
             floe_store_le32(o, xn);
-            if (xn <= 16 && end - x >= 16) {
+            size_t room = (size_t)(oend - (o + 4));
+            if (xn <= 16 && end - x >= 16 && room >= 16) {
                 memcpy(o + 4, x, 16);
-            } else if (xn <= 32 && end - x >= 32) {
+            } else if (xn <= 32 && end - x >= 32 && room >= 32) {
                 memcpy(o + 4, x, 16);
                 memcpy(o + 20, x + 16, 16);
             } else {
