@@ -45,6 +45,17 @@ int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint
  * uncompressed size). Fewer or more bytes is FLOE_ECORRUPT. */
 int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src, size_t n,
                           uint8_t *dst, size_t dst_len, floe_error *err);
+/* Decompress src[0..n), which must yield exactly head_len + body_len bytes, into two
+ * places: the first head_len bytes into head (its contents replaced; its capacity beyond
+ * head_len is used as scratch) and the rest into body. For a page whose values can be
+ * decoded straight into their final buffer while its small level prefix goes elsewhere.
+ * Returns 1 without writing to body when the codec or the stream's shape does not allow
+ * it (today: anything but a single zstd frame announcing its size): use
+ * floe_codec_decompress then. Errors as floe_codec_decompress; on error body and head hold
+ * unspecified bytes. */
+int floe_codec_decompress_split(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
+                                size_t n, floe_buf *head, size_t head_len, uint8_t *body,
+                                size_t body_len, floe_error *err);
 /* Decompress when the output size is unknown (Avro blocks), appending to out, never
  * growing out past its max. */
 int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,

@@ -43,6 +43,24 @@ const char *floe_input_uri(const floe_input *in);
 int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err);
 void floe_input_close(floe_input *in);
 
+/* A read-only view of the whole input in memory (mmap of a local file), so readers can
+ * decode from the page cache without copying. Returns 0 and *out (valid until
+ * floe_input_close; floe_input_size bytes), 1 when the input cannot be mapped (object
+ * storage, an empty or special file, mmap refused, or no floe_map_guard slot left): use
+ * floe_input_read_at then. Negative on an injected read fault (mapping counts as one read
+ * of FLOE_IO_FAULT_READ). Mapping twice returns the same view.
+ *
+ * The view is guarded (floe/mapguard.h): if the file shrinks after it was opened, reads
+ * past its new end see zeros instead of raising SIGBUS, and floe_input_mmap_shrank turns
+ * true. Check it after reading from the view, before trusting what was read. */
+int floe_input_mmap(floe_input *in, const uint8_t **out, floe_error *err);
+/* True once a read of the view went past the file's end (it shrank): what was read from
+ * the view since the file shrank is zeros, not the file. */
+bool floe_input_mmap_shrank(const floe_input *in);
+/* The caller is done with [off, off+n) of the view for now: its pages leave the process's
+ * resident set (they stay in the page cache). A hint; no-op for unmapped inputs. */
+void floe_input_mmap_release(floe_input *in, int64_t off, size_t n);
+
 /* Whole-file helpers. read_all refuses files larger than max (FLOE_ELIMIT). */
 int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err);
 int floe_io_write_all(const char *uri, const void *p, size_t n,

@@ -56,6 +56,11 @@ typedef struct floe_pq_reader_options {
     size_t max_footer_bytes; /* 0 = 64 MiB: larger footers are FLOE_ELIMIT */
     size_t max_chunk_bytes;  /* 0 = 2 GiB: one column chunk's stored size */
     bool skip_crc;           /* do not verify page CRCs (default: verify when present) */
+    bool no_map;             /* read local files with pread, never through a mapping
+                              * (default: column chunks of local files of 1 MiB or more
+                              * are decoded straight from an mmap of the file, see
+                              * floe_input_mmap; a file that shrinks meanwhile fails the
+                              * read with FLOE_EIO instead of a SIGBUS) */
 } floe_pq_reader_options;
 
 /* One node of the file's Parquet schema tree (borrowed from the reader, valid until
@@ -127,6 +132,10 @@ typedef struct floe_pq_read_stats {
     int64_t pages_read, pages_skipped; /* data pages */
     int64_t rows_read;                 /* rows decoded into colbufs */
     int64_t bytes_read;                /* bytes fetched for column chunks */
+    int64_t bytes_mapped;              /* of bytes_read, those decoded straight from a
+                                          mapping of the file (no copy) */
+    int64_t pages_direct;              /* data pages whose values were decompressed
+                                          straight into the column buffer */
 } floe_pq_read_stats;
 
 /* Projected columns of one row group (borrowed from the reader; valid until the next

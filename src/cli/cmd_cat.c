@@ -159,9 +159,10 @@ int floe_cmd_cat(int argc, char **argv) {
         fprintf(stderr,
                 "{\"rows\":%" PRId64 ",\"rows_read\":%" PRId64 ",\"row_groups_read\":%" PRId64
                 ",\"row_groups_skipped\":%" PRId64 ",\"pages_read\":%" PRId64
-                ",\"pages_skipped\":%" PRId64 ",\"bytes_read\":%" PRId64 "}\n",
+                ",\"pages_skipped\":%" PRId64 ",\"bytes_read\":%" PRId64
+                ",\"bytes_mapped\":%" PRId64 ",\"pages_direct\":%" PRId64 "}\n",
                 rows, st.rows_read, st.row_groups_read, st.row_groups_skipped, st.pages_read,
-                st.pages_skipped, st.bytes_read);
+                st.pages_skipped, st.bytes_read, st.bytes_mapped, st.pages_direct);
     }
     rc = FLOE_EXIT_OK;
     goto out;

@@ -29,6 +29,9 @@
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
+/* for the buffer-less block API (ZSTD_decompressBegin/Continue, ZSTD_getFrameHeader):
+ * stable since zstd 1.3 and exported by the Debian library */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -432,6 +435,75 @@ static int zstd_decompress_exact(floe_codec_ctx *ctx, const uint8_t *src, size_t
     }
     FLOE_RETURN_ERROR_IF(zr != dst_len, err, FLOE_ECORRUPT,
                          "zstd: decompressed %zu bytes, page announced %zu", zr, dst_len);
+    return 0;
+}
+
+/* One zstd frame (content size announced, no trailing bytes) split between two
+ * destinations: output bytes [0, head_len) into head, the rest into body. Blocks go into
+ * head (as scratch) until it holds head_len bytes, then the spill-over is copied to body
+ * and every later block is decoded straight into body. zstd accepts exactly one such
+ * break in the output: what it already wrote to head stays there and serves as the
+ * earlier part of the window (the decoder treats it like a dictionary segment). Returns 1
+ * (nothing written to body) when the stream is not of that shape. */
+static int zstd_decompress_split(floe_codec_ctx *ctx, const uint8_t *src, size_t n,
+                                 floe_buf *head, size_t head_len, uint8_t *body,
+                                 size_t body_len, floe_error *err) {
+    ZSTD_frameHeader fh;
+    if (n == 0 || ZSTD_getFrameHeader(&fh, src, n) != 0 || fh.frameType != ZSTD_frame ||
+        fh.frameContentSize != (unsigned long long)head_len + body_len ||
+        ZSTD_findFrameCompressedSize(src, n) != n)
+        return 1;
+    ZSTD_DCtx *dctx = NULL;
+    FLOE_FORWARD_IF_ERROR(zstd_dctx(ctx, &dctx, err));
+    /* head must take whole blocks until it reaches head_len */
+    size_t block = fh.blockSizeMax ? fh.blockSizeMax : ZSTD_BLOCKSIZE_MAX;
+    head->len = 0;
+    if (head_len > SIZE_MAX - block || floe_buf_reserve(head, head_len + block) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "zstd: out of memory");
+    size_t zr = ZSTD_decompressBegin(dctx);
+    if (ZSTD_isError(zr))
+        return floe_error_set(err, FLOE_EINTERNAL, "zstd: %s", ZSTD_getErrorName(zr));
+    size_t pos = 0, hp = 0, bp = 0;
+    bool in_body = head_len == 0;
+    for (;;) {
+        size_t want = ZSTD_nextSrcSizeToDecompress(dctx);
+        if (want == 0)
+            break;
+        if (want > n - pos)
+            return floe_error_set(err, FLOE_ECORRUPT, "zstd: truncated frame");
+        uint8_t *dst = in_body ? body + bp : head->data + hp;
+        size_t cap = in_body ? body_len - bp : head->cap - hp;
+        zr = ZSTD_decompressContinue(dctx, dst, cap, src + pos, want);
+        if (ZSTD_isError(zr)) {
+            if (ZSTD_getErrorCode(zr) == ZSTD_error_dstSize_tooSmall)
+                return floe_error_set(err, FLOE_ECORRUPT,
+                                      "zstd: decompressed data is longer than the announced "
+                                      "%zu bytes",
+                                      head_len + body_len);
+            return floe_error_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(zr));
+        }
+        pos += want;
+        if (in_body) {
+            bp += zr;
+            continue;
+        }
+        hp += zr;
+        if (hp >= head_len) {
+            size_t spill = hp - head_len;
+            if (spill > body_len)
+                return floe_error_set(err, FLOE_ECORRUPT,
+                                      "zstd: decompressed data is longer than the announced "
+                                      "%zu bytes",
+                                      head_len + body_len);
+            memcpy(body, head->data + head_len, spill);
+            bp = spill;
+            in_body = true;
+        }
+    }
+    if (pos != n || !in_body || bp != body_len)
+        return floe_error_set(err, FLOE_ECORRUPT, "zstd: decompressed %zu bytes, page announced %zu",
+                              (in_body ? head_len + bp : hp), head_len + body_len);
+    head->len = head_len;
     return 0;
 }
 
@@ -875,6 +947,22 @@ int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
         rc = floe_error_set(err, FLOE_EUNSUPPORTED, "unsupported: compression codec %d", (int)c);
         break;
     }
+    if (ctx == &local)
+        ctx_release(&local);
+    return rc;
+}
+
+int floe_codec_decompress_split(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
+                                size_t n, floe_buf *head, size_t head_len, uint8_t *body,
+                                size_t body_len, floe_error *err) {
+    if (c != FLOE_CODEC_ZSTD || head_len > SIZE_MAX - body_len)
+        return 1;
+    floe_codec_ctx local;
+    if (!ctx) {
+        memset(&local, 0, sizeof local);
+        ctx = &local;
+    }
+    int rc = zstd_decompress_split(ctx, src, n, head, head_len, body, body_len, err);
     if (ctx == &local)
         ctx_release(&local);
     return rc;

@@ -173,6 +173,19 @@ int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_er
                   : floe_local_input_read_at(in->local, off, buf, n, err);
 }
 
+int floe_input_mmap(floe_input *in, const uint8_t **out, floe_error *err) {
+    return in->s3 ? 1 : floe_local_input_mmap(in->local, out, err);
+}
+
+bool floe_input_mmap_shrank(const floe_input *in) {
+    return !in->s3 && floe_local_input_mmap_shrank(in->local);
+}
+
+void floe_input_mmap_release(floe_input *in, int64_t off, size_t n) {
+    if (!in->s3)
+        floe_local_input_mmap_release(in->local, off, n);
+}
+
 void floe_input_close(floe_input *in) {
     if (!in)
         return;

@@ -38,6 +38,9 @@ int64_t floe_local_input_size(const floe_local_input *in);
 const char *floe_local_input_uri(const floe_local_input *in);
 int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_t n,
                              floe_error *err);
+int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error *err);
+bool floe_local_input_mmap_shrank(const floe_local_input *in);
+void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n);
 void floe_local_input_close(floe_local_input *in);
 int floe_local_exists(const char *uri, bool *exists, floe_error *err);
 int floe_local_delete(const char *uri, floe_error *err);

@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "floe/mapguard.h"
 #include "io_internal.h"
 
 #define OUT_BUF_SIZE (1u << 20)
@@ -42,7 +44,9 @@ struct floe_local_output {
 struct floe_local_input {
     char *uri;
     int fd;
-    int64_t size;
+    int64_t size;  /* at open (fstat); the view below covers exactly this many bytes */
+    uint8_t *map;  /* floe_local_input_mmap's view, NULL until mapped */
+    floe_map_guard *guard; /* map's SIGBUS guard */
 };
 
 static _Atomic unsigned tmp_seq;
@@ -270,9 +274,52 @@ int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_
     return 0;
 }
 
+int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error *err) {
+    if (in->map) {
+        *out = in->map;
+        return 0;
+    }
+    if (in->size <= 0 || (uint64_t)in->size > SIZE_MAX)
+        return 1;
+    if (floe_io_faulted(FLOE_IO_FAULT_READ))
+        return floe_error_errno(err, errno, "read %s", in->uri);
+    void *p = mmap(NULL, (size_t)in->size, PROT_READ, MAP_SHARED, in->fd, 0);
+    if (p == MAP_FAILED)
+        return 1; /* pipes, some special or network filesystems: read them instead */
+    floe_map_guard *g = NULL;
+    if (floe_map_guard_add(p, (size_t)in->size, &g, NULL) < 0) {
+        munmap(p, (size_t)in->size); /* every guard slot taken: read instead */
+        return 1;
+    }
+    in->map = p;
+    in->guard = g;
+    *out = in->map;
+    return 0;
+}
+
+bool floe_local_input_mmap_shrank(const floe_local_input *in) {
+    return in->map && floe_map_guard_hit(in->guard);
+}
+
+void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n) {
+    if (!in->map || off < 0 || off > in->size || (int64_t)n > in->size - off)
+        return;
+    /* whole pages inside the range only: a neighbour may still be in use */
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t lo = ((uintptr_t)(in->map + off) + ps - 1) & ~(ps - 1);
+    uintptr_t hi = ((uintptr_t)(in->map + off) + n) & ~(ps - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 void floe_local_input_close(floe_local_input *in) {
     if (!in)
         return;
+    if (in->map) {
+        floe_map_guard_remove(in->guard);
+        munmap(in->map, (size_t)in->size);
+    }
     if (in->fd >= 0)
         close(in->fd);
     floe_free(in->uri);

@@ -29,6 +29,9 @@
 #define PQ_MAX_PAGE_BYTES ((size_t)1 << 30)  /* one page, stored or decompressed */
 #define PQ_MAX_PAGE_LEVELS ((int64_t)1 << 26) /* level entries in one page */
 #define PQ_MAX_INDEX_BYTES ((size_t)64 << 20) /* one column's offset/column index */
+/* Smaller files are read, not mapped: for them mmap, the page faults and munmap cost more
+ * than the copy they save. */
+#define PQ_MAP_MIN_BYTES ((int64_t)1 << 20)
 
 static const uint8_t MAGIC[4] = {'P', 'A', 'R', '1'};
 static const uint8_t MAGIC_ENC[4] = {'P', 'A', 'R', 'E'};
@@ -61,6 +64,37 @@ static int src_read_buf(floe_pq_reader *r, int64_t off, size_t n, floe_buf *b,
     FLOE_FORWARD_IF_ERROR(src_read(r, off, b->data, n, err));
     b->len = n;
     r->stats.bytes_read += (int64_t)n;
+    return 0;
+}
+
+/* View [off, off+n) of the file: straight into the mapping when the file is mapped
+ * (*mapped true: check for a shrunken file after reading, see read_pages_mapped), in
+ * memory for open_memory readers, else read into b. */
+static int src_view(floe_pq_reader *r, int64_t off, size_t n, floe_buf *b,
+                    const uint8_t **out, bool *mapped, floe_error *err) {
+    *mapped = false;
+    if (r->in && !r->map_tried && !r->opts.no_map && r->file_size >= PQ_MAP_MIN_BYTES) {
+        r->map_tried = true;
+        const uint8_t *m = NULL;
+        int rc = floe_input_mmap(r->in, &m, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && floe_input_size(r->in) == r->file_size)
+            r->map = m;
+    }
+    if (r->map || r->mem) {
+        if (off < 0 || (uint64_t)off > (uint64_t)r->file_size ||
+            n > (uint64_t)(r->file_size - off))
+            return src_read(r, off, NULL, n, err); /* the past-the-end error */
+        r->stats.bytes_read += (int64_t)n;
+        if (!r->mem)
+            r->stats.bytes_mapped += (int64_t)n;
+        *mapped = r->mem == NULL;
+        *out = (r->mem ? r->mem : r->map) + off;
+        return 0;
+    }
+    FLOE_FORWARD_IF_ERROR(src_read_buf(r, off, n, b, err));
+    *out = b->data;
     return 0;
 }
 
@@ -1216,6 +1250,82 @@ static int page_bytes(chunk_ctx *x, const uint8_t *body, size_t blen, size_t ule
     return 0;
 }
 
+/* PLAIN values of a fixed width that need no conversion are the column buffer's bytes
+ * already: such pages can be decompressed straight into it instead of into r->page and
+ * copied. */
+static bool plain_fixed_direct_ok(const chunk_ctx *x, int enc) {
+    const pq_leaf *lf = x->lf;
+    return enc == FLOE_PQ_ENC_PLAIN && x->codec != FLOE_CODEC_UNCOMPRESSED &&
+           lf->src_phys != FLOE_PQ_BOOLEAN && lf->src_phys != FLOE_PQ_BYTE_ARRAY &&
+           lf->conv == PQ_CONV_NONE && lf->src_width > 0 && lf->out_width == lf->src_width &&
+           x->c->max_rep == 0;
+}
+
+/* Data page v1 with PLAIN fixed-width values (plain_fixed_direct_ok) and, where the column
+ * is optional, statistics promising no nulls: the page is the level prefix followed by
+ * count values, so its values go straight into c (the prefix, when there is one, into
+ * r->page by floe_codec_decompress_split). Returns 1 when levels and values are decoded,
+ * 2 when the page turned out to hold nulls after all (it is then whole in r->page, for the
+ * normal path), 0 when this path does not apply, negative on error. */
+static int plain_fixed_direct_v1(chunk_ctx *x, const floe_pq_data_page_header *h,
+                                 const uint8_t *body, size_t blen, size_t ulen, size_t count,
+                                 size_t l0, int64_t off, int64_t boff, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    floe_colbuf *c = x->c;
+    size_t sw = (size_t)x->lf->src_width;
+    if (count == 0 || ulen > PQ_MAX_PAGE_BYTES || count > ulen / sw)
+        return 0;
+    size_t vbytes = count * sw, head = ulen - vbytes;
+    if (c->max_def == 0 ? head != 0 : head < 4 || h->definition_level_encoding != FLOE_PQ_ENC_RLE)
+        return 0;
+    int rc = floe_colbuf_reserve_values(c, count, 0);
+    if (rc < 0)
+        return floe_error_set(err, rc, "%s: out of memory", r->name);
+    uint8_t *dst = c->values + c->values_len;
+    if (head == 0)
+        rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, dst, vbytes, err);
+    else
+        rc = floe_codec_decompress_split(r->codec, (floe_codec)x->codec, body, blen, &r->page,
+                                         head, dst, vbytes, err);
+    if (rc == 1)
+        return 0;
+    if (rc < 0) {
+        if (err)
+            floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ", r->name, x->rg,
+                              x->lf->node->path, (long long)off);
+        return rc;
+    }
+    if (head > 0) {
+        const uint8_t *lv = r->page.data;
+        size_t lused = 0;
+        bool whole = floe_load_le32(lv) == head - 4;
+        if (whole) {
+            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, lv, head, true,
+                                                c->def + l0, count, &lused, boff, err));
+            whole = count_eq_i16(c->def + l0, count, c->max_def) == count;
+        }
+        if (!whole) { /* nulls after all: the values start elsewhere; reassemble the page */
+            if (floe_buf_reserve(&r->page, ulen) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+            memcpy(r->page.data + head, c->values + c->values_len, vbytes);
+            r->page.len = ulen;
+            return 2;
+        }
+    }
+    c->values_len += vbytes;
+    c->nvalues += count;
+    r->stats.pages_direct++;
+    return 1;
+}
+
+/* Statistics (page, else chunk) say the page has no nulls. */
+static bool page_has_no_nulls(const chunk_ctx *x, const floe_pq_data_page_header *h) {
+    if (h->has_statistics && h->statistics.has_null_count)
+        return h->statistics.null_count == 0;
+    const floe_pq_column_metadata *m = &x->r->md.row_groups[x->rg].columns[x->col].meta_data;
+    return m->has_statistics && m->statistics.has_null_count && m->statistics.null_count == 0;
+}
+
 static bool row_selected(const chunk_ctx *x, int64_t row, size_t *k) {
     while (*k < x->nranges && x->ranges[2 * *k + 1] <= row)
         (*k)++;
@@ -1366,6 +1476,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         return floe_error_set(err, rc, "%s: out of memory", r->name);
     const uint8_t *vals;
     size_t vn;
+    bool values_done = false; /* decompressed straight into c (plain_fixed_direct_ok) */
     if (v2) {
         const floe_pq_data_page_header_v2 *h = &ph.data_page_header_v2;
         int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
@@ -1382,35 +1493,72 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t lv = (size_t)rl + (size_t)dl;
         if ((size_t)ph.uncompressed_page_size < lv)
             return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
-        FLOE_FORWARD_IF_ERROR(page_bytes(x, body + lv, blen - lv,
-                                         (size_t)ph.uncompressed_page_size - lv, h->is_compressed,
-                                         &vals, &vn, off, err));
+        size_t vlen = (size_t)ph.uncompressed_page_size - lv;
+        size_t nn = c->max_def > 0 ? count_eq_i16(c->def + l0, count, c->max_def) : count;
+        if (h->is_compressed && plain_fixed_direct_ok(x, enc) && nn > 0 &&
+            vlen == nn * (size_t)x->lf->src_width && vlen <= PQ_MAX_PAGE_BYTES) {
+            /* levels are outside the compressed part: the values go straight into c */
+            rc = floe_colbuf_reserve_values(c, nn, 0);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s: out of memory", r->name);
+            rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body + lv, blen - lv,
+                                       c->values + c->values_len, vlen, err);
+            if (rc < 0) {
+                if (err)
+                    floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
+                                      r->name, x->rg, x->lf->node->path, (long long)off);
+                return rc;
+            }
+            c->values_len += vlen;
+            c->nvalues += nn;
+            r->stats.pages_direct++;
+            values_done = true;
+            vals = NULL;
+            vn = 0;
+        } else {
+            FLOE_FORWARD_IF_ERROR(page_bytes(x, body + lv, blen - lv, vlen, h->is_compressed,
+                                             &vals, &vn, off, err));
+        }
     } else {
         const floe_pq_data_page_header *h = &ph.data_page_header;
-        FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, (size_t)ph.uncompressed_page_size, true,
-                                         &d, &dn, off, err));
+        size_t ulen = (size_t)ph.uncompressed_page_size;
+        int direct = 0;
+        if (plain_fixed_direct_ok(x, enc) && (c->max_def == 0 || page_has_no_nulls(x, h)))
+            direct = plain_fixed_direct_v1(x, h, body, blen, ulen, count, l0, off, boff, err);
+        FLOE_FORWARD_IF_ERROR(direct);
+        if (direct == 2) {
+            d = r->page.data;
+            dn = ulen;
+        } else if (direct == 0) {
+            FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, ulen, true, &d, &dn, off, err));
+        } else {
+            d = NULL;
+            dn = 0;
+        }
+        values_done = direct == 1;
         size_t pos = 0, lused = 0;
         if (c->max_rep > 0) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, d, dn,
                                                 true, c->rep + l0, count, &lused, boff, err));
             pos += lused;
         }
-        if (c->max_def > 0) {
+        if (c->max_def > 0 && !values_done) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, h->definition_level_encoding, c->max_def,
                                                 d + pos, dn - pos, true, c->def + l0, count,
                                                 &lused, boff, err));
             pos += lused;
         }
-        vals = d + pos;
-        vn = dn - pos;
+        vals = values_done ? NULL : d + pos;
+        vn = values_done ? 0 : dn - pos;
     }
     if (c->max_rep > 0 && count > 0 && x->levels == 0 && c->rep[l0] != 0)
         return cfail(x, err, FLOE_ECORRUPT, off, "column chunk starts inside a row");
-    size_t nonnull = count;
-    if (c->max_def > 0) {
-        nonnull = count_eq_i16(c->def + l0, count, c->max_def);
+    if (!values_done) {
+        size_t nonnull = count;
+        if (c->max_def > 0)
+            nonnull = count_eq_i16(c->def + l0, count, c->max_def);
+        FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     }
-    FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     c->nlevels += count;
     x->levels += (int64_t)count;
     x->page_starts_row = c->max_rep == 0 || count == 0 || c->rep[l0] == 0;
@@ -1464,6 +1612,25 @@ static int read_pages(chunk_ctx *x, const uint8_t *p, size_t n, int64_t base, fl
         pos += used;
     }
     return 0;
+}
+
+/* Run read_pages (one_page false) or read_page on p[0..n), which is part of the file's
+ * mapping when mapped. Should the file shrink meanwhile, the mapping reads zeros past its
+ * new end (floe/mapguard.h): whatever the decoders made of them, the chunk fails. */
+static int read_pages_mapped(chunk_ctx *x, const uint8_t *p, size_t n, int64_t base,
+                             bool mapped, bool one_page, floe_error *err) {
+    size_t used = 0;
+    bool data = false;
+    int rc = one_page ? read_page(x, p, n, base, &used, &data, err)
+                      : read_pages(x, p, n, base, err);
+    if (!mapped)
+        return rc;
+    if (floe_input_mmap_shrank(x->r->in))
+        return floe_error_at(err, FLOE_EIO, base,
+                             "%s: row group %zu: column %s: the file shrank while it was read",
+                             x->r->name, x->rg, x->lf->node->path);
+    floe_input_mmap_release(x->r->in, base, n);
+    return rc;
 }
 
 static int load_offset_index(floe_pq_reader *r, size_t rg, size_t col, floe_arena *a,
@@ -1655,8 +1822,10 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
     } else if (!use_oi) {
         x.declared_len = (size_t)len;
         size_t l0 = x.c->nlevels, v0 = x.c->nvalues;
-        FLOE_CHECK(src_read_buf(r, start, (size_t)len, &r->chunk, err));
-        rc = read_pages(&x, r->chunk.data, r->chunk.len, start, err);
+        const uint8_t *cp = NULL;
+        bool mapped = false;
+        FLOE_CHECK(src_view(r, start, (size_t)len, &r->chunk, &cp, &mapped, err));
+        rc = read_pages_mapped(&x, cp, (size_t)len, start, mapped, false, err);
         if (rc < 0 && x.overrun && len < r->footer_start - start) {
             /* Some writers (old parquet-mr) under-count total_compressed_size; read on to
              * the footer and stop once the declared values are decoded. */
@@ -1693,12 +1862,13 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
                 r->stats.pages_skipped++;
                 continue;
             }
-            FLOE_CHECK(src_read_buf(r, pl->offset, (size_t)pl->compressed_page_size, &r->chunk,
-                                    err));
+            const uint8_t *pp = NULL;
+            bool mapped = false;
+            FLOE_CHECK(src_view(r, pl->offset, (size_t)pl->compressed_page_size, &r->chunk, &pp,
+                                &mapped, err));
             x.row = r0;
-            size_t used = 0;
-            bool data = false;
-            FLOE_CHECK(read_page(&x, r->chunk.data, r->chunk.len, pl->offset, &used, &data, err));
+            FLOE_CHECK(read_pages_mapped(&x, pp, (size_t)pl->compressed_page_size, pl->offset,
+                                         mapped, true, err));
         }
     }
     if (!use_oi && !(ranges && nranges == 1)) { /* the streamed path reads part of the chunk */

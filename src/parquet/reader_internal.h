@@ -104,6 +104,8 @@ struct pq_resume {
 struct floe_pq_reader {
     floe_input *in;            /* NULL when reading memory */
     const uint8_t *mem;
+    const uint8_t *map;        /* floe_input_mmap view of in (read under a guard), or NULL */
+    bool map_tried;
     size_t mem_len;
     char *name;
     floe_pq_reader_options opts;
