@@ -39,6 +39,8 @@ struct floe_local_output {
     int64_t written;
     uint8_t *buf;
     size_t buf_len;
+    int64_t fd_written;       /* bytes handed to write(2) */
+    int64_t writeback_from;   /* writeback started for the bytes before this */
 };
 
 struct floe_local_input {
@@ -132,7 +134,24 @@ done:
     return rc;
 }
 
+/* With fsync on, close waits until every page of the file is on disk: start writing
+ * them back as they are written, in the background, so that the wait at close is only
+ * for the last few MiB (a large file would otherwise be written out all at close). */
+#define WRITEBACK_STEP ((int64_t)8 << 20)
+static void start_writeback(floe_local_output *o) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    if (o->opts.fsync && o->fd_written - o->writeback_from >= WRITEBACK_STEP) {
+        (void)sync_file_range(o->fd, o->writeback_from, o->fd_written - o->writeback_from,
+                              SYNC_FILE_RANGE_WRITE);
+        o->writeback_from = o->fd_written;
+    }
+#else
+    (void)o;
+#endif
+}
+
 static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_error *err) {
+    o->fd_written += (int64_t)n;
     while (n > 0) {
         ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : write(o->fd, p, n);
         if (w < 0) {
@@ -143,6 +162,7 @@ static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_er
         p += w;
         n -= (size_t)w;
     }
+    start_writeback(o);
     return 0;
 }
 
