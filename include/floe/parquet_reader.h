@@ -135,7 +135,8 @@ typedef struct floe_pq_read_stats {
     int64_t bytes_mapped;              /* of bytes_read, those decoded straight from a
                                           mapping of the file (no copy) */
     int64_t pages_direct;              /* data pages whose values were decompressed
-                                          straight into the column buffer */
+                                          straight into the column buffer (fixed-width
+                                          PLAIN; PLAIN byte arrays, compacted there) */
 } floe_pq_read_stats;
 
 /* Projected columns of one row group (borrowed from the reader; valid until the next

@@ -1318,6 +1318,54 @@ static int plain_fixed_direct_v1(chunk_ctx *x, const floe_pq_data_page_header *h
     return 1;
 }
 
+/* PLAIN byte arrays of a compressed page can be decompressed into the column buffer
+ * itself (reserving the page's size) and compacted there: each value moves left over its
+ * own length prefix and those before it. That replaces a write of the page to r->page and
+ * a copy out of it (two streams through memory) by work on lines already in cache. */
+static bool plain_bytes_inplace_ok(const chunk_ctx *x, int enc) {
+    return enc == FLOE_PQ_ENC_PLAIN && x->codec != FLOE_CODEC_UNCOMPRESSED &&
+           x->lf->src_phys == FLOE_PQ_BYTE_ARRAY && x->lf->conv == PQ_CONV_NONE;
+}
+
+/* The page's values were decompressed to c->values + c->values_len, after `head` bytes of
+ * levels (n bytes in all): compact count of them in place. On an error c's lengths are
+ * unchanged (the bytes past values_len are not part of it). */
+static int plain_bytes_inplace(chunk_ctx *x, floe_colbuf *c, size_t head, size_t n,
+                               size_t count, int64_t off, floe_error *err) {
+    uint8_t *b = c->values + c->values_len;
+    uint32_t *o = c->offsets + c->nvalues + 1;
+    size_t at = 0, pos = head;
+    if (count > (n - head) / 4)
+        return cfail(x, err, FLOE_ECORRUPT, off, "more byte-array values than bytes");
+    for (size_t i = 0; i < count; i++) {
+        if (n - pos < 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
+        uint32_t len = floe_load_le32(b + pos);
+        if (len > n - pos - 4)
+            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        size_t src = pos + 4;
+        /* dst < src always. Two 16-byte loads, then the stores: exact when the 32 bytes
+         * written end before the next unread byte (src + len), which holds from the
+         * 8th value on (src - at grows by 4 per value) */
+        if (len <= 32 && n - src >= 32 && src - at >= 32 - (size_t)len) {
+            uint8_t t0[16], t1[16];
+            memcpy(t0, b + src, 16);
+            memcpy(t1, b + src + 16, 16);
+            memcpy(b + at, t0, 16);
+            memcpy(b + at + 16, t1, 16);
+        } else {
+            memmove(b + at, b + src, len);
+        }
+        at += len;
+        pos = src + len;
+        o[i] = (uint32_t)(c->values_len + at);
+    }
+    c->values_len += at;
+    c->nvalues += count;
+    x->r->stats.pages_direct++;
+    return 0;
+}
+
 /* Statistics (page, else chunk) say the page has no nulls. */
 static bool page_has_no_nulls(const chunk_ctx *x, const floe_pq_data_page_header *h) {
     if (h->has_statistics && h->statistics.has_null_count)
@@ -1477,6 +1525,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     const uint8_t *vals;
     size_t vn;
     bool values_done = false; /* decompressed straight into c (plain_fixed_direct_ok) */
+    bool inplace = false;     /* page decompressed into c's spare values (plain_bytes_inplace) */
     if (v2) {
         const floe_pq_data_page_header_v2 *h = &ph.data_page_header_v2;
         int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
@@ -1529,6 +1578,22 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         if (direct == 2) {
             d = r->page.data;
             dn = ulen;
+        } else if (direct == 0 && plain_bytes_inplace_ok(x, enc) && ulen > 0 &&
+                   ulen <= PQ_MAX_PAGE_BYTES && ulen <= UINT32_MAX - c->values_len) {
+            rc = floe_colbuf_reserve_values(c, count, ulen);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s: out of memory", r->name);
+            uint8_t *dst = c->values + c->values_len;
+            rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, dst, ulen, err);
+            if (rc < 0) {
+                if (err)
+                    floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
+                                      r->name, x->rg, x->lf->node->path, (long long)off);
+                return rc;
+            }
+            d = dst;
+            dn = ulen;
+            inplace = true;
         } else if (direct == 0) {
             FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, ulen, true, &d, &dn, off, err));
         } else {
@@ -1557,7 +1622,11 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t nonnull = count;
         if (c->max_def > 0)
             nonnull = count_eq_i16(c->def + l0, count, c->max_def);
-        FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
+        if (inplace)
+            FLOE_FORWARD_IF_ERROR(plain_bytes_inplace(x, c, (size_t)(vals - d), dn, nonnull,
+                                                      off, err));
+        else
+            FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     }
     c->nlevels += count;
     x->levels += (int64_t)count;

@@ -93,6 +93,14 @@ static void round_trip(size_t nrows, size_t page_rows, bool dictionary, floe_cod
     }
     CHECK_OK(rc < 0 ? rc : 0, err);
     CHECK_EQ_INT((int64_t)row, (int64_t)nrows);
+    floe_pq_read_stats st;
+    floe_pq_reader_stats(r, &st);
+    /* compressed PLAIN strings are decompressed into the column buffer and compacted in
+     * place (plain_bytes_inplace): every data page of s, and of v (fixed, no nulls) */
+    if (!dictionary && codec != FLOE_CODEC_UNCOMPRESSED)
+        CHECK(st.pages_direct >= st.pages_read / 2);
+    else if (codec == FLOE_CODEC_UNCOMPRESSED)
+        CHECK_EQ_INT(st.pages_direct, 0);
     if (bad)
         harness_fail(__FILE__, __LINE__, "iter %d: %zu rows differ", iter, bad);
     floe_pq_reader_close(r);
