@@ -8,7 +8,8 @@
  * mapping from that page to its end with zero-filled pages (so the access completes and
  * reads zeros) and marks the guard as hit. The owner checks floe_map_guard_hit() before
  * trusting what it read and fails with a clear error: the file changed while being read.
- * A SIGBUS anywhere else is not ours: the previous disposition is restored and the
+ * The kernel raises the same SIGBUS when a mapped page cannot be read (an I/O error), and
+ * it is answered the same way. A SIGBUS anywhere else is not ours: the previous disposition is restored and the
  * signal delivered again, as if no handler were there.
  *
  * Up to FLOE_MAP_GUARDS mappings are guarded at once; floe_map_guard_add returns

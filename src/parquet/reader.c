@@ -1696,7 +1696,7 @@ static int read_pages_mapped(chunk_ctx *x, const uint8_t *p, size_t n, int64_t b
         return rc;
     if (floe_input_mmap_shrank(x->r->in))
         return floe_error_at(err, FLOE_EIO, base,
-                             "%s: row group %zu: column %s: the file shrank while it was read",
+                             "%s: row group %zu: column %s: the file shrank, or a read of it failed, while it was mapped",
                              x->r->name, x->rg, x->lf->node->path);
     floe_input_mmap_release(x->r->in, base, n);
     return rc;

@@ -541,7 +541,7 @@ static int write_slot(pipeline *p, slot *s, floe_error *err) {
     floe_convert_result *res = p->res;
     /* checked before anything of the slot is written: its bytes may be stand-in zeros */
     if (floe_chunk_input_shrank(&s->chunk))
-        return floe_error_set(err, FLOE_EIO, "%s: the file shrank while it was being read",
+        return floe_error_set(err, FLOE_EIO, "%s: the file shrank, or a read of it failed, while it was mapped",
                               p->sources[s->source_idx]);
     /* a chunk with no first line (map mode) follows the previous one directly */
     int64_t shift = 0;

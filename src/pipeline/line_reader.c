@@ -528,7 +528,7 @@ static int check_shrank(floe_line_reader *r, size_t pos, floe_error *err) {
     if (!floe_map_guard_hit(r->map->guard))
         return 0;
     return floe_error_at(err, FLOE_EIO, (int64_t)pos,
-                         "%s: the file shrank while it was being read", r->source);
+                         "%s: the file shrank, or a read of it failed, while it was mapped", r->source);
 }
 
 /* Map mode: stream the oversized line at mpos to the callback, in pieces, dropping each
