@@ -913,6 +913,17 @@ static int emit_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *bytes,
  * fixed 16-byte copies instead of one libc call each. */
 #define DIRECT_SLACK 32
 
+/* The length of the PLAIN byte array whose prefix starts at p[pos], checked to fit in n. */
+static inline int byte_array_len(chunk_ctx *x, const uint8_t *p, size_t n, size_t pos,
+                                 uint32_t *len, int64_t off, floe_error *err) {
+    if (n - pos < 4)
+        return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
+    *len = floe_load_le32(p + pos);
+    if (*len > n - pos - 4)
+        return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+    return 0;
+}
+
 /* PLAIN byte arrays in one pass: validate each length and copy the value straight into c.
  * The values' total is at most n, so reserving n bytes up front replaces the separate
  * validation pass (whose dependent length loads stalled on every value). On an error,
@@ -927,11 +938,8 @@ static int plain_bytes_direct(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, si
     uint32_t at = (uint32_t)c->values_len;
     size_t pos = 0;
     for (size_t i = 0; i < count; i++) {
-        if (n - pos < 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
-        uint32_t len = floe_load_le32(p + pos);
-        if (len > n - pos - 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        uint32_t len = 0; /* set by byte_array_len; gcc -O2 cannot tell */
+        FLOE_FORWARD_IF_ERROR(byte_array_len(x, p, n, pos, &len, off, err));
         const uint8_t *s = p + pos + 4;
         uint8_t *dst = base + at;
         if (len <= DIRECT_SLACK && n - pos - 4 >= DIRECT_SLACK) {
@@ -964,11 +972,8 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
      * (length prefixes in between), so emit them one by one into c. */
     size_t pos = 0, total = 0;
     for (size_t i = 0; i < count; i++) {
-        if (n - pos < 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
-        uint32_t len = floe_load_le32(p + pos);
-        if (len > n - pos - 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        uint32_t len = 0; /* set by byte_array_len; gcc -O2 cannot tell */
+        FLOE_FORWARD_IF_ERROR(byte_array_len(x, p, n, pos, &len, off, err));
         r->stage_offsets[i] = (uint32_t)(pos + 4);
         pos += 4 + (size_t)len;
         total += len;
@@ -1338,11 +1343,8 @@ static int plain_bytes_inplace(chunk_ctx *x, floe_colbuf *c, size_t head, size_t
     if (count > (n - head) / 4)
         return cfail(x, err, FLOE_ECORRUPT, off, "more byte-array values than bytes");
     for (size_t i = 0; i < count; i++) {
-        if (n - pos < 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array length truncated");
-        uint32_t len = floe_load_le32(b + pos);
-        if (len > n - pos - 4)
-            return cfail(x, err, FLOE_ECORRUPT, off, "byte-array value past the page end");
+        uint32_t len = 0; /* set by byte_array_len; gcc -O2 cannot tell */
+        FLOE_FORWARD_IF_ERROR(byte_array_len(x, b, n, pos, &len, off, err));
         size_t src = pos + 4;
         /* dst < src always. Two 16-byte loads, then the stores: exact when the 32 bytes
          * written end before the next unread byte (src + len), which holds from the
