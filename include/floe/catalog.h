@@ -46,6 +46,8 @@
 #ifndef FLOE_CATALOG_H
 #define FLOE_CATALOG_H
 
+#include <pthread.h>
+
 #include "floe/common.h"
 
 #ifdef __cplusplus
@@ -143,6 +145,14 @@ int floe_catalog_new_metadata_location(floe_catalog *c, const char *metadata_dir
 /* True when writing the new metadata file (create-if-absent) is itself the swap
  * (filesystem store): FLOE_EEXISTS from that write then means FLOE_ECONFLICT. */
 bool floe_catalog_swap_by_create(const floe_catalog *c);
+/* A lock that floe_table_commit holds over each attempt (refresh, apply, swap) on tables
+ * of this handle, and never while it backs off. Handles of one process that share a gate
+ * never make each other's commits conflict: floe serve gives its landing committer and
+ * its maintenance thread (each with a handle of its own) one gate. NULL removes it. The
+ * caller keeps the mutex alive while the handle commits, and must not hold it when
+ * committing. */
+void floe_catalog_set_commit_gate(floe_catalog *c, pthread_mutex_t *gate);
+pthread_mutex_t *floe_catalog_commit_gate(const floe_catalog *c);
 /* True when a swap call that has returned leaves nothing in flight, so reading the
  * pointer afterwards settles an FLOE_EUNKNOWN_STATE for good (SQLite, filesystem). */
 bool floe_catalog_swap_outcome_final(const floe_catalog *c);

@@ -231,6 +231,10 @@ const char *floe_catalog_name(const floe_catalog *c) { return c->name; }
 const char *floe_catalog_type(const floe_catalog *c) { return c->ops->type; }
 const char *floe_catalog_warehouse(const floe_catalog *c) { return c->warehouse; }
 bool floe_catalog_swap_by_create(const floe_catalog *c) { return c->ops->swap_by_create; }
+
+void floe_catalog_set_commit_gate(floe_catalog *c, pthread_mutex_t *gate) { c->commit_gate = gate; }
+
+pthread_mutex_t *floe_catalog_commit_gate(const floe_catalog *c) { return c->commit_gate; }
 bool floe_catalog_swap_outcome_final(const floe_catalog *c) {
     return c->swap_outcome_final;
 }

@@ -5,6 +5,8 @@
 #ifndef FLOE_CATALOG_INTERNAL_H
 #define FLOE_CATALOG_INTERNAL_H
 
+#include <pthread.h>
+
 #include "floe/catalog.h"
 
 /* The longest namespace, table name or property key the SQL stores accept
@@ -53,6 +55,7 @@ struct floe_catalog {
     char *warehouse; /* where new tables go */
     void *impl;      /* store state */
     bool swap_outcome_final; /* from ops; a store may lower it per connection */
+    pthread_mutex_t *commit_gate; /* floe_catalog_set_commit_gate; not owned */
 };
 
 /* Allocate a catalog shell (name and warehouse copied). */

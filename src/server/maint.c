@@ -15,6 +15,10 @@
  * adds the tables it has not seen, between two floe_maint_tick calls (the scheduler is
  * used by this thread only).
  *
+ * Commits: the thread's catalog handle shares the server's commit gate, so a maintenance
+ * commit never loses a race to this server's landing commits (they wait for its attempt
+ * to end); races with other nodes go through the usual retry.
+ *
  * Stop: srv_maint_stop sets the flag and wakes the thread; the scheduler checks it between
  * jobs, so the job in progress finishes (its changes go through the catalog's
  * compare-and-swap either way) and releases its lease before the thread ends.
@@ -240,6 +244,8 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     if (!cc.name || !cc.type || !cc.uri || !cc.warehouse)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_catalog_open(&cc, &mt->cat, err));
+    /* the landing committer's gate: this thread's commits never race this server's */
+    floe_catalog_set_commit_gate(mt->cat, &s->commit_gate);
     FLOE_CHECK(floe_lease_store_open(&cc, &mt->leases, err));
     if (s->cfg.maint_run_log) {
         mt->log_fd = open(s->cfg.maint_run_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -40,6 +40,7 @@ static void server_free(floe_server *s) {
     floe_free(s->quarantine_root);
     pthread_mutex_destroy(&s->cfg_mu);
     pthread_mutex_destroy(&s->cat_mu);
+    pthread_mutex_destroy(&s->commit_gate);
     pthread_mutex_destroy(&s->tables_mu);
     pthread_mutex_destroy(&s->wal.mu);
     pthread_cond_destroy(&s->wal.cv_work);
@@ -75,6 +76,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     char *db = NULL;
     pthread_mutex_init(&s->cfg_mu, NULL);
     pthread_mutex_init(&s->cat_mu, NULL);
+    pthread_mutex_init(&s->commit_gate, NULL);
     pthread_mutex_init(&s->tables_mu, NULL);
     pthread_mutex_init(&s->wal.mu, NULL);
     pthread_cond_init(&s->wal.cv_work, NULL);
@@ -163,6 +165,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     if (!s->catcfg.name || !s->catcfg.type || !s->catcfg.warehouse)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_catalog_open(&s->catcfg, &s->catalog, err));
+    floe_catalog_set_commit_gate(s->catalog, &s->commit_gate);
     FLOE_CHECK(srv_landing_open(s, err));
     bool ingest = s->role != FLOE_SERVER_ROLE_COMPACTOR;
     if (ingest)

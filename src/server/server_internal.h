@@ -16,7 +16,8 @@
  *   server.c    open (recovery), reload, flush, close
  *
  * Locks (never taken in the reverse order): tables_mu -> table.pool_mu;
- * wal.mu; land.mu -> idx.mu; cfg_mu alone; cat_mu alone (catalog and table objects).
+ * wal.mu; land.mu -> idx.mu; cfg_mu alone; cat_mu (catalog and table objects) -> commit_gate
+ * (held by floe_table_commit only).
  *
  * Landing file state machine (DESIGN.md):
  *
@@ -185,6 +186,7 @@ struct floe_server {
     char *quarantine_root;  /* <warehouse>/_quarantine */
 
     pthread_mutex_t cat_mu;
+    pthread_mutex_t commit_gate; /* the catalog handles' commit gate (landing, maintenance) */
     floe_catalog *catalog;
     floe_catalog_config catcfg; /* how it was opened (leases open their own connection) */
     int role;               /* FLOE_SERVER_ROLE_* */

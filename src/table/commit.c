@@ -33,8 +33,16 @@
  *       never in the filesystem store when the create failed (the file is someone else's).
  *   C3. A conflict never leaves the table object stale: it is refreshed before apply()
  *       runs again.
+ *
+ * Commit gate (floe_catalog_set_commit_gate): writers of one process that share a gate
+ * hold it over each attempt - refresh, apply, swap - and never while backing off, so they
+ * never conflict with each other; conflicts come only from other processes. floe serve
+ * gives its landing committer and its maintenance thread one gate: without it, landing
+ * commits every second or so won every race against a maintenance commit whose apply
+ * writes manifests for a few hundred milliseconds.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -223,12 +231,25 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
     floe_commit_retry_from(t->metadata, &retry);
     const int64_t start = floe_now_ns();
     const bool by_create = floe_catalog_swap_by_create(t->catalog);
+    pthread_mutex_t *gate = floe_catalog_commit_gate(t->catalog);
     int rc = 0;
     for (int attempt = 1;; attempt++) {
         floe_metadata_builder *b = NULL;
         floe_table_metadata *m = NULL;
         char *loc = NULL;
         bool ours_on_disk = false; /* a file we wrote that the table does not reference */
+        /* C3, and under a gate: the base is the newest pointer no gated writer can move
+         * until this attempt ends */
+        if (gate)
+            pthread_mutex_lock(gate);
+        if (gate || attempt > 1) {
+            rc = floe_table_refresh(t, err);
+            if (rc < 0) {
+                if (gate)
+                    pthread_mutex_unlock(gate);
+                return rc;
+            }
+        }
         const char *base_loc = t->metadata_location;
 
         /* staged */
@@ -310,6 +331,8 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
         floe_free(loc);
         floe_table_metadata_free(m);
         floe_metadata_builder_free(b);
+        if (gate)
+            pthread_mutex_unlock(gate);
         if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
             return rc;
 
@@ -325,9 +348,6 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
             wait = retry.total_timeout_ms - elapsed_ms;
         sleep_ms(wait);
         floe_error_clear(err);
-        rc = floe_table_refresh(t, err);
-        if (rc < 0)
-            return rc;
         continue;
     done: /* FLOE_CHECK failures before the swap: nothing on disk is ours to keep */
         goto attempt_done;
