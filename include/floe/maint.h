@@ -364,6 +364,10 @@ int floe_maint_run_json(const floe_maint_run *r, floe_buf *out);
 int floe_maint_new(floe_catalog *cat, floe_lease_store *leases, const floe_maint_config *cfg,
                    const floe_maint_hooks *hooks, floe_maint **out, floe_error *err);
 void floe_maint_free(floe_maint *m);
+/* Replace the settings (cfg is copied; on failure the old ones stay). Call it between two
+ * ticks, from the thread that runs them (floe serve's SIGHUP). The tables stay; a job
+ * whose next run was planned later than one new interval from now runs by then. */
+int floe_maint_set_config(floe_maint *m, const floe_maint_config *cfg, floe_error *err);
 int floe_maint_add_table(floe_maint *m, const char *ns, const char *name, floe_error *err);
 void floe_maint_on_run(floe_maint *m, floe_maint_run_fn fn, void *ctx);
 /* Run every enabled job of every table once, ignoring cadences. */

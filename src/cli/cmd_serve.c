@@ -3,7 +3,7 @@
  *
  * Signals are blocked in every thread and taken synchronously here with sigwait, so the
  * server's threads never run a handler: SIGTERM/SIGINT close the server (flush, finish
- * in-flight work), SIGHUP re-reads the configuration file (tokens, thresholds).
+ * in-flight work), SIGHUP re-reads the configuration file (tokens, thresholds, maintenance settings).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -43,7 +43,8 @@ static void serve_help(FILE *out) {
             "  -h, --help           this help\n"
             "\n"
             "SIGTERM or SIGINT: stop taking requests, finish in-flight work, seal every\n"
-            "buffer, exit. SIGHUP: reload tokens and thresholds from --config.\n");
+            "buffer, exit. SIGHUP: reload tokens, thresholds and [maintain] settings from\n"
+            "--config.\n");
 }
 
 static void work_help(FILE *out) {

@@ -385,6 +385,28 @@ int floe_maint_new(floe_catalog *cat, floe_lease_store *leases, const floe_maint
     return 0;
 }
 
+int floe_maint_set_config(floe_maint *m, const floe_maint_config *cfg, floe_error *err) {
+    floe_maint_config fresh;
+    int rc = config_copy(cfg, &fresh, err);
+    if (rc < 0) {
+        floe_maint_config_reset(&fresh);
+        return rc;
+    }
+    floe_maint_config_reset(&m->cfg);
+    m->cfg = fresh;
+    /* a shorter interval counts from now; a longer one lets the planned run happen */
+    int64_t now = floe_wall_ms();
+    for (size_t i = 0; i < m->ntables; i++)
+        for (int j = 0; j < FLOE_JOB_COUNT; j++) {
+            const floe_maint_job_config *jc =
+                floe_maint_config_job(&m->cfg, m->tables[i].full, (floe_maint_job)j);
+            int64_t due = now + (jc->interval_ms > 0 ? jc->interval_ms : 60000);
+            if (m->tables[i].next_due[j] > due)
+                m->tables[i].next_due[j] = due;
+        }
+    return 0;
+}
+
 void floe_maint_free(floe_maint *m) {
     if (!m)
         return;

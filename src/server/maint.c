@@ -23,6 +23,12 @@
  * jobs, so the job in progress finishes (its changes go through the catalog's
  * compare-and-swap either way) and releases its lease before the thread ends.
  *
+ * Reload (SIGHUP, floe_server_reload): srv_maint_reload parses the new [maintain]
+ * settings and run log on the caller's thread (an error keeps the old ones) and hands them
+ * to the thread, which takes them before its next tick (floe_maint_set_config): cadences,
+ * ages, thresholds, per-table sections, lease TTL, tick and run log. Turning maintenance
+ * on or off, and start-delay, take a restart.
+ *
  * Results: the scheduler logs one line per run (info level: FLOE_LOG=info; failures are
  * errors); the run callback keeps per table and job counts and the last run's time,
  * duration and result for /metrics (floe_maint_*), and appends one JSON line per run to
@@ -67,6 +73,10 @@ typedef struct srv_maint {
     pthread_mutex_t stats_mu; /* tables, their stats */
     maint_table *tables;
     size_t ntables;
+    /* mu: settings of a reload (SIGHUP), applied by the thread before its next tick */
+    bool has_pending;
+    floe_maint_config pending;
+    int pending_log_fd;      /* the new run log, -1 = none */
 } srv_maint;
 
 static maint_table *stats_find(srv_maint *mt, const char *name) {
@@ -156,8 +166,9 @@ static int add_new_tables(srv_maint *mt, floe_error *err) {
     return rc;
 }
 
-/* Wait up to ms or until stopped; true when stopped. Called with mt->mu held. */
-static bool wait_stop_locked(srv_maint *mt, int64_t ms) {
+/* Wait up to ms or until stopped (or, with for_reload, until a reload is pending); true
+ * when stopped. Called with mt->mu held. */
+static bool wait_stop_locked(srv_maint *mt, int64_t ms, bool for_reload) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += (time_t)(ms / 1000);
@@ -166,28 +177,111 @@ static bool wait_stop_locked(srv_maint *mt, int64_t ms) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
     }
-    while (!mt->stop)
+    while (!mt->stop && !(for_reload && mt->has_pending))
         if (pthread_cond_timedwait(&mt->cv, &mt->mu, &ts) == ETIMEDOUT)
             break;
     return mt->stop != 0;
+}
+
+/* The scheduler settings of a [maintain] text: landing compaction is the compactor
+ * thread's, never a second one. */
+static int build_config(const char *text, floe_maint_config *mc, floe_error *err) {
+    floe_maint_config_init(mc);
+    if (text)
+        FLOE_FORWARD_IF_ERROR(floe_maint_config_parse(mc, text, strlen(text), "[maintain]",
+                                                      err));
+    mc->defaults.jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
+    for (size_t i = 0; i < mc->ntables; i++)
+        mc->tables[i].jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
+    return 0;
+}
+
+static int open_run_log(const char *path, int *fd, floe_error *err) {
+    *fd = -1;
+    if (!path)
+        return 0;
+    *fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return floe_error_set(err, FLOE_EIO, "run log %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* On the thread, between ticks: take the settings of a reload. */
+static void apply_pending(srv_maint *mt) {
+    pthread_mutex_lock(&mt->mu);
+    if (!mt->has_pending) {
+        pthread_mutex_unlock(&mt->mu);
+        return;
+    }
+    floe_maint_config mc = mt->pending;
+    int fd = mt->pending_log_fd;
+    floe_maint_config_init(&mt->pending);
+    mt->pending_log_fd = -1;
+    mt->has_pending = false;
+    pthread_mutex_unlock(&mt->mu);
+    floe_error err;
+    floe_error_clear(&err);
+    if (floe_maint_set_config(mt->m, &mc, &err) < 0) {
+        floe_log(FLOE_LOG_ERROR, "maintain: reload: %s; keeping the old settings", err.msg);
+        if (fd >= 0)
+            close(fd);
+    } else {
+        mt->tick_ms = mc.tick_ms > 0 ? mc.tick_ms : 1000;
+        if (mt->log_fd >= 0)
+            close(mt->log_fd);
+        mt->log_fd = fd;
+        floe_log(FLOE_LOG_INFO, "maintain: settings reloaded (tick %lld ms)",
+                 (long long)mt->tick_ms);
+    }
+    floe_maint_config_reset(&mc);
+}
+
+int srv_maint_reload(floe_server *s, const char *maint_config, const char *run_log,
+                     floe_error *err) {
+    srv_maint *mt = s->maint;
+    if (!mt)
+        return 0;
+    floe_maint_config mc;
+    int fd = -1;
+    int rc = build_config(maint_config, &mc, err);
+    if (rc == 0)
+        rc = open_run_log(run_log, &fd, err);
+    if (rc < 0) {
+        floe_maint_config_reset(&mc);
+        floe_error_prefix(err, "maintenance: ");
+        return rc;
+    }
+    pthread_mutex_lock(&mt->mu);
+    if (mt->has_pending) { /* a reload the thread has not taken yet: this one wins */
+        floe_maint_config_reset(&mt->pending);
+        if (mt->pending_log_fd >= 0)
+            close(mt->pending_log_fd);
+    }
+    mt->pending = mc;
+    mt->pending_log_fd = fd;
+    mt->has_pending = true;
+    pthread_cond_broadcast(&mt->cv);
+    pthread_mutex_unlock(&mt->mu);
+    return 0;
 }
 
 static void *maint_main(void *arg) {
     srv_maint *mt = arg;
     srv_thread_name("floe-maint");
     pthread_mutex_lock(&mt->mu);
-    bool stopped = mt->start_delay_ms > 0 && wait_stop_locked(mt, mt->start_delay_ms);
+    bool stopped = mt->start_delay_ms > 0 && wait_stop_locked(mt, mt->start_delay_ms, false);
     pthread_mutex_unlock(&mt->mu);
     while (!stopped) {
         floe_error err;
         floe_error_clear(&err);
+        apply_pending(mt);
         if (add_new_tables(mt, &err) < 0)
             floe_log(FLOE_LOG_WARN, "maintain: listing the served tables: %s", err.msg);
         floe_error_clear(&err);
         if (floe_maint_tick(mt->m, &mt->stop, &err) < 0)
             floe_log(FLOE_LOG_WARN, "maintain: %s", err.msg);
         pthread_mutex_lock(&mt->mu);
-        stopped = wait_stop_locked(mt, mt->tick_ms);
+        stopped = wait_stop_locked(mt, mt->tick_ms, true);
         pthread_mutex_unlock(&mt->mu);
     }
     return NULL;
@@ -199,6 +293,9 @@ static void maint_free(srv_maint *mt) {
     floe_catalog_close(mt->cat);
     if (mt->log_fd >= 0)
         close(mt->log_fd);
+    if (mt->pending_log_fd >= 0)
+        close(mt->pending_log_fd);
+    floe_maint_config_reset(&mt->pending);
     for (size_t i = 0; i < mt->ntables; i++)
         floe_free(mt->tables[i].name);
     floe_free(mt->tables);
@@ -222,16 +319,13 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     }
     mt->s = s;
     mt->log_fd = -1;
+    mt->pending_log_fd = -1;
+    floe_maint_config_init(&mt->pending);
     pthread_mutex_init(&mt->mu, NULL);
     pthread_cond_init(&mt->cv, NULL);
     pthread_mutex_init(&mt->stats_mu, NULL);
-    if (s->cfg.maint_config)
-        FLOE_CHECK(floe_maint_config_parse(&mc, s->cfg.maint_config,
-                                           strlen(s->cfg.maint_config), "[maintain]", err));
-    /* the compactor thread does landing compaction: never a second one */
-    mc.defaults.jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
-    for (size_t i = 0; i < mc.ntables; i++)
-        mc.tables[i].jobs[FLOE_JOB_LANDING_COMPACT].enabled = false;
+    floe_maint_config_reset(&mc);
+    FLOE_CHECK(build_config(s->cfg.maint_config, &mc, err));
     mt->tick_ms = mc.tick_ms > 0 ? mc.tick_ms : 1000;
     mt->start_delay_ms = s->cfg.maint_start_delay_ms;
     /* A connection of our own to the server's catalog (as server.c opens it), under the
@@ -247,11 +341,7 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     /* the landing committer's gate: this thread's commits never race this server's */
     floe_catalog_set_commit_gate(mt->cat, &s->commit_gate);
     FLOE_CHECK(floe_lease_store_open(&cc, &mt->leases, err));
-    if (s->cfg.maint_run_log) {
-        mt->log_fd = open(s->cfg.maint_run_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (mt->log_fd < 0)
-            FLOE_FAIL(err, FLOE_EIO, "run log %s: %s", s->cfg.maint_run_log, strerror(errno));
-    }
+    FLOE_CHECK(open_run_log(s->cfg.maint_run_log, &mt->log_fd, err));
     floe_maint_hooks hooks = {.rewrite_data = floe_rewrite_maint_job};
     FLOE_CHECK(floe_maint_new(mt->cat, mt->leases, &mc, &hooks, &mt->m, err));
     floe_maint_on_run(mt->m, on_run, mt);

@@ -203,8 +203,19 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     s->old_cfgs = olds;
+    int rc = srv_maint_reload(s, fresh.maint_config, fresh.maint_run_log, err);
+    if (rc < 0) {
+        floe_server_config_reset(&fresh);
+        return rc;
+    }
+    if (fresh.maintain != s->cfg.maintain)
+        floe_log(FLOE_LOG_WARN, "serve: reload: maintain = %s takes a restart",
+                 fresh.maintain ? "true" : "false");
+    else if (fresh.maintain && fresh.maint_start_delay_ms != s->cfg.maint_start_delay_ms)
+        floe_log(FLOE_LOG_WARN, "serve: reload: maintenance start-delay takes a restart");
     pthread_mutex_lock(&s->cfg_mu);
-    /* tokens and table settings move to the new values; the rest stays (restart) */
+    /* tokens, table and maintenance settings move to the new values; the rest stays
+     * (restart) */
     floe_server_config *keep = &s->old_cfgs[s->nold_cfgs++];
     floe_server_config_init(keep);
     keep->tokens = s->cfg.tokens;
@@ -212,6 +223,11 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
     keep->tables = s->cfg.tables;
     keep->ntables = s->cfg.ntables;
     keep->defaults = s->cfg.defaults;
+    keep->maint_config = s->cfg.maint_config;
+    keep->maint_run_log = s->cfg.maint_run_log;
+    s->cfg.maint_config = fresh.maint_config;
+    s->cfg.maint_run_log = fresh.maint_run_log;
+    fresh.maint_config = fresh.maint_run_log = NULL;
     s->cfg.tokens = fresh.tokens;
     s->cfg.ntokens = fresh.ntokens;
     s->cfg.tables = fresh.tables;

@@ -309,6 +309,9 @@ void srv_http_stop(floe_server *s);
  * tables_mu briefly to see new tables). stop waits for the job in progress. */
 int srv_maint_start(floe_server *s, floe_error *err);
 void srv_maint_stop(floe_server *s);   /* also frees; safe when never started */
+/* New [maintain] settings and run log for the running scheduler (none running: 0). */
+int srv_maint_reload(floe_server *s, const char *maint_config, const char *run_log,
+                     floe_error *err);
 void srv_maint_metrics(floe_server *s, floe_buf *b);
 
 /* config.c */

@@ -5,7 +5,8 @@
 # orphan (and not a young one), and deletes committed landing files; /metrics counts the
 # runs; nothing acknowledged is lost or doubled. Then: a lease held by another maintainer
 # (a row in the catalog's floe_leases) makes serve skip that job - and only that job - until
-# it is released; a SIGTERM during a job stops serve cleanly and leaves no lease of its own.
+# it is released; SIGHUP reloads the maintenance settings (cadence, run log; a bad one is
+# refused); a SIGTERM during a job stops serve cleanly and leaves no lease of its own.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 
@@ -147,6 +148,30 @@ for _ in $(seq 50); do [ "$(runs expire ok)" -ge 1 ] && break; sleep 0.2; done
 [ "$(runs expire ok)" -ge 1 ] || fail "expire did not run after the lease was released"
 final=$(snapshots)
 [ "$final" -lt "$after" ] && [ "$final" -le 6 ] || fail "$final snapshots after expiry with retain-last 2 (had $after)"
+
+# ---- SIGHUP reloads the maintenance settings: expire every hour (one run at start), then
+# every 500 ms with a new run log; a bad setting keeps the settings in force
+stop_server
+sed -e 's/^expire.interval = 2s$/expire.interval = 1h/' "$tmp/serve.conf" > "$tmp/reload.conf"
+start_server --config "$tmp/reload.conf"
+for _ in $(seq 50); do [ "$(runs expire ok)" -ge 1 ] && break; sleep 0.1; done
+python3 "$tmp/post.py" "$tmp/port" "$tmp/events.ndjson" 150 160 "$tmp/acks.jsonl" || fail "post"
+[ "$(runs expire ok)" = 1 ] || fail "expire ran $(runs expire ok) times with a 1h interval"
+sed -i -e 's/^expire.interval = 1h$/expire.interval = 500ms/' \
+  -e "s|^run-log = .*|run-log = $tmp/runs2.jsonl|" "$tmp/reload.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do [ "$(runs expire ok)" -ge 3 ] && break; sleep 0.1; done
+[ "$(runs expire ok)" -ge 3 ] || fail "expire ran $(runs expire ok) times after the reload to 500ms"
+grep -q 'maintain: settings reloaded' "$tmp/server.log" || fail "log: no reload"
+grep -q '"job":"expire"' "$tmp/runs2.jsonl" || fail "the reloaded run log has no expire run"
+sed -i 's/^expire.interval = 500ms$/expire.interval = never/' "$tmp/reload.conf"
+kill -HUP "$pid"
+for _ in $(seq 50); do grep -q 'reload failed' "$tmp/server.log" && break; sleep 0.1; done
+grep -q 'reload failed, keeping the old settings: .*expire.interval' "$tmp/server.log" ||
+  fail "a bad maintenance setting was not refused at reload"
+n=$(runs expire ok)
+for _ in $(seq 50); do [ "$(runs expire ok)" -gt "$n" ] && break; sleep 0.1; done
+[ "$(runs expire ok)" -gt "$n" ] || fail "expire stopped after a refused reload"
 
 # ---- SIGTERM while a job holds its lease: clean stop, no lease of ours left
 sed -i 's/^tick = 200ms$/tick = 200ms\njob-delay = 3s/' "$tmp/serve.conf"

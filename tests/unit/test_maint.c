@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "floe/append.h"
 #include "floe/io.h"
@@ -1071,6 +1072,47 @@ TEST(maint_scheduler_respects_leases) {
     env_close(&e);
 }
 
+/* New settings between ticks (floe serve's SIGHUP): a job planned an hour away runs once
+ * its new, shorter interval has passed; a job turned off stops. */
+TEST(maint_scheduler_takes_new_settings) {
+    env e;
+    env_open(&e, NULL, 0);
+    floe_error err;
+    floe_error_clear(&err);
+    append_files(e.t, &e.nfile, 1, "a", false);
+    floe_maint_config c;
+    floe_maint_config_init(&c);
+    const char *hourly = "[defaults]\nexpire.interval = 1h\norphans.interval = 1h\n";
+    REQUIRE_OK(floe_maint_config_parse(&c, hourly, strlen(hourly), "test", &err), err);
+    floe_maint *m = NULL;
+    REQUIRE_OK(floe_maint_new(e.cat, NULL, &c, NULL, &m, &err), err);
+    REQUIRE_OK(floe_maint_add_table(m, "ns", "t", &err), err);
+    int stop = 0;
+    REQUIRE_OK(floe_maint_tick(m, &stop, &err), err); /* every job is due at first */
+    floe_maint_metrics mm;
+    floe_maint_metrics_get(m, &mm);
+    CHECK_EQ_INT(mm.jobs[FLOE_JOB_EXPIRE].runs, 1);
+    REQUIRE_OK(floe_maint_tick(m, &stop, &err), err);
+    floe_maint_metrics_get(m, &mm);
+    CHECK_EQ_INT(mm.jobs[FLOE_JOB_EXPIRE].runs, 1); /* an hour away */
+    floe_maint_config fresh;
+    floe_maint_config_init(&fresh);
+    const char *quick = "[defaults]\nexpire.interval = 50ms\norphans.enabled = false\n";
+    REQUIRE_OK(floe_maint_config_parse(&fresh, quick, strlen(quick), "test", &err), err);
+    REQUIRE_OK(floe_maint_set_config(m, &fresh, &err), err);
+    floe_maint_config_reset(&fresh); /* copied */
+    int64_t orphans_before = mm.jobs[FLOE_JOB_ORPHANS].runs;
+    struct timespec ts = {0, 80 * 1000000L};
+    nanosleep(&ts, NULL);
+    REQUIRE_OK(floe_maint_tick(m, &stop, &err), err);
+    floe_maint_metrics_get(m, &mm);
+    CHECK_EQ_INT(mm.jobs[FLOE_JOB_EXPIRE].runs, 2);
+    CHECK_EQ_INT(mm.jobs[FLOE_JOB_ORPHANS].runs, orphans_before);
+    floe_maint_free(m);
+    floe_maint_config_reset(&c);
+    env_close(&e);
+}
+
 /* The run-log line: one JSON object per run, strings escaped, the outcome in one word. */
 TEST(run_log_line) {
     floe_maint_run r = {.table = "ns.t\"q", .job = FLOE_JOB_REWRITE_DATA, .owner = "host:1\\",
@@ -1113,5 +1155,6 @@ int main(void) {
     RUN(landing_lifecycle_deletes_committed_old_files_only);
     RUN(maint_config_parse);
     RUN(maint_scheduler_respects_leases);
+    RUN(maint_scheduler_takes_new_settings);
     return harness_finish();
 }
