@@ -64,6 +64,9 @@ int floe_cmd_convert(int argc, char **argv) {
     };
     floe_convert_options o;
     floe_convert_options_init(&o);
+    /* the files are published and done with: nothing here reads them back, so large ones
+     * need not pass through (and crowd) the page cache */
+    o.write.output.direct = true;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;

@@ -1,5 +1,9 @@
-/* test_io.c - the local FileIO backend: publish on close, abort, create-if-absent, list. */
+/* test_io.c - the local FileIO backend: publish on close, abort, create-if-absent, list,
+ * direct outputs. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,11 +107,138 @@ TEST(test_missing_file) {
     CHECK(in == NULL);
 }
 
+/* Pages of the first n bytes of path that are in the page cache. */
+static size_t resident_pages(const char *path, size_t n) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return (size_t)-1;
+    void *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return (size_t)-1;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = (n + pg - 1) / pg, res = 0;
+    unsigned char *vec = malloc(np);
+    if (vec && mincore(m, n, vec) == 0)
+        for (size_t i = 0; i < np; i++)
+            res += vec[i] & 1;
+    else
+        res = (size_t)-1;
+    free(vec);
+    munmap(m, n);
+    return res;
+}
+
+/* Write len pattern bytes to uri in uneven pieces (1 byte up to several MiB), so blocks
+ * fill across write calls and inside them. */
+static void write_pattern(const char *uri, size_t len, const floe_output_options *opts,
+                          uint8_t *pat) {
+    floe_error err;
+    floe_error_clear(&err);
+    for (size_t i = 0; i < len; i++)
+        pat[i] = (uint8_t)(i * 2654435761u >> 13);
+    floe_output *o;
+    REQUIRE_OK(floe_output_open(uri, opts, &o, &err), err);
+    static const size_t pieces[] = {1, 7, 4096, (1u << 20) + 3, 5u << 20, 333, 9u << 20, 12345};
+    size_t off = 0;
+    for (size_t k = 0; off < len; k++) {
+        size_t n = pieces[k % (sizeof pieces / sizeof pieces[0])];
+        if (n > len - off)
+            n = len - off;
+        CHECK_OK(floe_output_write(o, pat + off, n, &err), err);
+        off += n;
+    }
+    CHECK_EQ_INT(floe_output_tell(o), (int64_t)len);
+    REQUIRE_OK(floe_output_close(o, &err), err);
+}
+
+/* A direct output holds the same bytes as a buffered one, whole 8 MiB blocks bypass the
+ * page cache (where the file system takes O_DIRECT), and a small one is written as usual. */
+TEST(test_direct_output) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *dir = harness_tmpdir();
+    const size_t block = (size_t)8 << 20, len = 2 * block + 777777;
+    uint8_t *pat = malloc(len);
+    REQUIRE(pat != NULL);
+    floe_output_options direct = {.fsync = true, .direct = true};
+    floe_output_options buffered = {.fsync = true};
+    char *d_uri = floe_asprintf("%s/direct.bin", dir);
+    char *b_uri = floe_asprintf("%s/buffered.bin", dir);
+    char *s_uri = floe_asprintf("%s/small.bin", dir);
+    write_pattern(d_uri, len, &direct, pat);
+    write_pattern(b_uri, len, &buffered, pat);
+
+    /* does this file system take O_DIRECT at all? */
+    char *probe = floe_asprintf("%s/probe", dir);
+    int pfd = open(probe, O_WRONLY | O_CREAT | O_DIRECT, 0600);
+    bool has_direct = pfd >= 0;
+    if (pfd >= 0)
+        close(pfd);
+    unlink(probe);
+    floe_free(probe);
+    size_t pages = 2 * block / (size_t)sysconf(_SC_PAGESIZE);
+    size_t d_res = resident_pages(d_uri, 2 * block), b_res = resident_pages(b_uri, 2 * block);
+    CHECK(b_res > pages / 2); /* just written through the page cache */
+    if (has_direct)
+        CHECK(d_res < pages / 16);
+    else
+        fprintf(stderr, "  (no O_DIRECT in %s: page cache residency not checked)\n", dir);
+
+    size_t n = 0;
+    char *got = harness_read_file(d_uri, &n);
+    REQUIRE(got != NULL);
+    CHECK_EQ_INT(n, len);
+    CHECK(n == len && memcmp(got, pat, len) == 0);
+    free(got);
+
+    /* smaller than a block: never direct, same bytes */
+    write_pattern(s_uri, 100000, &direct, pat);
+    got = harness_read_file(s_uri, &n);
+    REQUIRE(got != NULL);
+    CHECK(n == 100000 && memcmp(got, pat, n) == 0);
+    free(got);
+    int count = 0;
+    CHECK_OK(floe_io_list(dir, count_entries, &count, &err), err);
+    CHECK_EQ_INT(count, 3); /* no temporaries left */
+    floe_free(d_uri);
+    floe_free(b_uri);
+    floe_free(s_uri);
+    free(pat);
+}
+
+/* A failed direct write is an error naming the file, and the aborted output leaves
+ * nothing behind. */
+TEST(test_direct_output_write_fault) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *dir = harness_tmpdir();
+    char *uri = floe_asprintf("%s/x.parquet", dir);
+    size_t len = (size_t)20 << 20;
+    uint8_t *p = calloc(1, len);
+    REQUIRE(p != NULL);
+    floe_output_options direct = {.fsync = true, .direct = true};
+    floe_output *o;
+    REQUIRE_OK(floe_output_open(uri, &direct, &o, &err), err);
+    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 2, ENOSPC);
+    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* first block */
+    CHECK_EQ_INT(floe_output_write(o, p, (size_t)9 << 20, &err), FLOE_ENOSPACE);
+    CHECK(strstr(err.msg, "x.parquet") != NULL);
+    floe_io_fault_clear();
+    floe_output_abort(o);
+    int n = 0;
+    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_EQ_INT(n, 0);
+    floe_free(uri);
+    free(p);
+}
+
 int main(void) {
     RUN(test_write_read_roundtrip);
     RUN(test_abort_leaves_nothing);
     RUN(test_no_overwrite);
     RUN(test_paths);
     RUN(test_missing_file);
+    RUN(test_direct_output);
+    RUN(test_direct_output_write_fault);
     return harness_finish();
 }

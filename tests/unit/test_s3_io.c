@@ -181,7 +181,7 @@ static uint8_t *pattern(size_t n, uint32_t seed) {
 /* Write data to uri in uneven chunks; returns the close result. */
 static int write_chunked(const char *uri, const uint8_t *data, size_t n, bool no_overwrite,
                          floe_error *err) {
-    floe_output_options o = {false, no_overwrite};
+    floe_output_options o = {.fsync = false, .no_overwrite = no_overwrite};
     floe_output *out;
     int rc = floe_output_open(uri, &o, &out, err);
     if (rc < 0)
@@ -326,7 +326,7 @@ TEST(test_abort_leaves_nothing) {
 TEST(test_create_if_absent) {
     use(sig_srv.port, AK, SK);
     const char *uri = "s3://bkt/cia/v1.metadata.json";
-    floe_output_options o = {false, true};
+    floe_output_options o = {.fsync = false, .no_overwrite = true};
     floe_error err;
     REQUIRE_OK(floe_io_write_all(uri, "first", 5, &o, &err), err);
     CHECK_EQ_INT(floe_io_write_all(uri, "second", 6, &o, &err), FLOE_EEXISTS);
@@ -635,7 +635,7 @@ TEST(test_faults_clean_errors) {
 
     /* create-if-absent whose first answer is lost after the server applied it: the retry's
      * 412 might be our own object, so the state is unknown, never "already exists" */
-    floe_output_options cia = {false, true};
+    floe_output_options cia = {.fsync = false, .no_overwrite = true};
     faults("[{\"mode\":\"drop_after\",\"count\":1,\"method\":\"PUT\"}]");
     CHECK_EQ_INT(floe_io_write_all("s3://bkt/e/commit-1", "meta", 4, &cia, &err),
                  FLOE_EUNKNOWN_STATE);
