@@ -480,6 +480,13 @@ int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_
             *answer_len = strlen(prior);
             return 200;
         }
+        if (rc == FLOE_EBUSY) { /* another node is taking this very request */
+            status = 409;
+            *retry_after = 1;
+            floe_error_set(&err, rc, "a request with this Idempotency-Key is in progress on "
+                           "another node; retry later for its answer");
+            goto fail;
+        }
         if (rc < 0) {
             floe_error_set(&err, rc, "idempotency lookup failed");
             goto fail;

@@ -67,6 +67,8 @@ static const char *const index_ddl_sqlite[] = {
     ("CREATE TABLE IF NOT EXISTS idempotency("
      " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL)"),
     "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame INTEGER)",
+    ("CREATE TABLE IF NOT EXISTS idempotency_claims("
+     " tbl_key TEXT PRIMARY KEY, node TEXT NOT NULL, created_ms INTEGER NOT NULL)"),
 };
 static const char *const index_ddl_pg[] = {
     ("CREATE TABLE IF NOT EXISTS landing_files("
@@ -81,6 +83,8 @@ static const char *const index_ddl_pg[] = {
     ("CREATE TABLE IF NOT EXISTS idempotency("
      " tbl_key TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, answer TEXT NOT NULL)"),
     "CREATE TABLE IF NOT EXISTS node_state(node TEXT PRIMARY KEY, next_frame BIGINT)",
+    ("CREATE TABLE IF NOT EXISTS idempotency_claims("
+     " tbl_key TEXT PRIMARY KEY, node TEXT NOT NULL, created_ms BIGINT NOT NULL)"),
 };
 static const char index_by_state[] =
     "CREATE INDEX IF NOT EXISTS landing_by_state ON landing_files(tbl, state, part)";
@@ -241,6 +245,44 @@ static char *idem_key(const char *table, const char *key) {
     return floe_asprintf("%s\n%s", table, key);
 }
 
+/* Drop this node's claim of k (shared index). Called with idx_mu. */
+static void idem_unclaim(floe_server *s, const char *k) {
+    const char *p[] = {k, s->node};
+    (void)floe_sql_exec(s->land.db, "DELETE FROM idempotency_claims WHERE tbl_key=? AND node=?",
+                        p, 2, NULL, NULL);
+}
+
+/* Shared index (several ingest nodes): claim the key before taking the request, so that
+ * a retry reaching another node while this one works on it, or before its answer is
+ * stored (the sealer stores answers every ~250 ms), is not taken as new. 0: claimed (or
+ * the index failed: a failed claim counts as claimed, as a failed look-up counts as not
+ * seen); *found set: answered meanwhile; FLOE_EBUSY: another node holds the key. A claim
+ * older than IDEM_CLAIM_TTL_MS is a dead node's and is taken over. Called with idx_mu. */
+#define IDEM_CLAIM_TTL_MS (10 * 60 * 1000LL)
+
+static int idem_claim(floe_server *s, const char *k, char **found) {
+    srv_landing *l = &s->land;
+    char now[24], stale[24], since[24];
+    int64_t t = floe_wall_ms();
+    const char *cp[] = {k, s->node, srv_i64(now, t), srv_i64(stale, t - IDEM_CLAIM_TTL_MS)};
+    int64_t claimed = 0;
+    if (floe_sql_exec(l->db, "INSERT INTO idempotency_claims(tbl_key, node, created_ms) "
+                      "VALUES(?,?,?) ON CONFLICT (tbl_key) DO UPDATE SET node=excluded.node, "
+                      "created_ms=excluded.created_ms WHERE idempotency_claims.created_ms<? "
+                      "OR idempotency_claims.node=excluded.node", cp, 4, &claimed, NULL) < 0)
+        return 0;
+    /* the holder may have stored its answer and dropped its claim since our look-up */
+    const char *ap[] = {k, srv_i64(since, t - s->cfg.idempotency_window_ms)};
+    (void)floe_sql_query(l->db, "SELECT answer FROM idempotency WHERE tbl_key=? AND "
+                         "created_ms>=?", ap, 2, first_row_str, found, NULL);
+    if (*found) {
+        if (claimed > 0)
+            idem_unclaim(s, k);
+        return 0;
+    }
+    return claimed > 0 ? 0 : FLOE_EBUSY;
+}
+
 int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer) {
     srv_landing *l = &s->land;
     char *k = idem_key(table, key);
@@ -268,6 +310,8 @@ int srv_idem_begin(floe_server *s, const char *table, const char *key, char **an
         /* a failed lookup counts as not seen: the key is then only known in memory */
         (void)floe_sql_query(l->db, "SELECT answer FROM idempotency WHERE tbl_key=? AND "
                              "created_ms>=?", params, 2, first_row_str, &found, NULL);
+        if (!found && l->db_is_catalog)
+            rc = idem_claim(s, k, &found);
         pthread_mutex_unlock(&l->idx_mu);
         if (found) {
             *answer = found;
@@ -305,6 +349,11 @@ void srv_idem_abort(floe_server *s, const char *table, const char *key) {
         floe_free(e->key);
         floe_free(e->answer);
         floe_free(e);
+        if (l->db_is_catalog) { /* not taken: a retry may go anywhere */
+            pthread_mutex_lock(&l->idx_mu);
+            idem_unclaim(s, k);
+            pthread_mutex_unlock(&l->idx_mu);
+        }
     }
     pthread_cond_broadcast(&l->cv_idem);
     pthread_mutex_unlock(&l->mu);
@@ -384,6 +433,11 @@ static int idem_persist(floe_server *s, floe_error *err) {
         rc = floe_sql_exec(l->db, "INSERT INTO idempotency(tbl_key, created_ms, answer) "
                            "VALUES(?,?,?) ON CONFLICT (tbl_key) DO NOTHING", params, 3, NULL,
                            err);
+        /* answer and claim change together: a look-up sees one or the other */
+        const char *cp[] = {todo[i]->key, s->node};
+        if (rc == 0 && l->db_is_catalog)
+            rc = floe_sql_exec(l->db, "DELETE FROM idempotency_claims WHERE tbl_key=? AND "
+                               "node=?", cp, 2, NULL, err);
     }
     if (rc == 0)
         rc = floe_sql_commit(l->db, err);
@@ -934,7 +988,7 @@ static int index_create(floe_server *s, floe_error *err) {
     int rc = 0;
     for (int attempt = 0; attempt < 5; attempt++) {
         rc = 0;
-        for (size_t i = 0; i < 3 && rc == 0; i++)
+        for (size_t i = 0; i < 4 && rc == 0; i++)
             rc = srv_index_exec(s, ddl[i], NULL, 0, err);
         if (rc == 0)
             rc = srv_index_exec(s, index_by_state, NULL, 0, err);
@@ -1061,6 +1115,16 @@ uint64_t srv_landing_max_frame(floe_server *s) {
 }
 
 int srv_landing_start(floe_server *s, floe_error *err) {
+    srv_landing *l = &s->land;
+    if (l->db_is_catalog) {
+        /* Claims of this node from before it stopped: the WAL replay has answered the
+         * requests that were taken; store those answers, then the rest were never taken
+         * and their keys are free again. (HTTP is not started yet: no claim is live.) */
+        FLOE_FORWARD_IF_ERROR(idem_persist(s, err));
+        const char *p[] = {s->node};
+        FLOE_FORWARD_IF_ERROR(srv_index_exec(s, "DELETE FROM idempotency_claims WHERE node=?",
+                                             p, 1, err));
+    }
     if (pthread_create(&s->land.thr, NULL, sealer_main, s) != 0)
         return floe_error_set(err, FLOE_EINTERNAL, "cannot start the sealer thread");
     s->land.thr_started = true;

@@ -275,8 +275,9 @@ int srv_landing_flush(floe_server *s, floe_error *err);
 /* At close, after the last seal: delete every WAL segment nothing needs. */
 void srv_landing_release_all(floe_server *s);
 void srv_landing_segment_opened(floe_server *s, uint64_t segno);
-/* Idempotency: 0 = not seen (an in-flight entry is now held by the caller), 1 = answer
- * found (*answer malloc'ed). */
+/* Idempotency: 0 = not seen (an in-flight entry, and on a shared index a claim, are now
+ * held by the caller), 1 = answer found (*answer malloc'ed), FLOE_EBUSY = another node
+ * holds the key's claim (answer 409). */
 int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer);
 void srv_idem_abort(floe_server *s, const char *table, const char *key);
 /* One statement on the index connection; the caller holds idx_mu. */

@@ -2,8 +2,9 @@
 # serve_scale.sh - scale-out on loopback: three ingest nodes (floe serve --role ingest)
 # and three compaction workers (floe work) share one PostgreSQL (catalog, landing index,
 # leases) and one bucket (the signature-checking S3 server of tests/js). Each ingest node
-# takes a third of 9000 events from two clients (Idempotency-Keys); the workers compact
-# every node's landing files as they come; one worker is killed with SIGKILL while it
+# takes a third of 8950 events from two clients (Idempotency-Keys), and the last 50 come
+# in five requests, each sent to two nodes at once with one Idempotency-Key; the workers
+# compact every node's landing files as they come; one worker is killed with SIGKILL while it
 # holds a partition lease. Afterwards:
 #   - every acknowledged event is in the table exactly once (floe scan = the input, row for
 #     row, by event_id: count and unique ids);
@@ -45,7 +46,10 @@ export FLOE_COMPACT_LEASE_MS=2000 FLOE_LOG=info
 "$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null
 "$FLOE" gen --count 9000 --seed 31 -o "$tmp/events.ndjson" > /dev/null
 node "$js/canon_ndjson.mjs" --schema "$tmp/schema.json" "$tmp/events.ndjson" > "$tmp/exp.ndjson"
-split -n l/3 -d "$tmp/events.ndjson" "$tmp/part"
+# the last 50 events go in one racing request (below), the rest through the clients
+head -n 8950 "$tmp/events.ndjson" > "$tmp/posted.ndjson"
+tail -n 50 "$tmp/events.ndjson" > "$tmp/race.ndjson"
+split -n l/3 -d "$tmp/posted.ndjson" "$tmp/part"
 
 conf() { # ROLE: the shared configuration
   cat <<CONF
@@ -132,6 +136,45 @@ wait "${wpid[1]}" 2>/dev/null || true
 echo "serve_scale: killed worker 1 holding $killed_job"
 
 for c in "${cpids[@]}"; do wait "$c" || fail "client"; done
+
+# One Idempotency-Key sent to two nodes at once: one takes the request; the other answers
+# 409 (the key is claimed by a node still working on it) or, if the first is done and its
+# answer stored, that answer. A later retry on a third node gets the first answer. Five
+# races of 10 events (without claims, most races take the key twice).
+code_of() { python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); print(a["error"]["status"] if "error" in a else 200)' "$1"; }
+batch() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("batch_id", ""))' "$1"; }
+url() { echo "http://127.0.0.1:$(cat "$tmp/port$1")/v1/tables/shop.events/events"; }
+split -l 10 -d "$tmp/race.ndjson" "$tmp/race-"
+for r in 0 1 2 3 4; do
+  body="$tmp/race-0$r"
+  post() { # NODE: one retry-style post of the race's body to node N
+    curl -s -o "$tmp/race3.json" -XPOST -H 'Content-Type: application/x-ndjson' \
+      -H "Idempotency-Key: race-$r" --data-binary @"$body" "$(url "$1")" || fail "post"
+  }
+  # one curl, both transfers started together
+  curl -s -Z --parallel-immediate -XPOST -H 'Content-Type: application/x-ndjson' \
+    -H "Idempotency-Key: race-$r" --data-binary @"$body" \
+    -o "$tmp/race1.json" "$(url 1)" -o "$tmp/race2.json" "$(url 2)" || fail "racing posts"
+  codes="$(code_of "$tmp/race1.json") $(code_of "$tmp/race2.json")"
+  case $codes in
+    "200 409") taken=1 ;;
+    "409 200") taken=2 ;;
+    "200 200") [ "$(batch "$tmp/race1.json")" = "$(batch "$tmp/race2.json")" ] ||
+                 fail "race $r: one key taken twice: $(cat "$tmp/race1.json") / $(cat "$tmp/race2.json")"
+               taken=1 ;;
+    *) fail "race $r: answered $codes: $(cat "$tmp/race1.json") / $(cat "$tmp/race2.json")" ;;
+  esac
+  first=$(batch "$tmp/race$taken.json")
+  [ -n "$first" ] || fail "race $r: no batch id in $(cat "$tmp/race$taken.json")"
+  for _ in $(seq 50); do
+    post 3
+    [ "$(code_of "$tmp/race3.json")" = 409 ] || break
+    sleep 0.2
+  done
+  [ "$(batch "$tmp/race3.json")" = "$first" ] ||
+    fail "race $r: the retry on node 3 answered $(cat "$tmp/race3.json") (want batch $first)"
+  echo "serve_scale: race $r: answered $codes; the retry on node 3 got batch $first"
+done
 flush_all
 for _ in $(seq 240); do
   [ "$(uncommitted)" = 0 ] && break
