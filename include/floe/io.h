@@ -64,6 +64,10 @@ bool floe_input_mmap_shrank(const floe_input *in);
 /* The caller is done with [off, off+n) of the view for now: its pages leave the process's
  * resident set (they stay in the page cache). A hint; no-op for unmapped inputs. */
 void floe_input_mmap_release(floe_input *in, int64_t off, size_t n);
+/* The caller is about to read all of [off, off+n) of the view: map its pages now, in one
+ * call, rather than one page fault per few pages as they are touched. A hint; no-op for
+ * unmapped inputs and where the system cannot (Linux before 5.14). */
+void floe_input_mmap_prefault(floe_input *in, int64_t off, size_t n);
 
 /* Whole-file helpers. read_all refuses files larger than max (FLOE_ELIMIT). */
 int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err);

@@ -186,6 +186,11 @@ void floe_input_mmap_release(floe_input *in, int64_t off, size_t n) {
         floe_local_input_mmap_release(in->local, off, n);
 }
 
+void floe_input_mmap_prefault(floe_input *in, int64_t off, size_t n) {
+    if (!in->s3)
+        floe_local_input_mmap_prefault(in->local, off, n);
+}
+
 void floe_input_close(floe_input *in) {
     if (!in)
         return;

@@ -41,6 +41,7 @@ int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_
 int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error *err);
 bool floe_local_input_mmap_shrank(const floe_local_input *in);
 void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n);
+void floe_local_input_mmap_prefault(floe_local_input *in, int64_t off, size_t n);
 void floe_local_input_close(floe_local_input *in);
 int floe_local_exists(const char *uri, bool *exists, floe_error *err);
 int floe_local_delete(const char *uri, floe_error *err);

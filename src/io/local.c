@@ -401,6 +401,23 @@ void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n) 
         (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+void floe_local_input_mmap_prefault(floe_local_input *in, int64_t off, size_t n) {
+#ifdef MADV_POPULATE_READ
+    if (!in->map || off < 0 || off > in->size || (int64_t)n > in->size - off || n == 0)
+        return;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t lo = (uintptr_t)(in->map + off) & ~(ps - 1);
+    /* Failure leaves the pages to fault in as usual; past a shrunken file's end it is
+     * EFAULT here (no SIGBUS), and the reads that follow meet the guard. */
+    (void)madvise((void *)lo, (uintptr_t)(in->map + off) + n - lo, MADV_POPULATE_READ);
+#else
+    (void)in;
+    (void)off;
+    (void)n;
+#endif
+}
+
 void floe_local_input_close(floe_local_input *in) {
     if (!in)
         return;

@@ -59,21 +59,36 @@ static FLOE_ALWAYS_INLINE void store64(uint8_t *p, uint64_t v) {
 
 /* ---- 8-value unpackers, one per width -------------------------------------------------- */
 
-/* Unpack 8 values of bw (1..32) bits, LSB-first (the hybrid's order), from in[0..bw).
- * Reads in[0 .. bw + 8). bw is a compile-time constant at every call site. */
-static FLOE_ALWAYS_INLINE void unpack8_u32(const uint8_t *in, uint32_t *out, const unsigned bw) {
+/* Value i (0..7) of bw (1..32) bits of the group at in, LSB-first (the hybrid's order);
+ * w is load64(in). For bw <= 8 the whole group lives in w. */
+static FLOE_ALWAYS_INLINE uint32_t group_value(const uint8_t *in, uint64_t w, const unsigned i,
+                                               const unsigned bw) {
     const uint64_t mask = ((uint64_t)1 << bw) - 1;
-    if (bw <= 8) {
-        /* The whole group lives in one word. */
-        const uint64_t w = load64(in);
-        for (unsigned i = 0; i < 8; i++)
-            out[i] = (uint32_t)((w >> (i * bw)) & mask);
-    } else {
-        for (unsigned i = 0; i < 8; i++) {
-            const unsigned bit = i * bw;
-            out[i] = (uint32_t)((load64(in + (bit >> 3)) >> (bit & 7)) & mask);
-        }
-    }
+    if (bw <= 8)
+        return (uint32_t)((w >> (i * bw)) & mask);
+    const unsigned bit = i * bw;
+    return (uint32_t)((load64(in + (bit >> 3)) >> (bit & 7)) & mask);
+}
+
+/* Unpack 8 values of bw (1..32) bits from in[0..bw). Reads in[0 .. bw + 8). bw is a
+ * compile-time constant at every call site. The eight values are written out one by one:
+ * gcc -O2 keeps a loop of 8 as a loop (a variable shift per value), and for the 16-bit
+ * levels went through a 32-bit scratch array whose reload missed store forwarding. */
+#define UNPACK8_BODY(T)                                                                    \
+    do {                                                                                   \
+        const uint64_t w = load64(in);                                                     \
+        out[0] = (T)group_value(in, w, 0, bw);                                             \
+        out[1] = (T)group_value(in, w, 1, bw);                                             \
+        out[2] = (T)group_value(in, w, 2, bw);                                             \
+        out[3] = (T)group_value(in, w, 3, bw);                                             \
+        out[4] = (T)group_value(in, w, 4, bw);                                             \
+        out[5] = (T)group_value(in, w, 5, bw);                                             \
+        out[6] = (T)group_value(in, w, 6, bw);                                             \
+        out[7] = (T)group_value(in, w, 7, bw);                                             \
+    } while (0)
+
+static FLOE_ALWAYS_INLINE void unpack8_u32(const uint8_t *in, uint32_t *out, const unsigned bw) {
+    UNPACK8_BODY(uint32_t);
 }
 
 /* Same for bw 1..64 into 64-bit values (DELTA_BINARY_PACKED INT64). Reads in[0 .. bw + 9). */
@@ -90,10 +105,20 @@ static FLOE_ALWAYS_INLINE void unpack8_u64(const uint8_t *in, uint64_t *out, con
 
 /* Levels (bw 1..16). A 16-bit value above INT16_MAX is caught by the caller. */
 static FLOE_ALWAYS_INLINE void unpack8_i16(const uint8_t *in, int16_t *out, const unsigned bw) {
-    uint32_t t[8];
-    unpack8_u32(in, t, bw);
-    for (unsigned i = 0; i < 8; i++)
-        out[i] = (int16_t)(uint16_t)t[i];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (bw == 1) {
+        /* the width of every optional flat column's levels: four bits times
+         * 1 + 2^15 + 2^30 + 2^45 puts bit k at bit 16k (the four products do not overlap),
+         * so one multiply and mask make four 16-bit lanes */
+        const uint64_t spread = 0x0000200040008001u, lanes = 0x0001000100010001u;
+        const uint64_t lo = ((uint64_t)(in[0] & 15u) * spread) & lanes;
+        const uint64_t hi = ((uint64_t)(in[0] >> 4) * spread) & lanes;
+        memcpy(out, &lo, 8);
+        memcpy(out + 4, &hi, 8);
+        return;
+    }
+#endif
+    UNPACK8_BODY(int16_t);
 }
 
 /* Pack 8 values of bw (1..32) bits LSB-first into out[0..bw); the values fit (the caller

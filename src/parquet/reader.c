@@ -91,6 +91,10 @@ static int src_view(floe_pq_reader *r, int64_t off, size_t n, floe_buf *b,
             r->stats.bytes_mapped += (int64_t)n;
         *mapped = r->mem == NULL;
         *out = (r->mem ? r->mem : r->map) + off;
+        /* the whole view is read next (a chunk or a page): one call maps it, where
+         * touching it would take a fault every few pages (about 0.5% of a full read) */
+        if (*mapped)
+            floe_input_mmap_prefault(r->in, off, n);
         return 0;
     }
     FLOE_FORWARD_IF_ERROR(src_read_buf(r, off, n, b, err));
@@ -808,10 +812,45 @@ static int grow_u32(uint32_t **p, size_t *cap, size_t need) {
     return 0;
 }
 
+/* Number of levels equal to v. Blocks of 16 with a narrow sum let the compiler use
+ * vector compares at -O2, where a plain counting loop stays one value per step. */
+static size_t count_eq_i16(const int16_t *l, size_t n, int16_t v) {
+    size_t total = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        unsigned s = 0;
+        for (size_t k = 0; k < 16; k++)
+            s += l[i + k] == v;
+        total += s;
+    }
+    for (; i < n; i++)
+        total += l[i] == v;
+    return total;
+}
+
+/* The value of the first run of RLE hybrid data q[0..qn) of bit width bw (1..16) when it
+ * is a repeated run covering all count levels, else -1. A page without nulls is one such
+ * run; knowing it spares a pass that counts or checks the levels. Call it after the data
+ * decoded without error (the value fits then). */
+static int32_t single_run_level(const uint8_t *q, size_t qn, int bw, size_t count) {
+    uint64_t h;
+    size_t hl = floe_uvarint_get(q, qn, &h);
+    size_t vb = ((size_t)bw + 7) / 8;
+    if (!hl || (h & 1) || (h >> 1) < count || vb > qn - hl)
+        return -1;
+    uint32_t v = q[hl];
+    if (vb == 2)
+        v |= (uint32_t)q[hl + 1] << 8;
+    return (int32_t)v;
+}
+
+/* Decode count levels (maximum maxl) from p[0..n) into out; *used receives the bytes
+ * they took. When n_max is not NULL it receives how many levels equal maxl (for
+ * definition levels: the values present). */
 static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, size_t n,
-                         bool prefixed, int16_t *out, size_t count, size_t *used, int64_t off,
-                         floe_error *err) {
+                         bool prefixed, int16_t *out, size_t count, size_t *used,
+                         size_t *n_max, int64_t off, floe_error *err) {
     int bw = floe_bit_width((uint64_t)maxl);
+    int32_t run = -1;
     if (enc == FLOE_PQ_ENC_RLE) {
         const uint8_t *q = p;
         size_t qn = n, pre = 0;
@@ -827,6 +866,8 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
         }
         FLOE_FORWARD_IF_ERROR(floe_rle_decode_i16(q, qn, bw, out, count, NULL, err));
         *used = pre + qn;
+        if (count > 0)
+            run = single_run_level(q, qn, bw, count);
     } else if (enc == FLOE_PQ_ENC_BIT_PACKED) {
         uint64_t bytes = ((uint64_t)count * (uint64_t)bw + 7) / 8;
         if (bytes > n)
@@ -839,6 +880,13 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
                               "%s: column %s: unsupported: level encoding %s", x->r->name,
                               x->lf->node->path, floe_pq_encoding_name(enc));
     }
+    if (run >= 0) { /* every level is run */
+        if (run > maxl)
+            return cfail(x, err, FLOE_ECORRUPT, off, "level above the column's maximum");
+        if (n_max)
+            *n_max = run == maxl ? count : 0;
+        return 0;
+    }
     /* a bit width holds values up to 2^bw - 1: only then can a level pass the maximum */
     if (maxl != (int16_t)((1 << bw) - 1)) {
         int16_t worst = 0;
@@ -847,6 +895,8 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
         if (worst > maxl)
             return cfail(x, err, FLOE_ECORRUPT, off, "level above the column's maximum");
     }
+    if (n_max)
+        *n_max = count_eq_i16(out, count, maxl);
     return 0;
 }
 
@@ -1019,20 +1069,9 @@ static int plain_bytes(chunk_ctx *x, floe_colbuf *c, const uint8_t *p, size_t n,
     return 0;
 }
 
-/* Number of levels equal to v. Blocks of 16 with a narrow sum let the compiler use
- * vector compares at -O2, where a plain counting loop stays one value per step. */
-static size_t count_eq_i16(const int16_t *l, size_t n, int16_t v) {
-    size_t total = 0, i = 0;
-    for (; i + 16 <= n; i += 16) {
-        unsigned s = 0;
-        for (size_t k = 0; k < 16; k++)
-            s += l[i + k] == v;
-        total += s;
-    }
-    for (; i < n; i++)
-        total += l[i] == v;
-    return total;
-}
+/* Largest count * longest-entry bound gather_dict reserves for byte arrays without
+ * summing the lengths first (an overestimate costs address space, not work). */
+#define GATHER_BOUND_MAX ((uint64_t)16 << 20)
 
 static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const uint32_t *idx,
                        size_t count, int64_t off, floe_error *err) {
@@ -1052,9 +1091,19 @@ static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const
         return cfail(x, err, FLOE_ECORRUPT, off, "dictionary index out of range");
     int rc;
     if (c->width == 0) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < count; i++)
-            total += d->offsets[idx[i] + 1] - d->offsets[idx[i]];
+        /* locals: the copies store through uint8_t pointers, which may alias the
+         * dictionary's fields, so the compiler would reload them for every value */
+        const uint32_t *doff = d->offsets;
+        const uint8_t *dv = d->values;
+        const size_t dlen = d->values_len;
+        /* the longest entry bounds the total: reserving count times it (when that stays
+         * small) spares a pass over the indices that only sums lengths */
+        uint64_t total = (uint64_t)count * x->r->dict_max_len;
+        if (total > GATHER_BOUND_MAX) {
+            total = 0;
+            for (size_t i = 0; i < count; i++)
+                total += doff[idx[i] + 1] - doff[idx[i]];
+        }
         if (total > UINT32_MAX - c->values_len)
             return cfail(x, err, FLOE_ELIMIT, off, "more than 4 GiB of values in one row group");
         rc = floe_colbuf_reserve_values(c, count, (size_t)total + COPY_SLACK);
@@ -1063,13 +1112,12 @@ static int gather_dict(chunk_ctx *x, floe_colbuf *c, const floe_colbuf *d, const
         uint8_t *dst = c->values + c->values_len;
         uint32_t *o = c->offsets + c->nvalues + 1;
         uint32_t at = (uint32_t)c->values_len;
-        size_t dlen = d->values_len;
         for (size_t i = 0; i < count; i++) {
-            uint32_t s = d->offsets[idx[i]], l = d->offsets[idx[i] + 1] - s;
+            uint32_t s = doff[idx[i]], l = doff[idx[i] + 1] - s;
             if (l <= 16 && dlen - s >= 16) /* short value: one fixed copy (see plain_bytes) */
-                memcpy(dst, d->values + s, 16);
+                memcpy(dst, dv + s, 16);
             else
-                memcpy(dst, d->values + s, l);
+                memcpy(dst, dv + s, l);
             dst += l;
             at += l;
             o[i] = at;
@@ -1302,12 +1350,13 @@ static int plain_fixed_direct_v1(chunk_ctx *x, const floe_pq_data_page_header *h
     }
     if (head > 0) {
         const uint8_t *lv = r->page.data;
-        size_t lused = 0;
+        size_t lused = 0, present = 0;
         bool whole = floe_load_le32(lv) == head - 4;
         if (whole) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, lv, head, true,
-                                                c->def + l0, count, &lused, boff, err));
-            whole = count_eq_i16(c->def + l0, count, c->max_def) == count;
+                                                c->def + l0, count, &lused, &present, boff,
+                                                err));
+            whole = present == count;
         }
         if (!whole) { /* nulls after all: the values start elsewhere; reassemble the page */
             if (floe_buf_reserve(&r->page, ulen) < 0)
@@ -1334,15 +1383,22 @@ static bool plain_bytes_inplace_ok(const chunk_ctx *x, int enc) {
 
 /* The page's values were decompressed to c->values + c->values_len, after `head` bytes of
  * levels (n bytes in all): compact count of them in place. On an error c's lengths are
- * unchanged (the bytes past values_len are not part of it). */
+ * unchanged (the bytes past values_len are not part of it).
+ *
+ * Each value's position depends on the length loaded just before it, a chain of dependent
+ * loads that serialises the loop. Columns of fixed-length strings (hashes, ids) are common,
+ * so after each value a run of values with its length takes a loop that steps by that
+ * length and only compares each prefix with it: the next position no longer waits for the
+ * load, and the comparison is a branch the CPU predicts. */
 static int plain_bytes_inplace(chunk_ctx *x, floe_colbuf *c, size_t head, size_t n,
                                size_t count, int64_t off, floe_error *err) {
     uint8_t *b = c->values + c->values_len;
     uint32_t *o = c->offsets + c->nvalues + 1;
-    size_t at = 0, pos = head;
+    const uint32_t vbase = (uint32_t)c->values_len; /* caller: values_len + n <= UINT32_MAX */
+    size_t at = 0, pos = head, i = 0;
     if (count > (n - head) / 4)
         return cfail(x, err, FLOE_ECORRUPT, off, "more byte-array values than bytes");
-    for (size_t i = 0; i < count; i++) {
+    while (i < count) {
         uint32_t len = 0; /* set by byte_array_len; gcc -O2 cannot tell */
         FLOE_FORWARD_IF_ERROR(byte_array_len(x, b, n, pos, &len, off, err));
         size_t src = pos + 4;
@@ -1360,7 +1416,24 @@ static int plain_bytes_inplace(chunk_ctx *x, floe_colbuf *c, size_t head, size_t
         }
         at += len;
         pos = src + len;
-        o[i] = (uint32_t)(c->values_len + at);
+        o[i++] = vbase + (uint32_t)at;
+        if (len > 32)
+            continue;
+        /* the run of values of the same length: each is whole in the page and its 32-byte
+         * copy ends before the next prefix (the conditions above, checked without the
+         * load); a prefix that differs ends the run and goes through the checks above */
+        const size_t step = 4 + (size_t)len;
+        while (i < count && n - pos >= 36 && pos + 4 - at >= 32 - (size_t)len &&
+               floe_load_le32(b + pos) == len) {
+            uint8_t t0[16], t1[16];
+            memcpy(t0, b + pos + 4, 16);
+            memcpy(t1, b + pos + 20, 16);
+            memcpy(b + at, t0, 16);
+            memcpy(b + at + 16, t1, 16);
+            at += len;
+            pos += step;
+            o[i++] = vbase + (uint32_t)at;
+        }
     }
     c->values_len += at;
     c->nvalues += count;
@@ -1504,6 +1577,12 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
                                   : 0);
         FLOE_FORWARD_IF_ERROR(decode_values(x, &r->dict, FLOE_PQ_ENC_PLAIN, d, dn,
                                             (size_t)dh->num_values, true, off, err));
+        r->dict_max_len = 0;
+        if (r->dict.width == 0)
+            for (size_t i = 0; i < r->dict.nvalues; i++) {
+                uint32_t l = r->dict.offsets[i + 1] - r->dict.offsets[i];
+                r->dict_max_len = l > r->dict_max_len ? l : r->dict_max_len;
+            }
         x->have_dict = true;
         return 0;
     }
@@ -1526,6 +1605,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         return floe_error_set(err, rc, "%s: out of memory", r->name);
     const uint8_t *vals;
     size_t vn;
+    size_t nonnull = count;   /* levels at max_def: values in the page (decode_levels) */
     bool values_done = false; /* decompressed straight into c (plain_fixed_direct_ok) */
     bool inplace = false;     /* page decompressed into c's spare values (plain_bytes_inplace) */
     if (v2) {
@@ -1536,20 +1616,20 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t lused;
         if (c->max_rep > 0)
             FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
-                                                false, c->rep + l0, count, &lused, boff, err));
+                                                false, c->rep + l0, count, &lused, NULL, boff,
+                                                err));
         if (c->max_def > 0)
             FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, body + rl,
                                                 (size_t)dl, false, c->def + l0, count, &lused,
-                                                boff, err));
+                                                &nonnull, boff, err));
         size_t lv = (size_t)rl + (size_t)dl;
         if ((size_t)ph.uncompressed_page_size < lv)
             return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
         size_t vlen = (size_t)ph.uncompressed_page_size - lv;
-        size_t nn = c->max_def > 0 ? count_eq_i16(c->def + l0, count, c->max_def) : count;
-        if (h->is_compressed && plain_fixed_direct_ok(x, enc) && nn > 0 &&
-            vlen == nn * (size_t)x->lf->src_width && vlen <= PQ_MAX_PAGE_BYTES) {
+        if (h->is_compressed && plain_fixed_direct_ok(x, enc) && nonnull > 0 &&
+            vlen == nonnull * (size_t)x->lf->src_width && vlen <= PQ_MAX_PAGE_BYTES) {
             /* levels are outside the compressed part: the values go straight into c */
-            rc = floe_colbuf_reserve_values(c, nn, 0);
+            rc = floe_colbuf_reserve_values(c, nonnull, 0);
             if (rc < 0)
                 return floe_error_set(err, rc, "%s: out of memory", r->name);
             rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body + lv, blen - lv,
@@ -1561,7 +1641,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
                 return rc;
             }
             c->values_len += vlen;
-            c->nvalues += nn;
+            c->nvalues += nonnull;
             r->stats.pages_direct++;
             values_done = true;
             vals = NULL;
@@ -1606,13 +1686,14 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t pos = 0, lused = 0;
         if (c->max_rep > 0) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, d, dn,
-                                                true, c->rep + l0, count, &lused, boff, err));
+                                                true, c->rep + l0, count, &lused, NULL, boff,
+                                                err));
             pos += lused;
         }
         if (c->max_def > 0 && !values_done) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, h->definition_level_encoding, c->max_def,
                                                 d + pos, dn - pos, true, c->def + l0, count,
-                                                &lused, boff, err));
+                                                &lused, &nonnull, boff, err));
             pos += lused;
         }
         vals = values_done ? NULL : d + pos;
@@ -1621,9 +1702,6 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     if (c->max_rep > 0 && count > 0 && x->levels == 0 && c->rep[l0] != 0)
         return cfail(x, err, FLOE_ECORRUPT, off, "column chunk starts inside a row");
     if (!values_done) {
-        size_t nonnull = count;
-        if (c->max_def > 0)
-            nonnull = count_eq_i16(c->def + l0, count, c->max_def);
         if (inplace)
             FLOE_FORWARD_IF_ERROR(plain_bytes_inplace(x, c, (size_t)(vals - d), dn, nonnull,
                                                       off, err));

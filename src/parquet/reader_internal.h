@@ -150,6 +150,7 @@ struct floe_pq_reader {
     uint32_t *stage_offsets;
     size_t stage_offsets_cap;
     floe_colbuf dict;          /* current column chunk's dictionary (in-memory form) */
+    uint32_t dict_max_len;     /* longest entry of a byte-array dict (gather_dict) */
     floe_codec_ctx *codec;
     floe_pq_read_stats stats;
     /* per column: where the next slice of a chunk without page locations picks up */

@@ -166,6 +166,42 @@ TEST(test_rle_roundtrip_all_widths) {
     free(got16);
 }
 
+/* 1-bit levels (every optional flat column) unpack through a multiply that spreads four
+ * bits into four 16-bit lanes: every byte value, at every position of a long run and in a
+ * short final group, must give its bits LSB first. */
+TEST(test_rle_one_bit_levels_every_byte) {
+    for (size_t tail = 0; tail < 8; tail++) {
+        size_t count = 256 * 8 + tail; /* 256 whole groups, then tail values of one more */
+        size_t groups = (count + 7) / 8;
+        uint8_t *in = malloc(3 + groups + 16);
+        size_t n = 0;
+        uint64_t header = ((uint64_t)groups << 1) | 1;
+        while (header >= 0x80) {
+            in[n++] = (uint8_t)(header | 0x80);
+            header >>= 7;
+        }
+        in[n++] = (uint8_t)header;
+        for (size_t g = 0; g < groups; g++)
+            in[n++] = (uint8_t)(g * 167 + 13); /* every byte value once in the first 256 */
+        uint8_t *exact = dup_exact(in, n);
+        int16_t *got = malloc((count + 1) * sizeof *got);
+        got[count] = 0x5a5a;
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = floe_rle_decode_i16(exact, n, 1, got, count, NULL, &err);
+        CHECK_OK(rc, err);
+        size_t bad = 0;
+        for (size_t i = 0; rc == 0 && i < count; i++)
+            bad += got[i] != ((exact[n - groups + i / 8] >> (i % 8)) & 1);
+        if (bad)
+            harness_fail(__FILE__, __LINE__, "tail %zu: %zu levels differ", tail, bad);
+        CHECK_EQ_INT(got[count], 0x5a5a);
+        free(got);
+        free(exact);
+        free(in);
+    }
+}
+
 TEST(test_rle_runs_chosen_well) {
     /* 1000 equal values: one RLE run, not 125 bit-packed groups. */
     uint32_t v[1000];
@@ -899,6 +935,7 @@ int main(void) {
     RUN(test_rle_spec_example);
     RUN(test_rle_exact_small);
     RUN(test_rle_roundtrip_all_widths);
+    RUN(test_rle_one_bit_levels_every_byte);
     RUN(test_rle_runs_chosen_well);
     RUN(test_rle_long_runs_broken_anywhere);
     RUN(test_rle_repeat_equals_general);
