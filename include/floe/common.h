@@ -207,6 +207,14 @@ char *floe_buf_detach(floe_buf *b, size_t *len_out);
 bool floe_parse_i64(const char *s, size_t n, int64_t *out);
 bool floe_parse_u64(const char *s, size_t n, uint64_t *out);
 bool floe_parse_f64(const char *s, size_t n, double *out);
+/* Sizes and durations as configuration files and options write them (NUL-terminated).
+ * Size: a non-negative number, optional blanks, an optional binary unit in any case - B,
+ * K/KB/KiB, M/MB/MiB, G/GB/GiB ("1.5 GiB", "64k"); a bare number is bytes. Duration: a
+ * non-negative number and ms, s, m or min, h, d ("250ms", "1.5h"); a bare number counts in
+ * bare_unit_ms (0 refuses it). Anything else, NaN, infinity or a result above 9e18 is
+ * refused. *out is written only on success. */
+bool floe_parse_size(const char *s, int64_t *out);
+bool floe_parse_duration(const char *s, int64_t bare_unit_ms, int64_t *out_ms);
 
 /* ---------------------------------------------------------------------------------------
  * Varints (ULEB128) and zigzag, shared by thrift and avro.

@@ -48,8 +48,6 @@ int floe_cmd_rewrite(int argc, char **argv);
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
-/* Parse sizes such as 128MB, 512MiB, 1G, 4096. Returns false on junk. */
-bool cli_parse_size(const char *s, int64_t *out);
 /* Parse a non-negative integer. */
 bool cli_parse_int(const char *s, int64_t *out);
 /* Human-readable byte count into buf ("12.3 MB"). */

@@ -93,17 +93,17 @@ int floe_cmd_convert(int argc, char **argv) {
             o.write.codec_level = (int)v;
             break;
         case O_RG:
-            if (!cli_parse_size(optarg, &v) || v < 1024)
+            if (!floe_parse_size(optarg, &v) || v < 1024)
                 return cli_usage("convert", "bad --row-group-size '%s'", optarg);
             o.write.row_group_size = (size_t)v;
             break;
         case O_PAGE:
-            if (!cli_parse_size(optarg, &v) || v < 64)
+            if (!floe_parse_size(optarg, &v) || v < 64)
                 return cli_usage("convert", "bad --page-size '%s'", optarg);
             o.write.page_size = (size_t)v;
             break;
         case O_TARGET:
-            if (!cli_parse_size(optarg, &v) || v < 1024)
+            if (!floe_parse_size(optarg, &v) || v < 1024)
                 return cli_usage("convert", "bad --target-file-size '%s'", optarg);
             o.write.target_file_size = v;
             break;
@@ -127,7 +127,7 @@ int floe_cmd_convert(int argc, char **argv) {
                 return cli_usage("convert", "bad --unknown-fields '%s' (reject or ignore)", optarg);
             break;
         case O_MAXREC:
-            if (!cli_parse_size(optarg, &v) || v < 16 || v > (1 << 30))
+            if (!floe_parse_size(optarg, &v) || v < 16 || v > (1 << 30))
                 return cli_usage("convert", "bad --max-record-size '%s'", optarg);
             o.shred.max_record = (size_t)v;
             break;

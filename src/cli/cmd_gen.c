@@ -333,7 +333,7 @@ int floe_cmd_gen(int argc, char **argv) {
             a.count = iv;
         } else if (!strcmp(opt, "--bytes")) {
             NEED_VAL();
-            if (!cli_parse_size(val, &iv))
+            if (!floe_parse_size(val, &iv))
                 return cli_usage("gen", "bad --bytes '%s'", val);
             a.bytes = iv;
         } else if (!strcmp(opt, "--start")) {

@@ -139,7 +139,7 @@ int floe_cmd_maintain(int argc, char **argv) {
             i++;
         } else if ((!strcmp(a, "--lease-ttl") || !strcmp(a, "--job-delay")) && val) {
             int64_t *dst = !strcmp(a, "--lease-ttl") ? &lease_ttl : &job_delay;
-            if (!cli_parse_duration(val, dst)) {
+            if (!floe_parse_duration(val, 0, dst)) {
                 free(tables);
                 return cli_usage("maintain", "%s %s: not a duration (10m, 30s, 500ms)", a, val);
             }

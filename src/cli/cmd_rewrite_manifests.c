@@ -49,7 +49,7 @@ int floe_cmd_rewrite_manifests(int argc, char **argv) {
         } else if (!strcmp(a, "--dry-run")) {
             o.dry_run = true;
         } else if (!strcmp(a, "--target-size") && val) {
-            if (!cli_parse_size(val, &o.target_size_bytes) || o.target_size_bytes < 1)
+            if (!floe_parse_size(val, &o.target_size_bytes) || o.target_size_bytes < 1)
                 return cli_usage("rewrite-manifests", "--target-size %s: not a size", val);
             i++;
         } else if (!strcmp(a, "--spec-id") && val) {

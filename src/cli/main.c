@@ -81,37 +81,6 @@ bool cli_parse_int(const char *s, int64_t *out) {
     return true;
 }
 
-bool cli_parse_size(const char *s, int64_t *out) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    double mul = 1;
-    char unit[8] = {0};
-    size_t ul = strlen(end);
-    if (ul >= sizeof unit)
-        return false;
-    for (size_t i = 0; i < ul; i++)
-        unit[i] = (char)(end[i] >= 'a' && end[i] <= 'z' ? end[i] - 32 : end[i]);
-    if (!*unit || !strcmp(unit, "B"))
-        mul = 1;
-    else if (!strcmp(unit, "K") || !strcmp(unit, "KB") || !strcmp(unit, "KIB"))
-        mul = 1024.0;
-    else if (!strcmp(unit, "M") || !strcmp(unit, "MB") || !strcmp(unit, "MIB"))
-        mul = 1024.0 * 1024;
-    else if (!strcmp(unit, "G") || !strcmp(unit, "GB") || !strcmp(unit, "GIB"))
-        mul = 1024.0 * 1024 * 1024;
-    else
-        return false;
-    double r = v * mul;
-    if (r > 9.0e18)
-        return false;
-    *out = (int64_t)r;
-    return true;
-}
-
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
     const char *units[] = {"B", "KB", "MB", "GB", "TB"};
     int u = 0;

@@ -7,35 +7,9 @@
 #include "floe/scan.h"
 #include "maint_args.h"
 
-bool cli_parse_duration(const char *s, int64_t *ms) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    double mul;
-    if (!strcmp(end, "ms"))
-        mul = 1;
-    else if (!strcmp(end, "s"))
-        mul = 1000;
-    else if (!strcmp(end, "m") || !strcmp(end, "min"))
-        mul = 60000;
-    else if (!strcmp(end, "h"))
-        mul = 3600000;
-    else if (!strcmp(end, "d"))
-        mul = 86400000;
-    else
-        return false; /* a bare number is not a duration (it is a timestamp) */
-    if (v * mul > 9.0e18)
-        return false;
-    *ms = (int64_t)(v * mul);
-    return true;
-}
-
 bool cli_parse_older_than(const char *s, int64_t now_ms, int64_t *ms) {
     int64_t d;
-    if (cli_parse_duration(s, &d)) {
+    if (floe_parse_duration(s, 0, &d)) {
         *ms = now_ms - d;
         return true;
     }

@@ -10,8 +10,6 @@
 #include "cli.h"
 #include "floe/maint.h"
 
-/* A duration: "5d", "36h", "90m", "30s", "250ms". false on junk. */
-bool cli_parse_duration(const char *s, int64_t *ms);
 /* --older-than: an age ("5d": now minus it) or a point in time (ISO timestamp, date, or
  * milliseconds since the epoch). */
 bool cli_parse_older_than(const char *s, int64_t now_ms, int64_t *ms);

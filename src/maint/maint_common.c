@@ -445,29 +445,3 @@ void maint_delete_run(const maint_delete_list *l, int threads, int64_t deleted[]
     *failures += atomic_load(&p.failures);
 }
 
-bool maint_parse_duration(const char *s, int64_t *ms) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    double mul;
-    if (!*end || !strcmp(end, "ms"))
-        mul = 1;
-    else if (!strcmp(end, "s"))
-        mul = 1000;
-    else if (!strcmp(end, "m") || !strcmp(end, "min"))
-        mul = 60000;
-    else if (!strcmp(end, "h"))
-        mul = 3600000;
-    else if (!strcmp(end, "d"))
-        mul = 86400000;
-    else
-        return false;
-    double r = v * mul;
-    if (r > 9.0e18)
-        return false;
-    *ms = (int64_t)r;
-    return true;
-}

@@ -98,7 +98,4 @@ void maint_delete_list_free(maint_delete_list *l);
 void maint_delete_run(const maint_delete_list *l, int threads, int64_t deleted[],
                       int64_t *failures);
 
-/* "5d", "3h", "10m", "30s", "250ms", "1000" (ms). false on junk. */
-bool maint_parse_duration(const char *s, int64_t *ms);
-
 #endif

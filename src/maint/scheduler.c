@@ -131,28 +131,6 @@ static bool parse_bool(const char *v, bool *out) {
     return true;
 }
 
-static bool parse_size(const char *s, int64_t *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    double mul = 1;
-    if (!strcmp(end, "") || !strcmp(end, "B"))
-        mul = 1;
-    else if (!strcmp(end, "KB") || !strcmp(end, "K") || !strcmp(end, "KiB"))
-        mul = 1024.0;
-    else if (!strcmp(end, "MB") || !strcmp(end, "M") || !strcmp(end, "MiB"))
-        mul = 1024.0 * 1024;
-    else if (!strcmp(end, "GB") || !strcmp(end, "G") || !strcmp(end, "GiB"))
-        mul = 1024.0 * 1024 * 1024;
-    else
-        return false;
-    if (v * mul > 9.0e18)
-        return false;
-    *out = (int64_t)(v * mul);
-    return true;
-}
-
 /* key "<job>.<setting>" = value into t */
 static bool apply_setting(floe_maint_table_config *t, const char *key, const char *val) {
     const char *dot = strchr(key, '.');
@@ -170,9 +148,9 @@ static bool apply_setting(floe_maint_table_config *t, const char *key, const cha
     if (!strcmp(s, "enabled"))
         return parse_bool(val, &c->enabled);
     if (!strcmp(s, "interval"))
-        return maint_parse_duration(val, &c->interval_ms);
+        return floe_parse_duration(val, 1, &c->interval_ms);
     if (!strcmp(s, "older-than") || !strcmp(s, "age"))
-        return maint_parse_duration(val, &c->older_than_ms);
+        return floe_parse_duration(val, 1, &c->older_than_ms);
     if (!strcmp(s, "retain-last")) {
         char *end;
         long long v = strtoll(val, &end, 10);
@@ -190,13 +168,13 @@ static bool apply_setting(floe_maint_table_config *t, const char *key, const cha
         return true;
     }
     if (!strcmp(s, "target-size"))
-        return parse_size(val, &c->target_size_bytes);
+        return floe_parse_size(val, &c->target_size_bytes);
     if (!strcmp(s, "quarantine-retention")) {
         if (!strcmp(val, "keep")) {
             c->quarantine_retention_ms = -1;
             return true;
         }
-        return maint_parse_duration(val, &c->quarantine_retention_ms);
+        return floe_parse_duration(val, 1, &c->quarantine_retention_ms);
     }
     return false;
 }
@@ -287,7 +265,7 @@ int floe_maint_config_parse(floe_maint_config *c, const char *text, size_t n,
                                : !strcmp(key, "tick")    ? &c->tick_ms
                                                          : &c->job_delay_ms;
                 int64_t v;
-                ok = maint_parse_duration(val, &v) && (v > 0 || dst == &c->job_delay_ms);
+                ok = floe_parse_duration(val, 1, &v) && (v > 0 || dst == &c->job_delay_ms);
                 if (ok && apply)
                     *dst = v;
             } else if (apply) {

@@ -157,53 +157,13 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_server_config_init(cfg);
 }
 
-static bool parse_size(const char *s, int64_t *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    while (*end == ' ')
-        end++;
-    double mul = 1;
-    if (!*end || !strcasecmp(end, "b"))
-        mul = 1;
-    else if (!strcasecmp(end, "kb") || !strcasecmp(end, "kib") || !strcasecmp(end, "k"))
-        mul = 1024.0;
-    else if (!strcasecmp(end, "mb") || !strcasecmp(end, "mib") || !strcasecmp(end, "m"))
-        mul = 1024.0 * 1024;
-    else if (!strcasecmp(end, "gb") || !strcasecmp(end, "gib") || !strcasecmp(end, "g"))
-        mul = 1024.0 * 1024 * 1024;
-    else
-        return false;
-    if (v * mul > 9e18)
-        return false;
-    *out = (int64_t)(v * mul);
-    return true;
-}
-
+/* A bare number is seconds here; at most ~285 years, so that deadlines computed from
+ * now plus it (in ns too) stay far from overflow. */
 static bool parse_duration(const char *s, int64_t *out_ms) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
+    int64_t ms;
+    if (!floe_parse_duration(s, 1000, &ms) || ms > 9000000000000000LL)
         return false;
-    while (*end == ' ')
-        end++;
-    double mul;
-    if (!strcmp(end, "ms"))
-        mul = 1;
-    else if (!*end || !strcmp(end, "s"))
-        mul = 1000;
-    else if (!strcmp(end, "m") || !strcmp(end, "min"))
-        mul = 60e3;
-    else if (!strcmp(end, "h"))
-        mul = 3600e3;
-    else if (!strcmp(end, "d"))
-        mul = 86400e3;
-    else
-        return false;
-    if (v * mul > 9e15)
-        return false;
-    *out_ms = (int64_t)(v * mul);
+    *out_ms = ms;
     return true;
 }
 
@@ -298,7 +258,7 @@ static int table_key(floe_server_table_config *t, const char *k, const char *v,
         t->mode = m;
     } else if (!strcmp(k, "seal_bytes") || !strcmp(k, "compact_bytes") ||
                !strcmp(k, "target_file_size")) {
-        if (!parse_size(v, &x) || x <= 0)
+        if (!floe_parse_size(v, &x) || x <= 0)
             return floe_error_set(err, FLOE_EINVALID, "%s: bad size '%s'", k, v);
         if (k[0] == 's')
             t->seal_bytes = x;
@@ -349,7 +309,7 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         if (nums[i].kind == 1) {
             ok = parse_duration(v, &x);
         } else if (nums[i].kind == 0 || nums[i].kind == 3) {
-            ok = (nums[i].kind == 3 && !strcmp(v, "0")) ? (x = 0, true) : parse_size(v, &x);
+            ok = (nums[i].kind == 3 && !strcmp(v, "0")) ? (x = 0, true) : floe_parse_size(v, &x);
         } else {
             char *end;
             long long ll = strtoll(v, &end, 10);

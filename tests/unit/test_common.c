@@ -116,6 +116,37 @@ TEST(test_parse_literals) {
     CHECK(!floe_parse_f64("2.5e", 4, &d) && !floe_parse_f64("1.5 ", 4, &d));
 }
 
+/* One parser for sizes and durations everywhere (CLI, serve's configuration, maintenance
+ * settings); only the meaning of a bare number differs between them. */
+TEST(test_parse_size_duration) {
+    int64_t x = 7;
+    CHECK(floe_parse_size("128MB", &x) && x == 128LL << 20);
+    CHECK(floe_parse_size("1.5 GiB", &x) && x == 3LL << 29);
+    CHECK(floe_parse_size("64k", &x) && x == 64 << 10);
+    CHECK(floe_parse_size("4096", &x) && x == 4096);
+    CHECK(floe_parse_size("16kb", &x) && x == 16 << 10);
+    CHECK(floe_parse_size("0", &x) && x == 0);
+    x = 7;
+    CHECK(!floe_parse_size("", &x) && !floe_parse_size(NULL, &x) && !floe_parse_size("MB", &x));
+    CHECK(!floe_parse_size("-1MB", &x) && !floe_parse_size("1TB", &x));
+    CHECK(!floe_parse_size("nan", &x) && !floe_parse_size("inf", &x));
+    CHECK(!floe_parse_size("9e18GB", &x) && !floe_parse_size("12 MB junk", &x));
+    CHECK(x == 7); /* untouched on failure */
+    CHECK(floe_parse_duration("250ms", 0, &x) && x == 250);
+    CHECK(floe_parse_duration("1.5h", 0, &x) && x == 5400000);
+    CHECK(floe_parse_duration("3d", 0, &x) && x == 3 * 86400000LL);
+    CHECK(floe_parse_duration("90 min", 0, &x) && x == 5400000);
+    CHECK(floe_parse_duration("2m", 0, &x) && x == 120000);
+    CHECK(floe_parse_duration("30s", 0, &x) && x == 30000);
+    x = 7;
+    CHECK(!floe_parse_duration("30", 0, &x) && x == 7); /* bare number refused */
+    CHECK(floe_parse_duration("30", 1000, &x) && x == 30000); /* or seconds */
+    CHECK(floe_parse_duration("30", 1, &x) && x == 30);       /* or ms */
+    CHECK(!floe_parse_duration("5 years", 1, &x) && !floe_parse_duration("nan", 1, &x));
+    CHECK(!floe_parse_duration("-1s", 1, &x) && !floe_parse_duration("1e300d", 1, &x));
+    CHECK(!floe_parse_duration("1H", 1, &x)); /* duration units are lower case */
+}
+
 int main(void) {
     RUN(test_error_table);
     RUN(test_error_prefix);
@@ -125,5 +156,6 @@ int main(void) {
     RUN(test_varint);
     RUN(test_crc);
     RUN(test_parse_literals);
+    RUN(test_parse_size_duration);
     return harness_finish();
 }
