@@ -70,6 +70,10 @@ typedef struct floe_pq_write_options {
     const floe_pq_kv *kv;        /* extra footer key-value metadata (copied at open) */
     size_t nkv;
     floe_output_options output;  /* passed to floe_output_open (fsync default true) */
+    bool write_behind;           /* a writer thread writes each finished row group's chunks
+                                    to the output while the next row group fills (their
+                                    memory is freed as they are written); default false.
+                                    Same bytes; a write error is returned by a later call */
 } floe_pq_write_options;
 
 /* Fill o with the defaults above. */

@@ -67,6 +67,8 @@ int floe_cmd_convert(int argc, char **argv) {
     /* the files are published and done with: nothing here reads them back, so large ones
      * need not pass through (and crowd) the page cache */
     o.write.output.direct = true;
+    /* and a finished row group is written while the next one fills */
+    o.write.write_behind = true;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;

@@ -31,6 +31,15 @@
  *
  *     any error -> FAILED: only close (which then discards) or abort are accepted.
  *
+ * Write-behind (opts.write_behind): flush_chunk hands the storage of each chunk (and its
+ * dictionary page) to a writer thread instead of writing it, in file order, and the
+ * column starts its next chunk in a new buffer. w->pos counts the handed-over bytes, so
+ * offsets are computed as before. Every other write (page index, footer, copied row
+ * groups) first waits until the thread has written everything (wb_drain), so the bytes
+ * reach the output in order and only one thread touches it at a time. The thread's
+ * first error stops it (later buffers are freed unwritten) and is returned by the next
+ * hand-over or drain.
+ *
  * Invariants:
  *   - pages start and end at row boundaries (repetition level 0), so the OffsetIndex's
  *     first_row_index is exact;
@@ -212,7 +221,126 @@ struct floe_pq_writer {
     /* scratch reused for every page: one per encoding thread (scr[0] for serial work) */
     enc_scratch *scr;
     int nscr;
+
+    struct write_behind *wb;  /* opts.write_behind: the writer thread, once started */
 };
+
+/* =====================================================================================
+ * Write-behind: a thread writing handed-over buffers to the output, in order
+ * =================================================================================== */
+
+typedef struct wb_item {
+    uint8_t *data; /* owned: freed once written (or dropped) */
+    size_t len;
+} wb_item;
+
+typedef struct write_behind {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* items queued, an item done, stop */
+    wb_item *q;              /* ring of cap items: n queued from head */
+    size_t head, n, cap;
+    bool busy;               /* the thread is writing an item taken off the ring */
+    bool stop;               /* leave once the ring is empty */
+    int rc;                  /* first write error: later items are dropped */
+    floe_error err;
+    floe_output *out;
+} write_behind;
+
+static void *wb_main(void *arg) {
+    write_behind *wb = arg;
+    pthread_mutex_lock(&wb->mu);
+    for (;;) {
+        if (wb->n == 0) {
+            if (wb->stop)
+                break;
+            pthread_cond_wait(&wb->cv, &wb->mu);
+            continue;
+        }
+        wb_item it = wb->q[wb->head];
+        wb->head = (wb->head + 1) % wb->cap;
+        wb->n--;
+        wb->busy = true;
+        int failed = wb->rc;
+        pthread_mutex_unlock(&wb->mu);
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = failed ? 0 : floe_output_write(wb->out, it.data, it.len, &err);
+        floe_free(it.data);
+        pthread_mutex_lock(&wb->mu);
+        if (rc < 0 && wb->rc == 0) {
+            wb->rc = rc;
+            wb->err = err;
+        }
+        wb->busy = false;
+        pthread_cond_broadcast(&wb->cv);
+    }
+    pthread_mutex_unlock(&wb->mu);
+    return NULL;
+}
+
+/* Wait until everything handed over is written; the thread's error, if any. */
+static int wb_drain(floe_pq_writer *w, floe_error *err) {
+    write_behind *wb = w->wb;
+    if (!wb)
+        return 0;
+    pthread_mutex_lock(&wb->mu);
+    while (wb->n > 0 || wb->busy)
+        pthread_cond_wait(&wb->cv, &wb->mu);
+    int rc = wb->rc;
+    if (rc < 0 && err)
+        *err = wb->err;
+    pthread_mutex_unlock(&wb->mu);
+    return rc;
+}
+
+/* Stop and join the thread; what is still queued is dropped (the output is being
+ * discarded, or was drained). */
+static void wb_stop(floe_pq_writer *w) {
+    write_behind *wb = w->wb;
+    if (!wb)
+        return;
+    pthread_mutex_lock(&wb->mu);
+    wb->stop = true;
+    if (wb->rc == 0)
+        wb->rc = FLOE_EINVALID; /* drop the rest unwritten */
+    pthread_cond_broadcast(&wb->cv);
+    pthread_mutex_unlock(&wb->mu);
+    pthread_join(wb->tid, NULL);
+    for (size_t k = 0; k < wb->n; k++)
+        floe_free(wb->q[(wb->head + k) % wb->cap].data);
+    pthread_mutex_destroy(&wb->mu);
+    pthread_cond_destroy(&wb->cv);
+    floe_free(wb->q);
+    floe_free(wb);
+    w->wb = NULL;
+}
+
+/* Start the thread. 1 when it cannot be started (write synchronously instead). */
+static int wb_start(floe_pq_writer *w) {
+    write_behind *wb = floe_calloc(1, sizeof *wb);
+    if (!wb)
+        return FLOE_ENOMEM;
+    wb->out = w->out;
+    wb->cap = 16;
+    wb->q = floe_malloc(wb->cap * sizeof *wb->q);
+    if (!wb->q) {
+        floe_free(wb);
+        return FLOE_ENOMEM;
+    }
+    pthread_mutex_init(&wb->mu, NULL);
+    pthread_cond_init(&wb->cv, NULL);
+    if (pthread_create(&wb->tid, NULL, wb_main, wb) != 0) {
+        pthread_mutex_destroy(&wb->mu);
+        pthread_cond_destroy(&wb->cv);
+        floe_free(wb->q);
+        floe_free(wb);
+        return 1;
+    }
+    w->wb = wb;
+    return 0;
+}
+
 
 /* =====================================================================================
  * Options
@@ -1612,11 +1740,60 @@ static size_t buffered_bytes(const floe_pq_writer *w) {
 static int write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err) {
     if (n == 0)
         return 0;
-    int rc = floe_output_write(w->out, p, n, err);
+    int rc = wb_drain(w, err); /* what was handed over goes first */
+    if (rc < 0)
+        return rc;
+    rc = floe_output_write(w->out, p, n, err);
     if (rc < 0)
         return rc;
     w->pos += (int64_t)n;
     return 0;
+}
+
+/* Write b's bytes. With write-behind its storage is handed to the writer thread and b is
+ * left empty (no storage); otherwise it is written now and b keeps its storage. */
+static int write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err) {
+    if (b->len == 0)
+        return 0;
+    int rc;
+    if (!w->opts.write_behind)
+        return write_out(w, b->data, b->len, err);
+    if (!w->wb && (rc = wb_start(w)) != 0) {
+        if (rc < 0)
+            return floe_error_set(err, rc, "out of memory");
+        w->opts.write_behind = false; /* no thread: write synchronously from now on */
+        return write_out(w, b->data, b->len, err);
+    }
+    write_behind *wb = w->wb;
+    pthread_mutex_lock(&wb->mu);
+    rc = wb->rc;
+    if (rc < 0) {
+        if (err)
+            *err = wb->err;
+    } else if (wb->n == wb->cap) {
+        /* grow the ring, unrolled so that it starts at 0 */
+        wb_item *q = floe_malloc(wb->cap * 2 * sizeof *q);
+        if (!q) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        } else {
+            for (size_t k = 0; k < wb->n; k++)
+                q[k] = wb->q[(wb->head + k) % wb->cap];
+            floe_free(wb->q);
+            wb->q = q;
+            wb->head = 0;
+            wb->cap *= 2;
+        }
+    }
+    if (rc == 0) {
+        wb->q[(wb->head + wb->n) % wb->cap] = (wb_item){b->data, b->len};
+        wb->n++;
+        w->pos += (int64_t)b->len;
+        size_t max = b->max;
+        floe_buf_init(b, max); /* the storage is the thread's now */
+        pthread_cond_broadcast(&wb->cv);
+    }
+    pthread_mutex_unlock(&wb->mu);
+    return rc;
 }
 
 /* Boundary order over the non-null pages of a chunk. */
@@ -1763,13 +1940,13 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     int64_t dict_uncompressed = c->fdict_unc;
     bool has_dict = c->dict_data_pages > 0;
     int64_t start = w->pos;
-    rc = write_out(w, c->fdict.data, c->fdict.len, err);
-    size_t dict_len = c->fdict.len;
+    size_t dict_len = c->fdict.len, chunk_len = c->chunk.len;
+    rc = write_out_buf(w, &c->fdict, err);
     floe_buf_free(&c->fdict); /* up to the dictionary limit per column: not kept */
     if (rc < 0)
         return rc;
     int64_t data_start = w->pos;
-    if ((rc = write_out(w, c->chunk.data, c->chunk.len, err)) < 0)
+    if ((rc = write_out_buf(w, &c->chunk, err)) < 0)
         return rc;
 
     floe_pq_column_metadata *m = &cc->meta_data;
@@ -1797,7 +1974,7 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     m->codec = (int32_t)w->opts.codec;
     m->num_values = c->chunk_values;
     m->total_uncompressed_size = c->chunk_uncompressed + dict_uncompressed;
-    m->total_compressed_size = (int64_t)(dict_len + c->chunk.len);
+    m->total_compressed_size = (int64_t)(dict_len + chunk_len);
     m->data_page_offset = data_start;
     if (has_dict) {
         m->has_dictionary_page_offset = true;
@@ -2187,6 +2364,7 @@ static void col_free(col *c) {
 static void writer_free(floe_pq_writer *w) {
     if (!w)
         return;
+    wb_stop(w);
     for (size_t i = 0; i < w->ncols; i++)
         col_free(&w->cols[i]);
     floe_free(w->cols);
@@ -2710,6 +2888,8 @@ int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *
     FLOE_CHECK(write_out(w, tail, 8, err));
     if (out)
         FLOE_CHECK(make_file_info(w, &fi, err));
+    FLOE_CHECK(wb_drain(w, err));
+    wb_stop(w);
     floe_output *o = w->out;
     w->out = NULL;
     FLOE_CHECK(floe_output_close(o, err));
@@ -2720,6 +2900,7 @@ done:
     floe_free(orders);
     floe_buf_free(&footer);
     floe_pq_file_info_free(&fi);
+    wb_stop(w); /* idle after the footer's write; on failure its queue is dropped */
     if (w->out)
         floe_output_abort(w->out);
     writer_free(w);
@@ -2729,6 +2910,7 @@ done:
 void floe_pq_writer_abort(floe_pq_writer *w) {
     if (!w)
         return;
+    wb_stop(w);
     if (w->out)
         floe_output_abort(w->out);
     writer_free(w);

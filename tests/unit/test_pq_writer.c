@@ -2,10 +2,12 @@
  * page cutting at row boundaries, row groups, file metrics, determinism. Files are read
  * back through our own footer/page-index decoders (values are checked against DuckDB in
  * tests/integration/pq_writer_duckdb.sh). */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "floe/column.h"
+#include "floe/io.h"
 #include "floe/parquet.h"
 #include "floe/schema.h"
 #include "harness.h"
@@ -663,6 +665,149 @@ TEST(test_bad_batches_and_abort) {
     floe_schema_free(s);
 }
 
+/* ---- write-behind --------------------------------------------------------------------- */
+
+/* A schema of 12 columns (so a flush hands over 12-24 buffers, past the ring's first
+ * capacity of 16) and batch k of it: strings that do not compress, longs, a list. */
+static floe_schema *wb_schema(void) {
+    char json[4096];
+    size_t n = (size_t)snprintf(json, sizeof json, "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[");
+    for (int i = 0; i < 10; i++)
+        n += (size_t)snprintf(json + n, sizeof json - n,
+                              "{\"id\":%d,\"name\":\"c%d\",\"required\":false,\"type\":\"%s\"},",
+                              i + 1, i, i % 2 ? "long" : "string");
+    snprintf(json + n, sizeof json - n,
+             "{\"id\":11,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
+             "\"element-id\":13,\"element-required\":false,\"element\":\"int\"}},"
+             "{\"id\":12,\"name\":\"id\",\"required\":true,\"type\":\"long\"}]}");
+    return schema_of(json);
+}
+
+static void wb_fill(floe_batch *b, int k) {
+    floe_batch_clear(b);
+    uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15u + 1;
+    for (int r = 0; r < 500; r++) {
+        for (size_t c = 0; c < 10; c++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            if (x % 11 == 0) {
+                floe_colbuf_push_null(&b->cols[c], 0, 0);
+            } else if (c % 2 == 0) {
+                char str[64];
+                for (size_t i = 0; i < sizeof str; i++)
+                    str[i] = (char)('a' + (x >> (i % 58)) % 26);
+                floe_colbuf_push_value(&b->cols[c], 0, str, 16 + x % 48);
+            } else {
+                int64_t v = (int64_t)x;
+                floe_colbuf_push_value(&b->cols[c], 0, &v, 8);
+            }
+        }
+        int32_t e = r;
+        floe_colbuf_push_value(&b->cols[10], 0, &e, 4);
+        floe_colbuf_push_value(&b->cols[10], 1, &e, 4);
+        int64_t id = (int64_t)k * 500 + r;
+        floe_colbuf_push_value(&b->cols[11], 0, &id, 8);
+    }
+    b->nrows = 500;
+}
+
+/* Written behind, through a plain or a direct output: the same file as written inline,
+ * across many row groups (two of them larger than a direct block). */
+TEST(test_write_behind_same_bytes) {
+    floe_schema *s = wb_schema();
+    REQUIRE(s != NULL);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, s) == 0);
+    const char *paths[3] = {tmp_path("inline.parquet"), tmp_path("behind.parquet"),
+                            tmp_path("behind-direct.parquet")};
+    for (int run = 0; run < 3; run++) {
+        floe_pq_write_options o = plain_opts();
+        o.row_group_size = 200 * 1024;
+        o.write_behind = run > 0;
+        o.output.direct = run == 2;
+        floe_pq_writer *w = NULL;
+        REQUIRE_OK(floe_pq_writer_open(paths[run], s, &o, &w, &err), err);
+        for (int k = 0; k < 160; k++) {
+            wb_fill(&b, k);
+            REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+            if (k == 100) /* an explicit flush, then a big row group */
+                REQUIRE_OK(floe_pq_writer_flush(w, &err), err);
+        }
+        floe_pq_file_info fi;
+        REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
+        CHECK_EQ_INT(fi.record_count, 160 * 500);
+        CHECK(fi.nsplits > 20);
+        floe_pq_file_info_free(&fi);
+    }
+    size_t n0, n;
+    char *d0 = harness_read_file(paths[0], &n0);
+    REQUIRE(d0 != NULL);
+    CHECK(n0 > ((size_t)10 << 20)); /* more than a direct block */
+    for (int run = 1; run < 3; run++) {
+        char *d = harness_read_file(paths[run], &n);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(n, n0);
+        CHECK(n == n0 && memcmp(d, d0, n) == 0);
+        free(d);
+    }
+    free(d0);
+    floe_batch_free(&b);
+    floe_schema_free(s);
+}
+
+/* A write that fails behind the writer's back is returned by a later call before close
+ * (the writer does not keep accepting rows for a file that cannot be written), and
+ * nothing is left at the path. */
+TEST(test_write_behind_error) {
+    floe_schema *s = wb_schema();
+    REQUIRE(s != NULL);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, s) == 0);
+    for (int direct = 0; direct < 2; direct++) {
+        floe_pq_write_options o = plain_opts();
+        o.row_group_size = 200 * 1024;
+        o.write_behind = true;
+        o.output.direct = direct;
+        const char *path = tmp_path(direct ? "fail-direct.parquet" : "fail.parquet");
+        floe_pq_writer *w = NULL;
+        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 1, ENOSPC);
+        int rc = 0, k;
+        for (k = 0; k < 400 && rc == 0; k++) {
+            wb_fill(&b, k);
+            rc = floe_pq_writer_write_batch(w, &b, &err);
+        }
+        CHECK_EQ_INT(rc, FLOE_ENOSPACE);
+        CHECK(strstr(err.msg, direct ? "fail-direct.parquet" : "fail.parquet") != NULL);
+        CHECK(k < 400);
+        /* the writer stays failed; close discards */
+        CHECK(floe_pq_writer_write_batch(w, &b, &err) < 0);
+        CHECK(floe_pq_writer_close(w, NULL, &err) < 0);
+        floe_io_fault_clear();
+        FILE *fp = fopen(path, "rb");
+        CHECK(fp == NULL);
+        if (fp)
+            fclose(fp);
+    }
+    /* abort with buffers still queued: they are dropped, nothing is left */
+    floe_pq_write_options o = plain_opts();
+    o.row_group_size = 64 * 1024;
+    o.write_behind = true;
+    const char *path = tmp_path("aborted.parquet");
+    floe_pq_writer *w = NULL;
+    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    for (int k = 0; k < 20; k++) {
+        wb_fill(&b, k);
+        REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    }
+    floe_pq_writer_abort(w);
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp == NULL);
+    if (fp)
+        fclose(fp);
+    floe_batch_free(&b);
+    floe_schema_free(s);
+}
+
 TEST(test_alloc_failures_clean) {
     floe_schema *s = schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
@@ -683,25 +828,28 @@ TEST(test_alloc_failures_clean) {
     b.nrows = 100;
     const char *path = tmp_path("oom.parquet");
     floe_pq_write_options o = plain_opts();
-    int ok_runs = 0;
-    for (uint64_t nth = 1; nth < 400; nth++) {
-        floe_pq_writer *w = NULL;
-        floe_alloc_fail_after(nth);
-        int rc = floe_pq_writer_open(path, s, &o, &w, &err);
-        if (rc == 0)
-            rc = floe_pq_writer_write_batch(w, &b, &err);
-        if (w) {
-            int crc = floe_pq_writer_close(w, NULL, &err);
+    for (int behind = 0; behind < 2; behind++) {
+        o.write_behind = behind; /* the writer thread's start-up and hand-overs fail too */
+        int ok_runs = 0;
+        for (uint64_t nth = 1; nth < 400; nth++) {
+            floe_pq_writer *w = NULL;
+            floe_alloc_fail_after(nth);
+            int rc = floe_pq_writer_open(path, s, &o, &w, &err);
             if (rc == 0)
-                rc = crc;
+                rc = floe_pq_writer_write_batch(w, &b, &err);
+            if (w) {
+                int crc = floe_pq_writer_close(w, NULL, &err);
+                if (rc == 0)
+                    rc = crc;
+            }
+            floe_alloc_fail_after(0);
+            if (rc == 0)
+                ok_runs++;
+            else
+                CHECK(rc < 0);
         }
-        floe_alloc_fail_after(0);
-        if (rc == 0)
-            ok_runs++;
-        else
-            CHECK(rc < 0);
+        CHECK(ok_runs > 0); /* the later runs get far enough to succeed */
     }
-    CHECK(ok_runs > 0); /* the later runs get far enough to succeed */
     floe_batch_free(&b);
     floe_schema_free(s);
 }
@@ -716,6 +864,8 @@ int main(void) {
     RUN(test_page_cutting_row_boundaries);
     RUN(test_row_groups_rolling_and_determinism);
     RUN(test_bad_batches_and_abort);
+    RUN(test_write_behind_same_bytes);
+    RUN(test_write_behind_error);
     RUN(test_alloc_failures_clean);
     return harness_finish();
 }
