@@ -8,6 +8,7 @@
 #define FLOE_TEST_CATALOG_SUITE_H
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,131 @@ static inline size_t suite_count_metadata_files(const floe_table *t) {
     floe_free(local);
     floe_free(md);
     return n;
+}
+
+/* A stale table object's commit conflicts, reloads and re-applies on the winner's
+ * metadata; the losing attempt leaves no file. raw_swap: also check that a raw swap from
+ * the stale base is a conflict and changes nothing (pointer stores). */
+static inline void suite_conflict_and_retry(suite_open_fn open, const void *octx,
+                                            const char *dir, bool raw_swap) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.min-wait-ms", "1"}, {"commit.retry.max-wait-ms", "5"}};
+    floe_table *t1 = suite_fresh_table(open, octx, dir, &c, props, 2);
+    REQUIRE(t1 != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
+    char *stale = floe_strdup(floe_table_metadata_location(t2));
+    /* t1 commits first */
+    work a = {.key = "a", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t1, apply_work, &a, &err), err);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK(strcmp(floe_table_metadata_location(t1), stale) != 0);
+    if (raw_swap) {
+        CHECK_EQ_INT(floe_catalog_swap(c, "db", "t", stale, "/tmp/x.metadata.json", &err),
+                     FLOE_ECONFLICT);
+        char *cur = NULL;
+        REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+        CHECK_EQ_STR(cur, floe_table_metadata_location(t1));
+        floe_free(cur);
+    }
+    /* t2 is stale: its commit conflicts, reloads and re-applies on t1's metadata */
+    work b = {.key = "b", .seen_key = "a", .add_snapshot = true};
+    size_t files_before = suite_count_metadata_files(t2);
+    REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
+    CHECK_EQ_INT(b.calls, 2);
+    CHECK(!b.saw_key[0]);
+    CHECK(b.saw_key[1]);
+    CHECK_EQ_INT(b.base_seq[0], 0);
+    CHECK_EQ_INT(b.base_seq[1], 1);
+    const floe_table_metadata *m = floe_table_metadata_get(t2);
+    CHECK_EQ_STR(floe_table_metadata_property(m, "a"), "1");
+    CHECK_EQ_STR(floe_table_metadata_property(m, "b"), "1");
+    CHECK_EQ_INT(m->n_snapshots, 2);
+    CHECK_EQ_INT(m->last_sequence_number, 2);
+    /* the losing attempt's file is gone: exactly one new file */
+    CHECK_EQ_INT(suite_count_metadata_files(t2), files_before + 1);
+    REQUIRE(m->n_metadata_log == 2);
+    CHECK_EQ_STR(m->metadata_log[0].metadata_file, stale);
+    floe_free(stale);
+    floe_table_close(t2);
+    floe_table_close(t1);
+    floe_catalog_close(c);
+}
+
+/* Handles that share a commit gate (floe serve's landing committer and maintenance
+ * thread) never make each other's commits conflict. With commit.retry.num-retries 0 any
+ * conflict fails a commit, and each writer's table object goes stale at the other's every
+ * commit: only the refresh under the gate lets all of them through on the first attempt. */
+#define SUITE_GATE_COMMITS 20
+
+typedef struct suite_gate_writer {
+    floe_catalog *c;
+    int id, ok, applies;
+    char error[1024];
+} suite_gate_writer;
+
+static inline void *suite_gate_writer_main(void *arg) {
+    suite_gate_writer *g = arg;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    if (floe_table_load(g->c, "db", "t", &t, &err) != 0) {
+        snprintf(g->error, sizeof g->error, "load: %.900s", err.msg);
+        return NULL;
+    }
+    for (int i = 0; i < SUITE_GATE_COMMITS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "w%d.%d", g->id, i);
+        work w = {.key = key, .add_snapshot = true};
+        if (floe_table_commit(t, apply_work, &w, &err) == 0)
+            g->ok++;
+        else if (!g->error[0])
+            snprintf(g->error, sizeof g->error, "commit %d: %.900s", i, err.msg);
+        g->applies += w.calls;
+    }
+    floe_table_close(t);
+    return NULL;
+}
+
+static inline void suite_commit_gate(suite_open_fn open, const void *octx, const char *dir) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"commit.retry.num-retries", "0"}};
+    floe_table *t = suite_fresh_table(open, octx, dir, &c, props, 1);
+    REQUIRE(t != NULL);
+    pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+    suite_gate_writer g[2] = {{.c = open(octx, dir), .id = 0}, {.c = open(octx, dir), .id = 1}};
+    pthread_t thr[2];
+    for (int i = 0; i < 2; i++) {
+        floe_catalog_set_commit_gate(g[i].c, &gate);
+        CHECK(floe_catalog_commit_gate(g[i].c) == &gate);
+        REQUIRE(pthread_create(&thr[i], NULL, suite_gate_writer_main, &g[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(thr[i], NULL);
+        if (g[i].error[0])
+            harness_fail(__FILE__, __LINE__, "writer %d: %s", i, g[i].error);
+        CHECK_EQ_INT(g[i].ok, SUITE_GATE_COMMITS);
+        CHECK_EQ_INT(g[i].applies, SUITE_GATE_COMMITS); /* never a second attempt */
+    }
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_refresh(t, &err), err);
+    CHECK_EQ_INT(floe_table_metadata_get(t)->n_snapshots, 2 * SUITE_GATE_COMMITS);
+    /* the same stale commit on a handle without the gate conflicts */
+    floe_table *stale = NULL;
+    REQUIRE_OK(floe_table_load(g[0].c, "db", "t", &stale, &err), err);
+    work w = {.key = "stale"};
+    REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    floe_catalog_set_commit_gate(g[0].c, NULL);
+    work w2 = {.key = "late"};
+    CHECK_EQ_INT(floe_table_commit(stale, apply_work, &w2, &err), FLOE_ECONFLICT);
+    floe_table_close(stale);
+    for (int i = 0; i < 2; i++)
+        floe_catalog_close(g[i].c);
+    floe_table_close(t);
+    floe_catalog_close(c);
 }
 
 /* procs processes commit `commits` snapshots each to one table with retries: every

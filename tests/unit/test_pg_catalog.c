@@ -348,41 +348,12 @@ TEST(tables_pg) {
 
 TEST(cas_conflict_and_retry_pg) {
     NEED_PG();
-    floe_catalog *c = NULL;
-    floe_kv props[] = {{"commit.retry.min-wait-ms", "1"}, {"commit.retry.max-wait-ms", "5"}};
-    floe_table *t1 = fresh_table(cat_name("cas"), harness_tmpdir(), &c, props, 2);
-    REQUIRE(t1 != NULL);
-    floe_error err;
-    floe_error_clear(&err);
-    floe_table *t2 = NULL;
-    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
-    char *stale = floe_strdup(floe_table_metadata_location(t2));
-    work a = {.key = "a", .add_snapshot = true};
-    REQUIRE_OK(floe_table_commit(t1, apply_work, &a, &err), err);
-    CHECK_EQ_INT(a.calls, 1);
-    CHECK_EQ_INT(floe_catalog_swap(c, "db", "t", stale, "/tmp/x.metadata.json", &err),
-                 FLOE_ECONFLICT);
-    char *cur = NULL;
-    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
-    CHECK_EQ_STR(cur, floe_table_metadata_location(t1));
-    floe_free(cur);
-    work b = {.key = "b", .seen_key = "a", .add_snapshot = true};
-    size_t files_before = suite_count_metadata_files(t2);
-    REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
-    CHECK_EQ_INT(b.calls, 2);
-    CHECK(!b.saw_key[0]);
-    CHECK(b.saw_key[1]);
-    CHECK_EQ_INT(b.base_seq[0], 0);
-    CHECK_EQ_INT(b.base_seq[1], 1);
-    const floe_table_metadata *m = floe_table_metadata_get(t2);
-    CHECK_EQ_STR(floe_table_metadata_property(m, "a"), "1");
-    CHECK_EQ_STR(floe_table_metadata_property(m, "b"), "1");
-    CHECK_EQ_INT(m->n_snapshots, 2);
-    CHECK_EQ_INT(suite_count_metadata_files(t2), files_before + 1);
-    floe_free(stale);
-    floe_table_close(t2);
-    floe_table_close(t1);
-    floe_catalog_close(c);
+    suite_conflict_and_retry(open_cb, cat_name("cas"), harness_tmpdir(), true);
+}
+
+TEST(commit_gate_pg) {
+    NEED_PG();
+    suite_commit_gate(open_cb, cat_name("gate"), harness_tmpdir());
 }
 
 TEST(injected_faults_pg) {
@@ -1283,6 +1254,7 @@ int main(void) {
     RUN(namespaces_pg);
     RUN(tables_pg);
     RUN(cas_conflict_and_retry_pg);
+    RUN(commit_gate_pg);
     RUN(injected_faults_pg);
     RUN(lost_reply_after_swap_pg);
     RUN(reads_reconnect_after_terminate);
