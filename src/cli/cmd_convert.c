@@ -64,11 +64,6 @@ int floe_cmd_convert(int argc, char **argv) {
     };
     floe_convert_options o;
     floe_convert_options_init(&o);
-    /* the files are published and done with: nothing here reads them back, so large ones
-     * need not pass through (and crowd) the page cache */
-    o.write.output.direct = true;
-    /* and a finished row group is written while the next one fills */
-    o.write.write_behind = true;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;
@@ -176,6 +171,15 @@ int floe_cmd_convert(int argc, char **argv) {
             return cli_fail(&err);
         }
         o.spec = spec;
+    }
+    /* One output at a time: the files are published and done with (nothing here reads them
+     * back), so large ones need not pass through (and crowd) the page cache, and a finished
+     * row group is written while the next one fills. Not with partitions: each open file
+     * would hold its own 8 MiB direct block and writer thread, and bytes handed to a thread
+     * are outside the max_buffered_bytes bound. */
+    if (!o.spec) {
+        o.write.output.direct = true;
+        o.write.write_behind = true;
     }
     char *schema_json = floe_schema_to_json(schema, false);
     floe_pq_kv kv = {"iceberg.schema", schema_json};
