@@ -280,8 +280,10 @@ static void free_slots(floe_pq_reader *r) {
             floe_colbuf_free(&r->cols[i]);
     floe_free(r->cols);
     floe_free(r->rs_nodes);
+    floe_free(r->def_all);
     r->cols = NULL;
     r->rs_nodes = NULL;
+    r->def_all = NULL;
     r->nslots = 0;
 }
 
@@ -554,7 +556,8 @@ static int prepare(floe_pq_reader *r, floe_error *err) {
         r->slot_of_col[i] = r->needed[i] ? (int32_t)n++ : -1;
     r->cols = floe_calloc(n ? n : 1, sizeof *r->cols);
     r->rs_nodes = floe_calloc(n ? n : 1, sizeof *r->rs_nodes);
-    if (!r->cols || !r->rs_nodes)
+    r->def_all = floe_calloc(n ? n : 1, sizeof *r->def_all);
+    if (!r->cols || !r->rs_nodes || !r->def_all)
         return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
     r->nslots = n;
     if (!r->iceberg && !r->iceberg_rc)
@@ -845,9 +848,10 @@ static int32_t single_run_level(const uint8_t *q, size_t qn, int bw, size_t coun
 
 /* Decode count levels (maximum maxl) from p[0..n) into out; *used receives the bytes
  * they took. When n_max is not NULL it receives how many levels equal maxl (for
- * definition levels: the values present). */
+ * definition levels: the values present). out[0 .. known) already hold maxl: when the
+ * data is one run of maxl over count <= known levels, nothing is written. */
 static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, size_t n,
-                         bool prefixed, int16_t *out, size_t count, size_t *used,
+                         bool prefixed, int16_t *out, size_t count, size_t known, size_t *used,
                          size_t *n_max, int64_t off, floe_error *err) {
     int bw = floe_bit_width((uint64_t)maxl);
     int32_t run = -1;
@@ -863,6 +867,13 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
             q = p + 4;
             qn = len;
             pre = 4;
+        }
+        /* the decoder would read no further than this run, and its value fits */
+        if (count > 0 && count <= known && single_run_level(q, qn, bw, count) == maxl) {
+            *used = pre + qn;
+            if (n_max)
+                *n_max = count;
+            return 0;
         }
         FLOE_FORWARD_IF_ERROR(floe_rle_decode_i16(q, qn, bw, out, count, NULL, err));
         *used = pre + qn;
@@ -898,6 +909,31 @@ static int decode_levels(chunk_ctx *x, int enc, int16_t maxl, const uint8_t *p, 
     if (n_max)
         *n_max = count_eq_i16(out, count, maxl);
     return 0;
+}
+
+/* Definition levels of the page into c->def + l0 (decode_levels), skipping the write when
+ * the slot's buffer holds max_def there already (r->def_all), and keeping that record
+ * true: it grows by a page that wrote only max_def right after it, and shrinks to l0
+ * when anything else (or nothing certain, on an error) was written. */
+static int decode_def(chunk_ctx *x, int enc, const uint8_t *p, size_t n, bool prefixed,
+                      size_t l0, size_t count, size_t *used, size_t *present, int64_t off,
+                      floe_error *err) {
+    floe_colbuf *c = x->c;
+    struct pq_def_memo *m = &x->r->def_all[x->r->slot_of_col[x->col]];
+    if (m->def != c->def) {
+        m->def = c->def;
+        m->n = 0;
+    }
+    size_t known = m->n > l0 ? m->n - l0 : 0;
+    int rc = decode_levels(x, enc, c->max_def, p, n, prefixed, c->def + l0, count, known, used,
+                           present, off, err);
+    if (rc == 0 && *present == count) {
+        if (l0 <= m->n && l0 + count > m->n)
+            m->n = l0 + count;
+    } else if (m->n > l0) {
+        m->n = l0;
+    }
+    return rc;
 }
 
 /* Append count fixed-width file values at raw (src_width each) to c, converting. */
@@ -1353,9 +1389,8 @@ static int plain_fixed_direct_v1(chunk_ctx *x, const floe_pq_data_page_header *h
         size_t lused = 0, present = 0;
         bool whole = floe_load_le32(lv) == head - 4;
         if (whole) {
-            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, lv, head, true,
-                                                c->def + l0, count, &lused, &present, boff,
-                                                err));
+            FLOE_FORWARD_IF_ERROR(decode_def(x, FLOE_PQ_ENC_RLE, lv, head, true, l0, count,
+                                             &lused, &present, boff, err));
             whole = present == count;
         }
         if (!whole) { /* nulls after all: the values start elsewhere; reassemble the page */
@@ -1482,6 +1517,9 @@ static void select_rows(chunk_ctx *x, size_t l0, size_t v0) {
     }
     size_t wl = l0, wv = v0, vi = v0;
     size_t w = (size_t)c->width;
+    struct pq_def_memo *m = &x->r->def_all[x->r->slot_of_col[x->col]];
+    if (m->n > l0) /* levels move down over [l0, ...) */
+        m->n = l0;
     /* a byte-array column with no value decoded yet has no offsets array */
     size_t wb = w ? v0 * w : (c->offsets ? c->offsets[v0] : 0);
     int64_t row = first - 1;
@@ -1616,12 +1654,11 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t lused;
         if (c->max_rep > 0)
             FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
-                                                false, c->rep + l0, count, &lused, NULL, boff,
-                                                err));
+                                                false, c->rep + l0, count, 0, &lused, NULL,
+                                                boff, err));
         if (c->max_def > 0)
-            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_def, body + rl,
-                                                (size_t)dl, false, c->def + l0, count, &lused,
-                                                &nonnull, boff, err));
+            FLOE_FORWARD_IF_ERROR(decode_def(x, FLOE_PQ_ENC_RLE, body + rl, (size_t)dl, false,
+                                             l0, count, &lused, &nonnull, boff, err));
         size_t lv = (size_t)rl + (size_t)dl;
         if ((size_t)ph.uncompressed_page_size < lv)
             return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
@@ -1686,14 +1723,13 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         size_t pos = 0, lused = 0;
         if (c->max_rep > 0) {
             FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, d, dn,
-                                                true, c->rep + l0, count, &lused, NULL, boff,
+                                                true, c->rep + l0, count, 0, &lused, NULL, boff,
                                                 err));
             pos += lused;
         }
         if (c->max_def > 0 && !values_done) {
-            FLOE_FORWARD_IF_ERROR(decode_levels(x, h->definition_level_encoding, c->max_def,
-                                                d + pos, dn - pos, true, c->def + l0, count,
-                                                &lused, &nonnull, boff, err));
+            FLOE_FORWARD_IF_ERROR(decode_def(x, h->definition_level_encoding, d + pos, dn - pos,
+                                             true, l0, count, &lused, &nonnull, boff, err));
             pos += lused;
         }
         vals = values_done ? NULL : d + pos;

@@ -134,6 +134,13 @@ struct floe_pq_reader {
     floe_pq_rowset rowset;
     floe_colbuf *cols;         /* one per slot (needed column) */
     size_t nslots;
+    /* per slot: cols[s].def[0 .. def_all[s].n) hold max_def, left there by earlier pages
+     * or row groups (the buffer is reused as is); a page without nulls over that range
+     * need not write them again. Valid while cols[s].def is def_all[s].def. */
+    struct pq_def_memo {
+        const int16_t *def;
+        size_t n;
+    } *def_all;
     const floe_pq_node **rs_nodes;
     int32_t *slot_of_col;      /* column -> rowset slot, -1 if not read */
     pq_plan *plan;             /* top-level STRUCT over the printed columns */

@@ -305,6 +305,110 @@ TEST(dictionary_with_a_long_entry) {
     floe_schema_free(s);
 }
 
+/* Null pattern of row i (within its row group) of row group g: row groups without nulls
+ * between ones with nulls in one page, in all pages, in a whole page, and a short one. */
+static bool memo_null(size_t g, size_t i) {
+    switch (g % 8) {
+    case 1: return i >= 1000 && i < 2000 && i % 7 == 2;
+    case 3: return i < 1000;
+    case 5: return i % 3 == 0;
+    default: return false;
+    }
+}
+static size_t memo_rows(size_t g) { return g % 8 == 6 ? 1500 : 3000; }
+
+/* A page without nulls skips writing definition levels the reused buffer already holds
+ * (reader def_all): row groups and pages with nulls in between must still read back
+ * their own levels, and those without nulls all present, in every order. */
+TEST(levels_reused_across_row_groups) {
+    const char *js = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                     "{\"id\":1,\"name\":\"v\",\"required\":false,\"type\":\"long\"},"
+                     "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
+    floe_schema *s = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_schema_parse(js, strlen(js), &s, &err), err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/memo.parquet", harness_tmpdir());
+    const size_t ngroups = 17;
+    for (int dict = 0; dict < 2; dict++) {
+        floe_pq_write_options o;
+        floe_pq_write_options_init(&o);
+        o.output.fsync = false;
+        o.page_row_limit = 1000;
+        o.dictionary = dict;
+        o.codec = FLOE_CODEC_ZSTD;
+        floe_pq_writer *w = NULL;
+        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        for (size_t g = 0; g < ngroups; g++) {
+            floe_batch in;
+            REQUIRE(floe_batch_init(&in, s) == 0);
+            for (size_t i = 0; i < memo_rows(g); i++) {
+                if (memo_null(g, i)) {
+                    REQUIRE(floe_colbuf_push_null(&in.cols[0], 0, 0) == 0);
+                    REQUIRE(floe_colbuf_push_null(&in.cols[1], 0, 0) == 0);
+                    continue;
+                }
+                uint8_t v[8];
+                floe_store_le64(v, (uint64_t)(g * 100000 + i));
+                REQUIRE(floe_colbuf_push_value(&in.cols[0], 0, v, 8) == 0);
+                REQUIRE(floe_colbuf_push_value(&in.cols[1], 0, v, 1 + i % 8) == 0);
+            }
+            in.nrows = memo_rows(g);
+            REQUIRE_OK(floe_pq_writer_write_batch(w, &in, &err), err);
+            REQUIRE_OK(floe_pq_writer_flush(w, &err), err);
+            floe_batch_free(&in);
+        }
+        REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+        /* twice: in order, then a slice of a row group with nulls between full reads */
+        for (int pass = 0; pass < 2; pass++) {
+            floe_pq_reader *r = NULL;
+            REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+            size_t bad = 0, groups = 0;
+            for (size_t g = 0; g < ngroups; g++) {
+                const floe_pq_rowset *set = NULL;
+                if (pass == 1 && g % 4 == 2) {
+                    REQUIRE_OK(floe_pq_reader_read_rows(r, g - 1, 500, 1700, &set, &err), err);
+                    const floe_colbuf *c = &set->cols[0];
+                    for (size_t l = 0; l < c->nlevels; l++)
+                        bad += (c->def[l] != c->max_def) != memo_null(g - 1, 500 + l);
+                }
+                REQUIRE_OK(floe_pq_reader_read_row_group(r, g, &set, &err), err);
+                groups++;
+                for (size_t k = 0; k < 2; k++) {
+                    const floe_colbuf *c = &set->cols[k];
+                    size_t vi = 0;
+                    if (c->nlevels != memo_rows(g))
+                        bad++;
+                    for (size_t l = 0; l < c->nlevels && l < memo_rows(g); l++) {
+                        bool isnull = c->def[l] != c->max_def;
+                        if (isnull != memo_null(g, l)) {
+                            bad++;
+                            continue;
+                        }
+                        if (isnull)
+                            continue;
+                        uint64_t want = (uint64_t)(g * 100000 + l);
+                        if (k == 0)
+                            bad += floe_load_le64(c->values + vi * 8) != want;
+                        else
+                            bad += c->offsets[vi + 1] - c->offsets[vi] != 1 + l % 8 ||
+                                   memcmp(c->values + c->offsets[vi], &want, 1 + l % 8) != 0;
+                        vi++;
+                    }
+                    bad += vi != c->nvalues;
+                }
+            }
+            CHECK_EQ_INT((int64_t)groups, (int64_t)ngroups);
+            if (bad)
+                harness_fail(__FILE__, __LINE__, "dict %d pass %d: %zu levels or values differ",
+                             dict, pass, bad);
+            floe_pq_reader_close(r);
+        }
+    }
+    floe_schema_free(s);
+}
+
 /* Read every row group of path; the first error's code, 0 when all read. */
 static int read_whole(const char *path, floe_error *err) {
     floe_pq_reader *r = NULL;
@@ -351,5 +455,6 @@ int main(void) {
     RUN(byte_arrays_in_runs_of_one_length);
     RUN(lying_length_in_a_run_fails);
     RUN(dictionary_with_a_long_entry);
+    RUN(levels_reused_across_row_groups);
     return harness_finish();
 }
