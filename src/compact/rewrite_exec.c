@@ -1032,6 +1032,12 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (conc > (int64_t)p->ngroups)
         conc = (int64_t)p->ngroups;
     x.prefetch = threads >= 2;
+    /* With one thread, a writer thread writes each finished row group while the next one
+     * fills, so the worker does not wait for the device (0.8 s of the 1-thread
+     * bench/compact run under strace). Not with prefetch: there the reader runs while the
+     * worker waits, and write-behind (fresh chunk buffers per row group) raised peak RSS
+     * by 20-50 MiB, past issue 5's bound (320 MiB for one group). */
+    x.wo.write_behind = !x.prefetch;
     /* a group's writer encodes columns on the threads the group has, beside its reader
      * thread (the file is the same whatever the number) */
     {
