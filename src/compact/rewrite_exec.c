@@ -356,6 +356,12 @@ static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     floe_pq_write_options wo = x->wo;
     wo.target_file_size = gr->g->max_output_file_size;
+    /* a group routed to several partitions keeps up to ROUTE_MAX_OPEN files open: no
+     * 8 MiB direct block (and write-behind queue) for each */
+    if (gr->route) {
+        wo.output.direct = false;
+        wo.write_behind = false;
+    }
     FLOE_CHECK(floe_pq_writer_open(ow->phys, x->p->priv->schema, &wo, &ow->w, err));
     ow->in_consumed = 0;
 done:
