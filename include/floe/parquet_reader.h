@@ -141,7 +141,8 @@ typedef struct floe_pq_read_stats {
 
 /* Projected columns of one row group (borrowed from the reader; valid until the next
  * read or close). cols[i] holds leaf nodes[i]; cols[i].field is the Iceberg leaf when
- * the file maps onto Iceberg, else NULL. */
+ * the file maps onto Iceberg, else NULL. Read-only, buffers included: the reader counts
+ * on what they hold (definition levels a later page without nulls does not rewrite). */
 typedef struct floe_pq_rowset {
     size_t ncols;
     floe_colbuf *cols;
