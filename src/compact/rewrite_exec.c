@@ -357,11 +357,9 @@ static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
     floe_pq_write_options wo = x->wo;
     wo.target_file_size = gr->g->max_output_file_size;
     /* a group routed to several partitions keeps up to ROUTE_MAX_OPEN files open: no
-     * 8 MiB direct block (and write-behind queue) for each */
-    if (gr->route) {
+     * 8 MiB direct block for each */
+    if (gr->route)
         wo.output.direct = false;
-        wo.write_behind = false;
-    }
     FLOE_CHECK(floe_pq_writer_open(ow->phys, x->p->priv->schema, &wo, &ow->w, err));
     ow->in_consumed = 0;
 done:
@@ -1038,12 +1036,11 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (conc > (int64_t)p->ngroups)
         conc = (int64_t)p->ngroups;
     x.prefetch = threads >= 2;
-    /* With one thread, a writer thread writes each finished row group while the next one
-     * fills, so the worker does not wait for the device (0.8 s of the 1-thread
-     * bench/compact run under strace). Not with prefetch: there the reader runs while the
-     * worker waits, and write-behind (fresh chunk buffers per row group) raised peak RSS
-     * by 20-50 MiB, past issue 5's bound (320 MiB for one group). */
-    x.wo.write_behind = !x.prefetch;
+    /* No write-behind (04620c3): it would spare the worker its waits in write(2) (0.8 s
+     * of the 1-thread bench/compact run under strace), but its fresh chunk buffers per row
+     * group raised peak RSS by 20-50 MiB with 2 threads (to 310-341 MiB) and by ~30 MiB
+     * on the 1-thread re-encode of 128 MiB row groups (387 -> 419 MiB), against issue 5's
+     * bound of 320 MiB for one group. */
     /* a group's writer encodes columns on the threads the group has, beside its reader
      * thread (the file is the same whatever the number) */
     {
