@@ -324,7 +324,6 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     pthread_mutex_init(&mt->mu, NULL);
     pthread_cond_init(&mt->cv, NULL);
     pthread_mutex_init(&mt->stats_mu, NULL);
-    floe_maint_config_reset(&mc);
     FLOE_CHECK(build_config(s->cfg.maint_config, &mc, err));
     mt->tick_ms = mc.tick_ms > 0 ? mc.tick_ms : 1000;
     mt->start_delay_ms = s->cfg.maint_start_delay_ms;
