@@ -123,6 +123,8 @@ typedef enum floe_io_fault_kind {
  * (EIO when 0; not EINTR), like a disk that filled up or broke. nth = 0 disables the
  * kind. Resets the kind's counter. */
 void floe_io_fault_inject(floe_io_fault_kind kind, uint64_t nth, int errnum);
+/* The same, but only the nth operation fails (a refusal, not a broken disk). */
+void floe_io_fault_inject_once(floe_io_fault_kind kind, uint64_t nth, int errnum);
 /* Disable every kind and reset every counter. */
 void floe_io_fault_clear(void);
 /* Operations of kind seen since its last inject or clear (failed ones included). */

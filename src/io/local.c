@@ -8,15 +8,21 @@
  * crashed output leaves at most a temporary file, never a partial file under the real
  * name.
  *
- * Direct outputs (floe_output_options.direct) gather the bytes in one aligned block of
+ * Direct outputs (floe_output_options.direct) gather the bytes in aligned blocks of
  * DIRECT_BLOCK bytes and write each full block with O_DIRECT, at an offset that is a
  * multiple of the block, so large files skip the copy into the page cache (on a virtual
  * machine that copy, and the page allocation behind it, cost as much as compressing the
- * data). The last, partial block goes through the page cache (O_DIRECT is switched off
- * first), so files smaller than a block never touch O_DIRECT. A file system that refuses
- * O_DIRECT (fcntl or the write fails with EINVAL) gets the buffered writes instead: same
- * bytes, the choice is never visible in the file.
+ * data). An O_DIRECT write waits for the device, so a full block is handed to POSIX AIO
+ * (aio_write) and the caller fills the second block meanwhile; it waits for the block in
+ * flight only when the next one is full, or at close or abort (the buffer must outlive
+ * the write). An asynchronous write's error is thus reported by the next write, close
+ * or abort-free path, never lost. The last, partial block goes through the page cache
+ * (O_DIRECT is switched off first), so files smaller than a block never touch O_DIRECT.
+ * A file system that refuses O_DIRECT (fcntl or the write fails with EINVAL) gets
+ * buffered writes instead: same bytes, the choice is never visible in the file. Every
+ * write names its offset (pwrite), as the block in flight does not move a file position.
  */
+#include <aio.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -50,13 +56,17 @@ struct floe_local_output {
     int fd;
     floe_output_options opts;
     int64_t written;
-    uint8_t *buf;
+    uint8_t *buf;             /* the block being filled */
     size_t buf_len;
     size_t buf_cap;           /* OUT_BUF_SIZE, or DIRECT_BLOCK for a direct output */
-    uint8_t *buf_alloc;       /* what floe_malloc returned (buf is aligned inside it) */
+    uint8_t *buf_alloc;       /* what floe_malloc returned (blocks are aligned inside it) */
+    uint8_t *blocks[2];       /* direct: the two aligned blocks; buf is one of them */
     bool direct;              /* full blocks still go out with O_DIRECT */
     bool direct_on;           /* O_DIRECT is set on fd */
-    int64_t fd_written;       /* bytes handed to write(2) */
+    bool in_flight;           /* direct: aio holds the other block */
+    struct aiocb aio;         /* ... this write */
+    int faulted;              /* errno of an injected fault standing for that write */
+    int64_t fd_written;       /* bytes handed to the kernel (or to aio) */
     int64_t writeback_from;   /* writeback started for the bytes before this */
 };
 
@@ -133,10 +143,14 @@ int floe_local_output_open(const char *uri, const floe_output_options *opts,
     o->direct = o->opts.direct;
 #endif
     o->buf_cap = o->direct ? DIRECT_BLOCK : OUT_BUF_SIZE;
-    o->buf_alloc = floe_malloc(o->buf_cap + (o->direct ? DIRECT_ALIGN : 0));
-    o->buf = o->direct ? (uint8_t *)(((uintptr_t)o->buf_alloc + DIRECT_ALIGN - 1) &
-                                     ~(uintptr_t)(DIRECT_ALIGN - 1))
-                       : o->buf_alloc;
+    /* direct: two blocks (the second is only touched once the first is full) */
+    o->buf_alloc = floe_malloc(o->direct ? 2 * DIRECT_BLOCK + DIRECT_ALIGN : o->buf_cap);
+    if (o->buf_alloc && o->direct) {
+        o->blocks[0] = (uint8_t *)(((uintptr_t)o->buf_alloc + DIRECT_ALIGN - 1) &
+                                   ~(uintptr_t)(DIRECT_ALIGN - 1));
+        o->blocks[1] = o->blocks[0] + DIRECT_BLOCK;
+    }
+    o->buf = o->direct ? o->blocks[0] : o->buf_alloc;
     if (!o->path || !o->buf_alloc)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     o->tmp_path = floe_asprintf("%s.floe-tmp-%ld-%u", o->path, (long)getpid(),
@@ -190,10 +204,11 @@ static int set_direct(floe_local_output *o, bool on) {
 #endif
 }
 
-static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_error *err) {
-    o->fd_written += (int64_t)n;
+/* Write n bytes at offset off (already counted in fd_written). */
+static int pwrite_fully(floe_local_output *o, const uint8_t *p, size_t n, int64_t off,
+                        floe_error *err) {
     while (n > 0) {
-        ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : write(o->fd, p, n);
+        ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : pwrite(o->fd, p, n, off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -207,16 +222,80 @@ static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_er
         }
         p += w;
         n -= (size_t)w;
+        off += w;
     }
+    return 0;
+}
+
+static int write_fully(floe_local_output *o, const uint8_t *p, size_t n, floe_error *err) {
+    int64_t off = o->fd_written;
+    o->fd_written += (int64_t)n;
+    FLOE_FORWARD_IF_ERROR(pwrite_fully(o, p, n, off, err));
     start_writeback(o);
     return 0;
 }
 
+/* Wait for the block in flight, if any; a failed or short asynchronous write is finished
+ * (or reported) here, synchronously. */
+static int wait_in_flight(floe_local_output *o, floe_error *err) {
+    if (!o->in_flight)
+        return 0;
+    const struct aiocb *list[1] = {&o->aio};
+    int e = o->faulted;
+    ssize_t got = -1;
+    if (!e) {
+        while ((e = aio_error(&o->aio)) == EINPROGRESS)
+            (void)aio_suspend(list, 1, NULL); /* EINTR or done: look again */
+        got = aio_return(&o->aio);
+    }
+    o->in_flight = false;
+    o->faulted = 0;
+    if (e == 0 && got == (ssize_t)o->aio.aio_nbytes)
+        return 0;
+    size_t done = e == 0 && got > 0 ? (size_t)got : 0;
+    if (e != 0 && e != EINVAL)
+        return floe_error_errno(err, e, "write %s", o->path);
+    if (o->direct_on && set_direct(o, false) != 0) /* refused, or a short direct write */
+        return floe_error_errno(err, errno, "write %s: fcntl", o->path);
+    o->direct = false;
+    return pwrite_fully(o, (const uint8_t *)o->aio.aio_buf + done, o->aio.aio_nbytes - done,
+                        (int64_t)o->aio.aio_offset + (int64_t)done, err);
+}
+
+/* Hand the full direct block to aio and switch to the other block. */
+static int submit_block(floe_local_output *o, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(wait_in_flight(o, err));
+    if (o->direct && !o->direct_on && set_direct(o, true) != 0)
+        o->direct = false; /* the file system has no O_DIRECT: buffered writes */
+    if (!o->direct) {
+        int rc = write_fully(o, o->buf, o->buf_len, err);
+        o->buf_len = 0;
+        return rc;
+    }
+    memset(&o->aio, 0, sizeof o->aio);
+    o->aio.aio_fildes = o->fd;
+    o->aio.aio_buf = o->buf;
+    o->aio.aio_nbytes = o->buf_len;
+    o->aio.aio_offset = (off_t)o->fd_written;
+    o->aio.aio_sigevent.sigev_notify = SIGEV_NONE;
+    o->fd_written += (int64_t)o->buf_len;
+    if (floe_io_faulted(FLOE_IO_FAULT_WRITE)) {
+        o->faulted = errno; /* tests: the write fails as aio would report it, later */
+    } else if (aio_write(&o->aio) != 0) { /* no aio (resources): write it now */
+        int rc = pwrite_fully(o, o->buf, o->buf_len, (int64_t)o->aio.aio_offset, err);
+        o->buf_len = 0;
+        return rc;
+    }
+    o->in_flight = true;
+    o->buf = o->buf == o->blocks[0] ? o->blocks[1] : o->blocks[0];
+    o->buf_len = 0;
+    return 0;
+}
+
 static int flush_buf(floe_local_output *o, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(wait_in_flight(o, err));
     if (o->buf_len == 0)
         return 0;
-    if (o->direct && o->buf_len == DIRECT_BLOCK && !o->direct_on && set_direct(o, true) != 0)
-        o->direct = false; /* the file system has no O_DIRECT: buffered writes */
     if (o->direct_on && o->buf_len != DIRECT_BLOCK && set_direct(o, false) != 0)
         return floe_error_errno(err, errno, "write %s: fcntl", o->path);
     int rc = write_fully(o, o->buf, o->buf_len, err);
@@ -235,7 +314,7 @@ static int write_direct(floe_local_output *o, const uint8_t *b, size_t n, floe_e
         b += k;
         n -= k;
         if (o->buf_len == o->buf_cap)
-            FLOE_FORWARD_IF_ERROR(flush_buf(o, err));
+            FLOE_FORWARD_IF_ERROR(submit_block(o, err));
     }
     return 0;
 }
@@ -293,6 +372,13 @@ done:
 void floe_local_output_abort(floe_local_output *o) {
     if (!o)
         return;
+    if (o->in_flight && !o->faulted) { /* the block must outlive its write: wait */
+        const struct aiocb *list[1] = {&o->aio};
+        while (aio_error(&o->aio) == EINPROGRESS)
+            (void)aio_suspend(list, 1, NULL);
+        (void)aio_return(&o->aio); /* the result is moot: the file is removed */
+    }
+    o->in_flight = false;
     if (o->fd >= 0)
         close(o->fd);
     if (o->tmp_path)

@@ -207,7 +207,8 @@ TEST(test_direct_output) {
 }
 
 /* A failed direct write is an error naming the file, and the aborted output leaves
- * nothing behind. */
+ * nothing behind. Full blocks are written asynchronously, so the failure of the second
+ * block is reported by the write that fills the third one (or by close, see below). */
 TEST(test_direct_output_write_fault) {
     floe_error err;
     floe_error_clear(&err);
@@ -220,7 +221,8 @@ TEST(test_direct_output_write_fault) {
     floe_output *o;
     REQUIRE_OK(floe_output_open(uri, &direct, &o, &err), err);
     floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 2, ENOSPC);
-    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* first block */
+    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 1 */
+    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 2: fails */
     CHECK_EQ_INT(floe_output_write(o, p, (size_t)9 << 20, &err), FLOE_ENOSPACE);
     CHECK(strstr(err.msg, "x.parquet") != NULL);
     floe_io_fault_clear();
@@ -228,8 +230,44 @@ TEST(test_direct_output_write_fault) {
     int n = 0;
     CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
     CHECK_EQ_INT(n, 0);
+
+    /* the failure of the last full block surfaces at close, and nothing is published */
+    REQUIRE_OK(floe_output_open(uri, &direct, &o, &err), err);
+    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 1, EIO);
+    CHECK_OK(floe_output_write(o, p, (size_t)8 << 20, &err), err);
+    CHECK_EQ_INT(floe_output_close(o, &err), FLOE_EIO);
+    CHECK(strstr(err.msg, "x.parquet") != NULL);
+    floe_io_fault_clear();
+    n = 0;
+    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_EQ_INT(n, 0);
     floe_free(uri);
     free(p);
+}
+
+/* A direct block write refused with EINVAL after the open (a file system that takes
+ * O_DIRECT but not these writes) is redone through the page cache: same bytes, no
+ * error, and the rest of the file is written buffered. */
+TEST(test_direct_output_refused_write) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *dir = harness_tmpdir();
+    const size_t len = 3 * ((size_t)8 << 20) + 4321;
+    uint8_t *pat = malloc(len);
+    REQUIRE(pat != NULL);
+    char *uri = floe_asprintf("%s/refused.bin", dir);
+    floe_output_options direct = {.fsync = true, .direct = true};
+    floe_io_fault_inject_once(FLOE_IO_FAULT_WRITE, 2, EINVAL); /* the second block */
+    write_pattern(uri, len, &direct, pat);
+    floe_io_fault_clear();
+    size_t n = 0;
+    char *got = harness_read_file(uri, &n);
+    REQUIRE(got != NULL);
+    CHECK_EQ_INT(n, len);
+    CHECK(n == len && memcmp(got, pat, len) == 0);
+    free(got);
+    floe_free(uri);
+    free(pat);
 }
 
 int main(void) {
@@ -240,5 +278,6 @@ int main(void) {
     RUN(test_missing_file);
     RUN(test_direct_output);
     RUN(test_direct_output_write_fault);
+    RUN(test_direct_output_refused_write);
     return harness_finish();
 }
