@@ -22,6 +22,10 @@
 #include <limits.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define FLOE_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Bytes an 8-value unpacker may read past the start of its group beyond the group's own
@@ -430,6 +434,47 @@ static int rle_put_run(floe_buf *out, uint32_t v, size_t len, unsigned bw) {
     return 0;
 }
 
+/* Bit k of the result: v[i+k] == v[i+k+1], for k in 0..63 (reads v[i .. i+65)). SSE2
+ * compares 8 (16-bit) or 4 (32-bit) neighbours per instruction and movemask gathers the
+ * bits; the scalar loop is a shift and an or per value. */
+static FLOE_ALWAYS_INLINE uint64_t rle_eq_mask64(const void *vals, const bool is16, size_t i) {
+#ifdef __SSE2__
+    uint64_t eq = 0;
+    if (is16) {
+        const int16_t *v = (const int16_t *)vals + i;
+        for (unsigned j = 0; j < 4; j++) {
+            __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(v + 16 * j));
+            __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)(v + 16 * j + 1));
+            __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(v + 16 * j + 8));
+            __m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(v + 16 * j + 9));
+            __m128i c = _mm_packs_epi16(_mm_cmpeq_epi16(a0, b0), _mm_cmpeq_epi16(a1, b1));
+            eq |= (uint64_t)(uint32_t)_mm_movemask_epi8(c) << (16 * j);
+        }
+    } else {
+        const uint32_t *v = (const uint32_t *)vals + i;
+        for (unsigned j = 0; j < 4; j++) {
+            const uint32_t *q = v + 16 * j;
+            __m128i c0 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)q),
+                                         _mm_loadu_si128((const __m128i *)(const void *)(q + 1)));
+            __m128i c1 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + 4)),
+                                         _mm_loadu_si128((const __m128i *)(const void *)(q + 5)));
+            __m128i c2 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + 8)),
+                                         _mm_loadu_si128((const __m128i *)(const void *)(q + 9)));
+            __m128i c3 = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + 12)),
+                                         _mm_loadu_si128((const __m128i *)(const void *)(q + 13)));
+            __m128i c = _mm_packs_epi16(_mm_packs_epi32(c0, c1), _mm_packs_epi32(c2, c3));
+            eq |= (uint64_t)(uint32_t)_mm_movemask_epi8(c) << (16 * j);
+        }
+    }
+    return eq;
+#else
+    uint64_t eq = 0;
+    for (size_t k = 0; k < 64; k++)
+        eq |= (uint64_t)(rle_val(vals, is16, i + k) == rle_val(vals, is16, i + k + 1)) << k;
+    return eq;
+#endif
+}
+
 /* First s >= pos where vals[s..s+8) are all equal, or n. Branch-free over 64 values at a
  * time: bit k of `eq` says v[i+k] == v[i+k+1], and a run of 8 starts at k exactly when
  * bits k..k+6 are all set, found by and-ing shifted copies (1, then 2, then 3 = 7 bits).
@@ -440,8 +485,13 @@ static FLOE_ALWAYS_INLINE size_t rle_next_run8(const void *vals, const bool is16
     while (i + 8 <= n) {
         const size_t span = n - i - 1 < 64 ? n - i - 1 : 64; /* comparisons in this window */
         uint64_t eq = 0;
-        for (size_t k = 0; k < span; k++)
-            eq |= (uint64_t)(rle_val(vals, is16, i + k) == rle_val(vals, is16, i + k + 1)) << k;
+        if (span == 64) {
+            eq = rle_eq_mask64(vals, is16, i);
+        } else {
+            for (size_t k = 0; k < span; k++)
+                eq |= (uint64_t)(rle_val(vals, is16, i + k) == rle_val(vals, is16, i + k + 1))
+                      << k;
+        }
         uint64_t r = eq & (eq >> 1);
         r &= r >> 2;
         r &= r >> 3;
@@ -458,6 +508,29 @@ static FLOE_ALWAYS_INLINE size_t rle_next_run8(const void *vals, const bool is16
     return n;
 }
 
+/* OR of all values (to check they fit the bit width), in blocks of 16 that gcc -O2
+ * vectorizes (an open-ended loop it does not). */
+static FLOE_ALWAYS_INLINE uint32_t rle_or_all(const void *vals, const bool is16, size_t n) {
+    uint32_t all = 0;
+    size_t i = 0;
+    if (is16) {
+        const uint16_t *v = vals;
+        uint16_t a = 0;
+        for (; i + 16 <= n; i += 16)
+            for (size_t k = 0; k < 16; k++)
+                a |= v[i + k];
+        all = a;
+    } else {
+        const uint32_t *v = vals;
+        for (; i + 16 <= n; i += 16)
+            for (size_t k = 0; k < 16; k++)
+                all |= v[i + k];
+    }
+    for (; i < n; i++)
+        all |= rle_val(vals, is16, i);
+    return all;
+}
+
 /* Runs of 8 or more equal values become RLE runs; everything else is bit-packed in groups
  * of 8. A bit-packed run must hold a whole number of groups unless it ends the data (a
  * group padded mid-stream would decode as extra values), so when a long run follows a
@@ -470,9 +543,7 @@ static FLOE_ALWAYS_INLINE int rle_encode_impl(const void *vals, const bool is16,
     const unsigned bw = (unsigned)bit_width;
     if (n == 0)
         return 0;
-    uint32_t all = 0;
-    for (size_t i = 0; i < n; i++)
-        all |= rle_val(vals, is16, i);
+    const uint32_t all = rle_or_all(vals, is16, n);
     if (bw < 32 && (all >> bw) != 0)
         return FLOE_EINVALID; /* a value does not fit in bit_width bits */
 

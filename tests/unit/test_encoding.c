@@ -166,6 +166,121 @@ TEST(test_rle_roundtrip_all_widths) {
     free(got16);
 }
 
+/* A plain reference of the hybrid encoder's choices (runs of 8+ equal values become RLE
+ * runs, a ragged stretch of literals borrows from the run that follows, literals are
+ * bit-packed in zero-padded groups of 8), one value at a time: the encoder's vectorised
+ * run search must give the same bytes. */
+static void ref_put_bits(floe_buf *out, const uint32_t *v, size_t from, size_t to, unsigned bw) {
+    size_t groups = (to - from + 7) / 8;
+    uint8_t hdr[10];
+    size_t hl = floe_uvarint_put(hdr, (uint64_t)groups << 1 | 1);
+    floe_buf_append(out, hdr, hl);
+    uint64_t acc = 0;
+    unsigned bits = 0;
+    for (size_t i = 0; i < groups * 8; i++) {
+        uint64_t x = from + i < to ? v[from + i] : 0;
+        acc |= x << bits;
+        bits += bw;
+        while (bits >= 8) {
+            floe_buf_append_byte(out, (uint8_t)acc);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+}
+
+static void ref_rle_encode(const uint32_t *v, size_t n, unsigned bw, floe_buf *out) {
+    size_t pos = 0, lit = 0;
+    while (pos < n) {
+        size_t start = n;
+        for (size_t s = pos; s + 8 <= n && start == n; s++) {
+            bool same = true;
+            for (size_t k = 1; k < 8; k++)
+                same = same && v[s + k] == v[s];
+            if (same)
+                start = s;
+        }
+        if (start >= n)
+            break;
+        uint32_t x = v[start];
+        size_t end = start + 8;
+        while (end < n && v[end] == x)
+            end++;
+        size_t ragged = (start - lit) & 7;
+        if (ragged) {
+            size_t lend = 8 - ragged;
+            if (end - start - lend < 8) {
+                pos = end;
+                continue;
+            }
+            start += lend;
+        }
+        if (start > lit)
+            ref_put_bits(out, v, lit, start, bw);
+        uint8_t hdr[10];
+        size_t hl = floe_uvarint_put(hdr, (uint64_t)(end - start) << 1);
+        floe_buf_append(out, hdr, hl);
+        for (unsigned b = 0; b < (bw + 7) / 8; b++)
+            floe_buf_append_byte(out, (uint8_t)(x >> (8 * b)));
+        pos = lit = end;
+    }
+    if (n > lit)
+        ref_put_bits(out, v, lit, n, bw);
+}
+
+TEST(test_rle_encode_matches_reference) {
+    const size_t sizes[] = {1, 8, 9, 63, 64, 65, 66, 71, 72, 127, 128, 129, 200, 1000, 5003};
+    uint32_t *v = malloc(5003 * sizeof *v);
+    int16_t *v16 = malloc(5003 * sizeof *v16);
+    floe_buf got, want;
+    floe_buf_init(&got, 0);
+    floe_buf_init(&want, 0);
+    for (int round = 0; round < 40; round++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t n = sizes[s];
+            int bw = (int)(rnd() % 17);
+            uint32_t mask = bw ? (uint32_t)((1u << bw) - 1) : 0;
+            /* runs of random lengths around 8 (the threshold) and noise, so run starts
+             * and ends fall at every offset of the 64-value windows */
+            size_t i = 0;
+            while (i < n) {
+                size_t len = 1 + rnd() % (round % 3 == 0 ? 12 : round % 3 == 1 ? 40 : 300);
+                uint32_t x = (uint32_t)rnd() & mask;
+                bool noise = rnd() % 3 == 0;
+                for (size_t k = 0; k < len && i < n; k++, i++)
+                    v[i] = noise ? (uint32_t)rnd() & mask : x;
+            }
+            floe_buf_reset(&want);
+            ref_rle_encode(v, n, (unsigned)bw, &want);
+            floe_buf_reset(&got);
+            REQUIRE(floe_rle_encode_u32(v, n, bw, &got) == 0);
+            if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0)
+                harness_fail(__FILE__, __LINE__, "u32 bw %d n %zu: bytes differ", bw, n);
+            if (bw == 16)
+                continue; /* levels are non-negative int16 */
+            for (size_t k = 0; k < n; k++)
+                v16[k] = (int16_t)v[k];
+            floe_buf_reset(&got);
+            REQUIRE(floe_rle_encode_i16(v16, n, bw, &got) == 0);
+            if (got.len != want.len || memcmp(got.data, want.data, got.len) != 0)
+                harness_fail(__FILE__, __LINE__, "i16 bw %d n %zu: bytes differ", bw, n);
+        }
+    }
+    /* values that differ only above the low 16 bits or in the sign bit must not count as
+     * equal neighbours */
+    for (size_t k = 0; k < 200; k++)
+        v[k] = (k & 1) ? 0x10000u : 0;
+    floe_buf_reset(&want);
+    ref_rle_encode(v, 200, 17, &want);
+    floe_buf_reset(&got);
+    REQUIRE(floe_rle_encode_u32(v, 200, 17, &got) == 0);
+    CHECK(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+    floe_buf_free(&got);
+    floe_buf_free(&want);
+    free(v);
+    free(v16);
+}
+
 /* 1-bit levels (every optional flat column) unpack through a multiply that spreads four
  * bits into four 16-bit lanes: every byte value, at every position of a long run and in a
  * short final group, must give its bits LSB first. */
@@ -935,6 +1050,7 @@ int main(void) {
     RUN(test_rle_spec_example);
     RUN(test_rle_exact_small);
     RUN(test_rle_roundtrip_all_widths);
+    RUN(test_rle_encode_matches_reference);
     RUN(test_rle_one_bit_levels_every_byte);
     RUN(test_rle_runs_chosen_well);
     RUN(test_rle_long_runs_broken_anywhere);
