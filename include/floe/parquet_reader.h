@@ -61,6 +61,10 @@ typedef struct floe_pq_reader_options {
                               * are decoded straight from an mmap of the file, see
                               * floe_input_mmap; a file that shrinks meanwhile fails the
                               * read with FLOE_EIO instead of a SIGBUS) */
+    bool read_whole;         /* the caller reads every column (rewrite): a file of less
+                              * than 1 MiB is read with one read at open. Without it such
+                              * a file is read whole once the projection needs half its
+                              * bytes, else chunk by chunk (a read each) */
 } floe_pq_reader_options;
 
 /* One node of the file's Parquet schema tree (borrowed from the reader, valid until

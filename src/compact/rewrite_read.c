@@ -471,7 +471,8 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     if (!(f->path = floe_strdup(df->file_path)))
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_pq_reader *r = NULL;
-    int rc = floe_pq_reader_open(uri, NULL, &r, err);
+    floe_pq_reader_options ro = {.read_whole = true}; /* every column of it is read */
+    int rc = floe_pq_reader_open(uri, &ro, &r, err);
     if (rc == 0)
         rc = df->content == FLOE_CONTENT_POSITION_DELETES ? load_pos_file(d, f, r, err)
                                                           : load_eq_file(d, f, df, r, err);
@@ -982,7 +983,9 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
     r->src = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *r->src);
     if (!r->src)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_pq_reader_open(in->uri, NULL, &r->pq, err));
+    /* the table's columns are most of a data file: a small one is read with one read */
+    floe_pq_reader_options ro = {.read_whole = true};
+    FLOE_CHECK(floe_pq_reader_open(in->uri, &ro, &r->pq, err));
     {
         floe_pq_reader_file fi;
         floe_pq_reader_file_info(r->pq, &fi);

@@ -105,6 +105,7 @@ struct floe_pq_reader {
     floe_input *in;            /* NULL when reading memory */
     const uint8_t *mem;
     const uint8_t *map;        /* floe_input_mmap view of in (read under a guard), or NULL */
+    floe_buf whole;            /* a small file read whole (read_whole): mem points here */
     bool map_tried;
     size_t mem_len;
     char *name;
