@@ -194,6 +194,17 @@ int floe_buf_reserve(floe_buf *b, size_t extra);
 int floe_buf_append(floe_buf *b, const void *p, size_t n);
 int floe_buf_append_byte(floe_buf *b, uint8_t c);
 int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
+
+/* Text (src/common/text.c). floe_json_append_string appends p[0..n) as a JSON string,
+ * quotes included: '"' and '\\' escaped, \b \f \n \r \t by name, other control bytes
+ * as \u00XX, every other byte as it is (the caller vouches for UTF-8 where it matters).
+ * floe_utf8_valid: well-formed UTF-8 (no overlongs, surrogates or code points past
+ * U+10FFFF). floe_base64_append: standard alphabet, padded. */
+int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n);
+/* The same for a C string; NULL is written as "". */
+int floe_json_append_cstr(floe_buf *b, const char *s);
+bool floe_utf8_valid(const uint8_t *p, size_t n);
+int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
 /* A double as JavaScript's String(Number) writes it (shortest round-trip digits), the
  * canonical form the readers and the test oracles share; NaN and the infinities as the
  * JSON strings "NaN", "Infinity", "-Infinity"; -0.0 as -0. */

@@ -34,10 +34,6 @@ const char *floe_quarantine_uri(const floe_quarantine *q);
 /* Publish (fsync) and free. A quarantine that received nothing leaves no file. */
 int floe_quarantine_close(floe_quarantine *q, floe_error *err);
 
-/* Shared helpers: JSON string escaping (appends "..." with quotes) and UTF-8 check. */
-int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n);
-bool floe_utf8_valid(const uint8_t *p, size_t n);
-int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
 }

@@ -308,22 +308,6 @@ int floe_avro_value_encode(const floe_avro_node *node, const floe_avro_value *v,
 
 /* ---- JSON rendering ------------------------------------------------------------------ */
 
-static int json_str(floe_buf *out, const uint8_t *p, size_t n) {
-    int rc = floe_buf_append_byte(out, '"');
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            rc = floe_buf_append(out, esc, 2);
-        } else if (c < 0x20) {
-            rc = floe_buf_printf(out, "\\u%04x", c);
-        } else {
-            rc = floe_buf_append_byte(out, c);
-        }
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(out, '"');
-}
-
 static int json_hex(floe_buf *out, const uint8_t *p, size_t n) {
     static const char hex[] = "0123456789abcdef";
     int rc = floe_buf_append_byte(out, '"');
@@ -369,13 +353,13 @@ static int to_json_rec(const floe_avro_node *n, const floe_avro_value *v, floe_b
     case FLOE_AVRO_DOUBLE:
         return json_num(out, v->u.d, false);
     case FLOE_AVRO_STRING:
-        return json_str(out, v->u.bytes.p, v->u.bytes.n);
+        return floe_json_append_string(out, v->u.bytes.p, v->u.bytes.n);
     case FLOE_AVRO_BYTES:
     case FLOE_AVRO_FIXED:
         return json_hex(out, v->u.bytes.p, v->u.bytes.n);
     case FLOE_AVRO_ENUM:
         if (n->type == FLOE_AVRO_ENUM && v->u.i >= 0 && (size_t)v->u.i < n->n_symbols)
-            return json_str(out, (const uint8_t *)n->symbols[v->u.i],
+            return floe_json_append_string(out, (const uint8_t *)n->symbols[v->u.i],
                             strlen(n->symbols[v->u.i]));
         return floe_buf_printf(out, "%d", v->u.i);
     case FLOE_AVRO_RECORD:
@@ -385,7 +369,7 @@ static int to_json_rec(const floe_avro_node *n, const floe_avro_value *v, floe_b
         for (size_t i = 0; rc == 0 && i < n->n_fields; i++) {
             if (i && (rc = floe_buf_append_byte(out, ',')) < 0)
                 break;
-            if ((rc = json_str(out, (const uint8_t *)n->fields[i].name,
+            if ((rc = floe_json_append_string(out, (const uint8_t *)n->fields[i].name,
                                strlen(n->fields[i].name))) < 0 ||
                 (rc = floe_buf_append_byte(out, ':')) < 0)
                 break;
@@ -410,7 +394,7 @@ static int to_json_rec(const floe_avro_node *n, const floe_avro_value *v, floe_b
             const floe_avro_map_entry *e = &v->u.map.entries[i];
             if (i && (rc = floe_buf_append_byte(out, ',')) < 0)
                 break;
-            if ((rc = json_str(out, (const uint8_t *)e->key, e->key_len)) < 0 ||
+            if ((rc = floe_json_append_string(out, (const uint8_t *)e->key, e->key_len)) < 0 ||
                 (rc = floe_buf_append_byte(out, ':')) < 0)
                 break;
             rc = to_json_rec(n->items, &e->value, out, depth + 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "table_args.h"
 #include "floe/catalog.h"
 #include "floe/table.h"
 
@@ -29,26 +30,13 @@ static void usage(FILE *out) {
             "./warehouse/catalog.db.\n");
 }
 
-static void json_str(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 static void print_list(const floe_strlist *l, bool json) {
     if (json) {
         putchar('[');
         for (size_t i = 0; i < l->n; i++) {
             if (i)
                 putchar(',');
-            json_str(l->items[i]);
+            cli_json_str(stdout, l->items[i]);
         }
         printf("]\n");
     } else {
@@ -62,11 +50,11 @@ static int print_table(const floe_table *t, bool json) {
     const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
     if (json) {
         printf("{\"metadata_location\":");
-        json_str(floe_table_metadata_location(t));
+        cli_json_str(stdout, floe_table_metadata_location(t));
         printf(",\"format_version\":%d,\"table_uuid\":", m->format_version);
-        json_str(m->table_uuid ? m->table_uuid : "");
+        cli_json_str(stdout, m->table_uuid ? m->table_uuid : "");
         printf(",\"location\":");
-        json_str(m->location);
+        cli_json_str(stdout, m->location);
         printf(",\"current_snapshot_id\":%lld,\"snapshots\":%zu,\"last_sequence_number\":%lld,"
                "\"schemas\":%zu,\"partition_specs\":%zu}\n",
                (long long)m->current_snapshot_id, m->n_snapshots,
@@ -129,7 +117,7 @@ int floe_cmd_catalog(int argc, char **argv) {
             return cli_fail(&err);
         if (json) {
             printf("{\"metadata_location\":");
-            json_str(uri);
+            cli_json_str(stdout, uri);
             printf("}\n");
         } else {
             printf("%s\n", uri);
@@ -144,15 +132,15 @@ int floe_cmd_catalog(int argc, char **argv) {
     if (!strcmp(action, "show")) {
         if (json) {
             printf("{\"name\":");
-            json_str(cfg.name);
+            cli_json_str(stdout, cfg.name);
             printf(",\"type\":");
-            json_str(cfg.type);
+            cli_json_str(stdout, cfg.type);
             printf(",\"uri\":");
-            json_str(cfg.uri ? cfg.uri : "");
+            cli_json_str(stdout, cfg.uri ? cfg.uri : "");
             printf(",\"warehouse\":");
-            json_str(cfg.warehouse);
+            cli_json_str(stdout, cfg.warehouse);
             printf(",\"source\":");
-            json_str(cfg.source);
+            cli_json_str(stdout, cfg.source);
             printf("}\n");
         } else {
             printf("name:      %s\ntype:      %s\nuri:       %s\nwarehouse: %s\nfrom:      %s\n",

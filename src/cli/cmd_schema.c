@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "table_args.h"
 #include "floe/input.h"
 #include "floe/json.h"
 #include "floe/schema.h"
@@ -180,20 +181,6 @@ static const char *phys_name(floe_phys p) {
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
-static void print_json_string(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static int run_show(int argc, char **argv) {
     const char *path = NULL;
     bool columns = false, json = false;
@@ -230,7 +217,7 @@ static int run_show(int argc, char **argv) {
             floe_field_type_str(f, t, sizeof t);
             if (json) {
                 printf("%s{\"column\":%zu,\"path\":", i ? "," : "", i);
-                print_json_string(p);
+                cli_json_str(stdout, p);
                 printf(",\"id\":%d,\"type\":\"%s\",\"physical\":\"%s\",\"type_length\":%d,"
                        "\"max_def\":%d,\"max_rep\":%d}",
                        (int)f->id, t, phys_name(f->phys), (int)f->type_length, f->def_level,

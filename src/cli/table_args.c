@@ -98,14 +98,11 @@ int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_c
 }
 
 void cli_json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    if (floe_json_append_cstr(&b, s) == 0)
+        fwrite(b.data, 1, b.len, f);
+    else
+        fputs("\"\"", f); /* out of memory: still valid JSON */
+    floe_buf_free(&b);
 }

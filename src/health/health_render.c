@@ -157,18 +157,7 @@ int floe_health_shell_quote(floe_buf *out, const char *s) {
  * JSON
  * ------------------------------------------------------------------------------------- */
 static int jstr(floe_buf *b, const char *s) {
-    if (!s)
-        return floe_buf_append(b, "null", 4);
-    int rc = floe_buf_append_byte(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; rc == 0 && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            rc = floe_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            rc = floe_buf_printf(b, "\\u%04x", *p);
-        else
-            rc = floe_buf_append_byte(b, *p);
-    }
-    return rc ? rc : floe_buf_append_byte(b, '"');
+    return s ? floe_json_append_cstr(b, s) : floe_buf_append(b, "null", 4);
 }
 
 static int jnum(floe_buf *b, double v) {

@@ -47,34 +47,21 @@ const char *floe_maint_run_result(const floe_maint_run *r) {
     return r->lease_busy ? "busy" : r->rc < 0 ? "failed" : r->skipped ? "skipped" : "ok";
 }
 
-static int json_str(floe_buf *b, const char *s) {
-    int rc = floe_buf_append_byte(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; rc == 0 && p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            rc = floe_buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            rc = floe_buf_printf(b, "\\u%04x", *p);
-        else
-            rc = floe_buf_append_byte(b, *p);
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
-}
-
 int floe_maint_run_json(const floe_maint_run *r, floe_buf *out) {
     int rc = floe_buf_printf(out, "{\"table\":");
     if (rc == 0)
-        rc = json_str(out, r->table);
+        rc = floe_json_append_cstr(out, r->table);
     if (rc == 0)
         rc = floe_buf_printf(out, ",\"job\":\"%s\",\"owner\":", floe_maint_job_name(r->job));
     if (rc == 0)
-        rc = json_str(out, r->owner);
+        rc = floe_json_append_cstr(out, r->owner);
     if (rc == 0)
         rc = floe_buf_printf(out,
                              ",\"start_ms\":%" PRId64 ",\"end_ms\":%" PRId64
                              ",\"result\":\"%s\",\"detail\":",
                              r->start_ms, r->end_ms, floe_maint_run_result(r));
     if (rc == 0)
-        rc = json_str(out, r->detail);
+        rc = floe_json_append_cstr(out, r->detail);
     if (rc == 0)
         rc = floe_buf_printf(out, "}\n");
     return rc < 0 ? FLOE_ENOMEM : 0;

@@ -106,41 +106,6 @@ static int fmt_hex(floe_buf *b, const uint8_t *p, size_t n) {
     return 0;
 }
 
-/* JSON string as JSON.stringify writes it (bytes that are not valid UTF-8 pass through). */
-static int fmt_json_str(floe_buf *b, const uint8_t *p, size_t n) {
-    int rc = floe_buf_reserve(b, n + 2);
-    if (rc < 0)
-        return rc;
-    b->data[b->len++] = '"';
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        if (i > run && (rc = floe_buf_append(b, p + run, i - run)) < 0)
-            return rc;
-        run = i + 1;
-        char esc[8];
-        switch (c) {
-        case '"': rc = floe_buf_append(b, "\\\"", 2); break;
-        case '\\': rc = floe_buf_append(b, "\\\\", 2); break;
-        case '\b': rc = floe_buf_append(b, "\\b", 2); break;
-        case '\f': rc = floe_buf_append(b, "\\f", 2); break;
-        case '\n': rc = floe_buf_append(b, "\\n", 2); break;
-        case '\r': rc = floe_buf_append(b, "\\r", 2); break;
-        case '\t': rc = floe_buf_append(b, "\\t", 2); break;
-        default:
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            rc = floe_buf_append(b, esc, 6);
-        }
-        if (rc < 0)
-            return rc;
-    }
-    if (n > run && (rc = floe_buf_append(b, p + run, n - run)) < 0)
-        return rc;
-    return floe_buf_append_byte(b, '"');
-}
-
 static int fmt_uuid(floe_buf *b, const uint8_t *u) {
     return floe_buf_printf(b,
                            "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x"
@@ -212,7 +177,7 @@ static int fmt_value(const pq_leaf *lf, const uint8_t *m, size_t n, floe_buf *b)
             rc = fmt_ts(b, val, ns ? 9 : 6, tz);
         return rc < 0 ? rc : floe_buf_append_byte(b, '"');
     }
-    case FLOE_TYPE_STRING: return fmt_json_str(b, m, n);
+    case FLOE_TYPE_STRING: return floe_json_append_string(b, m, n);
     case FLOE_TYPE_UUID: return fmt_uuid(b, m);
     default: return fmt_hex(b, m, n);
     }
@@ -270,7 +235,7 @@ static int skip_one(asm_ctx *a, const pq_plan *p) {
 static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth);
 
 static int write_key(floe_buf *b, const char *name) {
-    return fmt_json_str(b, (const uint8_t *)name, strlen(name));
+    return floe_json_append_string(b, (const uint8_t *)name, strlen(name));
 }
 
 typedef struct pair_ref {

@@ -318,25 +318,6 @@ int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_aren
  * rendering
  * ------------------------------------------------------------------------------------- */
 
-static int canon_string(floe_buf *b, const uint8_t *p, size_t n) {
-    int rc = floe_buf_append_byte(b, '"');
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        uint8_t c = p[i];
-        switch (c) {
-        case '"': rc = floe_buf_append(b, "\\\"", 2); break;
-        case '\\': rc = floe_buf_append(b, "\\\\", 2); break;
-        case '\b': rc = floe_buf_append(b, "\\b", 2); break;
-        case '\f': rc = floe_buf_append(b, "\\f", 2); break;
-        case '\n': rc = floe_buf_append(b, "\\n", 2); break;
-        case '\r': rc = floe_buf_append(b, "\\r", 2); break;
-        case '\t': rc = floe_buf_append(b, "\\t", 2); break;
-        default:
-            rc = c < 0x20 ? floe_buf_printf(b, "\\u%04x", c) : floe_buf_append_byte(b, c);
-        }
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
-}
-
 int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
     if (v->is_null)
         return floe_buf_append(b, "null", 4);
@@ -400,7 +381,7 @@ int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
                                  (long long)frac, tz ? "Z" : "");
         return rc;
     }
-    case FLOE_TYPE_STRING: return canon_string(b, v->v.bytes.p, v->v.bytes.n);
+    case FLOE_TYPE_STRING: return floe_json_append_string(b, v->v.bytes.p, v->v.bytes.n);
     case FLOE_TYPE_UUID:
         rc = floe_buf_append_byte(b, '"');
         if (rc == 0)

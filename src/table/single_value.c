@@ -174,53 +174,11 @@ int floe_value_from_binary(const floe_field *type, const uint8_t *p, size_t n,
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid (overlongs, surrogates
  * and code points past U+10FFFF included). */
-static size_t utf8_seq(const uint8_t *p, size_t n) {
-    uint8_t c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    uint32_t cp, min;
-    if ((c & 0xE0) == 0xC0) {
-        len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
+/* A JSON string of p, which must be valid UTF-8 (FLOE_EINVALID otherwise). */
 static int json_quote(floe_buf *b, const uint8_t *p, size_t n) {
-    int rc = floe_buf_append_byte(b, '"');
-    for (size_t i = 0; rc == 0 && i < n;) {
-        uint8_t c = p[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            rc = floe_buf_append(b, e, 2);
-            i++;
-        } else if (c < 0x20) {
-            rc = floe_buf_printf(b, "\\u%04x", c);
-            i++;
-        } else {
-            size_t k = utf8_seq(p + i, n - i);
-            if (k == 0)
-                return FLOE_EINVALID;
-            rc = floe_buf_append(b, p + i, k);
-            i += k;
-        }
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    if (!floe_utf8_valid(p, n))
+        return FLOE_EINVALID;
+    return floe_json_append_string(b, p, n);
 }
 
 /* a text rendering wrapped in quotes (all renderings are plain ASCII) */

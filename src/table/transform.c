@@ -643,7 +643,7 @@ static int value_human(const floe_value *v, floe_buf *b) {
         return floe_vt_uuid(b, v->v.uuid);
     case FLOE_TYPE_FIXED:
     case FLOE_TYPE_BINARY:
-        return floe_vt_base64(b, v->v.bytes.p, v->v.bytes.n);
+        return floe_base64_append(b, v->v.bytes.p, v->v.bytes.n);
     default:
         return FLOE_EINVALID;
     }

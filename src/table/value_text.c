@@ -257,26 +257,6 @@ int floe_vt_float_json(floe_buf *b, double v, bool is_float) {
 
 /* ---- bytes ----------------------------------------------------------------------------- */
 
-int floe_vt_base64(floe_buf *b, const uint8_t *p, size_t n) {
-    static const char tbl[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    int rc = floe_buf_reserve(b, (n + 2) / 3 * 4);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t w = (uint32_t)p[i] << 16;
-        if (i + 1 < n)
-            w |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n)
-            w |= p[i + 2];
-        char q[4] = {tbl[w >> 18], tbl[(w >> 12) & 63], i + 1 < n ? tbl[(w >> 6) & 63] : '=',
-                     i + 2 < n ? tbl[w & 63] : '='};
-        if ((rc = floe_buf_append(b, q, 4)) < 0)
-            return rc;
-    }
-    return 0;
-}
-
 int floe_vt_hex(floe_buf *b, const uint8_t *p, size_t n) {
     static const char hx[] = "0123456789abcdef";
     int rc = floe_buf_reserve(b, n * 2);

@@ -54,7 +54,6 @@ int floe_vt_float_java(floe_buf *b, double v, bool is_float);
 /* Shortest round-trip JSON number for a finite value. */
 int floe_vt_float_json(floe_buf *b, double v, bool is_float);
 
-int floe_vt_base64(floe_buf *b, const uint8_t *p, size_t n);
 int floe_vt_hex(floe_buf *b, const uint8_t *p, size_t n);
 int floe_vt_uuid(floe_buf *b, const uint8_t u[16]);
 

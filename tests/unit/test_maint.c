@@ -1125,7 +1125,7 @@ TEST(run_log_line) {
     CHECK_EQ_STR((const char *)b.data,
                  "{\"table\":\"ns.t\\\"q\",\"job\":\"rewrite-data\",\"owner\":\"host:1\\\\\","
                  "\"start_ms\":1000,\"end_ms\":2500,\"result\":\"ok\","
-                 "\"detail\":\"two\\u000alines\\u0001\"}\n");
+                 "\"detail\":\"two\\nlines\\u0001\"}\n");
     CHECK_EQ_STR(floe_maint_run_result(&r), "ok");
     r.skipped = true;
     CHECK_EQ_STR(floe_maint_run_result(&r), "skipped");

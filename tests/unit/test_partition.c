@@ -532,7 +532,7 @@ TEST(test_json_single_value) {
     json_roundtrip(ftype(FLOE_TYPE_TIMESTAMP, 0, 0, 0), floe_value_i64(FLOE_TYPE_TIMESTAMP, -1),
                    "\"1969-12-31T23:59:59.999999\"");
     json_roundtrip(ftype(FLOE_TYPE_STRING, 0, 0, 0), floe_value_string("ice\"berg\n\xc3\xa9", 11),
-                   "\"ice\\\"berg\\u000a\xc3\xa9\"");
+                   "\"ice\\\"berg\\n\xc3\xa9\"");
     static const uint8_t uuid[16] = {0xF7, 0x9C, 0x3E, 0x09, 0x67, 0x7C, 0x4B, 0xBD,
                                      0xA4, 0x79, 0x3F, 0x34, 0x9C, 0xB7, 0x85, 0xE7};
     json_roundtrip(ftype(FLOE_TYPE_UUID, 0, 0, 0), floe_value_uuid(uuid),

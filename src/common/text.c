@@ -1,0 +1,120 @@
+/*
+ * text.c - text helpers every module shares: UTF-8 validation, JSON string escaping and
+ * base64 (see floe/common.h). One escaper for the whole project, so that every JSON
+ * floe writes (quarantine lines, scan rows, health reports, run logs, CLI output) quotes
+ * strings the same way.
+ */
+#include "floe/common.h"
+
+#include <string.h>
+
+bool floe_utf8_valid(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (n == 0)
+        return floe_buf_append(b, "\"\"", 2);
+    int rc = floe_buf_reserve(b, n + 2);
+    if (rc < 0)
+        return rc;
+    b->data[b->len++] = '"';
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if ((rc = floe_buf_append(b, p + start, i - start)) < 0)
+            return rc;
+        char esc[7];
+        size_t el = 2;
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        default:
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            el = 6;
+        }
+        if ((rc = floe_buf_append(b, esc, el)) < 0)
+            return rc;
+        start = i + 1;
+    }
+    if ((rc = floe_buf_append(b, p + start, n - start)) < 0)
+        return rc;
+    return floe_buf_append_byte(b, '"');
+}
+
+int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n) {
+    static const char tbl[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    int rc = floe_buf_reserve(b, (n + 2) / 3 * 4);
+    if (rc < 0)
+        return rc;
+    char *o = (char *)b->data + b->len;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        *o++ = tbl[v >> 18];
+        *o++ = tbl[(v >> 12) & 63];
+        *o++ = tbl[(v >> 6) & 63];
+        *o++ = tbl[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        *o++ = tbl[v >> 18];
+        *o++ = tbl[(v >> 12) & 63];
+        *o++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    b->len = (size_t)((uint8_t *)o - b->data);
+    return 0;
+}
+
+int floe_json_append_cstr(floe_buf *b, const char *s) {
+    return s ? floe_json_append_string(b, (const uint8_t *)s, strlen(s))
+             : floe_buf_append(b, "\"\"", 2);
+}
