@@ -38,7 +38,8 @@
  * groups) first waits until the thread has written everything (wb_drain), so the bytes
  * reach the output in order and only one thread touches it at a time. The thread's
  * first error stops it (later buffers are freed unwritten) and is returned by the next
- * hand-over or drain.
+ * hand-over or drain. At most WB_MAX_BYTES wait in the queue: a hand-over beyond that
+ * waits for the thread, so memory does not depend on how fast the device is.
  *
  * Invariants:
  *   - pages start and end at row boundaries (repetition level 0), so the OffsetIndex's
@@ -229,6 +230,11 @@ struct floe_pq_writer {
  * Write-behind: a thread writing handed-over buffers to the output, in order
  * =================================================================================== */
 
+/* Bytes handed over and not yet written, at most (one larger buffer alone may exceed
+ * it): without a bound a device slower than the encoding would let whole row groups
+ * queue up, and peak memory would depend on the disk. */
+#define WB_MAX_BYTES ((size_t)32 << 20)
+
 typedef struct wb_item {
     uint8_t *data; /* owned: freed once written (or dropped) */
     size_t len;
@@ -240,6 +246,7 @@ typedef struct write_behind {
     pthread_cond_t cv;       /* items queued, an item done, stop */
     wb_item *q;              /* ring of cap items: n queued from head */
     size_t head, n, cap;
+    size_t bytes;            /* bytes queued or being written */
     bool busy;               /* the thread is writing an item taken off the ring */
     bool stop;               /* leave once the ring is empty */
     int rc;                  /* first write error: later items are dropped */
@@ -268,6 +275,7 @@ static void *wb_main(void *arg) {
         int rc = failed ? 0 : floe_output_write(wb->out, it.data, it.len, &err);
         floe_free(it.data);
         pthread_mutex_lock(&wb->mu);
+        wb->bytes -= it.len;
         if (rc < 0 && wb->rc == 0) {
             wb->rc = rc;
             wb->err = err;
@@ -1772,6 +1780,9 @@ static int write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err) {
     }
     write_behind *wb = w->wb;
     pthread_mutex_lock(&wb->mu);
+    /* bounded: a slow device makes the writer wait rather than the queue grow */
+    while (wb->rc == 0 && wb->bytes > 0 && wb->bytes + b->len > WB_MAX_BYTES)
+        pthread_cond_wait(&wb->cv, &wb->mu);
     rc = wb->rc;
     if (rc < 0) {
         if (err)
@@ -1793,6 +1804,7 @@ static int write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err) {
     if (rc == 0) {
         wb->q[(wb->head + wb->n) % wb->cap] = (wb_item){b->data, b->len};
         wb->n++;
+        wb->bytes += b->len;
         w->pos += (int64_t)b->len;
         size_t max = b->max;
         floe_buf_init(b, max); /* the storage is the thread's now */
