@@ -219,6 +219,15 @@ int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_erro
 /* Read row group rg (no statistics skipping; page skipping still applies). */
 int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
                                   floe_error *err);
+/* floe_pq_reader_read_row_group, but the levels and values of file column c are appended
+ * to into[c] where that is not NULL (into has floe_pq_reader_file.num_columns entries),
+ * and the row set's column is left empty: a caller gathering row groups in buffers of its
+ * own is spared copying them (rewrite). An into[c] whose layout (phys, width, max_def,
+ * max_rep) is not the row set column's, or whose column is not read, is set to NULL and
+ * that column read into the row set as usual. into[c]'s field is kept. On an error each
+ * into[c] is truncated back to the rows it held. Takes no filter (FLOE_EINVALID). */
+int floe_pq_reader_read_row_group_into(floe_pq_reader *r, size_t rg, floe_colbuf **into,
+                                       const floe_pq_rowset **out, floe_error *err);
 /* Read rows [first, first + n) of row group rg only (no statistics or filter skipping):
  * the rowset holds exactly n rows, so a large row group can be decoded a slice at a time.
  * With an offset index only the pages overlapping the rows are fetched and decoded (plus

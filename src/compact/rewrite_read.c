@@ -526,6 +526,7 @@ struct rw_reader {
     json_t *mapping;
     floe_arena arena;
     int *col_idx;                /* file column -> rowset index (per row group) */
+    floe_colbuf **into;          /* file column -> batch column decoded into, or NULL */
     size_t ncolumns;
     /* deletes */
     int64_t *positions;          /* sorted, unique */
@@ -1050,7 +1051,8 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
             FLOE_CHECK(plan_missing(r, schema->leaves[i], spec, &r->src[i], err));
     r->col_idx = floe_malloc((r->ncolumns ? r->ncolumns : 1) * sizeof *r->col_idx);
     r->l0 = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *r->l0);
-    if (!r->col_idx || !r->l0)
+    r->into = floe_calloc(r->ncolumns ? r->ncolumns : 1, sizeof *r->into);
+    if (!r->col_idx || !r->l0 || !r->into)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (floe_batch_init(&r->tmp, schema) < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1099,6 +1101,7 @@ void rw_reader_close(rw_reader *r) {
     json_decref(r->mapping);
     floe_arena_reset(&r->arena);
     floe_free(r->col_idx);
+    floe_free(r->into);
     floe_free(r->l0);
     floe_free(r->positions);
     floe_free(r->eq);
@@ -1346,6 +1349,15 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             r->slice_rows = n < 1 ? 1 : n < gi.num_rows ? n : gi.num_rows;
         }
     }
+    /* with deletes the row group is filled aside and its surviving rows taken over */
+    bool deletes = r->npositions || r->neq;
+    floe_batch *fill = deletes ? &r->tmp : dst;
+    if (deletes || !append)
+        floe_batch_clear(fill);
+    for (size_t i = 0; i < r->schema->nleaves; i++)
+        r->l0[i] = fill->cols[i].nlevels;
+    for (size_t i = 0; i < r->ncolumns; i++)
+        r->into[i] = NULL;
     if (r->slice_rows > 0) {
         int64_t n = gi.num_rows - r->rg_row;
         if (n > r->slice_rows)
@@ -1355,6 +1367,24 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             r->rg_row += n;
             *more = r->rg_row < gi.num_rows;
         }
+    } else if (!deletes) {
+        /* columns read as they are stored are decoded straight into the batch (no copy);
+         * the reader drops those whose layout differs (into[c] NULL: filled below) */
+        for (size_t i = 0; i < r->schema->nleaves; i++) {
+            const leaf_src *ls = &r->src[i];
+            if (ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
+                ls->node->column >= 0 && (size_t)ls->node->column < r->ncolumns)
+                r->into[ls->node->column] = &fill->cols[i];
+        }
+        /* a file column two table leaves map to (names in a mapping) is copied to both */
+        for (size_t i = 0; i < r->schema->nleaves; i++) {
+            const leaf_src *ls = &r->src[i];
+            if (ls->kind == SRC_FILE && ls->node->column >= 0 &&
+                (size_t)ls->node->column < r->ncolumns && r->into[ls->node->column] &&
+                r->into[ls->node->column] != &fill->cols[i])
+                r->into[ls->node->column] = NULL;
+        }
+        rc = floe_pq_reader_read_row_group_into(r->pq, rg, r->into, &rs, err);
     } else {
         rc = floe_pq_reader_read_row_group(r->pq, rg, &rs, err);
     }
@@ -1375,16 +1405,11 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
     for (size_t i = 0; i < rs->ncols; i++)
         if (rs->nodes[i]->column >= 0 && (size_t)rs->nodes[i]->column < r->ncolumns)
             r->col_idx[rs->nodes[i]->column] = (int)i;
-    /* with deletes the row group is filled aside and its surviving rows taken over */
-    bool deletes = r->npositions || r->neq;
-    floe_batch *fill = deletes ? &r->tmp : dst;
-    if (deletes || !append)
-        floe_batch_clear(fill);
-    for (size_t i = 0; i < r->schema->nleaves; i++)
-        r->l0[i] = fill->cols[i].nlevels;
     for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++) {
         const leaf_src *ls = &r->src[i];
         if (ls->kind == SRC_FILE) {
+            if (r->into[ls->node->column] == &fill->cols[i])
+                continue; /* decoded into it */
             int ci = r->col_idx[ls->node->column];
             if (ci < 0)
                 return floe_error_set(err, FLOE_EINTERNAL, "%s: column %s was not read",

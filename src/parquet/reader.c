@@ -2115,10 +2115,12 @@ done:
     return rc;
 }
 
-static int read_rg(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t nranges,
-                   const floe_pq_rowset **out, floe_error *err) {
+/* keep: the slots are not cleared first (read_row_group_into cleared them, or swapped a
+ * caller's buffer in to append to). */
+static int read_rg_keep(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t nranges,
+                        bool keep, const floe_pq_rowset **out, floe_error *err) {
     int64_t nrows = -1;
-    for (size_t s = 0; s < r->nslots; s++)
+    for (size_t s = 0; s < r->nslots && !keep; s++)
         floe_colbuf_clear(&r->cols[s]);
     floe_colbuf_clear(&r->dict);
     /* an empty row group's chunks may point anywhere (some writers leave offsets 0) */
@@ -2149,6 +2151,11 @@ static int read_rg(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t n
     r->stats.row_groups_read++;
     *out = &r->rowset;
     return 0;
+}
+
+static int read_rg(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t nranges,
+                   const floe_pq_rowset **out, floe_error *err) {
+    return read_rg_keep(r, rg, ranges, nranges, false, out, err);
 }
 
 static int read_rg_filtered(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
@@ -2189,6 +2196,63 @@ int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_ro
         *out = &r->rowset;
     }
     return 0;
+}
+
+static bool same_layout(const floe_colbuf *a, const floe_colbuf *b) {
+    return a->phys == b->phys && a->width == b->width && a->max_def == b->max_def &&
+           a->max_rep == b->max_rep;
+}
+
+/* Swap the caller's buffers with the slots they stand for (both directions: the second
+ * call undoes the first). The slot's record of max_def levels (decode_def) is dropped
+ * each time: it is keyed by the buffer's address, which a caller's buffer may come to
+ * share with one of other contents. */
+static void swap_into(floe_pq_reader *r, floe_colbuf **into) {
+    for (size_t col = 0; col < r->nleaves; col++) {
+        int32_t s = r->slot_of_col[col];
+        if (s < 0 || !into[col])
+            continue;
+        floe_colbuf t = r->cols[s];
+        r->cols[s] = *into[col];
+        *into[col] = t;
+        r->def_all[s].def = NULL;
+        r->def_all[s].n = 0;
+    }
+}
+
+int floe_pq_reader_read_row_group_into(floe_pq_reader *r, size_t rg, floe_colbuf **into,
+                                       const floe_pq_rowset **out, floe_error *err) {
+    if (rg >= r->md.n_row_groups)
+        return floe_error_set(err, FLOE_EINVALID, "%s: no row group %zu", r->name, rg);
+    FLOE_FORWARD_IF_ERROR(prepare(r, err));
+    if (r->filter)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s: reading into the caller's buffers takes no filter", r->name);
+    for (size_t col = 0; col < r->nleaves; col++) {
+        int32_t s = r->slot_of_col[col];
+        if (into[col] && (s < 0 || !same_layout(into[col], &r->cols[s])))
+            into[col] = NULL;
+    }
+    /* the lengths to go back to on an error: the caller's buffers are whole again */
+    size_t *l0 = floe_malloc((r->nleaves ? r->nleaves : 1) * 2 * sizeof *l0);
+    if (!l0)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    for (size_t col = 0; col < r->nleaves; col++)
+        if (into[col]) {
+            l0[2 * col] = into[col]->nlevels;
+            l0[2 * col + 1] = into[col]->nvalues;
+        }
+    for (size_t s = 0; s < r->nslots; s++)
+        floe_colbuf_clear(&r->cols[s]);
+    swap_into(r, into);
+    int rc = read_rg_keep(r, rg, NULL, 0, true, out, err);
+    swap_into(r, into);
+    if (rc < 0)
+        for (size_t col = 0; col < r->nleaves; col++)
+            if (into[col])
+                floe_colbuf_truncate(into[col], l0[2 * col], l0[2 * col + 1]);
+    floe_free(l0);
+    return rc;
 }
 
 int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,

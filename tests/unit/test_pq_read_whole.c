@@ -5,6 +5,9 @@
  * keep the chunk path, and a file that is truncated or corrupt fails with an error that
  * names it, never a crash (the whole-file buffer is file_size bytes; every offset is
  * still checked against it).
+ * And floe_pq_reader_read_row_group_into (rewrite decodes into its batch): the rows it
+ * appends equal the row set's, a buffer of another layout is handed back (NULL) and its
+ * column read as usual, and a failed read leaves the buffers as they were.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,9 +295,133 @@ TEST(truncated_or_corrupt_small_file_fails_naming_it) {
     floe_buf_free(&f);
 }
 
+/* ---- floe_pq_reader_read_row_group_into ------------------------------------------------ */
+
+/* into's rows from level l0 / value v0 on equal the row set column's. */
+static void check_tail(const floe_colbuf *in, size_t l0, size_t v0, const floe_colbuf *rs) {
+    CHECK_EQ_INT((int64_t)(in->nlevels - l0), (int64_t)rs->nlevels);
+    CHECK_EQ_INT((int64_t)(in->nvalues - v0), (int64_t)rs->nvalues);
+    if (in->nlevels - l0 != rs->nlevels || in->nvalues - v0 != rs->nvalues)
+        return;
+    if (rs->max_def)
+        CHECK(memcmp(in->def + l0, rs->def, rs->nlevels * sizeof *rs->def) == 0);
+    if (rs->width) {
+        CHECK(memcmp(in->values + v0 * (size_t)rs->width, rs->values,
+                     rs->nvalues * (size_t)rs->width) == 0);
+    } else {
+        uint32_t b0 = in->offsets[v0], r0 = rs->offsets[0];
+        CHECK_EQ_INT((int64_t)(in->values_len - b0), (int64_t)(rs->values_len - r0));
+        CHECK(memcmp(in->values + b0, rs->values + r0, rs->values_len - r0) == 0);
+        size_t bad = 0;
+        for (size_t k = 0; k <= rs->nvalues; k++)
+            bad += in->offsets[v0 + k] - b0 != rs->offsets[k] - r0;
+        CHECK_EQ_INT((int64_t)bad, 0);
+    }
+}
+
+TEST(read_into_appends_what_the_row_set_holds) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/into.parquet", harness_tmpdir());
+    write_file(path, 3000, 1000, true);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_pq_reader *plain = NULL, *r = NULL;
+    REQUIRE_OK(floe_pq_reader_open(path, NULL, &plain, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    floe_colbuf buf[3];
+    floe_colbuf *into[3];
+    const floe_pq_rowset *ps = NULL, *rs = NULL;
+    REQUIRE_OK(floe_pq_reader_read_row_group(plain, 0, &ps, &err), err);
+    REQUIRE(ps->ncols == 3);
+    for (int c = 0; c < 3; c++) { /* the row set's layout, empty */
+        memset(&buf[c], 0, sizeof buf[c]);
+        buf[c].phys = ps->cols[c].phys;
+        buf[c].width = ps->cols[c].width;
+        buf[c].max_def = ps->cols[c].max_def;
+        buf[c].max_rep = ps->cols[c].max_rep;
+    }
+    buf[2].width = 4; /* d: another layout, read into the row set instead */
+    size_t l0[3] = {0}, v0[3] = {0};
+    for (size_t rg = 0; rg < 3; rg++) {
+        for (int c = 0; c < 3; c++) {
+            into[c] = &buf[c];
+            l0[c] = buf[c].nlevels;
+            v0[c] = buf[c].nvalues;
+        }
+        REQUIRE_OK(floe_pq_reader_read_row_group(plain, rg, &ps, &err), err);
+        REQUIRE_OK(floe_pq_reader_read_row_group_into(r, rg, into, &rs, &err), err);
+        CHECK_EQ_INT(rs->nrows, 1000);
+        CHECK(into[0] == &buf[0] && into[1] == &buf[1] && into[2] == NULL);
+        check_tail(&buf[0], l0[0], v0[0], &ps->cols[0]);
+        check_tail(&buf[1], l0[1], v0[1], &ps->cols[1]);
+        CHECK_EQ_INT((int64_t)rs->cols[0].nlevels, 0); /* left empty */
+        CHECK_EQ_INT((int64_t)rs->cols[1].nlevels, 0);
+        check_tail(&rs->cols[2], 0, 0, &ps->cols[2]);
+        CHECK_EQ_INT((int64_t)buf[2].nlevels, 0);
+    }
+    CHECK_EQ_INT((int64_t)buf[0].nlevels, 3000);
+    floe_pq_reader_close(r);
+    floe_pq_reader_close(plain);
+
+    /* a corrupt last row group: the buffers keep exactly the rows they held */
+    floe_buf f;
+    floe_buf_init(&f, 0);
+    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    floe_pq_chunk_info ci;
+    floe_pq_reader_chunk_info(r, 2, 1, &ci);
+    floe_pq_reader_close(r);
+    int64_t start = ci.data_page_offset;
+    if (ci.dictionary_page_offset >= 0 && ci.dictionary_page_offset < start)
+        start = ci.dictionary_page_offset;
+    size_t at = (size_t)start + (size_t)ci.compressed_size / 2;
+    REQUIRE(at + 8 < f.len);
+    for (int k = 0; k < 8; k++)
+        f.data[at + k] ^= 0x33;
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%s/into-bad.parquet", harness_tmpdir());
+    REQUIRE(harness_write_file(bad, f.data, f.len) == 0);
+    floe_buf_free(&f);
+    REQUIRE_OK(floe_pq_reader_open(bad, NULL, &r, &err), err);
+    size_t held_l[2], held_v[2], held_b[2];
+    for (int c = 0; c < 2; c++) {
+        held_l[c] = buf[c].nlevels;
+        held_v[c] = buf[c].nvalues;
+        held_b[c] = buf[c].values_len;
+    }
+    for (size_t rg = 0; rg < 3; rg++) {
+        into[0] = &buf[0];
+        into[1] = &buf[1];
+        into[2] = NULL;
+        floe_error_clear(&err);
+        int rc = floe_pq_reader_read_row_group_into(r, rg, into, &rs, &err);
+        if (rg < 2) {
+            CHECK_OK(rc, err);
+            for (int c = 0; c < 2; c++) {
+                held_l[c] = buf[c].nlevels;
+                held_v[c] = buf[c].nvalues;
+                held_b[c] = buf[c].values_len;
+            }
+            continue;
+        }
+        CHECK(rc < 0);
+        CHECK(strstr(err.msg, bad) != NULL);
+        for (int c = 0; c < 2; c++) {
+            CHECK_EQ_INT((int64_t)buf[c].nlevels, (int64_t)held_l[c]);
+            CHECK_EQ_INT((int64_t)buf[c].nvalues, (int64_t)held_v[c]);
+            CHECK_EQ_INT((int64_t)buf[c].values_len, (int64_t)held_b[c]);
+        }
+    }
+    CHECK_EQ_INT((int64_t)buf[0].nlevels, 5000);
+    floe_pq_reader_close(r);
+    for (int c = 0; c < 3; c++)
+        floe_colbuf_free(&buf[c]);
+}
+
 int main(void) {
     RUN(small_file_read_whole_gives_the_same_rows);
     RUN(large_file_keeps_the_chunk_path);
     RUN(truncated_or_corrupt_small_file_fails_naming_it);
+    RUN(read_into_appends_what_the_row_set_holds);
     return harness_finish();
 }
