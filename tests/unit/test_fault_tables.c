@@ -38,6 +38,7 @@
 #include "floe/scan.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "harness_table.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
@@ -182,36 +183,6 @@ static int sink_buf(void *ctx, const void *p, size_t n) {
     return floe_buf_append(ctx, p, n);
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort the '\n'-separated lines of text (in place into a new string; frees text). */
-static char *sort_lines(char *text, int64_t *nlines) {
-    size_t n = 0, cap = 16;
-    char **lines = malloc(cap * sizeof *lines);
-    REQUIRE(lines);
-    char *save = NULL;
-    for (char *s = strtok_r(text, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
-        if (n == cap) {
-            lines = realloc(lines, (cap *= 2) * sizeof *lines);
-            REQUIRE(lines);
-        }
-        lines[n++] = s;
-    }
-    qsort(lines, n, sizeof *lines, cmp_str);
-    floe_buf out;
-    floe_buf_init(&out, 0);
-    for (size_t i = 0; i < n; i++)
-        floe_buf_printf(&out, "%s\n", lines[i]);
-    floe_buf_append_byte(&out, 0);
-    free(lines);
-    free(text);
-    if (nlines)
-        *nlines = (int64_t)n;
-    return (char *)out.data;
-}
-
 /* Every file a snapshot reaches (list, manifests, live data files) exists and the list
  * and manifests read. */
 static void check_reachable(floe_table *t, const floe_snapshot *s, const char *what) {
@@ -290,7 +261,7 @@ static void read_state(tcase *c, tstate *out, const char *what) {
         floe_scan_plan_free(p);
     }
     floe_buf_append_byte(&b, 0);
-    out->rows = sort_lines(strdup((const char *)b.data), &out->nrows);
+    out->rows = harness_sorted_lines((char *)b.data, &out->nrows);
     floe_buf_free(&b);
     floe_table_close(t);
     floe_catalog_close(cat);
@@ -322,7 +293,7 @@ static char *list_files(const tcase *c) {
     l.skip = strlen(c->work);
     fault_walk(wh, list_file, &l);
     floe_buf_append_byte(&l.b, 0);
-    char *s = sort_lines(strdup((const char *)l.b.data), NULL);
+    char *s = harness_sorted_lines((char *)l.b.data, NULL);
     floe_buf_free(&l.b);
     return s;
 }

@@ -15,6 +15,7 @@
 #include "floe/rewrite.h"
 #include "floe/scan.h"
 #include "harness.h"
+#include "harness_table.h"
 
 #define MB (1024LL * 1024)
 
@@ -224,36 +225,18 @@ static const char *SCHEMA =
     "{\"id\":9,\"name\":\"attrs\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":10,"
     "\"key\":\"string\",\"value-id\":11,\"value\":\"long\",\"value-required\":false}}]}";
 
-typedef struct env {
-    char dir[4096];
-    floe_catalog *cat;
-    floe_table *t;
-} env;
+typedef harness_table env;
 
 static void env_open(env *e, const char *spec, const char *sort, const char *name) {
-    floe_error err;
-    snprintf(e->dir, sizeof e->dir, "%s", harness_tmpdir());
-    char db[4200], wh[4200];
-    snprintf(db, sizeof db, "%s/catalog.db", e->dir);
-    snprintf(wh, sizeof wh, "%s/wh", e->dir);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &e->cat, &err), err);
-    floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err);
     floe_kv props[1] = {{"write.parquet.compression-codec", "snappy"}};
-    floe_table_create_options co = {.spec_json = spec, .sort_json = sort, .props = props,
-                                    .nprops = 1};
-    REQUIRE_OK(floe_table_create(e->cat, "ns", name, SCHEMA, &co, &e->t, &err), err);
+    harness_table_open(e, name, SCHEMA, spec, sort, props, 1);
 }
 
-static void env_close(env *e) {
-    floe_table_close(e->t);
-    floe_catalog_close(e->cat);
-}
+static void env_close(env *e) { harness_table_close(e); }
 
 /* Append one NDJSON file of n rows (ids from base), with nulls, empty and missing
  * nested values. */
 static void append_rows(env *e, int64_t base, int n) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/in-%lld.ndjson", e->dir, (long long)base);
     floe_buf b;
     floe_buf_init(&b, 0);
     for (int i = 0; i < n; i++) {
@@ -274,59 +257,8 @@ static void append_rows(env *e, int64_t base, int n) {
             floe_buf_printf(&b, ",\"attrs\":{\"k\":%lld,\"z\":null}", (long long)id);
         floe_buf_printf(&b, "}\n");
     }
-    REQUIRE(harness_write_file(path, b.data, b.len) == 0);
+    harness_table_append_ndjson(e, base, &b);
     floe_buf_free(&b);
-    const char *in[1] = {path};
-    floe_table_append_options o;
-    floe_table_append_options_init(&o);
-    o.fsync = false;
-    floe_table_append_result r;
-    memset(&r, 0, sizeof r);
-    floe_error err;
-    REQUIRE_OK(floe_table_append_files(e->t, in, 1, &o, &r, &err), err);
-    floe_table_append_result_reset(&r);
-}
-
-static int sink_buf(void *ctx, const void *p, size_t n) {
-    return floe_buf_append(ctx, p, n);
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The table's rows as sorted canonical lines joined by '\n' (caller frees). */
-static char *table_rows(floe_table *t, int64_t *nrows) {
-    floe_error err;
-    floe_scan_plan *p = NULL;
-    if (floe_table_refresh(t, &err) < 0 || floe_scan_plan_files(t, NULL, &p, &err) < 0) {
-        harness_fail(__FILE__, __LINE__, "scan: %s", err.msg);
-        return NULL;
-    }
-    floe_buf b;
-    floe_buf_init(&b, 0);
-    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-    if (floe_scan_read(t, p, &ro, sink_buf, &b, NULL, &err) < 0)
-        harness_fail(__FILE__, __LINE__, "scan read: %s", err.msg);
-    floe_scan_plan_free(p);
-    floe_buf_append_byte(&b, 0);
-    size_t n = 0, cap = 16;
-    char **lines = malloc(cap * sizeof *lines);
-    for (char *s = strtok((char *)b.data, "\n"); s; s = strtok(NULL, "\n")) {
-        if (n == cap)
-            lines = realloc(lines, (cap *= 2) * sizeof *lines);
-        lines[n++] = s;
-    }
-    qsort(lines, n, sizeof *lines, cmp_str);
-    floe_buf out;
-    floe_buf_init(&out, 0);
-    for (size_t i = 0; i < n; i++)
-        floe_buf_printf(&out, "%s\n", lines[i]);
-    free(lines);
-    floe_buf_free(&b);
-    *nrows = (int64_t)n;
-    floe_buf_append_byte(&out, 0);
-    return (char *)out.data;
 }
 
 static int64_t live_files(floe_table *t, int64_t *deletes) {
@@ -356,7 +288,7 @@ static void roundtrip(const char *spec, int threads) {
     for (int k = 0; k < 6; k++)
         append_rows(&e, k * 1000, 300 + k * 10);
     int64_t before_n = 0, after_n = 0;
-    char *before = table_rows(e.t, &before_n);
+    char *before = harness_table_rows(e.t, &before_n);
     int64_t files_before = live_files(e.t, NULL);
     CHECK(files_before >= 6);
     floe_rewrite_options o;
@@ -368,7 +300,7 @@ static void roundtrip(const char *spec, int threads) {
     CHECK_EQ_INT(r.failed_data_files_count, 0);
     CHECK_EQ_INT(r.records_written, before_n);
     CHECK(r.commits == 1);
-    char *after = table_rows(e.t, &after_n);
+    char *after = harness_table_rows(e.t, &after_n);
     CHECK_EQ_INT(after_n, before_n);
     CHECK(before && after && !strcmp(before, after));
     int64_t files_after = live_files(e.t, NULL);
@@ -405,7 +337,7 @@ TEST(test_sort_strategy) {
     for (int k = 0; k < 3; k++)
         append_rows(&e, k * 1000, 200);
     int64_t n0, n1;
-    char *before = table_rows(e.t, &n0);
+    char *before = harness_table_rows(e.t, &n0);
     floe_rewrite_options o;
     rewrite_opts(&o, 2);
     o.strategy = FLOE_RW_SORT;
@@ -413,7 +345,7 @@ TEST(test_sort_strategy) {
     floe_error err;
     REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.added_data_files_count, 1);
-    char *after = table_rows(e.t, &n1);
+    char *after = harness_table_rows(e.t, &n1);
     CHECK(before && after && !strcmp(before, after));
     /* the output file is sorted by name, nulls first */
     floe_scan_plan *p = NULL;
@@ -468,7 +400,7 @@ TEST(test_concurrent_removal) {
     for (int k = 0; k < 4; k++)
         append_rows(&e, k * 1000, 100);
     int64_t n0, n1;
-    char *before = table_rows(e.t, &n0);
+    char *before = harness_table_rows(e.t, &n0);
     floe_rewrite_options o;
     rewrite_opts(&o, 1);
     floe_rewrite_plan *slow = NULL;
@@ -483,7 +415,7 @@ TEST(test_concurrent_removal) {
     CHECK_EQ_INT(r.failed_data_files_count, 4);
     CHECK(strstr(r.first_failure, "no longer live") != NULL);
     CHECK_EQ_INT(r.commits, 0);
-    char *after = table_rows(e.t, &n1);
+    char *after = harness_table_rows(e.t, &n1);
     CHECK_EQ_INT(n1, n0 + 50);
     /* the data folder holds the winner's output, the append's file and the originals */
     CHECK_EQ_INT(live_files(e.t, NULL), 2);
@@ -600,7 +532,7 @@ TEST(test_concurrent_delete) {
     for (int k = 0; k < 3; k++)
         append_rows(&e, k * 1000, 60);
     int64_t n0, n1, n2;
-    char *before = table_rows(e.t, &n0);
+    char *before = harness_table_rows(e.t, &n0);
     floe_rewrite_options o;
     rewrite_opts(&o, 2);
     floe_rewrite_plan *plan = NULL;
@@ -622,7 +554,7 @@ TEST(test_concurrent_delete) {
     CHECK_EQ_INT(r.groups_committed, 2);
     CHECK_EQ_INT(r.groups_failed, 1);
     CHECK(strstr(r.first_failure, "added deletes") != NULL);
-    char *after = table_rows(e.t, &n1);
+    char *after = harness_table_rows(e.t, &n1);
     CHECK_EQ_INT(n1, n0 - 1);
     floe_rewrite_plan_free(plan);
     /* now rewrite with the delete applied and removed */
@@ -633,7 +565,7 @@ TEST(test_concurrent_delete) {
     CHECK_EQ_INT(r.failed_data_files_count, 0);
     CHECK_EQ_INT(r.records_deleted, 1);
     CHECK_EQ_INT(r.removed_delete_files_count, 1);
-    char *again = table_rows(e.t, &n2);
+    char *again = harness_table_rows(e.t, &n2);
     CHECK_EQ_INT(n2, n1);
     CHECK(after && again && !strcmp(after, again));
     int64_t dels = -1;

@@ -22,6 +22,7 @@
 #include "floe/schema.h"
 #include "floe/table_metadata.h"
 #include "harness.h"
+#include "harness_table.h"
 #include "parquet/metadata.h"
 #include "parquet/reader_internal.h"
 
@@ -41,33 +42,18 @@ static const char *SCHEMA =
     "\"key\":\"string\",\"value-id\":11,\"value\":\"long\",\"value-required\":false}},"
     "{\"id\":12,\"name\":\"ts\",\"required\":false,\"type\":\"timestamptz\"}]}";
 
-typedef struct env {
-    char dir[4096];
-    floe_catalog *cat;
-    floe_table *t;
-} env;
+typedef harness_table env;
 
 /* Small pages and row groups so that chunks have several pages and files several row
  * groups. */
 static void env_open(env *e, const char *name) {
-    floe_error err;
-    snprintf(e->dir, sizeof e->dir, "%s", harness_tmpdir());
-    char db[4200], wh[4200];
-    snprintf(db, sizeof db, "%s/catalog.db", e->dir);
-    snprintf(wh, sizeof wh, "%s/wh", e->dir);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &e->cat, &err), err);
-    floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err);
     floe_kv props[3] = {{"write.parquet.compression-codec", "snappy"},
                         {"write.parquet.page-row-limit", "64"},
                         {"write.parquet.row-group-size-bytes", "6000"}};
-    floe_table_create_options co = {.props = props, .nprops = 3};
-    REQUIRE_OK(floe_table_create(e->cat, "ns", name, SCHEMA, &co, &e->t, &err), err);
+    harness_table_open(e, name, SCHEMA, NULL, NULL, props, 3);
 }
 
-static void env_close(env *e) {
-    floe_table_close(e->t);
-    floe_catalog_close(e->cat);
-}
+static void env_close(env *e) { harness_table_close(e); }
 
 typedef struct prop_set {
     const char *key, *value;
@@ -86,8 +72,6 @@ static void set_prop(env *e, const char *key, const char *value) {
 
 /* One NDJSON file of n rows (ids from base) with nulls, empty and missing nested values. */
 static void append_rows(env *e, int64_t base, int n) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/in-%lld.ndjson", e->dir, (long long)base);
     floe_buf b;
     floe_buf_init(&b, 0);
     for (int i = 0; i < n; i++) {
@@ -113,65 +97,11 @@ static void append_rows(env *e, int64_t base, int n) {
                             (int)(1 + id % 28), (int)(id % 60));
         floe_buf_printf(&b, "}\n");
     }
-    REQUIRE(harness_write_file(path, b.data, b.len) == 0);
+    harness_table_append_ndjson(e, base, &b);
     floe_buf_free(&b);
-    const char *in[1] = {path};
-    floe_table_append_options o;
-    floe_table_append_options_init(&o);
-    o.fsync = false;
-    floe_table_append_result r;
-    memset(&r, 0, sizeof r);
-    floe_error err;
-    REQUIRE_OK(floe_table_append_files(e->t, in, 1, &o, &r, &err), err);
-    floe_table_append_result_reset(&r);
 }
 
 static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort the lines of text (NUL-terminated, modified) and join them again (caller frees). */
-static char *sorted_lines(char *text, int64_t *nlines) {
-    size_t n = 0, cap = 16;
-    char **lines = malloc(cap * sizeof *lines);
-    for (char *s = strtok(text, "\n"); s; s = strtok(NULL, "\n")) {
-        if (n == cap)
-            lines = realloc(lines, (cap *= 2) * sizeof *lines);
-        lines[n++] = s;
-    }
-    qsort(lines, n, sizeof *lines, cmp_str);
-    floe_buf out;
-    floe_buf_init(&out, 0);
-    for (size_t i = 0; i < n; i++)
-        floe_buf_printf(&out, "%s\n", lines[i]);
-    free(lines);
-    floe_buf_append_byte(&out, 0);
-    if (nlines)
-        *nlines = (int64_t)n;
-    return (char *)out.data;
-}
-
-/* The table's rows as sorted canonical lines (caller frees). */
-static char *table_rows(floe_table *t, int64_t *nrows) {
-    floe_error err;
-    floe_scan_plan *p = NULL;
-    if (floe_table_refresh(t, &err) < 0 || floe_scan_plan_files(t, NULL, &p, &err) < 0) {
-        harness_fail(__FILE__, __LINE__, "scan: %s", err.msg);
-        return NULL;
-    }
-    floe_buf b;
-    floe_buf_init(&b, 0);
-    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-    if (floe_scan_read(t, p, &ro, sink_buf, &b, NULL, &err) < 0)
-        harness_fail(__FILE__, __LINE__, "scan read: %s", err.msg);
-    floe_scan_plan_free(p);
-    floe_buf_append_byte(&b, 0);
-    char *s = sorted_lines((char *)b.data, nrows);
-    floe_buf_free(&b);
-    return s;
-}
 
 /* Physical paths of the live data files, space separated (caller frees). */
 static char *live_paths(floe_table *t, int64_t *nfiles) {
@@ -423,7 +353,7 @@ static void copy_vs_reencode(int threads) {
     appends(&a);
     appends(&b);
     int64_t n_before = 0, n_after = 0, nf = 0;
-    char *before = table_rows(a.t, &n_before);
+    char *before = harness_table_rows(a.t, &n_before);
     int64_t rgs_in = live_row_groups(a.t);
     CHECK(rgs_in >= 5);
     char *paths_before = live_paths(a.t, &nf);
@@ -444,7 +374,7 @@ static void copy_vs_reencode(int threads) {
     CHECK_EQ_INT(ra.records_written, n_before);
     CHECK_EQ_INT(ra.added_data_files_count, 1);
 
-    char *after = table_rows(a.t, &n_after);
+    char *after = harness_table_rows(a.t, &n_after);
     CHECK_EQ_INT(n_after, n_before);
     CHECK(before && after && !strcmp(before, after));
     CHECK_EQ_INT(live_row_groups(a.t), rgs_in);
@@ -506,7 +436,7 @@ TEST(test_copy_mixed_inputs) {
         append_rows(&e, k * 1000, 380 + k * 11);
     int64_t rgs_all = live_row_groups(e.t);
     int64_t n_before = 0, n_after = 0, nf = 0;
-    char *before = table_rows(e.t, &n_before);
+    char *before = harness_table_rows(e.t, &n_before);
     char *paths_before = live_paths(e.t, &nf);
     oracle_read(e.dir, paths_before, "before");
     floe_rewrite_options o;
@@ -517,7 +447,7 @@ TEST(test_copy_mixed_inputs) {
     CHECK_EQ_INT(r.fast_copied_row_groups, rgs_all - rgs_zstd);
     CHECK_EQ_INT(r.reencoded_row_groups, rgs_zstd);
     CHECK_EQ_INT(r.records_written, n_before);
-    char *after = table_rows(e.t, &n_after);
+    char *after = harness_table_rows(e.t, &n_after);
     CHECK_EQ_INT(n_after, n_before);
     CHECK(before && after && !strcmp(before, after));
     char *paths_after = live_paths(e.t, &nf);
@@ -542,7 +472,7 @@ TEST(test_copy_auto) {
     appends(&e);
     int64_t rgs = live_row_groups(e.t);
     int64_t n_before = 0, n_after = 0;
-    char *before = table_rows(e.t, &n_before);
+    char *before = harness_table_rows(e.t, &n_before);
     floe_rewrite_options o;
     floe_rewrite_result r;
     floe_error err;
@@ -551,7 +481,7 @@ TEST(test_copy_auto) {
     REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
     CHECK(r.fast_copied_row_groups > 0);
     CHECK_EQ_INT(r.fast_copied_row_groups + r.reencoded_row_groups, rgs);
-    char *after = table_rows(e.t, &n_after);
+    char *after = harness_table_rows(e.t, &n_after);
     CHECK(before && after && !strcmp(before, after));
     free(after);
     /* with the default 128 MiB row groups nothing is large enough: all re-encoded */
@@ -560,11 +490,11 @@ TEST(test_copy_auto) {
         append_rows(&e, k * 1000, 300);
     rgs = live_row_groups(e.t);
     free(before);
-    before = table_rows(e.t, &n_before);
+    before = harness_table_rows(e.t, &n_before);
     REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.fast_copied_row_groups, 0);
     CHECK_EQ_INT(r.reencoded_row_groups, rgs);
-    after = table_rows(e.t, &n_after);
+    after = harness_table_rows(e.t, &n_after);
     CHECK(before && after && !strcmp(before, after));
     free(before);
     free(after);

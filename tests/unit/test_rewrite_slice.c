@@ -15,6 +15,7 @@
 #include "floe/rewrite.h"
 #include "floe/scan.h"
 #include "harness.h"
+#include "harness_table.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
@@ -27,23 +28,11 @@ static const char *SCHEMA =
     "{\"id\":7,\"name\":\"a\",\"required\":false,\"type\":\"int\"},"
     "{\"id\":8,\"name\":\"b\",\"required\":false,\"type\":\"double\"}]}}]}";
 
-typedef struct env {
-    char dir[4096];
-    floe_catalog *cat;
-    floe_table *t;
-} env;
+typedef harness_table env;
 
 static void env_open(env *e) {
-    floe_error err;
-    snprintf(e->dir, sizeof e->dir, "%s", harness_tmpdir());
-    char db[4200], wh[4200];
-    snprintf(db, sizeof db, "%s/catalog.db", e->dir);
-    snprintf(wh, sizeof wh, "%s/wh", e->dir);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &e->cat, &err), err);
-    floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err);
     floe_kv props[1] = {{"write.parquet.compression-codec", "snappy"}};
-    floe_table_create_options co = {.props = props, .nprops = 1};
-    REQUIRE_OK(floe_table_create(e->cat, "ns", "t", SCHEMA, &co, &e->t, &err), err);
+    harness_table_open(e, "t", SCHEMA, NULL, NULL, props, 1);
 }
 
 /* Append n generated rows (ids from base) as NDJSON, or, with no_index, as a Parquet file
@@ -158,8 +147,7 @@ static void run(int64_t slice, int threads, bool no_index, floe_rewrite_result *
     CHECK_EQ_INT(r->records_written, 208000);
     CHECK_EQ_INT(r->fast_copied_row_groups, 0);
     *bytes = live_bytes(e.t, len, nfiles, rows);
-    floe_table_close(e.t);
-    floe_catalog_close(e.cat);
+    harness_table_close(&e);
 }
 
 static void same_bytes_sliced(int threads, bool no_index) {
