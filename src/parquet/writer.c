@@ -78,6 +78,12 @@
 #define BYTES_SPAN_MAX 256u
 #define NESTED_SPAN 256u
 #define PAGE_MAX_LEVELS ((size_t)1 << 28)
+/* Room for a PLAIN page's levels before its values (col.phead): enough for the run of a
+ * page without nulls; a page whose levels needed more raises it to their size plus the
+ * slack, up to the cap (past it the levels and values are copied together as before). */
+#define PPLAIN_HEAD0 64u
+#define PPLAIN_HEAD_SLACK 256u
+#define PPLAIN_HEAD_MAX ((size_t)256 << 10)
 
 /* How min/max compare for a column (ColumnOrder TYPE_DEFINED_ORDER per LogicalTypes.md). */
 enum col_order {
@@ -135,7 +141,12 @@ typedef struct col {
     int64_t pnulls, pnans;
     uint32_t *pidx;           /* dictionary indices (MODE_DICT) */
     size_t pidx_cap;
-    floe_buf pplain;          /* PLAIN values (MODE_FALLBACK; booleans one byte each) */
+    floe_buf pplain;          /* PLAIN values (MODE_FALLBACK; booleans one byte each),
+                                 from pplain.data + phead on (pplain.len 0 = none yet) */
+    size_t phead;             /* bytes kept free before the values: cut_page puts the
+                                 page's levels there and compresses the page in place
+                                 instead of copying the values after the levels; grows
+                                 (between pages) when a page's levels did not fit */
     size_t pplain_est;        /* bytes the page's values would take in PLAIN */
     vstat pstat;
 
@@ -1007,6 +1018,25 @@ static int grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
+/* Start the page's PLAIN values after phead free bytes (on the first value). */
+static int pplain_start(col *c) {
+    if (c->pplain.len)
+        return 0;
+    int rc = floe_buf_reserve(&c->pplain, c->phead);
+    if (rc < 0)
+        return rc;
+    c->pplain.len = c->phead;
+    return 0;
+}
+
+static inline uint8_t *pplain_vals(const col *c) {
+    return c->pplain.len ? c->pplain.data + c->phead : c->pplain.data;
+}
+
+static inline size_t pplain_vlen(const col *c) {
+    return c->pplain.len ? c->pplain.len - c->phead : 0;
+}
+
 /* Statistics of a span of fixed-width values; NaNs counted and skipped. Sets *mi and *ma to
  * the indexes of the extreme values (SIZE_MAX if none). */
 static void span_minmax_fixed(const col *c, const uint8_t *v, size_t nv, size_t *mi,
@@ -1211,7 +1241,7 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
         }
         if (track)
             dict_track(c, out, nv);
-    } else if ((rc = floe_buf_append(&c->pplain, v, nv * w)) < 0) {
+    } else if ((rc = pplain_start(c)) < 0 || (rc = floe_buf_append(&c->pplain, v, nv * w)) < 0) {
         return rc;
     }
     c->pvalues += nv;
@@ -1272,7 +1302,7 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
          * instead of a memcpy call each, when the source has that many bytes left and
          * the buffer has room past the value (what lands past a value is overwritten by
          * the next one) */
-        if ((rc = floe_buf_reserve(&c->pplain, total)) < 0)
+        if ((rc = pplain_start(c)) < 0 || (rc = floe_buf_reserve(&c->pplain, total)) < 0)
             return rc;
         uint8_t *o = c->pplain.data + c->pplain.len;
         const uint8_t *end = data + off[nv];
@@ -1317,7 +1347,7 @@ static size_t page_est(const col *c) {
         int bw = floe_bit_width(c->ndict ? c->ndict - 1 : 0);
         return lv + c->pvalues * (size_t)(bw ? bw : 1) / 8 + 1;
     }
-    return lv + c->pplain.len;
+    return lv + pplain_vlen(c);
 }
 
 static bool page_full(const floe_pq_writer *w, const col *c) {
@@ -1330,6 +1360,8 @@ static bool page_full(const floe_pq_writer *w, const col *c) {
 static int page_dict_to_plain(col *c) {
     int rc;
     floe_buf_reset(&c->pplain);
+    if (c->pvalues && (rc = pplain_start(c)) < 0)
+        return rc;
     for (size_t i = 0; i < c->pvalues; i++) {
         uint32_t e = c->pidx[i];
         const uint8_t *d = c->dplain.data + c->doff[e];
@@ -1387,19 +1419,20 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
     return 0;
 }
 
+/* The page body is bdata[0..blen) (sc->body, or a PLAIN page in place in its column's
+ * pplain, or the dictionary itself). */
 static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type, int encoding,
-                      int32_t nvals, const floe_pq_statistics *stats, floe_buf *dst,
-                      int64_t *uncompressed, floe_error *err) {
+                      int32_t nvals, const floe_pq_statistics *stats, const uint8_t *bdata,
+                      size_t blen, floe_buf *dst, int64_t *uncompressed, floe_error *err) {
     int rc;
-    const floe_buf *body = &sc->body;
-    const uint8_t *payload = body->data;
-    size_t plen = body->len;
-    if (body->len > INT32_MAX)
-        return floe_error_set(err, FLOE_ELIMIT, "page of %zu bytes is too large", body->len);
+    const uint8_t *payload = bdata;
+    size_t plen = blen;
+    if (blen > INT32_MAX)
+        return floe_error_set(err, FLOE_ELIMIT, "page of %zu bytes is too large", blen);
     if (w->opts.codec != FLOE_CODEC_UNCOMPRESSED) {
         floe_buf_reset(&sc->comp);
-        if ((rc = floe_codec_compress(sc->cctx, w->opts.codec, w->opts.codec_level, body->data,
-                                      body->len, &sc->comp, err)) < 0)
+        if ((rc = floe_codec_compress(sc->cctx, w->opts.codec, w->opts.codec_level, bdata,
+                                      blen, &sc->comp, err)) < 0)
             return rc;
         if (sc->comp.len > INT32_MAX)
             return floe_error_set(err, FLOE_ELIMIT, "compressed page too large");
@@ -1409,7 +1442,7 @@ static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type,
     floe_pq_page_header ph;
     memset(&ph, 0, sizeof ph);
     ph.type = page_type;
-    ph.uncompressed_page_size = (int32_t)body->len;
+    ph.uncompressed_page_size = (int32_t)blen;
     ph.compressed_page_size = (int32_t)plen;
     if (w->opts.page_checksum) {
         ph.has_crc = true;
@@ -1437,7 +1470,7 @@ static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type,
         (rc = floe_buf_append(dst, payload, plen)) < 0)
         return floe_error_set(err, rc, "column %s: buffering page: %s", c->leaf->name,
                               floe_strerror(rc));
-    *uncompressed += (int64_t)(sc->hdr.len + body->len);
+    *uncompressed += (int64_t)(sc->hdr.len + blen);
     return 0;
 }
 
@@ -1495,6 +1528,8 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
 
     floe_buf *body = &sc->body;
     floe_buf_reset(body);
+    uint8_t *page = NULL; /* the page body when not in `body` */
+    size_t page_len = 0, phead_next = c->phead;
     if (c->max_rep > 0 && (rc = levels_append(body, c->prep, c->plevels, c->max_rep)) < 0)
         return floe_error_set(err, rc, "column %s: encoding levels", c->leaf->name);
     /* a flat page without nulls: every definition level is max_def */
@@ -1512,7 +1547,7 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
         c->dict_data_pages++;
     } else if (c->phys == FLOE_PHYS_BOOLEAN) {
         encoding = FLOE_PQ_ENC_PLAIN;
-        if ((rc = floe_plain_bool_encode(c->pplain.data, c->pvalues, body)) < 0)
+        if ((rc = floe_plain_bool_encode(pplain_vals(c), c->pvalues, body)) < 0)
             return floe_error_set(err, rc, "column %s: encoding booleans", c->leaf->name);
         c->plain_pages++;
     } else {
@@ -1521,29 +1556,41 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
             /* Decide once per chunk, on its first fallback page. */
             floe_buf_reset(&sc->tmp);
             if (c->phys == FLOE_PHYS_INT32)
-                rc = floe_delta_encode_i32((const int32_t *)(void *)c->pplain.data, c->pvalues,
+                rc = floe_delta_encode_i32((const int32_t *)(void *)pplain_vals(c), c->pvalues,
                                            &sc->tmp);
             else
-                rc = floe_delta_encode_i64((const int64_t *)(void *)c->pplain.data, c->pvalues,
+                rc = floe_delta_encode_i64((const int64_t *)(void *)pplain_vals(c), c->pvalues,
                                            &sc->tmp);
             if (rc < 0)
                 return floe_error_set(err, rc, "column %s: delta encoding", c->leaf->name);
-            c->fallback = sc->tmp.len < c->pplain.len ? FB_DELTA : FB_PLAIN;
+            c->fallback = sc->tmp.len < pplain_vlen(c) ? FB_DELTA : FB_PLAIN;
         } else if (c->fallback == FB_UNDECIDED) {
             c->fallback = FB_PLAIN;
         }
         if (c->fallback == FB_DELTA) {
             encoding = FLOE_PQ_ENC_DELTA_BINARY_PACKED;
             if (c->phys == FLOE_PHYS_INT32)
-                rc = floe_delta_encode_i32((const int32_t *)(void *)c->pplain.data, c->pvalues,
+                rc = floe_delta_encode_i32((const int32_t *)(void *)pplain_vals(c), c->pvalues,
                                            body);
             else
-                rc = floe_delta_encode_i64((const int64_t *)(void *)c->pplain.data, c->pvalues,
+                rc = floe_delta_encode_i64((const int64_t *)(void *)pplain_vals(c), c->pvalues,
                                            body);
             c->delta_pages++;
         } else {
             encoding = FLOE_PQ_ENC_PLAIN;
-            rc = floe_buf_append(body, c->pplain.data, c->pplain.len);
+            size_t vlen = pplain_vlen(c);
+            if (vlen && body->len <= c->phead) {
+                /* the levels go in front of the values: the page is compressed where it
+                 * is instead of being copied after them */
+                page = pplain_vals(c) - body->len;
+                if (body->len)
+                    memcpy(page, body->data, body->len);
+                page_len = body->len + vlen;
+            } else {
+                rc = floe_buf_append(body, pplain_vals(c), vlen);
+                if (body->len - vlen > c->phead) /* from the next page on (pplain empty) */
+                    phead_next = (body->len - vlen + PPLAIN_HEAD_SLACK + 15) & ~(size_t)15;
+            }
             c->plain_pages++;
         }
         if (rc < 0)
@@ -1584,7 +1631,8 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
         stats_point(c, &st, &c->pi_bounds, &b, c->pstat.has);
         stp = &st;
     }
-    if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, &c->chunk,
+    if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp,
+                         page ? page : body->data, page ? page_len : body->len, &c->chunk,
                          &c->chunk_uncompressed, err)) < 0)
         return rc;
     pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
@@ -1603,6 +1651,10 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
     c->pnulls = c->pnans = 0;
     c->pplain_est = 0;
     floe_buf_reset(&c->pplain);
+    if (phead_next > PPLAIN_HEAD_MAX)
+        phead_next = PPLAIN_HEAD_MAX;
+    if (phead_next > c->phead)
+        c->phead = phead_next; /* pplain is empty: the next page's values start there */
     vstat_reset(&c->pstat);
     return 0;
 }
@@ -1940,11 +1992,9 @@ static int flush_prepare(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error 
     floe_buf_reset(&c->fdict);
     c->fdict_unc = 0;
     if (c->dict_data_pages > 0) {
-        floe_buf_reset(&sc->body);
-        if ((rc = floe_buf_append(&sc->body, c->dplain.data, c->dplain.len)) < 0)
-            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
         if ((rc = write_page(w, sc, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
-                             (int32_t)c->ndict, NULL, &c->fdict, &c->fdict_unc, err)) < 0)
+                             (int32_t)c->ndict, NULL, c->dplain.data, c->dplain.len, &c->fdict,
+                             &c->fdict_unc, err)) < 0)
             return rc;
     }
     return 0;
@@ -2346,6 +2396,7 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     c->small_keys = c->width == 4 || c->width == 8;
     c->track_entries = c->phys == FLOE_PHYS_BYTE_ARRAY || c->phys == FLOE_PHYS_FIXED;
     c->page_gen = 1;
+    c->phead = PPLAIN_HEAD0;
     floe_buf_init(&c->pplain, 0);
     floe_buf_init(&c->dplain, 0);
     floe_buf_init(&c->chunk, 0);
