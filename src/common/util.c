@@ -1,7 +1,7 @@
 /*
  * util.c - varints, checksums, logging and clocks.
  *
- * CRC-32 (IEEE) comes from zlib. CRC-32C has no Debian C library, so it is computed here
+ * CRC-32 (IEEE) comes from libdeflate. CRC-32C has no Debian C library, so it is computed here
  * with a slicing-by-8 table built once at first use (RFC 3720 polynomial 0x82F63B78).
  */
 #include "floe/common.h"
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
+
+#include <libdeflate.h>
 
 size_t floe_uvarint_put(uint8_t *out, uint64_t v) {
     size_t i = 0;
@@ -38,15 +39,11 @@ size_t floe_uvarint_get(const uint8_t *p, size_t n, uint64_t *v) {
     return 0;
 }
 
+/* CRC-32 (ISO-HDLC, zlib's) through libdeflate, which folds with carry-less multiplies
+ * where the CPU has them: page checksums of every Parquet page written and read, and Avro
+ * blocks, at several times zlib's speed (zlib 1.2.13 computes it a table at a time). */
 uint32_t floe_crc32(uint32_t crc, const void *p, size_t n) {
-    const uint8_t *b = p;
-    while (n > 0) {
-        uInt chunk = n > 0x40000000u ? 0x40000000u : (uInt)n;
-        crc = (uint32_t)crc32(crc, b, chunk);
-        b += chunk;
-        n -= chunk;
-    }
-    return crc;
+    return libdeflate_crc32(crc, p, n);
 }
 
 static uint32_t crc32c_table[8][256];

@@ -1,5 +1,8 @@
 /* test_common.c - errors, allocation hook, arena, bounded buffer, varints, crc. */
 #include "floe/common.h"
+
+#include <zlib.h>
+
 #include "harness.h"
 
 TEST(test_error_table) {
@@ -93,6 +96,22 @@ TEST(test_varint) {
 TEST(test_crc) {
     /* standard check values for "123456789" */
     CHECK_EQ_U64(floe_crc32(0, "123456789", 9), 0xCBF43926u);
+    /* CRC-32 equals zlib's (an independent implementation) at every length and alignment
+     * around the vector widths, in one call and chained */
+    uint8_t buf[5000];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    for (size_t n = 0; n <= 600; n += (n < 130 ? 1 : 37))
+        for (size_t off = 0; off < 16; off += 5) {
+            uint32_t want = (uint32_t)crc32(0, buf + off, (uInt)n);
+            CHECK_EQ_U64(floe_crc32(0, buf + off, n), want);
+            uint32_t c2 = floe_crc32(floe_crc32(0, buf + off, n / 3), buf + off + n / 3, n - n / 3);
+            CHECK_EQ_U64(c2, want);
+        }
+    CHECK_EQ_U64(floe_crc32(0, buf, sizeof buf), (uint32_t)crc32(0, buf, sizeof buf));
     CHECK_EQ_U64(floe_crc32c(0, "123456789", 9), 0xE3069283u);
     /* incremental equals one-shot */
     uint32_t c = floe_crc32c(0, "12345", 5);
