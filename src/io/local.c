@@ -478,11 +478,24 @@ bool floe_local_input_mmap_shrank(const floe_local_input *in) {
 void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n) {
     if (!in->map || off < 0 || off > in->size || (int64_t)n > in->size - off)
         return;
-    /* whole pages inside the range only: a neighbour may still be in use */
+    /* Every page the range touches, rounded out to the kernel's fault-around window
+     * (fault_around_bytes, 64 KiB by default): a read fault on a file mapping also maps
+     * the cached pages around it, so reading a page maps the tail of the one before it
+     * (already released) and the head of the next. Released by nobody, those leftovers
+     * add up over a file's thousands of pages (one view per page and column of every
+     * slice) to tens of MiB of RSS. The view is read-only and never written, so a page
+     * still in use by a neighbouring view is just faulted in again from the page cache. */
+    const uintptr_t win = (uintptr_t)64 << 10;
     long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
-    uintptr_t lo = ((uintptr_t)(in->map + off) + ps - 1) & ~(ps - 1);
-    uintptr_t hi = ((uintptr_t)(in->map + off) + n) & ~(ps - 1);
+    uintptr_t ps = pg > 0 && (uintptr_t)pg > win ? (uintptr_t)pg : win;
+    uintptr_t base = (uintptr_t)in->map;
+    uintptr_t lo = (uintptr_t)(in->map + off) & ~(ps - 1);
+    uintptr_t hi = ((uintptr_t)(in->map + off) + n + ps - 1) & ~(ps - 1);
+    uintptr_t end = base + (uintptr_t)in->size;
+    if (lo < base)
+        lo = base;
+    if (hi > end)
+        hi = end; /* madvise rounds a partial last page up */
     if (hi > lo)
         (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
