@@ -60,7 +60,7 @@ typedef struct group_src {
     bool slice;
     bool stage_on;               /* pieces of a large batch are being handed out */
     bool stage_more;             /* its row group has slices left to read */
-    floe_batch stage, stage2;    /* rows not handed out yet; scratch for moving them */
+    floe_batch stage;            /* rows not handed out yet: one slice */
     bool stage_init;
     floe_batch_cursor scur;
     bool scur_init;
@@ -75,28 +75,28 @@ static void stage_reset(group_src *s) {
     s->stage_on = s->stage_more = false;
     s->stage_left = 0;
     s->stage_in = 0;
-    if (s->stage_init) {
+    if (s->stage_init)
         floe_batch_clear(&s->stage);
-        floe_batch_clear(&s->stage2);
-    }
 }
 
 /* The next CHUNK_ROWS rows of the large batch into b (cleared), reading slices as needed.
- * A piece is handed out only while more than CHUNK_ROWS rows are held or the row group
- * is done, so the last piece (with the batch's stored bytes, *partial false) has rows. */
+ * A piece that spans two slices takes the rows left in the old one, then the first rows
+ * of the next, read into the same stage: only one slice is held (and no rows are moved
+ * twice). The next slice is read as soon as the stage is used up, so a piece with
+ * *partial false (the last, with the batch's stored bytes) is known to be the last; it
+ * has rows unless deletes emptied the slices after the one before it. */
 static int stage_next(group_src *s, floe_batch *b, int64_t *in_bytes, bool *partial,
                       floe_error *err) {
-    while (s->stage_more && s->stage_left <= CHUNK_ROWS) {
-        /* move the rows left to the front, then append the next slice */
-        floe_batch_clear(&s->stage2);
-        int rc = s->stage_left
-                     ? floe_batch_take_rows(&s->stage2, &s->stage, &s->scur, s->stage_left)
-                     : 0;
+    for (;;) {
+        size_t want = CHUNK_ROWS - b->nrows;
+        size_t n = s->stage_left < want ? s->stage_left : want;
+        int rc = n ? floe_batch_take_rows(b, &s->stage, &s->scur, n) : 0;
         if (rc < 0)
             return floe_error_set(err, rc, "slicing a row group: %s", floe_strerror(rc));
-        floe_batch t = s->stage;
-        s->stage = s->stage2;
-        s->stage2 = t;
+        s->stage_left -= n;
+        if (s->stage_left > 0 || !s->stage_more)
+            break;
+        floe_batch_clear(&s->stage);
         int64_t ib = 0;
         bool more = false;
         FLOE_FORWARD_IF_ERROR(rw_reader_next(s->cur, &s->stage, true, NULL, &ib, &more, err));
@@ -109,12 +109,7 @@ static int stage_next(group_src *s, floe_batch *b, int64_t *in_bytes, bool *part
                              "out of memory");
         s->scur_init = true;
     }
-    size_t n = s->stage_left < CHUNK_ROWS ? s->stage_left : CHUNK_ROWS;
-    int rc = floe_batch_take_rows(b, &s->stage, &s->scur, n);
-    if (rc < 0)
-        return floe_error_set(err, rc, "slicing a row group: %s", floe_strerror(rc));
-    s->stage_left -= n;
-    *partial = s->stage_more || s->stage_left > 0;
+    *partial = s->stage_left > 0;
     if (!*partial) {
         *in_bytes = s->stage_in;
         stage_reset(s);
@@ -128,10 +123,6 @@ static int stage_start(group_src *s, floe_batch *b, int64_t in_bytes, floe_error
     if (!s->stage_init) {
         if (floe_batch_init(&s->stage, s->p->priv->schema) < 0)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        if (floe_batch_init(&s->stage2, s->p->priv->schema) < 0) {
-            floe_batch_free(&s->stage);
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        }
         s->stage_init = true;
     }
     floe_batch t = s->stage;
@@ -886,10 +877,8 @@ done:
     rw_reader_close(src.cur);
     floe_pq_raw_row_group_free(src.pending_raw);
     stage_reset(&src);
-    if (src.stage_init) {
+    if (src.stage_init)
         floe_batch_free(&src.stage);
-        floe_batch_free(&src.stage2);
-    }
     rw_deletes_free(src.dels);
     for (size_t i = 0; i < gr.nws; i++) {
         floe_pq_writer_abort(gr.ws[i].w);
