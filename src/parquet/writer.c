@@ -987,6 +987,24 @@ static int dict_stat_flush(col *c) {
     return vstat_merge(c, &c->pstat, lo, mn, hi, mx);
 }
 
+/* The column leaves dictionary mode for the rest of the chunk: its lookup tables are not
+ * read again before the next chunk, which grows them afresh (dict_reserve_entry). Kept,
+ * they would stay resident through the row group's flush, the writer's peak: up to 8 MiB
+ * per column of 8-byte values (a 1 MiB dictionary's slots at load 1/2, 16 bytes each).
+ * The entries (dplain, ndict) stay: the dictionary page is built from them. */
+static void dict_drop_tables(col *c) {
+    floe_free(c->slots);
+    floe_free(c->kslots);
+    floe_free(c->dhash);
+    floe_free(c->doff);
+    floe_free(c->dstamp);
+    c->slots = NULL;
+    c->kslots = NULL;
+    c->dhash = c->doff = c->dstamp = NULL;
+    c->nslots = 0;
+    c->dict_cap = 0;
+}
+
 static void dict_clear(col *c) {
     if (c->slots)
         memset(c->slots, 0, c->nslots * sizeof *c->slots);
@@ -1397,6 +1415,7 @@ static int dict_abandon_if_useless(col *c, bool probe) {
     if (rc < 0)
         return rc;
     dict_clear(c);
+    dict_drop_tables(c);
     c->mode = MODE_FALLBACK;
     return 0;
 }
@@ -1781,8 +1800,10 @@ static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_col
             /* Dictionary full: this page keeps it, the rest of the chunk falls back. */
             if ((rc = cut_page(w, sc, c, err)) < 0)
                 return rc;
-            if (c->mode == MODE_DICT)
+            if (c->mode == MODE_DICT) {
                 c->mode = MODE_FALLBACK;
+                dict_drop_tables(c);
+            }
         }
     }
     if (vi != cb->nvalues)
