@@ -7,6 +7,16 @@ mkdir -p "$OUT_DIR"
 FLOE=${FLOE:-$SRC_DIR/build/floe}
 RESULTS=$BENCH_DIR/RESULTS.md
 
+# cc_floe OUT SRC...: a C program against the libfloe.a next to $FLOE, with floe's Debian
+# libraries (the list in CMakeLists.txt and scripts/floe.pc.in)
+cc_floe() {
+  local out=$1; shift
+  local build; build=$(cd "$(dirname "$FLOE")" && pwd)
+  cc -O2 -std=c11 -D_GNU_SOURCE -I"$SRC_DIR/include" -o "$out" "$@" "$build/libfloe.a" \
+    $(pkg-config --libs zlib libzstd liblz4 libbrotlienc libbrotlidec jansson sqlite3 libcurl \
+      libmicrohttpd libpq libcrypto libdeflate) -lsnappy -lpthread -lm
+}
+
 # run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib user_s sys_s" to
 # LOGFILE. On a shared machine the CPU seconds (user + sys) are the steadier measure.
 run_timed() {
