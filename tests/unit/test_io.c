@@ -151,6 +151,16 @@ static void write_pattern(const char *uri, size_t len, const floe_output_options
     REQUIRE_OK(floe_output_close(o, &err), err);
 }
 
+/* The file at uri holds exactly pat[0..len). */
+static void check_bytes(const char *uri, const uint8_t *pat, size_t len) {
+    size_t n = 0;
+    char *got = harness_read_file(uri, &n);
+    REQUIRE(got != NULL);
+    CHECK_EQ_INT(n, len);
+    CHECK(n == len && memcmp(got, pat, len) == 0);
+    free(got);
+}
+
 /* A direct output holds the same bytes as a buffered one, whole 8 MiB blocks bypass the
  * page cache (where the file system takes O_DIRECT), and a small one is written as usual. */
 TEST(test_direct_output) {
@@ -184,19 +194,11 @@ TEST(test_direct_output) {
     else
         fprintf(stderr, "  (no O_DIRECT in %s: page cache residency not checked)\n", dir);
 
-    size_t n = 0;
-    char *got = harness_read_file(d_uri, &n);
-    REQUIRE(got != NULL);
-    CHECK_EQ_INT(n, len);
-    CHECK(n == len && memcmp(got, pat, len) == 0);
-    free(got);
+    check_bytes(d_uri, pat, len);
 
     /* smaller than a block: never direct, same bytes */
     write_pattern(s_uri, 100000, &direct, pat);
-    got = harness_read_file(s_uri, &n);
-    REQUIRE(got != NULL);
-    CHECK(n == 100000 && memcmp(got, pat, n) == 0);
-    free(got);
+    check_bytes(s_uri, pat, 100000);
     int count = 0;
     CHECK_OK(floe_io_list(dir, count_entries, &count, &err), err);
     CHECK_EQ_INT(count, 3); /* no temporaries left */
@@ -260,12 +262,7 @@ TEST(test_direct_output_refused_write) {
     floe_io_fault_inject_once(FLOE_IO_FAULT_WRITE, 2, EINVAL); /* the second block */
     write_pattern(uri, len, &direct, pat);
     floe_io_fault_clear();
-    size_t n = 0;
-    char *got = harness_read_file(uri, &n);
-    REQUIRE(got != NULL);
-    CHECK_EQ_INT(n, len);
-    CHECK(n == len && memcmp(got, pat, len) == 0);
-    free(got);
+    check_bytes(uri, pat, len);
     floe_free(uri);
     free(pat);
 }

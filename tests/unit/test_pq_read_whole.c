@@ -115,6 +115,22 @@ static uint64_t digest_reader(floe_pq_reader *r, int64_t *rows, floe_error *err,
     return h;
 }
 
+/* Selects the column named only (all when NULL), digests r and closes it. */
+static uint64_t digest_projected(floe_pq_reader *r, const char *only, int64_t *rows) {
+    floe_error err;
+    floe_error_clear(&err);
+    if (only && floe_pq_reader_select_paths(r, &only, 1, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "select %s: %s", only, err.msg);
+        floe_pq_reader_close(r);
+        return 0;
+    }
+    int rc = 0;
+    uint64_t h = digest_reader(r, rows, &err, &rc);
+    CHECK_OK(rc, err);
+    floe_pq_reader_close(r);
+    return h;
+}
+
 /* Reads path with the options (projection: the columns named, or all) and returns the
  * digest; *gets: the input reads (GETs) it took. */
 static uint64_t read_digest(const char *path, bool whole, bool no_map, const char *only,
@@ -129,12 +145,7 @@ static uint64_t read_digest(const char *path, bool whole, bool no_map, const cha
     floe_error err;
     floe_error_clear(&err);
     REQUIRE_OK(floe_pq_reader_open(path, &ro, &r, &err), err);
-    if (only)
-        REQUIRE_OK(floe_pq_reader_select_paths(r, &only, 1, &err), err);
-    int rc = 0;
-    uint64_t h = digest_reader(r, rows, &err, &rc);
-    CHECK_OK(rc, err);
-    floe_pq_reader_close(r);
+    uint64_t h = digest_projected(r, only, rows);
     floe_io_stats_get(&b);
     *gets = b.get_requests - a.get_requests;
     return h;
@@ -148,12 +159,7 @@ static uint64_t memory_digest(const char *path, const char *only, int64_t *rows)
     REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
     floe_pq_reader *r = NULL;
     REQUIRE_OK(floe_pq_reader_open_memory(f.data, f.len, path, NULL, &r, &err), err);
-    if (only)
-        REQUIRE_OK(floe_pq_reader_select_paths(r, &only, 1, &err), err);
-    int rc = 0;
-    uint64_t h = digest_reader(r, rows, &err, &rc);
-    CHECK_OK(rc, err);
-    floe_pq_reader_close(r);
+    uint64_t h = digest_projected(r, only, rows);
     floe_buf_free(&f);
     return h;
 }
