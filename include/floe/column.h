@@ -30,6 +30,21 @@
 extern "C" {
 #endif
 
+/* A stored data page whose slots a column buffer holds: the page carry of the rewrite.
+ * The reader records it (when asked, see floe_colbuf.carry_min) for a Parquet data page v1
+ * it decoded whole into the buffer, PLAIN values with RLE levels, no value conversion and
+ * no repetition; the writer may then place the stored body in its output instead of
+ * encoding and compressing the same values again (floe_pq_writer_write_batch). */
+typedef struct floe_colbuf_page {
+    size_t level0, value0;   /* its first slot and first value in the buffer */
+    uint32_t nlevels;        /* slots (rows: no repetition) */
+    uint32_t nvalues;        /* non-null values */
+    uint32_t ulen;           /* uncompressed body: levels then values */
+    uint32_t clen;           /* stored (compressed) body */
+    size_t at;               /* the stored body: carry_bytes.data + at */
+    int32_t codec;           /* floe_codec of the stored body */
+} floe_colbuf_page;
+
 typedef struct floe_colbuf {
     const floe_field *field; /* the leaf this column holds (borrowed) */
     floe_phys phys;
@@ -45,6 +60,15 @@ typedef struct floe_colbuf {
     uint32_t *offsets;       /* BYTE_ARRAY only: nvalues + 1 entries */
     size_t offsets_cap;
     size_t nvalues;
+
+    /* Page carry (optional, off when carry_min is 0): pages of at least carry_min bytes
+     * uncompressed, stored with codec carry_codec, whose slots the buffer holds, in slot
+     * order. Clearing or truncating the buffer drops the pages it no longer holds whole. */
+    uint32_t carry_min;
+    int32_t carry_codec;
+    floe_colbuf_page *carry;
+    size_t ncarry, carry_cap;
+    floe_buf carry_bytes;
 } floe_colbuf;
 
 /* A batch of rows of one schema: one colbuf per leaf. */
@@ -70,6 +94,11 @@ int floe_colbuf_push_null(floe_colbuf *c, int16_t def, int16_t rep);
 int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n);
 /* Truncate back to a previous state (record rollback after a rejected record). */
 void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues);
+/* Record a carried page (see floe_colbuf_page): its slots are the buffer's last nlevels
+ * slots and last nvalues values; body[0..clen) is copied. 0 or FLOE_ENOMEM (nothing
+ * recorded: the buffer stays valid, the page is merely not carried). */
+int floe_colbuf_carry_add(floe_colbuf *c, uint32_t nlevels, uint32_t nvalues, uint32_t ulen,
+                          const uint8_t *body, uint32_t clen, int32_t codec);
 
 /* Row cursor over a batch: per column, the level and value index where the next row
  * starts. Initialise with floe_batch_cursor_init; it walks rows in order only. */

@@ -127,7 +127,13 @@ int floe_pq_writer_open(const char *uri, const floe_schema *schema,
 /* Append the rows of b (whose schema must be the writer's). The batch is only read; the
  * caller may clear and reuse it on return. May write a row group. FLOE_EINVALID for a
  * batch that does not match the schema (column count, types, levels out of range, columns
- * with different row counts); after any error the writer accepts only close/abort. */
+ * with different row counts); after any error the writer accepts only close/abort.
+ * Stored pages the batch carries (floe_colbuf_page) are written as they are where the
+ * column would write a PLAIN page there anyway (a chunk without or past its dictionary;
+ * PLAIN, not DELTA, for its type), the codec is the writer's and has no level setting
+ * (SNAPPY, LZ4_RAW, UNCOMPRESSED), and the page is within 1.5 x page_size and page_row_limit
+ * and holds at least floe_pq_write_options_carry_min bytes; statistics and the page
+ * index come from the batch's values either way. */
 int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err);
 
 /* Write the buffered rows as a row group now (no-op when none are buffered). */
@@ -137,6 +143,12 @@ int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err);
  * file would about measure if closed now (footer excluded). */
 int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w);
 int64_t floe_pq_writer_rows(const floe_pq_writer *w);
+/* Stored pages written as they are so far (see floe_pq_writer_write_batch). */
+int64_t floe_pq_writer_carried_pages(const floe_pq_writer *w);
+/* The smallest uncompressed page a writer with options o places as stored (min(64 KiB,
+ * page_size / 2)), or 0 when its codec rules page carry out: what a reader filling
+ * batches for it should set as floe_colbuf.carry_min. */
+uint32_t floe_pq_write_options_carry_min(const floe_pq_write_options *o);
 /* Bytes the writer holds in memory for the current row group (pages, dictionaries). */
 size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w);
 /* True when target_file_size is set and bytes_written has reached it: close this file and

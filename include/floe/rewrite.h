@@ -65,6 +65,7 @@ extern "C" {
 #define FLOE_RW_OUTPUT_SPEC "output-spec-id"                    /* default spec */
 #define FLOE_RW_THREADS "threads"                  /* floe: worker threads; 0 = cores */
 #define FLOE_RW_FAST_COPY "fast-copy"              /* floe: row-group copy; see below */
+#define FLOE_RW_PAGE_CARRY "page-carry"            /* floe: page carry, true; see below */
 
 typedef enum floe_rewrite_job_order {
     FLOE_RW_ORDER_NONE = 0,
@@ -126,6 +127,13 @@ typedef struct floe_rewrite_options {
      * reencoded_row_groups). Buffered re-encoded rows are written after the copied row
      * groups, so rows of a file keep their order only within each row group. */
     int fast_copy;
+    /* Page carry (default true): where a group's rows go to one output file unsorted and
+     * unrouted, a whole PLAIN page of an input column read as stored (no deletes in its
+     * row group, same levels, no conversion) whose body the output would compress again
+     * from the same bytes keeps its stored body (floe_pq_writer_write_batch says when);
+     * everything else about the output (row groups, dictionaries, statistics, page index)
+     * is as without it. False re-encodes every page. */
+    bool page_carry;
     bool fsync;                      /* fsync output files (default true) */
     floe_rewrite_progress_fn progress;
     void *progress_ctx;
@@ -252,6 +260,7 @@ typedef struct floe_rewrite_result {
     int64_t bytes_written;           /* output data files (committed or not) */
     int64_t fast_copied_row_groups;  /* input row groups copied as stored */
     int64_t reencoded_row_groups;    /* input row groups decoded and re-encoded */
+    int64_t carried_pages;           /* input pages written with their stored body */
     int64_t peak_group_buffer_bytes; /* largest writer + read buffer seen in a group */
     int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
     bool unknown_state;              /* a commit ended in unknown state (files kept) */

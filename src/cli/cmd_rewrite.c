@@ -39,6 +39,8 @@ static void usage(FILE *out) {
             "  fast-copy                   auto (floe): copy row groups as stored, without\n"
             "      decoding, from files laid out as the table with its codec and no deletes;\n"
             "      true: every such row group; auto: those of >= min(8 MiB, row-group size)\n"
+            "  page-carry                  true (floe): keep the stored body of whole PLAIN\n"
+            "      pages the output would compress again from the same bytes\n"
             "\n"
             "  --where EXPR     only files that may hold matching rows (floe scan's language)\n"
             "  --strategy sort  sort each output file by the table's sort order (buffers up to\n"
@@ -151,14 +153,16 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64 ",\"records_read\":%" PRId64
                ",\"records_deleted\":%" PRId64 ",\"records_written\":%" PRId64
                ",\"bytes_written\":%" PRId64 ",\"fast_copied_row_groups\":%" PRId64
-               ",\"reencoded_row_groups\":%" PRId64 ",\"peak_group_buffer_bytes\":%" PRId64
+               ",\"reencoded_row_groups\":%" PRId64 ",\"carried_pages\":%" PRId64
+               ",\"peak_group_buffer_bytes\":%" PRId64
                ",\"snapshot_id\":%" PRId64 ",\"unknown_state\":%s,\"plan_ms\":%.3f"
                ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
                r->rewritten_data_files_count, r->added_data_files_count, r->rewritten_bytes_count,
                r->failed_data_files_count, r->removed_delete_files_count, r->groups_planned,
                r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
                r->records_read, r->records_deleted, r->records_written, r->bytes_written,
-               r->fast_copied_row_groups, r->reencoded_row_groups, r->peak_group_buffer_bytes, r->snapshot_id, r->unknown_state ? "true" : "false",
+               r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
+               r->peak_group_buffer_bytes, r->snapshot_id, r->unknown_state ? "true" : "false",
                r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);
         cli_json_str(stdout, r->first_failure);
         printf("}\n");
@@ -174,6 +178,9 @@ static void print_result(const floe_rewrite_result *r, bool json) {
     if (r->fast_copied_row_groups)
         printf("row groups: %" PRId64 " copied as stored, %" PRId64 " re-encoded\n",
                r->fast_copied_row_groups, r->reencoded_row_groups);
+    if (r->carried_pages)
+        printf("pages: %" PRId64 " written with their stored body (page-carry)\n",
+               r->carried_pages);
     if (r->first_failure[0])
         printf("first failure: %s\n", r->first_failure);
 }

@@ -328,6 +328,7 @@ struct rw_exec {
     int64_t bytes_read, bytes_written, records_read, records_deleted, records_written;
     int64_t peak;
     int64_t rg_copied, rg_reencoded;
+    int64_t pages_carried;
 };
 
 static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
@@ -369,6 +370,7 @@ static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
     rw_group_out *out = gr->out;
     floe_pq_file_info fi;
     memset(&fi, 0, sizeof fi);
+    int64_t carried = floe_pq_writer_carried_pages(ow->w);
     int rc = floe_pq_writer_close(ow->w, &fi, err);
     ow->w = NULL;
     if (rc < 0)
@@ -411,6 +413,7 @@ static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
     pthread_mutex_lock(&x->mu);
     x->bytes_written += fi.file_size_in_bytes;
     x->records_written += fi.record_count;
+    x->pages_carried += carried;
     pthread_mutex_unlock(&x->mu);
 done:
     floe_pq_file_info_free(&fi);
@@ -779,6 +782,10 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     src.copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr.route;
     src.copy.codec = x->wo.codec;
     src.copy.min_rg_bytes = 0;
+    /* page carry: where batches go to the writer as they are (not sorted, not routed) */
+    src.copy.carry_min = x->o->page_carry && x->o->strategy != FLOE_RW_SORT && !gr.route
+                             ? floe_pq_write_options_carry_min(&x->wo)
+                             : 0;
     src.batch_bytes = BATCH_BYTES;
     src.slice = x->o->strategy != FLOE_RW_SORT && !gr.route;
     if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
@@ -1208,6 +1215,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     r.records_written = x.records_written;
     r.fast_copied_row_groups = x.rg_copied;
     r.reencoded_row_groups = x.rg_reencoded;
+    r.carried_pages = x.pages_carried;
     r.peak_group_buffer_bytes = x.peak;
     report(&x, o, t0, r.commits, r.groups_failed);
 done:

@@ -70,6 +70,10 @@ typedef struct rw_copy_policy {
     bool enabled;
     int64_t min_rg_bytes;
     floe_codec codec;            /* the output's */
+    /* Page carry, whatever `enabled` says: columns decoded straight into the batch keep
+     * their whole PLAIN pages of at least carry_min bytes stored with codec
+     * (floe_colbuf.carry_min), for the writer to place as they are; 0 = off. */
+    uint32_t carry_min;
 } rw_copy_policy;
 
 /* name_mapping: schema.name-mapping.default text or NULL. Borrowed; both must outlive the

@@ -54,6 +54,7 @@ void floe_rewrite_options_init(floe_rewrite_options *o) {
     o->output_spec_id = -1;
     o->strategy = FLOE_RW_BINPACK;
     o->fast_copy = -1;
+    o->page_carry = true;
     o->fsync = true;
 }
 
@@ -192,6 +193,9 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
             NEED_BOOL();
             o->fast_copy = b;
         }
+    } else if (!strcmp(key, FLOE_RW_PAGE_CARRY)) {
+        NEED_BOOL();
+        o->page_carry = b;
     } else {
         return floe_error_set(err, FLOE_EINVALID, "unknown rewrite option '%s'", key);
     }

@@ -1687,6 +1687,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     size_t nonnull = count;   /* levels at max_def: values in the page (decode_levels) */
     bool values_done = false; /* decompressed straight into c (plain_fixed_direct_ok) */
     bool inplace = false;     /* page decompressed into c's spare values (plain_bytes_inplace) */
+    bool carry = false;       /* recorded in c as a stored page (floe_colbuf_page) */
     if (v2) {
         const floe_pq_data_page_header_v2 *h = &ph.data_page_header_v2;
         int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
@@ -1732,6 +1733,12 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         const floe_pq_data_page_header *h = &ph.data_page_header;
         size_t ulen = (size_t)ph.uncompressed_page_size;
         int direct = 0;
+        /* a whole page of PLAIN values read as stored, levels in the writer's encoding */
+        carry = c->carry_min > 0 && enc == FLOE_PQ_ENC_PLAIN && !x->ranges && c->max_rep == 0 &&
+                (c->max_def == 0 || h->definition_level_encoding == FLOE_PQ_ENC_RLE) &&
+                x->lf->conv == PQ_CONV_NONE && x->lf->src_phys != FLOE_PQ_BOOLEAN &&
+                x->codec == c->carry_codec && ulen >= c->carry_min && ulen <= UINT32_MAX &&
+                blen <= UINT32_MAX && count <= UINT32_MAX;
         if (plain_fixed_direct_ok(x, enc) && (c->max_def == 0 || page_has_no_nulls(x, h)))
             direct = plain_fixed_direct_v1(x, h, body, blen, ulen, count, l0, off, boff, err);
         FLOE_FORWARD_IF_ERROR(direct);
@@ -1786,6 +1793,10 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
             FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
     }
     c->nlevels += count;
+    if (carry && (rc = floe_colbuf_carry_add(c, (uint32_t)count, (uint32_t)(c->nvalues - v0),
+                                             (uint32_t)ph.uncompressed_page_size, body,
+                                             (uint32_t)blen, x->codec)) < 0)
+        return floe_error_set(err, rc, "%s: out of memory", r->name);
     x->levels += (int64_t)count;
     x->page_starts_row = c->max_rep == 0 || count == 0 || c->rep[l0] == 0;
     *was_data = true;

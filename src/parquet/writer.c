@@ -173,6 +173,7 @@ typedef struct col {
     uint32_t page_gen;
     uint32_t pmin1, pmax1;    /* entry index + 1, 0 = none yet */
     int64_t dict_data_pages;  /* data pages encoded with the dictionary */
+    int64_t carried_pages;    /* stored pages placed as they are (whole file) */
 
     /* --- chunk being built --- */
     floe_buf chunk;           /* data pages: headers + bodies */
@@ -1439,16 +1440,20 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
 }
 
 /* The page body is bdata[0..blen) (sc->body, or a PLAIN page in place in its column's
- * pplain, or the dictionary itself). */
+ * pplain, or the dictionary itself), compressed here; or, with stored_ulen >= 0, a body
+ * already compressed with the writer's codec from stored_ulen bytes (a carried page). */
 static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type, int encoding,
                       int32_t nvals, const floe_pq_statistics *stats, const uint8_t *bdata,
-                      size_t blen, floe_buf *dst, int64_t *uncompressed, floe_error *err) {
+                      size_t blen, int64_t stored_ulen, floe_buf *dst, int64_t *uncompressed,
+                      floe_error *err) {
     int rc;
     const uint8_t *payload = bdata;
     size_t plen = blen;
-    if (blen > INT32_MAX)
+    if (blen > INT32_MAX || stored_ulen > INT32_MAX)
         return floe_error_set(err, FLOE_ELIMIT, "page of %zu bytes is too large", blen);
-    if (w->opts.codec != FLOE_CODEC_UNCOMPRESSED) {
+    if (stored_ulen >= 0) {
+        blen = (size_t)stored_ulen; /* the uncompressed size the header declares */
+    } else if (w->opts.codec != FLOE_CODEC_UNCOMPRESSED) {
         floe_buf_reset(&sc->comp);
         if ((rc = floe_codec_compress(sc->cctx, w->opts.codec, w->opts.codec_level, bdata,
                                       blen, &sc->comp, err)) < 0)
@@ -1527,6 +1532,72 @@ static void stats_point(const col *c, floe_pq_statistics *st, const floe_buf *sc
         st->min = st->min_value;
         st->max = st->max_value;
     }
+}
+
+/* Write the current page (c's page counters and pstat describe it) with the body
+ * bdata[0..blen) (see write_page for stored_ulen), record it in the chunk and start the
+ * next. */
+static int page_finish(floe_pq_writer *w, enc_scratch *sc, col *c, int encoding,
+                       const uint8_t *bdata, size_t blen, int64_t stored_ulen,
+                       size_t phead_next, floe_error *err) {
+    int rc;
+    /* page statistics (page index, optional header statistics) */
+    page_entry pe;
+    memset(&pe, 0, sizeof pe);
+    pe.offset = (int64_t)c->chunk.len;
+    pe.first_row = c->chunk_rows;
+    pe.nulls = c->pnulls;
+    pe.nans = c->pnans;
+    pe.null_page = c->pvalues == 0;
+    pe.all_nan = c->pvalues > 0 && !c->pstat.has;
+    floe_pq_statistics st, *stp = NULL;
+    bounds b;
+    memset(&b, 0, sizeof b);
+    if (c->pstat.has) {
+        if ((rc = make_bounds(c, &c->pstat, w->opts.stats_truncate_length, &c->pi_bounds, &b)) <
+            0)
+            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+        pe.min_off = b.min_off;
+        pe.min_len = b.min_len;
+        pe.max_off = b.max_off;
+        pe.max_len = b.max_len;
+    }
+    if (w->opts.page_statistics) {
+        memset(&st, 0, sizeof st);
+        st.has_null_count = true;
+        st.null_count = c->pnulls;
+        if (c->is_float) {
+            st.has_nan_count = true;
+            st.nan_count = c->pnans;
+        }
+        stats_point(c, &st, &c->pi_bounds, &b, c->pstat.has);
+        stp = &st;
+    }
+    if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, bdata,
+                         blen, stored_ulen, &c->chunk, &c->chunk_uncompressed, err)) < 0)
+        return rc;
+    pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
+    if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    c->pages[c->npages++] = pe;
+
+    if ((rc = vstat_merge_stat(c, &c->cstat, &c->pstat)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    c->chunk_rows += (int64_t)c->prows;
+    c->chunk_values += (int64_t)c->plevels;
+    c->chunk_nulls += c->pnulls;
+    c->chunk_nans += c->pnans;
+
+    c->plevels = c->pvalues = c->prows = 0;
+    c->pnulls = c->pnans = 0;
+    c->pplain_est = 0;
+    floe_buf_reset(&c->pplain);
+    if (phead_next > PPLAIN_HEAD_MAX)
+        phead_next = PPLAIN_HEAD_MAX;
+    if (phead_next > c->phead)
+        c->phead = phead_next; /* pplain is empty: the next page's values start there */
+    vstat_reset(&c->pstat);
+    return 0;
 }
 
 static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err) {
@@ -1616,77 +1687,20 @@ static int cut_page(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error *err)
             return floe_error_set(err, rc, "column %s: encoding values", c->leaf->name);
     }
 
-    /* page statistics (page index, optional header statistics) */
-    page_entry pe;
-    memset(&pe, 0, sizeof pe);
-    pe.offset = (int64_t)c->chunk.len;
-    pe.first_row = c->chunk_rows;
-    pe.nulls = c->pnulls;
-    pe.nans = c->pnans;
-    pe.null_page = c->pvalues == 0;
-    pe.all_nan = c->pvalues > 0 && !c->pstat.has;
-    floe_pq_statistics st, *stp = NULL;
-    bounds b;
-    memset(&b, 0, sizeof b);
-    if (c->pstat.has) {
-        size_t base = c->pi_bounds.len;
-        if ((rc = make_bounds(c, &c->pstat, w->opts.stats_truncate_length, &c->pi_bounds, &b)) <
-            0)
-            return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
-        (void)base;
-        pe.min_off = b.min_off;
-        pe.min_len = b.min_len;
-        pe.max_off = b.max_off;
-        pe.max_len = b.max_len;
-    }
-    if (w->opts.page_statistics) {
-        memset(&st, 0, sizeof st);
-        st.has_null_count = true;
-        st.null_count = c->pnulls;
-        if (c->is_float) {
-            st.has_nan_count = true;
-            st.nan_count = c->pnans;
-        }
-        stats_point(c, &st, &c->pi_bounds, &b, c->pstat.has);
-        stp = &st;
-    }
-    if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp,
-                         page ? page : body->data, page ? page_len : body->len, &c->chunk,
-                         &c->chunk_uncompressed, err)) < 0)
-        return rc;
-    pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
-    if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages)) < 0)
-        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
-    c->pages[c->npages++] = pe;
-
-    if ((rc = vstat_merge_stat(c, &c->cstat, &c->pstat)) < 0)
-        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
-    c->chunk_rows += (int64_t)c->prows;
-    c->chunk_values += (int64_t)c->plevels;
-    c->chunk_nulls += c->pnulls;
-    c->chunk_nans += c->pnans;
-
-    c->plevels = c->pvalues = c->prows = 0;
-    c->pnulls = c->pnans = 0;
-    c->pplain_est = 0;
-    floe_buf_reset(&c->pplain);
-    if (phead_next > PPLAIN_HEAD_MAX)
-        phead_next = PPLAIN_HEAD_MAX;
-    if (phead_next > c->phead)
-        c->phead = phead_next; /* pplain is empty: the next page's values start there */
-    vstat_reset(&c->pstat);
-    return 0;
+    return page_finish(w, sc, c, encoding, page ? page : body->data,
+                       page ? page_len : body->len, -1, phead_next, err);
 }
 
 /* =====================================================================================
  * Batches
  * =================================================================================== */
 
-static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_colbuf *cb,
-                      floe_error *err) {
+/* Append the slots [*lvp, end) of cb, whose values start at *vip; both advance. */
+static int col_append_span(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_colbuf *cb,
+                           size_t *lvp, size_t stop, size_t *vip, floe_error *err) {
     int rc;
-    size_t n = cb->nlevels;
-    size_t lv = 0, vi = 0;
+    const size_t n = stop;
+    size_t lv = *lvp, vi = *vip;
     while (lv < n) {
         if (page_full(w, c) && (rc = cut_page(w, sc, c, err)) < 0)
             return rc;
@@ -1806,6 +1820,117 @@ static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_col
             }
         }
     }
+    *lvp = lv;
+    *vip = vi;
+    return 0;
+}
+
+/* Page carry (floe/column.h, floe_colbuf_page): a stored page of the batch goes into the
+ * chunk as it is when it is what this column would write at this point anyway, PLAIN
+ * values in a chunk that has left (or never used) its dictionary, and no worse than a
+ * page encoded here: the writer's codec, one with no level setting (a copy would not
+ * honour write.parquet.compression-level), within the page size and row limits, and
+ * large enough that compressing it alone costs next to nothing in ratio (Snappy works on
+ * independent 64 KiB blocks anyway). Only the stored body is reused: levels and values
+ * are checked against the batch, statistics and the page index entry are computed from
+ * the batch's values, and the header is written here. */
+#define CARRY_MIN_PAGE ((size_t)64 << 10)
+
+uint32_t floe_pq_write_options_carry_min(const floe_pq_write_options *o) {
+    if (o->codec != FLOE_CODEC_SNAPPY && o->codec != FLOE_CODEC_LZ4_RAW &&
+        o->codec != FLOE_CODEC_UNCOMPRESSED)
+        return 0;
+    size_t m = o->page_size / 2 < CARRY_MIN_PAGE ? o->page_size / 2 : CARRY_MIN_PAGE;
+    return m ? (uint32_t)m : 1;
+}
+
+static bool carry_ok(const floe_pq_writer *w, const col *c, const floe_colbuf *cb,
+                     const floe_colbuf_page *pg) {
+    uint32_t min = floe_pq_write_options_carry_min(&w->opts);
+    if (!min || c->mode != MODE_FALLBACK || c->max_rep != 0 || cb->max_def != c->max_def ||
+        c->phys == FLOE_PHYS_BOOLEAN || c->phys == FLOE_PHYS_INT96)
+        return false;
+    bool ints = c->phys == FLOE_PHYS_INT32 || c->phys == FLOE_PHYS_INT64;
+    if (c->fallback == FB_DELTA || (c->fallback == FB_UNDECIDED && ints && w->opts.delta_ints))
+        return false;
+    /* page_size is a target that pages cut here overshoot by up to a span of values; so
+     * may stored ones, by half of it at most */
+    return pg->codec == (int32_t)w->opts.codec && pg->ulen >= min &&
+           pg->ulen <= w->opts.page_size + w->opts.page_size / 2 &&
+           pg->nlevels <= w->opts.page_row_limit && pg->nlevels > 0;
+}
+
+/* Write the stored page pg of cb (carry_ok) as the chunk's next page. */
+static int carry_page(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_colbuf *cb,
+                      const floe_colbuf_page *pg, floe_error *err) {
+    int rc;
+    if ((rc = cut_page(w, sc, c, err)) < 0)
+        return rc;
+    /* the page was decoded into cb, so its levels are these: checked again all the same,
+     * as a wrong entry would make a file that reads back other rows */
+    size_t present = pg->nlevels;
+    if (c->max_def > 0) {
+        const int16_t *d = cb->def + pg->level0;
+        const int16_t md = c->max_def;
+        size_t cnt = 0;
+        unsigned bad = 0;
+        for (size_t i = 0; i < pg->nlevels; i++) {
+            cnt += d[i] == md;
+            bad |= (d[i] < 0) | (d[i] > md);
+        }
+        if (bad)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "column %s: definition level out of range", c->leaf->name);
+        present = cnt;
+    }
+    if (present != pg->nvalues)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "column %s: a carried page holds %u values, its levels %zu",
+                              c->leaf->name, pg->nvalues, present);
+    if (c->phys == FLOE_PHYS_BYTE_ARRAY)
+        rc = span_minmax_bytes(c, cb->values, cb->offsets + pg->value0, pg->nvalues);
+    else
+        rc = span_stats_fixed(c, cb->values + pg->value0 * (size_t)c->width, pg->nvalues);
+    if (rc < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
+    c->fallback = FB_PLAIN;
+    c->plevels = c->prows = pg->nlevels;
+    c->pvalues = pg->nvalues;
+    c->pnulls = (int64_t)(pg->nlevels - pg->nvalues);
+    c->plain_pages++;
+    c->carried_pages++;
+    return page_finish(w, sc, c, FLOE_PQ_ENC_PLAIN, cb->carry_bytes.data + pg->at, pg->clen,
+                       (int64_t)pg->ulen, 0, err);
+}
+
+static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_colbuf *cb,
+                      floe_error *err) {
+    int rc;
+    size_t lv = 0, vi = 0;
+    /* with repetition a span must end at a row boundary: no carry there (carry_ok) */
+    for (size_t k = 0; k < cb->ncarry && c->max_rep == 0; k++) {
+        const floe_colbuf_page *pg = &cb->carry[k];
+        if (pg->level0 < lv || pg->level0 > cb->nlevels ||
+            pg->nlevels > cb->nlevels - pg->level0 || pg->nvalues > pg->nlevels ||
+            pg->at > cb->carry_bytes.len || pg->clen > cb->carry_bytes.len - pg->at)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "column %s: a carried page lies outside the batch",
+                                  c->leaf->name);
+        if ((rc = col_append_span(w, sc, c, cb, &lv, pg->level0, &vi, err)) < 0)
+            return rc;
+        if (!carry_ok(w, c, cb, pg))
+            continue; /* its slots go with the next span */
+        if (vi != pg->value0 || pg->nvalues > cb->nvalues - vi)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "column %s: a carried page's values are not its slots'",
+                                  c->leaf->name);
+        if ((rc = carry_page(w, sc, c, cb, pg, err)) < 0)
+            return rc;
+        lv += pg->nlevels;
+        vi += pg->nvalues;
+    }
+    if ((rc = col_append_span(w, sc, c, cb, &lv, cb->nlevels, &vi, err)) < 0)
+        return rc;
     if (vi != cb->nvalues)
         return floe_error_set(err, FLOE_EINVALID,
                               "column %s: %zu values but levels announce %zu", c->leaf->name,
@@ -2014,8 +2139,8 @@ static int flush_prepare(floe_pq_writer *w, enc_scratch *sc, col *c, floe_error 
     c->fdict_unc = 0;
     if (c->dict_data_pages > 0) {
         if ((rc = write_page(w, sc, c, FLOE_PQ_DICTIONARY_PAGE, FLOE_PQ_ENC_PLAIN,
-                             (int32_t)c->ndict, NULL, c->dplain.data, c->dplain.len, &c->fdict,
-                             &c->fdict_unc, err)) < 0)
+                             (int32_t)c->ndict, NULL, c->dplain.data, c->dplain.len, -1,
+                             &c->fdict, &c->fdict_unc, err)) < 0)
             return rc;
     }
     return 0;
@@ -2846,6 +2971,13 @@ int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w) {
 }
 
 int64_t floe_pq_writer_rows(const floe_pq_writer *w) { return w->total_rows; }
+
+int64_t floe_pq_writer_carried_pages(const floe_pq_writer *w) {
+    int64_t n = 0;
+    for (size_t i = 0; i < w->ncols; i++)
+        n += w->cols[i].carried_pages;
+    return n;
+}
 
 size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w) { return buffered_bytes(w); }
 

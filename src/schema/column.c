@@ -15,6 +15,7 @@ void floe_colbuf_init(floe_colbuf *c, const floe_field *leaf) {
     c->width = floe_phys_width(leaf->phys, leaf->type_length);
     c->max_def = leaf->def_level;
     c->max_rep = leaf->rep_level;
+    floe_buf_init(&c->carry_bytes, 0);
 }
 
 void floe_colbuf_free(floe_colbuf *c) {
@@ -27,6 +28,10 @@ void floe_colbuf_free(floe_colbuf *c) {
     c->offsets = NULL;
     c->nlevels = c->levels_cap = c->values_len = c->values_cap = c->offsets_cap = 0;
     c->nvalues = 0;
+    floe_free(c->carry);
+    c->carry = NULL;
+    c->ncarry = c->carry_cap = 0;
+    floe_buf_free(&c->carry_bytes);
 }
 
 void floe_colbuf_clear(floe_colbuf *c) {
@@ -35,11 +40,14 @@ void floe_colbuf_clear(floe_colbuf *c) {
     c->values_len = 0;
     if (c->offsets)
         c->offsets[0] = 0;
+    c->ncarry = 0;
+    floe_buf_reset(&c->carry_bytes);
 }
 
 size_t floe_colbuf_bytes(const floe_colbuf *c) {
     size_t lv = (c->max_def ? 2 : 0) + (c->max_rep ? 2 : 0);
-    return c->values_len + c->nlevels * lv + (c->width == 0 ? c->nvalues * 4 : 0);
+    return c->values_len + c->nlevels * lv + (c->width == 0 ? c->nvalues * 4 : 0) +
+           c->carry_bytes.len;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -151,6 +159,36 @@ void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues) {
         c->nvalues = nvalues;
         c->values_len = c->width == 0 ? c->offsets[nvalues] : nvalues * (size_t)c->width;
     }
+    while (c->ncarry > 0) {
+        const floe_colbuf_page *pg = &c->carry[c->ncarry - 1];
+        if (pg->level0 + pg->nlevels <= c->nlevels && pg->value0 + pg->nvalues <= c->nvalues)
+            break;
+        c->carry_bytes.len = pg->at;
+        c->ncarry--;
+    }
+}
+
+int floe_colbuf_carry_add(floe_colbuf *c, uint32_t nlevels, uint32_t nvalues, uint32_t ulen,
+                          const uint8_t *body, uint32_t clen, int32_t codec) {
+    if (nlevels > c->nlevels || nvalues > c->nvalues)
+        return FLOE_EINVALID;
+    int rc = grow((void **)&c->carry, &c->carry_cap, c->ncarry + 1, sizeof *c->carry);
+    if (rc < 0)
+        return rc;
+    size_t at = c->carry_bytes.len;
+    if ((rc = floe_buf_append(&c->carry_bytes, body, clen)) < 0)
+        return rc;
+    c->carry[c->ncarry++] = (floe_colbuf_page){
+        .level0 = c->nlevels - nlevels,
+        .value0 = c->nvalues - nvalues,
+        .nlevels = nlevels,
+        .nvalues = nvalues,
+        .ulen = ulen,
+        .clen = clen,
+        .at = at,
+        .codec = codec,
+    };
+    return 0;
 }
 
 int floe_batch_init(floe_batch *b, const floe_schema *s) {

@@ -172,6 +172,44 @@ static size_t check_page_stats(const pq_file *f, size_t col, const rowval *rows,
     return pages;
 }
 
+/* The file at path holds rows[0..nrows) (ncols flat columns, row-major), value for value,
+ * read back by our reader. */
+static void check_rows(const char *path, const rowval *rows, size_t ncols, size_t nrows) {
+    floe_pq_reader *rd = NULL;
+    REQUIRE_OK(floe_pq_reader_open(path, NULL, &rd, &err), err);
+    size_t row = 0;
+    for (;;) {
+        const floe_pq_rowset *x = NULL;
+        int rc = floe_pq_reader_next(rd, &x, &err);
+        REQUIRE(rc >= 0);
+        if (rc == 0)
+            break;
+        for (size_t c = 0; c < ncols; c++) {
+            const floe_colbuf *cb = &x->cols[c];
+            size_t vi = 0;
+            for (size_t k = 0; k < cb->nlevels; k++) {
+                const rowval *v = &rows[(row + k) * ncols + c];
+                bool null = cb->max_def && cb->def[k] < cb->max_def;
+                CHECK_EQ_INT(null, v->null);
+                if (null || v->null)
+                    continue;
+                const uint8_t *p = cb->width ? cb->values + vi * (size_t)cb->width
+                                             : cb->values + cb->offsets[vi];
+                size_t n = cb->width ? (size_t)cb->width : cb->offsets[vi + 1] - cb->offsets[vi];
+                vi++;
+                if (n != v->n || (n && memcmp(p, v->p, n) != 0)) {
+                    harness_fail(__FILE__, __LINE__, "%s: row %zu column %zu differs", path,
+                                 row + k, c);
+                    break;
+                }
+            }
+        }
+        row += (size_t)x->nrows;
+    }
+    CHECK_EQ_INT(row, nrows);
+    floe_pq_reader_close(rd);
+}
+
 /* Strings of every length 0..40 over a small alphabet (shared prefixes, repeats), binary
  * with 0x00 and 0xFF bytes, a 16-byte fixed (uuid) and a signed decimal, every 9th row
  * null, written with the dictionary on (overflowing its page limit mid-chunk, and
@@ -351,45 +389,7 @@ TEST(test_dict_page_stats_match_reference) {
     for (int dict = 0; dict < 2; dict++) {
         char pa[512];
         snprintf(pa, sizeof pa, "%s/stats-%d.parquet", dir, dict);
-        floe_pq_reader *rd = NULL;
-        REQUIRE_OK(floe_pq_reader_open(pa, NULL, &rd, &err), err);
-        size_t row = 0;
-        for (;;) {
-            const floe_pq_rowset *x = NULL;
-            int rc = floe_pq_reader_next(rd, &x, &err);
-            REQUIRE(rc >= 0);
-            if (rc == 0)
-                break;
-            for (size_t c = 0; c < ncols; c++) {
-                const floe_colbuf *cb = &x->cols[c];
-                size_t vi = 0;
-                for (size_t k = 0; k < cb->nlevels; k++) {
-                    const rowval *v = &rows[(row + k) * ncols + c];
-                    bool null = cb->max_def && cb->def[k] < cb->max_def;
-                    CHECK_EQ_INT(null, v->null);
-                    if (null || v->null)
-                        continue;
-                    const uint8_t *p;
-                    size_t n;
-                    if (cb->width == 0) {
-                        p = cb->values + cb->offsets[vi];
-                        n = cb->offsets[vi + 1] - cb->offsets[vi];
-                    } else {
-                        p = cb->values + vi * (size_t)cb->width;
-                        n = (size_t)cb->width;
-                    }
-                    vi++;
-                    if (n != v->n || (n && memcmp(p, v->p, n) != 0)) {
-                        harness_fail(__FILE__, __LINE__, "dict %d row %zu column %zu differs",
-                                     dict, row + k, c);
-                        break;
-                    }
-                }
-            }
-            row += (size_t)x->nrows;
-        }
-        CHECK_EQ_INT(row, nrows);
-        floe_pq_reader_close(rd);
+        check_rows(pa, rows, ncols, nrows);
     }
     free(rows);
     free(pool);
@@ -653,9 +653,249 @@ TEST(test_plain_pages_levels_in_place) {
     floe_schema_free(s);
 }
 
+/* Page carry (floe_colbuf_page): a file written with PLAIN pages is read back into batches
+ * that keep the stored pages, and the batches written to a second file with them and to a
+ * third without. Both hold the rows, value for value; the carried file has pages placed
+ * as stored (and its statistics, page index and file metrics are those of the re-encoded
+ * one); what cannot be carried is encoded as usual (a dictionary before its fallback,
+ * short last pages, another codec, pages over the page size); and a carried page whose
+ * levels do not match its values is refused. */
+static void metrics_equal(const floe_pq_file_info *a, const floe_pq_file_info *b) {
+    CHECK_EQ_INT(a->record_count, b->record_count);
+    REQUIRE(a->ncolumns == b->ncolumns);
+    for (size_t c = 0; c < a->ncolumns; c++) {
+        const floe_pq_column_info *x = &a->columns[c], *y = &b->columns[c];
+        CHECK_EQ_INT(x->value_count, y->value_count);
+        CHECK_EQ_INT(x->null_value_count, y->null_value_count);
+        CHECK_EQ_INT(x->has_nan_count, y->has_nan_count);
+        CHECK_EQ_INT(x->nan_value_count, y->nan_value_count);
+        CHECK_EQ_INT(x->has_bounds, y->has_bounds);
+        if (x->has_bounds && y->has_bounds) {
+            CHECK(x->lower_len == y->lower_len &&
+                  memcmp(x->lower_bound, y->lower_bound, x->lower_len) == 0);
+            CHECK(x->upper_len == y->upper_len &&
+                  memcmp(x->upper_bound, y->upper_bound, x->upper_len) == 0);
+        }
+    }
+}
+
+TEST(test_carried_pages_match_reencoded) {
+    floe_schema *s = schema_of(
+        "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+        "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
+        "{\"id\":2,\"name\":\"u\",\"required\":false,\"type\":\"uuid\"},"
+        "{\"id\":3,\"name\":\"d\",\"required\":false,\"type\":\"double\"},"
+        "{\"id\":4,\"name\":\"l\",\"required\":false,\"type\":\"long\"},"
+        "{\"id\":5,\"name\":\"r\",\"required\":true,\"type\":\"string\"}]}");
+    REQUIRE(s != NULL);
+    enum { NCOLS = 5 };
+    const size_t nrows = 30000;
+    rowval *rows = calloc(nrows * NCOLS, sizeof *rows);
+    uint8_t *pool = malloc(nrows * NCOLS * 64);
+    REQUIRE(rows && pool);
+    rng_state = 0x13198A2E03707344ull;
+    for (size_t r = 0; r < nrows; r++)
+        for (size_t c = 0; c < NCOLS; c++) {
+            rowval *v = &rows[r * NCOLS + c];
+            uint8_t *p = pool + (r * NCOLS + c) * 64;
+            v->p = p;
+            v->null = c < 4 && (r % 7 == 3 || (r / 2500) % 5 == 2); /* and null pages */
+            if (v->null)
+                continue;
+            if (c == 0) { /* 400 strings of 20..40 bytes: the dictionary pays, then
+                             * overflows its 4 KiB */
+                uint64_t k0 = rnd() % 400, x = k0 * 0x9E3779B97F4A7C15ull;
+                v->n = 20 + (size_t)(k0 % 21);
+                for (size_t k = 0; k < v->n; k++, x = x * 6364136223846793005ull + 1)
+                    p[k] = (uint8_t)(x >> 56);
+            } else if (c == 4) { /* near unique, lengths 0..60 */
+                v->n = (size_t)(rnd() % 61);
+                for (size_t k = 0; k < v->n; k++)
+                    p[k] = (uint8_t)('a' + rnd() % 26);
+            } else if (c == 1) {
+                v->n = 16;
+                for (size_t k = 0; k < 16; k++)
+                    p[k] = (uint8_t)rnd();
+            } else {
+                v->n = 8;
+                uint64_t x = rnd();
+                if (c == 2 && r % 97 == 5) {
+                    double nan = NAN;
+                    memcpy(&x, &nan, 8);
+                }
+                memcpy(p, &x, 8);
+            }
+        }
+    const char *dir = harness_tmpdir();
+    char src[512], path[3][512];
+    snprintf(src, sizeof src, "%s/carry-src.parquet", dir);
+    /* the source: PLAIN pages of about 12 KiB, Snappy, several row groups */
+    floe_pq_write_options so;
+    floe_pq_write_options_init(&so);
+    so.output.fsync = false;
+    so.dictionary = false;
+    so.delta_ints = false;
+    so.page_size = 12 * 1024;
+    so.row_group_size = 300 * 1024;
+    floe_pq_writer *w = NULL;
+    REQUIRE_OK(floe_pq_writer_open(src, s, &so, &w, &err), err);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, s) == 0);
+    for (size_t r = 0; r < nrows; r += 1000) {
+        floe_batch_clear(&b);
+        for (size_t k = r; k < r + 1000; k++)
+            for (size_t c = 0; c < NCOLS; c++) {
+                const rowval *v = &rows[k * NCOLS + c];
+                REQUIRE((v->null ? floe_colbuf_push_null(&b.cols[c], 0, 0)
+                                 : floe_colbuf_push_value(&b.cols[c], 0, v->p, v->n)) == 0);
+            }
+        b.nrows = 1000;
+        REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    }
+    REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+
+    /* outputs: 0 carries (dictionary first, 16 KiB pages), 1 re-encodes the same batches
+     * (the carried pages dropped), 2 asks for ZSTD (no carry), also with 4 KiB pages */
+    floe_pq_write_options o[3];
+    floe_pq_writer *ow[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++) {
+        floe_pq_write_options_init(&o[i]);
+        o[i].output.fsync = false;
+        o[i].delta_ints = false;
+        o[i].dict_page_size_limit = 4096;
+        o[i].page_size = 16 * 1024;
+        o[i].row_group_size = 1 << 20;
+        snprintf(path[i], sizeof path[i], "%s/carry-%d.parquet", dir, i);
+    }
+    o[2].codec = FLOE_CODEC_ZSTD;
+    CHECK_EQ_INT(floe_pq_write_options_carry_min(&o[0]), 8192);
+    CHECK_EQ_INT(floe_pq_write_options_carry_min(&o[2]), 0);
+    for (int i = 0; i < 3; i++)
+        REQUIRE_OK(floe_pq_writer_open(path[i], s, &o[i], &ow[i], &err), err);
+
+    floe_pq_reader *rd = NULL;
+    REQUIRE_OK(floe_pq_reader_open(src, NULL, &rd, &err), err);
+    floe_pq_reader_file rf;
+    floe_pq_reader_file_info(rd, &rf);
+    REQUIRE(rf.num_row_groups >= 3);
+    size_t kept = 0, kept_s = 0;
+    for (size_t g = 0; g < (size_t)rf.num_row_groups; g++) {
+        floe_batch_clear(&b);
+        floe_colbuf *into[NCOLS];
+        for (size_t c = 0; c < NCOLS; c++) {
+            b.cols[c].carry_min = floe_pq_write_options_carry_min(&o[0]);
+            b.cols[c].carry_codec = FLOE_CODEC_SNAPPY;
+            into[c] = &b.cols[c];
+        }
+        const floe_pq_rowset *rs = NULL;
+        REQUIRE_OK(floe_pq_reader_read_row_group_into(rd, g, into, &rs, &err), err);
+        b.nrows = (size_t)rs->nrows;
+        for (size_t c = 0; c < NCOLS; c++) {
+            REQUIRE(into[c] == &b.cols[c]); /* decoded into the batch */
+            kept += b.cols[c].ncarry;
+            for (size_t k = 0; k < b.cols[c].ncarry; k++) {
+                const floe_colbuf_page *pg = &b.cols[c].carry[k];
+                CHECK(pg->ulen >= 8192 && pg->level0 + pg->nlevels <= b.cols[c].nlevels);
+                CHECK(pg->value0 + pg->nvalues <= b.cols[c].nvalues);
+            }
+        }
+        kept_s += b.cols[0].ncarry;
+        REQUIRE_OK(floe_pq_writer_write_batch(ow[0], &b, &err), err);
+        REQUIRE_OK(floe_pq_writer_write_batch(ow[2], &b, &err), err);
+        for (size_t c = 0; c < NCOLS; c++)
+            b.cols[c].ncarry = 0;
+        REQUIRE_OK(floe_pq_writer_write_batch(ow[1], &b, &err), err);
+    }
+    floe_pq_reader_close(rd);
+    CHECK(kept_s > 10);
+    CHECK(kept > kept_s);
+    int64_t carried = floe_pq_writer_carried_pages(ow[0]);
+    CHECK(carried > 10 && carried < (int64_t)kept); /* not those before the fallback */
+    CHECK_EQ_INT(floe_pq_writer_carried_pages(ow[1]), 0);
+    CHECK_EQ_INT(floe_pq_writer_carried_pages(ow[2]), 0);
+    floe_pq_file_info fi[3];
+    for (int i = 0; i < 3; i++)
+        REQUIRE_OK(floe_pq_writer_close(ow[i], &fi[i], &err), err);
+    metrics_equal(&fi[0], &fi[1]);
+    metrics_equal(&fi[0], &fi[2]);
+    for (int i = 0; i < 3; i++)
+        floe_pq_file_info_free(&fi[i]);
+
+    /* every file: the rows, value for value; the carried one: page statistics those of
+     * its rows */
+    for (int i = 0; i < 3; i++)
+        check_rows(path[i], rows, NCOLS, nrows);
+    pq_file f;
+    REQUIRE_OK(pq_load(path[0], &f), err);
+    rowval *colv = calloc(nrows, sizeof *colv);
+    REQUIRE(colv);
+    for (size_t c = 0; c < NCOLS; c += 4) { /* s, r: byte order is the value order */
+        for (size_t k = 0; k < nrows; k++)
+            colv[k] = rows[k * NCOLS + c];
+        CHECK(check_page_stats(&f, c, colv, nrows, false) > 10);
+    }
+    free(colv);
+    /* s: a dictionary up to its fallback, PLAIN pages after it */
+    const floe_pq_column_metadata *m0 = &f.md.row_groups[0].columns[0].meta_data;
+    CHECK(has_encoding(m0, FLOE_PQ_ENC_RLE_DICTIONARY) && has_encoding(m0, FLOE_PQ_ENC_PLAIN));
+    pq_free(&f);
+
+    /* pages over 1.5 x the writer's page size are encoded again; a page whose levels disagree
+     * with its value count is refused */
+    REQUIRE_OK(floe_pq_reader_open(src, NULL, &rd, &err), err);
+    floe_batch_clear(&b);
+    floe_colbuf *into[NCOLS];
+    for (size_t c = 0; c < NCOLS; c++) {
+        b.cols[c].carry_min = 8192;
+        b.cols[c].carry_codec = FLOE_CODEC_SNAPPY;
+        into[c] = &b.cols[c];
+    }
+    const floe_pq_rowset *rs = NULL;
+    REQUIRE_OK(floe_pq_reader_read_row_group_into(rd, 0, into, &rs, &err), err);
+    b.nrows = (size_t)rs->nrows;
+    floe_pq_reader_close(rd);
+    REQUIRE(b.cols[4].ncarry >= 2);
+    floe_pq_write_options small = o[0];
+    small.page_size = 5000; /* 1.5 x that is below every page kept (>= 8 KiB) */
+    char p2[512];
+    snprintf(p2, sizeof p2, "%s/carry-small.parquet", dir);
+    REQUIRE_OK(floe_pq_writer_open(p2, s, &small, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    CHECK_EQ_INT(floe_pq_writer_carried_pages(w), 0);
+    REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+    floe_pq_write_options plain = o[0];
+    plain.dictionary = false;
+    snprintf(p2, sizeof p2, "%s/carry-bad.parquet", dir);
+    REQUIRE_OK(floe_pq_writer_open(p2, s, &plain, &w, &err), err);
+    size_t bad = 0; /* a page within the page size: it would be carried */
+    while (bad < b.cols[4].ncarry && b.cols[4].carry[bad].ulen > plain.page_size)
+        bad++;
+    REQUIRE(bad < b.cols[4].ncarry);
+    b.cols[4].carry[bad].nvalues--; /* r is required: every slot holds a value */
+    CHECK_EQ_INT(floe_pq_writer_write_batch(w, &b, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "carried page") != NULL);
+    floe_pq_writer_abort(w);
+    b.cols[4].carry[bad].nvalues++;
+
+    /* truncating the buffer drops the pages it no longer holds whole */
+    floe_colbuf *r4 = &b.cols[4];
+    size_t n0 = r4->ncarry;
+    const floe_colbuf_page last = r4->carry[n0 - 1];
+    floe_colbuf_truncate(r4, last.level0 + 1, last.value0 + 1);
+    CHECK_EQ_INT(r4->ncarry, n0 - 1);
+    CHECK_EQ_INT(r4->carry_bytes.len, last.at);
+    floe_colbuf_clear(r4);
+    CHECK_EQ_INT(r4->ncarry, 0);
+    floe_batch_free(&b);
+    free(rows);
+    free(pool);
+    floe_schema_free(s);
+}
+
 int main(void) {
     RUN(test_dict_page_stats_match_reference);
     RUN(test_numeric_page_stats_match_reference);
     RUN(test_plain_pages_levels_in_place);
+    RUN(test_carried_pages_match_reencoded);
     return harness_finish();
 }
