@@ -1738,7 +1738,8 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
                 (c->max_def == 0 || h->definition_level_encoding == FLOE_PQ_ENC_RLE) &&
                 x->lf->conv == PQ_CONV_NONE && x->lf->src_phys != FLOE_PQ_BOOLEAN &&
                 x->codec == c->carry_codec && ulen >= c->carry_min && ulen <= UINT32_MAX &&
-                blen <= UINT32_MAX && count <= UINT32_MAX;
+                blen <= UINT32_MAX && count <= UINT32_MAX &&
+                (x->codec != FLOE_CODEC_UNCOMPRESSED || ulen == blen); /* sizes agree */
         if (plain_fixed_direct_ok(x, enc) && (c->max_def == 0 || page_has_no_nulls(x, h)))
             direct = plain_fixed_direct_v1(x, h, body, blen, ulen, count, l0, off, boff, err);
         FLOE_FORWARD_IF_ERROR(direct);

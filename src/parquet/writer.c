@@ -1855,6 +1855,8 @@ static bool carry_ok(const floe_pq_writer *w, const col *c, const floe_colbuf *c
         return false;
     /* page_size is a target that pages cut here overshoot by up to a span of values; so
      * may stored ones, by half of it at most */
+    if (w->opts.codec == FLOE_CODEC_UNCOMPRESSED && pg->ulen != pg->clen)
+        return false;
     return pg->codec == (int32_t)w->opts.codec && pg->ulen >= min &&
            pg->ulen <= w->opts.page_size + w->opts.page_size / 2 &&
            pg->nlevels <= w->opts.page_row_limit && pg->nlevels > 0;

@@ -863,6 +863,21 @@ TEST(test_carried_pages_match_reencoded) {
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     CHECK_EQ_INT(floe_pq_writer_carried_pages(w), 0);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+    /* an uncompressed page must be as long as it says it is: these bodies (Snappy) are
+     * shorter, so an uncompressed writer does not take them for its own */
+    floe_pq_write_options unc = o[0];
+    unc.codec = FLOE_CODEC_UNCOMPRESSED;
+    for (size_t c = 0; c < NCOLS; c++)
+        for (size_t k = 0; k < b.cols[c].ncarry; k++)
+            b.cols[c].carry[k].codec = FLOE_CODEC_UNCOMPRESSED;
+    snprintf(p2, sizeof p2, "%s/carry-unc.parquet", dir);
+    REQUIRE_OK(floe_pq_writer_open(p2, s, &unc, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    CHECK_EQ_INT(floe_pq_writer_carried_pages(w), 0);
+    REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+    for (size_t c = 0; c < NCOLS; c++)
+        for (size_t k = 0; k < b.cols[c].ncarry; k++)
+            b.cols[c].carry[k].codec = FLOE_CODEC_SNAPPY;
     floe_pq_write_options plain = o[0];
     plain.dictionary = false;
     snprintf(p2, sizeof p2, "%s/carry-bad.parquet", dir);
