@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "floe/io.h"
 #include "floe/manifest.h"
@@ -38,6 +41,36 @@
 
 /* large input row groups: uncompressed bytes decoded at a time (rw_reader_set_slice) */
 int64_t rw_slice_bytes = (int64_t)8 << 20;
+
+/* glibc malloc thresholds while rewriting (rw_malloc_policy) */
+#define RW_MMAP_THRESHOLD (1 << 20)
+#define RW_TRIM_THRESHOLD (32 << 20)
+
+static pthread_once_t malloc_policy_once = PTHREAD_ONCE_INIT;
+
+/* glibc raises its mmap threshold to the size of every mapped block freed (up to 32 MiB),
+ * and its trim threshold to twice that. A rewrite frees such blocks early (a writer's
+ * dictionary tables at fallback, a closed output's chunk buffers), so from then on its
+ * buffers of 1-32 MiB live in the heap: each doubling of a chunk buffer leaves the old
+ * block behind as a hole, and freed blocks stay resident. Re-encoding floe's own files
+ * of 128 MiB row groups (bench/compact, 1 thread) peaked at 315 MiB that way, 269 MiB
+ * with these fixed thresholds: blocks of 1 MiB and more are mapped, grow with mremap
+ * (no copy, untouched capacity not resident) and go back to the kernel when freed. The
+ * price is page faults on the blocks freed and allocated again, about 0.5% more CPU. The
+ * trim threshold keeps up to 32 MiB of free heap top for the small blocks that come and
+ * go. An operator's own malloc settings (environment) are left alone. */
+static void malloc_policy_apply(void) {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if ((tun && strstr(tun, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+        getenv("MALLOC_TRIM_THRESHOLD_"))
+        return;
+    (void)mallopt(M_MMAP_THRESHOLD, RW_MMAP_THRESHOLD);
+    (void)mallopt(M_TRIM_THRESHOLD, RW_TRIM_THRESHOLD);
+#endif
+}
+
+void rw_malloc_policy(void) { pthread_once(&malloc_policy_once, malloc_policy_apply); }
 
 /* ---------------------------------------------------------------------------------------
  * the input side of a group: files in order, as batches
@@ -1000,6 +1033,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (p->ngroups == 0)
         goto finish;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    rw_malloc_policy();
     x.t = t;
     x.p = p;
     x.o = o;

@@ -105,6 +105,10 @@ void rw_reader_set_slice(rw_reader *r, int64_t bytes);
  * row groups; set it before a rewrite starts, never during one. */
 extern int64_t rw_slice_bytes;
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
+/* Fix glibc's mmap and trim thresholds for the rest of the process (once; rewrite_exec.c
+ * explains why), unless the environment sets malloc tunables. floe_rewrite_execute calls
+ * it; a no-op with other C libraries. */
+void rw_malloc_policy(void);
 void rw_reader_close(rw_reader *r);
 
 /* ---------------------------------------------------------------------------------------
