@@ -62,7 +62,9 @@ int floe_input_mmap(floe_input *in, const uint8_t **out, floe_error *err);
  * the view since the file shrank is zeros, not the file. */
 bool floe_input_mmap_shrank(const floe_input *in);
 /* The caller is done with [off, off+n) of the view for now: its pages leave the process's
- * resident set (they stay in the page cache). A hint; no-op for unmapped inputs. */
+ * resident set (they stay in the page cache), and so do the others of the 2 MiB-aligned
+ * blocks of the file it touches (what a fault may have mapped around it). A hint; no-op
+ * for unmapped inputs. */
 void floe_input_mmap_release(floe_input *in, int64_t off, size_t n);
 /* The caller is about to read all of [off, off+n) of the view: map its pages now, in one
  * call, rather than one page fault per few pages as they are touched. A hint; no-op for

@@ -1,8 +1,10 @@
 /* test_io.c - the local FileIO backend: publish on close, abort, create-if-absent, list,
- * direct outputs. */
+ * direct outputs, releasing parts of a mapped input. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -267,6 +269,68 @@ TEST(test_direct_output_refused_write) {
     free(pat);
 }
 
+/* Resident bytes of this process's mapping that starts at addr (/proc/self/smaps), or -1. */
+static long long mapping_rss(const void *addr) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    bool in = false;
+    long long rss = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
+            in = (uintptr_t)lo == (uintptr_t)addr;
+            continue;
+        }
+        long long kb;
+        if (in && sscanf(line, "Rss: %lld kB", &kb) == 1) {
+            rss = kb * 1024;
+            break;
+        }
+    }
+    fclose(f);
+    return rss;
+}
+
+/* Releasing a range of a mapped input drops every page of the 2 MiB blocks of the file it
+ * touches (a fault maps a large folio, or the fault-around window, beyond the range it
+ * needs) and nothing else; the view still reads the file afterwards. */
+TEST(test_mmap_release_whole_blocks) {
+    floe_error err;
+    floe_error_clear(&err);
+    const size_t mib = (size_t)1 << 20, len = 8 * mib;
+    uint8_t *pat = malloc(len);
+    REQUIRE(pat != NULL);
+    char *uri = floe_asprintf("%s/mapped.bin", harness_tmpdir());
+    floe_output_options opts = {.fsync = false};
+    write_pattern(uri, len, &opts, pat);
+    floe_input *in = NULL;
+    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    const uint8_t *m = NULL;
+    REQUIRE_OK(floe_input_mmap(in, &m, &err), err);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned sum = 0;
+    for (size_t i = 0; i < len; i += pg)
+        sum += ((const volatile uint8_t *)m)[i];
+    (void)sum;
+    long long all = mapping_rss(m);
+    REQUIRE(all >= 0);
+    CHECK(all == (long long)len);
+    /* 10,000 bytes inside [2, 4) MiB: that whole block goes */
+    floe_input_mmap_release(in, (int64_t)(2 * mib + 5000), 10000);
+    CHECK_EQ_INT(mapping_rss(m), (long long)(6 * mib));
+    /* a range across the boundary at 6 MiB: both blocks around it go */
+    floe_input_mmap_release(in, (int64_t)(6 * mib - 100), 200);
+    CHECK_EQ_INT(mapping_rss(m), (long long)(2 * mib));
+    /* released pages read the file again */
+    CHECK(m[2 * mib + 5000] == pat[2 * mib + 5000] && m[len - 1] == pat[len - 1]);
+    CHECK(!floe_input_mmap_shrank(in));
+    floe_input_close(in);
+    floe_free(uri);
+    free(pat);
+}
+
 int main(void) {
     RUN(test_write_read_roundtrip);
     RUN(test_abort_leaves_nothing);
@@ -276,5 +340,6 @@ int main(void) {
     RUN(test_direct_output);
     RUN(test_direct_output_write_fault);
     RUN(test_direct_output_refused_write);
+    RUN(test_mmap_release_whole_blocks);
     return harness_finish();
 }
