@@ -54,8 +54,8 @@ static void touch(volatile unsigned char *p, size_t n) {
         p[i] = 1;
 }
 
-/* Free a touched 16 MiB block, then touch and free a 4 MiB one: how many bytes that free
- * gave back to the kernel. */
+/* Free a touched 16 MiB block, then touch and free a 4 MiB one (above the rewrite's 2 MiB
+ * threshold): how many bytes that free gave back to the kernel. */
 static long long released_by_free(void) {
     unsigned char *big = malloc(16 * MIB);
     REQUIRE(big);
@@ -102,7 +102,7 @@ TEST(rewrite_returns_freed_blocks_to_the_kernel) {
     CHECK_EQ_INT(r.records_written, 200);
     harness_table_close(&e);
 
-    /* after the rewrite: blocks of 1 MiB and more are mapped and unmapped when freed */
+    /* after the rewrite: blocks of 2 MiB and more are mapped and unmapped when freed */
     if (PROBE_MALLOC)
         CHECK(released_by_free() >= (long long)(3 * MIB));
 }
