@@ -544,8 +544,6 @@ struct rw_reader {
     size_t next_rg, nrg;
     size_t *l0;                  /* per table leaf: slots before the row group being filled */
     bool copy_file;              /* the file qualifies for row-group copy */
-    uint32_t carry_min;          /* page carry into the batches (rw_copy_policy) */
-    floe_codec carry_codec;
     rw_copy_policy copy;
     int64_t slice_bytes;         /* 0: whole row groups; else see rw_reader_set_slice */
     int64_t rg_row;              /* next row of row group next_rg being read in slices */
@@ -1060,10 +1058,8 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     r->tmp_init = true;
     FLOE_CHECK(load_deletes(r, dels, err));
-    if (copy) {
-        r->carry_min = copy->carry_min;
-        r->carry_codec = copy->codec;
-    }
+    if (copy)
+        r->copy = *copy; /* page carry reads it whatever `enabled` says */
     if (copy && copy->enabled) {
         /* the decoded rows would be the stored ones as they are: levels copied without a
          * map, values without a conversion, columns in the writer's order */
@@ -1084,7 +1080,6 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         if (why)
             floe_log(FLOE_LOG_DEBUG, "rewrite: %s is re-encoded: %s", in->file->file_path, why);
         r->copy_file = !why;
-        r->copy = *copy;
     }
 done:
     floe_free(sel);
@@ -1382,8 +1377,8 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
                 ls->node->column >= 0 && (size_t)ls->node->column < r->ncolumns) {
                 r->into[ls->node->column] = &fill->cols[i];
                 /* whole pages decoded as stored can be carried to the writer */
-                fill->cols[i].carry_min = r->carry_min;
-                fill->cols[i].carry_codec = (int32_t)r->carry_codec;
+                fill->cols[i].carry_min = r->copy.carry_min;
+                fill->cols[i].carry_codec = (int32_t)r->copy.codec;
             }
         }
         /* a file column two table leaves map to (names in a mapping) is copied to both */
