@@ -15,8 +15,13 @@
  *        404 unknown table, 413 body (or its decoded size) over the limit,
  *        415 Content-Type or Content-Encoding not supported,
  *        503 + Retry-After when the buffers are full (I6) or the server is stopping.
+ *   Every request: two Content-Length values that differ (or one that is not a number),
+ *        Content-Length with Transfer-Encoding, or a Transfer-Encoding other than chunked
+ *        is answered 400 before any body byte is read, and the connection closed
+ *        (RFC 9112 section 6.3).
  *   GET  /healthz                       "ok"
- *   GET  /metrics                       Prometheus text format
+ *   GET  /metrics                       Prometheus text format; with tokens configured,
+ *                                       a token with the "metrics" grant
  *   POST /v1/admin/flush[?compact=1]    seal every buffer now (and compact every pending
  *                                       landing file); needs the "admin" grant.
  *

@@ -87,11 +87,15 @@ static const char example_config[] =
     "\n"
     "[token ingest]\n"
     "secret = change-me               # sent as: Authorization: Bearer change-me\n"
-    "grants = analytics.events        # ns.table, ns.*, * (all tables), admin\n"
+    "grants = analytics.events        # ns.table, ns.*, * (all tables), admin, metrics\n"
     "\n"
     "[token ops]\n"
     "secret = change-me-too\n"
-    "grants = admin, *\n";
+    "grants = admin, *\n"
+    "\n"
+    "[token prometheus]                # GET /metrics needs the metrics grant when tokens\n"
+    "secret = change-me-three          # are configured (without tokens the server is on\n"
+    "grants = metrics                  # loopback only, and /metrics is open there)\n";
 
 const char *floe_server_example_config(void) {
     return example_config;

@@ -13,6 +13,7 @@
  * connection counts as waiting for headers.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -116,8 +117,11 @@ static bool grant_matches(const char *g, const char *table) {
     return !strcmp(g, table);
 }
 
-/* 0 ok, 401 or 403. table NULL = the "admin" grant is needed. */
-static int authorize(floe_server *s, struct MHD_Connection *c, const char *table) {
+/* 0 ok, 401 or 403: a grant for table, or (table NULL) the literal grant `grant`
+ * ("admin", "metrics"). Without configured tokens everything is open: the server then
+ * listens on loopback only (floe_server_config_check). */
+static int authorize(floe_server *s, struct MHD_Connection *c, const char *table,
+                     const char *grant) {
     int status = 401;
     pthread_mutex_lock(&s->cfg_mu);
     if (s->cfg.ntokens == 0) {
@@ -136,7 +140,7 @@ static int authorize(floe_server *s, struct MHD_Connection *c, const char *table
             continue;
         status = 403;
         for (size_t g = 0; g < t->ngrants; g++)
-            if (table ? grant_matches(t->grants[g], table) : !strcmp(t->grants[g], "admin"))
+            if (table ? grant_matches(t->grants[g], table) : !strcmp(t->grants[g], grant))
                 status = 0;
         break;
     }
@@ -168,6 +172,75 @@ static bool key_ok(const char *k) {
         if (k[i] < 0x21 || k[i] > 0x7e)
             return false;
     return true;
+}
+
+/* Message framing (RFC 9112 section 6.3): the body's length must be unambiguous before a
+ * byte of it is read. Every Content-Length (as separate fields or a comma list) must be
+ * the same decimal number; Transfer-Encoding, if present, must be exactly "chunked" and
+ * comes without Content-Length. libmicrohttpd alone takes the first Content-Length and
+ * lets chunked win over it, so a front proxy that frames the other way would see another
+ * request boundary (request smuggling). */
+typedef struct framing {
+    int lengths;            /* Content-Length values seen */
+    bool conflict;          /* two values differ, or one is not 1*DIGIT */
+    unsigned long long length;
+    int encodings;          /* Transfer-Encoding fields seen */
+    bool chunked_only;      /* every Transfer-Encoding field is exactly "chunked" */
+} framing;
+
+static enum MHD_Result framing_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+    (void)kind;
+    framing *f = cls;
+    if (!value)
+        value = "";
+    if (!strcasecmp(key, "Content-Length")) {
+        const char *p = value;
+        for (;;) {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            const char *d = p;
+            unsigned long long v = 0;
+            while (*p >= '0' && *p <= '9' && v <= (ULLONG_MAX - 9) / 10)
+                v = v * 10 + (unsigned long long)(*p++ - '0');
+            if (p == d || (*p >= '0' && *p <= '9'))
+                f->conflict = true; /* empty, not a number, or too large */
+            else if (f->lengths++ && v != f->length)
+                f->conflict = true;
+            f->length = v;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p != ',')
+                break;
+            p++;
+        }
+        if (*p)
+            f->conflict = true;
+    } else if (!strcasecmp(key, "Transfer-Encoding")) {
+        const char *p = value;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n != 7 || strncasecmp(p, "chunked", 7))
+            f->chunked_only = false;
+        f->encodings++;
+    }
+    return MHD_YES;
+}
+
+/* NULL, or why the request's framing is refused. */
+static const char *framing_error(struct MHD_Connection *c) {
+    framing f = {.chunked_only = true};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, framing_field, &f);
+    if (f.conflict)
+        return "conflicting or malformed Content-Length";
+    if (f.encodings && f.lengths)
+        return "both Content-Length and Transfer-Encoding";
+    if (f.encodings && (f.encodings > 1 || !f.chunked_only))
+        return "Transfer-Encoding must be chunked alone";
+    return NULL;
 }
 
 /* ---- metrics ------------------------------------------------------------------------ */
@@ -282,6 +355,9 @@ static void set_phase(conn_state *cs, int phase) {
 
 static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, const char *url,
                                   const char *method, req_state *r) {
+    const char *bad = framing_error(c);
+    if (bad)
+        return respond_error(s, c, 400, bad, 0); /* before any body byte: then closed */
     if (!strcmp(method, "GET") && !strcmp(url, "/healthz")) {
         char *ok = floe_strdup(atomic_load(&s->stopping) ? "stopping\n" : "ok\n");
         if (!ok)
@@ -290,6 +366,11 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
                        "text/plain", 0);
     }
     if (!strcmp(method, "GET") && !strcmp(url, "/metrics")) {
+        /* table names and volumes: for holders of the metrics grant */
+        int a = authorize(s, c, NULL, "metrics");
+        if (a)
+            return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
+                                                   : "the token lacks the metrics grant", 0);
         size_t len = 0;
         char *m = metrics_text(s, &len);
         if (!m)
@@ -299,7 +380,7 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
     if (!strcmp(url, "/v1/admin/flush")) {
         if (strcmp(method, "POST"))
             return respond_error(s, c, 405, "use POST", 0);
-        int a = authorize(s, c, NULL);
+        int a = authorize(s, c, NULL, "admin");
         if (a)
             return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
                                                    : "the token lacks the admin grant", 0);
@@ -322,7 +403,7 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
     if (!srv_valid_table_name(r->table))
         return respond_error(s, c, 404, "no such table (names are namespace.table of "
                              "letters, digits, '_' and '-')", 0);
-    int a = authorize(s, c, r->table);
+    int a = authorize(s, c, r->table, NULL);
     if (a)
         return respond_error(s, c, a, a == 401 ? "missing or unknown bearer token"
                                                : "the token has no grant for this table", 0);

@@ -322,9 +322,11 @@ TEST(test_config_parse) {
     CHECK_EQ_STR(c.tables[0].name, "analytics.events");
     CHECK_EQ_STR(c.tables[0].partition, "event_type, day(ts)");
     CHECK_EQ_INT(c.tables[0].mode, FLOE_SCHEMA_EVOLVE);
-    CHECK_EQ_INT(c.ntokens, 2);
+    CHECK_EQ_INT(c.ntokens, 3);
     CHECK_EQ_INT(c.tokens[1].ngrants, 2);
     CHECK_EQ_STR(c.tokens[1].grants[0], "admin");
+    CHECK_EQ_INT(c.tokens[2].ngrants, 1);
+    CHECK_EQ_STR(c.tokens[2].grants[0], "metrics");
     floe_server_table_config ts;
     floe_server_table_settings(&c, "analytics.events", &ts);
     CHECK_EQ_INT(ts.seal_bytes, 5 << 20);
