@@ -144,15 +144,30 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                             const floe_table_append_options *o, floe_table_append_result *res,
                             floe_error *err);
 
-/* Build the data file of an existing Parquet file for table metadata m (schema check,
- * metrics from the footer: record count, size, column sizes, value and null counts,
- * bounds from the chunk statistics, split offsets). partition must hold the default
- * spec's tuple (NULL for unpartitioned). *has_ids tells whether the file carried field
- * ids. Everything lives in arena. */
+/* What floe_data_file_from_parquet_footer learned about a file (also on failure). */
+typedef struct floe_parquet_file_report {
+    bool has_ids;            /* the file carries Parquet field ids */
+    bool several_partitions; /* its rows fall in more than one partition of the default
+                                spec (the call failed with FLOE_EINVALID, naming the
+                                column and two values) */
+    int64_t columns_read;    /* leaf columns whose values were read: statistics absent or
+                                untrustworthy, or partition values computed per row */
+} floe_parquet_file_report;
+
+/* Build the data file of an existing Parquet file for table metadata m: schema check,
+ * record count, size, column sizes, value counts and split offsets from the footer;
+ * null counts and bounds from the chunk statistics where every chunk's are exact
+ * (floe_pq_reader_chunk_bounds), else from the column's values (NaN counts too); the
+ * partition tuple of the default spec, which every row must share (exact bounds decide
+ * for identity, truncate and the time transforms, each row's value for bucket and for
+ * float sources), else FLOE_EINVALID naming the column and two values in different
+ * partitions. partition: the tuple to record instead (NULL = derive it). rep (may be
+ * NULL) receives what was learned. Everything lives in arena. */
 int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char *uri,
                                        const char *recorded_path, const floe_value *partition,
                                        size_t npartition, floe_arena *arena,
-                                       floe_data_file *out, bool *has_ids, floe_error *err);
+                                       floe_data_file *out, floe_parquet_file_report *rep,
+                                       floe_error *err);
 
 #ifdef __cplusplus
 }

@@ -187,6 +187,17 @@ void floe_pq_reader_chunk_kv(const floe_pq_reader *r, size_t rg, size_t column, 
  * FLOE_ENOTFOUND when the chunk has no usable statistic. */
 int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t column,
                                    bool want_max, floe_buf *out, floe_error *err);
+/* The chunk's minimum and maximum non-null value as its statistics give them, in the
+ * column's in-memory form (the table above; BYTE_ARRAY: the bytes), into min and max
+ * (reset first), for metrics that must be exact. 1 when the statistics give them:
+ * min_value/max_value under the column's TYPE_DEFINED_ORDER, or the deprecated min/max
+ * of a signed integer, float, boolean or INT32/INT64 decimal column (whose order never
+ * changed); not marked inexact (truncated); not NaN. A float zero comes back as -0.0 for
+ * the minimum and +0.0 for the maximum, as parquet.thrift asks of readers. 0 when they
+ * do not (absent, truncated, order undefined or signed where it must not be, NaN, INT96,
+ * a value of the wrong width): only the values themselves can tell. FLOE_ENOMEM. */
+int floe_pq_reader_chunk_bounds(const floe_pq_reader *r, size_t rg, size_t column,
+                                floe_buf *min, floe_buf *max, floe_error *err);
 /* "PLAIN", "RLE_DICTIONARY", ... ("UNKNOWN(n)" is not produced: returns "UNKNOWN"). */
 const char *floe_pq_encoding_name(int encoding);
 /* The file as an Iceberg schema (field ids from the file, or assigned depth-first from

@@ -455,6 +455,97 @@ int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t co
     return 0;
 }
 
+/* Does the file say min_value/max_value of column follow the type's defined order? Only
+ * then are byte-wise and unsigned orders known; the order of signed integers, floats,
+ * booleans and decimals in INT32/INT64 never changed, so their statistics stand without
+ * column_orders (as the deprecated min/max of those types do). */
+static bool order_defined(const floe_pq_reader *r, size_t column) {
+    const pq_leaf *lf = &r->leaves[column];
+    int32_t order = column < r->md.n_column_orders ? r->md.column_orders[column]
+                                                   : FLOE_PQ_ORDER_UNKNOWN;
+    if (order == FLOE_PQ_ORDER_TYPE_DEFINED)
+        return true;
+    if (lf->ck == PQ_CK_F64)
+        return order == FLOE_PQ_ORDER_IEEE754_TOTAL || lf->stats_signed_ok;
+    return order == FLOE_PQ_ORDER_UNKNOWN && lf->stats_signed_ok;
+}
+
+static bool stat_is_nan(const pq_leaf *lf, const uint8_t *p) {
+    if (lf->ck != PQ_CK_F64)
+        return false;
+    if (lf->out_phys == FLOE_PHYS_FLOAT) {
+        float f;
+        memcpy(&f, p, 4);
+        return isnan(f);
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return isnan(d);
+}
+
+/* A float bound of zero as -0.0 (min) or +0.0 (max): writers that compare with IEEE
+ * rules may record +0.0 as the minimum of a chunk holding -0.0 (parquet.thrift asks
+ * readers to widen them so). */
+static void widen_zero(const pq_leaf *lf, uint8_t *p, bool is_min) {
+    if (lf->ck != PQ_CK_F64)
+        return;
+    if (lf->out_phys == FLOE_PHYS_FLOAT) {
+        float f;
+        memcpy(&f, p, 4);
+        if (f == 0.0f) {
+            f = is_min ? -0.0f : 0.0f;
+            memcpy(p, &f, 4);
+        }
+    } else {
+        double d;
+        memcpy(&d, p, 8);
+        if (d == 0.0) {
+            d = is_min ? -0.0 : 0.0;
+            memcpy(p, &d, 8);
+        }
+    }
+}
+
+int floe_pq_reader_chunk_bounds(const floe_pq_reader *r, size_t rg, size_t column,
+                                floe_buf *min, floe_buf *max, floe_error *err) {
+    const pq_leaf *lf = &r->leaves[column];
+    const floe_pq_statistics *s = chunk_stats(r, rg, column);
+    floe_pq_bytes mn, mx;
+    if (!s || !pq_stats_min_max(lf, s, &mn, &mx))
+        return 0;
+    bool new_style = s->has_min_value && s->has_max_value;
+    if (new_style && !order_defined(r, column))
+        return 0;
+    if ((s->has_is_min_value_exact && !s->is_min_value_exact) ||
+        (s->has_is_max_value_exact && !s->is_max_value_exact))
+        return 0; /* truncated: bounds, but not the values */
+    for (int up = 0; up < 2; up++) {
+        floe_buf *out = up ? max : min;
+        floe_pq_bytes b = up ? mx : mn;
+        floe_buf_reset(out);
+        size_t n = lf->out_phys == FLOE_PHYS_BYTE_ARRAY ? b.n : (size_t)lf->out_width;
+        if (lf->out_phys != FLOE_PHYS_BYTE_ARRAY &&
+            ((lf->src_phys != FLOE_PQ_BYTE_ARRAY && b.n != (size_t)lf->src_width) ||
+             lf->out_width <= 0 || lf->out_width > 32))
+            return 0; /* a statistic of the wrong width: not this column's value */
+        int rc = floe_buf_reserve(out, n ? n : 1);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: statistics of %s: %s", r->name,
+                                  lf->node->path, floe_strerror(rc));
+        if (lf->out_phys == FLOE_PHYS_BYTE_ARRAY) {
+            if (n)
+                memcpy(out->data, b.p, n);
+        } else if (pq_convert_one(lf, b.p, b.n, out->data) < 0) {
+            return 0;
+        }
+        out->len = n;
+        if (stat_is_nan(lf, out->data))
+            return 0;
+        widen_zero(lf, out->data, !up);
+    }
+    return 1;
+}
+
 const char *floe_pq_encoding_name(int e) {
     switch (e) {
     case 0: return "PLAIN";

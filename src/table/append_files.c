@@ -4,11 +4,8 @@
  * NDJSON goes through floe_convert with the table's current schema, default partition
  * spec (Hive-style folders) and write.* properties into the table's data folder; each
  * file it closes becomes a data file with metrics (floe_data_file_from_parquet).
- * Existing Parquet files are added where they are: their columns are checked against the
- * table schema (field ids, or names for files without ids), and their metrics are taken
- * from the footer's column chunk statistics, converted through the same metrics code as
- * floe's own files. Their partition tuple (partitioned tables) is derived from the
- * statistics: the transform of the minimum and of the maximum must agree.
+ * Existing Parquet files are added where they are (append_parquet.c: schema check,
+ * metrics from the footer or the values, one partition per file).
  *
  * Iceberg configuration docs: write.data.path, write.target-file-size-bytes (512 MiB),
  * write.parquet.row-group-size-bytes (128 MiB), write.parquet.page-size-bytes (1 MiB),
@@ -93,338 +90,6 @@ int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_optio
     FLOE_FORWARD_IF_ERROR(
         prop_size(m, "write.target-file-size-bytes", 512LL << 20, &o->target_file_size, err));
     return 0;
-}
-
-/* ---------------------------------------------------------------------------------------
- * existing Parquet files
- * ------------------------------------------------------------------------------------- */
-
-static bool type_compatible(const floe_field *file, const floe_field *table) {
-    if (file->type == table->type) {
-        if (table->type == FLOE_TYPE_DECIMAL)
-            return file->scale == table->scale && file->precision <= table->precision;
-        if (table->type == FLOE_TYPE_FIXED)
-            return file->length == table->length;
-        return true;
-    }
-    /* writers without the UUID annotation store uuids as fixed[16] */
-    if (file->type == FLOE_TYPE_FIXED && file->length == 16 && table->type == FLOE_TYPE_UUID)
-        return true;
-    return (file->type == FLOE_TYPE_INT && table->type == FLOE_TYPE_LONG) ||
-           (file->type == FLOE_TYPE_FLOAT && table->type == FLOE_TYPE_DOUBLE);
-}
-
-/* Parquet PLAIN bytes of v for the table leaf f (the form floe_pq_column_info holds). */
-static int plain_bytes(const floe_field *f, const floe_value *v, uint8_t **out, size_t *n) {
-    uint8_t tmp[16];
-    const uint8_t *src = tmp;
-    size_t len = 0;
-    switch (f->phys) {
-    case FLOE_PHYS_BOOLEAN: tmp[0] = v->v.b ? 1 : 0; len = 1; break;
-    case FLOE_PHYS_INT32:
-        floe_store_le32(tmp, (uint32_t)(f->type == FLOE_TYPE_DECIMAL ? (int32_t)v->v.dec.unscaled
-                                                                      : v->v.i32));
-        len = 4;
-        break;
-    case FLOE_PHYS_INT64:
-        floe_store_le64(tmp, (uint64_t)(f->type == FLOE_TYPE_DECIMAL ? (int64_t)v->v.dec.unscaled
-                                                                      : v->v.i64));
-        len = 8;
-        break;
-    case FLOE_PHYS_FLOAT: memcpy(tmp, &v->v.f, 4); len = 4; break;
-    case FLOE_PHYS_DOUBLE: memcpy(tmp, &v->v.d, 8); len = 8; break;
-    case FLOE_PHYS_FIXED:
-        if (f->type == FLOE_TYPE_UUID) {
-            memcpy(tmp, v->v.uuid, 16);
-            len = 16;
-        } else if (f->type == FLOE_TYPE_DECIMAL) {
-            len = (size_t)floe_decimal_bytes(f->precision);
-            if (len > sizeof tmp)
-                return FLOE_EUNSUPPORTED;
-            floe_i128 u = v->v.dec.unscaled;
-            for (size_t i = len; i-- > 0;) {
-                tmp[i] = (uint8_t)(u & 0xFF);
-                u >>= 8;
-            }
-        } else {
-            src = v->v.bytes.p;
-            len = v->v.bytes.n;
-        }
-        break;
-    default:
-        src = v->v.bytes.p;
-        len = v->v.bytes.n;
-        break;
-    }
-    uint8_t *p = floe_malloc(len ? len : 1);
-    if (!p)
-        return FLOE_ENOMEM;
-    memcpy(p, src, len);
-    *out = p;
-    *n = len;
-    return 0;
-}
-
-typedef struct col_stats {
-    const floe_field *table_leaf;
-    bool ok;           /* every row group had min/max */
-    bool has_nulls_all;
-    floe_value min, max;
-    bool has_minmax;
-    int64_t nulls, values, size;
-    bool nulls_known;
-} col_stats;
-
-int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char *uri,
-                                       const char *recorded_path, const floe_value *partition,
-                                       size_t npartition, floe_arena *arena,
-                                       floe_data_file *out, bool *has_ids, floe_error *err) {
-    floe_schema *ts = NULL;
-    floe_partition_spec *spec = NULL;
-    floe_pq_reader *r = NULL;
-    floe_metrics_config *cfg = NULL;
-    col_stats *cs = NULL;
-    floe_pq_file_info fi;
-    memset(&fi, 0, sizeof fi);
-    floe_buf sb;
-    floe_buf_init(&sb, 1 << 20);
-    floe_arena scratch;
-    floe_arena_init(&scratch, 16 * 1024);
-    int rc = 0;
-    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
-    const floe_metadata_spec *msp = floe_table_metadata_default_spec(m);
-    if (!ms || !msp)
-        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema or spec");
-    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &ts, err));
-    FLOE_CHECK(floe_partition_spec_parse_json(msp->json, strlen(msp->json), ts, &spec, err));
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
-    const floe_schema *fs = NULL;
-    FLOE_CHECK(floe_pq_reader_iceberg_schema(r, &fs, err));
-    const floe_pq_node *root = floe_pq_reader_root(r);
-    bool ids = false;
-    for (size_t i = 0; i < root->nchildren; i++)
-        ids |= root->children[i].has_field_id;
-    floe_pq_reader_file pf;
-    floe_pq_reader_file_info(r, &pf);
-    if (pf.num_columns != fs->nleaves)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "%s: %zu columns but %zu Iceberg leaves", uri,
-                  pf.num_columns, fs->nleaves);
-
-    /* schema check */
-    cs = floe_calloc(fs->nleaves ? fs->nleaves : 1, sizeof *cs);
-    if (!cs)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (size_t i = 0; i < fs->nleaves; i++) {
-        const floe_field *fl = fs->leaves[i];
-        char path[512];
-        floe_field_path(fl, path, sizeof path);
-        const floe_field *tl = ids ? floe_schema_find_id(ts, fl->id)
-                                   : floe_schema_find_path(ts, path);
-        if (!tl)
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s%s is not in the table schema", uri, path,
-                      ids ? " (by field id)" : "");
-        if (!type_compatible(fl, tl)) {
-            char a[64], b[64];
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s is %s in the file but %s in the table",
-                      uri, path, floe_field_type_str(fl, a, sizeof a),
-                      floe_field_type_str(tl, b, sizeof b));
-        }
-        cs[i].table_leaf = tl;
-    }
-    for (size_t i = 0; i < ts->root.nchildren; i++) {
-        const floe_field *tf = &ts->root.children[i];
-        if (!tf->required || tf->initial_default_json)
-            continue;
-        bool present = false;
-        for (size_t k = 0; k < fs->nleaves && !present; k++) {
-            const floe_field *q = cs[k].table_leaf;
-            while (q && q->parent)
-                q = q->parent;
-            present = q == tf;
-        }
-        if (!present)
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: required column %s is missing", uri, tf->name);
-    }
-
-    /* metrics from the chunks */
-    fi.record_count = pf.num_rows;
-    fi.file_size_in_bytes = pf.file_size;
-    fi.row_group_count = (int64_t)pf.num_row_groups;
-    fi.ncolumns = fs->nleaves;
-    fi.columns = floe_calloc(fs->nleaves ? fs->nleaves : 1, sizeof *fi.columns);
-    fi.split_offsets = floe_calloc(pf.num_row_groups ? pf.num_row_groups : 1, sizeof(int64_t));
-    if (!fi.columns || !fi.split_offsets)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (size_t g = 0; g < pf.num_row_groups; g++) {
-        floe_pq_row_group_info rg;
-        floe_pq_reader_row_group_info(r, g, &rg);
-        int64_t off = rg.file_offset;
-        if (off <= 0 && pf.num_columns) {
-            floe_pq_chunk_info ci;
-            floe_pq_reader_chunk_info(r, g, 0, &ci);
-            off = ci.dictionary_page_offset > 0 ? ci.dictionary_page_offset : ci.data_page_offset;
-        }
-        fi.split_offsets[fi.nsplits++] = off;
-    }
-    for (size_t i = 0; i < fs->nleaves; i++) {
-        col_stats *c = &cs[i];
-        const floe_field *tl = c->table_leaf;
-        c->ok = pf.num_row_groups > 0;
-        c->nulls_known = true;
-        for (size_t g = 0; g < pf.num_row_groups; g++) {
-            floe_pq_chunk_info ci;
-            floe_pq_reader_chunk_info(r, g, i, &ci);
-            c->size += ci.compressed_size;
-            c->values += ci.num_values;
-            if (ci.null_count < 0)
-                c->nulls_known = false;
-            else
-                c->nulls += ci.null_count;
-            if (!ci.has_min_max) {
-                /* a chunk of only nulls has no min/max and bounds nothing */
-                if (!(ci.null_count >= 0 && ci.null_count == ci.num_values))
-                    c->ok = false;
-                continue;
-            }
-            for (int up = 0; up < 2 && c->ok; up++) {
-                floe_buf_reset(&sb);
-                floe_error e2;
-                floe_error_clear(&e2);
-                floe_value v;
-                if (floe_pq_reader_chunk_stat_json(r, g, i, up, &sb, &e2) < 0 ||
-                    floe_sv_from_canonical(tl, (const char *)sb.data, sb.len, &scratch, &v,
-                                           &e2) < 0 ||
-                    v.is_null) {
-                    c->ok = false;
-                    break;
-                }
-                /* bytes borrow sb: keep them in the scratch arena */
-                if ((v.type == FLOE_TYPE_STRING || v.type == FLOE_TYPE_BINARY ||
-                     v.type == FLOE_TYPE_FIXED) && v.v.bytes.n) {
-                    const uint8_t *cp = floe_arena_memdup(&scratch, v.v.bytes.p, v.v.bytes.n);
-                    if (!cp)
-                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                    v.v.bytes.p = cp;
-                }
-                if (!c->has_minmax) {
-                    c->min = c->max = v;
-                    if (up)
-                        c->has_minmax = true; /* both set after the max of the first */
-                    continue;
-                }
-                if (!up && floe_value_compare(&v, &c->min) < 0)
-                    c->min = v;
-                if (up && floe_value_compare(&v, &c->max) > 0)
-                    c->max = v;
-            }
-        }
-        floe_pq_column_info *ci = &fi.columns[i];
-        ci->field = tl;
-        ci->field_id = tl->id;
-        ci->repeated = tl->rep_level > 0;
-        ci->column_size = c->size;
-        ci->value_count = c->values;
-        ci->null_value_count = c->nulls_known ? c->nulls : 0;
-        if (c->ok && c->has_minmax && !ci->repeated) {
-            if (plain_bytes(tl, &c->min, &ci->lower_bound, &ci->lower_len) < 0 ||
-                plain_bytes(tl, &c->max, &ci->upper_bound, &ci->upper_len) < 0)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            ci->has_bounds = true;
-        }
-    }
-    FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, ts, NULL, &cfg, err));
-    memset(out, 0, sizeof *out);
-    FLOE_CHECK(floe_data_file_from_parquet(&fi, cfg, arena, out, err));
-    /* null counts the footer did not give are unknown, not zero: drop them */
-    {
-        floe_column_count *nc = (floe_column_count *)out->null_value_counts.items;
-        size_t k = 0;
-        for (size_t i = 0; i < out->null_value_counts.n; i++) {
-            bool known = true;
-            for (size_t j = 0; j < fs->nleaves; j++)
-                if (cs[j].table_leaf->id == nc[i].field_id)
-                    known = cs[j].nulls_known;
-            if (known)
-                nc[k++] = nc[i];
-        }
-        out->null_value_counts.n = k;
-        out->nan_value_counts.present = false; /* Parquet statistics have no NaN counts */
-        out->nan_value_counts.n = 0;
-    }
-    out->content = FLOE_CONTENT_DATA;
-    if (!(out->file_path = floe_arena_strdup(arena, recorded_path)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-
-    /* partition tuple */
-    if (partition) {
-        if (npartition != spec->nfields)
-            FLOE_FAIL(err, FLOE_EINVALID, "%s: %zu partition values for a spec of %zu fields",
-                      uri, npartition, spec->nfields);
-        out->partition = partition;
-        out->npartition = npartition;
-    } else if (spec->nfields) {
-        floe_value *tuple = floe_arena_alloc(arena, spec->nfields * sizeof *tuple);
-        if (!tuple)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        for (size_t k = 0; k < spec->nfields; k++) {
-            const floe_partition_field *pfld = &spec->fields[k];
-            const col_stats *c = NULL;
-            for (size_t j = 0; j < fs->nleaves; j++)
-                if (cs[j].table_leaf->id == pfld->source_id)
-                    c = &cs[j];
-            floe_type_id rt = spec->partition_type.children[k].type;
-            if (pfld->transform.kind == FLOE_XF_VOID) {
-                tuple[k] = floe_value_null(rt);
-                continue;
-            }
-            if (!c)
-                FLOE_FAIL(err, FLOE_EINVALID,
-                          "%s: partition source column %s is not in the file", uri,
-                          pfld->source_name ? pfld->source_name : pfld->name);
-            if (c->nulls_known && c->nulls == c->values) {
-                tuple[k] = floe_value_null(rt);
-                continue;
-            }
-            floe_value lo, hi;
-            if (!c->ok || !c->has_minmax || !c->nulls_known || c->nulls > 0 ||
-                floe_transform_apply(pfld->transform, &c->min, &lo, err) < 0 ||
-                floe_transform_apply(pfld->transform, &c->max, &hi, err) < 0 ||
-                !floe_value_equal(&lo, &hi))
-                FLOE_FAIL(err, FLOE_EINVALID,
-                          "%s: rows of several partitions for %s (or statistics missing): "
-                          "floe adds existing files only when they hold one partition",
-                          uri, pfld->name);
-            if ((lo.type == FLOE_TYPE_STRING || lo.type == FLOE_TYPE_BINARY ||
-                 lo.type == FLOE_TYPE_FIXED)) {
-                const uint8_t *cp = floe_arena_memdup(arena, lo.v.bytes.n ? lo.v.bytes.p
-                                                                          : (const uint8_t *)"",
-                                                      lo.v.bytes.n ? lo.v.bytes.n : 1);
-                if (!cp)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                lo.v.bytes.p = cp;
-            }
-            tuple[k] = lo;
-        }
-        out->partition = tuple;
-        out->npartition = spec->nfields;
-    }
-    if (has_ids)
-        *has_ids = ids;
-done:
-    for (size_t i = 0; fi.columns && i < fi.ncolumns; i++) {
-        floe_free(fi.columns[i].lower_bound);
-        floe_free(fi.columns[i].upper_bound);
-    }
-    floe_free(fi.columns);
-    floe_free(fi.split_offsets);
-    floe_free(cs);
-    floe_metrics_config_free(cfg);
-    floe_pq_reader_close(r);
-    floe_partition_spec_free(spec);
-    floe_schema_free(ts);
-    floe_buf_free(&sb);
-    floe_arena_reset(&scratch);
-    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -567,7 +232,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             continue;
         }
         floe_data_file df;
-        bool ids = true;
+        floe_parquet_file_report rep;
         char *abs = NULL;
         /* the table records the file where it is: an absolute path for local files */
         char *lp = floe_io_local_path(inputs[i]);
@@ -579,13 +244,13 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         }
         const char *recorded = abs ? abs : inputs[i];
         rc = floe_data_file_from_parquet_footer(m, recorded, recorded, NULL, 0, &cc.arena, &df,
-                                                &ids, err);
+                                                &rep, err);
         if (rc == 0)
             rc = floe_append_add_file(a, &df, err);
         free(abs); /* realpath's allocation */
         if (rc < 0)
             goto done;
-        need_mapping |= !ids;
+        need_mapping |= !rep.has_ids;
         r.parquet_files++;
     }
     if (need_mapping && !floe_table_metadata_property(m, "schema.name-mapping.default")) {
