@@ -276,6 +276,12 @@ typedef struct floe_avro_reader_options {
     size_t max_block_bytes;
     int64_t max_block_records;
     size_t max_header_bytes;
+    /* Memory the decoded values of one block may take (arena bytes, and as much again
+     * for arrays and maps being collected); past it next() fails with FLOE_ELIMIT.
+     * 0 = 64 bytes per byte of the decompressed block + 16 MiB: values that take bytes
+     * stay well under it, so only zero-byte values (nulls, empty records) and many
+     * reader-side defaults can reach it. */
+    size_t max_values_bytes;
     /* Names the file in error messages ("manifest-list snap-1.avro"); may be NULL. */
     const char *name;
 } floe_avro_reader_options;

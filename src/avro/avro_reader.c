@@ -8,7 +8,13 @@
  * marker after every block must equal the header's; a block must hold exactly its records.
  * Nesting is capped (FLOE_AVRO_MAX_DEPTH) and so is the number of values a block may
  * produce (a schema of empty records or nulls encodes to zero bytes per value, so bytes
- * alone do not bound the work).
+ * alone do not bound the work). The decoded values of one block take at most a fixed
+ * multiple of the block's bytes (max_values_bytes), as a Parquet footer's structures do.
+ *
+ * Arrays and maps may come in any number of blocks. Their items collect on a stack owned
+ * by the reader (grown geometrically, reused across records; a nested array pushes above
+ * its parent's items and pops its own) and go to the arena once, at their final size, so
+ * memory and work stay linear in the items however they are blocked.
  *
  * Resolution is planned once at open: a tree of rplan nodes says, for each writer node,
  * how to decode it into the reader's shape (directly, promoted, record with field moves,
@@ -27,6 +33,13 @@
 #define DEFAULT_MAX_BLOCK_BYTES ((size_t)64 << 20)
 #define DEFAULT_MAX_BLOCK_RECORDS ((int64_t)16 << 20)
 #define DEFAULT_MAX_HEADER_BYTES ((size_t)64 << 20)
+/* Decoded values of one block: VALUES_PER_BYTE per byte of the (decompressed) block plus
+ * VALUES_SLACK. A value that takes bytes takes at most 56 bytes of memory per byte (a map
+ * entry with a one-byte empty key and a null value); only zero-byte values (nulls, empty
+ * records) and reader-side defaults cost memory without bytes, and the slack covers the
+ * few that real files hold. */
+#define VALUES_PER_BYTE 64
+#define VALUES_SLACK ((size_t)16 << 20)
 /* Header metadata entries: Iceberg writes ~8; thousands means a hostile file. */
 #define MAX_META_ENTRIES 4096
 
@@ -87,11 +100,15 @@ struct floe_avro_reader {
     size_t max_block_bytes;
     int64_t max_block_records;
     size_t max_header_bytes;
+    size_t max_values_bytes; /* 0: VALUES_PER_BYTE x block bytes + VALUES_SLACK */
     bool narrow;
     char name[256];
     floe_arena own_arena;
     floe_arena *arena;     /* values go here */
     bool user_arena;
+    size_t values_cap;     /* bytes the current block's values may take */
+    size_t values_used;    /* bytes they took so far */
+    floe_buf items;        /* stack of array and map items being collected */
     /* position */
     int64_t pos;           /* file offset of the next block */
     int64_t block_no;      /* blocks read */
@@ -570,6 +587,38 @@ static int skip_value(avro_cursor *c, const floe_avro_node *w, int depth, floe_e
 static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int depth,
                   floe_error *err);
 
+/* The current block's values go to the arena through these, which hold them to the
+ * block's cap. */
+static int values_too_big(const floe_avro_reader *r, floe_error *err) {
+    return floe_error_at(err, FLOE_ELIMIT, avro_cursor_off(&r->cur), "the block decodes to "
+                         "more than %zu bytes of values (the cap for a block of its size; "
+                         "see max_values_bytes)", r->values_cap);
+}
+
+static int values_alloc(floe_avro_reader *r, size_t n, void **out, floe_error *err) {
+    if (n > r->values_cap - r->values_used)
+        return values_too_big(r, err);
+    void *p = floe_arena_alloc(r->arena, n);
+    if (!p)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory for %zu bytes of values", n);
+    r->values_used += n;
+    *out = p;
+    return 0;
+}
+
+/* A NUL-terminated copy of p[0..n). */
+static int values_dup(floe_avro_reader *r, const uint8_t *p, size_t n, void **out,
+                      floe_error *err) {
+    void *d;
+    if (n == SIZE_MAX)
+        return values_too_big(r, err);
+    FLOE_FORWARD_IF_ERROR(values_alloc(r, n + 1, &d, err));
+    if (n)
+        memcpy(d, p, n);
+    *out = d;
+    return 0;
+}
+
 static int decode_prim(floe_avro_reader *r, const floe_avro_node *w, floe_avro_value *out,
                        floe_error *err) {
     avro_cursor *c = &r->cur;
@@ -607,10 +656,9 @@ static int decode_prim(floe_avro_reader *r, const floe_avro_node *w, floe_avro_v
     case FLOE_AVRO_BYTES:
     case FLOE_AVRO_STRING: {
         FLOE_FORWARD_IF_ERROR(avro_read_len(c, &n, err));
-        char *s = floe_arena_strndup(r->arena, (const char *)c->p, n);
-        if (!s)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        out->u.bytes.p = (const uint8_t *)s;
+        void *s;
+        FLOE_FORWARD_IF_ERROR(values_dup(r, c->p, n, &s, err));
+        out->u.bytes.p = s;
         out->u.bytes.n = n;
         c->p += n;
         return 0;
@@ -624,55 +672,57 @@ static int decode_items(floe_avro_reader *r, const rplan *p, floe_avro_value *ou
                         floe_error *err) {
     avro_cursor *c = &r->cur;
     bool is_map = p->kind == RS_MAP;
-    floe_avro_value *items = NULL;
-    floe_avro_map_entry *entries = NULL;
+    size_t esz = is_map ? sizeof(floe_avro_map_entry) : sizeof(floe_avro_value);
+    size_t base = r->items.len; /* this array's items start here on the stack */
     size_t total = 0;
+    int rc = 0;
     for (;;) {
         int64_t count, bytes;
-        FLOE_FORWARD_IF_ERROR(read_block_count(c, &count, &bytes, err));
+        FLOE_CHECK(read_block_count(c, &count, &bytes, err));
         if (count == 0)
             break;
-        FLOE_FORWARD_IF_ERROR(check_items(c, count, p->min_item, err));
-        size_t esz = is_map ? sizeof *entries : sizeof *items;
-        if ((uint64_t)count > (SIZE_MAX / esz) - total)
-            return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(c), "too many items");
-        size_t ntotal = total + (size_t)count;
-        /* Most writers emit one block; a later block copies the earlier items over. */
-        void *grown = floe_arena_alloc(r->arena, ntotal * esz);
-        if (!grown)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory for %zu items", ntotal);
-        if (total)
-            memcpy(grown, is_map ? (void *)entries : (void *)items, total * esz);
-        if (is_map)
-            entries = grown;
-        else
-            items = grown;
-        for (size_t i = total; i < ntotal; i++) {
+        FLOE_CHECK(check_items(c, count, p->min_item, err));
+        for (int64_t k = 0; k < count; k++) {
+            floe_avro_map_entry e;
+            floe_avro_value v;
             if (is_map) {
                 size_t kl;
-                FLOE_FORWARD_IF_ERROR(avro_read_len(c, &kl, err));
-                entries[i].key = floe_arena_strndup(r->arena, (const char *)c->p, kl);
-                if (!entries[i].key)
-                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-                entries[i].key_len = kl;
+                FLOE_CHECK(avro_read_len(c, &kl, err));
+                char *key;
+                FLOE_CHECK(values_dup(r, c->p, kl, (void **)&key, err));
+                e.key = key;
+                e.key_len = kl;
                 c->p += kl;
-                FLOE_FORWARD_IF_ERROR(decode(r, p->inner, &entries[i].value, depth + 1, err));
+                FLOE_CHECK(decode(r, p->inner, &e.value, depth + 1, err));
             } else {
-                FLOE_FORWARD_IF_ERROR(decode(r, p->inner, &items[i], depth + 1, err));
+                FLOE_CHECK(decode(r, p->inner, &v, depth + 1, err));
             }
+            rc = floe_buf_append(&r->items, is_map ? (const void *)&e : (const void *)&v, esz);
+            if (rc < 0) {
+                rc = rc == FLOE_ELIMIT ? values_too_big(r, err)
+                                       : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
+            total++;
         }
-        total = ntotal;
+    }
+    void *arr = NULL;
+    if (total) {
+        FLOE_CHECK(values_alloc(r, total * esz, &arr, err));
+        memcpy(arr, r->items.data + base, total * esz);
     }
     out->type = is_map ? FLOE_AVRO_MAP : FLOE_AVRO_ARRAY;
     out->branch = -1;
     if (is_map) {
-        out->u.map.entries = entries;
+        out->u.map.entries = arr;
         out->u.map.n = total;
     } else {
-        out->u.list.items = items;
+        out->u.list.items = arr;
         out->u.list.n = total;
     }
-    return 0;
+done:
+    r->items.len = base;
+    return rc;
 }
 
 static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int depth,
@@ -722,9 +772,8 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
     case RS_FIXED: {
         size_t n = (size_t)p->w->size;
         FLOE_FORWARD_IF_ERROR(avro_need(c, n, err));
-        uint8_t *d = floe_arena_memdup(r->arena, c->p, n);
-        if (!d)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        void *d;
+        FLOE_FORWARD_IF_ERROR(values_dup(r, c->p, n, &d, err));
         floe_avro_set_fixed(out, d, n);
         c->p += n;
         return 0;
@@ -749,9 +798,9 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
         const floe_avro_node *w = p->w, *rn = p->r;
         floe_avro_value *items = NULL;
         if (rn->n_fields) {
-            items = floe_arena_alloc(r->arena, rn->n_fields * sizeof *items);
-            if (!items)
-                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            void *m;
+            FLOE_FORWARD_IF_ERROR(values_alloc(r, rn->n_fields * sizeof *items, &m, err));
+            items = m;
             memcpy(items, p->fill, rn->n_fields * sizeof *items);
         }
         for (size_t i = 0; i < w->n_fields; i++) {
@@ -926,6 +975,13 @@ static int load_block(floe_avro_reader *r, floe_error *err) {
     r->records_left = count;
     r->block_off = off;
     r->cur.budget = (uint64_t)n * 16 + 65536 + (uint64_t)count * 4;
+    r->values_cap = r->max_values_bytes;
+    if (!r->values_cap)
+        r->values_cap = n > (SIZE_MAX - VALUES_SLACK) / VALUES_PER_BYTE
+                            ? SIZE_MAX
+                            : n * VALUES_PER_BYTE + VALUES_SLACK;
+    r->values_used = 0;
+    r->items.max = r->values_cap;
     r->pos = data_off + size + FLOE_AVRO_SYNC_SIZE;
     return 0;
 }
@@ -958,10 +1014,10 @@ int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe
     int rc = at_record(r, err);
     if (rc <= 0)
         return rc;
-    floe_avro_value *v = floe_arena_alloc(r->arena, sizeof *v);
-    if (!v)
-        return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
-    rc = decode(r, r->plan, v, 0, err);
+    void *v = NULL;
+    rc = values_alloc(r, sizeof(floe_avro_value), &v, err);
+    if (rc == 0)
+        rc = decode(r, r->plan, v, 0, err);
     if (rc < 0) {
         floe_error_prefix(err, "record %lld: ", (long long)r->records);
         prefix_place(r, err, true);
@@ -1014,6 +1070,7 @@ static int reader_init(floe_avro_reader *r, const floe_avro_reader_options *opts
         opts->max_block_records > 0 ? opts->max_block_records : DEFAULT_MAX_BLOCK_RECORDS;
     r->max_header_bytes = opts->max_header_bytes ? opts->max_header_bytes
                                                  : DEFAULT_MAX_HEADER_BYTES;
+    r->max_values_bytes = opts->max_values_bytes;
     r->narrow = opts->narrow_long_to_int;
     if (opts->name)
         snprintf(r->name, sizeof r->name, "%s", opts->name);
@@ -1023,6 +1080,7 @@ static int reader_init(floe_avro_reader *r, const floe_avro_reader_options *opts
     r->user_arena = opts->arena != NULL;
     floe_buf_init(&r->window, 0);
     floe_buf_init(&r->block, r->max_block_bytes);
+    floe_buf_init(&r->items, 0);
     (void)err;
     return 0;
 }
@@ -1149,6 +1207,7 @@ void floe_avro_reader_close(floe_avro_reader *r) {
     floe_arena_reset(&r->own_arena);
     floe_buf_free(&r->window);
     floe_buf_free(&r->block);
+    floe_buf_free(&r->items);
     floe_codec_ctx_free(r->cctx);
     floe_free(r);
 }

@@ -409,23 +409,24 @@ static int container_block(floe_avro_cursor *c, const mf_op *o, int64_t *count,
     return 0;
 }
 
-/* Grow an arena array of `have` items of size esz to have + more (copying: most writers
- * emit one block, so this copies rarely). */
-/* The next block of a map or array: its item count in *more (0: the end), with *arr, an
- * arena array of have items of esz bytes, grown to have + *more items. */
-static int next_block(floe_avro_cursor *c, const mf_op *o, floe_arena *a, size_t esz,
-                      void **arr, size_t have, size_t *more, floe_error *err) {
-    int64_t count;
-    FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
-    *more = (size_t)count;
-    if (count == 0)
-        return 0;
-    void *n = floe_arena_alloc(a, (have + *more) * esz);
-    if (!n)
+/* Items of a map or list collect in s->items (reused across records, grown
+ * geometrically) and go to the arena once, at their final size: however the writer blocks
+ * them, memory and work stay linear in the items. */
+static int push_item(floe_mf_slots *s, const void *item, size_t esz, floe_error *err) {
+    if (floe_buf_append(&s->items, item, esz) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    if (have)
-        memcpy(n, *arr, have * esz);
-    *arr = n;
+    return 0;
+}
+
+/* The collected items as an arena array (NULL when there are none). */
+static int items_done(floe_mf_slots *s, floe_arena *a, void **out, floe_error *err) {
+    void *arr = NULL;
+    if (s->items.len) {
+        if (!(arr = floe_arena_alloc(a, s->items.len)))
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        memcpy(arr, s->items.data, s->items.len);
+    }
+    *out = arr;
     return 0;
 }
 
@@ -488,26 +489,20 @@ static int read_kv(floe_avro_cursor *c, const mf_op *o, floe_arena *a, int32_t *
     return read_scalar(c, o->val_t, a, false, val, err);
 }
 
-static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_data_file *f,
+static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_mf_slots *s,
                     floe_error *err) {
     bool present;
     FLOE_FORWARD_IF_ERROR(null_open(c, o->null_branch, &present, err));
     if (!present)
         return 0; /* null: unknown (R3) */
     bool bounds = o->kind == OP_BOUNDS;
-    floe_column_count *ci = NULL;
-    floe_column_bound *bi = NULL;
-    void *arr = NULL;
-    size_t total = 0;
+    floe_buf_reset(&s->items);
     for (;;) {
-        size_t more;
-        FLOE_FORWARD_IF_ERROR(
-            next_block(c, o, a, bounds ? sizeof *bi : sizeof *ci, &arr, total, &more, err));
-        if (more == 0)
+        int64_t count;
+        FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
+        if (count == 0)
             break;
-        bi = arr;
-        ci = arr;
-        for (size_t i = total; i < total + more; i++) {
+        for (int64_t i = 0; i < count; i++) {
             int32_t key = 0; /* set by read_kv on success; gcc -O2 cannot tell */
             floe_avro_value v;
             FLOE_FORWARD_IF_ERROR(read_kv(c, o, a, &key, &v, err));
@@ -517,19 +512,23 @@ static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_dat
                 if (v.type != FLOE_AVRO_BYTES && v.type != FLOE_AVRO_FIXED &&
                     v.type != FLOE_AVRO_STRING)
                     return bad_item(c, "bound value is not bytes", err);
-                bi[i].field_id = key;
-                bi[i].p = v.u.bytes.p;
-                bi[i].n = v.u.bytes.n;
+                floe_column_bound b = {.field_id = key, .p = v.u.bytes.p, .n = v.u.bytes.n};
+                FLOE_FORWARD_IF_ERROR(push_item(s, &b, sizeof b, err));
             } else {
-                ci[i].field_id = key;
-                if (!value_long(&v, &ci[i].value))
+                floe_column_count k = {.field_id = key};
+                if (!value_long(&v, &k.value))
                     return bad_item(c, "map value is not a long", err);
+                FLOE_FORWARD_IF_ERROR(push_item(s, &k, sizeof k, err));
             }
         }
-        total += more;
     }
+    size_t esz = bounds ? sizeof(floe_column_bound) : sizeof(floe_column_count);
+    size_t total = s->items.len / esz;
+    void *arr = NULL;
+    FLOE_FORWARD_IF_ERROR(items_done(s, a, &arr, err));
     floe_count_map *cm = NULL;
     floe_bound_map *bm = NULL;
+    floe_data_file *f = &s->file;
     switch (o->slot) {
     case D_CSIZES: cm = &f->column_sizes; break;
     case D_VCOUNTS: cm = &f->value_counts; break;
@@ -540,52 +539,53 @@ static int read_map(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_dat
     }
     if (bm) {
         bm->present = true;
-        bm->items = bi;
+        bm->items = arr;
         bm->n = total;
     } else {
         cm->present = true;
-        cm->items = ci;
+        cm->items = arr;
         cm->n = total;
     }
     return 0;
 }
 
-static int read_list(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_data_file *f,
+static int read_list(floe_avro_cursor *c, const mf_op *o, floe_arena *a, floe_mf_slots *s,
                      floe_error *err) {
     bool present;
     FLOE_FORWARD_IF_ERROR(null_open(c, o->null_branch, &present, err));
     if (!present)
         return 0;
     bool ints = o->kind == OP_INTS;
-    int64_t *lv = NULL;
-    int32_t *iv = NULL;
-    void *arr = NULL;
-    size_t total = 0;
+    floe_buf_reset(&s->items);
     for (;;) {
-        size_t more;
-        FLOE_FORWARD_IF_ERROR(
-            next_block(c, o, a, ints ? sizeof *iv : sizeof *lv, &arr, total, &more, err));
-        if (more == 0)
+        int64_t count;
+        FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
+        if (count == 0)
             break;
-        iv = arr;
-        lv = arr;
-        for (size_t i = total; i < total + more; i++) {
+        for (int64_t i = 0; i < count; i++) {
             floe_avro_value x;
+            int32_t iv;
+            int64_t lv;
             FLOE_FORWARD_IF_ERROR(read_scalar(c, o->val_t, a, false, &x, err));
             /* PyIceberg writes list<int> as array<long>: longs that fit are ints */
-            if (ints ? !value_int(&x, &iv[i]) : !value_long(&x, &lv[i]))
+            if (ints ? !value_int(&x, &iv) : !value_long(&x, &lv))
                 return bad_item(c, ints ? "element is not an int" : "element is not a long",
                                 err);
+            FLOE_FORWARD_IF_ERROR(ints ? push_item(s, &iv, sizeof iv, err)
+                                       : push_item(s, &lv, sizeof lv, err));
         }
-        total += more;
     }
+    size_t total = s->items.len / (ints ? sizeof(int32_t) : sizeof(int64_t));
+    void *arr = NULL;
+    FLOE_FORWARD_IF_ERROR(items_done(s, a, &arr, err));
+    floe_data_file *f = &s->file;
     if (ints) {
         f->has_equality_ids = true;
-        f->equality_ids = iv;
+        f->equality_ids = arr;
         f->nequality_ids = total;
     } else {
         f->has_split_offsets = true;
-        f->split_offsets = lv;
+        f->split_offsets = arr;
         f->nsplit_offsets = total;
     }
     return 0;
@@ -634,11 +634,11 @@ static int run_ops(const floe_mf_program *p, const mf_op *ops, size_t n, floe_av
             break;
         case OP_COUNTS:
         case OP_BOUNDS:
-            rc = read_map(c, o, a, &s->file, err);
+            rc = read_map(c, o, a, s, err);
             break;
         case OP_LONGS:
         case OP_INTS:
-            rc = read_list(c, o, a, &s->file, err);
+            rc = read_list(c, o, a, s, err);
             break;
         }
         if (rc < 0) {

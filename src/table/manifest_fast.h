@@ -34,6 +34,9 @@ typedef struct floe_mf_slots {
     bool part_missing;             /* spec fields, but no partition record (or a null) */
     const floe_avro_value *part_rec; /* the null in its place, or NULL when absent */
     floe_data_file file;
+    floe_buf items;                /* scratch: a map's or list's items while they are read
+                                    * (floe_buf_init before the first decode; the owner
+                                    * frees it) */
 } floe_mf_slots;
 
 typedef struct floe_mf_program floe_mf_program;

@@ -642,6 +642,7 @@ void floe_manifest_reader_close(floe_manifest_reader *r) {
     floe_free(r->pvals);
     floe_mf_program_free(r->fast);
     floe_arena_reset(&r->ea);
+    floe_buf_free(&r->slots.items);
     floe_free(r->name);
     floe_free(r);
 }
@@ -891,6 +892,7 @@ static int reader_new(const char *name, floe_manifest_reader **out, floe_error *
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     floe_arena_init(&r->ea, 4096);
+    floe_buf_init(&r->slots.items, 0);
     *out = r;
     return 0;
 }

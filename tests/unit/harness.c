@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int passed, failed;
@@ -156,4 +158,89 @@ int harness_run_cmd(const char *cmd, char **out) {
     else
         free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A "Name:   123 kB" line of /proc/<pid>/status, in KiB; -1 when absent. */
+static long long status_kib(pid_t pid, const char *name) {
+    char path[64], line[256];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/status");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long long v = -1;
+    size_t nl = strlen(name);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, name, nl) == 0 && line[nl] == ':') {
+            v = strtoll(line + nl + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+int harness_child_peak_kib(int (*fn)(void *arg), void *arg, long long limit_kib,
+                           long long *peak_kib) {
+    int fd[2];
+    *peak_kib = -1;
+    if (pipe(fd) != 0) {
+        harness_fail(__FILE__, __LINE__, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        harness_fail(__FILE__, __LINE__, "fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        long long start[2] = {status_kib(0, "VmRSS"), 0};
+        ssize_t w = write(fd[1], start, sizeof start); /* the parent's baseline */
+        int rc = fn(arg);
+        long long end[2] = {status_kib(0, "VmHWM"), rc};
+        w = write(fd[1], end, sizeof end);
+        (void)w;
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    long long start[2] = {-1, 0}, end[2] = {-1, -1};
+    bool got_start = read(fd[0], start, sizeof start) == (ssize_t)sizeof start;
+    long long reached = 0;
+    bool killed = false;
+    int st = 0;
+    for (;;) {
+        pid_t done = waitpid(pid, &st, WNOHANG);
+        if (done == pid)
+            break;
+        long long rss = status_kib(pid, "VmRSS");
+        if (got_start && rss > start[0] && rss - start[0] > reached)
+            reached = rss - start[0];
+        if (!killed && got_start && reached > limit_kib) {
+            kill(pid, SIGKILL);
+            killed = true;
+        }
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    bool got_end = read(fd[0], end, sizeof end) == (ssize_t)sizeof end;
+    close(fd[0]);
+    if (killed) {
+        *peak_kib = reached;
+        fprintf(stderr, "  child killed: its resident set grew by %lld KiB, past the %lld "
+                "KiB limit\n", reached, limit_kib);
+        return 0;
+    }
+    if (!got_start || !got_end || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || end[1] != 0 ||
+        start[0] < 0 || end[0] < 0) {
+        harness_fail(__FILE__, __LINE__, "child failed (status %d, fn returned %lld)", st,
+                     end[1]);
+        return -1;
+    }
+    *peak_kib = end[0] > start[0] ? end[0] - start[0] : 0;
+    return 0;
 }

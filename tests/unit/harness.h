@@ -42,6 +42,15 @@ int harness_write_file(const char *path, const void *p, size_t n);
  * exit status (or -1). */
 int harness_run_cmd(const char *cmd, char **out);
 
+/* Run fn(arg) in a forked child and measure its memory: returns 0 with *peak_kib set to
+ * how far the child's peak resident set (VmHWM) rose above its resident set when fn
+ * started, in KiB; -1 (and a failed check naming the reason) when fn returned non-zero or
+ * the child died. The parent watches the child's resident set while it runs and kills it
+ * once it is limit_kib above where it started (then 0 with *peak_kib what it reached, over
+ * the limit), so a runaway case fails in moments instead of taking the machine's memory. */
+int harness_child_peak_kib(int (*fn)(void *arg), void *arg, long long limit_kib,
+                           long long *peak_kib);
+
 #define CHECK(cond)                                                                    \
     do {                                                                               \
         if (!(cond))                                                                   \

@@ -1181,7 +1181,7 @@ TEST(alloc_failures) {
     char *path = floe_io_join(harness_tmpdir(), "alloc-m0.avro");
     floe_output_options nosync = {.fsync = false};
     bool done = false;
-    for (uint64_t n = 1; n < 2000 && !done; n++) {
+    for (uint64_t n = 1; n < 4000 && !done; n++) {
         floe_error err;
         floe_arena a;
         floe_arena_init(&a, 1024);
