@@ -12,7 +12,8 @@
  *            only after the WAL frame holding the accepted records is fsynced;
  *        400 malformed body (broken JSON array, bad gzip/zstd stream, no records),
  *        401 missing or unknown bearer token, 403 token without a grant for the table,
- *        404 unknown table, 413 body (or its decoded size) over the limit,
+ *        404 unknown table, 413 body (or its decoded size) over the limit, or records
+ *            of more than max_request_partitions partitions (nothing taken),
  *        415 Content-Type or Content-Encoding not supported,
  *        503 + Retry-After when the buffers are full (I6) or the server is stopping.
  *   Every request: two Content-Length values that differ (or one that is not a number),
@@ -107,6 +108,8 @@ typedef struct floe_server_config {
     int64_t header_timeout_ms; /* headers must arrive within (10 s); also keep-alive idle */
     int64_t read_timeout_ms; /* the body must arrive within (30 s) */
     int64_t buffer_cap;      /* buffered + queued bytes before 503 (256 MiB) */
+    int64_t max_request_partitions; /* partitions one request may hold records of; a
+                                       request over it is refused whole with 413 (1000) */
     int64_t idempotency_window_ms; /* 24 h */
     int64_t wal_segment_bytes; /* roll WAL segments at (64 MiB) */
     int64_t compression_level; /* zstd level when landing_codec is zstd (1) */

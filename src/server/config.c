@@ -36,6 +36,7 @@ static const char example_config[] =
     "header_timeout = 10s             # request headers (and keep-alive idle time)\n"
     "read_timeout = 30s               # request body\n"
     "buffer_cap = 256MiB              # buffered + queued bytes before 503 + Retry-After\n"
+    "max_request_partitions = 1000    # partitions one request may span (413 beyond)\n"
     "idempotency_window = 24h\n"
     "wal_segment_size = 64MiB\n"
     "landing_codec = lz4              # lz4 | zstd | none: WAL frames and landing files\n"
@@ -124,6 +125,7 @@ void floe_server_config_init(floe_server_config *cfg) {
     cfg->header_timeout_ms = 10000;
     cfg->read_timeout_ms = 30000;
     cfg->buffer_cap = 256 << 20;
+    cfg->max_request_partitions = 1000;
     cfg->idempotency_window_ms = 24LL * 3600 * 1000;
     cfg->wal_segment_bytes = 64 << 20;
     cfg->compression_level = 1;
@@ -301,6 +303,7 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         {"header_timeout", &c->header_timeout_ms, 1},
         {"read_timeout", &c->read_timeout_ms, 1},
         {"buffer_cap", &c->buffer_cap, 0},
+        {"max_request_partitions", &c->max_request_partitions, 2},
         {"idempotency_window", &c->idempotency_window_ms, 1},
         {"wal_segment_size", &c->wal_segment_bytes, 0},
         {"compression_level", &c->compression_level, 2},
@@ -604,6 +607,9 @@ int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
                               "[token] sections in the configuration", cfg->listen);
     if (cfg->max_record > cfg->max_decoded)
         return floe_error_set(err, FLOE_EINVALID, "max_record is larger than max_decoded");
+    if (cfg->max_request_partitions > (1 << 24))
+        return floe_error_set(err, FLOE_EINVALID, "max_request_partitions: at most %d",
+                              1 << 24);
     if (cfg->compression_level < -7 || cfg->compression_level > 19)
         return floe_error_set(err, FLOE_EINVALID, "compression_level must be -7..19");
     for (size_t i = 0; i < cfg->ntables; i++) {

@@ -34,7 +34,7 @@ typedef struct part_group {
     floe_buf path;
     floe_buf raw;
     uint32_t records;
-    floe_value tuple[MAX_PART_FIELDS]; /* borrows from the batch of this request */
+    uint64_t hash;                     /* of its tuple (tuple_hash) */
 } part_group;
 
 struct srv_scratch {
@@ -53,6 +53,11 @@ struct srv_scratch {
     size_t rejected_cap;
     part_group *groups;
     size_t ngroups, groups_cap;
+    floe_value *tuples;   /* group i's partition tuple: nf values from i * nf; strings
+                             borrow from the batch of this request */
+    size_t tuples_cap;    /* values */
+    uint32_t *gslots;     /* groups by tuple hash: open addressing, group index + 1 */
+    size_t gslots_cap;    /* a power of two, at least twice ngroups; 0 = none yet */
     floe_buf qlines, comp, frame, errors, pathbuf, rest;
     floe_section_coder *coder;
 };
@@ -71,6 +76,8 @@ void srv_scratch_free(srv_scratch *sc) {
         floe_buf_free(&sc->groups[i].raw);
     }
     floe_free(sc->groups);
+    floe_free(sc->gslots);
+    floe_free(sc->tuples);
     floe_buf_free(&sc->qlines);
     floe_buf_free(&sc->comp);
     floe_buf_free(&sc->frame);
@@ -136,6 +143,8 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
         sc->groups[i].records = 0;
     }
     sc->ngroups = 0;
+    if (sc->gslots)
+        memset(sc->gslots, 0, sc->gslots_cap * sizeof *sc->gslots);
     floe_buf_reset(&sc->qlines);
     floe_buf_reset(&sc->errors);
     floe_buf_reset(&sc->rest);
@@ -316,12 +325,77 @@ static floe_value leaf_value(const floe_colbuf *c, size_t row, size_t *cursor) {
     }
 }
 
-static int group_for(srv_scratch *sc, const uint8_t *path, size_t n, size_t *out) {
-    for (size_t i = 0; i < sc->ngroups; i++)
-        if (sc->groups[i].path.len == n && !memcmp(sc->groups[i].path.data, path, n)) {
-            *out = i;
-            return 0;
+static bool tuple_equal(const floe_value *a, const floe_value *b, size_t nf) {
+    for (size_t k = 0; k < nf; k++)
+        if (a[k].is_null != b[k].is_null || (!a[k].is_null && !floe_value_equal(&a[k], &b[k])))
+            return false;
+    return true;
+}
+
+static uint64_t mix64(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/* A hash of a partition tuple that agrees with tuple_equal: equal tuples hash alike
+ * (-0.0 is hashed as 0.0, every NaN alike; unequal tuples may collide). seed is the
+ * server's, random per process, so partition values chosen to collide cannot be
+ * prepared in advance; a collision costs a comparison, and a request holds at most
+ * max_request_partitions groups anyway. */
+static uint64_t tuple_hash(const floe_value *t, size_t nf, uint64_t seed) {
+    uint64_t h = seed;
+    for (size_t k = 0; k < nf; k++) {
+        const floe_value *v = &t[k];
+        if (v->is_null) {
+            h = mix64(h, 0x6e756c6cu);
+            continue;
         }
+        switch (v->type) {
+        case FLOE_TYPE_BOOLEAN: h = mix64(h, v->v.b); break;
+        case FLOE_TYPE_INT:
+        case FLOE_TYPE_DATE: h = mix64(h, (uint64_t)(int64_t)v->v.i32); break;
+        case FLOE_TYPE_FLOAT:
+        case FLOE_TYPE_DOUBLE: {
+            double d = v->type == FLOE_TYPE_FLOAT ? (double)v->v.f : v->v.d;
+            uint64_t bits = 0x7ff8000000000000ull;
+            if (d == 0)
+                bits = 0;
+            else if (d == d)
+                memcpy(&bits, &d, sizeof bits);
+            h = mix64(h, bits);
+            break;
+        }
+        case FLOE_TYPE_STRING:
+        case FLOE_TYPE_BINARY:
+        case FLOE_TYPE_FIXED: {
+            uint64_t f = 14695981039346656037ull;
+            for (size_t i = 0; i < v->v.bytes.n; i++)
+                f = (f ^ v->v.bytes.p[i]) * 1099511628211ull;
+            h = mix64(h, f ^ v->v.bytes.n);
+            break;
+        }
+        case FLOE_TYPE_DECIMAL: {
+            unsigned __int128 u = (unsigned __int128)v->v.dec.unscaled;
+            h = mix64(mix64(h, (uint64_t)u), (uint64_t)(u >> 64));
+            break;
+        }
+        case FLOE_TYPE_UUID: {
+            uint64_t a, b;
+            memcpy(&a, v->v.uuid, 8);
+            memcpy(&b, v->v.uuid + 8, 8);
+            h = mix64(mix64(h, a), b);
+            break;
+        }
+        default: h = mix64(h, (uint64_t)v->v.i64); break; /* long, time, timestamps */
+        }
+    }
+    return h;
+}
+
+/* Room for one more group, its tuple of nf values and its slot. */
+static int groups_grow(srv_scratch *sc, size_t nf) {
     if (sc->ngroups == sc->groups_cap) {
         size_t nc = sc->groups_cap ? sc->groups_cap * 2 : 8;
         part_group *g = floe_realloc(sc->groups, nc * sizeof *g);
@@ -335,26 +409,72 @@ static int group_for(srv_scratch *sc, const uint8_t *path, size_t n, size_t *out
         sc->groups = g;
         sc->groups_cap = nc;
     }
+    if ((sc->ngroups + 1) * nf > sc->tuples_cap) {
+        size_t nc = sc->tuples_cap ? sc->tuples_cap * 2 : 8 * nf;
+        floe_value *t = floe_realloc(sc->tuples, nc * sizeof *t);
+        if (!t)
+            return FLOE_ENOMEM;
+        sc->tuples = t;
+        sc->tuples_cap = nc;
+    }
+    if ((sc->ngroups + 1) * 2 > sc->gslots_cap) {
+        size_t nc = sc->gslots_cap ? sc->gslots_cap * 2 : 64;
+        uint32_t *slots = floe_calloc(nc, sizeof *slots);
+        if (!slots)
+            return FLOE_ENOMEM;
+        for (size_t i = 0; i < sc->ngroups; i++) {
+            size_t k = (size_t)sc->groups[i].hash & (nc - 1);
+            while (slots[k])
+                k = (k + 1) & (nc - 1);
+            slots[k] = (uint32_t)i + 1;
+        }
+        floe_free(sc->gslots);
+        sc->gslots = slots;
+        sc->gslots_cap = nc;
+    }
+    return 0;
+}
+
+/* A new group at index ngroups for path (and, partitioned, tuple with hash h). */
+static int group_add(srv_scratch *sc, const uint8_t *path, size_t n, const floe_value *tuple,
+                     size_t nf, uint64_t h, size_t *out) {
+    FLOE_FORWARD_IF_ERROR(groups_grow(sc, nf));
     part_group *g = &sc->groups[sc->ngroups];
     floe_buf_reset(&g->path);
     floe_buf_reset(&g->raw);
     g->records = 0;
+    g->hash = h;
+    if (nf)
+        memcpy(sc->tuples + sc->ngroups * nf, tuple, nf * sizeof *tuple);
     FLOE_FORWARD_IF_ERROR(floe_buf_append(&g->path, path, n));
+    size_t k = (size_t)h & (sc->gslots_cap - 1);
+    while (sc->gslots[k])
+        k = (k + 1) & (sc->gslots_cap - 1);
+    sc->gslots[k] = (uint32_t)sc->ngroups + 1;
     *out = sc->ngroups++;
     return 0;
 }
 
-static bool tuple_equal(const floe_value *a, const floe_value *b, size_t nf) {
-    for (size_t k = 0; k < nf; k++)
-        if (a[k].is_null != b[k].is_null || (!a[k].is_null && !floe_value_equal(&a[k], &b[k])))
-            return false;
-    return true;
+/* The group of tuple (hash h), or ngroups when there is none yet. */
+static size_t group_find(const srv_scratch *sc, const floe_value *tuple, size_t nf, uint64_t h) {
+    if (!sc->gslots_cap)
+        return sc->ngroups;
+    for (size_t k = (size_t)h & (sc->gslots_cap - 1); sc->gslots[k];
+         k = (k + 1) & (sc->gslots_cap - 1)) {
+        size_t gi = sc->gslots[k] - 1;
+        if (sc->groups[gi].hash == h && tuple_equal(tuple, sc->tuples + gi * nf, nf))
+            return sc->gslots[k] - 1;
+    }
+    return sc->ngroups;
 }
 
-/* Route every accepted record to its partition group. The path of a tuple is rendered
- * once per request and group (paths format dates and escape values: not per record). */
+/* Route every accepted record to its partition group: a hash look-up per change of
+ * tuple, so a request costs time linear in its records whatever the number of
+ * partitions. The path of a tuple is rendered once per request and group (paths format
+ * dates and escape values: not per record). More than max_parts groups: FLOE_ELIMIT
+ * (the caller refuses the whole request). */
 static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, bool array,
-                         floe_error *err) {
+                         int64_t max_parts, uint64_t seed, floe_error *err) {
     const floe_partition_spec *spec = t->spec;
     size_t nf = spec->nfields;
     if (nf > MAX_PART_FIELDS)
@@ -380,25 +500,26 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
                 src[k] = leaf_value(cols[k], row, &cursor[k]);
             FLOE_FORWARD_IF_ERROR(floe_partition_spec_tuple(spec, src, tuple, err));
             if (!have_prev || !tuple_equal(tuple, prev, nf)) {
-                size_t gi = sc->ngroups;
-                for (size_t k = 0; k < sc->ngroups; k++)
-                    if (tuple_equal(tuple, sc->groups[k].tuple, nf)) {
-                        gi = k;
-                        break;
-                    }
+                uint64_t h = tuple_hash(tuple, nf, seed);
+                size_t gi = group_find(sc, tuple, nf, h);
                 if (gi == sc->ngroups) {
+                    if ((int64_t)sc->ngroups >= max_parts)
+                        return floe_error_set(err, FLOE_ELIMIT, "the body holds records of "
+                                              "more than %lld partitions (max_request_"
+                                              "partitions): nothing was taken; send them in "
+                                              "smaller requests", (long long)max_parts);
                     floe_buf_reset(&sc->pathbuf);
                     FLOE_FORWARD_IF_ERROR(
                         floe_partition_spec_path(spec, tuple, &sc->pathbuf, err));
-                    if (group_for(sc, sc->pathbuf.data, sc->pathbuf.len, &gi) < 0)
+                    if (group_add(sc, sc->pathbuf.data, sc->pathbuf.len, tuple, nf, h, &gi) < 0)
                         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-                    memcpy(sc->groups[gi].tuple, tuple, nf * sizeof *tuple);
                 }
                 cur_group = gi;
                 memcpy(prev, tuple, nf * sizeof *tuple);
                 have_prev = true;
             }
-        } else if (sc->ngroups == 0 && group_for(sc, (const uint8_t *)"", 0, &cur_group) < 0) {
+        } else if (sc->ngroups == 0 &&
+                   group_add(sc, (const uint8_t *)"", 0, NULL, 0, 0, &cur_group) < 0) {
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         }
         part_group *g = &sc->groups[cur_group];
@@ -612,8 +733,12 @@ shred:
                        sc->batch.nrows);
         goto fail;
     }
-    if ((rc = route_records(t, sc, p->body, array, &err)) < 0)
+    if ((rc = route_records(t, sc, p->body, array, s->cfg.max_request_partitions,
+                            s->route_seed, &err)) < 0) {
+        if (rc == FLOE_ELIMIT)
+            status = 413;
         goto fail;
+    }
     pthread_rwlock_unlock(&t->schema_lock);
     locked = false;
 

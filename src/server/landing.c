@@ -167,11 +167,41 @@ int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
 
 /* ---- buffers --------------------------------------------------------------------- */
 
+static void pbuf_free(pbuf *b) {
+    floe_free(b->table);
+    floe_free(b->part);
+    floe_buf_free(&b->data);
+    floe_free(b->segs);
+    floe_free(b);
+}
+
+static uint64_t pbuf_hash(const char *table, const char *part, size_t partlen, int kind) {
+    uint64_t h = hash_str(table, strlen(table), 14695981039346656037ull);
+    return hash_str(part, partlen, h ^ 0xff) + (uint64_t)kind;
+}
+
+/* Twice the buckets once there are twice as many buffers (a failed allocation keeps the
+ * old table: only longer chains). Called with l->mu held. */
+static void pbuf_rehash(srv_landing *l) {
+    size_t nb = l->nbuckets * 2;
+    pbuf **nt = floe_calloc(nb, sizeof *nt);
+    if (!nt)
+        return;
+    for (size_t i = 0; i < l->nbuckets; i++)
+        for (pbuf *b = l->buckets[i], *next; b; b = next) {
+            next = b->next;
+            pbuf **slot = &nt[pbuf_hash(b->table, b->part, strlen(b->part), b->kind) % nb];
+            b->next = *slot;
+            *slot = b;
+        }
+    floe_free(l->buckets);
+    l->buckets = nt;
+    l->nbuckets = nb;
+}
+
 static pbuf *pbuf_find(srv_landing *l, const char *table, const char *part, size_t partlen,
                        int kind, bool create) {
-    size_t tl = strlen(table);
-    uint64_t h = hash_str(table, tl, 14695981039346656037ull);
-    h = hash_str(part, partlen, h ^ 0xff) + (uint64_t)kind;
+    uint64_t h = pbuf_hash(table, part, partlen, kind);
     pbuf **slot = &l->buckets[h % l->nbuckets];
     for (pbuf *b = *slot; b; b = b->next)
         if (b->kind == kind && !strcmp(b->table, table) && strlen(b->part) == partlen &&
@@ -195,6 +225,8 @@ static pbuf *pbuf_find(srv_landing *l, const char *table, const char *part, size
     b->next = *slot;
     *slot = b;
     l->nbufs++;
+    if (l->nbufs > 2 * l->nbuckets)
+        pbuf_rehash(l);
     return b;
 }
 
@@ -769,17 +801,23 @@ static void *sealer_main(void *arg) {
         l->force_seal = false;
         int64_t now = floe_wall_ms();
         /* Detach buffers due for sealing, unless an older job of the same partition is
-         * still waiting to be retried (its frames must be registered first). */
+         * still waiting to be retried (its frames must be registered first). Only jobs
+         * kept from earlier rounds can block: each buffer is detached once per round. */
         for (size_t bi = 0; bi < l->nbuckets; bi++)
-            for (pbuf *b = l->buckets[bi]; b; b = b->next) {
-                if (b->records == 0)
+            for (pbuf **pb = &l->buckets[bi]; *pb;) {
+                pbuf *b = *pb;
+                if (b->records == 0 && !b->sealing) {
+                    /* nothing to seal and no job in flight: a buffer is made again by
+                     * the next record of its partition (so partitions seen once do not
+                     * cost the sealer's rounds for ever) */
+                    *pb = b->next;
+                    pbuf_free(b);
+                    l->nbufs--;
                     continue;
-                bool blocked = false;
-                for (size_t k = 0; k < njobs && !blocked; k++)
-                    blocked = jobs[k].kind == b->kind && !strcmp(jobs[k].table, b->table) &&
-                              !strcmp(jobs[k].part, b->part);
-                if (blocked)
-                    continue;
+                }
+                pb = &b->next;
+                if (b->records == 0 || b->sealing)
+                    continue; /* an older job of this partition is registered first */
                 if (!force && b->raw_bytes < table_setting(s, b->table, SET_SEAL_BYTES) &&
                     now - b->created_ms < table_setting(s, b->table, SET_SEAL_AGE) &&
                     (int64_t)b->data.len < (64 << 20))
@@ -815,6 +853,7 @@ static void *sealer_main(void *arg) {
                 b->nsegs = b->segs_cap = 0;
                 b->raw_bytes = b->records = 0;
                 b->first_frame = b->last_frame = 0;
+                b->sealing = true;
                 njobs++;
             }
         uint64_t active = atomic_load(&s->wal.active_seg);
@@ -837,6 +876,10 @@ static void *sealer_main(void *arg) {
                 continue;
             }
             pthread_mutex_lock(&l->mu);
+            pbuf *b = pbuf_find(l, jobs[i].table, jobs[i].part, strlen(jobs[i].part),
+                                jobs[i].kind, false);
+            if (b)
+                b->sealing = false;
             for (size_t k = 0; k < jobs[i].nsegs; k++)
                 segref_add(&l->segs, &l->nsegs, &l->segs_cap, jobs[i].segs[k].segno,
                            -jobs[i].segs[k].refs);
@@ -1149,11 +1192,7 @@ void srv_landing_close(floe_server *s) {
         pbuf *b = l->buckets[i];
         while (b) {
             pbuf *n = b->next;
-            floe_free(b->table);
-            floe_free(b->part);
-            floe_buf_free(&b->data);
-            floe_free(b->segs);
-            floe_free(b);
+            pbuf_free(b);
             b = n;
         }
     }

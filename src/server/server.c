@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "floe/io.h"
 #include "server_internal.h"
@@ -91,6 +92,8 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     pthread_cond_init(&s->comp_cv, NULL);
     pthread_mutex_init(&s->conn_mu, NULL);
     s->wal.fd = -1;
+    if (getrandom(&s->route_seed, sizeof s->route_seed, 0) != (ssize_t)sizeof s->route_seed)
+        s->route_seed = (uint64_t)floe_now_ns() ^ (uint64_t)(uintptr_t)s;
     if (hooks)
         s->hooks = *hooks;
     FLOE_CHECK(srv_config_copy(cfg, &s->cfg, err));
@@ -234,6 +237,7 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
     s->cfg.ntables = fresh.ntables;
     s->cfg.defaults = fresh.defaults;
     s->cfg.buffer_cap = fresh.buffer_cap;
+    s->cfg.max_request_partitions = fresh.max_request_partitions;
     s->cfg.max_pending_bytes = fresh.max_pending_bytes;
     s->cfg.idempotency_window_ms = fresh.idempotency_window_ms;
     fresh.tokens = NULL;

@@ -126,7 +126,7 @@ typedef struct pbuf {
     int64_t created_ms;     /* when its first record arrived */
     seg_ref *segs;          /* segments its records came from */
     size_t nsegs, segs_cap;
-    bool sealing;
+    bool sealing;           /* a job of its records is not registered yet (sealer) */
     struct pbuf *next;      /* hash chain */
 } pbuf;
 
@@ -224,6 +224,7 @@ struct floe_server {
     floe_server_config *old_cfgs; /* replaced by reload; kept until close */
     size_t nold_cfgs;
     _Atomic int64_t inflight;
+    uint64_t route_seed;    /* ingest.c's partition tuple hash: random per process */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 };
