@@ -209,7 +209,10 @@ int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
 /* ---- projection and filtering ----------------------------------------------------- */
 /* Select the columns under the given nodes (dotted paths of the Parquet tree, e.g. "a",
  * "a.b", "m.key_value.key"; a top-level name selects the whole field). n == 0 selects
- * every column (the default). FLOE_ENOTFOUND names an unknown path. */
+ * every column (the default). A map with any column selected has its key columns selected
+ * too (its values print by key; unselected values print null), so a projection prints
+ * what the full read prints for the columns it names. FLOE_ENOTFOUND names an unknown
+ * path. */
 int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, size_t n,
                                 floe_error *err);
 /* Same by Parquet field id. */
@@ -257,9 +260,13 @@ void floe_pq_reader_stats(const floe_pq_reader *r, floe_pq_read_stats *out);
 
 /* ---- rows --------------------------------------------------------------------------- */
 typedef enum floe_pq_row_format {
-    FLOE_PQ_ROWS_NDJSON = 0,   /* one JSON object per line, human-friendly values */
-    FLOE_PQ_ROWS_CANONICAL,    /* the NDJSON form of tests/js/read_parquet.mjs */
-    FLOE_PQ_ROWS_CSV,          /* header line, then one line per row (nested as JSON) */
+    FLOE_PQ_ROWS_NDJSON = 0,   /* one JSON object per line, human-friendly values; a map
+                                  with string keys as an object, others as an array of
+                                  {"key":..,"value":..} */
+    FLOE_PQ_ROWS_CANONICAL,    /* the NDJSON form of tests/js/read_parquet.mjs (maps as
+                                  sorted [key, value] pairs) */
+    FLOE_PQ_ROWS_CSV,          /* header line, then one line per row (nested values as
+                                  FLOE_PQ_ROWS_NDJSON prints them) */
 } floe_pq_row_format;
 
 /* Called with formatted output; returns 0 or a negative floe code to stop. */

@@ -570,13 +570,6 @@ int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
 
 /* ---- projection ----------------------------------------------------------------------- */
 
-static void select_under(floe_pq_reader *r, const floe_pq_node *nd) {
-    if (nd->column >= 0)
-        r->selected[nd->column] = true;
-    for (size_t i = 0; i < nd->nchildren; i++)
-        select_under(r, &nd->children[i]);
-}
-
 static const floe_pq_node *find_path(const floe_pq_node *nd, const char *path) {
     if (nd->parent && !strcmp(nd->path, path))
         return nd;
@@ -604,7 +597,8 @@ int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, siz
     for (size_t i = 0; i < r->nleaves; i++)
         r->selected[i] = n == 0;
     for (size_t i = 0; i < n; i++)
-        select_under(r, find_path(r->nodes, paths[i]));
+        pq_select_under(r, find_path(r->nodes, paths[i]));
+    pq_select_map_keys(r, r->nodes);
     r->plan_dirty = true;
     return 0;
 }
@@ -629,7 +623,8 @@ int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
     for (size_t i = 0; i < r->nleaves; i++)
         r->selected[i] = n == 0;
     for (size_t i = 0; i < n; i++)
-        select_under(r, find_id(r->nodes, ids[i]));
+        pq_select_under(r, find_id(r->nodes, ids[i]));
+    pq_select_map_keys(r, r->nodes);
     r->plan_dirty = true;
     return 0;
 }

@@ -168,6 +168,11 @@ struct floe_pq_reader {
 /* reader_schema.c */
 int pq_schema_build(floe_pq_reader *r, floe_error *err);
 int pq_schema_iceberg(floe_pq_reader *r, floe_error *err);
+/* Select every column under nd. */
+void pq_select_under(floe_pq_reader *r, const floe_pq_node *nd);
+/* Select the key columns of every map under nd that has any column selected: a map's
+ * values are printed by key, so a projection of a value leaf reads the keys too. */
+void pq_select_map_keys(floe_pq_reader *r, const floe_pq_node *nd);
 /* Build r->plan over the selected columns (slots assigned by r->slot_of_col). */
 int pq_plan_build(floe_pq_reader *r, floe_error *err);
 

@@ -252,14 +252,21 @@ static int pair_cmp(const void *x, const void *y) {
     return n1 < n2 ? -1 : n1 > n2;
 }
 
+/* NDJSON and CSV print a map with string keys as a JSON object, any other map as an
+ * array of {"key":..,"value":..} entries; canonical rows print [key, value] pairs. */
+static bool map_as_object(const asm_ctx *a, const pq_plan *p) {
+    return a->fmt != FLOE_PQ_ROWS_CANONICAL && p->nchildren > 0 &&
+           p->children[0].kind == PQ_P_LEAF &&
+           p->children[0].node->value_type == FLOE_TYPE_STRING;
+}
+
 static int write_map(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     int32_t s0 = p->first_col;
     const floe_colbuf *c0 = &a->r->cols[s0];
-    bool canonical = a->fmt == FLOE_PQ_ROWS_CANONICAL || a->fmt == FLOE_PQ_ROWS_CSV;
+    bool canonical = a->fmt == FLOE_PQ_ROWS_CANONICAL;
     const pq_plan *kp = p->nchildren > 0 ? &p->children[0] : NULL;
     const pq_plan *vp = p->nchildren > 1 ? &p->children[1] : NULL;
-    bool obj = !canonical && kp && kp->kind == PQ_P_LEAF &&
-               kp->node->value_type == FLOE_TYPE_STRING;
+    bool obj = map_as_object(a, p);
     /* pairs are rendered into a private buffer, then sorted (canonical) and copied */
     floe_buf tmp;
     floe_buf_init(&tmp, 0);
@@ -384,9 +391,7 @@ static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     case PQ_P_MAP:
         if (d < p->rep_def) {
             FLOE_FORWARD_IF_ERROR(skip_one(a, p));
-            bool obj = p->kind == PQ_P_MAP && a->fmt == FLOE_PQ_ROWS_NDJSON &&
-                       p->nchildren > 0 && p->children[0].kind == PQ_P_LEAF &&
-                       p->children[0].node->value_type == FLOE_TYPE_STRING;
+            bool obj = p->kind == PQ_P_MAP && map_as_object(a, p);
             return floe_buf_append(b, obj ? "{}" : "[]", 2);
         }
         if (p->kind == PQ_P_MAP)

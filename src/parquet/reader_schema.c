@@ -415,6 +415,32 @@ static const floe_pq_node *list_element(const floe_pq_node *list, const floe_pq_
     return &rep->children[0];                /* three-level */
 }
 
+/* The key_value group of a node read as a map (a MAP-annotated group whose single
+ * repeated child is a group of fields), or NULL when nd is not read as a map. */
+static const floe_pq_node *map_key_value(const floe_pq_node *nd) {
+    if (!is_map_node(nd) || is_list_node(nd) || nd->nchildren != 1)
+        return NULL;
+    const floe_pq_node *rep = &nd->children[0];
+    if (rep->repetition != 2 || rep->phys >= 0 || rep->nchildren == 0)
+        return NULL;
+    return rep;
+}
+
+void pq_select_under(floe_pq_reader *r, const floe_pq_node *nd) {
+    if (nd->column >= 0)
+        r->selected[nd->column] = true;
+    for (size_t i = 0; i < nd->nchildren; i++)
+        pq_select_under(r, &nd->children[i]);
+}
+
+void pq_select_map_keys(floe_pq_reader *r, const floe_pq_node *nd) {
+    const floe_pq_node *kv = map_key_value(nd);
+    if (kv && any_selected(r, kv))
+        pq_select_under(r, &kv->children[0]);
+    for (size_t i = 0; i < nd->nchildren; i++)
+        pq_select_map_keys(r, &nd->children[i]);
+}
+
 static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element, pq_plan *p,
                      int depth, floe_error *err);
 
@@ -489,7 +515,7 @@ static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element,
         const floe_pq_node *rep = &nd->children[0];
         p->rep_def = rep->def_level;
         p->rep_level = rep->rep_level;
-        if (is_list_node(nd) || rep->phys >= 0 || rep->nchildren == 0) {
+        if (!map_key_value(nd)) {
             const floe_pq_node *el = list_element(nd, rep);
             p->kind = PQ_P_LIST;
             p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
@@ -499,7 +525,8 @@ static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element,
             FLOE_FORWARD_IF_ERROR(plan_node(r, el, el == rep, p->children, depth + 1, err));
             return 0;
         }
-        /* map: key_value group with key (and value) */
+        /* map: key_value group with key (and value); the key is read whenever anything
+         * of the map is (pq_select_map_keys), so children[0] is the key */
         p->kind = PQ_P_MAP;
         FLOE_FORWARD_IF_ERROR(plan_children(r, rep, p, depth, err));
         return 0;
