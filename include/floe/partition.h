@@ -152,15 +152,22 @@ typedef struct floe_projection {
     bool always_true;  /* no partition predicate: every partition may hold matching rows */
     floe_pred_op op;   /* else: the partition value must satisfy `op value` */
     floe_value value;  /* may borrow bytes from the literal */
+    bool or_above;     /* ... or be greater than `above` (truncate of int / long: values
+                          within W of the type's minimum wrap around to the top, as in
+                          the reference, so x < v also holds where t(x) is near the max) */
+    floe_value above;
 } floe_projection;
 
 /* Inclusive projection of `source op lit` through t: whenever the source predicate holds
  * for a row value x, the projection holds for apply(t, x). Identity passes predicates
  * through; bucket projects only EQ; truncate and year/month/day/hour project ranges with
  * the boundary adjustments of the reference (x < v -> p <= t(v - 1), x > v -> p >= t(v + 1))
- * and EQ; NE projects only through identity; void and unknown give always_true. */
+ * and EQ; NE projects only through identity; void and unknown give always_true.
+ * floe_projection_holds tests a partition value against it. */
 int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *lit,
                            floe_projection *out, floe_error *err);
+/* Does partition value v satisfy the projection (always_true: yes)? */
+bool floe_projection_holds(const floe_projection *p, const floe_value *v);
 
 /* The calendar helpers the transforms use (floe_days_from_civil, floe_civil_from_days)
  * are declared in floe/common.h. */

@@ -413,6 +413,11 @@ static floe_expr *negate(floe_expr *e, floe_arena *a) {
         case FLOE_PRED_NE: x->op = FLOE_PRED_EQ; break;
         default: x->kind = FLOE_EXPR_TRUE; break; /* NOT starts-with: no pruning */
         }
+        /* NaN fails every range, so it passes every negated one: NOT (x < 5) is
+         * x >= 5 or x is NaN (and NOT (x >= 5 or NaN) is x < 5 again) */
+        if (e->op >= FLOE_PRED_LT && e->op <= FLOE_PRED_GE)
+            x->or_nan = !e->or_nan && (e->field->type == FLOE_TYPE_FLOAT ||
+                                       e->field->type == FLOE_TYPE_DOUBLE);
         return x;
     }
     return x;
@@ -522,6 +527,12 @@ static bool range_may(floe_pred_op op, const floe_value *lit, const floe_value *
     }
 }
 
+/* A bound read for pruning: a float zero as -0.0 when it is a lower bound and +0.0 when it
+ * is an upper one, since writers that compare with IEEE rules (-0.0 == +0.0) may record
+ * either for a file holding both, while rows compare -0.0 < +0.0. */
+static bool decode_bound_at(const floe_field *f, const uint8_t *p, size_t n, bool upper,
+                            floe_value *out);
+
 /* Decode a bound of field type f, accepting the narrower encodings of promoted types. */
 static bool decode_bound(const floe_field *f, const uint8_t *p, size_t n, floe_value *out) {
     floe_error e;
@@ -540,6 +551,17 @@ static bool decode_bound(const floe_field *f, const uint8_t *p, size_t n, floe_v
         return false;
     if (is_float_nan(out))
         return false;
+    return true;
+}
+
+static bool decode_bound_at(const floe_field *f, const uint8_t *p, size_t n, bool upper,
+                            floe_value *out) {
+    if (!decode_bound(f, p, n, out))
+        return false;
+    if (out->type == FLOE_TYPE_FLOAT && out->v.f == 0.0f)
+        out->v.f = upper ? 0.0f : -0.0f;
+    if (out->type == FLOE_TYPE_DOUBLE && out->v.d == 0.0)
+        out->v.d = upper ? 0.0 : -0.0;
     return true;
 }
 
@@ -575,13 +597,17 @@ static bool file_pred_may(const floe_expr *e, const floe_data_file *f) {
         return !all_null;
     if (all_null)
         return false;
+    /* a NaN literal: only != holds (for every non-null value), and so does a negated
+     * range; = < <= > >= hold for none, but NaN values are let through all the same */
     if (e->is_nan)
-        return !(has_nan && nan == 0);
+        return e->op == FLOE_PRED_NE || e->or_nan || !(has_nan && nan == 0);
+    if (e->or_nan && !(has_nan && nan == 0))
+        return true;
     const floe_column_bound *lb = bound_of(&f->lower_bounds, e->field_id);
     const floe_column_bound *ub = bound_of(&f->upper_bounds, e->field_id);
     floe_value lo, hi;
-    bool has_lo = lb && decode_bound(e->field, lb->p, lb->n, &lo);
-    bool has_hi = ub && decode_bound(e->field, ub->p, ub->n, &hi);
+    bool has_lo = lb && decode_bound_at(e->field, lb->p, lb->n, false, &lo);
+    bool has_hi = ub && decode_bound_at(e->field, ub->p, ub->n, true, &hi);
     if (has_lo && lo.type != e->lit.type)
         has_lo = false;
     if (has_hi && hi.type != e->lit.type)
@@ -614,7 +640,7 @@ bool floe_expr_file_may_match(const floe_expr *e, const floe_schema *schema,
 /* For each partition field fed by the predicate's column, project and test. */
 static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
                           const floe_value *tuple, size_t n, const floe_manifest_file *mf) {
-    if (e->is_nan)
+    if (e->is_nan || e->or_nan)
         return true;
     for (size_t i = 0; i < spec->nfields && i < (mf ? mf->npartitions : n); i++) {
         const floe_partition_field *pf = &spec->fields[i];
@@ -643,7 +669,7 @@ static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
             if (!v->is_null && pr.op != FLOE_PRED_IS_NULL && pr.op != FLOE_PRED_NOT_NULL &&
                 v->type != pr.value.type)
                 continue; /* a tuple of another type than the projection: no verdict */
-            if (!floe_pred_eval(pr.op, v, &pr.value))
+            if (!floe_projection_holds(&pr, v))
                 return false;
             continue;
         }
@@ -655,9 +681,15 @@ static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
                 return false;
             continue;
         }
+        /* NaN partition values sit outside the summary's bounds; != holds for them */
+        bool floats = pt->type == FLOE_TYPE_FLOAT || pt->type == FLOE_TYPE_DOUBLE;
+        if (pr.op == FLOE_PRED_NE && floats && !(fs->has_contains_nan && !fs->contains_nan))
+            continue;
         floe_value lo, hi;
-        bool has_lo = fs->has_lower && decode_bound(pt, fs->lower_bound, fs->lower_len, &lo);
-        bool has_hi = fs->has_upper && decode_bound(pt, fs->upper_bound, fs->upper_len, &hi);
+        bool has_lo = fs->has_lower &&
+                      decode_bound_at(pt, fs->lower_bound, fs->lower_len, false, &lo);
+        bool has_hi = fs->has_upper &&
+                      decode_bound_at(pt, fs->upper_bound, fs->upper_len, true, &hi);
         if (!fs->has_lower && !fs->has_upper) {
             /* no non-null value in this manifest's partitions */
             if (fs->contains_null && !(fs->has_contains_nan && fs->contains_nan))
@@ -668,7 +700,9 @@ static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
             continue;
         if ((has_lo && lo.type != pr.value.type) || (has_hi && hi.type != pr.value.type))
             continue;
-        if (!range_may(pr.op, &pr.value, has_lo ? &lo : NULL, has_hi ? &hi : NULL))
+        if (!range_may(pr.op, &pr.value, has_lo ? &lo : NULL, has_hi ? &hi : NULL) &&
+            !(pr.or_above && range_may(FLOE_PRED_GT, &pr.above, has_lo ? &lo : NULL,
+                                       has_hi ? &hi : NULL)))
             return false;
     }
     return true;

@@ -53,6 +53,9 @@ struct floe_expr {
     floe_pred_op op;
     floe_value lit;            /* bytes in the expression arena */
     bool is_nan;               /* x = NaN (literal 'NaN' on a float column) */
+    bool or_nan;               /* pruning only: also true for NaN values. A negated range
+                                  on a float column: NOT (x < 5) holds for NaN (x < 5 is
+                                  false there), x >= 5 does not */
 };
 
 /* Parse text against schema. Everything lives in arena. Only primitive columns outside
@@ -60,8 +63,9 @@ struct floe_expr {
 int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
                     floe_expr **out, floe_error *err);
 /* Push NOT down to the predicates (negated operators, De Morgan), returning a tree
- * without NOT nodes; predicates that have no negation become TRUE in inclusive
- * evaluation contexts only through floe_expr_may_match (so do not use this for rows). */
+ * without NOT nodes, for the inclusive checks only (never for rows): a predicate without
+ * a negation (starts-with) becomes TRUE, and a negated range on a float column is marked
+ * or_nan, since NaN compares false and its negation is true. */
 floe_expr *floe_expr_rewrite_not(floe_expr *e, floe_arena *arena);
 
 /* Three-valued result: 1 true, 0 false, -1 unknown (null involved). */

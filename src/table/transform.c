@@ -838,6 +838,14 @@ int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *
         return 0;
     }
     floe_value tv;
+    if (t.kind == FLOE_XF_TRUNCATE && (op == FLOE_PRED_LT || op == FLOE_PRED_LE) &&
+        (lit->type == FLOE_TYPE_INT || lit->type == FLOE_TYPE_LONG)) {
+        /* x within W of the minimum truncates (wrapping, as the reference does) to a value
+         * above max - W: those partitions may hold rows below any v */
+        p.or_above = true;
+        p.above = lit->type == FLOE_TYPE_INT ? floe_value_int(INT32_MAX - t.param + 1)
+                                             : floe_value_long(INT64_MAX - t.param + 1);
+    }
     if (t.kind != FLOE_XF_TRUNCATE) {
         int32_t o;
         if (!time_ordinal(t.kind, &bound, &o)) {
@@ -853,4 +861,13 @@ int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *
     p.value = tv;
     *out = p;
     return 0;
+}
+
+bool floe_projection_holds(const floe_projection *p, const floe_value *v) {
+    if (p->always_true)
+        return true;
+    if (floe_pred_eval(p->op, v, &p->value))
+        return true;
+    return p->or_above && !v->is_null && v->type == p->above.type &&
+           floe_value_compare(v, &p->above) > 0;
 }
