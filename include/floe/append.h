@@ -111,6 +111,16 @@ int floe_table_data_dir(const floe_table *t, char **out, floe_error *err);
 int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
                                floe_error *err);
 
+/* Rewrites the existing Parquet file uri, whose rows span several partitions of t's
+ * default spec, as one file per partition in t's data folder and adds each to a (nothing
+ * committed). name_mapping: schema.name-mapping.default text for a file without field ids
+ * (NULL when the file has ids). On success *written lists where the files are (the
+ * caller frees each path and the array with floe_free); on failure none is left behind.
+ * floe_rewrite_split_file (floe/rewrite.h) is the implementation. */
+typedef int (*floe_append_split_fn)(floe_table *t, const char *uri, const char *name_mapping,
+                                    bool fsync, floe_append *a, char ***written,
+                                    size_t *nwritten, floe_error *err);
+
 typedef struct floe_table_append_options {
     int threads;                /* convert threads; 0 = 1 */
     bool strict;                /* any rejected record fails the append */
@@ -123,6 +133,9 @@ typedef struct floe_table_append_options {
     bool fsync;                 /* fsync data files (default via _init: true) */
     int manifest_merge;         /* -1 (default) = commit.manifest-merge.enabled, 0 off,
                                    1 on */
+    floe_append_split_fn split; /* a Parquet file whose rows span several partitions is
+                                   rewritten per partition by it (floe append --split);
+                                   NULL (default): such a file is refused */
 } floe_table_append_options;
 void floe_table_append_options_init(floe_table_append_options *o);
 
@@ -130,6 +143,8 @@ typedef struct floe_table_append_result {
     floe_append_result commit;
     floe_convert_result convert; /* NDJSON inputs (zero when none) */
     int64_t parquet_files;       /* existing Parquet files added as they are */
+    int64_t parquet_files_split; /* existing Parquet files rewritten per partition */
+    int64_t split_files;         /* the files those became */
 } floe_table_append_result;
 void floe_table_append_result_reset(floe_table_append_result *r);
 

@@ -36,6 +36,7 @@
 #ifndef FLOE_REWRITE_H
 #define FLOE_REWRITE_H
 
+#include "floe/append.h"
 #include "floe/common.h"
 #include "floe/manifest.h"
 #include "floe/table.h"
@@ -283,6 +284,16 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
 /* Plan and execute. */
 int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
                  floe_error *err);
+
+/* floe append --split (a floe_append_split_fn): rewrite the existing Parquet file uri,
+ * whose rows span several partitions of t's default spec, as one file per partition in
+ * t's data folder (the table's write properties; rows read as a rewrite reads them:
+ * field ids, or name_mapping for a file without ids when the table has none yet) and add
+ * each to a. Nothing is committed. On success *written lists where the files are (caller
+ * frees each path and the array with floe_free); on failure none is left behind. */
+int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_mapping,
+                            bool fsync, floe_append *a, char ***written, size_t *nwritten,
+                            floe_error *err);
 
 /* The small-file rewrite job of `floe maintain` and of serve's maintenance thread (a
  * floe_maint_hooks.rewrite_data hook; ctx unused): floe_rewrite with Iceberg's bin-pack

@@ -9,25 +9,31 @@
 
 #include "floe/append.h"
 #include "floe/json.h"
+#include "floe/rewrite.h"
 #include "table_args.h"
 
 static void usage(FILE *out) {
     fprintf(out,
             "usage: floe append NS.NAME FILE... [--format ndjson|parquet] [--threads N]\n"
             "                   [--strict] [--quarantine FILE] [--summary K=V]...\n"
-            "                   [--once K=V] [--no-merge] [--json]\n"
+            "                   [--once K=V] [--no-merge] [--split] [--json]\n"
             "                   [--catalog NAME] [--config FILE]\n"
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
             "table's schema, partition spec and write.* properties into its data folder;\n"
             "rejected records go to the quarantine. Parquet files (.parquet, or --format\n"
-            "parquet) are checked against the table schema and added where they are.\n"
+            "parquet) are checked against the table schema and added where they are, with\n"
+            "exact bounds (read from the values where the statistics cannot be trusted);\n"
+            "a file must hold the rows of one partition of the table's spec.\n"
             "Everything lands in one snapshot.\n"
             "\n"
             "  --summary K=V   extra snapshot summary entry\n"
             "  --once K=V      exactly once: commit nothing when a snapshot added since the\n"
             "                  table state this run started from already carries K=V\n"
-            "  --no-merge      do not merge manifests in this commit\n");
+            "  --no-merge      do not merge manifests in this commit\n"
+            "  --split         rewrite a Parquet file whose rows span several partitions\n"
+            "                  into one file per partition (in the table's data folder)\n"
+            "                  instead of refusing it\n");
 }
 
 static bool split_kv(char *s, floe_kv *out) {
@@ -106,6 +112,8 @@ int floe_cmd_append(int argc, char **argv) {
             o.once_value = kv.value;
         } else if (!strcmp(a, "--no-merge")) {
             o.manifest_merge = 0;
+        } else if (!strcmp(a, "--split")) {
+            o.split = floe_rewrite_split_file;
         } else if (!strcmp(a, "--no-fsync")) {
             o.fsync = false;
         } else if (a[0] == '-' && a[1]) {
@@ -136,11 +144,13 @@ int floe_cmd_append(int argc, char **argv) {
                ",\"attempts\":%d,\"added_files\":%" PRId64 ",\"added_records\":%" PRId64
                ",\"added_bytes\":%" PRId64 ",\"manifests\":%" PRId64
                ",\"manifests_merged\":%" PRId64 ",\"parquet_files\":%" PRId64
+               ",\"parquet_files_split\":%" PRId64 ",\"split_files\":%" PRId64
                ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"metadata_location\":",
                res.commit.noop ? "true" : "false", res.commit.snapshot_id,
                res.commit.sequence_number, res.commit.attempts, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
-               res.commit.manifests_merged, res.parquet_files, res.convert.records_in,
+               res.commit.manifests_merged, res.parquet_files, res.parquet_files_split,
+               res.split_files, res.convert.records_in,
                res.convert.rejected);
         cli_json_str(stdout, res.commit.metadata_location ? res.commit.metadata_location : "");
         printf("}\n");
@@ -152,6 +162,9 @@ int floe_cmd_append(int argc, char **argv) {
                res.commit.snapshot_id, res.commit.sequence_number, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
                res.commit.manifests_merged);
+        if (res.parquet_files_split)
+            printf("%" PRId64 " Parquet file(s) spanning partitions rewritten as %" PRId64
+                   " file(s), one per partition\n", res.parquet_files_split, res.split_files);
         if (res.convert.rejected)
             printf("%" PRId64 " of %" PRId64 " records rejected (see the quarantine)\n",
                    res.convert.rejected, res.convert.records_in);

@@ -1260,13 +1260,8 @@ done:
         pthread_join(th[i], NULL);
     floe_free(th);
     if (x.outs) {
-        for (size_t i = 0; i < p->ngroups; i++) {
-            for (size_t k = 0; x.outs[i].phys && k < x.outs[i].nfiles; k++)
-                floe_free(x.outs[i].phys[k]);
-            floe_free(x.outs[i].phys);
-            floe_free(x.outs[i].files);
-            floe_arena_reset(&x.outs[i].arena);
-        }
+        for (size_t i = 0; i < p->ngroups; i++)
+            rw_group_out_free(&x.outs[i]);
         floe_free(x.outs);
         pthread_mutex_destroy(&x.mu);
         pthread_cond_destroy(&x.cv);
@@ -1278,6 +1273,46 @@ finish:
     r.total_ms = (double)(floe_now_ns() - t0) / 1e6 + p->plan_ms;
     if (res)
         *res = r;
+    return rc;
+}
+
+void rw_group_out_free(rw_group_out *g) {
+    for (size_t k = 0; g->phys && k < g->nfiles; k++)
+        floe_free(g->phys[k]);
+    floe_free(g->phys);
+    floe_free(g->files);
+    floe_arena_reset(&g->arena);
+    g->phys = NULL;
+    g->files = NULL;
+    g->nfiles = 0;
+}
+
+int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
+                      rw_group_out *outs, floe_error *err) {
+    rw_exec x;
+    memset(&x, 0, sizeof x);
+    int rc = 0;
+    FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    x.t = t;
+    x.p = p;
+    x.o = o;
+    x.outs = outs;
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
+    floe_uuid4(x.uuid);
+    x.wo = p->priv->write;
+    x.wo.output.fsync = o->fsync;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        outs[i].group = &p->groups[i];
+        floe_arena_init(&outs[i].arena, 16 * 1024);
+    }
+    for (size_t i = 0; i < p->ngroups && rc == 0; i++)
+        rc = run_group(&x, i, err); /* deletes its own outputs when it fails */
+    if (rc < 0)
+        for (size_t i = 0; i < p->ngroups; i++)
+            delete_outputs(&outs[i]);
+    pthread_mutex_destroy(&x.mu);
+    pthread_cond_destroy(&x.cv);
     return rc;
 }
 

@@ -35,6 +35,11 @@ struct floe_rewrite_plan_priv {
 
 /* The bound spec with this id, or NULL. */
 const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec_id);
+/* The table-wide parts of plan p (priv allocated, its arena initialised) from t's current
+ * metadata: schema, specs, output spec, name mapping, sort order, write options, limits,
+ * data folder, metrics configuration. */
+int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_plan *p,
+                  floe_error *err);
 
 /* A set of byte strings with an int64 payload (open addressing). Zero-initialise. */
 typedef struct rw_keyset {
@@ -136,6 +141,13 @@ typedef struct rw_group_out {
     bool committed;
     char why[192];
 } rw_group_out;
+
+/* Run the groups of p one after another on the calling thread, committing nothing:
+ * outs[i] (p->ngroups entries, zeroed by the caller) receives group i's output files. On
+ * an error every file written is deleted. Free each with rw_group_out_free. */
+int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
+                      rw_group_out *outs, floe_error *err);
+void rw_group_out_free(rw_group_out *g);
 
 typedef struct rw_commit_stats {
     int64_t removed_delete_files;

@@ -486,26 +486,11 @@ static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_e
     return 0;
 }
 
-int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
-                          floe_rewrite_plan **out, floe_error *err) {
-    int64_t t0 = floe_now_ns();
+int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_plan *p,
+                  floe_error *err) {
     const floe_table_metadata *m = floe_table_metadata_get(t);
-    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
-    part_bucket *buckets = NULL;
-    size_t nbuckets = 0, bcap = 0;
-    floe_rewrite_candidate *cand = NULL;
-    int *group_of = NULL;
-    floe_buf key;
-    floe_buf_init(&key, 0);
-    floe_buf text;
-    floe_buf_init(&text, 0);
-    int rc = 0;
-    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     floe_rewrite_plan_priv *pv = p->priv;
-    floe_arena_init(&pv->arena, 64 * 1024);
-    p->snapshot_id = -1;
-
+    int rc = 0;
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
     if (!ms)
         FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
@@ -542,6 +527,31 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
     FLOE_CHECK(floe_table_resolve_path(t, pv->data_dir_rec, &pv->data_dir_phys, err));
     FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, pv->schema, pv->sort,
                                        &pv->metrics, err));
+done:
+    return rc;
+}
+
+int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
+                          floe_rewrite_plan **out, floe_error *err) {
+    int64_t t0 = floe_now_ns();
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
+    part_bucket *buckets = NULL;
+    size_t nbuckets = 0, bcap = 0;
+    floe_rewrite_candidate *cand = NULL;
+    int *group_of = NULL;
+    floe_buf key;
+    floe_buf_init(&key, 0);
+    floe_buf text;
+    floe_buf_init(&text, 0);
+    int rc = 0;
+    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_rewrite_plan_priv *pv = p->priv;
+    floe_arena_init(&pv->arena, 64 * 1024);
+    p->snapshot_id = -1;
+
+    FLOE_CHECK(rw_plan_setup(t, o, p, err));
 
     floe_scan_options so = {.where = o->where};
     FLOE_CHECK(floe_scan_plan_files(t, &so, &pv->scan, err));

@@ -133,12 +133,12 @@ static int gather(const floe_colbuf *s, floe_colbuf *d, const size_t *perm, size
         size_t row = perm[k];
         size_t l0 = lstart[row], l1 = lstart[row + 1];
         size_t v0 = vstart[row], v1 = vstart[row + 1];
-        if (d->max_def)
+        if (d->max_def && l1 > l0)
             memcpy(d->def + d->nlevels, s->def + l0, (l1 - l0) * sizeof *d->def);
-        if (d->max_rep)
+        if (d->max_rep && l1 > l0)
             memcpy(d->rep + d->nlevels, s->rep + l0, (l1 - l0) * sizeof *d->rep);
         d->nlevels += l1 - l0;
-        if (s->width) {
+        if (s->width && v1 > v0) {
             memcpy(d->values + d->values_len, s->values + v0 * (size_t)s->width,
                    (v1 - v0) * (size_t)s->width);
             d->values_len += (v1 - v0) * (size_t)s->width;

@@ -206,6 +206,8 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     floe_table_append_result r;
     memset(&r, 0, sizeof r);
     bool need_mapping = false;
+    char **split_written = NULL; /* files written by o->split, removed unless committed */
+    size_t nsplit_written = 0;
     int rc = 0;
     FLOE_CHECK(floe_table_metadata_check_writable(m, err));
     FLOE_CHECK(floe_append_new(t, &a, err));
@@ -245,6 +247,41 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         const char *recorded = abs ? abs : inputs[i];
         rc = floe_data_file_from_parquet_footer(m, recorded, recorded, NULL, 0, &cc.arena, &df,
                                                 &rep, err);
+        if (rc == FLOE_EINVALID && rep.several_partitions && o->split) {
+            /* rewritten per partition: the pieces carry field ids, the file is not added */
+            const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
+            char *own = NULL;
+            if (!rep.has_ids && !nm && !(nm = own = name_mapping_json(schema))) {
+                free(abs);
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            }
+            char **w = NULL;
+            size_t nw = 0;
+            if (err)
+                floe_error_clear(err);
+            rc = o->split(t, recorded, rep.has_ids ? NULL : nm, o->fsync, a, &w, &nw, err);
+            free(own);
+            free(abs);
+            if (rc < 0)
+                goto done;
+            char **grown = floe_realloc(split_written,
+                                        (nsplit_written + nw + 1) * sizeof *split_written);
+            if (!grown) {
+                for (size_t k = 0; k < nw; k++) {
+                    floe_io_delete(w[k], NULL);
+                    floe_free(w[k]);
+                }
+                floe_free(w);
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            }
+            split_written = grown;
+            for (size_t k = 0; k < nw; k++)
+                split_written[nsplit_written++] = w[k];
+            floe_free(w);
+            r.parquet_files_split++;
+            r.split_files += (int64_t)nw;
+            continue;
+        }
         if (rc == 0)
             rc = floe_append_add_file(a, &df, err);
         free(abs); /* realpath's allocation */
@@ -307,6 +344,8 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
 remove_outputs:
     for (size_t i = 0; i < (size_t)r.convert.files && r.convert.file_uris; i++)
         floe_io_delete(r.convert.file_uris[i], NULL);
+    for (size_t i = 0; i < nsplit_written; i++)
+        floe_io_delete(split_written[i], NULL);
     if (rc < 0)
         goto done;
 keep:
@@ -318,6 +357,12 @@ done:
     if (rc < 0 && rc != FLOE_EUNKNOWN_STATE && r.convert.file_uris)
         for (size_t i = 0; i < (size_t)r.convert.files; i++)
             floe_io_delete(r.convert.file_uris[i], NULL);
+    if (rc < 0 && rc != FLOE_EUNKNOWN_STATE)
+        for (size_t i = 0; i < nsplit_written; i++)
+            floe_io_delete(split_written[i], NULL);
+    for (size_t i = 0; i < nsplit_written; i++)
+        floe_free(split_written[i]);
+    floe_free(split_written);
     floe_table_append_result_reset(&r);
     floe_metrics_config_free(cc.cfg);
     floe_arena_reset(&cc.arena);

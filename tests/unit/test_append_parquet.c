@@ -12,6 +12,8 @@
 #include "floe/append.h"
 #include "floe/json.h"
 #include "floe/parquet.h"
+#include "floe/rewrite.h"
+#include "floe/scan.h"
 #include "harness.h"
 #include "harness_table.h"
 
@@ -333,6 +335,105 @@ TEST(test_partition_day) {
     harness_table_close(&e);
 }
 
+static int sink_none(void *ctx, const void *p, size_t n) {
+    (void)ctx;
+    (void)p;
+    (void)n;
+    return 0;
+}
+
+/* The files of a folder and below (count), for "nothing left behind". */
+static int count_files(const char *dir) {
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -name '*.parquet' 2>/dev/null | wc -l", dir);
+    char *out = NULL;
+    int rc = harness_run_cmd(cmd, &out);
+    int n = rc == 0 && out ? atoi(out) : -1;
+    free(out);
+    return n;
+}
+
+/* --split: a file spanning partitions becomes one file per partition, rows unchanged,
+ * each with its own tuple; a failing append leaves none of them behind. */
+TEST(test_split) {
+    harness_table e;
+    harness_table_open(&e, "split", SCHEMA, "[{\"source-id\":4,\"field-id\":1000,\"name\":\"k\","
+                       "\"transform\":\"identity\"},{\"source-id\":1,\"field-id\":1001,"
+                       "\"name\":\"id_bucket\",\"transform\":\"bucket[2]\"}]", NULL, NULL, 0);
+    char path[4200], flat_rows_path[4200];
+    snprintf(path, sizeof path, "%s/mixed.parquet", e.dir);
+    snprintf(flat_rows_path, sizeof flat_rows_path, "%s/missing.parquet", e.dir);
+    floe_buf g0, g1;
+    floe_buf_init(&g0, 0);
+    floe_buf_init(&g1, 0);
+    for (int i = 0; i < 200; i++)
+        floe_buf_printf(i < 120 ? &g0 : &g1, "{\"id\":%d,\"s\":\"v%d\",\"d\":%d.5,\"k\":%d%s}\n",
+                        i, i, i - 100, i % 3, i % 7 == 0 ? ",\"ts\":\"2026-01-01T00:00:00Z\"" : "");
+    floe_buf_append_byte(&g0, 0);
+    floe_buf_append_byte(&g1, 0);
+    const char *groups[] = {(const char *)g0.data, (const char *)g1.data};
+    write_groups(path, groups, 2, NULL);
+
+    floe_table_append_options o;
+    floe_table_append_options_init(&o);
+    o.fsync = false;
+    floe_table_append_result r;
+    memset(&r, 0, sizeof r);
+    floe_error err;
+    floe_error_clear(&err);
+    /* refused without --split */
+    const char *one[] = {path};
+    CHECK_EQ_INT(floe_table_append_files(e.t, one, 1, &o, &r, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "column k") != NULL);
+    /* a failing input after the split: nothing committed, nothing left behind */
+    char datadir[4300];
+    snprintf(datadir, sizeof datadir, "%s/wh", e.dir);
+    int before = count_files(datadir);
+    o.split = floe_rewrite_split_file;
+    const char *two[] = {path, flat_rows_path};
+    CHECK(floe_table_append_files(e.t, two, 2, &o, &r, &err) < 0);
+    CHECK_EQ_INT(count_files(datadir), before);
+    /* split */
+    REQUIRE_OK(floe_table_append_files(e.t, one, 1, &o, &r, &err), err);
+    CHECK_EQ_INT(r.parquet_files, 0);
+    CHECK_EQ_INT(r.parquet_files_split, 1);
+    CHECK_EQ_INT(r.split_files, 6); /* k in {0,1,2} x two buckets */
+    CHECK_EQ_INT(r.commit.added_records, 200);
+    floe_table_append_result_reset(&r);
+    int64_t n = 0;
+    char *rows = harness_table_rows(e.t, &n);
+    CHECK_EQ_INT(n, 200);
+    free(rows);
+    /* every file holds its tuple's rows only, with bounds that say so */
+    floe_scan_plan *p = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &p, &err), err);
+    CHECK_EQ_INT(p->ntasks, 6);
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const floe_data_file *df = p->tasks[i].file;
+        REQUIRE(df->npartition == 2);
+        const floe_column_bound *kl = bound(&df->lower_bounds, 4), *ku = bound(&df->upper_bounds, 4);
+        REQUIRE(kl && ku);
+        CHECK_EQ_INT((int32_t)floe_load_le32(kl->p), df->partition[0].v.i32);
+        CHECK_EQ_INT((int32_t)floe_load_le32(ku->p), df->partition[0].v.i32);
+        CHECK(strstr(df->file_path, "/data/k=") != NULL);
+    }
+    floe_scan_plan_free(p);
+    const char *where[] = {"k = 1", "id < 10", "id >= 150 AND k = 2"};
+    const int64_t want[] = {67, 10, 16};
+    for (int q = 0; q < 3; q++) {
+        floe_scan_options so = {.where = where[q]};
+        REQUIRE_OK(floe_scan_plan_files(e.t, &so, &p, &err), err);
+        floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
+        floe_scan_read_stats st;
+        REQUIRE_OK(floe_scan_read(e.t, p, &ro, sink_none, NULL, &st, &err), err);
+        CHECK_EQ_INT(st.rows_out, want[q]);
+        floe_scan_plan_free(p);
+    }
+    floe_buf_free(&g0);
+    floe_buf_free(&g1);
+    harness_table_close(&e);
+}
+
 int main(void) {
     RUN(test_bounds_every_row_group);
     RUN(test_bounds_from_values_when_truncated);
@@ -340,5 +441,6 @@ int main(void) {
     RUN(test_partition_bucket_by_rows);
     RUN(test_partition_float_nan);
     RUN(test_partition_day);
+    RUN(test_split);
     return harness_finish();
 }
