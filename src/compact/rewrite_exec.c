@@ -1019,6 +1019,19 @@ static void report(rw_exec *x, const floe_rewrite_options *o, int64_t t0, int64_
     o->progress(o->progress_ctx, &pr);
 }
 
+/* What every run of groups starts from (the caller destroys mu and cv). */
+static void exec_init(rw_exec *x, floe_table *t, floe_rewrite_plan *p,
+                      const floe_rewrite_options *o) {
+    x->t = t;
+    x->p = p;
+    x->o = o;
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_cond_init(&x->cv, NULL);
+    floe_uuid4(x->uuid);
+    x->wo = p->priv->write;
+    x->wo.output.fsync = o->fsync;
+}
+
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                          floe_rewrite_result *res, floe_error *err) {
     int64_t t0 = floe_now_ns();
@@ -1037,14 +1050,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
         goto finish;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
     rw_malloc_policy();
-    x.t = t;
-    x.p = p;
-    x.o = o;
-    pthread_mutex_init(&x.mu, NULL);
-    pthread_cond_init(&x.cv, NULL);
-    floe_uuid4(x.uuid);
-    x.wo = p->priv->write;
-    x.wo.output.fsync = o->fsync;
+    exec_init(&x, t, p, o);
     /* outputs are large and synced at close anyway: write them past the page cache
      * (bench/compact: the copy into the page cache cost 1.5-2.5 s of the 1-thread run's
      * 14 s on its VM, the direct writes 0.1 s) */
@@ -1293,15 +1299,8 @@ int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_op
     memset(&x, 0, sizeof x);
     int rc = 0;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
-    x.t = t;
-    x.p = p;
-    x.o = o;
+    exec_init(&x, t, p, o);
     x.outs = outs;
-    pthread_mutex_init(&x.mu, NULL);
-    pthread_cond_init(&x.cv, NULL);
-    floe_uuid4(x.uuid);
-    x.wo = p->priv->write;
-    x.wo.output.fsync = o->fsync;
     for (size_t i = 0; i < p->ngroups; i++) {
         outs[i].group = &p->groups[i];
         floe_arena_init(&outs[i].arena, 16 * 1024);
