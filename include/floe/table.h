@@ -112,6 +112,19 @@ typedef int (*floe_commit_apply_fn)(void *ctx, floe_metadata_builder *b, floe_er
 
 int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err);
 
+/* write.metadata.delete-after-commit.enabled (Iceberg's table property): once
+ * `committed`, written at committed_loc, has replaced `base` as the table's metadata,
+ * delete the metadata files base's metadata-log lists and committed's no longer does
+ * (write.metadata.previous-versions-max bounds that log). Only files in the folder of
+ * committed_loc are deleted, never committed_loc itself: the file the catalog points at
+ * is always the newest, and a file another writer wrote but has not swapped in is never
+ * in a log. Failures are logged, not returned (orphan removal finds what is left).
+ * floe_table_commit calls it after each successful swap; other commit paths (tables
+ * opened by path) call it themselves. */
+void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadata *base,
+                                   const floe_table_metadata *committed,
+                                   const char *committed_loc);
+
 /* Failure injection for tests (process-wide). The nth swap from now (1-based) reports
  * `code` (FLOE_ECONFLICT or FLOE_EUNKNOWN_STATE): before the store is touched, or with
  * after_apply once the swap has really happened. With fail_resolve the catalog reads that

@@ -349,6 +349,31 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
              gzip ? ".gz" : "");
     /* the next version sits beside the current one, wherever the metadata says files go */
     char *md = base ? floe_strndup(base, (size_t)(slash - base)) : floe_strdup(metadata_dir);
+    if (base && md) {
+        /* The create-if-absent of v<N+1> is a compare-and-swap only while v<N+1> cannot
+         * have existed and gone: once old versions are deleted (write.metadata.delete-
+         * after-commit.enabled, expiry), a writer still on a base that far behind would
+         * create a deleted version anew, and loading - which walks forward from the
+         * hint - could stop there and lose every later commit. So a base that is no
+         * longer the current version is a conflict here, before anything is written.
+         * What is left open is the time between this look and the create, in which the
+         * table would have to move on by more than write.metadata.previous-versions-max
+         * versions. */
+        char *local = floe_io_local_path(md);
+        int64_t cur = -1;
+        char *cur_file = NULL;
+        floe_error e2;
+        floe_error_clear(&e2);
+        int crc = local ? current_version(local, &cur, &cur_file, &e2) : FLOE_ENOMEM;
+        floe_free(local);
+        floe_free(cur_file);
+        if (crc == 0 && cur != v) {
+            floe_free(md);
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "%s: the table is at v%" PRId64 " now: another commit won",
+                                  base, cur);
+        }
+    }
     char *loc = md ? floe_io_join(md, name) : NULL;
     floe_free(md);
     if (!loc)

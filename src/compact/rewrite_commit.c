@@ -777,6 +777,16 @@ static int path_commit(floe_table *t, commit_ctx *c, floe_error *err) {
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             max_ver mv = {0};
             FLOE_CHECK(floe_io_list(dir, ver_cb, &mv, err));
+            /* a newer version than our base exists: someone committed since (building on
+             * the stale base would drop their commit; with old versions deleted, naming
+             * ours after the base could even bring a deleted one back) */
+            int64_t base_v;
+            if (floe_metadata_file_version(base_loc, &base_v) && mv.max > base_v) {
+                rc = floe_error_set(err, FLOE_ECONFLICT,
+                                    "%s is not the newest metadata file any more (v%" PRId64
+                                    " is)", base_loc, mv.max);
+                goto attempt_done;
+            }
             bool gz = floe_table_metadata_wants_gzip(m);
             loc = floe_asprintf("%s/v%" PRId64 "%s.metadata.json", dir, mv.max + 1, gz ? ".gz" : "");
             hint = floe_io_join(dir, "version-hint.text");
@@ -796,6 +806,7 @@ static int path_commit(floe_table *t, commit_ctx *c, floe_error *err) {
             floe_error e2;
             if (floe_io_write_all(hint, num, (size_t)nn, &oo, &e2) < 0)
                 floe_log(FLOE_LOG_WARN, "rewrite: could not update %s: %s", hint, e2.msg);
+            floe_table_clean_old_metadata(t, floe_table_metadata_get(t), m, loc);
             if (floe_table_refresh(t, &e2) < 0)
                 floe_log(FLOE_LOG_WARN, "rewrite: refresh after commit: %s", e2.msg);
         }

@@ -173,28 +173,42 @@ static int resolve_unknown(floe_table *t, const char *base_loc, const char *new_
  * old metadata files
  * ------------------------------------------------------------------------------------- */
 
-/* write.metadata.delete-after-commit.enabled: delete the metadata files that dropped out
- * of the metadata-log with this commit - only files in the table's own metadata folder. */
-static void clean_old_metadata(const floe_table_metadata *base, const floe_table_metadata *m) {
-    if (!floe_table_metadata_property_bool(m, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT, false))
+/* Length of the folder part of a location ("a/b/c" -> 3), 0 without a '/'. */
+static size_t folder_len(const char *loc) {
+    const char *slash = strrchr(loc, '/');
+    return slash ? (size_t)(slash - loc) : 0;
+}
+
+void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadata *base,
+                                   const floe_table_metadata *committed,
+                                   const char *committed_loc) {
+    if (!floe_table_metadata_property_bool(committed, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT,
+                                           false))
         return;
-    char *md = floe_io_join(m->location, "metadata");
-    if (!md)
+    size_t dl = folder_len(committed_loc);
+    if (!dl)
         return;
-    size_t mdl = strlen(md);
     for (size_t i = 0; i < base->n_metadata_log; i++) {
         const char *f = base->metadata_log[i].metadata_file;
         bool kept = false;
-        for (size_t k = 0; k < m->n_metadata_log && !kept; k++)
-            kept = !strcmp(m->metadata_log[k].metadata_file, f);
-        if (kept || strncmp(f, md, mdl) || f[mdl] != '/' || strchr(f + mdl + 1, '/'))
+        for (size_t k = 0; k < committed->n_metadata_log && !kept; k++)
+            kept = !strcmp(committed->metadata_log[k].metadata_file, f);
+        if (kept)
             continue;
+        char *phys = NULL;
         floe_error e;
         floe_error_clear(&e);
-        if (floe_io_delete(f, &e) < 0)
+        if (floe_table_resolve_path(t, f, &phys, &e) < 0) {
             floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", f, e.msg);
+            continue;
+        }
+        /* only a file beside the new one: the table's metadata folder, wherever
+         * write.metadata.path puts it; never the new file itself */
+        if (folder_len(phys) == dl && !strncmp(phys, committed_loc, dl) &&
+            strcmp(phys, committed_loc) && floe_io_delete(phys, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", phys, e.msg);
+        floe_free(phys);
     }
-    floe_free(md);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -316,7 +330,7 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
         }
         if (rc == 0) { /* committed */
             ours_on_disk = false;
-            clean_old_metadata(t->metadata, m);
+            floe_table_clean_old_metadata(t, t->metadata, m, loc);
             floe_table_install(t, loc, m);
             loc = NULL;
             m = NULL;

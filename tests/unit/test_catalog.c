@@ -337,6 +337,54 @@ static void cleanup_suite(kind k) {
 TEST(old_metadata_cleanup_sqlite) { cleanup_suite(KIND_SQLITE); }
 TEST(old_metadata_cleanup_fs) { cleanup_suite(KIND_FS); }
 
+/* A committer whose base is older than every metadata file the cleanup kept: its commit
+ * must conflict and re-apply on the current metadata, never bring a deleted version back
+ * (in the filesystem store, creating the deleted v<N+1> again used to "win" and make
+ * loading stop there, dropping every later commit). */
+static void stale_after_cleanup_suite(kind k) {
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"write.metadata.delete-after-commit.enabled", "true"},
+                       {"write.metadata.previous-versions-max", "1"}};
+    floe_table *t = fresh_table(k, harness_tmpdir(), &c, props, 2);
+    REQUIRE(t != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *stale = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &stale, &err), err);
+    char *stale_loc = floe_strdup(floe_table_metadata_location(stale));
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "c%d", i);
+        work w = {.key = key};
+        REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    }
+    CHECK(!uri_exists(stale_loc)); /* its base and the version after it are gone */
+    work s = {.key = "late", .seen_key = "c3"};
+    REQUIRE_OK(floe_table_commit(stale, apply_work, &s, &err), err);
+    CHECK_EQ_INT(s.calls, 2);
+    CHECK(!s.saw_key[0]);
+    CHECK(s.saw_key[1]);
+    floe_table *now = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &now, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(now);
+    CHECK_EQ_STR(floe_table_metadata_location(now), floe_table_metadata_location(stale));
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "c%d", i);
+        CHECK_EQ_STR(floe_table_metadata_property(m, key), "1");
+    }
+    CHECK_EQ_STR(floe_table_metadata_property(m, "late"), "1");
+    CHECK_EQ_INT(suite_count_metadata_files(now), 2); /* current + 1 previous */
+    floe_free(stale_loc);
+    floe_table_close(now);
+    floe_table_close(stale);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+TEST(stale_commit_after_cleanup_sqlite) { stale_after_cleanup_suite(KIND_SQLITE); }
+TEST(stale_commit_after_cleanup_fs) { stale_after_cleanup_suite(KIND_FS); }
+
 TEST(gzip_metadata_commits) {
     floe_catalog *c = NULL;
     floe_kv props[] = {{"write.metadata.compression-codec", "gzip"}};
@@ -372,6 +420,41 @@ TEST(write_metadata_path_honoured) {
     REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
     CHECK(!strncmp(floe_table_metadata_location(t), custom, strlen(custom)));
     CHECK(strstr(floe_table_metadata_location(t), "/00001-") != NULL);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+/* delete-after-commit cleans the folder write.metadata.path names, too */
+TEST(write_metadata_path_cleanup) {
+    const char *dir = harness_tmpdir();
+    char custom[4200];
+    snprintf(custom, sizeof custom, "%s/custom_md", dir);
+    floe_catalog *c = NULL;
+    floe_kv props[] = {{"write.metadata.path", custom},
+                       {"write.metadata.delete-after-commit.enabled", "true"},
+                       {"write.metadata.previous-versions-max", "1"}};
+    floe_table *t = fresh_table(KIND_SQLITE, dir, &c, props, 3);
+    REQUIRE(t != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "m%d", i);
+        work w = {.key = key};
+        REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
+    }
+    DIR *d = opendir(custom);
+    REQUIRE(d != NULL);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        n += strstr(de->d_name, ".metadata.json") != NULL;
+    closedir(d);
+    CHECK_EQ_INT(n, 2); /* current + 1 previous */
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    REQUIRE(m->n_metadata_log == 1);
+    CHECK(uri_exists(m->metadata_log[0].metadata_file));
+    CHECK(uri_exists(floe_table_metadata_location(t)));
     floe_table_close(t);
     floe_catalog_close(c);
 }
@@ -637,8 +720,11 @@ int main(void) {
     RUN(injected_faults_fs);
     RUN(old_metadata_cleanup_sqlite);
     RUN(old_metadata_cleanup_fs);
+    RUN(stale_commit_after_cleanup_sqlite);
+    RUN(stale_commit_after_cleanup_fs);
     RUN(gzip_metadata_commits);
     RUN(write_metadata_path_honoured);
+    RUN(write_metadata_path_cleanup);
     RUN(concurrent_commits_sqlite);
     RUN(concurrent_commits_fs);
     RUN(config_floe_conf);

@@ -4,6 +4,7 @@
  * nested columns and nulls, sort strategy) with concurrent commits that remove inputs
  * or add deletes while the rewrite runs.
  */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -425,6 +426,75 @@ TEST(test_concurrent_removal) {
     env_close(&e);
 }
 
+/* Metadata files (*.metadata.json) in the table's metadata folder. */
+static int count_metadata_files(const char *table_root) {
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s/metadata", table_root);
+    char *local = floe_io_local_path(dir);
+    DIR *d = local ? opendir(local) : NULL;
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        n += len > 14 && !strcmp(de->d_name + len - 14, ".metadata.json");
+    }
+    if (d)
+        closedir(d);
+    floe_free(local);
+    return n;
+}
+
+/* A table opened by path is committed Hadoop-style: write.metadata.delete-after-commit
+ * holds there too, and a handle whose base is no longer the newest file conflicts and
+ * re-validates instead of committing on the stale base (which dropped the other commit). */
+TEST(test_path_commit_cleanup_and_stale_base) {
+    env e;
+    floe_kv props[] = {{"write.parquet.compression-codec", "snappy"},
+                       {"write.metadata.delete-after-commit.enabled", "true"},
+                       {"write.metadata.previous-versions-max", "2"}};
+    harness_table_open(&e, "p", SCHEMA, NULL, NULL, props, 3);
+    for (int k = 0; k < 5; k++)
+        append_rows(&e, k * 1000, 120);
+    int64_t n0 = 0, n1 = 0;
+    char *before = harness_table_rows(e.t, &n0);
+    char root[4300];
+    snprintf(root, sizeof root, "%s", floe_table_root(e.t));
+    CHECK_EQ_INT(count_metadata_files(root), 3); /* the catalog's commits cleaned up */
+    floe_table *p1 = NULL, *p2 = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_open_path(root, NULL, &p1, &err), err);
+    REQUIRE_OK(floe_table_open_path(root, NULL, &p2, &err), err);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    floe_rewrite_plan *slow = NULL;
+    REQUIRE_OK(floe_rewrite_plan_new(p2, &o, &slow, &err), err);
+    floe_rewrite_result r;
+    REQUIRE_OK(floe_rewrite(p1, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_committed, 1);
+    CHECK_EQ_INT(r.rewritten_data_files_count, 5);
+    CHECK_EQ_INT(count_metadata_files(root), 3);
+    /* p2 still stands on the file before p1's commit */
+    REQUIRE_OK(floe_rewrite_execute(p2, slow, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_committed, 0);
+    CHECK_EQ_INT(r.failed_data_files_count, 5);
+    CHECK(strstr(r.first_failure, "no longer live") != NULL);
+    floe_table *now = NULL;
+    REQUIRE_OK(floe_table_open_path(root, NULL, &now, &err), err);
+    char *after = harness_table_rows(now, &n1);
+    CHECK_EQ_INT(n1, n0);
+    CHECK(before && after && !strcmp(before, after));
+    CHECK_EQ_INT(live_files(now, NULL), 1);
+    CHECK_EQ_INT(count_metadata_files(root), 3);
+    floe_rewrite_plan_free(slow);
+    floe_table_close(now);
+    floe_table_close(p1);
+    floe_table_close(p2);
+    free(before);
+    free(after);
+    env_close(&e);
+}
+
 /* Commit a position delete of row `pos` of data file `df` (as another writer would). */
 typedef struct del_commit {
     env *e;
@@ -589,5 +659,6 @@ int main(void) {
     RUN(test_sort_strategy);
     RUN(test_concurrent_removal);
     RUN(test_concurrent_delete);
+    RUN(test_path_commit_cleanup_and_stale_base);
     return harness_finish();
 }
