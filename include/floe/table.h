@@ -59,7 +59,18 @@ typedef struct floe_table_create_options {
     const char *sort_json; /* sort order {"fields":[...]}; NULL = unsorted */
     const floe_kv *props;  /* table properties */
     size_t nprops;
+    /* Add floe's properties for tables it creates (floe_table_created_defaults) where
+     * props does not set them. `floe table create` and `floe serve` set this. */
+    bool floe_defaults;
 } floe_table_create_options;
+
+/* The properties floe gives the tables it creates, where the creator does not set them,
+ * so a table committed to every few seconds stays bounded (docs/MAINTENANCE.md):
+ *   write.metadata.delete-after-commit.enabled = true
+ *   write.metadata.previous-versions-max       = 10
+ *   commit.manifest.min-count-to-merge         = 8
+ * Returns a static array; *n gets its length. */
+const floe_kv *floe_table_created_defaults(size_t *n);
 
 /* Create a table: write its first metadata file and register it. FLOE_EEXISTS when the
  * name is taken (the file written is then removed), FLOE_ENOTFOUND when the namespace

@@ -34,7 +34,13 @@ static void table_usage(FILE *out) {
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
             "\n"
-            "TABLE for describe may also be a table folder or a metadata file.\n");
+            "TABLE for describe may also be a table folder or a metadata file.\n"
+            "\n"
+            "create sets these properties unless --property gives them (a table committed\n"
+            "to every few seconds then keeps its metadata bounded):\n"
+            "  write.metadata.delete-after-commit.enabled=true\n"
+            "  write.metadata.previous-versions-max=10\n"
+            "  commit.manifest.min-count-to-merge=8\n");
 }
 
 static int table_create(int nargs, char **args, const cli_table_opts *to) {
@@ -114,7 +120,8 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
                                     .spec_json = spec_json,
                                     .sort_json = sort_json,
                                     .props = props,
-                                    .nprops = nprops};
+                                    .nprops = nprops,
+                                    .floe_defaults = true};
     if (cli_open_catalog(to, &cat, &err) < 0 ||
         floe_table_create(cat, ns, name, schema_json, &co, &t, &err) < 0)
         goto fail;

@@ -221,7 +221,7 @@ static int create_table(floe_server *s, const char *ns, const char *tname,
     if (!schema_json)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(ensure_namespace(s->catalog, ns, err));
-    floe_table_create_options co = {.spec_json = spec_json};
+    floe_table_create_options co = {.spec_json = spec_json, .floe_defaults = true};
     rc = floe_table_create(s->catalog, ns, tname, schema_json, &co, out, err);
     if (rc == FLOE_EEXISTS) /* someone else created it meanwhile */
         rc = floe_table_load(s->catalog, ns, tname, out, err);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/append.h"
 #include "floe/io.h"
 #include "floe/table.h"
 #include "table_internal.h"
@@ -448,6 +449,21 @@ done:
     return rc;
 }
 
+static const floe_kv created_defaults[] = {
+    /* one metadata file per commit, each holding every retained snapshot: keep the last
+     * 10 for the metadata-log and delete the rest as commits go */
+    {FLOE_PROP_METADATA_DELETE_AFTER_COMMIT, "true"},
+    {FLOE_PROP_METADATA_PREVIOUS_MAX, "10"},
+    /* merge the newest manifests every 8 commits (Iceberg's default is 100), so a point
+     * query reads a handful of manifests whatever the commit rate */
+    {FLOE_PROP_MANIFEST_MIN_MERGE, "8"},
+};
+
+const floe_kv *floe_table_created_defaults(size_t *n) {
+    *n = sizeof created_defaults / sizeof created_defaults[0];
+    return created_defaults;
+}
+
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       const char *schema_json, const floe_table_create_options *opts,
                       floe_table **out, floe_error *err) {
@@ -455,6 +471,8 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     if (!opts)
         opts = &none;
     char *location = NULL, *meta_loc = NULL, *existing = NULL, *md_dir = NULL;
+    floe_kv *props = NULL;
+    size_t nprops = opts->nprops;
     floe_metadata_builder *b = NULL;
     floe_table_metadata *m = NULL;
     bool written = false;
@@ -478,9 +496,24 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
         if (!(location = floe_strdup(opts->location)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
+    if (opts->floe_defaults) {
+        size_t nd;
+        const floe_kv *d = floe_table_created_defaults(&nd);
+        if (!(props = floe_malloc((opts->nprops + nd) * sizeof *props)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (opts->nprops)
+            memcpy(props, opts->props, opts->nprops * sizeof *props);
+        for (size_t i = 0; i < nd; i++) {
+            bool given = false;
+            for (size_t k = 0; k < opts->nprops && !given; k++)
+                given = !strcmp(opts->props[k].key, d[i].key);
+            if (!given)
+                props[nprops++] = d[i];
+        }
+    }
     FLOE_CHECK(floe_metadata_builder_new_table(location, schema_json, opts->spec_json,
-                                               opts->sort_json, opts->props, opts->nprops, &b,
-                                               err));
+                                               opts->sort_json, props ? props : opts->props,
+                                               nprops, &b, err));
     FLOE_CHECK(floe_metadata_builder_finish(b, NULL, &m, err));
     /* the filesystem store finds metadata only in its own folder */
     md_dir = floe_catalog_swap_by_create(c) ? floe_io_join(location, "metadata")
@@ -523,6 +556,7 @@ done:
     floe_free(meta_loc);
     floe_free(existing);
     floe_free(md_dir);
+    floe_free(props);
     return rc;
 }
 

@@ -17,6 +17,18 @@ unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 echo '{"type":"struct","fields":[{"id":1,"name":"k","required":false,"type":"string"},{"id":2,"name":"v","required":false,"type":"long"}]}' > "$tmp/s.json"
 "$FLOE" namespace create ns >/dev/null
 "$FLOE" table create ns.ev --schema "$tmp/s.json" --partition k >/dev/null
+# floe's own tables clean their metadata as they go, unless told otherwise
+"$FLOE" table describe ns.ev --json > "$tmp/desc.json"
+python3 -c "import json,sys
+p=json.load(open(sys.argv[1]))['properties']
+assert p.get('write.metadata.delete-after-commit.enabled')=='true', p
+assert p.get('write.metadata.previous-versions-max')=='10', p
+assert p.get('commit.manifest.min-count-to-merge')=='8', p" "$tmp/desc.json" ||
+  fail "table create defaults: $(cat "$tmp/desc.json")"
+"$FLOE" table create ns.keep --schema "$tmp/s.json" \
+  --property write.metadata.delete-after-commit.enabled=false >/dev/null
+"$FLOE" table describe ns.keep --json | grep -q '"write.metadata.delete-after-commit.enabled":"false"' ||
+  fail "table create --property does not override the default"
 
 rows() { # N START -> N rows over partitions a, b, c
   python3 -c "import sys

@@ -424,6 +424,31 @@ TEST(write_metadata_path_honoured) {
     floe_catalog_close(c);
 }
 
+/* floe_defaults: floe's properties for the tables it creates, unless given */
+TEST(created_defaults) {
+    floe_catalog *c = open_kind(KIND_SQLITE, harness_tmpdir());
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err), err);
+    floe_kv props[] = {{"write.metadata.previous-versions-max", "3"}};
+    floe_table_create_options o = {.props = props, .nprops = 1, .floe_defaults = true};
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_table_create(c, "db", "d", SCHEMA, &o, &t, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    CHECK_EQ_STR(floe_table_metadata_property(m, "write.metadata.previous-versions-max"), "3");
+    CHECK_EQ_STR(floe_table_metadata_property(m, "write.metadata.delete-after-commit.enabled"),
+                 "true");
+    CHECK_EQ_STR(floe_table_metadata_property(m, "commit.manifest.min-count-to-merge"), "8");
+    floe_table_close(t);
+    floe_table_create_options plain = {.props = props, .nprops = 1};
+    REQUIRE_OK(floe_table_create(c, "db", "p", SCHEMA, &plain, &t, &err), err);
+    m = floe_table_metadata_get(t);
+    CHECK(floe_table_metadata_property(m, "write.metadata.delete-after-commit.enabled") == NULL);
+    CHECK(floe_table_metadata_property(m, "commit.manifest.min-count-to-merge") == NULL);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
 /* delete-after-commit cleans the folder write.metadata.path names, too */
 TEST(write_metadata_path_cleanup) {
     const char *dir = harness_tmpdir();
@@ -725,6 +750,7 @@ int main(void) {
     RUN(gzip_metadata_commits);
     RUN(write_metadata_path_honoured);
     RUN(write_metadata_path_cleanup);
+    RUN(created_defaults);
     RUN(concurrent_commits_sqlite);
     RUN(concurrent_commits_fs);
     RUN(config_floe_conf);
