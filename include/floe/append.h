@@ -68,6 +68,10 @@ int floe_append_set_once(floe_append *a, const char *key, const char *value,
 typedef int (*floe_append_check_fn)(void *ctx, const floe_table_metadata *base,
                                     floe_error *err);
 void floe_append_set_check(floe_append *a, floe_append_check_fn fn, void *ctx);
+/* The id of the snapshot floe_append_commit is committing: set once the commit has
+ * started writing (0 before), so a catalog swap hook running inside the commit can record
+ * it. */
+int64_t floe_append_snapshot_id(const floe_append *a);
 /* Set a table property in the same commit (e.g. schema.name-mapping.default for files
  * without field ids). Copied. */
 int floe_append_set_property(floe_append *a, const char *key, const char *value,

@@ -291,6 +291,22 @@ void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);
 
+/* Test hook: floe_wall_ms() runs ms ahead of the system clock (behind when negative), as
+ * on a machine whose clock is off. Process-wide; 0 = the system clock. */
+void floe_wall_clock_skew(int64_t ms);
+
+/* Test hook: simulated crashes. After floe_crash_arm(n), the nth crash point reached
+ * ends the process at once with _exit(FLOE_CRASH_EXIT): no cleanup, nothing flushed or
+ * rolled back, as a kill -9 at that point would. Crash points are the steps that change
+ * durable state: each local write(2), fsync(2) and rename/link (before it), and each SQL
+ * statement or commit that may write (before it, and again after it succeeded).
+ * floe_crash_arm(0) disarms and only counts; floe_crash_count() is the number of points
+ * passed since the last arm. Process-wide. */
+#define FLOE_CRASH_EXIT 86
+void floe_crash_arm(uint64_t nth);
+uint64_t floe_crash_count(void);
+void floe_crash_point(void);
+
 #ifdef __cplusplus
 }
 #endif

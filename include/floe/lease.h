@@ -75,6 +75,13 @@ int floe_lease_renew(floe_lease_store *s, const floe_lease_key *k, const char *o
 /* Give the lease up (0 also when owner did not hold it any more). */
 int floe_lease_release(floe_lease_store *s, const floe_lease_key *k, const char *owner,
                        floe_error *err);
+/* Give up every lease of catalog_name whose owner starts with owner_prefix and whose job
+ * starts with job_prefix: what a restarted process does with the leases of its dead
+ * predecessor (owner names that share the prefix are that process's alone). *released
+ * (when not NULL) receives how many. */
+int floe_lease_release_prefix(floe_lease_store *s, const char *catalog_name,
+                              const char *owner_prefix, const char *job_prefix,
+                              int64_t *released, floe_error *err);
 
 /* Claim one free (or expired) job among n candidates of k's table (k->job is ignored)
  * for ttl_ms, skipping candidates another claimer is deciding on at this moment

@@ -211,10 +211,11 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
 /* ---------------------------------------------------------------------------------------
  * Landing lifecycle
  *
- * Reads the server's landing index (table landing_files, see src/server/landing.c: a
- * SQLite file <warehouse>/_landing/_index.db beside local landing files, else in the
- * catalog's database) and deletes the landing files of the table whose state is
- * 'committed' and whose created_ms is older than the age; their rows become 'deleted'
+ * Reads the server's landing index (table landing_files, see src/server/landing.c: in
+ * the catalog's database; releases before it was moved there kept a SQLite file
+ * <warehouse>/_landing/_index.db, still readable through index_path) and deletes the
+ * landing files of the table whose state is 'committed' and whose created_ms is older
+ * than the age (both by the index database's clock); their rows become 'deleted'
  * (DESIGN.md: committed -> deleted). Pending, compacting and missing files are never
  * touched. Quarantine files (state 'quarantine') are deleted after the quarantine
  * retention when one is set. Only files under <warehouse>/_landing/ or _quarantine/ are
@@ -229,7 +230,7 @@ typedef struct floe_landing_lifecycle_options {
     int64_t age_ms;                   /* < 0 = 3 days */
     int64_t quarantine_retention_ms;  /* < 0 = keep quarantine files forever */
     bool dry_run;
-    int64_t now_ms;                   /* 0 = wall clock */
+    int64_t now_ms;                   /* 0 = the index database's clock */
     floe_maint_file_fn on_file;
     void *on_file_ctx;
 } floe_landing_lifecycle_options;

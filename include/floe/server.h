@@ -15,7 +15,13 @@
  *        404 unknown table, 413 body (or its decoded size) over the limit, or records
  *            of more than max_request_partitions partitions (nothing taken),
  *        415 Content-Type or Content-Encoding not supported,
- *        503 + Retry-After when the buffers are full (I6) or the server is stopping.
+ *        409 + Retry-After while another node takes a request with the same
+ *            Idempotency-Key (several ingest nodes share the index);
+ *        503 + Retry-After when the buffers are full (I6), the server is stopping, or a
+ *            request has an Idempotency-Key and the landing index (the catalog database)
+ *            cannot be asked whether the key was answered before: such a request is
+ *            never taken blind (it may be a retry of one already taken); requests without
+ *            a key are still taken into the WAL.
  *   Every request: two Content-Length values that differ (or one that is not a number),
  *        Content-Length with Transfer-Encoding, or a Transfer-Encoding other than chunked
  *        is answered 400 before any body byte is read, and the connection closed
@@ -168,18 +174,21 @@ void floe_server_table_settings(const floe_server_config *cfg, const char *table
  *
  * The default hook (floe_server_commit_iceberg) appends the files in one snapshot; on
  * every attempt, on the metadata the attempt starts from, it checks that none of the ids
- * appears in any snapshot. If one does (another worker whose lease ran out got there
- * first) nothing is committed and the outcome is a conflict: the next round's history
- * check settles which ids are done.
+ * appears in any snapshot, and the pointer swap itself marks the landing files committed
+ * in the landing index (in the catalog database, in the swap's transaction) provided
+ * each is still leased to this worker. If an id is in a snapshot, or a file is no longer
+ * this worker's (another worker whose lease ran out got there first), nothing is
+ * committed and the outcome is a conflict.
  *
  * Hook results:
  *   0                    committed; *snapshot_id set
  *   FLOE_COMMIT_NOOP (1) every id is already in the table's history, in snapshot
  *                        *snapshot_id; the data files are deleted (the default hook does
  *                        not report it: the compactor settles such ids before converting)
- *   FLOE_ECONFLICT       nothing committed (retries ran out, or some id was committed by
- *                        someone else meanwhile); files deleted, the landing files go back
- *                        to pending
+ *   FLOE_ECONFLICT       nothing committed (retries ran out, or some landing file was
+ *                        committed by someone else meanwhile); files deleted; landing files
+ *                        the table now holds are marked committed, the others go back to
+ *                        pending if this worker still holds their lease
  *   FLOE_EUNKNOWN_STATE  the swap may have happened: nothing is deleted, the landing files
  *                        stay leased until a restart or the lease's end; then the history
  *                        check settles it

@@ -56,6 +56,13 @@ void floe_sql_close(floe_sql *db); /* accepts NULL; rolls back an open transacti
 /* "sqlite" or "postgresql". */
 const char *floe_sql_dialect(const floe_sql *db);
 
+/* The database's clock: an SQL expression for milliseconds since the epoch (static text,
+ * to put into statements), and its value now. Times that several processes compare
+ * (leases, claims, ages in the landing index) are read from this one clock, never from
+ * each machine's own. */
+const char *floe_sql_clock_ms_expr(const floe_sql *db);
+int floe_sql_clock_ms(floe_sql *db, int64_t *now_ms, floe_error *err);
+
 /* A statement without result rows; *changes (if non-NULL) receives the rows changed. */
 int floe_sql_exec(floe_sql *db, const char *sql, const char *const *params, size_t nparams,
                   int64_t *changes, floe_error *err);

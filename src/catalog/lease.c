@@ -13,7 +13,8 @@
  *             another claimer is deciding on is skipped, not waited for), LIMIT 1, and
  *             UPDATE the one locked. SQLite: BEGIN IMMEDIATE serialises claimers.
  *   renew     UPDATE ... WHERE owner = us: a lease taken over is not renewed.
- *   release   DELETE ... WHERE owner = us.
+ *   release   DELETE ... WHERE owner = us (or, for a restarted process, owner LIKE
+ *             "<its name>/%": its predecessor's).
  * A row with owner '' (made by acquire_any) is a lease nobody holds.
  *
  * Unknown outcomes (FLOE_EUNKNOWN_STATE: the connection was lost after sending) are
@@ -49,8 +50,8 @@ static const char SQL_CREATE_LEASES[] =
     "PRIMARY KEY (catalog_name, table_namespace, table_name, job))";
 
 /* Milliseconds since the epoch by the database's clock. */
-#define NOW_PG "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)"
-#define NOW_SQLITE "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+#define NOW_PG FLOE_SQL_NOW_PG
+#define NOW_SQLITE FLOE_SQL_NOW_SQLITE
 
 #define KEY_WHERE "catalog_name = ? AND table_namespace = ? AND table_name = ? AND job = ?"
 
@@ -382,6 +383,26 @@ int floe_lease_release(floe_lease_store *s, const floe_lease_key *k, const char 
     FLOE_FORWARD_IF_ERROR(check_text("owner", owner, false, err));
     const char *params[] = {k->catalog_name, k->table_namespace, k->table_name, k->job, owner};
     return floe_sql_exec(s->db, SQL_RELEASE, params, 5, NULL, err);
+}
+
+int floe_lease_release_prefix(floe_lease_store *s, const char *catalog_name,
+                              const char *owner_prefix, const char *job_prefix,
+                              int64_t *released, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_text("catalog name", catalog_name, false, err));
+    FLOE_FORWARD_IF_ERROR(check_text("owner prefix", owner_prefix, false, err));
+    FLOE_FORWARD_IF_ERROR(check_text("job prefix", job_prefix, true, err));
+    char ol[24], jl[24];
+    snprintf(ol, sizeof ol, "%zu", strlen(owner_prefix));
+    snprintf(jl, sizeof jl, "%zu", strlen(job_prefix));
+    const char *params[] = {catalog_name, ol, owner_prefix, jl, job_prefix};
+    int64_t n = 0;
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(
+        s->db, "DELETE FROM floe_leases WHERE catalog_name = ? AND "
+               "substr(owner, 1, CAST(? AS INTEGER)) = ? AND "
+               "substr(job, 1, CAST(? AS INTEGER)) = ?", params, 5, &n, err));
+    if (released)
+        *released = n;
+    return 0;
 }
 
 void floe_lease_owner_id(char out[128]) {

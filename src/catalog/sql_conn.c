@@ -9,6 +9,7 @@
  *   sqlite:///relative.db, sqlite:////abs.db    SQLite file
  *   a path without "://"                        SQLite file
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "sql_driver.h"
@@ -122,9 +123,34 @@ void floe_sql_close(floe_sql *db) {
 
 const char *floe_sql_dialect(const floe_sql *db) { return db->drv->name; }
 
+const char *floe_sql_clock_ms_expr(const floe_sql *db) {
+    return strcmp(db->drv->name, "postgresql") ? FLOE_SQL_NOW_SQLITE : FLOE_SQL_NOW_PG;
+}
+
+static int clock_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    if (n < 1 || !cols[0] || !floe_parse_i64(cols[0], strlen(cols[0]), ctx))
+        return floe_error_set(err, FLOE_ECORRUPT, "database clock: not a number");
+    return 0;
+}
+
+int floe_sql_clock_ms(floe_sql *db, int64_t *now_ms, floe_error *err) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT %s", floe_sql_clock_ms_expr(db));
+    int64_t v = 0;
+    FLOE_FORWARD_IF_ERROR(floe_sql_query(db, sql, NULL, 0, clock_row, &v, err));
+    *now_ms = v;
+    return 0;
+}
+
+/* Crash points (floe_crash_point) around every statement that may write: before it is
+ * sent, and after it took effect (inside a transaction, "took effect" is the commit). */
 int floe_sql_exec(floe_sql *db, const char *sql, const char *const *params, size_t nparams,
                   int64_t *changes, floe_error *err) {
-    return db->drv->exec(db->conn, sql, params, nparams, changes, err);
+    floe_crash_point();
+    int rc = db->drv->exec(db->conn, sql, params, nparams, changes, err);
+    if (rc == 0 && !db->in_tx)
+        floe_crash_point();
+    return rc;
 }
 
 int floe_sql_query(floe_sql *db, const char *sql, const char *const *params, size_t nparams,
@@ -134,7 +160,11 @@ int floe_sql_query(floe_sql *db, const char *sql, const char *const *params, siz
 
 int floe_sql_query_writes(floe_sql *db, const char *sql, const char *const *params,
                           size_t nparams, floe_sql_row_fn fn, void *ctx, floe_error *err) {
-    return db->drv->query(db->conn, sql, params, nparams, true, fn, ctx, err);
+    floe_crash_point();
+    int rc = db->drv->query(db->conn, sql, params, nparams, true, fn, ctx, err);
+    if (rc == 0 && !db->in_tx)
+        floe_crash_point();
+    return rc;
 }
 
 int floe_sql_begin(floe_sql *db, floe_error *err) {
@@ -149,9 +179,12 @@ int floe_sql_commit(floe_sql *db, floe_error *err) {
     if (!db->in_tx)
         return floe_error_set(err, FLOE_EINVALID, "no transaction is open");
     db->in_tx = false; /* whatever COMMIT answers, the transaction is over */
+    floe_crash_point();
     int rc = db->drv->commit(db->conn, err);
     if (rc < 0) /* (a no-op where the database already ended it) */
         db->drv->rollback(db->conn);
+    else
+        floe_crash_point();
     return rc;
 }
 

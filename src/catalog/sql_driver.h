@@ -16,6 +16,10 @@
 
 typedef struct floe_sql_conn floe_sql_conn;
 
+/* Milliseconds since the epoch by the database's clock (floe_sql_clock_ms_expr). */
+#define FLOE_SQL_NOW_PG "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS BIGINT)"
+#define FLOE_SQL_NOW_SQLITE "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+
 typedef struct floe_sql_driver {
     const char *name; /* dialect: "sqlite", "postgresql" */
     /* After a statement reported FLOE_EUNKNOWN_STATE, what the next read on the same

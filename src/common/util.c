@@ -7,10 +7,12 @@
 #include "floe/common.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libdeflate.h>
 
@@ -187,8 +189,33 @@ int64_t floe_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static _Atomic int64_t wall_skew_ms;
+
+void floe_wall_clock_skew(int64_t ms) { atomic_store(&wall_skew_ms, ms); }
+
 int64_t floe_wall_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+           atomic_load_explicit(&wall_skew_ms, memory_order_relaxed);
+}
+
+/* ---- simulated crashes (tests) ------------------------------------------------------- */
+
+static _Atomic uint64_t crash_at;    /* 0 = never */
+static _Atomic uint64_t crash_seen;
+
+void floe_crash_arm(uint64_t nth) {
+    atomic_store(&crash_at, 0);
+    atomic_store(&crash_seen, 0);
+    atomic_store(&crash_at, nth);
+}
+
+uint64_t floe_crash_count(void) { return atomic_load(&crash_seen); }
+
+void floe_crash_point(void) {
+    uint64_t n = atomic_fetch_add_explicit(&crash_seen, 1, memory_order_relaxed) + 1;
+    uint64_t at = atomic_load_explicit(&crash_at, memory_order_relaxed);
+    if (at && n == at)
+        _exit(FLOE_CRASH_EXIT);
 }

@@ -52,6 +52,9 @@ uint64_t floe_io_fault_count(floe_io_fault_kind kind) {
 int floe_io_fault_hit(floe_io_fault_kind kind) {
     if ((unsigned)kind >= FLOE_IO_FAULT_NKINDS)
         return 0;
+    if (kind == FLOE_IO_FAULT_WRITE || kind == FLOE_IO_FAULT_FSYNC ||
+        kind == FLOE_IO_FAULT_RENAME)
+        floe_crash_point(); /* a step that changes what is on disk */
     uint64_t n = atomic_fetch_add_explicit(&fault_count[kind], 1, memory_order_relaxed) + 1;
     uint64_t at = atomic_load_explicit(&fault_at[kind], memory_order_relaxed);
     if (at == 0 || n < at || (n > at && atomic_load(&fault_once[kind])))

@@ -1,14 +1,16 @@
 /*
  * landing_lifecycle.c - delete landing files whose records are in the table (maint.h S5).
  *
- * Works on the server's landing index (src/server/landing.c): a SQLite file
- * <warehouse>/_landing/_index.db beside local landing files, or the catalog's own
- * database (PostgreSQL, or a remote warehouse), reached through floe_sql either way:
+ * Works on the server's landing index (src/server/landing.c): in the catalog's own
+ * database (or, through index_path, a SQLite file of an earlier release,
+ * <warehouse>/_landing/_index.db), reached through floe_sql either way:
  *     landing_files(id, node, seq, tbl, part, kind, uri, bytes, raw_bytes, records,
  *                   first_frame, last_frame, created_ms, state, lease_until_ms,
  *                   snapshot_id)
  * and the states of DESIGN.md's landing-file machine: pending, compacting, committed,
  * missing, quarantine (quarantine files), and deleted (written here).
+ *
+ * Ages: created_ms is the database's clock, and so is "now" (unless the caller gives one).
  *
  * Per file: delete the file, then mark the row 'deleted' - with "AND state=<expected>" so
  * a row someone else changed meanwhile is left alone. A crash in between leaves a row
@@ -167,6 +169,9 @@ int floe_maint_landing_lifecycle(const char *warehouse,
         r.no_index = true;
         goto done;
     }
+    /* created_ms is the database's clock (floe serve writes it so): so is the cut */
+    if (opts->now_ms <= 0)
+        FLOE_CHECK(floe_sql_clock_ms(db, &now, err));
 
     char cut[24], qcut[24];
     snprintf(cut, sizeof cut, "%" PRId64, now - age);

@@ -503,6 +503,12 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
     int64_t now = floe_wall_ms();
     *skipped = false;
     *deleted = 0;
+    /* Ages are judged by the catalog database's clock where there is one: every node that
+     * maintains the table (and writes the landing index it ages) then cuts at the same
+     * moment, however far its own clock is off. */
+    floe_sql *cdb = floe_catalog_sql(m->cat);
+    if (cdb)
+        FLOE_CHECK(floe_sql_clock_ms(cdb, &now, err));
     if (j != FLOE_JOB_LANDING_LIFECYCLE)
         FLOE_CHECK(floe_table_load(m->cat, mt->ns, mt->name, &t, err));
     switch (j) {
@@ -575,13 +581,9 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
         o.table = mt->full;
         o.age_ms = jc->older_than_ms;
         o.quarantine_retention_ms = jc->quarantine_retention_ms;
-        /* where floe serve keeps the index: a SQLite file beside local landing files,
-         * else the catalog's database (PostgreSQL, or a remote warehouse) */
-        floe_sql *cdb = floe_catalog_sql(m->cat);
-        char *wl = floe_io_local_path(floe_catalog_warehouse(m->cat));
-        if (cdb && (!wl || !strcmp(floe_sql_dialect(cdb), "postgresql")))
-            o.db = cdb;
-        floe_free(wl);
+        /* floe serve keeps the index in the catalog's database */
+        o.db = cdb;
+        o.now_ms = now;
         floe_landing_lifecycle_result r;
         FLOE_CHECK(floe_maint_landing_lifecycle(floe_catalog_warehouse(m->cat), &o, &r, err));
         *deleted = r.landing_deleted + r.quarantine_deleted;

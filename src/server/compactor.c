@@ -17,39 +17,51 @@
  *
  * Outcomes (see floe_server_commit_fn):
  *   committed / already committed -> landing files committed (+ snapshot id)
- *   conflict / failure            -> new data files deleted, landing files pending again
+ *   conflict / failure            -> new data files deleted; ids the table holds now (a
+ *                                    no-op: another worker was first) settled committed;
+ *                                    the rest given back (pending) if still ours
  *   unknown                       -> nothing deleted; the landing files stay leased until a
  *                                    restart (or the lease's end) and step 2 settles them
  *
- * Why each id reaches the table once (I2): an id enters a snapshot only through an append
- * whose every attempt found it in no snapshot of the attempt's base, and the catalog moves
- * only by compare-and-swap from that base; so no two snapshots share an id. An id is
- * converted again only when step 2 finds it in no snapshot, i.e. nothing committed holds
- * its records. Both rest on the history still holding the snapshot: expiry must not
- * remove a snapshot whose landing ids the index has not yet marked committed (the
- * default retention of days is far longer than a lease).
+ * Why each landing file reaches the table once (I2). The landing index is in the catalog
+ * database, and the default hook's pointer swap marks the job's landing files committed
+ * in the swap's own transaction (swap_hook) - but only files still compacting under this
+ * worker's lease (compare-and-set on state and lease_owner); any other file rolls the
+ * swap back. So a file is committed by at most one snapshot, and once committed the
+ * index says so whatever later happens to that snapshot (expiry): no file goes from
+ * committed back to pending (releases are compare-and-sets on the releasing worker's
+ * own lease, settles only ever mark committed). The table's history (floe.landing-ids,
+ * checked before converting and on every commit attempt) is the second line: it catches
+ * custom hooks that commit without the swap hook, and files an earlier release's index
+ * left leased after a crash.
+ *
+ * State changes of a landing file (rows of landing_files) and who makes them:
+ *   -> pending              landing.c seal_write (INSERT)
+ *   pending -> compacting   lease_take, compare-and-set (still pending, or its file lease
+ *                           ran out by the database's clock), lease_owner = this worker
+ *   compacting -> committed swap_hook (compare-and-set on owner), lease_settle (the table
+ *                           holds it: any state but deleted), lease_settle owned_only
+ *                           (all its records went to the quarantine)
+ *   compacting -> pending   lease_release (compare-and-set on owner), release_predecessor
+ *                           (owner is this node's earlier process)
+ *   pending|compacting -> missing   landing.c at start (the file is gone)
+ *   committed -> deleted    floe maintain's landing lifecycle (compare-and-set on state)
  *
  * Parquet settings: the table's write.* properties (floe_table_parquet_options), except
  * that landing output keeps floe's own defaults where the table sets nothing: Snappy, and
  * a target file size of the server's target_file_size (128 MB) - which, when configured
  * for the table or in [defaults], wins over write.target-file-size-bytes.
  *
- * Where the landing index is in the catalog's database (PostgreSQL, or any catalog with a
- * remote warehouse: landing.c), the default hook's pointer swap marks the landing files
- * committed in its own transaction (floe_catalog_set_swap_hook): the snapshot and the
- * index change become visible together (I2). Where the index is a file of its own
- * (SQLite catalog, local warehouse), the commit and the index update are two steps, and
- * step 2 is what makes a crash between them harmless.
- *
  * Scale-out. Any number of processes (floe serve --role all|compactor, floe work) compact
  * the landing files of one shared index, whichever node wrote them. A partition is
  * compacted only under its lease (floe/lease.h: job "landing/<partition>" of the table,
  * claimed with SELECT ... FOR UPDATE SKIP LOCKED among the due partitions), renewed every
  * ttl/3 by a renewer thread while the job runs; a worker that dies loses it after the ttl
- * (FLOE_COMPACT_LEASE_MS, default 60 s) and the files it had leased (state compacting,
- * lease_until_ms = the same ttl) are taken by the next holder, which settles them against
- * the history first. Two holders in a row (a stalled worker whose lease ran out) cannot
- * commit an id twice: the per-attempt id check and the catalog's compare-and-swap decide.
+ * (FLOE_COMPACT_LEASE_MS, default 60 s; at once when its node starts again) and the files
+ * it had leased (state compacting, lease_until_ms = the same ttl, by the database's clock)
+ * are taken by the next holder, which settles them against the history first. Two
+ * holders in a row (a stalled worker whose lease ran out) cannot commit a file twice: the
+ * swap hook's compare-and-set on the file's lease decides.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +167,23 @@ static size_t history_find(id_set *s, const floe_table_metadata *m) {
     return found;
 }
 
+/* The compactor's state: its lease stores, its name as a lease owner, the partition it
+ * works on (renewed by the renewer thread). */
+typedef struct srv_comp {
+    floe_lease_store *store;   /* the compactor thread's */
+    floe_lease_store *rstore;  /* the renewer's: one connection per thread */
+    char owner[128];
+    int64_t ttl_ms;
+    pthread_t thr;
+    bool thr_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, active;
+    char ns[256], tname[256], job[256];
+    _Atomic bool lost;
+    _Atomic uint64_t claimed, skipped;
+} srv_comp;
+
 /* ---- the default commit hook: an Iceberg append ---------------------------------------- */
 
 typedef struct id_check {
@@ -217,8 +246,15 @@ int floe_server_commit_iceberg(void *ctx, floe_landing_commit *c, int64_t *snaps
     FLOE_CHECK(floe_append_set_summary(a, SUMMARY_PARTITION, c->partition, err));
     floe_append_set_check(a, ids_unconsumed, &ck);
     s->swap_job = c; /* the swap hook marks c's landing files committed */
+    s->swap_append = a;
     rc = floe_append_commit(a, &res, err);
     s->swap_job = NULL;
+    s->swap_append = NULL;
+    if (rc == FLOE_ECANCELLED) { /* the swap hook: the files are no longer this job's */
+        char why[FLOE_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "landing files taken over");
+        rc = floe_error_set(err, FLOE_ECONFLICT, "table %s: %s", c->table, why);
+    }
     if (rc < 0)
         goto done;
     if (res.noop) {
@@ -247,7 +283,11 @@ done:
 
 /* floe_catalog_swap_hook_fn: inside the swap's transaction, on the catalog's connection
  * (cat_mu is held by the committer), record the landing files of the commit in progress
- * as committed. Swaps of other tables (schema evolution) pass. */
+ * as committed - each only if it is still compacting under this worker's lease. A file
+ * that is not (another worker took it over and committed it, or released it) fails the
+ * hook, which rolls the swap back: the landing index, not the table's history (which
+ * expiry shortens), is what keeps a landing file from being committed twice. Swaps of
+ * other tables (schema evolution) pass. */
 static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
                      const char *expected, const char *new_location, floe_error *err) {
     (void)expected;
@@ -259,25 +299,12 @@ static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
     size_t nl = strlen(ns);
     if (strncmp(c->table, ns, nl) != 0 || c->table[nl] != '.' || strcmp(c->table + nl + 1, name))
         return 0;
-    return srv_index_mark_committed(db, c->landing_ids, c->nlanding, err);
+    return srv_index_mark_committed(db, c->landing_ids, c->nlanding, s->comp->owner,
+                                    floe_append_snapshot_id(s->swap_append), err);
 }
 
 /* ---- partition leases ------------------------------------------------------------------ */
 
-typedef struct srv_comp {
-    floe_lease_store *store;   /* the compactor thread's */
-    floe_lease_store *rstore;  /* the renewer's: one connection per thread */
-    char owner[128];
-    int64_t ttl_ms;
-    pthread_t thr;
-    bool thr_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop, active;
-    char ns[256], tname[256], job[256];
-    _Atomic bool lost;
-    _Atomic uint64_t claimed, skipped;
-} srv_comp;
 
 static void comp_key(srv_comp *c, floe_lease_key *k, const char *catalog) {
     k->catalog_name = catalog;
@@ -397,62 +424,6 @@ static int lease_row(void *ctx, const char *const *cols, size_t n, floe_error *e
     return 0;
 }
 
-/* Take the partition's pending files (and those whose file lease ran out) for ttl. The
- * caller holds the partition's lease, so nobody else takes files of it meanwhile. */
-static int lease_take(floe_server *s, const char *tbl, const char *part, int64_t ttl_ms,
-                      lease *out, floe_error *err) {
-    srv_landing *L = &s->land;
-    int64_t now = floe_wall_ms();
-    char p_now[24], p_until[24], p_id[24];
-    const char *sel[] = {tbl, part, srv_i64(p_now, now)};
-    srv_i64(p_until, now + ttl_ms);
-    pthread_mutex_lock(&L->idx_mu);
-    int rc = floe_sql_begin(L->db, err);
-    if (rc == 0)
-        rc = floe_sql_query(L->db, "SELECT id, node, seq, uri, bytes FROM landing_files WHERE "
-                            "tbl=? AND part=? AND kind=1 AND (state='pending' OR (state="
-                            "'compacting' AND lease_until_ms<?)) ORDER BY id LIMIT 2000",
-                            sel, 3, lease_row, out, err);
-    for (size_t i = 0; i < out->n && rc == 0; i++) {
-        const char *up[] = {p_until, srv_i64(p_id, out->ids[i])};
-        rc = floe_sql_exec(L->db, "UPDATE landing_files SET state='compacting', "
-                           "lease_until_ms=? WHERE id=?", up, 2, NULL, err);
-    }
-    if (rc == 0)
-        rc = floe_sql_commit(L->db, err);
-    else
-        floe_sql_rollback(L->db);
-    pthread_mutex_unlock(&L->idx_mu);
-    if (rc == FLOE_EUNKNOWN_STATE)
-        rc = FLOE_EIO; /* files leased or not: the lease runs out either way */
-    return rc;
-}
-
-/* Set the lease's files to `state` with `snapshot` (0 = none). With per_file, only the
- * files whose entry is non-zero change, each to committed in that snapshot. */
-static int lease_finish(floe_server *s, const lease *l, const char *state, int64_t snapshot,
-                        const int64_t *per_file, floe_error *err) {
-    srv_landing *L = &s->land;
-    pthread_mutex_lock(&L->idx_mu);
-    int rc = floe_sql_begin(L->db, err);
-    for (size_t i = 0; i < l->n && rc == 0; i++) {
-        int64_t snap = per_file ? per_file[i] : snapshot;
-        if (per_file && !snap)
-            continue;
-        char p_id[24], p_snap[24];
-        const char *params[] = {state, snap > 0 ? srv_i64(p_snap, snap) : NULL,
-                                srv_i64(p_id, l->ids[i])};
-        rc = floe_sql_exec(L->db, "UPDATE landing_files SET state=?, lease_until_ms=NULL, "
-                           "snapshot_id=? WHERE id=?", params, 3, NULL, err);
-    }
-    if (rc == 0)
-        rc = floe_sql_commit(L->db, err);
-    else
-        floe_sql_rollback(L->db);
-    pthread_mutex_unlock(&L->idx_mu);
-    return rc;
-}
-
 /* Drop the files whose per_file entry is non-zero from the lease (order kept). */
 static void lease_drop(lease *l, const int64_t *per_file) {
     size_t k = 0;
@@ -468,6 +439,107 @@ static void lease_drop(lease *l, const int64_t *per_file) {
         k++;
     }
     l->n = k;
+}
+
+/* Take the partition's pending files (and those whose file lease ran out) for ttl, under
+ * this worker's name (lease_owner). The caller holds the partition's lease, so nobody
+ * else should take files of it meanwhile; each row still changes only while it is free
+ * (compare-and-set), and a row that is not is left out of the job. */
+static int lease_take(floe_server *s, const char *tbl, const char *part, int64_t ttl_ms,
+                      lease *out, floe_error *err) {
+    srv_landing *L = &s->land;
+    char p_ttl[24], p_id[24];
+    const char *sel[] = {tbl, part};
+    srv_i64(p_ttl, ttl_ms);
+    lease cand = {0};
+    int64_t *took = NULL;
+    pthread_mutex_lock(&L->idx_mu);
+    int rc = floe_sql_begin(L->db, err);
+    if (rc == 0)
+        rc = floe_sql_query(L->db, L->q[SQ_LEASE_SELECT], sel, 2, lease_row, &cand, err);
+    if (rc == 0 && cand.n && !(took = floe_calloc(cand.n, sizeof *took)))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cand.n && rc == 0; i++) {
+        const char *up[] = {p_ttl, s->comp->owner, srv_i64(p_id, cand.ids[i])};
+        int64_t changed = 0;
+        rc = floe_sql_exec(L->db, L->q[SQ_LEASE_TAKE], up, 3, &changed, err);
+        took[i] = changed == 1 ? 0 : 1; /* lease_drop removes the non-zero ones */
+    }
+    if (rc == 0)
+        rc = floe_sql_commit(L->db, err);
+    else
+        floe_sql_rollback(L->db);
+    pthread_mutex_unlock(&L->idx_mu);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        rc = FLOE_EIO; /* files leased or not: the lease runs out either way */
+    if (rc == 0) {
+        if (cand.n)
+            lease_drop(&cand, took);
+        *out = cand;
+        memset(&cand, 0, sizeof cand);
+    }
+    lease_free(&cand);
+    floe_free(took);
+    return rc;
+}
+
+/* The lease's files are in the table: committed, with the snapshot holding each
+ * (per_file[i], or snapshot for all; 0 = not known). Truthful whoever holds the file
+ * now, so it needs no lease (only a file already deleted by the lifecycle is left
+ * alone); a snapshot id already recorded is kept. With per_file, files whose entry is 0
+ * are not touched. With owned_only, a file changes only while it is still compacting
+ * under this worker's lease (for "committed" that rests on this job's own judgement, not
+ * on the table). */
+static int lease_settle(floe_server *s, const lease *l, int64_t snapshot,
+                        const int64_t *per_file, bool owned_only, floe_error *err) {
+    srv_landing *L = &s->land;
+    pthread_mutex_lock(&L->idx_mu);
+    int rc = floe_sql_begin(L->db, err);
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        int64_t snap = per_file ? per_file[i] : snapshot;
+        if (per_file && !snap)
+            continue;
+        char p_id[24], p_snap[24];
+        const char *params[] = {snap > 0 ? srv_i64(p_snap, snap) : NULL,
+                                srv_i64(p_id, l->ids[i]), s->comp->owner};
+        rc = floe_sql_exec(L->db, owned_only
+                           ? "UPDATE landing_files SET state='committed', lease_until_ms=NULL, "
+                             "lease_owner=NULL, snapshot_id=COALESCE(snapshot_id, "
+                             "CAST(? AS BIGINT)) WHERE id=? AND state='compacting' AND "
+                             "lease_owner=?"
+                           : "UPDATE landing_files SET state='committed', lease_until_ms=NULL, "
+                             "lease_owner=NULL, snapshot_id=COALESCE(snapshot_id, "
+                             "CAST(? AS BIGINT)) WHERE id=? AND state<>'deleted'",
+                           params, owned_only ? 3 : 2, NULL, err);
+    }
+    if (rc == 0)
+        rc = floe_sql_commit(L->db, err);
+    else
+        floe_sql_rollback(L->db);
+    pthread_mutex_unlock(&L->idx_mu);
+    return rc;
+}
+
+/* Give the lease's files back (pending): only those still compacting under this
+ * worker's lease, so a release never undoes another worker's lease or commit - a
+ * committed file never goes back to pending. */
+static int lease_release(floe_server *s, const lease *l, floe_error *err) {
+    srv_landing *L = &s->land;
+    pthread_mutex_lock(&L->idx_mu);
+    int rc = floe_sql_begin(L->db, err);
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        char p_id[24];
+        const char *params[] = {srv_i64(p_id, l->ids[i]), s->comp->owner};
+        rc = floe_sql_exec(L->db, "UPDATE landing_files SET state='pending', "
+                           "lease_until_ms=NULL, lease_owner=NULL WHERE id=? AND "
+                           "state='compacting' AND lease_owner=?", params, 2, NULL, err);
+    }
+    if (rc == 0)
+        rc = floe_sql_commit(L->db, err);
+    else
+        floe_sql_rollback(L->db);
+    pthread_mutex_unlock(&L->idx_mu);
+    return rc;
 }
 
 /* ---- one partition ------------------------------------------------------------------- */
@@ -675,6 +747,51 @@ done:
     return rc;
 }
 
+/* Mark the files whose settled[i] (the snapshot holding file i) is non-zero committed
+ * and drop them from the lease. */
+static int settle_found(floe_server *s, const char *tbl, lease *l, const int64_t *settled,
+                        floe_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        n += settled[i] != 0;
+    if (n == 0)
+        return 0;
+    FLOE_FORWARD_IF_ERROR(lease_settle(s, l, 0, settled, false, err));
+    for (size_t i = 0; i < l->n; i++)
+        if (settled[i])
+            floe_log(FLOE_LOG_INFO, "serve: %s: landing file %s is already in snapshot %lld: "
+                     "marked committed", tbl, l->landing_ids[i], (long long)settled[i]);
+    atomic_fetch_add(&s->m.settled, n);
+    lease_drop(l, settled);
+    return 0;
+}
+
+/* Look the lease's ids up in the table's current history and settle those found. */
+static int settle_from_history(floe_server *s, const srv_table *t, lease *l,
+                               floe_error *err) {
+    floe_table *ft = NULL;
+    id_set set = {0};
+    int64_t *found = NULL;
+    int rc = 0;
+    if (l->n == 0)
+        return 0;
+    if (!(found = floe_calloc(l->n, sizeof *found)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->cat_mu);
+    rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
+    if (rc == 0)
+        rc = id_set_init(&set, (const char *const *)l->landing_ids, l->n, err);
+    if (rc == 0 && history_find(&set, floe_table_metadata_get(ft)))
+        memcpy(found, set.snap, l->n * sizeof *found);
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    if (rc == 0)
+        rc = settle_found(s, t->name, l, found, err);
+    id_set_free(&set);
+    floe_free(found);
+    return rc;
+}
+
 static int compact_partition(floe_server *s, const char *tbl, const char *part,
                              floe_error *err) {
     staged stg = {0};
@@ -706,14 +823,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     for (size_t i = 0; i < l.n; i++)
         nsettled += settled[i] != 0;
     if (nsettled) {
-        FLOE_CHECK(lease_finish(s, &l, "committed", 0, settled, err));
-        for (size_t i = 0; i < l.n; i++)
-            if (settled[i])
-                floe_log(FLOE_LOG_INFO, "serve: %s: landing file %s is already in snapshot "
-                         "%lld: marked committed", tbl, l.landing_ids[i],
-                         (long long)settled[i]);
-        atomic_fetch_add(&s->m.settled, nsettled);
-        lease_drop(&l, settled);
+        FLOE_CHECK(settle_found(s, tbl, &l, settled, err));
         if (l.n == 0) {
             release = false;
             goto done;
@@ -755,15 +865,14 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     if (fc.n == 0) {
         /* every record went to the quarantine: nothing to commit */
         release = false;
-        rc = lease_finish(s, &l, "committed", 0, NULL, err);
+        rc = lease_settle(s, &l, 0, NULL, true, err);
         goto done;
     }
 
     /* step 4: commit, unless the partition's lease was lost meanwhile (another worker may
-     * be converting the same files: its commit or ours would lose the id check anyway) */
+     * be converting the same files: its commit or ours would find them no longer ours) */
     if (atomic_load(&s->comp->lost)) {
         files_delete(&fc);
-        release = false;
         FLOE_FAIL(err, FLOE_ECONFLICT, "%s/%s: the partition's lease was lost", tbl, part);
     }
     floe_landing_commit c = {
@@ -786,9 +895,10 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         atomic_fetch_add(&s->m.commits, 1);
         if (rc == 0)
             atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
-        /* from here on a failure leaves the files leased: step 2 settles them later */
+        /* from here on a failure leaves the files leased: step 2 settles them later (the
+         * default hook's swap has marked them committed already) */
         release = false;
-        rc = lease_finish(s, &l, "committed", snapshot, NULL, err);
+        rc = lease_settle(s, &l, snapshot, NULL, false, err);
         goto done;
     }
     atomic_fetch_add(&s->m.commit_failures, 1);
@@ -800,11 +910,21 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     if (rc == FLOE_ECONFLICT)
         atomic_fetch_add(&s->m.conflicts, 1);
     files_delete(&fc);
-done:
-    if (release) {
+    /* Nothing of this job was committed. Ids that are in the table now (a no-op: another
+     * worker committed them first) are settled as committed at once; the release below
+     * gives back only the rest, and only what is still ours. */
+    {
         floe_error e2;
         floe_error_clear(&e2);
-        if (lease_finish(s, &l, "pending", 0, NULL, &e2) < 0)
+        if (settle_from_history(s, t, &l, &e2) < 0)
+            floe_log(FLOE_LOG_WARN, "serve: %s/%s: settling after the failed commit: %s (the "
+                     "next round does)", tbl, part, e2.msg);
+    }
+done:
+    if (release && l.n) {
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (lease_release(s, &l, &e2) < 0)
             floe_log(FLOE_LOG_ERROR, "serve: %s/%s: %s (the lease runs out instead)", tbl,
                      part, e2.msg);
     }
@@ -831,20 +951,20 @@ typedef struct due_ctx {
     floe_strlist ptbls, pparts; /* not due: candidates under pressure, with their bytes */
     int64_t *pbytes;
     size_t npcap;
-    int64_t now, lag;
+    int64_t lag;
     floe_strlist tbls, parts;
 } due_ctx;
 
-/* Row: tbl, part, SUM(bytes), MIN(created_ms). */
+/* Row: tbl, part, SUM(bytes), age of the oldest file (ms, by the database's clock). */
 static int due_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
     due_ctx *d = ctx;
     if (n < 4 || !cols[0] || !cols[1])
         return 0;
-    int64_t bytes = srv_atoi64(cols[2]), oldest = srv_atoi64(cols[3]);
-    if (d->now - oldest > d->lag)
-        d->lag = d->now - oldest;
+    int64_t bytes = srv_atoi64(cols[2]), age = srv_atoi64(cols[3]);
+    if (age > d->lag)
+        d->lag = age;
     if (d->force || bytes >= srv_table_setting(d->s, cols[0], SET_COMPACT_BYTES) ||
-        d->now - oldest >= srv_table_setting(d->s, cols[0], SET_COMPACT_AGE)) {
+        age >= srv_table_setting(d->s, cols[0], SET_COMPACT_AGE)) {
         FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->tbls, cols[0], err));
         FLOE_FORWARD_IF_ERROR(floe_strlist_push(&d->parts, cols[1], err));
         d->over -= bytes;
@@ -967,21 +1087,16 @@ done:
  * another worker holds is not one. */
 static int compact_round(floe_server *s, bool force, floe_error *err) {
     srv_landing *L = &s->land;
-    due_ctx d = {.s = s, .force = force, .now = floe_wall_ms()};
+    due_ctx d = {.s = s, .force = force};
     int64_t cap = s->cfg.max_pending_bytes, backlog = atomic_load(&L->pending_bytes);
     if (!force && cap > 0 && backlog > cap / 2) {
         d.pressure = true;
         d.over = backlog - cap / 2;
     }
-    char p_now[24];
-    const char *params[] = {srv_i64(p_now, d.now)};
     floe_error e;
     floe_error_clear(&e);
     pthread_mutex_lock(&L->idx_mu);
-    int rc = floe_sql_query(L->db, "SELECT tbl, part, SUM(bytes), MIN(created_ms) FROM "
-                            "landing_files WHERE kind=1 AND (state='pending' OR (state="
-                            "'compacting' AND lease_until_ms<?)) GROUP BY tbl, part "
-                            "ORDER BY tbl, part", params, 1, due_row, &d, &e);
+    int rc = floe_sql_query(L->db, L->q[SQ_DUE], NULL, 0, due_row, &d, &e);
     pthread_mutex_unlock(&L->idx_mu);
     if (rc < 0) {
         floe_log(FLOE_LOG_ERROR, "serve: landing index: %s", e.msg);
@@ -1069,6 +1184,30 @@ static void comp_free(floe_server *s) {
     s->comp = NULL;
 }
 
+/* The partition leases and file leases this node's compactor held before it stopped (a
+ * crash, kill -9) are released now rather than at their end: owners "<node>/..." (see
+ * srv_compactor_start) name this node's processes only, and this one is starting. Were
+ * such a process still alive, its commit would find its files no longer its own and
+ * commit nothing (swap_hook). */
+static int release_predecessor(floe_server *s, floe_error *err) {
+    srv_comp *c = s->comp;
+    char prefix[64], plen[24];
+    snprintf(prefix, sizeof prefix, "%.40s/", s->node); /* as c->owner begins */
+    int64_t leases = 0, files = 0;
+    FLOE_FORWARD_IF_ERROR(floe_lease_release_prefix(c->store, floe_catalog_name(s->catalog),
+                                                    prefix, "landing/", &leases, err));
+    const char *pp[] = {srv_i64(plen, (int64_t)strlen(prefix)), prefix};
+    pthread_mutex_lock(&s->land.idx_mu);
+    int rc = floe_sql_exec(s->land.db, "UPDATE landing_files SET state='pending', "
+                           "lease_until_ms=NULL, lease_owner=NULL WHERE state='compacting' AND "
+                           "substr(lease_owner, 1, CAST(? AS INTEGER)) = ?", pp, 2, &files, err);
+    pthread_mutex_unlock(&s->land.idx_mu);
+    if (rc == 0 && (leases || files))
+        floe_log(FLOE_LOG_INFO, "serve: released %lld partition leases and %lld landing files "
+                 "of this node's earlier process", (long long)leases, (long long)files);
+    return rc;
+}
+
 int srv_compactor_start(floe_server *s, floe_error *err) {
     int rc = 0;
     srv_comp *c = floe_calloc(1, sizeof *c);
@@ -1083,11 +1222,13 @@ int srv_compactor_start(floe_server *s, floe_error *err) {
         c->ttl_ms = atoll(env);
     char id[128];
     floe_lease_owner_id(id);
+    /* "<node>/...": a restart of this node releases its earlier processes' leases by that
+     * prefix (release_predecessor) */
     snprintf(c->owner, sizeof c->owner, "%.40s/%.80s", s->node, id);
     FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->store, err));
     FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->rstore, err));
-    if (s->land.db_is_catalog)
-        FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
+    FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
+    FLOE_CHECK(release_predecessor(s, err));
     if (pthread_create(&c->thr, NULL, renewer_main, s) != 0)
         FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the lease renewer thread");
     c->thr_started = true;
@@ -1118,7 +1259,7 @@ void srv_compactor_stop(floe_server *s) {
         pthread_join(c->thr, NULL);
         c->thr_started = false;
     }
-    if (s->land.db_is_catalog && s->catalog)
+    if (s->catalog)
         (void)floe_catalog_set_swap_hook(s->catalog, NULL, NULL, NULL);
     comp_free(s);
 }

@@ -608,8 +608,16 @@ int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_
                            "another node; retry later for its answer");
             goto fail;
         }
-        if (rc < 0) {
-            floe_error_set(&err, rc, "idempotency lookup failed");
+        if (rc == FLOE_ENOMEM) {
+            floe_error_set(&err, rc, "out of memory");
+            goto fail;
+        }
+        if (rc < 0) { /* fail closed: taking it might take a retry twice */
+            status = 503;
+            *retry_after = 2;
+            floe_error_set(&err, rc, "the idempotency index cannot be reached to look this "
+                           "Idempotency-Key up; retry later (requests without a key are "
+                           "still taken)");
             goto fail;
         }
         key_held = true;

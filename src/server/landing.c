@@ -50,10 +50,12 @@ static uint64_t hash_str(const char *s, size_t n, uint64_t h) {
 /* One schema, two dialects: only the surrogate key differs. Tables:
  *   landing_files  one row per landing (kind 1) or quarantine (kind 2) file: who wrote it
  *                  (node, seq), where it is (uri), the frames it holds, its state
- *                  (pending, compacting + lease_until_ms, committed + snapshot_id,
- *                  quarantine, missing; `floe maintain` sets deleted)
+ *                  (pending, compacting + lease_until_ms + lease_owner, committed +
+ *                  snapshot_id, quarantine, missing; `floe maintain` sets deleted)
  *   idempotency    answers by "<table>\n<key>" for the idempotency window
- *   node_state     reserved */
+ *   idempotency_claims  keys being taken by a node (shared index)
+ *   node_state     reserved
+ * Times (created_ms, lease_until_ms) are the database's clock. */
 static const char *const index_ddl_sqlite[] = {
     ("CREATE TABLE IF NOT EXISTS landing_files("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -62,7 +64,7 @@ static const char *const index_ddl_sqlite[] = {
     " uri TEXT NOT NULL, bytes INTEGER NOT NULL, raw_bytes INTEGER NOT NULL,"
     " records INTEGER NOT NULL, first_frame INTEGER NOT NULL, last_frame INTEGER NOT NULL,"
     " created_ms INTEGER NOT NULL, state TEXT NOT NULL,"
-    " lease_until_ms INTEGER, snapshot_id INTEGER,"
+    " lease_until_ms INTEGER, snapshot_id INTEGER, lease_owner TEXT,"
     " UNIQUE(node, seq))"),
     ("CREATE TABLE IF NOT EXISTS idempotency("
      " tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, answer TEXT NOT NULL)"),
@@ -78,7 +80,7 @@ static const char *const index_ddl_pg[] = {
     " uri TEXT NOT NULL, bytes BIGINT NOT NULL, raw_bytes BIGINT NOT NULL,"
     " records BIGINT NOT NULL, first_frame BIGINT NOT NULL, last_frame BIGINT NOT NULL,"
     " created_ms BIGINT NOT NULL, state TEXT NOT NULL,"
-    " lease_until_ms BIGINT, snapshot_id BIGINT,"
+    " lease_until_ms BIGINT, snapshot_id BIGINT, lease_owner TEXT,"
     " UNIQUE(node, seq))"),
     ("CREATE TABLE IF NOT EXISTS idempotency("
      " tbl_key TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, answer TEXT NOT NULL)"),
@@ -92,6 +94,68 @@ static const char index_by_state[] =
  * file (start-up time grew with the square of the files kept; bench/soak) */
 static const char index_by_uri[] =
     "CREATE INDEX IF NOT EXISTS landing_by_uri ON landing_files(uri)";
+
+/* The statements of the SQ_* enum (server_internal.h); $NOW stands for the database's
+ * clock in milliseconds since the epoch. */
+static const char *const sq_text[SQ_COUNT] = {
+    [SQ_REGISTER] =
+        "INSERT INTO landing_files(node, seq, tbl, part, kind, uri, bytes, raw_bytes, "
+        "records, first_frame, last_frame, created_ms, state) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,$NOW,?)",
+    [SQ_IDEM_LOOKUP] = "SELECT answer FROM idempotency WHERE tbl_key=? AND "
+                       "created_ms >= $NOW - CAST(? AS BIGINT)",
+    /* (key, age, answer, window): an expired answer left under the key is replaced */
+    [SQ_IDEM_STORE] =
+        "INSERT INTO idempotency(tbl_key, created_ms, answer) "
+        "VALUES(?, $NOW - CAST(? AS BIGINT), ?) ON CONFLICT (tbl_key) DO UPDATE SET "
+        "created_ms = excluded.created_ms, answer = excluded.answer WHERE "
+        "idempotency.created_ms < excluded.created_ms - CAST(? AS BIGINT)",
+    [SQ_IDEM_EXPIRE] = "DELETE FROM idempotency WHERE created_ms < $NOW - CAST(? AS BIGINT)",
+    /* (key, node, ttl): ours, new, or taken over when older than ttl */
+    [SQ_IDEM_CLAIM] =
+        "INSERT INTO idempotency_claims(tbl_key, node, created_ms) VALUES(?, ?, $NOW) "
+        "ON CONFLICT (tbl_key) DO UPDATE SET node = excluded.node, created_ms = "
+        "excluded.created_ms WHERE idempotency_claims.created_ms < excluded.created_ms - "
+        "CAST(? AS BIGINT) OR idempotency_claims.node = excluded.node",
+    /* rows: tbl, part, SUM(bytes), age of the oldest file in ms */
+    [SQ_DUE] = "SELECT tbl, part, SUM(bytes), $NOW - MIN(created_ms) FROM landing_files "
+               "WHERE kind=1 AND (state='pending' OR (state='compacting' AND "
+               "lease_until_ms < $NOW)) GROUP BY tbl, part ORDER BY tbl, part",
+    [SQ_LEASE_SELECT] =
+        "SELECT id, node, seq, uri, bytes FROM landing_files WHERE tbl=? AND part=? AND "
+        "kind=1 AND (state='pending' OR (state='compacting' AND lease_until_ms < $NOW)) "
+        "ORDER BY id LIMIT 2000",
+    /* (ttl, owner, id): the row changes only while it is still free */
+    [SQ_LEASE_TAKE] =
+        "UPDATE landing_files SET state='compacting', lease_until_ms = $NOW + "
+        "CAST(? AS BIGINT), lease_owner = ? WHERE id=? AND kind=1 AND (state='pending' OR "
+        "(state='compacting' AND lease_until_ms < $NOW))",
+    [SQ_PENDING] = "SELECT COUNT(*), COALESCE(SUM(bytes),0), $NOW - MIN(created_ms) FROM "
+                   "landing_files WHERE kind=1 AND state IN ('pending','compacting')",
+};
+
+/* tmpl with every $NOW replaced by the dialect's clock expression. Caller frees. */
+static char *with_db_clock(const char *tmpl, const char *now) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int rc = 0;
+    for (const char *p = tmpl; *p && rc == 0;) {
+        const char *at = strstr(p, "$NOW");
+        size_t n = at ? (size_t)(at - p) : strlen(p);
+        rc = floe_buf_append(&b, p, n);
+        if (at && rc == 0)
+            rc = floe_buf_append(&b, now, strlen(now));
+        p = at ? at + 4 : p + n;
+    }
+    if (rc == 0)
+        rc = floe_buf_append_byte(&b, 0);
+    if (rc < 0) {
+        floe_buf_free(&b);
+        return NULL;
+    }
+    size_t len;
+    return floe_buf_detach(&b, &len);
+}
 
 const char *srv_i64(char buf[24], int64_t v) {
     snprintf(buf, 24, "%lld", (long long)v);
@@ -144,7 +208,7 @@ static int ignore_rows(void *ctx, const char *const *cols, size_t n, floe_error 
 }
 
 int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
-                             floe_error *err) {
+                             const char *owner, int64_t snapshot, floe_error *err) {
     for (size_t i = 0; i < n; i++) {
         /* "<node>-<seq>": the node may hold '-', the sequence never does */
         const char *dash = strrchr(ids[i], '-');
@@ -153,14 +217,22 @@ int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
         char *node = floe_strndup(ids[i], (size_t)(dash - ids[i]));
         if (!node)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        char seq[24];
-        const char *params[] = {node, srv_i64(seq, srv_atoi64(dash + 1))};
+        char seq[24], snap[24];
+        const char *params[] = {snapshot ? srv_i64(snap, snapshot) : NULL, node,
+                                srv_i64(seq, srv_atoi64(dash + 1)), owner};
+        int64_t changed = 0;
         int rc = floe_sql_exec(db, "UPDATE landing_files SET state='committed', "
-                               "lease_until_ms=NULL WHERE node=? AND seq=? AND kind=1",
-                               params, 2, NULL, err);
+                               "lease_until_ms=NULL, lease_owner=NULL, snapshot_id=CAST(? AS "
+                               "BIGINT) WHERE node=? AND seq=? AND kind=1 AND "
+                               "state='compacting' AND lease_owner=?", params, 4, &changed,
+                               err);
         floe_free(node);
         if (rc < 0)
             return rc;
+        if (changed != 1)
+            return floe_error_set(err, FLOE_ECANCELLED, "landing file %s is no longer leased "
+                                  "to this worker (taken over, or committed by another): "
+                                  "nothing committed", ids[i]);
     }
     return 0;
 }
@@ -286,31 +358,31 @@ static void idem_unclaim(floe_server *s, const char *k) {
 
 /* Shared index (several ingest nodes): claim the key before taking the request, so that
  * a retry reaching another node while this one works on it, or before its answer is
- * stored (the sealer stores answers every ~250 ms), is not taken as new. 0: claimed (or
- * the index failed: a failed claim counts as claimed, as a failed look-up counts as not
- * seen); *found set: answered meanwhile; FLOE_EBUSY: another node holds the key. A claim
- * older than IDEM_CLAIM_TTL_MS is a dead node's and is taken over. Called with idx_mu. */
+ * stored (the sealer stores answers every ~250 ms), is not taken as new. 0: claimed, or
+ * answered meanwhile (*found set); FLOE_EBUSY: another node holds the key; another
+ * negative code: the index could not be asked, and the request must not be taken (fail
+ * closed: a retry is refused rather than maybe taken twice). A claim older than
+ * IDEM_CLAIM_TTL_MS by the database's clock is a dead node's and is taken over (a node
+ * drops its own claims when it starts again). Called with idx_mu. */
 #define IDEM_CLAIM_TTL_MS (10 * 60 * 1000LL)
 
 static int idem_claim(floe_server *s, const char *k, char **found) {
     srv_landing *l = &s->land;
-    char now[24], stale[24], since[24];
-    int64_t t = floe_wall_ms();
-    const char *cp[] = {k, s->node, srv_i64(now, t), srv_i64(stale, t - IDEM_CLAIM_TTL_MS)};
+    char ttl[24], window[24];
+    const char *cp[] = {k, s->node, srv_i64(ttl, IDEM_CLAIM_TTL_MS)};
     int64_t claimed = 0;
-    if (floe_sql_exec(l->db, "INSERT INTO idempotency_claims(tbl_key, node, created_ms) "
-                      "VALUES(?,?,?) ON CONFLICT (tbl_key) DO UPDATE SET node=excluded.node, "
-                      "created_ms=excluded.created_ms WHERE idempotency_claims.created_ms<? "
-                      "OR idempotency_claims.node=excluded.node", cp, 4, &claimed, NULL) < 0)
-        return 0;
+    int rc = floe_sql_exec(l->db, l->q[SQ_IDEM_CLAIM], cp, 3, &claimed, NULL);
+    if (rc == FLOE_EUNKNOWN_STATE) /* ours or not: claiming again settles it (same node) */
+        rc = floe_sql_exec(l->db, l->q[SQ_IDEM_CLAIM], cp, 3, &claimed, NULL);
+    if (rc < 0)
+        return rc;
     /* the holder may have stored its answer and dropped its claim since our look-up */
-    const char *ap[] = {k, srv_i64(since, t - s->cfg.idempotency_window_ms)};
-    (void)floe_sql_query(l->db, "SELECT answer FROM idempotency WHERE tbl_key=? AND "
-                         "created_ms>=?", ap, 2, first_row_str, found, NULL);
-    if (*found) {
+    const char *ap[] = {k, srv_i64(window, s->cfg.idempotency_window_ms)};
+    rc = floe_sql_query(l->db, l->q[SQ_IDEM_LOOKUP], ap, 2, first_row_str, found, NULL);
+    if (rc < 0 || *found) {
         if (claimed > 0)
             idem_unclaim(s, k);
-        return 0;
+        return rc;
     }
     return claimed > 0 ? 0 : FLOE_EBUSY;
 }
@@ -335,19 +407,22 @@ int srv_idem_begin(floe_server *s, const char *table, const char *key, char **an
         pthread_cond_wait(&l->cv_idem, &l->mu);
     }
     {
-        char since[24];
+        char window[24];
         char *found = NULL;
-        const char *params[] = {k, srv_i64(since, floe_wall_ms() - s->cfg.idempotency_window_ms)};
+        const char *params[] = {k, srv_i64(window, s->cfg.idempotency_window_ms)};
         pthread_mutex_lock(&l->idx_mu);
-        /* a failed lookup counts as not seen: the key is then only known in memory */
-        (void)floe_sql_query(l->db, "SELECT answer FROM idempotency WHERE tbl_key=? AND "
-                             "created_ms>=?", params, 2, first_row_str, &found, NULL);
-        if (!found && l->db_is_catalog)
+        /* answers stored in the index are no longer in memory: a look-up that cannot be
+         * made must not count as "not seen" */
+        rc = floe_sql_query(l->db, l->q[SQ_IDEM_LOOKUP], params, 2, first_row_str, &found,
+                            NULL);
+        if (rc == 0 && !found && l->shared)
             rc = idem_claim(s, k, &found);
         pthread_mutex_unlock(&l->idx_mu);
         if (found) {
             *answer = found;
             rc = 1;
+        } else if (rc < 0 && rc != FLOE_EBUSY && rc != FLOE_ENOMEM) {
+            rc = FLOE_EIO;
         }
     }
     if (rc)
@@ -381,7 +456,7 @@ void srv_idem_abort(floe_server *s, const char *table, const char *key) {
         floe_free(e->key);
         floe_free(e->answer);
         floe_free(e);
-        if (l->db_is_catalog) { /* not taken: a retry may go anywhere */
+        if (l->shared) { /* not taken: a retry may go anywhere */
             pthread_mutex_lock(&l->idx_mu);
             idem_unclaim(s, k);
             pthread_mutex_unlock(&l->idx_mu);
@@ -459,15 +534,15 @@ static int idem_persist(floe_server *s, floe_error *err) {
     pthread_mutex_lock(&l->idx_mu);
     rc = floe_sql_begin(l->db, err);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char ms[24];
-        const char *params[] = {todo[i]->key, srv_i64(ms, todo[i]->created_ms),
-                                todo[i]->answer};
-        rc = floe_sql_exec(l->db, "INSERT INTO idempotency(tbl_key, created_ms, answer) "
-                           "VALUES(?,?,?) ON CONFLICT (tbl_key) DO NOTHING", params, 3, NULL,
-                           err);
+        /* the answer's age by this node's clock, its time by the database's */
+        char age[24], window[24];
+        int64_t a = floe_wall_ms() - todo[i]->created_ms;
+        const char *params[] = {todo[i]->key, srv_i64(age, a > 0 ? a : 0), todo[i]->answer,
+                                srv_i64(window, s->cfg.idempotency_window_ms)};
+        rc = floe_sql_exec(l->db, l->q[SQ_IDEM_STORE], params, 4, NULL, err);
         /* answer and claim change together: a look-up sees one or the other */
         const char *cp[] = {todo[i]->key, s->node};
-        if (rc == 0 && l->db_is_catalog)
+        if (rc == 0 && l->shared)
             rc = floe_sql_exec(l->db, "DELETE FROM idempotency_claims WHERE tbl_key=? AND "
                                "node=?", cp, 2, NULL, err);
     }
@@ -644,18 +719,15 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
     FLOE_CHECK(floe_io_write_all(uri, j->data.data, j->data.len, &oo, err));
     {
         char p_seq[24], p_kind[24], p_bytes[24], p_raw[24], p_rec[24], p_first[24],
-            p_last[24], p_now[24];
+            p_last[24];
         const char *params[] = {
             s->node, srv_i64(p_seq, seq), j->table, j->part, srv_i64(p_kind, j->kind), uri,
             srv_i64(p_bytes, (int64_t)j->data.len), srv_i64(p_raw, j->raw_bytes),
             srv_i64(p_rec, j->records), srv_i64(p_first, (int64_t)j->first_frame),
-            srv_i64(p_last, (int64_t)j->last_frame), srv_i64(p_now, floe_wall_ms()),
+            srv_i64(p_last, (int64_t)j->last_frame),
             j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine"};
         pthread_mutex_lock(&l->idx_mu);
-        rc = floe_sql_exec(l->db,
-                           "INSERT INTO landing_files(node, seq, tbl, part, kind, uri, bytes, "
-                           "raw_bytes, records, first_frame, last_frame, created_ms, state) "
-                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", params, 13, NULL, err);
+        rc = floe_sql_exec(l->db, l->q[SQ_REGISTER], params, 12, NULL, err);
         pthread_mutex_unlock(&l->idx_mu);
     }
     if (rc == FLOE_EUNKNOWN_STATE || rc == FLOE_EEXISTS) {
@@ -726,14 +798,13 @@ void srv_landing_refresh_metrics(floe_server *s) {
     srv_landing *l = &s->land;
     row_nums r = {0};
     pthread_mutex_lock(&l->idx_mu);
-    int rc = floe_sql_query(l->db, "SELECT COUNT(*), COALESCE(SUM(bytes),0), MIN(created_ms) "
-                            "FROM landing_files WHERE kind=1 AND state IN ('pending',"
-                            "'compacting')", NULL, 0, first_row_nums, &r, NULL);
+    int rc = floe_sql_query(l->db, l->q[SQ_PENDING], NULL, 0, first_row_nums, &r, NULL);
     pthread_mutex_unlock(&l->idx_mu);
     if (rc == 0 && r.got) {
         atomic_store(&l->pending_files, r.v[0]);
         atomic_store(&l->pending_bytes, r.v[1]);
-        atomic_store(&l->oldest_pending_ms, r.null[2] ? 0 : r.v[2]);
+        /* the oldest file's age by the database's clock, as a time on this node's */
+        atomic_store(&l->oldest_pending_ms, r.null[2] ? 0 : floe_wall_ms() - r.v[2]);
         pthread_mutex_lock(&l->mu);
         pthread_cond_broadcast(&l->cv_backlog);
         pthread_mutex_unlock(&l->mu);
@@ -900,10 +971,10 @@ static void *sealer_main(void *arg) {
             last_metrics = now;
         }
         if (now - last_expire >= 60000) {
-            char before[24];
-            const char *params[] = {srv_i64(before, now - s->cfg.idempotency_window_ms)};
+            char window[24];
+            const char *params[] = {srv_i64(window, s->cfg.idempotency_window_ms)};
             pthread_mutex_lock(&l->idx_mu);
-            srv_index_exec(s, "DELETE FROM idempotency WHERE created_ms < ?", params, 1, NULL);
+            srv_index_exec(s, l->q[SQ_IDEM_EXPIRE], params, 1, NULL);
             pthread_mutex_unlock(&l->idx_mu);
             last_expire = now;
         }
@@ -1023,8 +1094,17 @@ static int collect_id_uri(void *ctx, const char *const *cols, size_t n, floe_err
     return floe_strlist_push(&r->uris, cols[1], err);
 }
 
-/* Create the index tables. Several nodes starting at once may race on CREATE TABLE IF
- * NOT EXISTS (PostgreSQL then reports a duplicate type): try again. */
+static int has_column_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)err;
+    /* PRAGMA table_info: cid, name, type, notnull, dflt_value, pk */
+    if (n > 1 && cols[1] && !strcmp(cols[1], "lease_owner"))
+        *(bool *)ctx = true;
+    return 0;
+}
+
+/* Create the index tables, and add what earlier releases' tables lack (lease_owner).
+ * Several nodes starting at once may race on CREATE TABLE IF NOT EXISTS (PostgreSQL then
+ * reports a duplicate type): try again. */
 static int index_create(floe_server *s, floe_error *err) {
     bool pg = !strcmp(floe_sql_dialect(s->land.db), "postgresql");
     const char *const *ddl = pg ? index_ddl_pg : index_ddl_sqlite;
@@ -1033,6 +1113,17 @@ static int index_create(floe_server *s, floe_error *err) {
         rc = 0;
         for (size_t i = 0; i < 4 && rc == 0; i++)
             rc = srv_index_exec(s, ddl[i], NULL, 0, err);
+        if (rc == 0 && pg) {
+            rc = srv_index_exec(s, "ALTER TABLE landing_files ADD COLUMN IF NOT EXISTS "
+                                "lease_owner TEXT", NULL, 0, err);
+        } else if (rc == 0) {
+            bool has = false;
+            rc = floe_sql_query(s->land.db, "PRAGMA table_info(landing_files)", NULL, 0,
+                                has_column_row, &has, err);
+            if (rc == 0 && !has)
+                rc = srv_index_exec(s, "ALTER TABLE landing_files ADD COLUMN lease_owner "
+                                    "TEXT", NULL, 0, err);
+        }
         if (rc == 0)
             rc = srv_index_exec(s, index_by_state, NULL, 0, err);
         if (rc == 0)
@@ -1044,37 +1135,121 @@ static int index_create(floe_server *s, floe_error *err) {
     return rc;
 }
 
-/* Where the index lives: a SQLite catalog with a local warehouse keeps it in
- * <warehouse>/_landing/_index.db (beside the files it lists, where `floe maintain`'s
- * landing lifecycle finds it); otherwise (PostgreSQL, or a remote warehouse) in the
- * catalog's database, where the swap hook can mark files committed in the commit's own
- * transaction. */
+/* ---- the index of earlier releases ---------------------------------------------------- */
+
+/* Earlier releases kept the index of a SQLite catalog with a local warehouse in a file of
+ * its own, <warehouse>/_landing/_index.db, so that the commit and the index update were
+ * two transactions. Its rows move into the catalog's database once, in one transaction
+ * (rows already there win: a crash before the file is renamed only repeats the copy), and
+ * the file is renamed _index.db.migrated. Files it had leased go back to pending: this is
+ * the node's start, nobody works on them, and the compactor's history check settles
+ * those a commit consumed. */
+typedef struct legacy_copy {
+    floe_sql *to;
+    int64_t rows;
+} legacy_copy;
+
+/* node, seq, tbl, part, kind, uri, bytes, raw_bytes, records, first_frame, last_frame,
+ * created_ms, state, snapshot_id */
+static int legacy_file_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    legacy_copy *lc = ctx;
+    if (n < 14)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: bad landing_files row", "_index.db");
+    const char *state = cols[12] && !strcmp(cols[12], "compacting") ? "pending" : cols[12];
+    const char *p[] = {cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6],
+                       cols[7], cols[8], cols[9], cols[10], cols[11], state, cols[13]};
+    lc->rows++;
+    return floe_sql_exec(lc->to, "INSERT INTO landing_files(node, seq, tbl, part, kind, uri, "
+                         "bytes, raw_bytes, records, first_frame, last_frame, created_ms, "
+                         "state, snapshot_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT (node, seq) DO NOTHING", p, 14, NULL, err);
+}
+
+static int legacy_answer_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    legacy_copy *lc = ctx;
+    if (n < 3)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: bad idempotency row", "_index.db");
+    const char *p[] = {cols[0], cols[1], cols[2]};
+    return floe_sql_exec(lc->to, "INSERT INTO idempotency(tbl_key, created_ms, answer) "
+                         "VALUES(?,?,?) ON CONFLICT (tbl_key) DO NOTHING", p, 3, NULL, err);
+}
+
+static int index_migrate_legacy(floe_server *s, const char *landing_dir, floe_error *err) {
+    char *path = floe_asprintf("%s/_index.db", landing_dir);
+    char *dest = floe_asprintf("%s/_index.db.migrated", landing_dir);
+    floe_sql *old = NULL;
+    legacy_copy lc = {.to = s->land.db};
+    int rc = 0;
+    if (!path || !dest)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (access(path, F_OK) != 0)
+        goto done;
+    FLOE_CHECK(floe_sql_open(path, &old, err));
+    FLOE_CHECK(floe_sql_begin(s->land.db, err));
+    rc = floe_sql_query(old, "SELECT node, seq, tbl, part, kind, uri, bytes, raw_bytes, "
+                        "records, first_frame, last_frame, created_ms, state, snapshot_id "
+                        "FROM landing_files ORDER BY id", NULL, 0, legacy_file_row, &lc, err);
+    if (rc == 0)
+        rc = floe_sql_query(old, "SELECT tbl_key, created_ms, answer FROM idempotency", NULL,
+                            0, legacy_answer_row, &lc, err);
+    if (rc == 0)
+        rc = floe_sql_commit(s->land.db, err);
+    else
+        floe_sql_rollback(s->land.db);
+    if (rc < 0) {
+        floe_error_prefix(err, "moving the landing index %s into the catalog: ", path);
+        goto done;
+    }
+    floe_sql_close(old); /* the last connection: SQLite folds its WAL into the file */
+    old = NULL;
+    if (rename(path, dest) != 0)
+        FLOE_FAIL(err, FLOE_EIO, "%s: rename to %s: %s", path, dest, strerror(errno));
+    floe_log(FLOE_LOG_INFO, "serve: the landing index %s (%lld files) is now in the catalog "
+             "database; the old file is kept as %s", path, (long long)lc.rows, dest);
+done:
+    floe_sql_close(old);
+    floe_free(path);
+    floe_free(dest);
+    return rc;
+}
+
+/* The index lives in the catalog's database (its own connection): the pointer swap of a
+ * landing commit marks the landing files committed in the swap's own transaction
+ * (compactor.c's swap hook), so the snapshot and the index change become visible together
+ * on every catalog (I2). With PostgreSQL, or with a remote warehouse, several nodes may
+ * share it (shared: keys are claimed). */
 static int index_open(floe_server *s, floe_error *err) {
     srv_landing *l = &s->land;
     const char *cat = s->catcfg.uri;
-    bool pg = cat && (!strncmp(cat, "postgres", 8));
-    char *local = floe_io_local_path(s->landing_root);
-    char *path = NULL;
+    char *local = NULL;
     int rc = 0;
-    if (!pg && local) {
-        FLOE_CHECK(floe_io_mkdirs(local, err));
-        if (!(path = floe_asprintf("%s/_index.db", local)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(floe_sql_open(path, &l->db, err));
-        /* a file of its own: write-ahead log mode, durable commits */
-        FLOE_CHECK(floe_sql_query(l->db, "PRAGMA journal_mode=WAL", NULL, 0, ignore_rows,
-                                  NULL, err));
+    if (!cat)
+        FLOE_FAIL(err, FLOE_EINVALID, "landing index: no catalog database");
+    FLOE_CHECK(floe_sql_open(cat, &l->db, err));
+    bool pg = !strcmp(floe_sql_dialect(l->db), "postgresql");
+    local = floe_io_local_path(s->landing_root);
+    l->shared = pg || !local;
+    if (!pg) {
+        /* Write-ahead log mode: the index's frequent small commits (every seal) do not
+         * block the catalog's readers. Kept when another process holds the file busy
+         * (the rollback journal is as safe, only slower). */
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_sql_query(l->db, "PRAGMA journal_mode=WAL", NULL, 0, ignore_rows, NULL,
+                           &e) < 0)
+            floe_log(FLOE_LOG_WARN, "serve: %s: staying in rollback-journal mode: %s", cat,
+                     e.msg);
         FLOE_CHECK(floe_sql_exec(l->db, "PRAGMA synchronous=FULL", NULL, 0, NULL, err));
-    } else {
-        if (!cat)
-            FLOE_FAIL(err, FLOE_EINVALID, "landing index: no catalog database");
-        FLOE_CHECK(floe_sql_open(cat, &l->db, err));
-        l->db_is_catalog = true;
     }
+    const char *now = floe_sql_clock_ms_expr(l->db);
+    for (int i = 0; i < SQ_COUNT; i++)
+        if (!(l->q[i] = with_db_clock(sq_text[i], now)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(index_create(s, err));
+    if (!pg && local && s->role != FLOE_SERVER_ROLE_COMPACTOR)
+        FLOE_CHECK(index_migrate_legacy(s, local, err));
 done:
     floe_free(local);
-    floe_free(path);
     return rc;
 }
 
@@ -1127,17 +1302,10 @@ int srv_landing_open(floe_server *s, floe_error *err) {
             floe_log(FLOE_LOG_ERROR, "serve: landing file %s is registered but missing",
                      rows.uris.items[i]);
             const char *pid[] = {rows.ids.items[i]};
-            srv_index_exec(s, "UPDATE landing_files SET state='missing' WHERE id=?", pid, 1,
-                           NULL);
+            srv_index_exec(s, "UPDATE landing_files SET state='missing' WHERE id=? AND "
+                           "state IN ('pending','compacting')", pid, 1, NULL);
         }
     }
-    /* Leases on this node's files from before it stopped. (On a shared index another
-     * worker may hold them right now: it still finishes, the commit's id check and the
-     * partition lease keep the result exactly once.) */
-    if (!l->db_is_catalog)
-        FLOE_CHECK(srv_index_exec(s, "UPDATE landing_files SET state='pending', "
-                                  "lease_until_ms=NULL WHERE state='compacting' AND node=?",
-                                  pnode, 1, err));
 metrics:
     srv_landing_refresh_metrics(s);
 done:
@@ -1159,7 +1327,7 @@ uint64_t srv_landing_max_frame(floe_server *s) {
 
 int srv_landing_start(floe_server *s, floe_error *err) {
     srv_landing *l = &s->land;
-    if (l->db_is_catalog) {
+    if (l->shared) {
         /* Claims of this node from before it stopped: the WAL replay has answered the
          * requests that were taken; store those answers, then the rest were never taken
          * and their keys are free again. (HTTP is not started yet: no claim is live.) */
@@ -1211,6 +1379,10 @@ void srv_landing_close(floe_server *s) {
     floe_free(l->segs);
     floe_sql_close(l->db);
     l->db = NULL;
+    for (int i = 0; i < SQ_COUNT; i++) {
+        floe_free(l->q[i]);
+        l->q[i] = NULL;
+    }
     floe_section_coder_free(l->coder);
     l->coder = NULL;
     floe_buf_free(&l->xraw);

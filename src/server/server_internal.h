@@ -5,9 +5,8 @@
  *               /metrics
  *   ingest.c    one POST: decode, shred-validate, route to partitions, build the frame
  *   wal.c       the WAL writer thread (group commit), segments, replay at start
- *   landing.c   partition buffers, the sealer thread, the landing index (floe_sql: a
- *               SQLite file beside the landing files, or the catalog's database),
- *               idempotency answers, WAL segment release
+ *   landing.c   partition buffers, the sealer thread, the landing index (floe_sql: in
+ *               the catalog's database), idempotency answers, WAL segment release
  *   compactor.c the landing compactor thread: lease, settle against the table's
  *               history, convert, commit (floe_server_commit_iceberg, the default hook)
  *   tables.c    the tables served: load or create through the catalog, schema modes
@@ -21,10 +20,13 @@
  *
  * Landing file state machine (DESIGN.md):
  *
- *   open (in WAL + buffer) --seal: landing_seal()--> sealed (file fsynced)
- *     --register: index_register()--> pending --lease: compact_partition()--> compacting
- *     --hook ok, or found in the table's history (settle)--> committed;
- *   compacting --hook failed / lease expired / restart--> pending
+ *   open (in WAL + buffer) --seal: seal_write()--> sealed (file fsynced)
+ *     --register: seal_write()--> pending --lease: lease_take()--> compacting
+ *     --the swap of the commit (swap_hook), or found in the table's history (settle)-->
+ *     committed;
+ *   compacting --hook failed: lease_release() / restart: release_predecessor()--> pending
+ *     (compare-and-set on the lease owner: never from committed); a lease that ran out is
+ *     taken again by lease_take. The full table is in compactor.c.
  *
  * A WAL segment is deleted (landing_release_segments) once no buffer holds a record from
  * it, the answers in it are in the index, and it is not the segment being written.
@@ -139,6 +141,22 @@ typedef struct idem_entry {
     struct idem_entry *next;
 } idem_entry;
 
+/* Statements that compare or record times, in the index's dialect: each reads the
+ * database's clock, so every node sharing the index judges ages, claims and leases by
+ * one clock (landing.c builds them at open). */
+enum {
+    SQ_REGISTER,        /* a sealed file (created_ms = now) */
+    SQ_IDEM_LOOKUP,     /* an answer younger than the window */
+    SQ_IDEM_STORE,      /* an answer, aged as the node saw it */
+    SQ_IDEM_EXPIRE,     /* answers older than the window */
+    SQ_IDEM_CLAIM,      /* claim a key, or take over a stale claim */
+    SQ_DUE,             /* compactor: partitions with pending files, their bytes and age */
+    SQ_LEASE_SELECT,    /* compactor: a partition's pending files and expired leases */
+    SQ_LEASE_TAKE,      /* compactor: lease one of them (compare-and-set) */
+    SQ_PENDING,         /* backlog gauges */
+    SQ_COUNT
+};
+
 typedef struct srv_landing {
     pthread_mutex_t mu;
     pthread_cond_t cv;      /* wakes the sealer */
@@ -164,9 +182,10 @@ typedef struct srv_landing {
     pthread_cond_t cv_idem;
 
     pthread_mutex_t idx_mu; /* the index connection (one thread at a time) */
-    floe_sql *db;
-    bool db_is_catalog;     /* the index is in the catalog's database: the swap hook
-                               marks landing files committed in the swap (I2) */
+    floe_sql *db;           /* the catalog's database (its own connection) */
+    bool shared;            /* several nodes may share the index (PostgreSQL, or a remote
+                               warehouse): Idempotency-Keys are claimed in it */
+    char *q[SQ_COUNT];      /* statements that read the database's clock (landing.c) */
     _Atomic int64_t pending_files, pending_bytes, oldest_pending_ms;
     pthread_cond_t cv_backlog; /* (with mu) pending_bytes went down */
     /* transcoding a section whose codec differs from its buffer's (apply, under mu) */
@@ -191,6 +210,7 @@ struct floe_server {
     floe_catalog_config catcfg; /* how it was opened (leases open their own connection) */
     int role;               /* FLOE_SERVER_ROLE_* */
     const floe_landing_commit *swap_job; /* cat_mu: the commit the swap hook records */
+    const struct floe_append *swap_append; /* ... and the append carrying it */
 
     pthread_mutex_t tables_mu;
     srv_table **tables;
@@ -285,9 +305,10 @@ void srv_idem_abort(floe_server *s, const char *table, const char *key);
 int srv_index_exec(floe_server *s, const char *sql, const char *const *params,
                    size_t nparams, floe_error *err);
 /* Mark the landing files of ids ("<node>-<seq>") committed on db (the swap hook's
- * connection, inside the swap's transaction). */
+ * connection, inside the swap's transaction) - each only while it is still compacting
+ * under owner's lease: FLOE_ECANCELLED otherwise (the swap is then rolled back). */
 int srv_index_mark_committed(floe_sql *db, const char *const *ids, size_t n,
-                             floe_error *err);
+                             const char *owner, int64_t snapshot, floe_error *err);
 /* Decimal text of v in buf (for statement parameters). */
 const char *srv_i64(char buf[24], int64_t v);
 int64_t srv_atoi64(const char *s);

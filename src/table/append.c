@@ -729,6 +729,8 @@ static void cleanup(floe_append *a, bool keep_refs) {
     }
 }
 
+int64_t floe_append_snapshot_id(const floe_append *a) { return a ? a->snapshot_id : 0; }
+
 int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err) {
     FLOE_RETURN_ERROR_IF(a->committed, err, FLOE_EINVALID, "append already committed");
     a->committed = true;

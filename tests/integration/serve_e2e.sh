@@ -39,7 +39,7 @@ start_server --config "$tmp/serve.conf"
 curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
 python3 "$SERVE_DIR/verify.py" "$tmp/events.ndjson" 100 "$tmp/acks" "$tmp/wh" shop.events \
   --all-acked --keys --table "$FLOE" --icebird tests/js/icebird_read.mjs || fail "table check"
-n=$(sqlite3 "$tmp/wh/_landing/_index.db" "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
+n=$(sqlite3 -cmd ".timeout 10000" "$tmp/wh/catalog.db" "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
 [ "$n" = 0 ] || fail "$n landing files not committed after compaction"
 stop_server
 echo "serve_e2e: ok"

@@ -125,7 +125,7 @@ grep -Eo 'rewrite-manifests: ok: manifests [0-9]+ -> [0-9]+' "$tmp/server.log" |
   awk '$5 > $7 {m=1} END {exit !m}' || fail "no manifest rewrite reduced the manifest count"
 [ ! -e "$loc/data/planted-orphan.parquet" ] || fail "the old orphan was not removed"
 [ -e "$loc/data/young-orphan.parquet" ] || fail "the young orphan was removed"
-n=$(sqlite3 -cmd ".timeout 10000" "$tmp/wh/_landing/_index.db" "SELECT COUNT(*) FROM landing_files WHERE state='deleted'")
+n=$(sqlite3 -cmd ".timeout 10000" "$tmp/wh/catalog.db" "SELECT COUNT(*) FROM landing_files WHERE state='deleted'")
 [ "$n" -gt 0 ] || fail "landing lifecycle deleted no committed landing file"
 
 # ---- a lease held elsewhere: serve skips that job and only that one

@@ -23,10 +23,13 @@
 #include "floe/append.h"
 #include "floe/catalog.h"
 #include "floe/io.h"
+#include "floe/maint.h"
 #include "floe/scan.h"
 #include "floe/server.h"
+#include "floe/sql.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "harness_serve.h"
 
 #define MAX_ID 1000
 
@@ -49,36 +52,6 @@ static void server_config(floe_server_config *c, const char *dir, char *wh, size
     floe_error err;
     if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
         harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
-}
-
-static size_t discard(char *p, size_t sz, size_t n, void *ctx) {
-    (void)p;
-    (void)ctx;
-    return sz * n;
-}
-
-/* POST records {"id":i,"name":<name(i)>} for i in [from, to]; returns the HTTP status. */
-static long post_ids(uint16_t port, int from, int to, const char *const *names, int nnames) {
-    floe_buf b;
-    floe_buf_init(&b, 0);
-    for (int i = from; i <= to; i++)
-        floe_buf_printf(&b, "{\"id\":%d,\"name\":\"%s\"}\n", i, names[i % nnames]);
-    floe_buf_append_byte(&b, 0);
-    CURL *c = curl_easy_init();
-    char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/tables/shop.t/events", port);
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)b.data);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    floe_buf_free(&b);
-    return code;
 }
 
 typedef struct row_counts {
@@ -164,7 +137,7 @@ typedef struct index_row {
 /* Data rows (kind 1) of the landing index, by seq. */
 static size_t read_index(const char *wh, index_row *out, size_t cap) {
     char db[4400];
-    snprintf(db, sizeof db, "%s/_landing/_index.db", wh);
+    snprintf(db, sizeof db, "%s/catalog.db", wh); /* the index is in the catalog database */
     sqlite3 *d = NULL;
     sqlite3_stmt *st = NULL;
     size_t n = 0;
@@ -214,7 +187,7 @@ static int count_parquet(const char *dir) {
 
 /* ---- the test hook ------------------------------------------------------------------ */
 
-enum { HOOK_PASS, HOOK_CRASH_AFTER_COMMIT, HOOK_STEAL };
+enum { HOOK_PASS, HOOK_CRASH_AFTER_COMMIT, HOOK_STEAL, HOOK_TAKEOVER };
 
 typedef struct wrap {
     floe_server *s;
@@ -227,7 +200,27 @@ typedef struct wrap {
     const char *wh;
     int64_t stolen_snapshot;
     char stolen_id[32];
+    floe_server *other;      /* HOOK_TAKEOVER: the worker that takes the job over */
+    int other_rc;
+    bool expire_meanwhile;   /* ... and the snapshot it commits is expired at once */
 } wrap;
+
+static void append_and_expire(const char *wh);
+
+/* The leases of everything in flight run out (as when the worker holding them stalls
+ * past their end), by the database's clock. */
+static void expire_leases(const char *wh) {
+    char db[4400];
+    snprintf(db, sizeof db, "%s/catalog.db", wh);
+    floe_sql *sql = NULL;
+    floe_error err;
+    REQUIRE(floe_sql_open(db, &sql, &err) == 0);
+    REQUIRE(floe_sql_exec(sql, "UPDATE floe_leases SET expires_at = 0", NULL, 0, NULL,
+                          &err) == 0);
+    REQUIRE(floe_sql_exec(sql, "UPDATE landing_files SET lease_until_ms = 0 WHERE "
+                          "state = 'compacting'", NULL, 0, NULL, &err) == 0);
+    floe_sql_close(sql);
+}
 
 /* Another worker's commit: an append naming one landing id (and no rows). */
 static int64_t commit_other_worker(const char *wh, const char *landing_id) {
@@ -265,6 +258,15 @@ static int wrap_hook(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
     if (w->mode == HOOK_STEAL && c->nlanding >= 2) {
         snprintf(w->stolen_id, sizeof w->stolen_id, "%s", c->landing_ids[1]);
         w->stolen_snapshot = commit_other_worker(w->wh, w->stolen_id);
+    }
+    if (w->mode == HOOK_TAKEOVER) {
+        /* this worker stalls before its swap; its leases run out; another worker takes the
+         * partition over and commits the same landing files; then this one goes on */
+        expire_leases(w->wh);
+        floe_error e2;
+        w->other_rc = floe_server_flush(w->other, true, &e2);
+        if (w->expire_meanwhile)
+            append_and_expire(w->wh);
     }
     int rc = floe_server_commit_iceberg(w->s, c, snapshot_id, err);
     w->last_rc = rc;
@@ -414,28 +416,30 @@ TEST(test_crash_between_commit_and_index_mixed_lease) {
      * not hear of them */
     w.mode = HOOK_CRASH_AFTER_COMMIT;
     floe_server *s = open_server(&cfg, &w);
-    CHECK_EQ_INT(post_ids(floe_server_port(s), 1, 40, names, 2), 200);
+    CHECK_EQ_INT(hs_post_ids(floe_server_port(s), "shop.t", 1, 40, names, 2), 200);
     /* the flush reports the round's outcome: unknown (both partitions still tried) */
     CHECK_EQ_INT(floe_server_flush(s, true, &err), FLOE_EUNKNOWN_STATE);
     CHECK(strstr(err.msg, "crash after the commit") != NULL);
     CHECK_EQ_INT(w.calls, 2);
     CHECK_EQ_INT(w.last_rc, 0);
     /* 2: ids 41-80 land after it: pending files beside the leased ones */
-    CHECK_EQ_INT(post_ids(floe_server_port(s), 41, 80, names, 2), 200);
+    CHECK_EQ_INT(hs_post_ids(floe_server_port(s), "shop.t", 41, 80, names, 2), 200);
     REQUIRE(floe_server_flush(s, false, &err) == 0);
     floe_server_close(s, &err);
 
+    /* the swap itself marked the first two committed (one transaction with the catalog
+     * pointer), although the compactor never heard back */
     index_row ix[16];
     size_t nix = read_index(wh, ix, 16);
     REQUIRE(nix == 4);
-    CHECK_EQ_INT((int)count_state(ix, nix, "compacting"), 2);
+    CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 2);
     CHECK_EQ_INT((int)count_state(ix, nix, "pending"), 2);
     static table_view tv;
     read_table(wh, &tv);
     CHECK_EQ_INT((int)tv.nsnapshots, 2);
     CHECK_EQ_INT((int)tv.rows.rows, 40);
 
-    /* 3: restart; the lease of each partition holds one committed and one new file */
+    /* 3: restart; only the new files are compacted */
     memset(&w, 0, sizeof w);
     w.wh = wh;
     w.mode = HOOK_PASS;
@@ -454,8 +458,8 @@ TEST(test_crash_between_commit_and_index_mixed_lease) {
             harness_fail(__FILE__, __LINE__, "id %d is in the table %d times", id,
                          tv.rows.n[id]);
     for (size_t i = 0; i < nix; i++) {
-        /* the first two files were settled (not handed to the hook again) with the
-         * snapshot that consumed them; the other two were committed now */
+        /* the first two files were not handed to the hook again and carry the snapshot
+         * that consumed them; the other two were committed now */
         bool old = ix[i].seq < 2;
         CHECK(seen(&w, ix[i].seq) == !old);
         CHECK(ix[i].snapshot != 0);
@@ -478,14 +482,16 @@ TEST(test_id_committed_by_another_worker_meanwhile) {
     floe_server *s = open_server(&cfg, &w);
     /* three landing files in partition name=a */
     for (int k = 0; k < 3; k++) {
-        CHECK_EQ_INT(post_ids(floe_server_port(s), k * 10 + 1, k * 10 + 10, names, 1), 200);
+        CHECK_EQ_INT(hs_post_ids(floe_server_port(s), "shop.t", k * 10 + 1, k * 10 + 10,
+                                 names, 1), 200);
         REQUIRE(floe_server_flush(s, false, &err) == 0);
     }
     CHECK_EQ_INT(floe_server_flush(s, true, &err), FLOE_ECONFLICT);
     CHECK_EQ_INT(w.calls, 1);
     CHECK_EQ_INT(w.last_rc, FLOE_ECONFLICT);
     CHECK(w.stolen_snapshot != 0);
-    /* nothing of the job stays: its data file is gone, its landing files are pending */
+    /* nothing of the job stays: its data file is gone; the stolen file is settled as
+     * committed at once (in the other worker's snapshot), the other two are pending */
     bool ex = true;
     REQUIRE(w.first_file[0]);
     CHECK(floe_io_exists(w.first_file, &ex, &err) == 0 && !ex);
@@ -495,9 +501,13 @@ TEST(test_id_committed_by_another_worker_meanwhile) {
     index_row ix[16];
     size_t nix = read_index(wh, ix, 16);
     REQUIRE(nix == 3);
-    CHECK_EQ_INT((int)count_state(ix, nix, "pending"), 3);
+    CHECK_EQ_INT((int)count_state(ix, nix, "pending"), 2);
+    CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 1);
+    for (size_t i = 0; i < nix; i++)
+        if (!strcmp(ix[i].state, "committed"))
+            CHECK(ix[i].snapshot == w.stolen_snapshot);
 
-    /* the next round settles the stolen id and commits the other two */
+    /* the next round commits the other two */
     w.mode = HOOK_PASS;
     w.calls = 0;
     w.nseen = 0;
@@ -527,11 +537,165 @@ TEST(test_id_committed_by_another_worker_meanwhile) {
     floe_server_config_reset(&cfg);
 }
 
+/* Another writer's snapshot, then expiry keeping only it. */
+static void append_and_expire(const char *wh) {
+    char db[4400];
+    snprintf(db, sizeof db, "%s/catalog.db", wh);
+    hs_append_and_expire_sqlite(db, wh, "shop", "t");
+}
+
+/* A worker stalls before its pointer swap, its leases run out, a second worker takes the
+ * partition over and commits its landing files; the first one goes on. Either its commit
+ * finds them in the table (a no-op), or - when the winner's snapshot was expired in
+ * between - its swap finds them no longer its own and is rolled back. Either way the
+ * files stay committed (the first worker's release must not put the winner's committed
+ * files back to pending), and after the winning snapshot is expired nothing is committed
+ * twice. */
+static void takeover(const char *dir, bool expire_meanwhile) {
+    char wh[4200];
+    floe_server_config cfg, cfg2;
+    server_config(&cfg, dir, wh, sizeof wh);
+    server_config(&cfg2, dir, wh, sizeof wh);
+    cfg2.role = FLOE_SERVER_ROLE_COMPACTOR;
+    REQUIRE((cfg2.node_id = floe_strdup("w2")) != NULL);
+    /* no lease renewal during the test: the leases end only when the test says so */
+    setenv("FLOE_COMPACT_LEASE_MS", "3600000", 1);
+    static wrap w;
+    memset(&w, 0, sizeof w);
+    w.wh = wh;
+    w.mode = HOOK_TAKEOVER;
+    w.expire_meanwhile = expire_meanwhile;
+    const char *names[1] = {"a"};
+    floe_error err;
+    floe_server *s = open_server(&cfg, &w);
+    floe_server *s2 = NULL;
+    REQUIRE(floe_server_open(&cfg2, NULL, &s2, &err) == 0);
+    w.other = s2;
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ_INT(hs_post_ids(floe_server_port(s), "shop.t", k * 10 + 1, k * 10 + 10,
+                                 names, 1), 200);
+        REQUIRE(floe_server_flush(s, false, &err) == 0);
+    }
+    /* the first worker's commit is a no-op: nothing committed by it */
+    CHECK_EQ_INT(floe_server_flush(s, true, &err), FLOE_ECONFLICT);
+    CHECK_EQ_INT(w.calls, 1);
+    CHECK_EQ_INT(w.other_rc, 0);
+    CHECK_EQ_INT(w.last_rc, FLOE_ECONFLICT);
+    index_row ix[16];
+    size_t nix = read_index(wh, ix, 16);
+    REQUIRE(nix == 2);
+    CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 2);
+    static table_view tv;
+    read_table(wh, &tv);
+    CHECK_EQ_INT((int)tv.rows.rows, 20);
+
+    /* the winner's snapshot is expired; later rounds find nothing to do */
+    append_and_expire(wh);
+    w.mode = HOOK_PASS;
+    w.calls = 0;
+    REQUIRE(floe_server_flush(s, true, &err) == 0);
+    REQUIRE(floe_server_flush(s2, true, &err) == 0);
+    CHECK_EQ_INT(w.calls, 0);
+    floe_server_close(s2, &err);
+    floe_server_close(s, &err);
+    unsetenv("FLOE_COMPACT_LEASE_MS");
+    nix = read_index(wh, ix, 16);
+    CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 2);
+    read_table(wh, &tv);
+    CHECK_EQ_INT((int)tv.rows.rows, 20);
+    for (int id = 1; id <= 20; id++)
+        if (tv.rows.n[id] != 1)
+            harness_fail(__FILE__, __LINE__, "id %d is in the table %d times", id,
+                         tv.rows.n[id]);
+    floe_server_config_reset(&cfg);
+    floe_server_config_reset(&cfg2);
+}
+
+TEST(test_noop_after_takeover_keeps_files_committed) {
+    takeover(harness_tmpdir(), false);
+}
+
+TEST(test_swap_after_takeover_and_expiry_commits_nothing) {
+    takeover(harness_tmpdir(), true);
+}
+
+/* Earlier releases kept the index of the embedded default in _landing/_index.db. Its rows
+ * (a file left leased by a crash, an idempotency answer) move into the catalog database at
+ * the next start, the old file is kept aside, and the moved file is compacted once. */
+TEST(test_legacy_index_moves_into_catalog) {
+    const char *dir = harness_tmpdir();
+    char wh[4200], path[4600], land[4400], legacy[4600];
+    floe_server_config cfg;
+    server_config(&cfg, dir, wh, sizeof wh);
+    snprintf(land, sizeof land, "%s/_landing/shop.t/name=a", wh);
+    REQUIRE(floe_io_mkdirs(land, NULL) == 0);
+    snprintf(path, sizeof path, "%s/node1-0000000000.ndjson", land);
+    static const char rec[] = "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":\"a\"}\n";
+    REQUIRE(harness_write_file(path, rec, strlen(rec)) == 0);
+    snprintf(legacy, sizeof legacy, "%s/_landing/_index.db", wh);
+    sqlite3 *d = NULL;
+    REQUIRE(sqlite3_open(legacy, &d) == SQLITE_OK);
+    char sql[9000];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE landing_files(id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT "
+             "NULL, seq INTEGER NOT NULL, tbl TEXT NOT NULL, part TEXT NOT NULL, kind INTEGER "
+             "NOT NULL, uri TEXT NOT NULL, bytes INTEGER NOT NULL, raw_bytes INTEGER NOT NULL, "
+             "records INTEGER NOT NULL, first_frame INTEGER NOT NULL, last_frame INTEGER NOT "
+             "NULL, created_ms INTEGER NOT NULL, state TEXT NOT NULL, lease_until_ms INTEGER, "
+             "snapshot_id INTEGER, UNIQUE(node, seq));"
+             "CREATE TABLE idempotency(tbl_key TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, "
+             "answer TEXT NOT NULL);"
+             "INSERT INTO landing_files(node, seq, tbl, part, kind, uri, bytes, raw_bytes, "
+             "records, first_frame, last_frame, created_ms, state, lease_until_ms) VALUES("
+             "'node1', 0, 'shop.t', 'name=a', 1, '%s', %zu, %zu, 2, 1, 1, %lld, 'compacting', "
+             "%lld);"
+             "INSERT INTO idempotency VALUES('shop.t' || char(10) || 'key-1', %lld, "
+             "'{\"batch_id\":\"node1-1\",\"accepted\":2,\"rejected\":0}');",
+             path, strlen(rec), strlen(rec), (long long)floe_wall_ms(),
+             (long long)floe_wall_ms() + 3600000, (long long)floe_wall_ms());
+    REQUIRE(sqlite3_exec(d, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(d);
+
+    static wrap w;
+    memset(&w, 0, sizeof w);
+    w.wh = wh;
+    floe_server *s = open_server(&cfg, &w);
+    bool ex = true;
+    floe_error err;
+    CHECK(floe_io_exists(legacy, &ex, &err) == 0 && !ex);
+    char moved[4700];
+    snprintf(moved, sizeof moved, "%s.migrated", legacy);
+    CHECK(floe_io_exists(moved, &ex, &err) == 0 && ex);
+    /* the answer stored by the old index is found */
+    char *ans = NULL;
+    char *body = hs_ids_body(1, 2, (const char *const[]){"a"}, 1);
+    CHECK_EQ_INT(hs_post(floe_server_port(s), "shop.t", body, "key-1", &ans, NULL), 200);
+    CHECK(ans && strstr(ans, "node1-1") != NULL);
+    floe_free(ans);
+    floe_free(body);
+    REQUIRE(floe_server_flush(s, true, &err) == 0);
+    floe_server_close(s, &err);
+    CHECK_EQ_INT(w.calls, 1);
+    index_row ix[4];
+    size_t nix = read_index(wh, ix, 4);
+    REQUIRE(nix == 1);
+    CHECK_EQ_STR(ix[0].state, "committed");
+    static table_view tv;
+    read_table(wh, &tv);
+    CHECK_EQ_INT((int)tv.rows.rows, 2);
+    CHECK_EQ_INT(tv.rows.n[1], 1);
+    CHECK_EQ_INT(tv.rows.n[2], 1);
+    floe_server_config_reset(&cfg);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_ALL);
     RUN(test_append_check_per_attempt);
     RUN(test_crash_between_commit_and_index_mixed_lease);
     RUN(test_id_committed_by_another_worker_meanwhile);
+    RUN(test_noop_after_takeover_keeps_files_committed);
+    RUN(test_swap_after_takeover_and_expiry_commits_nothing);
+    RUN(test_legacy_index_moves_into_catalog);
     curl_global_cleanup();
     return harness_finish();
 }
