@@ -168,6 +168,18 @@ int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
                              const char *source, int64_t first_offset, floe_batch *out,
                              floe_reject_fn on_reject, void *ctx, floe_error *err);
 
+/* floe_shredder_feed_array in steps, so a caller can consume each step's records before
+ * the next (the batch need not hold the whole body). Start with *pos = 0: the structure
+ * of the whole body is checked first, as by floe_shredder_feed_array. Each call shreds
+ * elements from *pos until the elements taken span at least max_bytes of body (always
+ * at least one), then sets *pos to the first byte of the next element, or to n when the
+ * array is done. body, n, source and first_offset must be the same on every call of one
+ * body, and no other feed may come in between. Returns as floe_shredder_feed_array. */
+int floe_shredder_feed_array_part(floe_shredder *sh, const uint8_t *body, size_t n,
+                                  const char *source, int64_t first_offset, size_t *pos,
+                                  size_t max_bytes, floe_batch *out, floe_reject_fn on_reject,
+                                  void *ctx, floe_error *err);
+
 /* Counters since floe_shredder_new. */
 void floe_shredder_stats(const floe_shredder *sh, floe_shred_stats *out);
 

@@ -17,11 +17,14 @@
  *        415 Content-Type or Content-Encoding not supported,
  *        409 + Retry-After while another node takes a request with the same
  *            Idempotency-Key (several ingest nodes share the index);
- *        503 + Retry-After when the buffers are full (I6), the server is stopping, or a
- *            request has an Idempotency-Key and the landing index (the catalog database)
- *            cannot be asked whether the key was answered before: such a request is
- *            never taken blind (it may be a retry of one already taken); requests without
- *            a key are still taken into the WAL.
+ *        503 + Retry-After when the buffers are full (I6), the in-flight memory
+ *            (max_inflight_bytes) is in use by other requests, the server is stopping,
+ *            or a request has an Idempotency-Key and the landing index (the catalog
+ *            database) cannot be asked whether the key was answered before: such a
+ *            request is never taken blind (it may be a retry of one already taken);
+ *            requests without a key are still taken into the WAL;
+ *        the answer lists the first 1000 rejected records ("errors"; with more,
+ *            "errors_listed" says how many are listed; all are quarantined).
  *   Every request: two Content-Length values that differ (or one that is not a number),
  *        Content-Length with Transfer-Encoding, or a Transfer-Encoding other than chunked
  *        is answered 400 before any body byte is read, and the connection closed
@@ -110,7 +113,16 @@ typedef struct floe_server_config {
     int64_t max_body;        /* bytes on the wire per request (16 MiB) */
     int64_t max_decoded;     /* bytes after gzip/zstd decoding (64 MiB) */
     int64_t max_record;      /* bytes per record (1 MiB) */
-    int64_t max_connections; /* 256 */
+    int64_t max_connections; /* connections served at once (256); when all are taken, a
+                                new one makes room by closing the one that has waited
+                                longest for headers (idle keep-alive or slowloris) or
+                                sends its body slowest, else it is refused */
+    int64_t max_connections_per_ip; /* per client address (0 = no limit, the default:
+                                       behind a proxy every client is the proxy) */
+    int64_t max_inflight_bytes; /* every byte held for requests being taken (raw and
+                                   decoded bodies, decoder state, parse state), together;
+                                   past it new requests get 503 + Retry-After, and a
+                                   request that alone needs more gets 413 (256 MiB) */
     int64_t header_timeout_ms; /* headers must arrive within (10 s); also keep-alive idle */
     int64_t read_timeout_ms; /* the body must arrive within (30 s) */
     int64_t buffer_cap;      /* buffered + queued bytes before 503 (256 MiB) */

@@ -112,6 +112,10 @@ struct floe_shredder {
     int depth;
     bool lenient;         /* structure-only scan (array pre-pass): no UTF-8 checks */
     bool nl_is_ws;        /* a newline is whitespace (array bodies, not NDJSON) */
+    /* an array body shredded in steps (floe_shredder_feed_array_part): the line of body
+     * at arr_counted */
+    int64_t arr_line;
+    size_t arr_counted;
     floe_reject_reason rej_reason;
     int64_t rej_column;
     char rej_msg[512];
@@ -1448,36 +1452,46 @@ int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const 
     return 0;
 }
 
-int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
-                             const char *source, int64_t first_offset, floe_batch *out,
-                             floe_reject_fn on_reject, void *ctx, floe_error *err) {
+int floe_shredder_feed_array_part(floe_shredder *sh, const uint8_t *body, size_t n,
+                                  const char *source, int64_t first_offset, size_t *pos,
+                                  size_t max_bytes, floe_batch *out, floe_reject_fn on_reject,
+                                  void *ctx, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_batch(sh, out, err));
     const uint8_t *end = body + n;
     sh->nl_is_ws = true; /* a JSON text: newlines are whitespace */
-    /* pass 1: the structure of the whole body, without UTF-8 or type checks (those are
-     * per element and reject only their element) */
-    sh->rec = body;
-    sh->end = end;
-    sh->depth = -1; /* the array itself does not count against the records' nesting */
-    sh->lenient = true;
-    const uint8_t *p = skip_ws(body, end);
-    if (p >= end || *p != '[')
-        return floe_error_at(err, FLOE_ECORRUPT, first_offset + (p - body),
-                             "%s: body is not a JSON array", source ? source : "input");
-    const uint8_t *q = p;
-    int rc = skip_value(sh, &q);
-    if (rc == 0 && skip_ws(q, end) != end)
-        rc = malformed(sh, skip_ws(q, end), "unexpected data after the array");
-    sh->lenient = false;
-    if (rc != 0)
-        return floe_error_at(err, FLOE_ECORRUPT, first_offset + sh->rej_column - 1, "%s: %s",
-                             source ? source : "input", sh->rej_msg);
-    sh->stats.bytes += n;
+    const uint8_t *p, *q;
+    int rc;
+    if (*pos == 0) {
+        /* pass 1: the structure of the whole body, without UTF-8 or type checks (those
+         * are per element and reject only their element) */
+        sh->rec = body;
+        sh->end = end;
+        sh->depth = -1; /* the array itself does not count against the records' nesting */
+        sh->lenient = true;
+        p = skip_ws(body, end);
+        if (p >= end || *p != '[')
+            return floe_error_at(err, FLOE_ECORRUPT, first_offset + (p - body),
+                                 "%s: body is not a JSON array", source ? source : "input");
+        q = p;
+        rc = skip_value(sh, &q);
+        if (rc == 0 && skip_ws(q, end) != end)
+            rc = malformed(sh, skip_ws(q, end), "unexpected data after the array");
+        sh->lenient = false;
+        if (rc != 0)
+            return floe_error_at(err, FLOE_ECORRUPT, first_offset + sh->rej_column - 1,
+                                 "%s: %s", source ? source : "input", sh->rej_msg);
+        sh->stats.bytes += n;
+        sh->arr_line = 1;
+        sh->arr_counted = 0;
+        p = skip_ws(p + 1, end);
+    } else {
+        if (*pos > n)
+            return floe_error_set(err, FLOE_EINVALID, "array part: position past the body");
+        p = body + *pos;
+    }
     /* pass 2: each element is a record */
-    p = skip_ws(p + 1, end);
-    int64_t line = 1;
-    const uint8_t *counted = body;
-    while (p < end && *p != ']') {
+    const uint8_t *from = p;
+    while (p < end && *p != ']' && (p == from || (size_t)(p - from) < max_bytes)) {
         const uint8_t *start = p;
         sh->rec = body;
         sh->end = end;
@@ -1486,8 +1500,9 @@ int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
         q = p;
         skip_value(sh, &q); /* cannot fail: pass 1 checked it */
         sh->lenient = false;
-        for (; counted < start; counted++)
-            line += *counted == '\n';
+        for (; sh->arr_counted < (size_t)(start - body); sh->arr_counted++)
+            sh->arr_line += body[sh->arr_counted] == '\n';
+        int64_t line = sh->arr_line;
         size_t len = (size_t)(q - start);
         int64_t offset = first_offset + (int64_t)(start - body);
         rc = shred_record(sh, start, len, out);
@@ -1503,7 +1518,16 @@ int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
         if (p < end && *p == ',')
             p = skip_ws(p + 1, end);
     }
+    *pos = p < end && *p != ']' ? (size_t)(p - body) : n;
     return 0;
+}
+
+int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
+                             const char *source, int64_t first_offset, floe_batch *out,
+                             floe_reject_fn on_reject, void *ctx, floe_error *err) {
+    size_t pos = 0;
+    return floe_shredder_feed_array_part(sh, body, n, source, first_offset, &pos, SIZE_MAX,
+                                         out, on_reject, ctx, err);
 }
 
 /* ---- construction ----------------------------------------------------------------------- */

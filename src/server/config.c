@@ -32,7 +32,10 @@ static const char example_config[] =
     "max_body = 16MiB                 # request body on the wire (413 beyond)\n"
     "max_decoded = 64MiB              # after gzip/zstd decoding (413 beyond)\n"
     "max_record = 1MiB                # one record (rejected as too_large beyond)\n"
-    "max_connections = 256\n"
+    "max_connections = 256            # served at once: an idle or slow one makes room\n"
+    "# max_connections_per_ip = 0     # per client address (0 = no limit; behind a proxy)\n"
+    "max_inflight_bytes = 256MiB      # bodies and parse state of requests in progress\n"
+    "                                 # together (503 + Retry-After beyond)\n"
     "header_timeout = 10s             # request headers (and keep-alive idle time)\n"
     "read_timeout = 30s               # request body\n"
     "buffer_cap = 256MiB              # buffered + queued bytes before 503 + Retry-After\n"
@@ -122,6 +125,7 @@ void floe_server_config_init(floe_server_config *cfg) {
     cfg->max_decoded = 64 << 20;
     cfg->max_record = 1 << 20;
     cfg->max_connections = 256;
+    cfg->max_inflight_bytes = 256 << 20;
     cfg->header_timeout_ms = 10000;
     cfg->read_timeout_ms = 30000;
     cfg->buffer_cap = 256 << 20;
@@ -294,12 +298,14 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
     struct {
         const char *name;
         int64_t *dst;
-        int kind; /* 0 size, 1 duration, 2 count, 3 size or 0 */
+        int kind; /* 0 size, 1 duration, 2 count, 3 size or 0, 4 count or 0 */
     } nums[] = {
         {"max_body", &c->max_body, 0},
         {"max_decoded", &c->max_decoded, 0},
         {"max_record", &c->max_record, 0},
         {"max_connections", &c->max_connections, 2},
+        {"max_connections_per_ip", &c->max_connections_per_ip, 4},
+        {"max_inflight_bytes", &c->max_inflight_bytes, 0},
         {"header_timeout", &c->header_timeout_ms, 1},
         {"read_timeout", &c->read_timeout_ms, 1},
         {"buffer_cap", &c->buffer_cap, 0},
@@ -324,7 +330,7 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
             x = ll;
         }
         if (!ok || (nums[i].kind < 2 && x <= 0) || (nums[i].kind == 3 && x < 0) ||
-            (nums[i].kind == 2 && k[0] == 'm' && x <= 0))
+            (nums[i].kind == 2 && k[0] == 'm' && x <= 0) || (nums[i].kind == 4 && x < 0))
             return floe_error_set(err, FLOE_EINVALID, "%s: bad value '%s'", k, v);
         *nums[i].dst = x;
         return 0;
@@ -607,6 +613,13 @@ int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
                               "[token] sections in the configuration", cfg->listen);
     if (cfg->max_record > cfg->max_decoded)
         return floe_error_set(err, FLOE_EINVALID, "max_record is larger than max_decoded");
+    if (cfg->max_inflight_bytes < cfg->max_body)
+        return floe_error_set(err, FLOE_EINVALID, "max_inflight_bytes (%lld) is smaller than "
+                              "max_body (%lld): no request that large could be taken",
+                              (long long)cfg->max_inflight_bytes, (long long)cfg->max_body);
+    if (cfg->max_connections > 100000 || cfg->max_connections_per_ip > cfg->max_connections)
+        return floe_error_set(err, FLOE_EINVALID, "max_connections: at most 100000, and "
+                              "max_connections_per_ip at most max_connections");
     if (cfg->max_request_partitions > (1 << 24))
         return floe_error_set(err, FLOE_EINVALID, "max_request_partitions: at most %d",
                               1 << 24);

@@ -10,7 +10,21 @@
  * trickles bytes would hold its thread forever. The watchdog tracks each connection's
  * phase (waiting for headers, reading the body) and shuts the socket down when a phase
  * outlasts header_timeout / read_timeout. Waiting for the next request on a keep-alive
- * connection counts as waiting for headers.
+ * connection counts as waiting for headers. Those timeouts alone would still let
+ * max_connections slow clients shut everyone else out for up to a timeout (libmicrohttpd
+ * refuses connections past its limit), so the library's limit is set a little above
+ * max_connections and a connection that arrives when max_connections are open makes room
+ * (make_room): the connection waiting longest for headers goes (idle keep-alive, or
+ * trickled headers), else the one sending its body slowest, else - every connection is
+ * working - the new one is refused. A connection younger than EVICT_GRACE_MS is never
+ * taken, so the newcomer (and its like) cannot be.
+ *
+ * Memory: the body is taken from the in-flight budget (srv_budget_hold) before it is
+ * stored - all of it at the first call when Content-Length announces it, so a request
+ * that does not fit is answered 503 before a byte is read - and a gzip or zstd body is
+ * decoded as it arrives (srv_decoder), its decoded bytes taken from the budget as they
+ * grow, stopping at max_decoded. A failure while the body arrives is answered once it
+ * has been read (libmicrohttpd cannot answer in the middle), the rest being discarded.
  */
 #include <arpa/inet.h>
 #include <limits.h>
@@ -30,11 +44,15 @@ const double srv_lat_bounds_ms[SRV_LAT_BUCKETS] = {1,   2,   5,    10,   20,   5
 
 enum { PHASE_HEADERS = 0, PHASE_BODY = 1, PHASE_BUSY = 2 };
 
+#define EVICT_GRACE_MS 1000
+
 typedef struct conn_state {
     struct conn_state *prev, *next;
     int fd;
     _Atomic int phase;
     _Atomic int64_t since_ms;
+    _Atomic int64_t body_bytes; /* of the body being read (PHASE_BODY) */
+    int64_t opened_ms;
     bool shut;
 } conn_state;
 
@@ -45,8 +63,13 @@ typedef struct req_state {
     char table[256];
     char *key;
     char encoding[16];
-    bool too_large;
-    floe_buf body;
+    int fail_status;        /* set while the body arrives: the answer once it is read */
+    int fail_retry;
+    char fail_msg[256];
+    floe_buf body;          /* identity: the body; gzip/zstd: the decoded body */
+    srv_decoder *dec;       /* gzip/zstd */
+    int64_t wire;           /* body bytes received */
+    int64_t held;           /* of the in-flight budget: body.cap + the decoder's */
     int64_t start_ns;
     conn_state *cs;
 } req_state;
@@ -273,6 +296,9 @@ static char *metrics_text(floe_server *s, size_t *len) {
                         (unsigned long long)atomic_load(&t->schema_updates));
     }
     pthread_mutex_unlock(&s->tables_mu);
+    pthread_mutex_lock(&s->conn_mu);
+    int64_t nconns = s->nconns;
+    pthread_mutex_unlock(&s->conn_mu);
     int64_t oldest = atomic_load(&s->land.oldest_pending_ms);
     double lag = oldest ? (double)(floe_wall_ms() - oldest) / 1000.0 : 0.0;
     floe_buf_printf(&b,
@@ -298,7 +324,14 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "floe_events_committed_total %llu\n"
                     "# TYPE floe_backlog_waits_total counter\nfloe_backlog_waits_total %llu\n"
                     "# TYPE floe_backlog_wait_seconds_total counter\n"
-                    "floe_backlog_wait_seconds_total %.3f\n",
+                    "floe_backlog_wait_seconds_total %.3f\n"
+                    "# TYPE floe_inflight_bytes gauge\nfloe_inflight_bytes %lld\n"
+                    "# TYPE floe_inflight_limit_bytes gauge\nfloe_inflight_limit_bytes %lld\n"
+                    "# TYPE floe_inflight_refusals_total counter\n"
+                    "floe_inflight_refusals_total %llu\n"
+                    "# TYPE floe_connections gauge\nfloe_connections %lld\n"
+                    "# TYPE floe_connections_evicted_total counter\n"
+                    "floe_connections_evicted_total %llu\n",
                     (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
                     (long long)atomic_load(&s->land.pending_files),
                     (long long)atomic_load(&s->land.pending_bytes), lag,
@@ -314,7 +347,11 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.settled),
                     (unsigned long long)atomic_load(&s->m.events_committed),
                     (unsigned long long)atomic_load(&s->m.backlog_waits),
-                    (double)atomic_load(&s->m.backlog_wait_us) / 1e6);
+                    (double)atomic_load(&s->m.backlog_wait_us) / 1e6,
+                    (long long)atomic_load(&s->budget_used),
+                    (long long)atomic_load(&s->budget_limit),
+                    (unsigned long long)atomic_load(&s->m.budget_refusals), (long long)nconns,
+                    (unsigned long long)atomic_load(&s->m.conns_evicted));
     srv_maint_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
@@ -350,6 +387,8 @@ static void set_phase(conn_state *cs, int phase) {
     if (!cs)
         return;
     atomic_store(&cs->since_ms, floe_wall_ms());
+    if (phase == PHASE_BODY)
+        atomic_store(&cs->body_bytes, 0);
     atomic_store(&cs->phase, phase);
 }
 
@@ -438,54 +477,142 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
             return respond_error(s, c, 500, e.msg, 0);
     }
     r->kind = REQ_EVENTS;
-    floe_buf_init(&r->body, (size_t)s->cfg.max_body);
-    /* one allocation of the announced size (checked against max_body above) instead of
-     * doubling through realloc copies as the chunks arrive; a wrong Content-Length only
-     * costs a realloc (MHD enforces the real length) */
-    if (cl) {
-        unsigned long long want = strtoull(cl, NULL, 10);
-        if (want > 0 && want <= (unsigned long long)s->cfg.max_body &&
-            floe_buf_reserve(&r->body, (size_t)want) < 0)
-            return MHD_NO;
+    bool identity = !strcmp(r->encoding, "identity");
+    floe_buf_init(&r->body, (size_t)(identity ? s->cfg.max_body : s->cfg.max_decoded + 1));
+    int rc = 0;
+    if (!identity) {
+        floe_error e;
+        floe_error_clear(&e);
+        if (srv_decoder_new(r->encoding, &r->dec, &e) < 0)
+            return respond_error(s, c, 500, e.msg, 0);
+        rc = srv_budget_hold(s, &r->held, (int64_t)srv_decoder_bytes(r->dec), 0);
+    } else if (cl) {
+        /* all of the announced body now (checked against max_body above), so a request
+         * the budget cannot take is refused before a byte of it is read, and the body is
+         * stored in one allocation (MHD enforces the real length) */
+        size_t want = (size_t)strtoull(cl, NULL, 10) + 1; /* + floe_buf's NUL byte */
+        if (want > 1 && (rc = srv_budget_hold(s, &r->held, (int64_t)want, 0)) == 0) {
+            if (!(r->body.data = floe_malloc(want)))
+                return MHD_NO;
+            r->body.cap = want;
+        }
+    }
+    if (rc < 0) {
+        int retry = 0;
+        const char *msg;
+        int status = srv_budget_status(s, rc, &retry, &msg);
+        return respond_error(s, c, status, msg, retry);
     }
     return MHD_YES;
 }
 
+/* The answer once the body is read, for a failure while it arrived (the rest of the body
+ * is then discarded). */
+static void fail_later(req_state *r, int status, int retry, const char *msg) {
+    if (r->fail_status)
+        return;
+    r->fail_status = status;
+    r->fail_retry = retry;
+    size_t n = strlen(msg);
+    if (n >= sizeof r->fail_msg)
+        n = sizeof r->fail_msg - 1;
+    memcpy(r->fail_msg, msg, n);
+    r->fail_msg[n] = 0;
+    /* nothing of the body is needed any more: give its memory back now */
+    srv_decoder_free(r->dec);
+    r->dec = NULL;
+    floe_buf_free(&r->body);
+}
+
+typedef struct room_ctx {
+    floe_server *s;
+    req_state *r;
+    int budget_rc;          /* the budget refused the decoded body's growth */
+} room_ctx;
+
+static int body_room(void *ctx, floe_buf *out, size_t want) {
+    room_ctx *rc = ctx;
+    int r = srv_buf_room(rc->s, &rc->r->held, 0, out, want);
+    if (r < 0)
+        rc->budget_rc = r;
+    return r;
+}
+
+/* The next bytes of the body. */
+static void take_body(floe_server *s, req_state *r, const char *data, size_t n) {
+    r->wire += (int64_t)n;
+    if (r->cs)
+        atomic_store(&r->cs->body_bytes, r->wire);
+    if (r->fail_status)
+        return;
+    if (r->wire > s->cfg.max_body) {
+        fail_later(r, 413, 0, "request body too large");
+        return;
+    }
+    int rc;
+    if (!r->dec) {
+        rc = srv_buf_room(s, &r->held, 0, &r->body, n);
+        if (rc == 0)
+            rc = floe_buf_append(&r->body, data, n);
+    } else {
+        /* the decoder's own memory (a zstd frame's window) first, then what it decodes */
+        int64_t dec_now = (int64_t)srv_decoder_bytes(r->dec);
+        int64_t ahead = (int64_t)srv_decoder_ahead(r->dec, (const uint8_t *)data, n);
+        rc = srv_budget_hold(s, &r->held, r->held + (ahead - dec_now), 0);
+        if (rc == 0) {
+            floe_error e;
+            floe_error_clear(&e);
+            room_ctx ctx = {s, r, 0};
+            rc = srv_decoder_feed(r->dec, (const uint8_t *)data, n, (size_t)s->cfg.max_decoded,
+                                  &r->body, body_room, &ctx, &e);
+            if (rc < 0 && !ctx.budget_rc) {
+                /* 400 corrupt stream, 413 decoded size or zstd window over the cap */
+                fail_later(r, rc == FLOE_ECORRUPT ? 400 : rc == FLOE_ELIMIT ? 413 : 500, 0,
+                           e.msg);
+                return;
+            }
+        }
+        if (rc == 0) /* true up: what the decoder and the body really hold */
+            rc = srv_budget_hold(s, &r->held,
+                                 (int64_t)(r->body.cap + srv_decoder_bytes(r->dec)), 0);
+    }
+    if (rc < 0) {
+        int retry = 0;
+        const char *msg;
+        int status = srv_budget_status(s, rc, &retry, &msg);
+        fail_later(r, status, retry, msg);
+    }
+}
+
 static enum MHD_Result finish_events(floe_server *s, struct MHD_Connection *c, req_state *r) {
-    if (r->too_large)
-        return respond_error(s, c, 413, "request body too large", 0);
-    floe_buf decoded;
-    floe_buf_init(&decoded, 0);
-    const uint8_t *body = r->body.data;
-    size_t n = r->body.len;
-    if (strcmp(r->encoding, "identity")) {
+    if (!r->fail_status && r->dec) {
         floe_error e;
         floe_error_clear(&e);
-        int rc = srv_decode_body(body, n, r->encoding, (size_t)s->cfg.max_decoded, &decoded, &e);
-        if (rc < 0) {
-            floe_buf_free(&decoded);
-            return respond_error(s, c, rc == FLOE_ELIMIT ? 413 : rc == FLOE_ENOMEM ? 500 : 400,
-                                 e.msg, 0);
-        }
-        /* the encoded body is no longer needed: do not hold both */
-        floe_buf_free(&r->body);
-        body = decoded.data;
-        n = decoded.len;
-    } else if (n > (size_t)s->cfg.max_decoded) {
-        return respond_error(s, c, 413, "request body too large", 0);
+        if (srv_decoder_finish(r->dec, &e) < 0)
+            fail_later(r, 400, 0, e.msg);
+        /* the decoder is done: its memory goes back before the records are taken */
+        srv_decoder_free(r->dec);
+        r->dec = NULL;
+        (void)srv_budget_hold(s, &r->held, (int64_t)r->body.cap, 0);
     }
+    if (!r->fail_status && !r->dec && !strcmp(r->encoding, "identity") &&
+        r->body.len > (size_t)s->cfg.max_decoded)
+        fail_later(r, 413, 0, "request body too large");
+    if (r->fail_status)
+        return respond_error(s, c, r->fail_status, r->fail_msg, r->fail_retry);
     char source[300];
     snprintf(source, sizeof source, "http:%s", r->table);
-    srv_post post = {.table = r->table, .key = r->key, .body = body ? body : (const uint8_t *)"",
-                     .n = n, .is_array_ok = true, .source = source};
+    srv_post post = {.table = r->table, .key = r->key,
+                     .body = r->body.data ? r->body.data : (const uint8_t *)"",
+                     .n = r->body.len, .is_array_ok = true, .source = source, .held = r->held};
     char *ans = NULL;
     size_t alen = 0;
     int retry = 0;
     atomic_fetch_add(&s->inflight, 1);
     int status = srv_ingest(s, &post, &ans, &alen, &retry);
     atomic_fetch_sub(&s->inflight, 1);
-    floe_buf_free(&decoded);
     floe_buf_free(&r->body);
+    srv_budget_release(s, &r->held);
     if (!ans)
         return MHD_NO;
     return respond(s, c, status, ans, alen, "application/json", retry);
@@ -509,11 +636,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return first_call(s, c, url, method, r);
     }
     if (*upload_data_size) {
-        if (r->kind == REQ_EVENTS && !r->too_large &&
-            floe_buf_append(&r->body, upload_data, *upload_data_size) < 0) {
-            r->too_large = true; /* discard the rest; answer 413 at the end */
-            floe_buf_free(&r->body);
-        }
+        if (r->kind == REQ_EVENTS)
+            take_body(s, r, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -552,9 +676,42 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         atomic_fetch_add(&s->m.lat_count, 1);
     }
     floe_buf_free(&r->body);
+    srv_decoder_free(r->dec);
+    srv_budget_release(s, &r->held);
     floe_free(r->key);
     floe_free(r);
     *con_cls = NULL;
+}
+
+/* Called with conn_mu held when a connection arrives with max_connections open: close
+ * the one that has waited longest for its headers, else the one whose body arrives
+ * slowest (bytes per second since the body began), else - all of them are working -
+ * the newcomer. Connections younger than EVICT_GRACE_MS are spared. */
+static void make_room(floe_server *s, conn_state *newcomer, int64_t now) {
+    conn_state *idle = NULL, *slow = NULL;
+    double slow_rate = 0;
+    for (conn_state *cs = s->conns; cs; cs = cs->next) {
+        if (cs == newcomer || cs->shut || cs->fd < 0 || now - cs->opened_ms < EVICT_GRACE_MS)
+            continue;
+        int ph = atomic_load(&cs->phase);
+        int64_t since = atomic_load(&cs->since_ms);
+        if (ph == PHASE_HEADERS && now - since >= EVICT_GRACE_MS) {
+            if (!idle || since < atomic_load(&idle->since_ms))
+                idle = cs;
+        } else if (ph == PHASE_BODY && now - since >= EVICT_GRACE_MS) {
+            double rate = (double)atomic_load(&cs->body_bytes) * 1000.0 / (double)(now - since);
+            if (!slow || rate < slow_rate) {
+                slow = cs;
+                slow_rate = rate;
+            }
+        }
+    }
+    conn_state *victim = idle ? idle : slow ? slow : newcomer;
+    if (victim->fd >= 0)
+        shutdown(victim->fd, SHUT_RDWR);
+    victim->shut = true;
+    if (victim != newcomer)
+        atomic_fetch_add(&s->m.conns_evicted, 1);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -567,13 +724,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         cs->fd = ci ? ci->connect_fd : -1;
+        int64_t now = floe_wall_ms();
+        cs->opened_ms = now;
         atomic_store(&cs->phase, PHASE_HEADERS);
-        atomic_store(&cs->since_ms, floe_wall_ms());
+        atomic_store(&cs->since_ms, now);
         pthread_mutex_lock(&s->conn_mu);
         cs->next = s->conns;
         if (cs->next)
             cs->next->prev = cs;
         s->conns = cs;
+        if (++s->nconns > s->cfg.max_connections)
+            make_room(s, cs, now);
         pthread_mutex_unlock(&s->conn_mu);
         *socket_context = cs;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -588,6 +749,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             s->conns = cs->next;
         if (cs->next)
             cs->next->prev = cs->prev;
+        s->nconns--;
         pthread_mutex_unlock(&s->conn_mu);
         floe_free(cs);
         *socket_context = NULL;
@@ -648,13 +810,17 @@ int srv_http_start(floe_server *s, floe_error *err) {
     struct sockaddr_in sa;
     FLOE_FORWARD_IF_ERROR(parse_listen(s->cfg.listen, &sa, err));
     unsigned timeout_s = (unsigned)((s->cfg.header_timeout_ms + s->cfg.read_timeout_ms) / 1000 + 1);
+    /* past max_connections, on_connection makes room (make_room); the library's own limit
+     * only bounds how many arrive at once */
+    unsigned limit = (unsigned)(s->cfg.max_connections + s->cfg.max_connections / 8 + 8);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ITC |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections,
+        MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),

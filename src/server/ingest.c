@@ -11,12 +11,28 @@
  *
  * Scratch state (shredder, batch, buffers, zstd context) is pooled per table and reused,
  * so the hot path does not allocate per record or, once warm, per request.
+ *
+ * Memory (I6). An NDJSON body is shredded in pieces of about PIECE_BYTES: each piece's
+ * records are checked, their rejects quarantined and the accepted ones routed (their text
+ * copied into their partition's group) before the next piece, so the shredded batch never
+ * holds more than a piece whatever the body's size; a JSON array body goes the same way
+ * (floe_shredder_feed_array_part). What a request's scratch holds (groups, quarantine
+ * lines, answer, frame, the piece's batch) is taken from the server's in-flight budget
+ * (max_inflight_bytes, shared with the raw and decoded body that http.c holds): before a
+ * buffer grows, and for the batch before each piece with a margin then trued up after it.
+ * The budget spent by other requests answers 503 + Retry-After; a request that alone
+ * would need more than the whole budget answers 413. The answer lists the first
+ * MAX_ERRORS_LISTED rejected records (all of them go to the quarantine).
+ *
+ * Content-Encoding: srv_decoder decodes gzip or zstd as the body arrives, so the encoded
+ * body is never held, and stops as soon as the decoded size passes max_decoded.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "floe/quarantine.h"
 #include "server_internal.h"
@@ -29,6 +45,11 @@ typedef struct reject_rec {
 } reject_rec;
 
 #define MAX_PART_FIELDS 16
+#define PIECE_BYTES ((size_t)1 << 20) /* NDJSON / array elements shredded per step */
+#define PIECE_MARGIN 4               /* budget taken ahead for a piece: x its bytes */
+#define MAX_ERRORS_LISTED 1000        /* rejected records listed in an answer */
+#define SCRATCH_KEEP ((size_t)4 << 20) /* a pooled scratch drops buffers larger than this */
+#define POOL_BYTES ((int64_t)32 << 20) /* what a table's idle scratches may hold together */
 
 typedef struct part_group {
     floe_buf path;
@@ -39,15 +60,20 @@ typedef struct part_group {
 
 struct srv_scratch {
     srv_scratch *next;    /* must stay first (tables.c walks the pool through it) */
+    floe_server *srv;
+    int64_t pooled;       /* what it held when it went to the pool (srv_table.pool_bytes) */
+    int64_t held;         /* of the in-flight budget, for this request (0 when pooled) */
+    int64_t other;        /* what the same request holds elsewhere (http.c's body) */
+    floe_arena tarena;    /* group tuples' string values (the batch is cleared per piece) */
     const floe_schema *schema;
     int gen;
     floe_unknown_policy policy; /* compiled into the shredder */
     floe_shredder *sh;
     floe_batch batch;
     bool batch_ok;
-    floe_buf rejects;     /* reject_rec + message + record, repeated */
-    size_t nrejects;
-    size_t *spans;        /* start, end per record */
+    floe_buf rejects;     /* reject_rec + message + record, repeated (this piece) */
+    size_t nrejects;      /* this piece */
+    size_t *spans;        /* start, end per record of this piece (offsets in the body) */
     size_t nspans, spans_cap;
     uint8_t *rejected;
     size_t rejected_cap;
@@ -84,23 +110,122 @@ void srv_scratch_free(srv_scratch *sc) {
     floe_buf_free(&sc->errors);
     floe_buf_free(&sc->pathbuf);
     floe_buf_free(&sc->rest);
+    floe_arena_reset(&sc->tarena);
     floe_section_coder_free(sc->coder);
+    if (sc->srv)
+        srv_budget_release(sc->srv, &sc->held);
     floe_free(sc);
+}
+
+/* ---- the in-flight budget ------------------------------------------------------------ */
+
+int srv_budget_hold(floe_server *s, int64_t *held, int64_t want, int64_t other) {
+    int64_t d = want - *held;
+    if (d <= 0) {
+        if (d < 0)
+            atomic_fetch_sub(&s->budget_used, -d);
+        *held = want;
+        return 0;
+    }
+    int64_t limit = atomic_load(&s->budget_limit);
+    if (want + other > limit)
+        return FLOE_ELIMIT;
+    int64_t cur = atomic_load(&s->budget_used);
+    do {
+        if (cur + d > limit)
+            return FLOE_EBUSY;
+    } while (!atomic_compare_exchange_weak(&s->budget_used, &cur, cur + d));
+    *held = want;
+    return 0;
+}
+
+void srv_budget_release(floe_server *s, int64_t *held) {
+    (void)srv_budget_hold(s, held, 0, 0);
+}
+
+/* Bytes the scratch has allocated (capacities, not lengths). */
+static int64_t batch_bytes(const floe_batch *b) {
+    int64_t t = 0;
+    for (size_t i = 0; i < b->ncols; i++) {
+        const floe_colbuf *c = &b->cols[i];
+        size_t lv = (c->max_def ? 2 : 0) + (c->max_rep ? 2 : 0);
+        t += (int64_t)(c->levels_cap * lv + c->values_cap + c->offsets_cap * 4 +
+                       c->carry_cap * sizeof *c->carry + c->carry_bytes.cap);
+    }
+    return t;
+}
+
+static int64_t scratch_bytes(const srv_scratch *sc) {
+    int64_t t = (int64_t)(sizeof *sc + sc->rejects.cap + sc->spans_cap * sizeof *sc->spans +
+                          sc->rejected_cap + sc->groups_cap * sizeof *sc->groups +
+                          sc->tuples_cap * sizeof *sc->tuples +
+                          sc->gslots_cap * sizeof *sc->gslots + sc->qlines.cap + sc->comp.cap +
+                          sc->frame.cap + sc->errors.cap + sc->pathbuf.cap + sc->rest.cap);
+    if (sc->tarena.head)
+        t += (int64_t)(sc->tarena.total + sc->tarena.block_size);
+    if (sc->batch_ok)
+        t += batch_bytes(&sc->batch);
+    for (size_t i = 0; i < sc->groups_cap; i++)
+        t += (int64_t)(sc->groups[i].path.cap + sc->groups[i].raw.cap);
+    return t;
+}
+
+/* Hold what the scratch has allocated now, plus `ahead` bytes it is about to take. */
+static int scratch_charge(srv_scratch *sc, int64_t ahead) {
+    return srv_budget_hold(sc->srv, &sc->held, scratch_bytes(sc) + ahead, sc->other);
+}
+
+/* The capacity floe_buf_reserve gives a buffer of capacity cap that needs need bytes. */
+static size_t grown_cap(size_t cap, size_t need) {
+    size_t ncap = cap ? cap : 256;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return need;
+        ncap *= 2;
+    }
+    return ncap;
+}
+
+int srv_buf_room(floe_server *s, int64_t *held, int64_t other, floe_buf *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    if (extra > b->max || b->len > b->max - extra)
+        return FLOE_ELIMIT;
+    size_t ncap = grown_cap(b->cap, b->len + extra + 1);
+    FLOE_FORWARD_IF_ERROR(srv_budget_hold(s, held, *held + (int64_t)(ncap - b->cap), other));
+    return floe_buf_reserve(b, extra);
+}
+
+static int sc_room(srv_scratch *sc, floe_buf *b, size_t extra) {
+    return srv_buf_room(sc->srv, &sc->held, sc->other, b, extra);
 }
 
 /* A scratch compiled for the table's current schema (caller holds schema_lock). */
 static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
                        srv_scratch **out, floe_error *err) {
-    srv_scratch *sc = NULL;
+    srv_scratch *sc = NULL, *stale = NULL;
     pthread_mutex_lock(&t->pool_mu);
-    srv_scratch **p = &t->pool;
-    while (*p && ((*p)->gen != t->schema_gen || (*p)->policy != policy))
-        p = &(*p)->next;
-    if (*p) {
-        sc = *p;
-        *p = sc->next;
+    for (srv_scratch **p = &t->pool; *p;) {
+        srv_scratch *x = *p;
+        if (x->gen != t->schema_gen) { /* compiled for a schema that is gone */
+            *p = x->next;
+            t->pool_bytes -= x->pooled;
+            x->next = stale;
+            stale = x;
+        } else if (!sc && x->policy == policy) {
+            *p = x->next;
+            t->pool_bytes -= x->pooled;
+            sc = x;
+        } else {
+            p = &x->next;
+        }
     }
     pthread_mutex_unlock(&t->pool_mu);
+    while (stale) {
+        srv_scratch *n = stale->next;
+        srv_scratch_free(stale);
+        stale = n;
+    }
     if (!sc) {
         sc = floe_calloc(1, sizeof *sc);
         if (!sc)
@@ -112,6 +237,8 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
         floe_buf_init(&sc->errors, 0);
         floe_buf_init(&sc->pathbuf, 0);
         floe_buf_init(&sc->rest, 0);
+        floe_arena_init(&sc->tarena, 16384);
+        sc->srv = s;
         sc->coder = floe_section_coder_new();
         floe_shred_options so = {.max_record = (size_t)s->cfg.max_record, .unknown = policy};
         int rc = 0;
@@ -148,20 +275,66 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
     floe_buf_reset(&sc->qlines);
     floe_buf_reset(&sc->errors);
     floe_buf_reset(&sc->rest);
+    floe_arena_reset(&sc->tarena);
+    sc->held = sc->other = 0;
     *out = sc;
     return 0;
 }
 
+static void buf_trim(floe_buf *b) {
+    if (b->cap > SCRATCH_KEEP)
+        floe_buf_free(b);
+}
+
+/* Back to the table's pool, without what one large request grew it to: idle scratches of
+ * at most 2 x SCRATCH_KEEP each and POOL_BYTES together per table stay outside the
+ * budget; nothing else does. */
 static void scratch_put(srv_table *t, srv_scratch *sc) {
-    /* Do not pool giant buffers: one huge request must not pin memory forever (I6). */
-    if (sc->frame.cap > (32u << 20))
-        floe_buf_free(&sc->frame);
-    if (sc->comp.cap > (32u << 20))
-        floe_buf_free(&sc->comp);
+    buf_trim(&sc->frame);
+    buf_trim(&sc->comp);
+    buf_trim(&sc->qlines);
+    buf_trim(&sc->errors);
+    buf_trim(&sc->rejects);
+    buf_trim(&sc->rest);
+    for (size_t i = 0; i < sc->groups_cap; i++) {
+        if (i >= 64) {
+            floe_buf_free(&sc->groups[i].path);
+            floe_buf_free(&sc->groups[i].raw);
+        } else {
+            buf_trim(&sc->groups[i].raw);
+        }
+    }
+    if (sc->gslots_cap > 1024) {
+        floe_free(sc->gslots);
+        sc->gslots = NULL;
+        sc->gslots_cap = 0;
+    }
+    if (sc->tuples_cap > 1024) {
+        floe_free(sc->tuples);
+        sc->tuples = NULL;
+        sc->tuples_cap = 0;
+    }
+    if (sc->spans_cap * sizeof *sc->spans > SCRATCH_KEEP) {
+        floe_free(sc->spans);
+        sc->spans = NULL;
+        sc->spans_cap = 0;
+    }
+    floe_arena_reset(&sc->tarena);
+    srv_budget_release(sc->srv, &sc->held);
+    int64_t bytes = scratch_bytes(sc);
+    bool keep = sc->gen == t->schema_gen && bytes <= (int64_t)(2 * SCRATCH_KEEP);
     pthread_mutex_lock(&t->pool_mu);
-    sc->next = t->pool;
-    t->pool = sc;
+    if (keep && t->pool_bytes + bytes <= POOL_BYTES) {
+        sc->pooled = bytes;
+        t->pool_bytes += bytes;
+        sc->next = t->pool;
+        t->pool = sc;
+    } else {
+        keep = false;
+    }
     pthread_mutex_unlock(&t->pool_mu);
+    if (!keep)
+        srv_scratch_free(sc);
 }
 
 static int on_reject(void *ctx, const floe_reject *r) {
@@ -171,7 +344,10 @@ static int on_reject(void *ctx, const floe_reject *r) {
         ml = 512;
     reject_rec rr = {.offset = r->offset, .line = r->line, .reason = (int32_t)r->reason,
                      .msg_len = (uint32_t)ml, .rec_len = (uint32_t)r->record_len};
-    int rc = floe_buf_append(&sc->rejects, &rr, sizeof rr);
+    int rc = sc_room(sc, &sc->rejects, sizeof rr + ml + r->record_len + 8);
+    if (rc < 0)
+        return rc; /* stops the feed: the budget (503 / 413) or memory */
+    rc = floe_buf_append(&sc->rejects, &rr, sizeof rr);
     if (rc == 0)
         rc = floe_buf_append(&sc->rejects, r->message, ml);
     if (rc == 0)
@@ -198,11 +374,13 @@ static int push_span(srv_scratch *sc, size_t a, size_t b) {
     return 0;
 }
 
-/* Records of an NDJSON body: non-blank lines (blank = only spaces, tabs, '\r'), as the
- * shredder counts them. */
-static int split_lines(srv_scratch *sc, const uint8_t *p, size_t n) {
-    size_t i = 0;
+/* Records of p[from, n): non-blank lines (blank = only spaces, tabs, '\r'), as the
+ * shredder counts them; *lines = the lines seen, blank or not. */
+static int split_lines(srv_scratch *sc, const uint8_t *p, size_t from, size_t n,
+                       int64_t *lines) {
+    size_t i = from;
     while (i < n) {
+        ++*lines;
         const uint8_t *nl = memchr(p + i, '\n', n - i);
         size_t e = nl ? (size_t)(nl - p) : n;
         bool blank = true;
@@ -219,12 +397,16 @@ static int split_lines(srv_scratch *sc, const uint8_t *p, size_t n) {
     return 0;
 }
 
-/* Elements of a JSON array the shredder has already found well formed. */
-static int split_array(srv_scratch *sc, const uint8_t *p, size_t n) {
-    size_t i = 0;
-    while (i < n && p[i] != '[')
+/* Elements of a JSON array the shredder has already found well formed, from p + from (0:
+ * the body's start; else the first byte of an element) up to `to` (the end of the body,
+ * or the first byte of the element after the last one wanted). */
+static int split_array(srv_scratch *sc, const uint8_t *p, size_t from, size_t to) {
+    size_t i = from, n = to;
+    if (from == 0) {
+        while (i < n && p[i] != '[')
+            i++;
         i++;
-    i++;
+    }
     int depth = 0;
     bool in_str = false;
     size_t start = SIZE_MAX;
@@ -259,6 +441,22 @@ static int split_array(srv_scratch *sc, const uint8_t *p, size_t n) {
             if (c == ']')
                 break;
         }
+    }
+    return 0;
+}
+
+/* The tuple's string, binary and fixed values copied into the scratch's arena (the batch
+ * they point into is cleared after each piece). */
+static int tuple_own(srv_scratch *sc, floe_value *tuple, size_t nf) {
+    for (size_t k = 0; k < nf; k++) {
+        floe_value *v = &tuple[k];
+        if (v->is_null || (v->type != FLOE_TYPE_STRING && v->type != FLOE_TYPE_BINARY &&
+                           v->type != FLOE_TYPE_FIXED) || v->v.bytes.n == 0)
+            continue;
+        uint8_t *c = floe_arena_memdup(&sc->tarena, v->v.bytes.p, v->v.bytes.n);
+        if (!c)
+            return FLOE_ENOMEM;
+        v->v.bytes.p = c;
     }
     return 0;
 }
@@ -444,8 +642,11 @@ static int group_add(srv_scratch *sc, const uint8_t *path, size_t n, const floe_
     floe_buf_reset(&g->raw);
     g->records = 0;
     g->hash = h;
-    if (nf)
-        memcpy(sc->tuples + sc->ngroups * nf, tuple, nf * sizeof *tuple);
+    if (nf) {
+        floe_value *own = sc->tuples + sc->ngroups * nf;
+        memcpy(own, tuple, nf * sizeof *tuple);
+        FLOE_FORWARD_IF_ERROR(tuple_own(sc, own, nf));
+    }
     FLOE_FORWARD_IF_ERROR(floe_buf_append(&g->path, path, n));
     size_t k = (size_t)h & (sc->gslots_cap - 1);
     while (sc->gslots[k])
@@ -513,6 +714,7 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
                         floe_partition_spec_path(spec, tuple, &sc->pathbuf, err));
                     if (group_add(sc, sc->pathbuf.data, sc->pathbuf.len, tuple, nf, h, &gi) < 0)
                         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                    /* new groups cost a little each: counted when the piece is trued up */
                 }
                 cur_group = gi;
                 memcpy(prev, tuple, nf * sizeof *tuple);
@@ -525,6 +727,10 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
         part_group *g = &sc->groups[cur_group];
         size_t a = sc->spans[r * 2], b = sc->spans[r * 2 + 1];
         size_t at = g->raw.len;
+        int rc = sc_room(sc, &g->raw, b - a + 1);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s", rc == FLOE_ENOMEM ? "out of memory"
+                                                                   : "in-flight memory budget");
         if (floe_buf_append(&g->raw, body + a, b - a) < 0 ||
             floe_buf_append_byte(&g->raw, '\n') < 0)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -562,6 +768,84 @@ static char *answer_error(int status, const char *msg, size_t *len) {
         return NULL;
     }
     return floe_buf_detach(&b, len);
+}
+
+/* The rejects of the piece just shredded: mark their records, list the first ones in
+ * the answer (errors), and write every one as a quarantine line. base = the index of the
+ * piece's first record in the body. */
+static int take_rejects(srv_scratch *sc, const srv_post *p, size_t base, size_t *listed,
+                        uint64_t *rej_bytes) {
+    size_t off = 0;
+    for (size_t i = 0; i < sc->nrejects; i++) {
+        reject_rec rr;
+        memcpy(&rr, sc->rejects.data + off, sizeof rr);
+        const uint8_t *msg = sc->rejects.data + off + sizeof rr;
+        const uint8_t *rec = msg + rr.msg_len;
+        off += sizeof rr + rr.msg_len + rr.rec_len;
+        off = (off + 7) & ~(size_t)7;
+        size_t idx = span_index(sc, rr.offset);
+        sc->rejected[idx] = 1;
+        *rej_bytes += rr.rec_len;
+        const char *reason = floe_reject_reason_name((floe_reject_reason)rr.reason);
+        /* JSON escapes cost at most 6 bytes per byte, base64 4 per 3 */
+        size_t worst = 256 + strlen(p->source) * 6 + (size_t)rr.msg_len * 6 +
+                       (size_t)rr.rec_len * 6;
+        if (*listed < MAX_ERRORS_LISTED) {
+            FLOE_FORWARD_IF_ERROR(sc_room(sc, &sc->errors, 96 + (size_t)rr.msg_len * 6));
+            if (floe_buf_printf(&sc->errors, "%s{\"index\":%zu,\"reason\":\"%s\",\"message\":",
+                                *listed ? "," : "", base + idx, reason) < 0 ||
+                floe_json_append_string(&sc->errors, msg, rr.msg_len) < 0 ||
+                floe_buf_append_byte(&sc->errors, '}') < 0)
+                return FLOE_ENOMEM;
+            ++*listed;
+        }
+        FLOE_FORWARD_IF_ERROR(sc_room(sc, &sc->qlines, worst));
+        if (floe_buf_printf(&sc->qlines, "{\"source\":") < 0 ||
+            floe_json_append_string(&sc->qlines, (const uint8_t *)p->source,
+                                    strlen(p->source)) < 0 ||
+            floe_buf_printf(&sc->qlines, ",\"index\":%zu,\"line\":%lld,\"offset\":%lld,"
+                            "\"reason\":\"%s\",\"message\":", base + idx, (long long)rr.line,
+                            (long long)rr.offset, reason) < 0 ||
+            floe_json_append_string(&sc->qlines, msg, rr.msg_len) < 0)
+            return FLOE_ENOMEM;
+        if (floe_utf8_valid(rec, rr.rec_len)) {
+            if (floe_buf_printf(&sc->qlines, ",\"record\":") < 0 ||
+                floe_json_append_string(&sc->qlines, rec, rr.rec_len) < 0)
+                return FLOE_ENOMEM;
+        } else if (floe_buf_printf(&sc->qlines, ",\"record_base64\":\"") < 0 ||
+                   floe_base64_append(&sc->qlines, rec, rr.rec_len) < 0 ||
+                   floe_buf_append_byte(&sc->qlines, '"') < 0) {
+            return FLOE_ENOMEM;
+        }
+        if (floe_buf_printf(&sc->qlines, "}\n") < 0)
+            return FLOE_ENOMEM;
+    }
+    return 0;
+}
+
+int srv_budget_status(floe_server *s, int rc, int *retry_after, const char **msg) {
+    if (rc == FLOE_EBUSY) {
+        atomic_fetch_add(&s->m.budget_refusals, 1);
+        *retry_after = 1;
+        *msg = "the server's in-flight memory (max_inflight_bytes) is in use by other "
+               "requests; retry later";
+        return 503;
+    }
+    if (rc == FLOE_ELIMIT) {
+        *msg = "this request needs more memory than max_inflight_bytes allows; send it in "
+               "smaller requests";
+        return 413;
+    }
+    *msg = "out of memory";
+    return 500;
+}
+
+/* The status for a failure of the budget or of memory while taking a request. */
+static int budget_status(floe_server *s, int rc, int *retry_after, floe_error *err) {
+    const char *msg;
+    int status = srv_budget_status(s, rc, retry_after, &msg);
+    floe_error_set(err, rc, "%s", msg);
+    return status;
 }
 
 int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
@@ -634,127 +918,145 @@ int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_
     floe_unknown_policy policy = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
                                  : mode == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE
                                                               : FLOE_UNKNOWN_COLLECT;
+    size_t records, accepted, rejected, listed;
+    uint64_t rej_bytes, unknown;
 shred:
     pthread_rwlock_rdlock(&t->schema_lock);
     locked = true;
     if ((rc = scratch_get(s, t, policy, &sc, &err)) < 0)
         goto fail;
-    floe_shred_stats before, after;
-    floe_shredder_stats(sc->sh, &before);
-    if (array)
-        rc = floe_shredder_feed_array(sc->sh, p->body, p->n, p->source, 0, &sc->batch,
-                                      on_reject, sc, &err);
-    else
-        rc = floe_shredder_feed(sc->sh, p->body, p->n, p->source, 1, 0, &sc->batch, on_reject,
-                                sc, &err);
-    if (rc == FLOE_ECORRUPT) {
-        status = 400;
+    sc->other = p->held;
+    records = accepted = rejected = listed = 0;
+    rej_bytes = unknown = 0;
+    if ((rc = floe_buf_printf(&sc->errors, "[")) < 0) {
+        status = budget_status(s, rc, retry_after, &err);
         goto fail;
     }
-    if (rc == FLOE_ELIMIT) {
-        status = 413;
-        goto fail;
-    }
-    if (rc < 0)
-        goto fail;
-    floe_shredder_stats(sc->sh, &after);
-    uint64_t unknown = after.unknown_fields - before.unknown_fields;
-    if (mode == FLOE_SCHEMA_EVOLVE && unknown > 0 && !evolved) {
-        /* new fields: add them to the table schema, then shred again against it */
-        pthread_rwlock_unlock(&t->schema_lock);
-        locked = false;
-        scratch_put(t, sc);
-        sc = NULL;
-        evolved = true;
-        if ((rc = srv_table_evolve(s, t, p->body, p->n, array, &err)) < 0) {
-            floe_log(FLOE_LOG_WARN, "serve: table %s: schema evolution failed: %s", t->name,
-                     err.msg);
-            floe_error_clear(&err);
+    /* piece by piece: shred, quarantine the rejects, route the rest, clear the batch */
+    size_t pos = 0;
+    int64_t line = 1;
+    bool more = array || p->n > 0;
+    while (more) {
+        size_t from = pos, piece = p->n - pos < PIECE_BYTES ? p->n - pos : PIECE_BYTES;
+        if ((rc = scratch_charge(sc, (int64_t)(PIECE_MARGIN * piece + 65536))) < 0) {
+            status = budget_status(s, rc, retry_after, &err);
+            goto fail;
         }
-        goto shred;
+        floe_shred_stats before, after;
+        floe_shredder_stats(sc->sh, &before);
+        if (array) {
+            rc = floe_shredder_feed_array_part(sc->sh, p->body, p->n, p->source, 0, &pos,
+                                               PIECE_BYTES, &sc->batch, on_reject, sc, &err);
+        } else {
+            size_t end = p->n;
+            if (p->n - pos > PIECE_BYTES) {
+                const uint8_t *nl = memchr(p->body + pos + PIECE_BYTES - 1, '\n',
+                                           p->n - pos - PIECE_BYTES + 1);
+                end = nl ? (size_t)(nl - p->body) + 1 : p->n;
+            }
+            rc = floe_shredder_feed(sc->sh, p->body + pos, end - pos, p->source, line,
+                                    (int64_t)pos, &sc->batch, on_reject, sc, &err);
+            pos = end;
+        }
+        more = pos < p->n;
+        if (rc == FLOE_ECORRUPT) {
+            status = 400;
+            goto fail;
+        }
+        if (rc == FLOE_EBUSY || rc == FLOE_ELIMIT) {
+            status = budget_status(s, rc, retry_after, &err);
+            goto fail;
+        }
+        if (rc < 0)
+            goto fail;
+        floe_shredder_stats(sc->sh, &after);
+        uint64_t unk = after.unknown_fields - before.unknown_fields;
+        if (mode == FLOE_SCHEMA_EVOLVE && unk > 0 && !evolved) {
+            /* new fields: add them to the table schema, then shred again against it */
+            pthread_rwlock_unlock(&t->schema_lock);
+            locked = false;
+            scratch_put(t, sc);
+            sc = NULL;
+            evolved = true;
+            if ((rc = srv_table_evolve(s, t, p->body, p->n, array, &err)) < 0) {
+                floe_log(FLOE_LOG_WARN, "serve: table %s: schema evolution failed: %s",
+                         t->name, err.msg);
+                floe_error_clear(&err);
+            }
+            goto shred;
+        }
+        unknown += unk;
+        sc->nspans = 0;
+        if ((rc = array ? split_array(sc, p->body, from, pos)
+                        : split_lines(sc, p->body, from, pos, &line)) < 0)
+            goto nomem;
+        if (sc->nspans > sc->rejected_cap) {
+            uint8_t *nr = floe_realloc(sc->rejected, sc->nspans);
+            if (!nr)
+                goto nomem;
+            sc->rejected = nr;
+            sc->rejected_cap = sc->nspans;
+        }
+        memset(sc->rejected, 0, sc->nspans);
+        if ((rc = take_rejects(sc, p, records, &listed, &rej_bytes)) < 0) {
+            status = budget_status(s, rc, retry_after, &err);
+            goto fail;
+        }
+        if (sc->nrejects > sc->nspans || sc->nspans - sc->nrejects != sc->batch.nrows) {
+            floe_error_set(&err, FLOE_EINTERNAL, "record split disagrees with the shredder "
+                           "(%zu records, %zu rejected, %zu rows)", sc->nspans, sc->nrejects,
+                           sc->batch.nrows);
+            goto fail;
+        }
+        if ((rc = route_records(t, sc, p->body, array, s->cfg.max_request_partitions,
+                                s->route_seed, &err)) < 0) {
+            if (rc == FLOE_ELIMIT)
+                status = 413;
+            else if (rc == FLOE_EBUSY)
+                status = budget_status(s, rc, retry_after, &err);
+            goto fail;
+        }
+        records += sc->nspans;
+        accepted += sc->batch.nrows;
+        rejected += sc->nrejects;
+        floe_batch_clear(&sc->batch);
+        floe_buf_reset(&sc->rejects);
+        sc->nrejects = 0;
     }
+    pthread_rwlock_unlock(&t->schema_lock);
+    locked = false;
     if (unknown)
         atomic_fetch_add(&t->unknown_fields, unknown);
-    if ((rc = array ? split_array(sc, p->body, p->n) : split_lines(sc, p->body, p->n)) < 0)
-        goto fail;
-    if (sc->nspans == 0) {
+    if (records == 0) {
         status = 400;
         floe_error_set(&err, FLOE_EINVALID, "the body holds no records");
         goto fail;
     }
-    if (sc->nspans > sc->rejected_cap) {
-        uint8_t *nr = floe_realloc(sc->rejected, sc->nspans);
-        if (!nr) {
-            rc = FLOE_ENOMEM;
-            goto fail;
-        }
-        sc->rejected = nr;
-        sc->rejected_cap = sc->nspans;
-    }
-    memset(sc->rejected, 0, sc->nspans);
-    /* rejected records: mark, answer, quarantine line */
-    floe_buf_printf(&sc->errors, "[");
-    size_t off = 0;
-    uint64_t rej_bytes = 0;
-    for (size_t i = 0; i < sc->nrejects; i++) {
-        reject_rec rr;
-        memcpy(&rr, sc->rejects.data + off, sizeof rr);
-        const uint8_t *msg = sc->rejects.data + off + sizeof rr;
-        const uint8_t *rec = msg + rr.msg_len;
-        off += sizeof rr + rr.msg_len + rr.rec_len;
-        off = (off + 7) & ~(size_t)7;
-        size_t idx = span_index(sc, rr.offset);
-        sc->rejected[idx] = 1;
-        rej_bytes += rr.rec_len;
-        const char *reason = floe_reject_reason_name((floe_reject_reason)rr.reason);
-        if (floe_buf_printf(&sc->errors, "%s{\"index\":%zu,\"reason\":\"%s\",\"message\":",
-                            i ? "," : "", idx, reason) < 0 ||
-            floe_json_append_string(&sc->errors, msg, rr.msg_len) < 0 ||
-            floe_buf_append_byte(&sc->errors, '}') < 0)
-            goto nomem;
-        if (floe_buf_printf(&sc->qlines, "{\"source\":") < 0 ||
-            floe_json_append_string(&sc->qlines, (const uint8_t *)p->source,
-                                    strlen(p->source)) < 0 ||
-            floe_buf_printf(&sc->qlines, ",\"index\":%zu,\"line\":%lld,\"offset\":%lld,"
-                            "\"reason\":\"%s\",\"message\":", idx, (long long)rr.line,
-                            (long long)rr.offset, reason) < 0 ||
-            floe_json_append_string(&sc->qlines, msg, rr.msg_len) < 0)
-            goto nomem;
-        if (floe_utf8_valid(rec, rr.rec_len)) {
-            if (floe_buf_printf(&sc->qlines, ",\"record\":") < 0 ||
-                floe_json_append_string(&sc->qlines, rec, rr.rec_len) < 0)
-                goto nomem;
-        } else if (floe_buf_printf(&sc->qlines, ",\"record_base64\":\"") < 0 ||
-                   floe_base64_append(&sc->qlines, rec, rr.rec_len) < 0 ||
-                   floe_buf_append_byte(&sc->qlines, '"') < 0) {
-            goto nomem;
-        }
-        if (floe_buf_printf(&sc->qlines, "}\n") < 0)
-            goto nomem;
-    }
     if (floe_buf_printf(&sc->errors, "]") < 0)
         goto nomem;
-    size_t accepted = sc->nspans - sc->nrejects;
-    if (sc->nrejects > sc->nspans || accepted != sc->batch.nrows) {
-        floe_error_set(&err, FLOE_EINTERNAL, "record split disagrees with the shredder "
-                       "(%zu records, %zu rejected, %zu rows)", sc->nspans, sc->nrejects,
-                       sc->batch.nrows);
-        goto fail;
-    }
-    if ((rc = route_records(t, sc, p->body, array, s->cfg.max_request_partitions,
-                            s->route_seed, &err)) < 0) {
-        if (rc == FLOE_ELIMIT)
-            status = 413;
-        goto fail;
-    }
-    pthread_rwlock_unlock(&t->schema_lock);
-    locked = false;
 
-    /* the frame: one section per partition, the quarantine lines, the answer */
-    if (floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors\":%.*s}",
-                        accepted, sc->nrejects, (int)sc->errors.len,
-                        (const char *)sc->errors.data) < 0 ||
-        floe_frame_begin(&sc->frame) < 0)
+    /* the frame: one section per partition, the quarantine lines, the answer; its growth
+     * is taken from the budget first (compressed sections are at most a little larger
+     * than their input) */
+    size_t frame_bound = 4096 + sc->qlines.len + sc->qlines.len / 64;
+    for (size_t g = 0; g < sc->ngroups; g++)
+        frame_bound += 96 + sc->groups[g].path.len + sc->groups[g].raw.len +
+                       sc->groups[g].raw.len / 64;
+    if ((rc = sc_room(sc, &sc->frame, frame_bound + strlen(t->name) * (sc->ngroups + 2) +
+                      sc->errors.len + 256)) < 0) {
+        status = budget_status(s, rc, retry_after, &err);
+        goto fail;
+    }
+    int pr = rejected > listed
+                 ? floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors_listed\":"
+                                   "%zu,\"errors\":%.*s}", accepted, rejected, listed,
+                                   (int)sc->errors.len, (const char *)sc->errors.data)
+                 : floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors\":%.*s}",
+                                   accepted, rejected, (int)sc->errors.len,
+                                   (const char *)sc->errors.data);
+    if (pr < 0)
+        goto nomem;
+    if (floe_frame_begin(&sc->frame) < 0)
         goto nomem;
     int level = (int)s->cfg.compression_level;
     uint8_t codec = section_codec(s);
@@ -766,6 +1068,10 @@ shred:
             continue;
         acc_bytes += pg->raw.len;
         floe_buf_reset(&sc->pathbuf);
+        if ((rc = sc_room(sc, &sc->comp, pg->raw.len + pg->raw.len / 64 + 4096)) < 0) {
+            status = budget_status(s, rc, retry_after, &err);
+            goto fail;
+        }
         if (floe_buf_append(&sc->pathbuf, t->name, tl + 1) < 0 ||
             floe_buf_append(&sc->pathbuf, pg->path.data, pg->path.len) < 0 ||
             compress_into(sc, codec, pg->raw.data, pg->raw.len, level) < 0 ||
@@ -774,12 +1080,17 @@ shred:
                                    (uint32_t)pg->raw.len, sc->comp.data, sc->comp.len) < 0)
             goto nomem;
     }
-    if (sc->nrejects &&
-        (compress_into(sc, codec, sc->qlines.data, sc->qlines.len, level) < 0 ||
-         floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, codec, t->name,
-                                tl, (uint32_t)sc->nrejects, (uint32_t)sc->qlines.len,
-                                sc->comp.data, sc->comp.len) < 0))
-        goto nomem;
+    if (rejected) {
+        if ((rc = sc_room(sc, &sc->comp, sc->qlines.len + sc->qlines.len / 64 + 4096)) < 0) {
+            status = budget_status(s, rc, retry_after, &err);
+            goto fail;
+        }
+        if (compress_into(sc, codec, sc->qlines.data, sc->qlines.len, level) < 0 ||
+            floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, codec, t->name,
+                                   tl, (uint32_t)rejected, (uint32_t)sc->qlines.len,
+                                   sc->comp.data, sc->comp.len) < 0)
+            goto nomem;
+    }
     if (p->key) {
         floe_buf_reset(&sc->pathbuf);
         if (floe_buf_append(&sc->pathbuf, t->name, tl + 1) < 0 ||
@@ -790,6 +1101,7 @@ shred:
             goto nomem;
     }
     floe_frame_end(&sc->frame);
+    (void)scratch_charge(sc, 0); /* what it really took; giving back never fails */
     wal_req wr = {.frame = &sc->frame};
     rc = srv_wal_submit(s, &wr);
     if (rc < 0) {
@@ -806,7 +1118,7 @@ shred:
     if (!ans)
         goto nomem;
     atomic_fetch_add(&t->events_accepted, accepted);
-    atomic_fetch_add(&t->events_rejected, sc->nrejects);
+    atomic_fetch_add(&t->events_rejected, rejected);
     atomic_fetch_add(&t->bytes_accepted, acc_bytes);
     atomic_fetch_add(&t->bytes_rejected, rej_bytes);
     scratch_put(t, sc);
@@ -834,99 +1146,193 @@ fail:
 
 /* ---- Content-Encoding ------------------------------------------------------------- */
 
+/* zstd windows past 8 MiB are refused (RFC 9659: encoders for HTTP keep to 8 MiB), so a
+ * decoder never holds more than that plus its block buffers. */
+#define ZSTD_WINDOW_LOG_MAX 23
+#define GZIP_STATE_BYTES ((size_t)48 << 10) /* inflate's state and 32 KiB window */
+#define DECODE_STEP ((size_t)64 << 10)
+
+struct srv_decoder {
+    bool gzip;
+    z_stream zs;
+    bool z_ready, z_end;    /* inflateInit2 done; the last member ended */
+    ZSTD_DStream *zd;
+    size_t z_hint;          /* zstd: the last return (0 = at a frame boundary) */
+    bool z_started;         /* zstd: some input was decoded */
+};
+
+int srv_decoder_new(const char *encoding, srv_decoder **out, floe_error *err) {
+    bool gzip = !strcasecmp(encoding, "gzip") || !strcasecmp(encoding, "x-gzip");
+    if (!gzip && strcasecmp(encoding, "zstd"))
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "unsupported Content-Encoding '%s'",
+                              encoding);
+    srv_decoder *d = floe_calloc(1, sizeof *d);
+    if (!d)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    d->gzip = gzip;
+    if (gzip) {
+        if (inflateInit2(&d->zs, 16 + MAX_WBITS) != Z_OK) {
+            floe_free(d);
+            return floe_error_set(err, FLOE_ENOMEM, "gzip: cannot initialise");
+        }
+        d->z_ready = true;
+    } else {
+        if (!(d->zd = ZSTD_createDStream())) {
+            floe_free(d);
+            return floe_error_set(err, FLOE_ENOMEM, "zstd: cannot initialise");
+        }
+        ZSTD_DCtx_setParameter(d->zd, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX);
+        d->z_hint = 1;
+    }
+    *out = d;
+    return 0;
+}
+
+void srv_decoder_free(srv_decoder *d) {
+    if (!d)
+        return;
+    if (d->z_ready)
+        inflateEnd(&d->zs);
+    ZSTD_freeDStream(d->zd);
+    floe_free(d);
+}
+
+size_t srv_decoder_bytes(const srv_decoder *d) {
+    return sizeof *d + (d->gzip ? GZIP_STATE_BYTES : ZSTD_sizeof_DStream(d->zd));
+}
+
+/* The window a zstd frame starting at p[0..n) declares (RFC 8878 section 3.1.1.1: the
+ * window descriptor, or the content size of a single-segment frame); 0 when these bytes
+ * do not tell (too few, a skippable frame, not a frame). */
+static uint64_t zstd_frame_window(const uint8_t *p, size_t n) {
+    if (n < 6 || floe_load_le32(p) != 0xFD2FB528u)
+        return 0;
+    uint8_t fhd = p[4];
+    if (!(fhd & 0x20)) { /* a window descriptor follows */
+        uint64_t base = (uint64_t)1 << (10 + (p[5] >> 3));
+        return base + (base / 8) * (p[5] & 7);
+    }
+    static const size_t did_size[4] = {0, 1, 2, 4}, fcs_size[4] = {1, 2, 4, 8};
+    size_t at = 5 + did_size[fhd & 3], fl = fcs_size[fhd >> 6];
+    if (n < at + fl)
+        return 0;
+    uint64_t fcs = 0;
+    for (size_t i = fl; i-- > 0;)
+        fcs = fcs << 8 | p[at + i];
+    return fl == 2 ? fcs + 256 : fcs;
+}
+
+size_t srv_decoder_ahead(const srv_decoder *d, const uint8_t *p, size_t n) {
+    size_t now = srv_decoder_bytes(d);
+    if (d->gzip || (d->z_hint != 0 && d->z_started))
+        return now;
+    uint64_t w = zstd_frame_window(p, n), wmax = (uint64_t)1 << ZSTD_WINDOW_LOG_MAX;
+    /* the window, two blocks of input and output (128 KiB each) and the context */
+    size_t need = (size_t)(w < wmax ? w : wmax) + ((size_t)320 << 10);
+    return need > now ? need : now;
+}
+
+/* Free room in out for the next decoded bytes (at most cap + 1 - len: one byte past the
+ * cap is enough to tell a body that is too large). */
+static int decode_room(floe_buf *out, size_t cap, srv_room_fn room, void *ctx, size_t *avail) {
+    if (out->len > cap)
+        return FLOE_ELIMIT;
+    size_t left = cap + 1 - out->len;
+    if (out->cap <= out->len + 1) {
+        FLOE_FORWARD_IF_ERROR(room(ctx, out, left < DECODE_STEP ? left : DECODE_STEP));
+        if (out->cap <= out->len + 1)
+            return FLOE_ENOMEM;
+    }
+    size_t a = out->cap - out->len - 1; /* floe_buf keeps a byte for a NUL */
+    *avail = a < left ? a : left;
+    return 0;
+}
+
+static int decode_fail(int rc, const char *codec, size_t cap, floe_error *err) {
+    if (rc == FLOE_ELIMIT)
+        return floe_error_set(err, rc, "%s: decoded body is larger than %zu bytes", codec, cap);
+    return floe_error_set(err, rc, "%s: %s", codec, floe_strerror(rc));
+}
+
+int srv_decoder_feed(srv_decoder *d, const uint8_t *p, size_t n, size_t cap, floe_buf *out,
+                     srv_room_fn room, void *ctx, floe_error *err) {
+    size_t avail;
+    int rc;
+    if (d->gzip) {
+        z_stream *zs = &d->zs;
+        zs->next_in = (Bytef *)p;
+        zs->avail_in = (uInt)n;
+        for (;;) {
+            if (d->z_end) {
+                if (zs->avail_in == 0)
+                    return 0;
+                inflateReset(zs); /* another gzip member follows */
+                d->z_end = false;
+            }
+            if ((rc = decode_room(out, cap, room, ctx, &avail)) < 0)
+                return decode_fail(rc, "gzip", cap, err);
+            if (avail > UINT32_MAX)
+                avail = UINT32_MAX;
+            zs->next_out = out->data + out->len;
+            zs->avail_out = (uInt)avail;
+            int zr = inflate(zs, Z_NO_FLUSH);
+            out->len += avail - zs->avail_out;
+            if (out->len > cap)
+                return decode_fail(FLOE_ELIMIT, "gzip", cap, err);
+            if (zr == Z_STREAM_END) {
+                d->z_end = true;
+                continue;
+            }
+            if (zr != Z_OK && zr != Z_BUF_ERROR)
+                return floe_error_set(err, FLOE_ECORRUPT, "gzip: %s",
+                                      zs->msg ? zs->msg : "bad data");
+            if (zs->avail_in == 0 && zs->avail_out > 0)
+                return 0; /* everything taken, nothing held back */
+        }
+    }
+    ZSTD_inBuffer in = {p, n, 0};
+    for (;;) {
+        if ((rc = decode_room(out, cap, room, ctx, &avail)) < 0)
+            return decode_fail(rc, "zstd", cap, err);
+        ZSTD_outBuffer o = {out->data + out->len, avail, 0};
+        size_t r = ZSTD_decompressStream(d->zd, &o, &in);
+        if (ZSTD_isError(r)) {
+            if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+                return floe_error_set(err, FLOE_ELIMIT, "zstd: the stream's window is larger "
+                                      "than %d MiB (RFC 9659)",
+                                      1 << (ZSTD_WINDOW_LOG_MAX - 20));
+            return floe_error_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(r));
+        }
+        d->z_hint = r;
+        d->z_started = true;
+        out->len += o.pos;
+        if (out->len > cap)
+            return decode_fail(FLOE_ELIMIT, "zstd", cap, err);
+        if (in.pos == in.size && o.pos < o.size)
+            return 0;
+    }
+}
+
+int srv_decoder_finish(srv_decoder *d, floe_error *err) {
+    if (d->gzip ? !d->z_end : d->z_hint != 0)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: truncated stream",
+                              d->gzip ? "gzip" : "zstd");
+    return 0;
+}
+
+static int room_free(void *ctx, floe_buf *out, size_t want) {
+    (void)ctx;
+    return floe_buf_reserve(out, want);
+}
+
 int srv_decode_body(const uint8_t *p, size_t n, const char *encoding, size_t cap,
                     floe_buf *out, floe_error *err) {
     floe_buf_reset(out);
-    int rc = 0;
-    if (!strcasecmp(encoding, "gzip") || !strcasecmp(encoding, "x-gzip")) {
-        z_stream zs;
-        memset(&zs, 0, sizeof zs);
-        if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-            return floe_error_set(err, FLOE_ENOMEM, "gzip: cannot initialise");
-        zs.next_in = (Bytef *)p;
-        zs.avail_in = (uInt)n;
-        for (;;) {
-            if (out->cap - out->len < 65536) {
-                size_t want = out->len + 65536 > cap + 1 ? cap + 1 - out->len : 65536;
-                if (want == 0 || floe_buf_reserve(out, want) < 0) {
-                    rc = floe_error_set(err, out->len >= cap ? FLOE_ELIMIT : FLOE_ENOMEM,
-                                        "gzip: decoded body is larger than %zu bytes", cap);
-                    break;
-                }
-            }
-            zs.next_out = out->data + out->len;
-            size_t room = out->cap - out->len;
-            if (out->len + room > cap + 1)
-                room = cap + 1 - out->len;
-            zs.avail_out = (uInt)room;
-            int zr = inflate(&zs, Z_NO_FLUSH);
-            out->len += room - zs.avail_out;
-            if (out->len > cap) {
-                rc = floe_error_set(err, FLOE_ELIMIT, "gzip: decoded body is larger than %zu "
-                                    "bytes", cap);
-                break;
-            }
-            if (zr == Z_STREAM_END) {
-                if (zs.avail_in == 0)
-                    break;
-                inflateReset(&zs); /* another gzip member follows */
-                continue;
-            }
-            if (zr != Z_OK && zr != Z_BUF_ERROR) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "gzip: %s", zs.msg ? zs.msg : "bad data");
-                break;
-            }
-            if (zr == Z_BUF_ERROR && zs.avail_in == 0) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "gzip: truncated stream");
-                break;
-            }
-        }
-        inflateEnd(&zs);
-        return rc;
-    }
-    if (!strcasecmp(encoding, "zstd")) {
-        ZSTD_DStream *zd = ZSTD_createDStream();
-        if (!zd)
-            return floe_error_set(err, FLOE_ENOMEM, "zstd: cannot initialise");
-        ZSTD_DCtx_setParameter(zd, ZSTD_d_windowLogMax, 27);
-        ZSTD_inBuffer in = {p, n, 0};
-        size_t last = 1;
-        while (in.pos < in.size || last != 0) {
-            if (out->cap - out->len < 65536 &&
-                floe_buf_reserve(out, out->len + 65536 > cap + 1 ? cap + 1 - out->len : 65536) < 0) {
-                rc = floe_error_set(err, out->len >= cap ? FLOE_ELIMIT : FLOE_ENOMEM,
-                                    "zstd: decoded body is larger than %zu bytes", cap);
-                break;
-            }
-            size_t room = out->cap - out->len;
-            if (out->len + room > cap + 1)
-                room = cap + 1 - out->len;
-            if (room == 0) {
-                rc = floe_error_set(err, FLOE_ELIMIT, "zstd: decoded body is larger than %zu "
-                                    "bytes", cap);
-                break;
-            }
-            ZSTD_outBuffer o = {out->data + out->len, room, 0};
-            size_t before = in.pos;
-            last = ZSTD_decompressStream(zd, &o, &in);
-            if (ZSTD_isError(last)) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(last));
-                break;
-            }
-            out->len += o.pos;
-            if (out->len > cap) {
-                rc = floe_error_set(err, FLOE_ELIMIT, "zstd: decoded body is larger than %zu "
-                                    "bytes", cap);
-                break;
-            }
-            if (in.pos == in.size && last != 0 && o.pos == 0 && before == in.pos) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "zstd: truncated stream");
-                break;
-            }
-        }
-        ZSTD_freeDStream(zd);
-        return rc;
-    }
-    return floe_error_set(err, FLOE_EUNSUPPORTED, "unsupported Content-Encoding '%s'",
-                          encoding);
+    srv_decoder *d = NULL;
+    FLOE_FORWARD_IF_ERROR(srv_decoder_new(encoding, &d, err));
+    int rc = srv_decoder_feed(d, p, n, cap, out, room_free, NULL, err);
+    if (rc == 0)
+        rc = srv_decoder_finish(d, err);
+    srv_decoder_free(d);
+    return rc;
 }

@@ -63,6 +63,8 @@ typedef struct srv_metrics {
     _Atomic uint64_t settled;      /* landing files found already committed (I2) */
     _Atomic uint64_t events_committed; /* rows this process's compactions committed */
     _Atomic uint64_t backlog_waits, backlog_wait_us; /* posts held for the compactor */
+    _Atomic uint64_t budget_refusals; /* 503: the in-flight budget was in use */
+    _Atomic uint64_t conns_evicted;   /* idle or slow connections dropped for a new one */
 } srv_metrics;
 
 /* ---- tables ---------------------------------------------------------------------- */
@@ -80,6 +82,7 @@ typedef struct srv_table {
     size_t nold;
     pthread_mutex_t pool_mu;
     srv_scratch *pool;
+    int64_t pool_bytes;     /* pool_mu: what the pooled scratches hold (ingest.c) */
     pthread_mutex_t evolve_mu;
     _Atomic uint64_t events_accepted, events_rejected, bytes_accepted, bytes_rejected;
     _Atomic uint64_t unknown_fields, schema_updates;
@@ -245,6 +248,9 @@ struct floe_server {
     size_t nold_cfgs;
     _Atomic int64_t inflight;
     uint64_t route_seed;    /* ingest.c's partition tuple hash: random per process */
+    _Atomic int64_t budget_used;  /* of the in-flight budget (srv_budget_hold) */
+    _Atomic int64_t budget_limit; /* max_inflight_bytes (reload moves it) */
+    int64_t nconns;         /* conn_mu: connections open (http.c) */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 };
@@ -267,11 +273,50 @@ typedef struct srv_post {
     size_t n;
     bool is_array_ok;       /* application/json: a JSON array is allowed */
     const char *source;     /* for the quarantine */
+    int64_t held;           /* of the in-flight budget, held by the caller for this request
+                               (its body): a request holding more than the whole budget
+                               is refused with 413 */
 } srv_post;
 /* Returns the HTTP status; *answer (floe_malloc'ed JSON) is the body. */
 int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
                int *retry_after);
 void srv_scratch_free(srv_scratch *sc);
+/* The in-flight budget (max_inflight_bytes): every byte the server holds for requests
+ * (raw and decoded bodies, decoder state, parse state) is taken from it before it is
+ * allocated. *held is what the caller holds; make it `want`: giving back always works;
+ * taking more fails with FLOE_EBUSY when the budget is in use by others now (answer 503 +
+ * Retry-After) or FLOE_ELIMIT when want + other (what the same request holds elsewhere)
+ * is more than the whole budget (answer 413). *held changes only on success. */
+int srv_budget_hold(floe_server *s, int64_t *held, int64_t want, int64_t other);
+void srv_budget_release(floe_server *s, int64_t *held);
+/* A refusal by the budget (rc FLOE_EBUSY: 503 + Retry-After, counted; FLOE_ELIMIT: 413;
+ * else 500): the status, *retry_after and the message (static text). */
+int srv_budget_status(floe_server *s, int rc, int *retry_after, const char **msg);
+/* Room for `extra` more bytes in b (floe_buf_reserve), its growth taken from the budget
+ * first (as srv_budget_hold). FLOE_ELIMIT also past b->max; FLOE_ENOMEM. */
+int srv_buf_room(floe_server *s, int64_t *held, int64_t other, floe_buf *b, size_t extra);
+/* Content-Encoding gzip / x-gzip / zstd, decoded as the body arrives. */
+typedef struct srv_decoder srv_decoder;
+/* Grow out by at least `want` bytes of room (the caller takes it from the budget first):
+ * 0, or a negative code that stops the decoder and is returned by srv_decoder_feed. */
+typedef int (*srv_room_fn)(void *ctx, floe_buf *out, size_t want);
+/* FLOE_EUNSUPPORTED for another encoding, FLOE_ENOMEM. */
+int srv_decoder_new(const char *encoding, srv_decoder **out, floe_error *err);
+void srv_decoder_free(srv_decoder *d);
+/* Bytes the decoder itself holds (its window and state). */
+size_t srv_decoder_bytes(const srv_decoder *d);
+/* Bytes it may hold once it has decoded p[0..n), the next bytes of the body (the window a
+ * zstd frame starting there declares, up to the 8 MiB accepted): taken from the budget
+ * before srv_decoder_feed. */
+size_t srv_decoder_ahead(const srv_decoder *d, const uint8_t *p, size_t n);
+/* Decode p[0..n) (the next bytes of the body) onto out. More than cap decoded bytes:
+ * FLOE_ELIMIT at once (the rest is not decoded); corrupt stream FLOE_ECORRUPT; room's own
+ * codes. out grows only through room. */
+int srv_decoder_feed(srv_decoder *d, const uint8_t *p, size_t n, size_t cap, floe_buf *out,
+                     srv_room_fn room, void *ctx, floe_error *err);
+/* The body is complete: FLOE_ECORRUPT when the stream is truncated. */
+int srv_decoder_finish(srv_decoder *d, floe_error *err);
+/* Decode a whole body in memory (the fuzz target's entry): as above, out growing freely. */
 int srv_decode_body(const uint8_t *p, size_t n, const char *encoding, size_t cap,
                     floe_buf *out, floe_error *err);
 

@@ -645,6 +645,51 @@ TEST(test_array_body) {
     fx_close(&fx);
 }
 
+/* The same body in steps of every size: the same rows, rejects (lines, offsets) and the
+ * positions between steps fall on element starts. */
+TEST(test_array_body_in_parts) {
+    const char *body = " [ {\"id\":1},\n  {\"id\":\"x\"},\n  {\"id\":3,\"name\":\"\xff\"} ,{\"id\":4},"
+                       "\n{\"id\":5}\n]\n";
+    size_t n = strlen(body);
+    for (size_t step = 1; step <= n + 1; step++) {
+        fixture fx;
+        REQUIRE(fx_open(&fx, FLAT, NULL));
+        floe_error err;
+        size_t pos = 0, calls = 0;
+        do {
+            size_t before = pos;
+            REQUIRE_OK(floe_shredder_feed_array_part(fx.sh, (const uint8_t *)body, n, "req", 100,
+                                                     &pos, step, &fx.batch, collect, &fx.rej,
+                                                     &err),
+                       err);
+            CHECK(pos > before && pos <= n);
+            CHECK(pos == n || body[pos] == '{');
+            calls++;
+        } while (pos < n && calls < 100);
+        CHECK_EQ_INT(pos, n);
+        CHECK_EQ_INT(fx.batch.nrows, 3);
+        REQUIRE(fx.rej.n == 2);
+        CHECK_EQ_INT(fx.rej.r[0].line, 2);
+        CHECK_EQ_INT(fx.rej.r[0].offset, 100 + 15);
+        CHECK_EQ_INT(fx.rej.r[1].line, 3);
+        CHECK_EQ_INT(fx.rej.r[1].reason, FLOE_REJECT_UTF8);
+        CHECK_EQ_INT(i64_at(col(&fx, "id"), 2), 5);
+        if (step == 1)
+            CHECK_EQ_INT(calls, 5); /* one element per call */
+        fx_close(&fx);
+    }
+    /* a malformed body fails on the first call and adds nothing */
+    fixture fx;
+    REQUIRE(fx_open(&fx, FLAT, NULL));
+    floe_error err;
+    size_t pos = 0;
+    CHECK_EQ_INT(floe_shredder_feed_array_part(fx.sh, (const uint8_t *)"[{\"id\":1},", 10, "req", 0,
+                                               &pos, 1, &fx.batch, collect, &fx.rej, &err),
+                 FLOE_ECORRUPT);
+    CHECK_EQ_INT(fx.batch.nrows, 0);
+    fx_close(&fx);
+}
+
 TEST(test_depth_limit) {
     fixture fx;
     floe_shred_options opt = {.unknown = FLOE_UNKNOWN_IGNORE, .max_depth = 8};
@@ -903,6 +948,7 @@ int main(void) {
     RUN(test_unknown_policies);
     RUN(test_rollback);
     RUN(test_array_body);
+    RUN(test_array_body_in_parts);
     RUN(test_depth_limit);
     RUN(test_alloc_failure);
     RUN(test_infer);
