@@ -270,14 +270,32 @@ typedef enum floe_maint_job {
  * "landing-lifecycle". */
 const char *floe_maint_job_name(floe_maint_job j);
 
+/* Which planner the rewrite-data job uses (floe/rewrite.h floe_rewrite_planner). */
+typedef enum floe_maint_planner {
+    FLOE_MAINT_PLANNER_AUTO = 0,  /* generational for tables with frequent commits, else
+                                     Iceberg's bin-pack */
+    FLOE_MAINT_PLANNER_BINPACK,
+    FLOE_MAINT_PLANNER_GENERATIONAL,
+} floe_maint_planner;
+
 typedef struct floe_maint_job_config {
     bool enabled;
     int64_t interval_ms;         /* cadence */
+    bool interval_auto;          /* the interval was not set: for a table with frequent
+                                    commits it follows the commit rate (docs/MAINTENANCE.md),
+                                    never exceeding interval_ms */
     /* expire */
-    int64_t older_than_ms;       /* age: expire / orphans / landing lifecycle; < 0 = default */
+    int64_t older_than_ms;       /* age: expire / orphans / landing lifecycle; < 0 = default
+                                    (expire: the table's history.expire.max-snapshot-age-ms,
+                                    else for a table with frequent commits one following the
+                                    commit rate, else 5 days) */
     int64_t retain_last;         /* expire; <= 0 = table default */
+    /* rewrite-data */
+    floe_maint_planner planner;
+    char rewrite_options[256];   /* "key=value,..." floe rewrite options, or "" */
     /* rewrite-manifests */
-    int64_t min_manifests;       /* run only when the current snapshot has more */
+    int64_t min_manifests;       /* run when the current snapshot has more data manifests
+                                    than this and than twice what their bytes need */
     int64_t target_size_bytes;
     /* landing lifecycle */
     int64_t quarantine_retention_ms; /* < 0 = keep */
@@ -311,18 +329,44 @@ void floe_maint_config_reset(floe_maint_config *c);
  *     rewrite-manifests.target-size = 8MB
  *     landing-lifecycle.age = 3d
  *     landing-lifecycle.quarantine-retention = 30d | keep
- * Durations: ms, s, m, h, d suffixes. FLOE_EINVALID names the line. */
+ *     rewrite-data.planner = auto | bin-pack | generational
+ *     rewrite-data.options = tier-fanout=5,max-files-per-partition=10
+ *     <job>.interval = auto | 10m
+ * Durations: ms, s, m, h, d suffixes. FLOE_EINVALID names the line. rewrite-data.options
+ * is kept as text here: the program running the jobs checks it (floe/rewrite.h
+ * floe_rewrite_options_parse_list). */
 int floe_maint_config_parse(floe_maint_config *c, const char *text, size_t n,
                             const char *source, floe_error *err);
 /* Effective settings of a table (its section over the defaults). */
 const floe_maint_job_config *floe_maint_config_job(const floe_maint_config *c,
                                                    const char *table, floe_maint_job j);
 
+/* What one run did, for its log line, the run log and --json (zero where it does not
+ * apply). */
+typedef struct floe_maint_job_stats {
+    int64_t files_read, bytes_read;       /* rewrite-data: input data files; rewrite-
+                                             manifests: manifests replaced */
+    int64_t files_written, bytes_written; /* rewrite-data: output data files; rewrite-
+                                             manifests: manifests written */
+    int64_t files_deleted, bytes_deleted; /* expire, orphans, landing lifecycle */
+    int64_t commits;                      /* snapshots committed */
+    int64_t attempts;                     /* commit attempts */
+    int64_t conflicts;                    /* attempts lost to another commit */
+} floe_maint_job_stats;
+
+/* How the scheduler asks for a small-file rewrite. */
+typedef struct floe_maint_rewrite_params {
+    bool generational;           /* the generational planner, else Iceberg's bin-pack */
+    const char *options;         /* "key=value,..." (floe/rewrite.h names) or "" */
+} floe_maint_rewrite_params;
+
 /* Hooks for the jobs other modules provide. A NULL hook skips its job with a log line.
- * Return 0 or a negative error. */
+ * Return 0 or a negative error; st (zeroed by the caller) gets what the run did, detail
+ * (dn bytes) a short human summary. */
 typedef struct floe_maint_hooks {
     int (*landing_compact)(void *ctx, floe_table *t, floe_error *err);
-    int (*rewrite_data)(void *ctx, floe_table *t, floe_error *err);
+    int (*rewrite_data)(void *ctx, floe_table *t, const floe_maint_rewrite_params *p,
+                        floe_maint_job_stats *st, char *detail, size_t dn, floe_error *err);
     void *ctx;
 } floe_maint_hooks;
 
@@ -352,12 +396,17 @@ typedef struct floe_maint_run {
     bool skipped;
     bool lease_busy;
     const char *detail;          /* short human summary */
+    floe_maint_job_stats stats;
+    int64_t commit_interval_ms;  /* mean interval of the table's writer commits over the
+                                    last hour as the run saw it; -1 when unknown */
 } floe_maint_run;
 typedef void (*floe_maint_run_fn)(void *ctx, const floe_maint_run *r);
 /* A run's outcome in one word: "busy" (lease held elsewhere), "failed", "skipped", "ok". */
 const char *floe_maint_run_result(const floe_maint_run *r);
 /* Append the run as one line of the run log (docs/MAINTENANCE.md): a JSON object with
- * table, job, owner, start_ms, end_ms, result and detail, and a newline. FLOE_ENOMEM. */
+ * table, job, owner, start_ms, end_ms, result, detail, the stats (files_read,
+ * bytes_read, files_written, bytes_written, files_deleted, bytes_deleted, commits,
+ * attempts, conflicts) and commit_interval_ms, and a newline. FLOE_ENOMEM. */
 int floe_maint_run_json(const floe_maint_run *r, floe_buf *out);
 
 /* cat and leases are borrowed (leases may be NULL: no coordination - one process only).

@@ -38,6 +38,7 @@
 
 #include "floe/append.h"
 #include "floe/common.h"
+#include "floe/maint.h"
 #include "floe/manifest.h"
 #include "floe/table.h"
 
@@ -64,6 +65,10 @@ extern "C" {
 #define FLOE_RW_USE_START_SEQ "use-starting-sequence-number"    /* true */
 #define FLOE_RW_REMOVE_DANGLING "remove-dangling-deletes"       /* false */
 #define FLOE_RW_OUTPUT_SPEC "output-spec-id"                    /* default spec */
+#define FLOE_RW_PLANNER "planner"                  /* floe: bin-pack | generational */
+#define FLOE_RW_TIER_FANOUT "tier-fanout"          /* floe, generational: 5 */
+#define FLOE_RW_MAX_PARTITION_FILES "max-files-per-partition" /* floe, generational: 10 */
+#define FLOE_RW_COLD_PARTITION_AGE "cold-partition-age-ms" /* floe, generational: 1 h */
 #define FLOE_RW_THREADS "threads"                  /* floe: worker threads; 0 = cores */
 #define FLOE_RW_FAST_COPY "fast-copy"              /* floe: row-group copy; see below */
 #define FLOE_RW_PAGE_CARRY "page-carry"            /* floe: page carry, true; see below */
@@ -75,6 +80,34 @@ typedef enum floe_rewrite_job_order {
     FLOE_RW_ORDER_FILES_ASC,
     FLOE_RW_ORDER_FILES_DESC,
 } floe_rewrite_job_order;
+
+/* Which files a partition's groups take (the strategy says how their rows are written).
+ *
+ * BINPACK: Iceberg's rules. Every file outside [min-file-size-bytes, max-file-size-bytes]
+ * (or with too many deletes) is packed into groups; a group is rewritten once it has
+ * min-input-files files or more than the target's bytes. A partition that keeps receiving
+ * small files has its compacted file, still under min-file-size, read and written again
+ * with every rewrite: over a day of commits every 2 s that is quadratic.
+ *
+ * GENERATIONAL: size tiers, so that each byte is rewritten about log_F(min / commit size)
+ * times. Files under min-file-size-bytes fall into tiers by size: tier 0 holds
+ * [min/F, min), tier 1 [min/F^2, min/F), and so on (F = tier-fanout). A tier with F files
+ * is merged, together with every smaller file of the partition (they cost little and
+ * would otherwise wait), into one file that lands in the next tier up; when that file
+ * would complete the next tier, or would be larger than it, that tier joins the same
+ * group, and so on upwards, so no file is written only to be read again in the same
+ * cascade. A large file below the minimum is therefore merged only once F - 1 files of
+ * its own tier have gathered: the merge then pays, and its row groups are copied as
+ * stored (fast-copy) rather than decoded and encoded again. When a partition would still
+ * hold more than max-files-per-partition files under the minimum, the next tiers up join
+ * the group until it does not. A partition whose newest data file was committed longer
+ * than cold-partition-age-ms ago gets Iceberg's bin-pack rules (its last small files are
+ * merged once). Files above max-file-size-bytes and files with too many deletes are
+ * rewritten as with BINPACK. */
+typedef enum floe_rewrite_planner {
+    FLOE_RW_PLANNER_BINPACK = 0,
+    FLOE_RW_PLANNER_GENERATIONAL,
+} floe_rewrite_planner;
 
 typedef enum floe_rewrite_strategy {
     FLOE_RW_BINPACK = 0,
@@ -113,6 +146,11 @@ typedef struct floe_rewrite_options {
     bool remove_dangling_deletes;
     int32_t output_spec_id;          /* < 0: the table's default spec */
     const char *where;               /* filter (floe/scan.h language) or NULL */
+    floe_rewrite_planner planner;    /* BINPACK */
+    int64_t tier_fanout;             /* generational: 5, >= 2 */
+    int64_t max_partition_files;     /* generational: 10, >= 2 */
+    int64_t cold_partition_age_ms;   /* generational: 3600000 */
+    int64_t now_ms;                  /* 0 = the wall clock (tests pin it) */
     floe_rewrite_strategy strategy;
     int threads;                     /* worker threads; 0 = online cores */
     /* Row-group copy fast path (-1 auto, 0 off, 1 on): a row group of an input file is
@@ -156,6 +194,9 @@ typedef struct floe_rewrite_limits {
     int64_t max_group_size;
     int64_t delete_file_threshold;
     double delete_ratio_threshold;
+    /* generational planner */
+    int64_t tier_fanout;
+    int64_t max_partition_files;
 } floe_rewrite_limits;
 
 /* Resolve the size options against the table's target (table_target <= 0: 512 MiB) and
@@ -186,6 +227,17 @@ int64_t floe_rewrite_write_max_file_size(const floe_rewrite_limits *l);
 int floe_rewrite_pack_partition(const floe_rewrite_limits *l,
                                 const floe_rewrite_candidate *c, size_t n, int **group_of,
                                 size_t *ngroups, floe_error *err);
+
+/* The tier of a file of `size` bytes under the generational planner: 0 for
+ * [min/F, min), 1 for [min/F^2, min/F), ...; -1 for files of min bytes or more. */
+int floe_rewrite_tier_of(const floe_rewrite_limits *l, int64_t size);
+
+/* The generational planner on one partition's files c[0..n) (see
+ * floe_rewrite_planner). cold: the partition gets the bin-pack rules instead. Output as
+ * floe_rewrite_pack_partition. */
+int floe_rewrite_tier_partition(const floe_rewrite_limits *l, const floe_rewrite_candidate *c,
+                                size_t n, bool cold, int **group_of, size_t *ngroups,
+                                floe_error *err);
 
 /* ---------------------------------------------------------------------------------------
  * Plans
@@ -255,6 +307,10 @@ typedef struct floe_rewrite_result {
     /* floe's */
     int64_t groups_planned, groups_committed, groups_failed;
     int64_t commits, failed_commits;
+    int64_t attempts;                /* commit attempts over all commits (each conflict
+                                        re-applies the commit on fresh metadata) */
+    int64_t conflicts;               /* attempts that lost to another commit */
+    int64_t bytes_read;              /* input data and delete files read */
     int64_t records_read;            /* rows decoded from input files */
     int64_t records_deleted;         /* rows dropped by deletes */
     int64_t records_written;
@@ -295,12 +351,19 @@ int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_map
                             bool fsync, floe_append *a, char ***written, size_t *nwritten,
                             floe_error *err);
 
+/* Set the options of a "key=value,key=value" list (as floe_rewrite_option_set each);
+ * NULL or "" sets nothing. FLOE_EINVALID names the bad item. */
+int floe_rewrite_options_parse_list(floe_rewrite_options *o, const char *list,
+                                    floe_error *err);
+
 /* The small-file rewrite job of `floe maintain` and of serve's maintenance thread (a
- * floe_maint_hooks.rewrite_data hook; ctx unused): floe_rewrite with Iceberg's bin-pack
- * defaults (the table's write.target-file-size-bytes, min-input-files 5, ...), which
- * decide by themselves whether a partition has gathered enough small files. Logs what it
- * rewrote. */
-int floe_rewrite_maint_job(void *ctx, floe_table *t, floe_error *err);
+ * floe_maint_hooks.rewrite_data hook; ctx unused): floe_rewrite with the defaults above
+ * (the table's write.target-file-size-bytes, ...) and the planner and options the
+ * scheduler asks for, which decide by themselves whether a partition has gathered enough
+ * small files. st and detail get what it read, wrote and committed. */
+int floe_rewrite_maint_job(void *ctx, floe_table *t, const floe_maint_rewrite_params *p,
+                           floe_maint_job_stats *st, char *detail, size_t dn,
+                           floe_error *err);
 
 #ifdef __cplusplus
 }

@@ -36,14 +36,18 @@ static void usage(FILE *out) {
             "                        expire.interval = 1h       expire.older-than = 5d\n"
             "                        expire.retain-last = 1     orphans.older-than = 3d\n"
             "                        orphans.interval = 1d      <job>.enabled = false\n"
-            "                        rewrite-manifests.min-manifests = 100\n"
+            "                        rewrite-data.planner = auto  (bin-pack, generational)\n"
+            "                        rewrite-data.options = tier-fanout=5,...\n"
+            "                        rewrite-manifests.min-manifests = 10\n"
             "                        rewrite-manifests.target-size = 8MB\n"
+            "                        <job>.interval = auto  (or a duration)\n"
             "                        landing-lifecycle.age = 3d\n"
             "                        landing-lifecycle.quarantine-retention = 30d | keep\n"
             "                      jobs: landing-compact, rewrite-data, rewrite-manifests,\n"
             "                      expire, orphans, landing-lifecycle\n"
             "  --run-log FILE      append one JSON line per run (table, job, owner, start_ms,\n"
-            "                      end_ms, result, detail)\n"
+            "                      end_ms, result, detail, files/bytes read, written and\n"
+            "                      deleted, commits, attempts, conflicts)\n"
             "  --lease-ttl D       lease time to live (default 10m; renewed every ttl/3)\n"
             "  --job-delay D       hold each lease D longer after the job (testing)\n"
             "  --json              print runs as JSON lines\n"
@@ -169,6 +173,18 @@ int floe_cmd_maintain(int argc, char **argv) {
         if (rc == 0)
             rc = floe_maint_config_parse(&mc, (const char *)text.data, text.len, config, &err);
         floe_buf_free(&text);
+        /* the rewrite options are the rewrite's to check */
+        for (size_t i = 0; rc == 0 && i <= mc.ntables; i++) {
+            const floe_maint_table_config *tc = i < mc.ntables ? &mc.tables[i] : &mc.defaults;
+            floe_rewrite_options ro;
+            floe_rewrite_options_init(&ro);
+            rc = floe_rewrite_options_parse_list(
+                &ro, tc->jobs[FLOE_JOB_REWRITE_DATA].rewrite_options, &err);
+            if (rc < 0)
+                floe_error_prefix(&err, "%s: %s%s%srewrite-data.options: ", config,
+                                  tc->name ? "[table " : "", tc->name ? tc->name : "",
+                                  tc->name ? "] " : "");
+        }
         if (rc < 0)
             goto done;
     }

@@ -35,6 +35,11 @@ static void usage(FILE *out) {
             "      (none, bytes-asc, bytes-desc, files-asc, files-desc)\n"
             "  use-starting-sequence-number true             remove-dangling-deletes false\n"
             "  output-spec-id              the default spec\n"
+            "  planner                     bin-pack (Iceberg's rules, the default) or\n"
+            "      generational (floe): files under min-file-size-bytes in size tiers, a tier\n"
+            "      merged once it holds tier-fanout files, so each byte is rewritten about\n"
+            "      log(min-file-size / commit size) times (docs/MAINTENANCE.md)\n"
+            "  tier-fanout 5   max-files-per-partition 10   cold-partition-age-ms 3600000\n"
             "  threads                     worker threads (floe), 0 = all cores\n"
             "  fast-copy                   auto (floe): copy row groups as stored, without\n"
             "      decoding, from files laid out as the table with its codec and no deletes;\n"
@@ -150,7 +155,9 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"rewritten_bytes_count\":%" PRId64 ",\"failed_data_files_count\":%" PRId64
                ",\"removed_delete_files_count\":%" PRId64 ",\"groups_planned\":%" PRId64
                ",\"groups_committed\":%" PRId64 ",\"groups_failed\":%" PRId64
-               ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64 ",\"records_read\":%" PRId64
+               ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64
+               ",\"attempts\":%" PRId64 ",\"conflicts\":%" PRId64 ",\"bytes_read\":%" PRId64
+               ",\"records_read\":%" PRId64
                ",\"records_deleted\":%" PRId64 ",\"records_written\":%" PRId64
                ",\"bytes_written\":%" PRId64 ",\"fast_copied_row_groups\":%" PRId64
                ",\"reencoded_row_groups\":%" PRId64 ",\"carried_pages\":%" PRId64
@@ -160,7 +167,7 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                r->rewritten_data_files_count, r->added_data_files_count, r->rewritten_bytes_count,
                r->failed_data_files_count, r->removed_delete_files_count, r->groups_planned,
                r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
-               r->records_read, r->records_deleted, r->records_written, r->bytes_written,
+               r->attempts, r->conflicts, r->bytes_read, r->records_read, r->records_deleted, r->records_written, r->bytes_written,
                r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
                r->peak_group_buffer_bytes, r->snapshot_id, r->unknown_state ? "true" : "false",
                r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);
@@ -170,11 +177,12 @@ static void print_result(const floe_rewrite_result *r, bool json) {
     }
     char a[32], b[32];
     printf("rewrote %" PRId64 " data files (%s) into %" PRId64 " (%s written) in %" PRId64
-           " commit(s); %" PRId64 " failed; %" PRId64 " delete files removed; %.1f s\n",
+           " commit(s) (%" PRId64 " attempt(s), %" PRId64 " conflict(s)); %" PRId64
+           " failed; %" PRId64 " delete files removed; %.1f s\n",
            r->rewritten_data_files_count, cli_fmt_bytes((double)r->rewritten_bytes_count, a, sizeof a),
            r->added_data_files_count, cli_fmt_bytes((double)r->bytes_written, b, sizeof b),
-           r->commits, r->failed_data_files_count, r->removed_delete_files_count,
-           r->total_ms / 1000.0);
+           r->commits, r->attempts, r->conflicts, r->failed_data_files_count,
+           r->removed_delete_files_count, r->total_ms / 1000.0);
     if (r->fast_copied_row_groups)
         printf("row groups: %" PRId64 " copied as stored, %" PRId64 " re-encoded\n",
                r->fast_copied_row_groups, r->reencoded_row_groups);

@@ -873,9 +873,10 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
         if (st) {
             st->snapshot_id = c.snapshot_id;
             st->removed_delete_files = c.removed_deletes;
-            st->attempts = c.attempts;
         }
     }
+    if (st)
+        st->attempts = c.attempts;
     floe_free(c.md_dir);
     floe_strlist_free(&c.written);
     floe_strlist_free(&c.final_refs);

@@ -1166,6 +1166,11 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
         floe_error_clear(&ce);
         int crc = rw_commit_groups(t, p, o, batch, nb, &cs, &ce);
         commit_ns += (double)(floe_now_ns() - c0);
+        r.attempts += cs.attempts;
+        /* every attempt but the last lost to another commit; the last too when the
+         * retries ran out */
+        if (cs.attempts > 0)
+            r.conflicts += cs.attempts - (crc == FLOE_ECONFLICT ? 0 : 1);
         if (crc == 0) {
             bool any = false;
             for (size_t k = 0; k < nb; k++) {
@@ -1253,6 +1258,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
         }
     }
     r.bytes_written = x.bytes_written;
+    r.bytes_read = x.bytes_read;
     r.records_read = x.records_read;
     r.records_deleted = x.records_deleted;
     r.records_written = x.records_written;

@@ -152,7 +152,7 @@ void rw_group_out_free(rw_group_out *g);
 typedef struct rw_commit_stats {
     int64_t removed_delete_files;
     int64_t snapshot_id;
-    int attempts;
+    int attempts;                /* apply calls, whatever the outcome */
 } rw_commit_stats;
 
 /* Commit the groups g[0..n) (the non-failed ones) in one replace snapshot. Groups that

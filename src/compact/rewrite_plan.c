@@ -52,6 +52,10 @@ void floe_rewrite_options_init(floe_rewrite_options *o) {
     o->job_order = FLOE_RW_ORDER_NONE;
     o->use_starting_sequence_number = true;
     o->output_spec_id = -1;
+    o->planner = FLOE_RW_PLANNER_BINPACK;
+    o->tier_fanout = 5;
+    o->max_partition_files = 10;
+    o->cold_partition_age_ms = 3600000;
     o->strategy = FLOE_RW_BINPACK;
     o->fast_copy = -1;
     o->page_carry = true;
@@ -181,6 +185,30 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
         FLOE_RETURN_ERROR_IF(v < 0 || v > INT32_MAX, err, FLOE_EINVALID,
                              "option %s=%s: not a spec id", key, value);
         o->output_spec_id = (int32_t)v;
+    } else if (!strcmp(key, FLOE_RW_PLANNER)) {
+        if (!strcasecmp(value, "bin-pack") || !strcasecmp(value, "binpack"))
+            o->planner = FLOE_RW_PLANNER_BINPACK;
+        else if (!strcasecmp(value, "generational"))
+            o->planner = FLOE_RW_PLANNER_GENERATIONAL;
+        else
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "option %s=%s: expected bin-pack or generational", key,
+                                  value);
+    } else if (!strcmp(key, FLOE_RW_TIER_FANOUT)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 2 || v > 1000, err, FLOE_EINVALID,
+                             "'%s' is set to %s but must be 2..1000", key, value);
+        o->tier_fanout = v;
+    } else if (!strcmp(key, FLOE_RW_MAX_PARTITION_FILES)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 2, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 2",
+                             key, value);
+        o->max_partition_files = v;
+    } else if (!strcmp(key, FLOE_RW_COLD_PARTITION_AGE)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 0, err, FLOE_EINVALID, "'%s' is set to %s but must be >= 0",
+                             key, value);
+        o->cold_partition_age_ms = v;
     } else if (!strcmp(key, FLOE_RW_THREADS)) {
         NEED_INT();
         FLOE_RETURN_ERROR_IF(v < 0 || v > 1024, err, FLOE_EINVALID,
@@ -237,6 +265,12 @@ int floe_rewrite_limits_resolve(const floe_rewrite_options *o, int64_t table_tar
     l.max_group_size = o->max_file_group_size;
     l.delete_file_threshold = o->delete_file_threshold;
     l.delete_ratio_threshold = o->delete_ratio_threshold;
+    FLOE_RETURN_ERROR_IF(o->tier_fanout < 2, err, FLOE_EINVALID, "'%s' must be >= 2",
+                         FLOE_RW_TIER_FANOUT);
+    FLOE_RETURN_ERROR_IF(o->max_partition_files < 2, err, FLOE_EINVALID, "'%s' must be >= 2",
+                         FLOE_RW_MAX_PARTITION_FILES);
+    l.tier_fanout = o->tier_fanout;
+    l.max_partition_files = o->max_partition_files;
     *out = l;
     return 0;
 }
@@ -354,6 +388,141 @@ int floe_rewrite_pack_partition(const floe_rewrite_limits *l,
 }
 
 /* ---------------------------------------------------------------------------------------
+ * the generational planner
+ * ------------------------------------------------------------------------------------- */
+
+int floe_rewrite_tier_of(const floe_rewrite_limits *l, int64_t size) {
+    if (size >= l->min)
+        return -1;
+    int64_t f = l->tier_fanout >= 2 ? l->tier_fanout : 2;
+    int tier = 0;
+    /* tier k holds [min / F^(k+1), min / F^k) */
+    for (int64_t lower = l->min / f; size < lower && lower > 0; lower /= f)
+        tier++;
+    return tier;
+}
+
+int floe_rewrite_tier_partition(const floe_rewrite_limits *l, const floe_rewrite_candidate *c,
+                                size_t n, bool cold, int **group_of, size_t *ngroups,
+                                floe_error *err) {
+    if (cold)
+        return floe_rewrite_pack_partition(l, c, n, group_of, ngroups, err);
+    int *g = floe_malloc((n ? n : 1) * sizeof *g);
+    int *tier = floe_malloc((n ? n : 1) * sizeof *tier);
+    int rc = 0;
+    if (!g || !tier)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    /* forced: what bin-pack would rewrite whatever the tiers say (oversized files, files
+     * with too many deletes); the rest under the minimum is tiered */
+    int top = -1; /* largest tier number present */
+    bool forced_small = false;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = -1;
+        bool forced = c[i].size > l->max || too_many_deletes(l, &c[i]) ||
+                      too_high_delete_ratio(l, &c[i]);
+        tier[i] = forced && c[i].size >= l->min ? -2 : floe_rewrite_tier_of(l, c[i].size);
+        if (forced && tier[i] >= 0)
+            forced_small = true;
+        if (tier[i] > top)
+            top = tier[i];
+    }
+    /* count and bytes per tier */
+    size_t nt = (size_t)(top + 1);
+    int64_t *cnt = floe_calloc(nt ? nt : 1, sizeof *cnt);
+    int64_t *bytes = floe_calloc(nt ? nt : 1, sizeof *bytes);
+    if (!cnt || !bytes) {
+        floe_free(cnt);
+        floe_free(bytes);
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tier[i] >= 0) {
+            cnt[tier[i]]++;
+            bytes[tier[i]] += c[i].size;
+        }
+    /* From the smallest files up: tier k joins the group when it is full by itself, or
+     * when the merge of everything smaller lands in it and completes it, or lands above
+     * it. `upto` ends as the largest tier (smallest number) the group reaches; the group
+     * is every tiered file of that tier or a smaller one. */
+    const int64_t f = l->tier_fanout;
+    int upto = -1;
+    int64_t below = 0; /* bytes of the tiers below k */
+    bool paying = false; /* the merge of everything below k is worth doing */
+    for (int k = top; k >= 0; k--) {
+        bool join = cnt[k] >= f;
+        if (!join && paying) {
+            int lands = floe_rewrite_tier_of(l, below);
+            join = lands < k || (lands == k && cnt[k] + 1 >= f);
+        }
+        if (join) {
+            upto = k;
+            paying = true;
+        } else if (paying) {
+            break; /* the output waits in tier `lands` for its peers */
+        }
+        below += bytes[k];
+    }
+    if (upto < 0 && forced_small)
+        upto = top; /* the forced small files carry every file of their size and smaller */
+    if (upto >= 0 && forced_small) {
+        for (size_t i = 0; i < n; i++)
+            if (tier[i] >= 0 && tier[i] < upto && (c[i].size > l->max ||
+                                                   too_many_deletes(l, &c[i]) ||
+                                                   too_high_delete_ratio(l, &c[i])))
+                upto = tier[i];
+    }
+    /* the partition keeps at most max_partition_files files under the minimum */
+    for (;;) {
+        int64_t left = 0;
+        for (int k = 0; k < (upto >= 0 ? upto : (int)nt); k++)
+            left += cnt[k];
+        int64_t after = left + (upto >= 0 ? 1 : 0);
+        if (after <= l->max_partition_files || upto == 0 || nt == 0)
+            break;
+        upto = upto < 0 ? top : upto - 1;
+        while (upto > 0 && cnt[upto] == 0)
+            upto--;
+    }
+    floe_free(cnt);
+    floe_free(bytes);
+    size_t groups = 0;
+    size_t in_tier_group = 0;
+    if (upto >= 0)
+        for (size_t i = 0; i < n; i++)
+            if (tier[i] >= upto) {
+                g[i] = 0;
+                in_tier_group++;
+            }
+    if (in_tier_group >= 2 || (in_tier_group == 1 && forced_small))
+        groups = 1;
+    else
+        for (size_t i = 0; i < n; i++)
+            g[i] = -1;
+    /* oversized and delete-heavy large files: bin-packed into groups of their own */
+    int64_t weight = 0;
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (tier[i] != -2)
+            continue;
+        if (open && weight + c[i].size <= l->max_group_size) {
+            weight += c[i].size;
+        } else {
+            groups++;
+            weight = c[i].size;
+            open = true;
+        }
+        g[i] = (int)groups - 1;
+    }
+    *group_of = g;
+    g = NULL;
+    *ngroups = groups;
+done:
+    floe_free(g);
+    floe_free(tier);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
  * planning a table
  * ------------------------------------------------------------------------------------- */
 
@@ -466,6 +635,27 @@ static int cmp_groups(const void *a, const void *b, floe_rewrite_job_order order
 
 static int cmp_groups_r(const void *a, const void *b, void *ctx) {
     return cmp_groups(a, b, *(const floe_rewrite_job_order *)ctx);
+}
+
+/* When the data of sequence number seq was committed: its snapshot's timestamp, else
+ * (that snapshot expired) estimated from the commit rate of the snapshots still there;
+ * -1 when it cannot be told. */
+static int64_t committed_ms(const floe_table_metadata *m, int64_t seq) {
+    const floe_snapshot *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < m->n_snapshots; i++) {
+        const floe_snapshot *s = &m->snapshots[i];
+        if (s->sequence_number == seq)
+            return s->timestamp_ms;
+        if (!lo || s->sequence_number < lo->sequence_number)
+            lo = s;
+        if (!hi || s->sequence_number > hi->sequence_number)
+            hi = s;
+    }
+    if (!lo || lo == hi || hi->sequence_number <= lo->sequence_number || seq > lo->sequence_number)
+        return -1;
+    double ms_per_commit = (double)(hi->timestamp_ms - lo->timestamp_ms) /
+                           (double)(hi->sequence_number - lo->sequence_number);
+    return lo->timestamp_ms - (int64_t)(ms_per_commit * (double)(lo->sequence_number - seq));
 }
 
 static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_error *err) {
@@ -618,6 +808,7 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
     size_t gcap = 0;
     int global = 0;
     int64_t files_left = o->max_files_to_rewrite > 0 ? o->max_files_to_rewrite : INT64_MAX;
+    const int64_t now = o->now_ms > 0 ? o->now_ms : floe_wall_ms();
     for (size_t bi = 0; bi < nbuckets; bi++) {
         part_bucket *b = &buckets[bi];
         floe_free(cand);
@@ -639,8 +830,19 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
         size_t ng = 0;
         floe_free(group_of);
         group_of = NULL;
-        FLOE_CHECK(floe_rewrite_pack_partition(&p->limits, cand, b->ntasks, &group_of, &ng,
-                                               err));
+        if (o->planner == FLOE_RW_PLANNER_GENERATIONAL) {
+            int64_t newest = -1;
+            for (size_t k = 0; k < b->ntasks; k++)
+                if (sp->tasks[b->tasks[k]].data_sequence_number > newest)
+                    newest = sp->tasks[b->tasks[k]].data_sequence_number;
+            int64_t at = committed_ms(m, newest);
+            bool cold = at >= 0 && now - at > o->cold_partition_age_ms;
+            FLOE_CHECK(floe_rewrite_tier_partition(&p->limits, cand, b->ntasks, cold,
+                                                   &group_of, &ng, err));
+        } else {
+            FLOE_CHECK(floe_rewrite_pack_partition(&p->limits, cand, b->ntasks, &group_of,
+                                                   &ng, err));
+        }
         if (ng == 0)
             continue;
         p->partitions++;

@@ -48,6 +48,7 @@ const char *floe_maint_run_result(const floe_maint_run *r) {
 }
 
 int floe_maint_run_json(const floe_maint_run *r, floe_buf *out) {
+    const floe_maint_job_stats *st = &r->stats;
     int rc = floe_buf_printf(out, "{\"table\":");
     if (rc == 0)
         rc = floe_json_append_cstr(out, r->table);
@@ -63,7 +64,15 @@ int floe_maint_run_json(const floe_maint_run *r, floe_buf *out) {
     if (rc == 0)
         rc = floe_json_append_cstr(out, r->detail);
     if (rc == 0)
-        rc = floe_buf_printf(out, "}\n");
+        rc = floe_buf_printf(out,
+                             ",\"files_read\":%" PRId64 ",\"bytes_read\":%" PRId64
+                             ",\"files_written\":%" PRId64 ",\"bytes_written\":%" PRId64
+                             ",\"files_deleted\":%" PRId64 ",\"bytes_deleted\":%" PRId64
+                             ",\"commits\":%" PRId64 ",\"attempts\":%" PRId64
+                             ",\"conflicts\":%" PRId64 ",\"commit_interval_ms\":%" PRId64 "}\n",
+                             st->files_read, st->bytes_read, st->files_written,
+                             st->bytes_written, st->files_deleted, st->bytes_deleted,
+                             st->commits, st->attempts, st->conflicts, r->commit_interval_ms);
     return rc < 0 ? FLOE_ENOMEM : 0;
 }
 
@@ -75,9 +84,11 @@ static void defaults_init(floe_maint_table_config *t) {
         floe_maint_job_config *c = &t->jobs[j];
         c->enabled = true;
         c->interval_ms = intervals[j];
+        c->interval_auto = true;
         c->older_than_ms = -1;
         c->retain_last = 0;
-        c->min_manifests = 100;
+        c->planner = FLOE_MAINT_PLANNER_AUTO;
+        c->min_manifests = 10;
         c->target_size_bytes = 0;
         c->quarantine_retention_ms = -1;
     }
@@ -134,8 +145,32 @@ static bool apply_setting(floe_maint_table_config *t, const char *key, const cha
     const char *s = dot + 1;
     if (!strcmp(s, "enabled"))
         return parse_bool(val, &c->enabled);
-    if (!strcmp(s, "interval"))
+    if (!strcmp(s, "interval")) {
+        if (!strcmp(val, "auto")) {
+            c->interval_auto = true;
+            return true;
+        }
+        c->interval_auto = false;
         return floe_parse_duration(val, 1, &c->interval_ms);
+    }
+    if (!strcmp(s, "planner") && j == FLOE_JOB_REWRITE_DATA) {
+        if (!strcmp(val, "auto"))
+            c->planner = FLOE_MAINT_PLANNER_AUTO;
+        else if (!strcmp(val, "bin-pack") || !strcmp(val, "binpack"))
+            c->planner = FLOE_MAINT_PLANNER_BINPACK;
+        else if (!strcmp(val, "generational"))
+            c->planner = FLOE_MAINT_PLANNER_GENERATIONAL;
+        else
+            return false;
+        return true;
+    }
+    if (!strcmp(s, "options") && j == FLOE_JOB_REWRITE_DATA) {
+        size_t n = strlen(val);
+        if (n >= sizeof c->rewrite_options)
+            return false;
+        memcpy(c->rewrite_options, val, n + 1);
+        return true;
+    }
     if (!strcmp(s, "older-than") || !strcmp(s, "age"))
         return floe_parse_duration(val, 1, &c->older_than_ms);
     if (!strcmp(s, "retain-last")) {
@@ -286,7 +321,11 @@ const floe_maint_job_config *floe_maint_config_job(const floe_maint_config *c,
 typedef struct mtable {
     char *ns, *name, *full;
     int64_t next_due[FLOE_JOB_COUNT];
+    int64_t commit_interval_ms; /* writer commits, as last measured; -1 unknown */
 } mtable;
+
+static int64_t job_interval_ms(const floe_maint_job_config *jc, const mtable *mt,
+                               floe_maint_job j);
 
 struct floe_maint {
     floe_catalog *cat;
@@ -365,7 +404,7 @@ int floe_maint_set_config(floe_maint *m, const floe_maint_config *cfg, floe_erro
         for (int j = 0; j < FLOE_JOB_COUNT; j++) {
             const floe_maint_job_config *jc =
                 floe_maint_config_job(&m->cfg, m->tables[i].full, (floe_maint_job)j);
-            int64_t due = now + (jc->interval_ms > 0 ? jc->interval_ms : 60000);
+            int64_t due = now + job_interval_ms(jc, &m->tables[i], (floe_maint_job)j);
             if (m->tables[i].next_due[j] > due)
                 m->tables[i].next_due[j] = due;
         }
@@ -402,6 +441,7 @@ int floe_maint_add_table(floe_maint *m, const char *ns, const char *name, floe_e
     m->tables = nt;
     mtable *t = &m->tables[m->ntables];
     memset(t, 0, sizeof *t);
+    t->commit_interval_ms = -1;
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
     t->full = floe_asprintf("%s.%s", ns, name);
@@ -469,11 +509,75 @@ static void *heartbeat_main(void *arg) {
     return NULL;
 }
 
+/* ---- cadence from the commit rate ------------------------------------------------ */
+
+/* A table whose writers commit at least this often is maintained for streaming. */
+#define FREQUENT_COMMITS_MS (5 * 60000LL)
+#define RATE_WINDOW_MS 3600000LL
+
+/* Mean interval between the writers' commits (every snapshot but this maintenance's
+ * "replace" ones) over the last hour, and at least the time since the last one: -1 with
+ * fewer than two in the window. */
+static int64_t writer_commit_interval(const floe_table_metadata *m, int64_t now) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN, n = 0;
+    for (size_t i = 0; i < m->n_snapshots; i++) {
+        const floe_snapshot *s = &m->snapshots[i];
+        if ((s->operation && !strcmp(s->operation, "replace")) ||
+            s->timestamp_ms < now - RATE_WINDOW_MS)
+            continue;
+        n++;
+        if (s->timestamp_ms < lo)
+            lo = s->timestamp_ms;
+        if (s->timestamp_ms > hi)
+            hi = s->timestamp_ms;
+    }
+    if (n < 2)
+        return -1;
+    int64_t mean = (hi - lo) / (n - 1);
+    return now - hi > mean ? now - hi : mean;
+}
+
+static bool frequent(const mtable *mt) {
+    return mt->commit_interval_ms >= 0 && mt->commit_interval_ms < FREQUENT_COMMITS_MS;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Snapshot retention of a table with frequent commits when neither the configuration nor
+ * the table says: the last 100 commits, at least 5 minutes (the time a query planned on
+ * a snapshot has to read its files), at most an hour. */
+static int64_t auto_retention_ms(const mtable *mt) {
+    return clamp64(100 * mt->commit_interval_ms, 5 * 60000LL, 3600000LL);
+}
+
+/* The cadence of job j on this table. */
+static int64_t job_interval_ms(const floe_maint_job_config *jc, const mtable *mt,
+                               floe_maint_job j) {
+    int64_t configured = jc->interval_ms > 0 ? jc->interval_ms : 60000;
+    if (!jc->interval_auto || !frequent(mt))
+        return configured;
+    int64_t c = mt->commit_interval_ms;
+    switch (j) {
+    case FLOE_JOB_REWRITE_DATA: /* a hot partition gains a file or two between runs */
+        return clamp64(2 * c, 1000, configured);
+    case FLOE_JOB_REWRITE_MANIFESTS: /* appends add one manifest each */
+        return clamp64(8 * c, 10000, configured);
+    case FLOE_JOB_EXPIRE: /* five runs per retention period */
+        return clamp64(auto_retention_ms(mt) / 5, 60000, configured);
+    default:
+        return configured;
+    }
+}
+
 /* ---- the jobs -------------------------------------------------------------------- */
 
-static int count_manifests(floe_table *t, int64_t *n, floe_error *err) {
+/* Data manifests of the current snapshot and their bytes. */
+static int count_manifests(floe_table *t, int64_t *n, int64_t *bytes, floe_error *err) {
     const floe_snapshot *s = floe_table_metadata_current_snapshot(floe_table_metadata_get(t));
     *n = 0;
+    *bytes = 0;
     if (!s)
         return 0;
     if (!s->manifest_list) {
@@ -488,29 +592,35 @@ static int count_manifests(floe_table *t, int64_t *n, floe_error *err) {
     floe_manifest_list_read_options ro = {.allow_missing_field_ids = true};
     if (rc == 0)
         rc = floe_manifest_list_read(uri, &ro, &a, &ml, err);
-    if (rc == 0)
-        *n = (int64_t)ml.nfiles;
+    for (size_t i = 0; rc == 0 && i < ml.nfiles; i++) {
+        if (ml.files[i].content != FLOE_MANIFEST_DATA)
+            continue;
+        (*n)++;
+        *bytes += ml.files[i].manifest_length > 0 ? ml.files[i].manifest_length : 0;
+    }
     floe_free(uri);
     floe_arena_reset(&a);
     return rc;
 }
 
-static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
-                  const floe_maint_job_config *jc, bool *skipped, int64_t *deleted,
-                  char *detail, size_t dn, floe_error *err) {
+static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
+                  const floe_maint_job_config *jc, bool *skipped,
+                  floe_maint_job_stats *st, char *detail, size_t dn, floe_error *err) {
     floe_table *t = NULL;
     int rc = 0;
     int64_t now = floe_wall_ms();
     *skipped = false;
-    *deleted = 0;
+    memset(st, 0, sizeof *st);
     /* Ages are judged by the catalog database's clock where there is one: every node that
      * maintains the table (and writes the landing index it ages) then cuts at the same
      * moment, however far its own clock is off. */
     floe_sql *cdb = floe_catalog_sql(m->cat);
     if (cdb)
         FLOE_CHECK(floe_sql_clock_ms(cdb, &now, err));
-    if (j != FLOE_JOB_LANDING_LIFECYCLE)
+    if (j != FLOE_JOB_LANDING_LIFECYCLE) {
         FLOE_CHECK(floe_table_load(m->cat, mt->ns, mt->name, &t, err));
+        mt->commit_interval_ms = writer_commit_interval(floe_table_metadata_get(t), now);
+    }
     switch (j) {
     case FLOE_JOB_LANDING_COMPACT:
         if (!m->hooks.landing_compact) {
@@ -527,16 +637,30 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
             snprintf(detail, dn, "small-file rewrite not available in this build");
             break;
         }
-        rc = m->hooks.rewrite_data(m->hooks.ctx, t, err);
-        snprintf(detail, dn, "small-file rewrite done");
+        {
+            floe_maint_rewrite_params rp = {
+                .generational = jc->planner == FLOE_MAINT_PLANNER_GENERATIONAL ||
+                                (jc->planner == FLOE_MAINT_PLANNER_AUTO && frequent(mt)),
+                .options = jc->rewrite_options};
+            rc = m->hooks.rewrite_data(m->hooks.ctx, t, &rp, st, detail, dn, err);
+        }
         break;
     case FLOE_JOB_REWRITE_MANIFESTS: {
-        int64_t n = 0;
-        FLOE_CHECK(count_manifests(t, &n, err));
-        if (n <= jc->min_manifests) {
+        int64_t n = 0, bytes = 0;
+        FLOE_CHECK(count_manifests(t, &n, &bytes, err));
+        int64_t target = jc->target_size_bytes > 0
+                             ? jc->target_size_bytes
+                             : floe_table_metadata_property_int(floe_table_metadata_get(t),
+                                                                "commit.manifest.target-size-"
+                                                                "bytes", 8LL << 20);
+        if (target <= 0)
+            target = 8LL << 20;
+        int64_t ideal = (bytes + target - 1) / target;
+        if (n <= jc->min_manifests || n <= 2 * ideal) {
             *skipped = true;
-            snprintf(detail, dn, "%" PRId64 " manifests, threshold %" PRId64, n,
-                     jc->min_manifests);
+            snprintf(detail, dn, "%" PRId64 " data manifests (%" PRId64 " bytes), threshold %"
+                     PRId64, n, bytes, jc->min_manifests > 2 * ideal ? jc->min_manifests
+                                                                     : 2 * ideal);
             break;
         }
         floe_rewrite_manifests_options o;
@@ -544,22 +668,40 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
         o.target_size_bytes = jc->target_size_bytes;
         floe_rewrite_manifests_result r;
         FLOE_CHECK(floe_maint_rewrite_manifests(t, &o, &r, err));
-        snprintf(detail, dn, "manifests %" PRId64 " -> %" PRId64 " (snapshot %" PRId64 ")",
-                 r.manifests_before, r.manifests_after, r.snapshot_id);
+        st->files_read = r.manifests_replaced;
+        st->files_written = r.manifests_created;
+        st->attempts = r.attempts;
+        st->commits = r.noop ? 0 : 1;
+        st->conflicts = r.attempts > 1 ? r.attempts - 1 : 0; /* the last one decided */
+        snprintf(detail, dn, "manifests %" PRId64 " -> %" PRId64 " (snapshot %" PRId64 ", %d "
+                 "attempt(s))", r.manifests_before, r.manifests_after, r.snapshot_id,
+                 r.attempts);
         break;
     }
     case FLOE_JOB_EXPIRE: {
         floe_expire_options o;
         floe_expire_options_init(&o);
-        if (jc->older_than_ms >= 0)
-            o.older_than_ms = now - jc->older_than_ms;
+        int64_t age = jc->older_than_ms;
+        if (age < 0 && frequent(mt) &&
+            !floe_table_metadata_property(floe_table_metadata_get(t),
+                                          FLOE_PROP_MAX_SNAPSHOT_AGE_MS))
+            age = auto_retention_ms(mt);
+        if (age >= 0)
+            o.older_than_ms = now - age;
         o.retain_last = jc->retain_last;
         floe_expire_result r;
         FLOE_CHECK(floe_maint_expire(t, &o, &r, err));
         for (int k = 0; k < FLOE_MAINT_NKINDS; k++)
-            *deleted += r.files[k];
-        snprintf(detail, dn, "%" PRId64 " snapshots expired, %" PRId64 " files deleted",
-                 r.snapshots_expired, *deleted);
+            st->files_deleted += r.files[k];
+        st->attempts = r.attempts;
+        st->commits = r.snapshots_expired > 0 ? 1 : 0;
+        st->conflicts = r.attempts > 1 ? r.attempts - 1 : 0; /* the last one decided */
+        if (age >= 0)
+            snprintf(detail, dn, "%" PRId64 " snapshots older than %" PRId64 " s expired, %"
+                     PRId64 " files deleted", r.snapshots_expired, age / 1000, st->files_deleted);
+        else
+            snprintf(detail, dn, "%" PRId64 " snapshots expired, %" PRId64 " files deleted",
+                     r.snapshots_expired, st->files_deleted);
         floe_expire_result_reset(&r);
         break;
     }
@@ -570,7 +712,8 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
                                                         : 3 * FLOE_MAINT_DAY_MS);
         floe_orphan_result r;
         FLOE_CHECK(floe_maint_orphans(t, &o, &r, err));
-        *deleted = r.orphans;
+        st->files_deleted = r.orphans;
+        st->bytes_deleted = r.orphan_bytes;
         snprintf(detail, dn, "%" PRId64 " listed, %" PRId64 " orphans deleted", r.listed,
                  r.orphans);
         break;
@@ -586,7 +729,8 @@ static int do_job(floe_maint *m, const mtable *mt, floe_maint_job j,
         o.now_ms = now;
         floe_landing_lifecycle_result r;
         FLOE_CHECK(floe_maint_landing_lifecycle(floe_catalog_warehouse(m->cat), &o, &r, err));
-        *deleted = r.landing_deleted + r.quarantine_deleted;
+        st->files_deleted = r.landing_deleted + r.quarantine_deleted;
+        st->bytes_deleted = r.landing_bytes;
         if (r.no_index)
             snprintf(detail, dn, "no landing index");
         else
@@ -648,8 +792,9 @@ static void run_job(floe_maint *m, mtable *mt, floe_maint_job j) {
         }
     }
     run.start_ms = floe_wall_ms();
-    int64_t deleted = 0;
-    run.rc = do_job(m, mt, j, jc, &run.skipped, &deleted, detail, sizeof detail, &err);
+    run.rc = do_job(m, mt, j, jc, &run.skipped, &run.stats, detail, sizeof detail, &err);
+    run.commit_interval_ms = mt->commit_interval_ms;
+    int64_t deleted = run.stats.files_deleted;
     if (run.rc < 0)
         snprintf(detail, sizeof detail, "%s", err.msg);
     if (m->cfg.job_delay_ms > 0)
@@ -722,8 +867,7 @@ int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err) {
             if (!jc->enabled || now < mt->next_due[j])
                 continue;
             run_job(m, mt, (floe_maint_job)j);
-            mt->next_due[j] = floe_wall_ms() + (jc->interval_ms > 0 ? jc->interval_ms
-                                                                    : 60000);
+            mt->next_due[j] = floe_wall_ms() + job_interval_ms(jc, mt, (floe_maint_job)j);
         }
     }
     return 0;

@@ -13,6 +13,7 @@
 
 #include "floe/io.h"
 #include "floe/maint.h"
+#include "floe/rewrite.h"
 #include "server_internal.h"
 
 static const char example_config[] =
@@ -421,6 +422,11 @@ static int maint_key(floe_server_config *c, const char *table, const char *k, co
     int rc = floe_maint_config_parse(&mc, line, strlen(line), "maintain", &e);
     if (rc < 0) {
         rc = floe_error_set(err, FLOE_EINVALID, "bad maintenance setting %s = %s", k, v);
+    } else if (!strcmp(k, "rewrite-data.options")) {
+        floe_rewrite_options ro;
+        floe_rewrite_options_init(&ro);
+        if (floe_rewrite_options_parse_list(&ro, v, &e) < 0)
+            rc = floe_error_set(err, FLOE_EINVALID, "%s: %s", k, e.msg);
     } else if (!strncmp(k, "orphans.", 8) &&
                floe_maint_config_job(&mc, table, FLOE_JOB_ORPHANS)->older_than_ms < 3600000) {
         /* Files the compactor is writing are referenced by nothing until their commit;

@@ -1013,6 +1013,31 @@ TEST(maint_config_parse) {
     const char *bad2 = "[nope]\n";
     CHECK_EQ_INT(floe_maint_config_parse(&c, bad2, strlen(bad2), "b.conf", &err), FLOE_EINVALID);
     floe_maint_config_reset(&c);
+    /* cadences: unset or "auto" follow the commit rate, a duration fixes them */
+    const floe_maint_job_config *d = floe_maint_config_job(&c, NULL, FLOE_JOB_REWRITE_DATA);
+    CHECK(d->interval_auto);
+    CHECK_EQ_INT(d->planner, FLOE_MAINT_PLANNER_AUTO);
+    CHECK_EQ_INT(floe_maint_config_job(&c, NULL, FLOE_JOB_REWRITE_MANIFESTS)->min_manifests, 10);
+    const char *rw = "[defaults]\nrewrite-data.planner = generational\n"
+                     "rewrite-data.options = tier-fanout=4, max-files-per-partition=8\n"
+                     "rewrite-data.interval = 30s\n"
+                     "[table ns.t]\nrewrite-data.interval = auto\nrewrite-data.planner = bin-pack\n";
+    REQUIRE_OK(floe_maint_config_parse(&c, rw, strlen(rw), "rw.conf", &err), err);
+    d = floe_maint_config_job(&c, NULL, FLOE_JOB_REWRITE_DATA);
+    CHECK(!d->interval_auto);
+    CHECK_EQ_INT(d->interval_ms, 30000);
+    CHECK_EQ_INT(d->planner, FLOE_MAINT_PLANNER_GENERATIONAL);
+    CHECK_EQ_STR(d->rewrite_options, "tier-fanout=4, max-files-per-partition=8");
+    d = floe_maint_config_job(&c, "ns.t", FLOE_JOB_REWRITE_DATA);
+    CHECK(d->interval_auto);
+    CHECK_EQ_INT(d->planner, FLOE_MAINT_PLANNER_BINPACK);
+    floe_maint_config_reset(&c);
+    const char *bad3 = "[defaults]\nrewrite-data.planner = lsm\n";
+    CHECK_EQ_INT(floe_maint_config_parse(&c, bad3, strlen(bad3), "b.conf", &err), FLOE_EINVALID);
+    floe_maint_config_reset(&c);
+    const char *bad4 = "[defaults]\nexpire.planner = generational\n";
+    CHECK_EQ_INT(floe_maint_config_parse(&c, bad4, strlen(bad4), "b.conf", &err), FLOE_EINVALID);
+    floe_maint_config_reset(&c);
 }
 
 /* The scheduler skips a job whose lease another owner holds. */
@@ -1113,11 +1138,124 @@ TEST(maint_scheduler_takes_new_settings) {
     env_close(&e);
 }
 
+/* A table with frequent commits is maintained for streaming: the rewrite job gets the
+ * generational planner and runs again within seconds, expiry keeps minutes instead of
+ * days; settings given in the configuration still win. */
+typedef struct rate_probe {
+    int calls;
+    bool generational;
+    char options[64];
+    char expire_detail[256];
+    int expire_runs, orphans_runs;
+} rate_probe;
+
+static int probe_rewrite(void *ctx, floe_table *t, const floe_maint_rewrite_params *p,
+                         floe_maint_job_stats *st, char *detail, size_t dn, floe_error *err) {
+    (void)t;
+    (void)err;
+    rate_probe *pr = ctx;
+    pr->calls++;
+    pr->generational = p->generational;
+    snprintf(pr->options, sizeof pr->options, "%s", p->options ? p->options : "");
+    st->files_read = 3;
+    snprintf(detail, dn, "probe");
+    return 0;
+}
+
+static void probe_run(void *ctx, const floe_maint_run *r) {
+    rate_probe *pr = ctx;
+    if (r->job == FLOE_JOB_EXPIRE) {
+        pr->expire_runs++;
+        snprintf(pr->expire_detail, sizeof pr->expire_detail, "%s", r->detail);
+    } else if (r->job == FLOE_JOB_ORPHANS) {
+        pr->orphans_runs++;
+    } else if (r->job == FLOE_JOB_REWRITE_DATA) {
+        CHECK_EQ_INT(r->stats.files_read, 3);
+        CHECK(r->commit_interval_ms >= 0 || !((rate_probe *)ctx)->generational);
+    }
+}
+
+static int set_max_age(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    (void)ctx;
+    return floe_metadata_builder_set_property(b, "history.expire.max-snapshot-age-ms",
+                                              "86400000", err);
+}
+
+static void rate_run(env *e, const char *cfg_text, rate_probe *pr, int ticks) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_maint_config c;
+    floe_maint_config_init(&c);
+    if (cfg_text)
+        REQUIRE_OK(floe_maint_config_parse(&c, cfg_text, strlen(cfg_text), "t", &err), err);
+    floe_maint_hooks h = {.rewrite_data = probe_rewrite, .ctx = pr};
+    floe_maint *m = NULL;
+    REQUIRE_OK(floe_maint_new(e->cat, NULL, &c, &h, &m, &err), err);
+    REQUIRE_OK(floe_maint_add_table(m, "ns", "t", &err), err);
+    floe_maint_on_run(m, probe_run, pr);
+    int stop = 0;
+    for (int i = 0; i < ticks; i++) {
+        if (i) {
+            struct timespec ts = {2, 500 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        REQUIRE_OK(floe_maint_tick(m, &stop, &err), err);
+    }
+    floe_maint_free(m);
+    floe_maint_config_reset(&c);
+}
+
+TEST(maint_scheduler_follows_commit_rate) {
+    env e;
+    env_open(&e, NULL, 0);
+    /* one commit: no rate, Iceberg's bin-pack and the table's 5-day retention */
+    append_files(e.t, &e.nfile, 1, "a", false);
+    rate_probe pr = {0};
+    rate_run(&e, NULL, &pr, 1);
+    CHECK_EQ_INT(pr.calls, 1);
+    CHECK(!pr.generational);
+    CHECK(strstr(pr.expire_detail, "older than") == NULL);
+    /* a commit every few hundred ms */
+    for (int i = 0; i < 5; i++)
+        append_files(e.t, &e.nfile, 1, "a", false);
+    memset(&pr, 0, sizeof pr);
+    rate_run(&e, NULL, &pr, 2);
+    CHECK(pr.generational);
+    CHECK_EQ_INT(pr.calls, 2);      /* due again after a second or two, not an hour */
+    CHECK_EQ_INT(pr.orphans_runs, 1); /* daily */
+    CHECK_EQ_INT(pr.expire_runs, 1);  /* every minute at most */
+    CHECK(strstr(pr.expire_detail, "older than 300 s") != NULL);
+    /* the configuration wins: planner, options and a fixed interval */
+    memset(&pr, 0, sizeof pr);
+    rate_run(&e,
+             "[defaults]\nrewrite-data.planner = bin-pack\nrewrite-data.interval = 1h\n"
+             "rewrite-data.options = tier-fanout=4\nexpire.older-than = 2d\n",
+             &pr, 2);
+    CHECK(!pr.generational);
+    CHECK_EQ_INT(pr.calls, 1);
+    CHECK_EQ_STR(pr.options, "tier-fanout=4");
+    CHECK(strstr(pr.expire_detail, "older than 172800 s") != NULL);
+    /* and so does the table's own retention */
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_commit(e.t, set_max_age, NULL, &err), err);
+    memset(&pr, 0, sizeof pr);
+    rate_run(&e, NULL, &pr, 1);
+    CHECK(pr.generational);
+    CHECK_EQ_INT(pr.expire_runs, 1);
+    CHECK(strstr(pr.expire_detail, "older than") == NULL);
+    env_close(&e);
+}
+
 /* The run-log line: one JSON object per run, strings escaped, the outcome in one word. */
 TEST(run_log_line) {
     floe_maint_run r = {.table = "ns.t\"q", .job = FLOE_JOB_REWRITE_DATA, .owner = "host:1\\",
                         .start_ms = 1000, .end_ms = 2500, .rc = 0,
-                        .detail = "two\nlines\x01"};
+                        .detail = "two\nlines\x01",
+                        .stats = {.files_read = 7, .bytes_read = 7000, .files_written = 1,
+                                  .bytes_written = 6900, .commits = 1, .attempts = 2,
+                                  .conflicts = 1},
+                        .commit_interval_ms = 2000};
     floe_buf b;
     floe_buf_init(&b, 0);
     REQUIRE(floe_maint_run_json(&r, &b) == 0);
@@ -1125,7 +1263,10 @@ TEST(run_log_line) {
     CHECK_EQ_STR((const char *)b.data,
                  "{\"table\":\"ns.t\\\"q\",\"job\":\"rewrite-data\",\"owner\":\"host:1\\\\\","
                  "\"start_ms\":1000,\"end_ms\":2500,\"result\":\"ok\","
-                 "\"detail\":\"two\\nlines\\u0001\"}\n");
+                 "\"detail\":\"two\\nlines\\u0001\",\"files_read\":7,\"bytes_read\":7000,"
+                 "\"files_written\":1,\"bytes_written\":6900,\"files_deleted\":0,"
+                 "\"bytes_deleted\":0,\"commits\":1,\"attempts\":2,\"conflicts\":1,"
+                 "\"commit_interval_ms\":2000}\n");
     CHECK_EQ_STR(floe_maint_run_result(&r), "ok");
     r.skipped = true;
     CHECK_EQ_STR(floe_maint_run_result(&r), "skipped");
@@ -1142,6 +1283,7 @@ TEST(run_log_line) {
 }
 
 int main(void) {
+    RUN(maint_scheduler_follows_commit_rate);
     RUN(run_log_line);
     RUN(expire_retention_rules);
     RUN(expire_retention_properties);

@@ -210,6 +210,232 @@ TEST(test_expected_outputs) {
 }
 
 /* ---------------------------------------------------------------------------------------
+ * the generational planner
+ * ------------------------------------------------------------------------------------- */
+
+#define KB 1024LL
+
+/* target 100 MB: min 75 MB; fanout 5: tier 0 [15 MB, 75 MB), 1 [3 MB, 15 MB),
+ * 2 [600 KB, 3 MB), 3 [120 KB, 600 KB), 4 [24 KB, 120 KB) */
+static floe_rewrite_limits tier_limits(int64_t fanout, int64_t max_files) {
+    floe_rewrite_limits l = limits(100 * MB);
+    l.tier_fanout = fanout;
+    l.max_partition_files = max_files;
+    return l;
+}
+
+static size_t tier_plan(const floe_rewrite_limits *l, const floe_rewrite_candidate *c,
+                        size_t n, bool cold, int *out) {
+    int *g = NULL;
+    size_t ng = 0;
+    floe_error err;
+    if (floe_rewrite_tier_partition(l, c, n, cold, &g, &ng, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "tier: %s", err.msg);
+        return 0;
+    }
+    memcpy(out, g, n * sizeof *out);
+    floe_free(g);
+    return ng;
+}
+
+TEST(test_tier_bounds) {
+    floe_rewrite_limits l = tier_limits(5, 10);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 75 * MB), -1);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 75 * MB - 1), 0);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 15 * MB), 0);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 15 * MB - 1), 1);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 3 * MB), 1);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 3 * MB - 1), 2);
+    CHECK_EQ_INT(floe_rewrite_tier_of(&l, 100 * KB), 4);
+    CHECK(floe_rewrite_tier_of(&l, 1) > floe_rewrite_tier_of(&l, 100 * KB));
+    /* options: names, bounds */
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    CHECK_EQ_INT(o.planner, FLOE_RW_PLANNER_BINPACK); /* floe rewrite stays Iceberg's */
+    floe_error err;
+    REQUIRE_OK(floe_rewrite_option_set(&o, "planner", "generational", &err), err);
+    CHECK_EQ_INT(o.planner, FLOE_RW_PLANNER_GENERATIONAL);
+    REQUIRE_OK(floe_rewrite_option_set(&o, "tier-fanout", "8", &err), err);
+    REQUIRE_OK(floe_rewrite_option_set(&o, "max-files-per-partition", "6", &err), err);
+    REQUIRE_OK(floe_rewrite_option_set(&o, "cold-partition-age-ms", "60000", &err), err);
+    CHECK_EQ_INT(o.tier_fanout, 8);
+    CHECK_EQ_INT(o.max_partition_files, 6);
+    CHECK_EQ_INT(o.cold_partition_age_ms, 60000);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "tier-fanout", "1", &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "planner", "lsm", &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_rewrite_option_set(&o, "max-files-per-partition", "1", &err),
+                 FLOE_EINVALID);
+}
+
+TEST(test_tier_choices) {
+    floe_rewrite_limits l = tier_limits(5, 100);
+    floe_rewrite_candidate c[16];
+    int g[16];
+    /* four small files: a tier is merged only once it holds `fanout` files */
+    for (int i = 0; i < 4; i++)
+        c[i] = (floe_rewrite_candidate){.size = 100 * KB, .record_count = 10};
+    CHECK_EQ_INT(tier_plan(&l, c, 4, false, g), 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(g[i], -1);
+    /* the fifth completes tier 4: the five become one file (of tier 3) */
+    c[4] = c[0];
+    CHECK_EQ_INT(tier_plan(&l, c, 5, false, g), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* a big file below the minimum (tier 0) is not read again for small files: it waits
+     * for fanout - 1 peers of its own tier */
+    c[5] = (floe_rewrite_candidate){.size = 60 * MB, .record_count = 1000};
+    CHECK_EQ_INT(tier_plan(&l, c, 6, false, g), 1);
+    CHECK_EQ_INT(g[5], -1);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* ... and files of min-file-size or more are done */
+    c[5].size = 80 * MB;
+    CHECK_EQ_INT(tier_plan(&l, c, 6, false, g), 1);
+    CHECK_EQ_INT(g[5], -1);
+    /* cascade: tier 3 holds 4 files; merging a full tier 4 lands a fifth there, so tier
+     * 3 joins the same group instead of being read again next time */
+    floe_rewrite_candidate d[9];
+    for (int i = 0; i < 4; i++)
+        d[i] = (floe_rewrite_candidate){.size = 500 * KB};
+    for (int i = 4; i < 9; i++)
+        d[i] = (floe_rewrite_candidate){.size = 100 * KB};
+    CHECK_EQ_INT(tier_plan(&l, d, 9, false, g), 1);
+    for (int i = 0; i < 9; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* with only 3 files in tier 3 the output waits there: tier 3 stays */
+    CHECK_EQ_INT(tier_plan(&l, d + 1, 8, false, g), 1);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(g[i], -1);
+    for (int i = 3; i < 8; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* a merge whose output is larger than the next tier takes that tier along: 15 small
+     * files of 250 KB (3.75 MB, tier 1) fold the lone 1 MB file of tier 2 in */
+    floe_rewrite_candidate e[16];
+    for (int i = 0; i < 15; i++)
+        e[i] = (floe_rewrite_candidate){.size = 250 * KB};
+    e[15] = (floe_rewrite_candidate){.size = 1 * MB};
+    CHECK_EQ_INT(tier_plan(&l, e, 16, false, g), 1);
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* a full tier above non-full ones: merged, with every smaller file */
+    floe_rewrite_candidate f[8];
+    for (int i = 0; i < 5; i++)
+        f[i] = (floe_rewrite_candidate){.size = 5 * MB};
+    f[5] = (floe_rewrite_candidate){.size = 100 * KB};
+    f[6] = (floe_rewrite_candidate){.size = 700 * KB};
+    f[7] = (floe_rewrite_candidate){.size = 40 * MB};
+    CHECK_EQ_INT(tier_plan(&l, f, 8, false, g), 1);
+    for (int i = 0; i < 7; i++)
+        CHECK_EQ_INT(g[i], 0);
+    CHECK_EQ_INT(g[7], -1);
+}
+
+TEST(test_tier_cap_cold_forced) {
+    /* one file in each of tiers 0..3 and 4 in tier 4: no tier is full, but the partition
+     * holds 8 files; with max-files-per-partition 5 the smallest tiers merge until at
+     * most 5 files remain (tier 4 -> one file) */
+    floe_rewrite_limits l = tier_limits(5, 5);
+    floe_rewrite_candidate c[8] = {{.size = 20 * MB}, {.size = 5 * MB}, {.size = 1 * MB},
+                                   {.size = 200 * KB}, {.size = 50 * KB}, {.size = 50 * KB},
+                                   {.size = 50 * KB}, {.size = 50 * KB}};
+    int g[8];
+    CHECK_EQ_INT(tier_plan(&l, c, 8, false, g), 1);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(g[i], -1);
+    for (int i = 4; i < 8; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* at most 3: tiers 3 and 2 join (1 MB + 200 KB + 4 x 50 KB -> one file) */
+    l.max_partition_files = 3;
+    CHECK_EQ_INT(tier_plan(&l, c, 8, false, g), 1);
+    CHECK_EQ_INT(g[0], -1);
+    CHECK_EQ_INT(g[1], -1);
+    for (int i = 2; i < 8; i++)
+        CHECK_EQ_INT(g[i], 0);
+    /* with room for all of them nothing happens */
+    l.max_partition_files = 8;
+    CHECK_EQ_INT(tier_plan(&l, c, 8, false, g), 0);
+    /* a cold partition gets Iceberg's bin-pack: every file under the minimum, once
+     * min-input-files (5) of them exist */
+    CHECK_EQ_INT(tier_plan(&l, c, 8, true, g), 1);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(g[i], 0);
+    CHECK_EQ_INT(tier_plan(&l, c, 4, true, g), 0);
+    /* forced: an oversized file is split on its own group; a small file with too many
+     * deletes is rewritten with every file of its tier and below */
+    floe_rewrite_candidate d[4] = {{.size = 300 * MB},
+                                   {.size = 1 * MB, .record_count = 10, .delete_files = 1,
+                                    .file_scoped_delete_records = 5},
+                                   {.size = 100 * KB},
+                                   {.size = 5 * MB}};
+    CHECK_EQ_INT(tier_plan(&l, d, 4, false, g), 2);
+    CHECK_EQ_INT(g[1], 0);
+    CHECK_EQ_INT(g[2], 0);
+    CHECK_EQ_INT(g[3], -1);
+    CHECK_EQ_INT(g[0], 1);
+}
+
+/* Commits of equal small files into one partition, the planner run after each: every
+ * byte is rewritten about log_F(bytes / commit) times - not once per run, as bin-pack
+ * does while the partition stays under the minimum - and the partition keeps few files
+ * under the minimum (*max_live, counted before each run). */
+static void tier_stream(int64_t fanout, int64_t max_files, int commits, double *amp,
+                        int *max_live) {
+    floe_rewrite_limits l = tier_limits(fanout, max_files);
+    floe_rewrite_candidate *c = floe_calloc((size_t)commits + 1, sizeof *c);
+    int *g = floe_calloc((size_t)commits + 1, sizeof *g);
+    size_t n = 0;
+    int64_t appended = 0, rewritten = 0;
+    *max_live = 0;
+    for (int i = 0; i < commits; i++) {
+        c[n++] = (floe_rewrite_candidate){.size = 80 * KB, .record_count = 100};
+        appended += 80 * KB;
+        int small = 0; /* files under the minimum (larger ones are done) */
+        for (size_t k = 0; k < n; k++)
+            small += c[k].size < l.min;
+        if (small > *max_live)
+            *max_live = small;
+        size_t ng = tier_plan(&l, c, n, false, g);
+        if (!ng)
+            continue;
+        floe_rewrite_candidate merged = {0};
+        size_t keep = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (g[k] == 0) {
+                merged.size += c[k].size;
+                merged.record_count += c[k].record_count;
+            } else {
+                c[keep++] = c[k];
+            }
+        }
+        rewritten += merged.size;
+        c[keep++] = merged;
+        n = keep;
+    }
+    *amp = (double)rewritten / (double)appended;
+    floe_free(c);
+    floe_free(g);
+}
+
+TEST(test_tier_write_amplification) {
+    double amp;
+    int live;
+    /* 900 commits (30 minutes at one every 2 s) of 80 KB: 72 MB, never the minimum */
+    tier_stream(5, 10, 900, &amp, &live);
+    printf("# generational, fanout 5, 900 commits: %.2fx rewritten, <= %d files\n", amp,
+                 live);
+    CHECK(amp <= 3.5);
+    CHECK(live <= 11); /* max-files-per-partition + the commit that just arrived */
+    /* four times the commits: one more tier, not four times the rewriting */
+    double amp4;
+    tier_stream(5, 10, 3600, &amp4, &live);
+    printf("# generational, fanout 5, 3600 commits: %.2fx rewritten, <= %d files\n", amp4,
+                 live);
+    CHECK(amp4 <= amp + 1.5);
+    CHECK(live <= 11);
+}
+
+/* ---------------------------------------------------------------------------------------
  * end to end
  * ------------------------------------------------------------------------------------- */
 
@@ -423,6 +649,29 @@ TEST(test_concurrent_removal) {
     floe_rewrite_plan_free(slow);
     free(before);
     free(after);
+    env_close(&e);
+}
+
+/* A commit that loses a race is re-applied: the result counts both attempts and the
+ * conflict, which `floe rewrite --json` and the maintenance run log report. */
+TEST(test_attempts_counted) {
+    env e;
+    env_open(&e, NULL, NULL, "a");
+    for (int k = 0; k < 3; k++)
+        append_rows(&e, k * 1000, 50);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    floe_commit_fault f = {.nth_swap = 1, .code = FLOE_ECONFLICT};
+    floe_table_commit_inject(&f);
+    floe_rewrite_result r;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    floe_table_commit_inject(NULL);
+    CHECK_EQ_INT(r.commits, 1);
+    CHECK_EQ_INT(r.attempts, 2);
+    CHECK_EQ_INT(r.conflicts, 1);
+    CHECK(r.bytes_read > 0);
+    CHECK_EQ_INT(r.rewritten_data_files_count, 3);
     env_close(&e);
 }
 
@@ -654,11 +903,16 @@ int main(void) {
     RUN(test_group_splitting);
     RUN(test_deletes_select);
     RUN(test_expected_outputs);
+    RUN(test_tier_bounds);
+    RUN(test_tier_choices);
+    RUN(test_tier_cap_cold_forced);
+    RUN(test_tier_write_amplification);
     RUN(test_roundtrip_unpartitioned);
     RUN(test_roundtrip_partitioned);
     RUN(test_sort_strategy);
     RUN(test_concurrent_removal);
     RUN(test_concurrent_delete);
     RUN(test_path_commit_cleanup_and_stale_base);
+    RUN(test_attempts_counted);
     return harness_finish();
 }

@@ -70,6 +70,9 @@ TEST(test_maintain_refusals) {
         {"[maintain table a.b]\nlease-ttl = 1m\n", "bad maintenance setting"},
         {"[maintain table ../x]\nexpire.interval = 1m\n", "bad table name"},
         {"[server]\nmaintain = maybe\n", "true or false"},
+        {"[maintain]\nrewrite-data.options = tier-fanout=1\n", "tier-fanout"},
+        {"[maintain table a.b]\nrewrite-data.options = nosuch=1\n", "unknown rewrite option"},
+        {"[maintain]\nrewrite-data.planner = lsm\n", "bad maintenance setting"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         floe_server_config c;
