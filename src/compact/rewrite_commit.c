@@ -340,11 +340,38 @@ static void fail_group(rw_group_out *g, const char *what, const char *path) {
              g->why);
 }
 
+/* A manifest being written from the entries of several rewritten ones. */
+typedef struct combined {
+    floe_manifest_content content;
+    int32_t spec_id;
+    floe_manifest_writer *w;     /* NULL once closed */
+    char *rec;                   /* its recorded path */
+    int64_t in_bytes;            /* manifest_length of the inputs so far */
+} combined;
+
+static int combined_close(attempt_state *a, combined *cm, floe_error *err) {
+    if (!cm->w)
+        return 0;
+    floe_manifest_file nm;
+    int rc = floe_manifest_writer_close(cm->w, NULL, &a->arena, &nm, err);
+    cm->w = NULL;
+    if (rc == 0 && !(nm.manifest_path = floe_arena_strdup(&a->arena, cm->rec)))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = out_push(a, &nm, err);
+    floe_free(cm->rec);
+    cm->rec = NULL;
+    return rc;
+}
+
 /* Pass 2: the new manifest, rewritten manifests, the others as they are. */
 static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_error *err) {
     commit_ctx *c = a->c;
     const floe_rewrite_plan *p = c->p;
     int rc = 0;
+    combined cms[4];
+    size_t ncm = 0;
+    memset(cms, 0, sizeof cms);
     int mseq = c->attempts * 1000;
     floe_manifest_write_options wo;
     char *rec = NULL, *phys = NULL;
@@ -387,6 +414,14 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
         floe_free(phys);
         rec = phys = NULL;
     }
+    /* The manifests holding replaced files (or removed deletes) are rewritten into as few
+     * manifests as their bytes need - one per content and spec, a new one past
+     * commit.manifest.target-size-bytes - rather than one each: a table compacted every
+     * few seconds would otherwise keep as many manifests as the runs touched. */
+    int64_t target_bytes = floe_table_metadata_property_int(
+        a->base, "commit.manifest.target-size-bytes", 8LL << 20);
+    if (target_bytes <= 0)
+        target_bytes = 8LL << 20;
     for (size_t mi = 0; mi < bl->nfiles; mi++) {
         const floe_manifest_file *mf = &bl->files[mi];
         if (!a->hits[mi]) {
@@ -401,13 +436,33 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
             FLOE_FAIL(err, FLOE_EUNSUPPORTED,
                       "manifest %s: its partition spec %d does not bind to the current "
                       "schema; cannot rewrite it", mf->manifest_path, mf->partition_spec_id);
-        floe_manifest_write_options mo = wo;
-        mo.content = mf->content;
-        mo.spec = spec;
-        if (!(rec = floe_manifest_path_new(c->md_dir, c->uuid, ++mseq)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(floe_table_resolve_path(c->t, rec, &phys, err));
-        FLOE_CHECK(floe_manifest_writer_open(phys, &mo, &w, err));
+        combined *cm = NULL;
+        for (size_t k = 0; k < ncm && !cm; k++)
+            if (cms[k].content == mf->content && cms[k].spec_id == mf->partition_spec_id)
+                cm = &cms[k];
+        int64_t len = mf->manifest_length > 0 ? mf->manifest_length : 0;
+        if (cm && cm->in_bytes > 0 && cm->in_bytes + len > target_bytes)
+            FLOE_CHECK(combined_close(a, cm, err));
+        if (!cm && ncm == sizeof cms / sizeof cms[0])
+            FLOE_CHECK(combined_close(a, cm = &cms[0], err));
+        if (!cm)
+            cm = &cms[ncm++];
+        if (!cm->w) {
+            floe_manifest_write_options mo = wo;
+            mo.content = mf->content;
+            mo.spec = spec;
+            cm->content = mf->content;
+            cm->spec_id = mf->partition_spec_id;
+            cm->in_bytes = 0;
+            if (!(cm->rec = floe_manifest_path_new(c->md_dir, c->uuid, ++mseq)))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            FLOE_CHECK(track(c, cm->rec, err));
+            FLOE_CHECK(floe_table_resolve_path(c->t, cm->rec, &phys, err));
+            FLOE_CHECK(floe_manifest_writer_open(phys, &mo, &cm->w, err));
+            floe_free(phys);
+            phys = NULL;
+        }
+        cm->in_bytes += len;
         const floe_manifest_entry *e;
         size_t di = 0;
         while ((rc = floe_manifest_reader_next(r, &e, err)) == 1) {
@@ -426,7 +481,8 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
                                                      e->file.file_path))
                         drop = true;
             }
-            rc = drop ? floe_manifest_writer_delete(w, e, err) : floe_manifest_writer_existing(w, e, err);
+            rc = drop ? floe_manifest_writer_delete(cm->w, e, err)
+                      : floe_manifest_writer_existing(cm->w, e, err);
             if (rc < 0)
                 break;
         }
@@ -434,20 +490,14 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
         r = NULL;
         if (rc < 0)
             goto done;
-        FLOE_CHECK(track(c, rec, err));
-        floe_manifest_file nm;
-        rc = floe_manifest_writer_close(w, NULL, &a->arena, &nm, err);
-        w = NULL;
-        if (rc < 0)
-            goto done;
-        if (!(nm.manifest_path = floe_arena_strdup(&a->arena, rec)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(out_push(a, &nm, err));
-        floe_free(rec);
-        floe_free(phys);
-        rec = phys = NULL;
     }
+    for (size_t k = 0; k < ncm; k++)
+        FLOE_CHECK(combined_close(a, &cms[k], err));
 done:
+    for (size_t k = 0; k < ncm; k++) {
+        floe_manifest_writer_abort(cms[k].w);
+        floe_free(cms[k].rec);
+    }
     floe_manifest_writer_abort(w);
     floe_manifest_reader_close(r);
     floe_free(rec);
@@ -724,11 +774,17 @@ typedef struct max_ver {
     int64_t max;
 } max_ver;
 
+/* The highest version among the metadata files listed (manifests and lists, whose names
+ * may start with digits too, are not metadata files). */
 static int ver_cb(void *ctx, const floe_io_entry *e) {
     max_ver *m = ctx;
     const char *slash = strrchr(e->uri, '/');
+    const char *name = slash ? slash + 1 : e->uri;
+    size_t n = strlen(name);
     int64_t v;
-    if (floe_metadata_file_version(slash ? slash + 1 : e->uri, &v) && v > m->max)
+    bool md = (n > 14 && !strcmp(name + n - 14, ".metadata.json")) ||
+              (n > 17 && !strcmp(name + n - 17, ".metadata.json.gz"));
+    if (md && floe_metadata_file_version(name, &v) && v > m->max)
         m->max = v;
     return 0;
 }

@@ -697,7 +697,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         st->commits = r.snapshots_expired > 0 ? 1 : 0;
         st->conflicts = r.attempts > 1 ? r.attempts - 1 : 0; /* the last one decided */
         if (age >= 0)
-            snprintf(detail, dn, "%" PRId64 " snapshots older than %" PRId64 " s expired, %"
+            snprintf(detail, dn, "%" PRId64 " snapshots expired (older than %" PRId64 " s), %"
                      PRId64 " files deleted", r.snapshots_expired, age / 1000, st->files_deleted);
         else
             snprintf(detail, dn, "%" PRId64 " snapshots expired, %" PRId64 " files deleted",

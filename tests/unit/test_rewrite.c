@@ -652,6 +652,55 @@ TEST(test_concurrent_removal) {
     env_close(&e);
 }
 
+/* Data manifests in the current snapshot's list. */
+static int64_t current_manifests(floe_table *t) {
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(floe_table_metadata_get(t));
+    if (!s || !s->manifest_list)
+        return -1;
+    char *uri = NULL;
+    floe_error err;
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    floe_manifest_list ml;
+    floe_manifest_list_read_options ro = {0};
+    int64_t n = -1;
+    if (floe_table_resolve_path(t, s->manifest_list, &uri, &err) == 0 &&
+        floe_manifest_list_read(uri, &ro, &a, &ml, &err) == 0)
+        n = (int64_t)ml.nfiles;
+    floe_free(uri);
+    floe_arena_reset(&a);
+    return n;
+}
+
+/* The manifests holding replaced files are rewritten into one (per content and spec, up
+ * to commit.manifest.target-size-bytes), not one each: compaction every few seconds must
+ * not multiply manifests. */
+TEST(test_rewritten_manifests_combined) {
+    env e;
+    env_open(&e, NULL, NULL, "m");
+    for (int k = 0; k < 5; k++)
+        append_rows(&e, k * 1000, 40);
+    CHECK_EQ_INT(current_manifests(e.t), 5);
+    int64_t n0 = 0, n1 = 0;
+    char *before = harness_table_rows(e.t, &n0);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    o.max_files_to_rewrite = 4; /* the fifth file and its manifest stay as they are */
+    floe_rewrite_result r;
+    floe_error err;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.rewritten_data_files_count, 4);
+    /* the outputs' manifest, one for the four rewritten, the untouched one */
+    CHECK_EQ_INT(current_manifests(e.t), 3);
+    char *after = harness_table_rows(e.t, &n1);
+    CHECK_EQ_INT(n1, n0);
+    CHECK(before && after && !strcmp(before, after));
+    CHECK_EQ_INT(live_files(e.t, NULL), 2);
+    free(before);
+    free(after);
+    env_close(&e);
+}
+
 /* A commit that loses a race is re-applied: the result counts both attempts and the
  * conflict, which `floe rewrite --json` and the maintenance run log report. */
 TEST(test_attempts_counted) {
@@ -718,6 +767,10 @@ TEST(test_path_commit_cleanup_and_stale_base) {
     rewrite_opts(&o, 1);
     floe_rewrite_plan *slow = NULL;
     REQUIRE_OK(floe_rewrite_plan_new(p2, &o, &slow, &err), err);
+    /* a manifest whose uuid starts with digits is not a metadata version */
+    char stray[4400];
+    snprintf(stray, sizeof stray, "%s/metadata/99999999-0000-m1.avro", root);
+    REQUIRE(harness_write_file(stray, "x", 1) == 0);
     floe_rewrite_result r;
     REQUIRE_OK(floe_rewrite(p1, &o, &r, &err), err);
     CHECK_EQ_INT(r.groups_committed, 1);
@@ -914,5 +967,6 @@ int main(void) {
     RUN(test_concurrent_delete);
     RUN(test_path_commit_cleanup_and_stale_base);
     RUN(test_attempts_counted);
+    RUN(test_rewritten_manifests_combined);
     return harness_finish();
 }
