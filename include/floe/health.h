@@ -15,7 +15,9 @@
  *   - recommendations, each with the floe command that carries it out, ordered by the
  *     requests they save per month, then by the metadata bytes they save;
  *   - optionally the same figures at another snapshot (--compare) and a per-snapshot
- *     history (manifests, files, records) for the growth chart.
+ *     history (manifests, files, records) for the growth chart;
+ *   - churn over a window: write amplification of compaction and bytes on disk versus
+ *     live (floe_health_churn; the one place it lists the table location).
  *
  * Request model (object store, per query; stated in every output):
  *   plan  = 1 GET (metadata file) + 1 GET (manifest list) + 1 GET per manifest read
@@ -64,6 +66,7 @@ int floe_health_bucket_of(int64_t bytes);
 #define FLOE_HEALTH_PRICE_PUT 0.005            /* USD per 1000 PUT */
 #define FLOE_HEALTH_TIMING_RUNS 5
 #define FLOE_HEALTH_DAYS_PER_MONTH 30.0
+#define FLOE_HEALTH_WINDOW_MS 3600000LL        /* churn window */
 /* Partition rewrite recommendations past this many collapse into one table-wide one. */
 #define FLOE_HEALTH_MAX_PARTITION_RECS 20
 
@@ -80,6 +83,8 @@ typedef struct floe_health_options {
     double price_put;
     int timing_runs;           /* planning runs per measurement; 0 = do not measure */
     int64_t now_ms;            /* 0 = wall clock (ages are relative to this) */
+    int64_t window_ms;         /* churn window (write amplification); 1 hour */
+    bool no_listing;           /* do not list the table location (bytes on disk) */
 } floe_health_options;
 
 void floe_health_options_init(floe_health_options *o);
@@ -155,6 +160,30 @@ typedef struct floe_health_view {
                                        times), or NULL */
 } floe_health_view;
 
+/* What the writers and the maintenance did over a window, and what it leaves on disk.
+ *
+ * From the snapshots of the metadata that fall in the window (expired ones are gone, so
+ * the window starts no earlier than the oldest snapshot kept): bytes appended are the
+ * added-files-size of the writers' snapshots (every operation but "replace"), bytes
+ * rewritten that of the "replace" snapshots (compaction); write amplification is their
+ * ratio. Bytes on disk come from one listing of the table location (1 LIST request per
+ * 1000 objects on object storage): everything under it but the metadata folder is data
+ * (live, kept for retained snapshots, or orphaned), the metadata folder is metadata;
+ * storage amplification is data on disk over the live data and delete files. */
+typedef struct floe_health_churn {
+    int64_t window_ms;              /* asked */
+    int64_t from_ms, to_ms;         /* the snapshots counted: [from, to] */
+    int64_t writer_commits, rewrite_commits;
+    int64_t bytes_appended, bytes_rewritten;
+    double write_amplification;     /* rewritten / appended; -1 when nothing appended */
+    bool listed;                    /* the listing ran */
+    const char *listing_error;      /* why it failed, or NULL */
+    int64_t live_bytes;             /* data + delete files of the analyzed snapshot */
+    int64_t disk_data_files, disk_data_bytes;
+    int64_t disk_metadata_files, disk_metadata_bytes;
+    double storage_amplification;   /* disk data / live; -1 when unknown */
+} floe_health_churn;
+
 /* One snapshot of the history (oldest first). */
 typedef struct floe_health_history_point {
     int64_t snapshot_id, timestamp_ms, sequence_number;
@@ -201,6 +230,7 @@ typedef struct floe_health_report {
     size_t nhistory;
     floe_health_rec *recs;          /* ordered by benefit */
     size_t nrecs;
+    floe_health_churn churn;
     floe_arena arena;
 } floe_health_report;
 

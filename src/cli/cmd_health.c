@@ -22,7 +22,8 @@ static const char usage_text[] =
     "per table and partition (size histogram, files under the rewrite minimum), metadata\n"
     "(manifests, manifest lists, metadata file, snapshots), object-store requests to plan\n"
     "and scan, their monthly price, measured planning time, and recommendations with the\n"
-    "floe command for each. Reads metadata only.\n"
+    "floe command for each, and the churn of the last hour (write amplification, bytes on\n"
+    "disk versus live). Reads metadata only, and lists the table location once.\n"
     "\n"
     "TABLE is a catalog name (ns.table) or a table folder / metadata file.\n"
     "\n"
@@ -36,6 +37,10 @@ static const char usage_text[] =
     "      --price-list Y         USD per 1000 LIST requests (0.005)\n"
     "      --price-put Z          USD per 1000 PUT requests (0.005)\n"
     "      --runs N               planning runs per timing, median reported (5; 0 = skip)\n"
+    "      --window D             churn window: write amplification of compaction over\n"
+    "                             the snapshots of the last D (1h)\n"
+    "      --no-listing           do not list the table location (bytes on disk versus\n"
+    "                             live: 1 LIST request per 1000 objects)\n"
     "      --catalog NAME         catalog to load TABLE from (default: the configured one)\n"
     "      --config FILE          floe config file (default: FLOE_CONFIG or ./floe.conf)\n"
     "  -h, --help                 this help\n"
@@ -93,7 +98,7 @@ static int open_table(const char *ref, const char *catalog_name, const char *con
 
 int floe_cmd_health(int argc, char **argv) {
     enum { O_JSON = 256, O_HTML, O_SNAP, O_CMP, O_QPD, O_PGET, O_PLIST, O_PPUT, O_RUNS,
-           O_CATALOG, O_CONFIG };
+           O_CATALOG, O_CONFIG, O_WINDOW, O_NOLIST };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, O_JSON},
         {"html", required_argument, NULL, O_HTML},
@@ -104,6 +109,8 @@ int floe_cmd_health(int argc, char **argv) {
         {"price-list", required_argument, NULL, O_PLIST},
         {"price-put", required_argument, NULL, O_PPUT},
         {"runs", required_argument, NULL, O_RUNS},
+        {"window", required_argument, NULL, O_WINDOW},
+        {"no-listing", no_argument, NULL, O_NOLIST},
         {"catalog", required_argument, NULL, O_CATALOG},
         {"config", required_argument, NULL, O_CONFIG},
         {"help", no_argument, NULL, 'h'},
@@ -151,6 +158,11 @@ int floe_cmd_health(int argc, char **argv) {
                 return cli_usage("health", "--runs takes 0..1000, not %s", optarg);
             o.timing_runs = (int)n;
             break;
+        case O_WINDOW:
+            if (!floe_parse_duration(optarg, 1, &o.window_ms) || o.window_ms <= 0)
+                return cli_usage("health", "--window takes a duration (1h, 30m), not %s", optarg);
+            break;
+        case O_NOLIST: o.no_listing = true; break;
         case O_CATALOG: catalog_name = optarg; break;
         case O_CONFIG: config = optarg; break;
         case 'h': fputs(usage_text, stdout); return FLOE_EXIT_OK;

@@ -43,6 +43,7 @@ void floe_health_options_init(floe_health_options *o) {
     o->price_list = FLOE_HEALTH_PRICE_LIST;
     o->price_put = FLOE_HEALTH_PRICE_PUT;
     o->timing_runs = FLOE_HEALTH_TIMING_RUNS;
+    o->window_ms = FLOE_HEALTH_WINDOW_MS;
 }
 
 /* Cap on snapshots whose manifest lists are read for the history (newest kept). */
@@ -1462,6 +1463,107 @@ void floe_health_report_free(floe_health_report *r) {
     floe_free(r);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Churn: write amplification over the window, bytes on disk versus live
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct disk_ctx {
+    const char *md;           /* the metadata folder, physical, no trailing '/' */
+    size_t mdl;
+    floe_health_churn *ch;
+} disk_ctx;
+
+static int on_disk_entry(void *vctx, const floe_io_entry *e) {
+    disk_ctx *d = vctx;
+    bool md = !strncmp(e->uri, d->md, d->mdl) && e->uri[d->mdl] == '/';
+    if (md) {
+        d->ch->disk_metadata_files++;
+        d->ch->disk_metadata_bytes += e->size;
+    } else {
+        d->ch->disk_data_files++;
+        d->ch->disk_data_bytes += e->size;
+    }
+    return 0;
+}
+
+static int churn_compute(hctx *c, floe_error *err) {
+    floe_health_report *r = c->r;
+    floe_health_churn *ch = &r->churn;
+    const floe_table_metadata *m = c->m;
+    ch->window_ms = r->opts.window_ms;
+    ch->to_ms = c->now_ms;
+    ch->from_ms = -1;
+    for (size_t i = 0; i < m->n_snapshots; i++) {
+        const floe_snapshot *s = &m->snapshots[i];
+        if (s->timestamp_ms < c->now_ms - ch->window_ms || s->timestamp_ms > c->now_ms)
+            continue;
+        if (ch->from_ms < 0 || s->timestamp_ms < ch->from_ms)
+            ch->from_ms = s->timestamp_ms;
+        int64_t added = summary_int(s, "added-files-size");
+        if (added < 0)
+            added = 0;
+        if (s->operation && !strcmp(s->operation, "replace")) {
+            ch->rewrite_commits++;
+            ch->bytes_rewritten += added;
+        } else {
+            ch->writer_commits++;
+            ch->bytes_appended += added;
+        }
+    }
+    if (ch->from_ms < 0)
+        ch->from_ms = c->now_ms;
+    ch->write_amplification = ch->bytes_appended > 0
+                                  ? (double)ch->bytes_rewritten / (double)ch->bytes_appended
+                                  : -1;
+    const floe_health_files *f = &r->current.total;
+    ch->live_bytes = f->data_bytes + f->pos_delete_bytes + f->eq_delete_bytes;
+    ch->storage_amplification = -1;
+    if (r->opts.no_listing)
+        return 0;
+    char *root = NULL, *md_rec = NULL, *md = NULL;
+    floe_error le;
+    floe_error_clear(&le);
+    int rc = floe_table_resolve_path(c->t, m->location, &root, &le);
+    if (rc == 0) {
+        const char *custom = floe_table_metadata_property(m, "write.metadata.path");
+        md_rec = custom && *custom ? floe_strdup(custom) : floe_io_join(m->location, "metadata");
+        if (!md_rec)
+            rc = floe_error_set(&le, FLOE_ENOMEM, "out of memory");
+    }
+    if (rc == 0)
+        rc = floe_table_resolve_path(c->t, md_rec, &md, &le);
+    if (rc == 0) {
+        size_t n = strlen(md);
+        while (n > 1 && md[n - 1] == '/')
+            md[--n] = '\0';
+        disk_ctx d = {md, n, ch};
+        rc = floe_io_list(root, on_disk_entry, &d, &le);
+        if (rc == 0) {
+            /* write.metadata.path outside the location: list it too */
+            size_t rl = strlen(root);
+            bool inside = !strncmp(md, root, rl) && (md[rl] == '/' || md[rl] == '\0');
+            if (!inside)
+                rc = floe_io_list(md, on_disk_entry, &d, &le);
+        }
+    }
+    if (rc == FLOE_ENOMEM)
+        FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+    if (rc < 0) {
+        /* the other figures stand without it */
+        ch->listing_error = floe_arena_strdup(&r->arena, le.msg);
+    } else {
+        ch->listed = true;
+        if (ch->live_bytes > 0)
+            ch->storage_amplification = (double)ch->disk_data_bytes / (double)ch->live_bytes;
+    }
+    rc = 0;
+done:
+    floe_free(root);
+    floe_free(md_rec);
+    floe_free(md);
+    return rc;
+}
+
 int floe_health_analyze(floe_table *t, const floe_health_options *o,
                         floe_health_report **out, floe_error *err) {
     int rc = 0;
@@ -1477,6 +1579,8 @@ int floe_health_analyze(floe_table *t, const floe_health_options *o,
         floe_health_options_init(&r->opts);
     if (r->opts.timing_runs < 0 || r->opts.timing_runs > HEALTH_MAX_TIMING_RUNS)
         FLOE_FAIL(err, FLOE_EINVALID, "health: timing runs must be 0..%d", HEALTH_MAX_TIMING_RUNS);
+    if (r->opts.window_ms <= 0)
+        FLOE_FAIL(err, FLOE_EINVALID, "health: the churn window must be > 0");
     if (!(r->opts.queries_per_day >= 0) || !(r->opts.price_get >= 0) ||
         !(r->opts.price_list >= 0) || !(r->opts.price_put >= 0))
         FLOE_FAIL(err, FLOE_EINVALID, "health: query rate and prices must be >= 0");
@@ -1557,6 +1661,7 @@ int floe_health_analyze(floe_table *t, const floe_health_options *o,
     r->compare.meta.manifest_lists = r->current.meta.manifest_lists;
     r->compare.meta.all_manifest_list_bytes = r->current.meta.all_manifest_list_bytes;
     FLOE_CHECK(recs_compute(&c, &x, &ep, err));
+    FLOE_CHECK(churn_compute(&c, err));
     *out = r;
     r = NULL;
 done:

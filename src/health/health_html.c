@@ -430,6 +430,44 @@ static void details(html *h, const floe_health_report *r) {
     put(h, "</table></section>");
 }
 
+/* Churn over the window: what compaction rewrote, what the disk holds. */
+static void churn_panel(html *h, const floe_health_report *r) {
+    const floe_health_churn *ch = &r->churn;
+    char a[64], t[64];
+    put(h, "<section class=\"panel\"><h2>Churn</h2>");
+    putf(h, "<p class=\"note\">Snapshots of the last %s still in the metadata (since %s).</p>",
+         health_fmt_age(ch->window_ms, t, sizeof t), health_fmt_time(ch->from_ms, a, sizeof a));
+    put(h, "<table><tr><th>figure</th><th class=\"num\">value</th></tr>");
+    detail_row(h, "writer commits", health_fmt_int(ch->writer_commits, t, sizeof t), "", false);
+    detail_row(h, "bytes appended", health_fmt_bytes((double)ch->bytes_appended, t, sizeof t), "",
+               false);
+    detail_row(h, "rewrite commits", health_fmt_int(ch->rewrite_commits, t, sizeof t), "", false);
+    detail_row(h, "bytes rewritten", health_fmt_bytes((double)ch->bytes_rewritten, t, sizeof t),
+               "", false);
+    if (ch->write_amplification >= 0)
+        snprintf(a, sizeof a, "%.2fx", ch->write_amplification);
+    else
+        snprintf(a, sizeof a, "-");
+    detail_row(h, "write amplification (rewritten / appended)", a, "", false);
+    detail_row(h, "live data and delete files", health_fmt_bytes((double)ch->live_bytes, t, sizeof t),
+               "", false);
+    if (ch->listed) {
+        detail_row(h, "data on disk", health_fmt_bytes((double)ch->disk_data_bytes, t, sizeof t),
+                   "", false);
+        detail_row(h, "metadata on disk",
+                   health_fmt_bytes((double)ch->disk_metadata_bytes, t, sizeof t), "", false);
+        if (ch->storage_amplification >= 0)
+            snprintf(a, sizeof a, "%.2fx", ch->storage_amplification);
+        else
+            snprintf(a, sizeof a, "-");
+        detail_row(h, "storage amplification (on disk / live)", a, "", false);
+    } else {
+        detail_row(h, "bytes on disk", ch->listing_error ? ch->listing_error : "not listed", "",
+                   false);
+    }
+    put(h, "</table></section>");
+}
+
 int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_error *err) {
     html hh = {.b = out};
     html *h = &hh;
@@ -587,6 +625,7 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
     }
     put(h, "</section>");
 
+    churn_panel(h, r);
     details(h, r);
 
     put(h, "<footer><p><b>Request model.</b> ");

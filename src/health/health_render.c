@@ -8,7 +8,11 @@
  *                "manifest_target_size","queries_per_day","price_get_per_1000",
  *                "price_list_per_1000","price_put_per_1000","timing_runs",
  *                "request_model","buckets":[{"label","lower"}...]},
- *    "current":VIEW, "compare":VIEW|null, "history":[...], "recommendations":[...]}
+ *    "current":VIEW, "compare":VIEW|null, "history":[...], "recommendations":[...],
+ *    "churn":{"window_ms","from_ms","to_ms","writer_commits","rewrite_commits",
+ *             "bytes_appended","bytes_rewritten","write_amplification"|null,"live_bytes",
+ *             "listed","listing_error","disk_data_files","disk_data_bytes",
+ *             "disk_metadata_files","disk_metadata_bytes","storage_amplification"|null}}
  *   VIEW = {"snapshot_id","timestamp_ms","sequence_number","files":FILES,
  *           "partition_count","partitions":[{"spec_id","path","where","files":FILES}],
  *           "metadata":{...},"requests":{...},"planning":{...},"point_filter"}
@@ -393,8 +397,38 @@ int floe_health_report_json(const floe_health_report *r, floe_buf *b, floe_error
                                  (long long)x->files_after, (long long)x->one_off_get,
                                  (long long)x->one_off_put);
     }
+    const floe_health_churn *ch = &r->churn;
     if (rc == 0)
-        rc = floe_buf_printf(b, "]}\n");
+        rc = floe_buf_printf(b,
+                             "],\"churn\":{\"window_ms\":%lld,\"from_ms\":%lld,\"to_ms\":%lld,"
+                             "\"writer_commits\":%lld,\"rewrite_commits\":%lld,"
+                             "\"bytes_appended\":%lld,\"bytes_rewritten\":%lld,"
+                             "\"write_amplification\":",
+                             (long long)ch->window_ms, (long long)ch->from_ms,
+                             (long long)ch->to_ms, (long long)ch->writer_commits,
+                             (long long)ch->rewrite_commits, (long long)ch->bytes_appended,
+                             (long long)ch->bytes_rewritten);
+    if (rc == 0)
+        rc = ch->write_amplification >= 0 ? jnum(b, ch->write_amplification)
+                                          : floe_buf_printf(b, "null");
+    if (rc == 0)
+        rc = floe_buf_printf(b, ",\"live_bytes\":%lld,\"listed\":%s,\"listing_error\":",
+                             (long long)ch->live_bytes, ch->listed ? "true" : "false");
+    if (rc == 0)
+        rc = jstr(b, ch->listing_error);
+    if (rc == 0)
+        rc = floe_buf_printf(b,
+                             ",\"disk_data_files\":%lld,\"disk_data_bytes\":%lld,"
+                             "\"disk_metadata_files\":%lld,\"disk_metadata_bytes\":%lld,"
+                             "\"storage_amplification\":",
+                             (long long)ch->disk_data_files, (long long)ch->disk_data_bytes,
+                             (long long)ch->disk_metadata_files,
+                             (long long)ch->disk_metadata_bytes);
+    if (rc == 0)
+        rc = ch->storage_amplification >= 0 ? jnum(b, ch->storage_amplification)
+                                            : floe_buf_printf(b, "null");
+    if (rc == 0)
+        rc = floe_buf_printf(b, "}}\n");
     if (rc < 0)
         return floe_error_set(err, rc, "health: rendering JSON: %s", floe_strerror(rc));
     return 0;
@@ -522,6 +556,39 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     ROW("full scan", v->timing.runs ? health_fmt_ms(v->timing.full_ns, buf, sizeof buf) : "not measured");
     ROW("point query", v->timing.runs && v->point_filter ? health_fmt_ms(v->timing.point_ns, buf, sizeof buf)
                                                          : "not measured");
+    {
+        const floe_health_churn *ch = &r->churn;
+        if (rc == 0)
+            rc = floe_buf_printf(b, "churn (snapshots of the last %s still kept, since %s)\n",
+                                 health_fmt_age(ch->window_ms, t1, sizeof t1),
+                                 health_fmt_time(ch->from_ms, t2, sizeof t2));
+        if (rc == 0)
+            rc = floe_buf_printf(b, "  %-34s %lld commits, %s\n", "appended",
+                                 (long long)ch->writer_commits,
+                                 health_fmt_bytes((double)ch->bytes_appended, t1, sizeof t1));
+        if (rc == 0)
+            rc = floe_buf_printf(b, "  %-34s %lld commits, %s\n", "rewritten (replace)",
+                                 (long long)ch->rewrite_commits,
+                                 health_fmt_bytes((double)ch->bytes_rewritten, t1, sizeof t1));
+        if (rc == 0 && ch->write_amplification >= 0)
+            rc = floe_buf_printf(b, "  %-34s %.2fx\n", "write amplification",
+                                 ch->write_amplification);
+        if (rc == 0)
+            rc = floe_buf_printf(b, "  %-34s %s\n", "live data and delete files",
+                                 health_fmt_bytes((double)ch->live_bytes, t1, sizeof t1));
+        if (rc == 0 && ch->listed)
+            rc = floe_buf_printf(b, "  %-34s %s in %lld files (metadata %s in %lld)\n",
+                                 "on disk", health_fmt_bytes((double)ch->disk_data_bytes, t1, sizeof t1),
+                                 (long long)ch->disk_data_files,
+                                 health_fmt_bytes((double)ch->disk_metadata_bytes, t2, sizeof t2),
+                                 (long long)ch->disk_metadata_files);
+        if (rc == 0 && ch->listed && ch->storage_amplification >= 0)
+            rc = floe_buf_printf(b, "  %-34s %.2fx\n", "storage amplification (disk / live)",
+                                 ch->storage_amplification);
+        if (rc == 0 && !ch->listed)
+            rc = floe_buf_printf(b, "  %-34s %s\n", "on disk",
+                                 ch->listing_error ? ch->listing_error : "not listed (--no-listing)");
+    }
     if (rc == 0)
         rc = floe_buf_printf(b, "\nrequest model: %s; prices per 1000: GET $%g, LIST $%g, PUT $%g\n",
                              health_request_model, r->opts.price_get, r->opts.price_list,

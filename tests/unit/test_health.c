@@ -5,6 +5,7 @@
  * report rendered in headless Chromium.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,11 @@
 #include "floe/io.h"
 #include "floe/manifest.h"
 #include "floe/partition.h"
+#include "floe/rewrite.h"
 #include "floe/schema.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "harness_table.h"
 
 #define MiB (1LL << 20)
 #define DAY_MS 86400000LL
@@ -494,6 +497,90 @@ TEST(test_target_and_manifests) {
     free_built(&bt);
 }
 
+/* Churn: appends and a compaction of them, nothing expired: write amplification is the
+ * rewrite's output over the appended bytes, the disk holds both (the replaced files stay
+ * for the snapshots that reach them), and JSON and text say so. */
+TEST(test_churn) {
+    static const char schema[] = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                                 "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+                                 "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
+    harness_table e;
+    harness_table_open(&e, "c", schema, NULL, NULL, NULL, 0);
+    for (int k = 0; k < 4; k++) {
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        for (int i = 0; i < 200; i++)
+            floe_buf_printf(&b, "{\"id\":%d,\"s\":\"row %d of batch %d\"}\n", k * 1000 + i, i, k);
+        harness_table_append_ndjson(&e, k, &b);
+        floe_buf_free(&b);
+    }
+    floe_error err;
+    floe_health_options o;
+    floe_health_options_init(&o);
+    o.timing_runs = 0;
+    floe_health_report *r = NULL;
+    REQUIRE_OK(floe_health_analyze(e.t, &o, &r, &err), err);
+    int64_t appended = r->churn.bytes_appended;
+    CHECK_EQ_INT(r->churn.writer_commits, 4);
+    CHECK_EQ_INT(r->churn.rewrite_commits, 0);
+    CHECK(appended > 0 && appended == r->churn.live_bytes);
+    CHECK(r->churn.write_amplification == 0);
+    CHECK(r->churn.listed);
+    CHECK_EQ_INT(r->churn.disk_data_bytes, appended);
+    CHECK_EQ_INT(r->churn.disk_data_files, 4);
+    CHECK(r->churn.disk_metadata_bytes > 0);
+    CHECK(r->churn.storage_amplification == 1.0);
+    floe_health_report_free(r);
+
+    floe_rewrite_options ro;
+    floe_rewrite_options_init(&ro);
+    ro.min_input_files = 2;
+    ro.fsync = false;
+    floe_rewrite_result rr;
+    REQUIRE_OK(floe_rewrite(e.t, &ro, &rr, &err), err);
+    REQUIRE(rr.commits == 1);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    REQUIRE_OK(floe_health_analyze(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r->churn.rewrite_commits, 1);
+    CHECK_EQ_INT(r->churn.bytes_appended, appended);
+    CHECK_EQ_INT(r->churn.bytes_rewritten, rr.bytes_written);
+    CHECK_EQ_INT(r->churn.live_bytes, rr.bytes_written);
+    CHECK(r->churn.write_amplification > 0 &&
+          fabs(r->churn.write_amplification - (double)rr.bytes_written / (double)appended) < 1e-9);
+    CHECK_EQ_INT(r->churn.disk_data_bytes, appended + rr.bytes_written);
+    CHECK(fabs(r->churn.storage_amplification -
+               (double)(appended + rr.bytes_written) / (double)rr.bytes_written) < 1e-9);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    REQUIRE_OK(floe_health_report_json(r, &b, &err), err);
+    json_error_t je;
+    json_t *root = json_loadb((const char *)b.data, b.len, 0, &je);
+    REQUIRE(root != NULL);
+    json_t *ch = json_object_get(root, "churn");
+    CHECK(json_is_object(ch));
+    CHECK_EQ_INT(json_integer_value(json_object_get(ch, "bytes_rewritten")), rr.bytes_written);
+    CHECK(json_is_number(json_object_get(ch, "write_amplification")));
+    CHECK(json_is_number(json_object_get(ch, "storage_amplification")));
+    json_decref(root);
+    floe_buf_reset(&b);
+    REQUIRE_OK(floe_health_report_text(r, &b, &err), err);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    CHECK(strstr((const char *)b.data, "write amplification") != NULL);
+    CHECK(strstr((const char *)b.data, "storage amplification (disk / live)") != NULL);
+    floe_buf_free(&b);
+    floe_health_report_free(r);
+    /* a window that ends before the commits counts nothing; no listing, no disk figures */
+    o.now_ms = floe_wall_ms() + 3 * 3600000LL;
+    o.no_listing = true;
+    REQUIRE_OK(floe_health_analyze(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r->churn.writer_commits, 0);
+    CHECK(r->churn.write_amplification < 0);
+    CHECK(!r->churn.listed);
+    CHECK(r->churn.storage_amplification < 0);
+    floe_health_report_free(r);
+    harness_table_close(&e);
+}
+
 TEST(test_json_structure) {
     built bt;
     build_table(&bt, NULL, NULL);
@@ -824,6 +911,7 @@ int main(void) {
     RUN(test_compare_and_snapshot);
     RUN(test_target_and_manifests);
     RUN(test_json_structure);
+    RUN(test_churn);
     RUN(test_html_escaping);
     RUN(test_conformance_tables);
     RUN(test_alloc_failures);
