@@ -312,6 +312,8 @@ typedef struct floe_maint_config {
     size_t ntables;
     int64_t lease_ttl_ms;        /* 10 minutes */
     int64_t tick_ms;             /* scheduler wake-up (1 s) */
+    int64_t rate_probe_ms;       /* how often a table without frequent commits has its
+                                    commit rate measured again (30 s) */
     int64_t job_delay_ms;        /* testing: hold each lease this much longer (0) */
 } floe_maint_config;
 
@@ -319,6 +321,7 @@ void floe_maint_config_init(floe_maint_config *c);
 void floe_maint_config_reset(floe_maint_config *c);
 /* INI text:
  *     lease-ttl = 10m
+ *     rate-probe = 30s
  *     [defaults]            (or [table ns.name])
  *     expire.interval = 1h
  *     expire.enabled = true

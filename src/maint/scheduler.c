@@ -101,6 +101,7 @@ void floe_maint_config_init(floe_maint_config *c) {
     defaults_init(&c->defaults);
     c->lease_ttl_ms = 10 * 60000LL;
     c->tick_ms = 1000;
+    c->rate_probe_ms = 30000;
 }
 
 void floe_maint_config_reset(floe_maint_config *c) {
@@ -282,10 +283,11 @@ int floe_maint_config_parse(floe_maint_config *c, const char *text, size_t n,
             bool apply = (pass == 0) == in_defaults;
             bool ok = true;
             if (in_defaults && (!strcmp(key, "lease-ttl") || !strcmp(key, "tick") ||
-                                !strcmp(key, "job-delay"))) {
-                int64_t *dst = !strcmp(key, "lease-ttl") ? &c->lease_ttl_ms
-                               : !strcmp(key, "tick")    ? &c->tick_ms
-                                                         : &c->job_delay_ms;
+                                !strcmp(key, "job-delay") || !strcmp(key, "rate-probe"))) {
+                int64_t *dst = !strcmp(key, "lease-ttl")    ? &c->lease_ttl_ms
+                               : !strcmp(key, "tick")       ? &c->tick_ms
+                               : !strcmp(key, "rate-probe") ? &c->rate_probe_ms
+                                                            : &c->job_delay_ms;
                 int64_t v;
                 ok = floe_parse_duration(val, 1, &v) && (v > 0 || dst == &c->job_delay_ms);
                 if (ok && apply)
@@ -321,7 +323,9 @@ const floe_maint_job_config *floe_maint_config_job(const floe_maint_config *c,
 typedef struct mtable {
     char *ns, *name, *full;
     int64_t next_due[FLOE_JOB_COUNT];
+    int64_t last_end[FLOE_JOB_COUNT]; /* when the job last finished here; 0 never */
     int64_t commit_interval_ms; /* writer commits, as last measured; -1 unknown */
+    int64_t rate_checked_ms;    /* when it was measured */
 } mtable;
 
 static int64_t job_interval_ms(const floe_maint_job_config *jc, const mtable *mt,
@@ -620,6 +624,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
     if (j != FLOE_JOB_LANDING_LIFECYCLE) {
         FLOE_CHECK(floe_table_load(m->cat, mt->ns, mt->name, &t, err));
         mt->commit_interval_ms = writer_commit_interval(floe_table_metadata_get(t), now);
+        mt->rate_checked_ms = now;
     }
     switch (j) {
     case FLOE_JOB_LANDING_COMPACT:
@@ -856,18 +861,43 @@ int floe_maint_run_once(floe_maint *m, floe_error *err) {
     return 0;
 }
 
+/* A table measured quiet is looked at again every rate_probe_ms: when its writers speed
+ * up, the cadences that follow the commit rate must not wait out an hourly interval. */
+static void probe_rate(floe_maint *m, mtable *mt, int64_t now) {
+    floe_table *t = NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    mt->rate_checked_ms = now;
+    if (floe_table_load(m->cat, mt->ns, mt->name, &t, &e) < 0)
+        return; /* the job's own run reports it */
+    mt->commit_interval_ms = writer_commit_interval(floe_table_metadata_get(t), now);
+    floe_table_close(t);
+    for (int j = 0; j < FLOE_JOB_COUNT; j++) {
+        if (!mt->last_end[j])
+            continue;
+        const floe_maint_job_config *jc =
+            floe_maint_config_job(&m->cfg, mt->full, (floe_maint_job)j);
+        int64_t due = mt->last_end[j] + job_interval_ms(jc, mt, (floe_maint_job)j);
+        if (due < mt->next_due[j])
+            mt->next_due[j] = due;
+    }
+}
+
 int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err) {
     (void)err;
     int64_t now = floe_wall_ms();
     for (size_t i = 0; i < m->ntables && !*stop; i++) {
         mtable *mt = &m->tables[i];
+        if (!frequent(mt) && now - mt->rate_checked_ms >= m->cfg.rate_probe_ms)
+            probe_rate(m, mt, now);
         for (int j = 0; j < FLOE_JOB_COUNT && !*stop; j++) {
             const floe_maint_job_config *jc =
                 floe_maint_config_job(&m->cfg, mt->full, (floe_maint_job)j);
             if (!jc->enabled || now < mt->next_due[j])
                 continue;
             run_job(m, mt, (floe_maint_job)j);
-            mt->next_due[j] = floe_wall_ms() + job_interval_ms(jc, mt, (floe_maint_job)j);
+            mt->last_end[j] = floe_wall_ms();
+            mt->next_due[j] = mt->last_end[j] + job_interval_ms(jc, mt, (floe_maint_job)j);
         }
     }
     return 0;

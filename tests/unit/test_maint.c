@@ -1235,6 +1235,41 @@ TEST(maint_scheduler_follows_commit_rate) {
     CHECK_EQ_INT(pr.calls, 1);
     CHECK_EQ_STR(pr.options, "tier-fanout=4");
     CHECK(strstr(pr.expire_detail, "older than 172800 s") != NULL);
+    /* a quiet table that speeds up: the hourly rewrite is pulled in once a probe of the
+     * commit rate sees it (rate-probe) */
+    {
+        env q;
+        env_open(&q, NULL, 0);
+        append_files(q.t, &q.nfile, 1, "a", false);
+        floe_maint_config qc;
+        floe_maint_config_init(&qc);
+        const char *probe = "rate-probe = 100ms\n";
+        floe_error qe;
+        REQUIRE_OK(floe_maint_config_parse(&qc, probe, strlen(probe), "t", &qe), qe);
+        CHECK_EQ_INT(qc.rate_probe_ms, 100);
+        rate_probe qp = {0};
+        floe_maint_hooks qh = {.rewrite_data = probe_rewrite, .ctx = &qp};
+        floe_maint *qm = NULL;
+        REQUIRE_OK(floe_maint_new(q.cat, NULL, &qc, &qh, &qm, &qe), qe);
+        REQUIRE_OK(floe_maint_add_table(qm, "ns", "t", &qe), qe);
+        int qstop = 0;
+        REQUIRE_OK(floe_maint_tick(qm, &qstop, &qe), qe);
+        CHECK_EQ_INT(qp.calls, 1);
+        CHECK(!qp.generational);
+        for (int i = 0; i < 5; i++)
+            append_files(q.t, &q.nfile, 1, "a", false);
+        /* within seconds, not the hour the quiet table's interval says */
+        for (int i = 0; i < 100 && qp.calls < 2; i++) {
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+            REQUIRE_OK(floe_maint_tick(qm, &qstop, &qe), qe);
+        }
+        CHECK_EQ_INT(qp.calls, 2);
+        CHECK(qp.generational);
+        floe_maint_free(qm);
+        floe_maint_config_reset(&qc);
+        env_close(&q);
+    }
     /* and so does the table's own retention */
     floe_error err;
     floe_error_clear(&err);
