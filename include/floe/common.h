@@ -287,6 +287,9 @@ void floe_log(int level, const char *fmt, ...) FLOE_PRINTF(2, 3);
 int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
 void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
+/* SHA-256 of p[0..n) (libcrypto). */
+void floe_sha256(const void *p, size_t n, uint8_t out[32]);
+
 /* Monotonic clock in nanoseconds; wall clock in milliseconds since the epoch. */
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);

@@ -268,9 +268,15 @@ int floe_partition_spec_tuple(const floe_partition_spec *spec,
 /* The Hive-style path "event_type=orders/ts_day=2026-10-06" for a tuple, appended to out
  * (no leading or trailing '/'; nothing for an unpartitioned spec). Names and human values
  * are escaped like java.net.URLEncoder (UTF-8; A-Za-z0-9 . - * _ kept; ' ' -> '+'; all
- * else %XX), so no value can contain '/' or leave its folder. */
+ * else %XX), so no value can contain '/' or leave its folder. Each "name=value" segment is
+ * at most 128 bytes (less with more than three fields: the path stays within about 512
+ * bytes): a longer one is cut between escapes and ends in '~' and 24 hex digits of its
+ * SHA-256, so any value can be a folder on a file system (255 bytes per name) and on S3
+ * (1024 bytes per key); the exact value is the manifest's. */
 int floe_partition_spec_path(const floe_partition_spec *spec, const floe_value *tuple,
                              floe_buf *out, floe_error *err);
+/* The longest path floe_partition_spec_path can give for spec (0 when unpartitioned). */
+size_t floe_partition_spec_path_max(const floe_partition_spec *spec);
 /* The escaping above for one string; additionally a whole string "." or ".." comes out as
  * "%2E" / "%2E%2E" so an escaped string is never a special path segment on its own. */
 int floe_partition_escape(const char *s, size_t n, floe_buf *out);

@@ -29,7 +29,10 @@
  *        Content-Length with Transfer-Encoding, or a Transfer-Encoding other than chunked
  *        is answered 400 before any body byte is read, and the connection closed
  *        (RFC 9112 section 6.3).
- *   GET  /healthz                       "ok"
+ *   GET  /healthz                       "ok" (200), "degraded" (503: a buffer has failed to
+ *                                       seal for a minute), or "stopping" (503), then a
+ *                                       line per problem (sealing failures, records moved
+ *                                       to the quarantine because they could not be sealed)
  *   GET  /metrics                       Prometheus text format; with tokens configured,
  *                                       a token with the "metrics" grant
  *   POST /v1/admin/flush[?compact=1]    seal every buffer now (and compact every pending

@@ -1,5 +1,5 @@
 /*
- * util.c - varints, checksums, logging and clocks.
+ * util.c - varints, checksums and digests, logging and clocks.
  *
  * CRC-32 (IEEE) comes from libdeflate. CRC-32C has no Debian C library, so it is computed here
  * with a slicing-by-8 table built once at first use (RFC 3720 polynomial 0x82F63B78).
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <libdeflate.h>
+#include <openssl/evp.h>
 
 size_t floe_uvarint_put(uint8_t *out, uint64_t v) {
     size_t i = 0;
@@ -187,6 +188,11 @@ int64_t floe_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void floe_sha256(const void *p, size_t n, uint8_t out[32]) {
+    unsigned int len = 32;
+    EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
 }
 
 static _Atomic int64_t wall_skew_ms;

@@ -66,10 +66,7 @@ void floe_s3_hex(const uint8_t *p, size_t n, char *out) {
     out[2 * n] = '\0';
 }
 
-void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]) {
-    unsigned int len = 32;
-    EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
-}
+void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]) { floe_sha256(p, n, out); }
 
 void floe_s3_sha256_hex(const void *p, size_t n, char out[65]) {
     uint8_t d[32];

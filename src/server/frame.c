@@ -347,3 +347,56 @@ int floe_section_decode(uint8_t codec, const uint8_t *stored, size_t stored_len,
         out->len += got;
     return rc;
 }
+
+int floe_section_decode_all(uint8_t codec, const uint8_t *stored, size_t stored_len,
+                            size_t raw_len, floe_buf *out, floe_error *err) {
+    if (codec == FLOE_CODEC_NONE_) {
+        if (stored_len != raw_len)
+            return floe_error_set(err, FLOE_ECORRUPT, "sections: %zu bytes stored, %zu "
+                                  "announced", stored_len, raw_len);
+        return raw_len && floe_buf_append(out, stored, stored_len) < 0
+                   ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                   : 0;
+    }
+    if (codec != FLOE_CODEC_ZSTD_ && codec != FLOE_CODEC_LZ4_)
+        return floe_error_set(err, FLOE_ECORRUPT, "sections: unknown codec %u", codec);
+    if (floe_buf_reserve(out, raw_len) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    uint8_t *dst = out->data + out->len;
+    if (codec == FLOE_CODEC_ZSTD_) {
+        /* ZSTD_decompress decodes concatenated frames */
+        size_t got = ZSTD_decompress(dst, raw_len, stored, stored_len);
+        if (ZSTD_isError(got) || got != raw_len)
+            return floe_error_set(err, FLOE_ECORRUPT, "sections: bad zstd data");
+        out->len += got;
+        return 0;
+    }
+    LZ4F_dctx *d = NULL;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    size_t in_pos = 0, got = 0;
+    while (in_pos < stored_len) { /* the context starts a new frame after each one ends */
+        size_t in_n = stored_len - in_pos, out_n = raw_len - got;
+        size_t hint = LZ4F_decompress(d, dst + got, &out_n, stored + in_pos, &in_n, NULL);
+        if (LZ4F_isError(hint)) {
+            rc = floe_error_set(err, FLOE_ECORRUPT, "sections: bad lz4 data: %s",
+                                LZ4F_getErrorName(hint));
+            break;
+        }
+        in_pos += in_n;
+        got += out_n;
+        if (in_n == 0 && out_n == 0) {
+            rc = floe_error_set(err, FLOE_ECORRUPT, "sections: lz4 data longer than %zu "
+                                "bytes", raw_len);
+            break;
+        }
+    }
+    LZ4F_freeDecompressionContext(d);
+    if (rc == 0 && got != raw_len)
+        rc = floe_error_set(err, FLOE_ECORRUPT, "sections: %zu bytes decoded, %zu announced",
+                            got, raw_len);
+    if (rc == 0)
+        out->len += got;
+    return rc;
+}

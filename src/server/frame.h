@@ -100,6 +100,11 @@ uint32_t floe_section_xxh32(const void *p, size_t n, uint32_t seed);
 int floe_section_decode(uint8_t codec, const uint8_t *stored, size_t stored_len,
                         uint32_t raw_len, floe_buf *out, floe_error *err);
 
+/* Decode a concatenation of sections of one codec (a landing file's bytes) that decode to
+ * raw_len bytes in all, appending them to out. FLOE_ECORRUPT when they do not. */
+int floe_section_decode_all(uint8_t codec, const uint8_t *stored, size_t stored_len,
+                            size_t raw_len, floe_buf *out, floe_error *err);
+
 /* Segment header. */
 void floe_segment_header(uint8_t out[FLOE_SEGMENT_HEADER], uint64_t segno);
 bool floe_segment_header_ok(const uint8_t *p, size_t n, uint64_t *segno);

@@ -322,6 +322,9 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "floe_landing_files_settled_total %llu\n"
                     "# TYPE floe_events_committed_total counter\n"
                     "floe_events_committed_total %llu\n"
+                    "# TYPE floe_seal_failures_total counter\nfloe_seal_failures_total %llu\n"
+                    "# TYPE floe_seal_quarantined_records_total counter\n"
+                    "floe_seal_quarantined_records_total %llu\n"
                     "# TYPE floe_backlog_waits_total counter\nfloe_backlog_waits_total %llu\n"
                     "# TYPE floe_backlog_wait_seconds_total counter\n"
                     "floe_backlog_wait_seconds_total %.3f\n"
@@ -346,6 +349,8 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.idempotent_replays),
                     (unsigned long long)atomic_load(&s->m.settled),
                     (unsigned long long)atomic_load(&s->m.events_committed),
+                    (unsigned long long)atomic_load(&s->m.seal_failures),
+                    (unsigned long long)atomic_load(&s->m.seal_quarantined_records),
                     (unsigned long long)atomic_load(&s->m.backlog_waits),
                     (double)atomic_load(&s->m.backlog_wait_us) / 1e6,
                     (long long)atomic_load(&s->budget_used),
@@ -398,11 +403,22 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
     if (bad)
         return respond_error(s, c, 400, bad, 0); /* before any body byte: then closed */
     if (!strcmp(method, "GET") && !strcmp(url, "/healthz")) {
-        char *ok = floe_strdup(atomic_load(&s->stopping) ? "stopping\n" : "ok\n");
-        if (!ok)
+        /* first line: ok, degraded (a buffer has failed to seal for a minute: 503) or
+         * stopping; then what is wrong, if anything */
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        bool stopping = atomic_load(&s->stopping);
+        floe_buf details;
+        floe_buf_init(&details, 0);
+        bool healthy = srv_landing_health(s, &details);
+        floe_buf_printf(&b, "%s\n%.*s", stopping ? "stopping" : healthy ? "ok" : "degraded",
+                        (int)details.len, details.len ? (const char *)details.data : "");
+        floe_buf_free(&details);
+        size_t len = 0;
+        char *text = floe_buf_detach(&b, &len);
+        if (!text)
             return MHD_NO;
-        return respond(s, c, atomic_load(&s->stopping) ? 503 : 200, ok, strlen(ok),
-                       "text/plain", 0);
+        return respond(s, c, stopping || !healthy ? 503 : 200, text, len, "text/plain", 0);
     }
     if (!strcmp(method, "GET") && !strcmp(url, "/metrics")) {
         /* table names and volumes: for holders of the metrics grant */

@@ -695,12 +695,58 @@ static void job_free(seal_job *j) {
     floe_free(j->segs);
 }
 
-static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
+/* Register the file of job j (as sequence seq, at uri, `bytes` long) in the index. A file
+ * of records ends up `state` (pending, or quarantine when its records could not be
+ * sealed); a quarantine section's file is kind 2. 0, or an error after which the file is
+ * not registered (FLOE_EUNKNOWN_STATE: maybe it is - keep the file, the retry decides). */
+static int register_file(floe_server *s, const seal_job *j, int64_t seq, const char *uri,
+                         int64_t bytes, const char *state, floe_error *err) {
+    srv_landing *l = &s->land;
+    char p_seq[24], p_kind[24], p_bytes[24], p_raw[24], p_rec[24], p_first[24], p_last[24];
+    const char *params[] = {
+        s->node, srv_i64(p_seq, seq), j->table, j->part, srv_i64(p_kind, j->kind), uri,
+        srv_i64(p_bytes, bytes), srv_i64(p_raw, j->raw_bytes), srv_i64(p_rec, j->records),
+        srv_i64(p_first, (int64_t)j->first_frame), srv_i64(p_last, (int64_t)j->last_frame),
+        state};
+    pthread_mutex_lock(&l->idx_mu);
+    int rc = floe_sql_exec(l->db, l->q[SQ_REGISTER], params, 12, NULL, err);
+    pthread_mutex_unlock(&l->idx_mu);
+    if (rc == FLOE_EUNKNOWN_STATE || rc == FLOE_EEXISTS) {
+        /* The insert may have been applied (connection lost), or an earlier attempt's was:
+         * read what is there (final: see floe/sql.h) before deciding. */
+        char *have = NULL;
+        const char *kp[] = {s->node, p_seq};
+        pthread_mutex_lock(&l->idx_mu);
+        int qrc = floe_sql_query(l->db, "SELECT uri FROM landing_files WHERE node=? AND seq=?",
+                                 kp, 2, first_row_str, &have, NULL);
+        pthread_mutex_unlock(&l->idx_mu);
+        if (qrc == 0 && have && !strcmp(have, uri))
+            rc = 0;
+        else if (qrc < 0)
+            rc = FLOE_EUNKNOWN_STATE;
+        floe_free(have);
+    }
+    return rc;
+}
+
+/* Whether writing a landing file failed because of what the file is - its name, which
+ * the file system or the object store refuses - rather than the state of the disk or the
+ * store: trying again would fail the same way. */
+static bool seal_error_permanent(const floe_error *e) {
+    return e->sys == ENAMETOOLONG || e->sys == EILSEQ ||
+           (e->sys == 400 && (strstr(e->msg, "KeyTooLongError") ||
+                              strstr(e->msg, "InvalidObjectName")));
+}
+
+/* *permanent is set when the landing file itself could not be written for good
+ * (seal_error_permanent). */
+static int seal_write(floe_server *s, seal_job *j, bool *permanent, floe_error *err) {
     srv_landing *l = &s->land;
     int64_t seq = l->next_seq; /* only the sealer thread touches next_seq */
     char name[128];
     char *uri = NULL;
     int rc = 0;
+    *permanent = false;
     if (j->kind == FLOE_SECTION_RECORDS) {
         /* the reader sniffs the codec from the bytes; the suffix is for people */
         snprintf(name, sizeof name, "%s-%010lld.ndjson%s", s->node, (long long)seq,
@@ -716,38 +762,15 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
     if (!uri)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_output_options oo = {.fsync = true, .no_overwrite = false};
-    FLOE_CHECK(floe_io_write_all(uri, j->data.data, j->data.len, &oo, err));
-    {
-        char p_seq[24], p_kind[24], p_bytes[24], p_raw[24], p_rec[24], p_first[24],
-            p_last[24];
-        const char *params[] = {
-            s->node, srv_i64(p_seq, seq), j->table, j->part, srv_i64(p_kind, j->kind), uri,
-            srv_i64(p_bytes, (int64_t)j->data.len), srv_i64(p_raw, j->raw_bytes),
-            srv_i64(p_rec, j->records), srv_i64(p_first, (int64_t)j->first_frame),
-            srv_i64(p_last, (int64_t)j->last_frame),
-            j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine"};
-        pthread_mutex_lock(&l->idx_mu);
-        rc = floe_sql_exec(l->db, l->q[SQ_REGISTER], params, 12, NULL, err);
-        pthread_mutex_unlock(&l->idx_mu);
+    rc = floe_io_write_all(uri, j->data.data, j->data.len, &oo, err);
+    if (rc < 0) {
+        *permanent = j->kind == FLOE_SECTION_RECORDS && seal_error_permanent(err);
+        goto done;
     }
-    if (rc == FLOE_EUNKNOWN_STATE || rc == FLOE_EEXISTS) {
-        /* The insert may have been applied (connection lost), or an earlier attempt's was:
-         * read what is there (final: see floe/sql.h) before deciding. */
-        char *have = NULL;
-        char p_seq[24];
-        const char *params[] = {s->node, srv_i64(p_seq, seq)};
-        pthread_mutex_lock(&l->idx_mu);
-        int qrc = floe_sql_query(l->db, "SELECT uri FROM landing_files WHERE node=? AND seq=?",
-                                 params, 2, first_row_str, &have, NULL);
-        pthread_mutex_unlock(&l->idx_mu);
-        if (qrc == 0 && have && !strcmp(have, uri))
-            rc = 0;
-        else if (qrc < 0) {
-            floe_free(have);
-            goto done; /* still unknown: keep the file; the retry decides */
-        }
-        floe_free(have);
-    }
+    rc = register_file(s, j, seq, uri, (int64_t)j->data.len,
+                       j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine", err);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        goto done; /* still unknown: keep the file; the retry decides */
     if (rc < 0) {
         /* unregistered: remove it now (a restart would too); the WAL still has it */
         floe_io_delete(uri, NULL);
@@ -760,6 +783,70 @@ static int seal_write(floe_server *s, seal_job *j, floe_error *err) {
     atomic_fetch_add(&s->m.sealed_bytes, j->data.len);
 done:
     floe_free(uri);
+    return rc;
+}
+
+/* The records of a job whose landing file cannot be written (seal_write's *permanent)
+ * go to the table's quarantine instead, one line each with the reason, in a file
+ * registered like a landing file of the partition but in state 'quarantine': never
+ * compacted, and the WAL replay skips its frames as it skips sealed ones. Accepted events
+ * are then never retried forever; they are counted in /metrics and reported by
+ * /healthz. */
+static int seal_quarantine(floe_server *s, seal_job *j, const char *why, floe_error *err) {
+    srv_landing *l = &s->land;
+    int64_t seq = l->next_seq;
+    floe_buf raw;
+    floe_buf_init(&raw, 0);
+    floe_quarantine *q = NULL;
+    char *uri = floe_asprintf("%s/%s/%s-%010lld.ndjson", s->quarantine_root, j->table, s->node,
+                              (long long)seq);
+    char *reason = floe_asprintf("the landing file of partition %s cannot be written: %s",
+                                 j->part, why);
+    char *source = floe_asprintf("serve %s frames %llu-%llu", j->table,
+                                 (unsigned long long)j->first_frame,
+                                 (unsigned long long)j->last_frame);
+    bool written = false;
+    int rc = 0;
+    if (!uri || !reason || !source)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_section_decode_all(j->codec, j->data.data, j->data.len,
+                                       (size_t)j->raw_bytes, &raw, err));
+    FLOE_CHECK(floe_quarantine_open(uri, &q, err));
+    int64_t line = 0;
+    for (size_t off = 0; off < raw.len;) {
+        const uint8_t *nl = memchr(raw.data + off, '\n', raw.len - off);
+        size_t end = nl ? (size_t)(nl - raw.data) : raw.len;
+        if (end > off)
+            FLOE_CHECK(floe_quarantine_add(q, source, ++line, (int64_t)off, reason,
+                                           raw.data + off, end - off, err));
+        off = end + 1;
+    }
+    rc = floe_quarantine_close(q, err);
+    q = NULL;
+    if (rc < 0)
+        goto done;
+    written = true;
+    rc = register_file(s, j, seq, uri, (int64_t)raw.len, "quarantine", err);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        written = false; /* maybe registered: keep the file */
+    if (rc < 0)
+        goto done;
+    l->next_seq = seq + 1;
+    atomic_fetch_add(&s->m.seal_quarantined_records, (uint64_t)j->records);
+    pthread_mutex_lock(&l->mu);
+    snprintf(l->seal_quarantine_reason, sizeof l->seal_quarantine_reason, "%s", reason);
+    pthread_mutex_unlock(&l->mu);
+    floe_log(FLOE_LOG_ERROR, "serve: %s: %lld records moved to the quarantine %s: %s",
+             j->table, (long long)j->records, uri, reason);
+done:
+    if (q)
+        floe_quarantine_close(q, NULL);
+    if (rc < 0 && written)
+        floe_io_delete(uri, NULL);
+    floe_buf_free(&raw);
+    floe_free(uri);
+    floe_free(reason);
+    floe_free(source);
     return rc;
 }
 
@@ -809,6 +896,24 @@ void srv_landing_refresh_metrics(floe_server *s) {
         pthread_cond_broadcast(&l->cv_backlog);
         pthread_mutex_unlock(&l->mu);
     }
+}
+
+bool srv_landing_health(floe_server *s, floe_buf *b) {
+    srv_landing *l = &s->land;
+    uint64_t quarantined = atomic_load(&s->m.seal_quarantined_records);
+    pthread_mutex_lock(&l->mu);
+    int64_t since = l->seal_failing_since_ms;
+    bool ok = !since || floe_wall_ms() - since < 60000;
+    if (since)
+        floe_buf_printf(b, "sealing: failing for %lld s (the records are safe in the WAL and "
+                        "sealing is retried): %s\n", (long long)(floe_wall_ms() - since) / 1000,
+                        l->seal_error);
+    if (quarantined)
+        floe_buf_printf(b, "sealing: %llu accepted records could not be written to a landing "
+                        "file and are in the quarantine (last: %s)\n",
+                        (unsigned long long)quarantined, l->seal_quarantine_reason);
+    pthread_mutex_unlock(&l->mu);
+    return ok;
 }
 
 /* Flow control between ingest and compaction: a closed loop of clients can post faster
@@ -936,7 +1041,18 @@ static void *sealer_main(void *arg) {
         for (size_t i = 0; i < njobs; i++) {
             floe_error e;
             floe_error_clear(&e);
-            int rc = seal_write(s, &jobs[i], &e);
+            bool permanent = false;
+            int rc = seal_write(s, &jobs[i], &permanent, &e);
+            if (rc < 0) {
+                atomic_fetch_add(&s->m.seal_failures, 1);
+                floe_error qe;
+                floe_error_clear(&qe);
+                if (permanent && seal_quarantine(s, &jobs[i], e.msg, &qe) == 0)
+                    rc = 0;
+                else if (permanent)
+                    floe_log(FLOE_LOG_ERROR, "serve: moving the records of %s/%s to the "
+                             "quarantine: %s", jobs[i].table, jobs[i].part, qe.msg);
+            }
             if (rc < 0) {
                 floe_log(FLOE_LOG_ERROR, "serve: sealing %s/%s failed (will retry): %s",
                          jobs[i].table, jobs[i].part, e.msg);
@@ -959,6 +1075,14 @@ static void *sealer_main(void *arg) {
             job_free(&jobs[i]);
         }
         njobs = kept;
+        pthread_mutex_lock(&l->mu);
+        if (njobs && !l->seal_failing_since_ms)
+            l->seal_failing_since_ms = now;
+        else if (!njobs)
+            l->seal_failing_since_ms = 0;
+        if (njobs)
+            snprintf(l->seal_error, sizeof l->seal_error, "%s", first_error);
+        pthread_mutex_unlock(&l->mu);
         floe_error e;
         floe_error_clear(&e);
         bool answers_ok = idem_persist(s, &e) == 0;

@@ -65,6 +65,8 @@ typedef struct srv_metrics {
     _Atomic uint64_t backlog_waits, backlog_wait_us; /* posts held for the compactor */
     _Atomic uint64_t budget_refusals; /* 503: the in-flight budget was in use */
     _Atomic uint64_t conns_evicted;   /* idle or slow connections dropped for a new one */
+    _Atomic uint64_t seal_failures;  /* landing files that could not be written (retried) */
+    _Atomic uint64_t seal_quarantined_records; /* ... for good: records to the quarantine */
 } srv_metrics;
 
 /* ---- tables ---------------------------------------------------------------------- */
@@ -175,6 +177,9 @@ typedef struct srv_landing {
     uint64_t flush_gen, flush_done_gen;
     uint64_t flush_failed_gen; /* a forced round that left buffers unsealed ... */
     char flush_error[256];     /* ... and why: flush reports it instead of waiting */
+    int64_t seal_failing_since_ms; /* a buffer has failed to seal since (0 = none is) */
+    char seal_error[256];          /* ... the first error of the last round */
+    char seal_quarantine_reason[256]; /* why records last went to the quarantine */
     bool stop;
     pthread_t thr;
     bool thr_started;
@@ -360,6 +365,9 @@ int64_t srv_atoi64(const char *s);
 /* Pending files/bytes/oldest gauges from the index (the sealer does it every second, the
  * compactor after every job); wakes the posts waiting for the backlog to shrink. */
 void srv_landing_refresh_metrics(floe_server *s);
+/* /healthz lines about sealing (appended to b); returns false when a buffer has been
+ * failing to seal for a minute or more. */
+bool srv_landing_health(floe_server *s, floe_buf *b);
 /* Hold a post while the landing backlog (pending_bytes) is over max_pending_bytes, up to
  * wait_ms. 0 = go on, FLOE_EBUSY = still over after wait_ms (answer 503). */
 int srv_landing_wait_backlog(floe_server *s, int64_t wait_ms);

@@ -7,6 +7,7 @@
  * shredder scratches compiled against it may still be in use by a request.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -246,6 +247,56 @@ srv_table *srv_table_find(floe_server *s, const char *name) {
     return t;
 }
 
+/* Room for the longest file name this node gives a landing, quarantine or data file:
+ * "<node>-<seq>-<uuid>-<n>.parquet" and the like. */
+#define FILE_NAME_ROOM 64
+#define S3_KEY_MAX 1024
+
+/* Whether root + tail bytes more is a path (or object key) the store takes. */
+static int path_fits(const char *root, size_t tail, const char *what, const char *table,
+                     floe_error *err) {
+    const char *sep = strstr(root, "://");
+    if (sep && strncmp(root, "file:", 5)) {
+        /* an object key: what follows "<scheme>://<bucket>/" */
+        const char *key = strchr(sep + 3, '/');
+        size_t len = (key ? strlen(key + 1) + 1 : 0) + tail;
+        if (len > S3_KEY_MAX)
+            return floe_error_set(err, FLOE_EINVALID, "the %s of table %s could get object "
+                                  "keys of %zu bytes under %s (the store takes %d): use a "
+                                  "shorter warehouse prefix, table name or node id", what,
+                                  table, len, root, S3_KEY_MAX);
+        return 0;
+    }
+    char *local = floe_io_local_path(root);
+    size_t len = (local ? strlen(local) : strlen(root)) + tail;
+    floe_free(local);
+    if (len >= PATH_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "the %s of table %s could get paths of %zu "
+                              "bytes under %s (the system takes %d): use a shorter warehouse "
+                              "path, table name or node id", what, table, len, root, PATH_MAX);
+    return 0;
+}
+
+/* Every file the server writes for table t - landing files, quarantine files, data files
+ * - has a path the store takes, for any partition value: partition folders are bounded
+ * (floe_partition_spec_path), so what is left to check is the configuration (warehouse,
+ * table location, table name, node id). Checked when the table is first served, so an
+ * event is never accepted into a file that could not be written. */
+static int check_path_room(floe_server *s, const srv_table *t, floe_error *err) {
+    size_t part = floe_partition_spec_path_max(t->spec);
+    size_t file = strlen(s->node) + FILE_NAME_ROOM;
+    size_t name = strlen(t->name);
+    if (file > NAME_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "node id %s: too long for file names (at "
+                              "most %d bytes)", s->node, NAME_MAX - FILE_NAME_ROOM);
+    FLOE_FORWARD_IF_ERROR(path_fits(s->landing_root, 1 + name + 1 + part + 1 + file,
+                                    "landing files", t->name, err));
+    FLOE_FORWARD_IF_ERROR(path_fits(s->quarantine_root, 1 + name + 1 + file,
+                                    "quarantine files", t->name, err));
+    return path_fits(t->location, strlen("/data/") + part + 1 + file, "data files", t->name,
+                     err);
+}
+
 int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
                   srv_table **out, floe_error *err) {
     srv_table *t = srv_table_find(s, name);
@@ -291,6 +342,8 @@ int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_
     }
     if (rc == 0)
         rc = read_table(ft, &t->schema, &t->spec, &t->location, err);
+    if (rc == 0)
+        rc = check_path_room(s, t, err);
     floe_table_close(ft);
     pthread_mutex_unlock(&s->cat_mu);
     if (rc < 0)

@@ -572,25 +572,76 @@ int floe_partition_escape(const char *s, size_t n, floe_buf *out) {
     return rc;
 }
 
+/* Path segments are bounded, so that every write path (floe serve's landing files and
+ * compaction, convert --partition, rewrite, append --split) can create them whatever the
+ * values: a file system allows 255 bytes per name, S3 1024 bytes per key. A segment
+ * "name=value" whose escaped form is longer than its budget - PART_SEGMENT_MAX bytes,
+ * less when many fields share PART_PATH_BUDGET, never under PART_SEGMENT_MIN - keeps a
+ * prefix of itself cut between escapes, then '~' and PART_HASH_HEX hex digits of the
+ * SHA-256 of the whole escaped segment. Escaping never produces '~', so a cut segment
+ * never equals another value's full one, and two values share a folder only when their
+ * digests do. The exact value is in the manifest (paths are only hints to readers). */
+#define PART_PATH_BUDGET 512
+#define PART_SEGMENT_MAX 128
+#define PART_SEGMENT_MIN 48
+#define PART_HASH_HEX 24
+
+static int append_bounded(floe_buf *out, const uint8_t *seg, size_t n, size_t max) {
+    if (n <= max)
+        return floe_buf_append(out, seg, n);
+    size_t cut = max - 1 - PART_HASH_HEX;
+    if (cut >= 1 && seg[cut - 1] == '%')
+        cut -= 1;
+    else if (cut >= 2 && seg[cut - 2] == '%')
+        cut -= 2;
+    uint8_t d[32];
+    floe_sha256(seg, n, d);
+    static const char hx[] = "0123456789abcdef";
+    char tail[1 + PART_HASH_HEX];
+    tail[0] = '~';
+    for (size_t i = 0; i < PART_HASH_HEX / 2; i++) {
+        tail[1 + 2 * i] = hx[d[i] >> 4];
+        tail[2 + 2 * i] = hx[d[i] & 15];
+    }
+    int rc = floe_buf_append(out, seg, cut);
+    return rc < 0 ? rc : floe_buf_append(out, tail, sizeof tail);
+}
+
+static size_t segment_max(size_t nfields) {
+    size_t max = nfields ? PART_PATH_BUDGET / nfields - 1 : PART_SEGMENT_MAX;
+    return max > PART_SEGMENT_MAX ? PART_SEGMENT_MAX
+           : max < PART_SEGMENT_MIN ? PART_SEGMENT_MIN
+                                    : max;
+}
+
+size_t floe_partition_spec_path_max(const floe_partition_spec *spec) {
+    return spec->nfields ? spec->nfields * (segment_max(spec->nfields) + 1) - 1 : 0;
+}
+
 int floe_partition_spec_path(const floe_partition_spec *spec, const floe_value *tuple,
                              floe_buf *out, floe_error *err) {
-    floe_buf human;
+    floe_buf human, seg;
     floe_buf_init(&human, 0);
+    floe_buf_init(&seg, 0);
     int rc = 0;
+    size_t max = segment_max(spec->nfields);
     for (size_t i = 0; i < spec->nfields; i++) {
         const floe_partition_field *f = &spec->fields[i];
         if (f->transform.kind == FLOE_XF_UNKNOWN)
             FLOE_FAIL(err, FLOE_EUNSUPPORTED,
                       "partition field \"%s\": unknown transform has no path form", f->name);
         floe_buf_reset(&human);
+        floe_buf_reset(&seg);
         FLOE_CHECK(floe_transform_human_string(f->transform, &tuple[i], &human, err));
-        if ((i && (rc = floe_buf_append_byte(out, '/')) < 0) ||
-            (rc = floe_partition_escape(f->name, strlen(f->name), out)) < 0 ||
-            (rc = floe_buf_append_byte(out, '=')) < 0 ||
-            (rc = floe_partition_escape((const char *)human.data, human.len, out)) < 0)
+        if ((rc = floe_partition_escape(f->name, strlen(f->name), &seg)) < 0 ||
+            (rc = floe_buf_append_byte(&seg, '=')) < 0 ||
+            (rc = floe_partition_escape((const char *)human.data, human.len, &seg)) < 0 ||
+            (i && (rc = floe_buf_append_byte(out, '/')) < 0) ||
+            (rc = append_bounded(out, seg.data, seg.len, max)) < 0)
             FLOE_FAIL(err, rc, "partition path: %s", floe_strerror(rc));
     }
 done:
     floe_buf_free(&human);
+    floe_buf_free(&seg);
     return rc;
 }

@@ -19,7 +19,8 @@
 // Operations: PutObject (If-None-Match: *), GetObject (Range), HeadObject, DeleteObject,
 // ListObjectsV2 (prefix, max-keys, continuation-token), DeleteObjects (Content-MD5
 // checked), CreateMultipartUpload, UploadPart, CompleteMultipartUpload (If-None-Match: *,
-// parts >= 5 MiB but the last), AbortMultipartUpload, ListMultipartUploads.
+// parts >= 5 MiB but the last), AbortMultipartUpload, ListMultipartUploads. As AWS does,
+// a key longer than 1024 bytes is refused (400 KeyTooLongError).
 // GET /__admin/stats (unsigned) returns counters as JSON; GET /__admin/object?bucket=B&key=K
 // the raw bytes of an object.
 
@@ -192,6 +193,10 @@ function handle(req, res, body) {
   const objects = buckets.get(bucketName)
   if (!objects) return sendError(res, 404, 'NoSuchBucket', `no bucket ${bucketName}`)
   const m = req.method
+  // AWS: object keys are at most 1024 bytes of UTF-8
+  if (Buffer.byteLength(key, 'utf8') > 1024 && (m === 'PUT' || m === 'POST')) {
+    return sendError(res, 400, 'KeyTooLongError', 'Your key is too long')
+  }
 
   if (key === '') {
     if (m === 'GET' && q.get('list-type') === '2') { count('ListObjectsV2'); return listObjects(res, bucketName, objects, q) }

@@ -17,7 +17,7 @@ const char hs_schema_json[] =
     "\"required\":true,\"type\":\"long\"},{\"id\":2,\"name\":\"name\",\"required\":false,"
     "\"type\":\"string\"}]}";
 
-static size_t collect(char *p, size_t sz, size_t n, void *ctx) {
+size_t hs_collect(char *p, size_t sz, size_t n, void *ctx) {
     floe_buf_append(ctx, p, sz * n);
     return sz * n;
 }
@@ -50,7 +50,7 @@ long hs_post(uint16_t port, const char *table, const char *body, const char *key
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, hs_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &hc);

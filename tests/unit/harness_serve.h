@@ -21,6 +21,8 @@ extern const char hs_schema_json[];
  * seconds (-1 when absent), when not NULL. */
 long hs_post(uint16_t port, const char *table, const char *body, const char *key,
              char **answer, long *retry_after);
+/* libcurl write callback appending to the floe_buf ctx. */
+size_t hs_collect(char *p, size_t sz, size_t n, void *ctx);
 /* Records {"id":i,"name":names[i % nnames]} for i in [from, to], one a line (floe_malloc'ed). */
 char *hs_ids_body(int from, int to, const char *const *names, int nnames);
 /* hs_post of hs_ids_body(from, to, names, nnames) without a key. */

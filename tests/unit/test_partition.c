@@ -950,6 +950,91 @@ TEST(test_partition_path) {
     floe_schema_free(s);
 }
 
+/* Long values: each "name=value" folder is at most 128 bytes (a prefix cut between
+ * escapes, '~', 24 hex digits of the SHA-256 of the whole escaped segment), so every value
+ * is a folder a file system (255 bytes per name) and S3 (1024 per key) take; distinct
+ * values stay distinct; with many fields the path stays within the spec's bound. */
+TEST(test_partition_path_bounded) {
+    floe_schema *s = test_schema();
+    REQUIRE(s);
+    floe_partition_spec *p = parse_spec(s, "event_type");
+    REQUIRE(p);
+    CHECK(floe_partition_spec_path_max(p) == 128);
+    static const size_t sizes[] = {0, 1, 115, 116, 117, 255, 256, 4096, 100000};
+    char *big = malloc(100001);
+    REQUIRE(big);
+    char seen[9][200];
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (size_t k = 0; k < sizes[i]; k++)
+            big[k] = (char)('a' + (k * 7 + i) % 26);
+        floe_value v = floe_value_string(big, sizes[i]);
+        const char *path = path_for(p, &v);
+        size_t len = strlen(path);
+        CHECK(len <= 128);
+        CHECK(strchr(path, '/') == NULL);
+        CHECK(strncmp(path, "event_type=", 11) == 0);
+        /* short ones are the plain escaped value; long ones end in ~<24 hex digits> */
+        if (11 + sizes[i] <= 128) {
+            CHECK(len == 11 + sizes[i] && !strchr(path, '~'));
+        } else {
+            CHECK(len == 128);
+            const char *t = strchr(path, '~');
+            REQUIRE(t);
+            CHECK(strlen(t + 1) == 24 && strspn(t + 1, "0123456789abcdef") == 24);
+            CHECK(strncmp(path + 11, big, (size_t)(t - path) - 11) == 0);
+        }
+        snprintf(seen[i], sizeof seen[i], "%s", path);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(seen[i], seen[j]) != 0);
+    }
+    /* two long values that differ only at their end: different folders */
+    memset(big, 'x', 4096);
+    floe_value v = floe_value_string(big, 4096);
+    char first[200];
+    snprintf(first, sizeof first, "%s", path_for(p, &v));
+    big[4095] = 'y';
+    CHECK(strcmp(first, path_for(p, &v)) != 0);
+    /* escapes are never cut in half: 300 bytes of '/' (%2F each) */
+    memset(big, '/', 300);
+    v = floe_value_string(big, 300);
+    const char *path = path_for(p, &v);
+    const char *t = strchr(path, '~');
+    REQUIRE(t);
+    CHECK(((size_t)(t - path) - 11) % 3 == 0);
+    /* hostile bytes in a long value: NUL, "..", non-UTF-8 */
+    for (size_t k = 0; k < 1000; k++)
+        big[k] = "\0.\xff\xfe/"[k % 5];
+    v = floe_value_string(big, 1000);
+    path = path_for(p, &v);
+    CHECK(strlen(path) <= 128 && strchr(path, '/') == NULL);
+    for (const char *c = path; *c; c++)
+        CHECK(*c > 0x20 && *c < 0x7f);
+    floe_partition_spec_free(p);
+
+    /* many fields share a 512-byte budget, 48 bytes each at least */
+    p = parse_spec(s, "event_type, name, truncate(1000, name) AS t0, truncate(999, name) "
+                      "AS t1, truncate(998, name) AS t2, truncate(997, name) AS t3, truncate(996, "
+                      "name) AS t4, truncate(995, name) AS t5, truncate(994, name) AS t6, "
+                      "truncate(993, name) AS t7, truncate(992, name) AS t8, truncate(991, "
+                      "name) AS t9");
+    REQUIRE(p);
+    CHECK(floe_partition_spec_path_max(p) == 12 * 49 - 1);
+    memset(big, 'z', 5000);
+    floe_value many[12];
+    for (int k = 0; k < 12; k++)
+        many[k] = floe_value_string(big, 5000);
+    path = path_for(p, many);
+    CHECK(strlen(path) <= floe_partition_spec_path_max(p));
+    for (const char *seg = path; seg;) {
+        const char *e = strchr(seg, '/');
+        CHECK((size_t)(e ? e - seg : (long)strlen(seg)) <= 48);
+        seg = e ? e + 1 : NULL;
+    }
+    floe_partition_spec_free(p);
+    free(big);
+    floe_schema_free(s);
+}
+
 /* ---- sort orders ----------------------------------------------------------------------------- */
 
 TEST(test_sort_orders) {
@@ -1316,6 +1401,7 @@ int main(void) {
     RUN(test_spec_json_roundtrip);
     RUN(test_spec_string_form);
     RUN(test_partition_path);
+    RUN(test_partition_path_bounded);
     RUN(test_sort_orders);
     RUN(test_projection_bruteforce);
     RUN(test_projection_shapes);
