@@ -55,6 +55,10 @@ typedef struct floe_pq_reader floe_pq_reader;
 typedef struct floe_pq_reader_options {
     size_t max_footer_bytes; /* 0 = 64 MiB: larger footers are FLOE_ELIMIT */
     size_t max_chunk_bytes;  /* 0 = 2 GiB: one column chunk's stored size */
+    size_t max_page_bytes;   /* 0 = 1 GiB: one page's decompressed size (a page is held
+                              * whole in memory; larger pages are FLOE_ELIMIT naming the
+                              * cap). Raise it for files with larger pages, such as
+                              * single values over 1 GiB */
     bool skip_crc;           /* do not verify page CRCs (default: verify when present) */
     bool no_map;             /* read local files with pread, never through a mapping
                               * (default: column chunks of local files of 1 MiB or more

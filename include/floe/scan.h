@@ -106,6 +106,8 @@ typedef struct floe_scan_read_stats {
 typedef struct floe_scan_read_options {
     floe_pq_row_format format;       /* NDJSON (default), CANONICAL or CSV */
     int64_t limit;                   /* < 0: no limit */
+    size_t max_page_bytes;           /* the Parquet reader's page cap for data and delete
+                                      * files (floe_pq_reader_options); 0 = its default */
 } floe_scan_read_options;
 
 /* Read the plan's rows (made by floe_scan_plan_files on t with the same options) and

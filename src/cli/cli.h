@@ -50,6 +50,9 @@ int cli_fail(const floe_error *err);
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
 /* Parse a non-negative integer. */
 bool cli_parse_int(const char *s, int64_t *out);
+/* --max-page-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB for
+ * floe_pq_reader_options.max_page_bytes. */
+bool cli_parse_page_size(const char *s, size_t *out);
 /* Human-readable byte count into buf ("12.3 MB"). */
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n);
 

@@ -15,6 +15,7 @@ static void cat_help(FILE *out) {
     fprintf(out,
             "usage: floe cat FILE [--columns a,b.c] [--where EXPR] [--limit N]\n"
             "                [--format ndjson|csv] [--canonical] [--no-prune] [--count] [--stats]\n"
+            "                [--max-page-size SIZE]\n"
             "\n"
             "Prints the rows of a Parquet file, one per line, nested values assembled from\n"
             "their repetition and definition levels.\n"
@@ -39,6 +40,9 @@ static void cat_help(FILE *out) {
             "  --count         print only the number of matching rows (without --where:\n"
             "                  decode every selected column, assemble no records)\n"
             "  --stats         print row groups / pages read and skipped to stderr as JSON\n"
+            "  --max-page-size SIZE  the largest page to decompress (default 1GiB; a page is\n"
+            "                  held whole in memory): raise it for files with larger pages,\n"
+            "                  e.g. single values over 1 GiB (\"2GiB\")\n"
             "  -h, --help      this help\n");
 }
 
@@ -56,6 +60,7 @@ int floe_cmd_cat(int argc, char **argv) {
     const char *path = NULL, *columns = NULL, *where = NULL, *format = "ndjson";
     int64_t limit = -1;
     bool canonical = false, no_prune = false, stats = false, count = false;
+    floe_pq_reader_options ro = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -78,6 +83,10 @@ int floe_cmd_cat(int argc, char **argv) {
             count = true;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
+        } else if (!strcmp(a, "--max-page-size") && i + 1 < argc) {
+            if (!cli_parse_page_size(argv[++i], &ro.max_page_bytes))
+                return cli_usage("cat", "--max-page-size needs a size of at least 1KiB "
+                                 "(e.g. 2GiB)");
         } else if (a[0] == '-' && a[1]) {
             return cli_usage("cat", "unknown or incomplete option '%s'", a);
         } else if (!path) {
@@ -102,7 +111,7 @@ int floe_cmd_cat(int argc, char **argv) {
     char *cols_copy = NULL;
     const char **paths = NULL;
     int rc = FLOE_EXIT_FAIL;
-    if (floe_pq_reader_open(path, NULL, &r, &err) < 0)
+    if (floe_pq_reader_open(path, &ro, &r, &err) < 0)
         return cli_fail(&err);
     if (columns) {
         cols_copy = floe_strdup(columns);

@@ -15,7 +15,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: floe scan TABLE [--where EXPR] [--snapshot ID | --as-of TIME | --ref NAME]\n"
             "                 [--columns a,b.c] [--format ndjson|csv|canonical] [--limit N]\n"
-            "                 [--plan] [--json] [--stats] [--no-prune]\n"
+            "                 [--plan] [--json] [--stats] [--no-prune] [--max-page-size SIZE]\n"
             "                 [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
             "TABLE is NS.NAME in the configured catalog, or a table folder or metadata file.\n"
@@ -31,7 +31,10 @@ static void usage(FILE *out) {
             "  --limit N        stop after N rows\n"
             "  --plan           print the planned files and counters instead of rows\n"
             "  --stats          planning and reading counters on stderr (JSON)\n"
-            "  --no-prune       read every manifest and file (the filter still applies)\n");
+            "  --no-prune       read every manifest and file (the filter still applies)\n"
+            "  --max-page-size SIZE  the largest Parquet page to decompress (default 1GiB;\n"
+            "                   a page is held whole in memory): raise it for files with\n"
+            "                   larger pages, e.g. single values over 1 GiB (\"2GiB\")\n");
 }
 
 static int write_stdout(void *ctx, const void *p, size_t n) {
@@ -124,6 +127,7 @@ int floe_cmd_scan(int argc, char **argv) {
     floe_scan_options so;
     memset(&so, 0, sizeof so);
     int64_t limit = -1;
+    size_t max_page = 0;
     bool plan_only = false, stats = false;
     floe_error err;
     floe_error_clear(&err);
@@ -165,6 +169,10 @@ int floe_cmd_scan(int argc, char **argv) {
             stats = true;
         } else if (!strcmp(a, "--no-prune")) {
             so.no_partition_pruning = so.no_metrics_pruning = true;
+        } else if (!strcmp(a, "--max-page-size") && has_val) {
+            if (!cli_parse_page_size(argv[++i], &max_page))
+                return cli_usage("scan", "--max-page-size wants a size of at least 1KiB "
+                                 "(e.g. 2GiB)");
         } else if (a[0] == '-' && a[1]) {
             return cli_usage("scan", "unknown option %s", a);
         } else if (!table) {
@@ -177,7 +185,8 @@ int floe_cmd_scan(int argc, char **argv) {
         return cli_usage("scan", "no TABLE given");
     if ((so.has_snapshot_id + so.has_as_of + (so.ref != NULL)) > 1)
         return cli_usage("scan", "--snapshot, --as-of and --ref exclude each other");
-    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit};
+    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit,
+                                 .max_page_bytes = max_page};
     if (!strcmp(format, "csv"))
         ro.format = FLOE_PQ_ROWS_CSV;
     else if (!strcmp(format, "canonical"))

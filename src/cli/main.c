@@ -81,6 +81,14 @@ bool cli_parse_int(const char *s, int64_t *out) {
     return true;
 }
 
+bool cli_parse_page_size(const char *s, size_t *out) {
+    int64_t v;
+    if (!floe_parse_size(s, &v) || v < 1024 || (uint64_t)v > SIZE_MAX)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
     const char *units[] = {"B", "KB", "MB", "GB", "TB"};
     int u = 0;

@@ -19,6 +19,7 @@
  *   - With a row selection every slot holds exactly the selected rows, in order.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "parquet/encoding.h"
@@ -26,7 +27,7 @@
 
 #define PQ_DEFAULT_MAX_FOOTER ((size_t)64 << 20)
 #define PQ_DEFAULT_MAX_CHUNK ((size_t)2 << 30)
-#define PQ_MAX_PAGE_BYTES ((size_t)1 << 30)  /* one page, stored or decompressed */
+#define PQ_DEFAULT_MAX_PAGE ((size_t)1 << 30) /* one page, decompressed */
 #define PQ_MAX_PAGE_LEVELS ((int64_t)1 << 26) /* level entries in one page */
 #define PQ_MAX_INDEX_BYTES ((size_t)64 << 20) /* one column's offset/column index */
 /* Smaller files are read, not mapped: for them mmap, the page faults and munmap cost more
@@ -252,6 +253,8 @@ static floe_pq_reader *reader_new(const char *name, const floe_pq_reader_options
         r->opts.max_footer_bytes = PQ_DEFAULT_MAX_FOOTER;
     if (!r->opts.max_chunk_bytes)
         r->opts.max_chunk_bytes = PQ_DEFAULT_MAX_CHUNK;
+    if (!r->opts.max_page_bytes)
+        r->opts.max_page_bytes = PQ_DEFAULT_MAX_PAGE;
     floe_arena_init(&r->arena, 64 << 10);
     floe_buf_init(&r->chunk, 0);
     floe_buf_init(&r->page, 0);
@@ -1432,6 +1435,14 @@ static int decode_values(chunk_ctx *x, floe_colbuf *c, int enc, const uint8_t *p
                           lf->node->type_text);
 }
 
+static int page_too_big(chunk_ctx *x, size_t ulen, int64_t off, floe_error *err) {
+    char what[200];
+    snprintf(what, sizeof what, "page of %zu bytes decompressed is larger than the %zu-byte "
+             "cap (raise it with --max-page-size in floe cat and floe scan, max_page_bytes "
+             "in the reader API)", ulen, x->r->opts.max_page_bytes);
+    return cfail(x, err, FLOE_ELIMIT, off, what);
+}
+
 /* Decompress a page body into r->page when the codec compresses; returns the bytes to use. */
 static int page_bytes(chunk_ctx *x, const uint8_t *body, size_t blen, size_t ulen,
                       bool compressed, const uint8_t **out, size_t *outn, int64_t off,
@@ -1442,8 +1453,8 @@ static int page_bytes(chunk_ctx *x, const uint8_t *body, size_t blen, size_t ule
         *outn = blen;
         return 0;
     }
-    if (ulen > PQ_MAX_PAGE_BYTES)
-        return cfail(x, err, FLOE_ELIMIT, off, "page larger than 1 GiB");
+    if (ulen > r->opts.max_page_bytes)
+        return page_too_big(x, ulen, off, err);
     if (ulen == 0 && blen == 0) {
         *out = body;
         *outn = 0;
@@ -1489,7 +1500,7 @@ static int plain_fixed_direct_v1(chunk_ctx *x, const floe_pq_data_page_header *h
     floe_pq_reader *r = x->r;
     floe_colbuf *c = x->c;
     size_t sw = (size_t)x->lf->src_width;
-    if (count == 0 || ulen > PQ_MAX_PAGE_BYTES || count > ulen / sw)
+    if (count == 0 || ulen > r->opts.max_page_bytes || count > ulen / sw)
         return 0;
     size_t vbytes = count * sw, head = ulen - vbytes;
     if (c->max_def == 0 ? head != 0 : head < 4 || h->definition_level_encoding != FLOE_PQ_ENC_RLE)
@@ -1792,7 +1803,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
             return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
         size_t vlen = (size_t)ph.uncompressed_page_size - lv;
         if (h->is_compressed && plain_fixed_direct_ok(x, enc) && nonnull > 0 &&
-            vlen == nonnull * (size_t)x->lf->src_width && vlen <= PQ_MAX_PAGE_BYTES) {
+            vlen == nonnull * (size_t)x->lf->src_width && vlen <= r->opts.max_page_bytes) {
             /* levels are outside the compressed part: the values go straight into c */
             rc = floe_colbuf_reserve_values(c, nonnull, 0);
             if (rc < 0)
@@ -1833,7 +1844,7 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
             d = r->page.data;
             dn = ulen;
         } else if (direct == 0 && plain_bytes_inplace_ok(x, enc) && ulen > 0 &&
-                   ulen <= PQ_MAX_PAGE_BYTES && ulen <= UINT32_MAX - c->values_len) {
+                   ulen <= r->opts.max_page_bytes && ulen <= UINT32_MAX - c->values_len) {
             rc = floe_colbuf_reserve_values(c, count, ulen);
             if (rc < 0)
                 return floe_error_set(err, rc, "%s: out of memory", r->name);

@@ -50,6 +50,10 @@ size_t floe_colbuf_bytes(const floe_colbuf *c) {
            c->carry_bytes.len;
 }
 
+/* Past this many bytes a buffer grows by a quarter over what it needs instead of
+ * doubling: still geometric, but a page of 1 GiB and a bit does not make it 4 GiB. */
+#define GROW_DOUBLING_MAX ((size_t)256 << 20)
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap)
         return 0;
@@ -58,6 +62,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
         if (ncap > SIZE_MAX / 2 / elem)
             return FLOE_ENOMEM;
         ncap *= 2;
+    }
+    if (ncap * elem > GROW_DOUBLING_MAX && need <= SIZE_MAX / elem / 5 * 4) {
+        size_t quarter = need + need / 4;
+        if (quarter < ncap)
+            ncap = quarter > *cap + *cap / 4 ? quarter : *cap + *cap / 4;
     }
     void *np = floe_realloc(*p, ncap * elem);
     if (!np)

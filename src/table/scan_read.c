@@ -430,7 +430,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 static int del_load(floe_table *t, del_cache *dc, const name_map *nm, const floe_schema *schema,
-                    floe_error *err) {
+                    const floe_pq_reader_options *po, floe_error *err) {
     const floe_data_file *df = dc->file;
     char *uri = NULL;
     floe_pq_reader *r = NULL;
@@ -441,7 +441,7 @@ static int del_load(floe_table *t, del_cache *dc, const name_map *nm, const floe
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "delete file %s: format %s is not supported",
                   df->file_path, df->file_format);
     FLOE_CHECK(floe_table_resolve_path(t, df->file_path, &uri, err));
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
+    FLOE_CHECK(floe_pq_reader_open(uri, po, &r, err));
     const floe_pq_node *root = floe_pq_reader_root(r);
     bool has_ids = false;
     for (size_t i = 0; i < root->nchildren; i++)
@@ -765,7 +765,8 @@ static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, size_t *cap
     del_cache *dc = &(*caches)[(*ncaches)++];
     memset(dc, 0, sizeof *dc);
     dc->file = df;
-    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, nm, c->schema, c->err));
+    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
+    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, nm, c->schema, &po, c->err));
     *out = dc;
     return 0;
 }
@@ -840,7 +841,8 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     mark_expr(c, c->filter, need);
 
     FLOE_CHECK(floe_table_resolve_path(c->t, df->file_path, &uri, c->err));
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, c->err));
+    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
+    FLOE_CHECK(floe_pq_reader_open(uri, &po, &r, c->err));
     {
         floe_pq_reader_file fi;
         floe_pq_reader_file_info(r, &fi);

@@ -36,12 +36,15 @@ WITH_FLOE_SCHEMA="float16_nonzeros_and_nans float16_zeros_and_nans floating_orde
 # Special cases, checked below: int96_from_spark (DuckDB wraps INT96 beyond int64 nanos),
 # map_no_value (a MAP without values: no reader agrees on its shape).
 SPECIAL="int96_from_spark map_no_value"
+# Checked elsewhere: pages over 1 GiB, read only with --max-page-size (large_page.sh).
+ELSEWHERE="large_string_map.brotli"
 
 has() { case " $(echo $1) " in *" $2 "*) return 0 ;; esac; return 1; }
 
 compared=0
 for f in "$data"/*.parquet; do
     b=$(basename "$f" .parquet)
+    has "$ELSEWHERE" "$b" && continue
     set +e
     "$FLOE" cat "$f" --canonical > "$tmp/$b.floe" 2> "$tmp/$b.err"
     rc=$?
