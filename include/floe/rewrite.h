@@ -337,7 +337,14 @@ typedef struct floe_rewrite_result {
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                          floe_rewrite_result *res, floe_error *err);
 
-/* Plan and execute. */
+/* After round (1, 2, ...) of planning and executing failed with rc: true when the table
+ * moved on and a file of the snapshot planned on is gone (floe_table_base_gone: a
+ * concurrent expiry) and commit.retry.num-retries allows another round; t is then
+ * refreshed and err cleared: plan again. */
+bool floe_rewrite_again(floe_table *t, int rc, int round, floe_error *err);
+
+/* Plan and execute; planned again on the refreshed table while floe_rewrite_again says
+ * so. */
 int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
                  floe_error *err);
 

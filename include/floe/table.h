@@ -82,6 +82,14 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
 /* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the
  * table-uuid changed (the table was dropped and re-created). */
 int floe_table_refresh(floe_table *t, floe_error *err);
+/* After an operation on t failed with rc: true when rc is FLOE_ENOTFOUND and the table no
+ * longer is at the metadata t holds (the catalog's pointer, or a path table's newest
+ * metadata file, moved). A concurrent commit moved the table on, and an expiry after it
+ * may have deleted files only the snapshots t still shows referenced: that is a conflict,
+ * to be met by refreshing and running again under commit.retry.*. False for any other rc,
+ * when the table did not move (a file of its current state is missing: the error stands)
+ * and when the pointer cannot be read. */
+bool floe_table_base_gone(floe_table *t, int rc);
 void floe_table_close(floe_table *t);
 
 const floe_table_metadata *floe_table_metadata_get(const floe_table *t);

@@ -265,19 +265,30 @@ int floe_cmd_rewrite(int argc, char **argv) {
     ui.last_done = -1;
     o.progress = on_progress;
     o.progress_ctx = &ui;
-    if (floe_rewrite_plan_new(t, &o, &plan, &err) < 0) {
+    floe_rewrite_result res;
+    int rc;
+    for (int round = 1;; round++) {
+        rc = floe_rewrite_plan_new(t, &o, &plan, &err);
+        if (rc == 0 && dry) {
+            if (to.json)
+                print_plan_json(plan);
+            else
+                print_plan_text(plan);
+            goto out;
+        }
+        if (rc == 0)
+            rc = floe_rewrite_execute(t, plan, &o, &res, &err);
+        if (rc < 0 && floe_rewrite_again(t, rc, round, &err)) {
+            floe_rewrite_plan_free(plan);
+            plan = NULL;
+            continue;
+        }
+        break;
+    }
+    if (!plan) { /* the plan could not be made */
         code = cli_fail(&err);
         goto out;
     }
-    if (dry) {
-        if (to.json)
-            print_plan_json(plan);
-        else
-            print_plan_text(plan);
-        goto out;
-    }
-    floe_rewrite_result res;
-    int rc = floe_rewrite_execute(t, plan, &o, &res, &err);
     if (ui.printed)
         fputc('\n', stderr);
     print_result(&res, to.json);

@@ -823,6 +823,13 @@ static int path_commit(floe_table *t, commit_ctx *c, floe_error *err) {
             rc = 0;
             goto attempt_done;
         }
+        if (rc < 0 && floe_table_base_gone(t, rc)) { /* as floe_table_commit (C4) */
+            floe_error_prefix(err, "the table moved on from the snapshot this commit "
+                              "started from (a concurrent expiry deletes its files): ");
+            if (err)
+                err->code = FLOE_ECONFLICT;
+            rc = FLOE_ECONFLICT;
+        }
         if (rc < 0)
             goto attempt_done;
         FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));

@@ -1321,13 +1321,28 @@ int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_op
     return rc;
 }
 
+bool floe_rewrite_again(floe_table *t, int rc, int round, floe_error *err) {
+    floe_commit_retry retry;
+    floe_commit_retry_from(floe_table_metadata_get(t), &retry);
+    if (round > retry.num_retries || !floe_table_base_gone(t, rc))
+        return false;
+    floe_log(FLOE_LOG_INFO, "rewrite: %s: the table moved on and a file of the snapshot "
+             "planned on is gone (%s); planning again", floe_table_name(t),
+             err ? err->msg : "");
+    floe_error_clear(err);
+    return floe_table_refresh(t, err) == 0;
+}
+
 int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
                  floe_error *err) {
-    floe_rewrite_plan *p = NULL;
-    int rc = floe_rewrite_plan_new(t, o, &p, err);
-    if (rc < 0)
+    for (int round = 1;; round++) {
+        floe_rewrite_plan *p = NULL;
+        int rc = floe_rewrite_plan_new(t, o, &p, err);
+        if (rc == 0)
+            rc = floe_rewrite_execute(t, p, o, res, err);
+        floe_rewrite_plan_free(p);
+        if (rc < 0 && floe_rewrite_again(t, rc, round, err))
+            continue;
         return rc;
-    rc = floe_rewrite_execute(t, p, o, res, err);
-    floe_rewrite_plan_free(p);
-    return rc;
+    }
 }

@@ -454,6 +454,16 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
         rw_plan plan;
         bool noop = false;
         rc = make_plan(t, opts, &plan, &noop, err);
+        if (rc < 0 && round < MAX_REPLANS && floe_table_base_gone(t, rc)) {
+            /* the snapshot planned on was expired under us: plan on the new one */
+            floe_log(FLOE_LOG_INFO, "rewrite-manifests: %s; the table moved on, planning "
+                     "again", err ? err->msg : "");
+            plan_free(&plan);
+            floe_error_clear(err);
+            r.recomputed++;
+            FLOE_FORWARD_IF_ERROR(floe_table_refresh(t, err));
+            continue;
+        }
         if (rc < 0 || noop || opts->dry_run) {
             r.noop = noop;
             if (rc == 0 && !noop) {

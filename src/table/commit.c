@@ -33,6 +33,10 @@
  *       never in the filesystem store when the create failed (the file is someone else's).
  *   C3. A conflict never leaves the table object stale: it is refreshed before apply()
  *       runs again.
+ *   C4. apply() failing because a file is missing (FLOE_ENOTFOUND) is a conflict when
+ *       the table has moved on from the base (floe_table_base_gone: an expiry that
+ *       committed after the base may delete the files only the base's snapshots
+ *       reached), and an error only when the base is still current.
  *
  * Commit gate (floe_catalog_set_commit_gate): writers of one process that share a gate
  * hold it over each attempt - refresh, apply, swap - and never while backing off, so they
@@ -272,6 +276,14 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
         if (rc == FLOE_COMMIT_NOOP) {
             rc = 0;
             goto attempt_done;
+        }
+        if (rc < 0 && floe_table_base_gone(t, rc)) {
+            /* C4: a file of the base is gone and the table moved on: a conflict */
+            floe_error_prefix(err, "the table moved on from the snapshot this commit "
+                              "started from (a concurrent expiry deletes its files): ");
+            if (err)
+                err->code = FLOE_ECONFLICT;
+            rc = FLOE_ECONFLICT;
         }
         if (rc < 0)
             goto attempt_done;

@@ -449,6 +449,19 @@ done:
     return rc;
 }
 
+bool floe_table_base_gone(floe_table *t, int rc) {
+    if (rc != FLOE_ENOTFOUND || !t->metadata_location)
+        return false;
+    char *loc = NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    int lrc = t->catalog ? floe_catalog_load_table(t->catalog, t->ns, t->name, &loc, &e)
+                         : floe_table_locate_metadata(t->root, &loc, &e);
+    bool moved = lrc == 0 && strcmp(loc, t->metadata_location) != 0;
+    floe_free(loc);
+    return moved;
+}
+
 static const floe_kv created_defaults[] = {
     /* one metadata file per commit, each holding every retained snapshot: keep the last
      * 10 for the metadata-log and delete the rest as commits go */

@@ -1,0 +1,167 @@
+/*
+ * test_stale_base.c - committers whose base snapshot a concurrent expiry deleted.
+ *
+ * A writer loads the table (snapshot S), another process appends (S') and expires with
+ * retain-last 1, which deletes S's manifest list. The writer, still on S, then appends,
+ * rewrites or rewrites manifests: reading S's files fails with "No such file", and
+ * because the table moved on that is a conflict: refresh and run again under
+ * commit.retry.* (floe_table_base_gone). A file missing from the table's current state
+ * stays an error, after one attempt.
+ *
+ * Deterministic: the stale handle is simply loaded before the other handle's commits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/append.h"
+#include "floe/io.h"
+#include "floe/maint.h"
+#include "floe/rewrite.h"
+#include "harness.h"
+#include "harness_table.h"
+
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
+
+static const floe_kv PROPS[] = {
+    {"commit.retry.min-wait-ms", "1"},
+    {"commit.retry.max-wait-ms", "5"},
+};
+
+static void append_rows(harness_table *e, floe_table *t, int64_t tag, int from, int n) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (int i = from; i < from + n; i++)
+        floe_buf_printf(&b, "{\"id\":%d,\"s\":\"r%d\"}\n", i, i);
+    harness_table w = *e;
+    w.t = t;
+    harness_table_append_ndjson(&w, tag, &b);
+    floe_buf_free(&b);
+}
+
+/* A table of three appends (ids 0..29), a handle loaded now (stale from here on), then
+ * one more append (30..39) and an expiry keeping only that last snapshot: the stale
+ * handle's snapshot and its manifest list are gone. */
+static floe_table *stale_setup(harness_table *e) {
+    harness_table_open(e, "t", SCHEMA, NULL, NULL, PROPS, sizeof PROPS / sizeof PROPS[0]);
+    for (int k = 0; k < 3; k++)
+        append_rows(e, e->t, k, 10 * k, 10);
+    floe_table *stale = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_table_load(e->cat, "ns", "t", &stale, &err), err);
+    const char *old_list =
+        floe_table_metadata_current_snapshot(floe_table_metadata_get(stale))->manifest_list;
+    append_rows(e, e->t, 3, 30, 10);
+    floe_expire_options o;
+    floe_expire_options_init(&o);
+    o.retain_last = 1;
+    o.older_than_ms = floe_wall_ms() + 1000;
+    floe_expire_result r;
+    REQUIRE_OK(floe_maint_expire(e->t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.snapshots_expired, 3);
+    floe_expire_result_reset(&r);
+    /* the stale handle's current snapshot is gone, files and all */
+    char *phys = NULL;
+    REQUIRE_OK(floe_table_resolve_path(stale, old_list, &phys, &err), err);
+    bool exists = true;
+    REQUIRE_OK(floe_io_exists(phys, &exists, &err), err);
+    CHECK(!exists);
+    floe_free(phys);
+    return stale;
+}
+
+static void check_rows(floe_table *t, int64_t want) {
+    int64_t n = -1;
+    char *rows = harness_table_rows(t, &n);
+    CHECK_EQ_INT(n, want);
+    floe_free(rows);
+}
+
+TEST(append_on_an_expired_base_retries) {
+    harness_table e;
+    floe_table *stale = stale_setup(&e);
+    append_rows(&e, stale, 4, 40, 10); /* REQUIRE_OK inside: fails on a missing file */
+    check_rows(e.t, 50);
+    floe_table_close(stale);
+    harness_table_close(&e);
+}
+
+TEST(rewrite_on_an_expired_base_plans_again) {
+    harness_table e;
+    floe_table *stale = stale_setup(&e);
+    /* a second small file, so there is something to rewrite */
+    append_rows(&e, e.t, 5, 50, 10);
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    floe_error err;
+    REQUIRE_OK(floe_rewrite_option_set(&o, "min-input-files", "2", &err), err);
+    floe_rewrite_result r;
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(floe_rewrite(stale, &o, &r, &err), err);
+    CHECK_EQ_INT(r.rewritten_data_files_count, 5);
+    CHECK_EQ_INT(r.added_data_files_count, 1);
+    check_rows(e.t, 50);
+    floe_table_close(stale);
+    harness_table_close(&e);
+}
+
+TEST(rewrite_manifests_on_an_expired_base_plans_again) {
+    harness_table e;
+    floe_table *stale = stale_setup(&e);
+    append_rows(&e, e.t, 5, 50, 10);
+    floe_rewrite_manifests_options o;
+    floe_rewrite_manifests_options_init(&o);
+    floe_rewrite_manifests_result r;
+    floe_error err;
+    REQUIRE_OK(floe_maint_rewrite_manifests(stale, &o, &r, &err), err);
+    CHECK(r.manifests_replaced >= 2);
+    CHECK_EQ_INT(r.manifests_created, 1);
+    check_rows(e.t, 50);
+    floe_table_close(stale);
+    harness_table_close(&e);
+}
+
+/* A file of the current snapshot that is missing is an error: no retry can help. */
+TEST(missing_file_of_the_current_snapshot_is_an_error) {
+    harness_table e;
+    harness_table_open(&e, "t", SCHEMA, NULL, NULL, PROPS, sizeof PROPS / sizeof PROPS[0]);
+    append_rows(&e, e.t, 0, 0, 10);
+    floe_error err;
+    const char *list =
+        floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t))->manifest_list;
+    char *phys = NULL;
+    REQUIRE_OK(floe_table_resolve_path(e.t, list, &phys, &err), err);
+    REQUIRE_OK(floe_io_delete(phys, &err), err);
+    floe_free(phys);
+    CHECK(!floe_table_base_gone(e.t, FLOE_ENOTFOUND)); /* the table did not move */
+
+    floe_append *a = NULL;
+    REQUIRE_OK(floe_append_new(e.t, &a, &err), err);
+    floe_data_file f = {.content = FLOE_CONTENT_DATA, .file_path = "/nonexistent/x.parquet",
+                        .file_format = "PARQUET", .record_count = 1,
+                        .file_size_in_bytes = 100};
+    REQUIRE_OK(floe_append_add_file(a, &f, &err), err);
+    floe_append_result r;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(floe_append_commit(a, &r, &err), FLOE_ENOTFOUND);
+    CHECK(strstr(err.msg, "gave up") == NULL); /* no retries: an error at once */
+    floe_append_free(a);
+
+    floe_rewrite_manifests_options mo;
+    floe_rewrite_manifests_options_init(&mo);
+    floe_rewrite_manifests_result mr;
+    memset(&mr, 0, sizeof mr);
+    CHECK_EQ_INT(floe_maint_rewrite_manifests(e.t, &mo, &mr, &err), FLOE_ENOTFOUND);
+    harness_table_close(&e);
+}
+
+int main(void) {
+    RUN(append_on_an_expired_base_retries);
+    RUN(rewrite_on_an_expired_base_plans_again);
+    RUN(rewrite_manifests_on_an_expired_base_plans_again);
+    RUN(missing_file_of_the_current_snapshot_is_an_error);
+    return harness_finish();
+}
