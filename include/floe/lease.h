@@ -104,6 +104,12 @@ typedef struct floe_lease_info {
 int floe_lease_get(floe_lease_store *s, const floe_lease_key *k, floe_lease_info *info,
                    floe_error *err);
 
+/* The store floe_table_commit keeps commit leases in for tables of catalog c (commit
+ * priority, DESIGN.md "Commit"): a connection of its own to the SQL catalog's database, or
+ * <warehouse>/_leases.db for a filesystem catalog. Opened on first use and closed with c;
+ * borrowed. NULL when it cannot be opened (logged once; commits then take no priority). */
+floe_lease_store *floe_catalog_commit_leases(floe_catalog *c);
+
 /* A process-unique owner name: "<hostname>:<pid>:<8 hex random>". */
 void floe_lease_owner_id(char out[128]);
 

@@ -155,6 +155,12 @@ typedef struct floe_commit_fault {
     bool fail_resolve;
 } floe_commit_fault;
 void floe_table_commit_inject(const floe_commit_fault *f);
+/* For tests: fn(ctx, t) runs in every attempt of every floe_table_commit after apply()
+ * and before the swap (fn decides by t whether to act): a commit it makes through another
+ * handle lands "during" the attempt, which then loses, deterministically. NULL removes it.
+ * Process-wide; set it while no commit runs. */
+typedef void (*floe_commit_race_fn)(void *ctx, floe_table *t);
+void floe_table_commit_set_race(floe_commit_race_fn fn, void *ctx);
 
 /* Retry settings of a table (its commit.retry.* properties, with Iceberg's defaults). */
 typedef struct floe_commit_retry {

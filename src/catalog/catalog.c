@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "floe/io.h"
+#include "floe/lease.h"
 #include "sql_driver.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -217,9 +218,19 @@ int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char
     return 0;
 }
 
+int floe_catalog_set_lease_db(floe_catalog *c, const char *uri, floe_error *err) {
+    floe_free(c->lease_db);
+    c->lease_db = NULL;
+    if (uri && !(c->lease_db = floe_strdup(uri)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
 void floe_catalog_close(floe_catalog *c) {
     if (!c)
         return;
+    floe_lease_store_close(c->commit_leases);
+    floe_free(c->lease_db);
     if (c->ops && c->ops->close)
         c->ops->close(c);
     floe_free(c->name);

@@ -56,7 +56,13 @@ struct floe_catalog {
     void *impl;      /* store state */
     bool swap_outcome_final; /* from ops; a store may lower it per connection */
     pthread_mutex_t *commit_gate; /* floe_catalog_set_commit_gate; not owned */
+    char *lease_db;  /* database of commit leases (floe_sql_open form); NULL: none */
+    struct floe_lease_store *commit_leases; /* floe_catalog_commit_leases, opened lazily */
+    bool commit_leases_failed;              /* the open failed once: not tried again */
 };
+
+/* Where floe_catalog_commit_leases opens its store (copied); NULL for none. */
+int floe_catalog_set_lease_db(floe_catalog *c, const char *uri, floe_error *err);
 
 /* Allocate a catalog shell (name and warehouse copied). */
 int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char *warehouse,

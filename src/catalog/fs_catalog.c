@@ -528,8 +528,18 @@ int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *
                               "(object stores have no atomic create-if-absent rename)",
                               warehouse);
     int rc = floe_io_mkdirs(local, err);
+    char *leases = rc == 0 ? floe_io_join(local, "_leases.db") : NULL;
     floe_free(local);
     if (rc < 0)
         return rc;
-    return floe_catalog_alloc(&fs_ops, "filesystem", warehouse, out, err);
+    if (!leases)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_catalog *c = NULL;
+    rc = floe_catalog_alloc(&fs_ops, "filesystem", warehouse, &c, err);
+    if (rc == 0 && (rc = floe_catalog_set_lease_db(c, leases, err)) < 0)
+        floe_catalog_close(c);
+    floe_free(leases);
+    if (rc == 0)
+        *out = c;
+    return rc;
 }

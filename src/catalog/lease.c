@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog_internal.h"
 #include "floe/io.h"
 #include "floe/lease.h"
 #include "sql_driver.h"
@@ -219,6 +220,22 @@ int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out
     floe_sql *db = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_open(cfg->uri, &db, err));
     return store_new(db, true, out, err);
+}
+
+floe_lease_store *floe_catalog_commit_leases(floe_catalog *c) {
+    if (!c || c->commit_leases || c->commit_leases_failed || !c->lease_db)
+        return c ? c->commit_leases : NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    floe_sql *db = NULL;
+    if (floe_sql_open(c->lease_db, &db, &e) < 0 ||
+        store_new(db, true, &c->commit_leases, &e) < 0) {
+        c->commit_leases = NULL;
+        c->commit_leases_failed = true;
+        floe_log(FLOE_LOG_WARN, "catalog %s: no commit leases (commits take no priority): %s",
+                 c->name, e.msg);
+    }
+    return c->commit_leases;
 }
 
 void floe_lease_store_close(floe_lease_store *s) {

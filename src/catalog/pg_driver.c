@@ -551,5 +551,12 @@ int floe_catalog_open_postgres(const char *uri, const char *name, const char *wa
         rc = floe_sql_wrap(drv, conn, &db, err);
     if (rc < 0)
         return rc;
-    return floe_sql_catalog_open(db, name, warehouse, out, err);
+    floe_catalog *c = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
+    if ((rc = floe_catalog_set_lease_db(c, uri, err)) < 0) {
+        floe_catalog_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sqlite3.h>
 
+#include "catalog_internal.h"
 #include "floe/catalog.h"
 #include "floe/io.h"
 #include "sql_driver.h"
@@ -234,5 +235,12 @@ int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *
         rc = floe_sql_wrap(drv, conn, &db, err);
     if (rc < 0)
         return rc;
-    return floe_sql_catalog_open(db, name, warehouse, out, err);
+    floe_catalog *c = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
+    if ((rc = floe_catalog_set_lease_db(c, db_path, err)) < 0) {
+        floe_catalog_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
 }

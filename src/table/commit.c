@@ -37,6 +37,15 @@
  *       the table has moved on from the base (floe_table_base_gone: an expiry that
  *       committed after the base may delete the files only the base's snapshots
  *       reached), and an error only when the base is still current.
+ *   C5. Commit priority: a committer that lost PRIORITY_AFTER_LOSSES swaps in a row takes
+ *       the table's commit lease (job "commit" in floe_catalog_commit_leases), renews it
+ *       before each attempt and retries without backing off. Every other committer
+ *       waits for a lease held by someone else before its attempt (outside the gate, not
+ *       counted as an attempt, up to commit.retry.total-timeout-ms) and, finding it
+ *       taken just before its swap, yields that attempt. So the holder meets no floe
+ *       commit racing it from its next attempt on: maintenance whose apply takes long
+ *       finishes under steady landing commits. Priority is best effort: a lease that
+ *       cannot be read or taken changes nothing, and writers that are not floe ignore it.
  *
  * Commit gate (floe_catalog_set_commit_gate): writers of one process that share a gate
  * hold it over each attempt - refresh, apply, swap - and never while backing off, so they
@@ -48,10 +57,12 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "floe/io.h"
+#include "floe/lease.h"
 #include "table_internal.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -216,6 +227,130 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
 }
 
 /* ---------------------------------------------------------------------------------------
+ * commit priority
+ * ------------------------------------------------------------------------------------- */
+
+/* A committer that lost this many swaps in a row takes the table's commit lease. */
+#define PRIORITY_AFTER_LOSSES 2
+/* The lease lasts 4 times the longest attempt so far, within these bounds; the holder
+ * renews it before each attempt, so only a holder that died makes others wait it out. */
+#define PRIORITY_TTL_MIN_MS 10000
+#define PRIORITY_TTL_MAX_MS 120000
+/* A committer waiting for another's lease looks again this often (at most). */
+#define PRIORITY_POLL_MAX_MS 250
+
+typedef struct priority {
+    floe_lease_store *store; /* NULL: the catalog keeps no leases */
+    floe_lease_key key;
+    char owner[200];
+    bool held;
+    int64_t longest_ms;      /* the longest attempt so far */
+} priority;
+
+static void prio_init(priority *p, floe_table *t) {
+    memset(p, 0, sizeof *p);
+    p->store = floe_catalog_commit_leases(t->catalog);
+    p->key = (floe_lease_key){floe_catalog_name(t->catalog), t->ns, t->name, "commit"};
+    char base[128];
+    floe_lease_owner_id(base);
+    uint32_t rnd;
+    floe_random_bytes(&rnd, sizeof rnd);
+    snprintf(p->owner, sizeof p->owner, "%s:%08x", base, rnd);
+}
+
+static int64_t prio_ttl(const priority *p) {
+    int64_t ttl = p->longest_ms > PRIORITY_TTL_MAX_MS / 4 ? PRIORITY_TTL_MAX_MS
+                                                          : 4 * p->longest_ms;
+    return ttl < PRIORITY_TTL_MIN_MS ? PRIORITY_TTL_MIN_MS : ttl;
+}
+
+/* Another committer holds the lease: true, with its owner and the ms it still has. A
+ * lease that cannot be read counts as free: priority never fails a commit. */
+static bool prio_other(priority *p, char *holder, size_t n, int64_t *left_ms) {
+    if (!p->store || p->held)
+        return false;
+    floe_lease_info li;
+    floe_error e;
+    floe_error_clear(&e);
+    if (floe_lease_get(p->store, &p->key, &li, &e) < 0 || !li.owner[0] ||
+        li.expires_at <= li.now || !strcmp(li.owner, p->owner))
+        return false;
+    snprintf(holder, n, "%s", li.owner);
+    *left_ms = li.expires_at - li.now;
+    return true;
+}
+
+/* Before an attempt: wait while another committer holds the lease, up to deadline_ns;
+ * FLOE_EBUSY when it still holds it then. The holder renews it. */
+static int prio_wait(priority *p, floe_table *t, int64_t deadline_ns, floe_error *err) {
+    if (p->held) {
+        bool held = false;
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_lease_renew(p->store, &p->key, p->owner, prio_ttl(p), &held, &e) < 0 ||
+            !held)
+            p->held = false; /* lost it (expired and taken): compete as everyone does */
+        return 0;
+    }
+    char holder[256];
+    int64_t left_ms = 0;
+    bool said = false;
+    while (prio_other(p, holder, sizeof holder, &left_ms)) {
+        int64_t now = floe_now_ns();
+        if (now >= deadline_ns)
+            return floe_error_set(err, FLOE_EBUSY,
+                                  "table %s.%s: commit gave up waiting for %s, which holds the "
+                                  "table's commit lease (a committer that kept losing) for "
+                                  "another %" PRId64 " ms", t->ns, t->name, holder, left_ms);
+        if (!said) {
+            floe_log(FLOE_LOG_INFO, "commit: %s.%s: waiting for %s, which has priority",
+                     t->ns, t->name, holder);
+            said = true;
+        }
+        int64_t wait = left_ms < PRIORITY_POLL_MAX_MS ? left_ms : PRIORITY_POLL_MAX_MS;
+        if (wait > (deadline_ns - now) / 1000000)
+            wait = (deadline_ns - now) / 1000000;
+        sleep_ms(wait > 0 ? wait : 1);
+    }
+    return 0;
+}
+
+/* After losing a swap: take the lease once the losses add up (best effort). */
+static void prio_take(priority *p, floe_table *t, int losses) {
+    if (!p->store || p->held || losses < PRIORITY_AFTER_LOSSES)
+        return;
+    bool got = false;
+    floe_error e;
+    floe_error_clear(&e);
+    if (floe_lease_acquire(p->store, &p->key, p->owner, prio_ttl(p), &got, &e) == 0 && got) {
+        p->held = true;
+        floe_log(FLOE_LOG_INFO, "commit: %s.%s: lost %d times in a row: taking priority (the "
+                 "table's commit lease) for the next attempts", t->ns, t->name, losses);
+    }
+}
+
+static void prio_release(priority *p) {
+    if (!p->held)
+        return;
+    floe_error e;
+    floe_error_clear(&e);
+    (void)floe_lease_release(p->store, &p->key, p->owner, &e);
+    p->held = false;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * test hook
+ * ------------------------------------------------------------------------------------- */
+
+static floe_commit_race_fn race_fn;
+static void *race_ctx;
+
+void floe_table_commit_set_race(floe_commit_race_fn fn, void *ctx) {
+    race_ctx = ctx;
+    race_fn = fn;
+}
+
+/* ---------------------------------------------------------------------------------------
  * the commit
  * ------------------------------------------------------------------------------------- */
 
@@ -241,21 +376,27 @@ static int write_unique(floe_table *t, const floe_table_metadata *m, const char 
     return floe_error_set(err, FLOE_EEXISTS, "could not find a free metadata file name");
 }
 
-int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err) {
-    if (!t->catalog)
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "table at %s was opened by path: commits need a catalog", t->root);
+static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
+                           priority *pr, floe_error *err) {
     floe_commit_retry retry;
     floe_commit_retry_from(t->metadata, &retry);
     const int64_t start = floe_now_ns();
+    const int64_t deadline = start + retry.total_timeout_ms * 1000000;
     const bool by_create = floe_catalog_swap_by_create(t->catalog);
     pthread_mutex_t *gate = floe_catalog_commit_gate(t->catalog);
     int rc = 0;
+    int losses = 0; /* swaps lost in a row */
+    int waived = 0; /* attempts not counted: stopped because another had priority */
     for (int attempt = 1;; attempt++) {
         floe_metadata_builder *b = NULL;
         floe_table_metadata *m = NULL;
         char *loc = NULL;
         bool ours_on_disk = false; /* a file we wrote that the table does not reference */
+        bool yielded = false;      /* stopped before the swap: another has priority (C5) */
+        /* C5: not while another committer has priority (outside the gate: it may be a
+         * thread of this process) */
+        FLOE_FORWARD_IF_ERROR(prio_wait(pr, t, deadline, err));
+        const int64_t attempt_start = floe_now_ns();
         /* C3, and under a gate: the base is the newest pointer no gated writer can move
          * until this attempt ends */
         if (gate)
@@ -289,6 +430,18 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
             goto attempt_done;
         FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));
         bool gzip = floe_table_metadata_wants_gzip(m);
+        if (race_fn)
+            race_fn(race_ctx, t);
+        {
+            char holder[256];
+            int64_t left_ms;
+            if (prio_other(pr, holder, sizeof holder, &left_ms)) {
+                yielded = true;
+                rc = floe_error_set(err, FLOE_ECONFLICT, "%s has priority (the table's commit "
+                                    "lease): this attempt yields", holder);
+                goto attempt_done;
+            }
+        }
 
         /* metadata written -> swap */
         bool after_apply = false, fail_resolve = false;
@@ -363,19 +516,42 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
             return rc;
 
         /* conflict: back off, refresh (C3), apply again */
+        int64_t attempt_ms = (floe_now_ns() - attempt_start) / 1000000;
+        if (attempt_ms > pr->longest_ms)
+            pr->longest_ms = attempt_ms;
         int64_t elapsed_ms = (floe_now_ns() - start) / 1000000;
-        if (attempt > retry.num_retries || elapsed_ms >= retry.total_timeout_ms)
+        if (yielded) {
+            waived++; /* the wait before the next attempt is the back-off */
+        } else {
+            losses++;
+            prio_take(pr, t, losses);
+        }
+        int counted = attempt - waived;
+        if (counted > retry.num_retries || elapsed_ms >= retry.total_timeout_ms)
             return floe_error_set(err, FLOE_ECONFLICT,
                                   "table %s.%s: commit gave up after %d attempt%s (%" PRId64
                                   " ms): other commits kept winning",
                                   t->ns, t->name, attempt, attempt == 1 ? "" : "s", elapsed_ms);
-        int64_t wait = backoff_ms(&retry, attempt);
-        if (elapsed_ms + wait > retry.total_timeout_ms)
-            wait = retry.total_timeout_ms - elapsed_ms;
-        sleep_ms(wait);
+        if (!yielded && !pr->held) {
+            int64_t wait = backoff_ms(&retry, counted);
+            if (elapsed_ms + wait > retry.total_timeout_ms)
+                wait = retry.total_timeout_ms - elapsed_ms;
+            sleep_ms(wait);
+        }
         floe_error_clear(err);
         continue;
     done: /* FLOE_CHECK failures before the swap: nothing on disk is ours to keep */
         goto attempt_done;
     }
+}
+
+int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err) {
+    if (!t->catalog)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "table at %s was opened by path: commits need a catalog", t->root);
+    priority pr;
+    prio_init(&pr, t);
+    int rc = commit_attempts(t, apply, ctx, &pr, err);
+    prio_release(&pr);
+    return rc;
 }
