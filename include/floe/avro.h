@@ -345,16 +345,24 @@ static inline size_t floe_avro_cursor_left(const floe_avro_cursor *c) {
     return (size_t)(c->end - c->p);
 }
 
-/* Zigzag varint long: at most 10 bytes, FLOE_ECORRUPT on truncation or when the 10th byte
- * still says "more". Bits past 64 in the 10th byte are dropped, as Java's BinaryDecoder
- * does: Python writers encode ids above INT64_MAX that way (the conformance table
- * equality_delete_extra_column has snapshot id 9876543210123456789), and refusing the
- * whole manifest over it would help nobody. */
+/* Zigzag varint long: at most 10 bytes, FLOE_ECORRUPT on truncation, when the 10th byte
+ * still says "more", and when it carries bits past the 64th: a value outside the signed
+ * 64-bit range (Python writers encode ids above INT64_MAX that way; the conformance table
+ * equality_delete_extra_column has snapshot id 9876543210123456789). Java's BinaryDecoder
+ * drops those bits, which wraps the value; it is refused here, as the metadata JSON that
+ * names such an id is. */
 static inline int floe_avro_cursor_long(floe_avro_cursor *c, int64_t *out, floe_error *err) {
     uint64_t u = 0;
     size_t left = floe_avro_cursor_left(c);
     for (size_t i = 0; i < 10 && i < left; i++) {
         uint8_t b = c->p[i];
+        if (FLOE_UNLIKELY(i == 9 && b > 1)) {
+            floe_error_at(err, FLOE_ECORRUPT, floe_avro_cursor_off(c),
+                          "long at byte %lld is outside the signed 64-bit range (its varint "
+                          "has more than 64 bits); refused rather than wrapped",
+                          (long long)floe_avro_cursor_off(c));
+            return FLOE_ECORRUPT;
+        }
         u |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
             c->p += i + 1;

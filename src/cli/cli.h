@@ -48,8 +48,10 @@ int floe_cmd_rewrite(int argc, char **argv);
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
-/* Parse a non-negative integer. */
+/* Parse a non-negative integer (false past INT64_MAX: never clamped). */
 bool cli_parse_int(const char *s, int64_t *out);
+/* Parse a snapshot id: a signed 64-bit integer (false outside that range). */
+bool cli_parse_id(const char *s, int64_t *out);
 /* --max-page-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB for
  * floe_pq_reader_options.max_page_bytes. */
 bool cli_parse_page_size(const char *s, size_t *out);

@@ -152,10 +152,9 @@ int floe_cmd_scan(int argc, char **argv) {
             if (!cli_parse_int(argv[++i], &limit))
                 return cli_usage("scan", "--limit wants a number");
         } else if (!strcmp(a, "--snapshot") && has_val) {
-            char *end;
-            so.snapshot_id = strtoll(argv[++i], &end, 10);
-            if (*end)
-                return cli_usage("scan", "--snapshot wants a snapshot id");
+            if (!cli_parse_id(argv[++i], &so.snapshot_id))
+                return cli_usage("scan", "--snapshot wants a snapshot id (a signed 64-bit "
+                                 "integer)");
             so.has_snapshot_id = true;
         } else if (!strcmp(a, "--as-of") && has_val) {
             if (floe_scan_parse_time(argv[++i], &so.as_of_ms, &err) < 0)

@@ -723,10 +723,8 @@ int floe_cmd_files(int argc, char **argv) {
             return FLOE_EXIT_OK;
         }
         if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
-            char *end;
-            so.snapshot_id = strtoll(argv[++i], &end, 10);
-            if (*end)
-                return cli_usage("files", "--snapshot wants an id");
+            if (!cli_parse_id(argv[++i], &so.snapshot_id))
+                return cli_usage("files", "--snapshot wants an id (a signed 64-bit integer)");
             so.has_snapshot_id = true;
             continue;
         }

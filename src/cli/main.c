@@ -1,6 +1,7 @@
 /*
  * main.c - the floe command: subcommand dispatch, help and version.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +71,21 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     return FLOE_EXIT_USAGE;
 }
 
-bool cli_parse_int(const char *s, int64_t *out) {
+bool cli_parse_id(const char *s, int64_t *out) {
     if (!s || !*s)
         return false;
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*end || v < 0)
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_int(const char *s, int64_t *out) {
+    int64_t v;
+    if (!cli_parse_id(s, &v) || v < 0)
         return false;
     *out = v;
     return true;

@@ -282,18 +282,26 @@ static int read_int_list(const rctx *c, const char *field, const floe_avro_value
     return 0;
 }
 
-/* Header metadata value as an int64. */
-static bool meta_long(floe_avro_reader *ar, const char *key, int64_t *out) {
+/* Header metadata value as an integer in [lo, hi]: *has = false when the key is absent;
+ * FLOE_ECORRUPT naming the file and key when it is not a decimal integer in that range
+ * (never truncated or wrapped). */
+static int meta_int_in(floe_avro_reader *ar, const char *kind, const char *name,
+                       const char *key, int64_t lo, int64_t hi, bool *has, int64_t *out,
+                       floe_error *err) {
+    *has = false;
     const char *s = floe_avro_reader_meta_str(ar, key);
-    if (!s || !*s)
-        return false;
+    if (!s)
+        return 0;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*end || errno)
-        return false;
+    if (!*s || *end || errno || v < lo || v > hi)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s %s: header %s \"%.40s\" is not an "
+                              "integer in [%" PRId64 ", %" PRId64 "]", kind, name, key, s, lo,
+                              hi);
+    *has = true;
     *out = v;
-    return true;
+    return 0;
 }
 
 static int no_ids(const char *kind, const char *name, floe_error *err) {
@@ -432,10 +440,16 @@ static int read_list(floe_avro_reader *ar, const char *name,
         resolve(rec, summary_fields, S_N, by_name || !record_has_ids(rec), sidx);
     }
 
-    const char *fv = floe_avro_reader_meta_str(ar, "format-version");
-    res.format_version = fv ? atoi(fv) : (idx[L_SEQ] >= 0 ? 2 : 1);
-    res.has_snapshot_id = meta_long(ar, "snapshot-id", &res.snapshot_id);
-    res.has_sequence_number = meta_long(ar, "sequence-number", &res.sequence_number);
+    bool has_fv;
+    int64_t fv;
+    FLOE_FORWARD_IF_ERROR(meta_int_in(ar, "manifest list", name, "format-version", 1, 3,
+                                      &has_fv, &fv, err));
+    res.format_version = has_fv ? (int)fv : (idx[L_SEQ] >= 0 ? 2 : 1);
+    FLOE_FORWARD_IF_ERROR(meta_int_in(ar, "manifest list", name, "snapshot-id", INT64_MIN,
+                                      INT64_MAX, &res.has_snapshot_id, &res.snapshot_id, err));
+    FLOE_FORWARD_IF_ERROR(meta_int_in(ar, "manifest list", name, "sequence-number", INT64_MIN,
+                                      INT64_MAX, &res.has_sequence_number,
+                                      &res.sequence_number, err));
     res.by_name = by_name;
 
     for (;;) {
@@ -817,10 +831,13 @@ static int open_common(floe_manifest_reader *r, const floe_manifest_read_options
     r->info.codec = floe_avro_reader_codec(ar);
     const char *fv = floe_avro_reader_meta_str(ar, "format-version");
     if (fv) {
-        r->info.format_version = atoi(fv);
-        if (r->info.format_version < 1 || r->info.format_version > 3)
-            return floe_error_set(err, FLOE_EUNSUPPORTED, "manifest %s: format-version \"%s\"",
+        char *end;
+        errno = 0;
+        long v = strtol(fv, &end, 10);
+        if (!*fv || *end || errno || v < 1 || v > 3)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "manifest %s: format-version \"%.40s\"",
                                   name, fv);
+        r->info.format_version = (int)v;
     } else {
         r->info.format_version = (r->eidx[E_SEQ] >= 0 || r->didx[D_CONTENT] >= 0) ? 2 : 1;
     }
@@ -833,9 +850,13 @@ static int open_common(floe_manifest_reader *r, const floe_manifest_read_options
         return floe_error_set(err, FLOE_ECORRUPT, "manifest %s: header content \"%s\" (want "
                               "data or deletes)", name, content);
     int64_t l;
-    if ((r->info.has_schema_id = meta_long(ar, "schema-id", &l)))
+    FLOE_FORWARD_IF_ERROR(meta_int_in(ar, "manifest", name, "schema-id", INT32_MIN, INT32_MAX,
+                                      &r->info.has_schema_id, &l, err));
+    if (r->info.has_schema_id)
         r->info.schema_id = (int32_t)l;
-    if ((r->info.has_spec_id = meta_long(ar, "partition-spec-id", &l)))
+    FLOE_FORWARD_IF_ERROR(meta_int_in(ar, "manifest", name, "partition-spec-id", INT32_MIN,
+                                      INT32_MAX, &r->info.has_spec_id, &l, err));
+    if (r->info.has_spec_id)
         r->info.spec_id = (int32_t)l;
     r->info.schema_json = floe_avro_reader_meta_str(ar, "schema");
     r->info.partition_spec_json = floe_avro_reader_meta_str(ar, "partition-spec");

@@ -148,16 +148,40 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------
- * Integers in [2^63, 2^64): some writers emit snapshot ids as unsigned 64-bit numbers.
- * jansson (json_int_t = long long) refuses them, so they are rewritten to the same 64 bits
- * read as a signed long before parsing. Only integer tokens outside strings are touched.
+ * Integers outside the signed 64-bit range. Every integer in table metadata (ids, sequence
+ * numbers, timestamps, sizes) is a long in the spec. jansson refuses numbers past 64 bits
+ * unsigned with a message that names no field; ids in [2^63, 2^64), which some writers
+ * emit, it would need wrapped to fit. Neither is acceptable: such metadata is refused with
+ * the field's name. Only integer tokens outside strings are looked at.
  * ------------------------------------------------------------------------------------- */
 
-static int widen_unsigned_longs(const char *p, size_t n, const char *name, floe_buf *out,
-                                bool *changed, floe_error *err) {
-    size_t i = 0, copied = 0;
+/* The key of the member the value at p[at] belongs to: the last "key": before it (for a
+ * value inside an array, the array's key). */
+static void key_before(const char *p, size_t at, char *key, size_t n) {
+    snprintf(key, n, "(an array element)");
+    for (size_t i = at; i-- > 1;) {
+        if (p[i] != ':')
+            continue;
+        size_t q = i;
+        while (q > 0 && (p[q - 1] == ' ' || p[q - 1] == '\t' || p[q - 1] == '\n' ||
+                         p[q - 1] == '\r'))
+            q--;
+        if (q == 0 || p[q - 1] != '"')
+            continue;
+        size_t close = q - 1, open = close;
+        while (open > 0 && p[open - 1] != '"')
+            open--;
+        if (open == 0)
+            return;
+        snprintf(key, n, "\"%.*s\"", (int)(close - open > 200 ? 200 : close - open),
+                 p + open);
+        return;
+    }
+}
+
+static int check_integer_range(const char *p, size_t n, const char *name, floe_error *err) {
+    size_t i = 0;
     bool in_str = false;
-    *changed = false;
     while (i < n) {
         char c = p[i];
         if (in_str) {
@@ -191,32 +215,32 @@ static int widen_unsigned_longs(const char *p, size_t n, const char *name, floe_
         while (i < n && (p[i] == '.' || p[i] == 'e' || p[i] == 'E' || p[i] == '+' ||
                          p[i] == '-' || (p[i] >= '0' && p[i] <= '9')))
             i++;
-        if (!integer || neg || ndig < 19 || ndig > 20)
+        if (!integer || ndig < 19)
             continue;
-        uint64_t v = 0;
-        bool overflow = false;
-        for (size_t k = dstart; k < dstart + ndig; k++) {
-            uint64_t d = (uint64_t)(p[k] - '0');
-            if (v > (UINT64_MAX - d) / 10) {
-                overflow = true;
-                break;
+        /* magnitude against 2^63 - 1 (2^63 for a negative number), digit by digit */
+        static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+        const char *lim = neg ? min : max;
+        bool out = ndig > 19 || memcmp(p + dstart, lim, 19) > 0;
+        if (!out)
+            continue;
+        char key[210];
+        key_before(p, start, key, sizeof key);
+        size_t line = 1, col = 1;
+        for (size_t k = 0; k < start; k++) {
+            if (p[k] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
             }
-            v = v * 10 + d;
         }
-        if (overflow || v <= (uint64_t)INT64_MAX)
-            continue; /* too big even unsigned: jansson reports it */
-        char num[32];
-        int len = snprintf(num, sizeof num, "%" PRId64, (int64_t)v);
-        if (floe_buf_append(out, p + copied, start - copied) < 0 ||
-            floe_buf_append(out, num, (size_t)len) < 0)
-            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", name);
-        floe_log(FLOE_LOG_DEBUG, "%s: id %.*s read as %s (64-bit two's complement)", name,
-                 (int)ndig, p + dstart, num);
-        copied = i;
-        *changed = true;
+        return floe_error_at(err, FLOE_ECORRUPT, (int64_t)start,
+                             "%s: table metadata: %s is %.*s (line %zu column %zu), outside "
+                             "the signed 64-bit range the spec gives ids and longs; refused "
+                             "rather than wrapped",
+                             name, key, (int)(i - start > 40 ? 40 : i - start), p + start, line,
+                             col);
     }
-    if (*changed && floe_buf_append(out, p + copied, n - copied) < 0)
-        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", name);
     return 0;
 }
 
@@ -786,9 +810,8 @@ int floe_table_metadata_parse(const void *p, size_t n, const char *name,
     floe_metadata_json_init();
     if (!name)
         name = "metadata";
-    floe_buf inflated, widened;
+    floe_buf inflated;
     floe_buf_init(&inflated, FLOE_METADATA_MAX_BYTES);
-    floe_buf_init(&widened, (size_t)FLOE_METADATA_MAX_BYTES + 4096);
     int rc = 0;
     const char *text = p;
     size_t len = n;
@@ -802,12 +825,7 @@ int floe_table_metadata_parse(const void *p, size_t n, const char *name,
     }
     if (len == 0)
         FLOE_FAIL(err, FLOE_ECORRUPT, "%s: empty metadata file", name);
-    bool changed;
-    FLOE_CHECK(widen_unsigned_longs(text, len, name, &widened, &changed, err));
-    if (changed) {
-        text = (const char *)widened.data;
-        len = widened.len;
-    }
+    FLOE_CHECK(check_integer_range(text, len, name, err));
     json_error_t jerr;
     json_alloc_failed = false;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -824,7 +842,6 @@ int floe_table_metadata_parse(const void *p, size_t n, const char *name,
     rc = floe_metadata_from_json(root, name, out, err);
 done:
     floe_buf_free(&inflated);
-    floe_buf_free(&widened);
     return rc;
 }
 

@@ -234,13 +234,21 @@ static int from_listing(const char *md, char **out, floe_error *err) {
         floe_error e2;
         floe_error_clear(&e2);
         int r = floe_table_metadata_read(cand[i], &m, &e2);
-        if (r < 0) {
+        if (r == FLOE_ENOTFOUND) { /* gone since the listing */
             if (!first_rc) {
                 first_rc = r;
                 first_err = e2;
             }
             floe_log(FLOE_LOG_DEBUG, "locate: skipping %s: %s", cand[i], e2.msg);
             continue;
+        }
+        if (r < 0) {
+            /* it may be the newest: skipping it would read an older state as current */
+            if (err)
+                *err = e2;
+            floe_error_prefix(err, "%s: cannot tell which metadata file is current: ", md);
+            rc = r;
+            goto done;
         }
         if (m->last_sequence_number > best_seq ||
             (m->last_sequence_number == best_seq && m->last_updated_ms > best_ts)) {

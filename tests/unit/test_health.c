@@ -737,13 +737,22 @@ TEST(test_conformance_tables) {
     CHECK(spec0 && spec1);
     floe_health_report_free(r);
 
-    /* An equality delete file. */
-    r = analyze_path("iceberg/duckdb-iceberg/equality_delete_extra_column/warehouse/ns/t");
+    /* An equality delete file (and a position delete file). */
+    r = analyze_path("iceberg/icebird/java_bunnies");
     REQUIRE(r);
     CHECK_EQ_INT(r->current.total.eq_delete_files, 1);
     CHECK(r->current.total.eq_delete_bytes > 0);
-    CHECK_EQ_INT(r->current.meta.delete_manifests, 1);
+    CHECK_EQ_INT(r->current.total.pos_delete_files, 1);
     floe_health_report_free(r);
+    /* A snapshot id past the signed 64-bit range: the table is refused, naming it. */
+    floe_table *bad = NULL;
+    floe_error berr;
+    CHECK_EQ_INT(floe_table_open_path(harness_conformance("iceberg/duckdb-iceberg/"
+                                                          "equality_delete_extra_column/"
+                                                          "warehouse/ns/t"),
+                                      NULL, &bad, &berr),
+                 FLOE_ECORRUPT);
+    CHECK(strstr(berr.msg, "\"current-snapshot-id\" is 9876543210123456789") != NULL);
 
     /* Format v1, gzip metadata, no version hint: found by listing. */
     r = analyze_path("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz_no_hint");

@@ -16,6 +16,7 @@
 #include "floe/manifest.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "table/manifest_fast.h"
 #include "table/manifest_internal.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -271,12 +272,14 @@ TEST(conformance_quirks) {
     CHECK_EQ_INT(tot.data_records, 3);
     CHECK_EQ_INT(tot.delete_files, 1);
 
+    /* snapshot id 9876543210123456789 (PyIceberg): past the signed 64-bit range, refused
+     * naming the field rather than wrapped */
+    floe_error_clear(&err);
+    CHECK_EQ_INT(table_totals("iceberg/duckdb-iceberg/equality_delete_extra_column/warehouse/"
+                              "ns/t", &o, &tot, &err),
+                 FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "outside the signed 64-bit range") != NULL);
     /* tables with deletes: data rows before deletes, delete files found */
-    REQUIRE(table_totals("iceberg/duckdb-iceberg/equality_delete_extra_column/warehouse/ns/t",
-                         &o, &tot, &err) == 0);
-    CHECK_EQ_INT(tot.data_records, 3);
-    CHECK_EQ_INT(tot.delete_files, 1);
-    CHECK_EQ_INT(tot.delete_manifests, 1);
     REQUIRE(table_totals("iceberg/icebird/spark_bunnies", &o, &tot, &err) == 0);
     CHECK_EQ_INT(tot.delete_files, 1);
     CHECK(tot.data_records >= 20);
@@ -285,33 +288,174 @@ TEST(conformance_quirks) {
     CHECK(tot.data_records >= 16);
 }
 
-/* equality_ids written as array<long> by PyIceberg: read as ints */
-TEST(conformance_equality_ids_long) {
+/* PyIceberg's delete manifest of equality_delete_extra_column: its entry's snapshot id,
+ * 9876543210123456789, is past the signed 64-bit range: refused naming the field, not
+ * wrapped (Java's decoder would wrap it). */
+TEST(conformance_snapshot_id_past_64_bits) {
     const char *p = harness_conformance("iceberg/duckdb-iceberg/equality_delete_extra_column/"
                                         "warehouse/ns/t/metadata/"
                                         "482c51b1-71ea-4508-b282-e2d753a5ef36-m0.avro");
     floe_manifest_reader *r = NULL;
     floe_error err;
     REQUIRE(floe_manifest_reader_open(p, NULL, &r, &err) == 0);
-    const floe_manifest_info *info = floe_manifest_reader_info(r);
-    CHECK_EQ_INT(info->format_version, 2);
-    CHECK_EQ_INT(info->content, FLOE_MANIFEST_DELETES);
-    REQUIRE(floe_manifest_reader_spec(r) != NULL);
-    CHECK_EQ_INT(floe_manifest_reader_spec(r)->nfields, 1);
     const floe_manifest_entry *e;
-    REQUIRE(floe_manifest_reader_next(r, &e, &err) == 1);
-    CHECK_EQ_INT(e->file.content, FLOE_CONTENT_EQUALITY_DELETES);
-    REQUIRE(e->file.has_equality_ids);
-    REQUIRE(e->file.nequality_ids == 1);
-    CHECK_EQ_INT(e->file.equality_ids[0], 1);
-    /* bucket[1] partition: an int, 0 */
-    REQUIRE(e->file.npartition == 1);
-    CHECK(!e->file.partition[0].is_null);
-    CHECK_EQ_INT(e->file.partition[0].type, FLOE_TYPE_INT);
-    CHECK_EQ_INT(e->file.partition[0].v.i32, 0);
-    CHECK(e->status == FLOE_ENTRY_ADDED);
-    CHECK_EQ_INT(floe_manifest_reader_next(r, &e, &err), 0);
+    CHECK_EQ_INT(floe_manifest_reader_next(r, &e, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "snapshot_id: long at byte") != NULL);
+    CHECK(strstr(err.msg, "outside the signed 64-bit range") != NULL);
     floe_manifest_reader_close(r);
+}
+
+/* equality_ids written as array<long>, as PyIceberg writes them (the spec has list<int>):
+ * read as ints by both decoders; a long past the int range is refused. */
+TEST(equality_ids_long) {
+    static const char schema[] =
+        "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+        "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+        "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"field-id\":1},"
+        "{\"name\":\"data_file\",\"field-id\":2,\"type\":{\"type\":\"record\",\"name\":\"r2\","
+        "\"fields\":["
+        "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
+        "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+        "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
+        "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+        "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"
+        "{\"name\":\"equality_ids\",\"type\":[\"null\",{\"type\":\"array\",\"items\":"
+        "\"long\",\"element-id\":136}],\"field-id\":135}]}}]}";
+    static const int64_t ids[2][2] = {{1, 3}, {1, (int64_t)INT32_MAX + 1}};
+    for (int k = 0; k < 2; k++) {
+        floe_error err;
+        floe_avro_schema *sc = NULL;
+        REQUIRE_OK(floe_avro_schema_parse(schema, strlen(schema), &sc, &err), err);
+        floe_buf out;
+        floe_buf_init(&out, 0);
+        static const char iceberg_schema[] = "{\"type\":\"struct\",\"schema-id\":0,"
+                                             "\"fields\":[{\"id\":1,\"name\":\"id\","
+                                             "\"required\":true,\"type\":\"long\"}]}";
+        floe_avro_meta meta[] = {{"schema", iceberg_schema, sizeof iceberg_schema - 1},
+                                 {"partition-spec", "[]", 2},
+                                 {"partition-spec-id", "0", 1},
+                                 {"format-version", "2", 1},
+                                 {"content", "deletes", 7}};
+        floe_avro_writer_options wo = {.meta = meta, .n_meta = 5};
+        floe_avro_writer *w = NULL;
+        REQUIRE_OK(floe_avro_writer_open(sc, &wo, &out, &w, &err), err);
+        floe_arena a;
+        floe_arena_init(&a, 4096);
+        floe_avro_value rec;
+        REQUIRE(floe_avro_set_record(&rec, &a, 3) == 0);
+        floe_avro_set_int(&rec.u.list.items[0], 1);
+        floe_avro_set_long(&rec.u.list.items[1], 42);
+        floe_avro_set_branch(&rec.u.list.items[1], 1);
+        floe_avro_value *df = &rec.u.list.items[2];
+        REQUIRE(floe_avro_set_record(df, &a, 6) == 0);
+        floe_avro_set_int(&df->u.list.items[0], FLOE_CONTENT_EQUALITY_DELETES);
+        floe_avro_set_string(&df->u.list.items[1], "s3://b/eq.parquet");
+        floe_avro_set_string(&df->u.list.items[2], "PARQUET");
+        floe_avro_set_long(&df->u.list.items[3], 2);
+        floe_avro_set_long(&df->u.list.items[4], 100);
+        floe_avro_value *eq = &df->u.list.items[5];
+        REQUIRE(floe_avro_set_array(eq, &a, 2) == 0);
+        floe_avro_set_long(&eq->u.list.items[0], ids[k][0]);
+        floe_avro_set_long(&eq->u.list.items[1], ids[k][1]);
+        floe_avro_set_branch(eq, 1);
+        REQUIRE_OK(floe_avro_writer_append(w, &rec, &err), err);
+        REQUIRE_OK(floe_avro_writer_close(w, &err), err);
+        floe_arena_reset(&a);
+        floe_avro_schema_free(sc);
+        for (int generic = 0; generic < 2; generic++) {
+            floe_manifest_reader *r = NULL;
+            REQUIRE_OK(floe_manifest_reader_open_mem(out.data, out.len, "eq.avro", NULL, &r,
+                                                     &err),
+                       err);
+            if (generic)
+                floe_mf_reader_force_generic(r);
+            const floe_manifest_entry *e = NULL;
+            int rc = floe_manifest_reader_next(r, &e, &err);
+            if (k == 0) {
+                CHECK_EQ_INT(rc, 1);
+                if (rc == 1) {
+                    CHECK_EQ_INT(e->file.content, FLOE_CONTENT_EQUALITY_DELETES);
+                    REQUIRE(e->file.has_equality_ids && e->file.nequality_ids == 2);
+                    CHECK_EQ_INT(e->file.equality_ids[0], 1);
+                    CHECK_EQ_INT(e->file.equality_ids[1], 3);
+                }
+            } else {
+                CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+                CHECK(strstr(err.msg, "equality_ids") != NULL);
+            }
+            floe_manifest_reader_close(r);
+        }
+        floe_buf_free(&out);
+    }
+}
+
+/* One record of a manifest list (manifest_path, manifest_length, partition_spec_id) with
+ * the given header entries. */
+static void list_with_header(const floe_avro_meta *meta, size_t nmeta, floe_buf *out) {
+    static const char schema[] =
+        "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
+        "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"
+        "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"
+        "{\"name\":\"partition_spec_id\",\"type\":\"int\",\"field-id\":502}]}";
+    floe_error err;
+    floe_avro_schema *sc = NULL;
+    REQUIRE_OK(floe_avro_schema_parse(schema, strlen(schema), &sc, &err), err);
+    floe_buf_init(out, 0);
+    floe_avro_writer_options wo = {.meta = meta, .n_meta = nmeta};
+    floe_avro_writer *w = NULL;
+    REQUIRE_OK(floe_avro_writer_open(sc, &wo, out, &w, &err), err);
+    floe_arena a;
+    floe_arena_init(&a, 1024);
+    floe_avro_value rec;
+    REQUIRE(floe_avro_set_record(&rec, &a, 3) == 0);
+    floe_avro_set_string(&rec.u.list.items[0], "s3://b/m.avro");
+    floe_avro_set_long(&rec.u.list.items[1], 100);
+    floe_avro_set_int(&rec.u.list.items[2], 0);
+    REQUIRE_OK(floe_avro_writer_append(w, &rec, &err), err);
+    REQUIRE_OK(floe_avro_writer_close(w, &err), err);
+    floe_arena_reset(&a);
+    floe_avro_schema_free(sc);
+}
+
+/* Integers in Avro headers are checked, never truncated or wrapped: a snapshot id past the
+ * signed 64-bit range, a format-version or a schema id that does not fit. */
+TEST(header_integers_checked) {
+    static const struct {
+        const char *key, *value, *needle;
+    } cases[] = {
+        {"snapshot-id", "9876543210123456789", "header snapshot-id \"9876543210123456789\""},
+        {"sequence-number", "12x", "header sequence-number \"12x\""},
+        {"format-version", "4294967298", "header format-version \"4294967298\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        floe_avro_meta meta[1] = {{cases[i].key, cases[i].value, strlen(cases[i].value)}};
+        floe_buf f;
+        list_with_header(meta, 1, &f);
+        floe_arena a;
+        floe_arena_init(&a, 1024);
+        floe_manifest_list l;
+        floe_error err;
+        floe_error_clear(&err);
+        CHECK_EQ_INT(floe_manifest_list_read_mem(f.data, f.len, "l.avro", NULL, &a, &l, &err),
+                     FLOE_ECORRUPT);
+        if (!strstr(err.msg, cases[i].needle))
+            harness_fail(__FILE__, __LINE__, "case %zu: %s", i, err.msg);
+        floe_arena_reset(&a);
+        floe_buf_free(&f);
+    }
+    /* the range's end reads */
+    floe_avro_meta ok[1] = {{"snapshot-id", "9223372036854775807", 19}};
+    floe_buf f;
+    list_with_header(ok, 1, &f);
+    floe_arena a;
+    floe_arena_init(&a, 1024);
+    floe_manifest_list l;
+    floe_error err;
+    REQUIRE_OK(floe_manifest_list_read_mem(f.data, f.len, "l.avro", NULL, &a, &l, &err), err);
+    CHECK(l.has_snapshot_id && l.snapshot_id == INT64_MAX);
+    CHECK(l.nfiles == 1 && l.files[0].added_snapshot_id == INT64_MAX);
+    floe_arena_reset(&a);
+    floe_buf_free(&f);
 }
 
 /* decimal(16,11) partition values from Avro fixed[7], checked against the header spec */
@@ -1402,7 +1546,9 @@ TEST(metrics_modes_and_conversion) {
 int main(void) {
     RUN(conformance_row_counts);
     RUN(conformance_quirks);
-    RUN(conformance_equality_ids_long);
+    RUN(conformance_snapshot_id_past_64_bits);
+    RUN(equality_ids_long);
+    RUN(header_integers_checked);
     RUN(conformance_decimal_partitions);
     RUN(conformance_null_stats);
     RUN(round_trip_data_manifest);

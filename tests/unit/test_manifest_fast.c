@@ -108,6 +108,14 @@ TEST(conformance_same_entries) {
         REQUIRE(p);
         floe_mf_diff d;
         floe_mf_differential(p, n, &d);
+        if (d.opened && strstr(l.paths[i], "/482c51b1-71ea-4508-b282-e2d753a5ef36-m0.avro")) {
+            /* a snapshot id past the signed 64-bit range: both decoders refuse it */
+            if (d.generic_rc != FLOE_ECORRUPT || d.fast_rc != FLOE_ECORRUPT || d.mismatch)
+                harness_fail(__FILE__, __LINE__, "%s: generic %d, streaming %d, %s", l.paths[i],
+                             d.generic_rc, d.fast_rc, d.why);
+            free(p);
+            continue;
+        }
         if (d.opened) {
             manifests++;
             fast += d.fast;
