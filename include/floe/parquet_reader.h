@@ -180,6 +180,20 @@ void floe_pq_reader_kv(const floe_pq_reader *r, size_t i, const char **key,
                        const char **value, size_t *value_len);
 const floe_pq_node *floe_pq_reader_root(const floe_pq_reader *r);
 const floe_pq_node *floe_pq_reader_leaf(const floe_pq_reader *r, size_t column);
+
+/* How the reader assembles a node's values (the LogicalTypes rules, with their
+ * backward-compatibility cases for lists and maps). */
+typedef enum floe_pq_shape {
+    FLOE_PQ_SHAPE_PRIMITIVE, /* a leaf */
+    FLOE_PQ_SHAPE_STRUCT,    /* a group of named fields (nd's children) */
+    FLOE_PQ_SHAPE_LIST,      /* *child = the element node */
+    FLOE_PQ_SHAPE_MAP,       /* *child = the repeated key_value group: key first */
+} floe_pq_shape;
+/* Shape of nd read as a field value, or (as_element) as the element of an enclosing list
+ * whose repeated node it is: a repeated node outside a LIST group is a list of itself
+ * (*child = nd, to be read as_element). *child is NULL for primitives and structs. */
+floe_pq_shape floe_pq_node_shape(const floe_pq_node *nd, bool as_element,
+                                 const floe_pq_node **child);
 void floe_pq_reader_row_group_info(const floe_pq_reader *r, size_t rg,
                                    floe_pq_row_group_info *out);
 void floe_pq_reader_chunk_info(const floe_pq_reader *r, size_t rg, size_t column,
@@ -222,6 +236,30 @@ int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, siz
 /* Same by Parquet field id. */
 int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
                               floe_error *err);
+/* Rows shaped by a table schema instead of the file's: each field is printed under
+ * `name`, from file node `node` (by field id or name mapping: the caller's matching) or,
+ * when node is NULL, as the constant JSON text const_ndjson (const_canonical in the
+ * canonical form; NULL: the same text). A struct's children are its fields in output
+ * order; a list has one child (its element, node = the list's element node), a map two
+ * (key, value: the key node is required). Leaves print as the field's type: the file
+ * value is widened or re-rendered (int -> long, float -> double, decimal precision,
+ * date -> timestamp[_ns], timestamp units and zone, fixed/binary <-> uuid/string), and a
+ * file type that cannot be read as the field's is FLOE_EUNSUPPORTED naming both. A
+ * struct whose fields all come from constants still reads one column of its file group,
+ * so its nulls and repetitions are the file's. fields (and everything they point to)
+ * are borrowed until the next selection or close. Replaces any path or id selection. */
+typedef struct floe_pq_read_field floe_pq_read_field;
+struct floe_pq_read_field {
+    const char *name;
+    const floe_field *field;         /* the table field: type, and children for nesting */
+    const floe_pq_node *node;        /* file node, or NULL for a constant */
+    const char *const_ndjson;        /* node NULL: the value's text; NULL means null */
+    const char *const_canonical;
+    const floe_pq_read_field *children;
+    size_t nchildren;
+};
+int floe_pq_reader_select_fields(floe_pq_reader *r, const floe_pq_read_field *fields,
+                                 size_t n, floe_error *err);
 /* Parse expr (see above) and use it to skip row groups and pages; NULL clears. Columns
  * the filter needs are read even when not selected (they are not printed). FLOE_EINVALID
  * for a syntax or typing error, FLOE_ENOTFOUND for an unknown column,

@@ -685,6 +685,7 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
     if (!ms)
         FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
     FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &pv->schema, err));
+    FLOE_CHECK(floe_schema_check_defaults(pv->schema, err));
     FLOE_CHECK(load_specs(p, m, err));
     p->output_spec_id = o->output_spec_id >= 0 ? o->output_spec_id : m->default_spec_id;
     if (!floe_table_metadata_spec(m, p->output_spec_id))

@@ -502,11 +502,14 @@ typedef struct leaf_src {
     const floe_pq_node *node;    /* SRC_FILE: the file leaf */
     int16_t *defmap;             /* file def -> table def, -1 = refused; NULL = identity */
     conv_kind conv;
-    /* SRC_CONST: a value (has_value) for every row, else null at def 0 */
+    /* SRC_CONST: a value (has_value) for every row, else null at definition level
+     * null_def. SRC_SIBLING: the same where the ancestor the file has is present */
     bool has_value;
     uint8_t *value;
     size_t value_len;
-    /* SRC_SIBLING: levels of table leaf `sibling`, defs capped at cap */
+    int16_t null_def;
+    /* SRC_SIBLING: levels of table leaf `sibling` where the ancestor is absent (defs
+     * below cap), the constant above where it is present */
     size_t sibling;
     int16_t cap;
 } leaf_src;
@@ -523,7 +526,8 @@ struct rw_reader {
     leaf_src *src;               /* schema->nleaves */
     matched *m;
     size_t nm, mcap;
-    json_t *mapping;
+    floe_name_mapping *mapping;
+    floe_field_match *fm;        /* table field -> file node */
     floe_arena arena;
     int *col_idx;                /* file column -> rowset index (per row group) */
     floe_colbuf **into;          /* file column -> batch column decoded into, or NULL */
@@ -572,67 +576,10 @@ static const floe_pq_node *match_of(const rw_reader *r, const floe_field *f) {
     return NULL;
 }
 
-/* The name-mapping entry for field id among `fields` (a JSON array), or NULL. */
-static json_t *mapping_entry(json_t *fields, int32_t id) {
-    if (!json_is_array(fields))
-        return NULL;
-    for (size_t i = 0; i < json_array_size(fields); i++) {
-        json_t *e = json_array_get(fields, i);
-        json_t *fid = json_object_get(e, "field-id");
-        if (json_is_integer(fid) && json_integer_value(fid) == id)
-            return e;
-    }
-    return NULL;
-}
-
-static const floe_pq_node *find_child(const floe_pq_node *parent, const floe_field *tf,
-                                      json_t *map_fields, bool top_level_no_mapping) {
-    bool ids = false;
-    for (size_t i = 0; i < parent->nchildren; i++)
-        ids |= parent->children[i].has_field_id;
-    if (ids) {
-        for (size_t i = 0; i < parent->nchildren; i++)
-            if (parent->children[i].has_field_id && parent->children[i].field_id == tf->id)
-                return &parent->children[i];
-        return NULL;
-    }
-    json_t *e = mapping_entry(map_fields, tf->id);
-    if (e) {
-        json_t *names = json_object_get(e, "names");
-        for (size_t k = 0; k < json_array_size(names); k++) {
-            const char *nm = json_string_value(json_array_get(names, k));
-            for (size_t i = 0; nm && i < parent->nchildren; i++)
-                if (!strcmp(parent->children[i].name, nm))
-                    return &parent->children[i];
-        }
-        return NULL;
-    }
-    if (map_fields && !top_level_no_mapping)
-        return NULL; /* a mapping exists but does not name this field */
-    for (size_t i = 0; i < parent->nchildren; i++)
-        if (!strcmp(parent->children[i].name, tf->name))
-            return &parent->children[i];
-    return NULL;
-}
-
+/* Record the file node of table field tf (matched by floe_field_match) and of the fields
+ * below it, refusing a file whose shape differs from the table's. */
 static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
-                       json_t *map_fields, floe_error *err);
-
-static int match_struct(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
-                        json_t *map_fields, floe_error *err) {
-    for (size_t i = 0; i < tf->nchildren; i++) {
-        const floe_field *c = &tf->children[i];
-        const floe_pq_node *cn = find_child(nd, c, map_fields, map_fields == NULL);
-        if (!cn)
-            continue;
-        json_t *e = mapping_entry(map_fields, c->id);
-        FLOE_FORWARD_IF_ERROR(match_field(r, c, cn, e ? json_object_get(e, "fields") : NULL, err));
-    }
-    return 0;
-}
-
-static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *nd,
-                       json_t *map_fields, floe_error *err) {
+                       floe_error *err) {
     char path[256];
     bool group = nd->phys < 0;
     if (!floe_type_is_nested(tf->type)) {
@@ -646,26 +593,23 @@ static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *n
                          floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
     if (push_match(r, tf, nd) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    if (tf->type == FLOE_TYPE_STRUCT)
-        return match_struct(r, tf, nd, map_fields, err);
-    /* list / map: the repeated child, then element or key/value */
-    FLOE_RETURN_ERROR_IF(nd->nchildren != 1 || nd->children[0].repetition != 2, err,
-                         FLOE_EUNSUPPORTED, "column %s: unexpected %s layout in the file",
-                         floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
-    const floe_pq_node *rep = &nd->children[0];
-    if (tf->type == FLOE_TYPE_LIST) {
-        const floe_pq_node *el = rep->phys < 0 && rep->nchildren == 1 ? &rep->children[0] : rep;
-        json_t *e = mapping_entry(map_fields, tf->children[0].id);
-        return match_field(r, &tf->children[0], el, e ? json_object_get(e, "fields") : NULL,
-                           err);
-    }
-    FLOE_RETURN_ERROR_IF(rep->nchildren != 2, err, FLOE_EUNSUPPORTED,
-                         "column %s: a map's key_value group needs key and value",
-                         floe_field_path(tf, path, sizeof path));
-    for (int k = 0; k < 2; k++) {
-        json_t *e = mapping_entry(map_fields, tf->children[k].id);
-        FLOE_FORWARD_IF_ERROR(match_field(r, &tf->children[k], &rep->children[k],
-                                          e ? json_object_get(e, "fields") : NULL, err));
+    if (tf->type != FLOE_TYPE_STRUCT)
+        FLOE_RETURN_ERROR_IF(nd->nchildren != 1 || nd->children[0].repetition != 2, err,
+                             FLOE_EUNSUPPORTED, "column %s: unexpected %s layout in the file",
+                             floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
+    if (tf->type == FLOE_TYPE_MAP)
+        FLOE_RETURN_ERROR_IF(nd->children[0].nchildren != 2, err, FLOE_EUNSUPPORTED,
+                             "column %s: a map's key_value group needs key and value",
+                             floe_field_path(tf, path, sizeof path));
+    for (size_t i = 0; i < tf->nchildren; i++) {
+        const floe_pq_node *cn = floe_field_match_node(r->fm, &tf->children[i]);
+        if (cn)
+            FLOE_FORWARD_IF_ERROR(match_field(r, &tf->children[i], cn, err));
+        else
+            FLOE_RETURN_ERROR_IF(tf->type != FLOE_TYPE_STRUCT, err, FLOE_EUNSUPPORTED,
+                                 "column %s: unexpected %s layout in the file",
+                                 floe_field_path(tf, path, sizeof path),
+                                 floe_type_name(tf->type));
     }
     return 0;
 }
@@ -837,70 +781,65 @@ static bool is_ancestor(const floe_field *a, const floe_field *f) {
     return false;
 }
 
+/* A leaf the file lacks: the value the spec gives it (identity partition value for a
+ * top-level column, else the initial-default of the outermost missing field, taken down
+ * to the leaf; else null), constant for every row, or where the ancestor the file has is
+ * present (levels from a sibling column under that ancestor). */
 static int plan_missing(rw_reader *r, const floe_field *leaf, const floe_partition_spec *spec,
                         leaf_src *ls, floe_error *err) {
     char path[256];
-    /* nearest ancestor the file has */
+    /* nearest ancestor the file has, and the outermost field below it that it lacks */
     const floe_field *anc = NULL;
     for (const floe_field *p = leaf->parent; p && !anc; p = p->parent)
         if (match_of(r, p))
             anc = p;
-    if (anc) {
-        for (size_t i = 0; i < r->schema->nleaves; i++) {
-            const floe_field *s = r->schema->leaves[i];
-            if (r->src[i].kind == SRC_FILE && r->src[i].node && is_ancestor(anc, s) &&
-                s->rep_level == anc->rep_level) {
-                FLOE_RETURN_ERROR_IF(leaf->def_level <= anc->def_level, err,
-                                     FLOE_EUNSUPPORTED,
-                                     "required column %s is missing from data file %s",
-                                     floe_field_path(leaf, path, sizeof path),
-                                     r->in->file->file_path);
-                ls->kind = SRC_SIBLING;
-                ls->sibling = i;
-                ls->cap = anc->def_level;
-                return 0;
-            }
-        }
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "column %s is missing from data file %s and no sibling column "
-                              "gives its levels",
-                              floe_field_path(leaf, path, sizeof path), r->in->file->file_path);
-    }
-    ls->kind = SRC_CONST;
-    const floe_field *top = leaf;
-    while (top->parent)
-        top = top->parent;
-    if (top == leaf) {
+    const floe_field *from = leaf;
+    while (from->parent && from->parent != anc)
+        from = from->parent;
+    floe_value v = floe_value_null(leaf->type);
+    int16_t def = 0;
+    bool done = false;
+    if (!anc && from == leaf) {
         const floe_data_file *df = r->in->file;
-        for (size_t k = 0; spec && k < spec->nfields && k < df->npartition; k++) {
+        for (size_t k = 0; spec && k < spec->nfields && k < df->npartition && !done; k++) {
             const floe_partition_field *pf = &spec->fields[k];
             if (pf->source_id == leaf->id && pf->transform.kind == FLOE_XF_IDENTITY) {
-                if (df->partition[k].is_null)
-                    goto null_value;
-                return value_bytes(r, leaf, &df->partition[k], ls, err);
+                v = df->partition[k];
+                def = v.is_null ? 0 : leaf->def_level;
+                done = true;
             }
-        }
-        if (leaf->initial_default_json) {
-            floe_value v;
-            floe_error e2;
-            floe_error_clear(&e2);
-            if (floe_value_from_json(leaf, leaf->initial_default_json,
-                                     strlen(leaf->initial_default_json), &r->arena, &v,
-                                     &e2) == 0) {
-                if (v.is_null)
-                    goto null_value;
-                return value_bytes(r, leaf, &v, ls, err);
-            }
-            return floe_error_set(err, FLOE_EUNSUPPORTED,
-                                  "column %s: initial-default %s not understood: %s",
-                                  leaf->name, leaf->initial_default_json, e2.msg);
         }
     }
-null_value:
-    FLOE_RETURN_ERROR_IF(top->required, err, FLOE_EUNSUPPORTED,
-                         "required column %s is missing from data file %s",
-                         floe_field_path(leaf, path, sizeof path), r->in->file->file_path);
-    return 0;
+    if (!done) {
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_default_at(from, leaf, true, &r->arena, &v, &def, &e);
+        if (rc < 0)
+            return floe_error_set(err, rc, "column %s is missing from data file %s: %s",
+                                  floe_field_path(leaf, path, sizeof path),
+                                  r->in->file->file_path, e.msg);
+    }
+    if (!v.is_null)
+        FLOE_FORWARD_IF_ERROR(value_bytes(r, leaf, &v, ls, err));
+    ls->null_def = def;
+    if (!anc) {
+        ls->kind = SRC_CONST;
+        return 0;
+    }
+    for (size_t i = 0; i < r->schema->nleaves; i++) {
+        const floe_field *s = r->schema->leaves[i];
+        if (r->src[i].kind == SRC_FILE && r->src[i].node && is_ancestor(anc, s) &&
+            s->rep_level == anc->rep_level) {
+            ls->kind = SRC_SIBLING;
+            ls->sibling = i;
+            ls->cap = anc->def_level;
+            return 0;
+        }
+    }
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "column %s is missing from data file %s and no sibling column "
+                          "gives its levels",
+                          floe_field_path(leaf, path, sizeof path), r->in->file->file_path);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -997,15 +936,9 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         r->ncolumns = fi.num_columns;
         r->nrg = fi.num_row_groups;
     }
-    if (name_mapping) {
-        json_error_t je;
-        r->mapping = json_loads(name_mapping, 0, &je);
-        if (!json_is_array(r->mapping)) {
-            json_decref(r->mapping);
-            r->mapping = NULL;
-        }
-    }
+    FLOE_CHECK(floe_name_mapping_parse(name_mapping, &r->mapping, err));
     const floe_pq_node *root = floe_pq_reader_root(r->pq);
+    FLOE_CHECK(floe_field_match_new(schema, root, r->mapping, &r->fm, err));
     {
         bool ids = false;
         for (size_t i = 0; i < root->nchildren; i++)
@@ -1017,11 +950,11 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         size_t nsel = 0;
         for (size_t i = 0; i < schema->root.nchildren; i++) {
             const floe_field *tf = &schema->root.children[i];
-            const floe_pq_node *cn = find_child(root, tf, ids ? NULL : r->mapping, true);
+            const floe_pq_node *cn = floe_field_match_node(r->fm, tf);
             if (!cn)
                 continue;
-            json_t *e = ids ? NULL : mapping_entry(r->mapping, tf->id);
-            FLOE_CHECK(match_field(r, tf, cn, e ? json_object_get(e, "fields") : NULL, err));
+            FLOE_CHECK(match_field(r, tf, cn, err));
+            ids &= cn->has_field_id;
             sel[nsel] = cn->path;
             sel_ids[nsel++] = cn->field_id;
         }
@@ -1099,7 +1032,8 @@ void rw_reader_close(rw_reader *r) {
     floe_pq_reader_close(r->pq);
     floe_free(r->src);
     floe_free(r->m);
-    json_decref(r->mapping);
+    floe_name_mapping_free(r->mapping);
+    floe_field_match_free(r->fm);
     floe_arena_reset(&r->arena);
     floe_free(r->col_idx);
     floe_free(r->into);
@@ -1206,14 +1140,15 @@ static int fill_const(const leaf_src *ls, size_t nrows, floe_colbuf *d, floe_err
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < nrows; i++) {
         int rc = ls->has_value ? floe_colbuf_push_value(d, 0, ls->value, ls->value_len)
-                               : floe_colbuf_push_null(d, 0, 0);
+                               : floe_colbuf_push_null(d, ls->null_def, 0);
         if (rc < 0)
             return floe_error_set(err, rc, "%s", floe_strerror(rc));
     }
     return 0;
 }
 
-/* Levels of the sibling's slots from s0 on (the row group just filled). */
+/* The sibling's slots from s0 on (the row group just filled): its levels where the
+ * ancestor is absent, the constant where it is present. */
 static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, size_t s0, floe_colbuf *d,
                         floe_error *err) {
     size_t n = s->nlevels - s0;
@@ -1221,13 +1156,15 @@ static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, size_t s0, flo
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         int16_t sd = s->max_def ? s->def[s0 + i] : s->max_def;
-        int16_t td = sd < ls->cap ? sd : ls->cap;
-        if (d->max_def > 0)
-            d->def[d->nlevels + i] = td;
-        if (d->max_rep > 0)
-            d->rep[d->nlevels + i] = s->max_rep ? s->rep[s0 + i] : 0;
+        int16_t rep = s->max_rep ? s->rep[s0 + i] : 0;
+        int rc;
+        if (sd >= ls->cap && ls->has_value)
+            rc = floe_colbuf_push_value(d, rep, ls->value, ls->value_len);
+        else
+            rc = floe_colbuf_push_null(d, sd >= ls->cap ? ls->null_def : sd, rep);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s", floe_strerror(rc));
     }
-    d->nlevels += n;
     return 0;
 }
 

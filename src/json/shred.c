@@ -27,6 +27,8 @@
  */
 #include "floe/json.h"
 
+#include <ctype.h>
+#include <jansson.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -80,6 +82,9 @@ struct snode {
     uint32_t htcap;
     /* leaves */
     int digits;         /* timestamps: 6 or 9 */
+    /* the field's write-default as a record would hold it (NULL: none, or null) */
+    uint8_t *wdef;
+    uint32_t wdef_len;
 };
 
 typedef struct unknown_path {
@@ -1086,6 +1091,25 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
             if (seen[k] == stamp)
                 continue;
             snode *kid = &st->kids[k];
+            if (kid->wdef) {
+                /* an absent field takes its write-default (format/spec.md "Default
+                 * values"), shredded as if the record held it */
+                const uint8_t *save_rec = sh->rec, *save_end = sh->end, *dp = kid->wdef;
+                sh->rec = kid->wdef;
+                sh->end = kid->wdef + kid->wdef_len;
+                rc = shred_value(sh, kid, &dp, rep);
+                sh->rec = save_rec;
+                sh->end = save_end;
+                if (rc > 0) {
+                    char path[256], msg[sizeof sh->rej_msg];
+                    snprintf(msg, sizeof msg, "%s", sh->rej_msg);
+                    return rej(sh, sh->rej_reason, NULL, "write-default of field '%s': %s",
+                               path_of(kid, path, sizeof path), msg);
+                }
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
             if (kid->required) {
                 char path[256];
                 return rej(sh, FLOE_REJECT_MISSING, NULL, "missing required field '%s'",
@@ -1559,6 +1583,130 @@ static int first_leaf(const floe_field *f) {
     return -1;
 }
 
+/* A JSON single value (format/spec.md Appendix D: structs by field id, maps as
+ * {"keys", "values"}, binary and fixed as hex) as a record holds it (json.h: structs by
+ * field name, maps as objects keyed by the key's text, binary and fixed as base64). */
+static json_t *default_as_record(const floe_field *f, json_t *v, int depth) {
+    if (json_is_null(v) || depth > 64)
+        return json_is_null(v) ? json_null() : NULL;
+    switch (f->type) {
+    case FLOE_TYPE_STRUCT: {
+        if (!json_is_object(v))
+            return NULL;
+        json_t *out = json_object();
+        for (size_t i = 0; out && i < f->nchildren; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "%d", (int)f->children[i].id);
+            json_t *x = json_object_get(v, id);
+            if (!x)
+                continue; /* left out: the field's own write-default */
+            json_t *c = default_as_record(&f->children[i], x, depth + 1);
+            if (!c || json_object_set_new(out, f->children[i].name, c) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    case FLOE_TYPE_LIST: {
+        if (!json_is_array(v))
+            return NULL;
+        json_t *out = json_array();
+        for (size_t i = 0; out && i < json_array_size(v); i++) {
+            json_t *c = default_as_record(&f->children[0], json_array_get(v, i), depth + 1);
+            if (!c || json_array_append_new(out, c) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    case FLOE_TYPE_MAP: {
+        json_t *keys = json_object_get(v, "keys"), *vals = json_object_get(v, "values");
+        if (!json_is_array(keys) || !json_is_array(vals) ||
+            json_array_size(keys) != json_array_size(vals))
+            return NULL;
+        json_t *out = json_object();
+        for (size_t i = 0; out && i < json_array_size(keys); i++) {
+            json_t *k = default_as_record(&f->children[0], json_array_get(keys, i), depth + 1);
+            json_t *c = default_as_record(&f->children[1], json_array_get(vals, i), depth + 1);
+            char num[32];
+            const char *kt = json_is_string(k)    ? json_string_value(k)
+                             : json_is_integer(k) ? (snprintf(num, sizeof num, "%lld",
+                                                              (long long)json_integer_value(k)),
+                                                     num)
+                                                  : NULL;
+            int bad = !kt || !c || json_object_set_new(out, kt, c) < 0;
+            json_decref(k);
+            if (bad) {
+                if (!kt)
+                    json_decref(c);
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    case FLOE_TYPE_BINARY:
+    case FLOE_TYPE_FIXED: {
+        const char *hex = json_string_value(v);
+        size_t n = hex ? strlen(hex) : 1;
+        if (!hex || n % 2)
+            return NULL;
+        uint8_t *bytes = floe_malloc(n / 2 + 1);
+        floe_buf b64;
+        floe_buf_init(&b64, 0);
+        bool ok = bytes != NULL;
+        for (size_t i = 0; ok && i < n / 2; i++) {
+            unsigned x;
+            ok = sscanf(hex + 2 * i, "%2x", &x) == 1 && isxdigit((unsigned char)hex[2 * i]) &&
+                 isxdigit((unsigned char)hex[2 * i + 1]);
+            if (ok)
+                bytes[i] = (uint8_t)x;
+        }
+        json_t *out = NULL;
+        if (ok && floe_base64_append(&b64, bytes, n / 2) == 0 &&
+            floe_buf_append_byte(&b64, 0) == 0)
+            out = json_string((const char *)b64.data);
+        floe_free(bytes);
+        floe_buf_free(&b64);
+        return out;
+    }
+    default:
+        return json_incref(v);
+    }
+}
+
+/* n->wdef from field f's write-default. */
+static int compile_default(snode *n, const floe_field *f, floe_error *err) {
+    if (!f->write_default_json)
+        return 0;
+    char path[256];
+    json_error_t je;
+    json_t *v = json_loads(f->write_default_json, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    json_t *rec = v ? default_as_record(f, v, 0) : NULL;
+    json_decref(v);
+    if (!rec)
+        return floe_error_set(err, FLOE_EINVALID, "field %s: write-default %s is not a %s value",
+                              floe_field_path(f, path, sizeof path), f->write_default_json,
+                              floe_type_name(f->type));
+    int rc = 0;
+    if (!json_is_null(rec)) {
+        char *text = json_dumps(rec, JSON_ENCODE_ANY | JSON_COMPACT);
+        size_t len = text ? strlen(text) : 0;
+        n->wdef = text ? floe_malloc(len + 1) : NULL;
+        if (n->wdef) {
+            memcpy(n->wdef, text, len + 1);
+            n->wdef_len = (uint32_t)len;
+        } else {
+            rc = floe_error_set(err, FLOE_ENOMEM, "shredder: out of memory");
+        }
+        free(text); /* jansson's allocation */
+    }
+    json_decref(rec);
+    return rc;
+}
+
 static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_root,
                    floe_error *err) {
     n->f = is_root ? NULL : f;
@@ -1586,6 +1734,8 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
     }
 #endif
     n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
+    if (!is_root)
+        FLOE_FORWARD_IF_ERROR(compile_default(n, f, err));
     if (f->type == FLOE_TYPE_MAP) {
         floe_type_id kt = f->children[0].type;
         if (kt == FLOE_TYPE_BOOLEAN || kt == FLOE_TYPE_FLOAT || kt == FLOE_TYPE_DOUBLE) {
@@ -1627,6 +1777,7 @@ static void free_nodes(snode *n) {
         free_nodes(&n->kids[i]);
     floe_free(n->slots);
     floe_free(n->ht);
+    floe_free(n->wdef);
 }
 
 void floe_shredder_free(floe_shredder *sh) {

@@ -599,6 +599,7 @@ int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, siz
             return floe_error_set(err, FLOE_ENOTFOUND, "%s: no column '%s'", r->name, paths[i]);
     for (size_t i = 0; i < r->nleaves; i++)
         r->selected[i] = n == 0;
+    r->shaped = false;
     for (size_t i = 0; i < n; i++)
         pq_select_under(r, find_path(r->nodes, paths[i]));
     pq_select_map_keys(r, r->nodes);
@@ -625,6 +626,7 @@ int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
                                   ids[i]);
     for (size_t i = 0; i < r->nleaves; i++)
         r->selected[i] = n == 0;
+    r->shaped = false;
     for (size_t i = 0; i < n; i++)
         pq_select_under(r, find_id(r->nodes, ids[i]));
     pq_select_map_keys(r, r->nodes);

@@ -75,7 +75,7 @@ struct pq_expr {
 };
 
 /* ---- assembly plan ------------------------------------------------------------------ */
-typedef enum pq_plan_kind { PQ_P_LEAF, PQ_P_STRUCT, PQ_P_LIST, PQ_P_MAP } pq_plan_kind;
+typedef enum pq_plan_kind { PQ_P_LEAF, PQ_P_STRUCT, PQ_P_LIST, PQ_P_MAP, PQ_P_CONST } pq_plan_kind;
 typedef struct pq_plan pq_plan;
 struct pq_plan {
     pq_plan_kind kind;
@@ -89,6 +89,10 @@ struct pq_plan {
     int32_t slot;              /* LEAF: projected column slot */
     pq_plan *children;         /* STRUCT: fields; LIST: [element]; MAP: [key, value?] */
     size_t nchildren;
+    /* rows shaped by a table schema (floe_pq_reader_select_fields) */
+    floe_type_id ptype;        /* LEAF: print as this type (0: the file's) */
+    const char *const_text[2]; /* CONST: the value in NDJSON and in canonical form */
+    bool hidden;               /* consumes its columns' entries, prints nothing */
 };
 
 /* Where the next slice of a column chunk without page locations picks up (reader.c). */
@@ -145,6 +149,9 @@ struct floe_pq_reader {
     const floe_pq_node **rs_nodes;
     int32_t *slot_of_col;      /* column -> rowset slot, -1 if not read */
     pq_plan *plan;             /* top-level STRUCT over the printed columns */
+    bool shaped;               /* rows shaped by read_fields (borrowed) */
+    const floe_pq_read_field *read_fields;
+    size_t nread_fields;
     bool plan_dirty;
     size_t next_rg;
 

@@ -183,6 +183,50 @@ static int fmt_value(const pq_leaf *lf, const uint8_t *m, size_t n, floe_buf *b)
     }
 }
 
+static bool type_is_ts(floe_type_id t) {
+    return t == FLOE_TYPE_TIMESTAMP || t == FLOE_TYPE_TIMESTAMPTZ ||
+           t == FLOE_TYPE_TIMESTAMP_NS || t == FLOE_TYPE_TIMESTAMPTZ_NS;
+}
+
+/* One value of leaf lf printed as table type `as` (0: the file's own type). The plan
+ * admits only the pairs floe_pq_reader_select_fields checked (reader_schema.c
+ * readable_as): the same type, a promotion, or another rendering of the same bytes. */
+static int fmt_leaf(const pq_leaf *lf, floe_type_id as, const uint8_t *m, size_t n,
+                    floe_buf *b) {
+    floe_type_id from = lf->node->value_type;
+    if (!as || as == from || as == FLOE_TYPE_LONG || as == FLOE_TYPE_DOUBLE ||
+        as == FLOE_TYPE_DECIMAL) {
+        if (!(as && type_is_ts(as) && lf->src_phys == FLOE_PQ_INT96))
+            return fmt_value(lf, m, n, b);
+    }
+    switch (as) {
+    case FLOE_TYPE_STRING: return floe_json_append_string(b, m, n);
+    case FLOE_TYPE_BINARY: case FLOE_TYPE_FIXED: return fmt_hex(b, m, n);
+    case FLOE_TYPE_UUID: return n == 16 ? fmt_uuid(b, m) : fmt_hex(b, m, n);
+    case FLOE_TYPE_TIMESTAMP: case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS: case FLOE_TYPE_TIMESTAMPTZ_NS: {
+        bool ns = as == FLOE_TYPE_TIMESTAMP_NS || as == FLOE_TYPE_TIMESTAMPTZ_NS;
+        bool tz = as == FLOE_TYPE_TIMESTAMPTZ || as == FLOE_TYPE_TIMESTAMPTZ_NS;
+        pq_i128 v;
+        if (from == FLOE_TYPE_DATE) {
+            v = (pq_i128)(int32_t)floe_load_le32(m) * 86400 * (ns ? 1000000000 : 1000000);
+        } else {
+            v = (int64_t)floe_load_le64(m);
+            bool src_ns = from == FLOE_TYPE_TIMESTAMP_NS || from == FLOE_TYPE_TIMESTAMPTZ_NS;
+            if (ns && !src_ns)
+                v *= 1000;
+            else if (!ns && src_ns)
+                v = v / 1000 - (v % 1000 < 0);
+        }
+        int rc = floe_buf_append_byte(b, '"');
+        if (rc == 0)
+            rc = fmt_ts(b, v, ns ? 9 : 6, tz);
+        return rc < 0 ? rc : floe_buf_append_byte(b, '"');
+    }
+    default: return fmt_value(lf, m, n, b);
+    }
+}
+
 int pq_format_stat_json(const pq_leaf *lf, const uint8_t *p, size_t n, floe_buf *out) {
     uint8_t tmp[32];
     if (lf->out_phys == FLOE_PHYS_BYTE_ARRAY)
@@ -205,7 +249,7 @@ typedef struct asm_ctx {
     size_t *li, *vi;       /* per slot cursors */
     floe_pq_row_format fmt;
     floe_error *err;
-    floe_buf scratch;      /* map pairs */
+    floe_buf discard;      /* what hidden plans print */
 } asm_ctx;
 
 static int acorrupt(asm_ctx *a, const pq_plan *p) {
@@ -239,7 +283,7 @@ static int write_key(floe_buf *b, const char *name) {
 }
 
 typedef struct pair_ref {
-    size_t k0, k1, v0, v1; /* key text and value text in scratch */
+    size_t k0, k1, v0, v1; /* key text and value text in the pair buffer */
 } pair_ref;
 
 static const uint8_t *g_sort_base;
@@ -255,9 +299,11 @@ static int pair_cmp(const void *x, const void *y) {
 /* NDJSON and CSV print a map with string keys as a JSON object, any other map as an
  * array of {"key":..,"value":..} entries; canonical rows print [key, value] pairs. */
 static bool map_as_object(const asm_ctx *a, const pq_plan *p) {
-    return a->fmt != FLOE_PQ_ROWS_CANONICAL && p->nchildren > 0 &&
-           p->children[0].kind == PQ_P_LEAF &&
-           p->children[0].node->value_type == FLOE_TYPE_STRING;
+    if (a->fmt == FLOE_PQ_ROWS_CANONICAL || p->nchildren == 0 ||
+        p->children[0].kind != PQ_P_LEAF)
+        return false;
+    const pq_plan *k = &p->children[0];
+    return (k->ptype ? k->ptype : k->node->value_type) == FLOE_TYPE_STRING;
 }
 
 static int write_map(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
@@ -338,10 +384,41 @@ done:
     return rc;
 }
 
+/* A struct's fields; a hidden field's entries are consumed, its text dropped. */
+static int write_struct(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
+    int rc = floe_buf_append_byte(b, '{');
+    bool first = true;
+    for (size_t i = 0; i < p->nchildren && rc == 0; i++) {
+        const pq_plan *c = &p->children[i];
+        if (c->hidden) {
+            a->discard.len = 0;
+            rc = write_value(a, c, &a->discard, depth + 1);
+            continue;
+        }
+        if (!first)
+            rc = floe_buf_append_byte(b, ',');
+        first = false;
+        if (rc == 0)
+            rc = write_key(b, c->name);
+        if (rc == 0)
+            rc = floe_buf_append_byte(b, ':');
+        if (rc == 0)
+            rc = write_value(a, c, b, depth + 1);
+    }
+    if (rc == 0)
+        rc = floe_buf_append_byte(b, '}');
+    return rc;
+}
+
 static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     floe_pq_reader *r = a->r;
     if (depth > 200)
         return acorrupt(a, p);
+    if (p->kind == PQ_P_CONST) {
+        const char *t = p->const_text[a->fmt == FLOE_PQ_ROWS_CANONICAL];
+        return floe_buf_append(b, t ? t : "null", t ? strlen(t) : 4) < 0
+                   ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+    }
     if (p->first_col >= p->end_col) /* nothing projected below (cannot happen) */
         return floe_buf_append(b, "null", 4);
     int32_t s0 = p->first_col;
@@ -364,29 +441,19 @@ static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
         if (vi >= c0->nvalues)
             return acorrupt(a, p);
         if (c0->width == 0)
-            rc = fmt_value(lf, c0->values + c0->offsets[vi], c0->offsets[vi + 1] - c0->offsets[vi],
-                           b);
+            rc = fmt_leaf(lf, p->ptype, c0->values + c0->offsets[vi],
+                          c0->offsets[vi + 1] - c0->offsets[vi], b);
         else
-            rc = fmt_value(lf, c0->values + vi * (size_t)c0->width, (size_t)c0->width, b);
+            rc = fmt_leaf(lf, p->ptype, c0->values + vi * (size_t)c0->width,
+                          (size_t)c0->width, b);
         a->li[s0]++;
         a->vi[s0]++;
         return rc < 0 ? floe_error_set(a->err, rc, "out of memory") : 0;
     }
     case PQ_P_STRUCT:
-        rc = floe_buf_append_byte(b, '{');
-        for (size_t i = 0; i < p->nchildren && rc == 0; i++) {
-            if (i)
-                rc = floe_buf_append_byte(b, ',');
-            if (rc == 0)
-                rc = write_key(b, p->children[i].name);
-            if (rc == 0)
-                rc = floe_buf_append_byte(b, ':');
-            if (rc == 0)
-                rc = write_value(a, &p->children[i], b, depth + 1);
-        }
-        if (rc == 0)
-            rc = floe_buf_append_byte(b, '}');
-        return rc;
+        return write_struct(a, p, b, depth);
+    case PQ_P_CONST: /* handled above */
+        return 0;
     case PQ_P_LIST:
     case PQ_P_MAP:
         if (d < p->rep_def) {
@@ -436,7 +503,7 @@ static int csv_field(floe_buf *b, const uint8_t *p, size_t n, bool force_quote) 
 static int csv_value(floe_buf *b, const uint8_t *json, size_t n, const pq_plan *p) {
     if (n == 4 && !memcmp(json, "null", 4))
         return 0;
-    if (p->kind == PQ_P_LEAF && n >= 2 && json[0] == '"') {
+    if ((p->kind == PQ_P_LEAF || p->kind == PQ_P_CONST) && n >= 2 && json[0] == '"') {
         /* undo JSON escaping for plain strings without escapes; else keep JSON text */
         if (!memchr(json + 1, '\\', n - 2))
             return csv_field(b, json + 1, n - 2, false);
@@ -468,6 +535,7 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
     a.r = r;
     a.fmt = format;
     a.err = err;
+    floe_buf_init(&a.discard, 0);
     size_t ns = r->nslots ? r->nslots : 1;
     a.li = floe_calloc(ns, sizeof *a.li);
     a.vi = floe_calloc(ns, sizeof *a.vi);
@@ -476,8 +544,10 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     const pq_plan *top = r->plan;
     if (format == FLOE_PQ_ROWS_CSV) {
-        for (size_t i = 0; i < top->nchildren; i++) {
-            if (i)
+        for (size_t i = 0, k = 0; i < top->nchildren; i++) {
+            if (top->children[i].hidden)
+                continue;
+            if (k++)
                 FLOE_CHECK(floe_buf_append_byte(&out, ','));
             const char *nm = top->children[i].name;
             FLOE_CHECK(csv_field(&out, (const uint8_t *)nm, strlen(nm), false));
@@ -524,12 +594,14 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
             }
             size_t mark = out.len;
             if (format == FLOE_PQ_ROWS_CSV) {
-                for (size_t i = 0; i < top->nchildren; i++) {
+                for (size_t i = 0, k = 0; i < top->nchildren; i++) {
                     val.len = 0;
                     rc = write_value(&a, &top->children[i], &val, 1);
                     if (rc < 0)
                         goto free_printed;
-                    if (i && (rc = floe_buf_append_byte(&out, ',')) < 0)
+                    if (top->children[i].hidden)
+                        continue;
+                    if (k++ && (rc = floe_buf_append_byte(&out, ',')) < 0)
                         goto free_printed;
                     if ((rc = csv_value(&out, val.data, val.len, &top->children[i])) < 0)
                         goto free_printed;
@@ -571,6 +643,7 @@ done:
     floe_free(row_value);
     floe_buf_free(&out);
     floe_buf_free(&val);
+    floe_buf_free(&a.discard);
     if (rc >= 0 && rows_out)
         *rows_out = written;
     return rc < 0 ? rc : 0;

@@ -415,15 +415,32 @@ static const floe_pq_node *list_element(const floe_pq_node *list, const floe_pq_
     return &rep->children[0];                /* three-level */
 }
 
-/* The key_value group of a node read as a map (a MAP-annotated group whose single
- * repeated child is a group of fields), or NULL when nd is not read as a map. */
+floe_pq_shape floe_pq_node_shape(const floe_pq_node *nd, bool as_element,
+                                 const floe_pq_node **child) {
+    *child = NULL;
+    if (nd->repetition == 2 && !as_element) {
+        *child = nd; /* a bare repeated field: a list of required elements */
+        return FLOE_PQ_SHAPE_LIST;
+    }
+    if (nd->phys >= 0)
+        return FLOE_PQ_SHAPE_PRIMITIVE;
+    if ((is_list_node(nd) || is_map_node(nd)) && nd->nchildren == 1 &&
+        nd->children[0].repetition == 2) {
+        const floe_pq_node *rep = &nd->children[0];
+        if (is_list_node(nd) || rep->phys >= 0 || rep->nchildren == 0) {
+            *child = list_element(nd, rep);
+            return FLOE_PQ_SHAPE_LIST;
+        }
+        *child = rep;
+        return FLOE_PQ_SHAPE_MAP;
+    }
+    return FLOE_PQ_SHAPE_STRUCT;
+}
+
+/* The key_value group of a node read as a map, or NULL. */
 static const floe_pq_node *map_key_value(const floe_pq_node *nd) {
-    if (!is_map_node(nd) || is_list_node(nd) || nd->nchildren != 1)
-        return NULL;
-    const floe_pq_node *rep = &nd->children[0];
-    if (rep->repetition != 2 || rep->phys >= 0 || rep->nchildren == 0)
-        return NULL;
-    return rep;
+    const floe_pq_node *kv;
+    return floe_pq_node_shape(nd, false, &kv) == FLOE_PQ_SHAPE_MAP ? kv : NULL;
 }
 
 void pq_select_under(floe_pq_reader *r, const floe_pq_node *nd) {
@@ -441,8 +458,11 @@ void pq_select_map_keys(floe_pq_reader *r, const floe_pq_node *nd) {
         pq_select_map_keys(r, &nd->children[i]);
 }
 
-static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element, pq_plan *p,
-                     int depth, floe_error *err);
+static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, const floe_pq_read_field *rf,
+                     bool as_element, pq_plan *p, int depth, floe_error *err);
+static int plan_read_children(floe_pq_reader *r, const floe_pq_read_field *rf,
+                              const floe_pq_node *group, pq_plan *p, int depth,
+                              floe_error *err);
 
 static int plan_children(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, int depth,
                          floe_error *err) {
@@ -456,8 +476,8 @@ static int plan_children(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, 
     for (size_t i = 0; i < nd->nchildren; i++) {
         if (!any_selected(r, &nd->children[i]))
             continue;
-        FLOE_FORWARD_IF_ERROR(
-            plan_node(r, &nd->children[i], false, &p->children[p->nchildren++], depth + 1, err));
+        FLOE_FORWARD_IF_ERROR(plan_node(r, &nd->children[i], NULL, false,
+                                        &p->children[p->nchildren++], depth + 1, err));
     }
     return 0;
 }
@@ -479,60 +499,283 @@ static void plan_range(pq_plan *p) {
     }
 }
 
-/* as_element: nd is the repeated node of an enclosing list used as its element: its own
- * repetition is consumed by the list, its value is required. */
-static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, bool as_element, pq_plan *p,
-                     int depth, floe_error *err) {
-    memset(p, 0, sizeof *p);
-    p->node = nd;
-    p->name = nd->name;
-    if (depth > PQ_MAX_DEPTH)
-        return floe_error_set(err, FLOE_ECORRUPT, "%s: schema too deep", r->name);
+/* Levels of node nd's own value (as_element: nd is the repeated node of an enclosing
+ * list used as its element: its repetition is consumed by the list, its value is
+ * required). For a list or map, rep is its repeated node. */
+static void plan_levels(pq_plan *p, const floe_pq_node *nd, bool as_element,
+                        const floe_pq_node *rep) {
     if (nd->repetition == 2 && !as_element) {
-        /* a bare repeated field: a list of required elements */
-        p->kind = PQ_P_LIST;
         p->nullable = false;
         p->def_present = (int16_t)(nd->def_level - 1);
         p->rep_def = nd->def_level;
         p->rep_level = nd->rep_level;
+        return;
+    }
+    p->nullable = nd->repetition == 1;
+    p->def_present = nd->def_level;
+    if (rep) {
+        p->rep_def = rep->def_level;
+        p->rep_level = rep->rep_level;
+    }
+}
+
+/* ---- rows shaped by a table schema (floe_pq_reader_select_fields) ------------------------ */
+
+static bool is_timestamp(floe_type_id t) {
+    return t == FLOE_TYPE_TIMESTAMP || t == FLOE_TYPE_TIMESTAMPTZ ||
+           t == FLOE_TYPE_TIMESTAMP_NS || t == FLOE_TYPE_TIMESTAMPTZ_NS;
+}
+
+/* Can file leaf nd be printed as a value of table field f? */
+static bool readable_as(const floe_pq_node *nd, const floe_field *f) {
+    floe_type_id ft = nd->value_type, tt = f->type;
+    if (ft == tt) {
+        if (tt == FLOE_TYPE_DECIMAL)
+            return nd->scale == f->scale && nd->precision <= f->precision;
+        if (tt == FLOE_TYPE_FIXED)
+            return nd->type_length == f->length;
+        return true;
+    }
+    switch (tt) {
+    case FLOE_TYPE_LONG: return ft == FLOE_TYPE_INT;
+    case FLOE_TYPE_DOUBLE: return ft == FLOE_TYPE_FLOAT;
+    case FLOE_TYPE_TIMESTAMP: case FLOE_TYPE_TIMESTAMPTZ:
+    case FLOE_TYPE_TIMESTAMP_NS: case FLOE_TYPE_TIMESTAMPTZ_NS:
+        return is_timestamp(ft) || (ft == FLOE_TYPE_DATE && (tt == FLOE_TYPE_TIMESTAMP ||
+                                                            tt == FLOE_TYPE_TIMESTAMP_NS));
+    case FLOE_TYPE_STRING: return ft == FLOE_TYPE_BINARY;
+    case FLOE_TYPE_BINARY: return ft == FLOE_TYPE_STRING || ft == FLOE_TYPE_FIXED ||
+                                  ft == FLOE_TYPE_UUID;
+    case FLOE_TYPE_UUID:
+        return (ft == FLOE_TYPE_FIXED && nd->type_length == 16) || ft == FLOE_TYPE_BINARY;
+    case FLOE_TYPE_FIXED: return ft == FLOE_TYPE_UUID && f->length == 16;
+    default: return false;
+    }
+}
+
+static const char *const shape_name[] = {"a primitive", "a struct", "a list", "a map"};
+
+/* Check a read field against the node it reads, select its leaves. */
+static int check_read_field(floe_pq_reader *r, const floe_pq_read_field *rf, bool as_element,
+                            int depth, floe_error *err) {
+    if (depth > PQ_MAX_DEPTH)
+        return floe_error_set(err, FLOE_EINVALID, "%s: read schema too deep", r->name);
+    if (!rf->node)
+        return 0;
+    const floe_pq_node *nd = rf->node, *child;
+    const floe_pq_node *top = nd;
+    while (top->parent)
+        top = top->parent;
+    if (top != r->nodes || nd == r->nodes)
+        return floe_error_set(err, FLOE_EINVALID, "%s: field %s: not a node of this file",
+                              r->name, rf->name);
+    floe_pq_shape shape = floe_pq_node_shape(nd, as_element, &child);
+    floe_type_id t = rf->field->type;
+    floe_pq_shape want = t == FLOE_TYPE_STRUCT ? FLOE_PQ_SHAPE_STRUCT
+                         : t == FLOE_TYPE_LIST ? FLOE_PQ_SHAPE_LIST
+                         : t == FLOE_TYPE_MAP  ? FLOE_PQ_SHAPE_MAP
+                                               : FLOE_PQ_SHAPE_PRIMITIVE;
+    if (shape != want)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "%s: column %s is %s in the table but %s (%s) in the file",
+                              r->name, rf->name, shape_name[want], shape_name[shape],
+                              nd->path);
+    switch (shape) {
+    case FLOE_PQ_SHAPE_PRIMITIVE:
+        if (!readable_as(nd, rf->field))
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "%s: column %s: file type %s cannot be read as %s", r->name,
+                                  nd->path, nd->type_text, floe_type_name(rf->field->type));
+        r->selected[nd->column] = true;
+        return 0;
+    case FLOE_PQ_SHAPE_STRUCT:
+        for (size_t i = 0; i < rf->nchildren; i++) {
+            const floe_pq_node *c = rf->children[i].node;
+            if (c && c->parent != nd)
+                return floe_error_set(err, FLOE_EINVALID, "%s: field %s: %s is not in %s",
+                                      r->name, rf->children[i].name, c->path, nd->path);
+            FLOE_FORWARD_IF_ERROR(check_read_field(r, &rf->children[i], false, depth + 1, err));
+        }
+        return 0;
+    case FLOE_PQ_SHAPE_LIST:
+        if (rf->nchildren != 1 || rf->children[0].node != child)
+            return floe_error_set(err, FLOE_EINVALID, "%s: list %s: the element must read %s",
+                                  r->name, rf->name, child->path);
+        return check_read_field(r, &rf->children[0],
+                                child == nd || child == &nd->children[0], depth + 1, err);
+    case FLOE_PQ_SHAPE_MAP:
+        if (rf->nchildren != 2 || rf->children[0].node != &child->children[0] ||
+            (rf->children[1].node && (child->nchildren < 2 ||
+                                      rf->children[1].node != &child->children[1])))
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "%s: map %s: key and value must read %s's children", r->name,
+                                  rf->name, child->path);
+        for (size_t i = 0; i < 2; i++)
+            FLOE_FORWARD_IF_ERROR(check_read_field(r, &rf->children[i], false, depth + 1, err));
+        return 0;
+    }
+    return 0;
+}
+
+static const floe_pq_node *first_leaf(const floe_pq_node *nd) {
+    if (nd->column >= 0)
+        return nd;
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        const floe_pq_node *l = first_leaf(&nd->children[i]);
+        if (l)
+            return l;
+    }
+    return NULL;
+}
+
+/* Does any read field below (or at) rf read a file column? */
+static bool reads_file(const floe_pq_read_field *rf) {
+    if (!rf->node)
+        return false;
+    if (rf->field->type != FLOE_TYPE_STRUCT)
+        return true;
+    for (size_t i = 0; i < rf->nchildren; i++)
+        if (reads_file(&rf->children[i]))
+            return true;
+    return false;
+}
+
+/* Select one leaf of every struct group whose read fields are all constants: its levels
+ * say where the struct is null (and, under lists, how often it repeats). */
+static void select_carriers(floe_pq_reader *r, const floe_pq_read_field *rf) {
+    if (!rf->node)
+        return;
+    if (rf->field->type == FLOE_TYPE_STRUCT && !reads_file(rf)) {
+        const floe_pq_node *l = first_leaf(rf->node);
+        if (l)
+            r->selected[l->column] = true;
+        return;
+    }
+    for (size_t i = 0; i < rf->nchildren; i++)
+        select_carriers(r, &rf->children[i]);
+}
+
+int floe_pq_reader_select_fields(floe_pq_reader *r, const floe_pq_read_field *fields,
+                                 size_t n, floe_error *err) {
+    for (size_t i = 0; i < r->nleaves; i++)
+        r->selected[i] = false;
+    r->shaped = false;
+    r->plan_dirty = true;
+    for (size_t i = 0; i < n; i++)
+        FLOE_FORWARD_IF_ERROR(check_read_field(r, &fields[i], false, 0, err));
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        select_carriers(r, &fields[i]);
+        any |= reads_file(&fields[i]);
+    }
+    if (!any && r->nodes->nchildren) {
+        /* only constants: one column gives the rows */
+        const floe_pq_node *l = first_leaf(r->nodes);
+        if (l)
+            r->selected[l->column] = true;
+    }
+    r->shaped = true;
+    r->read_fields = fields;
+    r->nread_fields = n;
+    return 0;
+}
+
+/* The plan of the file group `nd` (as_element as in plan_node) restricted to the selected
+ * columns below it, printed nowhere: it consumes their levels. */
+static int plan_hidden(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, int depth,
+                       floe_error *err) {
+    for (size_t i = 0; i < nd->nchildren; i++)
+        if (any_selected(r, &nd->children[i])) {
+            FLOE_FORWARD_IF_ERROR(plan_node(r, &nd->children[i], NULL, false, p, depth + 1, err));
+            p->hidden = true;
+            return 0;
+        }
+    memset(p, 0, sizeof *p);
+    p->kind = PQ_P_CONST;
+    p->hidden = true;
+    return 0;
+}
+
+static int plan_read_children(floe_pq_reader *r, const floe_pq_read_field *rf,
+                              const floe_pq_node *group, pq_plan *p, int depth,
+                              floe_error *err) {
+    /* the fields, and a hidden carrier when none of them reads the file */
+    bool carrier = group && !reads_file(rf);
+    size_t n = rf->nchildren + carrier;
+    p->children = floe_arena_alloc(&r->arena, (n ? n : 1) * sizeof *p->children);
+    if (!p->children)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    p->nchildren = n;
+    for (size_t i = 0; i < rf->nchildren; i++)
+        FLOE_FORWARD_IF_ERROR(plan_node(r, rf->children[i].node, &rf->children[i], false,
+                                        &p->children[i], depth + 1, err));
+    if (carrier)
+        FLOE_FORWARD_IF_ERROR(plan_hidden(r, group, &p->children[rf->nchildren], depth, err));
+    return 0;
+}
+
+/* The plan of node nd (as_element as in plan_levels): with rf, shaped by that read field
+ * (floe_pq_reader_select_fields), else over the selected columns below nd. */
+static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, const floe_pq_read_field *rf,
+                     bool as_element, pq_plan *p, int depth, floe_error *err) {
+    memset(p, 0, sizeof *p);
+    if (depth > PQ_MAX_DEPTH)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: schema too deep", r->name);
+    p->name = rf ? rf->name : nd->name;
+    if (rf && !rf->node) {
+        p->kind = PQ_P_CONST;
+        p->const_text[0] = rf->const_ndjson ? rf->const_ndjson : "null";
+        p->const_text[1] = rf->const_canonical ? rf->const_canonical : p->const_text[0];
+        return 0;
+    }
+    const floe_pq_node *child;
+    floe_pq_shape shape = floe_pq_node_shape(nd, as_element, &child);
+    p->node = nd;
+    p->ptype = rf ? rf->field->type : 0;
+    switch (shape) {
+    case FLOE_PQ_SHAPE_PRIMITIVE:
+        plan_levels(p, nd, as_element, NULL);
+        p->kind = PQ_P_LEAF;
+        p->slot = r->slot_of_col[nd->column];
+        return 0;
+    case FLOE_PQ_SHAPE_STRUCT:
+        plan_levels(p, nd, as_element, NULL);
+        p->kind = PQ_P_STRUCT;
+        return rf ? plan_read_children(r, rf, nd, p, depth, err)
+                  : plan_children(r, nd, p, depth, err);
+    case FLOE_PQ_SHAPE_LIST:
+        plan_levels(p, nd, as_element, child == nd ? nd : &nd->children[0]);
+        p->kind = PQ_P_LIST;
         p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
         if (!p->children)
             return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
         p->nchildren = 1;
-        FLOE_FORWARD_IF_ERROR(plan_node(r, nd, true, p->children, depth + 1, err));
-        p->children[0].name = "element";
+        FLOE_FORWARD_IF_ERROR(plan_node(r, child, rf ? &rf->children[0] : NULL,
+                                        child == nd || child == &nd->children[0], p->children,
+                                        depth + 1, err));
+        if (!rf && child == nd)
+            p->children[0].name = "element";
         return 0;
-    }
-    p->nullable = nd->repetition == 1;
-    p->def_present = nd->def_level;
-    if (nd->phys >= 0) {
-        p->kind = PQ_P_LEAF;
-        p->slot = r->slot_of_col[nd->column];
-        return 0;
-    }
-    if ((is_list_node(nd) || is_map_node(nd)) && nd->nchildren == 1 &&
-        nd->children[0].repetition == 2) {
-        const floe_pq_node *rep = &nd->children[0];
-        p->rep_def = rep->def_level;
-        p->rep_level = rep->rep_level;
-        if (!map_key_value(nd)) {
-            const floe_pq_node *el = list_element(nd, rep);
-            p->kind = PQ_P_LIST;
-            p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
-            if (!p->children)
-                return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
-            p->nchildren = 1;
-            FLOE_FORWARD_IF_ERROR(plan_node(r, el, el == rep, p->children, depth + 1, err));
-            return 0;
-        }
-        /* map: key_value group with key (and value); the key is read whenever anything
-         * of the map is (pq_select_map_keys), so children[0] is the key */
+    case FLOE_PQ_SHAPE_MAP:
+        /* key_value group with key (and value); the key is read whenever anything of
+         * the map is, so children[0] is the key */
+        plan_levels(p, nd, as_element, child);
         p->kind = PQ_P_MAP;
-        FLOE_FORWARD_IF_ERROR(plan_children(r, rep, p, depth, err));
-        return 0;
+        return rf ? plan_read_children(r, rf, NULL, p, depth, err)
+                  : plan_children(r, child, p, depth, err);
     }
-    p->kind = PQ_P_STRUCT;
-    return plan_children(r, nd, p, depth, err);
+    return 0;
+}
+
+static int plan_read_root(floe_pq_reader *r, pq_plan *root, floe_error *err) {
+    floe_pq_read_field top = {.name = "", .node = NULL, .children = r->read_fields,
+                              .nchildren = r->nread_fields};
+    bool carrier = false;
+    for (size_t i = 0; i < r->nleaves; i++)
+        carrier |= r->selected[i];
+    for (size_t i = 0; i < r->nread_fields; i++)
+        carrier &= !reads_file(&r->read_fields[i]);
+    return plan_read_children(r, &top, carrier ? r->nodes : NULL, root, 0, err);
 }
 
 int pq_plan_build(floe_pq_reader *r, floe_error *err) {
@@ -542,7 +785,10 @@ int pq_plan_build(floe_pq_reader *r, floe_error *err) {
     memset(root, 0, sizeof *root);
     root->kind = PQ_P_STRUCT;
     root->node = r->nodes;
-    FLOE_FORWARD_IF_ERROR(plan_children(r, r->nodes, root, 0, err));
+    if (r->shaped)
+        FLOE_FORWARD_IF_ERROR(plan_read_root(r, root, err));
+    else
+        FLOE_FORWARD_IF_ERROR(plan_children(r, r->nodes, root, 0, err));
     plan_range(root);
     r->plan = root;
     return 0;

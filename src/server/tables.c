@@ -13,6 +13,7 @@
 
 #include "floe/io.h"
 #include "floe/quarantine.h"
+#include "floe/scan.h"
 #include "server_internal.h"
 
 int64_t srv_table_setting(floe_server *s, const char *table, int which) {
@@ -72,6 +73,7 @@ static int read_table(floe_table *ft, floe_schema **schema, floe_partition_spec 
     if (!ms)
         FLOE_FAIL(err, FLOE_ECORRUPT, "table has no current schema");
     FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &sc, err));
+    FLOE_CHECK(floe_schema_check_defaults(sc, err));
     if (sp)
         FLOE_CHECK(floe_partition_spec_parse_json(sp->json, strlen(sp->json), sc, &ps, err));
     else

@@ -22,6 +22,7 @@
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
+#include "floe/scan.h"
 #include "scan_internal.h"
 #include "table_internal.h"
 
@@ -221,6 +222,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     if (!ms || !msp)
         FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema or spec");
     FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &schema, err));
+    FLOE_CHECK(floe_schema_check_defaults(schema, err));
     FLOE_CHECK(floe_partition_spec_parse_json(msp->json, strlen(msp->json), schema, &spec, err));
     ndjson = floe_calloc(n ? n : 1, sizeof *ndjson);
     if (!ndjson)

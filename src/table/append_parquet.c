@@ -32,6 +32,7 @@
  *   P3. Values are read one row group (of the columns needed) at a time.
  */
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,20 @@
 /* ---------------------------------------------------------------------------------------
  * schema compatibility and values
  * ------------------------------------------------------------------------------------- */
+
+/* Do a field's initial-default and write-default give the same value (both absent or
+ * null counting as null)? */
+static bool defaults_agree(const floe_field *f) {
+    json_error_t je;
+    json_t *a = f->initial_default_json ? json_loads(f->initial_default_json, JSON_DECODE_ANY, &je)
+                                        : json_null();
+    json_t *b = f->write_default_json ? json_loads(f->write_default_json, JSON_DECODE_ANY, &je)
+                                      : json_null();
+    bool same = a && b && json_equal(a, b);
+    json_decref(a);
+    json_decref(b);
+    return same;
+}
 
 static bool type_compatible(const floe_field *file, const floe_field *table) {
     if (file->type == table->type) {
@@ -547,8 +562,6 @@ int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char 
     }
     for (size_t i = 0; i < ts->root.nchildren; i++) {
         const floe_field *tf = &ts->root.children[i];
-        if (!tf->required || tf->initial_default_json)
-            continue;
         bool present = false;
         for (size_t k = 0; k < nleaves && !present; k++) {
             const floe_field *q = cs[k].tl;
@@ -556,8 +569,19 @@ int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char 
                 q = q->parent;
             present = q == tf;
         }
-        if (!present)
+        if (present)
+            continue;
+        if (tf->required && !tf->initial_default_json)
             FLOE_FAIL(err, FLOE_ESCHEMA, "%s: required column %s is missing", uri, tf->name);
+        /* readers fill a column the file lacks from initial-default; rows appended now
+         * must hold the write-default (format/spec.md "Default values") */
+        if (!defaults_agree(tf))
+            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s is missing: readers would fill it "
+                      "with its initial-default (%s), but rows appended now take its "
+                      "write-default (%s); write the column into the file or append the "
+                      "rows as NDJSON", uri, tf->name,
+                      tf->initial_default_json ? tf->initial_default_json : "null",
+                      tf->write_default_json ? tf->write_default_json : "null");
     }
 
     /* the footer: sizes, counts, and bounds where every chunk's statistics are exact */

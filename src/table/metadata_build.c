@@ -20,6 +20,7 @@
 
 #include "floe/catalog.h"
 #include "floe/schema.h"
+#include "floe/scan.h"
 #include "metadata_internal.h"
 
 struct floe_metadata_builder {
@@ -159,6 +160,10 @@ static int schema_from_arg(const char *schema_json, json_t **out, int32_t *highe
     int rc = floe_schema_parse(schema_json, strlen(schema_json), &s, err);
     if (rc < 0)
         return rc;
+    if ((rc = floe_schema_check_defaults(s, err)) < 0) {
+        floe_schema_free(s);
+        return rc;
+    }
     int32_t hi = s->highest_field_id;
     floe_schema_free(s);
     json_t *v;

@@ -22,6 +22,10 @@
  * that does not fit the type. */
 int floe_sv_from_canonical(const floe_field *f, const char *p, size_t n, floe_arena *arena,
                            floe_value *out, floe_error *err);
+/* floe_value_from_json of a parsed JSON value (floe/partition.h). */
+struct json_t;
+int floe_value_from_jsont(const floe_field *type, const struct json_t *j, floe_arena *arena,
+                          floe_value *out, floe_error *err);
 /* Canonical text of a value (null -> null), appended to out. */
 int floe_sv_to_canonical(const floe_value *v, floe_buf *out);
 /* A user literal for a column of type f: like canonical text, but also accepting

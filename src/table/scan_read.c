@@ -1,20 +1,28 @@
 /*
  * scan_read.c - reading the rows of a scan plan: column projection by field id (or the
- * table's name mapping), defaults and identity-partition constants for columns a file
+ * table's name mapping), defaults and identity-partition constants for fields a file
  * lacks, position and equality deletes, the row filter, and output as NDJSON / CSV.
  *
- * Spec: format/spec.md "Column Projection" (ids; schema.name-mapping.default for files
- * without ids; initial-default, else null, for fields a file does not have; identity
- * partition values may stand in for missing source columns), "Position Delete Files"
+ * Spec: format/spec.md "Column Projection" (ids at every nesting level;
+ * schema.name-mapping.default for files without ids, authoritative once present;
+ * identity partition values, then initial-default, else null, for fields a file does not
+ * have), "Default values" (a struct default {} is its fields' defaults), "Schema
+ * Evolution" (promoted types read as the table's type), "Position Delete Files"
  * (file_path 2147483546, pos 2147483545; positions are 0-based row numbers in the data
  * file), "Equality Delete Files" (a row is deleted when its values in the equality
  * columns equal a delete row's; null equals null).
  *
- * Rows come from the Parquet reader's record assembly as one JSON object per row in file
- * order (no reader-side filter, so the row number is the position). Each object's top-
- * level values are located as text spans and re-keyed by table field; values are parsed
- * only where the filter needs them. Equality deletes compare the canonical text of the
- * equality columns, which is exact for the primitive types they allow.
+ * Each data file is read with the table's schema (floe_pq_reader_select_fields): the
+ * fields the scan needs, matched to the file's nodes by floe_field_match at every level,
+ * the ones the file lacks as constant text. Rows come from the Parquet reader's record
+ * assembly as one JSON object per row, keyed and typed as the table says, in file order
+ * (no reader-side filter, so the row number is the position). Each object's top-level
+ * values are located as text spans; an output column below the top level is the value at
+ * its path (through lists and maps too: the list of the elements' values, the list of a
+ * map's keys, the map of its values' values); values are parsed only where the filter
+ * needs them. Equality deletes compare the canonical text of the equality columns, read
+ * from the delete files with the table's types, which is exact for the primitive types
+ * they allow.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -30,6 +38,7 @@
 #define POS_FILE_PATH_ID 2147483546
 #define POS_POS_ID 2147483545
 #define LINE_MAX_BYTES (256u << 20)
+#define FLOE_SCAN_MAX_PATH 32 /* fields from a top-level column down to an output column */
 
 const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p);
 const floe_expr *floe_scan_plan_filter(const floe_scan_plan *p);
@@ -219,89 +228,141 @@ static int read_rows(floe_pq_reader *r, floe_pq_row_format fmt, row_fn fn, void 
 }
 
 /* ---------------------------------------------------------------------------------------
- * name mapping (top level) and file -> table field ids
+ * rows shaped by the table schema
  * ------------------------------------------------------------------------------------- */
 
-typedef struct name_map {
-    char **names;
-    int32_t *ids;
-    size_t n;
-} name_map;
+/* Field ids the scan needs: the output columns with their ancestors and everything below
+ * them, the filter's and the equality deletes' columns with their ancestors, and the
+ * whole key of every needed map. Sorted. */
+typedef struct id_set {
+    int32_t *v;
+    size_t n, cap;
+} id_set;
 
-static void name_map_free(name_map *m) {
-    for (size_t i = 0; i < m->n; i++)
-        floe_free(m->names[i]);
-    floe_free(m->names);
-    floe_free(m->ids);
-    memset(m, 0, sizeof *m);
+static int id_set_add(id_set *s, int32_t id) {
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        int32_t *nv = floe_realloc(s->v, nc * sizeof *nv);
+        if (!nv)
+            return FLOE_ENOMEM;
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = id;
+    return 0;
 }
 
-static int name_map_load(const floe_table_metadata *md, name_map *out, floe_error *err) {
-    memset(out, 0, sizeof *out);
-    const char *text = floe_table_metadata_property(md, "schema.name-mapping.default");
-    if (!text)
-        return 0;
-    json_error_t je;
-    json_t *root = json_loads(text, 0, &je);
-    if (!root || !json_is_array(root)) {
-        json_decref(root);
-        return floe_error_set(err, FLOE_ECORRUPT,
-                              "schema.name-mapping.default: not a JSON array of fields");
-    }
-    int rc = 0;
-    size_t cap = 0;
-    for (size_t i = 0; i < json_array_size(root); i++) {
-        json_t *f = json_array_get(root, i);
-        json_t *id = json_object_get(f, "field-id");
-        json_t *names = json_object_get(f, "names");
-        if (!json_is_integer(id) || !json_is_array(names))
-            continue;
-        for (size_t k = 0; k < json_array_size(names); k++) {
-            const char *nm = json_string_value(json_array_get(names, k));
-            if (!nm)
-                continue;
-            if (out->n == cap) {
-                size_t nc = cap ? cap * 2 : 16;
-                char **nn = floe_realloc(out->names, nc * sizeof *nn);
-                if (!nn)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                out->names = nn;
-                int32_t *ni = floe_realloc(out->ids, nc * sizeof *ni);
-                if (!ni)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                out->ids = ni;
-                cap = nc;
-            }
-            if (!(out->names[out->n] = floe_strdup(nm)))
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            out->ids[out->n++] = (int32_t)json_integer_value(id);
-        }
-    }
-done:
-    json_decref(root);
-    if (rc < 0)
-        name_map_free(out);
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void id_set_sort(id_set *s) {
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_i32);
+}
+
+static bool id_set_has(const id_set *s, int32_t id) {
+    return s->n && bsearch(&id, s->v, s->n, sizeof *s->v, cmp_i32) != NULL;
+}
+
+static int add_below(id_set *s, const floe_field *f) {
+    int rc = id_set_add(s, f->id);
+    for (size_t i = 0; i < f->nchildren && rc == 0; i++)
+        rc = add_below(s, &f->children[i]);
     return rc;
 }
 
-/* The field id a top-level file column stands for, or -1. */
-static int32_t file_column_id(const floe_pq_node *c, const name_map *nm, bool file_has_ids,
-                              const floe_schema *schema) {
-    if (c->has_field_id)
-        return c->field_id;
-    if (file_has_ids)
-        return -1;
-    for (size_t i = 0; i < nm->n; i++)
-        if (!strcmp(nm->names[i], c->name))
-            return nm->ids[i];
-    if (nm->n == 0) {
-        /* no mapping at all: fall back to the current names (what readers of
-         * unmanaged files do); the table should carry a mapping */
-        for (size_t i = 0; i < schema->root.nchildren; i++)
-            if (!strcmp(schema->root.children[i].name, c->name))
-                return schema->root.children[i].id;
+static int add_with_ancestors(id_set *s, const floe_field *f) {
+    int rc = 0;
+    for (const floe_field *q = f; q && rc == 0; q = q->parent)
+        rc = id_set_add(s, q->id);
+    return rc;
+}
+
+/* Keys of needed maps, whole (a map prints its values by key). */
+static int add_map_keys(id_set *s, const floe_field *f) {
+    int rc = 0;
+    if (f->type == FLOE_TYPE_MAP && id_set_has(s, f->id))
+        rc = add_below(s, &f->children[0]);
+    for (size_t i = 0; i < f->nchildren && rc == 0; i++)
+        rc = add_map_keys(s, &f->children[i]);
+    return rc;
+}
+
+typedef struct shape_ctx {
+    const floe_field_match *match;
+    const id_set *need;
+    const floe_scan_task *task;
+    floe_arena *arena;
+    floe_buf text;
+    floe_error *err;
+} shape_ctx;
+
+static char *arena_text(shape_ctx *c, size_t from) {
+    char *t = floe_arena_alloc(c->arena, c->text.len - from + 1);
+    if (t) {
+        memcpy(t, c->text.data + from, c->text.len - from);
+        t[c->text.len - from] = 0;
     }
-    return -1;
+    return t;
+}
+
+/* The value of a field the file does not hold: the identity partition value when the
+ * file's partition has one for it, else its initial-default, else null (format/spec.md
+ * "Column Projection"), in NDJSON and canonical text. */
+static int missing_value(shape_ctx *c, const floe_field *f, floe_pq_read_field *rf) {
+    const floe_data_file *df = c->task->file;
+    for (size_t k = 0; c->task->spec && k < c->task->spec->nfields && k < df->npartition; k++) {
+        const floe_partition_field *pf = &c->task->spec->fields[k];
+        if (pf->source_id == f->id && pf->transform.kind == FLOE_XF_IDENTITY) {
+            size_t from = c->text.len;
+            if (floe_sv_to_canonical(&df->partition[k], &c->text) < 0 ||
+                !(rf->const_ndjson = rf->const_canonical = arena_text(c, from)))
+                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+            return 0;
+        }
+    }
+    for (int canonical = 0; canonical < 2; canonical++) {
+        size_t from = c->text.len;
+        FLOE_FORWARD_IF_ERROR(floe_default_render(
+            f, true, canonical ? FLOE_PQ_ROWS_CANONICAL : FLOE_PQ_ROWS_NDJSON, &c->text, c->err));
+        const char *t = arena_text(c, from);
+        if (!t)
+            return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+        if (canonical)
+            rf->const_canonical = t;
+        else
+            rf->const_ndjson = t;
+    }
+    return 0;
+}
+
+/* The read field of table field f (needed), from its file node if the file holds it. */
+static int shape_field(shape_ctx *c, const floe_field *f, floe_pq_read_field *rf) {
+    memset(rf, 0, sizeof *rf);
+    rf->name = f->name;
+    rf->field = f;
+    rf->node = floe_field_match_node(c->match, f);
+    if (!rf->node)
+        return missing_value(c, f, rf);
+    if (!floe_type_is_nested(f->type))
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < f->nchildren; i++)
+        n += f->type != FLOE_TYPE_STRUCT || id_set_has(c->need, f->children[i].id);
+    floe_pq_read_field *kids = floe_arena_alloc(c->arena, (n ? n : 1) * sizeof *kids);
+    if (!kids)
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < f->nchildren; i++) {
+        if (f->type == FLOE_TYPE_STRUCT && !id_set_has(c->need, f->children[i].id))
+            continue;
+        FLOE_FORWARD_IF_ERROR(shape_field(c, &f->children[i], &kids[k++]));
+    }
+    rf->children = kids;
+    rf->nchildren = k;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -429,11 +490,15 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int del_load(floe_table *t, del_cache *dc, const name_map *nm, const floe_schema *schema,
-                    const floe_pq_reader_options *po, floe_error *err) {
+static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
+                    const floe_schema *schema, const floe_pq_reader_options *po,
+                    floe_error *err) {
     const floe_data_file *df = dc->file;
     char *uri = NULL;
     floe_pq_reader *r = NULL;
+    floe_field_match *fm = NULL;
+    floe_pq_read_field *rfs = NULL;
+    const char **sel = NULL;
     del_load_ctx c = {.dc = dc, .err = err, .what = df->file_path};
     floe_arena_init(&c.scratch, 16 * 1024);
     int rc = 0;
@@ -443,62 +508,56 @@ static int del_load(floe_table *t, del_cache *dc, const name_map *nm, const floe
     FLOE_CHECK(floe_table_resolve_path(t, df->file_path, &uri, err));
     FLOE_CHECK(floe_pq_reader_open(uri, po, &r, err));
     const floe_pq_node *root = floe_pq_reader_root(r);
-    bool has_ids = false;
-    for (size_t i = 0; i < root->nchildren; i++)
-        has_ids |= root->children[i].has_field_id;
     bool eq = df->content == FLOE_CONTENT_EQUALITY_DELETES;
     c.nslots = eq ? df->nequality_ids : 2;
     if (eq && c.nslots == 0)
         FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s without equality ids",
                   df->file_path);
+    size_t cap = (eq ? df->nequality_ids : root->nchildren) + 1;
     c.vals = floe_calloc(c.nslots, sizeof *c.vals);
-    c.names = floe_calloc(root->nchildren + 1, sizeof *c.names);
-    c.slot = floe_calloc(root->nchildren + 1, sizeof *c.slot);
-    const char **sel = floe_calloc(root->nchildren + 1, sizeof *sel);
-    if (!c.vals || !c.names || !c.slot || !sel) {
-        floe_free(sel);
+    c.names = floe_calloc(cap, sizeof *c.names);
+    c.slot = floe_calloc(cap, sizeof *c.slot);
+    sel = floe_calloc(cap, sizeof *sel);
+    rfs = floe_calloc(cap, sizeof *rfs);
+    if (!c.vals || !c.names || !c.slot || !sel || !rfs)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < root->nchildren; i++) {
-        const floe_pq_node *ch = &root->children[i];
-        int32_t id;
-        if (!eq)
-            id = ch->has_field_id ? ch->field_id
-                                  : (!strcmp(ch->name, "file_path") ? POS_FILE_PATH_ID
-                                     : !strcmp(ch->name, "pos")     ? POS_POS_ID
-                                                                    : -1);
-        else
-            id = file_column_id(ch, nm, has_ids, schema);
-        int32_t slot = -1;
-        if (!eq) {
-            slot = id == POS_FILE_PATH_ID ? 0 : id == POS_POS_ID ? 1 : -1;
-        } else {
-            for (size_t k = 0; k < df->nequality_ids; k++)
-                if (df->equality_ids[k] == id)
-                    slot = (int32_t)k;
+    if (eq) {
+        /* the equality columns by field id (or name mapping), read as the table's types
+         * so their text equals the data rows' */
+        FLOE_CHECK(floe_field_match_new(schema, root, nm, &fm, err));
+        for (size_t k = 0; k < df->nequality_ids; k++) {
+            const floe_field *f = floe_schema_find_id(schema, df->equality_ids[k]);
+            const floe_pq_node *nd = f ? floe_field_match_node(fm, f) : NULL;
+            if (!nd)
+                continue;
+            rfs[c.nnames] = (floe_pq_read_field){.name = f->name, .field = f, .node = nd};
+            c.names[c.nnames] = (char *)f->name;
+            c.slot[c.nnames++] = (int32_t)k;
         }
-        if (slot < 0)
-            continue;
-        /* keys in the row text are JSON-escaped; names needing escapes are rare */
-        c.names[c.nnames] = (char *)ch->name;
-        c.slot[c.nnames] = slot;
-        sel[c.nnames] = ch->name;
-        c.nnames++;
+        if (c.nnames == 0)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s has none of its equality "
+                      "columns", df->file_path);
+        FLOE_CHECK(floe_pq_reader_select_fields(r, rfs, c.nnames, err));
+    } else {
+        for (size_t i = 0; i < root->nchildren; i++) {
+            const floe_pq_node *ch = &root->children[i];
+            int32_t id = ch->has_field_id ? ch->field_id
+                         : !strcmp(ch->name, "file_path") ? POS_FILE_PATH_ID
+                         : !strcmp(ch->name, "pos")       ? POS_POS_ID
+                                                          : -1;
+            int32_t slot = id == POS_FILE_PATH_ID ? 0 : id == POS_POS_ID ? 1 : -1;
+            if (slot < 0)
+                continue;
+            /* keys in the row text are JSON-escaped; names needing escapes are rare */
+            c.names[c.nnames] = (char *)ch->name;
+            c.slot[c.nnames] = slot;
+            sel[c.nnames++] = ch->name;
+        }
+        if (c.nnames < c.nslots)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "position delete file %s lacks file_path or pos",
+                      df->file_path);
+        FLOE_CHECK(floe_pq_reader_select_paths(r, sel, c.nnames, err));
     }
-    if (c.nnames < c.nslots && !eq) {
-        floe_free(sel);
-        FLOE_FAIL(err, FLOE_ECORRUPT, "position delete file %s lacks file_path or pos",
-                  df->file_path);
-    }
-    if (c.nnames == 0) {
-        floe_free(sel);
-        FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s has none of its equality "
-                  "columns", df->file_path);
-    }
-    rc = floe_pq_reader_select_paths(r, sel, c.nnames, err);
-    floe_free(sel);
-    if (rc < 0)
-        goto done;
     FLOE_CHECK(read_rows(r, FLOE_PQ_ROWS_CANONICAL, eq ? eq_row_cb : pos_row_cb, &c, err));
     if (eq && dc->nkeys)
         qsort(dc->keys, dc->nkeys, sizeof *dc->keys, cmp_str);
@@ -507,7 +566,10 @@ done:
     if (rc < 0)
         floe_error_prefix(err, "delete file %s: ", df->file_path);
     floe_pq_reader_close(r);
+    floe_field_match_free(fm);
     floe_free(uri);
+    floe_free(sel);
+    floe_free(rfs);
     floe_free(c.vals);
     floe_free(c.names);
     floe_free(c.slot);
@@ -531,9 +593,8 @@ static void del_cache_free(del_cache *dc) {
 typedef struct out_col {
     const char *label;     /* output key */
     size_t top;            /* index of the top-level field */
-    const floe_field *field;
-    const char *sub[16];   /* names below the top-level field */
-    size_t nsub;
+    const floe_field *chain[FLOE_SCAN_MAX_PATH]; /* fields from the top level down */
+    size_t depth;
 } out_col;
 
 typedef struct scan_ctx {
@@ -547,17 +608,16 @@ typedef struct scan_ctx {
     floe_pq_sink_fn sink;
     void *sink_ctx;
     floe_buf out;
+    floe_pq_row_format fmt; /* what the reader prints: NDJSON (also for CSV) or canonical */
 
     out_col *cols;
     size_t ncols;
     size_t ntop;
+    id_set need;           /* field ids the scan reads */
+    const floe_name_mapping *mapping;
 
     /* per file */
     span *cells;           /* per top-level field */
-    bool *from_file;       /* top-level field i comes from the file */
-    char **file_names;     /* per top-level field: its column name in the file, or NULL */
-    floe_buf constants;
-    size_t *const_off, *const_len;
     int64_t *positions;    /* deleted positions, sorted */
     size_t npositions, pos_i;
     del_cache **eq;        /* equality deletes of this file */
@@ -579,6 +639,10 @@ static int out_flush(scan_ctx *c) {
     return 0;
 }
 
+static const span NULL_SPAN = {"null", 4};
+
+static bool is_null_span(span v) { return v.n == 4 && !memcmp(v.p, "null", 4); }
+
 static int field_value(void *ctx, int32_t field_id, floe_value *out) {
     scan_ctx *c = ctx;
     const floe_field *f = floe_schema_find_id(c->schema, field_id);
@@ -594,10 +658,10 @@ static int field_value(void *ctx, int32_t field_id, floe_value *out) {
         return -1;
     span v = c->cells[ti];
     for (size_t k = depth - 1; k-- > 0;) {
-        if (v.n == 4 && !memcmp(v.p, "null", 4))
+        if (is_null_span(v))
             break;
         if (!member(v, chain[k]->name, &v)) {
-            v = (span){"null", 4};
+            v = NULL_SPAN;
             break;
         }
     }
@@ -630,7 +694,7 @@ static int eq_deleted(scan_ctx *c, bool *deleted) {
         c->key.len = 0;
         for (size_t k = 0; k < c->eq_nids[d]; k++) {
             int ti = top_index_of(c, c->eq_ids[d][k]);
-            span v = ti >= 0 ? c->cells[ti] : (span){"null", 4};
+            span v = ti >= 0 ? c->cells[ti] : NULL_SPAN;
             if (key_append(&c->key, k, v) < 0 || (k + 1 == c->eq_nids[d] &&
                                                    floe_buf_append_byte(&c->key, 0) < 0))
                 return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
@@ -657,18 +721,151 @@ static int csv_field(floe_buf *b, const char *p, size_t n) {
     return rc < 0 ? rc : floe_buf_append_byte(b, '"');
 }
 
-typedef struct member_ctx {
+/* Call fn for each element of the array text s[0..n). FLOE_ECORRUPT for text that is
+ * not an array. */
+typedef int (*item_fn)(void *ctx, span item);
+static int each_item(span s, item_fn fn, void *ctx) {
+    if (s.n < 2 || s.p[0] != '[')
+        return FLOE_ECORRUPT;
+    size_t i = 1;
+    if (s.p[i] == ']')
+        return 0;
+    while (i < s.n) {
+        size_t e = skip_value(s.p, s.n, i);
+        int rc = fn(ctx, (span){s.p + i, e - i});
+        if (rc)
+            return rc;
+        i = e;
+        if (i < s.n && s.p[i] == ',') {
+            i++;
+            continue;
+        }
+        return i < s.n && s.p[i] == ']' ? 0 : FLOE_ECORRUPT;
+    }
+    return FLOE_ECORRUPT;
+}
+
+/* The value at a path below a value: through a struct to its field, through a list to
+ * the list of its elements' values, through a map's key to the list of its keys and
+ * through its value to the map of its values' values (keys kept). */
+typedef struct extract_ctx {
     scan_ctx *c;
-} member_ctx;
+    const floe_field *const *chain; /* chain[0]: the field whose value is at hand */
+    size_t depth;
+    floe_buf *out;
+    bool first;
+    bool want_key;                  /* a map's key step */
+} extract_ctx;
+
+static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t depth,
+                   floe_buf *out);
+
+static int sep(extract_ctx *x) {
+    int rc = x->first ? 0 : floe_buf_append_byte(x->out, ',');
+    x->first = false;
+    return rc;
+}
+
+static int extract_item(void *ctx, span item) {
+    extract_ctx *x = ctx;
+    int rc = sep(x);
+    return rc < 0 ? rc : extract(x->c, item, x->chain + 1, x->depth - 1, x->out);
+}
+
+static int extract_member(void *ctx, span key, span value) {
+    extract_ctx *x = ctx;
+    int rc = sep(x);
+    if (rc == 0 && x->want_key) /* object form: keys are JSON strings */
+        return extract(x->c, (span){key.p - 1, key.n + 2}, x->chain + 1, x->depth - 1, x->out);
+    if (rc == 0)
+        rc = floe_buf_append(x->out, key.p - 1, key.n + 3); /* "key": */
+    return rc < 0 ? rc : extract(x->c, value, x->chain + 1, x->depth - 1, x->out);
+}
+
+/* A map entry: {"key":k,"value":v} (NDJSON) or [k, v] (canonical). */
+static int extract_entry(void *ctx, span entry) {
+    extract_ctx *x = ctx;
+    span k = NULL_SPAN, v = NULL_SPAN;
+    if (entry.n && entry.p[0] == '{') {
+        if (!member(entry, "key", &k) || !member(entry, "value", &v))
+            return FLOE_ECORRUPT;
+    } else {
+        size_t i = 1, e = skip_value(entry.p, entry.n, i);
+        if (entry.n < 2 || entry.p[0] != '[' || e >= entry.n || entry.p[e] != ',')
+            return FLOE_ECORRUPT;
+        k = (span){entry.p + i, e - i};
+        size_t e2 = skip_value(entry.p, entry.n, e + 1);
+        v = (span){entry.p + e + 1, e2 - e - 1};
+    }
+    int rc = sep(x);
+    if (rc == 0 && x->want_key)
+        return extract(x->c, k, x->chain + 1, x->depth - 1, x->out);
+    if (rc == 0 && entry.p[0] == '{') {
+        rc = floe_buf_append(x->out, "{\"key\":", 7);
+        rc |= floe_buf_append(x->out, k.p, k.n);
+        rc |= floe_buf_append(x->out, ",\"value\":", 9);
+    } else if (rc == 0) {
+        rc = floe_buf_append_byte(x->out, '[');
+        rc |= floe_buf_append(x->out, k.p, k.n);
+        rc |= floe_buf_append_byte(x->out, ',');
+    }
+    if (rc == 0)
+        rc = extract(x->c, v, x->chain + 1, x->depth - 1, x->out);
+    if (rc == 0)
+        rc = floe_buf_append_byte(x->out, entry.p[0] == '{' ? '}' : ']');
+    return rc;
+}
+
+/* chain[0] is the field whose value v is; write the value at chain[depth - 1]. */
+static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t depth,
+                   floe_buf *out) {
+    if (depth <= 1 || is_null_span(v))
+        return floe_buf_append(out, v.p, v.n);
+    const floe_field *f = chain[0];
+    extract_ctx x = {.c = c, .chain = chain, .depth = depth, .out = out, .first = true};
+    int rc = 0;
+    switch (f->type) {
+    case FLOE_TYPE_STRUCT: {
+        span m;
+        return extract(c, member(v, chain[1]->name, &m) ? m : NULL_SPAN, chain + 1, depth - 1,
+                       out);
+    }
+    case FLOE_TYPE_LIST:
+        rc = floe_buf_append_byte(out, '[');
+        if (rc == 0)
+            rc = each_item(v, extract_item, &x);
+        if (rc == 0)
+            rc = floe_buf_append_byte(out, ']');
+        break;
+    case FLOE_TYPE_MAP: {
+        x.want_key = chain[1] == &f->children[0];
+        bool obj = v.p[0] == '{';
+        /* keys: a list; values: the same map with each value replaced */
+        rc = floe_buf_append_byte(out, x.want_key || !obj ? '[' : '{');
+        if (rc == 0)
+            rc = obj ? each_member(v.p, v.n, extract_member, &x) : each_item(v, extract_entry, &x);
+        if (rc == 0)
+            rc = floe_buf_append_byte(out, x.want_key || !obj ? ']' : '}');
+        break;
+    }
+    default:
+        return floe_buf_append(out, v.p, v.n);
+    }
+    if (rc == FLOE_ECORRUPT)
+        return floe_error_set(c->err, FLOE_ECORRUPT, "column %s: unreadable value",
+                              chain[0]->name);
+    return rc < 0 ? floe_error_set(c->err, rc, "out of memory") : 0;
+}
 
 static int row_member_cb(void *ctx, span key, span value) {
     scan_ctx *c = ctx;
-    for (size_t i = 0; i < c->ntop; i++)
-        if (c->file_names[i] && strlen(c->file_names[i]) == key.n &&
-            !memcmp(c->file_names[i], key.p, key.n)) {
+    for (size_t i = 0; i < c->ntop; i++) {
+        const char *nm = c->schema->root.children[i].name;
+        if (strlen(nm) == key.n && !memcmp(nm, key.p, key.n)) {
             c->cells[i] = value;
             break;
         }
+    }
     return 0;
 }
 
@@ -677,19 +874,19 @@ static int emit_row(scan_ctx *c) {
     bool csv = c->ro->format == FLOE_PQ_ROWS_CSV;
     if (!csv)
         rc |= floe_buf_append_byte(&c->out, '{');
-    for (size_t i = 0; i < c->ncols; i++) {
+    for (size_t i = 0; i < c->ncols && rc == 0; i++) {
         const out_col *oc = &c->cols[i];
         span v = c->cells[oc->top];
-        for (size_t k = 0; k < oc->nsub; k++) {
-            if (v.n == 4 && !memcmp(v.p, "null", 4))
-                break;
-            if (!member(v, oc->sub[k], &v))
-                v = (span){"null", 4};
-        }
         if (i)
             rc |= floe_buf_append_byte(&c->out, ',');
+        if (oc->depth > 1) {
+            /* the value below the top-level field, extracted into scratch text */
+            c->key.len = 0;
+            FLOE_FORWARD_IF_ERROR(extract(c, v, oc->chain, oc->depth, &c->key));
+            v = (span){(const char *)c->key.data, c->key.len};
+        }
         if (csv) {
-            if (v.n == 4 && !memcmp(v.p, "null", 4))
+            if (is_null_span(v))
                 continue;
             if (v.n >= 2 && v.p[0] == '"' && !memchr(v.p + 1, '\\', v.n - 2))
                 rc |= csv_field(&c->out, v.p + 1, v.n - 2);
@@ -719,7 +916,7 @@ static int data_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
         return 0;
     }
     for (size_t i = 0; i < c->ntop; i++)
-        c->cells[i] = (span){(const char *)c->constants.data + c->const_off[i], c->const_len[i]};
+        c->cells[i] = NULL_SPAN;
     if (each_member(line, n, row_member_cb, c) < 0)
         return floe_error_set(c->err, FLOE_ECORRUPT, "row %" PRId64 ": unreadable record",
                               pos);
@@ -754,48 +951,43 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* Find or load the cache entry of a delete file. */
-static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, size_t *cap,
-                   const floe_data_file *df, const name_map *nm, del_cache **out) {
+static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, const floe_data_file *df,
+                   del_cache **out) {
     for (size_t i = 0; i < *ncaches; i++)
         if (!strcmp((*caches)[i].file->file_path, df->file_path)) {
             *out = &(*caches)[i];
             return 0;
         }
-    (void)cap;
     del_cache *dc = &(*caches)[(*ncaches)++];
     memset(dc, 0, sizeof *dc);
     dc->file = df;
     floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
-    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, nm, c->schema, &po, c->err));
+    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, c->mapping, c->schema, &po, c->err));
     *out = dc;
     return 0;
 }
 
-/* Is top-level field index i needed (output, filter or equality delete columns)? */
-static void mark_expr(const scan_ctx *c, const floe_expr *e, bool *need) {
+/* The filter's columns, with their ancestors. */
+static int need_expr(id_set *s, const floe_expr *e) {
     if (!e)
-        return;
-    if (e->kind == FLOE_EXPR_PRED) {
-        const floe_field *f = e->field;
-        while (f && f->parent)
-            f = f->parent;
-        if (f)
-            need[f - c->schema->root.children] = true;
-        return;
-    }
-    mark_expr(c, e->a, need);
-    mark_expr(c, e->b, need);
+        return 0;
+    if (e->kind == FLOE_EXPR_PRED)
+        return e->field ? add_with_ancestors(s, e->field) : 0;
+    int rc = need_expr(s, e->a);
+    return rc < 0 ? rc : need_expr(s, e->b);
 }
 
 static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches,
-                     size_t *ncaches, size_t *cap, const name_map *nm) {
+                     size_t *ncaches) {
     int rc = 0;
     char *uri = NULL;
     floe_pq_reader *r = NULL;
-    const char **sel = NULL;
-    bool *need = floe_calloc(c->ntop + 1, sizeof *need);
-    if (!need)
-        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    floe_field_match *fm = NULL;
+    floe_pq_read_field *rfs = NULL;
+    floe_arena arena;
+    floe_arena_init(&arena, 16 * 1024);
+    shape_ctx sc = {.need = &c->need, .task = task, .arena = &arena, .err = c->err};
+    floe_buf_init(&sc.text, 0);
     const floe_data_file *df = task->file;
     if (df->file_format && strcasecmp(df->file_format, "parquet"))
         FLOE_FAIL(c->err, FLOE_EUNSUPPORTED, "data file %s: format %s is not supported",
@@ -806,7 +998,7 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     c->neq = 0;
     for (size_t d = 0; d < task->ndeletes; d++) {
         del_cache *dc;
-        FLOE_CHECK(del_get(c, caches, ncaches, cap, task->deletes[d], nm, &dc));
+        FLOE_CHECK(del_get(c, caches, ncaches, task->deletes[d], &dc));
         if (dc->file->content == FLOE_CONTENT_POSITION_DELETES) {
             for (size_t k = 0; k < dc->nrows; k++) {
                 if (strcmp(dc->rows[k].path, df->file_path))
@@ -821,24 +1013,11 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
             c->eq[c->neq] = dc;
             c->eq_ids[c->neq] = dc->file->equality_ids;
             c->eq_nids[c->neq] = dc->file->nequality_ids;
-            for (size_t k = 0; k < dc->file->nequality_ids; k++) {
-                int ti = top_index_of(c, dc->file->equality_ids[k]);
-                if (ti < 0)
-                    FLOE_FAIL(c->err, FLOE_EUNSUPPORTED,
-                              "equality delete file %s: equality field %d is not a top-level "
-                              "column of the table schema",
-                              dc->file->file_path, dc->file->equality_ids[k]);
-                need[ti] = true;
-            }
             c->neq++;
         }
     }
     if (c->npositions > 1)
         qsort(c->positions, c->npositions, sizeof *c->positions, cmp_i64);
-
-    for (size_t i = 0; i < c->ncols; i++)
-        need[c->cols[i].top] = true;
-    mark_expr(c, c->filter, need);
 
     FLOE_CHECK(floe_table_resolve_path(c->t, df->file_path, &uri, c->err));
     floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
@@ -855,76 +1034,32 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
                      " bytes, the file has %" PRId64 " (rewritten after the commit?)",
                      df->file_path, df->file_size_in_bytes, fi.file_size);
     }
-    const floe_pq_node *root = floe_pq_reader_root(r);
-    bool has_ids = false;
-    for (size_t i = 0; i < root->nchildren; i++)
-        has_ids |= root->children[i].has_field_id;
-    sel = floe_calloc(root->nchildren + 1, sizeof *sel);
-    if (!sel)
+    /* the needed fields, shaped by the table schema: file columns by field id (or the
+     * name mapping), the rest from partition values, initial-default or null */
+    FLOE_CHECK(floe_field_match_new(c->schema, floe_pq_reader_root(r), c->mapping, &fm,
+                                    c->err));
+    sc.match = fm;
+    rfs = floe_calloc(c->ntop ? c->ntop : 1, sizeof *rfs);
+    if (!rfs)
         FLOE_FAIL(c->err, FLOE_ENOMEM, "out of memory");
-    size_t nsel = 0;
-    for (size_t i = 0; i < c->ntop; i++)
-        c->file_names[i] = NULL;
-    for (size_t i = 0; i < root->nchildren; i++) {
-        const floe_pq_node *ch = &root->children[i];
-        int32_t id = file_column_id(ch, nm, has_ids, c->schema);
-        int ti = id >= 0 ? top_index_of(c, id) : -1;
-        if (ti < 0 || !need[ti] || c->file_names[ti])
-            continue;
-        c->file_names[ti] = (char *)ch->name;
-        sel[nsel++] = ch->name;
-    }
-    if (nsel == 0 && root->nchildren) {
-        /* nothing needed is in the file: read one column to count its rows */
-        sel[nsel++] = root->children[0].name;
-    }
-    FLOE_CHECK(floe_pq_reader_select_paths(r, sel, nsel, c->err));
-
-    /* constants: identity partition values, initial defaults, null */
-    c->constants.len = 0;
+    size_t nrf = 0;
     for (size_t i = 0; i < c->ntop; i++) {
-        c->const_off[i] = c->constants.len;
         const floe_field *f = &c->schema->root.children[i];
-        bool done_const = false;
-        if (!c->file_names[i] && task->spec) {
-            for (size_t k = 0; k < task->spec->nfields && k < df->npartition; k++) {
-                const floe_partition_field *pf = &task->spec->fields[k];
-                if (pf->source_id == f->id && pf->transform.kind == FLOE_XF_IDENTITY) {
-                    FLOE_CHECK(floe_sv_to_canonical(&df->partition[k], &c->constants));
-                    done_const = true;
-                    break;
-                }
-            }
-        }
-        if (!done_const && !c->file_names[i] && f->initial_default_json &&
-            !floe_type_is_nested(f->type)) {
-            floe_value v;
-            floe_error e2;
-            floe_error_clear(&e2);
-            if (floe_value_from_json(f, f->initial_default_json, strlen(f->initial_default_json),
-                                     &c->scratch, &v, &e2) == 0) {
-                FLOE_CHECK(floe_sv_to_canonical(&v, &c->constants));
-                done_const = true;
-            } else {
-                floe_log(FLOE_LOG_WARN, "column %s: initial-default %s not understood: %s",
-                         f->name, f->initial_default_json, e2.msg);
-            }
-        }
-        if (!done_const)
-            FLOE_CHECK(floe_buf_append(&c->constants, "null", 4));
-        c->const_len[i] = c->constants.len - c->const_off[i];
+        if (id_set_has(&c->need, f->id))
+            FLOE_CHECK(shape_field(&sc, f, &rfs[nrf++]));
     }
-    floe_pq_row_format fmt =
-        c->ro->format == FLOE_PQ_ROWS_CANONICAL ? FLOE_PQ_ROWS_CANONICAL : FLOE_PQ_ROWS_NDJSON;
+    FLOE_CHECK(floe_pq_reader_select_fields(r, rfs, nrf, c->err));
     c->st.files_read++;
-    rc = read_rows(r, fmt, data_row_cb, c, c->err);
+    rc = read_rows(r, c->fmt, data_row_cb, c, c->err);
+done:
     if (rc < 0)
         floe_error_prefix(c->err, "data file %s: ", df->file_path);
-done:
-    floe_free(need);
-    floe_free(sel);
     floe_free(uri);
     floe_pq_reader_close(r);
+    floe_field_match_free(fm);
+    floe_free(rfs);
+    floe_buf_free(&sc.text);
+    floe_arena_reset(&arena);
     return rc;
 }
 
@@ -944,13 +1079,13 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     c.err = err;
     c.sink = sink;
     c.sink_ctx = sink_ctx;
+    c.fmt = ro->format == FLOE_PQ_ROWS_CANONICAL ? FLOE_PQ_ROWS_CANONICAL : FLOE_PQ_ROWS_NDJSON;
     floe_buf_init(&c.out, 0);
-    floe_buf_init(&c.constants, 0);
     floe_buf_init(&c.key, 0);
     floe_arena_init(&c.scratch, 16 * 1024);
-    name_map nm = {0};
+    floe_name_mapping *nm = NULL;
     del_cache *caches = NULL;
-    size_t ncaches = 0, cap = 0;
+    size_t ncaches = 0;
     int rc = 0;
     c.ntop = c.schema->root.nchildren;
     size_t ndel_total = 0;
@@ -958,9 +1093,6 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
         ndel_total += p->tasks[i].ndeletes;
     size_t nt = c.ntop ? c.ntop : 1;
     c.cells = floe_calloc(nt, sizeof *c.cells);
-    c.file_names = floe_calloc(nt, sizeof *c.file_names);
-    c.const_off = floe_calloc(nt, sizeof *c.const_off);
-    c.const_len = floe_calloc(nt, sizeof *c.const_len);
     size_t maxdel = 1;
     for (size_t i = 0; i < p->ntasks; i++)
         if (p->tasks[i].ndeletes > maxdel)
@@ -970,11 +1102,13 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     c.eq_nids = floe_calloc(maxdel, sizeof *c.eq_nids);
     /* one cache slot per delete reference is an upper bound on distinct delete files */
     caches = floe_calloc(ndel_total ? ndel_total : 1, sizeof *caches);
-    cap = ndel_total;
-    if (!c.cells || !c.file_names || !c.const_off || !c.const_len || !c.eq || !c.eq_ids ||
-        !c.eq_nids || !caches)
+    if (!c.cells || !c.eq || !c.eq_ids || !c.eq_nids || !caches)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(name_map_load(floe_table_metadata_get(t), &nm, err));
+    FLOE_CHECK(floe_name_mapping_parse(
+        floe_table_metadata_property(floe_table_metadata_get(t), "schema.name-mapping.default"),
+        &nm, err));
+    c.mapping = nm;
+    FLOE_CHECK(floe_schema_check_defaults(c.schema, err));
 
     /* output columns */
     size_t ncolnames = 0;
@@ -985,32 +1119,45 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < c.ncols; i++) {
         out_col *oc = &c.cols[i];
-        if (!ncolnames) {
-            oc->top = i;
-            oc->field = &c.schema->root.children[i];
-            oc->label = oc->field->name;
-            continue;
-        }
-        const floe_field *f = floe_schema_find_path(c.schema, colnames[i]);
+        const floe_field *f = ncolnames ? floe_schema_find_path(c.schema, colnames[i])
+                                        : &c.schema->root.children[i];
         if (!f)
             FLOE_FAIL(err, FLOE_ENOTFOUND, "no column %s", colnames[i]);
-        const floe_field *chain[17];
+        const floe_field *up[FLOE_SCAN_MAX_PATH];
         size_t depth = 0;
         for (const floe_field *q = f; q; q = q->parent) {
-            if (depth == 17)
+            if (depth == FLOE_SCAN_MAX_PATH)
                 FLOE_FAIL(err, FLOE_EUNSUPPORTED, "column %s is nested too deeply",
                           colnames[i]);
-            if (q->parent && (q->parent->type == FLOE_TYPE_LIST || q->parent->type == FLOE_TYPE_MAP))
-                FLOE_FAIL(err, FLOE_EUNSUPPORTED, "column %s is inside a list or map",
-                          colnames[i]);
-            chain[depth++] = q;
+            up[depth++] = q;
         }
-        oc->field = f;
-        oc->label = colnames[i];
-        oc->top = (size_t)(chain[depth - 1] - c.schema->root.children);
-        for (size_t k = depth - 1; k-- > 0;)
-            oc->sub[oc->nsub++] = chain[k]->name;
+        for (size_t k = 0; k < depth; k++)
+            oc->chain[k] = up[depth - 1 - k];
+        oc->depth = depth;
+        oc->label = ncolnames ? colnames[i] : f->name;
+        oc->top = (size_t)(oc->chain[0] - c.schema->root.children);
+        FLOE_CHECK(add_below(&c.need, f));
+        FLOE_CHECK(add_with_ancestors(&c.need, f));
     }
+    FLOE_CHECK(need_expr(&c.need, c.filter));
+    for (size_t i = 0; i < p->ntasks; i++)
+        for (size_t d = 0; d < p->tasks[i].ndeletes; d++) {
+            const floe_data_file *df = p->tasks[i].deletes[d];
+            for (size_t k = 0; df->content == FLOE_CONTENT_EQUALITY_DELETES &&
+                               k < df->nequality_ids; k++) {
+                const floe_field *f = floe_schema_find_id(c.schema, df->equality_ids[k]);
+                if (f && f->parent)
+                    FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                              "equality delete file %s: equality field %d is not a top-level "
+                              "column of the table schema", df->file_path, df->equality_ids[k]);
+                if (f)
+                    FLOE_CHECK(id_set_add(&c.need, f->id));
+            }
+        }
+    id_set_sort(&c.need);
+    for (size_t i = 0; i < c.ntop; i++)
+        FLOE_CHECK(add_map_keys(&c.need, &c.schema->root.children[i]));
+    id_set_sort(&c.need);
     if (ro->format == FLOE_PQ_ROWS_CSV) {
         for (size_t i = 0; i < c.ncols; i++) {
             if (i)
@@ -1022,7 +1169,7 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     for (size_t i = 0; i < p->ntasks; i++) {
         if (ro->limit >= 0 && c.st.rows_out >= ro->limit)
             break;
-        FLOE_CHECK(read_task(&c, &p->tasks[i], &caches, &ncaches, &cap, &nm));
+        FLOE_CHECK(read_task(&c, &p->tasks[i], &caches, &ncaches));
     }
     FLOE_CHECK(out_flush(&c));
 done:
@@ -1031,18 +1178,15 @@ done:
     for (size_t i = 0; i < ncaches; i++)
         del_cache_free(&caches[i]);
     floe_free(caches);
-    name_map_free(&nm);
+    floe_name_mapping_free(nm);
+    floe_free(c.need.v);
     floe_free(c.cells);
-    floe_free(c.file_names);
-    floe_free(c.const_off);
-    floe_free(c.const_len);
     floe_free(c.positions);
     floe_free(c.eq);
     floe_free(c.eq_ids);
     floe_free(c.eq_nids);
     floe_free(c.cols);
     floe_buf_free(&c.out);
-    floe_buf_free(&c.constants);
     floe_buf_free(&c.key);
     floe_arena_reset(&c.scratch);
     if (rc >= 0 && stats)

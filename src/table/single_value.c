@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "table/scan_internal.h"
 #include "table/value_text.h"
 
 /* ---- binary ------------------------------------------------------------------------------ */
@@ -296,6 +297,13 @@ int floe_value_from_json(const floe_field *type, const char *text, size_t n,
     json_t *j = json_loadb(text, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     FLOE_RETURN_ERROR_IF(!j, err, FLOE_EINVALID, "JSON value: %s (line %d)", jerr.text,
                          jerr.line);
+    int rc = floe_value_from_jsont(type, j, arena, out, err);
+    json_decref(j);
+    return rc;
+}
+
+int floe_value_from_jsont(const floe_field *type, const json_t *j, floe_arena *arena,
+                          floe_value *out, floe_error *err) {
     int rc = 0;
     const char *tn = floe_xf_type_name(type->type);
     floe_value v = floe_value_null(type->type);
@@ -424,6 +432,5 @@ bad:
     rc = floe_error_set(err, FLOE_EINVALID, "JSON value for field %d: not a valid %s",
                         (int)type->id, tn);
 done:
-    json_decref(j);
     return rc;
 }

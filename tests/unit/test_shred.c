@@ -935,6 +935,67 @@ TEST(test_speculation_same_as_lines) {
     }
 }
 
+/* Absent fields take their write-default (format/spec.md "Default values"), given in the
+ * JSON single-value form (Appendix D): structs by field id ({} = every field's own
+ * default), maps as {"keys", "values"}, binary as hex. A present null stays null. */
+TEST(test_write_defaults) {
+    const char *js =
+        "{\"type\":\"struct\",\"fields\":["
+        "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+        "{\"id\":2,\"name\":\"n\",\"required\":true,\"type\":\"int\",\"write-default\":7},"
+        "{\"id\":3,\"name\":\"s\",\"required\":false,\"write-default\":{\"5\":\"0a0b\"},\"type\":"
+        "{\"type\":\"struct\",\"fields\":["
+        "{\"id\":4,\"name\":\"a\",\"required\":false,\"type\":\"string\",\"write-default\":\"A\"},"
+        "{\"id\":5,\"name\":\"b\",\"required\":false,\"type\":\"binary\",\"write-default\":\"ff\"}]}},"
+        "{\"id\":6,\"name\":\"m\",\"required\":false,\"write-default\":{\"keys\":[3,4],\"values\":[\"x\",null]},"
+        "\"type\":{\"type\":\"map\",\"key-id\":7,\"key\":\"int\",\"value-id\":8,\"value\":\"string\","
+        "\"value-required\":false}},"
+        "{\"id\":9,\"name\":\"d\",\"required\":false,\"type\":\"decimal(5,2)\",\"write-default\":\"1.50\"},"
+        "{\"id\":10,\"name\":\"z\",\"required\":false,\"type\":\"int\",\"write-default\":null}]}";
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    REQUIRE(fx_feed(&fx, "{\"id\":1}\n"
+                         "{\"id\":2,\"n\":null}\n"
+                         "{\"id\":3,\"n\":1,\"s\":{},\"m\":null,\"d\":null}\n"
+                         "{\"id\":4,\"s\":null}\n") == 0);
+    CHECK_EQ_INT(fx.batch.nrows, 3);
+    REQUIRE(fx.rej.n == 1); /* a present null in a required field */
+    CHECK_EQ_INT(fx.rej.r[0].reason, FLOE_REJECT_MISSING);
+    floe_colbuf *n = col(&fx, "n"), *a = col(&fx, "s.a"), *b = col(&fx, "s.b");
+    floe_colbuf *mk = col(&fx, "m.key"), *mv = col(&fx, "m.value"), *d = col(&fx, "d");
+    CHECK_EQ_INT(i32_at(n, 0), 7);
+    CHECK_EQ_INT(i32_at(n, 1), 1);
+    CHECK_EQ_INT(i32_at(n, 2), 7);
+    /* row 1: s from its default object (b given, a its own default); row 3: s = {} keeps
+     * the fields' defaults; row 4: s null */
+    CHECK_LEVELS(a, "2:0 2:0 0:0");
+    CHECK_LEVELS(b, "2:0 2:0 0:0");
+    char t[32];
+    str_at(a, 0, t, sizeof t);
+    CHECK_EQ_STR(t, "A");
+    CHECK(b->offsets[1] - b->offsets[0] == 2 && !memcmp(b->values, "\x0a\x0b", 2));
+    CHECK(b->offsets[2] - b->offsets[1] == 1 && b->values[b->offsets[1]] == (uint8_t)0xff);
+    CHECK_LEVELS(mk, "2:0 2:1 0:0 2:0 2:1");
+    CHECK_LEVELS(mv, "3:0 2:1 0:0 3:0 2:1");
+    CHECK_EQ_INT(i32_at(mk, 0), 3);
+    CHECK_LEVELS(d, "1:0 0:0 1:0");
+    CHECK_EQ_INT(i32_at(d, 0), 150);
+    CHECK_LEVELS(col(&fx, "z"), "0:0 0:0 0:0");
+    fx_close(&fx);
+
+    /* a write-default that is not a value of the type: refused when the shredder is made */
+    const char *bad = "{\"type\":\"struct\",\"fields\":[{\"id\":1,\"name\":\"b\",\"required\":false,"
+                      "\"type\":\"binary\",\"write-default\":\"0g\"}]}";
+    floe_schema *s = NULL;
+    floe_shredder *sh = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_schema_parse(bad, strlen(bad), &s, &err), err);
+    CHECK_EQ_INT(floe_shredder_new(s, NULL, &sh, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "write-default") != NULL);
+    floe_shredder_free(sh);
+    floe_schema_free(s);
+}
+
 int main(void) {
     RUN(test_flat);
     RUN(test_levels_nested);
@@ -945,6 +1006,7 @@ int main(void) {
     RUN(test_coerce_time);
     RUN(test_coerce_bytes);
     RUN(test_map_keys);
+    RUN(test_write_defaults);
     RUN(test_unknown_policies);
     RUN(test_rollback);
     RUN(test_array_body);
