@@ -29,14 +29,28 @@
  *        Content-Length with Transfer-Encoding, or a Transfer-Encoding other than chunked
  *        is answered 400 before any body byte is read, and the connection closed
  *        (RFC 9112 section 6.3).
- *   GET  /healthz                       "ok" (200), "degraded" (503: a buffer has failed to
- *                                       seal for a minute), or "stopping" (503), then a
- *                                       line per problem (sealing failures, records moved
- *                                       to the quarantine because they could not be sealed)
+ *   GET  /healthz                       {"status":"ok|degraded|failing|stopping","node":..,
+ *                                       "checks":{"wal":{"ok":true},"sealer":..,
+ *                                       "compactor":..,"catalog":..,"object_store":..,
+ *                                       "maintenance":..}}: a failing check has "since",
+ *                                       "failures" and (with tokens configured, for the
+ *                                       metrics or admin grant) "error". 200 while posts
+ *                                       are taken, 503 when the WAL cannot write, a buffer
+ *                                       has failed to seal for a minute, or the server is
+ *                                       stopping. The sealer's check also counts accepted
+ *                                       records moved to the quarantine because they could
+ *                                       not be sealed ("quarantined_records").
  *   GET  /metrics                       Prometheus text format; with tokens configured,
  *                                       a token with the "metrics" grant
- *   POST /v1/admin/flush[?compact=1]    seal every buffer now (and compact every pending
- *                                       landing file); needs the "admin" grant.
+ *   POST /v1/admin/flush[?compact=1|wait=true[&timeout=S]]  needs the "admin" grant.
+ *        Seals every buffer now: {"flushed":true}. With compact=1 also compacts every
+ *        landing file registered so far and says what it did and what is left:
+ *        {"flushed":true,"complete":bool,"rounds":N,"committed":{"events":E,
+ *         "landing_files":F},"pending":{"landing_files":P,"partitions":Q,"by_partition":
+ *         [{"table","partition","landing_files","bytes","reason"}]}} - reason names the
+ *        failure, or the holder of the file or partition lease and until when. wait=true
+ *        rounds on (one a second) until nothing is left, at most timeout seconds (120):
+ *        200 when complete, 202 with the same body when the time ran out.
  *
  * Durability. Accepted records (and the rejected ones, bound for the quarantine, and the
  * idempotency answer) of one request become one WAL frame; one writer thread appends the
@@ -252,6 +266,28 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
  * FLOE_EUNKNOWN_STATE until the history check settles them); a partition another
  * worker holds the lease of is left to that worker and is not a failure. */
 int floe_server_flush(floe_server *s, bool compact, floe_error *err);
+/* What a flush with compaction did and left: floe_server_flush_report. */
+typedef struct floe_flush_result {
+    int rounds;                 /* compaction rounds run */
+    int64_t events_committed;   /* rows committed to tables by those rounds */
+    int64_t landing_committed;  /* landing files marked committed by them (converted and
+                                   committed, found already in the table, or all of whose
+                                   records went to the quarantine) */
+    int64_t pending_files;      /* landing files registered before the flush that are
+                                   still not committed */
+    int64_t pending_partitions;
+    char *pending_json;         /* a JSON array of at most 100 of those partitions:
+                                   {"table","partition","landing_files","bytes","reason"},
+                                   reason naming the failure or the lease holder and until
+                                   when (floe_malloc'ed) */
+} floe_flush_result;
+void floe_flush_result_reset(floe_flush_result *r);
+/* Seal every buffer, then compact every landing file registered so far, and report what
+ * was committed and what is still pending and why. With wait_ms > 0, rounds go on (one a
+ * second) until nothing of it is pending or wait_ms has passed. Returns a failure of
+ * sealing or of reading the index; compaction failures are reasons in the report. */
+int floe_server_flush_report(floe_server *s, int64_t wait_ms, floe_flush_result *out,
+                             floe_error *err);
 /* The default commit hook: ctx is the floe_server. Appends c->files to the table through
  * the server's catalog in one snapshot with the summary described above and the per-attempt
  * id check. Results as listed for the hooks. */

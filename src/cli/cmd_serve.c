@@ -24,7 +24,7 @@ static void serve_help(FILE *out) {
             "them per partition into landing files and compacts those into Parquet files.\n"
             "\n"
             "  POST /v1/tables/NS.TABLE/events   NDJSON or a JSON array (gzip, zstd)\n"
-            "  GET  /healthz, GET /metrics, POST /v1/admin/flush[?compact=1]\n"
+            "  GET  /healthz, GET /metrics, POST /v1/admin/flush[?compact=1|wait=true]\n"
             "\n"
             "  --config FILE        configuration (see --example-config)\n"
             "  --example-config     print a commented example configuration\n"

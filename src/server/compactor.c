@@ -762,6 +762,7 @@ static int settle_found(floe_server *s, const char *tbl, lease *l, const int64_t
             floe_log(FLOE_LOG_INFO, "serve: %s: landing file %s is already in snapshot %lld: "
                      "marked committed", tbl, l->landing_ids[i], (long long)settled[i]);
     atomic_fetch_add(&s->m.settled, n);
+    atomic_fetch_add(&s->m.landing_committed, n);
     lease_drop(l, settled);
     return 0;
 }
@@ -866,6 +867,8 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         /* every record went to the quarantine: nothing to commit */
         release = false;
         rc = lease_settle(s, &l, 0, NULL, true, err);
+        if (rc == 0)
+            atomic_fetch_add(&s->m.landing_committed, l.n);
         goto done;
     }
 
@@ -893,6 +896,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
             files_delete(&fc);
         }
         atomic_fetch_add(&s->m.commits, 1);
+        atomic_fetch_add(&s->m.landing_committed, l.n);
         if (rc == 0)
             atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
         /* from here on a failure leaves the files leased: step 2 settles them later (the
@@ -1013,7 +1017,7 @@ static int add_pressure_jobs(due_ctx *d, floe_error *err) {
 /* Compact the due partitions of one table, each under its lease: claim one of them
  * (SKIP LOCKED among the candidates), compact, release, until none is free. */
 static int compact_table(floe_server *s, const char *tbl, const char *const *parts,
-                         size_t nparts, floe_error *err) {
+                         size_t nparts, floe_strlist *fails, floe_error *err) {
     srv_comp *c = s->comp;
     int rc = 0;
     char **jobs = floe_calloc(nparts ? nparts : 1, sizeof *jobs);
@@ -1057,6 +1061,12 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
         pthread_mutex_unlock(&c->mu);
         if (compact_partition(s, tbl, part, &e) < 0) {
             floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbl, part, e.msg);
+            if (fails) {
+                char *f = floe_asprintf("%s\t%s\t%s", tbl, part, e.msg);
+                if (f)
+                    (void)floe_strlist_push(fails, f, NULL);
+                floe_free(f);
+            }
             if (rc == 0)
                 rc = floe_error_set(err, e.code, "compacting %s/%s: %s", tbl, part, e.msg);
         }
@@ -1085,7 +1095,7 @@ done:
 /* Partitions due for compaction (all with pending files when force), of every node.
  * Returns the first failure (the round goes on with the other partitions); a partition
  * another worker holds is not one. */
-static int compact_round(floe_server *s, bool force, floe_error *err) {
+static int compact_round(floe_server *s, bool force, floe_strlist *fails, floe_error *err) {
     srv_landing *L = &s->land;
     due_ctx d = {.s = s, .force = force};
     int64_t cap = s->cfg.max_pending_bytes, backlog = atomic_load(&L->pending_bytes);
@@ -1112,7 +1122,7 @@ static int compact_round(floe_server *s, bool force, floe_error *err) {
         floe_error te;
         floe_error_clear(&te);
         if (compact_table(s, d.tbls.items[i], (const char *const *)d.parts.items + i, j - i,
-                          &te) < 0 && rc == 0) {
+                          fails, &te) < 0 && rc == 0) {
             rc = te.code;
             if (err)
                 *err = te;
@@ -1151,8 +1161,17 @@ static void *compactor_main(void *arg) {
         floe_error_clear(&re);
         int rrc = 0;
         uint64_t done_before = atomic_load(&s->m.compactions);
-        if (s->cfg.compact || force)
-            rrc = compact_round(s, force, &re);
+        uint64_t ev0 = atomic_load(&s->m.events_committed);
+        uint64_t lf0 = atomic_load(&s->m.landing_committed);
+        floe_strlist fails = {0};
+        if (s->cfg.compact || force) {
+            rrc = compact_round(s, force, force ? &fails : NULL, &re);
+            if (rrc < 0)
+                srv_health_fail(s, SRV_H_COMPACTOR, "%s (the landing files stay pending for "
+                                "the next round)", re.msg);
+            else
+                srv_health_ok(s, SRV_H_COMPACTOR);
+        }
         again = atomic_load(&s->m.compactions) != done_before && rrc == 0;
         if (force) {
             pthread_mutex_lock(&s->comp_mu);
@@ -1160,10 +1179,16 @@ static void *compactor_main(void *arg) {
                 s->comp_done_gen = gen;
                 s->comp_round_rc = rrc; /* for the waiters of gens up to gen */
                 s->comp_round_err = re;
+                s->comp_round_events = (int64_t)(atomic_load(&s->m.events_committed) - ev0);
+                s->comp_round_files = (int64_t)(atomic_load(&s->m.landing_committed) - lf0);
+                floe_strlist_free(&s->comp_round_fails);
+                s->comp_round_fails = fails;
+                memset(&fails, 0, sizeof fails);
             }
             pthread_cond_broadcast(&s->comp_cv);
             pthread_mutex_unlock(&s->comp_mu);
         }
+        floe_strlist_free(&fails);
     }
     pthread_mutex_lock(&s->comp_mu);
     s->comp_done_gen = s->comp_gen; /* release waiters */
@@ -1264,7 +1289,7 @@ void srv_compactor_stop(floe_server *s) {
     comp_free(s);
 }
 
-int srv_compactor_run_now(floe_server *s, floe_error *err) {
+int srv_compactor_run_now(floe_server *s, srv_round *round, floe_error *err) {
     pthread_mutex_lock(&s->comp_mu);
     uint64_t gen = ++s->comp_gen;
     s->comp_force = true;
@@ -1273,9 +1298,124 @@ int srv_compactor_run_now(floe_server *s, floe_error *err) {
         pthread_cond_wait(&s->comp_cv, &s->comp_mu);
     /* the round that served us is the newest one: a later round may already have
      * overwritten its result, which is then the fresher answer for these files too */
-    int rc = s->comp_done_gen >= gen && !s->comp_stop ? s->comp_round_rc : 0;
+    bool served = s->comp_done_gen >= gen && !s->comp_stop;
+    int rc = served ? s->comp_round_rc : 0;
     if (rc < 0 && err)
         *err = s->comp_round_err;
+    if (round) {
+        memset(round, 0, sizeof *round);
+        if (served) {
+            round->events = s->comp_round_events;
+            round->files = s->comp_round_files;
+            for (size_t i = 0; i < s->comp_round_fails.n; i++)
+                if (floe_strlist_push(&round->fails, s->comp_round_fails.items[i], NULL) < 0)
+                    break;
+        }
+    }
     pthread_mutex_unlock(&s->comp_mu);
+    return rc;
+}
+
+/* ---- what a flush leaves pending, and why ------------------------------------------- */
+
+#define PENDING_LISTED 100
+
+typedef struct pending_ctx {
+    floe_server *s;
+    const floe_strlist *fails;
+    floe_lease_store *leases;  /* NULL: not openable (the reasons say less) */
+    floe_buf *json;
+    int64_t files, parts;
+} pending_ctx;
+
+/* Row: tbl, part, files, bytes, files under a live file lease, its end, its holder. */
+static int pending_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    pending_ctx *p = ctx;
+    if (n < 7 || !cols[0] || !cols[1])
+        return 0;
+    int64_t files = srv_atoi64(cols[2]), leased = srv_atoi64(cols[4]);
+    p->files += files;
+    if (p->parts++ >= PENDING_LISTED)
+        return 0;
+    floe_buf *b = p->json;
+    char reason[700] = "", until[32];
+    size_t tl = strlen(cols[0]), pl = strlen(cols[1]);
+    for (size_t i = 0; p->fails && i < p->fails->n && !reason[0]; i++) {
+        const char *f = p->fails->items[i];
+        if (!strncmp(f, cols[0], tl) && f[tl] == '\t' && !strncmp(f + tl + 1, cols[1], pl) &&
+            f[tl + 1 + pl] == '\t')
+            snprintf(reason, sizeof reason, "compaction failed: %.600s", f + tl + pl + 2);
+    }
+    if (!reason[0] && leased > 0 && cols[5]) {
+        srv_iso_ms(srv_atoi64(cols[5]), until);
+        snprintf(reason, sizeof reason, "%lld landing files are being compacted by %.300s (file "
+                 "lease until %s)", (long long)leased, cols[6] ? cols[6] : "?", until);
+    }
+    if (!reason[0] && p->leases) {
+        srv_comp c;
+        memset(&c, 0, sizeof c);
+        floe_lease_key k;
+        floe_lease_info li;
+        floe_error e;
+        floe_error_clear(&e);
+        if (comp_set_key(&c, cols[0], cols[1]) == 0) {
+            comp_key(&c, &k, floe_catalog_name(p->s->catalog));
+            if (floe_lease_get(p->leases, &k, &li, &e) == 0 && li.expires_at > li.now) {
+                srv_iso_ms(li.expires_at, until);
+                snprintf(reason, sizeof reason, "the partition's lease is held by %.300s "
+                         "until %s", li.owner, until);
+            }
+        }
+    }
+    if (!reason[0])
+        snprintf(reason, sizeof reason, "not compacted in this round (a round takes at most "
+                 "256 partitions of a table and a job at most %d files)", MAX_JOB_FILES);
+    if (floe_buf_printf(b, "%s{\"table\":", p->parts > 1 ? "," : "") < 0 ||
+        floe_json_append_string(b, (const uint8_t *)cols[0], tl) < 0 ||
+        floe_buf_printf(b, ",\"partition\":") < 0 ||
+        floe_json_append_string(b, (const uint8_t *)cols[1], pl) < 0 ||
+        floe_buf_printf(b, ",\"landing_files\":%lld,\"bytes\":%lld,\"reason\":",
+                        (long long)files, (long long)srv_atoi64(cols[3])) < 0 ||
+        floe_json_append_string(b, (const uint8_t *)reason, strlen(reason)) < 0 ||
+        floe_buf_append_byte(b, '}') < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+int srv_compactor_pending(floe_server *s, int64_t cutoff, const floe_strlist *fails,
+                          floe_buf *json, int64_t *files, int64_t *parts, floe_error *err) {
+    srv_landing *L = &s->land;
+    pending_ctx p = {.s = s, .fails = fails, .json = json};
+    floe_error e;
+    floe_error_clear(&e);
+    /* a connection of this thread's own (the compactor's are its threads') */
+    if (floe_lease_store_open(&s->catcfg, &p.leases, &e) < 0)
+        p.leases = NULL;
+    const char *now = floe_sql_clock_ms_expr(L->db);
+    char *q = floe_asprintf(
+        "SELECT tbl, part, COUNT(*), COALESCE(SUM(bytes),0), SUM(CASE WHEN state='compacting' "
+        "AND lease_until_ms >= %s THEN 1 ELSE 0 END), MAX(CASE WHEN state='compacting' AND "
+        "lease_until_ms >= %s THEN lease_until_ms END), MAX(CASE WHEN state='compacting' AND "
+        "lease_until_ms >= %s THEN lease_owner END) FROM landing_files WHERE kind=1 AND "
+        "id <= CAST(? AS BIGINT) AND state IN ('pending','compacting') GROUP BY tbl, part "
+        "ORDER BY tbl, part", now, now, now);
+    char p_cut[24];
+    const char *params[] = {srv_i64(p_cut, cutoff)};
+    int rc = q ? floe_buf_append_byte(json, '[') : FLOE_ENOMEM;
+    if (rc < 0) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    } else {
+        pthread_mutex_lock(&L->idx_mu);
+        rc = floe_sql_query(L->db, q, params, 1, pending_row, &p, err);
+        pthread_mutex_unlock(&L->idx_mu);
+        if (rc == 0 && floe_buf_append_byte(json, ']') < 0)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_free(q);
+    floe_lease_store_close(p.leases);
+    if (rc == 0) {
+        *files = p.files;
+        *parts = p.parts;
+    }
     return rc;
 }

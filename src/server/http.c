@@ -36,6 +36,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "floe/io.h"
+
 #include "floe/quarantine.h"
 #include "server_internal.h"
 
@@ -334,7 +336,9 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "floe_inflight_refusals_total %llu\n"
                     "# TYPE floe_connections gauge\nfloe_connections %lld\n"
                     "# TYPE floe_connections_evicted_total counter\n"
-                    "floe_connections_evicted_total %llu\n",
+                    "floe_connections_evicted_total %llu\n"
+                    "# TYPE floe_wal_failures_total counter\nfloe_wal_failures_total %llu\n"
+                    "# TYPE floe_wal_recoveries_total counter\nfloe_wal_recoveries_total %llu\n",
                     (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
                     (long long)atomic_load(&s->land.pending_files),
                     (long long)atomic_load(&s->land.pending_bytes), lag,
@@ -356,7 +360,15 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (long long)atomic_load(&s->budget_used),
                     (long long)atomic_load(&s->budget_limit),
                     (unsigned long long)atomic_load(&s->m.budget_refusals), (long long)nconns,
-                    (unsigned long long)atomic_load(&s->m.conns_evicted));
+                    (unsigned long long)atomic_load(&s->m.conns_evicted),
+                    (unsigned long long)atomic_load(&s->m.wal_failures),
+                    (unsigned long long)atomic_load(&s->m.wal_recoveries));
+    floe_buf_printf(&b, "# TYPE floe_up gauge\n");
+    pthread_mutex_lock(&s->health_mu);
+    for (int i = 0; i < SRV_H_COUNT; i++)
+        floe_buf_printf(&b, "floe_up{subsystem=\"%s\"} %d\n", srv_health_names[i],
+                        !s->health[i].failing);
+    pthread_mutex_unlock(&s->health_mu);
     srv_maint_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
@@ -378,6 +390,116 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (double)atomic_load(&s->m.lat_sum_us) / 1e6,
                     (unsigned long long)atomic_load(&s->m.lat_count));
     return floe_buf_detach(&b, len);
+}
+
+/* ---- health ------------------------------------------------------------------------- */
+
+/* The prober thread: every PROBE_MS, whether the catalog database answers (its own
+ * connection: SELECT 1) and the warehouse's storage (a HEAD or stat of the landing
+ * folder), and what maintenance's last runs say. The other parts report themselves. */
+#define PROBE_MS 2000
+
+static void *probe_main(void *arg) {
+    floe_server *s = arg;
+    srv_thread_name("floe-health");
+    floe_sql *db = NULL;
+    while (!atomic_load(&s->watch_stop)) {
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = db ? 0 : floe_sql_open(s->catcfg.uri, &db, &e);
+        if (rc == 0)
+            rc = floe_sql_exec(db, "SELECT 1", NULL, 0, NULL, &e);
+        if (rc < 0)
+            srv_health_fail(s, SRV_H_CATALOG, "the catalog database does not answer: %s",
+                            e.msg);
+        else
+            srv_health_ok(s, SRV_H_CATALOG);
+        floe_error_clear(&e);
+        bool exists = false;
+        if (floe_io_exists(s->landing_root, &exists, &e) < 0)
+            srv_health_fail(s, SRV_H_STORAGE, "the warehouse's storage does not answer: %s",
+                            e.msg);
+        else
+            srv_health_ok(s, SRV_H_STORAGE);
+        char msg[256];
+        int failing = srv_maint_failing(s, msg, sizeof msg);
+        if (failing)
+            srv_health_fail(s, SRV_H_MAINT, "%d job%s failed on %s last run; first: %s", failing,
+                            failing > 1 ? "s" : "", failing > 1 ? "their" : "its", msg);
+        else
+            srv_health_ok(s, SRV_H_MAINT);
+        for (int i = 0; i < PROBE_MS / 100 && !atomic_load(&s->watch_stop); i++)
+            usleep(100000);
+    }
+    floe_sql_close(db);
+    return NULL;
+}
+
+/* GET /healthz: 200 while posts are taken ("ok", or "degraded" when another part fails),
+ * 503 ("failing") when they are not (the WAL does not write) or a buffer has failed to
+ * seal for a minute (srv_landing_health), or the server is stopping. With tokens
+ * configured, the error texts (they may name tables and paths) need the metrics or the
+ * admin grant; the states are shown to anyone. */
+static enum MHD_Result healthz(floe_server *s, struct MHD_Connection *c) {
+    bool details = authorize(s, c, NULL, "metrics") == 0 || authorize(s, c, NULL, "admin") == 0;
+    bool enabled[SRV_H_COUNT] = {true, s->role != FLOE_SERVER_ROLE_COMPACTOR, true, true, true,
+                                 s->maint != NULL};
+    srv_health_item h[SRV_H_COUNT];
+    pthread_mutex_lock(&s->health_mu);
+    memcpy(h, s->health, sizeof h);
+    pthread_mutex_unlock(&s->health_mu);
+    floe_buf notes; /* the sealer's: a long failure, records it quarantined */
+    floe_buf_init(&notes, 0);
+    bool seal_ok = s->role == FLOE_SERVER_ROLE_COMPACTOR || srv_landing_health(s, &notes);
+    if (notes.len && notes.data[notes.len - 1] == '\n')
+        notes.len--;
+    bool stopping = atomic_load(&s->stopping);
+    bool down = stopping || h[SRV_H_WAL].failing || !seal_ok, degraded = false;
+    for (int i = 0; i < SRV_H_COUNT; i++)
+        degraded |= enabled[i] && h[i].failing;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "{\"status\":\"%s\",\"node\":",
+                    stopping ? "stopping" : down ? "failing" : degraded ? "degraded" : "ok");
+    floe_json_append_string(&b, (const uint8_t *)s->node, strlen(s->node));
+    floe_buf_printf(&b, ",\"checks\":{");
+    for (int i = 0; i < SRV_H_COUNT; i++) {
+        floe_buf_printf(&b, "%s\"%s\":{\"ok\":%s", i ? "," : "", srv_health_names[i],
+                        enabled[i] && h[i].failing ? "false" : "true");
+        if (!enabled[i])
+            floe_buf_printf(&b, ",\"enabled\":false");
+        if (i == SRV_H_COMPACTOR && enabled[i] && !s->cfg.compact)
+            floe_buf_printf(&b, ",\"runs\":\"on flush\"");
+        if (i == SRV_H_SEALER && enabled[i]) {
+            floe_buf_printf(&b, ",\"quarantined_records\":%llu",
+                            (unsigned long long)atomic_load(&s->m.seal_quarantined_records));
+            if (details && notes.len) {
+                floe_buf_printf(&b, ",\"notes\":");
+                floe_json_append_string(&b, notes.data, notes.len);
+            }
+        }
+        if (enabled[i] && h[i].failing) {
+            char since[32];
+            srv_iso_ms(h[i].since_ms, since);
+            floe_buf_printf(&b, ",\"since\":\"%s\",\"failures\":%llu", since,
+                            (unsigned long long)h[i].failures);
+            if (details) {
+                floe_buf_printf(&b, ",\"error\":");
+                floe_json_append_string(&b, (const uint8_t *)h[i].error, strlen(h[i].error));
+            }
+        }
+        floe_buf_printf(&b, "}");
+    }
+    floe_buf_free(&notes);
+    if (floe_buf_printf(&b, "}}\n") < 0) {
+        floe_buf_free(&b);
+        return MHD_NO;
+    }
+    size_t len = 0;
+    char *body = floe_buf_detach(&b, &len);
+    if (!body)
+        return MHD_NO;
+    return respond(s, c, down ? 503 : 200, body, len, "application/json", down ? 5 : 0);
 }
 
 /* ---- the request handler ------------------------------------------------------------- */
@@ -402,24 +524,8 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
     const char *bad = framing_error(c);
     if (bad)
         return respond_error(s, c, 400, bad, 0); /* before any body byte: then closed */
-    if (!strcmp(method, "GET") && !strcmp(url, "/healthz")) {
-        /* first line: ok, degraded (a buffer has failed to seal for a minute: 503) or
-         * stopping; then what is wrong, if anything */
-        floe_buf b;
-        floe_buf_init(&b, 0);
-        bool stopping = atomic_load(&s->stopping);
-        floe_buf details;
-        floe_buf_init(&details, 0);
-        bool healthy = srv_landing_health(s, &details);
-        floe_buf_printf(&b, "%s\n%.*s", stopping ? "stopping" : healthy ? "ok" : "degraded",
-                        (int)details.len, details.len ? (const char *)details.data : "");
-        floe_buf_free(&details);
-        size_t len = 0;
-        char *text = floe_buf_detach(&b, &len);
-        if (!text)
-            return MHD_NO;
-        return respond(s, c, stopping || !healthy ? 503 : 200, text, len, "text/plain", 0);
-    }
+    if (!strcmp(method, "GET") && !strcmp(url, "/healthz"))
+        return healthz(s, c);
     if (!strcmp(method, "GET") && !strcmp(url, "/metrics")) {
         /* table names and volumes: for holders of the metrics grant */
         int a = authorize(s, c, NULL, "metrics");
@@ -634,6 +740,55 @@ static enum MHD_Result finish_events(floe_server *s, struct MHD_Connection *c, r
     return respond(s, c, status, ans, alen, "application/json", retry);
 }
 
+static bool arg_true(struct MHD_Connection *c, const char *name) {
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    return v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no");
+}
+
+/* POST /v1/admin/flush: seal every buffer. With compact=1, also compact what is
+ * registered and answer what was committed and what is still pending and why; with
+ * wait=true (implies compact), go on until nothing of it is pending, at most timeout
+ * seconds (default 120: twice a compaction lease), answering 202 when some is left. */
+static enum MHD_Result flush(floe_server *s, struct MHD_Connection *c) {
+    bool wait = arg_true(c, "wait"), compact = wait || arg_true(c, "compact");
+    int64_t timeout_ms = 120000;
+    const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout");
+    if (t) {
+        char *end;
+        long long v = strtoll(t, &end, 10);
+        if (end == t || *end || v < 0 || v > 3600)
+            return respond_error(s, c, 400, "timeout: whole seconds, 0 to 3600", 0);
+        timeout_ms = v * 1000;
+    }
+    floe_error e;
+    floe_error_clear(&e);
+    if (!compact) {
+        if (floe_server_flush(s, false, &e) < 0)
+            return respond_error(s, c, 500, e.msg, 0);
+        char *ok = floe_strdup("{\"flushed\":true}");
+        return ok ? respond(s, c, 200, ok, strlen(ok), "application/json", 0) : MHD_NO;
+    }
+    floe_flush_result fr;
+    if (floe_server_flush_report(s, wait ? timeout_ms : 0, &fr, &e) < 0)
+        return respond_error(s, c, 500, e.msg, 0);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "{\"flushed\":true,\"complete\":%s,\"rounds\":%d,\"committed\":"
+                    "{\"events\":%lld,\"landing_files\":%lld},\"pending\":{\"landing_files\":"
+                    "%lld,\"partitions\":%lld,\"by_partition\":%s}}",
+                    fr.pending_files ? "false" : "true", fr.rounds,
+                    (long long)fr.events_committed, (long long)fr.landing_committed,
+                    (long long)fr.pending_files, (long long)fr.pending_partitions,
+                    fr.pending_json ? fr.pending_json : "[]");
+    bool complete = fr.pending_files == 0;
+    floe_flush_result_reset(&fr);
+    size_t len = 0;
+    char *body = floe_buf_detach(&b, &len);
+    if (!body)
+        return MHD_NO;
+    return respond(s, c, wait && !complete ? 202 : 200, body, len, "application/json", 0);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -658,16 +813,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     set_phase(r->cs, PHASE_BUSY);
-    if (r->kind == REQ_FLUSH) {
-        const char *cp = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "compact");
-        floe_error e;
-        floe_error_clear(&e);
-        int rc = floe_server_flush(s, cp && strcmp(cp, "0"), &e);
-        if (rc < 0)
-            return respond_error(s, c, 500, e.msg, 0);
-        char *ok = floe_strdup("{\"flushed\":true}");
-        return ok ? respond(s, c, 200, ok, strlen(ok), "application/json", 0) : MHD_NO;
-    }
+    if (r->kind == REQ_FLUSH)
+        return flush(s, c);
     if (r->kind == REQ_EVENTS)
         return finish_events(s, c, r);
     return MHD_NO;
@@ -851,6 +998,8 @@ int srv_http_start(floe_server *s, floe_error *err) {
     s->port = di ? di->port : ntohs(sa.sin_port);
     if (pthread_create(&s->watch_thr, NULL, watchdog_main, s) == 0)
         s->watch_started = true;
+    if (pthread_create(&s->probe_thr, NULL, probe_main, s) == 0)
+        s->probe_started = true;
     return 0;
 }
 
@@ -864,6 +1013,9 @@ void srv_http_stop(floe_server *s) {
     if (s->watch_started) {
         atomic_store(&s->watch_stop, true);
         pthread_join(s->watch_thr, NULL);
+        if (s->probe_started)
+            pthread_join(s->probe_thr, NULL);
+        s->probe_started = false;
         s->watch_started = false;
     }
 }

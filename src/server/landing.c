@@ -1090,6 +1090,14 @@ static void *sealer_main(void *arg) {
             floe_log(FLOE_LOG_ERROR, "serve: storing idempotency answers: %s", e.msg);
         else if (active > 0)
             release_segments(s, active - 1);
+        if (njobs)
+            srv_health_fail(s, SRV_H_SEALER, "%s (%zu buffers wait; their records are safe "
+                            "in the WAL, sealing is retried)", first_error, njobs);
+        else if (!answers_ok)
+            srv_health_fail(s, SRV_H_SEALER, "storing idempotency answers: %.200s (retried)",
+                            e.msg);
+        else
+            srv_health_ok(s, SRV_H_SEALER);
         if (now - last_metrics >= 1000 || force) {
             srv_landing_refresh_metrics(s);
             last_metrics = now;
@@ -1436,6 +1444,17 @@ done:
     floe_strlist_free(&rctx.victims);
     floe_strlist_free(&rows.ids);
     floe_strlist_free(&rows.uris);
+    return rc;
+}
+
+int srv_landing_max_id(floe_server *s, int64_t *out, floe_error *err) {
+    row_nums r = {0};
+    pthread_mutex_lock(&s->land.idx_mu);
+    int rc = floe_sql_query(s->land.db, "SELECT COALESCE(MAX(id),0) FROM landing_files", NULL,
+                            0, first_row_nums, &r, err);
+    pthread_mutex_unlock(&s->land.idx_mu);
+    if (rc == 0)
+        *out = r.got ? r.v[0] : 0;
     return rc;
 }
 

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ typedef struct job_stat {
     int64_t ok, failed, skipped, busy;
     int64_t last_end_ms, last_duration_ms;
     int last_rc;
+    char last_error[200];   /* the last failed run's detail */
 } job_stat;
 
 typedef struct maint_table {
@@ -115,6 +117,9 @@ static void on_run(void *ctx, const floe_maint_run *r) {
         j->last_end_ms = r->end_ms;
         j->last_duration_ms = r->end_ms - r->start_ms;
         j->last_rc = r->rc;
+        if (r->rc < 0)
+            snprintf(j->last_error, sizeof j->last_error, "%s",
+                     r->detail && *r->detail ? r->detail : floe_strerror(r->rc));
     }
     pthread_mutex_unlock(&mt->stats_mu);
 }
@@ -373,6 +378,27 @@ void srv_maint_stop(floe_server *s) {
         pthread_join(mt->thr, NULL);
     s->maint = NULL;
     maint_free(mt);
+}
+
+int srv_maint_failing(floe_server *s, char *msg, size_t n) {
+    srv_maint *mt = s->maint;
+    int failing = 0;
+    if (n)
+        msg[0] = 0;
+    if (!mt)
+        return 0;
+    pthread_mutex_lock(&mt->stats_mu);
+    for (size_t i = 0; i < mt->ntables; i++)
+        for (int j = 0; j < FLOE_JOB_COUNT; j++) {
+            const job_stat *js = &mt->tables[i].jobs[j];
+            if (!js->last_end_ms || js->last_rc >= 0)
+                continue;
+            if (!failing++ && n)
+                snprintf(msg, n, "%s %s: %s", mt->tables[i].name,
+                         floe_maint_job_name((floe_maint_job)j), js->last_error);
+        }
+    pthread_mutex_unlock(&mt->stats_mu);
+    return failing;
 }
 
 void srv_maint_metrics(floe_server *s, floe_buf *b) {

@@ -11,15 +11,56 @@
  * idempotency answers, delete the WAL segments.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "floe/io.h"
 #include "server_internal.h"
 
 void srv_thread_name(const char *name) {
     (void)pthread_setname_np(pthread_self(), name); /* cosmetic: failure is harmless */
+}
+
+void srv_iso_ms(int64_t ms, char out[32]) {
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
+}
+
+const char *const srv_health_names[SRV_H_COUNT] = {"wal", "sealer", "compactor", "catalog",
+                                                   "object_store", "maintenance"};
+
+void srv_health_ok(floe_server *s, int which) {
+    pthread_mutex_lock(&s->health_mu);
+    srv_health_item *h = &s->health[which];
+    if (h->failing)
+        floe_log(FLOE_LOG_INFO, "serve: %s: working again after %llu failures",
+                 srv_health_names[which], (unsigned long long)h->failures);
+    h->failing = false;
+    h->failures = 0;
+    h->error[0] = 0;
+    pthread_mutex_unlock(&s->health_mu);
+}
+
+void srv_health_fail(floe_server *s, int which, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&s->health_mu);
+    srv_health_item *h = &s->health[which];
+    if (!h->failing)
+        h->since_ms = floe_wall_ms();
+    h->failing = true;
+    h->failures++;
+    vsnprintf(h->error, sizeof h->error, fmt, ap);
+    pthread_mutex_unlock(&s->health_mu);
+    va_end(ap);
 }
 
 static void server_free(floe_server *s) {
@@ -39,6 +80,7 @@ static void server_free(floe_server *s) {
     floe_free(s->wal_dir);
     floe_free(s->landing_root);
     floe_free(s->quarantine_root);
+    floe_strlist_free(&s->comp_round_fails);
     pthread_mutex_destroy(&s->cfg_mu);
     pthread_mutex_destroy(&s->cat_mu);
     pthread_mutex_destroy(&s->commit_gate);
@@ -55,6 +97,7 @@ static void server_free(floe_server *s) {
     pthread_mutex_destroy(&s->comp_mu);
     pthread_cond_destroy(&s->comp_cv);
     pthread_mutex_destroy(&s->conn_mu);
+    pthread_mutex_destroy(&s->health_mu);
     floe_free(s);
 }
 
@@ -91,6 +134,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     pthread_mutex_init(&s->comp_mu, NULL);
     pthread_cond_init(&s->comp_cv, NULL);
     pthread_mutex_init(&s->conn_mu, NULL);
+    pthread_mutex_init(&s->health_mu, NULL);
     s->wal.fd = -1;
     if (getrandom(&s->route_seed, sizeof s->route_seed, 0) != (ssize_t)sizeof s->route_seed)
         s->route_seed = (uint64_t)floe_now_ns() ^ (uint64_t)(uintptr_t)s;
@@ -259,8 +303,55 @@ int floe_server_flush(floe_server *s, bool compact, floe_error *err) {
     if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
         FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
     if (compact)
-        FLOE_FORWARD_IF_ERROR(srv_compactor_run_now(s, err));
+        FLOE_FORWARD_IF_ERROR(srv_compactor_run_now(s, NULL, err));
     return 0;
+}
+
+void floe_flush_result_reset(floe_flush_result *r) {
+    floe_free(r->pending_json);
+    memset(r, 0, sizeof *r);
+}
+
+int floe_server_flush_report(floe_server *s, int64_t wait_ms, floe_flush_result *out,
+                             floe_error *err) {
+    memset(out, 0, sizeof *out);
+    int rc = 0;
+    floe_buf json;
+    floe_buf_init(&json, 0);
+    srv_round round = {0};
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
+        FLOE_CHECK(srv_landing_flush(s, err));
+    /* the landing files this flush is about: every one registered by now */
+    int64_t cutoff = 0;
+    FLOE_CHECK(srv_landing_max_id(s, &cutoff, err));
+    int64_t deadline = floe_now_ns() / 1000000 + (wait_ms > 0 ? wait_ms : 0);
+    for (;;) {
+        floe_strlist_free(&round.fails);
+        floe_error re;
+        floe_error_clear(&re);
+        (void)srv_compactor_run_now(s, &round, &re); /* its failures are in the report */
+        out->rounds++;
+        out->events_committed += round.events;
+        out->landing_committed += round.files;
+        floe_buf_reset(&json);
+        FLOE_CHECK(srv_compactor_pending(s, cutoff, &round.fails, &json, &out->pending_files,
+                                         &out->pending_partitions, err));
+        int64_t now = floe_now_ns() / 1000000;
+        if (out->pending_files == 0 || wait_ms <= 0 || now >= deadline ||
+            atomic_load(&s->stopping))
+            break;
+        /* another round once a lease may have run out or a failure may have cleared */
+        int64_t pause = deadline - now < 1000 ? deadline - now : 1000;
+        usleep((useconds_t)pause * 1000);
+    }
+    if (floe_buf_append_byte(&json, 0) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    size_t len;
+    out->pending_json = floe_buf_detach(&json, &len);
+done:
+    floe_buf_free(&json);
+    floe_strlist_free(&round.fails);
+    return rc;
 }
 
 int floe_server_close(floe_server *s, floe_error *err) {

@@ -62,12 +62,31 @@ typedef struct srv_metrics {
     _Atomic uint64_t idempotent_replays;
     _Atomic uint64_t settled;      /* landing files found already committed (I2) */
     _Atomic uint64_t events_committed; /* rows this process's compactions committed */
+    _Atomic uint64_t landing_committed; /* landing files this process marked committed
+                                            (converted, found in the table, or all
+                                            quarantined) */
     _Atomic uint64_t backlog_waits, backlog_wait_us; /* posts held for the compactor */
     _Atomic uint64_t budget_refusals; /* 503: the in-flight budget was in use */
     _Atomic uint64_t conns_evicted;   /* idle or slow connections dropped for a new one */
     _Atomic uint64_t seal_failures;  /* landing files that could not be written (retried) */
     _Atomic uint64_t seal_quarantined_records; /* ... for good: records to the quarantine */
+    _Atomic uint64_t wal_failures, wal_recoveries;
 } srv_metrics;
+
+/* ---- health (/healthz, /metrics) ------------------------------------------------- */
+/* What each part last reported: set by the part itself (wal.c, landing.c's sealer,
+ * compactor.c's rounds, maint.c's runs) and by the health prober (http.c: the catalog
+ * database and the object store, every few seconds). */
+enum { SRV_H_WAL, SRV_H_SEALER, SRV_H_COMPACTOR, SRV_H_CATALOG, SRV_H_STORAGE,
+       SRV_H_MAINT, SRV_H_COUNT };
+extern const char *const srv_health_names[SRV_H_COUNT];
+
+typedef struct srv_health_item {
+    bool failing;
+    char error[256];
+    int64_t since_ms;       /* failing since (wall clock, ms) */
+    uint64_t failures;      /* in a row */
+} srv_health_item;
 
 /* ---- tables ---------------------------------------------------------------------- */
 typedef struct srv_scratch srv_scratch;
@@ -110,7 +129,15 @@ typedef struct srv_wal {
     _Atomic uint64_t active_seg;
     int64_t seg_bytes;
     uint64_t next_frame_id;
-    int failed;             /* sticky error after a failed write/fsync */
+    int failed;             /* error after a failed write/fsync: every frame is refused
+                               until the writer has recovered (wal.c) */
+    bool failed_for_good;   /* a durable frame could not be buffered: only a restart (its
+                               replay) brings it back */
+    int64_t synced_bytes;   /* of the segment being written: what the last fsync covered */
+    int64_t failed_bytes;   /* the batch that failed (a full disk: recovery waits until
+                               twice as much is free) */
+    int64_t retry_ms;       /* backoff of the next recovery attempt */
+    int64_t retry_at_ms;
     pthread_t thr;
     bool thr_started;
 } srv_wal;
@@ -235,6 +262,8 @@ struct floe_server {
     uint64_t comp_gen, comp_done_gen;
     int comp_round_rc;      /* result of the last forced round (flush with compact) */
     floe_error comp_round_err;
+    int64_t comp_round_events, comp_round_files; /* ... what it committed */
+    floe_strlist comp_round_fails; /* ... "<table>\t<partition>\t<error>" per failure */
     pthread_t comp_thr;
     bool comp_started;
     _Atomic int64_t compact_lag_ms;
@@ -258,7 +287,19 @@ struct floe_server {
     int64_t nconns;         /* conn_mu: connections open (http.c) */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
+
+    pthread_mutex_t health_mu;
+    srv_health_item health[SRV_H_COUNT];
+    pthread_t probe_thr;    /* http.c: the catalog database and the object store */
+    bool probe_started;
 };
+
+/* Record a part's state: ok, or failing with a message (the first failure of a run sets
+ * since_ms; later ones count). */
+void srv_health_ok(floe_server *s, int which);
+void srv_health_fail(floe_server *s, int which, const char *fmt, ...) FLOE_PRINTF(3, 4);
+/* ms since the epoch as 2026-01-02T03:04:05.678Z */
+void srv_iso_ms(int64_t ms, char out[32]);
 
 /* tables.c */
 int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
@@ -375,7 +416,21 @@ int srv_landing_wait_backlog(floe_server *s, int64_t wait_ms);
 /* compactor.c */
 int srv_compactor_start(floe_server *s, floe_error *err);
 void srv_compactor_stop(floe_server *s);
-int srv_compactor_run_now(floe_server *s, floe_error *err);
+/* A forced round (flush with compact), waited for. round (may be NULL) receives what it
+ * committed and its failures (the caller frees fails). Returns the round's first failure. */
+typedef struct srv_round {
+    int64_t events, files;
+    floe_strlist fails;     /* "<table>\t<partition>\t<error>" */
+} srv_round;
+int srv_compactor_run_now(floe_server *s, srv_round *round, floe_error *err);
+/* The landing files of index rows id <= cutoff that are not committed yet, by partition,
+ * each with why (fails: a round's failures; a file or partition lease and its holder
+ * until when; otherwise not reached yet): appended to json as an array of at most 100
+ * objects. *files and *parts receive the totals. */
+int srv_compactor_pending(floe_server *s, int64_t cutoff, const floe_strlist *fails,
+                          floe_buf *json, int64_t *files, int64_t *parts, floe_error *err);
+/* The highest landing index row id (0 when none). */
+int srv_landing_max_id(floe_server *s, int64_t *out, floe_error *err);
 
 /* http.c */
 int srv_http_start(floe_server *s, floe_error *err);
@@ -389,6 +444,8 @@ void srv_maint_stop(floe_server *s);   /* also frees; safe when never started */
 int srv_maint_reload(floe_server *s, const char *maint_config, const char *run_log,
                      floe_error *err);
 void srv_maint_metrics(floe_server *s, floe_buf *b);
+/* Jobs whose last run failed; the first one's table, job and error in msg. */
+int srv_maint_failing(floe_server *s, char *msg, size_t n);
 
 /* config.c */
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err);

@@ -9,8 +9,16 @@
  * Frame ids grow by one per frame across segments and restarts (the start value is above
  * every id in the WAL and in the landing index), which the replay watermarks rely on.
  *
- * A failed write or fsync makes the WAL refuse every later frame (the page cache state
- * after a failed fsync cannot be trusted); the server answers 503 until restarted.
+ * A failed write or fsync (a full disk, an I/O error) makes the WAL refuse every frame
+ * (503 + Retry-After; /healthz names it) until it has recovered: the writer thread tries
+ * again with a backoff (100 ms doubling to 5 s) to cut the segment back to what the last
+ * fsync covered - the frames of the failed batch were refused, so none of them may
+ * survive in the file, and what the page cache holds after a failed fsync cannot be
+ * trusted - make that durable, and go on in a fresh segment. Once space returns, posts
+ * are taken again without a restart. A durable frame that cannot be buffered (out of
+ * memory) is different: the WAL then stays closed until a restart replays it.
+ * A segment that cannot be rotated (no room for a new one) is written on past
+ * wal_segment_size, and the rotation tried again after the next batch.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "floe/io.h"
@@ -62,6 +72,7 @@ static int segment_open(floe_server *s, uint64_t segno, floe_error *err) {
     s->wal.fd = fd;
     s->wal.segno = segno;
     s->wal.seg_bytes = FLOE_SEGMENT_HEADER;
+    s->wal.synced_bytes = FLOE_SEGMENT_HEADER;
     atomic_store(&s->wal.active_seg, segno);
     return 0;
 }
@@ -169,6 +180,57 @@ done:
     return rc;
 }
 
+/* After a failed write or fsync (WAL thread, the lock not held): cut the segment back to
+ * what the last fsync covered, make that durable, continue in a fresh segment. */
+static int wal_recover(floe_server *s, floe_error *err) {
+    srv_wal *w = &s->wal;
+    struct statvfs vfs;
+    if (w->failed == FLOE_ENOSPACE && w->fd >= 0 && fstatvfs(w->fd, &vfs) == 0) {
+        /* room for the batch that failed, twice, beyond what cutting it frees: without
+         * it the next batch would fail the same way at once */
+        int64_t avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+        int64_t want = 2 * w->failed_bytes + (64 << 10);
+        struct stat st;
+        if (fstat(w->fd, &st) == 0 && st.st_size > w->synced_bytes)
+            avail += (int64_t)st.st_size - w->synced_bytes; /* what the cut frees */
+        if (avail < want)
+            return floe_error_set(err, FLOE_ENOSPACE, "waiting for room in %s: %lld bytes "
+                                  "free, %lld wanted", s->wal_dir, (long long)avail,
+                                  (long long)want);
+    }
+    if (w->fd >= 0 && (ftruncate(w->fd, (off_t)w->synced_bytes) != 0 || fsync(w->fd) != 0))
+        return floe_error_errno(err, errno, "WAL segment %llu: cutting the failed write",
+                                (unsigned long long)w->segno);
+    w->seg_bytes = w->synced_bytes;
+    return segment_open(s, w->segno + 1, err);
+}
+
+/* Called with w->mu held: failed, and time for another try? Then try (unlocking while it
+ * runs); on success the WAL takes frames again. */
+static void wal_try_recover(floe_server *s) {
+    srv_wal *w = &s->wal;
+    if (!w->failed || w->failed_for_good || floe_wall_ms() < w->retry_at_ms)
+        return;
+    pthread_mutex_unlock(&w->mu);
+    floe_error e;
+    floe_error_clear(&e);
+    int rc = wal_recover(s, &e);
+    pthread_mutex_lock(&w->mu);
+    if (rc == 0) {
+        w->failed = 0;
+        w->retry_ms = 0;
+        atomic_fetch_add(&s->m.wal_recoveries, 1);
+        floe_log(FLOE_LOG_INFO, "serve: WAL writable again (segment %llu)",
+                 (unsigned long long)w->segno);
+        srv_health_ok(s, SRV_H_WAL);
+        return;
+    }
+    w->retry_ms = w->retry_ms ? (w->retry_ms * 2 > 5000 ? 5000 : w->retry_ms * 2) : 100;
+    w->retry_at_ms = floe_wall_ms() + w->retry_ms;
+    srv_health_fail(s, SRV_H_WAL, "not writable since a write failed (%s); %s",
+                    floe_strerror(w->failed), e.msg);
+}
+
 static void *wal_main(void *arg) {
     floe_server *s = arg;
     srv_thread_name("floe-wal");
@@ -177,8 +239,25 @@ static void *wal_main(void *arg) {
     size_t iov_cap = 0;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (!w->head && !w->stop)
-            pthread_cond_wait(&w->cv_work, &w->mu);
+        wal_try_recover(s);
+        while (!w->head && !w->stop) {
+            if (w->failed && !w->failed_for_good) { /* wake up for the next recovery try */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                int64_t wait = w->retry_at_ms - floe_wall_ms();
+                wait = wait < 1 ? 1 : wait;
+                ts.tv_sec += (time_t)(wait / 1000);
+                ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&w->cv_work, &w->mu, &ts);
+                wal_try_recover(s);
+            } else {
+                pthread_cond_wait(&w->cv_work, &w->mu);
+            }
+        }
         if (!w->head && w->stop) {
             pthread_mutex_unlock(&w->mu);
             break;
@@ -189,9 +268,11 @@ static void *wal_main(void *arg) {
         pthread_mutex_unlock(&w->mu);
 
         size_t nreq = 0;
-        int64_t bytes = 0;
-        for (wal_req *r = batch; r; r = r->next)
+        int64_t bytes = 0, batch_bytes = 0; /* written; queued by the batch */
+        for (wal_req *r = batch; r; r = r->next) {
             nreq++;
+            batch_bytes += (int64_t)r->frame->len;
+        }
         int rc = failed;
         if (rc == 0 && nreq > iov_cap) {
             struct iovec *ni = floe_realloc(iov, nreq * 2 * sizeof *ni);
@@ -237,13 +318,19 @@ static void *wal_main(void *arg) {
             }
             if (rc == 0 && fdatasync(w->fd) != 0) {
                 floe_log(FLOE_LOG_ERROR, "serve: WAL fsync: %s", strerror(errno));
-                rc = FLOE_EIO;
+                rc = errno == ENOSPC ? FLOE_ENOSPACE : FLOE_EIO;
+            }
+            if (rc < 0 && !failed) {
+                srv_health_fail(s, SRV_H_WAL, "not writable: %s (segment %llu); retrying",
+                                floe_strerror(rc), (unsigned long long)w->segno);
+                atomic_fetch_add(&s->m.wal_failures, 1);
             }
             if (rc == 0) {
                 atomic_fetch_add(&s->m.wal_fsyncs, 1);
                 atomic_fetch_add(&s->m.wal_frames, nreq);
                 atomic_fetch_add(&s->m.wal_bytes, (uint64_t)bytes);
                 w->seg_bytes += bytes;
+                w->synced_bytes = w->seg_bytes;
                 uint64_t seg = w->segno;
                 for (wal_req *r = batch; r && rc == 0; r = r->next) {
                     const uint8_t *h = r->frame->data;
@@ -259,31 +346,41 @@ static void *wal_main(void *arg) {
                     floe_error e;
                     floe_error_clear(&e);
                     rc = srv_landing_apply(s, &f, seg, false, &e);
-                    if (rc < 0)
+                    if (rc < 0) {
                         floe_log(FLOE_LOG_ERROR, "serve: buffering frame: %s", e.msg);
+                        srv_health_fail(s, SRV_H_WAL, "a durable frame could not be buffered "
+                                        "(%s): restart the server to replay the WAL", e.msg);
+                        atomic_fetch_add(&s->m.wal_failures, 1);
+                        pthread_mutex_lock(&w->mu);
+                        w->failed_for_good = true;
+                        pthread_mutex_unlock(&w->mu);
+                    }
                 }
                 if (rc == 0 && w->seg_bytes >= s->cfg.wal_segment_bytes) {
+                    /* the batch is durable whatever happens here: a segment that cannot
+                     * be rotated is written on, and rotated after the next batch */
                     floe_error e;
                     floe_error_clear(&e);
-                    if (segment_open(s, w->segno + 1, &e) < 0) {
-                        floe_log(FLOE_LOG_ERROR, "serve: WAL rotate: %s", e.msg);
-                        rc = e.code;
-                    }
+                    if (segment_open(s, w->segno + 1, &e) < 0)
+                        floe_log(FLOE_LOG_WARN, "serve: WAL rotate (writing on in segment "
+                                 "%llu): %s", (unsigned long long)w->segno, e.msg);
                 }
             }
         }
         pthread_mutex_lock(&w->mu);
-        if (rc < 0 && !w->failed)
+        if (rc < 0 && !w->failed) {
             w->failed = rc;
-        w->queued_bytes -= bytes;
+            w->failed_bytes = bytes;
+            w->retry_ms = 100;
+            w->retry_at_ms = floe_wall_ms() + w->retry_ms;
+        }
+        w->queued_bytes -= batch_bytes;
         for (wal_req *r = batch; r;) {
             wal_req *next = r->next;
             r->rc = rc;
             r->done = true;
             r = next;
         }
-        if (rc < 0) /* requests counted bytes they queued; recompute from scratch */
-            w->queued_bytes = 0;
         pthread_cond_broadcast(&w->cv_done);
         pthread_mutex_unlock(&w->mu);
     }

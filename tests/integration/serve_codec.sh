@@ -75,7 +75,7 @@ for _ in 1 2 3 4 5; do
   start_server --config "$tmp/serve.conf"
 done
 wait "$client" || fail "client p3"
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 stop_server
 [ -n "$(find "$tmp/wh/_landing" -name '*.ndjson.lz4')" ] || fail "no lz4 landing file after the switch"
 

@@ -40,7 +40,7 @@ for i in $(seq "$KILLS"); do
   start_server --config "$tmp/serve.conf"
 done
 wait "$client" || fail "client"
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 stop_server
 acked=$(cat "$tmp"/acks/ack-*.jsonl | wc -l)
 echo "serve_crash: $KILLS kills, $acked batches acknowledged"

@@ -36,7 +36,7 @@ python3 "$SERVE_DIR/verify.py" "$tmp/events.ndjson" 100 "$tmp/acks" "$tmp/wh" sh
 ls "$tmp/wh/_landing/shop.events/" | grep -q '^event_type=page_view$' || fail "partition folders"
 
 start_server --config "$tmp/serve.conf"
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 python3 "$SERVE_DIR/verify.py" "$tmp/events.ndjson" 100 "$tmp/acks" "$tmp/wh" shop.events \
   --all-acked --keys --table "$FLOE" --icebird tests/js/icebird_read.mjs || fail "table check"
 n=$(sqlite3 -cmd ".timeout 10000" "$tmp/wh/catalog.db" "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")

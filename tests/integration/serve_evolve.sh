@@ -37,7 +37,7 @@ grep -q '^floe_unknown_fields_total{table="app.events"} 0$' "$tmp/metrics.txt" |
   fail "fields counted as unknown (dropped): $(grep unknown_fields "$tmp/metrics.txt")"
 grep -q '^floe_schema_updates_total{table="app.events"} [1-9]' "$tmp/metrics.txt" ||
   fail "no schema update"
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 stop_server
 
 meta=$(ls "$tmp"/wh/app/events/metadata/*.metadata.json | sort | tail -1)

@@ -193,7 +193,7 @@ grep -q 'maintain: shop.events [a-z-]*: ok' "$tmp/server.log" || fail "no job fi
 # table that nothing changes meanwhile)
 sed -i -e '/^job-delay = 3s$/d' -e 's/^start-delay = 0s$/start-delay = 1h/' "$tmp/serve.conf"
 start_server --config "$tmp/serve.conf"
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 stop_server
 
 # ---- nothing acknowledged lost or doubled

@@ -91,7 +91,7 @@ assert [e["index"] for e in a["errors"]] == list(range(9, 10000, 10)), sys.argv[
 assert all(e["reason"] == "type_mismatch" for e in a["errors"])
 PY
 done
-curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" >/dev/null || fail "flush"
+flush_wait
 stop_server
 n=$(FLOE_CATALOG_URI="$tmp/whp/catalog.db" FLOE_WAREHOUSE="$tmp/whp" FLOE_CATALOG=default \
   "$FLOE" scan shop.paths --columns id | sort -u | wc -l)

@@ -27,3 +27,13 @@ stop_server() {
   wait "$pid" || fail "server exit status $?"
   pid=
 }
+# flush_wait [CURL ARGS...]: seal every buffer and compact every landing file registered so
+# far, waiting (at most 120 s) until none is pending; fails unless the answer is 200 and
+# complete (a 202 names what is still pending and why)
+flush_wait() {
+  local code
+  code=$(curl -s -o "$tmp/flush.out" -w '%{http_code}' -XPOST \
+    "http://127.0.0.1:$port/v1/admin/flush?wait=true&timeout=120" "$@")
+  [ "$code" = 200 ] && grep -q '"complete":true' "$tmp/flush.out" ||
+    fail "flush: HTTP $code $(head -c 1000 "$tmp/flush.out")"
+}
