@@ -126,7 +126,7 @@ def sample(floe, p, t_rel, event_day):
     loc = md["location"].replace("file://", "")
     data, data_files, meta, meta_files = disk_usage(loc)
     h = run([floe, "health", p.table, "--json", "--runs", "5", "--no-listing"], p.env)
-    hot = point_manifests = point_ms = None
+    hot = point_manifests = point_ms = point_min_ms = None
     snapshots = len(md.get("snapshots", []))
     if h.returncode == 0:
         j = json.loads(h.stdout)
@@ -136,11 +136,13 @@ def sample(floe, p, t_rel, event_day):
             hot = max(x["files"]["data_files"] for x in parts)
         point_manifests = c["requests"]["point_query"]["manifests_read"]
         point_ms = c["planning"].get("point_query_ms")
+        point_min_ms = c["planning"].get("point_query_min_ms")
     p.samples.append({
         "t": t_rel, "appended": p.appended, "rewritten": p.rewritten, "live": live,
         "live_files": live_files, "disk_data": data, "disk_files": data_files,
         "meta": meta, "meta_files": meta_files, "hot_files": hot,
-        "point_manifests": point_manifests, "point_ms": point_ms, "snapshots": snapshots,
+        "point_manifests": point_manifests, "point_ms": point_ms, "point_min_ms": point_min_ms,
+        "snapshots": snapshots,
     })
 
 
@@ -306,6 +308,8 @@ def main():
             day = time.strftime("%Y-%m-%d", time.gmtime(T0_EVENT + k * DAY_S / n_commits))
             for p in pipes:
                 sample(floe, p, t_rel, day)
+            with open(os.path.join(work, "samples.json"), "w") as f:
+                json.dump({p.name: p.samples for p in pipes}, f)
 
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
@@ -398,8 +402,9 @@ def main():
             hot = steady(p, "hot_files")
             pm = steady(p, "point_manifests")
             pms = steady(p, "point_ms")
+            pmin = steady(p, "point_min_ms")
             meta = [s["meta"] for s in p.samples]
-            out.append((p, wa, st_amp, hot, pm, pms, meta, last))
+            out.append((p, wa, st_amp, hot, pm, pms, meta, last, pmin))
         return out
 
     L("| figure | target | " + " | ".join(p.name for p in pipes) + " |")
@@ -424,6 +429,9 @@ def main():
       cell([(str(max(r[4])) if r[4] else "-") for r in rows_m]) + " |")
     L("| point-query planning, steady state: median (max) of the medians of 5 | <= 10 ms | " +
       cell([(f"{statistics.median(r[5]):.1f} ms ({max(r[5]):.1f})" if r[5] else "-")
+            for r in rows_m]) + " |")
+    L("| point-query planning, steady state: median (max) of the fastest of 5 | <= 10 ms | " +
+      cell([(f"{statistics.median(r[8]):.1f} ms ({max(r[8]):.1f})" if r[8] else "-")
             for r in rows_m]) + " |")
     L("| writer failures | 0 | " + cell([str(len(p.failures)) for p in pipes]) + " |")
     rw_cells = []
