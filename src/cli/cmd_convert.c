@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "floe/convert.h"
+#include "floe/io.h"
 #include "floe/quarantine.h"
 
 static const char usage_text[] =
@@ -20,13 +21,17 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -s, --schema FILE          Iceberg schema JSON (or a table metadata file)\n"
-    "  -o, --output DIR           output folder (files DIR/part-NNNNN.parquet)\n"
+    "  -o, --output DIR           output folder (files DIR/part-NNNNN.parquet); it must be\n"
+    "                             empty or not exist\n"
+    "      --overwrite            first delete what an earlier convert wrote into DIR (its\n"
+    "                             PREFIX-NNNNN.parquet files and default quarantine; other\n"
+    "                             files are kept)\n"
     "  -c, --compression CODEC    snappy (default), zstd, gzip, lz4_raw, brotli, none\n"
     "      --compression-level N  codec level (zstd 1-22, gzip 1-9, brotli 0-11)\n"
     "      --row-group-size SIZE  target row group size (default 128MB)\n"
     "      --page-size SIZE       target data page size (default 1MB)\n"
     "      --target-file-size SIZE  roll to a new file at this size (default: one file)\n"
-    "  -j, --threads N            threads (default: the number of cores)\n"
+    "  -j, --threads N            threads (default and 0: the number of cores)\n"
     "  -q, --quarantine FILE      where rejected records go\n"
     "                             (default DIR/_quarantine/quarantine.ndjson)\n"
     "      --strict               fail on the first rejected record, leave nothing\n"
@@ -39,9 +44,97 @@ static const char usage_text[] =
     "      --json                 print the summary as JSON\n"
     "  -h, --help                 this help\n";
 
+/* "out//" and "out/" name the folder "out": file names are joined with one '/'. */
+static char *trim_trailing_slashes(const char *dir) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/' && !(n >= 3 && dir[n - 2] == '/' && dir[n - 3] == ':'))
+        n--;
+    return floe_strndup(dir, n);
+}
+
+/* A file an earlier convert into dir wrote: PREFIX-NNNNN.parquet at the top or in partition
+ * folders (name=value/...), or the default quarantine. */
+static bool convert_output(const char *rel, const char *prefix) {
+    if (!strcmp(rel, "_quarantine/quarantine.ndjson"))
+        return true;
+    const char *base = strrchr(rel, '/');
+    for (const char *seg = rel; seg < (base ? base : rel); seg = strchr(seg, '/') + 1) {
+        const char *end = strchr(seg, '/');
+        const char *eq = memchr(seg, '=', (size_t)(end - seg));
+        if (!eq || eq == seg)
+            return false;
+    }
+    base = base ? base + 1 : rel;
+    size_t np = strlen(prefix);
+    if (strncmp(base, prefix, np) || base[np] != '-')
+        return false;
+    const char *d = base + np + 1;
+    size_t nd = strspn(d, "0123456789");
+    return nd >= 5 && !strcmp(d + nd, ".parquet");
+}
+
+typedef struct out_listing {
+    const char *dir;
+    const char *prefix;
+    char **own;
+    size_t nown, cap;
+    size_t nother;
+    char *example;
+    bool oom;
+} out_listing;
+
+static int out_entry(void *ctx, const floe_io_entry *e) {
+    out_listing *l = ctx;
+    size_t nd = strlen(l->dir);
+    const char *rel = e->uri;
+    if (!strncmp(rel, l->dir, nd) && rel[nd] == '/')
+        rel += nd + 1;
+    if (!l->example && !(l->example = floe_strdup(e->uri)))
+        return l->oom = true;
+    if (!convert_output(rel, l->prefix)) {
+        l->nother++;
+        return 0;
+    }
+    if (l->nown == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **p = floe_realloc(l->own, cap * sizeof *p);
+        if (!p)
+            return l->oom = true;
+        l->own = p;
+        l->cap = cap;
+    }
+    if (!(l->own[l->nown] = floe_strdup(e->uri)))
+        return l->oom = true;
+    l->nown++;
+    return 0;
+}
+
+/* The output folder holds one run's files: a folder with files in it is refused, or with
+ * --overwrite cleared of what a convert writes there (other files stay). */
+static int prepare_output(const floe_convert_options *o, bool overwrite, floe_error *err) {
+    out_listing l = {.dir = o->out_dir, .prefix = o->file_prefix ? o->file_prefix : "part"};
+    int rc = floe_io_list(o->out_dir, out_entry, &l, err);
+    if (rc == 0 && l.oom)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0 && l.example && !overwrite)
+        rc = floe_error_set(err, FLOE_EEXISTS,
+                            "convert: output folder %s is not empty (%zu file%s, e.g. %s); "
+                            "give an empty folder, or --overwrite to delete what an earlier "
+                            "convert wrote there",
+                            o->out_dir, l.nown + l.nother, l.nown + l.nother == 1 ? "" : "s",
+                            l.example);
+    if (rc == 0 && overwrite && l.nown)
+        rc = floe_io_delete_many((const char *const *)l.own, l.nown, err);
+    for (size_t i = 0; i < l.nown; i++)
+        floe_free(l.own[i]);
+    floe_free(l.own);
+    floe_free(l.example);
+    return rc;
+}
+
 int floe_cmd_convert(int argc, char **argv) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
-           O_JSON, O_MAXOPEN };
+           O_JSON, O_MAXOPEN, O_OVERWRITE };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
@@ -59,6 +152,7 @@ int floe_cmd_convert(int argc, char **argv) {
         {"partition", required_argument, NULL, 'p'},
         {"max-open-files", required_argument, NULL, O_MAXOPEN},
         {"json", no_argument, NULL, O_JSON},
+        {"overwrite", no_argument, NULL, O_OVERWRITE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -68,11 +162,13 @@ int floe_cmd_convert(int argc, char **argv) {
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;
     const char *partition_text = NULL;
-    bool json = false;
+    bool json = false, overwrite = false;
+    char *out_dir = NULL;
     int64_t v;
     optind = 1;
+    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "s:o:c:j:q:p:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:c:j:q:p:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             schema_path = optarg;
@@ -83,6 +179,11 @@ int floe_cmd_convert(int argc, char **argv) {
         case 'c':
             if (floe_codec_from_name(optarg, &o.write.codec) < 0)
                 return cli_usage("convert", "unknown compression '%s'", optarg);
+            if (o.write.codec == FLOE_CODEC_LZO || o.write.codec == FLOE_CODEC_LZ4)
+                return cli_usage("convert",
+                                 "%s can be read but not written (use snappy, zstd, gzip, "
+                                 "lz4_raw, brotli or none)",
+                                 optarg);
             break;
         case O_LEVEL:
             if (!cli_parse_int(optarg, &v) || v > 22)
@@ -105,9 +206,13 @@ int floe_cmd_convert(int argc, char **argv) {
             o.write.target_file_size = v;
             break;
         case 'j':
-            if (!cli_parse_int(optarg, &v) || v < 1 || v > 64)
-                return cli_usage("convert", "bad --threads '%s' (1 to 64)", optarg);
-            o.threads = (int)v;
+            if (!cli_parse_int(optarg, &v) || v < 0 || v > 64)
+                return cli_usage("convert", "bad --threads '%s' (0 to 64; 0 = all cores)",
+                                 optarg);
+            if (v > 0)
+                o.threads = (int)v;
+            else
+                o.threads = ncpu > 64 ? 64 : ncpu > 0 ? (int)ncpu : 1;
             break;
         case 'q':
             o.quarantine_uri = optarg;
@@ -136,6 +241,9 @@ int floe_cmd_convert(int argc, char **argv) {
         case O_JSON:
             json = true;
             break;
+        case O_OVERWRITE:
+            overwrite = true;
+            break;
         case 'p':
             partition_text = optarg;
             break;
@@ -147,8 +255,10 @@ int floe_cmd_convert(int argc, char **argv) {
         case 'h':
             fputs(usage_text, stdout);
             return FLOE_EXIT_OK;
+        case ':':
+            return cli_usage("convert", "%s needs a value", argv[optind - 1]);
         default:
-            return cli_usage("convert", "unknown option");
+            return cli_usage("convert", "unknown option %s", argv[optind - 1]);
         }
     }
     if (!schema_path)
@@ -168,9 +278,22 @@ int floe_cmd_convert(int argc, char **argv) {
     if (partition_text) {
         if (floe_partition_spec_parse(schema, partition_text, 0, 1000, &spec, &err) < 0) {
             floe_schema_free(schema);
-            return cli_fail(&err);
+            return cli_usage("convert", "bad --partition: %s", err.msg);
         }
         o.spec = spec;
+    }
+    if (!(out_dir = trim_trailing_slashes(o.out_dir))) {
+        floe_partition_spec_free(spec);
+        floe_schema_free(schema);
+        floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
+    o.out_dir = out_dir;
+    if (prepare_output(&o, overwrite, &err) < 0) {
+        floe_free(out_dir);
+        floe_partition_spec_free(spec);
+        floe_schema_free(schema);
+        return cli_fail(&err);
     }
     /* One output at a time: the files are published and done with (nothing here reads them
      * back), so large ones need not pass through (and crowd) the page cache, and a finished
@@ -265,6 +388,7 @@ int floe_cmd_convert(int argc, char **argv) {
     }
     floe_convert_result_free(&res);
 done:
+    floe_free(out_dir);
     floe_free(qdefault);
     floe_free(schema_json);
     floe_partition_spec_free(spec);

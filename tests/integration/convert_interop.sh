@@ -136,4 +136,35 @@ find "$tmp/hostile" -name '*.parquet' | while read -r f; do
     *) fail "partition file escaped its folder: $f" ;; esac
 done
 
+# 8. one run per output folder: a folder with files is refused (nothing written), --overwrite
+# deletes only what a convert writes there; "out/" names out; usage errors exit 2 on one line
+head -n 50 "$tmp/events.ndjson" > "$tmp/few.ndjson"
+"$floe" convert --schema "$schema" -p event_type "$tmp/few.ndjson" -o "$tmp/once/" > "$tmp/once.log" 2>&1 ||
+  fail "convert into a new folder: $(cat "$tmp/once.log")"
+grep -q '//' "$tmp/once.log" && fail "output names with '//': $(grep '//' "$tmp/once.log")"
+first=$(find "$tmp/once" -name '*.parquet' | sort)
+echo keep > "$tmp/once/notes.txt"
+set +e
+"$floe" convert --schema "$schema" "$tmp/few.ndjson" -o "$tmp/once" > /dev/null 2> "$tmp/again.err"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "convert into a folder with files exited $rc (want 1)"
+grep -q 'not empty' "$tmp/again.err" || fail "unclear refusal: $(cat "$tmp/again.err")"
+[ "$(find "$tmp/once" -name '*.parquet' | sort)" = "$first" ] || fail "the refused run changed the folder"
+"$floe" convert --schema "$schema" --overwrite -j 0 "$tmp/few.ndjson" -o "$tmp/once" > /dev/null ||
+  fail "--overwrite -j 0"
+[ "$(find "$tmp/once" -name '*.parquet')" = "$tmp/once/part-00000.parquet" ] ||
+  fail "--overwrite left earlier files: $(find "$tmp/once" -name '*.parquet')"
+[ -f "$tmp/once/notes.txt" ] || fail "--overwrite deleted a file convert did not write"
+for args in "-c lzo" "-c lz4" "-p nope(user_id)" "--bogus" "-j -1"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$floe" convert --schema "$schema" $args "$tmp/few.ndjson" -o "$tmp/usage" > /dev/null 2> "$tmp/usage.err"
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || fail "convert $args exited $rc (want 2): $(cat "$tmp/usage.err")"
+  [ "$(grep -c . "$tmp/usage.err")" -eq 2 ] || fail "convert $args: $(cat "$tmp/usage.err")"
+  [ ! -e "$tmp/usage" ] || fail "convert $args wrote output"
+done
+
 echo "convert_interop: 1 passed, 0 failed"
