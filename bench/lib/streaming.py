@@ -32,6 +32,7 @@ def parse_args():
     p.add_argument("--interval", type=float, default=2)
     p.add_argument("--events", type=int, default=2016)
     p.add_argument("--serve", type=int, default=1)
+    p.add_argument("--gen-options", default=None)
     return p.parse_args()
 
 
@@ -251,7 +252,8 @@ def main():
     subprocess.run([floe, "gen", "--schema-out", schema], check=True, capture_output=True)
     subprocess.run([floe, "namespace", "create", "bench"], env=env, check=True,
                    capture_output=True)
-    for t in ("bench.gen", "bench.none"):
+    tables = ["bench.gen", "bench.none"] + (["bench.opts"] if a.gen_options else [])
+    for t in tables:
         subprocess.run([floe, "table", "create", t, "--schema", schema, "--partition",
                         "event_type, day(ts)"], env=env, check=True, capture_output=True)
     with open(os.path.join(work, "none.conf"), "w") as f:
@@ -260,7 +262,15 @@ def main():
     gen = Pipeline("gen", env, db, "bench.gen")
     none = Pipeline("none", env, db, "bench.none")
     pipes = [gen, none]
-    for p, extra in ((gen, []), (none, ["--config", os.path.join(work, "none.conf")])):
+    maintainers = [(gen, []), (none, ["--config", os.path.join(work, "none.conf")])]
+    if a.gen_options:
+        with open(os.path.join(work, "opts.conf"), "w") as f:
+            f.write(f"[defaults]\nrewrite-data.options = {a.gen_options}\n")
+        opts = Pipeline("opts", env, db, "bench.opts")
+        pipes.append(opts)
+        maintainers.append((opts, ["--config", os.path.join(work, "opts.conf")]))
+    appended_to = list(pipes)
+    for p, extra in maintainers:
         log = open(os.path.join(work, f"maintain-{p.name}.log"), "w")
         procs.append(subprocess.Popen(
             [floe, "maintain", p.table, "--run-log", os.path.join(work, f"{p.name}.runs.jsonl")]
@@ -322,14 +332,14 @@ def main():
         t0 = time.time()
         ap = [subprocess.Popen([floe, "append", p.table, path, "--json"], env=p.env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-              for p in (gen, none)]
+              for p in appended_to]
         if serve is not None:
             with open(path, "rb") as f:
                 n, why = post(port, f.read())
             if why:
                 serve.failures.append(f"batch {k}: {why}")
             acked[0] += n
-        for p, pr in zip((gen, none), ap):
+        for p, pr in zip(appended_to, ap):
             out, errt = pr.communicate()
             if pr.returncode == 0:
                 p.expected_rows += json.loads(out)["added_records"]
@@ -377,12 +387,14 @@ def main():
       f"batches: **gen**, `floe maintain bench.gen` with no configuration (every default: "
       f"the generational planner and cadences that follow the commit rate); **none**, the "
       f"same with `rewrite-data.enabled = false` (no compaction)"
+      + (f"; **opts**, the same as gen with `rewrite-data.options = {a.gen_options}`"
+         if a.gen_options else "")
       + ("; **serve**, the batches posted to `floe serve` (landing compaction, built-in "
          "maintenance as configured by default, its 5-minute start delay included)."
          if serve else "."))
     L("Sampled every 30 s; steady state = the last two thirds of the run "
-      f"(from minute {steady_t / 60:.0f}). The writer's two appends took "
-      f"{statistics.median(append_ms):.0f} ms (median, both at once) per commit, "
+      f"(from minute {steady_t / 60:.0f}). The writer's {len(appended_to)} appends "
+      f"took {statistics.median(append_ms):.0f} ms (median, all at once) per commit, "
       f"{max(append_ms):.0f} ms at most; its commits ran {t_writer / 60:.1f} minutes.")
     L("")
 
