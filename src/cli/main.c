@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "table_args.h"
 
 static int cmd_version(int argc, char **argv) {
     (void)argc;
@@ -56,18 +57,37 @@ static void print_help(FILE *out) {
     fprintf(out, "\nexit codes: 0 ok, 1 failure, 2 usage error\n");
 }
 
+/* Set by main when the command line asks for --json: errors are then also printed on
+ * standard output as {"error": {"code", "exit", "message"}}, so a caller parsing the
+ * output sees why there is no result. */
+static bool json_errors;
+
+static void json_error(const char *code, int exit_code, const char *msg) {
+    if (!json_errors)
+        return;
+    fputs("{\"error\":{\"code\":", stdout);
+    cli_json_str(stdout, code);
+    printf(",\"exit\":%d,\"message\":", exit_code);
+    cli_json_str(stdout, msg);
+    fputs("}}\n", stdout);
+    fflush(stdout);
+}
+
 int cli_fail(const floe_error *err) {
-    fprintf(stderr, "floe: %s\n", err->msg[0] ? err->msg : floe_strerror(err->code));
+    const char *msg = err->msg[0] ? err->msg : floe_strerror(err->code);
+    fprintf(stderr, "floe: %s\n", msg);
+    json_error(floe_errname(err->code), FLOE_EXIT_FAIL, msg);
     return FLOE_EXIT_FAIL;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...) {
+    char msg[1024];
     va_list ap;
-    fprintf(stderr, "floe %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(see 'floe %s --help')\n", cmd);
+    fprintf(stderr, "floe %s: %s\n(see 'floe %s --help')\n", cmd, msg, cmd);
+    json_error("USAGE", FLOE_EXIT_USAGE, msg);
     return FLOE_EXIT_USAGE;
 }
 
@@ -133,6 +153,9 @@ int main(int argc, char **argv) {
         printf("floe %s\n", FLOE_VERSION_STRING);
         return FLOE_EXIT_OK;
     }
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json"))
+            json_errors = true;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(commands[i].name, name))
             return commands[i].run(argc - 1, argv + 1);

@@ -167,4 +167,17 @@ print("maintain: %d runs, %d busy, no overlap" % (len(runs), busy))
 PY
 n=$("$FLOE" scan ns.ev | wc -l)
 [ "$n" -eq "$total" ] || fail "after maintain: $n rows, want $total"
+# --json: a failure is also a JSON object on standard output (code, exit, message)
+set +e
+"$FLOE" expire ns.missing --json > "$tmp/err.json" 2> /dev/null; rc1=$?
+"$FLOE" rewrite ns.ev --json --option no-such-option=1 > "$tmp/usage.json" 2> /dev/null; rc2=$?
+set -e
+[ $rc1 -eq 1 ] && [ $rc2 -eq 2 ] || fail "--json failures exited $rc1 / $rc2 (want 1 / 2)"
+python3 - "$tmp/err.json" "$tmp/usage.json" <<'PY' || fail "--json errors: $(cat "$tmp/err.json" "$tmp/usage.json")"
+import json, sys
+a = json.load(open(sys.argv[1]))["error"]
+b = json.load(open(sys.argv[2]))["error"]
+assert a["code"] == "NOTFOUND" and a["exit"] == 1 and "ns.missing" in a["message"], a
+assert b["code"] == "USAGE" and b["exit"] == 2 and "no-such-option" in b["message"], b
+PY
 echo "maint_cli: ok"
