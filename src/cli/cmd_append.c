@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "floe/append.h"
 #include "floe/json.h"
@@ -27,6 +28,7 @@ static void usage(FILE *out) {
             "a file must hold the rows of one partition of the table's spec.\n"
             "Everything lands in one snapshot.\n"
             "\n"
+            "  --threads N     threads converting NDJSON (default 1; 0 = all cores)\n"
             "  --summary K=V   extra snapshot summary entry\n"
             "  --once K=V      exactly once: commit nothing when a snapshot added since the\n"
             "                  table state this run started from already carries K=V\n"
@@ -88,8 +90,12 @@ int floe_cmd_append(int argc, char **argv) {
         } else if (!strcmp(a, "--threads") && has_val) {
             int64_t n;
             if (!cli_parse_int(argv[++i], &n) || n > 256) {
-                code = cli_usage("append", "--threads wants a number up to 256");
+                code = cli_usage("append", "--threads wants a number up to 256 (0 = all cores)");
                 goto out;
+            }
+            if (n == 0) {
+                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+                n = ncpu > 256 ? 256 : ncpu > 0 ? ncpu : 1;
             }
             o.threads = (int)n;
         } else if (!strcmp(a, "--strict")) {

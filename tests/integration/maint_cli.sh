@@ -38,7 +38,7 @@ for i in range(n): print('{\"k\":\"%s\",\"v\":%d}' % ('abc'[i%3], s+i))" "$1" "$
 total=0
 for i in $(seq 1 8); do
   rows $((i * 5)) $((i * 1000)) > "$tmp/in$i.ndjson"
-  "$FLOE" append ns.ev "$tmp/in$i.ndjson" --no-merge >/dev/null
+  "$FLOE" append ns.ev "$tmp/in$i.ndjson" --no-merge --threads 0 >/dev/null
   total=$((total + i * 5))
 done
 
