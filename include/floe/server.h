@@ -58,9 +58,14 @@
  * after the fsync that covers its frame. Frames are routed to per-partition buffers that
  * are sealed (5 MB / 300 s) into immutable landing files registered in the landing index;
  * a WAL segment is deleted once every record in it is in a registered landing file.
+ * floe_server_open succeeds on an ingest node whose catalog database or object store does
+ * not answer (a connection or I/O error): keyless posts are taken into the WAL, keyed
+ * posts, flushes and reloads get 503 (FLOE_EBUSY from the API), and a thread finishes the
+ * start (WAL replay, sealing, compaction, maintenance) once they answer (docs/DESIGN.md).
  *
  * Threads: the HTTP library runs one thread per connection (capped); the WAL writer, the
- * sealer, the compactor and the watchdog (slow clients) have one thread each.
+ * sealer, the compactor, the watchdog (slow clients), the health prober and (after a start
+ * without the services) the services thread have one thread each.
  */
 #ifndef FLOE_SERVER_H
 #define FLOE_SERVER_H

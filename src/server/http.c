@@ -338,7 +338,8 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "# TYPE floe_connections_evicted_total counter\n"
                     "floe_connections_evicted_total %llu\n"
                     "# TYPE floe_wal_failures_total counter\nfloe_wal_failures_total %llu\n"
-                    "# TYPE floe_wal_recoveries_total counter\nfloe_wal_recoveries_total %llu\n",
+                    "# TYPE floe_wal_recoveries_total counter\nfloe_wal_recoveries_total %llu\n"
+                    "# TYPE floe_offline gauge\nfloe_offline %d\n",
                     (long long)atomic_load(&s->land.buffered_bytes), (long long)srv_wal_queued(s),
                     (long long)atomic_load(&s->land.pending_files),
                     (long long)atomic_load(&s->land.pending_bytes), lag,
@@ -362,14 +363,16 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (unsigned long long)atomic_load(&s->m.budget_refusals), (long long)nconns,
                     (unsigned long long)atomic_load(&s->m.conns_evicted),
                     (unsigned long long)atomic_load(&s->m.wal_failures),
-                    (unsigned long long)atomic_load(&s->m.wal_recoveries));
+                    (unsigned long long)atomic_load(&s->m.wal_recoveries),
+                    (int)atomic_load(&s->offline));
     floe_buf_printf(&b, "# TYPE floe_up gauge\n");
     pthread_mutex_lock(&s->health_mu);
     for (int i = 0; i < SRV_H_COUNT; i++)
         floe_buf_printf(&b, "floe_up{subsystem=\"%s\"} %d\n", srv_health_names[i],
                         !s->health[i].failing);
     pthread_mutex_unlock(&s->health_mu);
-    srv_maint_metrics(s, &b);
+    if (!atomic_load(&s->offline)) /* (s->maint is set by then) */
+        srv_maint_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
     for (int i = 0; i < 6; i++)
@@ -422,7 +425,7 @@ static void *probe_main(void *arg) {
         else
             srv_health_ok(s, SRV_H_STORAGE);
         char msg[256];
-        int failing = srv_maint_failing(s, msg, sizeof msg);
+        int failing = atomic_load(&s->offline) ? 0 : srv_maint_failing(s, msg, sizeof msg);
         if (failing)
             srv_health_fail(s, SRV_H_MAINT, "%d job%s failed on %s last run; first: %s", failing,
                             failing > 1 ? "s" : "", failing > 1 ? "their" : "its", msg);
@@ -443,7 +446,7 @@ static void *probe_main(void *arg) {
 static enum MHD_Result healthz(floe_server *s, struct MHD_Connection *c) {
     bool details = authorize(s, c, NULL, "metrics") == 0 || authorize(s, c, NULL, "admin") == 0;
     bool enabled[SRV_H_COUNT] = {true, s->role != FLOE_SERVER_ROLE_COMPACTOR, true, true, true,
-                                 s->maint != NULL};
+                                 !atomic_load(&s->offline) && s->maint != NULL};
     srv_health_item h[SRV_H_COUNT];
     pthread_mutex_lock(&s->health_mu);
     memcpy(h, s->health, sizeof h);
@@ -595,6 +598,8 @@ static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, cons
         int rc = srv_table_get(s, r->table, NULL, 0, &t, &e);
         if (rc == FLOE_ENOTFOUND)
             return respond_error(s, c, 404, "no such table", 0);
+        if (rc == FLOE_EBUSY) /* the catalog does not answer */
+            return respond_error(s, c, 503, e.msg, 5);
         if (rc < 0)
             return respond_error(s, c, 500, e.msg, 0);
     }
@@ -763,13 +768,19 @@ static enum MHD_Result flush(floe_server *s, struct MHD_Connection *c) {
     floe_error e;
     floe_error_clear(&e);
     if (!compact) {
-        if (floe_server_flush(s, false, &e) < 0)
+        int rc = floe_server_flush(s, false, &e);
+        if (rc == FLOE_EBUSY)
+            return respond_error(s, c, 503, e.msg, 5);
+        if (rc < 0)
             return respond_error(s, c, 500, e.msg, 0);
         char *ok = floe_strdup("{\"flushed\":true}");
         return ok ? respond(s, c, 200, ok, strlen(ok), "application/json", 0) : MHD_NO;
     }
     floe_flush_result fr;
-    if (floe_server_flush_report(s, wait ? timeout_ms : 0, &fr, &e) < 0)
+    int frc = floe_server_flush_report(s, wait ? timeout_ms : 0, &fr, &e);
+    if (frc == FLOE_EBUSY)
+        return respond_error(s, c, 503, e.msg, 5);
+    if (frc < 0)
         return respond_error(s, c, 500, e.msg, 0);
     floe_buf b;
     floe_buf_init(&b, 0);

@@ -866,6 +866,11 @@ int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_
         status = 400;
         goto fail;
     }
+    if (rc == FLOE_EBUSY) { /* the catalog does not answer */
+        status = 503;
+        *retry_after = 5;
+        goto fail;
+    }
     if (rc < 0)
         goto fail;
     /* backpressure before any work (I6): memory first, then the landing backlog */

@@ -389,6 +389,8 @@ static int idem_claim(floe_server *s, const char *k, char **found) {
 
 int srv_idem_begin(floe_server *s, const char *table, const char *key, char **answer) {
     srv_landing *l = &s->land;
+    if (atomic_load(&s->offline))
+        return FLOE_EIO; /* the index, and the answers in the WAL not replayed yet */
     char *k = idem_key(table, key);
     if (!k)
         return FLOE_ENOMEM;
@@ -1495,6 +1497,22 @@ void srv_landing_stop(floe_server *s) {
     pthread_mutex_unlock(&l->mu);
     pthread_join(l->thr, NULL);
     l->thr_started = false;
+}
+
+void srv_landing_unopen(floe_server *s) {
+    srv_landing *l = &s->land;
+    seg_ref *segs = l->segs;
+    size_t nsegs = l->nsegs, cap = l->segs_cap;
+    l->segs = NULL;
+    srv_landing_close(s);
+    l->segs = segs;
+    l->nsegs = nsegs;
+    l->segs_cap = cap;
+    l->buckets = NULL;
+    l->ibuckets = NULL;
+    l->nbuckets = l->nibuckets = l->nbufs = 0;
+    l->next_seq = 0;
+    l->shared = false;
 }
 
 void srv_landing_close(floe_server *s) {

@@ -101,9 +101,121 @@ static void server_free(floe_server *s) {
     floe_free(s);
 }
 
+/* ---- the part of a start that needs the catalog database and the object store ------ */
+
+/* The catalog, the landing index (watermarks, files to reconcile) and the configured
+ * tables. */
+static int open_services(floe_server *s, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_catalog_open(&s->catcfg, &s->catalog, err));
+    floe_catalog_set_commit_gate(s->catalog, &s->commit_gate);
+    FLOE_FORWARD_IF_ERROR(srv_landing_open(s, err));
+    return srv_table_load_configured(s, err);
+}
+
+/* Undo a failed open_services (the WAL's segment references stay; the tables loaded
+ * stay too once requests may hold them: drop_tables only before HTTP starts). */
+static void unopen_services(floe_server *s, bool drop_tables) {
+    srv_landing_unopen(s);
+    for (size_t i = 0; drop_tables && i < s->ntables; i++)
+        srv_table_free(s->tables[i]);
+    if (drop_tables)
+        s->ntables = 0;
+    if (s->catalog)
+        floe_catalog_close(s->catalog);
+    s->catalog = NULL;
+}
+
+/* Errors of a service that does not answer (connection refused, timeouts, I/O), which a
+ * later try may not have; anything else (a bad configuration, a corrupt table) stops the
+ * start. */
+static bool outage(int rc) {
+    return rc == FLOE_EIO || rc == FLOE_ETIMEOUT || rc == FLOE_EBUSY;
+}
+
+static int start_services(floe_server *s, floe_error *err) {
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR && !s->land.thr_started)
+        FLOE_FORWARD_IF_ERROR(srv_landing_start(s, err));
+    if (!s->comp_started) {
+        int rc = srv_compactor_start(s, err);
+        if (rc < 0) {
+            srv_compactor_stop(s); /* frees what it set up: tried again */
+            return rc;
+        }
+    }
+    if (!s->maint)
+        FLOE_FORWARD_IF_ERROR(srv_maint_start(s, err));
+    return 0;
+}
+
+static void offline_health(floe_server *s, const char *why) {
+    srv_health_fail(s, SRV_H_SEALER, "not started: the catalog database or the object store "
+                    "cannot be reached (%.160s); posts are kept in the WAL until they answer",
+                    why);
+    srv_health_fail(s, SRV_H_COMPACTOR, "not started: the catalog database or the object "
+                    "store cannot be reached");
+}
+
+/* Sleep ms, or less when the server stops; true when it stops. */
+static bool nap(floe_server *s, int64_t ms) {
+    for (int64_t t = 0; t < ms && !atomic_load(&s->stopping); t += 100)
+        usleep(100000);
+    return atomic_load(&s->stopping);
+}
+
+/* A start without the services: try the rest of it with a backoff (0.5 s doubling to
+ * 10 s) until it succeeds - open the services, replay the WAL into the buffers (every
+ * frame taken meanwhile included; keyed posts were refused, so no answer is missing from
+ * memory), start sealing, compaction and maintenance - then take keyed posts again. */
+static void *services_main(void *arg) {
+    floe_server *s = arg;
+    srv_thread_name("floe-services");
+    int64_t backoff = 500;
+    bool opened = false, replayed = false;
+    while (!nap(s, backoff)) {
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = 0;
+        if (!opened) {
+            rc = open_services(s, &e);
+            if (rc < 0)
+                unopen_services(s, false);
+            opened = rc == 0;
+        }
+        if (rc == 0 && !replayed) {
+            rc = srv_wal_catch_up(s, &e);
+            if (rc < 0) { /* some frames may be buffered: only a restart replays cleanly */
+                floe_log(FLOE_LOG_ERROR, "serve: replaying the WAL: %s; restart the server",
+                         e.msg);
+                srv_health_fail(s, SRV_H_SEALER, "replaying the WAL failed (%.160s): "
+                                "restart the server", e.msg);
+                break;
+            }
+            replayed = true;
+        }
+        if (rc == 0)
+            rc = start_services(s, &e);
+        if (rc == 0) {
+            atomic_store(&s->offline, false);
+            srv_health_ok(s, SRV_H_SEALER);
+            srv_health_ok(s, SRV_H_COMPACTOR);
+            floe_log(FLOE_LOG_INFO, "serve: the catalog database and the object store answer: "
+                     "the WAL is replayed, sealing and compaction run");
+            break;
+        }
+        floe_log(FLOE_LOG_WARN, "serve: the services still do not answer: %s", e.msg);
+        offline_health(s, e.msg);
+        backoff = backoff * 2 > 10000 ? 10000 : backoff * 2;
+    }
+    return NULL;
+}
+
 static void stop_threads(floe_server *s) {
     atomic_store(&s->stopping, true);
     srv_http_stop(s);
+    if (s->services_started) {
+        pthread_join(s->services_thr, NULL);
+        s->services_started = false;
+    }
     srv_maint_stop(s);
     srv_wal_stop(s);
     srv_compactor_stop(s);
@@ -212,21 +324,39 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     db = NULL;
     if (!s->catcfg.name || !s->catcfg.type || !s->catcfg.warehouse)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_catalog_open(&s->catcfg, &s->catalog, err));
-    floe_catalog_set_commit_gate(s->catalog, &s->commit_gate);
-    FLOE_CHECK(srv_landing_open(s, err));
     bool ingest = s->role != FLOE_SERVER_ROLE_COMPACTOR;
-    if (ingest)
-        FLOE_CHECK(srv_wal_open(s, err));
-    FLOE_CHECK(srv_table_load_configured(s, err));
-    if (ingest) {
-        FLOE_CHECK(srv_wal_start(s, err));
-        FLOE_CHECK(srv_landing_start(s, err));
+    floe_error oe;
+    floe_error_clear(&oe);
+    int orc = open_services(s, &oe);
+    if (orc < 0 && (!ingest || !outage(orc))) {
+        *err = oe;
+        rc = orc;
+        goto done;
     }
-    FLOE_CHECK(srv_compactor_start(s, err));
-    FLOE_CHECK(srv_maint_start(s, err));
+    if (orc < 0) {
+        /* the WAL is local: take posts, and finish the start once the services answer */
+        floe_log(FLOE_LOG_WARN, "serve: starting without the catalog database or the object "
+                 "store (%s): posts are taken into the WAL; the rest of the start is retried",
+                 oe.msg);
+        unopen_services(s, true);
+        atomic_store(&s->offline, true);
+        offline_health(s, oe.msg);
+    }
+    if (ingest)
+        FLOE_CHECK(srv_wal_open(s, orc == 0, err));
+    if (orc < 0)
+        srv_table_load_copies(s);
+    if (ingest)
+        FLOE_CHECK(srv_wal_start(s, err));
+    if (orc == 0)
+        FLOE_CHECK(start_services(s, err));
     if (ingest)
         FLOE_CHECK(srv_http_start(s, err));
+    if (orc < 0) {
+        if (pthread_create(&s->services_thr, NULL, services_main, s) != 0)
+            FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the services thread");
+        s->services_started = true;
+    }
     *out = s;
     s = NULL;
 done:
@@ -243,6 +373,9 @@ uint16_t floe_server_port(const floe_server *s) {
 }
 
 int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err) {
+    if (atomic_load(&s->offline)) /* maintenance is not started yet */
+        return floe_error_set(err, FLOE_EBUSY, "the catalog database or the object store has "
+                              "not answered since the server started: reload once it has");
     floe_server_config fresh;
     FLOE_FORWARD_IF_ERROR(srv_config_copy(cfg, &fresh, err));
     floe_server_config *olds = floe_realloc(s->old_cfgs, (s->nold_cfgs + 1) * sizeof *olds);
@@ -299,7 +432,15 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
     return 0;
 }
 
+static int offline_refusal(floe_error *err) {
+    return floe_error_set(err, FLOE_EBUSY, "the catalog database or the object store has not "
+                          "answered since the server started: posts are kept in the WAL, and "
+                          "sealed and compacted once they answer; retry later");
+}
+
 int floe_server_flush(floe_server *s, bool compact, floe_error *err) {
+    if (atomic_load(&s->offline))
+        return offline_refusal(err);
     if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
         FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
     if (compact)
@@ -319,6 +460,8 @@ int floe_server_flush_report(floe_server *s, int64_t wait_ms, floe_flush_result 
     floe_buf json;
     floe_buf_init(&json, 0);
     srv_round round = {0};
+    if (atomic_load(&s->offline))
+        FLOE_CHECK(offline_refusal(err));
     if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
         FLOE_CHECK(srv_landing_flush(s, err));
     /* the landing files this flush is about: every one registered by now */
@@ -359,8 +502,8 @@ int floe_server_close(floe_server *s, floe_error *err) {
     if (!s)
         return 0;
     stop_threads(s);
-    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
-        srv_landing_release_all(s);
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR && !atomic_load(&s->offline))
+        srv_landing_release_all(s); /* (offline: the WAL keeps every frame for the next start) */
     /* the object-store requests of this process (bench/scale reads them) */
     floe_io_stats st;
     floe_io_stats_get(&st);

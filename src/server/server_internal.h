@@ -138,6 +138,9 @@ typedef struct srv_wal {
                                twice as much is free) */
     int64_t retry_ms;       /* backoff of the next recovery attempt */
     int64_t retry_at_ms;
+    bool apply;             /* durable frames go into the buffers (false while the node
+                               runs without its catalog: srv_wal_catch_up replays them) */
+    bool hold, busy;        /* catch-up holds the writer; a batch is being written */
     pthread_t thr;
     bool thr_started;
 } srv_wal;
@@ -288,6 +291,15 @@ struct floe_server {
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 
+    /* Started while the catalog database or the object store could not be reached
+     * (server.c): posts go into the WAL only, the tables come from their local copies,
+     * keyed posts, flushes and schema changes are refused (503), and the services
+     * thread retries the rest of the start until it succeeds, then replays the WAL
+     * (srv_wal_catch_up) and starts sealing, compaction and maintenance. */
+    _Atomic bool offline;
+    pthread_t services_thr;
+    bool services_started;
+
     pthread_mutex_t health_mu;
     srv_health_item health[SRV_H_COUNT];
     pthread_t probe_thr;    /* http.c: the catalog database and the object store */
@@ -309,6 +321,9 @@ void srv_table_free(srv_table *t);
 int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
                      bool is_array, floe_error *err);
 int srv_table_load_configured(floe_server *s, floe_error *err);
+/* The configured tables from their local copies (a start without the catalog): those
+ * without one are logged and loaded at their first post once the catalog answers. */
+void srv_table_load_copies(floe_server *s);
 floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t);
 
 /* ingest.c */
@@ -367,7 +382,13 @@ int srv_decode_body(const uint8_t *p, size_t n, const char *encoding, size_t cap
                     floe_buf *out, floe_error *err);
 
 /* wal.c */
-int srv_wal_open(floe_server *s, floe_error *err);   /* replay + new segment */
+/* Open the WAL: replay its segments into the buffers (replay) or, on a start without the
+ * catalog database or the object store, only find the highest frame id in them (frames
+ * are then kept in the WAL, not buffered, until srv_wal_catch_up); then a new segment. */
+int srv_wal_open(floe_server *s, bool replay, floe_error *err);
+/* Once the index is reachable: hold the writer, replay every segment (the one being
+ * written up to its last fsync) into the buffers, and let the writer buffer from then on. */
+int srv_wal_catch_up(floe_server *s, floe_error *err);
 int srv_wal_start(floe_server *s, floe_error *err);
 int srv_wal_submit(floe_server *s, wal_req *r);
 void srv_wal_stop(floe_server *s);
@@ -378,6 +399,9 @@ int srv_landing_open(floe_server *s, floe_error *err);   /* index, reconcile fil
 int srv_landing_start(floe_server *s, floe_error *err);
 void srv_landing_stop(floe_server *s);
 void srv_landing_close(floe_server *s);
+/* Undo a failed srv_landing_open so that it can be tried again (a start without the
+ * catalog); the WAL segments' references stay. */
+void srv_landing_unopen(floe_server *s);
 /* Called by the WAL thread (after the fsync) or the replay for each durable frame. */
 int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno,
                       bool replay, floe_error *err);

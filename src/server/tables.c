@@ -299,8 +299,79 @@ static int check_path_room(floe_server *s, const srv_table *t, floe_error *err) 
                      err);
 }
 
-int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
-                  srv_table **out, floe_error *err) {
+/* ---- the local copy of what posts need -------------------------------------------- */
+
+/* <wal_dir>/tables/<name>.json holds a table's schema, partition spec and location as last
+ * loaded from the catalog or evolved, so that a node started while the catalog database
+ * or the object store cannot be reached takes posts for the tables it served before
+ * (floe_server_open). Ingest roles only: the WAL folder is theirs, on local disk. Failing
+ * to write it is logged, not an error (it only helps such a start). */
+static char *cache_path(floe_server *s, const char *name) {
+    return floe_asprintf("%s/tables/%s.json", s->wal_dir, name);
+}
+
+static void cache_store(floe_server *s, srv_table *t) {
+    if (s->role == FLOE_SERVER_ROLE_COMPACTOR)
+        return;
+    pthread_rwlock_rdlock(&t->schema_lock);
+    char *sj = floe_schema_to_json(t->schema, false);
+    char *pj = floe_partition_spec_to_json(t->spec);
+    pthread_rwlock_unlock(&t->schema_lock);
+    json_t *o = sj && pj ? json_pack("{s:s,s:s,s:s}", "schema", sj, "spec", pj, "location",
+                                     t->location ? t->location : "")
+                         : NULL;
+    char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *p = cache_path(s, t->name);
+    floe_error e;
+    floe_error_clear(&e);
+    if (!txt || !p)
+        floe_log(FLOE_LOG_WARN, "serve: table %s: keeping a local copy: out of memory",
+                 t->name);
+    else if (floe_io_write_all(p, txt, strlen(txt), NULL, &e) < 0)
+        floe_log(FLOE_LOG_WARN, "serve: table %s: keeping a local copy: %s", t->name, e.msg);
+    json_decref(o);
+    free(txt); /* jansson's */
+    floe_free(sj);
+    floe_free(pj);
+    floe_free(p);
+}
+
+static int cache_load(floe_server *s, srv_table *t, floe_error *err) {
+    char *p = cache_path(s, t->name);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    json_t *o = NULL;
+    int rc = 0;
+    if (!p)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rc = floe_io_read_all(p, (size_t)64 << 20, &b, err);
+    if (rc == FLOE_ENOTFOUND)
+        FLOE_FAIL(err, FLOE_EBUSY, "table %s: the catalog cannot be reached and this node has "
+                  "not served the table before; retry later", t->name);
+    if (rc < 0)
+        goto done;
+    json_error_t je;
+    o = json_loadb((const char *)b.data, b.len, 0, &je);
+    const char *sj = json_string_value(json_object_get(o, "schema"));
+    const char *pj = json_string_value(json_object_get(o, "spec"));
+    const char *loc = json_string_value(json_object_get(o, "location"));
+    if (!sj || !pj || !loc)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "%s: not a table copy of floe serve", p);
+    FLOE_CHECK(floe_schema_parse(sj, strlen(sj), &t->schema, err));
+    FLOE_CHECK(floe_partition_spec_parse_json(pj, strlen(pj), t->schema, &t->spec, err));
+    if (!(t->location = floe_strdup(loc)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+done:
+    json_decref(o);
+    floe_buf_free(&b);
+    floe_free(p);
+    return rc;
+}
+
+/* The table, loaded from the catalog (created there when configured or auto_create), or
+ * with from_copy from its local copy. */
+static int table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
+                     bool from_copy, srv_table **out, floe_error *err) {
     srv_table *t = srv_table_find(s, name);
     if (t) {
         *out = t;
@@ -336,20 +407,28 @@ int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_
     floe_server_table_settings(&s->cfg, name, &tc);
     bool configured = tc.name != NULL;
     pthread_mutex_unlock(&s->cfg_mu);
-    pthread_mutex_lock(&s->cat_mu);
-    rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
-    if (rc == FLOE_ENOTFOUND && (configured || s->cfg.auto_create)) {
-        floe_error_clear(err);
-        rc = create_table(s, t->ns, t->tname, configured ? &tc : NULL, sample, n, &ft, err);
+    if (from_copy) {
+        if (!configured && !s->cfg.auto_create)
+            FLOE_FAIL(err, FLOE_ENOTFOUND, "no table %s", name);
+        FLOE_CHECK(cache_load(s, t, err));
+    } else {
+        pthread_mutex_lock(&s->cat_mu);
+        rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
+        if (rc == FLOE_ENOTFOUND && (configured || s->cfg.auto_create)) {
+            floe_error_clear(err);
+            rc = create_table(s, t->ns, t->tname, configured ? &tc : NULL, sample, n, &ft,
+                              err);
+        }
+        if (rc == 0)
+            rc = read_table(ft, &t->schema, &t->spec, &t->location, err);
+        if (rc == 0)
+            rc = check_path_room(s, t, err);
+        floe_table_close(ft);
+        pthread_mutex_unlock(&s->cat_mu);
+        if (rc < 0)
+            goto done;
+        cache_store(s, t);
     }
-    if (rc == 0)
-        rc = read_table(ft, &t->schema, &t->spec, &t->location, err);
-    if (rc == 0)
-        rc = check_path_room(s, t, err);
-    floe_table_close(ft);
-    pthread_mutex_unlock(&s->cat_mu);
-    if (rc < 0)
-        goto done;
     if (s->ntables == s->tables_cap) {
         size_t nc = s->tables_cap ? s->tables_cap * 2 : 8;
         srv_table **nt = floe_realloc(s->tables, nc * sizeof *nt);
@@ -367,10 +446,26 @@ done:
     return rc;
 }
 
+int srv_table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
+                  srv_table **out, floe_error *err) {
+    return table_get(s, name, sample, n, atomic_load(&s->offline), out, err);
+}
+
+void srv_table_load_copies(floe_server *s) {
+    for (size_t i = 0; i < s->cfg.ntables; i++) {
+        srv_table *t;
+        floe_error e;
+        floe_error_clear(&e);
+        if (table_get(s, s->cfg.tables[i].name, NULL, 0, true, &t, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "serve: %s (its posts are refused until the catalog "
+                     "answers)", e.msg);
+    }
+}
+
 int srv_table_load_configured(floe_server *s, floe_error *err) {
     for (size_t i = 0; i < s->cfg.ntables; i++) {
         srv_table *t;
-        int rc = srv_table_get(s, s->cfg.tables[i].name, NULL, 0, &t, err);
+        int rc = table_get(s, s->cfg.tables[i].name, NULL, 0, false, &t, err);
         if (rc < 0) {
             floe_error_prefix(err, "table %s: ", s->cfg.tables[i].name);
             return rc;
@@ -548,6 +643,8 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     json_t *ij = NULL;
     floe_table *ft = NULL;
     int rc = 0;
+    if (atomic_load(&s->offline))
+        return floe_error_set(err, FLOE_EBUSY, "the catalog cannot be reached");
     pthread_mutex_lock(&t->evolve_mu);
     int gen = t->schema_gen;
     FLOE_CHECK(infer_schema(body, n, &inferred, err));
@@ -605,6 +702,7 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     spec = NULL;
     atomic_fetch_add(&t->schema_updates, 1);
     floe_log(FLOE_LOG_INFO, "serve: table %s: schema evolved", t->name);
+    cache_store(s, t);
 done:
     pthread_mutex_unlock(&t->evolve_mu);
     json_decref(ij);

@@ -82,9 +82,11 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Replay one segment into the buffers; cut a torn or corrupt tail. */
-static int replay_segment(floe_server *s, uint64_t segno, uint64_t *max_frame,
-                          floe_error *err) {
+/* Replay one segment into the buffers (apply), or only find its highest frame id; cut a
+ * torn or corrupt tail. limit >= 0: read only that many bytes (the segment being written:
+ * what its last fsync covered; nothing is cut then). */
+static int replay_segment(floe_server *s, uint64_t segno, int64_t limit, bool apply,
+                          uint64_t *max_frame, floe_error *err) {
     char *p = floe_asprintf("%s/wal-%020llu.log", s->wal_dir, (unsigned long long)segno);
     if (!p)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -93,6 +95,8 @@ static int replay_segment(floe_server *s, uint64_t segno, uint64_t *max_frame,
     int rc = floe_io_read_all(p, (size_t)1 << 31, &b, err);
     if (rc < 0)
         goto done;
+    if (limit >= 0 && b.len > (size_t)limit)
+        b.len = (size_t)limit;
     uint64_t hdr_seg = 0;
     size_t pos = FLOE_SEGMENT_HEADER, good = 0;
     if (!floe_segment_header_ok(b.data, b.len, &hdr_seg) || hdr_seg != segno) {
@@ -112,14 +116,15 @@ static int replay_segment(floe_server *s, uint64_t segno, uint64_t *max_frame,
                      b.len - pos, pos, fe.msg);
             break;
         }
-        FLOE_CHECK(srv_landing_apply(s, &f, segno, true, err));
+        if (apply)
+            FLOE_CHECK(srv_landing_apply(s, &f, segno, true, err));
         if (f.frame_id > *max_frame)
             *max_frame = f.frame_id;
         pos += used;
         good = pos;
         frames++;
     }
-    if (good < b.len) {
+    if (good < b.len && limit < 0) {
         int fd = open(p, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)good) != 0 || fsync(fd) != 0) {
             rc = floe_error_errno(err, errno, "truncate %s", p);
@@ -130,7 +135,8 @@ static int replay_segment(floe_server *s, uint64_t segno, uint64_t *max_frame,
         close(fd);
     }
     srv_landing_segment_opened(s, segno);
-    floe_log(FLOE_LOG_INFO, "serve: WAL %s: replayed %lld frames", p, (long long)frames);
+    floe_log(FLOE_LOG_INFO, "serve: WAL %s: %s %lld frames", p, apply ? "replayed" : "kept",
+             (long long)frames);
 done:
     if (rc < 0)
         floe_error_prefix(err, "WAL %s: ", p);
@@ -139,16 +145,14 @@ done:
     return rc;
 }
 
-int srv_wal_open(floe_server *s, floe_error *err) {
-    srv_wal *w = &s->wal;
-    w->fd = -1;
-    int rc = 0;
+/* The segment numbers in the WAL folder, ascending (floe_malloc'ed). */
+static int list_segments(floe_server *s, uint64_t **out, size_t *count, floe_error *err) {
     uint64_t *segs = NULL;
     size_t n = 0, cap = 0;
-    FLOE_CHECK(floe_io_mkdirs(s->wal_dir, err));
+    int rc = 0;
     DIR *d = opendir(s->wal_dir);
     if (!d)
-        FLOE_FAIL(err, FLOE_EIO, "open %s: %s", s->wal_dir, strerror(errno));
+        return floe_error_set(err, FLOE_EIO, "open %s: %s", s->wal_dir, strerror(errno));
     struct dirent *de;
     while ((de = readdir(d))) {
         unsigned long long v;
@@ -158,30 +162,83 @@ int srv_wal_open(floe_server *s, floe_error *err) {
             if (n == cap) {
                 cap = cap ? cap * 2 : 16;
                 uint64_t *ns = floe_realloc(segs, cap * sizeof *ns);
-                if (!ns) {
-                    closedir(d);
+                if (!ns)
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                }
                 segs = ns;
             }
             segs[n++] = v;
         }
     }
-    closedir(d);
     if (n)
         qsort(segs, n, sizeof *segs, cmp_u64);
-    uint64_t max_frame = srv_landing_max_frame(s);
+    *out = segs;
+    *count = n;
+    segs = NULL;
+done:
+    closedir(d);
+    floe_free(segs);
+    return rc;
+}
+
+int srv_wal_open(floe_server *s, bool replay, floe_error *err) {
+    srv_wal *w = &s->wal;
+    w->fd = -1;
+    int rc = 0;
+    uint64_t *segs = NULL;
+    size_t n = 0;
+    FLOE_CHECK(floe_io_mkdirs(s->wal_dir, err));
+    FLOE_CHECK(list_segments(s, &segs, &n, err));
+    uint64_t max_frame = replay ? srv_landing_max_frame(s) : 0;
     for (size_t i = 0; i < n; i++)
-        FLOE_CHECK(replay_segment(s, segs[i], &max_frame, err));
+        FLOE_CHECK(replay_segment(s, segs[i], -1, replay, &max_frame, err));
     w->next_frame_id = max_frame + 1;
+    if (!replay) {
+        /* The index (which knows the last frame of every landing file) cannot be asked,
+         * and sealed segments are deleted: start above any id a counter from 1 can have
+         * reached - microseconds since the epoch. srv_wal_catch_up checks it against the
+         * index. */
+        uint64_t floor = (uint64_t)floe_wall_ms() * 1000;
+        if (w->next_frame_id < floor)
+            w->next_frame_id = floor;
+    }
+    w->apply = replay;
     FLOE_CHECK(segment_open(s, n ? segs[n - 1] + 1 : 1, err));
 done:
     floe_free(segs);
     return rc;
 }
 
-/* After a failed write or fsync (WAL thread, the lock not held): cut the segment back to
- * what the last fsync covered, make that durable, continue in a fresh segment. */
+int srv_wal_catch_up(floe_server *s, floe_error *err) {
+    srv_wal *w = &s->wal;
+    uint64_t *segs = NULL;
+    size_t n = 0;
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    w->hold = true;
+    while (w->busy)
+        pthread_cond_wait(&w->cv_done, &w->mu);
+    /* the writer waits: the segments are what they are */
+    FLOE_CHECK(list_segments(s, &segs, &n, err));
+    uint64_t max_frame = 0;
+    for (size_t i = 0; i < n && segs[i] <= w->segno; i++)
+        FLOE_CHECK(replay_segment(s, segs[i], segs[i] == w->segno ? w->synced_bytes : -1,
+                                  true, &max_frame, err));
+    uint64_t indexed = srv_landing_max_frame(s);
+    if (indexed >= w->next_frame_id) {
+        floe_log(FLOE_LOG_ERROR, "serve: the landing index has frame %llu of this node, above "
+                 "the frames taken while it was unreachable (from %llu): the clock went back?",
+                 (unsigned long long)indexed, (unsigned long long)w->next_frame_id);
+        w->next_frame_id = indexed + 1;
+    }
+    w->apply = true;
+done:
+    w->hold = false;
+    pthread_cond_broadcast(&w->cv_work);
+    pthread_mutex_unlock(&w->mu);
+    floe_free(segs);
+    return rc;
+}
+
 static int wal_recover(floe_server *s, floe_error *err) {
     srv_wal *w = &s->wal;
     struct statvfs vfs;
@@ -209,13 +266,16 @@ static int wal_recover(floe_server *s, floe_error *err) {
  * runs); on success the WAL takes frames again. */
 static void wal_try_recover(floe_server *s) {
     srv_wal *w = &s->wal;
-    if (!w->failed || w->failed_for_good || floe_wall_ms() < w->retry_at_ms)
+    if (!w->failed || w->failed_for_good || w->hold || floe_wall_ms() < w->retry_at_ms)
         return;
+    w->busy = true; /* the segments change: srv_wal_catch_up waits */
     pthread_mutex_unlock(&w->mu);
     floe_error e;
     floe_error_clear(&e);
     int rc = wal_recover(s, &e);
     pthread_mutex_lock(&w->mu);
+    w->busy = false;
+    pthread_cond_broadcast(&w->cv_done);
     if (rc == 0) {
         w->failed = 0;
         w->retry_ms = 0;
@@ -240,8 +300,10 @@ static void *wal_main(void *arg) {
     for (;;) {
         pthread_mutex_lock(&w->mu);
         wal_try_recover(s);
-        while (!w->head && !w->stop) {
-            if (w->failed && !w->failed_for_good) { /* wake up for the next recovery try */
+        while ((!w->head || w->hold) && !w->stop) {
+            if (w->hold) {
+                pthread_cond_wait(&w->cv_work, &w->mu);
+            } else if (w->failed && !w->failed_for_good) { /* wake up for the next try */
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 int64_t wait = w->retry_at_ms - floe_wall_ms();
@@ -265,6 +327,8 @@ static void *wal_main(void *arg) {
         wal_req *batch = w->head;
         w->head = w->tail = NULL;
         int failed = w->failed;
+        bool apply = w->apply;
+        w->busy = true;
         pthread_mutex_unlock(&w->mu);
 
         size_t nreq = 0;
@@ -332,7 +396,7 @@ static void *wal_main(void *arg) {
                 w->seg_bytes += bytes;
                 w->synced_bytes = w->seg_bytes;
                 uint64_t seg = w->segno;
-                for (wal_req *r = batch; r && rc == 0; r = r->next) {
+                for (wal_req *r = batch; r && rc == 0 && apply; r = r->next) {
                     const uint8_t *h = r->frame->data;
                     floe_frame_view f = {
                         .frame_id = r->frame_id,
@@ -374,6 +438,7 @@ static void *wal_main(void *arg) {
             w->retry_ms = 100;
             w->retry_at_ms = floe_wall_ms() + w->retry_ms;
         }
+        w->busy = false;
         w->queued_bytes -= batch_bytes;
         for (wal_req *r = batch; r;) {
             wal_req *next = r->next;
