@@ -11,7 +11,7 @@
 #   3. serve refuses an s3:// warehouse without wal_dir, and a remote wal_dir.
 # Between 1 and 2, test_landing_pg (built beside floe) runs on this PostgreSQL: the
 # catalog swap marks the landing files committed in its own transaction (I2).
-# The S3 server saw no bad signature. Skips (exit 0, "SKIPPED") only when PostgreSQL's
+# The S3 server saw no bad signature. Skips (exit 77, "SKIPPED") only when PostgreSQL's
 # server binaries are missing.
 set -euo pipefail
 
@@ -28,7 +28,7 @@ fail() {
 source "$src/tests/lib/pg.sh"
 rc=0
 pg_start || rc=$?
-if [ $rc = 77 ]; then echo "serve_remote: SKIPPED (no PostgreSQL server binaries)"; exit 0; fi
+if [ $rc = 77 ]; then echo "serve_remote: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
 [ $rc = 0 ] || { echo "serve_remote: could not start PostgreSQL" >&2; exit 1; }
 
 tmp=$(mktemp -d)

@@ -13,7 +13,7 @@
 #     landing file of every ingest node is committed;
 #   - the killed worker's lease ran out and another worker finished its partition;
 #   - at least two workers committed snapshots.
-# Skips (exit 0, "SKIPPED") only when PostgreSQL's server binaries are missing.
+# Skips (exit 77, "SKIPPED") only when PostgreSQL's server binaries are missing.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -29,7 +29,7 @@ fail() {
 source "$src/tests/lib/pg.sh"
 rc=0
 pg_start || rc=$?
-if [ $rc = 77 ]; then echo "serve_scale: SKIPPED (no PostgreSQL server binaries)"; exit 0; fi
+if [ $rc = 77 ]; then echo "serve_scale: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
 [ $rc = 0 ] || { echo "serve_scale: could not start PostgreSQL" >&2; exit 1; }
 
 tmp=$(mktemp -d)

@@ -14,7 +14,7 @@
 # The bucket is listed with tests/js/s3_cli.mjs (its own SigV4 signer, not floe's).
 # Last, `floe serve` refuses a catalog URI that is neither SQLite nor PostgreSQL (serve on
 # PostgreSQL + s3:// is tested by serve_remote.sh and serve_scale.sh).
-# Skips (exit 0, "SKIPPED") only when PostgreSQL's server binaries are missing.
+# Skips (exit 77, "SKIPPED") only when PostgreSQL's server binaries are missing.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -26,7 +26,7 @@ fail() { echo "tables_remote: FAIL [${setup:-}]: $*" >&2; [ -n "${KEEP:-}" ] && 
 source "$src/tests/lib/pg.sh"
 rc=0
 pg_start || rc=$?
-if [ $rc = 77 ]; then echo "tables_remote: SKIPPED (no PostgreSQL server binaries)"; exit 0; fi
+if [ $rc = 77 ]; then echo "tables_remote: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
 [ $rc = 0 ] || fail "could not start PostgreSQL"
 
 tmp=$(mktemp -d)
