@@ -9,7 +9,11 @@
  *      version hint, statistics and partition-statistics files, and for every snapshot
  *      its manifest list, its manifests and every entry of them (whatever the status: a
  *      DELETED entry is still reachable from a snapshot until expiry removes it).
- *   3. re-read the table; references of snapshots committed meanwhile are added.
+ *   3. re-read the table; references of snapshots committed meanwhile are added. A
+ *      snapshot whose manifest list or a manifest was not found in step 2 may have been
+ *      expired meanwhile (its files deleted by the expiry): it is skipped if the re-read
+ *      table no longer has it, and walked again (now a failure if still not found) if it
+ *      has. Path tables (no catalog to re-read) fail at once.
  *   4. a candidate whose path no reference has is an orphan. One whose path matches but
  *      whose scheme or authority does not match any reference with that path is a
  *      conflict: by default everything stops; --prefix-mismatch ignore keeps them,
@@ -55,6 +59,8 @@ typedef struct orphan_ctx {
     maint_pathset valid_full;  /* scheme \x01 authority \x01 path */
     maint_pathset manifests;   /* manifests already read */
     maint_pathset snapshots;   /* snapshot ids already walked (decimal) */
+    maint_pathset vanished;    /* snapshot ids whose files were not found (decimal) */
+    bool tolerate_missing;     /* step 2 with a re-read to come: note them, go on */
     floe_orphan_result r;
     int rc;
     floe_error *err;
@@ -169,16 +175,19 @@ static int ref_entry(void *vctx, const floe_manifest_entry *e, floe_error *err) 
 static int ref_manifest(void *vctx, const char *recorded, const floe_manifest_file *mf,
                         floe_error *err) {
     orphan_ctx *c = vctx;
-    bool added = false;
-    if (!maint_pathset_add(&c->manifests, recorded, 0, &added))
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    if (!added)
+    if (maint_pathset_has(&c->manifests, recorded))
         return 0;
     FLOE_FORWARD_IF_ERROR(add_ref(c, recorded, err));
     int rc = maint_manifest_entries(c->t, recorded, mf, ref_entry, c, err);
-    if (rc < 0)
+    if (rc < 0) {
         floe_error_prefix(err, "manifest %s: ", recorded);
-    return rc;
+        return rc;
+    }
+    /* only a manifest read in full counts as read: another snapshot holding one that
+     * failed must not skip it */
+    if (!maint_pathset_add(&c->manifests, recorded, 0, NULL))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
 }
 
 static int add_metadata_refs(orphan_ctx *c, const floe_table *t, floe_error *err) {
@@ -226,6 +235,16 @@ static int add_metadata_refs(orphan_ctx *c, const floe_table *t, floe_error *err
         if (s->manifest_list)
             FLOE_FORWARD_IF_ERROR(add_ref(c, s->manifest_list, err));
         rc = maint_snapshot_manifests(t, s, ref_manifest, c, err);
+        if (rc == FLOE_ENOTFOUND && c->tolerate_missing) {
+            /* expired meanwhile? decided after the re-read (step 3) */
+            maint_pathset_remove(&c->snapshots, id);
+            if (!maint_pathset_add(&c->vanished, id, 0, NULL))
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            floe_log(FLOE_LOG_INFO, "orphans: snapshot %s: %s; checking whether it was expired",
+                     id, err ? err->msg : "not found");
+            floe_error_clear(err);
+            continue;
+        }
         if (rc < 0) {
             floe_error_prefix(err, "snapshot %" PRId64 ": ", s->snapshot_id);
             return rc;
@@ -269,6 +288,7 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     maint_pathset_init(&c.valid_full);
     maint_pathset_init(&c.manifests);
     maint_pathset_init(&c.snapshots);
+    maint_pathset_init(&c.vanished);
     maint_delete_list del = {0};
     char *root_key = NULL, *loc_key = NULL;
     floe_buf msg;
@@ -312,13 +332,15 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     FLOE_CHECK(floe_io_list(loc, on_listed, &c, err));
     FLOE_CHECK(c.rc);
     /* 2. references; 3. again after a refresh */
+    c.tolerate_missing = floe_table_catalog(t) != NULL;
     FLOE_CHECK(add_metadata_refs(&c, t, err));
+    c.tolerate_missing = false;
     char *before = floe_strdup(floe_table_metadata_location(t));
     if (!before)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (floe_table_catalog(t)) {
         rc = floe_table_refresh(t, err);
-        if (rc == 0 && strcmp(before, floe_table_metadata_location(t)))
+        if (rc == 0 && (c.vanished.live || strcmp(before, floe_table_metadata_location(t))))
             rc = add_metadata_refs(&c, t, err);
     }
     floe_free(before);
@@ -378,5 +400,6 @@ done:
     maint_pathset_free(&c.valid_full);
     maint_pathset_free(&c.manifests);
     maint_pathset_free(&c.snapshots);
+    maint_pathset_free(&c.vanished);
     return rc;
 }

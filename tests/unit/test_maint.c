@@ -668,6 +668,71 @@ TEST(orphans_delete_exactly_the_planted_old_files) {
     env_close(&e);
 }
 
+/* An expiry that commits between orphans' read of the table and its walk of the
+ * snapshots deletes the manifest lists orphans is about to read: those snapshots are gone
+ * from the re-read table, so they are skipped (not a failure). A missing manifest list of
+ * a snapshot the table still has stays a failure, and nothing is deleted. */
+TEST(orphans_snapshot_expired_meanwhile) {
+    env e;
+    env_open(&e, NULL, 0);
+    floe_error err;
+    for (int i = 0; i < 3; i++)
+        append_files(e.t, &e.nfile, 1, "a", false);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(e.cat, "ns", "t", &t2, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(e.t);
+    REQUIRE(m->n_snapshots == 3);
+    char first_list[1000];
+    snprintf(first_list, sizeof first_list, "%s", m->snapshots[0].manifest_list);
+    /* e.t keeps the three snapshots it read; the expiry goes through t2 */
+    floe_expire_options xo;
+    floe_expire_options_init(&xo);
+    xo.retain_last = 1;
+    xo.older_than_ms = floe_wall_ms() + 1;
+    floe_expire_result xr;
+    REQUIRE_OK(floe_maint_expire(t2, &xo, &xr, &err), err);
+    CHECK_EQ_INT(xr.snapshots_expired, 2);
+    floe_expire_result_reset(&xr);
+    char uri[1000];
+    snprintf(uri, sizeof uri, "%s", first_list + (strncmp(first_list, "file://", 7) ? 0 : 7));
+    CHECK(!file_exists(uri));
+
+    char root[800], orphan[1000];
+    snprintf(root, sizeof root, "%s/ns/t", e.wh);
+    age_tree(root, 10 * DAY);
+    snprintf(orphan, sizeof orphan, "%s/data/k=a/orphan-1.parquet", root);
+    plant(orphan, 5 * DAY);
+    floe_orphan_options o;
+    floe_orphan_options_init(&o);
+    floe_orphan_result r;
+    REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.orphans, 1);
+    CHECK(!file_exists(orphan));
+    REQUIRE_OK(floe_table_refresh(t2, &err), err);
+    m = floe_table_metadata_get(t2);
+    strset live = {0};
+    for (size_t i = 0; i < m->n_snapshots; i++)
+        reach(&m->snapshots[i], false, &live);
+    CHECK(live.n > 0);
+    for (size_t i = 0; i < live.n; i++)
+        if (!file_exists(live.s[i]))
+            harness_fail(__FILE__, __LINE__, "referenced %s was deleted", live.s[i]);
+
+    /* the current snapshot's manifest list lost: a failure, nothing deleted */
+    const char *cur = m->snapshots[m->n_snapshots - 1].manifest_list;
+    snprintf(uri, sizeof uri, "%s", cur + (strncmp(cur, "file://", 7) ? 0 : 7));
+    REQUIRE(unlink(uri) == 0);
+    plant(orphan, 5 * DAY);
+    CHECK_EQ_INT(floe_maint_orphans(t2, &o, &r, &err), FLOE_ENOTFOUND);
+    CHECK(file_exists(orphan));
+    for (size_t i = 0; i < live.n; i++)
+        if (strcmp(live.s[i], uri) && !file_exists(live.s[i]))
+            harness_fail(__FILE__, __LINE__, "referenced %s was deleted", live.s[i]);
+    ss_free(&live);
+    floe_table_close(t2);
+    env_close(&e);
+}
+
 TEST(orphans_scheme_mismatch_stops) {
     env e;
     env_open(&e, NULL, 0);
@@ -1325,6 +1390,7 @@ int main(void) {
     RUN(expire_deletes_exactly_the_difference);
     RUN(expire_and_orphans_with_concurrent_writer);
     RUN(orphans_delete_exactly_the_planted_old_files);
+    RUN(orphans_snapshot_expired_meanwhile);
     RUN(orphans_scheme_mismatch_stops);
     RUN(uri_split_rules);
     RUN(rewrite_manifests_regroups_and_keeps_entries);
