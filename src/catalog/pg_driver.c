@@ -36,6 +36,14 @@
  * and it is replaced before anything is sent - so a write after an idle kill is not
  * needlessly reported as unknown.
  *
+ * Durability. Every session runs with synchronous_commit at least `local`: a server (or a
+ * role, or a database) set to `off` acknowledges a COMMIT before its WAL record is written,
+ * and a crash of the server forgets it - a landing file registered that way loses its
+ * index row after floe has released the WAL that held its records (acknowledged events
+ * lost), and a catalog swap could roll back after a writer saw it succeed. `off` is raised
+ * to `local` for floe's sessions only; every other value (on, remote_write, remote_apply,
+ * local) is kept.
+ *
  * Errors by SQLSTATE: 23505 unique_violation and 42P07 duplicate_table -> FLOE_EEXISTS;
  * 40001 serialization_failure, 40P01 deadlock_detected -> FLOE_ECONFLICT (rolled back,
  * retryable); 55P03 lock_not_available, 57014 query_canceled -> FLOE_EBUSY; 40003
@@ -71,6 +79,7 @@ struct floe_sql_conn {
 };
 
 static _Atomic int lost_reply_countdown;
+static _Atomic int sync_commit_noted; /* the raise of synchronous_commit is logged once */
 
 void floe_pg_inject_lost_reply(int nth) { atomic_store(&lost_reply_countdown, nth); }
 
@@ -143,10 +152,28 @@ static int connect_now(floe_sql_conn *c, floe_error *err) {
     c->server_gone = false;
     PQsetNoticeReceiver(pg, on_notice, c);
     PGresult *r = PQexec(pg, "SELECT pg_backend_pid(), "
-                             "(extract(epoch FROM backend_start) * 1000000)::bigint "
+                             "(extract(epoch FROM backend_start) * 1000000)::bigint, "
+                             "current_setting('synchronous_commit') "
                              "FROM pg_stat_activity WHERE pid = pg_backend_pid()");
     int rc = 0;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) != 2) {
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQnfields(r) == 3 &&
+        !strcmp(PQgetvalue(r, 0, 2), "off")) {
+        PGresult *set = PQexec(pg, "SET synchronous_commit = local");
+        if (PQresultStatus(set) != PGRES_COMMAND_OK) {
+            char msg[512];
+            first_line(PQerrorMessage(pg), msg, sizeof msg);
+            rc = floe_error_set(err, FLOE_EIO, "%s: raising synchronous_commit from off: %s",
+                                c->where, msg);
+        } else if (!atomic_exchange(&sync_commit_noted, 1)) {
+            floe_log(FLOE_LOG_INFO, "%s: synchronous_commit is off on the server; floe's "
+                     "sessions use local (a crash must not forget a commit floe relied on)",
+                     c->where);
+        }
+        PQclear(set);
+    }
+    if (rc < 0) {
+        PQfinish(pg);
+    } else if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) != 3) {
         char msg[512];
         first_line(PQerrorMessage(pg), msg, sizeof msg);
         rc = floe_error_set(err, FLOE_EIO, "%s: reading the session's process id: %s",

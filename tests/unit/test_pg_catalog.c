@@ -438,6 +438,44 @@ TEST(lost_reply_after_swap_pg) {
  * connection loss
  * ------------------------------------------------------------------------------------- */
 
+static int first_col(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)err;
+    snprintf(ctx, 64, "%s", n && cols[0] ? cols[0] : "");
+    return 0;
+}
+
+static void sync_commit_of(const char *uri, char out[64]) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_sql *db = NULL;
+    out[0] = '\0';
+    REQUIRE_OK(floe_sql_open(uri, &db, &err), err);
+    REQUIRE_OK(floe_sql_query(db, "SHOW synchronous_commit", NULL, 0, first_col, out, &err), err);
+    floe_sql_close(db);
+}
+
+/* A server set to synchronous_commit=off (tests/lib/pg.sh sets it so) forgets commits it
+ * acknowledged when it crashes: floe's sessions raise off to local, and keep other values. */
+TEST(synchronous_commit_never_off) {
+    NEED_PG();
+    PGconn *a = admin();
+    REQUIRE(a != NULL);
+    PGresult *r = PQexec(a, "SHOW synchronous_commit");
+    REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1);
+    bool server_off = !strcmp(PQgetvalue(r, 0, 0), "off");
+    PQclear(r);
+    PQfinish(a);
+    REQUIRE(server_off); /* the case this test is about */
+    char v[64];
+    sync_commit_of(pg_uri, v);
+    CHECK_EQ_STR(v, "local");
+    char uri[2048];
+    snprintf(uri, sizeof uri, "%s%soptions=-c%%20synchronous_commit%%3Dremote_write", pg_uri,
+             strchr(pg_uri, '?') ? "&" : "?");
+    sync_commit_of(uri, v);
+    CHECK_EQ_STR(v, "remote_write");
+}
+
 TEST(reads_reconnect_after_terminate) {
     NEED_PG();
     floe_catalog *c = NULL;
@@ -1257,6 +1295,7 @@ int main(void) {
     RUN(commit_gate_pg);
     RUN(injected_faults_pg);
     RUN(lost_reply_after_swap_pg);
+    RUN(synchronous_commit_never_off);
     RUN(reads_reconnect_after_terminate);
     RUN(commit_in_flight_killed);
     RUN(swap_hook_and_transactions_pg);
