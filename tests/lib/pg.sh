@@ -4,6 +4,8 @@
 #   ... $FLOE_PG_URI ...    # postgresql://floe:<password>@127.0.0.1:<port>/floe_test
 #   pg_sql 'SELECT 1'       # psql as the superuser, unaligned tuples only
 #   pg_psql -c '\d t'       # psql as the superuser, normal output
+#   pg_crash; pg_resume     # stop it as a crash would (immediate), start it again on
+#                           # the same port (outage tests)
 #
 # The server comes from Debian's package (apt-get install postgresql; scripts/setup
 # --test installs it): initdb into a fresh temporary folder, listening only on 127.0.0.1
@@ -44,11 +46,7 @@ pg_start() {
   local try
   for try in 1 2 3; do
     PG_PORT=$(pg_free_port)
-    if "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w -t 60 \
-         -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_TMP -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60" \
-         start > "$PG_TMP/pg_ctl.log" 2>&1; then
-      break
-    fi
+    pg_ctl_start && break
     PG_PORT=
   done
   [ -n "$PG_PORT" ] || { cat "$PG_TMP/pg_ctl.log" "$PG_TMP/server.log" 2>/dev/null; return 1; }
@@ -57,6 +55,21 @@ pg_start() {
   "${PG_RUN[@]}" "$PG_BIN/createdb" -h "$PG_TMP" -p "$PG_PORT" -U floe floe_test || return 1
   export FLOE_PG_URI="postgresql://floe:$PG_PASSWORD@127.0.0.1:$PG_PORT/floe_test"
   export PG_PORT PG_TMP PG_BIN
+}
+
+pg_ctl_start() {
+  "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_TMP -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60" \
+    start > "$PG_TMP/pg_ctl.log" 2>&1
+}
+
+# Stops the server at once (open connections are cut, as in a crash); pg_resume starts
+# it again on the same port with the same data.
+pg_crash() {
+  "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -m immediate -w stop > /dev/null 2>&1
+}
+pg_resume() {
+  pg_ctl_start || { cat "$PG_TMP/pg_ctl.log" >&2; return 1; }
 }
 
 # psql through the unix socket (trust), as the superuser floe, on floe_test.
