@@ -96,14 +96,14 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
         int64_t sec;
         int32_t nano;
         int zone;
-        if (floe_vt_parse_timestamp(buf, n, &sec, &nano, &zone) && zone >= 0) {
+        if (floe_vt_parse_timestamp_utc(buf, n, &sec, &nano, &zone)) {
             *ms = sec * 1000 + nano / 1000000;
             return 0;
         }
     }
     return floe_error_set(err, FLOE_EINVALID,
                           "time %s: expected milliseconds since the epoch, YYYY-MM-DD or "
-                          "YYYY-MM-DDTHH:MM:SS[.fff][Z]", s);
+                          "YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM]", s);
 }
 
 int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,

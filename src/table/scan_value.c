@@ -171,10 +171,13 @@ static bool ts_value(const floe_field *f, const char *s, size_t n, bool lenient,
             buf[10] = 'T';
         s = buf;
     }
-    if (!floe_vt_parse_timestamp(s, n, &sec, &nano, &zone) || zone < 0)
+    if (lenient ? !floe_vt_parse_timestamp_utc(s, n, &sec, &nano, &zone)
+                : !floe_vt_parse_timestamp(s, n, &sec, &nano, &zone) || zone < 0)
         return false;
     bool tz = f->type == FLOE_TYPE_TIMESTAMPTZ || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
     if (!lenient && zone != (tz ? 1 : 0))
+        return false;
+    if (zone == 2 && !tz) /* a wall-clock column has no instant to convert to */
         return false;
 have:;
     bool ns = f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;

@@ -369,8 +369,10 @@ bool floe_vt_parse_time(const char *s, size_t n, int64_t *nod) {
     return true;
 }
 
-bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
-                             int *zone) {
+/* Parse "<date>T<time>[zone]". Canonical zones are "Z" and "+HH:MM"; with any_offset also
+ * "+HHMM" and "+HH" (as ingestion takes them). *offset_sec is the zone's offset east of UTC. */
+static bool parse_timestamp(const char *s, size_t n, bool any_offset, int64_t *epoch_sec,
+                            int32_t *nano, int *zone, int32_t *offset_sec) {
     size_t i = 0;
     int64_t days, nod;
     if (!parse_date_at(s, n, &i, &days) || i >= n || (s[i] != 'T' && s[i] != 't'))
@@ -379,15 +381,30 @@ bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_
     if (!parse_time_at(s, n, &i, &nod))
         return false;
     int z = 0;
+    int64_t off = 0;
     if (i < n) {
         if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n) {
             z = 1;
-        } else if ((s[i] == '+' || s[i] == '-') && n - i == 6 && s[i + 3] == ':') {
-            size_t j = i + 1;
-            int64_t oh, om;
-            if (!take_digits(s, n, &j, 2, &oh) || (j++, !take_digits(s, n, &j, 2, &om)))
+        } else if (s[i] == '+' || s[i] == '-') {
+            bool neg = s[i] == '-';
+            size_t rest = n - i - 1, j = i + 1;
+            int64_t oh = 0, om = 0;
+            if (rest == 5 && s[i + 3] == ':') {
+                if (!take_digits(s, n, &j, 2, &oh) || (j++, !take_digits(s, n, &j, 2, &om)))
+                    return false;
+            } else if (any_offset && rest == 4) {
+                if (!take_digits(s, n, &j, 2, &oh) || !take_digits(s, n, &j, 2, &om))
+                    return false;
+            } else if (any_offset && rest == 2) {
+                if (!take_digits(s, n, &j, 2, &oh))
+                    return false;
+            } else {
                 return false;
-            z = (oh == 0 && om == 0) ? 1 : -1;
+            }
+            if (oh > 23 || om > 59)
+                return false;
+            off = (oh * 3600 + om * 60) * (neg ? -1 : 1);
+            z = off == 0 ? 1 : -1;
         } else {
             return false;
         }
@@ -395,6 +412,24 @@ bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_
     *epoch_sec = days * 86400 + nod / 1000000000;
     *nano = (int32_t)(nod % 1000000000);
     *zone = z;
+    if (offset_sec)
+        *offset_sec = (int32_t)off;
+    return true;
+}
+
+bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
+                             int *zone) {
+    return parse_timestamp(s, n, false, epoch_sec, nano, zone, NULL);
+}
+
+bool floe_vt_parse_timestamp_utc(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
+                                 int *zone) {
+    int32_t off;
+    if (!parse_timestamp(s, n, true, epoch_sec, nano, zone, &off))
+        return false;
+    *epoch_sec -= off;
+    if (*zone < 0)
+        *zone = 2;
     return true;
 }
 

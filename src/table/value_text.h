@@ -66,6 +66,11 @@ bool floe_vt_parse_time(const char *s, size_t n, int64_t *nanos_of_day);
  * nanos of that second (callers scale to their unit with overflow checks). */
 bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
                              int *zone);
+/* The same for literals a user types: any offset ("+HH:MM", "+HHMM", "+HH") is taken
+ * and the result converted to UTC; *zone is 0 without a zone, 1 for UTC, 2 for another
+ * offset (converted). */
+bool floe_vt_parse_timestamp_utc(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
+                                 int *zone);
 /* Decimal text "[-+]digits[.digits][E[+-]digits]" -> unscaled and scale. */
 bool floe_vt_parse_decimal(const char *s, size_t n, floe_i128 *unscaled, int32_t *scale);
 bool floe_vt_parse_uuid(const char *s, size_t n, uint8_t out[16]);

@@ -57,7 +57,9 @@ static const char *STRINGS[] = {"", "a", "ab", "abc", "b", "\xc3\xa9t\xc3\xa9", 
 static const char *DECIMALS[] = {"-3.00", "-0.01", "0.00", "0.01", "1.25", "1.26", "99.99"};
 static const char *TIMES[] = {"1969-12-31T00:00:00Z", "1969-12-31T23:59:59.999999Z",
                               "1970-01-01T00:00:00Z", "1970-01-01T00:00:00.000001Z",
-                              "2026-10-06T12:00:00Z", "1900-03-01T00:00:00Z"};
+                              "2026-10-06T12:00:00Z", "1900-03-01T00:00:00Z",
+                              "1969-12-31T16:00:00-08:00", "2026-10-06T14:00:00+0200",
+                              "1970-01-01T05:30:00.000001+05:30"};
 static const char *FLOATS[] = {"-0.0", "0", "1.5", "-1.5", "NaN", "3.4e38", "-Infinity"};
 static const char *INTS[] = {"-2147483648", "-2147483647", "-5", "-3", "0", "2", "3",
                              "2147483647"};
@@ -471,6 +473,32 @@ TEST(test_nan_and_zero_cases) {
     floe_arena_reset(&fa);
 }
 
+/* A timestamptz literal with an offset names the instant: it is converted to UTC, in
+ * every form ingestion takes ("+HH:MM", "+HHMM", "+HH"); an offset past 23:59 is refused. */
+TEST(test_time_literals_with_offsets) {
+    static const char *same[][2] = {
+        {"'1969-12-15T12:00:00-08:00'", "'1969-12-15T20:00:00Z'"},
+        {"'1969-12-16T05:00:00+0800'", "'1969-12-15T21:00:00Z'"},
+        {"'2026-10-06T14:00:00.5+02'", "'2026-10-06T12:00:00.5Z'"},
+        {"'1970-01-01T00:00:00-00:00'", "'1970-01-01T00:00:00Z'"},
+        {"'2000-01-01 00:30:00+01:00'", "'1999-12-31T23:30:00Z'"},
+    };
+    const floe_field *f = floe_schema_find_id(S, 5);
+    floe_error err;
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        floe_value a, b;
+        REQUIRE_OK(floe_sv_from_literal(f, same[i][0], strlen(same[i][0]), &A, &a, &err), err);
+        REQUIRE_OK(floe_sv_from_literal(f, same[i][1], strlen(same[i][1]), &A, &b, &err), err);
+        CHECK_EQ_INT(a.v.i64, b.v.i64);
+    }
+    static const char *bad[] = {"'1970-01-01T00:00:00+24:00'", "'1970-01-01T00:00:00+0160'",
+                                "'1970-01-01T00:00:00+1'", "'1970-01-01T00:00:00+01:0'"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        floe_value v;
+        CHECK(floe_sv_from_literal(f, bad[i], strlen(bad[i]), &A, &v, &err) != 0);
+    }
+}
+
 int main(void) {
     floe_error err;
     floe_schema *s = NULL;
@@ -481,6 +509,7 @@ int main(void) {
     S = s;
     floe_arena_init(&A, 4096);
     RUN(test_nan_and_zero_cases);
+    RUN(test_time_literals_with_offsets);
     RUN(test_file_metrics_never_drop_a_match);
     RUN(test_partitions_never_drop_a_match);
     floe_arena_reset(&A);
