@@ -123,6 +123,14 @@ typedef struct floe_server_token {
     size_t ngrants;
 } floe_server_token;
 
+/* A [source kafka NAME] section: its keys as written, in order (src/server/kafka.c reads
+ * and checks them; floe_server_config_check names a bad one). */
+typedef struct floe_server_source_config {
+    char *name;
+    char **keys, **values;
+    size_t n;
+} floe_server_source_config;
+
 typedef struct floe_server_config {
     char *listen;            /* "127.0.0.1:8080"; port 0 picks a free port */
     char *warehouse;         /* "./warehouse" */
@@ -175,6 +183,8 @@ typedef struct floe_server_config {
     size_t ntables;
     floe_server_token *tokens;
     size_t ntokens;
+    floe_server_source_config *sources; /* Kafka topics consumed into tables */
+    size_t nsources;
 } floe_server_config;
 
 /* Defaults as listed above. */

@@ -544,17 +544,7 @@ static int lease_release(floe_server *s, const lease *l, floe_error *err) {
 
 /* ---- one partition ------------------------------------------------------------------- */
 
-/* What a job needs from the table, read under cat_mu in one go. */
-typedef struct job_table {
-    floe_schema *schema;            /* current schema */
-    floe_partition_spec *spec;      /* default spec, bound to schema */
-    floe_metrics_config *metrics;   /* write.metadata.metrics.* */
-    floe_pq_write_options write;
-    char *rec_dir;                  /* data dir as the table records paths */
-    char *phys_dir;                 /* ... and where it is */
-} job_table;
-
-static void job_table_free(job_table *jt) {
+void srv_job_table_free(srv_job_table *jt) {
     floe_schema_free(jt->schema);
     floe_partition_spec_free(jt->spec);
     floe_metrics_config_free(jt->metrics);
@@ -564,7 +554,7 @@ static void job_table_free(job_table *jt) {
 }
 
 /* The target file size the server's configuration sets explicitly, or -1. */
-static int64_t configured_target(floe_server *s, const char *tbl) {
+int64_t srv_configured_target(floe_server *s, const char *tbl) {
     int64_t v = -1;
     pthread_mutex_lock(&s->cfg_mu);
     for (size_t i = 0; i < s->cfg.ntables; i++)
@@ -576,20 +566,10 @@ static int64_t configured_target(floe_server *s, const char *tbl) {
     return v;
 }
 
-/* Load the table, settle the lease against its history (settled[i] = snapshot holding
- * file i, or 0) and read what the conversion needs. */
-static int job_table_load(floe_server *s, const srv_table *t, const lease *l,
-                          int64_t *settled, job_table *jt, floe_error *err) {
-    floe_table *ft = NULL;
-    id_set set = {0};
+int srv_job_table_read(const srv_table *t, floe_table *ft, int64_t target, srv_job_table *jt,
+                       floe_error *err) {
     int rc = 0;
-    int64_t target = configured_target(s, t->name); /* cfg_mu is never held with cat_mu */
-    pthread_mutex_lock(&s->cat_mu);
-    FLOE_CHECK(floe_table_load(s->catalog, t->ns, t->tname, &ft, err));
     const floe_table_metadata *m = floe_table_metadata_get(ft);
-    FLOE_CHECK(id_set_init(&set, (const char *const *)l->landing_ids, l->n, err));
-    if (history_find(&set, m))
-        memcpy(settled, set.snap, l->n * sizeof *settled);
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
     const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
     if (!ms || !sp)
@@ -609,24 +589,36 @@ static int job_table_load(floe_server *s, const srv_table *t, const lease *l,
     FLOE_CHECK(floe_table_data_dir(ft, &jt->rec_dir, err));
     FLOE_CHECK(floe_table_resolve_path(ft, jt->rec_dir, &jt->phys_dir, err));
 done:
+    if (rc < 0)
+        srv_job_table_free(jt);
+    return rc;
+}
+
+/* Load the table, settle the lease against its history (settled[i] = snapshot holding
+ * file i, or 0) and read what the conversion needs. */
+static int job_table_load(floe_server *s, const srv_table *t, const lease *l,
+                          int64_t *settled, srv_job_table *jt, floe_error *err) {
+    floe_table *ft = NULL;
+    id_set set = {0};
+    int rc = 0;
+    int64_t target = srv_configured_target(s, t->name); /* cfg_mu is never held with cat_mu */
+    pthread_mutex_lock(&s->cat_mu);
+    FLOE_CHECK(floe_table_load(s->catalog, t->ns, t->tname, &ft, err));
+    const floe_table_metadata *m = floe_table_metadata_get(ft);
+    FLOE_CHECK(id_set_init(&set, (const char *const *)l->landing_ids, l->n, err));
+    if (history_find(&set, m))
+        memcpy(settled, set.snap, l->n * sizeof *settled);
+    FLOE_CHECK(srv_job_table_read(t, ft, target, jt, err));
+done:
     floe_table_close(ft);
     pthread_mutex_unlock(&s->cat_mu);
     id_set_free(&set);
     return rc;
 }
 
-/* The data files a job wrote, as the table will record them. */
-typedef struct files_ctx {
-    const job_table *jt;
-    floe_arena arena;               /* the records and everything they point at */
-    floe_data_file *files;
-    size_t n, cap;
-    floe_strlist uris;              /* where they are, for deleting */
-} files_ctx;
-
-static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
-                   const floe_value *partition, size_t npartition, floe_error *err) {
-    files_ctx *fc = ctx;
+int srv_files_on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
+                      const floe_value *partition, size_t npartition, floe_error *err) {
+    srv_files *fc = ctx;
     /* first, so a failure below still deletes the file */
     FLOE_FORWARD_IF_ERROR(floe_strlist_push(&fc->uris, uri, err));
     if (fc->n == fc->cap) {
@@ -659,7 +651,7 @@ static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
     return 0;
 }
 
-static void files_delete(files_ctx *fc) {
+void srv_files_delete(srv_files *fc) {
     for (size_t i = 0; i < fc->uris.n; i++)
         floe_io_delete(fc->uris.items[i], NULL);
 }
@@ -797,9 +789,9 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
                              floe_error *err) {
     staged stg = {0};
     lease l = {0};
-    job_table jt;
+    srv_job_table jt;
     memset(&jt, 0, sizeof jt);
-    files_ctx fc;
+    srv_files fc;
     memset(&fc, 0, sizeof fc);
     floe_arena_init(&fc.arena, 64 * 1024);
     fc.jt = &jt;
@@ -855,12 +847,12 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     co.file_prefix = prefix;
     co.spec = jt.spec->nfields ? jt.spec : NULL;
     co.quarantine_uri = quarantine;
-    co.on_file = on_file;
+    co.on_file = srv_files_on_file;
     co.on_file_ctx = &fc;
     FLOE_CHECK(stage_inputs(l.uris, l.n, &stg, err));
     rc = floe_convert((const char *const *)stg.paths, l.n, &co, &res, err);
     if (rc < 0) {
-        files_delete(&fc);
+        srv_files_delete(&fc);
         goto done;
     }
     if (fc.n == 0) {
@@ -875,7 +867,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     /* step 4: commit, unless the partition's lease was lost meanwhile (another worker may
      * be converting the same files: its commit or ours would find them no longer ours) */
     if (atomic_load(&s->comp->lost)) {
-        files_delete(&fc);
+        srv_files_delete(&fc);
         FLOE_FAIL(err, FLOE_ECONFLICT, "%s/%s: the partition's lease was lost", tbl, part);
     }
     floe_landing_commit c = {
@@ -893,7 +885,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         if (rc == FLOE_COMMIT_NOOP) {
             floe_log(FLOE_LOG_INFO, "serve: %s/%s: landing files already committed in "
                      "snapshot %lld", tbl, part, (long long)snapshot);
-            files_delete(&fc);
+            srv_files_delete(&fc);
         }
         atomic_fetch_add(&s->m.commits, 1);
         atomic_fetch_add(&s->m.landing_committed, l.n);
@@ -913,7 +905,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     }
     if (rc == FLOE_ECONFLICT)
         atomic_fetch_add(&s->m.conflicts, 1);
-    files_delete(&fc);
+    srv_files_delete(&fc);
     /* Nothing of this job was committed. Ids that are in the table now (a no-op: another
      * worker committed them first) are settled as committed at once; the release below
      * gives back only the rest, and only what is still ours. */
@@ -938,7 +930,7 @@ done:
     floe_free(fc.files);
     floe_strlist_free(&fc.uris);
     floe_arena_reset(&fc.arena);
-    job_table_free(&jt);
+    srv_job_table_free(&jt);
     floe_convert_result_free(&res);
     floe_free(settled);
     floe_free(quarantine);

@@ -148,6 +148,60 @@ void floe_server_config_init(floe_server_config *cfg) {
     table_config_init(&cfg->defaults);
 }
 
+static int dup_opt(char **dst, const char *src);
+
+static void source_free(floe_server_source_config *src) {
+    floe_free(src->name);
+    for (size_t i = 0; i < src->n; i++) {
+        floe_free(src->keys[i]);
+        floe_free(src->values[i]);
+    }
+    floe_free(src->keys);
+    floe_free(src->values);
+    memset(src, 0, sizeof *src);
+}
+
+/* A key of a [source] section; a key given again replaces the earlier value. */
+static int source_key(floe_server_source_config *src, const char *k, const char *v,
+                      floe_error *err) {
+    size_t i;
+    for (i = 0; i < src->n && strcmp(src->keys[i], k); i++)
+        ;
+    char *nv = floe_strdup(v);
+    if (!nv)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (i < src->n) {
+        floe_free(src->values[i]);
+        src->values[i] = nv;
+        return 0;
+    }
+    char **nk = floe_realloc(src->keys, (src->n + 1) * sizeof *nk);
+    if (nk)
+        src->keys = nk;
+    char **nvs = nk ? floe_realloc(src->values, (src->n + 1) * sizeof *nvs) : NULL;
+    if (nvs)
+        src->values = nvs;
+    char *kc = nvs ? floe_strdup(k) : NULL;
+    if (!kc) {
+        floe_free(nv);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    src->keys[src->n] = kc;
+    src->values[src->n] = nv;
+    src->n++;
+    return 0;
+}
+
+static int source_copy(const floe_server_source_config *src, floe_server_source_config *dst) {
+    memset(dst, 0, sizeof *dst);
+    if (dup_opt(&dst->name, src->name) < 0)
+        return FLOE_ENOMEM;
+    for (size_t i = 0; i < src->n; i++)
+        if (source_key(dst, src->keys[i], src->values[i], NULL) < 0)
+            return FLOE_ENOMEM;
+    return 0;
+}
+
 static void token_free(floe_server_token *t) {
     floe_free(t->name);
     floe_free(t->secret);
@@ -171,6 +225,9 @@ void floe_server_config_reset(floe_server_config *cfg) {
     for (size_t i = 0; i < cfg->ntokens; i++)
         token_free(&cfg->tokens[i]);
     floe_free(cfg->tokens);
+    for (size_t i = 0; i < cfg->nsources; i++)
+        source_free(&cfg->sources[i]);
+    floe_free(cfg->sources);
     floe_server_config_init(cfg);
 }
 
@@ -226,6 +283,16 @@ bool srv_valid_table_name(const char *name) {
         }
     }
     return seg > 0 && dots > 0;
+}
+
+bool srv_valid_source_name(const char *name) {
+    size_t n = strlen(name);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-')
+            return false;
+    return true;
 }
 
 static int set_dup(char **dst, const char *v, floe_error *err) {
@@ -466,7 +533,8 @@ static char *trim(char *s) {
 
 int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
                              const char *source, floe_error *err) {
-    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN, SEC_MAINT } sec = SEC_NONE;
+    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN, SEC_MAINT,
+           SEC_SOURCE } sec = SEC_NONE;
     size_t cur = 0;
     char *maint_table = NULL; /* [maintain table X]: X; [maintain]: NULL */
     int rc = 0;
@@ -511,6 +579,31 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
                         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
                 }
                 sec = SEC_MAINT;
+            } else if (!strncmp(name, "source ", 7)) {
+                char *rest = trim(name + 7);
+                if (strncmp(rest, "kafka", 5) || (rest[5] != ' ' && rest[5] != '\t'))
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [source TYPE NAME]: the type must "
+                              "be kafka", source, lineno);
+                char *id = trim(rest + 6);
+                if (!srv_valid_source_name(id))
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: bad source name '%s' (letters, "
+                              "digits, '_' and '-')", source, lineno, id);
+                size_t i;
+                for (i = 0; i < cfg->nsources && strcmp(cfg->sources[i].name, id); i++)
+                    ;
+                if (i == cfg->nsources) {
+                    floe_server_source_config *ns =
+                        floe_realloc(cfg->sources, (i + 1) * sizeof *ns);
+                    if (!ns)
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    cfg->sources = ns;
+                    memset(&ns[i], 0, sizeof ns[i]);
+                    if (!(ns[i].name = floe_strdup(id)))
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    cfg->nsources++;
+                }
+                cur = i;
+                sec = SEC_SOURCE;
             } else if (!strncmp(name, "table ", 6) || !strncmp(name, "token ", 6)) {
                 bool is_table = name[1] == 'a';
                 char *id = trim(name + 6);
@@ -572,6 +665,7 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
         case SEC_DEFAULTS: rc = table_key(&cfg->defaults, k, v, err); break;
         case SEC_TABLE: rc = table_key(&cfg->tables[cur], k, v, err); break;
         case SEC_MAINT: rc = maint_key(cfg, maint_table, k, v, err); break;
+        case SEC_SOURCE: rc = source_key(&cfg->sources[cur], k, v, err); break;
         case SEC_TOKEN:
             if (!strcmp(k, "secret")) {
                 if (strlen(v) < 8)
@@ -643,6 +737,8 @@ int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
             return floe_error_set(err, FLOE_EINVALID, "[table %s]: partition needs schema",
                                   t->name);
     }
+    for (size_t i = 0; i < cfg->nsources; i++)
+        FLOE_FORWARD_IF_ERROR(srv_kafka_check(&cfg->sources[i], err));
     return 0;
 }
 
@@ -692,7 +788,8 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log = NULL;
     c.tables = NULL;
     c.tokens = NULL;
-    c.ntables = c.ntokens = 0;
+    c.sources = NULL;
+    c.ntables = c.ntokens = c.nsources = 0;
     table_config_init(&c.defaults);
     *dst = c;
     if (dup_opt(&dst->listen, src->listen) < 0 || dup_opt(&dst->warehouse, src->warehouse) < 0 ||
@@ -732,6 +829,16 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
                         goto nomem;
                 }
             }
+        }
+    }
+    if (src->nsources) {
+        dst->sources = floe_calloc(src->nsources, sizeof *dst->sources);
+        if (!dst->sources)
+            goto nomem;
+        for (size_t i = 0; i < src->nsources; i++) {
+            dst->nsources++;
+            if (source_copy(&src->sources[i], &dst->sources[i]) < 0)
+                goto nomem;
         }
     }
     return 0;

@@ -373,6 +373,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
     pthread_mutex_unlock(&s->health_mu);
     if (!atomic_load(&s->offline)) /* (s->maint is set by then) */
         srv_maint_metrics(s, &b);
+    srv_kafka_metrics(s, &b);
     static const char *cls[6] = {"2xx", "4xx", "auth", "413", "busy", "5xx"};
     floe_buf_printf(&b, "# TYPE floe_http_requests_total counter\n");
     for (int i = 0; i < 6; i++)

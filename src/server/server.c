@@ -144,6 +144,9 @@ static int start_services(floe_server *s, floe_error *err) {
     }
     if (!s->maint)
         FLOE_FORWARD_IF_ERROR(srv_maint_start(s, err));
+    /* the Kafka consumers read and commit offsets through the catalog */
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR && !s->kafka)
+        FLOE_FORWARD_IF_ERROR(srv_kafka_start(s, err));
     return 0;
 }
 
@@ -216,6 +219,7 @@ static void stop_threads(floe_server *s) {
         pthread_join(s->services_thr, NULL);
         s->services_started = false;
     }
+    srv_kafka_stop(s); /* commits what its consumers hold */
     srv_maint_stop(s);
     srv_wal_stop(s);
     srv_compactor_stop(s);
@@ -441,8 +445,10 @@ static int offline_refusal(floe_error *err) {
 int floe_server_flush(floe_server *s, bool compact, floe_error *err) {
     if (atomic_load(&s->offline))
         return offline_refusal(err);
-    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR) {
+        FLOE_FORWARD_IF_ERROR(srv_kafka_flush(s, err));
         FLOE_FORWARD_IF_ERROR(srv_landing_flush(s, err));
+    }
     if (compact)
         FLOE_FORWARD_IF_ERROR(srv_compactor_run_now(s, NULL, err));
     return 0;

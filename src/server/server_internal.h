@@ -40,6 +40,7 @@
 #include "floe/catalog.h"
 #include "floe/json.h"
 #include "floe/lease.h"
+#include "floe/manifest.h"
 #include "floe/partition.h"
 #include "floe/server.h"
 #include "floe/sql.h"
@@ -304,6 +305,8 @@ struct floe_server {
     srv_health_item health[SRV_H_COUNT];
     pthread_t probe_thr;    /* http.c: the catalog database and the object store */
     bool probe_started;
+    struct srv_kafka **kafka; /* kafka.c: the [source kafka] consumers */
+    size_t nkafka;
 };
 
 /* Record a part's state: ok, or failing with a message (the first failure of a run sets
@@ -455,6 +458,45 @@ int srv_compactor_pending(floe_server *s, int64_t cutoff, const floe_strlist *fa
                           floe_buf *json, int64_t *files, int64_t *parts, floe_error *err);
 /* The highest landing index row id (0 when none). */
 int srv_landing_max_id(floe_server *s, int64_t *out, floe_error *err);
+
+/* What a conversion into a table needs from it (compactor.c; the Kafka source too). */
+typedef struct srv_job_table {
+    floe_schema *schema;            /* current schema */
+    floe_partition_spec *spec;      /* default spec, bound to schema */
+    floe_metrics_config *metrics;   /* write.metadata.metrics.* */
+    floe_pq_write_options write;    /* Snappy and the configured target unless the table
+                                       sets its own */
+    char *rec_dir;                  /* data dir as the table records paths */
+    char *phys_dir;                 /* ... and where it is */
+} srv_job_table;
+/* The target file size the configuration sets for the table, or -1 (takes cfg_mu: call
+ * it before cat_mu). */
+int64_t srv_configured_target(floe_server *s, const char *tbl);
+/* Read it from ft (loaded by the caller, under cat_mu); target from the above. */
+int srv_job_table_read(const srv_table *t, floe_table *ft, int64_t target, srv_job_table *jt,
+                       floe_error *err);
+void srv_job_table_free(srv_job_table *jt);
+/* The data files a conversion wrote, as the table will record them: set jt and an arena,
+ * pass srv_files_on_file as floe_convert_options.on_file. */
+typedef struct srv_files {
+    const srv_job_table *jt;
+    floe_arena arena;               /* the records and everything they point at */
+    floe_data_file *files;
+    size_t n, cap;
+    floe_strlist uris;              /* where they are, for deleting */
+} srv_files;
+int srv_files_on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
+                      const floe_value *partition, size_t npartition, floe_error *err);
+void srv_files_delete(srv_files *fc);
+
+/* kafka.c: [source kafka NAME] consumers (one thread each) */
+int srv_kafka_check(const floe_server_source_config *src, floe_error *err);
+int srv_kafka_start(floe_server *s, floe_error *err);
+/* Commit what every source holds, then stop (close) or go on. */
+void srv_kafka_stop(floe_server *s);
+int srv_kafka_flush(floe_server *s, floe_error *err);
+void srv_kafka_metrics(floe_server *s, floe_buf *b);
+bool srv_valid_source_name(const char *name);
 
 /* http.c */
 int srv_http_start(floe_server *s, floe_error *err);

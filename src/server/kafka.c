@@ -1,0 +1,1720 @@
+/*
+ * kafka.c - [source kafka NAME]: Kafka topics consumed into Iceberg tables, exactly once,
+ * with Kafka's consumer groups spreading the topic partitions over floe nodes.
+ *
+ * One thread per source polls a librdkafka consumer (group `group.id`, auto-commit off).
+ * Each message is split into records (format json: the message is one object; ndjson:
+ * one object per line; array: a JSON array of objects), the configured metadata columns
+ * (key, headers, timestamp, topic, partition, offset) are written into each object, and
+ * the records go to the spool of their target table (fixed, or `{topic}` in the table
+ * name): an NDJSON file on local disk, `<wal_dir>/kafka-<source>/`. Nothing here is
+ * durable: Kafka is the log, the table's offsets say where to resume.
+ *
+ * Commit of a table (its spool reached commit_bytes, or its oldest record commit_interval,
+ * or a rebalance revokes partitions, or the server flushes or stops): the spool goes
+ * through the convert pipeline (floe/convert.h: the shredder, partitioned routing, large
+ * Snappy Parquet files) exactly as landing compaction does (compactor.c's srv_job_table
+ * and srv_files), the rejected records are written to the quarantine with their topic,
+ * partition and offset, and one Iceberg append commits the files together with, for each
+ * topic-partition of the batch, the table property
+ *
+ *     floe.kafka.<group>.<topic>.<partition> = the next offset to consume
+ *
+ * (and floe.kafka.offsets in the snapshot summary, for people reading the history).
+ * Properties are kept by every commit (expiry, rewrite, other appends), so the offsets
+ * survive snapshot expiry. The append's check, run on the metadata every attempt starts
+ * from, requires each of those properties to still hold the value this consumer resumed
+ * from or last wrote: a conflict with another group member (other partitions) retries and
+ * merges; a partition some other consumer committed meanwhile (a zombie that lost the
+ * partition, or this one after a lost commit) fences the commit: nothing is committed,
+ * the spool is dropped and every partition of the table seeks back to the table's offset.
+ *
+ *   assigned (seek to the table's offset) --messages--> buffered (spool)
+ *     --commit ok--> committed (Kafka's committed offset updated afterwards, for lag
+ *                    monitoring only)
+ *     --fenced / unknown outcome--> dropped: seek to the table's offset, consume again
+ *     --failure--> kept, retried after a back-off; past max_buffered_bytes every
+ *                  partition is paused until a commit succeeds
+ *   revoked (rebalance): committed first; if that fails, dropped (the next owner resumes
+ *                        from the table's offset): never both.
+ *
+ * The quarantine of a topic-partition's batch is one file, named by the offset the batch
+ * starts at (the table's offset): written (replacing any earlier one of that name) before
+ * the commit, removed when the batch holds no rejects. A batch that is consumed again
+ * after a crash starts at the same offset, so its file replaces the crashed attempt's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <librdkafka/rdkafka.h>
+
+#include "floe/append.h"
+#include "floe/convert.h"
+#include "floe/io.h"
+#include "floe/quarantine.h"
+#include "floe/table_metadata.h"
+#include "server_internal.h"
+
+enum { FMT_JSON, FMT_NDJSON, FMT_ARRAY };
+enum { COL_KEY, COL_HEADERS, COL_TIMESTAMP, COL_TOPIC, COL_PARTITION, COL_OFFSET, NCOLS };
+static const char *const col_keys[NCOLS] = {"column.key", "column.headers",
+                                            "column.timestamp", "column.topic",
+                                            "column.partition", "column.offset"};
+
+/* One spool line: where it is and where it came from. */
+typedef struct kf_line {
+    int64_t at;             /* byte offset of the line in the spool */
+    int64_t offset;         /* Kafka offset of its message */
+    uint32_t part;          /* index into srv_kafka.parts */
+    uint32_t prefix;        /* bytes of metadata columns written after its '{' */
+} kf_line;
+
+/* A record quarantined before the conversion (a message that is not one of the format's
+ * shapes, or an empty one). */
+typedef struct kf_qrec {
+    uint32_t part;
+    int64_t offset;
+    char *reason;
+    uint8_t *rec;
+    size_t n;
+} kf_qrec;
+
+typedef struct kf_table {
+    char *name;
+    char *spool_path;
+    int fd;
+    floe_buf wbuf;          /* spool bytes not yet written */
+    int64_t bytes;          /* spool bytes (written + wbuf) */
+    kf_line *lines;
+    size_t nlines, lines_cap;
+    kf_qrec *qrecs;
+    size_t nq, q_cap;
+    int64_t first_ns;       /* when the batch's first message arrived (0 = empty batch) */
+    int64_t retry_at_ns;    /* after a failed commit */
+    int failures;
+} kf_table;
+
+typedef struct kf_part {
+    char *topic;
+    int32_t partition;
+    uint32_t tbl;           /* index into srv_kafka.tables */
+    bool assigned;
+    bool paused;
+    int64_t first;          /* offset the batch starts at (-1: nothing consumed yet) */
+    _Atomic int64_t committed; /* the table's offset, as read at assignment or written */
+    _Atomic int64_t next;      /* offset after the last message taken (-1: none yet) */
+    _Atomic int64_t high;      /* the partition's high watermark, as last seen */
+} kf_part;
+
+typedef struct srv_kafka {
+    floe_server *s;
+    char *name;
+    char *group;
+    char *table;            /* target; "{topic}" is replaced by the topic */
+    int format;
+    char *cols[NCOLS];      /* column names of the metadata, NULL = not written */
+    int64_t commit_bytes, commit_interval_ms, max_buffered;
+    char *spool_dir;
+    rd_kafka_t *rk;
+    pthread_t thr;
+    bool started;
+    _Atomic bool stop;
+
+    pthread_mutex_t mu;     /* parts and tables arrays (metrics read them) */
+    kf_part **parts;
+    size_t nparts, parts_cap;
+    kf_table *tables;
+    size_t ntables;
+    bool paused;
+
+    /* flush requests from other threads */
+    pthread_cond_t cv;
+    uint64_t flush_gen, flush_done;
+    int flush_rc;
+    char flush_err[FLOE_ERROR_MSG_MAX];
+
+    _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
+        fenced, rebalances, commit_us, revoked_dropped;
+    _Atomic int64_t buffered;
+} srv_kafka;
+
+/* ---- configuration ----------------------------------------------------------------- */
+
+static const char *src_get(const floe_server_source_config *src, const char *k) {
+    for (size_t i = 0; i < src->n; i++)
+        if (!strcmp(src->keys[i], k))
+            return src->values[i];
+    return NULL;
+}
+
+static bool parse_size(const char *v, int64_t *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || d < 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    double m = 1;
+    if (!strcasecmp(end, "") || !strcasecmp(end, "b"))
+        m = 1;
+    else if (!strcasecmp(end, "kb") || !strcasecmp(end, "k"))
+        m = 1e3;
+    else if (!strcasecmp(end, "kib"))
+        m = 1024;
+    else if (!strcasecmp(end, "mb") || !strcasecmp(end, "m"))
+        m = 1e6;
+    else if (!strcasecmp(end, "mib"))
+        m = 1048576;
+    else if (!strcasecmp(end, "gb") || !strcasecmp(end, "g"))
+        m = 1e9;
+    else if (!strcasecmp(end, "gib"))
+        m = 1073741824.0;
+    else
+        return false;
+    if (d * m > 1e15)
+        return false;
+    *out = (int64_t)(d * m);
+    return true;
+}
+
+static bool parse_ms(const char *v, int64_t *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || d < 0)
+        return false;
+    double m = 1000;
+    if (!strcmp(end, "ms"))
+        m = 1;
+    else if (!strcmp(end, "s") || !*end)
+        m = 1000;
+    else if (!strcmp(end, "m"))
+        m = 60000;
+    else if (!strcmp(end, "h"))
+        m = 3600000;
+    else
+        return false;
+    if (d * m > 1e12)
+        return false;
+    *out = (int64_t)(d * m);
+    return true;
+}
+
+/* Every key of the section is known and its value well formed; kafka.* keys are handed
+ * to librdkafka, which judges them when the consumer is made. */
+int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
+    static const char *const known[] = {"bootstrap.servers", "topics", "group.id", "table",
+                                        "format", "commit_bytes", "commit_interval",
+                                        "max_buffered_bytes"};
+    for (size_t i = 0; i < src->n; i++) {
+        const char *k = src->keys[i], *v = src->values[i];
+        bool ok = !strncmp(k, "kafka.", 6) && k[6];
+        for (size_t j = 0; !ok && j < sizeof known / sizeof *known; j++)
+            ok = !strcmp(k, known[j]);
+        for (size_t j = 0; !ok && j < NCOLS; j++)
+            ok = !strcmp(k, col_keys[j]);
+        if (!ok)
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: unknown key '%s'",
+                                  src->name, k);
+        int64_t x;
+        if ((!strcmp(k, "commit_bytes") || !strcmp(k, "max_buffered_bytes")) &&
+            (!parse_size(v, &x) || x < 1024))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: %s: a size of at "
+                                  "least 1KiB (e.g. 128MB)", src->name, k);
+        if (!strcmp(k, "commit_interval") && (!parse_ms(v, &x) || x < 10))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: commit_interval: "
+                                  "a duration (e.g. 10s, 500ms)", src->name);
+        if (!strcmp(k, "format") && strcmp(v, "json") && strcmp(v, "ndjson") &&
+            strcmp(v, "array"))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: format: json, "
+                                  "ndjson or array", src->name);
+        for (size_t j = 0; j < NCOLS; j++)
+            if (!strcmp(k, col_keys[j]) && !*v)
+                return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: %s: a column "
+                                      "name", src->name, k);
+    }
+    const char *need[] = {"bootstrap.servers", "topics", "table"};
+    for (size_t j = 0; j < 3; j++)
+        if (!src_get(src, need[j]) || !*src_get(src, need[j]))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: %s is required",
+                                  src->name, need[j]);
+    const char *t = src_get(src, "table");
+    char probe[256];
+    const char *brace = strstr(t, "{topic}");
+    snprintf(probe, sizeof probe, "%.*s%s%s", brace ? (int)(brace - t) : (int)strlen(t), t,
+             brace ? "x" : "", brace ? brace + 7 : "");
+    if (!srv_valid_table_name(probe))
+        return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: table '%s': "
+                              "namespace.table, where {topic} stands for the topic's name",
+                              src->name, t);
+    return 0;
+}
+
+/* ---- partitions and tables ------------------------------------------------------- */
+
+/* The target table of a topic: the configured name with {topic} replaced (characters a
+ * table name cannot hold become '_'). */
+static char *route_table(const srv_kafka *k, const char *topic) {
+    const char *brace = strstr(k->table, "{topic}");
+    if (!brace)
+        return floe_strdup(k->table);
+    char *t = floe_strdup(topic);
+    if (!t)
+        return NULL;
+    for (char *c = t; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '-'))
+            *c = '_';
+    char *r = floe_asprintf("%.*s%s%s", (int)(brace - k->table), k->table, t, brace + 7);
+    floe_free(t);
+    return r;
+}
+
+static int table_index(srv_kafka *k, const char *name, uint32_t *out, floe_error *err) {
+    for (size_t i = 0; i < k->ntables; i++)
+        if (!strcmp(k->tables[i].name, name)) {
+            *out = (uint32_t)i;
+            return 0;
+        }
+    if (!srv_valid_table_name(name))
+        return floe_error_set(err, FLOE_EINVALID, "source %s: '%s' is not a table name",
+                              k->name, name);
+    kf_table *nt = floe_realloc(k->tables, (k->ntables + 1) * sizeof *nt);
+    if (!nt)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&k->mu);
+    k->tables = nt;
+    pthread_mutex_unlock(&k->mu);
+    kf_table *t = &nt[k->ntables];
+    memset(t, 0, sizeof *t);
+    t->fd = -1;
+    floe_buf_init(&t->wbuf, 0);
+    t->name = floe_strdup(name);
+    t->spool_path = floe_asprintf("%s/%s.ndjson", k->spool_dir, name);
+    if (!t->name || !t->spool_path) {
+        floe_free(t->name);
+        floe_free(t->spool_path);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    pthread_mutex_lock(&k->mu);
+    *out = (uint32_t)k->ntables++;
+    pthread_mutex_unlock(&k->mu);
+    return 0;
+}
+
+static kf_part *part_find(srv_kafka *k, const char *topic, int32_t partition, size_t *idx) {
+    for (size_t i = 0; i < k->nparts; i++)
+        if (k->parts[i]->partition == partition && !strcmp(k->parts[i]->topic, topic)) {
+            if (idx)
+                *idx = i;
+            return k->parts[i];
+        }
+    return NULL;
+}
+
+static int part_get(srv_kafka *k, const char *topic, int32_t partition, kf_part **out,
+                    floe_error *err) {
+    kf_part *p = part_find(k, topic, partition, NULL);
+    if (p) {
+        *out = p;
+        return 0;
+    }
+    char *tn = route_table(k, topic);
+    if (!tn)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    uint32_t ti;
+    int rc = table_index(k, tn, &ti, err);
+    floe_free(tn);
+    if (rc < 0)
+        return rc;
+    if (!(p = floe_calloc(1, sizeof *p)) || !(p->topic = floe_strdup(topic))) {
+        floe_free(p);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    p->partition = partition;
+    p->tbl = ti;
+    p->first = -1;
+    atomic_store(&p->committed, -1);
+    atomic_store(&p->next, -1);
+    atomic_store(&p->high, -1);
+    pthread_mutex_lock(&k->mu);
+    if (k->nparts == k->parts_cap) {
+        size_t nc = k->parts_cap ? k->parts_cap * 2 : 16;
+        kf_part **np = floe_realloc(k->parts, nc * sizeof *np);
+        if (!np) {
+            pthread_mutex_unlock(&k->mu);
+            floe_free(p->topic);
+            floe_free(p);
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        }
+        k->parts = np;
+        k->parts_cap = nc;
+    }
+    k->parts[k->nparts++] = p;
+    pthread_mutex_unlock(&k->mu);
+    *out = p;
+    return 0;
+}
+
+/* The table property holding a partition's offset for this source's group. */
+static char *offset_key(const srv_kafka *k, const kf_part *p) {
+    return floe_asprintf("floe.kafka.%s.%s.%d", k->group, p->topic, (int)p->partition);
+}
+
+static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
+    const char *v = m ? floe_table_metadata_property(m, key) : NULL;
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    return *end || x < 0 ? -1 : (int64_t)x;
+}
+
+/* The table's offsets of the given partitions (all of one table): -1 where it has none,
+ * or when the table does not exist yet. */
+static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n,
+                         int64_t *out, floe_error *err) {
+    floe_server *s = k->s;
+    for (size_t i = 0; i < n; i++)
+        out[i] = -1;
+    const char *dot = strrchr(table, '.');
+    char *ns = floe_strndup(table, (size_t)(dot - table));
+    if (!ns)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_table *ft = NULL;
+    pthread_mutex_lock(&s->cat_mu);
+    int rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
+    if (rc == 0) {
+        const floe_table_metadata *m = floe_table_metadata_get(ft);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            char *key = offset_key(k, ps[i]);
+            if (!key)
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            else
+                out[i] = prop_offset(m, key);
+            floe_free(key);
+        }
+    } else if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        rc = 0;
+    }
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    floe_free(ns);
+    return rc;
+}
+
+/* ---- the spool -------------------------------------------------------------------- */
+
+static void batch_reset(srv_kafka *k, kf_table *t) {
+    if (t->fd >= 0) {
+        close(t->fd);
+        t->fd = -1;
+    }
+    unlink(t->spool_path);
+    floe_buf_reset(&t->wbuf);
+    if (t->wbuf.cap > (4u << 20))
+        floe_buf_free(&t->wbuf);
+    atomic_fetch_sub(&k->buffered, t->bytes);
+    t->bytes = 0;
+    t->nlines = 0;
+    for (size_t i = 0; i < t->nq; i++) {
+        floe_free(t->qrecs[i].reason);
+        floe_free(t->qrecs[i].rec);
+    }
+    t->nq = 0;
+    t->first_ns = 0;
+}
+
+static int spool_flush(kf_table *t, floe_error *err) {
+    if (t->wbuf.len == 0)
+        return 0;
+    if (t->fd < 0) {
+        t->fd = open(t->spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (t->fd < 0)
+            return floe_error_set(err, FLOE_EIO, "%s: %s", t->spool_path, strerror(errno));
+    }
+    for (size_t w = 0; w < t->wbuf.len;) {
+        ssize_t r = write(t->fd, t->wbuf.data + w, t->wbuf.len - w);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return floe_error_set(err, FLOE_EIO, "%s: %s", t->spool_path, strerror(errno));
+        w += (size_t)r;
+    }
+    floe_buf_reset(&t->wbuf);
+    return 0;
+}
+
+static int qrec_add(kf_table *t, uint32_t part, int64_t offset, const char *reason,
+                    const uint8_t *p, size_t n) {
+    if (t->nq == t->q_cap) {
+        size_t nc = t->q_cap ? t->q_cap * 2 : 16;
+        kf_qrec *nq = floe_realloc(t->qrecs, nc * sizeof *nq);
+        if (!nq)
+            return FLOE_ENOMEM;
+        t->qrecs = nq;
+        t->q_cap = nc;
+    }
+    kf_qrec *q = &t->qrecs[t->nq];
+    q->part = part;
+    q->offset = offset;
+    q->reason = floe_strdup(reason);
+    q->rec = floe_malloc(n ? n : 1);
+    q->n = n;
+    if (!q->reason || !q->rec) {
+        floe_free(q->reason);
+        floe_free(q->rec);
+        return FLOE_ENOMEM;
+    }
+    if (n)
+        memcpy(q->rec, p, n);
+    t->nq++;
+    return 0;
+}
+
+/* The metadata columns of a message, as JSON members each followed by ','. */
+static int meta_prefix(const srv_kafka *k, const rd_kafka_message_t *m, const char *topic,
+                       floe_buf *b) {
+    floe_buf_reset(b);
+    if (k->cols[COL_KEY]) {
+        if (floe_buf_printf(b, "\"%s\":", k->cols[COL_KEY]) < 0)
+            return FLOE_ENOMEM;
+        int rc;
+        if (!m->key)
+            rc = floe_buf_printf(b, "null");
+        else if (floe_utf8_valid(m->key, m->key_len))
+            rc = floe_json_append_string(b, m->key, m->key_len);
+        else if ((rc = floe_buf_append_byte(b, '"')) == 0 &&
+                 (rc = floe_base64_append(b, m->key, m->key_len)) == 0)
+            rc = floe_buf_append_byte(b, '"');
+        if (rc < 0 || floe_buf_append_byte(b, ',') < 0)
+            return FLOE_ENOMEM;
+    }
+    if (k->cols[COL_HEADERS]) {
+        if (floe_buf_printf(b, "\"%s\":{", k->cols[COL_HEADERS]) < 0)
+            return FLOE_ENOMEM;
+        rd_kafka_headers_t *h = NULL;
+        if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h) {
+            const char *name;
+            const void *val;
+            size_t vn;
+            for (size_t i = 0; !rd_kafka_header_get_all(h, i, &name, &val, &vn); i++) {
+                if ((i && floe_buf_append_byte(b, ',') < 0) ||
+                    floe_json_append_string(b, (const uint8_t *)name, strlen(name)) < 0 ||
+                    floe_buf_append_byte(b, ':') < 0)
+                    return FLOE_ENOMEM;
+                int rc;
+                if (!val)
+                    rc = floe_buf_printf(b, "null");
+                else if (floe_utf8_valid(val, vn))
+                    rc = floe_json_append_string(b, val, vn);
+                else if ((rc = floe_buf_append_byte(b, '"')) == 0 &&
+                         (rc = floe_base64_append(b, val, vn)) == 0)
+                    rc = floe_buf_append_byte(b, '"');
+                if (rc < 0)
+                    return FLOE_ENOMEM;
+            }
+        }
+        if (floe_buf_printf(b, "},") < 0)
+            return FLOE_ENOMEM;
+    }
+    if (k->cols[COL_TIMESTAMP]) {
+        rd_kafka_timestamp_type_t tt;
+        int64_t ts = rd_kafka_message_timestamp(m, &tt);
+        int rc;
+        if (ts < 0) {
+            rc = floe_buf_printf(b, "\"%s\":null,", k->cols[COL_TIMESTAMP]);
+        } else {
+            time_t sec = (time_t)(ts / 1000);
+            struct tm tm;
+            gmtime_r(&sec, &tm);
+            rc = floe_buf_printf(b, "\"%s\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\",",
+                                 k->cols[COL_TIMESTAMP], tm.tm_year + 1900, tm.tm_mon + 1,
+                                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                                 (int)(ts % 1000));
+        }
+        if (rc < 0)
+            return FLOE_ENOMEM;
+    }
+    if (k->cols[COL_TOPIC] &&
+        (floe_buf_printf(b, "\"%s\":", k->cols[COL_TOPIC]) < 0 ||
+         floe_json_append_string(b, (const uint8_t *)topic, strlen(topic)) < 0 ||
+         floe_buf_append_byte(b, ',') < 0))
+        return FLOE_ENOMEM;
+    if (k->cols[COL_PARTITION] &&
+        floe_buf_printf(b, "\"%s\":%d,", k->cols[COL_PARTITION], (int)m->partition) < 0)
+        return FLOE_ENOMEM;
+    if (k->cols[COL_OFFSET] &&
+        floe_buf_printf(b, "\"%s\":%lld,", k->cols[COL_OFFSET], (long long)m->offset) < 0)
+        return FLOE_ENOMEM;
+    return 0;
+}
+
+static bool is_ws(uint8_t c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* One record r[0..n) (trimmed, not empty) into the table's spool: '{', the metadata
+ * members, the rest of the object; newlines inside (whitespace of a pretty-printed
+ * object) become spaces. A record that is not an object goes as it is: the conversion
+ * rejects it. */
+static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_buf *meta,
+                        const uint8_t *r, size_t n) {
+    if (t->nlines == t->lines_cap) {
+        size_t nc = t->lines_cap ? t->lines_cap * 2 : 4096;
+        kf_line *nl = floe_realloc(t->lines, nc * sizeof *nl);
+        if (!nl)
+            return FLOE_ENOMEM;
+        t->lines = nl;
+        t->lines_cap = nc;
+    }
+    bool obj = r[0] == '{';
+    size_t body = 1;
+    while (obj && body < n && is_ws(r[body]))
+        body++;
+    bool empty_obj = obj && body < n && r[body] == '}';
+    size_t pre = obj && meta->len ? meta->len - (empty_obj ? 1 : 0) : 0;
+    kf_line *L = &t->lines[t->nlines];
+    L->at = t->bytes;
+    L->offset = offset;
+    L->part = part;
+    L->prefix = (uint32_t)pre;
+    size_t at = t->wbuf.len;
+    if (floe_buf_reserve(&t->wbuf, n + pre + 1) < 0)
+        return FLOE_ENOMEM;
+    if (pre) {
+        floe_buf_append_byte(&t->wbuf, '{');
+        floe_buf_append(&t->wbuf, meta->data, pre);
+        floe_buf_append(&t->wbuf, r + 1, n - 1);
+    } else {
+        floe_buf_append(&t->wbuf, r, n);
+    }
+    for (size_t i = at; i < t->wbuf.len; i++)
+        if (t->wbuf.data[i] == '\n' || t->wbuf.data[i] == '\r')
+            t->wbuf.data[i] = ' ';
+    floe_buf_append_byte(&t->wbuf, '\n');
+    t->bytes += (int64_t)(n + pre + 1);
+    t->nlines++;
+    return 0;
+}
+
+/* The top-level elements of a JSON array p[0..n): calls back with each element's span;
+ * false when p is not an array whose elements can be told apart (the message is then
+ * quarantined whole). The elements themselves are judged by the conversion. */
+static bool array_elements(const uint8_t *p, size_t n, size_t *spans, size_t *nspans,
+                           size_t max_spans) {
+    size_t i = 0;
+    while (i < n && is_ws(p[i]))
+        i++;
+    if (i == n || p[i] != '[')
+        return false;
+    i++;
+    int depth = 0;
+    bool in_str = false, closed = false;
+    size_t start = SIZE_MAX;
+    *nspans = 0;
+    for (; i < n && !closed; i++) {
+        uint8_t c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (is_ws(c))
+            continue;
+        if (start == SIZE_MAX && c != ']' && c != ',')
+            start = i;
+        if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if ((c == ',' || c == ']') && depth == 0) {
+            if (start != SIZE_MAX) {
+                size_t e = i;
+                while (e > start && is_ws(p[e - 1]))
+                    e--;
+                if (*nspans == max_spans)
+                    return false;
+                spans[2 * *nspans] = start;
+                spans[2 * *nspans + 1] = e;
+                ++*nspans;
+            } else if (c == ',') {
+                return false; /* an empty element */
+            }
+            start = SIZE_MAX;
+            closed = c == ']';
+        }
+    }
+    while (i < n && is_ws(p[i]))
+        i++;
+    return closed && !in_str && depth == 0 && i == n;
+}
+
+typedef struct kf_scratch {
+    floe_buf meta;
+    size_t *spans;
+    size_t spans_cap;
+} kf_scratch;
+
+/* Take one message: its records into its table's spool. */
+static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *m,
+                        floe_error *err) {
+    const char *topic = rd_kafka_topic_name(m->rkt);
+    size_t pi;
+    kf_part *p = part_find(k, topic, m->partition, &pi);
+    if (!p || !p->assigned)
+        return 0; /* a message of a partition no longer ours, still in the queue */
+    int64_t next = atomic_load(&p->next);
+    if (next >= 0 && m->offset < next)
+        return 0; /* before the position (a seek in flight) */
+    kf_table *t = &k->tables[p->tbl];
+    if (p->first < 0)
+        p->first = m->offset;
+    if (t->first_ns == 0)
+        t->first_ns = floe_now_ns();
+    int64_t before = t->bytes;
+    const uint8_t *pl = m->payload;
+    size_t n = m->len;
+    FLOE_FORWARD_IF_ERROR(meta_prefix(k, m, topic, &sc->meta) < 0
+                              ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                              : 0);
+    int rc = 0;
+    size_t a = 0;
+    while (a < n && is_ws(pl[a]))
+        a++;
+    size_t e = n;
+    while (e > a && is_ws(pl[e - 1]))
+        e--;
+    if (a == e) {
+        rc = qrec_add(t, (uint32_t)pi, m->offset, "empty message", pl ? pl : (const uint8_t *)"",
+                      n);
+    } else if (k->format == FMT_JSON) {
+        rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl + a, e - a);
+    } else if (k->format == FMT_NDJSON) {
+        size_t i = a;
+        while (i < e && rc == 0) {
+            const uint8_t *nl = memchr(pl + i, '\n', e - i);
+            size_t le = nl ? (size_t)(nl - pl) : e, ls = i;
+            i = le + 1;
+            while (ls < le && is_ws(pl[ls]))
+                ls++;
+            while (le > ls && is_ws(pl[le - 1]))
+                le--;
+            if (le > ls)
+                rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl + ls, le - ls);
+        }
+    } else {
+        size_t max = n / 2 + 1, ns = 0;
+        if (sc->spans_cap < 2 * max) {
+            size_t *nsp = floe_realloc(sc->spans, 2 * max * sizeof *nsp);
+            if (!nsp)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            sc->spans = nsp;
+            sc->spans_cap = 2 * max;
+        }
+        if (!array_elements(pl, n, sc->spans, &ns, max)) {
+            rc = qrec_add(t, (uint32_t)pi, m->offset, "not a JSON array (format = array)",
+                          pl, n);
+        } else {
+            for (size_t j = 0; j < ns && rc == 0; j++)
+                rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta,
+                                  pl + sc->spans[2 * j], sc->spans[2 * j + 1] - sc->spans[2 * j]);
+        }
+    }
+    if (rc < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    atomic_store(&p->next, m->offset + 1);
+    atomic_fetch_add(&k->consumed, 1);
+    atomic_fetch_add(&k->buffered, t->bytes - before);
+    if (t->wbuf.len >= (1u << 20))
+        FLOE_FORWARD_IF_ERROR(spool_flush(t, err));
+    return 0;
+}
+
+/* ---- commit ------------------------------------------------------------------------ */
+
+typedef struct fence {
+    char **keys;
+    int64_t *expect;
+    size_t n;
+    char why[256];
+} fence;
+
+/* floe_append_check_fn: every partition's offset in the table is still the one this batch
+ * starts from (else another consumer committed it: fenced). */
+static int fence_check(void *ctx, const floe_table_metadata *base, floe_error *err) {
+    fence *f = ctx;
+    for (size_t i = 0; i < f->n; i++) {
+        int64_t have = prop_offset(base, f->keys[i]);
+        if (have != f->expect[i])
+            return floe_error_set(err, FLOE_ECANCELLED, "%s is %lld in the table, this "
+                                  "consumer resumed from %lld: another consumer committed "
+                                  "the partition", f->keys[i], (long long)have,
+                                  (long long)f->expect[i]);
+    }
+    return 0;
+}
+
+static void kafka_commit_offsets(srv_kafka *k, kf_part **ps, size_t n) {
+    if (n == 0)
+        return;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
+    if (!l)
+        return;
+    for (size_t i = 0; i < n; i++)
+        rd_kafka_topic_partition_list_add(l, ps[i]->topic, ps[i]->partition)->offset =
+            atomic_load(&ps[i]->committed);
+    /* lag monitoring only: the table holds the offsets that count */
+    rd_kafka_commit(k->rk, l, 1);
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* Seek the table's assigned partitions to the table's offsets (after a dropped batch). */
+static int reseek(srv_kafka *k, uint32_t ti, floe_error *err) {
+    kf_table *t = &k->tables[ti];
+    size_t n = 0;
+    kf_part **ps = floe_calloc(k->nparts ? k->nparts : 1, sizeof *ps);
+    int64_t *off = floe_calloc(k->nparts ? k->nparts : 1, sizeof *off);
+    int rc = 0;
+    if (!ps || !off)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k->nparts; i++)
+        if (k->parts[i]->tbl == ti && k->parts[i]->assigned)
+            ps[n++] = k->parts[i];
+    FLOE_CHECK(table_offsets(k, t->name, ps, n, off, err));
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)(n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        kf_part *p = ps[i];
+        int64_t from = off[i] >= 0 ? off[i] : p->first >= 0 ? p->first : -1;
+        atomic_store(&p->committed, off[i]);
+        atomic_store(&p->next, from);
+        p->first = from;
+        if (from >= 0)
+            rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = from;
+    }
+    if (l->cnt) {
+        rd_kafka_error_t *e = rd_kafka_seek_partitions(k->rk, l, 10000);
+        if (e) {
+            floe_log(FLOE_LOG_WARN, "kafka %s: seek: %s", k->name, rd_kafka_error_string(e));
+            rd_kafka_error_destroy(e);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+done:
+    floe_free(ps);
+    floe_free(off);
+    return rc;
+}
+
+/* The rejected records of the batch, by partition, into the quarantine (see the top). */
+typedef struct qitem {
+    uint32_t part;
+    int64_t offset;
+    char *reason;
+    const uint8_t *rec;     /* into the spool map or a qrec */
+    size_t n;
+    bool owned_rec;
+    uint8_t *own;
+} qitem;
+
+static int qitem_cmp(const void *a, const void *b) {
+    const qitem *x = a, *y = b;
+    if (x->part != y->part)
+        return x->part < y->part ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const uint8_t *map,
+                            size_t mapn, kf_part **ps, size_t nps, int64_t *nquarantined,
+                            floe_error *err) {
+    floe_server *s = k->s;
+    qitem *items = NULL;
+    size_t ni = 0, cap = 0;
+    floe_buf line;
+    floe_buf_init(&line, 0);
+    char *dir = NULL;
+    int rc = 0;
+    /* the conversion's rejects: its quarantine lines name the spool line */
+    FILE *f = fopen(tmp_q, "re");
+    if (f) {
+        char *buf = NULL;
+        size_t bcap = 0;
+        ssize_t got;
+        while ((got = getline(&buf, &bcap, f)) > 0) {
+            json_error_t je;
+            json_t *j = json_loadb(buf, (size_t)got, 0, &je);
+            if (!j)
+                continue;
+            json_int_t ln = json_integer_value(json_object_get(j, "line"));
+            const char *reason = json_string_value(json_object_get(j, "reason"));
+            if (ln >= 1 && (size_t)ln <= t->nlines) {
+                if (ni == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    qitem *nit = floe_realloc(items, cap * sizeof *nit);
+                    if (!nit) {
+                        json_decref(j);
+                        free(buf);
+                        fclose(f);
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    }
+                    items = nit;
+                }
+                const kf_line *L = &t->lines[ln - 1];
+                int64_t end = (size_t)ln < t->nlines ? t->lines[ln].at : (int64_t)mapn;
+                qitem *q = &items[ni++];
+                memset(q, 0, sizeof *q);
+                q->part = L->part;
+                q->offset = L->offset;
+                q->reason = floe_strdup(reason ? reason : "rejected");
+                /* the record as the message held it: without the metadata members */
+                size_t len = (size_t)(end - L->at - 1);
+                if (L->prefix) {
+                    q->own = floe_malloc(len - L->prefix);
+                    if (q->own) {
+                        q->own[0] = '{';
+                        memcpy(q->own + 1, map + L->at + 1 + L->prefix, len - 1 - L->prefix);
+                    }
+                    q->rec = q->own;
+                    q->n = len - L->prefix;
+                } else {
+                    q->rec = map + L->at;
+                    q->n = len;
+                }
+                if (!q->reason || !q->rec) {
+                    json_decref(j);
+                    free(buf);
+                    fclose(f);
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                }
+            }
+            json_decref(j);
+        }
+        free(buf); /* getline's */
+        fclose(f);
+    }
+    for (size_t i = 0; i < t->nq; i++) {
+        if (ni == cap) {
+            cap = cap ? cap * 2 : 64;
+            qitem *nit = floe_realloc(items, cap * sizeof *nit);
+            if (!nit)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            items = nit;
+        }
+        qitem *q = &items[ni++];
+        memset(q, 0, sizeof *q);
+        q->part = t->qrecs[i].part;
+        q->offset = t->qrecs[i].offset;
+        q->reason = floe_strdup(t->qrecs[i].reason);
+        q->rec = t->qrecs[i].rec;
+        q->n = t->qrecs[i].n;
+        if (!q->reason)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (ni)
+        qsort(items, ni, sizeof *items, qitem_cmp);
+    if (!(dir = floe_asprintf("%s/%s", s->quarantine_root, t->name)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    size_t at = 0;
+    for (size_t j = 0; j < nps; j++) {
+        kf_part *p = ps[j];
+        size_t pi;
+        part_find(k, p->topic, p->partition, &pi);
+        char *final = floe_asprintf("%s/kafka-%s-%s-%d-%lld.ndjson", dir, k->group, p->topic,
+                                    (int)p->partition, (long long)p->first);
+        char *tmp = final ? floe_asprintf("%s.tmp", final) : NULL;
+        char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
+        if (!final || !tmp || !source) {
+            floe_free(final);
+            floe_free(tmp);
+            floe_free(source);
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+        while (at < ni && items[at].part < pi)
+            at++;
+        size_t from = at;
+        while (at < ni && items[at].part == pi)
+            at++;
+        if (at == from) {
+            unlink(final); /* a crashed attempt's, if any */
+        } else {
+            floe_quarantine *q = NULL;
+            rc = floe_io_mkdirs(dir, err);
+            if (rc == 0)
+                rc = floe_quarantine_open(tmp, &q, err);
+            for (size_t i = from; i < at && rc == 0; i++)
+                rc = floe_quarantine_add(q, source, 0, items[i].offset, items[i].reason,
+                                         items[i].rec, items[i].n, err);
+            if (q) {
+                int c2 = floe_quarantine_close(q, rc < 0 ? NULL : err);
+                if (rc == 0)
+                    rc = c2;
+            }
+            if (rc == 0 && rename(tmp, final) < 0)
+                rc = floe_error_set(err, FLOE_EIO, "rename %s: %s", tmp, strerror(errno));
+            *nquarantined += (int64_t)(at - from);
+        }
+        floe_free(final);
+        floe_free(tmp);
+        floe_free(source);
+        if (rc < 0)
+            goto done;
+    }
+done:
+    for (size_t i = 0; i < ni; i++) {
+        floe_free(items[i].reason);
+        floe_free(items[i].own);
+    }
+    floe_free(items);
+    floe_free(dir);
+    floe_buf_free(&line);
+    return rc;
+}
+
+/* Commit table ti's batch (see the top). 0 = committed or nothing to do; < 0 = not
+ * committed: *dropped says whether the batch was dropped (its partitions seek back to
+ * the table's offsets) or kept for a retry. */
+static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *err) {
+    floe_server *s = k->s;
+    kf_table *t = &k->tables[ti];
+    *dropped = false;
+    kf_part **ps = NULL;
+    size_t nps = 0;
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_part *p = k->parts[i];
+        if (p->tbl == ti && p->assigned && p->first >= 0 && atomic_load(&p->next) > p->first)
+            nps++;
+    }
+    if (nps == 0 && t->nlines == 0 && t->nq == 0)
+        return 0;
+    int64_t t0 = floe_now_ns();
+    srv_job_table jt;
+    memset(&jt, 0, sizeof jt);
+    srv_files fc;
+    memset(&fc, 0, sizeof fc);
+    floe_arena_init(&fc.arena, 64 * 1024);
+    fc.jt = &jt;
+    floe_convert_result res;
+    memset(&res, 0, sizeof res);
+    fence fe = {0};
+    floe_table *ft = NULL;
+    floe_append *a = NULL;
+    floe_append_result ares;
+    memset(&ares, 0, sizeof ares);
+    floe_buf summary;
+    floe_buf_init(&summary, 0);
+    uint8_t *map = NULL;
+    size_t mapn = 0;
+    char *tmp_q = NULL, *prefix = NULL, *ns = NULL;
+    bool locked = false, files_kept = false;
+    int64_t nquar = 0;
+    int rc = 0;
+    if (!(ps = floe_calloc(nps ? nps : 1, sizeof *ps)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    nps = 0;
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_part *p = k->parts[i];
+        if (p->tbl == ti && p->assigned && p->first >= 0 && atomic_load(&p->next) > p->first)
+            ps[nps++] = p;
+    }
+    FLOE_CHECK(spool_flush(t, err));
+    if (t->bytes > 0) {
+        map = mmap(NULL, (size_t)t->bytes, PROT_READ, MAP_SHARED, t->fd, 0);
+        if (map == MAP_FAILED) {
+            map = NULL;
+            FLOE_FAIL(err, FLOE_EIO, "%s: mmap: %s", t->spool_path, strerror(errno));
+        }
+        mapn = (size_t)t->bytes;
+    }
+    srv_table *st = NULL;
+    FLOE_CHECK(srv_table_get(s, t->name, map, mapn < (1u << 20) ? mapn : (1u << 20), &st,
+                             err));
+    floe_schema_mode mode = srv_table_mode(s, st);
+    if (mode == FLOE_SCHEMA_EVOLVE && mapn) {
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (srv_table_evolve(s, st, map, mapn, false, &e2) < 0)
+            floe_log(FLOE_LOG_WARN, "kafka %s: table %s: schema evolution failed: %s",
+                     k->name, t->name, e2.msg);
+    }
+    int64_t target = srv_configured_target(s, t->name);
+    const char *dot = strrchr(t->name, '.');
+    if (!(ns = floe_strndup(t->name, (size_t)(dot - t->name))))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->cat_mu);
+    rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
+    if (rc == 0)
+        rc = srv_job_table_read(st, ft, target, &jt, err);
+    floe_table_close(ft);
+    ft = NULL;
+    pthread_mutex_unlock(&s->cat_mu);
+    if (rc < 0)
+        goto done;
+
+    /* convert the spool */
+    char uuid[37];
+    floe_uuid4(uuid);
+    uuid[8] = 0;
+    tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, t->name, uuid);
+    prefix = floe_asprintf("kafka-%s-%s", k->name, uuid);
+    if (!tmp_q || !prefix)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (t->nlines) {
+        floe_convert_options co;
+        floe_convert_options_init(&co);
+        co.schema = jt.schema;
+        co.write = jt.write;
+        co.threads = 1;
+        co.shred.max_record = (size_t)s->cfg.max_record;
+        co.shred.unknown = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
+                                                      : FLOE_UNKNOWN_IGNORE;
+        co.out_dir = jt.phys_dir;
+        co.file_prefix = prefix;
+        co.spec = jt.spec->nfields ? jt.spec : NULL;
+        co.quarantine_uri = tmp_q;
+        co.on_file = srv_files_on_file;
+        co.on_file_ctx = &fc;
+        const char *in = t->spool_path;
+        rc = floe_convert(&in, 1, &co, &res, err);
+        if (rc < 0) {
+            srv_files_delete(&fc);
+            goto done;
+        }
+    }
+    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, ps, nps, &nquar, err));
+
+    /* one append: the files and the offsets */
+    if (!(fe.keys = floe_calloc(nps ? nps : 1, sizeof *fe.keys)) ||
+        !(fe.expect = floe_calloc(nps ? nps : 1, sizeof *fe.expect)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (floe_buf_printf(&summary, "{") < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->cat_mu);
+    locked = true;
+    FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
+    FLOE_CHECK(floe_append_new(ft, &a, err));
+    for (size_t i = 0; i < fc.n; i++)
+        FLOE_CHECK(floe_append_add_file(a, &fc.files[i], err));
+    for (size_t i = 0; i < nps; i++) {
+        kf_part *p = ps[i];
+        char v[24];
+        if (!(fe.keys[i] = offset_key(k, p)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        fe.expect[i] = atomic_load(&p->committed);
+        fe.n++;
+        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
+                                            err));
+        if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
+            floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
+            floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
+                            (long long)p->first, (long long)atomic_load(&p->next)) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.group", k->group, err));
+    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.offsets", (const char *)summary.data,
+                                       err));
+    FLOE_CHECK(floe_append_set_summary(a, "floe.node", s->node, err));
+    floe_append_set_check(a, fence_check, &fe);
+    rc = floe_append_commit(a, &ares, err);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        files_kept = true; /* I3: the swap may have happened */
+    if (rc < 0)
+        goto done;
+    atomic_fetch_add(&s->m.commits, 1);
+    atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
+    atomic_fetch_add(&k->committed_rows, (uint64_t)res.records_out);
+    atomic_fetch_add(&k->quarantined, (uint64_t)nquar);
+    atomic_fetch_add(&k->commits, 1);
+    atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
+    for (size_t i = 0; i < nps; i++) {
+        atomic_store(&ps[i]->committed, atomic_load(&ps[i]->next));
+        ps[i]->first = atomic_load(&ps[i]->next);
+    }
+    floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
+             "partitions in snapshot %lld", k->name, t->name, (long long)res.records_out,
+             (long long)nquar, nps, (long long)ares.snapshot_id);
+done:
+    if (locked)
+        pthread_mutex_unlock(&s->cat_mu);
+    floe_append_free(a);
+    floe_table_close(ft);
+    if (rc < 0 && !files_kept)
+        srv_files_delete(&fc);
+    if (map)
+        munmap(map, mapn);
+    if (tmp_q)
+        unlink(tmp_q);
+    if (rc == 0) {
+        kafka_commit_offsets(k, ps, nps);
+        batch_reset(k, t);
+        t->failures = 0;
+    } else {
+        atomic_fetch_add(&k->commit_failures, 1);
+        atomic_fetch_add(&s->m.commit_failures, 1);
+        if (rc == FLOE_ECANCELLED || rc == FLOE_EUNKNOWN_STATE) {
+            /* fenced, or the outcome is unknown: the table says where to resume */
+            if (rc == FLOE_ECANCELLED)
+                atomic_fetch_add(&k->fenced, 1);
+            *dropped = true;
+            batch_reset(k, t);
+            floe_error e2;
+            floe_error_clear(&e2);
+            if (reseek(k, ti, &e2) < 0)
+                floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s", k->name, t->name, e2.msg);
+        } else {
+            t->failures++;
+            int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
+            t->retry_at_ns = floe_now_ns() + backoff * 1000000;
+        }
+    }
+    floe_append_result_reset(&ares);
+    for (size_t i = 0; i < fe.n; i++)
+        floe_free(fe.keys[i]);
+    floe_free(fe.keys);
+    floe_free(fe.expect);
+    floe_buf_free(&summary);
+    floe_free(fc.files);
+    floe_strlist_free(&fc.uris);
+    floe_arena_reset(&fc.arena);
+    srv_job_table_free(&jt);
+    floe_convert_result_free(&res);
+    floe_free(tmp_q);
+    floe_free(prefix);
+    floe_free(ns);
+    floe_free(ps);
+    return rc;
+}
+
+static void set_paused(srv_kafka *k, bool pause) {
+    if (k->paused == pause)
+        return;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
+    for (size_t i = 0; i < k->nparts; i++)
+        if (k->parts[i]->assigned)
+            rd_kafka_topic_partition_list_add(l, k->parts[i]->topic, k->parts[i]->partition);
+    if (pause)
+        rd_kafka_pause_partitions(k->rk, l);
+    else
+        rd_kafka_resume_partitions(k->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    k->paused = pause;
+    floe_log(FLOE_LOG_INFO, "kafka %s: fetching %s (%lld bytes buffered)", k->name,
+             pause ? "paused" : "resumed", (long long)atomic_load(&k->buffered));
+}
+
+/* Commit every table that is due (all of them with force). */
+static int commit_due(srv_kafka *k, bool force, floe_error *err) {
+    int64_t now = floe_now_ns();
+    int first_rc = 0;
+    bool over = atomic_load(&k->buffered) >= k->max_buffered;
+    for (uint32_t i = 0; i < k->ntables; i++) {
+        kf_table *t = &k->tables[i];
+        bool due = force || over || t->bytes >= k->commit_bytes ||
+                   (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
+        if (!due || (!force && t->retry_at_ns > now))
+            continue;
+        bool dropped;
+        floe_error e2;
+        floe_error_clear(&e2);
+        int rc = commit_table(k, i, &dropped, &e2);
+        if (rc < 0) {
+            floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (%s): %s", k->name, t->name,
+                     dropped ? "batch dropped, consumed again from the table's offsets"
+                             : "kept, retried",
+                     e2.msg);
+            if (first_rc == 0) {
+                first_rc = rc;
+                if (err)
+                    *err = e2;
+            }
+        }
+    }
+    set_paused(k, atomic_load(&k->buffered) >= k->max_buffered);
+    return first_rc;
+}
+
+/* ---- rebalances ---------------------------------------------------------------------- */
+
+static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
+    floe_error err;
+    floe_error_clear(&err);
+    kf_part **ps = floe_calloc((size_t)l->cnt + 1, sizeof *ps);
+    int64_t *off = floe_calloc((size_t)l->cnt + 1, sizeof *off);
+    bool ok = ps && off;
+    for (int i = 0; ok && i < l->cnt; i++)
+        ok = part_get(k, l->elems[i].topic, l->elems[i].partition, &ps[i], &err) == 0;
+    /* the table's offsets, table by table (retried: resuming from anything else could
+     * take a message twice) */
+    for (uint32_t ti = 0; ok && ti < k->ntables; ti++) {
+        kf_part **sub = floe_calloc((size_t)l->cnt + 1, sizeof *sub);
+        int64_t *so = floe_calloc((size_t)l->cnt + 1, sizeof *so);
+        size_t n = 0;
+        ok = sub && so;
+        for (int i = 0; ok && i < l->cnt; i++)
+            if (ps[i]->tbl == ti)
+                sub[n++] = ps[i];
+        for (int tries = 0; ok && n; tries++) {
+            if (table_offsets(k, k->tables[ti].name, sub, n, so, &err) == 0)
+                break;
+            floe_log(FLOE_LOG_WARN, "kafka %s: reading the offsets of %s: %s (retrying)",
+                     k->name, k->tables[ti].name, err.msg);
+            floe_error_clear(&err);
+            if (atomic_load(&k->stop) && tries > 3) {
+                ok = false;
+                break;
+            }
+            usleep(200000);
+        }
+        for (size_t j = 0; ok && j < n; j++)
+            for (int i = 0; i < l->cnt; i++)
+                if (ps[i] == sub[j])
+                    off[i] = so[j];
+        floe_free(sub);
+        floe_free(so);
+    }
+    if (!ok) {
+        floe_log(FLOE_LOG_ERROR, "kafka %s: assignment: %s", k->name,
+                 err.msg[0] ? err.msg : "out of memory");
+        floe_free(ps);
+        floe_free(off);
+        return; /* not assigned: the group's session ends and the partitions move on */
+    }
+    for (int i = 0; i < l->cnt; i++) {
+        kf_part *p = ps[i];
+        p->assigned = true;
+        p->paused = false;
+        atomic_store(&p->committed, off[i]);
+        atomic_store(&p->next, off[i]);
+        p->first = off[i];
+        /* no offset in the table: nothing of the partition was ever committed to it; start
+         * where the consumer's auto.offset.reset says (earliest unless configured) */
+        l->elems[i].offset = off[i] >= 0 ? off[i] : RD_KAFKA_OFFSET_INVALID;
+        floe_log(FLOE_LOG_INFO, "kafka %s: assigned %s/%d from offset %lld (the table's)",
+                 k->name, p->topic, (int)p->partition, (long long)off[i]);
+    }
+    floe_free(ps);
+    floe_free(off);
+    if (!strcmp(rd_kafka_rebalance_protocol(k->rk), "COOPERATIVE")) {
+        rd_kafka_error_t *e = rd_kafka_incremental_assign(k->rk, l);
+        if (e) {
+            floe_log(FLOE_LOG_ERROR, "kafka %s: assign: %s", k->name, rd_kafka_error_string(e));
+            rd_kafka_error_destroy(e);
+        }
+    } else {
+        rd_kafka_assign(k->rk, l);
+    }
+    k->paused = false;
+}
+
+static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool lost) {
+    /* Commit the batches holding the revoked partitions' records before they go; when
+     * that fails the batch is dropped and the next owner consumes it again. */
+    for (uint32_t ti = 0; ti < k->ntables; ti++) {
+        bool involved = false;
+        for (int i = 0; i < l->cnt && !involved; i++) {
+            kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
+            involved = p && p->tbl == ti;
+        }
+        if (!involved)
+            continue;
+        bool dropped = false;
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = commit_table(k, ti, &dropped, &err);
+        if (rc < 0 && !dropped) {
+            floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit at revocation failed: %s; the "
+                     "batch is dropped (the next owner consumes it from the table's offsets)",
+                     k->name, k->tables[ti].name, err.msg);
+            atomic_fetch_add(&k->revoked_dropped, 1);
+            batch_reset(k, &k->tables[ti]);
+            for (int i = 0; i < l->cnt; i++) {
+                kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
+                if (p)
+                    p->assigned = false;
+            }
+            floe_error_clear(&err);
+            if (reseek(k, ti, &err) < 0)
+                floe_log(FLOE_LOG_ERROR, "kafka %s: %s", k->name, err.msg);
+        }
+    }
+    for (int i = 0; i < l->cnt; i++) {
+        kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
+        if (p) {
+            p->assigned = false;
+            p->first = -1;
+        }
+    }
+    floe_log(FLOE_LOG_INFO, "kafka %s: %d partitions %s", k->name, l->cnt,
+             lost ? "lost" : "revoked");
+    if (!strcmp(rd_kafka_rebalance_protocol(k->rk), "COOPERATIVE")) {
+        rd_kafka_error_t *e = rd_kafka_incremental_unassign(k->rk, l);
+        if (e)
+            rd_kafka_error_destroy(e);
+    } else {
+        rd_kafka_assign(k->rk, NULL);
+    }
+}
+
+static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t e,
+                         rd_kafka_topic_partition_list_t *l, void *opaque) {
+    (void)rk;
+    srv_kafka *k = opaque;
+    atomic_fetch_add(&k->rebalances, 1);
+    if (e == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
+        on_assign(k, l);
+    else
+        on_revoke(k, l, rd_kafka_assignment_lost(k->rk));
+}
+
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+    (void)rk;
+    floe_log(level <= 3 ? FLOE_LOG_ERROR : level <= 4 ? FLOE_LOG_WARN
+             : level <= 6 ? FLOE_LOG_INFO : FLOE_LOG_DEBUG, "kafka: %s: %s", fac, buf);
+}
+
+/* ---- the consumer thread ------------------------------------------------------------ */
+
+static void *kafka_main(void *arg) {
+    srv_kafka *k = arg;
+    char tn[16];
+    snprintf(tn, sizeof tn, "kafka-%.9s", k->name);
+    srv_thread_name(tn);
+    kf_scratch sc;
+    memset(&sc, 0, sizeof sc);
+    floe_buf_init(&sc.meta, 0);
+    uint64_t seen_gen = 0;
+    int64_t last_check = 0, last_marks = 0;
+    while (!atomic_load(&k->stop)) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(k->rk, 100);
+        if (m) {
+            if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                floe_error err;
+                floe_error_clear(&err);
+                if (take_message(k, &sc, m, &err) < 0) {
+                    floe_log(FLOE_LOG_ERROR, "kafka %s: %s", k->name, err.msg);
+                    /* the message is not taken: consume it again from the table's offset */
+                    size_t pi;
+                    kf_part *p = part_find(k, rd_kafka_topic_name(m->rkt), m->partition, &pi);
+                    if (p) {
+                        batch_reset(k, &k->tables[p->tbl]);
+                        floe_error_clear(&err);
+                        reseek(k, p->tbl, &err);
+                    }
+                }
+            } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                floe_log(FLOE_LOG_WARN, "kafka %s: %s", k->name, rd_kafka_message_errstr(m));
+            }
+            rd_kafka_message_destroy(m);
+        }
+        int64_t now = floe_now_ns();
+        pthread_mutex_lock(&k->mu);
+        uint64_t want = k->flush_gen;
+        pthread_mutex_unlock(&k->mu);
+        if (want != seen_gen) {
+            floe_error err;
+            floe_error_clear(&err);
+            int rc = commit_due(k, true, &err);
+            pthread_mutex_lock(&k->mu);
+            k->flush_done = want;
+            k->flush_rc = rc;
+            snprintf(k->flush_err, sizeof k->flush_err, "%s", err.msg);
+            pthread_cond_broadcast(&k->cv);
+            pthread_mutex_unlock(&k->mu);
+            seen_gen = want;
+        } else if (!m || now - last_check > 50000000) {
+            commit_due(k, false, NULL);
+            last_check = now;
+        }
+        /* lag: the high watermarks librdkafka last saw, every second */
+        if (now - last_marks >= 1000000000) {
+            last_marks = now;
+            for (size_t i = 0; i < k->nparts; i++) {
+                int64_t lo, hi;
+                kf_part *p = k->parts[i];
+                if (p->assigned &&
+                    rd_kafka_get_watermark_offsets(k->rk, p->topic, p->partition, &lo, &hi) ==
+                        RD_KAFKA_RESP_ERR_NO_ERROR && hi >= 0)
+                    atomic_store(&p->high, hi);
+            }
+        }
+    }
+    /* stopping: commit what is held, then leave the group (the revocation commits
+     * nothing more) */
+    commit_due(k, true, NULL);
+    rd_kafka_consumer_close(k->rk);
+    pthread_mutex_lock(&k->mu);
+    k->flush_done = k->flush_gen;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    floe_buf_free(&sc.meta);
+    floe_free(sc.spans);
+    return NULL;
+}
+
+/* ---- open / close ------------------------------------------------------------------- */
+
+static void kafka_free(srv_kafka *k) {
+    if (!k)
+        return;
+    if (k->rk)
+        rd_kafka_destroy(k->rk);
+    for (size_t i = 0; i < k->ntables; i++) {
+        batch_reset(k, &k->tables[i]);
+        floe_buf_free(&k->tables[i].wbuf);
+        floe_free(k->tables[i].lines);
+        floe_free(k->tables[i].qrecs);
+        floe_free(k->tables[i].name);
+        floe_free(k->tables[i].spool_path);
+    }
+    floe_free(k->tables);
+    for (size_t i = 0; i < k->nparts; i++) {
+        floe_free(k->parts[i]->topic);
+        floe_free(k->parts[i]);
+    }
+    floe_free(k->parts);
+    for (int i = 0; i < NCOLS; i++)
+        floe_free(k->cols[i]);
+    if (k->spool_dir)
+        rmdir(k->spool_dir);
+    floe_free(k->spool_dir);
+    floe_free(k->name);
+    floe_free(k->group);
+    floe_free(k->table);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    floe_free(k);
+}
+
+static int conf_set(rd_kafka_conf_t *c, const char *src, const char *key, const char *v,
+                    floe_error *err) {
+    char es[512];
+    if (rd_kafka_conf_set(c, key, v, es, sizeof es) != RD_KAFKA_CONF_OK)
+        return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: %s: %s", src, key, es);
+    return 0;
+}
+
+static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_kafka **out,
+                      floe_error *err) {
+    int rc = 0;
+    rd_kafka_conf_t *conf = NULL;
+    rd_kafka_topic_partition_list_t *topics = NULL;
+    char *tl = NULL;
+    srv_kafka *k = floe_calloc(1, sizeof *k);
+    if (!k)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    k->s = s;
+    const char *v;
+    k->name = floe_strdup(src->name);
+    k->group = floe_strdup((v = src_get(src, "group.id")) ? v : src->name);
+    k->table = floe_strdup(src_get(src, "table"));
+    k->spool_dir = floe_asprintf("%s/kafka-%s", s->wal_dir, src->name);
+    if (!k->name || !k->group || !k->table || !k->spool_dir)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (const char *c = k->group; *c; c++)
+        if (*c == '=' || *c == ',' || (unsigned char)*c < 0x20)
+            FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: group.id '%s': no '=', ',' or "
+                      "control characters", src->name, k->group);
+    v = src_get(src, "format");
+    k->format = !v || !strcmp(v, "json") ? FMT_JSON : !strcmp(v, "ndjson") ? FMT_NDJSON
+                                                                           : FMT_ARRAY;
+    for (int i = 0; i < NCOLS; i++)
+        if ((v = src_get(src, col_keys[i])) && !(k->cols[i] = floe_strdup(v)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    k->commit_bytes = 128LL << 20;
+    k->commit_interval_ms = 60000;
+    k->max_buffered = 256LL << 20;
+    if ((v = src_get(src, "commit_bytes")))
+        parse_size(v, &k->commit_bytes);
+    if ((v = src_get(src, "commit_interval")))
+        parse_ms(v, &k->commit_interval_ms);
+    if ((v = src_get(src, "max_buffered_bytes")))
+        parse_size(v, &k->max_buffered);
+    FLOE_CHECK(floe_io_mkdirs(k->spool_dir, err));
+
+    conf = rd_kafka_conf_new();
+    FLOE_CHECK(conf_set(conf, src->name, "bootstrap.servers", src_get(src, "bootstrap.servers"),
+                        err));
+    FLOE_CHECK(conf_set(conf, src->name, "group.id", k->group, err));
+    FLOE_CHECK(conf_set(conf, src->name, "enable.auto.commit", "false", err));
+    FLOE_CHECK(conf_set(conf, src->name, "enable.auto.offset.store", "false", err));
+    FLOE_CHECK(conf_set(conf, src->name, "auto.offset.reset", "earliest", err));
+    FLOE_CHECK(conf_set(conf, src->name, "partition.assignment.strategy", "cooperative-sticky",
+                        err));
+    FLOE_CHECK(conf_set(conf, src->name, "queued.max.messages.kbytes", "16384", err));
+    FLOE_CHECK(conf_set(conf, src->name, "client.id", s->node, err));
+    for (size_t i = 0; i < src->n; i++)
+        if (!strncmp(src->keys[i], "kafka.", 6)) {
+            const char *key = src->keys[i] + 6;
+            if (!strcmp(key, "enable.auto.commit") || !strcmp(key, "group.id") ||
+                !strcmp(key, "enable.auto.offset.store"))
+                FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: kafka.%s is floe's own "
+                          "(offsets are committed with the table)", src->name, key);
+            FLOE_CHECK(conf_set(conf, src->name, key, src->values[i], err));
+        }
+    rd_kafka_conf_set_opaque(conf, k);
+    rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+    rd_kafka_conf_set_log_cb(conf, log_cb);
+    char es[512];
+    k->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, es, sizeof es);
+    if (!k->rk)
+        FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: %s", src->name, es);
+    conf = NULL; /* the handle's now */
+    rd_kafka_poll_set_consumer(k->rk);
+    if (!(tl = floe_strdup(src_get(src, "topics"))))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    topics = rd_kafka_topic_partition_list_new(4);
+    for (char *save = NULL, *tok = strtok_r(tl, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save))
+        rd_kafka_topic_partition_list_add(topics, tok, RD_KAFKA_PARTITION_UA);
+    if (topics->cnt == 0)
+        FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: topics: none named", src->name);
+    rd_kafka_resp_err_t e = rd_kafka_subscribe(k->rk, topics);
+    if (e)
+        FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: subscribe: %s", src->name,
+                  rd_kafka_err2str(e));
+    *out = k;
+    k = NULL;
+done:
+    if (conf)
+        rd_kafka_conf_destroy(conf);
+    if (topics)
+        rd_kafka_topic_partition_list_destroy(topics);
+    floe_free(tl);
+    kafka_free(k);
+    return rc;
+}
+
+int srv_kafka_start(floe_server *s, floe_error *err) {
+    if (s->cfg.nsources == 0)
+        return 0;
+    srv_kafka_stop(s); /* what an earlier, failed try started */
+    if (!(s->kafka = floe_calloc(s->cfg.nsources, sizeof *s->kafka)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->cfg.nsources; i++) {
+        srv_kafka *k = NULL;
+        FLOE_FORWARD_IF_ERROR(kafka_open(s, &s->cfg.sources[i], &k, err));
+        s->kafka[s->nkafka++] = k;
+        if (pthread_create(&k->thr, NULL, kafka_main, k) != 0)
+            return floe_error_set(err, FLOE_EINTERNAL, "kafka %s: cannot start its thread",
+                                  k->name);
+        k->started = true;
+    }
+    return 0;
+}
+
+void srv_kafka_stop(floe_server *s) {
+    for (size_t i = 0; i < s->nkafka; i++) {
+        srv_kafka *k = s->kafka[i];
+        atomic_store(&k->stop, true);
+        if (k->started)
+            pthread_join(k->thr, NULL);
+        kafka_free(k);
+    }
+    floe_free(s->kafka);
+    s->kafka = NULL;
+    s->nkafka = 0;
+}
+
+int srv_kafka_flush(floe_server *s, floe_error *err) {
+    int rc = 0;
+    for (size_t i = 0; i < s->nkafka && rc == 0; i++) {
+        srv_kafka *k = s->kafka[i];
+        pthread_mutex_lock(&k->mu);
+        uint64_t gen = ++k->flush_gen;
+        while (k->flush_done < gen && !atomic_load(&k->stop))
+            pthread_cond_wait(&k->cv, &k->mu);
+        if (k->flush_done >= gen && k->flush_rc < 0)
+            rc = floe_error_set(err, k->flush_rc, "kafka %s: %s", k->name, k->flush_err);
+        pthread_mutex_unlock(&k->mu);
+    }
+    return rc;
+}
+
+void srv_kafka_metrics(floe_server *s, floe_buf *b) {
+    if (s->nkafka == 0)
+        return;
+    static const struct {
+        const char *name, *type, *help;
+        size_t off;
+    } ctr[] = {
+        {"floe_kafka_consumed_total", "counter", "Kafka messages taken",
+         offsetof(srv_kafka, consumed)},
+        {"floe_kafka_committed_total", "counter", "rows committed from Kafka messages",
+         offsetof(srv_kafka, committed_rows)},
+        {"floe_kafka_quarantined_total", "counter", "Kafka records quarantined",
+         offsetof(srv_kafka, quarantined)},
+        {"floe_kafka_commits_total", "counter", "table commits carrying Kafka offsets",
+         offsetof(srv_kafka, commits)},
+        {"floe_kafka_commit_failures_total", "counter", "commits that failed",
+         offsetof(srv_kafka, commit_failures)},
+        {"floe_kafka_fenced_total", "counter",
+         "commits refused: another consumer had committed the partition",
+         offsetof(srv_kafka, fenced)},
+        {"floe_kafka_rebalances_total", "counter", "assignments and revocations",
+         offsetof(srv_kafka, rebalances)},
+        {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
+         offsetof(srv_kafka, commit_us)},
+    };
+    for (size_t c = 0; c < sizeof ctr / sizeof *ctr; c++) {
+        floe_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", ctr[c].name, ctr[c].help,
+                        ctr[c].name, ctr[c].type);
+        for (size_t i = 0; i < s->nkafka; i++) {
+            const _Atomic uint64_t *v =
+                (const _Atomic uint64_t *)((const char *)s->kafka[i] + ctr[c].off);
+            uint64_t x = atomic_load(v);
+            if (ctr[c].off == offsetof(srv_kafka, commit_us))
+                floe_buf_printf(b, "%s{source=\"%s\"} %.6f\n", ctr[c].name, s->kafka[i]->name,
+                                (double)x / 1e6);
+            else
+                floe_buf_printf(b, "%s{source=\"%s\"} %llu\n", ctr[c].name, s->kafka[i]->name,
+                                (unsigned long long)x);
+        }
+    }
+    floe_buf_printf(b, "# HELP floe_kafka_commit_seconds_count commits timed\n"
+                       "# TYPE floe_kafka_commit_seconds_count counter\n");
+    for (size_t i = 0; i < s->nkafka; i++)
+        floe_buf_printf(b, "floe_kafka_commit_seconds_count{source=\"%s\"} %llu\n",
+                        s->kafka[i]->name,
+                        (unsigned long long)atomic_load(&s->kafka[i]->commits));
+    floe_buf_printf(b, "# HELP floe_kafka_buffered_bytes spooled, not yet committed\n"
+                       "# TYPE floe_kafka_buffered_bytes gauge\n");
+    for (size_t i = 0; i < s->nkafka; i++)
+        floe_buf_printf(b, "floe_kafka_buffered_bytes{source=\"%s\"} %lld\n",
+                        s->kafka[i]->name, (long long)atomic_load(&s->kafka[i]->buffered));
+    floe_buf_printf(b, "# HELP floe_kafka_lag messages of the partition not yet committed to "
+                       "the table (high watermark - the table's offset)\n"
+                       "# TYPE floe_kafka_lag gauge\n");
+    for (size_t i = 0; i < s->nkafka; i++) {
+        srv_kafka *k = s->kafka[i];
+        pthread_mutex_lock(&k->mu);
+        for (size_t j = 0; j < k->nparts; j++) {
+            const kf_part *p = k->parts[j];
+            int64_t hi = atomic_load(&p->high), c = atomic_load(&p->committed);
+            if (!p->assigned || hi < 0)
+                continue;
+            floe_buf_printf(b, "floe_kafka_lag{source=\"%s\",topic=\"%s\",partition=\"%d\"} "
+                            "%lld\n", k->name, p->topic, (int)p->partition,
+                            (long long)(hi - (c > 0 ? c : 0)));
+        }
+        pthread_mutex_unlock(&k->mu);
+    }
+}

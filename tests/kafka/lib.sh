@@ -1,0 +1,83 @@
+# tests/kafka/lib.sh - helpers for the kafka_* tests (sourced): a mock Kafka cluster
+# (floe_kafka_mock) and any number of `floe serve` consumers in one group.
+FLOE=${FLOE_BIN:-build/floe}
+MOCK=${FLOE_KAFKA_MOCK:-$(dirname "$FLOE")/floe_kafka_mock}
+KAFKA_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ ! -x "$MOCK" ]; then
+  echo "SKIP: $MOCK not built (librdkafka-dev missing?)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+declare -A node_pid=()
+mock_pid=
+cleanup() {
+  for n in "${!node_pid[@]}"; do kill -9 "${node_pid[$n]}" 2>/dev/null || true; done
+  [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null || true
+  exec 3>&- 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$tmp"/node-*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
+  exit 1
+}
+# mock_start BROKERS: the cluster, its bootstrap servers in $bootstrap
+mock_start() {
+  mkfifo "$tmp/mock.in"
+  "$MOCK" "$tmp/bootstrap" "$1" <"$tmp/mock.in" >"$tmp/mock.out" 2>"$tmp/mock.err" &
+  mock_pid=$!
+  exec 3>"$tmp/mock.in"
+  for _ in $(seq 200); do [ -s "$tmp/bootstrap" ] && break; sleep 0.05; done
+  bootstrap=$(cat "$tmp/bootstrap") || fail "mock cluster did not start"
+}
+# mock CMD...: run a command, wait for its answer
+mock() {
+  local n
+  n=$(wc -l <"$tmp/mock.out")
+  echo "$*" >&3
+  for _ in $(seq 2400); do
+    if [ "$(wc -l <"$tmp/mock.out")" -gt "$n" ]; then
+      tail -n +$((n + 1)) "$tmp/mock.out" | grep -q "^ok " || fail "mock: $* -> $(tail -1 "$tmp/mock.out")"
+      return 0
+    fi
+    sleep 0.05
+  done
+  fail "mock: $* did not finish"
+}
+# node_start NAME CONFIG: floe serve NAME in the background (log $tmp/node-NAME.log)
+node_start() {
+  rm -f "$tmp/port-$1"
+  "$FLOE" serve --config "$2" --port-file "$tmp/port-$1" 2>>"$tmp/node-$1.log" &
+  node_pid[$1]=$!
+  for _ in $(seq 600); do
+    [ -s "$tmp/port-$1" ] && return 0
+    kill -0 "${node_pid[$1]}" 2>/dev/null || fail "node $1 exited at start"
+    sleep 0.05
+  done
+  fail "node $1 did not start"
+}
+node_stop() {
+  kill -TERM "${node_pid[$1]}"
+  wait "${node_pid[$1]}" || fail "node $1 exit status $?"
+  unset "node_pid[$1]"
+}
+node_kill() {
+  kill -9 "${node_pid[$1]}" 2>/dev/null || true
+  wait "${node_pid[$1]}" 2>/dev/null || true
+  unset "node_pid[$1]"
+}
+scan_count() {
+  FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" scan "$1" \
+    --columns event_id 2>/dev/null | wc -l
+}
+# wait_rows TABLE N SECONDS: until the table holds N rows
+wait_rows() {
+  local got=0
+  for _ in $(seq $(($3 * 5))); do
+    got=$(scan_count "$1")
+    [ "$got" -ge "$2" ] && return 0
+    sleep 0.2
+  done
+  fail "$1 holds $got rows after $3 s, expected $2"
+}
