@@ -76,7 +76,8 @@ typedef struct kf_line {
     int64_t at;             /* byte offset of the line in the spool */
     int64_t offset;         /* Kafka offset of its message */
     uint32_t part;          /* index into srv_kafka.parts */
-    uint32_t prefix;        /* bytes of metadata columns written after its '{' */
+    uint32_t lead;          /* bytes up to and with its '{' */
+    uint32_t prefix;        /* bytes of metadata columns written after them */
 } kf_line;
 
 /* A record quarantined before the conversion (a message that is not one of the format's
@@ -566,10 +567,10 @@ static bool is_ws(uint8_t c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* One record r[0..n) (trimmed, not empty) into the table's spool: '{', the metadata
- * members, the rest of the object; newlines inside (whitespace of a pretty-printed
- * object) become spaces. A record that is not an object goes as it is: the conversion
- * rejects it. */
+/* One record r[0..n) (not blank) into the table's spool: up to its '{', the metadata
+ * members, the rest of the object; newlines inside (whitespace between the tokens of a
+ * pretty-printed object) become spaces. A record that is not an object goes as it is: the
+ * conversion rejects it. */
 static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_buf *meta,
                         const uint8_t *r, size_t n) {
     if (t->nlines == t->lines_cap) {
@@ -580,8 +581,12 @@ static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_b
         t->lines = nl;
         t->lines_cap = nc;
     }
-    bool obj = r[0] == '{';
-    size_t body = 1;
+    size_t lead = 0;
+    while (lead < n && is_ws(r[lead]))
+        lead++;
+    bool obj = lead < n && r[lead] == '{';
+    lead++;
+    size_t body = lead;
     while (obj && body < n && is_ws(r[body]))
         body++;
     bool empty_obj = obj && body < n && r[body] == '}';
@@ -590,14 +595,15 @@ static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_b
     L->at = t->bytes;
     L->offset = offset;
     L->part = part;
+    L->lead = (uint32_t)(pre ? lead : 0);
     L->prefix = (uint32_t)pre;
     size_t at = t->wbuf.len;
     if (floe_buf_reserve(&t->wbuf, n + pre + 1) < 0)
         return FLOE_ENOMEM;
     if (pre) {
-        floe_buf_append_byte(&t->wbuf, '{');
+        floe_buf_append(&t->wbuf, r, lead);
         floe_buf_append(&t->wbuf, meta->data, pre);
-        floe_buf_append(&t->wbuf, r + 1, n - 1);
+        floe_buf_append(&t->wbuf, r + lead, n - lead);
     } else {
         floe_buf_append(&t->wbuf, r, n);
     }
@@ -705,18 +711,19 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
         rc = qrec_add(t, (uint32_t)pi, m->offset, "empty message", pl ? pl : (const uint8_t *)"",
                       n);
     } else if (k->format == FMT_JSON) {
-        rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl + a, e - a);
+        rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl, n);
     } else if (k->format == FMT_NDJSON) {
-        size_t i = a;
-        while (i < e && rc == 0) {
-            const uint8_t *nl = memchr(pl + i, '\n', e - i);
-            size_t le = nl ? (size_t)(nl - pl) : e, ls = i;
+        size_t i = 0;
+        while (i < n && rc == 0) {
+            const uint8_t *nl = memchr(pl + i, '\n', n - i);
+            size_t le = nl ? (size_t)(nl - pl) : n, ls = i;
             i = le + 1;
-            while (ls < le && is_ws(pl[ls]))
-                ls++;
-            while (le > ls && is_ws(pl[le - 1]))
+            if (le > ls && pl[le - 1] == '\r')
                 le--;
-            if (le > ls)
+            bool blank = true;
+            for (size_t x = ls; x < le && blank; x++)
+                blank = is_ws(pl[x]);
+            if (!blank)
                 rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl + ls, le - ls);
         }
     } else {
@@ -887,8 +894,9 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
                 if (L->prefix) {
                     q->own = floe_malloc(len - L->prefix);
                     if (q->own) {
-                        q->own[0] = '{';
-                        memcpy(q->own + 1, map + L->at + 1 + L->prefix, len - 1 - L->prefix);
+                        memcpy(q->own, map + L->at, L->lead);
+                        memcpy(q->own + L->lead, map + L->at + L->lead + L->prefix,
+                               len - L->lead - L->prefix);
                     }
                     q->rec = q->own;
                     q->n = len - L->prefix;

@@ -91,29 +91,50 @@ static int produce(const char *bootstrap, const char *topic, const char *path,
     return rc;
 }
 
-/* The group's committed offset of partitions 0..n-1 of topic, in Kafka (a consumer that
- * commits without joining the group). */
+/* The group's committed offset of partitions 0..n-1 of topic, in Kafka: a consumer joins
+ * the group (empty by now), waits for all n partitions and commits. */
 static int commit_group(const char *bootstrap, const char *group, const char *topic, int n,
                         long long offset) {
     char es[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     if (rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, es, sizeof es) ||
-        rd_kafka_conf_set(c, "group.id", group, es, sizeof es)) {
+        rd_kafka_conf_set(c, "group.id", group, es, sizeof es) ||
+        rd_kafka_conf_set(c, "enable.auto.commit", "false", es, sizeof es)) {
         rd_kafka_conf_destroy(c);
         return -1;
     }
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, es, sizeof es);
     if (!rk)
         return -1;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
-    for (int i = 0; i < n; i++)
-        rd_kafka_topic_partition_list_add(l, topic, i)->offset = offset;
-    rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
-    if (e)
-        fprintf(stderr, "kafka_mock: commit: %s\n", rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(l);
+    rd_kafka_poll_set_consumer(rk);
+    rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(sub, topic, RD_KAFKA_PARTITION_UA);
+    rd_kafka_subscribe(rk, sub);
+    rd_kafka_topic_partition_list_destroy(sub);
+    int rc = -1;
+    for (int i = 0; i < 600 && rc < 0; i++) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+        if (m)
+            rd_kafka_message_destroy(m);
+        rd_kafka_topic_partition_list_t *a = NULL;
+        if (rd_kafka_assignment(rk, &a) == RD_KAFKA_RESP_ERR_NO_ERROR && a && a->cnt == n) {
+            rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
+            for (int p = 0; p < n; p++)
+                rd_kafka_topic_partition_list_add(l, topic, p)->offset = offset;
+            rd_kafka_resp_err_t e = rd_kafka_commit(rk, l, 0);
+            if (e)
+                fprintf(stderr, "kafka_mock: commit: %s\n", rd_kafka_err2str(e));
+            rc = e ? -2 : 0;
+            rd_kafka_topic_partition_list_destroy(l);
+        }
+        if (a)
+            rd_kafka_topic_partition_list_destroy(a);
+        if (rc == -2)
+            break;
+    }
+    rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
-    return e ? -1 : 0;
+    return rc;
 }
 
 int main(int argc, char **argv) {

@@ -19,6 +19,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
   echo "FAIL: $*" >&2
+  [ -s "$tmp/mock.err" ] && tail -5 "$tmp/mock.err" >&2
   for f in "$tmp"/node-*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
   exit 1
 }
