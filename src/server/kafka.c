@@ -145,7 +145,7 @@ typedef struct srv_kafka {
     char flush_err[FLOE_ERROR_MSG_MAX];
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
-        fenced, rebalances, commit_us, revoked_dropped;
+        fenced, rebalances, commit_us, revoked_dropped, skipped;
     _Atomic int64_t buffered;
 } srv_kafka;
 
@@ -687,8 +687,10 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
     if (!p || !p->assigned)
         return 0; /* a message of a partition no longer ours, still in the queue */
     int64_t next = atomic_load(&p->next);
-    if (next >= 0 && m->offset < next)
-        return 0; /* before the position (a seek in flight) */
+    if (next >= 0 && m->offset < next) {
+        atomic_fetch_add(&k->skipped, 1); /* before the position (a seek in flight) */
+        return 0;
+    }
     kf_table *t = &k->tables[p->tbl];
     if (p->first < 0)
         p->first = m->offset;
@@ -1679,6 +1681,12 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
          offsetof(srv_kafka, fenced)},
         {"floe_kafka_rebalances_total", "counter", "assignments and revocations",
          offsetof(srv_kafka, rebalances)},
+        {"floe_kafka_skipped_total", "counter",
+         "messages delivered before the partition's position (after a seek), not taken",
+         offsetof(srv_kafka, skipped)},
+        {"floe_kafka_revoked_dropped_total", "counter",
+         "batches dropped at a revocation because their commit failed",
+         offsetof(srv_kafka, revoked_dropped)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},
     };
