@@ -65,7 +65,10 @@
  *
  * Threads: the HTTP library runs one thread per connection (capped); the WAL writer, the
  * sealer, the compactor, the watchdog (slow clients), the health prober and (after a start
- * without the services) the services thread have one thread each.
+ * without the services) the services thread have one thread each, and each
+ * [source kafka NAME] one consumer thread (started with the services: topics to tables,
+ * the Kafka offsets committed in the table's properties with the data: DESIGN.md "Kafka
+ * source").
  */
 #ifndef FLOE_SERVER_H
 #define FLOE_SERVER_H

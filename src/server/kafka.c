@@ -794,24 +794,35 @@ static void kafka_commit_offsets(srv_kafka *k, kf_part **ps, size_t n) {
     rd_kafka_topic_partition_list_destroy(l);
 }
 
-/* Seek the table's assigned partitions to the table's offsets (after a dropped batch). */
-static int reseek(srv_kafka *k, uint32_t ti, floe_error *err) {
+/* Seek the table's assigned partitions back after a dropped batch: to the table's offsets;
+ * when the table cannot be read now, to where the dropped batch started (a fenced batch
+ * is then consumed again and fenced again, until the table can be read). */
+static void reseek(srv_kafka *k, uint32_t ti) {
     kf_table *t = &k->tables[ti];
     size_t n = 0;
     kf_part **ps = floe_calloc(k->nparts ? k->nparts : 1, sizeof *ps);
     int64_t *off = floe_calloc(k->nparts ? k->nparts : 1, sizeof *off);
-    int rc = 0;
-    if (!ps || !off)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
+    if (!ps || !off || !l) {
+        /* cannot even say where to go: leave the group's session to end */
+        floe_log(FLOE_LOG_ERROR, "kafka %s: out of memory seeking back: stopping", k->name);
+        atomic_store(&k->stop, true);
+        goto done;
+    }
     for (size_t i = 0; i < k->nparts; i++)
         if (k->parts[i]->tbl == ti && k->parts[i]->assigned)
             ps[n++] = k->parts[i];
-    FLOE_CHECK(table_offsets(k, t->name, ps, n, off, err));
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)(n ? n : 1));
+    floe_error err;
+    floe_error_clear(&err);
+    bool known = table_offsets(k, t->name, ps, n, off, &err) == 0;
+    if (!known)
+        floe_log(FLOE_LOG_WARN, "kafka %s: %s: reading its offsets: %s (seeking to the "
+                 "dropped batch's start)", k->name, t->name, err.msg);
     for (size_t i = 0; i < n; i++) {
         kf_part *p = ps[i];
-        int64_t from = off[i] >= 0 ? off[i] : p->first >= 0 ? p->first : -1;
-        atomic_store(&p->committed, off[i]);
+        int64_t from = known && off[i] >= 0 ? off[i] : p->first;
+        if (known)
+            atomic_store(&p->committed, off[i]);
         atomic_store(&p->next, from);
         p->first = from;
         if (from >= 0)
@@ -824,11 +835,11 @@ static int reseek(srv_kafka *k, uint32_t ti, floe_error *err) {
             rd_kafka_error_destroy(e);
         }
     }
-    rd_kafka_topic_partition_list_destroy(l);
 done:
+    if (l)
+        rd_kafka_topic_partition_list_destroy(l);
     floe_free(ps);
     floe_free(off);
-    return rc;
 }
 
 /* The rejected records of the batch, by partition, into the quarantine (see the top). */
@@ -1184,10 +1195,7 @@ done:
                 atomic_fetch_add(&k->fenced, 1);
             *dropped = true;
             batch_reset(k, t);
-            floe_error e2;
-            floe_error_clear(&e2);
-            if (reseek(k, ti, &e2) < 0)
-                floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s", k->name, t->name, e2.msg);
+            reseek(k, ti);
         } else {
             t->failures++;
             int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
@@ -1359,9 +1367,7 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
                 if (p)
                     p->assigned = false;
             }
-            floe_error_clear(&err);
-            if (reseek(k, ti, &err) < 0)
-                floe_log(FLOE_LOG_ERROR, "kafka %s: %s", k->name, err.msg);
+            reseek(k, ti);
         }
     }
     for (int i = 0; i < l->cnt; i++) {
@@ -1424,8 +1430,7 @@ static void *kafka_main(void *arg) {
                     kf_part *p = part_find(k, rd_kafka_topic_name(m->rkt), m->partition, &pi);
                     if (p) {
                         batch_reset(k, &k->tables[p->tbl]);
-                        floe_error_clear(&err);
-                        reseek(k, p->tbl, &err);
+                        reseek(k, p->tbl);
                     }
                 }
             } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {

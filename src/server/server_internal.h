@@ -12,6 +12,7 @@
  *   tables.c    the tables served: load or create through the catalog, schema modes
  *   config.c    the configuration file
  *   maint.c     the maintenance thread: floe/maint.h's scheduler over the served tables
+ *   kafka.c     [source kafka NAME]: consumer threads, offsets committed with the data
  *   server.c    open (recovery), reload, flush, close
  *
  * Locks (never taken in the reverse order): tables_mu -> table.pool_mu;

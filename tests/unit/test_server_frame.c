@@ -339,6 +339,47 @@ TEST(test_config_parse) {
     CHECK_OK(floe_server_config_check(&c, &err), err);
     CHECK_EQ_INT(c.landing_codec, FLOE_LANDING_LZ4);
     CHECK(c.max_pending_bytes == (1LL << 30));
+    CHECK_EQ_INT(c.nsources, 1);
+    CHECK_EQ_STR(c.sources[0].name, "clickstream");
+    CHECK_EQ_STR(c.sources[0].keys[0], "bootstrap.servers");
+    CHECK_EQ_STR(c.sources[0].values[0], "broker1:9092");
+    floe_server_config_reset(&c);
+    /* [source kafka NAME]: every key checked, a bad one named */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "colour = red\n", "unknown key 'colour'"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\n", "table is required"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "format = xml\n", "format"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = nodot\n",
+         "table 'nodot'"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "commit_interval = soon\n", "commit_interval"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "column.offset =\n", "column.offset"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        floe_server_config_init(&c);
+        REQUIRE_OK(floe_server_config_parse(&c, bad[i].text, strlen(bad[i].text), "t", &err),
+                   err);
+        CHECK(floe_server_config_check(&c, &err) == FLOE_EINVALID);
+        CHECK(strstr(err.msg, bad[i].want) != NULL);
+        floe_server_config_reset(&c);
+    }
+    floe_server_config_init(&c);
+    const char *wrong = "[source http s]\ntopics = t\n";
+    CHECK(floe_server_config_parse(&c, wrong, strlen(wrong), "t", &err) == FLOE_EINVALID);
+    floe_server_config_reset(&c);
+    const char *good = "[source kafka s]\nbootstrap.servers = b:9092\ntopics = t, ^u.*\n"
+                       "table = raw.{topic}\nformat = ndjson\ncommit_bytes = 4MB\n"
+                       "commit_interval = 500ms\ncolumn.offset = _off\n"
+                       "kafka.fetch.max.bytes = 1000000\ntopics = t2\n";
+    REQUIRE_OK(floe_server_config_parse(&c, good, strlen(good), "t", &err), err);
+    CHECK_OK(floe_server_config_check(&c, &err), err);
+    CHECK_EQ_INT(c.sources[0].n, 8); /* topics given twice: the later value */
+    CHECK_EQ_STR(c.sources[0].values[1], "t2");
     floe_server_config_reset(&c);
     floe_server_config_init(&c);
     const char *codec_cfg = "[server]\nlanding_codec = zstd\nmax_pending_bytes = 0\n";
