@@ -468,8 +468,10 @@ int floe_server_flush_report(floe_server *s, int64_t wait_ms, floe_flush_result 
     srv_round round = {0};
     if (atomic_load(&s->offline))
         FLOE_CHECK(offline_refusal(err));
-    if (s->role != FLOE_SERVER_ROLE_COMPACTOR)
+    if (s->role != FLOE_SERVER_ROLE_COMPACTOR) {
+        FLOE_CHECK(srv_kafka_flush(s, err));
         FLOE_CHECK(srv_landing_flush(s, err));
+    }
     /* the landing files this flush is about: every one registered by now */
     int64_t cutoff = 0;
     FLOE_CHECK(srv_landing_max_id(s, &cutoff, err));
