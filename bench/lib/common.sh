@@ -14,7 +14,7 @@ cc_floe() {
   local build; build=$(cd "$(dirname "$FLOE")" && pwd)
   cc -O2 -std=c11 -D_GNU_SOURCE -I"$SRC_DIR/include" -o "$out" "$@" "$build/libfloe.a" \
     $(pkg-config --libs zlib libzstd liblz4 libbrotlienc libbrotlidec jansson sqlite3 libcurl \
-      libmicrohttpd libpq libcrypto libdeflate) -lsnappy -lpthread -lm
+      libmicrohttpd libpq libcrypto libdeflate rdkafka) -lsnappy -lpthread -lm
 }
 
 # run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib user_s sys_s" to

@@ -274,8 +274,8 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
                      floe_server **out, floe_error *err);
 /* The bound TCP port (useful with port 0). */
 uint16_t floe_server_port(const floe_server *s);
-/* Take new tokens and thresholds (SIGHUP). Listen address, warehouse and WAL settings are
- * kept (a restart changes them). */
+/* Take new tokens and thresholds (SIGHUP). Listen address, warehouse, WAL settings and
+ * the [source kafka] sections are kept (a restart changes them). */
 int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err);
 /* Seal every buffer now; with compact, also compact every pending landing file now
  * (whatever the triggers say). Waits for the work to finish. With compact, the first

@@ -334,7 +334,7 @@ static int part_get(srv_kafka *k, const char *topic, int32_t partition, kf_part 
     char *tn = route_table(k, topic);
     if (!tn)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    uint32_t ti;
+    uint32_t ti = 0;
     int rc = table_index(k, tn, &ti, err);
     floe_free(tn);
     if (rc < 0)
@@ -954,8 +954,9 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
     size_t at = 0;
     for (size_t j = 0; j < nps; j++) {
         kf_part *p = ps[j];
-        size_t pi;
-        part_find(k, p->topic, p->partition, &pi);
+        size_t pi = 0;
+        if (!part_find(k, p->topic, p->partition, &pi))
+            continue; /* cannot be: ps holds known partitions */
         char *final = floe_asprintf("%s/kafka-%s-%s-%d-%lld.ndjson", dir, k->group, p->topic,
                                     (int)p->partition, (long long)p->first);
         char *tmp = final ? floe_asprintf("%s.tmp", final) : NULL;
@@ -1338,7 +1339,8 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     } else {
         rd_kafka_assign(k->rk, l);
     }
-    k->paused = false;
+    if (k->paused) /* over the budget: the new partitions wait like the others */
+        rd_kafka_pause_partitions(k->rk, l);
 }
 
 static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool lost) {

@@ -347,7 +347,7 @@ TEST(test_config_parse) {
     /* [source kafka NAME]: every key checked, a bad one named */
     static const struct {
         const char *text, *want;
-    } bad[] = {
+    } bad_src[] = {
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
          "colour = red\n", "unknown key 'colour'"},
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\n", "table is required"},
@@ -360,12 +360,12 @@ TEST(test_config_parse) {
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
          "column.offset =\n", "column.offset"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    for (size_t i = 0; i < sizeof bad_src / sizeof *bad_src; i++) {
         floe_server_config_init(&c);
-        REQUIRE_OK(floe_server_config_parse(&c, bad[i].text, strlen(bad[i].text), "t", &err),
-                   err);
+        REQUIRE_OK(floe_server_config_parse(&c, bad_src[i].text, strlen(bad_src[i].text), "t",
+                                            &err), err);
         CHECK(floe_server_config_check(&c, &err) == FLOE_EINVALID);
-        CHECK(strstr(err.msg, bad[i].want) != NULL);
+        CHECK(strstr(err.msg, bad_src[i].want) != NULL);
         floe_server_config_reset(&c);
     }
     floe_server_config_init(&c);
