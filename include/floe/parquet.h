@@ -61,7 +61,8 @@ typedef struct floe_pq_write_options {
     bool page_statistics;        /* Statistics in data page headers too (only old readers
                                     need them with a page index); default false */
     size_t stats_truncate_length; /* BYTE_ARRAY bounds longer than this are truncated
-                                     (statistics, page index and file info); default 64 */
+                                     in the statistics and page index (the file info
+                                     keeps the exact values); default 64 */
     int threads;                 /* threads encoding columns in parallel; default 1. The
                                     file is the same whatever the number. */
     const floe_pq_executor *executor; /* borrowed; non-NULL: columns are encoded through

@@ -48,6 +48,10 @@ void floe_pq_raw_row_group_free(floe_pq_raw_row_group *g); /* accepts NULL */
 int64_t floe_pq_raw_row_group_rows(const floe_pq_raw_row_group *g);
 /* Stored (compressed) bytes of its chunks: what the copy writes and holds in memory. */
 int64_t floe_pq_raw_row_group_bytes(const floe_pq_raw_row_group *g);
+/* Are column's statistics its exact minimum and maximum (not truncated)? Truncated ones
+ * still bound the values, and the writer's file info marks the bounds they give
+ * lower_truncated / upper_truncated. */
+bool floe_pq_raw_row_group_exact(const floe_pq_raw_row_group *g, size_t column);
 
 /* Write g into w as a row group of its own. Rows buffered in w stay buffered and go into a
  * later row group, so row order in the file is not the order of the calls. w's schema must

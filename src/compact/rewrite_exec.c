@@ -797,6 +797,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     memset(&pp, 0, sizeof pp);
     bool pipe_started = false;
     pthread_t th;
+    bool *needs_exact = NULL;
     int rc = 0;
     int64_t counted = 0;
     const floe_schema *schema = x->p->priv->schema;
@@ -824,6 +825,21 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
                              : 0;
     src.batch_bytes = BATCH_BYTES;
     src.slice = x->o->strategy != FLOE_RW_SORT && !gr.route;
+    if (src.copy.enabled) {
+        /* metrics that keep more of a string than truncated statistics give */
+        size_t nl = schema->nleaves;
+        bool *ne = floe_calloc(nl ? nl : 1, sizeof *ne);
+        if (!ne)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < nl; i++) {
+            floe_metrics_mode mm = floe_metrics_config_mode(x->p->priv->metrics,
+                                                            schema->leaves[i]->id);
+            ne[i] = mm.kind == FLOE_METRICS_FULL ||
+                    (mm.kind == FLOE_METRICS_TRUNCATE && mm.length > 16);
+        }
+        needs_exact = ne;
+        src.copy.needs_exact = ne;
+    }
     if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
         int64_t rgs = (int64_t)x->wo.row_group_size;
         src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
@@ -923,6 +939,7 @@ done:
     if (src.stage_init)
         floe_batch_free(&src.stage);
     rw_deletes_free(src.dels);
+    floe_free(needs_exact);
     for (size_t i = 0; i < gr.nws; i++) {
         floe_pq_writer_abort(gr.ws[i].w);
         floe_free(gr.ws[i].rec);

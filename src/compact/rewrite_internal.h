@@ -79,6 +79,10 @@ typedef struct rw_copy_policy {
      * their whole PLAIN pages of at least carry_min bytes stored with codec
      * (floe_colbuf.carry_min), for the writer to place as they are; 0 = off. */
     uint32_t carry_min;
+    /* per table leaf (NULL: none): the table's metrics record its bounds in full (or
+     * truncated to more than 16 code points / bytes), so a row group whose statistics
+     * of that column are truncated is decoded: the file metrics need its exact values */
+    const bool *needs_exact;
 } rw_copy_policy;
 
 /* name_mapping: schema.name-mapping.default text or NULL. Borrowed; both must outlive the

@@ -1247,6 +1247,14 @@ static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
                  r->in->file->file_path, rg, why.msg);
         return 0;
     }
+    for (size_t c = 0; r->copy.needs_exact && c < r->schema->nleaves; c++)
+        if (r->copy.needs_exact[c] && !floe_pq_raw_row_group_exact(*raw, c)) {
+            floe_log(FLOE_LOG_DEBUG, "rewrite: %s: row group %zu is re-encoded: truncated "
+                     "statistics of a column with full metrics", r->in->file->file_path, rg);
+            floe_pq_raw_row_group_free(*raw);
+            *raw = NULL;
+            return 0;
+        }
     return 1;
 }
 

@@ -99,10 +99,12 @@ enum col_order {
 enum col_mode { MODE_DICT, MODE_FALLBACK };
 enum fallback_enc { FB_UNDECIDED, FB_PLAIN, FB_DELTA };
 
-/* min/max of a set of values, PLAIN bytes without length prefix. */
+/* min/max of a set of values, PLAIN bytes without length prefix; inexact when they came
+ * from truncated statistics of a copied chunk (bounds, not values). */
 typedef struct vstat {
     bool has;
     floe_buf min, max;
+    bool min_inexact, max_inexact;
 } vstat;
 
 typedef struct page_entry {
@@ -603,32 +605,43 @@ static int cmp_plain(const col *c, const uint8_t *a, size_t an, const uint8_t *b
     }
 }
 
-/* Merge [minp,maxp] into s. */
-static int vstat_merge(const col *c, vstat *s, const uint8_t *minp, size_t minn,
-                       const uint8_t *maxp, size_t maxn) {
+/* Merge [minp,maxp] into s (min_inexact / max_inexact: they are bounds, not values). */
+static int vstat_merge_bounds(const col *c, vstat *s, const uint8_t *minp, size_t minn,
+                              bool min_inexact, const uint8_t *maxp, size_t maxn,
+                              bool max_inexact) {
     int rc;
     if (!s->has || cmp_plain(c, minp, minn, s->min.data, s->min.len) < 0) {
         floe_buf_reset(&s->min);
         if ((rc = floe_buf_append(&s->min, minp, minn)) < 0)
             return rc;
+        s->min_inexact = min_inexact;
     }
     if (!s->has || cmp_plain(c, maxp, maxn, s->max.data, s->max.len) > 0) {
         floe_buf_reset(&s->max);
         if ((rc = floe_buf_append(&s->max, maxp, maxn)) < 0)
             return rc;
+        s->max_inexact = max_inexact;
     }
     s->has = true;
     return 0;
 }
 
+/* Merge the values [minp,maxp] into s. */
+static int vstat_merge(const col *c, vstat *s, const uint8_t *minp, size_t minn,
+                       const uint8_t *maxp, size_t maxn) {
+    return vstat_merge_bounds(c, s, minp, minn, false, maxp, maxn, false);
+}
+
 static int vstat_merge_stat(const col *c, vstat *dst, const vstat *src) {
     if (!src->has)
         return 0;
-    return vstat_merge(c, dst, src->min.data, src->min.len, src->max.data, src->max.len);
+    return vstat_merge_bounds(c, dst, src->min.data, src->min.len, src->min_inexact,
+                              src->max.data, src->max.len, src->max_inexact);
 }
 
 static void vstat_reset(vstat *s) {
     s->has = false;
+    s->min_inexact = s->max_inexact = false;
     floe_buf_reset(&s->min);
     floe_buf_reset(&s->max);
 }
@@ -3031,7 +3044,8 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
             continue;
         bounds b;
         floe_buf_reset(&tmp);
-        if ((rc = make_bounds(c, &c->fstat, w->opts.stats_truncate_length, &tmp, &b)) < 0)
+        /* exact: the table's metrics mode decides what the manifest keeps of them */
+        if ((rc = make_bounds(c, &c->fstat, 0, &tmp, &b)) < 0)
             FLOE_FAIL(err, rc, "out of memory");
         ci->lower_bound = floe_malloc(b.min_len ? b.min_len : 1);
         ci->upper_bound = floe_malloc(b.max_len ? b.max_len : 1);
@@ -3041,8 +3055,8 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
         memcpy(ci->upper_bound, tmp.data + b.max_off, b.max_len);
         ci->lower_len = b.min_len;
         ci->upper_len = b.max_len;
-        ci->lower_truncated = !b.min_exact;
-        ci->upper_truncated = !b.max_exact;
+        ci->lower_truncated = !b.min_exact || c->fstat.min_inexact;
+        ci->upper_truncated = !b.max_exact || c->fstat.max_inexact;
         ci->has_bounds = true;
     }
 done:
@@ -3297,8 +3311,9 @@ int pq_writer_add_copied_row_group(floe_pq_writer *w, const pq_copy_chunk *chunk
         if (copy_chunk_meta(w, c, ch, delta, &rg->columns[i]) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         FLOE_CHECK(copy_chunk_index(w, ch, delta, &w->refs[w->nrgs * w->ncols + i], err));
-        if (ch->has_bounds && (rc = vstat_merge(c, &c->fstat, ch->min.p, ch->min.n, ch->max.p,
-                                                ch->max.n)) < 0)
+        if (ch->has_bounds &&
+            (rc = vstat_merge_bounds(c, &c->fstat, ch->min.p, ch->min.n, !ch->min_exact,
+                                     ch->max.p, ch->max.n, !ch->max_exact)) < 0)
             FLOE_FAIL(err, rc, "out of memory");
         c->f_values += ch->meta->num_values;
         c->f_nulls += ch->nulls;

@@ -19,6 +19,8 @@
  *   C3. The statistics used for the file metrics are bounds of every non-null, non-NaN
  *       value: new-style min_value/max_value under TYPE_DEFINED_ORDER, of the column's
  *       width, not NaN; a chunk without them is copyable only when it has no such value.
+ *       Statistics marked inexact (truncated) are kept as bounds and said to be inexact
+ *       (floe_pq_raw_row_group_exact), so the file info can say so too.
  *   C4. Everything the loaded row group points to is its own (it outlives the reader).
  */
 #include "floe/parquet_copy.h"
@@ -71,6 +73,13 @@ void floe_pq_raw_row_group_free(floe_pq_raw_row_group *g) {
 }
 
 int64_t floe_pq_raw_row_group_rows(const floe_pq_raw_row_group *g) { return g->num_rows; }
+
+bool floe_pq_raw_row_group_exact(const floe_pq_raw_row_group *g, size_t column) {
+    if (column >= g->n)
+        return false;
+    const pq_copy_chunk *ch = &g->chunks[column];
+    return !ch->has_bounds || (ch->min_exact && ch->max_exact);
+}
 
 int64_t floe_pq_raw_row_group_bytes(const floe_pq_raw_row_group *g) {
     return (int64_t)g->bytes.len;
@@ -170,6 +179,8 @@ static int chunk_metrics(const floe_pq_reader *r, size_t i, const floe_field *le
         ch->has_bounds = true;
         ch->min = s->min_value;
         ch->max = s->max_value;
+        ch->min_exact = !(s->has_is_min_value_exact && !s->is_min_value_exact);
+        ch->max_exact = !(s->has_is_max_value_exact && !s->is_max_value_exact);
         return 0;
     }
     if (ch->nulls + ch->nans == m->num_values)

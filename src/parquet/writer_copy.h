@@ -24,9 +24,11 @@ typedef struct pq_copy_chunk {
     const uint8_t *column_index; /* encoded ColumnIndex, or NULL */
     size_t column_index_len;
     const floe_pq_offset_index *offset_index; /* input file offsets, or NULL */
-    /* for the file metrics: exact min/max (PLAIN, no length prefix) when has_bounds */
+    /* for the file metrics: min/max (PLAIN, no length prefix) when has_bounds, the
+     * values themselves unless marked inexact (a truncated prefix / an incremented one) */
     bool has_bounds;
     floe_pq_bytes min, max;
+    bool min_exact, max_exact;
     int64_t nulls, nans;
 } pq_copy_chunk;
 

@@ -306,8 +306,12 @@ TEST(test_orderings) {
     CHECK_EQ_INT(ls->min_value.p[0], 'a');
     CHECK_EQ_INT(ls->max_value.p[0], 'd');
     CHECK_EQ_INT(ls->max_value.p[15], 'n'); /* 'm' + 1 */
-    CHECK(fi.columns[3].lower_truncated && fi.columns[3].upper_truncated);
-    CHECK_EQ_INT(fi.columns[3].upper_len, 16);
+    /* the file info keeps the exact values (the table's metrics mode truncates them) */
+    CHECK(!fi.columns[3].lower_truncated && !fi.columns[3].upper_truncated);
+    CHECK_EQ_INT(fi.columns[3].lower_len, 200);
+    CHECK_EQ_INT(fi.columns[3].upper_len, 200);
+    CHECK(fi.columns[3].lower_bound[0] == 'a' && fi.columns[3].lower_bound[199] == 'm');
+    CHECK(fi.columns[3].upper_bound[0] == 'd' && fi.columns[3].upper_bound[199] == 'm');
     CHECK(!fi.columns[0].lower_truncated);
     /* column orders and schema annotations */
     CHECK_EQ_INT(f.md.n_column_orders, 4);

@@ -419,6 +419,49 @@ static void copy_vs_reencode(int threads) {
     env_close(&b);
 }
 
+/* With full metrics, a row group whose statistics are truncated (strings past 64 bytes)
+ * is re-encoded, so the file's bounds are the values and not the truncated statistics;
+ * the other row groups are still copied. */
+TEST(test_copy_full_metrics) {
+    env e;
+    env_open(&e, "fullmetrics");
+    set_prop(&e, "write.metadata.metrics.default", "full");
+    appends(&e);
+    char lo[101], hi[101];
+    memset(lo, 'A', 100);
+    memset(hi, '~', 100);
+    lo[100] = hi[100] = 0;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "{\"id\":90001,\"name\":\"%s\"}\n{\"id\":90002,\"name\":\"%s\"}\n", lo, hi);
+    harness_table_append_ndjson(&e, 90000, &b);
+    floe_buf_free(&b);
+    int64_t rgs_in = live_row_groups(e.t);
+    floe_rewrite_options o;
+    floe_rewrite_result r;
+    floe_error err;
+    rewrite_opts(&o, 1, 1);
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK(r.reencoded_row_groups >= 1);
+    CHECK(r.fast_copied_row_groups >= 1);
+    CHECK_EQ_INT(r.fast_copied_row_groups + r.reencoded_row_groups, rgs_in);
+    floe_scan_plan *p = NULL;
+    const floe_data_file *f = only_file(e.t, &p);
+    if (f) {
+        const floe_column_bound *l = NULL, *u = NULL;
+        for (size_t i = 0; i < f->lower_bounds.n; i++)
+            if (f->lower_bounds.items[i].field_id == 3)
+                l = &f->lower_bounds.items[i];
+        for (size_t i = 0; i < f->upper_bounds.n; i++)
+            if (f->upper_bounds.items[i].field_id == 3)
+                u = &f->upper_bounds.items[i];
+        CHECK(l && l->n == 100 && !memcmp(l->p, lo, 100));
+        CHECK(u && u->n == 100 && !memcmp(u->p, hi, 100));
+    }
+    floe_scan_plan_free(p);
+    env_close(&e);
+}
+
 TEST(test_copy_matches_reencode) { copy_vs_reencode(1); }
 TEST(test_copy_matches_reencode_prefetch) { copy_vs_reencode(4); }
 
@@ -590,6 +633,7 @@ int main(void) {
     RUN(test_copy_option);
     RUN(test_raw_load_hostile);
     RUN(test_copy_matches_reencode);
+    RUN(test_copy_full_metrics);
     RUN(test_copy_matches_reencode_prefetch);
     RUN(test_copy_mixed_inputs);
     RUN(test_copy_auto);
