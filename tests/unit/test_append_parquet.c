@@ -29,13 +29,15 @@ static const char *SCHEMA =
 /* NaN has no JSON form: a double of exactly 1e300 in the input is written as NaN. */
 #define NAN_SENTINEL 1e300
 
-/* Write groups[0..n) (NDJSON text each) as one row group each. */
-static void write_groups(const char *path, const char *const *groups, size_t n,
-                         const floe_pq_write_options *wo) {
+/* Write groups[0..n) (NDJSON text each) as one row group each, with schema_json (NaN
+ * sentinels in column d of SCHEMA). */
+static void write_groups_schema(const char *path, const char *schema_json,
+                                const char *const *groups, size_t n,
+                                const floe_pq_write_options *wo) {
     floe_error err;
     floe_error_clear(&err);
     floe_schema *s = NULL;
-    REQUIRE_OK(floe_schema_parse(SCHEMA, strlen(SCHEMA), &s, &err), err);
+    REQUIRE_OK(floe_schema_parse(schema_json, strlen(schema_json), &s, &err), err);
     floe_shredder *sh = NULL;
     REQUIRE_OK(floe_shredder_new(s, NULL, &sh, &err), err);
     floe_pq_write_options o;
@@ -54,7 +56,7 @@ static void write_groups(const char *path, const char *const *groups, size_t n,
                                       0, &b, NULL, NULL, &err),
                    err);
         floe_colbuf *dc = &b.cols[2];
-        for (size_t i = 0; i < dc->nvalues; i++) {
+        for (size_t i = 0; schema_json == SCHEMA && i < dc->nvalues; i++) {
             double v;
             memcpy(&v, dc->values + 8 * i, 8);
             if (v == NAN_SENTINEL) {
@@ -72,6 +74,11 @@ static void write_groups(const char *path, const char *const *groups, size_t n,
     floe_batch_free(&b);
     floe_shredder_free(sh);
     floe_schema_free(s);
+}
+
+static void write_groups(const char *path, const char *const *groups, size_t n,
+                         const floe_pq_write_options *wo) {
+    write_groups_schema(path, SCHEMA, groups, n, wo);
 }
 
 typedef struct added {
@@ -434,6 +441,79 @@ TEST(test_split) {
     harness_table_close(&e);
 }
 
+static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
+
+/* Rows of scan with where, canonical, in buf; returns the row count. */
+static int64_t scan_rows(floe_table *t, const char *where, floe_buf *buf) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_scan_options so = {.where = where};
+    floe_scan_plan *p = NULL;
+    floe_buf_reset(buf);
+    REQUIRE_OK(floe_scan_plan_files(t, &so, &p, &err), err);
+    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
+    floe_scan_read_stats st;
+    REQUIRE_OK(floe_scan_read(t, p, &ro, sink_buf, buf, &st, &err), err);
+    floe_scan_plan_free(p);
+    REQUIRE(floe_buf_append_byte(buf, 0) == 0);
+    return st.rows_out;
+}
+
+/* A file whose writer left uuids as FIXED_LEN_BYTE_ARRAY(16) without the UUID annotation
+ * (arrow-rs does) reads as the table's uuid columns, top-level, in a struct and in a
+ * list: uuid text, and filters on them match (hex text would be no uuid to the row
+ * filter, which would then drop every row). */
+TEST(test_unannotated_uuid) {
+    static const char *FILE_SCHEMA =
+        "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+        "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+        "{\"id\":2,\"name\":\"u\",\"required\":false,\"type\":\"fixed[16]\"},"
+        "{\"id\":3,\"name\":\"st\",\"required\":false,\"type\":{\"type\":\"struct\","
+        "\"fields\":[{\"id\":4,\"name\":\"x\",\"required\":false,\"type\":\"fixed[16]\"}]}},"
+        "{\"id\":5,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
+        "\"element-id\":6,\"element\":\"fixed[16]\",\"element-required\":false}}]}";
+    static const char *TABLE_SCHEMA =
+        "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+        "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+        "{\"id\":2,\"name\":\"u\",\"required\":false,\"type\":\"uuid\"},"
+        "{\"id\":3,\"name\":\"st\",\"required\":false,\"type\":{\"type\":\"struct\","
+        "\"fields\":[{\"id\":4,\"name\":\"x\",\"required\":false,\"type\":\"uuid\"}]}},"
+        "{\"id\":5,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
+        "\"element-id\":6,\"element\":\"uuid\",\"element-required\":false}}]}";
+    harness_table e;
+    harness_table_open(&e, "uuid", TABLE_SCHEMA, NULL, NULL, NULL, 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fixed.parquet", e.dir);
+    const char *groups[] = {
+        "{\"id\":1,\"u\":\"AAECAwQFBgcICQoLDA0ODw==\",\"st\":{\"x\":\"/////////////////////w==\"},"
+        "\"l\":[\"AAECAwQFBgcICQoLDA0ODw==\"]}\n"
+        "{\"id\":2,\"u\":\"/////////////////////w==\",\"st\":{\"x\":null}}\n"
+        "{\"id\":3}\n"};
+    write_groups_schema(path, FILE_SCHEMA, groups, 1, NULL);
+    floe_table_append_options o;
+    floe_table_append_options_init(&o);
+    o.fsync = false;
+    floe_table_append_result r;
+    memset(&r, 0, sizeof r);
+    floe_error err;
+    floe_error_clear(&err);
+    const char *one[] = {path};
+    REQUIRE_OK(floe_table_append_files(e.t, one, 1, &o, &r, &err), err);
+    floe_table_append_result_reset(&r);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    CHECK_EQ_INT(scan_rows(e.t, "u = '00010203-0405-0607-0809-0a0b0c0d0e0f'", &b), 1);
+    CHECK(strstr((const char *)b.data,
+                 "\"u\":\"00010203-0405-0607-0809-0a0b0c0d0e0f\",\"st\":{\"x\":"
+                 "\"ffffffff-ffff-ffff-ffff-ffffffffffff\"},\"l\":[\"00010203-0405-0607-0809-0a0b0c0d0e0f\"]") != NULL);
+    CHECK_EQ_INT(scan_rows(e.t, "st.x = 'ffffffff-ffff-ffff-ffff-ffffffffffff'", &b), 1);
+    CHECK_EQ_INT(scan_rows(e.t, "u > '00010203-0405-0607-0809-0a0b0c0d0e0f'", &b), 1);
+    CHECK_EQ_INT(scan_rows(e.t, "u IS NOT NULL", &b), 2);
+    CHECK_EQ_INT(scan_rows(e.t, "u IS NULL", &b), 1);
+    floe_buf_free(&b);
+    harness_table_close(&e);
+}
+
 int main(void) {
     RUN(test_bounds_every_row_group);
     RUN(test_bounds_from_values_when_truncated);
@@ -442,5 +522,6 @@ int main(void) {
     RUN(test_partition_float_nan);
     RUN(test_partition_day);
     RUN(test_split);
+    RUN(test_unannotated_uuid);
     return harness_finish();
 }
