@@ -111,6 +111,41 @@ int floe_table_resolve_path(const floe_table *t, const char *recorded, char **ou
                             floe_error *err);
 
 /* ---------------------------------------------------------------------------------------
+ * Snapshot summary totals (spec "Snapshots", optional summary fields total-records,
+ * total-files-size, total-data-files, total-delete-files, total-position-deletes,
+ * total-equality-deletes): what the live entries of a snapshot's manifests hold.
+ * total-files-size counts data and delete files alike.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_snapshot_totals {
+    int64_t records, files_size, data_files, delete_files, position_deletes,
+        equality_deletes;
+} floe_snapshot_totals;
+
+/* The six summary keys, in the order of the struct's fields. */
+extern const char *const floe_snapshot_total_keys[6];
+/* Field k (0..5, in the order of floe_snapshot_total_keys) of t. */
+int64_t floe_snapshot_total(const floe_snapshot_totals *t, int k);
+
+/* The totals a snapshot's summary records: true when all six are there and are
+ * non-negative integers (*out filled), false otherwise. s may be NULL (false). */
+bool floe_snapshot_totals_from_summary(const floe_snapshot *s, floe_snapshot_totals *out);
+
+/* Sum the live (ADDED, EXISTING) entries of the n manifests of a manifest list (as read
+ * by floe_manifest_list_read), reading each manifest through t's path mapping. */
+struct floe_manifest_file;
+int floe_table_manifest_totals(const floe_table *t, const struct floe_manifest_file *files,
+                               size_t n, floe_snapshot_totals *out, floe_error *err);
+
+/* The totals of a new snapshot whose parent (may be NULL) is followed by changes
+ * (*delta, counted as added minus removed): the parent's summary totals plus the delta
+ * when the parent records all six and they stay non-negative, else the sum over the
+ * parent's manifests (parent_files[0..n)) plus the delta. */
+int floe_table_next_totals(const floe_table *t, const floe_snapshot *parent,
+                           const struct floe_manifest_file *parent_files, size_t n,
+                           const floe_snapshot_totals *delta, floe_snapshot_totals *out,
+                           floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
  * Commit
  *
  * The apply function receives a builder started from the current metadata (base:

@@ -638,8 +638,8 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     }
 
     /* dangling deletes */
-    int64_t rm_pos = 0, rm_eq = 0, rm_pos_rows = 0, rm_eq_rows = 0;
-    int64_t live_del = 0, live_pos_rows = 0, live_eq_rows = 0;
+    int64_t rm_pos = 0, rm_eq = 0, rm_pos_rows = 0, rm_eq_rows = 0, rm_size = 0;
+    int64_t live_del = 0, live_del_size = 0, live_pos_rows = 0, live_eq_rows = 0;
     for (size_t d = 0; d < a.ndels; d++) {
         live_delete *ld = &a.dels[d];
         const floe_data_file *df = &ld->e.file;
@@ -678,6 +678,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
             if (dangling) {
                 ld->remove = true;
                 a.hits[ld->manifest] = true;
+                rm_size += df->file_size_in_bytes;
                 if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
                     rm_eq++;
                     rm_eq_rows += df->record_count;
@@ -689,6 +690,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
             }
         }
         live_del++;
+        live_del_size += df->file_size_in_bytes;
         if (df->content == FLOE_CONTENT_EQUALITY_DELETES)
             live_eq_rows += df->record_count;
         else
@@ -728,7 +730,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(sum_int(&s, "added-records", added_records, err));
     FLOE_CHECK(sum_int(&s, "deleted-records", del_records, err));
     FLOE_CHECK(sum_int(&s, "added-files-size", added_size, err));
-    FLOE_CHECK(sum_int(&s, "removed-files-size", del_size, err));
+    FLOE_CHECK(sum_int(&s, "removed-files-size", del_size + rm_size, err));
     if (rm_pos + rm_eq) {
         FLOE_CHECK(sum_int(&s, "removed-delete-files", rm_pos + rm_eq, err));
         FLOE_CHECK(sum_int(&s, "removed-position-delete-files", rm_pos, err));
@@ -739,7 +741,8 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(sum_int(&s, "total-data-files", a.live_files, err));
     FLOE_CHECK(sum_int(&s, "total-delete-files", live_del, err));
     FLOE_CHECK(sum_int(&s, "total-records", a.live_records, err));
-    FLOE_CHECK(sum_int(&s, "total-files-size", a.live_size, err));
+    /* every live file, data and delete, as "added-files-size" counts them */
+    FLOE_CHECK(sum_int(&s, "total-files-size", a.live_size + live_del_size, err));
     FLOE_CHECK(sum_int(&s, "total-position-deletes", live_pos_rows, err));
     FLOE_CHECK(sum_int(&s, "total-equality-deletes", live_eq_rows, err));
     FLOE_CHECK(sum_int(&s, "floe.rewrite.file-groups", groups, err));

@@ -303,13 +303,6 @@ done:
  * commit
  * ------------------------------------------------------------------------------------- */
 
-static const char *summary_value(const floe_snapshot *s, const char *key) {
-    for (size_t i = 0; s && i < s->n_summary; i++)
-        if (!strcmp(s->summary[i].key, key))
-            return s->summary[i].value;
-    return NULL;
-}
-
 static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     rw_ctx *c = vctx;
     rw_plan *p = c->plan;
@@ -401,7 +394,11 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     c->lists[c->nlists++] = list_uri;
     list_uri = NULL;
 
-    char vals[4][32];
+    /* the live files do not change: the head's totals, or the sums over its manifests */
+    floe_snapshot_totals none, tot;
+    memset(&none, 0, sizeof none);
+    FLOE_CHECK(floe_table_next_totals(c->t, head, all, n, &none, &tot, err));
+    char vals[10][32];
     snprintf(vals[0], sizeof vals[0], "%zu", p->ncreated);
     snprintf(vals[1], sizeof vals[1], "%zu", p->nreplaced);
     snprintf(vals[2], sizeof vals[2], "%zu", nkept);
@@ -412,13 +409,9 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     summary[ns++] = (floe_kv){"manifests-replaced", vals[1]};
     summary[ns++] = (floe_kv){"manifests-kept", vals[2]};
     summary[ns++] = (floe_kv){"entries-processed", vals[3]};
-    static const char *const totals[] = {"total-records", "total-files-size",
-                                         "total-data-files", "total-delete-files",
-                                         "total-position-deletes", "total-equality-deletes"};
-    for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
-        const char *v = summary_value(head, totals[i]);
-        if (v)
-            summary[ns++] = (floe_kv){totals[i], v};
+    for (int k = 0; k < 6; k++) {
+        snprintf(vals[4 + k], sizeof vals[4 + k], "%" PRId64, floe_snapshot_total(&tot, k));
+        summary[ns++] = (floe_kv){floe_snapshot_total_keys[k], vals[4 + k]};
     }
     floe_snapshot_new sn = {.snapshot_id = snap_id,
                             .operation = "replace",

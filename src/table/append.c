@@ -577,20 +577,6 @@ static int sum_int(summary_acc *s, const char *k, int64_t v, floe_error *err) {
 
 /* total-<x>: the parent's value plus what this snapshot adds; without a parent just the
  * addition; omitted when the parent did not record it (the total is then unknown). */
-static int sum_total(summary_acc *s, const floe_snapshot *parent, const char *k, int64_t add,
-                     floe_error *err) {
-    if (!parent)
-        return sum_int(s, k, add, err);
-    const char *pv = summary_get(parent, k);
-    if (!pv || !*pv)
-        return 0;
-    char *end;
-    long long v = strtoll(pv, &end, 10);
-    if (*end || v < 0)
-        return 0;
-    return sum_int(s, k, (int64_t)v + add, err);
-}
-
 /* ---------------------------------------------------------------------------------------
  * apply
  * ------------------------------------------------------------------------------------- */
@@ -673,12 +659,13 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(sum_int(&s, "added-records", added_records, err));
     FLOE_CHECK(sum_int(&s, "added-files-size", added_size, err));
     FLOE_CHECK(sum_int(&s, "changed-partition-count", changed, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-records", added_records, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-files-size", added_size, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-data-files", (int64_t)a->nfiles, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-delete-files", 0, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-position-deletes", 0, err));
-    FLOE_CHECK(sum_total(&s, parent, "total-equality-deletes", 0, err));
+    floe_snapshot_totals added = {.records = added_records,
+                                  .files_size = added_size,
+                                  .data_files = (int64_t)a->nfiles},
+                         tot;
+    FLOE_CHECK(floe_table_next_totals(a->t, parent, bl.files, bl.nfiles, &added, &tot, err));
+    for (int k = 0; k < 6; k++)
+        FLOE_CHECK(sum_int(&s, floe_snapshot_total_keys[k], floe_snapshot_total(&tot, k), err));
 
     floe_snapshot_new sn = {.snapshot_id = a->snapshot_id,
                             .operation = "append",

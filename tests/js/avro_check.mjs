@@ -11,24 +11,9 @@
 import fs from 'node:fs'
 import zlib from 'node:zlib'
 import avro from 'avsc'
-import { snappyUncompress } from 'hyparquet'
 import { ByteWriter } from 'hyparquet-writer'
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
-import { decompress as zstdDecompress } from 'fzstd'
-
-// Longs as BigInt: avsc's default long refuses values past 2^53.
-const longType = avro.types.LongType.__with({
-  fromBuffer: (buf) => buf.readBigInt64LE(),
-  toBuffer: (n) => {
-    const buf = Buffer.alloc(8)
-    buf.writeBigInt64LE(BigInt(n))
-    return buf
-  },
-  fromJSON: (n) => BigInt(n),
-  toJSON: (n) => Number(n),
-  isValid: (n) => typeof n === 'bigint',
-  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
-})
+import { codecs, longType } from './lib/avro_read.mjs'
 
 const typeOpts = () => ({
   wrapUnions: false,
@@ -40,41 +25,6 @@ const typeOpts = () => ({
   },
 })
 
-function readUvarint(buf) {
-  let result = 0
-  let shift = 0
-  for (let i = 0; i < buf.length && i < 5; i++) {
-    const b = buf[i]
-    result += (b & 0x7f) * 2 ** shift
-    if (!(b & 0x80)) return result
-    shift += 7
-  }
-  throw new Error('bad snappy length')
-}
-
-const codecs = {
-  null: (buf, cb) => cb(null, buf),
-  deflate: zlib.inflateRaw,
-  snappy: (buf, cb) => {
-    try {
-      const body = buf.subarray(0, buf.length - 4)
-      const out = new Uint8Array(readUvarint(body))
-      snappyUncompress(body, out)
-      const crc = buf.readUInt32BE(buf.length - 4)
-      if (zlib.crc32(out) !== crc) throw new Error('snappy CRC mismatch')
-      cb(null, Buffer.from(out))
-    } catch (e) {
-      cb(e)
-    }
-  },
-  zstandard: (buf, cb) => {
-    try {
-      cb(null, Buffer.from(zstdDecompress(buf)))
-    } catch (e) {
-      cb(e)
-    }
-  },
-}
 
 const writeCodecs = {
   null: (buf, cb) => cb(null, buf),

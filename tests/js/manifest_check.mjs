@@ -14,61 +14,8 @@
 // the first failure.
 import fs from 'node:fs'
 import path from 'node:path'
-import zlib from 'node:zlib'
 import avro from 'avsc'
-import { snappyUncompress } from 'hyparquet'
-import { decompress as zstdDecompress } from 'fzstd'
-
-const longType = avro.types.LongType.__with({
-  fromBuffer: (buf) => buf.readBigInt64LE(),
-  toBuffer: (n) => {
-    const buf = Buffer.alloc(8)
-    buf.writeBigInt64LE(BigInt(n))
-    return buf
-  },
-  fromJSON: (n) => BigInt(n),
-  toJSON: (n) => Number(n),
-  isValid: (n) => typeof n === 'bigint',
-  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
-})
-const typeHook = (schema) =>
-  schema === 'long' || (schema && typeof schema === 'object' && schema.type === 'long')
-    ? longType
-    : undefined
-
-function readUvarint(buf) {
-  let result = 0
-  let shift = 0
-  for (let i = 0; i < buf.length && i < 5; i++) {
-    result += (buf[i] & 0x7f) * 2 ** shift
-    if (!(buf[i] & 0x80)) return result
-    shift += 7
-  }
-  throw new Error('bad snappy length')
-}
-
-const codecs = {
-  null: (buf, cb) => cb(null, buf),
-  deflate: zlib.inflateRaw,
-  snappy: (buf, cb) => {
-    try {
-      const body = buf.subarray(0, buf.length - 4)
-      const out = new Uint8Array(readUvarint(body))
-      snappyUncompress(body, out)
-      if (zlib.crc32(out) !== buf.readUInt32BE(buf.length - 4)) throw new Error('snappy CRC')
-      cb(null, Buffer.from(out))
-    } catch (e) {
-      cb(e)
-    }
-  },
-  zstandard: (buf, cb) => {
-    try {
-      cb(null, Buffer.from(zstdDecompress(buf)))
-    } catch (e) {
-      cb(e)
-    }
-  },
-}
+import { codecs, typeHook } from './lib/avro_read.mjs'
 
 function fail(file, msg) {
   process.stderr.write(`FAIL ${file}: ${msg}\n`)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "floe/append.h"
+#include "floe/manifest.h"
 #include "floe/scan.h"
 #include "harness.h"
 
@@ -49,6 +50,7 @@ void harness_table_append_ndjson(harness_table *e, int64_t tag, const floe_buf *
     floe_error_clear(&err);
     REQUIRE_OK(floe_table_append_files(e->t, in, 1, &o, &r, &err), err);
     floe_table_append_result_reset(&r);
+    harness_check_summary_totals(e->t);
 }
 
 static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
@@ -100,4 +102,71 @@ char *harness_table_rows(floe_table *t, int64_t *nrows) {
     char *s = harness_sorted_lines((char *)b.data, nrows);
     floe_buf_free(&b);
     return s;
+}
+
+static const char *summary_get(const floe_snapshot *s, const char *k) {
+    for (size_t i = 0; i < s->n_summary; i++)
+        if (!strcmp(s->summary[i].key, k))
+            return s->summary[i].value;
+    return NULL;
+}
+
+void harness_check_summary_totals(floe_table *t) {
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_refresh(t, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
+    if (!s)
+        return;
+    REQUIRE(s->manifest_list != NULL);
+    char *list = NULL;
+    REQUIRE_OK(floe_table_resolve_path(t, s->manifest_list, &list, &err), err);
+    floe_arena arena;
+    floe_arena_init(&arena, 64 * 1024);
+    floe_manifest_list ml;
+    floe_manifest_list_read_options lo = {.has_snapshot_id = true, .snapshot_id = s->snapshot_id};
+    REQUIRE_OK(floe_manifest_list_read(list, &lo, &arena, &ml, &err), err);
+    floe_free(list);
+    /* records, files-size, data-files, delete-files, position-deletes, equality-deletes */
+    long long got[6] = {0};
+    for (size_t i = 0; i < ml.nfiles; i++) {
+        char *path = NULL;
+        REQUIRE_OK(floe_table_resolve_path(t, ml.files[i].manifest_path, &path, &err), err);
+        floe_manifest_read_options ro = {.manifest = &ml.files[i]};
+        floe_manifest_reader *r = NULL;
+        REQUIRE_OK(floe_manifest_reader_open(path, &ro, &r, &err), err);
+        floe_free(path);
+        const floe_manifest_entry *e;
+        int rc;
+        while ((rc = floe_manifest_reader_next(r, &e, &err)) == 1) {
+            if (e->status == FLOE_ENTRY_DELETED)
+                continue;
+            got[1] += e->file.file_size_in_bytes;
+            if (e->file.content == FLOE_CONTENT_DATA) {
+                got[0] += e->file.record_count;
+                got[2]++;
+            } else {
+                got[3]++;
+                got[e->file.content == FLOE_CONTENT_POSITION_DELETES ? 4 : 5] +=
+                    e->file.record_count;
+            }
+        }
+        CHECK_OK(rc < 0 ? rc : 0, err);
+        floe_manifest_reader_close(r);
+    }
+    floe_arena_reset(&arena);
+    static const char *const keys[6] = {"total-records",    "total-files-size",
+                                        "total-data-files", "total-delete-files",
+                                        "total-position-deletes", "total-equality-deletes"};
+    for (int k = 0; k < 6; k++) {
+        const char *v = summary_get(s, keys[k]);
+        char want[32];
+        snprintf(want, sizeof want, "%lld", got[k]);
+        if (!v || strcmp(v, want))
+            harness_fail(__FILE__, __LINE__,
+                         "snapshot %lld (%s): summary %s is %s, the manifests give %s",
+                         (long long)s->snapshot_id, s->operation ? s->operation : "?", keys[k],
+                         v ? v : "(absent)", want);
+    }
 }

@@ -30,4 +30,11 @@ char *harness_sorted_lines(char *text, int64_t *nlines);
  * floe_free); NULL after failing the test when the scan fails. */
 char *harness_table_rows(floe_table *t, int64_t *nrows);
 
+/* Spec "Snapshot Summary" (optional totals): the current snapshot's total-records,
+ * total-files-size, total-data-files, total-delete-files, total-position-deletes and
+ * total-equality-deletes must all be present and equal the sums over the live (ADDED or
+ * EXISTING) entries of its manifests; fails the test naming the total otherwise. The
+ * table is refreshed first. Nothing to check without a current snapshot. */
+void harness_check_summary_totals(floe_table *t);
+
 #endif

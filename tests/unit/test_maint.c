@@ -21,6 +21,7 @@
 #include "floe/maint.h"
 #include "floe/scan.h"
 #include "harness.h"
+#include "harness_table.h"
 
 #define DAY FLOE_MAINT_DAY_MS
 
@@ -83,6 +84,7 @@ static int64_t append_files(floe_table *t, int *counter, int n, const char *k, b
     floe_append_result r;
     memset(&r, 0, sizeof r);
     REQUIRE_OK(floe_append_commit(a, &r, &err), err);
+    harness_check_summary_totals(t);
     int64_t id = r.snapshot_id;
     floe_append_result_reset(&r);
     floe_append_free(a);
@@ -446,6 +448,7 @@ TEST(expire_deletes_exactly_the_difference) {
     floe_expire_result r;
     REQUIRE_OK(floe_maint_expire(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.snapshots_expired, 7);
+    harness_check_summary_totals(e.t);
     m = floe_table_metadata_get(e.t);
     REQUIRE(m->n_snapshots == 1);
     CHECK(m->snapshots[0].snapshot_id == head_id);
@@ -898,6 +901,7 @@ TEST(rewrite_manifests_regroups_and_keeps_entries) {
     CHECK_EQ_INT(r.manifests_created, 4);
     CHECK_EQ_INT(r.manifests_replaced, 12);
     CHECK_EQ_INT(r.entries_processed, 36);
+    harness_check_summary_totals(e.t);
     size_t na = live_entries(e.t, after, 64, &nm_after);
     CHECK_EQ_INT(nm_after, 4);
     check_same_entries(before, nb, after, na);
@@ -935,6 +939,7 @@ TEST(rewrite_manifests_regroups_and_keeps_entries) {
     floe_table_commit_inject(NULL);
     CHECK_EQ_INT(r.attempts, 2);
     CHECK_EQ_INT(r.manifests_after, 1);
+    harness_check_summary_totals(e.t);
     na = live_entries(e.t, after, 64, &nm_after);
     check_same_entries(before, nb, after, na);
     env_close(&e);

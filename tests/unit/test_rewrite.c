@@ -11,6 +11,7 @@
 #include "floe/append.h"
 #include "floe/catalog.h"
 #include "floe/io.h"
+#include "floe/maint.h"
 #include "floe/manifest.h"
 #include "floe/parquet.h"
 #include "floe/rewrite.h"
@@ -544,6 +545,7 @@ static void roundtrip(const char *spec, int threads) {
             CHECK_EQ_INT(atoll(s->summary[i].value), before_n);
         }
     CHECK(saw_total);
+    harness_check_summary_totals(e.t);
     /* a second rewrite finds nothing to do: every file is one group's only output */
     REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.groups_planned, 0);
@@ -926,6 +928,8 @@ TEST(test_concurrent_delete) {
     CHECK_EQ_INT(r.groups_committed, 2);
     CHECK_EQ_INT(r.groups_failed, 1);
     CHECK(strstr(r.first_failure, "added deletes") != NULL);
+    /* the delete file stays live: its bytes count in total-files-size */
+    harness_check_summary_totals(e.t);
     char *after = harness_table_rows(e.t, &n1);
     CHECK_EQ_INT(n1, n0 - 1);
     floe_rewrite_plan_free(plan);
@@ -937,6 +941,7 @@ TEST(test_concurrent_delete) {
     CHECK_EQ_INT(r.failed_data_files_count, 0);
     CHECK_EQ_INT(r.records_deleted, 1);
     CHECK_EQ_INT(r.removed_delete_files_count, 1);
+    harness_check_summary_totals(e.t);
     char *again = harness_table_rows(e.t, &n2);
     CHECK_EQ_INT(n2, n1);
     CHECK(after && again && !strcmp(after, again));
@@ -946,6 +951,38 @@ TEST(test_concurrent_delete) {
     free(before);
     free(after);
     free(again);
+    env_close(&e);
+}
+
+/* A snapshot another writer committed without summary totals (the position delete
+ * below): the next floe snapshots still record all six, counted from the manifests,
+ * whether they change the live files (append, rewrite) or not (rewrite-manifests). */
+TEST(test_totals_after_foreign_snapshot) {
+    env e;
+    env_open(&e, NULL, NULL, "f");
+    for (int k = 0; k < 2; k++)
+        append_rows(&e, k * 1000, 40);
+    floe_error err;
+    floe_scan_plan *sp = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &sp, &err), err);
+    REQUIRE(sp->ntasks > 0);
+    commit_position_delete(&e, &sp->tasks[0], 3);
+    floe_scan_plan_free(sp);
+    floe_rewrite_manifests_options mo;
+    floe_rewrite_manifests_options_init(&mo);
+    mo.target_size_bytes = 1; /* one manifest per content */
+    floe_rewrite_manifests_result mr;
+    REQUIRE_OK(floe_maint_rewrite_manifests(e.t, &mo, &mr, &err), err);
+    CHECK(mr.snapshot_id != 0);
+    harness_check_summary_totals(e.t);
+    append_rows(&e, 5000, 30); /* checks the append's totals itself */
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    o.rewrite_all = true;
+    floe_rewrite_result r;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_failed, 0);
+    harness_check_summary_totals(e.t);
     env_close(&e);
 }
 
@@ -968,5 +1005,6 @@ int main(void) {
     RUN(test_path_commit_cleanup_and_stale_base);
     RUN(test_attempts_counted);
     RUN(test_rewritten_manifests_combined);
+    RUN(test_totals_after_foreign_snapshot);
     return harness_finish();
 }

@@ -1,0 +1,59 @@
+// avro_read.mjs - what the avsc-based oracles share for reading Avro container files:
+// the block codecs Iceberg writers use (null, deflate, snappy with its CRC, zstandard) and
+// longs as BigInt (avsc's default long refuses values past 2^53).
+import zlib from 'node:zlib'
+import avro from 'avsc'
+import { snappyUncompress } from 'hyparquet'
+import { decompress as zstdDecompress } from 'fzstd'
+
+export const longType = avro.types.LongType.__with({
+  fromBuffer: (buf) => buf.readBigInt64LE(),
+  toBuffer: (n) => {
+    const buf = Buffer.alloc(8)
+    buf.writeBigInt64LE(BigInt(n))
+    return buf
+  },
+  fromJSON: (n) => BigInt(n),
+  toJSON: (n) => Number(n),
+  isValid: (n) => typeof n === 'bigint',
+  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
+})
+
+export const typeHook = (schema) =>
+  schema === 'long' || (schema && typeof schema === 'object' && schema.type === 'long')
+    ? longType
+    : undefined
+
+function readUvarint(buf) {
+  let result = 0
+  let shift = 0
+  for (let i = 0; i < buf.length && i < 5; i++) {
+    result += (buf[i] & 0x7f) * 2 ** shift
+    if (!(buf[i] & 0x80)) return result
+    shift += 7
+  }
+  throw new Error('bad snappy length')
+}
+
+export const codecs = {
+  null: (buf, cb) => cb(null, buf),
+  deflate: zlib.inflateRaw,
+  snappy: (buf, cb) => {
+    try {
+      const body = buf.subarray(0, buf.length - 4)
+      const out = new Uint8Array(readUvarint(body))
+      snappyUncompress(body, out)
+      if (zlib.crc32(out) !== buf.readUInt32BE(buf.length - 4)) throw new Error('snappy CRC mismatch')
+      cb(null, Buffer.from(out))
+    } catch (e) {
+      cb(e)
+    }
+  },
+  zstandard: (buf, cb) => {
+    try {
+      cb(null, Buffer.from(zstdDecompress(buf)))
+    } catch (e) {
+      cb(e)
+    }
+  },
+}
