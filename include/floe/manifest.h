@@ -281,6 +281,9 @@ typedef struct floe_manifest_write_options {
                                         SNAPPY, ZSTD or UNCOMPRESSED */
     int level;                       /* 0 = codec default */
     const uint8_t *sync;             /* 16 bytes for deterministic output; NULL = random */
+    int format_version;              /* 2 (or 0); 1 for a v1 table: the v1 manifest_entry
+                                        schema, header format-version "1", no "content";
+                                        data only, every entry with its snapshot id */
 } floe_manifest_write_options;
 
 /* Fill o with defaults: data, deflate, no snapshot id. */
@@ -330,6 +333,9 @@ typedef struct floe_manifest_list_write_options {
     floe_codec codec;                /* default deflate */
     int level;
     const uint8_t *sync;
+    int format_version;              /* 2 (or 0); 1: the v1 manifest_file schema (no
+                                        content or sequence numbers), no sequence-number
+                                        header */
 } floe_manifest_list_write_options;
 
 void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o);

@@ -65,6 +65,7 @@ extern "C" {
 #define FLOE_RW_USE_START_SEQ "use-starting-sequence-number"    /* true */
 #define FLOE_RW_REMOVE_DANGLING "remove-dangling-deletes"       /* false */
 #define FLOE_RW_OUTPUT_SPEC "output-spec-id"                    /* default spec */
+#define FLOE_RW_FORMAT_VERSION "format-version" /* floe: the table's; 2 upgrades a v1 table */
 #define FLOE_RW_PLANNER "planner"                  /* floe: bin-pack | generational */
 #define FLOE_RW_TIER_FANOUT "tier-fanout"          /* floe, generational: 5 */
 #define FLOE_RW_MAX_PARTITION_FILES "max-files-per-partition" /* floe, generational: 10 */
@@ -145,6 +146,8 @@ typedef struct floe_rewrite_options {
     bool use_starting_sequence_number; /* true */
     bool remove_dangling_deletes;
     int32_t output_spec_id;          /* < 0: the table's default spec */
+    int format_version;              /* 0: keep the table's; 2: upgrade a v1 table to v2
+                                        with the commit (spec "Appendix E") */
     const char *where;               /* filter (floe/scan.h language) or NULL */
     floe_rewrite_planner planner;    /* BINPACK */
     int64_t tier_fanout;             /* generational: 5, >= 2 */
@@ -320,6 +323,9 @@ typedef struct floe_rewrite_result {
     int64_t carried_pages;           /* input pages written with their stored body */
     int64_t peak_group_buffer_bytes; /* largest writer + read buffer seen in a group */
     int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
+    int format_version;              /* the table's format version after the rewrite (0
+                                        when nothing was committed) */
+    bool format_upgraded;            /* a commit upgraded the table from v1 to v2 */
     bool unknown_state;              /* a commit ended in unknown state (files kept) */
     double plan_ms, rewrite_ms, commit_ms, total_ms;
     char first_failure[256];         /* why the first failed group failed, or "" */

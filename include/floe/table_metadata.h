@@ -192,7 +192,8 @@ bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char 
 typedef struct floe_metadata_builder floe_metadata_builder;
 
 /* Start from existing metadata. Refuses (floe_table_metadata_check_writable) what floe
- * cannot write; upgrades v1 documents to v2. */
+ * cannot write. A v1 base stays v1 (spec "Version 1" writer rules: no sequence numbers,
+ * "schema" and "partition-spec" written) unless floe_metadata_builder_upgrade is called. */
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
                               floe_error *err);
 /* A new table: fresh table-uuid (v4), schema ids, field ids of the partition spec and the
@@ -209,8 +210,17 @@ void floe_metadata_builder_free(floe_metadata_builder *b);
 
 /* The metadata the builder started from (NULL for a new table); borrowed. */
 const floe_table_metadata *floe_metadata_builder_base(const floe_metadata_builder *b);
-/* Sequence number the next added snapshot receives (last-sequence-number + 1). */
+/* Sequence number the next added snapshot receives (last-sequence-number + 1); a v1
+ * table records none (its snapshots get 0). */
 int64_t floe_metadata_builder_next_sequence_number(const floe_metadata_builder *b);
+/* The format version the builder writes: 1 for a v1 base not upgraded, else 2. Manifests
+ * and manifest lists of the commit must be written in it. */
+int floe_metadata_builder_format_version(const floe_metadata_builder *b);
+/* Upgrade a v1 working document to format_version 2 (spec "Appendix E": sequence numbers
+ * 0 for the v1 snapshots, the deprecated fields dropped); no-op when already there;
+ * FLOE_EUNSUPPORTED for anything else (a downgrade, v3). */
+int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
+                                  floe_error *err);
 
 int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key,
                                        const char *value, floe_error *err);

@@ -35,6 +35,8 @@ static void usage(FILE *out) {
             "      (none, bytes-asc, bytes-desc, files-asc, files-desc)\n"
             "  use-starting-sequence-number true             remove-dangling-deletes false\n"
             "  output-spec-id              the default spec\n"
+            "  format-version              the table's (a v1 table stays v1: v1 manifests\n"
+            "      and metadata); 2 upgrades a v1 table with the commit\n"
             "  planner                     bin-pack (Iceberg's rules, the default) or\n"
             "      generational (floe): files under min-file-size-bytes in size tiers, a tier\n"
             "      merged once it holds tier-fanout files, so each byte is rewritten about\n"
@@ -162,14 +164,16 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"bytes_written\":%" PRId64 ",\"fast_copied_row_groups\":%" PRId64
                ",\"reencoded_row_groups\":%" PRId64 ",\"carried_pages\":%" PRId64
                ",\"peak_group_buffer_bytes\":%" PRId64
-               ",\"snapshot_id\":%" PRId64 ",\"unknown_state\":%s,\"plan_ms\":%.3f"
+               ",\"snapshot_id\":%" PRId64 ",\"format_version\":%d,\"format_upgraded\":%s"
+               ",\"unknown_state\":%s,\"plan_ms\":%.3f"
                ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
                r->rewritten_data_files_count, r->added_data_files_count, r->rewritten_bytes_count,
                r->failed_data_files_count, r->removed_delete_files_count, r->groups_planned,
                r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
                r->attempts, r->conflicts, r->bytes_read, r->records_read, r->records_deleted, r->records_written, r->bytes_written,
                r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
-               r->peak_group_buffer_bytes, r->snapshot_id, r->unknown_state ? "true" : "false",
+               r->peak_group_buffer_bytes, r->snapshot_id, r->format_version,
+               r->format_upgraded ? "true" : "false", r->unknown_state ? "true" : "false",
                r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);
         cli_json_str(stdout, r->first_failure);
         printf("}\n");
@@ -189,6 +193,10 @@ static void print_result(const floe_rewrite_result *r, bool json) {
     if (r->carried_pages)
         printf("pages: %" PRId64 " written with their stored body (page-carry)\n",
                r->carried_pages);
+    if (r->format_upgraded)
+        printf("table upgraded from format v1 to v2 (format-version=2)\n");
+    else if (r->format_version == 1)
+        printf("table kept at format v1 (v1 manifests); -o format-version=2 upgrades it\n");
     if (r->first_failure[0])
         printf("first failure: %s\n", r->first_failure);
 }

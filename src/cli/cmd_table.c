@@ -33,6 +33,11 @@ static void table_usage(FILE *out) {
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
+            "  upgrade NS.NAME [--format-version 2]\n"
+            "                            upgrade a format v1 table to v2 (spec Appendix E;\n"
+            "                            v1 manifests stay valid). floe keeps a table's\n"
+            "                            format otherwise; a table folder is upgraded by\n"
+            "                            floe rewrite FOLDER -o format-version=2\n"
             "\n"
             "TABLE for describe may also be a table folder or a metadata file.\n"
             "\n"
@@ -41,6 +46,48 @@ static void table_usage(FILE *out) {
             "  write.metadata.delete-after-commit.enabled=true\n"
             "  write.metadata.previous-versions-max=10\n"
             "  commit.manifest.min-count-to-merge=8\n");
+}
+
+static int upgrade_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    int *from = ctx;
+    *from = floe_metadata_builder_format_version(b);
+    if (*from == 2)
+        return FLOE_COMMIT_NOOP;
+    return floe_metadata_builder_upgrade(b, 2, err);
+}
+
+/* floe table upgrade: a v1 table becomes v2 (nothing to do for a v2 table). */
+static int table_upgrade(const char *ident, int version, const cli_table_opts *to) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    int code = FLOE_EXIT_OK, from = 0;
+    if (version != 2) {
+        code = cli_usage("table", "upgrade: --format-version %d: floe upgrades v1 tables to 2",
+                         version);
+    } else if (cli_open_table(ident, to, false, &c, &t, &err) < 0) {
+        code = cli_fail(&err);
+    } else if (!floe_table_catalog(t)) {
+        floe_error_set(&err, FLOE_EUNSUPPORTED,
+                       "%s is a table folder: upgrade it with its next rewrite, floe rewrite "
+                       "%s -o format-version=2", ident, ident);
+        code = cli_fail(&err);
+    } else {
+        int rc = floe_table_commit(t, upgrade_apply, &from, &err);
+        if (rc < 0 && rc != FLOE_COMMIT_NOOP)
+            code = cli_fail(&err);
+        else if (to->json)
+            printf("{\"table\":\"%s\",\"format_version_before\":%d,\"format_version\":2,"
+                   "\"upgraded\":%s}\n", ident, from, from == 1 ? "true" : "false");
+        else if (from == 1)
+            printf("upgraded %s from format v1 to v2\n", ident);
+        else
+            printf("%s is already format v%d: nothing to do\n", ident, from);
+    }
+    floe_table_close(t);
+    floe_catalog_close(c);
+    return code;
 }
 
 static int table_create(int nargs, char **args, const cli_table_opts *to) {
@@ -377,7 +424,7 @@ out:
 int floe_cmd_table(int argc, char **argv) {
     cli_table_opts to = {0};
     char **args = calloc((size_t)argc + 1, sizeof *args);
-    int nargs = 0;
+    int nargs = 0, fv = 2;
     bool purge = false;
     if (!args)
         return FLOE_EXIT_FAIL;
@@ -396,6 +443,16 @@ int floe_cmd_table(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--purge")) {
             purge = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--format-version")) {
+            if (i + 1 >= argc) {
+                free(args);
+                return cli_usage("table", "--format-version needs a value");
+            }
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            fv = *end || end == argv[i] ? -1 : (int)v;
             continue;
         }
         args[nargs++] = argv[i];
@@ -464,6 +521,8 @@ int floe_cmd_table(int argc, char **argv) {
         }
         floe_free(ns);
         floe_free(name);
+    } else if (!strcmp(action, "upgrade") && nargs == 2) {
+        code = table_upgrade(args[1], fv, &to);
     } else if (!strcmp(action, "drop") && nargs == 2) {
         if (cli_open_catalog(&to, &c, &err) < 0)
             code = cli_fail(&err);

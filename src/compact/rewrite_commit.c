@@ -66,6 +66,8 @@ typedef struct commit_ctx {
     floe_strlist written;
     floe_strlist final_refs;
     int64_t removed_deletes;
+    int fv;                      /* format version of the last attempt's commit */
+    bool upgraded;               /* ... which upgrades v1 to v2 */
     /* across attempts: unscoped position delete files -> their data paths */
     rw_keyset *pos_paths;
     char **pos_paths_key;
@@ -75,6 +77,7 @@ typedef struct commit_ctx {
 typedef struct attempt {
     commit_ctx *c;
     const floe_table_metadata *base;
+    int fv;                      /* format version the commit writes (1 or 2) */
     floe_arena arena;
     target *targets;
     size_t ntargets;
@@ -383,6 +386,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
     wo.spec = rw_plan_spec(p, p->output_spec_id);
     wo.has_snapshot_id = true;
     wo.snapshot_id = c->snapshot_id;
+    wo.format_version = a->fv;
     FLOE_CHECK(floe_manifest_codec_from_props(a->base->properties, a->base->n_properties,
                                               &wo.codec, &wo.level, err));
     size_t nadded = 0;
@@ -535,6 +539,12 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     int rc = 0;
     char *src = NULL, *list_rec = NULL, *list_phys = NULL;
     floe_manifest_list bl = {0};
+    /* a v1 table stays v1 unless the upgrade was asked for */
+    if (c->o->format_version)
+        FLOE_CHECK(floe_metadata_builder_upgrade(b, c->o->format_version, err));
+    a.fv = floe_metadata_builder_format_version(b);
+    c->fv = a.fv;
+    c->upgraded = a.base->format_version == 1 && a.fv == 2;
     const floe_snapshot *head = floe_table_metadata_current_snapshot(a.base);
     if (!head) {
         for (size_t k = 0; k < c->n; k++)
@@ -710,6 +720,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     lw.has_parent = true;
     lw.parent_snapshot_id = head->snapshot_id;
     lw.sequence_number = seq;
+    lw.format_version = a.fv;
     FLOE_CHECK(floe_manifest_codec_from_props(a.base->properties, a.base->n_properties, &lw.codec,
                                               &lw.level, err));
     FLOE_CHECK(track(c, list_rec, err));
@@ -939,6 +950,8 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
         if (st) {
             st->snapshot_id = c.snapshot_id;
             st->removed_delete_files = c.removed_deletes;
+            st->format_version = c.fv;
+            st->format_upgraded = c.upgraded;
         }
     }
     if (st)

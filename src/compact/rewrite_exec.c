@@ -1202,6 +1202,8 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
                 r.commits++;
                 r.snapshot_id = cs.snapshot_id;
                 r.removed_delete_files_count += cs.removed_delete_files;
+                r.format_version = cs.format_version;
+                r.format_upgraded |= cs.format_upgraded;
             }
         } else if (crc == FLOE_EUNKNOWN_STATE) {
             /* the outputs may be referenced: keep them, commit nothing more */

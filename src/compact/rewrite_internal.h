@@ -157,6 +157,8 @@ typedef struct rw_commit_stats {
     int64_t removed_delete_files;
     int64_t snapshot_id;
     int attempts;                /* apply calls, whatever the outcome */
+    int format_version;          /* of the committed metadata */
+    bool format_upgraded;        /* the commit upgraded the table from v1 to v2 */
 } rw_commit_stats;
 
 /* Commit the groups g[0..n) (the non-failed ones) in one replace snapshot. Groups that

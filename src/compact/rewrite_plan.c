@@ -185,6 +185,11 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
         FLOE_RETURN_ERROR_IF(v < 0 || v > INT32_MAX, err, FLOE_EINVALID,
                              "option %s=%s: not a spec id", key, value);
         o->output_spec_id = (int32_t)v;
+    } else if (!strcmp(key, FLOE_RW_FORMAT_VERSION)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v != 1 && v != 2, err, FLOE_EINVALID,
+                             "option %s=%s: floe writes format versions 1 and 2", key, value);
+        o->format_version = (int)v;
     } else if (!strcmp(key, FLOE_RW_PLANNER)) {
         if (!strcasecmp(value, "bin-pack") || !strcasecmp(value, "binpack"))
             o->planner = FLOE_RW_PLANNER_BINPACK;

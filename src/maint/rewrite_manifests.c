@@ -253,6 +253,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
     floe_manifest_write_options wo;
     floe_manifest_write_options_init(&wo);
     wo.content = FLOE_MANIFEST_DATA;
+    wo.format_version = m->format_version == 1 ? 1 : 2; /* a v1 table stays v1 */
     wo.schema = schema;
     wo.spec = spec;
     FLOE_CHECK(floe_manifest_codec_from_props(m->properties, m->n_properties, &wo.codec,
@@ -377,6 +378,7 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     lw.has_parent = true;
     lw.parent_snapshot_id = head->snapshot_id;
     lw.sequence_number = seq;
+    lw.format_version = floe_metadata_builder_format_version(b);
     floe_codec codec;
     int level;
     FLOE_CHECK(floe_manifest_codec_from_props(base->properties, base->n_properties, &codec,

@@ -258,6 +258,7 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
     o.spec = a->spec;
     o.has_snapshot_id = true;
     o.snapshot_id = a->snapshot_id;
+    o.format_version = m->format_version == 1 ? 1 : 2; /* a v1 table stays v1 */
     FLOE_FORWARD_IF_ERROR(
         floe_manifest_codec_from_props(m->properties, m->n_properties, &o.codec, &o.level, err));
     char *recorded = floe_manifest_path_new(a->md_dir, a->commit_uuid, 0);
@@ -303,6 +304,7 @@ done:
 typedef struct attempt_ctx {
     floe_append *a;
     const floe_table_metadata *base;
+    int fv;                    /* format version of the commit (1 or 2) */
     floe_arena arena;
     floe_manifest_file *out;   /* the new list */
     size_t nout, outcap;
@@ -335,6 +337,7 @@ static int merge_bin(attempt_ctx *c, const floe_manifest_file *const *bin, size_
     o.spec = spec;
     o.has_snapshot_id = true;
     o.snapshot_id = a->snapshot_id;
+    o.format_version = c->fv;
     FLOE_FORWARD_IF_ERROR(floe_manifest_codec_from_props(c->base->properties,
                                                          c->base->n_properties, &o.codec,
                                                          &o.level, err));
@@ -601,7 +604,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
                          "the table's default partition spec changed during the append "
                          "(was %d): stage the files again",
                          a->spec->spec_id);
-    attempt_ctx c = {.a = a, .base = base};
+    attempt_ctx c = {.a = a, .base = base, .fv = floe_metadata_builder_format_version(b)};
     floe_arena_init(&c.arena, 64 * 1024);
     int rc = 0;
     char *list_rec = NULL, *list_phys = NULL, *src = NULL;
@@ -631,6 +634,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     lo.has_parent = parent != NULL;
     lo.parent_snapshot_id = parent ? parent->snapshot_id : 0;
     lo.sequence_number = seq;
+    lo.format_version = c.fv;
     FLOE_CHECK(floe_manifest_codec_from_props(base->properties, base->n_properties, &lo.codec,
                                               &lo.level, err));
     FLOE_CHECK(track(a, list_rec, err));

@@ -59,13 +59,15 @@ enum {
     FLOE_ML_FIRST_ROW_ID = 520,
 };
 
-/* The v2 manifest_entry Avro schema for a bound partition spec (the partition struct is
- * record r102 with one optional field per partition field, ids = partition field ids),
- * appended to out as JSON. */
-int floe_mf_entry_schema_json(const floe_partition_spec *spec, floe_buf *out,
-                              floe_error *err);
-/* The v2 manifest_file Avro schema (JSON text, static). */
-const char *floe_mf_list_schema_json(void);
+/* The manifest_entry Avro schema of format_version (1 or 2) for a bound partition spec
+ * (the partition struct is record r102 with one optional field per partition field, ids =
+ * partition field ids), appended to out as JSON. v1: snapshot_id required, no sequence
+ * numbers, no content / equality_ids / referenced_data_file, block_size_in_bytes. */
+int floe_mf_entry_schema_json(const floe_partition_spec *spec, int format_version,
+                              floe_buf *out, floe_error *err);
+/* The manifest_file Avro schema of format_version (1 or 2; JSON text, static). v1: no
+ * content and sequence numbers, the counts optional. */
+const char *floe_mf_list_schema_json(int format_version);
 
 /* A name Avro accepts ([A-Za-z_][A-Za-z0-9_]*), made as the reference does: a leading
  * digit gets "_" in front, any other character becomes "_x" + its code in upper-case

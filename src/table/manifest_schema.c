@@ -2,8 +2,8 @@
  * manifest_schema.c - the Avro schemas of Iceberg manifests and manifest lists, and the
  * Avro form of partition values.
  *
- * Spec: format/spec.md "Manifests" (manifest_entry v2, data_file v2), "Manifest Lists"
- * (manifest_file v2, field_summary), "Appendix A: Avro" (field-id / element-id
+ * Spec: format/spec.md "Manifests" (manifest_entry and data_file, v1 and v2), "Manifest
+ * Lists" (manifest_file v1 and v2, field_summary), "Appendix A: Avro" (field-id / element-id
  * properties, maps with int keys as arrays of key/value records with logicalType "map",
  * optional fields as ["null", T] with default null, decimals as fixed of the minimum
  * size for the precision, uuid as fixed[16]).
@@ -149,24 +149,35 @@ static int count_map_json(floe_buf *b, const char *name, int id, int kid, int vi
         name, kid, vid, kid, value_type, vid, id);
 }
 
-int floe_mf_entry_schema_json(const floe_partition_spec *spec, floe_buf *b, floe_error *err) {
+int floe_mf_entry_schema_json(const floe_partition_spec *spec, int format_version,
+                              floe_buf *b, floe_error *err) {
     int rc = 0;
+    bool v1 = format_version == 1;
     named_types *nt = floe_calloc(1, sizeof *nt);
     if (!nt)
         return floe_error_set(err, FLOE_ENOMEM, "manifest schema: out of memory");
+    if (v1) /* v1: snapshot_id required, no sequence numbers, no content */
+        FLOE_CHECK(floe_buf_printf(
+            b, "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+               "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+               "{\"name\":\"snapshot_id\",\"type\":\"long\",\"field-id\":1},"
+               "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\","
+               "\"fields\":["));
+    else
+        FLOE_CHECK(floe_buf_printf(
+            b, "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+               "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+               "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
+               "\"field-id\":1},"
+               "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,"
+               "\"field-id\":3},"
+               "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],"
+               "\"default\":null,\"field-id\":4},"
+               "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\","
+               "\"fields\":["
+               "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"));
     FLOE_CHECK(floe_buf_printf(
-        b, "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
-           "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
-           "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
-           "\"field-id\":1},"
-           "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,"
-           "\"field-id\":3},"
-           "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],"
-           "\"default\":null,\"field-id\":4},"
-           "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\","
-           "\"fields\":["
-           "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
-           "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+        b, "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
            "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
            "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\","
            "\"fields\":["));
@@ -184,12 +195,25 @@ int floe_mf_entry_schema_json(const floe_partition_spec *spec, floe_buf *b, floe
                                   "\"field-id\":103},"
                                   "{\"name\":\"file_size_in_bytes\",\"type\":\"long\","
                                   "\"field-id\":104}"));
+    if (v1) /* required in v1, deprecated: writers put 64 MiB */
+        FLOE_CHECK(floe_buf_printf(b, ",{\"name\":\"block_size_in_bytes\",\"type\":\"long\","
+                                      "\"field-id\":105}"));
     FLOE_CHECK(count_map_json(b, "column_sizes", 108, 117, 118, "long"));
     FLOE_CHECK(count_map_json(b, "value_counts", 109, 119, 120, "long"));
     FLOE_CHECK(count_map_json(b, "null_value_counts", 110, 121, 122, "long"));
     FLOE_CHECK(count_map_json(b, "nan_value_counts", 137, 138, 139, "long"));
     FLOE_CHECK(count_map_json(b, "lower_bounds", 125, 126, 127, "bytes"));
     FLOE_CHECK(count_map_json(b, "upper_bounds", 128, 129, 130, "bytes"));
+    if (v1)
+        FLOE_CHECK(floe_buf_printf(
+            b, ",{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
+               "\"field-id\":131},"
+               "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\","
+               "\"items\":\"long\",\"element-id\":133}],\"default\":null,\"field-id\":132},"
+               "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,"
+               "\"field-id\":140}"
+               "]},\"field-id\":2}]}"));
+    else
     FLOE_CHECK(floe_buf_printf(
         b, ",{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
            "\"field-id\":131},"
@@ -209,32 +233,49 @@ done:
     return rc;
 }
 
-const char *floe_mf_list_schema_json(void) {
-    return "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
-           "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"
-           "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"
-           "{\"name\":\"partition_spec_id\",\"type\":\"int\",\"field-id\":502},"
-           "{\"name\":\"content\",\"type\":\"int\",\"field-id\":517},"
-           "{\"name\":\"sequence_number\",\"type\":\"long\",\"field-id\":515},"
-           "{\"name\":\"min_sequence_number\",\"type\":\"long\",\"field-id\":516},"
-           "{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"field-id\":503},"
-           "{\"name\":\"added_files_count\",\"type\":\"int\",\"field-id\":504},"
-           "{\"name\":\"existing_files_count\",\"type\":\"int\",\"field-id\":505},"
-           "{\"name\":\"deleted_files_count\",\"type\":\"int\",\"field-id\":506},"
-           "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"
-           "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"
-           "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
-           "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":"
-           "{\"type\":\"record\",\"name\":\"r508\",\"fields\":["
-           "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"
-           "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,"
-           "\"field-id\":518},"
-           "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
-           "\"field-id\":510},"
-           "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
-           "\"field-id\":511}]},\"element-id\":508}],\"default\":null,\"field-id\":507},"
-           "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
-           "\"field-id\":519}]}";
+#define LIST_COUNTS_V2                                                                      \
+    "{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"field-id\":503},"                 \
+    "{\"name\":\"added_files_count\",\"type\":\"int\",\"field-id\":504},"                  \
+    "{\"name\":\"existing_files_count\",\"type\":\"int\",\"field-id\":505},"               \
+    "{\"name\":\"deleted_files_count\",\"type\":\"int\",\"field-id\":506},"                \
+    "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"                  \
+    "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"               \
+    "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
+/* v1: the counts are optional (floe always writes them) */
+#define OPT(name, type, id)                                                                 \
+    "{\"name\":\"" name "\",\"type\":[\"null\",\"" type "\"],\"default\":null,\"field-id\":" id "},"
+#define LIST_COUNTS_V1                                                                      \
+    "{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"field-id\":503},"                 \
+    OPT("added_files_count", "int", "504") OPT("existing_files_count", "int", "505")        \
+    OPT("deleted_files_count", "int", "506") OPT("added_rows_count", "long", "512")         \
+    OPT("existing_rows_count", "long", "513") OPT("deleted_rows_count", "long", "514")
+#define LIST_TAIL                                                                           \
+    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":"           \
+    "{\"type\":\"record\",\"name\":\"r508\",\"fields\":["                                  \
+    "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"                  \
+    "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,"         \
+    "\"field-id\":518},"                                                                    \
+    "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,"            \
+    "\"field-id\":510},"                                                                    \
+    "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,"            \
+    "\"field-id\":511}]},\"element-id\":508}],\"default\":null,\"field-id\":507},"            \
+    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"           \
+    "\"field-id\":519}]}"
+
+#define LIST_HEAD                                                                           \
+    "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["                        \
+    "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"                   \
+    "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"                   \
+    "{\"name\":\"partition_spec_id\",\"type\":\"int\",\"field-id\":502},"
+#define LIST_V2_SEQ                                                                         \
+    "{\"name\":\"content\",\"type\":\"int\",\"field-id\":517},"                            \
+    "{\"name\":\"sequence_number\",\"type\":\"long\",\"field-id\":515},"                   \
+    "{\"name\":\"min_sequence_number\",\"type\":\"long\",\"field-id\":516},"
+
+const char *floe_mf_list_schema_json(int format_version) {
+    if (format_version == 1) /* v1: no content, no sequence numbers */
+        return LIST_HEAD LIST_COUNTS_V1 LIST_TAIL;
+    return LIST_HEAD LIST_V2_SEQ LIST_COUNTS_V2 LIST_TAIL;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -243,6 +243,7 @@ struct floe_manifest_writer {
     bool has_min_seq;
     int64_t min_seq;     /* over live entries with an explicit data sequence number */
     part_stats *parts;   /* one per partition field */
+    bool v1;             /* format v1 schema and header */
 };
 
 void floe_manifest_write_options_init(floe_manifest_write_options *o) {
@@ -290,10 +291,17 @@ int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options
                              o->spec->fields[i].name,
                              o->spec->fields[i].transform_text ? o->spec->fields[i].transform_text
                                                                : "?");
+    FLOE_RETURN_ERROR_IF(o->format_version != 0 && o->format_version != 1 &&
+                         o->format_version != 2, err, FLOE_EINVALID,
+                         "manifest writer: format version %d (floe writes 1 and 2)",
+                         o->format_version);
+    FLOE_RETURN_ERROR_IF(o->format_version == 1 && o->content != FLOE_MANIFEST_DATA, err,
+                         FLOE_EINVALID, "manifest writer: format v1 has no delete files");
     w = floe_calloc(1, sizeof *w);
     if (!w)
         return nomem(err);
     w->o = *o;
+    w->v1 = o->format_version == 1;
     floe_buf_init(&w->file, 0);
     floe_arena_init(&w->scratch, 8192);
     if (!(w->uri = floe_strdup(uri)))
@@ -307,7 +315,7 @@ int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options
             floe_buf_init(&w->parts[i].hi, 0);
         }
     }
-    FLOE_CHECK(floe_mf_entry_schema_json(o->spec, &sj, err));
+    FLOE_CHECK(floe_mf_entry_schema_json(o->spec, w->v1 ? 1 : 2, &sj, err));
     FLOE_CHECK(floe_avro_schema_parse((const char *)sj.data, sj.len, &w->schema, err));
 
     schema_json = floe_schema_to_json(o->schema, false);
@@ -323,11 +331,12 @@ int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options
         {"schema-id", schema_id, strlen(schema_id)},
         {"partition-spec", spec_json, strlen(spec_json)},
         {"partition-spec-id", spec_id, strlen(spec_id)},
-        {"format-version", "2", 1},
-        {"content", content, strlen(content)},
+        {"format-version", w->v1 ? "1" : "2", 1},
+        {"content", content, strlen(content)}, /* v2 only */
     };
     floe_avro_writer_options ao = {.codec = o->codec, .level = o->level, .sync = o->sync,
-                                   .meta = meta, .n_meta = sizeof meta / sizeof meta[0]};
+                                   .meta = meta,
+                                   .n_meta = sizeof meta / sizeof meta[0] - (w->v1 ? 1 : 0)};
     FLOE_CHECK(floe_avro_writer_open(w->schema, &ao, &w->file, &w->aw, err));
 done:
     floe_buf_free(&sj);
@@ -414,6 +423,31 @@ static int bounds_value(floe_arena *a, const floe_bound_map *m, floe_avro_value 
     return 0;
 }
 
+/* The v2 value of entry_value reshaped to the v1 schema: status, snapshot_id (required),
+ * data_file without content, equality_ids and referenced_data_file, with
+ * block_size_in_bytes (deprecated, required in v1: 64 MiB as the reference writes). */
+static int entry_value_v1(floe_manifest_writer *w, const floe_manifest_entry *e,
+                          floe_avro_value *root, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(!e->has_snapshot_id, err, FLOE_EINVALID,
+                         "%s: a v1 manifest entry needs its snapshot id", e->file.file_path);
+    floe_avro_value *rf = root->u.list.items;
+    floe_avro_value *d2 = rf[4].u.list.items;
+    floe_avro_value df;
+    if (floe_avro_set_record(&df, &w->scratch, 15) < 0)
+        return nomem(err);
+    floe_avro_value *d = df.u.list.items;
+    for (int i = 0; i < 5; i++) /* file_path .. file_size_in_bytes */
+        d[i] = d2[1 + i];
+    floe_avro_set_long(&d[5], 64 * 1024 * 1024);
+    for (int i = 6; i < 14; i++) /* column_sizes .. split_offsets */
+        d[i] = d2[i];
+    d[14] = d2[15]; /* sort_order_id */
+    floe_avro_set_long(&rf[1], e->snapshot_id);
+    rf[2] = df;
+    root->u.list.n = 3;
+    return 0;
+}
+
 /* The Avro value of one manifest_entry, in the schema's field order. */
 static int entry_value(floe_manifest_writer *w, const floe_manifest_entry *e,
                        floe_avro_value *root, floe_error *err) {
@@ -482,7 +516,7 @@ static int entry_value(floe_manifest_writer *w, const floe_manifest_entry *e,
         floe_avro_set_string(&d[16], f->referenced_data_file);
     else
         floe_avro_set_null(&d[16]);
-    return 0;
+    return w->v1 ? entry_value_v1(w, e, root, err) : 0;
 }
 
 static bool is_nan(const floe_value *v) {
@@ -693,8 +727,8 @@ void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o) 
     o->codec = FLOE_CODEC_DEFLATE;
 }
 
-static int list_value(floe_arena *a, const floe_manifest_file *m, floe_avro_value *root,
-                      floe_error *err) {
+static int list_value_v2(floe_arena *a, const floe_manifest_file *m, floe_avro_value *root,
+                         floe_error *err) {
     if (floe_avro_set_record(root, a, 15) < 0)
         return nomem(err);
     floe_avro_value *f = root->u.list.items;
@@ -743,6 +777,25 @@ static int list_value(floe_arena *a, const floe_manifest_file *m, floe_avro_valu
     return 0;
 }
 
+/* The list entry in the schema of format_version: v1 has no content and sequence numbers,
+ * and its counts are optional (null when a v1 source list did not have them). */
+static int list_value(floe_arena *a, int format_version, const floe_manifest_file *m,
+                      floe_avro_value *root, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(list_value_v2(a, m, root, err));
+    if (format_version != 1)
+        return 0;
+    floe_avro_value *f = root->u.list.items;
+    const int64_t counts[6] = {m->added_files_count, m->existing_files_count,
+                               m->deleted_files_count, m->added_rows_count,
+                               m->existing_rows_count, m->deleted_rows_count};
+    for (int i = 0; i < 6; i++)
+        if (counts[i] < 0)
+            floe_avro_set_null(&f[7 + i]);
+    memmove(&f[3], &f[6], 9 * sizeof *f); /* added_snapshot_id .. key_metadata */
+    root->u.list.n = 12;
+    return 0;
+}
+
 /* The manifest as this list records it: sequence numbers and snapshot id of manifests
  * the snapshot adds filled in, every required v2 field checked. */
 static int list_entry(const floe_manifest_list_write_options *o, const floe_manifest_file *m,
@@ -770,9 +823,10 @@ static int list_entry(const floe_manifest_list_write_options *o, const floe_mani
                          "%s: sequence numbers %" PRId64 "/%" PRId64 " do not fit snapshot "
                          "sequence number %" PRId64, p, c->sequence_number,
                          c->min_sequence_number, o->sequence_number);
-    FLOE_RETURN_ERROR_IF(c->added_files_count < 0 || c->existing_files_count < 0 ||
-                         c->deleted_files_count < 0 || c->added_rows_count < 0 ||
-                         c->existing_rows_count < 0 || c->deleted_rows_count < 0, err,
+    FLOE_RETURN_ERROR_IF(o->format_version != 1 &&
+                         (c->added_files_count < 0 || c->existing_files_count < 0 ||
+                          c->deleted_files_count < 0 || c->added_rows_count < 0 ||
+                          c->existing_rows_count < 0 || c->deleted_rows_count < 0), err,
                          FLOE_EINVALID, "%s: file or row counts unknown (a v1 manifest list "
                          "entry); v2 lists require them: rewrite the manifest", p);
     FLOE_RETURN_ERROR_IF(c->added_files_count > INT32_MAX || c->existing_files_count > INT32_MAX
@@ -802,7 +856,12 @@ int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_opt
     FLOE_RETURN_ERROR_IF(o->sequence_number < 1, err, FLOE_EINVALID, "manifest list %s: "
                          "snapshot sequence number %" PRId64 " (must be >= 1)", uri,
                          o->sequence_number);
-    const char *sj = floe_mf_list_schema_json();
+    FLOE_RETURN_ERROR_IF(o->format_version != 0 && o->format_version != 1 &&
+                         o->format_version != 2, err, FLOE_EINVALID,
+                         "manifest list %s: format version %d (floe writes 1 and 2)", uri,
+                         o->format_version);
+    bool v1 = o->format_version == 1;
+    const char *sj = floe_mf_list_schema_json(v1 ? 1 : 2);
     FLOE_CHECK(floe_avro_schema_parse(sj, strlen(sj), &schema, err));
     char sid[24], pid[24], seq[24];
     snprintf(sid, sizeof sid, "%" PRId64, o->snapshot_id);
@@ -814,11 +873,12 @@ int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_opt
     floe_avro_meta meta[] = {
         {"snapshot-id", sid, strlen(sid)},
         {"parent-snapshot-id", pid, strlen(pid)},
-        {"sequence-number", seq, strlen(seq)},
-        {"format-version", "2", 1},
+        {"format-version", v1 ? "1" : "2", 1},
+        {"sequence-number", seq, strlen(seq)}, /* v2 only */
     };
     floe_avro_writer_options ao = {.codec = o->codec, .level = o->level, .sync = o->sync,
-                                   .meta = meta, .n_meta = sizeof meta / sizeof meta[0]};
+                                   .meta = meta,
+                                   .n_meta = sizeof meta / sizeof meta[0] - (v1 ? 1 : 0)};
     FLOE_CHECK(floe_avro_writer_open(schema, &ao, &file, &aw, err));
     for (size_t i = 0; i < n; i++) {
         floe_manifest_file c;
@@ -826,7 +886,7 @@ int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_opt
         FLOE_CHECK(list_entry(o, &files[i], &c, err));
         floe_arena_reset(&a);
         floe_avro_value v;
-        FLOE_CHECK(list_value(&a, &c, &v, err));
+        FLOE_CHECK(list_value(&a, v1 ? 1 : 2, &c, &v, err));
         FLOE_CHECK(floe_avro_writer_append(aw, &v, err));
     }
     floe_avro_writer *w2 = aw;

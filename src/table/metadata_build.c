@@ -9,9 +9,11 @@
  *
  * Invariants:
  *   - A builder edits its own deep copy of the base document; the base is never touched.
- *   - The working document is always format v2 (v1 bases are upgraded when the builder is
- *     created, v3 bases are refused) and finish() re-derives and re-validates the typed
- *     view, so a builder cannot hand out metadata its own parser would reject.
+ *   - The working document always has the v2 fields; a v1 base stays format v1 (no
+ *     sequence numbers, "schema" and "partition-spec" kept current) unless
+ *     floe_metadata_builder_upgrade is called; v3 bases are refused. finish() re-derives
+ *     and re-validates the typed view, so a builder cannot hand out metadata its own
+ *     parser would reject.
  *   - Keys floe does not know are carried over untouched.
  */
 #include <inttypes.h>
@@ -25,7 +27,8 @@
 
 struct floe_metadata_builder {
     const floe_table_metadata *base; /* borrowed; NULL for a new table */
-    json_t *doc;                     /* working copy, always v2 */
+    json_t *doc;                     /* working copy, v2 fields always present */
+    int format_version;              /* 1 (kept until upgraded) or 2 */
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -186,9 +189,16 @@ static int schema_from_arg(const char *schema_json, json_t **out, int32_t *highe
  * v1 -> v2 upgrade of the working document (spec Appendix E)
  * ------------------------------------------------------------------------------------- */
 
-static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *err) {
+/* Give a v1 document the fields the builder works on (schemas, current-schema-id,
+ * partition-specs, default-spec-id, last-partition-id, sort-orders, table-uuid). With
+ * to_v2 it becomes a v2 document (format-version 2, sequence numbers 0 for the v1
+ * snapshots, the deprecated "schema" and "partition-spec" dropped); without, it stays v1
+ * and finish() keeps "schema" and "partition-spec" equal to the current ones, as v1
+ * writers must. */
+static int normalize_v1(json_t *doc, const floe_table_metadata *base, bool to_v2,
+                        floe_error *err) {
     int rc;
-    if ((rc = set_new(doc, "format-version", json_integer(2), err)) < 0)
+    if ((rc = set_new(doc, "format-version", json_integer(to_v2 ? 2 : 1), err)) < 0)
         return rc;
     if (!json_is_string(json_object_get(doc, "table-uuid"))) {
         char uuid[37];
@@ -196,11 +206,11 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
         if ((rc = set_new(doc, "table-uuid", json_string(uuid), err)) < 0)
             return rc;
     }
-    if (!json_is_integer(json_object_get(doc, "last-sequence-number")) &&
+    if (to_v2 && !json_is_integer(json_object_get(doc, "last-sequence-number")) &&
         (rc = set_new(doc, "last-sequence-number", json_integer(0), err)) < 0)
         return rc;
     json_t *snaps = json_object_get(doc, "snapshots");
-    for (size_t i = 0; i < json_array_size(snaps); i++) { /* v1 snapshots: sequence 0 */
+    for (size_t i = 0; to_v2 && i < json_array_size(snaps); i++) { /* v1 snapshots: 0 */
         json_t *s = json_array_get(snaps, i);
         if (!json_object_get(s, "sequence-number") &&
             (rc = set_new(s, "sequence-number", json_integer(0), err)) < 0)
@@ -223,7 +233,8 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
     }
     if ((rc = set_new(doc, "current-schema-id", json_integer(base->current_schema_id), err)) < 0)
         return rc;
-    json_object_del(doc, "schema");
+    if (to_v2)
+        json_object_del(doc, "schema");
     /* partition specs: the view already synthesized them; take its JSON. */
     if (!json_is_array(json_object_get(doc, "partition-specs"))) {
         json_t *arr = json_array();
@@ -249,7 +260,8 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
         if ((rc = set_new(doc, "partition-specs", arr, err)) < 0)
             return rc;
     }
-    json_object_del(doc, "partition-spec");
+    if (to_v2)
+        json_object_del(doc, "partition-spec");
     if ((rc = set_new(doc, "default-spec-id", json_integer(base->default_spec_id), err)) < 0 ||
         (rc = set_new(doc, "last-partition-id", json_integer(base->last_partition_id), err)) < 0)
         return rc;
@@ -259,8 +271,52 @@ static int upgrade_v1(json_t *doc, const floe_table_metadata *base, floe_error *
             (rc = set_new(doc, "default-sort-order-id", json_integer(0), err)) < 0)
             return rc;
     }
-    floe_log(FLOE_LOG_INFO, "table metadata upgraded from format v1 to v2");
+    if (to_v2)
+        floe_log(FLOE_LOG_INFO, "table metadata upgraded from format v1 to v2");
     return 0;
+}
+
+/* v1 keeps the deprecated single "schema" and "partition-spec" (required in v1) equal to
+ * the current schema and the default spec's fields. */
+static int sync_v1_legacy(json_t *doc, floe_error *err) {
+    int64_t sid = jlong(doc, "current-schema-id", 0), pid = jlong(doc, "default-spec-id", 0);
+    json_t *schemas = json_object_get(doc, "schemas"), *specs = json_object_get(doc, "partition-specs");
+    for (size_t i = 0; i < json_array_size(schemas); i++) {
+        json_t *sc = json_array_get(schemas, i);
+        if (jlong(sc, "schema-id", -1) == sid) {
+            int rc = set_new(doc, "schema", json_deep_copy(sc), err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    for (size_t i = 0; i < json_array_size(specs); i++) {
+        json_t *sp = json_array_get(specs, i);
+        if (jlong(sp, "spec-id", -1) == pid) {
+            int rc = set_new(doc, "partition-spec", json_deep_copy(json_object_get(sp, "fields")),
+                             err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int floe_metadata_builder_format_version(const floe_metadata_builder *b) {
+    return b->format_version;
+}
+
+int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
+                                  floe_error *err) {
+    if (format_version == b->format_version)
+        return 0;
+    if (format_version != 2 || b->format_version != 1)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "cannot change format version %d to %d (floe upgrades v1 to v2)",
+                              b->format_version, format_version);
+    int rc = normalize_v1(b->doc, b->base, true, err);
+    if (rc == 0)
+        b->format_version = 2;
+    return rc;
 }
 
 /* v2 requires a main ref whenever there is a current snapshot; make it explicit. */
@@ -294,8 +350,9 @@ int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_bui
         rc = nomem(err);
         goto done;
     }
+    b->format_version = base->format_version == 1 ? 1 : 2;
     if (base->format_version == 1)
-        FLOE_CHECK(upgrade_v1(b->doc, base, err));
+        FLOE_CHECK(normalize_v1(b->doc, base, false, err));
     FLOE_CHECK(ensure_main_ref(b->doc, err));
 done:
     if (rc < 0) {
@@ -318,6 +375,7 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
     floe_metadata_builder *b = floe_calloc(1, sizeof *b);
     if (!b)
         return nomem(err);
+    b->format_version = 2;
     int32_t highest;
     FLOE_CHECK(schema_from_arg(schema_json, &schema, &highest, err));
     if (set_new(schema, "schema-id", json_integer(0), err) < 0)
@@ -582,7 +640,8 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
     json_t *snap = json_object();
     if (!snap || set_new(snap, "snapshot-id", json_integer(id), err) < 0 ||
         (parent != -1 && set_new(snap, "parent-snapshot-id", json_integer(parent), err) < 0) ||
-        set_new(snap, "sequence-number", json_integer(seq), err) < 0 ||
+        (b->format_version >= 2 &&
+         set_new(snap, "sequence-number", json_integer(seq), err) < 0) ||
         set_new(snap, "timestamp-ms", json_integer(ts), err) < 0 ||
         set_new(snap, "manifest-list", json_string(s->manifest_list), err) < 0 ||
         set_new(snap, "summary", summary, err) < 0 ||
@@ -596,8 +655,11 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
     if (!snaps || json_array_append_new(snaps, snap) != 0)
         return nomem(err);
     int rc;
-    if ((rc = set_new(b->doc, "last-sequence-number", json_integer(seq), err)) < 0 ||
-        (rc = put_ref(b->doc, branch, id, false, ts, err)) < 0)
+    if (b->format_version == 1)
+        seq = 0; /* v1: no sequence numbers */
+    else if ((rc = set_new(b->doc, "last-sequence-number", json_integer(seq), err)) < 0)
+        return rc;
+    if ((rc = put_ref(b->doc, branch, id, false, ts, err)) < 0)
         return rc;
     if (snapshot_id)
         *snapshot_id = id;
@@ -694,6 +756,8 @@ int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_meta
     }
     if (set_new(doc, "last-updated-ms", json_integer(now > floor ? now : floor), err) < 0)
         FLOE_CHECK(FLOE_ENOMEM);
+    if (b->format_version == 1)
+        FLOE_CHECK(sync_v1_legacy(doc, err));
     json_t *mlog = ensure_array(doc, "metadata-log");
     if (!mlog)
         FLOE_CHECK(nomem(err));

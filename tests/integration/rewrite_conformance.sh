@@ -74,14 +74,16 @@ done
 #              tables: icebird finds columns by Iceberg Java's sanitized Parquet names,
 #              "Breed_x20Name", and reads floe's raw "Breed Name" columns as null, so
 #              only its row count is compared)
-#   scan-only  floe scan before and after (icebird cannot read Avro fixed partitions)
+#   scan-only  floe scan before and after (icebird cannot read Avro fixed partitions, nor a
+#              v1 table after a rewrite: the table stays v1 and icebird wants file sequence
+#              numbers on its DELETED entries; format_v1.sh checks that table with DuckDB)
 tables=(
   "duckdb-iceberg/add_columns_with_defaults/default.db/add_columns_with_defaults|scan|"
   "duckdb-iceberg/case_sensitive_names/default.db/case_sensitive_names|icebird|"
   "duckdb-iceberg/column_mapping/warehouse/default.db/my_table|scan|column_mapping"
   "duckdb-iceberg/expression_filter|icebird|"
   "duckdb-iceberg/hive_partitioned_table|scan|"
-  "duckdb-iceberg/iceberg/lineitem_iceberg_gz|scan|"
+  "duckdb-iceberg/iceberg/lineitem_iceberg_gz|scan-only|"
   "duckdb-iceberg/is_null_is_not_null|icebird|"
   "duckdb-iceberg/map_stats/default.db/map_stats|icebird|"
   "duckdb-iceberg/null_stats/default/test_nulls|icebird|"

@@ -1,8 +1,8 @@
 // manifest_check.mjs - avsc (an independent Avro implementation) as an oracle for the
 // Iceberg manifests and manifest lists floe writes. Used by
-// tests/integration/manifest_avsc.sh.
+// tests/integration/manifest_avsc.sh and format_v1.sh.
 //
-//   node manifest_check.mjs <avsc-dir> <file>...
+//   node manifest_check.mjs [--format-version=N] <avsc-dir> <file>...
 //
 // For each file: the header keys the spec requires (manifests: schema, schema-id,
 // partition-spec, partition-spec-id, format-version "2", content; lists: snapshot-id,
@@ -10,8 +10,11 @@
 // to the spec's v2 schema (<avsc-dir>/manifest_entry_v2.avsc, manifest_list_v2.avsc) with
 // every field id, type, optionality and map key/value id, the partition struct checked
 // against the header's partition-spec; then every record decoded by avsc with the spec
-// schema as the reader schema. Prints "ok <kind> <records> <file>" per file; exits 1 on
-// the first failure.
+// schema as the reader schema. Files whose header says format-version "1" are checked
+// against the v1 schemas (*_v1.avsc: no content or sequence-number header keys; every
+// field written is the spec's, every required one present; schema-id optional).
+// --format-version=N fails files of another version. Prints "ok <kind> <records> <file>"
+// per file; exits 1 on the first failure.
 import fs from 'node:fs'
 import path from 'node:path'
 import avro from 'avsc'
@@ -63,6 +66,24 @@ function diff(a, b, where) {
   return `${where}: ${ca} != spec ${cb}`
 }
 
+// Every field of record w is the field of spec record s with its name (compared as diff()
+// does, nested records alike); every field of s that is not optional is in w.
+function subset(w, s, where) {
+  const optional = (f) => Array.isArray(f.type) && f.type[0] === 'null'
+  for (const f of w.fields) {
+    const g = s.fields.find((x) => x.name === f.name)
+    if (!g) return `${where}.${f.name}: not a field of the spec`
+    const rec = (t) => t && typeof t === 'object' && !Array.isArray(t) && t.type === 'record'
+    const d = rec(f.type) && rec(g.type)
+      ? (f['field-id'] !== g['field-id'] ? `${where}.${f.name}: field-id` : subset(f.type, g.type, `${where}.${f.name}`))
+      : diff(f, g, `${where}.${f.name}`)
+    if (d) return d
+  }
+  for (const g of s.fields)
+    if (!optional(g) && !w.fields.some((f) => f.name === g.name)) return `${where}: lacks required ${g.name}`
+  return null
+}
+
 function header(file) {
   return new Promise((resolve, reject) => {
     const dec = avro.createFileDecoder(file, { codecs, parseHook: () => avro.Type.forSchema('null') })
@@ -98,18 +119,23 @@ async function check(dir, file) {
   const { meta } = await header(file)
   const writer = JSON.parse(meta['avro.schema'])
   const isManifest = 'partition-spec' in meta || writer.name === 'manifest_entry'
-  if (meta['format-version'] !== '2') fail(file, `format-version ${meta['format-version']}`)
+  const fv = meta['format-version']
+  if (fv !== '2' && fv !== '1') fail(file, `format-version ${fv}`)
+  if (expectVersion !== null && fv !== expectVersion)
+    fail(file, `format-version ${fv}, expected ${expectVersion}`)
   let spec
   if (isManifest) {
-    for (const k of ['schema', 'schema-id', 'partition-spec', 'partition-spec-id', 'content'])
+    const keys = ['schema', 'partition-spec', 'partition-spec-id']
+    for (const k of fv === '2' ? [...keys, 'schema-id', 'content'] : keys)
       if (!(k in meta)) fail(file, `header lacks ${k}`)
-    if (!['data', 'deletes'].includes(meta.content)) fail(file, `content ${meta.content}`)
+    if (fv === '2' && !['data', 'deletes'].includes(meta.content)) fail(file, `content ${meta.content}`)
+    if (fv === '1' && 'content' in meta) fail(file, 'a v1 manifest has no content header')
     const schema = JSON.parse(meta.schema)
-    if (schema.type !== 'struct' || String(schema['schema-id']) !== meta['schema-id'])
+    if (schema.type !== 'struct' || ('schema-id' in meta && String(schema['schema-id']) !== meta['schema-id']))
       fail(file, 'header schema / schema-id disagree')
     const pspec = JSON.parse(meta['partition-spec'])
     if (!Array.isArray(pspec)) fail(file, 'partition-spec is not the fields array')
-    spec = JSON.parse(fs.readFileSync(path.join(dir, 'manifest_entry_v2.avsc'), 'utf8'))
+    spec = JSON.parse(fs.readFileSync(path.join(dir, `manifest_entry_v${fv}.avsc`), 'utf8'))
     delete spec.doc
     // the partition struct: one optional field per partition field, ids from the spec
     const df = writer.fields.find((f) => f.name === 'data_file')
@@ -126,18 +152,24 @@ async function check(dir, file) {
     const sdf = spec.fields.find((f) => f.name === 'data_file')
     sdf.type.fields.find((f) => f.name === 'partition').type = part.type
   } else {
-    for (const k of ['snapshot-id', 'parent-snapshot-id', 'sequence-number'])
+    for (const k of ['snapshot-id', 'parent-snapshot-id', ...(fv === '2' ? ['sequence-number'] : [])])
       if (!(k in meta)) fail(file, `header lacks ${k}`)
-    spec = JSON.parse(fs.readFileSync(path.join(dir, 'manifest_list_v2.avsc'), 'utf8'))
+    if (fv === '1' && 'sequence-number' in meta) fail(file, 'a v1 list has no sequence-number')
+    spec = JSON.parse(fs.readFileSync(path.join(dir, `manifest_list_v${fv}.avsc`), 'utf8'))
     delete spec.doc
   }
-  const d = diff(writer, spec, writer.name)
+  // v2: the writer's schema is the spec's; v1 (whose spec keeps deprecated optional
+  // fields writers leave out): every field written is the spec's, every required one is there
+  const d = fv === '2' ? diff(writer, spec, writer.name) : subset(writer, spec, writer.name)
   if (d) fail(file, `schema differs from the spec: ${d}`)
   const records = await decodeAll(file, spec)
   process.stdout.write(`ok ${isManifest ? 'manifest' : 'list'} ${records.length} ${file}\n`)
 }
 
-const [dir, ...files] = process.argv.slice(2)
+const argv = process.argv.slice(2)
+let expectVersion = null
+if (argv[0] && argv[0].startsWith('--format-version=')) expectVersion = argv.shift().split('=')[1]
+const [dir, ...files] = argv
 if (!dir || files.length === 0) {
   process.stderr.write('usage: manifest_check.mjs <avsc-dir> <file>...\n')
   process.exit(2)

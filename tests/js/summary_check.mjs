@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// summary_check.mjs --metadata FILE [--map FROM=TO]...
+// summary_check.mjs --metadata FILE [--map FROM=TO]... [--list]
 //
 // Checks the current snapshot's summary totals against its manifests, with avsc (an
 // independent Avro implementation) decoding the manifest list and every manifest with the
@@ -12,7 +12,8 @@
 // Paths recorded in the metadata are mapped onto local files as icebird_read.mjs does:
 // the table location (also without a leading "./" or "file://") onto the folder holding
 // metadata/, then the longest --map prefix; absolute local paths are used as they are.
-// Prints "ok <snapshot-id> <totals>" or "FAIL ..." (exit 1).
+// Prints "ok <snapshot-id> <totals>" or "FAIL ..." (exit 1); with --list first
+// "data <local path>" for every live data file.
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
@@ -40,9 +41,11 @@ function fail(msg) {
 
 const args = process.argv.slice(2)
 let metaFile = null
+let list = false
 const maps = []
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--metadata') metaFile = args[++i]
+  else if (args[i] === '--list') list = true
   else if (args[i] === '--map') {
     const m = args[++i]
     const eq = m.indexOf('=')
@@ -89,6 +92,7 @@ try {
       got['total-files-size'] += BigInt(f.file_size_in_bytes)
       if (content === 0) {
         got['total-data-files'] += 1n
+        if (list) process.stdout.write(`data ${local(f.file_path)}\n`)
         got['total-records'] += BigInt(f.record_count)
       } else {
         got['total-delete-files'] += 1n

@@ -316,6 +316,9 @@ TEST(v1_upgrade_to_v2) {
     floe_metadata_builder *b = NULL;
     REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
     REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_format_version(b), 1);
+    REQUIRE_OK(floe_metadata_builder_upgrade(b, 2, &err), err); /* asked for */
+    CHECK_EQ_INT(floe_metadata_builder_format_version(b), 2);
     REQUIRE_OK(floe_metadata_builder_set_property(b, "floe.test", "1", &err), err);
     REQUIRE_OK(floe_metadata_builder_finish(b, "old.metadata.json", &n, &err), err);
     CHECK_EQ_INT(n->format_version, 2);
@@ -334,6 +337,42 @@ TEST(v1_upgrade_to_v2) {
     CHECK(strstr(text, "\"partition-spec\":") == NULL);
     CHECK(strstr(text, "\"sort-orders\":") != NULL);
     floe_free(text);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+    free(p);
+}
+
+/* Spec "Version 1" / "Appendix E": a change to a v1 table keeps it v1 unless the
+ * upgrade is asked for: no last-sequence-number, no snapshot sequence-number, the
+ * required v1 fields "schema" and "partition-spec" written (equal to the current schema
+ * and default spec); a downgrade is refused. */
+TEST(v1_stays_v1) {
+    char *p = conf("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz/metadata/v2.gz.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL, *n = NULL;
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_format_version(b), 1);
+    floe_snapshot_new sn = {.operation = "append", .manifest_list = "snap-x.avro",
+                            .schema_id = -1};
+    int64_t id = 0, seq = -1;
+    REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &sn, &id, &seq, &err), err);
+    CHECK_EQ_INT(seq, 0);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "old.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(n->format_version, 1);
+    CHECK_EQ_INT(n->current_snapshot_id, id);
+    char *text = NULL;
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"format-version\":1") != NULL);
+    CHECK(strstr(text, "\"schema\":{") != NULL);
+    CHECK(strstr(text, "\"partition-spec\":[") != NULL);
+    CHECK(strstr(text, "last-sequence-number") == NULL);
+    CHECK(strstr(text, "\"sequence-number\"") == NULL);
+    floe_free(text);
+    /* a v1 table cannot be made anything but v2 */
+    CHECK_EQ_INT(floe_metadata_builder_upgrade(b, 3, &err), FLOE_EUNSUPPORTED);
     floe_metadata_builder_free(b);
     floe_table_metadata_free(n);
     floe_table_metadata_free(m);
@@ -838,6 +877,7 @@ int main(void) {
     RUN(v1_deprecated_fields);
     RUN(v3_refused_on_write_kept_on_read);
     RUN(v1_upgrade_to_v2);
+    RUN(v1_stays_v1);
     RUN(unknown_fields_survive_builders);
     RUN(new_table_assigns_ids);
     RUN(metadata_log_pruned_and_snapshots_removed);
