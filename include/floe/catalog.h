@@ -104,7 +104,15 @@ void floe_catalog_close(floe_catalog *c);
 
 const char *floe_catalog_name(const floe_catalog *c);
 const char *floe_catalog_type(const floe_catalog *c);      /* "sql", "filesystem" */
+/* The warehouse as an absolute URI (file:///abs or s3://...), whatever was configured. */
 const char *floe_catalog_warehouse(const floe_catalog *c);
+/* SQL stores record the warehouse they were first used with. When the catalog is opened
+ * with another one while tables still lie under the recorded one, the warehouse was
+ * moved or copied (or the configuration changed): this returns the recorded one, and
+ * tables under it are loaded only through an explicit relocation (floe_table_load_ex).
+ * NULL otherwise. The record follows the configured warehouse once no table is left
+ * under the old one. */
+const char *floe_catalog_moved_from(const floe_catalog *c);
 
 /* Namespaces. parent NULL or "" lists top-level namespaces; otherwise the direct children
  * of parent, as full dotted names. */
@@ -129,10 +137,23 @@ int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *name
 /* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
 int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
                             char **metadata_location, floe_error *err);
-/* Where a new table's files go when the caller gives no location (caller frees):
- * <warehouse>/<ns levels>/<name>. */
+/* Where a new table's files go when the caller gives no location (caller frees): the
+ * namespace's "location" property + /<name> when it has one (SQL stores, as PyIceberg
+ * and Iceberg Java), else <warehouse>/<ns levels>/<name>. Always absolute. */
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
                                   char **location, floe_error *err);
+/* The absolute form of a location recorded in this catalog. Absolute ones are returned
+ * as they are. Relative ones (earlier floe releases recorded them relative to the
+ * folder they ran in) are resolved against the warehouse: a path holding the table's
+ * "<ns levels>/<name>" folders (ns, name may be NULL) is taken from there under the
+ * warehouse; a path starting with the warehouse's folder name is taken under the
+ * warehouse; anything else is resolved against the folder holding the warehouse. Caller
+ * frees. */
+int floe_catalog_resolve_location(floe_catalog *c, const char *ns, const char *name,
+                                  const char *recorded, char **out, floe_error *err);
+/* The same against a warehouse given as an absolute URI (no catalog open). */
+int floe_catalog_resolve_location_in(const char *warehouse, const char *ns, const char *name,
+                                     const char *recorded, char **out, floe_error *err);
 /* Name for the next metadata file of a table. metadata_dir is where the table keeps its
  * metadata (write.metadata.path, else <location>/metadata). SQL stores use
  * <metadata_dir>/NNNNN-<uuid>[.gz].metadata.json with NNNNN one above the base file's
@@ -185,7 +206,9 @@ void floe_random_bytes(void *p, size_t n);
 void floe_uuid4(char out[37]);
 
 /* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
- * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal"). */
+ * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal") or
+ * is not a metadata file name (*.metadata.json, *.metadata.json.gz): a manifest
+ * "00012-<uuid>-m0.avro" has no version. */
 bool floe_metadata_file_version(const char *file_name, int64_t *version);
 
 #ifdef __cplusplus

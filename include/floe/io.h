@@ -109,6 +109,34 @@ char *floe_io_join(const char *base, const char *rel);
 char *floe_io_local_path(const char *uri);
 
 /* ---------------------------------------------------------------------------------------
+ * Locations. Iceberg records locations as absolute URIs; these turn what a user typed or
+ * an older writer recorded into that form, and compare locations whatever their spelling.
+ * ------------------------------------------------------------------------------------- */
+
+/* True for a location with a scheme other than file: (s3://, gs://, ...): it is absolute
+ * as it is. */
+bool floe_io_uri_has_remote_scheme(const char *uri);
+/* True for a local location that is not absolute: "rel/x", "./x", "file:rel", and
+ * "file://rel" (how some writers record relative paths; "rel" is not a host). */
+bool floe_io_uri_is_relative(const char *uri);
+/* The absolute URI of a location. A location with a remote scheme is kept as it is (a
+ * trailing '/' dropped). A local one (a plain path, file:/abs, file:///abs,
+ * file://localhost/abs, or a relative one, resolved against base when base is given,
+ * else against the working folder) becomes file:///<path> with repeated '/', "." and
+ * ".." segments removed lexically (symlinks are not followed; the path need not exist)
+ * and no trailing '/'. Characters are kept as they are, not percent-encoded: PyIceberg
+ * and Iceberg Java record and read local paths that way. base, when given, is a local
+ * location itself. Caller frees *out. FLOE_EIO when the working folder is unknown. */
+int floe_io_uri_absolute(const char *uri, const char *base, char **out, floe_error *err);
+/* A key that is equal for two spellings of one location: scheme lower-case, s3a and s3n
+ * taken as s3, local locations as their absolute file:/// form (relative ones against
+ * the working folder), no trailing '/'. NULL on OOM. Caller frees. */
+char *floe_io_uri_key(const char *uri);
+/* True when location `uri` is `prefix` itself or lies under it (at a '/' boundary),
+ * comparing keys. */
+bool floe_io_uri_within(const char *uri, const char *prefix);
+
+/* ---------------------------------------------------------------------------------------
  * Fault injection, for tests (tests/unit/fault.h builds loops on it). Process-wide and
  * thread-safe; costs two relaxed atomics per system call when unused.
  * ------------------------------------------------------------------------------------- */

@@ -111,8 +111,8 @@ typedef struct floe_expire_result {
 
 void floe_expire_result_reset(floe_expire_result *r);
 
-/* Expire snapshots of t (a catalog table unless dry_run). 0 on success (also when
- * nothing expires); FLOE_EINVALID for refused snapshot ids; FLOE_ECONFLICT /
+/* Expire snapshots of t (a table opened by path commits Hadoop-style). 0 on success
+ * (also when nothing expires); FLOE_EINVALID for refused snapshot ids; FLOE_ECONFLICT /
  * FLOE_EUNKNOWN_STATE from the commit (nothing deleted); an error reading a retained
  * snapshot's lists or manifests after the commit (the commit stands, nothing deleted).
  * res may be NULL. */

@@ -46,12 +46,41 @@ typedef struct floe_table_open_options {
  * last-sequence-number, then last-updated-ms). Caller frees *metadata_uri. */
 int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error *err);
 
-/* Open a table by folder or metadata file (read-mostly: commits need a catalog). */
+/* Open a table by folder or metadata file. Its commits are those of a Hadoop table
+ * (floe_table_commit); whether a catalog manages the folder is the caller's to check
+ * (the CLI refuses such folders). The folder is made absolute first. */
 int floe_table_open_path(const char *path, const floe_table_open_options *opts,
                          floe_table **out, floe_error *err);
-/* Load a table through a catalog. FLOE_ENOTFOUND when it does not exist. */
+/* Load a table through a catalog. FLOE_ENOTFOUND when it does not exist.
+ *
+ * Locations: what the catalog and the metadata record is read as follows.
+ *   - absolute (file:///..., s3://...): as recorded;
+ *   - relative (earlier floe releases recorded paths relative to the folder they ran in):
+ *     the metadata file is found against the warehouse (floe_catalog_resolve_location),
+ *     the table's files beside its metadata folder;
+ *   - under the warehouse the catalog was moved away from (floe_catalog_moved_from), or,
+ *     in the filesystem catalog, a location other than <warehouse>/<ns>/<name>: refused
+ *     (FLOE_EINVALID naming both) unless opts relocates it: floe never reads or writes a
+ *     moved or copied warehouse through its old paths by itself.
+ * A table whose recorded paths are not where its files are (relative, or relocated) has
+ * them rewritten by its next commit (floe_table_migration_due). */
 int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
                     floe_error *err);
+/* The same with an explicit relocation (opts->relocate_from/to; may be NULL): recorded
+ * paths under FROM are read from TO, and the next commit records them there. */
+int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
+                       const floe_table_open_options *opts, floe_table **out,
+                       floe_error *err);
+/* True when the next commit first rewrites the table's recorded paths to where its files
+ * are (absolute URIs): metadata location, manifest lists, manifests and the data and
+ * delete file paths in them, metadata-log, statistics files, write.data.path and
+ * write.metadata.path. That migration is a commit of its own (no new snapshot; snapshot
+ * ids, sequence numbers and entries are kept). */
+bool floe_table_migration_due(const floe_table *t);
+/* Commit that migration now (a no-op when none is due). floe_table_commit does it before
+ * the caller's change; commands that plan their change from the current snapshot's
+ * manifests (rewrite, rewrite-manifests, expire) call it before planning. */
+int floe_table_migrate(floe_table *t, floe_error *err);
 
 typedef struct floe_table_create_options {
     const char *location;  /* NULL = the catalog's default (warehouse/<ns>/<name>) */
@@ -74,10 +103,49 @@ const floe_kv *floe_table_created_defaults(size_t *n);
 
 /* Create a table: write its first metadata file and register it. FLOE_EEXISTS when the
  * name is taken (the file written is then removed), FLOE_ENOTFOUND when the namespace
- * does not exist. opts may be NULL. */
+ * does not exist. opts may be NULL. The location (opts->location, else the catalog's
+ * default) is recorded as an absolute URI and checked by floe_table_check_location
+ * (FLOE_EINVALID naming the table or folder in the way). */
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       const char *schema_json, const floe_table_create_options *opts,
                       floe_table **out, floe_error *err);
+/* Register a table whose metadata file exists (recorded as an absolute URI), after the
+ * location check. */
+int floe_table_register(floe_catalog *c, const char *ns, const char *name,
+                        const char *metadata_location, floe_error *err);
+/* Rename a table (SQL catalogs), after checking its location is still a place of its
+ * own. */
+int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
+                      const char *to_name, floe_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Placement: a table's location is a folder of its own. It never lies inside or contains
+ * another table's location, <warehouse>/_landing (floe serve's landing files),
+ * <warehouse>/_quarantine, <warehouse>/_wal, and never contains the warehouse. Create,
+ * register and rename check it under a catalog-wide lock (a floe_leases row; for the
+ * filesystem catalog <warehouse>/_leases.db), so racing creates are serialised.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_table_place {
+    char *ns, *name;
+    char *location; /* absolute: where a load places the table's files (or the folder
+                       of its metadata pointer when it cannot be loaded) */
+} floe_table_place;
+
+/* Every table of the catalog, every namespace level. Reads each table's metadata. */
+int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
+                              floe_error *err);
+void floe_table_places_free(floe_table_place *p, size_t n);
+/* FLOE_EINVALID (naming what is in the way) when location may not hold table ns.name;
+ * the table itself (and skip_ns.skip_name, when given) does not count. */
+int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
+                              const char *location, floe_error *err);
+int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
+                                     const char *skip_ns, const char *skip_name,
+                                     const char *location, floe_error *err);
+typedef struct floe_table_placement_lock floe_table_placement_lock;
+int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
+                                   floe_error *err);
+void floe_table_placement_lock_release(floe_table_placement_lock *l); /* accepts NULL */
 
 /* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the
  * table-uuid changed (the table was dropped and re-created). */
@@ -94,9 +162,13 @@ void floe_table_close(floe_table *t);
 
 const floe_table_metadata *floe_table_metadata_get(const floe_table *t);
 const char *floe_table_metadata_location(const floe_table *t);
-/* Where the table's files are (the folder given to open_path, or the recorded
- * location for catalog tables). */
+/* Where the table's files are, as an absolute URI (the folder given to open_path, or the
+ * recorded location for catalog tables, resolved or relocated as floe_table_load says). */
 const char *floe_table_root(const floe_table *t);
+/* The folder new metadata files, manifests and manifest lists of the table are recorded
+ * under (write.metadata.path, else <location>/metadata; in the migrated form while a
+ * migration is due). Caller frees. */
+int floe_table_metadata_write_dir(const floe_table *t, char **out, floe_error *err);
 floe_catalog *floe_table_catalog(const floe_table *t); /* NULL for path tables */
 const char *floe_table_namespace(const floe_table *t); /* NULL for path tables */
 const char *floe_table_name(const floe_table *t);
@@ -164,6 +236,10 @@ int floe_table_next_totals(const floe_table *t, const floe_snapshot *parent,
 
 typedef int (*floe_commit_apply_fn)(void *ctx, floe_metadata_builder *b, floe_error *err);
 
+/* A table opened by path commits as a Hadoop table: v<N+1>.metadata.json is created if
+ * absent beside the current file (losing that race is a conflict), then the version hint
+ * is rewritten. A table whose migration is due (floe_table_migration_due) gets it first,
+ * as a commit of its own. */
 int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err);
 
 /* write.metadata.delete-after-commit.enabled (Iceberg's table property): once

@@ -277,6 +277,26 @@ int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64
 int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
                                  floe_table_metadata **out, floe_error *err);
 
+/* Every path the document records, for rewriting them all (a table whose files moved,
+ * or whose paths were recorded relative): the location, each snapshot's manifest list,
+ * metadata-log entries, statistics and partition-statistics files, and the properties
+ * write.data.path, write.metadata.path, write.object-storage.path and
+ * write.folder-storage.path. fn sets *out to the new path (allocated; the builder frees
+ * it) or leaves it NULL to keep the path; snapshot_id is the snapshot the path belongs to
+ * (-1 when none). */
+typedef enum floe_metadata_path_kind {
+    FLOE_PATH_LOCATION,
+    FLOE_PATH_MANIFEST_LIST,
+    FLOE_PATH_METADATA_LOG,
+    FLOE_PATH_STATISTICS,
+    FLOE_PATH_PROPERTY,
+} floe_metadata_path_kind;
+typedef int (*floe_metadata_path_fn)(void *ctx, floe_metadata_path_kind kind,
+                                     int64_t snapshot_id, const char *path, char **out,
+                                     floe_error *err);
+int floe_metadata_builder_map_paths(floe_metadata_builder *b, floe_metadata_path_fn fn,
+                                    void *ctx, floe_error *err);
+
 /* A fresh positive snapshot id (random, as the spec's Appendix F suggests). */
 int64_t floe_metadata_new_snapshot_id(void);
 

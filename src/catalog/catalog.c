@@ -13,6 +13,7 @@
 #include "catalog_internal.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -150,9 +151,17 @@ char *floe_catalog_ns_path(const char *ns) {
     return p;
 }
 
+static bool has_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
 bool floe_metadata_file_version(const char *file_name, int64_t *version) {
     const char *base = strrchr(file_name, '/');
     base = base ? base + 1 : file_name;
+    /* only metadata files: a manifest "78371392-<uuid>-m1001.avro" has a number too */
+    if (!has_suffix(base, ".metadata.json") && !has_suffix(base, ".metadata.json.gz"))
+        return false;
     const char *p = base;
     if (*p == 'v')
         p++;
@@ -207,12 +216,15 @@ int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char
     c->ops = ops;
     c->swap_outcome_final = ops->swap_outcome_final;
     c->name = floe_strdup(name ? name : "default");
-    c->warehouse = floe_strdup(warehouse ? warehouse : "warehouse");
-    if (!c->name || !c->warehouse) {
+    /* every location derived from the warehouse is recorded: it must not depend on the
+     * folder floe runs in */
+    int rc = floe_io_uri_absolute(warehouse ? warehouse : "warehouse", NULL, &c->warehouse,
+                                  err);
+    if (!c->name || rc < 0) {
         floe_free(c->name);
         floe_free(c->warehouse);
         floe_free(c);
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        return rc < 0 ? rc : floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     *out = c;
     return 0;
@@ -235,12 +247,14 @@ void floe_catalog_close(floe_catalog *c) {
         c->ops->close(c);
     floe_free(c->name);
     floe_free(c->warehouse);
+    floe_free(c->moved_from);
     floe_free(c);
 }
 
 const char *floe_catalog_name(const floe_catalog *c) { return c->name; }
 const char *floe_catalog_type(const floe_catalog *c) { return c->ops->type; }
 const char *floe_catalog_warehouse(const floe_catalog *c) { return c->warehouse; }
+const char *floe_catalog_moved_from(const floe_catalog *c) { return c->moved_from; }
 bool floe_catalog_swap_by_create(const floe_catalog *c) { return c->ops->swap_by_create; }
 
 void floe_catalog_set_commit_gate(floe_catalog *c, pthread_mutex_t *gate) { c->commit_gate = gate; }
@@ -284,11 +298,44 @@ static int check_props(const char *const *keys, const char *const *values, size_
     return 0;
 }
 
+/* A "location" property is where the namespace's tables go: recorded as an absolute URI
+ * whatever was typed. *out_values is values, or a copy with that one replaced (free it
+ * and *abs). */
+static int absolute_location_prop(const char *const *keys, const char *const *values, size_t n,
+                                  const char ***out_values, char **abs, floe_error *err) {
+    *out_values = (const char **)values;
+    *abs = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(keys[i], "location"))
+            continue;
+        const char **copy = floe_calloc(n, sizeof *copy);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = floe_io_uri_absolute(values[i], NULL, abs, err);
+        if (rc < 0) {
+            floe_free(copy);
+            return rc;
+        }
+        memcpy(copy, values, n * sizeof *copy);
+        copy[i] = *abs;
+        *out_values = copy;
+        return 0;
+    }
+    return 0;
+}
+
 int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
                                   const char *const *values, size_t n, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
     FLOE_FORWARD_IF_ERROR(check_props(keys, values, n, err));
-    return c->ops->create_namespace(c, ns, keys, values, n, err);
+    const char **vals = NULL;
+    char *abs = NULL;
+    FLOE_FORWARD_IF_ERROR(absolute_location_prop(keys, values, n, &vals, &abs, err));
+    int rc = c->ops->create_namespace(c, ns, keys, vals, n, err);
+    if (abs)
+        floe_free((void *)vals);
+    floe_free(abs);
+    return rc;
 }
 
 int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) {
@@ -323,7 +370,14 @@ int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
             if (!strcmp(removals[i], keys[k]))
                 return floe_error_set(err, FLOE_EINVALID,
                                       "namespace property %s is both set and removed", keys[k]);
-    return c->ops->update_namespace_properties(c, ns, removals, nrem, keys, values, n, err);
+    const char **vals = NULL;
+    char *abs = NULL;
+    FLOE_FORWARD_IF_ERROR(absolute_location_prop(keys, values, n, &vals, &abs, err));
+    int rc = c->ops->update_namespace_properties(c, ns, removals, nrem, keys, vals, n, err);
+    if (abs)
+        floe_free((void *)vals);
+    floe_free(abs);
+    return rc;
 }
 
 int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
@@ -346,19 +400,121 @@ int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
     return c->ops->load_table(c, ns, name, metadata_location, err);
 }
 
+/* The namespace's "location" property, or NULL (caller frees). */
+static int namespace_location(floe_catalog *c, const char *ns, char **out, floe_error *err) {
+    *out = NULL;
+    floe_strlist keys = {0}, values = {0};
+    int rc = c->ops->load_namespace_properties(c, ns, &keys, &values, err);
+    if (rc == FLOE_ENOTFOUND) { /* a namespace that exists only through its tables */
+        floe_error_clear(err);
+        rc = 0;
+    }
+    for (size_t i = 0; rc == 0 && i < keys.n && i < values.n; i++)
+        if (!strcmp(keys.items[i], "location") && *values.items[i] &&
+            !(*out = floe_strdup(values.items[i])))
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_strlist_free(&keys);
+    floe_strlist_free(&values);
+    return rc;
+}
+
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
                                   char **location, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
     FLOE_FORWARD_IF_ERROR(check_name(name, err));
-    char *nsp = floe_catalog_ns_path(ns);
-    char *dir = nsp ? floe_io_join(c->warehouse, nsp) : NULL;
-    char *loc = dir ? floe_io_join(dir, name) : NULL;
-    floe_free(nsp);
-    floe_free(dir);
+    char *nsloc = NULL, *dir = NULL, *loc = NULL;
+    int rc = 0;
+    /* a namespace with a location property holds its tables there, as PyIceberg's and
+     * Java's catalogs do: <location>/<name> */
+    if (!c->ops->swap_by_create)
+        FLOE_CHECK(namespace_location(c, ns, &nsloc, err));
+    if (nsloc) {
+        FLOE_CHECK(floe_catalog_resolve_location(c, NULL, NULL, nsloc, &dir, err));
+    } else {
+        char *nsp = floe_catalog_ns_path(ns);
+        dir = nsp ? floe_io_join(c->warehouse, nsp) : NULL;
+        floe_free(nsp);
+    }
+    loc = dir ? floe_io_join(dir, name) : NULL;
     if (!loc)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     *location = loc;
-    return 0;
+    loc = NULL;
+done:
+    floe_free(nsloc);
+    floe_free(dir);
+    floe_free(loc);
+    return rc;
+}
+
+/* Where "<ns levels>/<name>" starts in the relative path p at a '/' boundary and is
+ * followed by '/' or the end; -1 when it does not occur. */
+static ptrdiff_t table_segment(const char *p, const char *ns, const char *name) {
+    char *nsp = floe_catalog_ns_path(ns);
+    char *seg = nsp ? floe_asprintf("%s/%s", nsp, name) : NULL;
+    floe_free(nsp);
+    if (!seg)
+        return -1;
+    size_t n = strlen(seg);
+    ptrdiff_t at = -1;
+    for (const char *q = p; (q = strstr(q, seg)) != NULL; q++)
+        if ((q == p || q[-1] == '/') && (q[n] == '\0' || q[n] == '/')) {
+            at = q - p;
+            break;
+        }
+    floe_free(seg);
+    return at;
+}
+
+int floe_catalog_resolve_location(floe_catalog *c, const char *ns, const char *name,
+                                  const char *recorded, char **out, floe_error *err) {
+    return floe_catalog_resolve_location_in(c->warehouse, ns, name, recorded, out, err);
+}
+
+int floe_catalog_resolve_location_in(const char *warehouse, const char *ns, const char *name,
+                                     const char *recorded, char **out, floe_error *err) {
+    if (!recorded || !*recorded)
+        return floe_error_set(err, FLOE_EINVALID, "empty location");
+    if (!floe_io_uri_is_relative(recorded)) {
+        char *copy = floe_strdup(recorded);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        *out = copy;
+        return 0;
+    }
+    /* the path part: "file:rel", "file://rel", "./rel" -> "rel" */
+    const char *p = recorded;
+    if (!strncmp(p, "file://", 7))
+        p += 7;
+    else if (!strncmp(p, "file:", 5))
+        p += 5;
+    while (p[0] == '.' && p[1] == '/')
+        p += 2;
+    /* 1. "<whatever the warehouse was called>/<ns levels>/<name>/...": the table's own
+     *    folders, under this warehouse */
+    ptrdiff_t at = ns && name ? table_segment(p, ns, name) : -1;
+    if (at >= 0) {
+        char *joined = floe_io_join(warehouse, p + at);
+        if (!joined)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = floe_io_uri_absolute(joined, NULL, out, err);
+        floe_free(joined);
+        return rc;
+    }
+    /* 2. "<warehouse folder name>/...": under this warehouse */
+    const char *wbase = strrchr(warehouse, '/');
+    wbase = wbase ? wbase + 1 : warehouse;
+    size_t wl = strlen(wbase);
+    if (wl && !strncmp(p, wbase, wl) && (p[wl] == '/' || p[wl] == '\0'))
+        return floe_io_uri_absolute(p[wl] ? p + wl + 1 : ".", warehouse, out, err);
+    /* 3. anything else: relative to the folder holding the warehouse, where the writer
+     *    of the relative path ran */
+    char *parent = floe_io_join(warehouse, "..");
+    if (!parent)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_io_uri_absolute(p, parent, out, err);
+    floe_free(parent);
+    return rc;
 }
 
 int floe_catalog_new_metadata_location(floe_catalog *c, const char *metadata_dir,

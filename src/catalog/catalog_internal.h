@@ -54,6 +54,8 @@ struct floe_catalog {
     char *name;      /* catalog_name */
     char *warehouse; /* where new tables go */
     void *impl;      /* store state */
+    char *moved_from; /* the warehouse the catalog recorded, when it is not `warehouse`
+                         and tables still lie there (floe_catalog_moved_from) */
     bool swap_outcome_final; /* from ops; a store may lower it per connection */
     pthread_mutex_t *commit_gate; /* floe_catalog_set_commit_gate; not owned */
     char *lease_db;  /* database of commit leases (floe_sql_open form); NULL: none */
@@ -70,6 +72,10 @@ int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char
 
 /* Namespace levels joined with '/' ("a.b" -> "a/b"), after validation. Caller frees. */
 char *floe_catalog_ns_path(const char *ns);
+
+/* SQL stores: compare the warehouse the catalog recorded with c->warehouse; record it
+ * when there is none (or no table is left under the old one), else set c->moved_from. */
+int floe_sql_catalog_note_warehouse(floe_catalog *c, floe_error *err);
 
 /* "<metadata_dir>/<NNNNN>-<uuid>[.gz].metadata.json" for the SQL stores. */
 int floe_catalog_uuid_metadata_location(const char *metadata_dir, const char *base,

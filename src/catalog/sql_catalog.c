@@ -64,6 +64,24 @@ static const char SQL_CREATE_NAMESPACE_PROPERTIES[] =
     "property_value VARCHAR(1000) NOT NULL, "
     "PRIMARY KEY (catalog_name, namespace, property_key))";
 
+/* floe's own per-catalog settings; "warehouse" is the warehouse the catalog was first
+ * used with (floe_catalog_moved_from). */
+static const char SQL_CREATE_FLOE_PROPERTIES[] =
+    "CREATE TABLE IF NOT EXISTS floe_catalog_properties ("
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "property_key VARCHAR(255) NOT NULL, "
+    "property_value VARCHAR(1000) NOT NULL, "
+    "PRIMARY KEY (catalog_name, property_key))";
+static const char SQL_FLOE_PROPERTY_GET[] =
+    "SELECT property_value FROM floe_catalog_properties WHERE catalog_name = ? AND "
+    "property_key = ?";
+static const char SQL_FLOE_PROPERTY_PUT[] =
+    "INSERT INTO floe_catalog_properties (catalog_name, property_key, property_value) "
+    "VALUES (?, ?, ?) ON CONFLICT (catalog_name, property_key) DO UPDATE SET "
+    "property_value = excluded.property_value";
+static const char SQL_ALL_POINTERS[] =
+    "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ?";
+
 /* Appended where the iceberg_type column exists. */
 #define TABLES_ONLY " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)"
 
@@ -497,6 +515,77 @@ int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, vo
     return 0;
 }
 
+/* Two spellings of one local folder (a symbolic link on the way) are one warehouse. */
+static bool same_warehouse(const char *a, const char *b) {
+    char *ka = floe_io_uri_key(a), *kb = floe_io_uri_key(b);
+    bool same = ka && kb && !strcmp(ka, kb);
+    floe_free(ka);
+    floe_free(kb);
+    if (same)
+        return true;
+    char *la = floe_io_local_path(a), *lb = floe_io_local_path(b);
+    char *ra = la ? realpath(la, NULL) : NULL, *rb = lb ? realpath(lb, NULL) : NULL;
+    same = ra && rb && !strcmp(ra, rb);
+    free(ra); /* realpath's allocations */
+    free(rb);
+    floe_free(la);
+    floe_free(lb);
+    return same;
+}
+
+typedef struct under_ctx {
+    const char *prefix;
+    bool found;
+} under_ctx;
+
+static int row_under(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)err;
+    under_ctx *u = ctx;
+    if (n >= 1 && cols[0] && !floe_io_uri_is_relative(cols[0]) &&
+        floe_io_uri_within(cols[0], u->prefix))
+        u->found = true;
+    return 0;
+}
+
+int floe_sql_catalog_note_warehouse(floe_catalog *c, floe_error *err) {
+    sql_store *s = store(c);
+    const char *key[] = {c->name, "warehouse"};
+    char *recorded = NULL;
+    int rc = floe_sql_query(s->db, SQL_FLOE_PROPERTY_GET, key, 2, row_first_text, &recorded, err);
+    if (rc < 0)
+        return rc;
+    floe_free(c->moved_from);
+    c->moved_from = NULL;
+    bool record = !recorded;
+    if (recorded && !same_warehouse(recorded, c->warehouse)) {
+        /* tables left under the recorded warehouse keep it; once none is, the record
+         * follows the configuration */
+        under_ctx u = {recorded, false};
+        const char *params[] = {c->name};
+        rc = floe_sql_query(s->db, SQL_ALL_POINTERS, params, 1, row_under, &u, err);
+        if (rc < 0) {
+            floe_free(recorded);
+            return rc;
+        }
+        if (u.found) {
+            c->moved_from = recorded;
+            recorded = NULL;
+        } else {
+            record = true;
+        }
+    }
+    floe_free(recorded);
+    if (record) {
+        /* best effort: a read-only catalog database is still usable */
+        const char *params[] = {c->name, "warehouse", c->warehouse};
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (floe_sql_exec(s->db, SQL_FLOE_PROPERTY_PUT, params, 3, NULL, &e2) < 0)
+            floe_log(FLOE_LOG_DEBUG, "catalog %s: warehouse not recorded: %s", c->name, e2.msg);
+    }
+    return 0;
+}
+
 static void sql_close(floe_catalog *c) {
     sql_store *s = store(c);
     if (!s)
@@ -557,6 +646,11 @@ int floe_sql_catalog_open(floe_sql *db, const char *name, const char *warehouse,
     FLOE_CHECK(rc);
     FLOE_CHECK(db->drv->has_column(db->conn, "iceberg_tables", "iceberg_type", &has_type, err));
     s->sql = has_type ? &SQL_V1 : &SQL_V0;
+    rc = floe_sql_exec(db, SQL_CREATE_FLOE_PROPERTIES, NULL, 0, NULL, err);
+    if (rc == FLOE_EEXISTS)
+        rc = 0;
+    FLOE_CHECK(rc);
+    FLOE_CHECK(floe_sql_catalog_note_warehouse(c, err));
 done:
     if (rc < 0) {
         if (rc == FLOE_EUNKNOWN_STATE && err) /* not a commit: plain i/o failure */

@@ -158,8 +158,13 @@ int floe_cmd_expire(int argc, char **argv) {
     floe_error_clear(&err);
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
-    int rc = cli_open_table(table, &to, !o.dry_run, &cat, &t, &err);
+    /* a table folder is expired as a Hadoop table commits, unless a catalog manages it */
+    int rc = cli_open_table(table, &to, false, &cat, &t, &err);
+    if (rc == 0 && !o.dry_run)
+        rc = cli_refuse_managed_folder(t, &to, &err);
     if (rc < 0) {
+        floe_table_close(t);
+        floe_catalog_close(cat);
         free(ids);
         return cli_fail(&err);
     }

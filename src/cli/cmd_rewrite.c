@@ -264,7 +264,8 @@ int floe_cmd_rewrite(int argc, char **argv) {
     floe_free(optbuf);
     if (!table)
         return cli_usage("rewrite", "no TABLE given");
-    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0) {
+    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0 ||
+        (!dry && cli_refuse_managed_folder(t, &to, &err) < 0)) {
         code = cli_fail(&err);
         goto out;
     }

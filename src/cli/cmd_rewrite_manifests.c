@@ -72,8 +72,12 @@ int floe_cmd_rewrite_manifests(int argc, char **argv) {
     floe_error_clear(&err);
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
-    if (cli_open_table(table, &to, !o.dry_run, &cat, &t, &err) < 0)
+    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0 ||
+        (!o.dry_run && cli_refuse_managed_folder(t, &to, &err) < 0)) {
+        floe_table_close(t);
+        floe_catalog_close(cat);
         return cli_fail(&err);
+    }
     floe_rewrite_manifests_result r;
     int rc = floe_maint_rewrite_manifests(t, &o, &r, &err);
     if (rc == 0) {

@@ -463,7 +463,10 @@ int floe_cmd_table(int argc, char **argv) {
     floe_catalog *c = NULL;
     floe_table *t = NULL;
     const char *action = nargs ? args[0] : "";
-    if (!strcmp(action, "create")) {
+    if (to.relocate && strcmp(action, "describe")) {
+        code = cli_usage("table", "--relocate applies to describe only (and to the commands "
+                         "that read or change a table: scan, append, rewrite, ...)");
+    } else if (!strcmp(action, "create")) {
         code = table_create(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "describe") && nargs == 2) {
         if (cli_open_table(args[1], &to, false, &c, &t, &err) < 0)
@@ -492,7 +495,7 @@ int floe_cmd_table(int argc, char **argv) {
                 tname = floe_strdup(args[2]);
             }
             if (cli_open_catalog(&to, &c, &err) < 0 ||
-                floe_catalog_rename_table(c, ns, name, tns, tname, &err) < 0)
+                floe_table_rename(c, ns, name, tns, tname, &err) < 0)
                 code = cli_fail(&err);
             else if (to.json)
                 printf("{\"renamed\":\"%s.%s\",\"to\":\"%s.%s\"}\n", ns, name, tns, tname);
@@ -504,21 +507,23 @@ int floe_cmd_table(int argc, char **argv) {
         floe_free(tns);
         floe_free(tname);
     } else if (!strcmp(action, "register") && nargs == 3) {
-        char *ns = NULL, *name = NULL;
+        char *ns = NULL, *name = NULL, *pointer = NULL;
         if (!cli_split_ident(args[1], &ns, &name)) {
             code = cli_usage("table", "register: %s is not NS.NAME", args[1]);
         } else if (cli_open_catalog(&to, &c, &err) < 0 ||
-                   floe_catalog_register_table(c, ns, name, args[2], &err) < 0) {
+                   floe_table_register(c, ns, name, args[2], &err) < 0 ||
+                   floe_catalog_load_table(c, ns, name, &pointer, &err) < 0) {
             code = cli_fail(&err);
         } else if (to.json) {
             printf("{\"registered\":");
             cli_json_str(stdout, args[1]);
             printf(",\"metadata_location\":");
-            cli_json_str(stdout, args[2]);
+            cli_json_str(stdout, pointer);
             printf("}\n");
         } else {
-            printf("registered %s at %s\n", args[1], args[2]);
+            printf("registered %s at %s\n", args[1], pointer);
         }
+        floe_free(pointer);
         floe_free(ns);
         floe_free(name);
     } else if (!strcmp(action, "upgrade") && nargs == 2) {
@@ -544,7 +549,8 @@ int floe_cmd_table(int argc, char **argv) {
 int floe_cmd_namespace(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fprintf(argc < 2 ? stderr : stdout,
-                "usage: floe namespace create NS [K=V...] | list [PARENT] | drop NS |\n"
+                "usage: floe namespace create NS [K=V | --property K=V]... | list [PARENT] |\n"
+                "                      drop NS |\n"
                 "                      properties NS [--set K=V]... [--remove K]...\n"
                 "                      [--json] [--catalog NAME] [--config FILE]\n");
         return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
@@ -573,6 +579,17 @@ int floe_cmd_namespace(int argc, char **argv) {
                 av[n++] = argv[++i];
             } else if (!strcmp(argv[i], "--json")) {
                 av[n++] = argv[i];
+            } else if (k == 0 && !strcmp(argv[i], "--property") && i + 1 < argc) {
+                rest[nrest++] = argv[++i]; /* as table create spells properties */
+            } else if (argv[i][0] == '-' && argv[i][1]) {
+                free(rest);
+                free(av);
+                return cli_usage("namespace", "%s: unknown option %s", action, argv[i]);
+            } else if (k == 0 && nrest > 0 && !strchr(argv[i], '=')) {
+                free(rest);
+                free(av);
+                return cli_usage("namespace", "create: property %s is not KEY=VALUE (or "
+                                 "--property KEY=VALUE)", argv[i]);
             } else {
                 rest[nrest++] = argv[i];
             }
@@ -635,6 +652,10 @@ int floe_cmd_namespace(int argc, char **argv) {
     }
     if (!ns) {
         code = cli_usage("namespace", "properties needs NS");
+        goto out;
+    }
+    if (to.relocate) {
+        code = cli_usage("namespace", "unknown option --relocate");
         goto out;
     }
     if (cli_open_catalog(&to, &c, &err) < 0)

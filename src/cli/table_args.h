@@ -14,7 +14,9 @@
 typedef struct cli_table_opts {
     const char *catalog;  /* --catalog NAME */
     const char *config;   /* --config FILE */
-    const char *relocate; /* --relocate FROM=TO (path tables) */
+    const char *relocate; /* --relocate FROM=TO: paths recorded under FROM are read from
+                             TO (path tables; catalog tables: a moved warehouse, whose
+                             next commit records the paths under TO) */
     bool json;            /* --json */
 } cli_table_opts;
 
@@ -31,5 +33,11 @@ bool cli_is_table_path(const char *t);
 int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_catalog **cat,
                    floe_table **out, floe_error *err);
 void cli_json_str(FILE *f, const char *s);
+/* For commands that commit to a table given as a folder (rewrite, expire,
+ * rewrite-manifests): FLOE_EINVALID, naming the table, when a catalog manages that folder -
+ * the configured catalog (when it exists), or a SQLite catalog database (catalog.db) in a
+ * folder above it, as the embedded layout and a copied warehouse have. 0 for catalog
+ * tables and unmanaged folders. */
+int cli_refuse_managed_folder(const floe_table *t, const cli_table_opts *o, floe_error *err);
 
 #endif

@@ -780,129 +780,6 @@ done:
     return rc;
 }
 
-/* ---------------------------------------------------------------------------------------
- * commit: through the catalog, or Hadoop-style for tables opened by path
- * ------------------------------------------------------------------------------------- */
-
-typedef struct max_ver {
-    int64_t max;
-} max_ver;
-
-/* The highest version among the metadata files listed (manifests and lists, whose names
- * may start with digits too, are not metadata files). */
-static int ver_cb(void *ctx, const floe_io_entry *e) {
-    max_ver *m = ctx;
-    const char *slash = strrchr(e->uri, '/');
-    const char *name = slash ? slash + 1 : e->uri;
-    size_t n = strlen(name);
-    int64_t v;
-    bool md = (n > 14 && !strcmp(name + n - 14, ".metadata.json")) ||
-              (n > 17 && !strcmp(name + n - 17, ".metadata.json.gz"));
-    if (md && floe_metadata_file_version(name, &v) && v > m->max)
-        m->max = v;
-    return 0;
-}
-
-static void sleep_backoff(const floe_commit_retry *r, int attempt) {
-    int64_t d = r->min_wait_ms;
-    for (int i = 1; i < attempt && d < r->max_wait_ms; i++)
-        d *= 2;
-    if (d > r->max_wait_ms)
-        d = r->max_wait_ms;
-    uint32_t rnd;
-    floe_random_bytes(&rnd, sizeof rnd);
-    d = d / 2 + (d > 1 ? (int64_t)(rnd % (uint32_t)(d / 2 + 1)) : 0);
-    struct timespec ts = {(time_t)(d / 1000), (long)(d % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
-static int path_commit(floe_table *t, commit_ctx *c, floe_error *err) {
-    floe_commit_retry retry;
-    floe_commit_retry_from(floe_table_metadata_get(t), &retry);
-    int64_t start = floe_now_ns();
-    int rc = 0;
-    for (int attempt = 1;; attempt++) {
-        if (attempt > 1) {
-            sleep_backoff(&retry, attempt - 1);
-            FLOE_FORWARD_IF_ERROR(floe_table_refresh(t, err));
-        }
-        const char *base_loc = floe_table_metadata_location(t);
-        floe_metadata_builder *b = NULL;
-        floe_table_metadata *m = NULL;
-        char *dir = NULL, *loc = NULL, *hint = NULL;
-        FLOE_CHECK(floe_metadata_builder_new(floe_table_metadata_get(t), &b, err));
-        rc = apply(c, b, err);
-        if (rc == FLOE_COMMIT_NOOP) {
-            rc = 0;
-            goto attempt_done;
-        }
-        if (rc < 0 && floe_table_base_gone(t, rc)) { /* as floe_table_commit (C4) */
-            floe_error_prefix(err, "the table moved on from the snapshot this commit "
-                              "started from (a concurrent expiry deletes its files): ");
-            if (err)
-                err->code = FLOE_ECONFLICT;
-            rc = FLOE_ECONFLICT;
-        }
-        if (rc < 0)
-            goto attempt_done;
-        FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));
-        {
-            const char *slash = strrchr(base_loc, '/');
-            dir = slash ? floe_strndup(base_loc, (size_t)(slash - base_loc)) : floe_strdup(".");
-            if (!dir)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            max_ver mv = {0};
-            FLOE_CHECK(floe_io_list(dir, ver_cb, &mv, err));
-            /* a newer version than our base exists: someone committed since (building on
-             * the stale base would drop their commit; with old versions deleted, naming
-             * ours after the base could even bring a deleted one back) */
-            int64_t base_v;
-            if (floe_metadata_file_version(base_loc, &base_v) && mv.max > base_v) {
-                rc = floe_error_set(err, FLOE_ECONFLICT,
-                                    "%s is not the newest metadata file any more (v%" PRId64
-                                    " is)", base_loc, mv.max);
-                goto attempt_done;
-            }
-            bool gz = floe_table_metadata_wants_gzip(m);
-            loc = floe_asprintf("%s/v%" PRId64 "%s.metadata.json", dir, mv.max + 1, gz ? ".gz" : "");
-            hint = floe_io_join(dir, "version-hint.text");
-            if (!loc || !hint)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            rc = floe_table_metadata_write(m, loc, gz, true, err);
-            if (rc == FLOE_EEXISTS) {
-                rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit", loc);
-                goto attempt_done;
-            }
-            if (rc < 0)
-                goto attempt_done;
-            /* committed: the hint names the new version (best effort, as Hadoop tables) */
-            char num[32];
-            int nn = snprintf(num, sizeof num, "%" PRId64, mv.max + 1);
-            floe_output_options oo = {.fsync = true};
-            floe_error e2;
-            if (floe_io_write_all(hint, num, (size_t)nn, &oo, &e2) < 0)
-                floe_log(FLOE_LOG_WARN, "rewrite: could not update %s: %s", hint, e2.msg);
-            floe_table_clean_old_metadata(t, floe_table_metadata_get(t), m, loc);
-            if (floe_table_refresh(t, &e2) < 0)
-                floe_log(FLOE_LOG_WARN, "rewrite: refresh after commit: %s", e2.msg);
-        }
-    attempt_done:
-        floe_metadata_builder_free(b);
-        floe_table_metadata_free(m);
-        floe_free(dir);
-        floe_free(loc);
-        floe_free(hint);
-        if (rc != FLOE_ECONFLICT)
-            return rc;
-        if (attempt > retry.num_retries ||
-            (floe_now_ns() - start) / 1000000 > retry.total_timeout_ms)
-            return rc;
-    }
-done:
-    return rc;
-}
-
 static bool referenced(const commit_ctx *c, const char *path) {
     for (size_t i = 0; i < c->final_refs.n; i++)
         if (!strcmp(c->final_refs.items[i], path))
@@ -935,12 +812,9 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
     c.n = n;
     c.snapshot_id = floe_metadata_new_snapshot_id();
     floe_uuid4(c.uuid);
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    const char *custom = floe_table_metadata_property(m, "write.metadata.path");
-    c.md_dir = custom && *custom ? floe_strdup(custom) : floe_io_join(m->location, "metadata");
-    if (!c.md_dir)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_table_catalog(t) ? floe_table_commit(t, apply, &c, err) : path_commit(t, &c, err);
+    /* through the catalog, or Hadoop-style for tables opened by path (floe_table_commit) */
+    FLOE_FORWARD_IF_ERROR(floe_table_metadata_write_dir(t, &c.md_dir, err));
+    int rc = floe_table_commit(t, apply, &c, err);
     if (rc == FLOE_EUNKNOWN_STATE) {
         /* C2: the table may reference anything written */
     } else if (rc < 0 || c.noop) {

@@ -1066,6 +1066,16 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (p->ngroups == 0)
         goto finish;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    if (floe_table_migration_due(t)) {
+        /* the plan names input files by the paths the table records now; its paths are
+         * migrated first and the same plan made again on them */
+        FLOE_FORWARD_IF_ERROR(floe_table_migrate(t, err));
+        floe_rewrite_plan *fresh = NULL;
+        FLOE_FORWARD_IF_ERROR(floe_rewrite_plan_new(t, o, &fresh, err));
+        rc = floe_rewrite_execute(t, fresh, o, res, err);
+        floe_rewrite_plan_free(fresh);
+        return rc;
+    }
     rw_malloc_policy();
     exec_init(&x, t, p, o);
     /* outputs are large and synced at close anyway: write them past the page cache

@@ -7,8 +7,11 @@
  */
 #include "floe/io.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "io_internal.h"
 #include "s3_internal.h"
@@ -93,6 +96,173 @@ char *floe_io_join(const char *base, const char *rel) {
     if (bl == 0)
         return floe_strdup(rel);
     return floe_asprintf("%.*s/%s", (int)bl, base, rel);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * locations
+ * ------------------------------------------------------------------------------------- */
+
+/* Length of "scheme" in "scheme:..." (RFC 3986: a letter, then letters, digits, + - .);
+ * 0 when uri has no scheme. A one-letter scheme is taken as none. */
+static size_t scheme_len(const char *uri) {
+    const char *p = uri;
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        return 0;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '+' || *p == '-' || *p == '.')
+        p++;
+    return *p == ':' && p - uri > 1 ? (size_t)(p - uri) : 0;
+}
+
+static bool is_file_scheme(const char *uri, size_t n) {
+    return n == 4 && !strncasecmp(uri, "file", 4);
+}
+
+bool floe_io_uri_has_remote_scheme(const char *uri) {
+    size_t n = scheme_len(uri);
+    return n > 0 && !is_file_scheme(uri, n);
+}
+
+/* The path part of a local location (a suffix of uri), and whether it is absolute. */
+static const char *local_part(const char *uri, bool *absolute) {
+    const char *p = uri;
+    if (is_file_scheme(uri, scheme_len(uri))) {
+        p = uri + 5;
+        if (!strncmp(p, "//", 2)) {
+            p += 2;
+            if (!strncasecmp(p, "localhost/", 10))
+                p += 9;
+            /* file:///abs keeps its '/'; file://rel stays relative */
+        }
+    }
+    *absolute = *p == '/';
+    return p;
+}
+
+bool floe_io_uri_is_relative(const char *uri) {
+    if (floe_io_uri_has_remote_scheme(uri))
+        return false;
+    bool absolute;
+    local_part(uri, &absolute);
+    return !absolute;
+}
+
+/* Append the segments of path to out (a buffer holding an absolute path, at least "/"),
+ * dropping empty and "." segments and letting ".." remove the last one. */
+static void push_segments(char *out, size_t *len, const char *path) {
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *e = p;
+        while (*e && *e != '/')
+            e++;
+        size_t n = (size_t)(e - p);
+        if (n == 0 || (n == 1 && p[0] == '.')) {
+            /* nothing */
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (*len > 1 && out[*len - 1] != '/')
+                (*len)--;
+            if (*len > 1)
+                (*len)--; /* the '/' before the removed segment */
+        } else {
+            if (out[*len - 1] != '/')
+                out[(*len)++] = '/';
+            memcpy(out + *len, p, n);
+            *len += n;
+        }
+        out[*len] = '\0';
+        p = e;
+    }
+}
+
+int floe_io_uri_absolute(const char *uri, const char *base, char **out, floe_error *err) {
+    if (!uri || !*uri)
+        return floe_error_set(err, FLOE_EINVALID, "empty location");
+    if (floe_io_uri_has_remote_scheme(uri)) {
+        size_t n = strlen(uri);
+        while (n > 0 && uri[n - 1] == '/' && uri[n - 2] != '/')
+            n--;
+        char *copy = floe_strndup(uri, n);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        *out = copy;
+        return 0;
+    }
+    bool absolute;
+    const char *path = local_part(uri, &absolute);
+    char *anchor = NULL;
+    if (!absolute) {
+        if (base) {
+            int rc = floe_io_uri_absolute(base, NULL, &anchor, err);
+            if (rc < 0)
+                return rc;
+            if (floe_io_uri_has_remote_scheme(anchor)) {
+                char *joined = floe_io_join(anchor, path);
+                floe_free(anchor);
+                if (!joined)
+                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                rc = floe_io_uri_absolute(joined, NULL, out, err);
+                floe_free(joined);
+                return rc;
+            }
+        } else {
+            char cwd[4096];
+            if (!getcwd(cwd, sizeof cwd))
+                return floe_error_errno(err, errno, "%s is relative and the working folder "
+                                        "is unknown", uri);
+            anchor = floe_strdup(cwd);
+            if (!anchor)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        }
+    }
+    const char *anchor_path = NULL;
+    if (anchor) {
+        bool a;
+        anchor_path = local_part(anchor, &a);
+    }
+    size_t cap = strlen(path) + (anchor_path ? strlen(anchor_path) : 0) + 16;
+    char *buf = floe_malloc(cap);
+    if (!buf) {
+        floe_free(anchor);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    /* "file://" then the path, whose segments are pushed after its leading '/' */
+    memcpy(buf, "file:///", 9);
+    size_t plen = 1;
+    if (anchor_path)
+        push_segments(buf + 7, &plen, anchor_path);
+    push_segments(buf + 7, &plen, path);
+    floe_free(anchor);
+    *out = buf;
+    return 0;
+}
+
+char *floe_io_uri_key(const char *uri) {
+    char *abs = NULL;
+    if (floe_io_uri_absolute(uri, NULL, &abs, NULL) < 0)
+        return NULL;
+    size_t n = scheme_len(abs);
+    for (size_t i = 0; i < n; i++)
+        if (abs[i] >= 'A' && abs[i] <= 'Z')
+            abs[i] = (char)(abs[i] + 32);
+    if ((n == 3 && (!strncmp(abs, "s3a", 3) || !strncmp(abs, "s3n", 3))))
+        memmove(abs + 2, abs + 3, strlen(abs + 3) + 1); /* "s3a://" -> "s3://" */
+    return abs;
+}
+
+bool floe_io_uri_within(const char *uri, const char *prefix) {
+    char *k = floe_io_uri_key(uri), *pk = floe_io_uri_key(prefix);
+    bool yes = false;
+    if (k && pk) {
+        size_t n = strlen(pk);
+        while (n > 0 && pk[n - 1] == '/')
+            n--; /* "file:///" itself */
+        yes = !strncmp(k, pk, n) && (k[n] == '\0' || k[n] == '/');
+    }
+    floe_free(k);
+    floe_free(pk);
+    return yes;
 }
 
 /* A public handle wraps exactly one backend object; the scheme decides which at open. */

@@ -494,6 +494,15 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
             c.unreadable++;
             floe_log(FLOE_LOG_WARN, "expire: snapshot %" PRId64 ": %s (its manifests are left "
                      "to orphan removal)", expired_ids[i], e.msg);
+            /* a manifest list that is not there is not deleted (nor counted) */
+            const char *list = base->snapshots[k].manifest_list;
+            char *uri = NULL, *key = NULL;
+            bool there = true;
+            if (list && maint_resolve(t, list, &uri, &key, NULL) == 0 &&
+                floe_io_exists(uri, &there, NULL) == 0 && !there)
+                maint_pathset_remove(&c.lists, key);
+            floe_free(uri);
+            floe_free(key);
         }
     }
     /* their entries are the candidates */
@@ -564,10 +573,9 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
         planned_on = floe_table_metadata_get(t);
         c.attempts = 0;
     } else {
-        if (!floe_table_catalog(t))
-            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                      "table at %s was opened by path: expiry commits and needs a catalog "
-                      "(--dry-run works)", floe_table_root(t));
+        /* the base the expired snapshots are read from must record the paths the table
+         * records afterwards: a due migration of its paths is committed first */
+        FLOE_CHECK(floe_table_migrate(t, err));
         rc = floe_table_commit(t, expire_apply, &c, err);
         r.attempts = c.attempts;
         if (rc < 0)

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "floe/io.h"
+#include "floe/table.h"
 #include "maint_internal.h"
 
 #define DEFAULT_ORPHAN_AGE_MS (3 * FLOE_MAINT_DAY_MS)
@@ -62,9 +63,49 @@ typedef struct orphan_ctx {
     maint_pathset vanished;    /* snapshot ids whose files were not found (decimal) */
     bool tolerate_missing;     /* step 2 with a re-read to come: note them, go on */
     floe_orphan_result r;
+    char *own_md[3];           /* keys of the folders this table's metadata files are in */
+    char *foreign;             /* the first listed file that belongs to something else
+                                  (another table's metadata, a catalog database) */
     int rc;
     floe_error *err;
 } orphan_ctx;
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* A listed file that orphan removal must never meet in a table's location: a metadata
+ * file or version hint of a table other than this one (a table nested inside), or a
+ * database (a SQLite catalog, lease or landing index). Notes the first in c->foreign. */
+static int note_foreign(orphan_ctx *c, const char *uri) {
+    if (c->foreign)
+        return 0;
+    const char *slash = strrchr(uri, '/');
+    const char *name = slash ? slash + 1 : uri;
+    bool db = ends_with(name, ".db") || ends_with(name, ".db-wal") ||
+              ends_with(name, ".db-journal");
+    bool md = ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz") ||
+              !strcmp(name, "version-hint.text");
+    if (!db && !md)
+        return 0;
+    if (md && slash) {
+        char *dir = floe_strndup(uri, (size_t)(slash - uri));
+        char *key = dir ? floe_io_uri_key(dir) : NULL;
+        floe_free(dir);
+        if (!key)
+            return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+        bool own = false;
+        for (int i = 0; i < 3 && !own; i++)
+            own = c->own_md[i] && !strcmp(c->own_md[i], key);
+        floe_free(key);
+        if (own)
+            return 0;
+    }
+    if (!(c->foreign = floe_strdup(uri)))
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
 
 /* A component of rest starting with '_' or '.' hides the file, except partition folders
  * ("_bucket=3": the name of a partition field may start with '_'). */
@@ -104,6 +145,8 @@ static int on_listed(void *vctx, const floe_io_entry *e) {
         c->r.hidden++;
         return 0;
     }
+    if ((c->rc = note_foreign(c, e->uri)) < 0)
+        return 1;
     if (e->mtime_ms >= c->cutoff) {
         c->r.too_recent++;
         return 0;
@@ -254,6 +297,44 @@ static int add_metadata_refs(orphan_ctx *c, const floe_table *t, floe_error *err
 }
 
 /* ---------------------------------------------------------------------------------------
+ * what else lies in the location
+ * ------------------------------------------------------------------------------------- */
+
+/* Refuse when the catalog knows something inside loc that is not this table's: another
+ * table's location (or one holding loc: a table keeps files anywhere under its location,
+ * its data/ folder may be the other table's location), floe serve's landing folder, the
+ * quarantine, the write-ahead logs, the warehouse itself - the placement rules. */
+static int check_nothing_else_under(floe_table *t, const char *loc, floe_error *err) {
+    floe_catalog *c = floe_table_catalog(t);
+    if (!c)
+        return 0;
+    int rc = floe_table_check_location(c, floe_table_namespace(t), floe_table_name(t), loc, err);
+    if (rc == FLOE_EINVALID)
+        floe_error_prefix(err, "orphans: nothing was deleted: ");
+    return rc;
+}
+
+/* The folders this table's own metadata files are in: <root>/metadata, write.metadata.path
+ * and the folder of the current file. */
+static int own_metadata_dirs(floe_table *t, char *keys[3], floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    char *dirs[3] = {floe_io_join(floe_table_root(t), "metadata"), NULL, NULL};
+    const char *mp = floe_table_metadata_property(m, "write.metadata.path");
+    if (mp && *mp && floe_table_resolve_path(t, mp, &dirs[1], NULL) < 0)
+        dirs[1] = NULL;
+    const char *cur = floe_table_metadata_location(t);
+    const char *slash = strrchr(cur, '/');
+    dirs[2] = slash ? floe_strndup(cur, (size_t)(slash - cur)) : NULL;
+    int rc = 0;
+    for (int i = 0; i < 3; i++) {
+        if (dirs[i] && !(keys[i] = floe_io_uri_key(dirs[i])))
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(dirs[i]);
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
  * the run
  * ------------------------------------------------------------------------------------- */
 
@@ -328,9 +409,19 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     c.root_len = strlen(c.root_path);
 
+    /* nothing another table, floe serve or the catalog keeps may lie in what is listed */
+    FLOE_CHECK(check_nothing_else_under(t, loc, err));
+    FLOE_CHECK(own_metadata_dirs(t, c.own_md, err));
+
     /* 1. list */
     FLOE_CHECK(floe_io_list(loc, on_listed, &c, err));
     FLOE_CHECK(c.rc);
+    if (c.foreign)
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "orphans: %s lies in %s but is not %s's: another table (or a catalog) keeps "
+                  "files inside this table's location, and they would be deleted as orphans. "
+                  "Nothing was deleted; move that table out first",
+                  c.foreign, loc, floe_table_name(t) ? floe_table_name(t) : floe_table_root(t));
     /* 2. references; 3. again after a refresh */
     c.tolerate_missing = floe_table_catalog(t) != NULL;
     FLOE_CHECK(add_metadata_refs(&c, t, err));
@@ -401,5 +492,8 @@ done:
     maint_pathset_free(&c.manifests);
     maint_pathset_free(&c.snapshots);
     maint_pathset_free(&c.vanished);
+    for (int i = 0; i < 3; i++)
+        floe_free(c.own_md[i]);
+    floe_free(c.foreign);
     return rc;
 }

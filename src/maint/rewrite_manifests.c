@@ -136,13 +136,6 @@ static int cmp_entry(const void *pa, const void *pb) {
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static char *metadata_dir(const floe_table_metadata *m) {
-    const char *mp = floe_table_metadata_property(m, "write.metadata.path");
-    if (mp)
-        return floe_strdup(mp);
-    return floe_io_join(m->location, "metadata");
-}
-
 static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_plan *p,
                      bool *noop, floe_error *err) {
     const floe_table_metadata *m = floe_table_metadata_get(t);
@@ -241,9 +234,9 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
     size_t nout = cc.n ? (size_t)((cc.n + (size_t)per_manifest - 1) / (size_t)per_manifest) : 0;
     p->created = floe_arena_alloc(&p->arena, (nout + 1) * sizeof *p->created);
     p->created_uris = floe_calloc(nout + 1, sizeof *p->created_uris);
-    p->md_dir = metadata_dir(m);
-    if (!p->created || !p->created_uris || !p->md_dir)
+    if (!p->created || !p->created_uris)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_table_metadata_write_dir(t, &p->md_dir, err));
     floe_uuid4(p->commit_uuid);
     if (o->dry_run) {
         p->ncreated = nout; /* planned, not written */
@@ -441,10 +434,10 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
     floe_rewrite_manifests_result r;
     memset(&r, 0, sizeof r);
     int rc = 0;
-    if (!opts->dry_run && !floe_table_catalog(t))
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "table at %s was opened by path: a rewrite commits and needs a "
-                              "catalog", floe_table_root(t));
+    /* a table whose recorded paths wait for their migration gets it first: the plan
+     * names manifests by the paths the commit will find */
+    if (!opts->dry_run)
+        FLOE_FORWARD_IF_ERROR(floe_table_migrate(t, err));
     for (int round = 0;; round++) {
         rw_plan plan;
         bool noop = false;

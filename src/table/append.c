@@ -758,8 +758,7 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
     FLOE_CHECK(parse_schema_spec(m, &a->schema, &a->spec, err));
     a->snapshot_id = floe_metadata_new_snapshot_id();
     floe_uuid4(a->commit_uuid);
-    if (!(a->md_dir = floe_table_metadata_dir(m)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_table_metadata_write_dir(t, &a->md_dir, err));
     FLOE_CHECK(write_new_manifest(a, m, err));
     rc = floe_table_commit(t, apply, a, err);
     if (rc == FLOE_EUNKNOWN_STATE)

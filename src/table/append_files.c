@@ -36,8 +36,11 @@ int floe_table_data_dir(const floe_table *t, char **out, floe_error *err) {
     char *rec = custom && *custom ? floe_strdup(custom) : floe_io_join(m->location, "data");
     if (!rec)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    *out = rec;
-    return 0;
+    /* as new files are recorded: an absolute URI, also while the table waits for its
+     * paths to be migrated */
+    int rc = floe_table_record_path(t, rec, out, err);
+    floe_free(rec);
+    return rc;
 }
 
 static int prop_size(const floe_table_metadata *m, const char *key, int64_t dflt, int64_t *out,

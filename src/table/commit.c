@@ -145,8 +145,8 @@ enum { OUTCOME_APPLIED = 1, OUTCOME_NOT_APPLIED = 2, OUTCOME_UNKNOWN = 3 };
 /* After an unknown swap from base_loc to new_loc, decide what happened by reading. The
  * winner of a swap from base is the file right after base in the lineage (the current
  * file's metadata-log, then the current file itself). */
-static int resolve_unknown(floe_table *t, const char *base_loc, const char *new_loc,
-                           bool fail_reads) {
+static int resolve_unknown(floe_table *t, const char *base_loc, const char *base_logged,
+                           const char *new_loc, bool fail_reads) {
     char *cur = NULL;
     int rc = FLOE_EIO;
     for (int i = 0; i < 3 && rc < 0; i++) {
@@ -169,10 +169,10 @@ static int resolve_unknown(floe_table *t, const char *base_loc, const char *new_
         /* nothing moved: final only where a returned call leaves nothing in flight */
         outcome = floe_catalog_swap_outcome_final(t->catalog) ? OUTCOME_NOT_APPLIED
                                                               : OUTCOME_UNKNOWN;
-    } else if (floe_table_metadata_read(cur, &m, NULL) == 0) {
+    } else if (floe_table_metadata_read(cur, &m, NULL) == 0) { /* cur: written absolute */
         const char *successor = NULL;
         for (size_t i = 0; i < m->n_metadata_log; i++)
-            if (!strcmp(m->metadata_log[i].metadata_file, base_loc)) {
+            if (!strcmp(m->metadata_log[i].metadata_file, base_logged)) {
                 successor = i + 1 < m->n_metadata_log ? m->metadata_log[i + 1].metadata_file : cur;
             }
         if (successor)
@@ -361,6 +361,14 @@ static int write_unique(floe_table *t, const floe_table_metadata *m, const char 
     char *md_dir = floe_table_metadata_dir(m);
     if (!md_dir)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (!floe_io_uri_is_relative(md_dir)) { /* recorded as an absolute URI */
+        char *abs = NULL;
+        int rc = floe_io_uri_absolute(md_dir, NULL, &abs, err);
+        floe_free(md_dir);
+        if (rc < 0)
+            return rc;
+        md_dir = abs;
+    }
     for (int i = 0; i < 3; i++) {
         int rc = floe_catalog_new_metadata_location(t->catalog, md_dir, base_loc, gzip, loc, err);
         if (rc == 0)
@@ -374,6 +382,162 @@ static int write_unique(floe_table *t, const floe_table_metadata *m, const char 
     }
     floe_free(md_dir);
     return floe_error_set(err, FLOE_EEXISTS, "could not find a free metadata file name");
+}
+
+/* The metadata-log entry for the base file: the pointer as the catalog stores it, or for
+ * a table opened by path, the base file under the table's recorded location; while the
+ * table's paths are migrated, its migrated form. Caller frees. */
+static int base_log_entry(const floe_table *t, char **out, floe_error *err) {
+    if (t->migrating)
+        return floe_table_migrated_path(t, t->pointer, out, err);
+    const char *loc = t->metadata->location;
+    size_t rl = strlen(t->root);
+    const char *base = t->metadata_location;
+    if (!t->catalog && !floe_io_uri_is_relative(loc) && !strncmp(base, t->root, rl) &&
+        base[rl] == '/') {
+        char *rec = floe_io_join(loc, base + rl + 1);
+        if (!rec)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        *out = rec;
+        return 0;
+    }
+    char *copy = floe_strdup(t->catalog ? t->pointer : base);
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = copy;
+    return 0;
+}
+
+/* Staged: the caller's change applied on a builder from the current metadata and the
+ * new document made (*m). FLOE_COMMIT_NOOP when apply says there is nothing to do (*m
+ * stays NULL); FLOE_ECONFLICT when apply failed for a file of a base the table has moved
+ * on from (C4). The outputs are the caller's to free in every case. */
+static int stage(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_metadata_builder **b,
+                 floe_table_metadata **m, char **log_entry, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_metadata_builder_new(t->metadata, b, err));
+    int rc = apply(ctx, *b, err);
+    if (rc < 0 && floe_table_base_gone(t, rc)) {
+        floe_error_prefix(err, "the table moved on from the snapshot this commit "
+                          "started from (a concurrent expiry deletes its files): ");
+        if (err)
+            err->code = FLOE_ECONFLICT;
+        return FLOE_ECONFLICT;
+    }
+    if (rc != 0)
+        return rc;
+    FLOE_FORWARD_IF_ERROR(base_log_entry(t, log_entry, err));
+    return floe_metadata_builder_finish(*b, *log_entry, m, err);
+}
+
+static void sleep_backoff(const floe_commit_retry *r, int attempt, int64_t start) {
+    int64_t elapsed_ms = (floe_now_ns() - start) / 1000000;
+    int64_t wait = backoff_ms(r, attempt);
+    if (elapsed_ms + wait > r->total_timeout_ms)
+        wait = r->total_timeout_ms - elapsed_ms;
+    sleep_ms(wait);
+}
+
+typedef struct max_ver {
+    const char *dir; /* the metadata folder listed */
+    size_t dir_len;
+    int64_t max;
+} max_ver;
+
+/* Highest version among the metadata files directly in the folder (not manifests, not
+ * files of sub-folders). */
+static int ver_cb(void *ctx, const floe_io_entry *e) {
+    max_ver *m = ctx;
+    const char *slash = strrchr(e->uri, '/');
+    int64_t v;
+    if (slash && (size_t)(slash - e->uri) == m->dir_len && !strncmp(e->uri, m->dir, m->dir_len) &&
+        floe_metadata_file_version(slash + 1, &v) && v > m->max)
+        m->max = v;
+    return 0;
+}
+
+/* A table opened by path commits as a Hadoop table does: v<N+1>.metadata.json created
+ * if absent beside the current file (N the highest version there), then the version
+ * hint. Losing the create is a conflict. */
+static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err) {
+    floe_commit_retry retry;
+    floe_commit_retry_from(t->metadata, &retry);
+    int64_t start = floe_now_ns();
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        if (attempt > 1) {
+            sleep_backoff(&retry, attempt - 1, start);
+            FLOE_FORWARD_IF_ERROR(floe_table_refresh(t, err));
+        }
+        const char *base_loc = t->metadata_location;
+        floe_metadata_builder *b = NULL;
+        floe_table_metadata *m = NULL;
+        char *dir = NULL, *loc = NULL, *hint = NULL, *log_entry = NULL;
+        rc = stage(t, apply, ctx, &b, &m, &log_entry, err);
+        if (rc == FLOE_COMMIT_NOOP)
+            rc = 0;
+        if (rc < 0 || !m)
+            goto attempt_done;
+        {
+            const char *slash = strrchr(base_loc, '/');
+            dir = slash ? floe_strndup(base_loc, (size_t)(slash - base_loc)) : floe_strdup(".");
+            if (!dir)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            max_ver mv = {dir, strlen(dir), 0};
+            FLOE_CHECK(floe_io_list(dir, ver_cb, &mv, err));
+            /* a newer version than our base exists: someone committed since (building on
+             * the stale base would drop their commit; with old versions deleted, naming
+             * ours after the base could even bring a deleted one back) */
+            int64_t base_v;
+            if (floe_metadata_file_version(base_loc, &base_v) && mv.max > base_v) {
+                rc = floe_error_set(err, FLOE_ECONFLICT,
+                                    "%s is not the newest metadata file any more (v%" PRId64
+                                    " is)", base_loc, mv.max);
+                goto attempt_done;
+            }
+            bool gz = floe_table_metadata_wants_gzip(m);
+            loc = floe_asprintf("%s/v%" PRId64 "%s.metadata.json", dir, mv.max + 1,
+                                gz ? ".gz" : "");
+            hint = floe_io_join(dir, "version-hint.text");
+            if (!loc || !hint)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_table_metadata_write(m, loc, gz, true, err);
+            if (rc == FLOE_EEXISTS) {
+                rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit", loc);
+                goto attempt_done;
+            }
+            if (rc < 0)
+                goto attempt_done;
+            /* committed: the hint names the new version (best effort, as Hadoop tables) */
+            char num[32];
+            int nn = snprintf(num, sizeof num, "%" PRId64, mv.max + 1);
+            floe_output_options oo = {.fsync = true};
+            floe_error e2;
+            floe_error_clear(&e2);
+            if (floe_io_write_all(hint, num, (size_t)nn, &oo, &e2) < 0)
+                floe_log(FLOE_LOG_WARN, "commit: could not update %s: %s", hint, e2.msg);
+            if (!t->migrating)
+                floe_table_clean_old_metadata(t, t->metadata, m, loc);
+            rc = floe_table_install(t, NULL, loc, m, err);
+            loc = NULL;
+            m = NULL;
+        }
+    attempt_done:
+        floe_metadata_builder_free(b);
+        floe_table_metadata_free(m);
+        floe_free(dir);
+        floe_free(loc);
+        floe_free(hint);
+        floe_free(log_entry);
+        if (rc != FLOE_ECONFLICT)
+            return rc;
+        if (attempt > retry.num_retries ||
+            (floe_now_ns() - start) / 1000000 > retry.total_timeout_ms)
+            return rc;
+        floe_error_clear(err);
+        continue;
+    done:
+        goto attempt_done;
+    }
 }
 
 static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
@@ -390,7 +554,7 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
     for (int attempt = 1;; attempt++) {
         floe_metadata_builder *b = NULL;
         floe_table_metadata *m = NULL;
-        char *loc = NULL;
+        char *loc = NULL, *log_entry = NULL;
         bool ours_on_disk = false; /* a file we wrote that the table does not reference */
         bool yielded = false;      /* stopped before the swap: another has priority (C5) */
         /* C5: not while another committer has priority (outside the gate: it may be a
@@ -409,26 +573,14 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
                 return rc;
             }
         }
-        const char *base_loc = t->metadata_location;
+        const char *base_loc = t->pointer;
 
         /* staged */
-        FLOE_CHECK(floe_metadata_builder_new(t->metadata, &b, err));
-        rc = apply(ctx, b, err);
-        if (rc == FLOE_COMMIT_NOOP) {
+        rc = stage(t, apply, ctx, &b, &m, &log_entry, err);
+        if (rc == FLOE_COMMIT_NOOP)
             rc = 0;
+        if (rc < 0 || !m)
             goto attempt_done;
-        }
-        if (rc < 0 && floe_table_base_gone(t, rc)) {
-            /* C4: a file of the base is gone and the table moved on: a conflict */
-            floe_error_prefix(err, "the table moved on from the snapshot this commit "
-                              "started from (a concurrent expiry deletes its files): ");
-            if (err)
-                err->code = FLOE_ECONFLICT;
-            rc = FLOE_ECONFLICT;
-        }
-        if (rc < 0)
-            goto attempt_done;
-        FLOE_CHECK(floe_metadata_builder_finish(b, base_loc, &m, err));
         bool gzip = floe_table_metadata_wants_gzip(m);
         if (race_fn)
             race_fn(race_ctx, t);
@@ -477,7 +629,7 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
         }
 
         if (rc == FLOE_EUNKNOWN_STATE) {
-            int outcome = resolve_unknown(t, base_loc, loc, fail_resolve);
+            int outcome = resolve_unknown(t, base_loc, log_entry, loc, fail_resolve);
             if (outcome == OUTCOME_APPLIED) {
                 floe_log(FLOE_LOG_INFO, "commit: unknown swap state settled: %s is committed", loc);
                 rc = 0;
@@ -495,10 +647,27 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
         }
         if (rc == 0) { /* committed */
             ours_on_disk = false;
-            floe_table_clean_old_metadata(t, t->metadata, m, loc);
-            floe_table_install(t, loc, m);
+            /* (the migration renames metadata-log entries: nothing leaves the log) */
+            if (!t->migrating)
+                floe_table_clean_old_metadata(t, t->metadata, m, loc);
+            char *phys = floe_strdup(loc);
+            if (!phys) {
+                floe_free(loc);
+                floe_table_metadata_free(m);
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            } else {
+                rc = floe_table_install(t, loc, phys, m, err);
+            }
             loc = NULL;
             m = NULL;
+            if (rc < 0) { /* committed, but this object could not take it: C1 */
+                char why[256];
+                snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+                rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                                    "table %s.%s: committed, but the new metadata could not "
+                                    "be loaded (%s); load the table again",
+                                    t->ns, t->name, why);
+            }
             goto attempt_done;
         }
         if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
@@ -508,6 +677,7 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
         if (ours_on_disk && loc) /* C2: the swap definitely did not happen */
             floe_io_delete(loc, NULL);
         floe_free(loc);
+        floe_free(log_entry);
         floe_table_metadata_free(m);
         floe_metadata_builder_free(b);
         if (gate)
@@ -546,9 +716,10 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
 }
 
 int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err) {
+    if (t->migrate && !t->migrating)
+        FLOE_FORWARD_IF_ERROR(floe_table_migrate(t, err));
     if (!t->catalog)
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "table at %s was opened by path: commits need a catalog", t->root);
+        return path_commit(t, apply, ctx, err);
     priority pr;
     prio_init(&pr, t);
     int rc = commit_attempts(t, apply, ctx, &pr, err);

@@ -786,3 +786,59 @@ done:
     json_decref(doc);
     return rc;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * paths (migrating a table's recorded paths)
+ * ------------------------------------------------------------------------------------- */
+
+/* Replace the string at obj[key] with fn's answer (when it gives one). */
+static int map_string(json_t *obj, const char *key, floe_metadata_path_kind kind,
+                      int64_t snapshot_id, floe_metadata_path_fn fn, void *ctx,
+                      floe_error *err) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_string(v))
+        return 0;
+    char *mapped = NULL;
+    FLOE_FORWARD_IF_ERROR(fn(ctx, kind, snapshot_id, json_string_value(v), &mapped, err));
+    if (!mapped)
+        return 0;
+    json_t *nv = json_string(mapped);
+    floe_free(mapped);
+    if (!nv)
+        return bad_string("path", key, err);
+    return set_new(obj, key, nv, err);
+}
+
+int floe_metadata_builder_map_paths(floe_metadata_builder *b, floe_metadata_path_fn fn,
+                                    void *ctx, floe_error *err) {
+    json_t *doc = b->doc;
+    FLOE_FORWARD_IF_ERROR(map_string(doc, "location", FLOE_PATH_LOCATION, -1, fn, ctx, err));
+    json_t *snaps = json_object_get(doc, "snapshots");
+    for (size_t i = 0; i < json_array_size(snaps); i++) {
+        json_t *sn = json_array_get(snaps, i);
+        FLOE_FORWARD_IF_ERROR(map_string(sn, "manifest-list", FLOE_PATH_MANIFEST_LIST,
+                                         jlong(sn, "snapshot-id", -1), fn, ctx, err));
+    }
+    json_t *mlog = json_object_get(doc, "metadata-log");
+    for (size_t i = 0; i < json_array_size(mlog); i++)
+        FLOE_FORWARD_IF_ERROR(map_string(json_array_get(mlog, i), "metadata-file",
+                                         FLOE_PATH_METADATA_LOG, -1, fn, ctx, err));
+    static const char *const stats[] = {"statistics", "partition-statistics"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *arr = json_object_get(doc, stats[k]);
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            json_t *e = json_array_get(arr, i);
+            FLOE_FORWARD_IF_ERROR(map_string(e, "statistics-path", FLOE_PATH_STATISTICS,
+                                             jlong(e, "snapshot-id", -1), fn, ctx, err));
+        }
+    }
+    static const char *const props[] = {"write.data.path", "write.metadata.path",
+                                        "write.object-storage.path",
+                                        "write.folder-storage.path"};
+    json_t *p = json_object_get(doc, "properties");
+    if (json_is_object(p))
+        for (size_t k = 0; k < sizeof props / sizeof props[0]; k++)
+            FLOE_FORWARD_IF_ERROR(
+                map_string(p, props[k], FLOE_PATH_PROPERTY, -1, fn, ctx, err));
+    return 0;
+}

@@ -338,6 +338,7 @@ void floe_table_close(floe_table *t) {
     if (!t)
         return;
     floe_table_metadata_free(t->metadata);
+    floe_free(t->pointer);
     floe_free(t->metadata_location);
     floe_free(t->ns);
     floe_free(t->name);
@@ -353,6 +354,7 @@ const char *floe_table_root(const floe_table *t) { return t->root; }
 floe_catalog *floe_table_catalog(const floe_table *t) { return t->catalog; }
 const char *floe_table_namespace(const floe_table *t) { return t->ns; }
 const char *floe_table_name(const floe_table *t) { return t->name; }
+bool floe_table_migration_due(const floe_table *t) { return t->migrate; }
 
 char *floe_table_metadata_dir(const floe_table_metadata *m) {
     const char *custom = floe_table_metadata_property(m, "write.metadata.path");
@@ -361,11 +363,200 @@ char *floe_table_metadata_dir(const floe_table_metadata *m) {
     return floe_io_join(m->location, "metadata");
 }
 
-void floe_table_install(floe_table *t, char *location, floe_table_metadata *m) {
-    floe_free(t->metadata_location);
-    floe_table_metadata_free(t->metadata);
-    t->metadata_location = location;
+int floe_table_metadata_write_dir(const floe_table *t, char **out, floe_error *err) {
+    char *rec = floe_table_metadata_dir(t->metadata);
+    if (!rec)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_table_record_path(t, rec, out, err);
+    floe_free(rec);
+    return rc;
+}
+
+int floe_table_uri_form(char **path, floe_error *err) {
+    if (floe_io_uri_is_relative(*path) || floe_io_uri_has_remote_scheme(*path))
+        return 0;
+    char *abs = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_io_uri_absolute(*path, NULL, &abs, err));
+    floe_free(*path);
+    *path = abs;
+    return 0;
+}
+
+/* If path starts with prefix at a '/' boundary, the remainder (possibly ""), else NULL. */
+static const char *strip_prefix(const char *path, const char *prefix);
+static const char *canonical(const char *s);
+
+/* The remainder of `recorded` under the explicit relocation source, or NULL. */
+static const char *relocated_rest(const floe_table *t, const char *recorded) {
+    if (!t->relocate_from)
+        return NULL;
+    const char *rest = strip_prefix(recorded, t->relocate_from);
+    if (!rest)
+        rest = strip_prefix(canonical(recorded), canonical(t->relocate_from));
+    return rest;
+}
+
+/* Refuse a catalog table recorded under the warehouse the catalog was moved away from. */
+static int check_not_moved(const floe_table *t, const char *recorded, floe_error *err) {
+    const char *old = t->catalog ? floe_catalog_moved_from(t->catalog) : NULL;
+    if (!old || relocated_rest(t, recorded) || floe_io_uri_is_relative(recorded) ||
+        !floe_io_uri_within(recorded, old))
+        return 0;
+    return floe_error_set(err, FLOE_EINVALID,
+                          "%s is under %s, the warehouse catalog %s was used with, but the "
+                          "catalog is opened with warehouse %s: the warehouse was moved or "
+                          "copied (or the configuration changed). floe does not read or write "
+                          "a table through its old paths unless they are mapped: --relocate "
+                          "%s=%s (the table's next commit records its paths under the new "
+                          "warehouse), or set the warehouse back to %s",
+                          recorded, old, floe_catalog_name(t->catalog),
+                          floe_catalog_warehouse(t->catalog), old,
+                          floe_catalog_warehouse(t->catalog), old);
+}
+
+/* Where the current metadata file of a catalog table is read: the pointer itself when it
+ * is absolute, else resolved against the warehouse; the explicit relocation first. */
+static int pointer_location(const floe_table *t, const char *pointer, char **out,
+                            floe_error *err) {
+    const char *rest = relocated_rest(t, pointer);
+    if (rest) {
+        char *joined = *rest ? floe_io_join(t->relocate_to, rest) : floe_strdup(t->relocate_to);
+        if (!joined)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = floe_io_uri_absolute(joined, NULL, out, err);
+        floe_free(joined);
+        return rc;
+    }
+    FLOE_FORWARD_IF_ERROR(check_not_moved(t, pointer, err));
+    return floe_catalog_resolve_location(t->catalog, t->ns, t->name, pointer, out, err);
+}
+
+/* The table folder of a metadata file: the folder holding its metadata/ folder, else
+ * the file's own folder. */
+static char *folder_of_metadata(const char *metadata_uri) {
+    char *md_dir = dir_of(metadata_uri);
+    if (!md_dir || strcmp(base_of(md_dir), "metadata"))
+        return md_dir;
+    char *root = dir_of(md_dir);
+    floe_free(md_dir);
+    return root;
+}
+
+/* t->root and t->migrate for the installed metadata:
+ *   path table                    -> the folder it was opened from (a location recorded
+ *                                    as an absolute URI stays the table's own); migrate
+ *                                    when the location is relative;
+ *   relocated location            -> its image under the relocation target; migrate;
+ *   relative location             -> the folder of the metadata file (its metadata/
+ *                                    folder's parent), else resolved against the
+ *                                    warehouse; migrate;
+ *   absolute, catalog table       -> the location; refused when the filesystem catalog
+ *                                    keeps the table elsewhere or the location lies under
+ *                                    a warehouse the catalog was moved away from. */
+static int place(floe_table *t, floe_error *err) {
+    const char *loc = t->metadata->location;
+    char *root = NULL;
+    bool migrate = false;
+    int rc = 0;
+    const char *rest = relocated_rest(t, loc);
+    if (!t->catalog) {
+        if (!(root = folder_of_metadata(t->metadata_location)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        migrate = floe_io_uri_is_relative(loc);
+    } else if (rest) {
+        char *joined = *rest ? floe_io_join(t->relocate_to, rest) : floe_strdup(t->relocate_to);
+        rc = joined ? floe_io_uri_absolute(joined, NULL, &root, err)
+                    : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(joined);
+        FLOE_CHECK(rc);
+        /* an identity mapping keeps a table where it is: nothing to rewrite */
+        char *k1 = floe_io_uri_key(loc), *k2 = floe_io_uri_key(root);
+        migrate = !k1 || !k2 || strcmp(k1, k2) || floe_io_uri_is_relative(loc);
+        floe_free(k1);
+        floe_free(k2);
+    } else if (floe_io_uri_is_relative(loc)) {
+        migrate = true;
+        char *md_dir = dir_of(t->metadata_location);
+        if (!md_dir)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        bool beside = !strcmp(base_of(md_dir), "metadata");
+        floe_free(md_dir);
+        if (beside)
+            root = folder_of_metadata(t->metadata_location);
+        else
+            FLOE_CHECK(floe_catalog_resolve_location(t->catalog, t->ns, t->name, loc, &root, err));
+        if (!root)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    } else {
+        FLOE_CHECK(check_not_moved(t, loc, err));
+        if (floe_catalog_swap_by_create(t->catalog)) {
+            /* the filesystem catalog keeps a table in <warehouse>/<ns>/<name>, whatever
+             * its metadata says: a location elsewhere means the warehouse moved */
+            char *home = NULL;
+            FLOE_CHECK(floe_catalog_default_location(t->catalog, t->ns, t->name, &home, err));
+            char *k1 = floe_io_uri_key(loc), *k2 = floe_io_uri_key(home);
+            bool same = k1 && k2 && !strcmp(k1, k2);
+            floe_free(k1);
+            floe_free(k2);
+            if (!same) {
+                rc = floe_error_set(err, FLOE_EINVALID,
+                                    "the metadata of %s.%s records location %s, but the "
+                                    "filesystem catalog keeps the table at %s: the warehouse "
+                                    "was moved or copied. floe does not read or write a "
+                                    "table through its old paths unless they are mapped: "
+                                    "--relocate %s=%s (the next commit records its paths "
+                                    "there)",
+                                    t->ns, t->name, loc, home, loc, home);
+                floe_free(home);
+                goto done;
+            }
+            floe_free(home);
+        }
+        if (!(root = floe_strdup(loc)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_free(t->root);
+    t->root = root;
+    root = NULL;
+    t->migrate = migrate;
+done:
+    floe_free(root);
+    return rc;
+}
+
+int floe_table_install(floe_table *t, char *pointer, char *metadata_location,
+                       floe_table_metadata *m, floe_error *err) {
+    char *old_pointer = t->pointer, *old_loc = t->metadata_location;
+    floe_table_metadata *old_m = t->metadata;
+    t->pointer = pointer ? pointer : floe_strdup(metadata_location);
+    t->metadata_location = metadata_location;
     t->metadata = m;
+    int rc = t->pointer ? place(t, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) {
+        floe_free(t->pointer);
+        floe_free(t->metadata_location);
+        floe_table_metadata_free(t->metadata);
+        t->pointer = old_pointer;
+        t->metadata_location = old_loc;
+        t->metadata = old_m;
+        return rc;
+    }
+    floe_free(old_pointer);
+    floe_free(old_loc);
+    floe_table_metadata_free(old_m);
+    return 0;
+}
+
+static int set_relocation(floe_table *t, const floe_table_open_options *opts, floe_error *err) {
+    if (!opts || !opts->relocate_from || !opts->relocate_to)
+        return 0;
+    if (!*opts->relocate_from || !*opts->relocate_to)
+        return floe_error_set(err, FLOE_EINVALID, "relocate: FROM and TO must not be empty");
+    t->relocate_from = floe_strdup(opts->relocate_from);
+    if (!t->relocate_from)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    /* the target is where files are read and written: absolute, whatever was typed */
+    return floe_io_uri_absolute(opts->relocate_to, NULL, &t->relocate_to, err);
 }
 
 int floe_table_open_path(const char *path, const floe_table_open_options *opts,
@@ -374,30 +565,22 @@ int floe_table_open_path(const char *path, const floe_table_open_options *opts,
     if (!t)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
+    char *abs = NULL, *found = NULL;
+    floe_table_metadata *m = NULL;
     t->confined = true;
-    FLOE_CHECK(floe_table_locate_metadata(path, &t->metadata_location, err));
-    FLOE_CHECK(floe_table_metadata_read(t->metadata_location, &t->metadata, err));
-    /* root: the folder holding metadata/, else the folder of the file */
-    char *md_dir = dir_of(t->metadata_location);
-    if (!md_dir)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (!strcmp(base_of(md_dir), "metadata")) {
-        t->root = dir_of(md_dir);
-        floe_free(md_dir);
-    } else {
-        t->root = md_dir;
-    }
-    if (!t->root)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (opts && opts->relocate_from && opts->relocate_to) {
-        if (!*opts->relocate_from)
-            FLOE_FAIL(err, FLOE_EINVALID, "relocate: FROM must not be empty");
-        t->relocate_from = floe_strdup(opts->relocate_from);
-        t->relocate_to = floe_strdup(opts->relocate_to);
-        if (!t->relocate_from || !t->relocate_to)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    }
+    FLOE_CHECK(set_relocation(t, opts, err));
+    /* absolute from the start: the paths this table records (metadata-log entries, new
+     * files) must not depend on the folder floe runs in */
+    FLOE_CHECK(floe_io_uri_absolute(path, NULL, &abs, err));
+    FLOE_CHECK(floe_table_locate_metadata(abs, &found, err));
+    FLOE_CHECK(floe_table_metadata_read(found, &m, err));
+    rc = floe_table_install(t, NULL, found, m, err);
+    found = NULL;
+    m = NULL;
 done:
+    floe_free(abs);
+    floe_free(found);
+    floe_table_metadata_free(m);
     if (rc < 0) {
         floe_table_close(t);
         return rc;
@@ -406,21 +589,44 @@ done:
     return 0;
 }
 
-int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
-                    floe_error *err) {
+/* Read the metadata a catalog pointer names and install it. */
+static int install_pointer(floe_table *t, char *pointer, floe_error *err) {
+    char *loc = NULL;
+    floe_table_metadata *m = NULL;
+    int rc = pointer_location(t, pointer, &loc, err);
+    if (rc == 0)
+        rc = floe_table_metadata_read(loc, &m, err);
+    if (rc == 0 && t->metadata && t->metadata->table_uuid && m->table_uuid &&
+        strcmp(t->metadata->table_uuid, m->table_uuid))
+        rc = floe_error_set(err, FLOE_EINVALID,
+                            "table uuid changed from %s to %s: the table was replaced; load "
+                            "it again",
+                            t->metadata->table_uuid, m->table_uuid);
+    if (rc < 0) {
+        floe_free(pointer);
+        floe_free(loc);
+        floe_table_metadata_free(m);
+        return rc;
+    }
+    return floe_table_install(t, pointer, loc, m, err);
+}
+
+int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
+                       const floe_table_open_options *opts, floe_table **out,
+                       floe_error *err) {
     floe_table *t = floe_calloc(1, sizeof *t);
     if (!t)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
+    char *pointer = NULL;
     t->catalog = c;
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
     if (!t->ns || !t->name)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_catalog_load_table(c, ns, name, &t->metadata_location, err));
-    FLOE_CHECK(floe_table_metadata_read(t->metadata_location, &t->metadata, err));
-    if (!(t->root = floe_strdup(t->metadata->location)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(set_relocation(t, opts, err));
+    FLOE_CHECK(floe_catalog_load_table(c, ns, name, &pointer, err));
+    rc = install_pointer(t, pointer, err);
 done:
     if (rc < 0) {
         floe_error_prefix(err, "table %s.%s: ", ns, name);
@@ -431,29 +637,39 @@ done:
     return 0;
 }
 
+int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
+                    floe_error *err) {
+    return floe_table_load_ex(c, ns, name, NULL, out, err);
+}
+
 int floe_table_refresh(floe_table *t, floe_error *err) {
     char *loc = NULL;
-    floe_table_metadata *m = NULL;
     int rc = 0;
-    if (t->catalog)
+    if (t->catalog) {
         FLOE_CHECK(floe_catalog_load_table(t->catalog, t->ns, t->name, &loc, err));
-    else
-        FLOE_CHECK(floe_table_locate_metadata(t->root, &loc, err));
+        if (t->pointer && !strcmp(loc, t->pointer)) {
+            floe_free(loc);
+            return 0;
+        }
+        return install_pointer(t, loc, err);
+    }
+    FLOE_CHECK(floe_table_locate_metadata(t->root, &loc, err));
     if (t->metadata_location && !strcmp(loc, t->metadata_location)) {
         floe_free(loc);
         return 0;
     }
+    floe_table_metadata *m = NULL;
     FLOE_CHECK(floe_table_metadata_read(loc, &m, err));
     if (t->metadata && t->metadata->table_uuid && m->table_uuid &&
-        strcmp(t->metadata->table_uuid, m->table_uuid))
+        strcmp(t->metadata->table_uuid, m->table_uuid)) {
+        floe_table_metadata_free(m);
         FLOE_FAIL(err, FLOE_EINVALID,
                   "table uuid changed from %s to %s: the table was replaced; load it again",
                   t->metadata->table_uuid, m->table_uuid);
-    floe_table_install(t, loc, m);
-    return 0;
+    }
+    return floe_table_install(t, NULL, loc, m, err);
 done:
     floe_free(loc);
-    floe_table_metadata_free(m);
     return rc;
 }
 
@@ -485,6 +701,10 @@ const floe_kv *floe_table_created_defaults(size_t *n) {
     return created_defaults;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * create, register, rename: where a table may be (placement.c checks, under its lock)
+ * ------------------------------------------------------------------------------------- */
+
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       const char *schema_json, const floe_table_create_options *opts,
                       floe_table **out, floe_error *err) {
@@ -493,9 +713,11 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
         opts = &none;
     char *location = NULL, *meta_loc = NULL, *existing = NULL, *md_dir = NULL;
     floe_kv *props = NULL;
-    size_t nprops = opts->nprops;
+    size_t nprops = 0;
+    char **prop_values = NULL;
     floe_metadata_builder *b = NULL;
     floe_table_metadata *m = NULL;
+    floe_table_placement_lock *lock = NULL;
     bool written = false;
     int rc = 0;
     bool ns_exists = false;
@@ -507,40 +729,67 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
         FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
     if (rc != FLOE_ENOTFOUND)
         goto done;
+    floe_error_clear(err);
     FLOE_CHECK(floe_catalog_default_location(c, ns, name, &location, err));
     if (opts->location) {
-        if (floe_catalog_swap_by_create(c) && strcmp(opts->location, location))
-            FLOE_FAIL(err, FLOE_EINVALID,
-                      "the filesystem catalog keeps table %s.%s at %s, not %s", ns, name,
-                      location, opts->location);
+        /* recorded as an absolute URI whatever was typed */
+        char *given = NULL;
+        FLOE_CHECK(floe_io_uri_absolute(opts->location, NULL, &given, err));
+        char *k1 = floe_io_uri_key(given), *k2 = floe_io_uri_key(location);
+        bool same = k1 && k2 && !strcmp(k1, k2);
+        floe_free(k1);
+        floe_free(k2);
+        if (floe_catalog_swap_by_create(c) && !same) {
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "the filesystem catalog keeps table %s.%s at %s, not %s", ns,
+                                name, location, given);
+            floe_free(given);
+            goto done;
+        }
         floe_free(location);
-        if (!(location = floe_strdup(opts->location)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        location = given;
     }
-    if (opts->floe_defaults) {
-        size_t nd;
-        const floe_kv *d = floe_table_created_defaults(&nd);
-        if (!(props = floe_malloc((opts->nprops + nd) * sizeof *props)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        if (opts->nprops)
-            memcpy(props, opts->props, opts->nprops * sizeof *props);
-        for (size_t i = 0; i < nd; i++) {
-            bool given = false;
-            for (size_t k = 0; k < opts->nprops && !given; k++)
-                given = !strcmp(opts->props[k].key, d[i].key);
-            if (!given)
-                props[nprops++] = d[i];
+    /* the caller's properties (folders in them recorded as absolute URIs too), then
+     * floe's defaults for what they do not set */
+    size_t nd = 0;
+    const floe_kv *d = opts->floe_defaults ? floe_table_created_defaults(&nd) : NULL;
+    props = floe_calloc(opts->nprops + nd + 1, sizeof *props);
+    prop_values = floe_calloc(opts->nprops + 1, sizeof *prop_values);
+    if (!props || !prop_values)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < opts->nprops; i++) {
+        props[nprops++] = opts->props[i];
+        const char *k = opts->props[i].key;
+        if (k && opts->props[i].value &&
+            (!strcmp(k, "write.data.path") || !strcmp(k, "write.metadata.path") ||
+             !strcmp(k, "write.object-storage.path"))) {
+            FLOE_CHECK(floe_io_uri_absolute(opts->props[i].value, NULL, &prop_values[i], err));
+            props[i].value = prop_values[i];
         }
     }
+    for (size_t i = 0; i < nd; i++) {
+        bool given = false;
+        for (size_t k = 0; k < opts->nprops && !given; k++)
+            given = !strcmp(opts->props[k].key, d[i].key);
+        if (!given)
+            props[nprops++] = d[i];
+    }
     FLOE_CHECK(floe_metadata_builder_new_table(location, schema_json, opts->spec_json,
-                                               opts->sort_json, props ? props : opts->props,
-                                               nprops, &b, err));
+                                               opts->sort_json, props, nprops, &b, err));
     FLOE_CHECK(floe_metadata_builder_finish(b, NULL, &m, err));
     /* the filesystem store finds metadata only in its own folder */
     md_dir = floe_catalog_swap_by_create(c) ? floe_io_join(location, "metadata")
                                             : floe_table_metadata_dir(m);
     if (!md_dir)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    char *md_abs = NULL;
+    FLOE_CHECK(floe_io_uri_absolute(md_dir, location, &md_abs, err));
+    floe_free(md_dir);
+    md_dir = md_abs;
+    /* the check and the registration under one lock: two creates (two first posts to
+     * floe serve) cannot both pass the check and nest */
+    FLOE_CHECK(floe_table_placement_lock_take(c, &lock, err));
+    FLOE_CHECK(floe_table_check_location(c, ns, name, location, err));
     FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL,
                                                   floe_table_metadata_wants_gzip(m), &meta_loc,
                                                   err));
@@ -552,33 +801,133 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     written = true;
     FLOE_CHECK(floe_catalog_register_table(c, ns, name, meta_loc, err));
     written = false; /* registered: the file belongs to the table now */
+    floe_table_placement_lock_release(lock);
+    lock = NULL;
     floe_table *t = floe_calloc(1, sizeof *t);
     if (!t)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     t->catalog = c;
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
-    t->root = floe_strdup(location);
-    t->metadata_location = meta_loc;
-    t->metadata = m;
-    meta_loc = NULL;
-    m = NULL;
-    if (!t->ns || !t->name || !t->root) {
+    if (!t->ns || !t->name) {
         floe_table_close(t);
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
+    char *ptr = floe_strdup(meta_loc);
+    rc = ptr ? floe_table_install(t, ptr, meta_loc, m, err)
+             : (floe_free(meta_loc), floe_table_metadata_free(m),
+                floe_error_set(err, FLOE_ENOMEM, "out of memory"));
+    meta_loc = NULL;
+    m = NULL;
+    if (rc < 0) {
+        floe_table_close(t);
+        goto done;
+    }
     *out = t;
 done:
+    floe_table_placement_lock_release(lock);
     if (written && meta_loc)
         floe_io_delete(meta_loc, NULL);
+    for (size_t i = 0; prop_values && i < opts->nprops; i++)
+        floe_free(prop_values[i]);
+    floe_free(prop_values);
+    floe_free(props);
     floe_metadata_builder_free(b);
     floe_table_metadata_free(m);
     floe_free(location);
     floe_free(meta_loc);
     floe_free(existing);
     floe_free(md_dir);
-    floe_free(props);
     return rc;
+}
+
+int floe_table_register(floe_catalog *c, const char *ns, const char *name,
+                        const char *metadata_location, floe_error *err) {
+    char *abs = NULL, *root = NULL;
+    floe_table_metadata *m = NULL;
+    floe_table_placement_lock *lock = NULL;
+    int rc = 0;
+    /* the catalog records an absolute URI whatever was typed */
+    FLOE_CHECK(floe_io_uri_absolute(metadata_location, NULL, &abs, err));
+    FLOE_CHECK(floe_table_metadata_read(abs, &m, err));
+    /* the location the table's files are in: as recorded when absolute, else beside its
+     * metadata folder */
+    if (floe_io_uri_is_relative(m->location))
+        root = folder_of_metadata(abs);
+    else
+        root = floe_strdup(m->location);
+    if (!root)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_table_placement_lock_take(c, &lock, err));
+    FLOE_CHECK(floe_table_check_location(c, ns, name, root, err));
+    FLOE_CHECK(floe_catalog_register_table(c, ns, name, abs, err));
+done:
+    floe_table_placement_lock_release(lock);
+    floe_table_metadata_free(m);
+    floe_free(abs);
+    floe_free(root);
+    return rc;
+}
+
+int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
+                      const char *to_name, floe_error *err) {
+    floe_table *t = NULL;
+    floe_table_placement_lock *lock = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_placement_lock_take(c, &lock, err));
+    /* the files stay where they are: the location must still be a place of its own
+     * under the new name */
+    FLOE_CHECK(floe_table_load(c, ns, name, &t, err));
+    FLOE_CHECK(floe_table_check_location_except(c, to_ns, to_name, ns, name, t->root, err));
+    FLOE_CHECK(floe_catalog_rename_table(c, ns, name, to_ns, to_name, err));
+done:
+    floe_table_close(t);
+    floe_table_placement_lock_release(lock);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * recorded paths while a migration is due
+ * ------------------------------------------------------------------------------------- */
+
+int floe_table_migrated_path(const floe_table *t, const char *recorded, char **out,
+                             floe_error *err) {
+    char *phys = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(t, recorded, &phys, err));
+    int rc;
+    if (floe_io_uri_is_relative(phys) && t->catalog) {
+        /* outside the table and relative: where the writer of the relative path ran */
+        char *abs = NULL;
+        rc = floe_catalog_resolve_location(t->catalog, NULL, NULL, phys, &abs, err);
+        floe_free(phys);
+        if (rc < 0)
+            return rc;
+        phys = abs;
+    }
+    if (floe_io_uri_has_remote_scheme(phys)) {
+        *out = phys;
+        return 0;
+    }
+    rc = floe_io_uri_absolute(phys, NULL, out, err);
+    floe_free(phys);
+    return rc;
+}
+
+int floe_table_record_path(const floe_table *t, const char *recorded, char **out,
+                           floe_error *err) {
+    if (t->migrate)
+        return floe_table_migrated_path(t, recorded, out, err);
+    char *copy = floe_strdup(recorded);
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    /* "/abs/x" (a location or property typed as a path) is recorded as file:///abs/x */
+    int rc = floe_table_uri_form(&copy, err);
+    if (rc < 0) {
+        floe_free(copy);
+        return rc;
+    }
+    *out = copy;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -10,10 +10,17 @@
 struct floe_table {
     floe_catalog *catalog;         /* borrowed; NULL when opened by path */
     char *ns, *name;               /* catalog identifier; NULL when opened by path */
-    char *metadata_location;       /* current metadata file, as the catalog stores it */
+    char *pointer;                 /* current metadata file as the catalog stores it (the
+                                      swap's expected value); for path tables the same as
+                                      metadata_location */
+    char *metadata_location;       /* current metadata file, absolute, where it is read */
     floe_table_metadata *metadata; /* parsed from metadata_location */
-    char *root;                    /* where the table's files are */
+    char *root;                    /* where the table's files are (absolute) */
     bool confined;                 /* opened by path: recorded paths must stay in root */
+    bool migrate;                  /* the paths recorded are not where the files are
+                                      (relative, or relocated): the next commit first
+                                      rewrites them (migrate.c) */
+    bool migrating;                /* that commit is running */
     char *relocate_from, *relocate_to; /* explicit relocation, or NULL */
 };
 
@@ -21,7 +28,26 @@ struct floe_table {
  * Caller frees; NULL on OOM. */
 char *floe_table_metadata_dir(const floe_table_metadata *m);
 
-/* Replace the current metadata (takes ownership of both; frees the old ones). */
-void floe_table_install(floe_table *t, char *location, floe_table_metadata *m);
+/* Replace the current metadata, read from the absolute metadata_location, which the
+ * catalog stores as pointer (takes ownership of all three; frees the old ones; pointer
+ * NULL: the same as metadata_location), and work out where the table's files are
+ * (t->root, t->migrate). On error the table is left as it was and the arguments are
+ * freed. */
+int floe_table_install(floe_table *t, char *pointer, char *metadata_location,
+                       floe_table_metadata *m, floe_error *err);
+
+/* The recorded path a path of the table gets once its paths are migrated: where the file
+ * is, as an absolute URI (paths the table cannot place: absolute as they are, or
+ * resolved against the catalog's warehouse). Caller frees. */
+int floe_table_migrated_path(const floe_table *t, const char *recorded, char **out,
+                             floe_error *err);
+/* The form in which new paths are recorded: the migrated form while the table waits for
+ * its migration, else as given. Caller frees. */
+int floe_table_record_path(const floe_table *t, const char *recorded, char **out,
+                           floe_error *err);
+/* An absolute local path in *path becomes its file:/// URI (replaced in place); relative
+ * and remote ones stay. */
+int floe_table_uri_form(char **path, floe_error *err);
+
 
 #endif

@@ -338,4 +338,122 @@ static inline void suite_concurrent_commits(suite_open_fn open, const void *octx
     free(dir);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * placement: a table location is a folder of its own (issue: a table created inside
+ * another one's folder had its files deleted by the other's orphan removal)
+ * ------------------------------------------------------------------------------------- */
+
+static inline void suite_expect_refused(int rc, const floe_error *err, const char *needle) {
+    CHECK_EQ_INT(rc, FLOE_EINVALID);
+    if (rc == FLOE_EINVALID && !strstr(err->msg, needle))
+        harness_fail(__FILE__, __LINE__, "message \"%s\" does not name \"%s\"", err->msg,
+                     needle);
+}
+
+/* sql: the store can place tables anywhere (--location, register); the filesystem store
+ * keeps them at <warehouse>/<ns>/<name>. */
+static inline void suite_placement(suite_open_fn open, const void *octx, const char *dir,
+                                   bool sql) {
+    floe_catalog *c = open(octx, dir);
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL, *t2 = NULL;
+    REQUIRE_OK(floe_catalog_create_namespace(c, "shop", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_table_create(c, "shop", "events", SCHEMA, NULL, &t, &err), err);
+    /* every location recorded is an absolute URI */
+    CHECK(!strncmp(floe_table_metadata_get(t)->location, "file:///", 8));
+    CHECK(!strncmp(floe_table_metadata_location(t), "file:///", 8));
+    char *ptr = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "shop", "events", &ptr, &err), err);
+    CHECK(!strncmp(ptr, "file:///", 8));
+    floe_free(ptr);
+    /* shop.events.data would have its location inside shop.events's */
+    int rc = floe_catalog_create_namespace(c, "shop.events", NULL, NULL, 0, &err);
+    if (sql) {
+        REQUIRE_OK(rc, err);
+        rc = floe_table_create(c, "shop.events", "data", SCHEMA, NULL, &t2, &err);
+        suite_expect_refused(rc, &err, "inside the location of table shop.events");
+        CHECK(t2 == NULL);
+        bool exists = true;
+        /* nothing registered */
+        CHECK_EQ_INT(floe_catalog_load_table(c, "shop.events", "data", &ptr, &err),
+                     FLOE_ENOTFOUND);
+        (void)exists;
+        /* and the other way round: a table whose location holds shop.events */
+        char loc[4200];
+        snprintf(loc, sizeof loc, "%s/wh/shop", dir);
+        floe_table_create_options o = {.location = loc};
+        REQUIRE_OK(floe_catalog_create_namespace(c, "other", NULL, NULL, 0, &err), err);
+        rc = floe_table_create(c, "other", "all", SCHEMA, &o, &t2, &err);
+        suite_expect_refused(rc, &err, "contains the location of table shop.events");
+        /* the warehouse itself, and floe serve's folders in it */
+        snprintf(loc, sizeof loc, "%s/wh", dir);
+        rc = floe_table_create(c, "other", "wh", SCHEMA, &o, &t2, &err);
+        suite_expect_refused(rc, &err, "contains the warehouse");
+        snprintf(loc, sizeof loc, "%s/wh/_landing/t", dir);
+        rc = floe_table_create(c, "other", "land", SCHEMA, &o, &t2, &err);
+        suite_expect_refused(rc, &err, "landing");
+        snprintf(loc, sizeof loc, "%s/wh/_quarantine", dir);
+        rc = floe_table_create(c, "other", "quar", SCHEMA, &o, &t2, &err);
+        suite_expect_refused(rc, &err, "quarantine");
+        /* a location beside it is fine, spelled relative or not */
+        snprintf(loc, sizeof loc, "%s/wh/shop/events2", dir);
+        REQUIRE_OK(floe_table_create(c, "other", "beside", SCHEMA, &o, &t2, &err), err);
+        floe_table_close(t2);
+        t2 = NULL;
+        /* register: a metadata file inside shop.events's folder */
+        char md[4300];
+        snprintf(md, sizeof md, "%s/wh/shop/events/sub/metadata/x.metadata.json", dir);
+        char *copy_cmd = floe_asprintf("mkdir -p %s/wh/shop/events/sub/metadata && cp %s %s",
+                                       dir, floe_table_metadata_location(t) + 7, md);
+        REQUIRE(copy_cmd && system(copy_cmd) == 0);
+        floe_free(copy_cmd);
+        rc = floe_table_register(c, "other", "reg", md, &err);
+        /* its recorded location is shop.events's own: the same folder */
+        suite_expect_refused(rc, &err, "shop.events");
+        /* rename keeps the location: still refused to land next to... nothing: allowed */
+        REQUIRE_OK(floe_table_rename(c, "other", "beside", "other", "beside2", &err), err);
+    } else {
+        /* the filesystem store: the namespace folder would be the table's */
+        CHECK(rc < 0);
+        REQUIRE_OK(floe_catalog_create_namespace(c, "cellar", NULL, NULL, 0, &err), err);
+        REQUIRE_OK(floe_catalog_create_namespace(c, "cellar.inner", NULL, NULL, 0, &err), err);
+        REQUIRE_OK(floe_table_create(c, "cellar.inner", "t", SCHEMA, NULL, &t2, &err), err);
+        floe_table_close(t2);
+        t2 = NULL;
+        /* cellar.inner (a namespace holding a table) cannot become a table */
+        rc = floe_table_create(c, "cellar", "inner", SCHEMA, NULL, &t2, &err);
+        suite_expect_refused(rc, &err, "contains the location of table cellar.inner.t");
+        REQUIRE_OK(floe_catalog_create_namespace(c, "_landing", NULL, NULL, 0, &err), err);
+        rc = floe_table_create(c, "_landing", "t", SCHEMA, NULL, &t2, &err);
+        suite_expect_refused(rc, &err, "landing");
+    }
+    floe_table_close(t2);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
+/* A namespace's location property holds its tables (PyIceberg, Iceberg Java). */
+static inline void suite_namespace_location(suite_open_fn open, const void *octx,
+                                            const char *dir) {
+    floe_catalog *c = open(octx, dir);
+    REQUIRE(c != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    char nsloc[4200];
+    snprintf(nsloc, sizeof nsloc, "%s/elsewhere/sales/", dir);
+    const char *keys[] = {"location"}, *vals[] = {nsloc};
+    REQUIRE_OK(floe_catalog_create_namespace(c, "sales", keys, vals, 1, &err), err);
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_table_create(c, "sales", "orders", SCHEMA, NULL, &t, &err), err);
+    char want[4300];
+    snprintf(want, sizeof want, "file://%s/elsewhere/sales/orders", dir);
+    CHECK_EQ_STR(floe_table_metadata_get(t)->location, want);
+    snprintf(want, sizeof want, "file://%s/elsewhere/sales/orders/metadata/", dir);
+    CHECK(!strncmp(floe_table_metadata_location(t), want, strlen(want)));
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
 #endif

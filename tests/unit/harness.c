@@ -105,8 +105,13 @@ const char *harness_floe_bin(void) {
     return b ? b : "build/floe";
 }
 
+/* floe records local files as file:///abs: the helpers take either form */
+static const char *local_form(const char *path) {
+    return !strncmp(path, "file:///", 8) ? path + 7 : path;
+}
+
 char *harness_read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(local_form(path), "rb");
     if (!f)
         return NULL;
     size_t cap = 4096, n = 0;
@@ -129,7 +134,7 @@ char *harness_read_file(const char *path, size_t *len) {
 }
 
 int harness_write_file(const char *path, const void *p, size_t n) {
-    FILE *f = fopen(path, "wb");
+    FILE *f = fopen(local_form(path), "wb");
     if (!f)
         return -1;
     size_t w = fwrite(p, 1, n, f);

@@ -184,6 +184,19 @@ static void table_suite(kind k) {
 TEST(tables_sqlite) { table_suite(KIND_SQLITE); }
 TEST(tables_fs) { table_suite(KIND_FS); }
 
+TEST(placement_sqlite) {
+    kind k = KIND_SQLITE;
+    suite_placement(open_cb, &k, harness_tmpdir(), true);
+}
+TEST(placement_fs) {
+    kind k = KIND_FS;
+    suite_placement(open_cb, &k, harness_tmpdir(), false);
+}
+TEST(namespace_location_sqlite) {
+    kind k = KIND_SQLITE;
+    suite_namespace_location(open_cb, &k, harness_tmpdir());
+}
+
 /* ---------------------------------------------------------------------------------------
  * commits
  * ------------------------------------------------------------------------------------- */
@@ -413,12 +426,15 @@ TEST(write_metadata_path_honoured) {
     floe_kv props[] = {{"write.metadata.path", custom}};
     floe_table *t = fresh_table(KIND_SQLITE, dir, &c, props, 1);
     REQUIRE(t != NULL);
-    CHECK(!strncmp(floe_table_metadata_location(t), custom, strlen(custom)));
+    /* recorded as an absolute URI */
+    char want[4300];
+    snprintf(want, sizeof want, "file://%s/", custom);
+    CHECK(!strncmp(floe_table_metadata_location(t), want, strlen(want)));
     floe_error err;
     floe_error_clear(&err);
     work w = {.key = "m"};
     REQUIRE_OK(floe_table_commit(t, apply_work, &w, &err), err);
-    CHECK(!strncmp(floe_table_metadata_location(t), custom, strlen(custom)));
+    CHECK(!strncmp(floe_table_metadata_location(t), want, strlen(want)));
     CHECK(strstr(floe_table_metadata_location(t), "/00001-") != NULL);
     floe_table_close(t);
     floe_catalog_close(c);
@@ -735,6 +751,9 @@ int main(void) {
     RUN(namespaces_fs);
     RUN(tables_sqlite);
     RUN(tables_fs);
+    RUN(placement_sqlite);
+    RUN(placement_fs);
+    RUN(namespace_location_sqlite);
     RUN(cas_conflict_and_retry_sqlite);
     RUN(cas_conflict_and_retry_fs);
     RUN(retries_exhausted_sqlite);

@@ -215,8 +215,8 @@ static void check_reachable(floe_table *t, const floe_snapshot *s, const char *w
                 continue;
             char *dp = NULL;
             REQUIRE_OK(floe_table_resolve_path(t, e->file.file_path, &dp, &err), err);
-            struct stat st;
-            if (stat(dp, &st) != 0)
+            bool there = false;
+            if (floe_io_exists(dp, &there, NULL) < 0 || !there)
                 harness_fail(__FILE__, __LINE__, "%s: snapshot %lld reaches %s: deleted", what,
                              (long long)s->snapshot_id, dp);
             floe_free(dp);

@@ -101,6 +101,60 @@ TEST(test_paths) {
     floe_free(p);
 }
 
+static void check_abs(const char *uri, const char *base, const char *want) {
+    char *out = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_io_uri_absolute(uri, base, &out, &err);
+    if (rc != 0 || strcmp(out, want))
+        harness_fail(__FILE__, __LINE__, "absolute(%s, %s) = %s (%s), want %s", uri,
+                     base ? base : "-", out ? out : "error", err.msg, want);
+    floe_free(out);
+}
+
+TEST(test_locations_absolute) {
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd) != NULL);
+    char want[4200];
+    check_abs("/tmp/wh", NULL, "file:///tmp/wh");
+    check_abs("file:///tmp/wh/", NULL, "file:///tmp/wh");
+    check_abs("file:/tmp//wh/./x/../y", NULL, "file:///tmp/wh/y");
+    check_abs("file://localhost/tmp/wh", NULL, "file:///tmp/wh");
+    check_abs("/../..", NULL, "file:///");
+    snprintf(want, sizeof want, "file://%s/warehouse/demo", cwd);
+    check_abs("warehouse/demo", NULL, want);
+    check_abs("./warehouse/demo/", NULL, want);
+    check_abs("file:warehouse/demo", NULL, want);
+    check_abs("file://warehouse/demo", NULL, want);
+    /* against a base; characters kept as they are (no percent-encoding either way) */
+    check_abs("data/t", "/srv/wh", "file:///srv/wh/data/t");
+    check_abs("../other/t", "file:///srv/wh", "file:///srv/other/t");
+    check_abs("a b/%41/\xc3\xa9", "/srv", "file:///srv/a b/%41/\xc3\xa9");
+    check_abs("data/t", "s3://bucket/wh", "s3://bucket/wh/data/t");
+    /* remote locations stay as they are */
+    check_abs("s3://bucket/wh/", NULL, "s3://bucket/wh");
+    check_abs("s3a://bucket/a/../b", NULL, "s3a://bucket/a/../b");
+    check_abs("gs://b/x", NULL, "gs://b/x");
+    CHECK(floe_io_uri_is_relative("warehouse"));
+    CHECK(floe_io_uri_is_relative("file://data/persistent"));
+    CHECK(!floe_io_uri_is_relative("file:///data"));
+    CHECK(!floe_io_uri_is_relative("s3://b/k"));
+    CHECK(floe_io_uri_has_remote_scheme("S3A://b/k"));
+    CHECK(!floe_io_uri_has_remote_scheme("file:/x"));
+}
+
+TEST(test_locations_within) {
+    CHECK(floe_io_uri_within("file:///wh/a/b", "/wh/a"));
+    CHECK(floe_io_uri_within("/wh/a", "file:/wh/a/"));
+    CHECK(!floe_io_uri_within("/wh/ab", "/wh/a"));
+    CHECK(!floe_io_uri_within("/wh/a", "/wh/a/b"));
+    CHECK(floe_io_uri_within("s3a://b/wh/t/data", "s3://b/wh/t"));
+    CHECK(!floe_io_uri_within("s3://c/wh/t", "s3://b/wh"));
+    CHECK(!floe_io_uri_within("s3://b/wh/t", "/b/wh"));
+    CHECK(floe_io_uri_within("/anything", "/"));
+    CHECK(floe_io_uri_within("/wh/a/../b/x", "/wh/b"));
+}
+
 TEST(test_missing_file) {
     floe_error err;
     floe_input *in = NULL;
@@ -336,6 +390,8 @@ int main(void) {
     RUN(test_abort_leaves_nothing);
     RUN(test_no_overwrite);
     RUN(test_paths);
+    RUN(test_locations_absolute);
+    RUN(test_locations_within);
     RUN(test_missing_file);
     RUN(test_direct_output);
     RUN(test_direct_output_write_fault);

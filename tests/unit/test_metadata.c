@@ -18,8 +18,8 @@
 static char *conf(const char *rel) { return strdup(harness_conformance(rel)); }
 
 static bool file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
+    bool yes = false;
+    return floe_io_exists(p, &yes, NULL) == 0 && yes;
 }
 
 typedef struct conf_table {
@@ -155,7 +155,7 @@ TEST(conformance_current_metadata) {
                 else if (!file_exists(local))
                     harness_fail(__FILE__, __LINE__, "%s: %s -> %s does not exist", ct->folder, rec,
                                  local);
-                else if (strncmp(local, dir, strlen(dir)))
+                else if (!floe_io_uri_within(local, dir))
                     harness_fail(__FILE__, __LINE__, "%s: %s left the folder", ct->folder, local);
             } else {
                 CHECK_EQ_INT(rc, FLOE_EINVALID); /* big_query_error: outside its location */

@@ -356,6 +356,16 @@ TEST(commit_gate_pg) {
     suite_commit_gate(open_cb, cat_name("gate"), harness_tmpdir());
 }
 
+TEST(placement_pg) {
+    NEED_PG();
+    suite_placement(open_cb, cat_name("place"), harness_tmpdir(), true);
+}
+
+TEST(namespace_location_pg) {
+    NEED_PG();
+    suite_namespace_location(open_cb, cat_name("nsloc"), harness_tmpdir());
+}
+
 TEST(injected_faults_pg) {
     NEED_PG();
     floe_catalog *c = NULL;
@@ -1293,6 +1303,8 @@ int main(void) {
     RUN(tables_pg);
     RUN(cas_conflict_and_retry_pg);
     RUN(commit_gate_pg);
+    RUN(placement_pg);
+    RUN(namespace_location_pg);
     RUN(injected_faults_pg);
     RUN(lost_reply_after_swap_pg);
     RUN(synchronous_commit_never_off);

@@ -131,7 +131,9 @@ static int64_t scan_rows(floe_table *t, const char *where, const floe_scan_optio
 }
 
 static size_t count_files(const char *dir, const char *suffix) {
-    DIR *d = opendir(dir);
+    char *local = floe_io_local_path(dir); /* tables record file:/// URIs */
+    DIR *d = opendir(local ? local : dir);
+    floe_free(local);
     size_t n = 0, sl = strlen(suffix);
     struct dirent *de;
     while (d && (de = readdir(d)) != NULL) {

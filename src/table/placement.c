@@ -1,0 +1,297 @@
+/*
+ * placement.c - where a table may be: a table's location is a folder of its own.
+ *
+ * A table location never lies inside or contains another table's location, the landing
+ * folder floe serve keeps under the warehouse (<warehouse>/_landing), the quarantine
+ * (<warehouse>/_quarantine), the write-ahead logs (<warehouse>/_wal), or the warehouse
+ * itself: orphan removal lists a table's whole location and deletes what the table does
+ * not reference, so anything else in there would be deleted as an orphan.
+ *
+ * The check runs when a table is created, registered or renamed, on every catalog,
+ * under a lock kept in the catalog's database (a floe_leases row for the whole catalog;
+ * for the filesystem catalog in <warehouse>/_leases.db): two creates that race (two first
+ * posts to floe serve, for shop.events and shop.events.data) are serialised, so the
+ * second sees the first.
+ *
+ * Where the other tables are: each table is loaded (its location, resolved as any load
+ * does); a table whose metadata cannot be read is placed at the folder of its metadata
+ * pointer.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "floe/io.h"
+#include "floe/lease.h"
+#include "floe/sql.h"
+#include "table_internal.h"
+
+#define PLACEMENT_JOB "table-placement"
+#define PLACEMENT_TTL_MS 30000
+#define PLACEMENT_WAIT_MS 60000
+
+/* ---------------------------------------------------------------------------------------
+ * the lock
+ * ------------------------------------------------------------------------------------- */
+
+struct floe_table_placement_lock {
+    floe_lease_store *store;
+    char owner[128];
+    char *catalog_name;
+};
+
+static void sleep_ms(int64_t ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
+                                   floe_error *err) {
+    floe_table_placement_lock *l = floe_calloc(1, sizeof *l);
+    if (!l)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    char *dir = NULL, *db = NULL;
+    if (!(l->catalog_name = floe_strdup(floe_catalog_name(c))))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_sql *sql = floe_catalog_sql(c);
+    if (sql) {
+        FLOE_CHECK(floe_lease_store_open_sql(sql, &l->store, err));
+    } else {
+        /* the filesystem catalog is local: its leases live beside its tables */
+        dir = floe_io_local_path(floe_catalog_warehouse(c));
+        db = dir ? floe_io_join(dir, "_leases.db") : NULL;
+        if (!db)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(floe_lease_store_open_sqlite(db, &l->store, err));
+    }
+    floe_lease_owner_id(l->owner);
+    floe_lease_key k = {l->catalog_name, "", "", PLACEMENT_JOB};
+    int64_t start = floe_now_ns();
+    for (int64_t wait = 10;; wait = wait < 200 ? wait * 2 : 200) {
+        bool got = false;
+        FLOE_CHECK(floe_lease_acquire(l->store, &k, l->owner, PLACEMENT_TTL_MS, &got, err));
+        if (got)
+            break;
+        if ((floe_now_ns() - start) / 1000000 > PLACEMENT_WAIT_MS)
+            FLOE_FAIL(err, FLOE_EBUSY,
+                      "catalog %s: another process has been creating or moving a table for "
+                      "%d s; try again",
+                      l->catalog_name, PLACEMENT_WAIT_MS / 1000);
+        sleep_ms(wait);
+    }
+    *out = l;
+    l = NULL;
+done:
+    if (l) {
+        floe_lease_store_close(l->store);
+        floe_free(l->catalog_name);
+        floe_free(l);
+    }
+    floe_free(dir);
+    floe_free(db);
+    return rc;
+}
+
+void floe_table_placement_lock_release(floe_table_placement_lock *l) {
+    if (!l)
+        return;
+    floe_lease_key k = {l->catalog_name, "", "", PLACEMENT_JOB};
+    floe_error e;
+    floe_error_clear(&e);
+    if (floe_lease_release(l->store, &k, l->owner, &e) < 0)
+        floe_log(FLOE_LOG_WARN, "catalog %s: placement lock not released (it expires in %d s): %s",
+                 l->catalog_name, PLACEMENT_TTL_MS / 1000, e.msg);
+    floe_lease_store_close(l->store);
+    floe_free(l->catalog_name);
+    floe_free(l);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * where the tables are
+ * ------------------------------------------------------------------------------------- */
+
+void floe_table_places_free(floe_table_place *p, size_t n) {
+    if (!p)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        floe_free(p[i].ns);
+        floe_free(p[i].name);
+        floe_free(p[i].location);
+    }
+    floe_free(p);
+}
+
+typedef struct places {
+    floe_table_place *items;
+    size_t n, cap;
+} places;
+
+static int place_push(places *ps, const char *ns, const char *name, char *location,
+                      floe_error *err) {
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? ps->cap * 2 : 16;
+        floe_table_place *ni = floe_realloc(ps->items, nc * sizeof *ni);
+        if (!ni) {
+            floe_free(location);
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        }
+        ps->items = ni;
+        ps->cap = nc;
+    }
+    floe_table_place *p = &ps->items[ps->n];
+    p->ns = floe_strdup(ns);
+    p->name = floe_strdup(name);
+    p->location = location;
+    if (!p->ns || !p->name) {
+        floe_free(p->ns);
+        floe_free(p->name);
+        floe_free(location);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    ps->n++;
+    return 0;
+}
+
+/* The folder a table's files are in: as a load places it, else the folder of its
+ * metadata pointer (a table that cannot be loaded still owns that folder). */
+static int table_folder(floe_catalog *c, const char *ns, const char *name, char **out,
+                        floe_error *err) {
+    floe_table *t = NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    int rc = floe_table_load(c, ns, name, &t, &e);
+    if (rc == 0) {
+        *out = floe_strdup(floe_table_root(t));
+        floe_table_close(t);
+        return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (rc == FLOE_ENOMEM || rc == FLOE_EBUSY) {
+        if (err)
+            *err = e;
+        return rc;
+    }
+    char *pointer = NULL, *abs = NULL;
+    rc = floe_catalog_load_table(c, ns, name, &pointer, err); /* ENOTFOUND: dropped */
+    if (rc == 0)
+        rc = floe_catalog_resolve_location(c, ns, name, pointer, &abs, err);
+    floe_free(pointer);
+    if (rc < 0)
+        return rc;
+    floe_log(FLOE_LOG_DEBUG, "table %s.%s: placed by its metadata pointer (%s)", ns, name,
+             e.msg);
+    /* <location>/metadata/<file> -> <location> */
+    char *slash = strrchr(abs, '/');
+    if (slash)
+        *slash = '\0';
+    slash = strrchr(abs, '/');
+    if (slash && !strcmp(slash + 1, "metadata"))
+        *slash = '\0';
+    *out = abs;
+    return 0;
+}
+
+static int collect(floe_catalog *c, const char *parent, places *ps, int depth,
+                   floe_error *err) {
+    if (depth > 64)
+        return 0;
+    floe_strlist nss = {0};
+    int rc = floe_catalog_list_namespaces(c, parent, &nss, err);
+    for (size_t i = 0; rc == 0 && i < nss.n; i++) {
+        floe_strlist tables = {0};
+        rc = floe_catalog_list_tables(c, nss.items[i], &tables, err);
+        for (size_t k = 0; rc == 0 && k < tables.n; k++) {
+            char *loc = NULL;
+            rc = table_folder(c, nss.items[i], tables.items[k], &loc, err);
+            if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
+                floe_error_clear(err);
+                rc = 0;
+                continue;
+            }
+            if (rc == 0)
+                rc = place_push(ps, nss.items[i], tables.items[k], loc, err);
+        }
+        floe_strlist_free(&tables);
+        if (rc == 0)
+            rc = collect(c, nss.items[i], ps, depth + 1, err);
+    }
+    floe_strlist_free(&nss);
+    return rc;
+}
+
+int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
+                              floe_error *err) {
+    places ps = {0};
+    int rc = collect(c, NULL, &ps, 0, err);
+    if (rc < 0) {
+        floe_table_places_free(ps.items, ps.n);
+        return rc;
+    }
+    *out = ps.items;
+    *n = ps.n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * the check
+ * ------------------------------------------------------------------------------------- */
+
+static const char *const RESERVED[][2] = {
+    {"_landing", "floe serve's landing folder"},
+    {"_quarantine", "the quarantine"},
+    {"_wal", "floe serve's write-ahead logs"},
+};
+
+int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
+                                     const char *skip_ns, const char *skip_name,
+                                     const char *location, floe_error *err) {
+    const char *wh = floe_catalog_warehouse(c);
+    static const char tail[] = "; a table's location must be a folder of its own (orphan "
+                               "removal deletes whatever else is in it): choose another "
+                               "location";
+    if (floe_io_uri_within(wh, location))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "table %s.%s: location %s contains the warehouse %s%s", ns, name,
+                              location, wh, tail);
+    for (size_t i = 0; i < sizeof RESERVED / sizeof RESERVED[0]; i++) {
+        char *dir = floe_io_join(wh, RESERVED[i][0]);
+        if (!dir)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        bool inside = floe_io_uri_within(location, dir);
+        int rc = inside ? floe_error_set(err, FLOE_EINVALID,
+                                         "table %s.%s: location %s lies inside %s (%s)%s", ns,
+                                         name, location, RESERVED[i][1], dir, tail)
+                        : 0;
+        floe_free(dir);
+        if (rc < 0)
+            return rc;
+    }
+    floe_table_place *ps = NULL;
+    size_t n = 0;
+    FLOE_FORWARD_IF_ERROR(floe_catalog_table_places(c, &ps, &n, err));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const floe_table_place *p = &ps[i];
+        if ((!strcmp(p->ns, ns) && !strcmp(p->name, name)) ||
+            (skip_ns && !strcmp(p->ns, skip_ns) && !strcmp(p->name, skip_name)))
+            continue;
+        if (floe_io_uri_within(location, p->location))
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "table %s.%s: location %s lies inside the location of table "
+                                "%s.%s (%s)%s",
+                                ns, name, location, p->ns, p->name, p->location, tail);
+        else if (floe_io_uri_within(p->location, location))
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "table %s.%s: location %s contains the location of table "
+                                "%s.%s (%s)%s",
+                                ns, name, location, p->ns, p->name, p->location, tail);
+    }
+    floe_table_places_free(ps, n);
+    return rc;
+}
+
+int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
+                              const char *location, floe_error *err) {
+    return floe_table_check_location_except(c, ns, name, NULL, NULL, location, err);
+}
