@@ -312,6 +312,10 @@ static void reset_attempt(migrate_ctx *c) {
 
 static int migrate_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     migrate_ctx *c = ctx;
+    /* another process migrated the table meanwhile (the fresh metadata is placed anew on
+     * every attempt) */
+    if (!c->t->migrate)
+        return FLOE_COMMIT_NOOP;
     reset_attempt(c);
     floe_free(c->md_dir);
     c->md_dir = NULL;

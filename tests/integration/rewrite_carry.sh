@@ -42,6 +42,7 @@ for t in a b; do
   [ "$("$floe" files d.$t | wc -l)" -eq 1 ] || fail "table $t: expected one file after the rewrite"
 done
 fa=$("$floe" files d.a | cut -f1); fb=$("$floe" files d.b | cut -f1)
+fa=${fa#file://}; fb=${fb#file://} # recorded as file:/// URIs; the readers take paths
 
 # three readers: exactly the events appended
 node "$js/canon_ndjson.mjs" --schema "$schema" ev.ndjson > expect.ndjson

@@ -184,6 +184,83 @@ static void table_suite(kind k) {
 TEST(tables_sqlite) { table_suite(KIND_SQLITE); }
 TEST(tables_fs) { table_suite(KIND_FS); }
 
+/* Version numbers come from metadata file names only: a manifest named with a leading
+ * number made a rewrite through a folder write v78371393.metadata.json. */
+TEST(metadata_file_versions) {
+    int64_t v = -1;
+    CHECK(floe_metadata_file_version("v12.metadata.json", &v) && v == 12);
+    CHECK(floe_metadata_file_version("/a/b/v3.gz.metadata.json", &v) && v == 3);
+    CHECK(floe_metadata_file_version("00007-3c0f-uuid.metadata.json", &v) && v == 7);
+    CHECK(floe_metadata_file_version("00008-x.metadata.json.gz", &v) && v == 8);
+    CHECK(!floe_metadata_file_version("78371392-1111-2222-m1001.avro", &v));
+    CHECK(!floe_metadata_file_version("snap-1-1-x.avro", &v));
+    CHECK(!floe_metadata_file_version("vfinal.metadata.json", &v));
+    CHECK(!floe_metadata_file_version("12.metadata.json", &v));
+    CHECK(!floe_metadata_file_version("version-hint.text", &v));
+}
+
+static void check_resolved(const char *wh, const char *ns, const char *name,
+                           const char *recorded, const char *want) {
+    char *out = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_catalog_resolve_location_in(wh, ns, name, recorded, &out, &err);
+    if (rc != 0 || strcmp(out, want))
+        harness_fail(__FILE__, __LINE__, "resolve(%s, %s.%s, %s) = %s (%s), want %s", wh,
+                     ns ? ns : "-", name ? name : "-", recorded, out ? out : "error", err.msg,
+                     want);
+    floe_free(out);
+}
+
+/* Relative locations written by earlier releases, read against the warehouse. */
+TEST(legacy_relative_locations) {
+    const char *wh = "file:///srv/wh2";
+    /* the table's own folders, whatever the warehouse was called when written */
+    check_resolved(wh, "demo", "events", "warehouse/demo/events", "file:///srv/wh2/demo/events");
+    check_resolved(wh, "demo", "events",
+                   "./warehouse/demo/events/metadata/00001-x.metadata.json",
+                   "file:///srv/wh2/demo/events/metadata/00001-x.metadata.json");
+    check_resolved(wh, "a.b", "t", "file://old/wh/a/b/t/data/x.parquet",
+                   "file:///srv/wh2/a/b/t/data/x.parquet");
+    /* the warehouse's own folder name first */
+    check_resolved(wh, "demo", "renamed", "wh2/demo/events", "file:///srv/wh2/demo/events");
+    /* anything else: where the warehouse is */
+    check_resolved(wh, "demo", "renamed", "tables/x", "file:///srv/tables/x");
+    check_resolved(wh, NULL, NULL, "../up/x", "file:///up/x");
+    /* absolute locations are kept as they are */
+    check_resolved(wh, "demo", "events", "s3a://b/wh/demo/events", "s3a://b/wh/demo/events");
+    check_resolved(wh, "demo", "events", "file:/old/wh/demo/events", "file:/old/wh/demo/events");
+}
+
+/* The embedded default with a relative warehouse records absolute URIs. */
+TEST(relative_warehouse_records_absolute) {
+    const char *dir = harness_tmpdir();
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd) != NULL);
+    REQUIRE(chdir(dir) == 0);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    int rc = floe_catalog_open_sqlite("warehouse/catalog.db", "default", "warehouse", &c, &err);
+    if (chdir(cwd) != 0)
+        harness_fail(__FILE__, __LINE__, "chdir back");
+    REQUIRE_OK(rc, err);
+    char want[4300];
+    snprintf(want, sizeof want, "file://%s/warehouse", dir);
+    CHECK_EQ_STR(floe_catalog_warehouse(c), want);
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_catalog_create_namespace(c, "demo", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_table_create(c, "demo", "events", SCHEMA, NULL, &t, &err), err);
+    snprintf(want, sizeof want, "file://%s/warehouse/demo/events", dir);
+    CHECK_EQ_STR(floe_table_metadata_get(t)->location, want);
+    char *ptr = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "demo", "events", &ptr, &err), err);
+    CHECK(!strncmp(ptr, want, strlen(want)));
+    floe_free(ptr);
+    floe_table_close(t);
+    floe_catalog_close(c);
+}
+
 TEST(placement_sqlite) {
     kind k = KIND_SQLITE;
     suite_placement(open_cb, &k, harness_tmpdir(), true);
@@ -751,6 +828,9 @@ int main(void) {
     RUN(namespaces_fs);
     RUN(tables_sqlite);
     RUN(tables_fs);
+    RUN(metadata_file_versions);
+    RUN(legacy_relative_locations);
+    RUN(relative_warehouse_records_absolute);
     RUN(placement_sqlite);
     RUN(placement_fs);
     RUN(namespace_location_sqlite);
