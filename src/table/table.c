@@ -681,7 +681,8 @@ bool floe_table_base_gone(floe_table *t, int rc) {
     floe_error_clear(&e);
     int lrc = t->catalog ? floe_catalog_load_table(t->catalog, t->ns, t->name, &loc, &e)
                          : floe_table_locate_metadata(t->root, &loc, &e);
-    bool moved = lrc == 0 && strcmp(loc, t->metadata_location) != 0;
+    /* (the catalog's pointer is compared with the one the table was loaded from) */
+    bool moved = lrc == 0 && strcmp(loc, t->catalog ? t->pointer : t->metadata_location) != 0;
     floe_free(loc);
     return moved;
 }
