@@ -275,6 +275,7 @@ int floe_cmd_rewrite(int argc, char **argv) {
     o.progress = on_progress;
     o.progress_ctx = &ui;
     floe_rewrite_result res;
+    memset(&res, 0, sizeof res); /* printed even when the execution stops before filling it */
     int rc;
     for (int round = 1;; round++) {
         rc = floe_rewrite_plan_new(t, &o, &plan, &err);

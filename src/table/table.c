@@ -1007,6 +1007,10 @@ int floe_table_resolve_path(const floe_table *t, const char *recorded, char **ou
                                       recorded);
             return join_rest(t->relocate_to, rest, out, err);
         }
+        /* a path the migration already recorded under the relocation target */
+        if ((rest = strip_prefix(canonical(recorded), canonical(t->relocate_to))) &&
+            !climbs_out(rest))
+            return join_rest(t->relocate_to, rest, out, err);
     }
     /* 2. the recorded table location, in any of its spellings */
     const char *loc = t->metadata ? t->metadata->location : NULL;

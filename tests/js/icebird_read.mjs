@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// icebird_read.mjs --metadata FILE [--map FROM=TO]... [--count]
+// icebird_read.mjs --metadata FILE|file:///FILE [--map FROM=TO]... [--count]
 //
 // Reads an Iceberg table with icebird (hyparam/icebird, an independent JavaScript reader
 // that applies position and equality deletes) and prints its rows as canonical NDJSON
@@ -131,7 +131,8 @@ function adapt(t, v) {
 async function main() {
   const { opts } = parseArgs(process.argv.slice(2), { metadata: 'value', map: 'list', count: 'flag' })
   if (!opts.metadata) throw new UsageError('--metadata is required')
-  const metaPath = resolve(opts.metadata)
+  // a local metadata file as a path or a file:/// URI (as catalogs record it)
+  const metaPath = resolve(opts.metadata.replace(/^file:\/\/(?=\/)/, ''))
   let raw = readFileSync(metaPath)
   if (raw[0] === 0x1f && raw[1] === 0x8b) raw = gunzipSync(raw)
   const metadata = JSON.parse(raw.toString('utf8'))
