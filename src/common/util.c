@@ -219,7 +219,13 @@ void floe_crash_arm(uint64_t nth) {
 
 uint64_t floe_crash_count(void) { return atomic_load(&crash_seen); }
 
+static _Thread_local bool crash_exempt;
+
+void floe_crash_exempt_thread(void) { crash_exempt = true; }
+
 void floe_crash_point(void) {
+    if (crash_exempt)
+        return;
     uint64_t n = atomic_fetch_add_explicit(&crash_seen, 1, memory_order_relaxed) + 1;
     uint64_t at = atomic_load_explicit(&crash_at, memory_order_relaxed);
     if (at && n == at)

@@ -403,16 +403,22 @@ static char *metrics_text(floe_server *s, size_t *len) {
  * folder), and what maintenance's last runs say. The other parts report themselves. */
 #define PROBE_MS 2000
 
+static int probe_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)ctx, (void)cols, (void)n, (void)err;
+    return 0;
+}
+
 static void *probe_main(void *arg) {
     floe_server *s = arg;
     srv_thread_name("floe-health");
+    floe_crash_exempt_thread();
     floe_sql *db = NULL;
     while (!atomic_load(&s->watch_stop)) {
         floe_error e;
         floe_error_clear(&e);
         int rc = db ? 0 : floe_sql_open(s->catcfg.uri, &db, &e);
         if (rc == 0)
-            rc = floe_sql_exec(db, "SELECT 1", NULL, 0, NULL, &e);
+            rc = floe_sql_query(db, "SELECT 1", NULL, 0, probe_row, NULL, &e);
         if (rc < 0)
             srv_health_fail(s, SRV_H_CATALOG, "the catalog database does not answer: %s",
                             e.msg);

@@ -146,7 +146,8 @@ static const table_case CASES[] = {
     {"duckdb-iceberg/add_columns_with_defaults/default.db/add_columns_with_defaults", NULL, -1},
     {"duckdb-iceberg/case_sensitive_names/default.db/case_sensitive_names", NULL, -1},
     {"duckdb-iceberg/column_mapping/warehouse/default.db/my_table", "data/persistent/", -1},
-    {"duckdb-iceberg/equality_delete_extra_column/warehouse/ns/t", NULL, -1},
+    /* not equality_delete_extra_column: its snapshot ids lie past the signed 64-bit range
+     * and the table is refused (test_metadata, test_manifest) */
     {"duckdb-iceberg/expression_filter", NULL, -1},
     {"duckdb-iceberg/hive_partitioned_table", NULL, -1},
     {"duckdb-iceberg/iceberg/lineitem_iceberg_gz", NULL, 300},
