@@ -1574,8 +1574,11 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     FLOE_CHECK(conf_set(conf, src->name, "enable.auto.commit", "false", err));
     FLOE_CHECK(conf_set(conf, src->name, "enable.auto.offset.store", "false", err));
     FLOE_CHECK(conf_set(conf, src->name, "auto.offset.reset", "earliest", err));
-    FLOE_CHECK(conf_set(conf, src->name, "partition.assignment.strategy", "cooperative-sticky",
-                        err));
+    /* eager roundrobin by default: librdkafka 2.0's cooperative-sticky assignor can abort
+     * the process in rd_kafka_sticky_assignor_state_destroy when a member stops early in a
+     * rebalance; kafka.partition.assignment.strategy chooses another (both protocols are
+     * handled by rebalance_cb) */
+    FLOE_CHECK(conf_set(conf, src->name, "partition.assignment.strategy", "roundrobin", err));
     FLOE_CHECK(conf_set(conf, src->name, "queued.max.messages.kbytes", "16384", err));
     FLOE_CHECK(conf_set(conf, src->name, "client.id", s->node, err));
     for (size_t i = 0; i < src->n; i++)

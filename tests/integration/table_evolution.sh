@@ -41,12 +41,17 @@ rows() { "$floe" scan "$@" --format canonical | LC_ALL=C sort; }
 evolve() {
   local cur new
   cur=$("$floe" table describe "$1" --json | jget '["metadata_location"]')
-  new=$(dirname "$cur")/evolved-$3.metadata.json
+  cur=${cur#file://} # recorded as a URI
+  # a table location of its own (locations never nest); the data stays where it is
+  local loc="$tmp/evolved/$3"
+  mkdir -p "$loc/metadata"
+  new=$loc/metadata/00000-evolved.metadata.json
   python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
+m["location"] = "file://" + sys.argv[4]
 exec(sys.argv[3])
-json.dump(m, open(sys.argv[2], "w"))' "$cur" "$new" "$2"
+json.dump(m, open(sys.argv[2], "w"))' "$cur" "$new" "$2" "$loc"
   "$floe" table register "$3" "$new" >/dev/null
 }
 
