@@ -132,6 +132,7 @@ n=$(cd "$js" && node icebird_read.mjs --metadata "${ptr#file://}" --count)
 [ "$n" = 7 ] || fail "icebird reads the migrated copy: $n rows"
 # the filesystem catalog's legacy warehouse
 cp -r "$legacy/fs-warehouse" "$tmp/old/fsw"
+for f in "$tmp/old/fsw/demo/events/metadata/"*.metadata.json.in; do mv "$f" "${f%.in}"; done
 n=$(cd "$tmp/elsewhere" && FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE="$tmp/old/fsw" rows demo.events)
 [ "$n" = 5 ] || fail "legacy filesystem catalog from another folder: $n rows"
 (cd "$tmp/elsewhere" && FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE="$tmp/old/fsw" \
