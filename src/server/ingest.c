@@ -397,16 +397,11 @@ static int split_lines(srv_scratch *sc, const uint8_t *p, size_t from, size_t n,
     return 0;
 }
 
-/* Elements of a JSON array the shredder has already found well formed, from p + from (0:
- * the body's start; else the first byte of an element) up to `to` (the end of the body,
- * or the first byte of the element after the last one wanted). */
-static int split_array(srv_scratch *sc, const uint8_t *p, size_t from, size_t to) {
-    size_t i = from, n = to;
-    if (from == 0) {
-        while (i < n && p[i] != '[')
-            i++;
-        i++;
-    }
+static bool json_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+int srv_json_array_elements(const uint8_t *p, size_t i, size_t n,
+                            int (*fn)(void *ctx, size_t start, size_t end), void *ctx,
+                            size_t *pos) {
     int depth = 0;
     bool in_str = false;
     size_t start = SIZE_MAX;
@@ -419,7 +414,7 @@ static int split_array(srv_scratch *sc, const uint8_t *p, size_t from, size_t to
                 in_str = false;
             continue;
         }
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+        if (json_ws(c))
             continue;
         if (start == SIZE_MAX && c != ']' && c != ',')
             start = i;
@@ -432,17 +427,41 @@ static int split_array(srv_scratch *sc, const uint8_t *p, size_t from, size_t to
         } else if ((c == ',' || c == ']') && depth == 0) {
             if (start != SIZE_MAX) {
                 size_t e = i;
-                while (e > start && (p[e - 1] == ' ' || p[e - 1] == '\t' || p[e - 1] == '\r' ||
-                                     p[e - 1] == '\n'))
+                while (e > start && json_ws(p[e - 1]))
                     e--;
-                FLOE_FORWARD_IF_ERROR(push_span(sc, start, e));
+                int rc = fn(ctx, start, e);
+                if (rc < 0)
+                    return rc;
+            } else if (c == ',') {
+                return FLOE_ECORRUPT; /* an empty element */
             }
             start = SIZE_MAX;
-            if (c == ']')
-                break;
+            if (c == ']') {
+                if (pos)
+                    *pos = i + 1;
+                return 1;
+            }
         }
     }
+    if (pos)
+        *pos = n;
     return 0;
+}
+
+static int span_cb(void *ctx, size_t start, size_t end) { return push_span(ctx, start, end); }
+
+/* Elements of a JSON array the shredder has already found well formed, from p + from (0:
+ * the body's start; else the first byte of an element) up to `to` (the end of the body,
+ * or the first byte of the element after the last one wanted). */
+static int split_array(srv_scratch *sc, const uint8_t *p, size_t from, size_t to) {
+    size_t i = from;
+    if (from == 0) {
+        while (i < to && p[i] != '[')
+            i++;
+        i++;
+    }
+    int rc = srv_json_array_elements(p, i, to, span_cb, sc, NULL);
+    return rc < 0 ? rc : 0;
 }
 
 /* The tuple's string, binary and fixed values copied into the scratch's arena (the batch

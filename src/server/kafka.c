@@ -616,9 +616,24 @@ static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_b
     return 0;
 }
 
-/* The top-level elements of a JSON array p[0..n): calls back with each element's span;
- * false when p is not an array whose elements can be told apart (the message is then
- * quarantined whole). The elements themselves are judged by the conversion. */
+typedef struct span_sink {
+    size_t *spans;
+    size_t n, max;
+} span_sink;
+
+static int span_put(void *ctx, size_t start, size_t end) {
+    span_sink *k = ctx;
+    if (k->n == k->max)
+        return FLOE_ELIMIT;
+    k->spans[2 * k->n] = start;
+    k->spans[2 * k->n + 1] = end;
+    k->n++;
+    return 0;
+}
+
+/* The top-level elements of a JSON array p[0..n): their spans; false when p is not an
+ * array whose elements can be told apart (the message is then quarantined whole). The
+ * elements themselves are judged by the conversion. */
 static bool array_elements(const uint8_t *p, size_t n, size_t *spans, size_t *nspans,
                            size_t max_spans) {
     size_t i = 0;
@@ -626,50 +641,14 @@ static bool array_elements(const uint8_t *p, size_t n, size_t *spans, size_t *ns
         i++;
     if (i == n || p[i] != '[')
         return false;
-    i++;
-    int depth = 0;
-    bool in_str = false, closed = false;
-    size_t start = SIZE_MAX;
-    *nspans = 0;
-    for (; i < n && !closed; i++) {
-        uint8_t c = p[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = false;
-            continue;
-        }
-        if (is_ws(c))
-            continue;
-        if (start == SIZE_MAX && c != ']' && c != ',')
-            start = i;
-        if (c == '"') {
-            in_str = true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if ((c == '}' || c == ']') && depth > 0) {
-            depth--;
-        } else if ((c == ',' || c == ']') && depth == 0) {
-            if (start != SIZE_MAX) {
-                size_t e = i;
-                while (e > start && is_ws(p[e - 1]))
-                    e--;
-                if (*nspans == max_spans)
-                    return false;
-                spans[2 * *nspans] = start;
-                spans[2 * *nspans + 1] = e;
-                ++*nspans;
-            } else if (c == ',') {
-                return false; /* an empty element */
-            }
-            start = SIZE_MAX;
-            closed = c == ']';
-        }
-    }
-    while (i < n && is_ws(p[i]))
-        i++;
-    return closed && !in_str && depth == 0 && i == n;
+    span_sink k = {spans, 0, max_spans};
+    size_t end = n;
+    if (srv_json_array_elements(p, i + 1, n, span_put, &k, &end) != 1)
+        return false;
+    while (end < n && is_ws(p[end]))
+        end++;
+    *nspans = k.n;
+    return end == n;
 }
 
 typedef struct kf_scratch {

@@ -346,6 +346,14 @@ typedef struct srv_post {
 int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
                int *retry_after);
 void srv_scratch_free(srv_scratch *sc);
+/* The top-level elements of a JSON array, from p[i] (just past its '[', or the first byte
+ * of one of its elements) up to n: fn(ctx, start, end) for each element's span, white
+ * space around it left out. *pos (when set) receives the index just past the closing ']',
+ * or n. Returns 1 when the array closed, 0 when n came first, FLOE_ECORRUPT at an empty
+ * element (a ',' with nothing before it), else fn's error. Values are not checked. */
+int srv_json_array_elements(const uint8_t *p, size_t i, size_t n,
+                            int (*fn)(void *ctx, size_t start, size_t end), void *ctx,
+                            size_t *pos);
 /* The in-flight budget (max_inflight_bytes): every byte the server holds for requests
  * (raw and decoded bodies, decoder state, parse state) is taken from it before it is
  * allocated. *held is what the caller holds; make it `want`: giving back always works;
