@@ -651,6 +651,18 @@ int srv_files_on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
     return 0;
 }
 
+void srv_files_init(srv_files *fc, const srv_job_table *jt) {
+    memset(fc, 0, sizeof *fc);
+    floe_arena_init(&fc->arena, 64 * 1024);
+    fc->jt = jt;
+}
+
+void srv_files_free(srv_files *fc) {
+    floe_free(fc->files);
+    floe_strlist_free(&fc->uris);
+    floe_arena_reset(&fc->arena);
+}
+
 void srv_files_delete(srv_files *fc) {
     for (size_t i = 0; i < fc->uris.n; i++)
         floe_io_delete(fc->uris.items[i], NULL);
@@ -792,9 +804,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     srv_job_table jt;
     memset(&jt, 0, sizeof jt);
     srv_files fc;
-    memset(&fc, 0, sizeof fc);
-    floe_arena_init(&fc.arena, 64 * 1024);
-    fc.jt = &jt;
+    srv_files_init(&fc, &jt);
     int64_t *settled = NULL;
     char *quarantine = NULL, *prefix = NULL;
     floe_convert_result res;
@@ -927,9 +937,7 @@ done:
     if (rc >= 0 && l.n)
         atomic_fetch_add(&s->m.compactions, 1);
     staged_free(&stg);
-    floe_free(fc.files);
-    floe_strlist_free(&fc.uris);
-    floe_arena_reset(&fc.arena);
+    srv_files_free(&fc);
     srv_job_table_free(&jt);
     floe_convert_result_free(&res);
     floe_free(settled);

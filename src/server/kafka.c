@@ -1007,9 +1007,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     srv_job_table jt;
     memset(&jt, 0, sizeof jt);
     srv_files fc;
-    memset(&fc, 0, sizeof fc);
-    floe_arena_init(&fc.arena, 64 * 1024);
-    fc.jt = &jt;
+    srv_files_init(&fc, &jt);
     floe_convert_result res;
     memset(&res, 0, sizeof res);
     fence fe = {0};
@@ -1188,9 +1186,7 @@ done:
     floe_free(fe.keys);
     floe_free(fe.expect);
     floe_buf_free(&summary);
-    floe_free(fc.files);
-    floe_strlist_free(&fc.uris);
-    floe_arena_reset(&fc.arena);
+    srv_files_free(&fc);
     srv_job_table_free(&jt);
     floe_convert_result_free(&res);
     floe_free(tmp_q);

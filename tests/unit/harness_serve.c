@@ -2,6 +2,7 @@
 #include "harness_serve.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -239,4 +240,18 @@ hs_states hs_landing_states(floe_sql *db, const char *table) {
                        "tbl=?", p, 1, state_row, &st, &err) != 0)
         harness_fail(__FILE__, __LINE__, "landing index: %s", err.msg);
     return st;
+}
+
+void hs_server_config(floe_server_config *c, const char *dir, const char *wh,
+                      const char *server_extra, const char *table_extra) {
+    char schema[4300], text[9000];
+    floe_server_config_init(c);
+    snprintf(schema, sizeof schema, "%s/schema.json", dir);
+    harness_write_file(schema, hs_schema_json, strlen(hs_schema_json));
+    snprintf(text, sizeof text,
+             "[server]\nlisten = 127.0.0.1:0\nwarehouse = %s\ncompact = false\n%s"
+             "[table shop.t]\nschema = %s\n%s", wh, server_extra, schema, table_extra);
+    floe_error err;
+    if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
+        harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
 }

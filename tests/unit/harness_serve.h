@@ -10,10 +10,16 @@
 #include <stdint.h>
 
 #include "floe/catalog.h"
+#include "floe/server.h"
 #include "floe/sql.h"
 
 /* The schema of the tests' events: {"id": long (required), "name": string}. */
 extern const char hs_schema_json[];
+/* A test server's configuration: listening on a free loopback port, warehouse wh, no
+ * compaction (the tests drive it), the server_extra lines, and table shop.t with
+ * hs_schema_json (written to dir/schema.json) and the table_extra lines. */
+void hs_server_config(floe_server_config *c, const char *dir, const char *wh,
+                      const char *server_extra, const char *table_extra);
 
 /* POST body (NDJSON) to /v1/tables/<table>/events with an Idempotency-Key when key is set.
  * Returns the HTTP status (0 when nothing came back); *answer (when not NULL) receives

@@ -22,21 +22,9 @@
 #include "harness_serve.h"
 
 static void server_config(floe_server_config *c, const char *dir) {
-    char schema[4300], text[9000];
-    floe_server_config_init(c);
-    snprintf(schema, sizeof schema, "%s/schema.json", dir);
-    harness_write_file(schema, hs_schema_json, strlen(hs_schema_json));
-    snprintf(text, sizeof text,
-             "[server]\nlisten = 127.0.0.1:0\nwarehouse = %s/wh\ncompact = false\n"
-             "maintain = false\n[table shop.t]\nschema = %s\npartition = name\n", dir, schema);
-    floe_error err;
-    if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
-        harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
-}
-
-static size_t collect(char *p, size_t size, size_t n, void *ctx) {
-    floe_buf_append(ctx, p, size * n);
-    return size * n;
+    char wh[4300];
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    hs_server_config(c, dir, wh, "maintain = false\n", "partition = name\n");
 }
 
 /* POST /v1/admin/flush?<query>: the status, the answer in *answer (floe_malloc'ed). */
@@ -48,7 +36,7 @@ static long flush_http(uint16_t port, const char *query, char **answer) {
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/admin/flush?%s", port, query);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, hs_collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
     long code = 0;
     if (curl_easy_perform(c) == CURLE_OK)

@@ -21,16 +21,9 @@
 #include "harness_serve.h"
 
 static void server_config(floe_server_config *c, const char *dir) {
-    char schema[4300], text[9000];
-    floe_server_config_init(c);
-    snprintf(schema, sizeof schema, "%s/schema.json", dir);
-    harness_write_file(schema, hs_schema_json, strlen(hs_schema_json));
-    snprintf(text, sizeof text,
-             "[server]\nlisten = 127.0.0.1:0\nwarehouse = %s/wh\ncompact = false\n"
-             "maintain = false\n[table shop.t]\nschema = %s\n", dir, schema);
-    floe_error err;
-    if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
-        harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
+    char wh[4300];
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    hs_server_config(c, dir, wh, "maintain = false\n", "");
 }
 
 static void catalog_exec(const char *dir, const char *sql) {

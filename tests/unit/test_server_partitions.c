@@ -29,17 +29,7 @@
 #include "harness_serve.h"
 
 static void server_config(floe_server_config *c, const char *dir, const char *wh) {
-    char schema[4300], text[9000];
-    floe_server_config_init(c);
-    snprintf(schema, sizeof schema, "%s/schema.json", dir);
-    harness_write_file(schema, hs_schema_json, strlen(hs_schema_json));
-    snprintf(text, sizeof text,
-             "[server]\nlisten = 127.0.0.1:0\nwarehouse = %s\ncompact = false\n"
-             "maintain = false\nmax_record = 2MB\n[table shop.t]\nschema = %s\n"
-             "partition = name\n", wh, schema);
-    floe_error err;
-    if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
-        harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
+    hs_server_config(c, dir, wh, "maintain = false\nmax_record = 2MB\n", "partition = name\n");
 }
 
 /* The names the table holds, by id (ids < cap): names[id] malloc'ed, lens[id]. */
