@@ -21,8 +21,7 @@
 // int extremes, strings with non-ASCII and some longer than 64 bytes, decimals of two
 // precisions, uuids, binary, a struct, a list.
 import fs from 'node:fs'
-import zlib from 'node:zlib'
-import avro from 'avsc'
+import { readRecords } from './lib/avro_read.mjs'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { UsageError, parseArgs, runMain, toHex, fmtUuidBytes } from './lib/canon.mjs'
 
@@ -153,29 +152,7 @@ async function arrow(input, output, rowGroup, noStats) {
 
 // ---- manifests ----------------------------------------------------------------------------
 
-const longType = avro.types.LongType.__with({
-  fromBuffer: (buf) => buf.readBigInt64LE(),
-  toBuffer: (n) => {
-    const buf = Buffer.alloc(8)
-    buf.writeBigInt64LE(BigInt(n))
-    return buf
-  },
-  fromJSON: (n) => BigInt(n),
-  toJSON: (n) => Number(n),
-  isValid: (n) => typeof n === 'bigint',
-  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
-})
-const typeHook = (schema) =>
-  schema === 'long' || (schema && typeof schema === 'object' && schema.type === 'long') ? longType : undefined
-const codecs = { null: (buf, cb) => cb(null, buf), deflate: zlib.inflateRaw }
-
-function readAvro(file) {
-  return new Promise((resolve, reject) => {
-    const recs = []
-    avro.createFileDecoder(file, { codecs, parseHook: (w) => avro.Type.forSchema(w, { wrapUnions: false, typeHook }) })
-      .on('data', (r) => recs.push(r)).on('end', () => resolve(recs)).on('error', reject)
-  })
-}
+const readAvro = readRecords
 
 function localPath(p) {
   return p.startsWith('file://') ? p.slice(7) : p

@@ -8,75 +8,11 @@
 // they look like. Used by tests/integration/locations.sh.
 import fs from 'node:fs'
 import zlib from 'node:zlib'
-import avro from 'avsc'
-import { snappyUncompress } from 'hyparquet'
-import { decompress as zstdDecompress } from 'fzstd'
+import { readRecords } from './lib/avro_read.mjs'
 
 const local = (p) => (p.startsWith('file://') ? p.slice(7) : p.startsWith('file:') ? p.slice(5) : p)
 
-function readUvarint(buf) {
-  let result = 0
-  let shift = 0
-  for (let i = 0; i < buf.length && i < 5; i++) {
-    const b = buf[i]
-    result += (b & 0x7f) * 2 ** shift
-    if (!(b & 0x80)) return result
-    shift += 7
-  }
-  throw new Error('bad snappy length')
-}
-
-const codecs = {
-  null: (buf, cb) => cb(null, buf),
-  deflate: zlib.inflateRaw,
-  snappy: (buf, cb) => {
-    try {
-      const body = buf.subarray(0, buf.length - 4)
-      const out = new Uint8Array(readUvarint(body))
-      snappyUncompress(body, out)
-      cb(null, Buffer.from(out))
-    } catch (e) {
-      cb(e)
-    }
-  },
-  zstandard: (buf, cb) => {
-    try {
-      cb(null, Buffer.from(zstdDecompress(buf)))
-    } catch (e) {
-      cb(e)
-    }
-  },
-}
-
-// Longs as BigInt: snapshot ids go past 2^53, where avsc's default long refuses them.
-const longType = avro.types.LongType.__with({
-  fromBuffer: (buf) => buf.readBigInt64LE(),
-  toBuffer: (n) => {
-    const buf = Buffer.alloc(8)
-    buf.writeBigInt64LE(BigInt(n))
-    return buf
-  },
-  fromJSON: (n) => BigInt(n),
-  toJSON: (n) => Number(n),
-  isValid: (n) => typeof n === 'bigint',
-  compare: (a, b) => (a === b ? 0 : a < b ? -1 : 1),
-})
-const typeHook = (schema) =>
-  schema === 'long' || (schema && typeof schema === 'object' && schema.type === 'long') ? longType : undefined
-
-function records(file) {
-  return new Promise((resolve, reject) => {
-    const out = []
-    avro
-      .createFileDecoder(local(file), {
-        codecs,
-        parseHook: (s) => avro.Type.forSchema(s, { wrapUnions: false, typeHook }),
-      })
-      .on('data', (r) => out.push(r))
-      .on('end', () => resolve(out))
-      .on('error', reject)
-  })
-}
+const records = (file) => readRecords(local(file))
 
 const [, , metaFile] = process.argv
 if (!metaFile) {

@@ -57,3 +57,18 @@ export const codecs = {
     }
   },
 }
+
+// Every record of an Avro container file (a local path), longs as BigInt.
+export function readRecords(file) {
+  return new Promise((resolve, reject) => {
+    const out = []
+    avro
+      .createFileDecoder(file, {
+        codecs,
+        parseHook: (w) => avro.Type.forSchema(w, { wrapUnions: false, typeHook }),
+      })
+      .on('data', (r) => out.push(r))
+      .on('end', () => resolve(out))
+      .on('error', reject)
+  })
+}
