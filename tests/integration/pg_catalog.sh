@@ -10,10 +10,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$bindir/test_pg_catalog" ] || fail "$bindir/test_pg_catalog not built"
 
 source "$here/tests/lib/pg.sh"
-rc=0
-pg_start || rc=$?
-if [ $rc = 77 ]; then echo "pg_catalog: skipped (no PostgreSQL server binaries)"; exit 77; fi
-[ $rc = 0 ] || fail "could not start PostgreSQL"
+pg_start_test pg_catalog
 
 tmp=$(mktemp -d)
 PG_PREV_TRAP2=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")

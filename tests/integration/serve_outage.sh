@@ -27,10 +27,7 @@ fail() {
 }
 
 source "$src/tests/lib/pg.sh"
-rc=0
-pg_start || rc=$?
-if [ $rc = 77 ]; then echo "serve_outage: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
-[ $rc = 0 ] || { echo "serve_outage: could not start PostgreSQL" >&2; exit 1; }
+pg_start_test serve_outage
 
 tmp=$(mktemp -d)
 pid=

@@ -26,10 +26,7 @@ fail() {
 }
 
 source "$src/tests/lib/pg.sh"
-rc=0
-pg_start || rc=$?
-if [ $rc = 77 ]; then echo "serve_remote: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
-[ $rc = 0 ] || { echo "serve_remote: could not start PostgreSQL" >&2; exit 1; }
+pg_start_test serve_remote
 
 tmp=$(mktemp -d)
 pid=

@@ -24,10 +24,7 @@ schema=$src/tests/data/events.schema.json
 fail() { echo "tables_remote: FAIL [${setup:-}]: $*" >&2; [ -n "${KEEP:-}" ] && echo "kept ${tmp:-}" >&2; exit 1; }
 
 source "$src/tests/lib/pg.sh"
-rc=0
-pg_start || rc=$?
-if [ $rc = 77 ]; then echo "tables_remote: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
-[ $rc = 0 ] || fail "could not start PostgreSQL"
+pg_start_test tables_remote
 
 tmp=$(mktemp -d)
 pids=()

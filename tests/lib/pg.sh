@@ -25,6 +25,15 @@ pg_free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+# pg_start_test NAME: pg_start for a test script: exit 77 (ctest's skip) without
+# PostgreSQL's server binaries, 1 when the server does not start.
+pg_start_test() {
+  local rc=0
+  pg_start || rc=$?
+  if [ $rc = 77 ]; then echo "$1: SKIPPED (no PostgreSQL server binaries)"; exit 77; fi
+  [ $rc = 0 ] || { echo "$1: could not start PostgreSQL" >&2; exit 1; }
+}
+
 pg_start() {
   PG_BIN=$(pg_bindir) || { echo "skip: no PostgreSQL server binaries (apt-get install -y postgresql)"; return 77; }
   PG_TMP=$(mktemp -d /tmp/floe-pg.XXXXXX)
