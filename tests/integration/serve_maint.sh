@@ -100,9 +100,12 @@ echo young > "$loc/data/young-orphan.parquet"
 python3 "$tmp/post.py" "$tmp/port" "$tmp/events.ndjson" 1 100 "$tmp/acks.jsonl" || fail "post"
 sleep 3
 curl -sf "http://127.0.0.1:$port/metrics" > "$tmp/metrics1.txt" || fail "metrics"
+# every job ran at least twice and did its work at least once (a run finds nothing to do,
+# and says "skipped", when expiry and rewrite-data already left fewer manifests than the
+# rewrite threshold: that depends on timing)
 for job in expire rewrite-manifests orphans landing-lifecycle; do
-  n=$(runs "$job" ok)
-  [ "${n%.*}" -ge 2 ] || fail "$job ran ok $n times (want >= 2)"
+  n=$(runs "$job" ok) s=$(runs "$job" skipped)
+  [ "$n" -ge 1 ] && [ $((n + s)) -ge 2 ] || fail "$job ran ok $n times, skipped $s (want ok >= 1, ok + skipped >= 2)"
   [ "$(runs "$job" failed)" = 0 ] || fail "$job failed: $(grep "maintain: shop.events $job: failed" "$tmp/server.log" | head -3)"
 done
 grep -q '^floe_maint_last_run_timestamp_seconds{table="shop.events",job="expire"} [1-9]' "$tmp/metrics1.txt" || fail "metrics: last run time"
