@@ -23,7 +23,7 @@
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
 #include "floe/scan.h"
-#include "scan_internal.h"
+#include "iceberg/scan_internal.h"
 #include "table_internal.h"
 
 /* ---------------------------------------------------------------------------------------

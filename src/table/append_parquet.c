@@ -40,7 +40,7 @@
 
 #include "floe/append.h"
 #include "floe/parquet_reader.h"
-#include "scan_internal.h"
+#include "iceberg/scan_internal.h"
 
 /* ---------------------------------------------------------------------------------------
  * schema compatibility and values

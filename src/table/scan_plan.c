@@ -21,8 +21,8 @@
 
 #include "floe/io.h"
 #include "floe/scan.h"
-#include "scan_internal.h"
-#include "value_text.h"
+#include "iceberg/scan_internal.h"
+#include "iceberg/value_text.h"
 
 #define POS_DELETE_FILE_PATH_ID 2147483546
 

@@ -33,7 +33,7 @@
 
 #include "floe/io.h"
 #include "floe/scan.h"
-#include "scan_internal.h"
+#include "iceberg/scan_internal.h"
 
 #define POS_FILE_PATH_ID 2147483546
 #define POS_POS_ID 2147483545

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "table/manifest_fast.h"
+#include "iceberg/manifest_fast.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include "floe/avro.h"
 #include "floe/manifest.h"
 #include "harness.h"
-#include "table/manifest_fast.h"
+#include "iceberg/manifest_fast.h"
 
 static const uint8_t test_sync[16] = "blocks-test-sync";
 

@@ -16,8 +16,8 @@
 #include "floe/manifest.h"
 #include "floe/table.h"
 #include "harness.h"
-#include "table/manifest_fast.h"
-#include "table/manifest_internal.h"
+#include "iceberg/manifest_fast.h"
+#include "iceberg/manifest_internal.h"
 
 /* ---------------------------------------------------------------------------------------
  * conformance tables

@@ -14,7 +14,7 @@
 #include "floe/avro.h"
 #include "floe/manifest.h"
 #include "harness.h"
-#include "table/manifest_fast.h"
+#include "iceberg/manifest_fast.h"
 
 typedef struct avro_list {
     char **paths;

@@ -35,7 +35,7 @@
 #include "floe/scan.h"
 #include "harness.h"
 #include "harness_table.h"
-#include "table/scan_internal.h"
+#include "iceberg/scan_internal.h"
 
 #define FULL_CHECKS 6
 #define MAX_LITS 48

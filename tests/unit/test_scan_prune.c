@@ -24,7 +24,7 @@
 #include "floe/manifest.h"
 #include "floe/parquet.h"
 #include "harness.h"
-#include "table/scan_internal.h"
+#include "iceberg/scan_internal.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["

@@ -17,7 +17,7 @@
 #include "floe/scan.h"
 #include "floe/table.h"
 #include "harness.h"
-#include "table/scan_internal.h"
+#include "iceberg/scan_internal.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table/value_text.h"
+#include "iceberg/value_text.h"
 
 /* Type names as the spec writes them. Kept here (not floe_type_name) so the transforms do
  * not depend on the schema module being linked. */

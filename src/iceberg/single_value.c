@@ -14,8 +14,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "table/scan_internal.h"
-#include "table/value_text.h"
+#include "iceberg/scan_internal.h"
+#include "iceberg/value_text.h"
 
 /* ---- binary ------------------------------------------------------------------------------ */
 

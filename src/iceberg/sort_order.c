@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table/partition_internal.h"
-#include "table/value_text.h"
+#include "iceberg/partition_internal.h"
+#include "iceberg/value_text.h"
 
 #define SORT_MAX_FIELDS 1024
 #define SORT_MAX_SOURCE_IDS 64

@@ -8,7 +8,7 @@
  * serialization". Calendar arithmetic is proleptic Gregorian in UTC, valid for any
  * int64 day number the callers can produce.
  */
-#include "table/value_text.h"
+#include "iceberg/value_text.h"
 
 #include <inttypes.h>
 #include <math.h>

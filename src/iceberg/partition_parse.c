@@ -10,7 +10,7 @@
  * (a doubled quote inside stands for itself). Sources of partitions and sorts must be
  * primitive and outside lists and maps (spec "Partitioning").
  */
-#include "table/partition_internal.h"
+#include "iceberg/partition_internal.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "table/value_text.h"
+#include "iceberg/value_text.h"
 
 /* ---- schema lookups ---------------------------------------------------------------------- */
 

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table/partition_internal.h"
-#include "table/value_text.h"
+#include "iceberg/partition_internal.h"
+#include "iceberg/value_text.h"
 
 #define SPEC_ARENA_BLOCK 4096
 #define MAX_SOURCE_IDS 64
