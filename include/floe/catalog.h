@@ -200,11 +200,6 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
 int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
                       const char *new_location, floe_error *err);
 
-/* Random bytes (getrandom; a clock-seeded fallback) and a random (version 4) UUID in
- * canonical text form, for file names and table ids. */
-void floe_random_bytes(void *p, size_t n);
-void floe_uuid4(char out[37]);
-
 /* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
  * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal") or
  * is not a metadata file name (*.metadata.json, *.metadata.json.gz): a manifest

@@ -287,6 +287,11 @@ void floe_log(int level, const char *fmt, ...) FLOE_PRINTF(2, 3);
 int64_t floe_days_from_civil(int64_t y, unsigned m, unsigned d);
 void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
+/* Random bytes (getrandom; a clock-seeded fallback) and a random (version 4) UUID in
+ * canonical text form, for file names and table ids. */
+void floe_random_bytes(void *p, size_t n);
+void floe_uuid4(char out[37]);
+
 /* SHA-256 of p[0..n) (libcrypto). */
 void floe_sha256(const void *p, size_t n, uint8_t out[32]);
 

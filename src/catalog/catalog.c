@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "floe/io.h"
 #include "floe/lease.h"
@@ -46,37 +45,6 @@ int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) {
     items[l->n++] = copy;
     l->items = items;
     return 0;
-}
-
-void floe_random_bytes(void *p, size_t n) {
-    uint8_t *b = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = getrandom(b + got, n - got, 0);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    if (got < n) { /* no entropy source: mix the clocks (unique enough for file names) */
-        uint64_t x = (uint64_t)floe_now_ns() ^ ((uint64_t)floe_wall_ms() << 20) ^ (uintptr_t)p;
-        for (size_t i = got; i < n; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            b[i] = (uint8_t)x;
-        }
-    }
-}
-
-void floe_uuid4(char out[37]) {
-    uint8_t u[16];
-    floe_random_bytes(u, sizeof u);
-    u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
-    u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    snprintf(out, 37,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-             u[14], u[15]);
 }
 
 /* ---------------------------------------------------------------------------------------

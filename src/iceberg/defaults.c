@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floe/scan.h"
+#include "floe/defaults.h"
 #include "scan_internal.h"
 
 #define DEFAULT_MAX_DEPTH 64

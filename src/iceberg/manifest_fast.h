@@ -1,6 +1,6 @@
 /*
  * manifest_fast.h - the streaming manifest-entry decoder of manifest_fast.c, shared with
- * manifest_read.c (and the differential test). Private to src/table.
+ * manifest_read.c (and the differential test). Private to src/iceberg.
  *
  * The generic path decodes each manifest_entry record into an Avro value tree and then
  * picks it apart by field id; this path compiles the writer's schema once per file into a
@@ -8,8 +8,8 @@
  * slots and floe_data_file arrays, skipping fields nobody reads, with no value tree.
  * manifest_read.c turns the slots into an entry with the same checks for both paths.
  */
-#ifndef FLOE_TABLE_MANIFEST_FAST_H
-#define FLOE_TABLE_MANIFEST_FAST_H
+#ifndef FLOE_ICEBERG_MANIFEST_FAST_H
+#define FLOE_ICEBERG_MANIFEST_FAST_H
 
 #include "manifest_internal.h"
 

@@ -1,10 +1,10 @@
 /*
- * manifest_internal.h - pieces shared by the manifest files of src/table: the Avro
+ * manifest_internal.h - pieces shared by the manifest files of src/iceberg: the Avro
  * schemas of manifests and manifest lists, and value conversions between Iceberg
- * partition values and Avro. Private to src/table.
+ * partition values and Avro. Private to src/iceberg.
  */
-#ifndef FLOE_TABLE_MANIFEST_INTERNAL_H
-#define FLOE_TABLE_MANIFEST_INTERNAL_H
+#ifndef FLOE_ICEBERG_MANIFEST_INTERNAL_H
+#define FLOE_ICEBERG_MANIFEST_INTERNAL_H
 
 #include "floe/avro.h"
 #include "floe/manifest.h"

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floe/catalog.h"
 #include "floe/io.h"
 #include "manifest_internal.h"
 

@@ -20,9 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "floe/catalog.h"
+#include "floe/defaults.h"
 #include "floe/schema.h"
-#include "floe/scan.h"
 #include "metadata_internal.h"
 
 struct floe_metadata_builder {

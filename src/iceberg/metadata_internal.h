@@ -1,9 +1,9 @@
 /*
  * metadata_internal.h - what metadata.c shares with the builders (metadata_build.c): the
- * JSON document behind a floe_table_metadata. Private to src/table.
+ * JSON document behind a floe_table_metadata. Private to src/iceberg.
  */
-#ifndef FLOE_TABLE_METADATA_INTERNAL_H
-#define FLOE_TABLE_METADATA_INTERNAL_H
+#ifndef FLOE_ICEBERG_METADATA_INTERNAL_H
+#define FLOE_ICEBERG_METADATA_INTERNAL_H
 
 #include <jansson.h>
 

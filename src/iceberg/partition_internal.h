@@ -1,10 +1,10 @@
 /*
  * partition_internal.h - pieces shared by partition_spec.c and sort_order.c: schema
  * lookups that know about list/map nesting, and the lexer/term parser of the user forms
- * ("bucket(16, user_id)", "ts DESC NULLS LAST"). Private to src/table.
+ * ("bucket(16, user_id)", "ts DESC NULLS LAST"). Private to src/iceberg.
  */
-#ifndef FLOE_TABLE_PARTITION_INTERNAL_H
-#define FLOE_TABLE_PARTITION_INTERNAL_H
+#ifndef FLOE_ICEBERG_PARTITION_INTERNAL_H
+#define FLOE_ICEBERG_PARTITION_INTERNAL_H
 
 #include "floe/partition.h"
 

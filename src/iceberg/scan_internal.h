@@ -1,7 +1,8 @@
 /*
  * scan_internal.h - pieces shared by the scan planner, the scan reader and the file
  * appender: the canonical row-value text form and filter expressions over a table
- * schema. Private to src/table.
+ * schema. Private to src/iceberg
+ * and src/table.
  *
  * Canonical text is the form floe's Parquet reader prints (tests/js/lib/canon.mjs):
  * numbers as JSON numbers (floats widened to double, JavaScript digits, "NaN" /
@@ -9,8 +10,8 @@
  * "YYYY-MM-DD", times "HH:MM:SS.ffffff", timestamps "YYYY-MM-DDTHH:MM:SS.ffffff[Z]"
  * (9 digits for _ns), uuid text, binary and fixed as lowercase hex.
  */
-#ifndef FLOE_TABLE_SCAN_INTERNAL_H
-#define FLOE_TABLE_SCAN_INTERNAL_H
+#ifndef FLOE_ICEBERG_SCAN_INTERNAL_H
+#define FLOE_ICEBERG_SCAN_INTERNAL_H
 
 #include "floe/manifest.h"
 #include "floe/partition.h"

@@ -1,14 +1,15 @@
 /*
  * value_text.h - text forms of single values, shared by the transforms (human strings for
- * partition paths) and the JSON single-value serialization. Private to src/table.
+ * partition paths) and the JSON single-value serialization. Private to src/iceberg
+ * and src/table.
  *
  * Two families exist because Iceberg has two: the "human" strings of the reference
  * implementation (java.time / BigDecimal / Float.toString renderings, used in paths) and
  * the spec's JSON single-value strings (Appendix D), which fix the fraction digits.
  * Every function appends to a floe_buf and returns 0 or a negative floe code.
  */
-#ifndef FLOE_TABLE_VALUE_TEXT_H
-#define FLOE_TABLE_VALUE_TEXT_H
+#ifndef FLOE_ICEBERG_VALUE_TEXT_H
+#define FLOE_ICEBERG_VALUE_TEXT_H
 
 #include "floe/common.h"
 #include "floe/partition.h"

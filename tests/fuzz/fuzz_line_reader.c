@@ -1,5 +1,5 @@
 /*
- * fuzz_line_reader.c - libFuzzer target for the NDJSON line reader (src/pipeline/
+ * fuzz_line_reader.c - libFuzzer target for the NDJSON line reader (src/convert/
  * line_reader.c): compression sniffing, gzip (concatenated members) and zstd decoding,
  * chunking at line boundaries and the streaming of oversized lines.
  *

@@ -1,5 +1,5 @@
 /*
- * fuzz_manifest.c - libFuzzer target for manifest reading (src/table/manifest_read.c):
+ * fuzz_manifest.c - libFuzzer target for manifest reading (src/iceberg/manifest_read.c):
  * the streaming manifest-entry decoder (manifest_fast.c) and the generic value-tree path,
  * run side by side over each input.
  *

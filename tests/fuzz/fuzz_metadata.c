@@ -1,5 +1,5 @@
 /*
- * fuzz_metadata.c - libFuzzer target for Iceberg table metadata (src/table/metadata.c,
+ * fuzz_metadata.c - libFuzzer target for Iceberg table metadata (src/iceberg/metadata.c,
  * metadata_build.c) and for the mapping of recorded paths onto a table folder
  * (floe_table_resolve_path in src/table/table.c).
  *

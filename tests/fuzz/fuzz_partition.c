@@ -1,7 +1,7 @@
 /*
  * fuzz_partition.c - libFuzzer target for partition specs and sort orders (their Iceberg
  * JSON and the user's text form), single-value serialization (binary and JSON forms)
- * and the partition-path escaping that keeps a value inside its folder (src/table).
+ * and the partition-path escaping that keeps a value inside its folder (src/iceberg).
  *
  * Every input is used as:
  *   - a partition spec and a sort order, in JSON and in text, against a fixed schema with

@@ -3,7 +3,7 @@
  * Encoding": "Arrays are encoded as a series of blocks"). A writer may put every item in
  * a block of its own; reading such a value must cost memory and time linear in its
  * items, in the generic reader (src/avro), in manifest lists (which it reads) and in the
- * streaming manifest decoder (src/table/manifest_fast.c).
+ * streaming manifest decoder (src/iceberg/manifest_fast.c).
  *
  * Each file is one record holding N one-item blocks, sized 8, 16 and 32 KB. Each is read
  * in a forked child whose peak resident set is measured (harness_child_peak_kib); the

@@ -1,5 +1,5 @@
 /*
- * test_manifest_fast.c - the streaming manifest-entry decoder (src/table/manifest_fast.c)
+ * test_manifest_fast.c - the streaming manifest-entry decoder (src/iceberg/manifest_fast.c)
  * against the generic value-tree path, entry for entry: every manifest under the shared
  * conformance tables (Spark, Java, PyIceberg, DuckDB and others as written), the same
  * manifests re-encoded without compression and then truncated and bit-flipped (so the
