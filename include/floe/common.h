@@ -205,6 +205,10 @@ int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n);
 int floe_json_append_cstr(floe_buf *b, const char *s);
 bool floe_utf8_valid(const uint8_t *p, size_t n);
 int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
+/* The value of hex digit c (0-9, a-f, A-F), else -1 (so OR-ing several values and testing
+ * the sign tells whether all were digits). */
+extern const int8_t floe_hex_values[256];
+static inline int floe_hex_value(char c) { return floe_hex_values[(unsigned char)c]; }
 /* A double as JavaScript's String(Number) writes it (shortest round-trip digits), the
  * canonical form the readers and the test oracles share; NaN and the infinities as the
  * JSON strings "NaN", "Infinity", "-Infinity"; -0.0 as -0. */
@@ -216,6 +220,8 @@ char *floe_buf_detach(floe_buf *b, size_t *len_out);
  * over the whole text; false for empty, partial, out-of-range or overlong text (a u64 with
  * a '-' too). *out is written only on success. */
 bool floe_parse_i64(const char *s, size_t n, int64_t *out);
+/* The same over a whole C string (false for NULL). */
+bool floe_parse_i64_cstr(const char *s, int64_t *out);
 bool floe_parse_u64(const char *s, size_t n, uint64_t *out);
 bool floe_parse_f64(const char *s, size_t n, double *out);
 /* Sizes and durations as configuration files and options write them (NUL-terminated).

@@ -23,15 +23,17 @@
  *   expr   := or ; or := and ("OR" and)* ; and := not ("AND" not)* ;
  *   not    := "NOT" not | "(" expr ")" | cmp
  *   cmp    := column op literal | column ["NOT"] "IN" "(" literal, ... ")"
- *           | column "IS" ["NOT"] "NULL"
- *   op     := = | != | <> | < | <= | > | >=
+ *           | column "IS" ["NOT"] "NULL" | column ["NOT"] "LIKE" 'prefix%'
+ *   op     := = | == | != | <> | < | <= | > | >=
  *   column := dotted path (a.b.c), optionally "double-quoted" or `backquoted`
  *   literal:= number | 'string' | true | false | null
  * Literals are typed from the column (dates 'YYYY-MM-DD', timestamps as ISO strings,
  * decimals exactly). Row groups are skipped by column statistics, pages by the page
  * index; floe_pq_reader_row_matches() is the exact per-row filter (SQL three-valued
  * logic: a row matches when the expression is TRUE). Comparison semantics: numbers by
- * value (NaN compares false except with !=), strings and binaries bytewise unsigned.
+ * value (NaN sorts above every number and equals itself, as in DuckDB), strings and
+ * binaries bytewise unsigned. It is floe scan's language (one parser, src/common/filter.c);
+ * floe scan compares NaN as IEEE does instead.
  *
  * Errors: FLOE_ECORRUPT (malformed input; message names the row group, column, page and
  * byte offset), FLOE_EENCRYPTED ("encrypted Parquet is not supported"),

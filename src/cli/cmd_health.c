@@ -60,18 +60,6 @@ static bool parse_double(const char *s, double *out) {
     return true;
 }
 
-static bool parse_id(const char *s, int64_t *out) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* A path when it exists on disk (or names a remote object store); else ns.table. */
 static int open_table(const char *ref, const char *catalog_name, const char *config,
                       floe_catalog **cat, floe_table **t, floe_error *err) {
@@ -128,12 +116,12 @@ int floe_cmd_health(int argc, char **argv) {
         case O_JSON: json = true; break;
         case O_HTML: html_path = optarg; break;
         case O_SNAP:
-            if (!parse_id(optarg, &o.snapshot_id))
+            if (!cli_parse_id(optarg, &o.snapshot_id))
                 return cli_usage("health", "--snapshot takes a snapshot id, not %s", optarg);
             o.has_snapshot_id = true;
             break;
         case O_CMP:
-            if (!parse_id(optarg, &o.compare_id))
+            if (!cli_parse_id(optarg, &o.compare_id))
                 return cli_usage("health", "--compare takes a snapshot id, not %s", optarg);
             o.has_compare_id = true;
             break;

@@ -91,17 +91,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     return FLOE_EXIT_USAGE;
 }
 
-bool cli_parse_id(const char *s, int64_t *out) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
+bool cli_parse_id(const char *s, int64_t *out) { return floe_parse_i64_cstr(s, out); }
 
 bool cli_parse_int(const char *s, int64_t *out) {
     int64_t v;

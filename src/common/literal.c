@@ -36,6 +36,10 @@ bool floe_parse_i64(const char *s, size_t n, int64_t *out) {
     return true;
 }
 
+bool floe_parse_i64_cstr(const char *s, int64_t *out) {
+    return s && floe_parse_i64(s, strlen(s), out);
+}
+
 bool floe_parse_u64(const char *s, size_t n, uint64_t *out) {
     char buf[32], *end;
     /* strtoull takes "-1" as 2^64 - 1 */

@@ -1,12 +1,23 @@
 /*
- * text.c - text helpers every module shares: UTF-8 validation, JSON string escaping and
- * base64 (see floe/common.h). One escaper for the whole project, so that every JSON
+ * text.c - text helpers every module shares: UTF-8 validation, JSON string escaping,
+ * base64 and hex digits (see floe/common.h). One escaper for the whole project, so that every JSON
  * floe writes (quarantine lines, scan rows, health reports, run logs, CLI output) quotes
  * strings the same way.
  */
 #include "floe/common.h"
 
 #include <string.h>
+
+#define HX16 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+const int8_t floe_hex_values[256] = {
+    HX16, HX16, HX16,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1,                 /* 0x30 */
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,       /* 0x40 */
+    HX16,
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,       /* 0x60 */
+    HX16, HX16, HX16, HX16, HX16, HX16, HX16, HX16, HX16,
+};
+#undef HX16
 
 bool floe_utf8_valid(const uint8_t *p, size_t n) {
     size_t i = 0;

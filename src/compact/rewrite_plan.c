@@ -62,18 +62,6 @@ void floe_rewrite_options_init(floe_rewrite_options *o) {
     o->fsync = true;
 }
 
-static bool parse_i64(const char *s, int64_t *out) {
-    if (!s || !*s)
-        return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_bool(const char *s, bool *out) {
     if (!strcasecmp(s, "true") || !strcmp(s, "1")) {
         *out = true;
@@ -91,7 +79,7 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
     int64_t v = 0;
     bool b = false;
 #define NEED_INT()                                                                     \
-    FLOE_RETURN_ERROR_IF(!parse_i64(value, &v), err, FLOE_EINVALID,                    \
+    FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(value, &v), err, FLOE_EINVALID,                    \
                          "option %s=%s: expected an integer", key, value)
 #define NEED_BOOL()                                                                    \
     FLOE_RETURN_ERROR_IF(!parse_bool(value, &b), err, FLOE_EINVALID,                   \

@@ -972,11 +972,8 @@ static const char *summary_get(const floe_snapshot *s, const char *key) {
 
 static int64_t summary_int(const floe_snapshot *s, const char *key) {
     const char *v = summary_get(s, key);
-    if (!v || !*v)
-        return -1;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    return *end || x < 0 ? -1 : x;
+    int64_t x;
+    return floe_parse_i64_cstr(v, &x) && x >= 0 ? x : -1;
 }
 
 static int cmp_snap_time(const void *a, const void *b) {

@@ -1003,15 +1003,8 @@ const char *floe_table_metadata_property(const floe_table_metadata *m, const cha
 
 int64_t floe_table_metadata_property_int(const floe_table_metadata *m, const char *key,
                                          int64_t dflt) {
-    const char *v = floe_table_metadata_property(m, key);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || *end)
-        return dflt;
-    return (int64_t)x;
+    int64_t x;
+    return floe_parse_i64_cstr(floe_table_metadata_property(m, key), &x) ? x : dflt;
 }
 
 bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char *key,

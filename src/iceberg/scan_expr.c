@@ -1,6 +1,8 @@
 /*
- * scan_expr.c - filter expressions over a table schema: parsing, row evaluation (SQL
- * three-valued logic) and the inclusive checks scan planning prunes with.
+ * scan_expr.c - filter expressions over a table schema: the --where tree (parsed by
+ * common/filter.c, NOT already pushed down) bound to the table's fields with literals typed
+ * by their column, row evaluation (SQL three-valued logic) and the inclusive checks scan
+ * planning prunes with.
  *
  * Spec: format/spec.md "Scan Planning": a partition predicate is the inclusive projection
  * of the row filter through each partition field's transform (floe_transform_project);
@@ -8,13 +10,8 @@
  * their partition tuple and then by column metrics. Metrics a writer did not record are
  * unknown, never zero: a missing count or bound never prunes.
  *
- * Grammar (as floe cat's --where):
- *   expr := or ; or := and ("OR" and)* ; and := not ("AND" not)*
- *   not  := "NOT" not | "(" expr ")" | cmp
- *   cmp  := column op literal | column ["NOT"] "IN" "(" literal, ... ")"
- *         | column "IS" ["NOT"] "NULL" | column ["NOT"] "LIKE" 'prefix%'
- *   op   := = | == | != | <> | < | <= | > | >=
- * Columns are dotted names ("device.os"), "double-quoted" or `backquoted`.
+ * Comparisons follow IEEE: NaN compares false with every operator but != (so a negated
+ * range on a float column, marked or_nan, also holds for NaN).
  */
 #include <ctype.h>
 #include <math.h>
@@ -22,85 +19,26 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/filter.h"
 #include "scan_internal.h"
 
-#define EXPR_MAX_DEPTH 200
-
-typedef struct parser {
+typedef struct binder {
     const floe_schema *schema;
-    const char *s;
-    size_t n, i;
     floe_arena *arena;
     floe_error *err;
-    int depth;
-} parser;
+} binder;
 
-static void skip_ws(parser *p) {
-    while (p->i < p->n && isspace((unsigned char)p->s[p->i]))
-        p->i++;
-}
-
-static int perr(parser *p, const char *what) {
-    return floe_error_set(p->err, FLOE_EINVALID, "filter: %s at offset %zu: %.30s", what, p->i,
-                          p->s + p->i);
-}
-
-/* Keyword (case-insensitive, whole word) at the cursor: consumed when present. */
-static bool keyword(parser *p, const char *kw) {
-    skip_ws(p);
-    size_t k = strlen(kw);
-    if (p->n - p->i < k || strncasecmp(p->s + p->i, kw, k))
-        return false;
-    if (p->i + k < p->n) {
-        char c = p->s[p->i + k];
-        if (isalnum((unsigned char)c) || c == '_')
-            return false;
-    }
-    p->i += k;
-    return true;
-}
-
-static floe_expr *node(parser *p, floe_expr_kind kind) {
+static floe_expr *node(binder *p, floe_expr_kind kind) {
     floe_expr *e = floe_arena_alloc(p->arena, sizeof *e);
-    if (e)
+    if (e) {
+        memset(e, 0, sizeof *e);
         e->kind = kind;
+    }
     return e;
 }
 
-static int parse_or(parser *p, floe_expr **out);
-
-static int column(parser *p, const floe_field **out) {
-    skip_ws(p);
-    char name[512];
-    size_t k = 0;
-    if (p->i < p->n && (p->s[p->i] == '"' || p->s[p->i] == '`')) {
-        char q = p->s[p->i++];
-        for (;;) {
-            if (p->i >= p->n)
-                return perr(p, "unterminated column name");
-            char c = p->s[p->i++];
-            if (c == q) {
-                if (p->i < p->n && p->s[p->i] == q) { /* doubled quote */
-                    p->i++;
-                } else {
-                    break;
-                }
-            }
-            if (k + 1 >= sizeof name)
-                return perr(p, "column name too long");
-            name[k++] = c;
-        }
-    } else {
-        while (p->i < p->n && (isalnum((unsigned char)p->s[p->i]) || p->s[p->i] == '_' ||
-                               p->s[p->i] == '.' || (unsigned char)p->s[p->i] >= 0x80)) {
-            if (k + 1 >= sizeof name)
-                return perr(p, "column name too long");
-            name[k++] = p->s[p->i++];
-        }
-        if (k == 0)
-            return perr(p, "expected a column");
-    }
-    name[k] = 0;
+static int column(binder *p, const floe_filter *fl, const floe_field **out) {
+    const char *name = fl->column;
     const floe_field *f = floe_schema_find_path(p->schema, name);
     if (!f)
         return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column %s in the table schema",
@@ -117,36 +55,23 @@ static int column(parser *p, const floe_field **out) {
     return 0;
 }
 
-/* A literal typed by the column. */
-static int literal(parser *p, const floe_field *f, floe_value *out, bool *is_null,
-                   bool *is_nan) {
-    skip_ws(p);
-    *is_null = false;
+/* Literal l typed by the column. */
+static int literal(binder *p, const floe_filter *fl, const floe_filter_lit *l,
+                   const floe_field *f, floe_value *out, bool *is_nan) {
     *is_nan = false;
-    if (p->i >= p->n)
-        return perr(p, "expected a literal");
-    size_t start = p->i;
-    const char *text;
-    size_t tn;
-    if (p->s[p->i] == '\'') {
-        /* SQL string: '' is a quote. Re-encoded as a JSON string for the value parser. */
+    if (l->kind == FLOE_FILTER_LIT_NULL)
+        return floe_filter_fail(fl, l->offset, p->err, FLOE_EINVALID,
+                                "comparison with null is never true; use IS NULL or IS NOT "
+                                "NULL (column %s)", f->name);
+    const char *text = l->text;
+    size_t tn = l->n;
+    if (l->kind == FLOE_FILTER_LIT_STRING) {
+        /* re-encoded as a JSON string for the value parser */
         floe_buf jb;
         floe_buf_init(&jb, 1 << 20);
         int rc = floe_buf_append_byte(&jb, '"');
-        p->i++;
-        for (;;) {
-            if (p->i >= p->n) {
-                floe_buf_free(&jb);
-                return perr(p, "unterminated string");
-            }
-            char c = p->s[p->i++];
-            if (c == '\'') {
-                if (p->i < p->n && p->s[p->i] == '\'') {
-                    p->i++;
-                } else {
-                    break;
-                }
-            }
+        for (size_t i = 0; i < l->n; i++) {
+            char c = l->text[i];
             if (c == '"' || c == '\\')
                 rc |= floe_buf_append_byte(&jb, '\\');
             if ((unsigned char)c < 0x20)
@@ -161,34 +86,23 @@ static int literal(parser *p, const floe_field *f, floe_value *out, bool *is_nul
         if (!copy)
             return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
         text = copy;
-    } else {
-        while (p->i < p->n && !isspace((unsigned char)p->s[p->i]) && p->s[p->i] != ')' &&
-               p->s[p->i] != ',')
-            p->i++;
-        text = p->s + start;
-        tn = p->i - start;
-        if (tn == 4 && !strncasecmp(text, "null", 4)) {
-            *is_null = true;
-            return 0;
-        }
-        if ((tn == 4 && !strncasecmp(text, "true", 4)) ||
-            (tn == 5 && !strncasecmp(text, "false", 5))) {
-            text = (tn == 4) ? "true" : "false";
-        }
+    } else if (tn == 4 && !strncasecmp(text, "true", 4)) {
+        text = "true";
+    } else if (tn == 5 && !strncasecmp(text, "false", 5)) {
+        text = "false";
     }
     int rc = floe_sv_from_literal(f, text, tn, p->arena, out, p->err);
     if (rc < 0) {
         floe_error_prefix(p->err, "filter: ");
         return rc;
     }
-    if (out->type == FLOE_TYPE_FLOAT && isnan(out->v.f))
-        *is_nan = true;
-    if (out->type == FLOE_TYPE_DOUBLE && isnan(out->v.d))
-        *is_nan = true;
+    *is_nan = (out->type == FLOE_TYPE_FLOAT && isnan(out->v.f)) ||
+              (out->type == FLOE_TYPE_DOUBLE && isnan(out->v.d));
     return 0;
 }
 
-static int pred(parser *p, const floe_field *f, floe_pred_op op, floe_expr **out) {
+static int pred(binder *p, const floe_filter *fl, const floe_field *f, floe_pred_op op,
+                const floe_filter_lit *l, floe_expr **out) {
     floe_expr *e = node(p, FLOE_EXPR_PRED);
     if (!e)
         return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
@@ -196,20 +110,17 @@ static int pred(parser *p, const floe_field *f, floe_pred_op op, floe_expr **out
     e->field_id = f->id;
     e->op = op;
     e->lit = floe_value_null(f->type);
-    if (op != FLOE_PRED_IS_NULL && op != FLOE_PRED_NOT_NULL) {
-        bool is_null, is_nan;
-        FLOE_FORWARD_IF_ERROR(literal(p, f, &e->lit, &is_null, &is_nan));
-        if (is_null)
-            return floe_error_set(p->err, FLOE_EINVALID,
-                                  "filter: comparison with null is never true; use IS NULL "
-                                  "or IS NOT NULL (column %s)", f->name);
-        e->is_nan = is_nan;
-    }
+    if (l)
+        FLOE_FORWARD_IF_ERROR(literal(p, fl, l, f, &e->lit, &e->is_nan));
+    /* NaN fails every range, so it passes every negated one: NOT (x < 5) is x >= 5 or x
+     * is NaN */
+    e->or_nan = fl->negated && op >= FLOE_PRED_LT && op <= FLOE_PRED_GE &&
+                (f->type == FLOE_TYPE_FLOAT || f->type == FLOE_TYPE_DOUBLE);
     *out = e;
     return 0;
 }
 
-static floe_expr *binary(parser *p, floe_expr_kind k, floe_expr *a, floe_expr *b) {
+static floe_expr *binary(binder *p, floe_expr_kind k, floe_expr *a, floe_expr *b) {
     floe_expr *e = node(p, k);
     if (e) {
         e->a = a;
@@ -218,54 +129,42 @@ static floe_expr *binary(parser *p, floe_expr_kind k, floe_expr *a, floe_expr *b
     return e;
 }
 
-static int parse_cmp(parser *p, floe_expr **out) {
+static int bind_pred(binder *p, const floe_filter *fl, floe_expr **out) {
     const floe_field *f;
-    FLOE_FORWARD_IF_ERROR(column(p, &f));
-    skip_ws(p);
-    if (keyword(p, "IS")) {
-        bool neg = keyword(p, "NOT");
-        if (!keyword(p, "NULL"))
-            return perr(p, "expected NULL");
-        return pred(p, f, neg ? FLOE_PRED_NOT_NULL : FLOE_PRED_IS_NULL, out);
-    }
-    bool neg = keyword(p, "NOT");
-    if (keyword(p, "IN")) {
-        skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != '(')
-            return perr(p, "expected ( after IN");
-        p->i++;
+    FLOE_FORWARD_IF_ERROR(column(p, fl, &f));
+    static const floe_pred_op cmp_op[] = {
+        [FLOE_FILTER_EQ] = FLOE_PRED_EQ, [FLOE_FILTER_NE] = FLOE_PRED_NE,
+        [FLOE_FILTER_LT] = FLOE_PRED_LT, [FLOE_FILTER_LE] = FLOE_PRED_LE,
+        [FLOE_FILTER_GT] = FLOE_PRED_GT, [FLOE_FILTER_GE] = FLOE_PRED_GE,
+    };
+    switch (fl->op) {
+    case FLOE_FILTER_IS_NULL: return pred(p, fl, f, FLOE_PRED_IS_NULL, NULL, out);
+    case FLOE_FILTER_NOT_NULL: return pred(p, fl, f, FLOE_PRED_NOT_NULL, NULL, out);
+    case FLOE_FILTER_IN:
+    case FLOE_FILTER_NOT_IN: {
+        /* x IN (a, b) is x = a OR x = b; NOT IN the ANDed != */
+        bool neg = fl->op == FLOE_FILTER_NOT_IN;
         floe_expr *acc = NULL;
-        for (;;) {
+        for (size_t i = 0; i < fl->nlits; i++) {
             floe_expr *e;
-            FLOE_FORWARD_IF_ERROR(pred(p, f, neg ? FLOE_PRED_NE : FLOE_PRED_EQ, &e));
+            FLOE_FORWARD_IF_ERROR(
+                pred(p, fl, f, neg ? FLOE_PRED_NE : FLOE_PRED_EQ, &fl->lits[i], &e));
             acc = acc ? binary(p, neg ? FLOE_EXPR_AND : FLOE_EXPR_OR, acc, e) : e;
             if (!acc)
                 return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-            skip_ws(p);
-            if (p->i < p->n && p->s[p->i] == ',') {
-                p->i++;
-                continue;
-            }
-            if (p->i < p->n && p->s[p->i] == ')') {
-                p->i++;
-                break;
-            }
-            return perr(p, "expected , or ) in IN list");
         }
         *out = acc;
         return 0;
     }
-    if (keyword(p, "LIKE")) {
+    case FLOE_FILTER_LIKE:
+    case FLOE_FILTER_NOT_LIKE: {
         if (f->type != FLOE_TYPE_STRING)
-            return perr(p, "LIKE needs a string column");
+            return floe_filter_fail(fl, fl->column_offset, p->err, FLOE_EINVALID,
+                                    "LIKE needs a string column");
         floe_expr *e;
-        FLOE_FORWARD_IF_ERROR(pred(p, f, FLOE_PRED_STARTS_WITH, &e));
-        size_t n = e->lit.v.bytes.n;
-        const uint8_t *b = e->lit.v.bytes.p;
-        if (n == 0 || b[n - 1] != '%' || memchr(b, '_', n) || memchr(b, '%', n - 1))
-            return perr(p, "only LIKE 'prefix%' is supported");
-        e->lit.v.bytes.n = n - 1;
-        if (neg) {
+        FLOE_FORWARD_IF_ERROR(pred(p, fl, f, FLOE_PRED_STARTS_WITH, &fl->lits[0], &e));
+        if (fl->op == FLOE_FILTER_NOT_LIKE) {
+            /* no negated starts-with: a NOT node, which rows evaluate and pruning passes */
             floe_expr *x = node(p, FLOE_EXPR_NOT);
             if (!x)
                 return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
@@ -275,152 +174,27 @@ static int parse_cmp(parser *p, floe_expr **out) {
         *out = e;
         return 0;
     }
-    if (neg)
-        return perr(p, "expected IN or LIKE after NOT");
-    skip_ws(p);
-    static const struct {
-        const char *t;
-        floe_pred_op op;
-    } ops[] = {{"==", FLOE_PRED_EQ}, {"!=", FLOE_PRED_NE}, {"<>", FLOE_PRED_NE},
-               {"<=", FLOE_PRED_LE}, {">=", FLOE_PRED_GE}, {"=", FLOE_PRED_EQ},
-               {"<", FLOE_PRED_LT},  {">", FLOE_PRED_GT}};
-    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-        size_t l = strlen(ops[k].t);
-        if (p->n - p->i >= l && !memcmp(p->s + p->i, ops[k].t, l)) {
-            p->i += l;
-            return pred(p, f, ops[k].op, out);
-        }
+    default: return pred(p, fl, f, cmp_op[fl->op], &fl->lits[0], out);
     }
-    return perr(p, "expected a comparison operator");
 }
 
-static int parse_not(parser *p, floe_expr **out) {
-    if (++p->depth > EXPR_MAX_DEPTH)
-        return perr(p, "expression nested too deeply");
-    int rc;
-    skip_ws(p);
-    if (keyword(p, "NOT")) {
-        floe_expr *a;
-        if ((rc = parse_not(p, &a)) < 0)
-            return rc;
-        floe_expr *e = node(p, FLOE_EXPR_NOT);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->a = a;
-        *out = e;
-    } else if (p->i < p->n && p->s[p->i] == '(') {
-        p->i++;
-        if ((rc = parse_or(p, out)) < 0)
-            return rc;
-        skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != ')')
-            return perr(p, "expected )");
-        p->i++;
-    } else if ((rc = parse_cmp(p, out)) < 0) {
-        return rc;
-    }
-    p->depth--;
-    return 0;
-}
-
-static int parse_and(parser *p, floe_expr **out) {
-    floe_expr *a;
-    FLOE_FORWARD_IF_ERROR(parse_not(p, &a));
-    while (keyword(p, "AND")) {
-        floe_expr *b;
-        FLOE_FORWARD_IF_ERROR(parse_not(p, &b));
-        if (!(a = binary(p, FLOE_EXPR_AND, a, b)))
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-    }
-    *out = a;
-    return 0;
-}
-
-static int parse_or(parser *p, floe_expr **out) {
-    floe_expr *a;
-    FLOE_FORWARD_IF_ERROR(parse_and(p, &a));
-    while (keyword(p, "OR")) {
-        floe_expr *b;
-        FLOE_FORWARD_IF_ERROR(parse_and(p, &b));
-        if (!(a = binary(p, FLOE_EXPR_OR, a, b)))
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-    }
-    *out = a;
+static int bind(binder *p, const floe_filter *fl, floe_expr **out) {
+    if (fl->kind == FLOE_FILTER_PRED)
+        return bind_pred(p, fl, out);
+    floe_expr *a, *b;
+    FLOE_FORWARD_IF_ERROR(bind(p, fl->a, &a));
+    FLOE_FORWARD_IF_ERROR(bind(p, fl->b, &b));
+    if (!(*out = binary(p, fl->kind == FLOE_FILTER_AND ? FLOE_EXPR_AND : FLOE_EXPR_OR, a, b)))
+        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
     return 0;
 }
 
 int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
                     floe_expr **out, floe_error *err) {
-    parser p = {.schema = schema, .s = text, .n = strlen(text), .arena = arena, .err = err};
-    floe_expr *e;
-    FLOE_FORWARD_IF_ERROR(parse_or(&p, &e));
-    skip_ws(&p);
-    if (p.i != p.n)
-        return perr(&p, "unexpected text");
-    *out = e;
-    return 0;
-}
-
-/* ---------------------------------------------------------------------------------------
- * NOT push-down
- * ------------------------------------------------------------------------------------- */
-
-static floe_expr *negate(floe_expr *e, floe_arena *a);
-
-floe_expr *floe_expr_rewrite_not(floe_expr *e, floe_arena *a) {
-    if (!e)
-        return NULL;
-    switch (e->kind) {
-    case FLOE_EXPR_NOT: return negate(e->a, a);
-    case FLOE_EXPR_AND:
-    case FLOE_EXPR_OR: {
-        floe_expr *x = floe_arena_alloc(a, sizeof *x);
-        if (!x)
-            return NULL;
-        *x = *e;
-        x->a = floe_expr_rewrite_not(e->a, a);
-        x->b = floe_expr_rewrite_not(e->b, a);
-        return x->a && x->b ? x : NULL;
-    }
-    default: return e;
-    }
-}
-
-static floe_expr *negate(floe_expr *e, floe_arena *a) {
-    floe_expr *x = floe_arena_alloc(a, sizeof *x);
-    if (!x)
-        return NULL;
-    *x = *e;
-    switch (e->kind) {
-    case FLOE_EXPR_TRUE: x->kind = FLOE_EXPR_FALSE; return x;
-    case FLOE_EXPR_FALSE: x->kind = FLOE_EXPR_TRUE; return x;
-    case FLOE_EXPR_NOT: return floe_expr_rewrite_not(e->a, a);
-    case FLOE_EXPR_AND:
-    case FLOE_EXPR_OR:
-        x->kind = e->kind == FLOE_EXPR_AND ? FLOE_EXPR_OR : FLOE_EXPR_AND;
-        x->a = negate(e->a, a);
-        x->b = negate(e->b, a);
-        return x->a && x->b ? x : NULL;
-    case FLOE_EXPR_PRED:
-        switch (e->op) {
-        case FLOE_PRED_IS_NULL: x->op = FLOE_PRED_NOT_NULL; break;
-        case FLOE_PRED_NOT_NULL: x->op = FLOE_PRED_IS_NULL; break;
-        case FLOE_PRED_LT: x->op = FLOE_PRED_GE; break;
-        case FLOE_PRED_LE: x->op = FLOE_PRED_GT; break;
-        case FLOE_PRED_GT: x->op = FLOE_PRED_LE; break;
-        case FLOE_PRED_GE: x->op = FLOE_PRED_LT; break;
-        case FLOE_PRED_EQ: x->op = FLOE_PRED_NE; break;
-        case FLOE_PRED_NE: x->op = FLOE_PRED_EQ; break;
-        default: x->kind = FLOE_EXPR_TRUE; break; /* NOT starts-with: no pruning */
-        }
-        /* NaN fails every range, so it passes every negated one: NOT (x < 5) is
-         * x >= 5 or x is NaN (and NOT (x >= 5 or NaN) is x < 5 again) */
-        if (e->op >= FLOE_PRED_LT && e->op <= FLOE_PRED_GE)
-            x->or_nan = !e->or_nan && (e->field->type == FLOE_TYPE_FLOAT ||
-                                       e->field->type == FLOE_TYPE_DOUBLE);
-        return x;
-    }
-    return x;
+    floe_filter *fl;
+    FLOE_FORWARD_IF_ERROR(floe_filter_parse(text, arena, &fl, err));
+    binder p = {.schema = schema, .arena = arena, .err = err};
+    return bind(&p, fl, out);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -469,7 +243,7 @@ int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx) {
         if (v.is_null)
             return -1;
         if (is_float_nan(&v) || e->is_nan) /* IEEE: NaN equals nothing */
-            return e->op == FLOE_PRED_NE;
+            return e->op == FLOE_PRED_NE || e->or_nan;
         if (v.type != e->lit.type) {
             /* promoted column read from an older file: widen to the literal's type */
             if (v.type == FLOE_TYPE_INT && e->lit.type == FLOE_TYPE_LONG)

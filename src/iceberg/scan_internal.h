@@ -37,7 +37,7 @@ int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_aren
                          floe_value *out, floe_error *err);
 
 /* ---------------------------------------------------------------------------------------
- * Filter expressions over a table schema (the --where language of floe cat, with
+ * Filter expressions over a table schema (the --where language, common/filter.h, with
  * columns named by the table's current names and resolved to field ids).
  * ------------------------------------------------------------------------------------- */
 typedef enum floe_expr_kind {
@@ -58,26 +58,22 @@ struct floe_expr {
     floe_pred_op op;
     floe_value lit;            /* bytes in the expression arena */
     bool is_nan;               /* x = NaN (literal 'NaN' on a float column) */
-    bool or_nan;               /* pruning only: also true for NaN values. A negated range
-                                  on a float column: NOT (x < 5) holds for NaN (x < 5 is
-                                  false there), x >= 5 does not */
+    bool or_nan;               /* also true for NaN values: a negated range on a float
+                                  column (NOT (x < 5) holds for NaN, where x < 5 is false) */
 };
 
-/* Parse text against schema. Everything lives in arena. Only primitive columns outside
- * lists and maps are accepted. */
+/* Parse text (common/filter.h) against schema. Everything lives in arena. Only primitive
+ * columns outside lists and maps are accepted. NOT is pushed down to the predicates (a
+ * negated range on a float column marked or_nan); the one NOT node left is NOT LIKE's,
+ * which rows evaluate and the inclusive checks pass. */
 int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
                     floe_expr **out, floe_error *err);
-/* Push NOT down to the predicates (negated operators, De Morgan), returning a tree
- * without NOT nodes, for the inclusive checks only (never for rows): a predicate without
- * a negation (starts-with) becomes TRUE, and a negated range on a float column is marked
- * or_nan, since NaN compares false and its negation is true. */
-floe_expr *floe_expr_rewrite_not(floe_expr *e, floe_arena *arena);
 
 /* Three-valued result: 1 true, 0 false, -1 unknown (null involved). */
 typedef int (*floe_expr_value_fn)(void *ctx, int32_t field_id, floe_value *out);
 int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx);
 
-/* Inclusive checks (false = certainly no matching rows), on a NOT-free tree. */
+/* Inclusive checks (false = certainly no matching rows). */
 bool floe_expr_file_may_match(const floe_expr *e, const floe_schema *schema,
                               const floe_data_file *f);
 /* Partition tuple of a file under spec (bound). */

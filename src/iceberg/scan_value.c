@@ -18,16 +18,6 @@ static int bad(floe_error *err, const floe_field *f, const char *p, size_t n) {
                           floe_type_name(f->type));
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static void put_utf8(uint8_t *o, size_t *k, uint32_t cp) {
     if (cp < 0x80) {
         o[(*k)++] = (uint8_t)cp;
@@ -81,7 +71,7 @@ static bool json_string(const char *p, size_t n, floe_arena *arena, const uint8_
                 return false;
             uint32_t cp = 0;
             for (int j = 1; j <= 4; j++) {
-                int h = hexval(p[i + (size_t)j]);
+                int h = floe_hex_value(p[i + (size_t)j]);
                 if (h < 0)
                     return false;
                 cp = cp * 16 + (uint32_t)h;
@@ -92,7 +82,7 @@ static bool json_string(const char *p, size_t n, floe_arena *arena, const uint8_
                 uint32_t lo = 0;
                 bool ok = true;
                 for (int j = 3; j <= 6 && ok; j++) {
-                    int h = hexval(p[i + (size_t)j]);
+                    int h = floe_hex_value(p[i + (size_t)j]);
                     ok = h >= 0;
                     lo = lo * 16 + (uint32_t)(h < 0 ? 0 : h);
                 }
@@ -289,7 +279,7 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
         if (!b)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < sl / 2; i++) {
-            int hi = hexval(t[2 * i]), lo = hexval(t[2 * i + 1]);
+            int hi = floe_hex_value(t[2 * i]), lo = floe_hex_value(t[2 * i + 1]);
             if (hi < 0 || lo < 0)
                 return bad(err, f, p, n);
             b[i] = (uint8_t)(hi * 16 + lo);

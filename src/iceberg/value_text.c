@@ -484,16 +484,6 @@ bool floe_vt_parse_decimal(const char *s, size_t n, floe_i128 *unscaled, int32_t
     return true;
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool floe_vt_parse_uuid(const char *s, size_t n, uint8_t out[16]) {
     if (n != 36)
         return false;
@@ -505,7 +495,7 @@ bool floe_vt_parse_uuid(const char *s, size_t n, uint8_t out[16]) {
                 return false;
             continue;
         }
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+        int hi = floe_hex_value(s[i]), lo = floe_hex_value(s[i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         u[k++] = (uint8_t)(hi << 4 | lo);

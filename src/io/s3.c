@@ -1023,16 +1023,6 @@ static void xml_escape(floe_buf *b, const char *s) {
     }
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The ETag S3 gives a multipart object: md5 of the parts' binary md5s, "-", part count.
  * Empty when a part ETag is not a plain md5 (SSE-KMS, other stores). */
 static void multipart_etag(const floe_s3_output *o, char out[48]) {
@@ -1050,7 +1040,7 @@ static void multipart_etag(const floe_s3_output *o, char out[48]) {
             return;
         }
         for (int k = 0; k < 16; k++) {
-            int hi = hexval(e[2 * k]), lo = hexval(e[2 * k + 1]);
+            int hi = floe_hex_value(e[2 * k]), lo = floe_hex_value(e[2 * k + 1]);
             if (hi < 0 || lo < 0) {
                 floe_free(md5s);
                 return;

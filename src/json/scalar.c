@@ -407,20 +407,6 @@ int floe_parse_timestamp(const uint8_t *p, size_t n, int digits, int zone_mode, 
 
 /* ---- uuid, base64 --------------------------------------------------------------------------- */
 
-/* Hex digit values; 0xFF for every other byte (so one OR over a whole uuid tells whether
- * all 32 digits were valid). */
-#define HX16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
-static const uint8_t hex_digit[256] = {
-    HX16(0xFF), HX16(0xFF), HX16(0xFF),
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,         /* 0x30 */
-    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, /* 0x40 */
-    HX16(0xFF),
-    0xFF, 10, 11, 12, 13, 14, 15, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, /* 0x60 */
-    HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF),
-    HX16(0xFF), HX16(0xFF), HX16(0xFF), HX16(0xFF),
-};
-#undef HX16
-
 int floe_parse_uuid(const uint8_t *p, size_t n, uint8_t out[16]) {
     /* where each byte's two digits start in 8-4-4-4-12 */
     static const uint8_t at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
@@ -429,7 +415,9 @@ int floe_parse_uuid(const uint8_t *p, size_t n, uint8_t out[16]) {
     uint8_t tmp[16];
     unsigned bad = 0;
     for (size_t k = 0; k < 16; k++) {
-        unsigned hi = hex_digit[p[at[k]]], lo = hex_digit[p[at[k] + 1]];
+        /* an invalid digit reads as 0xFF, so one test of the OR tells */
+        unsigned hi = (uint8_t)floe_hex_values[p[at[k]]];
+        unsigned lo = (uint8_t)floe_hex_values[p[at[k] + 1]];
         bad |= hi | lo;
         tmp[k] = (uint8_t)(hi << 4 | lo);
     }

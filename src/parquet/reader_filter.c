@@ -1,14 +1,14 @@
 /*
- * reader_filter.c - the reader's filter language (grammar in floe/parquet_reader.h):
- * parsing and typing, then three evaluations of the same expression:
+ * reader_filter.c - the reader's filter: the --where tree (parsed by common/filter.c, NOT
+ * already pushed down) bound to the file's leaves, each literal typed by its column, then
+ * three evaluations of the same expression:
  *   - row group: may any row match, given the chunk statistics (min/max/null_count)?
  *   - pages: which row ranges may match, given the ColumnIndex and OffsetIndex
  *     (parquet-format PageIndex.md)?
  *   - row: does this row match exactly?
  *
- * After parsing, NOT is pushed down to the comparisons (negation normal form: NOT (a < 1)
- * becomes a >= 1, NOT IN and IS NOT NULL flip), which is exact under SQL's three-valued
- * logic because NaN is ordered (above every number, equal to itself), so every operator
+ * The parser's negation normal form (NOT (a < 1) is a >= 1, NOT IN and IS NOT NULL flip)
+ * is exact here under SQL's three-valued logic because NaN is ordered (above every number, equal to itself), so every operator
  * has an exact complement among non-null values. Statistics exclude NaN, so for floating
  * point columns the operators a NaN could satisfy (>, >=, !=, NOT IN, or a NaN literal)
  * never prune.
@@ -19,105 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/filter.h"
 #include "parquet/reader_internal.h"
-
-/* ---- tokens ---------------------------------------------------------------------------- */
-
-typedef enum tok_kind {
-    T_END, T_IDENT, T_QIDENT, T_NUMBER, T_STRING, T_LPAREN, T_RPAREN, T_COMMA, T_OP,
-} tok_kind;
-
-typedef struct parser {
-    floe_pq_reader *r;
-    const char *s;
-    size_t pos, len;
-    tok_kind kind;
-    const char *tp;   /* token text */
-    size_t tn;
-    char *str;        /* unescaped string literal or quoted identifier (arena) */
-    size_t strn;
-    floe_error *err;
-    int depth;
-} parser;
-
-static int perr(parser *p, const char *msg) {
-    return floe_error_set(p->err, FLOE_EINVALID, "filter: %s at offset %zu in \"%s\"", msg,
-                          (size_t)(p->tp - p->s), p->s);
-}
-
-static int next_tok(parser *p) {
-    while (p->pos < p->len && isspace((unsigned char)p->s[p->pos]))
-        p->pos++;
-    p->tp = p->s + p->pos;
-    p->tn = 0;
-    if (p->pos >= p->len) {
-        p->kind = T_END;
-        return 0;
-    }
-    char c = p->s[p->pos];
-    size_t st = p->pos;
-    if (c == '(' || c == ')' || c == ',') {
-        p->kind = c == '(' ? T_LPAREN : c == ')' ? T_RPAREN : T_COMMA;
-        p->pos++;
-    } else if (c == '=' || c == '<' || c == '>' || c == '!') {
-        p->kind = T_OP;
-        p->pos++;
-        if (p->pos < p->len && (p->s[p->pos] == '=' || (c == '<' && p->s[p->pos] == '>')))
-            p->pos++;
-        if (c == '!' && p->pos - st != 2)
-            return perr(p, "expected !=");
-    } else if (c == '\'' || c == '"' || c == '`') {
-        char q = c;
-        size_t cap = p->len - p->pos;
-        char *buf = floe_arena_alloc(&p->r->arena, cap + 1);
-        if (!buf)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        size_t n = 0;
-        p->pos++;
-        for (;;) {
-            if (p->pos >= p->len)
-                return perr(p, "unterminated quote");
-            char d = p->s[p->pos++];
-            if (d == q) {
-                if (p->pos < p->len && p->s[p->pos] == q) { /* doubled quote */
-                    buf[n++] = q;
-                    p->pos++;
-                    continue;
-                }
-                break;
-            }
-            buf[n++] = d;
-        }
-        buf[n] = 0;
-        p->str = buf;
-        p->strn = n;
-        p->kind = q == '\'' ? T_STRING : T_QIDENT;
-    } else if (isdigit((unsigned char)c) || c == '-' || c == '+' || c == '.') {
-        p->kind = T_NUMBER;
-        p->pos++;
-        while (p->pos < p->len) {
-            char d = p->s[p->pos];
-            if (isalnum((unsigned char)d) || d == '.' ||
-                ((d == '-' || d == '+') && (p->s[p->pos - 1] == 'e' || p->s[p->pos - 1] == 'E')))
-                p->pos++;
-            else
-                break;
-        }
-    } else if (isalpha((unsigned char)c) || c == '_') {
-        p->kind = T_IDENT;
-        while (p->pos < p->len && (isalnum((unsigned char)p->s[p->pos]) ||
-                                   p->s[p->pos] == '_' || p->s[p->pos] == '.'))
-            p->pos++;
-    } else {
-        return perr(p, "unexpected character");
-    }
-    p->tn = p->pos - st;
-    return 0;
-}
-
-static bool is_kw(const parser *p, const char *kw) {
-    return p->kind == T_IDENT && strlen(kw) == p->tn && !strncasecmp(p->tp, kw, p->tn);
-}
 
 /* ---- literal typing -------------------------------------------------------------------- */
 
@@ -249,31 +152,36 @@ static bool parse_dec(const char *s, size_t n, int32_t scale, pq_i128 *out) {
     return true;
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+/* Binding a predicate of the parsed tree to the file's leaves. */
+typedef struct binder {
+    floe_pq_reader *r;
+    const floe_filter *node;
+    const floe_filter_lit *lit; /* the literal being typed */
+    floe_error *err;
+} binder;
+
+static int perr(const binder *p, const char *msg) {
+    return floe_filter_fail(p->node, p->lit ? p->lit->offset : p->node->column_offset, p->err,
+                            FLOE_EINVALID, "%s", msg);
 }
 
-/* Type the current token as a literal for leaf lf into v. */
-static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
+/* Type literal p->lit for leaf lf into v. */
+static int type_literal(binder *p, const pq_leaf *lf, pq_value *v) {
     memset(v, 0, sizeof *v);
     const floe_pq_node *nd = lf->node;
-    bool is_str = p->kind == T_STRING;
-    const char *s = is_str ? p->str : p->tp;
-    size_t n = is_str ? p->strn : p->tn;
-    if (p->kind == T_IDENT && is_kw(p, "null")) {
+    bool is_str = p->lit->kind == FLOE_FILTER_LIT_STRING;
+    bool is_word = p->lit->kind == FLOE_FILTER_LIT_WORD;
+    const char *s = p->lit->text;
+    size_t n = p->lit->n;
+    if (p->lit->kind == FLOE_FILTER_LIT_NULL) {
         v->is_null = true;
         return 0;
     }
-    if (p->kind != T_STRING && p->kind != T_NUMBER && p->kind != T_IDENT)
-        return perr(p, "expected a literal");
     switch (lf->ck) {
     case PQ_CK_BOOL:
-        if ((p->kind == T_IDENT || is_str) && n == 4 && !strncasecmp(s, "true", 4))
+        if ((is_word || is_str) && n == 4 && !strncasecmp(s, "true", 4))
             v->i = 1;
-        else if ((p->kind == T_IDENT || is_str) && n == 5 && !strncasecmp(s, "false", 5))
+        else if ((is_word || is_str) && n == 5 && !strncasecmp(s, "false", 5))
             v->i = 0;
         else
             return perr(p, "expected true or false");
@@ -308,7 +216,7 @@ static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
             v->i = (int64_t)val;
             return 0;
         }
-        if (p->kind != T_NUMBER || !floe_parse_i64(s, n, &v->i))
+        if (!is_word || !floe_parse_i64(s, n, &v->i))
             return perr(p, "expected an integer");
         if (t == FLOE_TYPE_INT && (v->i > INT32_MAX || v->i < INT32_MIN))
             return perr(p, "integer out of range for an int column");
@@ -317,7 +225,7 @@ static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
     case PQ_CK_U64: {
         /* as an int64 first, so "-0" is 0 and "-1" refused; then the range past INT64_MAX */
         int64_t x;
-        if (p->kind != T_NUMBER)
+        if (!is_word)
             return perr(p, "expected an unsigned integer");
         if (floe_parse_i64(s, n, &x)) {
             if (x < 0)
@@ -349,7 +257,7 @@ static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
             for (size_t i = 0; i < n; i++) {
                 if (s[i] == '-')
                     continue;
-                int h = hexval(s[i]);
+                int h = floe_hex_value(s[i]);
                 if (h < 0 || k >= 32)
                     return perr(p, "expected a UUID");
                 u[k / 2] = (uint8_t)(k % 2 ? u[k / 2] | h : h << 4);
@@ -371,245 +279,91 @@ static int type_literal(parser *p, const pq_leaf *lf, pq_value *v) {
     }
 }
 
-/* ---- grammar ------------------------------------------------------------------------- */
+/* ---- binding the parsed tree ------------------------------------------------------------ */
 
-static pq_expr *new_expr(parser *p, pq_expr_kind k) {
-    pq_expr *e = floe_arena_alloc(&p->r->arena, sizeof *e);
-    if (e)
+static pq_expr *new_expr(floe_pq_reader *r, pq_expr_kind k) {
+    pq_expr *e = floe_arena_alloc(&r->arena, sizeof *e);
+    if (e) {
+        memset(e, 0, sizeof *e);
         e->kind = k;
+    }
     return e;
 }
 
-
-static int parse_or(parser *p, pq_expr **out);
-
-static int parse_cmp(parser *p, pq_expr **out) {
-    if (p->kind != T_IDENT && p->kind != T_QIDENT)
-        return perr(p, "expected a column name");
-    char *name = p->kind == T_QIDENT ? p->str
-                                      : floe_arena_strndup(&p->r->arena, p->tp, p->tn);
-    if (!name)
-        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-    const floe_pq_node *nd = pq_find_path(p->r, name);
+static int bind_pred(binder *p, pq_expr **out) {
+    const floe_filter *f = p->node;
+    floe_pq_reader *r = p->r;
+    const floe_pq_node *nd = pq_find_path(r, f->column);
     if (!nd)
-        return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column '%s'", name);
+        return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column '%s'", f->column);
     if (nd->column < 0)
         return floe_error_set(p->err, FLOE_EINVALID, "filter: '%s' is not a primitive column",
-                              name);
+                              f->column);
     if (nd->rep_level > 0)
         return floe_error_set(p->err, FLOE_EUNSUPPORTED,
-                              "filter: unsupported: condition on repeated column '%s'", name);
-    const pq_leaf *lf = &p->r->leaves[nd->column];
-    FLOE_FORWARD_IF_ERROR(next_tok(p));
-    pq_expr *e;
-    if (is_kw(p, "is")) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        bool neg = false;
-        if (is_kw(p, "not")) {
-            neg = true;
-            FLOE_FORWARD_IF_ERROR(next_tok(p));
-        }
-        if (!is_kw(p, "null"))
-            return perr(p, "expected NULL");
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        e = new_expr(p, neg ? PQ_X_NOT_NULL : PQ_X_IS_NULL);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->column = nd->column;
-        *out = e;
-        return 0;
-    }
-    bool neg_in = false;
-    if (is_kw(p, "not")) {
-        neg_in = true;
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        if (!is_kw(p, "in"))
-            return perr(p, "expected IN after NOT");
-    }
-    if (is_kw(p, "in")) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        if (p->kind != T_LPAREN)
-            return perr(p, "expected ( after IN");
-        size_t cap = 8, n = 0;
-        bool has_null = false;
-        pq_value *lits = floe_arena_alloc(&p->r->arena, cap * sizeof *lits);
-        if (!lits)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        for (;;) {
-            FLOE_FORWARD_IF_ERROR(next_tok(p));
-            pq_value v;
-            FLOE_FORWARD_IF_ERROR(type_literal(p, lf, &v));
-            if (v.is_null) {
-                has_null = true;
-            } else {
-                if (n == cap) {
-                    pq_value *nl = floe_arena_alloc(&p->r->arena, 2 * cap * sizeof *nl);
-                    if (!nl)
-                        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-                    memcpy(nl, lits, n * sizeof *nl);
-                    lits = nl;
-                    cap *= 2;
-                }
-                lits[n++] = v;
-            }
-            FLOE_FORWARD_IF_ERROR(next_tok(p));
-            if (p->kind == T_RPAREN)
-                break;
-            if (p->kind != T_COMMA)
-                return perr(p, "expected , or )");
-        }
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        /* a NULL in a NOT IN list makes it never true; in an IN list it changes nothing */
-        e = new_expr(p, neg_in && has_null ? PQ_X_FALSE : neg_in ? PQ_X_NOT_IN : PQ_X_IN);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->column = nd->column;
-        e->lits = lits;
-        e->nlits = n;
-        if (!neg_in && n == 0)
-            e->kind = PQ_X_FALSE;
-        *out = e;
-        return 0;
-    }
-    if (p->kind != T_OP)
-        return perr(p, "expected a comparison operator, IN or IS");
-    pq_cmp_op op;
-    if (p->tn == 1 && p->tp[0] == '=')
-        op = PQ_EQ;
-    else if (p->tn == 2 && p->tp[0] == '=' && p->tp[1] == '=')
-        op = PQ_EQ;
-    else if (p->tn == 2 && (p->tp[0] == '!' || (p->tp[0] == '<' && p->tp[1] == '>')))
-        op = PQ_NE;
-    else if (p->tn == 1 && p->tp[0] == '<')
-        op = PQ_LT;
-    else if (p->tn == 2 && p->tp[0] == '<')
-        op = PQ_LE;
-    else if (p->tn == 1 && p->tp[0] == '>')
-        op = PQ_GT;
-    else if (p->tn == 2 && p->tp[0] == '>')
-        op = PQ_GE;
-    else
-        return perr(p, "unknown operator");
-    FLOE_FORWARD_IF_ERROR(next_tok(p));
-    pq_value v;
-    FLOE_FORWARD_IF_ERROR(type_literal(p, lf, &v));
-    FLOE_FORWARD_IF_ERROR(next_tok(p));
-    e = new_expr(p, v.is_null ? PQ_X_FALSE : PQ_X_CMP);
-    pq_value *lit = floe_arena_alloc(&p->r->arena, sizeof *lit);
-    if (!e || !lit)
+                              "filter: unsupported: condition on repeated column '%s'",
+                              f->column);
+    const pq_leaf *lf = &r->leaves[nd->column];
+    static const pq_expr_kind kind_of[] = {
+        [FLOE_FILTER_IN] = PQ_X_IN,           [FLOE_FILTER_NOT_IN] = PQ_X_NOT_IN,
+        [FLOE_FILTER_IS_NULL] = PQ_X_IS_NULL, [FLOE_FILTER_NOT_NULL] = PQ_X_NOT_NULL,
+        [FLOE_FILTER_LIKE] = PQ_X_LIKE,       [FLOE_FILTER_NOT_LIKE] = PQ_X_NOT_LIKE,
+    };
+    bool cmp = f->op <= FLOE_FILTER_GE;
+    pq_expr *e = new_expr(r, cmp ? PQ_X_CMP : kind_of[f->op]);
+    pq_value *lits = floe_arena_alloc(&r->arena, (f->nlits ? f->nlits : 1) * sizeof *lits);
+    if (!e || !lits)
         return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-    *lit = v;
-    e->op = op;
     e->column = nd->column;
-    e->lits = lit;
-    e->nlits = 1;
+    e->op = cmp ? (pq_cmp_op)f->op : PQ_EQ; /* the comparisons share their order */
+    if (f->op == FLOE_FILTER_LIKE || f->op == FLOE_FILTER_NOT_LIKE) {
+        if (lf->ck != PQ_CK_BYTES || nd->value_type == FLOE_TYPE_UUID)
+            return perr(p, "LIKE needs a string or binary column");
+        lits[0] = (pq_value){.p = (const uint8_t *)f->lits[0].text, .n = f->lits[0].n};
+        e->lits = lits;
+        e->nlits = 1;
+        *out = e;
+        return 0;
+    }
+    bool has_null = false;
+    for (size_t i = 0; i < f->nlits; i++) {
+        p->lit = &f->lits[i];
+        pq_value v;
+        FLOE_FORWARD_IF_ERROR(type_literal(p, lf, &v));
+        if (v.is_null)
+            has_null = true;
+        else
+            lits[e->nlits++] = v;
+    }
+    p->lit = NULL;
+    e->lits = lits;
+    /* a comparison with NULL, or a NOT IN list holding one, is never true; an IN list
+     * holding one is true just where the list without it is */
+    if ((cmp && has_null) || (e->kind == PQ_X_NOT_IN && has_null) ||
+        (e->kind == PQ_X_IN && e->nlits == 0))
+        e->kind = PQ_X_FALSE;
     *out = e;
     return 0;
 }
 
-static int parse_not(parser *p, pq_expr **out) {
-    if (++p->depth > 200)
-        return perr(p, "expression nested too deeply");
-    int rc;
-    if (is_kw(p, "not")) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        pq_expr *a;
-        FLOE_FORWARD_IF_ERROR(parse_not(p, &a));
-        pq_expr *e = new_expr(p, PQ_X_NOT);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->a = a;
-        *out = e;
-        rc = 0;
-    } else if (p->kind == T_LPAREN) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        FLOE_FORWARD_IF_ERROR(parse_or(p, out));
-        if (p->kind != T_RPAREN)
-            return perr(p, "expected )");
-        rc = next_tok(p);
-    } else {
-        rc = parse_cmp(p, out);
+static int bind(floe_pq_reader *r, const floe_filter *f, pq_expr **out, floe_error *err) {
+    if (f->kind == FLOE_FILTER_PRED) {
+        binder p = {.r = r, .node = f, .err = err};
+        return bind_pred(&p, out);
     }
-    p->depth--;
-    return rc;
-}
-
-static int parse_and(parser *p, pq_expr **out) {
-    pq_expr *a;
-    FLOE_FORWARD_IF_ERROR(parse_not(p, &a));
-    while (is_kw(p, "and")) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        pq_expr *b;
-        FLOE_FORWARD_IF_ERROR(parse_not(p, &b));
-        pq_expr *e = new_expr(p, PQ_X_AND);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->a = a;
-        e->b = b;
-        a = e;
-    }
-    *out = a;
+    pq_expr *e = new_expr(r, f->kind == FLOE_FILTER_AND ? PQ_X_AND : PQ_X_OR);
+    if (!e)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    FLOE_FORWARD_IF_ERROR(bind(r, f->a, &e->a, err));
+    FLOE_FORWARD_IF_ERROR(bind(r, f->b, &e->b, err));
+    *out = e;
     return 0;
-}
-
-static int parse_or(parser *p, pq_expr **out) {
-    pq_expr *a;
-    FLOE_FORWARD_IF_ERROR(parse_and(p, &a));
-    while (is_kw(p, "or")) {
-        FLOE_FORWARD_IF_ERROR(next_tok(p));
-        pq_expr *b;
-        FLOE_FORWARD_IF_ERROR(parse_and(p, &b));
-        pq_expr *e = new_expr(p, PQ_X_OR);
-        if (!e)
-            return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-        e->a = a;
-        e->b = b;
-        a = e;
-    }
-    *out = a;
-    return 0;
-}
-
-/* Push NOT down to the leaves (in place). */
-static pq_expr *nnf(pq_expr *e, bool neg) {
-    switch (e->kind) {
-    case PQ_X_NOT: return nnf(e->a, !neg);
-    case PQ_X_AND:
-    case PQ_X_OR:
-        e->a = nnf(e->a, neg);
-        e->b = nnf(e->b, neg);
-        if (neg)
-            e->kind = e->kind == PQ_X_AND ? PQ_X_OR : PQ_X_AND;
-        return e;
-    case PQ_X_CMP:
-        if (neg) {
-            static const pq_cmp_op flip[] = {PQ_NE, PQ_EQ, PQ_GE, PQ_GT, PQ_LE, PQ_LT};
-            e->op = flip[e->op];
-        }
-        return e;
-    case PQ_X_IN: if (neg) e->kind = PQ_X_NOT_IN; return e;
-    case PQ_X_NOT_IN: if (neg) e->kind = PQ_X_IN; return e;
-    case PQ_X_IS_NULL: if (neg) e->kind = PQ_X_NOT_NULL; return e;
-    case PQ_X_NOT_NULL: if (neg) e->kind = PQ_X_IS_NULL; return e;
-    case PQ_X_FALSE: return e; /* unknown stays unknown under NOT */
-    }
-    return e;
 }
 
 int pq_filter_parse(floe_pq_reader *r, const char *text, pq_expr **out, floe_error *err) {
-    parser p;
-    memset(&p, 0, sizeof p);
-    p.r = r;
-    p.s = text;
-    p.len = strlen(text);
-    p.err = err;
-    FLOE_FORWARD_IF_ERROR(next_tok(&p));
-    pq_expr *e;
-    FLOE_FORWARD_IF_ERROR(parse_or(&p, &e));
-    if (p.kind != T_END)
-        return perr(&p, "unexpected text after the expression");
-    *out = nnf(e, false);
-    return 0;
+    floe_filter *f;
+    FLOE_FORWARD_IF_ERROR(floe_filter_parse(text, &r->arena, &f, err));
+    return bind(r, f, out, err);
 }
 
 void pq_filter_columns(const pq_expr *e, bool *needed) {
@@ -619,7 +373,6 @@ void pq_filter_columns(const pq_expr *e, bool *needed) {
         pq_filter_columns(e->a, needed);
         pq_filter_columns(e->b, needed);
         return;
-    case PQ_X_NOT: pq_filter_columns(e->a, needed); return;
     case PQ_X_FALSE: return;
     default: needed[e->column] = true;
     }
@@ -647,6 +400,15 @@ static bool op_holds(int c, pq_cmp_op op) {
     return false;
 }
 
+/* v's first bytes (as many as the prefix has) against the prefix. */
+static int prefix_cmp(const pq_value *v, const pq_value *prefix) {
+    size_t m = v->n < prefix->n ? v->n : prefix->n;
+    int c = m ? memcmp(v->p, prefix->p, m) : 0;
+    if (c)
+        return c < 0 ? -1 : 1;
+    return v->n < prefix->n ? -1 : 0;
+}
+
 static bool leaf_may(const pq_leaf *lf, const pq_expr *e, const stat_view *st) {
     switch (e->kind) {
     case PQ_X_IS_NULL: return st->null_count != 0 || st->all_null;
@@ -658,6 +420,11 @@ static bool leaf_may(const pq_leaf *lf, const pq_expr *e, const stat_view *st) {
         return false;
     if (!st->has_minmax)
         return true;
+    if (e->kind == PQ_X_LIKE || e->kind == PQ_X_NOT_LIKE) {
+        /* the values with a prefix are one interval in bytewise order */
+        int lo = prefix_cmp(&st->min, &e->lits[0]), hi = prefix_cmp(&st->max, &e->lits[0]);
+        return e->kind == PQ_X_LIKE ? lo <= 0 && hi >= 0 : !(lo == 0 && hi == 0);
+    }
     if (lf->ck == PQ_CK_F64 && !st->nan_free) {
         if (e->kind == PQ_X_NOT_IN || (e->kind == PQ_X_CMP && (e->op == PQ_GT || e->op == PQ_GE ||
                                                                e->op == PQ_NE)))
@@ -701,7 +468,6 @@ static bool rg_may(floe_pq_reader *r, size_t rg, const pq_expr *e) {
     switch (e->kind) {
     case PQ_X_AND: return rg_may(r, rg, e->a) && rg_may(r, rg, e->b);
     case PQ_X_OR: return rg_may(r, rg, e->a) || rg_may(r, rg, e->b);
-    case PQ_X_NOT: return true; /* not produced after nnf */
     case PQ_X_FALSE: return false;
     default: break;
     }
@@ -922,7 +688,6 @@ bool pq_filter_row(const floe_pq_reader *r, const pq_expr *e, const int64_t *row
     switch (e->kind) {
     case PQ_X_AND: return pq_filter_row(r, e->a, row_value) && pq_filter_row(r, e->b, row_value);
     case PQ_X_OR: return pq_filter_row(r, e->a, row_value) || pq_filter_row(r, e->b, row_value);
-    case PQ_X_NOT: return !pq_filter_row(r, e->a, row_value); /* not produced after nnf */
     case PQ_X_FALSE: return false;
     default: break;
     }
@@ -939,6 +704,8 @@ bool pq_filter_row(const floe_pq_reader *r, const pq_expr *e, const int64_t *row
     pq_value_from_col(lf, &r->cols[slot], (size_t)vi, &v);
     if (e->kind == PQ_X_CMP)
         return op_holds(pq_value_cmp(lf, &v, &e->lits[0]), e->op);
+    if (e->kind == PQ_X_LIKE || e->kind == PQ_X_NOT_LIKE)
+        return (prefix_cmp(&v, &e->lits[0]) == 0) == (e->kind == PQ_X_LIKE);
     bool found = false;
     for (size_t i = 0; i < e->nlits && !found; i++)
         found = pq_value_cmp(lf, &v, &e->lits[i]) == 0;

@@ -58,9 +58,11 @@ typedef struct pq_value {
 
 /* ---- filter expressions ----------------------------------------------------------- */
 typedef enum pq_expr_kind {
-    PQ_X_AND, PQ_X_OR, PQ_X_NOT, PQ_X_CMP, PQ_X_IN, PQ_X_NOT_IN, PQ_X_IS_NULL,
-    PQ_X_NOT_NULL, PQ_X_FALSE,
+    PQ_X_AND, PQ_X_OR, PQ_X_CMP, PQ_X_IN, PQ_X_NOT_IN, PQ_X_IS_NULL, PQ_X_NOT_NULL,
+    PQ_X_LIKE, PQ_X_NOT_LIKE, /* lits[0]: the prefix */
+    PQ_X_FALSE,
 } pq_expr_kind;
+/* in floe_filter_op's order */
 typedef enum pq_cmp_op { PQ_EQ, PQ_NE, PQ_LT, PQ_LE, PQ_GT, PQ_GE } pq_cmp_op;
 
 typedef struct pq_expr pq_expr;

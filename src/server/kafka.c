@@ -374,12 +374,9 @@ static char *offset_key(const srv_kafka *k, const kf_part *p) {
 }
 
 static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
-    const char *v = m ? floe_table_metadata_property(m, key) : NULL;
-    if (!v || !*v)
-        return -1;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    return *end || x < 0 ? -1 : (int64_t)x;
+    int64_t x;
+    return m && floe_parse_i64_cstr(floe_table_metadata_property(m, key), &x) && x >= 0 ? x
+                                                                                     : -1;
 }
 
 /* The table's offsets of the given partitions (all of one table): -1 where it has none,

@@ -33,7 +33,6 @@ struct floe_scan_plan_priv {
     int32_t *spec_ids;
     size_t nspecs;
     floe_expr *filter;             /* as parsed (rows) */
-    floe_expr *prune;              /* NOT pushed down (planning) */
     char **columns;
     size_t ncolumns;
 };
@@ -278,8 +277,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     floe_scan_plan *p = pl->p;
     const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
     floe_scan_stats *st = &p->stats;
-    if (spec && p->priv->prune && !pl->o->no_partition_pruning &&
-        !floe_expr_manifest_may_match(p->priv->prune, spec, mf)) {
+    if (spec && p->priv->filter && !pl->o->no_partition_pruning &&
+        !floe_expr_manifest_may_match(p->priv->filter, spec, mf)) {
         st->manifests_skipped++;
         return 0;
     }
@@ -304,8 +303,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
         if (e->status == FLOE_ENTRY_DELETED)
             continue;
         st->entries_read++;
-        bool part_ok = !p->priv->prune || pl->o->no_partition_pruning || !rspec ||
-                       floe_expr_partition_may_match(p->priv->prune, rspec, e->file.partition,
+        bool part_ok = !p->priv->filter || pl->o->no_partition_pruning || !rspec ||
+                       floe_expr_partition_may_match(p->priv->filter, rspec, e->file.partition,
                                                      e->file.npartition);
         if (e->file.content != FLOE_CONTENT_DATA) {
             st->delete_files++;
@@ -317,8 +316,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
             st->files_skipped_partition++;
             continue;
         }
-        if (p->priv->prune && !pl->o->no_metrics_pruning &&
-            !floe_expr_file_may_match(p->priv->prune, p->priv->schema, &e->file)) {
+        if (p->priv->filter && !pl->o->no_metrics_pruning &&
+            !floe_expr_file_may_match(p->priv->filter, p->priv->schema, &e->file)) {
             st->files_skipped_metrics++;
             continue;
         }
@@ -464,9 +463,6 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
     if (o->where && *o->where) {
         FLOE_CHECK(floe_expr_parse(p->priv->schema, o->where, &p->priv->arena, &p->priv->filter,
                                    err));
-        p->priv->prune = floe_expr_rewrite_not(p->priv->filter, &p->priv->arena);
-        if (!p->priv->prune)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     if (o->ncolumns) {
         p->priv->columns = floe_arena_alloc(&p->priv->arena, o->ncolumns * sizeof(char *));

@@ -806,8 +806,13 @@ TEST(pruning_reads_only_what_can_match) {
         "v != 1.25 AND id < 1000 AND NOT kind IN ('click', 'view')",
         "id = -1",
         "(id > 100 AND id < 120) OR NOT (id > 50)",
+        "kind LIKE 'bu%' AND id <= 30",
+        "NOT (kind NOT LIKE 'vi%') AND id < 300",
+        "kind NOT LIKE 'c%' AND id < 1000 AND NOT kind IN ('view')",
+        "kind LIKE 'zz%'",
+        "id LIKE '1%'",
     };
-    int64_t want[] = {10, 19, -2, 2, 9, 8, -1, -1, 0, 70};
+    int64_t want[] = {10, 19, -2, 2, 9, 8, -1, -1, 0, 70, 9, -1, -1, 0, -2};
     for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
         floe_pq_reader *rr = NULL;
         REQUIRE_OK(floe_pq_reader_open(path, NULL, &rr, &err), err);
