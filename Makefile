@@ -40,8 +40,9 @@ demo: floe
 bench: floe test-setup
 	@bench/run $(BUILD)/floe
 
+# PREFIX is honoured on every install, not only the first configure (floe.pc is relocatable).
 install: floe
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 fuzz: test-setup
 	CC=clang cmake -S . -B $(FUZZBUILD) -DCMAKE_BUILD_TYPE=Debug -DFLOE_FUZZ=ON \

@@ -7,7 +7,9 @@ folder, `src/NAME/ ... -> deps`, highest first. A folder's layer is its position
 Every folder of src/ must be in the picture and every folder in the picture must exist.
 
 Who owns a public header: include/floe/X.h belongs to the src/ folder that defines most
-of the functions it declares (found by their definitions in src/**/*.c). A private
+of the functions it declares (found by their definitions in src/**/*.c). A header that
+only includes others (floe/floe.h, the umbrella) belongs to none, and src/ may not
+include it. A private
 include "F/x.h" belongs to folder F, a bare "x.h" to the including file's own folder.
 
 Checked:
@@ -104,13 +106,17 @@ def definitions(root):
     return owner
 
 
-def header_owners(root, defs, errors):
+def header_owners(root, defs, errors, umbrellas):
     owners = {}
     idir = os.path.join(root, "include", "floe")
     for name in sorted(os.listdir(idir)):
         if not name.endswith(".h"):
             continue
-        declared = set(CALL_RE.findall(read(os.path.join(idir, name))))
+        text = read(os.path.join(idir, name))
+        declared = set(CALL_RE.findall(text))
+        if not declared and re.search(r'^#include "floe/', text, re.M):
+            umbrellas.add("floe/" + name)  # floe/floe.h: includes, declares nothing
+            continue
         count = {}
         for fn in declared:
             if fn in defs:
@@ -146,7 +152,8 @@ def check(root):
         return errors
 
     defs = definitions(root)
-    owners = header_owners(root, defs, errors)
+    umbrellas = set()
+    owners = header_owners(root, defs, errors, umbrellas)
     uses = {f: set() for f in folders}
 
     def target_of(inc, here_folder, here_dir):
@@ -167,6 +174,10 @@ def check(root):
             if not m:
                 continue
             inc = m.group(1)
+            if inc in umbrellas:
+                errors.append(f"{rel}:{i + 1}: \"{inc}\" is the umbrella of the public API; "
+                              "library code includes the headers it uses")
+                continue
             tgt = target_of(inc, folder, here_dir)
             if tgt is None:
                 if inc.startswith("floe/") and os.path.exists(

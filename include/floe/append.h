@@ -37,6 +37,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 #define FLOE_PROP_MANIFEST_MERGE_ENABLED "commit.manifest-merge.enabled"   /* true */
 #define FLOE_PROP_MANIFEST_TARGET_SIZE "commit.manifest.target-size-bytes"  /* 8 MiB */
 #define FLOE_PROP_MANIFEST_MIN_MERGE "commit.manifest.min-count-to-merge"   /* 100 */
@@ -187,6 +189,8 @@ int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char 
                                        size_t npartition, floe_arena *arena,
                                        floe_data_file *out, floe_parquet_file_report *rep,
                                        floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* ---------------------------------------------------------------------------------------
  * Schemas
  * ------------------------------------------------------------------------------------- */
@@ -431,6 +433,8 @@ int floe_avro_reader_raw_done(floe_avro_reader *r, const floe_avro_cursor *c,
 /* Add the reader's place ("NAME: block 3 (at byte 812): ") to an error from a raw
  * decode. */
 void floe_avro_reader_raw_error(const floe_avro_reader *r, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_catalog floe_catalog;
 
 /* A list of owned strings. */
@@ -205,6 +207,8 @@ int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const c
  * is not a metadata file name (*.metadata.json, *.metadata.json.gz): a manifest
  * "00012-<uuid>-m0.avro" has no version. */
 bool floe_metadata_file_version(const char *file_name, int64_t *version);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef enum floe_codec {
     FLOE_CODEC_UNCOMPRESSED = 0,
     FLOE_CODEC_SNAPPY = 1,
@@ -60,6 +62,8 @@ int floe_codec_decompress_split(floe_codec_ctx *ctx, floe_codec c, const uint8_t
  * growing out past its max. */
 int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
                               size_t n, floe_buf *out, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* A stored data page whose slots a column buffer holds: the page carry of the rewrite.
  * The reader records it (when asked, see floe_colbuf.carry_min) for a Parquet data page v1
  * it decoded whole into the buffer, PLAIN values with RLE levels, no value conversion and
@@ -121,6 +123,8 @@ int floe_batch_init(floe_batch *b, const floe_schema *s);
 void floe_batch_free(floe_batch *b);
 void floe_batch_clear(floe_batch *b);
 size_t floe_batch_bytes(const floe_batch *b);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  *     and take a `floe_error *err` last (may be NULL when the caller does not care).
  *   - Out-parameters are written only on success.
  *   - All heap allocation goes through floe_malloc/floe_realloc/floe_free so tests can
- *     fail the Nth allocation (floe_alloc_fail_after).
+ *     fail the Nth allocation (floe_alloc_fail_after, src/common/testing.h).
  */
 #ifndef FLOE_COMMON_H
 #define FLOE_COMMON_H
@@ -36,6 +36,18 @@ extern "C" {
 #define FLOE_LIKELY(x) (x)
 #define FLOE_UNLIKELY(x) (x)
 #endif
+
+/* libfloe is built with hidden visibility: it exports exactly what the public headers
+ * declare between FLOE_API_BEGIN and FLOE_API_END (each wraps all of its declarations). */
+#if defined(__GNUC__) || defined(__clang__)
+#define FLOE_API_BEGIN _Pragma("GCC visibility push(default)")
+#define FLOE_API_END _Pragma("GCC visibility pop")
+#else
+#define FLOE_API_BEGIN
+#define FLOE_API_END
+#endif
+
+FLOE_API_BEGIN
 
 /* ---------------------------------------------------------------------------------------
  * Error codes: one table, libuv style. X(NAME, value, "description").
@@ -151,11 +163,6 @@ char *floe_strdup(const char *s);
 char *floe_strndup(const char *s, size_t n);
 /* Allocate and format; NULL on OOM. */
 char *floe_asprintf(const char *fmt, ...) FLOE_PRINTF(1, 2);
-
-/* Failure injection for tests: the Nth allocation from now (1-based) and every later one
- * fail; 0 disables. Returns the number of allocations performed since the last call. */
-void floe_alloc_fail_after(uint64_t n);
-uint64_t floe_alloc_count(void);
 
 /* ---------------------------------------------------------------------------------------
  * Arena: many small allocations freed at once (parse trees: footers, metadata, manifests).
@@ -305,25 +312,7 @@ void floe_sha256(const void *p, size_t n, uint8_t out[32]);
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);
 
-/* Test hook: floe_wall_ms() runs ms ahead of the system clock (behind when negative), as
- * on a machine whose clock is off. Process-wide; 0 = the system clock. */
-void floe_wall_clock_skew(int64_t ms);
-
-/* Test hook: simulated crashes. After floe_crash_arm(n), the nth crash point reached
- * ends the process at once with _exit(FLOE_CRASH_EXIT): no cleanup, nothing flushed or
- * rolled back, as a kill -9 at that point would. Crash points are the steps that change
- * durable state: each local write(2), fsync(2) and rename/link (before it), and each SQL
- * statement or commit that may write (before it, and again after it succeeded).
- * floe_crash_arm(0) disarms and only counts; floe_crash_count() is the number of points
- * passed since the last arm. Process-wide. */
-#define FLOE_CRASH_EXIT 86
-void floe_crash_arm(uint64_t nth);
-uint64_t floe_crash_count(void);
-void floe_crash_point(void);
-/* The calling thread's steps are no crash points from now on: a thread that only looks
- * (the server's health probe) runs on a timer, and counting its steps would make the
- * points of the work under test depend on timing. */
-void floe_crash_exempt_thread(void);
+FLOE_API_END
 
 #ifdef __cplusplus
 }

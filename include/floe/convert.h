@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* Called after each output file is closed; fi and partition (the file's partition tuple,
  * npartition = the spec's field count, 0 when unpartitioned) are borrowed for the call.
  * Return 0, or a negative code to stop the conversion. */
@@ -81,6 +83,8 @@ void floe_convert_result_free(floe_convert_result *r);
  * left behind. */
 int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_options *opts,
                  floe_convert_result *out, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* The default of field f (initial-default when initial, else write-default) as the text
  * floe's row printers print (fmt NDJSON or CANONICAL; CSV renders as NDJSON), appended
  * to out: "null" when the field has none; a struct default is the object of its fields'
@@ -41,6 +43,8 @@ int floe_default_at(const floe_field *from, const floe_field *leaf, bool initial
 /* Check every initial-default and write-default of a schema (FLOE_EINVALID naming the
  * schema and field). */
 int floe_schema_check_defaults(const floe_schema *s, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* Most event types a generator uses; beyond the built-in names they are "event_NNN". */
 #define FLOE_GEN_MAX_PARTITIONS 1000
 /* No event line is longer than this (bytes, newline included). */
@@ -96,6 +98,8 @@ int floe_gen_parse_time(const char *s, int64_t *out_us, floe_error *err);
 /* Format microseconds since the epoch as "YYYY-MM-DDTHH:MM:SS.ffffffZ" (28 bytes) into
  * out (at least 32 bytes); returns the length. Years must be 0..9999. */
 size_t floe_gen_format_time(int64_t us, char *out);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

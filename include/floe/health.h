@@ -49,6 +49,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* File-size histogram buckets, [lower, upper) in MiB: <1, 1-10, 10-64, 64-128, 128-512,
  * >=512. */
 #define FLOE_HEALTH_NBUCKETS 6
@@ -252,6 +254,8 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
 int floe_health_html_escape(floe_buf *out, const char *s);
 /* Append s quoted for a POSIX shell when it needs quoting. */
 int floe_health_shell_quote(floe_buf *out, const char *s);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

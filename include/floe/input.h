@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_line_reader floe_line_reader;
 
 typedef struct floe_input_map floe_input_map;
@@ -82,6 +84,8 @@ int64_t floe_line_reader_bytes_in(const floe_line_reader *r);
 int64_t floe_line_reader_bytes_out(const floe_line_reader *r);
 int64_t floe_line_reader_oversized(const floe_line_reader *r);
 void floe_line_reader_close(floe_line_reader *r);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_output floe_output;
 typedef struct floe_input floe_input;
 
@@ -162,6 +164,8 @@ uint64_t floe_io_fault_count(floe_io_fault_kind kind);
 /* For code that makes its own system calls (the FileIO backends, the line reader): count
  * one operation of kind; returns the errno to fail it with, or 0 to go ahead. */
 int floe_io_fault_hit(floe_io_fault_kind kind);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

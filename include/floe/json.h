@@ -83,6 +83,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* Why a record was rejected. */
 typedef enum floe_reject_reason {
     FLOE_REJECT_MALFORMED = 1,   /* not valid JSON / not one JSON value per line */
@@ -235,6 +237,8 @@ const char *floe_infer_warning(const floe_infer *inf, size_t i);
 /* One call: infer a schema from an NDJSON buffer. */
 int floe_schema_infer(const uint8_t *p, size_t n, const floe_infer_options *opts,
                       floe_schema **out, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

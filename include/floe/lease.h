@@ -40,6 +40,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_lease_store floe_lease_store;
 
 /* The database of a catalog configuration: type sql -> its uri (SQLite file or
@@ -112,6 +114,8 @@ floe_lease_store *floe_catalog_commit_leases(floe_catalog *c);
 
 /* A process-unique owner name: "<hostname>:<pid>:<8 hex random>". */
 void floe_lease_owner_id(char out[128]);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 #define FLOE_MAINT_DAY_MS (24LL * 3600 * 1000)
 
 /* What a deleted (or, in a dry run, deletable) file was. */
@@ -433,6 +435,8 @@ int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err);
 int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err);
 void floe_maint_metrics_get(const floe_maint *m, floe_maint_metrics *out);
 const char *floe_maint_owner(const floe_maint *m);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* A sequence number that the commit has not assigned yet (the manifest list writer fills
  * it in). Real sequence numbers are >= 0. */
 #define FLOE_SEQ_UNASSIGNED (-1)
@@ -447,6 +449,8 @@ const floe_manifest_info *floe_manifest_reader_info(const floe_manifest_reader *
 const floe_partition_spec *floe_manifest_reader_spec(const floe_manifest_reader *r);
 int64_t floe_manifest_reader_entries(const floe_manifest_reader *r);
 void floe_manifest_reader_close(floe_manifest_reader *r); /* accepts NULL */
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 #define FLOE_MAP_GUARDS 64
 
 typedef struct floe_map_guard floe_map_guard;
@@ -37,6 +39,8 @@ int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error 
 bool floe_map_guard_hit(const floe_map_guard *g);
 /* Stop guarding (before munmap). NULL is allowed. */
 void floe_map_guard_remove(floe_map_guard *g);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

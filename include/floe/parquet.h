@@ -27,6 +27,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_pq_kv {
     const char *key;
     const char *value;
@@ -175,6 +177,8 @@ int floe_pq_truncate_lower(const uint8_t *p, size_t n, size_t len, bool utf8, fl
                            bool *truncated);
 int floe_pq_truncate_upper(const uint8_t *p, size_t n, size_t len, bool utf8, floe_buf *out,
                            bool *truncated);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

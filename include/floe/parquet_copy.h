@@ -32,6 +32,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_pq_raw_row_group floe_pq_raw_row_group;
 
 /* Load row group rg of r for copying into a file of `schema` (its leaves matched to the
@@ -58,6 +60,8 @@ bool floe_pq_raw_row_group_exact(const floe_pq_raw_row_group *g, size_t column);
  * be the one g was loaded for. Any error stops the writer (close then discards). */
 int floe_pq_writer_copy_row_group(floe_pq_writer *w, const floe_pq_raw_row_group *g,
                                   floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_pq_reader floe_pq_reader;
 
 typedef struct floe_pq_reader_options {
@@ -322,6 +324,8 @@ typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n);
 int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
                         floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
                         floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* gcc and clang both provide a 128-bit integer; decimals up to precision 38 need it. */
 __extension__ typedef __int128 floe_i128;
 
@@ -316,6 +318,8 @@ char *floe_sort_order_to_json(const floe_sort_order *order);
 /* "ts DESC NULLS LAST, user_id ASC NULLS FIRST" (column names from schema; ids if NULL). */
 char *floe_sort_order_to_string(const floe_sort_order *order, const floe_schema *schema);
 void floe_sort_order_free(floe_sort_order *order);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_quarantine floe_quarantine;
 
 int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err);
@@ -34,6 +36,7 @@ const char *floe_quarantine_uri(const floe_quarantine *q);
 /* Publish (fsync) and free. A quarantine that received nothing leaves no file. */
 int floe_quarantine_close(floe_quarantine *q, floe_error *err);
 
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* Iceberg's option names (RewriteDataFiles, SizeBasedFileRewritePlanner,
  * BinPackRewriteFilePlanner) and floe's own. */
 #define FLOE_RW_TARGET_FILE_SIZE "target-file-size-bytes"       /* table / 512 MiB */
@@ -377,6 +379,8 @@ int floe_rewrite_options_parse_list(floe_rewrite_options *o, const char *list,
 int floe_rewrite_maint_job(void *ctx, floe_table *t, const floe_maint_rewrite_params *p,
                            floe_maint_job_stats *st, char *detail, size_t dn,
                            floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

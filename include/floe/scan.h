@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_scan_options {
     const char *where;              /* row filter, or NULL */
     bool has_snapshot_id;           /* --snapshot ID */
@@ -144,6 +146,8 @@ void floe_field_match_free(floe_field_match *m); /* accepts NULL */
 /* Parse a time for --as-of: milliseconds since the epoch, or an ISO timestamp
  * ("2026-10-06T12:00:00", optional fraction, optional Z / +00:00: UTC), or a date. */
 int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

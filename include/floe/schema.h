@@ -23,6 +23,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef enum floe_type_id {
     FLOE_TYPE_BOOLEAN = 1,
     FLOE_TYPE_INT,          /* 32-bit signed */
@@ -123,6 +125,8 @@ bool floe_type_is_nested(floe_type_id t);
 int floe_phys_width(floe_phys p, int32_t type_length);
 /* Bytes needed for a decimal of precision p stored as FIXED_LEN_BYTE_ARRAY. */
 int32_t floe_decimal_bytes(int32_t precision);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

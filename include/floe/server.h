@@ -82,6 +82,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef enum floe_schema_mode {
     FLOE_SCHEMA_STRICT = 0, /* unknown fields send the record to the quarantine */
     FLOE_SCHEMA_EVOLVE,     /* unknown fields become optional columns (schema update) */
@@ -315,6 +317,8 @@ int floe_server_commit_iceberg(void *ctx, floe_landing_commit *c, int64_t *snaps
 /* Stop accepting, finish in-flight requests and the compaction in progress, seal every
  * buffer, persist idempotency keys, delete the WAL segments and free s (always). */
 int floe_server_close(floe_server *s, floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

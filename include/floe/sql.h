@@ -35,6 +35,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_sql floe_sql;
 typedef struct floe_catalog floe_catalog;
 
@@ -103,6 +105,8 @@ typedef int (*floe_catalog_swap_hook_fn)(void *ctx, floe_sql *db, const char *ns
                                          const char *new_location, floe_error *err);
 int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,
                                floe_error *err);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

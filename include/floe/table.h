@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 typedef struct floe_table floe_table;
 
 typedef struct floe_table_open_options {
@@ -255,24 +257,6 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
                                    const floe_table_metadata *committed,
                                    const char *committed_loc);
 
-/* Failure injection for tests (process-wide). The nth swap from now (1-based) reports
- * `code` (FLOE_ECONFLICT or FLOE_EUNKNOWN_STATE): before the store is touched, or with
- * after_apply once the swap has really happened. With fail_resolve the catalog reads that
- * try to settle an unknown state fail too. nth = 0 disables. */
-typedef struct floe_commit_fault {
-    int nth_swap;
-    int code;
-    bool after_apply;
-    bool fail_resolve;
-} floe_commit_fault;
-void floe_table_commit_inject(const floe_commit_fault *f);
-/* For tests: fn(ctx, t) runs in every attempt of every floe_table_commit after apply()
- * and before the swap (fn decides by t whether to act): a commit it makes through another
- * handle lands "during" the attempt, which then loses, deterministically. NULL removes it.
- * Process-wide; set it while no commit runs. */
-typedef void (*floe_commit_race_fn)(void *ctx, floe_table *t);
-void floe_table_commit_set_race(floe_commit_race_fn fn, void *ctx);
-
 /* Retry settings of a table (its commit.retry.* properties, with Iceberg's defaults). */
 typedef struct floe_commit_retry {
     int64_t num_retries;      /* commit.retry.num-retries, 4 */
@@ -281,6 +265,8 @@ typedef struct floe_commit_retry {
     int64_t total_timeout_ms; /* commit.retry.total-timeout-ms, 1800000 */
 } floe_commit_retry;
 void floe_commit_retry_from(const floe_table_metadata *m, floe_commit_retry *out);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+FLOE_API_BEGIN
+
 /* Hard caps on what a metadata document may hold (hostile input). */
 #define FLOE_METADATA_MAX_BYTES (256u << 20) /* 256 MiB, after gunzip */
 
@@ -299,6 +301,8 @@ int floe_metadata_builder_map_paths(floe_metadata_builder *b, floe_metadata_path
 
 /* A fresh positive snapshot id (random, as the spec's Appendix F suggests). */
 int64_t floe_metadata_new_snapshot_id(void);
+
+FLOE_API_END
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sql_driver.h"
+#include "common/testing.h"
 
 int floe_sql_uri_parse(const char *uri, int *is_pg, char **target, floe_error *err) {
     if (!uri || !*uri)

@@ -9,6 +9,7 @@
  * than a quarter of the block size gets a block of its own, so waste stays bounded.
  */
 #include "floe/common.h"
+#include "common/testing.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

@@ -5,6 +5,7 @@
  * with a slicing-by-8 table built once at first use (RFC 3720 polynomial 0x82F63B78).
  */
 #include "floe/common.h"
+#include "common/testing.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -449,7 +449,7 @@ static int text_view_column(floe_buf *b, const char *label, const char *cur, con
 
 #define ROW(label, expr)                                                                  \
     do {                                                                                  \
-        char a_[64], c_[64];                                                              \
+        char a_[96], c_[96];                                                              \
         const floe_health_view *v = &r->current;                                          \
         const char *x_ = (expr);                                                          \
         snprintf(a_, sizeof a_, "%s", x_);                                                \
@@ -482,7 +482,7 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     if (rc == 0 && r->has_compare)
         rc = floe_buf_printf(b, "  %-34s %18s   %18s\n", "", "current", "compare");
 
-    char buf[64];
+    char buf[96]; /* a count and a formatted t1 */
     if (rc == 0)
         rc = floe_buf_printf(b, "data files\n");
     ROW("files", health_fmt_int(v->total.data_files, buf, sizeof buf));

@@ -8,6 +8,7 @@
  * system call. Thread-safe: convert's worker threads and writer share the counters.
  */
 #include "floe/io.h"
+#include "common/testing.h"
 
 #include <errno.h>
 #include <stdatomic.h>

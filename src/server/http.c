@@ -40,6 +40,7 @@
 
 #include "floe/quarantine.h"
 #include "server_internal.h"
+#include "common/testing.h"
 
 const double srv_lat_bounds_ms[SRV_LAT_BUCKETS] = {1,   2,   5,    10,   20,   50,   100,
                                                    200, 500, 1000, 2000, 5000, 10000, 30000};

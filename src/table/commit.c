@@ -64,6 +64,7 @@
 #include "floe/io.h"
 #include "floe/lease.h"
 #include "table_internal.h"
+#include "table/commit_testing.h"
 
 /* ---------------------------------------------------------------------------------------
  * fault injection

@@ -40,6 +40,7 @@
 #include "floe/common.h"
 #include "floe/io.h"
 #include "harness.h"
+#include "common/testing.h"
 
 typedef enum fault_kind {
     FAULT_ALLOC = -1, /* floe_malloc & co (floe_alloc_fail_after) */

@@ -11,6 +11,7 @@
 #include "floe/avro.h"
 #include "floe/io.h"
 #include "harness.h"
+#include "common/testing.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -17,6 +17,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "catalog_suite.h"
+#include "table/commit_testing.h"
 
 typedef enum { KIND_SQLITE, KIND_FS } kind;
 

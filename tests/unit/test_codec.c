@@ -6,6 +6,7 @@
 #include "floe/codec.h"
 #include "floe/common.h"
 #include "harness.h"
+#include "common/testing.h"
 
 #include <lz4.h>
 #include <lz4frame.h>

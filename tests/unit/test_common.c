@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include "harness.h"
+#include "common/testing.h"
 
 TEST(test_error_table) {
     CHECK_EQ_STR(floe_strerror(FLOE_ECORRUPT), "corrupt data");

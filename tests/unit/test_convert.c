@@ -6,6 +6,7 @@
 #include "floe/convert.h"
 #include "floe/gen.h"
 #include "harness.h"
+#include "common/testing.h"
 
 static char *make_events(const char *dir, int n, double malformed) {
     floe_error err;

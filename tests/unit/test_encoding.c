@@ -6,6 +6,7 @@
 #include "floe/common.h"
 #include "harness.h"
 #include "parquet/encoding.h"
+#include "common/testing.h"
 
 #include <stdlib.h>
 

@@ -36,6 +36,7 @@
 #include "floe/server.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "table/commit_testing.h"
 
 #define NIDS 40
 

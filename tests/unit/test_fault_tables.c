@@ -39,6 +39,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "harness_table.h"
+#include "table/commit_testing.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["

@@ -6,6 +6,7 @@
 
 #include "floe/gen.h"
 #include "harness.h"
+#include "common/testing.h"
 
 /* Generate n events into a fresh buffer; info[] (may be NULL) gets each event's info. */
 static char *gen_events(const floe_gen_opts *o, int n, size_t *len, floe_gen_event_info *info) {

@@ -21,6 +21,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "harness_table.h"
+#include "common/testing.h"
 
 #define MiB (1LL << 20)
 #define DAY_MS 86400000LL

@@ -30,6 +30,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "harness_serve.h"
+#include "table/commit_testing.h"
 
 #define MAX_ID 1000
 

@@ -29,6 +29,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "harness_serve.h"
+#include "common/testing.h"
 
 #define NEVENTS 40
 

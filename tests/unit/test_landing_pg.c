@@ -37,6 +37,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "harness_serve.h"
+#include "common/testing.h"
 
 static const char schema_json[] =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,\"name\":\"id\","

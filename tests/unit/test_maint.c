@@ -22,6 +22,7 @@
 #include "floe/scan.h"
 #include "harness.h"
 #include "harness_table.h"
+#include "table/commit_testing.h"
 
 #define DAY FLOE_MAINT_DAY_MS
 

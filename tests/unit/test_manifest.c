@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "iceberg/manifest_fast.h"
 #include "iceberg/manifest_internal.h"
+#include "common/testing.h"
 
 /* ---------------------------------------------------------------------------------------
  * conformance tables

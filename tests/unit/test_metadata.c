@@ -14,6 +14,7 @@
 #include "floe/table.h"
 #include "floe/table_metadata.h"
 #include "harness.h"
+#include "common/testing.h"
 
 static char *conf(const char *rel) { return strdup(harness_conformance(rel)); }
 

@@ -12,6 +12,7 @@
 #include "floe/partition.h"
 #include "floe/schema.h"
 #include "harness.h"
+#include "common/testing.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
 

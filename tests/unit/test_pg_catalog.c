@@ -30,6 +30,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "catalog_suite.h"
+#include "table/commit_testing.h"
 
 static const char *pg_uri;
 

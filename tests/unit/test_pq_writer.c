@@ -12,6 +12,7 @@
 #include "floe/schema.h"
 #include "harness.h"
 #include "parquet/metadata.h"
+#include "common/testing.h"
 
 static floe_error err;
 

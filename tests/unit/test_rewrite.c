@@ -18,6 +18,7 @@
 #include "floe/scan.h"
 #include "harness.h"
 #include "harness_table.h"
+#include "table/commit_testing.h"
 
 #define MB (1024LL * 1024)
 

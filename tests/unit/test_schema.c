@@ -1,6 +1,7 @@
 /* test_schema.c - Iceberg schema JSON parse/serialize, level derivation, lookups. */
 #include "floe/schema.h"
 #include "harness.h"
+#include "common/testing.h"
 
 #include <stdlib.h>
 

@@ -19,6 +19,7 @@
 #include "floe/sql.h"
 #include "harness.h"
 #include "harness_serve.h"
+#include "common/testing.h"
 
 static void server_config(floe_server_config *c, const char *dir) {
     char wh[4300];

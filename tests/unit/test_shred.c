@@ -1,6 +1,7 @@
 /* test_shred.c - the NDJSON shredder: levels, coercions, rejections, rollback, OOM. */
 #include "floe/json.h"
 #include "harness.h"
+#include "common/testing.h"
 
 #include <math.h>
 #include <stdlib.h>

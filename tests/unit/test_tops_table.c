@@ -18,6 +18,7 @@
 #include "floe/table.h"
 #include "harness.h"
 #include "iceberg/scan_internal.h"
+#include "table/commit_testing.h"
 
 static const char *SCHEMA =
     "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
