@@ -24,6 +24,11 @@
  * in the snapshots added since the table state the append started from; when found it
  * commits nothing and reports noop (the work is already in the table). A check function
  * (floe_append_set_check) generalises the marker to any rule over the snapshots.
+ *
+ * Ownership and threads: a floe_append borrows its table (it must outlive the append);
+ * data files added to it stay the caller's. Results own their strings (metadata_location,
+ * the convert result's file list), freed by their _reset. One thread at a time per append
+ * and per table.
  */
 #ifndef FLOE_APPEND_H
 #define FLOE_APPEND_H

@@ -17,6 +17,10 @@
  *
  * Codecs: "null", "deflate" (raw RFC 1951), "snappy" (block + big-endian CRC-32 of the
  * uncompressed data), "zstandard".
+ *
+ * Ownership and threads: a floe_avro_schema owns its nodes until floe_avro_schema_free
+ * (nodes are borrowed until then); values live in the caller's arena; a reader or writer
+ * owns its state until its _close and is used by one thread at a time.
  */
 #ifndef FLOE_AVRO_H
 #define FLOE_AVRO_H

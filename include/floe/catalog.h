@@ -42,6 +42,12 @@
  *      (a small YAML subset: nested maps of scalars, comments, quotes).
  *   4. the embedded default: warehouse ./warehouse, SQLite catalog
  *      ./warehouse/catalog.db, catalog name "default", tables at warehouse/<ns>/<table>.
+ *
+ * Ownership and threads: a floe_catalog owns its connection until floe_catalog_close.
+ * Strings returned through char ** are the caller's (floe_free), lists through
+ * floe_strlist (floe_strlist_free); const char * results are borrowed from the handle. A
+ * handle is used by one thread at a time; threads that work concurrently open a handle
+ * each.
  */
 #ifndef FLOE_CATALOG_H
 #define FLOE_CATALOG_H

@@ -4,6 +4,10 @@
  * Values are Parquet's CompressionCodec enum (parquet.thrift). Each codec is a thin layer
  * over the Debian library (snappy, zlib, zstd, lz4, brotli); LZ4 (codec 5) also reads the
  * Hadoop-framed layout and the legacy raw-block layout older writers used.
+ *
+ * Ownership and threads: compress appends to the caller's floe_buf, decompress fills the
+ * caller's buffers; a floe_codec_ctx (floe_codec_ctx_new / _free) is scratch state for one
+ * thread at a time.
  */
 #ifndef FLOE_CODEC_H
 #define FLOE_CODEC_H

@@ -19,6 +19,10 @@
  * Levels: when max_def == 0 (required, top level) the def array may stay empty
  * (ndefs = 0); when max_rep == 0 the rep array stays empty. nlevels is always the number
  * of slots; nvalues the number of slots whose def == max_def.
+ *
+ * Ownership and threads: a floe_colbuf or floe_batch owns its level and value arrays
+ * until its _free; it borrows its schema and leaf fields, which must outlive it. A batch
+ * cursor borrows its batch. One thread at a time per batch.
  */
 #ifndef FLOE_COLUMN_H
 #define FLOE_COLUMN_H

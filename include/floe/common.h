@@ -7,6 +7,11 @@
  *   - Out-parameters are written only on success.
  *   - All heap allocation goes through floe_malloc/floe_realloc/floe_free so tests can
  *     fail the Nth allocation (floe_alloc_fail_after, src/common/testing.h).
+ *
+ * Ownership and threads: a floe_buf, floe_arena or floe_strlist owns its memory until
+ * its _free / _reset; strings from floe_strdup / floe_asprintf are the caller's
+ * (floe_free). floe_error is the caller's struct, filled on failure. Each object is used
+ * by one thread at a time; floe_log_set_level is process-wide.
  */
 #ifndef FLOE_COMMON_H
 #define FLOE_COMMON_H

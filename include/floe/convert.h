@@ -13,6 +13,11 @@
  * Memory is bounded by the options, not the input: (2 x threads + 2) chunks and batches
  * in flight plus one row group in the writer (or, partitioned, max_buffered_bytes over
  * all open writers).
+ *
+ * Ownership and threads: the options (schema, spec, strings) are borrowed for the call;
+ * floe_convert_result owns file_uris, freed by floe_convert_result_free, and is written
+ * only on success. floe_convert runs its own worker threads and joins them before it
+ * returns.
  */
 #ifndef FLOE_CONVERT_H
 #define FLOE_CONVERT_H

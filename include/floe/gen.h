@@ -26,6 +26,9 @@
  * Malformed records (malformed_rate > 0) are one of: broken JSON (truncated object,
  * trailing garbage), a required field with a wrong type, or a required field missing.
  * floe_gen_next() reports which.
+ *
+ * Ownership and threads: a floe_gen owns its state until floe_gen_free; events are
+ * appended to the caller's buffer. One thread at a time per generator.
  */
 #ifndef FLOE_GEN_H
 #define FLOE_GEN_H

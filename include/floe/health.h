@@ -38,6 +38,10 @@
  *
  * Ownership: everything reachable from a floe_health_report lives in its arena and is
  * freed by floe_health_report_free.
+ *
+ * Ownership and threads: a floe_health_report owns everything in it until
+ * floe_health_report_free; rendering appends to the caller's buffer. One thread at a time
+ * per table.
  */
 #ifndef FLOE_HEALTH_H
 #define FLOE_HEALTH_H

@@ -9,6 +9,10 @@
  * Lines longer than max_record never enter a chunk: they are streamed, piece by piece, to
  * the oversize callback (the caller quarantines them whole) and counted; memory stays
  * bounded by chunk_size + max_record whatever the input.
+ *
+ * Ownership and threads: a floe_line_reader owns its file and buffers until
+ * floe_line_reader_close; chunks fill a floe_buf the caller owns. One thread at a time
+ * per reader.
  */
 #ifndef FLOE_INPUT_H
 #define FLOE_INPUT_H

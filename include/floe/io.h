@@ -7,6 +7,10 @@
  * Inputs are random access (pread / ranged GET).
  *
  * Every function counts its requests (floe_io_stats) so commands can report them.
+ *
+ * Ownership and threads: a floe_input or floe_output is owned by its opener until
+ * floe_input_close / floe_output_close (or _abort); buffers filled by reads are the
+ * caller's. One thread at a time per handle; separate handles may be used concurrently.
  */
 #ifndef FLOE_IO_H
 #define FLOE_IO_H

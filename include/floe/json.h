@@ -71,6 +71,9 @@
  *   - Unknown fields follow the policy in floe_shred_options.
  *   - Nesting deeper than max_depth is rejected as malformed.
  * ---------------------------------------------------------------------------------------
+ *
+ * Ownership: a shredder borrows its schema (it must outlive the shredder) and fills the
+ * caller's batch; an inferrer owns what it learned until floe_infer_free.
  */
 #ifndef FLOE_JSON_H
 #define FLOE_JSON_H

@@ -28,6 +28,8 @@
  * Errors as in floe/sql.h (a lost connection during acquire/renew is FLOE_EUNKNOWN_STATE;
  * both are idempotent for the same owner, so calling again settles it), plus
  * FLOE_EINVALID for empty or over-long names (255 bytes) and ttl out of (0, 1 year].
+ *
+ * Ownership: a floe_lease_store owns its connection until floe_lease_store_close.
  */
 #ifndef FLOE_LEASE_H
 #define FLOE_LEASE_H

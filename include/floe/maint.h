@@ -28,6 +28,9 @@
  * Deletions run on a small thread pool over floe_io_delete_many (batched on object
  * storage). Path sets are open-addressing hash sets of strings in an arena: memory grows
  * with the number of distinct paths, never with their product.
+ *
+ * Ownership: results own their lists and strings until their _reset; a floe_maint
+ * borrows its catalog and lease store (both must outlive it).
  */
 #ifndef FLOE_MAINT_H
 #define FLOE_MAINT_H

@@ -18,6 +18,10 @@
  * Nullable spec fields carry a `has_` flag (false = null / absent in the file). Metric
  * maps carry `present`: false means the writer recorded nothing (unknown), which is not
  * the same as an empty map, and never the same as zero.
+ *
+ * Ownership and threads: entries and lists read into a caller's arena live as long as the
+ * arena; a manifest reader or writer owns its state until its _close and is used by one
+ * thread at a time.
  */
 #ifndef FLOE_MANIFEST_H
 #define FLOE_MANIFEST_H

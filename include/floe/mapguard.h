@@ -14,6 +14,8 @@
  *
  * Up to FLOE_MAP_GUARDS mappings are guarded at once; floe_map_guard_add returns
  * FLOE_ELIMIT past that (the caller then reads with read(2) instead).
+ *
+ * Process-wide: the SIGBUS handler is installed once, with the first guard, and stays.
  */
 #ifndef FLOE_MAPGUARD_H
 #define FLOE_MAPGUARD_H

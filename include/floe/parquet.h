@@ -13,6 +13,11 @@
  *
  * Output is deterministic: the same batches with the same options give byte-identical
  * files.
+ *
+ * Ownership and threads: a floe_pq_writer borrows its schema (it must outlive the
+ * writer) and owns its buffered row group until floe_pq_writer_close or _abort;
+ * floe_pq_file_info is the caller's, freed by floe_pq_file_info_free. One thread at a
+ * time per writer (an executor spreads the column encoding of one batch).
  */
 #ifndef FLOE_PARQUET_H
 #define FLOE_PARQUET_H

@@ -18,6 +18,9 @@
  * agree with its pages.
  *
  * Memory: a loaded row group holds its stored bytes (compressed) plus its metadata.
+ *
+ * Ownership and threads: a floe_pq_raw_row_group owns its bytes and metadata until
+ * floe_pq_raw_row_group_free. One thread at a time per row group and per writer.
  */
 #ifndef FLOE_PARQUET_COPY_H
 #define FLOE_PARQUET_COPY_H

@@ -39,6 +39,10 @@
  * byte offset), FLOE_EENCRYPTED ("encrypted Parquet is not supported"),
  * FLOE_EUNSUPPORTED ("unsupported: <feature>"), FLOE_ELIMIT (a cap), FLOE_ENOMEM,
  * FLOE_EIO.
+ *
+ * Ownership and threads: a floe_pq_reader owns its file and footer until
+ * floe_pq_reader_close; what it returns as const pointers (nodes, schema, metadata) is
+ * borrowed until then. One thread at a time per reader.
  */
 #ifndef FLOE_PARQUET_READER_H
 #define FLOE_PARQUET_READER_H

@@ -17,6 +17,9 @@
  * midnight (i64); timestamp[tz] = micros since the epoch (i64); timestamp[tz]_ns = nanos
  * since the epoch (i64); decimal = unscaled 128-bit integer plus the column's scale; uuid =
  * 16 bytes in big-endian (RFC 4122 text) order.
+ *
+ * Ownership: a parsed partition spec or sort order owns its fields and strings until its
+ * _free; values never own memory (above).
  */
 #ifndef FLOE_PARTITION_H
 #define FLOE_PARTITION_H

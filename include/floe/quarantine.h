@@ -7,6 +7,9 @@
  * "record_base64". Oversized records are streamed in pieces and always stored as base64.
  * The file is created on the first record only, and fsynced at close. All calls are
  * thread-safe.
+ *
+ * Ownership: a floe_quarantine owns its file until floe_quarantine_close; records passed
+ * in are copied before the call returns.
  */
 #ifndef FLOE_QUARANTINE_H
 #define FLOE_QUARANTINE_H

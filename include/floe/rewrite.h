@@ -32,6 +32,9 @@
  * the number of input files. With strategy SORT a group buffers up to one output file of
  * decoded rows (target-file-size-bytes), sorts it and writes it: each output file is
  * sorted, the group as a whole is not.
+ *
+ * Ownership: a floe_rewrite_plan owns its groups until floe_rewrite_plan_free; a
+ * floe_rewrite_result is a plain struct of the caller's (no heap memory).
  */
 #ifndef FLOE_REWRITE_H
 #define FLOE_REWRITE_H

@@ -17,6 +17,8 @@
  * The filter language is floe cat's (floe/parquet_reader.h) over the table's column
  * names: `event_type = 'orders' AND ts >= '2026-10-01'`, IN, IS [NOT] NULL, NOT, OR,
  * parentheses, LIKE 'prefix%'.
+ *
+ * Threads: one thread at a time per table (planning and reading both use it).
  */
 #ifndef FLOE_SCAN_H
 #define FLOE_SCAN_H

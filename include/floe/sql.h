@@ -25,6 +25,9 @@
  *                        the transaction is gone (never committed); call floe_sql_rollback.
  * Read-only statements (floe_sql_query) outside a transaction are retried once on a fresh
  * connection when the connection broke; writes never are.
+ *
+ * Ownership: a floe_sql owns its connection until floe_sql_close; rows passed to a query
+ * callback are borrowed for the call.
  */
 #ifndef FLOE_SQL_H
 #define FLOE_SQL_H
