@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     char db[4096];
     snprintf(db, sizeof db, "%s/catalog.db", wh);
     floe_catalog *c = NULL;
-    if (floe_catalog_open_sqlite(db, "bench", wh, &c, &err) < 0)
+    if (floe_catalog_open_sqlite(NULL, db, "bench", wh, &c, &err) < 0)
         die(&err, "catalog");
     floe_table *t = NULL;
     if (!strcmp(argv[1], "merge")) {
@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
         o.snapshot_id = snap;
         char *p = floe_manifest_path_new(md, NULL, (int)i);
         floe_manifest_writer *w = NULL;
-        if (floe_manifest_writer_open(p, &o, &w, &err) < 0)
+        if (floe_manifest_writer_open(NULL, p, &o, &w, &err) < 0)
             die(&err, "manifest");
         floe_value part = floe_value_int((int32_t)i);
         for (int64_t k = 0; k < per; k++) {
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     floe_manifest_list_write_options_init(&lo);
     lo.snapshot_id = snap;
     lo.sequence_number = 1;
-    if (floe_manifest_list_write(list, &lo, files, (size_t)nman, &oo, NULL, &err) < 0)
+    if (floe_manifest_list_write(NULL, list, &lo, files, (size_t)nman, &oo, NULL, &err) < 0)
         die(&err, "list");
     gen_ctx g = {.list = list, .snapshot_id = snap};
     if (floe_table_commit(t, add_snapshot, &g, &err) < 0)

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
         floe_pq_reader *r = NULL;
         const floe_pq_rowset *rs;
         int rc;
-        if (floe_pq_reader_open(paths[i], NULL, &r, &err) < 0) {
+        if (floe_pq_reader_open(NULL, paths[i], NULL, &r, &err) < 0) {
             fprintf(stderr, "read_many: %s: %s\n", paths[i], err.msg);
             return 1;
         }

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     const char *schema_json = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[{\"id\":1,"
                               "\"name\":\"v\",\"required\":false,\"type\":\"long\"}]}";
     floe_catalog *cat = NULL;
-    if (floe_catalog_open_sqlite(db, "default", wh, &cat, &err) < 0)
+    if (floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err) < 0)
         die("catalog", &err);
     floe_catalog_create_namespace(cat, "ns", NULL, NULL, 0, NULL);
     floe_metadata_builder *b = NULL;
@@ -63,11 +63,11 @@ int main(int argc, char **argv) {
     int64_t now = floe_wall_ms();
     floe_output_options oo = {.fsync = false};
     char path[1400];
-    if (floe_io_mkdirs(md, &err) < 0)
+    if (floe_io_mkdirs(NULL, md, &err) < 0)
         die("mkdirs", &err);
     char data[1200];
     snprintf(data, sizeof data, "%s/data", loc);
-    floe_io_mkdirs(data, NULL);
+    floe_io_mkdirs(NULL, data, NULL);
 
     for (int i = 0; i < nsnap; i++) {
         int64_t id = i + 1, seq = floe_metadata_builder_next_sequence_number(b);
@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
         wo.codec = FLOE_CODEC_UNCOMPRESSED;
         snprintf(path, sizeof path, "%s/m-%06d.avro", md, i);
         floe_manifest_writer *w = NULL;
-        if (floe_manifest_writer_open(path, &wo, &w, &err) < 0)
+        if (floe_manifest_writer_open(NULL, path, &wo, &w, &err) < 0)
             die("manifest", &err);
         for (int f = 0; f < nfiles; f++) {
             char fp[1400];
@@ -110,12 +110,12 @@ int main(int argc, char **argv) {
             /* merge the block: every entry EXISTING with its own snapshot and sequence */
             floe_manifest_write_options mo = wo;
             snprintf(path, sizeof path, "%s/merged-%06d.avro", md, nmerged);
-            if (floe_manifest_writer_open(path, &mo, &w, &err) < 0)
+            if (floe_manifest_writer_open(NULL, path, &mo, &w, &err) < 0)
                 die("merged", &err);
             for (int k = 0; k < BLOCK; k++) {
                 floe_manifest_reader *r = NULL;
                 floe_manifest_read_options ro = {.manifest = &block[k]};
-                if (floe_manifest_reader_open(block[k].manifest_path, &ro, &r, &err) < 0)
+                if (floe_manifest_reader_open(NULL, block[k].manifest_path, &ro, &r, &err) < 0)
                     die("read", &err);
                 const floe_manifest_entry *e;
                 while (floe_manifest_reader_next(r, &e, &err) == 1)
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
             m->added_snapshot_id = id;
             /* this commit's own small manifest went straight into the merge: no list
              * references it (commit-time merging deletes it too) */
-            floe_io_delete(block[BLOCK - 1].manifest_path, NULL);
+            floe_io_delete(NULL, block[BLOCK - 1].manifest_path, NULL);
             nblock = 0;
         }
         size_t n = 0;
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         lo.sequence_number = seq;
         lo.codec = FLOE_CODEC_UNCOMPRESSED;
         snprintf(path, sizeof path, "%s/snap-%lld-1-bench.avro", md, (long long)id);
-        if (floe_manifest_list_write(path, &lo, list, n, &oo, NULL, &err) < 0)
+        if (floe_manifest_list_write(NULL, path, &lo, list, n, &oo, NULL, &err) < 0)
             die("list", &err);
         char recs[32], total[32];
         snprintf(recs, sizeof recs, "%d", nfiles * 100);
@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
     if (floe_metadata_builder_finish(b, NULL, &m, &err) < 0)
         die("finish", &err);
     snprintf(path, sizeof path, "%s/00000-bench.metadata.json", md);
-    if (floe_table_metadata_write(m, path, false, false, &err) < 0)
+    if (floe_table_metadata_write(NULL, m, path, false, false, &err) < 0)
         die("write metadata", &err);
     if (floe_catalog_register_table(cat, "ns", "big", path, &err) < 0)
         die("register", &err);

@@ -189,7 +189,7 @@ typedef struct floe_parquet_file_report {
  * float sources), else FLOE_EINVALID naming the column and two values in different
  * partitions. partition: the tuple to record instead (NULL = derive it). rep (may be
  * NULL) receives what was learned. Everything lives in arena. */
-int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char *uri,
+int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m, const char *uri,
                                        const char *recorded_path, const floe_value *partition,
                                        size_t npartition, floe_arena *arena,
                                        floe_data_file *out, floe_parquet_file_report *rep,

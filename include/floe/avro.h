@@ -254,7 +254,7 @@ int floe_avro_writer_close(floe_avro_writer *w, floe_error *err);
 void floe_avro_writer_abort(floe_avro_writer *w); /* accepts NULL */
 
 /* Write a finished container (or any buffer) to uri via FileIO, atomically. */
-int floe_avro_write_uri(const char *uri, const floe_buf *file,
+int floe_avro_write_uri(floe_io *io, const char *uri, const floe_buf *file,
                         const floe_output_options *opts, floe_error *err);
 
 /* ---------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@
 #include <pthread.h>
 
 #include "floe/common.h"
+#include "floe/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,12 +79,17 @@ typedef struct floe_catalog_config {
     char *uri;       /* sql: sqlite:///path, a path, postgresql://...; filesystem: unused */
     char *warehouse; /* folder or file:// uri where new tables go */
     char *source;    /* where the settings came from ("env", a file path, "default") */
+    floe_io *io;     /* I/O context of the catalog and the tables loaded through it
+                        (borrowed: it outlives the catalog; NULL: the default context) */
 } floe_catalog_config;
 
 /* Resolve the configuration of catalog `name` (NULL = the configured default) as
- * described above. config_path overrides the floe config file search (NULL = search). */
-int floe_catalog_config_load(const char *name, const char *config_path,
-                             floe_catalog_config *out, floe_error *err);
+ * described above. config_path overrides the floe config file search (NULL = search).
+ * The settings named above (FLOE_CATALOG_URI, FLOE_CONFIG, HOME, ...) are read through
+ * env (NULL: none are set); the library reads no environment of its own, the floe
+ * command passes getenv. out->io is left NULL: set it before floe_catalog_open. */
+int floe_catalog_config_load(const char *name, const char *config_path, floe_io_lookup_fn env,
+                             void *env_ctx, floe_catalog_config *out, floe_error *err);
 void floe_catalog_config_reset(floe_catalog_config *cfg);
 
 /* Parse .pyiceberg.yaml text and take catalog `name` (NULL = the first one, or the one
@@ -96,7 +102,7 @@ int floe_catalog_config_from_floe_conf(const char *text, size_t n, const char *n
 
 int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err);
 /* SQLite store at db_path (created with its tables when missing). name = catalog_name. */
-int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *warehouse,
+int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name, const char *warehouse,
                              floe_catalog **out, floe_error *err);
 /* PostgreSQL store: uri is postgresql://user:pass@host:port/db (postgres:// and
  * postgresql+<driver>:// too; libpq's PG* environment variables and ~/.pgpass apply).
@@ -104,13 +110,17 @@ int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *
  * a time; read-only calls reconnect when it broke, writes never re-send (an interrupted
  * swap is FLOE_EUNKNOWN_STATE, and the next read on the handle settles it: see
  * floe/sql.h). FLOE_EIO when the server cannot be reached. */
-int floe_catalog_open_postgres(const char *uri, const char *name, const char *warehouse,
+int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, const char *warehouse,
                                floe_catalog **out, floe_error *err);
-/* Filesystem (Hadoop) store rooted at warehouse (created when missing). */
-int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *err);
+/* Filesystem (Hadoop) store rooted at warehouse (created when missing). In each open
+ * function io is the I/O context of the catalog and its tables (borrowed; NULL: the
+ * default). */
+int floe_catalog_open_fs(floe_io *io, const char *warehouse, floe_catalog **out, floe_error *err);
 void floe_catalog_close(floe_catalog *c);
 
 const char *floe_catalog_name(const floe_catalog *c);
+/* The catalog's I/O context (the default context when it was opened with NULL). */
+floe_io *floe_catalog_io(const floe_catalog *c);
 const char *floe_catalog_type(const floe_catalog *c);      /* "sql", "filesystem" */
 /* The warehouse as an absolute URI (file:///abs or s3://...), whatever was configured. */
 const char *floe_catalog_warehouse(const floe_catalog *c);

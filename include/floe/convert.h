@@ -62,6 +62,8 @@ typedef struct floe_convert_options {
     bool strict;                    /* any rejected record fails the conversion */
     floe_convert_file_fn on_file;   /* may be NULL */
     void *on_file_ctx;
+    floe_io *io;                    /* I/O context of the outputs and the quarantine
+                                       (NULL: the default) */
 } floe_convert_options;
 
 void floe_convert_options_init(floe_convert_options *o);

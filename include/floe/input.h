@@ -18,6 +18,7 @@
 #define FLOE_INPUT_H
 
 #include "floe/common.h"
+#include "floe/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,7 @@ typedef struct floe_line_reader_options {
      * pipes and standard input are read as without it. The file must not shrink while
      * it is read (the mapping would fault). */
     bool map;
+    floe_io *io; /* context whose fault hooks the reads count in (NULL: the default) */
 } floe_line_reader_options;
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,

@@ -6,11 +6,23 @@
  * and become visible at floe_output_close(); an aborted output leaves nothing behind.
  * Inputs are random access (pread / ranged GET).
  *
- * Every function counts its requests (floe_io_stats) so commands can report them.
+ * Every operation goes through an I/O context (floe_io): it selects the backend by the
+ * URI's scheme (a table of operations per scheme: "file" and plain paths; "s3", "s3a", "s3n"),
+ * holds the object-storage settings (endpoint, region, addressing, credentials, retry
+ * policy), counts the requests made through it (floe_io_stats) and carries its own fault
+ * hooks. Two contexts in one process are independent: each table, catalog, reader or
+ * writer uses the context it was opened with. A NULL context means the built-in default:
+ * local files, and object storage on AWS with no credentials (every remote request then
+ * fails with FLOE_EAUTH naming the URI, unless anonymous access is set) - an embedder
+ * that reads s3:// passes its own context. The library never reads the process
+ * environment or a configuration file by itself; floe_io_options_from_env reads settings
+ * through a lookup function the caller passes (the floe command passes getenv).
  *
  * Ownership and threads: a floe_input or floe_output is owned by its opener until
  * floe_input_close / floe_output_close (or _abort); buffers filled by reads are the
  * caller's. One thread at a time per handle; separate handles may be used concurrently.
+ * A context outlives everything opened with it (catalogs, tables, readers,
+ * writers, servers borrow it). A context is safe for concurrent use by threads.
  */
 #ifndef FLOE_IO_H
 #define FLOE_IO_H
@@ -25,6 +37,98 @@ FLOE_API_BEGIN
 
 typedef struct floe_output floe_output;
 typedef struct floe_input floe_input;
+typedef struct floe_io floe_io;
+
+/* ---------------------------------------------------------------------------------------
+ * The I/O context.
+ * ------------------------------------------------------------------------------------- */
+
+/* Credentials for one object-storage request. A credentials callback fills the strings
+ * with memory from floe_malloc/floe_strdup; floe frees them. session_token may stay NULL. */
+typedef struct floe_io_credentials {
+    char *access_key, *secret_key, *session_token;
+} floe_io_credentials;
+
+/* Called before every object-storage request (each retry too) with the URI it is for, so
+ * a catalog can vend credentials per table and refresh them before they expire. It
+ * caches what it hands out itself; it may be called from several threads at once.
+ * Returns 0 and fills *out, or a negative floe code with err set (the request fails with
+ * it). */
+typedef int (*floe_io_credentials_fn)(void *ctx, const char *uri, floe_io_credentials *out,
+                                      floe_error *err);
+
+typedef enum floe_io_credentials_source {
+    FLOE_IO_CREDS_NONE = 0, /* none: requests fail with FLOE_EAUTH (or go unsigned when
+                               anonymous) */
+    FLOE_IO_CREDS_STATIC,   /* access_key, secret_key, session_token */
+    FLOE_IO_CREDS_PROFILE,  /* profile (NULL: "default") from credentials_file, else from
+                               config_file (AWS shared-file syntax), read by floe_io_new */
+    FLOE_IO_CREDS_CALLBACK  /* credentials_fn(credentials_ctx, uri) before each request */
+} floe_io_credentials_source;
+
+typedef enum floe_io_s3_addressing {
+    FLOE_IO_S3_ADDRESSING_AUTO = 0, /* path style with a custom endpoint, else virtual */
+    FLOE_IO_S3_ADDRESSING_PATH,     /* http://host/bucket/key */
+    FLOE_IO_S3_ADDRESSING_VIRTUAL   /* http://bucket.host/key (dotted buckets: path) */
+} floe_io_s3_addressing;
+
+/* Settings of a context. Strings are owned by the options (floe_malloc'd: set them with
+ * floe_io_options_set) and copied by floe_io_new, so the options can be freed once the
+ * context exists. */
+typedef struct floe_io_options {
+    struct {
+        char *endpoint; /* http[s]://host[:port] of an S3-compatible store; NULL: AWS */
+        char *region;   /* NULL: us-east-1 */
+        floe_io_s3_addressing addressing;
+        floe_io_credentials_source credentials;
+        char *access_key, *secret_key, *session_token;  /* FLOE_IO_CREDS_STATIC */
+        char *profile, *credentials_file, *config_file; /* FLOE_IO_CREDS_PROFILE */
+        floe_io_credentials_fn credentials_fn;          /* FLOE_IO_CREDS_CALLBACK */
+        void *credentials_ctx;
+        bool anonymous;        /* send no signature (public buckets) */
+        bool unsigned_payload; /* x-amz-content-sha256: UNSIGNED-PAYLOAD for bodies */
+        size_t part_size;      /* multipart part size, 5 MiB..5 GiB; default 8 MiB */
+        int list_page_size;    /* max-keys per ListObjectsV2 page, 1..1000; default 1000 */
+    } s3;
+    /* Retry policy of remote requests: exponential backoff with full jitter. */
+    struct {
+        int max_attempts;           /* per request, 1..100; default 10 */
+        int64_t budget_ms;          /* total time per request with its retries; 120 s */
+        int64_t base_delay_ms;      /* first backoff cap; 100 ms */
+        int64_t max_delay_ms;       /* largest backoff cap; 20 s */
+        int64_t timeout_ms;         /* one attempt; 300 s */
+        int64_t connect_timeout_ms; /* 10 s */
+    } retry;
+} floe_io_options;
+
+/* The defaults above (no endpoint, no credentials). */
+void floe_io_options_init(floe_io_options *o);
+/* Free the strings of o and reset it to the defaults. Accepts NULL. */
+void floe_io_options_free(floe_io_options *o);
+/* Replace the string *field with a copy of value (NULL clears it). FLOE_ENOMEM. */
+int floe_io_options_set(char **field, const char *value, floe_error *err);
+
+/* A setting by name, as the environment would hold it; NULL when unset. */
+typedef const char *(*floe_io_lookup_fn)(void *ctx, const char *name);
+
+/* Fill o from settings named as in the AWS conventions and floe's own FLOE_S3_* names
+ * (docs/S3.md has the table), read through lookup: AWS_ACCESS_KEY_ID /
+ * AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, else the profile AWS_PROFILE in
+ * AWS_SHARED_CREDENTIALS_FILE or AWS_CONFIG_FILE (default ~/.aws/ under HOME); region,
+ * endpoint and addressing likewise; FLOE_S3_ANONYMOUS, FLOE_S3_UNSIGNED_PAYLOAD,
+ * FLOE_S3_PART_SIZE, FLOE_S3_LIST_MAX_KEYS and the FLOE_S3_RETRY_* / *_TIMEOUT_MS knobs.
+ * Settings the lookup does not have keep their value in o. FLOE_EINVALID names a bad
+ * setting. The floe command passes getenv; the library calls no getenv of its own. */
+int floe_io_options_from_env(floe_io_options *o, floe_io_lookup_fn lookup, void *lookup_ctx,
+                             floe_error *err);
+
+/* A context with options (NULL: the defaults). FLOE_EINVALID names a bad setting (an
+ * endpoint that is not http[s]://host, a profile without keys). Free with floe_io_free
+ * after everything opened with it is closed. */
+int floe_io_new(const floe_io_options *opts, floe_io **out, floe_error *err);
+void floe_io_free(floe_io *io);
+/* The built-in default context that NULL stands for (never freed). */
+floe_io *floe_io_default(void);
 
 typedef struct floe_output_options {
     bool fsync;          /* fsync file (and directory for new files) at close; default true */
@@ -35,8 +139,9 @@ typedef struct floe_output_options {
                             ignores it. Same bytes either way. */
 } floe_output_options;
 
-/* Open uri for writing; missing parent folders are created. opts may be NULL. */
-int floe_output_open(const char *uri, const floe_output_options *opts, floe_output **out,
+/* Open uri for writing; missing parent folders are created. opts may be NULL. io: the
+ * context (NULL: the default), as in every function below that takes one. */
+int floe_output_open(floe_io *io, const char *uri, const floe_output_options *opts, floe_output **out,
                      floe_error *err);
 int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err);
 /* Bytes written so far. */
@@ -46,7 +151,7 @@ int floe_output_close(floe_output *o, floe_error *err);
 /* Discard: nothing is left at the uri; frees o. Accepts NULL. */
 void floe_output_abort(floe_output *o);
 
-int floe_input_open(const char *uri, floe_input **out, floe_error *err);
+int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *err);
 int64_t floe_input_size(const floe_input *in);
 const char *floe_input_uri(const floe_input *in);
 /* Read exactly n bytes at off; short reads are FLOE_ECORRUPT ("unexpected end of file"). */
@@ -78,18 +183,18 @@ void floe_input_mmap_release(floe_input *in, int64_t off, size_t n);
 void floe_input_mmap_prefault(floe_input *in, int64_t off, size_t n);
 
 /* Whole-file helpers. read_all refuses files larger than max (FLOE_ELIMIT). */
-int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err);
-int floe_io_write_all(const char *uri, const void *p, size_t n,
+int floe_io_read_all(floe_io *io, const char *uri, size_t max, floe_buf *out, floe_error *err);
+int floe_io_write_all(floe_io *io, const char *uri, const void *p, size_t n,
                       const floe_output_options *opts, floe_error *err);
 
 /* On object storage only objects exist: a prefix ("folder") with objects under it does not. */
-int floe_io_exists(const char *uri, bool *exists, floe_error *err);
-int floe_io_delete(const char *uri, floe_error *err); /* missing is not an error */
+int floe_io_exists(floe_io *io, const char *uri, bool *exists, floe_error *err);
+int floe_io_delete(floe_io *io, const char *uri, floe_error *err); /* missing is not an error */
 /* Delete n files (missing ones are not errors). On object storage consecutive keys of one
  * bucket go in batches of up to 1000 per request (S3 DeleteObjects); locally one by one.
  * Stops at the first failure; files before it are deleted, files after it may not be. */
-int floe_io_delete_many(const char *const *uris, size_t n, floe_error *err);
-int floe_io_mkdirs(const char *uri, floe_error *err);
+int floe_io_delete_many(floe_io *io, const char *const *uris, size_t n, floe_error *err);
+int floe_io_mkdirs(floe_io *io, const char *uri, floe_error *err);
 
 typedef struct floe_io_entry {
     const char *uri;    /* full uri */
@@ -97,16 +202,16 @@ typedef struct floe_io_entry {
     int64_t mtime_ms;
 } floe_io_entry;
 /* List every file under prefix (recursive). fn returns non-zero to stop. */
-int floe_io_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+int floe_io_list(floe_io *io, const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
                  floe_error *err);
 
 typedef struct floe_io_stats {
     int64_t get_requests, put_requests, list_requests, delete_requests, head_requests;
     int64_t bytes_read, bytes_written;
 } floe_io_stats;
-/* Process-wide counters (atomic). */
-void floe_io_stats_get(floe_io_stats *out);
-void floe_io_stats_reset(void);
+/* The requests made through io so far (atomic counters of the context). */
+void floe_io_stats_get(floe_io *io, floe_io_stats *out);
+void floe_io_stats_reset(floe_io *io);
 
 /* Join a base uri and a relative path with one '/'. Caller frees. */
 char *floe_io_join(const char *base, const char *rel);
@@ -143,8 +248,9 @@ char *floe_io_uri_key(const char *uri);
 bool floe_io_uri_within(const char *uri, const char *prefix);
 
 /* ---------------------------------------------------------------------------------------
- * Fault injection, for tests (tests/unit/fault.h builds loops on it). Process-wide and
- * thread-safe; costs two relaxed atomics per system call when unused.
+ * Fault injection, for tests (tests/unit/fault.h builds loops on it). Per context (NULL:
+ * the default context) and thread-safe; costs two relaxed atomics per system call when
+ * unused.
  * ------------------------------------------------------------------------------------- */
 typedef enum floe_io_fault_kind {
     FLOE_IO_FAULT_OPEN = 0, /* opening an input; creating an output's temporary file */
@@ -158,16 +264,16 @@ typedef enum floe_io_fault_kind {
 /* From now on the nth operation of kind (1-based) and every later one fail with errnum
  * (EIO when 0; not EINTR), like a disk that filled up or broke. nth = 0 disables the
  * kind. Resets the kind's counter. */
-void floe_io_fault_inject(floe_io_fault_kind kind, uint64_t nth, int errnum);
+void floe_io_fault_inject(floe_io *io, floe_io_fault_kind kind, uint64_t nth, int errnum);
 /* The same, but only the nth operation fails (a refusal, not a broken disk). */
-void floe_io_fault_inject_once(floe_io_fault_kind kind, uint64_t nth, int errnum);
+void floe_io_fault_inject_once(floe_io *io, floe_io_fault_kind kind, uint64_t nth, int errnum);
 /* Disable every kind and reset every counter. */
-void floe_io_fault_clear(void);
+void floe_io_fault_clear(floe_io *io);
 /* Operations of kind seen since its last inject or clear (failed ones included). */
-uint64_t floe_io_fault_count(floe_io_fault_kind kind);
+uint64_t floe_io_fault_count(floe_io *io, floe_io_fault_kind kind);
 /* For code that makes its own system calls (the FileIO backends, the line reader): count
  * one operation of kind; returns the errno to fail it with, or 0 to go ahead. */
-int floe_io_fault_hit(floe_io_fault_kind kind);
+int floe_io_fault_hit(floe_io *io, floe_io_fault_kind kind);
 
 FLOE_API_END
 

@@ -238,6 +238,7 @@ typedef struct floe_landing_lifecycle_options {
     int64_t now_ms;                   /* 0 = the index database's clock */
     floe_maint_file_fn on_file;
     void *on_file_ctx;
+    floe_io *io;                      /* context of the landing files (NULL: default) */
 } floe_landing_lifecycle_options;
 
 void floe_landing_lifecycle_options_init(floe_landing_lifecycle_options *o);

@@ -298,7 +298,7 @@ void floe_manifest_write_options_init(floe_manifest_write_options *o);
 /* uri: where close() writes (copied). o is copied; schema and spec are borrowed and must
  * outlive the writer. FLOE_EINVALID for an unbound spec or a spec with unknown
  * transforms (the spec forbids writing them). */
-int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options *o,
+int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_write_options *o,
                               floe_manifest_writer **out, floe_error *err);
 /* A new file: status ADDED, snapshot id from the options (or null), data sequence number
  * null unless data_sequence_number >= 0, file sequence number null. */
@@ -349,7 +349,7 @@ void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o);
 /* Write the manifest list of files[0..n) to uri. *length_out (may be NULL) receives the
  * file's size. FLOE_EINVALID for a manifest without counts (a v1 list entry: rewrite the
  * manifest first) or with a sequence number above the snapshot's. */
-int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_options *o,
+int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_list_write_options *o,
                              const floe_manifest_file *files, size_t n,
                              const floe_output_options *oo, int64_t *length_out,
                              floe_error *err);
@@ -381,7 +381,7 @@ typedef struct floe_manifest_list_read_options {
 /* Everything in *out lives in arena. o may be NULL. FLOE_ECORRUPT (naming the file and
  * the field) for missing required fields or wrong types, FLOE_EUNSUPPORTED for files
  * without field ids (see above). */
-int floe_manifest_list_read(const char *uri, const floe_manifest_list_read_options *o,
+int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_list_read_options *o,
                             floe_arena *arena, floe_manifest_list *out, floe_error *err);
 int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
                                 const floe_manifest_list_read_options *o, floe_arena *arena,
@@ -435,7 +435,7 @@ typedef struct floe_manifest_info {
 } floe_manifest_info;
 
 /* o may be NULL. Errors name the file. */
-int floe_manifest_reader_open(const char *uri, const floe_manifest_read_options *o,
+int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_read_options *o,
                               floe_manifest_reader **out, floe_error *err);
 /* Over a manifest in memory (p borrowed, must outlive the reader). */
 int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,

@@ -128,7 +128,7 @@ typedef struct floe_pq_writer floe_pq_writer;
  * schema: borrowed, must outlive the writer; must be finished (floe_schema_finish).
  * opts: copied; NULL = defaults. Errors: FLOE_EINVALID (bad options), FLOE_EUNSUPPORTED
  * (codec or type the writer cannot write), FLOE_EIO and friends from the output. */
-int floe_pq_writer_open(const char *uri, const floe_schema *schema,
+int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
                         const floe_pq_write_options *opts, floe_pq_writer **out,
                         floe_error *err);
 

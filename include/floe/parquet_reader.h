@@ -169,7 +169,7 @@ typedef struct floe_pq_rowset {
 
 /* ---- open / close ----------------------------------------------------------------- */
 /* Open uri, read and validate the footer. opts may be NULL. */
-int floe_pq_reader_open(const char *uri, const floe_pq_reader_options *opts,
+int floe_pq_reader_open(floe_io *io, const char *uri, const floe_pq_reader_options *opts,
                         floe_pq_reader **out, floe_error *err);
 /* Same over an already open input; takes ownership of `in` (closed on failure too). */
 int floe_pq_reader_open_input(floe_input *in, const floe_pq_reader_options *opts,

@@ -15,6 +15,7 @@
 #define FLOE_QUARANTINE_H
 
 #include "floe/common.h"
+#include "floe/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,7 +25,7 @@ FLOE_API_BEGIN
 
 typedef struct floe_quarantine floe_quarantine;
 
-int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err);
+int floe_quarantine_open(floe_io *io, const char *uri, floe_quarantine **out, floe_error *err);
 int floe_quarantine_add(floe_quarantine *q, const char *source, int64_t line, int64_t offset,
                         const char *reason, const uint8_t *record, size_t n, floe_error *err);
 /* Streaming one oversized record: begin, any number of pieces, end. No other record may

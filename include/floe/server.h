@@ -137,6 +137,8 @@ typedef struct floe_server_source_config {
 } floe_server_source_config;
 
 typedef struct floe_server_config {
+    floe_io *io;             /* I/O context of the warehouse, catalog and landing files
+                                (borrowed; NULL: the default) */
     char *listen;            /* "127.0.0.1:8080"; port 0 picks a free port */
     char *warehouse;         /* "./warehouse" */
     char *catalog;           /* sqlite path, sqlite:///path or postgresql://...;

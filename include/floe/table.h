@@ -38,6 +38,9 @@ typedef struct floe_table_open_options {
      * boundary) are read from relocate_to instead, wherever that is. */
     const char *relocate_from;
     const char *relocate_to;
+    /* I/O context for a table opened by path (borrowed; NULL: the default). A table
+     * loaded through a catalog uses the catalog's. */
+    floe_io *io;
 } floe_table_open_options;
 
 /* The current metadata file of a table folder (the one holding metadata/), of a metadata
@@ -46,7 +49,7 @@ typedef struct floe_table_open_options {
  * file stem), else the highest version among vN and NNNNN-<uuid> names, where names
  * without a number ("vfinal") and ties are settled by reading the candidates (highest
  * last-sequence-number, then last-updated-ms). Caller frees *metadata_uri. */
-int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error *err);
+int floe_table_locate_metadata(floe_io *io, const char *path, char **metadata_uri, floe_error *err);
 
 /* Open a table by folder or metadata file. Its commits are those of a Hadoop table
  * (floe_table_commit); whether a catalog manages the folder is the caller's to check
@@ -79,6 +82,9 @@ int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
  * write.metadata.path. That migration is a commit of its own (no new snapshot; snapshot
  * ids, sequence numbers and entries are kept). */
 bool floe_table_migration_due(const floe_table *t);
+/* The I/O context the table reads and writes its files through (its catalog's, or the
+ * one it was opened by path with). */
+floe_io *floe_table_io(const floe_table *t);
 /* Commit that migration now (a no-op when none is due). floe_table_commit does it before
  * the caller's change; commands that plan their change from the current snapshot's
  * manifests (rewrite, rewrite-manifests, expire) call it before planning. */

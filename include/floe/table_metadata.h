@@ -25,6 +25,7 @@
 #define FLOE_TABLE_METADATA_H
 
 #include "floe/common.h"
+#include "floe/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -146,7 +147,7 @@ typedef struct floe_table_metadata {
 int floe_table_metadata_parse(const void *p, size_t n, const char *name,
                               floe_table_metadata **out, floe_error *err);
 /* Read and parse the metadata file at uri. */
-int floe_table_metadata_read(const char *uri, floe_table_metadata **out, floe_error *err);
+int floe_table_metadata_read(floe_io *io, const char *uri, floe_table_metadata **out, floe_error *err);
 void floe_table_metadata_free(floe_table_metadata *m);
 /* Deep copy. */
 int floe_table_metadata_clone(const floe_table_metadata *m, floe_table_metadata **out,
@@ -158,8 +159,8 @@ int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char 
                                 size_t *len, floe_error *err);
 /* Serialize and write to uri, gzip-compressed when `gzip`. With no_overwrite the write
  * is an atomic create-if-absent (FLOE_EEXISTS when the file exists). */
-int floe_table_metadata_write(const floe_table_metadata *m, const char *uri, bool gzip,
-                              bool no_overwrite, floe_error *err);
+int floe_table_metadata_write(floe_io *io, const floe_table_metadata *m, const char *uri,
+                              bool gzip, bool no_overwrite, floe_error *err);
 /* Whether the table wants gzip-compressed metadata (write.metadata.compression-codec). */
 bool floe_table_metadata_wants_gzip(const floe_table_metadata *m);
 

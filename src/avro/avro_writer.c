@@ -239,7 +239,7 @@ void floe_avro_writer_abort(floe_avro_writer *w) {
     floe_free(w);
 }
 
-int floe_avro_write_uri(const char *uri, const floe_buf *file, const floe_output_options *opts,
+int floe_avro_write_uri(floe_io *io, const char *uri, const floe_buf *file, const floe_output_options *opts,
                         floe_error *err) {
-    return floe_io_write_all(uri, file->data, file->len, opts, err);
+    return floe_io_write_all(io, uri, file->data, file->len, opts, err);
 }

@@ -182,6 +182,7 @@ int floe_catalog_alloc(const floe_catalog_ops *ops, const char *name, const char
     if (!c)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     c->ops = ops;
+    c->io = floe_io_default();
     c->swap_outcome_final = ops->swap_outcome_final;
     c->name = floe_strdup(name ? name : "default");
     /* every location derived from the warehouse is recorded: it must not depend on the
@@ -218,6 +219,8 @@ void floe_catalog_close(floe_catalog *c) {
     floe_free(c->moved_from);
     floe_free(c);
 }
+
+floe_io *floe_catalog_io(const floe_catalog *c) { return c->io; }
 
 const char *floe_catalog_name(const floe_catalog *c) { return c->name; }
 const char *floe_catalog_type(const floe_catalog *c) { return c->ops->type; }
@@ -533,7 +536,7 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
         const char *wh = cfg->warehouse ? cfg->warehouse : cfg->uri;
         if (!wh)
             return floe_error_set(err, FLOE_EINVALID, "filesystem catalog needs a warehouse");
-        return floe_catalog_open_fs(wh, out, err);
+        return floe_catalog_open_fs(cfg->io, wh, out, err);
     }
     if (strcmp(type, "sql") && strcmp(type, "sqlite"))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
@@ -545,8 +548,8 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
     int is_pg = 0;
     char *target = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_uri_parse(uri, &is_pg, &target, err));
-    int rc = is_pg ? floe_catalog_open_postgres(target, cfg->name, cfg->warehouse, out, err)
-                   : floe_catalog_open_sqlite(target, cfg->name, cfg->warehouse, out, err);
+    int rc = is_pg ? floe_catalog_open_postgres(cfg->io, target, cfg->name, cfg->warehouse, out, err)
+                   : floe_catalog_open_sqlite(cfg->io, target, cfg->name, cfg->warehouse, out, err);
     floe_free(target);
     return rc;
 }

@@ -50,6 +50,7 @@ typedef struct floe_catalog_ops {
 } floe_catalog_ops;
 
 struct floe_catalog {
+    floe_io *io;     /* borrowed; the default context when opened with NULL */
     const floe_catalog_ops *ops;
     char *name;      /* catalog_name */
     char *warehouse; /* where new tables go */

@@ -325,10 +325,10 @@ int floe_catalog_config_from_pyiceberg_yaml(const char *text, size_t n, const ch
 /* Read a config file; FLOE_ENOTFOUND when absent. Caller frees buf. */
 static int read_file(const char *path, floe_buf *buf, floe_error *err) {
     bool exists = false;
-    FLOE_FORWARD_IF_ERROR(floe_io_exists(path, &exists, err));
+    FLOE_FORWARD_IF_ERROR(floe_io_exists(NULL, path, &exists, err));
     if (!exists)
         return FLOE_ENOTFOUND;
-    return floe_io_read_all(path, CONFIG_MAX_BYTES, buf, err);
+    return floe_io_read_all(NULL, path, CONFIG_MAX_BYTES, buf, err);
 }
 
 typedef int (*parse_fn)(const char *, size_t, const char *, floe_catalog_config *, floe_error *);
@@ -357,15 +357,20 @@ static int try_file(const char *path, parse_fn parse, const char *name,
     return rc;
 }
 
-int floe_catalog_config_load(const char *name, const char *config_path,
-                             floe_catalog_config *out, floe_error *err) {
+/* The caller's setting name, or NULL (no lookup, or unset). */
+static const char *env_get(floe_io_lookup_fn env, void *env_ctx, const char *name) {
+    return env ? env(env_ctx, name) : NULL;
+}
+
+int floe_catalog_config_load(const char *name, const char *config_path, floe_io_lookup_fn env,
+                             void *env_ctx, floe_catalog_config *out, floe_error *err) {
     floe_catalog_config cfg = {0};
     int rc;
-    const char *env_name = getenv("FLOE_CATALOG");
+    const char *env_name = env_get(env, env_ctx, "FLOE_CATALOG");
     const char *want = name ? name : (env_name && *env_name ? env_name : NULL);
-    const char *env_uri = getenv("FLOE_CATALOG_URI");
-    const char *env_wh = getenv("FLOE_WAREHOUSE");
-    const char *env_type = getenv("FLOE_CATALOG_TYPE");
+    const char *env_uri = env_get(env, env_ctx, "FLOE_CATALOG_URI");
+    const char *env_wh = env_get(env, env_ctx, "FLOE_WAREHOUSE");
+    const char *env_type = env_get(env, env_ctx, "FLOE_CATALOG_TYPE");
     /* 1. environment */
     if ((env_uri && *env_uri) || (env_wh && *env_wh)) {
         rc = 0;
@@ -387,7 +392,7 @@ int floe_catalog_config_load(const char *name, const char *config_path,
         return 0;
     }
     /* 2. the floe config file */
-    const char *conf = config_path ? config_path : getenv("FLOE_CONFIG");
+    const char *conf = config_path ? config_path : env_get(env, env_ctx, "FLOE_CONFIG");
     bool conf_explicit = conf && *conf;
     rc = try_file(conf_explicit ? conf : "floe.conf", floe_catalog_config_from_floe_conf, want,
                   &cfg, err);
@@ -399,12 +404,13 @@ int floe_catalog_config_load(const char *name, const char *config_path,
         return rc;
     if (conf_explicit && config_path) {
         bool exists = false;
-        floe_io_exists(conf, &exists, NULL);
+        floe_io_exists(NULL, conf, &exists, NULL);
         if (!exists)
             return floe_error_set(err, FLOE_ENOTFOUND, "config file %s does not exist", conf);
     }
     /* 3. PyIceberg's file */
-    const char *dirs[3] = {getenv("PYICEBERG_HOME"), getenv("HOME"), "."};
+    const char *dirs[3] = {env_get(env, env_ctx, "PYICEBERG_HOME"), env_get(env, env_ctx, "HOME"),
+                          "."};
     for (size_t i = 0; i < 3; i++) {
         if (!dirs[i] || !*dirs[i])
             continue;

@@ -231,7 +231,7 @@ static int fs_create_namespace(floe_catalog *c, const char *ns, const char *cons
     if (is_dir(dir))
         rc = floe_error_set(err, FLOE_EEXISTS, "namespace %s already exists", ns);
     else
-        rc = floe_io_mkdirs(dir, err);
+        rc = floe_io_mkdirs(c->io, dir, err);
     floe_free(dir);
     return rc;
 }
@@ -383,7 +383,7 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
 }
 
 /* Best effort: the hint only speeds up loading. */
-static void write_hint(const char *metadata_location) {
+static void write_hint(floe_io *io, const char *metadata_location) {
     int64_t v;
     const char *slash = strrchr(metadata_location, '/');
     if (!slash || !floe_metadata_file_version(slash + 1, &v))
@@ -395,7 +395,7 @@ static void write_hint(const char *metadata_location) {
     floe_error err;
     floe_error_clear(&err);
     floe_output_options opts = {.fsync = true, .no_overwrite = false};
-    if (hint && floe_io_write_all(hint, text, (size_t)n, &opts, &err) < 0)
+    if (hint && floe_io_write_all(io, hint, text, (size_t)n, &opts, &err) < 0)
         floe_log(FLOE_LOG_WARN, "version hint not updated (harmless): %s", err.msg);
     floe_free(dir);
     floe_free(hint);
@@ -427,10 +427,10 @@ static int fs_register_table(floe_catalog *c, const char *ns, const char *name,
     FLOE_FORWARD_IF_ERROR(require_ns(c, ns, err));
     FLOE_FORWARD_IF_ERROR(check_own_file(c, ns, name, metadata_location, err));
     bool exists = false;
-    FLOE_FORWARD_IF_ERROR(floe_io_exists(metadata_location, &exists, err));
+    FLOE_FORWARD_IF_ERROR(floe_io_exists(c->io, metadata_location, &exists, err));
     if (!exists)
         return floe_error_set(err, FLOE_ENOTFOUND, "%s does not exist", metadata_location);
-    write_hint(metadata_location);
+    write_hint(c->io, metadata_location);
     return 0;
 }
 
@@ -458,7 +458,7 @@ static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe
     char *hint = floe_io_join(md, HINT_NAME);
     if (!hint)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    rc = floe_io_delete(hint, err);
+    rc = floe_io_delete(c->io, hint, err);
     floe_free(hint);
     if (rc < 0)
         goto done;
@@ -473,7 +473,7 @@ static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe
             !floe_metadata_file_version(de->d_name, &v))
             continue;
         char *p = floe_io_join(md, de->d_name);
-        rc = p ? floe_io_delete(p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_free(p);
     }
     closedir(d);
@@ -488,13 +488,13 @@ static int fs_swap(floe_catalog *c, const char *ns, const char *name, const char
     (void)expected;
     FLOE_FORWARD_IF_ERROR(check_own_file(c, ns, name, new_location, err));
     bool exists = false;
-    FLOE_FORWARD_IF_ERROR(floe_io_exists(new_location, &exists, err));
+    FLOE_FORWARD_IF_ERROR(floe_io_exists(c->io, new_location, &exists, err));
     if (!exists)
         return floe_error_set(err, FLOE_EINTERNAL,
                               "%s: the filesystem catalog swaps by creating this file, and it "
                               "is not there",
                               new_location);
-    write_hint(new_location);
+    write_hint(c->io, new_location);
     return 0;
 }
 
@@ -518,7 +518,7 @@ static const floe_catalog_ops fs_ops = {
     .close = NULL,
 };
 
-int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *err) {
+int floe_catalog_open_fs(floe_io *io, const char *warehouse, floe_catalog **out, floe_error *err) {
     if (!warehouse || !*warehouse)
         return floe_error_set(err, FLOE_EINVALID, "filesystem catalog: no warehouse folder");
     char *local = floe_io_local_path(warehouse);
@@ -527,7 +527,7 @@ int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *
                               "%s: the filesystem catalog works on local folders only "
                               "(object stores have no atomic create-if-absent rename)",
                               warehouse);
-    int rc = floe_io_mkdirs(local, err);
+    int rc = floe_io_mkdirs(io, local, err);
     char *leases = rc == 0 ? floe_io_join(local, "_leases.db") : NULL;
     floe_free(local);
     if (rc < 0)
@@ -536,6 +536,8 @@ int floe_catalog_open_fs(const char *warehouse, floe_catalog **out, floe_error *
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_catalog *c = NULL;
     rc = floe_catalog_alloc(&fs_ops, "filesystem", warehouse, &c, err);
+    if (rc == 0)
+        c->io = io ? io : floe_io_default();
     if (rc == 0 && (rc = floe_catalog_set_lease_db(c, leases, err)) < 0)
         floe_catalog_close(c);
     floe_free(leases);

@@ -208,7 +208,7 @@ int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out
                                   "configure a sql catalog (PostgreSQL) instead",
                                   wh ? wh : "none");
         char *path = floe_io_join(local, "_leases.db");
-        int rc = path ? floe_io_mkdirs(local, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = path ? floe_io_mkdirs(cfg->io, local, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_free(local);
         if (rc == 0)
             rc = floe_lease_store_open_sqlite(path, out, err);

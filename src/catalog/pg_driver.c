@@ -560,7 +560,7 @@ int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_co
     return 0;
 }
 
-int floe_catalog_open_postgres(const char *uri, const char *name, const char *warehouse,
+int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, const char *warehouse,
                                floe_catalog **out, floe_error *err) {
     int is_pg = 0;
     char *target = NULL;
@@ -580,6 +580,7 @@ int floe_catalog_open_postgres(const char *uri, const char *name, const char *wa
         return rc;
     floe_catalog *c = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
+    c->io = io ? io : floe_io_default();
     if ((rc = floe_catalog_set_lease_db(c, uri, err)) < 0) {
         floe_catalog_close(c);
         return rc;

@@ -212,7 +212,7 @@ int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_s
     return 0;
 }
 
-int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *warehouse,
+int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name, const char *warehouse,
                              floe_catalog **out, floe_error *err) {
     if (!db_path || !*db_path)
         return floe_error_set(err, FLOE_EINVALID, "SQLite catalog: no database path");
@@ -222,7 +222,7 @@ int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *
         char *dir = floe_strndup(db_path, (size_t)(slash - db_path));
         if (!dir)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        int rc = floe_io_mkdirs(dir, err);
+        int rc = floe_io_mkdirs(io, dir, err);
         floe_free(dir);
         if (rc < 0)
             return rc;
@@ -237,6 +237,7 @@ int floe_catalog_open_sqlite(const char *db_path, const char *name, const char *
         return rc;
     floe_catalog *c = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
+    c->io = io ? io : floe_io_default();
     if ((rc = floe_catalog_set_lease_db(c, db_path, err)) < 0) {
         floe_catalog_close(c);
         return rc;

@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "floe/catalog.h"
 #include "floe/common.h"
+#include "floe/io.h"
 
 #define FLOE_EXIT_OK 0
 #define FLOE_EXIT_FAIL 1
@@ -44,6 +46,17 @@ int floe_cmd_rewrite_manifests(int argc, char **argv);
 int floe_cmd_maintain(int argc, char **argv);
 int floe_cmd_health(int argc, char **argv);
 int floe_cmd_rewrite(int argc, char **argv);
+
+/* The I/O context of this run, built by main from the environment before the
+ * subcommand starts (see docs/CONFIG.md); every catalog, table, reader and writer the
+ * subcommand opens uses it. */
+floe_io *cli_io(void);
+/* getenv as the lookup the library's loaders take: the floe command is where settings
+ * come from the environment. */
+const char *cli_getenv(void *ctx, const char *name);
+/* floe_catalog_config_load over the environment, with out->io = cli_io(). */
+int cli_catalog_config_load(const char *name, const char *config_path,
+                            floe_catalog_config *out, floe_error *err);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);

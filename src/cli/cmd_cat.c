@@ -111,7 +111,7 @@ int floe_cmd_cat(int argc, char **argv) {
     char *cols_copy = NULL;
     const char **paths = NULL;
     int rc = FLOE_EXIT_FAIL;
-    if (floe_pq_reader_open(path, &ro, &r, &err) < 0)
+    if (floe_pq_reader_open(cli_io(), path, &ro, &r, &err) < 0)
         return cli_fail(&err);
     if (columns) {
         cols_copy = floe_strdup(columns);

@@ -113,7 +113,7 @@ int floe_cmd_catalog(int argc, char **argv) {
         if (nargs != 1)
             return cli_usage("catalog", "locate takes one PATH");
         char *uri = NULL;
-        if (floe_table_locate_metadata(args[0], &uri, &err) < 0)
+        if (floe_table_locate_metadata(cli_io(), args[0], &uri, &err) < 0)
             return cli_fail(&err);
         if (json) {
             printf("{\"metadata_location\":");
@@ -127,7 +127,7 @@ int floe_cmd_catalog(int argc, char **argv) {
     }
 
     floe_catalog_config cfg = {0};
-    if (floe_catalog_config_load(name, config, &cfg, &err) < 0)
+    if (cli_catalog_config_load(name, config, &cfg, &err) < 0)
         return cli_fail(&err);
     if (!strcmp(action, "show")) {
         if (json) {

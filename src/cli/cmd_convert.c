@@ -113,7 +113,7 @@ static int out_entry(void *ctx, const floe_io_entry *e) {
  * --overwrite cleared of what a convert writes there (other files stay). */
 static int prepare_output(const floe_convert_options *o, bool overwrite, floe_error *err) {
     out_listing l = {.dir = o->out_dir, .prefix = o->file_prefix ? o->file_prefix : "part"};
-    int rc = floe_io_list(o->out_dir, out_entry, &l, err);
+    int rc = floe_io_list(cli_io(), o->out_dir, out_entry, &l, err);
     if (rc == 0 && l.oom)
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (rc == 0 && l.example && !overwrite)
@@ -124,7 +124,7 @@ static int prepare_output(const floe_convert_options *o, bool overwrite, floe_er
                             o->out_dir, l.nown + l.nother, l.nown + l.nother == 1 ? "" : "s",
                             l.example);
     if (rc == 0 && overwrite && l.nown)
-        rc = floe_io_delete_many((const char *const *)l.own, l.nown, err);
+        rc = floe_io_delete_many(cli_io(), (const char *const *)l.own, l.nown, err);
     for (size_t i = 0; i < l.nown; i++)
         floe_free(l.own[i]);
     floe_free(l.own);
@@ -158,6 +158,7 @@ int floe_cmd_convert(int argc, char **argv) {
     };
     floe_convert_options o;
     floe_convert_options_init(&o);
+    o.io = cli_io();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o.threads = ncpu > 0 ? (int)ncpu : 1;
     const char *schema_path = NULL;

@@ -64,8 +64,9 @@ static bool parse_double(const char *s, double *out) {
 static int open_table(const char *ref, const char *catalog_name, const char *config,
                       floe_catalog **cat, floe_table **t, floe_error *err) {
     struct stat st;
+    floe_table_open_options oo = {.io = cli_io()};
     if (stat(ref, &st) == 0 || strstr(ref, "://"))
-        return floe_table_open_path(ref, NULL, t, err);
+        return floe_table_open_path(ref, &oo, t, err);
     const char *dot = strrchr(ref, '.');
     if (!dot || dot == ref || !dot[1])
         return floe_error_set(err, FLOE_EINVALID,
@@ -74,7 +75,7 @@ static int open_table(const char *ref, const char *catalog_name, const char *con
     if (!ns)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_catalog_config cfg = {0};
-    int rc = floe_catalog_config_load(catalog_name, config, &cfg, err);
+    int rc = cli_catalog_config_load(catalog_name, config, &cfg, err);
     if (rc == 0)
         rc = floe_catalog_open(&cfg, cat, err);
     if (rc == 0)
@@ -175,7 +176,7 @@ int floe_cmd_health(int argc, char **argv) {
     if (rc == 0 && html_path) {
         rc = floe_health_report_html(r, &b, &err);
         if (rc == 0)
-            rc = floe_io_write_all(html_path, b.data, b.len, NULL, &err);
+            rc = floe_io_write_all(cli_io(), html_path, b.data, b.len, NULL, &err);
         floe_buf_reset(&b);
     }
     if (rc == 0)

@@ -288,7 +288,7 @@ int floe_cmd_inspect(int argc, char **argv) {
     floe_error err;
     floe_error_clear(&err);
     floe_pq_reader *r = NULL;
-    if (floe_pq_reader_open(path, NULL, &r, &err) < 0)
+    if (floe_pq_reader_open(cli_io(), path, NULL, &r, &err) < 0)
         return cli_fail(&err);
     if (json) {
         json_t *o = inspect_json(r);

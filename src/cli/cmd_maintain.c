@@ -169,7 +169,7 @@ int floe_cmd_maintain(int argc, char **argv) {
     if (config) {
         floe_buf text;
         floe_buf_init(&text, 1 << 20);
-        rc = floe_io_read_all(config, 1 << 20, &text, &err);
+        rc = floe_io_read_all(cli_io(), config, 1 << 20, &text, &err);
         if (rc == 0)
             rc = floe_maint_config_parse(&mc, (const char *)text.data, text.len, config, &err);
         floe_buf_free(&text);
@@ -192,7 +192,7 @@ int floe_cmd_maintain(int argc, char **argv) {
         mc.lease_ttl_ms = lease_ttl;
     if (job_delay >= 0)
         mc.job_delay_ms = job_delay;
-    if ((rc = floe_catalog_config_load(catalog_name, catalog_config, &cc, &err)) < 0 ||
+    if ((rc = cli_catalog_config_load(catalog_name, catalog_config, &cc, &err)) < 0 ||
         (rc = floe_catalog_open(&cc, &cat, &err)) < 0 ||
         (rc = floe_lease_store_open(&cc, &leases, &err)) < 0 ||
         (rc = floe_maint_new(cat, leases, &mc, &hooks, &m, &err)) < 0)

@@ -108,6 +108,7 @@ static int serve_main(int argc, char **argv, bool work) {
     floe_error_clear(&err);
     floe_server_config cfg;
     floe_server_config_init(&cfg);
+    cfg.io = cli_io();
     int rc = FLOE_EXIT_FAIL;
     floe_server *srv = NULL;
     if (config) {
@@ -176,6 +177,7 @@ static int serve_main(int argc, char **argv, bool work) {
             }
             floe_server_config fresh;
             floe_server_config_init(&fresh);
+            fresh.io = cli_io();
             floe_error e;
             floe_error_clear(&e);
             if (floe_server_config_load(&fresh, config, &e) < 0 ||

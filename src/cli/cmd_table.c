@@ -340,7 +340,7 @@ static int collect_files(floe_table *t, floe_strlist *out, floe_error *err) {
         floe_manifest_list l = {0};
         FLOE_CHECK(floe_strlist_push(out, sn->manifest_list, err));
         FLOE_CHECK(floe_table_resolve_path(t, sn->manifest_list, &uri, err));
-        rc = floe_manifest_list_read(uri, NULL, &arena, &l, err);
+        rc = floe_manifest_list_read(cli_io(), uri, NULL, &arena, &l, err);
         floe_free(uri);
         if (rc < 0)
             goto done;
@@ -350,7 +350,7 @@ static int collect_files(floe_table *t, floe_strlist *out, floe_error *err) {
             FLOE_CHECK(floe_table_resolve_path(t, l.files[k].manifest_path, &uri, err));
             floe_manifest_read_options ro = {.manifest = &l.files[k],
                                              .allow_deletion_vectors = true};
-            rc = floe_manifest_reader_open(uri, &ro, &r, err);
+            rc = floe_manifest_reader_open(cli_io(), uri, &ro, &r, err);
             floe_free(uri);
             if (rc < 0)
                 goto done;
@@ -401,7 +401,7 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
                 continue;
             char *p = NULL;
             if (floe_table_resolve_path(t, files.items[i], &p, &err) == 0 &&
-                floe_io_delete(p, &err) == 0)
+                floe_io_delete(cli_io(), p, &err) == 0)
                 deleted++;
             floe_free(p);
         }

@@ -120,6 +120,34 @@ const char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
     return buf;
 }
 
+static floe_io *io_ctx;
+
+floe_io *cli_io(void) { return io_ctx; }
+
+const char *cli_getenv(void *ctx, const char *name) {
+    (void)ctx;
+    return getenv(name);
+}
+
+int cli_catalog_config_load(const char *name, const char *config_path,
+                            floe_catalog_config *out, floe_error *err) {
+    int rc = floe_catalog_config_load(name, config_path, cli_getenv, NULL, out, err);
+    if (rc == 0)
+        out->io = io_ctx;
+    return rc;
+}
+
+/* The I/O context of this run, from the environment (docs/CONFIG.md). */
+static int io_setup(floe_error *err) {
+    floe_io_options o;
+    floe_io_options_init(&o);
+    int rc = floe_io_options_from_env(&o, cli_getenv, NULL, err);
+    if (rc == 0)
+        rc = floe_io_new(&o, &io_ctx, err);
+    floe_io_options_free(&o);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
@@ -147,8 +175,16 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--json"))
             json_errors = true;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(commands[i].name, name))
-            return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(commands[i].name, name)) {
+            floe_error err;
+            floe_error_clear(&err);
+            if (io_setup(&err) < 0)
+                return cli_fail(&err);
+            int rc = commands[i].run(argc - 1, argv + 1);
+            floe_io_free(io_ctx);
+            io_ctx = NULL;
+            return rc;
+        }
     fprintf(stderr, "floe: no such command '%s' (see 'floe help')\n", name);
     return FLOE_EXIT_USAGE;
 }

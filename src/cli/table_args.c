@@ -29,7 +29,7 @@ int cli_table_opt(int argc, char **argv, int *i, cli_table_opts *o) {
 
 int cli_open_catalog(const cli_table_opts *o, floe_catalog **out, floe_error *err) {
     floe_catalog_config cfg = {0};
-    int rc = floe_catalog_config_load(o->catalog, o->config, &cfg, err);
+    int rc = cli_catalog_config_load(o->catalog, o->config, &cfg, err);
     if (rc < 0)
         return rc;
     rc = floe_catalog_open(&cfg, out, err);
@@ -61,7 +61,7 @@ bool cli_is_table_path(const char *t) {
 int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_catalog **cat,
                    floe_table **out, floe_error *err) {
     *cat = NULL;
-    floe_table_open_options oo = {0};
+    floe_table_open_options oo = {.io = cli_io()};
     char *from = NULL;
     if (o->relocate) {
         const char *eq = strchr(o->relocate, '=');
@@ -148,7 +148,7 @@ static int configured_owner(const char *folder, const cli_table_opts *o, char **
     floe_catalog_config cfg = {0};
     floe_error e;
     floe_error_clear(&e);
-    if (floe_catalog_config_load(o->catalog, o->config, &cfg, &e) < 0)
+    if (cli_catalog_config_load(o->catalog, o->config, &cfg, &e) < 0)
         return 0; /* no catalog configured: nothing manages it that we know of */
     bool exists = true;
     struct stat st;

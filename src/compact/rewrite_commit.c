@@ -215,7 +215,7 @@ static int pos_delete_paths(commit_ctx *c, const floe_data_file *d, rw_keyset **
     floe_pq_reader *r = NULL;
     int rc = 0;
     FLOE_CHECK(floe_table_resolve_path(c->t, d->file_path, &uri, err));
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
+    FLOE_CHECK(floe_pq_reader_open(floe_table_io(c->t), uri, NULL, &r, err));
     int32_t id = RW_POS_FILE_PATH_ID;
     FLOE_CHECK(floe_pq_reader_select_ids(r, &id, 1, err));
     const floe_pq_rowset *rs;
@@ -265,7 +265,7 @@ static int open_manifest(commit_ctx *c, const floe_manifest_file *mf, floe_manif
     char *uri = NULL;
     FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
     floe_manifest_read_options ro = {.manifest = mf, .spec = manifest_spec(c, mf->partition_spec_id)};
-    int rc = floe_manifest_reader_open(uri, &ro, r, err);
+    int rc = floe_manifest_reader_open(floe_table_io(c->t), uri, &ro, r, err);
     floe_free(uri);
     return rc;
 }
@@ -397,7 +397,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
         if (!(rec = floe_manifest_path_new(c->md_dir, c->uuid, ++mseq)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         FLOE_CHECK(floe_table_resolve_path(c->t, rec, &phys, err));
-        FLOE_CHECK(floe_manifest_writer_open(phys, &wo, &w, err));
+        FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->c->t), phys, &wo, &w, err));
         int64_t dseq = c->o->use_starting_sequence_number ? p->sequence_number : -1;
         for (size_t k = 0; k < c->n; k++) {
             if (c->g[k]->failed)
@@ -462,7 +462,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             FLOE_CHECK(track(c, cm->rec, err));
             FLOE_CHECK(floe_table_resolve_path(c->t, cm->rec, &phys, err));
-            FLOE_CHECK(floe_manifest_writer_open(phys, &mo, &cm->w, err));
+            FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->c->t), phys, &mo, &cm->w, err));
             floe_free(phys);
             phys = NULL;
         }
@@ -559,7 +559,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(floe_table_resolve_path(c->t, head->manifest_list, &src, err));
     floe_manifest_list_read_options lo = {.has_snapshot_id = true,
                                           .snapshot_id = head->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(src, &lo, &a.arena, &bl, err));
+    FLOE_CHECK(floe_manifest_list_read(floe_table_io(a.c->t), src, &lo, &a.arena, &bl, err));
 
     /* targets: the inputs of the groups still in the running */
     for (size_t k = 0; k < c->n; k++)
@@ -724,7 +724,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(floe_manifest_codec_from_props(a.base->properties, a.base->n_properties, &lw.codec,
                                               &lw.level, err));
     FLOE_CHECK(track(c, list_rec, err));
-    rc = floe_manifest_list_write(list_phys, &lw, a.out, a.nout, NULL, NULL, err);
+    rc = floe_manifest_list_write(floe_table_io(a.c->t), list_phys, &lw, a.out, a.nout, NULL, NULL, err);
     if (rc < 0)
         goto done;
     floe_strlist_free(&c->final_refs);
@@ -795,7 +795,7 @@ static void cleanup(commit_ctx *c, bool keep_refs) {
         char *phys = NULL;
         floe_error e;
         floe_error_clear(&e);
-        if (floe_table_resolve_path(c->t, p, &phys, &e) == 0 && floe_io_delete(phys, &e) < 0)
+        if (floe_table_resolve_path(c->t, p, &phys, &e) == 0 && floe_io_delete(floe_table_io(c->t), phys, &e) < 0)
             floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", p, e.msg);
         floe_free(phys);
     }

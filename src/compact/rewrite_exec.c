@@ -79,6 +79,7 @@ void rw_malloc_policy(void) { pthread_once(&malloc_policy_once, malloc_policy_ap
  * the input side of a group: files in order, as batches
  * ------------------------------------------------------------------------------------- */
 typedef struct group_src {
+    floe_io *io;
     const floe_rewrite_plan *p;
     const floe_rewrite_group *g;
     rw_deletes *dels;
@@ -198,7 +199,7 @@ static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
             if (s->next_file >= s->g->ninputs)
                 return any ? 1 : 0;
             const floe_rewrite_input *in = &s->g->inputs[s->next_file++];
-            FLOE_FORWARD_IF_ERROR(rw_reader_open(s->p->priv->schema, s->p->priv->name_mapping,
+            FLOE_FORWARD_IF_ERROR(rw_reader_open(s->io, s->p->priv->schema, s->p->priv->name_mapping,
                                                  in, in->spec, s->dels, &s->copy, &s->cur,
                                                  err));
             if (s->slice)
@@ -388,7 +389,7 @@ static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
      * 8 MiB direct block for each */
     if (gr->route)
         wo.output.direct = false;
-    FLOE_CHECK(floe_pq_writer_open(ow->phys, x->p->priv->schema, &wo, &ow->w, err));
+    FLOE_CHECK(floe_pq_writer_open(floe_table_io(gr->x->t), ow->phys, x->p->priv->schema, &wo, &ow->w, err));
     ow->in_consumed = 0;
 done:
     if (rc < 0) {
@@ -414,7 +415,7 @@ static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
     if (fi.record_count == 0) {
         /* every row of the file's input was deleted: nothing to add */
         floe_error e2;
-        floe_io_delete(ow->phys, &e2);
+        floe_io_delete(floe_table_io(gr->x->t), ow->phys, &e2);
         goto done;
     }
     if (out->nfiles == gr->fcap) {
@@ -774,10 +775,10 @@ static void copy_msg(char *dst, size_t n, const char *prefix, const char *msg) {
     dst[a + b] = 0;
 }
 
-static void delete_outputs(rw_group_out *out) {
+static void delete_outputs(floe_io *io, rw_group_out *out) {
     for (size_t i = 0; i < out->nfiles; i++) {
         floe_error e;
-        if (floe_io_delete(out->phys[i], &e) < 0)
+        if (floe_io_delete(io, out->phys[i], &e) < 0)
             floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", out->phys[i], e.msg);
     }
 }
@@ -792,7 +793,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     gr.out = out;
     floe_buf_init(&gr.kb, 0);
     floe_buf_init(&gr.pathb, 0);
-    group_src src = {.p = x->p, .g = g};
+    group_src src = {.io = floe_table_io(x->t), .p = x->p, .g = g};
     group_pipe pp;
     memset(&pp, 0, sizeof pp);
     bool pipe_started = false;
@@ -844,7 +845,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
         int64_t rgs = (int64_t)x->wo.row_group_size;
         src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
     }
-    FLOE_CHECK(rw_deletes_new(schema, x->p->priv->name_mapping, &src.dels, err));
+    FLOE_CHECK(rw_deletes_new(src.io, schema, x->p->priv->name_mapping, &src.dels, err));
     if (x->prefetch) {
         pthread_mutex_init(&pp.mu, NULL);
         pthread_cond_init(&pp.cv, NULL);
@@ -965,7 +966,7 @@ done:
         x->peak = gr.peak;
     pthread_mutex_unlock(&x->mu);
     if (rc < 0) {
-        delete_outputs(out);
+        delete_outputs(floe_table_io(x->t), out);
         for (size_t i = 0; i < out->nfiles; i++)
             floe_free(out->phys[i]);
         out->nfiles = 0;
@@ -1202,7 +1203,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
             bool any = false;
             for (size_t k = 0; k < nb; k++) {
                 if (batch[k]->failed) {
-                    delete_outputs(batch[k]);
+                    delete_outputs(floe_table_io(t), batch[k]);
                     continue;
                 }
                 batch[k]->committed = true;
@@ -1231,7 +1232,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
                 batch[k]->failed = true;
                 copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
                          ce.msg[0] ? ce.msg : floe_strerror(crc));
-                delete_outputs(batch[k]);
+                delete_outputs(floe_table_io(t), batch[k]);
             }
             floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
             bool too_many = o->partial_progress ? r.failed_commits > max_failed : true;
@@ -1264,7 +1265,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     for (size_t i = 0; i < p->ngroups; i++) {
         rw_group_out *g = &x.outs[i];
         if (!g->committed && !r.unknown_state && !g->failed && g->nfiles) {
-            delete_outputs(g);
+            delete_outputs(floe_table_io(t), g);
         }
     }
     r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)commit_ns) / 1e6;
@@ -1344,7 +1345,7 @@ int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_op
         rc = run_group(&x, i, err); /* deletes its own outputs when it fails */
     if (rc < 0)
         for (size_t i = 0; i < p->ngroups; i++)
-            delete_outputs(&outs[i]);
+            delete_outputs(floe_table_io(t), &outs[i]);
     pthread_mutex_destroy(&x.mu);
     pthread_cond_destroy(&x.cv);
     return rc;

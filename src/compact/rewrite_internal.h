@@ -87,13 +87,13 @@ typedef struct rw_copy_policy {
 
 /* name_mapping: schema.name-mapping.default text or NULL. Borrowed; both must outlive the
  * cache. */
-int rw_deletes_new(const floe_schema *schema, const char *name_mapping, rw_deletes **out,
+int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
                    floe_error *err);
 void rw_deletes_free(rw_deletes *d);
 
 /* Open input `in` for reading into batches of `schema`. spec (may be NULL) gives identity
  * partition values for columns the file lacks. */
-int rw_reader_open(const floe_schema *schema, const char *name_mapping,
+int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
                    rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
                    floe_error *err);

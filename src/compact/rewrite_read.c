@@ -224,6 +224,7 @@ typedef struct del_file {
 } del_file;
 
 struct rw_deletes {
+    floe_io *io;
     const floe_schema *schema;
     const char *name_mapping;
     del_file *files;
@@ -231,10 +232,11 @@ struct rw_deletes {
     size_t pos_rows;             /* across files, for the cap */
 };
 
-int rw_deletes_new(const floe_schema *schema, const char *name_mapping, rw_deletes **out,
+int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
                    floe_error *err) {
     rw_deletes *d = floe_calloc(1, sizeof *d);
     FLOE_RETURN_ERROR_IF(!d, err, FLOE_ENOMEM, "out of memory");
+    d->io = io;
     d->schema = schema;
     d->name_mapping = name_mapping;
     *out = d;
@@ -472,7 +474,7 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_pq_reader *r = NULL;
     floe_pq_reader_options ro = {.read_whole = true}; /* every column of it is read */
-    int rc = floe_pq_reader_open(uri, &ro, &r, err);
+    int rc = floe_pq_reader_open(d->io, uri, &ro, &r, err);
     if (rc == 0)
         rc = df->content == FLOE_CONTENT_POSITION_DELETES ? load_pos_file(d, f, r, err)
                                                           : load_eq_file(d, f, df, r, err);
@@ -904,7 +906,7 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     return 0;
 }
 
-int rw_reader_open(const floe_schema *schema, const char *name_mapping,
+int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
                    rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
                    floe_error *err) {
@@ -925,7 +927,7 @@ int rw_reader_open(const floe_schema *schema, const char *name_mapping,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     /* the table's columns are most of a data file: a small one is read with one read */
     floe_pq_reader_options ro = {.read_whole = true};
-    FLOE_CHECK(floe_pq_reader_open(in->uri, &ro, &r->pq, err));
+    FLOE_CHECK(floe_pq_reader_open(io, in->uri, &ro, &r->pq, err));
     {
         floe_pq_reader_file fi;
         floe_pq_reader_file_info(r->pq, &fi);

@@ -42,7 +42,7 @@ int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_map
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
 
     /* the input as a data file (what the reader checks it against) */
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
+    FLOE_CHECK(floe_pq_reader_open(floe_table_io(t), uri, NULL, &r, err));
     floe_pq_reader_file pf;
     floe_pq_reader_file_info(r, &pf);
     floe_arena *arena = &p->priv->arena;
@@ -99,12 +99,12 @@ done:
         /* not added (or the append will not commit them): none may stay behind */
         for (size_t i = 0; i < npaths; i++) {
             floe_error e2;
-            floe_io_delete(paths[i], &e2);
+            floe_io_delete(floe_table_io(t), paths[i], &e2);
         }
         for (size_t i = 0; i < out.nfiles; i++)
             if (out.phys && out.phys[i]) {
                 floe_error e2;
-                floe_io_delete(out.phys[i], &e2);
+                floe_io_delete(floe_table_io(t), out.phys[i], &e2);
             }
     }
     for (size_t i = 0; i < npaths; i++)

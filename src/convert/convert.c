@@ -398,7 +398,7 @@ static int close_part(pipeline *p, out_part *o, floe_error *err) {
     char **nu = floe_realloc(res->file_uris, (size_t)(res->files + 1) * sizeof *nu);
     if (!nu) {
         floe_pq_file_info_free(&fi);
-        floe_io_delete(uri, NULL);
+        floe_io_delete(p->opts->io, uri, NULL);
         floe_free(uri);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
@@ -442,7 +442,7 @@ static int open_part(pipeline *p, out_part *o, floe_error *err) {
                            (long long)p->file_seq++);
     if (!o->uri)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_pq_writer_open(o->uri, opt->schema, &p->write, &o->pq, err);
+    int rc = floe_pq_writer_open(opt->io, o->uri, opt->schema, &p->write, &o->pq, err);
     if (rc < 0) {
         floe_free(o->uri);
         o->uri = NULL;
@@ -811,7 +811,7 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
     floe_error_clear(&oc.err);
     for (size_t i = 0; i < ninputs; i++) {
         floe_line_reader_options lo = {o->chunk_size, o->shred.max_record, on_oversize, &oc,
-                                       true};
+                                       true, o->io};
         floe_line_reader *lr = NULL;
         int rc = floe_line_reader_open(p->inputs[i], &lo, &lr, err);
         if (rc < 0)
@@ -921,11 +921,11 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     }
     for (int i = 0; i < threads; i++)
         FLOE_CHECK(floe_shredder_new(opts->schema, &opts->shred, &p.shredders[i], err));
-    FLOE_CHECK(floe_io_mkdirs(opts->out_dir, err));
+    FLOE_CHECK(floe_io_mkdirs(opts->io, opts->out_dir, err));
     if (!opts->quarantine_uri &&
         !(qdefault = floe_asprintf("%s/_quarantine/quarantine.ndjson", opts->out_dir)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_quarantine_open(opts->quarantine_uri ? opts->quarantine_uri : qdefault,
+    FLOE_CHECK(floe_quarantine_open(opts->io, opts->quarantine_uri ? opts->quarantine_uri : qdefault,
                                     &p.quarantine, err));
 
     if (!inline_mode) {
@@ -984,7 +984,7 @@ done:
     }
     if (rc < 0) {
         for (int64_t i = 0; i < res.files; i++)
-            floe_io_delete(res.file_uris[i], NULL);
+            floe_io_delete(opts->io, res.file_uris[i], NULL);
         floe_convert_result_free(&res);
     } else {
         *out = res;

@@ -119,7 +119,7 @@ struct floe_line_reader {
 static int read_some(floe_line_reader *r, uint8_t *dst, size_t room, size_t *got,
                      floe_error *err) {
     for (;;) {
-        int fault = floe_io_fault_hit(FLOE_IO_FAULT_READ); /* tests only */
+        int fault = floe_io_fault_hit(r->opts.io, FLOE_IO_FAULT_READ); /* tests only */
         ssize_t n = fault ? (errno = fault, -1) : read(r->fd, dst, room);
         if (n < 0) {
             if (errno == EINTR)
@@ -245,7 +245,7 @@ static int try_map(floe_line_reader *r, floe_error *err) {
     if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
         return 0;
-    int fault = floe_io_fault_hit(FLOE_IO_FAULT_READ); /* tests only */
+    int fault = floe_io_fault_hit(r->opts.io, FLOE_IO_FAULT_READ); /* tests only */
     if (fault)
         return floe_error_errno(err, fault, "read %s", r->source);
     size_t len = (size_t)st.st_size;
@@ -301,7 +301,7 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
     if (is_stdin) {
         r->fd = STDIN_FILENO;
     } else {
-        int fault = floe_io_fault_hit(FLOE_IO_FAULT_OPEN); /* tests only */
+        int fault = floe_io_fault_hit(r->opts.io, FLOE_IO_FAULT_OPEN); /* tests only */
         r->fd = fault ? (errno = fault, -1) : open(path, O_RDONLY | O_CLOEXEC);
         if (r->fd < 0) {
             rc = floe_error_errno(err, errno, "open %s", path);

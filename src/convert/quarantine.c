@@ -14,6 +14,7 @@
 #include "floe/io.h"
 
 struct floe_quarantine {
+    floe_io *io;
     char *uri;
     floe_output *out;
     pthread_mutex_t mu;
@@ -27,7 +28,7 @@ struct floe_quarantine {
     size_t b64_carry_len;
 };
 
-int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err) {
+int floe_quarantine_open(floe_io *io, const char *uri, floe_quarantine **out, floe_error *err) {
     floe_quarantine *q = floe_calloc(1, sizeof *q);
     if (!q)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -36,6 +37,7 @@ int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err
         floe_free(q);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
+    q->io = io;
     pthread_mutex_init(&q->mu, NULL);
     floe_buf_init(&q->line, 0);
     *out = q;
@@ -45,7 +47,7 @@ int floe_quarantine_open(const char *uri, floe_quarantine **out, floe_error *err
 static int ensure_open(floe_quarantine *q, floe_error *err) {
     if (q->out)
         return 0;
-    int rc = floe_output_open(q->uri, NULL, &q->out, err);
+    int rc = floe_output_open(q->io, q->uri, NULL, &q->out, err);
     if (rc < 0)
         floe_error_prefix(err, "quarantine: ");
     return rc;

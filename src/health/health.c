@@ -82,10 +82,10 @@ static int64_t row_groups_of(const floe_data_file *f) {
 }
 
 /* Size of a file, for manifests whose recorded length is unknown (0 or negative). */
-static int64_t file_size_of(const char *uri) {
+static int64_t file_size_of(floe_io *io, const char *uri) {
     floe_input *in = NULL;
     floe_error e;
-    if (floe_input_open(uri, &in, &e) < 0)
+    if (floe_input_open(io, uri, &in, &e) < 0)
         return 0;
     int64_t n = floe_input_size(in);
     floe_input_close(in);
@@ -479,7 +479,7 @@ static int plan_once(const hctx *c, int64_t snapshot_id, const char *where, plan
     floe_scan_plan *p = NULL;
     const floe_data_file **dels = NULL;
     plan_result res = {0};
-    FLOE_CHECK(floe_table_metadata_read(floe_table_metadata_location(c->t), &m, err));
+    FLOE_CHECK(floe_table_metadata_read(floe_table_io(c->t), floe_table_metadata_location(c->t), &m, err));
     floe_scan_options so = {.where = where,
                             .has_snapshot_id = true,
                             .snapshot_id = snapshot_id,
@@ -667,7 +667,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
     memset(v, 0, sizeof *v);
     memset(x, 0, sizeof *x);
     floe_health_metadata *md = &v->meta;
-    md->metadata_json_bytes = file_size_of(floe_table_metadata_location(c->t));
+    md->metadata_json_bytes = file_size_of(floe_table_io(c->t), floe_table_metadata_location(c->t));
     md->metadata_log = (int64_t)c->m->n_metadata_log;
     /* Figures that need no snapshot. */
     v->req.plan_get = 1;
@@ -694,7 +694,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
             char *u = NULL;
             floe_error e;
             if (floe_table_resolve_path(c->t, best->metadata_file, &u, &e) == 0) {
-                int64_t sz = file_size_of(u);
+                int64_t sz = file_size_of(floe_table_io(c->t), u);
                 if (sz > 0)
                     md->metadata_json_bytes = sz;
                 floe_free(u);
@@ -706,12 +706,12 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
                   "health: snapshot %lld lists its manifests inline (v1 without a manifest "
                   "list)", (long long)s->snapshot_id);
     FLOE_CHECK(floe_table_resolve_path(c->t, s->manifest_list, &list_uri, err));
-    md->manifest_list_bytes = file_size_of(list_uri);
+    md->manifest_list_bytes = file_size_of(floe_table_io(c->t), list_uri);
     floe_manifest_list ml;
     floe_manifest_list_read_options lo = {.allow_missing_field_ids = true,
                                           .has_snapshot_id = true,
                                           .snapshot_id = s->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &scratch, &ml, err));
+    FLOE_CHECK(floe_manifest_list_read(floe_table_io(c->t), list_uri, &lo, &scratch, &ml, err));
     /* Per spec id, for the ideal manifest count. */
     int64_t spec_bytes[64] = {0};
     int32_t spec_ids[64];
@@ -720,7 +720,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
         const floe_manifest_file *mf = &ml.files[i];
         char *uri = NULL;
         FLOE_CHECK(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
-        int64_t len = mf->manifest_length > 0 ? mf->manifest_length : file_size_of(uri);
+        int64_t len = mf->manifest_length > 0 ? mf->manifest_length : file_size_of(floe_table_io(c->t), uri);
         md->manifests++;
         md->manifest_bytes += len;
         if (mf->content == FLOE_MANIFEST_DATA) {
@@ -741,7 +741,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
                                          .allow_missing_field_ids = true,
                                          .allow_deletion_vectors = true};
         floe_manifest_reader *mr = NULL;
-        rc = floe_manifest_reader_open(uri, &ro, &mr, err);
+        rc = floe_manifest_reader_open(floe_table_io(c->t), uri, &ro, &mr, err);
         floe_free(uri);
         if (rc < 0)
             goto done;
@@ -918,7 +918,7 @@ requests:
             *slash = 0;
             char *h = floe_io_join(dir, "version-hint.text");
             floe_error e;
-            if (!h || floe_io_exists(h, &hint, &e) < 0)
+            if (!h || floe_io_exists(floe_table_io(c->t), h, &hint, &e) < 0)
                 hint = false;
             floe_free(h);
         }
@@ -1103,7 +1103,7 @@ static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
                                               .has_snapshot_id = true,
                                               .snapshot_id = s->snapshot_id};
         if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) < 0 ||
-            floe_manifest_list_read(uri, &lo, &la, &ml, &e) < 0) {
+            floe_manifest_list_read(floe_table_io(c->t), uri, &lo, &la, &ml, &e) < 0) {
             h.complete = false;
             floe_free(uri);
             floe_arena_reset(&la);
@@ -1111,7 +1111,7 @@ static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
         }
         hp->list_read = true;
         r->current.meta.manifest_lists++;
-        r->current.meta.all_manifest_list_bytes += file_size_of(uri);
+        r->current.meta.all_manifest_list_bytes += file_size_of(floe_table_io(c->t), uri);
         floe_free(uri);
         int64_t files = 0, rows = 0, dfiles = 0;
         bool counts = true;
@@ -1194,7 +1194,7 @@ static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
         char *uri = NULL;
         floe_error e;
         if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) == 0)
-            ep->list_bytes += file_size_of(uri);
+            ep->list_bytes += file_size_of(floe_table_io(c->t), uri);
         floe_free(uri);
     }
     ep->manifests_known = h.complete;
@@ -1534,13 +1534,13 @@ static int churn_compute(hctx *c, floe_error *err) {
         while (n > 1 && md[n - 1] == '/')
             md[--n] = '\0';
         disk_ctx d = {md, n, ch};
-        rc = floe_io_list(root, on_disk_entry, &d, &le);
+        rc = floe_io_list(floe_table_io(c->t), root, on_disk_entry, &d, &le);
         if (rc == 0) {
             /* write.metadata.path outside the location: list it too */
             size_t rl = strlen(root);
             bool inside = !strncmp(md, root, rl) && (md[rl] == '/' || md[rl] == '\0');
             if (!inside)
-                rc = floe_io_list(md, on_disk_entry, &d, &le);
+                rc = floe_io_list(floe_table_io(c->t), md, on_disk_entry, &d, &le);
         }
     }
     if (rc == FLOE_ENOMEM)

@@ -553,11 +553,11 @@ int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
     return rc;
 }
 
-int floe_manifest_list_read(const char *uri, const floe_manifest_list_read_options *o,
+int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_list_read_options *o,
                             floe_arena *arena, floe_manifest_list *out, floe_error *err) {
     floe_input *in = NULL;
     floe_avro_reader *ar = NULL;
-    int rc = floe_input_open(uri, &in, err);
+    int rc = floe_input_open(io, uri, &in, err);
     if (rc < 0)
         return rc;
     floe_avro_reader_options ao = {.name = uri};
@@ -939,11 +939,11 @@ int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
     return 0;
 }
 
-int floe_manifest_reader_open(const char *uri, const floe_manifest_read_options *o,
+int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_read_options *o,
                               floe_manifest_reader **out, floe_error *err) {
     floe_manifest_reader *r;
     FLOE_FORWARD_IF_ERROR(reader_new(uri, &r, err));
-    int rc = floe_input_open(uri, &r->in, err);
+    int rc = floe_input_open(io, uri, &r->in, err);
     if (rc == 0) {
         floe_avro_reader_options ao = {.name = r->name};
         r->info.file_length = floe_input_size(r->in);

@@ -230,6 +230,7 @@ typedef struct part_stats {
 } part_stats;
 
 struct floe_manifest_writer {
+    floe_io *io;
     char *uri;
     floe_manifest_write_options o;
     floe_avro_schema *schema;
@@ -269,7 +270,7 @@ void floe_manifest_writer_abort(floe_manifest_writer *w) {
     floe_free(w);
 }
 
-int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options *o,
+int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_write_options *o,
                               floe_manifest_writer **out, floe_error *err) {
     int rc = 0;
     floe_buf sj;
@@ -303,6 +304,7 @@ int floe_manifest_writer_open(const char *uri, const floe_manifest_write_options
     w->v1 = o->format_version == 1;
     floe_buf_init(&w->file, 0);
     floe_arena_init(&w->scratch, 8192);
+    w->io = io;
     if (!(w->uri = floe_strdup(uri)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (o->spec->nfields) {
@@ -705,10 +707,10 @@ int floe_manifest_writer_close(floe_manifest_writer *w, const floe_output_option
         mf.partitions = fs;
         if (!(mf.manifest_path = floe_arena_strdup(arena, w->uri)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(floe_avro_write_uri(w->uri, &w->file, oo, err));
+        FLOE_CHECK(floe_avro_write_uri(w->io, w->uri, &w->file, oo, err));
         *out = mf;
     } else {
-        FLOE_CHECK(floe_avro_write_uri(w->uri, &w->file, oo, err));
+        FLOE_CHECK(floe_avro_write_uri(w->io, w->uri, &w->file, oo, err));
     }
 done:
     if (rc < 0)
@@ -839,7 +841,7 @@ static int list_entry(const floe_manifest_list_write_options *o, const floe_mani
     return 0;
 }
 
-int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_options *o,
+int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_list_write_options *o,
                              const floe_manifest_file *files, size_t n,
                              const floe_output_options *oo, int64_t *length_out,
                              floe_error *err) {
@@ -891,7 +893,7 @@ int floe_manifest_list_write(const char *uri, const floe_manifest_list_write_opt
     floe_avro_writer *w2 = aw;
     aw = NULL;
     FLOE_CHECK(floe_avro_writer_close(w2, err));
-    FLOE_CHECK(floe_avro_write_uri(uri, &file, oo, err));
+    FLOE_CHECK(floe_avro_write_uri(io, uri, &file, oo, err));
     if (length_out)
         *length_out = (int64_t)file.len;
 done:

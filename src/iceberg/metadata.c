@@ -845,10 +845,10 @@ done:
     return rc;
 }
 
-int floe_table_metadata_read(const char *uri, floe_table_metadata **out, floe_error *err) {
+int floe_table_metadata_read(floe_io *io, const char *uri, floe_table_metadata **out, floe_error *err) {
     floe_buf b;
     floe_buf_init(&b, FLOE_METADATA_MAX_BYTES);
-    int rc = floe_io_read_all(uri, FLOE_METADATA_MAX_BYTES, &b, err);
+    int rc = floe_io_read_all(io, uri, FLOE_METADATA_MAX_BYTES, &b, err);
     if (rc == 0)
         rc = floe_table_metadata_parse(b.data ? b.data : (const uint8_t *)"", b.len, uri, out, err);
     floe_buf_free(&b);
@@ -892,8 +892,8 @@ bool floe_table_metadata_wants_gzip(const floe_table_metadata *m) {
     return codec && !strcasecmp(codec, "gzip");
 }
 
-int floe_table_metadata_write(const floe_table_metadata *m, const char *uri, bool gzip,
-                              bool no_overwrite, floe_error *err) {
+int floe_table_metadata_write(floe_io *io, const floe_table_metadata *m, const char *uri,
+                              bool gzip, bool no_overwrite, floe_error *err) {
     char *text = NULL;
     size_t len = 0;
     floe_buf z;
@@ -903,9 +903,9 @@ int floe_table_metadata_write(const floe_table_metadata *m, const char *uri, boo
     floe_output_options opts = {.fsync = true, .no_overwrite = no_overwrite};
     if (gzip) {
         FLOE_CHECK(gzip_bytes(text, len, &z, err));
-        rc = floe_io_write_all(uri, z.data, z.len, &opts, err);
+        rc = floe_io_write_all(io, uri, z.data, z.len, &opts, err);
     } else {
-        rc = floe_io_write_all(uri, text, len, &opts, err);
+        rc = floe_io_write_all(io, uri, text, len, &opts, err);
     }
 done:
     floe_free(text);

@@ -1,5 +1,6 @@
 /*
- * fileio.c - FileIO dispatch by URI scheme, request counters, path helpers.
+ * fileio.c - I/O contexts: the scheme table that picks a backend per URI, request
+ * counters, the default context; path helpers.
  *
  * Schemes: plain paths, file:///abs, file:rel and file://rel (the last is how some
  * writers record relative locations; read literally, "rel" would be a host) go to the
@@ -8,58 +9,116 @@
 #include "floe/io.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "io_internal.h"
-#include "s3_internal.h"
 
-static _Atomic int64_t st_get, st_put, st_list, st_delete, st_head, st_read, st_written;
+/* ---------------------------------------------------------------------------------------
+ * Contexts
+ * ------------------------------------------------------------------------------------- */
 
-void floe_io_count(int kind, int64_t bytes) {
-    switch (kind) {
-    case FLOE_IO_GET:
-        atomic_fetch_add(&st_get, 1);
-        atomic_fetch_add(&st_read, bytes);
-        break;
-    case FLOE_IO_PUT:
-        atomic_fetch_add(&st_put, 1);
-        atomic_fetch_add(&st_written, bytes);
-        break;
-    case FLOE_IO_LIST:
-        atomic_fetch_add(&st_list, 1);
-        break;
-    case FLOE_IO_DELETE:
-        atomic_fetch_add(&st_delete, 1);
-        break;
-    case FLOE_IO_HEAD:
-        atomic_fetch_add(&st_head, 1);
-        break;
-    default:
-        break;
+static void add_scheme(floe_io *io, const char *name, const floe_io_backend *backend) {
+    io->schemes[io->n_schemes++] = (floe_io_scheme){name, backend};
+}
+
+int floe_io_new(const floe_io_options *opts, floe_io **out, floe_error *err) {
+    floe_io_options defaults;
+    floe_io_options_init(&defaults);
+    floe_io *io = floe_calloc(1, sizeof *io);
+    if (!io)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_s3_config_from_options(opts ? opts : &defaults, &io->s3, err);
+    if (rc < 0) {
+        floe_free(io);
+        return rc;
     }
+    add_scheme(io, "s3", &floe_s3_backend);
+    add_scheme(io, "s3a", &floe_s3_backend);
+    add_scheme(io, "s3n", &floe_s3_backend);
+    *out = io;
+    return 0;
 }
 
-void floe_io_stats_get(floe_io_stats *out) {
-    out->get_requests = atomic_load(&st_get);
-    out->put_requests = atomic_load(&st_put);
-    out->list_requests = atomic_load(&st_list);
-    out->delete_requests = atomic_load(&st_delete);
-    out->head_requests = atomic_load(&st_head);
-    out->bytes_read = atomic_load(&st_read);
-    out->bytes_written = atomic_load(&st_written);
+void floe_io_free(floe_io *io) {
+    if (!io || io == floe_io_default())
+        return;
+    floe_s3_config_free(&io->s3);
+    floe_free(io);
 }
 
-void floe_io_stats_reset(void) {
-    atomic_store(&st_get, 0);
-    atomic_store(&st_put, 0);
-    atomic_store(&st_list, 0);
-    atomic_store(&st_delete, 0);
-    atomic_store(&st_head, 0);
-    atomic_store(&st_read, 0);
-    atomic_store(&st_written, 0);
+/* The default context is static, so it exists without an allocation that could fail. */
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static floe_io default_io;
+static char default_region[] = "us-east-1";
+
+static void default_init(void) {
+    floe_io_options o;
+    floe_io_options_init(&o);
+    floe_s3_config *c = &default_io.s3;
+    c->region = default_region;
+    c->part_size = o.s3.part_size;
+    c->list_page_size = o.s3.list_page_size;
+    c->max_attempts = o.retry.max_attempts;
+    c->retry_budget_ms = o.retry.budget_ms;
+    c->base_delay_ms = o.retry.base_delay_ms;
+    c->max_delay_ms = o.retry.max_delay_ms;
+    c->timeout_ms = o.retry.timeout_ms;
+    c->connect_timeout_ms = o.retry.connect_timeout_ms;
+    add_scheme(&default_io, "s3", &floe_s3_backend);
+    add_scheme(&default_io, "s3a", &floe_s3_backend);
+    add_scheme(&default_io, "s3n", &floe_s3_backend);
+}
+
+floe_io *floe_io_default(void) {
+    pthread_once(&default_once, default_init);
+    return &default_io;
+}
+
+floe_io *floe_io_resolve(floe_io *io) { return io ? io : floe_io_default(); }
+
+/* The backend of uri's scheme: a scheme of the context's table, else local files. */
+static const floe_io_backend *backend_of(floe_io *io, const char *uri) {
+    const char *colon = strstr(uri, "://");
+    if (colon) {
+        size_t n = (size_t)(colon - uri);
+        for (size_t i = 0; i < io->n_schemes; i++)
+            if (strlen(io->schemes[i].name) == n && !strncmp(uri, io->schemes[i].name, n))
+                return io->schemes[i].backend;
+    }
+    return &floe_local_backend;
+}
+
+void floe_io_count(floe_io *io, int kind, int64_t bytes) {
+    if (kind < 0 || kind >= FLOE_IO_NCOUNTERS)
+        return;
+    atomic_fetch_add(&io->requests[kind], 1);
+    if (kind == FLOE_IO_GET)
+        atomic_fetch_add(&io->bytes_read, bytes);
+    else if (kind == FLOE_IO_PUT)
+        atomic_fetch_add(&io->bytes_written, bytes);
+}
+
+void floe_io_stats_get(floe_io *io, floe_io_stats *out) {
+    io = floe_io_resolve(io);
+    out->get_requests = atomic_load(&io->requests[FLOE_IO_GET]);
+    out->put_requests = atomic_load(&io->requests[FLOE_IO_PUT]);
+    out->list_requests = atomic_load(&io->requests[FLOE_IO_LIST]);
+    out->delete_requests = atomic_load(&io->requests[FLOE_IO_DELETE]);
+    out->head_requests = atomic_load(&io->requests[FLOE_IO_HEAD]);
+    out->bytes_read = atomic_load(&io->bytes_read);
+    out->bytes_written = atomic_load(&io->bytes_written);
+}
+
+void floe_io_stats_reset(floe_io *io) {
+    io = floe_io_resolve(io);
+    for (int k = 0; k < FLOE_IO_NCOUNTERS; k++)
+        atomic_store(&io->requests[k], 0);
+    atomic_store(&io->bytes_read, 0);
+    atomic_store(&io->bytes_written, 0);
 }
 
 bool floe_io_is_remote(const char *uri) {
@@ -265,24 +324,25 @@ bool floe_io_uri_within(const char *uri, const char *prefix) {
     return yes;
 }
 
-/* A public handle wraps exactly one backend object; the scheme decides which at open. */
+/* A public handle wraps one backend object and the operations of its backend. */
 struct floe_output {
-    floe_local_output *local;
-    floe_s3_output *s3;
+    const floe_io_backend *be;
+    void *obj;
 };
 
 struct floe_input {
-    floe_local_input *local;
-    floe_s3_input *s3;
+    const floe_io_backend *be;
+    void *obj;
 };
 
-int floe_output_open(const char *uri, const floe_output_options *opts, floe_output **out,
-                     floe_error *err) {
+int floe_output_open(floe_io *io, const char *uri, const floe_output_options *opts,
+                     floe_output **out, floe_error *err) {
+    io = floe_io_resolve(io);
     floe_output *o = floe_calloc(1, sizeof *o);
     if (!o)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_io_is_remote(uri) ? floe_s3_output_open(uri, opts, &o->s3, err)
-                                    : floe_local_output_open(uri, opts, &o->local, err);
+    o->be = backend_of(io, uri);
+    int rc = o->be->output_open(io, uri, opts, &o->obj, err);
     if (rc < 0) {
         floe_free(o);
         return rc;
@@ -292,16 +352,13 @@ int floe_output_open(const char *uri, const floe_output_options *opts, floe_outp
 }
 
 int floe_output_write(floe_output *o, const void *p, size_t n, floe_error *err) {
-    return o->s3 ? floe_s3_output_write(o->s3, p, n, err)
-                 : floe_local_output_write(o->local, p, n, err);
+    return o->be->output_write(o->obj, p, n, err);
 }
 
-int64_t floe_output_tell(const floe_output *o) {
-    return o->s3 ? floe_s3_output_tell(o->s3) : floe_local_output_tell(o->local);
-}
+int64_t floe_output_tell(const floe_output *o) { return o->be->output_tell(o->obj); }
 
 int floe_output_close(floe_output *o, floe_error *err) {
-    int rc = o->s3 ? floe_s3_output_close(o->s3, err) : floe_local_output_close(o->local, err);
+    int rc = o->be->output_close(o->obj, err);
     floe_free(o);
     return rc;
 }
@@ -309,19 +366,17 @@ int floe_output_close(floe_output *o, floe_error *err) {
 void floe_output_abort(floe_output *o) {
     if (!o)
         return;
-    if (o->s3)
-        floe_s3_output_abort(o->s3);
-    else
-        floe_local_output_abort(o->local);
+    o->be->output_abort(o->obj);
     floe_free(o);
 }
 
-int floe_input_open(const char *uri, floe_input **out, floe_error *err) {
+int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *err) {
+    io = floe_io_resolve(io);
     floe_input *in = floe_calloc(1, sizeof *in);
     if (!in)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_io_is_remote(uri) ? floe_s3_input_open(uri, &in->s3, err)
-                                    : floe_local_input_open(uri, &in->local, err);
+    in->be = backend_of(io, uri);
+    int rc = in->be->input_open(io, uri, &in->obj, err);
     if (rc < 0) {
         floe_free(in);
         return rc;
@@ -330,93 +385,85 @@ int floe_input_open(const char *uri, floe_input **out, floe_error *err) {
     return 0;
 }
 
-int64_t floe_input_size(const floe_input *in) {
-    return in->s3 ? floe_s3_input_size(in->s3) : floe_local_input_size(in->local);
-}
+int64_t floe_input_size(const floe_input *in) { return in->be->input_size(in->obj); }
 
-const char *floe_input_uri(const floe_input *in) {
-    return in->s3 ? floe_s3_input_uri(in->s3) : floe_local_input_uri(in->local);
-}
+const char *floe_input_uri(const floe_input *in) { return in->be->input_uri(in->obj); }
 
 int floe_input_read_at(floe_input *in, int64_t off, void *buf, size_t n, floe_error *err) {
-    return in->s3 ? floe_s3_input_read_at(in->s3, off, buf, n, err)
-                  : floe_local_input_read_at(in->local, off, buf, n, err);
+    return in->be->input_read_at(in->obj, off, buf, n, err);
 }
 
 int floe_input_mmap(floe_input *in, const uint8_t **out, floe_error *err) {
-    return in->s3 ? 1 : floe_local_input_mmap(in->local, out, err);
+    return in->be->input_mmap ? in->be->input_mmap(in->obj, out, err) : 1;
 }
 
 bool floe_input_mmap_shrank(const floe_input *in) {
-    return !in->s3 && floe_local_input_mmap_shrank(in->local);
+    return in->be->input_mmap_shrank && in->be->input_mmap_shrank(in->obj);
 }
 
 void floe_input_mmap_release(floe_input *in, int64_t off, size_t n) {
-    if (!in->s3)
-        floe_local_input_mmap_release(in->local, off, n);
+    if (in->be->input_mmap_release)
+        in->be->input_mmap_release(in->obj, off, n);
 }
 
 void floe_input_mmap_prefault(floe_input *in, int64_t off, size_t n) {
-    if (!in->s3)
-        floe_local_input_mmap_prefault(in->local, off, n);
+    if (in->be->input_mmap_prefault)
+        in->be->input_mmap_prefault(in->obj, off, n);
 }
 
 void floe_input_close(floe_input *in) {
     if (!in)
         return;
-    if (in->s3)
-        floe_s3_input_close(in->s3);
-    else
-        floe_local_input_close(in->local);
+    in->be->input_close(in->obj);
     floe_free(in);
 }
 
-int floe_io_exists(const char *uri, bool *exists, floe_error *err) {
-    if (floe_io_is_remote(uri))
-        return floe_s3_exists(uri, exists, err);
-    return floe_local_exists(uri, exists, err);
+int floe_io_exists(floe_io *io, const char *uri, bool *exists, floe_error *err) {
+    io = floe_io_resolve(io);
+    return backend_of(io, uri)->exists(io, uri, exists, err);
 }
 
-int floe_io_delete(const char *uri, floe_error *err) {
-    if (floe_io_is_remote(uri))
-        return floe_s3_delete(uri, err);
-    return floe_local_delete(uri, err);
+int floe_io_delete(floe_io *io, const char *uri, floe_error *err) {
+    io = floe_io_resolve(io);
+    return backend_of(io, uri)->remove(io, uri, err);
 }
 
-int floe_io_delete_many(const char *const *uris, size_t n, floe_error *err) {
+int floe_io_delete_many(floe_io *io, const char *const *uris, size_t n, floe_error *err) {
+    io = floe_io_resolve(io);
     size_t i = 0;
     while (i < n) {
-        /* runs of remote uris go to the batching backend; local ones one by one */
-        size_t j = i;
-        while (j < n && floe_io_is_remote(uris[j]))
+        /* runs of one backend go to its batch delete when it has one; others one by one */
+        const floe_io_backend *be = backend_of(io, uris[i]);
+        size_t j = i + 1;
+        while (j < n && backend_of(io, uris[j]) == be)
             j++;
-        if (j > i) {
-            FLOE_FORWARD_IF_ERROR(floe_s3_delete_many(uris + i, j - i, err));
-            i = j;
-            continue;
+        if (be->remove_many) {
+            FLOE_FORWARD_IF_ERROR(be->remove_many(io, uris + i, j - i, err));
+        } else {
+            for (size_t k = i; k < j; k++)
+                FLOE_FORWARD_IF_ERROR(be->remove(io, uris[k], err));
         }
-        FLOE_FORWARD_IF_ERROR(floe_local_delete(uris[i], err));
-        i++;
+        i = j;
     }
     return 0;
 }
 
-int floe_io_mkdirs(const char *uri, floe_error *err) {
-    if (floe_io_is_remote(uri))
-        return 0; /* object stores have no folders */
-    return floe_local_mkdirs(uri, err);
+int floe_io_mkdirs(floe_io *io, const char *uri, floe_error *err) {
+    io = floe_io_resolve(io);
+    const floe_io_backend *be = backend_of(io, uri);
+    return be->mkdirs ? be->mkdirs(io, uri, err) : 0;
 }
 
-int floe_io_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
-                 floe_error *err) {
-    if (floe_io_is_remote(prefix))
-        return floe_s3_list(prefix, fn, ctx, err);
-    return floe_local_list(prefix, fn, ctx, err);
+int floe_io_list(floe_io *io, const char *prefix,
+                 int (*fn)(void *ctx, const floe_io_entry *e), void *ctx, floe_error *err) {
+    io = floe_io_resolve(io);
+    return backend_of(io, prefix)->list(io, prefix, fn, ctx, err);
 }
 
-int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err) {
+int floe_io_read_all(floe_io *io, const char *uri, size_t max, floe_buf *out,
+                     floe_error *err) {
     floe_input *in = NULL;
-    int rc = floe_input_open(uri, &in, err);
+    int rc = floe_input_open(io, uri, &in, err);
     if (rc < 0)
         return rc;
     int64_t size = floe_input_size(in);
@@ -439,10 +486,10 @@ int floe_io_read_all(const char *uri, size_t max, floe_buf *out, floe_error *err
     return rc;
 }
 
-int floe_io_write_all(const char *uri, const void *p, size_t n,
+int floe_io_write_all(floe_io *io, const char *uri, const void *p, size_t n,
                       const floe_output_options *opts, floe_error *err) {
     floe_output *o = NULL;
-    int rc = floe_output_open(uri, opts, &o, err);
+    int rc = floe_output_open(io, uri, opts, &o, err);
     if (rc < 0)
         return rc;
     if ((rc = floe_output_write(o, p, n, err)) < 0) {

@@ -1,52 +1,87 @@
-/* io_internal.h - backends behind floe/io.h and the request counters they bump. */
+/* io_internal.h - the I/O context (struct floe_io), the table of operations each URI
+ * scheme's backend provides, and the request counters and fault hooks the backends bump. */
 #ifndef FLOE_IO_INTERNAL_H
 #define FLOE_IO_INTERNAL_H
 
 #include <errno.h>
+#include <stdatomic.h>
 
 #include "floe/io.h"
+#include "s3_internal.h"
 
-/* True when an injected fault fails this operation (errno is then set): call it right
- * before the system call it stands for, `if (floe_io_faulted(K) || call() != 0)`. */
-static inline bool floe_io_faulted(floe_io_fault_kind kind) {
-    int e = floe_io_fault_hit(kind);
+/* The operations of one backend. Objects are the backend's own (void * here); every
+ * function has the contract of the public function of the same name in floe/io.h. */
+typedef struct floe_io_backend {
+    int (*output_open)(floe_io *io, const char *uri, const floe_output_options *opts,
+                       void **out, floe_error *err);
+    int (*output_write)(void *o, const void *p, size_t n, floe_error *err);
+    int64_t (*output_tell)(const void *o);
+    int (*output_close)(void *o, floe_error *err);
+    void (*output_abort)(void *o);
+    int (*input_open)(floe_io *io, const char *uri, void **out, floe_error *err);
+    int64_t (*input_size)(const void *in);
+    const char *(*input_uri)(const void *in);
+    int (*input_read_at)(void *in, int64_t off, void *buf, size_t n, floe_error *err);
+    /* NULL when the backend cannot map (floe_input_mmap returns 1) */
+    int (*input_mmap)(void *in, const uint8_t **out, floe_error *err);
+    bool (*input_mmap_shrank)(const void *in);
+    void (*input_mmap_release)(void *in, int64_t off, size_t n);
+    void (*input_mmap_prefault)(void *in, int64_t off, size_t n);
+    void (*input_close)(void *in);
+    int (*exists)(floe_io *io, const char *uri, bool *exists, floe_error *err);
+    int (*remove)(floe_io *io, const char *uri, floe_error *err);
+    /* NULL: one remove per uri */
+    int (*remove_many)(floe_io *io, const char *const *uris, size_t n, floe_error *err);
+    /* NULL: the store has no folders (mkdirs is a no-op) */
+    int (*mkdirs)(floe_io *io, const char *uri, floe_error *err);
+    int (*list)(floe_io *io, const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e),
+                void *ctx, floe_error *err);
+} floe_io_backend;
+
+extern const floe_io_backend floe_local_backend;
+extern const floe_io_backend floe_s3_backend;
+
+enum { FLOE_IO_GET, FLOE_IO_PUT, FLOE_IO_LIST, FLOE_IO_DELETE, FLOE_IO_HEAD, FLOE_IO_NCOUNTERS };
+
+typedef struct floe_io_faults {
+    _Atomic uint64_t count[FLOE_IO_FAULT_NKINDS];
+    _Atomic uint64_t at[FLOE_IO_FAULT_NKINDS]; /* 0 = never */
+    _Atomic int errnum[FLOE_IO_FAULT_NKINDS];
+    _Atomic bool once[FLOE_IO_FAULT_NKINDS]; /* only the trigger call fails */
+} floe_io_faults;
+
+/* One scheme of the context's table: URIs "<name>://..." (and "<name>:..." for file) go
+ * to backend. */
+typedef struct floe_io_scheme {
+    const char *name;
+    const floe_io_backend *backend;
+} floe_io_scheme;
+
+struct floe_io {
+    floe_io_scheme schemes[4]; /* s3, s3a, s3n; everything else (file:, plain) is local */
+    size_t n_schemes;
+    floe_s3_config s3; /* resolved object-storage settings */
+    _Atomic int64_t requests[FLOE_IO_NCOUNTERS];
+    _Atomic int64_t bytes_read, bytes_written;
+    floe_io_faults faults;
+};
+
+/* NULL -> the default context. */
+floe_io *floe_io_resolve(floe_io *io);
+
+/* True when an injected fault of io fails this operation (errno is then set): call it
+ * right before the system call it stands for, `if (floe_io_faulted(io, K) || call())`. */
+static inline bool floe_io_faulted(floe_io *io, floe_io_fault_kind kind) {
+    int e = floe_io_fault_hit(io, kind);
     if (e)
         errno = e;
     return e != 0;
 }
 
-enum { FLOE_IO_GET, FLOE_IO_PUT, FLOE_IO_LIST, FLOE_IO_DELETE, FLOE_IO_HEAD };
-void floe_io_count(int kind, int64_t bytes);
+void floe_io_count(floe_io *io, int kind, int64_t bytes);
 bool floe_io_is_remote(const char *uri);
 /* The local path inside a local uri (a suffix of it: no allocation, so cleanup paths
  * work when memory has run out); NULL for remote uris. */
 const char *floe_io_local_path_ref(const char *uri);
-
-/* The public floe_output / floe_input wrap one backend object each (fileio.c); the
- * functions below mirror the public ones of the same name, with the same contracts. */
-typedef struct floe_local_output floe_local_output;
-typedef struct floe_local_input floe_local_input;
-
-int floe_local_output_open(const char *uri, const floe_output_options *opts,
-                           floe_local_output **out, floe_error *err);
-int floe_local_output_write(floe_local_output *o, const void *p, size_t n, floe_error *err);
-int64_t floe_local_output_tell(const floe_local_output *o);
-int floe_local_output_close(floe_local_output *o, floe_error *err);
-void floe_local_output_abort(floe_local_output *o);
-int floe_local_input_open(const char *uri, floe_local_input **out, floe_error *err);
-int64_t floe_local_input_size(const floe_local_input *in);
-const char *floe_local_input_uri(const floe_local_input *in);
-int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_t n,
-                             floe_error *err);
-int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error *err);
-bool floe_local_input_mmap_shrank(const floe_local_input *in);
-void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n);
-void floe_local_input_mmap_prefault(floe_local_input *in, int64_t off, size_t n);
-void floe_local_input_close(floe_local_input *in);
-int floe_local_exists(const char *uri, bool *exists, floe_error *err);
-int floe_local_delete(const char *uri, floe_error *err);
-int floe_local_mkdirs(const char *uri, floe_error *err);
-int floe_local_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e),
-                    void *ctx, floe_error *err);
 
 #endif

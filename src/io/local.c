@@ -50,7 +50,11 @@
         goto done;                                                                     \
     } while (0)
 
+typedef struct floe_local_output floe_local_output;
+typedef struct floe_local_input floe_local_input;
+
 struct floe_local_output {
+    floe_io *io;
     char *path;
     char *tmp_path;
     int fd;
@@ -71,10 +75,11 @@ struct floe_local_output {
 };
 
 struct floe_local_input {
+    floe_io *io;
     char *uri;
     int fd;
     int64_t size;  /* at open (fstat); the view below covers exactly this many bytes */
-    uint8_t *map;  /* floe_local_input_mmap's view, NULL until mapped */
+    uint8_t *map;  /* local_input_mmap's view, NULL until mapped */
     floe_map_guard *guard; /* map's SIGBUS guard */
 };
 
@@ -111,7 +116,7 @@ static int mkdirs_parent(const char *path, floe_error *err) {
     return rc;
 }
 
-static int fsync_dir_of(const char *path, floe_error *err) {
+static int fsync_dir_of(floe_io *io, const char *path, floe_error *err) {
     const char *slash = strrchr(path, '/');
     char *dir = slash ? floe_strndup(path, slash == path ? 1 : (size_t)(slash - path))
                       : floe_strdup(".");
@@ -119,7 +124,7 @@ static int fsync_dir_of(const char *path, floe_error *err) {
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || floe_io_faulted(FLOE_IO_FAULT_FSYNC) || fsync(fd) != 0)
+    if (fd < 0 || floe_io_faulted(io, FLOE_IO_FAULT_FSYNC) || fsync(fd) != 0)
         rc = floe_error_errno(err, errno, "fsync directory %s", dir);
     if (fd >= 0)
         close(fd);
@@ -127,11 +132,14 @@ static int fsync_dir_of(const char *path, floe_error *err) {
     return rc;
 }
 
-int floe_local_output_open(const char *uri, const floe_output_options *opts,
-                           floe_local_output **out, floe_error *err) {
+static void local_output_abort(void *vo);
+
+static int local_output_open(floe_io *io, const char *uri, const floe_output_options *opts,
+                             void **out, floe_error *err) {
     floe_local_output *o = floe_calloc(1, sizeof *o);
     if (!o)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    o->io = io;
     o->fd = -1;
     if (opts)
         o->opts = *opts;
@@ -160,7 +168,7 @@ int floe_local_output_open(const char *uri, const floe_output_options *opts,
     FLOE_CHECK(mkdirs_parent(o->path, err));
     if (o->opts.no_overwrite && access(o->path, F_OK) == 0)
         FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
-    o->fd = floe_io_faulted(FLOE_IO_FAULT_OPEN)
+    o->fd = floe_io_faulted(o->io, FLOE_IO_FAULT_OPEN)
                 ? -1
                 : open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (o->fd < 0)
@@ -168,7 +176,7 @@ int floe_local_output_open(const char *uri, const floe_output_options *opts,
     *out = o;
     return 0;
 done:
-    floe_local_output_abort(o);
+    local_output_abort(o);
     return rc;
 }
 
@@ -208,7 +216,7 @@ static int set_direct(floe_local_output *o, bool on) {
 static int pwrite_fully(floe_local_output *o, const uint8_t *p, size_t n, int64_t off,
                         floe_error *err) {
     while (n > 0) {
-        ssize_t w = floe_io_faulted(FLOE_IO_FAULT_WRITE) ? -1 : pwrite(o->fd, p, n, off);
+        ssize_t w = floe_io_faulted(o->io, FLOE_IO_FAULT_WRITE) ? -1 : pwrite(o->fd, p, n, off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -279,7 +287,7 @@ static int submit_block(floe_local_output *o, floe_error *err) {
     o->aio.aio_offset = (off_t)o->fd_written;
     o->aio.aio_sigevent.sigev_notify = SIGEV_NONE;
     o->fd_written += (int64_t)o->buf_len;
-    if (floe_io_faulted(FLOE_IO_FAULT_WRITE)) {
+    if (floe_io_faulted(o->io, FLOE_IO_FAULT_WRITE)) {
         o->faulted = errno; /* tests: the write fails as aio would report it, later */
     } else if (aio_write(&o->aio) != 0) { /* no aio (resources): write it now */
         int rc = pwrite_fully(o, o->buf, o->buf_len, (int64_t)o->aio.aio_offset, err);
@@ -319,8 +327,8 @@ static int write_direct(floe_local_output *o, const uint8_t *b, size_t n, floe_e
     return 0;
 }
 
-int floe_local_output_write(floe_local_output *o, const void *p, size_t n,
-                            floe_error *err) {
+static int local_output_write(void *vo, const void *p, size_t n, floe_error *err) {
+    floe_local_output *o = vo;
     const uint8_t *b = p;
     if (o->buf_cap == DIRECT_BLOCK)
         return write_direct(o, b, n, err);
@@ -337,12 +345,16 @@ int floe_local_output_write(floe_local_output *o, const void *p, size_t n,
     return 0;
 }
 
-int64_t floe_local_output_tell(const floe_local_output *o) { return o->written; }
+static int64_t local_output_tell(const void *vo) {
+    const floe_local_output *o = vo;
+    return o->written;
+}
 
-int floe_local_output_close(floe_local_output *o, floe_error *err) {
+static int local_output_close(void *vo, floe_error *err) {
+    floe_local_output *o = vo;
     int rc = 0;
     FLOE_CHECK(flush_buf(o, err));
-    if (o->opts.fsync && (floe_io_faulted(FLOE_IO_FAULT_FSYNC) || fsync(o->fd) != 0))
+    if (o->opts.fsync && (floe_io_faulted(o->io, FLOE_IO_FAULT_FSYNC) || fsync(o->fd) != 0))
         FLOE_FAIL_RC(floe_error_errno(err, errno, "fsync %s", o->path));
     if (close(o->fd) != 0) {
         o->fd = -1;
@@ -350,26 +362,27 @@ int floe_local_output_close(floe_local_output *o, floe_error *err) {
     }
     o->fd = -1;
     if (o->opts.no_overwrite) {
-        if (floe_io_faulted(FLOE_IO_FAULT_RENAME) || link(o->tmp_path, o->path) != 0) {
+        if (floe_io_faulted(o->io, FLOE_IO_FAULT_RENAME) || link(o->tmp_path, o->path) != 0) {
             if (errno == EEXIST)
                 FLOE_FAIL(err, FLOE_EEXISTS, "%s: already exists", o->path);
             FLOE_FAIL_RC(floe_error_errno(err, errno, "link %s", o->path));
         }
         unlink(o->tmp_path);
-    } else if (floe_io_faulted(FLOE_IO_FAULT_RENAME) || rename(o->tmp_path, o->path) != 0) {
+    } else if (floe_io_faulted(o->io, FLOE_IO_FAULT_RENAME) || rename(o->tmp_path, o->path) != 0) {
         FLOE_FAIL_RC(floe_error_errno(err, errno, "rename to %s", o->path));
     }
-    floe_io_count(FLOE_IO_PUT, o->written);
+    floe_io_count(o->io, FLOE_IO_PUT, o->written);
     if (o->opts.fsync)
-        rc = fsync_dir_of(o->path, err);
+        rc = fsync_dir_of(o->io, o->path, err);
     floe_free(o->tmp_path);
     o->tmp_path = NULL;
 done:
-    floe_local_output_abort(o);
+    local_output_abort(o);
     return rc;
 }
 
-void floe_local_output_abort(floe_local_output *o) {
+static void local_output_abort(void *vo) {
+    floe_local_output *o = vo;
     if (!o)
         return;
     if (o->in_flight && !o->faulted) { /* the block must outlive its write: wait */
@@ -389,17 +402,20 @@ void floe_local_output_abort(floe_local_output *o) {
     floe_free(o);
 }
 
-int floe_local_input_open(const char *uri, floe_local_input **out, floe_error *err) {
+static void local_input_close(void *vin);
+
+static int local_input_open(floe_io *io, const char *uri, void **out, floe_error *err) {
     floe_local_input *in = floe_calloc(1, sizeof *in);
     if (!in)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    in->io = io;
     int rc = 0;
     in->fd = -1;
     char *path = floe_io_local_path(uri);
     in->uri = floe_strdup(uri);
     if (!path || !in->uri)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    in->fd = floe_io_faulted(FLOE_IO_FAULT_OPEN) ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    in->fd = floe_io_faulted(in->io, FLOE_IO_FAULT_OPEN) ? -1 : open(path, O_RDONLY | O_CLOEXEC);
     if (in->fd < 0)
         FLOE_FAIL_RC(floe_error_errno(err, errno, "open %s", path));
     struct stat st;
@@ -408,21 +424,29 @@ int floe_local_input_open(const char *uri, floe_local_input **out, floe_error *e
     if (S_ISDIR(st.st_mode))
         FLOE_FAIL(err, FLOE_EINVALID, "%s: is a directory", path);
     in->size = st.st_size;
-    floe_io_count(FLOE_IO_HEAD, 0);
+    floe_io_count(in->io, FLOE_IO_HEAD, 0);
     floe_free(path);
     *out = in;
     return 0;
 done:
     floe_free(path);
-    floe_local_input_close(in);
+    local_input_close(in);
     return rc;
 }
 
-int64_t floe_local_input_size(const floe_local_input *in) { return in->size; }
-const char *floe_local_input_uri(const floe_local_input *in) { return in->uri; }
+static int64_t local_input_size(const void *vin) {
+    const floe_local_input *in = vin;
+    return in->size;
+}
 
-int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_t n,
-                             floe_error *err) {
+static const char *local_input_uri(const void *vin) {
+    const floe_local_input *in = vin;
+    return in->uri;
+}
+
+static int local_input_read_at(void *vin, int64_t off, void *buf, size_t n,
+                               floe_error *err) {
+    floe_local_input *in = vin;
     if (off < 0 || off > in->size || (int64_t)n > in->size - off)
         return floe_error_at(err, FLOE_ECORRUPT, off,
                              "%s: unexpected end of file (read of %zu bytes at offset %lld, "
@@ -431,7 +455,7 @@ int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_
     uint8_t *b = buf;
     size_t done = 0;
     while (done < n) {
-        ssize_t r = floe_io_faulted(FLOE_IO_FAULT_READ)
+        ssize_t r = floe_io_faulted(in->io, FLOE_IO_FAULT_READ)
                         ? -1
                         : pread(in->fd, b + done, n - done, (off_t)(off + (int64_t)done));
         if (r < 0) {
@@ -444,18 +468,19 @@ int floe_local_input_read_at(floe_local_input *in, int64_t off, void *buf, size_
                                  "%s: unexpected end of file", in->uri);
         done += (size_t)r;
     }
-    floe_io_count(FLOE_IO_GET, (int64_t)n);
+    floe_io_count(in->io, FLOE_IO_GET, (int64_t)n);
     return 0;
 }
 
-int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error *err) {
+static int local_input_mmap(void *vin, const uint8_t **out, floe_error *err) {
+    floe_local_input *in = vin;
     if (in->map) {
         *out = in->map;
         return 0;
     }
     if (in->size <= 0 || (uint64_t)in->size > SIZE_MAX)
         return 1;
-    if (floe_io_faulted(FLOE_IO_FAULT_READ))
+    if (floe_io_faulted(in->io, FLOE_IO_FAULT_READ))
         return floe_error_errno(err, errno, "read %s", in->uri);
     void *p = mmap(NULL, (size_t)in->size, PROT_READ, MAP_SHARED, in->fd, 0);
     if (p == MAP_FAILED)
@@ -471,11 +496,13 @@ int floe_local_input_mmap(floe_local_input *in, const uint8_t **out, floe_error 
     return 0;
 }
 
-bool floe_local_input_mmap_shrank(const floe_local_input *in) {
+static bool local_input_mmap_shrank(const void *vin) {
+    const floe_local_input *in = vin;
     return in->map && floe_map_guard_hit(in->guard);
 }
 
-void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n) {
+static void local_input_mmap_release(void *vin, int64_t off, size_t n) {
+    floe_local_input *in = vin;
     if (!in->map || off < 0 || off > in->size || (int64_t)n > in->size - off)
         return;
     /* Every page the range touches, rounded out to 2 MiB of the file: a read fault on a
@@ -501,7 +528,8 @@ void floe_local_input_mmap_release(floe_local_input *in, int64_t off, size_t n) 
         (void)madvise(in->map + lo, (size_t)(hi - lo), MADV_DONTNEED);
 }
 
-void floe_local_input_mmap_prefault(floe_local_input *in, int64_t off, size_t n) {
+static void local_input_mmap_prefault(void *vin, int64_t off, size_t n) {
+    floe_local_input *in = vin;
 #ifdef MADV_POPULATE_READ
     if (!in->map || off < 0 || off > in->size || (int64_t)n > in->size - off || n == 0)
         return;
@@ -518,7 +546,8 @@ void floe_local_input_mmap_prefault(floe_local_input *in, int64_t off, size_t n)
 #endif
 }
 
-void floe_local_input_close(floe_local_input *in) {
+static void local_input_close(void *vin) {
+    floe_local_input *in = vin;
     if (!in)
         return;
     if (in->map) {
@@ -531,13 +560,13 @@ void floe_local_input_close(floe_local_input *in) {
     floe_free(in);
 }
 
-int floe_local_exists(const char *uri, bool *exists, floe_error *err) {
+static int local_exists(floe_io *io, const char *uri, bool *exists, floe_error *err) {
     char *path = floe_io_local_path(uri);
     if (!path)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     struct stat st;
     int rc = 0;
-    floe_io_count(FLOE_IO_HEAD, 0);
+    floe_io_count(io, FLOE_IO_HEAD, 0);
     if (stat(path, &st) == 0)
         *exists = true;
     else if (errno == ENOENT || errno == ENOTDIR)
@@ -548,18 +577,19 @@ int floe_local_exists(const char *uri, bool *exists, floe_error *err) {
     return rc;
 }
 
-int floe_local_delete(const char *uri, floe_error *err) {
+static int local_delete(floe_io *io, const char *uri, floe_error *err) {
     /* no allocation here: deletes are how failed operations clean up, also after an
      * allocation failure */
     const char *path = floe_io_local_path_ref(uri);
     int rc = 0;
-    floe_io_count(FLOE_IO_DELETE, 0);
+    floe_io_count(io, FLOE_IO_DELETE, 0);
     if (unlink(path) != 0 && errno != ENOENT)
         rc = floe_error_errno(err, errno, "delete %s", path);
     return rc;
 }
 
-int floe_local_mkdirs(const char *uri, floe_error *err) {
+static int local_mkdirs(floe_io *io, const char *uri, floe_error *err) {
+    (void)io;
     char *path = floe_io_local_path(uri);
     if (!path)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -568,7 +598,7 @@ int floe_local_mkdirs(const char *uri, floe_error *err) {
     return rc;
 }
 
-static int list_dir(const char *dir, const char *uri_prefix,
+static int list_dir(floe_io *io, const char *dir, const char *uri_prefix,
                     int (*fn)(void *ctx, const floe_io_entry *e), void *ctx, int depth,
                     floe_error *err) {
     if (depth > 64)
@@ -579,7 +609,7 @@ static int list_dir(const char *dir, const char *uri_prefix,
             return 0;
         return floe_error_errno(err, errno, "list %s", dir);
     }
-    floe_io_count(FLOE_IO_LIST, 0);
+    floe_io_count(io, FLOE_IO_LIST, 0);
     int rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
@@ -596,7 +626,7 @@ static int list_dir(const char *dir, const char *uri_prefix,
         struct stat st;
         if (lstat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode)) {
-                rc = list_dir(path, uri, fn, ctx, depth + 1, err);
+                rc = list_dir(io, path, uri, fn, ctx, depth + 1, err);
             } else if (S_ISREG(st.st_mode)) {
                 floe_io_entry e = {uri, st.st_size,
                                    (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000};
@@ -613,8 +643,9 @@ static int list_dir(const char *dir, const char *uri_prefix,
     return rc < 0 ? rc : 0;
 }
 
-int floe_local_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e),
-                    void *ctx, floe_error *err) {
+static int local_list(floe_io *io, const char *prefix,
+                      int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
+                      floe_error *err) {
     char *path = floe_io_local_path(prefix);
     if (!path)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -624,9 +655,30 @@ int floe_local_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry
     char *uprefix = floe_strndup(prefix, ul);
     while (ul > 1 && uprefix && uprefix[ul - 1] == '/')
         uprefix[--ul] = '\0';
-    int rc = uprefix ? list_dir(path, uprefix, fn, ctx, 0, err)
+    int rc = uprefix ? list_dir(io, path, uprefix, fn, ctx, 0, err)
                      : floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_free(uprefix);
     floe_free(path);
     return rc;
 }
+
+const floe_io_backend floe_local_backend = {
+    .output_open = local_output_open,
+    .output_write = local_output_write,
+    .output_tell = local_output_tell,
+    .output_close = local_output_close,
+    .output_abort = local_output_abort,
+    .input_open = local_input_open,
+    .input_size = local_input_size,
+    .input_uri = local_input_uri,
+    .input_read_at = local_input_read_at,
+    .input_mmap = local_input_mmap,
+    .input_mmap_shrank = local_input_mmap_shrank,
+    .input_mmap_release = local_input_mmap_release,
+    .input_mmap_prefault = local_input_mmap_prefault,
+    .input_close = local_input_close,
+    .exists = local_exists,
+    .remove = local_delete,
+    .mkdirs = local_mkdirs,
+    .list = local_list,
+};

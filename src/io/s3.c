@@ -16,8 +16,13 @@
  *                     request
  *   list              ListObjectsV2 without a delimiter (recursive), page by page
  *
- * Connections: one curl share handle holds the connection cache, DNS and TLS sessions;
- * easy handles are pooled, so any thread reuses warm connections.
+ * Settings: each request takes its endpoint, region, credentials and retry policy from
+ * the I/O context (floe_io) it is made through, and counts in that context's stats.
+ *
+ * Connections: one process-wide curl share handle holds the connection cache, DNS and TLS
+ * sessions; easy handles are pooled, so any thread reuses warm connections. Connections
+ * are matched by host and port and carry no credentials (every request is signed on its
+ * own), so contexts with different settings share the cache safely.
  *
  * Retries: each request is retried with exponential backoff and full jitter (delay drawn
  * from [0, min(max, base * 2^attempt)], at least Retry-After when the server sends it) on
@@ -32,7 +37,7 @@
  *     an ambiguous attempt checks the object's ETag against the one the parts imply; a
  *     match is success, anything else is FLOE_EUNKNOWN_STATE.
  *
- * Counters: every HTTP attempt counts once in floe_io_stats (CreateMultipartUpload,
+ * Counters: every HTTP attempt counts once in its context's floe_io_stats (CreateMultipartUpload,
  * UploadPart and Complete as PUT, DeleteObjects and Abort as DELETE).
  */
 #include <curl/curl.h>
@@ -166,6 +171,7 @@ typedef int (*s3_check_fn)(s3_req *r, floe_error *err);
 
 struct s3_req {
     /* request */
+    floe_io *io;
     const char *op;      /* "GET", "PutObject", ... for messages */
     const char *method;
     const char *bucket;
@@ -205,9 +211,10 @@ struct s3_req {
     int attempts;
 };
 
-static void req_init(s3_req *r, const char *op, const char *method, const char *bucket,
-                     const char *key, int kind) {
+static void req_init(s3_req *r, floe_io *io, const char *op, const char *method,
+                     const char *bucket, const char *key, int kind) {
     memset(r, 0, sizeof *r);
+    r->io = io;
     r->op = op;
     r->method = method;
     r->bucket = bucket;
@@ -509,12 +516,30 @@ static void append_header(struct curl_slist **list, bool *ok, const char *fmt, .
 static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payload_hash,
                         CURLcode *cc, floe_error *err) {
     int rc = 0;
+    floe_io_credentials vended = {NULL, NULL, NULL};
+    const char *access_key = cfg->access_key, *secret_key = cfg->secret_key;
+    const char *session_token = cfg->session_token;
     char *base_url = NULL, *host = NULL, *path = NULL, *url = NULL;
     struct curl_slist *headers = NULL;
     floe_s3_signed sig;
     memset(&sig, 0, sizeof sig);
     CURL *h = NULL;
 
+    if (cfg->credentials_fn && !cfg->anonymous) {
+        char *uri = floe_asprintf("%s://%s/%s", r->scheme, r->bucket, r->key);
+        if (!uri)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        rc = cfg->credentials_fn(cfg->credentials_ctx, uri, &vended, err);
+        floe_free(uri);
+        if (rc < 0)
+            goto done;
+        if (!vended.access_key || !vended.secret_key)
+            FLOE_FAIL(err, FLOE_EAUTH, "%s %s://%s/%s: the credentials callback returned no "
+                      "keys", r->op, r->scheme, r->bucket, r->key);
+        access_key = vended.access_key;
+        secret_key = vended.secret_key;
+        session_token = vended.session_token;
+    }
     FLOE_CHECK(floe_s3_build_target(cfg, r->bucket, r->key, &base_url, &host, &path, err));
     char amz_date[17];
     floe_s3_amz_date(floe_wall_ms(), amz_date);
@@ -524,13 +549,13 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
     hv[nh++] = (floe_s3_kv){"host", host};
     hv[nh++] = (floe_s3_kv){"x-amz-content-sha256", payload_hash};
     hv[nh++] = (floe_s3_kv){"x-amz-date", amz_date};
-    if (cfg->session_token && !cfg->anonymous)
-        hv[nh++] = (floe_s3_kv){"x-amz-security-token", cfg->session_token};
+    if (session_token && !cfg->anonymous)
+        hv[nh++] = (floe_s3_kv){"x-amz-security-token", session_token};
     for (size_t i = 0; i < r->n_hdr; i++)
         hv[nh++] = r->hdr[i];
     floe_s3_sig_input si = {r->method, path, r->query, r->n_query, hv, nh, payload_hash,
-                            amz_date, cfg->region, "s3", cfg->access_key ? cfg->access_key : "",
-                            cfg->secret_key ? cfg->secret_key : ""};
+                            amz_date, cfg->region, "s3", access_key ? access_key : "",
+                            secret_key ? secret_key : ""};
     FLOE_CHECK(floe_s3_sign(&si, &sig, err));
 
     url = floe_asprintf("%s%s%s%s", base_url, sig.canonical_path,
@@ -605,7 +630,7 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
         r->status = st;
     }
     bool upload = !strcmp(r->method, "PUT") || !strcmp(r->method, "POST");
-    floe_io_count(r->kind, upload ? (int64_t)r->body_len
+    floe_io_count(r->io, r->kind, upload ? (int64_t)r->body_len
                                   : (r->status >= 200 && r->status < 300 ? (int64_t)r->got : 0));
 done:
     if (h) {
@@ -618,13 +643,15 @@ done:
     floe_free(host);
     floe_free(path);
     floe_free(url);
+    floe_free(vended.access_key);
+    floe_free(vended.secret_key);
+    floe_free(vended.session_token);
     return rc;
 }
 
 static int s3_call(s3_req *r, floe_error *err) {
-    const floe_s3_config *cfg;
-    FLOE_FORWARD_IF_ERROR(floe_s3_config_get(&cfg, err));
-    if (!cfg->anonymous && (!cfg->access_key || !cfg->secret_key))
+    const floe_s3_config *cfg = &r->io->s3;
+    if (!cfg->anonymous && !cfg->credentials_fn && (!cfg->access_key || !cfg->secret_key))
         return floe_error_set(err, FLOE_EAUTH,
                               "%s://%s/%s: no AWS credentials (set AWS_ACCESS_KEY_ID and "
                               "AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials; "
@@ -713,7 +740,11 @@ static int s3_call(s3_req *r, floe_error *err) {
 /* ---------------------------------------------------------------------------------------
  * Inputs.
  * ------------------------------------------------------------------------------------- */
+typedef struct floe_s3_input floe_s3_input;
+typedef struct floe_s3_output floe_s3_output;
+
 struct floe_s3_input {
+    floe_io *io;
     char *uri, *bucket, *key;
     int64_t size;
     uint8_t *cache;
@@ -725,13 +756,16 @@ static const char *uri_scheme(const char *uri) {
     return !strncmp(uri, "s3a://", 6) ? "s3a" : !strncmp(uri, "s3n://", 6) ? "s3n" : "s3";
 }
 
-int floe_s3_input_open(const char *uri, floe_s3_input **out, floe_error *err) {
+static void s3_input_close(void *vin);
+
+static int s3_input_open(floe_io *io, const char *uri, void **out, floe_error *err) {
     int rc = 0;
     s3_req r;
     floe_s3_input *in = floe_calloc(1, sizeof *in);
     if (!in)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    req_init(&r, "HEAD", "HEAD", NULL, NULL, FLOE_IO_HEAD);
+    in->io = io;
+    req_init(&r, io, "HEAD", "HEAD", NULL, NULL, FLOE_IO_HEAD);
     FLOE_CHECK(floe_s3_uri_parse(uri, &in->bucket, &in->key, err));
     in->uri = floe_strdup(uri);
     if (!in->uri)
@@ -749,12 +783,19 @@ int floe_s3_input_open(const char *uri, floe_s3_input **out, floe_error *err) {
     in = NULL;
 done:
     req_free(&r);
-    floe_s3_input_close(in);
+    s3_input_close(in);
     return rc;
 }
 
-int64_t floe_s3_input_size(const floe_s3_input *in) { return in->size; }
-const char *floe_s3_input_uri(const floe_s3_input *in) { return in->uri; }
+static int64_t s3_input_size(const void *vin) {
+    const floe_s3_input *in = vin;
+    return in->size;
+}
+
+static const char *s3_input_uri(const void *vin) {
+    const floe_s3_input *in = vin;
+    return in->uri;
+}
 
 /* GET bytes [off, off+n) into dst. */
 static int ranged_get(floe_s3_input *in, int64_t off, uint8_t *dst, size_t n,
@@ -763,7 +804,7 @@ static int ranged_get(floe_s3_input *in, int64_t off, uint8_t *dst, size_t n,
     snprintf(range, sizeof range, "bytes=%lld-%lld", (long long)off,
              (long long)(off + (int64_t)n - 1));
     s3_req r;
-    req_init(&r, "GET", "GET", in->bucket, in->key, FLOE_IO_GET);
+    req_init(&r, in->io, "GET", "GET", in->bucket, in->key, FLOE_IO_GET);
     r.scheme = uri_scheme(in->uri);
     req_header(&r, "range", range);
     r.dst = dst;
@@ -774,8 +815,8 @@ static int ranged_get(floe_s3_input *in, int64_t off, uint8_t *dst, size_t n,
     return rc;
 }
 
-int floe_s3_input_read_at(floe_s3_input *in, int64_t off, void *buf, size_t n,
-                          floe_error *err) {
+static int s3_input_read_at(void *vin, int64_t off, void *buf, size_t n, floe_error *err) {
+    floe_s3_input *in = vin;
     if (off < 0 || off > in->size || (int64_t)n > in->size - off)
         return floe_error_at(err, FLOE_ECORRUPT, off,
                              "%s: unexpected end of file (read of %zu bytes at offset %lld, "
@@ -820,7 +861,8 @@ int floe_s3_input_read_at(floe_s3_input *in, int64_t off, void *buf, size_t n,
     return 0;
 }
 
-void floe_s3_input_close(floe_s3_input *in) {
+static void s3_input_close(void *vin) {
+    floe_s3_input *in = vin;
     if (!in)
         return;
     floe_free(in->uri);
@@ -839,6 +881,7 @@ void floe_s3_input_close(floe_s3_input *in) {
  *   any --abort or failure--> AbortMultipartUpload (if an upload exists) --> gone
  * ------------------------------------------------------------------------------------- */
 struct floe_s3_output {
+    floe_io *io;
     char *uri, *bucket, *key;
     const char *scheme;
     floe_output_options opts;
@@ -852,14 +895,16 @@ struct floe_s3_output {
     int cap_parts;
 };
 
-int floe_s3_output_open(const char *uri, const floe_output_options *opts,
-                        floe_s3_output **out, floe_error *err) {
+static void s3_output_abort(void *vo);
+
+static int s3_output_open(floe_io *io, const char *uri, const floe_output_options *opts,
+                          void **out, floe_error *err) {
     int rc = 0;
-    const floe_s3_config *cfg;
-    FLOE_FORWARD_IF_ERROR(floe_s3_config_get(&cfg, err));
+    const floe_s3_config *cfg = &io->s3;
     floe_s3_output *o = floe_calloc(1, sizeof *o);
     if (!o)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    o->io = io;
     if (opts)
         o->opts = *opts;
     o->part_size = cfg->part_size;
@@ -873,7 +918,7 @@ int floe_s3_output_open(const char *uri, const floe_output_options *opts,
     *out = o;
     return 0;
 done:
-    floe_s3_output_abort(o);
+    s3_output_abort(o);
     return rc;
 }
 
@@ -906,7 +951,7 @@ static int multipart_start(floe_s3_output *o, floe_error *err) {
     floe_buf_init(&body, MAX_XML_BODY);
     initiate_ctx ic = {NULL};
     s3_req r;
-    req_init(&r, "CreateMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
+    req_init(&r, o->io, "CreateMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
     r.scheme = o->scheme;
     req_query(&r, "uploads", "");
     r.resp = &body;
@@ -943,7 +988,7 @@ static int upload_part(floe_s3_output *o, floe_error *err) {
     char part[16];
     snprintf(part, sizeof part, "%d", o->n_parts + 1);
     s3_req r;
-    req_init(&r, "UploadPart", "PUT", o->bucket, o->key, FLOE_IO_PUT);
+    req_init(&r, o->io, "UploadPart", "PUT", o->bucket, o->key, FLOE_IO_PUT);
     r.scheme = o->scheme;
     req_query(&r, "partNumber", part);
     req_query(&r, "uploadId", o->upload_id);
@@ -984,7 +1029,8 @@ static int ensure_buf(floe_s3_output *o, size_t want, floe_error *err) {
     return 0;
 }
 
-int floe_s3_output_write(floe_s3_output *o, const void *p, size_t n, floe_error *err) {
+static int s3_output_write(void *vo, const void *p, size_t n, floe_error *err) {
+    floe_s3_output *o = vo;
     const uint8_t *b = p;
     while (n > 0) {
         FLOE_FORWARD_IF_ERROR(ensure_buf(o, n, err));
@@ -1006,7 +1052,10 @@ int floe_s3_output_write(floe_s3_output *o, const void *p, size_t n, floe_error 
     return 0;
 }
 
-int64_t floe_s3_output_tell(const floe_s3_output *o) { return o->written; }
+static int64_t s3_output_tell(const void *vo) {
+    const floe_s3_output *o = vo;
+    return o->written;
+}
 
 static void xml_escape(floe_buf *b, const char *s) {
     for (; *s; s++) {
@@ -1089,7 +1138,7 @@ static int multipart_complete(floe_s3_output *o, floe_error *err) {
     floe_buf_init(&body, 0);
     floe_buf_init(&resp, MAX_XML_BODY);
     s3_req r;
-    req_init(&r, "CompleteMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
+    req_init(&r, o->io, "CompleteMultipartUpload", "POST", o->bucket, o->key, FLOE_IO_PUT);
     floe_buf_printf(&body, "<CompleteMultipartUpload>");
     for (int i = 0; i < o->n_parts; i++) {
         floe_buf_printf(&body, "<Part><PartNumber>%d</PartNumber><ETag>", i + 1);
@@ -1119,7 +1168,7 @@ static int multipart_complete(floe_s3_output *o, floe_error *err) {
         char want[48];
         multipart_etag(o, want);
         s3_req h;
-        req_init(&h, "HEAD", "HEAD", o->bucket, o->key, FLOE_IO_HEAD);
+        req_init(&h, o->io, "HEAD", "HEAD", o->bucket, o->key, FLOE_IO_HEAD);
         h.scheme = o->scheme;
         floe_error herr;
         int hrc = s3_call(&h, &herr);
@@ -1145,7 +1194,7 @@ static void multipart_abort(floe_s3_output *o) {
     if (!o->upload_id)
         return;
     s3_req r;
-    req_init(&r, "AbortMultipartUpload", "DELETE", o->bucket, o->key, FLOE_IO_DELETE);
+    req_init(&r, o->io, "AbortMultipartUpload", "DELETE", o->bucket, o->key, FLOE_IO_DELETE);
     r.scheme = o->scheme;
     req_query(&r, "uploadId", o->upload_id);
     floe_error e;
@@ -1160,7 +1209,7 @@ static void multipart_abort(floe_s3_output *o) {
 
 static int single_put(floe_s3_output *o, floe_error *err) {
     s3_req r;
-    req_init(&r, "PutObject", "PUT", o->bucket, o->key, FLOE_IO_PUT);
+    req_init(&r, o->io, "PutObject", "PUT", o->bucket, o->key, FLOE_IO_PUT);
     r.scheme = o->scheme;
     if (o->opts.no_overwrite) {
         req_header(&r, "if-none-match", "*");
@@ -1180,7 +1229,8 @@ static int single_put(floe_s3_output *o, floe_error *err) {
     return rc;
 }
 
-int floe_s3_output_close(floe_s3_output *o, floe_error *err) {
+static int s3_output_close(void *vo, floe_error *err) {
+    floe_s3_output *o = vo;
     int rc = 0;
     if (!o->upload_id) {
         FLOE_CHECK(single_put(o, err));
@@ -1197,11 +1247,12 @@ int floe_s3_output_close(floe_s3_output *o, floe_error *err) {
             goto done;
     }
 done:
-    floe_s3_output_abort(o);
+    s3_output_abort(o);
     return rc;
 }
 
-void floe_s3_output_abort(floe_s3_output *o) {
+static void s3_output_abort(void *vo) {
+    floe_s3_output *o = vo;
     if (!o)
         return;
     multipart_abort(o);
@@ -1218,11 +1269,11 @@ void floe_s3_output_abort(floe_s3_output *o) {
 /* ---------------------------------------------------------------------------------------
  * exists, delete, delete_many.
  * ------------------------------------------------------------------------------------- */
-int floe_s3_exists(const char *uri, bool *exists, floe_error *err) {
+static int s3_exists(floe_io *io, const char *uri, bool *exists, floe_error *err) {
     char *bucket = NULL, *key = NULL;
     FLOE_FORWARD_IF_ERROR(floe_s3_uri_parse(uri, &bucket, &key, err));
     s3_req r;
-    req_init(&r, "HEAD", "HEAD", bucket, key, FLOE_IO_HEAD);
+    req_init(&r, io, "HEAD", "HEAD", bucket, key, FLOE_IO_HEAD);
     r.scheme = uri_scheme(uri);
     floe_error e;
     int rc = s3_call(&r, &e);
@@ -1240,11 +1291,11 @@ int floe_s3_exists(const char *uri, bool *exists, floe_error *err) {
     return rc;
 }
 
-int floe_s3_delete(const char *uri, floe_error *err) {
+static int s3_delete(floe_io *io, const char *uri, floe_error *err) {
     char *bucket = NULL, *key = NULL;
     FLOE_FORWARD_IF_ERROR(floe_s3_uri_parse(uri, &bucket, &key, err));
     s3_req r;
-    req_init(&r, "DELETE", "DELETE", bucket, key, FLOE_IO_DELETE);
+    req_init(&r, io, "DELETE", "DELETE", bucket, key, FLOE_IO_DELETE);
     r.scheme = uri_scheme(uri);
     floe_error e;
     int rc = s3_call(&r, &e);
@@ -1296,8 +1347,8 @@ static int delete_check(s3_req *r, floe_error *err) {
     return 0;
 }
 
-static int delete_batch(const char *scheme, const char *bucket, char *const *keys, size_t n,
-                        floe_error *err) {
+static int delete_batch(floe_io *io, const char *scheme, const char *bucket,
+                        char *const *keys, size_t n, floe_error *err) {
     int rc = 0;
     floe_buf body, resp;
     floe_buf_init(&body, 0);
@@ -1305,7 +1356,7 @@ static int delete_batch(const char *scheme, const char *bucket, char *const *key
     delete_ctx dc;
     memset(&dc, 0, sizeof dc);
     s3_req r;
-    req_init(&r, "DeleteObjects", "POST", bucket, "", FLOE_IO_DELETE);
+    req_init(&r, io, "DeleteObjects", "POST", bucket, "", FLOE_IO_DELETE);
     floe_buf_printf(&body, "<Delete><Quiet>true</Quiet>");
     for (size_t i = 0; i < n; i++) {
         floe_buf_printf(&body, "<Object><Key>");
@@ -1336,7 +1387,7 @@ done:
     return rc;
 }
 
-int floe_s3_delete_many(const char *const *uris, size_t n, floe_error *err) {
+static int s3_delete_many(floe_io *io, const char *const *uris, size_t n, floe_error *err) {
     int rc = 0;
     char *keys[DELETE_BATCH];
     size_t nk = 0;
@@ -1348,7 +1399,7 @@ int floe_s3_delete_many(const char *const *uris, size_t n, floe_error *err) {
             FLOE_CHECK(floe_s3_uri_parse(uris[i], &b, &k, err));
         bool flush = nk > 0 && (i == n || nk == DELETE_BATCH || strcmp(b, bucket) != 0);
         if (flush) {
-            rc = delete_batch(scheme, bucket, keys, nk, err);
+            rc = delete_batch(io, scheme, bucket, keys, nk, err);
             for (size_t j = 0; j < nk; j++)
                 floe_free(keys[j]);
             nk = 0;
@@ -1468,16 +1519,15 @@ static int list_check(s3_req *r, floe_error *err) {
     return 0;
 }
 
-int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
-                 floe_error *err) {
+static int s3_list(floe_io *io, const char *prefix,
+                   int (*fn)(void *ctx, const floe_io_entry *e), void *ctx, floe_error *err) {
     int rc = 0;
     char *bucket = NULL, *key = NULL, *kprefix = NULL, *token = NULL;
-    const floe_s3_config *cfg;
+    const floe_s3_config *cfg = &io->s3;
     list_page pg;
     memset(&pg, 0, sizeof pg);
     floe_buf resp;
     floe_buf_init(&resp, MAX_XML_BODY);
-    FLOE_CHECK(floe_s3_config_get(&cfg, err));
     FLOE_CHECK(floe_s3_uri_parse(prefix, &bucket, &key, err));
     /* like a folder: "s3://b/dir" lists keys under "dir/", never "dir2/..." */
     size_t kl = strlen(key);
@@ -1489,7 +1539,7 @@ int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e
     snprintf(max_keys, sizeof max_keys, "%d", cfg->list_page_size);
     for (int page = 0;; page++) {
         s3_req r;
-        req_init(&r, "ListObjectsV2", "GET", bucket, "", FLOE_IO_LIST);
+        req_init(&r, io, "ListObjectsV2", "GET", bucket, "", FLOE_IO_LIST);
         r.scheme = scheme;
         req_query(&r, "list-type", "2");
         req_query(&r, "max-keys", max_keys);
@@ -1540,3 +1590,20 @@ done:
     floe_free(token);
     return rc;
 }
+
+const floe_io_backend floe_s3_backend = {
+    .output_open = s3_output_open,
+    .output_write = s3_output_write,
+    .output_tell = s3_output_tell,
+    .output_close = s3_output_close,
+    .output_abort = s3_output_abort,
+    .input_open = s3_input_open,
+    .input_size = s3_input_size,
+    .input_uri = s3_input_uri,
+    .input_read_at = s3_input_read_at,
+    .input_close = s3_input_close,
+    .exists = s3_exists,
+    .remove = s3_delete,
+    .remove_many = s3_delete_many,
+    .list = s3_list,
+};

@@ -1,7 +1,9 @@
 /*
- * s3_config.c - where the S3 backend gets its credentials, region, endpoint and knobs.
+ * s3_config.c - a context's object-storage settings: floe_io_options, resolved into the
+ * S3 backend's configuration, and read from environment-style settings by
+ * floe_io_options_from_env through the caller's lookup (never getenv).
  *
- * Follows the AWS conventions (docs/S3.md has the table):
+ * floe_io_options_from_env follows the AWS conventions (docs/S3.md has the table):
  *   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else the
  *                profile AWS_PROFILE (default "default") in AWS_SHARED_CREDENTIALS_FILE
  *                (~/.aws/credentials), else the same profile in AWS_CONFIG_FILE
@@ -18,7 +20,7 @@
  * cap are skipped, and nothing in them is interpreted beyond "key = value".
  */
 #include <errno.h>
-#include <pthread.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,14 +116,26 @@ static char *read_small_file(const char *path, size_t *len) {
     return buf;
 }
 
-static char *env_dup(const char *name) {
-    const char *v = getenv(name);
-    return v && *v ? floe_strdup(v) : NULL;
+/* The settings a floe_io_options_from_env call reads, through its lookup. */
+typedef struct env_src {
+    floe_io_lookup_fn lookup;
+    void *ctx;
+} env_src;
+
+static const char *env_get(const env_src *e, const char *name) {
+    const char *v = e->lookup(e->ctx, name);
+    return v && *v ? v : NULL;
 }
 
-static int env_int(const char *name, int64_t lo, int64_t hi, int64_t *out, floe_error *err) {
-    const char *v = getenv(name);
-    if (!v || !*v)
+static char *env_dup(const env_src *e, const char *name) {
+    const char *v = env_get(e, name);
+    return v ? floe_strdup(v) : NULL;
+}
+
+static int env_int(const env_src *e, const char *name, int64_t lo, int64_t hi, int64_t *out,
+                   floe_error *err) {
+    const char *v = env_get(e, name);
+    if (!v)
         return 0;
     char *end;
     errno = 0;
@@ -180,24 +194,66 @@ static char *profile_get(const char *cred, size_t cred_n, const char *conf, size
     return v;
 }
 
-int floe_s3_config_load(floe_s3_config *out, floe_error *err) {
-    floe_s3_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+void floe_io_options_init(floe_io_options *o) {
+    memset(o, 0, sizeof *o);
+    o->s3.part_size = (size_t)8 << 20;
+    o->s3.list_page_size = 1000;
+    o->retry.max_attempts = 10;
+    o->retry.budget_ms = 120000;
+    o->retry.base_delay_ms = 100;
+    o->retry.max_delay_ms = 20000;
+    o->retry.timeout_ms = 300000;
+    o->retry.connect_timeout_ms = 10000;
+}
+
+void floe_io_options_free(floe_io_options *o) {
+    if (!o)
+        return;
+    char **strs[] = {&o->s3.endpoint,      &o->s3.region,        &o->s3.access_key,
+                     &o->s3.secret_key,    &o->s3.session_token, &o->s3.profile,
+                     &o->s3.credentials_file, &o->s3.config_file};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        floe_free(*strs[i]);
+    floe_io_options_init(o);
+}
+
+int floe_io_options_set(char **field, const char *value, floe_error *err) {
+    char *copy = NULL;
+    if (value && !(copy = floe_strdup(value)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_free(*field);
+    *field = copy;
+    return 0;
+}
+
+/* Replace *field with v (taking ownership; NULL leaves *field as it is). */
+static void take(char **field, char *v) {
+    if (!v)
+        return;
+    floe_free(*field);
+    *field = v;
+}
+
+int floe_io_options_from_env(floe_io_options *o, floe_io_lookup_fn lookup, void *lookup_ctx,
+                             floe_error *err) {
+    env_src env = {lookup, lookup_ctx};
+    const env_src *e = &env;
     int rc = 0;
     char *cred = NULL, *conf = NULL, *cred_path = NULL, *conf_path = NULL;
-    char *addressing = NULL, *force = NULL;
+    char *addressing = NULL, *force = NULL, *endpoint = NULL, *region = NULL;
+    char *ak = NULL, *sk = NULL, *tok = NULL;
     size_t cred_n = 0, conf_n = 0;
 
-    const char *home = getenv("HOME");
-    const char *profile = getenv("AWS_PROFILE");
-    if (!profile || !*profile)
-        profile = getenv("AWS_DEFAULT_PROFILE");
-    if (!profile || !*profile)
+    const char *home = env_get(e, "HOME");
+    const char *profile = env_get(e, "AWS_PROFILE");
+    if (!profile)
+        profile = env_get(e, "AWS_DEFAULT_PROFILE");
+    if (!profile)
         profile = "default";
-    cred_path = env_dup("AWS_SHARED_CREDENTIALS_FILE");
+    cred_path = env_dup(e, "AWS_SHARED_CREDENTIALS_FILE");
     if (!cred_path && home)
         cred_path = floe_asprintf("%s/.aws/credentials", home);
-    conf_path = env_dup("AWS_CONFIG_FILE");
+    conf_path = env_dup(e, "AWS_CONFIG_FILE");
     if (!conf_path && home)
         conf_path = floe_asprintf("%s/.aws/config", home);
     if (cred_path)
@@ -205,43 +261,167 @@ int floe_s3_config_load(floe_s3_config *out, floe_error *err) {
     if (conf_path)
         conf = read_small_file(conf_path, &conf_n);
 
-    cfg.access_key = env_dup("AWS_ACCESS_KEY_ID");
-    cfg.secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
-    if (cfg.access_key && cfg.secret_key) {
-        cfg.session_token = env_dup("AWS_SESSION_TOKEN");
+    ak = env_dup(e, "AWS_ACCESS_KEY_ID");
+    sk = env_dup(e, "AWS_SECRET_ACCESS_KEY");
+    if (ak && sk) {
+        tok = env_dup(e, "AWS_SESSION_TOKEN");
     } else {
-        floe_free(cfg.access_key);
-        floe_free(cfg.secret_key);
+        floe_free(ak);
+        floe_free(sk);
+        ak = profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_access_key_id");
+        sk = profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_secret_access_key");
+        if (ak && sk)
+            tok = profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_session_token");
+    }
+    if (ak && sk) {
+        o->s3.credentials = FLOE_IO_CREDS_STATIC;
+        take(&o->s3.access_key, ak);
+        take(&o->s3.secret_key, sk);
+        floe_free(o->s3.session_token);
+        o->s3.session_token = tok;
+        ak = sk = tok = NULL;
+    }
+
+    region = env_dup(e, "AWS_REGION");
+    if (!region)
+        region = env_dup(e, "AWS_DEFAULT_REGION");
+    if (!region)
+        region = profile_get(NULL, 0, conf, conf_n, profile, NULL, "region");
+    take(&o->s3.region, region);
+    region = NULL;
+
+    endpoint = env_dup(e, "AWS_ENDPOINT_URL_S3");
+    if (!endpoint)
+        endpoint = env_dup(e, "AWS_ENDPOINT_URL");
+    if (!endpoint)
+        endpoint = profile_get(NULL, 0, conf, conf_n, profile, "s3", "endpoint_url");
+    if (!endpoint)
+        endpoint = profile_get(NULL, 0, conf, conf_n, profile, NULL, "endpoint_url");
+    take(&o->s3.endpoint, endpoint);
+    endpoint = NULL;
+
+    addressing = profile_get(NULL, 0, conf, conf_n, profile, "s3", "addressing_style");
+    if (addressing && !strcmp(addressing, "path"))
+        o->s3.addressing = FLOE_IO_S3_ADDRESSING_PATH;
+    else if (addressing && !strcmp(addressing, "virtual"))
+        o->s3.addressing = FLOE_IO_S3_ADDRESSING_VIRTUAL;
+    const char *fa = env_get(e, "FLOE_S3_ADDRESSING");
+    if (fa) {
+        if (!strcmp(fa, "path"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_PATH;
+        else if (!strcmp(fa, "virtual"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_VIRTUAL;
+        else
+            FLOE_FAIL(err, FLOE_EINVALID, "FLOE_S3_ADDRESSING=%s: expected path or virtual", fa);
+    }
+    force = env_dup(e, "AWS_S3_FORCE_PATH_STYLE");
+    if (force) {
+        int b = parse_bool(force);
+        if (b < 0)
+            FLOE_FAIL(err, FLOE_EINVALID, "AWS_S3_FORCE_PATH_STYLE=%s: expected true or false",
+                      force);
+        o->s3.addressing = b == 1 ? FLOE_IO_S3_ADDRESSING_PATH : FLOE_IO_S3_ADDRESSING_VIRTUAL;
+    }
+    if (env_get(e, "FLOE_S3_ANONYMOUS"))
+        o->s3.anonymous = parse_bool(env_get(e, "FLOE_S3_ANONYMOUS")) == 1;
+    if (env_get(e, "FLOE_S3_UNSIGNED_PAYLOAD"))
+        o->s3.unsigned_payload = parse_bool(env_get(e, "FLOE_S3_UNSIGNED_PAYLOAD")) == 1;
+
+    int64_t v;
+    v = (int64_t)o->s3.part_size;
+    FLOE_CHECK(env_int(e, "FLOE_S3_PART_SIZE", (int64_t)MIN_PART_SIZE, (int64_t)MAX_PART_SIZE,
+                       &v, err));
+    o->s3.part_size = (size_t)v;
+    v = o->retry.max_attempts;
+    FLOE_CHECK(env_int(e, "FLOE_S3_MAX_ATTEMPTS", 1, 100, &v, err));
+    o->retry.max_attempts = (int)v;
+    FLOE_CHECK(env_int(e, "FLOE_S3_RETRY_BUDGET_MS", 0, INT64_C(86400000), &o->retry.budget_ms,
+                       err));
+    FLOE_CHECK(env_int(e, "FLOE_S3_RETRY_BASE_MS", 0, 60000, &o->retry.base_delay_ms, err));
+    FLOE_CHECK(env_int(e, "FLOE_S3_RETRY_MAX_MS", 0, 600000, &o->retry.max_delay_ms, err));
+    FLOE_CHECK(env_int(e, "FLOE_S3_TIMEOUT_MS", 100, INT64_C(86400000), &o->retry.timeout_ms,
+                       err));
+    FLOE_CHECK(env_int(e, "FLOE_S3_CONNECT_TIMEOUT_MS", 100, 600000,
+                       &o->retry.connect_timeout_ms, err));
+    v = o->s3.list_page_size;
+    FLOE_CHECK(env_int(e, "FLOE_S3_LIST_MAX_KEYS", 1, 1000, &v, err));
+    o->s3.list_page_size = (int)v;
+done:
+    floe_free(cred);
+    floe_free(conf);
+    floe_free(cred_path);
+    floe_free(conf_path);
+    floe_free(addressing);
+    floe_free(force);
+    floe_free(ak);
+    floe_free(sk);
+    floe_free(tok);
+    return rc;
+}
+
+static char *dup_or_null(const char *s, bool *oom) {
+    if (!s)
+        return NULL;
+    char *c = floe_strdup(s);
+    if (!c)
+        *oom = true;
+    return c;
+}
+
+int floe_s3_config_from_options(const floe_io_options *o, floe_s3_config *out,
+                                floe_error *err) {
+    floe_s3_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = 0;
+    bool oom = false;
+    char *cred = NULL, *conf = NULL;
+    size_t cred_n = 0, conf_n = 0;
+
+    switch (o->s3.credentials) {
+    case FLOE_IO_CREDS_NONE:
+        break;
+    case FLOE_IO_CREDS_STATIC:
+        if (!o->s3.access_key || !o->s3.secret_key)
+            FLOE_FAIL(err, FLOE_EINVALID, "static S3 credentials need an access key and a "
+                                          "secret key");
+        cfg.access_key = dup_or_null(o->s3.access_key, &oom);
+        cfg.secret_key = dup_or_null(o->s3.secret_key, &oom);
+        cfg.session_token = dup_or_null(o->s3.session_token, &oom);
+        break;
+    case FLOE_IO_CREDS_PROFILE: {
+        const char *profile = o->s3.profile ? o->s3.profile : "default";
+        if (o->s3.credentials_file)
+            cred = read_small_file(o->s3.credentials_file, &cred_n);
+        if (o->s3.config_file)
+            conf = read_small_file(o->s3.config_file, &conf_n);
         cfg.access_key =
             profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_access_key_id");
         cfg.secret_key =
             profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_secret_access_key");
-        if (cfg.access_key && cfg.secret_key)
-            cfg.session_token =
-                profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_session_token");
+        if (!cfg.access_key || !cfg.secret_key)
+            FLOE_FAIL(err, FLOE_EINVALID, "S3 profile \"%s\": no aws_access_key_id and "
+                      "aws_secret_access_key in %s or %s", profile,
+                      o->s3.credentials_file ? o->s3.credentials_file : "(no credentials file)",
+                      o->s3.config_file ? o->s3.config_file : "(no config file)");
+        cfg.session_token =
+            profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_session_token");
+        break;
     }
-    if (!cfg.access_key || !cfg.secret_key) {
-        floe_free(cfg.access_key);
-        floe_free(cfg.secret_key);
-        cfg.access_key = cfg.secret_key = NULL;
+    case FLOE_IO_CREDS_CALLBACK:
+        if (!o->s3.credentials_fn)
+            FLOE_FAIL(err, FLOE_EINVALID, "S3 credentials callback missing");
+        cfg.credentials_fn = o->s3.credentials_fn;
+        cfg.credentials_ctx = o->s3.credentials_ctx;
+        break;
+    default:
+        FLOE_FAIL(err, FLOE_EINVALID, "unknown S3 credentials source %d",
+                  (int)o->s3.credentials);
     }
-
-    cfg.region = env_dup("AWS_REGION");
+    cfg.region = floe_strdup(o->s3.region ? o->s3.region : "us-east-1");
     if (!cfg.region)
-        cfg.region = env_dup("AWS_DEFAULT_REGION");
-    if (!cfg.region)
-        cfg.region = profile_get(NULL, 0, conf, conf_n, profile, NULL, "region");
-    if (!cfg.region)
-        cfg.region = floe_strdup("us-east-1");
-
-    cfg.endpoint = env_dup("AWS_ENDPOINT_URL_S3");
-    if (!cfg.endpoint)
-        cfg.endpoint = env_dup("AWS_ENDPOINT_URL");
-    if (!cfg.endpoint)
-        cfg.endpoint = profile_get(NULL, 0, conf, conf_n, profile, "s3", "endpoint_url");
-    if (!cfg.endpoint)
-        cfg.endpoint = profile_get(NULL, 0, conf, conf_n, profile, NULL, "endpoint_url");
-    if (!cfg.region)
+        oom = true;
+    cfg.endpoint = dup_or_null(o->s3.endpoint, &oom);
+    if (oom)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (cfg.endpoint) {
         size_t el = strlen(cfg.endpoint);
@@ -255,91 +435,46 @@ int floe_s3_config_load(floe_s3_config *out, floe_error *err) {
             FLOE_FAIL(err, FLOE_EINVALID, "S3 endpoint \"%s\": unexpected characters",
                       cfg.endpoint);
     }
-
-    cfg.path_style = cfg.endpoint != NULL;
-    addressing = profile_get(NULL, 0, conf, conf_n, profile, "s3", "addressing_style");
-    if (addressing && !strcmp(addressing, "path"))
-        cfg.path_style = true;
-    else if (addressing && !strcmp(addressing, "virtual"))
-        cfg.path_style = false;
-    const char *fa = getenv("FLOE_S3_ADDRESSING");
-    if (fa && *fa) {
-        if (!strcmp(fa, "path"))
-            cfg.path_style = true;
-        else if (!strcmp(fa, "virtual"))
-            cfg.path_style = false;
-        else
-            FLOE_FAIL(err, FLOE_EINVALID, "FLOE_S3_ADDRESSING=%s: expected path or virtual", fa);
-    }
-    force = env_dup("AWS_S3_FORCE_PATH_STYLE");
-    if (force) {
-        int b = parse_bool(force);
-        if (b < 0)
-            FLOE_FAIL(err, FLOE_EINVALID, "AWS_S3_FORCE_PATH_STYLE=%s: expected true or false",
-                      force);
-        cfg.path_style = b == 1;
-    }
-    cfg.anonymous = parse_bool(getenv("FLOE_S3_ANONYMOUS")) == 1;
-    cfg.unsigned_payload = parse_bool(getenv("FLOE_S3_UNSIGNED_PAYLOAD")) == 1;
-
-    int64_t v;
-    v = (int64_t)(8u << 20);
-    FLOE_CHECK(env_int("FLOE_S3_PART_SIZE", (int64_t)MIN_PART_SIZE, (int64_t)MAX_PART_SIZE, &v,
-                       err));
-    cfg.part_size = (size_t)v;
-    v = 10;
-    FLOE_CHECK(env_int("FLOE_S3_MAX_ATTEMPTS", 1, 100, &v, err));
-    cfg.max_attempts = (int)v;
-    cfg.retry_budget_ms = 120000;
-    FLOE_CHECK(env_int("FLOE_S3_RETRY_BUDGET_MS", 0, INT64_C(86400000), &cfg.retry_budget_ms,
-                       err));
-    cfg.base_delay_ms = 100;
-    FLOE_CHECK(env_int("FLOE_S3_RETRY_BASE_MS", 0, 60000, &cfg.base_delay_ms, err));
-    cfg.max_delay_ms = 20000;
-    FLOE_CHECK(env_int("FLOE_S3_RETRY_MAX_MS", 0, 600000, &cfg.max_delay_ms, err));
-    cfg.timeout_ms = 300000;
-    FLOE_CHECK(env_int("FLOE_S3_TIMEOUT_MS", 100, INT64_C(86400000), &cfg.timeout_ms, err));
-    cfg.connect_timeout_ms = 10000;
-    FLOE_CHECK(env_int("FLOE_S3_CONNECT_TIMEOUT_MS", 100, 600000, &cfg.connect_timeout_ms,
-                       err));
-    v = 1000;
-    FLOE_CHECK(env_int("FLOE_S3_LIST_MAX_KEYS", 1, 1000, &v, err));
-    cfg.list_page_size = (int)v;
-
+    cfg.path_style = o->s3.addressing == FLOE_IO_S3_ADDRESSING_PATH ||
+                     (o->s3.addressing == FLOE_IO_S3_ADDRESSING_AUTO && cfg.endpoint);
+    cfg.anonymous = o->s3.anonymous;
+    cfg.unsigned_payload = o->s3.unsigned_payload;
+    if (o->s3.part_size < MIN_PART_SIZE || o->s3.part_size > MAX_PART_SIZE)
+        FLOE_FAIL(err, FLOE_EINVALID, "S3 part size %zu: expected 5 MiB to 5 GiB",
+                  o->s3.part_size);
+    cfg.part_size = o->s3.part_size;
+    if (o->s3.list_page_size < 1 || o->s3.list_page_size > 1000)
+        FLOE_FAIL(err, FLOE_EINVALID, "S3 list page size %d: expected 1 to 1000",
+                  o->s3.list_page_size);
+    cfg.list_page_size = o->s3.list_page_size;
+    if (o->retry.max_attempts < 1 || o->retry.max_attempts > 100)
+        FLOE_FAIL(err, FLOE_EINVALID, "S3 max attempts %d: expected 1 to 100",
+                  o->retry.max_attempts);
+    cfg.max_attempts = o->retry.max_attempts;
+    if (o->retry.budget_ms < 0 || o->retry.base_delay_ms < 0 || o->retry.max_delay_ms < 0 ||
+        o->retry.timeout_ms < 1 || o->retry.connect_timeout_ms < 1)
+        FLOE_FAIL(err, FLOE_EINVALID, "S3 retry policy: negative or zero times");
+    cfg.retry_budget_ms = o->retry.budget_ms;
+    cfg.base_delay_ms = o->retry.base_delay_ms;
+    cfg.max_delay_ms = o->retry.max_delay_ms;
+    cfg.timeout_ms = o->retry.timeout_ms;
+    cfg.connect_timeout_ms = o->retry.connect_timeout_ms;
     *out = cfg;
     memset(&cfg, 0, sizeof cfg);
 done:
     floe_s3_config_free(&cfg);
     floe_free(cred);
     floe_free(conf);
-    floe_free(cred_path);
-    floe_free(conf_path);
-    floe_free(addressing);
-    floe_free(force);
     return rc;
 }
 
-static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
-static floe_s3_config cfg_global;
-static bool cfg_loaded;
-
-int floe_s3_config_get(const floe_s3_config **cfg, floe_error *err) {
-    int rc = 0;
-    pthread_mutex_lock(&cfg_lock);
-    if (!cfg_loaded) {
-        rc = floe_s3_config_load(&cfg_global, err);
-        cfg_loaded = rc == 0;
-    }
-    pthread_mutex_unlock(&cfg_lock);
+int floe_s3_config_load(floe_s3_config *cfg, floe_io_lookup_fn lookup, void *lookup_ctx,
+                        floe_error *err) {
+    floe_io_options o;
+    floe_io_options_init(&o);
+    int rc = floe_io_options_from_env(&o, lookup, lookup_ctx, err);
     if (rc == 0)
-        *cfg = &cfg_global;
+        rc = floe_s3_config_from_options(&o, cfg, err);
+    floe_io_options_free(&o);
     return rc;
-}
-
-void floe_s3_config_reset(void) {
-    pthread_mutex_lock(&cfg_lock);
-    if (cfg_loaded)
-        floe_s3_config_free(&cfg_global);
-    cfg_loaded = false;
-    pthread_mutex_unlock(&cfg_lock);
 }

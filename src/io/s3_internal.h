@@ -7,32 +7,6 @@
 
 #include "floe/io.h"
 
-/* ---------------------------------------------------------------------------------------
- * Backend entry points behind floe/io.h (same contracts as the public functions).
- * ------------------------------------------------------------------------------------- */
-typedef struct floe_s3_output floe_s3_output;
-typedef struct floe_s3_input floe_s3_input;
-
-int floe_s3_output_open(const char *uri, const floe_output_options *opts,
-                        floe_s3_output **out, floe_error *err);
-int floe_s3_output_write(floe_s3_output *o, const void *p, size_t n, floe_error *err);
-int64_t floe_s3_output_tell(const floe_s3_output *o);
-int floe_s3_output_close(floe_s3_output *o, floe_error *err);
-void floe_s3_output_abort(floe_s3_output *o);
-
-int floe_s3_input_open(const char *uri, floe_s3_input **out, floe_error *err);
-int64_t floe_s3_input_size(const floe_s3_input *in);
-const char *floe_s3_input_uri(const floe_s3_input *in);
-int floe_s3_input_read_at(floe_s3_input *in, int64_t off, void *buf, size_t n,
-                          floe_error *err);
-void floe_s3_input_close(floe_s3_input *in);
-
-int floe_s3_exists(const char *uri, bool *exists, floe_error *err);
-int floe_s3_delete(const char *uri, floe_error *err);
-int floe_s3_delete_many(const char *const *uris, size_t n, floe_error *err);
-int floe_s3_list(const char *prefix, int (*fn)(void *ctx, const floe_io_entry *e), void *ctx,
-                 floe_error *err);
-
 /* Split s3://bucket/key (also s3a, s3n) into bucket and key (key may be empty). Both are
  * allocated; the caller frees them. FLOE_EINVALID for a bad uri. */
 int floe_s3_uri_parse(const char *uri, char **bucket, char **key, floe_error *err);
@@ -48,16 +22,17 @@ int floe_s3_build_target(const struct floe_s3_config *cfg, const char *bucket,
                          floe_error *err);
 
 /* ---------------------------------------------------------------------------------------
- * Configuration: credentials, region, endpoint, addressing, retry and part-size knobs.
- * Read once from the environment and the AWS shared files (see docs/S3.md).
+ * Configuration of a context's object storage, resolved from its floe_io_options.
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_s3_config {
-    char *access_key, *secret_key, *session_token; /* NULL: unsigned requests (anonymous) */
+    char *access_key, *secret_key, *session_token; /* static or profile credentials */
+    floe_io_credentials_fn credentials_fn;         /* else asked before each request */
+    void *credentials_ctx;
     char *region;                                  /* never NULL */
     char *endpoint;     /* custom endpoint URL without trailing '/', or NULL for AWS */
     bool path_style;    /* https://host/bucket/key rather than https://bucket.host/key */
-    bool anonymous;     /* FLOE_S3_ANONYMOUS=1: send no signature */
-    bool unsigned_payload; /* FLOE_S3_UNSIGNED_PAYLOAD=1: x-amz-content-sha256 unsigned */
+    bool anonymous;     /* send no signature */
+    bool unsigned_payload; /* x-amz-content-sha256 unsigned */
     size_t part_size;   /* multipart part size; default 8 MiB, min 5 MiB */
     int max_attempts;   /* per request, default 10 */
     int64_t retry_budget_ms;  /* total time per request including retries, default 120 s */
@@ -68,16 +43,14 @@ typedef struct floe_s3_config {
     int list_page_size;       /* max-keys per ListObjectsV2 page, default 1000 */
 } floe_s3_config;
 
-/* Load from the environment and the shared AWS files. Fills every field; frees with
+/* Resolve o (validated; profile credentials read from their files) into cfg. Frees with
  * floe_s3_config_free. FLOE_EINVALID names the bad setting. */
-int floe_s3_config_load(floe_s3_config *cfg, floe_error *err);
+int floe_s3_config_from_options(const floe_io_options *o, floe_s3_config *cfg,
+                                floe_error *err);
+/* floe_io_options_from_env over the defaults, then floe_s3_config_from_options. */
+int floe_s3_config_load(floe_s3_config *cfg, floe_io_lookup_fn lookup, void *lookup_ctx,
+                        floe_error *err);
 void floe_s3_config_free(floe_s3_config *cfg);
-/* The process-wide configuration, loaded at first use. Borrowed; valid until
- * floe_s3_config_reset. */
-int floe_s3_config_get(const floe_s3_config **cfg, floe_error *err);
-/* Forget the loaded configuration so the next request re-reads it (tests). Not safe while
- * requests are in flight. */
-void floe_s3_config_reset(void);
 
 /* INI subset of ~/.aws/credentials and ~/.aws/config: returns the value of key in section
  * (e.g. "default", "profile dev"), or of a nested key ("s3" sub-section "addressing_style")

@@ -415,7 +415,7 @@ static int old_metadata_files(const floe_table *t, const floe_table_metadata *no
     while (dl > 1 && dir_key[dl - 1] == '/')
         dir_key[--dl] = '\0';
     md_list_ctx lc = {dir_key, dl, min_version, &keep, out, 0, err};
-    FLOE_CHECK(floe_io_list(dir_uri, on_metadata_listed, &lc, err));
+    FLOE_CHECK(floe_io_list(floe_table_io(t), dir_uri, on_metadata_listed, &lc, err));
     rc = lc.rc;
 done:
     floe_free(dir_recorded);
@@ -499,7 +499,7 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
             char *uri = NULL, *key = NULL;
             bool there = true;
             if (list && maint_resolve(t, list, &uri, &key, NULL) == 0 &&
-                floe_io_exists(uri, &there, NULL) == 0 && !there)
+                floe_io_exists(floe_table_io(t), uri, &there, NULL) == 0 && !there)
                 maint_pathset_remove(&c.lists, key);
             floe_free(uri);
             floe_free(key);
@@ -631,7 +631,7 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
             for (size_t i = 0; i < phases[p].n; i++)
                 r.files[phases[p].kinds[i]]++;
         } else {
-            maint_delete_run(&phases[p], opts->threads, r.files, &r.delete_failures);
+            maint_delete_run(floe_table_io(t), &phases[p], opts->threads, r.files, &r.delete_failures);
         }
     }
 done:

@@ -148,7 +148,7 @@ int floe_maint_landing_lifecycle(const char *warehouse,
         if (!index_local)
             FLOE_FAIL(err, FLOE_EUNSUPPORTED, "landing index %s: not a local file", index);
         bool exists = false;
-        FLOE_CHECK(floe_io_exists(index_local, &exists, err));
+        FLOE_CHECK(floe_io_exists(opts->io, index_local, &exists, err));
         if (!exists) {
             r.no_index = true;
             goto done;
@@ -205,7 +205,7 @@ int floe_maint_landing_lifecycle(const char *warehouse,
         if (!opts->dry_run) {
             floe_error e;
             floe_error_clear(&e);
-            if (floe_io_delete(v->uri, &e) < 0) {
+            if (floe_io_delete(opts->io, v->uri, &e) < 0) {
                 r.failures++;
                 floe_log(FLOE_LOG_WARN, "landing lifecycle: %s", e.msg);
                 continue;

@@ -287,7 +287,7 @@ int maint_snapshot_manifests(const floe_table *t, const floe_snapshot *s,
                                           .has_snapshot_id = true,
                                           .snapshot_id = s->snapshot_id};
     floe_manifest_list ml;
-    FLOE_CHECK(floe_manifest_list_read(uri, &ro, &a, &ml, err));
+    FLOE_CHECK(floe_manifest_list_read(floe_table_io(t), uri, &ro, &a, &ml, err));
     for (size_t i = 0; i < ml.nfiles; i++)
         FLOE_CHECK(fn(ctx, ml.files[i].manifest_path, &ml.files[i], err));
 done:
@@ -306,7 +306,7 @@ int maint_manifest_entries(const floe_table *t, const char *recorded,
     floe_manifest_read_options o = {.manifest = mf,
                                     .allow_missing_field_ids = true,
                                     .allow_deletion_vectors = true};
-    FLOE_CHECK(floe_manifest_reader_open(uri, &o, &r, err));
+    FLOE_CHECK(floe_manifest_reader_open(floe_table_io(t), uri, &o, &r, err));
     for (;;) {
         const floe_manifest_entry *e = NULL;
         FLOE_CHECK(floe_manifest_reader_next(r, &e, err));
@@ -376,6 +376,7 @@ void maint_delete_list_free(maint_delete_list *l) {
 #define DELETE_BATCH 1000 /* S3 DeleteObjects takes up to 1000 keys */
 
 typedef struct delete_pool {
+    floe_io *io;
     const maint_delete_list *l;
     _Atomic size_t next;  /* next batch start */
     _Atomic int64_t deleted[FLOE_MAINT_NKINDS];
@@ -386,7 +387,7 @@ static void delete_batch(delete_pool *p, size_t from, size_t to) {
     const maint_delete_list *l = p->l;
     floe_error e;
     floe_error_clear(&e);
-    if (floe_io_delete_many((const char *const *)l->uris + from, to - from, &e) == 0) {
+    if (floe_io_delete_many(p->io, (const char *const *)l->uris + from, to - from, &e) == 0) {
         for (size_t i = from; i < to; i++)
             atomic_fetch_add(&p->deleted[l->kinds[i]], 1);
         return;
@@ -394,7 +395,7 @@ static void delete_batch(delete_pool *p, size_t from, size_t to) {
     /* which ones failed is not known: go one by one (deleting twice is harmless) */
     for (size_t i = from; i < to; i++) {
         floe_error_clear(&e);
-        if (floe_io_delete(l->uris[i], &e) == 0) {
+        if (floe_io_delete(p->io, l->uris[i], &e) == 0) {
             atomic_fetch_add(&p->deleted[l->kinds[i]], 1);
         } else {
             atomic_fetch_add(&p->failures, 1);
@@ -414,10 +415,11 @@ static void *delete_worker(void *arg) {
     }
 }
 
-void maint_delete_run(const maint_delete_list *l, int threads, int64_t deleted[],
-                      int64_t *failures) {
+void maint_delete_run(floe_io *io, const maint_delete_list *l, int threads,
+                      int64_t deleted[], int64_t *failures) {
     delete_pool p;
     memset(&p, 0, sizeof p);
+    p.io = io;
     p.l = l;
     atomic_store(&p.next, 0);
     atomic_store(&p.failures, 0);

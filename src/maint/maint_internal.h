@@ -95,7 +95,7 @@ void maint_delete_list_free(maint_delete_list *l);
 /* Delete every uri on `threads` threads in batches (floe_io_delete_many; a failed batch
  * is retried file by file so every failure is counted and logged). deleted[kind] counts
  * successes. */
-void maint_delete_run(const maint_delete_list *l, int threads, int64_t deleted[],
-                      int64_t *failures);
+void maint_delete_run(floe_io *io, const maint_delete_list *l, int threads,
+                      int64_t deleted[], int64_t *failures);
 
 #endif

@@ -414,7 +414,7 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     FLOE_CHECK(own_metadata_dirs(t, c.own_md, err));
 
     /* 1. list */
-    FLOE_CHECK(floe_io_list(loc, on_listed, &c, err));
+    FLOE_CHECK(floe_io_list(floe_table_io(t), loc, on_listed, &c, err));
     FLOE_CHECK(c.rc);
     if (c.foreign)
         FLOE_FAIL(err, FLOE_EINVALID,
@@ -475,7 +475,7 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
             opts->on_file(opts->on_file_ctx, FLOE_MAINT_OTHER, del.uris[i]);
     if (!opts->dry_run && del.n) {
         int64_t deleted[FLOE_MAINT_NKINDS] = {0};
-        maint_delete_run(&del, opts->threads, deleted, &c.r.delete_failures);
+        maint_delete_run(floe_table_io(t), &del, opts->threads, deleted, &c.r.delete_failures);
         c.r.orphans = deleted[FLOE_MAINT_OTHER];
     }
 done:

@@ -83,10 +83,10 @@ static void plan_free(rw_plan *p) {
     memset(p, 0, sizeof *p);
 }
 
-static void plan_remove_created(rw_plan *p) {
+static void plan_remove_created(floe_io *io, rw_plan *p) {
     for (size_t i = 0; i < p->ncreated; i++)
         if (p->created_uris && p->created_uris[i])
-            floe_io_delete(p->created_uris[i], NULL);
+            floe_io_delete(io, p->created_uris[i], NULL);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
                                           .has_snapshot_id = true,
                                           .snapshot_id = cur->snapshot_id};
     floe_manifest_list ml;
-    FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &p->arena, &ml, err));
+    FLOE_CHECK(floe_manifest_list_read(floe_table_io(t), list_uri, &lo, &p->arena, &ml, err));
     p->manifests_before = (int64_t)ml.nfiles;
     p->replaced = floe_arena_alloc(&p->arena, (ml.nfiles + 1) * sizeof *p->replaced);
     p->kept = floe_arena_alloc(&p->arena, (ml.nfiles + 1) * sizeof *p->kept);
@@ -194,7 +194,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options ro = {.manifest = mf, .spec = spec,
                                          .allow_missing_field_ids = true};
-        rc = floe_manifest_reader_open(uri, &ro, &r, err);
+        rc = floe_manifest_reader_open(floe_table_io(t), uri, &ro, &r, err);
         floe_free(uri);
         if (rc < 0)
             goto done;
@@ -260,7 +260,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
         rc = floe_table_resolve_path(t, recorded, &uri, err);
         floe_manifest_writer *w = NULL;
         if (rc == 0)
-            rc = floe_manifest_writer_open(uri, &wo, &w, err);
+            rc = floe_manifest_writer_open(floe_table_io(t), uri, &wo, &w, err);
         size_t from = k * (size_t)per_manifest;
         size_t to = from + (size_t)per_manifest < cc.n ? from + (size_t)per_manifest : cc.n;
         for (size_t i = from; rc == 0 && i < to; i++)
@@ -285,7 +285,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
     }
 done:
     if (rc < 0)
-        plan_remove_created(p);
+        plan_remove_created(floe_table_io(t), p);
     floe_free(cc.items);
     floe_free(list_uri);
     floe_partition_spec_free(spec);
@@ -325,7 +325,7 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
                                               .has_snapshot_id = true,
                                               .snapshot_id = head->snapshot_id};
         floe_manifest_list ml;
-        FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &c->attempt_arena, &ml, err));
+        FLOE_CHECK(floe_manifest_list_read(floe_table_io(c->t), list_uri, &lo, &c->attempt_arena, &ml, err));
         floe_free(list_uri);
         list_uri = NULL;
         size_t found = 0;
@@ -379,10 +379,10 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     lw.codec = codec;
     lw.level = level;
     floe_output_options oo = {.fsync = true};
-    FLOE_CHECK(floe_manifest_list_write(list_uri, &lw, all, n, &oo, NULL, err));
+    FLOE_CHECK(floe_manifest_list_write(floe_table_io(c->t), list_uri, &lw, all, n, &oo, NULL, err));
     char **nl = floe_realloc(c->lists, (c->nlists + 1) * sizeof *nl);
     if (!nl) {
-        floe_io_delete(list_uri, NULL);
+        floe_io_delete(floe_table_io(c->t), list_uri, NULL);
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     c->lists = nl;
@@ -477,7 +477,7 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
         } else if (rc == 0) {
             for (size_t i = 0; i < c.nlists; i++)
                 if (i != c.committed_list)
-                    floe_io_delete(c.lists[i], NULL);
+                    floe_io_delete(floe_table_io(t), c.lists[i], NULL);
             r.snapshot_id = c.committed_id;
             r.manifests_before = plan.manifests_before;
             r.manifests_created = (int64_t)plan.ncreated;
@@ -487,8 +487,8 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
             r.manifests_after = c.manifests_after;
         } else {
             for (size_t i = 0; i < c.nlists; i++)
-                floe_io_delete(c.lists[i], NULL);
-            plan_remove_created(&plan);
+                floe_io_delete(floe_table_io(t), c.lists[i], NULL);
+            plan_remove_created(floe_table_io(t), &plan);
         }
         for (size_t i = 0; i < c.nlists; i++)
             floe_free(c.lists[i]);

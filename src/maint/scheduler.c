@@ -595,7 +595,7 @@ static int count_manifests(floe_table *t, int64_t *n, int64_t *bytes, floe_error
     floe_manifest_list ml;
     floe_manifest_list_read_options ro = {.allow_missing_field_ids = true};
     if (rc == 0)
-        rc = floe_manifest_list_read(uri, &ro, &a, &ml, err);
+        rc = floe_manifest_list_read(floe_table_io(t), uri, &ro, &a, &ml, err);
     for (size_t i = 0; rc == 0 && i < ml.nfiles; i++) {
         if (ml.files[i].content != FLOE_MANIFEST_DATA)
             continue;
@@ -731,6 +731,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         o.quarantine_retention_ms = jc->quarantine_retention_ms;
         /* floe serve keeps the index in the catalog's database */
         o.db = cdb;
+        o.io = floe_catalog_io(m->cat);
         o.now_ms = now;
         floe_landing_lifecycle_result r;
         FLOE_CHECK(floe_maint_landing_lifecycle(floe_catalog_warehouse(m->cat), &o, &r, err));

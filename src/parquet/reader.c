@@ -286,10 +286,10 @@ int floe_pq_reader_open_input(floe_input *in, const floe_pq_reader_options *opts
     return finish_open(r, out, err);
 }
 
-int floe_pq_reader_open(const char *uri, const floe_pq_reader_options *opts,
+int floe_pq_reader_open(floe_io *io, const char *uri, const floe_pq_reader_options *opts,
                         floe_pq_reader **out, floe_error *err) {
     floe_input *in = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_input_open(uri, &in, err));
+    FLOE_FORWARD_IF_ERROR(floe_input_open(io, uri, &in, err));
     return floe_pq_reader_open_input(in, opts, out, err);
 }
 

@@ -2614,7 +2614,7 @@ static void writer_free(floe_pq_writer *w) {
     floe_free(w);
 }
 
-int floe_pq_writer_open(const char *uri, const floe_schema *schema,
+int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
                         const floe_pq_write_options *opts, floe_pq_writer **out,
                         floe_error *err) {
     int rc = 0;
@@ -2717,7 +2717,7 @@ int floe_pq_writer_open(const char *uri, const floe_schema *schema,
         if (o->codec != FLOE_CODEC_UNCOMPRESSED && !(sc->cctx = floe_codec_ctx_new()))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
-    FLOE_CHECK(floe_output_open(uri, &o->output, &w->out, err));
+    FLOE_CHECK(floe_output_open(io, uri, &o->output, &w->out, err));
     FLOE_CHECK(write_out(w, "PAR1", 4, err));
     *out = w;
     return 0;

@@ -663,9 +663,9 @@ void srv_files_free(srv_files *fc) {
     floe_arena_reset(&fc->arena);
 }
 
-void srv_files_delete(srv_files *fc) {
+void srv_files_delete(floe_io *io, srv_files *fc) {
     for (size_t i = 0; i < fc->uris.n; i++)
-        floe_io_delete(fc->uris.items[i], NULL);
+        floe_io_delete(io, fc->uris.items[i], NULL);
 }
 
 /* Local copies of remote landing files (the NDJSON reader reads local files): each
@@ -689,13 +689,13 @@ static void staged_free(staged *st) {
     memset(st, 0, sizeof *st);
 }
 
-static int stage_one(const char *uri, const char *path, floe_error *err) {
+static int stage_one(floe_io *io, const char *uri, const char *path, floe_error *err) {
     floe_input *in = NULL;
     int fd = -1, rc = 0;
     uint8_t *buf = floe_malloc(1u << 20);
     if (!buf)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_input_open(uri, &in, err));
+    FLOE_CHECK(floe_input_open(io, uri, &in, err));
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         FLOE_FAIL(err, FLOE_EIO, "%s: %s", path, strerror(errno));
@@ -721,7 +721,7 @@ done:
     return rc;
 }
 
-static int stage_inputs(char *const *uris, size_t n, staged *st, floe_error *err) {
+static int stage_inputs(floe_io *io, char *const *uris, size_t n, staged *st, floe_error *err) {
     int rc = 0;
     memset(st, 0, sizeof *st);
     if (!(st->paths = floe_calloc(n ? n : 1, sizeof *st->paths)))
@@ -745,7 +745,7 @@ static int stage_inputs(char *const *uris, size_t n, staged *st, floe_error *err
         }
         if (!(st->paths[i] = floe_asprintf("%s/%zu.ndjson.zst", st->dir, i)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(stage_one(uris[i], st->paths[i], err));
+        FLOE_CHECK(stage_one(io, uris[i], st->paths[i], err));
     }
 done:
     return rc;
@@ -844,6 +844,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     floe_convert_options co;
     floe_convert_options_init(&co);
+    co.io = s->cfg.io;
     co.schema = jt.schema;
     co.write = jt.write;
     /* One thread, so ingest keeps the other core; two while posts are held for the
@@ -859,10 +860,10 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     co.quarantine_uri = quarantine;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = &fc;
-    FLOE_CHECK(stage_inputs(l.uris, l.n, &stg, err));
+    FLOE_CHECK(stage_inputs(s->cfg.io, l.uris, l.n, &stg, err));
     rc = floe_convert((const char *const *)stg.paths, l.n, &co, &res, err);
     if (rc < 0) {
-        srv_files_delete(&fc);
+        srv_files_delete(s->cfg.io, &fc);
         goto done;
     }
     if (fc.n == 0) {
@@ -877,7 +878,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     /* step 4: commit, unless the partition's lease was lost meanwhile (another worker may
      * be converting the same files: its commit or ours would find them no longer ours) */
     if (atomic_load(&s->comp->lost)) {
-        srv_files_delete(&fc);
+        srv_files_delete(s->cfg.io, &fc);
         FLOE_FAIL(err, FLOE_ECONFLICT, "%s/%s: the partition's lease was lost", tbl, part);
     }
     floe_landing_commit c = {
@@ -895,7 +896,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
         if (rc == FLOE_COMMIT_NOOP) {
             floe_log(FLOE_LOG_INFO, "serve: %s/%s: landing files already committed in "
                      "snapshot %lld", tbl, part, (long long)snapshot);
-            srv_files_delete(&fc);
+            srv_files_delete(s->cfg.io, &fc);
         }
         atomic_fetch_add(&s->m.commits, 1);
         atomic_fetch_add(&s->m.landing_committed, l.n);
@@ -915,7 +916,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     }
     if (rc == FLOE_ECONFLICT)
         atomic_fetch_add(&s->m.conflicts, 1);
-    srv_files_delete(&fc);
+    srv_files_delete(s->cfg.io, &fc);
     /* Nothing of this job was committed. Ids that are in the table now (a no-op: another
      * worker committed them first) are settled as committed at once; the release below
      * gives back only the rest, and only what is still ours. */

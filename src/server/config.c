@@ -714,7 +714,7 @@ done:
 int floe_server_config_load(floe_server_config *cfg, const char *path, floe_error *err) {
     floe_buf b;
     floe_buf_init(&b, 1 << 20);
-    int rc = floe_io_read_all(path, 1 << 20, &b, err);
+    int rc = floe_io_read_all(cfg->io, path, 1 << 20, &b, err);
     if (rc == 0)
         rc = floe_server_config_parse(cfg, (const char *)b.data, b.len, path, err);
     floe_buf_free(&b);

@@ -427,7 +427,7 @@ static void *probe_main(void *arg) {
             srv_health_ok(s, SRV_H_CATALOG);
         floe_error_clear(&e);
         bool exists = false;
-        if (floe_io_exists(s->landing_root, &exists, &e) < 0)
+        if (floe_io_exists(s->cfg.io, s->landing_root, &exists, &e) < 0)
             srv_health_fail(s, SRV_H_STORAGE, "the warehouse's storage does not answer: %s",
                             e.msg);
         else

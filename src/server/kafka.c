@@ -952,9 +952,9 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
             unlink(final); /* a crashed attempt's, if any */
         } else {
             floe_quarantine *q = NULL;
-            rc = floe_io_mkdirs(dir, err);
+            rc = floe_io_mkdirs(k->s->cfg.io, dir, err);
             if (rc == 0)
-                rc = floe_quarantine_open(tmp, &q, err);
+                rc = floe_quarantine_open(k->s->cfg.io, tmp, &q, err);
             for (size_t i = from; i < at && rc == 0; i++)
                 rc = floe_quarantine_add(q, source, 0, items[i].offset, items[i].reason,
                                          items[i].rec, items[i].n, err);
@@ -1073,6 +1073,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     if (t->nlines) {
         floe_convert_options co;
         floe_convert_options_init(&co);
+        co.io = k->s->cfg.io;
         co.schema = jt.schema;
         co.write = jt.write;
         co.threads = 1;
@@ -1088,7 +1089,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         const char *in = t->spool_path;
         rc = floe_convert(&in, 1, &co, &res, err);
         if (rc < 0) {
-            srv_files_delete(&fc);
+            srv_files_delete(k->s->cfg.io, &fc);
             goto done;
         }
     }
@@ -1152,7 +1153,7 @@ done:
     floe_append_free(a);
     floe_table_close(ft);
     if (rc < 0 && !files_kept)
-        srv_files_delete(&fc);
+        srv_files_delete(k->s->cfg.io, &fc);
     if (map)
         munmap(map, mapn);
     if (tmp_q)
@@ -1537,7 +1538,7 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
         parse_ms(v, &k->commit_interval_ms);
     if ((v = src_get(src, "max_buffered_bytes")))
         parse_size(v, &k->max_buffered);
-    FLOE_CHECK(floe_io_mkdirs(k->spool_dir, err));
+    FLOE_CHECK(floe_io_mkdirs(s->cfg.io, k->spool_dir, err));
 
     conf = rd_kafka_conf_new();
     FLOE_CHECK(conf_set(conf, src->name, "bootstrap.servers", src_get(src, "bootstrap.servers"),

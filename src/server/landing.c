@@ -764,7 +764,7 @@ static int seal_write(floe_server *s, seal_job *j, bool *permanent, floe_error *
     if (!uri)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_output_options oo = {.fsync = true, .no_overwrite = false};
-    rc = floe_io_write_all(uri, j->data.data, j->data.len, &oo, err);
+    rc = floe_io_write_all(s->cfg.io, uri, j->data.data, j->data.len, &oo, err);
     if (rc < 0) {
         *permanent = j->kind == FLOE_SECTION_RECORDS && seal_error_permanent(err);
         goto done;
@@ -775,7 +775,7 @@ static int seal_write(floe_server *s, seal_job *j, bool *permanent, floe_error *
         goto done; /* still unknown: keep the file; the retry decides */
     if (rc < 0) {
         /* unregistered: remove it now (a restart would too); the WAL still has it */
-        floe_io_delete(uri, NULL);
+        floe_io_delete(s->cfg.io, uri, NULL);
         goto done;
     }
     l->next_seq = seq + 1;
@@ -813,7 +813,7 @@ static int seal_quarantine(floe_server *s, seal_job *j, const char *why, floe_er
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_section_decode_all(j->codec, j->data.data, j->data.len,
                                        (size_t)j->raw_bytes, &raw, err));
-    FLOE_CHECK(floe_quarantine_open(uri, &q, err));
+    FLOE_CHECK(floe_quarantine_open(s->cfg.io, uri, &q, err));
     int64_t line = 0;
     for (size_t off = 0; off < raw.len;) {
         const uint8_t *nl = memchr(raw.data + off, '\n', raw.len - off);
@@ -844,7 +844,7 @@ done:
     if (q)
         floe_quarantine_close(q, NULL);
     if (rc < 0 && written)
-        floe_io_delete(uri, NULL);
+        floe_io_delete(s->cfg.io, uri, NULL);
     floe_buf_free(&raw);
     floe_free(uri);
     floe_free(reason);
@@ -1403,8 +1403,8 @@ int srv_landing_open(floe_server *s, floe_error *err) {
     FLOE_CHECK(index_open(s, err));
     if (s->role == FLOE_SERVER_ROLE_COMPACTOR)
         goto metrics; /* no WAL, no landing files of its own */
-    FLOE_CHECK(floe_io_mkdirs(s->landing_root, err));
-    FLOE_CHECK(floe_io_mkdirs(s->quarantine_root, err));
+    FLOE_CHECK(floe_io_mkdirs(s->cfg.io, s->landing_root, err));
+    FLOE_CHECK(floe_io_mkdirs(s->cfg.io, s->quarantine_root, err));
 
     /* watermarks: the last frame of each partition already in a landing file */
     const char *pnode[] = {s->node};
@@ -1419,11 +1419,11 @@ int srv_landing_open(floe_server *s, floe_error *err) {
     /* files without an index row: their records are still in the WAL */
     const char *roots[2] = {s->landing_root, s->quarantine_root};
     for (int i = 0; i < 2; i++)
-        FLOE_CHECK(floe_io_list(roots[i], reconcile_file, &rctx, err));
+        FLOE_CHECK(floe_io_list(s->cfg.io, roots[i], reconcile_file, &rctx, err));
     for (size_t i = 0; i < rctx.victims.n; i++) {
         floe_log(FLOE_LOG_INFO, "serve: removing unregistered landing file %s",
                  rctx.victims.items[i]);
-        floe_io_delete(rctx.victims.items[i], NULL);
+        floe_io_delete(s->cfg.io, rctx.victims.items[i], NULL);
     }
 
     /* rows whose file is gone */
@@ -1432,7 +1432,7 @@ int srv_landing_open(floe_server *s, floe_error *err) {
                               &rows, err));
     for (size_t i = 0; i < rows.ids.n && i < rows.uris.n; i++) {
         bool ex = false;
-        if (floe_io_exists(rows.uris.items[i], &ex, NULL) == 0 && !ex) {
+        if (floe_io_exists(s->cfg.io, rows.uris.items[i], &ex, NULL) == 0 && !ex) {
             floe_log(FLOE_LOG_ERROR, "serve: landing file %s is registered but missing",
                      rows.uris.items[i]);
             const char *pid[] = {rows.ids.items[i]};

@@ -334,6 +334,7 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     mt->start_delay_ms = s->cfg.maint_start_delay_ms;
     /* A connection of our own to the server's catalog (as server.c opens it), under the
      * same catalog name: the lease rows are those of every maintainer of this catalog. */
+    cc.io = s->cfg.io;
     cc.name = floe_strdup(floe_catalog_name(s->catalog));
     cc.type = floe_strdup("sql");
     cc.uri = s->cfg.catalog ? floe_strdup(s->cfg.catalog)

@@ -298,7 +298,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
                   "sqlite:///path) or a PostgreSQL one (postgresql://...)",
                   (int)(strstr(cfg->catalog, "://") - cfg->catalog), cfg->catalog);
     if (!remote)
-        FLOE_CHECK(floe_io_mkdirs(s->warehouse, err));
+        FLOE_CHECK(floe_io_mkdirs(s->cfg.io, s->warehouse, err));
     if (pg)
         db = floe_strdup(cfg->catalog);
     else if (cfg->catalog)
@@ -321,6 +321,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
         if (!wh_abs)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
+    s->catcfg.io = s->cfg.io;
     s->catcfg.name = floe_strdup("default");
     s->catcfg.type = floe_strdup("sql");
     s->catcfg.uri = db;
@@ -514,7 +515,7 @@ int floe_server_close(floe_server *s, floe_error *err) {
         srv_landing_release_all(s); /* (offline: the WAL keeps every frame for the next start) */
     /* the object-store requests of this process (bench/scale reads them) */
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(s->cfg.io, &st);
     floe_log(FLOE_LOG_INFO, "serve: %s: object store requests GET %lld PUT %lld LIST %lld "
              "DELETE %lld HEAD %lld, bytes read %lld written %lld", s->node,
              (long long)st.get_requests, (long long)st.put_requests,

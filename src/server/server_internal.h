@@ -497,7 +497,7 @@ typedef struct srv_files {
 void srv_files_init(srv_files *fc, const srv_job_table *jt);
 int srv_files_on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
                       const floe_value *partition, size_t npartition, floe_error *err);
-void srv_files_delete(srv_files *fc);
+void srv_files_delete(floe_io *io, srv_files *fc);
 void srv_files_free(srv_files *fc); /* the records; the files stay */
 
 /* kafka.c: [source kafka NAME] consumers (one thread each) */

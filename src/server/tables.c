@@ -327,7 +327,7 @@ static void cache_store(floe_server *s, srv_table *t) {
     if (!txt || !p)
         floe_log(FLOE_LOG_WARN, "serve: table %s: keeping a local copy: out of memory",
                  t->name);
-    else if (floe_io_write_all(p, txt, strlen(txt), NULL, &e) < 0)
+    else if (floe_io_write_all(s->cfg.io, p, txt, strlen(txt), NULL, &e) < 0)
         floe_log(FLOE_LOG_WARN, "serve: table %s: keeping a local copy: %s", t->name, e.msg);
     json_decref(o);
     free(txt); /* jansson's */
@@ -344,7 +344,7 @@ static int cache_load(floe_server *s, srv_table *t, floe_error *err) {
     int rc = 0;
     if (!p)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    rc = floe_io_read_all(p, (size_t)64 << 20, &b, err);
+    rc = floe_io_read_all(s->cfg.io, p, (size_t)64 << 20, &b, err);
     if (rc == FLOE_ENOTFOUND)
         FLOE_FAIL(err, FLOE_EBUSY, "table %s: the catalog cannot be reached and this node has "
                   "not served the table before; retry later", t->name);

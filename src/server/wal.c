@@ -92,7 +92,7 @@ static int replay_segment(floe_server *s, uint64_t segno, int64_t limit, bool ap
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_buf b;
     floe_buf_init(&b, 0);
-    int rc = floe_io_read_all(p, (size_t)1 << 31, &b, err);
+    int rc = floe_io_read_all(s->cfg.io, p, (size_t)1 << 31, &b, err);
     if (rc < 0)
         goto done;
     if (limit >= 0 && b.len > (size_t)limit)
@@ -186,7 +186,7 @@ int srv_wal_open(floe_server *s, bool replay, floe_error *err) {
     int rc = 0;
     uint64_t *segs = NULL;
     size_t n = 0;
-    FLOE_CHECK(floe_io_mkdirs(s->wal_dir, err));
+    FLOE_CHECK(floe_io_mkdirs(s->cfg.io, s->wal_dir, err));
     FLOE_CHECK(list_segments(s, &segs, &n, err));
     uint64_t max_frame = replay ? srv_landing_max_frame(s) : 0;
     for (size_t i = 0; i < n; i++)

@@ -268,7 +268,7 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
     if (!recorded)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(physical(a, recorded, &phys, err));
-    FLOE_CHECK(floe_manifest_writer_open(phys, &o, &w, err));
+    FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->t), phys, &o, &w, err));
     for (size_t i = 0; i < a->nfiles; i++) {
         if (a->files[i].npartition != a->spec->nfields)
             FLOE_FAIL(err, FLOE_EINVALID,
@@ -351,13 +351,13 @@ static int merge_bin(attempt_ctx *c, const floe_manifest_file *const *bin, size_
     if (!recorded)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(physical(a, recorded, &phys, err));
-    FLOE_CHECK(floe_manifest_writer_open(phys, &o, &w, err));
+    FLOE_CHECK(floe_manifest_writer_open(floe_table_io(c->a->t), phys, &o, &w, err));
     for (size_t i = 0; i < n; i++) {
         const floe_manifest_file *mf = bin[i];
         char *src = NULL;
         FLOE_CHECK(physical(a, mf->manifest_path, &src, err));
         floe_manifest_read_options ro = {.manifest = mf, .spec = spec};
-        rc = floe_manifest_reader_open(src, &ro, &r, err);
+        rc = floe_manifest_reader_open(floe_table_io(c->a->t), src, &ro, &r, err);
         floe_free(src);
         if (rc < 0)
             goto done;
@@ -617,7 +617,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         FLOE_CHECK(physical(a, parent->manifest_list, &src, err));
         floe_manifest_list_read_options lo = {.has_snapshot_id = true,
                                               .snapshot_id = parent->snapshot_id};
-        FLOE_CHECK(floe_manifest_list_read(src, &lo, &c.arena, &bl, err));
+        FLOE_CHECK(floe_manifest_list_read(floe_table_io(c.a->t), src, &lo, &c.arena, &bl, err));
     }
     FLOE_CHECK(build_list(&c, bl.files, bl.nfiles, err));
 
@@ -638,7 +638,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(floe_manifest_codec_from_props(base->properties, base->n_properties, &lo.codec,
                                               &lo.level, err));
     FLOE_CHECK(track(a, list_rec, err));
-    rc = floe_manifest_list_write(list_phys, &lo, c.out, c.nout, NULL, NULL, err);
+    rc = floe_manifest_list_write(floe_table_io(c.a->t), list_phys, &lo, c.out, c.nout, NULL, NULL, err);
     if (rc < 0) {
         a->written.n--;
         floe_free(a->written.items[a->written.n]);
@@ -714,7 +714,7 @@ static void cleanup(floe_append *a, bool keep_refs) {
         char *phys = NULL;
         floe_error e;
         floe_error_clear(&e);
-        if (physical(a, p, &phys, &e) == 0 && floe_io_delete(phys, &e) < 0)
+        if (physical(a, p, &phys, &e) == 0 && floe_io_delete(floe_table_io(a->t), phys, &e) < 0)
             floe_log(FLOE_LOG_WARN, "append: could not delete %s: %s", p, e.msg);
         floe_free(phys);
     }

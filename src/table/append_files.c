@@ -250,7 +250,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                 FLOE_FAIL(err, FLOE_ENOTFOUND, "%s: no such file", inputs[i]);
         }
         const char *recorded = abs ? abs : inputs[i];
-        rc = floe_data_file_from_parquet_footer(m, recorded, recorded, NULL, 0, &cc.arena, &df,
+        rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, recorded, recorded, NULL, 0, &cc.arena, &df,
                                                 &rep, err);
         if (rc == FLOE_EINVALID && rep.several_partitions && o->split) {
             /* rewritten per partition: the pieces carry field ids, the file is not added */
@@ -273,7 +273,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                                         (nsplit_written + nw + 1) * sizeof *split_written);
             if (!grown) {
                 for (size_t k = 0; k < nw; k++) {
-                    floe_io_delete(w[k], NULL);
+                    floe_io_delete(floe_table_io(t), w[k], NULL);
                     floe_free(w[k]);
                 }
                 floe_free(w);
@@ -305,6 +305,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
         floe_convert_options co;
         floe_convert_options_init(&co);
+        co.io = floe_table_io(t);
         co.schema = schema;
         FLOE_CHECK(floe_table_parquet_options(m, &co.write, err));
         co.write.output.fsync = o->fsync;
@@ -348,9 +349,9 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     goto keep;
 remove_outputs:
     for (size_t i = 0; i < (size_t)r.convert.files && r.convert.file_uris; i++)
-        floe_io_delete(r.convert.file_uris[i], NULL);
+        floe_io_delete(floe_table_io(t), r.convert.file_uris[i], NULL);
     for (size_t i = 0; i < nsplit_written; i++)
-        floe_io_delete(split_written[i], NULL);
+        floe_io_delete(floe_table_io(t), split_written[i], NULL);
     if (rc < 0)
         goto done;
 keep:
@@ -361,10 +362,10 @@ keep:
 done:
     if (rc < 0 && rc != FLOE_EUNKNOWN_STATE && r.convert.file_uris)
         for (size_t i = 0; i < (size_t)r.convert.files; i++)
-            floe_io_delete(r.convert.file_uris[i], NULL);
+            floe_io_delete(floe_table_io(t), r.convert.file_uris[i], NULL);
     if (rc < 0 && rc != FLOE_EUNKNOWN_STATE)
         for (size_t i = 0; i < nsplit_written; i++)
-            floe_io_delete(split_written[i], NULL);
+            floe_io_delete(floe_table_io(t), split_written[i], NULL);
     for (size_t i = 0; i < nsplit_written; i++)
         floe_free(split_written[i]);
     floe_free(split_written);

@@ -489,7 +489,7 @@ done:
  * the data file
  * ------------------------------------------------------------------------------------- */
 
-int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char *uri,
+int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m, const char *uri,
                                        const char *recorded_path, const floe_value *partition,
                                        size_t npartition, floe_arena *arena,
                                        floe_data_file *out, floe_parquet_file_report *rep,
@@ -516,7 +516,7 @@ int floe_data_file_from_parquet_footer(const floe_table_metadata *m, const char 
     FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &ts, err));
     FLOE_CHECK(floe_partition_spec_parse_json(msp->json, strlen(msp->json), ts, &spec, err));
     FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, ts, NULL, &cfg, err));
-    FLOE_CHECK(floe_pq_reader_open(uri, NULL, &r, err));
+    FLOE_CHECK(floe_pq_reader_open(io, uri, NULL, &r, err));
     const floe_schema *fs = NULL;
     FLOE_CHECK(floe_pq_reader_iceberg_schema(r, &fs, err));
     const floe_pq_node *root = floe_pq_reader_root(r);

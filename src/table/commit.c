@@ -170,7 +170,7 @@ static int resolve_unknown(floe_table *t, const char *base_loc, const char *base
         /* nothing moved: final only where a returned call leaves nothing in flight */
         outcome = floe_catalog_swap_outcome_final(t->catalog) ? OUTCOME_NOT_APPLIED
                                                               : OUTCOME_UNKNOWN;
-    } else if (floe_table_metadata_read(cur, &m, NULL) == 0) { /* cur: written absolute */
+    } else if (floe_table_metadata_read(floe_table_io(t), cur, &m, NULL) == 0) { /* cur: written absolute */
         const char *successor = NULL;
         for (size_t i = 0; i < m->n_metadata_log; i++)
             if (!strcmp(m->metadata_log[i].metadata_file, base_logged)) {
@@ -221,7 +221,7 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
         /* only a file beside the new one: the table's metadata folder, wherever
          * write.metadata.path puts it; never the new file itself */
         if (folder_len(phys) == dl && !strncmp(phys, committed_loc, dl) &&
-            strcmp(phys, committed_loc) && floe_io_delete(phys, &e) < 0)
+            strcmp(phys, committed_loc) && floe_io_delete(floe_table_io(t), phys, &e) < 0)
             floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", phys, e.msg);
         floe_free(phys);
     }
@@ -373,7 +373,7 @@ static int write_unique(floe_table *t, const floe_table_metadata *m, const char 
     for (int i = 0; i < 3; i++) {
         int rc = floe_catalog_new_metadata_location(t->catalog, md_dir, base_loc, gzip, loc, err);
         if (rc == 0)
-            rc = floe_table_metadata_write(m, *loc, gzip, true, err);
+            rc = floe_table_metadata_write(floe_table_io(t), m, *loc, gzip, true, err);
         if (rc != FLOE_EEXISTS) {
             floe_free(md_dir);
             return rc;
@@ -484,7 +484,7 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
             if (!dir)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             max_ver mv = {dir, strlen(dir), 0};
-            FLOE_CHECK(floe_io_list(dir, ver_cb, &mv, err));
+            FLOE_CHECK(floe_io_list(floe_table_io(t), dir, ver_cb, &mv, err));
             /* a newer version than our base exists: someone committed since (building on
              * the stale base would drop their commit; with old versions deleted, naming
              * ours after the base could even bring a deleted one back) */
@@ -501,7 +501,7 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
             hint = floe_io_join(dir, "version-hint.text");
             if (!loc || !hint)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            rc = floe_table_metadata_write(m, loc, gz, true, err);
+            rc = floe_table_metadata_write(floe_table_io(t), m, loc, gz, true, err);
             if (rc == FLOE_EEXISTS) {
                 rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit", loc);
                 goto attempt_done;
@@ -514,7 +514,7 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
             floe_output_options oo = {.fsync = true};
             floe_error e2;
             floe_error_clear(&e2);
-            if (floe_io_write_all(hint, num, (size_t)nn, &oo, &e2) < 0)
+            if (floe_io_write_all(floe_table_io(t), hint, num, (size_t)nn, &oo, &e2) < 0)
                 floe_log(FLOE_LOG_WARN, "commit: could not update %s: %s", hint, e2.msg);
             if (!t->migrating)
                 floe_table_clean_old_metadata(t, t->metadata, m, loc);
@@ -606,7 +606,7 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
             if (fault && !after_apply) {
                 rc = floe_error_set(err, fault, "injected swap failure");
             } else {
-                rc = floe_table_metadata_write(m, loc, gzip, true, err);
+                rc = floe_table_metadata_write(floe_table_io(t), m, loc, gzip, true, err);
                 if (rc == FLOE_EEXISTS) /* C2: that file is another writer's commit */
                     rc = floe_error_set(err, FLOE_ECONFLICT, "%s was created by another commit",
                                         loc);
@@ -676,7 +676,7 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
 
     attempt_done:
         if (ours_on_disk && loc) /* C2: the swap definitely did not happen */
-            floe_io_delete(loc, NULL);
+            floe_io_delete(floe_table_io(t), loc, NULL);
         floe_free(loc);
         floe_free(log_entry);
         floe_table_metadata_free(m);

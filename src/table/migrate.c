@@ -70,7 +70,7 @@ typedef int (*record_fn)(void *ctx, const floe_avro_node *root, floe_avro_value 
 
 /* Copy the container at src to dst, each record passed through fn (which may change its
  * fields; the record's item array is the caller's own copy). *length = bytes written. */
-static int copy_avro(const char *src, const char *dst, record_fn fn, void *ctx,
+static int copy_avro(floe_io *io, const char *src, const char *dst, record_fn fn, void *ctx,
                      int64_t *length, floe_error *err) {
     floe_input *in = NULL;
     floe_avro_reader *r = NULL;
@@ -81,7 +81,7 @@ static int copy_avro(const char *src, const char *dst, record_fn fn, void *ctx,
     floe_arena scratch;
     floe_arena_init(&scratch, 16 * 1024);
     int rc = 0;
-    FLOE_CHECK(floe_input_open(src, &in, err));
+    FLOE_CHECK(floe_input_open(io, src, &in, err));
     floe_avro_reader_options ao = {.name = src};
     FLOE_CHECK(floe_avro_reader_open_input(in, &ao, &r, err));
     const floe_avro_schema *schema = floe_avro_reader_writer_schema(r);
@@ -123,7 +123,7 @@ static int copy_avro(const char *src, const char *dst, record_fn fn, void *ctx,
     w = NULL;
     FLOE_CHECK(rc);
     floe_output_options oo = {.fsync = true, .no_overwrite = true};
-    FLOE_CHECK(floe_avro_write_uri(dst, &out, &oo, err));
+    FLOE_CHECK(floe_avro_write_uri(io, dst, &out, &oo, err));
     *length = (int64_t)out.len;
 done:
     if (rc < 0)
@@ -233,7 +233,7 @@ static int copy_manifest(migrate_ctx *c, const char *recorded, const copied **ou
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_table_resolve_path(c->t, recorded, &src, err));
     FLOE_CHECK(floe_strlist_push(&c->written, dst, err));
-    FLOE_CHECK(copy_avro(src, dst, manifest_record, c, &len, err));
+    FLOE_CHECK(copy_avro(floe_table_io(c->t), src, dst, manifest_record, c, &len, err));
     c->manifests[c->nmanifests++] = (copied){from, dst, len};
     *out = &c->manifests[c->nmanifests - 1];
     from = dst = NULL;
@@ -289,7 +289,7 @@ static int map_path(void *ctx, floe_metadata_path_kind kind, int64_t snapshot_id
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_table_resolve_path(c->t, path, &src, err));
     FLOE_CHECK(floe_strlist_push(&c->written, dst, err));
-    FLOE_CHECK(copy_avro(src, dst, list_record, c, &len, err));
+    FLOE_CHECK(copy_avro(floe_table_io(c->t), src, dst, list_record, c, &len, err));
     *out = dst;
     dst = NULL;
 done:
@@ -356,11 +356,11 @@ int floe_table_migrate(floe_table *t, floe_error *err) {
                 used = t->metadata->snapshots[k].manifest_list &&
                        !strcmp(t->metadata->snapshots[k].manifest_list, c.written.items[i]);
             if (!used)
-                floe_io_delete(c.written.items[i], NULL);
+                floe_io_delete(floe_table_io(t), c.written.items[i], NULL);
         }
     } else if (rc != FLOE_EUNKNOWN_STATE) {
         for (size_t i = 0; i < c.written.n; i++)
-            floe_io_delete(c.written.items[i], NULL);
+            floe_io_delete(floe_table_io(t), c.written.items[i], NULL);
         floe_error_prefix(err, "migrating the recorded paths of %s: ", was);
     }
     reset_attempt(&c);

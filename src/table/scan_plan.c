@@ -288,7 +288,7 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
                                      .spec = spec,
                                      .allow_missing_field_ids = pl->o->allow_missing_field_ids};
     floe_manifest_reader *r = NULL;
-    int rc = floe_manifest_reader_open(uri, &ro, &r, pl->err);
+    int rc = floe_manifest_reader_open(floe_table_io(pl->t), uri, &ro, &r, pl->err);
     floe_free(uri);
     if (rc < 0)
         return rc;
@@ -487,9 +487,9 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
                 .allow_missing_field_ids = o->allow_missing_field_ids,
                 .has_snapshot_id = true,
                 .snapshot_id = snap->snapshot_id};
-            FLOE_CHECK(floe_manifest_list_read(list_uri, &lo, &p->priv->arena, &list, err));
+            FLOE_CHECK(floe_manifest_list_read(floe_table_io(t), list_uri, &lo, &p->priv->arena, &list, err));
             floe_input *in = NULL;
-            if (floe_input_open(list_uri, &in, NULL) == 0) {
+            if (floe_input_open(floe_table_io(t), list_uri, &in, NULL) == 0) {
                 p->stats.bytes_read += floe_input_size(in);
                 floe_input_close(in);
             }

@@ -506,7 +506,7 @@ static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "delete file %s: format %s is not supported",
                   df->file_path, df->file_format);
     FLOE_CHECK(floe_table_resolve_path(t, df->file_path, &uri, err));
-    FLOE_CHECK(floe_pq_reader_open(uri, po, &r, err));
+    FLOE_CHECK(floe_pq_reader_open(floe_table_io(t), uri, po, &r, err));
     const floe_pq_node *root = floe_pq_reader_root(r);
     bool eq = df->content == FLOE_CONTENT_EQUALITY_DELETES;
     c.nslots = eq ? df->nequality_ids : 2;
@@ -1021,7 +1021,7 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
 
     FLOE_CHECK(floe_table_resolve_path(c->t, df->file_path, &uri, c->err));
     floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
-    FLOE_CHECK(floe_pq_reader_open(uri, &po, &r, c->err));
+    FLOE_CHECK(floe_pq_reader_open(floe_table_io(c->t), uri, &po, &r, c->err));
     {
         floe_pq_reader_file fi;
         floe_pq_reader_file_info(r, &fi);

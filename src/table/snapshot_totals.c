@@ -63,7 +63,7 @@ int floe_table_manifest_totals(const floe_table *t, const floe_manifest_file *fi
         floe_manifest_read_options o = {.manifest = &files[i], .allow_deletion_vectors = true};
         rc = floe_table_resolve_path(t, files[i].manifest_path, &path, err);
         if (rc == 0)
-            rc = floe_manifest_reader_open(path, &o, &r, err);
+            rc = floe_manifest_reader_open(floe_table_io(t), path, &o, &r, err);
         const floe_manifest_entry *e;
         while (rc == 0 && (rc = floe_manifest_reader_next(r, &e, err)) == 1) {
             rc = 0;

@@ -39,8 +39,8 @@ static bool is_metadata_name(const char *name) {
     return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
 }
 
-static int exists(const char *uri, bool *yes, floe_error *err) {
-    return floe_io_exists(uri, yes, err);
+static int exists(floe_io *io, const char *uri, bool *yes, floe_error *err) {
+    return floe_io_exists(io, uri, yes, err);
 }
 
 /* Directory part of a uri (without the trailing '/'); caller frees. */
@@ -63,7 +63,7 @@ static const char *base_of(const char *uri) {
  * ------------------------------------------------------------------------------------- */
 
 /* uri of v<N> in md, plain or gzip, or NULL when neither exists. */
-static int version_uri(const char *md, int64_t v, char **out, floe_error *err) {
+static int version_uri(floe_io *io, const char *md, int64_t v, char **out, floe_error *err) {
     static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json",
                                            ".metadata.json.gz"};
     *out = NULL;
@@ -74,7 +74,7 @@ static int version_uri(const char *md, int64_t v, char **out, floe_error *err) {
         if (!p)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         bool yes = false;
-        int rc = exists(p, &yes, err);
+        int rc = exists(io, p, &yes, err);
         if (rc < 0 || yes) {
             if (rc < 0)
                 floe_free(p);
@@ -88,17 +88,17 @@ static int version_uri(const char *md, int64_t v, char **out, floe_error *err) {
 }
 
 /* The file a version hint names, or NULL (no hint, or it names nothing that exists). */
-static int from_hint(const char *md, char **out, floe_error *err) {
+static int from_hint(floe_io *io, const char *md, char **out, floe_error *err) {
     *out = NULL;
     char *hint_uri = floe_io_join(md, "version-hint.text");
     if (!hint_uri)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     bool yes = false;
-    int rc = exists(hint_uri, &yes, err);
+    int rc = exists(io, hint_uri, &yes, err);
     floe_buf b;
     floe_buf_init(&b, HINT_MAX);
     if (rc == 0 && yes)
-        rc = floe_io_read_all(hint_uri, HINT_MAX, &b, err);
+        rc = floe_io_read_all(io, hint_uri, HINT_MAX, &b, err);
     if (rc < 0 || !yes) {
         floe_buf_free(&b);
         floe_free(hint_uri);
@@ -123,11 +123,11 @@ static int from_hint(const char *md, char **out, floe_error *err) {
         digits &= *p >= '0' && *p <= '9';
     if (digits && strlen(text) <= 18) {
         int64_t v = strtoll(text, NULL, 10);
-        rc = version_uri(md, v, out, err);
+        rc = version_uri(io, md, v, out, err);
         /* The hint is best effort: walk forward while newer versions exist. */
         for (int i = 0; rc == 0 && *out && i < FORWARD_PROBE_MAX; i++) {
             char *next = NULL;
-            rc = version_uri(md, v + 1 + i, &next, err);
+            rc = version_uri(io, md, v + 1 + i, &next, err);
             if (rc < 0 || !next)
                 break;
             floe_free(*out);
@@ -147,7 +147,7 @@ static int from_hint(const char *md, char **out, floe_error *err) {
                 break;
             }
             yes = false;
-            rc = exists(p, &yes, err);
+            rc = exists(io, p, &yes, err);
             if (rc == 0 && yes)
                 *out = p;
             else
@@ -186,11 +186,11 @@ static int collect_metadata(void *ctx, const floe_io_entry *e) {
 
 /* Newest metadata file among md's files by name, settling names without a number and ties
  * by reading them. */
-static int from_listing(const char *md, char **out, floe_error *err) {
+static int from_listing(floe_io *io, const char *md, char **out, floe_error *err) {
     list_ctx l = {md, strlen(md), {0}, 0, err};
     while (l.md_len > 1 && md[l.md_len - 1] == '/')
         l.md_len--;
-    int rc = floe_io_list(md, collect_metadata, &l, err);
+    int rc = floe_io_list(io, md, collect_metadata, &l, err);
     if (rc == 0)
         rc = l.rc;
     char **cand = NULL;
@@ -233,7 +233,7 @@ static int from_listing(const char *md, char **out, floe_error *err) {
         floe_table_metadata *m = NULL;
         floe_error e2;
         floe_error_clear(&e2);
-        int r = floe_table_metadata_read(cand[i], &m, &e2);
+        int r = floe_table_metadata_read(io, cand[i], &m, &e2);
         if (r == FLOE_ENOTFOUND) { /* gone since the listing */
             if (!first_rc) {
                 first_rc = r;
@@ -273,13 +273,14 @@ done:
     return rc;
 }
 
-int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error *err) {
+int floe_table_locate_metadata(floe_io *io, const char *path, char **metadata_uri,
+                               floe_error *err) {
     if (!path || !*path)
         return floe_error_set(err, FLOE_EINVALID, "no table path given");
     bool yes = false;
     int rc;
     if (is_metadata_name(path) || ends_with(path, ".json")) {
-        FLOE_FORWARD_IF_ERROR(exists(path, &yes, err));
+        FLOE_FORWARD_IF_ERROR(exists(io, path, &yes, err));
         if (!yes)
             return floe_error_set(err, FLOE_ENOTFOUND, "%s does not exist", path);
         char *copy = floe_strdup(path);
@@ -298,12 +299,12 @@ int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error
         floe_free(md);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
-    rc = exists(probe, &has_md, err);
+    rc = exists(io, probe, &has_md, err);
     floe_free(probe);
     if (rc == 0 && !has_md) {
         /* no hint under metadata/: is there a metadata/ folder with files at all? */
         list_ctx l = {md, strlen(md), {0}, 0, err};
-        rc = floe_io_list(md, collect_metadata, &l, err);
+        rc = floe_io_list(io, md, collect_metadata, &l, err);
         has_md = l.files.n > 0;
         floe_strlist_free(&l.files);
     }
@@ -317,9 +318,9 @@ int floe_table_locate_metadata(const char *path, char **metadata_uri, floe_error
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     char *found = NULL;
-    rc = from_hint(md, &found, err);
+    rc = from_hint(io, md, &found, err);
     if (rc == 0 && !found)
-        rc = from_listing(md, &found, err);
+        rc = from_listing(io, md, &found, err);
     if (rc == FLOE_ENOTFOUND)
         floe_error_set(err, FLOE_ENOTFOUND, "%s: not an Iceberg table (no metadata/*.metadata.json)",
                        path);
@@ -355,6 +356,8 @@ floe_catalog *floe_table_catalog(const floe_table *t) { return t->catalog; }
 const char *floe_table_namespace(const floe_table *t) { return t->ns; }
 const char *floe_table_name(const floe_table *t) { return t->name; }
 bool floe_table_migration_due(const floe_table *t) { return t->migrate; }
+
+floe_io *floe_table_io(const floe_table *t) { return t->io; }
 
 char *floe_table_metadata_dir(const floe_table_metadata *m) {
     const char *custom = floe_table_metadata_property(m, "write.metadata.path");
@@ -568,12 +571,13 @@ int floe_table_open_path(const char *path, const floe_table_open_options *opts,
     char *abs = NULL, *found = NULL;
     floe_table_metadata *m = NULL;
     t->confined = true;
+    t->io = opts && opts->io ? opts->io : floe_io_default();
     FLOE_CHECK(set_relocation(t, opts, err));
     /* absolute from the start: the paths this table records (metadata-log entries, new
      * files) must not depend on the folder floe runs in */
     FLOE_CHECK(floe_io_uri_absolute(path, NULL, &abs, err));
-    FLOE_CHECK(floe_table_locate_metadata(abs, &found, err));
-    FLOE_CHECK(floe_table_metadata_read(found, &m, err));
+    FLOE_CHECK(floe_table_locate_metadata(t->io, abs, &found, err));
+    FLOE_CHECK(floe_table_metadata_read(t->io, found, &m, err));
     rc = floe_table_install(t, NULL, found, m, err);
     found = NULL;
     m = NULL;
@@ -595,7 +599,7 @@ static int install_pointer(floe_table *t, char *pointer, floe_error *err) {
     floe_table_metadata *m = NULL;
     int rc = pointer_location(t, pointer, &loc, err);
     if (rc == 0)
-        rc = floe_table_metadata_read(loc, &m, err);
+        rc = floe_table_metadata_read(t->io, loc, &m, err);
     if (rc == 0 && t->metadata && t->metadata->table_uuid && m->table_uuid &&
         strcmp(t->metadata->table_uuid, m->table_uuid))
         rc = floe_error_set(err, FLOE_EINVALID,
@@ -620,6 +624,7 @@ int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
     int rc = 0;
     char *pointer = NULL;
     t->catalog = c;
+    t->io = floe_catalog_io(c);
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
     if (!t->ns || !t->name)
@@ -653,13 +658,13 @@ int floe_table_refresh(floe_table *t, floe_error *err) {
         }
         return install_pointer(t, loc, err);
     }
-    FLOE_CHECK(floe_table_locate_metadata(t->root, &loc, err));
+    FLOE_CHECK(floe_table_locate_metadata(t->io, t->root, &loc, err));
     if (t->metadata_location && !strcmp(loc, t->metadata_location)) {
         floe_free(loc);
         return 0;
     }
     floe_table_metadata *m = NULL;
-    FLOE_CHECK(floe_table_metadata_read(loc, &m, err));
+    FLOE_CHECK(floe_table_metadata_read(t->io, loc, &m, err));
     if (t->metadata && t->metadata->table_uuid && m->table_uuid &&
         strcmp(t->metadata->table_uuid, m->table_uuid)) {
         floe_table_metadata_free(m);
@@ -680,7 +685,7 @@ bool floe_table_base_gone(floe_table *t, int rc) {
     floe_error e;
     floe_error_clear(&e);
     int lrc = t->catalog ? floe_catalog_load_table(t->catalog, t->ns, t->name, &loc, &e)
-                         : floe_table_locate_metadata(t->root, &loc, &e);
+                         : floe_table_locate_metadata(t->io, t->root, &loc, &e);
     /* (the catalog's pointer is compared with the one the table was loaded from) */
     bool moved = lrc == 0 && strcmp(loc, t->catalog ? t->pointer : t->metadata_location) != 0;
     floe_free(loc);
@@ -794,7 +799,7 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL,
                                                   floe_table_metadata_wants_gzip(m), &meta_loc,
                                                   err));
-    rc = floe_table_metadata_write(m, meta_loc, floe_table_metadata_wants_gzip(m), true, err);
+    rc = floe_table_metadata_write(floe_catalog_io(c), m, meta_loc, floe_table_metadata_wants_gzip(m), true, err);
     if (rc == FLOE_EEXISTS && floe_catalog_swap_by_create(c))
         FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
     if (rc < 0)
@@ -808,6 +813,7 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     if (!t)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     t->catalog = c;
+    t->io = floe_catalog_io(c);
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
     if (!t->ns || !t->name) {
@@ -828,7 +834,7 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
 done:
     floe_table_placement_lock_release(lock);
     if (written && meta_loc)
-        floe_io_delete(meta_loc, NULL);
+        floe_io_delete(floe_catalog_io(c), meta_loc, NULL);
     for (size_t i = 0; prop_values && i < opts->nprops; i++)
         floe_free(prop_values[i]);
     floe_free(prop_values);
@@ -850,7 +856,7 @@ int floe_table_register(floe_catalog *c, const char *ns, const char *name,
     int rc = 0;
     /* the catalog records an absolute URI whatever was typed */
     FLOE_CHECK(floe_io_uri_absolute(metadata_location, NULL, &abs, err));
-    FLOE_CHECK(floe_table_metadata_read(abs, &m, err));
+    FLOE_CHECK(floe_table_metadata_read(floe_catalog_io(c), abs, &m, err));
     /* the location the table's files are in: as recorded when absolute, else beside its
      * metadata folder */
     if (floe_io_uri_is_relative(m->location))

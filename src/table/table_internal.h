@@ -8,6 +8,7 @@
 #include "floe/table.h"
 
 struct floe_table {
+    floe_io *io;                   /* the catalog's, or the one opened by path with */
     floe_catalog *catalog;         /* borrowed; NULL when opened by path */
     char *ns, *name;               /* catalog identifier; NULL when opened by path */
     char *pointer;                 /* current metadata file as the catalog stores it (the

@@ -62,7 +62,7 @@ static void setup(void) {
     snprintf(table_dir, sizeof table_dir, "%s", tmpl);
     char path[512];
     snprintf(path, sizeof path, "%s/tbl/metadata/v1.metadata.json", table_dir);
-    if (floe_io_write_all(path, TABLE_METADATA, strlen(TABLE_METADATA), NULL, &err) < 0)
+    if (floe_io_write_all(NULL, path, TABLE_METADATA, strlen(TABLE_METADATA), NULL, &err) < 0)
         abort();
     snprintf(path, sizeof path, "%s/tbl", table_dir);
     if (floe_table_open_path(path, NULL, &table, &err) < 0) {

@@ -76,7 +76,7 @@ static inline const char *fault_kind_name(fault_kind k) {
 
 static inline void fault_clear_all(void) {
     floe_alloc_fail_after(0);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
 }
 
 /* Arm kind to fail its nth operation from now on (0: just count). */
@@ -85,11 +85,11 @@ static inline void fault_arm(fault_kind k, uint64_t nth, int errnum) {
     if (k == FAULT_ALLOC)
         floe_alloc_fail_after(nth);
     else
-        floe_io_fault_inject((floe_io_fault_kind)k, nth, errnum);
+        floe_io_fault_inject(NULL, (floe_io_fault_kind)k, nth, errnum);
 }
 
 static inline uint64_t fault_seen(fault_kind k) {
-    return k == FAULT_ALLOC ? floe_alloc_count() : floe_io_fault_count((floe_io_fault_kind)k);
+    return k == FAULT_ALLOC ? floe_alloc_count() : floe_io_fault_count(NULL, (floe_io_fault_kind)k);
 }
 
 /* How many faulted runs a loop may make: every N with FLOE_FAULT_FULL=1, at most

@@ -80,6 +80,11 @@ const char *harness_conformance(const char *rel) {
     return path;
 }
 
+const char *harness_getenv(void *ctx, const char *name) {
+    (void)ctx;
+    return getenv(name);
+}
+
 const char *harness_tmpdir(void) {
     static char path[4096];
     if (!tmp_root) {

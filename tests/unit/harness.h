@@ -31,6 +31,9 @@ void harness_abort_test(void);
  * with a message naming the path when it is missing. Returned string is static per call
  * site until the next call. */
 const char *harness_conformance(const char *rel);
+/* getenv as a floe_io_lookup_fn (for the library's loaders, which read no environment
+ * of their own). */
+const char *harness_getenv(void *ctx, const char *name);
 /* A fresh empty scratch directory for this test (removed at exit unless KEEP_TMP=1). */
 const char *harness_tmpdir(void);
 /* Path to the built floe program (FLOE_BIN). */

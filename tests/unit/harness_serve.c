@@ -149,7 +149,7 @@ int64_t hs_count_ids_sqlite(const char *catalog_db, const char *wh, const char *
                             const char *name, int *counts, int cap) {
     floe_catalog *cat = NULL;
     floe_error err;
-    if (floe_catalog_open_sqlite(catalog_db, "default", wh, &cat, &err) != 0) {
+    if (floe_catalog_open_sqlite(NULL, catalog_db, "default", wh, &cat, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "catalog %s: %s", catalog_db, err.msg);
         return -1;
     }
@@ -192,7 +192,7 @@ void hs_append_and_expire_sqlite(const char *catalog_db, const char *wh, const c
                                  const char *name) {
     floe_catalog *cat = NULL;
     floe_error err;
-    if (floe_catalog_open_sqlite(catalog_db, "default", wh, &cat, &err) != 0) {
+    if (floe_catalog_open_sqlite(NULL, catalog_db, "default", wh, &cat, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "catalog %s: %s", catalog_db, err.msg);
         return;
     }

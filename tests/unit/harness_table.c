@@ -22,7 +22,7 @@ void harness_table_open(harness_table *e, const char *name, const char *schema_j
     char db[4200], wh[4200];
     snprintf(db, sizeof db, "%s/catalog.db", e->dir);
     snprintf(wh, sizeof wh, "%s/wh", e->dir);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &e->cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, &e->cat, &err), err);
     floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err); /* may exist */
     floe_table_create_options co = {.spec_json = spec_json, .sort_json = sort_json,
                                     .props = props, .nprops = nprops};
@@ -126,7 +126,7 @@ void harness_check_summary_totals(floe_table *t) {
     floe_arena_init(&arena, 64 * 1024);
     floe_manifest_list ml;
     floe_manifest_list_read_options lo = {.has_snapshot_id = true, .snapshot_id = s->snapshot_id};
-    REQUIRE_OK(floe_manifest_list_read(list, &lo, &arena, &ml, &err), err);
+    REQUIRE_OK(floe_manifest_list_read(NULL, list, &lo, &arena, &ml, &err), err);
     floe_free(list);
     /* records, files-size, data-files, delete-files, position-deletes, equality-deletes */
     long long got[6] = {0};
@@ -135,7 +135,7 @@ void harness_check_summary_totals(floe_table *t) {
         REQUIRE_OK(floe_table_resolve_path(t, ml.files[i].manifest_path, &path, &err), err);
         floe_manifest_read_options ro = {.manifest = &ml.files[i]};
         floe_manifest_reader *r = NULL;
-        REQUIRE_OK(floe_manifest_reader_open(path, &ro, &r, &err), err);
+        REQUIRE_OK(floe_manifest_reader_open(NULL, path, &ro, &r, &err), err);
         floe_free(path);
         const floe_manifest_entry *e;
         int rc;

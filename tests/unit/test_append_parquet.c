@@ -47,7 +47,7 @@ static void write_groups_schema(const char *path, const char *schema_json,
         floe_pq_write_options_init(&o);
     o.output.fsync = false;
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     floe_batch b;
     REQUIRE(floe_batch_init(&b, s) == 0);
     for (size_t g = 0; g < n; g++) {
@@ -93,7 +93,7 @@ static void add_file(harness_table *e, const char *path, added *a) {
     floe_error_clear(&a->err);
     floe_arena_init(&a->arena, 4096);
     memset(&a->df, 0, sizeof a->df);
-    a->rc = floe_data_file_from_parquet_footer(floe_table_metadata_get(e->t), path, path, NULL,
+    a->rc = floe_data_file_from_parquet_footer(NULL, floe_table_metadata_get(e->t), path, path, NULL,
                                                0, &a->arena, &a->df, &a->rep, &a->err);
 }
 

@@ -1117,9 +1117,9 @@ TEST(test_file_io) {
     char path[4200];
     snprintf(path, sizeof path, "%s/m0.avro", dir);
     floe_error err;
-    REQUIRE_OK(floe_avro_write_uri(path, &f, NULL, &err), err);
+    REQUIRE_OK(floe_avro_write_uri(NULL, path, &f, NULL, &err), err);
     floe_input *in;
-    REQUIRE_OK(floe_input_open(path, &in, &err), err);
+    REQUIRE_OK(floe_input_open(NULL, path, &in, &err), err);
     floe_avro_reader *r;
     REQUIRE_OK(floe_avro_reader_open_input(in, NULL, &r, &err), err);
     const floe_avro_value *v;
@@ -1147,8 +1147,8 @@ TEST(test_file_io) {
     floe_avro_set_int(&iv, 42);
     CHECK_OK(floe_avro_writer_append(w, &iv, &err), err);
     REQUIRE_OK(floe_avro_writer_close(w, &err), err);
-    REQUIRE_OK(floe_avro_write_uri(path, &f, NULL, &err), err);
-    REQUIRE_OK(floe_input_open(path, &in, &err), err);
+    REQUIRE_OK(floe_avro_write_uri(NULL, path, &f, NULL, &err), err);
+    REQUIRE_OK(floe_input_open(NULL, path, &in, &err), err);
     REQUIRE_OK(floe_avro_reader_open_input(in, NULL, &r, &err), err);
     size_t len = 0;
     CHECK(floe_avro_reader_meta(r, "big", &len) != NULL && len == 299999);
@@ -1158,10 +1158,10 @@ TEST(test_file_io) {
     floe_avro_reader_close(r);
     floe_input_close(in);
     /* truncated on disk */
-    REQUIRE_OK(floe_avro_write_uri(path, &(floe_buf){.data = f.data, .len = f.len - 3}, NULL,
+    REQUIRE_OK(floe_avro_write_uri(NULL, path, &(floe_buf){.data = f.data, .len = f.len - 3}, NULL,
                                    &err),
                err);
-    REQUIRE_OK(floe_input_open(path, &in, &err), err);
+    REQUIRE_OK(floe_input_open(NULL, path, &in, &err), err);
     REQUIRE_OK(floe_avro_reader_open_input(in, NULL, &r, &err), err);
     CHECK_EQ_INT(floe_avro_reader_next(r, &v, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "m0.avro") != NULL);
@@ -1369,7 +1369,7 @@ TEST(test_iceberg_conformance) {
     snprintf(rootcopy, sizeof rootcopy, "%s", root);
     file_list l = {0};
     floe_error err;
-    REQUIRE_OK(floe_io_list(rootcopy, collect_avro, &l, &err), err);
+    REQUIRE_OK(floe_io_list(NULL, rootcopy, collect_avro, &l, &err), err);
     CHECK(l.n >= 90);
     qsort(l.paths, l.n, sizeof *l.paths, cmp_str);
 
@@ -1388,7 +1388,7 @@ TEST(test_iceberg_conformance) {
     for (size_t i = 0; i < l.n; i++) {
         const char *path = l.paths[i];
         floe_input *in;
-        REQUIRE_OK(floe_input_open(path, &in, &err), err);
+        REQUIRE_OK(floe_input_open(NULL, path, &in, &err), err);
         floe_avro_reader *r;
         floe_error_clear(&err);
         int rc = floe_avro_reader_open_input(in, NULL, &r, &err);

@@ -28,8 +28,8 @@ static floe_catalog *open_kind(kind k, const char *dir) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    int rc = k == KIND_SQLITE ? floe_catalog_open_sqlite(db, "test", wh, &c, &err)
-                              : floe_catalog_open_fs(wh, &c, &err);
+    int rc = k == KIND_SQLITE ? floe_catalog_open_sqlite(NULL, db, "test", wh, &c, &err)
+                              : floe_catalog_open_fs(NULL, wh, &c, &err);
     if (rc != 0)
         harness_fail(__FILE__, __LINE__, "open catalog: %s", err.msg);
     return c;
@@ -42,7 +42,7 @@ static floe_catalog *open_cb(const void *ctx, const char *dir) {
 
 static bool uri_exists(const char *uri) {
     bool yes = false;
-    floe_io_exists(uri, &yes, NULL);
+    floe_io_exists(NULL, uri, &yes, NULL);
     return yes;
 }
 
@@ -242,7 +242,7 @@ TEST(relative_warehouse_records_absolute) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    int rc = floe_catalog_open_sqlite("warehouse/catalog.db", "default", "warehouse", &c, &err);
+    int rc = floe_catalog_open_sqlite(NULL, "warehouse/catalog.db", "default", "warehouse", &c, &err);
     if (chdir(cwd) != 0)
         harness_fail(__FILE__, __LINE__, "chdir back");
     REQUIRE_OK(rc, err);
@@ -685,7 +685,7 @@ TEST(config_load_sources) {
     floe_error_clear(&err);
     setenv("FLOE_WAREHOUSE", dir, 1);
     unsetenv("FLOE_CATALOG_URI");
-    REQUIRE_OK(floe_catalog_config_load(NULL, NULL, &cfg, &err), err);
+    REQUIRE_OK(floe_catalog_config_load(NULL, NULL, harness_getenv, NULL, &cfg, &err), err);
     CHECK_EQ_STR(cfg.source, "environment");
     CHECK_EQ_STR(cfg.type, "sql");
     char expect[4200];
@@ -702,7 +702,7 @@ TEST(config_load_sources) {
     snprintf(path, sizeof path, "%s/floe.conf", dir);
     const char *conf = "[catalog.fs]\ntype = filesystem\nwarehouse = /tmp/fs-wh\n";
     harness_write_file(path, conf, strlen(conf));
-    REQUIRE_OK(floe_catalog_config_load("fs", path, &cfg, &err), err);
+    REQUIRE_OK(floe_catalog_config_load("fs", path, harness_getenv, NULL, &cfg, &err), err);
     CHECK_EQ_STR(cfg.type, "filesystem");
     CHECK_EQ_STR(cfg.source, path);
     floe_catalog_config_reset(&cfg);
@@ -711,10 +711,10 @@ TEST(config_load_sources) {
     const char *yaml = "catalog:\n  py:\n    type: sql\n    uri: sqlite:////tmp/py.db\n";
     harness_write_file(path, yaml, strlen(yaml));
     setenv("PYICEBERG_HOME", dir, 1);
-    REQUIRE_OK(floe_catalog_config_load("py", NULL, &cfg, &err), err);
+    REQUIRE_OK(floe_catalog_config_load("py", NULL, harness_getenv, NULL, &cfg, &err), err);
     CHECK_EQ_STR(cfg.uri, "sqlite:////tmp/py.db");
     floe_catalog_config_reset(&cfg);
-    CHECK_EQ_INT(floe_catalog_config_load("missing", NULL, &cfg, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_catalog_config_load("missing", NULL, harness_getenv, NULL, &cfg, &err), FLOE_ENOTFOUND);
     unsetenv("PYICEBERG_HOME");
 }
 

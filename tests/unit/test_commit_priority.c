@@ -97,7 +97,7 @@ static void setup(harness_table *e, race *r, floe_catalog **wcat) {
     snprintf(db, sizeof db, "%s/catalog.db", e->dir);
     char wh[4200];
     snprintf(wh, sizeof wh, "%s/wh", e->dir);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, wcat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, wcat, &err), err);
     memset(r, 0, sizeof *r);
     r->e = e;
     r->m = e->t;

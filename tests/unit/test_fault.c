@@ -41,7 +41,7 @@ static int sink_buf(void *ctx, const void *p, size_t n) {
 static char *parquet_rows(const char *path) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    if (floe_pq_reader_open(path, NULL, &r, &err) < 0)
+    if (floe_pq_reader_open(NULL, path, NULL, &r, &err) < 0)
         return NULL;
     floe_buf b;
     floe_buf_init(&b, 0);
@@ -70,40 +70,40 @@ TEST(io_fault_counts_and_sticks) {
     char path[4200];
     snprintf(path, sizeof path, "%s/x.bin", dir);
     floe_error err;
-    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 0, 0); /* count only */
-    REQUIRE_OK(floe_io_write_all(path, "abc", 3, NULL, &err), err);
-    CHECK_EQ_U64(floe_io_fault_count(FLOE_IO_FAULT_WRITE), 1);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 0, 0); /* count only */
+    REQUIRE_OK(floe_io_write_all(NULL, path, "abc", 3, NULL, &err), err);
+    CHECK_EQ_U64(floe_io_fault_count(NULL, FLOE_IO_FAULT_WRITE), 1);
 
-    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 1, ENOSPC);
-    int rc = floe_io_write_all(path, "defg", 4, NULL, &err);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 1, ENOSPC);
+    int rc = floe_io_write_all(NULL, path, "defg", 4, NULL, &err);
     CHECK_EQ_INT(rc, FLOE_ENOSPACE);
     CHECK(strstr(err.msg, "No space left") != NULL || strstr(err.msg, "no space") != NULL);
-    rc = floe_io_write_all(path, "defg", 4, NULL, &err); /* sticky */
+    rc = floe_io_write_all(NULL, path, "defg", 4, NULL, &err); /* sticky */
     CHECK_EQ_INT(rc, FLOE_ENOSPACE);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
     size_t len = 0;
     char *back = harness_read_file(path, &len);
     REQUIRE(back != NULL);
     CHECK(len == 3 && memcmp(back, "abc", 3) == 0); /* the failed writes left it alone */
     free(back);
 
-    floe_io_fault_inject(FLOE_IO_FAULT_RENAME, 1, EIO);
-    CHECK(floe_io_write_all(path, "zz", 2, NULL, &err) < 0);
-    floe_io_fault_clear(); /* inject arms one kind; the rename fault would still fire */
-    floe_io_fault_inject(FLOE_IO_FAULT_FSYNC, 2, 0); /* 0 = EIO; 2nd fsync: the folder */
-    CHECK(floe_io_write_all(path, "zz", 2, NULL, &err) < 0);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_RENAME, 1, EIO);
+    CHECK(floe_io_write_all(NULL, path, "zz", 2, NULL, &err) < 0);
+    floe_io_fault_clear(NULL); /* inject arms one kind; the rename fault would still fire */
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_FSYNC, 2, 0); /* 0 = EIO; 2nd fsync: the folder */
+    CHECK(floe_io_write_all(NULL, path, "zz", 2, NULL, &err) < 0);
     CHECK_EQ_INT(err.sys, EIO);
-    floe_io_fault_clear();
-    floe_io_fault_inject(FLOE_IO_FAULT_OPEN, 1, EACCES);
+    floe_io_fault_clear(NULL);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_OPEN, 1, EACCES);
     floe_input *in = NULL;
-    CHECK(floe_input_open(path, &in, &err) < 0 && in == NULL);
-    floe_io_fault_clear();
-    floe_io_fault_inject(FLOE_IO_FAULT_READ, 1, EIO);
+    CHECK(floe_input_open(NULL, path, &in, &err) < 0 && in == NULL);
+    floe_io_fault_clear(NULL);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_READ, 1, EIO);
     floe_buf b;
     floe_buf_init(&b, 0);
-    CHECK_EQ_INT(floe_io_read_all(path, 0, &b, &err), FLOE_EIO);
-    floe_io_fault_clear();
-    CHECK_OK(floe_io_read_all(path, 0, &b, &err), err);
+    CHECK_EQ_INT(floe_io_read_all(NULL, path, 0, &b, &err), FLOE_EIO);
+    floe_io_fault_clear(NULL);
+    CHECK_OK(floe_io_read_all(NULL, path, 0, &b, &err), err);
     CHECK(b.len == 2 && memcmp(b.data, "zz", 2) == 0); /* fsync of the folder came last */
     floe_buf_free(&b);
     CHECK(fault_walk(dir, fault_no_temp, NULL) == 1);
@@ -402,9 +402,9 @@ static int avro_run(void *vctx, floe_error *err) {
     rc = floe_avro_writer_close(w, err);
     w = NULL;
     FLOE_CHECK(rc);
-    FLOE_CHECK(floe_avro_write_uri(c->path, &file, NULL, err));
+    FLOE_CHECK(floe_avro_write_uri(NULL, c->path, &file, NULL, err));
     /* read it back through FileIO (reads and opens are injected too) */
-    FLOE_CHECK(floe_input_open(c->path, &in, err));
+    FLOE_CHECK(floe_input_open(NULL, c->path, &in, err));
     FLOE_CHECK(floe_avro_reader_open_input(in, NULL, &r, err));
     const floe_avro_value *v;
     int64_t n = 0, sum = 0;
@@ -441,7 +441,7 @@ static bool avro_file_ok(void *vctx, const char *path, const struct stat *st) {
     floe_error err;
     floe_avro_reader *r = NULL;
     int64_t n = 0;
-    bool ok = floe_io_read_all(path, 0, &b, &err) == 0 &&
+    bool ok = floe_io_read_all(NULL, path, 0, &b, &err) == 0 &&
               floe_avro_reader_open_mem(b.data, b.len, NULL, &r, &err) == 0;
     const floe_avro_value *v;
     int rc = 0;
@@ -515,7 +515,7 @@ static int parquet_run(void *vctx, floe_error *err) {
     floe_pq_writer *w = NULL;
     floe_pq_file_info fi;
     memset(&fi, 0, sizeof fi);
-    int rc = floe_pq_writer_open(c->path, c->schema, &o, &w, err);
+    int rc = floe_pq_writer_open(NULL, c->path, c->schema, &o, &w, err);
     if (rc < 0)
         return rc;
     if ((rc = floe_pq_writer_write_batch(w, &c->batch, err)) < 0) {

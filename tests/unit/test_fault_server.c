@@ -153,7 +153,7 @@ static void table_counts(const sctx *c, int cnt[NIDS + 1], const char *what) {
     floe_scan_plan *plan = NULL;
     floe_error err;
     floe_error_clear(&err);
-    if (floe_catalog_open_sqlite(db, "default", c->wh, &cat, &err) < 0 ||
+    if (floe_catalog_open_sqlite(NULL, db, "default", c->wh, &cat, &err) < 0 ||
         floe_table_load(cat, "shop", "t", &t, &err) < 0) {
         harness_fail(__FILE__, __LINE__, "%s: table does not load: %s", what, err.msg);
     } else if (floe_table_metadata_get(t)->n_snapshots) {

@@ -105,7 +105,7 @@ static int open_table(const tcase *c, floe_catalog **cat, floe_table **t, floe_e
     snprintf(wh, sizeof wh, "%s/wh", c->work);
     *cat = NULL;
     *t = NULL;
-    int rc = floe_catalog_open_sqlite(db, "default", wh, cat, err);
+    int rc = floe_catalog_open_sqlite(NULL, db, "default", wh, cat, err);
     if (rc == 0)
         rc = floe_table_load(*cat, "ns", "t", t, err);
     return rc;
@@ -193,7 +193,7 @@ static void check_reachable(floe_table *t, const floe_snapshot *s, const char *w
     char *list = NULL;
     REQUIRE_OK(floe_table_resolve_path(t, s->manifest_list, &list, &err), err);
     floe_manifest_list ml;
-    if (floe_manifest_list_read(list, NULL, &a, &ml, &err) < 0) {
+    if (floe_manifest_list_read(NULL, list, NULL, &a, &ml, &err) < 0) {
         harness_fail(__FILE__, __LINE__, "%s: snapshot %lld: list %s: %s", what,
                      (long long)s->snapshot_id, list, err.msg);
         goto done;
@@ -203,7 +203,7 @@ static void check_reachable(floe_table *t, const floe_snapshot *s, const char *w
         REQUIRE_OK(floe_table_resolve_path(t, ml.files[i].manifest_path, &mp, &err), err);
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options o = {.manifest = &ml.files[i]};
-        if (floe_manifest_reader_open(mp, &o, &r, &err) < 0) {
+        if (floe_manifest_reader_open(NULL, mp, &o, &r, &err) < 0) {
             harness_fail(__FILE__, __LINE__, "%s: snapshot %lld: manifest %s: %s", what,
                          (long long)s->snapshot_id, mp, err.msg);
             floe_free(mp);
@@ -217,7 +217,7 @@ static void check_reachable(floe_table *t, const floe_snapshot *s, const char *w
             char *dp = NULL;
             REQUIRE_OK(floe_table_resolve_path(t, e->file.file_path, &dp, &err), err);
             bool there = false;
-            if (floe_io_exists(dp, &there, NULL) < 0 || !there)
+            if (floe_io_exists(NULL, dp, &there, NULL) < 0 || !there)
                 harness_fail(__FILE__, __LINE__, "%s: snapshot %lld reaches %s: deleted", what,
                              (long long)s->snapshot_id, dp);
             floe_free(dp);
@@ -461,14 +461,14 @@ static void setup(tcase *c, const char *name, enum op op) {
     snprintf(c->work, sizeof c->work, "%s/work", dir);
     snprintf(c->tmpl, sizeof c->tmpl, "%s/template", dir);
     snprintf(c->input, sizeof c->input, "%s/new.ndjson", dir);
-    floe_io_mkdirs(c->work, NULL);
+    floe_io_mkdirs(NULL, c->work, NULL);
     floe_error err;
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
     char db[4200], wh[4200];
     snprintf(db, sizeof db, "%s/catalog.db", c->work);
     snprintf(wh, sizeof wh, "%s/wh", c->work);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err), err);
     REQUIRE_OK(floe_catalog_create_namespace(cat, "ns", NULL, NULL, 0, &err), err);
     /* short conflict backoff: the swap loop retries */
     floe_kv props[] = {{"commit.retry.min-wait-ms", "1"}, {"commit.retry.max-wait-ms", "5"}};

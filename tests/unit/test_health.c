@@ -79,7 +79,7 @@ static int write_manifest(floe_table *t, const floe_table_metadata *m, const fak
     o.schema = schema;
     o.spec = spec;
     floe_manifest_writer *w = NULL;
-    rc = floe_manifest_writer_open(path, &o, &w, err);
+    rc = floe_manifest_writer_open(NULL, path, &o, &w, err);
     if (rc < 0)
         goto done;
     static int seq;
@@ -150,7 +150,7 @@ static int apply_commit(void *ctx, floe_metadata_builder *b, floe_error *err) {
         floe_manifest_list ml;
         rc = floe_table_resolve_path(c->t, cur->manifest_list, &uri, err);
         if (rc == 0)
-            rc = floe_manifest_list_read(uri, NULL, &a, &ml, err);
+            rc = floe_manifest_list_read(NULL, uri, NULL, &a, &ml, err);
         floe_free(uri);
         if (rc < 0)
             goto done;
@@ -184,7 +184,7 @@ static int apply_commit(void *ctx, floe_metadata_builder *b, floe_error *err) {
     lo.has_parent = cur != NULL;
     lo.parent_snapshot_id = cur ? cur->snapshot_id : 0;
     lo.sequence_number = seq;
-    rc = floe_manifest_list_write(lpath, &lo, files, nf, NULL, NULL, err);
+    rc = floe_manifest_list_write(NULL, lpath, &lo, files, nf, NULL, NULL, err);
     if (rc < 0)
         goto done;
     floe_snapshot_new sn = {.snapshot_id = sid,
@@ -229,7 +229,7 @@ static void build_table(built *bt, const char *props_key, const char *props_val)
     snprintf(db, sizeof db, "%s/catalog.db", dir);
     snprintf(wh, sizeof wh, "%s/warehouse", dir);
     memset(bt, 0, sizeof *bt);
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &bt->cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, &bt->cat, &err), err);
     REQUIRE_OK(floe_catalog_create_namespace(bt->cat, "ns", NULL, NULL, 0, &err), err);
     floe_kv props[1] = {{props_key, props_val}};
     floe_table_create_options co = {.spec_json = spec_json, .props = props,

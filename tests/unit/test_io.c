@@ -24,7 +24,7 @@ TEST(test_write_read_roundtrip) {
     const char *dir = harness_tmpdir();
     char *uri = floe_asprintf("file://%s/a/b/c.bin", dir);
     floe_output *o;
-    REQUIRE_OK(floe_output_open(uri, NULL, &o, &err), err);
+    REQUIRE_OK(floe_output_open(NULL, uri, NULL, &o, &err), err);
     CHECK_OK(floe_output_write(o, "hello ", 6, &err), err);
     char big[3 << 20];
     memset(big, 'x', sizeof big);
@@ -32,14 +32,14 @@ TEST(test_write_read_roundtrip) {
     CHECK_EQ_INT(floe_output_tell(o), 6 + (int64_t)sizeof big);
     /* not visible before close */
     bool ex = true;
-    CHECK_OK(floe_io_exists(uri, &ex, &err), err);
+    CHECK_OK(floe_io_exists(NULL, uri, &ex, &err), err);
     CHECK(!ex);
     REQUIRE_OK(floe_output_close(o, &err), err);
-    CHECK_OK(floe_io_exists(uri, &ex, &err), err);
+    CHECK_OK(floe_io_exists(NULL, uri, &ex, &err), err);
     CHECK(ex);
 
     floe_input *in;
-    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    REQUIRE_OK(floe_input_open(NULL, uri, &in, &err), err);
     CHECK_EQ_INT(floe_input_size(in), 6 + (int64_t)sizeof big);
     char head[6];
     CHECK_OK(floe_input_read_at(in, 0, head, 6, &err), err);
@@ -57,11 +57,11 @@ TEST(test_abort_leaves_nothing) {
     const char *dir = harness_tmpdir();
     char *uri = floe_asprintf("%s/x.parquet", dir);
     floe_output *o;
-    REQUIRE_OK(floe_output_open(uri, NULL, &o, &err), err);
+    REQUIRE_OK(floe_output_open(NULL, uri, NULL, &o, &err), err);
     CHECK_OK(floe_output_write(o, "abc", 3, &err), err);
     floe_output_abort(o);
     int n = 0;
-    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_OK(floe_io_list(NULL, dir, count_entries, &n, &err), err);
     CHECK_EQ_INT(n, 0);
     floe_free(uri);
 }
@@ -72,19 +72,19 @@ TEST(test_no_overwrite) {
     const char *dir = harness_tmpdir();
     char *uri = floe_asprintf("%s/v1.metadata.json", dir);
     floe_output_options opts = {.fsync = true, .no_overwrite = true};
-    CHECK_OK(floe_io_write_all(uri, "{}", 2, &opts, &err), err);
-    CHECK_EQ_INT(floe_io_write_all(uri, "{1}", 3, &opts, &err), FLOE_EEXISTS);
+    CHECK_OK(floe_io_write_all(NULL, uri, "{}", 2, &opts, &err), err);
+    CHECK_EQ_INT(floe_io_write_all(NULL, uri, "{1}", 3, &opts, &err), FLOE_EEXISTS);
     floe_buf b;
     floe_buf_init(&b, 0);
-    CHECK_OK(floe_io_read_all(uri, 100, &b, &err), err);
+    CHECK_OK(floe_io_read_all(NULL, uri, 100, &b, &err), err);
     CHECK_EQ_INT(b.len, 2);
-    CHECK_EQ_INT(floe_io_read_all(uri, 1, &b, &err), FLOE_ELIMIT);
+    CHECK_EQ_INT(floe_io_read_all(NULL, uri, 1, &b, &err), FLOE_ELIMIT);
     floe_buf_free(&b);
     int n = 0;
-    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_OK(floe_io_list(NULL, dir, count_entries, &n, &err), err);
     CHECK_EQ_INT(n, 1); /* no temporary left behind */
-    CHECK_OK(floe_io_delete(uri, &err), err);
-    CHECK_OK(floe_io_delete(uri, &err), err); /* missing is fine */
+    CHECK_OK(floe_io_delete(NULL, uri, &err), err);
+    CHECK_OK(floe_io_delete(NULL, uri, &err), err); /* missing is fine */
     floe_free(uri);
 }
 
@@ -158,7 +158,7 @@ TEST(test_locations_within) {
 TEST(test_missing_file) {
     floe_error err;
     floe_input *in = NULL;
-    CHECK_EQ_INT(floe_input_open("/nonexistent/floe/file", &in, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_input_open(NULL, "/nonexistent/floe/file", &in, &err), FLOE_ENOTFOUND);
     CHECK(strstr(err.msg, "/nonexistent/floe/file") != NULL);
     CHECK(in == NULL);
 }
@@ -193,7 +193,7 @@ static void write_pattern(const char *uri, size_t len, const floe_output_options
     for (size_t i = 0; i < len; i++)
         pat[i] = (uint8_t)(i * 2654435761u >> 13);
     floe_output *o;
-    REQUIRE_OK(floe_output_open(uri, opts, &o, &err), err);
+    REQUIRE_OK(floe_output_open(NULL, uri, opts, &o, &err), err);
     static const size_t pieces[] = {1, 7, 4096, (1u << 20) + 3, 5u << 20, 333, 9u << 20, 12345};
     size_t off = 0;
     for (size_t k = 0; off < len; k++) {
@@ -256,7 +256,7 @@ TEST(test_direct_output) {
     write_pattern(s_uri, 100000, &direct, pat);
     check_bytes(s_uri, pat, 100000);
     int count = 0;
-    CHECK_OK(floe_io_list(dir, count_entries, &count, &err), err);
+    CHECK_OK(floe_io_list(NULL, dir, count_entries, &count, &err), err);
     CHECK_EQ_INT(count, 3); /* no temporaries left */
     floe_free(d_uri);
     floe_free(b_uri);
@@ -277,27 +277,27 @@ TEST(test_direct_output_write_fault) {
     REQUIRE(p != NULL);
     floe_output_options direct = {.fsync = true, .direct = true};
     floe_output *o;
-    REQUIRE_OK(floe_output_open(uri, &direct, &o, &err), err);
-    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 2, ENOSPC);
+    REQUIRE_OK(floe_output_open(NULL, uri, &direct, &o, &err), err);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 2, ENOSPC);
     CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 1 */
     CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 2: fails */
     CHECK_EQ_INT(floe_output_write(o, p, (size_t)9 << 20, &err), FLOE_ENOSPACE);
     CHECK(strstr(err.msg, "x.parquet") != NULL);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
     floe_output_abort(o);
     int n = 0;
-    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_OK(floe_io_list(NULL, dir, count_entries, &n, &err), err);
     CHECK_EQ_INT(n, 0);
 
     /* the failure of the last full block surfaces at close, and nothing is published */
-    REQUIRE_OK(floe_output_open(uri, &direct, &o, &err), err);
-    floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 1, EIO);
+    REQUIRE_OK(floe_output_open(NULL, uri, &direct, &o, &err), err);
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 1, EIO);
     CHECK_OK(floe_output_write(o, p, (size_t)8 << 20, &err), err);
     CHECK_EQ_INT(floe_output_close(o, &err), FLOE_EIO);
     CHECK(strstr(err.msg, "x.parquet") != NULL);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
     n = 0;
-    CHECK_OK(floe_io_list(dir, count_entries, &n, &err), err);
+    CHECK_OK(floe_io_list(NULL, dir, count_entries, &n, &err), err);
     CHECK_EQ_INT(n, 0);
     floe_free(uri);
     free(p);
@@ -315,9 +315,9 @@ TEST(test_direct_output_refused_write) {
     REQUIRE(pat != NULL);
     char *uri = floe_asprintf("%s/refused.bin", dir);
     floe_output_options direct = {.fsync = true, .direct = true};
-    floe_io_fault_inject_once(FLOE_IO_FAULT_WRITE, 2, EINVAL); /* the second block */
+    floe_io_fault_inject_once(NULL, FLOE_IO_FAULT_WRITE, 2, EINVAL); /* the second block */
     write_pattern(uri, len, &direct, pat);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
     check_bytes(uri, pat, len);
     floe_free(uri);
     free(pat);
@@ -360,7 +360,7 @@ TEST(test_mmap_release_whole_blocks) {
     floe_output_options opts = {.fsync = false};
     write_pattern(uri, len, &opts, pat);
     floe_input *in = NULL;
-    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    REQUIRE_OK(floe_input_open(NULL, uri, &in, &err), err);
     const uint8_t *m = NULL;
     REQUIRE_OK(floe_input_mmap(in, &m, &err), err);
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);

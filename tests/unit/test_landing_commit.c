@@ -93,7 +93,7 @@ static void read_table(const char *wh, table_view *tv) {
     floe_table *t = NULL;
     floe_scan_plan *plan = NULL;
     floe_error err;
-    REQUIRE(floe_catalog_open_sqlite(db, "default", wh, &cat, &err) == 0);
+    REQUIRE(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err) == 0);
     REQUIRE(floe_table_load(cat, "shop", "t", &t, &err) == 0);
     const floe_table_metadata *m = floe_table_metadata_get(t);
     tv->nsnapshots = m->n_snapshots;
@@ -233,7 +233,7 @@ static int64_t commit_other_worker(const char *wh, const char *landing_id) {
     floe_append_result res;
     memset(&res, 0, sizeof res);
     floe_error err;
-    REQUIRE(floe_catalog_open_sqlite(db, "default", wh, &cat, &err) == 0);
+    REQUIRE(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err) == 0);
     REQUIRE(floe_table_load(cat, "shop", "t", &t, &err) == 0);
     REQUIRE(floe_append_new(t, &a, &err) == 0);
     REQUIRE(floe_append_set_summary(a, "floe.landing-ids", landing_id, &err) == 0);
@@ -355,7 +355,7 @@ TEST(test_append_check_per_attempt) {
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
     floe_error err;
-    REQUIRE(floe_catalog_open_sqlite(db, "default", wh, &cat, &err) == 0);
+    REQUIRE(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err) == 0);
     REQUIRE(floe_catalog_create_namespace(cat, "ns", NULL, NULL, 0, &err) == 0);
     REQUIRE(floe_table_create(cat, "ns", "t", schema_json, NULL, &t, &err) == 0);
     snprintf(md, sizeof md, "%s/ns/t/metadata", wh);
@@ -495,7 +495,7 @@ TEST(test_id_committed_by_another_worker_meanwhile) {
      * committed at once (in the other worker's snapshot), the other two are pending */
     bool ex = true;
     REQUIRE(w.first_file[0]);
-    CHECK(floe_io_exists(w.first_file, &ex, &err) == 0 && !ex);
+    CHECK(floe_io_exists(NULL, w.first_file, &ex, &err) == 0 && !ex);
     char data[4400];
     snprintf(data, sizeof data, "%s/shop/t/data", wh);
     CHECK_EQ_INT(count_parquet(data), 0);
@@ -629,7 +629,7 @@ TEST(test_legacy_index_moves_into_catalog) {
     floe_server_config cfg;
     server_config(&cfg, dir, wh, sizeof wh);
     snprintf(land, sizeof land, "%s/_landing/shop.t/name=a", wh);
-    REQUIRE(floe_io_mkdirs(land, NULL) == 0);
+    REQUIRE(floe_io_mkdirs(NULL, land, NULL) == 0);
     snprintf(path, sizeof path, "%s/node1-0000000000.ndjson", land);
     static const char rec[] = "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":\"a\"}\n";
     REQUIRE(harness_write_file(path, rec, strlen(rec)) == 0);
@@ -663,10 +663,10 @@ TEST(test_legacy_index_moves_into_catalog) {
     floe_server *s = open_server(&cfg, &w);
     bool ex = true;
     floe_error err;
-    CHECK(floe_io_exists(legacy, &ex, &err) == 0 && !ex);
+    CHECK(floe_io_exists(NULL, legacy, &ex, &err) == 0 && !ex);
     char moved[4700];
     snprintf(moved, sizeof moved, "%s.migrated", legacy);
-    CHECK(floe_io_exists(moved, &ex, &err) == 0 && ex);
+    CHECK(floe_io_exists(NULL, moved, &ex, &err) == 0 && ex);
     /* the answer stored by the old index is found */
     char *ans = NULL;
     char *body = hs_ids_body(1, 2, (const char *const[]){"a"}, 1);

@@ -146,7 +146,7 @@ TEST(test_swap_marks_landing_files_committed) {
     floe_scan_plan *plan = NULL;
     char wh[4300];
     snprintf(wh, sizeof wh, "%s/wh", dir);
-    REQUIRE_OK(floe_catalog_open_postgres(uri, "default", wh, &cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_postgres(NULL, uri, "default", wh, &cat, &err), err);
     REQUIRE_OK(floe_table_load(cat, ns, "t", &t, &err), err);
     CHECK_EQ_INT((int)floe_table_metadata_get(t)->n_snapshots, 2);
     floe_scan_options so;
@@ -290,7 +290,7 @@ TEST(test_noop_after_stall_in_swap_keeps_files_committed) {
 
     /* the winner's snapshot is expired; nothing is left to compact */
     floe_catalog *cat = NULL;
-    REQUIRE_OK(floe_catalog_open_postgres(uri, "default", a.wh, &cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_postgres(NULL, uri, "default", a.wh, &cat, &err), err);
     hs_append_and_expire(cat, a.ns, "t");
     CHECK_OK(floe_server_flush(s1, true, &err), err);
     CHECK_OK(floe_server_flush(s2, true, &err), err);
@@ -329,7 +329,7 @@ TEST(test_keyed_request_fails_closed_without_claims) {
     CHECK_OK(floe_server_flush(s, true, &err), err);
     floe_server_close(s, &err);
     floe_catalog *cat = NULL;
-    REQUIRE_OK(floe_catalog_open_postgres(uri, "default", e.wh, &cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_postgres(NULL, uri, "default", e.wh, &cat, &err), err);
     int counts[32];
     hs_check_once(counts, hs_count_ids(cat, e.ns, "t", counts, 32), 20);
     floe_catalog_close(cat);

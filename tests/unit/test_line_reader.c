@@ -40,7 +40,7 @@ static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
 static char *read_all_mode(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
                            int *nchunks, bool map) {
     floe_error err;
-    floe_line_reader_options o = {chunk, max_record, on_over, oc, map};
+    floe_line_reader_options o = {chunk, max_record, on_over, oc, map, NULL};
     floe_line_reader *r;
     if (floe_line_reader_open(path, &o, &r, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "open: %s", err.msg);
@@ -142,7 +142,7 @@ TEST(test_gzip_concatenated_and_zstd) {
     free(z);
     floe_error err;
     floe_line_reader *r;
-    floe_line_reader_options o = {16, 1024, on_over, &oc, false};
+    floe_line_reader_options o = {16, 1024, on_over, &oc, false, NULL};
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
     floe_buf_init(&c.data, 0);
@@ -187,7 +187,7 @@ TEST(test_numbering) {
     snprintf(path, sizeof path, "%s/in.ndjson", dir);
     REQUIRE(harness_write_file(path, "aa\nbbb\ncccc\nd\n", 14) == 0);
     floe_error err;
-    floe_line_reader_options o = {3, 100, NULL, NULL, false};
+    floe_line_reader_options o = {3, 100, NULL, NULL, false, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
@@ -216,8 +216,8 @@ TEST(test_map_same_chunks_as_read) {
         REQUIRE(harness_write_file(path, texts[t], strlen(texts[t])) == 0);
         for (size_t chunk = 1; chunk < 40; chunk += 3) {
             floe_error err;
-            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false};
-            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true};
+            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false, NULL};
+            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true, NULL};
             floe_line_reader *rr, *mr;
             REQUIRE_OK(floe_line_reader_open(path, &ro, &rr, &err), err);
             REQUIRE_OK(floe_line_reader_open(path, &mo, &mr, &err), err);
@@ -266,7 +266,7 @@ TEST(test_map_file_shrinks_under_the_reader) {
     free(text);
     floe_error err;
     over_ctx oc = {0};
-    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true};
+    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     REQUIRE(floe_line_reader_mapped(r));
@@ -303,7 +303,7 @@ TEST(test_map_empty_and_compressed) {
     REQUIRE(harness_write_file(path, "", 0) == 0);
     over_ctx oc = {0};
     floe_error err;
-    floe_line_reader_options mo = {16, 1024, on_over, &oc, true};
+    floe_line_reader_options mo = {16, 1024, on_over, &oc, true, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     CHECK(!floe_line_reader_mapped(r));
@@ -366,7 +366,7 @@ TEST(test_map_oversized_and_lifetime) {
 
     /* a chunk outlives its reader */
     floe_error err;
-    floe_line_reader_options mo = {8, 100000, on_over, &oc, true};
+    floe_line_reader_options mo = {8, 100000, on_over, &oc, true, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     floe_chunk c;

@@ -47,7 +47,7 @@ static void env_open(env *e, const floe_kv *props, size_t nprops) {
     char db[700];
     snprintf(db, sizeof db, "%s/catalog.db", e->dir);
     floe_error err;
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", e->wh, &e->cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", e->wh, &e->cat, &err), err);
     REQUIRE_OK(floe_catalog_create_namespace(e->cat, "ns", NULL, NULL, 0, &err), err);
     floe_table_create_options co = {.spec_json = SPEC, .props = props, .nprops = nprops};
     REQUIRE_OK(floe_table_create(e->cat, "ns", "t", SCHEMA, &co, &e->t, &err), err);
@@ -69,7 +69,7 @@ static int64_t append_files(floe_table *t, int *counter, int n, const char *k, b
     for (int i = 0; i < n; i++) {
         char path[900];
         snprintf(path, sizeof path, "%s/k=%s/f%06d-%d.parquet", dir, k, (*counter)++, getpid());
-        REQUIRE_OK(floe_io_write_all(path, "PAR1dummyPAR1", 13, NULL, &err), err);
+        REQUIRE_OK(floe_io_write_all(NULL, path, "PAR1dummyPAR1", 13, NULL, &err), err);
         floe_value pv = floe_value_string(k, strlen(k));
         floe_data_file f;
         memset(&f, 0, sizeof f);
@@ -131,12 +131,12 @@ static void reach(const floe_snapshot *s, bool live_only, strset *out) {
     floe_arena_init(&a, 4096);
     floe_manifest_list ml;
     ss_add(out, s->manifest_list);
-    REQUIRE_OK(floe_manifest_list_read(s->manifest_list, NULL, &a, &ml, &err), err);
+    REQUIRE_OK(floe_manifest_list_read(NULL, s->manifest_list, NULL, &a, &ml, &err), err);
     for (size_t i = 0; i < ml.nfiles; i++) {
         ss_add(out, ml.files[i].manifest_path);
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options o = {.manifest = &ml.files[i]};
-        REQUIRE_OK(floe_manifest_reader_open(ml.files[i].manifest_path, &o, &r, &err), err);
+        REQUIRE_OK(floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &o, &r, &err), err);
         const floe_manifest_entry *e;
         while (floe_manifest_reader_next(r, &e, &err) == 1)
             if (!live_only || e->status != FLOE_ENTRY_DELETED)
@@ -152,12 +152,12 @@ static int64_t live_records(const floe_snapshot *s) {
     floe_arena_init(&a, 4096);
     floe_manifest_list ml;
     int64_t n = 0;
-    if (floe_manifest_list_read(s->manifest_list, NULL, &a, &ml, &err) < 0)
+    if (floe_manifest_list_read(NULL, s->manifest_list, NULL, &a, &ml, &err) < 0)
         return -1;
     for (size_t i = 0; i < ml.nfiles; i++) {
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options o = {.manifest = &ml.files[i]};
-        if (floe_manifest_reader_open(ml.files[i].manifest_path, &o, &r, &err) < 0)
+        if (floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &o, &r, &err) < 0)
             return -1;
         const floe_manifest_entry *e;
         while (floe_manifest_reader_next(r, &e, &err) == 1)
@@ -171,7 +171,7 @@ static int64_t live_records(const floe_snapshot *s) {
 
 static bool file_exists(const char *p) {
     bool yes = false;
-    return floe_io_exists(p, &yes, NULL) == 0 && yes;
+    return floe_io_exists(NULL, p, &yes, NULL) == 0 && yes;
 }
 
 /* A "delete" snapshot: every entry of the head whose path contains `needle` is marked
@@ -189,7 +189,7 @@ static int delete_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     floe_arena a;
     floe_arena_init(&a, 4096);
     floe_manifest_list ml;
-    int rc = floe_manifest_list_read(head->manifest_list, NULL, &a, &ml, err);
+    int rc = floe_manifest_list_read(NULL, head->manifest_list, NULL, &a, &ml, err);
     if (rc < 0)
         return rc;
     floe_schema *schema = NULL;
@@ -215,14 +215,14 @@ static int delete_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
         wo.has_snapshot_id = true;
         wo.snapshot_id = id;
         floe_manifest_writer *w = NULL;
-        rc = floe_manifest_writer_open(path, &wo, &w, err);
+        rc = floe_manifest_writer_open(NULL, path, &wo, &w, err);
         if (rc < 0) {
             floe_free(path);
             break;
         }
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options ro = {.manifest = &ml.files[i]};
-        floe_manifest_reader_open(ml.files[i].manifest_path, &ro, &r, err);
+        floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &ro, &r, err);
         const floe_manifest_entry *e;
         while (floe_manifest_reader_next(r, &e, err) == 1) {
             if (e->status == FLOE_ENTRY_DELETED)
@@ -249,7 +249,7 @@ static int delete_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     lo.parent_snapshot_id = head->snapshot_id;
     lo.sequence_number = floe_metadata_builder_next_sequence_number(b);
     if (rc == 0)
-        rc = floe_manifest_list_write(list, &lo, out, ml.nfiles, NULL, NULL, err);
+        rc = floe_manifest_list_write(NULL, list, &lo, out, ml.nfiles, NULL, NULL, err);
     floe_snapshot_new sn = {.snapshot_id = id, .operation = "delete", .manifest_list = list,
                             .schema_id = -1};
     if (rc == 0)
@@ -420,7 +420,7 @@ TEST(expire_counts_only_files_that_were_there) {
     /* the oldest snapshot's manifest list disappears */
     char *gone = NULL;
     REQUIRE_OK(floe_table_resolve_path(e.t, m->snapshots[0].manifest_list, &gone, &err), err);
-    REQUIRE_OK(floe_io_delete(gone, &err), err);
+    REQUIRE_OK(floe_io_delete(NULL, gone, &err), err);
     floe_expire_options o;
     floe_expire_options_init(&o);
     o.older_than_ms = floe_wall_ms() + 1;
@@ -548,7 +548,7 @@ TEST(expire_and_orphans_with_concurrent_writer) {
         floe_catalog *c = NULL;
         floe_table *t = NULL;
         int counter = 100000;
-        if (floe_catalog_open_sqlite(db, "default", e.wh, &c, &err) < 0 ||
+        if (floe_catalog_open_sqlite(NULL, db, "default", e.wh, &c, &err) < 0 ||
             floe_table_load(c, "ns", "t", &t, &err) < 0)
             _exit(2);
         for (int i = 0; i < 25; i++)
@@ -622,7 +622,7 @@ static void age_tree(const char *dir, int64_t age_ms) {
 
 static void plant(const char *path, int64_t age_ms) {
     floe_error err;
-    REQUIRE_OK(floe_io_write_all(path, "x", 1, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, path, "x", 1, NULL, &err), err);
     if (age_ms)
         set_old(path, age_ms);
 }
@@ -856,12 +856,12 @@ static size_t live_entries(floe_table *t, live_entry *out, size_t max, size_t *n
     floe_arena_init(&a, 4096);
     floe_manifest_list ml;
     size_t n = 0;
-    REQUIRE_OK(floe_manifest_list_read(s->manifest_list, NULL, &a, &ml, &err), err);
+    REQUIRE_OK(floe_manifest_list_read(NULL, s->manifest_list, NULL, &a, &ml, &err), err);
     *nmanifests = ml.nfiles;
     for (size_t i = 0; i < ml.nfiles; i++) {
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options o = {.manifest = &ml.files[i]};
-        REQUIRE_OK(floe_manifest_reader_open(ml.files[i].manifest_path, &o, &r, &err), err);
+        REQUIRE_OK(floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &o, &r, &err), err);
         const floe_manifest_entry *e;
         while (floe_manifest_reader_next(r, &e, &err) == 1) {
             if (e->status == FLOE_ENTRY_DELETED || n == max)
@@ -920,7 +920,7 @@ TEST(rewrite_manifests_regroups_and_keeps_entries) {
     floe_arena a;
     floe_arena_init(&a, 4096);
     floe_manifest_list ml;
-    REQUIRE_OK(floe_manifest_list_read(head->manifest_list, NULL, &a, &ml, &err), err);
+    REQUIRE_OK(floe_manifest_list_read(NULL, head->manifest_list, NULL, &a, &ml, &err), err);
     int64_t bytes = 0;
     for (size_t i = 0; i < ml.nfiles; i++)
         bytes += ml.files[i].manifest_length;
@@ -1022,7 +1022,7 @@ TEST(landing_lifecycle_deletes_committed_old_files_only) {
     floe_landing_lifecycle_result r;
     REQUIRE_OK(floe_maint_landing_lifecycle(wh, NULL, &r, &err), err);
     CHECK(r.no_index);
-    REQUIRE_OK(floe_io_mkdirs(land, &err), err);
+    REQUIRE_OK(floe_io_mkdirs(NULL, land, &err), err);
     sqlite3 *s = NULL;
     REQUIRE(sqlite3_open(db, &s) == SQLITE_OK);
     REQUIRE(sqlite3_exec(s,

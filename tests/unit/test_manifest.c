@@ -64,7 +64,7 @@ static int read_manifest(floe_table *t, const char *recorded, const floe_manifes
     o.manifest = mf;
     o.spec = spec;
     floe_manifest_reader *r = NULL;
-    rc = floe_manifest_reader_open(local, &o, &r, err);
+    rc = floe_manifest_reader_open(NULL, local, &o, &r, err);
     int64_t live = 0;
     while (rc >= 0) {
         const floe_manifest_entry *e;
@@ -141,7 +141,7 @@ static int table_totals_at(const char *rel, const char *relocate_from,
     floe_manifest_list_read_options lo = {.allow_missing_field_ids = o->allow_missing_field_ids,
                                           .has_snapshot_id = true,
                                           .snapshot_id = s->snapshot_id};
-    rc = floe_manifest_list_read(list, &lo, &a, &ml, err);
+    rc = floe_manifest_list_read(NULL, list, &lo, &a, &ml, err);
     floe_free(list);
     if (rc < 0)
         goto done;
@@ -298,7 +298,7 @@ TEST(conformance_snapshot_id_past_64_bits) {
                                         "482c51b1-71ea-4508-b282-e2d753a5ef36-m0.avro");
     floe_manifest_reader *r = NULL;
     floe_error err;
-    REQUIRE(floe_manifest_reader_open(p, NULL, &r, &err) == 0);
+    REQUIRE(floe_manifest_reader_open(NULL, p, NULL, &r, &err) == 0);
     const floe_manifest_entry *e;
     CHECK_EQ_INT(floe_manifest_reader_next(r, &e, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "snapshot_id: long at byte") != NULL);
@@ -465,7 +465,7 @@ TEST(conformance_decimal_partitions) {
                                         "metadata/bad4520d-32bc-4c8e-841c-5c9ccc3aab3c-m0.avro");
     floe_manifest_reader *r = NULL;
     floe_error err;
-    REQUIRE(floe_manifest_reader_open(p, NULL, &r, &err) == 0);
+    REQUIRE(floe_manifest_reader_open(NULL, p, NULL, &r, &err) == 0);
     const floe_manifest_entry *e;
     int n = 0, nulls = 0, zero = 0, neg = 0;
     while (floe_manifest_reader_next(r, &e, &err) == 1) {
@@ -493,7 +493,7 @@ TEST(conformance_null_stats) {
                                           "metadata/2aeec77d-bbe8-4b0a-8105-3093ce4ea02a-m0.avro");
     floe_manifest_reader *r = NULL;
     floe_error err;
-    REQUIRE(floe_manifest_reader_open(dir, NULL, &r, &err) == 0);
+    REQUIRE(floe_manifest_reader_open(NULL, dir, NULL, &r, &err) == 0);
     const floe_manifest_entry *e;
     REQUIRE(floe_manifest_reader_next(r, &e, &err) == 1);
     CHECK(!e->file.value_counts.present);
@@ -733,7 +733,7 @@ TEST(round_trip_data_manifest) {
     o.has_snapshot_id = true;
     o.snapshot_id = 555;
     floe_manifest_writer *w = NULL;
-    REQUIRE(floe_manifest_writer_open(mpath, &o, &w, &err) == 0);
+    REQUIRE(floe_manifest_writer_open(NULL, mpath, &o, &w, &err) == 0);
     CHECK(floe_manifest_writer_add(w, &fa, -1, &err) == 0);
     CHECK(floe_manifest_writer_add(w, &fb, 2, &err) == 0);
     floe_manifest_entry ec = {.status = FLOE_ENTRY_ADDED, .has_snapshot_id = true,
@@ -765,10 +765,10 @@ TEST(round_trip_data_manifest) {
     CHECK_EQ_INT(mf.existing_rows_count, 30);
     CHECK_EQ_INT(mf.deleted_rows_count, 40);
     bool exists = false;
-    CHECK(floe_io_exists(mpath, &exists, &err) == 0 && exists);
+    CHECK(floe_io_exists(NULL, mpath, &exists, &err) == 0 && exists);
     floe_buf raw;
     floe_buf_init(&raw, 0);
-    REQUIRE(floe_io_read_all(mpath, 1 << 24, &raw, &err) == 0);
+    REQUIRE(floe_io_read_all(NULL, mpath, 1 << 24, &raw, &err) == 0);
     CHECK_EQ_INT(mf.manifest_length, (int64_t)raw.len);
 
     /* partition summaries over a (t0), b (t1: nulls, NaN), c (t2), d (t0) */
@@ -805,10 +805,10 @@ TEST(round_trip_data_manifest) {
     lo.parent_snapshot_id = 444;
     lo.sequence_number = 7;
     int64_t llen = 0;
-    REQUIRE(floe_manifest_list_write(lpath, &lo, files, 2, &oo, &llen, &err) == 0);
+    REQUIRE(floe_manifest_list_write(NULL, lpath, &lo, files, 2, &oo, &llen, &err) == 0);
     CHECK(llen > 0);
     floe_manifest_list ml;
-    REQUIRE(floe_manifest_list_read(lpath, NULL, &a, &ml, &err) == 0);
+    REQUIRE(floe_manifest_list_read(NULL, lpath, NULL, &a, &ml, &err) == 0);
     CHECK_EQ_INT(ml.format_version, 2);
     CHECK(ml.has_snapshot_id && ml.snapshot_id == 555);
     CHECK(ml.has_sequence_number && ml.sequence_number == 7);
@@ -836,7 +836,7 @@ TEST(round_trip_data_manifest) {
     /* read back with inheritance from the list entry */
     floe_manifest_read_options ro = {.manifest = m0, .spec = env.spec};
     floe_manifest_reader *r = NULL;
-    REQUIRE(floe_manifest_reader_open(mpath, &ro, &r, &err) == 0);
+    REQUIRE(floe_manifest_reader_open(NULL, mpath, &ro, &r, &err) == 0);
     const floe_manifest_info *info = floe_manifest_reader_info(r);
     CHECK_EQ_INT(info->format_version, 2);
     CHECK_EQ_INT(info->content, FLOE_MANIFEST_DATA);
@@ -915,7 +915,7 @@ TEST(round_trip_delete_manifest_and_codecs) {
         o.spec = env.spec;
         o.codec = codecs[c];
         floe_manifest_writer *w = NULL;
-        REQUIRE(floe_manifest_writer_open(path, &o, &w, &err) == 0);
+        REQUIRE(floe_manifest_writer_open(NULL, path, &o, &w, &err) == 0);
         CHECK(floe_manifest_writer_add(w, &eq, -1, &err) == 0);
         CHECK(floe_manifest_writer_add(w, &pos, -1, &err) == 0);
         floe_arena a;
@@ -924,7 +924,7 @@ TEST(round_trip_delete_manifest_and_codecs) {
         REQUIRE(floe_manifest_writer_close(w, NULL, &a, &mf, &err) == 0);
         CHECK(!mf.has_added_snapshot_id); /* inherited by the list writer */
         floe_manifest_reader *r = NULL;
-        REQUIRE(floe_manifest_reader_open(path, NULL, &r, &err) == 0);
+        REQUIRE(floe_manifest_reader_open(NULL, path, NULL, &r, &err) == 0);
         CHECK_EQ_INT(floe_manifest_reader_info(r)->content, FLOE_MANIFEST_DELETES);
         CHECK_EQ_INT(floe_manifest_reader_info(r)->codec, codecs[c]);
         const floe_manifest_entry *e;
@@ -942,9 +942,9 @@ TEST(round_trip_delete_manifest_and_codecs) {
         lo.snapshot_id = 9;
         lo.sequence_number = 3;
         lo.codec = codecs[c];
-        REQUIRE(floe_manifest_list_write(lpath, &lo, &mf, 1, NULL, NULL, &err) == 0);
+        REQUIRE(floe_manifest_list_write(NULL, lpath, &lo, &mf, 1, NULL, NULL, &err) == 0);
         floe_manifest_list ml;
-        REQUIRE(floe_manifest_list_read(lpath, NULL, &a, &ml, &err) == 0);
+        REQUIRE(floe_manifest_list_read(NULL, lpath, NULL, &a, &ml, &err) == 0);
         REQUIRE(ml.nfiles == 1);
         CHECK_EQ_INT(ml.files[0].content, FLOE_MANIFEST_DELETES);
         CHECK_EQ_INT(ml.files[0].added_snapshot_id, 9);
@@ -952,7 +952,7 @@ TEST(round_trip_delete_manifest_and_codecs) {
         CHECK_EQ_INT(ml.files[0].min_sequence_number, 3);
         CHECK(!ml.files[0].has_first_row_id);
         floe_manifest_read_options ro = {.manifest = &ml.files[0]};
-        REQUIRE(floe_manifest_reader_open(path, &ro, &r, &err) == 0);
+        REQUIRE(floe_manifest_reader_open(NULL, path, &ro, &r, &err) == 0);
         REQUIRE(floe_manifest_reader_next(r, &e, &err) == 1);
         CHECK(e->has_snapshot_id && e->snapshot_id == 9);
         CHECK_EQ_INT(e->sequence_number, 3);
@@ -980,7 +980,7 @@ TEST(writer_rules) {
     o.schema = env.schema;
     o.spec = env.spec;
     floe_manifest_writer *w = NULL;
-    REQUIRE(floe_manifest_writer_open(path, &o, &w, &err) == 0);
+    REQUIRE(floe_manifest_writer_open(NULL, path, &o, &w, &err) == 0);
     floe_data_file f = rt_file("s3://b/t/data/x.parquet", t0, 1);
 
     floe_manifest_entry e = {.status = FLOE_ENTRY_EXISTING, .file = f};
@@ -1032,7 +1032,7 @@ TEST(writer_rules) {
     REQUIRE(floe_manifest_writer_close(w, NULL, &a, &mf, &err) == 0);
     CHECK_EQ_INT(mf.added_files_count, 1);
     floe_manifest_reader *r = NULL;
-    REQUIRE(floe_manifest_reader_open(path, NULL, &r, &err) == 0);
+    REQUIRE(floe_manifest_reader_open(NULL, path, NULL, &r, &err) == 0);
     const floe_manifest_entry *pe;
     CHECK_EQ_INT(floe_manifest_reader_next(r, &pe, &err), 1);
     CHECK_EQ_INT(floe_manifest_reader_next(r, &pe, &err), 0);
@@ -1040,7 +1040,7 @@ TEST(writer_rules) {
 
     /* a data file cannot go into a delete manifest */
     o.content = FLOE_MANIFEST_DELETES;
-    REQUIRE(floe_manifest_writer_open(path, &o, &w, &err) == 0);
+    REQUIRE(floe_manifest_writer_open(NULL, path, &o, &w, &err) == 0);
     CHECK_EQ_INT(floe_manifest_writer_add(w, &f, -1, &err), FLOE_EINVALID);
     floe_manifest_writer_abort(w);
 
@@ -1052,20 +1052,20 @@ TEST(writer_rules) {
     floe_manifest_file v1 = mf;
     v1.added_files_count = -1;
     char *lpath = floe_io_join(harness_tmpdir(), "snap-rules.avro");
-    CHECK_EQ_INT(floe_manifest_list_write(lpath, &lo, &v1, 1, NULL, NULL, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, &v1, 1, NULL, NULL, &err), FLOE_EINVALID);
     CHECK(strstr(err.msg, "counts unknown") != NULL);
     floe_manifest_file late = mf;
     late.sequence_number = 5;
     late.min_sequence_number = 5;
-    CHECK_EQ_INT(floe_manifest_list_write(lpath, &lo, &late, 1, NULL, NULL, &err),
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, &late, 1, NULL, NULL, &err),
                  FLOE_EINVALID);
     floe_manifest_file other = mf;
     other.has_added_snapshot_id = true;
     other.added_snapshot_id = 77; /* unassigned sequence number but not this snapshot's */
-    CHECK_EQ_INT(floe_manifest_list_write(lpath, &lo, &other, 1, NULL, NULL, &err),
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, &other, 1, NULL, NULL, &err),
                  FLOE_EINVALID);
     bool exists = true;
-    CHECK(floe_io_exists(lpath, &exists, &err) == 0 && !exists);
+    CHECK(floe_io_exists(NULL, lpath, &exists, &err) == 0 && !exists);
 
     /* unknown transforms may not be written */
     floe_partition_spec *uspec = NULL;
@@ -1074,7 +1074,7 @@ TEST(writer_rules) {
     REQUIRE(floe_partition_spec_parse_json(uj, strlen(uj), env.schema, &uspec, &err) == 0);
     o.content = FLOE_MANIFEST_DATA;
     o.spec = uspec;
-    CHECK_EQ_INT(floe_manifest_writer_open(path, &o, &w, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_manifest_writer_open(NULL, path, &o, &w, &err), FLOE_EINVALID);
     CHECK(strstr(err.msg, "unknown transform") != NULL);
     floe_partition_spec_free(uspec);
 
@@ -1182,7 +1182,7 @@ TEST(malformed_manifests) {
     /* not Avro */
     CHECK(floe_manifest_reader_open_mem("PAR1xxxx", 8, "junk", NULL, &r, &err) < 0);
     CHECK(strstr(err.msg, "junk") != NULL);
-    CHECK(floe_manifest_reader_open("/nonexistent/m.avro", NULL, &r, &err) < 0);
+    CHECK(floe_manifest_reader_open(NULL, "/nonexistent/m.avro", NULL, &r, &err) < 0);
 
     /* a v1 manifest (ids, no sequence numbers) with status 7 and no file_path */
     const char *no_path =
@@ -1268,7 +1268,7 @@ TEST(malformed_manifests) {
                                  "a01399a1-e864-4562-b921-c8cb56e6e4a9-m0.avro"));
     floe_buf full;
     floe_buf_init(&full, 0);
-    REQUIRE(floe_io_read_all(real, 1 << 20, &full, &err) == 0);
+    REQUIRE(floe_io_read_all(NULL, real, 1 << 20, &full, &err) == 0);
     int64_t all = 0;
     REQUIRE(floe_manifest_reader_open_mem(full.data, full.len, "full", NULL, &r, &err) == 0);
     while (floe_manifest_reader_next(r, &e, &err) == 1)
@@ -1305,12 +1305,12 @@ TEST(malformed_manifests) {
     const char *list = harness_conformance("iceberg/icebird/java_bunnies/metadata/"
                                            "snap-4951213507629824583-1-583a45a0-7389-4d71-9305-"
                                            "ac3a8725c38b.avro");
-    CHECK_EQ_INT(floe_manifest_reader_open(list, NULL, &r, &err), FLOE_ECORRUPT);
+    CHECK_EQ_INT(floe_manifest_reader_open(NULL, list, NULL, &r, &err), FLOE_ECORRUPT);
     /* and a manifest is not a list */
     floe_arena a;
     floe_arena_init(&a, 1024);
     floe_manifest_list ml;
-    CHECK_EQ_INT(floe_manifest_list_read(real, NULL, &a, &ml, &err), FLOE_ECORRUPT);
+    CHECK_EQ_INT(floe_manifest_list_read(NULL, real, NULL, &a, &ml, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "manifest_path") != NULL);
     floe_arena_reset(&a);
     floe_buf_free(&full);
@@ -1341,14 +1341,14 @@ TEST(alloc_failures) {
         /* Injection starts after open: floe_partition_spec_fields_to_json (partition_spec.c)
          * double-frees under OOM (jansson's *_new consume their argument on failure);
          * reported to its owner. */
-        int rc = floe_manifest_writer_open(path, &o, &w, &err);
+        int rc = floe_manifest_writer_open(NULL, path, &o, &w, &err);
         floe_alloc_fail_after(n);
         if (rc == 0 && (rc = floe_manifest_writer_add(w, &f, -1, &err)) < 0)
             floe_manifest_writer_abort(w);
         else if (rc == 0)
             rc = floe_manifest_writer_close(w, &nosync, &a, &mf, &err);
         if (rc == 0)
-            rc = floe_manifest_reader_open(path, NULL, &r, &err);
+            rc = floe_manifest_reader_open(NULL, path, NULL, &r, &err);
         if (rc == 0)
             rc = floe_manifest_reader_next(r, &e, &err);
         floe_alloc_fail_after(0);

@@ -20,7 +20,7 @@ static char *conf(const char *rel) { return strdup(harness_conformance(rel)); }
 
 static bool file_exists(const char *p) {
     bool yes = false;
-    return floe_io_exists(p, &yes, NULL) == 0 && yes;
+    return floe_io_exists(NULL, p, &yes, NULL) == 0 && yes;
 }
 
 typedef struct conf_table {
@@ -104,7 +104,7 @@ TEST(conformance_current_metadata) {
         floe_error err;
         floe_error_clear(&err);
         char *uri = NULL;
-        int rc = floe_table_locate_metadata(dir, &uri, &err);
+        int rc = floe_table_locate_metadata(NULL, dir, &uri, &err);
         if (!strcmp(ct->folder, REFUSED_TABLE)) {
             CHECK_EQ_INT(rc, FLOE_ECORRUPT);
             if (!strstr(err.msg, REFUSED_FIELD) || !strstr(err.msg, ct->current) ||
@@ -184,7 +184,7 @@ static int roundtrip_one(const char *path) {
     floe_error err;
     floe_error_clear(&err);
     floe_table_metadata *m = NULL, *m2 = NULL;
-    int rc = floe_table_metadata_read(path, &m, &err);
+    int rc = floe_table_metadata_read(NULL, path, &m, &err);
     if (rc != 0)
         return rc;
     char *text = NULL, *text2 = NULL;
@@ -250,7 +250,7 @@ TEST(v1_gzip_fields) {
     char *dir = conf("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz/metadata/v2.gz.metadata.json");
     floe_error err;
     floe_table_metadata *m = NULL;
-    REQUIRE_OK(floe_table_metadata_read(dir, &m, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, dir, &m, &err), err);
     CHECK_EQ_INT(m->format_version, 1);
     CHECK_EQ_INT(m->last_sequence_number, 0);
     CHECK_EQ_INT(m->n_snapshots, 1);
@@ -272,7 +272,7 @@ TEST(v1_deprecated_fields) {
     char *p = conf("iceberg/duckdb-iceberg/iceberg_v1_deprecated/default/legacy_v1/metadata/v2.metadata.json");
     floe_error err;
     floe_table_metadata *m = NULL;
-    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, p, &m, &err), err);
     CHECK_EQ_INT(m->format_version, 1);
     CHECK_EQ_INT(m->n_schemas, 1);
     CHECK_EQ_INT(m->n_specs, 1);
@@ -297,7 +297,7 @@ TEST(v3_refused_on_write_kept_on_read) {
                    "legacy_bare_deletion_vector/metadata/00002-legacy-bare-dv.metadata.json");
     floe_error err;
     floe_table_metadata *m = NULL;
-    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, p, &m, &err), err);
     CHECK_EQ_INT(m->format_version, 3);
     char *text = NULL;
     REQUIRE_OK(floe_table_metadata_to_json(m, false, &text, NULL, &err), err);
@@ -315,7 +315,7 @@ TEST(v1_upgrade_to_v2) {
     floe_error err;
     floe_table_metadata *m = NULL, *n = NULL;
     floe_metadata_builder *b = NULL;
-    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, p, &m, &err), err);
     REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
     CHECK_EQ_INT(floe_metadata_builder_format_version(b), 1);
     REQUIRE_OK(floe_metadata_builder_upgrade(b, 2, &err), err); /* asked for */
@@ -353,7 +353,7 @@ TEST(v1_stays_v1) {
     floe_error err;
     floe_table_metadata *m = NULL, *n = NULL;
     floe_metadata_builder *b = NULL;
-    REQUIRE_OK(floe_table_metadata_read(p, &m, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, p, &m, &err), err);
     REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
     CHECK_EQ_INT(floe_metadata_builder_format_version(b), 1);
     floe_snapshot_new sn = {.operation = "append", .manifest_list = "snap-x.avro",
@@ -555,15 +555,15 @@ TEST(gzip_write_read) {
     REQUIRE(m != NULL);
     char path[4096];
     snprintf(path, sizeof path, "%s/v1.gz.metadata.json", harness_tmpdir());
-    REQUIRE_OK(floe_table_metadata_write(m, path, true, true, &err), err);
+    REQUIRE_OK(floe_table_metadata_write(NULL, m, path, true, true, &err), err);
     size_t len = 0;
     char *raw = harness_read_file(path, &len);
     REQUIRE(raw != NULL && len > 2);
     CHECK((unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b);
-    REQUIRE_OK(floe_table_metadata_read(path, &r, &err), err);
+    REQUIRE_OK(floe_table_metadata_read(NULL, path, &r, &err), err);
     CHECK_EQ_STR(r->table_uuid, m->table_uuid);
     /* create-if-absent */
-    CHECK_EQ_INT(floe_table_metadata_write(m, path, true, true, &err), FLOE_EEXISTS);
+    CHECK_EQ_INT(floe_table_metadata_write(NULL, m, path, true, true, &err), FLOE_EEXISTS);
     /* truncated gzip is corrupt, not a crash */
     for (size_t cut = 0; cut < len; cut += 7) {
         floe_table_metadata *x = NULL;
@@ -581,14 +581,14 @@ TEST(malformed_metadata) {
     floe_error_clear(&err);
     floe_table_metadata *m = NULL;
     char *bad = conf("iceberg/duckdb-iceberg/bad_data/bad_iceberg_metadata.json");
-    CHECK_EQ_INT(floe_table_metadata_read(bad, &m, &err), FLOE_ECORRUPT);
+    CHECK_EQ_INT(floe_table_metadata_read(NULL, bad, &m, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "bad_iceberg_metadata.json") != NULL);
     floe_table *t = NULL;
     CHECK_EQ_INT(floe_table_open_path(bad, NULL, &t, &err), FLOE_ECORRUPT);
     CHECK(t == NULL);
     free(bad);
     char *stub = conf("iceberg/duckdb-iceberg/big_query_error/metadata/v0.metadata.json");
-    CHECK_EQ_INT(floe_table_metadata_read(stub, &m, &err), FLOE_ECORRUPT);
+    CHECK_EQ_INT(floe_table_metadata_read(NULL, stub, &m, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "format-version") != NULL);
     free(stub);
     static const struct {
@@ -702,7 +702,7 @@ TEST(longs_past_64_bits_refused) {
             /* written back exactly */
             char path[4200];
             snprintf(path, sizeof path, "%s/v1.metadata.json", harness_tmpdir());
-            REQUIRE_OK(floe_table_metadata_write(m, path, false, false, &err), err);
+            REQUIRE_OK(floe_table_metadata_write(NULL, m, path, false, false, &err), err);
             size_t n = 0;
             char *text = harness_read_file(path, &n);
             REQUIRE(text != NULL);
@@ -814,7 +814,7 @@ TEST(location_mapping_quirks) {
     check_map("duckdb-iceberg/big_query_error", "data/persistent/big_query_error/metadata/v0.metadata.json",
               NULL, NULL, FLOE_EINVALID);
     char *bq = conf("iceberg/duckdb-iceberg/big_query_error");
-    floe_table_open_options reloc = {"data/persistent/big_query_error", bq};
+    floe_table_open_options reloc = {"data/persistent/big_query_error", bq, NULL};
     check_map("duckdb-iceberg/big_query_error", "data/persistent/big_query_error/metadata/v0.metadata.json",
               "big_query_error/metadata/v0.metadata.json", &reloc, 0);
     free(bq);
@@ -823,7 +823,7 @@ TEST(location_mapping_quirks) {
     check_map("duckdb-iceberg/column_mapping/warehouse/default.db/my_table", outside, NULL, NULL,
               FLOE_EINVALID);
     char *dd = conf("iceberg/duckdb-iceberg");
-    floe_table_open_options reloc2 = {"data/persistent", dd};
+    floe_table_open_options reloc2 = {"data/persistent", dd, NULL};
     check_map("duckdb-iceberg/column_mapping/warehouse/default.db/my_table", outside,
               "column_mapping/warehouse/example/mock_data.parquet", &reloc2, 0);
     free(dd);
@@ -850,24 +850,24 @@ TEST(locate_hint_quirks) {
     REQUIRE(m != NULL);
     for (int v = 1; v <= 3; v++) {
         snprintf(p, sizeof p, "%s/v%d.metadata.json", md, v);
-        REQUIRE_OK(floe_table_metadata_write(m, p, false, true, &err), err);
+        REQUIRE_OK(floe_table_metadata_write(NULL, m, p, false, true, &err), err);
     }
     snprintf(p, sizeof p, "%s/version-hint.text", md);
     harness_write_file(p, "1\n", 2);
     char *uri = NULL;
-    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    REQUIRE_OK(floe_table_locate_metadata(NULL, d, &uri, &err), err);
     CHECK(strstr(uri, "/v3.metadata.json") != NULL);
     floe_free(uri);
     harness_write_file(p, "nonsense-stem", 13);
-    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    REQUIRE_OK(floe_table_locate_metadata(NULL, d, &uri, &err), err);
     CHECK(strstr(uri, "/v3.metadata.json") != NULL);
     floe_free(uri);
     harness_write_file(p, "../../etc/passwd", 16);
-    REQUIRE_OK(floe_table_locate_metadata(d, &uri, &err), err);
+    REQUIRE_OK(floe_table_locate_metadata(NULL, d, &uri, &err), err);
     CHECK(strstr(uri, "/v3.metadata.json") != NULL);
     floe_free(uri);
     /* an empty folder is not a table */
-    CHECK_EQ_INT(floe_table_locate_metadata(harness_tmpdir(), &uri, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_table_locate_metadata(NULL, harness_tmpdir(), &uri, &err), FLOE_ENOTFOUND);
     floe_table_metadata_free(m);
 }
 

@@ -53,7 +53,7 @@ static floe_catalog *open_pg(const char *name, const char *dir) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    if (floe_catalog_open_postgres(pg_uri, name, wh, &c, &err) != 0)
+    if (floe_catalog_open_postgres(NULL, pg_uri, name, wh, &c, &err) != 0)
         harness_fail(__FILE__, __LINE__, "open catalog: %s", err.msg);
     return c;
 }
@@ -203,7 +203,7 @@ TEST(unreachable_server_names_no_password) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    int rc = floe_catalog_open_postgres("postgresql://u:topsecret@127.0.0.1:1/db?connect_timeout=2",
+    int rc = floe_catalog_open_postgres(NULL, "postgresql://u:topsecret@127.0.0.1:1/db?connect_timeout=2",
                                         "x", "/tmp/wh", &c, &err);
     CHECK_EQ_INT(rc, FLOE_EIO);
     CHECK(c == NULL);
@@ -335,7 +335,7 @@ TEST(tables_pg) {
     setenv("FLOE_WAREHOUSE", harness_tmpdir(), 1);
     setenv("FLOE_CATALOG", name, 1);
     floe_catalog_config cfg = {0};
-    REQUIRE_OK(floe_catalog_config_load(NULL, NULL, &cfg, &err), err);
+    REQUIRE_OK(floe_catalog_config_load(NULL, NULL, harness_getenv, NULL, &cfg, &err), err);
     unsetenv("FLOE_CATALOG_URI");
     unsetenv("FLOE_WAREHOUSE");
     unsetenv("FLOE_CATALOG");
@@ -730,7 +730,7 @@ TEST(swap_hook_and_transactions_sqlite) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "hook", wh, &c, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "hook", wh, &c, &err), err);
     floe_table *t = NULL;
     REQUIRE_OK(floe_catalog_create_namespace(c, "db", NULL, NULL, 0, &err), err);
     REQUIRE_OK(floe_table_create(c, "db", "t", SCHEMA, NULL, &t, &err), err);
@@ -739,7 +739,7 @@ TEST(swap_hook_and_transactions_sqlite) {
     floe_table_close(t);
     floe_catalog_close(c);
     floe_catalog *fs = NULL;
-    REQUIRE_OK(floe_catalog_open_fs(wh, &fs, &err), err);
+    REQUIRE_OK(floe_catalog_open_fs(NULL, wh, &fs, &err), err);
     CHECK(floe_catalog_sql(fs) == NULL);
     CHECK_EQ_INT(floe_catalog_set_swap_hook(fs, record_hook, NULL, &err), FLOE_EUNSUPPORTED);
     floe_catalog_close(fs);
@@ -753,12 +753,12 @@ TEST(swap_hook_and_transactions_sqlite) {
 static void plant_file(const char *path) {
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_io_write_all(path, "x", 1, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, path, "x", 1, NULL, &err), err);
 }
 
 static bool exists_file(const char *path) {
     bool ex = false;
-    return floe_io_exists(path, &ex, NULL) == 0 && ex;
+    return floe_io_exists(NULL, path, &ex, NULL) == 0 && ex;
 }
 
 static void lifecycle_in_catalog(floe_catalog *c, const char *wh) {
@@ -843,7 +843,7 @@ TEST(landing_lifecycle_in_catalog_sqlite) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "life", wh, &c, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "life", wh, &c, &err), err);
     lifecycle_in_catalog(c, wh);
     floe_catalog_close(c);
 }
@@ -948,7 +948,7 @@ TEST(pyiceberg_made_database_pg) {
     floe_catalog *c = NULL;
     char wh[4200];
     snprintf(wh, sizeof wh, "%s/wh", harness_tmpdir());
-    REQUIRE_OK(floe_catalog_open_postgres(uri, "py", wh, &c, &err), err);
+    REQUIRE_OK(floe_catalog_open_postgres(NULL, uri, "py", wh, &c, &err), err);
     bool ex = false;
     REQUIRE_OK(floe_catalog_namespace_exists(c, "pyns", &ex, &err), err);
     CHECK(ex);

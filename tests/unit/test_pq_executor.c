@@ -67,7 +67,7 @@ static int write_file(const char *path, const floe_schema *s, const floe_batch *
     o.page_size = 16 << 10;
     o.executor = ex;
     floe_pq_writer *w = NULL;
-    int rc = floe_pq_writer_open(path, s, &o, &w, err);
+    int rc = floe_pq_writer_open(NULL, path, s, &o, &w, err);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < nb; i++)

@@ -515,7 +515,7 @@ TEST(test_interop_all_types_all_codecs) {
         if (codecs[k].codec == FLOE_CODEC_UNCOMPRESSED)
             o.dictionary = false; /* one file with PLAIN/DELTA only */
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
         for (int bi = 0; bi < NBATCH; bi++)
             REQUIRE_OK(floe_pq_writer_write_batch(w, &bs[bi], &err), err);
         floe_pq_file_info fi;

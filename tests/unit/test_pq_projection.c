@@ -352,7 +352,7 @@ TEST(every_node_and_pair_of_nested_files) {
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         file_ctx fc = {.name = e->d_name};
         floe_error err;
-        if (floe_pq_reader_open(path, NULL, &fc.r, &err) < 0)
+        if (floe_pq_reader_open(NULL, path, NULL, &fc.r, &err) < 0)
             continue; /* the malformed ones: tested elsewhere */
         fc.root = floe_pq_reader_root(fc.r);
         bool nested = false;

@@ -84,7 +84,7 @@ static void write_file(const char *path, size_t nrows, floe_codec codec, size_t 
     if (row_group_bytes)
         o.row_group_size = row_group_bytes;
     floe_pq_writer *w = NULL;
-    int rc = floe_pq_writer_open(path, s, &o, &w, &err);
+    int rc = floe_pq_writer_open(NULL, path, s, &o, &w, &err);
     for (size_t first = 0; rc == 0 && first < nrows; first += batch_rows) {
         floe_batch in;
         REQUIRE(floe_batch_init(&in, s) == 0);
@@ -110,7 +110,7 @@ static floe_pq_read_stats read_check(const char *path, size_t nrows, bool no_map
     floe_error_clear(&err);
     floe_pq_read_stats st;
     memset(&st, 0, sizeof st);
-    int rc = floe_pq_reader_open(path, &ro, &r, &err);
+    int rc = floe_pq_reader_open(NULL, path, &ro, &r, &err);
     CHECK_OK(rc, err);
     if (rc < 0)
         return st;
@@ -254,7 +254,7 @@ static void lie_about_nulls(const char *path, const char *out) {
     floe_buf_init(&f, 0);
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
+    REQUIRE_OK(floe_io_read_all(NULL, path, 0, &f, &err), err);
     REQUIRE(f.len > 12);
     uint32_t flen = floe_load_le32(f.data + f.len - 8);
     REQUIRE(flen < f.len - 12);
@@ -284,7 +284,7 @@ static void lie_about_nulls(const char *path, const char *out) {
     floe_store_le32(tail, (uint32_t)(nf.len - fstart));
     memcpy(tail + 4, "PAR1", 4);
     REQUIRE(floe_buf_append(&nf, tail, 8) == 0);
-    REQUIRE_OK(floe_io_write_all(out, nf.data, nf.len, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, out, nf.data, nf.len, NULL, &err), err);
     floe_buf_free(&nf);
     floe_arena_reset(&a);
     floe_buf_free(&f);
@@ -323,7 +323,7 @@ TEST(mapped_file_truncated_after_open_fails_cleanly) {
         floe_pq_reader *r = NULL;
         floe_error err;
         floe_error_clear(&err);
-        REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
         floe_pq_reader_file info;
         floe_pq_reader_file_info(r, &info);
         REQUIRE(info.num_row_groups >= 3);

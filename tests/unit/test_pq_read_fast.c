@@ -62,7 +62,7 @@ static void round_trip(size_t nrows, size_t page_rows, bool dictionary, floe_cod
     o.dictionary = dictionary;
     o.codec = codec;
     floe_pq_writer *w = NULL;
-    int rc = floe_pq_writer_open(path, s, &o, &w, &err);
+    int rc = floe_pq_writer_open(NULL, path, s, &o, &w, &err);
     if (rc == 0)
         rc = floe_pq_writer_write_batch(w, &in, &err);
     if (rc == 0)
@@ -72,7 +72,7 @@ static void round_trip(size_t nrows, size_t page_rows, bool dictionary, floe_cod
     CHECK_OK(rc, err);
     floe_pq_reader *r = NULL;
     if (rc == 0)
-        rc = floe_pq_reader_open(path, NULL, &r, &err);
+        rc = floe_pq_reader_open(NULL, path, NULL, &r, &err);
     CHECK_OK(rc, err);
     size_t row = 0, bad = 0;
     const floe_pq_rowset *set = NULL;
@@ -173,7 +173,7 @@ static const char *write_lying_page(size_t nrows, size_t at, uint32_t len) {
     o.dictionary = false;
     o.codec = FLOE_CODEC_ZSTD;
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &in, &err), err);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
     floe_batch_free(&in);
@@ -184,7 +184,7 @@ static const char *write_lying_page(size_t nrows, size_t at, uint32_t len) {
     floe_buf_init(&page, 0);
     floe_buf_init(&body, 0);
     floe_buf_init(&out, 0);
-    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
+    REQUIRE_OK(floe_io_read_all(NULL, path, 0, &f, &err), err);
     uint32_t flen = floe_load_le32(f.data + f.len - 8);
     size_t fstart = f.len - 8 - flen;
     floe_arena a;
@@ -228,7 +228,7 @@ static const char *write_lying_page(size_t nrows, size_t at, uint32_t len) {
     floe_store_le32(tail, (uint32_t)(out.len - nf));
     memcpy(tail + 4, "PAR1", 4);
     REQUIRE(floe_buf_append(&out, tail, 8) == 0);
-    REQUIRE_OK(floe_io_write_all(liar, out.data, out.len, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, liar, out.data, out.len, NULL, &err), err);
     floe_arena_reset(&a);
     floe_buf_free(&f);
     floe_buf_free(&page);
@@ -268,11 +268,11 @@ TEST(dictionary_with_a_long_entry) {
     o.dictionary = true;
     o.codec = FLOE_CODEC_ZSTD;
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &in, &err), err);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
     floe_pq_reader *r = NULL;
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     floe_pq_chunk_info ci;
     floe_pq_reader_chunk_info(r, 0, 0, &ci);
     bool dict = false;
@@ -339,7 +339,7 @@ TEST(levels_reused_across_row_groups) {
         o.dictionary = dict;
         o.codec = FLOE_CODEC_ZSTD;
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
         for (size_t g = 0; g < ngroups; g++) {
             floe_batch in;
             REQUIRE(floe_batch_init(&in, s) == 0);
@@ -363,7 +363,7 @@ TEST(levels_reused_across_row_groups) {
         /* twice: in order, then a slice of a row group with nulls between full reads */
         for (int pass = 0; pass < 2; pass++) {
             floe_pq_reader *r = NULL;
-            REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+            REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
             size_t bad = 0, groups = 0;
             for (size_t g = 0; g < ngroups; g++) {
                 const floe_pq_rowset *set = NULL;
@@ -412,7 +412,7 @@ TEST(levels_reused_across_row_groups) {
 /* Read every row group of path; the first error's code, 0 when all read. */
 static int read_whole(const char *path, floe_error *err) {
     floe_pq_reader *r = NULL;
-    int rc = floe_pq_reader_open(path, NULL, &r, err);
+    int rc = floe_pq_reader_open(NULL, path, NULL, &r, err);
     const floe_pq_rowset *set = NULL;
     while (rc == 0 && (rc = floe_pq_reader_next(r, &set, err)) > 0)
         rc = 0;

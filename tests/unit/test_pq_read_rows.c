@@ -34,7 +34,7 @@ static int write_file(const char *path, const floe_schema *s, int64_t rows, size
     o.dictionary = dictionary;
     floe_pq_writer *w = NULL;
     floe_error err;
-    if (floe_pq_writer_open(path, s, &o, &w, &err) < 0)
+    if (floe_pq_writer_open(NULL, path, s, &o, &w, &err) < 0)
         return -1;
     floe_batch b;
     floe_batch_init(&b, s);
@@ -115,7 +115,7 @@ static void check_slices(const char *path, const floe_schema *s, int64_t rows, i
                          bool want_locations) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     CHECK(floe_pq_reader_has_page_locations(r, 0) == want_locations);
     CHECK(!floe_pq_reader_has_page_locations(r, 1)); /* no such row group */
     floe_batch whole, sliced;
@@ -215,7 +215,7 @@ static void colbuf_like(floe_colbuf *dst, const floe_colbuf *src) {
 static bool conformance_file(const char *path, int64_t step) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    if (floe_pq_reader_open(path, NULL, &r, &err) < 0)
+    if (floe_pq_reader_open(NULL, path, NULL, &r, &err) < 0)
         return false;
     floe_pq_reader_file fi;
     floe_pq_reader_file_info(r, &fi);

@@ -45,7 +45,7 @@ static void write_file(const char *path, size_t nrows, size_t batch_rows, bool f
     o.codec = FLOE_CODEC_SNAPPY;
     o.page_row_limit = 1000;
     floe_pq_writer *w = NULL;
-    int rc = floe_pq_writer_open(path, s, &o, &w, &err);
+    int rc = floe_pq_writer_open(NULL, path, s, &o, &w, &err);
     for (size_t first = 0; rc == 0 && first < nrows; first += batch_rows) {
         floe_batch b;
         REQUIRE(floe_batch_init(&b, s) == 0);
@@ -140,13 +140,13 @@ static uint64_t read_digest(const char *path, bool whole, bool no_map, const cha
     ro.read_whole = whole;
     ro.no_map = no_map;
     floe_io_stats a, b;
-    floe_io_stats_get(&a);
+    floe_io_stats_get(NULL, &a);
     floe_pq_reader *r = NULL;
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_pq_reader_open(path, &ro, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, &ro, &r, &err), err);
     uint64_t h = digest_projected(r, only, rows);
-    floe_io_stats_get(&b);
+    floe_io_stats_get(NULL, &b);
     *gets = b.get_requests - a.get_requests;
     return h;
 }
@@ -156,7 +156,7 @@ static uint64_t memory_digest(const char *path, const char *only, int64_t *rows)
     floe_buf_init(&f, 0);
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
+    REQUIRE_OK(floe_io_read_all(NULL, path, 0, &f, &err), err);
     floe_pq_reader *r = NULL;
     REQUIRE_OK(floe_pq_reader_open_memory(f.data, f.len, path, NULL, &r, &err), err);
     uint64_t h = digest_projected(r, only, rows);
@@ -183,7 +183,7 @@ TEST(small_file_read_whole_gives_the_same_rows) {
     floe_pq_reader *r = NULL;
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     floe_pq_reader_file fi;
     floe_pq_reader_file_info(r, &fi);
     floe_pq_reader_close(r);
@@ -235,7 +235,7 @@ static int read_all(const char *path, bool whole, floe_error *err) {
     memset(&ro, 0, sizeof ro);
     ro.read_whole = whole;
     floe_pq_reader *r = NULL;
-    int rc = floe_pq_reader_open(path, &ro, &r, err);
+    int rc = floe_pq_reader_open(NULL, path, &ro, &r, err);
     if (rc < 0)
         return rc;
     const floe_pq_rowset *set = NULL;
@@ -254,7 +254,7 @@ TEST(truncated_or_corrupt_small_file_fails_naming_it) {
     floe_buf_init(&f, 0);
     floe_error err;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
+    REQUIRE_OK(floe_io_read_all(NULL, path, 0, &f, &err), err);
     REQUIRE(f.len > 4096);
 
     /* cut short (footer gone), on both paths */
@@ -290,7 +290,7 @@ TEST(truncated_or_corrupt_small_file_fails_naming_it) {
     REQUIRE(harness_write_file(bad, f.data, f.len) == 0);
     floe_pq_reader *r = NULL;
     floe_error_clear(&err);
-    REQUIRE_OK(floe_pq_reader_open(bad, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, bad, NULL, &r, &err), err);
     REQUIRE(truncate(bad, (off_t)(f.len / 3)) == 0);
     const floe_pq_rowset *set = NULL;
     int rc = floe_pq_reader_next(r, &set, &err);
@@ -332,8 +332,8 @@ TEST(read_into_appends_what_the_row_set_holds) {
     floe_error err;
     floe_error_clear(&err);
     floe_pq_reader *plain = NULL, *r = NULL;
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &plain, &err), err);
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &plain, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     floe_colbuf buf[3];
     floe_colbuf *into[3];
     const floe_pq_rowset *ps = NULL, *rs = NULL;
@@ -372,8 +372,8 @@ TEST(read_into_appends_what_the_row_set_holds) {
     /* a corrupt last row group: the buffers keep exactly the rows they held */
     floe_buf f;
     floe_buf_init(&f, 0);
-    REQUIRE_OK(floe_io_read_all(path, 0, &f, &err), err);
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_io_read_all(NULL, path, 0, &f, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     floe_pq_chunk_info ci;
     floe_pq_reader_chunk_info(r, 2, 1, &ci);
     floe_pq_reader_close(r);
@@ -388,7 +388,7 @@ TEST(read_into_appends_what_the_row_set_holds) {
     snprintf(bad, sizeof bad, "%s/into-bad.parquet", harness_tmpdir());
     REQUIRE(harness_write_file(bad, f.data, f.len) == 0);
     floe_buf_free(&f);
-    REQUIRE_OK(floe_pq_reader_open(bad, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, bad, NULL, &r, &err), err);
     size_t held_l[2], held_v[2], held_b[2];
     for (int c = 0; c < 2; c++) {
         held_l[c] = buf[c].nlevels;

@@ -77,7 +77,7 @@ static void free_list(char **v, size_t n) {
 static int read_all(const char *path, floe_pq_row_format fmt, floe_buf *out, int64_t *rows,
                     int64_t *num_rows, floe_error *err) {
     floe_pq_reader *r = NULL;
-    int rc = floe_pq_reader_open(path, NULL, &r, err);
+    int rc = floe_pq_reader_open(NULL, path, NULL, &r, err);
     if (rc < 0)
         return rc;
     floe_pq_reader_file fi;
@@ -147,7 +147,7 @@ TEST(corrupt_checksum_files_read_without_crc_check) {
         floe_pq_reader_options o = {.skip_crc = true};
         floe_pq_reader *r = NULL;
         floe_error err;
-        REQUIRE_OK(floe_pq_reader_open(harness_conformance(rel), &o, &r, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, harness_conformance(rel), &o, &r, &err), err);
         floe_buf out;
         floe_buf_init(&out, 0);
         int64_t rows = 0;
@@ -322,7 +322,7 @@ TEST(encrypted_and_not_parquet_are_refused) {
     floe_pq_reader *r = NULL;
     floe_error err;
     floe_error_clear(&err);
-    CHECK_EQ_INT(floe_pq_reader_open(path, NULL, &r, &err), FLOE_EENCRYPTED);
+    CHECK_EQ_INT(floe_pq_reader_open(NULL, path, NULL, &r, &err), FLOE_EENCRYPTED);
     CHECK(strstr(err.msg, "encrypted Parquet is not supported") != NULL);
     CHECK(r == NULL);
     memcpy(data + len - 4, "PAR2", 4);
@@ -354,7 +354,7 @@ TEST(schema_mapping_of_legacy_layouts) {
         snprintf(rel, sizeof rel, "parquet-testing/data/%s", cases[i].file);
         floe_pq_reader *r = NULL;
         floe_error err;
-        REQUIRE_OK(floe_pq_reader_open(harness_conformance(rel), NULL, &r, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, harness_conformance(rel), NULL, &r, &err), err);
         const floe_schema *s = NULL;
         CHECK_OK(floe_pq_reader_iceberg_schema(r, &s, &err), err);
         if (s) {
@@ -369,7 +369,7 @@ TEST(schema_mapping_of_legacy_layouts) {
     /* a map without values cannot be an Iceberg map, but its rows still read */
     floe_pq_reader *r = NULL;
     floe_error err;
-    REQUIRE_OK(floe_pq_reader_open(harness_conformance("parquet-testing/data/map_no_value.parquet"),
+    REQUIRE_OK(floe_pq_reader_open(NULL, harness_conformance("parquet-testing/data/map_no_value.parquet"),
                                    NULL, &r, &err), err);
     const floe_schema *s = NULL;
     CHECK_EQ_INT(floe_pq_reader_iceberg_schema(r, &s, &err), FLOE_EUNSUPPORTED);
@@ -403,7 +403,7 @@ TEST(int96_beyond_nanosecond_range) {
 TEST(projection_by_path_and_id) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    REQUIRE_OK(floe_pq_reader_open(harness_conformance("parquet-testing/data/nested_lists.snappy.parquet"),
+    REQUIRE_OK(floe_pq_reader_open(NULL, harness_conformance("parquet-testing/data/nested_lists.snappy.parquet"),
                                    NULL, &r, &err), err);
     const char *cols[] = {"b"};
     CHECK_OK(floe_pq_reader_select_paths(r, cols, 1, &err), err);
@@ -616,7 +616,7 @@ TEST(round_trip_random_schemas_through_the_writer) {
         floe_pq_writer *w = NULL;
         floe_error err;
         floe_error_clear(&err);
-        int rc = floe_pq_writer_open(path, s, &o, &w, &err);
+        int rc = floe_pq_writer_open(NULL, path, s, &o, &w, &err);
         if (rc == 0)
             rc = floe_pq_writer_write_batch(w, &in, &err);
         if (rc == 0) {
@@ -633,7 +633,7 @@ TEST(round_trip_random_schemas_through_the_writer) {
             continue;
         }
         floe_pq_reader *r = NULL;
-        rc = floe_pq_reader_open(path, NULL, &r, &err);
+        rc = floe_pq_reader_open(NULL, path, NULL, &r, &err);
         CHECK_OK(rc, err);
         if (rc == 0) {
             const floe_schema *rs = NULL;
@@ -709,7 +709,7 @@ static const char *write_pruning_file(void) {
     o.output.fsync = false;
     o.page_row_limit = 250;
     floe_pq_writer *w = NULL;
-    if (floe_pq_writer_open(path, s, &o, &w, &err) < 0) {
+    if (floe_pq_writer_open(NULL, path, s, &o, &w, &err) < 0) {
         floe_schema_free(s);
         return NULL;
     }
@@ -750,7 +750,7 @@ static int64_t dump_filtered(const char *path, const char *expr, bool prune, flo
                              floe_pq_read_stats *st) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    if (floe_pq_reader_open(path, NULL, &r, &err) < 0)
+    if (floe_pq_reader_open(NULL, path, NULL, &r, &err) < 0)
         return -1;
     int64_t rows = -1;
     if (floe_pq_reader_set_filter(r, expr, &err) == 0) {
@@ -771,7 +771,7 @@ TEST(pruning_reads_only_what_can_match) {
     REQUIRE(path);
     floe_pq_reader *r = NULL;
     floe_error err;
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
     floe_pq_reader_file fi;
     floe_pq_reader_file_info(r, &fi);
     CHECK_EQ_U64(fi.num_row_groups, 10);
@@ -815,7 +815,7 @@ TEST(pruning_reads_only_what_can_match) {
     int64_t want[] = {10, 19, -2, 2, 9, 8, -1, -1, 0, 70, 9, -1, -1, 0, -2};
     for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
         floe_pq_reader *rr = NULL;
-        REQUIRE_OK(floe_pq_reader_open(path, NULL, &rr, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &rr, &err), err);
         int prc = floe_pq_reader_set_filter(rr, exprs[i], &err);
         floe_pq_reader_close(rr);
         if (want[i] == -2) {
@@ -848,7 +848,7 @@ TEST(pruning_reads_only_what_can_match) {
 TEST(filter_errors) {
     floe_pq_reader *r = NULL;
     floe_error err;
-    REQUIRE_OK(floe_pq_reader_open(harness_conformance("parquet-testing/data/nested_lists.snappy.parquet"),
+    REQUIRE_OK(floe_pq_reader_open(NULL, harness_conformance("parquet-testing/data/nested_lists.snappy.parquet"),
                                    NULL, &r, &err), err);
     CHECK_EQ_INT(floe_pq_reader_set_filter(r, "b = ", &err), FLOE_EINVALID);
     CHECK_EQ_INT(floe_pq_reader_set_filter(r, "b = 'x'", &err), FLOE_EINVALID);

@@ -160,7 +160,7 @@ TEST(test_float_stats_nan_and_zero) {
     floe_pq_write_options o = plain_opts();
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("floats.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     floe_pq_file_info fi;
     REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
@@ -226,7 +226,7 @@ TEST(test_zero_bounds) {
     floe_pq_write_options o = plain_opts();
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("zeros.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
     pq_file f;
@@ -277,7 +277,7 @@ TEST(test_orderings) {
     o.stats_truncate_length = 16;
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("orders.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     floe_pq_file_info fi;
     REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
@@ -365,7 +365,7 @@ TEST(test_dictionary_fallback_and_delta) {
     o.dict_page_size_limit = 64 * 1024;
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("dict.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
     pq_file f;
@@ -461,7 +461,7 @@ TEST(test_page_cutting_row_boundaries) {
     o.dictionary = false;
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("pages.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     floe_pq_file_info fi;
     REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
@@ -558,7 +558,7 @@ TEST(test_row_groups_rolling_and_determinism) {
     floe_pq_file_info fi[2];
     for (int run = 0; run < 2; run++) {
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(paths[run], s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, paths[run], s, &o, &w, &err), err);
         bool rolled = false;
         for (int k = 0; k < 40; k++) {
             floe_batch_clear(&b);
@@ -630,7 +630,7 @@ TEST(test_bad_batches_and_abort) {
     floe_pq_write_options o = plain_opts();
     floe_pq_writer *w = NULL;
     const char *path = tmp_path("bad.parquet");
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     CHECK_EQ_INT(floe_pq_writer_write_batch(w, &b, &err), FLOE_EINVALID);
     CHECK(strstr(err.msg, "rows") != NULL);
     /* a failed writer refuses more work; close discards */
@@ -640,7 +640,7 @@ TEST(test_bad_batches_and_abort) {
     if (fp)
         fclose(fp);
     /* abort leaves nothing either */
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     floe_pq_writer_abort(w);
     fp = fopen(path, "rb");
     CHECK(fp == NULL);
@@ -651,11 +651,11 @@ TEST(test_bad_batches_and_abort) {
     floe_colbuf_push_null(&b.cols[0], 5, 0);
     floe_colbuf_push_value(&b.cols[1], 0, &v, 4);
     b.nrows = 1;
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     CHECK_EQ_INT(floe_pq_writer_write_batch(w, &b, &err), FLOE_EINVALID);
     floe_pq_writer_abort(w);
     /* an empty file is valid */
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     floe_pq_file_info fi;
     REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);
     CHECK_EQ_INT(fi.record_count, 0);
@@ -730,7 +730,7 @@ TEST(test_write_behind_same_bytes) {
         o.write_behind = run > 0;
         o.output.direct = run == 2;
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(paths[run], s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, paths[run], s, &o, &w, &err), err);
         for (int k = 0; k < 160; k++) {
             wb_fill(&b, k);
             REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
@@ -774,8 +774,8 @@ TEST(test_write_behind_error) {
         o.output.direct = direct;
         const char *path = tmp_path(direct ? "fail-direct.parquet" : "fail.parquet");
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
-        floe_io_fault_inject(FLOE_IO_FAULT_WRITE, 1, ENOSPC);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
+        floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 1, ENOSPC);
         int rc = 0, k;
         for (k = 0; k < 400 && rc == 0; k++) {
             wb_fill(&b, k);
@@ -787,7 +787,7 @@ TEST(test_write_behind_error) {
         /* the writer stays failed; close discards */
         CHECK(floe_pq_writer_write_batch(w, &b, &err) < 0);
         CHECK(floe_pq_writer_close(w, NULL, &err) < 0);
-        floe_io_fault_clear();
+        floe_io_fault_clear(NULL);
         FILE *fp = fopen(path, "rb");
         CHECK(fp == NULL);
         if (fp)
@@ -799,7 +799,7 @@ TEST(test_write_behind_error) {
     o.write_behind = true;
     const char *path = tmp_path("aborted.parquet");
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
     for (int k = 0; k < 20; k++) {
         wb_fill(&b, k);
         REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
@@ -839,7 +839,7 @@ TEST(test_alloc_failures_clean) {
         for (uint64_t nth = 1; nth < 400; nth++) {
             floe_pq_writer *w = NULL;
             floe_alloc_fail_after(nth);
-            int rc = floe_pq_writer_open(path, s, &o, &w, &err);
+            int rc = floe_pq_writer_open(NULL, path, s, &o, &w, &err);
             if (rc == 0)
                 rc = floe_pq_writer_write_batch(w, &b, &err);
             if (w) {

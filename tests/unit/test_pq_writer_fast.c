@@ -176,7 +176,7 @@ static size_t check_page_stats(const pq_file *f, size_t col, const rowval *rows,
  * read back by our reader. */
 static void check_rows(const char *path, const rowval *rows, size_t ncols, size_t nrows) {
     floe_pq_reader *rd = NULL;
-    REQUIRE_OK(floe_pq_reader_open(path, NULL, &rd, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &rd, &err), err);
     size_t row = 0;
     for (;;) {
         const floe_pq_rowset *x = NULL;
@@ -329,7 +329,7 @@ TEST(test_dict_page_stats_match_reference) {
         char path[512];
         snprintf(path, sizeof path, "%s/stats-%d.parquet", dir, dict);
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
         floe_batch b;
         REQUIRE(floe_batch_init(&b, s) == 0);
         size_t r = 0;
@@ -467,7 +467,7 @@ TEST(test_numeric_page_stats_match_reference) {
         char path[512];
         snprintf(path, sizeof path, "%s/num-%d.parquet", dir, dict);
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
         floe_batch b;
         REQUIRE(floe_batch_init(&b, s) == 0);
         /* batches of 1..40 rows and of thousands: spans shorter and longer than the
@@ -601,11 +601,11 @@ TEST(test_plain_pages_levels_in_place) {
         char path[512];
         snprintf(path, sizeof path, "%s/inplace-%d.parquet", harness_tmpdir(), codec);
         floe_pq_writer *w = NULL;
-        REQUIRE_OK(floe_pq_writer_open(path, s, &o, &w, &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
         REQUIRE_OK(floe_pq_writer_write_batch(w, &all, &err), err);
         REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
         floe_pq_reader *rd = NULL;
-        REQUIRE_OK(floe_pq_reader_open(path, NULL, &rd, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &rd, &err), err);
         size_t lv[3] = {0, 0, 0}, vi[3] = {0, 0, 0}, rows = 0;
         bool same = true;
         for (;;) {
@@ -738,7 +738,7 @@ TEST(test_carried_pages_match_reencoded) {
     so.page_size = 12 * 1024;
     so.row_group_size = 300 * 1024;
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(src, s, &so, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, src, s, &so, &w, &err), err);
     floe_batch b;
     REQUIRE(floe_batch_init(&b, s) == 0);
     for (size_t r = 0; r < nrows; r += 1000) {
@@ -771,10 +771,10 @@ TEST(test_carried_pages_match_reencoded) {
     CHECK_EQ_INT(floe_pq_write_options_carry_min(&o[0]), 8192);
     CHECK_EQ_INT(floe_pq_write_options_carry_min(&o[2]), 0);
     for (int i = 0; i < 3; i++)
-        REQUIRE_OK(floe_pq_writer_open(path[i], s, &o[i], &ow[i], &err), err);
+        REQUIRE_OK(floe_pq_writer_open(NULL, path[i], s, &o[i], &ow[i], &err), err);
 
     floe_pq_reader *rd = NULL;
-    REQUIRE_OK(floe_pq_reader_open(src, NULL, &rd, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, src, NULL, &rd, &err), err);
     floe_pq_reader_file rf;
     floe_pq_reader_file_info(rd, &rf);
     REQUIRE(rf.num_row_groups >= 3);
@@ -842,7 +842,7 @@ TEST(test_carried_pages_match_reencoded) {
 
     /* pages over 1.5 x the writer's page size are encoded again; a page whose levels disagree
      * with its value count is refused */
-    REQUIRE_OK(floe_pq_reader_open(src, NULL, &rd, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, src, NULL, &rd, &err), err);
     floe_batch_clear(&b);
     floe_colbuf *into[NCOLS];
     for (size_t c = 0; c < NCOLS; c++) {
@@ -859,7 +859,7 @@ TEST(test_carried_pages_match_reencoded) {
     small.page_size = 5000; /* 1.5 x that is below every page kept (>= 8 KiB) */
     char p2[512];
     snprintf(p2, sizeof p2, "%s/carry-small.parquet", dir);
-    REQUIRE_OK(floe_pq_writer_open(p2, s, &small, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, p2, s, &small, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     CHECK_EQ_INT(floe_pq_writer_carried_pages(w), 0);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
@@ -871,7 +871,7 @@ TEST(test_carried_pages_match_reencoded) {
         for (size_t k = 0; k < b.cols[c].ncarry; k++)
             b.cols[c].carry[k].codec = FLOE_CODEC_UNCOMPRESSED;
     snprintf(p2, sizeof p2, "%s/carry-unc.parquet", dir);
-    REQUIRE_OK(floe_pq_writer_open(p2, s, &unc, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, p2, s, &unc, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     CHECK_EQ_INT(floe_pq_writer_carried_pages(w), 0);
     REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
@@ -881,7 +881,7 @@ TEST(test_carried_pages_match_reencoded) {
     floe_pq_write_options plain = o[0];
     plain.dictionary = false;
     snprintf(p2, sizeof p2, "%s/carry-bad.parquet", dir);
-    REQUIRE_OK(floe_pq_writer_open(p2, s, &plain, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, p2, s, &plain, &w, &err), err);
     size_t bad = 0; /* a page within the page size: it would be carried */
     while (bad < b.cols[4].ncarry && b.cols[4].carry[bad].ulen > plain.page_size)
         bad++;

@@ -728,7 +728,7 @@ static void listed_tables(const char *list) {
             if (!cat) {
                 floe_catalog_config cfg;
                 memset(&cfg, 0, sizeof cfg);
-                REQUIRE_OK(floe_catalog_config_load(NULL, NULL, &cfg, &err), err);
+                REQUIRE_OK(floe_catalog_config_load(NULL, NULL, harness_getenv, NULL, &cfg, &err), err);
                 int rc = floe_catalog_open(&cfg, &cat, &err);
                 floe_catalog_config_reset(&cfg);
                 REQUIRE_OK(rc, err);

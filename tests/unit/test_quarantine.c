@@ -32,7 +32,7 @@ TEST(test_records_and_stream) {
     char path[4200];
     snprintf(path, sizeof path, "%s/q/quarantine.ndjson", dir);
     floe_quarantine *q;
-    REQUIRE_OK(floe_quarantine_open(path, &q, &err), err);
+    REQUIRE_OK(floe_quarantine_open(NULL, path, &q, &err), err);
     CHECK_OK(floe_quarantine_add(q, "in.ndjson", 3, 40, "malformed JSON: \"x\"",
                                  (const uint8_t *)"{\"a\":\n\t", 7, &err), err);
     CHECK_OK(floe_quarantine_add(q, "in.ndjson", 4, 48, "invalid UTF-8",
@@ -80,7 +80,7 @@ TEST(test_empty_quarantine_leaves_no_file) {
     char path[4200];
     snprintf(path, sizeof path, "%s/quarantine.ndjson", dir);
     floe_quarantine *q;
-    REQUIRE_OK(floe_quarantine_open(path, &q, &err), err);
+    REQUIRE_OK(floe_quarantine_open(NULL, path, &q, &err), err);
     CHECK_OK(floe_quarantine_close(q, &err), err);
     CHECK(harness_read_file(path, NULL) == NULL);
 }

@@ -585,7 +585,7 @@ TEST(test_sort_strategy) {
     REQUIRE_OK(floe_table_resolve_path(e.t, p->tasks[0].file->file_path, &uri, &err), err);
     CHECK(p->tasks[0].file->has_sort_order_id);
     floe_pq_reader *rd = NULL;
-    REQUIRE_OK(floe_pq_reader_open(uri, NULL, &rd, &err), err);
+    REQUIRE_OK(floe_pq_reader_open(NULL, uri, NULL, &rd, &err), err);
     const char *sel[1] = {"name"};
     REQUIRE_OK(floe_pq_reader_select_paths(rd, sel, 1, &err), err);
     const floe_pq_rowset *rs;
@@ -668,7 +668,7 @@ static int64_t current_manifests(floe_table *t) {
     floe_manifest_list_read_options ro = {0};
     int64_t n = -1;
     if (floe_table_resolve_path(t, s->manifest_list, &uri, &err) == 0 &&
-        floe_manifest_list_read(uri, &ro, &a, &ml, &err) == 0)
+        floe_manifest_list_read(NULL, uri, &ro, &a, &ml, &err) == 0)
         n = (int64_t)ml.nfiles;
     floe_free(uri);
     floe_arena_reset(&a);
@@ -820,7 +820,7 @@ static int apply_delete(void *ctx, floe_metadata_builder *b, floe_error *err) {
     floe_manifest_writer *w = NULL;
     FLOE_CHECK(floe_table_resolve_path(d->e->t, head->manifest_list, &src, err));
     floe_manifest_list_read_options lo = {.has_snapshot_id = true, .snapshot_id = head->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(src, &lo, &a, &bl, err));
+    FLOE_CHECK(floe_manifest_list_read(NULL, src, &lo, &a, &bl, err));
     int64_t sid = floe_metadata_new_snapshot_id();
     mpath = floe_asprintf("%s/wh/ns/%s-delete.avro", d->e->dir, "m");
     lpath = floe_asprintf("%s/wh/ns/snap-%lld-delete.avro", d->e->dir, (long long)sid);
@@ -831,7 +831,7 @@ static int apply_delete(void *ctx, floe_metadata_builder *b, floe_error *err) {
     wo.spec = d->spec;
     wo.has_snapshot_id = true;
     wo.snapshot_id = sid;
-    FLOE_CHECK(floe_manifest_writer_open(mpath, &wo, &w, err));
+    FLOE_CHECK(floe_manifest_writer_open(NULL, mpath, &wo, &w, err));
     FLOE_CHECK(floe_manifest_writer_add(w, &d->del, -1, err));
     floe_manifest_file *files = floe_arena_alloc(&a, (bl.nfiles + 1) * sizeof *files);
     rc = floe_manifest_writer_close(w, NULL, &a, &files[0], err);
@@ -846,7 +846,7 @@ static int apply_delete(void *ctx, floe_metadata_builder *b, floe_error *err) {
     lw.has_parent = true;
     lw.parent_snapshot_id = head->snapshot_id;
     lw.sequence_number = floe_metadata_builder_next_sequence_number(b);
-    FLOE_CHECK(floe_manifest_list_write(lpath, &lw, files, bl.nfiles + 1, NULL, NULL, err));
+    FLOE_CHECK(floe_manifest_list_write(NULL, lpath, &lw, files, bl.nfiles + 1, NULL, NULL, err));
     floe_snapshot_new sn = {.snapshot_id = sid, .operation = "delete", .manifest_list = lpath,
                             .schema_id = -1};
     FLOE_CHECK(floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err));
@@ -876,7 +876,7 @@ static void commit_position_delete(env *e, const floe_scan_task *task, int64_t p
     char out[4300];
     snprintf(out, sizeof out, "%s/wh/ns/pos-delete-%lld.parquet", e->dir, (long long)pos);
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(out, ds, NULL, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, out, ds, NULL, &w, &err), err);
     REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
     floe_pq_file_info fi;
     REQUIRE_OK(floe_pq_writer_close(w, &fi, &err), err);

@@ -147,7 +147,7 @@ static int64_t live_row_groups(floe_table *t) {
     for (char *s = strtok(paths, " "); s; s = strtok(NULL, " ")) {
         floe_pq_reader *r = NULL;
         floe_error err;
-        if (floe_pq_reader_open(s, NULL, &r, &err) < 0) {
+        if (floe_pq_reader_open(NULL, s, NULL, &r, &err) < 0) {
             harness_fail(__FILE__, __LINE__, "open %s: %s", s, err.msg);
             continue;
         }
@@ -214,7 +214,7 @@ static int64_t check_page_index(const char *path, int64_t *with_ci) {
     floe_pq_reader *r = NULL;
     floe_error err;
     int64_t chunks = 0;
-    if (!bytes || floe_pq_reader_open(path, NULL, &r, &err) < 0) {
+    if (!bytes || floe_pq_reader_open(NULL, path, NULL, &r, &err) < 0) {
         harness_fail(__FILE__, __LINE__, "open %s", path);
         free(bytes);
         return 0;
@@ -263,7 +263,7 @@ static void check_pruning(const char *path, const char *filter) {
     for (int k = 0; k < 2; k++) {
         floe_pq_reader *r = NULL;
         floe_error err;
-        REQUIRE_OK(floe_pq_reader_open(path, NULL, &r, &err), err);
+        REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &r, &err), err);
         REQUIRE_OK(floe_pq_reader_set_filter(r, filter, &err), err);
         floe_pq_reader_set_pruning(r, false, k == 0);
         floe_buf b;
@@ -563,7 +563,7 @@ TEST(test_raw_load_hostile) {
     wo.page_row_limit = 100;
     wo.output.fsync = false;
     floe_pq_writer *w = NULL;
-    REQUIRE_OK(floe_pq_writer_open(path, sc, &wo, &w, &err), err);
+    REQUIRE_OK(floe_pq_writer_open(NULL, path, sc, &wo, &w, &err), err);
     floe_batch b;
     REQUIRE(floe_batch_init(&b, sc) == 0);
     for (int64_t i = 0; i < 1000; i++) {

@@ -148,6 +148,23 @@ static int injected(const char *mode) {
     return n;
 }
 
+/* The context the tests use, rebuilt from the environment by reset_io. */
+static floe_io *io;
+
+static void reset_io(void) {
+    floe_io_free(io);
+    io = NULL;
+    floe_io_options o;
+    floe_io_options_init(&o);
+    floe_error err;
+    int rc = floe_io_options_from_env(&o, harness_getenv, NULL, &err);
+    if (rc == 0)
+        rc = floe_io_new(&o, &io, &err);
+    floe_io_options_free(&o);
+    if (rc < 0)
+        fprintf(stderr, "I/O context: %s\n", err.msg);
+}
+
 /* Point the backend at a server. */
 static void use(int port, const char *ak, const char *sk) {
     char ep[64];
@@ -163,7 +180,7 @@ static void use(int port, const char *ak, const char *sk) {
     setenv("FLOE_S3_TIMEOUT_MS", "20000", 1);
     unsetenv("AWS_SESSION_TOKEN");
     unsetenv("FLOE_S3_LIST_MAX_KEYS");
-    floe_s3_config_reset();
+    reset_io();
 }
 
 static uint8_t *pattern(size_t n, uint32_t seed) {
@@ -183,7 +200,7 @@ static int write_chunked(const char *uri, const uint8_t *data, size_t n, bool no
                          floe_error *err) {
     floe_output_options o = {.fsync = false, .no_overwrite = no_overwrite};
     floe_output *out;
-    int rc = floe_output_open(uri, &o, &out, err);
+    int rc = floe_output_open(io, uri, &o, &out, err);
     if (rc < 0)
         return rc;
     size_t off = 0, step = 777777;
@@ -203,7 +220,7 @@ static bool object_equals(const char *uri, const uint8_t *data, size_t n) {
     floe_buf b;
     floe_buf_init(&b, 0);
     floe_error err;
-    int rc = floe_io_read_all(uri, 64 * MIB, &b, &err);
+    int rc = floe_io_read_all(io, uri, 64 * MIB, &b, &err);
     bool eq = rc == 0 && b.len == n && (n == 0 || memcmp(b.data, data, n) == 0);
     if (rc < 0)
         fprintf(stderr, "read_all %s: %s\n", uri, err.msg);
@@ -214,7 +231,7 @@ static bool object_equals(const char *uri, const uint8_t *data, size_t n) {
 static bool object_exists(const char *uri) {
     bool ex = true;
     floe_error err;
-    if (floe_io_exists(uri, &ex, &err) < 0)
+    if (floe_io_exists(io, uri, &ex, &err) < 0)
         return true;
     return ex;
 }
@@ -228,26 +245,26 @@ TEST(test_roundtrip_odd_keys) {
     size_t n = 300 * 1000;
     uint8_t *data = pattern(n, 1);
     floe_error err;
-    floe_io_stats_reset();
-    REQUIRE_OK(floe_io_write_all(uri, data, n, NULL, &err), err);
+    floe_io_stats_reset(io);
+    REQUIRE_OK(floe_io_write_all(io, uri, data, n, NULL, &err), err);
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(st.put_requests, 1);
     CHECK_EQ_INT(st.bytes_written, (int64_t)n);
     CHECK(object_exists(uri));
 
     floe_input *in;
-    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    REQUIRE_OK(floe_input_open(io, uri, &in, &err), err);
     CHECK_EQ_INT(floe_input_size(in), (int64_t)n);
     CHECK_EQ_STR(floe_input_uri(in), uri);
     uint8_t buf[5000];
-    floe_io_stats_reset();
+    floe_io_stats_reset(io);
     /* footer first: the tail window comes in one request, later tail reads are free */
     CHECK_OK(floe_input_read_at(in, (int64_t)n - 8, buf, 8, &err), err);
     CHECK_EQ_MEM(buf, data + n - 8, 8);
     CHECK_OK(floe_input_read_at(in, (int64_t)n - 3000, buf, 2000, &err), err);
     CHECK_EQ_MEM(buf, data + n - 3000, 2000);
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(st.get_requests, 1);
     CHECK_OK(floe_input_read_at(in, 100000, buf, 5000, &err), err);
     CHECK_EQ_MEM(buf, data + 100000, 5000);
@@ -263,7 +280,7 @@ TEST(test_roundtrip_odd_keys) {
     floe_input_close(in);
     CHECK(object_equals(uri, data, n));
     /* empty objects are objects */
-    REQUIRE_OK(floe_io_write_all("s3://bkt/t/empty", "", 0, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(io, "s3://bkt/t/empty", "", 0, NULL, &err), err);
     CHECK(object_equals("s3://bkt/t/empty", data, 0));
     CHECK_EQ_INT(sig_failures(), 0);
     free(data);
@@ -275,16 +292,16 @@ TEST(test_multipart_20mib) {
     size_t n = 20 * MIB;
     uint8_t *data = pattern(n, 2);
     floe_error err;
-    floe_io_stats_reset();
+    floe_io_stats_reset(io);
     REQUIRE_OK(write_chunked(uri, data, n, false, &err), err);
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     /* CreateMultipartUpload + 4 parts + CompleteMultipartUpload */
     CHECK_EQ_INT(st.put_requests, 6);
     CHECK(st.bytes_written >= (int64_t)n);
     CHECK(object_equals(uri, data, n));
     floe_input *in;
-    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    REQUIRE_OK(floe_input_open(io, uri, &in, &err), err);
     uint8_t buf[64];
     CHECK_OK(floe_input_read_at(in, 5 * MIB - 32, buf, 64, &err), err); /* across parts */
     CHECK_EQ_MEM(buf, data + 5 * MIB - 32, 64);
@@ -294,9 +311,9 @@ TEST(test_multipart_20mib) {
     REQUIRE_OK(write_chunked("s3://bkt/mp/five-plus-one", data, 5 * MIB + 1, false, &err), err);
     CHECK(object_equals("s3://bkt/mp/five-plus-one", data, 5 * MIB + 1));
     /* exactly one part: a single PUT */
-    floe_io_stats_reset();
+    floe_io_stats_reset(io);
     REQUIRE_OK(write_chunked("s3://bkt/mp/five", data, 5 * MIB, false, &err), err);
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(st.put_requests, 1);
     CHECK_EQ_INT(sig_failures(), 0);
     free(data);
@@ -308,14 +325,14 @@ TEST(test_abort_leaves_nothing) {
     uint8_t *data = pattern(n, 3);
     floe_error err;
     floe_output *o;
-    REQUIRE_OK(floe_output_open("s3://bkt/abort/x", NULL, &o, &err), err);
+    REQUIRE_OK(floe_output_open(io, "s3://bkt/abort/x", NULL, &o, &err), err);
     REQUIRE_OK(floe_output_write(o, data, n, &err), err);
     CHECK_EQ_INT(floe_output_tell(o), (int64_t)n);
     CHECK_EQ_INT(pending_uploads(), 1); /* parts are out */
     floe_output_abort(o);
     CHECK(!object_exists("s3://bkt/abort/x"));
     CHECK_EQ_INT(pending_uploads(), 0);
-    REQUIRE_OK(floe_output_open("s3://bkt/abort/small", NULL, &o, &err), err);
+    REQUIRE_OK(floe_output_open(io, "s3://bkt/abort/small", NULL, &o, &err), err);
     REQUIRE_OK(floe_output_write(o, data, 10, &err), err);
     floe_output_abort(o);
     CHECK(!object_exists("s3://bkt/abort/small"));
@@ -328,8 +345,8 @@ TEST(test_create_if_absent) {
     const char *uri = "s3://bkt/cia/v1.metadata.json";
     floe_output_options o = {.fsync = false, .no_overwrite = true};
     floe_error err;
-    REQUIRE_OK(floe_io_write_all(uri, "first", 5, &o, &err), err);
-    CHECK_EQ_INT(floe_io_write_all(uri, "second", 6, &o, &err), FLOE_EEXISTS);
+    REQUIRE_OK(floe_io_write_all(io, uri, "first", 5, &o, &err), err);
+    CHECK_EQ_INT(floe_io_write_all(io, uri, "second", 6, &o, &err), FLOE_EEXISTS);
     CHECK(strstr(err.msg, "v1.metadata.json") != NULL);
     CHECK(object_equals(uri, (const uint8_t *)"first", 5));
     /* multipart with create-if-absent: refused at Complete, upload aborted */
@@ -341,7 +358,7 @@ TEST(test_create_if_absent) {
     REQUIRE_OK(write_chunked("s3://bkt/cia/new-big", data, n, true, &err), err);
     CHECK(object_equals("s3://bkt/cia/new-big", data, n));
     /* overwriting without the option is fine */
-    REQUIRE_OK(floe_io_write_all(uri, "third", 5, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(io, uri, "third", 5, NULL, &err), err);
     CHECK(object_equals(uri, (const uint8_t *)"third", 5));
     free(data);
 }
@@ -376,13 +393,13 @@ static void listing_free(listing *l) {
 static void make_list_fixture(const char *bucket, floe_error *err) {
     for (int i = 0; i < 25; i++) {
         char *uri = floe_asprintf("s3://%s/ls/p=1/k%02d a.bin", bucket, i);
-        CHECK_OK(floe_io_write_all(uri, "0123456789", (size_t)(i % 10 + 1), NULL, err), *err);
+        CHECK_OK(floe_io_write_all(io, uri, "0123456789", (size_t)(i % 10 + 1), NULL, err), *err);
         floe_free(uri);
     }
     char *deep = floe_asprintf("s3://%s/ls/sub/deep/x", bucket);
     char *sib = floe_asprintf("s3://%s/lsx/other", bucket);
-    CHECK_OK(floe_io_write_all(deep, "xyz", 3, NULL, err), *err);
-    CHECK_OK(floe_io_write_all(sib, "no", 2, NULL, err), *err);
+    CHECK_OK(floe_io_write_all(io, deep, "xyz", 3, NULL, err), *err);
+    CHECK_OK(floe_io_write_all(io, sib, "no", 2, NULL, err), *err);
     floe_free(deep);
     floe_free(sib);
 }
@@ -392,16 +409,16 @@ static void make_list_fixture(const char *bucket, floe_error *err) {
 static void check_list_and_delete(const char *bucket, bool exact) {
     floe_error err;
     setenv("FLOE_S3_LIST_MAX_KEYS", "7", 1);
-    floe_s3_config_reset();
+    reset_io();
     make_list_fixture(bucket, &err);
     char *prefix = floe_asprintf("s3://%s/ls", bucket);
     listing l;
     memset(&l, 0, sizeof l);
-    floe_io_stats_reset();
+    floe_io_stats_reset(io);
     int64_t now = floe_wall_ms();
-    REQUIRE_OK(floe_io_list(prefix, on_entry, &l, &err), err);
+    REQUIRE_OK(floe_io_list(io, prefix, on_entry, &l, &err), err);
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(l.n, 26);
     int64_t want_bytes = 3;
     for (int i = 0; i < 25; i++)
@@ -415,7 +432,7 @@ static void check_list_and_delete(const char *bucket, bool exact) {
     listing stop;
     memset(&stop, 0, sizeof stop);
     stop.stop_after = 9;
-    CHECK_OK(floe_io_list(prefix, on_entry, &stop, &err), err);
+    CHECK_OK(floe_io_list(io, prefix, on_entry, &stop, &err), err);
     CHECK_EQ_INT(stop.n, 9);
     listing_free(&stop);
     /* batched delete: one request for all 26, missing keys are fine */
@@ -424,29 +441,29 @@ static void check_list_and_delete(const char *bucket, bool exact) {
         uris[i] = l.uris[i];
     char *missing = floe_asprintf("s3://%s/ls/never-existed", bucket);
     uris[l.n] = missing;
-    floe_io_stats_reset();
-    REQUIRE_OK(floe_io_delete_many(uris, (size_t)l.n + 1, &err), err);
-    floe_io_stats_get(&st);
+    floe_io_stats_reset(io);
+    REQUIRE_OK(floe_io_delete_many(io, uris, (size_t)l.n + 1, &err), err);
+    floe_io_stats_get(io, &st);
     if (exact)
         CHECK_EQ_INT(st.delete_requests, 1);
     else
         CHECK(st.delete_requests >= 1 && st.delete_requests <= 3);
     listing after;
     memset(&after, 0, sizeof after);
-    CHECK_OK(floe_io_list(prefix, on_entry, &after, &err), err);
+    CHECK_OK(floe_io_list(io, prefix, on_entry, &after, &err), err);
     CHECK_EQ_INT(after.n, 0);
     listing_free(&after);
     char *sib = floe_asprintf("s3://%s/lsx/other", bucket);
     CHECK(object_exists(sib));
-    CHECK_OK(floe_io_delete(sib, &err), err);
+    CHECK_OK(floe_io_delete(io, sib, &err), err);
     CHECK(!object_exists(sib));
-    CHECK_OK(floe_io_delete(sib, &err), err); /* again: missing is not an error */
+    CHECK_OK(floe_io_delete(io, sib, &err), err); /* again: missing is not an error */
     floe_free(sib);
     floe_free(missing);
     floe_free(prefix);
     listing_free(&l);
     unsetenv("FLOE_S3_LIST_MAX_KEYS");
-    floe_s3_config_reset();
+    reset_io();
 }
 
 TEST(test_list_paginated_and_delete_many) {
@@ -459,30 +476,30 @@ TEST(test_missing_and_refused) {
     use(sig_srv.port, AK, SK);
     floe_error err;
     floe_input *in;
-    CHECK_EQ_INT(floe_input_open("s3://bkt/nope/x.parquet", &in, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_input_open(io, "s3://bkt/nope/x.parquet", &in, &err), FLOE_ENOTFOUND);
     CHECK(strstr(err.msg, "s3://bkt/nope/x.parquet") && strstr(err.msg, "404"));
     CHECK(!object_exists("s3://bkt/nope/x.parquet"));
-    CHECK_EQ_INT(floe_input_open("s3://nobucket/x", &in, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_input_open(io, "s3://nobucket/x", &in, &err), FLOE_ENOTFOUND);
     floe_buf b;
     floe_buf_init(&b, 0);
-    CHECK_EQ_INT(floe_io_read_all("s3://bkt", 0, &b, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_io_read_all(io, "s3://bkt", 0, &b, &err), FLOE_EINVALID);
     floe_buf_free(&b);
     /* a wrong secret: refused, not retried, and the message says why and where */
     use(sig_srv.port, AK, "wrong-secret");
-    floe_io_stats_reset();
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/auth/k=1", "x", 1, NULL, &err), FLOE_EAUTH);
+    floe_io_stats_reset(io);
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/auth/k=1", "x", 1, NULL, &err), FLOE_EAUTH);
     CHECK(strstr(err.msg, "SignatureDoesNotMatch") && strstr(err.msg, "s3://bkt/auth/k=1"));
     CHECK_EQ_INT(err.sys, 403);
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(st.put_requests, 1);
     /* no credentials at all */
     use(sig_srv.port, AK, SK);
     unsetenv("AWS_ACCESS_KEY_ID");
     setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent", 1);
     setenv("AWS_CONFIG_FILE", "/nonexistent", 1);
-    floe_s3_config_reset();
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/auth/x", "x", 1, NULL, &err), FLOE_EAUTH);
+    reset_io();
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/auth/x", "x", 1, NULL, &err), FLOE_EAUTH);
     CHECK(strstr(err.msg, "credentials") != NULL);
     unsetenv("AWS_SHARED_CREDENTIALS_FILE");
     unsetenv("AWS_CONFIG_FILE");
@@ -491,10 +508,10 @@ TEST(test_missing_and_refused) {
 TEST(test_session_token) {
     use(tok_srv.port, AK, SK);
     floe_error err;
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/tok", "x", 1, NULL, &err), FLOE_EAUTH);
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/tok", "x", 1, NULL, &err), FLOE_EAUTH);
     setenv("AWS_SESSION_TOKEN", "FQoGZXIvYXdzEXAMPLE/token+with=chars", 1);
-    floe_s3_config_reset();
-    CHECK_OK(floe_io_write_all("s3://bkt/tok", "x", 1, NULL, &err), err);
+    reset_io();
+    CHECK_OK(floe_io_write_all(io, "s3://bkt/tok", "x", 1, NULL, &err), err);
     CHECK(object_equals("s3://bkt/tok", (const uint8_t *)"x", 1));
     unsetenv("AWS_SESSION_TOKEN");
 }
@@ -508,10 +525,10 @@ TEST(test_s3rver) {
     size_t n = 200 * 1000;
     uint8_t *data = pattern(n, 5);
     const char *uri = "s3a://bkt/t/id_bucket=3/a b.bin";
-    REQUIRE_OK(floe_io_write_all(uri, data, n, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(io, uri, data, n, NULL, &err), err);
     CHECK(object_equals(uri, data, n));
     floe_input *in;
-    REQUIRE_OK(floe_input_open(uri, &in, &err), err);
+    REQUIRE_OK(floe_input_open(io, uri, &in, &err), err);
     uint8_t buf[100];
     CHECK_OK(floe_input_read_at(in, 1234, buf, 100, &err), err);
     CHECK_EQ_MEM(buf, data + 1234, 100);
@@ -522,7 +539,7 @@ TEST(test_s3rver) {
     REQUIRE_OK(write_chunked("s3://bkt/mp/big", data, big, false, &err), err);
     CHECK(object_equals("s3://bkt/mp/big", data, big));
     floe_output *o;
-    REQUIRE_OK(floe_output_open("s3://bkt/mp/aborted", NULL, &o, &err), err);
+    REQUIRE_OK(floe_output_open(io, "s3://bkt/mp/aborted", NULL, &o, &err), err);
     CHECK_OK(floe_output_write(o, data, 11 * MIB, &err), err);
     floe_output_abort(o);
     CHECK(!object_exists("s3://bkt/mp/aborted"));
@@ -540,11 +557,11 @@ TEST(test_faults_retried) {
     uint8_t *data = pattern(n, 7);
     /* a burst of 503 SlowDown on PUT */
     faults("[{\"mode\":\"503\",\"count\":3,\"method\":\"PUT\"}]");
-    floe_io_stats_reset();
-    REQUIRE_OK(floe_io_write_all("s3://bkt/f/slowdown", data, n, NULL, &err), err);
+    floe_io_stats_reset(io);
+    REQUIRE_OK(floe_io_write_all(io, "s3://bkt/f/slowdown", data, n, NULL, &err), err);
     CHECK_EQ_INT(injected("503"), 3);
     floe_io_stats st;
-    floe_io_stats_get(&st);
+    floe_io_stats_get(io, &st);
     CHECK_EQ_INT(st.put_requests, 4); /* every attempt is a request */
     CHECK(object_equals("s3://bkt/f/slowdown", data, n));
     /* dropped connections, then truncated bodies, on GET */
@@ -555,7 +572,7 @@ TEST(test_faults_retried) {
     CHECK_EQ_INT(injected("truncate"), 2);
     /* truncated ranged reads through floe_input */
     floe_input *in;
-    REQUIRE_OK(floe_input_open("s3://bkt/f/slowdown", &in, &err), err);
+    REQUIRE_OK(floe_input_open(io, "s3://bkt/f/slowdown", &in, &err), err);
     faults("[{\"mode\":\"truncate\",\"count\":2,\"method\":\"GET\"}]");
     uint8_t buf[3000];
     CHECK_OK(floe_input_read_at(in, 1000, buf, 3000, &err), err);
@@ -564,12 +581,12 @@ TEST(test_faults_retried) {
     floe_input_close(in);
     /* a slow answer past the timeout is retried */
     setenv("FLOE_S3_TIMEOUT_MS", "400", 1);
-    floe_s3_config_reset();
+    reset_io();
     faults("[{\"mode\":\"slow\",\"count\":1,\"method\":\"HEAD\",\"ms\":1500}]");
     CHECK(object_exists("s3://bkt/f/slowdown"));
     CHECK_EQ_INT(injected("slow"), 1);
     setenv("FLOE_S3_TIMEOUT_MS", "20000", 1);
-    floe_s3_config_reset();
+    reset_io();
     /* 500s on UploadPart, a drop on CreateMultipartUpload, a truncated Complete answer */
     size_t big = 11 * MIB;
     uint8_t *bigdata = pattern(big, 8);
@@ -588,28 +605,28 @@ TEST(test_faults_retried) {
     CHECK(object_equals("s3://bkt/f/mp-lost", bigdata, big));
     /* truncated and dropped list pages, and a dropped DeleteObjects */
     setenv("FLOE_S3_LIST_MAX_KEYS", "7", 1);
-    floe_s3_config_reset();
+    reset_io();
     make_list_fixture("bkt", &err);
     faults("[{\"mode\":\"truncate\",\"count\":2,\"match\":\"list-type\"},"
            "{\"mode\":\"drop\",\"count\":1,\"match\":\"list-type\"},"
            "{\"mode\":\"drop\",\"count\":1,\"match\":\"?delete\"}]");
     listing l;
     memset(&l, 0, sizeof l);
-    REQUIRE_OK(floe_io_list("s3://bkt/ls", on_entry, &l, &err), err);
+    REQUIRE_OK(floe_io_list(io, "s3://bkt/ls", on_entry, &l, &err), err);
     CHECK_EQ_INT(l.n, 26);
     CHECK_EQ_INT(injected("truncate"), 2);
     const char *uris[64];
     for (int i = 0; i < l.n && i < 64; i++)
         uris[i] = l.uris[i];
-    REQUIRE_OK(floe_io_delete_many(uris, (size_t)l.n, &err), err);
+    REQUIRE_OK(floe_io_delete_many(io, uris, (size_t)l.n, &err), err);
     CHECK_EQ_INT(injected("drop"), 2);
     listing_free(&l);
     memset(&l, 0, sizeof l);
-    CHECK_OK(floe_io_list("s3://bkt/ls", on_entry, &l, &err), err);
+    CHECK_OK(floe_io_list(io, "s3://bkt/ls", on_entry, &l, &err), err);
     CHECK_EQ_INT(l.n, 0);
     listing_free(&l);
     unsetenv("FLOE_S3_LIST_MAX_KEYS");
-    floe_s3_config_reset();
+    reset_io();
     CHECK_EQ_INT(pending_uploads(), 0);
     faults("[]");
     free(data);
@@ -621,9 +638,9 @@ TEST(test_faults_clean_errors) {
     floe_error err;
     /* more 503s than attempts: a clean error naming the key, the status and the code */
     setenv("FLOE_S3_MAX_ATTEMPTS", "3", 1);
-    floe_s3_config_reset();
+    reset_io();
     faults("[{\"mode\":\"503\",\"count\":10,\"method\":\"PUT\"}]");
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/e/never", "abc", 3, NULL, &err), FLOE_EIO);
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/e/never", "abc", 3, NULL, &err), FLOE_EIO);
     CHECK(strstr(err.msg, "s3://bkt/e/never") && strstr(err.msg, "503") &&
           strstr(err.msg, "SlowDown") && strstr(err.msg, "3 attempts"));
     CHECK_EQ_INT(err.sys, 503);
@@ -631,22 +648,22 @@ TEST(test_faults_clean_errors) {
     faults("[]");
     CHECK(!object_exists("s3://bkt/e/never"));
     setenv("FLOE_S3_MAX_ATTEMPTS", "6", 1);
-    floe_s3_config_reset();
+    reset_io();
 
     /* create-if-absent whose first answer is lost after the server applied it: the retry's
      * 412 might be our own object, so the state is unknown, never "already exists" */
     floe_output_options cia = {.fsync = false, .no_overwrite = true};
     faults("[{\"mode\":\"drop_after\",\"count\":1,\"method\":\"PUT\"}]");
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/e/commit-1", "meta", 4, &cia, &err),
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/e/commit-1", "meta", 4, &cia, &err),
                  FLOE_EUNKNOWN_STATE);
     CHECK(strstr(err.msg, "commit-1") != NULL);
     CHECK(object_equals("s3://bkt/e/commit-1", (const uint8_t *)"meta", 4));
     faults("[{\"mode\":\"500_after\",\"count\":1,\"method\":\"PUT\"}]");
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/e/commit-2", "meta", 4, &cia, &err),
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/e/commit-2", "meta", 4, &cia, &err),
                  FLOE_EUNKNOWN_STATE);
     /* a SlowDown is known not to have been applied: a later 412 is a plain conflict */
     faults("[{\"mode\":\"503\",\"count\":1,\"method\":\"PUT\"}]");
-    CHECK_EQ_INT(floe_io_write_all("s3://bkt/e/commit-2", "other", 5, &cia, &err),
+    CHECK_EQ_INT(floe_io_write_all(io, "s3://bkt/e/commit-2", "other", 5, &cia, &err),
                  FLOE_EEXISTS);
     CHECK(object_equals("s3://bkt/e/commit-2", (const uint8_t *)"meta", 4));
     /* the same for a multipart create-if-absent */
@@ -669,7 +686,7 @@ TEST(test_faults_clean_errors) {
 TEST(test_faults_never_corrupt) {
     use(proxy_srv.port, AK, SK);
     setenv("FLOE_S3_MAX_ATTEMPTS", "3", 1);
-    floe_s3_config_reset();
+    reset_io();
     floe_error err;
     int ok = 0, failed = 0;
     for (int round = 0; round < 12; round++) {
@@ -706,7 +723,7 @@ TEST(test_faults_never_corrupt) {
     CHECK(ok > 0);
     CHECK_EQ_INT(pending_uploads(), 0);
     setenv("FLOE_S3_MAX_ATTEMPTS", "6", 1);
-    floe_s3_config_reset();
+    reset_io();
 }
 
 int main(void) {

@@ -423,7 +423,7 @@ TEST(test_config_precedence) {
     setenv("AWS_CONFIG_FILE", conf, 1);
     floe_s3_config c;
     floe_error err;
-    REQUIRE_OK(floe_s3_config_load(&c, &err), err);
+    REQUIRE_OK(floe_s3_config_load(&c, harness_getenv, NULL, &err), err);
     CHECK_EQ_STR(c.access_key, "AKFILE");
     CHECK_EQ_STR(c.region, "eu-central-1");
     CHECK(c.endpoint == NULL);
@@ -433,7 +433,7 @@ TEST(test_config_precedence) {
     floe_s3_config_free(&c);
 
     setenv("AWS_PROFILE", "dev", 1);
-    REQUIRE_OK(floe_s3_config_load(&c, &err), err);
+    REQUIRE_OK(floe_s3_config_load(&c, harness_getenv, NULL, &err), err);
     CHECK_EQ_STR(c.access_key, "AKDEV");
     CHECK_EQ_STR(c.session_token, "TOKDEV");
     CHECK_EQ_STR(c.region, "us-west-2");
@@ -449,7 +449,7 @@ TEST(test_config_precedence) {
     setenv("AWS_ENDPOINT_URL_S3", "https://s3only:2", 1);
     setenv("AWS_S3_FORCE_PATH_STYLE", "false", 1);
     setenv("FLOE_S3_PART_SIZE", "6MiB", 1);
-    REQUIRE_OK(floe_s3_config_load(&c, &err), err);
+    REQUIRE_OK(floe_s3_config_load(&c, harness_getenv, NULL, &err), err);
     CHECK_EQ_STR(c.access_key, "AKENV");
     CHECK(c.session_token == NULL); /* the file's token belongs to the file's keys */
     CHECK_EQ_STR(c.region, "sa-east-1");
@@ -460,14 +460,14 @@ TEST(test_config_precedence) {
 
     /* refusals name the setting */
     setenv("FLOE_S3_PART_SIZE", "1MiB", 1);
-    CHECK_EQ_INT(floe_s3_config_load(&c, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_s3_config_load(&c, harness_getenv, NULL, &err), FLOE_EINVALID);
     CHECK(strstr(err.msg, "FLOE_S3_PART_SIZE") != NULL);
     unsetenv("FLOE_S3_PART_SIZE");
     setenv("AWS_ENDPOINT_URL_S3", "ftp://x", 1);
-    CHECK_EQ_INT(floe_s3_config_load(&c, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_s3_config_load(&c, harness_getenv, NULL, &err), FLOE_EINVALID);
     setenv("AWS_ENDPOINT_URL_S3", "http://ok", 1);
     setenv("AWS_S3_FORCE_PATH_STYLE", "maybe", 1);
-    CHECK_EQ_INT(floe_s3_config_load(&c, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_s3_config_load(&c, harness_getenv, NULL, &err), FLOE_EINVALID);
     CHECK(strstr(err.msg, "AWS_S3_FORCE_PATH_STYLE") != NULL);
     clear_aws_env();
 }

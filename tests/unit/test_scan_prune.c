@@ -413,7 +413,7 @@ TEST(test_partitions_never_drop_a_match) {
         mo.schema = S;
         mo.spec = spec;
         floe_manifest_writer *w = NULL;
-        REQUIRE_OK(floe_manifest_writer_open(path, &mo, &w, &err), err);
+        REQUIRE_OK(floe_manifest_writer_open(NULL, path, &mo, &w, &err), err);
         for (int i = 0; i < NF; i++) {
             rows[i] = random_row();
             file_metrics(&rows[i], 1, V_FLOE, &files[i], &fa);

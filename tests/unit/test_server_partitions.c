@@ -75,7 +75,7 @@ static void read_names(const char *wh, name_rows *nr) {
     floe_table *t = NULL;
     floe_scan_plan *plan = NULL;
     floe_error err;
-    REQUIRE_OK(floe_catalog_open_sqlite(db, "default", wh, &cat, &err), err);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err), err);
     REQUIRE_OK(floe_table_load(cat, "shop", "t", &t, &err), err);
     floe_scan_options so;
     memset(&so, 0, sizeof so);
@@ -249,9 +249,9 @@ TEST(test_unsealable_records_go_to_quarantine) {
     const char *names[1] = {"a"};
     CHECK_EQ_INT(hs_post_ids(port, "shop.t", 1, 10, names, 1), 200);
     /* the next file created (the landing file) is refused: its name is too long */
-    floe_io_fault_inject_once(FLOE_IO_FAULT_OPEN, 1, ENAMETOOLONG);
+    floe_io_fault_inject_once(NULL, FLOE_IO_FAULT_OPEN, 1, ENAMETOOLONG);
     CHECK_OK(floe_server_flush(s, false, &err), err);
-    floe_io_fault_clear();
+    floe_io_fault_clear(NULL);
     CHECK_EQ_INT((int)metric(port, "floe_seal_quarantined_records_total"), 10);
     CHECK_EQ_INT((int)metric(port, "floe_pending_landing_files"), 0);
     char *health = NULL;

@@ -67,7 +67,7 @@ static void frame_for(floe_buf *f, uint64_t id, const char *ndjson, const char *
 static void write_segment(uint64_t segno, const floe_buf *frames, size_t torn_extra) {
     char p[4400];
     snprintf(p, sizeof p, "%s/_wal/node1", wh);
-    floe_io_mkdirs(p, NULL);
+    floe_io_mkdirs(NULL, p, NULL);
     snprintf(p, sizeof p, "%s/_wal/node1/wal-%020llu.log", wh, (unsigned long long)segno);
     FILE *f = fopen(p, "wb");
     REQUIRE(f);
@@ -175,18 +175,18 @@ TEST(test_replay_torn_tail_watermark_and_keys) {
     write_segment(7, &both, 30);
     char stray[4500];
     snprintf(stray, sizeof stray, "%s/_landing/shop.t/name=a/node1-0000000099.ndjson.zst", wh);
-    REQUIRE_OK(floe_io_write_all(stray, "junk", 4, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, stray, "junk", 4, NULL, &err), err);
     char other[4500];
     snprintf(other, sizeof other, "%s/_landing/shop.t/name=a/node2-0000000001.ndjson.zst", wh);
-    REQUIRE_OK(floe_io_write_all(other, "other node", 10, NULL, &err), err);
+    REQUIRE_OK(floe_io_write_all(NULL, other, "other node", 10, NULL, &err), err);
 
     REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
     bool ex = true;
-    floe_io_exists(stray, &ex, NULL);
+    floe_io_exists(NULL, stray, &ex, NULL);
     CHECK(!ex); /* unregistered file of this node removed */
-    floe_io_exists(other, &ex, NULL);
+    floe_io_exists(NULL, other, &ex, NULL);
     CHECK(ex);  /* another node's file is not ours to judge */
-    floe_io_delete(other, NULL);
+    floe_io_delete(NULL, other, NULL);
     /* the torn tail was cut: the segment ends after frame 101 */
     char seg[4500];
     snprintf(seg, sizeof seg, "%s/_wal/node1/wal-00000000000000000007.log", wh);

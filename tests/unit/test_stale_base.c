@@ -67,7 +67,7 @@ static floe_table *stale_setup(harness_table *e) {
     char *phys = NULL;
     REQUIRE_OK(floe_table_resolve_path(stale, old_list, &phys, &err), err);
     bool exists = true;
-    REQUIRE_OK(floe_io_exists(phys, &exists, &err), err);
+    REQUIRE_OK(floe_io_exists(NULL, phys, &exists, &err), err);
     CHECK(!exists);
     floe_free(phys);
     return stale;
@@ -134,7 +134,7 @@ TEST(missing_file_of_the_current_snapshot_is_an_error) {
         floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t))->manifest_list;
     char *phys = NULL;
     REQUIRE_OK(floe_table_resolve_path(e.t, list, &phys, &err), err);
-    REQUIRE_OK(floe_io_delete(phys, &err), err);
+    REQUIRE_OK(floe_io_delete(NULL, phys, &err), err);
     floe_free(phys);
     CHECK(!floe_table_base_gone(e.t, FLOE_ENOTFOUND)); /* the table did not move */
 

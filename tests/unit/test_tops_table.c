@@ -35,8 +35,8 @@ static floe_catalog *open_kind(kind k, const char *dir) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
-    int rc = k == KIND_SQLITE ? floe_catalog_open_sqlite(db, "test", wh, &c, &err)
-                              : floe_catalog_open_fs(wh, &c, &err);
+    int rc = k == KIND_SQLITE ? floe_catalog_open_sqlite(NULL, db, "test", wh, &c, &err)
+                              : floe_catalog_open_fs(NULL, wh, &c, &err);
     if (rc != 0)
         harness_fail(__FILE__, __LINE__, "open catalog: %s", err.msg);
     return c;
@@ -487,7 +487,7 @@ static int child_appends(kind k, const char *dir, int who) {
     co.out_dir = outdir;
     co.write.output.fsync = false;
     if (floe_convert(in, 1, &co, &cr, &err) != 0 || cr.files != 1 ||
-        floe_io_read_all(cr.file_uris[0], 1 << 20, &file, &err) != 0) {
+        floe_io_read_all(NULL, cr.file_uris[0], 1 << 20, &file, &err) != 0) {
         fprintf(stderr, "child %d: convert: %s\n", who, err.msg);
         return 1;
     }
@@ -504,9 +504,9 @@ static int child_appends(kind k, const char *dir, int who) {
         memset(&res, 0, sizeof res);
         floe_error_clear(&err);
         /* the table object may be stale: the commit refreshes it on conflict */
-        int rc = floe_io_write_all(path, file.data, file.len, &oo, &err);
+        int rc = floe_io_write_all(NULL, path, file.data, file.len, &oo, &err);
         if (rc == 0)
-            rc = floe_data_file_from_parquet_footer(floe_table_metadata_get(t), path, path, NULL,
+            rc = floe_data_file_from_parquet_footer(NULL, floe_table_metadata_get(t), path, path, NULL,
                                                     0, &a, &df, NULL, &err);
         if (rc == 0)
             rc = floe_append_new(t, &ap, &err);
