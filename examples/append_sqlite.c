@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
     floe_error err;
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
-    int rc = floe_catalog_open_sqlite(argv[1], "default", argv[2], &cat, &err);
+    int rc = floe_catalog_open_sqlite(NULL, argv[1], "default", argv[2], &cat, &err);
     if (rc < 0)
         goto done;
     rc = floe_catalog_create_namespace(cat, "demo", NULL, NULL, 0, &err);

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
     floe_scan_plan *plan = NULL;
-    int rc = floe_catalog_open_sqlite(argv[1], "default", argv[2], &cat, &err);
+    int rc = floe_catalog_open_sqlite(NULL, argv[1], "default", argv[2], &cat, &err);
     if (rc == 0)
         rc = floe_table_load(cat, argv[3], argv[4], &t, &err);
     floe_scan_options so = {.where = argv[5]};

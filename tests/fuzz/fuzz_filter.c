@@ -136,7 +136,7 @@ static void setup(void) {
     o.output.fsync = false;
     o.page_row_limit = 50;
     floe_pq_writer *w = NULL;
-    if (floe_pq_writer_open(path, schema, &o, &w, &err) < 0)
+    if (floe_pq_writer_open(NULL, path, schema, &o, &w, &err) < 0)
         goto fail;
     floe_batch b;
     floe_batch_init(&b, schema);
