@@ -13,13 +13,18 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "floe/catalog.h"
 #include "floe/io.h"
+#include "floe/rewrite.h"
+#include "floe/table.h"
+#include "floe/append.h"
 #include "harness.h"
 #include "io/s3_internal.h"
 
@@ -726,6 +731,181 @@ TEST(test_faults_never_corrupt) {
     reset_io();
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Two I/O contexts in one process: two signature-checking servers with different keys,
+ * one table on each, rewritten at the same time from two threads.
+ * ------------------------------------------------------------------------------------- */
+#define AK2 "AKIDSECONDSTORE"
+#define SK2 "second-store-secret"
+
+static server sig2_srv;
+
+static floe_io *static_io(int port, const char *ak, const char *sk) {
+    floe_io_options o;
+    floe_io_options_init(&o);
+    char ep[64];
+    snprintf(ep, sizeof ep, "http://127.0.0.1:%d", port);
+    floe_error err;
+    floe_io *out = NULL;
+    if (floe_io_options_set(&o.s3.endpoint, ep, &err) < 0 ||
+        floe_io_options_set(&o.s3.access_key, ak, &err) < 0 ||
+        floe_io_options_set(&o.s3.secret_key, sk, &err) < 0) {
+        floe_io_options_free(&o);
+        harness_fail(__FILE__, __LINE__, "options: %s", err.msg);
+        return NULL;
+    }
+    o.s3.credentials = FLOE_IO_CREDS_STATIC;
+    o.retry.max_attempts = 3;
+    o.retry.base_delay_ms = 5;
+    o.retry.max_delay_ms = 40;
+    if (floe_io_new(&o, &out, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "floe_io_new: %s", err.msg);
+        out = NULL;
+    }
+    floe_io_options_free(&o);
+    return out;
+}
+
+static const char *TWO_SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"name\",\"required\":false,\"type\":\"string\"}]}";
+
+typedef struct store_side {
+    floe_io *io;
+    floe_catalog *cat;
+    floe_table *t;
+    int rc;
+    floe_rewrite_result r;
+    floe_error err;
+} store_side;
+
+/* ns.t in a SQLite catalog whose warehouse is s3://bkt/<tag>, with three appended files. */
+static void side_open(store_side *s, const char *dir, const char *tag) {
+    char db[4200], wh[64];
+    snprintf(db, sizeof db, "%s/%s.db", dir, tag);
+    snprintf(wh, sizeof wh, "s3://bkt/%s", tag);
+    floe_error err;
+    REQUIRE_OK(floe_catalog_open_sqlite(s->io, db, "default", wh, &s->cat, &err), err);
+    REQUIRE(floe_catalog_io(s->cat) == s->io);
+    REQUIRE_OK(floe_catalog_create_namespace(s->cat, "ns", NULL, NULL, 0, &err), err);
+    REQUIRE_OK(floe_table_create(s->cat, "ns", "t", TWO_SCHEMA, NULL, &s->t, &err), err);
+    for (int k = 0; k < 3; k++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s-%d.ndjson", dir, tag, k);
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        for (int i = 0; i < 100; i++)
+            floe_buf_printf(&b, "{\"id\":%d,\"name\":\"%s-%d\"}\n", k * 100 + i, tag, i);
+        REQUIRE(harness_write_file(path, b.data, b.len) == 0);
+        floe_buf_free(&b);
+        const char *in[1] = {path};
+        floe_table_append_options o;
+        floe_table_append_options_init(&o);
+        o.fsync = false;
+        floe_table_append_result r;
+        memset(&r, 0, sizeof r);
+        REQUIRE_OK(floe_table_append_files(s->t, in, 1, &o, &r, &err), err);
+        floe_table_append_result_reset(&r);
+    }
+}
+
+static void *side_rewrite(void *arg) {
+    store_side *s = arg;
+    floe_rewrite_options o;
+    floe_rewrite_options_init(&o);
+    o.min_input_files = 2;
+    o.fsync = false;
+    floe_error_clear(&s->err);
+    s->rc = floe_rewrite(s->t, &o, &s->r, &s->err);
+    return NULL;
+}
+
+static void side_close(store_side *s) {
+    floe_table_close(s->t);
+    floe_catalog_close(s->cat);
+    floe_io_free(s->io);
+}
+
+static int count_entry(void *ctx, const floe_io_entry *e) {
+    (void)e;
+    (*(int64_t *)ctx)++;
+    return 0;
+}
+
+static int sig_failures_of(int port) {
+    json_t *j = admin(port, "/__admin/stats", NULL);
+    int n = j ? (int)json_integer_value(json_object_get(j, "sigFailures")) : -1;
+    json_decref(j);
+    return n;
+}
+
+TEST(test_two_contexts_two_stores) {
+    /* nothing from the environment: each context says where it goes and who it is */
+    unsetenv("AWS_ENDPOINT_URL_S3");
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    int fail_a = sig_failures_of(sig_srv.port), fail_b = sig_failures_of(sig2_srv.port);
+    store_side a = {.io = static_io(sig_srv.port, AK, SK)};
+    store_side b = {.io = static_io(sig2_srv.port, AK2, SK2)};
+    REQUIRE(a.io && b.io);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", harness_tmpdir());
+    side_open(&a, dir, "alpha");
+    side_open(&b, dir, "beta");
+    floe_io_stats sa, sb;
+    floe_io_stats_get(a.io, &sa);
+    floe_io_stats_get(b.io, &sb);
+    CHECK(sa.put_requests > 0 && sb.put_requests > 0);
+
+    pthread_t ta, tb;
+    REQUIRE(pthread_create(&ta, NULL, side_rewrite, &a) == 0);
+    REQUIRE(pthread_create(&tb, NULL, side_rewrite, &b) == 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK_OK(a.rc, a.err);
+    CHECK_OK(b.rc, b.err);
+    CHECK_EQ_INT(a.r.rewritten_data_files_count, 3);
+    CHECK_EQ_INT(b.r.rewritten_data_files_count, 3);
+    CHECK_EQ_INT(a.r.added_data_files_count, 1);
+    CHECK_EQ_INT(b.r.added_data_files_count, 1);
+    /* every request reached its own store signed with its own keys */
+    CHECK_EQ_INT(sig_failures_of(sig_srv.port), fail_a);
+    CHECK_EQ_INT(sig_failures_of(sig2_srv.port), fail_b);
+    /* each store holds only its own table */
+    bool ex = true;
+    floe_error err;
+    REQUIRE_OK(floe_io_exists(a.io, "s3://bkt/beta/ns/t/metadata/version-hint.text", &ex, &err),
+               err);
+    CHECK(!ex);
+
+    /* a wrong key on one context fails that context only, while the other keeps working */
+    store_side bad = {.io = static_io(sig2_srv.port, AK2, "not-the-secret")};
+    REQUIRE(bad.io);
+    floe_table *bt = NULL;
+    floe_catalog *bc = NULL;
+    char db[4200];
+    snprintf(db, sizeof db, "%s/beta.db", dir);
+    REQUIRE_OK(floe_catalog_open_sqlite(bad.io, db, "default", "s3://bkt/beta", &bc, &err), err);
+    int rc = floe_table_load(bc, "ns", "t", &bt, &err);
+    CHECK(rc < 0);
+    if (rc < 0 && !strstr(err.msg, "s3://bkt/beta/"))
+        harness_fail(__FILE__, __LINE__, "load with the wrong key: %s", err.msg);
+    floe_table_close(bt);
+    floe_catalog_close(bc);
+    floe_io_free(bad.io);
+    CHECK(sig_failures_of(sig2_srv.port) > fail_b);
+    int64_t listed = 0;
+    REQUIRE_OK(floe_io_list(a.io, "s3://bkt/alpha", count_entry, &listed, &err), err);
+    CHECK(listed > 0);
+    listed = 0;
+    REQUIRE_OK(floe_io_list(b.io, "s3://bkt/beta", count_entry, &listed, &err), err);
+    CHECK(listed > 0);
+    CHECK_EQ_INT(sig_failures_of(sig_srv.port), fail_a);
+    side_close(&a);
+    side_close(&b);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const char *sig_args[] = {"--access-key", AK, "--secret", SK, "--bucket", "bkt", NULL};
@@ -740,6 +920,11 @@ int main(void) {
         server_stop(&sig_srv);
         server_stop(&tok_srv);
         server_stop(&s3rver_srv);
+        return 1;
+    }
+    const char *sig2_args[] = {"--access-key", AK2, "--secret", SK2, "--bucket", "bkt", NULL};
+    if (server_start(&sig2_srv, "s3_sigcheck_server.mjs", sig2_args) < 0) {
+        fprintf(stderr, "test_s3_io: cannot start the second S3 test server\n");
         return 1;
     }
     char target[64];
@@ -760,6 +945,8 @@ int main(void) {
     RUN(test_faults_retried);
     RUN(test_faults_clean_errors);
     RUN(test_faults_never_corrupt);
+    RUN(test_two_contexts_two_stores);
+    server_stop(&sig2_srv);
     server_stop(&proxy_srv);
     server_stop(&sig_srv);
     server_stop(&tok_srv);
