@@ -292,7 +292,8 @@ static inline void floe_store_le64(uint8_t *p, uint64_t v) {
 }
 
 /* ---------------------------------------------------------------------------------------
- * Logging (stderr). Level from FLOE_LOG env: error, warn, info, debug.
+ * Logging (stderr). Level warn unless floe_log_set_level says otherwise (the floe command
+ * sets it from FLOE_LOG: error, warn, info, debug).
  * ------------------------------------------------------------------------------------- */
 enum floe_log_level { FLOE_LOG_ERROR, FLOE_LOG_WARN, FLOE_LOG_INFO, FLOE_LOG_DEBUG };
 void floe_log_set_level(int level);

@@ -434,6 +434,11 @@ typedef struct floe_manifest_info {
                                          re-encoded the file; logged as a warning */
 } floe_manifest_info;
 
+/* Process-wide: every manifest reader opened from now on uses the generic Avro
+ * value-tree decoder instead of the streaming one (same entries; for benchmarks and
+ * bisecting). Off by default; the floe command sets it from FLOE_MANIFEST_DECODER=generic. */
+void floe_manifest_set_generic_decoder(bool on);
+
 /* o may be NULL. Errors name the file. */
 int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_read_options *o,
                               floe_manifest_reader **out, floe_error *err);

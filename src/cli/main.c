@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "floe/manifest.h"
 #include "table_args.h"
 
 static int cmd_version(int argc, char **argv) {
@@ -137,8 +138,19 @@ int cli_catalog_config_load(const char *name, const char *config_path,
     return rc;
 }
 
-/* The I/O context of this run, from the environment (docs/CONFIG.md). */
+/* The settings of this run from the environment (docs/CONFIG.md): the log level
+ * (FLOE_LOG) and the I/O context. */
 static int io_setup(floe_error *err) {
+    const char *lv = getenv("FLOE_LOG");
+    if (lv && !strcmp(lv, "error"))
+        floe_log_set_level(FLOE_LOG_ERROR);
+    else if (lv && !strcmp(lv, "info"))
+        floe_log_set_level(FLOE_LOG_INFO);
+    else if (lv && !strcmp(lv, "debug"))
+        floe_log_set_level(FLOE_LOG_DEBUG);
+    const char *dec = getenv("FLOE_MANIFEST_DECODER");
+    if (dec && !strcmp(dec, "generic"))
+        floe_manifest_set_generic_decoder(true);
     floe_io_options o;
     floe_io_options_init(&o);
     int rc = floe_io_options_from_env(&o, cli_getenv, NULL, err);

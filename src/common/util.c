@@ -153,26 +153,11 @@ bool floe_crc32c_hardware(void) { return false; }
 
 /* ---- logging ----------------------------------------------------------------------- */
 
-static int log_level = -1;
+static _Atomic int log_level = FLOE_LOG_WARN;
 
-void floe_log_set_level(int level) { log_level = level; }
+void floe_log_set_level(int level) { atomic_store(&log_level, level); }
 
-int floe_log_level(void) {
-    if (log_level < 0) {
-        const char *e = getenv("FLOE_LOG");
-        int lv = FLOE_LOG_WARN;
-        if (e) {
-            if (!strcmp(e, "error"))
-                lv = FLOE_LOG_ERROR;
-            else if (!strcmp(e, "info"))
-                lv = FLOE_LOG_INFO;
-            else if (!strcmp(e, "debug"))
-                lv = FLOE_LOG_DEBUG;
-        }
-        log_level = lv;
-    }
-    return log_level;
-}
+int floe_log_level(void) { return atomic_load(&log_level); }
 
 void floe_log(int level, const char *fmt, ...) {
     if (level > floe_log_level())

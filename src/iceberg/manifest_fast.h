@@ -57,7 +57,8 @@ int floe_mf_program_decode(const floe_mf_program *p, floe_avro_cursor *c, floe_a
                            floe_mf_slots *s, floe_error *err);
 
 /* For tests and the benchmark: which decoder a manifest reader uses. The environment
- * variable FLOE_MANIFEST_DECODER=generic makes every reader use the generic one. */
+ * floe_manifest_set_generic_decoder(true) (the floe command sets it from
+ * FLOE_MANIFEST_DECODER=generic) makes every reader use the generic one. */
 typedef struct floe_manifest_reader floe_manifest_reader;
 bool floe_mf_reader_is_fast(const floe_manifest_reader *r);
 /* Switch to the generic decoder; only before the first entry. */

@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "floe/io.h"
@@ -786,6 +787,10 @@ static int plan_partition(floe_manifest_reader *r, const floe_avro_node *prec, b
     return 0;
 }
 
+static _Atomic bool generic_decoder;
+
+void floe_manifest_set_generic_decoder(bool on) { atomic_store(&generic_decoder, on); }
+
 static int open_common(floe_manifest_reader *r, const floe_manifest_read_options *o,
                        floe_error *err) {
     const char *name = r->name;
@@ -893,9 +898,8 @@ static int open_common(floe_manifest_reader *r, const floe_manifest_read_options
     r->allow_dv = o && o->allow_deletion_vectors;
 
     /* the streaming decoder, unless the schema has a shape only the generic path reads
-     * (rc 1) or the environment asks for the generic path (benchmarks, bisecting) */
-    const char *dec = getenv("FLOE_MANIFEST_DECODER");
-    if (!dec || strcmp(dec, "generic") != 0) {
+     * (rc 1) or the process asked for the generic path (benchmarks, bisecting) */
+    if (!atomic_load(&generic_decoder)) {
         int rc = floe_mf_program_compile(root, r->eidx, r->didx, r->pidx, r->npart, &r->fast,
                                          err);
         if (rc < 0)
