@@ -103,16 +103,32 @@ typedef struct kf_table {
     int64_t first_ns;       /* when the batch's first message arrived (0 = empty batch) */
     int64_t retry_at_ns;    /* after a failed commit */
     int failures;
+    char *refused;          /* routed by a field: why the table cannot take records (it
+                               does not exist and is neither configured nor auto_create) */
 } kf_table;
+
+/* Tables one source may route to by a field; records naming more go to the quarantine. */
+enum { KF_MAX_ROUTED_TABLES = 1000 };
+
+/* A partition's share of one table's batch. */
+typedef struct kf_pt {
+    uint32_t tbl;           /* index into srv_kafka.tables */
+    int64_t first;          /* offset of the batch's first message taken into the table
+                               (-1: none since the table's last commit) */
+    int64_t committed;      /* the table's offset of the partition (-1: none) */
+    int64_t bytes;          /* spool bytes of the batch from this partition */
+} kf_pt;
 
 typedef struct kf_part {
     char *topic;
     int32_t partition;
-    uint32_t tbl;           /* index into srv_kafka.tables */
     bool assigned;
     bool paused;
-    int64_t first;          /* offset the batch starts at (-1: nothing consumed yet) */
-    _Atomic int64_t committed; /* the table's offset, as read at assignment or written */
+    kf_pt *pts;             /* the tables it went to since its assignment (routed by topic:
+                               the one table, from the assignment on) */
+    size_t npts, pts_cap;
+    _Atomic int64_t committed; /* where it resumes: the table's offset (routed by a field:
+                                  the lowest offset not committed in every table) */
     _Atomic int64_t next;      /* offset after the last message taken (-1: none yet) */
     _Atomic int64_t high;      /* the partition's high watermark, as last seen */
 } kf_part;
@@ -121,7 +137,8 @@ typedef struct srv_kafka {
     floe_server *s;
     char *name;
     char *group;
-    char *table;            /* target; "{topic}" is replaced by the topic */
+    char *table;            /* target; "{topic}" and "{field:NAME}" are replaced */
+    char *route_field;      /* NAME of {field:NAME}, or NULL (routed by topic) */
     int format;
     char *cols[NCOLS];      /* column names of the metadata, NULL = not written */
     int64_t commit_bytes, commit_interval_ms, max_buffered;
@@ -136,7 +153,6 @@ typedef struct srv_kafka {
     size_t nparts, parts_cap;
     kf_table *tables;
     size_t ntables;
-    bool paused;
 
     /* flush requests from other threads */
     pthread_cond_t cv;
@@ -145,8 +161,8 @@ typedef struct srv_kafka {
     char flush_err[FLOE_ERROR_MSG_MAX];
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
-        fenced, rebalances, commit_us, revoked_dropped, skipped;
-    _Atomic int64_t buffered;
+        fenced, rebalances, commit_us, revoked_dropped, skipped, pauses;
+    _Atomic int64_t buffered, buffered_peak, paused_parts;
 } srv_kafka;
 
 /* ---- configuration ----------------------------------------------------------------- */
@@ -212,6 +228,79 @@ static bool parse_ms(const char *v, int64_t *out) {
     return true;
 }
 
+/* The table name of template t with {topic} replaced by topic (characters a table name
+ * cannot hold become '_') and {field:NAME} by value (as it is). */
+static char *expand_table(const char *t, const char *topic, const char *value) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int rc = 0;
+    for (const char *c = t; *c && rc == 0;) {
+        if (!strncmp(c, "{topic}", 7)) {
+            for (const char *x = topic; *x && rc == 0; x++) {
+                bool ok = (*x >= 'a' && *x <= 'z') || (*x >= 'A' && *x <= 'Z') ||
+                          (*x >= '0' && *x <= '9') || *x == '-';
+                rc = floe_buf_append_byte(&b, ok ? (uint8_t)*x : '_');
+            }
+            c += 7;
+        } else if (!strncmp(c, "{field:", 7) && strchr(c, '}')) {
+            rc = floe_buf_append(&b, value, strlen(value));
+            c = strchr(c, '}') + 1;
+        } else {
+            rc = floe_buf_append_byte(&b, (uint8_t)*c++);
+        }
+    }
+    if (rc < 0 || floe_buf_append_byte(&b, 0) < 0) {
+        floe_buf_free(&b);
+        return NULL;
+    }
+    return (char *)b.data;
+}
+
+/* The NAME of the template's {field:NAME}, or NULL. */
+static char *template_field(const char *t) {
+    const char *f = strstr(t, "{field:");
+    const char *end = f ? strchr(f, '}') : NULL;
+    return end ? floe_strndup(f + 7, (size_t)(end - f - 7)) : NULL;
+}
+
+/* A table template: namespace.table, where {topic} stands for the topic's name and one
+ * {field:NAME} (in the table's own name, after the last dot) for the value of the record's
+ * top-level member NAME. */
+static bool template_ok(const char *t, char **why) {
+    const char *f = strstr(t, "{field:");
+    if (f) {
+        const char *end = strchr(f, '}');
+        const char *name = f + 7;
+        if (!end || end == name) {
+            *why = floe_strdup("{field:NAME} names the record's member");
+            return false;
+        }
+        for (const char *c = name; c < end; c++)
+            if (*c == '{' || *c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
+                *why = floe_strdup("{field:NAME}: NAME is a member name without braces, "
+                                   "quotes or backslashes");
+                return false;
+            }
+        if (strstr(end, "{field:")) {
+            *why = floe_strdup("one {field:NAME} at most");
+            return false;
+        }
+        const char *dot = strrchr(t, '.');
+        if (!dot || dot > f) {
+            *why = floe_strdup("{field:NAME} goes in the table's name, after the namespace "
+                               "(e.g. ns.{field:event_type} or ns.events_{field:kind})");
+            return false;
+        }
+    }
+    char *probe = expand_table(t, "x", "x");
+    bool ok = probe && srv_valid_table_name(probe);
+    floe_free(probe);
+    if (!ok)
+        *why = floe_strdup("namespace.table, where {topic} stands for the topic's name and "
+                           "{field:NAME} for the value of the record's member NAME");
+    return ok;
+}
+
 /* Every key of the section is known and its value well formed; kafka.* keys are handed
  * to librdkafka, which judges them when the consumer is made. */
 int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
@@ -251,36 +340,17 @@ int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
             return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: %s is required",
                                   src->name, need[j]);
     const char *t = src_get(src, "table");
-    char probe[256];
-    const char *brace = strstr(t, "{topic}");
-    snprintf(probe, sizeof probe, "%.*s%s%s", brace ? (int)(brace - t) : (int)strlen(t), t,
-             brace ? "x" : "", brace ? brace + 7 : "");
-    if (!srv_valid_table_name(probe))
-        return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: table '%s': "
-                              "namespace.table, where {topic} stands for the topic's name",
-                              src->name, t);
+    char *why = NULL;
+    if (!template_ok(t, &why)) {
+        int rc = floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: table '%s': %s",
+                                src->name, t, why ? why : "out of memory");
+        floe_free(why);
+        return rc;
+    }
     return 0;
 }
 
 /* ---- partitions and tables ------------------------------------------------------- */
-
-/* The target table of a topic: the configured name with {topic} replaced (characters a
- * table name cannot hold become '_'). */
-static char *route_table(const srv_kafka *k, const char *topic) {
-    const char *brace = strstr(k->table, "{topic}");
-    if (!brace)
-        return floe_strdup(k->table);
-    char *t = floe_strdup(topic);
-    if (!t)
-        return NULL;
-    for (char *c = t; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '-'))
-            *c = '_';
-    char *r = floe_asprintf("%.*s%s%s", (int)(brace - k->table), k->table, t, brace + 7);
-    floe_free(t);
-    return r;
-}
 
 static int table_index(srv_kafka *k, const char *name, uint32_t *out, floe_error *err) {
     for (size_t i = 0; i < k->ntables; i++)
@@ -288,6 +358,9 @@ static int table_index(srv_kafka *k, const char *name, uint32_t *out, floe_error
             *out = (uint32_t)i;
             return 0;
         }
+    if (k->route_field && k->ntables >= KF_MAX_ROUTED_TABLES)
+        return floe_error_set(err, FLOE_ELIMIT, "the source routes to %d tables already",
+                              (int)KF_MAX_ROUTED_TABLES);
     if (!srv_valid_table_name(name))
         return floe_error_set(err, FLOE_EINVALID, "source %s: '%s' is not a table name",
                               k->name, name);
@@ -331,21 +404,11 @@ static int part_get(srv_kafka *k, const char *topic, int32_t partition, kf_part 
         *out = p;
         return 0;
     }
-    char *tn = route_table(k, topic);
-    if (!tn)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    uint32_t ti = 0;
-    int rc = table_index(k, tn, &ti, err);
-    floe_free(tn);
-    if (rc < 0)
-        return rc;
     if (!(p = floe_calloc(1, sizeof *p)) || !(p->topic = floe_strdup(topic))) {
         floe_free(p);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     p->partition = partition;
-    p->tbl = ti;
-    p->first = -1;
     atomic_store(&p->committed, -1);
     atomic_store(&p->next, -1);
     atomic_store(&p->high, -1);
@@ -368,9 +431,49 @@ static int part_get(srv_kafka *k, const char *topic, int32_t partition, kf_part 
     return 0;
 }
 
+static kf_pt *pt_find(kf_part *p, uint32_t ti) {
+    for (size_t i = 0; i < p->npts; i++)
+        if (p->pts[i].tbl == ti)
+            return &p->pts[i];
+    return NULL;
+}
+
+static kf_pt *pt_add(kf_part *p, uint32_t ti, int64_t committed) {
+    if (p->npts == p->pts_cap) {
+        size_t nc = p->pts_cap ? p->pts_cap * 2 : 4;
+        kf_pt *np = floe_realloc(p->pts, nc * sizeof *np);
+        if (!np)
+            return NULL;
+        p->pts = np;
+        p->pts_cap = nc;
+    }
+    kf_pt *pt = &p->pts[p->npts++];
+    pt->tbl = ti;
+    pt->first = -1;
+    pt->committed = committed;
+    pt->bytes = 0;
+    return pt;
+}
+
+/* The lowest offset of p not yet committed to every table, with table `except` taken as
+ * committed up to p's position (the floor written with its commit). */
+static int64_t part_floor(const kf_part *p, uint32_t except) {
+    int64_t f = atomic_load(&p->next);
+    for (size_t i = 0; i < p->npts; i++)
+        if (p->pts[i].tbl != except && p->pts[i].first >= 0 && p->pts[i].first < f)
+            f = p->pts[i].first;
+    return f;
+}
+
 /* The table property holding a partition's offset for this source's group. */
 static char *offset_key(const srv_kafka *k, const kf_part *p) {
     return floe_asprintf("floe.kafka.%s.%s.%d", k->group, p->topic, (int)p->partition);
+}
+
+/* Routed by a field: the partition's floor (every message before it is committed in the
+ * table it went to), written with each commit of any table taking the partition. */
+static char *floor_key(const srv_kafka *k, const kf_part *p) {
+    return floe_asprintf("floe.kafka.%s.%s.%d.floor", k->group, p->topic, (int)p->partition);
 }
 
 static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
@@ -379,13 +482,15 @@ static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
                                                                                      : -1;
 }
 
-/* The table's offsets of the given partitions (all of one table): -1 where it has none,
- * or when the table does not exist yet. */
+/* The table's offsets of the given partitions (their floors with floors): -1 where it has
+ * none, or when the table does not exist (*exists false, when asked). */
 static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n,
-                         int64_t *out, floe_error *err) {
+                         bool floors, int64_t *out, bool *exists, floe_error *err) {
     floe_server *s = k->s;
     for (size_t i = 0; i < n; i++)
         out[i] = -1;
+    if (exists)
+        *exists = false;
     const char *dot = strrchr(table, '.');
     char *ns = floe_strndup(table, (size_t)(dot - table));
     if (!ns)
@@ -394,9 +499,11 @@ static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n
     pthread_mutex_lock(&s->cat_mu);
     int rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
     if (rc == 0) {
+        if (exists)
+            *exists = true;
         const floe_table_metadata *m = floe_table_metadata_get(ft);
         for (size_t i = 0; i < n && rc == 0; i++) {
-            char *key = offset_key(k, ps[i]);
+            char *key = floors ? floor_key(k, ps[i]) : offset_key(k, ps[i]);
             if (!key)
                 rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
             else
@@ -413,9 +520,102 @@ static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n
     return rc;
 }
 
+/* Routed by a field: where the partitions of one topic resume, the highest floor any of
+ * the topic's routed tables holds (the namespace's tables the template can name). */
+static int field_resume(srv_kafka *k, const char *topic, kf_part **ps, size_t n,
+                        int64_t *out, floe_error *err) {
+    for (size_t i = 0; i < n; i++)
+        out[i] = -1;
+    char *probe = expand_table(k->table, topic, "\x01");
+    int64_t *one = floe_calloc(n ? n : 1, sizeof *one);
+    floe_strlist names = {0};
+    int rc = 0;
+    if (!probe || !one)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    char *dot = strrchr(probe, '.');
+    *dot = 0;
+    const char *tname = dot + 1, *mark = strchr(tname, '\x01');
+    size_t pre = (size_t)(mark - tname), suf = strlen(mark + 1);
+    pthread_mutex_lock(&k->s->cat_mu);
+    rc = floe_catalog_list_tables(k->s->catalog, probe, &names, err);
+    pthread_mutex_unlock(&k->s->cat_mu);
+    if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        rc = 0;
+    }
+    for (size_t j = 0; j < names.n && rc == 0; j++) {
+        const char *nm = names.items[j];
+        size_t len = strlen(nm);
+        if (len <= pre + suf || strncmp(nm, tname, pre) || strcmp(nm + len - suf, mark + 1))
+            continue;
+        char *full = floe_asprintf("%s.%s", probe, nm);
+        if (!full)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        rc = table_offsets(k, full, ps, n, true, one, NULL, err);
+        floe_free(full);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if (one[i] > out[i])
+                out[i] = one[i];
+    }
+done:
+    floe_strlist_free(&names);
+    floe_free(probe);
+    floe_free(one);
+    return rc;
+}
+
+/* Where partitions resume (-1: nothing of theirs was ever committed): routed by topic, the
+ * offset in the topic's table; routed by a field, field_resume. */
+static int resume_offsets(srv_kafka *k, kf_part **ps, size_t n, int64_t *out,
+                          floe_error *err) {
+    kf_part **sub = floe_calloc(n ? n : 1, sizeof *sub);
+    int64_t *so = floe_calloc(n ? n : 1, sizeof *so);
+    bool *done_ = floe_calloc(n ? n : 1, sizeof *done_);
+    int rc = 0;
+    if (!sub || !so || !done_)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (done_[i])
+            continue;
+        size_t m = 0;
+        for (size_t j = i; j < n; j++)
+            if (!done_[j] && !strcmp(ps[j]->topic, ps[i]->topic))
+                sub[m++] = ps[j];
+        if (k->route_field) {
+            FLOE_CHECK(field_resume(k, ps[i]->topic, sub, m, so, err));
+        } else {
+            char *tn = expand_table(k->table, ps[i]->topic, "");
+            if (!tn)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            rc = table_offsets(k, tn, sub, m, false, so, NULL, err);
+            floe_free(tn);
+            if (rc < 0)
+                goto done;
+        }
+        for (size_t j = i, x = 0; j < n; j++)
+            if (!done_[j] && x < m && ps[j] == sub[x]) {
+                out[j] = so[x++];
+                done_[j] = true;
+            }
+    }
+done:
+    floe_free(sub);
+    floe_free(so);
+    floe_free(done_);
+    return rc;
+}
+
 /* ---- the spool -------------------------------------------------------------------- */
 
-static void batch_reset(srv_kafka *k, kf_table *t) {
+static void batch_reset(srv_kafka *k, uint32_t ti) {
+    kf_table *t = &k->tables[ti];
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (pt) {
+            pt->first = -1;
+            pt->bytes = 0;
+        }
+    }
     if (t->fd >= 0) {
         close(t->fd);
         t->fd = -1;
@@ -652,27 +852,203 @@ typedef struct kf_scratch {
     floe_buf meta;
     size_t *spans;
     size_t spans_cap;
+    /* routed by a field: the message's records that name no usable table */
+    floe_quarantine *uq;
+    char *uq_tmp, *uq_final;
+    int64_t uq_n;
 } kf_scratch;
 
-/* Take one message: its records into its table's spool. */
+/* Routed by a field: records naming no usable table are quarantined at once, those of one
+ * message in one file named by the message (written again, the same, when the message is
+ * consumed again), <quarantine>/kafka-unrouted/<source>/<group>-<topic>-<partition>-<offset>. */
+static int unrouted_add(srv_kafka *k, kf_scratch *sc, const char *topic,
+                        const rd_kafka_message_t *m, const char *reason, const uint8_t *r,
+                        size_t n, floe_error *err) {
+    if (!sc->uq) {
+        char *dir = floe_asprintf("%s/kafka-unrouted/%s", k->s->quarantine_root, k->name);
+        if (!dir)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        sc->uq_final = floe_asprintf("%s/%s-%s-%d-%lld.ndjson", dir, k->group, topic,
+                                     (int)m->partition, (long long)m->offset);
+        sc->uq_tmp = sc->uq_final ? floe_asprintf("%s.tmp", sc->uq_final) : NULL;
+        int rc = sc->uq_tmp ? floe_io_mkdirs(k->s->cfg.io, dir, err)
+                            : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(dir);
+        if (rc == 0)
+            rc = floe_quarantine_open(k->s->cfg.io, sc->uq_tmp, &sc->uq, err);
+        if (rc < 0)
+            return rc;
+    }
+    char source[300];
+    snprintf(source, sizeof source, "kafka:%s/%d", topic, (int)m->partition);
+    sc->uq_n++;
+    return floe_quarantine_add(sc->uq, source, 0, m->offset, reason, r ? r : (const uint8_t *)"",
+                               n, err);
+}
+
+/* The message's unrouted records published (ok) or abandoned. */
+static int unrouted_end(srv_kafka *k, kf_scratch *sc, bool ok, floe_error *err) {
+    int rc = 0;
+    if (sc->uq) {
+        rc = floe_quarantine_close(sc->uq, ok ? err : NULL);
+        if (ok && rc == 0 && rename(sc->uq_tmp, sc->uq_final) < 0)
+            rc = floe_error_set(err, FLOE_EIO, "rename %s: %s", sc->uq_tmp, strerror(errno));
+        if (!ok || rc < 0)
+            unlink(sc->uq_tmp);
+        else
+            atomic_fetch_add(&k->quarantined, (uint64_t)sc->uq_n);
+    }
+    sc->uq = NULL;
+    floe_free(sc->uq_tmp);
+    floe_free(sc->uq_final);
+    sc->uq_tmp = sc->uq_final = NULL;
+    sc->uq_n = 0;
+    return rc;
+}
+
+/* Routed by a field: the value naming record r[0..n)'s table (a string, or an integer as
+ * written), or NULL with the reason in why. */
+static char *route_value(const srv_kafka *k, const uint8_t *r, size_t n, char *why,
+                         size_t whyn) {
+    json_error_t je;
+    json_t *j = json_loadb((const char *)r, n, 0, &je);
+    json_t *x = j && json_is_object(j) ? json_object_get(j, k->route_field) : NULL;
+    char *v = NULL;
+    if (!j || !json_is_object(j))
+        snprintf(why, whyn, "not a JSON object (its table is named by its member '%s')",
+                 k->route_field);
+    else if (!x || json_is_null(x))
+        snprintf(why, whyn, "no member '%s' to name its table", k->route_field);
+    else if (json_is_string(x) && strlen(json_string_value(x)) == json_string_length(x))
+        v = floe_strdup(json_string_value(x));
+    else if (json_is_integer(x))
+        v = floe_asprintf("%lld", (long long)json_integer_value(x));
+    else
+        snprintf(why, whyn, "member '%s' (naming its table) is not a string or an integer",
+                 k->route_field);
+    if (v && !*v) {
+        snprintf(why, whyn, "member '%s' (naming its table) is empty", k->route_field);
+        floe_free(v);
+        v = NULL;
+    }
+    json_decref(j);
+    return v;
+}
+
+/* Routed by a field: the partition's share of record r's table, NULL (why says why) when
+ * the record names no table that can take it. */
+static int route_record(srv_kafka *k, kf_part *p, const char *topic, const uint8_t *r,
+                        size_t n, kf_pt **out, char *why, size_t whyn, floe_error *err) {
+    floe_server *s = k->s;
+    *out = NULL;
+    char *v = route_value(k, r, n, why, whyn);
+    if (!v)
+        return 0;
+    char *name = strchr(v, '.') ? NULL : expand_table(k->table, topic, v);
+    int rc = 0;
+    uint32_t ti = 0;
+    if (!name || !srv_valid_table_name(name)) {
+        snprintf(why, whyn, "%s = '%.100s' does not make a table name from '%s' (letters, "
+                 "digits, '_' and '-')", k->route_field, v, k->table);
+        goto done;
+    }
+    rc = table_index(k, name, &ti, err);
+    if (rc == FLOE_ELIMIT) {
+        snprintf(why, whyn, "%.200s: more than %d tables routed by one source", name,
+                 (int)KF_MAX_ROUTED_TABLES);
+        floe_error_clear(err);
+        rc = 0;
+        goto done;
+    }
+    if (rc < 0)
+        goto done;
+    kf_table *t = &k->tables[ti];
+    kf_pt *pt = pt_find(p, ti);
+    if (!pt && !t->refused) {
+        int64_t off = -1;
+        bool exists = false;
+        if ((rc = table_offsets(k, name, &p, 1, false, &off, &exists, err)) < 0)
+            goto done;
+        floe_server_table_config tc;
+        pthread_mutex_lock(&s->cfg_mu);
+        floe_server_table_settings(&s->cfg, name, &tc);
+        bool known = exists || tc.name || s->cfg.auto_create;
+        pthread_mutex_unlock(&s->cfg_mu);
+        if (!known) {
+            if (!(t->refused = floe_asprintf("no table %s (not in the catalog, not configured, "
+                                             "auto_create off)", name)))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        } else if (!(pt = pt_add(p, ti, off))) {
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+    }
+    if (t->refused)
+        snprintf(why, whyn, "%s", t->refused);
+    *out = pt;
+done:
+    floe_free(v);
+    floe_free(name);
+    return rc;
+}
+
+/* One record r[0..n) of message m into its table's spool. */
+static int take_record(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
+                       const rd_kafka_message_t *m, const char *topic, const uint8_t *r,
+                       size_t n, floe_error *err) {
+    kf_pt *pt = &p->pts[0];
+    if (k->route_field) {
+        char why[512];
+        FLOE_FORWARD_IF_ERROR(route_record(k, p, topic, r, n, &pt, why, sizeof why, err));
+        if (!pt)
+            return unrouted_add(k, sc, topic, m, why, r, n, err);
+        if (m->offset < pt->committed)
+            return 0; /* consumed again from the partition's floor: the table has it */
+    }
+    kf_table *t = &k->tables[pt->tbl];
+    if (pt->first < 0)
+        pt->first = m->offset;
+    if (t->first_ns == 0)
+        t->first_ns = floe_now_ns();
+    int64_t before = t->bytes;
+    if (spool_record(t, pi, m->offset, &sc->meta, r, n) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pt->bytes += t->bytes - before;
+    atomic_fetch_add(&k->buffered, t->bytes - before);
+    return 0;
+}
+
+/* A message that is not of the format (or empty), quarantined whole. */
+static int take_whole(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
+                      const rd_kafka_message_t *m, const char *topic, const char *reason,
+                      floe_error *err) {
+    if (k->route_field)
+        return unrouted_add(k, sc, topic, m, reason, m->payload, m->len, err);
+    kf_pt *pt = &p->pts[0];
+    if (pt->first < 0)
+        pt->first = m->offset;
+    if (k->tables[pt->tbl].first_ns == 0)
+        k->tables[pt->tbl].first_ns = floe_now_ns();
+    if (qrec_add(&k->tables[pt->tbl], pi, m->offset, reason,
+                 m->payload ? m->payload : (const uint8_t *)"", m->len) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* Take one message: its records into their tables' spools. */
 static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *m,
                         floe_error *err) {
     const char *topic = rd_kafka_topic_name(m->rkt);
     size_t pi;
     kf_part *p = part_find(k, topic, m->partition, &pi);
-    if (!p || !p->assigned)
+    if (!p || !p->assigned || (!k->route_field && p->npts == 0))
         return 0; /* a message of a partition no longer ours, still in the queue */
     int64_t next = atomic_load(&p->next);
     if (next >= 0 && m->offset < next) {
         atomic_fetch_add(&k->skipped, 1); /* before the position (a seek in flight) */
         return 0;
     }
-    kf_table *t = &k->tables[p->tbl];
-    if (p->first < 0)
-        p->first = m->offset;
-    if (t->first_ns == 0)
-        t->first_ns = floe_now_ns();
-    int64_t before = t->bytes;
+    if (!k->route_field && p->pts[0].first < 0)
+        p->pts[0].first = m->offset; /* the batch holds the message even with no record */
     const uint8_t *pl = m->payload;
     size_t n = m->len;
     FLOE_FORWARD_IF_ERROR(meta_prefix(k, m, topic, &sc->meta) < 0
@@ -686,10 +1062,9 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
     while (e > a && is_ws(pl[e - 1]))
         e--;
     if (a == e) {
-        rc = qrec_add(t, (uint32_t)pi, m->offset, "empty message", pl ? pl : (const uint8_t *)"",
-                      n);
+        rc = take_whole(k, sc, p, (uint32_t)pi, m, topic, "empty message", err);
     } else if (k->format == FMT_JSON) {
-        rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl, n);
+        rc = take_record(k, sc, p, (uint32_t)pi, m, topic, pl, n, err);
     } else if (k->format == FMT_NDJSON) {
         size_t i = 0;
         while (i < n && rc == 0) {
@@ -702,7 +1077,7 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
             for (size_t x = ls; x < le && blank; x++)
                 blank = is_ws(pl[x]);
             if (!blank)
-                rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta, pl + ls, le - ls);
+                rc = take_record(k, sc, p, (uint32_t)pi, m, topic, pl + ls, le - ls, err);
         }
     } else {
         size_t max = n / 2 + 1, ns = 0;
@@ -714,21 +1089,27 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
             sc->spans_cap = 2 * max;
         }
         if (!array_elements(pl, n, sc->spans, &ns, max)) {
-            rc = qrec_add(t, (uint32_t)pi, m->offset, "not a JSON array (format = array)",
-                          pl, n);
+            rc = take_whole(k, sc, p, (uint32_t)pi, m, topic,
+                            "not a JSON array (format = array)", err);
         } else {
             for (size_t j = 0; j < ns && rc == 0; j++)
-                rc = spool_record(t, (uint32_t)pi, m->offset, &sc->meta,
-                                  pl + sc->spans[2 * j], sc->spans[2 * j + 1] - sc->spans[2 * j]);
+                rc = take_record(k, sc, p, (uint32_t)pi, m, topic, pl + sc->spans[2 * j],
+                                 sc->spans[2 * j + 1] - sc->spans[2 * j], err);
         }
     }
+    int rc2 = unrouted_end(k, sc, rc == 0, rc == 0 ? err : NULL);
+    if (rc == 0)
+        rc = rc2;
     if (rc < 0)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        return rc;
     atomic_store(&p->next, m->offset + 1);
     atomic_fetch_add(&k->consumed, 1);
-    atomic_fetch_add(&k->buffered, t->bytes - before);
-    if (t->wbuf.len >= (1u << 20))
-        FLOE_FORWARD_IF_ERROR(spool_flush(t, err));
+    int64_t b = atomic_load(&k->buffered);
+    if (b > atomic_load(&k->buffered_peak))
+        atomic_store(&k->buffered_peak, b);
+    for (size_t i = 0; i < p->npts; i++)
+        if (k->tables[p->pts[i].tbl].wbuf.len >= (1u << 20))
+            FLOE_FORWARD_IF_ERROR(spool_flush(&k->tables[p->pts[i].tbl], err));
     return 0;
 }
 
@@ -770,11 +1151,12 @@ static void kafka_commit_offsets(srv_kafka *k, kf_part **ps, size_t n) {
     rd_kafka_topic_partition_list_destroy(l);
 }
 
-/* Seek the table's assigned partitions back after a dropped batch: to the table's offsets;
- * when the table cannot be read now, to where the dropped batch started (a fenced batch
- * is then consumed again and fenced again, until the table can be read). */
+/* Seek partitions back after a dropped batch of table ti: routed by topic, the table's
+ * partitions to the table's offsets; routed by a field, every table's batch is dropped
+ * and every partition goes back to its floor (resume_offsets, as at an assignment). When
+ * the tables cannot be read now, to where the dropped batches started (a fenced batch is
+ * then consumed again and fenced again, until the table can be read). */
 static void reseek(srv_kafka *k, uint32_t ti) {
-    kf_table *t = &k->tables[ti];
     size_t n = 0;
     kf_part **ps = floe_calloc(k->nparts ? k->nparts : 1, sizeof *ps);
     int64_t *off = floe_calloc(k->nparts ? k->nparts : 1, sizeof *off);
@@ -786,24 +1168,47 @@ static void reseek(srv_kafka *k, uint32_t ti) {
         goto done;
     }
     for (size_t i = 0; i < k->nparts; i++)
-        if (k->parts[i]->tbl == ti && k->parts[i]->assigned)
+        if (k->parts[i]->assigned && (k->route_field || (k->parts[i]->npts &&
+                                                         k->parts[i]->pts[0].tbl == ti)))
             ps[n++] = k->parts[i];
-    floe_error err;
-    floe_error_clear(&err);
-    bool known = table_offsets(k, t->name, ps, n, off, &err) == 0;
-    if (!known)
-        floe_log(FLOE_LOG_WARN, "kafka %s: %s: reading its offsets: %s (seeking to the "
-                 "dropped batch's start)", k->name, t->name, err.msg);
+    /* where the dropped batches started, before they are dropped */
     for (size_t i = 0; i < n; i++) {
         kf_part *p = ps[i];
-        int64_t from = known && off[i] >= 0 ? off[i] : p->first;
+        int64_t from = atomic_load(&p->committed);
+        for (size_t j = 0; j < p->npts; j++) {
+            const kf_pt *pt = &p->pts[j];
+            if (pt->committed >= 0 && (from < 0 || pt->committed < from))
+                from = pt->committed;
+            if (pt->first >= 0 && (from < 0 || pt->first < from))
+                from = pt->first;
+        }
+        off[i] = from;
+    }
+    for (uint32_t i = 0; i < k->ntables; i++)
+        if (i == ti || k->route_field)
+            batch_reset(k, i);
+    floe_error err;
+    floe_error_clear(&err);
+    int64_t *table_off = floe_calloc(n ? n : 1, sizeof *table_off);
+    bool known = table_off && resume_offsets(k, ps, n, table_off, &err) == 0;
+    if (!known)
+        floe_log(FLOE_LOG_WARN, "kafka %s: reading the tables' offsets: %s (seeking to the "
+                 "dropped batches' start)", k->name, table_off ? err.msg : "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        kf_part *p = ps[i];
+        int64_t from = known && table_off[i] >= 0 ? table_off[i] : off[i];
         if (known)
-            atomic_store(&p->committed, off[i]);
+            atomic_store(&p->committed, table_off[i]);
+        if (k->route_field) {
+            p->npts = 0; /* the tables' offsets are read again as records reach them */
+        } else if (known) {
+            p->pts[0].committed = table_off[i];
+        }
         atomic_store(&p->next, from);
-        p->first = from;
         if (from >= 0)
             rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = from;
     }
+    floe_free(table_off);
     if (l->cnt) {
         rd_kafka_error_t *e = rd_kafka_seek_partitions(k->rk, l, 10000);
         if (e) {
@@ -837,8 +1242,8 @@ static int qitem_cmp(const void *a, const void *b) {
 }
 
 static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const uint8_t *map,
-                            size_t mapn, kf_part **ps, size_t nps, int64_t *nquarantined,
-                            floe_error *err) {
+                            size_t mapn, kf_part **ps, kf_pt **pts, size_t nps,
+                            int64_t *nquarantined, floe_error *err) {
     floe_server *s = k->s;
     qitem *items = NULL;
     size_t ni = 0, cap = 0;
@@ -934,7 +1339,7 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
         if (!part_find(k, p->topic, p->partition, &pi))
             continue; /* cannot be: ps holds known partitions */
         char *final = floe_asprintf("%s/kafka-%s-%s-%d-%lld.ndjson", dir, k->group, p->topic,
-                                    (int)p->partition, (long long)p->first);
+                                    (int)p->partition, (long long)pts[j]->first);
         char *tmp = final ? floe_asprintf("%s.tmp", final) : NULL;
         char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
         if (!final || !tmp || !source) {
@@ -992,10 +1397,12 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     kf_table *t = &k->tables[ti];
     *dropped = false;
     kf_part **ps = NULL;
+    kf_pt **pts = NULL;
+    int64_t *floors = NULL;
     size_t nps = 0;
     for (size_t i = 0; i < k->nparts; i++) {
-        kf_part *p = k->parts[i];
-        if (p->tbl == ti && p->assigned && p->first >= 0 && atomic_load(&p->next) > p->first)
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0)
             nps++;
     }
     if (nps == 0 && t->nlines == 0 && t->nq == 0)
@@ -1020,13 +1427,18 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
     int rc = 0;
-    if (!(ps = floe_calloc(nps ? nps : 1, sizeof *ps)))
+    if (!(ps = floe_calloc(nps ? nps : 1, sizeof *ps)) ||
+        !(pts = floe_calloc(nps ? nps : 1, sizeof *pts)) ||
+        !(floors = floe_calloc(nps ? nps : 1, sizeof *floors)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     nps = 0;
     for (size_t i = 0; i < k->nparts; i++) {
-        kf_part *p = k->parts[i];
-        if (p->tbl == ti && p->assigned && p->first >= 0 && atomic_load(&p->next) > p->first)
-            ps[nps++] = p;
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0) {
+            floors[nps] = part_floor(k->parts[i], ti);
+            pts[nps] = pt;
+            ps[nps++] = k->parts[i];
+        }
     }
     FLOE_CHECK(spool_flush(t, err));
     if (t->bytes > 0) {
@@ -1093,7 +1505,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
             goto done;
         }
     }
-    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, ps, nps, &nquar, err));
+    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, ps, pts, nps, &nquar, err));
 
     /* one append: the files and the offsets */
     if (!(fe.keys = floe_calloc(nps ? nps : 1, sizeof *fe.keys)) ||
@@ -1112,14 +1524,23 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         char v[24];
         if (!(fe.keys[i] = offset_key(k, p)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        fe.expect[i] = atomic_load(&p->committed);
+        fe.expect[i] = pts[i]->committed;
         fe.n++;
         FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
                                             err));
+        if (k->route_field) {
+            char *fk = floor_key(k, p);
+            if (!fk)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_append_set_property(a, fk, srv_i64(v, floors[i]), err);
+            floe_free(fk);
+            if (rc < 0)
+                goto done;
+        }
         if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
             floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
             floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
-                            (long long)p->first, (long long)atomic_load(&p->next)) < 0)
+                            (long long)pts[i]->first, (long long)atomic_load(&p->next)) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
@@ -1141,8 +1562,8 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     atomic_fetch_add(&k->commits, 1);
     atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
     for (size_t i = 0; i < nps; i++) {
-        atomic_store(&ps[i]->committed, atomic_load(&ps[i]->next));
-        ps[i]->first = atomic_load(&ps[i]->next);
+        pts[i]->committed = atomic_load(&ps[i]->next);
+        atomic_store(&ps[i]->committed, k->route_field ? floors[i] : pts[i]->committed);
     }
     floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
              "partitions in snapshot %lld", k->name, t->name, (long long)res.records_out,
@@ -1160,7 +1581,7 @@ done:
         unlink(tmp_q);
     if (rc == 0) {
         kafka_commit_offsets(k, ps, nps);
-        batch_reset(k, t);
+        batch_reset(k, ti);
         t->failures = 0;
     } else {
         atomic_fetch_add(&k->commit_failures, 1);
@@ -1170,7 +1591,6 @@ done:
             if (rc == FLOE_ECANCELLED)
                 atomic_fetch_add(&k->fenced, 1);
             *dropped = true;
-            batch_reset(k, t);
             reseek(k, ti);
         } else {
             t->failures++;
@@ -1191,34 +1611,70 @@ done:
     floe_free(prefix);
     floe_free(ns);
     floe_free(ps);
+    floe_free(pts);
+    floe_free(floors);
     return rc;
 }
 
-static void set_paused(srv_kafka *k, bool pause) {
-    if (k->paused == pause)
-        return;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
-    for (size_t i = 0; i < k->nparts; i++)
-        if (k->parts[i]->assigned)
-            rd_kafka_topic_partition_list_add(l, k->parts[i]->topic, k->parts[i]->partition);
-    if (pause)
-        rd_kafka_pause_partitions(k->rk, l);
-    else
-        rd_kafka_resume_partitions(k->rk, l);
-    rd_kafka_topic_partition_list_destroy(l);
-    k->paused = pause;
-    floe_log(FLOE_LOG_INFO, "kafka %s: fetching %s (%lld bytes buffered)", k->name,
-             pause ? "paused" : "resumed", (long long)atomic_load(&k->buffered));
+/* Fetching paused per partition (memory bound, max_buffered_bytes). Batches are committed
+ * when they are due or when the total reaches the budget, so buffered bytes stay past the
+ * budget only in tables whose commit failed (kept, retried after a back-off). Then the
+ * partitions feeding those tables pause, and the others keep flowing; when the failing
+ * tables hold half of the budget or more, every partition pauses (the others' tables would
+ * only get small batches). A partition resumes when its tables commit again. */
+static void update_pauses(srv_kafka *k) {
+    int64_t failing = 0;
+    for (size_t i = 0; i < k->ntables; i++)
+        if (k->tables[i].failures)
+            failing += k->tables[i].bytes;
+    bool over = atomic_load(&k->buffered) >= k->max_buffered;
+    bool all = over && failing * 2 >= k->max_buffered;
+    rd_kafka_topic_partition_list_t *pl = NULL, *rl = NULL;
+    int64_t npaused = 0;
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_part *p = k->parts[i];
+        if (!p->assigned)
+            continue;
+        bool want = all;
+        for (size_t j = 0; j < p->npts && !want; j++)
+            want = over && k->tables[p->pts[j].tbl].failures > 0;
+        /* a paused partition waits until its tables committed, not just for room */
+        for (size_t j = 0; j < p->npts && p->paused && !want; j++)
+            want = k->tables[p->pts[j].tbl].failures > 0 && k->tables[p->pts[j].tbl].bytes;
+        npaused += want;
+        if (want == p->paused)
+            continue;
+        rd_kafka_topic_partition_list_t **l = want ? &pl : &rl;
+        if (!*l && !(*l = rd_kafka_topic_partition_list_new(16)))
+            continue;
+        rd_kafka_topic_partition_list_add(*l, p->topic, p->partition);
+        p->paused = want;
+    }
+    atomic_store(&k->paused_parts, npaused);
+    if (pl) {
+        rd_kafka_pause_partitions(k->rk, pl);
+        atomic_fetch_add(&k->pauses, (uint64_t)pl->cnt);
+        floe_log(FLOE_LOG_INFO, "kafka %s: fetching paused on %d partitions (%lld bytes "
+                 "buffered, %lld in tables failing to commit)", k->name, pl->cnt,
+                 (long long)atomic_load(&k->buffered), (long long)failing);
+        rd_kafka_topic_partition_list_destroy(pl);
+    }
+    if (rl) {
+        rd_kafka_resume_partitions(k->rk, rl);
+        floe_log(FLOE_LOG_INFO, "kafka %s: fetching resumed on %d partitions (%lld bytes "
+                 "buffered)", k->name, rl->cnt, (long long)atomic_load(&k->buffered));
+        rd_kafka_topic_partition_list_destroy(rl);
+    }
 }
 
-/* Commit every table that is due (all of them with force). */
+/* Commit every table that is due (all of them with force, or when the budget is reached). */
 static int commit_due(srv_kafka *k, bool force, floe_error *err) {
     int64_t now = floe_now_ns();
     int first_rc = 0;
     bool over = atomic_load(&k->buffered) >= k->max_buffered;
     for (uint32_t i = 0; i < k->ntables; i++) {
         kf_table *t = &k->tables[i];
-        bool due = force || over || t->bytes >= k->commit_bytes ||
+        bool due = force || (over && t->bytes) || t->bytes >= k->commit_bytes ||
                    (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
         if (!due || (!force && t->retry_at_ns > now))
             continue;
@@ -1238,7 +1694,7 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
             }
         }
     }
-    set_paused(k, atomic_load(&k->buffered) >= k->max_buffered);
+    update_pauses(k);
     return first_rc;
 }
 
@@ -1249,43 +1705,40 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     floe_error_clear(&err);
     kf_part **ps = floe_calloc((size_t)l->cnt + 1, sizeof *ps);
     int64_t *off = floe_calloc((size_t)l->cnt + 1, sizeof *off);
-    bool ok = ps && off;
+    uint32_t *tis = floe_calloc((size_t)l->cnt + 1, sizeof *tis);
+    bool ok = ps && off && tis;
     for (int i = 0; ok && i < l->cnt; i++)
         ok = part_get(k, l->elems[i].topic, l->elems[i].partition, &ps[i], &err) == 0;
-    /* the table's offsets, table by table (retried: resuming from anything else could
-     * take a message twice) */
-    for (uint32_t ti = 0; ok && ti < k->ntables; ti++) {
-        kf_part **sub = floe_calloc((size_t)l->cnt + 1, sizeof *sub);
-        int64_t *so = floe_calloc((size_t)l->cnt + 1, sizeof *so);
-        size_t n = 0;
-        ok = sub && so;
-        for (int i = 0; ok && i < l->cnt; i++)
-            if (ps[i]->tbl == ti)
-                sub[n++] = ps[i];
-        for (int tries = 0; ok && n; tries++) {
-            if (table_offsets(k, k->tables[ti].name, sub, n, so, &err) == 0)
-                break;
-            floe_log(FLOE_LOG_WARN, "kafka %s: reading the offsets of %s: %s (retrying)",
-                     k->name, k->tables[ti].name, err.msg);
-            floe_error_clear(&err);
-            if (atomic_load(&k->stop) && tries > 3) {
-                ok = false;
-                break;
-            }
-            usleep(200000);
+    for (int i = 0; ok && i < l->cnt && !k->route_field; i++) {
+        char *tn = expand_table(k->table, ps[i]->topic, "");
+        ok = tn && table_index(k, tn, &tis[i], &err) == 0;
+        floe_free(tn);
+    }
+    /* the tables' offsets (retried: resuming from anything else could take a message
+     * twice) */
+    for (int tries = 0; ok; tries++) {
+        if (resume_offsets(k, ps, (size_t)l->cnt, off, &err) == 0)
+            break;
+        floe_log(FLOE_LOG_WARN, "kafka %s: reading the tables' offsets: %s (retrying)",
+                 k->name, err.msg);
+        floe_error_clear(&err);
+        if (atomic_load(&k->stop) && tries > 3) {
+            ok = false;
+            break;
         }
-        for (size_t j = 0; ok && j < n; j++)
-            for (int i = 0; i < l->cnt; i++)
-                if (ps[i] == sub[j])
-                    off[i] = so[j];
-        floe_free(sub);
-        floe_free(so);
+        usleep(200000);
+    }
+    for (int i = 0; ok && i < l->cnt; i++) {
+        ps[i]->npts = 0;
+        if (!k->route_field && !pt_add(ps[i], tis[i], off[i]))
+            ok = false;
     }
     if (!ok) {
         floe_log(FLOE_LOG_ERROR, "kafka %s: assignment: %s", k->name,
                  err.msg[0] ? err.msg : "out of memory");
         floe_free(ps);
         floe_free(off);
+        floe_free(tis);
         return; /* not assigned: the group's session ends and the partitions move on */
     }
     for (int i = 0; i < l->cnt; i++) {
@@ -1294,7 +1747,6 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
         p->paused = false;
         atomic_store(&p->committed, off[i]);
         atomic_store(&p->next, off[i]);
-        p->first = off[i];
         /* no offset in the table: nothing of the partition was ever committed to it; start
          * where the consumer's auto.offset.reset says (earliest unless configured) */
         l->elems[i].offset = off[i] >= 0 ? off[i] : RD_KAFKA_OFFSET_INVALID;
@@ -1303,6 +1755,7 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     }
     floe_free(ps);
     floe_free(off);
+    floe_free(tis);
     if (!strcmp(rd_kafka_rebalance_protocol(k->rk), "COOPERATIVE")) {
         rd_kafka_error_t *e = rd_kafka_incremental_assign(k->rk, l);
         if (e) {
@@ -1312,8 +1765,7 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     } else {
         rd_kafka_assign(k->rk, l);
     }
-    if (k->paused) /* over the budget: the new partitions wait like the others */
-        rd_kafka_pause_partitions(k->rk, l);
+    rd_kafka_resume_partitions(k->rk, l); /* a pause of an earlier assignment ends */
 }
 
 static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool lost) {
@@ -1323,7 +1775,8 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
         bool involved = false;
         for (int i = 0; i < l->cnt && !involved; i++) {
             kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
-            involved = p && p->tbl == ti;
+            kf_pt *pt = p ? pt_find(p, ti) : NULL;
+            involved = pt && pt->first >= 0;
         }
         if (!involved)
             continue;
@@ -1336,7 +1789,6 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
                      "batch is dropped (the next owner consumes it from the table's offsets)",
                      k->name, k->tables[ti].name, err.msg);
             atomic_fetch_add(&k->revoked_dropped, 1);
-            batch_reset(k, &k->tables[ti]);
             for (int i = 0; i < l->cnt; i++) {
                 kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
                 if (p)
@@ -1349,7 +1801,8 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
         kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
         if (p) {
             p->assigned = false;
-            p->first = -1;
+            p->paused = false;
+            p->npts = 0;
         }
     }
     floe_log(FLOE_LOG_INFO, "kafka %s: %d partitions %s", k->name, l->cnt,
@@ -1403,10 +1856,10 @@ static void *kafka_main(void *arg) {
                     /* the message is not taken: consume it again from the table's offset */
                     size_t pi;
                     kf_part *p = part_find(k, rd_kafka_topic_name(m->rkt), m->partition, &pi);
-                    if (p) {
-                        batch_reset(k, &k->tables[p->tbl]);
-                        reseek(k, p->tbl);
-                    }
+                    if (p && p->npts)
+                        reseek(k, p->pts[0].tbl);
+                    else if (p && k->route_field)
+                        reseek(k, 0);
                 }
             } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 floe_log(FLOE_LOG_WARN, "kafka %s: %s", k->name, rd_kafka_message_errstr(m));
@@ -1428,7 +1881,8 @@ static void *kafka_main(void *arg) {
             pthread_cond_broadcast(&k->cv);
             pthread_mutex_unlock(&k->mu);
             seen_gen = want;
-        } else if (!m || now - last_check > 50000000) {
+        } else if (!m || now - last_check > 50000000 ||
+                   atomic_load(&k->buffered) >= k->max_buffered) {
             commit_due(k, false, NULL);
             last_check = now;
         }
@@ -1453,6 +1907,7 @@ static void *kafka_main(void *arg) {
     k->flush_done = k->flush_gen;
     pthread_cond_broadcast(&k->cv);
     pthread_mutex_unlock(&k->mu);
+    unrouted_end(k, &sc, false, NULL);
     floe_buf_free(&sc.meta);
     floe_free(sc.spans);
     return NULL;
@@ -1466,16 +1921,18 @@ static void kafka_free(srv_kafka *k) {
     if (k->rk)
         rd_kafka_destroy(k->rk);
     for (size_t i = 0; i < k->ntables; i++) {
-        batch_reset(k, &k->tables[i]);
+        batch_reset(k, (uint32_t)i);
         floe_buf_free(&k->tables[i].wbuf);
         floe_free(k->tables[i].lines);
         floe_free(k->tables[i].qrecs);
         floe_free(k->tables[i].name);
         floe_free(k->tables[i].spool_path);
+        floe_free(k->tables[i].refused);
     }
     floe_free(k->tables);
     for (size_t i = 0; i < k->nparts; i++) {
         floe_free(k->parts[i]->topic);
+        floe_free(k->parts[i]->pts);
         floe_free(k->parts[i]);
     }
     floe_free(k->parts);
@@ -1487,6 +1944,7 @@ static void kafka_free(srv_kafka *k) {
     floe_free(k->name);
     floe_free(k->group);
     floe_free(k->table);
+    floe_free(k->route_field);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
     floe_free(k);
@@ -1516,6 +1974,8 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     k->name = floe_strdup(src->name);
     k->group = floe_strdup((v = src_get(src, "group.id")) ? v : src->name);
     k->table = floe_strdup(src_get(src, "table"));
+    if (k->table && strstr(k->table, "{field:") && !(k->route_field = template_field(k->table)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     k->spool_dir = floe_asprintf("%s/kafka-%s", s->wal_dir, src->name);
     if (!k->name || !k->group || !k->table || !k->spool_dir)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1670,6 +2130,9 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         {"floe_kafka_revoked_dropped_total", "counter",
          "batches dropped at a revocation because their commit failed",
          offsetof(srv_kafka, revoked_dropped)},
+        {"floe_kafka_pauses_total", "counter",
+         "partitions paused (buffered bytes at max_buffered_bytes)",
+         offsetof(srv_kafka, pauses)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},
     };
@@ -1699,6 +2162,17 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
     for (size_t i = 0; i < s->nkafka; i++)
         floe_buf_printf(b, "floe_kafka_buffered_bytes{source=\"%s\"} %lld\n",
                         s->kafka[i]->name, (long long)atomic_load(&s->kafka[i]->buffered));
+    floe_buf_printf(b, "# HELP floe_kafka_buffered_peak_bytes the most spooled at once\n"
+                       "# TYPE floe_kafka_buffered_peak_bytes gauge\n");
+    for (size_t i = 0; i < s->nkafka; i++)
+        floe_buf_printf(b, "floe_kafka_buffered_peak_bytes{source=\"%s\"} %lld\n",
+                        s->kafka[i]->name,
+                        (long long)atomic_load(&s->kafka[i]->buffered_peak));
+    floe_buf_printf(b, "# HELP floe_kafka_paused_partitions partitions whose fetching is "
+                       "paused\n# TYPE floe_kafka_paused_partitions gauge\n");
+    for (size_t i = 0; i < s->nkafka; i++)
+        floe_buf_printf(b, "floe_kafka_paused_partitions{source=\"%s\"} %lld\n",
+                        s->kafka[i]->name, (long long)atomic_load(&s->kafka[i]->paused_parts));
     floe_buf_printf(b, "# HELP floe_kafka_lag messages of the partition not yet committed to "
                        "the table (high watermark - the table's offset)\n"
                        "# TYPE floe_kafka_lag gauge\n");
