@@ -1488,7 +1488,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         co.io = k->s->cfg.io;
         co.schema = jt.schema;
         co.write = jt.write;
-        co.threads = 1;
+        co.threads = 2; /* the consumer waits for the commit: both cores convert */
         co.shred.max_record = (size_t)s->cfg.max_record;
         co.shred.unknown = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
                                                       : FLOE_UNKNOWN_IGNORE;

@@ -71,8 +71,17 @@ for n in a b; do
     fail "node $n fetched messages before the table's offsets: $(echo "$m" | grep skipped_total)"
   c=$(echo "$m" | sed -n 's/^floe_kafka_consumed_total{source="events"} //p')
   consumed=$((consumed + c))
-  echo "$m" | grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' ||
-    fail "node $n: no partition with lag 0 in /metrics"
+done
+# lag: the high watermarks are sampled every second, after the last commit
+for n in a b; do
+  for _ in $(seq 150); do
+    curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" |
+      grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' && break
+    sleep 0.2
+  done
+  curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" |
+    grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' ||
+    fail "node $n: no partition with lag 0 in /metrics: $(curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" | grep '^floe_kafka_lag')"
 done
 [ "$consumed" = 6000 ] || fail "round 2 consumed $consumed messages, expected 6000"
 for n in a b; do node_stop $n; done
