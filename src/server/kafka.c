@@ -1700,6 +1700,13 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
 
 /* ---- rebalances ---------------------------------------------------------------------- */
 
+/* The group's protocol is cooperative (NULL while no protocol is agreed, e.g. in the
+ * revocation made by rd_kafka_consumer_close: eager, the whole assignment goes). */
+static bool cooperative(srv_kafka *k) {
+    const char *p = rd_kafka_rebalance_protocol(k->rk);
+    return p && !strcmp(p, "COOPERATIVE");
+}
+
 static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     floe_error err;
     floe_error_clear(&err);
@@ -1756,7 +1763,7 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     floe_free(ps);
     floe_free(off);
     floe_free(tis);
-    if (!strcmp(rd_kafka_rebalance_protocol(k->rk), "COOPERATIVE")) {
+    if (cooperative(k)) {
         rd_kafka_error_t *e = rd_kafka_incremental_assign(k->rk, l);
         if (e) {
             floe_log(FLOE_LOG_ERROR, "kafka %s: assign: %s", k->name, rd_kafka_error_string(e));
@@ -1807,7 +1814,7 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
     }
     floe_log(FLOE_LOG_INFO, "kafka %s: %d partitions %s", k->name, l->cnt,
              lost ? "lost" : "revoked");
-    if (!strcmp(rd_kafka_rebalance_protocol(k->rk), "COOPERATIVE")) {
+    if (cooperative(k)) {
         rd_kafka_error_t *e = rd_kafka_incremental_unassign(k->rk, l);
         if (e)
             rd_kafka_error_destroy(e);
