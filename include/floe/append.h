@@ -52,18 +52,18 @@ typedef struct floe_append floe_append;
 
 /* Start an append to t (borrowed; must outlive the append). The files' partition tuples
  * must follow the table's default spec at commit time. */
-int floe_append_new(floe_table *t, floe_append **out, floe_error *err);
+int floe_append_new(floe_table *t, floe_append **out, floe_error *err) FLOE_NODISCARD;
 void floe_append_free(floe_append *a); /* accepts NULL */
 
 /* Stage a data file (deep-copied). Only content DATA is accepted; npartition must be the
  * default spec's field count. */
-int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err);
+int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) FLOE_NODISCARD;
 /* Extra summary entry (copied); floe's own keys win over the caller's on a clash. */
 int floe_append_set_summary(floe_append *a, const char *key, const char *value,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 /* Exactly-once marker (see above); also written to the summary. */
 int floe_append_set_once(floe_append *a, const char *key, const char *value,
-                         floe_error *err);
+                         floe_error *err) FLOE_NODISCARD;
 /* A caller's exactly-once rule wider than one key/value pair, e.g. "none of these
  * landing ids is in any snapshot" (floe serve's landing compaction). fn is called with
  * the metadata each attempt starts from, and once with the current metadata before
@@ -82,7 +82,7 @@ int64_t floe_append_snapshot_id(const floe_append *a);
 /* Set a table property in the same commit (e.g. schema.name-mapping.default for files
  * without field ids). Copied. */
 int floe_append_set_property(floe_append *a, const char *key, const char *value,
-                             floe_error *err);
+                             floe_error *err) FLOE_NODISCARD;
 /* Override the table's commit.manifest.* settings (tests, benchmarks). enabled < 0,
  * target <= 0, min_count <= 0 keep the table's values. */
 void floe_append_set_merge(floe_append *a, int enabled, int64_t target_size_bytes,
@@ -104,7 +104,7 @@ void floe_append_result_reset(floe_append_result *r);
 /* Commit. 0 on success (including noop); FLOE_ECONFLICT when retries ran out;
  * FLOE_EUNKNOWN_STATE (nothing deleted); other errors. res may be NULL. An append is
  * committed at most once: a second call is FLOE_EINVALID. */
-int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err);
+int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Appending files to a table
@@ -112,7 +112,7 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
 
 /* Where new data files of a table go: write.data.path, else <location>/data, mapped onto
  * the table root like any recorded path. Caller frees. */
-int floe_table_data_dir(const floe_table *t, char **out, floe_error *err);
+int floe_table_data_dir(const floe_table *t, char **out, floe_error *err) FLOE_NODISCARD;
 
 /* Parquet write options from the table's properties: write.parquet.compression-codec
  * (default zstd, as Iceberg Java since 1.4), write.parquet.compression-level,
@@ -120,7 +120,7 @@ int floe_table_data_dir(const floe_table *t, char **out, floe_error *err);
  * write.parquet.page-row-limit (20000), write.parquet.dict-size-bytes (2 MiB),
  * write.target-file-size-bytes (512 MiB). FLOE_EINVALID names a bad value. */
 int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
-                               floe_error *err);
+                               floe_error *err) FLOE_NODISCARD;
 
 /* Rewrites the existing Parquet file uri, whose rows span several partitions of t's
  * default spec, as one file per partition in t's data folder and adds each to a (nothing
@@ -168,7 +168,7 @@ void floe_table_append_result_reset(floe_table_append_result *r);
  * removes them too, since the snapshot that holds the work is another one). */
 int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                             const floe_table_append_options *o, floe_table_append_result *res,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 
 /* What floe_data_file_from_parquet_footer learned about a file (also on failure). */
 typedef struct floe_parquet_file_report {
@@ -193,7 +193,7 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
                                        const char *recorded_path, const floe_value *partition,
                                        size_t npartition, floe_arena *arena,
                                        floe_data_file *out, floe_parquet_file_report *rep,
-                                       floe_error *err);
+                                       floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

@@ -111,12 +111,13 @@ typedef struct floe_avro_schema floe_avro_schema;
  * schema that is not valid Avro (unknown type names, duplicate names, bad defaults are
  * dropped, not fatal), FLOE_ECORRUPT for JSON that does not parse. */
 int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema **out,
-                           floe_error *err);
+                           floe_error *err) FLOE_NODISCARD;
 void floe_avro_schema_free(floe_avro_schema *s);
 /* Borrowed; valid until floe_avro_schema_free. */
 const floe_avro_node *floe_avro_schema_root(const floe_avro_schema *s);
 /* Append the schema as compact JSON (what goes into avro.schema) to out. */
-int floe_avro_schema_to_json(const floe_avro_schema *s, floe_buf *out, floe_error *err);
+int floe_avro_schema_to_json(const floe_avro_schema *s, floe_buf *out, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Field of a record node by name, or by iceberg field id; NULL if none. */
 const floe_avro_field *floe_avro_node_field(const floe_avro_node *rec, const char *name,
@@ -197,11 +198,11 @@ const floe_avro_value *floe_avro_value_field(const floe_avro_node *rec,
 /* Encode v per node (binary encoding), appending to out. FLOE_ESCHEMA when v does not
  * conform (the message names the path: "data_file.partition: expected int, got null"). */
 int floe_avro_value_encode(const floe_avro_node *node, const floe_avro_value *v,
-                           floe_buf *out, floe_error *err);
+                           floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* Append v as JSON (bytes/fixed as lowercase hex strings, enums as symbols, unions
  * unwrapped, longs as exact integers) for debugging, tests and the CLI. */
 int floe_avro_value_to_json(const floe_avro_node *node, const floe_avro_value *v,
-                            floe_buf *out, floe_error *err);
+                            floe_buf *out, floe_error *err) FLOE_NODISCARD;
 
 /* Low-level binary encoding helpers (append to out; FLOE_ENOMEM / FLOE_ELIMIT). */
 int floe_avro_encode_long(floe_buf *out, int64_t v);   /* zigzag varint; also int */
@@ -240,22 +241,23 @@ typedef struct floe_avro_writer_options {
 
 /* schema is borrowed and must outlive the writer. opts may be NULL. */
 int floe_avro_writer_open(const floe_avro_schema *schema, const floe_avro_writer_options *opts,
-                          floe_buf *out, floe_avro_writer **w, floe_error *err);
+                          floe_buf *out, floe_avro_writer **w, floe_error *err) FLOE_NODISCARD;
 /* Encode and buffer one record. */
-int floe_avro_writer_append(floe_avro_writer *w, const floe_avro_value *v, floe_error *err);
+int floe_avro_writer_append(floe_avro_writer *w, const floe_avro_value *v, floe_error *err)
+    FLOE_NODISCARD;
 /* Buffer one record the caller has encoded itself (binary encoding of the schema). */
 int floe_avro_writer_append_encoded(floe_avro_writer *w, const void *datum, size_t n,
-                                    floe_error *err);
+                                    floe_error *err) FLOE_NODISCARD;
 /* Flush buffered records as a block now. */
-int floe_avro_writer_flush(floe_avro_writer *w, floe_error *err);
+int floe_avro_writer_flush(floe_avro_writer *w, floe_error *err) FLOE_NODISCARD;
 int64_t floe_avro_writer_records(const floe_avro_writer *w);
 /* Flush and free w (in every case). */
-int floe_avro_writer_close(floe_avro_writer *w, floe_error *err);
+int floe_avro_writer_close(floe_avro_writer *w, floe_error *err) FLOE_NODISCARD;
 void floe_avro_writer_abort(floe_avro_writer *w); /* accepts NULL */
 
 /* Write a finished container (or any buffer) to uri via FileIO, atomically. */
 int floe_avro_write_uri(floe_io *io, const char *uri, const floe_buf *file,
-                        const floe_output_options *opts, floe_error *err);
+                        const floe_output_options *opts, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Object container reader
@@ -294,10 +296,10 @@ typedef struct floe_avro_reader_options {
 
 /* p[0..n) is borrowed and must outlive the reader. opts may be NULL. */
 int floe_avro_reader_open_mem(const void *p, size_t n, const floe_avro_reader_options *opts,
-                              floe_avro_reader **out, floe_error *err);
+                              floe_avro_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Reads the header and then one block at a time through in (borrowed). */
 int floe_avro_reader_open_input(floe_input *in, const floe_avro_reader_options *opts,
-                                floe_avro_reader **out, floe_error *err);
+                                floe_avro_reader **out, floe_error *err) FLOE_NODISCARD;
 void floe_avro_reader_close(floe_avro_reader *r); /* accepts NULL */
 
 /* The writer's schema from the header (borrowed, lives with the reader). */
@@ -317,7 +319,8 @@ const uint8_t *floe_avro_reader_sync(const floe_avro_reader *r); /* 16 bytes */
 /* Decode the next record into *out (see options.arena for its lifetime). Returns 1 with
  * a record, 0 at the end of the file, or a negative error. Fields filled from the reader
  * schema's defaults point into that schema: keep it alive as long as the values. */
-int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err);
+int floe_avro_reader_next(floe_avro_reader *r, const floe_avro_value **out, floe_error *err)
+    FLOE_NODISCARD;
 /* Records returned so far; blocks read so far. */
 int64_t floe_avro_reader_records(const floe_avro_reader *r);
 int64_t floe_avro_reader_blocks(const floe_avro_reader *r);
@@ -426,14 +429,16 @@ static inline int floe_avro_cursor_need(floe_avro_cursor *c, size_t n, floe_erro
 }
 
 /* Skip one value of writer type w (depth-capped, spends the budget). FLOE_ECORRUPT. */
-int floe_avro_cursor_skip(floe_avro_cursor *c, const floe_avro_node *w, floe_error *err);
+int floe_avro_cursor_skip(floe_avro_cursor *c, const floe_avro_node *w, floe_error *err)
+    FLOE_NODISCARD;
 
 /* 1 with *c set at the next record, 0 at the end of the file, negative on error. */
-int floe_avro_reader_raw_next(floe_avro_reader *r, floe_avro_cursor *c, floe_error *err);
+int floe_avro_reader_raw_next(floe_avro_reader *r, floe_avro_cursor *c, floe_error *err)
+    FLOE_NODISCARD;
 /* The record raw_next started ends at c->p (c as the caller advanced it, within the
  * block). FLOE_EINVALID when c is not the reader's block. */
 int floe_avro_reader_raw_done(floe_avro_reader *r, const floe_avro_cursor *c,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 /* Add the reader's place ("NAME: block 3 (at byte 812): ") to an error from a raw
  * decode. */
 void floe_avro_reader_raw_error(const floe_avro_reader *r, floe_error *err);

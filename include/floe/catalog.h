@@ -71,7 +71,7 @@ typedef struct floe_strlist {
     size_t n;
 } floe_strlist;
 void floe_strlist_free(floe_strlist *l);
-int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err);
+int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_catalog_config {
     char *name;      /* catalog name (the catalog_name column of the SQL store) */
@@ -89,21 +89,24 @@ typedef struct floe_catalog_config {
  * env (NULL: none are set); the library reads no environment of its own, the floe
  * command passes getenv. out->io is left NULL: set it before floe_catalog_open. */
 int floe_catalog_config_load(const char *name, const char *config_path, floe_io_lookup_fn env,
-                             void *env_ctx, floe_catalog_config *out, floe_error *err);
+                             void *env_ctx, floe_catalog_config *out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_catalog_config_reset(floe_catalog_config *cfg);
 
 /* Parse .pyiceberg.yaml text and take catalog `name` (NULL = the first one, or the one
  * named by a top-level "default-catalog"). FLOE_ENOTFOUND if absent. Exposed for tests. */
 int floe_catalog_config_from_pyiceberg_yaml(const char *text, size_t n, const char *name,
-                                            floe_catalog_config *out, floe_error *err);
+                                            floe_catalog_config *out, floe_error *err)
+    FLOE_NODISCARD;
 /* Same for the floe config file format. */
 int floe_catalog_config_from_floe_conf(const char *text, size_t n, const char *name,
-                                       floe_catalog_config *out, floe_error *err);
+                                       floe_catalog_config *out, floe_error *err) FLOE_NODISCARD;
 
-int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err);
+int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err)
+    FLOE_NODISCARD;
 /* SQLite store at db_path (created with its tables when missing). name = catalog_name. */
 int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name, const char *warehouse,
-                             floe_catalog **out, floe_error *err);
+                             floe_catalog **out, floe_error *err) FLOE_NODISCARD;
 /* PostgreSQL store: uri is postgresql://user:pass@host:port/db (postgres:// and
  * postgresql+<driver>:// too; libpq's PG* environment variables and ~/.pgpass apply).
  * The tables are created when missing. One connection per handle, used by one thread at
@@ -111,11 +114,12 @@ int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name,
  * swap is FLOE_EUNKNOWN_STATE, and the next read on the handle settles it: see
  * floe/sql.h). FLOE_EIO when the server cannot be reached. */
 int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, const char *warehouse,
-                               floe_catalog **out, floe_error *err);
+                               floe_catalog **out, floe_error *err) FLOE_NODISCARD;
 /* Filesystem (Hadoop) store rooted at warehouse (created when missing). In each open
  * function io is the I/O context of the catalog and its tables (borrowed; NULL: the
  * default). */
-int floe_catalog_open_fs(floe_io *io, const char *warehouse, floe_catalog **out, floe_error *err);
+int floe_catalog_open_fs(floe_io *io, const char *warehouse, floe_catalog **out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_catalog_close(floe_catalog *c);
 
 const char *floe_catalog_name(const floe_catalog *c);
@@ -135,31 +139,32 @@ const char *floe_catalog_moved_from(const floe_catalog *c);
 /* Namespaces. parent NULL or "" lists top-level namespaces; otherwise the direct children
  * of parent, as full dotted names. */
 int floe_catalog_list_namespaces(floe_catalog *c, const char *parent, floe_strlist *out,
-                                 floe_error *err);
+                                 floe_error *err) FLOE_NODISCARD;
 int floe_catalog_namespace_exists(floe_catalog *c, const char *ns, bool *exists,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
-                                  const char *const *values, size_t n, floe_error *err);
+                                  const char *const *values, size_t n, floe_error *err)
+    FLOE_NODISCARD;
 /* Only an empty namespace (no tables, no child namespaces) can be dropped. */
-int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err);
+int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) FLOE_NODISCARD;
 int floe_catalog_load_namespace_properties(floe_catalog *c, const char *ns, floe_strlist *keys,
-                                           floe_strlist *values, floe_error *err);
+                                           floe_strlist *values, floe_error *err) FLOE_NODISCARD;
 int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
                                              const char *const *removals, size_t nrem,
                                              const char *const *keys, const char *const *values,
-                                             size_t n, floe_error *err);
+                                             size_t n, floe_error *err) FLOE_NODISCARD;
 
 /* Tables. */
 int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
-                             floe_error *err);
+                             floe_error *err) FLOE_NODISCARD;
 /* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
 int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
-                            char **metadata_location, floe_error *err);
+                            char **metadata_location, floe_error *err) FLOE_NODISCARD;
 /* Where a new table's files go when the caller gives no location (caller frees): the
  * namespace's "location" property + /<name> when it has one (SQL stores, as PyIceberg
  * and Iceberg Java), else <warehouse>/<ns levels>/<name>. Always absolute. */
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
-                                  char **location, floe_error *err);
+                                  char **location, floe_error *err) FLOE_NODISCARD;
 /* The absolute form of a location recorded in this catalog. Absolute ones are returned
  * as they are. Relative ones (earlier floe releases recorded them relative to the
  * folder they ran in) are resolved against the warehouse: a path holding the table's
@@ -168,10 +173,11 @@ int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *n
  * warehouse; anything else is resolved against the folder holding the warehouse. Caller
  * frees. */
 int floe_catalog_resolve_location(floe_catalog *c, const char *ns, const char *name,
-                                  const char *recorded, char **out, floe_error *err);
+                                  const char *recorded, char **out, floe_error *err) FLOE_NODISCARD;
 /* The same against a warehouse given as an absolute URI (no catalog open). */
 int floe_catalog_resolve_location_in(const char *warehouse, const char *ns, const char *name,
-                                     const char *recorded, char **out, floe_error *err);
+                                     const char *recorded, char **out, floe_error *err)
+    FLOE_NODISCARD;
 /* Name for the next metadata file of a table. metadata_dir is where the table keeps its
  * metadata (write.metadata.path, else <location>/metadata). SQL stores use
  * <metadata_dir>/NNNNN-<uuid>[.gz].metadata.json with NNNNN one above the base file's
@@ -180,7 +186,7 @@ int floe_catalog_resolve_location_in(const char *warehouse, const char *ns, cons
  * metadata_dir. Caller frees. */
 int floe_catalog_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                        const char *base_metadata_location, bool gzip,
-                                       char **out, floe_error *err);
+                                       char **out, floe_error *err) FLOE_NODISCARD;
 /* True when writing the new metadata file (create-if-absent) is itself the swap
  * (filesystem store): FLOE_EEXISTS from that write then means FLOE_ECONFLICT. */
 bool floe_catalog_swap_by_create(const floe_catalog *c);
@@ -198,14 +204,15 @@ bool floe_catalog_swap_outcome_final(const floe_catalog *c);
 /* Register a table whose first metadata file is already written. FLOE_EEXISTS when the
  * name is taken; FLOE_ENOTFOUND when the namespace does not exist. */
 int floe_catalog_register_table(floe_catalog *c, const char *ns, const char *name,
-                                const char *metadata_location, floe_error *err);
+                                const char *metadata_location, floe_error *err) FLOE_NODISCARD;
 /* Move a table (SQL stores only; the filesystem store cannot rename: FLOE_EUNSUPPORTED). */
 int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
-                              const char *to_ns, const char *to_name, floe_error *err);
+                              const char *to_ns, const char *to_name, floe_error *err)
+    FLOE_NODISCARD;
 /* Forget a table. Files stay (purging is the caller's job; it should load the table
  * first). The filesystem store removes the metadata JSON files and the version hint. */
 int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 /* Compare-and-swap of the metadata pointer from `expected` to `new_location`:
  *   0                    swapped;
  *   FLOE_ECONFLICT       the pointer is no longer `expected` (someone committed first);
@@ -216,7 +223,7 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
  * Filesystem store: the create of new_location was the swap; this only refreshes the
  * version hint (best effort) and always returns 0 when new_location exists. */
 int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
-                      const char *new_location, floe_error *err);
+                      const char *new_location, floe_error *err) FLOE_NODISCARD;
 
 /* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
  * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal") or

@@ -46,11 +46,11 @@ int floe_codec_default_level(floe_codec c);
 
 /* Compress src[0..n) and append the result to out. level 0 = the codec's default. */
 int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint8_t *src,
-                        size_t n, floe_buf *out, floe_error *err);
+                        size_t n, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* Decompress src[0..n) into dst, which must receive exactly dst_len bytes (the page's
  * uncompressed size). Fewer or more bytes is FLOE_ECORRUPT. */
 int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src, size_t n,
-                          uint8_t *dst, size_t dst_len, floe_error *err);
+                          uint8_t *dst, size_t dst_len, floe_error *err) FLOE_NODISCARD;
 /* Decompress src[0..n), which must yield exactly head_len + body_len bytes, into two
  * places: the first head_len bytes into head (its contents replaced; its capacity beyond
  * head_len is used as scratch) and the rest into body. For a page whose values can be
@@ -61,11 +61,11 @@ int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
  * unspecified bytes. */
 int floe_codec_decompress_split(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
                                 size_t n, floe_buf *head, size_t head_len, uint8_t *body,
-                                size_t body_len, floe_error *err);
+                                size_t body_len, floe_error *err) FLOE_NODISCARD;
 /* Decompress when the output size is unknown (Avro blocks), appending to out, never
  * growing out past its max. */
 int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
-                              size_t n, floe_buf *out, floe_error *err);
+                              size_t n, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

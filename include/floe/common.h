@@ -30,6 +30,15 @@ extern "C" {
 #define FLOE_VERSION_PATCH 0
 #define FLOE_VERSION_STRING "0.1.0"
 
+/* FLOE_NODISCARD marks the public functions that can fail: their result must be looked
+ * at. FLOE_IGNORE_RESULT(call) calls one where a failure changes nothing (cleanup on a
+ * path that already failed); say why beside it. (A cast to void does not quiet gcc.) */
+#define FLOE_IGNORE_RESULT(call)                                                       \
+    do {                                                                               \
+        if ((call) < 0) {                                                              \
+        }                                                                              \
+    } while (0)
+
 #if defined(__GNUC__) || defined(__clang__)
 #define FLOE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define FLOE_NODISCARD __attribute__((warn_unused_result))
@@ -189,18 +198,34 @@ char *floe_arena_strndup(floe_arena *a, const char *s, size_t n);
 void *floe_arena_memdup(floe_arena *a, const void *p, size_t n);
 
 /* ---------------------------------------------------------------------------------------
- * Bounded growable byte buffer (curl dynbuf style): never grows past max.
+ * Bounded growable byte buffer (curl dynbuf style): never grows past max, and remembers
+ * its first failure. Once an append or reserve has failed (FLOE_ENOMEM, FLOE_ELIMIT past
+ * max), every later one fails with the same code and changes nothing, until
+ * floe_buf_reset, floe_buf_truncate or floe_buf_free; so a chain of appends can be checked
+ * once, at its end, with floe_buf_error.
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_buf {
     uint8_t *data;
     size_t len;
     size_t cap;
-    size_t max; /* 0 = SIZE_MAX */
+    size_t max;  /* 0 = SIZE_MAX */
+    int error;   /* the first failure since the last reset, or 0 */
 } floe_buf;
 
 void floe_buf_init(floe_buf *b, size_t max);
-void floe_buf_free(floe_buf *b);         /* frees storage, keeps max */
-void floe_buf_reset(floe_buf *b);        /* len = 0, keeps storage */
+void floe_buf_free(floe_buf *b);         /* frees storage, keeps max, clears the error */
+/* len = 0, keeps storage, clears the error. */
+static inline void floe_buf_reset(floe_buf *b) {
+    b->len = 0;
+    b->error = 0;
+}
+/* Back to len (<= b->len): undoes the appends since, failed ones included. */
+static inline void floe_buf_truncate(floe_buf *b, size_t len) {
+    b->len = len;
+    b->error = 0;
+}
+/* The first failure since the last reset (0 if none). */
+static inline int floe_buf_error(const floe_buf *b) { return b->error; }
 /* Ensure room for `extra` more bytes. FLOE_ENOMEM or FLOE_ELIMIT (past max). */
 int floe_buf_reserve(floe_buf *b, size_t extra);
 int floe_buf_append(floe_buf *b, const void *p, size_t n);

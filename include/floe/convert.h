@@ -89,7 +89,7 @@ void floe_convert_result_free(floe_convert_result *r);
  * strict, the first rejected record is the error (FLOE_ESCHEMA) and no Parquet file is
  * left behind. */
 int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_options *opts,
-                 floe_convert_result *out, floe_error *err);
+                 floe_convert_result *out, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

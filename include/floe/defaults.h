@@ -28,7 +28,7 @@ FLOE_API_BEGIN
  * values"). FLOE_EINVALID names the field when the JSON is not a valid value of its type
  * (Appendix C/D single-value serialization). */
 int floe_default_render(const floe_field *f, bool initial, floe_pq_row_format fmt,
-                        floe_buf *out, floe_error *err);
+                        floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* The value a field a data file lacks gives to one of its leaves: `from` is the
  * outermost field the file lacks (top-level, or its parent is in the file), leaf a
  * primitive at or below it. from's value is its initial-default (initial) or
@@ -39,10 +39,11 @@ int floe_default_render(const floe_field *f, bool initial, floe_pq_row_format fm
  * field left null, or a non-empty list or map default (rows cannot repeat a constant);
  * FLOE_EINVALID for a default that is not a value of its type. */
 int floe_default_at(const floe_field *from, const floe_field *leaf, bool initial,
-                    floe_arena *arena, floe_value *value, int16_t *def, floe_error *err);
+                    floe_arena *arena, floe_value *value, int16_t *def, floe_error *err)
+    FLOE_NODISCARD;
 /* Check every initial-default and write-default of a schema (FLOE_EINVALID naming the
  * schema and field). */
-int floe_schema_check_defaults(const floe_schema *s, floe_error *err);
+int floe_schema_check_defaults(const floe_schema *s, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

@@ -76,13 +76,14 @@ void floe_gen_opts_default(floe_gen_opts *o);
 
 /* Create a generator. FLOE_EINVALID when an option is out of range (the message names it),
  * FLOE_ENOMEM. *out is written only on success. */
-int floe_gen_new(const floe_gen_opts *opts, floe_gen **out, floe_error *err);
+int floe_gen_new(const floe_gen_opts *opts, floe_gen **out, floe_error *err) FLOE_NODISCARD;
 void floe_gen_free(floe_gen *g); /* accepts NULL */
 
 /* Append the next event, newline included, to out (at most FLOE_GEN_MAX_EVENT_BYTES).
  * info (may be NULL) describes it. FLOE_ENOMEM or FLOE_ELIMIT if out cannot grow; the
  * generator state then has advanced anyway, so stop using it. */
-int floe_gen_next(floe_gen *g, floe_buf *out, floe_gen_event_info *info, floe_error *err);
+int floe_gen_next(floe_gen *g, floe_buf *out, floe_gen_event_info *info, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Number of events produced so far. */
 int64_t floe_gen_count(const floe_gen *g);
@@ -96,7 +97,7 @@ const char *floe_gen_schema_json(void);
 
 /* Parse "2026-10-06T12:34:56[.ffffff](Z|±HH:MM)" or a date "2026-10-06" into
  * microseconds since the epoch (UTC). FLOE_EINVALID on anything else. */
-int floe_gen_parse_time(const char *s, int64_t *out_us, floe_error *err);
+int floe_gen_parse_time(const char *s, int64_t *out_us, floe_error *err) FLOE_NODISCARD;
 
 /* Format microseconds since the epoch as "YYYY-MM-DDTHH:MM:SS.ffffffZ" (28 bytes) into
  * out (at least 32 bytes); returns the length. Years must be 0..9999. */

@@ -243,15 +243,18 @@ typedef struct floe_health_report {
 /* Analyze t (borrowed) at its current snapshot (or opts->snapshot_id). o may be NULL
  * (defaults). FLOE_ENOTFOUND for an unknown snapshot id; read errors name the file. */
 int floe_health_analyze(floe_table *t, const floe_health_options *o,
-                        floe_health_report **out, floe_error *err);
+                        floe_health_report **out, floe_error *err) FLOE_NODISCARD;
 void floe_health_report_free(floe_health_report *r); /* accepts NULL */
 
 /* Renderings, appended to out. */
-int floe_health_report_text(const floe_health_report *r, floe_buf *out, floe_error *err);
-int floe_health_report_json(const floe_health_report *r, floe_buf *out, floe_error *err);
+int floe_health_report_text(const floe_health_report *r, floe_buf *out, floe_error *err)
+    FLOE_NODISCARD;
+int floe_health_report_json(const floe_health_report *r, floe_buf *out, floe_error *err)
+    FLOE_NODISCARD;
 /* One self-contained HTML page: inline CSS and SVG, no script, no network. Every string
  * that comes from the table is HTML-escaped. */
-int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_error *err);
+int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Helpers exposed for tests. */
 /* Append s HTML-escaped (& < > " '). */

@@ -67,12 +67,12 @@ typedef struct floe_line_reader_options {
 } floe_line_reader_options;
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,
-                          floe_line_reader **out, floe_error *err);
+                          floe_line_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Fill chunk (its buffer is reused; initialise it with floe_buf_init first). In map mode
  * the chunk must start zeroed, and what it held before is released; release a mapped
  * chunk before handing it to another reader. Returns 1 when a chunk was produced, 0 at end of
  * input, negative on error. */
-int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err);
+int floe_line_reader_next(floe_line_reader *r, floe_chunk *chunk, floe_error *err) FLOE_NODISCARD;
 /* Map mode: drop the chunk's pages from the process (they stay in the page cache) and its
  * reference on the mapping (the last reference unmaps the file). Keeps data's storage.
  * Safe on a chunk that holds nothing, and from any thread. */

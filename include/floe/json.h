@@ -149,7 +149,7 @@ typedef struct floe_shredder floe_shredder;
  * FLOE_EUNSUPPORTED when the schema has a map key type without a text form (boolean,
  * float, double); FLOE_ENOMEM. */
 int floe_shredder_new(const floe_schema *schema, const floe_shred_options *opts,
-                      floe_shredder **out, floe_error *err);
+                      floe_shredder **out, floe_error *err) FLOE_NODISCARD;
 void floe_shredder_free(floe_shredder *sh);
 
 /* Shred every line of chunk[0..n) into out (a batch initialised for the same schema).
@@ -162,7 +162,7 @@ void floe_shredder_free(floe_shredder *sh);
  * before it are); or the callback's own negative code. */
 int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const char *source,
                        int64_t first_line, int64_t first_offset, floe_batch *out,
-                       floe_reject_fn on_reject, void *ctx, floe_error *err);
+                       floe_reject_fn on_reject, void *ctx, floe_error *err) FLOE_NODISCARD;
 
 /* Shred a JSON array of records ("[ {...}, {...} ]", as an HTTP body may hold). Each
  * element is one record; its line is the line of body where it starts, its offset that of
@@ -171,7 +171,7 @@ int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const 
  * nothing. Elements are then accepted or rejected one by one as in floe_shredder_feed. */
 int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
                              const char *source, int64_t first_offset, floe_batch *out,
-                             floe_reject_fn on_reject, void *ctx, floe_error *err);
+                             floe_reject_fn on_reject, void *ctx, floe_error *err) FLOE_NODISCARD;
 
 /* floe_shredder_feed_array in steps, so a caller can consume each step's records before
  * the next (the batch need not hold the whole body). Start with *pos = 0: the structure
@@ -183,7 +183,7 @@ int floe_shredder_feed_array(floe_shredder *sh, const uint8_t *body, size_t n,
 int floe_shredder_feed_array_part(floe_shredder *sh, const uint8_t *body, size_t n,
                                   const char *source, int64_t first_offset, size_t *pos,
                                   size_t max_bytes, floe_batch *out, floe_reject_fn on_reject,
-                                  void *ctx, floe_error *err);
+                                  void *ctx, floe_error *err) FLOE_NODISCARD;
 
 /* Counters since floe_shredder_new. */
 void floe_shredder_stats(const floe_shredder *sh, floe_shred_stats *out);
@@ -223,14 +223,15 @@ typedef struct floe_infer_options {
     uint64_t max_records; /* records to sample over all feeds, 0 = unlimited */
 } floe_infer_options;
 
-int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err);
+int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_infer_free(floe_infer *inf);
 /* Feed NDJSON lines. Returns 1 when max_records is reached (further feeds are ignored), 0
  * otherwise, negative on error (FLOE_ENOMEM). */
-int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err);
+int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err) FLOE_NODISCARD;
 /* Build the schema from what was fed (caller frees with floe_schema_free). FLOE_EINVALID
  * when no record was seen. */
-int floe_infer_finish(floe_infer *inf, floe_schema **out, floe_error *err);
+int floe_infer_finish(floe_infer *inf, floe_schema **out, floe_error *err) FLOE_NODISCARD;
 uint64_t floe_infer_records(const floe_infer *inf);
 uint64_t floe_infer_skipped(const floe_infer *inf);
 /* Warnings produced by floe_infer_finish (type conflicts), valid until floe_infer_free. */
@@ -239,7 +240,7 @@ const char *floe_infer_warning(const floe_infer *inf, size_t i);
 
 /* One call: infer a schema from an NDJSON buffer. */
 int floe_schema_infer(const uint8_t *p, size_t n, const floe_infer_options *opts,
-                      floe_schema **out, floe_error *err);
+                      floe_schema **out, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

@@ -51,12 +51,12 @@ typedef struct floe_lease_store floe_lease_store;
  * (local warehouses only: FLOE_EUNSUPPORTED otherwise). The table is created when
  * missing. */
 int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
-                          floe_error *err);
+                          floe_error *err) FLOE_NODISCARD;
 int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
-                                 floe_error *err);
+                                 floe_error *err) FLOE_NODISCARD;
 /* Leases on an open connection, for example the catalog's own (floe_catalog_sql(c)):
  * borrowed, must outlive the store; same one-thread rule. */
-int floe_lease_store_open_sql(floe_sql *db, floe_lease_store **out, floe_error *err);
+int floe_lease_store_open_sql(floe_sql *db, floe_lease_store **out, floe_error *err) FLOE_NODISCARD;
 void floe_lease_store_close(floe_lease_store *s); /* accepts NULL */
 
 /* What a lease is on. All borrowed for the call. */
@@ -71,21 +71,21 @@ typedef struct floe_lease_key {
  * it): *acquired = true, held until now + ttl_ms; false when another owner holds it.
  * Atomic: of any number of concurrent callers for a free lease exactly one gets it. */
 int floe_lease_acquire(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                       int64_t ttl_ms, bool *acquired, floe_error *err);
+                       int64_t ttl_ms, bool *acquired, floe_error *err) FLOE_NODISCARD;
 /* Extend a lease owner holds to now + ttl_ms (also after expiry when nobody took it
  * over). *held = false when it was lost: stop working, someone else may have started. */
 int floe_lease_renew(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                     int64_t ttl_ms, bool *held, floe_error *err);
+                     int64_t ttl_ms, bool *held, floe_error *err) FLOE_NODISCARD;
 /* Give the lease up (0 also when owner did not hold it any more). */
 int floe_lease_release(floe_lease_store *s, const floe_lease_key *k, const char *owner,
-                       floe_error *err);
+                       floe_error *err) FLOE_NODISCARD;
 /* Give up every lease of catalog_name whose owner starts with owner_prefix and whose job
  * starts with job_prefix: what a restarted process does with the leases of its dead
  * predecessor (owner names that share the prefix are that process's alone). *released
  * (when not NULL) receives how many. */
 int floe_lease_release_prefix(floe_lease_store *s, const char *catalog_name,
                               const char *owner_prefix, const char *job_prefix,
-                              int64_t *released, floe_error *err);
+                              int64_t *released, floe_error *err) FLOE_NODISCARD;
 
 /* Claim one free (or expired) job among n candidates of k's table (k->job is ignored)
  * for ttl_ms, skipping candidates another claimer is deciding on at this moment
@@ -95,7 +95,7 @@ int floe_lease_release_prefix(floe_lease_store *s, const char *catalog_name,
  * *which = index of the claimed job, or n when none is free (still 0 returned). n <= 256. */
 int floe_lease_acquire_any(floe_lease_store *s, const floe_lease_key *k,
                            const char *const *jobs, size_t n, const char *owner,
-                           int64_t ttl_ms, size_t *which, floe_error *err);
+                           int64_t ttl_ms, size_t *which, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_lease_info {
     char owner[256];    /* current holder */
@@ -106,7 +106,7 @@ typedef struct floe_lease_info {
 /* Read a lease. FLOE_ENOTFOUND when nobody holds it or ever did (or it was released); an
  * expired lease is returned with expires_at <= now. */
 int floe_lease_get(floe_lease_store *s, const floe_lease_key *k, floe_lease_info *info,
-                   floe_error *err);
+                   floe_error *err) FLOE_NODISCARD;
 
 /* The store floe_table_commit keeps commit leases in for tables of catalog c (commit
  * priority, DESIGN.md "Commit"): a connection of its own to the SQL catalog's database, or

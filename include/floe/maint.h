@@ -122,7 +122,7 @@ void floe_expire_result_reset(floe_expire_result *r);
  * snapshot's lists or manifests after the commit (the commit stands, nothing deleted).
  * res may be NULL. */
 int floe_maint_expire(floe_table *t, const floe_expire_options *o, floe_expire_result *res,
-                      floe_error *err);
+                      floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Orphan files (Iceberg DeleteOrphanFiles semantics)
@@ -165,7 +165,7 @@ typedef struct floe_orphan_result {
  * mismatching paths named when prefix_mismatch is ERROR and conflicts exist (nothing
  * deleted), errors reading any metadata, list or manifest (nothing deleted). */
 int floe_maint_orphans(floe_table *t, const floe_orphan_options *o, floe_orphan_result *res,
-                       floe_error *err);
+                       floe_error *err) FLOE_NODISCARD;
 
 /* Path comparison used by orphans and expiry (exposed for tests): split a location into
  * scheme (lower case; s3a/s3n -> s3; "" for plain paths), authority ("" for none and for
@@ -211,7 +211,8 @@ typedef struct floe_rewrite_manifests_result {
 } floe_rewrite_manifests_result;
 
 int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_options *o,
-                                 floe_rewrite_manifests_result *res, floe_error *err);
+                                 floe_rewrite_manifests_result *res, floe_error *err)
+    FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Landing lifecycle
@@ -253,7 +254,8 @@ typedef struct floe_landing_lifecycle_result {
 
 int floe_maint_landing_lifecycle(const char *warehouse,
                                  const floe_landing_lifecycle_options *o,
-                                 floe_landing_lifecycle_result *res, floe_error *err);
+                                 floe_landing_lifecycle_result *res, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Leases (one maintainer per catalog, table and job) are floe/lease.h's, kept in the
  * catalog database: floe_leases(catalog_name, table_namespace, table_name, job, owner,
@@ -345,7 +347,7 @@ void floe_maint_config_reset(floe_maint_config *c);
  * is kept as text here: the program running the jobs checks it (floe/rewrite.h
  * floe_rewrite_options_parse_list). */
 int floe_maint_config_parse(floe_maint_config *c, const char *text, size_t n,
-                            const char *source, floe_error *err);
+                            const char *source, floe_error *err) FLOE_NODISCARD;
 /* Effective settings of a table (its section over the defaults). */
 const floe_maint_job_config *floe_maint_config_job(const floe_maint_config *c,
                                                    const char *table, floe_maint_job j);
@@ -421,22 +423,24 @@ int floe_maint_run_json(const floe_maint_run *r, floe_buf *out);
 /* cat and leases are borrowed (leases may be NULL: no coordination - one process only).
  * catalog_name names the lease rows. cfg is copied. */
 int floe_maint_new(floe_catalog *cat, floe_lease_store *leases, const floe_maint_config *cfg,
-                   const floe_maint_hooks *hooks, floe_maint **out, floe_error *err);
+                   const floe_maint_hooks *hooks, floe_maint **out, floe_error *err) FLOE_NODISCARD;
 void floe_maint_free(floe_maint *m);
 /* Replace the settings (cfg is copied; on failure the old ones stay). Call it between two
  * ticks, from the thread that runs them (floe serve's SIGHUP). The tables stay; a job
  * whose next run was planned later than one new interval from now runs by then. */
-int floe_maint_set_config(floe_maint *m, const floe_maint_config *cfg, floe_error *err);
-int floe_maint_add_table(floe_maint *m, const char *ns, const char *name, floe_error *err);
+int floe_maint_set_config(floe_maint *m, const floe_maint_config *cfg, floe_error *err)
+    FLOE_NODISCARD;
+int floe_maint_add_table(floe_maint *m, const char *ns, const char *name, floe_error *err)
+    FLOE_NODISCARD;
 void floe_maint_on_run(floe_maint *m, floe_maint_run_fn fn, void *ctx);
 /* Run every enabled job of every table once, ignoring cadences. */
-int floe_maint_run_once(floe_maint *m, floe_error *err);
+int floe_maint_run_once(floe_maint *m, floe_error *err) FLOE_NODISCARD;
 /* Run the jobs that are due now, once each (*stop is checked between jobs). For callers
  * with their own loop (floe serve adds tables between ticks: floe_maint_add_table may be
  * called between two calls, from the same thread). */
-int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err);
+int floe_maint_tick(floe_maint *m, const volatile int *stop, floe_error *err) FLOE_NODISCARD;
 /* Run jobs as they fall due until *stop becomes true (checked every tick). */
-int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err);
+int floe_maint_run_loop(floe_maint *m, const volatile int *stop, floe_error *err) FLOE_NODISCARD;
 void floe_maint_metrics_get(const floe_maint *m, floe_maint_metrics *out);
 const char *floe_maint_owner(const floe_maint *m);
 

@@ -174,10 +174,10 @@ typedef struct floe_manifest_file {
 
 /* Deep copy of f (strings, arrays) into arena. FLOE_ENOMEM. */
 int floe_manifest_file_copy(const floe_manifest_file *f, floe_arena *arena,
-                            floe_manifest_file *out, floe_error *err);
+                            floe_manifest_file *out, floe_error *err) FLOE_NODISCARD;
 /* Deep copy of a data file (partition values, maps, strings) into arena. */
 int floe_data_file_copy(const floe_data_file *f, floe_arena *arena, floe_data_file *out,
-                        floe_error *err);
+                        floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * File names other writers use, under a table's metadata folder:
@@ -198,7 +198,7 @@ char *floe_manifest_list_path_new(const char *metadata_dir, int64_t snapshot_id,
 #define FLOE_PROP_AVRO_CODEC "write.avro.compression-codec"
 #define FLOE_PROP_AVRO_LEVEL "write.avro.compression-level"
 int floe_manifest_codec_from_props(const floe_kv *props, size_t nprops, floe_codec *codec,
-                                   int *level, floe_error *err);
+                                   int *level, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Metrics: table properties -> per-column metrics modes, and Parquet file metrics ->
@@ -232,7 +232,7 @@ typedef struct floe_metrics_mode {
 } floe_metrics_mode;
 
 /* "none", "counts", "full", "truncate(16)" (case-insensitive). FLOE_EINVALID otherwise. */
-int floe_metrics_mode_parse(const char *s, floe_metrics_mode *out, floe_error *err);
+int floe_metrics_mode_parse(const char *s, floe_metrics_mode *out, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_metrics_config floe_metrics_config;
 
@@ -240,7 +240,7 @@ typedef struct floe_metrics_config floe_metrics_config;
  * order may be NULL. */
 int floe_metrics_config_new(const floe_kv *props, size_t nprops, const floe_schema *schema,
                             const floe_sort_order *order, floe_metrics_config **out,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 /* The mode of the column with this field id (the default for unknown ids). */
 floe_metrics_mode floe_metrics_config_mode(const floe_metrics_config *c, int32_t field_id);
 void floe_metrics_config_free(floe_metrics_config *c);
@@ -255,7 +255,8 @@ void floe_metrics_config_free(floe_metrics_config *c);
  * float and double columns get NaN counts. cfg NULL = every column truncate(16). Arrays
  * and bytes live in arena. */
 int floe_data_file_from_parquet(const floe_pq_file_info *fi, const floe_metrics_config *cfg,
-                                floe_arena *arena, floe_data_file *out, floe_error *err);
+                                floe_arena *arena, floe_data_file *out, floe_error *err)
+    FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Manifest writer (format v2)
@@ -299,28 +300,29 @@ void floe_manifest_write_options_init(floe_manifest_write_options *o);
  * outlive the writer. FLOE_EINVALID for an unbound spec or a spec with unknown
  * transforms (the spec forbids writing them). */
 int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_write_options *o,
-                              floe_manifest_writer **out, floe_error *err);
+                              floe_manifest_writer **out, floe_error *err) FLOE_NODISCARD;
 /* A new file: status ADDED, snapshot id from the options (or null), data sequence number
  * null unless data_sequence_number >= 0, file sequence number null. */
 int floe_manifest_writer_add(floe_manifest_writer *w, const floe_data_file *f,
-                             int64_t data_sequence_number, floe_error *err);
+                             int64_t data_sequence_number, floe_error *err) FLOE_NODISCARD;
 /* Carry a live entry over as EXISTING (its snapshot id and sequence numbers kept; they
  * must be known, i.e. read with inheritance applied). */
 int floe_manifest_writer_existing(floe_manifest_writer *w, const floe_manifest_entry *e,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 /* Mark a live entry DELETED by this writer's snapshot (sequence numbers kept). */
 int floe_manifest_writer_delete(floe_manifest_writer *w, const floe_manifest_entry *e,
-                                floe_error *err);
+                                floe_error *err) FLOE_NODISCARD;
 /* Any entry, written as given after the checks above. */
 int floe_manifest_writer_append(floe_manifest_writer *w, const floe_manifest_entry *e,
-                                floe_error *err);
+                                floe_error *err) FLOE_NODISCARD;
 int64_t floe_manifest_writer_entries(const floe_manifest_writer *w);
 /* Write the file and free w (in every case). On success *out describes the manifest for
  * the list: path, length, spec id, content, counts, partition summaries; sequence_number
  * is FLOE_SEQ_UNASSIGNED, min_sequence_number too unless every live entry had an
  * explicit one. Strings and arrays of *out live in arena. out may be NULL. */
 int floe_manifest_writer_close(floe_manifest_writer *w, const floe_output_options *oo,
-                               floe_arena *arena, floe_manifest_file *out, floe_error *err);
+                               floe_arena *arena, floe_manifest_file *out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_manifest_writer_abort(floe_manifest_writer *w); /* accepts NULL */
 
 /* ---------------------------------------------------------------------------------------
@@ -352,7 +354,7 @@ void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o);
 int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_list_write_options *o,
                              const floe_manifest_file *files, size_t n,
                              const floe_output_options *oo, int64_t *length_out,
-                             floe_error *err);
+                             floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Manifest list reader (v1, v2, v3). Lists are small: read whole.
@@ -382,10 +384,11 @@ typedef struct floe_manifest_list_read_options {
  * the field) for missing required fields or wrong types, FLOE_EUNSUPPORTED for files
  * without field ids (see above). */
 int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_list_read_options *o,
-                            floe_arena *arena, floe_manifest_list *out, floe_error *err);
+                            floe_arena *arena, floe_manifest_list *out, floe_error *err)
+    FLOE_NODISCARD;
 int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
                                 const floe_manifest_list_read_options *o, floe_arena *arena,
-                                floe_manifest_list *out, floe_error *err);
+                                floe_manifest_list *out, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Manifest reader (v1, v2, v3), streaming: one Avro block in memory at a time.
@@ -441,16 +444,16 @@ void floe_manifest_set_generic_decoder(bool on);
 
 /* o may be NULL. Errors name the file. */
 int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_read_options *o,
-                              floe_manifest_reader **out, floe_error *err);
+                              floe_manifest_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Over a manifest in memory (p borrowed, must outlive the reader). */
 int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
                                   const floe_manifest_read_options *o,
-                                  floe_manifest_reader **out, floe_error *err);
+                                  floe_manifest_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Next entry: 1 with *out set (borrowed, valid until the next call or close), 0 at the
  * end, negative on error (FLOE_ECORRUPT naming the entry, FLOE_EUNSUPPORTED for a
  * deletion vector). */
 int floe_manifest_reader_next(floe_manifest_reader *r, const floe_manifest_entry **out,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 const floe_manifest_info *floe_manifest_reader_info(const floe_manifest_reader *r);
 /* The partition spec the entries' partition tuples follow (borrowed, lives with r); NULL
  * when neither the options nor the header gave a usable one (then the partition types

@@ -36,7 +36,8 @@ FLOE_API_BEGIN
 typedef struct floe_map_guard floe_map_guard;
 
 /* Guard [addr, addr+len), a mapping of a file (addr page-aligned, as mmap returns it). */
-int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error *err);
+int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error *err)
+    FLOE_NODISCARD;
 /* True once an access past the end of the file was answered with zeros. */
 bool floe_map_guard_hit(const floe_map_guard *g);
 /* Stop guarding (before munmap). NULL is allowed. */

@@ -130,7 +130,7 @@ typedef struct floe_pq_writer floe_pq_writer;
  * (codec or type the writer cannot write), FLOE_EIO and friends from the output. */
 int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
                         const floe_pq_write_options *opts, floe_pq_writer **out,
-                        floe_error *err);
+                        floe_error *err) FLOE_NODISCARD;
 
 /* Append the rows of b (whose schema must be the writer's). The batch is only read; the
  * caller may clear and reuse it on return. May write a row group. FLOE_EINVALID for a
@@ -142,10 +142,11 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
  * (SNAPPY, LZ4_RAW, UNCOMPRESSED), and the page is within 1.5 x page_size and page_row_limit
  * and holds at least floe_pq_write_options_carry_min bytes; statistics and the page
  * index come from the batch's values either way. */
-int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err);
+int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Write the buffered rows as a row group now (no-op when none are buffered). */
-int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err);
+int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) FLOE_NODISCARD;
 
 /* Bytes written to the output plus bytes buffered for the current row group: what the
  * file would about measure if closed now (footer excluded). */
@@ -166,7 +167,7 @@ bool floe_pq_writer_should_roll(const floe_pq_writer *w);
 /* Write the remaining rows, the page index and the footer, publish the file and free w
  * (in every case). out (may be NULL) receives the file's metrics on success; free it with
  * floe_pq_file_info_free. On error nothing is left at the uri. */
-int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *err);
+int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *err) FLOE_NODISCARD;
 
 /* Discard the file (nothing is left at the uri) and free w. Accepts NULL. */
 void floe_pq_writer_abort(floe_pq_writer *w);

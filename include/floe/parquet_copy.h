@@ -48,7 +48,7 @@ typedef struct floe_pq_raw_row_group floe_pq_raw_row_group;
  * FLOE_EIO, FLOE_ELIMIT. */
 int floe_pq_raw_row_group_load(floe_pq_reader *r, size_t rg, const floe_schema *schema,
                                floe_codec codec, floe_pq_raw_row_group **out,
-                               floe_error *err);
+                               floe_error *err) FLOE_NODISCARD;
 void floe_pq_raw_row_group_free(floe_pq_raw_row_group *g); /* accepts NULL */
 int64_t floe_pq_raw_row_group_rows(const floe_pq_raw_row_group *g);
 /* Stored (compressed) bytes of its chunks: what the copy writes and holds in memory. */
@@ -62,7 +62,7 @@ bool floe_pq_raw_row_group_exact(const floe_pq_raw_row_group *g, size_t column);
  * later row group, so row order in the file is not the order of the calls. w's schema must
  * be the one g was loaded for. Any error stops the writer (close then discards). */
 int floe_pq_writer_copy_row_group(floe_pq_writer *w, const floe_pq_raw_row_group *g,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

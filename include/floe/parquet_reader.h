@@ -170,15 +170,15 @@ typedef struct floe_pq_rowset {
 /* ---- open / close ----------------------------------------------------------------- */
 /* Open uri, read and validate the footer. opts may be NULL. */
 int floe_pq_reader_open(floe_io *io, const char *uri, const floe_pq_reader_options *opts,
-                        floe_pq_reader **out, floe_error *err);
+                        floe_pq_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Same over an already open input; takes ownership of `in` (closed on failure too). */
 int floe_pq_reader_open_input(floe_input *in, const floe_pq_reader_options *opts,
-                              floe_pq_reader **out, floe_error *err);
+                              floe_pq_reader **out, floe_error *err) FLOE_NODISCARD;
 /* Same over bytes in memory (borrowed: p must outlive the reader). name is used in
  * messages. */
 int floe_pq_reader_open_memory(const uint8_t *p, size_t n, const char *name,
                                const floe_pq_reader_options *opts, floe_pq_reader **out,
-                               floe_error *err);
+                               floe_error *err) FLOE_NODISCARD;
 void floe_pq_reader_close(floe_pq_reader *r); /* accepts NULL */
 
 /* ---- metadata ----------------------------------------------------------------------- */
@@ -212,7 +212,7 @@ void floe_pq_reader_chunk_kv(const floe_pq_reader *r, size_t rg, size_t column, 
 /* Append the chunk's min (want_max false) or max statistic as a JSON value to out.
  * FLOE_ENOTFOUND when the chunk has no usable statistic. */
 int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t column,
-                                   bool want_max, floe_buf *out, floe_error *err);
+                                   bool want_max, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* The chunk's minimum and maximum non-null value as its statistics give them, in the
  * column's in-memory form (the table above; BYTE_ARRAY: the bytes), into min and max
  * (reset first), for metrics that must be exact. 1 when the statistics give them:
@@ -223,14 +223,14 @@ int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t co
  * do not (absent, truncated, order undefined or signed where it must not be, NaN, INT96,
  * a value of the wrong width): only the values themselves can tell. FLOE_ENOMEM. */
 int floe_pq_reader_chunk_bounds(const floe_pq_reader *r, size_t rg, size_t column,
-                                floe_buf *min, floe_buf *max, floe_error *err);
+                                floe_buf *min, floe_buf *max, floe_error *err) FLOE_NODISCARD;
 /* "PLAIN", "RLE_DICTIONARY", ... ("UNKNOWN(n)" is not produced: returns "UNKNOWN"). */
 const char *floe_pq_encoding_name(int encoding);
 /* The file as an Iceberg schema (field ids from the file, or assigned depth-first from
  * 1 when the file has none). FLOE_EUNSUPPORTED ("unsupported: ...") when the file holds
  * something Iceberg cannot express. Borrowed; valid until close. */
 int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 
 /* ---- projection and filtering ----------------------------------------------------- */
 /* Select the columns under the given nodes (dotted paths of the Parquet tree, e.g. "a",
@@ -240,10 +240,10 @@ int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
  * what the full read prints for the columns it names. FLOE_ENOTFOUND names an unknown
  * path. */
 int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, size_t n,
-                                floe_error *err);
+                                floe_error *err) FLOE_NODISCARD;
 /* Same by Parquet field id. */
 int floe_pq_reader_select_ids(floe_pq_reader *r, const int32_t *ids, size_t n,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 /* Rows shaped by a table schema instead of the file's: each field is printed under
  * `name`, from file node `node` (by field id or name mapping: the caller's matching) or,
  * when node is NULL, as the constant JSON text const_ndjson (const_canonical in the
@@ -267,22 +267,23 @@ struct floe_pq_read_field {
     size_t nchildren;
 };
 int floe_pq_reader_select_fields(floe_pq_reader *r, const floe_pq_read_field *fields,
-                                 size_t n, floe_error *err);
+                                 size_t n, floe_error *err) FLOE_NODISCARD;
 /* Parse expr (see above) and use it to skip row groups and pages; NULL clears. Columns
  * the filter needs are read even when not selected (they are not printed). FLOE_EINVALID
  * for a syntax or typing error, FLOE_ENOTFOUND for an unknown column,
  * FLOE_EUNSUPPORTED for a repeated column. */
-int floe_pq_reader_set_filter(floe_pq_reader *r, const char *expr, floe_error *err);
+int floe_pq_reader_set_filter(floe_pq_reader *r, const char *expr, floe_error *err) FLOE_NODISCARD;
 /* Disable row-group and page skipping (the filter stays usable per row). For tests. */
 void floe_pq_reader_set_pruning(floe_pq_reader *r, bool row_groups, bool pages);
 
 /* ---- reading ----------------------------------------------------------------------- */
 /* Read the next row group that may match the filter. Returns 1 with *out set, 0 at the
  * end of the file, or a negative error. */
-int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_error *err);
+int floe_pq_reader_next(floe_pq_reader *r, const floe_pq_rowset **out, floe_error *err)
+    FLOE_NODISCARD;
 /* Read row group rg (no statistics skipping; page skipping still applies). */
 int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_rowset **out,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 /* floe_pq_reader_read_row_group, but the levels and values of file column c are appended
  * to into[c] where that is not NULL (into has floe_pq_reader_file.num_columns entries),
  * and the row set's column is left empty: a caller gathering row groups in buffers of its
@@ -291,7 +292,7 @@ int floe_pq_reader_read_row_group(floe_pq_reader *r, size_t rg, const floe_pq_ro
  * that column read into the row set as usual. into[c]'s field is kept. On an error each
  * into[c] is truncated back to the rows it held. Takes no filter (FLOE_EINVALID). */
 int floe_pq_reader_read_row_group_into(floe_pq_reader *r, size_t rg, floe_colbuf **into,
-                                       const floe_pq_rowset **out, floe_error *err);
+                                       const floe_pq_rowset **out, floe_error *err) FLOE_NODISCARD;
 /* Read rows [first, first + n) of row group rg only (no statistics or filter skipping):
  * the rowset holds exactly n rows, so a large row group can be decoded a slice at a time.
  * With an offset index only the pages overlapping the rows are fetched and decoded (plus
@@ -300,7 +301,7 @@ int floe_pq_reader_read_row_group_into(floe_pq_reader *r, size_t rg, floe_colbuf
  * consecutive slices decode each page about once. FLOE_EINVALID for rows outside the row
  * group, FLOE_ECORRUPT when the pages do not yield exactly n rows. */
 int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,
-                             const floe_pq_rowset **out, floe_error *err);
+                             const floe_pq_rowset **out, floe_error *err) FLOE_NODISCARD;
 /* True when every selected column of row group rg declares an offset index (page
  * locations), so floe_pq_reader_read_rows fetches only the pages it needs. */
 bool floe_pq_reader_has_page_locations(const floe_pq_reader *r, size_t rg);
@@ -327,7 +328,7 @@ typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n);
  * `format` to sink. *rows_out (may be NULL) receives the rows written. */
 int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
                         floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
-                        floe_error *err);
+                        floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

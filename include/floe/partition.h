@@ -88,7 +88,7 @@ bool floe_value_equal(const floe_value *a, const floe_value *b);
 uint32_t floe_murmur3_32(const void *p, size_t n, uint32_t seed);
 /* The Appendix B hash of a non-null value, for every type the spec lists (including
  * boolean/float/double from its second table). FLOE_EINVALID for null or nested types. */
-int floe_value_hash(const floe_value *v, int32_t *out, floe_error *err);
+int floe_value_hash(const floe_value *v, int32_t *out, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Transforms
@@ -114,7 +114,7 @@ typedef struct floe_transform {
  * case-insensitive as in the reference implementation). Unrecognized names yield
  * FLOE_XF_UNKNOWN (v3 readers must tolerate them). A bucket/truncate parameter that is not
  * a positive 32-bit integer is FLOE_EINVALID. */
-int floe_transform_parse(const char *s, floe_transform *out, floe_error *err);
+int floe_transform_parse(const char *s, floe_transform *out, floe_error *err) FLOE_NODISCARD;
 /* The JSON form into buf ("bucket[16]"); unknown transforms print "unknown". */
 const char *floe_transform_name(floe_transform t, char *buf, size_t n);
 /* Whether the transform accepts a source of this type (spec table "Partition Transforms"). */
@@ -126,7 +126,7 @@ floe_type_id floe_transform_result_type(floe_transform t, floe_type_id source);
 /* Apply t to v (null in -> null out). Byte results borrow v's bytes. FLOE_EINVALID when t
  * does not accept v's type; FLOE_EUNSUPPORTED for unknown transforms. */
 int floe_transform_apply(floe_transform t, const floe_value *v, floe_value *out,
-                         floe_error *err);
+                         floe_error *err) FLOE_NODISCARD;
 
 /* The partition value as Iceberg Java's Transform.toHumanString renders it (for paths):
  * null -> "null"; year "2026"; month "2026-10"; day "2026-10-06"; hour "2026-10-06-12";
@@ -134,7 +134,7 @@ int floe_transform_apply(floe_transform t, const floe_value *v, floe_value *out,
  * date-time, timestamptz with "+00:00", binary/fixed base64, uuid lowercase, decimal as
  * java BigDecimal.toString, floats as java Float/Double.toString. Appends to out. */
 int floe_transform_human_string(floe_transform t, const floe_value *partition_value,
-                                floe_buf *out, floe_error *err);
+                                floe_buf *out, floe_error *err) FLOE_NODISCARD;
 
 /* Predicates, for inclusive projection (spec "Scan Planning"). */
 typedef enum floe_pred_op {
@@ -170,7 +170,7 @@ typedef struct floe_projection {
  * and EQ; NE projects only through identity; void and unknown give always_true.
  * floe_projection_holds tests a partition value against it. */
 int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *lit,
-                           floe_projection *out, floe_error *err);
+                           floe_projection *out, floe_error *err) FLOE_NODISCARD;
 /* Does partition value v satisfy the projection (always_true: yes)? */
 bool floe_projection_holds(const floe_projection *p, const floe_value *v);
 
@@ -182,23 +182,23 @@ bool floe_projection_holds(const floe_projection *p, const floe_value *v);
  * ------------------------------------------------------------------------------------- */
 /* Binary form of a non-null value, appended to out. Decimals use the minimum big-endian
  * two's complement bytes of the unscaled value. FLOE_EINVALID for null or nested. */
-int floe_value_to_binary(const floe_value *v, floe_buf *out, floe_error *err);
+int floe_value_to_binary(const floe_value *v, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* Decode p[0..n) as a value of `type` (its type, precision, scale and length are used).
  * Byte values borrow p. Lengths that do not fit the type are FLOE_ECORRUPT. */
 int floe_value_from_binary(const floe_field *type, const uint8_t *p, size_t n,
-                           floe_value *out, floe_error *err);
+                           floe_value *out, floe_error *err) FLOE_NODISCARD;
 
 /* JSON single-value form of a primitive value (null -> "null") as JSON text appended to
  * out: numbers for int/long/float/double (NaN/inf are FLOE_EINVALID: JSON has none),
  * strings for decimal ("14.20"; negative scales "2E+20"), date ("2017-11-16"), time
  * ("22:31:08.123456"), timestamp ("2017-11-16T22:31:08.123456"), timestamptz (with
  * "+00:00"), _ns variants with 9 fraction digits, uuid (lowercase), fixed/binary (hex). */
-int floe_value_to_json(const floe_value *v, floe_buf *out, floe_error *err);
+int floe_value_to_json(const floe_value *v, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* Parse JSON text (one value) of `type`. Decoded bytes (strings, hex) live in arena.
  * Decimal strings must carry exactly the column's scale; timestamptz must end in +00:00
  * (or Z). Bad input is FLOE_EINVALID. */
 int floe_value_from_json(const floe_field *type, const char *json, size_t n,
-                         floe_arena *arena, floe_value *out, floe_error *err);
+                         floe_arena *arena, floe_value *out, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Partition specs
@@ -237,7 +237,7 @@ typedef struct floe_partition_spec {
  * list used in manifest metadata (spec id 0 then). Fields without field-id (v1) get
  * 1000, 1001, ... in order. If schema is non-NULL the spec is also bound to it. */
 int floe_partition_spec_parse_json(const char *json, size_t n, const floe_schema *schema,
-                                   floe_partition_spec **out, floe_error *err);
+                                   floe_partition_spec **out, floe_error *err) FLOE_NODISCARD;
 /* Parse the user form against schema: "" (unpartitioned), "event_type, day(ts)",
  * "bucket(16, user_id), truncate(4, name)", "hour(ts)", "identity(x)", "void(x)",
  * optionally "<term> AS <name>". Also accepts bucket(col, N) / truncate(col, W) and the
@@ -247,12 +247,12 @@ int floe_partition_spec_parse_json(const char *json, size_t n, const floe_schema
  * Errors (FLOE_EINVALID, FLOE_ENOTFOUND for unknown columns) name the offending term. */
 int floe_partition_spec_parse(const floe_schema *schema, const char *text, int32_t spec_id,
                               int32_t first_field_id, floe_partition_spec **out,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 /* Resolve source fields and build partition_type. FLOE_ENOTFOUND if a source id is not in
  * the schema; FLOE_EINVALID if it is nested in a list/map, not primitive, or the
  * transform does not accept its type. Unknown transforms bind with a string result. */
 int floe_partition_spec_bind(floe_partition_spec *spec, const floe_schema *schema,
-                             floe_error *err);
+                             floe_error *err) FLOE_NODISCARD;
 /* Iceberg JSON object form (caller frees with floe_free); NULL on OOM. */
 char *floe_partition_spec_to_json(const floe_partition_spec *spec);
 /* The fields list alone (manifest key-value metadata "partition-spec"). */
@@ -269,7 +269,7 @@ bool floe_partition_spec_equivalent(const floe_partition_spec *a,
  * FLOE_EUNSUPPORTED for unknown transforms (writers must not use them). */
 int floe_partition_spec_tuple(const floe_partition_spec *spec,
                               const floe_value *source_values, floe_value *tuple,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 /* The Hive-style path "event_type=orders/ts_day=2026-10-06" for a tuple, appended to out
  * (no leading or trailing '/'; nothing for an unpartitioned spec). Names and human values
  * are escaped like java.net.URLEncoder (UTF-8; A-Za-z0-9 . - * _ kept; ' ' -> '+'; all
@@ -279,7 +279,7 @@ int floe_partition_spec_tuple(const floe_partition_spec *spec,
  * SHA-256, so any value can be a folder on a file system (255 bytes per name) and on S3
  * (1024 bytes per key); the exact value is the manifest's. */
 int floe_partition_spec_path(const floe_partition_spec *spec, const floe_value *tuple,
-                             floe_buf *out, floe_error *err);
+                             floe_buf *out, floe_error *err) FLOE_NODISCARD;
 /* The longest path floe_partition_spec_path can give for spec (0 when unpartitioned). */
 size_t floe_partition_spec_path_max(const floe_partition_spec *spec);
 /* The escaping above for one string; additionally a whole string "." or ".." comes out as
@@ -311,12 +311,12 @@ typedef struct floe_sort_order {
 
 /* Parse {"order-id":1,"fields":[...]}; schema may be NULL (then no type checks). */
 int floe_sort_order_parse_json(const char *json, size_t n, const floe_schema *schema,
-                               floe_sort_order **out, floe_error *err);
+                               floe_sort_order **out, floe_error *err) FLOE_NODISCARD;
 /* Parse "ts DESC NULLS LAST, user_id, bucket(16, id) ASC" against schema. Null order
  * defaults as in Iceberg/Spark: ASC -> NULLS FIRST, DESC -> NULLS LAST. An empty string
  * gives the unsorted order (id 0); otherwise the order gets order_id (0 or less: 1). */
 int floe_sort_order_parse(const floe_schema *schema, const char *text, int32_t order_id,
-                          floe_sort_order **out, floe_error *err);
+                          floe_sort_order **out, floe_error *err) FLOE_NODISCARD;
 char *floe_sort_order_to_json(const floe_sort_order *order);
 /* "ts DESC NULLS LAST, user_id ASC NULLS FIRST" (column names from schema; ids if NULL). */
 char *floe_sort_order_to_string(const floe_sort_order *order, const floe_schema *schema);

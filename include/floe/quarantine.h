@@ -25,20 +25,23 @@ FLOE_API_BEGIN
 
 typedef struct floe_quarantine floe_quarantine;
 
-int floe_quarantine_open(floe_io *io, const char *uri, floe_quarantine **out, floe_error *err);
+int floe_quarantine_open(floe_io *io, const char *uri, floe_quarantine **out, floe_error *err)
+    FLOE_NODISCARD;
 int floe_quarantine_add(floe_quarantine *q, const char *source, int64_t line, int64_t offset,
-                        const char *reason, const uint8_t *record, size_t n, floe_error *err);
+                        const char *reason, const uint8_t *record, size_t n, floe_error *err)
+    FLOE_NODISCARD;
 /* Streaming one oversized record: begin, any number of pieces, end. No other record may
  * be added between begin and end by the same caller (other threads wait). */
 int floe_quarantine_stream_begin(floe_quarantine *q, const char *source, int64_t line,
-                                 int64_t offset, const char *reason, floe_error *err);
+                                 int64_t offset, const char *reason, floe_error *err)
+    FLOE_NODISCARD;
 int floe_quarantine_stream_piece(floe_quarantine *q, const uint8_t *p, size_t n,
-                                 floe_error *err);
-int floe_quarantine_stream_end(floe_quarantine *q, floe_error *err);
+                                 floe_error *err) FLOE_NODISCARD;
+int floe_quarantine_stream_end(floe_quarantine *q, floe_error *err) FLOE_NODISCARD;
 int64_t floe_quarantine_count(const floe_quarantine *q);
 const char *floe_quarantine_uri(const floe_quarantine *q);
 /* Publish (fsync) and free. A quarantine that received nothing leaves no file. */
-int floe_quarantine_close(floe_quarantine *q, floe_error *err);
+int floe_quarantine_close(floe_quarantine *q, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

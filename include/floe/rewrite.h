@@ -190,7 +190,7 @@ void floe_rewrite_options_init(floe_rewrite_options *o);
 /* Set an option by its Iceberg (or floe) name from text, as `--option key=value` gives
  * it. FLOE_EINVALID names an unknown key or a bad value. The where text is borrowed. */
 int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char *value,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * The bin-pack planner on its own (pure: sizes in, groups out), for tests and tools.
@@ -210,7 +210,7 @@ typedef struct floe_rewrite_limits {
 /* Resolve the size options against the table's target (table_target <= 0: 512 MiB) and
  * check them as Iceberg does (target > min >= 0, target < max, min-input-files > 0...). */
 int floe_rewrite_limits_resolve(const floe_rewrite_options *o, int64_t table_target,
-                                floe_rewrite_limits *out, floe_error *err);
+                                floe_rewrite_limits *out, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_rewrite_candidate {
     int64_t size;             /* file_size_in_bytes (the scan task's length) */
@@ -234,7 +234,7 @@ int64_t floe_rewrite_write_max_file_size(const floe_rewrite_limits *l);
  * packer emits them. Caller frees *group_of with floe_free. */
 int floe_rewrite_pack_partition(const floe_rewrite_limits *l,
                                 const floe_rewrite_candidate *c, size_t n, int **group_of,
-                                size_t *ngroups, floe_error *err);
+                                size_t *ngroups, floe_error *err) FLOE_NODISCARD;
 
 /* The tier of a file of `size` bytes under the generational planner: 0 for
  * [min/F, min), 1 for [min/F^2, min/F), ...; -1 for files of min bytes or more. */
@@ -245,7 +245,7 @@ int floe_rewrite_tier_of(const floe_rewrite_limits *l, int64_t size);
  * floe_rewrite_pack_partition. */
 int floe_rewrite_tier_partition(const floe_rewrite_limits *l, const floe_rewrite_candidate *c,
                                 size_t n, bool cold, int **group_of, size_t *ngroups,
-                                floe_error *err);
+                                floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Plans
@@ -299,7 +299,7 @@ typedef struct floe_rewrite_plan {
  * during the call). Errors: FLOE_EINVALID (bad option, unknown output spec, bad filter),
  * and those of scan planning. */
 int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
-                          floe_rewrite_plan **out, floe_error *err);
+                          floe_rewrite_plan **out, floe_error *err) FLOE_NODISCARD;
 void floe_rewrite_plan_free(floe_rewrite_plan *p);
 
 /* ---------------------------------------------------------------------------------------
@@ -346,7 +346,7 @@ typedef struct floe_rewrite_result {
  * committed (Iceberg's behaviour); with it, such a group fails alone, like a group that
  * fails validation. res may be NULL. */
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
-                         floe_rewrite_result *res, floe_error *err);
+                         floe_rewrite_result *res, floe_error *err) FLOE_NODISCARD;
 
 /* After round (1, 2, ...) of planning and executing failed with rc: true when the table
  * moved on and a file of the snapshot planned on is gone (floe_table_base_gone: a
@@ -357,7 +357,7 @@ bool floe_rewrite_again(floe_table *t, int rc, int round, floe_error *err);
 /* Plan and execute; planned again on the refreshed table while floe_rewrite_again says
  * so. */
 int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_result *res,
-                 floe_error *err);
+                 floe_error *err) FLOE_NODISCARD;
 
 /* floe append --split (a floe_append_split_fn): rewrite the existing Parquet file uri,
  * whose rows span several partitions of t's default spec, as one file per partition in
@@ -367,12 +367,12 @@ int floe_rewrite(floe_table *t, const floe_rewrite_options *o, floe_rewrite_resu
  * frees each path and the array with floe_free); on failure none is left behind. */
 int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_mapping,
                             bool fsync, floe_append *a, char ***written, size_t *nwritten,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 
 /* Set the options of a "key=value,key=value" list (as floe_rewrite_option_set each);
  * NULL or "" sets nothing. FLOE_EINVALID names the bad item. */
 int floe_rewrite_options_parse_list(floe_rewrite_options *o, const char *list,
-                                    floe_error *err);
+                                    floe_error *err) FLOE_NODISCARD;
 
 /* The small-file rewrite job of `floe maintain` and of serve's maintenance thread (a
  * floe_maint_hooks.rewrite_data hook; ctx unused): floe_rewrite with the defaults above
@@ -381,7 +381,7 @@ int floe_rewrite_options_parse_list(floe_rewrite_options *o, const char *list,
  * small files. st and detail get what it read, wrote and committed. */
 int floe_rewrite_maint_job(void *ctx, floe_table *t, const floe_maint_rewrite_params *p,
                            floe_maint_job_stats *st, char *detail, size_t dn,
-                           floe_error *err);
+                           floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

@@ -91,12 +91,12 @@ typedef struct floe_scan_plan {
  * --ref, else the current one. *out = -1 for a table without snapshots.
  * FLOE_ENOTFOUND names an unknown snapshot, ref, or a time before the first snapshot. */
 int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,
-                               int64_t *out, floe_error *err);
+                               int64_t *out, floe_error *err) FLOE_NODISCARD;
 
 /* Plan a scan. o may be NULL. Errors: FLOE_EINVALID / FLOE_ENOTFOUND for a bad filter or
  * column, FLOE_ECORRUPT / FLOE_EUNSUPPORTED from manifests (naming the file). */
 int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
-                         floe_error *err);
+                         floe_error *err) FLOE_NODISCARD;
 void floe_scan_plan_free(floe_scan_plan *p);
 
 typedef struct floe_scan_read_stats {
@@ -121,14 +121,15 @@ typedef struct floe_scan_read_options {
  * initial-default, or are null. stats may be NULL. */
 int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
                    floe_pq_sink_fn sink, void *sink_ctx, floe_scan_read_stats *stats,
-                   floe_error *err);
+                   floe_error *err) FLOE_NODISCARD;
 
 /* ---- reading data files with the table's schema -------------------------------------- */
 
 /* The table's name mapping (property schema.name-mapping.default). json NULL gives
  * *out = NULL (the table has none). FLOE_ECORRUPT for text that is not a JSON array. */
 typedef struct floe_name_mapping floe_name_mapping;
-int floe_name_mapping_parse(const char *json, floe_name_mapping **out, floe_error *err);
+int floe_name_mapping_parse(const char *json, floe_name_mapping **out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_name_mapping_free(floe_name_mapping *m); /* accepts NULL */
 
 /* Which node of one data file's Parquet tree (root) holds each field of schema
@@ -140,14 +141,14 @@ void floe_name_mapping_free(floe_name_mapping *m); /* accepts NULL */
 typedef struct floe_field_match floe_field_match;
 int floe_field_match_new(const floe_schema *schema, const floe_pq_node *root,
                          const floe_name_mapping *mapping, floe_field_match **out,
-                         floe_error *err);
+                         floe_error *err) FLOE_NODISCARD;
 /* The file node of field f, or NULL when the file does not hold it. */
 const floe_pq_node *floe_field_match_node(const floe_field_match *m, const floe_field *f);
 void floe_field_match_free(floe_field_match *m); /* accepts NULL */
 
 /* Parse a time for --as-of: milliseconds since the epoch, or an ISO timestamp
  * ("2026-10-06T12:00:00", optional fraction, optional Z / +00:00: UTC), or a date. */
-int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err);
+int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

@@ -96,8 +96,9 @@ typedef struct floe_schema {
 
 /* Parse an Iceberg schema JSON object ({"type":"struct","schema-id":..,"fields":[..]}).
  * Also accepts a whole table-metadata document and takes its current schema. */
-int floe_schema_parse(const char *json, size_t n, floe_schema **out, floe_error *err);
-int floe_schema_load(const char *path, floe_schema **out, floe_error *err);
+int floe_schema_parse(const char *json, size_t n, floe_schema **out, floe_error *err)
+    FLOE_NODISCARD;
+int floe_schema_load(const char *path, floe_schema **out, floe_error *err) FLOE_NODISCARD;
 /* Serialize as Iceberg schema JSON (caller frees with floe_free). */
 char *floe_schema_to_json(const floe_schema *s, bool pretty);
 void floe_schema_free(floe_schema *s);
@@ -105,9 +106,9 @@ void floe_schema_free(floe_schema *s);
 /* Builders: allocate an empty schema, then fill root.children from the arena and call
  * floe_schema_finish() to derive leaves, levels and physical types. */
 floe_schema *floe_schema_new(void);
-int floe_schema_finish(floe_schema *s, floe_error *err);
+int floe_schema_finish(floe_schema *s, floe_error *err) FLOE_NODISCARD;
 /* Deep copy. */
-int floe_schema_clone(const floe_schema *s, floe_schema **out, floe_error *err);
+int floe_schema_clone(const floe_schema *s, floe_schema **out, floe_error *err) FLOE_NODISCARD;
 
 const floe_field *floe_schema_find_id(const floe_schema *s, int32_t id);
 /* Dotted path of names ("device.os"); NULL if absent. */

@@ -200,10 +200,11 @@ void floe_server_config_reset(floe_server_config *cfg); /* frees, then init */
 /* Parse the configuration text (format: floe_server_example_config()) into cfg, which must
  * have been initialised; later values override earlier ones. FLOE_EINVALID with the line. */
 int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
-                             const char *source, floe_error *err);
-int floe_server_config_load(floe_server_config *cfg, const char *path, floe_error *err);
+                             const char *source, floe_error *err) FLOE_NODISCARD;
+int floe_server_config_load(floe_server_config *cfg, const char *path, floe_error *err)
+    FLOE_NODISCARD;
 /* Check the settings together (tokens required beyond loopback, limits sane). */
-int floe_server_config_check(const floe_server_config *cfg, floe_error *err);
+int floe_server_config_check(const floe_server_config *cfg, floe_error *err) FLOE_NODISCARD;
 /* A commented example configuration (static text). */
 const char *floe_server_example_config(void);
 /* Effective settings of a table: its own, else the defaults, else the built-in ones. */
@@ -275,19 +276,20 @@ typedef struct floe_server floe_server;
 /* Recover (replay the WAL, reconcile the landing index with the files), start the
  * threads and listen. cfg is copied. hooks may be NULL. */
 int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hooks,
-                     floe_server **out, floe_error *err);
+                     floe_server **out, floe_error *err) FLOE_NODISCARD;
 /* The bound TCP port (useful with port 0). */
 uint16_t floe_server_port(const floe_server *s);
 /* Take new tokens and thresholds (SIGHUP). Listen address, warehouse, WAL settings and
  * the [source kafka] sections are kept (a restart changes them). */
-int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err);
+int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error *err)
+    FLOE_NODISCARD;
 /* Seal every buffer now; with compact, also compact every pending landing file now
  * (whatever the triggers say). Waits for the work to finish. With compact, the first
  * failure of that compaction round is returned (the round still tries every other
  * partition; the failed ones stay pending for the next round, or stay leased after
  * FLOE_EUNKNOWN_STATE until the history check settles them); a partition another
  * worker holds the lease of is left to that worker and is not a failure. */
-int floe_server_flush(floe_server *s, bool compact, floe_error *err);
+int floe_server_flush(floe_server *s, bool compact, floe_error *err) FLOE_NODISCARD;
 /* What a flush with compaction did and left: floe_server_flush_report. */
 typedef struct floe_flush_result {
     int rounds;                 /* compaction rounds run */
@@ -309,16 +311,16 @@ void floe_flush_result_reset(floe_flush_result *r);
  * second) until nothing of it is pending or wait_ms has passed. Returns a failure of
  * sealing or of reading the index; compaction failures are reasons in the report. */
 int floe_server_flush_report(floe_server *s, int64_t wait_ms, floe_flush_result *out,
-                             floe_error *err);
+                             floe_error *err) FLOE_NODISCARD;
 /* The default commit hook: ctx is the floe_server. Appends c->files to the table through
  * the server's catalog in one snapshot with the summary described above and the per-attempt
  * id check. Results as listed for the hooks. */
 int floe_server_commit_iceberg(void *ctx, floe_landing_commit *c, int64_t *snapshot_id,
-                               floe_error *err);
+                               floe_error *err) FLOE_NODISCARD;
 
 /* Stop accepting, finish in-flight requests and the compaction in progress, seal every
  * buffer, persist idempotency keys, delete the WAL segments and free s (always). */
-int floe_server_close(floe_server *s, floe_error *err);
+int floe_server_close(floe_server *s, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

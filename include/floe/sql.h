@@ -55,7 +55,7 @@ typedef int (*floe_sql_row_fn)(void *ctx, const char *const *cols, size_t ncols,
  *   sqlite:///relative.db, sqlite:////abs.db or a plain path: a SQLite file (created).
  * FLOE_EINVALID for a malformed or unsupported URI, FLOE_EIO when the server cannot be
  * reached. */
-int floe_sql_open(const char *uri, floe_sql **out, floe_error *err);
+int floe_sql_open(const char *uri, floe_sql **out, floe_error *err) FLOE_NODISCARD;
 void floe_sql_close(floe_sql *db); /* accepts NULL; rolls back an open transaction */
 
 /* "sqlite" or "postgresql". */
@@ -66,26 +66,27 @@ const char *floe_sql_dialect(const floe_sql *db);
  * (leases, claims, ages in the landing index) are read from this one clock, never from
  * each machine's own. */
 const char *floe_sql_clock_ms_expr(const floe_sql *db);
-int floe_sql_clock_ms(floe_sql *db, int64_t *now_ms, floe_error *err);
+int floe_sql_clock_ms(floe_sql *db, int64_t *now_ms, floe_error *err) FLOE_NODISCARD;
 
 /* A statement without result rows; *changes (if non-NULL) receives the rows changed. */
 int floe_sql_exec(floe_sql *db, const char *sql, const char *const *params, size_t nparams,
-                  int64_t *changes, floe_error *err);
+                  int64_t *changes, floe_error *err) FLOE_NODISCARD;
 /* A statement with result rows (at most 16 columns), fn called per row. A query that
  * writes (INSERT ... RETURNING) must set writes: it is then never retried and a lost
  * connection is FLOE_EUNKNOWN_STATE. */
 int floe_sql_query(floe_sql *db, const char *sql, const char *const *params, size_t nparams,
-                   floe_sql_row_fn fn, void *ctx, floe_error *err);
+                   floe_sql_row_fn fn, void *ctx, floe_error *err) FLOE_NODISCARD;
 int floe_sql_query_writes(floe_sql *db, const char *sql, const char *const *params,
-                          size_t nparams, floe_sql_row_fn fn, void *ctx, floe_error *err);
+                          size_t nparams, floe_sql_row_fn fn, void *ctx, floe_error *err)
+    FLOE_NODISCARD;
 
 /* A write transaction: SQLite BEGIN IMMEDIATE (the write lock is taken now), PostgreSQL
  * BEGIN (READ COMMITTED: rows are locked as statements touch them). Statements between
  * begin and commit are applied together or not at all. commit returns FLOE_EUNKNOWN_STATE
  * when the outcome could not be learned (see above); after any error the transaction is
  * over (rolled back by the database), and rollback is still safe to call. */
-int floe_sql_begin(floe_sql *db, floe_error *err);
-int floe_sql_commit(floe_sql *db, floe_error *err);
+int floe_sql_begin(floe_sql *db, floe_error *err) FLOE_NODISCARD;
+int floe_sql_commit(floe_sql *db, floe_error *err) FLOE_NODISCARD;
 void floe_sql_rollback(floe_sql *db);
 bool floe_sql_in_transaction(const floe_sql *db);
 
@@ -107,7 +108,7 @@ typedef int (*floe_catalog_swap_hook_fn)(void *ctx, floe_sql *db, const char *ns
                                          const char *name, const char *expected,
                                          const char *new_location, floe_error *err);
 int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,
-                               floe_error *err);
+                               floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

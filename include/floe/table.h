@@ -49,13 +49,14 @@ typedef struct floe_table_open_options {
  * file stem), else the highest version among vN and NNNNN-<uuid> names, where names
  * without a number ("vfinal") and ties are settled by reading the candidates (highest
  * last-sequence-number, then last-updated-ms). Caller frees *metadata_uri. */
-int floe_table_locate_metadata(floe_io *io, const char *path, char **metadata_uri, floe_error *err);
+int floe_table_locate_metadata(floe_io *io, const char *path, char **metadata_uri, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Open a table by folder or metadata file. Its commits are those of a Hadoop table
  * (floe_table_commit); whether a catalog manages the folder is the caller's to check
  * (the CLI refuses such folders). The folder is made absolute first. */
 int floe_table_open_path(const char *path, const floe_table_open_options *opts,
-                         floe_table **out, floe_error *err);
+                         floe_table **out, floe_error *err) FLOE_NODISCARD;
 /* Load a table through a catalog. FLOE_ENOTFOUND when it does not exist.
  *
  * Locations: what the catalog and the metadata record is read as follows.
@@ -70,12 +71,12 @@ int floe_table_open_path(const char *path, const floe_table_open_options *opts,
  * A table whose recorded paths are not where its files are (relative, or relocated) has
  * them rewritten by its next commit (floe_table_migration_due). */
 int floe_table_load(floe_catalog *c, const char *ns, const char *name, floe_table **out,
-                    floe_error *err);
+                    floe_error *err) FLOE_NODISCARD;
 /* The same with an explicit relocation (opts->relocate_from/to; may be NULL): recorded
  * paths under FROM are read from TO, and the next commit records them there. */
 int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
                        const floe_table_open_options *opts, floe_table **out,
-                       floe_error *err);
+                       floe_error *err) FLOE_NODISCARD;
 /* True when the next commit first rewrites the table's recorded paths to where its files
  * are (absolute URIs): metadata location, manifest lists, manifests and the data and
  * delete file paths in them, metadata-log, statistics files, write.data.path and
@@ -88,7 +89,7 @@ floe_io *floe_table_io(const floe_table *t);
 /* Commit that migration now (a no-op when none is due). floe_table_commit does it before
  * the caller's change; commands that plan their change from the current snapshot's
  * manifests (rewrite, rewrite-manifests, expire) call it before planning. */
-int floe_table_migrate(floe_table *t, floe_error *err);
+int floe_table_migrate(floe_table *t, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_table_create_options {
     const char *location;  /* NULL = the catalog's default (warehouse/<ns>/<name>) */
@@ -116,15 +117,15 @@ const floe_kv *floe_table_created_defaults(size_t *n);
  * (FLOE_EINVALID naming the table or folder in the way). */
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       const char *schema_json, const floe_table_create_options *opts,
-                      floe_table **out, floe_error *err);
+                      floe_table **out, floe_error *err) FLOE_NODISCARD;
 /* Register a table whose metadata file exists (recorded as an absolute URI), after the
  * location check. */
 int floe_table_register(floe_catalog *c, const char *ns, const char *name,
-                        const char *metadata_location, floe_error *err);
+                        const char *metadata_location, floe_error *err) FLOE_NODISCARD;
 /* Rename a table (SQL catalogs), after checking its location is still a place of its
  * own. */
 int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
-                      const char *to_name, floe_error *err);
+                      const char *to_name, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Placement: a table's location is a folder of its own. It never lies inside or contains
@@ -141,23 +142,23 @@ typedef struct floe_table_place {
 
 /* Every table of the catalog, every namespace level. Reads each table's metadata. */
 int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 void floe_table_places_free(floe_table_place *p, size_t n);
 /* FLOE_EINVALID (naming what is in the way) when location may not hold table ns.name;
  * the table itself (and skip_ns.skip_name, when given) does not count. */
 int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
-                              const char *location, floe_error *err);
+                              const char *location, floe_error *err) FLOE_NODISCARD;
 int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
                                      const char *skip_ns, const char *skip_name,
-                                     const char *location, floe_error *err);
+                                     const char *location, floe_error *err) FLOE_NODISCARD;
 typedef struct floe_table_placement_lock floe_table_placement_lock;
 int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
-                                   floe_error *err);
+                                   floe_error *err) FLOE_NODISCARD;
 void floe_table_placement_lock_release(floe_table_placement_lock *l); /* accepts NULL */
 
 /* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the
  * table-uuid changed (the table was dropped and re-created). */
-int floe_table_refresh(floe_table *t, floe_error *err);
+int floe_table_refresh(floe_table *t, floe_error *err) FLOE_NODISCARD;
 /* After an operation on t failed with rc: true when rc is FLOE_ENOTFOUND and the table no
  * longer is at the metadata t holds (the catalog's pointer, or a path table's newest
  * metadata file, moved). A concurrent commit moved the table on, and an expiry after it
@@ -176,7 +177,7 @@ const char *floe_table_root(const floe_table *t);
 /* The folder new metadata files, manifests and manifest lists of the table are recorded
  * under (write.metadata.path, else <location>/metadata; in the migrated form while a
  * migration is due). Caller frees. */
-int floe_table_metadata_write_dir(const floe_table *t, char **out, floe_error *err);
+int floe_table_metadata_write_dir(const floe_table *t, char **out, floe_error *err) FLOE_NODISCARD;
 floe_catalog *floe_table_catalog(const floe_table *t); /* NULL for path tables */
 const char *floe_table_namespace(const floe_table *t); /* NULL for path tables */
 const char *floe_table_name(const floe_table *t);
@@ -188,7 +189,7 @@ const char *floe_table_name(const floe_table *t);
  * matches neither, or whose remainder climbs out with "..", is refused (FLOE_EINVALID)
  * naming the path. Caller frees *out. */
 int floe_table_resolve_path(const floe_table *t, const char *recorded, char **out,
-                            floe_error *err);
+                            floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Snapshot summary totals (spec "Snapshots", optional summary fields total-records,
@@ -214,7 +215,7 @@ bool floe_snapshot_totals_from_summary(const floe_snapshot *s, floe_snapshot_tot
  * by floe_manifest_list_read), reading each manifest through t's path mapping. */
 struct floe_manifest_file;
 int floe_table_manifest_totals(const floe_table *t, const struct floe_manifest_file *files,
-                               size_t n, floe_snapshot_totals *out, floe_error *err);
+                               size_t n, floe_snapshot_totals *out, floe_error *err) FLOE_NODISCARD;
 
 /* The totals of a new snapshot whose parent (may be NULL) is followed by changes
  * (*delta, counted as added minus removed): the parent's summary totals plus the delta
@@ -223,7 +224,7 @@ int floe_table_manifest_totals(const floe_table *t, const struct floe_manifest_f
 int floe_table_next_totals(const floe_table *t, const floe_snapshot *parent,
                            const struct floe_manifest_file *parent_files, size_t n,
                            const floe_snapshot_totals *delta, floe_snapshot_totals *out,
-                           floe_error *err);
+                           floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Commit
@@ -248,7 +249,8 @@ typedef int (*floe_commit_apply_fn)(void *ctx, floe_metadata_builder *b, floe_er
  * absent beside the current file (losing that race is a conflict), then the version hint
  * is rewritten. A table whose migration is due (floe_table_migration_due) gets it first,
  * as a commit of its own. */
-int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err);
+int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err)
+    FLOE_NODISCARD;
 
 /* write.metadata.delete-after-commit.enabled (Iceberg's table property): once
  * `committed`, written at committed_loc, has replaced `base` as the table's metadata,

@@ -145,29 +145,31 @@ typedef struct floe_table_metadata {
  * error messages. FLOE_ECORRUPT for malformed JSON or missing/mistyped required fields,
  * FLOE_EUNSUPPORTED for format versions above 3, FLOE_ELIMIT past the size cap. */
 int floe_table_metadata_parse(const void *p, size_t n, const char *name,
-                              floe_table_metadata **out, floe_error *err);
+                              floe_table_metadata **out, floe_error *err) FLOE_NODISCARD;
 /* Read and parse the metadata file at uri. */
-int floe_table_metadata_read(floe_io *io, const char *uri, floe_table_metadata **out, floe_error *err);
+int floe_table_metadata_read(floe_io *io, const char *uri, floe_table_metadata **out, floe_error *err)
+    FLOE_NODISCARD;
 void floe_table_metadata_free(floe_table_metadata *m);
 /* Deep copy. */
 int floe_table_metadata_clone(const floe_table_metadata *m, floe_table_metadata **out,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 
 /* Serialize the document (with everything floe did not interpret). Caller frees *out
  * with floe_free. */
 int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char **out,
-                                size_t *len, floe_error *err);
+                                size_t *len, floe_error *err) FLOE_NODISCARD;
 /* Serialize and write to uri, gzip-compressed when `gzip`. With no_overwrite the write
  * is an atomic create-if-absent (FLOE_EEXISTS when the file exists). */
 int floe_table_metadata_write(floe_io *io, const floe_table_metadata *m, const char *uri,
-                              bool gzip, bool no_overwrite, floe_error *err);
+                              bool gzip, bool no_overwrite, floe_error *err) FLOE_NODISCARD;
 /* Whether the table wants gzip-compressed metadata (write.metadata.compression-codec). */
 bool floe_table_metadata_wants_gzip(const floe_table_metadata *m);
 
 /* Whether floe can write a new version of this table. FLOE_EUNSUPPORTED with a message
  * naming the field when it cannot (format-version 3 state such as next-row-id, a v1
  * snapshot without a manifest list). */
-int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err);
+int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err)
+    FLOE_NODISCARD;
 
 /* Lookups; NULL when absent. Pointers are borrowed from m. */
 const floe_snapshot *floe_table_metadata_snapshot(const floe_table_metadata *m, int64_t id);
@@ -198,7 +200,7 @@ typedef struct floe_metadata_builder floe_metadata_builder;
  * cannot write. A v1 base stays v1 (spec "Version 1" writer rules: no sequence numbers,
  * "schema" and "partition-spec" written) unless floe_metadata_builder_upgrade is called. */
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
-                              floe_error *err);
+                              floe_error *err) FLOE_NODISCARD;
 /* A new table: fresh table-uuid (v4), schema ids, field ids of the partition spec and the
  * sort order assigned (schema-id 0, spec-id 0, order-id 1 or 0 when unsorted).
  * schema_json is an Iceberg schema object (its field ids are kept; last-column-id is the
@@ -208,7 +210,7 @@ int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_bui
 int floe_metadata_builder_new_table(const char *location, const char *schema_json,
                                     const char *spec_json, const char *sort_json,
                                     const floe_kv *props, size_t nprops,
-                                    floe_metadata_builder **out, floe_error *err);
+                                    floe_metadata_builder **out, floe_error *err) FLOE_NODISCARD;
 void floe_metadata_builder_free(floe_metadata_builder *b);
 
 /* The metadata the builder started from (NULL for a new table); borrowed. */
@@ -223,27 +225,27 @@ int floe_metadata_builder_format_version(const floe_metadata_builder *b);
  * 0 for the v1 snapshots, the deprecated fields dropped); no-op when already there;
  * FLOE_EUNSUPPORTED for anything else (a downgrade, v3). */
 int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
-                                  floe_error *err);
+                                  floe_error *err) FLOE_NODISCARD;
 
 int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key,
-                                       const char *value, floe_error *err);
+                                       const char *value, floe_error *err) FLOE_NODISCARD;
 /* Removing an absent key is not an error. */
 int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
-                                          floe_error *err);
+                                          floe_error *err) FLOE_NODISCARD;
 int floe_metadata_builder_set_location(floe_metadata_builder *b, const char *location,
-                                       floe_error *err);
+                                       floe_error *err) FLOE_NODISCARD;
 /* Add a schema; it gets the next free schema-id (written to *schema_id when non-NULL).
  * last-column-id rises to the highest field id in it. */
 int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schema_json,
-                                     int32_t *schema_id, floe_error *err);
+                                     int32_t *schema_id, floe_error *err) FLOE_NODISCARD;
 int floe_metadata_builder_set_current_schema(floe_metadata_builder *b, int32_t schema_id,
-                                             floe_error *err);
+                                             floe_error *err) FLOE_NODISCARD;
 /* Add a partition spec ({"fields":[...]}); fields without "field-id" get fresh ids above
  * last-partition-id. The spec gets the next free spec-id. */
 int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_json,
-                                   int32_t *spec_id, floe_error *err);
+                                   int32_t *spec_id, floe_error *err) FLOE_NODISCARD;
 int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spec_id,
-                                           floe_error *err);
+                                           floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_snapshot_new {
     int64_t snapshot_id;       /* 0 = generate one */
@@ -261,24 +263,24 @@ typedef struct floe_snapshot_new {
  * snapshot-log too). Writes the snapshot id and sequence number when non-NULL. */
 int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
                                        int64_t *snapshot_id, int64_t *sequence_number,
-                                       floe_error *err);
+                                       floe_error *err) FLOE_NODISCARD;
 /* Create or move a branch or tag. For "main" this also sets current-snapshot-id. */
 int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
-                                  int64_t snapshot_id, bool is_tag, floe_error *err);
+                                  int64_t snapshot_id, bool is_tag, floe_error *err) FLOE_NODISCARD;
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
-                                     floe_error *err);
+                                     floe_error *err) FLOE_NODISCARD;
 /* Remove snapshots (expiry): drops them, refs other than main that point at them, their
  * statistics and partition-statistics entries, and snapshot-log history up to the last
  * removed one. Refuses to remove the current snapshot. Unknown ids are ignored. */
 int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64_t *ids,
-                                           size_t n, floe_error *err);
+                                           size_t n, floe_error *err) FLOE_NODISCARD;
 
 /* Produce the new metadata: last-updated-ms = max(now, base's), metadata-log gets the
  * base file (base_metadata_location, NULL for a new table) and is pruned to
  * write.metadata.previous-versions-max entries. The builder stays usable (finish may be
  * called again, e.g. with another location after a failed write). */
 int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
-                                 floe_table_metadata **out, floe_error *err);
+                                 floe_table_metadata **out, floe_error *err) FLOE_NODISCARD;
 
 /* Every path the document records, for rewriting them all (a table whose files moved,
  * or whose paths were recorded relative): the location, each snapshot's manifest list,
@@ -298,7 +300,7 @@ typedef int (*floe_metadata_path_fn)(void *ctx, floe_metadata_path_kind kind,
                                      int64_t snapshot_id, const char *path, char **out,
                                      floe_error *err);
 int floe_metadata_builder_map_paths(floe_metadata_builder *b, floe_metadata_path_fn fn,
-                                    void *ctx, floe_error *err);
+                                    void *ctx, floe_error *err) FLOE_NODISCARD;
 
 /* A fresh positive snapshot id (random, as the spec's Appendix F suggests). */
 int64_t floe_metadata_new_snapshot_id(void);

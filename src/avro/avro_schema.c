@@ -190,15 +190,16 @@ static int collect_props(parse_ctx *c, const json_t *obj, const char *const *kno
 static int json_to_value(floe_arena *a, const floe_avro_node *n, const json_t *j,
                          floe_avro_value *v, int depth);
 
-/* Bytes and fixed defaults are strings whose code points 0-255 are the bytes. */
+/* Bytes and fixed defaults are strings whose code points 0-255 are the bytes. 0, 1 (not
+ * such a string), FLOE_ENOMEM. */
 static int json_latin1(floe_arena *a, const json_t *j, const uint8_t **p, size_t *len) {
     if (!json_is_string(j))
-        return -1;
+        return 1;
     const uint8_t *s = (const uint8_t *)json_string_value(j);
     size_t n = json_string_length(j);
     uint8_t *out = floe_arena_alloc(a, n + 1);
     if (!out)
-        return -1;
+        return FLOE_ENOMEM;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
@@ -208,10 +209,10 @@ static int json_latin1(floe_arena *a, const json_t *j, const uint8_t **p, size_t
             cp = ((uint32_t)(s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
             i += 2;
         } else {
-            return -1;
+            return 1;
         }
         if (cp > 255)
-            return -1;
+            return 1;
         out[o++] = (uint8_t)cp;
     }
     *p = out;
@@ -222,100 +223,102 @@ static int json_latin1(floe_arena *a, const json_t *j, const uint8_t **p, size_t
 static int json_to_value(floe_arena *a, const floe_avro_node *n, const json_t *j,
                          floe_avro_value *v, int depth) {
     if (depth > FLOE_AVRO_MAX_DEPTH)
-        return -1;
+        return 1;
     v->branch = -1;
     v->type = n->type;
     switch (n->type) {
     case FLOE_AVRO_NULL:
-        return json_is_null(j) ? 0 : -1;
+        return !json_is_null(j);
     case FLOE_AVRO_BOOLEAN:
         if (!json_is_boolean(j))
-            return -1;
+            return 1;
         v->u.b = json_is_true(j);
         return 0;
     case FLOE_AVRO_INT:
         if (!json_is_integer(j) || json_integer_value(j) < INT32_MIN ||
             json_integer_value(j) > INT32_MAX)
-            return -1;
+            return 1;
         v->u.i = (int32_t)json_integer_value(j);
         return 0;
     case FLOE_AVRO_LONG:
         if (!json_is_integer(j))
-            return -1;
+            return 1;
         v->u.l = (int64_t)json_integer_value(j);
         return 0;
     case FLOE_AVRO_FLOAT:
         if (!json_is_number(j))
-            return -1;
+            return 1;
         v->u.f = (float)json_number_value(j);
         return 0;
     case FLOE_AVRO_DOUBLE:
         if (!json_is_number(j))
-            return -1;
+            return 1;
         v->u.d = json_number_value(j);
         return 0;
     case FLOE_AVRO_STRING: {
         if (!json_is_string(j))
-            return -1;
+            return 1;
         size_t len = json_string_length(j);
         char *s = floe_arena_strndup(a, json_string_value(j), len);
         if (!s)
-            return -1;
+            return FLOE_ENOMEM;
         v->u.bytes.p = (const uint8_t *)s;
         v->u.bytes.n = len;
         return 0;
     }
     case FLOE_AVRO_BYTES:
         return json_latin1(a, j, &v->u.bytes.p, &v->u.bytes.n);
-    case FLOE_AVRO_FIXED:
-        if (json_latin1(a, j, &v->u.bytes.p, &v->u.bytes.n) < 0 ||
-            v->u.bytes.n != (size_t)n->size)
-            return -1;
-        return 0;
+    case FLOE_AVRO_FIXED: {
+        int rc = json_latin1(a, j, &v->u.bytes.p, &v->u.bytes.n);
+        return rc != 0 ? rc : v->u.bytes.n != (size_t)n->size;
+    }
     case FLOE_AVRO_ENUM:
         if (!json_is_string(j))
-            return -1;
+            return 1;
         for (size_t i = 0; i < n->n_symbols; i++)
             if (strcmp(n->symbols[i], json_string_value(j)) == 0) {
                 v->u.i = (int32_t)i;
                 return 0;
             }
-        return -1;
+        return 1;
     case FLOE_AVRO_RECORD: {
         if (!json_is_object(j))
-            return -1;
+            return 1;
         if (floe_avro_set_record(v, a, n->n_fields) < 0)
-            return -1;
+            return FLOE_ENOMEM;
         for (size_t i = 0; i < n->n_fields; i++) {
             const floe_avro_field *f = &n->fields[i];
             const json_t *fj = json_object_get(j, f->name);
             if (fj) {
-                if (json_to_value(a, f->type, fj, &v->u.list.items[i], depth + 1) < 0)
-                    return -1;
+                int rc = json_to_value(a, f->type, fj, &v->u.list.items[i], depth + 1);
+                if (rc != 0)
+                    return rc;
             } else if (f->has_default) {
                 v->u.list.items[i] = *f->default_value;
             } else {
-                return -1;
+                return 1;
             }
         }
         return 0;
     }
     case FLOE_AVRO_ARRAY: {
         if (!json_is_array(j))
-            return -1;
+            return 1;
         if (floe_avro_set_array(v, a, json_array_size(j)) < 0)
-            return -1;
-        for (size_t i = 0; i < json_array_size(j); i++)
-            if (json_to_value(a, n->items, json_array_get(j, i), &v->u.list.items[i],
-                              depth + 1) < 0)
-                return -1;
+            return FLOE_ENOMEM;
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            int rc = json_to_value(a, n->items, json_array_get(j, i), &v->u.list.items[i],
+                                   depth + 1);
+            if (rc != 0)
+                return rc;
+        }
         return 0;
     }
     case FLOE_AVRO_MAP: {
         if (!json_is_object(j))
-            return -1;
+            return 1;
         if (floe_avro_set_map(v, a, json_object_size(j)) < 0)
-            return -1;
+            return FLOE_ENOMEM;
         size_t i = 0;
         const char *key;
         json_t *val;
@@ -323,8 +326,11 @@ static int json_to_value(floe_arena *a, const floe_avro_node *n, const json_t *j
             floe_avro_map_entry *e = &v->u.map.entries[i++];
             e->key_len = strlen(key);
             e->key = floe_arena_strndup(a, key, e->key_len);
-            if (!e->key || json_to_value(a, n->items, val, &e->value, depth + 1) < 0)
-                return -1;
+            if (!e->key)
+                return FLOE_ENOMEM;
+            int rc = json_to_value(a, n->items, val, &e->value, depth + 1);
+            if (rc != 0)
+                return rc;
         }
         return 0;
     }
@@ -332,14 +338,15 @@ static int json_to_value(floe_arena *a, const floe_avro_node *n, const json_t *j
         /* The spec: a union default is for the first branch. Some writers put null first
          * in the JSON but not in the union; accept the first branch that fits. */
         for (size_t b = 0; b < n->n_branches; b++) {
-            if (json_to_value(a, n->branches[b], j, v, depth + 1) == 0) {
+            int rc = json_to_value(a, n->branches[b], j, v, depth + 1);
+            if (rc == 0)
                 v->branch = (int32_t)b;
-                return 0;
-            }
+            if (rc <= 0)
+                return rc;
         }
-        return -1;
+        return 1;
     }
-    return -1;
+    return 1;
 }
 
 /* ---- parsing ------------------------------------------------------------------------- */
@@ -425,7 +432,11 @@ static int parse_fields(parse_ctx *c, floe_avro_node *node, const json_t *jf, co
             floe_avro_value *dv = floe_arena_alloc(c->a, sizeof *dv);
             if (!f->default_json || !dv)
                 return floe_error_set(c->err, FLOE_ENOMEM, "avro schema: out of memory");
-            if (json_to_value(c->a, f->type, jdef, dv, 0) == 0) {
+            /* a default that does not fit the type is not one (as other readers do) */
+            int fit = json_to_value(c->a, f->type, jdef, dv, 0);
+            if (fit < 0)
+                return floe_error_set(c->err, fit, "avro schema: out of memory");
+            if (fit == 0) {
                 f->default_value = dv;
                 f->has_default = true;
             }
@@ -664,6 +675,8 @@ int floe_avro_schema_parse(const char *json, size_t len, floe_avro_schema **out,
     floe_arena_init(&s->arena, 8192);
     json_error_t jerr;
     root = json_loadb(json, len, JSON_DECODE_ANY, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_out_of_memory)
+        FLOE_FAIL(err, FLOE_ENOMEM, "avro schema: out of memory");
     if (!root)
         FLOE_FAIL(err, FLOE_ECORRUPT, "avro schema: bad JSON at line %d column %d: %s",
                   jerr.line, jerr.column, jerr.text);

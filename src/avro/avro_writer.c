@@ -136,7 +136,7 @@ int floe_avro_writer_open(const floe_avro_schema *schema, const floe_avro_writer
     if (brc == 0)
         brc = floe_buf_append(out, w->sync, FLOE_AVRO_SYNC_SIZE);
     if (brc < 0) {
-        out->len = start;
+        floe_buf_truncate(out, start);
         FLOE_FAIL(err, brc, "avro writer: header: %s", floe_strerror(brc));
     }
 done:
@@ -184,7 +184,7 @@ int floe_avro_writer_flush(floe_avro_writer *w, floe_error *err) {
     if (rc == 0)
         rc = floe_buf_append(w->out, w->sync, FLOE_AVRO_SYNC_SIZE);
     if (rc < 0) {
-        w->out->len = start;
+        floe_buf_truncate(w->out, start);
         return floe_error_set(err, rc, "avro writer: block: %s", floe_strerror(rc));
     }
     floe_buf_reset(&w->block);
@@ -205,7 +205,7 @@ int floe_avro_writer_append(floe_avro_writer *w, const floe_avro_value *v, floe_
     size_t mark = w->block.len;
     int rc = floe_avro_value_encode(w->root, v, &w->block, err);
     if (rc < 0) {
-        w->block.len = mark;
+        floe_buf_truncate(&w->block, mark);
         floe_error_prefix(err, "avro writer: record %lld: ", (long long)w->total);
         return rc;
     }

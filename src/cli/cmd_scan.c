@@ -100,7 +100,9 @@ static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
                    tk->data_sequence_number);
             for (size_t d = 0; d < tk->ndeletes; d++) {
                 char *dp = NULL;
-                floe_table_resolve_path(t, tk->deletes[d]->file_path, &dp, NULL);
+                /* a path that does not resolve prints as "" */
+                FLOE_IGNORE_RESULT(
+                    floe_table_resolve_path(t, tk->deletes[d]->file_path, &dp, NULL));
                 printf("%s{\"path\":", d ? "," : "");
                 cli_json_str(stdout, tk->deletes[d]->file_path);
                 printf(",\"local_path\":");

@@ -200,8 +200,8 @@ static int serve_main(int argc, char **argv, bool work) {
 fail:
     rc = cli_fail(&err);
 out:
-    if (srv)
-        floe_server_close(srv, NULL);
+    if (srv && floe_server_close(srv, &err) < 0 && rc == FLOE_EXIT_OK)
+        rc = cli_fail(&err);
     floe_server_config_reset(&cfg);
     return rc;
 }

@@ -832,8 +832,9 @@ int floe_cmd_files(int argc, char **argv) {
     for (size_t i = 0; i < p->ntasks; i++) {
         const floe_scan_task *k = &p->tasks[i];
         floe_buf_reset(&b);
-        if (k->spec && k->spec->nfields)
-            floe_partition_spec_path(k->spec, k->file->partition, &b, NULL);
+        if (k->spec && k->spec->nfields &&
+            floe_partition_spec_path(k->spec, k->file->partition, &b, NULL) < 0)
+            floe_buf_reset(&b); /* a tuple without a path prints as "" */
         floe_buf_append_byte(&b, 0);
         if (to.json) {
             printf("%s{\"path\":", i ? "," : "");

@@ -232,9 +232,11 @@ static int ancestor_owner(const char *folder, char **owner, floe_error *err) {
             floe_error_clear(&e);
             if (floe_sql_open(db, &sql, &e) == 0) {
                 owner_ctx oc = {wh, folder, db, owner};
-                floe_sql_query(sql, "SELECT catalog_name, table_namespace, table_name, "
-                               "metadata_location FROM iceberg_tables", NULL, 0, row_owner,
-                               &oc, &e);
+                /* a catalog that cannot be read owns nothing we can name */
+                FLOE_IGNORE_RESULT(floe_sql_query(sql, "SELECT catalog_name, table_namespace, "
+                                                  "table_name, metadata_location FROM "
+                                                  "iceberg_tables", NULL, 0, row_owner, &oc,
+                                                  &e));
                 floe_sql_close(sql);
             }
         }

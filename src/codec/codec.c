@@ -457,7 +457,7 @@ static int zstd_decompress_split(floe_codec_ctx *ctx, const uint8_t *src, size_t
     FLOE_FORWARD_IF_ERROR(zstd_dctx(ctx, &dctx, err));
     /* head must take whole blocks until it reaches head_len */
     size_t block = fh.blockSizeMax ? fh.blockSizeMax : ZSTD_BLOCKSIZE_MAX;
-    head->len = 0;
+    floe_buf_reset(head);
     if (head_len > SIZE_MAX - block || floe_buf_reserve(head, head_len + block) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "zstd: out of memory");
     size_t zr = ZSTD_decompressBegin(dctx);
@@ -685,7 +685,7 @@ static int lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len
     return 0;
 fail:
     if (out)
-        out->len = start;
+        floe_buf_truncate(out, start);
     return rc;
 }
 

@@ -175,6 +175,7 @@ void floe_buf_init(floe_buf *b, size_t max) {
     b->len = 0;
     b->cap = 0;
     b->max = max ? max : SIZE_MAX;
+    b->error = 0;
 }
 
 void floe_buf_free(floe_buf *b) {
@@ -182,13 +183,19 @@ void floe_buf_free(floe_buf *b) {
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
+    b->error = 0;
 }
 
-void floe_buf_reset(floe_buf *b) { b->len = 0; }
+static int buf_fail(floe_buf *b, int code) {
+    b->error = code;
+    return code;
+}
 
 int floe_buf_reserve(floe_buf *b, size_t extra) {
+    if (b->error)
+        return b->error;
     if (extra > b->max || b->len > b->max - extra)
-        return FLOE_ELIMIT;
+        return buf_fail(b, FLOE_ELIMIT);
     size_t need = b->len + extra + 1; /* room for a NUL for detach */
     if (need <= b->cap)
         return 0;
@@ -202,7 +209,7 @@ int floe_buf_reserve(floe_buf *b, size_t extra) {
     }
     uint8_t *p = floe_realloc(b->data, ncap);
     if (!p)
-        return FLOE_ENOMEM;
+        return buf_fail(b, FLOE_ENOMEM);
     b->data = p;
     b->cap = ncap;
     return 0;
@@ -210,7 +217,7 @@ int floe_buf_reserve(floe_buf *b, size_t extra) {
 
 int floe_buf_append(floe_buf *b, const void *p, size_t n) {
     if (n == 0)
-        return 0;
+        return b->error;
     int rc = floe_buf_reserve(b, n);
     if (rc < 0)
         return rc;
@@ -220,7 +227,7 @@ int floe_buf_append(floe_buf *b, const void *p, size_t n) {
 }
 
 int floe_buf_append_byte(floe_buf *b, uint8_t c) {
-    if (b->len + 1 < b->cap) {
+    if (b->len + 1 < b->cap && !b->error) {
         b->data[b->len++] = c;
         return 0;
     }
@@ -234,8 +241,10 @@ int floe_buf_printf(floe_buf *b, const char *fmt, ...) {
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     int rc = 0;
-    if (n < 0)
-        rc = FLOE_EINVALID;
+    if (b->error)
+        rc = b->error;
+    else if (n < 0)
+        rc = buf_fail(b, FLOE_EINVALID);
     else if ((rc = floe_buf_reserve(b, (size_t)n)) == 0) {
         vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap2);
         b->len += (size_t)n;
@@ -254,5 +263,6 @@ char *floe_buf_detach(floe_buf *b, size_t *len_out) {
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
+    b->error = 0;
     return s;
 }

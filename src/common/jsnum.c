@@ -32,31 +32,30 @@ static int js_number(floe_buf *b, double v) {
     while (k > 1 && dig[k - 1] == '0')
         k--;
     int point = atoi(s + 1) + 1; /* digits before the decimal point */
-    int rc = 0;
     if (neg)
-        rc |= floe_buf_append_byte(b, '-');
+        floe_buf_append_byte(b, '-');
     if (k <= point && point <= 21) {
-        rc |= floe_buf_append(b, dig, (size_t)k);
+        floe_buf_append(b, dig, (size_t)k);
         for (int i = k; i < point; i++)
-            rc |= floe_buf_append_byte(b, '0');
+            floe_buf_append_byte(b, '0');
     } else if (0 < point && point <= 21) {
-        rc |= floe_buf_append(b, dig, (size_t)point);
-        rc |= floe_buf_append_byte(b, '.');
-        rc |= floe_buf_append(b, dig + point, (size_t)(k - point));
+        floe_buf_append(b, dig, (size_t)point);
+        floe_buf_append_byte(b, '.');
+        floe_buf_append(b, dig + point, (size_t)(k - point));
     } else if (-6 < point && point <= 0) {
-        rc |= floe_buf_append(b, "0.", 2);
+        floe_buf_append(b, "0.", 2);
         for (int i = 0; i < -point; i++)
-            rc |= floe_buf_append_byte(b, '0');
-        rc |= floe_buf_append(b, dig, (size_t)k);
+            floe_buf_append_byte(b, '0');
+        floe_buf_append(b, dig, (size_t)k);
     } else {
-        rc |= floe_buf_append_byte(b, (uint8_t)dig[0]);
+        floe_buf_append_byte(b, (uint8_t)dig[0]);
         if (k > 1) {
-            rc |= floe_buf_append_byte(b, '.');
-            rc |= floe_buf_append(b, dig + 1, (size_t)(k - 1));
+            floe_buf_append_byte(b, '.');
+            floe_buf_append(b, dig + 1, (size_t)(k - 1));
         }
-        rc |= floe_buf_printf(b, "e%c%d", point - 1 >= 0 ? '+' : '-', abs(point - 1));
+        floe_buf_printf(b, "e%c%d", point - 1 >= 0 ? '+' : '-', abs(point - 1));
     }
-    return rc < 0 ? FLOE_ENOMEM : 0;
+    return floe_buf_error(b); /* the first failed append, if any */
 }
 
 int floe_buf_append_js_double(floe_buf *b, double v) {

@@ -772,7 +772,7 @@ static int on_oversize(void *ctx, const char *source, int64_t line, int64_t offs
     }
     if (n > 0 && (rc = floe_quarantine_stream_piece(p->quarantine, bytes, n, &oc->err)) < 0) {
         oc->rc = rc;
-        floe_quarantine_stream_end(p->quarantine, NULL);
+        FLOE_IGNORE_RESULT(floe_quarantine_stream_end(p->quarantine, NULL)); /* oc->rc says */
         return 1;
     }
     if (last) {

@@ -229,7 +229,7 @@ static int check_field(const floe_field *f, floe_buf *scratch, floe_error *err, 
     if (depth > DEFAULT_MAX_DEPTH)
         return 0;
     for (int initial = 0; initial < 2; initial++) {
-        scratch->len = 0;
+        floe_buf_reset(scratch);
         FLOE_FORWARD_IF_ERROR(floe_default_render(f, initial, FLOE_PQ_ROWS_NDJSON, scratch, err));
     }
     for (size_t i = 0; i < f->nchildren; i++)

@@ -69,20 +69,24 @@ static int literal(binder *p, const floe_filter *fl, const floe_filter_lit *l,
         /* re-encoded as a JSON string for the value parser */
         floe_buf jb;
         floe_buf_init(&jb, 1 << 20);
-        int rc = floe_buf_append_byte(&jb, '"');
+        floe_buf_append_byte(&jb, '"');
         for (size_t i = 0; i < l->n; i++) {
             char c = l->text[i];
             if (c == '"' || c == '\\')
-                rc |= floe_buf_append_byte(&jb, '\\');
+                floe_buf_append_byte(&jb, '\\');
             if ((unsigned char)c < 0x20)
-                rc |= floe_buf_printf(&jb, "\\u%04x", (unsigned char)c);
+                floe_buf_printf(&jb, "\\u%04x", (unsigned char)c);
             else
-                rc |= floe_buf_append_byte(&jb, (uint8_t)c);
+                floe_buf_append_byte(&jb, (uint8_t)c);
         }
-        rc |= floe_buf_append_byte(&jb, '"');
+        floe_buf_append_byte(&jb, '"');
+        int rc = floe_buf_error(&jb);
         char *copy = rc < 0 ? NULL : floe_arena_strndup(p->arena, (const char *)jb.data, jb.len);
         tn = jb.len;
         floe_buf_free(&jb);
+        if (rc < 0)
+            return floe_filter_fail(fl, l->offset, p->err, rc, "string literal: %s",
+                                    floe_strerror(rc));
         if (!copy)
             return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
         text = copy;

@@ -1145,8 +1145,10 @@ static int multipart_complete(floe_s3_output *o, floe_error *err) {
         xml_escape(&body, o->etags[i]);
         floe_buf_printf(&body, "</ETag></Part>");
     }
-    if (floe_buf_printf(&body, "</CompleteMultipartUpload>") < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_printf(&body, "</CompleteMultipartUpload>");
+    if (floe_buf_error(&body) < 0) /* the first failed append, if any (floe_buf is sticky) */
+        FLOE_FAIL(err, floe_buf_error(&body), "CompleteMultipartUpload body: %s",
+                  floe_strerror(floe_buf_error(&body)));
     r.scheme = o->scheme;
     req_query(&r, "uploadId", o->upload_id);
     req_header(&r, "content-type", "application/xml");
@@ -1363,8 +1365,10 @@ static int delete_batch(floe_io *io, const char *scheme, const char *bucket,
         xml_escape(&body, keys[i]);
         floe_buf_printf(&body, "</Key></Object>");
     }
-    if (floe_buf_printf(&body, "</Delete>") < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_buf_printf(&body, "</Delete>");
+    if (floe_buf_error(&body) < 0) /* the first failed append, if any (floe_buf is sticky) */
+        FLOE_FAIL(err, floe_buf_error(&body), "DeleteObjects body: %s",
+                  floe_strerror(floe_buf_error(&body)));
     char md5[25];
     floe_s3_md5_base64(body.data, body.len, md5);
     r.scheme = scheme;

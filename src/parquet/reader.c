@@ -83,7 +83,7 @@ static bool whole_fits(const floe_pq_reader *r) {
 /* Read [off, off+n) into b (replacing its contents). */
 static int src_read_buf(floe_pq_reader *r, int64_t off, size_t n, floe_buf *b,
                         floe_error *err) {
-    b->len = 0;
+    floe_buf_reset(b);
     int rc = floe_buf_reserve(b, n ? n : 1);
     if (rc < 0)
         return floe_error_set(err, rc, "%s: cannot buffer %zu bytes", r->name, n);
@@ -1384,7 +1384,7 @@ static int decode_values(chunk_ctx *x, floe_colbuf *c, int enc, const uint8_t *p
     case FLOE_PQ_ENC_DELTA_BINARY_PACKED: {
         if (t != FLOE_PQ_INT32 && t != FLOE_PQ_INT64)
             break;
-        r->stage.len = 0;
+        floe_buf_reset(&r->stage);
         if (floe_buf_reserve(&r->stage, count * sw) < 0)
             return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
         if (t == FLOE_PQ_INT32)
@@ -1400,7 +1400,7 @@ static int decode_values(chunk_ctx *x, floe_colbuf *c, int enc, const uint8_t *p
             break;
         if (count > n / sw)
             return cfail(x, err, FLOE_ECORRUPT, off, "fewer BYTE_STREAM_SPLIT values than announced");
-        r->stage.len = 0;
+        floe_buf_reset(&r->stage);
         if (floe_buf_reserve(&r->stage, count * sw) < 0)
             return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
         FLOE_FORWARD_IF_ERROR(floe_bss_decode(p, n, (int)sw, r->stage.data, count, err));
@@ -1413,7 +1413,7 @@ static int decode_values(chunk_ctx *x, floe_colbuf *c, int enc, const uint8_t *p
             break;
         if (grow_u32(&r->stage_offsets, &r->stage_offsets_cap, count + 1) < 0)
             return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
-        r->stage_bytes.len = 0;
+        floe_buf_reset(&r->stage_bytes);
         if (enc == FLOE_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY)
             FLOE_FORWARD_IF_ERROR(floe_delta_length_decode(p, n, count, r->stage_offsets,
                                                            &r->stage_bytes, NULL, err));
@@ -1462,7 +1462,7 @@ static int page_bytes(chunk_ctx *x, const uint8_t *body, size_t blen, size_t ule
         *outn = 0;
         return 0;
     }
-    r->page.len = 0;
+    floe_buf_reset(&r->page);
     if (floe_buf_reserve(&r->page, ulen ? ulen : 1) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
     int rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, r->page.data, ulen,

@@ -391,7 +391,7 @@ static int write_struct(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     for (size_t i = 0; i < p->nchildren && rc == 0; i++) {
         const pq_plan *c = &p->children[i];
         if (c->hidden) {
-            a->discard.len = 0;
+            floe_buf_reset(&a->discard);
             rc = write_value(a, c, &a->discard, depth + 1);
             continue;
         }
@@ -515,7 +515,7 @@ static int sink_flush(floe_buf *b, floe_pq_sink_fn sink, void *ctx, floe_error *
     if (b->len == 0)
         return 0;
     int rc = sink(ctx, b->data, b->len);
-    b->len = 0;
+    floe_buf_reset(b);
     if (rc < 0)
         return floe_error_set(err, rc, "output: %s", floe_strerror(rc));
     return 0;
@@ -595,7 +595,7 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
             size_t mark = out.len;
             if (format == FLOE_PQ_ROWS_CSV) {
                 for (size_t i = 0, k = 0; i < top->nchildren; i++) {
-                    val.len = 0;
+                    floe_buf_reset(&val);
                     rc = write_value(&a, &top->children[i], &val, 1);
                     if (rc < 0)
                         goto free_printed;

@@ -2238,7 +2238,7 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
         uint8_t *copy = floe_arena_memdup(&w->arena, sc->tmp.data, sc->tmp.len ? sc->tmp.len : 1);
         if (!copy)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        floe_buf view = {copy, sc->tmp.len, sc->tmp.len, 0};
+        floe_buf view = {.data = copy, .len = sc->tmp.len, .cap = sc->tmp.len, .max = 0};
         stats_point(c, &m->statistics, &view, &b, true);
     }
     if (nenc && !m->encodings)

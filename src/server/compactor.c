@@ -1065,7 +1065,7 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
             if (fails) {
                 char *f = floe_asprintf("%s\t%s\t%s", tbl, part, e.msg);
                 if (f)
-                    (void)floe_strlist_push(fails, f, NULL);
+                    FLOE_IGNORE_RESULT(floe_strlist_push(fails, f, NULL));
                 floe_free(f);
             }
             if (rc == 0)
@@ -1286,7 +1286,7 @@ void srv_compactor_stop(floe_server *s) {
         c->thr_started = false;
     }
     if (s->catalog)
-        (void)floe_catalog_set_swap_hook(s->catalog, NULL, NULL, NULL);
+        FLOE_IGNORE_RESULT(floe_catalog_set_swap_hook(s->catalog, NULL, NULL, NULL));
     comp_free(s);
 }
 

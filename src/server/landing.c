@@ -352,8 +352,9 @@ static char *idem_key(const char *table, const char *key) {
 /* Drop this node's claim of k (shared index). Called with idx_mu. */
 static void idem_unclaim(floe_server *s, const char *k) {
     const char *p[] = {k, s->node};
-    (void)floe_sql_exec(s->land.db, "DELETE FROM idempotency_claims WHERE tbl_key=? AND node=?",
-                        p, 2, NULL, NULL);
+    FLOE_IGNORE_RESULT(floe_sql_exec(s->land.db,
+                                     "DELETE FROM idempotency_claims WHERE tbl_key=? AND node=?",
+                                     p, 2, NULL, NULL));
 }
 
 /* Shared index (several ingest nodes): claim the key before taking the request, so that
@@ -842,7 +843,7 @@ static int seal_quarantine(floe_server *s, seal_job *j, const char *why, floe_er
              j->table, (long long)j->records, uri, reason);
 done:
     if (q)
-        floe_quarantine_close(q, NULL);
+        FLOE_IGNORE_RESULT(floe_quarantine_close(q, NULL)); /* rc already says it failed */
     if (rc < 0 && written)
         floe_io_delete(s->cfg.io, uri, NULL);
     floe_buf_free(&raw);
@@ -1200,8 +1201,8 @@ static int reconcile_file(void *ctx, const floe_io_entry *e) {
             return 0; /* unknown: keep it */
         known = r.got;
     }
-    if (!known)
-        floe_strlist_push(&rc->victims, e->uri, NULL);
+    if (!known) /* out of memory: the file is kept, as an unknown one is */
+        FLOE_IGNORE_RESULT(floe_strlist_push(&rc->victims, e->uri, NULL));
     return 0;
 }
 
@@ -1464,8 +1465,10 @@ uint64_t srv_landing_max_frame(floe_server *s) {
     row_nums r = {0};
     const char *pnode[] = {s->node};
     pthread_mutex_lock(&s->land.idx_mu);
-    (void)floe_sql_query(s->land.db, "SELECT COALESCE(MAX(last_frame),0) FROM landing_files "
-                         "WHERE node=?", pnode, 1, first_row_nums, &r, NULL);
+    FLOE_IGNORE_RESULT(floe_sql_query(s->land.db,
+                                      "SELECT COALESCE(MAX(last_frame),0) FROM landing_files "
+                                      "WHERE node=?",
+                                      pnode, 1, first_row_nums, &r, NULL));
     pthread_mutex_unlock(&s->land.idx_mu);
     return r.got ? (uint64_t)r.v[0] : 0;
 }

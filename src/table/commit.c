@@ -335,7 +335,7 @@ static void prio_release(priority *p) {
         return;
     floe_error e;
     floe_error_clear(&e);
-    (void)floe_lease_release(p->store, &p->key, p->owner, &e);
+    FLOE_IGNORE_RESULT(floe_lease_release(p->store, &p->key, p->owner, &e));
     p->held = false;
 }
 

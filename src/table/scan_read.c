@@ -194,7 +194,7 @@ static int line_sink_cb(void *ctx, const void *p, size_t n) {
         if (!nl)
             break;
         int rc = ls->fn(ls->ctx, ls->pos++, (const char *)ls->line.data, ls->line.len);
-        ls->line.len = 0;
+        floe_buf_reset(&ls->line);
         if (rc) {
             ls->stop_rc = rc;
             return FLOE_ECANCELLED;
@@ -633,7 +633,7 @@ static int out_flush(scan_ctx *c) {
     if (!c->out.len)
         return 0;
     int rc = c->sink(c->sink_ctx, c->out.data, c->out.len);
-    c->out.len = 0;
+    floe_buf_reset(&c->out);
     if (rc < 0)
         return floe_error_set(c->err, rc, "output: %s", floe_strerror(rc));
     return 0;
@@ -691,7 +691,7 @@ static int eq_deleted(scan_ctx *c, bool *deleted) {
         del_cache *dc = c->eq[d];
         if (!dc->nkeys)
             continue;
-        c->key.len = 0;
+        floe_buf_reset(&c->key);
         for (size_t k = 0; k < c->eq_nids[d]; k++) {
             int ti = top_index_of(c, c->eq_ids[d][k]);
             span v = ti >= 0 ? c->cells[ti] : NULL_SPAN;
@@ -881,7 +881,7 @@ static int emit_row(scan_ctx *c) {
             rc |= floe_buf_append_byte(&c->out, ',');
         if (oc->depth > 1) {
             /* the value below the top-level field, extracted into scratch text */
-            c->key.len = 0;
+            floe_buf_reset(&c->key);
             FLOE_FORWARD_IF_ERROR(extract(c, v, oc->chain, oc->depth, &c->key));
             v = (span){(const char *)c->key.data, c->key.len};
         }

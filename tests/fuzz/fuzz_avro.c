@@ -46,7 +46,7 @@ static void read_all(const uint8_t *data, size_t size, const floe_avro_reader_op
     int n = 0;
     while (n < 100000 && floe_avro_reader_next(r, &v, &err) == 1) {
         floe_buf_reset(&json);
-        (void)floe_avro_value_to_json(floe_avro_reader_schema(r), v, &json, &err);
+        FLOE_IGNORE_RESULT(floe_avro_value_to_json(floe_avro_reader_schema(r), v, &json, &err));
         n++;
     }
     floe_buf_free(&json);

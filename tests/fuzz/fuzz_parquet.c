@@ -43,8 +43,8 @@ int floe_fuzz_parquet_one(const uint8_t *data, size_t size) {
             floe_pq_chunk_info ci;
             floe_pq_reader_chunk_info(r, g, c, &ci);
             b.len = 0;
-            (void)floe_pq_reader_chunk_stat_json(r, g, c, false, &b, NULL);
-            (void)floe_pq_reader_chunk_stat_json(r, g, c, true, &b, NULL);
+            FLOE_IGNORE_RESULT(floe_pq_reader_chunk_stat_json(r, g, c, false, &b, NULL));
+            FLOE_IGNORE_RESULT(floe_pq_reader_chunk_stat_json(r, g, c, true, &b, NULL));
         }
     floe_buf_free(&b);
     const floe_schema *is = NULL;
@@ -66,8 +66,8 @@ int floe_fuzz_parquet_one(const uint8_t *data, size_t size) {
             floe_pq_reader_set_filter(r, expr, NULL) == 0) {
             floe_pq_reader_rewind(r);
             total = 0;
-            (void)floe_pq_reader_dump(r, FLOE_PQ_ROWS_NDJSON, 100000, null_sink, &total, NULL,
-                                      NULL);
+            FLOE_IGNORE_RESULT(floe_pq_reader_dump(r, FLOE_PQ_ROWS_NDJSON, 100000, null_sink,
+                                                   &total, NULL, NULL));
         }
         break;
     }

@@ -201,14 +201,14 @@ static void fuzz_values(const uint8_t *data, size_t size) {
                       v.type == FLOE_TYPE_DOUBLE); /* NaN != NaN */
             }
             out.len = 0;
-            (void)floe_value_to_binary(&v, &out, &err);
+            FLOE_IGNORE_RESULT(floe_value_to_binary(&v, &out, &err));
             int32_t h;
-            (void)floe_value_hash(&v, &h, &err);
+            FLOE_IGNORE_RESULT(floe_value_hash(&v, &h, &err));
         }
         /* the JSON form of this value */
         if (floe_value_from_json(col, (const char *)data, size, &arena, &v, &err) == 0) {
             out2.len = 0;
-            (void)floe_value_to_json(&v, &out2, &err);
+            FLOE_IGNORE_RESULT(floe_value_to_json(&v, &out2, &err));
             if (src[k].is_null && (k & 1))
                 src[k] = v;
         }
@@ -232,8 +232,8 @@ static void fuzz_values(const uint8_t *data, size_t size) {
         }
         for (size_t k = 0; k < nf; k++) {
             out.len = 0;
-            (void)floe_transform_human_string(fixed_spec->fields[k].transform, &tuple[k], &out,
-                                              &err);
+            FLOE_IGNORE_RESULT(floe_transform_human_string(fixed_spec->fields[k].transform,
+                                                           &tuple[k], &out, &err));
         }
     }
     free(src);

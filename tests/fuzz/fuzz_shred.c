@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     floe_shredder_stats(sh, &st);
     if (st.records_accepted != b.nrows)
         abort();
-    (void)floe_shredder_feed_array(sh, data, size, "fuzz", 0, &b, NULL, NULL, &err);
+    FLOE_IGNORE_RESULT(floe_shredder_feed_array(sh, data, size, "fuzz", 0, &b, NULL, NULL, &err));
     check_rows(&b);
     floe_batch_free(&b);
     floe_shredder_free(sh);

@@ -952,8 +952,8 @@ static int64_t read_with_block(const char *schema, const uint8_t *block, size_t 
     floe_buf_init(&f, 0);
     floe_avro_writer_options wo = {.sync = test_sync};
     floe_avro_writer *w;
-    floe_avro_writer_open(s, &wo, &f, &w, err);
-    floe_avro_writer_close(w, err);
+    if (floe_avro_writer_open(s, &wo, &f, &w, err) < 0 || floe_avro_writer_close(w, err) < 0)
+        harness_fail(__FILE__, __LINE__, "%s", err->msg);
     floe_buf_append(&f, block, n);
     if (add_sync)
         floe_buf_append(&f, test_sync, 16);
@@ -1069,6 +1069,48 @@ TEST(test_block_cap) {
 }
 
 /* ---- failure injection ---------------------------------------------------------------- */
+
+/* A field default survives every failed allocation: the parse either fails with
+ * FLOE_ENOMEM or keeps the default (an allocation failure is not a default that does not
+ * fit its type). */
+TEST(test_schema_defaults_under_alloc_failures) {
+    /* defaults larger than the schema arena's first block, so that converting them
+     * allocates */
+    static char SCHEMA[3 * 20000 + 512];
+    char big[20001];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    snprintf(SCHEMA, sizeof SCHEMA,
+             "{\"type\":\"record\",\"name\":\"r\",\"fields\":["
+             "{\"name\":\"a\",\"type\":{\"type\":\"array\",\"items\":\"string\"},"
+             "\"default\":[\"x\",\"%s\"]},"
+             "{\"name\":\"m\",\"type\":{\"type\":\"map\",\"values\":\"bytes\"},"
+             "\"default\":{\"k\":\"%s\"}},"
+             "{\"name\":\"s\",\"type\":\"string\",\"default\":\"%s\"},"
+             "{\"name\":\"u\",\"type\":[\"null\",\"string\"],\"default\":null}]}",
+             big, big, big);
+    bool succeeded = false;
+    for (uint64_t n = 1; n < 2000 && !succeeded; n++) {
+        floe_error err;
+        floe_error_clear(&err);
+        floe_avro_schema *s = NULL;
+        floe_alloc_fail_after(n);
+        int rc = floe_avro_schema_parse(SCHEMA, strlen(SCHEMA), &s, &err);
+        floe_alloc_fail_after(0);
+        if (rc == 0) {
+            const floe_avro_node *root = floe_avro_schema_root(s);
+            for (size_t i = 0; i < root->n_fields; i++)
+                if (!root->fields[i].has_default)
+                    harness_fail(__FILE__, __LINE__, "alloc fail %llu: field %s lost its default",
+                                 (unsigned long long)n, root->fields[i].name);
+            succeeded = true;
+        } else {
+            CHECK_EQ_INT(rc, FLOE_ENOMEM);
+        }
+        floe_avro_schema_free(s);
+    }
+    CHECK(succeeded);
+}
 
 TEST(test_alloc_failures) {
     floe_buf f;
@@ -1527,6 +1569,7 @@ int main(void) {
     RUN(test_corrupt_snappy_crc);
     RUN(test_block_cap);
     RUN(test_alloc_failures);
+    RUN(test_schema_defaults_under_alloc_failures);
     RUN(test_file_io);
     RUN(test_avsc_reads_floe);
     RUN(test_floe_reads_avsc);

@@ -66,12 +66,39 @@ TEST(test_buf_bounded) {
     CHECK_OK(floe_buf_append(&b, "12345", 5), (floe_error){0});
     CHECK_EQ_INT(floe_buf_append(&b, "123456", 6), FLOE_ELIMIT);
     CHECK_EQ_INT(b.len, 5);
+    CHECK_EQ_INT(floe_buf_error(&b), 0 + FLOE_ELIMIT);
+    /* the first failure sticks: later appends that would fit change nothing */
+    CHECK_EQ_INT(floe_buf_printf(&b, "%d", 42), FLOE_ELIMIT);
+    CHECK_EQ_INT(floe_buf_append_byte(&b, 'x'), FLOE_ELIMIT);
+    CHECK_EQ_INT(floe_buf_append(&b, "", 0), FLOE_ELIMIT);
+    CHECK_EQ_INT(b.len, 5);
+    CHECK(floe_buf_detach(&b, NULL) == NULL);
+    floe_buf_truncate(&b, 5); /* undoing the failed appends clears it */
+    CHECK_EQ_INT(floe_buf_error(&b), 0);
     CHECK_OK(floe_buf_printf(&b, "%d", 42), (floe_error){0});
     size_t n;
     char *s = floe_buf_detach(&b, &n);
     CHECK_EQ_STR(s, "1234542");
     CHECK_EQ_INT(n, 7);
     floe_free(s);
+    floe_buf_free(&b);
+}
+
+/* A chain of appends checked once: an allocation failure in the middle is not hidden by
+ * the appends after it succeeding. */
+TEST(test_buf_sticky_out_of_memory) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_alloc_fail_after(1);
+    floe_buf_append(&b, "<Delete>", 8);
+    floe_alloc_fail_after(0);
+    floe_buf_append(&b, "<Object>", 8);
+    floe_buf_printf(&b, "%s", "</Delete>");
+    CHECK_EQ_INT(floe_buf_error(&b), 0 + FLOE_ENOMEM);
+    CHECK_EQ_INT(b.len, 0);
+    floe_buf_reset(&b);
+    CHECK_OK(floe_buf_append(&b, "ok", 2), (floe_error){0});
+    CHECK_EQ_INT(floe_buf_error(&b), 0);
     floe_buf_free(&b);
 }
 
@@ -173,6 +200,7 @@ int main(void) {
     RUN(test_alloc_fail_after);
     RUN(test_arena);
     RUN(test_buf_bounded);
+    RUN(test_buf_sticky_out_of_memory);
     RUN(test_varint);
     RUN(test_crc);
     RUN(test_parse_literals);

@@ -426,7 +426,7 @@ TEST(test_crash_between_commit_and_index_mixed_lease) {
     /* 2: ids 41-80 land after it: pending files beside the leased ones */
     CHECK_EQ_INT(hs_post_ids(floe_server_port(s), "shop.t", 41, 80, names, 2), 200);
     REQUIRE(floe_server_flush(s, false, &err) == 0);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
 
     /* the swap itself marked the first two committed (one transaction with the catalog
      * pointer), although the compactor never heard back */
@@ -446,7 +446,7 @@ TEST(test_crash_between_commit_and_index_mixed_lease) {
     w.mode = HOOK_PASS;
     s = open_server(&cfg, &w);
     REQUIRE(floe_server_flush(s, true, &err) == 0);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     CHECK_EQ_INT(w.calls, 2);
     nix = read_index(wh, ix, 16);
     REQUIRE(nix == 4);
@@ -513,7 +513,7 @@ TEST(test_id_committed_by_another_worker_meanwhile) {
     w.calls = 0;
     w.nseen = 0;
     REQUIRE(floe_server_flush(s, true, &err) == 0);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     CHECK_EQ_INT(w.calls, 1);
     CHECK_EQ_INT((int)w.nseen, 2);
     nix = read_index(wh, ix, 16);
@@ -597,8 +597,8 @@ static void takeover(const char *dir, bool expire_meanwhile) {
     REQUIRE(floe_server_flush(s, true, &err) == 0);
     REQUIRE(floe_server_flush(s2, true, &err) == 0);
     CHECK_EQ_INT(w.calls, 0);
-    floe_server_close(s2, &err);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s2, &err));
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     unsetenv("FLOE_COMPACT_LEASE_MS");
     nix = read_index(wh, ix, 16);
     CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 2);
@@ -675,7 +675,7 @@ TEST(test_legacy_index_moves_into_catalog) {
     floe_free(ans);
     floe_free(body);
     REQUIRE(floe_server_flush(s, true, &err) == 0);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     CHECK_EQ_INT(w.calls, 1);
     index_row ix[4];
     size_t nix = read_index(wh, ix, 4);

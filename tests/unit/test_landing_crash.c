@@ -80,7 +80,7 @@ static int compact_in_child(const char *dir, uint64_t at, uint64_t *points) {
         int rc = floe_server_flush(s, true, &err);
         uint64_t n = floe_crash_count();
         floe_crash_arm(0);
-        floe_server_close(s, NULL);
+        FLOE_IGNORE_RESULT(floe_server_close(s, NULL));
         if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n)
             _exit(3);
         _exit(rc == 0 ? 0 : 4); /* _exit: the harness's exit handlers are the parent's */

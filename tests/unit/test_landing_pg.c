@@ -138,7 +138,7 @@ TEST(test_swap_marks_landing_files_committed) {
     /* nothing is left to compact: the hook is not called again */
     REQUIRE_OK(floe_server_flush(s, true, &err), err);
     CHECK_EQ_INT(w.calls, 2);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
 
     /* every event once */
     floe_catalog *cat = NULL;
@@ -294,8 +294,8 @@ TEST(test_noop_after_stall_in_swap_keeps_files_committed) {
     hs_append_and_expire(cat, a.ns, "t");
     CHECK_OK(floe_server_flush(s1, true, &err), err);
     CHECK_OK(floe_server_flush(s2, true, &err), err);
-    floe_server_close(s2, &err);
-    floe_server_close(s1, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s2, &err));
+    FLOE_IGNORE_RESULT(floe_server_close(s1, &err));
     unsetenv("FLOE_COMPACT_LEASE_MS");
     int counts[32];
     hs_check_once(counts, hs_count_ids(cat, a.ns, "t", counts, 32), 20);
@@ -327,7 +327,7 @@ TEST(test_keyed_request_fails_closed_without_claims) {
     CHECK_EQ_INT(hs_post(port, e.table, body, "key-1", NULL, NULL), 200);
     CHECK_EQ_INT(hs_post(port, e.table, body, "key-1", NULL, NULL), 200);
     CHECK_OK(floe_server_flush(s, true, &err), err);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     floe_catalog *cat = NULL;
     REQUIRE_OK(floe_catalog_open_postgres(NULL, uri, "default", e.wh, &cat, &err), err);
     int counts[32];
@@ -367,7 +367,7 @@ TEST(test_claim_age_by_database_clock) {
     CHECK_EQ_INT(hs_post(floe_server_port(s), e.table, body, "key-1", NULL, NULL), 200);
     /* nothing left pending for the other users of this database (serve_remote.sh) */
     CHECK_OK(floe_server_flush(s, true, &err), err);
-    floe_server_close(s, &err);
+    FLOE_IGNORE_RESULT(floe_server_close(s, &err));
     floe_sql_close(db);
     floe_free(body);
     floe_server_config_reset(&e.cfg);

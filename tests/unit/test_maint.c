@@ -222,16 +222,19 @@ static int delete_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
         }
         floe_manifest_reader *r = NULL;
         floe_manifest_read_options ro = {.manifest = &ml.files[i]};
-        floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &ro, &r, err);
+        if (floe_manifest_reader_open(NULL, ml.files[i].manifest_path, &ro, &r, err) < 0)
+            harness_fail(__FILE__, __LINE__, "%s", err->msg);
         const floe_manifest_entry *e;
         while (floe_manifest_reader_next(r, &e, err) == 1) {
             if (e->status == FLOE_ENTRY_DELETED)
                 continue;
             if (strstr(e->file.file_path, c->needle)) {
-                floe_manifest_writer_delete(w, e, err);
+                if (floe_manifest_writer_delete(w, e, err) < 0)
+                    harness_fail(__FILE__, __LINE__, "%s", err->msg);
                 c->n++;
             } else {
-                floe_manifest_writer_existing(w, e, err);
+                if (floe_manifest_writer_existing(w, e, err) < 0)
+                    harness_fail(__FILE__, __LINE__, "%s", err->msg);
             }
         }
         floe_manifest_reader_close(r);

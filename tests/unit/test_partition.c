@@ -1183,9 +1183,9 @@ static void check_projection(floe_transform t, floe_pred_op op, const floe_value
     if (!floe_pred_eval(pr.op, &tx, &pr.value)) {
         char name[32];
         floe_buf_reset(&tbuf);
-        floe_value_to_json(x, &tbuf, &err);
+        FLOE_IGNORE_RESULT(floe_value_to_json(x, &tbuf, &err)); /* a message only */
         floe_buf_append(&tbuf, " vs ", 4);
-        floe_value_to_json(lit, &tbuf, &err);
+        FLOE_IGNORE_RESULT(floe_value_to_json(lit, &tbuf, &err));
         harness_fail(__FILE__, __LINE__, "%s op %d: x=%s: projection op %d fails",
                      floe_transform_name(t, name, sizeof name), (int)op, bstr(&tbuf),
                      (int)pr.op);

@@ -493,7 +493,8 @@ static void append_rows(env *e, int64_t base, int n) {
 static int64_t live_files(floe_table *t, int64_t *deletes) {
     floe_error err;
     floe_scan_plan *p = NULL;
-    floe_table_refresh(t, &err);
+    if (floe_table_refresh(t, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "refresh: %s", err.msg);
     if (floe_scan_plan_files(t, NULL, &p, &err) < 0)
         return -1;
     int64_t n = (int64_t)p->ntasks;

@@ -107,7 +107,8 @@ static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append
 static char *live_paths(floe_table *t, int64_t *nfiles) {
     floe_error err;
     floe_scan_plan *p = NULL;
-    floe_table_refresh(t, &err);
+    if (floe_table_refresh(t, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "refresh: %s", err.msg);
     if (floe_scan_plan_files(t, NULL, &p, &err) < 0) {
         harness_fail(__FILE__, __LINE__, "scan: %s", err.msg);
         return NULL;
@@ -281,7 +282,8 @@ static void check_pruning(const char *path, const char *filter) {
 
 static const floe_data_file *only_file(floe_table *t, floe_scan_plan **p) {
     floe_error err;
-    floe_table_refresh(t, &err);
+    if (floe_table_refresh(t, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "refresh: %s", err.msg);
     if (floe_scan_plan_files(t, NULL, p, &err) < 0 || (*p)->ntasks != 1) {
         harness_fail(__FILE__, __LINE__, "expected one live file");
         return NULL;
