@@ -1079,9 +1079,8 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     }
     rw_malloc_policy();
     exec_init(&x, t, p, o);
-    /* outputs are large and synced at close anyway: write them past the page cache
-     * (bench/compact: the copy into the page cache cost 1.5-2.5 s of the 1-thread run's
-     * 14 s on its VM, the direct writes 0.1 s) */
+    /* outputs are large and synced at close anyway: write them past the page cache, whose
+     * copy costs more than the direct writes (bench/RESULTS.md, "Choices") */
     x.wo.output.direct = o->fsync;
     x.outs = floe_calloc(p->ngroups, sizeof *x.outs);
     x.finished = floe_calloc(p->ngroups, sizeof *x.finished);
@@ -1103,11 +1102,9 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (conc > (int64_t)p->ngroups)
         conc = (int64_t)p->ngroups;
     x.prefetch = threads >= 2;
-    /* No write-behind (04620c3): it would spare the worker its waits in write(2) (0.8 s
-     * of the 1-thread bench/compact run under strace), but its fresh chunk buffers per row
-     * group raised peak RSS by 20-50 MiB with 2 threads (to 310-341 MiB) and by ~30 MiB
-     * on the 1-thread re-encode of 128 MiB row groups (387 -> 419 MiB), against issue 5's
-     * bound of 320 MiB for one group. */
+    /* No write-behind: it would spare the worker its waits in write(2), but its fresh
+     * chunk buffers per row group raise peak memory past the bound of one group's
+     * (bench/RESULTS.md, "Choices") */
     /* a group's writer encodes columns on the threads the group has, beside its reader
      * thread (the file is the same whatever the number) */
     {

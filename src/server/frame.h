@@ -43,7 +43,8 @@ enum { FLOE_SECTION_RECORDS = 1, FLOE_SECTION_QUARANTINE = 2, FLOE_SECTION_ANSWE
 /* Section codecs. The codec is recorded per section, and a landing file is the
  * concatenation of one codec's sections (a valid .zst / .lz4 stream, or plain NDJSON), so
  * files and WAL segments written with any codec stay readable after the setting changes.
- * lz4 is the default since session 3: zstd level 1 was ~45% of the server's CPU. */
+ * lz4 is the default: zstd, even at level 1, costs the server far more CPU
+ * (bench/RESULTS.md, "Choices"). */
 enum { FLOE_CODEC_NONE_ = 0, FLOE_CODEC_ZSTD_ = 1, FLOE_CODEC_LZ4_ = 2 };
 #define FLOE_CODEC_MAX_ FLOE_CODEC_LZ4_
 #define FLOE_SECTION_MAX_RAW (1u << 30) /* hostile-length cap of a decoded section */
