@@ -7,7 +7,9 @@ Fails (exit 1, one line per problem) when `nm -D --defined-only` of the library 
   - a symbol without the floe_ prefix,
   - a symbol no header in HEADER_DIR declares (an internal function leaking out),
   - a data symbol outside the read-only sections (a writable global),
-or when a header declares a function (not static inline) the library does not export.
+or when a header declares a function (not static inline) the library does not export,
+or when a function a header declares (static inline ones too) is undocumented: the lines
+around its declaration, up to the nearest blank lines, hold no comment.
 """
 import re
 import subprocess
@@ -45,6 +47,29 @@ def declared(header_dir):
                 top.append(ch)
         funcs |= set(DECL_RE.findall("".join(top)))
     return funcs - inline, data, inline
+
+
+def undocumented(header_dir):
+    """header:line: name of each declaration whose paragraph has no comment."""
+    out = []
+    for h in sorted(Path(header_dir).glob("*.h")):
+        lines = h.read_text(encoding="utf-8").split("\n")
+        para = []
+        for i, line in enumerate(lines + [""]):
+            if line.strip():
+                para.append((i + 1, line))
+                continue
+            text = "\n".join(l for _, l in para)
+            if para and "/*" not in text and "//" not in text:
+                for lineno, l in para:
+                    # a declaration starts at column 0; typedefs and macros are not symbols
+                    if l[:1] in (" ", "\t", "#", "}") or l.startswith("typedef"):
+                        continue
+                    m = DECL_RE.search(l)
+                    if m and "(*" not in l:
+                        out.append(f"{h.name}:{lineno}: {m.group(1)}")
+            para = []
+    return out
 
 
 def exported(lib):
@@ -92,6 +117,8 @@ def main(argv):
                             f"{sections.get(name, '?')})")
     for name in sorted((funcs | data) - set(syms)):
         problems.append(f"{name}: declared in {header_dir} but not exported by the library")
+    for where in undocumented(header_dir):
+        problems.append(f"{where}: declared without a comment saying what it does")
     for p in problems:
         print(p)
     n_func = sum(1 for k in syms.values() if k in "Tt")

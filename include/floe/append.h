@@ -58,6 +58,12 @@ void floe_append_free(floe_append *a); /* accepts NULL */
 /* Stage a data file (deep-copied). Only content DATA is accepted; npartition must be the
  * default spec's field count. */
 int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) FLOE_NODISCARD;
+/* Commit to branch `branch` (copied) instead of main: the new snapshot's parent is the
+ * branch's head, only the branch moves (write-audit-publish: main is published later
+ * with floe ref fast-forward or floe snapshots cherrypick), and the once-marker is looked
+ * for in the branch's lineage. The branch must exist when the commit runs (FLOE_ENOTFOUND;
+ * a tag is FLOE_EINVALID). NULL or "main": main. */
+int floe_append_set_branch(floe_append *a, const char *branch, floe_error *err) FLOE_NODISCARD;
 /* Extra summary entry (copied); floe's own keys win over the caller's on a clash. */
 int floe_append_set_summary(floe_append *a, const char *key, const char *value,
                             floe_error *err) FLOE_NODISCARD;
@@ -141,6 +147,7 @@ typedef struct floe_table_append_options {
     const floe_kv *summary;     /* extra summary entries */
     size_t nsummary;
     const char *once_key, *once_value; /* exactly-once marker, or NULL */
+    const char *branch;         /* commit to this branch, NULL = main (floe_append_set_branch) */
     bool fsync;                 /* fsync data files (default via _init: true) */
     int manifest_merge;         /* -1 (default) = commit.manifest-merge.enabled, 0 off,
                                    1 on */

@@ -290,6 +290,12 @@ typedef struct floe_avro_reader_options {
      * stay well under it, so only zero-byte values (nulls, empty records) and many
      * reader-side defaults can reach it. */
     size_t max_values_bytes;
+    /* Decompressed bytes of all blocks together (the whole file's records); past it
+     * next() fails with FLOE_ELIMIT naming the file and the cap. 0 = no cap (each block
+     * is still capped). total_cap_hint, when set, names the setting that raises it in
+     * that error ("FLOE_MANIFEST_MAX_BYTES"). */
+    uint64_t max_total_bytes;
+    const char *total_cap_hint;
     /* Names the file in error messages ("manifest-list snap-1.avro"); may be NULL. */
     const char *name;
 } floe_avro_reader_options;
@@ -346,10 +352,12 @@ typedef struct floe_avro_cursor {
     uint64_t budget;      /* values the block may still produce */
 } floe_avro_cursor;
 
+/* File offset of the next byte (for error messages). */
 static inline int64_t floe_avro_cursor_off(const floe_avro_cursor *c) {
     return c->base_off + (int64_t)(c->p - c->start);
 }
 
+/* Bytes left in the block. */
 static inline size_t floe_avro_cursor_left(const floe_avro_cursor *c) {
     return (size_t)(c->end - c->p);
 }
@@ -387,6 +395,7 @@ static inline int floe_avro_cursor_long(floe_avro_cursor *c, int64_t *out, floe_
     return FLOE_ECORRUPT;
 }
 
+/* Zigzag varint int: a long as above, FLOE_ECORRUPT outside the int32 range. */
 static inline int floe_avro_cursor_int(floe_avro_cursor *c, int32_t *out, floe_error *err) {
     int64_t v;
     if (floe_avro_cursor_long(c, &v, err) < 0)

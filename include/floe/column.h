@@ -123,10 +123,12 @@ void floe_batch_cursor_free(floe_batch_cursor *c);
 int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_cursor *cur,
                          size_t nrows);
 
+/* A batch with one empty column buffer per leaf of s (s is borrowed: it outlives b).
+ * FLOE_ENOMEM. */
 int floe_batch_init(floe_batch *b, const floe_schema *s);
-void floe_batch_free(floe_batch *b);
-void floe_batch_clear(floe_batch *b);
-size_t floe_batch_bytes(const floe_batch *b);
+void floe_batch_free(floe_batch *b);  /* frees the buffers; a freed batch may be freed again */
+void floe_batch_clear(floe_batch *b); /* empties the buffers, keeping their capacity */
+size_t floe_batch_bytes(const floe_batch *b); /* bytes held: values, levels, offsets */
 
 FLOE_API_END
 

@@ -66,6 +66,7 @@ typedef struct floe_convert_options {
                                        (NULL: the default) */
 } floe_convert_options;
 
+/* The defaults listed above. */
 void floe_convert_options_init(floe_convert_options *o);
 
 typedef struct floe_convert_result {
@@ -81,6 +82,7 @@ typedef struct floe_convert_result {
     char **file_uris;               /* files written, in order (owned) */
 } floe_convert_result;
 
+/* Free the file_uris the result owns (files becomes 0). Accepts NULL. */
 void floe_convert_result_free(floe_convert_result *r);
 
 /* Convert the inputs ("-" = standard input) in order. On error every Parquet file written

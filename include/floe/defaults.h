@@ -22,7 +22,7 @@ extern "C" {
 FLOE_API_BEGIN
 
 /* The default of field f (initial-default when initial, else write-default) as the text
- * floe's row printers print (fmt NDJSON or CANONICAL; CSV renders as NDJSON), appended
+ * floe's row printers print (fmt NDJSON or CANONICAL), appended
  * to out: "null" when the field has none; a struct default is the object of its fields'
  * values, each field left out of it taking its own default (format/spec.md "Default
  * values"). FLOE_EINVALID names the field when the JSON is not a valid value of its type

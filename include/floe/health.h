@@ -93,6 +93,7 @@ typedef struct floe_health_options {
     bool no_listing;           /* do not list the table location (bytes on disk) */
 } floe_health_options;
 
+/* The defaults listed above. */
 void floe_health_options_init(floe_health_options *o);
 
 /* Data and delete file figures of a table or one partition. */

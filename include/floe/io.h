@@ -10,7 +10,7 @@
  * URI's scheme (a table of operations per scheme: "file" and plain paths; "s3", "s3a", "s3n"),
  * holds the object-storage settings (endpoint, region, addressing, credentials, retry
  * policy), counts the requests made through it (floe_io_stats) and carries its own fault
- * hooks. Two contexts in one process are independent: each table, catalog, reader or
+ * hooks (for tests: src/io/io_faults.h, not installed). Two contexts in one process are independent: each table, catalog, reader or
  * writer uses the context it was opened with. A NULL context means the built-in default:
  * local files, and object storage on AWS with no credentials (every remote request then
  * fails with FLOE_EAUTH naming the URI, unless anonymous access is set) - an embedder
@@ -161,7 +161,8 @@ void floe_input_close(floe_input *in);
 /* A read-only view of the whole input in memory (mmap of a local file), so readers can
  * decode from the page cache without copying. Returns 0 and *out (valid until
  * floe_input_close; floe_input_size bytes), 1 when the input cannot be mapped (object
- * storage, an empty or special file, mmap refused, or no floe_map_guard slot left): use
+ * storage, an empty or special file, mmap refused, no floe_map_guard slot left, or no
+ * SIGBUS handler installed: floe_map_guard_install): use
  * floe_input_read_at then. Negative on an injected read fault (mapping counts as one read
  * of FLOE_IO_FAULT_READ). Mapping twice returns the same view.
  *
@@ -246,34 +247,6 @@ char *floe_io_uri_key(const char *uri);
 /* True when location `uri` is `prefix` itself or lies under it (at a '/' boundary),
  * comparing keys. */
 bool floe_io_uri_within(const char *uri, const char *prefix);
-
-/* ---------------------------------------------------------------------------------------
- * Fault injection, for tests (tests/unit/fault.h builds loops on it). Per context (NULL:
- * the default context) and thread-safe; costs two relaxed atomics per system call when
- * unused.
- * ------------------------------------------------------------------------------------- */
-typedef enum floe_io_fault_kind {
-    FLOE_IO_FAULT_OPEN = 0, /* opening an input; creating an output's temporary file */
-    FLOE_IO_FAULT_READ,     /* each read(2)/pread(2) of an input */
-    FLOE_IO_FAULT_WRITE,    /* each write(2) of an output */
-    FLOE_IO_FAULT_FSYNC,    /* fsync of an output and of its directory */
-    FLOE_IO_FAULT_RENAME,   /* publishing an output: rename(2), or link(2) for no_overwrite */
-    FLOE_IO_FAULT_NKINDS
-} floe_io_fault_kind;
-
-/* From now on the nth operation of kind (1-based) and every later one fail with errnum
- * (EIO when 0; not EINTR), like a disk that filled up or broke. nth = 0 disables the
- * kind. Resets the kind's counter. */
-void floe_io_fault_inject(floe_io *io, floe_io_fault_kind kind, uint64_t nth, int errnum);
-/* The same, but only the nth operation fails (a refusal, not a broken disk). */
-void floe_io_fault_inject_once(floe_io *io, floe_io_fault_kind kind, uint64_t nth, int errnum);
-/* Disable every kind and reset every counter. */
-void floe_io_fault_clear(floe_io *io);
-/* Operations of kind seen since its last inject or clear (failed ones included). */
-uint64_t floe_io_fault_count(floe_io *io, floe_io_fault_kind kind);
-/* For code that makes its own system calls (the FileIO backends, the line reader): count
- * one operation of kind; returns the errno to fail it with, or 0 to go ahead. */
-int floe_io_fault_hit(floe_io *io, floe_io_fault_kind kind);
 
 FLOE_API_END
 

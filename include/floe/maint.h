@@ -99,6 +99,7 @@ typedef struct floe_expire_options {
     void *on_file_ctx;
 } floe_expire_options;
 
+/* The defaults listed above. */
 void floe_expire_options_init(floe_expire_options *o);
 
 typedef struct floe_expire_result {
@@ -114,6 +115,7 @@ typedef struct floe_expire_result {
     size_t n_expired_ids;
 } floe_expire_result;
 
+/* Free the expired ids and zero the result. Accepts NULL. */
 void floe_expire_result_reset(floe_expire_result *r);
 
 /* Expire snapshots of t (a table opened by path commits Hadoop-style). 0 on success
@@ -147,6 +149,7 @@ typedef struct floe_orphan_options {
     size_t max_conflicts_reported; /* paths named in the mismatch error; 0 = 10 */
 } floe_orphan_options;
 
+/* The defaults listed above. */
 void floe_orphan_options_init(floe_orphan_options *o);
 
 typedef struct floe_orphan_result {
@@ -198,6 +201,7 @@ typedef struct floe_rewrite_manifests_options {
     bool dry_run;               /* plan only: report the counts, write nothing */
 } floe_rewrite_manifests_options;
 
+/* The defaults listed above. */
 void floe_rewrite_manifests_options_init(floe_rewrite_manifests_options *o);
 
 typedef struct floe_rewrite_manifests_result {
@@ -210,6 +214,8 @@ typedef struct floe_rewrite_manifests_result {
     int recomputed;             /* times the rewrite was planned again on fresh metadata */
 } floe_rewrite_manifests_result;
 
+/* Regroup the manifests of t's current snapshot as described above and commit a replace
+ * snapshot; res says what was done (also with dry_run). */
 int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_options *o,
                                  floe_rewrite_manifests_result *res, floe_error *err)
     FLOE_NODISCARD;
@@ -242,6 +248,7 @@ typedef struct floe_landing_lifecycle_options {
     floe_io *io;                      /* context of the landing files (NULL: default) */
 } floe_landing_lifecycle_options;
 
+/* The defaults listed above. */
 void floe_landing_lifecycle_options_init(floe_landing_lifecycle_options *o);
 
 typedef struct floe_landing_lifecycle_result {
@@ -252,6 +259,8 @@ typedef struct floe_landing_lifecycle_result {
     int64_t failures;
 } floe_landing_lifecycle_result;
 
+/* Delete the landing and quarantine files under warehouse as described above; res counts
+ * what was deleted and kept. */
 int floe_maint_landing_lifecycle(const char *warehouse,
                                  const floe_landing_lifecycle_options *o,
                                  floe_landing_lifecycle_result *res, floe_error *err)

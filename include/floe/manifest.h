@@ -346,6 +346,7 @@ typedef struct floe_manifest_list_write_options {
                                         header */
 } floe_manifest_list_write_options;
 
+/* The defaults listed above. */
 void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o);
 
 /* Write the manifest list of files[0..n) to uri. *length_out (may be NULL) receives the
@@ -417,7 +418,18 @@ typedef struct floe_manifest_read_options {
     /* A manifest whose size differs from manifest_length is read (several writers get
      * the length wrong) with a warning; set this to refuse it instead. */
     bool strict_length;
+    /* The most bytes the manifest's Avro blocks may decompress to together; past it
+     * next() fails with FLOE_ELIMIT naming the file and the cap. What a reader's caller
+     * keeps per entry (a scan plan keeps every live data file) is a few times this, so
+     * it bounds the memory one manifest costs however well it compresses.
+     * 0 = the process-wide default (floe_manifest_set_max_bytes). */
+    uint64_t max_bytes;
 } floe_manifest_read_options;
+
+/* Process-wide default of floe_manifest_read_options.max_bytes: 256 MiB unless set (the
+ * floe command sets it from FLOE_MANIFEST_MAX_BYTES). 0 restores the default. */
+#define FLOE_MANIFEST_DEFAULT_MAX_BYTES (256ull << 20)
+void floe_manifest_set_max_bytes(uint64_t n);
 
 typedef struct floe_manifest_info {
     int format_version;               /* header format-version; else inferred */

@@ -67,6 +67,12 @@ typedef struct floe_pq_reader_options {
                               * whole in memory; larger pages are FLOE_ELIMIT naming the
                               * cap). Raise it for files with larger pages, such as
                               * single values over 1 GiB */
+    size_t max_read_bytes;   /* 0 = 1 GiB, or twice a max_page_bytes above 1 GiB: the
+                              * pages of one read (a row group, or the rows of one
+                              * floe_pq_reader_read_rows) together, decompressed, over
+                              * every column read; a read whose pages pass it fails with
+                              * FLOE_ELIMIT naming the file, row group, column, the page's
+                              * byte offset and the cap, before that page is decompressed */
     bool skip_crc;           /* do not verify page CRCs (default: verify when present) */
     bool no_map;             /* read local files with pread, never through a mapping
                               * (default: column chunks of local files of 1 MiB or more
@@ -316,8 +322,6 @@ typedef enum floe_pq_row_format {
                                   {"key":..,"value":..} */
     FLOE_PQ_ROWS_CANONICAL,    /* the NDJSON form of tests/js/read_parquet.mjs (maps as
                                   sorted [key, value] pairs) */
-    FLOE_PQ_ROWS_CSV,          /* header line, then one line per row (nested values as
-                                  FLOE_PQ_ROWS_NDJSON prints them) */
 } floe_pq_row_format;
 
 /* Called with formatted output; returns 0 or a negative floe code to stop. */
@@ -329,6 +333,23 @@ typedef int (*floe_pq_sink_fn)(void *ctx, const void *p, size_t n);
 int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
                         floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
                         floe_error *err) FLOE_NODISCARD;
+
+/* A piece of text that is not NUL-terminated. */
+typedef struct floe_pq_text {
+    const char *p;
+    size_t n;
+} floe_pq_text;
+
+/* Rows as columns: called once with values == NULL before any row (the printed columns'
+ * labels, also when no row follows), then once per row with each column's value as the
+ * JSON text FLOE_PQ_ROWS_NDJSON prints for it ("null" for null). labels and values are
+ * valid during the call only. Returns 0 or a negative floe code to stop. */
+typedef int (*floe_pq_row_fn)(void *ctx, size_t ncols, const char *const *labels,
+                              const floe_pq_text *values);
+
+/* floe_pq_reader_dump, handing each row to fn column by column instead of as text. */
+int floe_pq_reader_dump_rows(floe_pq_reader *r, int64_t limit, floe_pq_row_fn fn, void *ctx,
+                             int64_t *rows_out, floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

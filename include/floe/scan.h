@@ -109,10 +109,15 @@ typedef struct floe_scan_read_stats {
 } floe_scan_read_stats;
 
 typedef struct floe_scan_read_options {
-    floe_pq_row_format format;       /* NDJSON (default), CANONICAL or CSV */
+    floe_pq_row_format format;       /* NDJSON (default) or CANONICAL */
+    floe_pq_row_fn row;              /* when set, rows go to row (values as NDJSON prints
+                                      * them; format must be NDJSON) and sink is unused */
+    void *row_ctx;
     int64_t limit;                   /* < 0: no limit */
     size_t max_page_bytes;           /* the Parquet reader's page cap for data and delete
                                       * files (floe_pq_reader_options); 0 = its default */
+    size_t max_read_bytes;           /* its cap on the pages of one row group read, all
+                                      * columns together; 0 = its default */
 } floe_scan_read_options;
 
 /* Read the plan's rows (made by floe_scan_plan_files on t with the same options) and

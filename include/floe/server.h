@@ -77,6 +77,7 @@
 #include "floe/manifest.h"
 #include "floe/parquet.h"
 #include "floe/schema.h"
+#include "floe/sql.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -185,6 +186,12 @@ typedef struct floe_server_config {
                                 floe_maint_config_parse text ([defaults] / [table X]);
                                 NULL = the scheduler's defaults */
     char *maint_run_log;     /* append one JSON line per maintenance run here (NULL: none) */
+    int64_t compact_lease_ms; /* a compactor's lease on a partition's landing files expires
+                                 this long after its last renewal, when its process died
+                                 (60 s; 300 ms .. 24 h) */
+    char *staging_dir;       /* local folder where the compactor stages landing files of a
+                                remote warehouse (NULL: /tmp) */
+    floe_sql_options sql;    /* options of the catalog database's connections */
     floe_server_table_config defaults;
     floe_server_table_config *tables;
     size_t ntables;

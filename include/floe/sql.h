@@ -43,6 +43,14 @@ FLOE_API_BEGIN
 typedef struct floe_sql floe_sql;
 typedef struct floe_catalog floe_catalog;
 
+/* Options of a connection; zero fields take the defaults. */
+typedef struct floe_sql_options {
+    int64_t busy_timeout_ms; /* SQLite: how long a statement waits for another connection's
+                                lock before FLOE_EBUSY (30 s) */
+    int64_t settle_ms;       /* PostgreSQL: how long the read after a lost write waits for
+                                the server process that ran it to be gone (30 s) */
+} floe_sql_options;
+
 /* Called once per result row with the column values as text (NULL for SQL NULL; valid
  * during the call only). Return non-zero (an error code) to stop; it is returned. */
 typedef int (*floe_sql_row_fn)(void *ctx, const char *const *cols, size_t ncols,
@@ -56,6 +64,9 @@ typedef int (*floe_sql_row_fn)(void *ctx, const char *const *cols, size_t ncols,
  * FLOE_EINVALID for a malformed or unsupported URI, FLOE_EIO when the server cannot be
  * reached. */
 int floe_sql_open(const char *uri, floe_sql **out, floe_error *err) FLOE_NODISCARD;
+/* The same with connection options (NULL: the defaults, as floe_sql_open). */
+int floe_sql_open_with(const char *uri, const floe_sql_options *opts, floe_sql **out,
+                       floe_error *err) FLOE_NODISCARD;
 void floe_sql_close(floe_sql *db); /* accepts NULL; rolls back an open transaction */
 
 /* "sqlite" or "postgresql". */

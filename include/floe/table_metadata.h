@@ -247,6 +247,13 @@ int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_js
 int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spec_id,
                                            floe_error *err) FLOE_NODISCARD;
 
+/* Add a sort order (sort_json {"fields":[...]} or a bare field list; NULL, "" or no
+ * fields: the unsorted order 0) and make it the default. An order with the same fields
+ * already in sort-orders is reused with its id; a new one gets the next free order-id
+ * (at least 1). The chosen id is written to *order_id when non-NULL. */
+int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const char *sort_json,
+                                                int32_t *order_id, floe_error *err) FLOE_NODISCARD;
+
 typedef struct floe_snapshot_new {
     int64_t snapshot_id;       /* 0 = generate one */
     const char *operation;     /* "append", "replace", "overwrite", "delete" */
@@ -267,6 +274,17 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
 /* Create or move a branch or tag. For "main" this also sets current-snapshot-id. */
 int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
                                   int64_t snapshot_id, bool is_tag, floe_error *err) FLOE_NODISCARD;
+/* Retention of a ref (spec "Snapshot References"): each field -1 removes the setting (the
+ * table property then applies), a positive value sets it. min-snapshots-to-keep and
+ * max-snapshot-age-ms apply to branches only, max-ref-age-ms to every ref but main. */
+typedef struct floe_ref_retention {
+    int32_t min_snapshots_to_keep;
+    int64_t max_snapshot_age_ms;
+    int64_t max_ref_age_ms;
+} floe_ref_retention;
+int floe_metadata_builder_set_ref_retention(floe_metadata_builder *b, const char *name,
+                                            const floe_ref_retention *r, floe_error *err)
+    FLOE_NODISCARD;
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
                                      floe_error *err) FLOE_NODISCARD;
 /* Remove snapshots (expiry): drops them, refs other than main that point at them, their

@@ -26,9 +26,9 @@
  * the block's decoded bytes, records_left > 0) -> between blocks -> end (pos == size).
  */
 #include "avro_internal.h"
+#include "codec/zstream.h"
 
 #include <stdio.h>
-#include <zlib.h>
 
 #define DEFAULT_MAX_BLOCK_BYTES ((size_t)64 << 20)
 #define DEFAULT_MAX_BLOCK_RECORDS ((int64_t)16 << 20)
@@ -101,6 +101,9 @@ struct floe_avro_reader {
     int64_t max_block_records;
     size_t max_header_bytes;
     size_t max_values_bytes; /* 0: VALUES_PER_BYTE x block bytes + VALUES_SLACK */
+    uint64_t max_total_bytes; /* 0: none */
+    uint64_t total_bytes;     /* decompressed bytes of the blocks loaded so far */
+    char total_hint[128];
     bool narrow;
     char name[256];
     floe_arena own_arena;
@@ -181,11 +184,16 @@ static int parse_header(floe_avro_reader *r, const uint8_t *p, size_t n, floe_er
                                      "header: bad metadata block size %lld", (long long)bsize);
         }
         /* each entry is at least two length bytes */
-        if ((uint64_t)count > MAX_META_ENTRIES - r->n_meta ||
-            (uint64_t)count > avro_cursor_left(&c) / 2)
+        if ((uint64_t)count > MAX_META_ENTRIES - r->n_meta)
+            return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(&c),
+                                 "header: %lld more metadata entries after %zu, past the cap "
+                                 "of %d entries", (long long)count, r->n_meta,
+                                 MAX_META_ENTRIES);
+        if ((uint64_t)count > avro_cursor_left(&c) / 2)
             return floe_error_at(err, FLOE_ECORRUPT, avro_cursor_off(&c),
                                  "header: %lld metadata entries is more than the header can "
-                                 "hold", (long long)count);
+                                 "hold (%zu bytes left)", (long long)count,
+                                 avro_cursor_left(&c));
         if (r->n_meta + (size_t)count > cap) {
             size_t ncap = r->n_meta + (size_t)count;
             meta_kv *m = floe_realloc(r->meta, ncap * sizeof *m);
@@ -854,53 +862,43 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
  * Python's zlib, Java's Inflater and avsc all ignore them. So do we; the stream itself
  * must still be complete. */
 static int inflate_block(floe_avro_reader *r, const uint8_t *src, size_t n, floe_error *err) {
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, -15) != Z_OK)
-        return floe_error_set(err, FLOE_ENOMEM, "deflate: cannot start zlib");
-    int rc = 0, zrc = Z_OK;
-    zs.next_in = (Bytef *)src;
-    zs.avail_in = 0;
-    size_t left = n;
-    while (zrc != Z_STREAM_END) {
-        if (r->block.cap - r->block.len < 4096) {
-            size_t room_to_cap = r->max_block_bytes - r->block.len;
+    floe_zstream_options o = {.kind = FLOE_ZSTREAM_DEFLATE, .cap = r->max_block_bytes,
+                              .what = "block"};
+    floe_zstream *z = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_zstream_new(&o, &z, err));
+    /* The buffer may hold one byte past the cap: a stream that fills the cap exactly
+     * ends there, one that needs that byte is past it. */
+    size_t lim = r->max_block_bytes < SIZE_MAX ? r->max_block_bytes + 1 : SIZE_MAX;
+    r->block.max = lim;
+    int rc = 0;
+    while (!floe_zstream_complete(z)) {
+        if (r->block.cap - r->block.len < 4096 && r->block.len < lim) {
             size_t want = r->block.len < 65536 ? 65536 : r->block.len;
-            if (want > room_to_cap)
-                want = room_to_cap;
-            if (want == 0 && r->block.cap == r->block.len) {
-                rc = floe_error_set(err, FLOE_ECORRUPT, "deflate: block inflates past %zu "
-                                    "bytes", r->max_block_bytes);
-                break;
-            }
-            if (want && floe_buf_reserve(&r->block, want) < 0) {
+            if (want > lim - r->block.len)
+                want = lim - r->block.len;
+            if (floe_buf_reserve(&r->block, want) < 0) {
                 rc = floe_error_set(err, FLOE_ENOMEM, "deflate: out of memory");
                 break;
             }
         }
-        if (zs.avail_in == 0 && left) {
-            zs.avail_in = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
-            left -= zs.avail_in;
-        }
-        size_t room = r->block.cap - r->block.len;
-        zs.next_out = r->block.data + r->block.len;
-        zs.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
-        uInt before = zs.avail_out;
-        zrc = inflate(&zs, Z_NO_FLUSH);
-        r->block.len += before - zs.avail_out;
-        if (zrc == Z_STREAM_END)
+        size_t room = r->block.cap - r->block.len, used, got;
+        if (room > lim - r->block.len)
+            room = lim - r->block.len;
+        rc = floe_zstream_decode(z, src, n, &used, r->block.data + r->block.len, room, &got, err);
+        r->block.len += got;
+        src += used;
+        n -= used;
+        if (rc == FLOE_ELIMIT)
+            rc = floe_error_set(err, FLOE_ELIMIT, "deflate: block inflates past %zu bytes, "
+                                "the cap for one block", r->max_block_bytes);
+        if (rc < 0)
             break;
-        if (zrc == Z_BUF_ERROR && zs.avail_in == 0 && left == 0) {
+        if (!floe_zstream_complete(z) && n == 0 && got < room) {
             rc = floe_error_set(err, FLOE_ECORRUPT, "deflate: truncated stream");
             break;
         }
-        if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
-            rc = floe_error_set(err, zrc == Z_MEM_ERROR ? FLOE_ENOMEM : FLOE_ECORRUPT,
-                                "deflate: %s", zs.msg ? zs.msg : "bad data");
-            break;
-        }
     }
-    inflateEnd(&zs);
+    floe_zstream_free(z);
     return rc;
 }
 
@@ -966,6 +964,13 @@ static int load_block(floe_avro_reader *r, floe_error *err) {
         n = r->block.len;
         base = 0; /* offsets inside a decompressed block are block-relative */
     }
+    r->total_bytes += n;
+    if (r->max_total_bytes && r->total_bytes > r->max_total_bytes)
+        return floe_error_at(err, FLOE_ELIMIT, off, "the file's blocks decompress to more than "
+                             "%llu bytes together (%llu with this one), past the cap for one "
+                             "file%s%s", (unsigned long long)r->max_total_bytes,
+                             (unsigned long long)r->total_bytes,
+                             r->total_hint[0] ? "; raise it with " : "", r->total_hint);
     if (r->min_record && (uint64_t)count > n / r->min_record)
         return floe_error_at(err, FLOE_ECORRUPT, off, "%lld records cannot fit in %zu bytes",
                              (long long)count, n);
@@ -1071,6 +1076,9 @@ static int reader_init(floe_avro_reader *r, const floe_avro_reader_options *opts
     r->max_header_bytes = opts->max_header_bytes ? opts->max_header_bytes
                                                  : DEFAULT_MAX_HEADER_BYTES;
     r->max_values_bytes = opts->max_values_bytes;
+    r->max_total_bytes = opts->max_total_bytes;
+    if (opts->total_cap_hint)
+        snprintf(r->total_hint, sizeof r->total_hint, "%s", opts->total_cap_hint);
     r->narrow = opts->narrow_long_to_int;
     if (opts->name)
         snprintf(r->name, sizeof r->name, "%s", opts->name);

@@ -536,7 +536,9 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
         const char *wh = cfg->warehouse ? cfg->warehouse : cfg->uri;
         if (!wh)
             return floe_error_set(err, FLOE_EINVALID, "filesystem catalog needs a warehouse");
-        return floe_catalog_open_fs(cfg->io, wh, out, err);
+        FLOE_FORWARD_IF_ERROR(floe_catalog_open_fs(cfg->io, wh, out, err));
+        (*out)->sql_opts = cfg->sql;
+        return 0;
     }
     if (strcmp(type, "sql") && strcmp(type, "sqlite"))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
@@ -548,8 +550,10 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
     int is_pg = 0;
     char *target = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_uri_parse(uri, &is_pg, &target, err));
-    int rc = is_pg ? floe_catalog_open_postgres(cfg->io, target, cfg->name, cfg->warehouse, out, err)
-                   : floe_catalog_open_sqlite(cfg->io, target, cfg->name, cfg->warehouse, out, err);
+    int rc = is_pg ? floe_catalog_open_postgres_with(cfg->io, target, cfg->name, cfg->warehouse,
+                                                     &cfg->sql, out, err)
+                   : floe_catalog_open_sqlite_with(cfg->io, target, cfg->name, cfg->warehouse,
+                                                   &cfg->sql, out, err);
     floe_free(target);
     return rc;
 }

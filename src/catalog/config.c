@@ -9,6 +9,7 @@
  * only the catalog: <name>: <key>: <scalar> entries are used.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,12 @@ void floe_catalog_config_reset(floe_catalog_config *cfg) {
     floe_free(cfg->uri);
     floe_free(cfg->warehouse);
     floe_free(cfg->source);
+    floe_free(cfg->s3.endpoint);
+    floe_free(cfg->s3.region);
+    floe_free(cfg->s3.access_key_id);
+    floe_free(cfg->s3.secret_access_key);
+    floe_free(cfg->s3.session_token);
+    floe_free(cfg->s3.force_virtual_addressing);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -49,6 +56,20 @@ static int take_setting(floe_catalog_config *cfg, const char *key, size_t klen, 
         return set_field(&cfg->uri, v, vlen, err);
     if (klen == 9 && !strncmp(key, "warehouse", 9))
         return set_field(&cfg->warehouse, v, vlen, err);
+    static const struct {
+        const char *key;
+        size_t off;
+    } s3_keys[] = {
+        {"s3.endpoint", offsetof(floe_catalog_config, s3.endpoint)},
+        {"s3.region", offsetof(floe_catalog_config, s3.region)},
+        {"s3.access-key-id", offsetof(floe_catalog_config, s3.access_key_id)},
+        {"s3.secret-access-key", offsetof(floe_catalog_config, s3.secret_access_key)},
+        {"s3.session-token", offsetof(floe_catalog_config, s3.session_token)},
+        {"s3.force-virtual-addressing", offsetof(floe_catalog_config, s3.force_virtual_addressing)},
+    };
+    for (size_t i = 0; i < sizeof s3_keys / sizeof s3_keys[0]; i++)
+        if (klen == strlen(s3_keys[i].key) && !strncmp(key, s3_keys[i].key, klen))
+            return set_field((char **)((char *)cfg + s3_keys[i].off), v, vlen, err);
     return 0;
 }
 

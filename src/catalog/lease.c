@@ -187,13 +187,18 @@ int floe_lease_store_open_sql(floe_sql *db, floe_lease_store **out, floe_error *
     return store_new(db, false, out, err);
 }
 
-int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
-                                 floe_error *err) {
+static int open_sqlite(const char *db_path, const floe_sql_options *opts, floe_lease_store **out,
+                       floe_error *err) {
     if (!db_path || !*db_path || strstr(db_path, "://"))
         return floe_error_set(err, FLOE_EINVALID, "lease store: not a SQLite file path");
     floe_sql *db = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_sql_open(db_path, &db, err));
+    FLOE_FORWARD_IF_ERROR(floe_sql_open_with(db_path, opts, &db, err));
     return store_new(db, true, out, err);
+}
+
+int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
+                                 floe_error *err) {
+    return open_sqlite(db_path, NULL, out, err);
 }
 
 int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
@@ -211,14 +216,14 @@ int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out
         int rc = path ? floe_io_mkdirs(cfg->io, local, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_free(local);
         if (rc == 0)
-            rc = floe_lease_store_open_sqlite(path, out, err);
+            rc = open_sqlite(path, &cfg->sql, out, err);
         floe_free(path);
         return rc;
     }
     if (!cfg->uri)
         return floe_error_set(err, FLOE_EINVALID, "lease store: the sql catalog has no uri");
     floe_sql *db = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_sql_open(cfg->uri, &db, err));
+    FLOE_FORWARD_IF_ERROR(floe_sql_open_with(cfg->uri, &cfg->sql, &db, err));
     return store_new(db, true, out, err);
 }
 
@@ -228,7 +233,7 @@ floe_lease_store *floe_catalog_commit_leases(floe_catalog *c) {
     floe_error e;
     floe_error_clear(&e);
     floe_sql *db = NULL;
-    if (floe_sql_open(c->lease_db, &db, &e) < 0 ||
+    if (floe_sql_open_with(c->lease_db, &c->sql_opts, &db, &e) < 0 ||
         store_new(db, true, &c->commit_leases, &e) < 0) {
         c->commit_leases = NULL;
         c->commit_leases_failed = true;

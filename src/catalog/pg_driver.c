@@ -27,7 +27,7 @@
  * pg_stat_activity, asking the server to terminate it (pg_terminate_backend: allowed for
  * one's own role). A process that exits has either committed or rolled back for good: its
  * transaction's outcome can no longer change, and what the read returns is the answer.
- * If it cannot be made to go within FLOE_PG_SETTLE_MS (default 30 s) the read fails and
+ * If it cannot be made to go within floe_sql_options.settle_ms (default 30 s) the read fails and
  * the outcome stays unknown.
  *
  * The idle check (ready): before a statement outside a transaction, PQconsumeInput reads
@@ -76,6 +76,7 @@ struct floe_sql_conn {
     bool server_gone;  /* a FATAL notice arrived: the server ended the session */
     int settle_pid;
     char settle_start[32];
+    int64_t settle_limit_ms; /* floe_sql_options.settle_ms */
 };
 
 static _Atomic int lost_reply_countdown;
@@ -394,10 +395,7 @@ static int row_flag(void *ctx, const char *const *cols, size_t n, floe_error *er
 }
 
 static int settle(floe_sql_conn *c, floe_error *err) {
-    int64_t limit_ms = 30000;
-    const char *env = getenv("FLOE_PG_SETTLE_MS");
-    if (env && atoll(env) > 0)
-        limit_ms = atoll(env);
+    const int64_t limit_ms = c->settle_limit_ms;
     const int64_t start = floe_now_ns();
     char pid[16];
     snprintf(pid, sizeof pid, "%d", c->settle_pid);
@@ -541,8 +539,8 @@ static const floe_sql_driver pg_driver = {
     .close = pg_close,
 };
 
-int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_conn **out,
-                    floe_error *err) {
+int floe_pg_connect(const char *uri, const floe_sql_options *opts,
+                    const floe_sql_driver **driver, floe_sql_conn **out, floe_error *err) {
     if (!uri || (strncmp(uri, "postgresql://", 13) && strncmp(uri, "postgres://", 11)))
         return floe_error_set(err, FLOE_EINVALID, "not a postgresql:// uri");
     floe_sql_conn *c = floe_calloc(1, sizeof *c);
@@ -550,6 +548,7 @@ int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_co
         pg_close(c);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
+    c->settle_limit_ms = opts && opts->settle_ms > 0 ? opts->settle_ms : 30000;
     int rc = connect_now(c, err);
     if (rc < 0) {
         pg_close(c);
@@ -562,6 +561,12 @@ int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_co
 
 int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, const char *warehouse,
                                floe_catalog **out, floe_error *err) {
+    return floe_catalog_open_postgres_with(io, uri, name, warehouse, NULL, out, err);
+}
+
+int floe_catalog_open_postgres_with(floe_io *io, const char *uri, const char *name,
+                                    const char *warehouse, const floe_sql_options *opts,
+                                    floe_catalog **out, floe_error *err) {
     int is_pg = 0;
     char *target = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_uri_parse(uri, &is_pg, &target, err));
@@ -572,7 +577,7 @@ int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, c
     const floe_sql_driver *drv = NULL;
     floe_sql_conn *conn = NULL;
     floe_sql *db = NULL;
-    int rc = floe_pg_connect(target, &drv, &conn, err);
+    int rc = floe_pg_connect(target, opts, &drv, &conn, err);
     floe_free(target);
     if (rc == 0)
         rc = floe_sql_wrap(drv, conn, &db, err);
@@ -581,6 +586,8 @@ int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, c
     floe_catalog *c = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
     c->io = io ? io : floe_io_default();
+    if (opts)
+        c->sql_opts = *opts;
     if ((rc = floe_catalog_set_lease_db(c, uri, err)) < 0) {
         floe_catalog_close(c);
         return rc;

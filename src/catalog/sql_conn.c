@@ -100,13 +100,18 @@ int floe_sql_wrap(const floe_sql_driver *driver, floe_sql_conn *conn, floe_sql *
 }
 
 int floe_sql_open(const char *uri, floe_sql **out, floe_error *err) {
+    return floe_sql_open_with(uri, NULL, out, err);
+}
+
+int floe_sql_open_with(const char *uri, const floe_sql_options *opts, floe_sql **out,
+                       floe_error *err) {
     int is_pg = 0;
     char *target = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_uri_parse(uri, &is_pg, &target, err));
     const floe_sql_driver *drv = NULL;
     floe_sql_conn *conn = NULL;
-    int rc = is_pg ? floe_pg_connect(target, &drv, &conn, err)
-                   : floe_sqlite_connect(target, &drv, &conn, err);
+    int rc = is_pg ? floe_pg_connect(target, opts, &drv, &conn, err)
+                   : floe_sqlite_connect(target, opts, &drv, &conn, err);
     floe_free(target);
     if (rc < 0)
         return rc;

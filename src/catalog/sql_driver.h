@@ -52,12 +52,22 @@ struct floe_sql {
     bool leases_ready; /* floe_leases exists (lease.c) */
 };
 
-/* SQLite: open (creating) the database file at path. */
-int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_sql_conn **out,
-                        floe_error *err);
+/* SQLite: open (creating) the database file at path. opts: floe_sql_options (NULL: the
+ * defaults), in both. */
+int floe_sqlite_connect(const char *path, const floe_sql_options *opts,
+                        const floe_sql_driver **driver, floe_sql_conn **out, floe_error *err);
 /* PostgreSQL: connect to a postgresql:// or postgres:// URI (libpq syntax). */
-int floe_pg_connect(const char *uri, const floe_sql_driver **driver, floe_sql_conn **out,
-                    floe_error *err);
+int floe_pg_connect(const char *uri, const floe_sql_options *opts,
+                    const floe_sql_driver **driver, floe_sql_conn **out, floe_error *err);
+
+/* The SQLite and PostgreSQL stores with connection options (floe_catalog_open passes the
+ * configuration's). */
+int floe_catalog_open_sqlite_with(floe_io *io, const char *db_path, const char *name,
+                                  const char *warehouse, const floe_sql_options *opts,
+                                  floe_catalog **out, floe_error *err);
+int floe_catalog_open_postgres_with(floe_io *io, const char *uri, const char *name,
+                                    const char *warehouse, const floe_sql_options *opts,
+                                    floe_catalog **out, floe_error *err);
 
 /* Which database a catalog URI names: 1 = PostgreSQL (*target = the libpq URI with any
  * SQLAlchemy "+driver" removed), 0 = SQLite (*target = the file path). Caller frees

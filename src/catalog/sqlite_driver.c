@@ -2,12 +2,13 @@
  * sqlite_driver.c - the SQL catalog's database calls on SQLite (sql_driver.h).
  *
  * Concurrency: many processes share one catalog file. Every connection has a busy
- * timeout (FLOE_SQLITE_BUSY_MS, default 30 s), so lock waits are absorbed by SQLite's busy
+ * timeout (floe_sql_options.busy_timeout_ms, default 30 s), so lock waits are absorbed by SQLite's busy
  * handler; a statement still refused with SQLITE_BUSY/LOCKED changed nothing (SQLite rolls
  * back an autocommit statement it could not commit) and is reported as FLOE_EBUSY.
  * Errors that can strike after the change reached the database file (I/O errors, a full
  * disk, corruption detected at commit) are FLOE_EUNKNOWN_STATE for writing statements.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,8 +186,8 @@ static const floe_sql_driver sqlite_driver = {
     .close = sq_close,
 };
 
-int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_sql_conn **out,
-                        floe_error *err) {
+int floe_sqlite_connect(const char *path, const floe_sql_options *opts,
+                        const floe_sql_driver **driver, floe_sql_conn **out, floe_error *err) {
     floe_sql_conn *c = floe_calloc(1, sizeof *c);
     if (!c || !(c->path = floe_strdup(path))) {
         floe_free(c);
@@ -202,9 +203,8 @@ int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_s
         return r;
     }
     int busy_ms = 30000;
-    const char *env = getenv("FLOE_SQLITE_BUSY_MS");
-    if (env && atoi(env) > 0)
-        busy_ms = atoi(env);
+    if (opts && opts->busy_timeout_ms > 0)
+        busy_ms = opts->busy_timeout_ms < INT_MAX ? (int)opts->busy_timeout_ms : INT_MAX;
     sqlite3_busy_timeout(c->db, busy_ms);
     sqlite3_extended_result_codes(c->db, 1);
     *driver = &sqlite_driver;
@@ -214,6 +214,12 @@ int floe_sqlite_connect(const char *path, const floe_sql_driver **driver, floe_s
 
 int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name, const char *warehouse,
                              floe_catalog **out, floe_error *err) {
+    return floe_catalog_open_sqlite_with(io, db_path, name, warehouse, NULL, out, err);
+}
+
+int floe_catalog_open_sqlite_with(floe_io *io, const char *db_path, const char *name,
+                                  const char *warehouse, const floe_sql_options *opts,
+                                  floe_catalog **out, floe_error *err) {
     if (!db_path || !*db_path)
         return floe_error_set(err, FLOE_EINVALID, "SQLite catalog: no database path");
     /* the folder holding the database may not exist yet (embedded default) */
@@ -230,7 +236,7 @@ int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name,
     const floe_sql_driver *drv;
     floe_sql_conn *conn;
     floe_sql *db;
-    int rc = floe_sqlite_connect(db_path, &drv, &conn, err);
+    int rc = floe_sqlite_connect(db_path, opts, &drv, &conn, err);
     if (rc == 0)
         rc = floe_sql_wrap(drv, conn, &db, err);
     if (rc < 0)
@@ -238,6 +244,8 @@ int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name,
     floe_catalog *c = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_catalog_open(db, name, warehouse, &c, err));
     c->io = io ? io : floe_io_default();
+    if (opts)
+        c->sql_opts = *opts;
     if ((rc = floe_catalog_set_lease_db(c, db_path, err)) < 0) {
         floe_catalog_close(c);
         return rc;

@@ -14,15 +14,28 @@
 #include "floe/catalog.h"
 #include "floe/common.h"
 #include "floe/io.h"
+#include "floe/parquet_reader.h"
+#include "floe/server.h"
 
 #define FLOE_EXIT_OK 0
 #define FLOE_EXIT_FAIL 1
 #define FLOE_EXIT_USAGE 2
 
+/* Rows as CSV (src/cli/csv.c): cli_csv_row is a floe_pq_row_fn taking a cli_csv *;
+ * cli_csv_flush writes what is buffered to f (f NULL: everything stays in out). Free out with floe_buf_free. */
+typedef struct cli_csv {
+    floe_buf out;
+    FILE *f;
+} cli_csv;
+int cli_csv_row(void *ctx, size_t ncols, const char *const *labels,
+                const floe_pq_text *values);
+int cli_csv_flush(cli_csv *c);
+
 typedef struct floe_cmd {
     const char *name;
     const char *summary;
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+    bool rewrites; /* may rewrite data files: main tunes the allocator for it */
 } floe_cmd;
 
 /* Subcommand entry points (one file each: src/cli/cmd_<name>.c). */
@@ -38,6 +51,10 @@ int floe_cmd_append(int argc, char **argv);
 int floe_cmd_scan(int argc, char **argv);
 int floe_cmd_snapshots(int argc, char **argv);
 int floe_cmd_files(int argc, char **argv);
+int floe_cmd_ref(int argc, char **argv);
+int floe_cmd_history(int argc, char **argv);
+/* floe snapshots rollback|set-current|cherrypick (cmd_ref.c); argv[0] is the action. */
+int cli_snapshots_action(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
 int floe_cmd_work(int argc, char **argv);
 int floe_cmd_expire(int argc, char **argv);
@@ -54,9 +71,16 @@ floe_io *cli_io(void);
 /* getenv as the lookup the library's loaders take: the floe command is where settings
  * come from the environment. */
 const char *cli_getenv(void *ctx, const char *name);
-/* floe_catalog_config_load over the environment, with out->io = cli_io(). */
+/* Database connection options from the environment: FLOE_SQLITE_BUSY_MS,
+ * FLOE_PG_SETTLE_MS (docs/CONFIG.md). */
+const floe_sql_options *cli_sql_options(void);
+/* floe_catalog_config_load over the environment, with out->io = cli_io() and out->sql =
+ * *cli_sql_options(). */
 int cli_catalog_config_load(const char *name, const char *config_path,
                             floe_catalog_config *out, floe_error *err);
+/* The settings of floe serve / floe work that come from the environment:
+ * cfg->io = cli_io(), cfg->sql, FLOE_COMPACT_LEASE_MS, TMPDIR (staging). */
+int cli_server_config_env(floe_server_config *cfg, floe_error *err);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
 int cli_fail(const floe_error *err);
@@ -65,8 +89,8 @@ int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
 bool cli_parse_int(const char *s, int64_t *out);
 /* Parse a snapshot id: a signed 64-bit integer (false outside that range). */
 bool cli_parse_id(const char *s, int64_t *out);
-/* --max-page-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB for
- * floe_pq_reader_options.max_page_bytes. */
+/* --max-page-size, --max-read-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB
+ * for floe_pq_reader_options.max_page_bytes and max_read_bytes. */
 bool cli_parse_page_size(const char *s, size_t *out);
 /* Human-readable byte count into buf ("12.3 MB"). */
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n);

@@ -17,7 +17,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: floe append NS.NAME FILE... [--format ndjson|parquet] [--threads N]\n"
             "                   [--strict] [--quarantine FILE] [--summary K=V]...\n"
-            "                   [--once K=V] [--no-merge] [--split] [--json]\n"
+            "                   [--once K=V] [--branch NAME] [--no-merge] [--split] [--json]\n"
             "                   [--catalog NAME] [--config FILE]\n"
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
@@ -32,6 +32,10 @@ static void usage(FILE *out) {
             "  --summary K=V   extra snapshot summary entry\n"
             "  --once K=V      exactly once: commit nothing when a snapshot added since the\n"
             "                  table state this run started from already carries K=V\n"
+            "  --branch NAME   commit to branch NAME (made with floe ref create) instead of\n"
+            "                  main, for write-audit-publish: readers of the table see\n"
+            "                  nothing until main is moved (floe ref fast-forward NS.NAME\n"
+            "                  main NAME, or floe snapshots cherrypick)\n"
             "  --no-merge      do not merge manifests in this commit\n"
             "  --split         rewrite a Parquet file whose rows span several partitions\n"
             "                  into one file per partition (in the table's data folder)\n"
@@ -116,6 +120,8 @@ int floe_cmd_append(int argc, char **argv) {
             }
             o.once_key = kv.key;
             o.once_value = kv.value;
+        } else if (!strcmp(a, "--branch") && has_val) {
+            o.branch = argv[++i];
         } else if (!strcmp(a, "--no-merge")) {
             o.manifest_merge = 0;
         } else if (!strcmp(a, "--split")) {
@@ -151,21 +157,24 @@ int floe_cmd_append(int argc, char **argv) {
                ",\"added_bytes\":%" PRId64 ",\"manifests\":%" PRId64
                ",\"manifests_merged\":%" PRId64 ",\"parquet_files\":%" PRId64
                ",\"parquet_files_split\":%" PRId64 ",\"split_files\":%" PRId64
-               ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"metadata_location\":",
+               ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"branch\":",
                res.commit.noop ? "true" : "false", res.commit.snapshot_id,
                res.commit.sequence_number, res.commit.attempts, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
                res.commit.manifests_merged, res.parquet_files, res.parquet_files_split,
                res.split_files, res.convert.records_in,
                res.convert.rejected);
+        cli_json_str(stdout, o.branch ? o.branch : "main");
+        printf(",\"metadata_location\":");
         cli_json_str(stdout, res.commit.metadata_location ? res.commit.metadata_location : "");
         printf("}\n");
     } else if (res.commit.noop) {
         printf("nothing to do: a snapshot already carries %s=%s\n", o.once_key, o.once_value);
     } else {
-        printf("snapshot %" PRId64 " (sequence %" PRId64 "): %" PRId64 " files, %" PRId64
+        printf("snapshot %" PRId64 "%s%s (sequence %" PRId64 "): %" PRId64 " files, %" PRId64
                " records, %" PRId64 " bytes; %" PRId64 " manifests (%" PRId64 " merged)\n",
-               res.commit.snapshot_id, res.commit.sequence_number, res.commit.added_files,
+               res.commit.snapshot_id, o.branch ? " on branch " : "", o.branch ? o.branch : "",
+               res.commit.sequence_number, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
                res.commit.manifests_merged);
         if (res.parquet_files_split)

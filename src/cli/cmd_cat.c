@@ -15,7 +15,7 @@ static void cat_help(FILE *out) {
     fprintf(out,
             "usage: floe cat FILE [--columns a,b.c] [--where EXPR] [--limit N]\n"
             "                [--format ndjson|csv] [--canonical] [--no-prune] [--count] [--stats]\n"
-            "                [--max-page-size SIZE]\n"
+            "                [--max-page-size SIZE] [--max-read-size SIZE]\n"
             "\n"
             "Prints the rows of a Parquet file, one per line, nested values assembled from\n"
             "their repetition and definition levels.\n"
@@ -43,6 +43,9 @@ static void cat_help(FILE *out) {
             "  --max-page-size SIZE  the largest page to decompress (default 1GiB; a page is\n"
             "                  held whole in memory): raise it for files with larger pages,\n"
             "                  e.g. single values over 1 GiB (\"2GiB\")\n"
+            "  --max-read-size SIZE  the most bytes the pages of one row group may\n"
+            "                  decompress to over all the columns read (default 1GiB, or\n"
+            "                  twice a larger --max-page-size; a row group is held decoded)\n"
             "  -h, --help      this help\n");
 }
 
@@ -87,6 +90,10 @@ int floe_cmd_cat(int argc, char **argv) {
             if (!cli_parse_page_size(argv[++i], &ro.max_page_bytes))
                 return cli_usage("cat", "--max-page-size needs a size of at least 1KiB "
                                  "(e.g. 2GiB)");
+        } else if (!strcmp(a, "--max-read-size") && i + 1 < argc) {
+            if (!cli_parse_page_size(argv[++i], &ro.max_read_bytes))
+                return cli_usage("cat", "--max-read-size needs a size of at least 1KiB "
+                                 "(e.g. 4GiB)");
         } else if (a[0] == '-' && a[1]) {
             return cli_usage("cat", "unknown or incomplete option '%s'", a);
         } else if (!path) {
@@ -97,11 +104,12 @@ int floe_cmd_cat(int argc, char **argv) {
     }
     if (!path)
         return cli_usage("cat", "missing FILE");
-    floe_pq_row_format fmt;
+    floe_pq_row_format fmt = FLOE_PQ_ROWS_NDJSON;
+    bool csv = false;
     if (!strcmp(format, "ndjson"))
         fmt = canonical ? FLOE_PQ_ROWS_CANONICAL : FLOE_PQ_ROWS_NDJSON;
     else if (!strcmp(format, "csv"))
-        fmt = FLOE_PQ_ROWS_CSV;
+        csv = true;
     else
         return cli_usage("cat", "--format must be ndjson or csv");
 
@@ -158,6 +166,15 @@ int floe_cmd_cat(int argc, char **argv) {
         if (floe_pq_reader_dump(r, fmt, limit, discard, NULL, &rows, &err) < 0)
             goto fail;
         printf("%" PRId64 "\n", rows);
+    } else if (csv) {
+        cli_csv cc = {.f = stdout};
+        floe_buf_init(&cc.out, 0);
+        int drc = floe_pq_reader_dump_rows(r, limit, cli_csv_row, &cc, &rows, &err);
+        if (drc == 0 && cli_csv_flush(&cc) < 0)
+            drc = floe_error_set(&err, FLOE_EIO, "cannot write to standard output");
+        floe_buf_free(&cc.out);
+        if (drc < 0)
+            goto fail;
     } else if (floe_pq_reader_dump(r, fmt, limit, write_stdout, NULL, &rows, &err) < 0) {
         goto fail;
     }

@@ -16,6 +16,7 @@ static void usage(FILE *out) {
             "usage: floe scan TABLE [--where EXPR] [--snapshot ID | --as-of TIME | --ref NAME]\n"
             "                 [--columns a,b.c] [--format ndjson|csv|canonical] [--limit N]\n"
             "                 [--plan] [--json] [--stats] [--no-prune] [--max-page-size SIZE]\n"
+            "                 [--max-read-size SIZE]\n"
             "                 [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
             "TABLE is NS.NAME in the configured catalog, or a table folder or metadata file.\n"
@@ -38,7 +39,10 @@ static void usage(FILE *out) {
             "  --no-prune       read every manifest and file (the filter still applies)\n"
             "  --max-page-size SIZE  the largest Parquet page to decompress (default 1GiB;\n"
             "                   a page is held whole in memory): raise it for files with\n"
-            "                   larger pages, e.g. single values over 1 GiB (\"2GiB\")\n");
+            "                   larger pages, e.g. single values over 1 GiB (\"2GiB\")\n"
+            "  --max-read-size SIZE  the most bytes the pages of one row group may\n"
+            "                   decompress to over all the columns read (default 1GiB, or\n"
+            "                   twice a larger --max-page-size; a row group is held decoded)\n");
 }
 
 static int write_stdout(void *ctx, const void *p, size_t n) {
@@ -133,7 +137,7 @@ int floe_cmd_scan(int argc, char **argv) {
     floe_scan_options so;
     memset(&so, 0, sizeof so);
     int64_t limit = -1;
-    size_t max_page = 0;
+    size_t max_page = 0, max_read = 0;
     bool plan_only = false, stats = false;
     floe_error err;
     floe_error_clear(&err);
@@ -178,6 +182,10 @@ int floe_cmd_scan(int argc, char **argv) {
             if (!cli_parse_page_size(argv[++i], &max_page))
                 return cli_usage("scan", "--max-page-size wants a size of at least 1KiB "
                                  "(e.g. 2GiB)");
+        } else if (!strcmp(a, "--max-read-size") && has_val) {
+            if (!cli_parse_page_size(argv[++i], &max_read))
+                return cli_usage("scan", "--max-read-size wants a size of at least 1KiB "
+                                 "(e.g. 4GiB)");
         } else if (a[0] == '-' && a[1]) {
             return cli_usage("scan", "unknown option %s", a);
         } else if (!table) {
@@ -190,11 +198,14 @@ int floe_cmd_scan(int argc, char **argv) {
         return cli_usage("scan", "no TABLE given");
     if ((so.has_snapshot_id + so.has_as_of + (so.ref != NULL)) > 1)
         return cli_usage("scan", "--snapshot, --as-of and --ref exclude each other");
+    cli_csv csv = {.f = stdout};
+    floe_buf_init(&csv.out, 0);
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit,
-                                 .max_page_bytes = max_page};
-    if (!strcmp(format, "csv"))
-        ro.format = FLOE_PQ_ROWS_CSV;
-    else if (!strcmp(format, "canonical"))
+                                 .max_page_bytes = max_page, .max_read_bytes = max_read};
+    if (!strcmp(format, "csv")) {
+        ro.row = cli_csv_row;
+        ro.row_ctx = &csv;
+    } else if (!strcmp(format, "canonical"))
         ro.format = FLOE_PQ_ROWS_CANONICAL;
     else if (strcmp(format, "ndjson"))
         return cli_usage("scan", "--format is ndjson, csv or canonical");
@@ -229,7 +240,9 @@ int floe_cmd_scan(int argc, char **argv) {
         code = print_plan(t, p, to.json);
     } else {
         floe_scan_read_stats rs;
-        if (floe_scan_read(t, p, &ro, write_stdout, NULL, &rs, &err) < 0) {
+        if (floe_scan_read(t, p, &ro, write_stdout, NULL, &rs, &err) < 0 ||
+            (ro.row && cli_csv_flush(&csv) < 0 &&
+             floe_error_set(&err, FLOE_EIO, "writing the output failed") < 0)) {
             code = cli_fail(&err);
             goto out;
         }
@@ -254,5 +267,6 @@ out:
     floe_table_close(t);
     floe_catalog_close(cat);
     free(colcopy);
+    floe_buf_free(&csv.out);
     return code;
 }

@@ -108,9 +108,10 @@ static int serve_main(int argc, char **argv, bool work) {
     floe_error_clear(&err);
     floe_server_config cfg;
     floe_server_config_init(&cfg);
-    cfg.io = cli_io();
     int rc = FLOE_EXIT_FAIL;
     floe_server *srv = NULL;
+    if (cli_server_config_env(&cfg, &err) < 0)
+        goto fail;
     if (config) {
         if (floe_server_config_load(&cfg, config, &err) < 0)
             goto fail;
@@ -177,10 +178,10 @@ static int serve_main(int argc, char **argv, bool work) {
             }
             floe_server_config fresh;
             floe_server_config_init(&fresh);
-            fresh.io = cli_io();
             floe_error e;
             floe_error_clear(&e);
-            if (floe_server_config_load(&fresh, config, &e) < 0 ||
+            if (cli_server_config_env(&fresh, &e) < 0 ||
+                floe_server_config_load(&fresh, config, &e) < 0 ||
                 floe_server_config_check(&fresh, &e) < 0 || floe_server_reload(srv, &fresh, &e) < 0)
                 fprintf(stderr, "floe serve: reload failed, keeping the old settings: %s\n",
                         e.msg);

@@ -1,6 +1,7 @@
 /*
- * cmd_table.c - `floe table create|list|describe|rename|drop`, `floe namespace ...`,
- * `floe snapshots TABLE`, `floe files TABLE`.
+ * cmd_table.c - `floe table create|list|describe|rename|drop|upgrade` (properties and
+ * sort-order: cmd_table_evolve.c), `floe namespace ...`, `floe snapshots TABLE`,
+ * `floe files TABLE`.
  *
  * `floe namespace create|list|drop` are the catalog command's actions under the names
  * the issue uses (forwarded to `floe catalog`); `floe namespace properties` shows and
@@ -10,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "floe/manifest.h"
 #include "floe/partition.h"
 #include "floe/scan.h"
 #include "table_args.h"
+#include "table_evolve.h"
 
 /* ---------------------------------------------------------------------------------------
  * floe table
@@ -28,7 +29,18 @@ static void table_usage(FILE *out) {
             "  create NS.NAME --schema S.json [--partition \"event_type, day(ts)\"]\n"
             "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"
             "  list [NS]                 tables of NS (all namespaces without one)\n"
-            "  describe TABLE            schema, partitioning, properties, current snapshot\n"
+            "  describe TABLE            schema, partitioning, sort order, properties,\n"
+            "                            current snapshot\n"
+            "  properties TABLE          the table's properties\n"
+            "  properties NS.NAME set K=V [K=V]...\n"
+            "  properties NS.NAME unset K [K]...\n"
+            "                            change them in one commit; the reserved ones\n"
+            "                            (format-version, uuid, current-snapshot-id, ...)\n"
+            "                            are refused: other commands change what they name\n"
+            "  sort-order TABLE          the table's default sort order\n"
+            "  sort-order NS.NAME set \"ts DESC NULLS LAST, bucket(16, id), name\"\n"
+            "  sort-order NS.NAME clear  set or clear the default sort order, which\n"
+            "                            floe rewrite --strategy sort uses\n"
             "  register NS.NAME METADATA add an existing table by its metadata file\n"
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
@@ -239,17 +251,6 @@ done:
     return rc;
 }
 
-static void print_kv_json(const floe_kv *kv, size_t n) {
-    printf("{");
-    for (size_t i = 0; i < n; i++) {
-        printf("%s", i ? "," : "");
-        cli_json_str(stdout, kv[i].key);
-        printf(":");
-        cli_json_str(stdout, kv[i].value ? kv[i].value : "");
-    }
-    printf("}");
-}
-
 static int table_describe(floe_table *t, bool json) {
     const floe_table_metadata *m = floe_table_metadata_get(t);
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
@@ -259,7 +260,7 @@ static int table_describe(floe_table *t, bool json) {
     floe_error_clear(&err);
     floe_schema *schema = NULL;
     floe_partition_spec *spec = NULL;
-    char *spec_text = NULL;
+    char *spec_text = NULL, *sort_text = cli_sort_order_text(m, &err);
     if (ms && floe_schema_parse(ms->json, strlen(ms->json), &schema, &err) == 0 && sp &&
         floe_partition_spec_parse_json(sp->json, strlen(sp->json), schema, &spec, &err) == 0)
         spec_text = floe_partition_spec_to_string(spec);
@@ -273,14 +274,16 @@ static int table_describe(floe_table *t, bool json) {
         printf(",\"format_version\":%d,\"schema_id\":%d,\"schema\":%s,\"partition_spec\":",
                m->format_version, m->current_schema_id, ms ? ms->json : "null");
         cli_json_str(stdout, spec_text ? spec_text : "");
+        printf(",\"sort_order_id\":%d,\"sort_order\":", (int)m->default_sort_order_id);
+        cli_json_str(stdout, sort_text ? sort_text : "");
         printf(",\"spec_id\":%d,\"current_snapshot_id\":%" PRId64
                ",\"snapshots\":%zu,\"last_sequence_number\":%" PRId64 ",\"properties\":",
                m->default_spec_id, m->current_snapshot_id, m->n_snapshots,
                m->last_sequence_number);
-        print_kv_json(m->properties, m->n_properties);
+        cli_print_kv_json(m->properties, m->n_properties);
         printf(",\"summary\":");
         if (cur)
-            print_kv_json(cur->summary, cur->n_summary);
+            cli_print_kv_json(cur->summary, cur->n_summary);
         else
             printf("{}");
         printf("}\n");
@@ -291,6 +294,10 @@ static int table_describe(floe_table *t, bool json) {
         printf("uuid:           %s\n", m->table_uuid ? m->table_uuid : "-");
         printf("format version: %d\n", m->format_version);
         printf("partitioned by: %s\n", spec_text && *spec_text ? spec_text : "(unpartitioned)");
+        if (sort_text && *sort_text)
+            printf("sorted by:      %s (order %d)\n", sort_text, (int)m->default_sort_order_id);
+        else
+            printf("sorted by:      %s\n", sort_text ? "(unsorted)" : "?");
         if (schema) {
             printf("columns (schema %d):\n", m->current_schema_id);
             for (size_t i = 0; i < schema->root.nchildren; i++) {
@@ -318,6 +325,7 @@ static int table_describe(floe_table *t, bool json) {
         printf("snapshots:      %zu\n", m->n_snapshots);
     }
     floe_free(spec_text);
+    floe_free(sort_text);
     floe_partition_spec_free(spec);
     floe_schema_free(schema);
     return FLOE_EXIT_OK;
@@ -526,6 +534,10 @@ int floe_cmd_table(int argc, char **argv) {
         floe_free(pointer);
         floe_free(ns);
         floe_free(name);
+    } else if (!strcmp(action, "properties")) {
+        code = cli_table_properties(nargs - 1, args + 1, &to);
+    } else if (!strcmp(action, "sort-order")) {
+        code = cli_table_sort_order(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "upgrade") && nargs == 2) {
         code = table_upgrade(args[1], fv, &to);
     } else if (!strcmp(action, "drop") && nargs == 2) {
@@ -699,43 +711,23 @@ out:
  * floe snapshots / floe files
  * ------------------------------------------------------------------------------------- */
 
-static const char *summary_of(const floe_snapshot *s, const char *k) {
-    for (size_t i = 0; i < s->n_summary; i++)
-        if (!strcmp(s->summary[i].key, k))
-            return s->summary[i].value;
-    return NULL;
-}
-
-static void fmt_time(int64_t ms, char *buf, size_t n) {
-    time_t sec = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&sec, &tm);
-    char b[32];
-    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%s.%03dZ", b, (int)(ms % 1000));
-}
-
 int floe_cmd_snapshots(int argc, char **argv) {
     cli_table_opts to = {0};
     const char *table = NULL;
-    for (int i = 1; i < argc; i++) {
-        int r = cli_table_opt(argc, argv, &i, &to);
-        if (r < 0)
-            return cli_usage("snapshots", "%s needs a value", argv[i]);
-        if (r > 0)
-            continue;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: floe snapshots TABLE [--json] [--catalog NAME] [--config FILE]\n"
-                   "\nLists the table's snapshots, oldest first, with operation, sequence\n"
-                   "number, parent, time and the summary's record counts.\n");
-            return FLOE_EXIT_OK;
-        }
-        if (argv[i][0] == '-' || table)
-            return cli_usage("snapshots", "unexpected %s", argv[i]);
-        table = argv[i];
-    }
-    if (!table)
-        return cli_usage("snapshots", "no TABLE given");
+    static const char *const actions[] = {"rollback", "set-current", "cherrypick"};
+    for (size_t k = 0; argc > 1 && k < sizeof actions / sizeof actions[0]; k++)
+        if (!strcmp(argv[1], actions[k]))
+            return cli_snapshots_action(argc - 1, argv + 1);
+    int code = cli_one_table_args(
+        argc, argv, "snapshots",
+        "usage: floe snapshots TABLE [--json] [--catalog NAME] [--config FILE]\n"
+        "       floe snapshots rollback|set-current|cherrypick ... (see\n"
+        "       floe snapshots rollback --help)\n"
+        "\nLists the table's snapshots, oldest first, with operation, sequence\n"
+        "number, parent, time and the summary's record counts.\n",
+        &to, &table);
+    if (code >= 0)
+        return code;
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
@@ -751,7 +743,7 @@ int floe_cmd_snapshots(int argc, char **argv) {
     for (size_t i = 0; i < m->n_snapshots; i++) {
         const floe_snapshot *s = &m->snapshots[i];
         char tb[48];
-        fmt_time(s->timestamp_ms, tb, sizeof tb);
+        cli_fmt_time(s->timestamp_ms, tb, sizeof tb);
         if (to.json) {
             printf("%s{\"snapshot_id\":%" PRId64 ",\"parent_snapshot_id\":", i ? "," : "",
                    s->snapshot_id);
@@ -765,13 +757,13 @@ int floe_cmd_snapshots(int argc, char **argv) {
                    s->snapshot_id == m->current_snapshot_id ? "true" : "false");
             cli_json_str(stdout, s->manifest_list ? s->manifest_list : "");
             printf(",\"summary\":");
-            print_kv_json(s->summary, s->n_summary);
+            cli_print_kv_json(s->summary, s->n_summary);
             printf("}");
         } else {
             char parent[24] = "-";
             if (s->has_parent)
                 snprintf(parent, sizeof parent, "%" PRId64, s->parent_snapshot_id);
-            const char *ar = summary_of(s, "added-records"), *tr = summary_of(s, "total-records");
+            const char *ar = cli_summary_value(s, "added-records"), *tr = cli_summary_value(s, "total-records");
             printf("%-20" PRId64 " %-20s %5" PRId64 " %-24s %-10s %12s %12s%s\n", s->snapshot_id,
                    parent, s->sequence_number, tb, s->operation ? s->operation : "?",
                    ar ? ar : "-", tr ? tr : "-",

@@ -3,12 +3,15 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "floe/manifest.h"
+#include "floe/mapguard.h"
+#include "floe/rewrite.h"
 #include "table_args.h"
 
 static int cmd_version(int argc, char **argv) {
@@ -20,27 +23,29 @@ static int cmd_version(int argc, char **argv) {
 
 static const floe_cmd commands[] = {
     /* one line per subcommand; keep in the order `floe help` should list them */
-    {"gen", "write deterministic synthetic events as NDJSON", floe_cmd_gen},
-    {"convert", "convert NDJSON events to Parquet files checked against a schema", floe_cmd_convert},
-    {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema},
-    {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect},
-    {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat},
-    {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog},
-    {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve},
-    {"work", "run a compaction worker for the landing files of every serve node (leases)", floe_cmd_work},
-    {"table", "create, list, describe, rename and drop Iceberg tables", floe_cmd_table},
-    {"namespace", "create, list and drop namespaces; show and set their properties", floe_cmd_namespace},
-    {"append", "append NDJSON (converted) or Parquet files to a table in one snapshot", floe_cmd_append},
-    {"scan", "read a table's rows (filter, time travel, projection) or show the scan plan", floe_cmd_scan},
-    {"snapshots", "list a table's snapshots", floe_cmd_snapshots},
-    {"files", "list a table's live data files", floe_cmd_files},
-    {"rewrite", "compact a table's data files (Iceberg rewrite_data_files, bin-pack or sort)", floe_cmd_rewrite},
-    {"health", "measure a table's fragmentation and its cost; text, JSON or an HTML report", floe_cmd_health},
-    {"expire", "expire snapshots and delete the files only they reached", floe_cmd_expire},
-    {"orphans", "delete files in a table location that nothing references", floe_cmd_orphans},
-    {"rewrite-manifests", "regroup a snapshot's manifests by partition into target-size manifests", floe_cmd_rewrite_manifests},
-    {"maintain", "run table maintenance (expiry, orphans, manifests, landing lifecycle) under leases", floe_cmd_maintain},
-    {"version", "print the version", cmd_version},
+    {"gen", "write deterministic synthetic events as NDJSON", floe_cmd_gen, false},
+    {"convert", "convert NDJSON events to Parquet files checked against a schema", floe_cmd_convert, false},
+    {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema, false},
+    {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect, false},
+    {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat, false},
+    {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog, false},
+    {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve, true},
+    {"work", "run a compaction worker for the landing files of every serve node (leases)", floe_cmd_work, true},
+    {"table", "create, list, describe, rename, drop Iceberg tables; set properties, sort order", floe_cmd_table, false},
+    {"namespace", "create, list and drop namespaces; show and set their properties", floe_cmd_namespace, false},
+    {"append", "append NDJSON (converted) or Parquet files to a table in one snapshot", floe_cmd_append, false},
+    {"scan", "read a table's rows (filter, time travel, projection) or show the scan plan", floe_cmd_scan, false},
+    {"snapshots", "list a table's snapshots; roll back, set the current one, cherry-pick", floe_cmd_snapshots, false},
+    {"ref", "list, create, replace, drop and fast-forward a table's branches and tags", floe_cmd_ref, false},
+    {"history", "show a table's snapshot log: what each operation did, rollbacks", floe_cmd_history, false},
+    {"files", "list a table's live data files", floe_cmd_files, false},
+    {"rewrite", "compact a table's data files (Iceberg rewrite_data_files, bin-pack or sort)", floe_cmd_rewrite, true},
+    {"health", "measure a table's fragmentation and its cost; text, JSON or an HTML report", floe_cmd_health, false},
+    {"expire", "expire snapshots and delete the files only they reached", floe_cmd_expire, false},
+    {"orphans", "delete files in a table location that nothing references", floe_cmd_orphans, false},
+    {"rewrite-manifests", "regroup a snapshot's manifests by partition into target-size manifests", floe_cmd_rewrite_manifests, false},
+    {"maintain", "run table maintenance (expiry, orphans, manifests, landing lifecycle) under leases", floe_cmd_maintain, true},
+    {"version", "print the version", cmd_version, false},
 };
 
 static void print_help(FILE *out) {
@@ -55,6 +60,11 @@ static void print_help(FILE *out) {
             FLOE_VERSION_STRING);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-18s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nobject storage, on any command (over the environment, floe.conf and\n"
+                 ".pyiceberg.yaml; docs/CONFIG.md):\n"
+                 "  --s3-endpoint URL  --s3-region R  --s3-access-key-id K\n"
+                 "  --s3-secret-access-key S  --s3-session-token T\n"
+                 "  --s3-force-virtual-addressing true|false\n");
     fprintf(out, "\nexit codes: 0 ok, 1 failure, 2 usage error\n");
 }
 
@@ -125,22 +135,245 @@ static floe_io *io_ctx;
 
 floe_io *cli_io(void) { return io_ctx; }
 
+static floe_sql_options sql_opts;
+
 const char *cli_getenv(void *ctx, const char *name) {
     (void)ctx;
     return getenv(name);
 }
 
+/* A positive integer setting of the environment; 0 when unset or not one. */
+static int64_t env_ms(const char *name) {
+    const char *v = getenv(name);
+    int64_t n = 0;
+    return v && floe_parse_i64(v, strlen(v), &n) && n > 0 ? n : 0;
+}
+
+const floe_sql_options *cli_sql_options(void) { return &sql_opts; }
+
 int cli_catalog_config_load(const char *name, const char *config_path,
                             floe_catalog_config *out, floe_error *err) {
     int rc = floe_catalog_config_load(name, config_path, cli_getenv, NULL, out, err);
-    if (rc == 0)
+    if (rc == 0) {
         out->io = io_ctx;
+        out->sql = sql_opts;
+    }
     return rc;
 }
 
-/* The settings of this run from the environment (docs/CONFIG.md): the log level
- * (FLOE_LOG) and the I/O context. */
-static int io_setup(floe_error *err) {
+int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
+    cfg->io = io_ctx;
+    cfg->sql = sql_opts;
+    /* out of range: the default, as before these were options */
+    int64_t lease = env_ms("FLOE_COMPACT_LEASE_MS");
+    if (lease >= 300 && lease <= 24LL * 3600 * 1000)
+        cfg->compact_lease_ms = lease;
+    const char *tmp = getenv("TMPDIR");
+    if (tmp && *tmp && strlen(tmp) < 400 &&
+        floe_io_options_set(&cfg->staging_dir, tmp, err) < 0)
+        return FLOE_ENOMEM;
+    return 0;
+}
+
+/* Process-wide settings the library leaves to the program (floe/mapguard.h,
+ * floe/rewrite.h): the SIGBUS handler of guarded mappings for every command, and the
+ * allocator thresholds of rewrites for the commands that rewrite, unless the operator
+ * tuned glibc's malloc through the environment. */
+static int process_setup(const floe_cmd *cmd, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_map_guard_install(err));
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if (cmd->rewrites && !(tun && strstr(tun, "glibc.malloc.")) &&
+        !getenv("MALLOC_MMAP_THRESHOLD_") && !getenv("MALLOC_TRIM_THRESHOLD_"))
+        floe_rewrite_tune_malloc();
+    return 0;
+}
+
+/* The S3 settings given on the command line (global flags, taken out of argv). */
+static const struct {
+    const char *flag;
+    size_t off;
+} s3_flags[] = {
+    {"--s3-endpoint", offsetof(floe_catalog_config, s3.endpoint)},
+    {"--s3-region", offsetof(floe_catalog_config, s3.region)},
+    {"--s3-access-key-id", offsetof(floe_catalog_config, s3.access_key_id)},
+    {"--s3-secret-access-key", offsetof(floe_catalog_config, s3.secret_access_key)},
+    {"--s3-session-token", offsetof(floe_catalog_config, s3.session_token)},
+    {"--s3-force-virtual-addressing", offsetof(floe_catalog_config, s3.force_virtual_addressing)},
+};
+static floe_catalog_config s3_cli; /* only the s3 fields are used */
+
+#define S3_FIELD(cfg, off) ((char **)((char *)(cfg) + (off)))
+
+/* Take the --s3-* flags (FLAG VALUE or FLAG=VALUE) out of argv into s3_cli; returns the
+ * new argc, -1 with a usage message on a flag without its value. */
+static int take_s3_flags(int argc, char **argv, floe_error *err) {
+    int out = 2;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            while (i < argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        size_t k = 0, nk = sizeof s3_flags / sizeof s3_flags[0];
+        const char *v = NULL;
+        for (; k < nk; k++) {
+            size_t fl = strlen(s3_flags[k].flag);
+            if (!strncmp(argv[i], s3_flags[k].flag, fl) && (argv[i][fl] == '=' || !argv[i][fl])) {
+                if (argv[i][fl] == '=')
+                    v = argv[i] + fl + 1;
+                else if (i + 1 < argc)
+                    v = argv[++i];
+                else
+                    return floe_error_set(err, FLOE_EINVALID, "%s needs a value", s3_flags[k].flag);
+                break;
+            }
+        }
+        if (k == nk) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        char **field = S3_FIELD(&s3_cli, s3_flags[k].off);
+        floe_free(*field);
+        if (!(*field = floe_strdup(v)))
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    argv[out] = NULL;
+    return out;
+}
+
+/* The value of --NAME VALUE / --NAME=VALUE in the command's arguments, or NULL. */
+static const char *arg_value(int argc, char **argv, const char *name) {
+    size_t n = strlen(name);
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strncmp(argv[i], name, n)) {
+            if (argv[i][n] == '=')
+                return argv[i] + n + 1;
+            if (!argv[i][n] && i + 1 < argc)
+                return argv[i + 1];
+        }
+    return NULL;
+}
+
+/* Apply the S3 properties of a catalog entry to o (a later call overrides). */
+static int apply_s3(floe_io_options *o, const floe_catalog_config *c, const char *source,
+                    floe_error *err) {
+    int rc = 0;
+    if (c->s3.endpoint)
+        rc = floe_io_options_set(&o->s3.endpoint, c->s3.endpoint, err);
+    if (rc == 0 && c->s3.region)
+        rc = floe_io_options_set(&o->s3.region, c->s3.region, err);
+    if (rc == 0 && c->s3.access_key_id && c->s3.secret_access_key) {
+        o->s3.credentials = FLOE_IO_CREDS_STATIC;
+        rc = floe_io_options_set(&o->s3.access_key, c->s3.access_key_id, err);
+        if (rc == 0)
+            rc = floe_io_options_set(&o->s3.secret_key, c->s3.secret_access_key, err);
+        if (rc == 0)
+            rc = floe_io_options_set(&o->s3.session_token, c->s3.session_token, err);
+    } else if (rc == 0 && c->s3.session_token) {
+        rc = floe_io_options_set(&o->s3.session_token, c->s3.session_token, err);
+    }
+    if (rc == 0 && !c->s3.access_key_id != !c->s3.secret_access_key) {
+        /* one of the pair replaces that half of a key pair a lower source gave */
+        if (o->s3.credentials == FLOE_IO_CREDS_STATIC && o->s3.access_key && o->s3.secret_key)
+            rc = c->s3.access_key_id
+                     ? floe_io_options_set(&o->s3.access_key, c->s3.access_key_id, err)
+                     : floe_io_options_set(&o->s3.secret_key, c->s3.secret_access_key, err);
+        else
+            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.access-key-id and s3.secret-access-key "
+                            "go together", source);
+    }
+    const char *fv = c->s3.force_virtual_addressing;
+    if (rc == 0 && fv) {
+        if (!strcmp(fv, "true") || !strcmp(fv, "True") || !strcmp(fv, "1"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_VIRTUAL;
+        else if (!strcmp(fv, "false") || !strcmp(fv, "False") || !strcmp(fv, "0"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_AUTO;
+        else
+            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.force-virtual-addressing=%s: "
+                                "expected true or false", source, fv);
+    }
+    return rc;
+}
+
+/* Read a catalog entry's settings from a config file with parse; absent file or entry: an
+ * empty entry. */
+static int read_entry(const char *path, const char *name,
+                      int (*parse)(const char *, size_t, const char *, floe_catalog_config *,
+                                   floe_error *),
+                      floe_catalog_config *out, floe_error *err) {
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char *text = floe_malloc((1u << 20) + 1);
+    if (!text) {
+        fclose(f);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    size_t n = fread(text, 1, (1u << 20) + 1, f);
+    fclose(f);
+    int rc = parse(text, n, name, out, err);
+    floe_free(text);
+    if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        return 0;
+    }
+    if (rc < 0) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return floe_error_set(err, rc, "%s: %s", path, msg);
+    }
+    return 0;
+}
+
+/* The I/O options of this run, lowest precedence first (docs/CONFIG.md): .pyiceberg.yaml,
+ * the floe config file, the environment, the --s3-* flags. The catalog entry read from the
+ * files is the one --catalog (else FLOE_CATALOG, else the file's default) names. */
+static int io_options(floe_io_options *o, int argc, char **argv, floe_error *err) {
+    const char *name = arg_value(argc, argv, "--catalog");
+    if (!name || !*name)
+        name = getenv("FLOE_CATALOG");
+    if (name && !*name)
+        name = NULL;
+    floe_catalog_config c;
+    int rc = 0;
+    const char *dirs[3] = {getenv("PYICEBERG_HOME"), getenv("HOME"), "."};
+    for (size_t i = 0; i < 3 && rc == 0; i++) {
+        if (!dirs[i] || !*dirs[i])
+            continue;
+        char *path = floe_io_join(dirs[i], ".pyiceberg.yaml");
+        if (!path)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        rc = read_entry(path, name, floe_catalog_config_from_pyiceberg_yaml, &c, err);
+        bool hit = c.name != NULL;
+        if (rc == 0)
+            rc = apply_s3(o, &c, path, err);
+        floe_catalog_config_reset(&c);
+        floe_free(path);
+        if (hit)
+            break; /* the file the catalog loader would use */
+    }
+    const char *conf = arg_value(argc, argv, "--config");
+    if (!conf || !*conf)
+        conf = getenv("FLOE_CONFIG");
+    if (!conf || !*conf)
+        conf = "floe.conf";
+    if (rc == 0)
+        rc = read_entry(conf, name, floe_catalog_config_from_floe_conf, &c, err);
+    if (rc == 0)
+        rc = apply_s3(o, &c, conf, err);
+    floe_catalog_config_reset(&c);
+    if (rc == 0)
+        rc = floe_io_options_from_env(o, cli_getenv, NULL, err);
+    if (rc == 0)
+        rc = apply_s3(o, &s3_cli, "command line", err);
+    return rc;
+}
+
+/* The settings of this run (docs/CONFIG.md): from the environment the log level
+ * (FLOE_LOG), the manifest decoder and cap, the database connection options; the I/O
+ * context from io_options. */
+static int io_setup(int argc, char **argv, floe_error *err) {
     const char *lv = getenv("FLOE_LOG");
     if (lv && !strcmp(lv, "error"))
         floe_log_set_level(FLOE_LOG_ERROR);
@@ -151,9 +384,19 @@ static int io_setup(floe_error *err) {
     const char *dec = getenv("FLOE_MANIFEST_DECODER");
     if (dec && !strcmp(dec, "generic"))
         floe_manifest_set_generic_decoder(true);
+    sql_opts.busy_timeout_ms = env_ms("FLOE_SQLITE_BUSY_MS");
+    sql_opts.settle_ms = env_ms("FLOE_PG_SETTLE_MS");
+    const char *mb = getenv("FLOE_MANIFEST_MAX_BYTES");
+    if (mb && *mb) {
+        int64_t v;
+        if (!floe_parse_size(mb, &v) || v < 1024)
+            return floe_error_set(err, FLOE_EINVALID, "FLOE_MANIFEST_MAX_BYTES=%s: want a size "
+                                  "of at least 1KiB (\"512MiB\", bytes)", mb);
+        floe_manifest_set_max_bytes((uint64_t)v);
+    }
     floe_io_options o;
     floe_io_options_init(&o);
-    int rc = floe_io_options_from_env(&o, cli_getenv, NULL, err);
+    int rc = io_options(&o, argc, argv, err);
     if (rc == 0)
         rc = floe_io_new(&o, &io_ctx, err);
     floe_io_options_free(&o);
@@ -190,7 +433,13 @@ int main(int argc, char **argv) {
         if (!strcmp(commands[i].name, name)) {
             floe_error err;
             floe_error_clear(&err);
-            if (io_setup(&err) < 0)
+            if ((argc = take_s3_flags(argc, argv, &err)) < 0) {
+                floe_catalog_config_reset(&s3_cli);
+                return cli_usage(name, "%s", err.msg);
+            }
+            int setup = process_setup(&commands[i], &err) < 0 ? -1 : io_setup(argc, argv, &err);
+            floe_catalog_config_reset(&s3_cli);
+            if (setup < 0)
                 return cli_fail(&err);
             int rc = commands[i].run(argc - 1, argv + 1);
             floe_io_free(io_ctx);

@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "floe/io.h"
@@ -114,6 +115,55 @@ void cli_json_str(FILE *f, const char *s) {
     else
         fputs("\"\"", f); /* out of memory: still valid JSON */
     floe_buf_free(&b);
+}
+
+void cli_print_kv_json(const floe_kv *kv, size_t n) {
+    printf("{");
+    for (size_t i = 0; i < n; i++) {
+        printf("%s", i ? "," : "");
+        cli_json_str(stdout, kv[i].key);
+        printf(":");
+        cli_json_str(stdout, kv[i].value ? kv[i].value : "");
+    }
+    printf("}");
+}
+
+const char *cli_summary_value(const floe_snapshot *s, const char *key) {
+    for (size_t i = 0; i < s->n_summary; i++)
+        if (!strcmp(s->summary[i].key, key))
+            return s->summary[i].value;
+    return NULL;
+}
+
+void cli_fmt_time(int64_t ms, char *buf, size_t n) {
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char b[32];
+    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03dZ", b, (int)(ms % 1000));
+}
+
+int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,
+                       cli_table_opts *to, const char **table) {
+    *table = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, to);
+        if (r < 0)
+            return cli_usage(cmd, "%s needs a value", argv[i]);
+        if (r > 0)
+            continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(help, stdout);
+            return FLOE_EXIT_OK;
+        }
+        if ((argv[i][0] == '-' && argv[i][1]) || *table)
+            return cli_usage(cmd, "unexpected %s", argv[i]);
+        *table = argv[i];
+    }
+    if (!*table)
+        return cli_usage(cmd, "no TABLE given");
+    return -1;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -230,7 +280,7 @@ static int ancestor_owner(const char *folder, char **owner, floe_error *err) {
             floe_sql *sql = NULL;
             floe_error e;
             floe_error_clear(&e);
-            if (floe_sql_open(db, &sql, &e) == 0) {
+            if (floe_sql_open_with(db, cli_sql_options(), &sql, &e) == 0) {
                 owner_ctx oc = {wh, folder, db, owner};
                 /* a catalog that cannot be read owns nothing we can name */
                 FLOE_IGNORE_RESULT(floe_sql_query(sql, "SELECT catalog_name, table_namespace, "

@@ -33,6 +33,16 @@ bool cli_is_table_path(const char *t);
 int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_catalog **cat,
                    floe_table **out, floe_error *err);
 void cli_json_str(FILE *f, const char *s);
+/* {"k":"v",...} on stdout. */
+void cli_print_kv_json(const floe_kv *kv, size_t n);
+/* A snapshot's summary value for key, or NULL. */
+const char *cli_summary_value(const floe_snapshot *s, const char *key);
+/* Milliseconds since the epoch as 2026-10-06T12:00:00.000Z. */
+void cli_fmt_time(int64_t ms, char *buf, size_t n);
+/* The arguments of a command that takes one TABLE and the shared options: -1 when they
+ * parsed (*table set), else the exit code to return (--help printed, a usage error). */
+int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,
+                       cli_table_opts *to, const char **table);
 /* For commands that commit to a table given as a folder (rewrite, expire,
  * rewrite-manifests): FLOE_EINVALID, naming the table, when a catalog manages that folder -
  * the configured catalog (when it exists), or a SQLite catalog database (catalog.db) in a

@@ -28,6 +28,7 @@ struct floe_map_guard {
 static struct floe_map_guard guards[FLOE_MAP_GUARDS];
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_errno;
+static atomic_bool installed;
 static struct sigaction previous;
 static uintptr_t page_size;
 
@@ -74,13 +75,24 @@ static void install(void) {
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGBUS, &sa, &previous) != 0)
         install_errno = errno;
+    else
+        atomic_store(&installed, true);
 }
 
-int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error *err) {
+int floe_map_guard_install(floe_error *err) {
     pthread_once(&install_once, install);
     if (install_errno)
         return floe_error_set(err, FLOE_EIO, "cannot install the SIGBUS handler: %s",
                               strerror(install_errno));
+    return 0;
+}
+
+bool floe_map_guard_installed(void) { return atomic_load(&installed); }
+
+int floe_map_guard_add(void *addr, size_t len, floe_map_guard **out, floe_error *err) {
+    if (!atomic_load(&installed))
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "map guard: no SIGBUS handler (floe_map_guard_install)");
     uintptr_t s = (uintptr_t)addr;
     if (!addr || len == 0 || (s & (page_size - 1)) || len > UINTPTR_MAX - s - page_size)
         return floe_error_set(err, FLOE_EINVALID, "map guard: bad range");

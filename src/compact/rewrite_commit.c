@@ -69,7 +69,7 @@ typedef struct commit_ctx {
     int fv;                      /* format version of the last attempt's commit */
     bool upgraded;               /* ... which upgrades v1 to v2 */
     /* across attempts: unscoped position delete files -> their data paths */
-    rw_keyset *pos_paths;
+    floe_keyset *pos_paths;
     char **pos_paths_key;
     size_t npos_paths;
 } commit_ctx;
@@ -81,9 +81,9 @@ typedef struct attempt {
     floe_arena arena;
     target *targets;
     size_t ntargets;
-    rw_keyset target_idx;        /* path -> target index */
-    rw_keyset live_paths;        /* live data paths after the change */
-    rw_keyset part_min;          /* partition key -> min data sequence number */
+    floe_keyset target_idx;        /* path -> target index */
+    floe_keyset live_paths;        /* live data paths after the change */
+    floe_keyset part_min;          /* partition key -> min data sequence number */
     int64_t global_min;          /* over every live data file; INT64_MAX when none */
     live_delete *dels;
     size_t ndels, dcap;
@@ -135,13 +135,13 @@ static int note_live(attempt_state *a, const char *path, int32_t spec_id, const 
         a->global_min = seq;
     FLOE_FORWARD_IF_ERROR(part_key(&a->kb, spec_id, part, npart, err));
     int64_t *slot;
-    int rc = rw_keyset_put(&a->part_min, a->kb.data, a->kb.len, seq, &slot);
+    int rc = floe_keyset_put(&a->part_min, a->kb.data, a->kb.len, seq, &slot);
     if (rc < 0)
         return floe_error_set(err, rc, "%s", floe_strerror(rc));
     if (seq < *slot)
         *slot = seq;
     if (a->c->o->remove_dangling_deletes &&
-        (rc = rw_keyset_put(&a->live_paths, (const uint8_t *)path, strlen(path), 0, NULL)) < 0)
+        (rc = floe_keyset_put(&a->live_paths, (const uint8_t *)path, strlen(path), 0, NULL)) < 0)
         return floe_error_set(err, rc, "%s", floe_strerror(rc));
     return 0;
 }
@@ -196,20 +196,20 @@ static bool delete_applies(const live_delete *ld, int32_t dspec, const floe_rewr
 }
 
 /* Data paths an unscoped position delete file names (read once per commit). */
-static int pos_delete_paths(commit_ctx *c, const floe_data_file *d, rw_keyset **out,
+static int pos_delete_paths(commit_ctx *c, const floe_data_file *d, floe_keyset **out,
                             floe_error *err) {
     for (size_t i = 0; i < c->npos_paths; i++)
         if (!strcmp(c->pos_paths_key[i], d->file_path)) {
             *out = &c->pos_paths[i];
             return 0;
         }
-    rw_keyset *np = floe_realloc(c->pos_paths, (c->npos_paths + 1) * sizeof *np);
+    floe_keyset *np = floe_realloc(c->pos_paths, (c->npos_paths + 1) * sizeof *np);
     if (np)
         c->pos_paths = np;
     char **nk = np ? floe_realloc(c->pos_paths_key, (c->npos_paths + 1) * sizeof *nk) : NULL;
     FLOE_RETURN_ERROR_IF(!np || !nk, err, FLOE_ENOMEM, "out of memory");
     c->pos_paths_key = nk;
-    rw_keyset *ks = &c->pos_paths[c->npos_paths];
+    floe_keyset *ks = &c->pos_paths[c->npos_paths];
     memset(ks, 0, sizeof *ks);
     char *uri = NULL;
     floe_pq_reader *r = NULL;
@@ -224,7 +224,7 @@ static int pos_delete_paths(commit_ctx *c, const floe_data_file *d, rw_keyset **
             FLOE_FAIL(err, FLOE_ECORRUPT, "%s: file_path is not a string", d->file_path);
         const floe_colbuf *col = &rs->cols[0];
         for (size_t v = 0; v < col->nvalues; v++) {
-            rc = rw_keyset_put(ks, col->values + col->offsets[v],
+            rc = floe_keyset_put(ks, col->values + col->offsets[v],
                                col->offsets[v + 1] - col->offsets[v], 0, NULL);
             if (rc < 0)
                 FLOE_FAIL(err, rc, "%s: %s", d->file_path, floe_strerror(rc));
@@ -240,7 +240,7 @@ done:
     floe_pq_reader_close(r);
     floe_free(uri);
     if (rc < 0)
-        rw_keyset_free(ks);
+        floe_keyset_free(ks);
     return rc < 0 ? rc : 0;
 }
 
@@ -283,7 +283,7 @@ static int read_base(attempt_state *a, const floe_manifest_list *bl, floe_error 
             if (e->status == FLOE_ENTRY_DELETED)
                 continue;
             if (e->file.content == FLOE_CONTENT_DATA) {
-                int64_t *ti = rw_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
+                int64_t *ti = floe_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
                                              strlen(e->file.file_path));
                 if (ti) {
                     a->targets[*ti].present = true;
@@ -474,7 +474,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
                 continue;
             bool drop = false;
             if (e->file.content == FLOE_CONTENT_DATA) {
-                int64_t *ti = rw_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
+                int64_t *ti = floe_keyset_find(&a->target_idx, (const uint8_t *)e->file.file_path,
                                              strlen(e->file.file_path));
                 drop = ti && !c->g[a->targets[*ti].group]->failed;
             } else {
@@ -524,6 +524,251 @@ static int sum_int(summary *s, const char *k, int64_t v, floe_error *err) {
     return 0;
 }
 
+/* What a commit attempt adds and removes, for the snapshot summary. */
+typedef struct change_counts {
+    int64_t added_files, added_records, added_size;
+    int64_t del_files, del_records, del_size;
+    int64_t rm_pos, rm_eq, rm_pos_rows, rm_eq_rows, rm_size; /* dangling deletes removed */
+    int64_t live_del, live_del_size, live_pos_rows, live_eq_rows; /* deletes that stay */
+} change_counts;
+
+/* Targets: the inputs of the groups still in the running, then the base snapshot's live
+ * files read against them (read_base). */
+static int collect_targets(attempt_state *a, const floe_manifest_list *bl, floe_error *err) {
+    commit_ctx *c = a->c;
+    for (size_t k = 0; k < c->n; k++)
+        if (!c->g[k]->failed)
+            a->ntargets += c->g[k]->group->ninputs;
+    a->targets = floe_calloc(a->ntargets + 1, sizeof *a->targets);
+    a->hits = floe_calloc(bl->nfiles + 1, sizeof *a->hits);
+    if (!a->targets || !a->hits)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    a->ntargets = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->g[k]->failed)
+            continue;
+        const floe_rewrite_group *g = c->g[k]->group;
+        for (size_t i = 0; i < g->ninputs; i++) {
+            const char *path = g->inputs[i].file->file_path;
+            int rc = floe_keyset_put(&a->target_idx, (const uint8_t *)path, strlen(path),
+                                   (int64_t)a->ntargets, NULL);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s", floe_strerror(rc));
+            a->targets[a->ntargets++] = (target){k, &g->inputs[i], false};
+        }
+    }
+    return read_base(a, bl, err);
+}
+
+/* Validation: a group fails when an input is no longer live or a concurrent commit added
+ * deletes that apply to it. False when no group is left. */
+static bool validate(attempt_state *a, const floe_manifest_list *bl) {
+    commit_ctx *c = a->c;
+    for (size_t i = 0; i < a->ntargets; i++)
+        if (!a->targets[i].present)
+            fail_group(c->g[a->targets[i].group],
+                       "input no longer live (removed by a concurrent commit): ",
+                       a->targets[i].in->file->file_path);
+    for (size_t d = 0; d < a->ndels; d++) {
+        live_delete *ld = &a->dels[d];
+        if (entry_seq(&ld->e) <= c->p->sequence_number)
+            continue; /* there when the rewrite started: already applied */
+        if (ld->e.file.content == FLOE_CONTENT_EQUALITY_DELETES &&
+            c->o->use_starting_sequence_number)
+            continue; /* still applies to the outputs through their sequence number */
+        int32_t dspec = bl->files[ld->manifest].partition_spec_id;
+        for (size_t i = 0; i < a->ntargets; i++) {
+            rw_group_out *g = c->g[a->targets[i].group];
+            if (!g->failed && delete_applies(ld, dspec, a->targets[i].in))
+                fail_group(g, "a concurrent commit added deletes for input ",
+                           a->targets[i].in->file->file_path);
+        }
+    }
+    bool any = false;
+    for (size_t k = 0; k < c->n; k++)
+        any |= !c->g[k]->failed;
+    return any;
+}
+
+/* The live data after the change: failed groups' inputs stay, outputs arrive (at
+ * sequence number add_seq). */
+static int note_live_data(attempt_state *a, int64_t add_seq, change_counts *n,
+                          floe_error *err) {
+    commit_ctx *c = a->c;
+    for (size_t i = 0; i < a->ntargets; i++) {
+        const floe_rewrite_input *in = a->targets[i].in;
+        if (!a->targets[i].present)
+            continue;
+        if (c->g[a->targets[i].group]->failed) {
+            FLOE_FORWARD_IF_ERROR(note_live(a, in->file->file_path, in->spec_id,
+                                            in->file->partition, in->file->npartition,
+                                            in->data_sequence_number, in->file->record_count,
+                                            in->file->file_size_in_bytes, err));
+        } else {
+            n->del_files++;
+            n->del_records += in->file->record_count;
+            n->del_size += in->file->file_size_in_bytes;
+        }
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->g[k]->failed)
+            continue;
+        for (size_t i = 0; i < c->g[k]->nfiles; i++) {
+            const floe_data_file *f = &c->g[k]->files[i];
+            FLOE_FORWARD_IF_ERROR(note_live(a, f->file_path, c->p->output_spec_id, f->partition,
+                                            f->npartition, add_seq, f->record_count,
+                                            f->file_size_in_bytes, err));
+            n->added_files++;
+            n->added_records += f->record_count;
+            n->added_size += f->file_size_in_bytes;
+        }
+    }
+    return 0;
+}
+
+/* Is delete file ld dangling once the change is made (o->remove_dangling_deletes)? */
+static int is_dangling(attempt_state *a, const floe_manifest_list *bl, const live_delete *ld,
+                       bool *out, floe_error *err) {
+    const floe_data_file *df = &ld->e.file;
+    int64_t dseq = ld->e.has_sequence_number ? ld->e.sequence_number : 0;
+    bool dangling;
+    int32_t dspec = bl->files[ld->manifest].partition_spec_id;
+    int64_t min = a->global_min;
+    if (df->npartition) {
+        FLOE_FORWARD_IF_ERROR(part_key(&a->kb, dspec, df->partition, df->npartition, err));
+        int64_t *m = floe_keyset_find(&a->part_min, a->kb.data, a->kb.len);
+        min = m ? *m : INT64_MAX;
+    }
+    if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+        dangling = min >= dseq; /* applies only to data older than itself */
+    } else if (df->referenced_data_file) {
+        dangling = !floe_keyset_find(&a->live_paths, (const uint8_t *)df->referenced_data_file,
+                                   strlen(df->referenced_data_file));
+    } else {
+        dangling = min > dseq;
+        if (!dangling && (!df->file_format || !strcasecmp(df->file_format, "parquet"))) {
+            floe_keyset *paths = NULL;
+            FLOE_FORWARD_IF_ERROR(pos_delete_paths(a->c, df, &paths, err));
+            dangling = true;
+            for (size_t s = 0; s < paths->cap && dangling; s++)
+                if (paths->hash[s] &&
+                    floe_keyset_find(&a->live_paths, paths->keys.data + paths->off[s],
+                                   paths->len[s]))
+                    dangling = false;
+        }
+    }
+    floe_log(FLOE_LOG_DEBUG,
+             "rewrite: delete file %s: sequence %" PRId64 ", oldest live data in its "
+             "partition %" PRId64 ": %s", df->file_path, dseq, min,
+             dangling ? "dangling" : "still needed");
+    *out = dangling;
+    return 0;
+}
+
+/* Dangling deletes are marked to be removed (their manifests rewritten); the others are
+ * counted as staying. */
+static int drop_dangling(attempt_state *a, const floe_manifest_list *bl, change_counts *n,
+                         floe_error *err) {
+    for (size_t d = 0; d < a->ndels; d++) {
+        live_delete *ld = &a->dels[d];
+        const floe_data_file *df = &ld->e.file;
+        bool dangling = false;
+        if (a->c->o->remove_dangling_deletes)
+            FLOE_FORWARD_IF_ERROR(is_dangling(a, bl, ld, &dangling, err));
+        if (dangling) {
+            ld->remove = true;
+            a->hits[ld->manifest] = true;
+            n->rm_size += df->file_size_in_bytes;
+            if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+                n->rm_eq++;
+                n->rm_eq_rows += df->record_count;
+            } else {
+                n->rm_pos++;
+                n->rm_pos_rows += df->record_count;
+            }
+            continue;
+        }
+        n->live_del++;
+        n->live_del_size += df->file_size_in_bytes;
+        if (df->content == FLOE_CONTENT_EQUALITY_DELETES)
+            n->live_eq_rows += df->record_count;
+        else
+            n->live_pos_rows += df->record_count;
+    }
+    a->c->removed_deletes = n->rm_pos + n->rm_eq;
+    return 0;
+}
+
+/* The attempt's manifest list (recorded path list_rec) over the manifests written. */
+static int write_list(attempt_state *a, const floe_snapshot *head, int64_t seq,
+                      const char *list_rec, floe_error *err) {
+    commit_ctx *c = a->c;
+    char *list_phys = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_resolve_path(c->t, list_rec, &list_phys, err));
+    floe_manifest_list_write_options lw;
+    floe_manifest_list_write_options_init(&lw);
+    lw.snapshot_id = c->snapshot_id;
+    lw.has_parent = true;
+    lw.parent_snapshot_id = head->snapshot_id;
+    lw.sequence_number = seq;
+    lw.format_version = a->fv;
+    FLOE_CHECK(floe_manifest_codec_from_props(a->base->properties, a->base->n_properties,
+                                              &lw.codec, &lw.level, err));
+    FLOE_CHECK(track(c, list_rec, err));
+    FLOE_CHECK(floe_manifest_list_write(floe_table_io(c->t), list_phys, &lw, a->out, a->nout,
+                                        NULL, NULL, err));
+    floe_strlist_free(&c->final_refs);
+    FLOE_CHECK(floe_strlist_push(&c->final_refs, list_rec, err));
+    for (size_t i = 0; i < a->nout; i++)
+        FLOE_CHECK(floe_strlist_push(&c->final_refs, a->out[i].manifest_path, err));
+done:
+    floe_free(list_phys);
+    return rc;
+}
+
+/* The replace snapshot and its summary. */
+static int add_snapshot(attempt_state *a, floe_metadata_builder *b, const char *list_rec,
+                        const change_counts *n, floe_error *err) {
+    commit_ctx *c = a->c;
+    summary s = {.arena = &a->arena};
+    int64_t groups = 0;
+    for (size_t k = 0; k < c->n; k++)
+        groups += !c->g[k]->failed;
+    int64_t rm = n->rm_pos + n->rm_eq;
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "added-data-files", n->added_files, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "deleted-data-files", n->del_files, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "added-records", n->added_records, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "deleted-records", n->del_records, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "added-files-size", n->added_size, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-files-size", n->del_size + n->rm_size, err));
+    if (rm) {
+        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-delete-files", rm, err));
+        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-delete-files", n->rm_pos, err));
+        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-delete-files", n->rm_eq, err));
+        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-deletes", n->rm_pos_rows, err));
+        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-deletes", n->rm_eq_rows, err));
+    }
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-data-files", a->live_files, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-delete-files", n->live_del, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-records", a->live_records, err));
+    /* every live file, data and delete, as "added-files-size" counts them */
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-files-size", a->live_size + n->live_del_size,
+                                  err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-position-deletes", n->live_pos_rows, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "total-equality-deletes", n->live_eq_rows, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, "floe.rewrite.file-groups", groups, err));
+    floe_snapshot_new sn = {.snapshot_id = c->snapshot_id,
+                            .operation = "replace",
+                            .manifest_list = list_rec,
+                            .summary = s.kv,
+                            .n_summary = s.n,
+                            .schema_id = -1};
+    return floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err);
+}
+
+/* One commit attempt on the metadata in b: check the groups against the base snapshot,
+ * rewrite the manifests that change, write the manifest list, add the snapshot. */
 static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     commit_ctx *c = ctx;
     const floe_rewrite_plan *p = c->p;
@@ -537,8 +782,10 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     c->attempts++;
     c->noop = false;
     int rc = 0;
-    char *src = NULL, *list_rec = NULL, *list_phys = NULL;
+    char *src = NULL, *list_rec = NULL;
     floe_manifest_list bl = {0};
+    change_counts n;
+    memset(&n, 0, sizeof n);
     /* a v1 table stays v1 unless the upgrade was asked for */
     if (c->o->format_version)
         FLOE_CHECK(floe_metadata_builder_upgrade(b, c->o->format_version, err));
@@ -560,223 +807,34 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     floe_manifest_list_read_options lo = {.has_snapshot_id = true,
                                           .snapshot_id = head->snapshot_id};
     FLOE_CHECK(floe_manifest_list_read(floe_table_io(a.c->t), src, &lo, &a.arena, &bl, err));
-
-    /* targets: the inputs of the groups still in the running */
-    for (size_t k = 0; k < c->n; k++)
-        if (!c->g[k]->failed)
-            a.ntargets += c->g[k]->group->ninputs;
-    a.targets = floe_calloc(a.ntargets + 1, sizeof *a.targets);
-    a.hits = floe_calloc(bl.nfiles + 1, sizeof *a.hits);
-    if (!a.targets || !a.hits)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    a.ntargets = 0;
-    for (size_t k = 0; k < c->n; k++) {
-        if (c->g[k]->failed)
-            continue;
-        const floe_rewrite_group *g = c->g[k]->group;
-        for (size_t i = 0; i < g->ninputs; i++) {
-            const char *path = g->inputs[i].file->file_path;
-            rc = rw_keyset_put(&a.target_idx, (const uint8_t *)path, strlen(path),
-                               (int64_t)a.ntargets, NULL);
-            if (rc < 0)
-                FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
-            a.targets[a.ntargets++] = (target){k, &g->inputs[i], false};
-        }
-    }
-    FLOE_CHECK(read_base(&a, &bl, err));
-
-    /* validation */
-    for (size_t i = 0; i < a.ntargets; i++)
-        if (!a.targets[i].present)
-            fail_group(c->g[a.targets[i].group],
-                       "input no longer live (removed by a concurrent commit): ",
-                       a.targets[i].in->file->file_path);
-    for (size_t d = 0; d < a.ndels; d++) {
-        live_delete *ld = &a.dels[d];
-        if (entry_seq(&ld->e) <= p->sequence_number)
-            continue; /* there when the rewrite started: already applied */
-        if (ld->e.file.content == FLOE_CONTENT_EQUALITY_DELETES &&
-            c->o->use_starting_sequence_number)
-            continue; /* still applies to the outputs through their sequence number */
-        int32_t dspec = bl.files[ld->manifest].partition_spec_id;
-        for (size_t i = 0; i < a.ntargets; i++) {
-            rw_group_out *g = c->g[a.targets[i].group];
-            if (!g->failed && delete_applies(ld, dspec, a.targets[i].in))
-                fail_group(g, "a concurrent commit added deletes for input ",
-                           a.targets[i].in->file->file_path);
-        }
-    }
-    bool any = false;
-    for (size_t k = 0; k < c->n; k++)
-        any |= !c->g[k]->failed;
-    if (!any) {
+    FLOE_CHECK(collect_targets(&a, &bl, err));
+    if (!validate(&a, &bl)) {
         c->noop = true;
         rc = FLOE_COMMIT_NOOP;
         goto done;
     }
-
-    /* the live data after the change: failed groups' inputs stay, outputs arrive */
     int64_t seq = floe_metadata_builder_next_sequence_number(b);
     int64_t add_seq = c->o->use_starting_sequence_number ? p->sequence_number : seq;
-    int64_t added_files = 0, added_records = 0, added_size = 0;
-    int64_t del_files = 0, del_records = 0, del_size = 0;
-    for (size_t i = 0; i < a.ntargets; i++) {
-        const floe_rewrite_input *in = a.targets[i].in;
-        if (!a.targets[i].present)
-            continue;
-        if (c->g[a.targets[i].group]->failed) {
-            FLOE_CHECK(note_live(&a, in->file->file_path, in->spec_id, in->file->partition,
-                                 in->file->npartition, in->data_sequence_number,
-                                 in->file->record_count, in->file->file_size_in_bytes, err));
-        } else {
-            del_files++;
-            del_records += in->file->record_count;
-            del_size += in->file->file_size_in_bytes;
-        }
-    }
-    for (size_t k = 0; k < c->n; k++) {
-        if (c->g[k]->failed)
-            continue;
-        for (size_t i = 0; i < c->g[k]->nfiles; i++) {
-            const floe_data_file *f = &c->g[k]->files[i];
-            FLOE_CHECK(note_live(&a, f->file_path, p->output_spec_id, f->partition, f->npartition,
-                                 add_seq, f->record_count, f->file_size_in_bytes, err));
-            added_files++;
-            added_records += f->record_count;
-            added_size += f->file_size_in_bytes;
-        }
-    }
-
-    /* dangling deletes */
-    int64_t rm_pos = 0, rm_eq = 0, rm_pos_rows = 0, rm_eq_rows = 0, rm_size = 0;
-    int64_t live_del = 0, live_del_size = 0, live_pos_rows = 0, live_eq_rows = 0;
-    for (size_t d = 0; d < a.ndels; d++) {
-        live_delete *ld = &a.dels[d];
-        const floe_data_file *df = &ld->e.file;
-        int64_t dseq = ld->e.has_sequence_number ? ld->e.sequence_number : 0;
-        if (c->o->remove_dangling_deletes) {
-            bool dangling;
-            int32_t dspec = bl.files[ld->manifest].partition_spec_id;
-            int64_t min = a.global_min;
-            if (df->npartition) {
-                FLOE_CHECK(part_key(&a.kb, dspec, df->partition, df->npartition, err));
-                int64_t *m = rw_keyset_find(&a.part_min, a.kb.data, a.kb.len);
-                min = m ? *m : INT64_MAX;
-            }
-            if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
-                dangling = min >= dseq; /* applies only to data older than itself */
-            } else if (df->referenced_data_file) {
-                dangling = !rw_keyset_find(&a.live_paths, (const uint8_t *)df->referenced_data_file,
-                                           strlen(df->referenced_data_file));
-            } else {
-                dangling = min > dseq;
-                if (!dangling && (!df->file_format || !strcasecmp(df->file_format, "parquet"))) {
-                    rw_keyset *paths = NULL;
-                    FLOE_CHECK(pos_delete_paths(c, df, &paths, err));
-                    dangling = true;
-                    for (size_t s = 0; s < paths->cap && dangling; s++)
-                        if (paths->hash[s] &&
-                            rw_keyset_find(&a.live_paths, paths->keys.data + paths->off[s],
-                                           paths->len[s]))
-                            dangling = false;
-                }
-            }
-            floe_log(FLOE_LOG_DEBUG,
-                     "rewrite: delete file %s: sequence %" PRId64 ", oldest live data in its "
-                     "partition %" PRId64 ": %s", df->file_path, dseq, min,
-                     dangling ? "dangling" : "still needed");
-            if (dangling) {
-                ld->remove = true;
-                a.hits[ld->manifest] = true;
-                rm_size += df->file_size_in_bytes;
-                if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
-                    rm_eq++;
-                    rm_eq_rows += df->record_count;
-                } else {
-                    rm_pos++;
-                    rm_pos_rows += df->record_count;
-                }
-                continue;
-            }
-        }
-        live_del++;
-        live_del_size += df->file_size_in_bytes;
-        if (df->content == FLOE_CONTENT_EQUALITY_DELETES)
-            live_eq_rows += df->record_count;
-        else
-            live_pos_rows += df->record_count;
-    }
-    c->removed_deletes = rm_pos + rm_eq;
-
+    FLOE_CHECK(note_live_data(&a, add_seq, &n, err));
+    FLOE_CHECK(drop_dangling(&a, &bl, &n, err));
     FLOE_CHECK(write_manifests(&a, &bl, err));
-
     list_rec = floe_manifest_list_path_new(c->md_dir, c->snapshot_id, c->attempts, c->uuid);
     if (!list_rec)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_table_resolve_path(c->t, list_rec, &list_phys, err));
-    floe_manifest_list_write_options lw;
-    floe_manifest_list_write_options_init(&lw);
-    lw.snapshot_id = c->snapshot_id;
-    lw.has_parent = true;
-    lw.parent_snapshot_id = head->snapshot_id;
-    lw.sequence_number = seq;
-    lw.format_version = a.fv;
-    FLOE_CHECK(floe_manifest_codec_from_props(a.base->properties, a.base->n_properties, &lw.codec,
-                                              &lw.level, err));
-    FLOE_CHECK(track(c, list_rec, err));
-    rc = floe_manifest_list_write(floe_table_io(a.c->t), list_phys, &lw, a.out, a.nout, NULL, NULL, err);
-    if (rc < 0)
-        goto done;
-    floe_strlist_free(&c->final_refs);
-    FLOE_CHECK(floe_strlist_push(&c->final_refs, list_rec, err));
-    for (size_t i = 0; i < a.nout; i++)
-        FLOE_CHECK(floe_strlist_push(&c->final_refs, a.out[i].manifest_path, err));
-
-    summary s = {.arena = &a.arena};
-    int64_t groups = 0;
-    for (size_t k = 0; k < c->n; k++)
-        groups += !c->g[k]->failed;
-    FLOE_CHECK(sum_int(&s, "added-data-files", added_files, err));
-    FLOE_CHECK(sum_int(&s, "deleted-data-files", del_files, err));
-    FLOE_CHECK(sum_int(&s, "added-records", added_records, err));
-    FLOE_CHECK(sum_int(&s, "deleted-records", del_records, err));
-    FLOE_CHECK(sum_int(&s, "added-files-size", added_size, err));
-    FLOE_CHECK(sum_int(&s, "removed-files-size", del_size + rm_size, err));
-    if (rm_pos + rm_eq) {
-        FLOE_CHECK(sum_int(&s, "removed-delete-files", rm_pos + rm_eq, err));
-        FLOE_CHECK(sum_int(&s, "removed-position-delete-files", rm_pos, err));
-        FLOE_CHECK(sum_int(&s, "removed-equality-delete-files", rm_eq, err));
-        FLOE_CHECK(sum_int(&s, "removed-position-deletes", rm_pos_rows, err));
-        FLOE_CHECK(sum_int(&s, "removed-equality-deletes", rm_eq_rows, err));
-    }
-    FLOE_CHECK(sum_int(&s, "total-data-files", a.live_files, err));
-    FLOE_CHECK(sum_int(&s, "total-delete-files", live_del, err));
-    FLOE_CHECK(sum_int(&s, "total-records", a.live_records, err));
-    /* every live file, data and delete, as "added-files-size" counts them */
-    FLOE_CHECK(sum_int(&s, "total-files-size", a.live_size + live_del_size, err));
-    FLOE_CHECK(sum_int(&s, "total-position-deletes", live_pos_rows, err));
-    FLOE_CHECK(sum_int(&s, "total-equality-deletes", live_eq_rows, err));
-    FLOE_CHECK(sum_int(&s, "floe.rewrite.file-groups", groups, err));
-    floe_snapshot_new sn = {.snapshot_id = c->snapshot_id,
-                            .operation = "replace",
-                            .manifest_list = list_rec,
-                            .summary = s.kv,
-                            .n_summary = s.n,
-                            .schema_id = -1};
-    FLOE_CHECK(floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err));
+    FLOE_CHECK(write_list(&a, head, seq, list_rec, err));
+    FLOE_CHECK(add_snapshot(&a, b, list_rec, &n, err));
 done:
     floe_free(a.targets);
     floe_free(a.hits);
     floe_free(a.dels);
     floe_free(a.out);
-    rw_keyset_free(&a.target_idx);
-    rw_keyset_free(&a.live_paths);
-    rw_keyset_free(&a.part_min);
+    floe_keyset_free(&a.target_idx);
+    floe_keyset_free(&a.live_paths);
+    floe_keyset_free(&a.part_min);
     floe_buf_free(&a.kb);
     floe_arena_reset(&a.arena);
     floe_free(src);
     floe_free(list_rec);
-    floe_free(list_phys);
     return rc;
 }
 
@@ -834,7 +892,7 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
     floe_strlist_free(&c.written);
     floe_strlist_free(&c.final_refs);
     for (size_t i = 0; i < c.npos_paths; i++) {
-        rw_keyset_free(&c.pos_paths[i]);
+        floe_keyset_free(&c.pos_paths[i]);
         floe_free(c.pos_paths_key[i]);
     }
     floe_free(c.pos_paths);

@@ -42,11 +42,9 @@
 /* large input row groups: uncompressed bytes decoded at a time (rw_reader_set_slice) */
 int64_t rw_slice_bytes = (int64_t)8 << 20;
 
-/* glibc malloc thresholds while rewriting (rw_malloc_policy) */
+/* glibc malloc thresholds of floe_rewrite_tune_malloc */
 #define RW_MMAP_THRESHOLD (2 << 20)
 #define RW_TRIM_THRESHOLD (32 << 20)
-
-static pthread_once_t malloc_policy_once = PTHREAD_ONCE_INIT;
 
 /* glibc raises its mmap threshold to the size of every mapped block freed (up to 32 MiB),
  * and its trim threshold to twice that. A rewrite frees such blocks early (a writer's
@@ -60,20 +58,13 @@ static pthread_once_t malloc_policy_once = PTHREAD_ONCE_INIT;
  * dictionary tables, regrown for every chunk): 10,000-16,000 more in that run and in
  * the small-file rewrite, about 0.3% of their CPU time; a 1 MiB threshold saved 7 MiB
  * more for twice the faults. The trim threshold keeps up to 32 MiB of free heap top for
- * the small blocks that come and go. An operator's own malloc settings (environment)
- * are left alone. */
-static void malloc_policy_apply(void) {
+ * the small blocks that come and go. */
+void floe_rewrite_tune_malloc(void) {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
-    const char *tun = getenv("GLIBC_TUNABLES");
-    if ((tun && strstr(tun, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
-        getenv("MALLOC_TRIM_THRESHOLD_"))
-        return;
     (void)mallopt(M_MMAP_THRESHOLD, RW_MMAP_THRESHOLD);
     (void)mallopt(M_TRIM_THRESHOLD, RW_TRIM_THRESHOLD);
 #endif
 }
-
-void rw_malloc_policy(void) { pthread_once(&malloc_policy_once, malloc_policy_apply); }
 
 /* ---------------------------------------------------------------------------------------
  * the input side of a group: files in order, as batches
@@ -1050,6 +1041,214 @@ static void exec_init(rw_exec *x, floe_table *t, floe_rewrite_plan *p,
     x->wo.output.fsync = o->fsync;
 }
 
+/* Start the workers: as many groups at once as the options and the threads allow, each
+ * group's writer encoding on the threads left to it. *nth receives the threads started. */
+static int start_workers(rw_exec *x, pthread_t **th, size_t *nth, floe_error *err) {
+    const floe_rewrite_options *o = x->o;
+    int threads = o->threads > 0 ? o->threads : online_cpus();
+    int64_t conc = o->max_concurrent_groups > 0 ? o->max_concurrent_groups : 1;
+    /* each group can use two threads (reader + writer); keep groups to what the
+     * threads allow, but always at least one */
+    int64_t by_threads = threads >= 2 ? threads / 2 : 1;
+    if (conc > by_threads)
+        conc = by_threads;
+    if (conc > (int64_t)x->p->ngroups)
+        conc = (int64_t)x->p->ngroups;
+    x->prefetch = threads >= 2;
+    /* No write-behind: it would spare the worker its waits in write(2), but its fresh
+     * chunk buffers per row group raise peak memory past the bound of one group's
+     * (bench/RESULTS.md, "Choices") */
+    /* a group's writer encodes columns on the threads the group has, beside its reader
+     * thread (the file is the same whatever the number) */
+    int64_t per_group = threads / conc;
+    x->wo.threads = per_group > 1 ? (int)(per_group > 8 ? 8 : per_group) : 1;
+    *th = floe_calloc((size_t)conc, sizeof **th);
+    if (!*th)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < conc; i++) {
+        if (pthread_create(&(*th)[*nth], NULL, worker_main, x) != 0)
+            break;
+        (*nth)++;
+    }
+    if (*nth == 0)
+        return floe_error_set(err, FLOE_EINTERNAL, "cannot start worker threads");
+    return 0;
+}
+
+/* The commit loop's state: finished groups are committed in batches of per_commit. */
+typedef struct commit_loop {
+    rw_exec *x;
+    floe_rewrite_result *r;
+    rw_group_out **batch;
+    bool *committed_or_dropped;  /* per group: handled */
+    size_t handled;
+    int64_t per_commit;
+    int64_t max_failed;          /* failed commits tolerated with partial progress */
+    int64_t t0, last_report;
+    double commit_ns;
+    bool fatal;                  /* stop committing */
+    int rc;
+} commit_loop;
+
+/* Groups never started count as handled (after a fatal stop). Called with x->mu held. */
+static void drop_unstarted(commit_loop *l) {
+    for (size_t i = l->x->next_group; i < l->x->p->ngroups; i++)
+        if (!l->committed_or_dropped[i]) {
+            l->committed_or_dropped[i] = true;
+            l->handled++;
+        }
+}
+
+/* Wait for per_commit finished groups (or the last ones), reporting progress meanwhile,
+ * and take the successful ones into l->batch. Returns how many were taken. */
+static size_t next_batch(commit_loop *l, floe_error *err) {
+    rw_exec *x = l->x;
+    const floe_rewrite_plan *p = x->p;
+    size_t nb = 0;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        size_t ready = 0;
+        for (size_t i = 0; i < p->ngroups; i++)
+            ready += x->finished[i] && !l->committed_or_dropped[i];
+        /* (after a stop, groups never started will not finish) */
+        if ((int64_t)ready >= l->per_commit || x->nfinished == p->ngroups ||
+            (x->stop && x->nfinished == x->next_group))
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&x->cv, &x->mu, &ts);
+        pthread_mutex_unlock(&x->mu);
+        if (floe_now_ns() - l->last_report > 250 * 1000 * 1000LL) {
+            report(x, x->o, l->t0, l->r->commits, l->r->groups_failed);
+            l->last_report = floe_now_ns();
+        }
+        pthread_mutex_lock(&x->mu);
+    }
+    for (size_t i = 0; i < p->ngroups && (int64_t)nb < l->per_commit; i++) {
+        if (!x->finished[i] || l->committed_or_dropped[i])
+            continue;
+        l->committed_or_dropped[i] = true;
+        l->handled++;
+        if (x->outs[i].failed)
+            continue;
+        l->batch[nb++] = &x->outs[i];
+    }
+    if (x->exec_rc && !l->fatal) {
+        l->fatal = true;
+        l->rc = floe_error_set(err, x->exec_rc, "%s", x->exec_msg);
+    }
+    if (l->fatal)
+        drop_unstarted(l);
+    pthread_mutex_unlock(&x->mu);
+    return nb;
+}
+
+/* Stop the workers after a fatal commit outcome (its error in ce). */
+static void commit_fatal(commit_loop *l, int crc, const floe_error *ce, floe_error *err) {
+    l->rc = crc;
+    if (err)
+        *err = *ce;
+    l->fatal = true;
+    pthread_mutex_lock(&l->x->mu);
+    l->x->stop = true;
+    pthread_mutex_unlock(&l->x->mu);
+}
+
+/* Commit the nb groups of l->batch and account for the outcome: committed, failed (the
+ * outputs deleted; fatal past max_failed), or unknown (the outputs kept; fatal). */
+static void commit_batch(commit_loop *l, size_t nb, floe_error *err) {
+    rw_exec *x = l->x;
+    floe_rewrite_result *r = l->r;
+    rw_group_out **batch = l->batch;
+    floe_table *t = x->t;
+    int64_t c0 = floe_now_ns();
+    rw_commit_stats cs = {0};
+    floe_error ce;
+    floe_error_clear(&ce);
+    int crc = rw_commit_groups(t, x->p, x->o, batch, nb, &cs, &ce);
+    l->commit_ns += (double)(floe_now_ns() - c0);
+    r->attempts += cs.attempts;
+    /* every attempt but the last lost to another commit; the last too when the
+     * retries ran out */
+    if (cs.attempts > 0)
+        r->conflicts += cs.attempts - (crc == FLOE_ECONFLICT ? 0 : 1);
+    if (crc == 0) {
+        bool any = false;
+        for (size_t k = 0; k < nb; k++) {
+            if (batch[k]->failed) {
+                delete_outputs(floe_table_io(t), batch[k]);
+                continue;
+            }
+            batch[k]->committed = true;
+            any = true;
+        }
+        if (any) {
+            r->commits++;
+            r->snapshot_id = cs.snapshot_id;
+            r->removed_delete_files_count += cs.removed_delete_files;
+            r->format_version = cs.format_version;
+            r->format_upgraded |= cs.format_upgraded;
+        }
+    } else if (crc == FLOE_EUNKNOWN_STATE) {
+        /* the outputs may be referenced: keep them, commit nothing more */
+        r->unknown_state = true;
+        commit_fatal(l, crc, &ce, err);
+    } else {
+        r->failed_commits++;
+        for (size_t k = 0; k < nb; k++) {
+            batch[k]->failed = true;
+            copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
+                     ce.msg[0] ? ce.msg : floe_strerror(crc));
+            delete_outputs(floe_table_io(t), batch[k]);
+        }
+        floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
+        bool too_many = x->o->partial_progress ? r->failed_commits > l->max_failed : true;
+        if (too_many)
+            commit_fatal(l, crc, &ce, err);
+    }
+    if (l->fatal) {
+        pthread_mutex_lock(&x->mu);
+        drop_unstarted(l);
+        pthread_mutex_unlock(&x->mu);
+    }
+}
+
+/* The result's counts, once every worker has stopped. */
+static void tally(const rw_exec *x, floe_rewrite_result *r) {
+    const floe_rewrite_plan *p = x->p;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        const rw_group_out *g = &x->outs[i];
+        if (g->committed) {
+            r->groups_committed++;
+            r->rewritten_data_files_count += (int64_t)g->group->ninputs;
+            r->rewritten_bytes_count += g->group->input_bytes;
+            r->added_data_files_count += (int64_t)g->nfiles;
+        } else {
+            r->groups_failed += g->failed || x->finished[i];
+            r->failed_data_files_count += (int64_t)g->group->ninputs;
+            if (g->failed && !r->first_failure[0]) {
+                char pre[32];
+                snprintf(pre, sizeof pre, "group %d: ", g->group->global_index);
+                copy_msg(r->first_failure, sizeof r->first_failure, pre, g->why);
+            }
+        }
+    }
+    r->bytes_written = x->bytes_written;
+    r->bytes_read = x->bytes_read;
+    r->records_read = x->records_read;
+    r->records_deleted = x->records_deleted;
+    r->records_written = x->records_written;
+    r->fast_copied_row_groups = x->rg_copied;
+    r->reencoded_row_groups = x->rg_reencoded;
+    r->carried_pages = x->pages_carried;
+    r->peak_group_buffer_bytes = x->peak;
+}
+
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                          floe_rewrite_result *res, floe_error *err) {
     int64_t t0 = floe_now_ns();
@@ -1062,8 +1261,8 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     memset(&x, 0, sizeof x);
     pthread_t *th = NULL;
     size_t nth = 0;
-    rw_group_out **batch = NULL;
-    bool *committed_or_dropped = NULL;
+    commit_loop l;
+    memset(&l, 0, sizeof l);
     if (p->ngroups == 0)
         goto finish;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
@@ -1077,184 +1276,43 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
         floe_rewrite_plan_free(fresh);
         return rc;
     }
-    rw_malloc_policy();
     exec_init(&x, t, p, o);
     /* outputs are large and synced at close anyway: write them past the page cache, whose
      * copy costs more than the direct writes (bench/RESULTS.md, "Choices") */
     x.wo.output.direct = o->fsync;
     x.outs = floe_calloc(p->ngroups, sizeof *x.outs);
     x.finished = floe_calloc(p->ngroups, sizeof *x.finished);
-    batch = floe_calloc(p->ngroups, sizeof *batch);
-    committed_or_dropped = floe_calloc(p->ngroups, sizeof *committed_or_dropped);
-    if (!x.outs || !x.finished || !batch || !committed_or_dropped)
+    l.batch = floe_calloc(p->ngroups, sizeof *l.batch);
+    l.committed_or_dropped = floe_calloc(p->ngroups, sizeof *l.committed_or_dropped);
+    if (!x.outs || !x.finished || !l.batch || !l.committed_or_dropped)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->ngroups; i++) {
         x.outs[i].group = &p->groups[i];
         floe_arena_init(&x.outs[i].arena, 16 * 1024);
     }
-    int threads = o->threads > 0 ? o->threads : online_cpus();
-    int64_t conc = o->max_concurrent_groups > 0 ? o->max_concurrent_groups : 1;
-    /* each group can use two threads (reader + writer); keep groups to what the
-     * threads allow, but always at least one */
-    int64_t by_threads = threads >= 2 ? threads / 2 : 1;
-    if (conc > by_threads)
-        conc = by_threads;
-    if (conc > (int64_t)p->ngroups)
-        conc = (int64_t)p->ngroups;
-    x.prefetch = threads >= 2;
-    /* No write-behind: it would spare the worker its waits in write(2), but its fresh
-     * chunk buffers per row group raise peak memory past the bound of one group's
-     * (bench/RESULTS.md, "Choices") */
-    /* a group's writer encodes columns on the threads the group has, beside its reader
-     * thread (the file is the same whatever the number) */
-    {
-        int64_t per_group = threads / conc;
-        x.wo.threads = per_group > 1 ? (int)(per_group > 8 ? 8 : per_group) : 1;
-    }
-    th = floe_calloc((size_t)conc, sizeof *th);
-    if (!th)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (int64_t i = 0; i < conc; i++) {
-        if (pthread_create(&th[nth], NULL, worker_main, &x) != 0)
-            break;
-        nth++;
-    }
-    if (nth == 0)
-        FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start worker threads");
+    FLOE_CHECK(start_workers(&x, &th, &nth, err));
 
     /* commit loop */
-    int64_t per_commit = (int64_t)p->ngroups;
+    l.x = &x;
+    l.r = &r;
+    l.t0 = t0;
+    l.per_commit = (int64_t)p->ngroups;
     if (o->partial_progress) {
         int64_t mc = o->partial_max_commits > 0 ? o->partial_max_commits : 10;
-        per_commit = ((int64_t)p->ngroups + mc - 1) / mc;
-        if (per_commit < 1)
-            per_commit = 1;
+        l.per_commit = ((int64_t)p->ngroups + mc - 1) / mc;
+        if (l.per_commit < 1)
+            l.per_commit = 1;
     }
-    int64_t max_failed = o->partial_max_failed_commits >= 0 ? o->partial_max_failed_commits
-                         : (o->partial_max_commits > 0 ? o->partial_max_commits : 10);
-    size_t handled = 0;
-    int64_t last_report = 0;
+    l.max_failed = o->partial_max_failed_commits >= 0 ? o->partial_max_failed_commits
+                   : (o->partial_max_commits > 0 ? o->partial_max_commits : 10);
     int64_t rw_start = floe_now_ns();
-    double commit_ns = 0;
-    bool fatal = false;
-    while (handled < p->ngroups) {
-        size_t nb = 0;
-        pthread_mutex_lock(&x.mu);
-        for (;;) {
-            size_t ready = 0;
-            for (size_t i = 0; i < p->ngroups; i++)
-                ready += x.finished[i] && !committed_or_dropped[i];
-            /* (after a stop, groups never started will not finish) */
-            if ((int64_t)ready >= per_commit || x.nfinished == p->ngroups ||
-                (x.stop && x.nfinished == x.next_group))
-                break;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 200 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&x.cv, &x.mu, &ts);
-            pthread_mutex_unlock(&x.mu);
-            if (floe_now_ns() - last_report > 250 * 1000 * 1000LL) {
-                report(&x, o, t0, r.commits, r.groups_failed);
-                last_report = floe_now_ns();
-            }
-            pthread_mutex_lock(&x.mu);
-        }
-        for (size_t i = 0; i < p->ngroups && (int64_t)nb < per_commit; i++) {
-            if (!x.finished[i] || committed_or_dropped[i])
-                continue;
-            committed_or_dropped[i] = true;
-            handled++;
-            if (x.outs[i].failed)
-                continue;
-            batch[nb++] = &x.outs[i];
-        }
-        if (x.exec_rc && !fatal) {
-            fatal = true;
-            rc = floe_error_set(err, x.exec_rc, "%s", x.exec_msg);
-        }
-        if (fatal) /* groups never started count as handled */
-            for (size_t i = x.next_group; i < p->ngroups; i++)
-                if (!committed_or_dropped[i]) {
-                    committed_or_dropped[i] = true;
-                    handled++;
-                }
-        pthread_mutex_unlock(&x.mu);
-        if (nb == 0 || fatal)
+    while (l.handled < p->ngroups) {
+        size_t nb = next_batch(&l, err);
+        if (nb == 0 || l.fatal)
             continue;
-        int64_t c0 = floe_now_ns();
-        rw_commit_stats cs = {0};
-        floe_error ce;
-        floe_error_clear(&ce);
-        int crc = rw_commit_groups(t, p, o, batch, nb, &cs, &ce);
-        commit_ns += (double)(floe_now_ns() - c0);
-        r.attempts += cs.attempts;
-        /* every attempt but the last lost to another commit; the last too when the
-         * retries ran out */
-        if (cs.attempts > 0)
-            r.conflicts += cs.attempts - (crc == FLOE_ECONFLICT ? 0 : 1);
-        if (crc == 0) {
-            bool any = false;
-            for (size_t k = 0; k < nb; k++) {
-                if (batch[k]->failed) {
-                    delete_outputs(floe_table_io(t), batch[k]);
-                    continue;
-                }
-                batch[k]->committed = true;
-                any = true;
-            }
-            if (any) {
-                r.commits++;
-                r.snapshot_id = cs.snapshot_id;
-                r.removed_delete_files_count += cs.removed_delete_files;
-                r.format_version = cs.format_version;
-                r.format_upgraded |= cs.format_upgraded;
-            }
-        } else if (crc == FLOE_EUNKNOWN_STATE) {
-            /* the outputs may be referenced: keep them, commit nothing more */
-            r.unknown_state = true;
-            rc = crc;
-            if (err)
-                *err = ce;
-            fatal = true;
-            pthread_mutex_lock(&x.mu);
-            x.stop = true;
-            pthread_mutex_unlock(&x.mu);
-        } else {
-            r.failed_commits++;
-            for (size_t k = 0; k < nb; k++) {
-                batch[k]->failed = true;
-                copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
-                         ce.msg[0] ? ce.msg : floe_strerror(crc));
-                delete_outputs(floe_table_io(t), batch[k]);
-            }
-            floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
-            bool too_many = o->partial_progress ? r.failed_commits > max_failed : true;
-            if (too_many) {
-                rc = crc;
-                if (err)
-                    *err = ce;
-                fatal = true;
-                pthread_mutex_lock(&x.mu);
-                x.stop = true;
-                pthread_mutex_unlock(&x.mu);
-            }
-        }
-        if (fatal) {
-            /* groups never started count as handled */
-            pthread_mutex_lock(&x.mu);
-            for (size_t i = x.next_group; i < p->ngroups; i++) {
-                if (!committed_or_dropped[i]) {
-                    committed_or_dropped[i] = true;
-                    handled++;
-                }
-            }
-            pthread_mutex_unlock(&x.mu);
-        }
+        commit_batch(&l, nb, err);
     }
+    rc = l.rc;
     for (size_t i = 0; i < nth; i++)
         pthread_join(th[i], NULL);
     nth = 0;
@@ -1265,34 +1323,9 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
             delete_outputs(floe_table_io(t), g);
         }
     }
-    r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)commit_ns) / 1e6;
-    r.commit_ms = commit_ns / 1e6;
-    for (size_t i = 0; i < p->ngroups; i++) {
-        rw_group_out *g = &x.outs[i];
-        if (g->committed) {
-            r.groups_committed++;
-            r.rewritten_data_files_count += (int64_t)g->group->ninputs;
-            r.rewritten_bytes_count += g->group->input_bytes;
-            r.added_data_files_count += (int64_t)g->nfiles;
-        } else {
-            r.groups_failed += g->failed || x.finished[i];
-            r.failed_data_files_count += (int64_t)g->group->ninputs;
-            if (g->failed && !r.first_failure[0]) {
-                char pre[32];
-                snprintf(pre, sizeof pre, "group %d: ", g->group->global_index);
-                copy_msg(r.first_failure, sizeof r.first_failure, pre, g->why);
-            }
-        }
-    }
-    r.bytes_written = x.bytes_written;
-    r.bytes_read = x.bytes_read;
-    r.records_read = x.records_read;
-    r.records_deleted = x.records_deleted;
-    r.records_written = x.records_written;
-    r.fast_copied_row_groups = x.rg_copied;
-    r.reencoded_row_groups = x.rg_reencoded;
-    r.carried_pages = x.pages_carried;
-    r.peak_group_buffer_bytes = x.peak;
+    r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)l.commit_ns) / 1e6;
+    r.commit_ms = l.commit_ns / 1e6;
+    tally(&x, &r);
     report(&x, o, t0, r.commits, r.groups_failed);
 done:
     for (size_t i = 0; i < nth; i++)
@@ -1306,8 +1339,8 @@ done:
         pthread_cond_destroy(&x.cv);
     }
     floe_free(x.finished);
-    floe_free(batch);
-    floe_free(committed_or_dropped);
+    floe_free(l.batch);
+    floe_free(l.committed_or_dropped);
 finish:
     r.total_ms = (double)(floe_now_ns() - t0) / 1e6 + p->plan_ms;
     if (res)

@@ -5,6 +5,7 @@
 #ifndef FLOE_COMPACT_REWRITE_INTERNAL_H
 #define FLOE_COMPACT_REWRITE_INTERNAL_H
 
+#include "common/keyset.h"
 #include "floe/column.h"
 #include "floe/parquet.h"
 #include "floe/parquet_copy.h"
@@ -41,19 +42,6 @@ const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec
 int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_plan *p,
                   floe_error *err);
 
-/* A set of byte strings with an int64 payload (open addressing). Zero-initialise. */
-typedef struct rw_keyset {
-    uint64_t *hash;              /* 0 = empty slot */
-    uint32_t *off;               /* offset of the key in keys */
-    uint32_t *len;
-    int64_t *val;
-    size_t cap, n;
-    floe_buf keys;
-} rw_keyset;
-void rw_keyset_free(rw_keyset *s);
-int64_t *rw_keyset_find(const rw_keyset *s, const uint8_t *p, size_t n);
-/* Insert unless present; *slot (may be NULL) gets the payload. FLOE_ENOMEM, FLOE_ELIMIT. */
-int rw_keyset_put(rw_keyset *s, const uint8_t *p, size_t n, int64_t val, int64_t **slot);
 
 /* ---------------------------------------------------------------------------------------
  * Reading one input file as batches of the table schema (rewrite_read.c)
@@ -114,10 +102,6 @@ void rw_reader_set_slice(rw_reader *r, int64_t bytes);
  * row groups; set it before a rewrite starts, never during one. */
 extern int64_t rw_slice_bytes;
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
-/* Fix glibc's mmap and trim thresholds for the rest of the process (once; rewrite_exec.c
- * explains why), unless the environment sets malloc tunables. floe_rewrite_execute calls
- * it; a no-op with other C libraries. */
-void rw_malloc_policy(void);
 void rw_reader_close(rw_reader *r);
 
 /* ---------------------------------------------------------------------------------------

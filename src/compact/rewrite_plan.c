@@ -704,7 +704,8 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
     }
     if (o->strategy == FLOE_RW_SORT && (!pv->sort || pv->sort->nfields == 0))
         FLOE_FAIL(err, FLOE_EINVALID,
-                  "--strategy sort: the table has no sort order (set one with floe table)");
+                  "--strategy sort: the table has no sort order (set one with floe table sort-order "
+                  "NS.NAME set \"col [ASC|DESC], ...\")");
     FLOE_CHECK(floe_table_parquet_options(m, &pv->write, err));
     FLOE_CHECK(floe_rewrite_limits_resolve(o, pv->write.target_file_size, &p->limits, err));
     FLOE_CHECK(floe_table_data_dir(t, &pv->data_dir_rec, err));
@@ -715,38 +716,14 @@ done:
     return rc;
 }
 
-int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
-                          floe_rewrite_plan **out, floe_error *err) {
-    int64_t t0 = floe_now_ns();
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
-    part_bucket *buckets = NULL;
-    size_t nbuckets = 0, bcap = 0;
-    floe_rewrite_candidate *cand = NULL;
-    int *group_of = NULL;
-    floe_buf key;
-    floe_buf_init(&key, 0);
-    floe_buf text;
-    floe_buf_init(&text, 0);
-    int rc = 0;
-    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    floe_rewrite_plan_priv *pv = p->priv;
-    floe_arena_init(&pv->arena, 64 * 1024);
-    p->snapshot_id = -1;
-
-    FLOE_CHECK(rw_plan_setup(t, o, p, err));
-
-    floe_scan_options so = {.where = o->where};
-    FLOE_CHECK(floe_scan_plan_files(t, &so, &pv->scan, err));
-    const floe_scan_plan *sp = pv->scan;
-    p->snapshot_id = sp->snapshot_id;
+/* The plan's sequence number: the snapshot's, but never below what its files carry (a
+ * snapshot without "sequence-number", hand-made v2 metadata, reads as 0). */
+static void plan_sequence_number(floe_rewrite_plan *p, const floe_table_metadata *m,
+                                 const floe_scan_plan *sp) {
     if (sp->snapshot_id >= 0) {
         const floe_snapshot *s = floe_table_metadata_snapshot(m, sp->snapshot_id);
         p->sequence_number = s ? s->sequence_number : 0;
     }
-    /* a snapshot without "sequence-number" (hand-made v2 metadata) reads as 0: never let
-     * the outputs' sequence number fall below what the files already carry */
     for (size_t i = 0; i < sp->ntasks; i++) {
         const floe_scan_task *tk = &sp->tasks[i];
         if (tk->data_sequence_number > p->sequence_number)
@@ -755,10 +732,20 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
             if (tk->delete_sequence_numbers && tk->delete_sequence_numbers[d] > p->sequence_number)
                 p->sequence_number = tk->delete_sequence_numbers[d];
     }
-    pv->start_sequence_number = p->sequence_number;
-    p->data_files = (int64_t)sp->ntasks;
+}
 
-    /* group tasks by partition, in the order partitions first appear */
+typedef struct bucket_set {
+    part_bucket *b;
+    size_t n, cap;
+} bucket_set;
+
+/* Group the scan's tasks by partition, in the order partitions first appear; files of
+ * other specs than the output's are pooled in one bucket. */
+static int bucket_tasks(floe_rewrite_plan *p, const floe_scan_plan *sp, bucket_set *bs,
+                        floe_error *err) {
+    int rc = 0;
+    floe_buf key;
+    floe_buf_init(&key, 0);
     for (size_t i = 0; i < sp->ntasks; i++) {
         const floe_scan_task *tk = &sp->tasks[i];
         bool same = tk->spec_id == p->output_spec_id;
@@ -766,21 +753,21 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
         FLOE_CHECK(partition_key(sid, same ? tk->file->partition : NULL,
                                  same ? tk->file->npartition : 0, &key, err));
         part_bucket *b = NULL;
-        for (size_t k = 0; k < nbuckets && !b; k++)
-            if (buckets[k].keylen == key.len && !memcmp(buckets[k].key, key.data, key.len))
-                b = &buckets[k];
+        for (size_t k = 0; k < bs->n && !b; k++)
+            if (bs->b[k].keylen == key.len && !memcmp(bs->b[k].key, key.data, key.len))
+                b = &bs->b[k];
         if (!b) {
-            if (nbuckets == bcap) {
-                size_t nc = bcap ? bcap * 2 : 16;
-                part_bucket *nb = floe_realloc(buckets, nc * sizeof *nb);
+            if (bs->n == bs->cap) {
+                size_t nc = bs->cap ? bs->cap * 2 : 16;
+                part_bucket *nb = floe_realloc(bs->b, nc * sizeof *nb);
                 if (!nb)
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                buckets = nb;
-                bcap = nc;
+                bs->b = nb;
+                bs->cap = nc;
             }
-            b = &buckets[nbuckets++];
+            b = &bs->b[bs->n++];
             memset(b, 0, sizeof *b);
-            b->key = floe_arena_memdup(&pv->arena, key.data, key.len ? key.len : 1);
+            b->key = floe_arena_memdup(&p->priv->arena, key.data, key.len ? key.len : 1);
             if (!b->key)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             b->keylen = key.len;
@@ -797,129 +784,213 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
         }
         b->tasks[b->ntasks++] = i;
     }
+done:
+    floe_buf_free(&key);
+    return rc;
+}
+
+/* What planning the partitions one after the other shares. */
+typedef struct plan_state {
+    floe_table *t;
+    const floe_rewrite_options *o;
+    floe_rewrite_plan *p;
+    const floe_table_metadata *m;
+    const floe_scan_plan *sp;
+    size_t gcap;
+    int global;                        /* groups numbered so far */
+    int64_t files_left;                /* max_files_to_rewrite still allowed */
+    int64_t now;
+    floe_rewrite_candidate *cand;      /* the current partition's files */
+    int *group_of;                     /* ... and the group of each */
+    floe_buf text;
+} plan_state;
+
+/* Select and pack the files of partition b into groups: ps->group_of[k] for each, *ng
+ * groups. */
+static int partition_groups(plan_state *ps, const part_bucket *b, size_t *ng,
+                            floe_error *err) {
+    const floe_scan_plan *sp = ps->sp;
+    const floe_rewrite_options *o = ps->o;
+    floe_free(ps->cand);
+    ps->cand = floe_calloc(b->ntasks ? b->ntasks : 1, sizeof *ps->cand);
+    if (!ps->cand)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_rewrite_candidate *cand = ps->cand;
+    for (size_t k = 0; k < b->ntasks; k++) {
+        const floe_scan_task *tk = &sp->tasks[b->tasks[k]];
+        cand[k].size = tk->file->file_size_in_bytes;
+        cand[k].record_count = tk->file->record_count;
+        cand[k].delete_files = (int64_t)tk->ndeletes;
+        for (size_t d = 0; d < tk->ndeletes; d++) {
+            const char *path;
+            size_t len;
+            if (delete_scoped_to(tk->deletes[d], &path, &len))
+                cand[k].file_scoped_delete_records += tk->deletes[d]->record_count;
+        }
+    }
+    *ng = 0;
+    floe_free(ps->group_of);
+    ps->group_of = NULL;
+    if (o->planner == FLOE_RW_PLANNER_GENERATIONAL) {
+        int64_t newest = -1;
+        for (size_t k = 0; k < b->ntasks; k++)
+            if (sp->tasks[b->tasks[k]].data_sequence_number > newest)
+                newest = sp->tasks[b->tasks[k]].data_sequence_number;
+        int64_t at = committed_ms(ps->m, newest);
+        bool cold = at >= 0 && ps->now - at > o->cold_partition_age_ms;
+        return floe_rewrite_tier_partition(&ps->p->limits, cand, b->ntasks, cold,
+                                           &ps->group_of, ng, err);
+    }
+    return floe_rewrite_pack_partition(&ps->p->limits, cand, b->ntasks, &ps->group_of, ng,
+                                       err);
+}
+
+/* Partition b's text for display (in the plan's arena). */
+static int partition_text(plan_state *ps, const part_bucket *b, const char **out,
+                          floe_error *err) {
+    *out = "";
+    if (b->spec_id >= 0 && b->first->spec && b->first->file->npartition) {
+        floe_buf_reset(&ps->text);
+        FLOE_FORWARD_IF_ERROR(floe_partition_spec_path(b->first->spec, b->first->file->partition,
+                                                       &ps->text, err));
+        if (!(*out = floe_arena_strndup(&ps->p->priv->arena, (const char *)ps->text.data,
+                                        ps->text.len)))
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    } else if (b->spec_id < 0) {
+        *out = "(files of other specs, pooled)";
+    }
+    return 0;
+}
+
+/* One input of a group: the task's file and deletes, with their URIs resolved. */
+static int group_input(plan_state *ps, const floe_scan_task *tk, floe_rewrite_input *in,
+                       floe_error *err) {
+    floe_arena *arena = &ps->p->priv->arena;
+    in->file = tk->file;
+    in->spec_id = tk->spec_id;
+    in->spec = tk->spec;
+    in->data_sequence_number = tk->data_sequence_number;
+    in->deletes = tk->deletes;
+    in->ndeletes = tk->ndeletes;
+    char *u = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(ps->t, tk->file->file_path, &u, err));
+    in->uri = floe_arena_strdup(arena, u);
+    floe_free(u);
+    in->delete_uris = floe_arena_alloc(arena, (tk->ndeletes + 1) * sizeof *in->delete_uris);
+    if (!in->uri || !in->delete_uris)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t d = 0; d < tk->ndeletes; d++) {
+        FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(ps->t, tk->deletes[d]->file_path, &u,
+                                                      err));
+        in->delete_uris[d] = floe_arena_strdup(arena, u);
+        floe_free(u);
+        if (!in->delete_uris[d])
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Group gi of partition b joins the plan, cut to the files max_files_to_rewrite still
+ * allows (none: it is counted and left out). */
+static int add_group(plan_state *ps, const part_bucket *b, size_t gi, const char *ptext,
+                     floe_error *err) {
+    floe_rewrite_plan *p = ps->p;
+    const int *group_of = ps->group_of;
+    p->total_groups++;
+    size_t cnt = 0;
+    int64_t bytes_full = 0;
+    for (size_t k = 0; k < b->ntasks; k++)
+        if (group_of[k] == (int)gi) {
+            cnt++;
+            bytes_full += ps->cand[k].size;
+        }
+    if (ps->files_left <= 0)
+        return 0;
+    size_t take = (int64_t)cnt < ps->files_left ? cnt : (size_t)ps->files_left;
+    if (ps->o->max_files_to_rewrite > 0)
+        ps->files_left -= (int64_t)take;
+    if (p->ngroups == ps->gcap) {
+        size_t nc = ps->gcap ? ps->gcap * 2 : 16;
+        floe_rewrite_group *ngp = floe_realloc(p->groups, nc * sizeof *ngp);
+        if (!ngp)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        p->groups = ngp;
+        ps->gcap = nc;
+    }
+    floe_rewrite_group *g = &p->groups[p->ngroups++];
+    memset(g, 0, sizeof *g);
+    g->global_index = ++ps->global;
+    g->partition_index = (int)gi + 1;
+    g->spec_id = b->spec_id;
+    if (b->spec_id >= 0) {
+        g->partition = b->first->file->partition;
+        g->npartition = b->first->file->npartition;
+    }
+    g->partition_text = ptext;
+    g->inputs = floe_arena_alloc(&p->priv->arena, take * sizeof *g->inputs + 1);
+    if (!g->inputs)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    /* Iceberg computes the sizes from the whole group even when cut */
+    g->expected_output_files = floe_rewrite_expected_output_files(&p->limits, bytes_full);
+    g->split_size = floe_rewrite_split_size(&p->limits, bytes_full);
+    g->max_output_file_size = floe_rewrite_write_max_file_size(&p->limits);
+    for (size_t k = 0; k < b->ntasks && g->ninputs < take; k++) {
+        if (group_of[k] != (int)gi)
+            continue;
+        const floe_scan_task *tk = &ps->sp->tasks[b->tasks[k]];
+        FLOE_FORWARD_IF_ERROR(group_input(ps, tk, &g->inputs[g->ninputs++], err));
+        g->input_bytes += tk->file->file_size_in_bytes;
+        g->input_records += tk->file->record_count;
+    }
+    return 0;
+}
+
+int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
+                          floe_rewrite_plan **out, floe_error *err) {
+    int64_t t0 = floe_now_ns();
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
+    bucket_set bs = {0};
+    plan_state ps;
+    memset(&ps, 0, sizeof ps);
+    floe_buf_init(&ps.text, 0);
+    int rc = 0;
+    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_rewrite_plan_priv *pv = p->priv;
+    floe_arena_init(&pv->arena, 64 * 1024);
+    p->snapshot_id = -1;
+
+    FLOE_CHECK(rw_plan_setup(t, o, p, err));
+
+    floe_scan_options so = {.where = o->where};
+    FLOE_CHECK(floe_scan_plan_files(t, &so, &pv->scan, err));
+    const floe_scan_plan *sp = pv->scan;
+    p->snapshot_id = sp->snapshot_id;
+    plan_sequence_number(p, m, sp);
+    pv->start_sequence_number = p->sequence_number;
+    p->data_files = (int64_t)sp->ntasks;
+    FLOE_CHECK(bucket_tasks(p, sp, &bs, err));
 
     /* per partition: select, pack, filter; collect groups in planning order */
-    size_t gcap = 0;
-    int global = 0;
-    int64_t files_left = o->max_files_to_rewrite > 0 ? o->max_files_to_rewrite : INT64_MAX;
-    const int64_t now = o->now_ms > 0 ? o->now_ms : floe_wall_ms();
-    for (size_t bi = 0; bi < nbuckets; bi++) {
-        part_bucket *b = &buckets[bi];
-        floe_free(cand);
-        cand = floe_calloc(b->ntasks ? b->ntasks : 1, sizeof *cand);
-        if (!cand)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        for (size_t k = 0; k < b->ntasks; k++) {
-            const floe_scan_task *tk = &sp->tasks[b->tasks[k]];
-            cand[k].size = tk->file->file_size_in_bytes;
-            cand[k].record_count = tk->file->record_count;
-            cand[k].delete_files = (int64_t)tk->ndeletes;
-            for (size_t d = 0; d < tk->ndeletes; d++) {
-                const char *path;
-                size_t len;
-                if (delete_scoped_to(tk->deletes[d], &path, &len))
-                    cand[k].file_scoped_delete_records += tk->deletes[d]->record_count;
-            }
-        }
+    ps.t = t;
+    ps.o = o;
+    ps.p = p;
+    ps.m = m;
+    ps.sp = sp;
+    ps.files_left = o->max_files_to_rewrite > 0 ? o->max_files_to_rewrite : INT64_MAX;
+    ps.now = o->now_ms > 0 ? o->now_ms : floe_wall_ms();
+    for (size_t bi = 0; bi < bs.n; bi++) {
+        const part_bucket *b = &bs.b[bi];
         size_t ng = 0;
-        floe_free(group_of);
-        group_of = NULL;
-        if (o->planner == FLOE_RW_PLANNER_GENERATIONAL) {
-            int64_t newest = -1;
-            for (size_t k = 0; k < b->ntasks; k++)
-                if (sp->tasks[b->tasks[k]].data_sequence_number > newest)
-                    newest = sp->tasks[b->tasks[k]].data_sequence_number;
-            int64_t at = committed_ms(m, newest);
-            bool cold = at >= 0 && now - at > o->cold_partition_age_ms;
-            FLOE_CHECK(floe_rewrite_tier_partition(&p->limits, cand, b->ntasks, cold,
-                                                   &group_of, &ng, err));
-        } else {
-            FLOE_CHECK(floe_rewrite_pack_partition(&p->limits, cand, b->ntasks, &group_of,
-                                                   &ng, err));
-        }
+        FLOE_CHECK(partition_groups(&ps, b, &ng, err));
         if (ng == 0)
             continue;
         p->partitions++;
-        /* partition text for display */
-        const char *ptext = "";
-        if (b->spec_id >= 0 && b->first->spec && b->first->file->npartition) {
-            floe_buf_reset(&text);
-            FLOE_CHECK(floe_partition_spec_path(b->first->spec, b->first->file->partition, &text,
-                                                err));
-            if (!(ptext = floe_arena_strndup(&pv->arena, (const char *)text.data, text.len)))
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        } else if (b->spec_id < 0) {
-            ptext = "(files of other specs, pooled)";
-        }
-        for (size_t gi = 0; gi < ng; gi++) {
-            p->total_groups++;
-            size_t cnt = 0;
-            int64_t bytes_full = 0;
-            for (size_t k = 0; k < b->ntasks; k++)
-                if (group_of[k] == (int)gi) {
-                    cnt++;
-                    bytes_full += cand[k].size;
-                }
-            if (files_left <= 0)
-                continue;
-            size_t take = (int64_t)cnt < files_left ? cnt : (size_t)files_left;
-            if (o->max_files_to_rewrite > 0)
-                files_left -= (int64_t)take;
-            if (p->ngroups == gcap) {
-                size_t nc = gcap ? gcap * 2 : 16;
-                floe_rewrite_group *ngp = floe_realloc(p->groups, nc * sizeof *ngp);
-                if (!ngp)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                p->groups = ngp;
-                gcap = nc;
-            }
-            floe_rewrite_group *g = &p->groups[p->ngroups++];
-            memset(g, 0, sizeof *g);
-            g->global_index = ++global;
-            g->partition_index = (int)gi + 1;
-            g->spec_id = b->spec_id;
-            if (b->spec_id >= 0) {
-                g->partition = b->first->file->partition;
-                g->npartition = b->first->file->npartition;
-            }
-            g->partition_text = ptext;
-            g->inputs = floe_arena_alloc(&pv->arena, take * sizeof *g->inputs + 1);
-            if (!g->inputs)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            /* Iceberg computes the sizes from the whole group even when cut */
-            g->expected_output_files = floe_rewrite_expected_output_files(&p->limits, bytes_full);
-            g->split_size = floe_rewrite_split_size(&p->limits, bytes_full);
-            g->max_output_file_size = floe_rewrite_write_max_file_size(&p->limits);
-            for (size_t k = 0; k < b->ntasks && g->ninputs < take; k++) {
-                if (group_of[k] != (int)gi)
-                    continue;
-                const floe_scan_task *tk = &sp->tasks[b->tasks[k]];
-                floe_rewrite_input *in = &g->inputs[g->ninputs++];
-                in->file = tk->file;
-                in->spec_id = tk->spec_id;
-                in->spec = tk->spec;
-                in->data_sequence_number = tk->data_sequence_number;
-                in->deletes = tk->deletes;
-                in->ndeletes = tk->ndeletes;
-                char *u = NULL;
-                FLOE_CHECK(floe_table_resolve_path(t, tk->file->file_path, &u, err));
-                in->uri = floe_arena_strdup(&pv->arena, u);
-                floe_free(u);
-                in->delete_uris =
-                    floe_arena_alloc(&pv->arena, (tk->ndeletes + 1) * sizeof *in->delete_uris);
-                if (!in->uri || !in->delete_uris)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                for (size_t d = 0; d < tk->ndeletes; d++) {
-                    FLOE_CHECK(floe_table_resolve_path(t, tk->deletes[d]->file_path, &u, err));
-                    in->delete_uris[d] = floe_arena_strdup(&pv->arena, u);
-                    floe_free(u);
-                    if (!in->delete_uris[d])
-                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                }
-                g->input_bytes += tk->file->file_size_in_bytes;
-                g->input_records += tk->file->record_count;
-            }
-        }
+        const char *ptext;
+        FLOE_CHECK(partition_text(&ps, b, &ptext, err));
+        for (size_t gi = 0; gi < ng; gi++)
+            FLOE_CHECK(add_group(&ps, b, gi, ptext, err));
     }
     if (o->job_order != FLOE_RW_ORDER_NONE && p->ngroups > 1) {
         floe_rewrite_job_order order = o->job_order;
@@ -927,13 +998,12 @@ int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,
     }
     p->plan_ms = (double)(floe_now_ns() - t0) / 1e6;
 done:
-    for (size_t i = 0; i < nbuckets; i++)
-        floe_free(buckets[i].tasks);
-    floe_free(buckets);
-    floe_free(cand);
-    floe_free(group_of);
-    floe_buf_free(&key);
-    floe_buf_free(&text);
+    for (size_t i = 0; i < bs.n; i++)
+        floe_free(bs.b[i].tasks);
+    floe_free(bs.b);
+    floe_free(ps.cand);
+    floe_free(ps.group_of);
+    floe_buf_free(&ps.text);
     if (rc < 0) {
         floe_rewrite_plan_free(p);
         return rc;

@@ -34,113 +34,6 @@
 #include "rewrite_internal.h"
 
 #define MAX_DELETE_ROWS (256u << 20) /* rows held from position delete files per group */
-#define MAX_EQ_KEY_BYTES (1u << 30)  /* equality-delete key bytes per group */
-
-/* ---------------------------------------------------------------------------------------
- * a set of byte strings with an int64 payload (open addressing)
- * ------------------------------------------------------------------------------------- */
-typedef rw_keyset keyset;
-
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    h ^= h >> 29;
-    return h ? h : 1;
-}
-
-void rw_keyset_free(keyset *s) {
-    floe_free(s->hash);
-    floe_free(s->off);
-    floe_free(s->len);
-    floe_free(s->val);
-    floe_buf_free(&s->keys);
-    memset(s, 0, sizeof *s);
-}
-
-int64_t *rw_keyset_find(const keyset *s, const uint8_t *p, size_t n) {
-    if (!s->cap)
-        return NULL;
-    uint64_t h = hash_bytes(p, n);
-    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (!s->hash[i])
-            return NULL;
-        if (s->hash[i] == h && s->len[i] == n && !memcmp(s->keys.data + s->off[i], p, n))
-            return &s->val[i];
-    }
-}
-
-static int keyset_grow(keyset *s) {
-    size_t nc = s->cap ? s->cap * 2 : 256;
-    uint64_t *nh = floe_calloc(nc, sizeof *nh);
-    uint32_t *no = floe_malloc(nc * sizeof *no);
-    uint32_t *nl = floe_malloc(nc * sizeof *nl);
-    int64_t *nv = floe_malloc(nc * sizeof *nv);
-    if (!nh || !no || !nl || !nv) {
-        floe_free(nh);
-        floe_free(no);
-        floe_free(nl);
-        floe_free(nv);
-        return FLOE_ENOMEM;
-    }
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->hash[i])
-            continue;
-        size_t j = s->hash[i] & (nc - 1);
-        while (nh[j])
-            j = (j + 1) & (nc - 1);
-        nh[j] = s->hash[i];
-        no[j] = s->off[i];
-        nl[j] = s->len[i];
-        nv[j] = s->val[i];
-    }
-    floe_free(s->hash);
-    floe_free(s->off);
-    floe_free(s->len);
-    floe_free(s->val);
-    s->hash = nh;
-    s->off = no;
-    s->len = nl;
-    s->val = nv;
-    s->cap = nc;
-    return 0;
-}
-
-/* Insert (p, n) -> val unless present; *slot gets the payload. */
-int rw_keyset_put(keyset *s, const uint8_t *p, size_t n, int64_t val, int64_t **slot) {
-    int64_t *f = rw_keyset_find(s, p, n);
-    if (f) {
-        if (slot)
-            *slot = f;
-        return 0;
-    }
-    if ((s->n + 1) * 4 > s->cap * 3) {
-        int rc = keyset_grow(s);
-        if (rc < 0)
-            return rc;
-    }
-    if (s->keys.len + n > MAX_EQ_KEY_BYTES)
-        return FLOE_ELIMIT;
-    if (!s->keys.data && s->keys.max == 0)
-        floe_buf_init(&s->keys, 0); /* zero-initialised sets start here */
-    size_t off = s->keys.len;
-    if (floe_buf_append(&s->keys, n ? p : (const uint8_t *)"", n) < 0)
-        return FLOE_ENOMEM;
-    uint64_t h = hash_bytes(p, n);
-    size_t i = h & (s->cap - 1);
-    while (s->hash[i])
-        i = (i + 1) & (s->cap - 1);
-    s->hash[i] = h;
-    s->off[i] = (uint32_t)off;
-    s->len[i] = (uint32_t)n;
-    s->val[i] = val;
-    s->n++;
-    if (slot)
-        *slot = &s->val[i];
-    return 0;
-}
 
 /* ---------------------------------------------------------------------------------------
  * value normalisation for equality keys: the same value in any layout gives the same bytes
@@ -216,11 +109,11 @@ typedef struct del_file {
     /* position deletes: rows sorted by (path, pos); paths interned */
     pos_row *rows;
     size_t nrows;
-    keyset paths;                /* path -> interned index */
+    floe_keyset paths;           /* path -> interned index */
     /* equality deletes */
     int32_t *ids;
     size_t nids;
-    keyset keys;
+    floe_keyset keys;
 } del_file;
 
 struct rw_deletes {
@@ -249,9 +142,9 @@ void rw_deletes_free(rw_deletes *d) {
     for (size_t i = 0; i < d->n; i++) {
         floe_free(d->files[i].path);
         floe_free(d->files[i].rows);
-        rw_keyset_free(&d->files[i].paths);
+        floe_keyset_free(&d->files[i].paths);
         floe_free(d->files[i].ids);
-        rw_keyset_free(&d->files[i].keys);
+        floe_keyset_free(&d->files[i].keys);
     }
     floe_free(d->files);
     floe_free(d);
@@ -322,7 +215,7 @@ static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_err
                                       "position delete files hold more than %u rows for one "
                                       "group", MAX_DELETE_ROWS);
             int64_t *slot;
-            rc = rw_keyset_put(&f->paths, pp, pn, (int64_t)f->paths.n, &slot);
+            rc = floe_keyset_put(&f->paths, pp, pn, (int64_t)f->paths.n, &slot);
             if (rc < 0)
                 return floe_error_set(err, rc, "position delete file %s: %s", f->path,
                                       floe_strerror(rc));
@@ -432,7 +325,7 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
                 }
             }
-            rc = rw_keyset_put(&f->keys, key.data, key.len, 0, NULL);
+            rc = floe_keyset_put(&f->keys, key.data, key.len, 0, NULL);
             if (rc < 0) {
                 floe_free(names);
                 FLOE_FAIL(err, rc, "equality delete file %s: %s", df->file_path,
@@ -483,9 +376,9 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
         floe_error_prefix(err, "delete file %s: ", df->file_path);
         floe_free(f->path);
         floe_free(f->rows);
-        rw_keyset_free(&f->paths);
+        floe_keyset_free(&f->paths);
         floe_free(f->ids);
-        rw_keyset_free(&f->keys);
+        floe_keyset_free(&f->keys);
         return rc;
     }
     d->n++;
@@ -863,7 +756,7 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
         del_file *f = NULL;
         FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d], &f, err));
         if (f->content == FLOE_CONTENT_POSITION_DELETES) {
-            int64_t *idx = rw_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,
+            int64_t *idx = floe_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,
                                        strlen(in->file->file_path));
             if (!idx)
                 continue;
@@ -1218,7 +1111,7 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
                 if (key_value(&r->key, col->field->type, col->phys, col->width, v, n) < 0)
                     return floe_error_set(err, FLOE_ENOMEM, "out of memory");
             }
-            if (r->keep[row] && rw_keyset_find(&f->keys, r->key.data, r->key.len)) {
+            if (r->keep[row] && floe_keyset_find(&f->keys, r->key.data, r->key.len)) {
                 r->keep[row] = 0;
                 k--;
                 r->st.rows_eq_deleted++;

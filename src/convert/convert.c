@@ -27,6 +27,7 @@
  * stops at its next wait. Files this call wrote are then removed (nothing half-done is
  * left behind); the quarantine keeps what it received, so no rejected record is lost.
  */
+#include "common/keyset.h"
 #include "floe/convert.h"
 
 #include <pthread.h>
@@ -202,15 +203,6 @@ static int shred_slot(pipeline *p, floe_shredder *sh, slot *s, floe_error *err) 
 
 /* ---- routing (worker side) ---------------------------------------------------------- */
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The value of row's slot in a flat (non-repeated) leaf column, as a floe_value of the
  * leaf's Iceberg type. *vi is the running value index of the column. */
 static floe_value leaf_value(const floe_colbuf *c, size_t row, size_t *vi) {
@@ -356,8 +348,8 @@ static int route_slot(pipeline *p, slot *s, floe_error *err) {
         floe_buf_reset(&key);
         FLOE_CHECK(tuple_key(spec, tuple, &key, &tmp, err));
         uint32_t idx = 0;
-        FLOE_CHECK(slot_part_find(p, s, key.data, key.len, hash_bytes(key.data, key.len), &idx,
-                                  err));
+        uint64_t h = floe_fnv1a(key.data, key.len, FLOE_FNV1A_SEED);
+        FLOE_CHECK(slot_part_find(p, s, key.data, key.len, h, &idx, err));
         s->row_part[r] = idx;
     }
     if (floe_batch_cursor_init(&cur, b) < 0)

@@ -23,6 +23,8 @@
 #include "floe/input.h"
 
 #include "floe/io.h"
+#include "io/io_faults.h"
+#include "codec/zstream.h"
 #include "floe/mapguard.h"
 
 #include <errno.h>
@@ -32,9 +34,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <lz4frame.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #define RAW_BUF (256u * 1024)
 #define READ_AHEAD (64u * 1024)
@@ -87,11 +86,7 @@ struct floe_line_reader {
     bool own_fd;
     floe_line_reader_options opts;
     enum comp comp;
-    z_stream zs;
-    bool zs_init;
-    ZSTD_DStream *zd;
-    LZ4F_dctx *lz;         /* COMP_LZ4 */
-    size_t zstd_pending;   /* last ZSTD_decompressStream hint: non-zero = frame open */
+    floe_zstream *dz;      /* gzip, zstd, lz4 */
     uint8_t *raw;          /* compressed input buffer */
     size_t raw_len, raw_pos;
     bool raw_eof;
@@ -171,80 +166,50 @@ static int decompress_more(floe_line_reader *r, size_t want, floe_error *err) {
             continue;
         }
         FLOE_FORWARD_IF_ERROR(fill_raw(r, err));
-        if (r->comp == COMP_GZIP) {
-            if (r->raw_eof && r->raw_pos >= r->raw_len) {
-                /* input ended: clean only between members */
-                if (r->zs.total_in != 0 && r->zs_init)
+        if (r->raw_eof && r->raw_pos >= r->raw_len) {
+            /* input ended: clean only between gzip members or frames */
+            if (!floe_zstream_complete(r->dz)) {
+                if (r->comp == COMP_GZIP)
                     return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
                                          "%s: gzip stream ends in the middle of a member",
                                          r->source);
-                r->out_eof = true;
-                break;
+                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in, "%s: %s stream is truncated",
+                                     r->source, floe_zstream_name(r->dz));
             }
-            r->zs.next_in = r->raw + r->raw_pos;
-            r->zs.avail_in = (uInt)(r->raw_len - r->raw_pos);
-            r->zs.next_out = dst;
-            r->zs.avail_out = (uInt)room;
-            int zr = inflate(&r->zs, Z_NO_FLUSH);
-            r->raw_pos = r->raw_len - r->zs.avail_in;
-            produced = room - r->zs.avail_out;
-            if (zr == Z_STREAM_END) {
-                /* concatenated members: start the next one, if any */
-                inflateReset(&r->zs);
-                r->zs.total_in = 0;
-            } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
-                                     "%s: bad gzip data: %s", r->source,
-                                     r->zs.msg ? r->zs.msg : "inflate failed");
-            }
-        } else if (r->comp == COMP_LZ4) {
-            if (r->raw_eof && r->raw_pos >= r->raw_len) {
-                if (r->zstd_pending != 0)
-                    return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
-                                         "%s: lz4 stream is truncated", r->source);
-                r->out_eof = true;
-                break;
-            }
-            size_t in_n = r->raw_len - r->raw_pos, out_n = room;
-            size_t hint = LZ4F_decompress(r->lz, dst, &out_n, r->raw + r->raw_pos, &in_n, NULL);
-            if (LZ4F_isError(hint))
-                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in, "%s: bad lz4 data: %s",
-                                     r->source, LZ4F_getErrorName(hint));
-            r->raw_pos += in_n;
-            produced = out_n;
-            r->zstd_pending = hint; /* 0 = between frames */
-        } else {
-            if (r->raw_eof && r->raw_pos >= r->raw_len) {
-                if (r->zstd_pending != 0)
-                    return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in,
-                                         "%s: zstd stream is truncated", r->source);
-                r->out_eof = true;
-                break;
-            }
-            ZSTD_inBuffer in = {r->raw, r->raw_len, r->raw_pos};
-            ZSTD_outBuffer out = {dst, room, 0};
-            size_t zr = ZSTD_decompressStream(r->zd, &out, &in);
-            if (ZSTD_isError(zr))
-                return floe_error_at(err, FLOE_ECORRUPT, r->bytes_in, "%s: bad zstd data: %s",
-                                     r->source, ZSTD_getErrorName(zr));
-            r->raw_pos = in.pos;
-            produced = out.pos;
-            r->zstd_pending = zr;
+            r->out_eof = true;
+            break;
         }
+        size_t used = 0;
+        floe_error zerr;
+        floe_error_clear(&zerr);
+        int zrc = floe_zstream_decode(r->dz, r->raw + r->raw_pos, r->raw_len - r->raw_pos, &used,
+                                      dst, room, &produced, &zerr);
+        if (zrc < 0) {
+            /* "<codec>: <detail>" from the decoder */
+            const char *name = floe_zstream_name(r->dz);
+            size_t nl = strlen(name);
+            if (zrc == FLOE_ECORRUPT && !strncmp(zerr.msg, name, nl) && zerr.msg[nl] == ':')
+                return floe_error_at(err, zrc, r->bytes_in, "%s: bad %s data:%s", r->source,
+                                     name, zerr.msg + nl + 1);
+            return floe_error_at(err, zrc, r->bytes_in, "%s: %s", r->source, zerr.msg);
+        }
+        r->raw_pos += used;
     }
     r->carry.len += produced;
     r->bytes_out += (int64_t)produced;
     return 0;
 }
 
-/* Map mode: map a plain regular file. Anything else (compressed, empty, not regular, or
- * mmap failing) stays with read(2); nothing has been read yet either way. Mapping counts
+/* Map mode: map a plain regular file. Anything else (compressed, empty, not regular, no
+ * SIGBUS handler for guarded mappings, or mmap failing) stays with read(2); nothing has been read yet either way. Mapping counts
  * as reading the file for the fault-injection hook. */
 static int try_map(floe_line_reader *r, floe_error *err) {
     struct stat st;
     if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
         return 0;
+    if (!floe_map_guard_installed())
+        return 0; /* unguarded, a file cut short would raise SIGBUS: read it instead */
     int fault = floe_io_fault_hit(r->opts.io, FLOE_IO_FAULT_READ); /* tests only */
     if (fault)
         return floe_error_errno(err, fault, "read %s", r->source);
@@ -318,25 +283,23 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
     FLOE_CHECK(fill_raw(r, err));
     /* sniff: gzip 1f 8b, zstd 28 b5 2f fd, lz4 04 22 4d 18 (fewer bytes than a magic:
      * plain) */
-    if (r->raw_len >= 2 && r->raw[0] == 0x1f && r->raw[1] == 0x8b) {
+    if (r->raw_len >= 2 && r->raw[0] == 0x1f && r->raw[1] == 0x8b)
         r->comp = COMP_GZIP;
-        if (inflateInit2(&r->zs, 16 + MAX_WBITS) != Z_OK)
-            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start gzip decoder", r->source);
-        r->zs_init = true;
-    } else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0xFD2FB528u) {
+    else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0xFD2FB528u)
         r->comp = COMP_ZSTD;
-        r->zd = ZSTD_createDStream();
-        if (!r->zd)
-            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start zstd decoder", r->source);
-        /* bound the window a hostile stream may ask for (128 MiB) */
-        ZSTD_DCtx_setParameter(r->zd, ZSTD_d_windowLogMax, 27);
-    } else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0x184D2204u) {
-        /* LZ4 frames (window 64 KiB, blocks up to 4 MiB: bounded by the format) */
-        r->comp = COMP_LZ4;
-        if (LZ4F_isError(LZ4F_createDecompressionContext(&r->lz, LZ4F_VERSION))) {
-            r->lz = NULL;
-            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start lz4 decoder", r->source);
-        }
+    else if (r->raw_len >= 4 && floe_load_le32(r->raw) == 0x184D2204u)
+        r->comp = COMP_LZ4; /* LZ4 frames: window 64 KiB, blocks up to 4 MiB by the format */
+    if (r->comp != COMP_NONE) {
+        /* the window a hostile zstd stream may ask for is bounded (128 MiB) */
+        floe_zstream_options zo = {.kind = r->comp == COMP_GZIP   ? FLOE_ZSTREAM_GZIP
+                                           : r->comp == COMP_ZSTD ? FLOE_ZSTREAM_ZSTD
+                                                                  : FLOE_ZSTREAM_LZ4,
+                                   .zstd_window_log_max = 27};
+        floe_error zerr;
+        floe_error_clear(&zerr);
+        if (floe_zstream_new(&zo, &r->dz, &zerr) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "%s: cannot start %s decoder", r->source,
+                      r->comp == COMP_GZIP ? "gzip" : r->comp == COMP_ZSTD ? "zstd" : "lz4");
     }
     *out = r;
     return 0;
@@ -650,13 +613,8 @@ void floe_line_reader_close(floe_line_reader *r) {
         return;
     if (r->own_fd && r->fd >= 0)
         close(r->fd);
-    if (r->zs_init)
-        inflateEnd(&r->zs);
-    if (r->zd)
-        ZSTD_freeDStream(r->zd);
+    floe_zstream_free(r->dz);
     map_unref(r->map);
-    if (r->lz)
-        LZ4F_freeDecompressionContext(r->lz);
     floe_buf_free(&r->carry);
     floe_free(r->raw);
     floe_free(r->source);

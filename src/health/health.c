@@ -654,64 +654,115 @@ static void ancestry_meta(const hctx *c, const floe_snapshot *s, floe_health_met
     md->oldest_snapshot_ms = oldest;
 }
 
-static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, view_extra *x,
-                        floe_error *err) {
+/* For a snapshot that is not the current one: the size of the metadata file current right
+ * after it, when it is still there. */
+static void metadata_bytes_then(hctx *c, const floe_snapshot *s, floe_health_metadata *md) {
+    const floe_metadata_log_entry *best = NULL;
+    for (size_t i = 0; i < c->m->n_metadata_log; i++) {
+        const floe_metadata_log_entry *le = &c->m->metadata_log[i];
+        if (le->timestamp_ms >= s->timestamp_ms && (!best || le->timestamp_ms < best->timestamp_ms))
+            best = le;
+    }
+    if (!best)
+        return;
+    char *u = NULL;
+    floe_error e;
+    if (floe_table_resolve_path(c->t, best->metadata_file, &u, &e) == 0) {
+        int64_t sz = file_size_of(floe_table_io(c->t), u);
+        if (sz > 0)
+            md->metadata_json_bytes = sz;
+        floe_free(u);
+    }
+}
+
+/* A partition's first bound, for the point query: of the spec's first source column, or
+ * (unpartitioned) of the first top-level primitive column with one. */
+static int partition_bound(hctx *c, part_acc *pa, const floe_partition_spec *spec,
+                           const floe_data_file *f, floe_error *err) {
     floe_health_report *r = c->r;
-    int rc = 0;
-    part_map pm = {.arena = &r->arena};
-    floe_arena scratch;
-    floe_arena_init(&scratch, 64 << 10);
-    char *list_uri = NULL;
-    floe_buf pb;
-    floe_buf_init(&pb, 1 << 20);
-    memset(v, 0, sizeof *v);
-    memset(x, 0, sizeof *x);
+    int32_t src_id = -1;
+    if (spec && spec->nfields)
+        src_id = spec->fields[0].source_id;
+    else if (!spec || spec->nfields == 0) {
+        /* Unpartitioned: the first top-level primitive with a bound. */
+        for (size_t k = 0; src_id < 0 && c->schema && k < c->schema->root.nchildren; k++) {
+            const floe_field *cf = &c->schema->root.children[k];
+            const uint8_t *bp;
+            size_t bn;
+            if (!floe_type_is_nested(cf->type) &&
+                bound_of(&f->lower_bounds, cf->id, &bp, &bn))
+                src_id = cf->id;
+        }
+    }
+    const uint8_t *bp;
+    size_t bn;
+    if (src_id >= 0 && bound_of(&f->lower_bounds, src_id, &bp, &bn)) {
+        pa->bound = floe_arena_memdup(&r->arena, bn ? bp : (const uint8_t *)"", bn + 1);
+        pa->nbound = bn;
+        if (!pa->bound)
+            return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
+        pa->bound_field_id = src_id;
+    }
+    return 0;
+}
+
+/* One live entry of manifest mf: counted into its partition (created on first sight, its
+ * path text rendered in pb) and into the view's totals. */
+static int add_entry(hctx *c, floe_health_view *v, part_map *pm, floe_buf *pb,
+                     const floe_manifest_file *mf, const floe_partition_spec *spec,
+                     const floe_partition_spec *rspec, const floe_data_file *f,
+                     floe_error *err) {
+    floe_health_report *r = c->r;
+    int rc;
+    floe_buf_reset(pb);
+    floe_error pe;
+    if (rspec && f->npartition == rspec->nfields && rspec->nfields > 0 &&
+        floe_partition_spec_path(rspec, f->partition, pb, &pe) < 0) {
+        floe_buf_reset(pb);
+        rc = floe_buf_printf(pb, "(spec %d: unprintable partition)", (int)mf->partition_spec_id);
+        if (rc < 0)
+            return rc;
+    }
+    part_acc *pa;
+    bool created;
+    rc = part_map_get(pm, mf->partition_spec_id, pb->len ? (const char *)pb->data : "",
+                      pb->len, &pa, &created);
+    if (rc < 0)
+        return floe_error_set(err, rc, "health: out of memory");
+    if (created) {
+        pa->spec = spec;
+        if (f->npartition) {
+            pa->tuple = floe_arena_alloc(&r->arena, f->npartition * sizeof *pa->tuple);
+            rc = pa->tuple ? 0 : FLOE_ENOMEM;
+            for (size_t k = 0; rc == 0 && k < f->npartition; k++)
+                rc = value_copy(&r->arena, &f->partition[k], &pa->tuple[k]);
+            if (rc < 0)
+                return floe_error_set(err, rc, "health: out of memory");
+            pa->ntuple = f->npartition;
+        }
+        pa->pub.where = partition_where(&r->arena, spec, f->partition, f->npartition);
+    }
+    if (!pa->bound && f->content == FLOE_CONTENT_DATA)
+        FLOE_FORWARD_IF_ERROR(partition_bound(c, pa, spec, f, err));
+    files_add(&pa->pub.files, f, r->min_file_size, &pa->small_row_groups);
+    files_add(&v->total, f, r->min_file_size, NULL);
+    return 0;
+}
+
+/* Every manifest of the snapshot's list (list_uri): sizes and counts into md, live
+ * entries into partitions (pm) and totals. */
+static int walk_manifests(hctx *c, const floe_snapshot *s, const char *list_uri,
+                          floe_health_view *v, part_map *pm, floe_arena *scratch, floe_buf *pb,
+                          floe_error *err) {
+    floe_health_report *r = c->r;
     floe_health_metadata *md = &v->meta;
-    md->metadata_json_bytes = file_size_of(floe_table_io(c->t), floe_table_metadata_location(c->t));
-    md->metadata_log = (int64_t)c->m->n_metadata_log;
-    /* Figures that need no snapshot. */
-    v->req.plan_get = 1;
-    v->req.point_plan_get = 1;
-    if (!s) {
-        md->snapshots = 0;
-        goto requests;
-    }
-    v->has_snapshot = true;
-    v->snapshot_id = s->snapshot_id;
-    v->timestamp_ms = s->timestamp_ms;
-    v->sequence_number = s->sequence_number;
-    ancestry_meta(c, s, md);
-    md->oldest_age_ms = md->oldest_snapshot_ms ? c->now_ms - md->oldest_snapshot_ms : 0;
-    if (s->snapshot_id != c->m->current_snapshot_id) {
-        /* The metadata file current right after this snapshot, when it is still there. */
-        const floe_metadata_log_entry *best = NULL;
-        for (size_t i = 0; i < c->m->n_metadata_log; i++) {
-            const floe_metadata_log_entry *le = &c->m->metadata_log[i];
-            if (le->timestamp_ms >= s->timestamp_ms && (!best || le->timestamp_ms < best->timestamp_ms))
-                best = le;
-        }
-        if (best) {
-            char *u = NULL;
-            floe_error e;
-            if (floe_table_resolve_path(c->t, best->metadata_file, &u, &e) == 0) {
-                int64_t sz = file_size_of(floe_table_io(c->t), u);
-                if (sz > 0)
-                    md->metadata_json_bytes = sz;
-                floe_free(u);
-            }
-        }
-    }
-    if (!s->manifest_list)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                  "health: snapshot %lld lists its manifests inline (v1 without a manifest "
-                  "list)", (long long)s->snapshot_id);
-    FLOE_CHECK(floe_table_resolve_path(c->t, s->manifest_list, &list_uri, err));
-    md->manifest_list_bytes = file_size_of(floe_table_io(c->t), list_uri);
+    int rc = 0;
     floe_manifest_list ml;
     floe_manifest_list_read_options lo = {.allow_missing_field_ids = true,
                                           .has_snapshot_id = true,
                                           .snapshot_id = s->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(floe_table_io(c->t), list_uri, &lo, &scratch, &ml, err));
+    FLOE_FORWARD_IF_ERROR(
+        floe_manifest_list_read(floe_table_io(c->t), list_uri, &lo, scratch, &ml, err));
     /* Per spec id, for the ideal manifest count. */
     int64_t spec_bytes[64] = {0};
     int32_t spec_ids[64];
@@ -719,7 +770,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
     for (size_t i = 0; i < ml.nfiles; i++) {
         const floe_manifest_file *mf = &ml.files[i];
         char *uri = NULL;
-        FLOE_CHECK(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
+        FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
         int64_t len = mf->manifest_length > 0 ? mf->manifest_length : file_size_of(floe_table_io(c->t), uri);
         md->manifests++;
         md->manifest_bytes += len;
@@ -744,125 +795,81 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
         rc = floe_manifest_reader_open(floe_table_io(c->t), uri, &ro, &mr, err);
         floe_free(uri);
         if (rc < 0)
-            goto done;
+            return rc;
         const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(mr);
         const floe_manifest_entry *e;
         while ((rc = floe_manifest_reader_next(mr, &e, err)) == 1) {
             if (e->status == FLOE_ENTRY_DELETED)
                 continue;
             md->manifest_entries++;
-            const floe_data_file *f = &e->file;
-            floe_buf_reset(&pb);
-            floe_error pe;
-            if (rspec && f->npartition == rspec->nfields && rspec->nfields > 0 &&
-                floe_partition_spec_path(rspec, f->partition, &pb, &pe) < 0) {
-                floe_buf_reset(&pb);
-                rc = floe_buf_printf(&pb, "(spec %d: unprintable partition)",
-                                     (int)mf->partition_spec_id);
-                if (rc < 0)
-                    break;
-            }
-            part_acc *pa;
-            bool created;
-            rc = part_map_get(&pm, mf->partition_spec_id, pb.len ? (const char *)pb.data : "",
-                              pb.len, &pa, &created);
-            if (rc < 0) {
-                floe_error_set(err, rc, "health: out of memory");
+            if ((rc = add_entry(c, v, pm, pb, mf, spec, rspec, &e->file, err)) < 0)
                 break;
-            }
-            if (created) {
-                pa->spec = spec;
-                if (f->npartition) {
-                    pa->tuple = floe_arena_alloc(&r->arena, f->npartition * sizeof *pa->tuple);
-                    rc = pa->tuple ? 0 : FLOE_ENOMEM;
-                    for (size_t k = 0; rc == 0 && k < f->npartition; k++)
-                        rc = value_copy(&r->arena, &f->partition[k], &pa->tuple[k]);
-                    if (rc < 0) {
-                        floe_error_set(err, rc, "health: out of memory");
-                        break;
-                    }
-                    pa->ntuple = f->npartition;
-                }
-                pa->pub.where = partition_where(&r->arena, spec, f->partition, f->npartition);
-            }
-            if (!pa->bound && f->content == FLOE_CONTENT_DATA) {
-                int32_t src_id = -1;
-                if (spec && spec->nfields)
-                    src_id = spec->fields[0].source_id;
-                else if (!spec || spec->nfields == 0) {
-                    /* Unpartitioned: the first top-level primitive with a bound. */
-                    for (size_t k = 0; src_id < 0 && c->schema && k < c->schema->root.nchildren; k++) {
-                        const floe_field *cf = &c->schema->root.children[k];
-                        const uint8_t *bp;
-                        size_t bn;
-                        if (!floe_type_is_nested(cf->type) &&
-                            bound_of(&f->lower_bounds, cf->id, &bp, &bn))
-                            src_id = cf->id;
-                    }
-                }
-                const uint8_t *bp;
-                size_t bn;
-                if (src_id >= 0 && bound_of(&f->lower_bounds, src_id, &bp, &bn)) {
-                    pa->bound = floe_arena_memdup(&r->arena, bn ? bp : (const uint8_t *)"", bn + 1);
-                    pa->nbound = bn;
-                    if (!pa->bound) {
-                        rc = floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
-                        break;
-                    }
-                    pa->bound_field_id = src_id;
-                }
-            }
-            files_add(&pa->pub.files, f, r->min_file_size, &pa->small_row_groups);
-            files_add(&v->total, f, r->min_file_size, NULL);
         }
         floe_manifest_reader_close(mr);
         if (rc < 0)
-            goto done;
-        rc = 0;
+            return rc;
     }
     for (size_t k = 0; k < nspec_ids; k++)
         md->ideal_manifests += spec_bytes[k] > 0 ? ceil_div(spec_bytes[k], r->manifest_target_size) : 0;
-    if (pm.n)
-        qsort(pm.items, pm.n, sizeof *pm.items, cmp_part);
-    v->npartitions = pm.n;
-    if (pm.n) {
-        v->partitions = floe_arena_alloc(&r->arena, pm.n * sizeof *v->partitions);
-        x->parts = floe_arena_alloc(&r->arena, pm.n * sizeof *x->parts);
-        if (!v->partitions || !x->parts)
-            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
-        memcpy(x->parts, pm.items, pm.n * sizeof *pm.items);
-        for (size_t k = 0; k < pm.n; k++)
-            v->partitions[k] = pm.items[k].pub;
-        x->nparts = pm.n;
-    }
-    x->avg_entry_bytes = md->manifest_entries ? (double)md->manifest_bytes / (double)md->manifest_entries : 0;
+    return 0;
+}
 
-    /* The point query. */
-    point_pred pp = {0};
+/* The partitions, largest first, into the view (public part) and x (with the bounds). */
+static int collect_partitions(hctx *c, floe_health_view *v, view_extra *x, part_map *pm,
+                              floe_error *err) {
+    floe_health_report *r = c->r;
+    if (pm->n)
+        qsort(pm->items, pm->n, sizeof *pm->items, cmp_part);
+    v->npartitions = pm->n;
+    if (pm->n) {
+        v->partitions = floe_arena_alloc(&r->arena, pm->n * sizeof *v->partitions);
+        x->parts = floe_arena_alloc(&r->arena, pm->n * sizeof *x->parts);
+        if (!v->partitions || !x->parts)
+            return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
+        memcpy(x->parts, pm->items, pm->n * sizeof *pm->items);
+        for (size_t k = 0; k < pm->n; k++)
+            v->partitions[k] = pm->items[k].pub;
+        x->nparts = pm->n;
+    }
+    const floe_health_metadata *md = &v->meta;
+    x->avg_entry_bytes = md->manifest_entries ? (double)md->manifest_bytes / (double)md->manifest_entries : 0;
+    return 0;
+}
+
+/* The point query: the largest partition's tuple, or its first bound when unpartitioned;
+ * its text in v->point_filter. */
+static int point_query(hctx *c, floe_health_view *v, const view_extra *x, point_pred *pp,
+                       floe_error *err) {
     if (x->nparts) {
         const part_acc *big = &x->parts[0];
         if (big->spec && big->spec->nfields) {
-            pp.active = literal_from_partition(big, &pp);
+            pp->active = literal_from_partition(big, pp);
         } else if (big->bound && c->schema) {
             const floe_field *f = floe_schema_find_id(c->schema, big->bound_field_id);
             floe_error e;
-            if (f && floe_value_from_binary(f, big->bound, big->nbound, &pp.lit, &e) == 0) {
-                pp.field = f;
-                pp.active = true;
+            if (f && floe_value_from_binary(f, big->bound, big->nbound, &pp->lit, &e) == 0) {
+                pp->field = f;
+                pp->active = true;
             }
         }
     }
-    if (pp.active) {
+    if (pp->active) {
         /* The literal may borrow the partition tuple: both live in the report arena. */
-        rc = point_text(&r->arena, &pp, &v->point_filter);
+        int rc = point_text(&c->r->arena, pp, &v->point_filter);
         if (rc < 0)
-            FLOE_FAIL(err, rc, "health: out of memory");
-        pp.active = rc == 0;
-        rc = 0;
+            return floe_error_set(err, rc, "health: out of memory");
+        pp->active = rc == 0;
     }
-    /* Planning through the scan planner. A table the planner refuses (a deletion vector,
-     * a filter it cannot parse) still gets its figures: the error is reported instead of
-     * the times. */
+    return 0;
+}
+
+/* Planning through the scan planner, timed, and the GET requests a full and a point
+ * query take. A table the planner refuses (a deletion vector, a filter it cannot parse)
+ * still gets its figures: the error is reported instead of the times. */
+static int plan_requests(hctx *c, const floe_snapshot *s, floe_health_view *v,
+                         const point_pred *pp, floe_error *err) {
+    floe_health_report *r = c->r;
+    const floe_health_metadata *md = &v->meta;
     plan_result full = {0}, point = {0};
     bool point_ok = false;
     int runs = r->opts.timing_runs;
@@ -875,17 +882,17 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
         if (prc == 0)
             v->timing.runs = runs;
     }
-    if (prc == 0 && pp.active) {
+    if (prc == 0 && pp->active) {
         prc = time_plan(c, s->snapshot_id, v->point_filter, runs, &v->timing.point_ns,
                         &v->timing.point_min_ns, &v->timing.point_max_ns, &point, &pe);
         point_ok = prc == 0;
     }
     if (prc == FLOE_ENOMEM)
-        FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+        return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
     if (prc < 0) {
         v->planning_error = floe_arena_strdup(&r->arena, pe.msg[0] ? pe.msg : floe_strerror(prc));
         if (!v->planning_error)
-            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+            return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
         if (!point_ok)
             v->timing.point_ns = v->timing.point_min_ns = v->timing.point_max_ns = 0;
     }
@@ -895,7 +902,7 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
         v->req.point_scan_get = point.scan_get;
     } else {
         /* No point query (or the planner refused it): it costs what a full scan does. */
-        v->point_filter = pp.active && !v->planning_error ? v->point_filter : NULL;
+        v->point_filter = pp->active && !v->planning_error ? v->point_filter : NULL;
         v->req.point_manifests = md->manifests;
         v->req.point_files = v->total.data_files;
         v->req.point_scan_get = v->total.data_files + v->total.row_groups +
@@ -906,12 +913,17 @@ static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, vi
     v->req.point_plan_get = 2 + v->req.point_manifests;
     v->req.scan_get = v->total.data_files + v->total.row_groups + v->total.pos_delete_files +
                       v->total.eq_delete_files + v->total.delete_row_groups;
-requests:
+    return 0;
+}
+
+/* The LIST request of a table found by folder, and the monthly requests and cost. */
+static int request_costs(hctx *c, floe_health_view *v, floe_error *err) {
+    floe_health_report *r = c->r;
     if (!floe_table_catalog(c->t)) {
         /* Found by folder: without a version hint the metadata folder is listed. */
         char *dir = floe_strdup(floe_table_metadata_location(c->t));
         if (!dir)
-            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+            return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
         char *slash = strrchr(dir, '/');
         bool hint = false;
         if (slash) {
@@ -925,16 +937,61 @@ requests:
         floe_free(dir);
         v->req.plan_list = hint ? 0 : 1;
     }
-    {
-        double month = r->opts.queries_per_day * FLOE_HEALTH_DAYS_PER_MONTH;
-        v->req.monthly_get = month * (double)(v->req.plan_get + v->req.scan_get);
-        v->req.monthly_list = month * (double)v->req.plan_list;
-        v->req.monthly_cost = v->req.monthly_get / 1000.0 * r->opts.price_get +
-                              v->req.monthly_list / 1000.0 * r->opts.price_list;
-        v->req.point_monthly_get = month * (double)(v->req.point_plan_get + v->req.point_scan_get);
-        v->req.point_monthly_cost = v->req.point_monthly_get / 1000.0 * r->opts.price_get +
-                                    v->req.monthly_list / 1000.0 * r->opts.price_list;
+    double month = r->opts.queries_per_day * FLOE_HEALTH_DAYS_PER_MONTH;
+    v->req.monthly_get = month * (double)(v->req.plan_get + v->req.scan_get);
+    v->req.monthly_list = month * (double)v->req.plan_list;
+    v->req.monthly_cost = v->req.monthly_get / 1000.0 * r->opts.price_get +
+                          v->req.monthly_list / 1000.0 * r->opts.price_list;
+    v->req.point_monthly_get = month * (double)(v->req.point_plan_get + v->req.point_scan_get);
+    v->req.point_monthly_cost = v->req.point_monthly_get / 1000.0 * r->opts.price_get +
+                                v->req.monthly_list / 1000.0 * r->opts.price_list;
+    return 0;
+}
+
+/* The view of snapshot s (NULL: the table has none): metadata sizes, manifests and
+ * partitions, the point query, planning times and the requests queries take. */
+static int view_compute(hctx *c, const floe_snapshot *s, floe_health_view *v, view_extra *x,
+                        floe_error *err) {
+    floe_health_report *r = c->r;
+    int rc = 0;
+    part_map pm = {.arena = &r->arena};
+    floe_arena scratch;
+    floe_arena_init(&scratch, 64 << 10);
+    char *list_uri = NULL;
+    floe_buf pb;
+    floe_buf_init(&pb, 1 << 20);
+    memset(v, 0, sizeof *v);
+    memset(x, 0, sizeof *x);
+    floe_health_metadata *md = &v->meta;
+    md->metadata_json_bytes = file_size_of(floe_table_io(c->t), floe_table_metadata_location(c->t));
+    md->metadata_log = (int64_t)c->m->n_metadata_log;
+    /* Figures that need no snapshot. */
+    v->req.plan_get = 1;
+    v->req.point_plan_get = 1;
+    if (!s) {
+        md->snapshots = 0;
+    } else {
+        v->has_snapshot = true;
+        v->snapshot_id = s->snapshot_id;
+        v->timestamp_ms = s->timestamp_ms;
+        v->sequence_number = s->sequence_number;
+        ancestry_meta(c, s, md);
+        md->oldest_age_ms = md->oldest_snapshot_ms ? c->now_ms - md->oldest_snapshot_ms : 0;
+        if (s->snapshot_id != c->m->current_snapshot_id)
+            metadata_bytes_then(c, s, md);
+        if (!s->manifest_list)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                      "health: snapshot %lld lists its manifests inline (v1 without a manifest "
+                      "list)", (long long)s->snapshot_id);
+        FLOE_CHECK(floe_table_resolve_path(c->t, s->manifest_list, &list_uri, err));
+        md->manifest_list_bytes = file_size_of(floe_table_io(c->t), list_uri);
+        FLOE_CHECK(walk_manifests(c, s, list_uri, v, &pm, &scratch, &pb, err));
+        FLOE_CHECK(collect_partitions(c, v, x, &pm, err));
+        point_pred pp = {0};
+        FLOE_CHECK(point_query(c, v, x, &pp, err));
+        FLOE_CHECK(plan_requests(c, s, v, &pp, err));
     }
+    FLOE_CHECK(request_costs(c, v, err));
 done:
     floe_buf_free(&pb);
     floe_free(list_uri);

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "manifest_fast.h"
 
@@ -411,6 +412,7 @@ static int read_list(floe_avro_reader *ar, const char *name,
                      floe_manifest_list *out, floe_error *err) {
     int rc = 0;
     floe_manifest_list res = {0};
+    floe_keyset seen = {0};
     const floe_avro_node *root = floe_avro_reader_schema(ar);
     size_t cap = 0;
     if (!root || root->type != FLOE_AVRO_RECORD)
@@ -533,9 +535,22 @@ static int read_list(floe_avro_reader *ar, const char *name,
         }
         res.files[res.nfiles++] = m;
     }
+    /* a manifest listed twice would have its files read twice (and read again for every
+     * repetition: a small list could make a reader do unbounded work) */
+    for (size_t i = 0; i < res.nfiles; i++) {
+        const char *path = res.files[i].manifest_path;
+        size_t before = seen.n;
+        int64_t *first;
+        if ((rc = floe_keyset_put(&seen, path, strlen(path), (int64_t)i, &first)) < 0)
+            FLOE_FAIL(err, rc, "manifest list %s: %s", name, floe_strerror(rc));
+        if (seen.n == before)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: records %" PRId64 " and %zu both "
+                      "list manifest %s", name, *first, i, path);
+    }
     rc = 0;
     *out = res;
 done:
+    floe_keyset_free(&seen);
     return rc;
 }
 
@@ -791,6 +806,20 @@ static _Atomic bool generic_decoder;
 
 void floe_manifest_set_generic_decoder(bool on) { atomic_store(&generic_decoder, on); }
 
+static _Atomic uint64_t default_max_bytes;
+
+void floe_manifest_set_max_bytes(uint64_t n) { atomic_store(&default_max_bytes, n); }
+
+/* Avro options of a manifest reader: its name and the cap on what its blocks decode to. */
+static floe_avro_reader_options manifest_avro_options(const floe_manifest_reader *r,
+                                                      const floe_manifest_read_options *o) {
+    uint64_t cap = o && o->max_bytes ? o->max_bytes : atomic_load(&default_max_bytes);
+    return (floe_avro_reader_options){
+        .name = r->name,
+        .max_total_bytes = cap ? cap : FLOE_MANIFEST_DEFAULT_MAX_BYTES,
+        .total_cap_hint = "FLOE_MANIFEST_MAX_BYTES (max_bytes in the manifest read options)"};
+}
+
 static int open_common(floe_manifest_reader *r, const floe_manifest_read_options *o,
                        floe_error *err) {
     const char *name = r->name;
@@ -927,7 +956,7 @@ int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
                                   floe_manifest_reader **out, floe_error *err) {
     floe_manifest_reader *r;
     FLOE_FORWARD_IF_ERROR(reader_new(name, &r, err));
-    floe_avro_reader_options ao = {.name = r->name};
+    floe_avro_reader_options ao = manifest_avro_options(r, o);
     int rc = floe_avro_reader_open_mem(p, n, &ao, &r->ar, err);
     if (rc < 0) {
         floe_error_prefix(err, "manifest %s: ", r->name);
@@ -949,7 +978,7 @@ int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_
     FLOE_FORWARD_IF_ERROR(reader_new(uri, &r, err));
     int rc = floe_input_open(io, uri, &r->in, err);
     if (rc == 0) {
-        floe_avro_reader_options ao = {.name = r->name};
+        floe_avro_reader_options ao = manifest_avro_options(r, o);
         r->info.file_length = floe_input_size(r->in);
         rc = floe_avro_reader_open_input(r->in, &ao, &r->ar, err);
         if (rc < 0)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "manifest_internal.h"
 
@@ -852,6 +853,7 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
     floe_buf_init(&file, 0);
     floe_arena a;
     floe_arena_init(&a, 4096);
+    floe_keyset seen = {0};
     FLOE_RETURN_ERROR_IF(!uri || !o, err, FLOE_EINVALID, "manifest list: uri and options "
                          "are required");
     FLOE_RETURN_ERROR_IF(o->sequence_number < 1, err, FLOE_EINVALID, "manifest list %s: "
@@ -882,6 +884,15 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
                                    .n_meta = sizeof meta / sizeof meta[0] - (v1 ? 1 : 0)};
     FLOE_CHECK(floe_avro_writer_open(schema, &ao, &file, &aw, err));
     for (size_t i = 0; i < n; i++) {
+        /* readers refuse a list naming a manifest twice (its files would count twice) */
+        const char *mp = files[i].manifest_path ? files[i].manifest_path : "";
+        size_t before = seen.n;
+        int64_t *first;
+        if ((rc = floe_keyset_put(&seen, mp, strlen(mp), (int64_t)i, &first)) < 0)
+            FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+        if (seen.n == before)
+            FLOE_FAIL(err, FLOE_EINVALID, "entries %" PRId64 " and %zu both name manifest %s",
+                      *first, i, mp);
         floe_manifest_file c;
         memset(&c, 0, sizeof c); /* gcc -O2 cannot see that list_entry fills it */
         FLOE_CHECK(list_entry(o, &files[i], &c, err));
@@ -903,5 +914,6 @@ done:
     floe_avro_schema_free(schema);
     floe_buf_free(&file);
     floe_arena_reset(&a);
+    floe_keyset_free(&seen);
     return rc;
 }

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "codec/zstream.h"
+
 #include "floe/io.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -58,31 +60,17 @@ void floe_metadata_json_init(void) { pthread_once(&json_once, json_init_once); }
  * gzip
  * ------------------------------------------------------------------------------------- */
 
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
-    (void)opaque;
-    return floe_calloc(items, size);
-}
-static void z_free(voidpf opaque, voidpf p) {
-    (void)opaque;
-    floe_free(p);
-}
 
 static bool is_gzip(const uint8_t *p, size_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
 
 /* Inflate a gzip stream into out (bounded by out->max). */
 static int gunzip(const uint8_t *p, size_t n, const char *name, floe_buf *out, floe_error *err) {
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    zs.zalloc = z_alloc;
-    zs.zfree = z_free;
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+    floe_zstream_options o = {.kind = FLOE_ZSTREAM_GZIP, .gzip_one_member = true};
+    floe_zstream *z = NULL;
+    if (floe_zstream_new(&o, &z, NULL) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "%s: cannot start gzip inflate", name);
     int rc = 0;
-    zs.next_in = (Bytef *)(uintptr_t)p;
-    size_t in_left = n;
-    for (;;) {
-        uInt chunk_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
-        zs.avail_in = chunk_in;
+    while (!floe_zstream_complete(z)) {
         rc = floe_buf_reserve(out, 64 * 1024);
         if (rc < 0) {
             rc = rc == FLOE_ELIMIT
@@ -92,38 +80,38 @@ static int gunzip(const uint8_t *p, size_t n, const char *name, floe_buf *out, f
                      : floe_error_set(err, rc, "%s: out of memory inflating", name);
             break;
         }
-        zs.next_out = out->data + out->len;
-        zs.avail_out = (uInt)(out->cap - out->len > (1u << 30) ? (1u << 30) : out->cap - out->len);
-        uInt before_out = zs.avail_out;
-        int zr = inflate(&zs, Z_NO_FLUSH);
-        out->len += before_out - zs.avail_out;
-        in_left -= chunk_in - zs.avail_in;
-        if (zr == Z_STREAM_END) {
-            rc = 0;
+        size_t room = out->cap - out->len, used, got;
+        floe_error zerr;
+        floe_error_clear(&zerr);
+        rc = floe_zstream_decode(z, p, n, &used, out->data + out->len, room, &got, &zerr);
+        out->len += got;
+        p += used;
+        n -= used;
+        if (rc == FLOE_ENOMEM) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "%s: out of memory inflating", name);
             break;
         }
-        if (zr == Z_BUF_ERROR && in_left == 0 && zs.avail_in == 0) {
-            rc = floe_error_at(err, FLOE_ECORRUPT, (int64_t)zs.total_in,
+        if (rc < 0) { /* "gzip: <what zlib says>" */
+            rc = floe_error_at(err, FLOE_ECORRUPT, (int64_t)floe_zstream_total_in(z),
+                               "%s: bad gzip data: %s", name,
+                               strncmp(zerr.msg, "gzip: ", 6) ? zerr.msg : zerr.msg + 6);
+            break;
+        }
+        if (!floe_zstream_complete(z) && n == 0 && got < room) {
+            rc = floe_error_at(err, FLOE_ECORRUPT, (int64_t)floe_zstream_total_in(z),
                                "%s: truncated gzip metadata", name);
             break;
         }
-        if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rc = zr == Z_MEM_ERROR
-                     ? floe_error_set(err, FLOE_ENOMEM, "%s: out of memory inflating", name)
-                     : floe_error_at(err, FLOE_ECORRUPT, (int64_t)zs.total_in,
-                                     "%s: bad gzip data: %s", name, zs.msg ? zs.msg : "?");
-            break;
-        }
     }
-    inflateEnd(&zs);
+    floe_zstream_free(z);
     return rc;
 }
 
 static int gzip_bytes(const char *p, size_t n, floe_buf *out, floe_error *err) {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    zs.zalloc = z_alloc;
-    zs.zfree = z_free;
+    zs.zalloc = floe_zlib_alloc;
+    zs.zfree = floe_zlib_free;
     if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return floe_error_set(err, FLOE_ENOMEM, "cannot start gzip deflate");
     int rc = 0;
@@ -723,6 +711,37 @@ static int view_logs(view_ctx *vc, const json_t *root) {
     return 0;
 }
 
+static int snap_key_cmp(const void *a, const void *b) {
+    const floe_snap_key *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The snapshots sorted by id (doc->by_id); a snapshot-id that appears twice is refused. */
+static int index_snapshots(view_ctx *vc) {
+    floe_table_metadata *m = vc->m;
+    floe_table_metadata_doc *doc = m->doc;
+    size_t n = m->n_snapshots;
+    if (!n)
+        return 0;
+    floe_snap_key *k = floe_malloc(n * sizeof *k);
+    if (!k)
+        return floe_error_set(vc->err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        k[i] = (floe_snap_key){m->snapshots[i].snapshot_id, i};
+    qsort(k, n, sizeof *k, snap_key_cmp);
+    doc->by_id = k;
+    doc->n_by_id = n;
+    doc->base = m->snapshots;
+    for (size_t i = 1; i < n; i++)
+        if (k[i].id == k[i - 1].id)
+            return VIEW_FAIL(vc, "%s: table metadata: snapshot-id %" PRId64 " appears twice "
+                             "(snapshots[%zu] and [%zu])", vc->name, k[i].id, k[i - 1].idx,
+                             k[i].idx);
+    return 0;
+}
+
 static int build_view(view_ctx *vc, const json_t *root) {
     floe_table_metadata *m = vc->m;
     int rc;
@@ -766,12 +785,10 @@ static int build_view(view_ctx *vc, const json_t *root) {
         for (size_t i = 0; i < cnt; i++) {
             if ((rc = view_snapshot(vc, json_array_get(snaps, i), i, &m->snapshots[i])) < 0)
                 return rc;
-            for (size_t k = 0; k < i; k++)
-                if (m->snapshots[k].snapshot_id == m->snapshots[i].snapshot_id)
-                    return VIEW_FAIL(vc, "%s: table metadata: snapshot-id %" PRId64 " appears twice",
-                                     vc->name, m->snapshots[i].snapshot_id);
             m->n_snapshots = i + 1;
         }
+        if ((rc = index_snapshots(vc)) < 0)
+            return rc;
     }
     if (m->current_snapshot_id != -1 && !floe_table_metadata_snapshot(m, m->current_snapshot_id))
         return VIEW_FAIL(vc, "%s: table metadata: current-snapshot-id %" PRId64
@@ -793,6 +810,9 @@ int floe_metadata_from_json(json_t *root, const char *name, floe_table_metadata 
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     doc->root = root;
+    doc->by_id = NULL;
+    doc->n_by_id = 0;
+    doc->base = NULL;
     m->doc = doc;
     floe_arena_init(&m->arena, 16 * 1024);
     view_ctx vc = {m, name ? name : "metadata", err};
@@ -860,6 +880,7 @@ void floe_table_metadata_free(floe_table_metadata *m) {
         return;
     if (m->doc) {
         json_decref(m->doc->root);
+        floe_free(m->doc->by_id);
         floe_free(m->doc);
     }
     floe_arena_reset(&m->arena);
@@ -951,6 +972,19 @@ int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error 
  * ------------------------------------------------------------------------------------- */
 
 const floe_snapshot *floe_table_metadata_snapshot(const floe_table_metadata *m, int64_t id) {
+    const floe_table_metadata_doc *doc = m->doc;
+    if (doc && doc->by_id && doc->base == m->snapshots && doc->n_by_id == m->n_snapshots) {
+        size_t lo = 0, hi = doc->n_by_id;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (doc->by_id[mid].id < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < doc->n_by_id && doc->by_id[lo].id == id ? &m->snapshots[doc->by_id[lo].idx]
+                                                            : NULL;
+    }
     for (size_t i = 0; i < m->n_snapshots; i++)
         if (m->snapshots[i].snapshot_id == id)
             return &m->snapshots[i];

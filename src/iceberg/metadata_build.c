@@ -560,6 +560,48 @@ int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spe
     return set_new(b->doc, "default-spec-id", json_integer(spec_id), err);
 }
 
+int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const char *sort_json,
+                                                int32_t *order_id, floe_error *err) {
+    json_t *fields = NULL;
+    int rc = 0;
+    if (sort_json && *sort_json) {
+        json_t *arg;
+        FLOE_FORWARD_IF_ERROR(parse_json_arg(sort_json, "sort order", &arg, err));
+        fields = json_is_array(arg) ? json_incref(arg) : json_incref(json_object_get(arg, "fields"));
+        json_decref(arg);
+        if (!json_is_array(fields)) {
+            json_decref(fields);
+            return floe_error_set(err, FLOE_EINVALID, "sort order: \"fields\" must be a list");
+        }
+    } else if (!(fields = json_array())) {
+        return nomem(err);
+    }
+    json_t *orders = ensure_array(b->doc, "sort-orders");
+    if (!orders)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    /* an order with the same fields keeps its id (the unsorted order is always 0) */
+    int64_t id = -1;
+    for (size_t i = 0; i < json_array_size(orders) && id < 0; i++) {
+        json_t *o = json_array_get(orders, i);
+        if (json_equal(json_object_get(o, "fields"), fields))
+            id = jlong(o, "order-id", -1);
+    }
+    if (id < 0) {
+        id = json_array_size(fields) ? max_id_in(orders, "order-id") + 1 : 0;
+        if (id < 1 && json_array_size(fields))
+            id = 1;
+        json_t *o = json_pack("{s:I, s:O}", "order-id", (json_int_t)id, "fields", fields);
+        if (!o || json_array_append_new(orders, o) != 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    FLOE_CHECK(set_new(b->doc, "default-sort-order-id", json_integer(id), err));
+    if (order_id)
+        *order_id = (int32_t)id;
+done:
+    json_decref(fields);
+    return rc;
+}
+
 static json_t *find_snapshot(json_t *doc, int64_t id) {
     json_t *snaps = json_object_get(doc, "snapshots");
     for (size_t i = 0; i < json_array_size(snaps); i++)
@@ -676,6 +718,39 @@ int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
     if (is_tag && !strcmp(name, "main"))
         return floe_error_set(err, FLOE_EINVALID, "main must be a branch");
     return put_ref(b->doc, name, snapshot_id, is_tag, floe_wall_ms(), err);
+}
+
+static int put_retention(json_t *ref, const char *key, int64_t v, floe_error *err) {
+    if (v < 0) {
+        json_object_del(ref, key);
+        return 0;
+    }
+    return set_new(ref, key, json_integer(v), err);
+}
+
+int floe_metadata_builder_set_ref_retention(floe_metadata_builder *b, const char *name,
+                                            const floe_ref_retention *r, floe_error *err) {
+    json_t *refs = json_object_get(b->doc, "refs");
+    json_t *ref = json_is_object(refs) ? json_object_get(refs, name) : NULL;
+    if (!json_is_object(ref))
+        return floe_error_set(err, FLOE_ENOTFOUND, "no branch or tag named %s", name);
+    const char *type = json_string_value(json_object_get(ref, "type"));
+    bool tag = type && !strcmp(type, "tag");
+    if (tag && (r->min_snapshots_to_keep >= 0 || r->max_snapshot_age_ms >= 0))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s is a tag: min-snapshots-to-keep and max-snapshot-age-ms "
+                              "apply to branches only", name);
+    if (!strcmp(name, "main") && r->max_ref_age_ms >= 0)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "max-ref-age-ms does not apply to the main branch, which never "
+                              "expires");
+    if (r->min_snapshots_to_keep == 0)
+        return floe_error_set(err, FLOE_EINVALID, "min-snapshots-to-keep must be at least 1");
+    if (r->max_snapshot_age_ms == 0 || r->max_ref_age_ms == 0)
+        return floe_error_set(err, FLOE_EINVALID, "ages must be positive (milliseconds)");
+    FLOE_FORWARD_IF_ERROR(put_retention(ref, "min-snapshots-to-keep", r->min_snapshots_to_keep, err));
+    FLOE_FORWARD_IF_ERROR(put_retention(ref, "max-snapshot-age-ms", r->max_snapshot_age_ms, err));
+    return put_retention(ref, "max-ref-age-ms", r->max_ref_age_ms, err);
 }
 
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,

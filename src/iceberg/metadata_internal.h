@@ -9,8 +9,18 @@
 
 #include "floe/table_metadata.h"
 
+/* A snapshot by id: the view's snapshots sorted by snapshot_id, for lookups in
+ * O(log n) (a table may keep hundreds of thousands of snapshots). */
+typedef struct floe_snap_key {
+    int64_t id;
+    size_t idx; /* in floe_table_metadata.snapshots */
+} floe_snap_key;
+
 struct floe_table_metadata_doc {
-    json_t *root; /* the whole document; owned */
+    json_t *root;               /* the whole document; owned */
+    floe_snap_key *by_id;       /* n_by_id keys sorted by id; owned (NULL: none) */
+    size_t n_by_id;
+    const floe_snapshot *base;  /* the snapshots array the keys index */
 };
 
 /* Route jansson's allocations through floe_malloc (so failure injection reaches them). */

@@ -134,7 +134,7 @@ static floe_expr *binary(binder *p, floe_expr_kind k, floe_expr *a, floe_expr *b
 }
 
 static int bind_pred(binder *p, const floe_filter *fl, floe_expr **out) {
-    const floe_field *f;
+    const floe_field *f = NULL;
     FLOE_FORWARD_IF_ERROR(column(p, fl, &f));
     static const floe_pred_op cmp_op[] = {
         [FLOE_FILTER_EQ] = FLOE_PRED_EQ, [FLOE_FILTER_NE] = FLOE_PRED_NE,

@@ -1,5 +1,5 @@
 /*
- * fault.c - I/O fault injection for tests (floe_io_fault_* in floe/io.h).
+ * fault.c - I/O fault injection for tests (floe_io_fault_* in io_faults.h).
  *
  * One counter and one trigger per kind of operation, in each context. Every backend call
  * of that kind asks floe_io_fault_hit() first; once the counter reaches the trigger, that call and every

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "floe/io.h"
+#include "io_faults.h"
 #include "s3_internal.h"
 
 /* The operations of one backend. Objects are the backend's own (void * here); every

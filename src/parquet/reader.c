@@ -28,6 +28,7 @@
 #define PQ_DEFAULT_MAX_FOOTER ((size_t)64 << 20)
 #define PQ_DEFAULT_MAX_CHUNK ((size_t)2 << 30)
 #define PQ_DEFAULT_MAX_PAGE ((size_t)1 << 30) /* one page, decompressed */
+#define PQ_DEFAULT_MAX_READ ((size_t)1 << 30) /* the pages of one read, decompressed */
 #define PQ_MAX_PAGE_LEVELS ((int64_t)1 << 26) /* level entries in one page */
 #define PQ_MAX_INDEX_BYTES ((size_t)64 << 20) /* one column's offset/column index */
 /* Smaller files are read, not mapped: for them mmap, the page faults and munmap cost more
@@ -255,6 +256,12 @@ static floe_pq_reader *reader_new(const char *name, const floe_pq_reader_options
         r->opts.max_chunk_bytes = PQ_DEFAULT_MAX_CHUNK;
     if (!r->opts.max_page_bytes)
         r->opts.max_page_bytes = PQ_DEFAULT_MAX_PAGE;
+    if (!r->opts.max_read_bytes)
+        r->opts.max_read_bytes = r->opts.max_page_bytes <= PQ_DEFAULT_MAX_READ
+                                     ? PQ_DEFAULT_MAX_READ
+                                 : r->opts.max_page_bytes > SIZE_MAX / 2
+                                     ? SIZE_MAX
+                                     : 2 * r->opts.max_page_bytes;
     floe_arena_init(&r->arena, 64 << 10);
     floe_buf_init(&r->chunk, 0);
     floe_buf_init(&r->page, 0);
@@ -1697,6 +1704,175 @@ static void select_rows(chunk_ctx *x, size_t l0, size_t v0) {
     c->values_len = w ? wv * w : wb;
 }
 
+/* A dictionary page: decoded into r->dict (at most one per column chunk). */
+static int read_dict_page(chunk_ctx *x, const floe_pq_page_header *ph, const uint8_t *body,
+                          size_t blen, int64_t off, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    floe_colbuf *c = x->c;
+    const uint8_t *d;
+    size_t dn;
+    if (!ph->has_dictionary_page_header)
+        return cfail(x, err, FLOE_ECORRUPT, off, "dictionary page without its header");
+    const floe_pq_dictionary_page_header *dh = &ph->dictionary_page_header;
+    if (x->have_dict)
+        return cfail(x, err, FLOE_ECORRUPT, off, "second dictionary page in a column chunk");
+    if (dh->encoding != FLOE_PQ_ENC_PLAIN && dh->encoding != FLOE_PQ_ENC_PLAIN_DICTIONARY)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "%s: column %s: unsupported: dictionary encoding %s", r->name,
+                              x->lf->node->path, floe_pq_encoding_name(dh->encoding));
+    FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, (size_t)ph->uncompressed_page_size, true,
+                                     &d, &dn, off, err));
+    if (dh->num_values < 0 || (dh->num_values > 0 && (size_t)dh->num_values > dn * 8 + 8))
+        return cfail(x, err, FLOE_ECORRUPT, off, "dictionary size exceeds the page");
+    floe_colbuf_clear(&r->dict);
+    r->dict.phys = x->lf->out_phys;
+    r->dict.width = c->width;
+    r->dict.max_def = r->dict.max_rep = 0;
+    FLOE_FORWARD_IF_ERROR(floe_colbuf_reserve_values(&r->dict, 0, 0) < 0
+                              ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                              : 0);
+    FLOE_FORWARD_IF_ERROR(decode_values(x, &r->dict, FLOE_PQ_ENC_PLAIN, d, dn,
+                                        (size_t)dh->num_values, true, off, err));
+    r->dict_max_len = 0;
+    if (r->dict.width == 0)
+        for (size_t i = 0; i < r->dict.nvalues; i++) {
+            uint32_t l = r->dict.offsets[i + 1] - r->dict.offsets[i];
+            r->dict_max_len = l > r->dict_max_len ? l : r->dict_max_len;
+        }
+    x->have_dict = true;
+    return 0;
+}
+
+/* A data page once its levels are decoded: where its values are and how they go into
+ * the column (read_page_inner). */
+typedef struct page_vals {
+    const uint8_t *d;   /* the page's levels and values, decompressed (v1) */
+    size_t dn;
+    const uint8_t *vals; /* the encoded values */
+    size_t vn;
+    size_t nonnull;     /* levels at max_def: values in the page (decode_levels) */
+    bool values_done;   /* decompressed straight into c (plain_fixed_direct_ok) */
+    bool inplace;       /* page decompressed into c's spare values (plain_bytes_inplace) */
+    bool carry;         /* recorded in c as a stored page (floe_colbuf_page) */
+} page_vals;
+
+/* A DATA_PAGE_V2: its levels (stored uncompressed before the values) into c at l0, and
+ * its values decompressed, or straight into c when they are fixed-width PLAIN. */
+static int data_page_v2(chunk_ctx *x, const floe_pq_page_header *ph, int enc,
+                        const uint8_t *body, size_t blen, size_t count, size_t l0, int64_t off,
+                        int64_t boff, page_vals *pv, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    floe_colbuf *c = x->c;
+    int rc;
+    const floe_pq_data_page_header_v2 *h = &ph->data_page_header_v2;
+    int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
+    if (rl < 0 || dl < 0 || (size_t)rl + (size_t)dl > blen)
+        return cfail(x, err, FLOE_ECORRUPT, off, "v2 level lengths exceed the page");
+    size_t lused;
+    if (c->max_rep > 0)
+        FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
+                                            false, c->rep + l0, count, 0, &lused, NULL,
+                                            boff, err));
+    if (c->max_def > 0)
+        FLOE_FORWARD_IF_ERROR(decode_def(x, FLOE_PQ_ENC_RLE, body + rl, (size_t)dl, false,
+                                         l0, count, &lused, &pv->nonnull, boff, err));
+    size_t lv = (size_t)rl + (size_t)dl;
+    if ((size_t)ph->uncompressed_page_size < lv)
+        return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
+    size_t vlen = (size_t)ph->uncompressed_page_size - lv;
+    if (h->is_compressed && plain_fixed_direct_ok(x, enc) && pv->nonnull > 0 &&
+        vlen == pv->nonnull * (size_t)x->lf->src_width && vlen <= r->opts.max_page_bytes) {
+        /* levels are outside the compressed part: the values go straight into c */
+        rc = floe_colbuf_reserve_values(c, pv->nonnull, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", r->name);
+        rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body + lv, blen - lv,
+                                   c->values + c->values_len, vlen, err);
+        if (rc < 0) {
+            if (err)
+                floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
+                                  r->name, x->rg, x->lf->node->path, (long long)off);
+            return rc;
+        }
+        c->values_len += vlen;
+        c->nvalues += pv->nonnull;
+        r->stats.pages_direct++;
+        pv->values_done = true;
+        pv->vals = NULL;
+        pv->vn = 0;
+    } else {
+        FLOE_FORWARD_IF_ERROR(page_bytes(x, body + lv, blen - lv, vlen, h->is_compressed,
+                                         &pv->vals, &pv->vn, off, err));
+    }
+    return 0;
+}
+
+/* A DATA_PAGE (v1): levels and values compressed together; the values go straight into c
+ * where the page allows (plain_fixed_direct_v1, plain_bytes_inplace), and a whole PLAIN
+ * page may be kept as stored (pv->carry). */
+static int data_page_v1(chunk_ctx *x, const floe_pq_page_header *ph, int enc,
+                        const uint8_t *body, size_t blen, size_t count, size_t l0, int64_t off,
+                        int64_t boff, page_vals *pv, floe_error *err) {
+    floe_pq_reader *r = x->r;
+    floe_colbuf *c = x->c;
+    int rc;
+    const floe_pq_data_page_header *h = &ph->data_page_header;
+    size_t ulen = (size_t)ph->uncompressed_page_size;
+    int direct = 0;
+    /* a whole page of PLAIN values read as stored, levels in the writer's encoding */
+    pv->carry = c->carry_min > 0 && enc == FLOE_PQ_ENC_PLAIN && !x->ranges && c->max_rep == 0 &&
+                (c->max_def == 0 || h->definition_level_encoding == FLOE_PQ_ENC_RLE) &&
+                x->lf->conv == PQ_CONV_NONE && x->lf->src_phys != FLOE_PQ_BOOLEAN &&
+                x->codec == c->carry_codec && ulen >= c->carry_min && ulen <= UINT32_MAX &&
+                blen <= UINT32_MAX && count <= UINT32_MAX &&
+                (x->codec != FLOE_CODEC_UNCOMPRESSED || ulen == blen); /* sizes agree */
+    if (plain_fixed_direct_ok(x, enc) && (c->max_def == 0 || page_has_no_nulls(x, h)))
+        direct = plain_fixed_direct_v1(x, h, body, blen, ulen, count, l0, off, boff, err);
+    FLOE_FORWARD_IF_ERROR(direct);
+    if (direct == 2) {
+        pv->d = r->page.data;
+        pv->dn = ulen;
+    } else if (direct == 0 && plain_bytes_inplace_ok(x, enc) && ulen > 0 &&
+               ulen <= r->opts.max_page_bytes && ulen <= UINT32_MAX - c->values_len) {
+        rc = floe_colbuf_reserve_values(c, count, ulen);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: out of memory", r->name);
+        uint8_t *dst = c->values + c->values_len;
+        rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, dst, ulen, err);
+        if (rc < 0) {
+            if (err)
+                floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
+                                  r->name, x->rg, x->lf->node->path, (long long)off);
+            return rc;
+        }
+        pv->d = dst;
+        pv->dn = ulen;
+        pv->inplace = true;
+    } else if (direct == 0) {
+        FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, ulen, true, &pv->d, &pv->dn, off, err));
+    } else {
+        pv->d = NULL;
+        pv->dn = 0;
+    }
+    pv->values_done = direct == 1;
+    size_t pos = 0, lused = 0;
+    if (c->max_rep > 0) {
+        FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, pv->d,
+                                            pv->dn, true, c->rep + l0, count, 0, &lused, NULL,
+                                            boff, err));
+        pos += lused;
+    }
+    if (c->max_def > 0 && !pv->values_done) {
+        FLOE_FORWARD_IF_ERROR(decode_def(x, h->definition_level_encoding, pv->d + pos,
+                                         pv->dn - pos, true, l0, count, &lused, &pv->nonnull,
+                                         boff, err));
+        pos += lused;
+    }
+    pv->vals = pv->values_done ? NULL : pv->d + pos;
+    pv->vn = pv->values_done ? 0 : pv->dn - pos;
+    return 0;
+}
+
 /* Decode one page (header at p[0..], within n bytes). *used receives the page's size. */
 static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off,
                            size_t *used, bool *was_data, floe_error *err) {
@@ -1716,6 +1892,22 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
         x->overrun = true;
         return cfail(x, err, FLOE_ECORRUPT, off, "page extends past its column chunk");
     }
+    /* every page of a read is held decoded until the read returns (the column buffers),
+     * so their sum is capped, not only each page (a compressed page past the page cap
+     * is refused by page_bytes, naming that cap) */
+    size_t ulen_all = ph.uncompressed_page_size > 0 ? (size_t)ph.uncompressed_page_size : 0;
+    bool over_page_cap = x->codec != FLOE_CODEC_UNCOMPRESSED && ulen_all > r->opts.max_page_bytes;
+    if (!over_page_cap && ulen_all > r->opts.max_read_bytes - r->read_bytes) {
+        char what[320];
+        snprintf(what, sizeof what, "page at byte %lld: its %zu bytes decompressed would "
+                 "take this read's pages past %llu bytes, the cap for one read of a row "
+                 "group over all its columns (%llu bytes so far; raise it with "
+                 "--max-read-size in floe cat and floe scan, max_read_bytes in the reader API)",
+                 (long long)off, ulen_all, (unsigned long long)r->opts.max_read_bytes,
+                 (unsigned long long)r->read_bytes);
+        return cfail(x, err, FLOE_ELIMIT, off, what);
+    }
+    r->read_bytes += ulen_all;
     const uint8_t *body = p + hl;
     size_t blen = (size_t)ph.compressed_page_size;
     *used = hl + blen;
@@ -1730,40 +1922,8 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
                                  r->name, x->rg, x->lf->node->path, (long long)off,
                                  (uint32_t)ph.crc, crc);
     }
-    const uint8_t *d;
-    size_t dn;
-    if (ph.type == FLOE_PQ_DICTIONARY_PAGE) {
-        if (!ph.has_dictionary_page_header)
-            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary page without its header");
-        const floe_pq_dictionary_page_header *dh = &ph.dictionary_page_header;
-        if (x->have_dict)
-            return cfail(x, err, FLOE_ECORRUPT, off, "second dictionary page in a column chunk");
-        if (dh->encoding != FLOE_PQ_ENC_PLAIN && dh->encoding != FLOE_PQ_ENC_PLAIN_DICTIONARY)
-            return floe_error_set(err, FLOE_EUNSUPPORTED,
-                                  "%s: column %s: unsupported: dictionary encoding %s", r->name,
-                                  x->lf->node->path, floe_pq_encoding_name(dh->encoding));
-        FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, (size_t)ph.uncompressed_page_size, true,
-                                         &d, &dn, off, err));
-        if (dh->num_values < 0 || (dh->num_values > 0 && (size_t)dh->num_values > dn * 8 + 8))
-            return cfail(x, err, FLOE_ECORRUPT, off, "dictionary size exceeds the page");
-        floe_colbuf_clear(&r->dict);
-        r->dict.phys = x->lf->out_phys;
-        r->dict.width = c->width;
-        r->dict.max_def = r->dict.max_rep = 0;
-        FLOE_FORWARD_IF_ERROR(floe_colbuf_reserve_values(&r->dict, 0, 0) < 0
-                                  ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
-                                  : 0);
-        FLOE_FORWARD_IF_ERROR(decode_values(x, &r->dict, FLOE_PQ_ENC_PLAIN, d, dn,
-                                            (size_t)dh->num_values, true, off, err));
-        r->dict_max_len = 0;
-        if (r->dict.width == 0)
-            for (size_t i = 0; i < r->dict.nvalues; i++) {
-                uint32_t l = r->dict.offsets[i + 1] - r->dict.offsets[i];
-                r->dict_max_len = l > r->dict_max_len ? l : r->dict_max_len;
-            }
-        x->have_dict = true;
-        return 0;
-    }
+    if (ph.type == FLOE_PQ_DICTIONARY_PAGE)
+        return read_dict_page(x, &ph, body, blen, off, err);
     if (ph.type != FLOE_PQ_DATA_PAGE && ph.type != FLOE_PQ_DATA_PAGE_V2)
         return 0; /* index pages and unknown page types are skipped */
     bool v2 = ph.type == FLOE_PQ_DATA_PAGE_V2;
@@ -1781,121 +1941,30 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     rc = floe_colbuf_reserve_levels(c, count);
     if (rc < 0)
         return floe_error_set(err, rc, "%s: out of memory", r->name);
-    const uint8_t *vals;
-    size_t vn;
-    size_t nonnull = count;   /* levels at max_def: values in the page (decode_levels) */
-    bool values_done = false; /* decompressed straight into c (plain_fixed_direct_ok) */
-    bool inplace = false;     /* page decompressed into c's spare values (plain_bytes_inplace) */
-    bool carry = false;       /* recorded in c as a stored page (floe_colbuf_page) */
-    if (v2) {
-        const floe_pq_data_page_header_v2 *h = &ph.data_page_header_v2;
-        int32_t rl = h->repetition_levels_byte_length, dl = h->definition_levels_byte_length;
-        if (rl < 0 || dl < 0 || (size_t)rl + (size_t)dl > blen)
-            return cfail(x, err, FLOE_ECORRUPT, off, "v2 level lengths exceed the page");
-        size_t lused;
-        if (c->max_rep > 0)
-            FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
-                                                false, c->rep + l0, count, 0, &lused, NULL,
-                                                boff, err));
-        if (c->max_def > 0)
-            FLOE_FORWARD_IF_ERROR(decode_def(x, FLOE_PQ_ENC_RLE, body + rl, (size_t)dl, false,
-                                             l0, count, &lused, &nonnull, boff, err));
-        size_t lv = (size_t)rl + (size_t)dl;
-        if ((size_t)ph.uncompressed_page_size < lv)
-            return cfail(x, err, FLOE_ECORRUPT, off, "v2 page smaller than its levels");
-        size_t vlen = (size_t)ph.uncompressed_page_size - lv;
-        if (h->is_compressed && plain_fixed_direct_ok(x, enc) && nonnull > 0 &&
-            vlen == nonnull * (size_t)x->lf->src_width && vlen <= r->opts.max_page_bytes) {
-            /* levels are outside the compressed part: the values go straight into c */
-            rc = floe_colbuf_reserve_values(c, nonnull, 0);
-            if (rc < 0)
-                return floe_error_set(err, rc, "%s: out of memory", r->name);
-            rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body + lv, blen - lv,
-                                       c->values + c->values_len, vlen, err);
-            if (rc < 0) {
-                if (err)
-                    floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
-                                      r->name, x->rg, x->lf->node->path, (long long)off);
-                return rc;
-            }
-            c->values_len += vlen;
-            c->nvalues += nonnull;
-            r->stats.pages_direct++;
-            values_done = true;
-            vals = NULL;
-            vn = 0;
-        } else {
-            FLOE_FORWARD_IF_ERROR(page_bytes(x, body + lv, blen - lv, vlen, h->is_compressed,
-                                             &vals, &vn, off, err));
-        }
-    } else {
-        const floe_pq_data_page_header *h = &ph.data_page_header;
-        size_t ulen = (size_t)ph.uncompressed_page_size;
-        int direct = 0;
-        /* a whole page of PLAIN values read as stored, levels in the writer's encoding */
-        carry = c->carry_min > 0 && enc == FLOE_PQ_ENC_PLAIN && !x->ranges && c->max_rep == 0 &&
-                (c->max_def == 0 || h->definition_level_encoding == FLOE_PQ_ENC_RLE) &&
-                x->lf->conv == PQ_CONV_NONE && x->lf->src_phys != FLOE_PQ_BOOLEAN &&
-                x->codec == c->carry_codec && ulen >= c->carry_min && ulen <= UINT32_MAX &&
-                blen <= UINT32_MAX && count <= UINT32_MAX &&
-                (x->codec != FLOE_CODEC_UNCOMPRESSED || ulen == blen); /* sizes agree */
-        if (plain_fixed_direct_ok(x, enc) && (c->max_def == 0 || page_has_no_nulls(x, h)))
-            direct = plain_fixed_direct_v1(x, h, body, blen, ulen, count, l0, off, boff, err);
-        FLOE_FORWARD_IF_ERROR(direct);
-        if (direct == 2) {
-            d = r->page.data;
-            dn = ulen;
-        } else if (direct == 0 && plain_bytes_inplace_ok(x, enc) && ulen > 0 &&
-                   ulen <= r->opts.max_page_bytes && ulen <= UINT32_MAX - c->values_len) {
-            rc = floe_colbuf_reserve_values(c, count, ulen);
-            if (rc < 0)
-                return floe_error_set(err, rc, "%s: out of memory", r->name);
-            uint8_t *dst = c->values + c->values_len;
-            rc = floe_codec_decompress(r->codec, (floe_codec)x->codec, body, blen, dst, ulen, err);
-            if (rc < 0) {
-                if (err)
-                    floe_error_prefix(err, "%s: row group %zu: column %s: page at %lld: ",
-                                      r->name, x->rg, x->lf->node->path, (long long)off);
-                return rc;
-            }
-            d = dst;
-            dn = ulen;
-            inplace = true;
-        } else if (direct == 0) {
-            FLOE_FORWARD_IF_ERROR(page_bytes(x, body, blen, ulen, true, &d, &dn, off, err));
-        } else {
-            d = NULL;
-            dn = 0;
-        }
-        values_done = direct == 1;
-        size_t pos = 0, lused = 0;
-        if (c->max_rep > 0) {
-            FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, d, dn,
-                                                true, c->rep + l0, count, 0, &lused, NULL, boff,
-                                                err));
-            pos += lused;
-        }
-        if (c->max_def > 0 && !values_done) {
-            FLOE_FORWARD_IF_ERROR(decode_def(x, h->definition_level_encoding, d + pos, dn - pos,
-                                             true, l0, count, &lused, &nonnull, boff, err));
-            pos += lused;
-        }
-        vals = values_done ? NULL : d + pos;
-        vn = values_done ? 0 : dn - pos;
-    }
+    page_vals pv;
+    memset(&pv, 0, sizeof pv);
+    pv.nonnull = count;
+    if (v2)
+        FLOE_FORWARD_IF_ERROR(
+            data_page_v2(x, &ph, enc, body, blen, count, l0, off, boff, &pv, err));
+    else
+        FLOE_FORWARD_IF_ERROR(
+            data_page_v1(x, &ph, enc, body, blen, count, l0, off, boff, &pv, err));
     if (c->max_rep > 0 && count > 0 && x->levels == 0 && c->rep[l0] != 0)
         return cfail(x, err, FLOE_ECORRUPT, off, "column chunk starts inside a row");
-    if (!values_done) {
-        if (inplace)
-            FLOE_FORWARD_IF_ERROR(plain_bytes_inplace(x, c, (size_t)(vals - d), dn, nonnull,
-                                                      off, err));
+    if (!pv.values_done) {
+        if (pv.inplace)
+            FLOE_FORWARD_IF_ERROR(plain_bytes_inplace(x, c, (size_t)(pv.vals - pv.d), pv.dn,
+                                                      pv.nonnull, off, err));
         else
-            FLOE_FORWARD_IF_ERROR(decode_values(x, c, enc, vals, vn, nonnull, false, off, err));
+            FLOE_FORWARD_IF_ERROR(
+                decode_values(x, c, enc, pv.vals, pv.vn, pv.nonnull, false, off, err));
     }
     c->nlevels += count;
-    if (carry && (rc = floe_colbuf_carry_add(c, (uint32_t)count, (uint32_t)(c->nvalues - v0),
-                                             (uint32_t)ph.uncompressed_page_size, body,
-                                             (uint32_t)blen, x->codec)) < 0)
+    if (pv.carry &&
+        (rc = floe_colbuf_carry_add(c, (uint32_t)count, (uint32_t)(c->nvalues - v0),
+                                    (uint32_t)ph.uncompressed_page_size, body, (uint32_t)blen,
+                                    x->codec)) < 0)
         return floe_error_set(err, rc, "%s: out of memory", r->name);
     x->levels += (int64_t)count;
     x->page_starts_row = c->max_rep == 0 || count == 0 || c->rep[l0] == 0;
@@ -2159,6 +2228,7 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
     } else if (!use_oi) {
         x.declared_len = (size_t)len;
         size_t l0 = x.c->nlevels, v0 = x.c->nvalues;
+        uint64_t rb0 = r->read_bytes;
         const uint8_t *cp = NULL;
         bool mapped = false;
         FLOE_CHECK(src_view(r, start, (size_t)len, &r->chunk, &cp, &mapped, err));
@@ -2174,6 +2244,7 @@ static int read_chunk(floe_pq_reader *r, size_t rg, size_t col, const int64_t *r
             x.have_dict = false;
             x.levels = x.row = x.rows_kept = 0;
             x.overrun = false;
+            r->read_bytes = rb0;
             if (err)
                 floe_error_clear(err);
             FLOE_CHECK(src_read_buf(r, start, (size_t)len2, &r->chunk, err));
@@ -2231,6 +2302,7 @@ done:
 static int read_rg_keep(floe_pq_reader *r, size_t rg, const int64_t *ranges, size_t nranges,
                         bool keep, const floe_pq_rowset **out, floe_error *err) {
     int64_t nrows = -1;
+    r->read_bytes = 0;
     for (size_t s = 0; s < r->nslots && !keep; s++)
         floe_colbuf_clear(&r->cols[s]);
     floe_colbuf_clear(&r->dict);

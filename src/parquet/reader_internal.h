@@ -116,6 +116,7 @@ struct floe_pq_reader {
     size_t mem_len;
     char *name;
     floe_pq_reader_options opts;
+    uint64_t read_bytes;       /* decompressed page bytes of the current read (max_read_bytes) */
     int64_t file_size;
     int64_t footer_start;      /* offset of the footer's first byte */
     int64_t footer_len;

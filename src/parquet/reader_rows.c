@@ -1,7 +1,7 @@
 /*
  * reader_rows.c - record assembly (Dremel levels back to nested values) and the row
  * printers of floe_pq_reader_dump: canonical NDJSON (tests/js/lib/canon.mjs), human
- * NDJSON and CSV.
+ * NDJSON, or column by column to a row callback.
  *
  * Assembly walks the plan built by reader_schema.c with one cursor per slot (level index
  * and value index). A value of plan node P at the current position reads the definition
@@ -482,35 +482,6 @@ static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     return 0;
 }
 
-/* CSV field: quote when needed */
-static int csv_field(floe_buf *b, const uint8_t *p, size_t n, bool force_quote) {
-    bool q = force_quote;
-    for (size_t i = 0; i < n && !q; i++)
-        q = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
-    if (!q)
-        return floe_buf_append(b, p, n);
-    int rc = floe_buf_append_byte(b, '"');
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (p[i] == '"')
-            rc = floe_buf_append_byte(b, '"');
-        if (rc == 0)
-            rc = floe_buf_append_byte(b, p[i]);
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
-}
-
-/* One top-level value as a CSV field: JSON strings unquoted to their text, null empty. */
-static int csv_value(floe_buf *b, const uint8_t *json, size_t n, const pq_plan *p) {
-    if (n == 4 && !memcmp(json, "null", 4))
-        return 0;
-    if ((p->kind == PQ_P_LEAF || p->kind == PQ_P_CONST) && n >= 2 && json[0] == '"') {
-        /* undo JSON escaping for plain strings without escapes; else keep JSON text */
-        if (!memchr(json + 1, '\\', n - 2))
-            return csv_field(b, json + 1, n - 2, false);
-    }
-    return csv_field(b, json, n, false);
-}
-
 static int sink_flush(floe_buf *b, floe_pq_sink_fn sink, void *ctx, floe_error *err) {
     if (b->len == 0)
         return 0;
@@ -521,15 +492,20 @@ static int sink_flush(floe_buf *b, floe_pq_sink_fn sink, void *ctx, floe_error *
     return 0;
 }
 
-int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
-                        floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
-                        floe_error *err) {
+/* Rows as text to sink, or (fn set) column by column to fn with NDJSON values. */
+static int dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
+                floe_pq_sink_fn sink, void *sink_ctx, floe_pq_row_fn fn, void *fn_ctx,
+                int64_t *rows_out, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(pq_prepare(r, err));
     int rc = 0;
     int64_t written = 0;
     floe_buf out, val;
     floe_buf_init(&out, 0);
     floe_buf_init(&val, 0);
+    const char **labels = NULL;
+    size_t *ends = NULL;
+    floe_pq_text *values = NULL;
+    size_t ncols = 0;
     asm_ctx a;
     memset(&a, 0, sizeof a);
     a.r = r;
@@ -543,16 +519,20 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
     if (!a.li || !a.vi || !row_value)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     const pq_plan *top = r->plan;
-    if (format == FLOE_PQ_ROWS_CSV) {
-        for (size_t i = 0, k = 0; i < top->nchildren; i++) {
-            if (top->children[i].hidden)
-                continue;
-            if (k++)
-                FLOE_CHECK(floe_buf_append_byte(&out, ','));
-            const char *nm = top->children[i].name;
-            FLOE_CHECK(csv_field(&out, (const uint8_t *)nm, strlen(nm), false));
-        }
-        FLOE_CHECK(floe_buf_append_byte(&out, '\n'));
+    if (fn) {
+        if (format != FLOE_PQ_ROWS_NDJSON)
+            FLOE_FAIL(err, FLOE_EINVALID, "row callback values are NDJSON");
+        size_t nc = top->nchildren ? top->nchildren : 1;
+        labels = floe_calloc(nc, sizeof *labels);
+        ends = floe_calloc(nc, sizeof *ends);
+        values = floe_calloc(nc, sizeof *values);
+        if (!labels || !ends || !values)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < top->nchildren; i++)
+            if (!top->children[i].hidden)
+                labels[ncols++] = top->children[i].name;
+        if ((rc = fn(fn_ctx, ncols, labels, NULL)) < 0)
+            FLOE_FAIL(err, rc, "output: %s", floe_strerror(rc));
     }
     /* slots the plan does not print (filter-only columns) are advanced by hand */
     bool *printed = floe_calloc(ns, sizeof *printed);
@@ -593,20 +573,18 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
                 }
             }
             size_t mark = out.len;
-            if (format == FLOE_PQ_ROWS_CSV) {
+            if (fn) {
+                floe_buf_reset(&val);
                 for (size_t i = 0, k = 0; i < top->nchildren; i++) {
-                    floe_buf_reset(&val);
+                    size_t start = val.len;
                     rc = write_value(&a, &top->children[i], &val, 1);
                     if (rc < 0)
                         goto free_printed;
                     if (top->children[i].hidden)
-                        continue;
-                    if (k++ && (rc = floe_buf_append_byte(&out, ',')) < 0)
-                        goto free_printed;
-                    if ((rc = csv_value(&out, val.data, val.len, &top->children[i])) < 0)
-                        goto free_printed;
+                        val.len = start;
+                    else
+                        ends[k++] = val.len;
                 }
-                rc = floe_buf_append_byte(&out, '\n');
             } else {
                 rc = write_value(&a, top, &out, 0);
                 if (rc == 0)
@@ -626,6 +604,16 @@ int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t li
                 out.len = mark;
                 continue;
             }
+            if (fn) {
+                for (size_t k = 0; k < ncols; k++) {
+                    size_t start = k ? ends[k - 1] : 0;
+                    values[k] = (floe_pq_text){(const char *)val.data + start, ends[k] - start};
+                }
+                if ((rc = fn(fn_ctx, ncols, labels, values)) < 0) {
+                    floe_error_set(err, rc, "output: %s", floe_strerror(rc));
+                    goto free_printed;
+                }
+            }
             written++;
             if (out.len >= (64u << 10) && (rc = sink_flush(&out, sink, sink_ctx, err)) < 0)
                 goto free_printed;
@@ -644,9 +632,25 @@ done:
     floe_buf_free(&out);
     floe_buf_free(&val);
     floe_buf_free(&a.discard);
+    floe_free(labels);
+    floe_free(ends);
+    floe_free(values);
     if (rc >= 0 && rows_out)
         *rows_out = written;
     return rc < 0 ? rc : 0;
+}
+
+int floe_pq_reader_dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
+                        floe_pq_sink_fn sink, void *sink_ctx, int64_t *rows_out,
+                        floe_error *err) {
+    return dump(r, format, limit, sink, sink_ctx, NULL, NULL, rows_out, err);
+}
+
+int floe_pq_reader_dump_rows(floe_pq_reader *r, int64_t limit, floe_pq_row_fn fn, void *ctx,
+                             int64_t *rows_out, floe_error *err) {
+    if (!fn)
+        return floe_error_set(err, FLOE_EINVALID, "dump_rows: no row callback");
+    return dump(r, FLOE_PQ_ROWS_NDJSON, limit, NULL, NULL, fn, ctx, rows_out, err);
 }
 
 int pq_format_value(const floe_pq_reader *r, const pq_leaf *lf, const pq_value *v,

@@ -1,6 +1,8 @@
 /*
  * writer_copy.c - loading a row group of a Parquet file as stored bytes, checked, so that
- * the writer can place it in another file without decoding it (floe/parquet_copy.h).
+ * the writer can place it in another file without decoding it (floe/parquet_copy.h), and
+ * placing it there (pq_writer_add_copied_row_group: offsets re-based, statistics merged
+ * into the file metrics).
  *
  * Spec: apache/parquet-format parquet.thrift: ColumnMetaData (data_page_offset,
  * dictionary_page_offset, total_compressed_size, statistics), ColumnChunk (offset and
@@ -30,6 +32,7 @@
 
 #include "parquet/reader_internal.h"
 #include "parquet/writer_copy.h"
+#include "parquet/writer_internal.h"
 
 #define COPY_MAX_INDEX_BYTES ((size_t)64 << 20)  /* one chunk's column or offset index */
 #define COPY_MAX_RG_BYTES ((int64_t)2 << 30)     /* stored bytes of one copied row group */
@@ -253,16 +256,16 @@ done:
 }
 
 /* C2: keep the chunk's page index only when its OffsetIndex lists exactly the pages. */
-static int chunk_page_index(floe_pq_reader *r, size_t rg, size_t col, int64_t start,
+static int chunk_page_index(floe_pq_reader *r, size_t rg, size_t column, int64_t start,
                             const walked_page *pg, size_t np, bool flat, floe_arena *a,
                             pq_copy_chunk *ch, floe_error *err) {
-    const floe_pq_column_chunk *cc = &r->md.row_groups[rg].columns[col];
+    const floe_pq_column_chunk *cc = &r->md.row_groups[rg].columns[column];
     int64_t num_rows = r->md.row_groups[rg].num_rows;
     floe_pq_offset_index *oi = floe_arena_alloc(a, sizeof *oi);
     if (!oi)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_error e2;
-    int rc = pq_load_offset_index(r, rg, col, a, oi, &e2);
+    int rc = pq_load_offset_index(r, rg, column, a, oi, &e2);
     if (rc == FLOE_ENOMEM || rc == FLOE_EIO)
         return floe_error_set(err, rc, "%s", e2.msg);
     if (rc != 0 || oi->n_pages != np)
@@ -395,4 +398,187 @@ done:
 int floe_pq_writer_copy_row_group(floe_pq_writer *w, const floe_pq_raw_row_group *g,
                                   floe_error *err) {
     return pq_writer_add_copied_row_group(w, g->chunks, g->n, g->num_rows, err);
+}
+
+/* =====================================================================================
+ * Copied row groups (writer_copy.h): stored pages of another file placed verbatim
+ * =================================================================================== */
+
+static const uint8_t *arena_dup(floe_arena *a, const floe_pq_bytes *b, bool *oom) {
+    if (!b->n)
+        return (const uint8_t *)"";
+    const uint8_t *p = floe_arena_memdup(a, b->p, b->n);
+    if (!p)
+        *oom = true;
+    return p;
+}
+
+static void *arena_dup_arr(floe_arena *a, const void *p, size_t n, size_t elem, bool *oom) {
+    if (!n)
+        return NULL;
+    void *q = floe_arena_memdup(a, p, n * elem);
+    if (!q)
+        *oom = true;
+    return q;
+}
+
+/* The input's ColumnMetaData re-based by delta, everything it points to copied into the
+ * writer's arena (the input's metadata is freed after the call). */
+static int copy_chunk_meta(floe_pq_writer *w, const col *c, const pq_copy_chunk *ch,
+                           int64_t delta, floe_pq_column_chunk *cc) {
+    const floe_pq_column_metadata *in = ch->meta;
+    floe_pq_column_metadata *m = &cc->meta_data;
+    bool oom = false;
+    memset(cc, 0, sizeof *cc);
+    cc->file_offset = 0; /* deprecated: 0 since no ColumnMetaData is written outside */
+    cc->has_meta_data = true;
+    m->type = in->type;
+    m->encodings = arena_dup_arr(&w->arena, in->encodings, in->n_encodings,
+                                 sizeof *in->encodings, &oom);
+    m->n_encodings = in->n_encodings;
+    m->path_in_schema = c->path; /* the writer's names, not the input's */
+    m->n_path = c->npath;
+    m->codec = in->codec;
+    m->num_values = in->num_values;
+    m->total_uncompressed_size = in->total_uncompressed_size;
+    m->total_compressed_size = in->total_compressed_size;
+    m->data_page_offset = in->data_page_offset + delta;
+    if (in->has_dictionary_page_offset) {
+        m->has_dictionary_page_offset = true;
+        m->dictionary_page_offset = in->dictionary_page_offset + delta;
+    }
+    /* key-value metadata, index page and bloom filter are not carried over */
+    if (in->has_statistics) {
+        const floe_pq_statistics *s = &in->statistics;
+        floe_pq_statistics *d = &m->statistics;
+        m->has_statistics = true;
+        *d = *s;
+        if (s->has_max)
+            d->max.p = arena_dup(&w->arena, &s->max, &oom);
+        if (s->has_min)
+            d->min.p = arena_dup(&w->arena, &s->min, &oom);
+        if (s->has_max_value)
+            d->max_value.p = arena_dup(&w->arena, &s->max_value, &oom);
+        if (s->has_min_value)
+            d->min_value.p = arena_dup(&w->arena, &s->min_value, &oom);
+    }
+    m->encoding_stats = arena_dup_arr(&w->arena, in->encoding_stats, in->n_encoding_stats,
+                                      sizeof *in->encoding_stats, &oom);
+    m->n_encoding_stats = in->n_encoding_stats;
+    if (in->has_size_statistics) {
+        const floe_pq_size_statistics *s = &in->size_statistics;
+        floe_pq_size_statistics *d = &m->size_statistics;
+        m->has_size_statistics = true;
+        *d = *s;
+        d->repetition_level_histogram = arena_dup_arr(&w->arena, s->repetition_level_histogram,
+                                                      s->n_rep_hist, sizeof(int64_t), &oom);
+        d->definition_level_histogram = arena_dup_arr(&w->arena, s->definition_level_histogram,
+                                                      s->n_def_hist, sizeof(int64_t), &oom);
+    }
+    return oom ? FLOE_ENOMEM : 0;
+}
+
+/* The copied chunk's page index: the ColumnIndex as it is (no offsets in it), the
+ * OffsetIndex with every page location moved by delta. */
+static int copy_chunk_index(floe_pq_writer *w, const pq_copy_chunk *ch, int64_t delta,
+                            chunk_index_ref *ref, floe_error *err) {
+    ref->ci_off = ref->oi_off = -1;
+    if (!w->opts.write_page_index || !ch->offset_index)
+        return 0;
+    const floe_pq_offset_index *src = ch->offset_index;
+    floe_pq_offset_index oi = *src;
+    oi.page_locations = floe_malloc((src->n_pages ? src->n_pages : 1) * sizeof *oi.page_locations);
+    if (!oi.page_locations)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t k = 0; k < src->n_pages; k++) {
+        oi.page_locations[k] = src->page_locations[k];
+        oi.page_locations[k].offset += delta;
+    }
+    size_t at = w->oi_all.len;
+    int rc = floe_pq_offset_index_encode(&oi, &w->oi_all, err);
+    floe_free(oi.page_locations);
+    if (rc < 0)
+        return rc;
+    ref->oi_off = (int64_t)at;
+    ref->oi_len = (int32_t)(w->oi_all.len - at);
+    if (ch->column_index && ch->column_index_len && ch->column_index_len <= INT32_MAX) {
+        at = w->ci_all.len;
+        if ((rc = floe_buf_append(&w->ci_all, ch->column_index, ch->column_index_len)) < 0)
+            return floe_error_set(err, rc, "out of memory");
+        ref->ci_off = (int64_t)at;
+        ref->ci_len = (int32_t)ch->column_index_len;
+    }
+    return 0;
+}
+
+int pq_writer_add_copied_row_group(floe_pq_writer *w, const pq_copy_chunk *chunks, size_t n,
+                                   int64_t num_rows, floe_error *err) {
+    int rc = 0;
+    if (w->failed)
+        return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    if (n != w->ncols || num_rows <= 0)
+        FLOE_FAIL(err, FLOE_EINVALID, "copied row group: %zu columns and %lld rows for a "
+                  "schema of %zu columns", n, (long long)num_rows, w->ncols);
+    for (size_t i = 0; i < n; i++) {
+        const col *c = &w->cols[i];
+        int32_t t = c->phys == FLOE_PHYS_FIXED ? FLOE_PQ_FIXED_LEN_BYTE_ARRAY : (int32_t)c->phys;
+        if (chunks[i].meta->type != t || chunks[i].meta->codec != (int32_t)w->opts.codec ||
+            chunks[i].len != (uint64_t)chunks[i].meta->total_compressed_size)
+            FLOE_FAIL(err, FLOE_EINVALID, "copied row group: column %s does not match the "
+                      "writer's type or codec", c->leaf->name);
+    }
+    if (w->nrgs == w->rgs_cap) {
+        size_t nc = w->rgs_cap ? w->rgs_cap * 2 : 8;
+        floe_pq_row_group *g = floe_realloc(w->rgs, nc * sizeof *g);
+        if (!g)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        w->rgs = g;
+        chunk_index_ref *r = floe_realloc(w->refs, nc * (w->ncols ? w->ncols : 1) * sizeof *r);
+        if (!r)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        w->refs = r;
+        w->rgs_cap = nc;
+    }
+    floe_pq_row_group *rg = &w->rgs[w->nrgs];
+    memset(rg, 0, sizeof *rg);
+    rg->columns = floe_arena_alloc(&w->arena, (n ? n : 1) * sizeof *rg->columns);
+    if (!rg->columns)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rg->n_columns = n;
+    rg->num_rows = num_rows;
+    rg->has_file_offset = true;
+    rg->file_offset = w->pos; /* first page of the first chunk */
+    int64_t total_unc = 0, total_comp = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pq_copy_chunk *ch = &chunks[i];
+        col *c = &w->cols[i];
+        int64_t delta = w->pos - ch->src_start;
+        FLOE_CHECK(pqw_write_out(w, ch->bytes, ch->len, err));
+        if (copy_chunk_meta(w, c, ch, delta, &rg->columns[i]) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        FLOE_CHECK(copy_chunk_index(w, ch, delta, &w->refs[w->nrgs * w->ncols + i], err));
+        if (ch->has_bounds &&
+            (rc = pqw_vstat_merge_bounds(c, &c->fstat, ch->min.p, ch->min.n, !ch->min_exact,
+                                     ch->max.p, ch->max.n, !ch->max_exact)) < 0)
+            FLOE_FAIL(err, rc, "out of memory");
+        c->f_values += ch->meta->num_values;
+        c->f_nulls += ch->nulls;
+        c->f_nans += ch->nans;
+        c->f_size += ch->meta->total_compressed_size;
+        total_unc += ch->meta->total_uncompressed_size;
+        total_comp += ch->meta->total_compressed_size;
+    }
+    rg->total_byte_size = total_unc;
+    rg->has_total_compressed_size = true;
+    rg->total_compressed_size = total_comp;
+    if (w->nrgs <= INT16_MAX) {
+        rg->has_ordinal = true;
+        rg->ordinal = (int16_t)w->nrgs;
+    }
+    w->nrgs++;
+    w->total_rows += num_rows;
+done:
+    if (rc < 0)
+        w->failed = rc;
+    return rc;
 }

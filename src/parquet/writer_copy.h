@@ -2,7 +2,7 @@
  * writer_copy.h - the writer's entry point for column chunks copied verbatim from another
  * Parquet file (private to src/parquet; the public face is floe/parquet_copy.h).
  *
- * writer_copy.c reads and checks a row group of an input file; the writer (writer.c,
+ * writer_copy.c reads and checks a row group of an input file; the writer (also there,
  * pq_writer_add_copied_row_group) places its stored pages at the current end of the
  * output, re-bases every file offset (data_page_offset, dictionary_page_offset, the
  * OffsetIndex's page locations), keeps the ColumnIndex bytes (they hold no offsets) and

@@ -57,7 +57,7 @@
  * compacted only under its lease (floe/lease.h: job "landing/<partition>" of the table,
  * claimed with SELECT ... FOR UPDATE SKIP LOCKED among the due partitions), renewed every
  * ttl/3 by a renewer thread while the job runs; a worker that dies loses it after the ttl
- * (FLOE_COMPACT_LEASE_MS, default 60 s; at once when its node starts again) and the files
+ * (floe_server_config.compact_lease_ms, default 60 s; at once when its node starts again) and the files
  * it had leased (state compacting, lease_until_ms = the same ttl, by the database's clock)
  * are taken by the next holder, which settles them against the history first. Two
  * holders in a row (a stalled worker whose lease ran out) cannot commit a file twice: the
@@ -70,6 +70,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/keyset.h"
 #include "floe/append.h"
 #include "floe/convert.h"
 #include "floe/io.h"
@@ -95,13 +96,6 @@ typedef struct id_set {
     size_t mask;
 } id_set;
 
-static uint64_t id_hash(const char *p, size_t n) {
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
-    return h;
-}
-
 static void id_set_free(id_set *s) {
     floe_free(s->snap);
     floe_free(s->slots);
@@ -123,7 +117,7 @@ static int id_set_init(id_set *s, const char *const *ids, size_t n, floe_error *
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        size_t k = id_hash(ids[i], strlen(ids[i])) & s->mask;
+        size_t k = floe_fnv1a(ids[i], strlen(ids[i]), FLOE_FNV1A_SEED) & s->mask;
         while (s->slots[k])
             k = (k + 1) & s->mask;
         s->slots[k] = (uint32_t)i + 1;
@@ -132,7 +126,7 @@ static int id_set_init(id_set *s, const char *const *ids, size_t n, floe_error *
 }
 
 static long id_set_find(const id_set *s, const char *p, size_t n) {
-    size_t k = id_hash(p, n) & s->mask;
+    size_t k = floe_fnv1a(p, n, FLOE_FNV1A_SEED) & s->mask;
     for (; s->slots[k]; k = (k + 1) & s->mask) {
         const char *id = s->ids[s->slots[k] - 1];
         if (strlen(id) == n && !memcmp(id, p, n))
@@ -721,7 +715,10 @@ done:
     return rc;
 }
 
-static int stage_inputs(floe_io *io, char *const *uris, size_t n, staged *st, floe_error *err) {
+/* Local paths of the landing files uris: local ones as they are, remote ones copied into a
+ * fresh folder under tmp (NULL: /tmp). */
+static int stage_inputs(floe_io *io, const char *tmp, char *const *uris, size_t n, staged *st,
+                        floe_error *err) {
     int rc = 0;
     memset(st, 0, sizeof *st);
     if (!(st->paths = floe_calloc(n ? n : 1, sizeof *st->paths)))
@@ -734,7 +731,6 @@ static int stage_inputs(floe_io *io, char *const *uris, size_t n, staged *st, fl
             continue;
         }
         if (!st->dir[0]) {
-            const char *tmp = getenv("TMPDIR");
             snprintf(st->dir, sizeof st->dir, "%s/floe-compact-XXXXXX",
                      tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp");
             if (!mkdtemp(st->dir)) {
@@ -860,7 +856,7 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     co.quarantine_uri = quarantine;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = &fc;
-    FLOE_CHECK(stage_inputs(s->cfg.io, l.uris, l.n, &stg, err));
+    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l.uris, l.n, &stg, err));
     rc = floe_convert((const char *const *)stg.paths, l.n, &co, &res, err);
     if (rc < 0) {
         srv_files_delete(s->cfg.io, &fc);
@@ -1242,10 +1238,7 @@ int srv_compactor_start(floe_server *s, floe_error *err) {
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     s->comp = c;
-    c->ttl_ms = DEFAULT_LEASE_MS;
-    const char *env = getenv("FLOE_COMPACT_LEASE_MS");
-    if (env && atoll(env) >= 300 && atoll(env) <= 24LL * 3600 * 1000)
-        c->ttl_ms = atoll(env);
+    c->ttl_ms = s->cfg.compact_lease_ms > 0 ? s->cfg.compact_lease_ms : DEFAULT_LEASE_MS;
     char id[128];
     floe_lease_owner_id(id);
     /* "<node>/...": a restart of this node releases its earlier processes' leases by that

@@ -161,6 +161,7 @@ void floe_server_config_init(floe_server_config *cfg) {
     cfg->compact = true;
     cfg->maintain = true;
     cfg->maint_start_delay_ms = 5 * 60000;
+    cfg->compact_lease_ms = 60000;
     table_config_init(&cfg->defaults);
 }
 
@@ -234,6 +235,7 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_free(cfg->wal_dir);
     floe_free(cfg->maint_config);
     floe_free(cfg->maint_run_log);
+    floe_free(cfg->staging_dir);
     table_config_free(&cfg->defaults);
     for (size_t i = 0; i < cfg->ntables; i++)
         table_config_free(&cfg->tables[i]);
@@ -735,6 +737,9 @@ int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
                               "[token] sections in the configuration", cfg->listen);
     if (cfg->max_record > cfg->max_decoded)
         return floe_error_set(err, FLOE_EINVALID, "max_record is larger than max_decoded");
+    if (cfg->compact_lease_ms < 300 || cfg->compact_lease_ms > 24LL * 3600 * 1000)
+        return floe_error_set(err, FLOE_EINVALID, "compact_lease_ms (%lld): 300 ms .. 24 h",
+                              (long long)cfg->compact_lease_ms);
     if (cfg->max_inflight_bytes < cfg->max_body)
         return floe_error_set(err, FLOE_EINVALID, "max_inflight_bytes (%lld) is smaller than "
                               "max_body (%lld): no request that large could be taken",
@@ -801,7 +806,8 @@ static int table_config_copy(const floe_server_table_config *src, floe_server_ta
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err) {
     floe_server_config_init(dst);
     floe_server_config c = *src;
-    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log = NULL;
+    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log =
+        c.staging_dir = NULL;
     c.tables = NULL;
     c.tokens = NULL;
     c.sources = NULL;
@@ -813,6 +819,7 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
         dup_opt(&dst->wal_dir, src->wal_dir) < 0 ||
         dup_opt(&dst->maint_config, src->maint_config) < 0 ||
         dup_opt(&dst->maint_run_log, src->maint_run_log) < 0 ||
+        dup_opt(&dst->staging_dir, src->staging_dir) < 0 ||
         table_config_copy(&src->defaults, &dst->defaults) < 0)
         goto nomem;
     if (src->ntables) {

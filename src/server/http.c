@@ -333,6 +333,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     "floe_backlog_wait_seconds_total %.3f\n"
                     "# TYPE floe_inflight_bytes gauge\nfloe_inflight_bytes %lld\n"
                     "# TYPE floe_inflight_limit_bytes gauge\nfloe_inflight_limit_bytes %lld\n"
+                    "# TYPE floe_scratch_pooled_bytes gauge\nfloe_scratch_pooled_bytes %lld\n"
                     "# TYPE floe_inflight_refusals_total counter\n"
                     "floe_inflight_refusals_total %llu\n"
                     "# TYPE floe_connections gauge\nfloe_connections %lld\n"
@@ -361,6 +362,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (double)atomic_load(&s->m.backlog_wait_us) / 1e6,
                     (long long)atomic_load(&s->budget_used),
                     (long long)atomic_load(&s->budget_limit),
+                    (long long)atomic_load(&s->pooled_bytes),
                     (unsigned long long)atomic_load(&s->m.budget_refusals), (long long)nconns,
                     (unsigned long long)atomic_load(&s->m.conns_evicted),
                     (unsigned long long)atomic_load(&s->m.wal_failures),
@@ -417,7 +419,7 @@ static void *probe_main(void *arg) {
     while (!atomic_load(&s->watch_stop)) {
         floe_error e;
         floe_error_clear(&e);
-        int rc = db ? 0 : floe_sql_open(s->catcfg.uri, &db, &e);
+        int rc = db ? 0 : floe_sql_open_with(s->catcfg.uri, &s->catcfg.sql, &db, &e);
         if (rc == 0)
             rc = floe_sql_query(db, "SELECT 1", NULL, 0, probe_row, NULL, &e);
         if (rc < 0)
@@ -753,9 +755,17 @@ static enum MHD_Result finish_events(floe_server *s, struct MHD_Connection *c, r
     return respond(s, c, status, ans, alen, "application/json", retry);
 }
 
-static bool arg_true(struct MHD_Connection *c, const char *name) {
+/* A yes/no query argument: absent is no; 1, true, yes and 0, false, no (any case) are
+ * taken; anything else is false with *bad set. */
+static bool arg_bool(struct MHD_Connection *c, const char *name, bool *bad) {
     const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
-    return v && strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no");
+    if (!v)
+        return false;
+    if (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"))
+        return true;
+    if (strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no"))
+        *bad = true;
+    return false;
 }
 
 /* POST /v1/admin/flush: seal every buffer. With compact=1, also compact what is
@@ -763,7 +773,13 @@ static bool arg_true(struct MHD_Connection *c, const char *name) {
  * wait=true (implies compact), go on until nothing of it is pending, at most timeout
  * seconds (default 120: twice a compaction lease), answering 202 when some is left. */
 static enum MHD_Result flush(floe_server *s, struct MHD_Connection *c) {
-    bool wait = arg_true(c, "wait"), compact = wait || arg_true(c, "compact");
+    bool bad_wait = false, bad_compact = false;
+    bool wait = arg_bool(c, "wait", &bad_wait);
+    bool compact = arg_bool(c, "compact", &bad_compact) || wait;
+    if (bad_wait || bad_compact)
+        return respond_error(s, c, 400, bad_wait ? "wait: want 1, true or yes, or 0, false or no"
+                                                 : "compact: want 1, true or yes, or 0, false "
+                                                   "or no", 0);
     int64_t timeout_ms = 120000;
     const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout");
     if (t) {

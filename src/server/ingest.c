@@ -30,12 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#include <zstd.h>
-#include <zstd_errors.h>
 
 #include "floe/quarantine.h"
 #include "server_internal.h"
+#include "codec/zstream.h"
 
 typedef struct reject_rec {
     int64_t offset, line;
@@ -50,6 +48,7 @@ typedef struct reject_rec {
 #define MAX_ERRORS_LISTED 1000        /* rejected records listed in an answer */
 #define SCRATCH_KEEP ((size_t)4 << 20) /* a pooled scratch drops buffers larger than this */
 #define POOL_BYTES ((int64_t)32 << 20) /* what a table's idle scratches may hold together */
+#define POOL_SHARE 4 /* all tables' idle scratches: at most the budget / POOL_SHARE */
 
 typedef struct part_group {
     floe_buf path;
@@ -62,7 +61,9 @@ struct srv_scratch {
     srv_scratch *next;    /* must stay first (tables.c walks the pool through it) */
     floe_server *srv;
     int64_t pooled;       /* what it held when it went to the pool (srv_table.pool_bytes) */
-    int64_t held;         /* of the in-flight budget, for this request (0 when pooled) */
+    bool in_pool;         /* counted in srv_table.pool_bytes and floe_server.pooled_bytes */
+    int64_t held;         /* of the in-flight budget: for this request, or while pooled
+                           * for the bytes it keeps (taken over by the next request) */
     int64_t other;        /* what the same request holds elsewhere (http.c's body) */
     floe_arena tarena;    /* group tuples' string values (the batch is cleared per piece) */
     const floe_schema *schema;
@@ -112,6 +113,8 @@ void srv_scratch_free(srv_scratch *sc) {
     floe_buf_free(&sc->rest);
     floe_arena_reset(&sc->tarena);
     floe_section_coder_free(sc->coder);
+    if (sc->srv && sc->in_pool)
+        atomic_fetch_sub(&sc->srv->pooled_bytes, sc->pooled);
     if (sc->srv)
         srv_budget_release(sc->srv, &sc->held);
     floe_free(sc);
@@ -215,6 +218,8 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
         } else if (!sc && x->policy == policy) {
             *p = x->next;
             t->pool_bytes -= x->pooled;
+            atomic_fetch_sub(&s->pooled_bytes, x->pooled);
+            x->in_pool = false;
             sc = x;
         } else {
             p = &x->next;
@@ -276,7 +281,7 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
     floe_buf_reset(&sc->errors);
     floe_buf_reset(&sc->rest);
     floe_arena_reset(&sc->tarena);
-    sc->held = sc->other = 0;
+    sc->other = 0; /* sc->held: what it holds from the pool, now this request's */
     *out = sc;
     return 0;
 }
@@ -286,9 +291,22 @@ static void buf_trim(floe_buf *b) {
         floe_buf_free(b);
 }
 
+/* Whether the server's idle scratches may grow by `bytes`: at most budget / POOL_SHARE
+ * together, so however many tables there are, idle scratch never takes more than that
+ * share of the in-flight budget it is counted in. */
+static bool pool_room(floe_server *s, int64_t bytes) {
+    int64_t limit = atomic_load(&s->budget_limit) / POOL_SHARE;
+    int64_t cur = atomic_load(&s->pooled_bytes);
+    do {
+        if (cur + bytes > limit)
+            return false;
+    } while (!atomic_compare_exchange_weak(&s->pooled_bytes, &cur, cur + bytes));
+    return true;
+}
+
 /* Back to the table's pool, without what one large request grew it to: idle scratches of
- * at most 2 x SCRATCH_KEEP each and POOL_BYTES together per table stay outside the
- * budget; nothing else does. */
+ * at most 2 x SCRATCH_KEEP each, POOL_BYTES together per table and budget / POOL_SHARE
+ * over all tables, held in the in-flight budget while they wait; anything else is freed. */
 static void scratch_put(srv_table *t, srv_scratch *sc) {
     buf_trim(&sc->frame);
     buf_trim(&sc->comp);
@@ -320,12 +338,18 @@ static void scratch_put(srv_table *t, srv_scratch *sc) {
         sc->spans_cap = 0;
     }
     floe_arena_reset(&sc->tarena);
-    srv_budget_release(sc->srv, &sc->held);
+    floe_server *s = sc->srv;
     int64_t bytes = scratch_bytes(sc);
     bool keep = sc->gen == t->schema_gen && bytes <= (int64_t)(2 * SCRATCH_KEEP);
+    /* the request's hold becomes the pooled bytes' hold (it only shrinks here) */
+    if (!keep || srv_budget_hold(s, &sc->held, bytes, 0) < 0) {
+        srv_scratch_free(sc);
+        return;
+    }
     pthread_mutex_lock(&t->pool_mu);
-    if (keep && t->pool_bytes + bytes <= POOL_BYTES) {
+    if (t->pool_bytes + bytes <= POOL_BYTES && pool_room(s, bytes)) {
         sc->pooled = bytes;
+        sc->in_pool = true;
         t->pool_bytes += bytes;
         sc->next = t->pool;
         t->pool = sc;
@@ -867,253 +891,270 @@ static int budget_status(floe_server *s, int rc, int *retry_after, floe_error *e
     return status;
 }
 
-int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
-               int *retry_after) {
+/* One POST being taken (srv_ingest): what its phases share. A phase that fails sets
+ * status (500 unless it says otherwise), *retry_after and err, and returns < 0. */
+typedef struct ingest_req {
+    floe_server *s;
+    const srv_post *p;
+    int *retry_after;
     floe_error err;
-    floe_error_clear(&err);
-    srv_table *t = NULL;
-    srv_scratch *sc = NULL;
-    bool key_held = false, locked = false, evolved = false;
-    int status = 500;
-    char *ans = NULL;
-    int rc = srv_table_get(s, p->table, p->body, p->n, &t, &err);
-    if (rc == FLOE_ENOTFOUND) {
-        status = 404;
-        goto fail;
-    }
-    if (rc == FLOE_EINVALID) {
-        status = 400;
-        goto fail;
-    }
-    if (rc == FLOE_EBUSY) { /* the catalog does not answer */
-        status = 503;
-        *retry_after = 5;
-        goto fail;
-    }
-    if (rc < 0)
-        goto fail;
-    /* backpressure before any work (I6): memory first, then the landing backlog */
-    if (atomic_load(&s->land.buffered_bytes) + srv_wal_queued(s) > s->cfg.buffer_cap ||
-        srv_landing_wait_backlog(s, s->cfg.read_timeout_ms) < 0) {
-        status = 503;
-        *retry_after = 1;
-        floe_error_set(&err, FLOE_EBUSY, "buffers are full; retry later");
-        goto fail;
-    }
-    if (p->key) {
-        char *prior = NULL;
-        rc = srv_idem_begin(s, p->table, p->key, &prior);
-        if (rc == 1) {
-            atomic_fetch_add(&s->m.idempotent_replays, 1);
-            *answer = prior;
-            *answer_len = strlen(prior);
-            return 200;
-        }
-        if (rc == FLOE_EBUSY) { /* another node is taking this very request */
-            status = 409;
-            *retry_after = 1;
-            floe_error_set(&err, rc, "a request with this Idempotency-Key is in progress on "
-                           "another node; retry later for its answer");
-            goto fail;
-        }
-        if (rc == FLOE_ENOMEM) {
-            floe_error_set(&err, rc, "out of memory");
-            goto fail;
-        }
-        if (rc < 0) { /* fail closed: taking it might take a retry twice */
-            status = 503;
-            *retry_after = 2;
-            floe_error_set(&err, rc, "the idempotency index cannot be reached to look this "
-                           "Idempotency-Key up; retry later (requests without a key are "
-                           "still taken)");
-            goto fail;
-        }
-        key_held = true;
-    }
-    bool array = false;
-    for (size_t i = 0; i < p->n; i++) {
-        uint8_t c = p->body[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-            continue;
-        array = c == '[';
-        break;
-    }
-    floe_schema_mode mode = srv_table_mode(s, t);
-    floe_unknown_policy policy = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
-                                 : mode == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE
-                                                              : FLOE_UNKNOWN_COLLECT;
+    int status;
+    srv_table *t;
+    srv_scratch *sc;
+    bool key_held, locked, evolved;
+    bool array;                        /* the body is a JSON array, not NDJSON */
+    floe_schema_mode mode;
     size_t records, accepted, rejected, listed;
     uint64_t rej_bytes, unknown;
-shred:
-    pthread_rwlock_rdlock(&t->schema_lock);
-    locked = true;
-    if ((rc = scratch_get(s, t, policy, &sc, &err)) < 0)
-        goto fail;
-    sc->other = p->held;
-    records = accepted = rejected = listed = 0;
-    rej_bytes = unknown = 0;
-    if ((rc = floe_buf_printf(&sc->errors, "[")) < 0) {
-        status = budget_status(s, rc, retry_after, &err);
-        goto fail;
-    }
-    /* piece by piece: shred, quarantine the rejects, route the rest, clear the batch */
-    size_t pos = 0;
-    int64_t line = 1;
-    bool more = array || p->n > 0;
-    while (more) {
-        size_t from = pos, piece = p->n - pos < PIECE_BYTES ? p->n - pos : PIECE_BYTES;
-        if ((rc = scratch_charge(sc, (int64_t)(PIECE_MARGIN * piece + 65536))) < 0) {
-            status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
-        floe_shred_stats before, after;
-        floe_shredder_stats(sc->sh, &before);
-        if (array) {
-            rc = floe_shredder_feed_array_part(sc->sh, p->body, p->n, p->source, 0, &pos,
-                                               PIECE_BYTES, &sc->batch, on_reject, sc, &err);
-        } else {
-            size_t end = p->n;
-            if (p->n - pos > PIECE_BYTES) {
-                const uint8_t *nl = memchr(p->body + pos + PIECE_BYTES - 1, '\n',
-                                           p->n - pos - PIECE_BYTES + 1);
-                end = nl ? (size_t)(nl - p->body) + 1 : p->n;
-            }
-            rc = floe_shredder_feed(sc->sh, p->body + pos, end - pos, p->source, line,
-                                    (int64_t)pos, &sc->batch, on_reject, sc, &err);
-            pos = end;
-        }
-        more = pos < p->n;
-        if (rc == FLOE_ECORRUPT) {
-            status = 400;
-            goto fail;
-        }
-        if (rc == FLOE_EBUSY || rc == FLOE_ELIMIT) {
-            status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
-        if (rc < 0)
-            goto fail;
-        floe_shredder_stats(sc->sh, &after);
-        uint64_t unk = after.unknown_fields - before.unknown_fields;
-        if (mode == FLOE_SCHEMA_EVOLVE && unk > 0 && !evolved) {
-            /* new fields: add them to the table schema, then shred again against it */
-            pthread_rwlock_unlock(&t->schema_lock);
-            locked = false;
-            scratch_put(t, sc);
-            sc = NULL;
-            evolved = true;
-            if ((rc = srv_table_evolve(s, t, p->body, p->n, array, &err)) < 0) {
-                floe_log(FLOE_LOG_WARN, "serve: table %s: schema evolution failed: %s",
-                         t->name, err.msg);
-                floe_error_clear(&err);
-            }
-            goto shred;
-        }
-        unknown += unk;
-        sc->nspans = 0;
-        if ((rc = array ? split_array(sc, p->body, from, pos)
-                        : split_lines(sc, p->body, from, pos, &line)) < 0)
-            goto nomem;
-        if (sc->nspans > sc->rejected_cap) {
-            uint8_t *nr = floe_realloc(sc->rejected, sc->nspans);
-            if (!nr)
-                goto nomem;
-            sc->rejected = nr;
-            sc->rejected_cap = sc->nspans;
-        }
-        memset(sc->rejected, 0, sc->nspans);
-        if ((rc = take_rejects(sc, p, records, &listed, &rej_bytes)) < 0) {
-            status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
-        if (sc->nrejects > sc->nspans || sc->nspans - sc->nrejects != sc->batch.nrows) {
-            floe_error_set(&err, FLOE_EINTERNAL, "record split disagrees with the shredder "
-                           "(%zu records, %zu rejected, %zu rows)", sc->nspans, sc->nrejects,
-                           sc->batch.nrows);
-            goto fail;
-        }
-        if ((rc = route_records(t, sc, p->body, array, s->cfg.max_request_partitions,
-                                s->route_seed, &err)) < 0) {
-            if (rc == FLOE_ELIMIT)
-                status = 413;
-            else if (rc == FLOE_EBUSY)
-                status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
-        records += sc->nspans;
-        accepted += sc->batch.nrows;
-        rejected += sc->nrejects;
-        floe_batch_clear(&sc->batch);
-        floe_buf_reset(&sc->rejects);
-        sc->nrejects = 0;
-    }
-    pthread_rwlock_unlock(&t->schema_lock);
-    locked = false;
-    if (unknown)
-        atomic_fetch_add(&t->unknown_fields, unknown);
-    if (records == 0) {
-        status = 400;
-        floe_error_set(&err, FLOE_EINVALID, "the body holds no records");
-        goto fail;
-    }
-    if (floe_buf_printf(&sc->errors, "]") < 0)
-        goto nomem;
+    uint64_t acc_bytes;
+} ingest_req;
 
-    /* the frame: one section per partition, the quarantine lines, the answer; its growth
-     * is taken from the budget first (compressed sections are at most a little larger
-     * than their input) */
+static int ingest_nomem(ingest_req *q) {
+    q->status = 500;
+    return floe_error_set(&q->err, FLOE_ENOMEM, "out of memory");
+}
+
+static int ingest_budget(ingest_req *q, int rc) {
+    q->status = budget_status(q->s, rc, q->retry_after, &q->err);
+    return rc;
+}
+
+/* The table, then backpressure before any work (I6): memory first, then the landing
+ * backlog. */
+static int ingest_admit(ingest_req *q) {
+    floe_server *s = q->s;
+    int rc = srv_table_get(s, q->p->table, q->p->body, q->p->n, &q->t, &q->err);
+    if (rc == FLOE_ENOTFOUND)
+        q->status = 404;
+    else if (rc == FLOE_EINVALID)
+        q->status = 400;
+    if (rc == FLOE_EBUSY) { /* the catalog does not answer */
+        q->status = 503;
+        *q->retry_after = 5;
+    }
+    if (rc < 0)
+        return rc;
+    if (atomic_load(&s->land.buffered_bytes) + srv_wal_queued(s) > s->cfg.buffer_cap ||
+        srv_landing_wait_backlog(s, s->cfg.read_timeout_ms) < 0) {
+        q->status = 503;
+        *q->retry_after = 1;
+        return floe_error_set(&q->err, FLOE_EBUSY, "buffers are full; retry later");
+    }
+    return 0;
+}
+
+/* The request's Idempotency-Key is held for it; 1 with *prior when it was answered
+ * before. */
+static int ingest_hold_key(ingest_req *q, char **prior) {
+    int rc = srv_idem_begin(q->s, q->p->table, q->p->key, prior);
+    if (rc == 1)
+        return 1;
+    if (rc == FLOE_EBUSY) { /* another node is taking this very request */
+        q->status = 409;
+        *q->retry_after = 1;
+        return floe_error_set(&q->err, rc, "a request with this Idempotency-Key is in "
+                              "progress on another node; retry later for its answer");
+    }
+    if (rc == FLOE_ENOMEM)
+        return floe_error_set(&q->err, rc, "out of memory");
+    if (rc < 0) { /* fail closed: taking it might take a retry twice */
+        q->status = 503;
+        *q->retry_after = 2;
+        return floe_error_set(&q->err, rc, "the idempotency index cannot be reached to look "
+                              "this Idempotency-Key up; retry later (requests without a key "
+                              "are still taken)");
+    }
+    q->key_held = true;
+    return 0;
+}
+
+/* Returned by ingest_piece when the table schema evolved: shred the body again. */
+#define INGEST_RESHRED 1
+
+/* One piece of the body from *pos: shred it, quarantine the rejects, route the rest,
+ * clear the batch. */
+static int ingest_piece(ingest_req *q, size_t *pos, int64_t *line) {
+    floe_server *s = q->s;
+    const srv_post *p = q->p;
+    srv_table *t = q->t;
+    srv_scratch *sc = q->sc;
+    size_t from = *pos, piece = p->n - *pos < PIECE_BYTES ? p->n - *pos : PIECE_BYTES;
+    int rc;
+    if ((rc = scratch_charge(sc, (int64_t)(PIECE_MARGIN * piece + 65536))) < 0)
+        return ingest_budget(q, rc);
+    floe_shred_stats before, after;
+    floe_shredder_stats(sc->sh, &before);
+    if (q->array) {
+        rc = floe_shredder_feed_array_part(sc->sh, p->body, p->n, p->source, 0, pos,
+                                           PIECE_BYTES, &sc->batch, on_reject, sc, &q->err);
+    } else {
+        size_t end = p->n;
+        if (p->n - *pos > PIECE_BYTES) {
+            const uint8_t *nl = memchr(p->body + *pos + PIECE_BYTES - 1, '\n',
+                                       p->n - *pos - PIECE_BYTES + 1);
+            end = nl ? (size_t)(nl - p->body) + 1 : p->n;
+        }
+        rc = floe_shredder_feed(sc->sh, p->body + *pos, end - *pos, p->source, *line,
+                                (int64_t)*pos, &sc->batch, on_reject, sc, &q->err);
+        *pos = end;
+    }
+    if (rc == FLOE_ECORRUPT)
+        q->status = 400;
+    if (rc == FLOE_EBUSY || rc == FLOE_ELIMIT)
+        return ingest_budget(q, rc);
+    if (rc < 0)
+        return rc;
+    floe_shredder_stats(sc->sh, &after);
+    uint64_t unk = after.unknown_fields - before.unknown_fields;
+    if (q->mode == FLOE_SCHEMA_EVOLVE && unk > 0 && !q->evolved) {
+        /* new fields: add them to the table schema, then shred again against it */
+        pthread_rwlock_unlock(&t->schema_lock);
+        q->locked = false;
+        scratch_put(t, sc);
+        q->sc = NULL;
+        q->evolved = true;
+        if ((rc = srv_table_evolve(s, t, p->body, p->n, q->array, &q->err)) < 0) {
+            floe_log(FLOE_LOG_WARN, "serve: table %s: schema evolution failed: %s",
+                     t->name, q->err.msg);
+            floe_error_clear(&q->err);
+        }
+        return INGEST_RESHRED;
+    }
+    q->unknown += unk;
+    sc->nspans = 0;
+    if ((rc = q->array ? split_array(sc, p->body, from, *pos)
+                       : split_lines(sc, p->body, from, *pos, line)) < 0)
+        return ingest_nomem(q);
+    if (sc->nspans > sc->rejected_cap) {
+        uint8_t *nr = floe_realloc(sc->rejected, sc->nspans);
+        if (!nr)
+            return ingest_nomem(q);
+        sc->rejected = nr;
+        sc->rejected_cap = sc->nspans;
+    }
+    memset(sc->rejected, 0, sc->nspans);
+    if ((rc = take_rejects(sc, p, q->records, &q->listed, &q->rej_bytes)) < 0)
+        return ingest_budget(q, rc);
+    if (sc->nrejects > sc->nspans || sc->nspans - sc->nrejects != sc->batch.nrows)
+        return floe_error_set(&q->err, FLOE_EINTERNAL, "record split disagrees with the "
+                              "shredder (%zu records, %zu rejected, %zu rows)", sc->nspans,
+                              sc->nrejects, sc->batch.nrows);
+    if ((rc = route_records(t, sc, p->body, q->array, s->cfg.max_request_partitions,
+                            s->route_seed, &q->err)) < 0) {
+        if (rc == FLOE_ELIMIT)
+            q->status = 413;
+        else if (rc == FLOE_EBUSY)
+            ingest_budget(q, rc);
+        return rc;
+    }
+    q->records += sc->nspans;
+    q->accepted += sc->batch.nrows;
+    q->rejected += sc->nrejects;
+    floe_batch_clear(&sc->batch);
+    floe_buf_reset(&sc->rejects);
+    sc->nrejects = 0;
+    return 0;
+}
+
+/* The whole body, piece by piece, under the table's schema lock (again from the start
+ * when the schema evolved). */
+static int ingest_shred(ingest_req *q) {
+    const srv_post *p = q->p;
+    srv_table *t = q->t;
+    floe_unknown_policy policy = q->mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
+                                 : q->mode == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE
+                                                                 : FLOE_UNKNOWN_COLLECT;
+    int rc;
+    for (;;) {
+        pthread_rwlock_rdlock(&t->schema_lock);
+        q->locked = true;
+        if ((rc = scratch_get(q->s, t, policy, &q->sc, &q->err)) < 0)
+            return rc;
+        q->sc->other = p->held;
+        q->records = q->accepted = q->rejected = q->listed = 0;
+        q->rej_bytes = q->unknown = 0;
+        if ((rc = floe_buf_printf(&q->sc->errors, "[")) < 0)
+            return ingest_budget(q, rc);
+        size_t pos = 0;
+        int64_t line = 1;
+        bool more = q->array || p->n > 0;
+        rc = 0;
+        while (more && rc == 0) {
+            rc = ingest_piece(q, &pos, &line);
+            more = pos < p->n;
+        }
+        if (rc != INGEST_RESHRED)
+            break;
+    }
+    if (rc < 0)
+        return rc;
+    pthread_rwlock_unlock(&t->schema_lock);
+    q->locked = false;
+    if (q->unknown)
+        atomic_fetch_add(&t->unknown_fields, q->unknown);
+    if (q->records == 0) {
+        q->status = 400;
+        return floe_error_set(&q->err, FLOE_EINVALID, "the body holds no records");
+    }
+    if (floe_buf_printf(&q->sc->errors, "]") < 0)
+        return ingest_nomem(q);
+    return 0;
+}
+
+/* The frame: one section per partition, the quarantine lines, the answer; its growth is
+ * taken from the budget first (compressed sections are at most a little larger than
+ * their input). */
+static int ingest_frame(ingest_req *q) {
+    floe_server *s = q->s;
+    const srv_post *p = q->p;
+    srv_table *t = q->t;
+    srv_scratch *sc = q->sc;
+    int rc;
     size_t frame_bound = 4096 + sc->qlines.len + sc->qlines.len / 64;
     for (size_t g = 0; g < sc->ngroups; g++)
         frame_bound += 96 + sc->groups[g].path.len + sc->groups[g].raw.len +
                        sc->groups[g].raw.len / 64;
     if ((rc = sc_room(sc, &sc->frame, frame_bound + strlen(t->name) * (sc->ngroups + 2) +
-                      sc->errors.len + 256)) < 0) {
-        status = budget_status(s, rc, retry_after, &err);
-        goto fail;
-    }
-    int pr = rejected > listed
+                      sc->errors.len + 256)) < 0)
+        return ingest_budget(q, rc);
+    int pr = q->rejected > q->listed
                  ? floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors_listed\":"
-                                   "%zu,\"errors\":%.*s}", accepted, rejected, listed,
+                                   "%zu,\"errors\":%.*s}", q->accepted, q->rejected, q->listed,
                                    (int)sc->errors.len, (const char *)sc->errors.data)
                  : floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors\":%.*s}",
-                                   accepted, rejected, (int)sc->errors.len,
+                                   q->accepted, q->rejected, (int)sc->errors.len,
                                    (const char *)sc->errors.data);
     if (pr < 0)
-        goto nomem;
+        return ingest_nomem(q);
     if (floe_frame_begin(&sc->frame) < 0)
-        goto nomem;
+        return ingest_nomem(q);
     int level = (int)s->cfg.compression_level;
     uint8_t codec = section_codec(s);
     size_t tl = strlen(t->name);
-    uint64_t acc_bytes = 0;
     for (size_t g = 0; g < sc->ngroups; g++) {
         part_group *pg = &sc->groups[g];
         if (pg->records == 0)
             continue;
-        acc_bytes += pg->raw.len;
+        q->acc_bytes += pg->raw.len;
         floe_buf_reset(&sc->pathbuf);
-        if ((rc = sc_room(sc, &sc->comp, pg->raw.len + pg->raw.len / 64 + 4096)) < 0) {
-            status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
+        if ((rc = sc_room(sc, &sc->comp, pg->raw.len + pg->raw.len / 64 + 4096)) < 0)
+            return ingest_budget(q, rc);
         if (floe_buf_append(&sc->pathbuf, t->name, tl + 1) < 0 ||
             floe_buf_append(&sc->pathbuf, pg->path.data, pg->path.len) < 0 ||
             compress_into(sc, codec, pg->raw.data, pg->raw.len, level) < 0 ||
             floe_frame_add_section(&sc->frame, FLOE_SECTION_RECORDS, codec,
                                    sc->pathbuf.data, sc->pathbuf.len, pg->records,
                                    (uint32_t)pg->raw.len, sc->comp.data, sc->comp.len) < 0)
-            goto nomem;
+            return ingest_nomem(q);
     }
-    if (rejected) {
-        if ((rc = sc_room(sc, &sc->comp, sc->qlines.len + sc->qlines.len / 64 + 4096)) < 0) {
-            status = budget_status(s, rc, retry_after, &err);
-            goto fail;
-        }
+    if (q->rejected) {
+        if ((rc = sc_room(sc, &sc->comp, sc->qlines.len + sc->qlines.len / 64 + 4096)) < 0)
+            return ingest_budget(q, rc);
         if (compress_into(sc, codec, sc->qlines.data, sc->qlines.len, level) < 0 ||
             floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, codec, t->name,
-                                   tl, (uint32_t)rejected, (uint32_t)sc->qlines.len,
+                                   tl, (uint32_t)q->rejected, (uint32_t)sc->qlines.len,
                                    sc->comp.data, sc->comp.len) < 0)
-            goto nomem;
+            return ingest_nomem(q);
     }
     if (p->key) {
         floe_buf_reset(&sc->pathbuf);
@@ -1122,50 +1163,87 @@ shred:
             floe_frame_add_section(&sc->frame, FLOE_SECTION_ANSWER, FLOE_CODEC_NONE_,
                                    sc->pathbuf.data, sc->pathbuf.len, 0,
                                    (uint32_t)sc->rest.len, sc->rest.data, sc->rest.len) < 0)
-            goto nomem;
+            return ingest_nomem(q);
     }
     floe_frame_end(&sc->frame);
     (void)scratch_charge(sc, 0); /* what it really took; giving back never fails */
-    wal_req wr = {.frame = &sc->frame};
+    return 0;
+}
+
+int srv_ingest(floe_server *s, const srv_post *p, char **answer, size_t *answer_len,
+               int *retry_after) {
+    ingest_req q;
+    memset(&q, 0, sizeof q);
+    q.s = s;
+    q.p = p;
+    q.retry_after = retry_after;
+    floe_error_clear(&q.err);
+    q.status = 500;
+    char *ans = NULL;
+    int rc;
+    if ((rc = ingest_admit(&q)) < 0)
+        goto fail;
+    if (p->key) {
+        char *prior = NULL;
+        if ((rc = ingest_hold_key(&q, &prior)) == 1) {
+            atomic_fetch_add(&s->m.idempotent_replays, 1);
+            *answer = prior;
+            *answer_len = strlen(prior);
+            return 200;
+        }
+        if (rc < 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        uint8_t c = p->body[i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        q.array = c == '[';
+        break;
+    }
+    q.mode = srv_table_mode(s, q.t);
+    if ((rc = ingest_shred(&q)) < 0 || (rc = ingest_frame(&q)) < 0)
+        goto fail;
+    srv_table *t = q.t;
+    wal_req wr = {.frame = &q.sc->frame};
     rc = srv_wal_submit(s, &wr);
     if (rc < 0) {
-        status = 503;
+        q.status = 503;
         *retry_after = 5;
-        floe_error_set(&err, rc, "the write-ahead log is not accepting writes (%s)",
+        floe_error_set(&q.err, rc, "the write-ahead log is not accepting writes (%s)",
                        floe_strerror(rc));
         goto fail;
     }
-    key_held = false; /* the WAL thread has recorded the answer */
+    q.key_held = false; /* the WAL thread has recorded the answer */
     ans = floe_asprintf("{\"batch_id\":\"%s-%llu\",%.*s", s->node,
-                        (unsigned long long)wr.frame_id, (int)sc->rest.len,
-                        (const char *)sc->rest.data);
-    if (!ans)
-        goto nomem;
-    atomic_fetch_add(&t->events_accepted, accepted);
-    atomic_fetch_add(&t->events_rejected, rejected);
-    atomic_fetch_add(&t->bytes_accepted, acc_bytes);
-    atomic_fetch_add(&t->bytes_rejected, rej_bytes);
-    scratch_put(t, sc);
+                        (unsigned long long)wr.frame_id, (int)q.sc->rest.len,
+                        (const char *)q.sc->rest.data);
+    if (!ans) {
+        rc = ingest_nomem(&q);
+        goto fail;
+    }
+    atomic_fetch_add(&t->events_accepted, q.accepted);
+    atomic_fetch_add(&t->events_rejected, q.rejected);
+    atomic_fetch_add(&t->bytes_accepted, q.acc_bytes);
+    atomic_fetch_add(&t->bytes_rejected, q.rej_bytes);
+    scratch_put(t, q.sc);
     *answer = ans;
     *answer_len = strlen(ans);
     return 200;
-nomem:
-    status = 500;
-    floe_error_set(&err, FLOE_ENOMEM, "out of memory");
 fail:
-    if (locked)
-        pthread_rwlock_unlock(&t->schema_lock);
-    if (sc)
-        scratch_put(t, sc);
-    if (key_held)
+    if (q.locked)
+        pthread_rwlock_unlock(&q.t->schema_lock);
+    if (q.sc)
+        scratch_put(q.t, q.sc);
+    if (q.key_held)
         srv_idem_abort(s, p->table, p->key);
-    if (status == 500)
-        floe_log(FLOE_LOG_ERROR, "serve: %s: %s", p->table, err.msg);
-    ans = answer_error(status, err.msg[0] ? err.msg : floe_strerror(rc), answer_len);
+    if (q.status == 500)
+        floe_log(FLOE_LOG_ERROR, "serve: %s: %s", p->table, q.err.msg);
+    ans = answer_error(q.status, q.err.msg[0] ? q.err.msg : floe_strerror(rc), answer_len);
     *answer = ans;
     if (!ans)
         *answer_len = 0;
-    return status;
+    return q.status;
 }
 
 /* ---- Content-Encoding ------------------------------------------------------------- */
@@ -1173,16 +1251,10 @@ fail:
 /* zstd windows past 8 MiB are refused (RFC 9659: encoders for HTTP keep to 8 MiB), so a
  * decoder never holds more than that plus its block buffers. */
 #define ZSTD_WINDOW_LOG_MAX 23
-#define GZIP_STATE_BYTES ((size_t)48 << 10) /* inflate's state and 32 KiB window */
 #define DECODE_STEP ((size_t)64 << 10)
 
 struct srv_decoder {
-    bool gzip;
-    z_stream zs;
-    bool z_ready, z_end;    /* inflateInit2 done; the last member ended */
-    ZSTD_DStream *zd;
-    size_t z_hint;          /* zstd: the last return (0 = at a frame boundary) */
-    bool z_started;         /* zstd: some input was decoded */
+    floe_zstream *z;
 };
 
 int srv_decoder_new(const char *encoding, srv_decoder **out, floe_error *err) {
@@ -1193,20 +1265,13 @@ int srv_decoder_new(const char *encoding, srv_decoder **out, floe_error *err) {
     srv_decoder *d = floe_calloc(1, sizeof *d);
     if (!d)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    d->gzip = gzip;
-    if (gzip) {
-        if (inflateInit2(&d->zs, 16 + MAX_WBITS) != Z_OK) {
-            floe_free(d);
-            return floe_error_set(err, FLOE_ENOMEM, "gzip: cannot initialise");
-        }
-        d->z_ready = true;
-    } else {
-        if (!(d->zd = ZSTD_createDStream())) {
-            floe_free(d);
-            return floe_error_set(err, FLOE_ENOMEM, "zstd: cannot initialise");
-        }
-        ZSTD_DCtx_setParameter(d->zd, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX);
-        d->z_hint = 1;
+    floe_zstream_options o = {.kind = gzip ? FLOE_ZSTREAM_GZIP : FLOE_ZSTREAM_ZSTD,
+                              .what = "decoded body",
+                              .zstd_window_log_max = ZSTD_WINDOW_LOG_MAX};
+    int rc = floe_zstream_new(&o, &d->z, err);
+    if (rc < 0) {
+        floe_free(d);
+        return rc;
     }
     *out = d;
     return 0;
@@ -1215,53 +1280,22 @@ int srv_decoder_new(const char *encoding, srv_decoder **out, floe_error *err) {
 void srv_decoder_free(srv_decoder *d) {
     if (!d)
         return;
-    if (d->z_ready)
-        inflateEnd(&d->zs);
-    ZSTD_freeDStream(d->zd);
+    floe_zstream_free(d->z);
     floe_free(d);
 }
 
 size_t srv_decoder_bytes(const srv_decoder *d) {
-    return sizeof *d + (d->gzip ? GZIP_STATE_BYTES : ZSTD_sizeof_DStream(d->zd));
-}
-
-/* The window a zstd frame starting at p[0..n) declares (RFC 8878 section 3.1.1.1: the
- * window descriptor, or the content size of a single-segment frame); 0 when these bytes
- * do not tell (too few, a skippable frame, not a frame). */
-static uint64_t zstd_frame_window(const uint8_t *p, size_t n) {
-    if (n < 6 || floe_load_le32(p) != 0xFD2FB528u)
-        return 0;
-    uint8_t fhd = p[4];
-    if (!(fhd & 0x20)) { /* a window descriptor follows */
-        uint64_t base = (uint64_t)1 << (10 + (p[5] >> 3));
-        return base + (base / 8) * (p[5] & 7);
-    }
-    static const size_t did_size[4] = {0, 1, 2, 4}, fcs_size[4] = {1, 2, 4, 8};
-    size_t at = 5 + did_size[fhd & 3], fl = fcs_size[fhd >> 6];
-    if (n < at + fl)
-        return 0;
-    uint64_t fcs = 0;
-    for (size_t i = fl; i-- > 0;)
-        fcs = fcs << 8 | p[at + i];
-    return fl == 2 ? fcs + 256 : fcs;
+    return sizeof *d + floe_zstream_bytes(d->z);
 }
 
 size_t srv_decoder_ahead(const srv_decoder *d, const uint8_t *p, size_t n) {
-    size_t now = srv_decoder_bytes(d);
-    if (d->gzip || (d->z_hint != 0 && d->z_started))
-        return now;
-    uint64_t w = zstd_frame_window(p, n), wmax = (uint64_t)1 << ZSTD_WINDOW_LOG_MAX;
-    /* the window, two blocks of input and output (128 KiB each) and the context */
-    size_t need = (size_t)(w < wmax ? w : wmax) + ((size_t)320 << 10);
-    return need > now ? need : now;
+    return sizeof *d + floe_zstream_bytes_ahead(d->z, p, n);
 }
 
 /* Free room in out for the next decoded bytes (at most cap + 1 - len: one byte past the
  * cap is enough to tell a body that is too large). */
 static int decode_room(floe_buf *out, size_t cap, srv_room_fn room, void *ctx, size_t *avail) {
-    if (out->len > cap)
-        return FLOE_ELIMIT;
-    size_t left = cap + 1 - out->len;
+    size_t left = out->len > cap ? 1 : cap + 1 - out->len;
     if (out->cap <= out->len + 1) {
         FLOE_FORWARD_IF_ERROR(room(ctx, out, left < DECODE_STEP ? left : DECODE_STEP));
         if (out->cap <= out->len + 1)
@@ -1272,75 +1306,29 @@ static int decode_room(floe_buf *out, size_t cap, srv_room_fn room, void *ctx, s
     return 0;
 }
 
-static int decode_fail(int rc, const char *codec, size_t cap, floe_error *err) {
-    if (rc == FLOE_ELIMIT)
-        return floe_error_set(err, rc, "%s: decoded body is larger than %zu bytes", codec, cap);
-    return floe_error_set(err, rc, "%s: %s", codec, floe_strerror(rc));
-}
-
 int srv_decoder_feed(srv_decoder *d, const uint8_t *p, size_t n, size_t cap, floe_buf *out,
                      srv_room_fn room, void *ctx, floe_error *err) {
-    size_t avail;
-    int rc;
-    if (d->gzip) {
-        z_stream *zs = &d->zs;
-        zs->next_in = (Bytef *)p;
-        zs->avail_in = (uInt)n;
-        for (;;) {
-            if (d->z_end) {
-                if (zs->avail_in == 0)
-                    return 0;
-                inflateReset(zs); /* another gzip member follows */
-                d->z_end = false;
-            }
-            if ((rc = decode_room(out, cap, room, ctx, &avail)) < 0)
-                return decode_fail(rc, "gzip", cap, err);
-            if (avail > UINT32_MAX)
-                avail = UINT32_MAX;
-            zs->next_out = out->data + out->len;
-            zs->avail_out = (uInt)avail;
-            int zr = inflate(zs, Z_NO_FLUSH);
-            out->len += avail - zs->avail_out;
-            if (out->len > cap)
-                return decode_fail(FLOE_ELIMIT, "gzip", cap, err);
-            if (zr == Z_STREAM_END) {
-                d->z_end = true;
-                continue;
-            }
-            if (zr != Z_OK && zr != Z_BUF_ERROR)
-                return floe_error_set(err, FLOE_ECORRUPT, "gzip: %s",
-                                      zs->msg ? zs->msg : "bad data");
-            if (zs->avail_in == 0 && zs->avail_out > 0)
-                return 0; /* everything taken, nothing held back */
-        }
-    }
-    ZSTD_inBuffer in = {p, n, 0};
+    floe_zstream_set_cap(d->z, cap, "decoded body");
     for (;;) {
-        if ((rc = decode_room(out, cap, room, ctx, &avail)) < 0)
-            return decode_fail(rc, "zstd", cap, err);
-        ZSTD_outBuffer o = {out->data + out->len, avail, 0};
-        size_t r = ZSTD_decompressStream(d->zd, &o, &in);
-        if (ZSTD_isError(r)) {
-            if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
-                return floe_error_set(err, FLOE_ELIMIT, "zstd: the stream's window is larger "
-                                      "than %d MiB (RFC 9659)",
-                                      1 << (ZSTD_WINDOW_LOG_MAX - 20));
-            return floe_error_set(err, FLOE_ECORRUPT, "zstd: %s", ZSTD_getErrorName(r));
-        }
-        d->z_hint = r;
-        d->z_started = true;
-        out->len += o.pos;
-        if (out->len > cap)
-            return decode_fail(FLOE_ELIMIT, "zstd", cap, err);
-        if (in.pos == in.size && o.pos < o.size)
-            return 0;
+        size_t avail, used, got;
+        int rc = decode_room(out, cap, room, ctx, &avail);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s: %s", floe_zstream_name(d->z), floe_strerror(rc));
+        rc = floe_zstream_decode(d->z, p, n, &used, out->data + out->len, avail, &got, err);
+        out->len += got;
+        if (rc < 0)
+            return rc;
+        p += used;
+        n -= used;
+        if (n == 0 && got < avail)
+            return 0; /* everything taken, nothing held back */
     }
 }
 
 int srv_decoder_finish(srv_decoder *d, floe_error *err) {
-    if (d->gzip ? !d->z_end : d->z_hint != 0)
+    if (!floe_zstream_complete(d->z))
         return floe_error_set(err, FLOE_ECORRUPT, "%s: truncated stream",
-                              d->gzip ? "gzip" : "zstd");
+                              floe_zstream_name(d->z));
     return 0;
 }
 

@@ -33,8 +33,8 @@
  *     --commit ok--> committed (Kafka's committed offset updated afterwards, for lag
  *                    monitoring only)
  *     --fenced / unknown outcome--> dropped: seek to the table's offset, consume again
- *     --failure--> kept, retried after a back-off; past max_buffered_bytes every
- *                  partition is paused until a commit succeeds
+ *     --failure--> kept, retried after a back-off; once the failing tables hold half of
+ *                  max_buffered_bytes, the partitions feeding them pause until they commit
  *   revoked (rebalance): committed first; if that fails, dropped (the next owner resumes
  *                        from the table's offset): never both.
  *
@@ -151,6 +151,7 @@ typedef struct srv_kafka {
     pthread_mutex_t mu;     /* parts and tables arrays (metrics read them) */
     kf_part **parts;
     size_t nparts, parts_cap;
+    size_t last_part;       /* index of the partition of the last message taken */
     kf_table *tables;
     size_t ntables;
 
@@ -764,6 +765,14 @@ static bool is_ws(uint8_t c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* Each '\n' and '\r' of p[0..n) becomes a space (memchr: most records have none). */
+static void blank_newlines(uint8_t *p, size_t n) {
+    static const int nl[] = {'\n', '\r'};
+    for (size_t k = 0; k < 2; k++)
+        for (uint8_t *x = p; (x = memchr(x, nl[k], (size_t)(p + n - x))) != NULL; x++)
+            *x = ' ';
+}
+
 /* One record r[0..n) (not blank) into the table's spool: up to its '{', the metadata
  * members, the rest of the object; newlines inside (whitespace between the tokens of a
  * pretty-printed object) become spaces. A record that is not an object goes as it is: the
@@ -804,9 +813,7 @@ static int spool_record(kf_table *t, uint32_t part, int64_t offset, const floe_b
     } else {
         floe_buf_append(&t->wbuf, r, n);
     }
-    for (size_t i = at; i < t->wbuf.len; i++)
-        if (t->wbuf.data[i] == '\n' || t->wbuf.data[i] == '\r')
-            t->wbuf.data[i] = ' ';
+    blank_newlines(t->wbuf.data + at, t->wbuf.len - at);
     floe_buf_append_byte(&t->wbuf, '\n');
     t->bytes += (int64_t)(n + pre + 1);
     t->nlines++;
@@ -1038,8 +1045,13 @@ static int take_whole(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
 static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *m,
                         floe_error *err) {
     const char *topic = rd_kafka_topic_name(m->rkt);
-    size_t pi;
-    kf_part *p = part_find(k, topic, m->partition, &pi);
+    /* a fetched batch is one partition's run of messages: the last one's part first */
+    size_t pi = k->last_part;
+    kf_part *p = pi < k->nparts ? k->parts[pi] : NULL;
+    if (!p || p->partition != m->partition || strcmp(p->topic, topic)) {
+        p = part_find(k, topic, m->partition, &pi);
+        k->last_part = pi;
+    }
     if (!p || !p->assigned || (!k->route_field && p->npts == 0))
         return 0; /* a message of a partition no longer ours, still in the queue */
     int64_t next = atomic_load(&p->next);
@@ -1616,19 +1628,22 @@ done:
     return rc;
 }
 
-/* Fetching paused per partition (memory bound, max_buffered_bytes). Batches are committed
- * when they are due or when the total reaches the budget, so buffered bytes stay past the
- * budget only in tables whose commit failed (kept, retried after a back-off). Then the
- * partitions feeding those tables pause, and the others keep flowing; when the failing
- * tables hold half of the budget or more, every partition pauses (the others' tables would
- * only get small batches). A partition resumes when its tables commit again. */
+/* Fetching paused per partition (memory bound, max_buffered_bytes). A table's batch is
+ * committed when it is due, when it holds half of the budget, or when the total reaches
+ * the budget, so buffered bytes stay only in tables whose commit failed (kept, retried
+ * after a back-off), each holding half of the budget at most (and one message). The
+ * partitions feeding those tables pause once the failing tables hold half of the budget,
+ * and the others keep flowing, their tables committing in batches of the other half;
+ * when the failing tables hold the whole budget (two of them, each at its half), every
+ * partition pauses. A partition resumes when its tables commit again. */
 static void update_pauses(srv_kafka *k) {
     int64_t failing = 0;
     for (size_t i = 0; i < k->ntables; i++)
         if (k->tables[i].failures)
             failing += k->tables[i].bytes;
-    bool over = atomic_load(&k->buffered) >= k->max_buffered;
-    bool all = over && failing * 2 >= k->max_buffered;
+    bool hold = failing * 2 >= k->max_buffered ||
+                atomic_load(&k->buffered) >= k->max_buffered;
+    bool all = failing >= k->max_buffered;
     rd_kafka_topic_partition_list_t *pl = NULL, *rl = NULL;
     int64_t npaused = 0;
     for (size_t i = 0; i < k->nparts; i++) {
@@ -1637,7 +1652,7 @@ static void update_pauses(srv_kafka *k) {
             continue;
         bool want = all;
         for (size_t j = 0; j < p->npts && !want; j++)
-            want = over && k->tables[p->pts[j].tbl].failures > 0;
+            want = hold && k->tables[p->pts[j].tbl].failures > 0;
         /* a paused partition waits until its tables committed, not just for room */
         for (size_t j = 0; j < p->npts && p->paused && !want; j++)
             want = k->tables[p->pts[j].tbl].failures > 0 && k->tables[p->pts[j].tbl].bytes;
@@ -1667,7 +1682,8 @@ static void update_pauses(srv_kafka *k) {
     }
 }
 
-/* Commit every table that is due (all of them with force, or when the budget is reached). */
+/* Commit every table that is due (all of them with force, or when the budget is reached;
+ * a table holding half of the budget is due). */
 static int commit_due(srv_kafka *k, bool force, floe_error *err) {
     int64_t now = floe_now_ns();
     int first_rc = 0;
@@ -1675,6 +1691,7 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
     for (uint32_t i = 0; i < k->ntables; i++) {
         kf_table *t = &k->tables[i];
         bool due = force || (over && t->bytes) || t->bytes >= k->commit_bytes ||
+                   t->bytes * 2 >= k->max_buffered ||
                    (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
         if (!due || (!force && t->retry_at_ns > now))
             continue;
@@ -1889,7 +1906,7 @@ static void *kafka_main(void *arg) {
             pthread_mutex_unlock(&k->mu);
             seen_gen = want;
         } else if (!m || now - last_check > 50000000 ||
-                   atomic_load(&k->buffered) >= k->max_buffered) {
+                   atomic_load(&k->buffered) * 2 >= k->max_buffered) {
             commit_due(k, false, NULL);
             last_check = now;
         }
@@ -2138,7 +2155,7 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
          "batches dropped at a revocation because their commit failed",
          offsetof(srv_kafka, revoked_dropped)},
         {"floe_kafka_pauses_total", "counter",
-         "partitions paused (buffered bytes at max_buffered_bytes)",
+         "partitions paused (tables failing to commit hold half of max_buffered_bytes)",
          offsetof(srv_kafka, pauses)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},

@@ -32,18 +32,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "floe/quarantine.h"
 #include "server_internal.h"
 
 #define PBUF_BUCKETS 1024
 #define IDEM_BUCKETS 4096
-
-static uint64_t hash_str(const char *s, size_t n, uint64_t h) {
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
 
 /* ---- the index ------------------------------------------------------------------- */
 
@@ -248,8 +243,8 @@ static void pbuf_free(pbuf *b) {
 }
 
 static uint64_t pbuf_hash(const char *table, const char *part, size_t partlen, int kind) {
-    uint64_t h = hash_str(table, strlen(table), 14695981039346656037ull);
-    return hash_str(part, partlen, h ^ 0xff) + (uint64_t)kind;
+    uint64_t h = floe_fnv1a(table, strlen(table), FLOE_FNV1A_SEED);
+    return floe_fnv1a(part, partlen, h ^ 0xff) + (uint64_t)kind;
 }
 
 /* Twice the buckets once there are twice as many buffers (a failed allocation keeps the
@@ -338,7 +333,7 @@ void srv_landing_segment_opened(floe_server *s, uint64_t segno) {
 /* ---- idempotency ------------------------------------------------------------------ */
 
 static idem_entry **idem_slot(srv_landing *l, const char *k) {
-    uint64_t h = hash_str(k, strlen(k), 14695981039346656037ull);
+    uint64_t h = floe_fnv1a(k, strlen(k), FLOE_FNV1A_SEED);
     idem_entry **p = &l->ibuckets[h % l->nibuckets];
     while (*p && strcmp((*p)->key, k))
         p = &(*p)->next;
@@ -1319,7 +1314,7 @@ static int index_migrate_legacy(floe_server *s, const char *landing_dir, floe_er
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (access(path, F_OK) != 0)
         goto done;
-    FLOE_CHECK(floe_sql_open(path, &old, err));
+    FLOE_CHECK(floe_sql_open_with(path, &s->catcfg.sql, &old, err));
     FLOE_CHECK(floe_sql_begin(s->land.db, err));
     rc = floe_sql_query(old, "SELECT node, seq, tbl, part, kind, uri, bytes, raw_bytes, "
                         "records, first_frame, last_frame, created_ms, state, snapshot_id "
@@ -1360,7 +1355,7 @@ static int index_open(floe_server *s, floe_error *err) {
     int rc = 0;
     if (!cat)
         FLOE_FAIL(err, FLOE_EINVALID, "landing index: no catalog database");
-    FLOE_CHECK(floe_sql_open(cat, &l->db, err));
+    FLOE_CHECK(floe_sql_open_with(cat, &s->catcfg.sql, &l->db, err));
     bool pg = !strcmp(floe_sql_dialect(l->db), "postgresql");
     local = floe_io_local_path(s->landing_root);
     l->shared = pg || !local;

@@ -322,6 +322,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     s->catcfg.io = s->cfg.io;
+    s->catcfg.sql = s->cfg.sql;
     s->catcfg.name = floe_strdup("default");
     s->catcfg.type = floe_strdup("sql");
     s->catcfg.uri = db;

@@ -289,6 +289,8 @@ struct floe_server {
     uint64_t route_seed;    /* ingest.c's partition tuple hash: random per process */
     _Atomic int64_t budget_used;  /* of the in-flight budget (srv_budget_hold) */
     _Atomic int64_t budget_limit; /* max_inflight_bytes (reload moves it) */
+    _Atomic int64_t pooled_bytes; /* idle request scratch kept for reuse, all tables (held
+                                   * in budget_used too; at most budget_limit / 4) */
     int64_t nconns;         /* conn_mu: connections open (http.c) */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */

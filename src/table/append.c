@@ -54,13 +54,14 @@ struct floe_append {
     void *check_ctx;
     floe_kv *props;               /* properties set by the same commit */
     size_t nprops;
+    const char *branch;           /* the branch the snapshot goes to (arena); NULL = main */
     int merge_enabled;            /* -1 = table property */
     int64_t merge_target, merge_min;
 
     /* commit state */
     bool committed;
     bool has_start;
-    int64_t start_snapshot_id;    /* main head when the commit started */
+    int64_t start_snapshot_id;    /* branch head when the commit started */
     int64_t snapshot_id;
     char commit_uuid[37];
     char *md_dir;                 /* recorded metadata dir */
@@ -104,6 +105,21 @@ void floe_append_free(floe_append *a) {
     floe_strlist_free(&a->written);
     floe_strlist_free(&a->final_refs);
     floe_free(a);
+}
+
+int floe_append_set_branch(floe_append *a, const char *branch, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(a->committed, err, FLOE_EINVALID, "append already committed");
+    if (!branch || !strcmp(branch, "main")) {
+        a->branch = NULL;
+        return 0;
+    }
+    FLOE_RETURN_ERROR_IF(!*branch, err, FLOE_EINVALID, "branch name must not be empty");
+    size_t n = strlen(branch) + 1;
+    char *copy = floe_arena_alloc(&a->arena, n);
+    FLOE_RETURN_ERROR_IF(!copy, err, FLOE_ENOMEM, "out of memory");
+    memcpy(copy, branch, n);
+    a->branch = copy;
+    return 0;
 }
 
 int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) {
@@ -202,11 +218,34 @@ static const char *summary_get(const floe_snapshot *s, const char *key) {
     return NULL;
 }
 
-/* Is the once-marker in a snapshot of m's main lineage added after start_id? */
+/* The head of the branch the append goes to (NULL when it has none yet). A branch other
+ * than main must exist and be a branch. */
+static int branch_head(const floe_append *a, const floe_table_metadata *m,
+                       const floe_snapshot **out, floe_error *err) {
+    if (!a->branch) {
+        *out = floe_table_metadata_current_snapshot(m);
+        return 0;
+    }
+    const floe_snapshot_ref *ref = floe_table_metadata_ref(m, a->branch);
+    FLOE_RETURN_ERROR_IF(!ref, err, FLOE_ENOTFOUND,
+                         "no branch named %s (create it with floe ref create)", a->branch);
+    FLOE_RETURN_ERROR_IF(ref->is_tag, err, FLOE_EINVALID, "%s is a tag, not a branch",
+                         a->branch);
+    const floe_snapshot *s = floe_table_metadata_snapshot(m, ref->snapshot_id);
+    FLOE_RETURN_ERROR_IF(!s, err, FLOE_ECORRUPT, "branch %s names a missing snapshot %" PRId64,
+                         a->branch, ref->snapshot_id);
+    *out = s;
+    return 0;
+}
+
+/* Is the once-marker in a snapshot of the branch's lineage added after start_id? */
 static bool once_found(const floe_append *a, const floe_table_metadata *m) {
     if (!a->once_key)
         return false;
-    const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
+    const floe_snapshot *s = NULL;
+    floe_error ignored;
+    if (branch_head(a, m, &s, &ignored) < 0)
+        return false; /* the commit reports it */
     /* the lineage is walked at most n_snapshots steps: a cycle in hostile metadata ends */
     for (size_t steps = 0; s && steps <= m->n_snapshots; steps++) {
         if (a->has_start && s->snapshot_id == a->start_snapshot_id)
@@ -608,8 +647,9 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     floe_arena_init(&c.arena, 64 * 1024);
     int rc = 0;
     char *list_rec = NULL, *list_phys = NULL, *src = NULL;
-    const floe_snapshot *parent = floe_table_metadata_current_snapshot(base);
+    const floe_snapshot *parent = NULL;
     floe_manifest_list bl = {0};
+    FLOE_CHECK(branch_head(a, base, &parent, err));
     if (parent) {
         FLOE_RETURN_ERROR_IF(!parent->manifest_list, err, FLOE_EUNSUPPORTED,
                              "snapshot %" PRId64 " has no manifest list (v1 manifests field)",
@@ -676,7 +716,8 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
                             .manifest_list = list_rec,
                             .summary = s.kv,
                             .n_summary = s.n,
-                            .schema_id = -1};
+                            .schema_id = -1,
+                            .branch = a->branch};
     for (size_t i = 0; i < a->nprops; i++)
         FLOE_CHECK(floe_metadata_builder_set_property(b, a->props[i].key, a->props[i].value,
                                                       err));
@@ -732,7 +773,8 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
                          "table at %s was opened by path: appends need a catalog",
                          floe_table_root(t));
     FLOE_FORWARD_IF_ERROR(floe_table_metadata_check_writable(m, err));
-    const floe_snapshot *head = floe_table_metadata_current_snapshot(m);
+    const floe_snapshot *head = NULL;
+    FLOE_FORWARD_IF_ERROR(branch_head(a, m, &head, err));
     a->has_start = head != NULL;
     a->start_snapshot_id = head ? head->snapshot_id : 0;
     /* the marker may already be there from an earlier run that did not see its outcome */

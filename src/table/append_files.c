@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/keyset.h"
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
@@ -185,6 +186,37 @@ static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
     return rc;
 }
 
+/* Refuse existing Parquet files the table already has live: added again, their rows would
+ * be read twice. The table's paths and the inputs are compared as local paths for local
+ * files, as given otherwise. */
+static int check_not_live(floe_table *t, const floe_keyset *inputs, floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    if (!inputs->n || !floe_table_metadata_current_snapshot(m))
+        return 0;
+    floe_scan_plan *p = NULL;
+    int rc = floe_scan_plan_files(t, NULL, &p, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "checking the table's files for the appended ones: ");
+        return rc;
+    }
+    for (size_t i = 0; i < p->ntasks && rc == 0; i++) {
+        const char *path = p->tasks[i].file->file_path;
+        char *uri = NULL;
+        if ((rc = floe_table_resolve_path(t, path, &uri, err)) < 0)
+            break;
+        char *lp = floe_io_local_path(uri);
+        const char *key = lp ? lp : uri;
+        if (floe_keyset_find(inputs, key, strlen(key)))
+            rc = floe_error_set(err, FLOE_EINVALID, "%s is already a data file of the table "
+                                "(snapshot %" PRId64 "); appending it again would count its "
+                                "rows twice", path, p->snapshot_id);
+        floe_free(lp);
+        floe_free(uri);
+    }
+    floe_scan_plan_free(p);
+    return rc;
+}
+
 static bool is_parquet_name(const char *p) {
     size_t n = strlen(p);
     return (n > 8 && !strcasecmp(p + n - 8, ".parquet")) || (n > 5 && !strcasecmp(p + n - 5, ".parq"));
@@ -212,6 +244,8 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     bool need_mapping = false;
     char **split_written = NULL; /* files written by o->split, removed unless committed */
     size_t nsplit_written = 0;
+    floe_keyset given = {0};     /* the Parquet inputs (local paths or URIs) */
+    floe_keyset added = {0};     /* those added as they are (not split) */
     int rc = 0;
     FLOE_CHECK(floe_table_metadata_check_writable(m, err));
     FLOE_CHECK(floe_append_new(t, &a, err));
@@ -220,6 +254,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         FLOE_CHECK(floe_append_set_summary(a, o->summary[i].key, o->summary[i].value, err));
     if (o->once_key && o->once_value)
         FLOE_CHECK(floe_append_set_once(a, o->once_key, o->once_value, err));
+    FLOE_CHECK(floe_append_set_branch(a, o->branch, err));
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
     const floe_metadata_spec *msp = floe_table_metadata_default_spec(m);
     if (!ms || !msp)
@@ -241,15 +276,31 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         floe_data_file df;
         floe_parquet_file_report rep;
         char *abs = NULL;
-        /* the table records the file where it is: an absolute path for local files */
+        /* the table records the file where it is: a file:// URI of its absolute path for
+         * local files */
         char *lp = floe_io_local_path(inputs[i]);
         if (lp) {
-            abs = realpath(lp, NULL);
+            char *real = realpath(lp, NULL);
             floe_free(lp);
-            if (!abs)
+            if (!real)
                 FLOE_FAIL(err, FLOE_ENOTFOUND, "%s: no such file", inputs[i]);
+            abs = floe_asprintf("file://%s", real);
+            free(real); /* realpath's allocation */
+            if (!abs)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         }
         const char *recorded = abs ? abs : inputs[i];
+        const char *key = abs ? abs + strlen("file://") : inputs[i];
+        size_t before = given.n;
+        if ((rc = floe_keyset_put(&given, key, strlen(key), 0, NULL)) < 0) {
+            floe_free(abs);
+            FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+        }
+        if (given.n == before) {
+            floe_free(abs);
+            FLOE_FAIL(err, FLOE_EINVALID, "%s is given twice: its rows would be added twice",
+                      inputs[i]);
+        }
         rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, recorded, recorded, NULL, 0, &cc.arena, &df,
                                                 &rep, err);
         if (rc == FLOE_EINVALID && rep.several_partitions && o->split) {
@@ -257,7 +308,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
             char *own = NULL;
             if (!rep.has_ids && !nm && !(nm = own = name_mapping_json(schema))) {
-                free(abs);
+                floe_free(abs);
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             }
             char **w = NULL;
@@ -266,7 +317,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                 floe_error_clear(err);
             rc = o->split(t, recorded, rep.has_ids ? NULL : nm, o->fsync, a, &w, &nw, err);
             free(own);
-            free(abs);
+            floe_free(abs);
             if (rc < 0)
                 goto done;
             char **grown = floe_realloc(split_written,
@@ -289,12 +340,15 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         }
         if (rc == 0)
             rc = floe_append_add_file(a, &df, err);
-        free(abs); /* realpath's allocation */
+        if (rc == 0 && (rc = floe_keyset_put(&added, key, strlen(key), 0, NULL)) < 0)
+            floe_error_set(err, rc, "%s", floe_strerror(rc));
+        floe_free(abs);
         if (rc < 0)
             goto done;
         need_mapping |= !rep.has_ids;
         r.parquet_files++;
     }
+    FLOE_CHECK(check_not_live(t, &added, err));
     if (need_mapping && !floe_table_metadata_property(m, "schema.name-mapping.default")) {
         if (!(mapping = name_mapping_json(schema)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -369,6 +423,8 @@ done:
     for (size_t i = 0; i < nsplit_written; i++)
         floe_free(split_written[i]);
     floe_free(split_written);
+    floe_keyset_free(&given);
+    floe_keyset_free(&added);
     floe_table_append_result_reset(&r);
     floe_metrics_config_free(cc.cfg);
     floe_arena_reset(&cc.arena);

@@ -489,50 +489,40 @@ done:
  * the data file
  * ------------------------------------------------------------------------------------- */
 
-int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m, const char *uri,
-                                       const char *recorded_path, const floe_value *partition,
-                                       size_t npartition, floe_arena *arena,
-                                       floe_data_file *out, floe_parquet_file_report *rep,
-                                       floe_error *err) {
-    floe_schema *ts = NULL;
-    floe_partition_spec *spec = NULL;
-    floe_pq_reader *r = NULL;
-    floe_metrics_config *cfg = NULL;
-    leaf_acc *cs = NULL;
-    part_acc *ps = NULL;
-    size_t nleaves = 0, nparts = 0;
-    floe_pq_file_info fi;
-    memset(&fi, 0, sizeof fi);
-    floe_buf bmin, bmax;
-    floe_buf_init(&bmin, 0);
-    floe_buf_init(&bmax, 0);
+/* What the phases of floe_data_file_from_parquet_footer share. */
+typedef struct footer_ctx {
+    const char *uri;
+    floe_pq_reader *r;
+    floe_pq_reader_file pf;
+    floe_schema *ts;              /* the table's current schema */
+    floe_partition_spec *spec;    /* its default spec */
+    floe_metrics_config *cfg;
+    leaf_acc *cs;                 /* one per file leaf */
+    size_t nleaves;
+    part_acc *ps;                 /* one per partition field, when the tuple is derived */
+    size_t nparts;
     floe_parquet_file_report report;
-    memset(&report, 0, sizeof report);
-    int rc = 0;
-    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
-    const floe_metadata_spec *msp = floe_table_metadata_default_spec(m);
-    if (!ms || !msp)
-        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema or spec");
-    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &ts, err));
-    FLOE_CHECK(floe_partition_spec_parse_json(msp->json, strlen(msp->json), ts, &spec, err));
-    FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, ts, NULL, &cfg, err));
-    FLOE_CHECK(floe_pq_reader_open(io, uri, NULL, &r, err));
+} footer_ctx;
+
+/* Schema check: every file leaf maps to a table leaf of a compatible type, and every
+ * table column the file lacks may be left to its defaults. */
+static int check_schema(footer_ctx *x, floe_error *err) {
+    const char *uri = x->uri;
+    floe_pq_reader *r = x->r;
+    const floe_schema *ts = x->ts;
     const floe_schema *fs = NULL;
-    FLOE_CHECK(floe_pq_reader_iceberg_schema(r, &fs, err));
+    FLOE_FORWARD_IF_ERROR(floe_pq_reader_iceberg_schema(r, &fs, err));
     const floe_pq_node *root = floe_pq_reader_root(r);
     for (size_t i = 0; i < root->nchildren; i++)
-        report.has_ids |= root->children[i].has_field_id;
-    floe_pq_reader_file pf;
-    floe_pq_reader_file_info(r, &pf);
-    if (pf.num_columns != fs->nleaves)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "%s: %zu columns but %zu Iceberg leaves", uri,
-                  pf.num_columns, fs->nleaves);
-    nleaves = fs->nleaves;
-
-    /* schema check */
-    cs = floe_calloc(nleaves ? nleaves : 1, sizeof *cs);
+        x->report.has_ids |= root->children[i].has_field_id;
+    floe_pq_reader_file_info(r, &x->pf);
+    if (x->pf.num_columns != fs->nleaves)
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: %zu columns but %zu Iceberg leaves",
+                              uri, x->pf.num_columns, fs->nleaves);
+    size_t nleaves = x->nleaves = fs->nleaves;
+    leaf_acc *cs = x->cs = floe_calloc(nleaves ? nleaves : 1, sizeof *cs);
     if (!cs)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < nleaves; i++) {
         floe_buf_init(&cs[i].min_b, 0);
         floe_buf_init(&cs[i].max_b, 0);
@@ -541,22 +531,24 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
         const floe_field *fl = fs->leaves[i];
         char path[512];
         floe_field_path(fl, path, sizeof path);
-        const floe_field *tl = report.has_ids ? floe_schema_find_id(ts, fl->id)
-                                              : floe_schema_find_path(ts, path);
+        const floe_field *tl = x->report.has_ids ? floe_schema_find_id(ts, fl->id)
+                                                 : floe_schema_find_path(ts, path);
         if (!tl)
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s%s is not in the table schema", uri, path,
-                      report.has_ids ? " (by field id)" : "");
+            return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s%s is not in the table "
+                                  "schema", uri, path,
+                                  x->report.has_ids ? " (by field id)" : "");
         if (!type_compatible(fl, tl)) {
             char a[64], b[64];
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s is %s in the file but %s in the table",
-                      uri, path, floe_field_type_str(fl, a, sizeof a),
-                      floe_field_type_str(tl, b, sizeof b));
+            return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s is %s in the file but %s "
+                                  "in the table", uri, path,
+                                  floe_field_type_str(fl, a, sizeof a),
+                                  floe_field_type_str(tl, b, sizeof b));
         }
         cs[i].fl = fl;
         cs[i].tl = tl;
         cs[i].node = floe_pq_reader_leaf(r, i);
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
-        floe_metrics_mode mm = floe_metrics_config_mode(cfg, tl->id);
+        floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
         cs[i].want_bounds = !cs[i].repeated && mm.kind != FLOE_METRICS_NONE &&
                             mm.kind != FLOE_METRICS_COUNTS;
     }
@@ -572,26 +564,35 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
         if (present)
             continue;
         if (tf->required && !tf->initial_default_json)
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: required column %s is missing", uri, tf->name);
+            return floe_error_set(err, FLOE_ESCHEMA, "%s: required column %s is missing", uri,
+                                  tf->name);
         /* readers fill a column the file lacks from initial-default; rows appended now
          * must hold the write-default (format/spec.md "Default values") */
         if (!defaults_agree(tf))
-            FLOE_FAIL(err, FLOE_ESCHEMA, "%s: column %s is missing: readers would fill it "
-                      "with its initial-default (%s), but rows appended now take its "
-                      "write-default (%s); write the column into the file or append the "
-                      "rows as NDJSON", uri, tf->name,
-                      tf->initial_default_json ? tf->initial_default_json : "null",
-                      tf->write_default_json ? tf->write_default_json : "null");
+            return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s is missing: readers would "
+                                  "fill it with its initial-default (%s), but rows appended "
+                                  "now take its write-default (%s); write the column into "
+                                  "the file or append the rows as NDJSON", uri, tf->name,
+                                  tf->initial_default_json ? tf->initial_default_json : "null",
+                                  tf->write_default_json ? tf->write_default_json : "null");
     }
+    return 0;
+}
 
-    /* the footer: sizes, counts, and bounds where every chunk's statistics are exact */
-    for (size_t i = 0; i < nleaves; i++) {
-        leaf_acc *c = &cs[i];
+/* The footer: sizes, counts, and bounds where every chunk's statistics are exact; a
+ * column that wants bounds the footer cannot give is marked to be read. */
+static int footer_metrics(footer_ctx *x, floe_error *err) {
+    int rc = 0;
+    floe_buf bmin, bmax;
+    floe_buf_init(&bmin, 0);
+    floe_buf_init(&bmax, 0);
+    for (size_t i = 0; i < x->nleaves; i++) {
+        leaf_acc *c = &x->cs[i];
         c->nulls_known = true;
         c->exact = !c->repeated;
-        for (size_t g = 0; g < pf.num_row_groups; g++) {
+        for (size_t g = 0; g < x->pf.num_row_groups; g++) {
             floe_pq_chunk_info ci;
-            floe_pq_reader_chunk_info(r, g, i, &ci);
+            floe_pq_reader_chunk_info(x->r, g, i, &ci);
             c->size += ci.compressed_size;
             c->values += ci.num_values;
             if (ci.null_count < 0 || ci.null_count > ci.num_values)
@@ -600,7 +601,7 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
                 c->nulls += ci.null_count;
             if (!c->exact)
                 continue;
-            int got = floe_pq_reader_chunk_bounds(r, g, i, &bmin, &bmax, err);
+            int got = floe_pq_reader_chunk_bounds(x->r, g, i, &bmin, &bmax, err);
             if (got < 0) {
                 rc = got;
                 goto done;
@@ -617,7 +618,8 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
                 int vrc = value_of(c->fl, c->node->is_unsigned, c->tl, b->data, b->len, &v);
                 if (vrc == FLOE_EINVALID)
                     FLOE_FAIL(err, FLOE_EINVALID, "%s: column %s holds values beyond the "
-                              "range of %s", uri, c->node->path, floe_type_name(c->tl->type));
+                              "range of %s", x->uri, c->node->path,
+                              floe_type_name(c->tl->type));
                 if (vrc < 0) {
                     c->exact = false;
                     break;
@@ -629,128 +631,146 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
         if (c->want_bounds && !c->exact)
             c->read = true;
     }
+done:
+    floe_buf_free(&bmin);
+    floe_buf_free(&bmax);
+    return rc;
+}
 
-    /* the partition tuple: decided by bounds, or by rows */
-    if (!partition && spec->nfields) {
-        nparts = spec->nfields;
-        ps = floe_calloc(nparts, sizeof *ps);
-        if (!ps)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        for (size_t k = 0; k < nparts; k++) {
-            part_acc *p = &ps[k];
-            floe_buf_init(&p->value_b, 0);
-            floe_buf_init(&p->src0_b, 0);
-            floe_buf_init(&p->part0_b, 0);
-            floe_buf_init(&p->src1_b, 0);
-            floe_buf_init(&p->part1_b, 0);
-            p->pf = &spec->fields[k];
-        }
-        for (size_t k = 0; k < nparts; k++) {
-            part_acc *p = &ps[k];
-            const floe_partition_field *pfld = p->pf;
-            floe_type_id rt = spec->partition_type.children[k].type;
-            if (pfld->transform.kind == FLOE_XF_VOID) {
-                p->value = floe_value_null(rt);
-                p->decided = true;
-                continue;
-            }
-            if (pfld->nsource_ids > 1)
-                FLOE_FAIL(err, FLOE_EUNSUPPORTED, "%s: partition field %s has %zu source "
-                          "columns: existing files are added only to tables partitioned by "
-                          "single columns", uri, pfld->name, pfld->nsource_ids);
-            for (size_t j = 0; j < nleaves; j++)
-                if (cs[j].tl->id == pfld->source_id)
-                    p->src = &cs[j];
-            if (!p->src)
-                FLOE_FAIL(err, FLOE_EINVALID, "%s: partition source column %s is not in the "
-                          "file", uri, pfld->source_name ? pfld->source_name : pfld->name);
-            leaf_acc *c = p->src;
-            if (c->repeated)
-                FLOE_FAIL(err, FLOE_EINVALID, "%s: partition source column %s is inside a "
-                          "list or map", uri, c->node->path);
-            if (c->nulls_known && c->nulls == c->values) {
-                p->value = floe_value_null(rt);
-                p->decided = true;
-                continue;
-            }
-            floe_value sample = floe_value_null(c->tl->type);
-            bool floats = is_float_value(&sample); /* NaN is outside the bounds */
-            if (order_preserving(pfld->transform) && !floats && c->exact && c->nulls_known &&
-                c->has_minmax) {
-                floe_value lo, hi;
-                FLOE_CHECK(floe_transform_apply(pfld->transform, &c->min, &lo, err));
-                FLOE_CHECK(floe_transform_apply(pfld->transform, &c->max, &hi, err));
-                if (c->nulls > 0) {
-                    floe_value nv = floe_value_null(c->tl->type);
-                    floe_value np = floe_value_null(rt);
-                    report.several_partitions = true;
-                    rc = several(uri, p, &nv, &np, &c->min, &lo, err);
-                    goto done;
-                }
-                if (!floe_value_equal(&lo, &hi)) {
-                    report.several_partitions = true;
-                    rc = several(uri, p, &c->min, &lo, &c->max, &hi, err);
-                    goto done;
-                }
-                if (keep_value(&p->value, &p->value_b, &lo) < 0)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                p->decided = true;
-                continue;
-            }
-            p->by_rows = true;
-            c->read = true;
-        }
+/* The partition tuple of the default spec, decided by bounds where they can, else marked
+ * to be decided by the rows (p->by_rows, the source column to be read). */
+static int partition_by_bounds(footer_ctx *x, floe_error *err) {
+    const char *uri = x->uri;
+    const floe_partition_spec *spec = x->spec;
+    size_t nparts = x->nparts = spec->nfields;
+    part_acc *ps = x->ps = floe_calloc(nparts, sizeof *ps);
+    if (!ps)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t k = 0; k < nparts; k++) {
+        part_acc *p = &ps[k];
+        floe_buf_init(&p->value_b, 0);
+        floe_buf_init(&p->src0_b, 0);
+        floe_buf_init(&p->part0_b, 0);
+        floe_buf_init(&p->src1_b, 0);
+        floe_buf_init(&p->part1_b, 0);
+        p->pf = &spec->fields[k];
     }
-
-    /* the values, where the footer does not tell */
-    for (size_t i = 0; i < nleaves; i++)
-        if (cs[i].read)
-            report.columns_read++;
-    if (report.columns_read) {
-        rc = read_values(r, uri, cs, nleaves, ps, nparts, err);
-        for (size_t k = 0; rc == FLOE_EINVALID && k < nparts; k++)
-            if (ps[k].spans) {
-                report.several_partitions = true;
-                rc = several(uri, &ps[k], &ps[k].src0, &ps[k].part0, &ps[k].src1,
-                             &ps[k].part1, err);
-            }
-        if (rc < 0)
-            goto done;
-        for (size_t k = 0; k < nparts; k++) {
-            part_acc *p = &ps[k];
-            if (!p->by_rows)
-                continue;
-            if (!p->seen) /* no rows at all */
-                p->part0 = floe_value_null(spec->partition_type.children[k].type);
-            if (keep_value(&p->value, &p->value_b, &p->part0) < 0)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t k = 0; k < nparts; k++) {
+        part_acc *p = &ps[k];
+        const floe_partition_field *pfld = p->pf;
+        floe_type_id rt = spec->partition_type.children[k].type;
+        if (pfld->transform.kind == FLOE_XF_VOID) {
+            p->value = floe_value_null(rt);
             p->decided = true;
+            continue;
         }
+        if (pfld->nsource_ids > 1)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: partition field %s has %zu "
+                                  "source columns: existing files are added only to tables "
+                                  "partitioned by single columns", uri, pfld->name,
+                                  pfld->nsource_ids);
+        for (size_t j = 0; j < x->nleaves; j++)
+            if (x->cs[j].tl->id == pfld->source_id)
+                p->src = &x->cs[j];
+        if (!p->src)
+            return floe_error_set(err, FLOE_EINVALID, "%s: partition source column %s is not "
+                                  "in the file", uri,
+                                  pfld->source_name ? pfld->source_name : pfld->name);
+        leaf_acc *c = p->src;
+        if (c->repeated)
+            return floe_error_set(err, FLOE_EINVALID, "%s: partition source column %s is "
+                                  "inside a list or map", uri, c->node->path);
+        if (c->nulls_known && c->nulls == c->values) {
+            p->value = floe_value_null(rt);
+            p->decided = true;
+            continue;
+        }
+        floe_value sample = floe_value_null(c->tl->type);
+        bool floats = is_float_value(&sample); /* NaN is outside the bounds */
+        if (order_preserving(pfld->transform) && !floats && c->exact && c->nulls_known &&
+            c->has_minmax) {
+            floe_value lo, hi;
+            FLOE_FORWARD_IF_ERROR(floe_transform_apply(pfld->transform, &c->min, &lo, err));
+            FLOE_FORWARD_IF_ERROR(floe_transform_apply(pfld->transform, &c->max, &hi, err));
+            if (c->nulls > 0) {
+                floe_value nv = floe_value_null(c->tl->type);
+                floe_value np = floe_value_null(rt);
+                x->report.several_partitions = true;
+                return several(uri, p, &nv, &np, &c->min, &lo, err);
+            }
+            if (!floe_value_equal(&lo, &hi)) {
+                x->report.several_partitions = true;
+                return several(uri, p, &c->min, &lo, &c->max, &hi, err);
+            }
+            if (keep_value(&p->value, &p->value_b, &lo) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            p->decided = true;
+            continue;
+        }
+        p->by_rows = true;
+        c->read = true;
     }
+    return 0;
+}
 
-    /* metrics */
-    fi.record_count = pf.num_rows;
-    fi.file_size_in_bytes = pf.file_size;
-    fi.row_group_count = (int64_t)pf.num_row_groups;
-    fi.ncolumns = nleaves;
-    fi.columns = floe_calloc(nleaves ? nleaves : 1, sizeof *fi.columns);
-    fi.split_offsets = floe_calloc(pf.num_row_groups ? pf.num_row_groups : 1, sizeof(int64_t));
-    if (!fi.columns || !fi.split_offsets)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (size_t g = 0; g < pf.num_row_groups; g++) {
+/* The values, where the footer does not tell: the columns marked to be read, and the
+ * partition fields decided by rows. */
+static int read_marked_values(footer_ctx *x, floe_error *err) {
+    for (size_t i = 0; i < x->nleaves; i++)
+        if (x->cs[i].read)
+            x->report.columns_read++;
+    if (!x->report.columns_read)
+        return 0;
+    part_acc *ps = x->ps;
+    int rc = read_values(x->r, x->uri, x->cs, x->nleaves, ps, x->nparts, err);
+    for (size_t k = 0; rc == FLOE_EINVALID && k < x->nparts; k++)
+        if (ps[k].spans) {
+            x->report.several_partitions = true;
+            rc = several(x->uri, &ps[k], &ps[k].src0, &ps[k].part0, &ps[k].src1,
+                         &ps[k].part1, err);
+        }
+    if (rc < 0)
+        return rc;
+    for (size_t k = 0; k < x->nparts; k++) {
+        part_acc *p = &ps[k];
+        if (!p->by_rows)
+            continue;
+        if (!p->seen) /* no rows at all */
+            p->part0 = floe_value_null(x->spec->partition_type.children[k].type);
+        if (keep_value(&p->value, &p->value_b, &p->part0) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        p->decided = true;
+    }
+    return 0;
+}
+
+/* The file metrics of the columns into fi (the caller frees fi's arrays and bounds). */
+static int file_info(const footer_ctx *x, floe_pq_file_info *fi, floe_error *err) {
+    const floe_pq_reader_file *pf = &x->pf;
+    size_t nleaves = x->nleaves;
+    fi->record_count = pf->num_rows;
+    fi->file_size_in_bytes = pf->file_size;
+    fi->row_group_count = (int64_t)pf->num_row_groups;
+    fi->ncolumns = nleaves;
+    fi->columns = floe_calloc(nleaves ? nleaves : 1, sizeof *fi->columns);
+    fi->split_offsets = floe_calloc(pf->num_row_groups ? pf->num_row_groups : 1,
+                                    sizeof(int64_t));
+    if (!fi->columns || !fi->split_offsets)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t g = 0; g < pf->num_row_groups; g++) {
         floe_pq_row_group_info rg;
-        floe_pq_reader_row_group_info(r, g, &rg);
+        floe_pq_reader_row_group_info(x->r, g, &rg);
         int64_t off = rg.file_offset;
-        if (off <= 0 && pf.num_columns) {
+        if (off <= 0 && pf->num_columns) {
             floe_pq_chunk_info ci;
-            floe_pq_reader_chunk_info(r, g, 0, &ci);
+            floe_pq_reader_chunk_info(x->r, g, 0, &ci);
             off = ci.dictionary_page_offset > 0 ? ci.dictionary_page_offset : ci.data_page_offset;
         }
-        fi.split_offsets[fi.nsplits++] = off;
+        fi->split_offsets[fi->nsplits++] = off;
     }
     for (size_t i = 0; i < nleaves; i++) {
-        leaf_acc *c = &cs[i];
-        floe_pq_column_info *ci = &fi.columns[i];
+        const leaf_acc *c = &x->cs[i];
+        floe_pq_column_info *ci = &fi->columns[i];
         ci->field = c->tl;
         ci->field_id = c->tl->id;
         ci->repeated = c->repeated;
@@ -773,86 +793,121 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
                 hi.v.d = 0.0;
             if (plain_bytes(c->tl, &lo, &ci->lower_bound, &ci->lower_len) < 0 ||
                 plain_bytes(c->tl, &hi, &ci->upper_bound, &ci->upper_len) < 0)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
             ci->has_bounds = true;
         }
     }
-    memset(out, 0, sizeof *out);
-    FLOE_CHECK(floe_data_file_from_parquet(&fi, cfg, arena, out, err));
-    {
-        /* null counts the footer did not give are unknown, not zero: drop them */
-        floe_column_count *nc = (floe_column_count *)out->null_value_counts.items;
-        size_t k = 0;
-        for (size_t i = 0; i < out->null_value_counts.n; i++) {
-            bool known = true;
-            for (size_t j = 0; j < nleaves; j++)
-                if (cs[j].tl->id == nc[i].field_id)
-                    known = cs[j].nulls_known;
-            if (known)
-                nc[k++] = nc[i];
-        }
-        out->null_value_counts.n = k;
+    return 0;
+}
+
+/* Null counts the footer did not give are unknown, not zero: drop them from out. */
+static void drop_unknown_null_counts(const footer_ctx *x, floe_data_file *out) {
+    floe_column_count *nc = (floe_column_count *)out->null_value_counts.items;
+    size_t k = 0;
+    for (size_t i = 0; i < out->null_value_counts.n; i++) {
+        bool known = true;
+        for (size_t j = 0; j < x->nleaves; j++)
+            if (x->cs[j].tl->id == nc[i].field_id)
+                known = x->cs[j].nulls_known;
+        if (known)
+            nc[k++] = nc[i];
     }
+    out->null_value_counts.n = k;
+}
+
+/* The partition tuple: the caller's, or the one derived (copied into arena). */
+static int partition_tuple(const footer_ctx *x, const floe_value *partition, size_t npartition,
+                           floe_arena *arena, floe_data_file *out, floe_error *err) {
+    if (partition) {
+        if (npartition != x->spec->nfields)
+            return floe_error_set(err, FLOE_EINVALID, "%s: %zu partition values for a spec "
+                                  "of %zu fields", x->uri, npartition, x->spec->nfields);
+        out->partition = partition;
+        out->npartition = npartition;
+        return 0;
+    }
+    if (!x->nparts)
+        return 0;
+    floe_value *tuple = floe_arena_alloc(arena, x->nparts * sizeof *tuple);
+    if (!tuple)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t k = 0; k < x->nparts; k++) {
+        floe_value v = x->ps[k].value;
+        if (!x->ps[k].decided)
+            return floe_error_set(err, FLOE_EINTERNAL, "%s: partition field %s undecided",
+                                  x->uri, x->ps[k].pf->name);
+        if (!v.is_null && is_bytes_value(&v)) {
+            const uint8_t *cp = floe_arena_memdup(arena, v.v.bytes.n ? v.v.bytes.p
+                                                                     : (const uint8_t *)"",
+                                                  v.v.bytes.n + 1);
+            if (!cp)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            v.v.bytes.p = cp;
+        }
+        tuple[k] = v;
+    }
+    out->partition = tuple;
+    out->npartition = x->nparts;
+    return 0;
+}
+
+int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m, const char *uri,
+                                       const char *recorded_path, const floe_value *partition,
+                                       size_t npartition, floe_arena *arena,
+                                       floe_data_file *out, floe_parquet_file_report *rep,
+                                       floe_error *err) {
+    footer_ctx x;
+    memset(&x, 0, sizeof x);
+    x.uri = uri;
+    floe_pq_file_info fi;
+    memset(&fi, 0, sizeof fi);
+    int rc = 0;
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    const floe_metadata_spec *msp = floe_table_metadata_default_spec(m);
+    if (!ms || !msp)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema or spec");
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &x.ts, err));
+    FLOE_CHECK(floe_partition_spec_parse_json(msp->json, strlen(msp->json), x.ts, &x.spec, err));
+    FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, x.ts, NULL, &x.cfg, err));
+    FLOE_CHECK(floe_pq_reader_open(io, uri, NULL, &x.r, err));
+    FLOE_CHECK(check_schema(&x, err));
+    FLOE_CHECK(footer_metrics(&x, err));
+    if (!partition && x.spec->nfields)
+        FLOE_CHECK(partition_by_bounds(&x, err));
+    FLOE_CHECK(read_marked_values(&x, err));
+    FLOE_CHECK(file_info(&x, &fi, err));
+    memset(out, 0, sizeof *out);
+    FLOE_CHECK(floe_data_file_from_parquet(&fi, x.cfg, arena, out, err));
+    drop_unknown_null_counts(&x, out);
     out->content = FLOE_CONTENT_DATA;
     if (!(out->file_path = floe_arena_strdup(arena, recorded_path)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-
-    /* the partition tuple */
-    if (partition) {
-        if (npartition != spec->nfields)
-            FLOE_FAIL(err, FLOE_EINVALID, "%s: %zu partition values for a spec of %zu fields",
-                      uri, npartition, spec->nfields);
-        out->partition = partition;
-        out->npartition = npartition;
-    } else if (nparts) {
-        floe_value *tuple = floe_arena_alloc(arena, nparts * sizeof *tuple);
-        if (!tuple)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        for (size_t k = 0; k < nparts; k++) {
-            floe_value v = ps[k].value;
-            if (!ps[k].decided)
-                FLOE_FAIL(err, FLOE_EINTERNAL, "%s: partition field %s undecided", uri,
-                          ps[k].pf->name);
-            if (!v.is_null && is_bytes_value(&v)) {
-                const uint8_t *cp = floe_arena_memdup(arena, v.v.bytes.n ? v.v.bytes.p
-                                                                         : (const uint8_t *)"",
-                                                      v.v.bytes.n + 1);
-                if (!cp)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                v.v.bytes.p = cp;
-            }
-            tuple[k] = v;
-        }
-        out->partition = tuple;
-        out->npartition = nparts;
-    }
+    FLOE_CHECK(partition_tuple(&x, partition, npartition, arena, out, err));
 done:
     if (rep)
-        *rep = report;
+        *rep = x.report;
     for (size_t i = 0; fi.columns && i < fi.ncolumns; i++) {
         floe_free(fi.columns[i].lower_bound);
         floe_free(fi.columns[i].upper_bound);
     }
     floe_free(fi.columns);
     floe_free(fi.split_offsets);
-    for (size_t i = 0; cs && i < nleaves; i++) {
-        floe_buf_free(&cs[i].min_b);
-        floe_buf_free(&cs[i].max_b);
+    for (size_t i = 0; x.cs && i < x.nleaves; i++) {
+        floe_buf_free(&x.cs[i].min_b);
+        floe_buf_free(&x.cs[i].max_b);
     }
-    floe_free(cs);
-    for (size_t k = 0; ps && k < nparts; k++) {
-        floe_buf_free(&ps[k].value_b);
-        floe_buf_free(&ps[k].src0_b);
-        floe_buf_free(&ps[k].part0_b);
-        floe_buf_free(&ps[k].src1_b);
-        floe_buf_free(&ps[k].part1_b);
+    floe_free(x.cs);
+    for (size_t k = 0; x.ps && k < x.nparts; k++) {
+        floe_buf_free(&x.ps[k].value_b);
+        floe_buf_free(&x.ps[k].src0_b);
+        floe_buf_free(&x.ps[k].part0_b);
+        floe_buf_free(&x.ps[k].src1_b);
+        floe_buf_free(&x.ps[k].part1_b);
     }
-    floe_free(ps);
-    floe_metrics_config_free(cfg);
-    floe_pq_reader_close(r);
-    floe_partition_spec_free(spec);
-    floe_schema_free(ts);
-    floe_buf_free(&bmin);
-    floe_buf_free(&bmax);
+    floe_free(x.ps);
+    floe_metrics_config_free(x.cfg);
+    floe_pq_reader_close(x.r);
+    floe_partition_spec_free(x.spec);
+    floe_schema_free(x.ts);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "floe/scan.h"
 #include "iceberg/scan_internal.h"
@@ -172,6 +173,11 @@ typedef struct planner {
     int32_t *del_spec;
     size_t ndel, delcap;
     size_t taskcap;
+    /* the planned data files' paths -> the index in mfs of the manifest naming them: a
+     * file live twice in one snapshot would have its rows read twice */
+    floe_keyset planned;
+    const floe_manifest_file *mfs;
+    size_t cur;                    /* the manifest being read */
 } planner;
 
 /* The spec with this id, parsed and bound to the scan schema (cached); NULL when the
@@ -223,6 +229,21 @@ static bool tuple_equal(const floe_data_file *a, const floe_data_file *b) {
 static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
                     const floe_partition_spec *spec) {
     floe_scan_plan *p = pl->p;
+    const char *path = e->file.file_path;
+    size_t before = pl->planned.n;
+    int64_t *first;
+    int rc = floe_keyset_put(&pl->planned, path, strlen(path), (int64_t)pl->cur, &first);
+    if (rc < 0)
+        return floe_error_set(pl->err, rc, "data file paths: %s", floe_strerror(rc));
+    if (pl->planned.n == before) {
+        const char *other = pl->mfs[*first].manifest_path;
+        return floe_error_set(pl->err, FLOE_ECORRUPT,
+                              "snapshot %" PRId64 ": data file %s is live in two manifest "
+                              "entries (%s%s%s); refusing to read its rows twice",
+                              p->snapshot_id, path, other,
+                              *first == (int64_t)pl->cur ? ", twice" : " and ",
+                              *first == (int64_t)pl->cur ? "" : pl->mfs[pl->cur].manifest_path);
+    }
     if (p->ntasks == pl->taskcap) {
         size_t nc = pl->taskcap ? pl->taskcap * 2 : 64;
         floe_scan_task *nt = floe_realloc(p->tasks, nc * sizeof *nt);
@@ -516,8 +537,11 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
         }
         p->stats.manifests_total = (int64_t)list.nfiles;
         /* data manifests first is not required: deletes are paired after all are read */
-        for (size_t i = 0; i < list.nfiles; i++)
+        pl.mfs = list.files;
+        for (size_t i = 0; i < list.nfiles; i++) {
+            pl.cur = i;
             FLOE_CHECK(read_manifest(&pl, &list.files[i]));
+        }
         FLOE_CHECK(pair_deletes(&pl));
     }
     p->stats.data_files = (int64_t)p->ntasks;
@@ -527,6 +551,7 @@ done:
     floe_free(pl.dels);
     floe_free(pl.del_seq);
     floe_free(pl.del_spec);
+    floe_keyset_free(&pl.planned);
     if (rc < 0) {
         floe_scan_plan_free(p);
         return rc;

@@ -1,7 +1,7 @@
 /*
  * scan_read.c - reading the rows of a scan plan: column projection by field id (or the
  * table's name mapping), defaults and identity-partition constants for fields a file
- * lacks, position and equality deletes, the row filter, and output as NDJSON / CSV.
+ * lacks, position and equality deletes, the row filter, and output as NDJSON or to a row callback.
  *
  * Spec: format/spec.md "Column Projection" (ids at every nesting level;
  * schema.name-mapping.default for files without ids, authoritative once present;
@@ -608,7 +608,10 @@ typedef struct scan_ctx {
     floe_pq_sink_fn sink;
     void *sink_ctx;
     floe_buf out;
-    floe_pq_row_format fmt; /* what the reader prints: NDJSON (also for CSV) or canonical */
+    const char **row_labels;    /* for the row callback */
+    floe_pq_text *row_values;
+    size_t *row_ends;
+    floe_pq_row_format fmt; /* what the reader prints: NDJSON (also for the row callback) or canonical */
 
     out_col *cols;
     size_t ncols;
@@ -703,22 +706,6 @@ static int eq_deleted(scan_ctx *c, bool *deleted) {
         *deleted = bsearch(&k, dc->keys, dc->nkeys, sizeof *dc->keys, cmp_str) != NULL;
     }
     return 0;
-}
-
-static int csv_field(floe_buf *b, const char *p, size_t n) {
-    bool q = false;
-    for (size_t i = 0; i < n && !q; i++)
-        q = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
-    if (!q)
-        return floe_buf_append(b, p, n);
-    int rc = floe_buf_append_byte(b, '"');
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (p[i] == '"')
-            rc = floe_buf_append_byte(b, '"');
-        if (rc == 0)
-            rc = floe_buf_append_byte(b, (uint8_t)p[i]);
-    }
-    return rc < 0 ? rc : floe_buf_append_byte(b, '"');
 }
 
 /* Call fn for each element of the array text s[0..n). FLOE_ECORRUPT for text that is
@@ -871,38 +858,48 @@ static int row_member_cb(void *ctx, span key, span value) {
 
 static int emit_row(scan_ctx *c) {
     int rc = 0;
-    bool csv = c->ro->format == FLOE_PQ_ROWS_CSV;
-    if (!csv)
+    bool fields = c->ro->row != NULL;
+    if (!fields)
         rc |= floe_buf_append_byte(&c->out, '{');
     for (size_t i = 0; i < c->ncols && rc == 0; i++) {
         const out_col *oc = &c->cols[i];
         span v = c->cells[oc->top];
-        if (i)
+        if (i && !fields)
             rc |= floe_buf_append_byte(&c->out, ',');
+        size_t start = c->out.len;
         if (oc->depth > 1) {
             /* the value below the top-level field, extracted into scratch text */
             floe_buf_reset(&c->key);
             FLOE_FORWARD_IF_ERROR(extract(c, v, oc->chain, oc->depth, &c->key));
             v = (span){(const char *)c->key.data, c->key.len};
         }
-        if (csv) {
-            if (is_null_span(v))
-                continue;
-            if (v.n >= 2 && v.p[0] == '"' && !memchr(v.p + 1, '\\', v.n - 2))
-                rc |= csv_field(&c->out, v.p + 1, v.n - 2);
-            else
-                rc |= csv_field(&c->out, v.p, v.n);
+        if (fields) {
+            rc |= floe_buf_append(&c->out, v.p, v.n);
+            c->row_ends[i] = c->out.len - start;
             continue;
         }
         rc |= json_key(&c->out, oc->label);
         rc |= floe_buf_append_byte(&c->out, ':');
         rc |= floe_buf_append(&c->out, v.p, v.n);
     }
-    if (!csv)
+    if (!fields)
         rc |= floe_buf_append_byte(&c->out, '}');
-    rc |= floe_buf_append_byte(&c->out, '\n');
+    if (!fields)
+        rc |= floe_buf_append_byte(&c->out, '\n');
     if (rc < 0)
         return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    if (fields) {
+        /* the row's values sit back to back in out; out holds nothing else here */
+        for (size_t i = 0, at = 0; i < c->ncols; i++) {
+            c->row_values[i] = (floe_pq_text){(const char *)c->out.data + at, c->row_ends[i]};
+            at += c->row_ends[i];
+        }
+        rc = c->ro->row(c->ro->row_ctx, c->ncols, c->row_labels, c->row_values);
+        floe_buf_reset(&c->out);
+        if (rc < 0)
+            return floe_error_set(c->err, rc, "output: %s", floe_strerror(rc));
+        return 0;
+    }
     if (c->out.len >= (64u << 10))
         return out_flush(c);
     return 0;
@@ -961,7 +958,8 @@ static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, const floe_
     del_cache *dc = &(*caches)[(*ncaches)++];
     memset(dc, 0, sizeof *dc);
     dc->file = df;
-    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
+    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes,
+                                 .max_read_bytes = c->ro->max_read_bytes};
     FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, c->mapping, c->schema, &po, c->err));
     *out = dc;
     return 0;
@@ -1020,7 +1018,8 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
         qsort(c->positions, c->npositions, sizeof *c->positions, cmp_i64);
 
     FLOE_CHECK(floe_table_resolve_path(c->t, df->file_path, &uri, c->err));
-    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes};
+    floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes,
+                                 .max_read_bytes = c->ro->max_read_bytes};
     FLOE_CHECK(floe_pq_reader_open(floe_table_io(c->t), uri, &po, &r, c->err));
     {
         floe_pq_reader_file fi;
@@ -1158,13 +1157,19 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     for (size_t i = 0; i < c.ntop; i++)
         FLOE_CHECK(add_map_keys(&c.need, &c.schema->root.children[i]));
     id_set_sort(&c.need);
-    if (ro->format == FLOE_PQ_ROWS_CSV) {
-        for (size_t i = 0; i < c.ncols; i++) {
-            if (i)
-                FLOE_CHECK(floe_buf_append_byte(&c.out, ','));
-            FLOE_CHECK(csv_field(&c.out, c.cols[i].label, strlen(c.cols[i].label)));
-        }
-        FLOE_CHECK(floe_buf_append_byte(&c.out, '\n'));
+    if (ro->row) {
+        if (ro->format != FLOE_PQ_ROWS_NDJSON)
+            FLOE_FAIL(err, FLOE_EINVALID, "scan: row callback values are NDJSON");
+        size_t nc = c.ncols ? c.ncols : 1;
+        c.row_labels = floe_calloc(nc, sizeof *c.row_labels);
+        c.row_values = floe_calloc(nc, sizeof *c.row_values);
+        c.row_ends = floe_calloc(nc, sizeof *c.row_ends);
+        if (!c.row_labels || !c.row_values || !c.row_ends)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c.ncols; i++)
+            c.row_labels[i] = c.cols[i].label;
+        if ((rc = ro->row(ro->row_ctx, c.ncols, c.row_labels, NULL)) < 0)
+            FLOE_FAIL(err, rc, "output: %s", floe_strerror(rc));
     }
     for (size_t i = 0; i < p->ntasks; i++) {
         if (ro->limit >= 0 && c.st.rows_out >= ro->limit)
@@ -1186,6 +1191,9 @@ done:
     floe_free(c.eq_ids);
     floe_free(c.eq_nids);
     floe_free(c.cols);
+    floe_free(c.row_labels);
+    floe_free(c.row_values);
+    floe_free(c.row_ends);
     floe_buf_free(&c.out);
     floe_buf_free(&c.key);
     floe_arena_reset(&c.scratch);

@@ -18,6 +18,16 @@ root=$tmp/prefix
 cmake --install "$build" --prefix "$root" > "$tmp/install.log" ||
   fail "cmake --install: $(cat "$tmp/install.log")"
 libdir=$(ls -d "$root"/lib* | head -n 1)
+# `make install PREFIX=...` installs into PREFIX whatever prefix the build was first
+# configured with (its CMAKE_INSTALL_PREFIX): the rule passes --prefix on every install
+if command -v make > /dev/null && [ -f "$src/Makefile" ]; then
+  configured=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+  [ "$configured" != "$tmp/other" ] || fail "the build was configured with the test's prefix"
+  make -s -n -C "$src" install BUILD="$build" PREFIX="$tmp/other" > "$tmp/make.log" 2>&1 ||
+    fail "make -n install: $(cat "$tmp/make.log")"
+  grep -q -- "--install $build --prefix $tmp/other\$" "$tmp/make.log" ||
+    fail "make install PREFIX=$tmp/other does not install there (configured: $configured): $(cat "$tmp/make.log")"
+fi
 for f in bin/floe include/floe/floe.h include/floe/common.h include/floe/convert.h \
          include/floe/table.h; do
   [ -e "$root/$f" ] || fail "missing $f"

@@ -34,6 +34,10 @@ conf=${FLOE_CONFORMANCE:-$src/../shared/conformance}
 [ -d "$conf/iceberg" ] || conf=/work/shared/conformance
 js=$src/tests/js
 legacy=$src/tests/data/legacy
+# the fixtures' metadata files are kept as NAME.metadata.json.in (see its README)
+unpack_metadata() {
+  for f in "$1"/*.metadata.json.in; do mv "$f" "${f%.in}"; done
+}
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
@@ -102,6 +106,7 @@ n=$(cd "$js" && node icebird_read.mjs --metadata "${ptr#file://}" --count)
 # ---------------------------------------------------------------------------------------
 mkdir -p "$tmp/old" "$tmp/elsewhere"
 cp -r "$legacy/sql-warehouse" "$tmp/old/warehouse"
+unpack_metadata "$tmp/old/warehouse/demo/events/metadata"
 sqlite_build "$tmp/old/warehouse/catalog.db" "$legacy/sql-warehouse.sql"
 case $(pointer "$tmp/old/warehouse/catalog.db" demo events) in
   warehouse/*) ;; *) fail "the legacy fixture is not relative" ;;
@@ -132,7 +137,8 @@ n=$(cd "$js" && node icebird_read.mjs --metadata "${ptr#file://}" --count)
 [ "$n" = 7 ] || fail "icebird reads the migrated copy: $n rows"
 # the filesystem catalog's legacy warehouse
 cp -r "$legacy/fs-warehouse" "$tmp/old/fsw"
-for f in "$tmp/old/fsw/demo/events/metadata/"*.metadata.json.in; do mv "$f" "${f%.in}"; done
+unpack_metadata "$tmp/old/fsw/demo/events/metadata"
+printf 3 > "$tmp/old/fsw/demo/events/metadata/version-hint.text" # the filesystem catalog's pointer
 n=$(cd "$tmp/elsewhere" && FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE="$tmp/old/fsw" rows demo.events)
 [ "$n" = 5 ] || fail "legacy filesystem catalog from another folder: $n rows"
 (cd "$tmp/elsewhere" && FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE="$tmp/old/fsw" \

@@ -8,10 +8,11 @@
  * prints "ok <command>" (or "error <why>") on stdout after each:
  *
  *   topic NAME PARTITIONS              create a topic (replication 3, or BROKERS if fewer)
- *   produce TOPIC FILE [CODEC]         each line of FILE (empty ones too) as one message,
+ *   produce TOPIC FILE [CODEC [LINGER]]  each line of FILE (empty ones too) as one message,
  *                                      keyed "k<line number>", header seq=<line number>,
  *                                      spread over the partitions by the key; CODEC
- *                                      none|gzip|snappy|lz4|zstd (the batches' compression)
+ *                                      none|gzip|snappy|lz4|zstd (the batches' compression),
+ *                                      LINGER the producer's linger.ms (default 5)
  *   leader TOPIC PARTITION BROKER      move a partition's leader
  *   errors APIKEY COUNT ERRCODE        the next COUNT requests of APIKEY fail with ERRCODE
  *   down BROKER / up BROKER            take a broker off the network and back
@@ -25,12 +26,12 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-static rd_kafka_t *producer(const char *bootstrap, const char *codec) {
+static rd_kafka_t *producer(const char *bootstrap, const char *codec, const char *linger) {
     char es[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     if (rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, es, sizeof es) ||
         rd_kafka_conf_set(c, "compression.codec", codec, es, sizeof es) ||
-        rd_kafka_conf_set(c, "linger.ms", "5", es, sizeof es) ||
+        rd_kafka_conf_set(c, "linger.ms", linger, es, sizeof es) ||
         rd_kafka_conf_set(c, "enable.idempotence", "true", es, sizeof es)) {
         fprintf(stderr, "kafka_mock: %s\n", es);
         rd_kafka_conf_destroy(c);
@@ -43,11 +44,11 @@ static rd_kafka_t *producer(const char *bootstrap, const char *codec) {
 }
 
 static int produce(const char *bootstrap, const char *topic, const char *path,
-                   const char *codec) {
+                   const char *codec, const char *linger) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
-    rd_kafka_t *rk = producer(bootstrap, codec);
+    rd_kafka_t *rk = producer(bootstrap, codec, linger);
     if (!rk) {
         fclose(f);
         return -1;
@@ -175,7 +176,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(cmd, "topic") && nf >= 3) {
             rc = rd_kafka_mock_topic_create(mc, a, atoi(b), brokers < 3 ? brokers : 3) ? -1 : 0;
         } else if (!strcmp(cmd, "produce") && nf >= 3) {
-            rc = produce(bootstrap, a, b, nf >= 4 ? d : "none");
+            rc = produce(bootstrap, a, b, nf >= 4 ? d : "none", nf >= 5 ? e5 : "5");
         } else if (!strcmp(cmd, "leader") && nf >= 4) {
             rc = rd_kafka_mock_partition_set_leader(mc, a, atoi(b), atoi(d)) ? -1 : 0;
         } else if (!strcmp(cmd, "errors") && nf >= 4) {

@@ -41,6 +41,7 @@
 #include "floe/io.h"
 #include "harness.h"
 #include "common/testing.h"
+#include "io/io_faults.h"
 
 typedef enum fault_kind {
     FAULT_ALLOC = -1, /* floe_malloc & co (floe_alloc_fail_after) */

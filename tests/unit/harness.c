@@ -1,6 +1,8 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
+#include "floe/mapguard.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -29,7 +31,19 @@ void harness_fail(const char *file, int line, const char *fmt, ...) {
 
 void harness_abort_test(void) { longjmp(cur_jmp, 1); }
 
+bool harness_bare_process;
+
 void harness_run(const char *name, void (*fn)(void)) {
+    static bool set_up;
+    if (!set_up && !harness_bare_process) {
+        floe_error err;
+        floe_error_clear(&err);
+        if (floe_map_guard_install(&err) < 0) {
+            fprintf(stderr, "harness: %s\n", err.msg);
+            exit(1);
+        }
+        set_up = true;
+    }
     cur_name = name;
     cur_failed = 0;
     if (setjmp(cur_jmp) == 0)

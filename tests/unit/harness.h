@@ -21,7 +21,12 @@
 #define TEST(name) static void name(void)
 #define RUN(name) harness_run(#name, name)
 
+/* Run one test. Before the first test not run bare, the process is set up as the floe
+ * command sets it up: the SIGBUS handler of guarded mappings (floe_map_guard_install). */
 void harness_run(const char *name, void (*fn)(void));
+/* Set while running tests that need the process as the library leaves it (no handler
+ * installed yet): run them before the others. */
+extern bool harness_bare_process;
 int harness_finish(void);
 void harness_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

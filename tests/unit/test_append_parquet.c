@@ -514,6 +514,51 @@ TEST(test_unannotated_uuid) {
     harness_table_close(&e);
 }
 
+/* An existing file is added once: given twice in one append (under two spellings of its
+ * path) or again once it is live, it is refused, and nothing is committed; it is recorded
+ * as a file:// URI of its absolute path. */
+TEST(test_added_once) {
+    harness_table e;
+    harness_table_open(&e, "once", SCHEMA, NULL, NULL, NULL, 0);
+    char path[4200], other[4300];
+    snprintf(path, sizeof path, "%s/once.parquet", e.dir);
+    snprintf(other, sizeof other, "%s/./../%s/once.parquet", e.dir, strrchr(e.dir, '/') + 1);
+    const char *groups[] = {"{\"id\":1,\"s\":\"a\"}\n{\"id\":2,\"s\":\"b\"}\n"};
+    write_groups(path, groups, 1, NULL);
+    floe_table_append_options o;
+    floe_table_append_options_init(&o);
+    o.fsync = false;
+    floe_table_append_result r;
+    memset(&r, 0, sizeof r);
+    floe_error err;
+    floe_error_clear(&err);
+    const char *twice[] = {path, other};
+    CHECK_EQ_INT(floe_table_append_files(e.t, twice, 2, &o, &r, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "is given twice") != NULL);
+    CHECK(!floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t)));
+    const char *one[] = {path};
+    REQUIRE_OK(floe_table_append_files(e.t, one, 1, &o, &r, &err), err);
+    floe_table_append_result_reset(&r);
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    REQUIRE(s);
+    int64_t snap = s->snapshot_id;
+    const char *again[] = {other};
+    CHECK_EQ_INT(floe_table_append_files(e.t, again, 1, &o, &r, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "is already a data file of the table") != NULL);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    s = floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    CHECK(s && s->snapshot_id == snap);
+    floe_scan_plan *p = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &p, &err), err);
+    REQUIRE(p->ntasks == 1);
+    char want[4300];
+    snprintf(want, sizeof want, "file://%s", path);
+    CHECK_EQ_STR(p->tasks[0].file->file_path, want);
+    CHECK_EQ_INT(p->records, 2);
+    floe_scan_plan_free(p);
+    harness_table_close(&e);
+}
+
 int main(void) {
     RUN(test_bounds_every_row_group);
     RUN(test_bounds_from_values_when_truncated);
@@ -523,5 +568,6 @@ int main(void) {
     RUN(test_partition_day);
     RUN(test_split);
     RUN(test_unannotated_uuid);
+    RUN(test_added_once);
     return harness_finish();
 }

@@ -357,6 +357,233 @@ TEST(values_cap) {
     floe_buf_free(&f);
 }
 
+/* ---- a manifest of many dense blocks: the cap on what one file decodes to ------------- */
+
+static const char DENSE_SCHEMA[] =
+    "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+    "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+    "{\"name\":\"data_file\",\"field-id\":2,\"type\":{\"type\":\"record\",\"name\":\"r2\","
+    "\"fields\":["
+    "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+    "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
+    "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+    "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},"
+    "{\"name\":\"column_sizes\",\"field-id\":108,\"type\":{\"type\":\"array\",\"items\":"
+    "{\"type\":\"record\",\"name\":\"k117_v118\",\"fields\":["
+    "{\"name\":\"key\",\"type\":\"int\",\"field-id\":117},"
+    "{\"name\":\"value\",\"type\":\"long\",\"field-id\":118}]}}}]}}]}";
+
+#define DENSE_DECODED (48u << 20) /* what the file's blocks decode to */
+#define DENSE_CAP (8u << 20)      /* the cap the readers are given */
+/* Peak resident growth allowed for reading up to the cap and keeping every entry (KiB):
+ * 60 MiB is needed. Under AddressSanitizer freed memory stays resident in its quarantine
+ * (256 MiB by default), and the generic decoder frees a block's value tree per block. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DENSE_QUARANTINE_KIB (256 * 1024)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DENSE_QUARANTINE_KIB (256 * 1024)
+#endif
+#endif
+#ifndef DENSE_QUARANTINE_KIB
+#define DENSE_QUARANTINE_KIB 0
+#endif
+#define DENSE_PEAK_KIB (128 * 1024 + DENSE_QUARANTINE_KIB)
+
+/* The same entry (a path and 16 column sizes) again and again in deflate blocks of about
+ * 1 MiB: 48 MiB of records in a file of well under 1 MiB. Returns the entries. */
+static size_t make_dense_manifest(floe_buf *out) {
+    floe_avro_schema *s = NULL;
+    floe_error err;
+    floe_buf_init(out, 0);
+    if (floe_avro_schema_parse(DENSE_SCHEMA, sizeof DENSE_SCHEMA - 1, &s, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "schema: %s", err.msg);
+        return 0;
+    }
+    floe_buf e;
+    floe_buf_init(&e, 0);
+    static const char path[] = "s3://bucket/warehouse/db/t/data/00000-0-dense.parquet";
+    floe_avro_encode_long(&e, 1);
+    floe_avro_encode_bytes(&e, path, sizeof path - 1);
+    floe_avro_encode_bytes(&e, "PARQUET", 7);
+    floe_avro_encode_long(&e, 1000);
+    floe_avro_encode_long(&e, 123456);
+    floe_avro_encode_long(&e, 16);
+    for (int i = 1; i <= 16; i++)
+        count_item(&e, (size_t)i);
+    floe_avro_encode_long(&e, 0);
+    floe_avro_writer_options wo = {.codec = FLOE_CODEC_DEFLATE, .block_size = 1 << 20,
+                                   .sync = test_sync, .meta = manifest_meta,
+                                   .n_meta = sizeof manifest_meta / sizeof manifest_meta[0]};
+    floe_avro_writer *w = NULL;
+    size_t n = 0;
+    if (floe_avro_writer_open(s, &wo, out, &w, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "open: %s", err.msg);
+    } else {
+        for (; n * e.len < DENSE_DECODED; n++)
+            if (floe_avro_writer_append_encoded(w, e.data, e.len, &err) < 0)
+                break;
+        if (floe_avro_writer_close(w, &err) < 0)
+            harness_fail(__FILE__, __LINE__, "close: %s", err.msg);
+    }
+    floe_buf_free(&e);
+    floe_avro_schema_free(s);
+    return n;
+}
+
+typedef struct dense_in {
+    const floe_buf *file;
+    bool generic;
+    uint64_t cap;    /* options.max_bytes (0: the process-wide default) */
+} dense_in;
+
+/* Read the manifest keeping a copy of every data file, as a scan plan does: 0 when the
+ * read stops with FLOE_ELIMIT naming the file and the cap. */
+static int read_dense(void *arg) {
+    const dense_in *d = arg;
+    floe_manifest_read_options o = {.max_bytes = d->cap};
+    floe_manifest_reader *r = NULL;
+    floe_error err;
+    if (floe_manifest_reader_open_mem(d->file->data, d->file->len, "dense-m0.avro", &o, &r,
+                                      &err) < 0) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        return 1;
+    }
+    if (d->generic)
+        floe_mf_reader_force_generic(r);
+    floe_arena kept;
+    floe_arena_init(&kept, 1 << 20);
+    const floe_manifest_entry *e;
+    int rc;
+    size_t n = 0;
+    while ((rc = floe_manifest_reader_next(r, &e, &err)) == 1) {
+        floe_data_file copy;
+        if (floe_data_file_copy(&e->file, &kept, &copy, &err) < 0)
+            break;
+        n++;
+    }
+    char cap[32];
+    snprintf(cap, sizeof cap, "%u bytes", DENSE_CAP);
+    int bad = !(rc == FLOE_ELIMIT && strstr(err.msg, "dense-m0.avro") && strstr(err.msg, cap) &&
+                strstr(err.msg, "FLOE_MANIFEST_MAX_BYTES"));
+    if (bad)
+        fprintf(stderr, "after %zu entries: rc %d: %s\n", n, rc, rc < 0 ? err.msg : "");
+    floe_arena_reset(&kept);
+    floe_manifest_reader_close(r);
+    return bad;
+}
+
+/* Both decoders stop at the cap with an error naming the file and the cap, and the
+ * memory a reader that keeps every entry needs stays near what the cap allows (reading
+ * all 48 MiB takes six times as much); under the cap the same file reads in full. */
+TEST(manifest_decoded_bytes_cap) {
+    floe_buf f;
+    size_t n = make_dense_manifest(&f);
+    REQUIRE(n > 100000 && f.len < DENSE_DECODED / 32);
+    for (int g = 0; g < 2; g++) {
+        for (int by_default = 0; by_default < 2; by_default++) {
+            dense_in d = {&f, g == 1, by_default ? 0 : DENSE_CAP};
+            floe_manifest_set_max_bytes(by_default ? DENSE_CAP : 0);
+            long long peak = -1;
+            int rc = harness_child_peak_kib(read_dense, &d, DENSE_PEAK_KIB, &peak);
+            printf("  %s decoder, cap %s: peak +%lld KiB\n", g ? "generic" : "streaming",
+                   by_default ? "by default" : "in the options", peak);
+            CHECK_EQ_INT(rc, 0);
+            CHECK(peak >= 0 && peak < DENSE_PEAK_KIB);
+        }
+    }
+    floe_manifest_set_max_bytes(0);
+    floe_manifest_read_options o = {.max_bytes = DENSE_DECODED + (16u << 20)};
+    floe_manifest_reader *r = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_manifest_reader_open_mem(f.data, f.len, "dense-m0.avro", &o, &r, &err), err);
+    const floe_manifest_entry *e;
+    size_t got = 0;
+    int rc;
+    while ((rc = floe_manifest_reader_next(r, &e, &err)) == 1)
+        got++;
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(got, n);
+    floe_manifest_reader_close(r);
+    floe_buf_free(&f);
+}
+
+/* A deflate block that inflates past max_block_bytes is refused naming the cap (it said
+ * "out of memory"); one that inflates to exactly the cap reads. */
+TEST(deflate_block_cap) {
+    floe_avro_schema *s = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_avro_schema_parse("\"bytes\"", 7, &s, &err), err);
+    size_t len = (1u << 20) - 4; /* encoded: a 3-byte length, then the bytes */
+    uint8_t *zeros = calloc(1, len);
+    REQUIRE(zeros);
+    floe_buf f;
+    floe_buf_init(&f, 0);
+    floe_avro_writer_options wo = {.codec = FLOE_CODEC_DEFLATE, .block_size = 4 << 20,
+                                   .sync = test_sync};
+    floe_avro_writer *w = NULL;
+    floe_buf rec;
+    floe_buf_init(&rec, 0);
+    floe_avro_encode_bytes(&rec, zeros, len);
+    REQUIRE(rec.len == len + 3);
+    REQUIRE_OK(floe_avro_writer_open(s, &wo, &f, &w, &err), err);
+    REQUIRE_OK(floe_avro_writer_append_encoded(w, rec.data, rec.len, &err), err);
+    REQUIRE_OK(floe_avro_writer_close(w, &err), err);
+    const size_t caps[] = {256 * 1024, rec.len - 1, rec.len};
+    for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+        size_t cap = caps[k];
+        floe_avro_reader_options o = {.max_block_bytes = cap, .name = "bomb.avro"};
+        floe_avro_reader *r = NULL;
+        REQUIRE_OK(floe_avro_reader_open_mem(f.data, f.len, &o, &r, &err), err);
+        const floe_avro_value *v;
+        int rc = floe_avro_reader_next(r, &v, &err);
+        if (cap < rec.len) {
+            char want[64];
+            snprintf(want, sizeof want, "past %zu bytes", cap);
+            CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+            CHECK(strstr(err.msg, want) != NULL);
+            CHECK(strstr(err.msg, "bomb.avro") != NULL);
+            CHECK(strstr(err.msg, "out of memory") == NULL);
+        } else {
+            CHECK_EQ_INT(rc, 1);
+            CHECK_EQ_INT(v->u.bytes.n, len);
+        }
+        floe_avro_reader_close(r);
+    }
+    floe_buf_free(&rec);
+    floe_buf_free(&f);
+    free(zeros);
+    floe_avro_schema_free(s);
+}
+
+/* A header with more metadata entries than the cap is refused naming the cap. */
+TEST(header_entries_cap) {
+    enum { N = 5000 };
+    static floe_avro_meta meta[N];
+    static char keys[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        meta[i] = (floe_avro_meta){keys[i], "v", 1};
+    }
+    floe_avro_schema *s = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_avro_schema_parse("\"long\"", 6, &s, &err), err);
+    floe_buf f;
+    floe_buf_init(&f, 0);
+    floe_avro_writer_options wo = {.sync = test_sync, .meta = meta, .n_meta = N};
+    floe_avro_writer *w = NULL;
+    REQUIRE_OK(floe_avro_writer_open(s, &wo, &f, &w, &err), err);
+    REQUIRE_OK(floe_avro_writer_close(w, &err), err);
+    floe_avro_reader_options o = {.name = "keys.avro"};
+    floe_avro_reader *r = NULL;
+    CHECK_EQ_INT(floe_avro_reader_open_mem(f.data, f.len, &o, &r, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "past the cap of 4096 entries") != NULL);
+    CHECK(strstr(err.msg, "keys.avro") != NULL);
+    floe_avro_reader_close(r);
+    floe_buf_free(&f);
+    floe_avro_schema_free(s);
+}
+
 int main(void) {
     RUN(avro_array_of_one_item_blocks);
     RUN(avro_map_of_one_item_blocks);
@@ -364,5 +591,8 @@ int main(void) {
     RUN(manifest_list_partitions_of_one_item_blocks);
     RUN(manifest_metrics_of_one_item_blocks);
     RUN(values_cap);
+    RUN(manifest_decoded_bytes_cap);
+    RUN(deflate_block_cap);
+    RUN(header_entries_cap);
     return harness_finish();
 }

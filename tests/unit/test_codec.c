@@ -7,11 +7,13 @@
 #include "floe/common.h"
 #include "harness.h"
 #include "common/testing.h"
+#include "codec/zstream.h"
 
 #include <lz4.h>
 #include <lz4frame.h>
 #include <stdlib.h>
 #include <zlib.h>
+#include <zstd.h>
 
 static const floe_codec writable[] = {FLOE_CODEC_UNCOMPRESSED, FLOE_CODEC_SNAPPY,
                                       FLOE_CODEC_GZIP,         FLOE_CODEC_BROTLI,
@@ -604,6 +606,96 @@ TEST(test_alloc_failure) {
     free(src);
 }
 
+/* Decode z[0..n) fed in 1000-byte pieces into 64 KiB of room at a time, as the line
+ * reader and floe serve do; returns the code, *total the decoded bytes. */
+static int zstream_run(floe_zstream_kind kind, int window_log, uint64_t cap, const uint8_t *z,
+                       size_t n, uint64_t *total, bool *complete, floe_error *err) {
+    floe_zstream_options o = {.kind = kind, .cap = cap, .what = "test data",
+                              .zstd_window_log_max = window_log};
+    floe_zstream *d = NULL;
+    REQUIRE_OK(floe_zstream_new(&o, &d, err), *err);
+    static uint8_t room[64 << 10];
+    int rc = 0;
+    size_t at = 0;
+    for (;;) {
+        size_t piece = n - at < 1000 ? n - at : 1000, used, got;
+        rc = floe_zstream_decode(d, z + at, piece, &used, room, sizeof room, &got, err);
+        if (rc < 0)
+            break;
+        at += used;
+        if (at == n && got < sizeof room)
+            break;
+    }
+    *total = floe_zstream_total_out(d);
+    *complete = floe_zstream_complete(d);
+    floe_zstream_free(d);
+    return rc;
+}
+
+TEST(test_zstream_cap) {
+    enum { BIG = 16 << 20, CAP = 1 << 20 };
+    uint8_t *zeros = calloc(1, BIG);
+    floe_codec_ctx *ctx = floe_codec_ctx_new();
+    floe_error err;
+    floe_buf z;
+    floe_buf_init(&z, 0);
+    const floe_zstream_kind kinds[] = {FLOE_ZSTREAM_GZIP, FLOE_ZSTREAM_ZSTD, FLOE_ZSTREAM_LZ4,
+                                       FLOE_ZSTREAM_DEFLATE};
+    for (size_t k = 0; k < 4; k++) {
+        floe_buf_reset(&z);
+        floe_error_clear(&err);
+        if (kinds[k] == FLOE_ZSTREAM_LZ4) {
+            size_t bound = LZ4F_compressFrameBound(BIG, NULL);
+            REQUIRE(floe_buf_reserve(&z, bound) == 0);
+            z.len = LZ4F_compressFrame(z.data, bound, zeros, BIG, NULL);
+            REQUIRE(!LZ4F_isError(z.len));
+        } else {
+            floe_codec c = kinds[k] == FLOE_ZSTREAM_GZIP   ? FLOE_CODEC_GZIP
+                           : kinds[k] == FLOE_ZSTREAM_ZSTD ? FLOE_CODEC_ZSTD
+                                                           : FLOE_CODEC_DEFLATE;
+            REQUIRE_OK(floe_codec_compress(ctx, c, 0, zeros, BIG, &z, &err), err);
+        }
+        uint64_t total;
+        bool complete;
+        /* past the cap: refused naming it, having decoded at most one room past it */
+        int rc = zstream_run(kinds[k], 0, CAP, z.data, z.len, &total, &complete, &err);
+        CHECK_EQ_INT(rc, FLOE_ELIMIT);
+        CHECK(strstr(err.msg, "test data is larger than 1048576 bytes") != NULL);
+        CHECK(total > CAP && total <= CAP + (64 << 10));
+        /* exactly at the cap: the whole stream */
+        CHECK_OK(zstream_run(kinds[k], 0, BIG, z.data, z.len, &total, &complete, &err), err);
+        CHECK_EQ_INT(total, BIG);
+        CHECK(complete);
+        /* cut short: not complete */
+        CHECK_OK(zstream_run(kinds[k], 0, 0, z.data, z.len / 2, &total, &complete, &err), err);
+        CHECK(!complete);
+        if (kinds[k] == FLOE_ZSTREAM_ZSTD) {
+            /* a frame declaring a 16 MiB window: refused under 8 MiB, naming it */
+            ZSTD_CCtx *zc = ZSTD_createCCtx();
+            REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_windowLog, 24)));
+            z.len = ZSTD_compress2(zc, z.data, z.cap, zeros, BIG);
+            REQUIRE(!ZSTD_isError(z.len));
+            ZSTD_freeCCtx(zc);
+            rc = zstream_run(kinds[k], 23, 0, z.data, z.len, &total, &complete, &err);
+            CHECK_EQ_INT(rc, FLOE_ELIMIT);
+            CHECK(strstr(err.msg, "window is larger than 8 MiB") != NULL);
+            CHECK_EQ_INT(total, 0);
+        }
+        /* garbage: corrupt, the message starts with the codec's name */
+        static const uint8_t junk[] = "not a compressed stream at all";
+        rc = zstream_run(kinds[k], 0, 0, junk, sizeof junk, &total, &complete, &err);
+        CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+        const char *name = kinds[k] == FLOE_ZSTREAM_GZIP   ? "gzip: "
+                           : kinds[k] == FLOE_ZSTREAM_ZSTD ? "zstd: "
+                           : kinds[k] == FLOE_ZSTREAM_LZ4  ? "lz4: "
+                                                           : "deflate: ";
+        CHECK(strncmp(err.msg, name, strlen(name)) == 0);
+    }
+    floe_buf_free(&z);
+    floe_codec_ctx_free(ctx);
+    free(zeros);
+}
+
 int main(void) {
     RUN(test_roundtrip_all);
     RUN(test_levels);
@@ -615,5 +707,6 @@ int main(void) {
     RUN(test_parquet_testing_lz4);
     RUN(test_bomb_limit);
     RUN(test_alloc_failure);
+    RUN(test_zstream_cap);
     return harness_finish();
 }

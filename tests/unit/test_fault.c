@@ -29,6 +29,7 @@
 #include "floe/parquet_reader.h"
 #include "floe/schema.h"
 #include "harness.h"
+#include "io/io_faults.h"
 
 /* ---- shared: reading a Parquet file back --------------------------------------------- */
 

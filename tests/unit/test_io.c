@@ -11,6 +11,7 @@
 
 #include "floe/io.h"
 #include "harness.h"
+#include "io/io_faults.h"
 
 static int count_entries(void *ctx, const floe_io_entry *e) {
     (void)e;

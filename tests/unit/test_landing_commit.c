@@ -560,7 +560,7 @@ static void takeover(const char *dir, bool expire_meanwhile) {
     cfg2.role = FLOE_SERVER_ROLE_COMPACTOR;
     REQUIRE((cfg2.node_id = floe_strdup("w2")) != NULL);
     /* no lease renewal during the test: the leases end only when the test says so */
-    setenv("FLOE_COMPACT_LEASE_MS", "3600000", 1);
+    cfg.compact_lease_ms = cfg2.compact_lease_ms = 3600000;
     static wrap w;
     memset(&w, 0, sizeof w);
     w.wh = wh;
@@ -599,7 +599,6 @@ static void takeover(const char *dir, bool expire_meanwhile) {
     CHECK_EQ_INT(w.calls, 0);
     FLOE_IGNORE_RESULT(floe_server_close(s2, &err));
     FLOE_IGNORE_RESULT(floe_server_close(s, &err));
-    unsetenv("FLOE_COMPACT_LEASE_MS");
     nix = read_index(wh, ix, 16);
     CHECK_EQ_INT((int)count_state(ix, nix, "committed"), 2);
     read_table(wh, &tv);

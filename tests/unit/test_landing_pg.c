@@ -220,7 +220,6 @@ static void *flush_thread(void *arg) {
 
 TEST(test_noop_after_stall_in_swap_keeps_files_committed) {
     const char *uri = getenv("FLOE_PG_URI");
-    setenv("FLOE_COMPACT_LEASE_MS", "3600000", 1); /* no renewal during the test */
     pg_env a, b;
     pg_env_init(&a, "", NULL);
     b = a;
@@ -249,6 +248,7 @@ TEST(test_noop_after_stall_in_swap_keeps_files_committed) {
                 "LANGUAGE plpgsql");
     pg_exec(db, "DROP TRIGGER IF EXISTS floe_test_stall ON iceberg_tables");
     floe_server *s1 = NULL, *s2 = NULL;
+    a.cfg.compact_lease_ms = b.cfg.compact_lease_ms = 3600000; /* no renewal during the test */
     REQUIRE_OK(floe_server_open(&a.cfg, NULL, &s1, &err), err);
     REQUIRE_OK(floe_server_open(&b.cfg, NULL, &s2, &err), err);
     pg_exec(db, "CREATE TRIGGER floe_test_stall BEFORE UPDATE ON iceberg_tables FOR EACH "
@@ -296,7 +296,6 @@ TEST(test_noop_after_stall_in_swap_keeps_files_committed) {
     CHECK_OK(floe_server_flush(s2, true, &err), err);
     FLOE_IGNORE_RESULT(floe_server_close(s2, &err));
     FLOE_IGNORE_RESULT(floe_server_close(s1, &err));
-    unsetenv("FLOE_COMPACT_LEASE_MS");
     int counts[32];
     hs_check_once(counts, hs_count_ids(cat, a.ns, "t", counts, 32), 20);
     floe_catalog_close(cat);

@@ -1064,8 +1064,38 @@ TEST(writer_rules) {
     other.added_snapshot_id = 77; /* unassigned sequence number but not this snapshot's */
     CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, &other, 1, NULL, NULL, &err),
                  FLOE_EINVALID);
+    /* a manifest listed twice: the writer refuses, and a list written so by another
+     * writer is refused by the reader (its files would be read twice) */
+    floe_manifest_file twice[2] = {mf, mf};
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, twice, 2, NULL, NULL, &err),
+                 FLOE_EINVALID);
+    CHECK(strstr(err.msg, "entries 0 and 1 both name manifest") != NULL);
     bool exists = true;
     CHECK(floe_io_exists(NULL, lpath, &exists, &err) == 0 && !exists);
+    /* written with a second name of the same length, then that name patched back */
+    char *renamed = floe_strdup(mf.manifest_path);
+    char *m0 = strstr(renamed, "rules-m0.avro");
+    REQUIRE(m0 != NULL);
+    m0[7] = '1';
+    twice[1].manifest_path = renamed;
+    lo.codec = FLOE_CODEC_UNCOMPRESSED;
+    char *l2 = floe_io_join(harness_tmpdir(), "snap-twice.avro");
+    REQUIRE(floe_manifest_list_write(NULL, l2, &lo, twice, 2, NULL, NULL, &err) == 0);
+    floe_buf lb;
+    floe_buf_init(&lb, 0);
+    REQUIRE(floe_io_read_all(NULL, l2, 1 << 20, &lb, &err) == 0);
+    floe_manifest_list ml;
+    REQUIRE(floe_manifest_list_read_mem(lb.data, lb.len, "twice", NULL, &a, &ml, &err) == 0);
+    CHECK_EQ_INT(ml.nfiles, 2);
+    uint8_t *hit = memmem(lb.data, lb.len, renamed, strlen(renamed));
+    REQUIRE(hit != NULL);
+    memcpy(hit, mf.manifest_path, strlen(renamed));
+    CHECK_EQ_INT(floe_manifest_list_read_mem(lb.data, lb.len, "twice", NULL, &a, &ml, &err),
+                 FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "records 0 and 1 both list manifest") != NULL);
+    floe_buf_free(&lb);
+    floe_free(l2);
+    floe_free(renamed);
 
     /* unknown transforms may not be written */
     floe_partition_spec *uspec = NULL;

@@ -1,6 +1,8 @@
 /*
- * test_mapguard.c - a guarded file mapping whose file shrinks reads zeros past the new
- * end and reports it, from any thread; a SIGBUS outside guarded mappings still ends the
+ * test_mapguard.c - the library installs no SIGBUS handler by itself: until the program
+ * calls floe_map_guard_install nothing is guarded and local inputs are read, not mapped.
+ * Once installed, a guarded file mapping whose file shrinks reads zeros past the new end
+ * and reports it, from any thread; a SIGBUS outside guarded mappings still ends the
  * process; the guard table has a limit.
  */
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "floe/io.h"
 #include "floe/mapguard.h"
 #include "harness.h"
 
@@ -36,6 +39,56 @@ static unsigned char *map_file(const char *name, size_t npages, int *fd) {
 }
 
 static volatile unsigned char sink;
+
+/* The SIGBUS disposition, to tell whether something replaced it (a sanitizer may have
+ * one of its own in place). */
+static void *sigbus_handler(void) {
+    struct sigaction sa;
+    REQUIRE(sigaction(SIGBUS, NULL, &sa) == 0);
+    return (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+}
+
+/* Run bare (harness_bare_process): the process as the library leaves it. */
+TEST(no_handler_until_installed) {
+    void *before = sigbus_handler();
+    CHECK(!floe_map_guard_installed());
+    char path[4200];
+    snprintf(path, sizeof path, "%s/bare", harness_tmpdir());
+    char *data = malloc(2 * page());
+    REQUIRE(data != NULL);
+    memset(data, 'x', 2 * page());
+    int wrote = harness_write_file(path, data, 2 * page());
+    free(data);
+    REQUIRE(wrote == 0);
+    int fd = open(path, O_RDONLY);
+    REQUIRE(fd >= 0);
+    unsigned char *m = mmap(NULL, 2 * page(), PROT_READ, MAP_PRIVATE, fd, 0);
+    REQUIRE(m != MAP_FAILED);
+    floe_map_guard *g = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    CHECK_EQ_INT(floe_map_guard_add(m, 2 * page(), &g, &err), FLOE_EUNSUPPORTED);
+    CHECK(strstr(err.msg, "floe_map_guard_install") != NULL);
+    munmap(m, 2 * page());
+    close(fd);
+    /* a local input is read, not mapped */
+    floe_input *in = NULL;
+    REQUIRE_OK(floe_input_open(NULL, path, &in, &err), err);
+    const uint8_t *view = NULL;
+    CHECK_EQ_INT(floe_input_mmap(in, &view, &err), 1);
+    unsigned char b[4] = {0};
+    REQUIRE_OK(floe_input_read_at(in, (int64_t)page(), b, sizeof b, &err), err);
+    CHECK(b[0] == 'x' && b[3] == 'x');
+    floe_input_close(in);
+    CHECK(sigbus_handler() == before);
+    /* installing is explicit, once */
+    REQUIRE_OK(floe_map_guard_install(&err), err);
+    CHECK(floe_map_guard_installed());
+    void *ours = sigbus_handler();
+    CHECK(ours != before);
+    REQUIRE_OK(floe_map_guard_install(&err), err);
+    CHECK(sigbus_handler() == ours);
+}
 
 TEST(shrunk_file_reads_zeros) {
     int fd;
@@ -93,7 +146,7 @@ TEST(unguarded_sigbus_still_ends_the_process) {
     unsigned char *bare = map_file("d", 2, &fd2);
     floe_map_guard *g = NULL;
     floe_error err;
-    REQUIRE_OK(floe_map_guard_add(guarded, 2 * page(), &g, &err), err); /* handler installed */
+    REQUIRE_OK(floe_map_guard_add(guarded, 2 * page(), &g, &err), err);
     REQUIRE(ftruncate(fd2, 0) == 0);
     fflush(NULL);
     pid_t pid = fork();
@@ -142,6 +195,9 @@ TEST(guard_table_limit_and_bad_ranges) {
 }
 
 int main(void) {
+    harness_bare_process = true;
+    RUN(no_handler_until_installed);
+    harness_bare_process = false;
     RUN(shrunk_file_reads_zeros);
     RUN(another_thread_reads_zeros);
     RUN(unguarded_sigbus_still_ends_the_process);

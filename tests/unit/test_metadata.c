@@ -548,6 +548,96 @@ TEST(metadata_log_pruned_and_snapshots_removed) {
     floe_table_metadata_free(m);
 }
 
+/* Ref retention: written under the spec's names, read back into floe_snapshot_ref, -1
+ * removes a setting; branch-only settings on a tag, max-ref-age-ms on main and an
+ * unknown ref are refused. */
+TEST(ref_retention) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err), *n = NULL;
+    REQUIRE(m != NULL);
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    floe_snapshot_new s = {.operation = "append", .manifest_list = "ml.avro", .schema_id = -1};
+    int64_t id = 0;
+    REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &s, &id, NULL, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_ref(b, "br", id, false, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_ref(b, "tg", id, true, &err), err);
+    floe_ref_retention r = {3, 3600000, 86400000};
+    REQUIRE_OK(floe_metadata_builder_set_ref_retention(b, "br", &r, &err), err);
+    floe_ref_retention tag_ok = {-1, -1, 7200000}, tag_bad = {2, -1, -1};
+    REQUIRE_OK(floe_metadata_builder_set_ref_retention(b, "tg", &tag_ok, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_set_ref_retention(b, "tg", &tag_bad, &err), FLOE_EINVALID);
+    floe_ref_retention main_bad = {-1, -1, 1000}, main_ok = {5, -1, -1};
+    CHECK_EQ_INT(floe_metadata_builder_set_ref_retention(b, "main", &main_bad, &err),
+                 FLOE_EINVALID);
+    REQUIRE_OK(floe_metadata_builder_set_ref_retention(b, "main", &main_ok, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_set_ref_retention(b, "nosuch", &main_ok, &err),
+                 FLOE_ENOTFOUND);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v2.metadata.json", &n, &err), err);
+    const floe_snapshot_ref *br = floe_table_metadata_ref(n, "br"),
+                            *tg = floe_table_metadata_ref(n, "tg"),
+                            *mn = floe_table_metadata_ref(n, "main");
+    REQUIRE(br && tg && mn);
+    CHECK_EQ_INT(br->min_snapshots_to_keep, 3);
+    CHECK_EQ_INT(br->max_snapshot_age_ms, 3600000);
+    CHECK_EQ_INT(br->max_ref_age_ms, 86400000);
+    CHECK(tg->is_tag);
+    CHECK_EQ_INT(tg->max_ref_age_ms, 7200000);
+    CHECK_EQ_INT(tg->min_snapshots_to_keep, -1);
+    CHECK_EQ_INT(mn->min_snapshots_to_keep, 5);
+    floe_table_metadata_free(n);
+    n = NULL;
+    floe_ref_retention clear = {-1, 3600000, -1};
+    REQUIRE_OK(floe_metadata_builder_set_ref_retention(b, "br", &clear, &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v2.metadata.json", &n, &err), err);
+    br = floe_table_metadata_ref(n, "br");
+    REQUIRE(br != NULL);
+    CHECK_EQ_INT(br->min_snapshots_to_keep, -1);
+    CHECK_EQ_INT(br->max_snapshot_age_ms, 3600000);
+    CHECK_EQ_INT(br->max_ref_age_ms, -1);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+}
+
+/* The default sort order: a new order gets the next id, the same fields keep theirs,
+ * clearing selects order 0 (added when the table had none). */
+TEST(default_sort_order) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err), *n = NULL;
+    REQUIRE(m != NULL);
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    const char *by_ts = "{\"fields\":[{\"transform\":\"identity\",\"source-id\":2,"
+                        "\"direction\":\"desc\",\"null-order\":\"nulls-last\"}]}";
+    const char *by_id = "[{\"transform\":\"bucket[4]\",\"source-id\":1,"
+                        "\"direction\":\"asc\",\"null-order\":\"nulls-first\"}]";
+    int32_t id = -1;
+    REQUIRE_OK(floe_metadata_builder_set_default_sort_order(b, by_ts, &id, &err), err);
+    CHECK_EQ_INT(id, 1);
+    REQUIRE_OK(floe_metadata_builder_set_default_sort_order(b, by_id, &id, &err), err);
+    CHECK_EQ_INT(id, 2);
+    REQUIRE_OK(floe_metadata_builder_set_default_sort_order(b, by_ts, &id, &err), err);
+    CHECK_EQ_INT(id, 1);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v2.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(n->default_sort_order_id, 1);
+    CHECK_EQ_INT(n->n_sort_orders, 3); /* 0 (unsorted, from create), 1, 2 */
+    floe_table_metadata_free(n);
+    n = NULL;
+    REQUIRE_OK(floe_metadata_builder_set_default_sort_order(b, NULL, &id, &err), err);
+    CHECK_EQ_INT(id, 0);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v2.metadata.json", &n, &err), err);
+    CHECK_EQ_INT(n->default_sort_order_id, 0);
+    CHECK_EQ_INT(n->n_sort_orders, 3);
+    CHECK_EQ_INT(floe_metadata_builder_set_default_sort_order(b, "{\"fields\":3}", &id, &err),
+                 FLOE_EINVALID);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+}
+
 TEST(gzip_write_read) {
     floe_error err;
     floe_error_clear(&err);
@@ -871,6 +961,81 @@ TEST(locate_hint_quirks) {
     floe_table_metadata_free(m);
 }
 
+/* Snapshots are found by id through a sorted index (tables keep hundreds of thousands:
+ * a linear search per look-up, and per snapshot for the duplicate check, made 200,000
+ * snapshots take a minute to open): every id of a scattered set is found, a missing one
+ * is not, and an id that appears twice is refused naming both places. */
+static char *snapshots_doc(size_t n, bool dup) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b, "{\"format-version\":2,\"table-uuid\":\"u\",\"location\":\"l\","
+                    "\"last-sequence-number\":1,\"last-updated-ms\":1,\"last-column-id\":1,"
+                    "\"schemas\":[{\"type\":\"struct\",\"schema-id\":0,\"fields\":[]}],"
+                    "\"current-schema-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+                    "\"default-spec-id\":0,\"last-partition-id\":999,\"sort-orders\":"
+                    "[{\"order-id\":0,\"fields\":[]}],\"default-sort-order-id\":0,"
+                    "\"current-snapshot-id\":%lld,\"snapshots\":[",
+                    (long long)((n - 1) * 7919 % 100003 + 1));
+    for (size_t i = 0; i < n; i++) {
+        long long id = (long long)(i * 7919 % 100003 + 1); /* distinct for n < 100003 */
+        if (dup && i == n - 1)
+            id = (long long)(2 * 7919 % 100003 + 1);
+        floe_buf_printf(&b, "%s{\"snapshot-id\":%lld,", i ? "," : "", id);
+        if (i)
+            floe_buf_printf(&b, "\"parent-snapshot-id\":%lld,",
+                            (long long)((i - 1) * 7919 % 100003 + 1));
+        floe_buf_printf(&b, "\"sequence-number\":1,\"timestamp-ms\":%zu,\"manifest-list\":"
+                        "\"x\",\"summary\":{\"operation\":\"append\"}}", i);
+    }
+    floe_buf_printf(&b, "]}");
+    floe_buf_append_byte(&b, 0);
+    return (char *)b.data;
+}
+
+TEST(many_snapshots_by_id) {
+    const size_t n = 20000;
+    char *doc = snapshots_doc(n, false);
+    REQUIRE(doc);
+    floe_table_metadata *m = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_table_metadata_parse(doc, strlen(doc), "many.json", &m, &err), err);
+    CHECK_EQ_U64(m->n_snapshots, n);
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = (int64_t)(i * 7919 % 100003 + 1);
+        const floe_snapshot *sn = floe_table_metadata_snapshot(m, id);
+        if (sn && sn->snapshot_id == id && sn == &m->snapshots[i])
+            found++;
+    }
+    CHECK_EQ_U64(found, n);
+    CHECK(floe_table_metadata_snapshot(m, 0) == NULL);
+    CHECK(floe_table_metadata_snapshot(m, 100004) == NULL);
+    CHECK(floe_table_metadata_snapshot(m, INT64_MIN) == NULL);
+    const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
+    CHECK(cur == &m->snapshots[n - 1]);
+    /* the parent chain walks back to the first snapshot */
+    size_t depth = 1;
+    for (const floe_snapshot *p = cur; p && p->has_parent; depth++)
+        p = floe_table_metadata_snapshot(m, p->parent_snapshot_id);
+    CHECK_EQ_U64(depth, n);
+    floe_table_metadata *c = NULL;
+    REQUIRE_OK(floe_table_metadata_clone(m, &c, &err), err);
+    CHECK(floe_table_metadata_snapshot(c, (int64_t)(5 * 7919 % 100003 + 1)) == &c->snapshots[5]);
+    floe_table_metadata_free(c);
+    floe_table_metadata_free(m);
+    free(doc);
+    doc = snapshots_doc(n, true);
+    REQUIRE(doc);
+    CHECK_EQ_INT(floe_table_metadata_parse(doc, strlen(doc), "many.json", &m, &err),
+                 FLOE_ECORRUPT);
+    char want[96];
+    snprintf(want, sizeof want, "snapshot-id %d appears twice (snapshots[2] and [%zu])",
+             2 * 7919 % 100003 + 1, n - 1);
+    CHECK(strstr(err.msg, want) != NULL);
+    CHECK(strstr(err.msg, "many.json") != NULL);
+    free(doc);
+}
+
 int main(void) {
     RUN(conformance_current_metadata);
     RUN(conformance_roundtrip_all_files);
@@ -882,11 +1047,14 @@ int main(void) {
     RUN(unknown_fields_survive_builders);
     RUN(new_table_assigns_ids);
     RUN(metadata_log_pruned_and_snapshots_removed);
+    RUN(default_sort_order);
+    RUN(ref_retention);
     RUN(gzip_write_read);
     RUN(malformed_metadata);
     RUN(longs_past_64_bits_refused);
     RUN(allocation_failures_unwind);
     RUN(location_mapping_quirks);
     RUN(locate_hint_quirks);
+    RUN(many_snapshots_by_id);
     return harness_finish();
 }

@@ -20,6 +20,10 @@
 
 #include "floe/parquet_reader.h"
 #include "harness.h"
+#include "../../src/cli/cli.h"
+
+/* rows through the CLI's CSV writer (src/cli/csv.c) */
+#define TEST_ROWS_CSV ((floe_pq_row_format)-1)
 #include "parquet/metadata.h"
 
 typedef enum { SH_LEAF, SH_LIST, SH_MAP, SH_STRUCT } shape_kind;
@@ -224,6 +228,12 @@ static size_t csv_fields(const char *s, char ***out) {
 static int dump(floe_pq_reader *r, floe_pq_row_format fmt, floe_buf *out, floe_error *err) {
     out->len = 0;
     floe_pq_reader_rewind(r);
+    if (fmt == TEST_ROWS_CSV) {
+        cli_csv cc = {.out = *out};
+        int rc = floe_pq_reader_dump_rows(r, -1, cli_csv_row, &cc, NULL, err);
+        *out = cc.out;
+        return rc;
+    }
     return floe_pq_reader_dump(r, fmt, -1, buf_sink, out, NULL, err);
 }
 
@@ -261,7 +271,7 @@ static void check_selection(file_ctx *fc, const floe_pq_node *const *picked, siz
             break;
         floe_pq_row_format fmt = form == 0   ? FLOE_PQ_ROWS_NDJSON
                                  : form == 1 ? FLOE_PQ_ROWS_CANONICAL
-                                             : FLOE_PQ_ROWS_CSV;
+                                             : TEST_ROWS_CSV;
         const char *fname = form == 0 ? "ndjson" : form == 1 ? "canonical" : "csv";
         if (dump(fc->r, fmt, &out, &err) < 0) {
             harness_fail(__FILE__, __LINE__, "%s --columns %s (%s): %s", fc->name, label,

@@ -15,6 +15,10 @@
 #include "floe/parquet.h"
 #include "floe/parquet_reader.h"
 #include "harness.h"
+#include "../../src/cli/cli.h"
+
+/* rows through the CLI's CSV writer (src/cli/csv.c) */
+#define TEST_ROWS_CSV ((floe_pq_row_format)-1)
 
 #define FLOE_FUZZ_NO_MAIN
 #include "../fuzz/fuzz_parquet.c"
@@ -92,7 +96,13 @@ static int read_all(const char *path, floe_pq_row_format fmt, floe_buf *out, int
             *num_rows += gi.num_rows;
         }
     }
-    rc = floe_pq_reader_dump(r, fmt, -1, buf_sink, out, rows, err);
+    if (fmt == TEST_ROWS_CSV) {
+        cli_csv cc = {.out = *out};
+        rc = floe_pq_reader_dump_rows(r, -1, cli_csv_row, &cc, rows, err);
+        *out = cc.out;
+    } else {
+        rc = floe_pq_reader_dump(r, fmt, -1, buf_sink, out, rows, err);
+    }
     floe_pq_reader_close(r);
     return rc;
 }
@@ -211,7 +221,7 @@ TEST(expect_csv_files_match) {
         floe_buf_init(&out, 0);
         floe_error err;
         int64_t rows = 0;
-        int rc = read_all(path, FLOE_PQ_ROWS_CSV, &out, &rows, NULL, &err);
+        int rc = read_all(path, TEST_ROWS_CSV, &out, &rows, NULL, &err);
         CHECK_OK(rc, err);
         REQUIRE(floe_buf_append_byte(&out, 0) == 0);
         /* compare line by line, skipping both header lines */
@@ -860,6 +870,85 @@ TEST(filter_errors) {
     floe_pq_reader_close(r);
 }
 
+/* ---- the cap on one read over all its columns ----------------------------------------- */
+
+#define CAP_ROWS 500000 /* 4 MB of longs per column, 16 MB in the row group */
+
+static const char *write_longs_file(void) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/longs4.parquet", harness_tmpdir());
+    floe_schema *s = NULL;
+    floe_error err;
+    const char *js = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                     "{\"id\":1,\"name\":\"c1\",\"required\":true,\"type\":\"long\"},"
+                     "{\"id\":2,\"name\":\"c2\",\"required\":true,\"type\":\"long\"},"
+                     "{\"id\":3,\"name\":\"c3\",\"required\":true,\"type\":\"long\"},"
+                     "{\"id\":4,\"name\":\"c4\",\"required\":true,\"type\":\"long\"}]}";
+    if (floe_schema_parse(js, strlen(js), &s, &err) < 0)
+        return NULL;
+    floe_pq_write_options o;
+    floe_pq_write_options_init(&o);
+    o.output.fsync = false;
+    floe_pq_writer *w = NULL;
+    if (floe_pq_writer_open(NULL, path, s, &o, &w, &err) < 0) {
+        floe_schema_free(s);
+        return NULL;
+    }
+    floe_batch b;
+    floe_batch_init(&b, s);
+    for (int64_t i = 0; i < CAP_ROWS; i++) {
+        for (int c = 0; c < 4; c++) {
+            /* distinct, scattered: pages of about 8 bytes a value */
+            uint64_t z = ((uint64_t)i * 4 + (uint64_t)c + 1) * 0x9E3779B97F4A7C15ull;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            int64_t v = (int64_t)(z ^ (z >> 27));
+            floe_colbuf_push_value(&b.cols[c], 0, &v, 8);
+        }
+        b.nrows++;
+    }
+    int rc = floe_pq_writer_write_batch(w, &b, &err);
+    if (rc == 0)
+        rc = floe_pq_writer_close(w, NULL, &err);
+    else
+        floe_pq_writer_abort(w);
+    floe_batch_free(&b);
+    floe_schema_free(s);
+    return rc == 0 ? path : NULL;
+}
+
+/* Each page is under the page cap, but the pages of one row group read over its four
+ * columns pass max_read_bytes: the read fails before the page that would pass it is
+ * decompressed, naming the file, row group, column, page offset and cap. The reader
+ * read the whole row group, whatever the number of columns, before. */
+TEST(read_cap_over_columns) {
+    const char *path = write_longs_file();
+    REQUIRE(path != NULL);
+    floe_pq_reader_options o = {.max_read_bytes = 6 << 20};
+    floe_pq_reader *r = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, &o, &r, &err), err);
+    floe_pq_reader_file fi;
+    floe_pq_reader_file_info(r, &fi);
+    REQUIRE(fi.num_row_groups == 1);
+    const floe_pq_rowset *rs;
+    CHECK_EQ_INT(floe_pq_reader_read_row_group(r, 0, &rs, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "longs4.parquet: row group 0: column c2: page at byte ") != NULL);
+    CHECK(strstr(err.msg, "past 6291456 bytes") != NULL);
+    CHECK(strstr(err.msg, "--max-read-size") != NULL);
+    /* a read of fewer rows is a read of its own, under the cap */
+    CHECK_EQ_INT(floe_pq_reader_read_rows(r, 0, 1000, 100000, &rs, &err), 0);
+    CHECK_EQ_INT(rs->nrows, 100000);
+    floe_pq_reader_close(r);
+    o.max_read_bytes = 32 << 20;
+    REQUIRE_OK(floe_pq_reader_open(NULL, path, &o, &r, &err), err);
+    REQUIRE_OK(floe_pq_reader_read_row_group(r, 0, &rs, &err), err);
+    CHECK_EQ_INT(rs->nrows, CAP_ROWS);
+    /* the count starts again at every read */
+    REQUIRE_OK(floe_pq_reader_read_row_group(r, 0, &rs, &err), err);
+    CHECK_EQ_INT(rs->nrows, CAP_ROWS);
+    floe_pq_reader_close(r);
+}
+
 int main(void) {
     RUN(conformance_files_read_in_full);
     RUN(corrupt_checksum_files_read_without_crc_check);
@@ -873,5 +962,6 @@ int main(void) {
     RUN(round_trip_random_schemas_through_the_writer);
     RUN(pruning_reads_only_what_can_match);
     RUN(filter_errors);
+    RUN(read_cap_over_columns);
     return harness_finish();
 }

@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "parquet/metadata.h"
 #include "common/testing.h"
+#include "io/io_faults.h"
 
 static floe_error err;
 

@@ -5,6 +5,7 @@
  * or add deletes while the rewrite runs.
  */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -988,6 +989,67 @@ TEST(test_totals_after_foreign_snapshot) {
     env_close(&e);
 }
 
+/* A snapshot naming a data file live twice (a copied manifest in its list, as another
+ * writer could leave it) is refused by planning: a scan would return its rows twice and a
+ * rewrite would write them twice, for good. */
+TEST(test_file_live_twice_refused) {
+    env e;
+    env_open(&e, NULL, NULL, "twice");
+    append_rows(&e, 0, 50);
+    append_rows(&e, 1000, 60);
+    floe_error err;
+    const floe_snapshot *s = floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    REQUIRE(s && s->manifest_list);
+    int64_t snap = s->snapshot_id;
+    char *list_uri = NULL;
+    REQUIRE_OK(floe_table_resolve_path(e.t, s->manifest_list, &list_uri, &err), err);
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    floe_manifest_list ml;
+    REQUIRE_OK(floe_manifest_list_read(floe_table_io(e.t), list_uri, NULL, &a, &ml, &err), err);
+    REQUIRE(ml.nfiles >= 1);
+    /* a copy of the first manifest under another name, listed beside the original */
+    floe_buf m;
+    floe_buf_init(&m, 0);
+    char *src = NULL;
+    REQUIRE_OK(floe_table_resolve_path(e.t, ml.files[0].manifest_path, &src, &err), err);
+    REQUIRE_OK(floe_io_read_all(floe_table_io(e.t), src, 64 << 20, &m, &err), err);
+    char copy[4200];
+    snprintf(copy, sizeof copy, "%s-copy.avro", src);
+    REQUIRE_OK(floe_io_write_all(floe_table_io(e.t), copy, m.data, m.len, NULL, &err), err);
+    floe_manifest_file *files = floe_arena_alloc(&a, (ml.nfiles + 1) * sizeof *files);
+    REQUIRE(files);
+    memcpy(files, ml.files, ml.nfiles * sizeof *files);
+    files[ml.nfiles] = ml.files[0];
+    files[ml.nfiles].manifest_path = copy;
+    floe_manifest_list_write_options lo;
+    floe_manifest_list_write_options_init(&lo);
+    lo.snapshot_id = snap;
+    lo.sequence_number = s->sequence_number;
+    lo.has_parent = s->has_parent;
+    lo.parent_snapshot_id = s->parent_snapshot_id;
+    REQUIRE_OK(floe_manifest_list_write(floe_table_io(e.t), list_uri, &lo, files, ml.nfiles + 1,
+                                        NULL, NULL, &err), err);
+
+    floe_scan_plan *sp = NULL;
+    CHECK_EQ_INT(floe_scan_plan_files(e.t, NULL, &sp, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "is live in two manifest entries") != NULL);
+    CHECK(strstr(err.msg, copy) != NULL);
+    floe_rewrite_options o;
+    rewrite_opts(&o, 1);
+    o.rewrite_all = true;
+    floe_rewrite_result r;
+    CHECK_EQ_INT(floe_rewrite(e.t, &o, &r, &err), FLOE_ECORRUPT);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    s = floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    CHECK(s && s->snapshot_id == snap); /* nothing committed */
+    floe_buf_free(&m);
+    floe_free(src);
+    floe_free(list_uri);
+    floe_arena_reset(&a);
+    env_close(&e);
+}
+
 int main(void) {
     RUN(test_options);
     RUN(test_band_edges);
@@ -1008,5 +1070,6 @@ int main(void) {
     RUN(test_attempts_counted);
     RUN(test_rewritten_manifests_combined);
     RUN(test_totals_after_foreign_snapshot);
+    RUN(test_file_live_twice_refused);
     return harness_finish();
 }

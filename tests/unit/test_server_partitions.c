@@ -26,6 +26,7 @@
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "io/io_faults.h"
 #include "harness_serve.h"
 
 static void server_config(floe_server_config *c, const char *dir, const char *wh) {

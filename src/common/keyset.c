@@ -1,0 +1,112 @@
+/*
+ * keyset.c - a set of byte strings with an int64 payload (see common/keyset.h).
+ */
+#include "common/keyset.h"
+
+#include <string.h>
+
+#define DEFAULT_MAX_KEY_BYTES (1u << 30)
+
+static uint64_t key_hash(const void *p, size_t n) {
+    uint64_t h = floe_fnv1a(p, n, FLOE_FNV1A_SEED);
+    h ^= h >> 29; /* FNV's low bits, which pick the slot, mix poorly */
+    return h ? h : 1;
+}
+
+void floe_keyset_free(floe_keyset *s) {
+    floe_free(s->hash);
+    floe_free(s->off);
+    floe_free(s->len);
+    floe_free(s->val);
+    floe_buf_free(&s->keys);
+    size_t max = s->max_key_bytes;
+    memset(s, 0, sizeof *s);
+    s->max_key_bytes = max;
+}
+
+static int64_t *find_hashed(const floe_keyset *s, uint64_t h, const void *p, size_t n) {
+    if (!s->cap)
+        return NULL;
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->hash[i])
+            return NULL;
+        if (s->hash[i] == h && s->len[i] == n && !memcmp(s->keys.data + s->off[i], p, n))
+            return &s->val[i];
+    }
+}
+
+int64_t *floe_keyset_find(const floe_keyset *s, const void *p, size_t n) {
+    return find_hashed(s, key_hash(p, n), p, n);
+}
+
+static int grow(floe_keyset *s) {
+    size_t nc = s->cap ? s->cap * 2 : 256;
+    uint64_t *nh = floe_calloc(nc, sizeof *nh);
+    uint32_t *no = floe_malloc(nc * sizeof *no);
+    uint32_t *nl = floe_malloc(nc * sizeof *nl);
+    int64_t *nv = floe_malloc(nc * sizeof *nv);
+    if (!nh || !no || !nl || !nv) {
+        floe_free(nh);
+        floe_free(no);
+        floe_free(nl);
+        floe_free(nv);
+        return FLOE_ENOMEM;
+    }
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->hash[i])
+            continue;
+        size_t j = s->hash[i] & (nc - 1);
+        while (nh[j])
+            j = (j + 1) & (nc - 1);
+        nh[j] = s->hash[i];
+        no[j] = s->off[i];
+        nl[j] = s->len[i];
+        nv[j] = s->val[i];
+    }
+    floe_free(s->hash);
+    floe_free(s->off);
+    floe_free(s->len);
+    floe_free(s->val);
+    s->hash = nh;
+    s->off = no;
+    s->len = nl;
+    s->val = nv;
+    s->cap = nc;
+    return 0;
+}
+
+int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_t **slot) {
+    uint64_t h = key_hash(p, n);
+    int64_t *f = find_hashed(s, h, p, n);
+    if (f) {
+        if (slot)
+            *slot = f;
+        return 0;
+    }
+    size_t max = s->max_key_bytes ? s->max_key_bytes : DEFAULT_MAX_KEY_BYTES;
+    if (max > UINT32_MAX)
+        max = UINT32_MAX; /* offsets are 32-bit */
+    if (n > max || s->keys.len > max - n)
+        return FLOE_ELIMIT;
+    if ((s->n + 1) * 4 > s->cap * 3) {
+        int rc = grow(s);
+        if (rc < 0)
+            return rc;
+    }
+    if (!s->keys.data && s->keys.max == 0)
+        floe_buf_init(&s->keys, 0); /* zero-initialised sets start here */
+    size_t off = s->keys.len;
+    if (floe_buf_append(&s->keys, n ? p : (const void *)"", n) < 0)
+        return FLOE_ENOMEM;
+    size_t i = h & (s->cap - 1);
+    while (s->hash[i])
+        i = (i + 1) & (s->cap - 1);
+    s->hash[i] = h;
+    s->off[i] = (uint32_t)off;
+    s->len[i] = (uint32_t)n;
+    s->val[i] = val;
+    s->n++;
+    if (slot)
+        *slot = &s->val[i];
+    return 0;
+}

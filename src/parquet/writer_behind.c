@@ -1,0 +1,195 @@
+/*
+ * writer_behind.c - the Parquet writer's write-behind thread and its output writes (see
+ * writer.c for how the writer uses it).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "parquet/writer_internal.h"
+
+/* =====================================================================================
+ * Write-behind: a thread writing handed-over buffers to the output, in order
+ * =================================================================================== */
+
+/* Bytes handed over and not yet written, at most (one larger buffer alone may exceed
+ * it): without a bound a device slower than the encoding would let whole row groups
+ * queue up, and peak memory would depend on the disk. */
+#define WB_MAX_BYTES ((size_t)32 << 20)
+
+typedef struct wb_item {
+    uint8_t *data; /* owned: freed once written (or dropped) */
+    size_t len;
+} wb_item;
+
+typedef struct write_behind {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* items queued, an item done, stop */
+    wb_item *q;              /* ring of cap items: n queued from head */
+    size_t head, n, cap;
+    size_t bytes;            /* bytes queued or being written */
+    bool busy;               /* the thread is writing an item taken off the ring */
+    bool stop;               /* leave once the ring is empty */
+    int rc;                  /* first write error: later items are dropped */
+    floe_error err;
+    floe_output *out;
+} write_behind;
+
+static void *wb_main(void *arg) {
+    write_behind *wb = arg;
+    pthread_mutex_lock(&wb->mu);
+    for (;;) {
+        if (wb->n == 0) {
+            if (wb->stop)
+                break;
+            pthread_cond_wait(&wb->cv, &wb->mu);
+            continue;
+        }
+        wb_item it = wb->q[wb->head];
+        wb->head = (wb->head + 1) % wb->cap;
+        wb->n--;
+        wb->busy = true;
+        int failed = wb->rc;
+        pthread_mutex_unlock(&wb->mu);
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = failed ? 0 : floe_output_write(wb->out, it.data, it.len, &err);
+        floe_free(it.data);
+        pthread_mutex_lock(&wb->mu);
+        wb->bytes -= it.len;
+        if (rc < 0 && wb->rc == 0) {
+            wb->rc = rc;
+            wb->err = err;
+        }
+        wb->busy = false;
+        pthread_cond_broadcast(&wb->cv);
+    }
+    pthread_mutex_unlock(&wb->mu);
+    return NULL;
+}
+
+/* Wait until everything handed over is written; the thread's error, if any. */
+int pqw_wb_drain(floe_pq_writer *w, floe_error *err) {
+    write_behind *wb = w->wb;
+    if (!wb)
+        return 0;
+    pthread_mutex_lock(&wb->mu);
+    while (wb->n > 0 || wb->busy)
+        pthread_cond_wait(&wb->cv, &wb->mu);
+    int rc = wb->rc;
+    if (rc < 0 && err)
+        *err = wb->err;
+    pthread_mutex_unlock(&wb->mu);
+    return rc;
+}
+
+/* Stop and join the thread; what is still queued is dropped (the output is being
+ * discarded, or was drained). */
+void pqw_wb_stop(floe_pq_writer *w) {
+    write_behind *wb = w->wb;
+    if (!wb)
+        return;
+    pthread_mutex_lock(&wb->mu);
+    wb->stop = true;
+    if (wb->rc == 0)
+        wb->rc = FLOE_EINVALID; /* drop the rest unwritten */
+    pthread_cond_broadcast(&wb->cv);
+    pthread_mutex_unlock(&wb->mu);
+    pthread_join(wb->tid, NULL);
+    for (size_t k = 0; k < wb->n; k++)
+        floe_free(wb->q[(wb->head + k) % wb->cap].data);
+    pthread_mutex_destroy(&wb->mu);
+    pthread_cond_destroy(&wb->cv);
+    floe_free(wb->q);
+    floe_free(wb);
+    w->wb = NULL;
+}
+
+/* Start the thread. 1 when it cannot be started (write synchronously instead). */
+static int wb_start(floe_pq_writer *w) {
+    write_behind *wb = floe_calloc(1, sizeof *wb);
+    if (!wb)
+        return FLOE_ENOMEM;
+    wb->out = w->out;
+    wb->cap = 16;
+    wb->q = floe_malloc(wb->cap * sizeof *wb->q);
+    if (!wb->q) {
+        floe_free(wb);
+        return FLOE_ENOMEM;
+    }
+    pthread_mutex_init(&wb->mu, NULL);
+    pthread_cond_init(&wb->cv, NULL);
+    if (pthread_create(&wb->tid, NULL, wb_main, wb) != 0) {
+        pthread_mutex_destroy(&wb->mu);
+        pthread_cond_destroy(&wb->cv);
+        floe_free(wb->q);
+        floe_free(wb);
+        return 1;
+    }
+    w->wb = wb;
+    return 0;
+}
+
+
+int pqw_write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err) {
+    if (n == 0)
+        return 0;
+    int rc = pqw_wb_drain(w, err); /* what was handed over goes first */
+    if (rc < 0)
+        return rc;
+    rc = floe_output_write(w->out, p, n, err);
+    if (rc < 0)
+        return rc;
+    w->pos += (int64_t)n;
+    return 0;
+}
+
+/* Write b's bytes. With write-behind its storage is handed to the writer thread and b is
+ * left empty (no storage); otherwise it is written now and b keeps its storage. */
+int pqw_write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err) {
+    if (b->len == 0)
+        return 0;
+    int rc;
+    if (!w->opts.write_behind)
+        return pqw_write_out(w, b->data, b->len, err);
+    if (!w->wb && (rc = wb_start(w)) != 0) {
+        if (rc < 0)
+            return floe_error_set(err, rc, "out of memory");
+        w->opts.write_behind = false; /* no thread: write synchronously from now on */
+        return pqw_write_out(w, b->data, b->len, err);
+    }
+    write_behind *wb = w->wb;
+    pthread_mutex_lock(&wb->mu);
+    /* bounded: a slow device makes the writer wait rather than the queue grow */
+    while (wb->rc == 0 && wb->bytes > 0 && wb->bytes + b->len > WB_MAX_BYTES)
+        pthread_cond_wait(&wb->cv, &wb->mu);
+    rc = wb->rc;
+    if (rc < 0) {
+        if (err)
+            *err = wb->err;
+    } else if (wb->n == wb->cap) {
+        /* grow the ring, unrolled so that it starts at 0 */
+        wb_item *q = floe_malloc(wb->cap * 2 * sizeof *q);
+        if (!q) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        } else {
+            for (size_t k = 0; k < wb->n; k++)
+                q[k] = wb->q[(wb->head + k) % wb->cap];
+            floe_free(wb->q);
+            wb->q = q;
+            wb->head = 0;
+            wb->cap *= 2;
+        }
+    }
+    if (rc == 0) {
+        wb->q[(wb->head + wb->n) % wb->cap] = (wb_item){b->data, b->len};
+        wb->n++;
+        wb->bytes += b->len;
+        w->pos += (int64_t)b->len;
+        size_t max = b->max;
+        floe_buf_init(b, max); /* the storage is the thread's now */
+        pthread_cond_broadcast(&wb->cv);
+    }
+    pthread_mutex_unlock(&wb->mu);
+    return rc;
+}
