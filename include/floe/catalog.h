@@ -80,12 +80,8 @@ typedef struct floe_catalog_config {
     char *uri;       /* sql: sqlite:///path, a path, postgresql://...; filesystem: unused */
     char *warehouse; /* folder or file:// uri where new tables go */
     char *source;    /* where the settings came from ("env", a file path, "default") */
-    struct {         /* S3 properties of the entry (PyIceberg names), NULL when absent:
-                        s3.endpoint, s3.region, s3.access-key-id, s3.secret-access-key,
-                        s3.session-token, s3.force-virtual-addressing */
-        char *endpoint, *region, *access_key_id, *secret_access_key, *session_token;
-        char *force_virtual_addressing;
-    } s3;
+    floe_s3_properties s3; /* S3 properties of the entry (floe/io.h); the program builds
+                              the I/O context from them (floe_io_options_apply_s3) */
     floe_io *io;     /* I/O context of the catalog and the tables loaded through it
                         (borrowed: it outlives the catalog; NULL: the default context) */
     floe_sql_options sql; /* options of the catalog's database connections (sql stores,

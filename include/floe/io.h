@@ -108,6 +108,29 @@ void floe_io_options_free(floe_io_options *o);
 /* Replace the string *field with a copy of value (NULL clears it). FLOE_ENOMEM. */
 int floe_io_options_set(char **field, const char *value, floe_error *err);
 
+/* The S3 properties of a configuration file entry (a catalog of floe.conf or
+ * .pyiceberg.yaml, floe serve's [server] section) under PyIceberg's names: s3.endpoint,
+ * s3.region, s3.access-key-id, s3.secret-access-key, s3.session-token,
+ * s3.force-virtual-addressing. Owned strings as the file gave them, NULL when absent. */
+typedef struct floe_s3_properties {
+    char *endpoint, *region, *access_key_id, *secret_access_key, *session_token;
+    char *force_virtual_addressing;
+} floe_s3_properties;
+
+/* Free the strings of p and clear it. Accepts NULL. */
+void floe_s3_properties_reset(floe_s3_properties *p);
+/* Take key = value (klen and vlen bytes) into p when key is one of the names above: 1 when
+ * taken, 0 when key is not an S3 property (p unchanged), FLOE_ENOMEM. */
+int floe_s3_properties_take(floe_s3_properties *p, const char *key, size_t klen, const char *v,
+                            size_t vlen, floe_error *err) FLOE_NODISCARD;
+/* Apply p over o: each property p has replaces o's setting; the key pair (with the session
+ * token) makes the credentials static; one half of a pair replaces that half of a static
+ * pair o already has. source names the file in errors. FLOE_EINVALID: half a pair with no
+ * pair to complete, s3.force-virtual-addressing other than true/false (also True, False,
+ * 1, 0); FLOE_ENOMEM. */
+int floe_io_options_apply_s3(floe_io_options *o, const floe_s3_properties *p, const char *source,
+                             floe_error *err) FLOE_NODISCARD;
+
 /* A setting by name, as the environment would hold it; NULL when unset. */
 typedef const char *(*floe_io_lookup_fn)(void *ctx, const char *name);
 

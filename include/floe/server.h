@@ -192,6 +192,10 @@ typedef struct floe_server_config {
     char *staging_dir;       /* local folder where the compactor stages landing files of a
                                 remote warehouse (NULL: /tmp) */
     floe_sql_options sql;    /* options of the catalog database's connections */
+    floe_s3_properties s3;   /* [server] s3.* keys, as the file gave them: the program
+                                builds io from them (floe_io_options_apply_s3, under the
+                                environment and flags: docs/CONFIG.md); the server itself
+                                uses io only. A reload keeps the io of the start */
     floe_server_table_config defaults;
     floe_server_table_config *tables;
     size_t ntables;

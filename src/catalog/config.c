@@ -29,12 +29,7 @@ void floe_catalog_config_reset(floe_catalog_config *cfg) {
     floe_free(cfg->uri);
     floe_free(cfg->warehouse);
     floe_free(cfg->source);
-    floe_free(cfg->s3.endpoint);
-    floe_free(cfg->s3.region);
-    floe_free(cfg->s3.access_key_id);
-    floe_free(cfg->s3.secret_access_key);
-    floe_free(cfg->s3.session_token);
-    floe_free(cfg->s3.force_virtual_addressing);
+    floe_s3_properties_reset(&cfg->s3);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -56,21 +51,8 @@ static int take_setting(floe_catalog_config *cfg, const char *key, size_t klen, 
         return set_field(&cfg->uri, v, vlen, err);
     if (klen == 9 && !strncmp(key, "warehouse", 9))
         return set_field(&cfg->warehouse, v, vlen, err);
-    static const struct {
-        const char *key;
-        size_t off;
-    } s3_keys[] = {
-        {"s3.endpoint", offsetof(floe_catalog_config, s3.endpoint)},
-        {"s3.region", offsetof(floe_catalog_config, s3.region)},
-        {"s3.access-key-id", offsetof(floe_catalog_config, s3.access_key_id)},
-        {"s3.secret-access-key", offsetof(floe_catalog_config, s3.secret_access_key)},
-        {"s3.session-token", offsetof(floe_catalog_config, s3.session_token)},
-        {"s3.force-virtual-addressing", offsetof(floe_catalog_config, s3.force_virtual_addressing)},
-    };
-    for (size_t i = 0; i < sizeof s3_keys / sizeof s3_keys[0]; i++)
-        if (klen == strlen(s3_keys[i].key) && !strncmp(key, s3_keys[i].key, klen))
-            return set_field((char **)((char *)cfg + s3_keys[i].off), v, vlen, err);
-    return 0;
+    int taken = floe_s3_properties_take(&cfg->s3, key, klen, v, vlen, err);
+    return taken < 0 ? taken : 0;
 }
 
 /* Fill what a catalog entry left out. */

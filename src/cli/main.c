@@ -12,6 +12,7 @@
 #include "floe/manifest.h"
 #include "floe/mapguard.h"
 #include "floe/rewrite.h"
+#include "floe/server.h"
 #include "table_args.h"
 
 static int cmd_version(int argc, char **argv) {
@@ -193,14 +194,14 @@ static const struct {
     const char *flag;
     size_t off;
 } s3_flags[] = {
-    {"--s3-endpoint", offsetof(floe_catalog_config, s3.endpoint)},
-    {"--s3-region", offsetof(floe_catalog_config, s3.region)},
-    {"--s3-access-key-id", offsetof(floe_catalog_config, s3.access_key_id)},
-    {"--s3-secret-access-key", offsetof(floe_catalog_config, s3.secret_access_key)},
-    {"--s3-session-token", offsetof(floe_catalog_config, s3.session_token)},
-    {"--s3-force-virtual-addressing", offsetof(floe_catalog_config, s3.force_virtual_addressing)},
+    {"--s3-endpoint", offsetof(floe_s3_properties, endpoint)},
+    {"--s3-region", offsetof(floe_s3_properties, region)},
+    {"--s3-access-key-id", offsetof(floe_s3_properties, access_key_id)},
+    {"--s3-secret-access-key", offsetof(floe_s3_properties, secret_access_key)},
+    {"--s3-session-token", offsetof(floe_s3_properties, session_token)},
+    {"--s3-force-virtual-addressing", offsetof(floe_s3_properties, force_virtual_addressing)},
 };
-static floe_catalog_config s3_cli; /* only the s3 fields are used */
+static floe_s3_properties s3_cli;
 
 #define S3_FIELD(cfg, off) ((char **)((char *)(cfg) + (off)))
 
@@ -254,47 +255,6 @@ static const char *arg_value(int argc, char **argv, const char *name) {
     return NULL;
 }
 
-/* Apply the S3 properties of a catalog entry to o (a later call overrides). */
-static int apply_s3(floe_io_options *o, const floe_catalog_config *c, const char *source,
-                    floe_error *err) {
-    int rc = 0;
-    if (c->s3.endpoint)
-        rc = floe_io_options_set(&o->s3.endpoint, c->s3.endpoint, err);
-    if (rc == 0 && c->s3.region)
-        rc = floe_io_options_set(&o->s3.region, c->s3.region, err);
-    if (rc == 0 && c->s3.access_key_id && c->s3.secret_access_key) {
-        o->s3.credentials = FLOE_IO_CREDS_STATIC;
-        rc = floe_io_options_set(&o->s3.access_key, c->s3.access_key_id, err);
-        if (rc == 0)
-            rc = floe_io_options_set(&o->s3.secret_key, c->s3.secret_access_key, err);
-        if (rc == 0)
-            rc = floe_io_options_set(&o->s3.session_token, c->s3.session_token, err);
-    } else if (rc == 0 && c->s3.session_token) {
-        rc = floe_io_options_set(&o->s3.session_token, c->s3.session_token, err);
-    }
-    if (rc == 0 && !c->s3.access_key_id != !c->s3.secret_access_key) {
-        /* one of the pair replaces that half of a key pair a lower source gave */
-        if (o->s3.credentials == FLOE_IO_CREDS_STATIC && o->s3.access_key && o->s3.secret_key)
-            rc = c->s3.access_key_id
-                     ? floe_io_options_set(&o->s3.access_key, c->s3.access_key_id, err)
-                     : floe_io_options_set(&o->s3.secret_key, c->s3.secret_access_key, err);
-        else
-            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.access-key-id and s3.secret-access-key "
-                            "go together", source);
-    }
-    const char *fv = c->s3.force_virtual_addressing;
-    if (rc == 0 && fv) {
-        if (!strcmp(fv, "true") || !strcmp(fv, "True") || !strcmp(fv, "1"))
-            o->s3.addressing = FLOE_IO_S3_ADDRESSING_VIRTUAL;
-        else if (!strcmp(fv, "false") || !strcmp(fv, "False") || !strcmp(fv, "0"))
-            o->s3.addressing = FLOE_IO_S3_ADDRESSING_AUTO;
-        else
-            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.force-virtual-addressing=%s: "
-                                "expected true or false", source, fv);
-    }
-    return rc;
-}
-
 /* Read a catalog entry's settings from a config file with parse; absent file or entry: an
  * empty entry. */
 static int read_entry(const char *path, const char *name,
@@ -327,9 +287,11 @@ static int read_entry(const char *path, const char *name,
 }
 
 /* The I/O options of this run, lowest precedence first (docs/CONFIG.md): .pyiceberg.yaml,
- * the floe config file, the environment, the --s3-* flags. The catalog entry read from the
- * files is the one --catalog (else FLOE_CATALOG, else the file's default) names. */
-static int io_options(floe_io_options *o, int argc, char **argv, floe_error *err) {
+ * the floe config file (for floe serve and floe work given --config: that file's [server]
+ * section), the environment, the --s3-* flags. The catalog entry read from the files is
+ * the one --catalog (else FLOE_CATALOG, else the file's default) names. */
+static int io_options(floe_io_options *o, const floe_cmd *cmd, int argc, char **argv,
+                      floe_error *err) {
     const char *name = arg_value(argc, argv, "--catalog");
     if (!name || !*name)
         name = getenv("FLOE_CATALOG");
@@ -347,7 +309,7 @@ static int io_options(floe_io_options *o, int argc, char **argv, floe_error *err
         rc = read_entry(path, name, floe_catalog_config_from_pyiceberg_yaml, &c, err);
         bool hit = c.name != NULL;
         if (rc == 0)
-            rc = apply_s3(o, &c, path, err);
+            rc = floe_io_options_apply_s3(o, &c.s3, path, err);
         floe_catalog_config_reset(&c);
         floe_free(path);
         if (hit)
@@ -358,22 +320,34 @@ static int io_options(floe_io_options *o, int argc, char **argv, floe_error *err
         conf = getenv("FLOE_CONFIG");
     if (!conf || !*conf)
         conf = "floe.conf";
-    if (rc == 0)
-        rc = read_entry(conf, name, floe_catalog_config_from_floe_conf, &c, err);
-    if (rc == 0)
-        rc = apply_s3(o, &c, conf, err);
-    floe_catalog_config_reset(&c);
+    if ((!strcmp(cmd->name, "serve") || !strcmp(cmd->name, "work")) &&
+        arg_value(argc, argv, "--config")) {
+        /* floe serve / floe work --config: that file's [server] s3.* keys */
+        floe_server_config sc;
+        floe_server_config_init(&sc);
+        if (rc == 0)
+            rc = floe_server_config_load(&sc, conf, err);
+        if (rc == 0)
+            rc = floe_io_options_apply_s3(o, &sc.s3, conf, err);
+        floe_server_config_reset(&sc);
+    } else {
+        if (rc == 0)
+            rc = read_entry(conf, name, floe_catalog_config_from_floe_conf, &c, err);
+        if (rc == 0)
+            rc = floe_io_options_apply_s3(o, &c.s3, conf, err);
+        floe_catalog_config_reset(&c);
+    }
     if (rc == 0)
         rc = floe_io_options_from_env(o, cli_getenv, NULL, err);
     if (rc == 0)
-        rc = apply_s3(o, &s3_cli, "command line", err);
+        rc = floe_io_options_apply_s3(o, &s3_cli, "command line", err);
     return rc;
 }
 
 /* The settings of this run (docs/CONFIG.md): from the environment the log level
  * (FLOE_LOG), the manifest decoder and cap, the database connection options; the I/O
  * context from io_options. */
-static int io_setup(int argc, char **argv, floe_error *err) {
+static int io_setup(const floe_cmd *cmd, int argc, char **argv, floe_error *err) {
     const char *lv = getenv("FLOE_LOG");
     if (lv && !strcmp(lv, "error"))
         floe_log_set_level(FLOE_LOG_ERROR);
@@ -396,7 +370,7 @@ static int io_setup(int argc, char **argv, floe_error *err) {
     }
     floe_io_options o;
     floe_io_options_init(&o);
-    int rc = io_options(&o, argc, argv, err);
+    int rc = io_options(&o, cmd, argc, argv, err);
     if (rc == 0)
         rc = floe_io_new(&o, &io_ctx, err);
     floe_io_options_free(&o);
@@ -434,11 +408,13 @@ int main(int argc, char **argv) {
             floe_error err;
             floe_error_clear(&err);
             if ((argc = take_s3_flags(argc, argv, &err)) < 0) {
-                floe_catalog_config_reset(&s3_cli);
+                floe_s3_properties_reset(&s3_cli);
                 return cli_usage(name, "%s", err.msg);
             }
-            int setup = process_setup(&commands[i], &err) < 0 ? -1 : io_setup(argc, argv, &err);
-            floe_catalog_config_reset(&s3_cli);
+            int setup = process_setup(&commands[i], &err) < 0
+                            ? -1
+                            : io_setup(&commands[i], argc, argv, &err);
+            floe_s3_properties_reset(&s3_cli);
             if (setup < 0)
                 return cli_fail(&err);
             int rc = commands[i].run(argc - 1, argv + 1);

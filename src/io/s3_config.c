@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <strings.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,85 @@ int floe_io_options_set(char **field, const char *value, floe_error *err) {
     floe_free(*field);
     *field = copy;
     return 0;
+}
+
+void floe_s3_properties_reset(floe_s3_properties *p) {
+    if (!p)
+        return;
+    floe_free(p->endpoint);
+    floe_free(p->region);
+    floe_free(p->access_key_id);
+    floe_free(p->secret_access_key);
+    floe_free(p->session_token);
+    floe_free(p->force_virtual_addressing);
+    memset(p, 0, sizeof *p);
+}
+
+int floe_s3_properties_take(floe_s3_properties *p, const char *key, size_t klen, const char *v,
+                            size_t vlen, floe_error *err) {
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {
+        {"s3.endpoint", offsetof(floe_s3_properties, endpoint)},
+        {"s3.region", offsetof(floe_s3_properties, region)},
+        {"s3.access-key-id", offsetof(floe_s3_properties, access_key_id)},
+        {"s3.secret-access-key", offsetof(floe_s3_properties, secret_access_key)},
+        {"s3.session-token", offsetof(floe_s3_properties, session_token)},
+        {"s3.force-virtual-addressing", offsetof(floe_s3_properties, force_virtual_addressing)},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (klen != strlen(keys[i].key) || strncmp(key, keys[i].key, klen))
+            continue;
+        char **field = (char **)((char *)p + keys[i].off);
+        char *copy = floe_strndup(v, vlen);
+        if (!copy)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(*field);
+        *field = copy;
+        return 1;
+    }
+    return 0;
+}
+
+int floe_io_options_apply_s3(floe_io_options *o, const floe_s3_properties *p, const char *source,
+                             floe_error *err) {
+    int rc = 0;
+    if (p->endpoint)
+        rc = floe_io_options_set(&o->s3.endpoint, p->endpoint, err);
+    if (rc == 0 && p->region)
+        rc = floe_io_options_set(&o->s3.region, p->region, err);
+    if (rc == 0 && p->access_key_id && p->secret_access_key) {
+        o->s3.credentials = FLOE_IO_CREDS_STATIC;
+        rc = floe_io_options_set(&o->s3.access_key, p->access_key_id, err);
+        if (rc == 0)
+            rc = floe_io_options_set(&o->s3.secret_key, p->secret_access_key, err);
+        if (rc == 0)
+            rc = floe_io_options_set(&o->s3.session_token, p->session_token, err);
+    } else if (rc == 0 && p->session_token) {
+        rc = floe_io_options_set(&o->s3.session_token, p->session_token, err);
+    }
+    if (rc == 0 && !p->access_key_id != !p->secret_access_key) {
+        /* one of the pair replaces that half of a key pair a lower source gave */
+        if (o->s3.credentials == FLOE_IO_CREDS_STATIC && o->s3.access_key && o->s3.secret_key)
+            rc = p->access_key_id ? floe_io_options_set(&o->s3.access_key, p->access_key_id, err)
+                                  : floe_io_options_set(&o->s3.secret_key, p->secret_access_key,
+                                                        err);
+        else
+            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.access-key-id and "
+                                "s3.secret-access-key go together", source);
+    }
+    const char *fv = p->force_virtual_addressing;
+    if (rc == 0 && fv) {
+        if (!strcmp(fv, "true") || !strcmp(fv, "True") || !strcmp(fv, "1"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_VIRTUAL;
+        else if (!strcmp(fv, "false") || !strcmp(fv, "False") || !strcmp(fv, "0"))
+            o->s3.addressing = FLOE_IO_S3_ADDRESSING_AUTO;
+        else
+            rc = floe_error_set(err, FLOE_EINVALID, "%s: s3.force-virtual-addressing=%s: "
+                                "expected true or false", source, fv);
+    }
+    return rc;
 }
 
 /* Replace *field with v (taking ownership; NULL leaves *field as it is). */

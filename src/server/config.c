@@ -49,6 +49,14 @@ static const char example_config[] =
     "auto_create = false              # create unknown tables from their first batch\n"
     "compact = true                   # run landing compaction in this process\n"
     "maintain = true                  # run table maintenance in this process ([maintain])\n"
+    "# Object storage of an s3:// warehouse, as in floe.conf (PyIceberg's names); the\n"
+    "# environment (AWS_*) and floe's --s3-* flags override these (docs/CONFIG.md)\n"
+    "# s3.endpoint = http://127.0.0.1:9000\n"
+    "# s3.region = us-east-1\n"
+    "# s3.access-key-id = AKIA...      # with s3.secret-access-key\n"
+    "# s3.secret-access-key = ...\n"
+    "# s3.session-token = ...\n"
+    "# s3.force-virtual-addressing = false  # true: bucket.host addressing\n"
     "\n"
     "[defaults]                       # for every table unless it says otherwise\n"
     "schema_mode = strict             # strict | evolve | ignore\n"
@@ -236,6 +244,7 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_free(cfg->maint_config);
     floe_free(cfg->maint_run_log);
     floe_free(cfg->staging_dir);
+    floe_s3_properties_reset(&cfg->s3);
     table_config_free(&cfg->defaults);
     for (size_t i = 0; i < cfg->ntables; i++)
         table_config_free(&cfg->tables[i]);
@@ -427,6 +436,9 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         *nums[i].dst = x;
         return 0;
     }
+    int s3 = floe_s3_properties_take(&c->s3, k, strlen(k), v, strlen(v), err);
+    if (s3 != 0)
+        return s3 < 0 ? s3 : 0;
     if (!strcmp(k, "listen"))
         return set_dup(&c->listen, v, err);
     if (!strcmp(k, "warehouse"))
@@ -808,6 +820,7 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     floe_server_config c = *src;
     c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log =
         c.staging_dir = NULL;
+    memset(&c.s3, 0, sizeof c.s3);
     c.tables = NULL;
     c.tokens = NULL;
     c.sources = NULL;
@@ -820,6 +833,12 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
         dup_opt(&dst->maint_config, src->maint_config) < 0 ||
         dup_opt(&dst->maint_run_log, src->maint_run_log) < 0 ||
         dup_opt(&dst->staging_dir, src->staging_dir) < 0 ||
+        dup_opt(&dst->s3.endpoint, src->s3.endpoint) < 0 ||
+        dup_opt(&dst->s3.region, src->s3.region) < 0 ||
+        dup_opt(&dst->s3.access_key_id, src->s3.access_key_id) < 0 ||
+        dup_opt(&dst->s3.secret_access_key, src->s3.secret_access_key) < 0 ||
+        dup_opt(&dst->s3.session_token, src->s3.session_token) < 0 ||
+        dup_opt(&dst->s3.force_virtual_addressing, src->s3.force_virtual_addressing) < 0 ||
         table_config_copy(&src->defaults, &dst->defaults) < 0)
         goto nomem;
     if (src->ntables) {

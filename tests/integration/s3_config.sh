@@ -3,7 +3,8 @@
 # signature-checking S3 server (tests/js/s3_sigcheck_server.mjs): a file written to and
 # read back from s3://wh/ with the endpoint and keys only in .pyiceberg.yaml, only in
 # floe.conf, only in --s3-* flags, and with a wrong key in each lower-precedence source
-# under the right one (flags > environment > floe.conf > .pyiceberg.yaml, docs/CONFIG.md).
+# under the right one (flags > environment > floe.conf > .pyiceberg.yaml, docs/CONFIG.md);
+# then floe serve --config with the settings in its [server] section, in floe.conf's place.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -14,6 +15,7 @@ tmp=$(mktemp -d)
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  [ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -125,4 +127,87 @@ FLOE_CATALOG=lake "$floe" cat "s3://wh/t1/part-00000.parquet" > "$tmp/got.txt" 2
   || fail "FLOE_CATALOG=lake: $(cat "$tmp/err")"
 cmp -s "$tmp/want.txt" "$tmp/got.txt" || fail "FLOE_CATALOG=lake: rows differ"
 if "$floe" cat --s3-region > /dev/null 2>&1; then fail "--s3-region without a value accepted"; fi
+
+# floe serve --config: the [server] s3.* keys build the server's I/O context, in the floe
+# config file's place (over .pyiceberg.yaml, under the environment and the flags)
+clear
+servecfg() { # secret [extra [server] line]
+  cat > "$tmp/serve.conf" <<CONF
+[server]
+listen = 127.0.0.1:0
+warehouse = s3://wh/srv$n
+catalog = $tmp/srv$n.db
+wal_dir = $tmp/wal$n
+maintain = false
+s3.endpoint = $ep
+s3.region = us-east-1
+s3.access-key-id = AKIDFLOETEST
+s3.secret-access-key = $1
+${2:-}
+[table shop.ev]
+schema = $schema
+CONF
+}
+spid=
+serve_start() { # floe serve args...
+  rm -f "$tmp/port"
+  "$floe" serve "$@" --config "$tmp/serve.conf" --port-file "$tmp/port" 2> "$tmp/serve.log" &
+  spid=$!
+  for _ in $(seq 400); do
+    [ -s "$tmp/port" ] && return 0
+    kill -0 "$spid" 2> /dev/null || { wait "$spid" || true; spid=; return 1; }
+    sleep 0.05
+  done
+  fail "floe serve did not start: $(tail -5 "$tmp/serve.log")"
+}
+serve_stop() {
+  kill -TERM "$spid"
+  wait "$spid" || fail "floe serve exit status $?: $(tail -5 "$tmp/serve.log")"
+  spid=
+}
+served() { # label, floe serve args...: 200 events posted, compacted into s3://wh/srvN
+  local label=$1 sport; shift
+  serve_start "$@" || fail "$label: floe serve exited at start: $(tail -5 "$tmp/serve.log")"
+  sport=$(cat "$tmp/port")
+  curl -sf -XPOST -H 'Content-Type: application/x-ndjson' --data-binary @"$tmp/ev.ndjson" \
+    "http://127.0.0.1:$sport/v1/tables/shop.ev/events" > "$tmp/ans.json" \
+    || fail "$label: post: $(tail -5 "$tmp/serve.log")"
+  curl -s -XPOST "http://127.0.0.1:$sport/v1/admin/flush?wait=true&timeout=60" > "$tmp/flush.json"
+  grep -q '"complete":true' "$tmp/flush.json" \
+    || fail "$label: flush: $(cat "$tmp/flush.json") $(tail -5 "$tmp/serve.log")"
+  serve_stop
+  FLOE_CATALOG_URI=$tmp/srv$n.db FLOE_WAREHOUSE=s3://wh/srv$n "$floe" scan shop.ev \
+    --s3-endpoint "$ep" --s3-access-key-id AKIDFLOETEST --s3-secret-access-key floe-test-secret \
+    > "$tmp/scan.ndjson" 2> "$tmp/err" || fail "$label: scan: $(cat "$tmp/err")"
+  [ "$(wc -l < "$tmp/scan.ndjson")" = 200 ] || fail "$label: $(wc -l < "$tmp/scan.ndjson") rows"
+  n=$((n + 1))
+}
+serve_refused() { # label, floe serve args...: the wrong key fails the start or the flush
+  local label=$1 sport; shift
+  if serve_start "$@"; then
+    sport=$(cat "$tmp/port")
+    curl -s -XPOST -H 'Content-Type: application/x-ndjson' --data-binary @"$tmp/ev.ndjson" \
+      "http://127.0.0.1:$sport/v1/tables/shop.ev/events" > /dev/null || true
+    curl -s -XPOST "http://127.0.0.1:$sport/v1/admin/flush?wait=true&timeout=5" > "$tmp/flush.json" || true
+    grep -q '"complete":true' "$tmp/flush.json" && fail "$label: a wrong key was accepted"
+    kill -TERM "$spid"; wait "$spid" || true; spid=
+  fi
+  grep -q 'SignatureDoesNotMatch\|403\|InvalidAccessKeyId' "$tmp/serve.log" \
+    || fail "$label: no S3 refusal in: $(tail -5 "$tmp/serve.log")"
+  n=$((n + 1))
+}
+servecfg floe-test-secret
+served "serve config only"
+pyyaml wrong-secret; servecfg floe-test-secret
+served "serve config over .pyiceberg.yaml"
+clear; servecfg wrong-secret
+AWS_SECRET_ACCESS_KEY=floe-test-secret AWS_ACCESS_KEY_ID=AKIDFLOETEST \
+  served "environment over the serve config"
+servecfg wrong-secret
+served "flags over the serve config" --s3-secret-access-key floe-test-secret
+servecfg floe-test-secret
+serve_refused "flags wrong over the serve config right" --s3-secret-access-key=wrong-secret
+servecfg floe-test-secret "s3.force-virtual-addressing = maybe"
+if "$floe" serve --config "$tmp/serve.conf" 2> "$tmp/err"; then fail "a bad s3 setting accepted"; fi
+grep -q 's3.force-virtual-addressing=maybe' "$tmp/err" || fail "bad s3 setting: $(cat "$tmp/err")"
 echo "s3_config: ok ($n round trips)"

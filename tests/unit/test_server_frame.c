@@ -343,6 +343,27 @@ TEST(test_config_parse) {
     CHECK_EQ_STR(c.sources[0].name, "clickstream");
     CHECK_EQ_STR(c.sources[0].keys[0], "bootstrap.servers");
     CHECK_EQ_STR(c.sources[0].values[0], "broker1:9092");
+    CHECK(c.s3.endpoint == NULL); /* commented out in the example */
+    floe_server_config_reset(&c);
+    /* [server] s3.* keys: kept for the program's I/O context, applied as floe.conf's */
+    const char *s3 = "[server]\ns3.endpoint = http://127.0.0.1:9\ns3.region = eu-west-1\n"
+                     "s3.access-key-id = AK\ns3.secret-access-key = SK\n"
+                     "s3.force-virtual-addressing = true\n";
+    REQUIRE_OK(floe_server_config_parse(&c, s3, strlen(s3), "t", &err), err);
+    CHECK_EQ_STR(c.s3.endpoint, "http://127.0.0.1:9");
+    CHECK_EQ_STR(c.s3.secret_access_key, "SK");
+    floe_io_options o;
+    floe_io_options_init(&o);
+    CHECK_OK(floe_io_options_apply_s3(&o, &c.s3, "t", &err), err);
+    CHECK_EQ_STR(o.s3.region, "eu-west-1");
+    CHECK_EQ_STR(o.s3.access_key, "AK");
+    CHECK_EQ_INT(o.s3.credentials, FLOE_IO_CREDS_STATIC);
+    CHECK_EQ_INT(o.s3.addressing, FLOE_IO_S3_ADDRESSING_VIRTUAL);
+    floe_io_options_free(&o);
+    floe_server_config copy;
+    REQUIRE_OK(srv_config_copy(&c, &copy, &err), err);
+    CHECK_EQ_STR(copy.s3.region, "eu-west-1");
+    floe_server_config_reset(&copy);
     floe_server_config_reset(&c);
     /* [source kafka NAME]: every key checked, a bad one named */
     static const struct {
