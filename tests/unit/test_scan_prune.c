@@ -385,8 +385,8 @@ TEST(test_negation_is_exact_on_rows) {
 /* Partition tuples of single-row files and manifest summaries of groups of them. */
 TEST(test_partitions_never_drop_a_match) {
     static const char *specs[] = {"x, truncate(3, s), day(t), bucket(4, n), dec, f, k",
-                                  "hour(t), truncate(10, n), s, bucket(3, s), bucket(5, dec), "
-                                  "truncate(4, k)",
+                                  ("hour(t), truncate(10, n), s, bucket(3, s), bucket(5, dec), "
+                                   "truncate(4, k)"),
                                   "month(t), truncate(2, dec), n, truncate(1, s), bucket(2, k)",
                                   "year(t), bucket(2, t), truncate(3, k)"};
     floe_error err;
