@@ -52,8 +52,9 @@ typedef struct floe_lease_store floe_lease_store;
  * missing. */
 int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
                           floe_error *err) FLOE_NODISCARD;
-int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
-                                 floe_error *err) FLOE_NODISCARD;
+/* A SQLite file of its own, opened with opts (NULL: the defaults of floe/sql.h). */
+int floe_lease_store_open_sqlite(const char *db_path, const floe_sql_options *opts,
+                                 floe_lease_store **out, floe_error *err) FLOE_NODISCARD;
 /* Leases on an open connection, for example the catalog's own (floe_catalog_sql(c)):
  * borrowed, must outlive the store; same one-thread rule. */
 int floe_lease_store_open_sql(floe_sql *db, floe_lease_store **out, floe_error *err) FLOE_NODISCARD;

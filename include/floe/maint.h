@@ -246,6 +246,8 @@ typedef struct floe_landing_lifecycle_options {
     floe_maint_file_fn on_file;
     void *on_file_ctx;
     floe_io *io;                      /* context of the landing files (NULL: default) */
+    floe_sql_options sql;             /* options of the connection to index_path (zero:
+                                         the defaults); unused with db */
 } floe_landing_lifecycle_options;
 
 /* The defaults listed above. */

@@ -187,18 +187,13 @@ int floe_lease_store_open_sql(floe_sql *db, floe_lease_store **out, floe_error *
     return store_new(db, false, out, err);
 }
 
-static int open_sqlite(const char *db_path, const floe_sql_options *opts, floe_lease_store **out,
-                       floe_error *err) {
+int floe_lease_store_open_sqlite(const char *db_path, const floe_sql_options *opts,
+                                 floe_lease_store **out, floe_error *err) {
     if (!db_path || !*db_path || strstr(db_path, "://"))
         return floe_error_set(err, FLOE_EINVALID, "lease store: not a SQLite file path");
     floe_sql *db = NULL;
     FLOE_FORWARD_IF_ERROR(floe_sql_open_with(db_path, opts, &db, err));
     return store_new(db, true, out, err);
-}
-
-int floe_lease_store_open_sqlite(const char *db_path, floe_lease_store **out,
-                                 floe_error *err) {
-    return open_sqlite(db_path, NULL, out, err);
 }
 
 int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
@@ -216,7 +211,7 @@ int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out
         int rc = path ? floe_io_mkdirs(cfg->io, local, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_free(local);
         if (rc == 0)
-            rc = open_sqlite(path, &cfg->sql, out, err);
+            rc = floe_lease_store_open_sqlite(path, &cfg->sql, out, err);
         floe_free(path);
         return rc;
     }

@@ -505,6 +505,10 @@ floe_sql *floe_catalog_sql(floe_catalog *c) {
     return c && c->ops->swap == sql_swap ? store(c)->db : NULL;
 }
 
+const floe_sql_options *floe_catalog_sql_options(const floe_catalog *c) {
+    return &c->sql_opts;
+}
+
 int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,
                                floe_error *err) {
     if (!c || c->ops->swap != sql_swap)

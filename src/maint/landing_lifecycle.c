@@ -153,7 +153,7 @@ int floe_maint_landing_lifecycle(const char *warehouse,
             r.no_index = true;
             goto done;
         }
-        FLOE_CHECK(floe_sql_open(index_local, &owned, err));
+        FLOE_CHECK(floe_sql_open_with(index_local, &opts->sql, &owned, err));
         db = owned;
     }
     /* a catalog database no server ever used has no landing_files table */

@@ -732,6 +732,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         /* floe serve keeps the index in the catalog's database */
         o.db = cdb;
         o.io = floe_catalog_io(m->cat);
+        o.sql = *floe_catalog_sql_options(m->cat);
         o.now_ms = now;
         floe_landing_lifecycle_result r;
         FLOE_CHECK(floe_maint_landing_lifecycle(floe_catalog_warehouse(m->cat), &o, &r, err));

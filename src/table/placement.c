@@ -64,7 +64,7 @@ int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **
         db = dir ? floe_io_join(dir, "_leases.db") : NULL;
         if (!db)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(floe_lease_store_open_sqlite(db, &l->store, err));
+        FLOE_CHECK(floe_lease_store_open_sqlite(db, floe_catalog_sql_options(c), &l->store, err));
     }
     floe_lease_owner_id(l->owner);
     floe_lease_key k = {l->catalog_name, "", "", PLACEMENT_JOB};

@@ -14,6 +14,7 @@
 
 #include "floe/catalog.h"
 #include "floe/io.h"
+#include "floe/sql.h"
 #include "floe/table.h"
 #include "harness.h"
 #include "catalog_suite.h"
@@ -269,6 +270,38 @@ TEST(placement_sqlite) {
 TEST(placement_fs) {
     kind k = KIND_FS;
     suite_placement(open_cb, &k, harness_tmpdir(), false);
+}
+/* The filesystem catalog's placement lock lives in <warehouse>/_leases.db, opened with
+ * the catalog's connection options: while another connection holds that file's write
+ * lock, a create fails after busy_timeout_ms (here 100 ms), not after the 30 s default. */
+TEST(placement_fs_takes_sql_options) {
+    char wh[4096], leases[4200];
+    snprintf(wh, sizeof wh, "%s/busy_wh", harness_tmpdir());
+    snprintf(leases, sizeof leases, "%s/_leases.db", wh);
+    floe_catalog_config cfg = {0};
+    cfg.type = "filesystem";
+    cfg.warehouse = wh;
+    cfg.sql.busy_timeout_ms = 100;
+    floe_error err;
+    floe_catalog *c = NULL;
+    REQUIRE_OK(floe_catalog_open(&cfg, &c, &err), err);
+    REQUIRE_OK(floe_catalog_create_namespace(c, "demo", NULL, NULL, 0, &err), err);
+    floe_sql *db = NULL;
+    REQUIRE_OK(floe_sql_open(leases, &db, &err), err);
+    REQUIRE_OK(floe_sql_exec(db, "CREATE TABLE IF NOT EXISTS held(x INTEGER)", NULL, 0, NULL,
+                             &err), err);
+    REQUIRE_OK(floe_sql_begin(db, &err), err);
+    REQUIRE_OK(floe_sql_exec(db, "INSERT INTO held VALUES(1)", NULL, 0, NULL, &err), err);
+    floe_table *t = NULL;
+    int64_t t0 = floe_wall_ms();
+    CHECK(floe_table_create(c, "demo", "events", SCHEMA, NULL, &t, &err) < 0);
+    CHECK(floe_wall_ms() - t0 < 10000);
+    CHECK(t == NULL);
+    floe_sql_rollback(db);
+    floe_sql_close(db);
+    REQUIRE_OK(floe_table_create(c, "demo", "events", SCHEMA, NULL, &t, &err), err);
+    floe_table_close(t);
+    floe_catalog_close(c);
 }
 TEST(namespace_location_sqlite) {
     kind k = KIND_SQLITE;
@@ -834,6 +867,7 @@ int main(void) {
     RUN(relative_warehouse_records_absolute);
     RUN(placement_sqlite);
     RUN(placement_fs);
+    RUN(placement_fs_takes_sql_options);
     RUN(namespace_location_sqlite);
     RUN(cas_conflict_and_retry_sqlite);
     RUN(cas_conflict_and_retry_fs);

@@ -1089,6 +1089,43 @@ TEST(landing_lifecycle_deletes_committed_old_files_only) {
     sqlite3_close(s);
 }
 
+/* The index file is opened with the caller's connection options: a row another
+ * connection holds the write lock over fails its marking after busy_timeout_ms (here
+ * 100 ms), not after the 30 s default. */
+TEST(landing_lifecycle_takes_sql_options) {
+    char wh[700], land[800], db[900], file[1000];
+    snprintf(wh, sizeof wh, "%s/lwh_busy", harness_tmpdir());
+    snprintf(land, sizeof land, "%s/_landing", wh);
+    snprintf(db, sizeof db, "%s/_index.db", land);
+    snprintf(file, sizeof file, "%s/ns.t/node1-0000000001.ndjson.zst", land);
+    floe_error err;
+    REQUIRE_OK(floe_io_mkdirs(NULL, land, &err), err);
+    plant(file, 0);
+    sqlite3 *s = NULL;
+    REQUIRE(sqlite3_open(db, &s) == SQLITE_OK);
+    char *sql = sqlite3_mprintf(
+        "CREATE TABLE landing_files(id INTEGER PRIMARY KEY, node TEXT, seq INTEGER, tbl TEXT,"
+        " part TEXT, kind INTEGER, uri TEXT, bytes INTEGER, raw_bytes INTEGER, records INTEGER,"
+        " first_frame INTEGER, last_frame INTEGER, created_ms INTEGER, state TEXT,"
+        " lease_until_ms INTEGER, snapshot_id INTEGER);"
+        "INSERT INTO landing_files VALUES(1, 'node1', 1, 'ns.t', '', 1, %Q, 1, 1, 1, 1, 1, %lld,"
+        " 'committed', NULL, NULL);"
+        "BEGIN IMMEDIATE", file, (long long)(floe_wall_ms() - 9 * DAY));
+    REQUIRE(sqlite3_exec(s, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_free(sql);
+    floe_landing_lifecycle_options o;
+    floe_landing_lifecycle_options_init(&o);
+    o.sql.busy_timeout_ms = 100;
+    floe_landing_lifecycle_result r;
+    int64_t t0 = floe_wall_ms();
+    REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
+    int64_t took = floe_wall_ms() - t0;
+    CHECK_EQ_INT(r.failures, 1); /* the file went; its row could not be marked */
+    CHECK(took < 10000);
+    REQUIRE(sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(s);
+}
+
 /* ---- scheduler configuration ----------------------------------------------------- */
 
 TEST(maint_config_parse) {
@@ -1171,7 +1208,7 @@ TEST(maint_scheduler_respects_leases) {
     char db[700];
     snprintf(db, sizeof db, "%s/catalog.db", e.dir);
     floe_lease_store *ls = NULL;
-    REQUIRE_OK(floe_lease_store_open_sqlite(db, &ls, &err), err);
+    REQUIRE_OK(floe_lease_store_open_sqlite(db, NULL, &ls, &err), err);
     floe_maint_config c;
     floe_maint_config_init(&c);
     floe_maint *m = NULL;
@@ -1439,6 +1476,7 @@ int main(void) {
     RUN(rewrite_manifests_regroups_and_keeps_entries);
     RUN(rewrite_manifests_on_a_moved_table);
     RUN(landing_lifecycle_deletes_committed_old_files_only);
+    RUN(landing_lifecycle_takes_sql_options);
     RUN(maint_config_parse);
     RUN(maint_scheduler_respects_leases);
     RUN(maint_scheduler_takes_new_settings);

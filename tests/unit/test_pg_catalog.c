@@ -989,7 +989,7 @@ static floe_lease_store *open_leases(bool pg, const char *dir) {
     } else {
         char path[4200];
         snprintf(path, sizeof path, "%s/leases.db", dir);
-        rc = floe_lease_store_open_sqlite(path, &s, &err);
+        rc = floe_lease_store_open_sqlite(path, NULL, &s, &err);
     }
     if (rc != 0)
         harness_fail(__FILE__, __LINE__, "open leases: %s", err.msg);

@@ -86,7 +86,7 @@ TEST(test_flush_answer_names_what_is_pending) {
     char db[4300], job[64];
     snprintf(db, sizeof db, "%s/wh/catalog.db", dir);
     floe_lease_store *ls = NULL;
-    REQUIRE_OK(floe_lease_store_open_sqlite(db, &ls, &err), err);
+    REQUIRE_OK(floe_lease_store_open_sqlite(db, NULL, &ls, &err), err);
     floe_lease_key k = partition_key("name=b", job, sizeof job);
     bool got = false;
     REQUIRE_OK(floe_lease_acquire(ls, &k, "other-node/worker-7", 3000, &got, &err), err);
@@ -140,7 +140,7 @@ TEST(test_restart_takes_over_its_own_leases) {
     char db[4300], job[64];
     snprintf(db, sizeof db, "%s/wh/catalog.db", dir);
     floe_lease_store *ls = NULL;
-    REQUIRE_OK(floe_lease_store_open_sqlite(db, &ls, &err), err);
+    REQUIRE_OK(floe_lease_store_open_sqlite(db, NULL, &ls, &err), err);
     floe_lease_key k = partition_key("name=a", job, sizeof job);
     bool got = false;
     const char *dead = "node1/deadhost:4242:0badc0de";
