@@ -11,6 +11,9 @@
  * terminates floe's server processes, and reads information_schema for the layout check.
  */
 #include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <signal.h>
@@ -452,6 +455,103 @@ TEST(lost_reply_after_swap_pg) {
 /* ---------------------------------------------------------------------------------------
  * connection loss
  * ------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int pid, fd;   /* floe's server process; our end of its connection */
+} cut_ctx;
+
+/* Wait until the server process waits for a lock, then cut the connection on our side
+ * only: the process lives on, blocked, as after a network failure. */
+static void *cut_when_blocked(void *arg) {
+    cut_ctx *x = arg;
+    PGconn *a = admin();
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pg_stat_activity WHERE pid = %d AND "
+             "wait_event_type = 'Lock'", x->pid);
+    for (int i = 0; a && i < 1000; i++) {
+        char *v = admin_value(a, sql);
+        free(v);
+        if (v)
+            break;
+        sleep_ms(10);
+    }
+    shutdown(x->fd, SHUT_RDWR);
+    PQfinish(a);
+    return NULL;
+}
+
+/* Our socket connected from local port `port` (the client_port the server sees). */
+static int socket_of_port(int port) {
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_storage ss;
+        socklen_t n = sizeof ss;
+        if (getsockname(fd, (struct sockaddr *)&ss, &n) != 0)
+            continue;
+        if (ss.ss_family == AF_INET && ntohs(((struct sockaddr_in *)&ss)->sin_port) == port)
+            return fd;
+        if (ss.ss_family == AF_INET6 && ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) == port)
+            return fd;
+    }
+    return -1;
+}
+
+/* floe_sql_options.settle_ms bounds the wait for the server process of a write whose
+ * connection was lost: while that process is alive and may not be terminated (a role
+ * without pg_terminate_backend), the next statement fails after settle_ms (here 300 ms)
+ * with the outcome unsettled; once it is gone, statements run again and see what it did. */
+TEST(settle_limit_pg) {
+    NEED_PG();
+    PGconn *a = admin();
+    REQUIRE(a != NULL);
+    const char *at = strrchr(pg_uri, '@');
+    REQUIRE(at != NULL);
+    char uri[1024];
+    snprintf(uri, sizeof uri, "postgresql://floe_settle:settle-pw-1%s", at);
+    admin_ok(a, "DROP TABLE IF EXISTS settle_t");
+    admin_ok(a, "DROP ROLE IF EXISTS floe_settle");
+    admin_ok(a, "CREATE ROLE floe_settle LOGIN NOSUPERUSER PASSWORD 'settle-pw-1'");
+    admin_ok(a, "CREATE TABLE settle_t(id INTEGER PRIMARY KEY, v INTEGER)");
+    admin_ok(a, "INSERT INTO settle_t VALUES(1, 0)");
+    admin_ok(a, "GRANT SELECT, UPDATE ON settle_t TO floe_settle");
+    admin_ok(a, "REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC");
+    floe_sql_options o = {.settle_ms = 300};
+    floe_sql *db = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_sql_open_with(uri, &o, &db, &err), err);
+    cut_ctx x = {.pid = backend_pid(db), .fd = -1};
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT client_port FROM pg_stat_activity WHERE pid = %d", x.pid);
+    char *port = admin_value(a, sql);
+    REQUIRE(port != NULL);
+    x.fd = socket_of_port(atoi(port));
+    free(port);
+    REQUIRE(x.fd >= 0);
+    admin_ok(a, "BEGIN");
+    admin_ok(a, "SELECT v FROM settle_t WHERE id = 1 FOR UPDATE");
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, cut_when_blocked, &x) == 0);
+    CHECK_EQ_INT(floe_sql_exec(db, "UPDATE settle_t SET v = 1 WHERE id = 1", NULL, 0, NULL, &err),
+                 FLOE_EUNKNOWN_STATE);
+    pthread_join(th, NULL);
+    char v[64] = "";
+    int64_t t0 = floe_wall_ms();
+    CHECK_EQ_INT(floe_sql_query(db, "SELECT v FROM settle_t WHERE id = 1", NULL, 0, row_text, v,
+                                &err), FLOE_EIO);
+    int64_t took = floe_wall_ms() - t0;
+    CHECK(strstr(err.msg, "still running after 300 ms") != NULL);
+    CHECK(took >= 300 && took < 10000);
+    /* the lock goes: the process runs the update, cannot answer, ends; settled */
+    admin_ok(a, "COMMIT");
+    REQUIRE_OK(floe_sql_query(db, "SELECT v FROM settle_t WHERE id = 1", NULL, 0, row_text, v,
+                              &err), err);
+    CHECK_EQ_STR(v, "1");
+    floe_sql_close(db);
+    admin_ok(a, "GRANT EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) TO PUBLIC");
+    admin_ok(a, "DROP TABLE settle_t");
+    admin_ok(a, "DROP ROLE floe_settle");
+    PQfinish(a);
+}
 
 static int first_col(void *ctx, const char *const *cols, size_t n, floe_error *err) {
     (void)err;
@@ -1324,6 +1424,7 @@ int main(void) {
     RUN(lease_claim_all_pg);
     RUN(lease_skip_locked_pg);
     RUN(concurrent_commits_pg);
+    RUN(settle_limit_pg);
     int rc = harness_finish();
     /* the SQLite part passed, the PostgreSQL part did not run: a skip for ctest (77) */
     return rc == 0 && !pg_uri ? 77 : rc;
