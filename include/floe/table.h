@@ -122,6 +122,12 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
  * location check. */
 int floe_table_register(floe_catalog *c, const char *ns, const char *name,
                         const char *metadata_location, floe_error *err) FLOE_NODISCARD;
+/* Delete the files of a table already dropped from its catalog (t loaded before the
+ * drop): its metadata files, manifest lists, manifests, data and delete files, those
+ * under the table location only (files added from elsewhere stay). A file that cannot
+ * be deleted is logged and skipped (orphan removal finds it); an unreadable manifest list
+ * or manifest stops the purge with its error. *deleted (may be NULL) gets the count. */
+int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) FLOE_NODISCARD;
 /* Rename a table (SQL catalogs), after checking its location is still a place of its
  * own. */
 int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,

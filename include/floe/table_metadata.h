@@ -253,6 +253,17 @@ int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spe
  * (at least 1). The chosen id is written to *order_id when non-NULL. */
 int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const char *sort_json,
                                                 int32_t *order_id, floe_error *err) FLOE_NODISCARD;
+/* Add a sort order as floe_metadata_builder_set_default_sort_order does, without making
+ * it the default (REST add-sort-order). */
+int floe_metadata_builder_add_sort_order(floe_metadata_builder *b, const char *sort_json,
+                                         int32_t *order_id, floe_error *err) FLOE_NODISCARD;
+/* Make an existing sort order the default; FLOE_EINVALID when there is no such order. */
+int floe_metadata_builder_set_default_sort_order_id(floe_metadata_builder *b, int32_t order_id,
+                                                    floe_error *err) FLOE_NODISCARD;
+/* Set table-uuid (REST assign-uuid); FLOE_EINVALID unless uuid has the 8-4-4-4-12 hex
+ * form. */
+int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid,
+                                      floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_snapshot_new {
     int64_t snapshot_id;       /* 0 = generate one */
@@ -271,6 +282,22 @@ typedef struct floe_snapshot_new {
 int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
                                        int64_t *snapshot_id, int64_t *sequence_number,
                                        floe_error *err) FLOE_NODISCARD;
+/* Add a snapshot written by someone else exactly as given (REST add-snapshot): a JSON
+ * object with snapshot-id, timestamp-ms, manifest-list and summary.operation. No ref
+ * moves (set the ref afterwards). v2: a missing sequence-number becomes
+ * last-sequence-number + 1, one with a parent must be above last-sequence-number, and
+ * last-sequence-number rises to it; v1: the sequence number is dropped. FLOE_EEXISTS when
+ * the id is taken, FLOE_EINVALID for a malformed snapshot. */
+int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
+                                            floe_error *err) FLOE_NODISCARD;
+/* Record a statistics file (spec "Table Statistics"; partition: "Partition Statistics")
+ * for its snapshot, replacing the one that snapshot had. stats_json is the file's JSON
+ * object as the spec writes it. FLOE_EINVALID when malformed or the snapshot is absent. */
+int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partition,
+                                         const char *stats_json, floe_error *err) FLOE_NODISCARD;
+/* Forget the statistics file of a snapshot (none: not an error). */
+int floe_metadata_builder_remove_statistics(floe_metadata_builder *b, bool partition,
+                                            int64_t snapshot_id, floe_error *err) FLOE_NODISCARD;
 /* Create or move a branch or tag. For "main" this also sets current-snapshot-id. */
 int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
                                   int64_t snapshot_id, bool is_tag, floe_error *err) FLOE_NODISCARD;

@@ -331,89 +331,21 @@ static int table_describe(floe_table *t, bool json) {
     return FLOE_EXIT_OK;
 }
 
-/* Files under the table location that any snapshot or metadata file references. */
-static int collect_files(floe_table *t, floe_strlist *out, floe_error *err) {
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    int rc = 0;
-    floe_arena arena;
-    floe_arena_init(&arena, 64 * 1024);
-    FLOE_CHECK(floe_strlist_push(out, floe_table_metadata_location(t), err));
-    for (size_t i = 0; i < m->n_metadata_log; i++)
-        FLOE_CHECK(floe_strlist_push(out, m->metadata_log[i].metadata_file, err));
-    for (size_t s = 0; s < m->n_snapshots; s++) {
-        const floe_snapshot *sn = &m->snapshots[s];
-        if (!sn->manifest_list)
-            continue;
-        char *uri = NULL;
-        floe_manifest_list l = {0};
-        FLOE_CHECK(floe_strlist_push(out, sn->manifest_list, err));
-        FLOE_CHECK(floe_table_resolve_path(t, sn->manifest_list, &uri, err));
-        rc = floe_manifest_list_read(cli_io(), uri, NULL, &arena, &l, err);
-        floe_free(uri);
-        if (rc < 0)
-            goto done;
-        for (size_t k = 0; k < l.nfiles; k++) {
-            FLOE_CHECK(floe_strlist_push(out, l.files[k].manifest_path, err));
-            floe_manifest_reader *r = NULL;
-            FLOE_CHECK(floe_table_resolve_path(t, l.files[k].manifest_path, &uri, err));
-            floe_manifest_read_options ro = {.manifest = &l.files[k],
-                                             .allow_deletion_vectors = true};
-            rc = floe_manifest_reader_open(cli_io(), uri, &ro, &r, err);
-            floe_free(uri);
-            if (rc < 0)
-                goto done;
-            const floe_manifest_entry *e;
-            while ((rc = floe_manifest_reader_next(r, &e, err)) == 1)
-                if ((rc = floe_strlist_push(out, e->file.file_path, err)) < 0)
-                    break;
-            floe_manifest_reader_close(r);
-            if (rc < 0)
-                goto done;
-        }
-    }
-    rc = 0;
-done:
-    floe_arena_reset(&arena);
-    return rc;
-}
-
-static int cmp_strp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json) {
     floe_error err;
     floe_error_clear(&err);
     char *ns = NULL, *name = NULL;
     floe_table *t = NULL;
-    floe_strlist files = {0};
     int code = FLOE_EXIT_OK;
     size_t deleted = 0;
     if (!cli_split_ident(ident, &ns, &name))
         return cli_usage("table", "drop: %s is not NS.NAME", ident);
-    if (purge) {
-        if (floe_table_load(c, ns, name, &t, &err) < 0 || collect_files(t, &files, &err) < 0)
-            goto fail;
-    }
+    if (purge && floe_table_load(c, ns, name, &t, &err) < 0)
+        goto fail;
     if (floe_catalog_drop_table(c, ns, name, &err) < 0)
         goto fail;
-    if (purge) {
-        const char *loc = floe_table_metadata_get(t)->location;
-        size_t ll = strlen(loc);
-        qsort(files.items, files.n, sizeof *files.items, cmp_strp);
-        for (size_t i = 0; i < files.n; i++) {
-            if (i && !strcmp(files.items[i], files.items[i - 1]))
-                continue;
-            /* only what lives under the table location: added files stay */
-            if (strncmp(files.items[i], loc, ll) || files.items[i][ll] != '/')
-                continue;
-            char *p = NULL;
-            if (floe_table_resolve_path(t, files.items[i], &p, &err) == 0 &&
-                floe_io_delete(cli_io(), p, &err) == 0)
-                deleted++;
-            floe_free(p);
-        }
-    }
+    if (purge && floe_table_purge(t, &deleted, &err) < 0)
+        goto fail;
     if (json)
         printf("{\"dropped\":\"%s.%s\",\"files_deleted\":%zu}\n", ns, name, deleted);
     else
@@ -422,7 +354,6 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
 fail:
     code = cli_fail(&err);
 out:
-    floe_strlist_free(&files);
     floe_table_close(t);
     floe_free(ns);
     floe_free(name);

@@ -560,10 +560,9 @@ int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spe
     return set_new(b->doc, "default-spec-id", json_integer(spec_id), err);
 }
 
-int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const char *sort_json,
-                                                int32_t *order_id, floe_error *err) {
-    json_t *fields = NULL;
-    int rc = 0;
+/* The sort order's fields: {"fields":[...]}, a bare list, or NULL / "" (no fields). */
+static int sort_fields_from_arg(const char *sort_json, json_t **out, floe_error *err) {
+    json_t *fields;
     if (sort_json && *sort_json) {
         json_t *arg;
         FLOE_FORWARD_IF_ERROR(parse_json_arg(sort_json, "sort order", &arg, err));
@@ -576,6 +575,15 @@ int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const
     } else if (!(fields = json_array())) {
         return nomem(err);
     }
+    *out = fields;
+    return 0;
+}
+
+int floe_metadata_builder_add_sort_order(floe_metadata_builder *b, const char *sort_json,
+                                         int32_t *order_id, floe_error *err) {
+    json_t *fields = NULL;
+    int rc = 0;
+    FLOE_CHECK(sort_fields_from_arg(sort_json, &fields, err));
     json_t *orders = ensure_array(b->doc, "sort-orders");
     if (!orders)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -594,12 +602,43 @@ int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const
         if (!o || json_array_append_new(orders, o) != 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
-    FLOE_CHECK(set_new(b->doc, "default-sort-order-id", json_integer(id), err));
     if (order_id)
         *order_id = (int32_t)id;
 done:
     json_decref(fields);
     return rc;
+}
+
+int floe_metadata_builder_set_default_sort_order_id(floe_metadata_builder *b, int32_t order_id,
+                                                    floe_error *err) {
+    if (!has_id(json_object_get(b->doc, "sort-orders"), "order-id", order_id))
+        return floe_error_set(err, FLOE_EINVALID, "sort order %d does not exist", (int)order_id);
+    return set_new(b->doc, "default-sort-order-id", json_integer(order_id), err);
+}
+
+int floe_metadata_builder_set_default_sort_order(floe_metadata_builder *b, const char *sort_json,
+                                                int32_t *order_id, floe_error *err) {
+    int32_t id;
+    FLOE_FORWARD_IF_ERROR(floe_metadata_builder_add_sort_order(b, sort_json, &id, err));
+    FLOE_FORWARD_IF_ERROR(floe_metadata_builder_set_default_sort_order_id(b, id, err));
+    if (order_id)
+        *order_id = id;
+    return 0;
+}
+
+int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid,
+                                      floe_error *err) {
+    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    bool ok = uuid && strlen(uuid) == sizeof shape - 1;
+    for (size_t i = 0; ok && shape[i]; i++)
+        ok = shape[i] == '-' ? uuid[i] == '-'
+                             : ((uuid[i] >= '0' && uuid[i] <= '9') ||
+                                (uuid[i] >= 'a' && uuid[i] <= 'f') ||
+                                (uuid[i] >= 'A' && uuid[i] <= 'F'));
+    if (!ok)
+        return floe_error_set(err, FLOE_EINVALID, "table uuid '%s' is not a UUID",
+                              uuid ? uuid : "");
+    return set_new(b->doc, "table-uuid", json_string(uuid), err);
 }
 
 static json_t *find_snapshot(json_t *doc, int64_t id) {
@@ -779,6 +818,93 @@ static void drop_by_snapshot(json_t *doc, const char *key, const char *id_key, c
     for (size_t i = json_array_size(arr); i-- > 0;)
         if (id_in(ids, n, jlong(json_array_get(arr, i), id_key, INT64_MIN)))
             json_array_remove(arr, i);
+}
+
+int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
+                                            floe_error *err) {
+    json_t *snap;
+    FLOE_FORWARD_IF_ERROR(parse_json_arg(snapshot_json, "snapshot", &snap, err));
+    int rc = 0;
+    json_t *summary = json_object_get(snap, "summary");
+    if (!json_is_object(snap) || !json_is_integer(json_object_get(snap, "snapshot-id")) ||
+        !json_is_integer(json_object_get(snap, "timestamp-ms")) ||
+        !json_is_string(json_object_get(snap, "manifest-list")) || !json_is_object(summary) ||
+        !json_is_string(json_object_get(summary, "operation")))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "snapshot needs an integer \"snapshot-id\" and \"timestamp-ms\", a "
+                  "\"manifest-list\" and a \"summary\" with an \"operation\"");
+    int64_t id = jlong(snap, "snapshot-id", -1);
+    if (find_snapshot(b->doc, id))
+        FLOE_FAIL(err, FLOE_EEXISTS, "snapshot id %" PRId64 " already exists", id);
+    json_t *parent = json_object_get(snap, "parent-snapshot-id");
+    if (parent && !json_is_null(parent) && !json_is_integer(parent))
+        FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": bad parent-snapshot-id", id);
+    int64_t last = jlong(b->doc, "last-sequence-number", 0);
+    if (b->format_version == 1) {
+        json_object_del(snap, "sequence-number"); /* v1 records none */
+    } else {
+        json_t *sv = json_object_get(snap, "sequence-number");
+        int64_t seq = json_is_integer(sv) ? (int64_t)json_integer_value(sv) : last + 1;
+        if (sv && !json_is_integer(sv))
+            FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": bad sequence-number", id);
+        /* a snapshot with a parent comes after everything committed (spec "Sequence
+         * Numbers") */
+        if (seq <= last && parent && json_is_integer(parent))
+            FLOE_FAIL(err, FLOE_EINVALID,
+                      "snapshot %" PRId64 ": sequence number %" PRId64
+                      " is not above the table's last-sequence-number %" PRId64,
+                      id, seq, last);
+        if (!sv && set_new(snap, "sequence-number", json_integer(seq), err) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (seq > last && set_new(b->doc, "last-sequence-number", json_integer(seq), err) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    json_t *snaps = ensure_array(b->doc, "snapshots");
+    if (!snaps || json_array_append(snaps, snap) != 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+done:
+    json_decref(snap);
+    return rc;
+}
+
+static const char *stats_key(bool partition) {
+    return partition ? "partition-statistics" : "statistics";
+}
+
+int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partition,
+                                         const char *stats_json, floe_error *err) {
+    json_t *st;
+    FLOE_FORWARD_IF_ERROR(parse_json_arg(stats_json, stats_key(partition), &st, err));
+    int rc = 0;
+    if (!json_is_object(st) || !json_is_integer(json_object_get(st, "snapshot-id")) ||
+        !json_is_string(json_object_get(st, "statistics-path")) ||
+        !json_is_integer(json_object_get(st, "file-size-in-bytes")))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "%s file needs \"snapshot-id\", \"statistics-path\" and "
+                  "\"file-size-in-bytes\"",
+                  stats_key(partition));
+    if (!partition && (!json_is_integer(json_object_get(st, "file-footer-size-in-bytes")) ||
+                       !json_is_array(json_object_get(st, "blob-metadata"))))
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "statistics file needs \"file-footer-size-in-bytes\" and \"blob-metadata\"");
+    int64_t id = jlong(st, "snapshot-id", -1);
+    if (!find_snapshot(b->doc, id))
+        FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", id);
+    /* one file per snapshot: a new one replaces the old */
+    FLOE_CHECK(floe_metadata_builder_remove_statistics(b, partition, id, err));
+    json_t *arr = ensure_array(b->doc, stats_key(partition));
+    if (!arr || json_array_append(arr, st) != 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+done:
+    json_decref(st);
+    return rc;
+}
+
+int floe_metadata_builder_remove_statistics(floe_metadata_builder *b, bool partition,
+                                            int64_t snapshot_id, floe_error *err) {
+    (void)err;
+    drop_by_snapshot(b->doc, stats_key(partition), "snapshot-id", &snapshot_id, 1);
+    return 0;
 }
 
 int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64_t *ids,

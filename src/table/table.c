@@ -18,6 +18,7 @@
 
 #include "floe/append.h"
 #include "floe/io.h"
+#include "floe/manifest.h"
 #include "floe/table.h"
 #include "table_internal.h"
 
@@ -1042,4 +1043,88 @@ int floe_table_resolve_path(const floe_table *t, const char *recorded, char **ou
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     *out = copy;
     return 0;
+}
+
+/* Every file the table's metadata references: metadata files, manifest lists, manifests,
+ * data and delete files. */
+static int referenced_files(floe_table *t, floe_strlist *out, floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    int rc = 0;
+    floe_arena arena;
+    floe_arena_init(&arena, 64 * 1024);
+    FLOE_CHECK(floe_strlist_push(out, floe_table_metadata_location(t), err));
+    for (size_t i = 0; i < m->n_metadata_log; i++)
+        FLOE_CHECK(floe_strlist_push(out, m->metadata_log[i].metadata_file, err));
+    for (size_t s = 0; s < m->n_snapshots; s++) {
+        const floe_snapshot *sn = &m->snapshots[s];
+        if (!sn->manifest_list)
+            continue;
+        char *uri = NULL;
+        floe_manifest_list l = {0};
+        FLOE_CHECK(floe_strlist_push(out, sn->manifest_list, err));
+        FLOE_CHECK(floe_table_resolve_path(t, sn->manifest_list, &uri, err));
+        rc = floe_manifest_list_read(floe_table_io(t), uri, NULL, &arena, &l, err);
+        floe_free(uri);
+        if (rc < 0)
+            goto done;
+        for (size_t k = 0; k < l.nfiles; k++) {
+            FLOE_CHECK(floe_strlist_push(out, l.files[k].manifest_path, err));
+            floe_manifest_reader *r = NULL;
+            FLOE_CHECK(floe_table_resolve_path(t, l.files[k].manifest_path, &uri, err));
+            floe_manifest_read_options ro = {.manifest = &l.files[k],
+                                             .allow_deletion_vectors = true};
+            rc = floe_manifest_reader_open(floe_table_io(t), uri, &ro, &r, err);
+            floe_free(uri);
+            if (rc < 0)
+                goto done;
+            const floe_manifest_entry *e;
+            while ((rc = floe_manifest_reader_next(r, &e, err)) == 1)
+                if ((rc = floe_strlist_push(out, e->file.file_path, err)) < 0)
+                    break;
+            floe_manifest_reader_close(r);
+            if (rc < 0)
+                goto done;
+        }
+    }
+    rc = 0;
+done:
+    floe_arena_reset(&arena);
+    return rc;
+}
+
+static int cmp_strp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+
+int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) {
+    floe_strlist files = {0};
+    size_t n = 0;
+    int rc = referenced_files(t, &files, err);
+    if (rc < 0)
+        goto done;
+    const char *loc = floe_table_metadata_get(t)->location;
+    size_t ll = strlen(loc);
+    qsort(files.items, files.n, sizeof *files.items, cmp_strp);
+    for (size_t i = 0; i < files.n; i++) {
+        if (i && !strcmp(files.items[i], files.items[i - 1]))
+            continue;
+        /* only what lives under the table location: added files stay */
+        if (strncmp(files.items[i], loc, ll) || files.items[i][ll] != '/')
+            continue;
+        char *p = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_table_resolve_path(t, files.items[i], &p, &e) == 0 &&
+            floe_io_delete(floe_table_io(t), p, &e) == 0)
+            n++;
+        else
+            floe_log(FLOE_LOG_WARN, "purge: %s: %s", files.items[i], e.msg);
+        floe_free(p);
+    }
+    if (deleted)
+        *deleted = n;
+done:
+    floe_strlist_free(&files);
+    return rc;
 }
