@@ -31,6 +31,7 @@
 #include "floe/parquet_reader.h"
 #include "floe/partition.h"
 #include "floe/quarantine.h"
+#include "floe/rest_server.h"
 #include "floe/rewrite.h"
 #include "floe/scan.h"
 #include "floe/schema.h"

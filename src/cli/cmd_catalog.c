@@ -2,6 +2,8 @@
  * cmd_catalog.c - `floe catalog`: look at and manage the catalog (namespaces, tables) and
  * find the current metadata of a table folder.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "cli.h"
 #include "table_args.h"
 #include "floe/catalog.h"
+#include "floe/rest_server.h"
 #include "floe/table.h"
 
 static void usage(FILE *out) {
@@ -24,6 +27,10 @@ static void usage(FILE *out) {
             "  table NS NAME                current metadata of a table\n"
             "  drop-table NS NAME           forget a table (its files stay)\n"
             "  locate PATH                  current metadata file of a table folder\n"
+            "  serve [--listen HOST:PORT] [--port-file FILE]\n"
+            "                               serve the catalog as an Iceberg REST catalog\n"
+            "                               (default 127.0.0.1:8181, loopback only; port 0\n"
+            "                               picks a free port, written to FILE; docs/REST.md)\n"
             "\n"
             "The catalog comes from FLOE_CATALOG_URI / FLOE_WAREHOUSE, floe.conf\n"
             "([catalog.NAME] type/uri/warehouse), .pyiceberg.yaml, or ./warehouse with\n"
@@ -43,6 +50,48 @@ static void print_list(const floe_strlist *l, bool json) {
         for (size_t i = 0; i < l->n; i++)
             printf("%s\n", l->items[i]);
     }
+}
+
+/* `floe catalog serve`: run the REST catalog until SIGINT or SIGTERM. */
+static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args) {
+    floe_rest_server_config rc = {.catalog = cfg};
+    const char *port_file = NULL;
+    for (int k = 0; k < nargs; k++) {
+        if (!strcmp(args[k], "--listen") && k + 1 < nargs)
+            rc.listen = args[++k];
+        else if (!strcmp(args[k], "--port-file") && k + 1 < nargs)
+            port_file = args[++k];
+        else
+            return cli_usage("catalog", "serve: unknown argument %s", args[k]);
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by the server's threads */
+    signal(SIGPIPE, SIG_IGN);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_rest_server *s = NULL;
+    if (floe_rest_server_start(&rc, &s, &err) < 0)
+        return cli_fail(&err);
+    unsigned port = floe_rest_server_port(s);
+    fprintf(stderr, "floe catalog serve: catalog %s (warehouse %s) at http://127.0.0.1:%u/v1\n",
+            cfg->name, cfg->warehouse, port);
+    if (port_file) {
+        FILE *f = fopen(port_file, "w");
+        if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0) {
+            floe_rest_server_stop(s);
+            fprintf(stderr, "floe: cannot write %s\n", port_file);
+            return FLOE_EXIT_FAIL;
+        }
+    }
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    fprintf(stderr, "floe catalog serve: stopping (signal %d)\n", sig);
+    floe_rest_server_stop(s);
+    return FLOE_EXIT_OK;
 }
 
 static int print_table(const floe_table *t, bool json) {
@@ -97,12 +146,16 @@ int floe_cmd_catalog(int argc, char **argv) {
     if (i >= argc)
         return cli_usage("catalog", "no action given");
     const char *action = argv[i++];
-    /* --json may also follow the action */
+    /* --json, --config and --catalog may also follow the action */
     int nargs = 0;
     char **args = argv + i;
     for (int k = i; k < argc; k++) {
         if (!strcmp(argv[k], "--json"))
             json = true;
+        else if (!strcmp(argv[k], "--config") && k + 1 < argc)
+            config = argv[++k];
+        else if (!strcmp(argv[k], "--catalog") && k + 1 < argc)
+            name = argv[++k];
         else
             args[nargs++] = argv[k];
     }
@@ -129,6 +182,11 @@ int floe_cmd_catalog(int argc, char **argv) {
     floe_catalog_config cfg = {0};
     if (cli_catalog_config_load(name, config, &cfg, &err) < 0)
         return cli_fail(&err);
+    if (!strcmp(action, "serve")) {
+        int code = catalog_serve(&cfg, nargs, args);
+        floe_catalog_config_reset(&cfg);
+        return code;
+    }
     if (!strcmp(action, "show")) {
         if (json) {
             printf("{\"name\":");

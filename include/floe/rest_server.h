@@ -1,0 +1,74 @@
+/*
+ * floe/rest_server.h - `floe catalog serve`: an Iceberg REST catalog over a floe catalog.
+ *
+ * The server speaks the REST catalog protocol of apache/iceberg
+ * open-api/rest-catalog-open-api.yaml to any client (Iceberg Java, PyIceberg,
+ * iceberg-js, floe) and keeps its tables in the floe catalog it is given (the SQL store:
+ * SQLite, or PostgreSQL shared by several servers; the pointer swap is the store's
+ * compare-and-swap, so servers and local floe commands can commit to one table at once).
+ * Paths are taken with and without the {prefix} segment; the prefix, when given, is the
+ * catalog's name (GET /v1/config returns it as overrides.prefix). Implemented:
+ *
+ *   GET    /v1/config
+ *   GET    /v1/{prefix}/namespaces                        (pageToken, pageSize, parent)
+ *   POST   /v1/{prefix}/namespaces
+ *   GET    /v1/{prefix}/namespaces/{namespace}
+ *   HEAD   /v1/{prefix}/namespaces/{namespace}
+ *   DELETE /v1/{prefix}/namespaces/{namespace}
+ *   POST   /v1/{prefix}/namespaces/{namespace}/properties
+ *   GET    /v1/{prefix}/namespaces/{namespace}/tables     (pageToken, pageSize)
+ *   POST   /v1/{prefix}/namespaces/{namespace}/tables     (stage-create refused: 400)
+ *   POST   /v1/{prefix}/namespaces/{namespace}/register
+ *   GET    /v1/{prefix}/namespaces/{namespace}/tables/{table} (ETag, If-None-Match, snapshots)
+ *   HEAD   /v1/{prefix}/namespaces/{namespace}/tables/{table}
+ *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table} (commit)
+ *   DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table} (purgeRequested)
+ *   POST   /v1/{prefix}/tables/rename
+ *
+ * Anything else is 404 (no such route) or 405 (route without that method). Errors are
+ * the spec's IcebergErrorResponse: {"error":{"message","type","code"}}.
+ *
+ * There is no authentication yet: the server listens on loopback addresses only (TLS and
+ * access control belong to a proxy in front; docs/REST.md).
+ *
+ * Threads: libmicrohttpd runs a thread per connection; requests share one catalog handle
+ * under a mutex, so they run one at a time.
+ */
+#ifndef FLOE_REST_SERVER_H
+#define FLOE_REST_SERVER_H
+
+#include "floe/catalog.h"
+#include "floe/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+FLOE_API_BEGIN
+
+typedef struct floe_rest_server floe_rest_server;
+
+typedef struct floe_rest_server_config {
+    const char *listen;                 /* "127.0.0.1:8181" (NULL: that); a loopback IPv4
+                                           address; port 0 picks a free port */
+    const floe_catalog_config *catalog; /* the catalog served (borrowed for the call) */
+    size_t max_body;                    /* largest request body in bytes; 0: 16 MiB */
+} floe_rest_server_config;
+
+/* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen
+ * address, FLOE_EIO when the address cannot be bound, the catalog's errors when it cannot
+ * be opened. */
+int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server **out,
+                           floe_error *err) FLOE_NODISCARD;
+/* The port the server listens on (the one picked when the config asked for port 0). */
+unsigned floe_rest_server_port(const floe_rest_server *s);
+/* Stop taking connections, let requests in flight finish, close the catalog. NULL is a
+ * no-op. */
+void floe_rest_server_stop(floe_rest_server *s);
+
+FLOE_API_END
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,612 @@
+/*
+ * restserve.c - the HTTP side of `floe catalog serve`: libmicrohttpd, request bodies,
+ * the router over the REST catalog paths, and the error form of the spec
+ * (open-api/rest-catalog-open-api.yaml: IcebergErrorResponse, ErrorModel).
+ *
+ * Paths: libmicrohttpd's own unescaping is turned off (unescape_none), so the router
+ * splits the raw path on '/' first and percent-decodes each segment after: a table
+ * named "a/b" arrives as a%2Fb and stays one segment. A {namespace} segment holds the
+ * levels joined by 0x1F (%1F); floe's catalog stores them joined by '.', so a level
+ * holding '.' is refused with 400. Query values are decoded the same way.
+ *
+ * Each request holds the server's mutex while it uses the catalog handle (one handle,
+ * one thread at a time, as floe/catalog.h requires).
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "floe/table.h"
+#include "rs_internal.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:8181"
+#define DEFAULT_MAX_BODY ((size_t)16 << 20)
+
+/* ---------------------------------------------------------------------------------------
+ * answers
+ * ------------------------------------------------------------------------------------- */
+
+int rs_error(rs_resp *r, int status, const char *type, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->status = status;
+    r->etag[0] = 0;
+    floe_buf_reset(&r->body);
+    FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, "{\"error\":{\"message\":")); /* checked below */
+    FLOE_IGNORE_RESULT(floe_json_append_string(&r->body, (const uint8_t *)msg, strlen(msg)));
+    FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, ",\"type\":\"%s\",\"code\":%d}}", type, status));
+    return 0;
+}
+
+int rs_floe_error(rs_resp *r, int rc, const floe_error *err, const char *not_found_type) {
+    const char *msg = err && err->msg[0] ? err->msg : floe_strerror(rc);
+    switch (rc) {
+    case FLOE_ENOTFOUND:
+        return rs_error(r, 404, not_found_type, "%s", msg);
+    case FLOE_EEXISTS:
+        return rs_error(r, 409, "AlreadyExistsException", "%s", msg);
+    case FLOE_EINVALID:
+    case FLOE_ESCHEMA:
+    case FLOE_ECORRUPT:
+    case FLOE_ELIMIT:
+        return rs_error(r, 400, "BadRequestException", "%s", msg);
+    case FLOE_EUNSUPPORTED:
+        return rs_error(r, 406, "UnsupportedOperationException", "%s", msg);
+    case FLOE_ECONFLICT:
+        return rs_error(r, 409, "CommitFailedException", "%s", msg);
+    case FLOE_EUNKNOWN_STATE:
+        return rs_error(r, 500, "CommitStateUnknownException", "%s", msg);
+    case FLOE_EBUSY:
+        return rs_error(r, 503, "ServiceUnavailableException", "%s", msg);
+    default:
+        return rs_error(r, 500, "InternalServerError", "%s", msg);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------
+ * paths, queries, namespaces
+ * ------------------------------------------------------------------------------------- */
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode s[0..n) (caller frees); NULL for a bad escape, a NUL byte or OOM. */
+static char *pct_decode(const char *s, size_t n, bool plus_is_space) {
+    char *out = floe_malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            int hi = i + 1 < n ? hexval(s[i + 1]) : -1, lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0 || (hi | lo) == 0) {
+                floe_free(out);
+                return NULL;
+            }
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (c == '+' && plus_is_space) {
+            c = ' ';
+        }
+        out[k++] = c;
+    }
+    out[k] = 0;
+    return out;
+}
+
+char *rs_query(const rs_req *q, const char *name) {
+    const char *v = MHD_lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
+    return v ? pct_decode(v, strlen(v), true) : NULL;
+}
+
+const char *rs_header(const rs_req *q, const char *name) {
+    return MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, name);
+}
+
+void rs_put_namespace(floe_buf *b, const char *dotted) {
+    FLOE_IGNORE_RESULT(floe_buf_append_byte(b, '[')); /* floe_buf keeps its first failure */
+    const char *p = dotted;
+    for (;;) {
+        size_t n = strcspn(p, ".");
+        FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)p, n));
+        if (!p[n])
+            break;
+        FLOE_IGNORE_RESULT(floe_buf_append_byte(b, ','));
+        p += n + 1;
+    }
+    FLOE_IGNORE_RESULT(floe_buf_append_byte(b, ']'));
+}
+
+/* Levels (each n bytes at p[i]) joined with '.', refusing empty levels and dots. */
+static char *join_levels(const char *const *lv, const size_t *ln, size_t n, rs_resp *r) {
+    if (n == 0) {
+        rs_error(r, 400, "BadRequestException", "the namespace has no levels");
+        return NULL;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ln[i] == 0 || memchr(lv[i], '.', ln[i])) {
+            rs_error(r, 400, "BadRequestException",
+                     "namespace level %zu is empty or holds '.', which floe's catalog uses "
+                     "to join levels", i + 1);
+            return NULL;
+        }
+        total += ln[i] + 1;
+    }
+    char *out = floe_malloc(total);
+    if (!out) {
+        rs_error(r, 500, "InternalServerError", "out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            out[k++] = '.';
+        memcpy(out + k, lv[i], ln[i]);
+        k += ln[i];
+    }
+    out[k] = 0;
+    return out;
+}
+
+char *rs_namespace_from_json(const json_t *levels, rs_resp *r) {
+    if (!json_is_array(levels) || json_array_size(levels) > 64) {
+        rs_error(r, 400, "BadRequestException", "namespace must be an array of strings");
+        return NULL;
+    }
+    size_t n = json_array_size(levels);
+    const char *lv[64];
+    size_t ln[64];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(levels, i);
+        if (!json_is_string(v)) {
+            rs_error(r, 400, "BadRequestException", "namespace must be an array of strings");
+            return NULL;
+        }
+        lv[i] = json_string_value(v);
+        ln[i] = json_string_length(v);
+        if (strlen(lv[i]) != ln[i]) {
+            rs_error(r, 400, "BadRequestException", "namespace level holds a NUL character");
+            return NULL;
+        }
+    }
+    return join_levels(lv, ln, n, r);
+}
+
+/* A decoded {namespace} segment (levels separated by 0x1F) as a dotted name. */
+static char *namespace_from_segment(const char *seg, rs_resp *r) {
+    const char *lv[64];
+    size_t ln[64], n = 0;
+    const char *p = seg;
+    for (;;) {
+        if (n == 64) {
+            rs_error(r, 400, "BadRequestException", "namespace has more than 64 levels");
+            return NULL;
+        }
+        size_t len = strcspn(p, "\x1f");
+        lv[n] = p;
+        ln[n++] = len;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return join_levels(lv, ln, n, r);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rs_page_end(floe_buf *b, const char *next) {
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "],\"next-page-token\":")); /* checked in send */
+    if (next)
+        FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)next, strlen(next)));
+    else
+        FLOE_IGNORE_RESULT(floe_buf_printf(b, "null"));
+    FLOE_IGNORE_RESULT(floe_buf_append_byte(b, '}'));
+}
+
+int rs_page(const rs_req *q, floe_strlist *sorted, size_t *from, size_t *to, const char **next,
+            rs_resp *r) {
+    if (sorted->n > 1)
+        qsort(sorted->items, sorted->n, sizeof *sorted->items, cmp_str);
+    char *token = rs_query(q, "pageToken");
+    char *size = rs_query(q, "pageSize");
+    size_t start = 0, n = sorted->n;
+    if (token && *token)
+        while (start < n && strcmp(sorted->items[start], token) <= 0)
+            start++;
+    size_t end = n;
+    int rc = 0;
+    if (size) {
+        char *e;
+        long long v = strtoll(size, &e, 10);
+        if (*e || e == size || v < 1) {
+            rc = -1;
+            rs_error(r, 400, "BadRequestException", "pageSize must be a positive integer, not '%s'",
+                     size);
+        } else if ((unsigned long long)v < n - start) {
+            end = start + (size_t)v;
+        }
+    }
+    floe_free(token);
+    floe_free(size);
+    *from = start;
+    *to = end;
+    *next = end < n && end > start ? sorted->items[end - 1] : NULL;
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * router
+ * ------------------------------------------------------------------------------------- */
+
+enum { M_GET = 1, M_HEAD = 2, M_POST = 4, M_DELETE = 8 };
+
+static int method_bit(const char *m) {
+    return !strcmp(m, "GET") ? M_GET : !strcmp(m, "HEAD") ? M_HEAD : !strcmp(m, "POST") ? M_POST
+                                     : !strcmp(m, "DELETE") ? M_DELETE : 0;
+}
+
+typedef int (*rs_handler)(rs_req *q, rs_resp *r);
+
+/* The routes, by shape of the path after /v1[/{prefix}]: N = {namespace}, T = {table}. */
+typedef struct route {
+    const char *shape;
+    int method;
+    rs_handler fn;
+    bool body;
+} route;
+
+static int get_config(rs_req *q, rs_resp *r);
+
+static const route ROUTES[] = {
+    {"config", M_GET, get_config, false},
+    {"namespaces", M_GET, rs_list_namespaces, false},
+    {"namespaces", M_POST, rs_create_namespace, true},
+    {"namespaces/N", M_GET, rs_load_namespace, false},
+    {"namespaces/N", M_HEAD, rs_namespace_exists, false},
+    {"namespaces/N", M_DELETE, rs_drop_namespace, false},
+    {"namespaces/N/properties", M_POST, rs_update_namespace_properties, true},
+    {"namespaces/N/tables", M_GET, rs_list_tables, false},
+    {"namespaces/N/tables", M_POST, rs_create_table, true},
+    {"namespaces/N/register", M_POST, rs_register_table, true},
+    {"namespaces/N/tables/T", M_GET, rs_load_table, false},
+    {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false},
+    {"namespaces/N/tables/T", M_POST, rs_commit_table, true},
+    {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false},
+    {"tables/rename", M_POST, rs_rename_table, true},
+};
+#define NROUTES (sizeof ROUTES / sizeof ROUTES[0])
+
+/* GET /v1/config: the prefix, and the endpoints this server has (without the field a
+ * client would assume the spec's default set, which includes routes not served here). */
+static int get_config(rs_req *q, rs_resp *r) {
+    char *wh = rs_query(q, "warehouse");
+    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->s->cat))) {
+        rs_error(r, 404, "NoSuchWarehouseException",
+                 "warehouse %s is not served here (this server serves catalog %s, warehouse %s)",
+                 wh, q->s->name, floe_catalog_warehouse(q->s->cat));
+        floe_free(wh);
+        return 0;
+    }
+    floe_free(wh);
+    floe_buf *b = &r->body;
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "{\"defaults\":{},\"overrides\":{\"prefix\":"));
+    FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)q->s->name, strlen(q->s->name)));
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "},\"endpoints\":["));
+    for (size_t i = 1; i < NROUTES; i++) {
+        char ep[128];
+        const char *m = ROUTES[i].method == M_GET ? "GET" : ROUTES[i].method == M_HEAD ? "HEAD"
+                        : ROUTES[i].method == M_POST ? "POST" : "DELETE";
+        snprintf(ep, sizeof ep, "%s /v1/{prefix}/%s", m, ROUTES[i].shape);
+        char path[128];
+        size_t k = 0;
+        for (const char *p = ep; *p && k + 12 < sizeof path; p++) {
+            if (p[0] == 'N' && (p[1] == '/' || !p[1]) && p[-1] == '/')
+                k += (size_t)snprintf(path + k, sizeof path - k, "{namespace}");
+            else if (p[0] == 'T' && !p[1] && p[-1] == '/')
+                k += (size_t)snprintf(path + k, sizeof path - k, "{table}");
+            else
+                path[k++] = *p;
+        }
+        path[k] = 0;
+        if (i > 1)
+            FLOE_IGNORE_RESULT(floe_buf_append_byte(b, ','));
+        FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)path, k));
+    }
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "]}"));
+    r->status = 200;
+    return 0;
+}
+
+#define MAX_SEGS 8
+
+/* Route q's path; fills q->ns / q->table. Returns the route, or NULL with r set. */
+static const route *route_of(rs_req *q, const char *url, rs_resp *r) {
+    char *segs[MAX_SEGS];
+    size_t nseg = 0;
+    const route *found = NULL;
+    if (strncmp(url, "/v1/", 4)) {
+        rs_error(r, 404, "NotFoundException", "no such route: %s", url);
+        return NULL;
+    }
+    const char *p = url + 4;
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        if (nseg == MAX_SEGS) {
+            rs_error(r, 404, "NotFoundException", "no such route: %s", url);
+            goto done;
+        }
+        if (!(segs[nseg] = pct_decode(p, n, false))) {
+            rs_error(r, 400, "BadRequestException", "bad percent-encoding in the path %s", url);
+            goto done;
+        }
+        nseg++;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    size_t first = 0;
+    if (nseg > 1 && strcmp(segs[0], "namespaces") && strcmp(segs[0], "tables") &&
+        strcmp(segs[0], "config")) {
+        if (strcmp(segs[0], q->s->name)) {
+            rs_error(r, 404, "NoSuchWarehouseException",
+                     "prefix %s is not served here (this server serves catalog %s)", segs[0],
+                     q->s->name);
+            goto done;
+        }
+        first = 1;
+    }
+    int allowed = 0;
+    int m = method_bit(q->method);
+    for (size_t i = 0; i < NROUTES; i++) {
+        const char *sh = ROUTES[i].shape;
+        size_t k = first;
+        bool match = true;
+        while (match && *sh) {
+            size_t n = strcspn(sh, "/");
+            if (k >= nseg)
+                match = false;
+            else if (n == 1 && (sh[0] == 'N' || sh[0] == 'T'))
+                ;
+            else if (strlen(segs[k]) != n || strncmp(segs[k], sh, n))
+                match = false;
+            k++;
+            sh += n;
+            if (*sh == '/')
+                sh++;
+        }
+        if (!match || k != nseg || (first && i == 0))
+            continue;
+        allowed |= ROUTES[i].method;
+        if (ROUTES[i].method == m)
+            found = &ROUTES[i];
+    }
+    if (!found) {
+        if (allowed)
+            rs_error(r, 405, "MethodNotAllowedException", "%s is not served on %s", q->method, url);
+        else
+            rs_error(r, 404, "NotFoundException", "no such route: %s", url);
+        goto done;
+    }
+    if (nseg > first + 1 && !strcmp(segs[first], "namespaces")) {
+        if (!(q->ns = namespace_from_segment(segs[first + 1], r))) {
+            found = NULL;
+            goto done;
+        }
+        if (nseg == first + 4 && !(q->table = floe_strdup(segs[first + 3]))) {
+            rs_error(r, 500, "InternalServerError", "out of memory");
+            found = NULL;
+        }
+    }
+done:
+    for (size_t i = 0; i < nseg; i++)
+        floe_free(segs[i]);
+    return found;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * libmicrohttpd
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct conn_req {
+    floe_buf body;
+    bool too_big;
+} conn_req;
+
+static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+static void free_answer(void *p) {
+    floe_free(p);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
+    if (floe_buf_error(&r->body) < 0) {
+        floe_buf_reset(&r->body);
+        r->body.error = 0;
+        rs_error(r, 500, "InternalServerError", "out of memory building the answer");
+    }
+    size_t len = 0;
+    char *body = NULL;
+    if (r->status != 204 && r->status != 304)
+        body = floe_buf_detach(&r->body, &len);
+    struct MHD_Response *resp =
+        body ? MHD_create_response_from_buffer_with_free_callback(len, body, free_answer)
+             : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        floe_free(body);
+        return MHD_NO;
+    }
+    if (body)
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (r->etag[0])
+        MHD_add_response_header(resp, "ETag", r->etag);
+    if (r->status == 405)
+        MHD_add_response_header(resp, "Allow", "GET, HEAD, POST, DELETE");
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls) {
+    (void)version;
+    floe_rest_server *s = cls;
+    conn_req *cr = *con_cls;
+    if (!cr) {
+        if (!(cr = floe_calloc(1, sizeof *cr)))
+            return MHD_NO;
+        floe_buf_init(&cr->body, s->max_body);
+        *con_cls = cr;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!cr->too_big && floe_buf_append(&cr->body, upload_data, *upload_size) < 0)
+            cr->too_big = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    rs_req q = {.s = s, .conn = c, .method = method};
+    rs_resp r = {.status = 500};
+    floe_buf_init(&r.body, 0);
+    const route *rt = NULL;
+    if (cr->too_big) {
+        rs_error(&r, 413, "BadRequestException", "request body larger than %zu bytes",
+                 s->max_body);
+    } else if ((rt = route_of(&q, url, &r)) && rt->body) {
+        json_error_t je;
+        q.body = cr->body.len ? json_loadb((const char *)cr->body.data, cr->body.len,
+                                           JSON_REJECT_DUPLICATES, &je)
+                              : NULL;
+        if (!json_is_object(q.body)) {
+            if (q.body || !cr->body.len)
+                rs_error(&r, 400, "BadRequestException", "the request body must be a JSON object");
+            else
+                rs_error(&r, 400, "BadRequestException", "request body: line %d column %d: %s",
+                         je.line, je.column, je.text);
+            rt = NULL;
+        }
+    }
+    if (rt) {
+        pthread_mutex_lock(&s->mu);
+        rt->fn(&q, &r);
+        pthread_mutex_unlock(&s->mu);
+    }
+    enum MHD_Result ok = send_resp(c, &r);
+    floe_buf_free(&r.body);
+    json_decref(q.body);
+    floe_free(q.ns);
+    floe_free(q.table);
+    return ok;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    (void)cls;
+    (void)c;
+    (void)toe;
+    conn_req *cr = *con_cls;
+    if (cr) {
+        floe_buf_free(&cr->body);
+        floe_free(cr);
+        *con_cls = NULL;
+    }
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *err) {
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    const char *colon = strrchr(listen, ':');
+    char host[64];
+    size_t hl = colon ? (size_t)(colon - listen) : 0;
+    if (!colon || hl >= sizeof host)
+        return floe_error_set(err, FLOE_EINVALID, "--listen: expected HOST:PORT, not '%s'", listen);
+    memcpy(host, listen, hl);
+    host[hl] = 0;
+    if (!strcmp(host, "localhost") || !*host)
+        strcpy(host, "127.0.0.1");
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || end == colon + 1 || port < 0 || port > 65535)
+        return floe_error_set(err, FLOE_EINVALID, "--listen: bad port in '%s'", listen);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return floe_error_set(err, FLOE_EINVALID, "--listen: '%s' is not an IPv4 address", host);
+    /* no authentication yet: loopback only (127.0.0.0/8) */
+    if ((ntohl(sa->sin_addr.s_addr) >> 24) != 127)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "--listen: %s is not a loopback address; floe catalog serve has no "
+                              "authentication yet, so it listens on 127.0.0.0/8 only (put a "
+                              "proxy with TLS and access control in front)",
+                              host);
+    sa->sin_port = htons((uint16_t)port);
+    return 0;
+}
+
+int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server **out,
+                           floe_error *err) {
+    struct sockaddr_in sa;
+    const char *listen = cfg->listen ? cfg->listen : DEFAULT_LISTEN;
+    FLOE_FORWARD_IF_ERROR(parse_listen(listen, &sa, err));
+    floe_rest_server *s = floe_calloc(1, sizeof *s);
+    if (!s)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    pthread_mutex_init(&s->mu, NULL);
+    s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
+    FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cat, err));
+    if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    s->mhd = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_END);
+    if (!s->mhd)
+        FLOE_FAIL(err, FLOE_EIO, "cannot listen on %s", listen);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : ntohs(sa.sin_port);
+    *out = s;
+    return 0;
+done:
+    floe_rest_server_stop(s);
+    return rc;
+}
+
+unsigned floe_rest_server_port(const floe_rest_server *s) {
+    return s->port;
+}
+
+void floe_rest_server_stop(floe_rest_server *s) {
+    if (!s)
+        return;
+    if (s->mhd)
+        MHD_stop_daemon(s->mhd);
+    floe_catalog_close(s->cat);
+    pthread_mutex_destroy(&s->mu);
+    floe_free(s->name);
+    floe_free(s);
+}

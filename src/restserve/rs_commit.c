@@ -1,0 +1,385 @@
+/*
+ * rs_commit.c - POST /v1/{prefix}/namespaces/{namespace}/tables/{table}: the REST commit
+ * (spec: updateTable, CommitTableRequest, TableRequirement, TableUpdate).
+ *
+ * The request is checked whole before anything is read: every requirement and update
+ * must have a known type and its fields (else 400, nothing done). The commit then runs
+ * through floe_table_commit, whose apply step (apply below) checks every requirement
+ * against the metadata it starts from and makes the updates on floe's metadata builder;
+ * floe_table_commit writes the new metadata file and swaps the catalog pointer by
+ * compare-and-swap. When another writer swapped first, the attempt is made again on the
+ * new metadata - requirements included - so a requirement is never checked against
+ * metadata other than the one the change is applied to. A requirement that fails is a
+ * 409 CommitFailedException; an update the builder refuses a 400.
+ *
+ * Updates that name "the last added" schema, spec or sort order with id -1 (spec:
+ * set-current-schema, set-default-spec, set-default-sort-order) take the id the builder
+ * gave the one added earlier in the same request.
+ */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "floe/table.h"
+#include "rs_internal.h"
+
+typedef enum { REQ_FAILED = 1, UPDATE_REFUSED = 2 } apply_outcome;
+
+typedef struct commit_ctx {
+    const json_t *requirements;
+    const json_t *updates;
+    apply_outcome outcome; /* why apply stopped, when it did */
+} commit_ctx;
+
+/* Fields each kind needs: a list of "name:type" with type s(tring) i(nteger) o(bject)
+ * a(rray) n (integer or null). */
+typedef struct kind {
+    const char *name;
+    const char *fields;
+} kind;
+
+static const kind REQUIREMENTS[] = {
+    {"assert-create", ""},
+    {"assert-table-uuid", "uuid:s"},
+    {"assert-ref-snapshot-id", "ref:s snapshot-id:n"},
+    {"assert-last-assigned-field-id", "last-assigned-field-id:i"},
+    {"assert-current-schema-id", "current-schema-id:i"},
+    {"assert-last-assigned-partition-id", "last-assigned-partition-id:i"},
+    {"assert-default-spec-id", "default-spec-id:i"},
+    {"assert-default-sort-order-id", "default-sort-order-id:i"},
+};
+
+static const kind UPDATES[] = {
+    {"assign-uuid", "uuid:s"},
+    {"upgrade-format-version", "format-version:i"},
+    {"add-schema", "schema:o"},
+    {"set-current-schema", "schema-id:i"},
+    {"add-spec", "spec:o"},
+    {"set-default-spec", "spec-id:i"},
+    {"add-sort-order", "sort-order:o"},
+    {"set-default-sort-order", "sort-order-id:i"},
+    {"add-snapshot", "snapshot:o"},
+    {"set-snapshot-ref", "ref-name:s type:s snapshot-id:i"},
+    {"remove-snapshots", "snapshot-ids:a"},
+    {"remove-snapshot-ref", "ref-name:s"},
+    {"set-location", "location:s"},
+    {"set-properties", "updates:o"},
+    {"remove-properties", "removals:a"},
+    {"set-statistics", "statistics:o"},
+    {"remove-statistics", "snapshot-id:i"},
+    {"set-partition-statistics", "partition-statistics:o"},
+    {"remove-partition-statistics", "snapshot-id:i"},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Check that each element of arr is an object whose `tag` names a known kind with its
+ * fields; 0, or -1 with a 400 in r. */
+static int check_kinds(const json_t *arr, const char *what, const char *tag, const kind *kinds,
+                       size_t nkinds, rs_resp *r) {
+    if (!json_is_array(arr))
+        return rs_error(r, 400, "BadRequestException", "%s must be an array", what), -1;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *e = json_array_get(arr, i);
+        const char *t = json_string_value(json_object_get(e, tag));
+        const kind *k = NULL;
+        for (size_t j = 0; t && j < nkinds && !k; j++)
+            if (!strcmp(kinds[j].name, t))
+                k = &kinds[j];
+        if (!k)
+            return rs_error(r, 400, "BadRequestException", "%s[%zu]: unknown %s '%s'", what, i,
+                            tag, t ? t : "(none)"),
+                   -1;
+        for (const char *f = k->fields; *f;) {
+            size_t n = strcspn(f, ":");
+            char field[64];
+            snprintf(field, sizeof field, "%.*s", (int)n, f);
+            char ty = f[n + 1];
+            const json_t *v = json_object_get(e, field);
+            bool ok = ty == 's' ? json_is_string(v) : ty == 'i' ? json_is_integer(v)
+                      : ty == 'o' ? json_is_object(v) : ty == 'a' ? json_is_array(v)
+                                  : (json_is_integer(v) || json_is_null(v) || !v);
+            if (!ok)
+                return rs_error(r, 400, "BadRequestException", "%s[%zu] (%s): bad or missing %s",
+                                what, i, t, field),
+                       -1;
+            f += n + 2;
+            while (*f == ' ')
+                f++;
+        }
+    }
+    return 0;
+}
+
+static int64_t ival(const json_t *e, const char *key) {
+    return (int64_t)json_integer_value(json_object_get(e, key));
+}
+
+static const char *sval(const json_t *e, const char *key) {
+    return json_string_value(json_object_get(e, key));
+}
+
+/* Check one requirement against m; 0 when it holds, else FLOE_ECONFLICT naming it. */
+static int check_requirement(const floe_table_metadata *m, const json_t *e, floe_error *err) {
+    const char *t = sval(e, "type");
+    if (!strcmp(t, "assert-create"))
+        return floe_error_set(err, FLOE_ECONFLICT, "requirement failed: the table already exists");
+    if (!strcmp(t, "assert-table-uuid")) {
+        if (!m->table_uuid || strcasecmp(m->table_uuid, sval(e, "uuid")))
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "requirement failed: table uuid is %s, not %s",
+                                  m->table_uuid ? m->table_uuid : "(none)", sval(e, "uuid"));
+        return 0;
+    }
+    if (!strcmp(t, "assert-ref-snapshot-id")) {
+        const char *name = sval(e, "ref");
+        const floe_snapshot_ref *ref = floe_table_metadata_ref(m, name);
+        const json_t *want = json_object_get(e, "snapshot-id");
+        if (!want || json_is_null(want)) {
+            if (ref)
+                return floe_error_set(err, FLOE_ECONFLICT,
+                                      "requirement failed: ref %s was created concurrently "
+                                      "(snapshot %" PRId64 ")",
+                                      name, ref->snapshot_id);
+            return 0;
+        }
+        if (!ref)
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "requirement failed: ref %s is missing, expected snapshot "
+                                  "%" PRId64, name, ival(e, "snapshot-id"));
+        if (ref->snapshot_id != ival(e, "snapshot-id"))
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "requirement failed: ref %s is at snapshot %" PRId64
+                                  ", expected %" PRId64,
+                                  name, ref->snapshot_id, ival(e, "snapshot-id"));
+        return 0;
+    }
+    static const struct {
+        const char *type, *field;
+        size_t offset;
+    } ids[] = {
+        {"assert-last-assigned-field-id", "last-assigned-field-id",
+         offsetof(floe_table_metadata, last_column_id)},
+        {"assert-current-schema-id", "current-schema-id",
+         offsetof(floe_table_metadata, current_schema_id)},
+        {"assert-last-assigned-partition-id", "last-assigned-partition-id",
+         offsetof(floe_table_metadata, last_partition_id)},
+        {"assert-default-spec-id", "default-spec-id", offsetof(floe_table_metadata, default_spec_id)},
+        {"assert-default-sort-order-id", "default-sort-order-id",
+         offsetof(floe_table_metadata, default_sort_order_id)},
+    };
+    for (size_t i = 0; i < COUNT(ids); i++) {
+        if (strcmp(t, ids[i].type))
+            continue;
+        int32_t have;
+        memcpy(&have, (const char *)m + ids[i].offset, sizeof have);
+        if (have != ival(e, ids[i].field))
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "requirement failed: %s is %d, expected %" PRId64, ids[i].field,
+                                  (int)have, ival(e, ids[i].field));
+        return 0;
+    }
+    return floe_error_set(err, FLOE_EINVALID, "unknown requirement %s", t); /* checked before */
+}
+
+/* Run fn's JSON argument through the builder: the member `key` of e as text. */
+static int with_text(const json_t *e, const char *key, char **out, floe_error *err) {
+    *out = json_dumps(json_object_get(e, key), JSON_COMPACT);
+    return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}
+
+/* The id an update names, -1 meaning the one added earlier in this request. */
+static int last_added(const json_t *e, const char *key, int32_t last, const char *what,
+                      int32_t *out, floe_error *err) {
+    int64_t id = ival(e, key);
+    if (id == -1) {
+        if (last < 0)
+            return floe_error_set(err, FLOE_EINVALID, "%s -1: no %s was added by this commit",
+                                  key, what);
+        id = last;
+    }
+    if (id < INT32_MIN || id > INT32_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "%s %" PRId64 " is out of range", key, id);
+    *out = (int32_t)id;
+    return 0;
+}
+
+static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[3],
+                        floe_error *err) {
+    const char *a = sval(e, "action");
+    char *text = NULL;
+    int rc = 0;
+    int32_t id;
+    if (!strcmp(a, "assign-uuid")) {
+        rc = floe_metadata_builder_assign_uuid(b, sval(e, "uuid"), err);
+    } else if (!strcmp(a, "upgrade-format-version")) {
+        int64_t v = ival(e, "format-version");
+        int have = floe_metadata_builder_format_version(b);
+        if (v < have)
+            rc = floe_error_set(err, FLOE_EINVALID, "cannot downgrade format version %d to %" PRId64,
+                                have, v);
+        else if (v > have)
+            rc = floe_metadata_builder_upgrade(b, (int)(v > 3 ? 4 : v), err);
+    } else if (!strcmp(a, "add-schema")) {
+        FLOE_CHECK(with_text(e, "schema", &text, err));
+        rc = floe_metadata_builder_add_schema(b, text, &last[0], err);
+    } else if (!strcmp(a, "set-current-schema")) {
+        FLOE_CHECK(last_added(e, "schema-id", last[0], "schema", &id, err));
+        rc = floe_metadata_builder_set_current_schema(b, id, err);
+    } else if (!strcmp(a, "add-spec")) {
+        FLOE_CHECK(with_text(e, "spec", &text, err));
+        rc = floe_metadata_builder_add_spec(b, text, &last[1], err);
+    } else if (!strcmp(a, "set-default-spec")) {
+        FLOE_CHECK(last_added(e, "spec-id", last[1], "partition spec", &id, err));
+        rc = floe_metadata_builder_set_default_spec(b, id, err);
+    } else if (!strcmp(a, "add-sort-order")) {
+        FLOE_CHECK(with_text(e, "sort-order", &text, err));
+        rc = floe_metadata_builder_add_sort_order(b, text, &last[2], err);
+    } else if (!strcmp(a, "set-default-sort-order")) {
+        FLOE_CHECK(last_added(e, "sort-order-id", last[2], "sort order", &id, err));
+        rc = floe_metadata_builder_set_default_sort_order_id(b, id, err);
+    } else if (!strcmp(a, "add-snapshot")) {
+        FLOE_CHECK(with_text(e, "snapshot", &text, err));
+        rc = floe_metadata_builder_add_snapshot_json(b, text, err);
+    } else if (!strcmp(a, "set-snapshot-ref")) {
+        const char *type = sval(e, "type");
+        if (strcmp(type, "branch") && strcmp(type, "tag"))
+            FLOE_FAIL(err, FLOE_EINVALID, "ref type must be branch or tag, not %s", type);
+        const char *name = sval(e, "ref-name");
+        FLOE_CHECK(floe_metadata_builder_set_ref(b, name, ival(e, "snapshot-id"),
+                                                 !strcmp(type, "tag"), err));
+        const json_t *mk = json_object_get(e, "min-snapshots-to-keep");
+        const json_t *ms = json_object_get(e, "max-snapshot-age-ms");
+        const json_t *mr = json_object_get(e, "max-ref-age-ms");
+        floe_ref_retention ret = {
+            .min_snapshots_to_keep = json_is_integer(mk) ? (int32_t)json_integer_value(mk) : -1,
+            .max_snapshot_age_ms = json_is_integer(ms) ? (int64_t)json_integer_value(ms) : -1,
+            .max_ref_age_ms = json_is_integer(mr) ? (int64_t)json_integer_value(mr) : -1,
+        };
+        rc = floe_metadata_builder_set_ref_retention(b, name, &ret, err);
+    } else if (!strcmp(a, "remove-snapshots")) {
+        const json_t *arr = json_object_get(e, "snapshot-ids");
+        size_t n = json_array_size(arr);
+        int64_t *ids = floe_calloc(n + 1, sizeof *ids);
+        if (!ids)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            if (!json_is_integer(json_array_get(arr, i))) {
+                floe_free(ids);
+                FLOE_FAIL(err, FLOE_EINVALID, "snapshot-ids must be integers");
+            }
+            ids[i] = (int64_t)json_integer_value(json_array_get(arr, i));
+        }
+        rc = floe_metadata_builder_remove_snapshots(b, ids, n, err);
+        floe_free(ids);
+    } else if (!strcmp(a, "remove-snapshot-ref")) {
+        rc = floe_metadata_builder_remove_ref(b, sval(e, "ref-name"), err);
+    } else if (!strcmp(a, "set-location")) {
+        rc = floe_metadata_builder_set_location(b, sval(e, "location"), err);
+    } else if (!strcmp(a, "set-properties")) {
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)json_object_get(e, "updates"), k, v) {
+            if (!json_is_string(v))
+                FLOE_FAIL(err, FLOE_EINVALID, "property %s must be a string", k);
+            FLOE_CHECK(floe_metadata_builder_set_property(b, k, json_string_value(v), err));
+        }
+    } else if (!strcmp(a, "remove-properties")) {
+        const json_t *arr = json_object_get(e, "removals");
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            const char *k = json_string_value(json_array_get(arr, i));
+            if (!k)
+                FLOE_FAIL(err, FLOE_EINVALID, "removals must be strings");
+            FLOE_CHECK(floe_metadata_builder_remove_property(b, k, err));
+        }
+    } else if (!strcmp(a, "set-statistics") || !strcmp(a, "set-partition-statistics")) {
+        bool part = a[4] == 'p';
+        FLOE_CHECK(with_text(e, part ? "partition-statistics" : "statistics", &text, err));
+        rc = floe_metadata_builder_set_statistics(b, part, text, err);
+    } else if (!strcmp(a, "remove-statistics") || !strcmp(a, "remove-partition-statistics")) {
+        rc = floe_metadata_builder_remove_statistics(b, a[7] == 'p', ival(e, "snapshot-id"), err);
+    } else {
+        rc = floe_error_set(err, FLOE_EINVALID, "unknown update %s", a); /* checked before */
+    }
+done:
+    free(text);
+    return rc;
+}
+
+static int apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
+    commit_ctx *c = vctx;
+    const floe_table_metadata *base = floe_metadata_builder_base(b);
+    c->outcome = 0;
+    for (size_t i = 0; i < json_array_size(c->requirements); i++) {
+        int rc = check_requirement(base, json_array_get(c->requirements, i), err);
+        if (rc < 0) {
+            c->outcome = REQ_FAILED;
+            /* not FLOE_ECONFLICT, which floe_table_commit would retry: the client decides */
+            return rc == FLOE_ECONFLICT ? FLOE_EINVALID : rc;
+        }
+    }
+    if (json_array_size(c->updates) == 0)
+        return FLOE_COMMIT_NOOP;
+    int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
+    for (size_t i = 0; i < json_array_size(c->updates); i++) {
+        const json_t *e = json_array_get(c->updates, i);
+        int rc = apply_update(b, e, last, err);
+        if (rc < 0) {
+            if (rc != FLOE_ENOMEM) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                floe_error_set(err, rc, "updates[%zu] (%s): %s", i, sval(e, "action"), msg);
+                c->outcome = UPDATE_REFUSED;
+            }
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int rs_commit_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    commit_ctx c = {.requirements = json_object_get(q->body, "requirements"),
+                    .updates = json_object_get(q->body, "updates")};
+    if (check_kinds(c.requirements, "requirements", "type", REQUIREMENTS, COUNT(REQUIREMENTS), r) <
+            0 ||
+        check_kinds(c.updates, "updates", "action", UPDATES, COUNT(UPDATES), r) < 0)
+        return 0;
+    /* the identifier, when given, must name the table of the path */
+    const json_t *id = json_object_get(q->body, "identifier");
+    if (id && !json_is_null(id)) {
+        char *ns = rs_namespace_from_json(json_object_get(id, "namespace"), r);
+        const char *name = sval(id, "name");
+        bool same = ns && name && !strcmp(ns, q->ns) && !strcmp(name, q->table);
+        floe_free(ns);
+        if (!same)
+            return rs_error(r, 400, "BadRequestException",
+                            "the identifier in the body does not name the table of the path");
+    }
+    int rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err);
+    if (rc == FLOE_ENOTFOUND) {
+        /* staged creates (assert-create on a missing table) are not served yet */
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        goto done;
+    }
+    if (rc == 0)
+        rc = floe_table_commit(t, apply, &c, &err);
+    if (rc < 0 && c.outcome == REQ_FAILED)
+        rs_error(r, 409, "CommitFailedException", "%s", err.msg);
+    else if (rc < 0 && c.outcome == UPDATE_REFUSED && rc != FLOE_ECONFLICT)
+        rs_error(r, 400, "BadRequestException", "%s", err.msg);
+    else if (rc < 0)
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+    else
+        rs_table_result(r, t, false);
+    /* the answer is a CommitTableResponse: metadata-location and metadata; the ETag and
+     * config of a LoadTableResult do no harm to clients (extra fields are allowed) */
+done:
+    floe_table_close(t);
+    return 0;
+}

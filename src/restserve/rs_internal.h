@@ -1,0 +1,91 @@
+/*
+ * rs_internal.h - what the REST catalog server's files share: the server, one request as
+ * the router hands it to a handler, the answer being built, and the helpers that turn
+ * floe errors into the spec's IcebergErrorResponse. Private to src/restserve.
+ */
+#ifndef FLOE_RESTSERVE_RS_INTERNAL_H
+#define FLOE_RESTSERVE_RS_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "floe/catalog.h"
+#include "floe/rest_server.h"
+
+struct floe_rest_server {
+    struct MHD_Daemon *mhd;
+    pthread_mutex_t mu; /* held by each request over its use of cat */
+    floe_catalog *cat;
+    char *name;         /* the catalog's name: the {prefix} of the paths */
+    size_t max_body;
+    unsigned port;
+};
+
+/* A request after routing. Path segments are percent-decoded. */
+typedef struct rs_req {
+    floe_rest_server *s;
+    struct MHD_Connection *conn;
+    const char *method;
+    char *ns;            /* the {namespace} segment as floe's dotted name, or NULL */
+    char *table;         /* the {table} segment, or NULL */
+    json_t *body;        /* the parsed JSON body of a POST, or NULL */
+} rs_req;
+
+/* The answer. body is JSON (or empty for 204/304). */
+typedef struct rs_resp {
+    int status;
+    floe_buf body;
+    char etag[48];       /* sent as ETag when set */
+} rs_resp;
+
+/* Set an IcebergErrorResponse: {"error":{"message":..,"type":..,"code":status}}. Returns
+ * 0 so handlers can `return rs_error(...)`. */
+int rs_error(rs_resp *r, int status, const char *type, const char *fmt, ...) FLOE_PRINTF(4, 5);
+/* The answer for a floe error: FLOE_ENOTFOUND 404 with not_found_type, FLOE_EEXISTS 409
+ * AlreadyExistsException, FLOE_EINVALID / FLOE_ESCHEMA / FLOE_ECORRUPT / FLOE_ELIMIT 400,
+ * FLOE_EUNSUPPORTED 406, FLOE_ECONFLICT 409 CommitFailedException, FLOE_EUNKNOWN_STATE
+ * 500 CommitStateUnknownException, FLOE_EBUSY 503, anything else 500. */
+int rs_floe_error(rs_resp *r, int rc, const floe_error *err, const char *not_found_type);
+/* Query parameter `name`, percent-decoded (caller frees), or NULL when absent. */
+char *rs_query(const rs_req *q, const char *name);
+/* Header value (borrowed) or NULL. */
+const char *rs_header(const rs_req *q, const char *name);
+
+/* Append a floe dotted namespace as a JSON array of its levels. */
+void rs_put_namespace(floe_buf *b, const char *dotted);
+/* A JSON namespace array ["a","b"] as a dotted name (caller frees); NULL and a 400 in r
+ * when a level is empty or holds '.' (floe's SQL catalog joins levels with dots). */
+char *rs_namespace_from_json(const json_t *levels, rs_resp *r);
+/* Sort the list and keep the items after pageToken, at most pageSize of them (the query
+ * parameters): [*from, *to). *next gets the token of the next page (borrowed from the
+ * list) or NULL. Returns 0, or -1 with a 400 in r for a bad pageSize. */
+int rs_page(const rs_req *q, floe_strlist *list, size_t *from, size_t *to, const char **next,
+            rs_resp *r);
+/* Close a page: `],"next-page-token":<next or null>}`. */
+void rs_page_end(floe_buf *b, const char *next);
+
+/* Handlers (rs_namespaces.c, rs_tables.c, rs_commit.c). Each fills r. */
+int rs_list_namespaces(rs_req *q, rs_resp *r);
+int rs_create_namespace(rs_req *q, rs_resp *r);
+int rs_load_namespace(rs_req *q, rs_resp *r);
+int rs_namespace_exists(rs_req *q, rs_resp *r);
+int rs_drop_namespace(rs_req *q, rs_resp *r);
+int rs_update_namespace_properties(rs_req *q, rs_resp *r);
+int rs_list_tables(rs_req *q, rs_resp *r);
+int rs_create_table(rs_req *q, rs_resp *r);
+int rs_register_table(rs_req *q, rs_resp *r);
+int rs_load_table(rs_req *q, rs_resp *r);
+int rs_table_exists(rs_req *q, rs_resp *r);
+int rs_drop_table(rs_req *q, rs_resp *r);
+int rs_rename_table(rs_req *q, rs_resp *r);
+int rs_commit_table(rs_req *q, rs_resp *r);
+
+/* Answer with a LoadTableResult for table t (rs_tables.c): metadata-location, metadata
+ * (all snapshots, or with refs_only those a branch or tag points at), config; and the
+ * ETag of that representation. */
+struct floe_table;
+int rs_table_result(rs_resp *r, const struct floe_table *t, bool refs_only);
+/* The ETag of a metadata location as served with or without refs_only. */
+void rs_etag(const char *metadata_location, bool refs_only, char out[48]);
+
+#endif

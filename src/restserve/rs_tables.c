@@ -1,0 +1,398 @@
+/*
+ * rs_tables.c - the table routes of the REST catalog (spec: listTables, createTable,
+ * registerTable, loadTable, tableExists, dropTable, renameTable) over floe_table and
+ * floe_catalog. Metadata files are written by floe's metadata builder and writer
+ * (floe_table_create), never here.
+ *
+ * ETag: FNV-1a of the metadata location and the snapshots mode, so it changes with every
+ * commit and differs between the "all" and "refs" representations (spec: etag). A
+ * conditional load (If-None-Match) compares against the catalog's pointer before reading
+ * the metadata file.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "floe/table.h"
+#include "common/keyset.h"
+#include "rs_internal.h"
+
+static const char *NO_TABLE = "NoSuchTableException";
+static const char *NO_NS = "NoSuchNamespaceException";
+
+void rs_etag(const char *metadata_location, bool refs_only, char out[48]) {
+    uint64_t h = floe_fnv1a(metadata_location, strlen(metadata_location), FLOE_FNV1A_SEED);
+    snprintf(out, 48, "\"%016" PRIx64 "%s\"", h, refs_only ? "-refs" : "");
+}
+
+/* Keep only the snapshots a ref points at (snapshots=refs). */
+static void keep_ref_snapshots(json_t *doc) {
+    json_t *snaps = json_object_get(doc, "snapshots");
+    json_t *refs = json_object_get(doc, "refs");
+    for (size_t i = json_array_size(snaps); i-- > 0;) {
+        json_int_t id = json_integer_value(json_object_get(json_array_get(snaps, i), "snapshot-id"));
+        bool referenced = false;
+        const char *k;
+        json_t *ref;
+        json_object_foreach(refs, k, ref) {
+            if (json_integer_value(json_object_get(ref, "snapshot-id")) == id)
+                referenced = true;
+        }
+        if (!referenced)
+            json_array_remove(snaps, i);
+    }
+}
+
+static int append_cb(const char *p, size_t n, void *ctx) {
+    return floe_buf_append(ctx, p, n) < 0 ? -1 : 0;
+}
+
+int rs_table_result(rs_resp *r, const floe_table *t, bool refs_only) {
+    floe_error err;
+    floe_error_clear(&err);
+    char *text = NULL;
+    size_t len = 0;
+    const char *loc = floe_table_metadata_location(t);
+    int rc = floe_table_metadata_to_json(floe_table_metadata_get(t), false, &text, &len, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_TABLE);
+    floe_buf *b = &r->body;
+    floe_buf_reset(b);
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "{\"metadata-location\":")); /* checked in send */
+    FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)loc, strlen(loc)));
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, ",\"metadata\":"));
+    if (refs_only) {
+        json_t *doc = json_loadb(text, len, 0, NULL);
+        if (!doc) {
+            floe_free(text);
+            return rs_error(r, 500, "InternalServerError", "out of memory");
+        }
+        keep_ref_snapshots(doc);
+        if (json_dump_callback(doc, append_cb, b, JSON_COMPACT) < 0)
+            b->error = FLOE_ENOMEM;
+        json_decref(doc);
+    } else {
+        FLOE_IGNORE_RESULT(floe_buf_append(b, text, len));
+    }
+    floe_free(text);
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, ",\"config\":{}}"));
+    rs_etag(loc, refs_only, r->etag);
+    r->status = 200;
+    return 0;
+}
+
+/* snapshots=all|refs (absent: all). */
+static int snapshots_mode(rs_req *q, bool *refs_only, rs_resp *r) {
+    char *v = rs_query(q, "snapshots");
+    int rc = 0;
+    *refs_only = v && !strcmp(v, "refs");
+    if (v && strcmp(v, "refs") && strcmp(v, "all"))
+        rc = -1, rs_error(r, 400, "BadRequestException", "snapshots must be all or refs, not '%s'", v);
+    floe_free(v);
+    return rc;
+}
+
+/* Whether an If-None-Match value lists etag (or is "*"). */
+static bool etag_listed(const char *header, const char *etag) {
+    size_t el = strlen(etag);
+    const char *p = header;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!strncmp(p, "W/", 2))
+            p += 2;
+        size_t n = strcspn(p, ",");
+        while (n && p[n - 1] == ' ')
+            n--;
+        if ((n == 1 && *p == '*') || (n == el && !strncmp(p, etag, n)))
+            return true;
+        p += strcspn(p, ",");
+    }
+    return false;
+}
+
+int rs_load_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    char *loc = NULL;
+    floe_table *t = NULL;
+    bool refs_only;
+    if (snapshots_mode(q, &refs_only, r) < 0)
+        return 0;
+    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_TABLE);
+    const char *inm = rs_header(q, "If-None-Match");
+    char etag[48];
+    rs_etag(loc, refs_only, etag);
+    if (inm && etag_listed(inm, etag)) {
+        r->status = 304;
+        memcpy(r->etag, etag, sizeof etag);
+    } else if ((rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err)) < 0) {
+        rs_floe_error(r, rc, &err, NO_TABLE);
+    } else {
+        rs_table_result(r, t, refs_only);
+    }
+    floe_table_close(t);
+    floe_free(loc);
+    return 0;
+}
+
+int rs_table_exists(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    char *loc = NULL;
+    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_TABLE);
+    floe_free(loc);
+    r->status = 204;
+    return 0;
+}
+
+int rs_list_tables(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_strlist names = {0};
+    bool exists = false;
+    int rc = floe_catalog_namespace_exists(q->s->cat, q->ns, &exists, &err);
+    if (rc == 0 && !exists)
+        rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", q->ns);
+    if (rc == 0)
+        rc = floe_catalog_list_tables(q->s->cat, q->ns, &names, &err);
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, NO_NS);
+        goto done;
+    }
+    size_t from, to;
+    const char *next;
+    if (rs_page(q, &names, &from, &to, &next, r) < 0)
+        goto done;
+    floe_buf *b = &r->body;
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "{\"identifiers\":[")); /* checked in send */
+    for (size_t i = from; i < to; i++) {
+        FLOE_IGNORE_RESULT(floe_buf_printf(b, "%s{\"namespace\":", i > from ? "," : ""));
+        rs_put_namespace(b, q->ns);
+        FLOE_IGNORE_RESULT(floe_buf_printf(b, ",\"name\":"));
+        FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)names.items[i],
+                                                   strlen(names.items[i])));
+        FLOE_IGNORE_RESULT(floe_buf_append_byte(b, '}'));
+    }
+    rs_page_end(b, next);
+    r->status = 200;
+done:
+    floe_strlist_free(&names);
+    return 0;
+}
+
+/* A JSON value as compact text (caller frees), or NULL when absent/null. */
+static char *json_text(const json_t *v) {
+    return v && !json_is_null(v) ? json_dumps(v, JSON_COMPACT) : NULL;
+}
+
+static const char *str_member(const json_t *obj, const char *key) {
+    return json_string_value(json_object_get(obj, key));
+}
+
+int rs_create_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    const json_t *body = q->body;
+    const char *name = str_member(body, "name");
+    json_t *schema = json_object_get(body, "schema");
+    json_t *stage = json_object_get(body, "stage-create");
+    json_t *props = json_object_get(body, "properties");
+    char *schema_text = NULL, *spec_text = NULL, *sort_text = NULL;
+    floe_kv *kv = NULL;
+    floe_table *t = NULL;
+    if (!name || !*name || !json_is_object(schema)) {
+        rs_error(r, 400, "BadRequestException", "createTable needs \"name\" and a \"schema\" object");
+        goto done;
+    }
+    if (json_is_true(stage)) {
+        rs_error(r, 400, "BadRequestException",
+                 "stage-create is not supported by floe catalog serve yet: create the table "
+                 "directly");
+        goto done;
+    }
+    if (stage && !json_is_boolean(stage)) {
+        rs_error(r, 400, "BadRequestException", "stage-create must be a boolean");
+        goto done;
+    }
+    if (props && !json_is_null(props) && !json_is_object(props)) {
+        rs_error(r, 400, "BadRequestException", "properties must be an object of strings");
+        goto done;
+    }
+    size_t nprops = 0;
+    if (!(kv = floe_calloc(json_object_size(props) + 1, sizeof *kv))) {
+        rs_error(r, 500, "InternalServerError", "out of memory");
+        goto done;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(props, k, v) {
+        if (!json_is_string(v)) {
+            rs_error(r, 400, "BadRequestException", "property %s must be a string", k);
+            goto done;
+        }
+        kv[nprops].key = k;
+        kv[nprops++].value = json_string_value(v);
+    }
+    json_t *loc = json_object_get(body, "location");
+    if (loc && !json_is_null(loc) && !json_is_string(loc)) {
+        rs_error(r, 400, "BadRequestException", "location must be a string");
+        goto done;
+    }
+    schema_text = json_text(schema);
+    spec_text = json_text(json_object_get(body, "partition-spec"));
+    sort_text = json_text(json_object_get(body, "write-order"));
+    if (!schema_text) {
+        rs_error(r, 500, "InternalServerError", "out of memory");
+        goto done;
+    }
+    floe_table_create_options o = {.location = json_string_value(loc),
+                                   .spec_json = spec_text,
+                                   .sort_json = sort_text,
+                                   .props = kv,
+                                   .nprops = nprops};
+    int rc = floe_table_create(q->s->cat, q->ns, name, schema_text, &o, &t, &err);
+    if (rc < 0)
+        rs_floe_error(r, rc, &err, NO_NS);
+    else
+        rs_table_result(r, t, false);
+done:
+    floe_table_close(t);
+    free(schema_text);
+    free(spec_text);
+    free(sort_text);
+    floe_free(kv);
+    return 0;
+}
+
+int rs_register_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *name = str_member(q->body, "name");
+    const char *meta = str_member(q->body, "metadata-location");
+    json_t *ow = json_object_get(q->body, "overwrite");
+    floe_table *t = NULL;
+    char *old = NULL;
+    if (!name || !*name || !meta || !*meta || (ow && !json_is_boolean(ow))) {
+        rs_error(r, 400, "BadRequestException",
+                 "registerTable needs \"name\" and \"metadata-location\" (and a boolean "
+                 "\"overwrite\")");
+        return 0;
+    }
+    bool ns_exists = false;
+    int rc = floe_catalog_namespace_exists(q->s->cat, q->ns, &ns_exists, &err);
+    if (rc < 0 || !ns_exists) {
+        if (rc == 0)
+            rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", q->ns);
+        rs_floe_error(r, rc, &err, NO_NS);
+        return 0;
+    }
+    rc = floe_catalog_load_table(q->s->cat, q->ns, name, &old, &err);
+    if (rc == 0 && json_is_true(ow)) {
+        /* overwrite: move the pointer of the registered table */
+        rc = floe_catalog_swap(q->s->cat, q->ns, name, old, meta, &err);
+    } else if (rc == 0) {
+        rc = floe_error_set(&err, FLOE_EEXISTS, "table %s.%s already exists", q->ns, name);
+    } else if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(&err);
+        rc = floe_table_register(q->s->cat, q->ns, name, meta, &err);
+    }
+    if (rc == 0)
+        rc = floe_table_load(q->s->cat, q->ns, name, &t, &err);
+    if (rc < 0)
+        rs_floe_error(r, rc, &err, NO_NS);
+    else
+        rs_table_result(r, t, false);
+    floe_table_close(t);
+    floe_free(old);
+    return 0;
+}
+
+int rs_drop_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t = NULL;
+    char *purge_arg = rs_query(q, "purgeRequested");
+    bool purge = purge_arg && !strcasecmp(purge_arg, "true");
+    int rc = 0;
+    if (purge_arg && !purge && strcasecmp(purge_arg, "false")) {
+        rs_error(r, 400, "BadRequestException", "purgeRequested must be true or false, not '%s'",
+                 purge_arg);
+        goto done;
+    }
+    /* the files to purge are found from the metadata, read before the drop */
+    if (purge && (rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err)) < 0)
+        goto fail;
+    if ((rc = floe_catalog_drop_table(q->s->cat, q->ns, q->table, &err)) < 0)
+        goto fail;
+    size_t deleted = 0;
+    if (purge && (rc = floe_table_purge(t, &deleted, &err)) < 0) {
+        rs_error(r, 500, "InternalServerError",
+                 "table %s.%s was dropped, but purging its files stopped: %s", q->ns, q->table,
+                 err.msg);
+        goto done;
+    }
+    if (purge)
+        floe_log(FLOE_LOG_INFO, "catalog serve: dropped %s.%s, %zu files purged", q->ns,
+                 q->table, deleted);
+    r->status = 204;
+    goto done;
+fail:
+    rs_floe_error(r, rc, &err, NO_TABLE);
+done:
+    floe_table_close(t);
+    floe_free(purge_arg);
+    return 0;
+}
+
+/* A TableIdentifier {"namespace":[...],"name":".."}: dotted namespace (caller frees). */
+static char *identifier(const json_t *id, const char *what, const char **name, rs_resp *r) {
+    *name = str_member(id, "name");
+    if (!json_is_object(id) || !*name || !**name) {
+        rs_error(r, 400, "BadRequestException", "%s must be {\"namespace\":[...],\"name\":...}",
+                 what);
+        return NULL;
+    }
+    return rs_namespace_from_json(json_object_get(id, "namespace"), r);
+}
+
+int rs_rename_table(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *from_name, *to_name;
+    char *loc = NULL;
+    char *from_ns = identifier(json_object_get(q->body, "source"), "source", &from_name, r);
+    char *to_ns = from_ns ? identifier(json_object_get(q->body, "destination"), "destination",
+                                       &to_name, r)
+                          : NULL;
+    if (!to_ns)
+        goto done;
+    int rc = floe_catalog_load_table(q->s->cat, from_ns, from_name, &loc, &err);
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, NO_TABLE);
+        goto done;
+    }
+    bool exists = false;
+    if ((rc = floe_catalog_namespace_exists(q->s->cat, to_ns, &exists, &err)) == 0 && !exists)
+        rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", to_ns);
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, NO_NS);
+        goto done;
+    }
+    rc = floe_table_rename(q->s->cat, from_ns, from_name, to_ns, to_name, &err);
+    if (rc < 0)
+        rs_floe_error(r, rc, &err, NO_TABLE);
+    else
+        r->status = 204;
+done:
+    floe_free(loc);
+    floe_free(from_ns);
+    floe_free(to_ns);
+    return 0;
+}
