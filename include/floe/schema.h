@@ -127,6 +127,63 @@ int floe_phys_width(floe_phys p, int32_t type_length);
 /* Bytes needed for a decimal of precision p stored as FIXED_LEN_BYTE_ARRAY. */
 int32_t floe_decimal_bytes(int32_t precision);
 
+/* ---------------------------------------------------------------------------------------
+ * Schema evolution (format/spec.md "Schema Evolution"): one change to a schema gives a
+ * new schema. Fields are named by dotted paths of names ("payload.geo.lat"); the
+ * element of a list is "NAME.element", a map's key and value "NAME.key", "NAME.value".
+ * ------------------------------------------------------------------------------------- */
+typedef enum floe_schema_change_kind {
+    FLOE_SCHEMA_ADD_COLUMN = 1, /* path (its parent a struct, or a list or map whose element
+                                 * or value is one), type, doc, required */
+    FLOE_SCHEMA_RENAME_COLUMN,  /* path, new_name */
+    FLOE_SCHEMA_DROP_COLUMN,    /* path */
+    FLOE_SCHEMA_WIDEN_COLUMN,   /* path, type (a primitive type) */
+    FLOE_SCHEMA_MAKE_OPTIONAL,  /* path */
+    FLOE_SCHEMA_MOVE_COLUMN,    /* path, move, anchor */
+    FLOE_SCHEMA_SET_IDENTIFIER, /* paths, npaths (none: the schema has no identifier) */
+} floe_schema_change_kind;
+
+typedef enum floe_schema_move {
+    FLOE_SCHEMA_MOVE_FIRST,  /* first among its siblings */
+    FLOE_SCHEMA_MOVE_BEFORE, /* just before anchor */
+    FLOE_SCHEMA_MOVE_AFTER,  /* just after anchor */
+} floe_schema_move;
+
+typedef struct floe_schema_change {
+    floe_schema_change_kind kind;
+    const char *path;
+    /* add: "long", "decimal(10, 2)", "fixed[16]", "struct<lat: double, lon: double>",
+     * "list<string>", "map<string, long>" (nesting allowed; nested fields, list elements
+     * and map values are optional); widen: the new primitive type */
+    const char *type;
+    const char *doc;      /* add: may be NULL */
+    bool required;        /* add: always refused (a required column needs an
+                           * initial-default, which floe does not write) */
+    const char *new_name; /* rename */
+    floe_schema_move move;
+    const char *anchor;   /* move BEFORE/AFTER: a sibling's path, or its bare name */
+    const char *const *paths;
+    size_t npaths;
+} floe_schema_change;
+
+/* Apply one change to base and return the new schema in *out (schema_id kept from base;
+ * caller frees). New field ids (the added field, then its nested fields, a struct's
+ * fields before their children) are *last_column_id + 1, + 2, ...; *last_column_id is
+ * advanced past them. Refusals, with a message naming the field and the rule:
+ * FLOE_ENOTFOUND for a path not in the schema; FLOE_EINVALID for what the spec forbids
+ * (a required column without a default, a duplicate name, a type change other than
+ * int->long, float->double and decimal(P,S)->decimal(P2,S) with P2 > P, dropping or
+ * making optional an identifier field, changing a list element or map key by name,
+ * identifier fields that are not required primitives outside lists and maps, or floats)
+ * and FLOE_ESCHEMA for a malformed type. A change that leaves the schema as it was
+ * still succeeds (compare the JSON to tell). */
+int floe_schema_update(const floe_schema *base, const floe_schema_change *c,
+                       int32_t *last_column_id, floe_schema **out, floe_error *err)
+    FLOE_NODISCARD;
+/* Whether a value of type `from` may be read as `to` (spec "Schema Evolution" type
+ * promotion for format v1/v2; the same type is allowed). Primitive fields only. */
+bool floe_schema_type_promotable(const floe_field *from, const floe_field *to);
+
 FLOE_API_END
 
 #ifdef __cplusplus

@@ -26,6 +26,7 @@
 
 #include "floe/common.h"
 #include "floe/io.h"
+#include "floe/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -264,6 +265,42 @@ int floe_metadata_builder_set_default_sort_order_id(floe_metadata_builder *b, in
  * form. */
 int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid,
                                       floe_error *err) FLOE_NODISCARD;
+
+/* Schema evolution (format/spec.md "Schema Evolution"): apply c to the base's current
+ * schema (floe_schema_update) and make the result the current schema: a schema the
+ * table already has gets its id back, a new one the next schema-id, last-column-id
+ * advanced past new field ids. Besides floe_schema_update's refusals, FLOE_EINVALID for
+ * dropping a source column of the default partition spec or the default sort order and
+ * for widening a decimal that an identity or truncate partition field stores. Returns 0
+ * with the current schema id in *schema_id (when non-NULL), or 1 when the schema would
+ * not change (nothing done). */
+int floe_metadata_builder_update_schema(floe_metadata_builder *b, const floe_schema_change *c,
+                                        int32_t *schema_id, floe_error *err) FLOE_NODISCARD;
+
+/* Partition spec evolution (format/spec.md "Partition Evolution"). */
+typedef enum floe_spec_change_kind {
+    FLOE_SPEC_ADD_FIELD = 1, /* text: one term, "bucket(16, id)", "day(ts) AS d", "event_type" */
+    FLOE_SPEC_DROP_FIELD,    /* text: a partition field's name, or its term ("day(ts)") */
+    FLOE_SPEC_REPLACE,       /* text: the whole new spec ("" = unpartitioned) */
+} floe_spec_change_kind;
+
+typedef struct floe_spec_change {
+    floe_spec_change_kind kind;
+    const char *text;
+} floe_spec_change;
+
+/* Change the default partition spec into a new one and make it the default. Field ids:
+ * kept for the fields that stay; in v2 an equivalent field (same source, transform and
+ * name) of any earlier spec gives its id back; others get ids above last-partition-id.
+ * v2 removes a dropped field; v1 keeps it with the void transform and adds new fields at
+ * the end. A spec equivalent to one the table has gets that spec's id instead of a new
+ * one. Refused (FLOE_EINVALID / FLOE_ENOTFOUND, naming the field): a field redundant
+ * with another (same column and transform, or two time transforms of one column), a
+ * name already used or that is another column's, a transform its column's type does not
+ * take, dropping a field the spec does not have. Returns 0 with the default spec id in
+ * *spec_id (when non-NULL), or 1 when the spec would not change (nothing done). */
+int floe_metadata_builder_update_spec(floe_metadata_builder *b, const floe_spec_change *c,
+                                      int32_t *spec_id, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_snapshot_new {
     int64_t snapshot_id;       /* 0 = generate one */

@@ -15,6 +15,7 @@
  * Everything lives in the schema's arena; there is no other owner.
  */
 #include "floe/schema.h"
+#include "schema_internal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -453,6 +454,11 @@ static int parse_primitive(parse_ctx *c, const char *name, floe_field *f, const 
     }
     return floe_error_set(c->err, FLOE_ESCHEMA, "%s: unknown or unsupported type \"%s\"", where,
                           name);
+}
+
+int floe_schema_primitive_type(const char *name, floe_field *f, floe_error *err) {
+    parse_ctx c = {.s = NULL, .err = err};
+    return parse_primitive(&c, name, f, "type");
 }
 
 static char *dump_default(parse_ctx *c, json_t *v) {

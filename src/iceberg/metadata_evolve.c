@@ -1,0 +1,166 @@
+/*
+ * metadata_evolve.c - schema evolution as a builder change: the table's rules around
+ * floe_schema_update, and the new schema made current.
+ *
+ * Spec: format/spec.md "Schema Evolution" (a new schema with a unique id becomes the
+ * current one; type promotion is refused for a partition source whose transform would
+ * give other values).
+ *
+ * The change is computed from the builder's base, which is the state the commit applies
+ * to (the apply function runs again on fresh metadata after a conflict). A schema equal
+ * to one the table already has is made current again instead of added twice.
+ */
+#include <string.h>
+
+#include "floe/partition.h"
+#include "floe/schema.h"
+#include "floe/table_metadata.h"
+
+/* ---------------------------------------------------------------------------------------
+ * schema
+ * ------------------------------------------------------------------------------------- */
+
+static bool id_within(const floe_field *f, int32_t id) {
+    if (f->id == id)
+        return true;
+    for (size_t i = 0; i < f->nchildren; i++)
+        if (id_within(&f->children[i], id))
+            return true;
+    return false;
+}
+
+/* The default spec's fields and the default sort order must keep their source columns. */
+static int check_drop(const floe_table_metadata *m, const floe_schema *cur, const char *path,
+                      floe_error *err) {
+    const floe_field *f = floe_schema_find_path(cur, path);
+    const floe_metadata_spec *ms = floe_table_metadata_default_spec(m);
+    floe_partition_spec *spec = NULL;
+    floe_sort_order *order = NULL;
+    char tbuf[48];
+    int rc = 0;
+    if (!f)
+        return 0; /* floe_schema_update says so */
+    if (ms) {
+        FLOE_CHECK(floe_partition_spec_parse_json(ms->json, strlen(ms->json), NULL, &spec, err));
+        for (size_t i = 0; i < spec->nfields; i++) {
+            const floe_partition_field *pf = &spec->fields[i];
+            if (!id_within(f, pf->source_id))
+                continue;
+            FLOE_FAIL(err, FLOE_EINVALID,
+                      "drop-column: %s is the source of partition field %s (%s) of the current "
+                      "partition spec %d: %s", path, pf->name,
+                      floe_transform_name(pf->transform, tbuf, sizeof tbuf), (int)spec->spec_id,
+                      pf->transform.kind == FLOE_XF_VOID
+                          ? "a format v1 table keeps dropped partition fields as void ones, "
+                            "which still name their source"
+                          : "drop the partition field first (floe table partition NS.NAME "
+                            "drop-field NAME)");
+        }
+    }
+    for (size_t i = 0; i < m->n_sort_orders; i++) {
+        const floe_metadata_sort_order *so = &m->sort_orders[i];
+        if (so->order_id != m->default_sort_order_id || so->order_id == 0)
+            continue;
+        FLOE_CHECK(floe_sort_order_parse_json(so->json, strlen(so->json), NULL, &order, err));
+        for (size_t k = 0; k < order->nfields; k++)
+            if (id_within(f, order->fields[k].source_id))
+                FLOE_FAIL(err, FLOE_EINVALID,
+                          "drop-column: %s is in the table's sort order %d: change it first "
+                          "(floe table sort-order NS.NAME set ... or clear)", path,
+                          (int)so->order_id);
+    }
+done:
+    floe_sort_order_free(order);
+    floe_partition_spec_free(spec);
+    return rc;
+}
+
+/* Partition values are stored in manifests typed as their source at write time: a
+ * promotion changes what identity and truncate store for decimals (their fixed width
+ * follows the precision), so those are refused; int->long and float->double keep values
+ * and their Avro encoding promotes. */
+static int check_widen(const floe_table_metadata *m, const floe_schema *cur, const char *path,
+                       const floe_schema *next, floe_error *err) {
+    const floe_field *f = floe_schema_find_path(cur, path);
+    int rc = 0;
+    floe_partition_spec *spec = NULL;
+    if (!f || f->type != FLOE_TYPE_DECIMAL)
+        return 0;
+    const floe_field *nf = floe_schema_find_id(next, f->id);
+    if (nf && nf->precision == f->precision)
+        return 0;
+    for (size_t s = 0; s < m->n_specs; s++) {
+        const floe_metadata_spec *ms = &m->specs[s];
+        floe_partition_spec_free(spec);
+        spec = NULL;
+        FLOE_CHECK(floe_partition_spec_parse_json(ms->json, strlen(ms->json), NULL, &spec, err));
+        for (size_t i = 0; i < spec->nfields; i++) {
+            const floe_partition_field *pf = &spec->fields[i];
+            if (pf->source_id == f->id && (pf->transform.kind == FLOE_XF_IDENTITY ||
+                                           pf->transform.kind == FLOE_XF_TRUNCATE))
+                FLOE_FAIL(err, FLOE_EINVALID,
+                          "widen: %s is the source of partition field %s of spec %d, whose "
+                          "values are stored with the decimal's precision", path, pf->name,
+                          (int)spec->spec_id);
+        }
+    }
+done:
+    floe_partition_spec_free(spec);
+    return rc;
+}
+
+int floe_metadata_builder_update_schema(floe_metadata_builder *b, const floe_schema_change *c,
+                                        int32_t *schema_id, floe_error *err) {
+    const floe_table_metadata *m = floe_metadata_builder_base(b);
+    const floe_metadata_schema *ms = m ? floe_table_metadata_current_schema(m) : NULL;
+    floe_schema *cur = NULL, *next = NULL, *old = NULL;
+    char *next_json = NULL, *old_json = NULL;
+    int rc = 0;
+    if (!ms)
+        return floe_error_set(err, FLOE_ECORRUPT, "table metadata without a current schema");
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &cur, err));
+    int32_t last = m->last_column_id;
+    FLOE_CHECK(floe_schema_update(cur, c, &last, &next, err));
+    if (c->kind == FLOE_SCHEMA_DROP_COLUMN)
+        FLOE_CHECK(check_drop(m, cur, c->path, err));
+    if (c->kind == FLOE_SCHEMA_WIDEN_COLUMN)
+        FLOE_CHECK(check_widen(m, cur, c->path, next, err));
+    /* the same schema as one the table has: that one (the current one: no change) */
+    for (size_t i = 0; i < m->n_schemas; i++) {
+        floe_schema_free(old);
+        old = NULL;
+        floe_free(old_json);
+        floe_free(next_json);
+        old_json = next_json = NULL;
+        FLOE_CHECK(floe_schema_parse(m->schemas[i].json, strlen(m->schemas[i].json), &old, err));
+        next->schema_id = old->schema_id;
+        if (!(old_json = floe_schema_to_json(old, false)) ||
+            !(next_json = floe_schema_to_json(next, false)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (strcmp(old_json, next_json))
+            continue;
+        if (old->schema_id == m->current_schema_id) {
+            rc = 1;
+        } else {
+            FLOE_CHECK(floe_metadata_builder_set_current_schema(b, old->schema_id, err));
+        }
+        if (schema_id)
+            *schema_id = old->schema_id;
+        goto done;
+    }
+    floe_free(next_json);
+    if (!(next_json = floe_schema_to_json(next, false)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    int32_t id = 0;
+    FLOE_CHECK(floe_metadata_builder_add_schema(b, next_json, &id, err));
+    FLOE_CHECK(floe_metadata_builder_set_current_schema(b, id, err));
+    if (schema_id)
+        *schema_id = id;
+done:
+    floe_free(next_json);
+    floe_free(old_json);
+    floe_schema_free(old);
+    floe_schema_free(next);
+    floe_schema_free(cur);
+    return rc;
+}
