@@ -1,6 +1,6 @@
 /*
  * cmd_table.c - `floe table create|list|describe|rename|drop|upgrade` (properties and
- * sort-order: cmd_table_evolve.c), `floe namespace ...`, `floe snapshots TABLE`,
+ * sort-order: cmd_table_evolve.c; schema and partition: cmd_table_schema.c), `floe namespace ...`, `floe snapshots TABLE`,
  * `floe files TABLE`.
  *
  * `floe namespace create|list|drop` are the catalog command's actions under the names
@@ -41,6 +41,39 @@ static void table_usage(FILE *out) {
             "  sort-order NS.NAME set \"ts DESC NULLS LAST, bucket(16, id), name\"\n"
             "  sort-order NS.NAME clear  set or clear the default sort order, which\n"
             "                            floe rewrite --strategy sort uses\n"
+            "  schema TABLE              the current schema, nested fields with their ids\n"
+            "  schema NS.NAME CHANGE     evolve it (format/spec.md \"Schema Evolution\"):\n"
+            "    add-column PATH TYPE [--doc TEXT]\n"
+            "                            a new optional column; PATH a.b.c adds c to struct\n"
+            "                            a.b (in a list of structs: items.element.c or\n"
+            "                            items.c; a map's value struct: m.value.c or m.c);\n"
+            "                            TYPE long, decimal(10, 2), struct<lat: double,\n"
+            "                            lon: double>, list<string>, map<string, long>, ...\n"
+            "                            (--required is refused: it would need a default)\n"
+            "    rename-column PATH NEW_NAME\n"
+            "    drop-column PATH        not an identifier field, a source of the current\n"
+            "                            partition spec or the sort order\n"
+            "    widen PATH TYPE         int to long, float to double, decimal(P, S) to\n"
+            "                            decimal(P2, S) with P2 > P\n"
+            "    make-optional PATH\n"
+            "    move-column PATH first|before X|after X\n"
+            "                            among its siblings (X: a path or a sibling's name)\n"
+            "    set-identifier-fields [PATH...]\n"
+            "                            required primitive columns (none: clear them)\n"
+            "                            Each change commits a new schema (or an equal earlier\n"
+            "                            one) as the current one; new fields get ids above\n"
+            "                            last-column-id; data files stay as written and read\n"
+            "                            by field id (added columns read as null)\n"
+            "  partition TABLE           the default partition spec with its field ids\n"
+            "  partition NS.NAME add-field TERM\n"
+            "  partition NS.NAME drop-field NAME|TERM\n"
+            "  partition NS.NAME replace \"SPEC\"\n"
+            "                            TERM: col, bucket(16, col), truncate(4, col),\n"
+            "                            year|month|day|hour(ts), each [AS name]; a new spec\n"
+            "                            becomes the default (new field ids above\n"
+            "                            last-partition-id; format v1 keeps dropped fields\n"
+            "                            as void). Files keep the spec they were written\n"
+            "                            with; appends, serve and rewrite use the new one\n"
             "  register NS.NAME METADATA add an existing table by its metadata file\n"
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
@@ -293,7 +326,8 @@ static int table_describe(floe_table *t, bool json) {
         printf("location:       %s\n", m->location);
         printf("uuid:           %s\n", m->table_uuid ? m->table_uuid : "-");
         printf("format version: %d\n", m->format_version);
-        printf("partitioned by: %s\n", spec_text && *spec_text ? spec_text : "(unpartitioned)");
+        printf("partitioned by: %s (spec %d)\n",
+               spec_text && *spec_text ? spec_text : "(unpartitioned)", (int)m->default_spec_id);
         if (sort_text && *sort_text)
             printf("sorted by:      %s (order %d)\n", sort_text, (int)m->default_sort_order_id);
         else
@@ -469,6 +503,10 @@ int floe_cmd_table(int argc, char **argv) {
         code = cli_table_properties(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "sort-order")) {
         code = cli_table_sort_order(nargs - 1, args + 1, &to);
+    } else if (!strcmp(action, "schema")) {
+        code = cli_table_schema(nargs - 1, args + 1, &to);
+    } else if (!strcmp(action, "partition")) {
+        code = cli_table_partition(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "upgrade") && nargs == 2) {
         code = table_upgrade(args[1], fv, &to);
     } else if (!strcmp(action, "drop") && nargs == 2) {
