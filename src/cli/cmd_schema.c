@@ -3,13 +3,14 @@
  * schema (from a schema file or table metadata) with its Parquet column layout.
  *
  *   floe schema infer FILE... [--sample N] [-o OUT] [--json]
- *   floe schema show FILE [--columns] [--json]
+ *   floe schema show FILE|NS.NAME [--columns] [--json]
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "table_args.h"
@@ -22,7 +23,8 @@
 static void schema_help(FILE *out) {
     fprintf(out,
             "usage: floe schema infer FILE... [--sample N] [-o OUT] [--json]\n"
-            "       floe schema show FILE [--columns] [--json]\n"
+            "       floe schema show FILE|NS.NAME [--columns] [--json] [--catalog NAME]\n"
+            "                        [--config FILE]\n"
             "\n"
             "infer: reads the first N records (default %d) of each NDJSON file ('-' for\n"
             "  standard input; gzip and zstd are detected) and prints an Iceberg schema:\n"
@@ -32,7 +34,8 @@ static void schema_help(FILE *out) {
             "  of which each object holds under a quarter); arrays become lists. Every field\n"
             "  is optional; ids are assigned depth-first from 1. Conflicting kinds take the\n"
             "  most frequent one, with a warning on stderr.\n"
-            "show: parses a schema JSON file or a table metadata file (current schema) and\n"
+            "show: parses a schema JSON file or a table metadata file (current schema), or\n"
+            "  takes a catalog table's current schema (NS.NAME, when no such file exists), and\n"
             "  prints it normalised; --columns lists the Parquet leaf columns instead, with\n"
             "  their physical type and max definition/repetition levels.\n"            "A table's schema is shown and evolved (add, rename, drop, widen, move columns)\n"
             "with floe table schema NS.NAME ... (see 'floe table --help').\n"
@@ -182,12 +185,44 @@ static const char *phys_name(floe_phys p) {
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
+/* The schema `show` names: a schema or metadata file, else a catalog table NS.NAME
+ * (its current schema). */
+static int load_shown(const char *path, const cli_table_opts *to, floe_schema **out,
+                      floe_error *err) {
+    struct stat st;
+    char *ns = NULL, *name = NULL;
+    if (stat(path, &st) == 0 || !cli_split_ident(path, &ns, &name) || strchr(path, '/'))
+        return floe_schema_load(path, out, err);
+    floe_free(ns);
+    floe_free(name);
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    int rc = cli_open_table(path, to, false, &c, &t, err);
+    if (rc == FLOE_ENOTFOUND)
+        floe_error_set(err, rc, "%s: no such file, nor a table of that name in the catalog",
+                       path);
+    if (rc == 0) {
+        const floe_metadata_schema *ms =
+            floe_table_metadata_current_schema(floe_table_metadata_get(t));
+        rc = ms ? floe_schema_parse(ms->json, strlen(ms->json), out, err)
+                : floe_error_set(err, FLOE_ECORRUPT, "%s: no current schema", path);
+    }
+    floe_table_close(t);
+    floe_catalog_close(c);
+    return rc;
+}
+
 static int run_show(int argc, char **argv) {
     const char *path = NULL;
     bool columns = false, json = false;
+    cli_table_opts to = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--columns"))
+        if (!strcmp(a, "--catalog") || !strcmp(a, "--config")) {
+            if (i + 1 >= argc)
+                return cli_usage("schema", "%s needs a value", a);
+            *(!strcmp(a, "--catalog") ? &to.catalog : &to.config) = argv[++i];
+        } else if (!strcmp(a, "--columns"))
             columns = true;
         else if (!strcmp(a, "--json"))
             json = true;
@@ -205,7 +240,7 @@ static int run_show(int argc, char **argv) {
         return cli_usage("schema", "show needs a FILE");
     floe_error err;
     floe_schema *s = NULL;
-    if (floe_schema_load(path, &s, &err) < 0)
+    if (load_shown(path, &to, &s, &err) < 0)
         return cli_fail(&err);
     int status = FLOE_EXIT_OK;
     if (columns) {

@@ -19,7 +19,8 @@
 #     id reused); each file keeps the spec it was written with; scan with pruning equals
 #     --no-prune and skips files; icebird (an independent reader) reads the table with
 #     files in three specs to the same rows; a v1 table keeps a dropped field as void;
-#   - describe shows the schema and spec ids (text and JSON).
+#   - describe shows the schema and spec ids (text and JSON); floe schema show NS.NAME
+#     shows the current schema.
 set -euo pipefail
 name=table_schema_evolve oracle=icebird
 . "$(dirname "$0")/lib/table_cli_common.sh"
@@ -152,6 +153,11 @@ wait $p2 || fail "concurrent add-column c2: $(cat "$tmp/c2.err")"
 "$floe" table schema ns.ev > "$tmp/show.txt"
 grep -q '^ns.ev: schema 15 (last column id 28)$' "$tmp/show.txt" && grep -qE '^  17 +  +lat: double  -- latitude$' "$tmp/show.txt" &&
   grep -q '^identifier fields: id$' "$tmp/show.txt" || fail "schema text: $(cat "$tmp/show.txt")"
+
+# floe schema show takes a catalog table too (its current schema)
+[ "$("$floe" schema show ns.ev --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["schema-id"], d["identifier-field-ids"], d["fields"][0]["name"])')" = "15 [1] ts" ] ||
+  fail "floe schema show NS.NAME: $("$floe" schema show ns.ev --json 2>&1 | head -c 300)"
+expect_fail 1 'no such file, nor a table' "$floe" schema show ns.nosuch
 
 # ---- partition spec evolution -------------------------------------------------------------
 "$floe" table create ns.pe --schema "$tmp/s.json" --partition k >/dev/null
