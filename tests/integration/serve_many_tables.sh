@@ -62,4 +62,13 @@ done
 grep -q 'compact: want' <(curl -s -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=2") ||
   fail "flush?compact=2 does not name compact"
 stop_server
+# a table floe serve creates gets floe's defaults for tables it creates (metadata files
+# cleaned after commit, manifests merged at commit time), as `floe table create` does
+props=$(FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=default \
+  "$FLOE" table properties many.t7) || fail "floe table properties many.t7"
+for kv in write.metadata.delete-after-commit.enabled=true write.metadata.previous-versions-max=10 \
+          commit.manifest.min-count-to-merge=8; do
+  grep -Eq "^ *${kv%%=*}[ =:]+${kv#*=}\$" <<< "$props" ||
+    fail "auto-created table lacks $kv: $props"
+done
 echo "serve_many_tables: ok"
