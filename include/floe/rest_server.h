@@ -17,12 +17,14 @@
  *   DELETE /v1/{prefix}/namespaces/{namespace}
  *   POST   /v1/{prefix}/namespaces/{namespace}/properties
  *   GET    /v1/{prefix}/namespaces/{namespace}/tables     (pageToken, pageSize)
- *   POST   /v1/{prefix}/namespaces/{namespace}/tables     (stage-create refused: 400)
+ *   POST   /v1/{prefix}/namespaces/{namespace}/tables     (stage-create too)
  *   POST   /v1/{prefix}/namespaces/{namespace}/register
  *   GET    /v1/{prefix}/namespaces/{namespace}/tables/{table} (ETag, If-None-Match, snapshots)
  *   HEAD   /v1/{prefix}/namespaces/{namespace}/tables/{table}
- *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table} (commit)
+ *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table} (commit; also of a
+ *                                                               staged create)
  *   DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table} (purgeRequested)
+ *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics (logged)
  *   POST   /v1/{prefix}/tables/rename
  *
  * Anything else is 404 (no such route) or 405 (route without that method). Errors are

@@ -118,6 +118,18 @@ const floe_kv *floe_table_created_defaults(size_t *n);
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       const char *schema_json, const floe_table_create_options *opts,
                       floe_table **out, floe_error *err) FLOE_NODISCARD;
+/* The two halves of floe_table_create. new_metadata checks as create does (namespace,
+ * name, location) and builds the first metadata without writing anything (caller frees
+ * *out): a REST staged create answers with it. create_with_metadata writes m as the
+ * table's first metadata file and registers it, as floe_table_create does; m may come
+ * from elsewhere (floe_metadata_builder_new_empty and a REST client's updates), its
+ * location must be an absolute URI. Takes ownership of m, also on failure. */
+int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
+                            const char *schema_json, const floe_table_create_options *opts,
+                            floe_table_metadata **out, floe_error *err) FLOE_NODISCARD;
+int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char *name,
+                                    floe_table_metadata *m, floe_table **out,
+                                    floe_error *err) FLOE_NODISCARD;
 /* Register a table whose metadata file exists (recorded as an absolute URI), after the
  * location check. */
 int floe_table_register(floe_catalog *c, const char *ns, const char *name,

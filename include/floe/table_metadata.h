@@ -212,6 +212,11 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
                                     const char *spec_json, const char *sort_json,
                                     const floe_kv *props, size_t nprops,
                                     floe_metadata_builder **out, floe_error *err) FLOE_NODISCARD;
+/* A table with nothing in it yet (REST staged creates, built by the client's updates): a
+ * fresh table-uuid and the location, no schema, spec or sort order (current and default
+ * ids -1), which updates must add and select before finish() accepts the document. */
+int floe_metadata_builder_new_empty(const char *location, floe_metadata_builder **out,
+                                    floe_error *err) FLOE_NODISCARD;
 void floe_metadata_builder_free(floe_metadata_builder *b);
 
 /* The metadata the builder started from (NULL for a new table); borrowed. */

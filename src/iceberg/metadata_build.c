@@ -435,6 +435,34 @@ done:
     return 0;
 }
 
+int floe_metadata_builder_new_empty(const char *location, floe_metadata_builder **out,
+                                    floe_error *err) {
+    floe_metadata_json_init();
+    if (!location || !*location)
+        return floe_error_set(err, FLOE_EINVALID, "new table: a location is required");
+    floe_metadata_builder *b = floe_calloc(1, sizeof *b);
+    if (!b)
+        return nomem(err);
+    b->format_version = 2;
+    char uuid[37];
+    floe_uuid4(uuid);
+    b->doc = json_pack("{s:i, s:s, s:s, s:i, s:I, s:i, s:i, s:[], s:i, s:[], s:i, s:i, s:[],"
+                       " s:{}, s:i, s:{}, s:[], s:[], s:[], s:[], s:[]}",
+                       "format-version", 2, "table-uuid", uuid, "location", location,
+                       "last-sequence-number", 0, "last-updated-ms", (json_int_t)floe_wall_ms(),
+                       "last-column-id", 0, "current-schema-id", -1, "schemas",
+                       "default-spec-id", -1, "partition-specs", "last-partition-id", 999,
+                       "default-sort-order-id", -1, "sort-orders", "properties",
+                       "current-snapshot-id", -1, "refs", "snapshots", "statistics",
+                       "partition-statistics", "snapshot-log", "metadata-log");
+    if (!b->doc) {
+        floe_free(b);
+        return nomem(err);
+    }
+    *out = b;
+    return 0;
+}
+
 void floe_metadata_builder_free(floe_metadata_builder *b) {
     if (!b)
         return;

@@ -291,6 +291,7 @@ static const route ROUTES[] = {
     {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false},
     {"namespaces/N/tables/T", M_POST, rs_commit_table, true},
     {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false},
+    {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true},
     {"tables/rename", M_POST, rs_rename_table, true},
 };
 #define NROUTES (sizeof ROUTES / sizeof ROUTES[0])
@@ -321,7 +322,7 @@ static int get_config(rs_req *q, rs_resp *r) {
         for (const char *p = ep; *p && k + 12 < sizeof path; p++) {
             if (p[0] == 'N' && (p[1] == '/' || !p[1]) && p[-1] == '/')
                 k += (size_t)snprintf(path + k, sizeof path - k, "{namespace}");
-            else if (p[0] == 'T' && !p[1] && p[-1] == '/')
+            else if (p[0] == 'T' && (p[1] == '/' || !p[1]) && p[-1] == '/')
                 k += (size_t)snprintf(path + k, sizeof path - k, "{table}");
             else
                 path[k++] = *p;
@@ -411,7 +412,7 @@ static const route *route_of(rs_req *q, const char *url, rs_resp *r) {
             found = NULL;
             goto done;
         }
-        if (nseg == first + 4 && !(q->table = floe_strdup(segs[first + 3]))) {
+        if (nseg >= first + 4 && !(q->table = floe_strdup(segs[first + 3]))) {
             rs_error(r, 500, "InternalServerError", "out of memory");
             found = NULL;
         }

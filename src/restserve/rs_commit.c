@@ -12,6 +12,10 @@
  * metadata other than the one the change is applied to. A requirement that fails is a
  * 409 CommitFailedException; an update the builder refuses a 400.
  *
+ * A staged create (createTable with stage-create) is committed here too: on a table that
+ * does not exist, a request whose only requirement is assert-create builds the table from
+ * nothing with its updates (commit_create).
+ *
  * Updates that name "the last added" schema, spec or sort order with id -1 (spec:
  * set-current-schema, set-default-spec, set-default-sort-order) take the id the builder
  * gave the one added earlier in the same request.
@@ -309,20 +313,8 @@ done:
     return rc;
 }
 
-static int apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
-    commit_ctx *c = vctx;
-    const floe_table_metadata *base = floe_metadata_builder_base(b);
-    c->outcome = 0;
-    for (size_t i = 0; i < json_array_size(c->requirements); i++) {
-        int rc = check_requirement(base, json_array_get(c->requirements, i), err);
-        if (rc < 0) {
-            c->outcome = REQ_FAILED;
-            /* not FLOE_ECONFLICT, which floe_table_commit would retry: the client decides */
-            return rc == FLOE_ECONFLICT ? FLOE_EINVALID : rc;
-        }
-    }
-    if (json_array_size(c->updates) == 0)
-        return FLOE_COMMIT_NOOP;
+/* Make every update on b; c->outcome says UPDATE_REFUSED when one is refused. */
+static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *err) {
     int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
     for (size_t i = 0; i < json_array_size(c->updates); i++) {
         const json_t *e = json_array_get(c->updates, i);
@@ -337,6 +329,73 @@ static int apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
             return rc;
         }
     }
+    return 0;
+}
+
+static int apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
+    commit_ctx *c = vctx;
+    const floe_table_metadata *base = floe_metadata_builder_base(b);
+    c->outcome = 0;
+    for (size_t i = 0; i < json_array_size(c->requirements); i++) {
+        int rc = check_requirement(base, json_array_get(c->requirements, i), err);
+        if (rc < 0) {
+            c->outcome = REQ_FAILED;
+            /* not FLOE_ECONFLICT, which floe_table_commit would retry: the client decides */
+            return rc == FLOE_ECONFLICT ? FLOE_EINVALID : rc;
+        }
+    }
+    if (json_array_size(c->updates) == 0)
+        return FLOE_COMMIT_NOOP;
+    return apply_updates(c, b, err);
+}
+
+/* The commit of a staged create: the table does not exist and the requirements are
+ * assert-create alone. The table is built from nothing by the updates (at least a schema
+ * made current, a spec and a sort order made default), then written and registered by
+ * floe_table_create_with_metadata; a table created meanwhile makes it a 409. */
+static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_metadata_builder *b = NULL;
+    floe_table_metadata *m = NULL;
+    floe_table *t = NULL;
+    char *location = NULL;
+    bool asserted = false;
+    for (size_t i = 0; i < json_array_size(c->requirements); i++)
+        asserted |= !strcmp(sval(json_array_get(c->requirements, i), "type"), "assert-create");
+    if (!asserted)
+        return rs_error(r, 404, "NoSuchTableException", "table %s.%s does not exist", q->ns,
+                        q->table);
+    for (size_t i = 0; i < json_array_size(c->requirements); i++) {
+        const char *type = sval(json_array_get(c->requirements, i), "type");
+        if (strcmp(type, "assert-create"))
+            return rs_error(r, 409, "CommitFailedException",
+                            "requirement failed: %s on table %s.%s, which does not exist", type,
+                            q->ns, q->table);
+    }
+    int rc = floe_catalog_default_location(q->s->cat, q->ns, q->table, &location, &err);
+    if (rc == 0)
+        rc = floe_metadata_builder_new_empty(location, &b, &err);
+    if (rc == 0)
+        rc = apply_updates(c, b, &err);
+    if (rc == 0)
+        rc = floe_metadata_builder_finish(b, NULL, &m, &err);
+    if (rc == 0) {
+        rc = floe_table_create_with_metadata(q->s->cat, q->ns, q->table, m, &t, &err);
+        m = NULL; /* taken */
+    }
+    if (rc == FLOE_EEXISTS)
+        rs_error(r, 409, "CommitFailedException", "requirement failed: %s", err.msg);
+    else if (rc < 0 && (c->outcome == UPDATE_REFUSED || rc == FLOE_EINVALID))
+        rs_error(r, 400, "BadRequestException", "%s", err.msg);
+    else if (rc < 0)
+        rs_floe_error(r, rc, &err, "NoSuchNamespaceException");
+    else
+        rs_table_result(r, t, false);
+    floe_table_close(t);
+    floe_table_metadata_free(m);
+    floe_metadata_builder_free(b);
+    floe_free(location);
     return 0;
 }
 
@@ -363,8 +422,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     }
     int rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err);
     if (rc == FLOE_ENOTFOUND) {
-        /* staged creates (assert-create on a missing table) are not served yet */
-        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        commit_create(q, &c, r);
         goto done;
     }
     if (rc == 0)

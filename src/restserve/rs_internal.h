@@ -79,6 +79,7 @@ int rs_table_exists(rs_req *q, rs_resp *r);
 int rs_drop_table(rs_req *q, rs_resp *r);
 int rs_rename_table(rs_req *q, rs_resp *r);
 int rs_commit_table(rs_req *q, rs_resp *r);
+int rs_report_metrics(rs_req *q, rs_resp *r);
 
 /* Answer with a LoadTableResult for table t (rs_tables.c): metadata-location, metadata
  * (all snapshots, or with refs_only those a branch or tag points at), config; and the

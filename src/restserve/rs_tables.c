@@ -207,14 +207,11 @@ int rs_create_table(rs_req *q, rs_resp *r) {
     char *schema_text = NULL, *spec_text = NULL, *sort_text = NULL;
     floe_kv *kv = NULL;
     floe_table *t = NULL;
+    floe_table_metadata *staged = NULL;
+    char *staged_text = NULL;
+    size_t staged_len = 0;
     if (!name || !*name || !json_is_object(schema)) {
         rs_error(r, 400, "BadRequestException", "createTable needs \"name\" and a \"schema\" object");
-        goto done;
-    }
-    if (json_is_true(stage)) {
-        rs_error(r, 400, "BadRequestException",
-                 "stage-create is not supported by floe catalog serve yet: create the table "
-                 "directly");
         goto done;
     }
     if (stage && !json_is_boolean(stage)) {
@@ -257,12 +254,29 @@ int rs_create_table(rs_req *q, rs_resp *r) {
                                    .sort_json = sort_text,
                                    .props = kv,
                                    .nprops = nprops};
-    int rc = floe_table_create(q->s->cat, q->ns, name, schema_text, &o, &t, &err);
+    int rc;
+    if (json_is_true(stage)) {
+        /* staged: the metadata the table would get, nothing written; the client commits
+         * the create later (assert-create and the updates that build it, rs_commit.c) */
+        rc = floe_table_new_metadata(q->s->cat, q->ns, name, schema_text, &o, &staged, &err);
+        if (rc == 0)
+            rc = floe_table_metadata_to_json(staged, false, &staged_text, &staged_len, &err);
+        if (rc == 0) {
+            FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, "{\"metadata\":")); /* checked in send */
+            FLOE_IGNORE_RESULT(floe_buf_append(&r->body, staged_text, staged_len));
+            FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, ",\"config\":{}}"));
+            r->status = 200;
+        }
+    } else {
+        rc = floe_table_create(q->s->cat, q->ns, name, schema_text, &o, &t, &err);
+        if (rc == 0)
+            rs_table_result(r, t, false);
+    }
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
-    else
-        rs_table_result(r, t, false);
 done:
+    floe_table_metadata_free(staged);
+    floe_free(staged_text);
     floe_table_close(t);
     free(schema_text);
     free(spec_text);
@@ -394,5 +408,29 @@ done:
     floe_free(loc);
     floe_free(from_ns);
     floe_free(to_ns);
+    return 0;
+}
+
+int rs_report_metrics(rs_req *q, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    const char *type = str_member(q->body, "report-type");
+    const json_t *snap = json_object_get(q->body, "snapshot-id");
+    if (!type || (strcmp(type, "scan-report") && strcmp(type, "commit-report")) ||
+        !json_is_integer(snap) || !str_member(q->body, "table-name"))
+        return rs_error(r, 400, "BadRequestException",
+                        "a metrics report needs \"report-type\" (scan-report or commit-report), "
+                        "\"table-name\" and an integer \"snapshot-id\"");
+    char *loc = NULL;
+    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_TABLE);
+    floe_free(loc);
+    /* accepted and logged: the report's kind, table and snapshot, and its metrics */
+    char *metrics = json_dumps(json_object_get(q->body, "metrics"), JSON_COMPACT);
+    floe_log(FLOE_LOG_INFO, "catalog serve: %s for %s.%s snapshot %" JSON_INTEGER_FORMAT ": %s",
+             type, q->ns, q->table, json_integer_value(snap), metrics ? metrics : "{}");
+    free(metrics);
+    r->status = 204;
     return 0;
 }

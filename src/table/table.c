@@ -712,22 +712,14 @@ const floe_kv *floe_table_created_defaults(size_t *n) {
  * create, register, rename: where a table may be (placement.c checks, under its lock)
  * ------------------------------------------------------------------------------------- */
 
-int floe_table_create(floe_catalog *c, const char *ns, const char *name,
-                      const char *schema_json, const floe_table_create_options *opts,
-                      floe_table **out, floe_error *err) {
-    floe_table_create_options none = {0};
-    if (!opts)
-        opts = &none;
-    char *location = NULL, *meta_loc = NULL, *existing = NULL, *md_dir = NULL;
-    floe_kv *props = NULL;
-    size_t nprops = 0;
-    char **prop_values = NULL;
-    floe_metadata_builder *b = NULL;
-    floe_table_metadata *m = NULL;
-    floe_table_placement_lock *lock = NULL;
-    bool written = false;
-    int rc = 0;
+/* Before a create: the namespace exists, the name is free, and *location (caller frees)
+ * is where the table goes: `given` as an absolute URI, else the catalog's default; the
+ * filesystem catalog accepts only its default. */
+static int create_checks(floe_catalog *c, const char *ns, const char *name, const char *given,
+                         char **location, floe_error *err) {
+    char *existing = NULL, *loc = NULL, *abs = NULL;
     bool ns_exists = false;
+    int rc = 0;
     FLOE_CHECK(floe_catalog_namespace_exists(c, ns, &ns_exists, err));
     if (!ns_exists)
         FLOE_FAIL(err, FLOE_ENOTFOUND, "namespace %s does not exist", ns);
@@ -737,25 +729,43 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     if (rc != FLOE_ENOTFOUND)
         goto done;
     floe_error_clear(err);
-    FLOE_CHECK(floe_catalog_default_location(c, ns, name, &location, err));
-    if (opts->location) {
+    FLOE_CHECK(floe_catalog_default_location(c, ns, name, &loc, err));
+    if (given) {
         /* recorded as an absolute URI whatever was typed */
-        char *given = NULL;
-        FLOE_CHECK(floe_io_uri_absolute(opts->location, NULL, &given, err));
-        char *k1 = floe_io_uri_key(given), *k2 = floe_io_uri_key(location);
+        FLOE_CHECK(floe_io_uri_absolute(given, NULL, &abs, err));
+        char *k1 = floe_io_uri_key(abs), *k2 = floe_io_uri_key(loc);
         bool same = k1 && k2 && !strcmp(k1, k2);
         floe_free(k1);
         floe_free(k2);
-        if (floe_catalog_swap_by_create(c) && !same) {
-            rc = floe_error_set(err, FLOE_EINVALID,
-                                "the filesystem catalog keeps table %s.%s at %s, not %s", ns,
-                                name, location, given);
-            floe_free(given);
-            goto done;
-        }
-        floe_free(location);
-        location = given;
+        if (floe_catalog_swap_by_create(c) && !same)
+            FLOE_FAIL(err, FLOE_EINVALID, "the filesystem catalog keeps table %s.%s at %s, not %s",
+                      ns, name, loc, abs);
+        floe_free(loc);
+        loc = abs;
+        abs = NULL;
     }
+    *location = loc;
+    loc = NULL;
+done:
+    floe_free(existing);
+    floe_free(loc);
+    floe_free(abs);
+    return rc;
+}
+
+int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
+                            const char *schema_json, const floe_table_create_options *opts,
+                            floe_table_metadata **out, floe_error *err) {
+    floe_table_create_options none = {0};
+    if (!opts)
+        opts = &none;
+    char *location = NULL;
+    floe_kv *props = NULL;
+    size_t nprops = 0;
+    char **prop_values = NULL;
+    floe_metadata_builder *b = NULL;
+    int rc = 0;
+    FLOE_CHECK(create_checks(c, ns, name, opts->location, &location, err));
     /* the caller's properties (folders in them recorded as absolute URIs too), then
      * floe's defaults for what they do not set */
     size_t nd = 0;
@@ -783,7 +793,35 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     }
     FLOE_CHECK(floe_metadata_builder_new_table(location, schema_json, opts->spec_json,
                                                opts->sort_json, props, nprops, &b, err));
-    FLOE_CHECK(floe_metadata_builder_finish(b, NULL, &m, err));
+    FLOE_CHECK(floe_metadata_builder_finish(b, NULL, out, err));
+done:
+    for (size_t i = 0; prop_values && i < opts->nprops; i++)
+        floe_free(prop_values[i]);
+    floe_free(prop_values);
+    floe_free(props);
+    floe_metadata_builder_free(b);
+    floe_free(location);
+    return rc;
+}
+
+int floe_table_create(floe_catalog *c, const char *ns, const char *name,
+                      const char *schema_json, const floe_table_create_options *opts,
+                      floe_table **out, floe_error *err) {
+    floe_table_metadata *m = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_new_metadata(c, ns, name, schema_json, opts, &m, err));
+    return floe_table_create_with_metadata(c, ns, name, m, out, err);
+}
+
+int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char *name,
+                                    floe_table_metadata *m, floe_table **out, floe_error *err) {
+    char *location = NULL, *meta_loc = NULL, *md_dir = NULL;
+    floe_table_placement_lock *lock = NULL;
+    bool written = false;
+    int rc = 0;
+    FLOE_CHECK(create_checks(c, ns, name, m->location, &location, err));
+    if (strcmp(location, m->location))
+        FLOE_FAIL(err, FLOE_EINVALID, "table %s.%s: location %s is not an absolute URI (%s)", ns,
+                  name, m->location, location);
     /* the filesystem store finds metadata only in its own folder */
     md_dir = floe_catalog_swap_by_create(c) ? floe_io_join(location, "metadata")
                                             : floe_table_metadata_dir(m);
@@ -836,15 +874,9 @@ done:
     floe_table_placement_lock_release(lock);
     if (written && meta_loc)
         floe_io_delete(floe_catalog_io(c), meta_loc, NULL);
-    for (size_t i = 0; prop_values && i < opts->nprops; i++)
-        floe_free(prop_values[i]);
-    floe_free(prop_values);
-    floe_free(props);
-    floe_metadata_builder_free(b);
     floe_table_metadata_free(m);
     floe_free(location);
     floe_free(meta_loc);
-    floe_free(existing);
     floe_free(md_dir);
     return rc;
 }

@@ -9,11 +9,11 @@
 #     properties, drop of a non-empty one refused);
 #  3. tables: created through REST, appended to by `floe append` on the SQL catalog and
 #     seen through REST (current snapshot, summary); list, load with ETag / 304, rename,
-#     register, drop;
+#     register, drop; a staged create committed with assert-create;
 #  4. commits: two clients racing on assert-ref-snapshot-id (one wins, one 409), every
 #     requirement kind failing and holding, the updates applied; `floe scan` reads the
 #     table REST committed to; ETag 304 by curl; drop with purgeRequested deletes the
-#     table's files and drop without it keeps them.
+#     table's files and drop without it keeps them; metrics reports are taken (204).
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -79,6 +79,7 @@ expect() { # expect STATUS [ERROR-TYPE] -- METHOD PATH [BODY]
 expect 200 "" GET /v1/config
 [ "$(jget '["overrides"]["prefix"]' < "$tmp/body")" = rest ] || fail "config: $(cat "$tmp/body")"
 grep -q '"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"' "$tmp/body" || fail "config endpoints"
+grep -q '"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"' "$tmp/body" || fail "config endpoints"
 if grep -q 'transactions' "$tmp/body"; then fail "config advertises transactions/commit"; fi
 expect 200 "" GET "/v1/config?warehouse=rest"
 expect 404 NoSuchWarehouseException GET "/v1/config?warehouse=elsewhere"
@@ -159,6 +160,13 @@ cur = [s for s in m["snapshots"] if s["snapshot-id"] == m["current-snapshot-id"]
 assert cur["parent-snapshot-id"] in (2001, 2002), cur
 assert m["refs"]["main"]["snapshot-id"] == m["current-snapshot-id"]
 EOF
+
+# metrics reports are accepted (and logged)
+expect 204 "" POST /v1/namespaces/db/tables/events/metrics \
+  '{"report-type":"commit-report","table-name":"rest.db.events","snapshot-id":1001,"sequence-number":2,"operation":"append","metrics":{}}'
+expect 404 NoSuchTableException POST /v1/rest/namespaces/db/tables/nope/metrics \
+  '{"report-type":"scan-report","table-name":"rest.db.nope","snapshot-id":1,"metrics":{}}'
+expect 400 BadRequestException POST /v1/namespaces/db/tables/events/metrics '{"report-type":"other"}'
 
 # drop: without purge the files stay, with purgeRequested=true they go
 loc=$(curl -s "$base/v1/namespaces/db/tables/registered" | jget '["metadata"]["location"]')

@@ -10,7 +10,8 @@
 //   tables              list, load (ETag, If-None-Match -> 304), exists, rename
 //                       db.gone -> db.renamed, load of the old name -> 404, drop
 //                       db.renamed (files kept), register its metadata as
-//                       db.registered, errors
+//                       db.registered, errors; a staged create (stage-create, then
+//                       the commit with assert-create that builds the table)
 //   commit              on db.events (which floe append has given a snapshot): a root
 //                       snapshot 1001 over the current manifest list made main; two
 //                       clients race an add-snapshot + set-snapshot-ref main behind
@@ -155,6 +156,38 @@ async function tables() {
   await fails(c.registerTable({ namespace: ['nope'] }, { name: 'x', 'metadata-location': r['metadata-location'] }),
     404, 'NoSuchNamespaceException')
   assert.ok(await c.tableExists({ namespace: ['db'], name: 'registered' }))
+
+  // a staged create: metadata first, nothing in the catalog until the commit
+  const staged = { namespace: ['db'], name: 'staged' }
+  const sm = await c.createTable(db, { name: 'staged', 'stage-create': true, schema: r.metadata.schemas[0], properties: { s: '1' } })
+  assert.equal(await c.tableExists(staged), false)
+  const build = {
+    requirements: [{ type: 'assert-create' }],
+    updates: [
+      { action: 'assign-uuid', uuid: sm['table-uuid'] },
+      { action: 'upgrade-format-version', 'format-version': 2 },
+      { action: 'add-schema', schema: sm.schemas[0] },
+      { action: 'set-current-schema', 'schema-id': -1 },
+      { action: 'add-spec', spec: sm['partition-specs'][0] },
+      { action: 'set-default-spec', 'spec-id': -1 },
+      { action: 'add-sort-order', 'sort-order': sm['sort-orders'][0] },
+      { action: 'set-default-sort-order', 'sort-order-id': -1 },
+      { action: 'set-location', location: sm.location },
+      { action: 'set-properties', updates: sm.properties },
+    ],
+  }
+  const created = await c.commitTable(staged, build)
+  assert.equal(created.metadata['table-uuid'], sm['table-uuid'])
+  assert.equal(created.metadata.properties.s, '1')
+  assert.ok(created['metadata-location'])
+  const loaded = await c.loadTable(staged)
+  assert.equal(loaded['table-uuid'], sm['table-uuid'])
+  assert.equal(loaded.location, sm.location)
+  await fails(c.commitTable(staged, build), 409, 'CommitFailedException')
+  await fails(c.commitTable({ namespace: ['db'], name: 'unbuilt' }, { requirements: [{ type: 'assert-create' }], updates: [] }),
+    400, 'BadRequestException')
+  assert.equal(await c.tableExists({ namespace: ['db'], name: 'unbuilt' }), false)
+  await c.dropTable(staged, { purge: true })
 }
 
 // An add-snapshot + set-snapshot-ref main commit guarded by main's snapshot.
