@@ -281,6 +281,17 @@ for t in shop.events.data shop.events; do
   grep -q "nothing was deleted: .*shop.events" "$tmp/err" || fail "orphans $t: $(cat "$tmp/err")"
 done
 tree_sum "$tmp/place/wh/shop/events" | diff -q - "$tmp/ev.sum" > /dev/null || fail "orphans deleted files"
+# rename checks placement too: neither of two nested tables can be renamed while the
+# other's location is inside it or holds it, and both keep their names
+if "$floe" table rename shop.events shop.moved 2> "$tmp/err"; then
+  fail "renamed shop.events whose location holds shop.events.data's"
+fi
+grep -q "contains the location of table shop.events.data" "$tmp/err" || fail "rename: $(cat "$tmp/err")"
+if "$floe" table rename shop.events.data shop.events.d2 2> "$tmp/err"; then
+  fail "renamed shop.events.data whose location lies inside shop.events's"
+fi
+grep -q "lies inside the location of table shop.events" "$tmp/err" || fail "rename: $(cat "$tmp/err")"
+[ "$(rows shop.events)" = 300 ] || fail "shop.events after the refused renames"
 [ "$(rows shop.events)" = 300 ] || fail "shop.events lost rows"
 
 # ---------------------------------------------------------------------------------------
