@@ -292,6 +292,28 @@ if "$floe" table rename shop.events.data shop.events.d2 2> "$tmp/err"; then
 fi
 grep -q "lies inside the location of table shop.events" "$tmp/err" || fail "rename: $(cat "$tmp/err")"
 [ "$(rows shop.events)" = 300 ] || fail "shop.events after the refused renames"
+# a table registered by another tool at the warehouse root, which holds the landing
+# folder, the quarantine and the catalog: orphan removal deletes nothing there
+mkdir -p "$tmp/place/wh/_landing/shop.events" "$tmp/place/wh/_quarantine/shop.events" "$tmp/place/wh/metadata"
+echo landed > "$tmp/place/wh/_landing/shop.events/old.lz4"
+echo quarantined > "$tmp/place/wh/_quarantine/shop.events/q.ndjson"
+cp "$(ls "$tmp/place/wh/shop/side/metadata/"*.metadata.json | tail -n 1)" "$tmp/place/wh/metadata/"
+python3 - "$FLOE_WAREHOUSE/catalog.db" "$(ls "$tmp/place/wh/metadata/"*.metadata.json | tail -n 1)" <<'EOF'
+import json, os, sqlite3, sys
+md = os.path.abspath(sys.argv[2])
+m = json.load(open(md))
+m["location"] = "file://" + os.path.dirname(os.path.dirname(md))  # the warehouse
+json.dump(m, open(md, "w"))
+c = sqlite3.connect(sys.argv[1])
+c.execute("insert into iceberg_tables values ('default', 'shop', 'atroot', ?, NULL, 'TABLE')", ("file://" + md,))
+c.commit()
+EOF
+tree_sum "$tmp/place/wh" > "$tmp/wh.sum"
+if "$floe" orphans shop.atroot --older-than 0s --force 2> "$tmp/err"; then
+  fail "orphans ran on a table at the warehouse root"
+fi
+grep -q "nothing was deleted: .*contains the warehouse" "$tmp/err" || fail "orphans at the root: $(cat "$tmp/err")"
+tree_sum "$tmp/place/wh" | diff -q - "$tmp/wh.sum" > /dev/null || fail "orphans at the root deleted files"
 [ "$(rows shop.events)" = 300 ] || fail "shop.events lost rows"
 
 # ---------------------------------------------------------------------------------------
