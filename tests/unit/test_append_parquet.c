@@ -342,6 +342,53 @@ TEST(test_partition_day) {
     harness_table_close(&e);
 }
 
+/* truncate is order-preserving, so the transform of a column's min and max decides: equal
+ * means one partition, different means the file is refused naming both values. Strings by
+ * their first W code points; integers towards negative infinity (truncate[10] of -1 is
+ * -10, so -10 and -1 share a partition). */
+TEST(test_partition_truncate) {
+    harness_table e;
+    harness_table_open(&e, "trunc", SCHEMA,
+                       "[{\"source-id\":2,\"field-id\":1000,\"name\":\"s_trunc\","
+                       "\"transform\":\"truncate[3]\"},"
+                       "{\"source-id\":4,\"field-id\":1001,\"name\":\"k_trunc\","
+                       "\"transform\":\"truncate[10]\"}]",
+                       NULL, NULL, 0);
+    char p1[4200], p2[4200], p3[4200];
+    snprintf(p1, sizeof p1, "%s/same.parquet", e.dir);
+    snprintf(p2, sizeof p2, "%s/strings.parquet", e.dir);
+    snprintf(p3, sizeof p3, "%s/ints.parquet", e.dir);
+    const char *same[] = {"{\"id\":1,\"s\":\"abc1\",\"k\":-10}\n",
+                          "{\"id\":2,\"s\":\"abczzz\",\"k\":-1}\n"};
+    const char *strings[] = {"{\"id\":1,\"s\":\"abc9\",\"k\":40}\n",
+                             "{\"id\":2,\"s\":\"abd0\",\"k\":49}\n"};
+    const char *ints[] = {"{\"id\":1,\"s\":\"abc\",\"k\":49}\n",
+                          "{\"id\":2,\"s\":\"abc\",\"k\":50}\n"};
+    write_groups(p1, same, 2, NULL);
+    write_groups(p2, strings, 2, NULL);
+    write_groups(p3, ints, 2, NULL);
+    added a;
+    add_file(&e, p1, &a);
+    REQUIRE_OK(a.rc, a.err);
+    REQUIRE(a.df.npartition == 2);
+    CHECK(!a.df.partition[0].is_null && a.df.partition[0].v.bytes.n == 3 &&
+          memcmp(a.df.partition[0].v.bytes.p, "abc", 3) == 0);
+    CHECK_EQ_INT(a.df.partition[1].v.i32, -10);
+    floe_arena_reset(&a.arena);
+    add_file(&e, p2, &a);
+    CHECK_EQ_INT(a.rc, FLOE_EINVALID);
+    CHECK(a.rep.several_partitions);
+    CHECK(strstr(a.err.msg, "strings.parquet") && strstr(a.err.msg, "column s") &&
+          strstr(a.err.msg, "abc") && strstr(a.err.msg, "abd"));
+    floe_arena_reset(&a.arena);
+    add_file(&e, p3, &a);
+    CHECK_EQ_INT(a.rc, FLOE_EINVALID);
+    CHECK(a.rep.several_partitions);
+    CHECK(strstr(a.err.msg, "column k") && strstr(a.err.msg, "40") && strstr(a.err.msg, "50"));
+    floe_arena_reset(&a.arena);
+    harness_table_close(&e);
+}
+
 static int sink_none(void *ctx, const void *p, size_t n) {
     (void)ctx;
     (void)p;
@@ -566,6 +613,7 @@ int main(void) {
     RUN(test_partition_bucket_by_rows);
     RUN(test_partition_float_nan);
     RUN(test_partition_day);
+    RUN(test_partition_truncate);
     RUN(test_split);
     RUN(test_unannotated_uuid);
     RUN(test_added_once);
