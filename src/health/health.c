@@ -1107,6 +1107,139 @@ typedef struct expire_plan {
     bool manifests_known;
 } expire_plan;
 
+/* One history point from snapshot s: its summary's totals, then, when its manifest list
+ * can be read, the counts of its manifests (which override the summary's) and the
+ * manifests it reaches, as indices into h's manifest refs in *list (*nlist of them). An
+ * unreadable list leaves the history incomplete, not failed. */
+static int history_point(hctx *c, hist_state *h, const floe_snapshot *s,
+                         floe_health_history_point *hp, size_t **list, size_t *nlist,
+                         floe_error *err) {
+    floe_health_report *r = c->r;
+    memset(hp, 0, sizeof *hp);
+    hp->snapshot_id = s->snapshot_id;
+    hp->timestamp_ms = s->timestamp_ms;
+    hp->sequence_number = s->sequence_number;
+    hp->operation = s->operation ? floe_arena_strdup(&r->arena, s->operation) : NULL;
+    hp->data_files = summary_int(s, "total-data-files");
+    hp->records = summary_int(s, "total-records");
+    hp->delete_files = summary_int(s, "total-delete-files");
+    if (!s->manifest_list) {
+        h->complete = false;
+        return 0;
+    }
+    char *uri = NULL;
+    floe_error e;
+    floe_arena la;
+    floe_arena_init(&la, 16 << 10);
+    floe_manifest_list ml;
+    floe_manifest_list_read_options lo = {.allow_missing_field_ids = true,
+                                          .has_snapshot_id = true,
+                                          .snapshot_id = s->snapshot_id};
+    if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) < 0 ||
+        floe_manifest_list_read(floe_table_io(c->t), uri, &lo, &la, &ml, &e) < 0) {
+        h->complete = false;
+        floe_free(uri);
+        floe_arena_reset(&la);
+        return 0;
+    }
+    int rc = 0;
+    hp->list_read = true;
+    r->current.meta.manifest_lists++;
+    r->current.meta.all_manifest_list_bytes += file_size_of(floe_table_io(c->t), uri);
+    floe_free(uri);
+    int64_t files = 0, rows = 0, dfiles = 0;
+    bool counts = true;
+    *list = floe_calloc(ml.nfiles ? ml.nfiles : 1, sizeof **list);
+    if (!*list)
+        FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+    for (size_t i = 0; i < ml.nfiles; i++) {
+        const floe_manifest_file *mf = &ml.files[i];
+        hp->manifests++;
+        hp->manifest_bytes += mf->manifest_length > 0 ? mf->manifest_length : 0;
+        if (mf->added_files_count < 0 || mf->existing_files_count < 0 ||
+            mf->added_rows_count < 0 || mf->existing_rows_count < 0)
+            counts = false;
+        else if (mf->content == FLOE_MANIFEST_DATA) {
+            files += mf->added_files_count + mf->existing_files_count;
+            rows += mf->added_rows_count + mf->existing_rows_count;
+        } else {
+            dfiles += mf->added_files_count + mf->existing_files_count;
+        }
+        size_t idx;
+        rc = mref_get(h, mf->manifest_path, mf->manifest_length > 0 ? mf->manifest_length : 0,
+                      &r->arena, &idx);
+        if (rc < 0)
+            FLOE_FAIL(err, rc, "health: out of memory");
+        (*list)[(*nlist)++] = idx;
+    }
+    if (counts) {
+        hp->data_files = files;
+        hp->records = rows;
+        hp->delete_files = dfiles;
+    }
+done:
+    floe_arena_reset(&la);
+    return rc;
+}
+
+/* How many of main's ancestry (anc, newest first, nanc of them) the recommended expiry
+ * keeps: those younger than max_age, at least the table's min-snapshots-to-keep, at least
+ * one. */
+static size_t expire_retain(const hctx *c, const int64_t *anc, size_t nanc, int64_t max_age) {
+    const floe_table_metadata *m = c->m;
+    int64_t min_keep = floe_table_metadata_property_int(m, FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP, 1);
+    size_t young = 0;
+    for (size_t i = 0; i < nanc; i++) {
+        const floe_snapshot *s = floe_table_metadata_snapshot(m, anc[i]);
+        if (s && c->now_ms - s->timestamp_ms <= max_age)
+            young = i + 1;
+    }
+    size_t retain = young;
+    if ((int64_t)retain < min_keep)
+        retain = (size_t)(min_keep > 0 ? min_keep : 1);
+    if (retain > nanc)
+        retain = nanc;
+    return retain ? retain : 1;
+}
+
+/* What expiring the history's snapshots (snaps, nh of them, the manifests each reaches in
+ * lists) that the expiry keeps no reason for would free: their entries in the metadata
+ * file, their manifest lists, and (when every list was read) the manifests only they
+ * reach. */
+static void expire_estimate(hctx *c, hist_state *h, const floe_snapshot *const *snaps, size_t nh,
+                            size_t *const *lists, const size_t *nlists, const int64_t *anc,
+                            size_t retain, int64_t max_age, expire_plan *ep) {
+    floe_health_report *r = c->r;
+    for (size_t k = 0; k < nh; k++) {
+        const floe_snapshot *s = snaps[k];
+        if (expire_keeps(c, s, anc, retain, max_age)) {
+            for (size_t i = 0; i < nlists[k]; i++)
+                h->refs[lists[k][i]].retained = true;
+            continue;
+        }
+        ep->expired++;
+        /* The snapshot's entry in the metadata file: its fixed keys and its summary. */
+        int64_t jb = 160 + (s->manifest_list ? (int64_t)strlen(s->manifest_list) : 0);
+        for (size_t i = 0; i < s->n_summary; i++)
+            jb += (int64_t)(strlen(s->summary[i].key) + strlen(s->summary[i].value) + 8);
+        ep->json_bytes += jb + 60; /* + its snapshot-log entry */
+        if (!r->history[k].list_read)
+            continue;
+        char *uri = NULL;
+        floe_error e;
+        if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) == 0)
+            ep->list_bytes += file_size_of(floe_table_io(c->t), uri);
+        floe_free(uri);
+    }
+    ep->manifests_known = h->complete;
+    if (h->complete)
+        for (size_t i = 0; i < h->n; i++)
+            if (!h->refs[i].retained)
+                ep->manifest_bytes += h->refs[i].bytes;
+}
+
+/* The report's history (the newest HEALTH_MAX_HISTORY snapshots by time) and, in ep, what
+ * the recommended expiry would remove. */
 static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
     floe_health_report *r = c->r;
     const floe_table_metadata *m = c->m;
@@ -1136,76 +1269,9 @@ static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
     if (!r->history || !lists || !nlists)
         FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
     r->nhistory = nh;
-    for (size_t k = 0; k < nh; k++) {
-        const floe_snapshot *s = order[first + k];
-        floe_health_history_point *hp = &r->history[k];
-        memset(hp, 0, sizeof *hp);
-        hp->snapshot_id = s->snapshot_id;
-        hp->timestamp_ms = s->timestamp_ms;
-        hp->sequence_number = s->sequence_number;
-        hp->operation = s->operation ? floe_arena_strdup(&r->arena, s->operation) : NULL;
-        hp->data_files = summary_int(s, "total-data-files");
-        hp->records = summary_int(s, "total-records");
-        hp->delete_files = summary_int(s, "total-delete-files");
-        if (!s->manifest_list) {
-            h.complete = false;
-            continue;
-        }
-        char *uri = NULL;
-        floe_error e;
-        floe_arena la;
-        floe_arena_init(&la, 16 << 10);
-        floe_manifest_list ml;
-        floe_manifest_list_read_options lo = {.allow_missing_field_ids = true,
-                                              .has_snapshot_id = true,
-                                              .snapshot_id = s->snapshot_id};
-        if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) < 0 ||
-            floe_manifest_list_read(floe_table_io(c->t), uri, &lo, &la, &ml, &e) < 0) {
-            h.complete = false;
-            floe_free(uri);
-            floe_arena_reset(&la);
-            continue;
-        }
-        hp->list_read = true;
-        r->current.meta.manifest_lists++;
-        r->current.meta.all_manifest_list_bytes += file_size_of(floe_table_io(c->t), uri);
-        floe_free(uri);
-        int64_t files = 0, rows = 0, dfiles = 0;
-        bool counts = true;
-        lists[k] = floe_calloc(ml.nfiles ? ml.nfiles : 1, sizeof **lists);
-        if (!lists[k]) {
-            floe_arena_reset(&la);
-            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
-        }
-        for (size_t i = 0; i < ml.nfiles; i++) {
-            const floe_manifest_file *mf = &ml.files[i];
-            hp->manifests++;
-            hp->manifest_bytes += mf->manifest_length > 0 ? mf->manifest_length : 0;
-            if (mf->added_files_count < 0 || mf->existing_files_count < 0 ||
-                mf->added_rows_count < 0 || mf->existing_rows_count < 0)
-                counts = false;
-            else if (mf->content == FLOE_MANIFEST_DATA) {
-                files += mf->added_files_count + mf->existing_files_count;
-                rows += mf->added_rows_count + mf->existing_rows_count;
-            } else {
-                dfiles += mf->added_files_count + mf->existing_files_count;
-            }
-            size_t idx;
-            rc = mref_get(&h, mf->manifest_path, mf->manifest_length > 0 ? mf->manifest_length : 0,
-                          &r->arena, &idx);
-            if (rc < 0) {
-                floe_arena_reset(&la);
-                FLOE_FAIL(err, rc, "health: out of memory");
-            }
-            lists[k][nlists[k]++] = idx;
-        }
-        if (counts) {
-            hp->data_files = files;
-            hp->records = rows;
-            hp->delete_files = dfiles;
-        }
-        floe_arena_reset(&la);
-    }
+    for (size_t k = 0; k < nh; k++)
+        FLOE_CHECK(history_point(c, &h, order[first + k], &r->history[k], &lists[k], &nlists[k],
+                                 err));
 
     /* Expiry: main's ancestry, newest first. */
     size_t nanc = 0;
@@ -1214,51 +1280,9 @@ static int history_compute(hctx *c, expire_plan *ep, floe_error *err) {
          p = p->has_parent ? floe_table_metadata_snapshot(m, p->parent_snapshot_id) : NULL)
         anc[nanc++] = p->snapshot_id;
     int64_t max_age = floe_table_metadata_property_int(m, FLOE_PROP_MAX_SNAPSHOT_AGE_MS, 432000000);
-    int64_t min_keep = floe_table_metadata_property_int(m, FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP, 1);
-    size_t young = 0;
-    for (size_t i = 0; i < nanc; i++) {
-        const floe_snapshot *s = floe_table_metadata_snapshot(m, anc[i]);
-        if (s && c->now_ms - s->timestamp_ms <= max_age)
-            young = i + 1;
-    }
-    size_t retain = young;
-    if ((int64_t)retain < min_keep)
-        retain = (size_t)(min_keep > 0 ? min_keep : 1);
-    if (retain > nanc)
-        retain = nanc;
-    if (retain == 0)
-        retain = 1;
+    size_t retain = expire_retain(c, anc, nanc, max_age);
     ep->retain_last = (int64_t)retain;
-    for (size_t k = 0; k < nh; k++) {
-        const floe_snapshot *s = order[first + k];
-        bool keep = expire_keeps(c, s, anc, retain, max_age);
-        if (keep) {
-            for (size_t i = 0; i < nlists[k]; i++)
-                h.refs[lists[k][i]].retained = true;
-            continue;
-        }
-        ep->expired++;
-        /* The snapshot's entry in the metadata file: its fixed keys and its summary. */
-        int64_t jb = 160 + (s->manifest_list ? (int64_t)strlen(s->manifest_list) : 0);
-        for (size_t i = 0; i < s->n_summary; i++)
-            jb += (int64_t)(strlen(s->summary[i].key) + strlen(s->summary[i].value) + 8);
-        ep->json_bytes += jb + 60; /* + its snapshot-log entry */
-    }
-    for (size_t k = 0; k < nh; k++) {
-        const floe_snapshot *s = order[first + k];
-        if (expire_keeps(c, s, anc, retain, max_age) || !r->history[k].list_read)
-            continue;
-        char *uri = NULL;
-        floe_error e;
-        if (floe_table_resolve_path(c->t, s->manifest_list, &uri, &e) == 0)
-            ep->list_bytes += file_size_of(floe_table_io(c->t), uri);
-        floe_free(uri);
-    }
-    ep->manifests_known = h.complete;
-    if (h.complete)
-        for (size_t i = 0; i < h.n; i++)
-            if (!h.refs[i].retained)
-                ep->manifest_bytes += h.refs[i].bytes;
+    expire_estimate(c, &h, order + first, nh, lists, nlists, anc, retain, max_age, ep);
 done:
     if (lists)
         for (size_t k = 0; k < r->nhistory; k++)
