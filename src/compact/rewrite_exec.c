@@ -774,6 +774,151 @@ static void delete_outputs(floe_io *io, rw_group_out *out) {
     }
 }
 
+/* The group's writers: its batches, and the one writer of an output that is not routed by
+ * partition (the group's tuple; empty for an unpartitioned output spec). */
+static int group_writers_setup(group_run *gr, floe_error *err) {
+    const floe_schema *schema = gr->x->p->priv->schema;
+    const floe_rewrite_group *g = gr->g;
+    if (floe_batch_init(&gr->sortbuf, schema) < 0 || floe_batch_init(&gr->sorted, schema) < 0 ||
+        floe_batch_init(&gr->chunk, schema) < 0 || floe_batch_init(&gr->routed, schema) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    gr->batches_init = true;
+    if (gr->route)
+        return 0;
+    static const uint8_t nokey = 0;
+    const floe_value *tuple = g->spec_id >= 0 ? g->partition : NULL;
+    size_t nt = g->spec_id >= 0 ? g->npartition : 0;
+    out_writer *ow;
+    return writer_for(gr, &nokey, 0, tuple, nt, &ow, err);
+}
+
+/* How the group's inputs are read: row groups copied whole only where rows go to one
+ * writer unchanged and unsorted (with the columns whose metrics keep more of a string than
+ * truncated statistics give in *needs_exact, which the caller frees), pages carried where
+ * batches go to the writer as they are, and the deletes that apply. */
+static int group_src_setup(rw_exec *x, const group_run *gr, group_src *src, bool **needs_exact,
+                           floe_error *err) {
+    const floe_schema *schema = x->p->priv->schema;
+    src->copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr->route;
+    src->copy.codec = x->wo.codec;
+    src->copy.min_rg_bytes = 0;
+    src->copy.carry_min = x->o->page_carry && x->o->strategy != FLOE_RW_SORT && !gr->route
+                              ? floe_pq_write_options_carry_min(&x->wo)
+                              : 0;
+    src->batch_bytes = BATCH_BYTES;
+    src->slice = x->o->strategy != FLOE_RW_SORT && !gr->route;
+    if (src->copy.enabled) {
+        size_t nl = schema->nleaves;
+        bool *ne = floe_calloc(nl ? nl : 1, sizeof *ne);
+        if (!ne)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < nl; i++) {
+            floe_metrics_mode mm = floe_metrics_config_mode(x->p->priv->metrics,
+                                                            schema->leaves[i]->id);
+            ne[i] = mm.kind == FLOE_METRICS_FULL ||
+                    (mm.kind == FLOE_METRICS_TRUNCATE && mm.length > 16);
+        }
+        *needs_exact = ne;
+        src->copy.needs_exact = ne;
+    }
+    if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
+        int64_t rgs = (int64_t)x->wo.row_group_size;
+        src->copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
+    }
+    return rw_deletes_new(src->io, schema, x->p->priv->name_mapping, &src->dels, err);
+}
+
+/* in_bytes of the group's input were read (counted: the group's own tally). */
+static void add_bytes_read(rw_exec *x, int64_t in_bytes, int64_t *counted) {
+    *counted += in_bytes;
+    pthread_mutex_lock(&x->mu);
+    x->bytes_read += in_bytes;
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* Feed the group's input to its writers from a reader thread that reads up to PIPE_SLOTS
+ * batches ahead, so that reading and writing overlap. */
+static int feed_prefetched(rw_exec *x, group_run *gr, group_src *src, int64_t *counted,
+                           floe_error *err) {
+    group_pipe pp;
+    memset(&pp, 0, sizeof pp);
+    pthread_t th;
+    int rc = 0;
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.cv, NULL);
+    pp.src = src;
+    for (int k = 0; k < PIPE_SLOTS; k++)
+        if (floe_batch_init(&pp.slot[k].b, x->p->priv->schema) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (pthread_create(&th, NULL, pipe_main, &pp) != 0)
+        FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start a reader thread");
+    for (;;) {
+        pthread_mutex_lock(&pp.mu);
+        while (pp.nready == 0 && !pp.done)
+            pthread_cond_wait(&pp.cv, &pp.mu);
+        if (pp.nready == 0) {
+            pthread_mutex_unlock(&pp.mu);
+            break;
+        }
+        pipe_slot *s = &pp.slot[pp.head];
+        pthread_mutex_unlock(&pp.mu);
+        rc = s->raw ? put_raw(gr, s->raw, s->in_bytes, err)
+                    : put_batch(gr, &s->b, s->in_bytes, s->partial, err);
+        floe_pq_raw_row_group_free(s->raw);
+        s->raw = NULL;
+        add_bytes_read(x, s->in_bytes, counted);
+        pthread_mutex_lock(&pp.mu);
+        pp.nready--;
+        pp.held -= s->held;
+        pp.head = (pp.head + 1) % PIPE_SLOTS;
+        if (rc < 0)
+            pp.cancel = true;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+        if (rc < 0)
+            break;
+    }
+    pthread_join(th, NULL);
+    if (rc >= 0 && pp.rc < 0) {
+        rc = pp.rc;
+        if (err)
+            *err = pp.err;
+    }
+done:
+    for (int k = 0; k < PIPE_SLOTS; k++) {
+        floe_batch_free(&pp.slot[k].b);
+        floe_pq_raw_row_group_free(pp.slot[k].raw);
+    }
+    pthread_mutex_destroy(&pp.mu);
+    pthread_cond_destroy(&pp.cv);
+    return rc;
+}
+
+/* Feed the group's input to its writers, reading and writing in turn. */
+static int feed_direct(rw_exec *x, group_run *gr, group_src *src, int64_t *counted,
+                       floe_error *err) {
+    floe_batch b;
+    if (floe_batch_init(&b, x->p->priv->schema) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int64_t in_bytes = 0;
+    floe_pq_raw_row_group *raw = NULL;
+    bool partial = false;
+    int rc;
+    while ((rc = src_next(src, &b, &raw, &in_bytes, &partial, err)) == 1) {
+        rc = raw ? put_raw(gr, raw, in_bytes, err) : put_batch(gr, &b, in_bytes, partial, err);
+        floe_pq_raw_row_group_free(raw);
+        raw = NULL;
+        add_bytes_read(x, in_bytes, counted);
+        if (rc < 0)
+            break;
+    }
+    floe_batch_free(&b);
+    return rc;
+}
+
+/* Rewrite group gi into x->outs[gi]: set up its writers and its reading, feed every input
+ * row through, finish the outputs; then add the group's figures to x's. On failure the
+ * group's outputs are deleted. */
 static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     const floe_rewrite_group *g = &x->p->groups[gi];
     rw_group_out *out = &x->outs[gi];
@@ -785,146 +930,17 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     floe_buf_init(&gr.kb, 0);
     floe_buf_init(&gr.pathb, 0);
     group_src src = {.io = floe_table_io(x->t), .p = x->p, .g = g};
-    group_pipe pp;
-    memset(&pp, 0, sizeof pp);
-    bool pipe_started = false;
-    pthread_t th;
     bool *needs_exact = NULL;
     int rc = 0;
     int64_t counted = 0;
-    const floe_schema *schema = x->p->priv->schema;
     gr.ospec = rw_plan_spec(x->p, x->p->output_spec_id);
     gr.route = g->spec_id < 0 && gr.ospec && gr.ospec->nfields > 0;
-    if (floe_batch_init(&gr.sortbuf, schema) < 0 || floe_batch_init(&gr.sorted, schema) < 0 ||
-        floe_batch_init(&gr.chunk, schema) < 0 || floe_batch_init(&gr.routed, schema) < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    gr.batches_init = true;
-    if (!gr.route) {
-        /* one writer with the group's tuple (empty for an unpartitioned output spec) */
-        static const uint8_t nokey = 0;
-        const floe_value *tuple = g->spec_id >= 0 ? g->partition : NULL;
-        size_t nt = g->spec_id >= 0 ? g->npartition : 0;
-        out_writer *ow;
-        FLOE_CHECK(writer_for(&gr, &nokey, 0, tuple, nt, &ow, err));
-    }
-    /* row-group copy: only where rows go to one writer unchanged and unsorted */
-    src.copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr.route;
-    src.copy.codec = x->wo.codec;
-    src.copy.min_rg_bytes = 0;
-    /* page carry: where batches go to the writer as they are (not sorted, not routed) */
-    src.copy.carry_min = x->o->page_carry && x->o->strategy != FLOE_RW_SORT && !gr.route
-                             ? floe_pq_write_options_carry_min(&x->wo)
-                             : 0;
-    src.batch_bytes = BATCH_BYTES;
-    src.slice = x->o->strategy != FLOE_RW_SORT && !gr.route;
-    if (src.copy.enabled) {
-        /* metrics that keep more of a string than truncated statistics give */
-        size_t nl = schema->nleaves;
-        bool *ne = floe_calloc(nl ? nl : 1, sizeof *ne);
-        if (!ne)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        for (size_t i = 0; i < nl; i++) {
-            floe_metrics_mode mm = floe_metrics_config_mode(x->p->priv->metrics,
-                                                            schema->leaves[i]->id);
-            ne[i] = mm.kind == FLOE_METRICS_FULL ||
-                    (mm.kind == FLOE_METRICS_TRUNCATE && mm.length > 16);
-        }
-        needs_exact = ne;
-        src.copy.needs_exact = ne;
-    }
-    if (x->o->fast_copy < 0) { /* auto: only row groups that are large already */
-        int64_t rgs = (int64_t)x->wo.row_group_size;
-        src.copy.min_rg_bytes = rgs > 0 && rgs < FAST_COPY_MIN_RG ? rgs : FAST_COPY_MIN_RG;
-    }
-    FLOE_CHECK(rw_deletes_new(src.io, schema, x->p->priv->name_mapping, &src.dels, err));
-    if (x->prefetch) {
-        pthread_mutex_init(&pp.mu, NULL);
-        pthread_cond_init(&pp.cv, NULL);
-        pp.src = &src;
-        for (int k = 0; k < PIPE_SLOTS; k++)
-            if (floe_batch_init(&pp.slot[k].b, schema) < 0)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        if (pthread_create(&th, NULL, pipe_main, &pp) != 0)
-            FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start a reader thread");
-        pipe_started = true;
-        for (;;) {
-            pthread_mutex_lock(&pp.mu);
-            while (pp.nready == 0 && !pp.done)
-                pthread_cond_wait(&pp.cv, &pp.mu);
-            if (pp.nready == 0) {
-                pthread_mutex_unlock(&pp.mu);
-                break;
-            }
-            pipe_slot *s = &pp.slot[pp.head];
-            pthread_mutex_unlock(&pp.mu);
-            rc = s->raw ? put_raw(&gr, s->raw, s->in_bytes, err)
-                        : put_batch(&gr, &s->b, s->in_bytes, s->partial, err);
-            floe_pq_raw_row_group_free(s->raw);
-            s->raw = NULL;
-            counted += s->in_bytes;
-            pthread_mutex_lock(&x->mu);
-            x->bytes_read += s->in_bytes;
-            pthread_mutex_unlock(&x->mu);
-            pthread_mutex_lock(&pp.mu);
-            pp.nready--;
-            pp.held -= s->held;
-            pp.head = (pp.head + 1) % PIPE_SLOTS;
-            if (rc < 0)
-                pp.cancel = true;
-            pthread_cond_broadcast(&pp.cv);
-            pthread_mutex_unlock(&pp.mu);
-            if (rc < 0)
-                break;
-        }
-        pthread_join(th, NULL);
-        pipe_started = false;
-        if (rc >= 0 && pp.rc < 0) {
-            rc = pp.rc;
-            if (err)
-                *err = pp.err;
-        }
-        if (rc < 0)
-            goto done;
-    } else {
-        floe_batch b;
-        if (floe_batch_init(&b, schema) < 0)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        int64_t in_bytes = 0;
-        floe_pq_raw_row_group *raw = NULL;
-        bool partial = false;
-        while ((rc = src_next(&src, &b, &raw, &in_bytes, &partial, err)) == 1) {
-            rc = raw ? put_raw(&gr, raw, in_bytes, err)
-                     : put_batch(&gr, &b, in_bytes, partial, err);
-            floe_pq_raw_row_group_free(raw);
-            raw = NULL;
-            counted += in_bytes;
-            pthread_mutex_lock(&x->mu);
-            x->bytes_read += in_bytes;
-            pthread_mutex_unlock(&x->mu);
-            if (rc < 0)
-                break;
-        }
-        floe_batch_free(&b);
-        if (rc < 0)
-            goto done;
-    }
+    FLOE_CHECK(group_writers_setup(&gr, err));
+    FLOE_CHECK(group_src_setup(x, &gr, &src, &needs_exact, err));
+    FLOE_CHECK(x->prefetch ? feed_prefetched(x, &gr, &src, &counted, err)
+                           : feed_direct(x, &gr, &src, &counted, err));
     FLOE_CHECK(finish_outputs(&gr, err));
 done:
-    if (pipe_started) {
-        pthread_mutex_lock(&pp.mu);
-        pp.cancel = true;
-        pthread_cond_broadcast(&pp.cv);
-        pthread_mutex_unlock(&pp.mu);
-        pthread_join(th, NULL);
-    }
-    if (x->prefetch && pp.src) {
-        for (int k = 0; k < PIPE_SLOTS; k++) {
-            floe_batch_free(&pp.slot[k].b);
-            floe_pq_raw_row_group_free(pp.slot[k].raw);
-        }
-        pthread_mutex_destroy(&pp.mu);
-        pthread_cond_destroy(&pp.cv);
-    }
     rw_reader_close(src.cur);
     floe_pq_raw_row_group_free(src.pending_raw);
     stage_reset(&src);
