@@ -132,7 +132,17 @@ static int prepare_output(const floe_convert_options *o, bool overwrite, floe_er
     return rc;
 }
 
-int floe_cmd_convert(int argc, char **argv) {
+typedef struct convert_args {
+    floe_convert_options o;
+    const char *schema_path, *partition_text;
+    bool json, overwrite;
+} convert_args;
+
+#define ARGS_OK (-1)
+
+/* The command line into a (whose options the caller has initialised): ARGS_OK, or the exit
+ * code when the command ends here (--help, a usage error). */
+static int parse_args(int argc, char **argv, convert_args *a) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
            O_JSON, O_MAXOPEN, O_OVERWRITE };
     static const struct option longopts[] = {
@@ -156,15 +166,9 @@ int floe_cmd_convert(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    floe_convert_options o;
-    floe_convert_options_init(&o);
-    o.io = cli_io();
+    floe_convert_options *o = &a->o;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    o.threads = ncpu > 0 ? (int)ncpu : 1;
-    const char *schema_path = NULL;
-    const char *partition_text = NULL;
-    bool json = false, overwrite = false;
-    char *out_dir = NULL;
+    o->threads = ncpu > 0 ? (int)ncpu : 1;
     int64_t v;
     optind = 1;
     opterr = 0;
@@ -172,15 +176,15 @@ int floe_cmd_convert(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":s:o:c:j:q:p:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
-            schema_path = optarg;
+            a->schema_path = optarg;
             break;
         case 'o':
-            o.out_dir = optarg;
+            o->out_dir = optarg;
             break;
         case 'c':
-            if (floe_codec_from_name(optarg, &o.write.codec) < 0)
+            if (floe_codec_from_name(optarg, &o->write.codec) < 0)
                 return cli_usage("convert", "unknown compression '%s'", optarg);
-            if (o.write.codec == FLOE_CODEC_LZO || o.write.codec == FLOE_CODEC_LZ4)
+            if (o->write.codec == FLOE_CODEC_LZO || o->write.codec == FLOE_CODEC_LZ4)
                 return cli_usage("convert",
                                  "%s can be read but not written (use snappy, zstd, gzip, "
                                  "lz4_raw, brotli or none)",
@@ -189,69 +193,69 @@ int floe_cmd_convert(int argc, char **argv) {
         case O_LEVEL:
             if (!cli_parse_int(optarg, &v) || v > 22)
                 return cli_usage("convert", "bad --compression-level '%s'", optarg);
-            o.write.codec_level = (int)v;
+            o->write.codec_level = (int)v;
             break;
         case O_RG:
             if (!floe_parse_size(optarg, &v) || v < 1024)
                 return cli_usage("convert", "bad --row-group-size '%s'", optarg);
-            o.write.row_group_size = (size_t)v;
+            o->write.row_group_size = (size_t)v;
             break;
         case O_PAGE:
             if (!floe_parse_size(optarg, &v) || v < 64)
                 return cli_usage("convert", "bad --page-size '%s'", optarg);
-            o.write.page_size = (size_t)v;
+            o->write.page_size = (size_t)v;
             break;
         case O_TARGET:
             if (!floe_parse_size(optarg, &v) || v < 1024)
                 return cli_usage("convert", "bad --target-file-size '%s'", optarg);
-            o.write.target_file_size = v;
+            o->write.target_file_size = v;
             break;
         case 'j':
             if (!cli_parse_int(optarg, &v) || v < 0 || v > 64)
                 return cli_usage("convert", "bad --threads '%s' (0 to 64; 0 = all cores)",
                                  optarg);
             if (v > 0)
-                o.threads = (int)v;
+                o->threads = (int)v;
             else
-                o.threads = ncpu > 64 ? 64 : ncpu > 0 ? (int)ncpu : 1;
+                o->threads = ncpu > 64 ? 64 : ncpu > 0 ? (int)ncpu : 1;
             break;
         case 'q':
-            o.quarantine_uri = optarg;
+            o->quarantine_uri = optarg;
             break;
         case O_STRICT:
-            o.strict = true;
+            o->strict = true;
             break;
         case O_UNKNOWN:
             if (!strcmp(optarg, "reject"))
-                o.shred.unknown = FLOE_UNKNOWN_REJECT;
+                o->shred.unknown = FLOE_UNKNOWN_REJECT;
             else if (!strcmp(optarg, "ignore"))
-                o.shred.unknown = FLOE_UNKNOWN_IGNORE;
+                o->shred.unknown = FLOE_UNKNOWN_IGNORE;
             else
                 return cli_usage("convert", "bad --unknown-fields '%s' (reject or ignore)", optarg);
             break;
         case O_MAXREC:
             if (!floe_parse_size(optarg, &v) || v < 16 || v > (1 << 30))
                 return cli_usage("convert", "bad --max-record-size '%s'", optarg);
-            o.shred.max_record = (size_t)v;
+            o->shred.max_record = (size_t)v;
             break;
         case O_PREFIX:
             if (!*optarg || strchr(optarg, '/'))
                 return cli_usage("convert", "bad --prefix '%s'", optarg);
-            o.file_prefix = optarg;
+            o->file_prefix = optarg;
             break;
         case O_JSON:
-            json = true;
+            a->json = true;
             break;
         case O_OVERWRITE:
-            overwrite = true;
+            a->overwrite = true;
             break;
         case 'p':
-            partition_text = optarg;
+            a->partition_text = optarg;
             break;
         case O_MAXOPEN:
             if (!cli_parse_int(optarg, &v) || v < 1 || v > 100000)
                 return cli_usage("convert", "bad --max-open-files '%s'", optarg);
-            o.max_open_files = (size_t)v;
+            o->max_open_files = (size_t)v;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -262,22 +266,106 @@ int floe_cmd_convert(int argc, char **argv) {
             return cli_usage("convert", "unknown option %s", argv[optind - 1]);
         }
     }
-    if (!schema_path)
+    if (!a->schema_path)
         return cli_usage("convert", "--schema is required");
-    if (!o.out_dir)
+    if (!o->out_dir)
         return cli_usage("convert", "-o DIR is required");
     if (optind >= argc)
         return cli_usage("convert", "no input files (use '-' for standard input)");
+    return ARGS_OK;
+}
+
+/* The result as one JSON object (--json). */
+static void report_json(const floe_convert_result *res, const floe_convert_options *o) {
+    double mb_in = (double)res->bytes_decompressed / 1e6;
+    double secs = res->seconds > 0 ? res->seconds : 1e-9;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_buf_printf(&b,
+                    "{\"records_in\":%lld,\"records_out\":%lld,\"rejected\":%lld,"
+                    "\"rejected_by_reason\":{",
+                    (long long)res->records_in, (long long)res->records_out,
+                    (long long)res->rejected);
+    bool first = true;
+    for (int i = 1; i < FLOE_REJECT_NREASONS; i++) {
+        if (!res->rejected_by_reason[i])
+            continue;
+        floe_buf_printf(&b, "%s\"%s\":%lld", first ? "" : ",",
+                        floe_reject_reason_name((floe_reject_reason)i),
+                        (long long)res->rejected_by_reason[i]);
+        first = false;
+    }
+    floe_buf_printf(&b, "},\"quarantine\":");
+    if (res->rejected)
+        floe_json_append_string(&b, (const uint8_t *)o->quarantine_uri,
+                                strlen(o->quarantine_uri));
+    else
+        floe_buf_printf(&b, "null");
+    floe_buf_printf(&b, ",\"files\":[");
+    for (int64_t i = 0; i < res->files; i++) {
+        if (i)
+            floe_buf_append_byte(&b, ',');
+        floe_json_append_string(&b, (const uint8_t *)res->file_uris[i],
+                                strlen(res->file_uris[i]));
+    }
+    floe_buf_printf(&b,
+                    "],\"bytes_in\":%lld,\"bytes_json\":%lld,\"bytes_out\":%lld,"
+                    "\"seconds\":%.6f,\"mb_per_s\":%.2f,\"records_per_s\":%.0f,"
+                    "\"threads\":%d}\n",
+                    (long long)res->bytes_in, (long long)res->bytes_decompressed,
+                    (long long)res->bytes_out, res->seconds, mb_in / secs,
+                    (double)res->records_in / secs, o->threads);
+    fwrite(b.data, 1, b.len, stdout);
+    floe_buf_free(&b);
+}
+
+/* The result for a reader. */
+static void report_text(const floe_convert_result *res, const floe_convert_options *o) {
+    double mb_in = (double)res->bytes_decompressed / 1e6;
+    double secs = res->seconds > 0 ? res->seconds : 1e-9;
+    char a[32], bb[32];
+    printf("converted %lld records into %lld file%s: %lld rows written, %lld rejected\n",
+           (long long)res->records_in, (long long)res->files, res->files == 1 ? "" : "s",
+           (long long)res->records_out, (long long)res->rejected);
+    for (int64_t i = 0; i < res->files; i++)
+        printf("  %s\n", res->file_uris[i]);
+    if (res->rejected) {
+        printf("rejected records are in %s:", o->quarantine_uri);
+        for (int i = 1; i < FLOE_REJECT_NREASONS; i++)
+            if (res->rejected_by_reason[i])
+                printf(" %s %lld", floe_reject_reason_name((floe_reject_reason)i),
+                       (long long)res->rejected_by_reason[i]);
+        printf("\n");
+    }
+    printf("%s of JSON -> %s of Parquet (%.1fx) in %.2f s: %.1f MB/s, %.0f records/s, "
+           "%d thread%s\n",
+           cli_fmt_bytes((double)res->bytes_decompressed, a, sizeof a),
+           cli_fmt_bytes((double)res->bytes_out, bb, sizeof bb),
+           res->bytes_out ? (double)res->bytes_decompressed / (double)res->bytes_out : 0.0,
+           res->seconds, mb_in / secs, (double)res->records_in / secs, o->threads,
+           o->threads == 1 ? "" : "s");
+}
+
+int floe_cmd_convert(int argc, char **argv) {
+    convert_args args = {0};
+    floe_convert_options_init(&args.o);
+    args.o.io = cli_io();
+    int exit_code = parse_args(argc, argv, &args);
+    if (exit_code != ARGS_OK)
+        return exit_code;
+    exit_code = FLOE_EXIT_OK;
+    floe_convert_options o = args.o;
+    char *out_dir = NULL;
 
     floe_error err;
     floe_error_clear(&err);
     floe_schema *schema = NULL;
-    if (floe_schema_load(schema_path, &schema, &err) < 0)
+    if (floe_schema_load(args.schema_path, &schema, &err) < 0)
         return cli_fail(&err);
     o.schema = schema;
     floe_partition_spec *spec = NULL;
-    if (partition_text) {
-        if (floe_partition_spec_parse(schema, partition_text, 0, 1000, &spec, &err) < 0) {
+    if (args.partition_text) {
+        if (floe_partition_spec_parse(schema, args.partition_text, 0, 1000, &spec, &err) < 0) {
             floe_schema_free(schema);
             return cli_usage("convert", "bad --partition: %s", err.msg);
         }
@@ -290,7 +378,7 @@ int floe_cmd_convert(int argc, char **argv) {
         return cli_fail(&err);
     }
     o.out_dir = out_dir;
-    if (prepare_output(&o, overwrite, &err) < 0) {
+    if (prepare_output(&o, args.overwrite, &err) < 0) {
         floe_free(out_dir);
         floe_partition_spec_free(spec);
         floe_schema_free(schema);
@@ -318,75 +406,14 @@ int floe_cmd_convert(int argc, char **argv) {
     floe_convert_result res;
     int rc = floe_convert((const char *const *)argv + optind, (size_t)(argc - optind), &o, &res,
                           &err);
-    int exit_code = FLOE_EXIT_OK;
     if (rc < 0) {
         exit_code = cli_fail(&err);
         goto done;
     }
-    double mb_in = (double)res.bytes_decompressed / 1e6;
-    double secs = res.seconds > 0 ? res.seconds : 1e-9;
-    if (json) {
-        floe_buf b;
-        floe_buf_init(&b, 0);
-        floe_buf_printf(&b,
-                        "{\"records_in\":%lld,\"records_out\":%lld,\"rejected\":%lld,"
-                        "\"rejected_by_reason\":{",
-                        (long long)res.records_in, (long long)res.records_out,
-                        (long long)res.rejected);
-        bool first = true;
-        for (int i = 1; i < FLOE_REJECT_NREASONS; i++) {
-            if (!res.rejected_by_reason[i])
-                continue;
-            floe_buf_printf(&b, "%s\"%s\":%lld", first ? "" : ",",
-                            floe_reject_reason_name((floe_reject_reason)i),
-                            (long long)res.rejected_by_reason[i]);
-            first = false;
-        }
-        floe_buf_printf(&b, "},\"quarantine\":");
-        if (res.rejected)
-            floe_json_append_string(&b, (const uint8_t *)o.quarantine_uri,
-                                    strlen(o.quarantine_uri));
-        else
-            floe_buf_printf(&b, "null");
-        floe_buf_printf(&b, ",\"files\":[");
-        for (int64_t i = 0; i < res.files; i++) {
-            if (i)
-                floe_buf_append_byte(&b, ',');
-            floe_json_append_string(&b, (const uint8_t *)res.file_uris[i],
-                                    strlen(res.file_uris[i]));
-        }
-        floe_buf_printf(&b,
-                        "],\"bytes_in\":%lld,\"bytes_json\":%lld,\"bytes_out\":%lld,"
-                        "\"seconds\":%.6f,\"mb_per_s\":%.2f,\"records_per_s\":%.0f,"
-                        "\"threads\":%d}\n",
-                        (long long)res.bytes_in, (long long)res.bytes_decompressed,
-                        (long long)res.bytes_out, res.seconds, mb_in / secs,
-                        (double)res.records_in / secs, o.threads);
-        fwrite(b.data, 1, b.len, stdout);
-        floe_buf_free(&b);
-    } else {
-        char a[32], bb[32];
-        printf("converted %lld records into %lld file%s: %lld rows written, %lld rejected\n",
-               (long long)res.records_in, (long long)res.files, res.files == 1 ? "" : "s",
-               (long long)res.records_out, (long long)res.rejected);
-        for (int64_t i = 0; i < res.files; i++)
-            printf("  %s\n", res.file_uris[i]);
-        if (res.rejected) {
-            printf("rejected records are in %s:", o.quarantine_uri);
-            for (int i = 1; i < FLOE_REJECT_NREASONS; i++)
-                if (res.rejected_by_reason[i])
-                    printf(" %s %lld", floe_reject_reason_name((floe_reject_reason)i),
-                           (long long)res.rejected_by_reason[i]);
-            printf("\n");
-        }
-        printf("%s of JSON -> %s of Parquet (%.1fx) in %.2f s: %.1f MB/s, %.0f records/s, "
-               "%d thread%s\n",
-               cli_fmt_bytes((double)res.bytes_decompressed, a, sizeof a),
-               cli_fmt_bytes((double)res.bytes_out, bb, sizeof bb),
-               res.bytes_out ? (double)res.bytes_decompressed / (double)res.bytes_out : 0.0,
-               res.seconds, mb_in / secs, (double)res.records_in / secs, o.threads,
-               o.threads == 1 ? "" : "s");
-    }
+    if (args.json)
+        report_json(&res, &o);
+    else
+        report_text(&res, &o);
     floe_convert_result_free(&res);
 done:
     floe_free(out_dir);

@@ -1401,24 +1401,184 @@ done:
     return rc;
 }
 
-/* Commit table ti's batch (see the top). 0 = committed or nothing to do; < 0 = not
+/* The partitions of table ti's batch: the assigned partitions holding records of it. */
+typedef struct kf_batch_parts {
+    kf_part **ps;
+    kf_pt **pts;     /* each partition's state for the table */
+    int64_t *floors; /* part_floor of each */
+    size_t n;
+} kf_batch_parts;
+
+static void batch_parts_free(kf_batch_parts *bp) {
+    floe_free(bp->ps);
+    floe_free(bp->pts);
+    floe_free(bp->floors);
+    memset(bp, 0, sizeof *bp);
+}
+
+static int batch_parts_get(srv_kafka *k, uint32_t ti, kf_batch_parts *bp, floe_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0)
+            n++;
+    }
+    memset(bp, 0, sizeof *bp);
+    if (!(bp->ps = floe_calloc(n ? n : 1, sizeof *bp->ps)) ||
+        !(bp->pts = floe_calloc(n ? n : 1, sizeof *bp->pts)) ||
+        !(bp->floors = floe_calloc(n ? n : 1, sizeof *bp->floors))) {
+        batch_parts_free(bp);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0) {
+            bp->floors[bp->n] = part_floor(k->parts[i], ti);
+            bp->pts[bp->n] = pt;
+            bp->ps[bp->n++] = k->parts[i];
+        }
+    }
+    return 0;
+}
+
+/* Convert table t's spool into Parquet files under the job's folder (named with prefix;
+ * rejected records to tmp_q), listed in fc; on failure the files written are deleted. */
+static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *jt,
+                         floe_schema_mode mode, const char *prefix, const char *tmp_q,
+                         srv_files *fc, floe_convert_result *res, floe_error *err) {
+    floe_server *s = k->s;
+    floe_convert_options co;
+    floe_convert_options_init(&co);
+    co.io = s->cfg.io;
+    co.schema = jt->schema;
+    co.write = jt->write;
+    co.threads = 2; /* the consumer waits for the commit: both cores convert */
+    co.shred.max_record = (size_t)s->cfg.max_record;
+    co.shred.unknown = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT : FLOE_UNKNOWN_IGNORE;
+    co.out_dir = jt->phys_dir;
+    co.file_prefix = prefix;
+    co.spec = jt->spec->nfields ? jt->spec : NULL;
+    co.quarantine_uri = tmp_q;
+    co.on_file = srv_files_on_file;
+    co.on_file_ctx = fc;
+    const char *in = t->spool_path;
+    int rc = floe_convert(&in, 1, &co, res, err);
+    if (rc < 0)
+        srv_files_delete(s->cfg.io, fc);
+    return rc;
+}
+
+/* One append to ft: the batch's files, each partition's next offset (and floor) as table
+ * properties, the offsets in the snapshot summary, under the fence that every partition's
+ * offset in the table is still the one the batch starts from. *files_kept: the commit's
+ * outcome is unknown, so the files must stay. */
+static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
+                        const kf_batch_parts *bp, floe_append_result *ares, bool *files_kept,
+                        floe_error *err) {
+    fence fe = {0};
+    floe_append *a = NULL;
+    floe_buf summary;
+    floe_buf_init(&summary, 0);
+    int rc = 0;
+    if (!(fe.keys = floe_calloc(bp->n ? bp->n : 1, sizeof *fe.keys)) ||
+        !(fe.expect = floe_calloc(bp->n ? bp->n : 1, sizeof *fe.expect)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (floe_buf_printf(&summary, "{") < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_append_new(ft, &a, err));
+    for (size_t i = 0; i < fc->n; i++)
+        FLOE_CHECK(floe_append_add_file(a, &fc->files[i], err));
+    for (size_t i = 0; i < bp->n; i++) {
+        kf_part *p = bp->ps[i];
+        char v[24];
+        if (!(fe.keys[i] = offset_key(k, p)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        fe.expect[i] = bp->pts[i]->committed;
+        fe.n++;
+        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
+                                            err));
+        if (k->route_field) {
+            char *fk = floor_key(k, p);
+            if (!fk)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            rc = floe_append_set_property(a, fk, srv_i64(v, bp->floors[i]), err);
+            floe_free(fk);
+            if (rc < 0)
+                goto done;
+        }
+        if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
+            floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
+            floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
+                            (long long)bp->pts[i]->first, (long long)atomic_load(&p->next)) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.group", k->group, err));
+    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.offsets", (const char *)summary.data,
+                                       err));
+    FLOE_CHECK(floe_append_set_summary(a, "floe.node", k->s->node, err));
+    floe_append_set_check(a, fence_check, &fe);
+    rc = floe_append_commit(a, ares, err);
+    if (rc == FLOE_EUNKNOWN_STATE)
+        *files_kept = true; /* I3: the swap may have happened */
+done:
+    floe_append_free(a);
+    for (size_t i = 0; i < fe.n; i++)
+        floe_free(fe.keys[i]);
+    floe_free(fe.keys);
+    floe_free(fe.expect);
+    floe_buf_free(&summary);
+    return rc;
+}
+
+/* After a commit of table ti's batch: committed (rc 0), the partitions' offsets are
+ * committed to Kafka and the batch starts over; fenced or of unknown outcome, the batch is
+ * dropped (*dropped) and its partitions seek back to the table's offsets; otherwise it is
+ * kept for a retry after a back-off. */
+static void commit_outcome(srv_kafka *k, uint32_t ti, int rc, const kf_batch_parts *bp,
+                           bool *dropped) {
+    kf_table *t = &k->tables[ti];
+    if (rc == 0) {
+        kafka_commit_offsets(k, bp->ps, bp->n);
+        batch_reset(k, ti);
+        t->failures = 0;
+        return;
+    }
+    atomic_fetch_add(&k->commit_failures, 1);
+    atomic_fetch_add(&k->s->m.commit_failures, 1);
+    if (rc == FLOE_ECANCELLED || rc == FLOE_EUNKNOWN_STATE) {
+        /* fenced, or the outcome is unknown: the table says where to resume */
+        if (rc == FLOE_ECANCELLED)
+            atomic_fetch_add(&k->fenced, 1);
+        *dropped = true;
+        reseek(k, ti);
+    } else {
+        t->failures++;
+        int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
+        t->retry_at_ns = floe_now_ns() + backoff * 1000000;
+    }
+}
+
+/* Commit table ti's batch (see the top): read the table's job settings (evolving its
+ * schema first in evolve mode), convert the spool, quarantine what was rejected, append
+ * the files and the offsets in one commit. 0 = committed or nothing to do; < 0 = not
  * committed: *dropped says whether the batch was dropped (its partitions seek back to
  * the table's offsets) or kept for a retry. */
 static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *err) {
     floe_server *s = k->s;
     kf_table *t = &k->tables[ti];
     *dropped = false;
-    kf_part **ps = NULL;
-    kf_pt **pts = NULL;
-    int64_t *floors = NULL;
-    size_t nps = 0;
-    for (size_t i = 0; i < k->nparts; i++) {
-        kf_pt *pt = pt_find(k->parts[i], ti);
-        if (k->parts[i]->assigned && pt && pt->first >= 0)
-            nps++;
+    kf_batch_parts bp;
+    int rc = batch_parts_get(k, ti, &bp, err);
+    if (rc < 0) {
+        commit_outcome(k, ti, rc, &bp, dropped);
+        return rc;
     }
-    if (nps == 0 && t->nlines == 0 && t->nq == 0)
+    if (bp.n == 0 && t->nlines == 0 && t->nq == 0) {
+        batch_parts_free(&bp);
         return 0;
+    }
     int64_t t0 = floe_now_ns();
     srv_job_table jt;
     memset(&jt, 0, sizeof jt);
@@ -1426,32 +1586,14 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     srv_files_init(&fc, &jt);
     floe_convert_result res;
     memset(&res, 0, sizeof res);
-    fence fe = {0};
     floe_table *ft = NULL;
-    floe_append *a = NULL;
     floe_append_result ares;
     memset(&ares, 0, sizeof ares);
-    floe_buf summary;
-    floe_buf_init(&summary, 0);
     uint8_t *map = NULL;
     size_t mapn = 0;
     char *tmp_q = NULL, *prefix = NULL, *ns = NULL;
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
-    int rc = 0;
-    if (!(ps = floe_calloc(nps ? nps : 1, sizeof *ps)) ||
-        !(pts = floe_calloc(nps ? nps : 1, sizeof *pts)) ||
-        !(floors = floe_calloc(nps ? nps : 1, sizeof *floors)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    nps = 0;
-    for (size_t i = 0; i < k->nparts; i++) {
-        kf_pt *pt = pt_find(k->parts[i], ti);
-        if (k->parts[i]->assigned && pt && pt->first >= 0) {
-            floors[nps] = part_floor(k->parts[i], ti);
-            pts[nps] = pt;
-            ps[nps++] = k->parts[i];
-        }
-    }
     FLOE_CHECK(spool_flush(t, err));
     if (t->bytes > 0) {
         map = mmap(NULL, (size_t)t->bytes, PROT_READ, MAP_SHARED, t->fd, 0);
@@ -1494,137 +1636,47 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     prefix = floe_asprintf("kafka-%s-%s", k->name, uuid);
     if (!tmp_q || !prefix)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (t->nlines) {
-        floe_convert_options co;
-        floe_convert_options_init(&co);
-        co.io = k->s->cfg.io;
-        co.schema = jt.schema;
-        co.write = jt.write;
-        co.threads = 2; /* the consumer waits for the commit: both cores convert */
-        co.shred.max_record = (size_t)s->cfg.max_record;
-        co.shred.unknown = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
-                                                      : FLOE_UNKNOWN_IGNORE;
-        co.out_dir = jt.phys_dir;
-        co.file_prefix = prefix;
-        co.spec = jt.spec->nfields ? jt.spec : NULL;
-        co.quarantine_uri = tmp_q;
-        co.on_file = srv_files_on_file;
-        co.on_file_ctx = &fc;
-        const char *in = t->spool_path;
-        rc = floe_convert(&in, 1, &co, &res, err);
-        if (rc < 0) {
-            srv_files_delete(k->s->cfg.io, &fc);
-            goto done;
-        }
-    }
-    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, ps, pts, nps, &nquar, err));
+    if (t->nlines)
+        FLOE_CHECK(convert_spool(k, t, &jt, mode, prefix, tmp_q, &fc, &res, err));
+    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, bp.ps, bp.pts, bp.n, &nquar, err));
 
     /* one append: the files and the offsets */
-    if (!(fe.keys = floe_calloc(nps ? nps : 1, sizeof *fe.keys)) ||
-        !(fe.expect = floe_calloc(nps ? nps : 1, sizeof *fe.expect)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (floe_buf_printf(&summary, "{") < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     pthread_mutex_lock(&s->cat_mu);
     locked = true;
     FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
-    FLOE_CHECK(floe_append_new(ft, &a, err));
-    for (size_t i = 0; i < fc.n; i++)
-        FLOE_CHECK(floe_append_add_file(a, &fc.files[i], err));
-    for (size_t i = 0; i < nps; i++) {
-        kf_part *p = ps[i];
-        char v[24];
-        if (!(fe.keys[i] = offset_key(k, p)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        fe.expect[i] = pts[i]->committed;
-        fe.n++;
-        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
-                                            err));
-        if (k->route_field) {
-            char *fk = floor_key(k, p);
-            if (!fk)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            rc = floe_append_set_property(a, fk, srv_i64(v, floors[i]), err);
-            floe_free(fk);
-            if (rc < 0)
-                goto done;
-        }
-        if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
-            floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
-            floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
-                            (long long)pts[i]->first, (long long)atomic_load(&p->next)) < 0)
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    }
-    if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.group", k->group, err));
-    FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.offsets", (const char *)summary.data,
-                                       err));
-    FLOE_CHECK(floe_append_set_summary(a, "floe.node", s->node, err));
-    floe_append_set_check(a, fence_check, &fe);
-    rc = floe_append_commit(a, &ares, err);
-    if (rc == FLOE_EUNKNOWN_STATE)
-        files_kept = true; /* I3: the swap may have happened */
-    if (rc < 0)
-        goto done;
+    FLOE_CHECK(append_batch(k, ft, &fc, &bp, &ares, &files_kept, err));
     atomic_fetch_add(&s->m.commits, 1);
     atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
     atomic_fetch_add(&k->committed_rows, (uint64_t)res.records_out);
     atomic_fetch_add(&k->quarantined, (uint64_t)nquar);
     atomic_fetch_add(&k->commits, 1);
     atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
-    for (size_t i = 0; i < nps; i++) {
-        pts[i]->committed = atomic_load(&ps[i]->next);
-        atomic_store(&ps[i]->committed, k->route_field ? floors[i] : pts[i]->committed);
+    for (size_t i = 0; i < bp.n; i++) {
+        bp.pts[i]->committed = atomic_load(&bp.ps[i]->next);
+        atomic_store(&bp.ps[i]->committed, k->route_field ? bp.floors[i] : bp.pts[i]->committed);
     }
     floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
              "partitions in snapshot %lld", k->name, t->name, (long long)res.records_out,
-             (long long)nquar, nps, (long long)ares.snapshot_id);
+             (long long)nquar, bp.n, (long long)ares.snapshot_id);
 done:
     if (locked)
         pthread_mutex_unlock(&s->cat_mu);
-    floe_append_free(a);
     floe_table_close(ft);
     if (rc < 0 && !files_kept)
-        srv_files_delete(k->s->cfg.io, &fc);
+        srv_files_delete(s->cfg.io, &fc);
     if (map)
         munmap(map, mapn);
     if (tmp_q)
         unlink(tmp_q);
-    if (rc == 0) {
-        kafka_commit_offsets(k, ps, nps);
-        batch_reset(k, ti);
-        t->failures = 0;
-    } else {
-        atomic_fetch_add(&k->commit_failures, 1);
-        atomic_fetch_add(&s->m.commit_failures, 1);
-        if (rc == FLOE_ECANCELLED || rc == FLOE_EUNKNOWN_STATE) {
-            /* fenced, or the outcome is unknown: the table says where to resume */
-            if (rc == FLOE_ECANCELLED)
-                atomic_fetch_add(&k->fenced, 1);
-            *dropped = true;
-            reseek(k, ti);
-        } else {
-            t->failures++;
-            int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
-            t->retry_at_ns = floe_now_ns() + backoff * 1000000;
-        }
-    }
+    commit_outcome(k, ti, rc, &bp, dropped);
     floe_append_result_reset(&ares);
-    for (size_t i = 0; i < fe.n; i++)
-        floe_free(fe.keys[i]);
-    floe_free(fe.keys);
-    floe_free(fe.expect);
-    floe_buf_free(&summary);
     srv_files_free(&fc);
     srv_job_table_free(&jt);
     floe_convert_result_free(&res);
     floe_free(tmp_q);
     floe_free(prefix);
     floe_free(ns);
-    floe_free(ps);
-    floe_free(pts);
-    floe_free(floors);
+    batch_parts_free(&bp);
     return rc;
 }
 

@@ -222,6 +222,89 @@ static bool is_parquet_name(const char *p) {
     return (n > 8 && !strcasecmp(p + n - 8, ".parquet")) || (n > 5 && !strcasecmp(p + n - 5, ".parq"));
 }
 
+/* Parquet input `recorded`, whose rows span several partitions, rewritten per partition
+ * by o->split (the pieces carry field ids; the file itself is not added): the pieces are
+ * added to a and appended to *written (removed unless committed), *nw of them. */
+static int split_input(floe_table *t, const floe_table_metadata *m,
+                       const floe_table_append_options *o, floe_append *a,
+                       const floe_schema *schema, const char *recorded,
+                       const floe_parquet_file_report *rep, char ***written, size_t *nwritten,
+                       size_t *nw, floe_error *err) {
+    const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
+    char *own = NULL;
+    if (!rep->has_ids && !nm && !(nm = own = name_mapping_json(schema)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char **w = NULL;
+    *nw = 0;
+    int rc = o->split(t, recorded, rep->has_ids ? NULL : nm, o->fsync, a, &w, nw, err);
+    free(own);
+    if (rc < 0)
+        return rc;
+    char **grown = floe_realloc(*written, (*nwritten + *nw + 1) * sizeof **written);
+    if (!grown) {
+        for (size_t k = 0; k < *nw; k++) {
+            floe_io_delete(floe_table_io(t), w[k], NULL);
+            floe_free(w[k]);
+        }
+        floe_free(w);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    *written = grown;
+    for (size_t k = 0; k < *nw; k++)
+        (*written)[(*nwritten)++] = w[k];
+    floe_free(w);
+    return 0;
+}
+
+/* Convert the NDJSON inputs into Parquet files in the table's data folder (*rec_dir as
+ * recorded, *phys_dir as written; the caller frees both and *quarantine), each added to a
+ * as it is written; rejected records go to the options' quarantine, else to
+ * <warehouse>/_quarantine/<ns>.<table>/<uuid>.ndjson. */
+static int convert_inputs(floe_table *t, const floe_table_metadata *m,
+                          const floe_table_append_options *o,
+                          const floe_schema *schema, const floe_partition_spec *spec,
+                          floe_append *a, convert_ctx *cc, const char **ndjson, size_t nndjson,
+                          char **rec_dir, char **phys_dir, char **quarantine,
+                          floe_convert_result *out, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_table_data_dir(t, rec_dir, err));
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(t, *rec_dir, phys_dir, err));
+    floe_convert_options co;
+    floe_convert_options_init(&co);
+    co.io = floe_table_io(t);
+    co.schema = schema;
+    FLOE_FORWARD_IF_ERROR(floe_table_parquet_options(m, &co.write, err));
+    co.write.output.fsync = o->fsync;
+    co.threads = o->threads;
+    co.out_dir = *phys_dir;
+    char uuid[37];
+    floe_uuid4(uuid);
+    co.file_prefix = uuid;
+    co.spec = spec->nfields ? spec : NULL;
+    co.strict = o->strict;
+    if (o->quarantine_uri) {
+        co.quarantine_uri = o->quarantine_uri;
+    } else {
+        floe_catalog *cat = floe_table_catalog(t);
+        const char *wh = cat ? floe_catalog_warehouse(cat) : NULL;
+        if (wh && floe_table_namespace(t))
+            *quarantine = floe_asprintf("%s/_quarantine/%s.%s/%s.ndjson", wh,
+                                       floe_table_namespace(t), floe_table_name(t), uuid);
+        else
+            *quarantine = floe_asprintf("%s/_quarantine/%s.ndjson", *phys_dir, uuid);
+        if (!*quarantine)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        co.quarantine_uri = *quarantine;
+    }
+    FLOE_FORWARD_IF_ERROR(floe_metrics_config_new(m->properties, m->n_properties, schema, NULL,
+                                                  &cc->cfg, err));
+    cc->a = a;
+    cc->phys_dir = *phys_dir;
+    cc->rec_dir = *rec_dir;
+    co.on_file = on_file;
+    co.on_file_ctx = cc;
+    return floe_convert(ndjson, nndjson, &co, out, err);
+}
+
 int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                             const floe_table_append_options *o, floe_table_append_result *res,
                             floe_error *err) {
@@ -304,36 +387,14 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, recorded, recorded, NULL, 0, &cc.arena, &df,
                                                 &rep, err);
         if (rc == FLOE_EINVALID && rep.several_partitions && o->split) {
-            /* rewritten per partition: the pieces carry field ids, the file is not added */
-            const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
-            char *own = NULL;
-            if (!rep.has_ids && !nm && !(nm = own = name_mapping_json(schema))) {
-                floe_free(abs);
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            }
-            char **w = NULL;
-            size_t nw = 0;
             if (err)
                 floe_error_clear(err);
-            rc = o->split(t, recorded, rep.has_ids ? NULL : nm, o->fsync, a, &w, &nw, err);
-            free(own);
+            size_t nw = 0;
+            rc = split_input(t, m, o, a, schema, recorded, &rep, &split_written, &nsplit_written,
+                             &nw, err);
             floe_free(abs);
             if (rc < 0)
                 goto done;
-            char **grown = floe_realloc(split_written,
-                                        (nsplit_written + nw + 1) * sizeof *split_written);
-            if (!grown) {
-                for (size_t k = 0; k < nw; k++) {
-                    floe_io_delete(floe_table_io(t), w[k], NULL);
-                    floe_free(w[k]);
-                }
-                floe_free(w);
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            }
-            split_written = grown;
-            for (size_t k = 0; k < nw; k++)
-                split_written[nsplit_written++] = w[k];
-            floe_free(w);
             r.parquet_files_split++;
             r.split_files += (int64_t)nw;
             continue;
@@ -354,45 +415,9 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
 
-    if (nndjson) {
-        FLOE_CHECK(floe_table_data_dir(t, &rec_dir, err));
-        FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
-        floe_convert_options co;
-        floe_convert_options_init(&co);
-        co.io = floe_table_io(t);
-        co.schema = schema;
-        FLOE_CHECK(floe_table_parquet_options(m, &co.write, err));
-        co.write.output.fsync = o->fsync;
-        co.threads = o->threads;
-        co.out_dir = phys_dir;
-        char uuid[37];
-        floe_uuid4(uuid);
-        co.file_prefix = uuid;
-        co.spec = spec->nfields ? spec : NULL;
-        co.strict = o->strict;
-        if (o->quarantine_uri) {
-            co.quarantine_uri = o->quarantine_uri;
-        } else {
-            floe_catalog *cat = floe_table_catalog(t);
-            const char *wh = cat ? floe_catalog_warehouse(cat) : NULL;
-            if (wh && floe_table_namespace(t))
-                quarantine = floe_asprintf("%s/_quarantine/%s.%s/%s.ndjson", wh,
-                                           floe_table_namespace(t), floe_table_name(t), uuid);
-            else
-                quarantine = floe_asprintf("%s/_quarantine/%s.ndjson", phys_dir, uuid);
-            if (!quarantine)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            co.quarantine_uri = quarantine;
-        }
-        FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, schema, NULL, &cc.cfg,
-                                           err));
-        cc.a = a;
-        cc.phys_dir = phys_dir;
-        cc.rec_dir = rec_dir;
-        co.on_file = on_file;
-        co.on_file_ctx = &cc;
-        FLOE_CHECK(floe_convert(ndjson, nndjson, &co, &r.convert, err));
-    }
+    if (nndjson)
+        FLOE_CHECK(convert_inputs(t, m, o, schema, spec, a, &cc, ndjson, nndjson, &rec_dir,
+                                  &phys_dir, &quarantine, &r.convert, err));
     if (mapping) /* files without ids are readable only through it: same commit */
         FLOE_CHECK(floe_append_set_property(a, "schema.name-mapping.default", mapping, err));
     rc = floe_append_commit(a, &r.commit, err);
