@@ -312,11 +312,9 @@ int cli_snapshots_action(int argc, char **argv) {
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_table *t = NULL;
-    int code = FLOE_EXIT_OK;
-    if (cli_open_table(ident, &to, true, &c, &t, &err) < 0) {
-        code = cli_fail(&err);
+    int code = cli_open_table_or_fail(ident, &to, true, &c, &t);
+    if (code != FLOE_EXIT_OK)
         goto out;
-    }
     const floe_table_metadata *m = floe_table_metadata_get(t);
     set_main sm = {.rollback = !strcmp(action, "rollback")};
     const char *arg = sm.rollback ? to_arg : target;
@@ -372,8 +370,7 @@ int cli_snapshots_action(int argc, char **argv) {
         printf("%s: snapshot %" PRId64 " is already current: nothing to do\n", ident, sm.id);
     }
 out:
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return code;
 }
 
@@ -605,11 +602,9 @@ int floe_cmd_ref(int argc, char **argv) {
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_table *t = NULL;
-    int code = FLOE_EXIT_OK;
-    if (cli_open_table(pos[1], &to, !list, &c, &t, &err) < 0) {
-        code = cli_fail(&err);
+    int code = cli_open_table_or_fail(pos[1], &to, !list, &c, &t);
+    if (code != FLOE_EXIT_OK)
         goto out;
-    }
     if (list) {
         const floe_table_metadata *m = floe_table_metadata_get(t);
         if (to.json)
@@ -662,8 +657,7 @@ int floe_cmd_ref(int argc, char **argv) {
         print_ref_text(now);
     }
 out:
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return code;
 }
 
@@ -683,22 +677,17 @@ static bool is_change_key(const char *k) {
 
 int floe_cmd_history(int argc, char **argv) {
     cli_table_opts to = {0};
-    const char *table = NULL;
-    int code = cli_one_table_args(
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
+    int code = cli_one_table_open(
         argc, argv, "history",
         "usage: floe history TABLE [--json] [--catalog NAME] [--config FILE]\n"
         "\nThe table's snapshot log, oldest first: when each snapshot became current,\n"
         "its parent, whether it is still an ancestor of the current snapshot (not so\n"
         "after a rollback), its operation and what it changed (its summary).\n",
-        &to, &table);
+        &to, &c, &t);
     if (code >= 0)
         return code;
-    floe_error err;
-    floe_error_clear(&err);
-    floe_catalog *c = NULL;
-    floe_table *t = NULL;
-    if (cli_open_table(table, &to, false, &c, &t, &err) < 0)
-        return cli_fail(&err);
     const floe_table_metadata *m = floe_table_metadata_get(t);
     if (to.json)
         printf("[");
@@ -749,7 +738,6 @@ int floe_cmd_history(int argc, char **argv) {
     }
     if (to.json)
         printf("]\n");
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return FLOE_EXIT_OK;
 }

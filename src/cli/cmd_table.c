@@ -130,8 +130,7 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
         else
             printf("%s is already format v%d: nothing to do\n", ident, from);
     }
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return code;
 }
 
@@ -442,9 +441,8 @@ int floe_cmd_table(int argc, char **argv) {
     } else if (!strcmp(action, "create")) {
         code = table_create(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "describe") && nargs == 2) {
-        if (cli_open_table(args[1], &to, false, &c, &t, &err) < 0)
-            code = cli_fail(&err);
-        else
+        code = cli_open_table_or_fail(args[1], &to, false, &c, &t);
+        if (code == FLOE_EXIT_OK)
             code = table_describe(t, to.json);
     } else if (!strcmp(action, "list") && nargs <= 2) {
         bool first = true;
@@ -517,8 +515,7 @@ int floe_cmd_table(int argc, char **argv) {
     } else {
         code = cli_usage("table", "unknown action or wrong arguments: %s", action);
     }
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     free(args);
     return code;
 }
@@ -682,27 +679,22 @@ out:
 
 int floe_cmd_snapshots(int argc, char **argv) {
     cli_table_opts to = {0};
-    const char *table = NULL;
+    floe_catalog *c = NULL;
+    floe_table *t = NULL;
     static const char *const actions[] = {"rollback", "set-current", "cherrypick"};
     for (size_t k = 0; argc > 1 && k < sizeof actions / sizeof actions[0]; k++)
         if (!strcmp(argv[1], actions[k]))
             return cli_snapshots_action(argc - 1, argv + 1);
-    int code = cli_one_table_args(
+    int code = cli_one_table_open(
         argc, argv, "snapshots",
         "usage: floe snapshots TABLE [--json] [--catalog NAME] [--config FILE]\n"
         "       floe snapshots rollback|set-current|cherrypick ... (see\n"
         "       floe snapshots rollback --help)\n"
         "\nLists the table's snapshots, oldest first, with operation, sequence\n"
         "number, parent, time and the summary's record counts.\n",
-        &to, &table);
+        &to, &c, &t);
     if (code >= 0)
         return code;
-    floe_error err;
-    floe_error_clear(&err);
-    floe_catalog *c = NULL;
-    floe_table *t = NULL;
-    if (cli_open_table(table, &to, false, &c, &t, &err) < 0)
-        return cli_fail(&err);
     const floe_table_metadata *m = floe_table_metadata_get(t);
     if (to.json)
         printf("[");
@@ -741,8 +733,7 @@ int floe_cmd_snapshots(int argc, char **argv) {
     }
     if (to.json)
         printf("]\n");
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return FLOE_EXIT_OK;
 }
 
@@ -817,7 +808,6 @@ int floe_cmd_files(int argc, char **argv) {
 out:
     floe_buf_free(&b);
     floe_scan_plan_free(p);
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return code;
 }

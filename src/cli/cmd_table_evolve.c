@@ -170,8 +170,7 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
 fail:
     code = cli_fail(&err);
 out:
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     for (size_t i = 0; copies && i < n; i++)
         free(copies[i]);
     free(copies);
@@ -299,7 +298,6 @@ fail:
     code = cli_fail(&err);
 out:
     floe_free(text);
-    floe_table_close(t);
-    floe_catalog_close(c);
+    cli_close_table(c, t);
     return code;
 }

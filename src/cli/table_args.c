@@ -166,6 +166,35 @@ int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,
     return -1;
 }
 
+int cli_one_table_open(int argc, char **argv, const char *cmd, const char *help,
+                       cli_table_opts *to, floe_catalog **cat, floe_table **t) {
+    const char *table = NULL;
+    *cat = NULL;
+    *t = NULL;
+    int code = cli_one_table_args(argc, argv, cmd, help, to, &table);
+    if (code >= 0)
+        return code;
+    code = cli_open_table_or_fail(table, to, false, cat, t);
+    return code == FLOE_EXIT_OK ? -1 : code;
+}
+
+int cli_open_table_or_fail(const char *t, const cli_table_opts *o, bool writable,
+                           floe_catalog **cat, floe_table **out) {
+    floe_error err;
+    floe_error_clear(&err);
+    *out = NULL;
+    if (cli_open_table(t, o, writable, cat, out, &err) < 0) {
+        *cat = NULL;
+        return cli_fail(&err);
+    }
+    return FLOE_EXIT_OK;
+}
+
+void cli_close_table(floe_catalog *cat, floe_table *t) {
+    floe_table_close(t);
+    floe_catalog_close(cat);
+}
+
 /* ---------------------------------------------------------------------------------------
  * a folder that a catalog manages
  * ------------------------------------------------------------------------------------- */

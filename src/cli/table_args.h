@@ -32,6 +32,12 @@ bool cli_is_table_path(const char *t);
  * NS.NAME through the configured catalog (*cat must be closed after the table). */
 int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_catalog **cat,
                    floe_table **out, floe_error *err);
+/* cli_open_table for a command: FLOE_EXIT_OK with *cat and *out set, else the exit code
+ * of the failure, which is printed (*cat and *out NULL). */
+int cli_open_table_or_fail(const char *t, const cli_table_opts *o, bool writable,
+                           floe_catalog **cat, floe_table **out);
+/* Close a table cli_open_table opened, then its catalog. Either may be NULL. */
+void cli_close_table(floe_catalog *cat, floe_table *t);
 void cli_json_str(FILE *f, const char *s);
 /* {"k":"v",...} on stdout. */
 void cli_print_kv_json(const floe_kv *kv, size_t n);
@@ -43,6 +49,10 @@ void cli_fmt_time(int64_t ms, char *buf, size_t n);
  * parsed (*table set), else the exit code to return (--help printed, a usage error). */
 int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,
                        cli_table_opts *to, const char **table);
+/* cli_one_table_args, then cli_open_table_or_fail (read-only): -1 when the table is open
+ * (*cat, *t: close them with cli_close_table), else the exit code to return. */
+int cli_one_table_open(int argc, char **argv, const char *cmd, const char *help,
+                       cli_table_opts *to, floe_catalog **cat, floe_table **t);
 /* For commands that commit to a table given as a folder (rewrite, expire,
  * rewrite-manifests): FLOE_EINVALID, naming the table, when a catalog manages that folder -
  * the configured catalog (when it exists), or a SQLite catalog database (catalog.db) in a
