@@ -17,6 +17,8 @@
  */
 #include "floe/gen.h"
 
+#include "common/literal.h"
+
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
@@ -294,28 +296,6 @@ const char *floe_gen_partition_name(const floe_gen *g, int32_t k) {
 /* ---------------------------------------------------------------------------------------
  * Time.
  * ------------------------------------------------------------------------------------- */
-/* Days since 1970-01-01 -> proleptic Gregorian y/m/d (era arithmetic on 400-year cycles). */
-static void civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d) {
-    days += 719468; /* shift the epoch to 0000-03-01 */
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    unsigned doe = (unsigned)(days - era * 146097);                        /* [0, 146096] */
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  /* [0, 399] */
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                /* [0, 365] */
-    unsigned mp = (5 * doy + 2) / 153;                                     /* March = 0 */
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 static inline int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
@@ -332,7 +312,7 @@ static void format_second(int64_t sec, char *p) {
     unsigned sod = (unsigned)(sec - days * 86400);
     int64_t y;
     unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
+    floe_civil_from_days(days, &y, &m, &d);
     unsigned yy = (unsigned)(y < 0 ? 0 : y > 9999 ? 9999 : y);
     put2(p, yy / 100);
     put2(p + 2, yy % 100);
@@ -365,85 +345,19 @@ size_t floe_gen_format_time(int64_t us, char *out) {
     return 27;
 }
 
-static bool parse_digits(const char **s, int n, unsigned *out) {
-    unsigned v = 0;
-    for (int i = 0; i < n; i++) {
-        char c = (*s)[i];
-        if (c < '0' || c > '9')
-            return false;
-        v = v * 10 + (unsigned)(c - '0');
-    }
-    *s += n;
-    *out = v;
-    return true;
-}
-
 int floe_gen_parse_time(const char *s, int64_t *out_us, floe_error *err) {
-    const char *p = s;
-    unsigned y, mo, d, h = 0, mi = 0, se = 0, frac = 0;
-    int64_t offset_s = 0;
-    if (!parse_digits(&p, 4, &y) || *p++ != '-' || !parse_digits(&p, 2, &mo) || *p++ != '-' ||
-        !parse_digits(&p, 2, &d))
-        goto bad;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31)
-        goto bad;
-    if (*p == 'T' || *p == 't' || *p == ' ') {
-        p++;
-        if (!parse_digits(&p, 2, &h) || *p++ != ':' || !parse_digits(&p, 2, &mi))
-            goto bad;
-        if (*p == ':') {
-            p++;
-            if (!parse_digits(&p, 2, &se))
-                goto bad;
-            if (*p == '.') {
-                p++;
-                int nd = 0;
-                while (*p >= '0' && *p <= '9') {
-                    if (nd < 6) {
-                        frac = frac * 10 + (unsigned)(*p - '0');
-                        nd++;
-                    }
-                    p++;
-                }
-                if (nd == 0)
-                    goto bad;
-                for (; nd < 6; nd++)
-                    frac *= 10;
-            }
-        }
-        if (h > 23 || mi > 59 || se > 59)
-            goto bad;
-        if (*p == 'Z' || *p == 'z') {
-            p++;
-        } else if (*p == '+' || *p == '-') {
-            int sign = *p++ == '-' ? -1 : 1;
-            unsigned oh, om = 0;
-            if (!parse_digits(&p, 2, &oh))
-                goto bad;
-            if (*p == ':')
-                p++;
-            if (*p && !parse_digits(&p, 2, &om))
-                goto bad;
-            if (oh > 23 || om > 59)
-                goto bad;
-            offset_s = sign * (int64_t)(oh * 3600 + om * 60);
-        }
-    }
-    if (*p)
-        goto bad;
-    /* Reject days past the end of the month (2026-02-30). */
-    int64_t days = days_from_civil(y, mo, d);
-    int64_t cy;
-    unsigned cm, cd;
-    civil_from_days(days, &cy, &cm, &cd);
-    if (cm != mo || cd != d)
-        goto bad;
-    *out_us = ((days * 86400 + h * 3600 + mi * 60 + se) - offset_s) * 1000000 + frac;
+    floe_lit_ts t;
+    char why[128];
+    int rc = floe_lit_timestamp(s, strlen(s), FLOE_LIT_USER, &t, why, sizeof why);
+    if (rc == FLOE_LIT_OK)
+        rc = floe_lit_ts_units(&t, 6, out_us, why, sizeof why);
+    if (rc == FLOE_LIT_RANGE)
+        return floe_error_set(err, FLOE_EINVALID, "gen: bad time '%s': %s", s, why);
+    if (rc != FLOE_LIT_OK)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "gen: bad time '%s' (want YYYY-MM-DD[THH:MM[:SS[.ffffff]]][Z|+HH:MM])",
+                              s);
     return 0;
-bad:
-    return floe_error_set(err, FLOE_EINVALID,
-                          "gen: bad time '%s' (want YYYY-MM-DD[THH:MM[:SS[.ffffff]]][Z|+HH:MM])",
-                          s);
 }
 
 /* ---------------------------------------------------------------------------------------

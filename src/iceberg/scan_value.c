@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/literal.h"
 #include "scan_internal.h"
 #include "value_text.h"
 
@@ -16,6 +17,14 @@ static int bad(floe_error *err, const floe_field *f, const char *p, size_t n) {
     return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s)",
                           (int)(n > 64 ? 64 : n), p, f->name ? f->name : "?",
                           floe_type_name(f->type));
+}
+
+/* The same with the literal parser's reason. */
+static int bad_why(floe_error *err, const floe_field *f, const char *p, size_t n,
+                   const char *why) {
+    return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s): %s",
+                          (int)(n > 64 ? 64 : n), p, f->name ? f->name : "?",
+                          floe_type_name(f->type), why);
 }
 
 static void put_utf8(uint8_t *o, size_t *k, uint32_t cp) {
@@ -122,60 +131,21 @@ static bool parse_f64(const char *p, size_t n, double *out) {
     return floe_parse_f64(p, n, out);
 }
 
-static bool rescale(floe_i128 *v, int32_t from, int32_t to) {
-    const floe_i128 limit = (floe_i128)10000000000000000000ull * 10000000000000000000ull;
-    while (from < to) {
-        if (*v >= limit / 10 || *v <= -limit / 10)
-            return false;
-        *v *= 10;
-        from++;
-    }
-    while (from > to) { /* only exact: trailing zeros */
-        if (*v % 10 != 0)
-            return false;
-        *v /= 10;
-        from--;
-    }
-    return true;
-}
-
-static bool ts_value(const floe_field *f, const char *s, size_t n, bool lenient,
-                     int64_t *out) {
-    int64_t sec;
-    int32_t nano;
-    int zone;
-    char buf[64];
-    if (lenient && n < sizeof buf) {
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        if (n == 10) { /* a date alone: midnight */
-            int32_t days;
-            if (!floe_vt_parse_date(s, n, &days))
-                return false;
-            sec = (int64_t)days * 86400;
-            nano = 0;
-            zone = 0;
-            goto have;
-        }
-        if (n > 10 && buf[10] == ' ')
-            buf[10] = 'T';
-        s = buf;
-    }
-    if (lenient ? !floe_vt_parse_timestamp_utc(s, n, &sec, &nano, &zone)
-                : !floe_vt_parse_timestamp(s, n, &sec, &nano, &zone) || zone < 0)
-        return false;
+/* A canonical timestamp (ISO form; tz columns carry a zero offset, others none) in the
+ * column's unit. */
+static int ts_canonical(const floe_field *f, const char *s, size_t n, int64_t *out, char *why,
+                        size_t whyn) {
+    floe_lit_ts t;
+    int rc = floe_lit_timestamp(s, n, FLOE_LIT_ISO, &t, why, whyn);
+    if (rc != FLOE_LIT_OK)
+        return rc;
     bool tz = f->type == FLOE_TYPE_TIMESTAMPTZ || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
-    if (!lenient && zone != (tz ? 1 : 0))
-        return false;
-    if (zone == 2 && !tz) /* a wall-clock column has no instant to convert to */
-        return false;
-have:;
+    if (tz ? !t.zone || t.offset != 0 : t.zone) {
+        snprintf(why, whyn, "%s", tz ? "offset must be +00:00" : "must not carry a zone offset");
+        return FLOE_LIT_SYNTAX;
+    }
     bool ns = f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
-    int64_t per = ns ? 1000000000 : 1000000;
-    if (sec > INT64_MAX / per - 1 || sec < INT64_MIN / per + 1)
-        return false;
-    *out = sec * per + (ns ? nano : nano / 1000);
-    return true;
+    return floe_lit_ts_units(&t, ns ? 9 : 6, out, why, whyn);
 }
 
 static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena *arena,
@@ -199,6 +169,7 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
         quoted = true;
     }
     const char *t = (const char *)s;
+    char why[128];
     floe_value v;
     memset(&v, 0, sizeof v);
     switch (f->type) {
@@ -228,25 +199,37 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
     }
     case FLOE_TYPE_DECIMAL: {
         floe_i128 u;
-        int32_t sc;
-        if (!floe_vt_parse_decimal(t, sl, &u, &sc) || (!lenient && sc != f->scale) ||
-            !rescale(&u, sc, f->scale))
-            return bad(err, f, p, n);
+        floe_lit_dec dec;
+        if (lenient) {
+            /* a filter literal may have more digits than the column: it still compares */
+            if (floe_lit_decimal_at(t, sl, 38, f->scale, &u, why, sizeof why) != FLOE_LIT_OK)
+                return bad_why(err, f, p, n, why);
+        } else {
+            if (floe_lit_decimal(t, sl, &dec, why, sizeof why) != FLOE_LIT_OK)
+                return bad_why(err, f, p, n, why);
+            u = dec.unscaled;
+            if (dec.written != f->scale || !floe_lit_rescale(&u, dec.scale, f->scale, 38))
+                return bad(err, f, p, n);
+        }
         v = floe_value_decimal(u, f->precision, f->scale);
         break;
     }
     case FLOE_TYPE_DATE: {
         int32_t days;
-        if (!floe_vt_parse_date(t, sl, &days))
-            return bad(err, f, p, n);
+        int rc = lenient ? floe_lit_where_date(t, sl, quoted, &days, why, sizeof why)
+                         : floe_lit_date(t, sl, FLOE_LIT_ISO, &days, why, sizeof why);
+        if (rc != FLOE_LIT_OK)
+            return bad_why(err, f, p, n, why);
         v = floe_value_date(days);
         break;
     }
     case FLOE_TYPE_TIME: {
-        int64_t nod;
-        if (!floe_vt_parse_time(t, sl, &nod))
-            return bad(err, f, p, n);
-        v = floe_value_i64(FLOE_TYPE_TIME, nod / 1000);
+        int64_t us, nod;
+        int rc = lenient ? floe_lit_where_time(t, sl, quoted, &us, why, sizeof why)
+                         : floe_lit_time(t, sl, &nod, why, sizeof why);
+        if (rc != FLOE_LIT_OK)
+            return bad_why(err, f, p, n, why);
+        v = floe_value_i64(FLOE_TYPE_TIME, lenient ? us : nod / 1000);
         break;
     }
     case FLOE_TYPE_TIMESTAMP:
@@ -254,8 +237,12 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
     case FLOE_TYPE_TIMESTAMP_NS:
     case FLOE_TYPE_TIMESTAMPTZ_NS: {
         int64_t x;
-        if (!ts_value(f, t, sl, lenient, &x))
-            return bad(err, f, p, n);
+        bool ns = f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        int rc = lenient ? floe_lit_where_timestamp(t, sl, quoted, ns ? 9 : 6, &x, why,
+                                                    sizeof why)
+                         : ts_canonical(f, t, sl, &x, why, sizeof why);
+        if (rc != FLOE_LIT_OK)
+            return bad_why(err, f, p, n, why);
         v = floe_value_i64(f->type, x);
         break;
     }

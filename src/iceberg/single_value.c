@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/literal.h"
 #include "iceberg/scan_internal.h"
 #include "iceberg/value_text.h"
 
@@ -285,11 +286,6 @@ static bool unhex(const char *s, size_t n, uint8_t *out) {
     return true;
 }
 
-static int decimal_digits(floe_i128 v) {
-    char d[48];
-    return (int)floe_vt_i128_digits(v, d);
-}
-
 int floe_value_from_json(const floe_field *type, const char *text, size_t n,
                          floe_arena *arena, floe_value *out, floe_error *err) {
     json_error_t jerr;
@@ -339,29 +335,29 @@ int floe_value_from_jsont(const floe_field *type, const json_t *j, floe_arena *a
             v.v.d = json_number_value(j);
         break;
     case FLOE_TYPE_DECIMAL: {
-        floe_i128 u;
-        int32_t sc;
-        if (!s || !floe_vt_parse_decimal(s, sn, &u, &sc))
+        floe_lit_dec d;
+        if (!s || floe_lit_decimal(s, sn, &d, NULL, 0) != FLOE_LIT_OK)
             goto bad;
         /* the scale is part of the type: the text must carry exactly that scale */
-        if (sc != type->scale)
+        if (d.written != type->scale)
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": scale %d, expected %d", tn,
-                      s, (int)sc, (int)type->scale);
-        if (type->precision > 0 && decimal_digits(u) > type->precision)
+                      s, (int)d.written, (int)type->scale);
+        floe_i128 u = d.unscaled;
+        if (!floe_lit_rescale(&u, d.scale, d.written, type->precision > 0 ? type->precision : 38))
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": more than %d digits", tn, s,
-                      (int)type->precision);
+                      (int)(type->precision > 0 ? type->precision : 38));
         v.v.dec.unscaled = u;
-        v.v.dec.scale = sc;
+        v.v.dec.scale = d.written;
         v.v.dec.precision = type->precision;
         break;
     }
     case FLOE_TYPE_DATE:
-        if (!s || !floe_vt_parse_date(s, sn, &v.v.i32))
+        if (!s || floe_lit_date(s, sn, FLOE_LIT_ISO, &v.v.i32, NULL, 0) != FLOE_LIT_OK)
             goto bad;
         break;
     case FLOE_TYPE_TIME: {
         int64_t nod;
-        if (!s || !floe_vt_parse_time(s, sn, &nod))
+        if (!s || floe_lit_time(s, sn, &nod, NULL, 0) != FLOE_LIT_OK)
             goto bad;
         v.v.i64 = nod / 1000;
         break;
@@ -370,24 +366,16 @@ int floe_value_from_jsont(const floe_field *type, const json_t *j, floe_arena *a
     case FLOE_TYPE_TIMESTAMPTZ:
     case FLOE_TYPE_TIMESTAMP_NS:
     case FLOE_TYPE_TIMESTAMPTZ_NS: {
-        int64_t sec, r;
-        int32_t nano;
-        int zone;
-        if (!s || !floe_vt_parse_timestamp(s, sn, &sec, &nano, &zone))
+        floe_lit_ts t;
+        if (!s || floe_lit_timestamp(s, sn, FLOE_LIT_ISO, &t, NULL, 0) != FLOE_LIT_OK)
             goto bad;
         bool tz = type->type == FLOE_TYPE_TIMESTAMPTZ || type->type == FLOE_TYPE_TIMESTAMPTZ_NS;
         bool ns = type->type == FLOE_TYPE_TIMESTAMP_NS || type->type == FLOE_TYPE_TIMESTAMPTZ_NS;
-        if (tz ? zone != 1 : zone != 0)
+        if (tz ? !t.zone || t.offset != 0 : t.zone)
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": %s", tn, s,
                       tz ? "offset must be +00:00" : "must not carry a zone offset");
-        int64_t unit = ns ? 1000000000 : 1000000, frac = ns ? nano : nano / 1000;
-        if (sec < 0 && frac > 0) { /* same sum; keeps sec * unit in range near INT64_MIN */
-            sec += 1;
-            frac -= unit;
-        }
-        if (__builtin_mul_overflow(sec, unit, &r) || __builtin_add_overflow(r, frac, &r))
+        if (floe_lit_ts_units(&t, ns ? 9 : 6, &v.v.i64, NULL, 0) != FLOE_LIT_OK)
             FLOE_FAIL(err, FLOE_EINVALID, "JSON %s value \"%s\": out of range", tn, s);
-        v.v.i64 = r;
         break;
     }
     case FLOE_TYPE_STRING: {

@@ -4,9 +4,9 @@
  * The "java" renderings reproduce what Iceberg's reference implementation prints for
  * partition paths (Transform.toHumanString: java.time formatters, BigDecimal.toString,
  * Float/Double.toString), so a path floe writes looks like one Java would write. The
- * fixed renderings and the parsers implement spec Appendix D "JSON single-value
- * serialization". Calendar arithmetic is proleptic Gregorian in UTC, valid for any
- * int64 day number the callers can produce.
+ * fixed renderings implement spec Appendix D "JSON single-value serialization" (its
+ * parsers are common/literal.h's FLOE_LIT_ISO form). Calendar arithmetic is proleptic
+ * Gregorian in UTC, valid for any int64 day number the callers can produce.
  */
 #include "iceberg/value_text.h"
 
@@ -18,14 +18,8 @@
 
 /* ---- calendar ------------------------------------------------------------------------ */
 
-/* floe_days_from_civil / floe_civil_from_days live in src/common/calendar.c. */
-
-static bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-static unsigned days_in_month(int64_t y, unsigned m) {
-    static const unsigned dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return m == 2 && is_leap(y) ? 29 : dim[m - 1];
-}
+/* floe_days_from_civil / floe_civil_from_days live in src/common/calendar.c, the parsers
+ * of dates, times, timestamps and decimals in src/common/literal.c. */
 
 /* ---- integers and decimals ----------------------------------------------------------- */
 
@@ -281,208 +275,6 @@ int floe_vt_uuid(floe_buf *b, const uint8_t u[16]) {
 }
 
 /* ---- parsers --------------------------------------------------------------------------- */
-
-/* exactly `width` digits at s[*i] */
-static bool take_digits(const char *s, size_t n, size_t *i, int width, int64_t *out) {
-    int64_t v = 0;
-    for (int k = 0; k < width; k++, (*i)++) {
-        if (*i >= n || s[*i] < '0' || s[*i] > '9')
-            return false;
-        v = v * 10 + (s[*i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-/* parses a date at s[*i], advancing *i */
-static bool parse_date_at(const char *s, size_t n, size_t *i, int64_t *days) {
-    bool neg = false;
-    if (*i < n && (s[*i] == '+' || s[*i] == '-')) {
-        neg = s[*i] == '-';
-        (*i)++;
-    }
-    int64_t y = 0;
-    int nd = 0;
-    while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
-        if (++nd > 9) /* keeps every reachable year well inside int64 day numbers */
-            return false;
-        y = y * 10 + (s[(*i)++] - '0');
-    }
-    if (nd < 4)
-        return false;
-    if (neg)
-        y = -y;
-    int64_t m, d;
-    if (*i >= n || s[(*i)++] != '-' || !take_digits(s, n, i, 2, &m) || *i >= n ||
-        s[(*i)++] != '-' || !take_digits(s, n, i, 2, &d))
-        return false;
-    if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, (unsigned)m))
-        return false;
-    *days = floe_days_from_civil(y, (unsigned)m, (unsigned)d);
-    return true;
-}
-
-static bool parse_time_at(const char *s, size_t n, size_t *i, int64_t *nod) {
-    int64_t h, mi, sec = 0, nano = 0;
-    if (!take_digits(s, n, i, 2, &h) || *i >= n || s[(*i)++] != ':' ||
-        !take_digits(s, n, i, 2, &mi))
-        return false;
-    if (*i < n && s[*i] == ':') {
-        (*i)++;
-        if (!take_digits(s, n, i, 2, &sec))
-            return false;
-        if (*i < n && s[*i] == '.') {
-            (*i)++;
-            int nd = 0;
-            while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
-                if (++nd > 9)
-                    return false;
-                nano = nano * 10 + (s[(*i)++] - '0');
-            }
-            if (nd == 0)
-                return false;
-            for (; nd < 9; nd++)
-                nano *= 10;
-        }
-    }
-    if (h > 23 || mi > 59 || sec > 59)
-        return false;
-    *nod = ((h * 60 + mi) * 60 + sec) * 1000000000 + nano;
-    return true;
-}
-
-bool floe_vt_parse_date(const char *s, size_t n, int32_t *days) {
-    size_t i = 0;
-    int64_t d;
-    if (!parse_date_at(s, n, &i, &d) || i != n || d < INT32_MIN || d > INT32_MAX)
-        return false;
-    *days = (int32_t)d;
-    return true;
-}
-
-bool floe_vt_parse_time(const char *s, size_t n, int64_t *nod) {
-    size_t i = 0;
-    int64_t t;
-    if (!parse_time_at(s, n, &i, &t) || i != n)
-        return false;
-    *nod = t;
-    return true;
-}
-
-/* Parse "<date>T<time>[zone]". Canonical zones are "Z" and "+HH:MM"; with any_offset also
- * "+HHMM" and "+HH" (as ingestion takes them). *offset_sec is the zone's offset east of UTC. */
-static bool parse_timestamp(const char *s, size_t n, bool any_offset, int64_t *epoch_sec,
-                            int32_t *nano, int *zone, int32_t *offset_sec) {
-    size_t i = 0;
-    int64_t days, nod;
-    if (!parse_date_at(s, n, &i, &days) || i >= n || (s[i] != 'T' && s[i] != 't'))
-        return false;
-    i++;
-    if (!parse_time_at(s, n, &i, &nod))
-        return false;
-    int z = 0;
-    int64_t off = 0;
-    if (i < n) {
-        if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n) {
-            z = 1;
-        } else if (s[i] == '+' || s[i] == '-') {
-            bool neg = s[i] == '-';
-            size_t rest = n - i - 1, j = i + 1;
-            int64_t oh = 0, om = 0;
-            if (rest == 5 && s[i + 3] == ':') {
-                if (!take_digits(s, n, &j, 2, &oh) || (j++, !take_digits(s, n, &j, 2, &om)))
-                    return false;
-            } else if (any_offset && rest == 4) {
-                if (!take_digits(s, n, &j, 2, &oh) || !take_digits(s, n, &j, 2, &om))
-                    return false;
-            } else if (any_offset && rest == 2) {
-                if (!take_digits(s, n, &j, 2, &oh))
-                    return false;
-            } else {
-                return false;
-            }
-            if (oh > 23 || om > 59)
-                return false;
-            off = (oh * 3600 + om * 60) * (neg ? -1 : 1);
-            z = off == 0 ? 1 : -1;
-        } else {
-            return false;
-        }
-    }
-    *epoch_sec = days * 86400 + nod / 1000000000;
-    *nano = (int32_t)(nod % 1000000000);
-    *zone = z;
-    if (offset_sec)
-        *offset_sec = (int32_t)off;
-    return true;
-}
-
-bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
-                             int *zone) {
-    return parse_timestamp(s, n, false, epoch_sec, nano, zone, NULL);
-}
-
-bool floe_vt_parse_timestamp_utc(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
-                                 int *zone) {
-    int32_t off;
-    if (!parse_timestamp(s, n, true, epoch_sec, nano, zone, &off))
-        return false;
-    *epoch_sec -= off;
-    if (*zone < 0)
-        *zone = 2;
-    return true;
-}
-
-bool floe_vt_parse_decimal(const char *s, size_t n, floe_i128 *unscaled, int32_t *scale) {
-    /* 10^38 - 1 is the largest unscaled value of decimal(38, S) */
-    const floe_i128 limit = (floe_i128)10000000000000000000ull * 10000000000000000000ull;
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (s[i] == '+' || s[i] == '-'))
-        neg = s[i++] == '-';
-    floe_i128 v = 0;
-    int ndig = 0, nfrac = 0;
-    bool point = false;
-    for (; i < n; i++) {
-        if (s[i] == '.' && !point) {
-            point = true;
-        } else if (s[i] >= '0' && s[i] <= '9') {
-            /* v * 10 + d < limit  <=>  v < limit / 10; testing first keeps v * 10 from
-             * overflowing __int128 (10^39 does not fit) */
-            if (v >= limit / 10)
-                return false;
-            v = v * 10 + (s[i] - '0');
-            ndig++;
-            nfrac += point;
-        } else {
-            break;
-        }
-    }
-    if (ndig == 0)
-        return false;
-    int64_t exp10 = 0;
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        bool eneg = false;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            eneg = s[i++] == '-';
-        int ne = 0;
-        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (++ne > 6)
-                return false;
-            exp10 = exp10 * 10 + (s[i] - '0');
-        }
-        if (ne == 0)
-            return false;
-        if (eneg)
-            exp10 = -exp10;
-    }
-    if (i != n)
-        return false;
-    *unscaled = neg ? -v : v;
-    *scale = (int32_t)(nfrac - exp10);
-    return true;
-}
 
 bool floe_vt_parse_uuid(const char *s, size_t n, uint8_t out[16]) {
     if (n != 36)

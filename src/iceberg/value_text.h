@@ -58,22 +58,8 @@ int floe_vt_float_json(floe_buf *b, double v, bool is_float);
 int floe_vt_hex(floe_buf *b, const uint8_t *p, size_t n);
 int floe_vt_uuid(floe_buf *b, const uint8_t u[16]);
 
-/* Parsers for the JSON single-value strings. Return false on malformed input. */
-bool floe_vt_parse_date(const char *s, size_t n, int32_t *days);
-/* "HH:MM[:SS[.f{1,9}]]" -> nanos of day. */
-bool floe_vt_parse_time(const char *s, size_t n, int64_t *nanos_of_day);
-/* "<date>T<time>" with an optional zone suffix: *zone = 0 none, 1 "+00:00"/"Z"/"-00:00",
- * -1 some other offset (rejected by callers). Result as seconds since the epoch plus
- * nanos of that second (callers scale to their unit with overflow checks). */
-bool floe_vt_parse_timestamp(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
-                             int *zone);
-/* The same for literals a user types: any offset ("+HH:MM", "+HHMM", "+HH") is taken
- * and the result converted to UTC; *zone is 0 without a zone, 1 for UTC, 2 for another
- * offset (converted). */
-bool floe_vt_parse_timestamp_utc(const char *s, size_t n, int64_t *epoch_sec, int32_t *nano,
-                                 int *zone);
-/* Decimal text "[-+]digits[.digits][E[+-]digits]" -> unscaled and scale. */
-bool floe_vt_parse_decimal(const char *s, size_t n, floe_i128 *unscaled, int32_t *scale);
+/* Canonical 8-4-4-4-12 hex UUID. (Dates, times, timestamps and decimals parse in
+ * common/literal.h.) */
 bool floe_vt_parse_uuid(const char *s, size_t n, uint8_t out[16]);
 
 #endif

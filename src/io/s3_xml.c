@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "common/literal.h"
 #include "s3_internal.h"
 
 #define MAX_DEPTH 32
@@ -256,57 +257,10 @@ done:
     return rc;
 }
 
-static bool digits(const char *s, int n, int *out) {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
 int floe_s3_parse_time(const char *s, int64_t *ms, floe_error *err) {
-    int y, mo, d, h, mi, se, frac = 0;
-    size_t n = strlen(s);
-    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        s[13] != ':' || s[16] != ':' || !digits(s, 4, &y) || !digits(s + 5, 2, &mo) ||
-        !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) ||
-        !digits(s + 17, 2, &se) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-        mi > 59 || se > 60)
+    floe_lit_ts t;
+    if (floe_lit_timestamp(s, strlen(s), FLOE_LIT_STRICT, &t, NULL, 0) != FLOE_LIT_OK ||
+        !t.zone || floe_lit_ts_units(&t, 3, ms, NULL, 0) != FLOE_LIT_OK)
         return floe_error_set(err, FLOE_ECORRUPT, "bad timestamp \"%.40s\"", s);
-    const char *p = s + 19;
-    if (*p == '.') {
-        p++;
-        int nd = 0;
-        while (*p >= '0' && *p <= '9') {
-            if (nd < 3)
-                frac = frac * 10 + (*p - '0');
-            nd++;
-            p++;
-        }
-        if (nd == 0)
-            return floe_error_set(err, FLOE_ECORRUPT, "bad timestamp \"%.40s\"", s);
-        for (; nd < 3; nd++)
-            frac *= 10;
-    }
-    int64_t offset_min = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh, om;
-        if (strlen(p) != 6 || p[3] != ':' || !digits(p + 1, 2, &oh) || !digits(p + 4, 2, &om))
-            return floe_error_set(err, FLOE_ECORRUPT, "bad timestamp \"%.40s\"", s);
-        offset_min = (int64_t)(oh * 60 + om) * (*p == '-' ? -1 : 1);
-        p += 6;
-    } else {
-        return floe_error_set(err, FLOE_ECORRUPT, "bad timestamp \"%.40s\"", s);
-    }
-    if (*p)
-        return floe_error_set(err, FLOE_ECORRUPT, "bad timestamp \"%.40s\"", s);
-    int64_t days = floe_days_from_civil(y, (unsigned)mo, (unsigned)d);
-    int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - offset_min * 60;
-    *ms = secs * 1000 + frac;
     return 0;
 }

@@ -98,17 +98,16 @@ static inode *kid_for(inode *n, const char *key) {
 }
 
 static void classify_string(inode *n, const char *s, size_t len) {
+    floe_lit_ts t;
     int64_t v;
     int32_t d;
-    bool zone;
-    char why[128];
-    if (floe_parse_timestamp((const uint8_t *)s, len, 6, 1, &v, &zone, why, sizeof why) ==
-        FLOE_SC_OK) {
-        if (zone)
+    if (floe_lit_timestamp(s, len, FLOE_LIT_STRICT, &t, NULL, 0) == FLOE_LIT_OK &&
+        floe_lit_ts_units(&t, 6, &v, NULL, 0) == FLOE_LIT_OK) {
+        if (t.zone)
             n->s_tstz++;
         else
             n->s_ts++;
-    } else if (floe_parse_date((const uint8_t *)s, len, &d, why, sizeof why) == FLOE_SC_OK) {
+    } else if (floe_lit_date(s, len, FLOE_LIT_STRICT, &d, NULL, 0) == FLOE_LIT_OK) {
         n->s_date++;
     }
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/literal.h"
+
 __extension__ typedef __int128 floe_i128;
 __extension__ typedef unsigned __int128 floe_u128;
 
@@ -20,7 +22,6 @@ enum {
     FLOE_SC_SYNTAX = 1,      /* not of the expected form (type mismatch) */
     FLOE_SC_RANGE = 2,       /* well-formed but out of range / precision lost */
     FLOE_SC_NONINTEGRAL = 3, /* a number with a fraction where an integer is needed */
-    FLOE_SC_ZONE = 4,        /* a zone designator where none is allowed */
     FLOE_SC_NOMEM = 5,
 };
 
@@ -52,17 +53,7 @@ int floe_jnum_to_decimal(const floe_jnum *n, int precision, int scale, floe_i128
 int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out);
 int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out);
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-
-/* "YYYY-MM-DD" -> days. */
-int floe_parse_date(const uint8_t *p, size_t n, int32_t *days, char *why, size_t whyn);
-/* "HH:MM[:SS[.f{1,9}]]" -> microseconds since midnight. */
-int floe_parse_time(const uint8_t *p, size_t n, int64_t *micros, char *why, size_t whyn);
-/* ISO-8601 timestamp -> units since the epoch (digits_per_second 6 or 9). zone_mode:
- * 0 = reject a zone designator (FLOE_SC_ZONE), 1 = apply it (none means UTC).
- * *had_zone (may be NULL) tells whether one was present. */
-int floe_parse_timestamp(const uint8_t *p, size_t n, int digits, int zone_mode, int64_t *out,
-                         bool *had_zone, char *why, size_t whyn);
+/* Dates, times and timestamps parse in common/literal.h (FLOE_LIT_STRICT). */
 /* Canonical 8-4-4-4-12 hex UUID. */
 int floe_parse_uuid(const uint8_t *p, size_t n, uint8_t out[16]);
 /* Standard base64, padding optional. out needs n / 4 * 3 + 3 bytes. */

@@ -778,10 +778,10 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
     }
     case FLOE_TYPE_DATE: {
         int32_t d;
-        rc = floe_parse_date(s, len, &d, why, sizeof why);
-        if (rc == FLOE_SC_OK)
+        rc = floe_lit_date((const char *)s, len, FLOE_LIT_STRICT, &d, why, sizeof why);
+        if (rc == FLOE_LIT_OK)
             return push_value(sh, n->leaf0, rep, &d, 4);
-        if (rc == FLOE_SC_RANGE)
+        if (rc == FLOE_LIT_RANGE)
             return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': date \"%.*s\": %s",
                        path_of(n, path, sizeof path), shown, (const char *)s, why);
         return rej(sh, FLOE_REJECT_TYPE, at,
@@ -790,10 +790,12 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
     }
     case FLOE_TYPE_TIME: {
         int64_t t;
-        rc = floe_parse_time(s, len, &t, why, sizeof why);
-        if (rc == FLOE_SC_OK)
+        rc = floe_lit_time((const char *)s, len, &t, why, sizeof why);
+        if (rc == FLOE_LIT_OK) {
+            t /= 1000; /* microseconds */
             return push_value(sh, n->leaf0, rep, &t, 8);
-        if (rc == FLOE_SC_RANGE)
+        }
+        if (rc == FLOE_LIT_RANGE)
             return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': time \"%.*s\": %s",
                        path_of(n, path, sizeof path), shown, (const char *)s, why);
         return rej(sh, FLOE_REJECT_TYPE, at,
@@ -805,18 +807,21 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
     case FLOE_TYPE_TIMESTAMP_NS:
     case FLOE_TYPE_TIMESTAMPTZ_NS: {
         int64_t t;
+        floe_lit_ts ts;
         bool tz = n->type == FLOE_TYPE_TIMESTAMPTZ || n->type == FLOE_TYPE_TIMESTAMPTZ_NS;
-        rc = floe_parse_timestamp(s, len, n->digits, tz ? 1 : 0, &t, NULL, why, sizeof why);
-        if (rc == FLOE_SC_OK)
-            return push_value(sh, n->leaf0, rep, &t, 8);
-        if (rc == FLOE_SC_RANGE)
-            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': timestamp \"%.*s\": %s",
-                       path_of(n, path, sizeof path), shown, (const char *)s, why);
-        if (rc == FLOE_SC_ZONE)
+        rc = floe_lit_timestamp((const char *)s, len, FLOE_LIT_STRICT, &ts, why, sizeof why);
+        if (rc == FLOE_LIT_OK && ts.zone && !tz)
             return rej(sh, FLOE_REJECT_TYPE, at,
                        "field '%s': %s has no time zone but \"%.*s\" carries one (use timestamptz)",
                        path_of(n, path, sizeof path), floe_type_name(n->type), shown,
                        (const char *)s);
+        if (rc == FLOE_LIT_OK)
+            rc = floe_lit_ts_units(&ts, n->digits, &t, why, sizeof why);
+        if (rc == FLOE_LIT_OK)
+            return push_value(sh, n->leaf0, rep, &t, 8);
+        if (rc == FLOE_LIT_RANGE)
+            return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': timestamp \"%.*s\": %s",
+                       path_of(n, path, sizeof path), shown, (const char *)s, why);
         return rej(sh, FLOE_REJECT_TYPE, at,
                    "field '%s': expected ISO-8601 timestamp, found \"%.*s\"",
                    path_of(n, path, sizeof path), shown, (const char *)s);

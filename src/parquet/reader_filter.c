@@ -20,137 +20,8 @@
 #include <strings.h>
 
 #include "common/filter.h"
+#include "common/literal.h"
 #include "parquet/reader_internal.h"
-
-/* ---- literal typing -------------------------------------------------------------------- */
-
-static bool parse_digits(const char *s, size_t n, size_t *pos, size_t want, int64_t *out) {
-    int64_t v = 0;
-    size_t k = 0;
-    while (*pos < n && isdigit((unsigned char)s[*pos]) && (want == 0 || k < want)) {
-        v = v * 10 + (s[*pos] - '0');
-        (*pos)++;
-        if (++k > 18)
-            return false;
-    }
-    if (k == 0 || (want && k != want))
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_date_at(const char *s, size_t n, size_t *pos, int64_t *days) {
-    int64_t y, m, d;
-    bool neg = *pos < n && s[*pos] == '-';
-    if (neg)
-        (*pos)++;
-    if (!parse_digits(s, n, pos, 0, &y) || *pos >= n || s[(*pos)++] != '-' ||
-        !parse_digits(s, n, pos, 2, &m) || *pos >= n || s[(*pos)++] != '-' ||
-        !parse_digits(s, n, pos, 2, &d) || m < 1 || m > 12 || d < 1 || d > 31)
-        return false;
-    *days = floe_days_from_civil(neg ? -y : y, (unsigned)m, (unsigned)d);
-    return true;
-}
-
-/* HH:MM[:SS[.fffffffff]] -> nanos of day */
-static bool parse_time_at(const char *s, size_t n, size_t *pos, int64_t *nanos) {
-    int64_t h, mi, sec = 0, frac = 0;
-    if (!parse_digits(s, n, pos, 2, &h) || *pos >= n || s[(*pos)++] != ':' ||
-        !parse_digits(s, n, pos, 2, &mi) || h > 23 || mi > 59)
-        return false;
-    if (*pos < n && s[*pos] == ':') {
-        (*pos)++;
-        if (!parse_digits(s, n, pos, 2, &sec) || sec > 60)
-            return false;
-        if (*pos < n && s[*pos] == '.') {
-            (*pos)++;
-            int k = 0;
-            while (*pos < n && isdigit((unsigned char)s[*pos])) {
-                if (k < 9) {
-                    frac = frac * 10 + (s[*pos] - '0');
-                    k++;
-                }
-                (*pos)++;
-            }
-            if (k == 0)
-                return false;
-            while (k++ < 9)
-                frac *= 10;
-        }
-    }
-    *nanos = ((h * 60 + mi) * 60 + sec) * 1000000000 + frac;
-    return true;
-}
-
-/* ISO timestamp: date [T or space] time [Z | +HH:MM | -HH:MM] -> nanos since epoch (UTC
- * when a zone is given). */
-static bool parse_ts(const char *s, size_t n, pq_i128 *nanos) {
-    size_t pos = 0;
-    int64_t days, tod = 0;
-    if (!parse_date_at(s, n, &pos, &days))
-        return false;
-    if (pos < n && (s[pos] == 'T' || s[pos] == ' ')) {
-        pos++;
-        if (!parse_time_at(s, n, &pos, &tod))
-            return false;
-    }
-    int64_t off = 0;
-    if (pos < n && (s[pos] == 'Z' || s[pos] == 'z')) {
-        pos++;
-    } else if (pos < n && (s[pos] == '+' || s[pos] == '-')) {
-        int sign = s[pos] == '-' ? -1 : 1;
-        int64_t oh, om = 0;
-        pos++;
-        if (!parse_digits(s, n, &pos, 2, &oh))
-            return false;
-        if (pos < n && s[pos] == ':')
-            pos++;
-        if (pos < n && !parse_digits(s, n, &pos, 2, &om))
-            return false;
-        off = sign * (oh * 3600 + om * 60);
-    }
-    if (pos != n)
-        return false;
-    *nanos = ((pq_i128)days * 86400 - off) * 1000000000 + tod;
-    return true;
-}
-
-static bool parse_dec(const char *s, size_t n, int32_t scale, pq_i128 *out) {
-    size_t pos = 0;
-    bool neg = false;
-    if (pos < n && (s[pos] == '-' || s[pos] == '+'))
-        neg = s[pos++] == '-';
-    pq_i128 v = 0;
-    int digits = 0, fdigits = 0;
-    bool seen_dot = false, any = false;
-    for (; pos < n; pos++) {
-        char c = s[pos];
-        if (c == '.' && !seen_dot) {
-            seen_dot = true;
-            continue;
-        }
-        if (!isdigit((unsigned char)c))
-            return false;
-        any = true;
-        if (seen_dot) {
-            if (fdigits >= scale) {
-                if (c != '0')
-                    return false; /* more precision than the column holds */
-                continue;
-            }
-            fdigits++;
-        }
-        if (++digits > 38)
-            return false;
-        v = v * 10 + (c - '0');
-    }
-    if (!any)
-        return false;
-    while (fdigits++ < scale)
-        v *= 10;
-    *out = neg ? -v : v;
-    return true;
-}
 
 /* Binding a predicate of the parsed tree to the file's leaves. */
 typedef struct binder {
@@ -188,32 +59,25 @@ static int type_literal(binder *p, const pq_leaf *lf, pq_value *v) {
         return 0;
     case PQ_CK_I64: {
         floe_type_id t = nd->value_type;
-        if (t == FLOE_TYPE_DATE && is_str) {
-            size_t pos = 0;
-            int64_t d;
-            if (!parse_date_at(s, n, &pos, &d) || pos != n)
-                return perr(p, "expected a date 'YYYY-MM-DD'");
+        char why[128];
+        if (t == FLOE_TYPE_DATE) {
+            int32_t d;
+            if (floe_lit_where_date(s, n, is_str, &d, why, sizeof why) != FLOE_LIT_OK)
+                return perr(p, why);
             v->i = d;
             return 0;
         }
-        if (t == FLOE_TYPE_TIME && is_str) {
-            size_t pos = 0;
-            int64_t ns;
-            if (!parse_time_at(s, n, &pos, &ns) || pos != n)
-                return perr(p, "expected a time 'HH:MM:SS[.ffffff]'");
-            v->i = ns / 1000;
+        if (t == FLOE_TYPE_TIME) {
+            if (floe_lit_where_time(s, n, is_str, &v->i, why, sizeof why) != FLOE_LIT_OK)
+                return perr(p, why);
             return 0;
         }
-        if ((t == FLOE_TYPE_TIMESTAMP || t == FLOE_TYPE_TIMESTAMPTZ ||
-             t == FLOE_TYPE_TIMESTAMP_NS || t == FLOE_TYPE_TIMESTAMPTZ_NS) && is_str) {
-            pq_i128 ns;
-            if (!parse_ts(s, n, &ns))
-                return perr(p, "expected an ISO timestamp 'YYYY-MM-DDTHH:MM:SS[.f][Z]'");
-            pq_i128 val = lf->time_unit == FLOE_PQ_NANOS ? ns
-                          : (ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000));
-            if (val > INT64_MAX || val < INT64_MIN)
-                return perr(p, "timestamp out of range");
-            v->i = (int64_t)val;
+        if (t == FLOE_TYPE_TIMESTAMP || t == FLOE_TYPE_TIMESTAMPTZ ||
+            t == FLOE_TYPE_TIMESTAMP_NS || t == FLOE_TYPE_TIMESTAMPTZ_NS) {
+            int digits = lf->time_unit == FLOE_PQ_NANOS ? 9 : 6;
+            if (floe_lit_where_timestamp(s, n, is_str, digits, &v->i, why, sizeof why) !=
+                FLOE_LIT_OK)
+                return perr(p, why);
             return 0;
         }
         if (!is_word || !floe_parse_i64(s, n, &v->i))
@@ -244,10 +108,12 @@ static int type_literal(binder *p, const pq_leaf *lf, pq_value *v) {
             v->d = (float)v->d; /* compare as the column stores it */
         return 0;
     }
-    case PQ_CK_DEC:
-        if (!parse_dec(s, n, nd->scale, &v->dec))
-            return perr(p, "expected a decimal with at most the column's scale");
+    case PQ_CK_DEC: {
+        char why[128];
+        if (floe_lit_decimal_at(s, n, 38, nd->scale, &v->dec, why, sizeof why) != FLOE_LIT_OK)
+            return perr(p, why);
         return 0;
+    }
     case PQ_CK_BYTES:
         if (nd->value_type == FLOE_TYPE_UUID) {
             uint8_t *u = floe_arena_alloc(&p->r->arena, 16);

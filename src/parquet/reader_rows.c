@@ -47,25 +47,13 @@ static int fmt_i128(floe_buf *b, pq_i128 v, int32_t scale) {
     return rc < 0 ? FLOE_ENOMEM : 0;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
 static int fmt_date(floe_buf *b, int64_t days) {
     int64_t y;
-    int m, d;
-    civil_from_days(days, &y, &m, &d);
+    unsigned m, d;
+    floe_civil_from_days(days, &y, &m, &d);
     if (y >= 0 && y <= 9999)
-        return floe_buf_printf(b, "%04lld-%02d-%02d", (long long)y, m, d);
-    return floe_buf_printf(b, "%c%06lld-%02d-%02d", y < 0 ? '-' : '+',
+        return floe_buf_printf(b, "%04lld-%02u-%02u", (long long)y, m, d);
+    return floe_buf_printf(b, "%c%06lld-%02u-%02u", y < 0 ? '-' : '+',
                            (long long)(y < 0 ? -y : y), m, d);
 }
 

@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "common/keyset.h"
+#include "common/literal.h"
 #include "floe/io.h"
 #include "floe/scan.h"
 #include "iceberg/scan_internal.h"
-#include "iceberg/value_text.h"
 
 #define POS_DELETE_FILE_PATH_ID 2147483546
 
@@ -83,27 +83,18 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
             return 0;
         }
     }
-    int32_t days;
-    if (floe_vt_parse_date(s, n, &days)) {
-        *ms = (int64_t)days * 86400000;
+    floe_lit_ts t;
+    char why[128];
+    int rc = floe_lit_timestamp(s, n, FLOE_LIT_USER, &t, why, sizeof why);
+    if (rc == FLOE_LIT_OK)
+        rc = floe_lit_ts_units(&t, 3, ms, why, sizeof why);
+    if (rc == FLOE_LIT_RANGE)
+        return floe_error_set(err, FLOE_EINVALID, "time %s: %s", s, why);
+    if (rc == FLOE_LIT_OK)
         return 0;
-    }
-    char buf[64];
-    if (n < sizeof buf) {
-        memcpy(buf, s, n + 1);
-        if (n > 10 && buf[10] == ' ')
-            buf[10] = 'T';
-        int64_t sec;
-        int32_t nano;
-        int zone;
-        if (floe_vt_parse_timestamp_utc(buf, n, &sec, &nano, &zone)) {
-            *ms = sec * 1000 + nano / 1000000;
-            return 0;
-        }
-    }
     return floe_error_set(err, FLOE_EINVALID,
                           "time %s: expected milliseconds since the epoch, YYYY-MM-DD or "
-                          "YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM]", s);
+                          "YYYY-MM-DDTHH:MM[:SS[.fff]][Z|+HH:MM]", s);
 }
 
 int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,
