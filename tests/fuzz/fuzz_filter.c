@@ -9,7 +9,10 @@
  *     give every row the three-valued negation of F's result;
  *   - against a small Parquet file of the same columns (written at start-up, several row
  *     groups and pages): rows read with row-group and page pruning must be exactly the
- *     rows read without it.
+ *     rows read without it;
+ *   - as a literal of each date, time, timestamp and decimal column ("c >= 'input'", and
+ *     "c >= input" when it is one word): the table and the file bindings both take it or
+ *     both refuse it (both type it through common/literal.h).
  * Errors are expected; crashes, leaks, sanitizer reports and the trap below are not.
  *
  * Seeds: tests/fuzz/seeds/fuzz_filter/.
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "floe/parquet.h"
@@ -221,6 +225,50 @@ static void fuzz_file(const char *text) {
     floe_buf_free(&out[1]);
 }
 
+/* Does the table binding take filter text?  And the file binding? */
+static void same_literal(const char *text) {
+    floe_error err;
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    floe_expr *e = NULL;
+    bool table_ok = floe_expr_parse(schema, text, &a, &e, &err) == 0;
+    floe_arena_reset(&a);
+    floe_pq_reader *r = NULL;
+    check(floe_pq_reader_open_memory(file, file_len, "fuzz", NULL, &r, &err) == 0);
+    bool file_ok = floe_pq_reader_set_filter(r, text, &err) == 0;
+    floe_pq_reader_close(r);
+    if (table_ok != file_ok)
+        fprintf(stderr, "fuzz_filter: %s: table %d, file %d\n", text, table_ok, file_ok);
+    check(table_ok == file_ok);
+}
+
+static void fuzz_literals(const char *text, size_t n) {
+    static const char *cols[] = {"dt", "tm", "ts", "tn", "dec"};
+    char *f = malloc(2 * n + 16);
+    if (!f)
+        return;
+    bool word = n > 0 && (n != 4 || strncasecmp(text, "null", 4) != 0);
+    for (size_t i = 0; i < n && word; i++)
+        word = strchr("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:.+-",
+                      text[i]) != NULL;
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+        size_t k = (size_t)sprintf(f, "%s >= '", cols[c]);
+        for (size_t i = 0; i < n; i++) {
+            if (text[i] == '\'')
+                f[k++] = '\'';
+            f[k++] = text[i];
+        }
+        f[k++] = '\'';
+        f[k] = 0;
+        same_literal(f);
+        if (word) {
+            sprintf(f, "%s >= %s", cols[c], text);
+            same_literal(f);
+        }
+    }
+    free(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!schema)
         setup();
@@ -233,6 +281,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     text[size] = '\0';
     fuzz_table(text);
     fuzz_file(text);
+    if (size <= 64)
+        fuzz_literals(text, size);
     free(text);
     return 0;
 }
