@@ -2,7 +2,9 @@
  * scan_value.c - canonical text <-> single values, and user literals, for the scan
  * (row filters, defaults, partition constants) and for metrics read from Parquet
  * statistics. The text form is the one floe's Parquet reader prints; see
- * scan_internal.h.
+ * scan_internal.h. Dates, times, timestamps and decimals parse in common/literal.h: the
+ * canonical text in its ISO form, user literals as --where literals (floe_lit_where_*,
+ * the same typing as floe cat's).
  */
 #include <math.h>
 #include <stdio.h>

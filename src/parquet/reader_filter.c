@@ -1,6 +1,7 @@
 /*
  * reader_filter.c - the reader's filter: the --where tree (parsed by common/filter.c, NOT
- * already pushed down) bound to the file's leaves, each literal typed by its column, then
+ * already pushed down) bound to the file's leaves, each literal typed by its column (dates,
+ * times, timestamps and decimals by common/literal.h, as the table scan types them), then
  * three evaluations of the same expression:
  *   - row group: may any row match, given the chunk statistics (min/max/null_count)?
  *   - pages: which row ranges may match, given the ColumnIndex and OffsetIndex
@@ -13,7 +14,6 @@
  * point columns the operators a NaN could satisfy (>, >=, !=, NOT IN, or a NaN literal)
  * never prune.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/literal.h"
+#include "iceberg/value_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -134,19 +135,10 @@ static void decimals(const char *s, size_t n) {
     check(d.unscaled < limit && d.unscaled > -limit && d.scale <= d.written);
     /* unscaled digits and the exponent back */
     char text[64];
-    unsigned __int128 mag = d.unscaled < 0 ? (unsigned __int128)0 - (unsigned __int128)d.unscaled
-                                           : (unsigned __int128)d.unscaled;
-    char digits[48];
-    size_t nd = 0;
-    do {
-        digits[nd++] = (char)('0' + (int)(mag % 10));
-        mag /= 10;
-    } while (mag);
     size_t k = 0;
     if (d.unscaled < 0)
         text[k++] = '-';
-    while (nd)
-        text[k++] = digits[--nd];
+    k += floe_vt_i128_digits(d.unscaled, text + k);
     k += (size_t)snprintf(text + k, sizeof text - k, "e%d", (int)-d.scale);
     floe_lit_dec back;
     if (d.scale >= -999999 && d.scale <= 999999) {
