@@ -492,11 +492,17 @@ int floe_lit_where_time(const char *s, size_t n, bool quoted, int64_t *micros, c
     return rc;
 }
 
-int floe_lit_where_timestamp(const char *s, size_t n, bool quoted, int digits, int64_t *out,
-                             char *why, size_t whyn) {
+int floe_lit_where_timestamp(const char *s, size_t n, bool quoted, bool zoned, int digits,
+                             int64_t *out, char *why, size_t whyn) {
     if (where_integer(s, n, quoted, out))
         return FLOE_LIT_OK;
     floe_lit_ts t;
     int rc = floe_lit_timestamp(s, n, FLOE_LIT_USER, &t, why, whyn);
-    return rc != FLOE_LIT_OK ? rc : floe_lit_ts_units(&t, digits, out, why, whyn);
+    if (rc != FLOE_LIT_OK)
+        return rc;
+    if (t.zone && !zoned)
+        return fail(FLOE_LIT_SYNTAX, why, whyn,
+                    "a timestamp without time zone takes no zone (Z or offset): write "
+                    "the wall-clock time");
+    return floe_lit_ts_units(&t, digits, out, why, whyn);
 }

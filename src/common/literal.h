@@ -90,13 +90,16 @@ int floe_lit_decimal_at(const char *s, size_t n, int precision, int32_t scale, f
 /* The --where literals of a date, time or timestamp column (floe cat and floe scan type
  * them here, so both take the same): quoted ('...'), the text in FLOE_LIT_USER form;
  * unquoted, that text or an integer, the column's own value (days, microseconds of the
- * day, or the timestamp's units since the epoch). A zone on a timestamp literal is
- * applied whatever the column's type. digits: the timestamp column's unit (6 or 9). */
+ * day, or the timestamp's units since the epoch). zoned: the column is a timestamp with
+ * time zone (timestamptz, timestamptz_ns): a literal's zone is applied, one without a zone
+ * is read as UTC. A timestamp without time zone holds wall-clock values, so a literal
+ * with a zone (Z or an offset) is refused there, as ingest refuses such values.
+ * digits: the timestamp column's unit (6 or 9). */
 int floe_lit_where_date(const char *s, size_t n, bool quoted, int32_t *days, char *why,
                         size_t whyn);
 int floe_lit_where_time(const char *s, size_t n, bool quoted, int64_t *micros, char *why,
                         size_t whyn);
-int floe_lit_where_timestamp(const char *s, size_t n, bool quoted, int digits, int64_t *out,
-                             char *why, size_t whyn);
+int floe_lit_where_timestamp(const char *s, size_t n, bool quoted, bool zoned, int digits,
+                             int64_t *out, char *why, size_t whyn);
 
 #endif

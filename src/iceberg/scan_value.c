@@ -240,7 +240,8 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
     case FLOE_TYPE_TIMESTAMPTZ_NS: {
         int64_t x;
         bool ns = f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
-        int rc = lenient ? floe_lit_where_timestamp(t, sl, quoted, ns ? 9 : 6, &x, why,
+        bool zoned = f->type == FLOE_TYPE_TIMESTAMPTZ || f->type == FLOE_TYPE_TIMESTAMPTZ_NS;
+        int rc = lenient ? floe_lit_where_timestamp(t, sl, quoted, zoned, ns ? 9 : 6, &x, why,
                                                     sizeof why)
                          : ts_canonical(f, t, sl, &x, why, sizeof why);
         if (rc != FLOE_LIT_OK)

@@ -75,8 +75,9 @@ static int type_literal(binder *p, const pq_leaf *lf, pq_value *v) {
         if (t == FLOE_TYPE_TIMESTAMP || t == FLOE_TYPE_TIMESTAMPTZ ||
             t == FLOE_TYPE_TIMESTAMP_NS || t == FLOE_TYPE_TIMESTAMPTZ_NS) {
             int digits = lf->time_unit == FLOE_PQ_NANOS ? 9 : 6;
-            if (floe_lit_where_timestamp(s, n, is_str, digits, &v->i, why, sizeof why) !=
-                FLOE_LIT_OK)
+            bool zoned = t == FLOE_TYPE_TIMESTAMPTZ || t == FLOE_TYPE_TIMESTAMPTZ_NS;
+            if (floe_lit_where_timestamp(s, n, is_str, zoned, digits, &v->i, why,
+                                         sizeof why) != FLOE_LIT_OK)
                 return perr(p, why);
             return 0;
         }

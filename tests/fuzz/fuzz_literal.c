@@ -163,8 +163,8 @@ static void where(const char *s, size_t n) {
     for (int q = 0; q < 2; q++) {
         (void)floe_lit_where_date(s, n, q, &d, NULL, 0);
         (void)floe_lit_where_time(s, n, q, &v, NULL, 0);
-        (void)floe_lit_where_timestamp(s, n, q, 6, &v, NULL, 0);
-        (void)floe_lit_where_timestamp(s, n, q, 9, &v, NULL, 0);
+        (void)floe_lit_where_timestamp(s, n, q, true, 6, &v, NULL, 0);
+        (void)floe_lit_where_timestamp(s, n, q, false, 9, &v, NULL, 0);
     }
 }
 

@@ -4,6 +4,7 @@
  * round trips against floe_civil_from_days.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/literal.h"
 #include "harness.h"
@@ -364,16 +365,31 @@ TEST(test_where_literals) {
     CHECK(floe_lit_where_time("36000000000", 11, false, &v, NULL, 0) == OK &&
           v == 36000000000LL);
     CHECK(floe_lit_where_time("36000000000", 11, true, &v, NULL, 0) == SYN);
-    CHECK(floe_lit_where_timestamp("1970-01-01", 10, true, 9, &v, NULL, 0) == OK && v == 0);
-    CHECK(floe_lit_where_timestamp("1970-01-01T00:00:01+00:00", 25, false, 6, &v, NULL, 0) ==
-              OK && v == 1000000);
-    CHECK(floe_lit_where_timestamp("1970-01-01 01:00:00+01", 22, true, 9, &v, NULL, 0) == OK &&
+    CHECK(floe_lit_where_timestamp("1970-01-01", 10, true, false, 9, &v, NULL, 0) == OK &&
           v == 0);
-    CHECK(floe_lit_where_timestamp("1234", 4, false, 6, &v, NULL, 0) == OK && v == 1234);
-    CHECK(floe_lit_where_timestamp("1234", 4, true, 6, &v, NULL, 0) == SYN);
-    CHECK(floe_lit_where_timestamp("99999999999999999999", 20, false, 6, &v, NULL, 0) == SYN);
-    CHECK(floe_lit_where_timestamp("2300-01-01", 10, true, 9, &v, NULL, 0) == RNG);
-    CHECK(floe_lit_where_timestamp("2300-01-01", 10, true, 6, &v, NULL, 0) == OK);
+    CHECK(floe_lit_where_timestamp("1970-01-01T00:00:01+00:00", 25, false, true, 6, &v, NULL,
+                                   0) == OK &&
+          v == 1000000);
+    CHECK(floe_lit_where_timestamp("1970-01-01 01:00:00+01", 22, true, true, 9, &v, NULL, 0) ==
+              OK &&
+          v == 0);
+    /* a zone (Z too) on a timestamp without time zone is refused, with the reason */
+    char why[160] = "";
+    CHECK(floe_lit_where_timestamp("1970-01-01 01:00:00+01", 22, true, false, 9, &v, why,
+                                   sizeof why) == SYN &&
+          strstr(why, "without time zone"));
+    CHECK(floe_lit_where_timestamp("1970-01-01T00:00:00Z", 20, true, false, 6, &v, NULL, 0) ==
+          SYN);
+    CHECK(floe_lit_where_timestamp("1970-01-01Z", 11, true, false, 6, &v, NULL, 0) == SYN);
+    CHECK(floe_lit_where_timestamp("1970-01-01T00:00:00Z", 20, true, true, 6, &v, NULL, 0) ==
+              OK &&
+          v == 0);
+    CHECK(floe_lit_where_timestamp("1234", 4, false, false, 6, &v, NULL, 0) == OK && v == 1234);
+    CHECK(floe_lit_where_timestamp("1234", 4, true, true, 6, &v, NULL, 0) == SYN);
+    CHECK(floe_lit_where_timestamp("99999999999999999999", 20, false, true, 6, &v, NULL, 0) ==
+          SYN);
+    CHECK(floe_lit_where_timestamp("2300-01-01", 10, true, false, 9, &v, NULL, 0) == RNG);
+    CHECK(floe_lit_where_timestamp("2300-01-01", 10, true, true, 6, &v, NULL, 0) == OK);
 }
 
 int main(void) {
