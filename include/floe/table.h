@@ -270,6 +270,20 @@ typedef int (*floe_commit_apply_fn)(void *ctx, floe_metadata_builder *b, floe_er
 int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_error *err)
     FLOE_NODISCARD;
 
+/* Commit to n tables of one SQL catalog at once, all or nothing: apply runs on each table
+ * (ctxs[i], on a builder from that table's current metadata; FLOE_COMMIT_NOOP leaves the
+ * table out), every new metadata file is written, and the n pointer swaps run in one
+ * transaction on the catalog's connection (floe_catalog_sql), so either every table moves
+ * or none does. A swap lost to another writer rolls the transaction back, deletes the
+ * files written, and the attempt starts again on fresh metadata of every table (apply
+ * included), under the first table's commit.retry.* settings. The tables must be distinct
+ * and loaded from the same SQL catalog (FLOE_EINVALID; a filesystem catalog:
+ * FLOE_EUNSUPPORTED), and no transaction may be open on its connection. *failed (may be
+ * NULL) gets the index of the table whose apply returned the error, else SIZE_MAX.
+ * Results as floe_table_commit's; FLOE_EUNKNOWN_STATE covers all the tables. */
+int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
+                       void *const *ctxs, size_t *failed, floe_error *err) FLOE_NODISCARD;
+
 /* write.metadata.delete-after-commit.enabled (Iceberg's table property): once
  * `committed`, written at committed_loc, has replaced `base` as the table's metadata,
  * delete the metadata files base's metadata-log lists and committed's no longer does

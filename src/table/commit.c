@@ -57,12 +57,14 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "floe/io.h"
 #include "floe/lease.h"
+#include "floe/sql.h"
 #include "table_internal.h"
 #include "table/commit_testing.h"
 
@@ -725,5 +727,179 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
     prio_init(&pr, t);
     int rc = commit_attempts(t, apply, ctx, &pr, err);
     prio_release(&pr);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * several tables at once
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct staged_table {
+    floe_metadata_builder *b;
+    floe_table_metadata *m; /* NULL: nothing to commit on this table */
+    char *loc;              /* our new metadata file, once written */
+    char *log_entry;
+} staged_table;
+
+static void staged_free(staged_table *st, size_t n, floe_table *const *ts, bool delete_ours) {
+    for (size_t i = 0; i < n; i++) {
+        if (delete_ours && st[i].loc) /* C2: the swaps definitely did not happen */
+            floe_io_delete(floe_table_io(ts[i]), st[i].loc, NULL);
+        floe_metadata_builder_free(st[i].b);
+        floe_table_metadata_free(st[i].m);
+        floe_free(st[i].loc);
+        floe_free(st[i].log_entry);
+        memset(&st[i], 0, sizeof st[i]);
+    }
+}
+
+static int tables_check(floe_table *const *ts, size_t n, floe_sql **db, floe_error *err) {
+    floe_catalog *c = ts[0]->catalog;
+    *db = c ? floe_catalog_sql(c) : NULL;
+    if (!*db)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "a commit to several tables at once needs a SQL catalog");
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i]->catalog != c)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "table %zu of a commit to several tables is not of the same "
+                                  "catalog handle", i);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(ts[i]->ns, ts[j]->ns) && !strcmp(ts[i]->name, ts[j]->name))
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "table %s.%s is named twice in one commit", ts[i]->ns,
+                                      ts[i]->name);
+    }
+    if (floe_sql_in_transaction(*db))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "a transaction is already open on the catalog's connection");
+    return 0;
+}
+
+/* One attempt: stage every table, write the new metadata files, swap every pointer in one
+ * transaction, install. On return st holds what is left to delete or free. */
+static int tables_attempt(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
+                          void *const *ctxs, floe_sql *db, staged_table *st, size_t *failed,
+                          bool *keep_files, floe_error *err) {
+    size_t first = SIZE_MAX; /* the first table with a change */
+    for (size_t i = 0; i < n; i++) {
+        int rc = stage(ts[i], apply, ctxs[i], &st[i].b, &st[i].m, &st[i].log_entry, err);
+        if (rc == FLOE_COMMIT_NOOP)
+            continue;
+        if (rc < 0) {
+            if (rc != FLOE_ECONFLICT && failed)
+                *failed = i;
+            return rc;
+        }
+        if (race_fn)
+            race_fn(race_ctx, ts[i]);
+        if (first == SIZE_MAX)
+            first = i;
+    }
+    if (first == SIZE_MAX)
+        return 0; /* nothing to commit anywhere */
+    for (size_t i = first; i < n; i++)
+        if (st[i].m)
+            FLOE_FORWARD_IF_ERROR(write_unique(ts[i], st[i].m, ts[i]->pointer,
+                                               floe_table_metadata_wants_gzip(st[i].m),
+                                               &st[i].loc, err));
+    floe_catalog *c = ts[first]->catalog;
+    FLOE_FORWARD_IF_ERROR(floe_sql_begin(db, err));
+    int rc = 0;
+    for (size_t i = first; i < n && rc == 0; i++)
+        if (st[i].m)
+            rc = floe_catalog_swap(c, ts[i]->ns, ts[i]->name, ts[i]->pointer, st[i].loc, err);
+    if (rc < 0) {
+        floe_sql_rollback(db); /* inside the transaction nothing was applied */
+        if (rc == FLOE_EUNKNOWN_STATE) {
+            if (err)
+                err->code = FLOE_EIO;
+            rc = FLOE_EIO;
+        }
+        return rc;
+    }
+    rc = floe_sql_commit(db, err);
+    if (rc == FLOE_EUNKNOWN_STATE) {
+        /* the swaps committed together or not at all: the first table tells */
+        int outcome = resolve_unknown(ts[first], ts[first]->pointer, st[first].log_entry,
+                                      st[first].loc, false);
+        if (outcome == OUTCOME_APPLIED) {
+            rc = 0;
+        } else if (outcome == OUTCOME_NOT_APPLIED) {
+            rc = floe_error_set(err, FLOE_ECONFLICT, "the swaps did not happen");
+        } else {
+            *keep_files = true; /* C1 */
+            return floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                                  "commit to %zu tables: state unknown: the catalog may or may "
+                                  "not point at the new metadata (%s.%s: %s); refresh before "
+                                  "doing anything else",
+                                  n, ts[first]->ns, ts[first]->name, st[first].loc);
+        }
+    }
+    if (rc < 0)
+        return rc;
+    *keep_files = true; /* committed: the files are the tables' now */
+    for (size_t i = first; i < n; i++) {
+        if (!st[i].m)
+            continue;
+        floe_table_clean_old_metadata(ts[i], ts[i]->metadata, st[i].m, st[i].loc);
+        char *phys = floe_strdup(st[i].loc);
+        int irc = phys ? floe_table_install(ts[i], st[i].loc, phys, st[i].m, err)
+                       : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        st[i].loc = NULL;
+        st[i].m = NULL;
+        if (irc < 0 && rc == 0) /* committed, but this object could not take it: C1 */
+            rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                                "table %s.%s: committed, but the new metadata could not be "
+                                "loaded; load the table again", ts[i]->ns, ts[i]->name);
+    }
+    return rc;
+}
+
+int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
+                       void *const *ctxs, size_t *failed, floe_error *err) {
+    if (failed)
+        *failed = SIZE_MAX;
+    if (n == 0)
+        return 0;
+    floe_sql *db = NULL;
+    FLOE_FORWARD_IF_ERROR(tables_check(ts, n, &db, err));
+    for (size_t i = 0; i < n; i++)
+        if (ts[i]->migrate && !ts[i]->migrating)
+            FLOE_FORWARD_IF_ERROR(floe_table_migrate(ts[i], err));
+    staged_table *st = floe_calloc(n, sizeof *st);
+    if (!st)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_commit_retry retry;
+    floe_commit_retry_from(ts[0]->metadata, &retry);
+    const int64_t start = floe_now_ns();
+    pthread_mutex_t *gate = floe_catalog_commit_gate(ts[0]->catalog);
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        if (gate)
+            pthread_mutex_lock(gate);
+        rc = 0;
+        for (size_t i = 0; i < n && rc == 0 && (gate || attempt > 1); i++)
+            rc = floe_table_refresh(ts[i], err);
+        bool keep_files = false;
+        if (rc == 0)
+            rc = tables_attempt(ts, n, apply, ctxs, db, st, failed, &keep_files, err);
+        staged_free(st, n, ts, !keep_files);
+        if (gate)
+            pthread_mutex_unlock(gate);
+        if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
+            break;
+        int64_t elapsed_ms = (floe_now_ns() - start) / 1000000;
+        if (attempt > retry.num_retries || elapsed_ms >= retry.total_timeout_ms) {
+            rc = floe_error_set(err, FLOE_ECONFLICT,
+                                "commit to %zu tables gave up after %d attempt%s (%" PRId64
+                                " ms): other commits kept winning",
+                                n, attempt, attempt == 1 ? "" : "s", elapsed_ms);
+            break;
+        }
+        sleep_backoff(&retry, attempt, start);
+        floe_error_clear(err);
+    }
+    floe_free(st);
     return rc;
 }
