@@ -10,6 +10,7 @@
 #define FLOE_FLOE_H
 
 #include "floe/append.h"
+#include "floe/auth.h"
 #include "floe/avro.h"
 #include "floe/catalog.h"
 #include "floe/codec.h"

@@ -26,12 +26,18 @@
  *   DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table} (purgeRequested)
  *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics (logged)
  *   POST   /v1/{prefix}/tables/rename
+ *   POST   /v1/{prefix}/transactions/commit                (atomic across tables)
+ *
+ * Idempotency-Key is honoured on the mutation routes when the catalog is a SQL catalog
+ * (the answers are recorded in its database; /v1/config advertises
+ * idempotency-key-lifetime then).
  *
  * Anything else is 404 (no such route) or 405 (route without that method). Errors are
  * the spec's IcebergErrorResponse: {"error":{"message","type","code"}}.
  *
- * There is no authentication yet: the server listens on loopback addresses only (TLS and
- * access control belong to a proxy in front; docs/REST.md).
+ * Authentication: bearer tokens with grants per namespace and table (the config's tokens;
+ * docs/REST.md says which grant each route needs). Without tokens the server listens on
+ * loopback addresses only. TLS belongs to a proxy in front.
  *
  * Threads: libmicrohttpd runs a thread per connection; requests share one catalog handle
  * under a mutex, so they run one at a time.
@@ -39,6 +45,7 @@
 #ifndef FLOE_REST_SERVER_H
 #define FLOE_REST_SERVER_H
 
+#include "floe/auth.h"
 #include "floe/catalog.h"
 #include "floe/common.h"
 
@@ -55,6 +62,12 @@ typedef struct floe_rest_server_config {
                                            address; port 0 picks a free port */
     const floe_catalog_config *catalog; /* the catalog served (borrowed for the call) */
     size_t max_body;                    /* largest request body in bytes; 0: 16 MiB */
+    /* Bearer tokens with grants (floe/auth.h; borrowed until floe_rest_server_stop).
+     * Without tokens every request is served and the server listens on loopback only;
+     * with tokens each request needs one whose grants cover what it touches (401, 403)
+     * and any address may be listened on. */
+    const floe_server_token *tokens;
+    size_t ntokens;
 } floe_rest_server_config;
 
 /* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen

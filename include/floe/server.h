@@ -73,6 +73,7 @@
 #ifndef FLOE_SERVER_H
 #define FLOE_SERVER_H
 
+#include "floe/auth.h"
 #include "floe/common.h"
 #include "floe/manifest.h"
 #include "floe/parquet.h"
@@ -121,13 +122,6 @@ typedef struct floe_server_table_config {
     int64_t compact_age_ms;  /* ... or when its oldest pending file is this old (15 min) */
     int64_t target_file_size; /* Parquet output target (128 MB) */
 } floe_server_table_config;
-
-typedef struct floe_server_token {
-    char *name;
-    char *secret;            /* the bearer token */
-    char **grants;           /* "ns.table", "ns.*", "*", "admin" */
-    size_t ngrants;
-} floe_server_token;
 
 /* A [source kafka NAME] section: its keys as written, in order (src/server/kafka.c reads
  * and checks them; floe_server_config_check names a bad one). */

@@ -12,6 +12,7 @@
 #include "table_args.h"
 #include "floe/catalog.h"
 #include "floe/rest_server.h"
+#include "floe/server.h"
 #include "floe/table.h"
 
 static void usage(FILE *out) {
@@ -27,10 +28,13 @@ static void usage(FILE *out) {
             "  table NS NAME                current metadata of a table\n"
             "  drop-table NS NAME           forget a table (its files stay)\n"
             "  locate PATH                  current metadata file of a table folder\n"
-            "  serve [--listen HOST:PORT] [--port-file FILE]\n"
+            "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
-            "                               (default 127.0.0.1:8181, loopback only; port 0\n"
-            "                               picks a free port, written to FILE; docs/REST.md)\n"
+            "                               (default 127.0.0.1:8181; port 0 picks a free\n"
+            "                               port, written to FILE). --tokens: bearer tokens\n"
+            "                               with grants, the [token NAME] sections of a floe\n"
+            "                               serve configuration file; without them, loopback\n"
+            "                               only (docs/REST.md)\n"
             "\n"
             "The catalog comes from FLOE_CATALOG_URI / FLOE_WAREHOUSE, floe.conf\n"
             "([catalog.NAME] type/uri/warehouse), .pyiceberg.yaml, or ./warehouse with\n"
@@ -52,18 +56,49 @@ static void print_list(const floe_strlist *l, bool json) {
     }
 }
 
+static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
+                             const char *port_file);
+
 /* `floe catalog serve`: run the REST catalog until SIGINT or SIGTERM. */
 static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args) {
     floe_rest_server_config rc = {.catalog = cfg};
-    const char *port_file = NULL;
+    const char *port_file = NULL, *tokens_file = NULL;
     for (int k = 0; k < nargs; k++) {
         if (!strcmp(args[k], "--listen") && k + 1 < nargs)
             rc.listen = args[++k];
         else if (!strcmp(args[k], "--port-file") && k + 1 < nargs)
             port_file = args[++k];
+        else if (!strcmp(args[k], "--tokens") && k + 1 < nargs)
+            tokens_file = args[++k];
         else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
+    floe_error err;
+    floe_error_clear(&err);
+    /* the [token NAME] sections of a floe serve configuration file */
+    floe_server_config scfg;
+    floe_server_config_init(&scfg);
+    if (tokens_file) {
+        if (floe_server_config_load(&scfg, tokens_file, &err) < 0) {
+            floe_server_config_reset(&scfg);
+            return cli_fail(&err);
+        }
+        if (scfg.ntokens == 0) {
+            floe_server_config_reset(&scfg);
+            fprintf(stderr, "floe: %s has no [token NAME] section\n", tokens_file);
+            return FLOE_EXIT_FAIL;
+        }
+        rc.tokens = scfg.tokens;
+        rc.ntokens = scfg.ntokens;
+    }
+    int code = catalog_serve_run(cfg, &rc, port_file);
+    floe_server_config_reset(&scfg);
+    return code;
+}
+
+static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
+                             const char *port_file) {
+    floe_rest_server_config rc = *rcp;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

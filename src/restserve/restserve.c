@@ -272,27 +272,29 @@ typedef struct route {
     int method;
     rs_handler fn;
     bool body;
+    bool idem; /* the spec gives the route the Idempotency-Key header */
 } route;
 
 static int get_config(rs_req *q, rs_resp *r);
 
 static const route ROUTES[] = {
-    {"config", M_GET, get_config, false},
-    {"namespaces", M_GET, rs_list_namespaces, false},
-    {"namespaces", M_POST, rs_create_namespace, true},
-    {"namespaces/N", M_GET, rs_load_namespace, false},
-    {"namespaces/N", M_HEAD, rs_namespace_exists, false},
-    {"namespaces/N", M_DELETE, rs_drop_namespace, false},
-    {"namespaces/N/properties", M_POST, rs_update_namespace_properties, true},
-    {"namespaces/N/tables", M_GET, rs_list_tables, false},
-    {"namespaces/N/tables", M_POST, rs_create_table, true},
-    {"namespaces/N/register", M_POST, rs_register_table, true},
-    {"namespaces/N/tables/T", M_GET, rs_load_table, false},
-    {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false},
-    {"namespaces/N/tables/T", M_POST, rs_commit_table, true},
-    {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false},
-    {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true},
-    {"tables/rename", M_POST, rs_rename_table, true},
+    {"config", M_GET, get_config, false, false},
+    {"namespaces", M_GET, rs_list_namespaces, false, false},
+    {"namespaces", M_POST, rs_create_namespace, true, true},
+    {"namespaces/N", M_GET, rs_load_namespace, false, false},
+    {"namespaces/N", M_HEAD, rs_namespace_exists, false, false},
+    {"namespaces/N", M_DELETE, rs_drop_namespace, false, true},
+    {"namespaces/N/properties", M_POST, rs_update_namespace_properties, true, true},
+    {"namespaces/N/tables", M_GET, rs_list_tables, false, false},
+    {"namespaces/N/tables", M_POST, rs_create_table, true, true},
+    {"namespaces/N/register", M_POST, rs_register_table, true, true},
+    {"namespaces/N/tables/T", M_GET, rs_load_table, false, false},
+    {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false, false},
+    {"namespaces/N/tables/T", M_POST, rs_commit_table, true, true},
+    {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false, true},
+    {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true, false},
+    {"tables/rename", M_POST, rs_rename_table, true, true},
+    {"transactions/commit", M_POST, rs_commit_transaction, true, true},
 };
 #define NROUTES (sizeof ROUTES / sizeof ROUTES[0])
 
@@ -311,7 +313,11 @@ static int get_config(rs_req *q, rs_resp *r) {
     floe_buf *b = &r->body;
     FLOE_IGNORE_RESULT(floe_buf_printf(b, "{\"defaults\":{},\"overrides\":{\"prefix\":"));
     FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)q->s->name, strlen(q->s->name)));
-    FLOE_IGNORE_RESULT(floe_buf_printf(b, "},\"endpoints\":["));
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "},"));
+    if (q->s->idem)
+        FLOE_IGNORE_RESULT(floe_buf_printf(b, "\"idempotency-key-lifetime\":\"%s\",",
+                                           RS_IDEM_LIFETIME));
+    FLOE_IGNORE_RESULT(floe_buf_printf(b, "\"endpoints\":["));
     for (size_t i = 1; i < NROUTES; i++) {
         char ep[128];
         const char *m = ROUTES[i].method == M_GET ? "GET" : ROUTES[i].method == M_HEAD ? "HEAD"
@@ -366,7 +372,7 @@ static const route *route_of(rs_req *q, const char *url, rs_resp *r) {
     }
     size_t first = 0;
     if (nseg > 1 && strcmp(segs[0], "namespaces") && strcmp(segs[0], "tables") &&
-        strcmp(segs[0], "config")) {
+        strcmp(segs[0], "transactions") && strcmp(segs[0], "config")) {
         if (strcmp(segs[0], q->s->name)) {
             rs_error(r, 404, "NoSuchWarehouseException",
                      "prefix %s is not served here (this server serves catalog %s)", segs[0],
@@ -424,6 +430,104 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------
+ * bearer tokens
+ * ------------------------------------------------------------------------------------- */
+
+static bool covers_table(const floe_server_token *t, const char *ns, const char *name) {
+    size_t n = strlen(ns) + strlen(name) + 2;
+    char *full = floe_malloc(n);
+    bool ok = false;
+    if (full) {
+        snprintf(full, n, "%s.%s", ns, name);
+        for (size_t g = 0; g < t->ngrants && !ok; g++)
+            ok = floe_grant_covers_table(t->grants[g], full);
+    }
+    floe_free(full);
+    return ok;
+}
+
+static bool covers_namespace(const floe_server_token *t, const char *ns) {
+    for (size_t g = 0; g < t->ngrants; g++)
+        if (floe_grant_covers_namespace(t->grants[g], ns ? ns : "*"))
+            return true;
+    return false;
+}
+
+/* The table a JSON identifier {namespace, name} names is covered by t; false for an
+ * identifier that is not one (the handler then answers its 400). */
+static bool covers_identifier(const floe_server_token *t, const json_t *id) {
+    rs_resp scratch = {0};
+    floe_buf_init(&scratch.body, 0);
+    char *ns = rs_namespace_from_json(json_object_get(id, "namespace"), &scratch);
+    const char *name = json_string_value(json_object_get(id, "name"));
+    bool ok = ns && name && covers_table(t, ns, name);
+    floe_free(ns);
+    floe_buf_free(&scratch.body);
+    return ok;
+}
+
+/* What q may do with token t: a route on a table needs a grant covering the table, one on
+ * a namespace (or creating one) a grant covering the namespace, listing the top level "*";
+ * rename needs both tables, a transaction every table it changes. The body is parsed. */
+static bool permitted(const rs_req *q, const route *rt, const floe_server_token *t) {
+    if (!strcmp(rt->shape, "config"))
+        return true;
+    if (q->table)
+        return covers_table(t, q->ns, q->table);
+    if (q->ns)
+        return covers_namespace(t, q->ns);
+    if (!strcmp(rt->shape, "namespaces") && rt->method == M_GET) {
+        char *parent = rs_query(q, "parent");
+        rs_resp scratch = {0};
+        floe_buf_init(&scratch.body, 0);
+        char *dotted = parent && *parent ? namespace_from_segment(parent, &scratch) : NULL;
+        bool ok = covers_namespace(t, dotted);
+        floe_free(dotted);
+        floe_free(parent);
+        floe_buf_free(&scratch.body);
+        return ok;
+    }
+    if (!strcmp(rt->shape, "namespaces")) { /* create */
+        rs_resp scratch = {0};
+        floe_buf_init(&scratch.body, 0);
+        char *ns = rs_namespace_from_json(json_object_get(q->body, "namespace"), &scratch);
+        bool ok = ns && covers_namespace(t, ns);
+        floe_free(ns);
+        floe_buf_free(&scratch.body);
+        return ok;
+    }
+    if (!strcmp(rt->shape, "tables/rename"))
+        return covers_identifier(t, json_object_get(q->body, "source")) &&
+               covers_identifier(t, json_object_get(q->body, "destination"));
+    if (!strcmp(rt->shape, "transactions/commit")) {
+        const json_t *ch = json_object_get(q->body, "table-changes");
+        for (size_t i = 0; i < json_array_size(ch); i++)
+            if (!covers_identifier(t, json_object_get(json_array_get(ch, i), "identifier")))
+                return false;
+        return true;
+    }
+    return false;
+}
+
+/* 0 when q may run, else 401 or 403 with the answer in r. */
+static int authorize(const rs_req *q, const route *rt, rs_resp *r) {
+    if (q->s->ntokens == 0)
+        return 0;
+    const floe_server_token *t =
+        floe_token_find(q->s->tokens, q->s->ntokens, rs_header(q, "Authorization"));
+    if (!t)
+        return rs_error(r, 401, "NotAuthorizedException",
+                        "a bearer token is needed (Authorization: Bearer TOKEN)"),
+               401;
+    if (!permitted(q, rt, t))
+        return rs_error(r, 403, "ForbiddenException",
+                        "token %s has no grant for this request (%s %s)", t->name, q->method,
+                        rt->shape),
+               403;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
  * libmicrohttpd
  * ------------------------------------------------------------------------------------- */
 
@@ -465,6 +569,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
         MHD_add_response_header(resp, "ETag", r->etag);
     if (r->status == 405)
         MHD_add_response_header(resp, "Allow", "GET, HEAD, POST, DELETE");
+    if (r->status == 401)
+        MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ok;
@@ -510,9 +616,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             rt = NULL;
         }
     }
+    if (rt && authorize(&q, rt, &r) != 0)
+        rt = NULL;
+    const char *key = rt && rt->idem && s->idem ? rs_header(&q, "Idempotency-Key") : NULL;
+    if (key && !rs_idem_key_valid(key)) {
+        rs_error(&r, 400, "BadRequestException",
+                 "Idempotency-Key must be a UUID (36 characters), not '%.64s'", key);
+        rt = NULL;
+    }
     if (rt) {
+        char fp[65];
+        if (key)
+            rs_idem_fingerprint(method, url, cr->body.data, cr->body.len, fp);
         pthread_mutex_lock(&s->mu);
-        rt->fn(&q, &r);
+        if (!key || !rs_idem_replay(&q, key, fp, &r)) {
+            rt->fn(&q, &r);
+            if (key)
+                rs_idem_record(&q, key, fp, &r);
+        }
         pthread_mutex_unlock(&s->mu);
     }
     enum MHD_Result ok = send_resp(c, &r);
@@ -536,7 +657,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *err) {
+static int parse_listen(const char *listen, bool tokens, struct sockaddr_in *sa,
+                        floe_error *err) {
     memset(sa, 0, sizeof *sa);
     sa->sin_family = AF_INET;
     const char *colon = strrchr(listen, ':');
@@ -554,12 +676,11 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *
         return floe_error_set(err, FLOE_EINVALID, "--listen: bad port in '%s'", listen);
     if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
         return floe_error_set(err, FLOE_EINVALID, "--listen: '%s' is not an IPv4 address", host);
-    /* no authentication yet: loopback only (127.0.0.0/8) */
-    if ((ntohl(sa->sin_addr.s_addr) >> 24) != 127)
+    /* without tokens nothing is checked: loopback only (127.0.0.0/8) */
+    if (!tokens && (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
         return floe_error_set(err, FLOE_EINVALID,
-                              "--listen: %s is not a loopback address; floe catalog serve has no "
-                              "authentication yet, so it listens on 127.0.0.0/8 only (put a "
-                              "proxy with TLS and access control in front)",
+                              "--listen: %s is not a loopback address; without bearer tokens "
+                              "(--tokens FILE) floe catalog serve listens on 127.0.0.0/8 only",
                               host);
     sa->sin_port = htons((uint16_t)port);
     return 0;
@@ -569,16 +690,19 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
                            floe_error *err) {
     struct sockaddr_in sa;
     const char *listen = cfg->listen ? cfg->listen : DEFAULT_LISTEN;
-    FLOE_FORWARD_IF_ERROR(parse_listen(listen, &sa, err));
+    FLOE_FORWARD_IF_ERROR(parse_listen(listen, cfg->ntokens > 0, &sa, err));
     floe_rest_server *s = floe_calloc(1, sizeof *s);
     if (!s)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
     pthread_mutex_init(&s->mu, NULL);
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
+    s->tokens = cfg->tokens;
+    s->ntokens = cfg->ntokens;
     FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cat, err));
     if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(rs_idem_open(s, err));
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,

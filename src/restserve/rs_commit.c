@@ -22,6 +22,7 @@
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,15 +400,24 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
     return 0;
 }
 
+/* A CommitTableRequest checked whole: c gets its requirements and updates; 0, or -1
+ * with a 400 in r. */
+static int commit_request(const json_t *req, commit_ctx *c, rs_resp *r) {
+    *c = (commit_ctx){.requirements = json_object_get(req, "requirements"),
+                      .updates = json_object_get(req, "updates")};
+    if (check_kinds(c->requirements, "requirements", "type", REQUIREMENTS, COUNT(REQUIREMENTS),
+                    r) < 0 ||
+        check_kinds(c->updates, "updates", "action", UPDATES, COUNT(UPDATES), r) < 0)
+        return -1;
+    return 0;
+}
+
 int rs_commit_table(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     floe_table *t = NULL;
-    commit_ctx c = {.requirements = json_object_get(q->body, "requirements"),
-                    .updates = json_object_get(q->body, "updates")};
-    if (check_kinds(c.requirements, "requirements", "type", REQUIREMENTS, COUNT(REQUIREMENTS), r) <
-            0 ||
-        check_kinds(c.updates, "updates", "action", UPDATES, COUNT(UPDATES), r) < 0)
+    commit_ctx c;
+    if (commit_request(q->body, &c, r) < 0)
         return 0;
     /* the identifier, when given, must name the table of the path */
     const json_t *id = json_object_get(q->body, "identifier");
@@ -439,5 +449,83 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
      * config of a LoadTableResult do no harm to clients (extra fields are allowed) */
 done:
     floe_table_close(t);
+    return 0;
+}
+
+/* The table name of table-changes[i] (checked to be there). */
+static const char *change_name(const json_t *changes, size_t i) {
+    return sval(json_object_get(json_array_get(changes, i), "identifier"), "name");
+}
+
+/* POST /v1/{prefix}/transactions/commit (spec: commitTransaction, CommitTransactionRequest):
+ * the table-changes, each a CommitTableRequest with its identifier, committed together by
+ * floe_tables_commit - one SQL transaction swaps every pointer, so all the tables move or
+ * none. Every change is checked before anything is read (400); a table that does not
+ * exist is a 404 (a staged create is committed through its own table's route), a
+ * requirement that fails on any table a 409 and nothing changes. 204 on success. */
+int rs_commit_transaction(rs_req *q, rs_resp *r) {
+    const json_t *changes = json_object_get(q->body, "table-changes");
+    if (!json_is_array(changes) || json_array_size(changes) == 0)
+        return rs_error(r, 400, "BadRequestException", "table-changes must be a non-empty array");
+    size_t n = json_array_size(changes);
+    commit_ctx *cs = floe_calloc(n, sizeof *cs);
+    floe_table **ts = floe_calloc(n, sizeof *ts);
+    void **ctxs = floe_calloc(n, sizeof *ctxs);
+    char **names = floe_calloc(n, sizeof *names);
+    floe_error err;
+    floe_error_clear(&err);
+    if (!cs || !ts || !ctxs || !names) {
+        rs_error(r, 500, "InternalServerError", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *ch = json_array_get(changes, i);
+        const json_t *id = json_object_get(ch, "identifier");
+        const char *name = sval(id, "name");
+        if (!json_is_object(ch) || !json_is_object(id) || !name) {
+            rs_error(r, 400, "BadRequestException",
+                     "table-changes[%zu]: a change needs an identifier {namespace, name}", i);
+            goto done;
+        }
+        if (!(names[i] = rs_namespace_from_json(json_object_get(id, "namespace"), r)) ||
+            commit_request(ch, &cs[i], r) < 0)
+            goto done;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(names[j], names[i]) && !strcmp(change_name(changes, j), name)) {
+                rs_error(r, 400, "BadRequestException",
+                         "table-changes[%zu]: table %s.%s is changed twice", i, names[i], name);
+                goto done;
+            }
+        ctxs[i] = &cs[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = floe_table_load(q->s->cat, names[i], change_name(changes, i), &ts[i], &err);
+        if (rc < 0) {
+            rs_floe_error(r, rc, &err, "NoSuchTableException");
+            goto done;
+        }
+    }
+    size_t failed = SIZE_MAX;
+    int rc = floe_tables_commit(ts, n, apply, ctxs, &failed, &err);
+    apply_outcome why = failed < n ? cs[failed].outcome : 0;
+    if (rc < 0 && why == REQ_FAILED)
+        rs_error(r, 409, "CommitFailedException", "table %s.%s: %s", names[failed],
+                 floe_table_name(ts[failed]), err.msg);
+    else if (rc < 0 && why == UPDATE_REFUSED)
+        rs_error(r, 400, "BadRequestException", "table %s.%s: %s", names[failed],
+                 floe_table_name(ts[failed]), err.msg);
+    else if (rc < 0)
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+    else
+        r->status = 204;
+done:
+    for (size_t i = 0; ts && i < n; i++)
+        floe_table_close(ts[i]);
+    for (size_t i = 0; names && i < n; i++)
+        floe_free(names[i]);
+    floe_free(names);
+    floe_free(ctxs);
+    floe_free(ts);
+    floe_free(cs);
     return 0;
 }

@@ -19,6 +19,9 @@ struct floe_rest_server {
     char *name;         /* the catalog's name: the {prefix} of the paths */
     size_t max_body;
     unsigned port;
+    bool idem;          /* Idempotency-Key honoured (a SQL catalog: rs_idem.c) */
+    const floe_server_token *tokens; /* borrowed from the config; none: no authentication */
+    size_t ntokens;
 };
 
 /* A request after routing. Path segments are percent-decoded. */
@@ -79,7 +82,24 @@ int rs_table_exists(rs_req *q, rs_resp *r);
 int rs_drop_table(rs_req *q, rs_resp *r);
 int rs_rename_table(rs_req *q, rs_resp *r);
 int rs_commit_table(rs_req *q, rs_resp *r);
+int rs_commit_transaction(rs_req *q, rs_resp *r);
 int rs_report_metrics(rs_req *q, rs_resp *r);
+
+/* Idempotency-Key (rs_idem.c). The lifetime advertised in /v1/config. */
+#define RS_IDEM_LIFETIME "PT30M"
+#define RS_IDEM_LIFETIME_MS (30 * 60 * 1000)
+/* Create the table of recorded answers and set s->idem, on a SQL catalog. */
+int rs_idem_open(floe_rest_server *s, floe_error *err);
+/* A key as the spec gives it: a UUID in its 36-character form. */
+bool rs_idem_key_valid(const char *key);
+/* What identifies a request (method, path, body) as 64 hex digits. */
+void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
+                         char out[65]);
+/* When an answer is recorded under key: put it (or the 400 of a key reused for another
+ * request) in r and return true. A failed lookup answers 5xx and returns true. */
+bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r);
+/* Record r under key unless it is a 5xx; a failure to record is logged. */
+void rs_idem_record(rs_req *q, const char *key, const char *fp, const rs_resp *r);
 
 /* Answer with a LoadTableResult for table t (rs_tables.c): metadata-location, metadata
  * (all snapshots, or with refs_only those a branch or tag points at), config; and the

@@ -125,24 +125,6 @@ static enum MHD_Result respond_error(floe_server *s, struct MHD_Connection *c, i
     return respond(s, c, status, body, len, "application/json", retry_after);
 }
 
-/* Constant-time comparison: the time taken must not reveal how much of a token matched. */
-static bool secret_equal(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char d = (unsigned char)(la != lb);
-    for (size_t i = 0; i < lb; i++)
-        d |= (unsigned char)(a[i % (la ? la : 1)] ^ b[i]);
-    return d == 0;
-}
-
-static bool grant_matches(const char *g, const char *table) {
-    if (!strcmp(g, "*"))
-        return true;
-    size_t gl = strlen(g);
-    if (gl >= 2 && g[gl - 2] == '.' && g[gl - 1] == '*')
-        return !strncmp(table, g, gl - 1) && strchr(table + gl - 1, '.') == NULL;
-    return !strcmp(g, table);
-}
-
 /* 0 ok, 401 or 403: a grant for table, or (table NULL) the literal grant `grant`
  * ("admin", "metrics"). Without configured tokens everything is open: the server then
  * listens on loopback only (floe_server_config_check). */
@@ -154,22 +136,15 @@ static int authorize(floe_server *s, struct MHD_Connection *c, const char *table
         status = 0; /* loopback without tokens (floe_server_config_check) */
         goto done;
     }
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7))
+    const floe_server_token *t = floe_token_find(
+        s->cfg.tokens, s->cfg.ntokens,
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"));
+    if (!t)
         goto done;
-    h += 7;
-    while (*h == ' ')
-        h++;
-    for (size_t i = 0; i < s->cfg.ntokens; i++) {
-        const floe_server_token *t = &s->cfg.tokens[i];
-        if (!secret_equal(t->secret, h))
-            continue;
-        status = 403;
-        for (size_t g = 0; g < t->ngrants; g++)
-            if (table ? grant_matches(t->grants[g], table) : !strcmp(t->grants[g], grant))
-                status = 0;
-        break;
-    }
+    status = 403;
+    for (size_t g = 0; g < t->ngrants; g++)
+        if (table ? floe_grant_covers_table(t->grants[g], table) : !strcmp(t->grants[g], grant))
+            status = 0;
 done:
     pthread_mutex_unlock(&s->cfg_mu);
     return status;

@@ -13,7 +13,16 @@
 #  4. commits: two clients racing on assert-ref-snapshot-id (one wins, one 409), every
 #     requirement kind failing and holding, the updates applied; `floe scan` reads the
 #     table REST committed to; ETag 304 by curl; drop with purgeRequested deletes the
-#     table's files and drop without it keeps them; metrics reports are taken (204).
+#     table's files and drop without it keeps them; metrics reports are taken (204);
+#  5. transactions/commit: two tables move together (204), and a failed requirement or a
+#     refused update on either table leaves both as they were (409 / 400); a missing
+#     table 404, a change without identifier 400;
+#  6. Idempotency-Key: advertised in /v1/config; a retried create, commit, transaction
+#     and drop answer as the first time without running again; a key reused for another
+#     request, or not a UUID, is a 400;
+#  7. bearer tokens (--tokens, floe serve's [token] sections) on a second server over the
+#     same catalog: 401 without or with an unknown token, 403 outside the grants (tables,
+#     namespaces, a transaction touching a table not granted), 200/204 within them.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,9 +34,10 @@ command -v curl >/dev/null || { echo "rest_server: curl missing, skipped"; exit 
   { echo "rest_server: iceberg-js not installed (scripts/setup --test), skipped"; exit 77; }
 
 tmp=$(mktemp -d)
-pid=
+pid= pid2=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "$pid2" ] && kill "$pid2" 2>/dev/null && wait "$pid2" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -41,7 +51,7 @@ jget() { python3 -c 'import sys,json; d=json.load(sys.stdin); print(eval("d"+sys
 export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=rest
 unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
 
-# a non-loopback address is refused (no authentication yet)
+# a non-loopback address is refused without tokens
 if "$floe" catalog serve --listen 0.0.0.0:0 2>"$tmp/err"; then fail "listened on 0.0.0.0"; fi
 grep -q "loopback" "$tmp/err" || fail "non-loopback refusal: $(cat "$tmp/err")"
 
@@ -80,7 +90,7 @@ expect 200 "" GET /v1/config
 [ "$(jget '["overrides"]["prefix"]' < "$tmp/body")" = rest ] || fail "config: $(cat "$tmp/body")"
 grep -q '"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}"' "$tmp/body" || fail "config endpoints"
 grep -q '"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"' "$tmp/body" || fail "config endpoints"
-if grep -q 'transactions' "$tmp/body"; then fail "config advertises transactions/commit"; fi
+grep -q '"POST /v1/{prefix}/transactions/commit"' "$tmp/body" || fail "config endpoints"
 expect 200 "" GET "/v1/config?warehouse=rest"
 expect 404 NoSuchWarehouseException GET "/v1/config?warehouse=elsewhere"
 expect 404 NotFoundException GET /v1/rest/nothing/here
@@ -182,6 +192,167 @@ expect 204 "" DELETE "/v1/namespaces/db/tables/events?purgeRequested=true"
 [ -z "$(find "$evdir" -type f)" ] || fail "purge left files: $(find "$evdir" -type f | head -3)"
 expect 404 NoSuchTableException GET /v1/namespaces/db/tables/events
 expect 204 "" DELETE /v1/namespaces/db
+
+# ---------------------------------------------------------------------------------------
+# 5. transactions/commit
+# ---------------------------------------------------------------------------------------
+expect 200 "" POST /v1/namespaces '{"namespace":["tx"]}'
+for t in ta tb; do
+  expect 200 "" POST /v1/rest/namespaces/tx/tables "{\"name\":\"$t\",\"schema\":$(cat "$tmp/schema.json")}"
+  "$floe" append "tx.$t" "$tmp/ev.ndjson" >/dev/null
+done
+# table state: metadata-location, main's snapshot, property p
+state() {
+  curl -s "$base/v1/namespaces/tx/tables/$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); m = d["metadata"]
+print(d["metadata-location"], m["refs"]["main"]["snapshot-id"], m.get("properties", {}).get("p"), m["table-uuid"])'
+}
+read -r loc_a snap_a _ uuid_a <<< "$(state ta)"
+read -r loc_b snap_b _ uuid_b <<< "$(state tb)"
+change() { # change TABLE UUID SNAPSHOT VALUE
+  printf '{"identifier":{"namespace":["tx"],"name":"%s"},"requirements":[{"type":"assert-table-uuid","uuid":"%s"},{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":%s}],"updates":[{"action":"set-properties","updates":{"p":"%s"}}]}' "$@"
+}
+# a failed requirement on the second table: 409, neither moves
+expect 409 CommitFailedException POST /v1/rest/transactions/commit \
+  "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 1),$(change tb "$uuid_b" 12345 1)]}"
+grep -q 'tx.tb' "$tmp/body" || fail "the 409 does not name the table: $(cat "$tmp/body")"
+[ "$(state ta)" = "$loc_a $snap_a None $uuid_a" ] || fail "ta moved on a failed transaction: $(state ta)"
+[ "$(state tb)" = "$loc_b $snap_b None $uuid_b" ] || fail "tb moved on a failed transaction: $(state tb)"
+# an update refused on the first table: 400, neither moves
+expect 400 BadRequestException POST /v1/transactions/commit \
+  "{\"table-changes\":[{\"identifier\":{\"namespace\":[\"tx\"],\"name\":\"ta\"},\"requirements\":[],\"updates\":[{\"action\":\"set-current-schema\",\"schema-id\":77}]},$(change tb "$uuid_b" "$snap_b" 1)]}"
+[ "$(state tb)" = "$loc_b $snap_b None $uuid_b" ] || fail "tb moved on a refused transaction"
+expect 400 BadRequestException POST /v1/transactions/commit '{"table-changes":[{"requirements":[],"updates":[]}]}'
+expect 400 BadRequestException POST /v1/transactions/commit '{"table-changes":[]}'
+expect 400 BadRequestException POST /v1/transactions/commit \
+  "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 1),$(change ta "$uuid_a" "$snap_a" 2)]}"
+expect 404 NoSuchTableException POST /v1/transactions/commit \
+  "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 1),$(change nope "$uuid_b" "$snap_b" 1)]}"
+[ "$(state ta)" = "$loc_a $snap_a None $uuid_a" ] || fail "ta moved on a transaction with a missing table"
+# both hold: 204 and both move
+expect 204 "" POST /v1/rest/transactions/commit \
+  "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 1),$(change tb "$uuid_b" "$snap_b" 1)]}"
+read -r nloc_a nsnap_a p_a _ <<< "$(state ta)"
+read -r nloc_b nsnap_b p_b _ <<< "$(state tb)"
+[ "$nloc_a" != "$loc_a" ] && [ "$nloc_b" != "$loc_b" ] && [ "$p_a.$p_b" = 1.1 ] ||
+  fail "the transaction did not move both tables: $(state ta) / $(state tb)"
+[ "$("$floe" scan tx.tb --format canonical | wc -l)" = 700 ] || fail "floe scan after the transaction"
+
+# ---------------------------------------------------------------------------------------
+# 6. Idempotency-Key
+# ---------------------------------------------------------------------------------------
+expect 200 "" GET /v1/config
+[ "$(jget '["idempotency-key-lifetime"]' < "$tmp/body")" = PT30M ] || fail "no idempotency-key-lifetime"
+ikey() { printf '0190f7a1-0000-7000-8000-%012d' "$1"; }
+# code with a key: icode KEY METHOD PATH [BODY]
+icode() {
+  local k=$1
+  shift
+  if [ $# -ge 3 ]; then
+    curl -s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "Idempotency-Key: $k" -d "$3"
+  else
+    curl -s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "Idempotency-Key: $k"
+  fi
+}
+[ "$(icode "$(ikey 1)" POST /v1/namespaces '{"namespace":["idem"]}')" = 200 ] || fail "idem create: $(cat "$tmp/body")"
+cp "$tmp/body" "$tmp/first"
+[ "$(icode "$(ikey 1)" POST /v1/namespaces '{"namespace":["idem"]}')" = 200 ] ||
+  fail "a retried create ran again: $(cat "$tmp/body")"
+cmp -s "$tmp/body" "$tmp/first" || fail "the retried create answered otherwise"
+[ "$(icode "$(ikey 2)" POST /v1/namespaces '{"namespace":["idem"]}')" = 409 ] || fail "a new key did not run"
+[ "$(icode "$(ikey 2)" POST /v1/namespaces '{"namespace":["idem"]}')" = 409 ] || fail "a recorded 409 was not replayed"
+[ "$(icode "$(ikey 1)" POST /v1/namespaces '{"namespace":["other"]}')" = 400 ] || fail "a reused key was not refused"
+[ "$(icode not-a-uuid POST /v1/namespaces '{"namespace":["other"]}')" = 400 ] || fail "a bad key was not refused"
+expect 404 "" HEAD /v1/namespaces/other
+# a commit retried: one commit
+read -r loc_a snap_a _ uuid_a <<< "$(state ta)"
+body="{\"requirements\":[{\"type\":\"assert-ref-snapshot-id\",\"ref\":\"main\",\"snapshot-id\":$snap_a}],\"updates\":[{\"action\":\"set-properties\",\"updates\":{\"p\":\"2\"}}]}"
+[ "$(icode "$(ikey 3)" POST /v1/namespaces/tx/tables/ta "$body")" = 200 ] || fail "idem commit: $(cat "$tmp/body")"
+read -r loc_a2 _ p _ <<< "$(state ta)"
+[ "$loc_a2" != "$loc_a" ] && [ "$p" = 2 ] || fail "the keyed commit did not commit"
+[ "$(icode "$(ikey 3)" POST /v1/namespaces/tx/tables/ta "$body")" = 200 ] || fail "retried commit: $(cat "$tmp/body")"
+[ "$(jget '["metadata-location"]' < "$tmp/body")" = "$loc_a2" ] || fail "retried commit answered another state"
+[ "$(state ta | cut -d' ' -f1)" = "$loc_a2" ] || fail "the retried commit committed again"
+[ "$(icode "$(ikey 3)" POST /v1/namespaces/tx/tables/ta '{"requirements":[],"updates":[]}')" = 400 ] ||
+  fail "a key reused for another commit was not refused"
+# a transaction retried: one transaction
+read -r loc_b _ _ uuid_b <<< "$(state tb)"
+tx="{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 3),$(change tb "$uuid_b" "$snap_b" 3)]}"
+[ "$(icode "$(ikey 4)" POST /v1/transactions/commit "$tx")" = 204 ] || fail "idem transaction: $(cat "$tmp/body")"
+s1="$(state ta) $(state tb)"
+[ "$(icode "$(ikey 4)" POST /v1/transactions/commit "$tx")" = 204 ] || fail "retried transaction: $(cat "$tmp/body")"
+[ "$(state ta) $(state tb)" = "$s1" ] || fail "the retried transaction committed again"
+# a drop retried: 204 again, not 404
+[ "$(icode "$(ikey 5)" DELETE /v1/namespaces/idem)" = 204 ] || fail "idem drop"
+[ "$(icode "$(ikey 5)" DELETE /v1/namespaces/idem)" = 204 ] || fail "retried drop: $(cat "$tmp/body")"
+[ "$(icode "$(ikey 6)" DELETE /v1/namespaces/idem)" = 404 ] || fail "a new key on the drop did not run"
+
+# ---------------------------------------------------------------------------------------
+# 7. bearer tokens, on a second server over the same catalog
+# ---------------------------------------------------------------------------------------
+cat > "$tmp/tokens.conf" <<'CONF'
+[token ops]
+secret = secret-ops-0001
+grants = *
+[token ta-only]
+secret = secret-ta-00001
+grants = tx.ta
+[token tx-ns]
+secret = secret-txns-001
+grants = tx.*
+CONF
+"$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port2" --tokens "$tmp/tokens.conf" \
+  2>"$tmp/server2.log" &
+pid2=$!
+for _ in $(seq 100); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
+[ -s "$tmp/port2" ] || fail "the server with tokens did not start: $(cat "$tmp/server2.log")"
+base2=http://127.0.0.1:$(cat "$tmp/port2")
+acode() { # acode TOKEN METHOD PATH [BODY]
+  local auth=()
+  [ -n "$1" ] && auth=(-H "Authorization: Bearer $1")
+  if [ $# -ge 4 ]; then
+    curl -s -D "$tmp/headers" -o "$tmp/body" -w '%{http_code}' "${auth[@]}" -X "$2" "$base2$3" -d "$4"
+  else
+    curl -s -D "$tmp/headers" -o "$tmp/body" -w '%{http_code}' "${auth[@]}" -X "$2" "$base2$3"
+  fi
+}
+aexpect() { # aexpect STATUS TOKEN METHOD PATH [BODY]
+  local want=$1 got
+  shift
+  got=$(acode "$@")
+  [ "$got" = "$want" ] || fail "token ${1:-none}: $2 $3 -> $got, expected $want: $(cat "$tmp/body")"
+  case $want in
+    401) [ "$(jget '["error"]["type"]' < "$tmp/body")" = NotAuthorizedException ] || fail "401 body: $(cat "$tmp/body")"
+         grep -qi '^WWW-Authenticate: Bearer' "$tmp/headers" || fail "401 without WWW-Authenticate" ;;
+    403) [ "$(jget '["error"]["type"]' < "$tmp/body")" = ForbiddenException ] || fail "403 body: $(cat "$tmp/body")"
+         [ "$(jget '["error"]["code"]' < "$tmp/body")" = 403 ] || fail "403 body: $(cat "$tmp/body")" ;;
+  esac
+}
+aexpect 401 "" GET /v1/config
+aexpect 401 wrong-secret-000 GET /v1/config
+aexpect 200 secret-ta-00001 GET /v1/config
+aexpect 200 secret-ta-00001 GET /v1/namespaces/tx/tables/ta
+aexpect 403 secret-ta-00001 GET /v1/namespaces/tx/tables/tb
+aexpect 403 secret-ta-00001 GET /v1/namespaces/tx/tables
+aexpect 403 secret-ta-00001 GET /v1/namespaces
+aexpect 403 secret-ta-00001 POST /v1/namespaces '{"namespace":["ta_ns"]}'
+read -r loc_a snap_a _ uuid_a <<< "$(state ta)"
+read -r loc_b snap_b _ uuid_b <<< "$(state tb)"
+aexpect 403 secret-ta-00001 POST /v1/transactions/commit \
+  "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 4),$(change tb "$uuid_b" "$snap_b" 4)]}"
+[ "$(state tb)" = "$loc_b $snap_b 3 $uuid_b" ] || fail "a forbidden transaction moved tb"
+aexpect 204 secret-ta-00001 POST /v1/transactions/commit "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 4)]}"
+aexpect 200 secret-txns-001 GET /v1/namespaces/tx/tables
+aexpect 200 secret-txns-001 GET /v1/namespaces/tx/tables/tb
+aexpect 403 secret-txns-001 GET /v1/namespaces
+aexpect 403 secret-txns-001 POST /v1/tables/rename \
+  '{"source":{"namespace":["tx"],"name":"tb"},"destination":{"namespace":["db"],"name":"tb"}}'
+aexpect 200 secret-ops-0001 GET /v1/namespaces
+aexpect 200 secret-ops-0001 GET /v1/namespaces/tx/tables/tb
+kill "$pid2"
+wait "$pid2" || fail "the server with tokens did not stop cleanly"
+pid2=
 
 kill "$pid"
 wait "$pid" || fail "the server did not stop cleanly"

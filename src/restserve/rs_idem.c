@@ -1,0 +1,170 @@
+/*
+ * rs_idem.c - Idempotency-Key (spec: components/parameters/idempotency-key; CatalogConfig
+ * idempotency-key-lifetime).
+ *
+ * On the mutation routes the spec gives the header (create, drop and update of
+ * namespaces, create, register, commit, drop and rename of tables, transactions/commit),
+ * a request carrying a key is answered at most once: its final answer - any status but
+ * 5xx - is recorded under the key, and a later request with the same key gets that answer
+ * again (status, body, ETag) without running anything. A key reused for another request
+ * (another method, path or body) is a 400. A 5xx is not recorded, so the retry runs.
+ *
+ * The answers are kept in the catalog's own database (table floe_rest_idempotency, one
+ * row per catalog name and key), so every server on one PostgreSQL catalog answers a
+ * retry alike, and the key outlives a restart. Rows are kept for twice the advertised
+ * lifetime (the grace the spec allows) and removed by the next recording after that.
+ * A SQL catalog is needed; on a filesystem catalog the header is not honoured and
+ * /v1/config does not advertise a lifetime.
+ *
+ * Limits: the answer is recorded after the operation, in a statement of its own, so a
+ * server that dies between the two runs the retry again (a commit's requirements then
+ * decide, typically a 409); and two requests with one key that arrive at two servers at
+ * the same moment both run (one server answers requests one at a time).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/sql.h"
+#include "rs_internal.h"
+
+#define KEEP_MS (2 * RS_IDEM_LIFETIME_MS)
+
+static const char SQL_CREATE[] =
+    "CREATE TABLE IF NOT EXISTS floe_rest_idempotency ("
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "idempotency_key VARCHAR(36) NOT NULL, "
+    "request VARCHAR(64) NOT NULL, "
+    "status INTEGER NOT NULL, "
+    "etag VARCHAR(48), "
+    "body TEXT, "
+    "created_ms BIGINT NOT NULL, "
+    "PRIMARY KEY (catalog_name, idempotency_key))";
+
+int rs_idem_open(floe_rest_server *s, floe_error *err) {
+    floe_sql *db = floe_catalog_sql(s->cat);
+    if (!db)
+        return 0;
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err));
+    s->idem = true;
+    return 0;
+}
+
+bool rs_idem_key_valid(const char *key) {
+    if (strlen(key) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        char c = key[i];
+        bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        if (dash ? c != '-' : !hex)
+            return false;
+    }
+    return true;
+}
+
+void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
+                         char out[65]) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    FLOE_IGNORE_RESULT(floe_buf_printf(&b, "%s %s\n", method, url)); /* checked below */
+    FLOE_IGNORE_RESULT(floe_buf_append(&b, body, len));
+    uint8_t h[32];
+    if (floe_buf_error(&b) < 0)
+        memset(h, 0, sizeof h); /* out of memory: a fingerprint no request has */
+    else
+        floe_sha256(b.data, b.len, h);
+    floe_buf_free(&b);
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+typedef struct found {
+    bool any;
+    char request[65];
+    int status;
+    char etag[48];
+    floe_buf *body;
+} found;
+
+static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    found *f = ctx;
+    (void)n;
+    f->any = true;
+    snprintf(f->request, sizeof f->request, "%s", cols[0] ? cols[0] : "");
+    f->status = cols[1] ? atoi(cols[1]) : 500;
+    snprintf(f->etag, sizeof f->etag, "%s", cols[2] ? cols[2] : "");
+    if (cols[3] && floe_buf_append(f->body, cols[3], strlen(cols[3])) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
+    floe_sql *db = floe_catalog_sql(q->s->cat);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT request, status, etag, body FROM floe_rest_idempotency WHERE "
+             "catalog_name = ? AND idempotency_key = ? AND created_ms > %s - %lld",
+             floe_sql_clock_ms_expr(db), (long long)KEEP_MS);
+    const char *params[] = {q->s->name, key};
+    floe_buf_reset(&r->body);
+    found f = {.body = &r->body};
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_sql_query(db, sql, params, 2, on_row, &f, &err);
+    if (rc < 0) {
+        rs_floe_error(r, rc == FLOE_EBUSY ? rc : FLOE_EIO, &err, "NotFoundException");
+        return true; /* not knowing whether it ran, run nothing: the 5xx invites a retry */
+    }
+    if (!f.any)
+        return false;
+    if (strcmp(f.request, fp)) {
+        rs_error(r, 400, "BadRequestException",
+                 "Idempotency-Key %s was used for another request (keys must not be reused "
+                 "across operations)", key);
+        return true;
+    }
+    r->status = f.status;
+    snprintf(r->etag, sizeof r->etag, "%s", f.etag);
+    floe_log(FLOE_LOG_INFO, "catalog serve: Idempotency-Key %s: the recorded answer (%d) again",
+             key, f.status);
+    return true;
+}
+
+void rs_idem_record(rs_req *q, const char *key, const char *fp, const rs_resp *r) {
+    if (r->status >= 500 || floe_buf_error(&r->body) < 0)
+        return;
+    floe_sql *db = floe_catalog_sql(q->s->cat);
+    const char *clock = floe_sql_clock_ms_expr(db);
+    char sql[512];
+    floe_error err;
+    floe_error_clear(&err);
+    snprintf(sql, sizeof sql,
+             "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND created_ms <= %s - %lld",
+             clock, (long long)KEEP_MS);
+    const char *del[] = {q->s->name};
+    int rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
+    char status[16];
+    snprintf(status, sizeof status, "%d", r->status);
+    floe_buf body;
+    floe_buf_init(&body, 0);
+    FLOE_IGNORE_RESULT(floe_buf_append(&body, r->body.data, r->body.len)); /* checked below */
+    FLOE_IGNORE_RESULT(floe_buf_append_byte(&body, 0));
+    if (rc == 0 && floe_buf_error(&body) < 0)
+        rc = floe_error_set(&err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0) {
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
+                 "status, etag, body, created_ms) VALUES (?, ?, ?, CAST(? AS INTEGER), ?, ?, %s) "
+                 "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
+                 clock);
+        const char *params[] = {q->s->name, key, fp, status, r->etag[0] ? r->etag : NULL,
+                                r->body.len ? (const char *)body.data : NULL};
+        rc = floe_sql_exec(db, sql, params, 6, NULL, &err);
+    }
+    floe_buf_free(&body);
+    if (rc < 0)
+        floe_log(FLOE_LOG_WARN,
+                 "catalog serve: Idempotency-Key %s: the answer could not be recorded (a retry "
+                 "will run again): %s", key, err.msg);
+}
