@@ -2,7 +2,7 @@
  * floe/auth.h - bearer tokens with grants, shared by `floe serve` (ingest) and `floe
  * catalog serve` (the REST catalog). Tokens are written as [token NAME] sections of floe
  * serve's configuration file (secret = ..., grants = ...; floe_server_config_load reads
- * them, docs/SERVER.md).
+ * them; README.md, "floe serve").
  *
  * Grants: "ns.table" (that table), "ns.*" (the tables directly in namespace ns, and ns
  * itself), "*" (every table and namespace), and the literal grants a server defines for
