@@ -23,6 +23,10 @@
 #  7. bearer tokens (--tokens, floe serve's [token] sections) on a second server over the
 #     same catalog: 401 without or with an unknown token, 403 outside the grants (tables,
 #     namespaces, a transaction touching a table not granted), 200/204 within them.
+#
+# Every request goes through tests/js/openapi_proxy.mjs, which checks each request and
+# response against the spec's OpenAPI document (tests/data/rest/, pinned with its commit);
+# the run fails on any exchange the document does not allow (the log is checked at the end).
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -30,14 +34,17 @@ floe=${FLOE_BIN:-$src/build/floe}
 js=$src/tests/js
 command -v node >/dev/null || { echo "rest_server: node missing, skipped"; exit 77; }
 command -v curl >/dev/null || { echo "rest_server: curl missing, skipped"; exit 77; }
-[ -f "$js/node_modules/iceberg-js/package.json" ] ||
-  { echo "rest_server: iceberg-js not installed (scripts/setup --test), skipped"; exit 77; }
+for m in iceberg-js ajv ajv-formats yaml; do
+  [ -f "$js/node_modules/$m/package.json" ] ||
+    { echo "rest_server: $m not installed (scripts/setup --test), skipped"; exit 77; }
+done
 
 tmp=$(mktemp -d)
-pid= pid2=
+pid= pid2= proxies=()
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   [ -n "$pid2" ] && kill "$pid2" 2>/dev/null && wait "$pid2" 2>/dev/null
+  for p in "${proxies[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -59,8 +66,16 @@ grep -q "loopback" "$tmp/err" || fail "non-loopback refusal: $(cat "$tmp/err")"
 pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 [ -s "$tmp/port" ] || fail "the server did not start"
-port=$(cat "$tmp/port")
-base=http://127.0.0.1:$port
+# the OpenAPI-checking proxy in front of a server: proxy SERVER_URL PORT_FILE
+proxy() {
+  node "$js/openapi_proxy.mjs" "$src/tests/data/rest/rest-catalog-open-api.yaml" "$1" "$2" \
+    "$tmp/openapi.log" rest 2>>"$tmp/proxy.err" &
+  proxies+=($!)
+  for _ in $(seq 600); do [ -s "$2" ] && break; sleep 0.1; done
+  [ -s "$2" ] || fail "the OpenAPI proxy did not start: $(cat "$tmp/proxy.err")"
+}
+proxy "http://127.0.0.1:$(cat "$tmp/port")" "$tmp/pport"
+base=http://127.0.0.1:$(cat "$tmp/pport")
 # status of a request: code METHOD PATH [BODY]
 code() {
   if [ "$1" = HEAD ]; then
@@ -307,7 +322,8 @@ CONF
 pid2=$!
 for _ in $(seq 100); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
 [ -s "$tmp/port2" ] || fail "the server with tokens did not start: $(cat "$tmp/server2.log")"
-base2=http://127.0.0.1:$(cat "$tmp/port2")
+proxy "http://127.0.0.1:$(cat "$tmp/port2")" "$tmp/pport2"
+base2=http://127.0.0.1:$(cat "$tmp/pport2")
 acode() { # acode TOKEN METHOD PATH [BODY]
   local auth=()
   [ -n "$1" ] && auth=(-H "Authorization: Bearer $1")
@@ -358,4 +374,18 @@ kill "$pid"
 wait "$pid" || fail "the server did not stop cleanly"
 pid=
 grep -q "stopping" "$tmp/server.log" || fail "no stop message"
+
+# every exchange as the OpenAPI document allows
+python3 - "$tmp/openapi.log" <<'EOF' || fail "exchanges the OpenAPI document does not allow"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+bad = [l for l in lines if l.get("problems")]
+for l in bad[:20]:
+    print(f'  {l["method"]} {l["path"]} -> {l.get("status")}: {"; ".join(l["problems"])}', file=sys.stderr)
+ops = {l.get("operation") for l in lines if l.get("operation")}
+print(f"rest_server: {len(lines)} exchanges checked against the OpenAPI document, "
+      f"{len(ops)} operations, {sum(1 for l in lines if l.get('refused_request'))} requests "
+      f"the document refuses (all refused by the server), {len(bad)} violations")
+sys.exit(1 if bad or len(lines) < 100 else 0)
+EOF
 echo "rest_server: ok"
