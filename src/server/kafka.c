@@ -38,14 +38,22 @@
  *   revoked (rebalance): committed first; if that fails, dropped (the next owner resumes
  *                        from the table's offset): never both.
  *
- * The quarantine of a topic-partition's batch is one file, named by the offset the batch
- * starts at (the table's offset): written (replacing any earlier one of that name) before
- * the commit, removed when the batch holds no rejects. A batch that is consumed again
- * after a crash starts at the same offset, so its file replaces the crashed attempt's.
+ * The quarantine of a topic-partition's batch is one file, named by the offset of the
+ * batch's first message, published only once the batch is committed: written under a
+ * pending name carrying the batch's id (which the commit also writes, per partition, as
+ * floe.kafka-batch.<group>.<topic>.<partition>) and the offset its fence expects, and
+ * renamed after the commit. A fenced or failed commit deletes its pending files; one that
+ * outlives its writer (a crash between commit and rename, or an unknown outcome) is
+ * settled from the table before the partition is consumed or committed again: the table
+ * names its batch = published; the table's offset is past where it starts = deleted
+ * (never committed, and never can be). So every rejected record is in the quarantine
+ * once, like every accepted one in the table (see settle()).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,8 +491,140 @@ static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
                                                                                      : -1;
 }
 
+/* The table property naming the last batch committed from a partition for this source's
+ * group (the id its quarantine files in the pending folder carry). */
+static char *batch_key(const srv_kafka *k, const kf_part *p) {
+    return floe_asprintf("floe.kafka-batch.%s.%s.%d", k->group, p->topic, (int)p->partition);
+}
+
+/* ---- the quarantine of a batch: pending until committed --------------------------------
+ *
+ * A batch's rejects are written, per partition, to
+ *     <quarantine>/<table>/.kafka-<group>/<topic>+<partition>+<first>+<start>+<batch>.ndjson
+ * (first: the batch's first offset, which names the published file; start: the table's
+ * offset the batch's fence expects; batch: the id its commit writes to batch_key), and
+ * renamed to <quarantine>/<table>/kafka-<group>-<topic>-<partition>-<first>.ndjson only
+ * once the commit succeeded. settle() decides every pending file of a partition from the
+ * table: its batch is the table's last for the partition = committed (published); the
+ * table's offset is past its start = never committed, nor can it ever be (the fence
+ * wants the start), so it is deleted; else its commit may still come (left). */
+
+static char *pending_dir(const srv_kafka *k, const char *table) {
+    return floe_asprintf("%s/%s/.kafka-%s", k->s->quarantine_root, table, k->group);
+}
+
+static char *published_name(const srv_kafka *k, const char *table, const char *topic,
+                            int partition, int64_t first) {
+    return floe_asprintf("%s/%s/kafka-%s-%s-%d-%lld.ndjson", k->s->quarantine_root, table,
+                         k->group, topic, partition, (long long)first);
+}
+
+/* A pending file's name taken apart (topic names hold no '+'); false when it is not one. */
+typedef struct kf_pending {
+    char topic[256];
+    int32_t partition;
+    int64_t first, start;
+    char batch[64];
+} kf_pending;
+
+static bool pending_parse(const char *name, kf_pending *out) {
+    size_t n = strlen(name);
+    if (n < 8 || strcmp(name + n - 7, ".ndjson"))
+        return false;
+    char buf[512];
+    if (n - 7 >= sizeof buf)
+        return false;
+    memcpy(buf, name, n - 7);
+    buf[n - 7] = 0;
+    char *f[5];
+    char *cur = buf;
+    for (int i = 0; i < 5; i++) {
+        f[i] = cur;
+        char *plus = strchr(cur, '+');
+        if (i < 4 && !plus)
+            return false;
+        if (i == 4 && plus)
+            return false;
+        if (plus) {
+            *plus = 0;
+            cur = plus + 1;
+        }
+    }
+    int64_t part;
+    if (!floe_parse_i64_cstr(f[1], &part) || part < 0 || part > INT32_MAX ||
+        !floe_parse_i64_cstr(f[2], &out->first) || !floe_parse_i64_cstr(f[3], &out->start) ||
+        strlen(f[0]) >= sizeof out->topic || strlen(f[4]) >= sizeof out->batch || !f[4][0])
+        return false;
+    out->partition = (int32_t)part;
+    snprintf(out->topic, sizeof out->topic, "%s", f[0]);
+    snprintf(out->batch, sizeof out->batch, "%s", f[4]);
+    return true;
+}
+
+/* Publish (rename into the quarantine) a pending file whose batch is committed: 0, also
+ * when it is gone (another member's settle() published it). */
+static int pending_publish(const char *tmp, const char *final, floe_error *err) {
+    if (rename(tmp, final) < 0 && errno != ENOENT)
+        return floe_error_set(err, FLOE_EIO, "publishing the quarantine %s: %s", final,
+                              strerror(errno));
+    return 0;
+}
+
+/* Settle the pending quarantine files of partitions ps in table from its metadata m (see
+ * above). Fails only when a committed batch's file cannot be published. */
+static int settle(srv_kafka *k, const char *table, const floe_table_metadata *m,
+                  kf_part **ps, size_t n, floe_error *err) {
+    char *dir = pending_dir(k, table);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    DIR *d = opendir(dir);
+    if (!d) {
+        floe_free(dir);
+        return 0; /* nothing pending */
+    }
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d))) {
+        kf_pending pe;
+        if (!pending_parse(de->d_name, &pe))
+            continue;
+        kf_part *p = NULL;
+        for (size_t i = 0; i < n && !p; i++)
+            if (ps[i]->partition == pe.partition && !strcmp(ps[i]->topic, pe.topic))
+                p = ps[i];
+        if (!p)
+            continue;
+        char *ok = offset_key(k, p), *bk = batch_key(k, p);
+        char *tmp = floe_asprintf("%s/%s", dir, de->d_name);
+        char *final = published_name(k, table, pe.topic, pe.partition, pe.first);
+        if (!ok || !bk || !tmp || !final) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        } else {
+            const char *last = floe_table_metadata_property(m, bk);
+            if (last && !strcmp(last, pe.batch)) {
+                rc = pending_publish(tmp, final, err);
+                if (rc == 0)
+                    floe_log(FLOE_LOG_INFO, "kafka %s: %s: published the quarantine of "
+                             "committed batch %s (%s/%d from offset %lld)", k->name, table,
+                             pe.batch, pe.topic, (int)pe.partition, (long long)pe.first);
+            } else if (prop_offset(m, ok) > pe.start) {
+                unlink(tmp); /* a batch that was never committed: its records are
+                                consumed again, or are in another batch's quarantine */
+            }
+        }
+        floe_free(ok);
+        floe_free(bk);
+        floe_free(tmp);
+        floe_free(final);
+    }
+    closedir(d);
+    floe_free(dir);
+    return rc;
+}
+
 /* The table's offsets of the given partitions (their floors with floors): -1 where it has
- * none, or when the table does not exist (*exists false, when asked). */
+ * none, or when the table does not exist (*exists false, when asked). Settles the
+ * partitions' pending quarantine files on the way. */
 static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n,
                          bool floors, int64_t *out, bool *exists, floe_error *err) {
     floe_server *s = k->s;
@@ -511,6 +651,8 @@ static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n
                 out[i] = prop_offset(m, key);
             floe_free(key);
         }
+        if (rc == 0)
+            rc = settle(k, table, m, ps, n, err);
     } else if (rc == FLOE_ENOTFOUND) {
         floe_error_clear(err);
         rc = 0;
@@ -1235,6 +1377,46 @@ done:
     floe_free(off);
 }
 
+/* The partitions of table ti's batch: the assigned partitions holding records of it. */
+typedef struct kf_batch_parts {
+    kf_part **ps;
+    kf_pt **pts;     /* each partition's state for the table */
+    int64_t *floors; /* part_floor of each */
+    size_t n;
+} kf_batch_parts;
+
+static void batch_parts_free(kf_batch_parts *bp) {
+    floe_free(bp->ps);
+    floe_free(bp->pts);
+    floe_free(bp->floors);
+    memset(bp, 0, sizeof *bp);
+}
+
+static int batch_parts_get(srv_kafka *k, uint32_t ti, kf_batch_parts *bp, floe_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0)
+            n++;
+    }
+    memset(bp, 0, sizeof *bp);
+    if (!(bp->ps = floe_calloc(n ? n : 1, sizeof *bp->ps)) ||
+        !(bp->pts = floe_calloc(n ? n : 1, sizeof *bp->pts)) ||
+        !(bp->floors = floe_calloc(n ? n : 1, sizeof *bp->floors))) {
+        batch_parts_free(bp);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < k->nparts; i++) {
+        kf_pt *pt = pt_find(k->parts[i], ti);
+        if (k->parts[i]->assigned && pt && pt->first >= 0) {
+            bp->floors[bp->n] = part_floor(k->parts[i], ti);
+            bp->pts[bp->n] = pt;
+            bp->ps[bp->n++] = k->parts[i];
+        }
+    }
+    return 0;
+}
+
 /* The rejected records of the batch, by partition, into the quarantine (see the top). */
 typedef struct qitem {
     uint32_t part;
@@ -1253,10 +1435,33 @@ static int qitem_cmp(const void *a, const void *b) {
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* A batch's pending quarantine file of one partition: published after the commit. */
+typedef struct kf_qfile {
+    char *tmp, *final;
+    int64_t n;
+} kf_qfile;
+
+typedef struct kf_qfiles {
+    kf_qfile *f;
+    size_t n;
+} kf_qfiles;
+
+/* Deletes the pending files (the batch is not committed) unless keep, and frees. */
+static void qfiles_free(kf_qfiles *q, bool keep) {
+    for (size_t i = 0; i < q->n; i++) {
+        if (!keep)
+            unlink(q->f[i].tmp);
+        floe_free(q->f[i].tmp);
+        floe_free(q->f[i].final);
+    }
+    floe_free(q->f);
+    memset(q, 0, sizeof *q);
+}
+
+/* The batch's rejects, by partition, into pending files (see settle()) listed in qf. */
 static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const uint8_t *map,
-                            size_t mapn, kf_part **ps, kf_pt **pts, size_t nps,
-                            int64_t *nquarantined, floe_error *err) {
-    floe_server *s = k->s;
+                            size_t mapn, const kf_batch_parts *bp, const char *batch,
+                            kf_qfiles *qf, floe_error *err) {
     qitem *items = NULL;
     size_t ni = 0, cap = 0;
     floe_buf line;
@@ -1342,50 +1547,49 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
     }
     if (ni)
         qsort(items, ni, sizeof *items, qitem_cmp);
-    if (!(dir = floe_asprintf("%s/%s", s->quarantine_root, t->name)))
+    if (ni && !(qf->f = floe_calloc(bp->n, sizeof *qf->f)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (ni && !(dir = pending_dir(k, t->name)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (ni)
+        FLOE_CHECK(floe_io_mkdirs(k->s->cfg.io, dir, err));
     size_t at = 0;
-    for (size_t j = 0; j < nps; j++) {
-        kf_part *p = ps[j];
+    for (size_t j = 0; j < bp->n && at < ni; j++) {
+        kf_part *p = bp->ps[j];
         size_t pi = 0;
         if (!part_find(k, p->topic, p->partition, &pi))
-            continue; /* cannot be: ps holds known partitions */
-        char *final = floe_asprintf("%s/kafka-%s-%s-%d-%lld.ndjson", dir, k->group, p->topic,
-                                    (int)p->partition, (long long)pts[j]->first);
-        char *tmp = final ? floe_asprintf("%s.tmp", final) : NULL;
-        char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
-        if (!final || !tmp || !source) {
-            floe_free(final);
-            floe_free(tmp);
-            floe_free(source);
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        }
+            continue; /* cannot be: bp holds known partitions */
         while (at < ni && items[at].part < pi)
             at++;
         size_t from = at;
         while (at < ni && items[at].part == pi)
             at++;
-        if (at == from) {
-            unlink(final); /* a crashed attempt's, if any */
-        } else {
-            floe_quarantine *q = NULL;
-            rc = floe_io_mkdirs(k->s->cfg.io, dir, err);
-            if (rc == 0)
-                rc = floe_quarantine_open(k->s->cfg.io, tmp, &q, err);
-            for (size_t i = from; i < at && rc == 0; i++)
-                rc = floe_quarantine_add(q, source, 0, items[i].offset, items[i].reason,
-                                         items[i].rec, items[i].n, err);
-            if (q) {
-                int c2 = floe_quarantine_close(q, rc < 0 ? NULL : err);
-                if (rc == 0)
-                    rc = c2;
-            }
-            if (rc == 0 && rename(tmp, final) < 0)
-                rc = floe_error_set(err, FLOE_EIO, "rename %s: %s", tmp, strerror(errno));
-            *nquarantined += (int64_t)(at - from);
+        if (at == from)
+            continue;
+        kf_qfile *qo = &qf->f[qf->n];
+        qo->final = published_name(k, t->name, p->topic, (int)p->partition, bp->pts[j]->first);
+        qo->tmp = floe_asprintf("%s/%s+%d+%lld+%lld+%s.ndjson", dir, p->topic,
+                               (int)p->partition, (long long)bp->pts[j]->first,
+                               (long long)bp->pts[j]->committed, batch);
+        char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
+        if (!qo->final || !qo->tmp || !source) {
+            floe_free(qo->final);
+            floe_free(qo->tmp);
+            floe_free(source);
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         }
-        floe_free(final);
-        floe_free(tmp);
+        qf->n++;
+        qo->n = (int64_t)(at - from);
+        floe_quarantine *q = NULL;
+        rc = floe_quarantine_open(k->s->cfg.io, qo->tmp, &q, err);
+        for (size_t i = from; i < at && rc == 0; i++)
+            rc = floe_quarantine_add(q, source, 0, items[i].offset, items[i].reason,
+                                     items[i].rec, items[i].n, err);
+        if (q) {
+            int c2 = floe_quarantine_close(q, rc < 0 ? NULL : err);
+            if (rc == 0)
+                rc = c2;
+        }
         floe_free(source);
         if (rc < 0)
             goto done;
@@ -1399,46 +1603,6 @@ done:
     floe_free(dir);
     floe_buf_free(&line);
     return rc;
-}
-
-/* The partitions of table ti's batch: the assigned partitions holding records of it. */
-typedef struct kf_batch_parts {
-    kf_part **ps;
-    kf_pt **pts;     /* each partition's state for the table */
-    int64_t *floors; /* part_floor of each */
-    size_t n;
-} kf_batch_parts;
-
-static void batch_parts_free(kf_batch_parts *bp) {
-    floe_free(bp->ps);
-    floe_free(bp->pts);
-    floe_free(bp->floors);
-    memset(bp, 0, sizeof *bp);
-}
-
-static int batch_parts_get(srv_kafka *k, uint32_t ti, kf_batch_parts *bp, floe_error *err) {
-    size_t n = 0;
-    for (size_t i = 0; i < k->nparts; i++) {
-        kf_pt *pt = pt_find(k->parts[i], ti);
-        if (k->parts[i]->assigned && pt && pt->first >= 0)
-            n++;
-    }
-    memset(bp, 0, sizeof *bp);
-    if (!(bp->ps = floe_calloc(n ? n : 1, sizeof *bp->ps)) ||
-        !(bp->pts = floe_calloc(n ? n : 1, sizeof *bp->pts)) ||
-        !(bp->floors = floe_calloc(n ? n : 1, sizeof *bp->floors))) {
-        batch_parts_free(bp);
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < k->nparts; i++) {
-        kf_pt *pt = pt_find(k->parts[i], ti);
-        if (k->parts[i]->assigned && pt && pt->first >= 0) {
-            bp->floors[bp->n] = part_floor(k->parts[i], ti);
-            bp->pts[bp->n] = pt;
-            bp->ps[bp->n++] = k->parts[i];
-        }
-    }
-    return 0;
 }
 
 /* Convert table t's spool into Parquet files under the job's folder (named with prefix;
@@ -1468,13 +1632,13 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *j
     return rc;
 }
 
-/* One append to ft: the batch's files, each partition's next offset (and floor) as table
- * properties, the offsets in the snapshot summary, under the fence that every partition's
+/* One append to ft: the batch's files, each partition's next offset (and floor) and the
+ * batch's id (batch_key) as table properties, the offsets in the snapshot summary, under the fence that every partition's
  * offset in the table is still the one the batch starts from. *files_kept: the commit's
  * outcome is unknown, so the files must stay. */
 static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
-                        const kf_batch_parts *bp, floe_append_result *ares, bool *files_kept,
-                        floe_error *err) {
+                        const kf_batch_parts *bp, const char *batch,
+                        floe_append_result *ares, bool *files_kept, floe_error *err) {
     fence fe = {0};
     floe_append *a = NULL;
     floe_buf summary;
@@ -1497,6 +1661,13 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
         fe.n++;
         FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
                                             err));
+        char *bk = batch_key(k, p);
+        if (!bk)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        rc = floe_append_set_property(a, bk, batch, err);
+        floe_free(bk);
+        if (rc < 0)
+            goto done;
         if (k->route_field) {
             char *fk = floor_key(k, p);
             if (!fk)
@@ -1594,6 +1765,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     char *tmp_q = NULL, *prefix = NULL, *ns = NULL;
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
+    kf_qfiles qf = {0};
     FLOE_CHECK(spool_flush(t, err));
     if (t->bytes > 0) {
         map = mmap(NULL, (size_t)t->bytes, PROT_READ, MAP_SHARED, t->fd, 0);
@@ -1630,21 +1802,34 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
 
     /* convert the spool */
     char uuid[37];
-    floe_uuid4(uuid);
-    uuid[8] = 0;
+    floe_uuid4(uuid); /* the batch's id */
     tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, t->name, uuid);
-    prefix = floe_asprintf("kafka-%s-%s", k->name, uuid);
+    prefix = floe_asprintf("kafka-%s-%.8s", k->name, uuid);
     if (!tmp_q || !prefix)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (t->nlines)
         FLOE_CHECK(convert_spool(k, t, &jt, mode, prefix, tmp_q, &fc, &res, err));
-    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, bp.ps, bp.pts, bp.n, &nquar, err));
+    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, &bp, uuid, &qf, err));
 
-    /* one append: the files and the offsets */
+    /* one append: the files and the offsets; the partitions' pending quarantine files
+     * settled first, so that a committed batch's is published before its id goes */
     pthread_mutex_lock(&s->cat_mu);
     locked = true;
     FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
-    FLOE_CHECK(append_batch(k, ft, &fc, &bp, &ares, &files_kept, err));
+    FLOE_CHECK(settle(k, t->name, floe_table_metadata_get(ft), bp.ps, bp.n, err));
+    FLOE_CHECK(append_batch(k, ft, &fc, &bp, uuid, &ares, &files_kept, err));
+    /* committed: the quarantine files are published (one that cannot be stays pending,
+     * and is published by the next settle(): before the partition's next commit, or at
+     * its next assignment) */
+    for (size_t i = 0; i < qf.n; i++) {
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (pending_publish(qf.f[i].tmp, qf.f[i].final, &e2) < 0)
+            floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, t->name,
+                     e2.msg);
+        else
+            nquar += qf.f[i].n;
+    }
     atomic_fetch_add(&s->m.commits, 1);
     atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
     atomic_fetch_add(&k->committed_rows, (uint64_t)res.records_out);
@@ -1668,6 +1853,8 @@ done:
         munmap(map, mapn);
     if (tmp_q)
         unlink(tmp_q);
+    /* not committed: the pending files go; of unknown outcome, settle() decides */
+    qfiles_free(&qf, rc == 0 || rc == FLOE_EUNKNOWN_STATE);
     commit_outcome(k, ti, rc, &bp, dropped);
     floe_append_result_reset(&ares);
     srv_files_free(&fc);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "floe/append.h"
 #include "floe/maint.h"
@@ -254,4 +255,41 @@ void hs_server_config(floe_server_config *c, const char *dir, const char *wh,
     floe_error err;
     if (floe_server_config_parse(c, text, strlen(text), "test", &err) != 0)
         harness_fail(__FILE__, __LINE__, "config: %s", err.msg);
+}
+
+/* The sum of a metric's samples in the server's /metrics. */
+long long hs_metric(uint16_t port, const char *name) {
+    floe_buf out;
+    floe_buf_init(&out, 0);
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", port);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, hs_collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+    long long sum = 0;
+    if (curl_easy_perform(c) == CURLE_OK && floe_buf_append_byte(&out, 0) == 0) {
+        size_t nl = strlen(name);
+        for (const char *l = (const char *)out.data; l && *l;) {
+            if (!strncmp(l, name, nl) && (l[nl] == '{' || l[nl] == ' ')) {
+                const char *sp = strchr(l, ' ');
+                if (sp)
+                    sum += strtoll(sp + 1, NULL, 10);
+            }
+            l = strchr(l, '\n');
+            l = l ? l + 1 : NULL;
+        }
+    }
+    curl_easy_cleanup(c);
+    floe_buf_free(&out);
+    return sum;
+}
+
+bool hs_wait_metric(uint16_t port, const char *name, long long want) {
+    for (int i = 0; i < 600; i++) {
+        if (hs_metric(port, name) >= want)
+            return true;
+        usleep(100000);
+    }
+    return false;
 }

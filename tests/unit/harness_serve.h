@@ -60,4 +60,9 @@ typedef struct hs_states {
 } hs_states;
 hs_states hs_landing_states(floe_sql *db, const char *table);
 
+/* The sum of a metric's samples in /metrics of the server on port (0 when absent). */
+long long hs_metric(uint16_t port, const char *name);
+/* Waits up to 60 s for hs_metric(port, name) to reach want; returns whether it did. */
+bool hs_wait_metric(uint16_t port, const char *name, long long want);
+
 #endif

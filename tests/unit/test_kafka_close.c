@@ -59,44 +59,6 @@ static void produce(const char *bootstrap, const char *topic, int from, int to) 
     rd_kafka_destroy(rk);
 }
 
-/* The sum of a metric's samples in the server's /metrics. */
-static long long metric(uint16_t port, const char *name) {
-    floe_buf out;
-    floe_buf_init(&out, 0);
-    CURL *c = curl_easy_init();
-    char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", port);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, hs_collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
-    long long sum = 0;
-    if (curl_easy_perform(c) == CURLE_OK && floe_buf_append_byte(&out, 0) == 0) {
-        size_t nl = strlen(name);
-        for (const char *l = (const char *)out.data; l && *l;) {
-            if (!strncmp(l, name, nl) && (l[nl] == '{' || l[nl] == ' ')) {
-                const char *sp = strchr(l, ' ');
-                if (sp)
-                    sum += strtoll(sp + 1, NULL, 10);
-            }
-            l = strchr(l, '\n');
-            l = l ? l + 1 : NULL;
-        }
-    }
-    curl_easy_cleanup(c);
-    floe_buf_free(&out);
-    return sum;
-}
-
-/* Waits up to 60 s for a metric to reach want; returns whether it did. */
-static bool wait_metric(uint16_t port, const char *name, long long want) {
-    for (int i = 0; i < 600; i++) {
-        if (metric(port, name) >= want)
-            return true;
-        usleep(100000);
-    }
-    return false;
-}
-
 TEST(test_close_without_an_agreed_protocol) {
     const char *dir = harness_tmpdir();
     char es[512];
@@ -123,8 +85,8 @@ TEST(test_close_without_an_agreed_protocol) {
     floe_error err;
     REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
     uint16_t port = floe_server_port(s);
-    CHECK(wait_metric(port, "floe_kafka_consumed_total", 200));
-    CHECK_EQ_INT(metric(port, "floe_kafka_committed_total"), 0);
+    CHECK(hs_wait_metric(port, "floe_kafka_consumed_total", 200));
+    CHECK_EQ_INT(hs_metric(port, "floe_kafka_committed_total"), 0);
 
     /* the stop: librdkafka tells no protocol */
     atomic_store(&no_protocol, true);
@@ -142,10 +104,10 @@ TEST(test_close_without_an_agreed_protocol) {
     produce(bootstrap, "ev", 201, 300);
     REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
     port = floe_server_port(s);
-    CHECK(wait_metric(port, "floe_kafka_consumed_total", 100));
+    CHECK(hs_wait_metric(port, "floe_kafka_consumed_total", 100));
     CHECK_OK(floe_server_flush(s, false, &err), err);
-    CHECK_EQ_INT(metric(port, "floe_kafka_consumed_total"), 100);
-    CHECK_EQ_INT(metric(port, "floe_kafka_committed_total"), 100);
+    CHECK_EQ_INT(hs_metric(port, "floe_kafka_consumed_total"), 100);
+    CHECK_EQ_INT(hs_metric(port, "floe_kafka_committed_total"), 100);
     CHECK_OK(floe_server_close(s, &err), err);
     hs_check_once(counts, hs_count_ids_sqlite(db, wh, "shop", "t", counts, 320), 300);
 
