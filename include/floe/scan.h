@@ -47,10 +47,16 @@ typedef struct floe_scan_options {
     bool no_partition_pruning;      /* for tests and benchmarks */
     bool no_metrics_pruning;
     bool allow_missing_field_ids;   /* read Avro files without Iceberg field ids by name */
+    bool keep_metrics;              /* keep the planned data files' column metrics (sizes,
+                                       value/null/NaN counts, bounds); without it they are
+                                       used for pruning and dropped, so a plan holds per
+                                       file only its path, partition, counts and offsets */
 } floe_scan_options;
 
 typedef struct floe_scan_task {
-    const floe_data_file *file;      /* file_path as recorded in the manifest */
+    const floe_data_file *file;      /* file_path as recorded in the manifest; column
+                                        metrics only with keep_metrics (delete files:
+                                        always) */
     int32_t spec_id;
     const floe_partition_spec *spec; /* the spec the partition tuple follows */
     int64_t data_sequence_number;

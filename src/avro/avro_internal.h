@@ -63,4 +63,20 @@ size_t floe_avro_node_min_size(const floe_avro_node *n);
 const char *floe_avro_codec_avro_name(floe_codec c); /* "null", "deflate", ...; NULL */
 int floe_avro_codec_from_avro_name(const char *name, size_t len, floe_codec *out);
 
+/* Writer schemas parsed once for many files: readers opened with the same cache and a
+ * header whose avro.schema text is byte for byte one the cache has seen share its parse
+ * and resolution plan (only for readers without a reader_schema: the plan depends on it).
+ * Every manifest one writer writes has the same schema text, so a scan plan parses it
+ * once instead of once per manifest. The cache keeps at most FLOE_AVRO_SCHEMA_CACHE_MAX
+ * schemas (more are parsed per file, as without a cache); it must outlive its readers
+ * and is not thread-safe. */
+#define FLOE_AVRO_SCHEMA_CACHE_MAX 32
+typedef struct floe_avro_schema_cache floe_avro_schema_cache;
+floe_avro_schema_cache *floe_avro_schema_cache_new(void);
+void floe_avro_schema_cache_free(floe_avro_schema_cache *c);
+/* floe_avro_reader_open_input with a schema cache (NULL: none). */
+int floe_avro_reader_open_input_cached(floe_input *in, const floe_avro_reader_options *opts,
+                                       floe_avro_schema_cache *cache, floe_avro_reader **out,
+                                       floe_error *err);
+
 #endif

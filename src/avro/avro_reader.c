@@ -121,7 +121,40 @@ struct floe_avro_reader {
     avro_cursor cur;
     floe_buf block;        /* decompressed block */
     floe_codec_ctx *cctx;
+    floe_avro_schema_cache *cache; /* NULL, or where wschema and plan come from */
+    bool shared_schema;    /* wschema and plan belong to the cache */
 };
+
+typedef struct cached_schema {
+    const char *text;      /* the avro.schema bytes (in the cache's arena) */
+    size_t len;
+    bool narrow;
+    floe_avro_schema *schema;
+    rplan *plan;           /* in the cache's arena */
+    size_t min_record;
+} cached_schema;
+
+struct floe_avro_schema_cache {
+    floe_arena arena;
+    cached_schema items[FLOE_AVRO_SCHEMA_CACHE_MAX];
+    size_t n;
+};
+
+floe_avro_schema_cache *floe_avro_schema_cache_new(void) {
+    floe_avro_schema_cache *c = floe_calloc(1, sizeof *c);
+    if (c)
+        floe_arena_init(&c->arena, 16 * 1024);
+    return c;
+}
+
+void floe_avro_schema_cache_free(floe_avro_schema_cache *c) {
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        floe_avro_schema_free(c->items[i].schema);
+    floe_arena_reset(&c->arena);
+    floe_free(c);
+}
 
 /* ---- error context -------------------------------------------------------------------- */
 
@@ -1100,7 +1133,19 @@ static int reader_setup(floe_avro_reader *r, const floe_avro_reader_options *opt
     const char *sj = floe_avro_reader_meta(r, "avro.schema", &sl);
     if (!sj)
         return floe_error_set(err, FLOE_ECORRUPT, "header has no avro.schema");
-    int rc = floe_avro_schema_parse(sj, sl, &r->wschema, err);
+    floe_avro_schema_cache *cache = opts && opts->reader_schema ? NULL : r->cache;
+    for (size_t i = 0; cache && i < cache->n; i++) {
+        const cached_schema *cs = &cache->items[i];
+        if (cs->len == sl && cs->narrow == r->narrow && !memcmp(cs->text, sj, sl)) {
+            r->wschema = cs->schema;
+            r->shared_schema = true;
+            r->plan = cs->plan;
+            r->min_record = cs->min_record;
+            r->rroot = floe_avro_schema_root(cs->schema);
+            break;
+        }
+    }
+    int rc = r->shared_schema ? 0 : floe_avro_schema_parse(sj, sl, &r->wschema, err);
     if (rc < 0) {
         /* a schema that does not parse is a corrupt file */
         floe_error_prefix(err, "header avro.schema: ");
@@ -1119,9 +1164,13 @@ static int reader_setup(floe_avro_reader *r, const floe_avro_reader_options *opt
                               (int)(cl > 64 ? 64 : cl), cn);
     if (r->codec != FLOE_CODEC_UNCOMPRESSED && !(r->cctx = floe_codec_ctx_new()))
         return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
+    if (r->shared_schema)
+        return 0;
     const floe_avro_node *w = floe_avro_schema_root(r->wschema);
     r->rroot = opts && opts->reader_schema ? floe_avro_schema_root(opts->reader_schema) : w;
-    plan_ctx pc = {.a = &r->meta_arena, .err = err, .narrow = r->narrow};
+    /* a schema the cache will keep has its plan built in the cache's arena */
+    bool keep = cache && cache->n < FLOE_AVRO_SCHEMA_CACHE_MAX;
+    plan_ctx pc = {.a = keep ? &cache->arena : &r->meta_arena, .err = err, .narrow = r->narrow};
     rc = build_plan(&pc, w, r->rroot, 0, &r->plan);
     floe_free(pc.memo);
     if (rc < 0) {
@@ -1129,6 +1178,13 @@ static int reader_setup(floe_avro_reader *r, const floe_avro_reader_options *opt
         return rc;
     }
     r->min_record = floe_avro_node_min_size(w);
+    const char *text = keep ? floe_arena_memdup(&cache->arena, sj, sl) : NULL;
+    if (text) {
+        cache->items[cache->n++] = (cached_schema){.text = text, .len = sl, .narrow = r->narrow,
+                                                   .schema = r->wschema, .plan = r->plan,
+                                                   .min_record = r->min_record};
+        r->shared_schema = true;
+    }
     return 0;
 }
 
@@ -1160,11 +1216,18 @@ done:
 
 int floe_avro_reader_open_input(floe_input *in, const floe_avro_reader_options *opts,
                                 floe_avro_reader **out, floe_error *err) {
+    return floe_avro_reader_open_input_cached(in, opts, NULL, out, err);
+}
+
+int floe_avro_reader_open_input_cached(floe_input *in, const floe_avro_reader_options *opts,
+                                       floe_avro_schema_cache *cache, floe_avro_reader **out,
+                                       floe_error *err) {
     int rc = 0;
     floe_avro_reader *r = floe_calloc(1, sizeof *r);
     if (!r)
         return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
     FLOE_CHECK(reader_init(r, opts, err));
+    r->cache = cache;
     if (!r->name[0])
         snprintf(r->name, sizeof r->name, "%s", floe_input_uri(in));
     r->in = in;
@@ -1209,7 +1272,8 @@ done:
 void floe_avro_reader_close(floe_avro_reader *r) {
     if (!r)
         return;
-    floe_avro_schema_free(r->wschema);
+    if (!r->shared_schema)
+        floe_avro_schema_free(r->wschema);
     floe_free(r->meta);
     floe_arena_reset(&r->meta_arena);
     floe_arena_reset(&r->own_arena);

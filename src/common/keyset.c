@@ -39,8 +39,7 @@ int64_t *floe_keyset_find(const floe_keyset *s, const void *p, size_t n) {
     return find_hashed(s, key_hash(p, n), p, n);
 }
 
-static int grow(floe_keyset *s) {
-    size_t nc = s->cap ? s->cap * 2 : 256;
+static int grow_to(floe_keyset *s, size_t nc) {
     uint64_t *nh = floe_calloc(nc, sizeof *nh);
     uint32_t *no = floe_malloc(nc * sizeof *no);
     uint32_t *nl = floe_malloc(nc * sizeof *nl);
@@ -73,6 +72,17 @@ static int grow(floe_keyset *s) {
     s->val = nv;
     s->cap = nc;
     return 0;
+}
+
+static int grow(floe_keyset *s) { return grow_to(s, s->cap ? s->cap * 2 : 256); }
+
+int floe_keyset_reserve(floe_keyset *s, size_t nkeys) {
+    size_t nc = s->cap ? s->cap : 256;
+    if (nkeys > SIZE_MAX / 8 - s->n)
+        return FLOE_ENOMEM;
+    while ((s->n + nkeys) * 4 > nc * 3)
+        nc *= 2;
+    return nc == s->cap ? 0 : grow_to(s, nc);
 }
 
 int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_t **slot) {

@@ -38,6 +38,9 @@ int64_t *floe_keyset_find(const floe_keyset *s, const void *p, size_t n);
 /* Insert (p, n) -> val unless present; *slot (may be NULL) gets the payload of the key,
  * new or old (s->n tells whether it was added). FLOE_ENOMEM, FLOE_ELIMIT. */
 int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_t **slot);
+/* Slots for nkeys more keys without growing (more still fit, at the cost of growing): a
+ * set about to take many keys rehashes once. FLOE_ENOMEM leaves the set as it was. */
+int floe_keyset_reserve(floe_keyset *s, size_t nkeys);
 /* Key i of the slot array (for iteration over slots with hash[i] != 0). */
 static inline const uint8_t *floe_keyset_key(const floe_keyset *s, size_t i) {
     return s->keys.data + s->off[i];

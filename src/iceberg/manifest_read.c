@@ -27,9 +27,11 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "avro/avro_internal.h"
 #include "common/keyset.h"
 #include "floe/io.h"
 #include "manifest_fast.h"
+#include "scan_internal.h"
 
 /* ---------------------------------------------------------------------------------------
  * schema navigation
@@ -974,13 +976,26 @@ int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
 
 int floe_manifest_reader_open(floe_io *io, const char *uri, const floe_manifest_read_options *o,
                               floe_manifest_reader **out, floe_error *err) {
+    return floe_manifest_reader_open_cached(io, uri, o, NULL, out, err);
+}
+
+floe_avro_schema_cache *floe_manifest_schema_cache_new(void) {
+    return floe_avro_schema_cache_new();
+}
+
+void floe_manifest_schema_cache_free(floe_avro_schema_cache *c) { floe_avro_schema_cache_free(c); }
+
+int floe_manifest_reader_open_cached(floe_io *io, const char *uri,
+                                     const floe_manifest_read_options *o,
+                                     floe_avro_schema_cache *cache, floe_manifest_reader **out,
+                                     floe_error *err) {
     floe_manifest_reader *r;
     FLOE_FORWARD_IF_ERROR(reader_new(uri, &r, err));
     int rc = floe_input_open(io, uri, &r->in, err);
     if (rc == 0) {
         floe_avro_reader_options ao = manifest_avro_options(r, o);
         r->info.file_length = floe_input_size(r->in);
-        rc = floe_avro_reader_open_input(r->in, &ao, &r->ar, err);
+        rc = floe_avro_reader_open_input_cached(r->in, &ao, cache, &r->ar, err);
         if (rc < 0)
             floe_error_prefix(err, "manifest %s: ", r->name);
         else

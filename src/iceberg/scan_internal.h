@@ -17,6 +17,18 @@
 #include "floe/partition.h"
 #include "floe/schema.h"
 
+/* Parsed manifest schemas shared by the manifest readers of one scan plan: the manifests
+ * of one writer have the same Avro schema text, parsed and resolved once instead of once
+ * per manifest (src/avro/avro_internal.h; not thread-safe). */
+typedef struct floe_avro_schema_cache floe_avro_schema_cache;
+floe_avro_schema_cache *floe_manifest_schema_cache_new(void);
+void floe_manifest_schema_cache_free(floe_avro_schema_cache *c);
+/* floe_manifest_reader_open with a schema cache (NULL: none). */
+int floe_manifest_reader_open_cached(floe_io *io, const char *uri,
+                                     const floe_manifest_read_options *o,
+                                     floe_avro_schema_cache *cache, floe_manifest_reader **out,
+                                     floe_error *err);
+
 /* Parse canonical text of a primitive value of field f's type. "null" gives a null value.
  * Decoded bytes (strings with escapes, hex) live in arena; others borrow p. Numbers of a
  * narrower type than f (int -> long, float -> double) are accepted. FLOE_EINVALID on text

@@ -169,6 +169,7 @@ typedef struct planner {
     floe_keyset planned;
     const floe_manifest_file *mfs;
     size_t cur;                    /* the manifest being read */
+    floe_avro_schema_cache *schemas; /* the manifests' Avro schemas, parsed once each */
 } planner;
 
 /* The spec with this id, parsed and bound to the scan schema (cached); NULL when the
@@ -246,7 +247,15 @@ static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
     floe_data_file *f = floe_arena_alloc(&p->priv->arena, sizeof *f);
     if (!f)
         return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&e->file, &p->priv->arena, f, pl->err));
+    /* the column metrics have done their pruning: a plan of a million files keeps them
+     * only when asked */
+    floe_data_file kept = e->file;
+    if (!pl->o->keep_metrics) {
+        kept.column_sizes = kept.value_counts = (floe_count_map){0};
+        kept.null_value_counts = kept.nan_value_counts = (floe_count_map){0};
+        kept.lower_bounds = kept.upper_bounds = (floe_bound_map){0};
+    }
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&kept, &p->priv->arena, f, pl->err));
     floe_scan_task *t = &p->tasks[p->ntasks++];
     memset(t, 0, sizeof *t);
     t->file = f;
@@ -285,22 +294,45 @@ static int add_delete(planner *pl, const floe_manifest_entry *e, int32_t spec_id
     return 0;
 }
 
+/* The manifest's partition summaries cannot match the filter? */
+static bool manifest_pruned(planner *pl, const floe_manifest_file *mf) {
+    const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
+    return spec && pl->p->priv->filter && !pl->o->no_partition_pruning &&
+           !floe_expr_manifest_may_match(pl->p->priv->filter, spec, mf);
+}
+
+/* Room in the planned-paths set for the files of the manifests that are read, as their
+ * list entries count them (a hint: counts may be absent or wrong; capped), so the set
+ * rehashes once rather than at every doubling. */
+static int reserve_paths(planner *pl, const floe_manifest_file *mfs, const bool *pruned,
+                         size_t n) {
+    int64_t files = 0;
+    for (size_t i = 0; i < n; i++) {
+        const floe_manifest_file *mf = &mfs[i];
+        if (pruned[i] || mf->content != FLOE_MANIFEST_DATA)
+            continue;
+        files += mf->added_files_count > 0 ? mf->added_files_count : 0;
+        files += mf->existing_files_count > 0 ? mf->existing_files_count : 0;
+        if (files > ((int64_t)1 << 22))
+            files = (int64_t)1 << 22;
+    }
+    if (files > 0 && floe_keyset_reserve(&pl->planned, (size_t)files) < 0)
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
 static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     floe_scan_plan *p = pl->p;
     const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
     floe_scan_stats *st = &p->stats;
-    if (spec && p->priv->filter && !pl->o->no_partition_pruning &&
-        !floe_expr_manifest_may_match(p->priv->filter, spec, mf)) {
-        st->manifests_skipped++;
-        return 0;
-    }
     char *uri = NULL;
     FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(pl->t, mf->manifest_path, &uri, pl->err));
     floe_manifest_read_options ro = {.manifest = mf,
                                      .spec = spec,
                                      .allow_missing_field_ids = pl->o->allow_missing_field_ids};
     floe_manifest_reader *r = NULL;
-    int rc = floe_manifest_reader_open(floe_table_io(pl->t), uri, &ro, &r, pl->err);
+    int rc = floe_manifest_reader_open_cached(floe_table_io(pl->t), uri, &ro, pl->schemas, &r,
+                                              pl->err);
     floe_free(uri);
     if (rc < 0)
         return rc;
@@ -452,6 +484,7 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
     planner pl = {.t = t, .m = m, .p = p, .o = o, .err = err};
     int rc = 0;
     char *list_uri = NULL;
+    bool *pruned = NULL;
     if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv))) {
         floe_free(p);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -527,11 +560,22 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
             list.nfiles = snap->n_manifests;
         }
         p->stats.manifests_total = (int64_t)list.nfiles;
+        if (list.nfiles > 1 && !(pl.schemas = floe_manifest_schema_cache_new()))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         /* data manifests first is not required: deletes are paired after all are read */
         pl.mfs = list.files;
+        pruned = floe_calloc(list.nfiles ? list.nfiles : 1, sizeof *pruned);
+        if (!pruned)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < list.nfiles; i++) {
+            pruned[i] = manifest_pruned(&pl, &list.files[i]);
+            p->stats.manifests_skipped += pruned[i];
+        }
+        FLOE_CHECK(reserve_paths(&pl, list.files, pruned, list.nfiles));
         for (size_t i = 0; i < list.nfiles; i++) {
             pl.cur = i;
-            FLOE_CHECK(read_manifest(&pl, &list.files[i]));
+            if (!pruned[i])
+                FLOE_CHECK(read_manifest(&pl, &list.files[i]));
         }
         FLOE_CHECK(pair_deletes(&pl));
     }
@@ -543,6 +587,8 @@ done:
     floe_free(pl.del_seq);
     floe_free(pl.del_spec);
     floe_keyset_free(&pl.planned);
+    floe_manifest_schema_cache_free(pl.schemas);
+    floe_free(pruned);
     if (rc < 0) {
         floe_scan_plan_free(p);
         return rc;
