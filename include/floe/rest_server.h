@@ -39,8 +39,9 @@
  * docs/REST.md says which grant each route needs). Without tokens the server listens on
  * loopback addresses only. TLS belongs to a proxy in front.
  *
- * Threads: libmicrohttpd runs a thread per connection; requests share one catalog handle
- * under a mutex, so they run one at a time.
+ * Threads: libmicrohttpd runs a thread per connection; requests run on a pool of 8
+ * catalog handles, up to 8 at once (commits to different tables write their metadata side
+ * by side; the catalog's compare-and-swap keeps commits to one table apart).
  */
 #ifndef FLOE_REST_SERVER_H
 #define FLOE_REST_SERVER_H

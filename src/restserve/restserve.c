@@ -9,8 +9,8 @@
  * levels joined by 0x1F (%1F); floe's catalog stores them joined by '.', so a level
  * holding '.' is refused with 400. Query values are decoded the same way.
  *
- * Each request holds the server's mutex while it uses the catalog handle (one handle,
- * one thread at a time, as floe/catalog.h requires).
+ * Each request takes one of the server's catalog handles for its run (RS_CATALOG_HANDLES:
+ * one thread per handle at a time, as floe/catalog.h requires).
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -302,10 +302,10 @@ static const route ROUTES[] = {
  * client would assume the spec's default set, which includes routes not served here). */
 static int get_config(rs_req *q, rs_resp *r) {
     char *wh = rs_query(q, "warehouse");
-    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->s->cat))) {
+    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->cat))) {
         rs_error(r, 404, "NoSuchWarehouseException",
                  "warehouse %s is not served here (this server serves catalog %s, warehouse %s)",
-                 wh, q->s->name, floe_catalog_warehouse(q->s->cat));
+                 wh, q->s->name, floe_catalog_warehouse(q->cat));
         floe_free(wh);
         return 0;
     }
@@ -576,6 +576,37 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
     return ok;
 }
 
+/* A free catalog handle (waiting for one), and not while a request with the same
+ * Idempotency-Key runs on another: a retry arriving early waits for the first answer. */
+static size_t take_handle(floe_rest_server *s, const char *key) {
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        size_t free_h = RS_CATALOG_HANDLES;
+        bool same_key = false;
+        for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
+            if (!s->busy[i] && free_h == RS_CATALOG_HANDLES)
+                free_h = i;
+            if (s->busy[i] && key && s->keys[i] && !strcmp(s->keys[i], key))
+                same_key = true;
+        }
+        if (free_h < RS_CATALOG_HANDLES && !same_key) {
+            s->busy[free_h] = true;
+            s->keys[free_h] = key;
+            pthread_mutex_unlock(&s->mu);
+            return free_h;
+        }
+        pthread_cond_wait(&s->freed, &s->mu);
+    }
+}
+
+static void give_handle(floe_rest_server *s, size_t h) {
+    pthread_mutex_lock(&s->mu);
+    s->busy[h] = false;
+    s->keys[h] = NULL;
+    pthread_cond_broadcast(&s->freed);
+    pthread_mutex_unlock(&s->mu);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls) {
@@ -628,13 +659,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         char fp[65];
         if (key)
             rs_idem_fingerprint(method, url, cr->body.data, cr->body.len, fp);
-        pthread_mutex_lock(&s->mu);
+        size_t h = take_handle(s, key);
+        q.cat = s->cats[h];
         if (!key || !rs_idem_replay(&q, key, fp, &r)) {
             rt->fn(&q, &r);
             if (key)
                 rs_idem_record(&q, key, fp, &r);
         }
-        pthread_mutex_unlock(&s->mu);
+        give_handle(s, h);
     }
     enum MHD_Result ok = send_resp(c, &r);
     floe_buf_free(&r.body);
@@ -696,10 +728,13 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->freed, NULL);
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
     s->tokens = cfg->tokens;
     s->ntokens = cfg->ntokens;
-    FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cat, err));
+    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
+        FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
+    s->cat = s->cats[0];
     if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(rs_idem_open(s, err));
@@ -730,7 +765,9 @@ void floe_rest_server_stop(floe_rest_server *s) {
         return;
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
-    floe_catalog_close(s->cat);
+    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
+        floe_catalog_close(s->cats[i]);
+    pthread_cond_destroy(&s->freed);
     pthread_mutex_destroy(&s->mu);
     floe_free(s->name);
     floe_free(s);

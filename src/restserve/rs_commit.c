@@ -374,7 +374,7 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
                             "requirement failed: %s on table %s.%s, which does not exist", type,
                             q->ns, q->table);
     }
-    int rc = floe_catalog_default_location(q->s->cat, q->ns, q->table, &location, &err);
+    int rc = floe_catalog_default_location(q->cat, q->ns, q->table, &location, &err);
     if (rc == 0)
         rc = floe_metadata_builder_new_empty(location, &b, &err);
     if (rc == 0)
@@ -382,7 +382,7 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
     if (rc == 0)
         rc = floe_metadata_builder_finish(b, NULL, &m, &err);
     if (rc == 0) {
-        rc = floe_table_create_with_metadata(q->s->cat, q->ns, q->table, m, &t, &err);
+        rc = floe_table_create_with_metadata(q->cat, q->ns, q->table, m, &t, &err);
         m = NULL; /* taken */
     }
     if (rc == FLOE_EEXISTS)
@@ -430,7 +430,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
             return rs_error(r, 400, "BadRequestException",
                             "the identifier in the body does not name the table of the path");
     }
-    int rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err);
+    int rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     if (rc == FLOE_ENOTFOUND) {
         commit_create(q, &c, r);
         goto done;
@@ -499,7 +499,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         ctxs[i] = &cs[i];
     }
     for (size_t i = 0; i < n; i++) {
-        int rc = floe_table_load(q->s->cat, names[i], change_name(changes, i), &ts[i], &err);
+        int rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
         if (rc < 0) {
             rs_floe_error(r, rc, &err, "NoSuchTableException");
             goto done;

@@ -19,7 +19,7 @@
  * Limits: the answer is recorded after the operation, in a statement of its own, so a
  * server that dies between the two runs the retry again (a commit's requirements then
  * decide, typically a 409); and two requests with one key that arrive at two servers at
- * the same moment both run (one server answers requests one at a time).
+ * the same moment both run (on one server the second waits for the first's answer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +100,7 @@ static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
 }
 
 bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
-    floe_sql *db = floe_catalog_sql(q->s->cat);
+    floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT request, status, etag, body FROM floe_rest_idempotency WHERE "
@@ -134,7 +134,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
 void rs_idem_record(rs_req *q, const char *key, const char *fp, const rs_resp *r) {
     if (r->status >= 500 || floe_buf_error(&r->body) < 0)
         return;
-    floe_sql *db = floe_catalog_sql(q->s->cat);
+    floe_sql *db = floe_catalog_sql(q->cat);
     const char *clock = floe_sql_clock_ms_expr(db);
     char sql[512];
     floe_error err;

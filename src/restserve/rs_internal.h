@@ -12,10 +12,21 @@
 #include "floe/catalog.h"
 #include "floe/rest_server.h"
 
+/* Catalog handles of a server: requests run on as many at once (a handle is used by one
+ * thread at a time, as floe/catalog.h requires). Commits to different tables then write
+ * and sync their metadata files side by side; the catalog's compare-and-swap keeps them
+ * apart as it keeps several servers apart. */
+#define RS_CATALOG_HANDLES 8
+
 struct floe_rest_server {
     struct MHD_Daemon *mhd;
-    pthread_mutex_t mu; /* held by each request over its use of cat */
-    floe_catalog *cat;
+    pthread_mutex_t mu;  /* guards busy and keys */
+    pthread_cond_t freed; /* a handle was given back */
+    floe_catalog *cats[RS_CATALOG_HANDLES];
+    bool busy[RS_CATALOG_HANDLES];
+    const char *keys[RS_CATALOG_HANDLES]; /* the Idempotency-Key of the request on each
+                                             busy handle, or NULL */
+    floe_catalog *cat;  /* cats[0], for what is done once (start, idempotency table) */
     char *name;         /* the catalog's name: the {prefix} of the paths */
     size_t max_body;
     unsigned port;
@@ -27,6 +38,7 @@ struct floe_rest_server {
 /* A request after routing. Path segments are percent-decoded. */
 typedef struct rs_req {
     floe_rest_server *s;
+    floe_catalog *cat;   /* the handle this request runs on */
     struct MHD_Connection *conn;
     const char *method;
     char *ns;            /* the {namespace} segment as floe's dotted name, or NULL */

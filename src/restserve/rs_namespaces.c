@@ -18,7 +18,7 @@ static int need_namespace(rs_req *q, rs_resp *r) {
     bool exists = false;
     floe_error err;
     floe_error_clear(&err);
-    int rc = floe_catalog_namespace_exists(q->s->cat, q->ns, &exists, &err);
+    int rc = floe_catalog_namespace_exists(q->cat, q->ns, &exists, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         return -1;
@@ -100,7 +100,7 @@ int rs_list_namespaces(rs_req *q, rs_resp *r) {
         if (need_namespace(q, r) < 0)
             goto done;
     }
-    int rc = floe_catalog_list_namespaces(q->s->cat, q->ns, &list, &err);
+    int rc = floe_catalog_list_namespaces(q->cat, q->ns, &list, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
@@ -160,12 +160,12 @@ int rs_create_namespace(rs_req *q, rs_resp *r) {
     if (object_strings(json_object_get(q->body, "properties"), "properties", &keys, &values, &n,
                        r) < 0)
         goto done;
-    int rc = floe_catalog_create_namespace(q->s->cat, ns, keys, values, n, &err);
+    int rc = floe_catalog_create_namespace(q->cat, ns, keys, values, n, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
     }
-    namespace_answer(q->s->cat, ns, r); /* what the catalog now holds */
+    namespace_answer(q->cat, ns, r); /* what the catalog now holds */
 done:
     floe_free(keys);
     floe_free(values);
@@ -175,7 +175,7 @@ done:
 
 int rs_load_namespace(rs_req *q, rs_resp *r) {
     if (need_namespace(q, r) == 0)
-        namespace_answer(q->s->cat, q->ns, r);
+        namespace_answer(q->cat, q->ns, r);
     return 0;
 }
 
@@ -191,16 +191,16 @@ int rs_drop_namespace(rs_req *q, rs_resp *r) {
     floe_strlist tables = {0}, children = {0};
     if (need_namespace(q, r) < 0)
         return 0;
-    int rc = floe_catalog_list_tables(q->s->cat, q->ns, &tables, &err);
+    int rc = floe_catalog_list_tables(q->cat, q->ns, &tables, &err);
     if (rc == 0)
-        rc = floe_catalog_list_namespaces(q->s->cat, q->ns, &children, &err);
+        rc = floe_catalog_list_namespaces(q->cat, q->ns, &children, &err);
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
     else if (tables.n || children.n)
         rs_error(r, 409, "NamespaceNotEmptyException",
                  "namespace %s is not empty: %zu table%s, %zu namespace%s", q->ns, tables.n,
                  tables.n == 1 ? "" : "s", children.n, children.n == 1 ? "" : "s");
-    else if ((rc = floe_catalog_drop_namespace(q->s->cat, q->ns, &err)) < 0)
+    else if ((rc = floe_catalog_drop_namespace(q->cat, q->ns, &err)) < 0)
         rs_floe_error(r, rc, &err, NO_NS);
     else
         r->status = 204;
@@ -248,7 +248,7 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
     }
     if (need_namespace(q, r) < 0)
         goto done;
-    int rc = floe_catalog_load_namespace_properties(q->s->cat, q->ns, &pk, &pv, &err);
+    int rc = floe_catalog_load_namespace_properties(q->cat, q->ns, &pk, &pv, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
@@ -262,7 +262,7 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
         else
             missing[nmissing++] = removals[i];
     }
-    rc = floe_catalog_update_namespace_properties(q->s->cat, q->ns, removed, nremoved, keys,
+    rc = floe_catalog_update_namespace_properties(q->cat, q->ns, removed, nremoved, keys,
                                                   values, n, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);

@@ -121,7 +121,7 @@ int rs_load_table(rs_req *q, rs_resp *r) {
     bool refs_only;
     if (snapshots_mode(q, &refs_only, r) < 0)
         return 0;
-    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    int rc = floe_catalog_load_table(q->cat, q->ns, q->table, &loc, &err);
     if (rc < 0)
         return rs_floe_error(r, rc, &err, NO_TABLE);
     const char *inm = rs_header(q, "If-None-Match");
@@ -130,7 +130,7 @@ int rs_load_table(rs_req *q, rs_resp *r) {
     if (inm && etag_listed(inm, etag)) {
         r->status = 304;
         memcpy(r->etag, etag, sizeof etag);
-    } else if ((rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err)) < 0) {
+    } else if ((rc = floe_table_load(q->cat, q->ns, q->table, &t, &err)) < 0) {
         rs_floe_error(r, rc, &err, NO_TABLE);
     } else {
         rs_table_result(r, t, refs_only);
@@ -144,7 +144,7 @@ int rs_table_exists(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     char *loc = NULL;
-    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    int rc = floe_catalog_load_table(q->cat, q->ns, q->table, &loc, &err);
     if (rc < 0)
         return rs_floe_error(r, rc, &err, NO_TABLE);
     floe_free(loc);
@@ -157,11 +157,11 @@ int rs_list_tables(rs_req *q, rs_resp *r) {
     floe_error_clear(&err);
     floe_strlist names = {0};
     bool exists = false;
-    int rc = floe_catalog_namespace_exists(q->s->cat, q->ns, &exists, &err);
+    int rc = floe_catalog_namespace_exists(q->cat, q->ns, &exists, &err);
     if (rc == 0 && !exists)
         rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", q->ns);
     if (rc == 0)
-        rc = floe_catalog_list_tables(q->s->cat, q->ns, &names, &err);
+        rc = floe_catalog_list_tables(q->cat, q->ns, &names, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
@@ -258,7 +258,7 @@ int rs_create_table(rs_req *q, rs_resp *r) {
     if (json_is_true(stage)) {
         /* staged: the metadata the table would get, nothing written; the client commits
          * the create later (assert-create and the updates that build it, rs_commit.c) */
-        rc = floe_table_new_metadata(q->s->cat, q->ns, name, schema_text, &o, &staged, &err);
+        rc = floe_table_new_metadata(q->cat, q->ns, name, schema_text, &o, &staged, &err);
         if (rc == 0)
             rc = floe_table_metadata_to_json(staged, false, &staged_text, &staged_len, &err);
         if (rc == 0) {
@@ -268,7 +268,7 @@ int rs_create_table(rs_req *q, rs_resp *r) {
             r->status = 200;
         }
     } else {
-        rc = floe_table_create(q->s->cat, q->ns, name, schema_text, &o, &t, &err);
+        rc = floe_table_create(q->cat, q->ns, name, schema_text, &o, &t, &err);
         if (rc == 0)
             rs_table_result(r, t, false);
     }
@@ -300,25 +300,25 @@ int rs_register_table(rs_req *q, rs_resp *r) {
         return 0;
     }
     bool ns_exists = false;
-    int rc = floe_catalog_namespace_exists(q->s->cat, q->ns, &ns_exists, &err);
+    int rc = floe_catalog_namespace_exists(q->cat, q->ns, &ns_exists, &err);
     if (rc < 0 || !ns_exists) {
         if (rc == 0)
             rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", q->ns);
         rs_floe_error(r, rc, &err, NO_NS);
         return 0;
     }
-    rc = floe_catalog_load_table(q->s->cat, q->ns, name, &old, &err);
+    rc = floe_catalog_load_table(q->cat, q->ns, name, &old, &err);
     if (rc == 0 && json_is_true(ow)) {
         /* overwrite: move the pointer of the registered table */
-        rc = floe_catalog_swap(q->s->cat, q->ns, name, old, meta, &err);
+        rc = floe_catalog_swap(q->cat, q->ns, name, old, meta, &err);
     } else if (rc == 0) {
         rc = floe_error_set(&err, FLOE_EEXISTS, "table %s.%s already exists", q->ns, name);
     } else if (rc == FLOE_ENOTFOUND) {
         floe_error_clear(&err);
-        rc = floe_table_register(q->s->cat, q->ns, name, meta, &err);
+        rc = floe_table_register(q->cat, q->ns, name, meta, &err);
     }
     if (rc == 0)
-        rc = floe_table_load(q->s->cat, q->ns, name, &t, &err);
+        rc = floe_table_load(q->cat, q->ns, name, &t, &err);
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
     else
@@ -341,9 +341,9 @@ int rs_drop_table(rs_req *q, rs_resp *r) {
         goto done;
     }
     /* the files to purge are found from the metadata, read before the drop */
-    if (purge && (rc = floe_table_load(q->s->cat, q->ns, q->table, &t, &err)) < 0)
+    if (purge && (rc = floe_table_load(q->cat, q->ns, q->table, &t, &err)) < 0)
         goto fail;
-    if ((rc = floe_catalog_drop_table(q->s->cat, q->ns, q->table, &err)) < 0)
+    if ((rc = floe_catalog_drop_table(q->cat, q->ns, q->table, &err)) < 0)
         goto fail;
     size_t deleted = 0;
     if (purge && (rc = floe_table_purge(t, &deleted, &err)) < 0) {
@@ -387,19 +387,19 @@ int rs_rename_table(rs_req *q, rs_resp *r) {
                           : NULL;
     if (!to_ns)
         goto done;
-    int rc = floe_catalog_load_table(q->s->cat, from_ns, from_name, &loc, &err);
+    int rc = floe_catalog_load_table(q->cat, from_ns, from_name, &loc, &err);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_TABLE);
         goto done;
     }
     bool exists = false;
-    if ((rc = floe_catalog_namespace_exists(q->s->cat, to_ns, &exists, &err)) == 0 && !exists)
+    if ((rc = floe_catalog_namespace_exists(q->cat, to_ns, &exists, &err)) == 0 && !exists)
         rc = floe_error_set(&err, FLOE_ENOTFOUND, "namespace %s does not exist", to_ns);
     if (rc < 0) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
     }
-    rc = floe_table_rename(q->s->cat, from_ns, from_name, to_ns, to_name, &err);
+    rc = floe_table_rename(q->cat, from_ns, from_name, to_ns, to_name, &err);
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_TABLE);
     else
@@ -422,7 +422,7 @@ int rs_report_metrics(rs_req *q, rs_resp *r) {
                         "a metrics report needs \"report-type\" (scan-report or commit-report), "
                         "\"table-name\" and an integer \"snapshot-id\"");
     char *loc = NULL;
-    int rc = floe_catalog_load_table(q->s->cat, q->ns, q->table, &loc, &err);
+    int rc = floe_catalog_load_table(q->cat, q->ns, q->table, &loc, &err);
     if (rc < 0)
         return rs_floe_error(r, rc, &err, NO_TABLE);
     floe_free(loc);
