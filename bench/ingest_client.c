@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/http_bench.h"
+
 static const char *url;
 static char *body;
 static size_t body_len;
@@ -29,18 +31,6 @@ typedef struct worker {
     long errors;
 } worker;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static size_t sink(char *p, size_t s, size_t n, void *c) {
-    (void)p;
-    (void)c;
-    return s * n;
-}
-
 static void *run(void *arg) {
     worker *w = arg;
     CURL *c = curl_easy_init();
@@ -50,12 +40,12 @@ static void *run(void *arg) {
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bench_sink);
     curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
-    double start = now(), interval = rate > 0 ? nthreads / rate : 0;
+    double start = bench_now(), interval = rate > 0 ? nthreads / rate : 0;
     double next = start + (interval > 0 ? interval * w->id / nthreads : 0);
-    while (now() - start < seconds) {
-        double t0 = now();
+    while (bench_now() - start < seconds) {
+        double t0 = bench_now();
         if (interval > 0) {
             if (t0 < next) {
                 struct timespec ts = {0, (long)((next - t0) * 1e9)};
@@ -70,11 +60,7 @@ static void *run(void *arg) {
             w->errors++;
             continue;
         }
-        if (w->n == w->cap) {
-            w->cap = w->cap ? w->cap * 2 : 4096;
-            w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
-        }
-        w->lat[w->n++] = (now() - t0) * 1000.0;
+        bench_lat_push(&w->lat, &w->n, &w->cap, (bench_now() - t0) * 1000.0);
     }
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
@@ -108,7 +94,7 @@ int main(int argc, char **argv) {
     rate = argc > 6 ? atof(argv[6]) : 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     worker *w = calloc((size_t)nthreads, sizeof *w);
-    double t0 = now();
+    double t0 = bench_now();
     for (int i = 0; i < nthreads; i++) {
         w[i].id = i;
         pthread_create(&w[i].t, NULL, run, &w[i]);
@@ -120,7 +106,7 @@ int main(int argc, char **argv) {
         total += w[i].n;
         errors += w[i].errors;
     }
-    double el = now() - t0;
+    double el = bench_now() - t0;
     double *all = malloc((total ? total : 1) * sizeof *all);
     size_t k = 0;
     for (int i = 0; i < nthreads; i++) {
