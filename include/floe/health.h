@@ -105,6 +105,9 @@ typedef struct floe_health_files {
     int64_t row_groups;                         /* over data files */
     int64_t pos_delete_files, pos_delete_bytes, pos_delete_records;
     int64_t eq_delete_files, eq_delete_bytes, eq_delete_records;
+    /* deletion vectors (format v3): blobs in Puffin files, one per data file; bytes are
+     * the blobs' content_size_in_bytes, records the deleted rows */
+    int64_t dv_count, dv_bytes, dv_records;
     int64_t delete_row_groups;
 } floe_health_files;
 

@@ -412,8 +412,10 @@ typedef struct floe_manifest_read_options {
     const floe_partition_spec *spec;
     bool allow_missing_field_ids;       /* as for lists */
     /* Deletion vectors (v3 position deletes in Puffin files) are refused with a message
-     * naming the file, because floe cannot apply them; set this to list them anyway
-     * (maintenance that only needs file names). */
+     * naming the file unless this is set: readers that apply them (the scan planner,
+     * through floe's Puffin reader) or only need file names (maintenance) set it. With
+     * it set, a vector lacking referenced_data_file, content_offset or
+     * content_size_in_bytes is FLOE_ECORRUPT. */
     bool allow_deletion_vectors;
     /* A manifest whose size differs from manifest_length is read (several writers get
      * the length wrong) with a warning; set this to refuse it instead. */

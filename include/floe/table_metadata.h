@@ -197,9 +197,12 @@ bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char 
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_metadata_builder floe_metadata_builder;
 
-/* Start from existing metadata. Refuses (floe_table_metadata_check_writable) what floe
- * cannot write. A v1 base stays v1 (spec "Version 1" writer rules: no sequence numbers,
- * "schema" and "partition-spec" written) unless floe_metadata_builder_upgrade is called. */
+/* Start from existing metadata. Refuses what floe cannot write (as
+ * floe_table_metadata_check_writable, except that a format v3 base is taken: its document
+ * is kept as it is, and adding a snapshot to it is refused, FLOE_EUNSUPPORTED, since floe
+ * does not assign row lineage yet; an encrypted v3 table is refused). A v1 base stays v1
+ * (spec "Version 1" writer rules: no sequence numbers, "schema" and "partition-spec"
+ * written) unless floe_metadata_builder_upgrade is called. */
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
                               floe_error *err) FLOE_NODISCARD;
 /* A new table: fresh table-uuid (v4), schema ids, field ids of the partition spec and the

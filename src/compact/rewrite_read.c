@@ -31,6 +31,7 @@
 
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
+#include "iceberg/puffin.h"
 #include "rewrite_internal.h"
 
 #define MAX_DELETE_ROWS (256u << 20) /* rows held from position delete files per group */
@@ -104,7 +105,8 @@ typedef struct pos_row {
 } pos_row;
 
 typedef struct del_file {
-    char *path;                  /* recorded path (the cache key) */
+    char *path;                  /* recorded path (the cache key, with offset) */
+    int64_t offset;              /* a deletion vector's content_offset in its Puffin file */
     floe_file_content content;
     /* position deletes: rows sorted by (path, pos); paths interned */
     pos_row *rows;
@@ -341,17 +343,46 @@ done:
     return rc < 0 ? rc : 0;
 }
 
-static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, del_file **out,
-                       floe_error *err) {
+/* A deletion vector as position delete rows of its one data file. limit: that file's
+ * record count. */
+static int load_dv(rw_deletes *d, del_file *f, const floe_data_file *df, const char *uri,
+                   int64_t limit, floe_error *err) {
+    floe_dv_positions dv;
+    FLOE_FORWARD_IF_ERROR(floe_dv_read(d->io, uri, df->content_offset, df->content_size_in_bytes,
+                                       df->referenced_data_file, limit, &dv, err));
+    int rc = 0;
+    if (dv.n > MAX_DELETE_ROWS - d->pos_rows)
+        FLOE_FAIL(err, FLOE_ELIMIT, "position delete files hold more than %u rows for one "
+                  "group", MAX_DELETE_ROWS);
+    int64_t *slot;
+    rc = floe_keyset_put(&f->paths, (const uint8_t *)df->referenced_data_file,
+                         strlen(df->referenced_data_file), 0, &slot);
+    if (rc < 0)
+        FLOE_FAIL(err, rc, "deletion vector %s: %s", f->path, floe_strerror(rc));
+    if (dv.n && !(f->rows = floe_malloc(dv.n * sizeof *f->rows)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < dv.n; i++)
+        f->rows[i] = (pos_row){0, dv.pos[i]};
+    f->nrows = dv.n;
+    d->pos_rows += dv.n;
+done:
+    floe_free(dv.pos);
+    return rc;
+}
+
+static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, int64_t limit,
+                       del_file **out, floe_error *err) {
+    bool dv = floe_data_file_is_dv(df);
+    int64_t offset = dv ? df->content_offset : 0;
     for (size_t i = 0; i < d->n; i++)
-        if (!strcmp(d->files[i].path, df->file_path)) {
+        if (!strcmp(d->files[i].path, df->file_path) && d->files[i].offset == offset) {
             *out = &d->files[i];
             return 0;
         }
-    if (df->file_format && strcasecmp(df->file_format, "parquet"))
+    if (!dv && df->file_format && strcasecmp(df->file_format, "parquet"))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "delete file %s: format %s is not supported (deletion vectors "
-                              "and Avro/ORC delete files cannot be applied)",
+                              "delete file %s: format %s is not supported (Avro/ORC delete "
+                              "files cannot be applied)",
                               df->file_path, df->file_format);
     if (d->n == d->cap) {
         size_t nc = d->cap ? d->cap * 2 : 8;
@@ -363,12 +394,13 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     del_file *f = &d->files[d->n];
     memset(f, 0, sizeof *f);
     f->content = df->content;
+    f->offset = offset;
     if (!(f->path = floe_strdup(df->file_path)))
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_pq_reader *r = NULL;
     floe_pq_reader_options ro = {.read_whole = true}; /* every column of it is read */
-    int rc = floe_pq_reader_open(d->io, uri, &ro, &r, err);
-    if (rc == 0)
+    int rc = dv ? load_dv(d, f, df, uri, limit, err) : floe_pq_reader_open(d->io, uri, &ro, &r, err);
+    if (rc == 0 && !dv)
         rc = df->content == FLOE_CONTENT_POSITION_DELETES ? load_pos_file(d, f, r, err)
                                                           : load_eq_file(d, f, df, r, err);
     floe_pq_reader_close(r);
@@ -754,7 +786,10 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     FLOE_RETURN_ERROR_IF(!r->eq || !r->eq_leaf, err, FLOE_ENOMEM, "out of memory");
     for (size_t d = 0; d < in->ndeletes; d++) {
         del_file *f = NULL;
-        FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d], &f, err));
+        FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d],
+                                          in->file->record_count >= 0 ? in->file->record_count
+                                                                      : INT64_MAX,
+                                          &f, err));
         if (f->content == FLOE_CONTENT_POSITION_DELETES) {
             int64_t *idx = floe_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,
                                        strlen(in->file->file_path));

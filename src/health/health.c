@@ -23,6 +23,7 @@
 #include "floe/scan.h"
 #include "floe/schema.h"
 #include "health_internal.h"
+#include "iceberg/puffin.h"
 
 const int64_t floe_health_bucket_lower[FLOE_HEALTH_NBUCKETS] = {
     0, 1LL << 20, 10LL << 20, 64LL << 20, 128LL << 20, 512LL << 20};
@@ -415,6 +416,12 @@ static void files_add(floe_health_files *f, const floe_data_file *df, int64_t mi
         break;
     }
     case FLOE_CONTENT_POSITION_DELETES:
+        if (floe_data_file_is_dv(df)) {
+            f->dv_count++;
+            f->dv_bytes += df->content_size_in_bytes > 0 ? df->content_size_in_bytes : 0;
+            f->dv_records += df->record_count > 0 ? df->record_count : 0;
+            break;
+        }
         f->pos_delete_files++;
         f->pos_delete_bytes += sz;
         f->pos_delete_records += df->record_count > 0 ? df->record_count : 0;
@@ -907,12 +914,12 @@ static int plan_requests(hctx *c, const floe_snapshot *s, floe_health_view *v,
         v->req.point_files = v->total.data_files;
         v->req.point_scan_get = v->total.data_files + v->total.row_groups +
                                 v->total.pos_delete_files + v->total.eq_delete_files +
-                                v->total.delete_row_groups;
+                                v->total.dv_count + v->total.delete_row_groups;
     }
     v->req.plan_get = 2 + md->manifests;
     v->req.point_plan_get = 2 + v->req.point_manifests;
     v->req.scan_get = v->total.data_files + v->total.row_groups + v->total.pos_delete_files +
-                      v->total.eq_delete_files + v->total.delete_row_groups;
+                      v->total.eq_delete_files + v->total.dv_count + v->total.delete_row_groups;
     return 0;
 }
 
@@ -1348,7 +1355,7 @@ typedef struct rewrite_est {
 /* What rewriting the small files (and applying the deletes) of one partition saves. */
 static bool rewrite_estimate(const floe_health_report *r, const part_acc *pa, rewrite_est *out) {
     const floe_health_files *f = &pa->pub.files;
-    int64_t deletes = f->pos_delete_files + f->eq_delete_files;
+    int64_t deletes = f->pos_delete_files + f->eq_delete_files + f->dv_count;
     rewrite_est e = {0};
     if (f->small_files >= r->min_input_files) {
         e.inputs = f->small_files;

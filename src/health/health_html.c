@@ -303,8 +303,10 @@ static void chart_compare(html *h, const floe_health_report *r) {
     cmp_metric ms[] = {
         {"data files", (double)a->total.data_files, (double)c->total.data_files, false},
         {"small files", (double)a->total.small_files, (double)c->total.small_files, false},
-        {"delete files", (double)(a->total.pos_delete_files + a->total.eq_delete_files),
-         (double)(c->total.pos_delete_files + c->total.eq_delete_files), false},
+        {"delete files", (double)(a->total.pos_delete_files + a->total.eq_delete_files +
+                                  a->total.dv_count),
+         (double)(c->total.pos_delete_files + c->total.eq_delete_files + c->total.dv_count),
+         false},
         {"manifests", (double)a->meta.manifests, (double)c->meta.manifests, false},
         {"GET to plan", (double)a->req.plan_get, (double)c->req.plan_get, false},
         {"GET to scan", (double)a->req.scan_get, (double)c->req.scan_get, false},
@@ -404,6 +406,7 @@ static void details(html *h, const floe_health_report *r) {
     DROW("position delete bytes", health_fmt_bytes((double)v->total.pos_delete_bytes, t, sizeof t));
     DROW("equality delete files", health_fmt_int(v->total.eq_delete_files, t, sizeof t));
     DROW("equality delete bytes", health_fmt_bytes((double)v->total.eq_delete_bytes, t, sizeof t));
+    DROW("deletion vectors", health_fmt_int(v->total.dv_count, t, sizeof t));
     DROW("manifests", health_fmt_int(v->meta.manifests, t, sizeof t));
     DROW("manifest bytes", health_fmt_bytes((double)v->meta.manifest_bytes, t, sizeof t));
     DROW("manifest list", health_fmt_bytes((double)v->meta.manifest_list_bytes, t, sizeof t));

@@ -190,10 +190,13 @@ static int json_files(floe_buf *b, const floe_health_files *f) {
         rc = floe_buf_printf(b,
                              "],\"delete_files\":{\"position\":{\"files\":%lld,\"bytes\":%lld,"
                              "\"records\":%lld},\"equality\":{\"files\":%lld,\"bytes\":%lld,"
-                             "\"records\":%lld}}}",
+                             "\"records\":%lld},\"deletion_vectors\":{\"count\":%lld,"
+                             "\"bytes\":%lld,\"records\":%lld}}}",
                              (long long)f->pos_delete_files, (long long)f->pos_delete_bytes,
                              (long long)f->pos_delete_records, (long long)f->eq_delete_files,
-                             (long long)f->eq_delete_bytes, (long long)f->eq_delete_records);
+                             (long long)f->eq_delete_bytes, (long long)f->eq_delete_records,
+                             (long long)f->dv_count, (long long)f->dv_bytes,
+                             (long long)f->dv_records);
     return rc;
 }
 
@@ -516,6 +519,11 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
                              buf));
     ROW("equality deletes", (snprintf(buf, sizeof buf, "%lld (%s)", (long long)v->total.eq_delete_files,
                                       health_fmt_bytes((double)v->total.eq_delete_bytes, t1, sizeof t1)),
+                             buf));
+    ROW("deletion vectors", (snprintf(buf, sizeof buf, "%lld (%s, %lld rows)",
+                                      (long long)v->total.dv_count,
+                                      health_fmt_bytes((double)v->total.dv_bytes, t1, sizeof t1),
+                                      (long long)v->total.dv_records),
                              buf));
     if (rc == 0)
         rc = floe_buf_printf(b, "metadata\n");

@@ -1122,6 +1122,14 @@ static int finish_entry(floe_manifest_reader *r, const floe_avro_value *const *e
         return floe_error_set(err, FLOE_EUNSUPPORTED, "%s %s: entry %" PRId64 ": %s is a "
                               "deletion vector (format v3, Puffin); floe cannot apply "
                               "deletion vectors", c->kind, c->name, c->record, f->file_path);
+    if (f->content == FLOE_CONTENT_POSITION_DELETES &&
+        (ieq_ascii(f->file_format, "puffin") || f->has_content_offset) &&
+        (!f->referenced_data_file || !f->has_content_offset || !f->has_content_size ||
+         f->content_offset < 0 || f->content_size_in_bytes < 0))
+        return floe_error_set(err, FLOE_ECORRUPT, "%s %s: entry %" PRId64 ": deletion vector "
+                              "%s lacks referenced_data_file, content_offset or "
+                              "content_size_in_bytes (the spec requires all three)", c->kind,
+                              c->name, c->record, f->file_path);
 
     /* Inheritance (spec "Sequence Number Inheritance"; snapshot ids likewise). */
     if (!e.has_snapshot_id && r->m_has_snapshot) {

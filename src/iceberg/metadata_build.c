@@ -27,7 +27,8 @@
 struct floe_metadata_builder {
     const floe_table_metadata *base; /* borrowed; NULL for a new table */
     json_t *doc;                     /* working copy, v2 fields always present */
-    int format_version;              /* 1 (kept until upgraded) or 2 */
+    int format_version;              /* 1 (kept until upgraded), 2, or 3 (kept as it is; no
+                                        new snapshots: refuse_v3_snapshot) */
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -337,7 +338,7 @@ static int ensure_main_ref(json_t *doc, floe_error *err) {
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
                               floe_error *err) {
     floe_metadata_json_init();
-    int rc = floe_table_metadata_check_writable(base, err);
+    int rc = floe_table_metadata_check_rebuildable(base, err);
     if (rc < 0)
         return rc;
     floe_metadata_builder *b = floe_calloc(1, sizeof *b);
@@ -349,7 +350,7 @@ int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_bui
         rc = nomem(err);
         goto done;
     }
-    b->format_version = base->format_version == 1 ? 1 : 2;
+    b->format_version = base->format_version == 1 ? 1 : base->format_version == 3 ? 3 : 2;
     if (base->format_version == 1)
         FLOE_CHECK(normalize_v1(b->doc, base, false, err));
     FLOE_CHECK(ensure_main_ref(b->doc, err));
@@ -709,11 +710,24 @@ static int put_ref(json_t *doc, const char *name, int64_t id, bool is_tag, int64
     return 0;
 }
 
+/* Format v3 snapshots carry row lineage (first-row-id, added-rows; next-row-id moves) that
+ * floe does not write yet: changes without a snapshot (expire, refs, properties, schema)
+ * are kept to. */
+static int refuse_v3_snapshot(const floe_metadata_builder *b, floe_error *err) {
+    if (b->format_version < 3)
+        return 0;
+    return floe_error_set(err, FLOE_EUNSUPPORTED,
+                          "the table is format v3: floe reads it and maintains it (expire, "
+                          "orphans, refs, properties, schema) but does not yet commit new "
+                          "snapshots to it (row lineage: first-row-id, next-row-id)");
+}
+
 int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
                                        int64_t *snapshot_id, int64_t *sequence_number,
                                        floe_error *err) {
     if (!s->operation || !s->manifest_list)
         return floe_error_set(err, FLOE_EINVALID, "new snapshot: operation and manifest-list are required");
+    FLOE_FORWARD_IF_ERROR(refuse_v3_snapshot(b, err));
     const char *branch = s->branch ? s->branch : "main";
     json_t *refs = json_object_get(b->doc, "refs");
     json_t *ref = json_is_object(refs) ? json_object_get(refs, branch) : NULL;
@@ -851,6 +865,7 @@ static void drop_by_snapshot(json_t *doc, const char *key, const char *id_key, c
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
                                             floe_error *err) {
     json_t *snap;
+    FLOE_FORWARD_IF_ERROR(refuse_v3_snapshot(b, err));
     FLOE_FORWARD_IF_ERROR(parse_json_arg(snapshot_json, "snapshot", &snap, err));
     int rc = 0;
     json_t *summary = json_object_get(snap, "summary");

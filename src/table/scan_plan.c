@@ -329,7 +329,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(pl->t, mf->manifest_path, &uri, pl->err));
     floe_manifest_read_options ro = {.manifest = mf,
                                      .spec = spec,
-                                     .allow_missing_field_ids = pl->o->allow_missing_field_ids};
+                                     .allow_missing_field_ids = pl->o->allow_missing_field_ids,
+                                     .allow_deletion_vectors = true};
     floe_manifest_reader *r = NULL;
     int rc = floe_manifest_reader_open_cached(floe_table_io(pl->t), uri, &ro, pl->schemas, &r,
                                               pl->err);

@@ -33,6 +33,7 @@
 
 #include "floe/io.h"
 #include "floe/scan.h"
+#include "iceberg/puffin.h"
 #include "iceberg/scan_internal.h"
 
 #define POS_FILE_PATH_ID 2147483546
@@ -382,6 +383,9 @@ typedef struct del_cache {
     /* equality deletes: sorted keys */
     char **keys;
     size_t nkeys, keycap;
+    /* a deletion vector (format v3): the positions of its one data file */
+    bool is_dv;
+    floe_dv_positions dv;
     bool loaded;
 } del_cache;
 
@@ -490,9 +494,10 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* dv_limit: the record count of the data file a deletion vector applies to. */
 static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
                     const floe_schema *schema, const floe_pq_reader_options *po,
-                    floe_error *err) {
+                    int64_t dv_limit, floe_error *err) {
     const floe_data_file *df = dc->file;
     char *uri = NULL;
     floe_pq_reader *r = NULL;
@@ -502,6 +507,15 @@ static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
     del_load_ctx c = {.dc = dc, .err = err, .what = df->file_path};
     floe_arena_init(&c.scratch, 16 * 1024);
     int rc = 0;
+    if (floe_data_file_is_dv(df)) {
+        FLOE_CHECK(floe_table_resolve_path(t, df->file_path, &uri, err));
+        FLOE_CHECK(floe_dv_read(floe_table_io(t), uri, df->content_offset,
+                                df->content_size_in_bytes, df->referenced_data_file, dv_limit,
+                                &dc->dv, err));
+        dc->is_dv = true;
+        dc->loaded = true;
+        goto done;
+    }
     if (df->file_format && strcasecmp(df->file_format, "parquet"))
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "delete file %s: format %s is not supported",
                   df->file_path, df->file_format);
@@ -584,6 +598,7 @@ static void del_cache_free(del_cache *dc) {
     for (size_t i = 0; i < dc->nkeys; i++)
         floe_free(dc->keys[i]);
     floe_free(dc->keys);
+    floe_free(dc->dv.pos);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -947,11 +962,13 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Find or load the cache entry of a delete file. */
+/* Find or load the cache entry of a delete file (of one deletion vector: a Puffin file
+ * holds many, told apart by their offsets). data: the file being read. */
 static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, const floe_data_file *df,
-                   del_cache **out) {
+                   const floe_data_file *data, del_cache **out) {
     for (size_t i = 0; i < *ncaches; i++)
-        if (!strcmp((*caches)[i].file->file_path, df->file_path)) {
+        if (!strcmp((*caches)[i].file->file_path, df->file_path) &&
+            (*caches)[i].file->content_offset == df->content_offset) {
             *out = &(*caches)[i];
             return 0;
         }
@@ -960,7 +977,9 @@ static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, const floe_
     dc->file = df;
     floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes,
                                  .max_read_bytes = c->ro->max_read_bytes};
-    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, c->mapping, c->schema, &po, c->err));
+    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, c->mapping, c->schema, &po,
+                                   data->record_count >= 0 ? data->record_count : INT64_MAX,
+                                   c->err));
     *out = dc;
     return 0;
 }
@@ -996,8 +1015,19 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     c->neq = 0;
     for (size_t d = 0; d < task->ndeletes; d++) {
         del_cache *dc;
-        FLOE_CHECK(del_get(c, caches, ncaches, task->deletes[d], &dc));
-        if (dc->file->content == FLOE_CONTENT_POSITION_DELETES) {
+        FLOE_CHECK(del_get(c, caches, ncaches, task->deletes[d], df, &dc));
+        if (dc->is_dv) {
+            /* pairing matched its referenced_data_file to this file */
+            size_t n = dc->dv.n;
+            if (n) {
+                int64_t *np = floe_realloc(c->positions, (c->npositions + n) * sizeof *np);
+                if (!np)
+                    FLOE_FAIL(c->err, FLOE_ENOMEM, "out of memory");
+                c->positions = np;
+                memcpy(c->positions + c->npositions, dc->dv.pos, n * sizeof *np);
+                c->npositions += n;
+            }
+        } else if (dc->file->content == FLOE_CONTENT_POSITION_DELETES) {
             for (size_t k = 0; k < dc->nrows; k++) {
                 if (strcmp(dc->rows[k].path, df->file_path))
                     continue;
