@@ -60,8 +60,14 @@ typedef struct pset {
 } pset;
 
 static void add(pset *s, int64_t x) {
-    s->v = realloc(s->v, (s->n + 1) * sizeof *s->v);
+    if ((s->n & (s->n - 1)) == 0) /* 0, 1, 2, 4, ...: double */
+        s->v = realloc(s->v, (s->n ? 2 * s->n : 1) * sizeof *s->v);
     s->v[s->n++] = x;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* The shapes: empty; one; arrays; a bitset container; runs; several 16-bit containers;
@@ -105,12 +111,8 @@ static pset shape(int k) {
         break;
     }
     /* sort and drop repeats (case 5 may make some) */
-    for (size_t i = 1; i < s.n; i++)
-        for (size_t j = i; j > 0 && s.v[j - 1] > s.v[j]; j--) {
-            int64_t t = s.v[j];
-            s.v[j] = s.v[j - 1];
-            s.v[j - 1] = t;
-        }
+    if (s.n > 1)
+        qsort(s.v, s.n, sizeof *s.v, cmp_i64);
     size_t w = 0;
     for (size_t i = 0; i < s.n; i++)
         if (w == 0 || s.v[i] != s.v[w - 1])
