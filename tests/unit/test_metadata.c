@@ -292,7 +292,7 @@ TEST(v1_deprecated_fields) {
     free(p);
 }
 
-TEST(v3_refused_on_write_kept_on_read) {
+TEST(v3_kept_on_rebuild_snapshots_refused) {
     char *p = conf("iceberg/duckdb-iceberg/legacy_bare_deletion_vector/warehouse/default/"
                    "legacy_bare_deletion_vector/metadata/00002-legacy-bare-dv.metadata.json");
     floe_error err;
@@ -303,9 +303,27 @@ TEST(v3_refused_on_write_kept_on_read) {
     REQUIRE_OK(floe_table_metadata_to_json(m, false, &text, NULL, &err), err);
     CHECK(strstr(text, "\"next-row-id\"") != NULL); /* kept on rewrite */
     floe_free(text);
-    floe_metadata_builder *b = NULL;
-    CHECK_EQ_INT(floe_metadata_builder_new(m, &b, &err), FLOE_EUNSUPPORTED);
+    /* appends refuse it */
+    CHECK_EQ_INT(floe_table_metadata_check_writable(m, &err), FLOE_EUNSUPPORTED);
     CHECK(strstr(err.msg, "next-row-id") != NULL);
+    /* a builder keeps it v3 as it is: changes without a snapshot go through, a new
+     * snapshot is refused */
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_format_version(b), 3);
+    CHECK_OK(floe_metadata_builder_set_property(b, "k", "v", &err), err);
+    floe_snapshot_new s = {.operation = "append", .manifest_list = "x.avro", .schema_id = -1};
+    CHECK_EQ_INT(floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, &err), FLOE_EUNSUPPORTED);
+    CHECK(strstr(err.msg, "format v3") != NULL);
+    floe_table_metadata *n = NULL;
+    REQUIRE_OK(floe_metadata_builder_finish(b, NULL, &n, &err), err);
+    CHECK_EQ_INT(n->format_version, 3);
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"next-row-id\"") != NULL);
+    CHECK(strstr(text, "\"k\":\"v\"") != NULL);
+    floe_free(text);
+    floe_table_metadata_free(n);
+    floe_metadata_builder_free(b);
     floe_table_metadata_free(m);
     free(p);
 }
@@ -1041,7 +1059,7 @@ int main(void) {
     RUN(conformance_roundtrip_all_files);
     RUN(v1_gzip_fields);
     RUN(v1_deprecated_fields);
-    RUN(v3_refused_on_write_kept_on_read);
+    RUN(v3_kept_on_rebuild_snapshots_refused);
     RUN(v1_upgrade_to_v2);
     RUN(v1_stays_v1);
     RUN(unknown_fields_survive_builders);
