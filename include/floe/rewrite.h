@@ -29,9 +29,10 @@
  *
  * Memory: each running group holds one output row group (write.parquet.row-group-size-
  * bytes) plus its read buffers (one decoded input row group, two with prefetch), whatever
- * the number of input files. With strategy SORT a group buffers up to one output file of
- * decoded rows (target-file-size-bytes), sorts it and writes it: each output file is
- * sorted, the group as a whole is not.
+ * the number of input files. With strategy SORT a group buffers decoded rows up to
+ * sort-buffer-bytes (1 GiB), sorts the buffer and writes it as output files of the split
+ * size: a group whose decoded rows fit in the buffer is sorted as a whole (its output
+ * files hold disjoint ranges of the order), a larger one in runs of a buffer each.
  *
  * The allocator: a rewrite allocates and frees buffers of 2-32 MiB (chunk buffers,
  * dictionary tables), for which glibc's dynamic malloc thresholds keep freed memory
@@ -85,6 +86,9 @@ FLOE_API_BEGIN
 #define FLOE_RW_THREADS "threads"                  /* floe: worker threads; 0 = cores */
 #define FLOE_RW_FAST_COPY "fast-copy"              /* floe: row-group copy; see below */
 #define FLOE_RW_PAGE_CARRY "page-carry"            /* floe: page carry, true; see below */
+#define FLOE_RW_SORT_BUFFER "sort-buffer-bytes"    /* floe, strategy sort: 1 GiB; see below */
+#define FLOE_RW_ZORDER_VAR_LEN "var-length-contribution" /* zorder: 8 bytes */
+#define FLOE_RW_ZORDER_MAX_OUTPUT "max-output-size"      /* zorder: 2147483647 bytes */
 
 typedef enum floe_rewrite_job_order {
     FLOE_RW_ORDER_NONE = 0,
@@ -124,7 +128,7 @@ typedef enum floe_rewrite_planner {
 
 typedef enum floe_rewrite_strategy {
     FLOE_RW_BINPACK = 0,
-    FLOE_RW_SORT, /* by the table's default sort order, per output file */
+    FLOE_RW_SORT, /* by sort_order, else the table's default sort order (see above) */
 } floe_rewrite_strategy;
 
 typedef struct floe_rewrite_progress {
@@ -167,6 +171,24 @@ typedef struct floe_rewrite_options {
     int64_t cold_partition_age_ms;   /* generational: 3600000 */
     int64_t now_ms;                  /* 0 = the wall clock (tests pin it) */
     floe_rewrite_strategy strategy;
+    /* Strategy SORT: the order to sort by instead of the table's default, as Iceberg's
+     * rewrite_data_files sort_order takes it: "col [ASC|DESC] [NULLS FIRST|LAST], ..."
+     * (floe_sort_order_parse), or "zorder(c1, c2, ...)": rows ordered by the interleaved
+     * bits of each column's order-preserving bytes, Iceberg Spark's z-order. Each column
+     * gives 8 bytes (integers, dates, times and timestamps as 64-bit values with the sign
+     * bit flipped; floats and doubles as the double's bits, sign bit set for positives
+     * and all bits flipped for negatives), strings and binaries their first
+     * var-length-contribution bytes (UTF-8, zero-padded), a null all zeros; the bits are
+     * interleaved one at a time round-robin from the most significant (a column out of
+     * bytes is skipped) and the result cut to max-output-size bytes. Identity partition
+     * columns are dropped from the z-order (each group holds one value of them); booleans,
+     * decimals, uuids and nested columns are refused. Files sorted by either form record
+     * no sort order id. NULL: the table's default order. Borrowed. */
+    const char *sort_order;
+    int64_t sort_buffer_bytes;       /* strategy SORT: decoded rows sorted at a time; 0: 1 GiB */
+    /* zorder only (refused with any other order, as in Iceberg); 0: the default */
+    int64_t zorder_var_length_contribution; /* var-length-contribution: 8 */
+    int64_t zorder_max_output_size;  /* max-output-size: INT32_MAX */
     int threads;                     /* worker threads; 0 = online cores */
     /* Row-group copy fast path (-1 auto, 0 off, 1 on): a row group of an input file is
      * written to the output as stored (pages, statistics and page index kept, offsets

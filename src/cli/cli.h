@@ -95,4 +95,23 @@ bool cli_parse_page_size(const char *s, size_t *out);
 /* Human-readable byte count into buf ("12.3 MB"). */
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n);
 
+/* The progress line of a long command (progress.c): drawn on standard error only when it
+ * is a terminal and quiet is false (callers pass --quiet || --json). */
+typedef struct cli_progress {
+    bool on, printed;
+    const char *what;
+    int64_t total;               /* bytes; <= 0: unknown (no percentage or time left) */
+    double t0, last;
+} cli_progress;
+void cli_progress_init(cli_progress *p, const char *what, int64_t total, bool quiet);
+/* done bytes of total; extra: more to show ("groups 2/5") or NULL. */
+void cli_progress_update(cli_progress *p, int64_t done, const char *extra);
+/* Clear the line (before the command prints its result). */
+void cli_progress_end(cli_progress *p);
+/* cli_progress_update(ctx, done, NULL) as a library progress callback. */
+void cli_progress_bytes(void *ctx, int64_t done);
+/* The total size of local input files; 0 (unknown) when one is '-', a URI or not a
+ * regular file. */
+int64_t cli_inputs_size(const char *const *paths, size_t n);
+
 #endif

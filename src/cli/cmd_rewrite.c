@@ -14,7 +14,8 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: floe rewrite TABLE [--option KEY=VALUE]... [--where EXPR]\n"
-            "                    [--strategy binpack|sort] [--dry-run] [--json] [--quiet]\n"
+            "                    [--strategy binpack|sort [--sort-order ORDER]]\n"
+            "                    [--dry-run] [--json] [--quiet]\n"
             "                    [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
             "Rewrites the table's small (and oversized) data files into files of the target\n"
@@ -50,50 +51,26 @@ static void usage(FILE *out) {
             "      pages the output would compress again from the same bytes\n"
             "\n"
             "  --where EXPR     only files that may hold matching rows (floe scan's language)\n"
-            "  --strategy sort  sort each output file by the table's sort order (buffers up to\n"
-            "                   one output file of rows per running group)\n"
-            "  --dry-run        print the plan (groups per partition, inputs, expected outputs)\n");
+            "  --strategy sort  sort each file group by the table's sort order, or by ORDER;\n"
+            "                   a group's decoded rows are sorted sort-buffer-bytes at a time\n"
+            "                   (floe option, 1 GiB; a group that fits is sorted as a whole)\n"
+            "  --sort-order ORDER\n"
+            "                   \"col [ASC|DESC] [NULLS FIRST|LAST], ...\" or \"zorder(c1, c2, ...)\":\n"
+            "                   Iceberg Spark's z-order over numbers, strings, binaries, dates,\n"
+            "                   times and timestamps (identity partition columns left out),\n"
+            "                   with the options var-length-contribution (8 bytes of each\n"
+            "                   string) and max-output-size (bytes of the z-value, unlimited)\n"
+            "  --dry-run        print the plan (groups per partition, inputs, expected outputs)\n"
+            "  --quiet, -q      no progress line (drawn on standard error only when it is a\n"
+            "                   terminal: bytes read of the total, rate, time left)\n");
 }
 
-typedef struct progress_ui {
-    bool tty, quiet;
-    int64_t last_done;
-    int printed;
-} progress_ui;
-
 static void on_progress(void *ctx, const floe_rewrite_progress *p) {
-    progress_ui *ui = ctx;
-    if (ui->quiet)
-        return;
-    char a[32], b[32];
-    double rate = p->elapsed_s > 0 ? (double)p->bytes_read / p->elapsed_s : 0;
-    if (ui->tty) {
-        int width = 30;
-        double frac = p->bytes_total > 0 ? (double)p->bytes_read / (double)p->bytes_total : 0;
-        if (frac > 1)
-            frac = 1;
-        int fill = (int)(frac * width);
-        char bar[64];
-        for (int i = 0; i < width; i++)
-            bar[i] = i < fill ? '#' : '.';
-        bar[width] = 0;
-        double left = rate > 0 ? (double)(p->bytes_total - p->bytes_read) / rate : 0;
-        char rb[32];
-        fprintf(stderr, "\r[%s] groups %" PRId64 "/%" PRId64 "  %s / %s  %s/s  %.0fs left   ",
-                bar, p->groups_done, p->groups_total, cli_fmt_bytes((double)p->bytes_read, a, sizeof a),
-                cli_fmt_bytes((double)p->bytes_total, b, sizeof b),
-                cli_fmt_bytes(rate, rb, sizeof rb), left < 0 ? 0 : left);
-        ui->printed = 1;
-        return;
-    }
-    if (p->groups_done != ui->last_done) {
-        ui->last_done = p->groups_done;
-        fprintf(stderr,
-                "floe rewrite: %" PRId64 "/%" PRId64 " groups done, %s of %s read, %" PRId64
-                " commit(s), %.1f s\n",
-                p->groups_done, p->groups_total, cli_fmt_bytes((double)p->bytes_read, a, sizeof a),
-                cli_fmt_bytes((double)p->bytes_total, b, sizeof b), p->commits, p->elapsed_s);
-    }
+    cli_progress *ui = ctx;
+    char extra[64];
+    snprintf(extra, sizeof extra, "groups %" PRId64 "/%" PRId64, p->groups_done, p->groups_total);
+    ui->total = p->bytes_total;
+    cli_progress_update(ui, p->bytes_read, extra);
 }
 
 static void print_plan_text(const floe_rewrite_plan *p) {
@@ -214,7 +191,7 @@ int floe_cmd_rewrite(int argc, char **argv) {
     floe_table *t = NULL;
     floe_rewrite_plan *plan = NULL;
     char *optbuf = NULL;
-    progress_ui ui = {0};
+    cli_progress ui;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
         int r = cli_table_opt(argc, argv, &i, &to);
@@ -247,6 +224,8 @@ int floe_cmd_rewrite(int argc, char **argv) {
                 o.strategy = FLOE_RW_SORT;
             else
                 return cli_usage("rewrite", "--strategy is binpack or sort");
+        } else if (!strcmp(a, "--sort-order") && has_val) {
+            o.sort_order = argv[++i];
         } else if (!strcmp(a, "--dry-run")) {
             dry = true;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -264,14 +243,14 @@ int floe_cmd_rewrite(int argc, char **argv) {
     floe_free(optbuf);
     if (!table)
         return cli_usage("rewrite", "no TABLE given");
+    if (o.sort_order && o.strategy != FLOE_RW_SORT)
+        return cli_usage("rewrite", "--sort-order needs --strategy sort");
     if (cli_open_table(table, &to, false, &cat, &t, &err) < 0 ||
         (!dry && cli_refuse_managed_folder(t, &to, &err) < 0)) {
         code = cli_fail(&err);
         goto out;
     }
-    ui.tty = isatty(2) && !to.json;
-    ui.quiet = quiet || dry;
-    ui.last_done = -1;
+    cli_progress_init(&ui, "floe rewrite", 0, quiet || dry || to.json);
     o.progress = on_progress;
     o.progress_ctx = &ui;
     floe_rewrite_result res;
@@ -299,8 +278,7 @@ int floe_cmd_rewrite(int argc, char **argv) {
         code = cli_fail(&err);
         goto out;
     }
-    if (ui.printed)
-        fputc('\n', stderr);
+    cli_progress_end(&ui);
     print_result(&res, to.json);
     if (rc < 0) {
         code = cli_fail(&err);

@@ -36,6 +36,7 @@
 #define ROUTE_MAX_OPEN 16           /* open writers of a pooled group */
 #define CHUNK_ROWS 16384            /* rows per write when feeding a large batch */
 #define CHUNK_BYTES (8u << 20)
+#define SORT_BUFFER_DEFAULT ((int64_t)1 << 30) /* sort-buffer-bytes */
 #define BATCH_BYTES ((size_t)2 << 20) /* decoded input rows gathered per writer batch */
 #define FAST_COPY_MIN_RG ((int64_t)8 << 20) /* auto copy: stored bytes of a row group */
 
@@ -328,6 +329,7 @@ typedef struct group_run {
     int64_t clock;
     int file_seq;
     floe_batch sortbuf, sorted, chunk, routed;
+    int64_t sort_in;             /* input bytes of the rows in sortbuf */
     bool batches_init;
     size_t fcap;
     int64_t peak;
@@ -427,7 +429,8 @@ static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
     df->file_path = floe_arena_strdup(&out->arena, ow->rec);
     df->partition = ow->tuple;
     df->npartition = ow->ntuple;
-    if (x->o->strategy == FLOE_RW_SORT && x->p->priv->sort) {
+    if (x->o->strategy == FLOE_RW_SORT && x->p->priv->order &&
+        x->p->priv->order == x->p->priv->sort) {
         df->has_sort_order_id = true;
         df->sort_order_id = x->p->priv->sort->order_id;
     }
@@ -682,6 +685,52 @@ done:
     return rc;
 }
 
+/* Sort the buffered rows and write them as output files of the group's split size (input
+ * bytes shared evenly among the rows), the last one closed too: files of one buffer hold
+ * consecutive ranges of the order and no file mixes two buffers. */
+static int sort_flush(group_run *gr, floe_error *err) {
+    const struct floe_rewrite_plan_priv *pv = gr->x->p->priv;
+    out_writer *ow = &gr->ws[0];
+    if (pv->zorder)
+        FLOE_FORWARD_IF_ERROR(rw_zorder_batch(pv->zorder, &gr->sortbuf, &gr->sorted, err));
+    else
+        FLOE_FORWARD_IF_ERROR(rw_sort_batch(pv->order, &gr->sortbuf, &gr->sorted, err));
+    track_peak(gr, &gr->sortbuf);
+    double per_row = gr->sorted.nrows ? (double)gr->sort_in / (double)gr->sorted.nrows : 0;
+    floe_batch_clear(&gr->sortbuf);
+    gr->sort_in = 0;
+    floe_batch_cursor cur;
+    FLOE_RETURN_ERROR_IF(floe_batch_cursor_init(&cur, &gr->sorted) < 0, err, FLOE_ENOMEM,
+                         "out of memory");
+    int rc = 0;
+    size_t r = 0, n = gr->sorted.nrows;
+    while (r < n && rc >= 0) {
+        /* rows up to the split size, at most CHUNK_ROWS at a time */
+        double room = (double)(gr->g->split_size - (ow->w ? ow->in_consumed : 0));
+        size_t k = per_row > 0 && room > 0 ? (size_t)(room / per_row) + 1 : 1;
+        if (k > CHUNK_ROWS)
+            k = CHUNK_ROWS;
+        if (k > n - r)
+            k = n - r;
+        floe_batch_clear(&gr->chunk);
+        rc = floe_batch_take_rows(&gr->chunk, &gr->sorted, &cur, k);
+        if (rc < 0) {
+            rc = floe_error_set(err, rc, "sorted rows: %s", floe_strerror(rc));
+            break;
+        }
+        rc = writer_put(gr, ow, &gr->chunk, err);
+        if (rc < 0)
+            break;
+        ow->in_consumed += (int64_t)(per_row * (double)k);
+        r += k;
+        if (ow->in_consumed >= gr->g->split_size || floe_pq_writer_should_roll(ow->w) || r == n)
+            rc = writer_close(gr, ow, err);
+    }
+    floe_batch_cursor_free(&cur);
+    floe_batch_clear(&gr->sorted);
+    return rc;
+}
+
 /* One batch of input rows into the outputs. partial: a piece of a larger batch (see
  * group_src), not the last: no file is rolled after it. */
 static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, bool partial,
@@ -703,17 +752,12 @@ static int put_batch(group_run *gr, const floe_batch *b, int64_t in_bytes, bool 
         floe_batch_cursor_free(&cur);
         if (rc < 0)
             return floe_error_set(err, rc, "sort buffer: %s", floe_strerror(rc));
-        ow->in_consumed += in_bytes;
-        if ((int64_t)floe_batch_bytes(&gr->sortbuf) < gr->g->max_output_file_size &&
-            ow->in_consumed < gr->g->split_size)
+        gr->sort_in += in_bytes;
+        int64_t cap = gr->x->o->sort_buffer_bytes > 0 ? gr->x->o->sort_buffer_bytes
+                                                      : SORT_BUFFER_DEFAULT;
+        if ((int64_t)floe_batch_bytes(&gr->sortbuf) < cap)
             return 0;
-        /* one sorted output file per buffer */
-        FLOE_FORWARD_IF_ERROR(rw_sort_batch(gr->x->p->priv->sort, &gr->sortbuf, &gr->sorted, err));
-        track_peak(gr, b);
-        floe_batch_clear(&gr->sortbuf);
-        FLOE_FORWARD_IF_ERROR(writer_put(gr, ow, &gr->sorted, err));
-        floe_batch_clear(&gr->sorted);
-        return writer_close(gr, ow, err);
+        return sort_flush(gr, err);
     }
     FLOE_FORWARD_IF_ERROR(writer_put(gr, ow, b, err));
     ow->in_consumed += in_bytes;
@@ -743,12 +787,8 @@ static int put_raw(group_run *gr, const floe_pq_raw_row_group *raw, int64_t in_b
 }
 
 static int finish_outputs(group_run *gr, floe_error *err) {
-    if (gr->x->o->strategy == FLOE_RW_SORT && !gr->route && gr->sortbuf.nrows) {
-        FLOE_FORWARD_IF_ERROR(rw_sort_batch(gr->x->p->priv->sort, &gr->sortbuf, &gr->sorted, err));
-        floe_batch_clear(&gr->sortbuf);
-        FLOE_FORWARD_IF_ERROR(writer_put(gr, &gr->ws[0], &gr->sorted, err));
-        floe_batch_clear(&gr->sorted);
-    }
+    if (gr->x->o->strategy == FLOE_RW_SORT && !gr->route && gr->sortbuf.nrows)
+        FLOE_FORWARD_IF_ERROR(sort_flush(gr, err));
     for (size_t i = 0; i < gr->nws; i++)
         FLOE_FORWARD_IF_ERROR(writer_close(gr, &gr->ws[i], err));
     return 0;

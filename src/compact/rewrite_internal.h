@@ -26,6 +26,11 @@ struct floe_rewrite_plan_priv {
     int32_t *spec_ids;
     size_t nspecs;
     floe_sort_order *sort;       /* default sort order, NULL when unsorted */
+    /* strategy SORT: what rows are sorted by. order is sort, or own_sort (the rewrite's
+     * sort_order option), or NULL with zorder set. */
+    const floe_sort_order *order;
+    floe_sort_order *own_sort;
+    struct rw_zorder *zorder;
     char *name_mapping;          /* schema.name-mapping.default, or NULL */
     floe_pq_write_options write; /* the table's write properties */
     char *data_dir_rec;          /* write.data.path or <location>/data, as recorded */
@@ -108,6 +113,27 @@ void rw_reader_close(rw_reader *r);
  * Sorting a batch by a sort order (rewrite_sort.c)
  * ------------------------------------------------------------------------------------- */
 /* Reorder the rows of src into dst (cleared first; same schema) by order. */
+/* zorder(c1, c2, ...) (floe_rewrite_options.sort_order): the columns and sizes. */
+typedef struct rw_zorder {
+    const floe_field **cols;
+    size_t ncols;
+    size_t var_len;              /* bytes of a string or binary column */
+    size_t out_len;              /* bytes of a row's interleaved value */
+} rw_zorder;
+
+/* Whether text is a zorder(...) order (case-insensitive, spaces allowed). */
+bool rw_is_zorder(const char *text);
+/* Parse zorder(c1, c2, ...) against schema; columns that spec partitions by identity are
+ * left out (logged), as every group holds one value of them. */
+int rw_zorder_parse(const char *text, const floe_schema *schema, const floe_partition_spec *spec,
+                    int64_t var_len, int64_t max_output, rw_zorder **out, floe_error *err);
+void rw_zorder_free(rw_zorder *z);
+/* The z-value of every row of src into vals[row * z->out_len ...] (for tests and the
+ * sort). */
+int rw_zorder_values(const rw_zorder *z, const floe_batch *src, uint8_t *vals, floe_error *err);
+/* Sort src's rows into dst (cleared first) by z-value, ties in input order. */
+int rw_zorder_batch(const rw_zorder *z, const floe_batch *src, floe_batch *dst, floe_error *err);
+
 int rw_sort_batch(const floe_sort_order *order, const floe_batch *src, floe_batch *dst,
                   floe_error *err);
 

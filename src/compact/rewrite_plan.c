@@ -217,6 +217,23 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
     } else if (!strcmp(key, FLOE_RW_PAGE_CARRY)) {
         NEED_BOOL();
         o->page_carry = b;
+    } else if (!strcmp(key, FLOE_RW_SORT_BUFFER)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+        o->sort_buffer_bytes = v;
+    } else if (!strcmp(key, FLOE_RW_ZORDER_VAR_LEN)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 1 || v > INT32_MAX, err, FLOE_EINVALID,
+                             "Cannot use less than 1 byte for variable length types with "
+                             "zOrder, '%s' was set to %s", key, value);
+        o->zorder_var_length_contribution = v;
+    } else if (!strcmp(key, FLOE_RW_ZORDER_MAX_OUTPUT)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v < 1 || v > INT32_MAX, err, FLOE_EINVALID,
+                             "Cannot have the interleaved ZOrder value use less than 1 byte, "
+                             "'%s' was set to %s", key, value);
+        o->zorder_max_output_size = v;
     } else {
         return floe_error_set(err, FLOE_EINVALID, "unknown rewrite option '%s'", key);
     }
@@ -537,6 +554,8 @@ void floe_rewrite_plan_free(floe_rewrite_plan *p) {
         floe_free(p->priv->specs);
         floe_free(p->priv->spec_ids);
         floe_sort_order_free(p->priv->sort);
+        floe_sort_order_free(p->priv->own_sort);
+        rw_zorder_free(p->priv->zorder);
         floe_schema_free(p->priv->schema);
         floe_free(p->priv->name_mapping);
         floe_free(p->priv->data_dir_rec);
@@ -669,6 +688,8 @@ static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_e
     return 0;
 }
 
+static int plan_sort(const floe_rewrite_options *o, floe_rewrite_plan *p, floe_error *err);
+
 int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_plan *p,
                   floe_error *err) {
     const floe_table_metadata *m = floe_table_metadata_get(t);
@@ -702,10 +723,7 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
         FLOE_CHECK(floe_sort_order_parse_json(so->json, strlen(so->json), pv->schema,
                                               &pv->sort, err));
     }
-    if (o->strategy == FLOE_RW_SORT && (!pv->sort || pv->sort->nfields == 0))
-        FLOE_FAIL(err, FLOE_EINVALID,
-                  "--strategy sort: the table has no sort order (set one with floe table sort-order "
-                  "NS.NAME set \"col [ASC|DESC], ...\")");
+    FLOE_CHECK(plan_sort(o, p, err));
     FLOE_CHECK(floe_table_parquet_options(m, &pv->write, err));
     FLOE_CHECK(floe_rewrite_limits_resolve(o, pv->write.target_file_size, &p->limits, err));
     FLOE_CHECK(floe_table_data_dir(t, &pv->data_dir_rec, err));
@@ -714,6 +732,42 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
                                        &pv->metrics, err));
 done:
     return rc;
+}
+
+/* What strategy SORT sorts by (priv->order or priv->zorder), and the options only a sort
+ * or a z-order takes refused elsewhere. */
+static int plan_sort(const floe_rewrite_options *o, floe_rewrite_plan *p, floe_error *err) {
+    struct floe_rewrite_plan_priv *pv = p->priv;
+    bool zorder = o->sort_order && rw_is_zorder(o->sort_order);
+    if (o->strategy != FLOE_RW_SORT && (o->sort_order || o->sort_buffer_bytes))
+        return floe_error_set(err, FLOE_EINVALID, "%s: only with strategy sort",
+                              o->sort_order ? "a sort order" : FLOE_RW_SORT_BUFFER);
+    if (!zorder && (o->zorder_var_length_contribution || o->zorder_max_output_size))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "Cannot use options [%s], they are not supported by the action "
+                              "or the rewriter (only by a zorder(...) sort order)",
+                              o->zorder_var_length_contribution ? FLOE_RW_ZORDER_VAR_LEN
+                                                                : FLOE_RW_ZORDER_MAX_OUTPUT);
+    if (o->strategy != FLOE_RW_SORT)
+        return 0;
+    if (zorder)
+        return rw_zorder_parse(o->sort_order, pv->schema, rw_plan_spec(p, p->output_spec_id),
+                               o->zorder_var_length_contribution, o->zorder_max_output_size,
+                               &pv->zorder, err);
+    if (o->sort_order) {
+        FLOE_FORWARD_IF_ERROR(floe_sort_order_parse(pv->schema, o->sort_order, 0, &pv->own_sort,
+                                                    err));
+        FLOE_RETURN_ERROR_IF(pv->own_sort->nfields == 0, err, FLOE_EINVALID,
+                             "sort order '%s': no column to sort by", o->sort_order);
+        pv->order = pv->own_sort;
+        return 0;
+    }
+    FLOE_RETURN_ERROR_IF(!pv->sort || pv->sort->nfields == 0, err, FLOE_EINVALID,
+                         "--strategy sort: the table has no sort order (set one with floe "
+                         "table sort-order NS.NAME set \"col [ASC|DESC], ...\", or give "
+                         "--sort-order)");
+    pv->order = pv->sort;
+    return 0;
 }
 
 /* The plan's sequence number: the snapshot's, but never below what its files carry (a
