@@ -154,13 +154,24 @@ typedef struct floe_table_append_options {
     floe_append_split_fn split; /* a Parquet file whose rows span several partitions is
                                    rewritten per partition by it (floe append --split);
                                    NULL (default): such a file is refused */
+    bool copy;                  /* Parquet inputs are copied into the table's data folder
+                                   (<data>/<uuid>-<file name>) and the copies added, so the
+                                   inputs stay the caller's; false (default): the inputs
+                                   themselves become data files of the table, which a later
+                                   rewrite and expiry delete */
+    /* Called on the calling thread as inputs are read, with the input bytes done so far
+     * (Parquet inputs whole once added, NDJSON as converted: floe_convert_options
+     * progress); may be NULL. */
+    void (*progress)(void *ctx, int64_t input_bytes);
+    void *progress_ctx;
 } floe_table_append_options;
 void floe_table_append_options_init(floe_table_append_options *o);
 
 typedef struct floe_table_append_result {
     floe_append_result commit;
     floe_convert_result convert; /* NDJSON inputs (zero when none) */
-    int64_t parquet_files;       /* existing Parquet files added as they are */
+    int64_t parquet_files;       /* existing Parquet files added as they are (or copied) */
+    int64_t parquet_files_copied; /* of those, copied into the data folder (copy) */
     int64_t parquet_files_split; /* existing Parquet files rewritten per partition */
     int64_t split_files;         /* the files those became */
 } floe_table_append_result;
@@ -169,8 +180,8 @@ void floe_table_append_result_reset(floe_table_append_result *r);
 /* Append inputs to t in one snapshot: NDJSON files are converted (floe_convert, with the
  * table's schema, spec and write properties) into the data dir; Parquet files are checked
  * against the table schema (by field id, or by name for files without ids - then the
- * table gains a schema.name-mapping.default if it has none) and added where they are,
- * with metrics from their footers. On any failure before the commit, the data files
+ * table gains a schema.name-mapping.default if it has none) and added where they are
+ * (with o->copy: copied into the data folder first), with metrics from their footers. On any failure before the commit, the data files
  * written by this call are removed (never on FLOE_EUNKNOWN_STATE, nor on a noop... which
  * removes them too, since the snapshot that holds the work is another one). */
 int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,

@@ -64,6 +64,11 @@ typedef struct floe_convert_options {
     void *on_file_ctx;
     floe_io *io;                    /* I/O context of the outputs and the quarantine
                                        (NULL: the default) */
+    /* Called on the calling thread after each chunk read (4 MiB by default) with the
+     * input bytes read so far over all inputs, in the files' bytes (compressed if
+     * compressed: floe_line_reader_input_pos); may be NULL. */
+    void (*progress)(void *ctx, int64_t input_bytes);
+    void *progress_ctx;
 } floe_convert_options;
 
 /* The defaults listed above. */

@@ -88,6 +88,10 @@ const char *floe_line_reader_source(const floe_line_reader *r);
 /* Compressed and decompressed bytes consumed so far. */
 int64_t floe_line_reader_bytes_in(const floe_line_reader *r);
 int64_t floe_line_reader_bytes_out(const floe_line_reader *r);
+/* How far into the input file reading has gone, in the file's bytes (a mapped file: the
+ * offset handed out so far; otherwise the bytes read, compressed if compressed): for
+ * progress against the file's size. */
+int64_t floe_line_reader_input_pos(const floe_line_reader *r);
 int64_t floe_line_reader_oversized(const floe_line_reader *r);
 void floe_line_reader_close(floe_line_reader *r);
 

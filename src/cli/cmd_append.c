@@ -17,7 +17,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: floe append NS.NAME FILE... [--format ndjson|parquet] [--threads N]\n"
             "                   [--strict] [--quarantine FILE] [--summary K=V]...\n"
-            "                   [--once K=V] [--branch NAME] [--no-merge] [--split] [--json]\n"
+            "                   [--once K=V] [--branch NAME] [--no-merge] [--split] [--copy]\n"
+            "                   [--json] [--quiet]\n"
             "                   [--catalog NAME] [--config FILE]\n"
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
@@ -26,6 +27,8 @@ static void usage(FILE *out) {
             "parquet) are checked against the table schema and added where they are, with\n"
             "exact bounds (read from the values where the statistics cannot be trusted);\n"
             "a file must hold the rows of one partition of the table's spec.\n"
+            "Without --copy the Parquet files themselves become the table's files: a later\n"
+            "floe rewrite and floe expire delete them from the folder they are in.\n"
             "Everything lands in one snapshot.\n"
             "\n"
             "  --threads N     threads converting NDJSON (default 1; 0 = all cores)\n"
@@ -39,7 +42,11 @@ static void usage(FILE *out) {
             "  --no-merge      do not merge manifests in this commit\n"
             "  --split         rewrite a Parquet file whose rows span several partitions\n"
             "                  into one file per partition (in the table's data folder)\n"
-            "                  instead of refusing it\n");
+            "                  instead of refusing it\n"
+            "  --copy          copy Parquet files into the table's data folder and add the\n"
+            "                  copies: the files given stay yours, untouched by maintenance\n"
+            "  --quiet         no progress line (drawn on standard error only when it is a\n"
+            "                  terminal: bytes read of the total, rate, time left)\n");
 }
 
 static bool split_kv(char *s, floe_kv *out) {
@@ -58,6 +65,9 @@ int floe_cmd_append(int argc, char **argv) {
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     floe_kv *summary = calloc((size_t)argc + 1, sizeof *summary);
     size_t ninputs = 0, nsummary = 0;
+    bool quiet = false;
+    cli_progress ui;
+    memset(&ui, 0, sizeof ui);
     floe_table_append_options o;
     floe_table_append_options_init(&o);
     floe_error err;
@@ -126,6 +136,10 @@ int floe_cmd_append(int argc, char **argv) {
             o.manifest_merge = 0;
         } else if (!strcmp(a, "--split")) {
             o.split = floe_rewrite_split_file;
+        } else if (!strcmp(a, "--copy")) {
+            o.copy = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
         } else if (!strcmp(a, "--no-fsync")) {
             o.fsync = false;
         } else if (a[0] == '-' && a[1]) {
@@ -143,8 +157,14 @@ int floe_cmd_append(int argc, char **argv) {
     }
     o.summary = summary;
     o.nsummary = nsummary;
-    if (cli_open_table(table, &to, true, &cat, &t, &err) < 0 ||
-        floe_table_append_files(t, inputs, ninputs, &o, &res, &err) < 0) {
+    cli_progress_init(&ui, "floe append", cli_inputs_size(inputs, ninputs), quiet || to.json);
+    o.progress = cli_progress_bytes;
+    o.progress_ctx = &ui;
+    int rc = cli_open_table(table, &to, true, &cat, &t, &err);
+    if (rc == 0)
+        rc = floe_table_append_files(t, inputs, ninputs, &o, &res, &err);
+    cli_progress_end(&ui);
+    if (rc < 0) {
         code = cli_fail(&err);
         if (err.code == FLOE_EUNKNOWN_STATE)
             fprintf(stderr, "floe: the files written were kept; check the table before "
@@ -156,12 +176,14 @@ int floe_cmd_append(int argc, char **argv) {
                ",\"attempts\":%d,\"added_files\":%" PRId64 ",\"added_records\":%" PRId64
                ",\"added_bytes\":%" PRId64 ",\"manifests\":%" PRId64
                ",\"manifests_merged\":%" PRId64 ",\"parquet_files\":%" PRId64
+               ",\"parquet_files_copied\":%" PRId64
                ",\"parquet_files_split\":%" PRId64 ",\"split_files\":%" PRId64
                ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"branch\":",
                res.commit.noop ? "true" : "false", res.commit.snapshot_id,
                res.commit.sequence_number, res.commit.attempts, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
-               res.commit.manifests_merged, res.parquet_files, res.parquet_files_split,
+               res.commit.manifests_merged, res.parquet_files, res.parquet_files_copied,
+               res.parquet_files_split,
                res.split_files, res.convert.records_in,
                res.convert.rejected);
         cli_json_str(stdout, o.branch ? o.branch : "main");
@@ -177,6 +199,9 @@ int floe_cmd_append(int argc, char **argv) {
                res.commit.sequence_number, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
                res.commit.manifests_merged);
+        if (res.parquet_files_copied)
+            printf("%" PRId64 " Parquet file(s) copied into the table's data folder\n",
+                   res.parquet_files_copied);
         if (res.parquet_files_split)
             printf("%" PRId64 " Parquet file(s) spanning partitions rewritten as %" PRId64
                    " file(s), one per partition\n", res.parquet_files_split, res.split_files);

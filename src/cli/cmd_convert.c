@@ -42,6 +42,8 @@ static const char usage_text[] =
     "                             'event_type, day(ts)' or 'bucket(16, user_id)'\n"
     "      --max-open-files N     partitioned: files open at once (default 64)\n"
     "      --json                 print the summary as JSON\n"
+    "      --quiet                no progress line (drawn on standard error only when it\n"
+    "                             is a terminal: bytes read of the total, rate, time left)\n"
     "  -h, --help                 this help\n";
 
 /* "out//" and "out/" name the folder "out": file names are joined with one '/'. */
@@ -135,7 +137,7 @@ static int prepare_output(const floe_convert_options *o, bool overwrite, floe_er
 typedef struct convert_args {
     floe_convert_options o;
     const char *schema_path, *partition_text;
-    bool json, overwrite;
+    bool json, overwrite, quiet;
 } convert_args;
 
 #define ARGS_OK (-1)
@@ -144,7 +146,7 @@ typedef struct convert_args {
  * code when the command ends here (--help, a usage error). */
 static int parse_args(int argc, char **argv, convert_args *a) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
-           O_JSON, O_MAXOPEN, O_OVERWRITE };
+           O_JSON, O_MAXOPEN, O_OVERWRITE, O_QUIET };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
@@ -163,6 +165,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         {"max-open-files", required_argument, NULL, O_MAXOPEN},
         {"json", no_argument, NULL, O_JSON},
         {"overwrite", no_argument, NULL, O_OVERWRITE},
+        {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -245,6 +248,9 @@ static int parse_args(int argc, char **argv, convert_args *a) {
             break;
         case O_JSON:
             a->json = true;
+            break;
+        case O_QUIET:
+            a->quiet = true;
             break;
         case O_OVERWRITE:
             a->overwrite = true;
@@ -404,8 +410,15 @@ int floe_cmd_convert(int argc, char **argv) {
         o.quarantine_uri = qdefault = floe_asprintf("%s/_quarantine/quarantine.ndjson", o.out_dir);
 
     floe_convert_result res;
-    int rc = floe_convert((const char *const *)argv + optind, (size_t)(argc - optind), &o, &res,
-                          &err);
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t ninputs = (size_t)(argc - optind);
+    cli_progress ui;
+    cli_progress_init(&ui, "floe convert", cli_inputs_size(inputs, ninputs),
+                      args.quiet || args.json);
+    o.progress = cli_progress_bytes;
+    o.progress_ctx = &ui;
+    int rc = floe_convert(inputs, ninputs, &o, &res, &err);
+    cli_progress_end(&ui);
     if (rc < 0) {
         exit_code = cli_fail(&err);
         goto done;

@@ -801,6 +801,7 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
     const floe_convert_options *o = p->opts;
     over_ctx oc = {p, {0}, 0};
     floe_error_clear(&oc.err);
+    int64_t done_before = 0; /* input bytes of the inputs finished (progress) */
     for (size_t i = 0; i < ninputs; i++) {
         floe_line_reader_options lo = {o->chunk_size, o->shred.max_record, on_oversize, &oc,
                                        true, o->io};
@@ -828,6 +829,8 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
             }
             if (rc <= 0)
                 break;
+            if (o->progress)
+                o->progress(o->progress_ctx, done_before + floe_line_reader_input_pos(lr));
             s->source_idx = i;
             if (inline_mode) {
                 s->seq = p->next_fill++;
@@ -844,6 +847,9 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
             pthread_mutex_unlock(&p->mu);
         }
         p->res->bytes_in += floe_line_reader_bytes_in(lr);
+        done_before += floe_line_reader_input_pos(lr);
+        if (o->progress && rc == 0)
+            o->progress(o->progress_ctx, done_before);
         p->res->bytes_decompressed += floe_line_reader_bytes_out(lr);
         floe_line_reader_close(lr);
         if (rc < 0)

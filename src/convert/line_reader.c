@@ -605,6 +605,9 @@ bool floe_line_reader_mapped(const floe_line_reader *r) { return r->map != NULL;
 
 const char *floe_line_reader_source(const floe_line_reader *r) { return r->source; }
 int64_t floe_line_reader_bytes_in(const floe_line_reader *r) { return r->bytes_in; }
+int64_t floe_line_reader_input_pos(const floe_line_reader *r) {
+    return r->map ? (int64_t)r->mpos : r->bytes_in;
+}
 int64_t floe_line_reader_bytes_out(const floe_line_reader *r) { return r->bytes_out; }
 int64_t floe_line_reader_oversized(const floe_line_reader *r) { return r->oversized; }
 

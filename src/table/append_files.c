@@ -27,6 +27,8 @@
 #include "iceberg/scan_internal.h"
 #include "table_internal.h"
 
+#define COPY_CHUNK ((size_t)8 << 20) /* append --copy: bytes read and written at a time */
+
 /* ---------------------------------------------------------------------------------------
  * table properties
  * ------------------------------------------------------------------------------------- */
@@ -155,12 +157,19 @@ void floe_table_append_result_reset(floe_table_append_result *r) {
 }
 
 typedef struct convert_ctx {
+    const floe_table_append_options *o;
+    int64_t done;                /* input bytes of the Parquet inputs (progress) */
     floe_append *a;
     floe_metrics_config *cfg;
     floe_arena arena;
     const char *phys_dir, *rec_dir;
     int64_t files;
 } convert_ctx;
+
+static void on_convert_progress(void *ctx, int64_t bytes) {
+    const convert_ctx *c = ctx;
+    c->o->progress(c->o->progress_ctx, c->done + bytes);
+}
 
 static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
                    const floe_value *partition, size_t npartition, floe_error *err) {
@@ -256,6 +265,54 @@ static int split_input(floe_table *t, const floe_table_metadata *m,
     return 0;
 }
 
+/* Copy Parquet input `recorded` into the table's data folder as <uuid>-<file name>:
+ * *phys (where it is written) and *rec (as the table records it), the caller's. */
+static int copy_input(floe_table *t, const char *recorded, bool fsync, char **rec, char **phys,
+                      floe_error *err) {
+    char *rec_dir = NULL, *phys_dir = NULL, *name = NULL;
+    floe_input *in = NULL;
+    floe_output *out = NULL;
+    uint8_t *buf = NULL;
+    int rc = 0;
+    *rec = *phys = NULL;
+    FLOE_CHECK(floe_table_data_dir(t, &rec_dir, err));
+    FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
+    const char *base = strrchr(recorded, '/');
+    char uuid[37];
+    floe_uuid4(uuid);
+    if (!(name = floe_asprintf("%s-%s", uuid, base ? base + 1 : recorded)) ||
+        !(*rec = floe_io_join(rec_dir, name)) || !(*phys = floe_io_join(phys_dir, name)) ||
+        !(buf = floe_malloc(COPY_CHUNK)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_input_open(floe_table_io(t), recorded, &in, err));
+    floe_output_options oo = {.fsync = fsync, .no_overwrite = true};
+    FLOE_CHECK(floe_output_open(floe_table_io(t), *phys, &oo, &out, err));
+    int64_t size = floe_input_size(in);
+    for (int64_t off = 0; off < size;) {
+        size_t k = size - off < (int64_t)COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
+        FLOE_CHECK(floe_input_read_at(in, off, buf, k, err));
+        FLOE_CHECK(floe_output_write(out, buf, k, err));
+        off += (int64_t)k;
+    }
+    rc = floe_output_close(out, err);
+    out = NULL;
+done:
+    if (rc < 0)
+        floe_error_prefix(err, "copying %s into the table: ", recorded);
+    floe_output_abort(out);
+    floe_input_close(in);
+    floe_free(buf);
+    floe_free(name);
+    floe_free(rec_dir);
+    floe_free(phys_dir);
+    if (rc < 0) {
+        floe_free(*rec);
+        floe_free(*phys);
+        *rec = *phys = NULL;
+    }
+    return rc;
+}
+
 /* Convert the NDJSON inputs into Parquet files in the table's data folder (*rec_dir as
  * recorded, *phys_dir as written; the caller frees both and *quarantine), each added to a
  * as it is written; rejected records go to the options' quarantine, else to
@@ -302,7 +359,31 @@ static int convert_inputs(floe_table *t, const floe_table_metadata *m,
     cc->rec_dir = *rec_dir;
     co.on_file = on_file;
     co.on_file_ctx = cc;
+    if (o->progress) {
+        co.progress = on_convert_progress;
+        co.progress_ctx = cc;
+    }
     return floe_convert(ndjson, nndjson, &co, out, err);
+}
+
+/* Parquet input `recorded` (its data file df, from its footer) copied into the data
+ * folder and the copy added to a in its place; the copy joins *written (removed unless
+ * committed). */
+static int add_copy(floe_table *t, const floe_table_append_options *o, floe_append *a,
+                    floe_data_file *df, const char *recorded, floe_arena *arena,
+                    char ***written, size_t *nwritten, floe_error *err) {
+    char *rec = NULL, *phys = NULL;
+    char **grown = floe_realloc(*written, (*nwritten + 1) * sizeof **written);
+    if (!grown)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *written = grown;
+    FLOE_FORWARD_IF_ERROR(copy_input(t, recorded, o->fsync, &rec, &phys, err));
+    (*written)[(*nwritten)++] = phys;
+    df->file_path = floe_arena_strdup(arena, rec);
+    floe_free(rec);
+    if (!df->file_path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return floe_append_add_file(a, df, err);
 }
 
 int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
@@ -321,11 +402,13 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     size_t nndjson = 0;
     convert_ctx cc;
     memset(&cc, 0, sizeof cc);
+    cc.o = o;
     floe_arena_init(&cc.arena, 64 * 1024);
     floe_table_append_result r;
     memset(&r, 0, sizeof r);
     bool need_mapping = false;
-    char **split_written = NULL; /* files written by o->split, removed unless committed */
+    char **split_written = NULL; /* files written by o->split or copied (o->copy), removed
+                                    unless committed */
     size_t nsplit_written = 0;
     floe_keyset given = {0};     /* the Parquet inputs (local paths or URIs) */
     floe_keyset added = {0};     /* those added as they are (not split) */
@@ -399,15 +482,23 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             r.split_files += (int64_t)nw;
             continue;
         }
-        if (rc == 0)
+        if (rc == 0 && o->copy) {
+            rc = add_copy(t, o, a, &df, recorded, &cc.arena, &split_written, &nsplit_written,
+                          err);
+            r.parquet_files_copied += rc == 0;
+        } else if (rc == 0) {
             rc = floe_append_add_file(a, &df, err);
-        if (rc == 0 && (rc = floe_keyset_put(&added, key, strlen(key), 0, NULL)) < 0)
-            floe_error_set(err, rc, "%s", floe_strerror(rc));
+            if (rc == 0 && (rc = floe_keyset_put(&added, key, strlen(key), 0, NULL)) < 0)
+                floe_error_set(err, rc, "%s", floe_strerror(rc));
+        }
         floe_free(abs);
         if (rc < 0)
             goto done;
         need_mapping |= !rep.has_ids;
         r.parquet_files++;
+        cc.done += df.file_size_in_bytes;
+        if (o->progress)
+            o->progress(o->progress_ctx, cc.done);
     }
     FLOE_CHECK(check_not_live(t, &added, err));
     if (need_mapping && !floe_table_metadata_property(m, "schema.name-mapping.default")) {
