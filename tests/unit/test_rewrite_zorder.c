@@ -322,7 +322,8 @@ static double files_per_probe(floe_table *t, int32_t ida, int32_t idb, floe_type
                               floe_type_id tb, int64_t *nfiles) {
     floe_scan_plan *p = NULL;
     floe_error err;
-    if (floe_table_refresh(t, &err) < 0 || floe_scan_plan_files(t, NULL, &p, &err) < 0) {
+    floe_scan_options so = {.keep_metrics = true};
+    if (floe_table_refresh(t, &err) < 0 || floe_scan_plan_files(t, &so, &p, &err) < 0) {
         harness_fail(__FILE__, __LINE__, "plan: %s", err.msg);
         return 0;
     }
