@@ -278,6 +278,11 @@ int floe_cmd_catalog(int argc, char **argv) {
             }
             if (rc == 0)
                 rc = floe_catalog_create_namespace(c, args[0], keys, vals, n, &err);
+            if (rc == 0 && json) {
+                printf("{\"namespace\":");
+                cli_json_str(stdout, args[0]);
+                printf(",\"created\":true}\n");
+            }
             for (size_t k = 0; k < n; k++)
                 free(copies[k]);
         }
@@ -286,6 +291,11 @@ int floe_cmd_catalog(int argc, char **argv) {
         free(copies);
     } else if (!strcmp(action, "drop-namespace") && nargs == 1) {
         rc = floe_catalog_drop_namespace(c, args[0], &err);
+        if (rc == 0 && json) {
+            printf("{\"namespace\":");
+            cli_json_str(stdout, args[0]);
+            printf(",\"dropped\":true}\n");
+        }
     } else if (!strcmp(action, "table") && nargs == 2) {
         floe_table *t = NULL;
         rc = floe_table_load(c, args[0], args[1], &t, &err);

@@ -645,9 +645,13 @@ int floe_cmd_namespace(int argc, char **argv) {
         goto fail;
     if (to.json)
         printf("{");
-    for (size_t i = 0; i < lk.n; i++) {
+    for (size_t i = 0, shown = 0; i < lk.n; i++) {
+        /* PyIceberg's SqlCatalog marks every namespace with a row "exists" = "true":
+         * its bookkeeping, not a property anyone set */
+        if (!strcmp(lk.items[i], "exists"))
+            continue;
         if (to.json) {
-            printf("%s", i ? "," : "");
+            printf("%s", shown++ ? "," : "");
             cli_json_str(stdout, lk.items[i]);
             printf(":");
             cli_json_str(stdout, i < lv.n ? lv.items[i] : "");
