@@ -460,7 +460,8 @@ TEST(test_split) {
     free(rows);
     /* every file holds its tuple's rows only, with bounds that say so */
     floe_scan_plan *p = NULL;
-    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &p, &err), err);
+    floe_scan_options keep = {.keep_metrics = true};
+    REQUIRE_OK(floe_scan_plan_files(e.t, &keep, &p, &err), err);
     CHECK_EQ_INT(p->ntasks, 6);
     for (size_t i = 0; i < p->ntasks; i++) {
         const floe_data_file *df = p->tasks[i].file;

@@ -282,9 +282,10 @@ static void check_pruning(const char *path, const char *filter) {
 
 static const floe_data_file *only_file(floe_table *t, floe_scan_plan **p) {
     floe_error err;
+    floe_scan_options so = {.keep_metrics = true}; /* the callers compare its metrics */
     if (floe_table_refresh(t, &err) < 0)
         harness_fail(__FILE__, __LINE__, "refresh: %s", err.msg);
-    if (floe_scan_plan_files(t, NULL, p, &err) < 0 || (*p)->ntasks != 1) {
+    if (floe_scan_plan_files(t, &so, p, &err) < 0 || (*p)->ntasks != 1) {
         harness_fail(__FILE__, __LINE__, "expected one live file");
         return NULL;
     }
