@@ -13,6 +13,10 @@
  *               (floe/sql.h: landing index, swap hooks; floe/lease.h: leases).
  *   filesystem  Hadoop layout: <warehouse>/<ns...>/<table>/metadata/vN.metadata.json plus
  *               version-hint.text. The swap is the atomic create-if-absent of v(N+1).
+ *   rest        an Iceberg REST catalog (apache/iceberg open-api/rest-catalog-open-api.yaml)
+ *               at an http(s):// uri. It holds the pointer itself and commits by
+ *               requirements and updates (floe_catalog_commit_changes), not by a swap;
+ *               the server writes the new metadata file.
  *
  * Namespaces are dotted strings ("a.b" = levels a, b), as the SQL catalogs store them.
  *
@@ -23,15 +27,19 @@
  *
  * Configuration (floe_catalog_config_load), first match wins:
  *   1. environment: FLOE_CATALOG_URI (sqlite:///path, a .db path,
- *      postgresql://user:pass@host:port/db or postgres://..., or file:// / a folder
- *      with FLOE_CATALOG_TYPE=filesystem), FLOE_CATALOG_TYPE, FLOE_WAREHOUSE,
- *      FLOE_CATALOG (catalog name; default "default");
+ *      postgresql://user:pass@host:port/db or postgres://..., http(s)://... for a REST
+ *      catalog, or file:// / a folder with FLOE_CATALOG_TYPE=filesystem),
+ *      FLOE_CATALOG_TYPE, FLOE_WAREHOUSE, FLOE_CATALOG (catalog name; default
+ *      "default"), FLOE_CATALOG_TOKEN and FLOE_CATALOG_CREDENTIAL (rest: token,
+ *      credential);
  *   2. a floe config file: FLOE_CONFIG, else ./floe.conf. Format (INI-like):
  *          # comment
  *          [catalog.<name>]
- *          type = sql | filesystem
- *          uri = sqlite:///abs/path/catalog.db   (sql; or postgresql://...)
+ *          type = sql | filesystem | rest
+ *          uri = sqlite:///abs/path/catalog.db   (sql; or postgresql://...; rest: http(s)://)
  *          warehouse = /abs/or/relative/folder
+ *          token = ..., credential = id:secret, scope, oauth2-server-uri, prefix,
+ *          header.<Name> = value                 (rest)
  *      A top-level `catalog = <name>` line picks the default catalog.
  *   3. PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, then ~, then .), read as it is:
  *          catalog:
@@ -39,7 +47,9 @@
  *              type: sql
  *              uri: sqlite:///path/catalog.db    (or postgresql+psycopg2://u:p@h/db)
  *              warehouse: file:///path
- *      (a small YAML subset: nested maps of scalars, comments, quotes).
+ *      (a small YAML subset: nested maps of scalars, comments, quotes). A uri with
+ *      http:// or https:// and no type is a REST catalog, as in PyIceberg; the REST
+ *      keys are those of floe.conf above.
  *   4. the embedded default: warehouse ./warehouse, SQLite catalog
  *      ./warehouse/catalog.db, catalog name "default", tables at warehouse/<ns>/<table>.
  *
@@ -74,11 +84,30 @@ typedef struct floe_strlist {
 void floe_strlist_free(floe_strlist *l);
 int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) FLOE_NODISCARD;
 
+/* Settings of a REST catalog (PyIceberg's property names; docs/REST.md). */
+typedef struct floe_rest_properties {
+    char *token;             /* "token": bearer token sent on every request */
+    char *credential;        /* "credential": client_id:client_secret (OAuth2 client
+                                credentials; a value without ':' is the secret alone) */
+    char *scope;             /* "scope" of the OAuth2 token request (default "catalog") */
+    char *oauth2_server_uri; /* "oauth2-server-uri" (default <uri>/v1/oauth/tokens) */
+    char *prefix;            /* "prefix" (the server's /v1/config overrides win) */
+    char *sigv4_enabled;     /* "rest.sigv4-enabled": only false is accepted */
+    char **header_names;     /* "header.<name>": extra request headers */
+    char **header_values;
+    size_t nheaders;
+} floe_rest_properties;
+
+/* Free the strings of p and clear it. Accepts NULL. */
+void floe_rest_properties_reset(floe_rest_properties *p);
+
 typedef struct floe_catalog_config {
     char *name;      /* catalog name (the catalog_name column of the SQL store) */
-    char *type;      /* "sql" or "filesystem" */
-    char *uri;       /* sql: sqlite:///path, a path, postgresql://...; filesystem: unused */
-    char *warehouse; /* folder or file:// uri where new tables go */
+    char *type;      /* "sql", "filesystem" or "rest" */
+    char *uri;       /* sql: sqlite:///path, a path, postgresql://...; filesystem: unused;
+                        rest: the http(s):// base of the catalog */
+    char *warehouse; /* folder or file:// uri where new tables go (rest: also the
+                        warehouse asked for in GET /v1/config) */
     char *source;    /* where the settings came from ("env", a file path, "default") */
     floe_s3_properties s3; /* S3 properties of the entry (floe/io.h); the program builds
                               the I/O context from them (floe_io_options_apply_s3) */
@@ -86,6 +115,7 @@ typedef struct floe_catalog_config {
                         (borrowed: it outlives the catalog; NULL: the default context) */
     floe_sql_options sql; /* options of the catalog's database connections (sql stores,
                              and the leases of every store); zero: the defaults */
+    floe_rest_properties rest; /* rest: auth, prefix, headers */
 } floe_catalog_config;
 
 /* Resolve the configuration of catalog `name` (NULL = the configured default) as
@@ -120,6 +150,14 @@ int floe_catalog_open_sqlite(floe_io *io, const char *db_path, const char *name,
  * floe/sql.h). FLOE_EIO when the server cannot be reached. */
 int floe_catalog_open_postgres(floe_io *io, const char *uri, const char *name, const char *warehouse,
                                floe_catalog **out, floe_error *err) FLOE_NODISCARD;
+/* REST catalog at uri (http:// or https://): GET /v1/config first (with ?warehouse= when
+ * warehouse is set), the server's defaults and overrides merged as the spec says
+ * (prefix, uri, warehouse), its `endpoints` respected; OAuth2 client credentials
+ * exchanged for a token when props has a credential. props may be NULL. FLOE_EIO when the
+ * server cannot be reached, FLOE_EAUTH when it refuses the credentials. */
+int floe_catalog_open_rest(floe_io *io, const char *uri, const char *name, const char *warehouse,
+                           const floe_rest_properties *props, floe_catalog **out,
+                           floe_error *err) FLOE_NODISCARD;
 /* Filesystem (Hadoop) store rooted at warehouse (created when missing). In each open
  * function io is the I/O context of the catalog and its tables (borrowed; NULL: the
  * default). */
@@ -229,6 +267,28 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
  * version hint (best effort) and always returns 0 when new_location exists. */
 int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
                       const char *new_location, floe_error *err) FLOE_NODISCARD;
+
+/* True for stores that commit by sending the change rather than by swapping a pointer
+ * to a file the writer made (rest): floe_table_commit then calls
+ * floe_catalog_commit_changes instead of writing metadata and calling floe_catalog_swap. */
+bool floe_catalog_commits_changes(const floe_catalog *c);
+/* Whether the store can commit to tables at all (a REST server that does not advertise
+ * the commit endpoint cannot): 0, or FLOE_EUNSUPPORTED naming what is missing. Commits
+ * ask this before writing anything. */
+int floe_catalog_check_commit(floe_catalog *c, floe_error *err) FLOE_NODISCARD;
+/* Commit the change from base_json to new_json (both whole table metadata documents,
+ * the table's current one and the one wanted) as requirements and updates derived from
+ * their difference. On success *metadata_location and *metadata_json (caller frees) are
+ * what the catalog now holds (its own metadata, to be adopted). Outcomes as for
+ * floe_catalog_swap: FLOE_ECONFLICT (a requirement failed: refresh and apply again),
+ * FLOE_EUNKNOWN_STATE (500, 502, 503, 504, a timeout or a lost connection after the
+ * request was sent: read the table to learn), other errors (nothing changed).
+ * FLOE_EUNSUPPORTED for stores that swap pointers, and for a difference the protocol has
+ * no update for. */
+int floe_catalog_commit_changes(floe_catalog *c, const char *ns, const char *name,
+                                const char *base_json, const char *new_json,
+                                char **metadata_location, char **metadata_json,
+                                floe_error *err) FLOE_NODISCARD;
 
 /* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
  * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal") or

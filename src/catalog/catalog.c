@@ -401,6 +401,10 @@ int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *n
         FLOE_CHECK(namespace_location(c, ns, &nsloc, err));
     if (nsloc) {
         FLOE_CHECK(floe_catalog_resolve_location(c, NULL, NULL, nsloc, &dir, err));
+    } else if (c->no_location_root) {
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "table %s.%s: the REST catalog names no warehouse location and namespace %s "
+                  "has no location property: give the table a location", ns, name, ns);
     } else {
         char *nsp = floe_catalog_ns_path(ns);
         dir = nsp ? floe_io_join(c->warehouse, nsp) : NULL;
@@ -530,8 +534,36 @@ int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const c
     return c->ops->swap(c, ns, name, expected, new_location, err);
 }
 
+bool floe_catalog_commits_changes(const floe_catalog *c) { return c->ops->commit_changes != NULL; }
+
+int floe_catalog_check_commit(floe_catalog *c, floe_error *err) {
+    return c->ops->check_commit ? c->ops->check_commit(c, err) : 0;
+}
+
+int floe_catalog_commit_changes(floe_catalog *c, const char *ns, const char *name,
+                                const char *base_json, const char *new_json,
+                                char **metadata_location, char **metadata_json,
+                                floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    if (!c->ops->commit_changes)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the %s catalog commits by swapping the metadata pointer",
+                              c->ops->type);
+    return c->ops->commit_changes(c, ns, name, base_json, new_json, metadata_location,
+                                  metadata_json, err);
+}
+
 int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_error *err) {
     const char *type = cfg->type ? cfg->type : "sql";
+    if (!strcmp(type, "rest")) {
+        if (!cfg->uri)
+            return floe_error_set(err, FLOE_EINVALID, "rest catalog needs a uri (http(s)://...)");
+        FLOE_FORWARD_IF_ERROR(floe_catalog_open_rest(cfg->io, cfg->uri, cfg->name, cfg->warehouse,
+                                                     &cfg->rest, out, err));
+        (*out)->sql_opts = cfg->sql;
+        return 0;
+    }
     if (!strcmp(type, "filesystem") || !strcmp(type, "hadoop")) {
         const char *wh = cfg->warehouse ? cfg->warehouse : cfg->uri;
         if (!wh)
@@ -542,7 +574,7 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
     }
     if (strcmp(type, "sql") && strcmp(type, "sqlite"))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "catalog type \"%s\" is not supported (sql, filesystem)", type);
+                              "catalog type \"%s\" is not supported (sql, filesystem, rest)", type);
     const char *uri = cfg->uri;
     if (!uri)
         return floe_error_set(err, FLOE_EINVALID,

@@ -46,6 +46,12 @@ typedef struct floe_catalog_ops {
     int (*drop_table)(floe_catalog *c, const char *ns, const char *name, floe_error *err);
     int (*swap)(floe_catalog *c, const char *ns, const char *name, const char *expected,
                 const char *new_location, floe_error *err);
+    /* Stores that commit by sending the change (rest); NULL for pointer-swap stores,
+     * whose swap is then the only commit. check_commit may be NULL. */
+    int (*commit_changes)(floe_catalog *c, const char *ns, const char *name,
+                          const char *base_json, const char *new_json, char **location,
+                          char **metadata_json, floe_error *err);
+    int (*check_commit)(floe_catalog *c, floe_error *err);
     void (*close)(floe_catalog *c);
 } floe_catalog_ops;
 
@@ -58,6 +64,7 @@ struct floe_catalog {
     char *moved_from; /* the warehouse the catalog recorded, when it is not `warehouse`
                          and tables still lie there (floe_catalog_moved_from) */
     bool swap_outcome_final; /* from ops; a store may lower it per connection */
+    bool no_location_root;   /* rest: the warehouse is a name, not where tables go */
     pthread_mutex_t *commit_gate; /* floe_catalog_set_commit_gate; not owned */
     char *lease_db;  /* database of commit leases (floe_sql_open form); NULL: none */
     floe_sql_options sql_opts; /* options of its connections (and of lease_db's) */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "catalog_internal.h"
 #include "floe/io.h"
@@ -30,7 +31,26 @@ void floe_catalog_config_reset(floe_catalog_config *cfg) {
     floe_free(cfg->warehouse);
     floe_free(cfg->source);
     floe_s3_properties_reset(&cfg->s3);
+    floe_rest_properties_reset(&cfg->rest);
     memset(cfg, 0, sizeof *cfg);
+}
+
+void floe_rest_properties_reset(floe_rest_properties *p) {
+    if (!p)
+        return;
+    floe_free(p->token);
+    floe_free(p->credential);
+    floe_free(p->scope);
+    floe_free(p->oauth2_server_uri);
+    floe_free(p->prefix);
+    floe_free(p->sigv4_enabled);
+    for (size_t i = 0; i < p->nheaders; i++) {
+        floe_free(p->header_names[i]);
+        floe_free(p->header_values[i]);
+    }
+    floe_free(p->header_names);
+    floe_free(p->header_values);
+    memset(p, 0, sizeof *p);
 }
 
 static int set_field(char **field, const char *v, size_t n, floe_error *err) {
@@ -39,6 +59,59 @@ static int set_field(char **field, const char *v, size_t n, floe_error *err) {
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_free(*field);
     *field = copy;
+    return 0;
+}
+
+/* A "header.<name>" setting: one more request header (a name given twice: the last). */
+static int take_header(floe_rest_properties *p, const char *name, size_t nlen, const char *v,
+                       size_t vlen, floe_error *err) {
+    if (nlen == 0 || memchr(name, ':', nlen) || memchr(v, '\n', vlen) || memchr(v, '\r', vlen))
+        return floe_error_set(err, FLOE_EINVALID, "header.%.*s: not a header name and value",
+                              (int)nlen, name);
+    for (size_t i = 0; i < p->nheaders; i++)
+        if (strlen(p->header_names[i]) == nlen && !strncasecmp(p->header_names[i], name, nlen))
+            return set_field(&p->header_values[i], v, vlen, err);
+    char **names = floe_realloc(p->header_names, (p->nheaders + 1) * sizeof *names);
+    if (names)
+        p->header_names = names;
+    char **values = names ? floe_realloc(p->header_values, (p->nheaders + 1) * sizeof *values)
+                          : NULL;
+    if (values)
+        p->header_values = values;
+    char *n = values ? floe_strndup(name, nlen) : NULL;
+    char *val = n ? floe_strndup(v, vlen) : NULL;
+    if (!val) {
+        floe_free(n);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    p->header_names[p->nheaders] = n;
+    p->header_values[p->nheaders++] = val;
+    return 0;
+}
+
+/* The REST catalog's settings: 1 when key is one, 0 when not, or an error. */
+static int take_rest_setting(floe_rest_properties *p, const char *key, size_t klen,
+                             const char *v, size_t vlen, floe_error *err) {
+    static const struct {
+        const char *key;
+        size_t off;
+    } fields[] = {
+        {"token", offsetof(floe_rest_properties, token)},
+        {"credential", offsetof(floe_rest_properties, credential)},
+        {"scope", offsetof(floe_rest_properties, scope)},
+        {"oauth2-server-uri", offsetof(floe_rest_properties, oauth2_server_uri)},
+        {"prefix", offsetof(floe_rest_properties, prefix)},
+        {"rest.sigv4-enabled", offsetof(floe_rest_properties, sigv4_enabled)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (strlen(fields[i].key) == klen && !strncmp(key, fields[i].key, klen)) {
+            int rc = set_field((char **)((char *)p + fields[i].off), v, vlen, err);
+            return rc < 0 ? rc : 1;
+        }
+    if (klen > 7 && !strncmp(key, "header.", 7)) {
+        int rc = take_header(p, key + 7, klen - 7, v, vlen, err);
+        return rc < 0 ? rc : 1;
+    }
     return 0;
 }
 
@@ -52,6 +125,8 @@ static int take_setting(floe_catalog_config *cfg, const char *key, size_t klen, 
     if (klen == 9 && !strncmp(key, "warehouse", 9))
         return set_field(&cfg->warehouse, v, vlen, err);
     int taken = floe_s3_properties_take(&cfg->s3, key, klen, v, vlen, err);
+    if (taken == 0)
+        taken = take_rest_setting(&cfg->rest, key, klen, v, vlen, err);
     return taken < 0 ? taken : 0;
 }
 
@@ -61,9 +136,13 @@ static int complete(floe_catalog_config *cfg, const char *name, const char *sour
     int rc = 0;
     if (!cfg->name)
         rc = set_field(&cfg->name, name ? name : "default", strlen(name ? name : "default"), err);
+    if (rc == 0 && !cfg->type && cfg->uri &&
+        (!strncmp(cfg->uri, "http://", 7) || !strncmp(cfg->uri, "https://", 8)))
+        rc = set_field(&cfg->type, "rest", 4, err);
     if (rc == 0 && !cfg->type)
         rc = set_field(&cfg->type, "sql", 3, err);
-    if (rc == 0 && !cfg->warehouse)
+    /* a REST catalog's warehouse comes from the server when the entry names none */
+    if (rc == 0 && !cfg->warehouse && strcmp(cfg->type, "rest"))
         rc = set_field(&cfg->warehouse, "warehouse", 9, err);
     if (rc == 0 && !cfg->uri && !strcmp(cfg->type, "sql")) {
         char *wh = floe_io_local_path(cfg->warehouse);
@@ -385,6 +464,12 @@ int floe_catalog_config_load(const char *name, const char *config_path, floe_io_
             rc = set_field(&cfg.type, env_type, strlen(env_type), err);
         if (rc == 0 && want)
             rc = set_field(&cfg.name, want, strlen(want), err);
+        const char *env_token = env_get(env, env_ctx, "FLOE_CATALOG_TOKEN");
+        const char *env_cred = env_get(env, env_ctx, "FLOE_CATALOG_CREDENTIAL");
+        if (rc == 0 && env_token && *env_token)
+            rc = set_field(&cfg.rest.token, env_token, strlen(env_token), err);
+        if (rc == 0 && env_cred && *env_cred)
+            rc = set_field(&cfg.rest.credential, env_cred, strlen(env_cred), err);
         if (rc == 0)
             rc = complete(&cfg, want, "environment", err);
         if (rc < 0) {

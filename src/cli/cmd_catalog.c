@@ -112,7 +112,7 @@ static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_ser
         return cli_fail(&err);
     unsigned port = floe_rest_server_port(s);
     fprintf(stderr, "floe catalog serve: catalog %s (warehouse %s) at http://127.0.0.1:%u/v1\n",
-            cfg->name, cfg->warehouse, port);
+            cfg->name, cfg->warehouse ? cfg->warehouse : "-", port);
     if (port_file) {
         FILE *f = fopen(port_file, "w");
         if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0) {
@@ -231,13 +231,14 @@ int floe_cmd_catalog(int argc, char **argv) {
             printf(",\"uri\":");
             cli_json_str(stdout, cfg.uri ? cfg.uri : "");
             printf(",\"warehouse\":");
-            cli_json_str(stdout, cfg.warehouse);
+            cli_json_str(stdout, cfg.warehouse ? cfg.warehouse : "");
             printf(",\"source\":");
             cli_json_str(stdout, cfg.source);
             printf("}\n");
         } else {
             printf("name:      %s\ntype:      %s\nuri:       %s\nwarehouse: %s\nfrom:      %s\n",
-                   cfg.name, cfg.type, cfg.uri ? cfg.uri : "-", cfg.warehouse, cfg.source);
+                   cfg.name, cfg.type, cfg.uri ? cfg.uri : "-",
+                   cfg.warehouse ? cfg.warehouse : "- (from the REST catalog)", cfg.source);
         }
         floe_catalog_config_reset(&cfg);
         return FLOE_EXIT_OK;

@@ -302,13 +302,20 @@ static const route ROUTES[] = {
  * client would assume the spec's default set, which includes routes not served here). */
 static int get_config(rs_req *q, rs_resp *r) {
     char *wh = rs_query(q, "warehouse");
-    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->cat))) {
+    /* the warehouse as a path or relative URI names it too (file:///w for /w) */
+    char *abs = NULL;
+    if (wh && *wh && floe_io_uri_absolute(wh, NULL, &abs, NULL) < 0)
+        abs = NULL;
+    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->cat)) &&
+        (!abs || strcmp(abs, floe_catalog_warehouse(q->cat)))) {
+        floe_free(abs);
         rs_error(r, 404, "NoSuchWarehouseException",
                  "warehouse %s is not served here (this server serves catalog %s, warehouse %s)",
                  wh, q->s->name, floe_catalog_warehouse(q->cat));
         floe_free(wh);
         return 0;
     }
+    floe_free(abs);
     floe_free(wh);
     floe_buf *b = &r->body;
     FLOE_IGNORE_RESULT(floe_buf_printf(b, "{\"defaults\":{},\"overrides\":{\"prefix\":"));

@@ -543,6 +543,92 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
     }
 }
 
+/* After an unknown outcome of a change sent to a catalog that commits changes (REST):
+ * read the table again and look for the snapshot the change added. Found: committed (the
+ * table now holds the catalog's metadata). Anything else stays unknown: the server may
+ * still be applying it, and a change that adds no snapshot leaves no mark to look for. */
+static int resolve_changes(floe_table *t, const floe_table_metadata *m, bool fail_reads) {
+    const floe_snapshot *ms = floe_table_metadata_current_snapshot(m);
+    if (!ms || floe_table_metadata_snapshot(t->metadata, ms->snapshot_id) || fail_reads)
+        return OUTCOME_UNKNOWN;
+    const int64_t want = ms->snapshot_id; /* m stays valid; t->metadata does not */
+    for (int i = 0; i < 3; i++) {
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_table_refresh(t, &e) == 0)
+            return floe_table_metadata_snapshot(t->metadata, want) ? OUTCOME_APPLIED
+                                                                   : OUTCOME_UNKNOWN;
+        floe_log(FLOE_LOG_WARN, "commit: reading the catalog to settle an unknown state: %s",
+                 e.msg);
+        sleep_ms(50 << i);
+    }
+    return OUTCOME_UNKNOWN;
+}
+
+/* One attempt on a catalog that commits changes (REST): send the difference between the
+ * table's metadata and m, and adopt the metadata the catalog answers with. Returns 0
+ * (committed and installed), FLOE_ECONFLICT, FLOE_EUNKNOWN_STATE (C1: nothing is
+ * deleted; this writer wrote no metadata file) or another error. */
+static int commit_changes(floe_table *t, const floe_table_metadata *m, int fault,
+                          bool after_apply, bool fail_resolve, floe_error *err) {
+    char *base_json = NULL, *new_json = NULL, *loc = NULL, *answer = NULL;
+    size_t bl = 0, nl = 0;
+    floe_table_metadata *adopted = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_metadata_to_json(t->metadata, false, &base_json, &bl, err));
+    FLOE_CHECK(floe_table_metadata_to_json(m, false, &new_json, &nl, err));
+    if (fault && !after_apply) {
+        rc = floe_error_set(err, fault, "injected swap failure");
+    } else {
+        rc = floe_catalog_commit_changes(t->catalog, t->ns, t->name, base_json, new_json, &loc,
+                                         &answer, err);
+        if (rc == 0 && fault)
+            rc = floe_error_set(err, fault, "injected swap failure (after the swap)");
+    }
+    if (rc == FLOE_EUNKNOWN_STATE) {
+        char why[256];
+        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+        int outcome = resolve_changes(t, m, fail_resolve);
+        if (outcome == OUTCOME_APPLIED) {
+            floe_log(FLOE_LOG_INFO, "commit: unknown state settled: %s.%s committed", t->ns,
+                     t->name);
+            rc = 0;
+            floe_error_clear(err);
+        } else {
+            rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                                "table %s.%s: commit state unknown (%s); the catalog may or may "
+                                "not have applied it: refresh before doing anything else",
+                                t->ns, t->name, why);
+        }
+        goto done;
+    }
+    if (rc < 0 || !answer)
+        goto done;
+    rc = floe_table_metadata_parse(answer, strlen(answer), loc, &adopted, err);
+    char *ptr = rc == 0 ? floe_strdup(loc) : NULL;
+    if (rc == 0 && !ptr)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0) {
+        rc = floe_table_install(t, ptr, loc, adopted, err);
+        loc = NULL;
+        adopted = NULL;
+    }
+    if (rc < 0) { /* committed, but this object could not take it: C1 */
+        char why[256];
+        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                            "table %s.%s: committed, but the catalog's metadata could not be "
+                            "taken (%s); load the table again", t->ns, t->name, why);
+    }
+done:
+    floe_table_metadata_free(adopted);
+    floe_free(base_json);
+    floe_free(new_json);
+    floe_free(loc);
+    floe_free(answer);
+    return rc;
+}
+
 static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
                            priority *pr, floe_error *err) {
     floe_commit_retry retry;
@@ -601,7 +687,12 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
         /* metadata written -> swap */
         bool after_apply = false, fail_resolve = false;
         int fault = next_fault(&after_apply, &fail_resolve);
-        if (by_create) {
+        if (floe_catalog_commits_changes(t->catalog)) {
+            /* the catalog applies the change itself and writes the metadata file */
+            rc = commit_changes(t, m, fault, after_apply, fail_resolve, err);
+            if (rc == 0 || (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY))
+                goto attempt_done;
+        } else if (by_create) {
             /* (the store puts v<N+1> beside the base; the folder argument is unused) */
             FLOE_CHECK(floe_catalog_new_metadata_location(t->catalog, base_loc, base_loc, gzip,
                                                           &loc, err));
@@ -723,6 +814,8 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
         FLOE_FORWARD_IF_ERROR(floe_table_migrate(t, err));
     if (!t->catalog)
         return path_commit(t, apply, ctx, err);
+    /* before apply writes anything: a catalog that cannot commit says so now */
+    FLOE_FORWARD_IF_ERROR(floe_catalog_check_commit(t->catalog, err));
     priority pr;
     prio_init(&pr, t);
     int rc = commit_attempts(t, apply, ctx, &pr, err);
