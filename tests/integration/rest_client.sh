@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# rest_client.sh - floe as a client of a REST catalog (type rest): floe's CLI against
+# `floe catalog serve` over a SQLite catalog, and against a small stand-in server for
+# what floe's server does not offer (OAuth2 tokens, a reduced endpoint list).
+#
+#  1. configuration: FLOE_CATALOG_URI=http://..., .pyiceberg.yaml with type: rest,
+#     uri, warehouse, token, header.*;
+#  2. namespaces: multi-level create (the %1F separator), list with a parent,
+#     properties, a drop of a non-empty one refused;
+#  3. tables: create, append, scan, rewrite, rewrite-manifests, expire, orphans, health,
+#     properties, rename, drop --purge, all through REST; what the server's SQL catalog
+#     holds afterwards agrees (rows, snapshots) with what the client saw;
+#  4. 8 processes appending through the server at once lose no commit (409 -> refresh
+#     and apply again): 8 snapshots and 8 x the rows;
+#  5. a stand-in server: OAuth2 client credentials (the token is asked for with the
+#     credential and scope, then sent as a bearer token; the header.* header sent on
+#     every request), and an operation missing from its `endpoints` refused before any
+#     request is sent.
+set -euo pipefail
+
+src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+floe=${FLOE_BIN:-$src/build/floe}
+command -v python3 >/dev/null || { echo "rest_client: python3 missing, skipped"; exit 77; }
+
+tmp=$(mktemp -d)
+pid=
+mock=
+cleanup() {
+  for p in $pid $mock; do
+    kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "rest_client: FAIL: $*" >&2
+  [ -f "$tmp/server.log" ] && tail -20 "$tmp/server.log" | sed 's/^/  server: /' >&2
+  exit 1
+}
+unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG PYICEBERG_HOME || true
+export HOME=$tmp/home
+mkdir -p "$HOME"
+
+# the server, over a SQLite catalog
+FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" \
+  "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/server.log" &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+[ -s "$tmp/port" ] || fail "the server did not start"
+base=http://127.0.0.1:$(cat "$tmp/port")
+sql() { FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$floe" "$@"; }
+
+# ---------------------------------------------------------------------------------------
+# 1. configuration
+# ---------------------------------------------------------------------------------------
+export FLOE_CATALOG_URI=$base FLOE_WAREHOUSE=$tmp/wh
+"$floe" catalog show | grep -q "type: *rest" || fail "FLOE_CATALOG_URI=http:// is not type rest"
+(
+  unset FLOE_CATALOG_URI FLOE_WAREHOUSE
+  cat > "$HOME/.pyiceberg.yaml" <<EOF
+catalog:
+  lake:
+    type: rest
+    uri: $base
+    warehouse: $tmp/wh
+    token: not-checked-by-floe-serve
+    header.X-Floe-Test: yes
+EOF
+  "$floe" catalog show | grep -q "type: *rest" || fail ".pyiceberg.yaml type: rest"
+  "$floe" namespace create cfgcheck || fail "namespace create through .pyiceberg.yaml"
+)
+rm -f "$HOME/.pyiceberg.yaml"
+
+# ---------------------------------------------------------------------------------------
+# 2. namespaces
+# ---------------------------------------------------------------------------------------
+"$floe" namespace create shop
+"$floe" namespace create shop.eu region=eu
+[ "$("$floe" namespace list shop)" = shop.eu ] || fail "list shop: $("$floe" namespace list shop)"
+"$floe" namespace list | grep -qx shop || fail "top-level list"
+"$floe" namespace properties shop.eu | grep -q "region" || fail "namespace properties"
+[ "$(sql namespace list shop)" = shop.eu ] || fail "the server's catalog lacks shop.eu"
+
+# ---------------------------------------------------------------------------------------
+# 3. tables through REST
+# ---------------------------------------------------------------------------------------
+"$floe" gen --count 500 --seed 1 -o "$tmp/a.ndjson" >/dev/null
+"$floe" gen --count 700 --seed 2 -o "$tmp/b.ndjson" >/dev/null
+"$floe" gen --schema-out "$tmp/schema.json" >/dev/null
+"$floe" table create shop.eu.events --schema "$tmp/schema.json" --partition event_type >/dev/null
+"$floe" append shop.eu.events "$tmp/a.ndjson" >/dev/null
+"$floe" append shop.eu.events "$tmp/b.ndjson" >/dev/null
+rows() { "$1" scan "$2" --columns event_id | wc -l; }
+[ "$(rows "$floe" shop.eu.events)" = 1200 ] || fail "scan: $(rows "$floe" shop.eu.events) rows"
+if "$floe" namespace drop shop.eu 2>"$tmp/err"; then fail "dropped a namespace holding a table"; fi
+"$floe" rewrite shop.eu.events >/dev/null || fail "rewrite"
+"$floe" rewrite-manifests shop.eu.events >/dev/null || fail "rewrite-manifests"
+"$floe" table properties shop.eu.events set comment=rest >/dev/null || fail "properties set"
+"$floe" expire shop.eu.events --older-than 0s --retain-last 1 >/dev/null || fail "expire"
+"$floe" orphans shop.eu.events --older-than 0s --force >/dev/null || fail "orphans"
+"$floe" health shop.eu.events --json >/dev/null || fail "health"
+[ "$(rows "$floe" shop.eu.events)" = 1200 ] || fail "rows after maintenance"
+# the server's catalog holds what the client committed
+[ "$(rows sql shop.eu.events)" = 1200 ] || fail "the SQL catalog sees $(rows sql shop.eu.events) rows"
+sql table properties shop.eu.events | grep -q "comment = rest" || fail "property not in the SQL catalog"
+[ "$("$floe" snapshots shop.eu.events | grep -c '^[0-9]')" = 1 ] || fail "expire kept more than one snapshot"
+"$floe" table rename shop.eu.events shop.events2 >/dev/null
+[ "$("$floe" table list shop)" = shop.events2 ] || fail "rename: $("$floe" table list shop)"
+"$floe" table drop shop.events2 --purge >/dev/null
+[ -z "$("$floe" table list shop)" ] || fail "drop"
+[ -z "$(find "$tmp/wh/shop" -type f 2>/dev/null)" ] || fail "purge left files: $(find "$tmp/wh/shop" -type f | head -3)"
+
+# ---------------------------------------------------------------------------------------
+# 4. 8 concurrent appends through the server
+# ---------------------------------------------------------------------------------------
+# 8 writers racing with no commit priority (a REST catalog has no shared lease store):
+# enough retries that each gets through
+"$floe" table create shop.busy --schema "$tmp/schema.json" \
+  --property commit.retry.num-retries=40 --property commit.retry.max-wait-ms=2000 >/dev/null
+for i in 1 2 3 4 5 6 7 8; do
+  "$floe" gen --count 300 --seed $((10 + i)) -o "$tmp/c$i.ndjson" >/dev/null
+done
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+  "$floe" append shop.busy "$tmp/c$i.ndjson" >"$tmp/append$i.log" 2>&1 &
+  pids+=($!)
+done
+for i in 0 1 2 3 4 5 6 7; do
+  wait "${pids[$i]}" || fail "append $((i + 1)): $(cat "$tmp/append$((i + 1)).log")"
+done
+[ "$(rows "$floe" shop.busy)" = 2400 ] || fail "8 appends: $(rows "$floe" shop.busy) rows, expected 2400"
+[ "$("$floe" snapshots shop.busy | grep -c append)" = 8 ] || fail "8 appends: snapshots
+$("$floe" snapshots shop.busy)"
+[ "$(rows sql shop.busy)" = 2400 ] || fail "8 appends: the SQL catalog sees $(rows sql shop.busy) rows"
+
+# ---------------------------------------------------------------------------------------
+# 5. a stand-in server: OAuth2 client credentials, endpoints
+# ---------------------------------------------------------------------------------------
+cat > "$tmp/mock.py" <<'EOF'
+import json, sys, urllib.parse
+from http.server import BaseHTTPRequestHandler, HTTPServer
+log = open(sys.argv[2], "a")
+class H(BaseHTTPRequestHandler):
+    def answer(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *a):
+        pass
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        log.write("POST %s %s\n" % (self.path, json.dumps(form, sort_keys=True))); log.flush()
+        if self.path == "/v1/oauth/tokens" and form.get("client_id") == ["me"] and \
+           form.get("client_secret") == ["s3cret"] and form.get("grant_type") == ["client_credentials"]:
+            return self.answer(200, {"access_token": "tok-1", "token_type": "bearer", "expires_in": 3600})
+        self.answer(401, {"error": "invalid_client"})
+    def do_GET(self):
+        log.write("GET %s %s %s\n" % (self.path, self.headers.get("Authorization"),
+                                      self.headers.get("X-Floe-Test"))); log.flush()
+        if self.headers.get("Authorization") != "Bearer tok-1":
+            return self.answer(401, {"error": {"message": "no token", "type": "NotAuthorizedException", "code": 401}})
+        if self.path.startswith("/v1/config"):
+            return self.answer(200, {"defaults": {}, "overrides": {"prefix": "p1"},
+                                     "endpoints": ["GET /v1/{prefix}/namespaces"]})
+        if self.path.startswith("/v1/p1/namespaces"):
+            return self.answer(200, {"namespaces": [["a"], ["b"]]})
+        self.answer(404, {"error": {"message": "no", "type": "NotFound", "code": 404}})
+srv = HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(srv.server_port))
+srv.serve_forever()
+EOF
+python3 "$tmp/mock.py" "$tmp/mock.port" "$tmp/mock.log" &
+mock=$!
+for _ in $(seq 50); do [ -s "$tmp/mock.port" ] && break; sleep 0.1; done
+[ -s "$tmp/mock.port" ] || fail "the stand-in server did not start"
+mbase=http://127.0.0.1:$(cat "$tmp/mock.port")
+cat > "$tmp/floe.conf" <<EOF
+[catalog.m]
+type = rest
+uri = $mbase
+credential = me:s3cret
+scope = catalog
+header.X-Floe-Test = yes
+EOF
+mrun() { env -u FLOE_CATALOG_URI -u FLOE_WAREHOUSE FLOE_CONFIG="$tmp/floe.conf" "$floe" "$@"; }
+[ "$(mrun namespace list | tr '\n' ' ')" = "a b " ] || fail "OAuth2: namespace list: $(mrun namespace list 2>&1)"
+grep -q '^POST /v1/oauth/tokens .*"scope": \["catalog"\]' "$tmp/mock.log" || fail "no token request: $(cat "$tmp/mock.log")"
+grep -q '^GET /v1/p1/namespaces Bearer tok-1 yes' "$tmp/mock.log" || fail "prefix, token or header.* not used: $(cat "$tmp/mock.log")"
+: > "$tmp/mock.log"
+if mrun namespace create c 2>"$tmp/err"; then fail "created a namespace the server does not offer"; fi
+grep -q "does not offer POST /v1/{prefix}/namespaces" "$tmp/err" || fail "endpoint refusal: $(cat "$tmp/err")"
+if grep -q "^POST /v1/p1" "$tmp/mock.log"; then fail "the refused operation was sent"; fi
+# a wrong secret: the token request fails, nothing else is sent
+sed -i 's/me:s3cret/me:wrong/' "$tmp/floe.conf"
+if mrun namespace list 2>"$tmp/err"; then fail "listed with a wrong secret"; fi
+grep -q "token request" "$tmp/err" || fail "wrong secret: $(cat "$tmp/err")"
+
+echo "rest_client: ok"
