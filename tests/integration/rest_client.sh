@@ -11,7 +11,8 @@
 #     properties, rename, drop --purge, all through REST; what the server's SQL catalog
 #     holds afterwards agrees (rows, snapshots) with what the client saw;
 #  4. 8 processes appending through the server at once lose no commit (409 -> refresh
-#     and apply again): 8 snapshots and 8 x the rows;
+#     and apply again): 8 snapshots and 8 x the rows; a server with --tokens read with the
+#     client's bearer token, a wrong token refused (401);
 #  5. a stand-in server: OAuth2 client credentials (the token is asked for with the
 #     credential and scope, then sent as a bearer token; the header.* header sent on
 #     every request), and an operation missing from its `endpoints` refused before any
@@ -132,6 +133,28 @@ done
 [ "$("$floe" snapshots shop.busy | grep -c append)" = 8 ] || fail "8 appends: snapshots
 $("$floe" snapshots shop.busy)"
 [ "$(rows sql shop.busy)" = 2400 ] || fail "8 appends: the SQL catalog sees $(rows sql shop.busy) rows"
+
+# a server that checks bearer tokens (--tokens): the client's token opens what its grants
+# cover; a wrong one is refused
+cat > "$tmp/tokens.conf" <<'EOF'
+[token reader]
+secret = reader-secret-123
+grants = shop.*
+EOF
+FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$floe" catalog serve \
+  --listen 127.0.0.1:0 --port-file "$tmp/port2" --tokens "$tmp/tokens.conf" 2>>"$tmp/server.log" &
+mock=$!
+for _ in $(seq 100); do [ -s "$tmp/port2" ] && break; sleep 0.1; done
+[ -s "$tmp/port2" ] || fail "the server with tokens did not start"
+tbase=http://127.0.0.1:$(cat "$tmp/port2")
+[ "$(FLOE_CATALOG_URI=$tbase FLOE_CATALOG_TOKEN=reader-secret-123 rows "$floe" shop.busy)" = 2400 ] ||
+  fail "scan with a bearer token"
+if FLOE_CATALOG_URI=$tbase FLOE_CATALOG_TOKEN=wrong-secret-123 "$floe" table list shop 2>"$tmp/err"; then
+  fail "listed with a wrong token"
+fi
+grep -q "HTTP 401" "$tmp/err" || fail "wrong token: $(cat "$tmp/err")"
+kill "$mock" && wait "$mock" || true
+mock=
 
 # ---------------------------------------------------------------------------------------
 # 5. a stand-in server: OAuth2 client credentials, endpoints
