@@ -819,10 +819,12 @@ static void delete_outputs(floe_io *io, rw_group_out *out) {
 static int group_writers_setup(group_run *gr, floe_error *err) {
     const floe_schema *schema = gr->x->p->priv->schema;
     const floe_rewrite_group *g = gr->g;
+    /* set first: run_group frees all four (a batch never initialised is zero, which
+     * floe_batch_free takes) also when a later one fails here */
+    gr->batches_init = true;
     if (floe_batch_init(&gr->sortbuf, schema) < 0 || floe_batch_init(&gr->sorted, schema) < 0 ||
         floe_batch_init(&gr->chunk, schema) < 0 || floe_batch_init(&gr->routed, schema) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    gr->batches_init = true;
     if (gr->route)
         return 0;
     static const uint8_t nokey = 0;
