@@ -523,9 +523,11 @@ static int footer_json(const char *text, size_t len, int64_t at, int64_t blobs_e
         return floe_error_at(err, FLOE_ECORRUPT, at, "Puffin: footer payload at byte %" PRId64
                              ": bad JSON: %s (payload byte %d)", at, je.text, je.position);
     json_t *blobs = json_object_get(root, "blobs");
-    if (!json_is_object(root) || !json_is_array(blobs))
-        FLOE_FAIL(err, FLOE_ECORRUPT, "Puffin: footer payload at byte %" PRId64 ": no "
-                  "\"blobs\" list", at);
+    if (!json_is_object(root) || !json_is_array(blobs)) {
+        rc = floe_error_at(err, FLOE_ECORRUPT, at, "Puffin: footer payload at byte %" PRId64
+                           ": no \"blobs\" list", at);
+        goto done;
+    }
     size_t nb = json_array_size(blobs);
     out->blobs = floe_calloc(nb ? nb : 1, sizeof *out->blobs);
     if (!out->blobs)
@@ -538,9 +540,11 @@ static int footer_json(const char *text, size_t len, int64_t at, int64_t blobs_e
                              err));
     }
     json_t *props = json_object_get(root, "properties");
-    if (props && !json_is_object(props))
-        FLOE_FAIL(err, FLOE_ECORRUPT, "Puffin: footer payload at byte %" PRId64 ": "
-                  "\"properties\" is not an object", at);
+    if (props && !json_is_object(props)) {
+        rc = floe_error_at(err, FLOE_ECORRUPT, at, "Puffin: footer payload at byte %" PRId64
+                           ": \"properties\" is not an object", at);
+        goto done;
+    }
     if (props)
         FLOE_CHECK(jstr(props, "created-by", &out->created_by, false, at, "properties", err));
 done:
