@@ -605,6 +605,8 @@ int floe_puffin_footer_decode(const uint8_t *p, size_t n, int64_t file_size,
         if (rc < 0) {
             floe_buf_free(&b);
             floe_error_prefix(err, "Puffin: footer payload at byte %" PRId64 ": ", at + 4);
+            if (rc == FLOE_ECORRUPT && err && err->offset < 0)
+                err->offset = at + 4; /* the frame names no position; its start does */
             return rc;
         }
         plain = (uint8_t *)floe_buf_detach(&b, &len);
