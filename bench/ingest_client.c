@@ -26,8 +26,7 @@ static int nthreads;
 typedef struct worker {
     pthread_t t;
     int id;
-    double *lat;
-    size_t n, cap;
+    bench_lat lat;
     long errors;
 } worker;
 
@@ -60,16 +59,11 @@ static void *run(void *arg) {
             w->errors++;
             continue;
         }
-        bench_lat_push(&w->lat, &w->n, &w->cap, (bench_now() - t0) * 1000.0);
+        bench_lat_push(&w->lat, (bench_now() - t0) * 1000.0);
     }
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return NULL;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -103,25 +97,19 @@ int main(int argc, char **argv) {
     long errors = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(w[i].t, NULL);
-        total += w[i].n;
+        total += w[i].lat.n;
         errors += w[i].errors;
     }
     double el = bench_now() - t0;
-    double *all = malloc((total ? total : 1) * sizeof *all);
-    size_t k = 0;
-    for (int i = 0; i < nthreads; i++) {
-        memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
-        k += w[i].n;
-        free(w[i].lat);
-    }
-    qsort(all, total, sizeof *all, cmp);
-    double p50 = total ? all[total / 2] : 0, p99 = total ? all[(size_t)(total * 0.99)] : 0;
-    double mx = total ? all[total - 1] : 0;
+    bench_lat all = {0};
+    for (int i = 0; i < nthreads; i++)
+        bench_lat_append(&all, &w[i].lat);
+    double p50, p99, mx;
+    bench_lat_summary(&all, &p50, &p99, &mx);
     printf("{\"requests\":%zu,\"errors\":%ld,\"seconds\":%.2f,\"events_per_s\":%.0f,"
            "\"mb_per_s\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
            total, errors, el, (double)total * (double)events / el,
            (double)total * (double)body_len / el / 1e6, p50, p99, mx);
-    free(all);
     free(w);
     free(body);
     curl_global_cleanup();

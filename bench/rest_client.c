@@ -27,8 +27,7 @@ typedef struct client {
     const char *url, *mode, *ns;
     int tables;
     double seconds;
-    double *lat; /* ms */
-    size_t n, cap;
+    bench_lat lat;
     long errors;
 } client;
 
@@ -62,16 +61,11 @@ static void *run(void *arg) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         if (rc != CURLE_OK || status != 200)
             c->errors++;
-        bench_lat_push(&c->lat, &c->n, &c->cap, (bench_now() - t0) * 1e3);
+        bench_lat_push(&c->lat, (bench_now() - t0) * 1e3);
     }
     curl_slist_free_all(hdr);
     curl_easy_cleanup(h);
     return NULL;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -95,26 +89,18 @@ int main(int argc, char **argv) {
     long errors = 0;
     for (int i = 0; i < nc; i++) {
         pthread_join(th[i], NULL);
-        total += cs[i].n;
+        total += cs[i].lat.n;
         errors += cs[i].errors;
     }
     double secs = bench_now() - t0;
-    double *all = malloc((total ? total : 1) * sizeof *all);
-    if (!all)
-        return 1;
-    size_t k = 0;
-    for (int i = 0; i < nc; i++) {
-        memcpy(all + k, cs[i].lat, cs[i].n * sizeof *all);
-        k += cs[i].n;
-        free(cs[i].lat);
-    }
-    qsort(all, total, sizeof *all, cmp);
-    double p50 = total ? all[total / 2] : 0, p99 = total ? all[(size_t)(total * 0.99)] : 0;
-    double mx = total ? all[total - 1] : 0;
+    bench_lat all = {0};
+    for (int i = 0; i < nc; i++)
+        bench_lat_append(&all, &cs[i].lat);
+    double p50, p99, mx;
+    bench_lat_summary(&all, &p50, &p99, &mx);
     printf("{\"mode\":\"%s\",\"clients\":%d,\"requests\":%zu,\"errors\":%ld,\"seconds\":%.2f,"
            "\"per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
            argv[2], nc, total, errors, secs, (double)total / secs, p50, p99, mx);
-    free(all);
     free(cs);
     free(th);
     curl_global_cleanup();

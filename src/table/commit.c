@@ -543,6 +543,16 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
     }
 }
 
+/* The commit landed but `t` could not install the new metadata (C1): the caller must load
+ * the table again. Turns the install error in `err` into the unknown-state error. */
+static int committed_not_taken(const floe_table *t, const char *what, floe_error *err) {
+    char why[256];
+    snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+    return floe_error_set(err, FLOE_EUNKNOWN_STATE,
+                          "table %s.%s: committed, but %s (%s); load the table again", t->ns,
+                          t->name, what, why);
+}
+
 /* After an unknown outcome of a change sent to a catalog that commits changes (REST):
  * read the table again and look for the snapshot the change added. Found: committed (the
  * table now holds the catalog's metadata). Anything else stays unknown: the server may
@@ -613,13 +623,8 @@ static int commit_changes(floe_table *t, const floe_table_metadata *m, int fault
         loc = NULL;
         adopted = NULL;
     }
-    if (rc < 0) { /* committed, but this object could not take it: C1 */
-        char why[256];
-        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
-        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
-                            "table %s.%s: committed, but the catalog's metadata could not be "
-                            "taken (%s); load the table again", t->ns, t->name, why);
-    }
+    if (rc < 0) /* committed, but this object could not take it: C1 */
+        rc = committed_not_taken(t, "the catalog's metadata could not be taken", err);
 done:
     floe_table_metadata_free(adopted);
     floe_free(base_json);
@@ -754,14 +759,8 @@ static int commit_attempts(floe_table *t, floe_commit_apply_fn apply, void *ctx,
             }
             loc = NULL;
             m = NULL;
-            if (rc < 0) { /* committed, but this object could not take it: C1 */
-                char why[256];
-                snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
-                rc = floe_error_set(err, FLOE_EUNKNOWN_STATE,
-                                    "table %s.%s: committed, but the new metadata could not "
-                                    "be loaded (%s); load the table again",
-                                    t->ns, t->name, why);
-            }
+            if (rc < 0) /* committed, but this object could not take it: C1 */
+                rc = committed_not_taken(t, "the new metadata could not be loaded", err);
             goto attempt_done;
         }
         if (rc != FLOE_ECONFLICT && rc != FLOE_EBUSY)
