@@ -27,11 +27,14 @@ static const char *SCHEMA =
     "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
     "{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}";
 
+/* The total timeout bounds M's first two attempts, W's appends inside them included (over
+ * 1.5 s under the sanitizers on a loaded machine), and is how long W waits out M's priority
+ * in the third: long enough for the first, short enough for the second. */
 static const floe_kv PROPS[] = {
     {"commit.retry.num-retries", "4"},
     {"commit.retry.min-wait-ms", "1"},
     {"commit.retry.max-wait-ms", "5"},
-    {"commit.retry.total-timeout-ms", "1500"},
+    {"commit.retry.total-timeout-ms", "8000"},
 };
 
 typedef struct race {
