@@ -221,7 +221,9 @@ void floe_server_table_settings(const floe_server_config *cfg, const char *table
  *
  * Landing files have ids "<node>-<seq>". Every landing-compaction snapshot records the ids
  * it consumed in its summary: floe.landing-ids = the ids joined with ',' (plus floe.node
- * and floe.partition for people reading the history). For each leased partition the
+ * and floe.partition for people reading the history). The due partitions of a table that
+ * one compaction round claims are committed together, in one snapshot. For each leased
+ * partition the
  * compactor first looks the leased ids up in the table's history (every snapshot's
  * floe.landing-ids): ids already there are marked committed in the landing index with the
  * snapshot that holds them and dropped from the job, so a lease holding both files a
@@ -254,7 +256,8 @@ void floe_server_table_settings(const floe_server_config *cfg, const char *table
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_landing_commit {
     const char *table;              /* "namespace.table" */
-    const char *partition;          /* landing partition path ("" when unpartitioned) */
+    const char *partition;          /* landing partition paths, joined with ',' ("" when
+                                       unpartitioned; past 1000 bytes "... and N more") */
     const floe_schema *schema;      /* the schema the files were written with */
     int32_t spec_id;                /* the spec their partition tuples follow */
     const floe_data_file *files;    /* the Parquet files: path as the table records it,

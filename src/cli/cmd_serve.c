@@ -160,6 +160,13 @@ static int serve_main(int argc, char **argv, bool work) {
     else
         fprintf(stderr, "floe serve: listening on port %u (warehouse %s)\n",
                 (unsigned)floe_server_port(srv), cfg.warehouse ? cfg.warehouse : "./warehouse");
+    if (cfg.role != FLOE_SERVER_ROLE_COMPACTOR && cfg.auto_create)
+        fprintf(stderr, "floe serve: tables are created on their first post, with the schema "
+                "inferred from it (auto_create; to turn it off, start with --config FILE, "
+                "whose [server] auto_create is false unless set)\n");
+    else if (cfg.role != FLOE_SERVER_ROLE_COMPACTOR)
+        fprintf(stderr, "floe serve: only the configured tables and those already in the "
+                "catalog take posts (auto_create = false)\n");
     if (port_file) {
         FILE *f = fopen(port_file, "w");
         if (f) {

@@ -14,8 +14,13 @@
  *      routed by the table's default spec into <data>/<partition path>/;
  *   4. hands the data files and the landing ids to the commit hook (default:
  *      floe_server_commit_iceberg, one append whose every attempt re-checks the ids).
+ * Steps 1-3 run partition by partition; step 4 takes every partition of the table that
+ * the round claimed and converted together, so the partitions due at one moment become
+ * one snapshot (compact_table: a batch ends early at MAX_JOB_FILES landing files or
+ * MAX_JOB_BYTES, or when the table's default spec changes). Each partition's lease is
+ * held, and renewed, until the batch's commit is over.
  *
- * Outcomes (see floe_server_commit_fn):
+ * Outcomes (see floe_server_commit_fn), for every partition of the batch alike:
  *   committed / already committed -> landing files committed (+ snapshot id)
  *   conflict / failure            -> new data files deleted; ids the table holds now (a
  *                                    no-op: another worker was first) settled committed;
@@ -81,6 +86,7 @@
 #define DEFAULT_LEASE_MS (60LL * 1000)
 #define MAX_JOB_FILES 2000
 #define MAX_JOB_BYTES (4LL << 30)
+#define SRV_MAX_HELD 256 /* partitions of one table per round, leases held at once */
 #define SUMMARY_LANDING_IDS "floe.landing-ids"
 #define SUMMARY_NODE "floe.node"
 #define SUMMARY_PARTITION "floe.partition"
@@ -172,9 +178,11 @@ typedef struct srv_comp {
     bool thr_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool stop, active;
-    char ns[256], tname[256], job[256];
-    _Atomic bool lost;
+    bool stop;
+    char ns[256], tname[256], job[256]; /* job: the key's, for claiming */
+    char held[SRV_MAX_HELD][256];       /* mu: the partition leases held now, renewed */
+    size_t nheld;
+    _Atomic bool lost;                  /* one of them was lost since nheld was last 0 */
     _Atomic uint64_t claimed, skipped;
 } srv_comp;
 
@@ -323,26 +331,41 @@ static void *renewer_main(void *arg) {
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-        if (c->stop || !c->active)
+        if (c->stop)
             continue;
-        /* renewing under mu: the job cannot end (and release) in the middle */
-        floe_lease_key k;
-        comp_key(c, &k, floe_catalog_name(s->catalog));
-        bool held = true;
-        floe_error e;
-        floe_error_clear(&e);
-        int rc = floe_lease_renew(c->rstore, &k, c->owner, c->ttl_ms, &held, &e);
-        if (rc < 0)
-            floe_log(FLOE_LOG_WARN, "serve: renewing the lease of %s.%s %s: %s", c->ns,
-                     c->tname, c->job, e.msg);
-        else if (!held) {
-            floe_log(FLOE_LOG_ERROR, "serve: lost the lease of %s.%s %s", c->ns, c->tname,
-                     c->job);
-            atomic_store(&c->lost, true);
+        /* renewing under mu: no job can end (and release) in the middle */
+        for (size_t i = 0; i < c->nheld; i++) {
+            floe_lease_key k;
+            comp_key(c, &k, floe_catalog_name(s->catalog));
+            k.job = c->held[i];
+            bool held = true;
+            floe_error e;
+            floe_error_clear(&e);
+            int rc = floe_lease_renew(c->rstore, &k, c->owner, c->ttl_ms, &held, &e);
+            if (rc < 0)
+                floe_log(FLOE_LOG_WARN, "serve: renewing the lease of %s.%s %s: %s", c->ns,
+                         c->tname, c->held[i], e.msg);
+            else if (!held) {
+                floe_log(FLOE_LOG_ERROR, "serve: lost the lease of %s.%s %s", c->ns,
+                         c->tname, c->held[i]);
+                atomic_store(&c->lost, true);
+            }
         }
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
+}
+
+/* The lease job of a partition: "landing/<partition>". */
+static void job_name(const char *part, char out[256]) {
+    if (strlen(part) + 8 < 255) {
+        snprintf(out, 256, "landing/%s", part);
+    } else { /* over the lease store's name limit: a hash names it */
+        uint64_t h = 14695981039346656037ull;
+        for (const char *p = part; *p; p++)
+            h = (h ^ (uint8_t)*p) * 1099511628211ull;
+        snprintf(out, 256, "landing/#%016llx", (unsigned long long)h);
+    }
 }
 
 /* Split "ns.table" (at the last dot) and name the partition's job into c. */
@@ -354,14 +377,7 @@ static int comp_set_key(srv_comp *c, const char *tbl, const char *part) {
     memcpy(c->ns, tbl, (size_t)(dot - tbl));
     c->ns[dot - tbl] = 0;
     snprintf(c->tname, sizeof c->tname, "%s", dot + 1);
-    if (strlen(part) + 8 < 255) {
-        snprintf(c->job, sizeof c->job, "landing/%s", part);
-    } else { /* over the lease store's name limit: a hash names it */
-        uint64_t h = 14695981039346656037ull;
-        for (const char *p = part; *p; p++)
-            h = (h ^ (uint8_t)*p) * 1099511628211ull;
-        snprintf(c->job, sizeof c->job, "landing/#%016llx", (unsigned long long)h);
-    }
+    job_name(part, c->job);
     return 0;
 }
 
@@ -793,38 +809,59 @@ static int settle_from_history(floe_server *s, const srv_table *t, lease *l,
     return rc;
 }
 
-static int compact_partition(floe_server *s, const char *tbl, const char *part,
+/* ---- partitions, and their commit in one snapshot ------------------------------------- */
+
+/* One partition of a commit: the landing files leased and what converting them wrote.
+ * Allocated one by one, since fc points at jt. */
+typedef struct part_job {
+    const char *part;         /* borrowed from the round's list */
+    char job[256];            /* its lease's job name (job_name) */
+    lease l;
+    srv_job_table jt;
+    srv_files fc;
+    int64_t records;          /* rows in fc's files */
+    bool release;             /* on the way out: the leased files go back to pending */
+} part_job;
+
+static void part_job_free(part_job *j) {
+    if (!j)
+        return;
+    srv_files_free(&j->fc);
+    srv_job_table_free(&j->jt);
+    lease_free(&j->l);
+    floe_free(j);
+}
+
+/* Steps 1-3 for one partition whose lease this worker holds: lease its landing files,
+ * settle those the history holds, convert the rest. Afterwards j->fc.n > 0 when there is
+ * something to commit; otherwise the job is over (nothing pending, everything settled, or
+ * every record quarantined). On failure the new data files are deleted and j->release
+ * says whether the leased files still need giving back. */
+static int prepare_partition(floe_server *s, const srv_table *t, part_job *j,
                              floe_error *err) {
     staged stg = {0};
-    lease l = {0};
-    srv_job_table jt;
-    memset(&jt, 0, sizeof jt);
-    srv_files fc;
-    srv_files_init(&fc, &jt);
+    lease *l = &j->l;
     int64_t *settled = NULL;
     char *quarantine = NULL, *prefix = NULL;
     floe_convert_result res;
     memset(&res, 0, sizeof res);
-    bool release = false; /* on the way out: the leased files go back to pending */
     int rc = 0;
-    srv_table *t = NULL;
-    FLOE_CHECK(srv_table_get(s, tbl, NULL, 0, &t, err));
-    FLOE_CHECK(lease_take(s, tbl, part, s->comp->ttl_ms, &l, err));
-    if (l.n == 0)
+    FLOE_CHECK(lease_take(s, t->name, j->part, s->comp->ttl_ms, l, err));
+    if (l->n == 0)
         goto done;
-    release = true;
-    if (!(settled = floe_calloc(l.n, sizeof *settled)))
+    j->release = true;
+    if (!(settled = floe_calloc(l->n, sizeof *settled)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(job_table_load(s, t, &l, settled, &jt, err));
+    FLOE_CHECK(job_table_load(s, t, l, settled, &j->jt, err));
 
     /* step 2: what the history already holds is done */
     size_t nsettled = 0;
-    for (size_t i = 0; i < l.n; i++)
+    for (size_t i = 0; i < l->n; i++)
         nsettled += settled[i] != 0;
     if (nsettled) {
-        FLOE_CHECK(settle_found(s, tbl, &l, settled, err));
-        if (l.n == 0) {
-            release = false;
+        FLOE_CHECK(settle_found(s, t->name, l, settled, err));
+        if (l->n == 0) {
+            j->release = false;
             goto done;
         }
     }
@@ -833,16 +870,16 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     char uuid[37];
     floe_uuid4(uuid);
     uuid[8] = 0;
-    quarantine = floe_asprintf("%s/%s/compact-%s-%s.ndjson", s->quarantine_root, tbl, s->node,
-                               uuid);
-    prefix = floe_asprintf("%s-%s", l.landing_ids[0], uuid);
+    quarantine = floe_asprintf("%s/%s/compact-%s-%s.ndjson", s->quarantine_root, t->name,
+                               s->node, uuid);
+    prefix = floe_asprintf("%s-%s", l->landing_ids[0], uuid);
     if (!quarantine || !prefix)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     floe_convert_options co;
     floe_convert_options_init(&co);
     co.io = s->cfg.io;
-    co.schema = jt.schema;
-    co.write = jt.write;
+    co.schema = j->jt.schema;
+    co.write = j->jt.write;
     /* One thread, so ingest keeps the other core; two while posts are held for the
      * backlog (landing.c): ingest is idle then, and one thread would leave a core so. */
     int64_t cap = s->cfg.max_pending_bytes;
@@ -850,38 +887,92 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     co.shred.max_record = (size_t)s->cfg.max_record;
     co.shred.unknown = srv_table_mode(s, t) == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
                                                                   : FLOE_UNKNOWN_IGNORE;
-    co.out_dir = jt.phys_dir;
+    co.out_dir = j->jt.phys_dir;
     co.file_prefix = prefix;
-    co.spec = jt.spec->nfields ? jt.spec : NULL;
+    co.spec = j->jt.spec->nfields ? j->jt.spec : NULL;
     co.quarantine_uri = quarantine;
     co.on_file = srv_files_on_file;
-    co.on_file_ctx = &fc;
-    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l.uris, l.n, &stg, err));
-    rc = floe_convert((const char *const *)stg.paths, l.n, &co, &res, err);
+    co.on_file_ctx = &j->fc;
+    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l->uris, l->n, &stg, err));
+    rc = floe_convert((const char *const *)stg.paths, l->n, &co, &res, err);
     if (rc < 0) {
-        srv_files_delete(s->cfg.io, &fc);
+        srv_files_delete(s->cfg.io, &j->fc);
         goto done;
     }
-    if (fc.n == 0) {
+    j->records = res.records_out;
+    if (j->fc.n == 0) {
         /* every record went to the quarantine: nothing to commit */
-        release = false;
-        rc = lease_settle(s, &l, 0, NULL, true, err);
+        j->release = false;
+        rc = lease_settle(s, l, 0, NULL, true, err);
         if (rc == 0)
-            atomic_fetch_add(&s->m.landing_committed, l.n);
-        goto done;
+            atomic_fetch_add(&s->m.landing_committed, l->n);
     }
+done:
+    staged_free(&stg);
+    floe_convert_result_free(&res);
+    floe_free(settled);
+    floe_free(quarantine);
+    floe_free(prefix);
+    return rc;
+}
 
-    /* step 4: commit, unless the partition's lease was lost meanwhile (another worker may
-     * be converting the same files: its commit or ours would find them no longer ours) */
-    if (atomic_load(&s->comp->lost)) {
-        srv_files_delete(s->cfg.io, &fc);
-        FLOE_FAIL(err, FLOE_ECONFLICT, "%s/%s: the partition's lease was lost", tbl, part);
+/* "a,b,c" for the snapshot summary: the partitions of a commit, for people reading the
+ * history (the landing ids are what counts); past about 1000 bytes, "... and N more". */
+static char *parts_label(part_job *const *jobs, size_t n) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    size_t i = 0;
+    for (; i < n && b.len < 1000; i++)
+        if (floe_buf_printf(&b, "%s%s", i ? "," : "", jobs[i]->part) < 0)
+            goto oom;
+    if (i < n && floe_buf_printf(&b, " and %zu more", n - i) < 0)
+        goto oom;
+    if (floe_buf_append_byte(&b, 0) < 0)
+        goto oom;
+    return (char *)b.data;
+oom:
+    floe_buf_free(&b);
+    return NULL;
+}
+
+/* Step 4: commit the converted files of jobs[0..n) - partitions of one table, written
+ * with one partition spec - in one snapshot, unless a partition's lease was lost
+ * meanwhile (another worker may be converting the same files: its commit or ours would
+ * find them no longer ours). Outcomes as in the header, for every job alike. */
+static int commit_jobs(floe_server *s, const srv_table *t, part_job *const *jobs, size_t n,
+                       floe_error *err) {
+    size_t nfiles = 0, nlanding = 0;
+    int64_t records = 0;
+    for (size_t i = 0; i < n; i++) {
+        nfiles += jobs[i]->fc.n;
+        nlanding += jobs[i]->l.n;
+        records += jobs[i]->records;
     }
+    floe_data_file *files = floe_calloc(nfiles ? nfiles : 1, sizeof *files);
+    const char **ids = floe_calloc(nlanding ? nlanding : 1, sizeof *ids);
+    char *label = parts_label(jobs, n);
+    int rc = 0;
+    if (!files || !ids || !label) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        goto failed;
+    }
+    size_t kf = 0, kl = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(files + kf, jobs[i]->fc.files, jobs[i]->fc.n * sizeof *files);
+        kf += jobs[i]->fc.n;
+        for (size_t k = 0; k < jobs[i]->l.n; k++)
+            ids[kl++] = jobs[i]->l.landing_ids[k];
+    }
+    if (atomic_load(&s->comp->lost)) {
+        rc = floe_error_set(err, FLOE_ECONFLICT, "%s: the lease of a partition (%s) was lost",
+                            t->name, label);
+        goto failed;
+    }
+    const part_job *last = jobs[n - 1]; /* the newest schema of the batch */
     floe_landing_commit c = {
-        .table = tbl, .partition = part, .schema = jt.schema, .spec_id = jt.spec->spec_id,
-        .files = fc.files, .nfiles = fc.n,
-        .landing_ids = (const char *const *)l.landing_ids, .nlanding = l.n,
-        .records = res.records_out,
+        .table = t->name, .partition = label, .schema = last->jt.schema,
+        .spec_id = last->jt.spec->spec_id, .files = files, .nfiles = nfiles,
+        .landing_ids = ids, .nlanding = nlanding, .records = records,
     };
     floe_server_commit_fn hook = s->hooks.commit ? s->hooks.commit : floe_server_commit_iceberg;
     void *hctx = s->hooks.commit ? s->hooks.commit_ctx : s;
@@ -889,59 +980,52 @@ static int compact_partition(floe_server *s, const char *tbl, const char *part,
     rc = hook(hctx, &c, &snapshot, err);
     atomic_fetch_add(&s->m.retries, (uint64_t)(c.retries > 0 ? c.retries : 0));
     if (rc == 0 || rc == FLOE_COMMIT_NOOP) {
-        if (rc == FLOE_COMMIT_NOOP) {
-            floe_log(FLOE_LOG_INFO, "serve: %s/%s: landing files already committed in "
-                     "snapshot %lld", tbl, part, (long long)snapshot);
-            srv_files_delete(s->cfg.io, &fc);
-        }
+        if (rc == FLOE_COMMIT_NOOP)
+            floe_log(FLOE_LOG_INFO, "serve: %s (%s): landing files already committed in "
+                     "snapshot %lld", t->name, label, (long long)snapshot);
         atomic_fetch_add(&s->m.commits, 1);
-        atomic_fetch_add(&s->m.landing_committed, l.n);
+        atomic_fetch_add(&s->m.landing_committed, nlanding);
         if (rc == 0)
-            atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
-        /* from here on a failure leaves the files leased: step 2 settles them later (the
-         * default hook's swap has marked them committed already) */
-        release = false;
-        rc = lease_settle(s, &l, snapshot, NULL, false, err);
+            atomic_fetch_add(&s->m.events_committed, (uint64_t)records);
+        int noop = rc;
+        rc = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (noop)
+                srv_files_delete(s->cfg.io, &jobs[i]->fc);
+            /* from here on a failure leaves the files leased: step 2 settles them later
+             * (the default hook's swap has marked them committed already) */
+            jobs[i]->release = false;
+            if (rc == 0)
+                rc = lease_settle(s, &jobs[i]->l, snapshot, NULL, false, err);
+        }
         goto done;
     }
     atomic_fetch_add(&s->m.commit_failures, 1);
     if (rc == FLOE_EUNKNOWN_STATE) {
         /* I3: nothing may be deleted; after a restart or the lease's end, step 2 tells */
-        release = false;
+        for (size_t i = 0; i < n; i++)
+            jobs[i]->release = false;
         goto done;
     }
     if (rc == FLOE_ECONFLICT)
         atomic_fetch_add(&s->m.conflicts, 1);
-    srv_files_delete(s->cfg.io, &fc);
-    /* Nothing of this job was committed. Ids that are in the table now (a no-op: another
-     * worker committed them first) are settled as committed at once; the release below
-     * gives back only the rest, and only what is still ours. */
-    {
+failed:
+    /* Nothing was committed. Ids that are in the table now (a no-op: another worker
+     * committed them first) are settled as committed at once; the release gives back
+     * only the rest, and only what is still ours. */
+    for (size_t i = 0; i < n; i++) {
+        srv_files_delete(s->cfg.io, &jobs[i]->fc);
         floe_error e2;
         floe_error_clear(&e2);
-        if (settle_from_history(s, t, &l, &e2) < 0)
+        if (settle_from_history(s, t, &jobs[i]->l, &e2) < 0)
             floe_log(FLOE_LOG_WARN, "serve: %s/%s: settling after the failed commit: %s (the "
-                     "next round does)", tbl, part, e2.msg);
+                     "next round does)", t->name, jobs[i]->part, e2.msg);
     }
 done:
-    if (release && l.n) {
-        floe_error e2;
-        floe_error_clear(&e2);
-        if (lease_release(s, &l, &e2) < 0)
-            floe_log(FLOE_LOG_ERROR, "serve: %s/%s: %s (the lease runs out instead)", tbl,
-                     part, e2.msg);
-    }
-    if (rc >= 0 && l.n)
-        atomic_fetch_add(&s->m.compactions, 1);
-    staged_free(&stg);
-    srv_files_free(&fc);
-    srv_job_table_free(&jt);
-    floe_convert_result_free(&res);
-    floe_free(settled);
-    floe_free(quarantine);
-    floe_free(prefix);
-    lease_free(&l);
-    return rc < 0 ? rc : 0;
+    floe_free(files);
+    floe_free(ids);
+    floe_free(label);
+    return rc;
 }
 
 typedef struct due_ctx {
@@ -1011,29 +1095,111 @@ static int add_pressure_jobs(due_ctx *d, floe_error *err) {
     return 0;
 }
 
-/* Compact the due partitions of one table, each under its lease: claim one of them
- * (SKIP LOCKED among the candidates), compact, release, until none is free. */
+/* A partition's job failed: log it, list it for the flush's answer, keep the first error. */
+static void job_failed(const char *tbl, const char *part, const floe_error *e,
+                       floe_strlist *fails, int *rc, floe_error *err) {
+    floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbl, part, e->msg);
+    if (fails) {
+        char *f = floe_asprintf("%s\t%s\t%s", tbl, part, e->msg);
+        if (f)
+            FLOE_IGNORE_RESULT(floe_strlist_push(fails, f, NULL));
+        floe_free(f);
+    }
+    if (*rc == 0)
+        *rc = floe_error_set(err, e->code, "compacting %s/%s: %s", tbl, part, e->msg);
+}
+
+/* End a partition's job: give back the landing files it still leases, release the
+ * partition's lease (under mu: the renewer cannot be renewing it meanwhile), free it. */
+static void finish_job(floe_server *s, part_job *j, bool ok) {
+    srv_comp *c = s->comp;
+    floe_error e;
+    floe_error_clear(&e);
+    if (j->release && j->l.n && lease_release(s, &j->l, &e) < 0)
+        floe_log(FLOE_LOG_ERROR, "serve: %s.%s/%s: %s (the lease runs out instead)", c->ns,
+                 c->tname, j->part, e.msg);
+    if (ok && j->l.n)
+        atomic_fetch_add(&s->m.compactions, 1);
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->nheld; i++)
+        if (!strcmp(c->held[i], j->job)) {
+            memmove(c->held[i], c->held[c->nheld - 1], sizeof c->held[i]);
+            c->nheld--;
+            break;
+        }
+    floe_lease_key k;
+    comp_key(c, &k, floe_catalog_name(s->catalog));
+    k.job = j->job;
+    floe_error_clear(&e);
+    if (floe_lease_release(c->store, &k, c->owner, &e) < 0)
+        floe_log(FLOE_LOG_WARN, "serve: releasing the lease of %s.%s/%s: %s (it runs out)",
+                 c->ns, c->tname, j->part, e.msg);
+    pthread_mutex_unlock(&c->mu);
+    part_job_free(j);
+}
+
+/* Commit the batch (commit_jobs) and end its jobs. */
+static void commit_batch(floe_server *s, const srv_table *t, part_job **batch, size_t *nb,
+                         floe_strlist *fails, int *rc, floe_error *err) {
+    floe_error e;
+    floe_error_clear(&e);
+    int crc = commit_jobs(s, t, batch, *nb, &e);
+    for (size_t i = 0; i < *nb; i++) {
+        if (crc < 0)
+            job_failed(t->name, batch[i]->part, &e, fails, rc, err);
+        finish_job(s, batch[i], crc >= 0);
+        batch[i] = NULL;
+    }
+    *nb = 0;
+    srv_landing_refresh_metrics(s); /* the backlog shrank: waiting posts may go on */
+}
+
+/* Compact the due partitions of one table: claim them one by one, each under its lease
+ * (SKIP LOCKED among the candidates), and convert each; commit what the claimed ones
+ * wrote in one snapshot - several when a batch reaches MAX_JOB_FILES landing files or
+ * MAX_JOB_BYTES, or the default spec changes in between - then release their leases. */
 static int compact_table(floe_server *s, const char *tbl, const char *const *parts,
                          size_t nparts, floe_strlist *fails, floe_error *err) {
     srv_comp *c = s->comp;
     int rc = 0;
+    srv_table *t = NULL;
     char **jobs = floe_calloc(nparts ? nparts : 1, sizeof *jobs);
     const char **cand_parts = floe_calloc(nparts ? nparts : 1, sizeof *cand_parts);
-    size_t n = 0;
-    if (!jobs || !cand_parts) {
+    part_job **batch = floe_calloc(nparts ? nparts : 1, sizeof *batch);
+    size_t n = 0, nb = 0, bfiles = 0;
+    int64_t bbytes = 0;
+    if (!jobs || !cand_parts || !batch) {
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < nparts && n < 256; i++) {
-        if (comp_set_key(c, tbl, parts[i]) < 0 || !(jobs[n] = floe_strdup(c->job)))
+    pthread_mutex_lock(&c->mu);
+    int krc = comp_set_key(c, tbl, "");
+    pthread_mutex_unlock(&c->mu);
+    if (krc < 0)
+        goto done;
+    floe_error te;
+    floe_error_clear(&te);
+    if (srv_table_get(s, tbl, NULL, 0, &t, &te) < 0) {
+        for (size_t i = 0; i < nparts; i++)
+            job_failed(tbl, parts[i], &te, fails, &rc, err);
+        goto done;
+    }
+    for (size_t i = 0; i < nparts && n < SRV_MAX_HELD; i++) {
+        char name[256];
+        job_name(parts[i], name);
+        if (!(jobs[n] = floe_strdup(name)))
             continue;
         cand_parts[n++] = parts[i];
     }
     while (n > 0 && !atomic_load(&s->stopping)) {
         floe_error e;
         floe_error_clear(&e);
-        if (comp_set_key(c, tbl, "") < 0)
+        part_job *j = floe_calloc(1, sizeof *j);
+        if (!j) {
+            if (rc == 0)
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
             break;
+        }
         floe_lease_key k;
         comp_key(c, &k, floe_catalog_name(s->catalog));
         size_t which = n;
@@ -1043,49 +1209,59 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
             if (rc == 0)
                 rc = floe_error_set(err, e.code, "claiming a partition of %s: %s", tbl,
                                     e.msg);
+            floe_free(j);
             break;
         }
         if (which >= n) {
             atomic_fetch_add(&c->skipped, n);
+            floe_free(j);
             break; /* every due partition is someone else's now */
         }
         atomic_fetch_add(&c->claimed, 1);
-        const char *part = cand_parts[which];
+        j->part = cand_parts[which];
+        snprintf(j->job, sizeof j->job, "%s", jobs[which]);
+        srv_files_init(&j->fc, &j->jt);
         pthread_mutex_lock(&c->mu);
-        comp_set_key(c, tbl, part);
-        atomic_store(&c->lost, false);
-        c->active = true;
-        pthread_mutex_unlock(&c->mu);
-        if (compact_partition(s, tbl, part, &e) < 0) {
-            floe_log(FLOE_LOG_ERROR, "serve: compacting %s/%s: %s", tbl, part, e.msg);
-            if (fails) {
-                char *f = floe_asprintf("%s\t%s\t%s", tbl, part, e.msg);
-                if (f)
-                    FLOE_IGNORE_RESULT(floe_strlist_push(fails, f, NULL));
-                floe_free(f);
-            }
-            if (rc == 0)
-                rc = floe_error_set(err, e.code, "compacting %s/%s: %s", tbl, part, e.msg);
-        }
-        srv_landing_refresh_metrics(s); /* the backlog shrank: waiting posts may go on */
-        pthread_mutex_lock(&c->mu);
-        c->active = false;
-        comp_key(c, &k, floe_catalog_name(s->catalog));
-        floe_error_clear(&e);
-        if (floe_lease_release(c->store, &k, c->owner, &e) < 0)
-            floe_log(FLOE_LOG_WARN, "serve: releasing the lease of %s/%s: %s (it runs out)",
-                     tbl, part, e.msg);
+        if (c->nheld == 0)
+            atomic_store(&c->lost, false);
+        memcpy(c->held[c->nheld++], j->job, sizeof j->job);
         pthread_mutex_unlock(&c->mu);
         floe_free(jobs[which]);
         jobs[which] = jobs[n - 1];
         cand_parts[which] = cand_parts[n - 1];
         n--;
+
+        if (prepare_partition(s, t, j, &e) < 0) {
+            job_failed(tbl, j->part, &e, fails, &rc, err);
+            finish_job(s, j, false);
+            continue;
+        }
+        if (j->fc.n == 0) {
+            finish_job(s, j, true);
+            continue;
+        }
+        if (nb && batch[0]->jt.spec->spec_id != j->jt.spec->spec_id) {
+            commit_batch(s, t, batch, &nb, fails, &rc, err);
+            bfiles = 0;
+            bbytes = 0;
+        }
+        batch[nb++] = j;
+        bfiles += j->l.n;
+        bbytes += j->l.bytes;
+        if (bfiles >= MAX_JOB_FILES || bbytes >= MAX_JOB_BYTES) {
+            commit_batch(s, t, batch, &nb, fails, &rc, err);
+            bfiles = 0;
+            bbytes = 0;
+        }
     }
+    if (nb)
+        commit_batch(s, t, batch, &nb, fails, &rc, err);
 done:
     for (size_t i = 0; jobs && i < n; i++)
         floe_free(jobs[i]);
     floe_free(jobs);
     floe_free(cand_parts);
+    floe_free(batch);
     return rc;
 }
 
@@ -1346,14 +1522,17 @@ static int pending_row(void *ctx, const char *const *cols, size_t n, floe_error 
                  "lease until %s)", (long long)leased, cols[6] ? cols[6] : "?", until);
     }
     if (!reason[0] && p->leases) {
-        srv_comp c;
-        memset(&c, 0, sizeof c);
-        floe_lease_key k;
+        char ns[256], job[256];
+        const char *dot = strrchr(cols[0], '.');
         floe_lease_info li;
         floe_error e;
         floe_error_clear(&e);
-        if (comp_set_key(&c, cols[0], cols[1]) == 0) {
-            comp_key(&c, &k, floe_catalog_name(p->s->catalog));
+        if (dot && dot != cols[0] && (size_t)(dot - cols[0]) < sizeof ns) {
+            memcpy(ns, cols[0], (size_t)(dot - cols[0]));
+            ns[dot - cols[0]] = 0;
+            job_name(cols[1], job);
+            floe_lease_key k = {.catalog_name = floe_catalog_name(p->s->catalog),
+                                .table_namespace = ns, .table_name = dot + 1, .job = job};
             if (floe_lease_get(p->leases, &k, &li, &e) == 0 && li.expires_at > li.now) {
                 srv_iso_ms(li.expires_at, until);
                 snprintf(reason, sizeof reason, "the partition's lease is held by %.300s "

@@ -4,11 +4,14 @@
 # struct, a new field inside the structs of a list and new fields two structs deep (JSON
 # objects are inferred as structs); each becomes an optional column with a fresh id (schema update commit), the
 # records keep every value (nothing counted as unknown and dropped), and the older rows
-# read back with nulls there. A value of the wrong type is quarantined, not evolved.
+# read back with nulls there. A value of the wrong type is quarantined, not evolved. The
+# startup log says that tables are created on their first post, and how to turn it off.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 
 start_server --warehouse "$tmp/wh" --listen 127.0.0.1:0
+grep -q 'tables are created on their first post.*to turn it off, start with --config FILE' \
+  "$tmp/server.log" || fail "the startup log does not state auto-creation"
 url="http://127.0.0.1:$port/v1/tables/app.events/events"
 post() {
   code=$(curl -s -o "$tmp/answer" -w '%{http_code}' -XPOST "$url" \

@@ -3,7 +3,8 @@
 # types (415), body and decoded-size limits (413, gzip bomb), oversized record (rejected,
 # the rest accepted), bad gzip / broken array / empty body (400), idempotent retries,
 # path-escaping partition values, slow clients (header and body timeouts), backpressure
-# (503 + Retry-After), admin grant, SIGHUP token reload. Nothing accepted is lost.
+# (503 + Retry-After), admin grant, SIGHUP token reload. Nothing accepted is lost. A
+# configuration file without auto_create creates no table on a post (and the log says so).
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 
@@ -56,6 +57,9 @@ grep -q '"status":401' "$tmp/out" || fail "401 body"
 expect "$(post shop.events "$tmp/events.ndjson" -H "$ND" -H 'Authorization: Bearer nope-nope-nope')" 401 "wrong token"
 expect "$(post shop.events "$tmp/events.ndjson" -H "$ND" -H 'Authorization: Bearer reader-secret-22')" 403 "missing grant"
 expect "$(post shop.nothere "$tmp/events.ndjson" -H "$ND" -H "$W")" 404 "unknown table"
+grep -q 'only the configured tables and those already in the catalog take posts (auto_create = false)' \
+  "$tmp/server.log" || fail "the startup log does not say that tables are not auto-created"
+! grep -q 'created on their first post' "$tmp/server.log" || fail "auto-creation announced"
 expect "$(post 'shop.a%2F..' "$tmp/events.ndjson" -H "$ND" -H "$W")" 404 "hostile table name"
 expect "$(post shop.events "$tmp/events.ndjson" -H 'Content-Type: text/plain' -H "$W")" 415 "media type"
 expect "$(post shop.events "$tmp/events.ndjson" -H "$ND" -H 'Content-Encoding: br' -H "$W")" 415 "encoding"

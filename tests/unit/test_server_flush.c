@@ -4,6 +4,9 @@
  *     and why: a partition whose lease another worker holds is named with the holder and
  *     until when; wait=true rounds on until nothing is pending, answering 202 (still
  *     pending) when its timeout runs out first and 200 once everything is committed;
+ *   - the partitions due at one moment are committed in one snapshot: 200 events over 16
+ *     partitions, flushed with compaction, make one new snapshot holding every partition's
+ *     file and every landing id, each event once (it took 15 snapshots before);
  *   - a restarted node takes over the leases of its own previous incarnation (same node
  *     id) at once: a flush right after the restart commits every landing file the dead
  *     process held, instead of waiting for their leases to run out.
@@ -18,6 +21,8 @@
 #include "floe/lease.h"
 #include "floe/server.h"
 #include "floe/sql.h"
+#include "floe/table.h"
+#include "floe/table_metadata.h"
 #include "harness.h"
 #include "harness_serve.h"
 
@@ -60,8 +65,8 @@ static void check_rows(const char *dir, int nevents) {
     char db[4300], wh[4300];
     snprintf(db, sizeof db, "%s/wh/catalog.db", dir);
     snprintf(wh, sizeof wh, "%s/wh", dir);
-    int counts[64];
-    hs_check_once(counts, hs_count_ids_sqlite(db, wh, "shop", "t", counts, 64), nevents);
+    int counts[256];
+    hs_check_once(counts, hs_count_ids_sqlite(db, wh, "shop", "t", counts, 256), nevents);
 }
 
 static floe_lease_key partition_key(const char *part, char *job, size_t n) {
@@ -169,9 +174,77 @@ TEST(test_restart_takes_over_its_own_leases) {
     floe_server_config_reset(&cfg);
 }
 
+/* The value of a summary entry of snapshot sn (NULL when absent). */
+static const char *summary_value(const floe_snapshot *sn, const char *key) {
+    for (size_t i = 0; sn && i < sn->n_summary; i++)
+        if (!strcmp(sn->summary[i].key, key))
+            return sn->summary[i].value;
+    return NULL;
+}
+
+TEST(test_flush_commits_due_partitions_in_one_snapshot) {
+    const char *dir = harness_tmpdir();
+    floe_server_config cfg;
+    server_config(&cfg, dir);
+    floe_server *s = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
+    char names_buf[16][8];
+    const char *names[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(names_buf[i], sizeof names_buf[i], "p%02d", i);
+        names[i] = names_buf[i];
+    }
+    uint16_t port = floe_server_port(s);
+    REQUIRE(hs_post_ids(port, "shop.t", 1, 100, names, 16) == 200);
+    REQUIRE(hs_post_ids(port, "shop.t", 101, 200, names, 16) == 200);
+
+    char db[4300], wh[4300];
+    snprintf(db, sizeof db, "%s/wh/catalog.db", dir);
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    floe_catalog *cat = NULL;
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, &cat, &err), err);
+    floe_table *t = NULL;
+    REQUIRE_OK(floe_table_load(cat, "shop", "t", &t, &err), err);
+    size_t before = floe_table_metadata_get(t)->n_snapshots;
+    floe_table_close(t);
+
+    char *ans = NULL;
+    CHECK_EQ_INT(flush_http(port, "compact=1", &ans), 200);
+    CHECK(ans && strstr(ans, "\"complete\":true") != NULL);
+    CHECK_EQ_INT(json_int(ans, "events"), 200);
+    long long landing = json_int(ans, "landing_files"); /* committed by the flush */
+    CHECK(landing >= 16);
+    floe_free(ans);
+
+    REQUIRE_OK(floe_table_load(cat, "shop", "t", &t, &err), err);
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    CHECK_EQ_INT(m->n_snapshots, before + 1);
+    const floe_snapshot *sn = floe_table_metadata_current_snapshot(m);
+    REQUIRE(sn);
+    const char *files = summary_value(sn, "added-data-files");
+    const char *records = summary_value(sn, "added-records");
+    const char *ids = summary_value(sn, "floe.landing-ids");
+    const char *parts = summary_value(sn, "floe.partition");
+    CHECK(files && atoi(files) == 16); /* one per partition */
+    CHECK(records && atoi(records) == 200);
+    int nids = ids ? 1 : 0;
+    for (const char *p = ids; p && *p; p++)
+        nids += *p == ',';
+    CHECK_EQ_INT(nids, landing); /* every landing file of every partition */
+    CHECK(parts && strstr(parts, "name=p00") && strstr(parts, "name=p15"));
+    floe_table_close(t);
+    floe_catalog_close(cat);
+
+    CHECK_OK(floe_server_close(s, &err), err);
+    check_rows(dir, 200);
+    floe_server_config_reset(&cfg);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_ALL);
     RUN(test_flush_answer_names_what_is_pending);
+    RUN(test_flush_commits_due_partitions_in_one_snapshot);
     RUN(test_restart_takes_over_its_own_leases);
     curl_global_cleanup();
     return harness_finish();
