@@ -74,7 +74,7 @@ int floe_health_bucket_of(int64_t bytes);
 #define FLOE_HEALTH_DAYS_PER_MONTH 30.0
 #define FLOE_HEALTH_WINDOW_MS 3600000LL        /* churn window */
 /* Partition rewrite recommendations past this many collapse into one table-wide one. */
-#define FLOE_HEALTH_MAX_PARTITION_RECS 20
+#define FLOE_HEALTH_MAX_PARTITION_RECS 3
 
 typedef struct floe_health_options {
     const char *table_ref;     /* how commands name the table ("ns.t" or a path);
@@ -102,6 +102,10 @@ typedef struct floe_health_files {
     int64_t buckets[FLOE_HEALTH_NBUCKETS];      /* data files per size bucket */
     int64_t bucket_bytes[FLOE_HEALTH_NBUCKETS];
     int64_t small_files, small_bytes;           /* data files under the rewrite minimum */
+    /* the small files of fragmented partitions: those holding at least min_input_files
+     * of them and more files than their data needs at the target size. A partition whose
+     * data sits in one or a few files is not fragmented, however small they are. */
+    int64_t fragmented_files, fragmented_bytes;
     int64_t row_groups;                         /* over data files */
     int64_t pos_delete_files, pos_delete_bytes, pos_delete_records;
     int64_t eq_delete_files, eq_delete_bytes, eq_delete_records;

@@ -29,7 +29,8 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "      --json                 print the report as JSON\n"
-    "      --html FILE            also write a self-contained HTML report to FILE\n"
+    "      --html FILE            also write a self-contained HTML report to FILE (its\n"
+    "                             folder must exist)\n"
     "      --snapshot ID          analyze this snapshot instead of the current one\n"
     "      --compare ID           show the figures at snapshot ID beside the current ones\n"
     "      --queries-per-day N    full-table scans per day for the monthly figures (100)\n"
@@ -58,6 +59,29 @@ static bool parse_double(const char *s, double *out) {
         return false;
     *out = v;
     return true;
+}
+
+/* --html FILE on local disk must go into a folder that exists: a typo in a folder name
+ * fails at once, naming the folder, instead of after the analysis (or creating folders
+ * nobody asked for). Object-store keys have no folders. */
+static int check_html_folder(const char *path, floe_error *err) {
+    char *local = floe_io_local_path(path);
+    if (!local)
+        return 0;
+    int rc = 0;
+    char *slash = strrchr(local, '/');
+    if (slash && slash != local) {
+        *slash = 0;
+        struct stat st;
+        if (stat(local, &st) != 0)
+            rc = floe_error_set(err, FLOE_ENOTFOUND, "health: --html %s: folder %s does not "
+                                "exist (create it first)", path, local);
+        else if (!S_ISDIR(st.st_mode))
+            rc = floe_error_set(err, FLOE_EINVALID, "health: --html %s: %s is not a folder",
+                                path, local);
+    }
+    floe_free(local);
+    return rc;
 }
 
 /* A path when it exists on disk (or names a remote object store); else ns.table. */
@@ -170,7 +194,9 @@ int floe_cmd_health(int argc, char **argv) {
     floe_health_report *r = NULL;
     floe_buf b;
     floe_buf_init(&b, 0);
-    int rc = open_table(ref, catalog_name, config, &cat, &t, &err);
+    int rc = html_path ? check_html_folder(html_path, &err) : 0;
+    if (rc == 0)
+        rc = open_table(ref, catalog_name, config, &cat, &t, &err);
     if (rc == 0)
         rc = floe_health_analyze(t, &o, &r, &err);
     if (rc == 0 && html_path) {

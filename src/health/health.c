@@ -821,6 +821,16 @@ static int walk_manifests(hctx *c, const floe_snapshot *s, const char *list_uri,
     return 0;
 }
 
+/* Small files of fragmented partitions (floe_health_files.fragmented_files): at least
+ * min_input_files of them, and more than their bytes need at the target size. */
+static void mark_fragmented(const floe_health_report *r, floe_health_files *f) {
+    if (f->small_files >= r->min_input_files &&
+        f->small_files > ceil_div(f->small_bytes > 0 ? f->small_bytes : 1, r->target_file_size)) {
+        f->fragmented_files = f->small_files;
+        f->fragmented_bytes = f->small_bytes;
+    }
+}
+
 /* The partitions, largest first, into the view (public part) and x (with the bounds). */
 static int collect_partitions(hctx *c, floe_health_view *v, view_extra *x, part_map *pm,
                               floe_error *err) {
@@ -834,8 +844,12 @@ static int collect_partitions(hctx *c, floe_health_view *v, view_extra *x, part_
         if (!v->partitions || !x->parts)
             return floe_error_set(err, FLOE_ENOMEM, "health: out of memory");
         memcpy(x->parts, pm->items, pm->n * sizeof *pm->items);
-        for (size_t k = 0; k < pm->n; k++)
-            v->partitions[k] = pm->items[k].pub;
+        for (size_t k = 0; k < pm->n; k++) {
+            mark_fragmented(r, &x->parts[k].pub.files);
+            v->total.fragmented_files += x->parts[k].pub.files.fragmented_files;
+            v->total.fragmented_bytes += x->parts[k].pub.files.fragmented_bytes;
+            v->partitions[k] = x->parts[k].pub;
+        }
         x->nparts = pm->n;
     }
     const floe_health_metadata *md = &v->meta;
@@ -1430,13 +1444,15 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
         floe_health_rec rec = {.kind = FLOE_HEALTH_REC_REWRITE_TABLE};
         rec.command = command(a, "rewrite", r->table_ref, NULL, NULL);
         snprintf(text, sizeof text,
-                 "%zu partition%s hold%s %lld small files (under %.4g MB)%s: rewriting "
-                 "them into ~%lld files of %.4g MB saves %lld GETs per full scan",
-                 qualifying, qualifying == 1 ? "" : "s", qualifying == 1 ? "s" : "",
-                 (long long)sum.inputs, (double)r->min_file_size / 1048576.0,
+                 "%zu partition%s hold%s %lld small file%s (under %.4g MB)%s: rewriting "
+                 "them into ~%lld file%s of %.4g MB saves %lld GET%s per full scan",
+                 qualifying, health_s((int64_t)qualifying), qualifying == 1 ? "s" : "",
+                 (long long)sum.inputs, health_s(sum.inputs),
+                 (double)r->min_file_size / 1048576.0,
                  sum.deletes ? " and delete files" : "", (long long)sum.outputs,
-                 (double)r->target_file_size / 1048576.0,
-                 (long long)(sum.before_get - sum.after_get));
+                 health_s(sum.outputs), (double)r->target_file_size / 1048576.0,
+                 (long long)(sum.before_get - sum.after_get),
+                 health_s(sum.before_get - sum.after_get));
         rec.reason = floe_arena_strdup(a, text);
         rec.requests_saved = sum.before_get - sum.after_get;
         rec.metadata_bytes_saved =
@@ -1459,12 +1475,15 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
             rec.command = command(a, "rewrite", r->table_ref,
                                   pa->pub.where && *pa->pub.where ? pa->pub.where : NULL, NULL);
             snprintf(text, sizeof text,
-                     "%lld of %lld files are under %.4g MB%s: ~%lld file%s after rewriting, "
-                     "%lld fewer GETs per full scan",
+                     "%lld of %lld file%s %s under %.4g MB%s: ~%lld file%s after rewriting, "
+                     "%lld fewer GET%s per full scan",
                      (long long)pa->pub.files.small_files, (long long)pa->pub.files.data_files,
+                     health_s(pa->pub.files.data_files),
+                     pa->pub.files.small_files == 1 ? "is" : "are",
                      (double)r->min_file_size / 1048576.0,
                      e.deletes ? ", with delete files to apply" : "", (long long)e.outputs,
-                     e.outputs == 1 ? "" : "s", (long long)(e.before_get - e.after_get));
+                     health_s(e.outputs), (long long)(e.before_get - e.after_get),
+                     health_s(e.before_get - e.after_get));
             rec.reason = floe_arena_strdup(a, text);
             rec.requests_saved = e.before_get - e.after_get;
             rec.metadata_bytes_saved =
@@ -1487,9 +1506,10 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
         rec.command = command(a, "rewrite-manifests", r->table_ref, NULL, NULL);
         snprintf(text, sizeof text,
                  "%lld data manifests where ~%lld would hold the same entries at %lld MB "
-                 "each: %lld fewer GETs per plan",
+                 "each: %lld fewer GET%s per plan",
                  (long long)v->meta.data_manifests, (long long)ideal,
-                 (long long)(r->manifest_target_size >> 20), (long long)excess);
+                 (long long)(r->manifest_target_size >> 20), (long long)excess,
+                 health_s(excess));
         rec.reason = floe_arena_strdup(a, text);
         rec.requests_saved = excess;
         rec.files_before = v->meta.data_manifests;
@@ -1509,11 +1529,13 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
         rec.command = command(a, "expire", r->table_ref, NULL, extra);
         int64_t max_age = floe_table_metadata_property_int(c->m, FLOE_PROP_MAX_SNAPSHOT_AGE_MS, 432000000);
         snprintf(text, sizeof text,
-                 "%lld of %zu snapshots are older than %.1f days (history.expire.max-snapshot-"
-                 "age-ms): expiring them drops their manifest lists%s and ~%lld bytes of "
+                 "%lld of %zu snapshots %s older than %.1f days (history.expire.max-snapshot-"
+                 "age-ms): expiring %s drops %s manifest list%s%s and ~%lld bytes of "
                  "the metadata file",
-                 (long long)ep->expired, c->m->n_snapshots, (double)max_age / 86400000.0,
-                 ep->manifests_known ? " and the manifests only they reference" : "",
+                 (long long)ep->expired, c->m->n_snapshots, ep->expired == 1 ? "is" : "are",
+                 (double)max_age / 86400000.0, ep->expired == 1 ? "it" : "them",
+                 ep->expired == 1 ? "its" : "their", health_s(ep->expired),
+                 ep->manifests_known ? (ep->expired == 1 ? " and the manifests only it references" : " and the manifests only they reference") : "",
                  (long long)ep->json_bytes);
         rec.reason = floe_arena_strdup(a, text);
         rec.metadata_bytes_saved = ep->list_bytes + ep->manifest_bytes + ep->json_bytes;

@@ -19,7 +19,7 @@
 
 #define TOP_PARTITIONS 15
 #define TOP_RECS 25
-#define LABEL_MAX_CHARS 44
+#define LABEL_MAX_CHARS 40
 
 typedef struct html {
     floe_buf *b;
@@ -52,27 +52,38 @@ static void esc(html *h, const char *s) {
         h->rc = floe_health_html_escape(h->b, s);
 }
 
-/* Escape, cut to max characters (UTF-8 aware) with an ellipsis. */
-static void esc_cut(html *h, const char *s, size_t max) {
-    size_t chars = 0, i = 0;
-    while (s[i] && chars < max) {
+/* The byte offset after the first `chars` UTF-8 characters of s (or its end). */
+static size_t utf8_skip(const char *s, size_t chars) {
+    size_t i = 0;
+    for (size_t k = 0; s[i] && k < chars; k++) {
         i++;
         while ((s[i] & 0xC0) == 0x80)
             i++;
-        chars++;
     }
-    if (!s[i]) {
+    return i;
+}
+
+/* Escape s; past max characters (UTF-8 aware) keep its beginning and its end with an
+ * ellipsis between, so both the first partition field and the last stay readable (the
+ * whole text goes in a title). */
+static void esc_cut_middle(html *h, const char *s, size_t max) {
+    size_t chars = 0;
+    for (const char *p = s; *p; p++)
+        chars += (*p & 0xC0) != 0x80;
+    if (chars <= max) {
         esc(h, s);
         return;
     }
-    char *cut = floe_strndup(s, i);
-    if (!cut) {
+    size_t head = (max - 1) / 2, tail = max - 1 - head;
+    char *a = floe_strndup(s, utf8_skip(s, head));
+    if (!a) {
         h->rc = FLOE_ENOMEM;
         return;
     }
-    esc(h, cut);
-    floe_free(cut);
+    esc(h, a);
+    floe_free(a);
     put(h, "\xe2\x80\xa6");
+    esc(h, s + utf8_skip(s, chars - tail));
 }
 
 static const char css[] =
@@ -180,7 +191,9 @@ static void chart_histogram(html *h, const floe_health_files *f) {
 
 static void chart_partitions(html *h, const floe_health_view *v) {
     size_t n = v->npartitions < TOP_PARTITIONS ? v->npartitions : TOP_PARTITIONS;
-    const double W = 560, L = 250, R = 70, T = 8, row = 22;
+    /* L leaves LABEL_MAX_CHARS characters of 11.5 px text (7 px at the widest common
+     * ones) left of the axis: a longer label is cut in the middle, never at the edge */
+    const double W = 600, L = 8 + 7 * LABEL_MAX_CHARS + 8, R = 60, T = 8, row = 22;
     double H = T + row * (double)n + 34;
     double maxv = 0, step, top;
     for (size_t i = 0; i < n; i++)
@@ -204,10 +217,10 @@ static void chart_partitions(html *h, const floe_health_view *v) {
         double ws = plot * small / top, wa = plot * all / top;
         put(h, "<g><title>");
         esc(h, p->path[0] ? p->path : "(unpartitioned)");
-        putf(h, ": %lld files, %lld small</title>", (long long)p->files.data_files,
-             (long long)p->files.small_files);
+        putf(h, ": %lld file%s, %lld small</title>", (long long)p->files.data_files,
+             health_s(p->files.data_files), (long long)p->files.small_files);
         putf(h, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11.5\" text-anchor=\"end\">", L - 8, y + 15);
-        esc_cut(h, p->path[0] ? p->path : "(unpartitioned)", LABEL_MAX_CHARS);
+        esc_cut_middle(h, p->path[0] ? p->path : "(unpartitioned)", LABEL_MAX_CHARS);
         put(h, "</text>");
         putf(h, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"15\" rx=\"2\" fill=\"#5fae7a\"/>",
              L, y + 3, wa);
@@ -280,13 +293,13 @@ static void chart_series(html *h, const floe_health_report *r, const char *title
         char d1[40], d2[40];
         health_fmt_time(r->history[0].timestamp_ms, d1, sizeof d1);
         health_fmt_time(r->history[n - 1].timestamp_ms, d2, sizeof d2);
-        d1[10] = d2[10] = 0; /* the date is enough on an axis */
+        d1[16] = d2[16] = 0; /* "YYYY-MM-DD HH:MM"; the caption says UTC */
         putf(h, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">%s</text>", L, H - B + 16, d1);
         if (n > 1)
             putf(h, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">%s</text>",
                  W - R, H - B + 16, d2);
         putf(h, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\" "
-                "fill=\"#5b6475\">%zu snapshot%s, oldest to newest</text>",
+                "fill=\"#5b6475\">%zu snapshot%s, oldest to newest (UTC)</text>",
              L + plot / 2, H - 6, n, n == 1 ? "" : "s");
     }
     put(h, "</svg>");
@@ -500,17 +513,30 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
     esc(h, r->metadata_location);
     put(h, "</code></div></header>");
 
-    /* Headline sentence. */
+    /* Headline sentence. Small files are a problem where a partition holds more of them
+     * than its data needs (fragmented_files): a small table in a few small files is
+     * healthy, and is not headlined in red. */
     double small_share = f->data_files ? 100.0 * (double)f->small_files / (double)f->data_files : 0;
     double tiny_share = f->data_files ? 100.0 * (double)f->buckets[0] / (double)f->data_files : 0;
+    double frag_share =
+        f->data_files ? 100.0 * (double)f->fragmented_files / (double)f->data_files : 0;
     put(h, "<p class=\"headline\">");
-    putf(h, "%s data files", health_fmt_int(f->data_files, b1, sizeof b1));
-    if (f->data_files) {
+    putf(h, "%s data file%s", health_fmt_int(f->data_files, b1, sizeof b1),
+         health_s(f->data_files));
+    if (f->data_files && frag_share >= 50) {
         if (tiny_share >= 50)
             putf(h, ", <span class=\"hl\">%.0f%% under 1 MB</span>", tiny_share);
         else
-            putf(h, ", <span class=\"%s\">%.0f%% under the %.4g MB rewrite minimum</span>",
-                 small_share >= 50 ? "hl" : "good", small_share, (double)r->min_file_size / 1048576.0);
+            putf(h, ", <span class=\"hl\">%.0f%% under the %.4g MB rewrite minimum</span>",
+                 small_share, (double)r->min_file_size / 1048576.0);
+    } else if (f->data_files && f->small_files > f->fragmented_files) {
+        putf(h, ", <span class=\"good\">%.0f%% under the %.4g MB rewrite minimum, but %s "
+                "holds more files than its data needs</span>", small_share,
+             (double)r->min_file_size / 1048576.0,
+             f->fragmented_files ? "most of the table's partitions" : "no partition");
+    } else if (f->data_files) {
+        putf(h, ", <span class=\"%s\">%.0f%% under the %.4g MB rewrite minimum</span>",
+             small_share >= 50 ? "hl" : "good", small_share, (double)r->min_file_size / 1048576.0);
     }
     putf(h, ", ~%s GET requests/month at %g full scans/day (%s).",
          health_fmt_count(v->req.monthly_get, b2, sizeof b2), r->opts.queries_per_day,
@@ -522,10 +548,11 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
     snprintf(b3, sizeof b3, "%s in %s partition%s", health_fmt_bytes((double)f->data_bytes, b2, sizeof b2),
              health_fmt_int((int64_t)v->npartitions, b1, sizeof b1), v->npartitions == 1 ? "" : "s");
     card(h, "data files", health_fmt_int(f->data_files, b1, sizeof b1), b3);
-    snprintf(b1, sizeof b1, "%.0f%%", small_share);
-    snprintf(b3, sizeof b3, "%s files under %.4g MB", health_fmt_int(f->small_files, b2, sizeof b2),
+    snprintf(b1, sizeof b1, "%.0f%%", frag_share);
+    snprintf(b3, sizeof b3, "of the files; %s file%s under %.4g MB in all",
+             health_fmt_int(f->small_files, b2, sizeof b2), health_s(f->small_files),
              (double)r->min_file_size / 1048576.0);
-    card(h, "small files", b1, b3);
+    card(h, "small files to rewrite", b1, b3);
     snprintf(b3, sizeof b3, "%s per month", health_fmt_money(v->req.monthly_cost, b2, sizeof b2));
     card(h, "GET requests / month", health_fmt_count(v->req.monthly_get, b1, sizeof b1), b3);
     snprintf(b3, sizeof b3, "plan %s + scan %s", health_fmt_int(v->req.plan_get, b1, sizeof b1),
@@ -535,12 +562,14 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
         if (v->point_filter)
             snprintf(b3, sizeof b3, "point query %s", health_fmt_ms(v->timing.point_ns, b2, sizeof b2));
         else
-            snprintf(b3, sizeof b3, "median of %d runs", v->timing.runs);
+            snprintf(b3, sizeof b3, "median of %d run%s", v->timing.runs,
+                     health_s(v->timing.runs));
         card(h, "planning, full scan", health_fmt_ms(v->timing.full_ns, b1, sizeof b1), b3);
     } else {
         card(h, "planning, full scan", "-", "not measured");
     }
-    snprintf(b3, sizeof b3, "%s snapshots, %s", health_fmt_int(v->meta.snapshots, b2, sizeof b2),
+    snprintf(b3, sizeof b3, "%s snapshot%s, %s", health_fmt_int(v->meta.snapshots, b2, sizeof b2),
+             health_s(v->meta.snapshots),
              health_fmt_bytes((double)v->meta.manifest_bytes, b1, sizeof b1));
     card(h, "manifests", health_fmt_int(v->meta.manifests, b1, sizeof b1), b3);
     put(h, "</div>");
@@ -646,11 +675,11 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
         esc(h, v->planning_error);
         put(h, ". ");
     }
-    putf(h, "Planning times are the median of %d runs of floe's scan planner from a cold start "
+    putf(h, "Planning times are the median of %d run%s of floe's scan planner from a cold start "
             "(metadata file read and parsed each run).</p>"
             "<p>Generated by floe %s. This page is self-contained: no scripts, no network.</p>"
             "</footer></main></body></html>\n",
-         r->opts.timing_runs, FLOE_VERSION_STRING);
+         r->opts.timing_runs, health_s(r->opts.timing_runs), FLOE_VERSION_STRING);
     if (h->rc < 0)
         return floe_error_set(err, h->rc, "health: rendering HTML: %s", floe_strerror(h->rc));
     return 0;

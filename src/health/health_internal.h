@@ -20,6 +20,8 @@ const char *health_fmt_ms(int64_t ns, char *buf, size_t n);
 const char *health_fmt_age(int64_t ms, char *buf, size_t n);
 const char *health_fmt_time(int64_t ms, char *buf, size_t n);
 const char *health_fmt_money(double usd, char *buf, size_t n);
+/* "" for 1, "s" otherwise: "%lld file%s". */
+static inline const char *health_s(int64_t n) { return n == 1 ? "" : "s"; }
 /* The request model in one sentence (every rendering prints it). */
 extern const char health_request_model[];
 const char *health_rec_kind_name(floe_health_rec_kind k);

@@ -174,10 +174,12 @@ static int json_files(floe_buf *b, const floe_health_files *f) {
     int rc = floe_buf_printf(b,
                              "{\"data_files\":%lld,\"data_bytes\":%lld,\"records\":%lld,"
                              "\"row_groups\":%lld,\"small_files\":%lld,\"small_bytes\":%lld,"
+                             "\"fragmented_files\":%lld,\"fragmented_bytes\":%lld,"
                              "\"small_share\":",
                              (long long)f->data_files, (long long)f->data_bytes,
                              (long long)f->records, (long long)f->row_groups,
-                             (long long)f->small_files, (long long)f->small_bytes);
+                             (long long)f->small_files, (long long)f->small_bytes,
+                             (long long)f->fragmented_files, (long long)f->fragmented_bytes);
     if (rc == 0)
         rc = jnum(b, f->data_files ? (double)f->small_files / (double)f->data_files : 0);
     if (rc == 0)
@@ -511,6 +513,13 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
                                                        (double)v->total.data_files : 0.0),
                     buf));
     }
+    ROW("  in fragmented partitions", (snprintf(buf, sizeof buf, "%lld (%.0f%%)",
+                                                (long long)v->total.fragmented_files,
+                                                v->total.data_files
+                                                    ? 100.0 * (double)v->total.fragmented_files /
+                                                          (double)v->total.data_files
+                                                    : 0.0),
+                                       buf));
     ROW("partitions", health_fmt_int((int64_t)v->npartitions, buf, sizeof buf));
     if (rc == 0)
         rc = floe_buf_printf(b, "delete files\n");
@@ -557,8 +566,8 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     ROW("data files selected", health_fmt_int(v->req.point_files, buf, sizeof buf));
     ROW("GET (plan + scan)", health_fmt_int(v->req.point_plan_get + v->req.point_scan_get, buf, sizeof buf));
     if (rc == 0)
-        rc = floe_buf_printf(b, "planning time (floe's scan planner, median of %d runs)\n",
-                             cur->timing.runs);
+        rc = floe_buf_printf(b, "planning time (floe's scan planner, median of %d run%s)\n",
+                             cur->timing.runs, health_s(cur->timing.runs));
     if (rc == 0 && cur->planning_error)
         rc = floe_buf_printf(b, "  the planner refused the table: %s\n", cur->planning_error);
     ROW("full scan", v->timing.runs ? health_fmt_ms(v->timing.full_ns, buf, sizeof buf) : "not measured");
@@ -571,12 +580,12 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
                                  health_fmt_age(ch->window_ms, t1, sizeof t1),
                                  health_fmt_time(ch->from_ms, t2, sizeof t2));
         if (rc == 0)
-            rc = floe_buf_printf(b, "  %-34s %lld commits, %s\n", "appended",
-                                 (long long)ch->writer_commits,
+            rc = floe_buf_printf(b, "  %-34s %lld commit%s, %s\n", "appended",
+                                 (long long)ch->writer_commits, health_s(ch->writer_commits),
                                  health_fmt_bytes((double)ch->bytes_appended, t1, sizeof t1));
         if (rc == 0)
-            rc = floe_buf_printf(b, "  %-34s %lld commits, %s\n", "rewritten (replace)",
-                                 (long long)ch->rewrite_commits,
+            rc = floe_buf_printf(b, "  %-34s %lld commit%s, %s\n", "rewritten (replace)",
+                                 (long long)ch->rewrite_commits, health_s(ch->rewrite_commits),
                                  health_fmt_bytes((double)ch->bytes_rewritten, t1, sizeof t1));
         if (rc == 0 && ch->write_amplification >= 0)
             rc = floe_buf_printf(b, "  %-34s %.2fx\n", "write amplification",
@@ -585,9 +594,9 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
             rc = floe_buf_printf(b, "  %-34s %s\n", "live data and delete files",
                                  health_fmt_bytes((double)ch->live_bytes, t1, sizeof t1));
         if (rc == 0 && ch->listed)
-            rc = floe_buf_printf(b, "  %-34s %s in %lld files (metadata %s in %lld)\n",
+            rc = floe_buf_printf(b, "  %-34s %s in %lld file%s (metadata %s in %lld)\n",
                                  "on disk", health_fmt_bytes((double)ch->disk_data_bytes, t1, sizeof t1),
-                                 (long long)ch->disk_data_files,
+                                 (long long)ch->disk_data_files, health_s(ch->disk_data_files),
                                  health_fmt_bytes((double)ch->disk_metadata_bytes, t2, sizeof t2),
                                  (long long)ch->disk_metadata_files);
         if (rc == 0 && ch->listed && ch->storage_amplification >= 0)

@@ -918,10 +918,183 @@ TEST(test_html_in_chromium) {
     }
 }
 
+/* An empty table ns.t in a catalog of its own (catalog<tag>.db, warehouse<tag>). */
+static void empty_table(int tag, floe_catalog **cat, floe_table **t) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    char db[4096], wh[4096];
+    snprintf(db, sizeof db, "%s/catalog%d.db", dir, tag);
+    snprintf(wh, sizeof wh, "%s/warehouse%d", dir, tag);
+    REQUIRE_OK(floe_catalog_open_sqlite(NULL, db, "default", wh, cat, &err), err);
+    REQUIRE_OK(floe_catalog_create_namespace(*cat, "ns", NULL, NULL, 0, &err), err);
+    floe_table_create_options co = {.spec_json = spec_json};
+    REQUIRE_OK(floe_table_create(*cat, "ns", "t", schema_json, &co, t, &err), err);
+}
+
+/* No "1 files", "1 runs", ... in out: a count of one takes the singular. */
+static void check_plurals(const char *out, const char *what) {
+    static const char *const words[] = {"files", "runs", "snapshots", "commits",
+                                        "partitions", "GETs", "manifests", "manifest lists"};
+    for (size_t i = 0; out && i < sizeof words / sizeof words[0]; i++) {
+        char pat[64];
+        snprintf(pat, sizeof pat, "1 %s", words[i]);
+        for (const char *p = out; (p = strstr(p, pat)) != NULL; p++) {
+            char prev = p > out ? p[-1] : ' ';
+            if ((prev >= '0' && prev <= '9') || prev == ',' || prev == '.')
+                continue; /* 11 files, 2,001 files, 0.1 files */
+            harness_fail(__FILE__, __LINE__, "%s says \"%.40s\"", what, p);
+            break;
+        }
+    }
+}
+
+/* A small, healthy table (one 100 KB file in one partition with a long path, taken at
+ * 13:45 UTC): not headlined in red although its file is under the rewrite minimum, the
+ * partition label keeps both ends, time axes show the time of day, and counts of one
+ * are singular in the text, JSON and HTML renderings. */
+TEST(test_small_table_papercuts) {
+    floe_error err;
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    empty_table(0, &cat, &t);
+    int32_t d = day0();
+    const char *type = "add_to_cart_from_the_recommendations_carousel";
+    fake_file f[1] = {{FLOE_CONTENT_DATA, type, d, 100 * 1024, 1}};
+    int64_t ts = (int64_t)d * DAY_MS + 13 * 3600000LL + 45 * 60000LL;
+    commit_files(t, f, 1, ts);
+
+    floe_health_options o;
+    floe_health_options_init(&o);
+    o.table_ref = "ns.t";
+    o.timing_runs = 1;
+    o.now_ms = ts + 60000;
+    floe_health_report *r = NULL;
+    REQUIRE_OK(floe_health_analyze(t, &o, &r, &err), err);
+    CHECK_EQ_INT(r->current.total.small_files, 1);
+    CHECK_EQ_INT(r->current.total.fragmented_files, 0);
+    CHECK_EQ_INT(r->nrecs, 0);
+
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    REQUIRE_OK(floe_health_report_html(r, &b, &err), err);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    const char *page = (const char *)b.data;
+    CHECK(strstr(page, "class=\"hl\"") == NULL);
+    CHECK(strstr(page, "1 data file, <span class=\"good\">100% under the 384 MB rewrite "
+                       "minimum, but no partition holds more files than its data needs") != NULL);
+    /* the label: 19 characters, an ellipsis, the last 20, all in view; the whole path in
+     * the title */
+    char path[256], label[300];
+    snprintf(path, sizeof path, "event_type=%s/ts_day=2026-10-06", type);
+    size_t pl = strlen(path);
+    snprintf(label, sizeof label, ">%.19s\xe2\x80\xa6%s</text>", path, path + pl - 20);
+    CHECK(strstr(page, label) != NULL);
+    snprintf(label, sizeof label, "<title>%s: 1 file, 1 small</title>", path);
+    CHECK(strstr(page, label) != NULL);
+    const char *svg = strstr(page, "aria-label=\"files per partition\"");
+    REQUIRE(svg);
+    const char *anchor = strstr(svg, "text-anchor=\"end\">event_type");
+    REQUIRE(anchor);
+    double lx = 0;
+    for (const char *q = anchor; q > svg; q--)
+        if (!strncmp(q, "<text x=\"", 9)) {
+            lx = atof(q + 9);
+            break;
+        }
+    CHECK(lx >= 7 * 40); /* 40 characters of at most 7 px fit left of the axis */
+    CHECK(strstr(page, ">2026-10-06 13:45</text>") != NULL);
+    check_plurals(page, "the HTML report");
+    floe_buf_reset(&b);
+    REQUIRE_OK(floe_health_report_text(r, &b, &err), err);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    check_plurals((const char *)b.data, "the text report");
+    CHECK(strstr((const char *)b.data, "in fragmented partitions") != NULL);
+    floe_buf_reset(&b);
+    REQUIRE_OK(floe_health_report_json(r, &b, &err), err);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    CHECK(strstr((const char *)b.data, "\"fragmented_files\":0") != NULL);
+    floe_buf_free(&b);
+    floe_health_report_free(r);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+}
+
+/* Partition rewrites: up to FLOE_HEALTH_MAX_PARTITION_RECS (3) each get their command;
+ * more collapse into one table-wide floe rewrite. The small files of those partitions
+ * (5 of 100 KB each) are fragmented, and headlined in red. */
+TEST(test_rewrite_recs_collapse) {
+    for (int nparts = 3; nparts <= 4; nparts++) {
+        floe_error err;
+        floe_catalog *cat = NULL;
+        floe_table *t = NULL;
+        empty_table(nparts, &cat, &t);
+        static const char *const types[4] = {"a", "b", "c", "d"};
+        fake_file f[20];
+        for (int i = 0; i < 5 * nparts; i++)
+            f[i] = (fake_file){FLOE_CONTENT_DATA, types[i / 5], day0(), 100 * 1024, 1};
+        commit_files(t, f, (size_t)(5 * nparts), floe_wall_ms() - 60000);
+        floe_health_options o;
+        floe_health_options_init(&o);
+        o.table_ref = "ns.t";
+        o.timing_runs = 0;
+        floe_health_report *r = NULL;
+        REQUIRE_OK(floe_health_analyze(t, &o, &r, &err), err);
+        CHECK_EQ_INT(r->current.total.fragmented_files, 5 * nparts);
+        size_t rewrites = 0;
+        for (size_t i = 0; i < r->nrecs; i++) {
+            if (r->recs[i].kind == FLOE_HEALTH_REC_REWRITE_PARTITION) {
+                rewrites++;
+                CHECK(strstr(r->recs[i].command, "--where") != NULL);
+            } else if (r->recs[i].kind == FLOE_HEALTH_REC_REWRITE_TABLE) {
+                rewrites++;
+                CHECK_EQ_STR(r->recs[i].command, "floe rewrite ns.t");
+                CHECK(strstr(r->recs[i].reason, "4 partitions hold 20 small files") != NULL);
+            }
+        }
+        CHECK_EQ_INT(rewrites, nparts == 3 ? 3 : 1);
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        REQUIRE_OK(floe_health_report_html(r, &b, &err), err);
+        REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+        CHECK(strstr((const char *)b.data, "<span class=\"hl\">100% under 1 MB</span>") != NULL);
+        floe_buf_free(&b);
+        floe_health_report_free(r);
+        floe_table_close(t);
+        floe_catalog_close(cat);
+    }
+}
+
+/* --html into a folder that does not exist fails at once, naming the folder, and creates
+ * nothing. */
+TEST(test_html_missing_folder) {
+    built bt;
+    build_table(&bt, NULL, NULL);
+    char table_dir[4096];
+    snprintf(table_dir, sizeof table_dir, "%s", floe_table_root(bt.t));
+    free_built(&bt);
+    const char *dir = harness_tmpdir();
+    char cmd[12000], missing[4200];
+    snprintf(missing, sizeof missing, "%s/no/such", dir);
+    snprintf(cmd, sizeof cmd, "'%s' health '%s' --runs 0 --html '%s/report.html' 2>&1",
+             harness_floe_bin(), table_dir, missing);
+    char *out = NULL;
+    CHECK(harness_run_cmd(cmd, &out) != 0);
+    char want[4300];
+    snprintf(want, sizeof want, "folder %s does not exist", missing);
+    CHECK(out && strstr(out, want) != NULL);
+    free(out);
+    struct stat st;
+    snprintf(missing, sizeof missing, "%s/no", dir);
+    CHECK(stat(missing, &st) != 0);
+}
+
 int main(void) {
     RUN(test_buckets);
     RUN(test_escape_and_quote);
     RUN(test_numbers);
+    RUN(test_small_table_papercuts);
+    RUN(test_rewrite_recs_collapse);
+    RUN(test_html_missing_folder);
     RUN(test_compare_and_snapshot);
     RUN(test_target_and_manifests);
     RUN(test_json_structure);
