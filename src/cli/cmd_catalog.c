@@ -185,14 +185,18 @@ int floe_cmd_catalog(int argc, char **argv) {
     int nargs = 0;
     char **args = argv + i;
     for (int k = i; k < argc; k++) {
-        if (!strcmp(argv[k], "--json"))
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) { /* catalog serve --help */
+            usage(stdout);
+            return FLOE_EXIT_OK;
+        } else if (!strcmp(argv[k], "--json")) {
             json = true;
-        else if (!strcmp(argv[k], "--config") && k + 1 < argc)
+        } else if (!strcmp(argv[k], "--config") && k + 1 < argc) {
             config = argv[++k];
-        else if (!strcmp(argv[k], "--catalog") && k + 1 < argc)
+        } else if (!strcmp(argv[k], "--catalog") && k + 1 < argc) {
             name = argv[++k];
-        else
+        } else {
             args[nargs++] = argv[k];
+        }
     }
     floe_error err;
     floe_error_clear(&err);

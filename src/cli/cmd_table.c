@@ -525,7 +525,10 @@ int floe_cmd_table(int argc, char **argv) {
  * ------------------------------------------------------------------------------------- */
 
 int floe_cmd_namespace(int argc, char **argv) {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    bool help = argc < 2;
+    for (int i = 1; i < argc; i++) /* --help after an action too: namespace create --help */
+        help = help || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+    if (help) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: floe namespace create NS [K=V | --property K=V]... | list [PARENT] |\n"
                 "                      drop NS |\n"

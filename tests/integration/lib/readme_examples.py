@@ -106,8 +106,7 @@ SUBST = {
         ('--count 100000 ', '--count 5000 '),
     ],
     'tables': [
-        # times: the README's are before any snapshot a reader makes today
-        ('--as-of 2026-10-06T12:00:00', '--as-of "$(__snapshot_time demo.events 1)"'),
+        # a time: the README's is before any snapshot a reader makes today
         ('--to 2026-10-06T12:00:00Z', '--to "$(__snapshot_time demo.events 1)"'),
         # ids of snapshots that exist only at run time
         ('set-current demo.events 5781947118336215154',
@@ -406,6 +405,29 @@ def inner(root, isolated, only):
     return 0
 
 
+FLOE_CALL = re.compile(r'(?:^|[|;&(]\s*|\$\(\s*)floe\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*)(?=\s|$))?')
+
+
+def check_help(readme):
+    """The README says every command takes --help: each one its sh blocks call (run or
+    not) must print its usage and exit 0. A list of problems."""
+    blocks, _ = parse(readme)
+    cmds = {}
+    for b in blocks:
+        if b.info in SHELL_INFO:
+            for n, l in enumerate(b.text.split('\n')):
+                for m in FLOE_CALL.finditer(l.split(' #')[0]):
+                    cmds.setdefault(' '.join(filter(None, m.groups())), b.line + 1 + n)
+    problems = []
+    for cmd, line in cmds.items():
+        p = subprocess.run([FLOE] + cmd.split() + ['--help'], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        out = p.stdout.decode('utf-8', 'replace')
+        if p.returncode != 0 or not out.startswith('usage:'):
+            problems.append(f'README.md:{line}: floe {cmd} --help: exit {p.returncode}: {out[:200]}')
+    return problems
+
+
 def check(readme):
     """The README's marks and the SETUP/SUBST tables: a list of problems."""
     blocks, problems = parse(readme)
@@ -486,6 +508,11 @@ def self_test():
             if not any(expect in p for p in got):
                 print(f'readme_examples: FAIL: self-test: {what} is not reported ({got})', file=sys.stderr)
                 fails += 1
+        got = check_help(write('<!-- test: planted -->\n```sh\nfloe nosuch thing\n```\n'))
+        if not any('floe nosuch thing --help' in p for p in got):
+            print(f'readme_examples: FAIL: self-test: a command without --help is not reported ({got})',
+                  file=sys.stderr)
+            fails += 1
         rc, out = run(write(PLANTED_PASS), capture=True)
         if rc != 0:
             print(f'readme_examples: FAIL: self-test: the passing README fails:\n{out}', file=sys.stderr)
@@ -531,7 +558,11 @@ def main(argv):
     for b in shell:
         if b.why is not None:
             print(f'  README.md:{b.line}: {b.why}')
-    return run(readme, args)[0]
+    problems = check_help(readme)
+    for p in problems:
+        print(f'readme_examples: FAIL: {p}', file=sys.stderr)
+    rc = run(readme, args)[0]
+    return 1 if problems else rc
 
 
 if __name__ == '__main__':
