@@ -12,7 +12,8 @@ block is marked by an HTML comment on the line before it (invisible on GitHub):
 A scenario is one bash session in a scratch folder of its own (cwd), with `floe` on PATH
 pointing at the build under test: its blocks run in README order, each must succeed (the
 session stops at the first failing command), and an output block's lines must appear in
-that order in the block's output (stdout and stderr), `...` matching anything. A line
+that order in the block's output (stdout and stderr; `...` matches anything but a
+newline, and a line may match within a longer one, as curl's answers share lines). A line
 that starts a server (`floe serve`, `floe catalog serve`, with or without `&`) runs in
 the background until the server answers, and the server is stopped (SIGTERM, must exit 0)
 when the scenario ends. curl runs with --fail-with-body, so an HTTP error fails the line.
@@ -299,17 +300,16 @@ def script(name, blocks):
 
 
 def match_output(expected, got):
-    """Each line of `expected` (`...` = anything) matches a line of `got`, in order."""
-    want = [l for l in expected.split('\n') if l.strip()]
-    lines = got.split('\n')
+    """Each line of `expected` (`...` = anything but a newline) is found in `got`, each
+    after the one before; the first that is not, or None."""
     k = 0
-    for w in want:
-        rx = re.compile('^' + '.*'.join(re.escape(p) for p in w.strip().split('...')) + '$')
-        while k < len(lines) and not rx.match(lines[k].strip()):
-            k += 1
-        if k == len(lines):
+    for w in (l.strip() for l in expected.split('\n')):
+        if not w:
+            continue
+        m = re.compile('[^\n]*?'.join(re.escape(p) for p in w.split('...'))).search(got, k)
+        if not m:
             return w
-        k += 1
+        k = m.end()
     return None
 
 
