@@ -164,14 +164,14 @@ __stop_server() {
 }
 trap '__rc=$?; __stop_server "" || __rc=1; exit $__rc' EXIT
 trap 'echo "@@readme: failed with status $? at script line $LINENO: $BASH_COMMAND@@"' ERR
-# snapshot N (1 = oldest) of table $1: its id, its commit time (one second later, as
-# the README's time literals mean "at or before")
+# snapshot N (1 = oldest) of table $1: its id, its commit time (to the millisecond)
 __snapshot_id() { floe snapshots "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[int(sys.argv[1]) - 1]["snapshot_id"])' "$2"; }
 __snapshot_time() {
   floe snapshots "$1" --json | python3 -c '
 import datetime, json, sys
-ms = json.load(sys.stdin)[int(sys.argv[1]) - 1]["timestamp_ms"] + 1000
-print(datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))' "$2"
+ms = json.load(sys.stdin)[int(sys.argv[1]) - 1]["timestamp_ms"]
+t = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+print(t.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (ms % 1000))' "$2"
 }
 # the snapshot of ref $2 of table $1
 __ref_snapshot() { floe ref list "$1" --json | python3 -c '
