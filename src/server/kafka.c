@@ -7,8 +7,9 @@
  * one object per line; array: a JSON array of objects), the configured metadata columns
  * (key, headers, timestamp, topic, partition, offset) are written into each object, and
  * the records go to the spool of their target table (fixed, or `{topic}` in the table
- * name): an NDJSON file on local disk, `<wal_dir>/kafka-<source>/`. Nothing here is
- * durable: Kafka is the log, the table's offsets say where to resume.
+ * name): NDJSON in an anonymous memory file (memfd), which the conversion reads as a
+ * file. Nothing here is durable: Kafka is the log, the table's offsets say where to
+ * resume; the spools' bytes are the buffered memory that max_buffered_bytes bounds.
  *
  * Commit of a table (its spool reached commit_bytes, or its oldest record commit_interval,
  * or a rebalance revokes partitions, or the server flushes or stops): the spool goes
@@ -100,8 +101,7 @@ typedef struct kf_qrec {
 
 typedef struct kf_table {
     char *name;
-    char *spool_path;
-    int fd;
+    int fd;                 /* the spool: an anonymous memory file (memfd), -1 = none yet */
     floe_buf wbuf;          /* spool bytes not yet written */
     int64_t bytes;          /* spool bytes (written + wbuf) */
     kf_line *lines;
@@ -384,12 +384,8 @@ static int table_index(srv_kafka *k, const char *name, uint32_t *out, floe_error
     t->fd = -1;
     floe_buf_init(&t->wbuf, 0);
     t->name = floe_strdup(name);
-    t->spool_path = floe_asprintf("%s/%s.ndjson", k->spool_dir, name);
-    if (!t->name || !t->spool_path) {
-        floe_free(t->name);
-        floe_free(t->spool_path);
+    if (!t->name)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    }
     pthread_mutex_lock(&k->mu);
     *out = (uint32_t)k->ntables++;
     pthread_mutex_unlock(&k->mu);
@@ -760,10 +756,9 @@ static void batch_reset(srv_kafka *k, uint32_t ti) {
         }
     }
     if (t->fd >= 0) {
-        close(t->fd);
+        close(t->fd); /* frees the memory */
         t->fd = -1;
     }
-    unlink(t->spool_path);
     floe_buf_reset(&t->wbuf);
     if (t->wbuf.cap > (4u << 20))
         floe_buf_free(&t->wbuf);
@@ -778,20 +773,20 @@ static void batch_reset(srv_kafka *k, uint32_t ti) {
     t->first_ns = 0;
 }
 
+/* The write buffer into the spool (write(2) into a memory file costs a copy; writing
+ * through a shared mapping of it costs a page fault per page, several times more). */
 static int spool_flush(kf_table *t, floe_error *err) {
     if (t->wbuf.len == 0)
         return 0;
-    if (t->fd < 0) {
-        t->fd = open(t->spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (t->fd < 0)
-            return floe_error_set(err, FLOE_EIO, "%s: %s", t->spool_path, strerror(errno));
-    }
+    if (t->fd < 0 && (t->fd = memfd_create("floe-kafka-spool", MFD_CLOEXEC)) < 0)
+        return floe_error_set(err, FLOE_EIO, "kafka spool of %s: %s", t->name, strerror(errno));
     for (size_t w = 0; w < t->wbuf.len;) {
         ssize_t r = write(t->fd, t->wbuf.data + w, t->wbuf.len - w);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return floe_error_set(err, FLOE_EIO, "%s: %s", t->spool_path, strerror(errno));
+            return floe_error_set(err, FLOE_EIO, "kafka spool of %s: %s", t->name,
+                                  strerror(errno));
         w += (size_t)r;
     }
     floe_buf_reset(&t->wbuf);
@@ -1625,8 +1620,10 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *j
     co.quarantine_uri = tmp_q;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = fc;
-    const char *in = t->spool_path;
-    int rc = floe_convert(&in, 1, &co, res, err);
+    char in[64]; /* the spool's memory file, read (mapped) as a file */
+    snprintf(in, sizeof in, "/proc/self/fd/%d", t->fd);
+    const char *inp = in;
+    int rc = floe_convert(&inp, 1, &co, res, err);
     if (rc < 0)
         srv_files_delete(s->cfg.io, fc);
     return rc;
@@ -1771,7 +1768,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         map = mmap(NULL, (size_t)t->bytes, PROT_READ, MAP_SHARED, t->fd, 0);
         if (map == MAP_FAILED) {
             map = NULL;
-            FLOE_FAIL(err, FLOE_EIO, "%s: mmap: %s", t->spool_path, strerror(errno));
+            FLOE_FAIL(err, FLOE_EIO, "kafka spool of %s: mmap: %s", t->name, strerror(errno));
         }
         mapn = (size_t)t->bytes;
     }
@@ -2108,6 +2105,7 @@ static void *kafka_main(void *arg) {
     floe_buf_init(&sc.meta, 0);
     uint64_t seen_gen = 0;
     int64_t last_check = 0, last_marks = 0;
+    unsigned taken = 0; /* messages since the clock and the flush requests were read */
     while (!atomic_load(&k->stop)) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(k->rk, 100);
         if (m) {
@@ -2129,6 +2127,11 @@ static void *kafka_main(void *arg) {
             }
             rd_kafka_message_destroy(m);
         }
+        /* while messages flow, the clock and the flush requests are read every 64 of them
+         * (the budget after each) */
+        if (m && ++taken < 64 && atomic_load(&k->buffered) * 2 < k->max_buffered)
+            continue;
+        taken = 0;
         int64_t now = floe_now_ns();
         pthread_mutex_lock(&k->mu);
         uint64_t want = k->flush_gen;
@@ -2189,7 +2192,6 @@ static void kafka_free(srv_kafka *k) {
         floe_free(k->tables[i].lines);
         floe_free(k->tables[i].qrecs);
         floe_free(k->tables[i].name);
-        floe_free(k->tables[i].spool_path);
         floe_free(k->tables[i].refused);
     }
     floe_free(k->tables);
