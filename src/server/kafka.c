@@ -152,6 +152,9 @@ typedef struct srv_kafka {
     int64_t commit_bytes, commit_interval_ms, max_buffered;
     char *spool_dir;
     rd_kafka_t *rk;
+    bool sticky;            /* the strategy is cooperative-sticky (see sticky_wait) */
+    _Atomic bool assigned_once; /* an assignment came (the assignor's state is set) */
+    bool keep_rk;           /* rk cannot be destroyed (see sticky_wait) */
     pthread_t thr;
     bool started;
     _Atomic bool stop;
@@ -1961,6 +1964,7 @@ static bool cooperative(srv_kafka *k) {
 }
 
 static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
+    atomic_store(&k->assigned_once, true);
     floe_error err;
     floe_error_clear(&err);
     kf_part **ps = floe_calloc((size_t)l->cnt + 1, sizeof *ps);
@@ -2065,9 +2069,10 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
             p->npts = 0;
         }
     }
-    floe_log(FLOE_LOG_INFO, "kafka %s: %d partitions %s", k->name, l->cnt,
-             lost ? "lost" : "revoked");
-    if (cooperative(k)) {
+    bool coop = cooperative(k);
+    floe_log(FLOE_LOG_INFO, "kafka %s: %d partitions %s (%s)", k->name, l->cnt,
+             lost ? "lost" : "revoked", coop ? "incremental" : "the whole assignment");
+    if (coop) {
         rd_kafka_error_t *e = rd_kafka_incremental_unassign(k->rk, l);
         if (e)
             rd_kafka_error_destroy(e);
@@ -2094,6 +2099,42 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
 }
 
 /* ---- the consumer thread ------------------------------------------------------------ */
+
+/* librdkafka before 2.3.0 (its issue 4312, Debian 12 has 2.0.2): a consumer of the
+ * cooperative-sticky assignor destroyed after its first JoinGroup answer (which chooses
+ * the assignor) and before its first assignment (which creates the assignor's state)
+ * aborts in rd_kafka_destroy (rd_kafka_sticky_assignor_state_destroy asserts the state).
+ * So a stopping consumer whose group has chosen the assignor waits for that assignment
+ * (serving the rebalance; messages are not taken), 15 s at most; one that still has none
+ * when it leaves the group (the wait ran out, or the answer came between the check and
+ * the close) keeps its handle until the process exits instead of destroying it. */
+static void sticky_wait(srv_kafka *k) {
+    for (int i = 0; i < 150 && !atomic_load(&k->assigned_once); i++) {
+        const char *p = rd_kafka_rebalance_protocol(k->rk);
+        if (!p || strcmp(p, "COOPERATIVE"))
+            break; /* no JoinGroup answer yet: none will be handled once closing */
+        if (i == 0)
+            floe_log(FLOE_LOG_INFO, "kafka %s: waiting for the first assignment before "
+                     "leaving the group", k->name);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(k->rk, 100);
+        if (m)
+            rd_kafka_message_destroy(m);
+    }
+}
+
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static rd_kafka_t **kept_rk; /* handles not destroyed (sticky_wait), reachable till exit */
+static size_t nkept_rk;
+
+static void keep_handle(rd_kafka_t *rk) {
+    pthread_mutex_lock(&kept_mu);
+    rd_kafka_t **n = floe_realloc(kept_rk, (nkept_rk + 1) * sizeof *n);
+    if (n) {
+        kept_rk = n;
+        kept_rk[nkept_rk++] = rk;
+    }
+    pthread_mutex_unlock(&kept_mu);
+}
 
 static void *kafka_main(void *arg) {
     srv_kafka *k = arg;
@@ -2168,7 +2209,15 @@ static void *kafka_main(void *arg) {
     /* stopping: commit what is held, then leave the group (the revocation commits
      * nothing more) */
     commit_due(k, true, NULL);
+    if (k->sticky)
+        sticky_wait(k);
     rd_kafka_consumer_close(k->rk);
+    if (k->sticky && !atomic_load(&k->assigned_once)) {
+        floe_log(FLOE_LOG_WARN, "kafka %s: left the group before its first assignment: the "
+                 "consumer handle is kept, not destroyed (librdkafka < 2.3.0 aborts "
+                 "destroying a cooperative-sticky consumer then)", k->name);
+        k->keep_rk = true;
+    }
     pthread_mutex_lock(&k->mu);
     k->flush_done = k->flush_gen;
     pthread_cond_broadcast(&k->cv);
@@ -2184,7 +2233,9 @@ static void *kafka_main(void *arg) {
 static void kafka_free(srv_kafka *k) {
     if (!k)
         return;
-    if (k->rk)
+    if (k->rk && k->keep_rk)
+        keep_handle(k->rk);
+    else if (k->rk)
         rd_kafka_destroy(k->rk);
     for (size_t i = 0; i < k->ntables; i++) {
         batch_reset(k, (uint32_t)i);
@@ -2272,10 +2323,8 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     FLOE_CHECK(conf_set(conf, src->name, "enable.auto.commit", "false", err));
     FLOE_CHECK(conf_set(conf, src->name, "enable.auto.offset.store", "false", err));
     FLOE_CHECK(conf_set(conf, src->name, "auto.offset.reset", "earliest", err));
-    /* eager roundrobin by default: librdkafka 2.0's cooperative-sticky assignor can abort
-     * the process in rd_kafka_sticky_assignor_state_destroy when a member stops early in a
-     * rebalance; kafka.partition.assignment.strategy chooses another (both protocols are
-     * handled by rebalance_cb) */
+    /* eager roundrobin by default; kafka.partition.assignment.strategy chooses another
+     * (both protocols are handled by rebalance_cb; cooperative-sticky with sticky_wait) */
     FLOE_CHECK(conf_set(conf, src->name, "partition.assignment.strategy", "roundrobin", err));
     FLOE_CHECK(conf_set(conf, src->name, "queued.max.messages.kbytes", "16384", err));
     FLOE_CHECK(conf_set(conf, src->name, "client.id", s->node, err));
@@ -2287,6 +2336,8 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
                 FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: kafka.%s is floe's own "
                           "(offsets are committed with the table)", src->name, key);
             FLOE_CHECK(conf_set(conf, src->name, key, src->values[i], err));
+            if (!strcmp(key, "partition.assignment.strategy"))
+                k->sticky = strstr(src->values[i], "cooperative-sticky") != NULL;
         }
     rd_kafka_conf_set_opaque(conf, k);
     rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);

@@ -15,6 +15,8 @@
  *                                      LINGER the producer's linger.ms (default 5)
  *   leader TOPIC PARTITION BROKER      move a partition's leader
  *   errors APIKEY COUNT ERRCODE        the next COUNT requests of APIKEY fail with ERRCODE
+ *   delay APIKEY MS                    the next request of APIKEY to each broker is
+ *                                      answered MS milliseconds late
  *   down BROKER / up BROKER            take a broker off the network and back
  *   commit GROUP TOPIC PARTITIONS OFFSET   set the group's committed offsets in Kafka
  *   quit
@@ -186,6 +188,13 @@ int main(int argc, char **argv) {
                 errs[i] = (rd_kafka_resp_err_t)atoi(d);
             rd_kafka_mock_push_request_errors_array(mc, (int16_t)atoi(a), (size_t)cnt, errs);
             free(errs);
+        } else if (!strcmp(cmd, "delay") && nf >= 3) {
+            /* the next request of ApiKey a to each broker is answered b ms late */
+            for (int id = 1; id <= brokers && rc == 0; id++)
+                rc = rd_kafka_mock_broker_push_request_error_rtts(
+                         mc, id, (int16_t)atoi(a), 1, RD_KAFKA_RESP_ERR_NO_ERROR, atoi(b))
+                         ? -1
+                         : 0;
         } else if (!strcmp(cmd, "commit") && nf >= 5) {
             rc = commit_group(bootstrap, a, b, atoi(d), atoll(e5));
         } else if (!strcmp(cmd, "down") && nf >= 2) {

@@ -46,6 +46,17 @@ mock() {
   done
   fail "mock: $* did not finish"
 }
+# server_section NODE: the [server] section of a node's configuration
+server_section() {
+  cat <<CONF
+[server]
+listen = 127.0.0.1:0
+warehouse = $tmp/wh
+node_id = $1
+wal_dir = $tmp/wal-$1
+maintain = false
+CONF
+}
 # node_start NAME CONFIG: floe serve NAME in the background (log $tmp/node-NAME.log)
 node_start() {
   rm -f "$tmp/port-$1"
