@@ -460,6 +460,33 @@ static bool covers_namespace(const floe_server_token *t, const char *ns) {
     return false;
 }
 
+/* True when grant g names a namespace or table at or below namespace ns (anywhere when
+ * ns is NULL): the namespace part of g ("a.b" of "a.b.*" or "a.b.t") is ns or under it. */
+static bool grant_within(const char *g, const char *ns) {
+    const char *dot = strrchr(g, '.');
+    if (!dot)
+        return !strcmp(g, "*");
+    size_t gl = (size_t)(dot - g);
+    if (!ns)
+        return true;
+    size_t nl = strlen(ns);
+    return gl >= nl && !strncmp(g, ns, nl) && (gl == nl || g[nl] == '.');
+}
+
+bool rs_namespace_visible(const rs_req *q, const char *ns) {
+    const floe_server_token *t = q->token;
+    if (!t)
+        return true;
+    const char *dot = strrchr(ns, '.');
+    char *parent = dot ? floe_strndup(ns, (size_t)(dot - ns)) : NULL;
+    bool ok = false;
+    for (size_t g = 0; g < t->ngrants && !ok; g++)
+        ok = grant_within(t->grants[g], ns) ||
+             (parent && floe_grant_covers_namespace(t->grants[g], parent));
+    floe_free(parent);
+    return ok;
+}
+
 /* The table a JSON identifier {namespace, name} names is covered by t; false for an
  * identifier that is not one (the handler then answers its 400). */
 static bool covers_identifier(const floe_server_token *t, const json_t *id) {
@@ -474,7 +501,8 @@ static bool covers_identifier(const floe_server_token *t, const json_t *id) {
 }
 
 /* What q may do with token t: a route on a table needs a grant covering the table, one on
- * a namespace (or creating one) a grant covering the namespace, listing the top level "*";
+ * a namespace (or creating one) a grant covering the namespace, listing namespaces a
+ * grant at or below the parent (the list is filtered, rs_namespace_visible);
  * rename needs both tables, a transaction every table it changes. The body is parsed. */
 static bool permitted(const rs_req *q, const route *rt, const floe_server_token *t) {
     if (!strcmp(rt->shape, "config"))
@@ -484,11 +512,15 @@ static bool permitted(const rs_req *q, const route *rt, const floe_server_token 
     if (q->ns)
         return covers_namespace(t, q->ns);
     if (!strcmp(rt->shape, "namespaces") && rt->method == M_GET) {
+        /* a listing is filtered by the grants (rs_namespace_visible): any grant at or
+         * below the parent lets the caller list it */
         char *parent = rs_query(q, "parent");
         rs_resp scratch = {0};
         floe_buf_init(&scratch.body, 0);
         char *dotted = parent && *parent ? namespace_from_segment(parent, &scratch) : NULL;
         bool ok = covers_namespace(t, dotted);
+        for (size_t g = 0; g < t->ngrants && !ok; g++)
+            ok = grant_within(t->grants[g], dotted);
         floe_free(dotted);
         floe_free(parent);
         floe_buf_free(&scratch.body);
@@ -516,8 +548,9 @@ static bool permitted(const rs_req *q, const route *rt, const floe_server_token 
     return false;
 }
 
-/* 0 when q may run, else 401 or 403 with the answer in r. */
-static int authorize(const rs_req *q, const route *rt, rs_resp *r) {
+/* 0 when q may run (q->token set to the caller's token), else 401 or 403 with the answer
+ * in r. */
+static int authorize(rs_req *q, const route *rt, rs_resp *r) {
     if (q->s->ntokens == 0)
         return 0;
     const floe_server_token *t =
@@ -526,6 +559,7 @@ static int authorize(const rs_req *q, const route *rt, rs_resp *r) {
         return rs_error(r, 401, "NotAuthorizedException",
                         "a bearer token is needed (Authorization: Bearer TOKEN)"),
                401;
+    q->token = t;
     if (!permitted(q, rt, t))
         return rs_error(r, 403, "ForbiddenException",
                         "token %s has no grant for this request (%s %s)", t->name, q->method,

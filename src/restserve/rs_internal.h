@@ -39,6 +39,7 @@ struct floe_rest_server {
 typedef struct rs_req {
     floe_rest_server *s;
     floe_catalog *cat;   /* the handle this request runs on */
+    const floe_server_token *token; /* the caller's bearer token; NULL without --tokens */
     struct MHD_Connection *conn;
     const char *method;
     char *ns;            /* the {namespace} segment as floe's dotted name, or NULL */
@@ -65,6 +66,12 @@ int rs_floe_error(rs_resp *r, int rc, const floe_error *err, const char *not_fou
 char *rs_query(const rs_req *q, const char *name);
 /* Header value (borrowed) or NULL. */
 const char *rs_header(const rs_req *q, const char *name);
+
+/* True when the caller may see namespace ns in a listing: no tokens are configured, or
+ * its token has "*", a grant on the parent of ns ("parent.*"), or a grant on ns, on a
+ * table in ns, or on a namespace or table below ns (so a caller finds its way to what it
+ * was granted). */
+bool rs_namespace_visible(const rs_req *q, const char *ns);
 
 /* Append a floe dotted namespace as a JSON array of its levels. */
 void rs_put_namespace(floe_buf *b, const char *dotted);

@@ -105,6 +105,14 @@ int rs_list_namespaces(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
     }
+    size_t kept = 0; /* what the caller's grants let it see, before paging */
+    for (size_t i = 0; i < list.n; i++) {
+        if (rs_namespace_visible(q, list.items[i]))
+            list.items[kept++] = list.items[i];
+        else
+            floe_free(list.items[i]);
+    }
+    list.n = kept;
     size_t from, to;
     const char *next;
     if (rs_page(q, &list, &from, &to, &next, r) < 0)

@@ -22,7 +22,8 @@
 #     request, or not a UUID, is a 400;
 #  7. bearer tokens (--tokens, floe serve's [token] sections) on a second server over the
 #     same catalog: 401 without or with an unknown token, 403 outside the grants (tables,
-#     namespaces, a transaction touching a table not granted), 200/204 within them.
+#     namespaces, a transaction touching a table not granted), 200/204 within them; a
+#     namespace listing shows only what the token's grants reach.
 #
 # Every request goes through tests/js/openapi_proxy.mjs, which checks each request and
 # response against the spec's OpenAPI document (tests/data/rest/, pinned with its commit);
@@ -351,7 +352,10 @@ aexpect 200 secret-ta-00001 GET /v1/config
 aexpect 200 secret-ta-00001 GET /v1/namespaces/tx/tables/ta
 aexpect 403 secret-ta-00001 GET /v1/namespaces/tx/tables/tb
 aexpect 403 secret-ta-00001 GET /v1/namespaces/tx/tables
-aexpect 403 secret-ta-00001 GET /v1/namespaces
+# a namespace listing is filtered by the grants: a table grant shows its namespace
+aexpect 200 secret-ta-00001 GET /v1/namespaces
+[ "$(jget '["namespaces"]' < "$tmp/body")" = "[['tx']]" ] || fail "tx.ta's listing: $(cat "$tmp/body")"
+aexpect 403 secret-ta-00001 GET "/v1/namespaces?parent=db"
 aexpect 403 secret-ta-00001 POST /v1/namespaces '{"namespace":["ta_ns"]}'
 read -r loc_a snap_a _ uuid_a <<< "$(state ta)"
 read -r loc_b snap_b _ uuid_b <<< "$(state tb)"
@@ -361,10 +365,13 @@ aexpect 403 secret-ta-00001 POST /v1/transactions/commit \
 aexpect 204 secret-ta-00001 POST /v1/transactions/commit "{\"table-changes\":[$(change ta "$uuid_a" "$snap_a" 4)]}"
 aexpect 200 secret-txns-001 GET /v1/namespaces/tx/tables
 aexpect 200 secret-txns-001 GET /v1/namespaces/tx/tables/tb
-aexpect 403 secret-txns-001 GET /v1/namespaces
+aexpect 200 secret-txns-001 GET /v1/namespaces
+[ "$(jget '["namespaces"]' < "$tmp/body")" = "[['tx']]" ] || fail "tx.*'s listing: $(cat "$tmp/body")"
 aexpect 403 secret-txns-001 POST /v1/tables/rename \
   '{"source":{"namespace":["tx"],"name":"tb"},"destination":{"namespace":["db"],"name":"tb"}}'
 aexpect 200 secret-ops-0001 GET /v1/namespaces
+[ "$(jget '["namespaces"]' < "$tmp/body")" = "$(curl -s "$base/v1/namespaces" | jget '["namespaces"]')" ] ||
+  fail "*'s listing: $(cat "$tmp/body")"
 aexpect 200 secret-ops-0001 GET /v1/namespaces/tx/tables/tb
 kill "$pid2"
 wait "$pid2" || fail "the server with tokens did not stop cleanly"
