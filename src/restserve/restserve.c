@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "floe/sql.h"
 #include "floe/table.h"
 #include "rs_internal.h"
 
@@ -759,6 +760,25 @@ static int parse_listen(const char *listen, bool tokens, struct sockaddr_in *sa,
     return 0;
 }
 
+/* On a SQLite catalog: write-ahead logging with synchronous=FULL on every handle. A
+ * commit then syncs the log once (a rollback journal needs the journal, its directory,
+ * the journal header and the database synced: four), and the handles' reads (loads,
+ * the refresh of each commit) no longer wait for a writer. FULL keeps every
+ * acknowledged commit durable across a power loss, as the journal did; the mode stays
+ * with the database file, for every program that opens it (same host only, as SQLite's
+ * locking already requires). */
+static int sqlite_wal(floe_rest_server *s, floe_error *err) {
+    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
+        floe_sql *db = floe_catalog_sql(s->cats[i]);
+        if (!db || strcmp(floe_sql_dialect(db), "sqlite"))
+            return 0;
+        if (i == 0)
+            FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, "PRAGMA journal_mode=WAL", NULL, 0, NULL, err));
+        FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, "PRAGMA synchronous=FULL", NULL, 0, NULL, err));
+    }
+    return 0;
+}
+
 int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server **out,
                            floe_error *err) {
     struct sockaddr_in sa;
@@ -776,6 +796,7 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
         FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
     s->cat = s->cats[0];
+    FLOE_CHECK(sqlite_wal(s, err));
     if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(rs_idem_open(s, err));
