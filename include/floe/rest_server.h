@@ -29,8 +29,9 @@
  *   POST   /v1/{prefix}/transactions/commit                (atomic across tables)
  *
  * Idempotency-Key is honoured on the mutation routes when the catalog is a SQL catalog
- * (the answers are recorded in its database; /v1/config advertises
- * idempotency-key-lifetime then).
+ * (the answers are recorded in its database - a commit's in the swap's own transaction;
+ * /v1/config advertises idempotency-key-lifetime then). On a SQLite catalog the server
+ * puts the database in write-ahead-log mode with synchronous=FULL.
  *
  * Anything else is 404 (no such route) or 405 (route without that method). Errors are
  * the spec's IcebergErrorResponse: {"error":{"message","type","code"}}.
@@ -58,6 +59,21 @@ FLOE_API_BEGIN
 
 typedef struct floe_rest_server floe_rest_server;
 
+/* Test-only fault injection on the commit route (POST .../tables/{table}), for the
+ * tests of clients' unknown-outcome handling: the first fault_count commit requests
+ * are run (or answered from the Idempotency-Key record) and then answered 500
+ * (FLOE_REST_FAULT_COMMIT_500) or their connection dropped unanswered
+ * (FLOE_REST_FAULT_COMMIT_DROP), or not run at all and answered 500
+ * (FLOE_REST_FAULT_LOST_500) or dropped (FLOE_REST_FAULT_LOST_DROP). The floe command
+ * sets it from FLOE_TEST_REST_FAULT (docs/REST.md); nothing else should. */
+typedef enum floe_rest_fault {
+    FLOE_REST_FAULT_NONE = 0,
+    FLOE_REST_FAULT_COMMIT_500,
+    FLOE_REST_FAULT_COMMIT_DROP,
+    FLOE_REST_FAULT_LOST_500,
+    FLOE_REST_FAULT_LOST_DROP,
+} floe_rest_fault;
+
 typedef struct floe_rest_server_config {
     const char *listen;                 /* "127.0.0.1:8181" (NULL: that); a loopback IPv4
                                            address; port 0 picks a free port */
@@ -69,6 +85,8 @@ typedef struct floe_rest_server_config {
      * and any address may be listened on. */
     const floe_server_token *tokens;
     size_t ntokens;
+    floe_rest_fault fault; /* tests only (above); 0: none */
+    int fault_count;       /* how many commit requests fail (0: 1) */
 } floe_rest_server_config;
 
 /* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen

@@ -14,9 +14,16 @@
  *   R2. A commit whose request may have reached the server and whose answer did not say
  *       what happened (500, 502, 503, 504, a timeout or a dropped connection after
  *       sending) is FLOE_EUNKNOWN_STATE, never a conflict and never an error that lets a
- *       caller delete what it wrote. 409 is FLOE_ECONFLICT. Nothing is re-sent here.
+ *       caller delete what it wrote. 409 is FLOE_ECONFLICT. Nothing is re-sent, except
+ *       with an Idempotency-Key (R4).
  *   R3. The token is refreshed before it expires (at 80% of expires_in); a 401 on a
  *       request that changed nothing gets one new token and one retry.
+ *   R4. When /v1/config advertises idempotency-key-lifetime, each commit carries an
+ *       Idempotency-Key (a new UUID per commit request built) and, on an unknown outcome
+ *       (R2), is sent again with the same key up to REST_IDEM_RETRIES times: the server
+ *       answers a commit that landed from its record, and runs one that did not. What
+ *       the retries leave unknown stays unknown; a 409 to a retry is unknown too (it may
+ *       refuse the first request's own change), never a conflict.
  *
  * One handle is used by one thread at a time (floe/catalog.h); it keeps one curl easy
  * handle, so connections are reused.
@@ -27,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "floe/io.h"
 #include "rest_internal.h"
@@ -35,6 +43,7 @@
 #define REST_TIMEOUT_MS 120000L
 #define REST_CONNECT_TIMEOUT_MS 10000L
 #define REST_ETAGS_MAX 64
+#define REST_IDEM_RETRIES 2  /* a commit sent again after an unknown outcome (R4) */
 
 typedef struct rest_etag {
     char *key; /* "<ns>\x1f<name>" */
@@ -53,6 +62,9 @@ typedef struct rest_impl {
     struct curl_slist *headers; /* header.* */
     bool have_endpoints;
     floe_strlist endpoints;
+    bool idem;            /* the server honours Idempotency-Key (idempotency-key-lifetime) */
+    const char *idem_key; /* sent as Idempotency-Key while set (a commit's) */
+    bool fresh;           /* the next exchange on a new connection (a commit's) */
     rest_etag etags[REST_ETAGS_MAX];
     size_t netags, etag_next;
 } rest_impl;
@@ -134,9 +146,11 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
     char *auth = bearer && ri->token ? floe_asprintf("Authorization: Bearer %s", ri->token) : NULL;
     char *ct = body ? floe_asprintf("Content-Type: %s", content_type) : NULL;
     char *inm = if_none_match ? floe_asprintf("If-None-Match: %s", if_none_match) : NULL;
-    if ((bearer && ri->token && !auth) || (body && !ct) || (if_none_match && !inm))
+    char *ik = ri->idem_key ? floe_asprintf("Idempotency-Key: %s", ri->idem_key) : NULL;
+    if ((bearer && ri->token && !auth) || (body && !ct) || (if_none_match && !inm) ||
+        (ri->idem_key && !ik))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    const char *extra[] = {"Accept: application/json", "User-Agent: floe", auth, ct, inm};
+    const char *extra[] = {"Accept: application/json", "User-Agent: floe", auth, ct, inm, ik};
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
         if (!extra[i])
             continue;
@@ -159,6 +173,10 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+    /* libcurl sends a request again by itself when a reused connection turns out closed
+     * with nothing answered; a commit must not be (R2): it goes on a new connection */
+    if (ri->fresh)
+        curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     else if (strcmp(method, "GET"))
@@ -187,6 +205,7 @@ done:
     floe_free(auth);
     floe_free(ct);
     floe_free(inm);
+    floe_free(ik);
     return rc;
 }
 
@@ -788,6 +807,32 @@ static int rest_check_commit(floe_catalog *c, floe_error *err) {
     return need(c, "POST", "namespaces/{namespace}/tables/{table}", err);
 }
 
+/* One commit request: 0 with a 200 in r, FLOE_ECONFLICT for a 409, FLOE_EUNKNOWN_STATE
+ * when it may have landed (R2), another error when it did not. */
+static int commit_once(floe_catalog *c, const char *ns, const char *name, const char *path,
+                       json_t *body, rest_resp *r, floe_error *err) {
+    rest_impl *ri = c->impl;
+    ri->fresh = true;
+    int rc = request_json(c, "POST", path, body, false, r, err);
+    ri->fresh = false;
+    if (rc < 0) {
+        if (r->sent) { /* R2 */
+            char why[256];
+            snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+            rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: %s "
+                                "after the request was sent", ns, name, why);
+        }
+        return rc;
+    }
+    if (r->status == 409)
+        return resp_error(r, FLOE_ECONFLICT, "commit", err);
+    if (r->status == 500 || r->status == 502 || r->status == 503 || r->status == 504)
+        return resp_error(r, FLOE_EUNKNOWN_STATE, "commit (outcome unknown)", err);
+    if (r->status != 200)
+        return resp_error(r, status_code(r->status), "commit", err);
+    return 0;
+}
+
 static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name,
                                const char *base_json, const char *new_json, char **location,
                                char **metadata_json, floe_error *err) {
@@ -807,23 +852,36 @@ static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name
     if (!id || json_object_set_new(body, "identifier", id) < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     etag_put(ri, key, NULL, NULL);
-    /* a 401 is not retried: the commit goes out once (R2) */
-    rc = request_json(c, "POST", path, body, false, &r, err);
-    if (rc < 0) {
-        if (r.sent) { /* R2 */
-            char why[256];
-            snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
-            rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: %s "
-                                "after the request was sent", ns, name, why);
+    /* A 401 is not retried. Without Idempotency-Key the commit goes out once (R2); with
+     * it (R4) an unknown outcome sends the same request with the same key again: the
+     * server answers from its record when the first one landed, or runs it. */
+    char ikey[37];
+    floe_uuid4(ikey);
+    ri->idem_key = ri->idem ? ikey : NULL;
+    int attempt = 0;
+    for (;; attempt++) {
+        if (attempt) {
+            floe_log(FLOE_LOG_WARN, "REST catalog: commit to %s.%s: %s; sending it again "
+                     "with Idempotency-Key %s", ns, name, err ? err->msg : "outcome unknown",
+                     ikey);
+            struct timespec pause = {0, (100L << attempt) * 1000000L};
+            nanosleep(&pause, NULL);
+            resp_free(&r);
+            resp_init(&r);
+            if (err)
+                floe_error_clear(err);
         }
-        goto done;
+        rc = commit_once(c, ns, name, path, body, &r, err);
+        if (rc != FLOE_EUNKNOWN_STATE || !ri->idem_key || attempt == REST_IDEM_RETRIES)
+            break;
     }
-    if (r.status == 409)
-        FLOE_CHECK(resp_error(&r, FLOE_ECONFLICT, "commit", err));
-    if (r.status == 500 || r.status == 502 || r.status == 503 || r.status == 504)
-        FLOE_CHECK(resp_error(&r, FLOE_EUNKNOWN_STATE, "commit (outcome unknown)", err));
-    if (r.status != 200)
-        FLOE_CHECK(resp_error(&r, status_code(r.status), "commit", err));
+    ri->idem_key = NULL;
+    /* after a retry, a 409 may be the first request's own change: unknown (R4) */
+    if (rc == FLOE_ECONFLICT && attempt > 0)
+        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: a "
+                            "retry with the same Idempotency-Key was refused (409): %s", ns,
+                            name, err ? err->msg : "?");
+    FLOE_CHECK(rc);
     j = resp_json(&r);
     const char *l = json_string_value(json_object_get(j, "metadata-location"));
     const json_t *m = json_object_get(j, "metadata");
@@ -987,6 +1045,7 @@ static int load_config(floe_catalog *c, const char *client_prefix, const char *c
         FLOE_CHECK(set_base(ri, merged[1], err));
     if (merged[3] && *merged[3])
         FLOE_CHECK(set_str(&ri->sep, merged[3], err)); /* sent url-encoded, as given */
+    ri->idem = json_is_string(json_object_get(j, "idempotency-key-lifetime"));
     const json_t *eps = json_object_get(j, "endpoints");
     if (json_is_array(eps)) {
         ri->have_endpoints = true;

@@ -649,6 +649,19 @@ static void give_handle(floe_rest_server *s, size_t h) {
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The test fault for a request on route rt (floe_rest_server_config.fault): commit
+ * requests only, the first fault_count of them. */
+static floe_rest_fault take_fault(floe_rest_server *s, const route *rt) {
+    if (!s->fault || rt->fn != rs_commit_table)
+        return FLOE_REST_FAULT_NONE;
+    pthread_mutex_lock(&s->mu);
+    bool hit = s->fault_left > 0;
+    if (hit)
+        s->fault_left--;
+    pthread_mutex_unlock(&s->mu);
+    return hit ? s->fault : FLOE_REST_FAULT_NONE;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls) {
@@ -697,18 +710,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  "Idempotency-Key must be a UUID (36 characters), not '%.64s'", key);
         rt = NULL;
     }
-    if (rt) {
+    floe_rest_fault fault = rt ? take_fault(s, rt) : FLOE_REST_FAULT_NONE;
+    bool lost = fault == FLOE_REST_FAULT_LOST_500 || fault == FLOE_REST_FAULT_LOST_DROP;
+    if (rt && !lost) {
         char fp[65];
         if (key)
             rs_idem_fingerprint(method, url, cr->body.data, cr->body.len, fp);
         size_t h = take_handle(s, key);
         q.cat = s->cats[h];
         if (!key || !rs_idem_replay(&q, key, fp, &r)) {
+            if (key)
+                rs_idem_begin(s, h, key, fp, rt->fn == rs_commit_transaction ? 204 : 200);
             rt->fn(&q, &r);
             if (key)
-                rs_idem_record(&q, key, fp, &r);
+                rs_idem_record(&q, h, key, fp, &r);
+            if (key)
+                rs_idem_end(s, h);
         }
         give_handle(s, h);
+    }
+    if (fault != FLOE_REST_FAULT_NONE)
+        floe_log(FLOE_LOG_WARN, "catalog serve: test fault on %s %s (%s, answer %d dropped)",
+                 method, url, lost ? "not run" : "run", r.status);
+    if (fault == FLOE_REST_FAULT_COMMIT_500 || fault == FLOE_REST_FAULT_LOST_500)
+        rs_error(&r, 500, "InternalServerError", "test fault: the answer is lost");
+    if (fault == FLOE_REST_FAULT_COMMIT_DROP || fault == FLOE_REST_FAULT_LOST_DROP) {
+        floe_buf_free(&r.body);
+        json_decref(q.body);
+        floe_free(q.ns);
+        floe_free(q.table);
+        return MHD_NO; /* the connection is closed unanswered */
     }
     enum MHD_Result ok = send_resp(c, &r);
     floe_buf_free(&r.body);
@@ -793,6 +824,8 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
     s->tokens = cfg->tokens;
     s->ntokens = cfg->ntokens;
+    s->fault = cfg->fault;
+    s->fault_left = cfg->fault ? (cfg->fault_count > 0 ? cfg->fault_count : 1) : 0;
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
         FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
     s->cat = s->cats[0];

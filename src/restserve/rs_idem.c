@@ -16,10 +16,16 @@
  * A SQL catalog is needed; on a filesystem catalog the header is not honoured and
  * /v1/config does not advertise a lifetime.
  *
- * Limits: the answer is recorded after the operation, in a statement of its own, so a
- * server that dies between the two runs the retry again (a commit's requirements then
- * decide, typically a 409); and two requests with one key that arrive at two servers at
- * the same moment both run (on one server the second waits for the first's answer).
+ * A commit's answer (and a transaction's) is recorded by the swap itself: the handle's
+ * swap hook inserts the row in the transaction that moves the pointer, with the new
+ * metadata location, so the record exists exactly when the commit does - also when the
+ * answer is lost afterwards (a 500, a dropped connection). A replay of such a row
+ * answers the LoadTableResult of that metadata file.
+ *
+ * Limits: the other routes' answers are recorded after the operation, in a statement of
+ * their own, so a server that dies between the two runs the retry again; and two
+ * requests with one key that arrive at two servers at the same moment both run (on one
+ * server the second waits for the first's answer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,15 +45,62 @@ static const char SQL_CREATE[] =
     "etag VARCHAR(48), "
     "body TEXT, "
     "created_ms BIGINT NOT NULL, "
+    "metadata_location TEXT, "
     "PRIMARY KEY (catalog_name, idempotency_key))";
+
+static int no_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)ctx, (void)cols, (void)n, (void)err;
+    return 0;
+}
+
+/* The swap hook of every handle: a request with a key records its answer in the swap's
+ * transaction (the row a later retry is answered from). */
+static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
+                     const char *expected, const char *new_location, floe_error *err) {
+    (void)ns, (void)name, (void)expected;
+    rs_idem_slot *slot = ctx;
+    if (!slot->key)
+        return 0;
+    char sql[512], status[16];
+    snprintf(status, sizeof status, "%d", slot->status);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
+             "status, created_ms, metadata_location) VALUES (?, ?, ?, CAST(? AS INTEGER), %s, ?) "
+             "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
+             floe_sql_clock_ms_expr(db));
+    const char *params[] = {slot->s->name, slot->key, slot->fp, status, new_location};
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 5, NULL, err));
+    slot->recorded = true;
+    return 0;
+}
 
 int rs_idem_open(floe_rest_server *s, floe_error *err) {
     floe_sql *db = floe_catalog_sql(s->cat);
     if (!db)
         return 0;
     FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err));
+    /* a table made before the column was added */
+    floe_error probe;
+    floe_error_clear(&probe);
+    if (floe_sql_query(db, "SELECT metadata_location FROM floe_rest_idempotency WHERE 1 = 0",
+                       NULL, 0, no_row, NULL, &probe) < 0)
+        FLOE_FORWARD_IF_ERROR(floe_sql_exec(
+            db, "ALTER TABLE floe_rest_idempotency ADD COLUMN metadata_location TEXT", NULL, 0,
+            NULL, err));
+    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
+        s->slots[i] = (rs_idem_slot){.s = s};
+        FLOE_FORWARD_IF_ERROR(floe_catalog_set_swap_hook(s->cats[i], swap_hook, &s->slots[i], err));
+    }
     s->idem = true;
     return 0;
+}
+
+void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status) {
+    s->slots[h] = (rs_idem_slot){.s = s, .key = key, .fp = fp, .status = status};
+}
+
+void rs_idem_end(floe_rest_server *s, size_t h) {
+    s->slots[h] = (rs_idem_slot){.s = s};
 }
 
 bool rs_idem_key_valid(const char *key) {
@@ -85,6 +138,7 @@ typedef struct found {
     int status;
     char etag[48];
     floe_buf *body;
+    char *location; /* the metadata a commit's swap recorded */
 } found;
 
 static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
@@ -96,6 +150,8 @@ static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
     snprintf(f->etag, sizeof f->etag, "%s", cols[2] ? cols[2] : "");
     if (cols[3] && floe_buf_append(f->body, cols[3], strlen(cols[3])) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (n > 4 && cols[4] && !(f->location = floe_strdup(cols[4])))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -103,7 +159,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
     snprintf(sql, sizeof sql,
-             "SELECT request, status, etag, body FROM floe_rest_idempotency WHERE "
+             "SELECT request, status, etag, body, metadata_location FROM floe_rest_idempotency WHERE "
              "catalog_name = ? AND idempotency_key = ? AND created_ms > %s - %lld",
              floe_sql_clock_ms_expr(db), (long long)KEEP_MS);
     const char *params[] = {q->s->name, key};
@@ -119,6 +175,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     if (!f.any)
         return false;
     if (strcmp(f.request, fp)) {
+        floe_free(f.location);
         rs_error(r, 400, "BadRequestException",
                  "Idempotency-Key %s was used for another request (keys must not be reused "
                  "across operations)", key);
@@ -126,24 +183,39 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     }
     r->status = f.status;
     snprintf(r->etag, sizeof r->etag, "%s", f.etag);
+    if (f.location && f.status == 200 && !r->body.len)
+        rs_table_result_at(r, q->cat, f.location); /* recorded by a commit's swap */
+    floe_free(f.location);
     floe_log(FLOE_LOG_INFO, "catalog serve: Idempotency-Key %s: the recorded answer (%d) again",
              key, f.status);
     return true;
 }
 
-void rs_idem_record(rs_req *q, const char *key, const char *fp, const rs_resp *r) {
+void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r) {
     if (r->status >= 500 || floe_buf_error(&r->body) < 0)
         return;
+    if (q->s->slots[h].recorded && r->status < 300)
+        return; /* the swap recorded it */
     floe_sql *db = floe_catalog_sql(q->cat);
     const char *clock = floe_sql_clock_ms_expr(db);
     char sql[512];
     floe_error err;
     floe_error_clear(&err);
-    snprintf(sql, sizeof sql,
-             "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND created_ms <= %s - %lld",
-             clock, (long long)KEEP_MS);
-    const char *del[] = {q->s->name};
-    int rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
+    int rc = 0;
+    /* expired answers go at most once a minute (a write of its own each time) */
+    int64_t now = floe_now_ns() / 1000000;
+    pthread_mutex_lock(&q->s->mu);
+    bool sweep = now - q->s->idem_swept_ms >= 60000;
+    if (sweep)
+        q->s->idem_swept_ms = now;
+    pthread_mutex_unlock(&q->s->mu);
+    if (sweep) {
+        snprintf(sql, sizeof sql,
+                 "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND created_ms <= %s - %lld",
+                 clock, (long long)KEEP_MS);
+        const char *del[] = {q->s->name};
+        rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
+    }
     char status[16];
     snprintf(status, sizeof status, "%d", r->status);
     floe_buf body;

@@ -18,6 +18,16 @@
  * apart as it keeps several servers apart. */
 #define RS_CATALOG_HANDLES 8
 
+/* What a handle's swap hook records (rs_idem.c): the Idempotency-Key of the request
+ * running on the handle, if any, and whether the answer was recorded with the swap. */
+typedef struct rs_idem_slot {
+    struct floe_rest_server *s;
+    const char *key;
+    const char *fp;
+    int status;     /* the answer on success: 200 (commit) or 204 (transaction) */
+    bool recorded;  /* a swap with the record ran (its transaction may still fail) */
+} rs_idem_slot;
+
 struct floe_rest_server {
     struct MHD_Daemon *mhd;
     pthread_mutex_t mu;  /* guards busy and keys */
@@ -26,6 +36,10 @@ struct floe_rest_server {
     bool busy[RS_CATALOG_HANDLES];
     const char *keys[RS_CATALOG_HANDLES]; /* the Idempotency-Key of the request on each
                                              busy handle, or NULL */
+    rs_idem_slot slots[RS_CATALOG_HANDLES];
+    int64_t idem_swept_ms; /* when expired answers were last removed (guarded by mu) */
+    floe_rest_fault fault; /* test-only fault injection (floe/rest_server.h) */
+    int fault_left;        /* commit requests still to fail (guarded by mu) */
     floe_catalog *cat;  /* cats[0], for what is done once (start, idempotency table) */
     char *name;         /* the catalog's name: the {prefix} of the paths */
     size_t max_body;
@@ -107,8 +121,14 @@ int rs_report_metrics(rs_req *q, rs_resp *r);
 /* Idempotency-Key (rs_idem.c). The lifetime advertised in /v1/config. */
 #define RS_IDEM_LIFETIME "PT30M"
 #define RS_IDEM_LIFETIME_MS (30 * 60 * 1000)
-/* Create the table of recorded answers and set s->idem, on a SQL catalog. */
+/* Create the table of recorded answers, set s->idem and the handles' swap hooks, on a
+ * SQL catalog. */
 int rs_idem_open(floe_rest_server *s, floe_error *err);
+/* Before and after the handler of a request with key on handle h: a commit's swap
+ * records the answer (status on success, the new metadata location) in its own
+ * transaction. */
+void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status);
+void rs_idem_end(floe_rest_server *s, size_t h);
 /* A key as the spec gives it: a UUID in its 36-character form. */
 bool rs_idem_key_valid(const char *key);
 /* What identifies a request (method, path, body) as 64 hex digits. */
@@ -117,14 +137,17 @@ void rs_idem_fingerprint(const char *method, const char *url, const void *body, 
 /* When an answer is recorded under key: put it (or the 400 of a key reused for another
  * request) in r and return true. A failed lookup answers 5xx and returns true. */
 bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r);
-/* Record r under key unless it is a 5xx; a failure to record is logged. */
-void rs_idem_record(rs_req *q, const char *key, const char *fp, const rs_resp *r);
+/* Record r under key unless it is a 5xx or the swap of handle h recorded it already; a
+ * failure to record is logged. */
+void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r);
 
 /* Answer with a LoadTableResult for table t (rs_tables.c): metadata-location, metadata
  * (all snapshots, or with refs_only those a branch or tag points at), config; and the
  * ETag of that representation. */
 struct floe_table;
 int rs_table_result(rs_resp *r, const struct floe_table *t, bool refs_only);
+/* The same for the metadata file at location (read through the catalog's I/O). */
+int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location);
 /* The ETag of a metadata location as served with or without refs_only. */
 void rs_etag(const char *metadata_location, bool refs_only, char out[48]);
 

@@ -49,13 +49,14 @@ static int append_cb(const char *p, size_t n, void *ctx) {
     return floe_buf_append(ctx, p, n) < 0 ? -1 : 0;
 }
 
-int rs_table_result(rs_resp *r, const floe_table *t, bool refs_only) {
+/* The LoadTableResult of metadata m at location loc. */
+static int table_result(rs_resp *r, const char *loc, const floe_table_metadata *m,
+                        bool refs_only) {
     floe_error err;
     floe_error_clear(&err);
     char *text = NULL;
     size_t len = 0;
-    const char *loc = floe_table_metadata_location(t);
-    int rc = floe_table_metadata_to_json(floe_table_metadata_get(t), false, &text, &len, &err);
+    int rc = floe_table_metadata_to_json(m, false, &text, &len, &err);
     if (rc < 0)
         return rs_floe_error(r, rc, &err, NO_TABLE);
     floe_buf *b = &r->body;
@@ -81,6 +82,23 @@ int rs_table_result(rs_resp *r, const floe_table *t, bool refs_only) {
     rs_etag(loc, refs_only, r->etag);
     r->status = 200;
     return 0;
+}
+
+int rs_table_result(rs_resp *r, const floe_table *t, bool refs_only) {
+    return table_result(r, floe_table_metadata_location(t), floe_table_metadata_get(t),
+                        refs_only);
+}
+
+int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = NULL;
+    int rc = floe_table_metadata_read(floe_catalog_io(cat), location, &m, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc == FLOE_ENOTFOUND ? FLOE_EIO : rc, &err, NO_TABLE);
+    rc = table_result(r, location, m, false);
+    floe_table_metadata_free(m);
+    return rc;
 }
 
 /* snapshots=all|refs (absent: all). */
