@@ -104,13 +104,32 @@ typedef struct pick {
     bool fast_forward;
 } pick;
 
-/* Refuse a snapshot already in main's history or cherry-picked into it. */
+/* Refuse a snapshot already in main's history or cherry-picked into it, and one whose
+ * place in main's history cannot be told: main's walk back ends at an expired snapshot
+ * before reaching the candidate's parent or anything older than the candidate (expiry of
+ * the snapshots between keeps a tagged one that main once held). */
 static int pick_check(void *ctx, const floe_table_metadata *m, floe_error *err) {
     const pick *p = ctx;
-    if (is_ancestor(m, p->id, m->current_snapshot_id))
-        return floe_error_set(err, FLOE_EEXISTS,
-                              "snapshot %" PRId64 " is already in the current snapshot's history",
-                              p->id);
+    const floe_snapshot *cand = floe_table_metadata_snapshot(m, p->id);
+    const floe_snapshot *a = floe_table_metadata_current_snapshot(m);
+    for (size_t steps = 0; a && steps <= m->n_snapshots; steps++) {
+        if (a->snapshot_id == p->id)
+            return floe_error_set(err, FLOE_EEXISTS,
+                                  "snapshot %" PRId64 " is already in the current snapshot's "
+                                  "history", p->id);
+        if (!cand || (cand->has_parent && a->snapshot_id == cand->parent_snapshot_id) ||
+            a->timestamp_ms < cand->timestamp_ms)
+            break; /* main passed where the candidate would stand: it is not there */
+        if (!a->has_parent)
+            break;
+        const floe_snapshot *up = floe_table_metadata_snapshot(m, a->parent_snapshot_id);
+        if (!up)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "snapshot %" PRId64 " may already be in main's history: main's "
+                                  "history before snapshot %" PRId64 " has expired, so it cannot "
+                                  "be told; cherrypick refused", p->id, a->snapshot_id);
+        a = up;
+    }
     char want[24];
     snprintf(want, sizeof want, "%" PRId64, p->id);
     const floe_snapshot *s = floe_table_metadata_current_snapshot(m);

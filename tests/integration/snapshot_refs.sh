@@ -13,8 +13,9 @@
 #     branch-only settings refused; replace keeps what it is not told; fast-forward only
 #     forward; main cannot be dropped;
 #   - cherrypick: fast-forward when the parent is main's head, else a new append snapshot
-#     with the picked files and source-snapshot-id; a second pick and a pick of an
-#     ancestor are refused;
+#     with the picked files and source-snapshot-id; a second pick, a pick of an ancestor,
+#     and a pick of a tagged snapshot whose place in main's expired history is unknown are
+#     refused;
 #   - append --branch (write-audit-publish): only the branch moves, main's readers see
 #     nothing until a fast-forward or cherrypick publishes it; --once looks in the
 #     branch's lineage; a missing branch or a tag is refused;
@@ -195,6 +196,22 @@ set -e
 [ "$(mq ns.w '[(s["parent-snapshot-id"], s["summary"]["source-snapshot-id"]) for s in m["snapshots"] if s["snapshot-id"] == m["current-snapshot-id"]]')" = "[($w3, '$wb')]" ] ||
   fail "publish by cherrypick"
 [ "$(icebird_rows ns.w)" = 55 ] && [ "$(floe_rows ns.w)" = 55 ] || fail "rows after the cherrypick: $(icebird_rows ns.w)"
+
+# a tagged snapshot that main held, whose history since then has expired: whether it is
+# still in main's history cannot be told, so it is refused (and no row is added twice)
+"$floe" table create ns.x --schema "$tmp/s.json" >/dev/null
+x1=$(append ns.x 5 0); x2=$(append ns.x 5 10); x3=$(append ns.x 5 20)
+"$floe" ref create ns.x t2 --tag --snapshot "$x2" >/dev/null
+"$floe" rewrite ns.x --option rewrite-all=true >/dev/null
+"$floe" expire ns.x --older-than 2099-01-01T00:00:00Z --retain-last 1 >/dev/null
+[ "$(mq ns.x '[s["snapshot-id"] for s in m["snapshots"] if s["snapshot-id"] in ('"$x1, $x3"')]')" = "[]" ] ||
+  fail "expire kept main's history: $(mq ns.x '[s["snapshot-id"] for s in m["snapshots"]]')"
+set +e
+"$floe" snapshots cherrypick ns.x "$x2" 2>"$tmp/e10"; rc10=$?
+set -e
+[ $rc10 = 1 ] && grep -q "history before snapshot .* has expired" "$tmp/e10" ||
+  fail "pick of a tagged snapshot main once held: exit $rc10, $(cat "$tmp/e10")"
+[ "$(floe_rows ns.x)" = 15 ] || fail "rows after the refused pick: $(floe_rows ns.x)"
 
 [ $fails = 0 ] || exit 1
 echo "snapshot_refs: ok"
