@@ -87,6 +87,8 @@ int cli_fail(const floe_error *err);
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
 /* Parse a non-negative integer (false past INT64_MAX: never clamped). */
 bool cli_parse_int(const char *s, int64_t *out);
+/* Parse --threads: 0..max, where 0 means the machine's cores (at most max). */
+bool cli_parse_threads(const char *s, int max, int *out);
 /* Parse a snapshot id: a signed 64-bit integer (false outside that range). */
 bool cli_parse_id(const char *s, int64_t *out);
 /* --max-page-size, --max-read-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB

@@ -102,16 +102,10 @@ int floe_cmd_append(int argc, char **argv) {
                 goto out;
             }
         } else if (!strcmp(a, "--threads") && has_val) {
-            int64_t n;
-            if (!cli_parse_int(argv[++i], &n) || n > 256) {
+            if (!cli_parse_threads(argv[++i], 256, &o.threads)) {
                 code = cli_usage("append", "--threads wants a number up to 256 (0 = all cores)");
                 goto out;
             }
-            if (n == 0) {
-                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-                n = ncpu > 256 ? 256 : ncpu > 0 ? ncpu : 1;
-            }
-            o.threads = (int)n;
         } else if (!strcmp(a, "--strict")) {
             o.strict = true;
         } else if (!strcmp(a, "--quarantine") && has_val) {

@@ -214,13 +214,9 @@ static int parse_args(int argc, char **argv, convert_args *a) {
             o->write.target_file_size = v;
             break;
         case 'j':
-            if (!cli_parse_int(optarg, &v) || v < 0 || v > 64)
+            if (!cli_parse_threads(optarg, 64, &o->threads))
                 return cli_usage("convert", "bad --threads '%s' (0 to 64; 0 = all cores)",
                                  optarg);
-            if (v > 0)
-                o->threads = (int)v;
-            else
-                o->threads = ncpu > 64 ? 64 : ncpu > 0 ? (int)ncpu : 1;
             break;
         case 'q':
             o->quarantine_uri = optarg;

@@ -30,7 +30,7 @@ static void usage(FILE *out) {
             "                     points at one, or a branch's retention keeps it)\n"
             "  --dry-run          change nothing; report what would be expired and deleted\n"
             "  --keep-files       commit the expiry but delete no files\n"
-            "  --threads N        parallel deletes (default 4)\n"
+            "  --threads N        parallel deletes (default 4; 0 = all cores)\n"
             "  --list             print every file deleted (or, with --dry-run, deletable)\n"
             "  --json             print the result as JSON\n"
             "\n"
@@ -125,12 +125,10 @@ int floe_cmd_expire(int argc, char **argv) {
             }
             i++;
         } else if (!strcmp(a, "--threads") && val) {
-            int64_t n;
-            if (!cli_parse_int(val, &n) || n < 1 || n > 32) {
+            if (!cli_parse_threads(val, 32, &o.threads)) {
                 free(ids);
-                return cli_usage("expire", "--threads wants 1..32");
+                return cli_usage("expire", "--threads wants 0..32 (0 = all cores)");
             }
-            o.threads = (int)n;
             i++;
         } else if (a[0] == '-') {
             free(ids);

@@ -34,7 +34,7 @@ static void usage(FILE *out) {
             "                        scheme or authority does not (s3, s3a and s3n count as\n"
             "                        one scheme): error (default: stop, delete nothing),\n"
             "                        ignore (keep such files), delete (delete them)\n"
-            "  --threads N           parallel deletes (default 4)\n"
+            "  --threads N           parallel deletes (default 4; 0 = all cores)\n"
             "  --list                print every orphan\n"
             "  --json                print the result as JSON\n");
 }
@@ -99,10 +99,8 @@ int floe_cmd_orphans(int argc, char **argv) {
                 return cli_usage("orphans", "--prefix-mismatch wants error, ignore or delete");
             i++;
         } else if (!strcmp(a, "--threads") && val) {
-            int64_t n;
-            if (!cli_parse_int(val, &n) || n < 1 || n > 32)
-                return cli_usage("orphans", "--threads wants 1..32");
-            o.threads = (int)n;
+            if (!cli_parse_threads(val, 32, &o.threads))
+                return cli_usage("orphans", "--threads wants 0..32 (0 = all cores)");
             i++;
         } else if (a[0] == '-') {
             return cli_usage("orphans", "unknown option %s", a);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "floe/manifest.h"
@@ -110,6 +111,18 @@ bool cli_parse_int(const char *s, int64_t *out) {
     if (!cli_parse_id(s, &v) || v < 0)
         return false;
     *out = v;
+    return true;
+}
+
+bool cli_parse_threads(const char *s, int max, int *out) {
+    int64_t v;
+    if (!cli_parse_int(s, &v) || v > max)
+        return false;
+    if (v == 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        v = ncpu > max ? max : ncpu > 0 ? ncpu : 1;
+    }
+    *out = (int)v;
     return true;
 }
 

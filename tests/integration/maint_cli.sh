@@ -82,7 +82,7 @@ done
 # the files the retained snapshots need exist (scan above read them all); dry run deletes
 # nothing
 before=$(find "$tmp/wh" -type f | wc -l)
-"$FLOE" expire ns.ev --older-than 0s --retain-last 1 --dry-run --json > "$tmp/dry.json"
+"$FLOE" expire ns.ev --older-than 0s --retain-last 1 --dry-run --threads 0 --json > "$tmp/dry.json"
 [ "$(find "$tmp/wh" -type f | wc -l)" -eq "$before" ] || fail "expire --dry-run deleted files"
 grep -q '"snapshots_expired":3' "$tmp/dry.json" || fail "dry run: $(cat "$tmp/dry.json")"
 
@@ -105,7 +105,7 @@ echo x > "$root/data/k=a/young.parquet"
 echo x > "$root/_landing/hidden.ndjson.zst"
 touch -d '5 days ago' "$root/data/k=a/planted-1.parquet" "$root/data/k=zz/planted-2.parquet" \
   "$root/metadata/planted-m0.avro" "$root/_landing/hidden.ndjson.zst"
-"$FLOE" orphans ns.ev --dry-run --list > "$tmp/odry"
+"$FLOE" orphans ns.ev --dry-run --list --threads 0 > "$tmp/odry"
 [ "$(grep -c planted "$tmp/odry")" -eq 3 ] || fail "dry run lists: $(cat "$tmp/odry")"
 [ -f "$root/data/k=a/planted-1.parquet" ] || fail "dry run deleted a file"
 "$FLOE" orphans ns.ev --json > "$tmp/orph.json"
@@ -121,6 +121,7 @@ n=$("$FLOE" scan ns.ev | wc -l)
 set +e
 "$FLOE" expire >/dev/null 2>&1; [ $? -eq 2 ] || fail "expire without table should exit 2"
 "$FLOE" orphans ns.ev --prefix-mismatch maybe >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad mode should exit 2"
+"$FLOE" expire ns.ev --threads 33 --dry-run >/dev/null 2>&1; [ $? -eq 2 ] || fail "--threads 33 should exit 2"
 "$FLOE" orphans ns.ev --older-than 1m >/dev/null 2>&1; [ $? -eq 2 ] || fail "recent threshold needs --force"
 "$FLOE" expire ns.nope >/dev/null 2>&1; [ $? -eq 1 ] || fail "unknown table should exit 1"
 "$FLOE" expire "$root" >/dev/null 2>&1; [ $? -eq 1 ] || fail "expire of a path table must refuse"
