@@ -174,6 +174,8 @@ typedef struct floe_table_append_result {
     int64_t parquet_files_copied; /* of those, copied into the data folder (copy) */
     int64_t parquet_files_split; /* existing Parquet files rewritten per partition */
     int64_t split_files;         /* the files those became */
+    char *quarantine_uri;        /* where the rejected records are (convert.rejected > 0),
+                                    else NULL; owned, freed by _reset */
 } floe_table_append_result;
 void floe_table_append_result_reset(floe_table_append_result *r);
 

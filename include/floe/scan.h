@@ -104,6 +104,15 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
 int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
                          floe_error *err) FLOE_NODISCARD;
 void floe_scan_plan_free(floe_scan_plan *p);
+/* Check o->where against the schema a plan with o would read rows with, reading no
+ * manifest: 0 when it parses and names the schema's columns with fitting literals (or
+ * there is none), else the error floe_scan_plan_files would give for it: FLOE_EINVALID
+ * (syntax, a literal that does not fit its column) or FLOE_ENOTFOUND (no such column).
+ * What is not about the filter (a snapshot, ref or time that selects nothing) returns 0
+ * here and fails the plan. For callers that report a bad filter apart from other errors
+ * (the floe command: a usage error). */
+int floe_scan_check_filter(const floe_table *t, const floe_scan_options *o, floe_error *err)
+    FLOE_NODISCARD;
 
 typedef struct floe_scan_read_stats {
     int64_t files_read;

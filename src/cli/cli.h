@@ -82,8 +82,11 @@ int cli_catalog_config_load(const char *name, const char *config_path,
  * cfg->io = cli_io(), cfg->sql, FLOE_COMPACT_LEASE_MS, TMPDIR (staging). */
 int cli_server_config_env(floe_server_config *cfg, floe_error *err);
 
-/* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. */
+/* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. Under --json the
+ * error is also printed on stdout as {"error":{"code","exit","message"}} (both). */
 int cli_fail(const floe_error *err);
+/* Print a usage error as one line, "floe CMD: <msg> (see 'floe CMD --help')", to stderr;
+ * returns FLOE_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);
 /* Parse a non-negative integer (false past INT64_MAX: never clamped). */
 bool cli_parse_int(const char *s, int64_t *out);

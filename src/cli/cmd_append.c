@@ -23,15 +23,19 @@ static void usage(FILE *out) {
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
             "table's schema, partition spec and write.* properties into its data folder;\n"
-            "rejected records go to the quarantine. Parquet files (.parquet, or --format\n"
-            "parquet) are checked against the table schema and added where they are, with\n"
-            "exact bounds (read from the values where the statistics cannot be trusted);\n"
-            "a file must hold the rows of one partition of the table's spec.\n"
+            "rejected records go to the quarantine, which the result names. Parquet files\n"
+            "(.parquet, or --format parquet) are checked against the table schema and added\n"
+            "where they are, with exact bounds (read from the values where the statistics\n"
+            "cannot be trusted); a file must hold the rows of one partition of the table's\n"
+            "spec.\n"
             "Without --copy the Parquet files themselves become the table's files: a later\n"
             "floe rewrite and floe expire delete them from the folder they are in.\n"
             "Everything lands in one snapshot.\n"
             "\n"
             "  --threads N     threads converting NDJSON (default 1; 0 = all cores)\n"
+            "  --quarantine FILE  where rejected records go (default\n"
+            "                  <warehouse>/_quarantine/NS.NAME/<uuid>.ndjson)\n"
+            "  --strict        a rejected record fails the append instead\n"
             "  --summary K=V   extra snapshot summary entry\n"
             "  --once K=V      exactly once: commit nothing when a snapshot added since the\n"
             "                  table state this run started from already carries K=V\n"
@@ -172,7 +176,7 @@ int floe_cmd_append(int argc, char **argv) {
                ",\"manifests_merged\":%" PRId64 ",\"parquet_files\":%" PRId64
                ",\"parquet_files_copied\":%" PRId64
                ",\"parquet_files_split\":%" PRId64 ",\"split_files\":%" PRId64
-               ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"branch\":",
+               ",\"records_in\":%" PRId64 ",\"rejected\":%" PRId64 ",\"quarantine\":",
                res.commit.noop ? "true" : "false", res.commit.snapshot_id,
                res.commit.sequence_number, res.commit.attempts, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
@@ -180,6 +184,11 @@ int floe_cmd_append(int argc, char **argv) {
                res.parquet_files_split,
                res.split_files, res.convert.records_in,
                res.convert.rejected);
+        if (res.quarantine_uri)
+            cli_json_str(stdout, res.quarantine_uri);
+        else
+            fputs("null", stdout);
+        printf(",\"branch\":");
         cli_json_str(stdout, o.branch ? o.branch : "main");
         printf(",\"metadata_location\":");
         cli_json_str(stdout, res.commit.metadata_location ? res.commit.metadata_location : "");
@@ -200,8 +209,8 @@ int floe_cmd_append(int argc, char **argv) {
             printf("%" PRId64 " Parquet file(s) spanning partitions rewritten as %" PRId64
                    " file(s), one per partition\n", res.parquet_files_split, res.split_files);
         if (res.convert.rejected)
-            printf("%" PRId64 " of %" PRId64 " records rejected (see the quarantine)\n",
-                   res.convert.rejected, res.convert.records_in);
+            printf("%" PRId64 " of %" PRId64 " records rejected: they are in %s\n",
+                   res.convert.rejected, res.convert.records_in, res.quarantine_uri);
     }
 out:
     floe_table_append_result_reset(&res);

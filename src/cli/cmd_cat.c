@@ -144,7 +144,9 @@ int floe_cmd_cat(int argc, char **argv) {
             goto fail;
     }
     if (where && floe_pq_reader_set_filter(r, where, &err) < 0) {
-        if (err.code == FLOE_EINVALID) {
+        /* syntax, typing, no such column, a repeated column */
+        if (err.code == FLOE_EINVALID || err.code == FLOE_ENOTFOUND ||
+            err.code == FLOE_EUNSUPPORTED) {
             rc = cli_usage("cat", "%s", err.msg);
             goto out;
         }

@@ -134,8 +134,9 @@ int floe_cmd_health(int argc, char **argv) {
     bool json = false;
     const char *html_path = NULL, *catalog_name = NULL, *config = NULL;
     optind = 1;
+    opterr = 0; /* one line, ours */
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         int64_t n;
         switch (opt) {
         case O_JSON: json = true; break;
@@ -179,7 +180,8 @@ int floe_cmd_health(int argc, char **argv) {
         case O_CATALOG: catalog_name = optarg; break;
         case O_CONFIG: config = optarg; break;
         case 'h': fputs(usage_text, stdout); return FLOE_EXIT_OK;
-        default: return cli_usage("health", "unknown option");
+        case ':': return cli_usage("health", "%s needs a value", argv[optind - 1]);
+        default: return cli_usage("health", "unknown option %s", argv[optind - 1]);
         }
     }
     if (optind + 1 != argc)

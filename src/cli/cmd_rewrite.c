@@ -250,6 +250,10 @@ int floe_cmd_rewrite(int argc, char **argv) {
         code = cli_fail(&err);
         goto out;
     }
+    floe_scan_options where = {.where = o.where}; /* the plan reads the current schema */
+    if ((code = cli_check_where("rewrite", t, &where)) >= 0)
+        goto out;
+    code = FLOE_EXIT_OK;
     cli_progress_init(&ui, "floe rewrite", 0, quiet || dry || to.json);
     o.progress = on_progress;
     o.progress_ctx = &ui;

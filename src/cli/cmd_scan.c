@@ -25,7 +25,8 @@ static void usage(FILE *out) {
             "                   LIKE 'prefix%%', AND, OR, NOT over the table's columns;\n"
             "                   manifests and files that cannot match are not read\n"
             "  --snapshot ID    read that snapshot\n"
-            "  --as-of TIME     the snapshot current at TIME (ms, or YYYY-MM-DD[THH:MM:SS])\n"
+            "  --as-of TIME     the snapshot current at TIME, by commit time (UTC:\n"
+            "                   YYYY-MM-DD[THH:MM:SS[.fff]], or ms since the epoch)\n"
             "  --ref NAME       a branch or tag\n"
             "  --columns LIST   output columns (comma separated, dotted for nested; a\n"
             "                   path through a list gives the list of its elements'\n"
@@ -134,6 +135,7 @@ static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
 int floe_cmd_scan(int argc, char **argv) {
     cli_table_opts to = {0};
     const char *table = NULL, *where = NULL, *columns = NULL, *format = "ndjson";
+    const char *as_of = NULL;
     floe_scan_options so;
     memset(&so, 0, sizeof so);
     int64_t limit = -1;
@@ -167,6 +169,7 @@ int floe_cmd_scan(int argc, char **argv) {
                                  "integer)");
             so.has_snapshot_id = true;
         } else if (!strcmp(a, "--as-of") && has_val) {
+            as_of = argv[i + 1];
             if (floe_scan_parse_time(argv[++i], &so.as_of_ms, &err) < 0)
                 return cli_usage("scan", "%s", err.msg);
             so.has_as_of = true;
@@ -231,8 +234,20 @@ int floe_cmd_scan(int argc, char **argv) {
     floe_table *t = NULL;
     floe_scan_plan *p = NULL;
     int code = FLOE_EXIT_OK;
-    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0 ||
-        floe_scan_plan_files(t, &so, &p, &err) < 0) {
+    if (cli_open_table(table, &to, false, &cat, &t, &err) < 0) {
+        code = cli_fail(&err);
+        goto out;
+    }
+    if ((code = cli_check_where("scan", t, &so)) >= 0)
+        goto out;
+    code = FLOE_EXIT_OK;
+    int64_t snap;
+    if (as_of && floe_scan_resolve_snapshot(floe_table_metadata_get(t), &so, &snap, &err) < 0) {
+        floe_error_prefix(&err, "--as-of %s: ", as_of); /* as typed: the message has UTC */
+        code = cli_fail(&err);
+        goto out;
+    }
+    if (floe_scan_plan_files(t, &so, &p, &err) < 0) {
         code = cli_fail(&err);
         goto out;
     }

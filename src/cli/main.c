@@ -99,7 +99,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "floe %s: %s\n(see 'floe %s --help')\n", cmd, msg, cmd);
+    fprintf(stderr, "floe %s: %s (see 'floe %s --help')\n", cmd, msg, cmd);
     json_error("USAGE", FLOE_EXIT_USAGE, msg);
     return FLOE_EXIT_USAGE;
 }

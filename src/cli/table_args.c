@@ -344,3 +344,13 @@ int cli_refuse_managed_folder(const floe_table *t, const cli_table_opts *o, floe
     floe_free(owner);
     return rc;
 }
+
+int cli_check_where(const char *cmd, const floe_table *t, const floe_scan_options *so) {
+    floe_error err;
+    floe_error_clear(&err);
+    if (floe_scan_check_filter(t, so, &err) == 0)
+        return -1;
+    if (err.code == FLOE_EINVALID || err.code == FLOE_ENOTFOUND)
+        return cli_usage(cmd, "%s", err.msg);
+    return cli_fail(&err);
+}

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "floe/catalog.h"
+#include "floe/scan.h"
 #include "floe/table.h"
 
 typedef struct cli_table_opts {
@@ -53,6 +54,11 @@ int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,
  * (*cat, *t: close them with cli_close_table), else the exit code to return. */
 int cli_one_table_open(int argc, char **argv, const char *cmd, const char *help,
                        cli_table_opts *to, floe_catalog **cat, floe_table **t);
+/* --where of a command that reads table t (floe scan, floe rewrite): a filter that does
+ * not parse, names no column of the schema read or has a literal that does not fit its
+ * column is a usage error, printed (the exit code returned); -1 when it is good or there
+ * is none. so selects the snapshot (and so the schema) the filter is read against. */
+int cli_check_where(const char *cmd, const floe_table *t, const floe_scan_options *so);
 /* For commands that commit to a table given as a folder (rewrite, expire,
  * rewrite-manifests): FLOE_EINVALID, naming the table, when a catalog manages that folder -
  * the configured catalog (when it exists), or a SQLite catalog database (catalog.db) in a

@@ -153,6 +153,7 @@ void floe_table_append_result_reset(floe_table_append_result *r) {
         return;
     floe_append_result_reset(&r->commit);
     floe_convert_result_free(&r->convert);
+    floe_free(r->quarantine_uri);
     memset(r, 0, sizeof *r);
 }
 
@@ -509,6 +510,9 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     if (nndjson)
         FLOE_CHECK(convert_inputs(t, m, o, schema, spec, a, &cc, ndjson, nndjson, &rec_dir,
                                   &phys_dir, &quarantine, &r.convert, err));
+    if (r.convert.rejected > 0 &&
+        !(r.quarantine_uri = floe_strdup(o->quarantine_uri ? o->quarantine_uri : quarantine)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (mapping) /* files without ids are readable only through it: same commit */
         FLOE_CHECK(floe_append_set_property(a, "schema.name-mapping.default", mapping, err));
     rc = floe_append_commit(a, &r.commit, err);

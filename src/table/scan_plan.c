@@ -97,6 +97,17 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
                           "YYYY-MM-DDTHH:MM[:SS[.fff]][Z|+HH:MM]", s);
 }
 
+/* Milliseconds since the epoch as 2026-10-06T12:00:00.000Z (UTC). */
+static void fmt_ms(int64_t ms, char *buf, size_t n) {
+    int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
+    int64_t in_day = ms - days * 86400000, y;
+    unsigned mo, d;
+    floe_civil_from_days(days, &y, &mo, &d);
+    snprintf(buf, n, "%04" PRId64 "-%02u-%02uT%02d:%02d:%02d.%03dZ", y, mo, d,
+             (int)(in_day / 3600000), (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
+             (int)(in_day % 1000));
+}
+
 int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_options *o,
                                int64_t *out, floe_error *err) {
     if (o && o->has_snapshot_id) {
@@ -113,17 +124,24 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
         return 0;
     }
     if (o && o->has_as_of) {
-        bool found = false;
-        int64_t id = -1;
+        bool found = false, any = false;
+        int64_t id = -1, oldest = INT64_MAX;
         if (m->n_snapshot_log) {
-            for (size_t i = 0; i < m->n_snapshot_log; i++)
+            for (size_t i = 0; i < m->n_snapshot_log; i++) {
+                any = true;
+                if (m->snapshot_log[i].timestamp_ms < oldest)
+                    oldest = m->snapshot_log[i].timestamp_ms;
                 if (m->snapshot_log[i].timestamp_ms <= o->as_of_ms) {
                     id = m->snapshot_log[i].snapshot_id;
                     found = true;
                 }
+            }
         } else {
             const floe_snapshot *s = floe_table_metadata_current_snapshot(m);
             for (size_t steps = 0; s && steps <= m->n_snapshots; steps++) {
+                any = true;
+                if (s->timestamp_ms < oldest)
+                    oldest = s->timestamp_ms;
                 if (s->timestamp_ms <= o->as_of_ms) {
                     id = s->snapshot_id;
                     found = true;
@@ -133,12 +151,16 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
                                   : NULL;
             }
         }
+        char at[40], first[40];
+        fmt_ms(o->as_of_ms, at, sizeof at);
+        fmt_ms(oldest, first, sizeof first);
+        FLOE_RETURN_ERROR_IF(!found && !any, err, FLOE_ENOTFOUND,
+                             "no snapshot was current at %s: the table has none", at);
         FLOE_RETURN_ERROR_IF(!found, err, FLOE_ENOTFOUND,
-                             "no snapshot was current at %" PRId64 " ms (before the first one)",
-                             o->as_of_ms);
+                             "no snapshot was current at %s: the oldest one is from %s", at,
+                             first);
         FLOE_RETURN_ERROR_IF(!floe_table_metadata_snapshot(m, id), err, FLOE_ENOTFOUND,
-                             "snapshot %" PRId64 " (current at %" PRId64 " ms) has expired",
-                             id, o->as_of_ms);
+                             "snapshot %" PRId64 " (current at %s) has expired", id, at);
         *out = id;
         return 0;
     }
@@ -473,6 +495,43 @@ static int pair_deletes(planner *pl) {
     return rc;
 }
 
+/* The schema rows are read with: the table's current one; a time-travel read by id or
+ * time uses the schema snapshot snap was written with, as the reference does. NULL when
+ * the metadata has none. */
+static const floe_metadata_schema *read_schema(const floe_table_metadata *m,
+                                               const floe_scan_options *o,
+                                               const floe_snapshot *snap) {
+    if (snap && (o->has_snapshot_id || o->has_as_of) && snap->has_schema_id &&
+        floe_table_metadata_schema(m, snap->schema_id))
+        return floe_table_metadata_schema(m, snap->schema_id);
+    return floe_table_metadata_current_schema(m);
+}
+
+int floe_scan_check_filter(const floe_table *t, const floe_scan_options *o, floe_error *err) {
+    if (!o || !o->where || !*o->where)
+        return 0;
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    int64_t id = -1;
+    floe_error ignored;
+    floe_error_clear(&ignored);
+    /* a selection that does not resolve is the plan's error to report */
+    if (floe_scan_resolve_snapshot(m, o, &id, &ignored) < 0)
+        return 0;
+    const floe_metadata_schema *ms = read_schema(m, o, floe_table_metadata_snapshot(m, id));
+    if (!ms)
+        return 0;
+    floe_schema *schema = NULL;
+    floe_arena arena;
+    floe_arena_init(&arena, 4096);
+    floe_expr *e;
+    int rc = floe_schema_parse(ms->json, strlen(ms->json), &schema, &ignored) < 0
+                 ? 0 /* likewise */
+                 : floe_expr_parse(schema, o->where, &arena, &e, err);
+    floe_schema_free(schema);
+    floe_arena_reset(&arena);
+    return rc;
+}
+
 int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
                          floe_error *err) {
     floe_scan_options none;
@@ -493,13 +552,7 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
     floe_arena_init(&p->priv->arena, 64 * 1024);
     FLOE_CHECK(floe_scan_resolve_snapshot(m, o, &p->snapshot_id, err));
     const floe_snapshot *snap = floe_table_metadata_snapshot(m, p->snapshot_id);
-
-    /* rows are read with the table's current schema; a time-travel read by id or time
-     * uses the schema the snapshot was written with, as the reference does */
-    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
-    if (snap && (o->has_snapshot_id || o->has_as_of) && snap->has_schema_id &&
-        floe_table_metadata_schema(m, snap->schema_id))
-        ms = floe_table_metadata_schema(m, snap->schema_id);
+    const floe_metadata_schema *ms = read_schema(m, o, snap);
     if (!ms)
         FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
     p->schema_id = ms->schema_id;

@@ -54,6 +54,8 @@ try() {
     [ "$3" = ok ] || fail "$where: accepted by both, documented as refused"
   elif [ $src_rc -ne 0 ] && [ $cat_rc -ne 0 ]; then
     [ "$3" = no ] || fail "$where: refused by both: $(head -1 "$tmp/scan.err") / $(head -1 "$tmp/cat.err")"
+    # a literal that does not fit is the caller's mistake: a usage error in both
+    [ $src_rc = 2 ] && [ $cat_rc = 2 ] || fail "$where: refused with exit $src_rc / $cat_rc, want 2"
   else
     fail "$where: scan exit $src_rc, cat exit $cat_rc: $(head -1 "$tmp/scan.err") $(head -1 "$tmp/cat.err")"
   fi
