@@ -262,13 +262,13 @@ def main():
     gen = Pipeline("gen", env, db, "bench.gen")
     none = Pipeline("none", env, db, "bench.none")
     pipes = [gen, none]
-    maintainers = [(gen, []), (none, ["--config", os.path.join(work, "none.conf")])]
+    maintainers = [(gen, []), (none, ["--schedule", os.path.join(work, "none.conf")])]
     if a.gen_options:
         with open(os.path.join(work, "opts.conf"), "w") as f:
             f.write(f"[defaults]\nrewrite-data.options = {a.gen_options}\n")
         opts = Pipeline("opts", env, db, "bench.opts")
         pipes.append(opts)
-        maintainers.append((opts, ["--config", os.path.join(work, "opts.conf")]))
+        maintainers.append((opts, ["--schedule", os.path.join(work, "opts.conf")]))
     appended_to = list(pipes)
     for p, extra in maintainers:
         log = open(os.path.join(work, f"maintain-{p.name}.log"), "w")

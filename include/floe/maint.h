@@ -371,6 +371,7 @@ typedef struct floe_maint_job_stats {
     int64_t files_written, bytes_written; /* rewrite-data: output data files; rewrite-
                                              manifests: manifests written */
     int64_t files_deleted, bytes_deleted; /* expire, orphans, landing lifecycle */
+    int64_t snapshots_expired;            /* expire */
     int64_t commits;                      /* snapshots committed */
     int64_t attempts;                     /* commit attempts */
     int64_t conflicts;                    /* attempts lost to another commit */
@@ -427,8 +428,9 @@ typedef void (*floe_maint_run_fn)(void *ctx, const floe_maint_run *r);
 const char *floe_maint_run_result(const floe_maint_run *r);
 /* Append the run as one line of the run log (docs/MAINTENANCE.md): a JSON object with
  * table, job, owner, start_ms, end_ms, result, detail, the stats (files_read,
- * bytes_read, files_written, bytes_written, files_deleted, bytes_deleted, commits,
- * attempts, conflicts) and commit_interval_ms, and a newline. FLOE_ENOMEM. */
+ * bytes_read, files_written, bytes_written, files_deleted, bytes_deleted,
+ * snapshots_expired, commits, attempts, conflicts) and commit_interval_ms, and a
+ * newline. FLOE_ENOMEM. */
 int floe_maint_run_json(const floe_maint_run *r, floe_buf *out);
 
 /* cat and leases are borrowed (leases may be NULL: no coordination - one process only).

@@ -18,9 +18,9 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: floe maintain [TABLE...] [--once] [--config FILE] [--run-log FILE]\n"
+            "usage: floe maintain [TABLE...] [--once] [--schedule FILE] [--run-log FILE]\n"
             "                     [--lease-ttl D] [--job-delay D] [--json]\n"
-            "                     [--catalog NAME] [--catalog-config FILE]\n"
+            "                     [--catalog NAME] [--config FILE]\n"
             "\n"
             "Runs, per table and each on its own cadence: landing compaction (inside floe\n"
             "serve), small-file rewrites (when available), manifest rewrites (past a manifest\n"
@@ -30,7 +30,7 @@ static void usage(FILE *out) {
             "\n"
             "  TABLE               NS.NAME; default: every table of the catalog\n"
             "  --once              run every enabled job once and exit\n"
-            "  --config FILE       schedule and thresholds (INI):\n"
+            "  --schedule FILE     schedule and thresholds (INI):\n"
             "                        lease-ttl = 10m\n"
             "                        [defaults]           (or [table NS.NAME])\n"
             "                        expire.interval = 1h       expire.older-than = 5d\n"
@@ -51,7 +51,11 @@ static void usage(FILE *out) {
             "  --lease-ttl D       lease time to live (default 10m; renewed every ttl/3)\n"
             "  --job-delay D       hold each lease D longer after the job (testing)\n"
             "  --json              print runs as JSON lines\n"
-            "  --catalog-config F  the catalog configuration file (as --config elsewhere)\n");
+            "  --catalog NAME, --config FILE  the catalog and its configuration file, as in\n"
+            "                      every command (a schedule given as --config is refused)\n"
+            "\n"
+            "Each run prints what it did: files rewritten and bytes, manifests rewritten,\n"
+            "snapshots expired, files and orphans deleted (--json: the run log's line).\n");
 }
 
 static volatile int stop_flag;
@@ -92,6 +96,23 @@ static void on_run(void *vctx, const floe_maint_run *r) {
     floe_buf_free(&b);
 }
 
+/* A file that parses as a maintenance schedule and names no catalog: what --config
+ * meant for floe maintain before it became the catalog configuration. */
+static bool is_schedule(const char *path) {
+    floe_buf text;
+    floe_buf_init(&text, 1 << 16);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_maint_config mc;
+    floe_maint_config_init(&mc);
+    bool yes = floe_io_read_all(cli_io(), path, 1 << 20, &text, &err) == 0 && text.len &&
+               !memmem(text.data, text.len, "[catalog.", 9) &&
+               floe_maint_config_parse(&mc, (const char *)text.data, text.len, path, &err) == 0;
+    floe_maint_config_reset(&mc);
+    floe_buf_free(&text);
+    return yes;
+}
+
 /* Every table of every namespace, depth first. */
 static int all_tables(floe_catalog *c, const char *parent, floe_maint *m, floe_error *err) {
     floe_strlist ns = {0};
@@ -129,15 +150,19 @@ int floe_cmd_maintain(int argc, char **argv) {
             once = true;
         } else if (!strcmp(a, "--json")) {
             json = true;
-        } else if (!strcmp(a, "--config") && val) {
+        } else if (!strcmp(a, "--schedule") && val) {
             config = val;
             i++;
         } else if (!strcmp(a, "--catalog") && val) {
             catalog_name = val;
             i++;
-        } else if (!strcmp(a, "--catalog-config") && val) {
+        } else if (!strcmp(a, "--config") && val) {
             catalog_config = val;
             i++;
+        } else if (!strcmp(a, "--catalog-config")) {
+            free(tables);
+            return cli_usage("maintain", "--catalog-config is now --config FILE (the catalog "
+                             "configuration, as in every command)");
         } else if (!strcmp(a, "--run-log") && val) {
             run_log = val;
             i++;
@@ -166,6 +191,12 @@ int floe_cmd_maintain(int argc, char **argv) {
     floe_maint_hooks hooks = {.rewrite_data = floe_rewrite_maint_job};
     run_out out = {.log_fd = -1, .json = json};
     int rc = 0;
+    if (catalog_config && is_schedule(catalog_config)) {
+        exit_code = cli_usage("maintain", "--config %s is a maintenance schedule: give it as "
+                              "--schedule %s (--config is the catalog configuration, as in "
+                              "every command)", catalog_config, catalog_config);
+        goto done;
+    }
     if (config) {
         floe_buf text;
         floe_buf_init(&text, 1 << 20);

@@ -68,11 +68,13 @@ int floe_maint_run_json(const floe_maint_run *r, floe_buf *out) {
                              ",\"files_read\":%" PRId64 ",\"bytes_read\":%" PRId64
                              ",\"files_written\":%" PRId64 ",\"bytes_written\":%" PRId64
                              ",\"files_deleted\":%" PRId64 ",\"bytes_deleted\":%" PRId64
+                             ",\"snapshots_expired\":%" PRId64
                              ",\"commits\":%" PRId64 ",\"attempts\":%" PRId64
                              ",\"conflicts\":%" PRId64 ",\"commit_interval_ms\":%" PRId64 "}\n",
                              st->files_read, st->bytes_read, st->files_written,
                              st->bytes_written, st->files_deleted, st->bytes_deleted,
-                             st->commits, st->attempts, st->conflicts, r->commit_interval_ms);
+                             st->snapshots_expired, st->commits, st->attempts, st->conflicts,
+                             r->commit_interval_ms);
     return rc < 0 ? FLOE_ENOMEM : 0;
 }
 
@@ -698,6 +700,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         FLOE_CHECK(floe_maint_expire(t, &o, &r, err));
         for (int k = 0; k < FLOE_MAINT_NKINDS; k++)
             st->files_deleted += r.files[k];
+        st->snapshots_expired = r.snapshots_expired;
         st->attempts = r.attempts;
         st->commits = r.snapshots_expired > 0 ? 1 : 0;
         st->conflicts = r.attempts > 1 ? r.attempts - 1 : 0; /* the last one decided */
@@ -719,8 +722,8 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         FLOE_CHECK(floe_maint_orphans(t, &o, &r, err));
         st->files_deleted = r.orphans;
         st->bytes_deleted = r.orphan_bytes;
-        snprintf(detail, dn, "%" PRId64 " listed, %" PRId64 " orphans deleted", r.listed,
-                 r.orphans);
+        snprintf(detail, dn, "%" PRId64 " listed, %" PRId64 " orphans deleted (%" PRId64
+                 " bytes)", r.listed, r.orphans, r.orphan_bytes);
         break;
     }
     case FLOE_JOB_LANDING_LIFECYCLE: {

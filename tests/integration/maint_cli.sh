@@ -136,10 +136,10 @@ expire.retain-last = 2
 rewrite-manifests.min-manifests = 1
 EOF
 for round in 1 2 3; do
-  "$FLOE" maintain ns.ev --once --config "$tmp/maint.conf" --job-delay 150ms \
+  "$FLOE" maintain ns.ev --once --schedule "$tmp/maint.conf" --job-delay 150ms \
     --run-log "$tmp/runs.log" > /dev/null 2>&1 &
   p1=$!
-  "$FLOE" maintain ns.ev --once --config "$tmp/maint.conf" --job-delay 150ms \
+  "$FLOE" maintain ns.ev --once --schedule "$tmp/maint.conf" --job-delay 150ms \
     --run-log "$tmp/runs.log" > /dev/null 2>&1 &
   p2=$!
   wait $p1 || fail "maintainer 1 failed"

@@ -48,7 +48,7 @@ assert r['commits']==1 and r['attempts']==1 and r['conflicts']==0 and r['bytes_r
   fail "rewrite --json: $(cat rw.json)"
 # rewrite options in the maintenance configuration are checked before anything runs
 printf '[defaults]\nrewrite-data.options = tier-fanout=1\n' > bad.conf
-if "$floe" maintain d.t --once --config bad.conf > bad.log 2>&1; then
+if "$floe" maintain d.t --once --schedule bad.conf > bad.log 2>&1; then
   fail "a bad rewrite-data.options was accepted"
 fi
 grep -q "rewrite-data.options: 'tier-fanout'" bad.log || fail "bad options: $(cat bad.log)"
