@@ -1,6 +1,7 @@
 /*
- * cmd_catalog.c - `floe catalog`: look at and manage the catalog (namespaces, tables) and
- * find the current metadata of a table folder.
+ * cmd_catalog.c - `floe catalog`: show the resolved catalog configuration, find the current
+ * metadata of a table folder, serve the catalog over Iceberg REST. Namespaces and tables
+ * are floe namespace's and floe table's (cmd_table.c).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -21,12 +22,6 @@ static void usage(FILE *out) {
             "\n"
             "actions:\n"
             "  show                         the resolved catalog configuration\n"
-            "  namespaces [PARENT]          list namespaces (children of PARENT)\n"
-            "  create-namespace NS [K=V...] create a namespace with properties\n"
-            "  drop-namespace NS            drop an empty namespace\n"
-            "  tables NS                    list the tables of a namespace\n"
-            "  table NS NAME                current metadata of a table\n"
-            "  drop-table NS NAME           forget a table (its files stay)\n"
             "  locate PATH                  current metadata file of a table folder\n"
             "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
@@ -36,24 +31,12 @@ static void usage(FILE *out) {
             "                               serve configuration file; without them, loopback\n"
             "                               only (docs/REST.md)\n"
             "\n"
+            "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
+            "list|describe|drop|... (NS.NAME).\n"
+            "\n"
             "The catalog comes from FLOE_CATALOG_URI / FLOE_WAREHOUSE, floe.conf\n"
             "([catalog.NAME] type/uri/warehouse), .pyiceberg.yaml, or ./warehouse with\n"
             "./warehouse/catalog.db.\n");
-}
-
-static void print_list(const floe_strlist *l, bool json) {
-    if (json) {
-        putchar('[');
-        for (size_t i = 0; i < l->n; i++) {
-            if (i)
-                putchar(',');
-            cli_json_str(stdout, l->items[i]);
-        }
-        printf("]\n");
-    } else {
-        for (size_t i = 0; i < l->n; i++)
-            printf("%s\n", l->items[i]);
-    }
 }
 
 static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
@@ -146,35 +129,6 @@ static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_ser
     return FLOE_EXIT_OK;
 }
 
-static int print_table(const floe_table *t, bool json) {
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    const floe_snapshot *cur = floe_table_metadata_current_snapshot(m);
-    if (json) {
-        printf("{\"metadata_location\":");
-        cli_json_str(stdout, floe_table_metadata_location(t));
-        printf(",\"format_version\":%d,\"table_uuid\":", m->format_version);
-        cli_json_str(stdout, m->table_uuid ? m->table_uuid : "");
-        printf(",\"location\":");
-        cli_json_str(stdout, m->location);
-        printf(",\"current_snapshot_id\":%lld,\"snapshots\":%zu,\"last_sequence_number\":%lld,"
-               "\"schemas\":%zu,\"partition_specs\":%zu}\n",
-               (long long)m->current_snapshot_id, m->n_snapshots,
-               (long long)m->last_sequence_number, m->n_schemas, m->n_specs);
-        return FLOE_EXIT_OK;
-    }
-    printf("metadata:         %s\n", floe_table_metadata_location(t));
-    printf("format version:   %d\n", m->format_version);
-    printf("table uuid:       %s\n", m->table_uuid ? m->table_uuid : "-");
-    printf("location:         %s\n", m->location);
-    if (cur)
-        printf("current snapshot: %lld (%s, sequence %lld)\n", (long long)cur->snapshot_id,
-               cur->operation ? cur->operation : "?", (long long)cur->sequence_number);
-    else
-        printf("current snapshot: none\n");
-    printf("snapshots:        %zu\n", m->n_snapshots);
-    return FLOE_EXIT_OK;
-}
-
 int floe_cmd_catalog(int argc, char **argv) {
     const char *name = NULL, *config = NULL;
     bool json = false;
@@ -215,6 +169,18 @@ int floe_cmd_catalog(int argc, char **argv) {
             args[nargs++] = argv[k];
         }
     }
+    /* the actions that were namespaces' and tables' before those commands had them */
+    static const struct {
+        const char *old, *now;
+    } moved[] = {{"namespaces", "floe namespace list [PARENT]"},
+                 {"create-namespace", "floe namespace create NS [K=V...]"},
+                 {"drop-namespace", "floe namespace drop NS"},
+                 {"tables", "floe table list NS"},
+                 {"table", "floe table describe NS.NAME"},
+                 {"drop-table", "floe table drop NS.NAME"}};
+    for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++)
+        if (!strcmp(action, moved[k].old))
+            return cli_usage("catalog", "%s is now %s", action, moved[k].now);
     floe_error err;
     floe_error_clear(&err);
 
@@ -264,75 +230,6 @@ int floe_cmd_catalog(int argc, char **argv) {
         floe_catalog_config_reset(&cfg);
         return FLOE_EXIT_OK;
     }
-    floe_catalog *c = NULL;
-    int rc = floe_catalog_open(&cfg, &c, &err);
     floe_catalog_config_reset(&cfg);
-    if (rc < 0)
-        return cli_fail(&err);
-    int exit_code = FLOE_EXIT_OK;
-    floe_strlist l = {0};
-    if (!strcmp(action, "namespaces") && nargs <= 1) {
-        rc = floe_catalog_list_namespaces(c, nargs ? args[0] : NULL, &l, &err);
-        if (rc == 0)
-            print_list(&l, json);
-    } else if (!strcmp(action, "tables") && nargs == 1) {
-        rc = floe_catalog_list_tables(c, args[0], &l, &err);
-        if (rc == 0)
-            print_list(&l, json);
-    } else if (!strcmp(action, "create-namespace") && nargs >= 1) {
-        size_t n = (size_t)nargs - 1;
-        const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
-        char **copies = calloc(n + 1, sizeof *copies);
-        if (!keys || !vals || !copies) {
-            rc = floe_error_set(&err, FLOE_ENOMEM, "out of memory");
-        } else {
-            for (size_t k = 0; k < n && rc == 0; k++) {
-                copies[k] = strdup(args[1 + k]);
-                char *eq = copies[k] ? strchr(copies[k], '=') : NULL;
-                if (!eq) {
-                    exit_code = cli_usage("catalog", "property %s is not KEY=VALUE", args[1 + k]);
-                    rc = 1;
-                    break;
-                }
-                *eq = '\0';
-                keys[k] = copies[k];
-                vals[k] = eq + 1;
-            }
-            if (rc == 0)
-                rc = floe_catalog_create_namespace(c, args[0], keys, vals, n, &err);
-            if (rc == 0 && json) {
-                printf("{\"namespace\":");
-                cli_json_str(stdout, args[0]);
-                printf(",\"created\":true}\n");
-            }
-            for (size_t k = 0; k < n; k++)
-                free(copies[k]);
-        }
-        free(keys);
-        free(vals);
-        free(copies);
-    } else if (!strcmp(action, "drop-namespace") && nargs == 1) {
-        rc = floe_catalog_drop_namespace(c, args[0], &err);
-        if (rc == 0 && json) {
-            printf("{\"namespace\":");
-            cli_json_str(stdout, args[0]);
-            printf(",\"dropped\":true}\n");
-        }
-    } else if (!strcmp(action, "table") && nargs == 2) {
-        floe_table *t = NULL;
-        rc = floe_table_load(c, args[0], args[1], &t, &err);
-        if (rc == 0)
-            print_table(t, json);
-        floe_table_close(t);
-    } else if (!strcmp(action, "drop-table") && nargs == 2) {
-        rc = floe_catalog_drop_table(c, args[0], args[1], &err);
-    } else {
-        exit_code = cli_usage("catalog", "unknown action or wrong arguments: %s", action);
-        rc = 1;
-    }
-    floe_strlist_free(&l);
-    floe_catalog_close(c);
-    if (rc < 0)
-        return cli_fail(&err);
-    return exit_code;
+    return cli_usage("catalog", "unknown action %s", action);
 }

@@ -3,9 +3,8 @@
  * sort-order: cmd_table_evolve.c; schema and partition: cmd_table_schema.c), `floe namespace ...`, `floe snapshots TABLE`,
  * `floe files TABLE`.
  *
- * `floe namespace create|list|drop` are the catalog command's actions under the names
- * the issue uses (forwarded to `floe catalog`); `floe namespace properties` shows and
- * changes namespace properties.
+ * `floe namespace create|list|drop|properties` manage namespaces (`floe catalog` keeps
+ * what is not a table's or a namespace's: show, locate, serve).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -524,6 +523,111 @@ int floe_cmd_table(int argc, char **argv) {
  * floe namespace
  * ------------------------------------------------------------------------------------- */
 
+static void print_list(const floe_strlist *l, bool json) {
+    if (json)
+        putchar('[');
+    for (size_t i = 0; i < l->n; i++) {
+        if (json) {
+            printf("%s", i ? "," : "");
+            cli_json_str(stdout, l->items[i]);
+        } else {
+            printf("%s\n", l->items[i]);
+        }
+    }
+    if (json)
+        printf("]\n");
+}
+
+/* floe namespace create NS [K=V | --property K=V]... | list [PARENT] | drop NS */
+static int namespace_basic(const char *action, int argc, char **argv) {
+    cli_table_opts to = {0};
+    bool create = !strcmp(action, "create"), list = !strcmp(action, "list");
+    const char *ns = NULL;
+    const char **keys = calloc((size_t)argc + 1, sizeof *keys);
+    const char **vals = calloc((size_t)argc + 1, sizeof *vals);
+    char **copies = calloc((size_t)argc + 1, sizeof *copies);
+    size_t nprops = 0;
+    int code = FLOE_EXIT_OK;
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *c = NULL;
+    floe_strlist l = {0};
+    if (!keys || !vals || !copies) {
+        code = FLOE_EXIT_FAIL;
+        goto out;
+    }
+    for (int i = 2; i < argc; i++) {
+        int r = cli_table_opt(argc, argv, &i, &to);
+        if (r < 0) {
+            code = cli_usage("namespace", "%s needs a value", argv[i]);
+            goto out;
+        }
+        if (r > 0)
+            continue;
+        const char *a = argv[i];
+        bool prop = create && !strcmp(a, "--property") && i + 1 < argc;
+        if (prop)
+            a = argv[++i]; /* as table create spells properties */
+        if (!prop && a[0] == '-' && a[1]) {
+            code = cli_usage("namespace", "%s: unknown option %s", action, a);
+            goto out;
+        }
+        if (!prop && !ns) {
+            ns = a;
+            continue;
+        }
+        char *eq = create ? strchr(a, '=') : NULL;
+        if (!eq || eq == a) {
+            code = create ? cli_usage("namespace", "create: property %s is not KEY=VALUE (or "
+                                      "--property KEY=VALUE)", a)
+                          : cli_usage("namespace", "%s: unexpected %s", action, a);
+            goto out;
+        }
+        if (!(copies[nprops] = floe_strndup(a, (size_t)(eq - a)))) {
+            code = FLOE_EXIT_FAIL;
+            goto out;
+        }
+        keys[nprops] = copies[nprops];
+        vals[nprops++] = eq + 1;
+    }
+    if (!ns && !list) {
+        code = cli_usage("namespace", "%s needs NS", action);
+        goto out;
+    }
+    if (to.relocate) {
+        code = cli_usage("namespace", "unknown option --relocate");
+        goto out;
+    }
+    if (cli_open_catalog(&to, &c, &err) < 0)
+        goto fail;
+    if (list) {
+        if (floe_catalog_list_namespaces(c, ns, &l, &err) < 0)
+            goto fail;
+        print_list(&l, to.json);
+        goto out;
+    }
+    if (create ? floe_catalog_create_namespace(c, ns, keys, vals, nprops, &err) < 0
+               : floe_catalog_drop_namespace(c, ns, &err) < 0)
+        goto fail;
+    if (to.json) {
+        printf("{\"namespace\":");
+        cli_json_str(stdout, ns);
+        printf(",\"%s\":true}\n", create ? "created" : "dropped");
+    }
+    goto out;
+fail:
+    code = cli_fail(&err);
+out:
+    floe_strlist_free(&l);
+    floe_catalog_close(c);
+    for (size_t i = 0; copies && i < nprops; i++)
+        floe_free(copies[i]);
+    free(copies);
+    free(keys);
+    free(vals);
+    return code;
+}
+
 int floe_cmd_namespace(int argc, char **argv) {
     bool help = argc < 2;
     for (int i = 1; i < argc; i++) /* --help after an action too: namespace create --help */
@@ -537,52 +641,8 @@ int floe_cmd_namespace(int argc, char **argv) {
         return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
     }
     const char *action = argv[1];
-    static const struct {
-        const char *ours, *catalogs;
-    } fwd[] = {{"create", "create-namespace"}, {"list", "namespaces"}, {"drop", "drop-namespace"}};
-    for (size_t k = 0; k < sizeof fwd / sizeof fwd[0]; k++) {
-        if (strcmp(action, fwd[k].ours))
-            continue;
-        /* floe catalog [options] ACTION ARGS: options first */
-        char **av = calloc((size_t)argc + 2, sizeof *av);
-        if (!av)
-            return FLOE_EXIT_FAIL;
-        int n = 0, nrest = 0;
-        char **rest = calloc((size_t)argc + 1, sizeof *rest);
-        if (!rest) {
-            free(av);
-            return FLOE_EXIT_FAIL;
-        }
-        av[n++] = "catalog";
-        for (int i = 2; i < argc; i++) {
-            if ((!strcmp(argv[i], "--catalog") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
-                av[n++] = argv[i];
-                av[n++] = argv[++i];
-            } else if (!strcmp(argv[i], "--json")) {
-                av[n++] = argv[i];
-            } else if (k == 0 && !strcmp(argv[i], "--property") && i + 1 < argc) {
-                rest[nrest++] = argv[++i]; /* as table create spells properties */
-            } else if (argv[i][0] == '-' && argv[i][1]) {
-                free(rest);
-                free(av);
-                return cli_usage("namespace", "%s: unknown option %s", action, argv[i]);
-            } else if (k == 0 && nrest > 0 && !strchr(argv[i], '=')) {
-                free(rest);
-                free(av);
-                return cli_usage("namespace", "create: property %s is not KEY=VALUE (or "
-                                 "--property KEY=VALUE)", argv[i]);
-            } else {
-                rest[nrest++] = argv[i];
-            }
-        }
-        av[n++] = (char *)fwd[k].catalogs;
-        for (int i = 0; i < nrest; i++)
-            av[n++] = rest[i];
-        int code = floe_cmd_catalog(n, av);
-        free(rest);
-        free(av);
-        return code;
-    }
+    if (!strcmp(action, "create") || !strcmp(action, "list") || !strcmp(action, "drop"))
+        return namespace_basic(action, argc, argv);
     if (strcmp(action, "properties"))
         return cli_usage("namespace", "unknown action %s", action);
     cli_table_opts to = {0};

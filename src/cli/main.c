@@ -30,7 +30,7 @@ static const floe_cmd commands[] = {
     {"schema", "infer an Iceberg schema from NDJSON, or show a schema's columns", floe_cmd_schema, false},
     {"inspect", "show a Parquet file's schema, row groups, column chunks and statistics", floe_cmd_inspect, false},
     {"cat", "print a Parquet file's rows as NDJSON or CSV (projection, filter, limit)", floe_cmd_cat, false},
-    {"catalog", "list and manage catalog namespaces and tables; locate a table's metadata", floe_cmd_catalog, false},
+    {"catalog", "show the catalog configuration, locate a table folder's metadata, serve REST", floe_cmd_catalog, false},
     {"serve", "run the HTTP ingestion server: durable acks, landing files, compaction", floe_cmd_serve, true},
     {"work", "run a compaction worker for the landing files of every serve node (leases)", floe_cmd_work, true},
     {"table", "create, list, describe, rename, drop Iceberg tables; set properties, sort order", floe_cmd_table, false},

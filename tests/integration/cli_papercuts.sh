@@ -5,7 +5,12 @@
 #    command that takes --where: scan, cat, rewrite; an unknown option is one line too;
 #  - floe scan --as-of before the oldest snapshot names the time as typed and the oldest
 #    snapshot's time; the README's --as-of example reads the current snapshot;
-#  - floe append names the quarantine file holding the records it rejected (text, JSON).
+#  - floe append names the quarantine file holding the records it rejected (text, JSON);
+#  - floe maintain's schedule is --schedule; --config is the catalog configuration as in
+#    every command, and a schedule given as --config (its old meaning) is refused, naming
+#    --schedule; each run says what it did (snapshots expired, in text and JSON);
+#  - floe catalog's namespace and table actions are floe namespace's and floe table's:
+#    the old spellings are refused naming the new one; floe namespace create/list/drop.
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
@@ -85,6 +90,45 @@ assert r['rejected']==1 and r['quarantine']==sys.argv[2], r" out.txt "$tmp/q.ndj
   fail "append --json quarantine: $(cat out.txt)"
 grep -q 'not a long' q.ndjson || fail "append --quarantine: not in $tmp/q.ndjson"
 "$floe" append ns.t in1.ndjson --json | grep -q '"quarantine":null' || fail "append without rejections: quarantine not null"
+
+# -- floe maintain --schedule ------------------------------------------------------------------
+printf '[defaults]\nexpire.older-than = 0s\nexpire.retain-last = 1\nrewrite-data.enabled = false\n' > sched.ini
+expect_usage "maintain --config SCHEDULE" maintain ns.t --once --config sched.ini
+grep -q -- "--schedule sched.ini" err.txt || fail "maintain --config SCHEDULE: $(cat err.txt)"
+expect_usage "maintain --catalog-config" maintain ns.t --once --catalog-config x.conf
+grep -q -- "--config FILE" err.txt || fail "maintain --catalog-config: $(cat err.txt)"
+printf '[catalog.test]\nuri = %s\nwarehouse = %s\n' "$FLOE_CATALOG_URI" "$FLOE_WAREHOUSE" > cat.conf
+"$floe" maintain ns.t --once --schedule sched.ini --config cat.conf > out.txt ||
+  fail "maintain --schedule --config: $(cat out.txt)"
+grep -Eq '^ns\.t +expire +ok +[1-9][0-9]* snapshots expired' out.txt ||
+  fail "maintain text does not say what expire did: $(cat out.txt)"
+"$floe" append ns.t in1.ndjson >/dev/null
+"$floe" maintain ns.t --once --schedule sched.ini --json > out.txt
+python3 -c "import json,sys
+runs={r['job']: r for r in map(json.loads, open(sys.argv[1]))}
+assert runs['expire']['snapshots_expired']==1 and runs['expire']['result']=='ok', runs['expire']
+assert 'files_deleted' in runs['orphans'] and 'orphans deleted' in runs['orphans']['detail'], runs['orphans']
+assert 'manifests' in runs['rewrite-manifests']['detail'], runs['rewrite-manifests']" out.txt ||
+  fail "maintain --json: $(cat out.txt)"
+
+# -- floe catalog keeps show, locate, serve -----------------------------------------------------
+for old in "namespaces" "create-namespace x" "drop-namespace x" "tables ns" "table ns t" "drop-table ns t"; do
+  # shellcheck disable=SC2086
+  expect_usage "catalog $old" catalog $old
+  grep -q "is now floe \(namespace\|table\) " err.txt || fail "catalog $old: $(cat err.txt)"
+done
+[ "$("$floe" namespace create ns3 --property owner=me --json)" = '{"namespace":"ns3","created":true}' ] ||
+  fail "namespace create --json"
+"$floe" namespace create ns4 a=b
+[ "$("$floe" namespace list)" = "$(printf 'ns\nns3\nns4')" ] || fail "namespace list: $("$floe" namespace list)"
+[ "$("$floe" namespace list --json)" = '["ns","ns3","ns4"]' ] || fail "namespace list --json"
+[ "$("$floe" namespace properties ns3)" = 'owner = me' ] || fail "namespace create --property"
+[ "$("$floe" namespace properties ns4)" = 'a = b' ] || fail "namespace create K=V"
+[ "$("$floe" namespace drop ns3 --json)" = '{"namespace":"ns3","dropped":true}' ] || fail "namespace drop --json"
+"$floe" namespace drop ns4
+[ "$("$floe" table list ns)" = ns.t ] || fail "table list ns: $("$floe" table list ns)"
+"$floe" catalog show | grep -q '^type: *sql' || fail "catalog show: $("$floe" catalog show)"
+expect_usage "namespace create without NS" namespace create
 
 # -- an unknown option is one line in every command ------------------------------------
 for c in gen convert schema inspect cat catalog table namespace append scan snapshots ref \

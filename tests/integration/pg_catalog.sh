@@ -54,7 +54,7 @@ catalog:
     warehouse: file://$tmp/wh
 YAML
 pg_sql "INSERT INTO iceberg_namespace_properties VALUES ('pgcli', 'clins', 'exists', 'true')"
-out=$(cd "$tmp" && PYICEBERG_HOME="$tmp" HOME="$tmp" FLOE_CATALOG=pgcli "$FLOE" catalog namespaces 2>&1) \
-  || fail "floe catalog namespaces: $out"
+out=$(cd "$tmp" && PYICEBERG_HOME="$tmp" HOME="$tmp" FLOE_CATALOG=pgcli "$FLOE" namespace list 2>&1) \
+  || fail "floe namespace list: $out"
 echo "$out" | grep -q clins || fail "namespace made in PostgreSQL not listed: $out"
 echo "pg_catalog: ok"

@@ -139,7 +139,7 @@ node "$js/rest_client.mjs" "$base" namespaces || fail "iceberg-js namespaces"
 # ---------------------------------------------------------------------------------------
 "$floe" gen --schema-out "$tmp/schema.json"
 node "$js/rest_client.mjs" "$base" create "$tmp/schema.json" || fail "iceberg-js create"
-"$floe" catalog tables db | grep -qx events || fail "db.events not in the SQL catalog"
+"$floe" table list db | grep -qx db.events || fail "db.events not in the SQL catalog"
 "$floe" gen --seed 5 --count 700 -o "$tmp/ev.ndjson" >/dev/null
 "$floe" append db.events "$tmp/ev.ndjson" --json > "$tmp/append.json"
 snap=$(jget '["snapshot_id"]' < "$tmp/append.json")
