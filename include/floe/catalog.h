@@ -92,7 +92,11 @@ typedef struct floe_rest_properties {
     char *scope;             /* "scope" of the OAuth2 token request (default "catalog") */
     char *oauth2_server_uri; /* "oauth2-server-uri" (default <uri>/v1/oauth/tokens) */
     char *prefix;            /* "prefix" (the server's /v1/config overrides win) */
-    char *sigv4_enabled;     /* "rest.sigv4-enabled": only false is accepted */
+    char *sigv4_enabled;     /* "rest.sigv4-enabled": true signs every request (AWS
+                                SigV4) with the keys of the catalog's I/O context */
+    char *signing_region;    /* "rest.signing-region" (default: the context's S3 region) */
+    char *signing_name;      /* "rest.signing-name" (default "execute-api"; AWS Glue:
+                                "glue", S3 Tables: "s3tables") */
     char **header_names;     /* "header.<name>": extra request headers */
     char **header_values;
     size_t nheaders;
@@ -168,6 +172,10 @@ void floe_catalog_close(floe_catalog *c);
 const char *floe_catalog_name(const floe_catalog *c);
 /* The catalog's I/O context (the default context when it was opened with NULL). */
 floe_io *floe_catalog_io(const floe_catalog *c);
+/* The I/O context of table ns.name as last loaded through c: its own when the catalog
+ * vends it credentials (a REST catalog's X-Iceberg-Access-Delegation: docs/REST.md),
+ * else floe_catalog_io(c). Valid until floe_catalog_close. */
+floe_io *floe_catalog_table_io(floe_catalog *c, const char *ns, const char *name);
 const char *floe_catalog_type(const floe_catalog *c);      /* "sql", "filesystem" */
 /* The warehouse as an absolute URI (file:///abs or s3://...), whatever was configured. */
 const char *floe_catalog_warehouse(const floe_catalog *c);

@@ -153,6 +153,27 @@ void floe_io_free(floe_io *io);
 /* The built-in default context that NULL stands for (never freed). */
 floe_io *floe_io_default(void);
 
+/* The credentials io signs an object-storage request for uri with: its static or profile
+ * keys, or what its callback answers for uri. Copies in *out (free them with
+ * floe_io_credentials_reset). FLOE_EAUTH when io has none (or is anonymous). Other
+ * protocols that take "the S3 credentials" (a REST catalog's SigV4 requests) use this. */
+int floe_io_s3_credentials(floe_io *io, const char *uri, floe_io_credentials *out,
+                           floe_error *err) FLOE_NODISCARD;
+/* Free the strings of c and clear it. Accepts NULL. */
+void floe_io_credentials_reset(floe_io_credentials *c);
+/* The S3 region of io (us-east-1 unless set); valid while io lives. */
+const char *floe_io_s3_region(floe_io *io);
+
+/* A new context with io's object-storage settings (endpoint, region, addressing, payload
+ * signing, part and page sizes, retry policy), except: endpoint and region, when not
+ * NULL, replace io's (a new endpoint where io had none is addressed path style), and
+ * the credentials come from fn(ctx, uri) before each request. Its counters and fault
+ * hooks start afresh. A catalog that vends per-table credentials builds each table's
+ * context so. Free with floe_io_free. FLOE_EINVALID for a bad endpoint. */
+int floe_io_new_derived(floe_io *io, const char *endpoint, const char *region,
+                        floe_io_credentials_fn fn, void *ctx, floe_io **out,
+                        floe_error *err) FLOE_NODISCARD;
+
 typedef struct floe_output_options {
     bool fsync;          /* fsync file (and directory for new files) at close; default true */
     bool no_overwrite;   /* fail with FLOE_EEXISTS if the target exists (atomic create) */

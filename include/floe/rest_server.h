@@ -25,6 +25,7 @@
  *                                                               staged create)
  *   DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table} (purgeRequested)
  *   POST   /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics (logged)
+ *   GET    /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials (vending)
  *   POST   /v1/{prefix}/tables/rename
  *   POST   /v1/{prefix}/transactions/commit                (atomic across tables)
  *
@@ -74,6 +75,28 @@ typedef enum floe_rest_fault {
     FLOE_REST_FAULT_LOST_DROP,
 } floe_rest_fault;
 
+/* Credential vending: the S3 keys handed to clients for the tables whose location starts
+ * with prefix (the longest prefix wins), in LoadTableResult's config and
+ * storage-credentials when a load or create asks (X-Iceberg-Access-Delegation:
+ * vended-credentials), and from .../tables/{table}/credentials. */
+typedef struct floe_rest_vend {
+    char *name;   /* of the [vend NAME] section */
+    char *prefix; /* "s3://bucket/path/" */
+    char **keys, **values; /* the config handed out: s3.access-key-id and
+                              s3.secret-access-key, optionally s3.session-token,
+                              s3.endpoint, s3.region, client.region, s3.path-style-access */
+    size_t n;
+    int64_t expires_in_s; /* > 0: s3.session-token-expires-at-ms = now + this is added */
+} floe_rest_vend;
+
+/* Read the [vend NAME] sections of a configuration file (keys: prefix, expires-in and
+ * the config keys above; other sections are skipped): FLOE_EINVALID names the file and
+ * line of a bad one, or a section without a prefix or keys. Free with
+ * floe_rest_vend_free. */
+int floe_rest_vend_load(const char *path, floe_rest_vend **out, size_t *n,
+                        floe_error *err) FLOE_NODISCARD;
+void floe_rest_vend_free(floe_rest_vend *v, size_t n);
+
 typedef struct floe_rest_server_config {
     const char *listen;                 /* "127.0.0.1:8181" (NULL: that); a loopback IPv4
                                            address; port 0 picks a free port */
@@ -87,6 +110,8 @@ typedef struct floe_rest_server_config {
     size_t ntokens;
     floe_rest_fault fault; /* tests only (above); 0: none */
     int fault_count;       /* how many commit requests fail (0: 1) */
+    const floe_rest_vend *vend; /* credential vending (borrowed until stop); none: off */
+    size_t nvend;
 } floe_rest_server_config;
 
 /* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen

@@ -222,6 +222,11 @@ void floe_catalog_close(floe_catalog *c) {
 
 floe_io *floe_catalog_io(const floe_catalog *c) { return c->io; }
 
+floe_io *floe_catalog_table_io(floe_catalog *c, const char *ns, const char *name) {
+    floe_io *io = c->ops->table_io ? c->ops->table_io(c, ns, name) : NULL;
+    return io ? io : c->io;
+}
+
 const char *floe_catalog_name(const floe_catalog *c) { return c->name; }
 const char *floe_catalog_type(const floe_catalog *c) { return c->ops->type; }
 const char *floe_catalog_warehouse(const floe_catalog *c) { return c->warehouse; }

@@ -52,6 +52,9 @@ typedef struct floe_catalog_ops {
                           const char *base_json, const char *new_json, char **location,
                           char **metadata_json, floe_error *err);
     int (*check_commit)(floe_catalog *c, floe_error *err);
+    /* The I/O context of a loaded table when the store gives it its own (rest: vended
+     * credentials), else NULL; may be NULL itself. */
+    floe_io *(*table_io)(floe_catalog *c, const char *ns, const char *name);
     void (*close)(floe_catalog *c);
 } floe_catalog_ops;
 

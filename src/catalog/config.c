@@ -44,6 +44,8 @@ void floe_rest_properties_reset(floe_rest_properties *p) {
     floe_free(p->oauth2_server_uri);
     floe_free(p->prefix);
     floe_free(p->sigv4_enabled);
+    floe_free(p->signing_region);
+    floe_free(p->signing_name);
     for (size_t i = 0; i < p->nheaders; i++) {
         floe_free(p->header_names[i]);
         floe_free(p->header_values[i]);
@@ -102,6 +104,8 @@ static int take_rest_setting(floe_rest_properties *p, const char *key, size_t kl
         {"oauth2-server-uri", offsetof(floe_rest_properties, oauth2_server_uri)},
         {"prefix", offsetof(floe_rest_properties, prefix)},
         {"rest.sigv4-enabled", offsetof(floe_rest_properties, sigv4_enabled)},
+        {"rest.signing-region", offsetof(floe_rest_properties, signing_region)},
+        {"rest.signing-name", offsetof(floe_rest_properties, signing_name)},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (strlen(fields[i].key) == klen && !strncmp(key, fields[i].key, klen)) {

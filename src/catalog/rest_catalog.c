@@ -24,9 +24,16 @@
  *       answers a commit that landed from its record, and runs one that did not. What
  *       the retries leave unknown stays unknown; a 409 to a retry is unknown too (it may
  *       refuse the first request's own change), never a conflict.
+ *   R5. With rest.sigv4-enabled every request is signed (AWS SigV4, libcurl's signer)
+ *       with the keys of the catalog's I/O context, asked afresh for each request; a
+ *       bearer token then travels as Original-Authorization.
+ *   R6. Loads ask for vended credentials (X-Iceberg-Access-Delegation); the keys a load
+ *       answers drive that table's I/O context (rest_creds.c), which may ask for fresh
+ *       ones from any thread: requests hold ri->mu, so the handle's one curl handle and
+ *       token serve one request at a time.
  *
- * One handle is used by one thread at a time (floe/catalog.h); it keeps one curl easy
- * handle, so connections are reused.
+ * One handle is used by one thread at a time (floe/catalog.h), but for the credential
+ * refreshes of R6; it keeps one curl easy handle, so connections are reused.
  */
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -60,6 +67,11 @@ typedef struct rest_impl {
     char *credential, *scope, *oauth_uri;
     int64_t token_refresh_ns; /* when to fetch a new token (0: never) */
     struct curl_slist *headers; /* header.* */
+    floe_io *io;       /* the catalog's context: the keys SigV4 signs with */
+    char *sigv4;       /* "aws:amz:<region>:<signing name>" (CURLOPT_AWS_SIGV4), or NULL */
+    pthread_mutex_t mu; /* one request at a time (R6) */
+    bool delegation;    /* the request being made asks for vended credentials */
+    rest_vends *vends;  /* the tables' vended credentials and contexts */
     bool have_endpoints;
     floe_strlist endpoints;
     bool idem;            /* the server honours Idempotency-Key (idempotency-key-lifetime) */
@@ -143,14 +155,30 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
     curl_easy_reset(h);
     struct curl_slist *hl = NULL, *t;
     int rc = 0;
-    char *auth = bearer && ri->token ? floe_asprintf("Authorization: Bearer %s", ri->token) : NULL;
+    floe_io_credentials keys = {NULL, NULL, NULL};
+    char *auth = bearer && ri->token ? floe_asprintf("%sAuthorization: Bearer %s",
+                                                     ri->sigv4 ? "Original-" : "", ri->token)
+                                     : NULL;
     char *ct = body ? floe_asprintf("Content-Type: %s", content_type) : NULL;
     char *inm = if_none_match ? floe_asprintf("If-None-Match: %s", if_none_match) : NULL;
     char *ik = ri->idem_key ? floe_asprintf("Idempotency-Key: %s", ri->idem_key) : NULL;
+    char *stok = NULL;
     if ((bearer && ri->token && !auth) || (body && !ct) || (if_none_match && !inm) ||
         (ri->idem_key && !ik))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    const char *extra[] = {"Accept: application/json", "User-Agent: floe", auth, ct, inm, ik};
+    if (ri->sigv4) { /* R5 */
+        rc = floe_io_s3_credentials(ri->io, url, &keys, err);
+        if (rc < 0) {
+            floe_error_prefix(err, "REST catalog: rest.sigv4-enabled: ");
+            goto done;
+        }
+        if (keys.session_token &&
+            !(stok = floe_asprintf("x-amz-security-token: %s", keys.session_token)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    const char *extra[] = {"Accept: application/json", "User-Agent: floe", auth, ct, inm, ik, stok,
+                           ri->delegation ? "X-Iceberg-Access-Delegation: vended-credentials"
+                                          : NULL};
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
         if (!extra[i])
             continue;
@@ -185,6 +213,11 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     }
+    if (ri->sigv4) {
+        curl_easy_setopt(h, CURLOPT_AWS_SIGV4, ri->sigv4);
+        curl_easy_setopt(h, CURLOPT_USERNAME, keys.access_key);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, keys.secret_key);
+    }
     CURLcode cc = curl_easy_perform(h);
     if (cc != CURLE_OK) {
         long sent = 0;
@@ -206,6 +239,8 @@ done:
     floe_free(ct);
     floe_free(inm);
     floe_free(ik);
+    floe_free(stok);
+    floe_io_credentials_reset(&keys);
     return rc;
 }
 
@@ -339,13 +374,16 @@ static int need(floe_catalog *c, const char *method, const char *route, floe_err
 static int request(floe_catalog *c, const char *method, const char *path, const char *body,
                    const char *if_none_match, bool retry_safe, rest_resp *r, floe_error *err) {
     rest_impl *ri = c->impl;
+    int rc = 0;
+    char *url = NULL;
+    pthread_mutex_lock(&ri->mu);
     if (ri->credential && (!ri->token || (ri->token_refresh_ns && floe_now_ns() >= ri->token_refresh_ns)))
-        FLOE_FORWARD_IF_ERROR(fetch_token(ri, err));
-    char *url = floe_asprintf("%s/v1/%s%s%s", ri->base, ri->prefix ? ri->prefix : "",
-                              ri->prefix ? "/" : "", path);
+        FLOE_CHECK(fetch_token(ri, err));
+    url = floe_asprintf("%s/v1/%s%s%s", ri->base, ri->prefix ? ri->prefix : "",
+                        ri->prefix ? "/" : "", path);
     if (!url)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    int rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
     if (rc == 0 && r->status == 401 && ri->credential && retry_safe) {
         resp_free(r);
         resp_init(r);
@@ -353,6 +391,8 @@ static int request(floe_catalog *c, const char *method, const char *path, const 
         if (rc == 0)
             rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
     }
+done:
+    pthread_mutex_unlock(&ri->mu);
     floe_free(url);
     return rc;
 }
@@ -734,7 +774,13 @@ static int rest_load_table(floe_catalog *c, const char *ns, const char *name, ch
     if (!path || !key)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     rest_etag *cached = etag_find(ri, key);
-    FLOE_CHECK(request(c, "GET", path, NULL, cached ? cached->etag : NULL, true, &r, err));
+    pthread_mutex_lock(&ri->mu); /* ri->delegation is the request's (R6) */
+    ri->delegation = true;
+    rc = request(c, "GET", path, NULL, cached ? cached->etag : NULL, true, &r, err);
+    ri->delegation = false;
+    pthread_mutex_unlock(&ri->mu);
+    if (rc < 0)
+        goto done;
     if (r.status == 304 && cached) {
         char *loc = floe_strdup(cached->location);
         if (!loc)
@@ -749,6 +795,7 @@ static int rest_load_table(floe_catalog *c, const char *ns, const char *name, ch
     if (!loc)
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "REST catalog: table %s.%s has no metadata location "
                   "(a staged create?)", ns, name);
+    FLOE_CHECK(rest_vends_take(ri->vends, ns, name, j, err));
     char *copy = floe_strdup(loc);
     if (!copy)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -909,12 +956,52 @@ done:
     return rc;
 }
 
+/* Fresh credentials of a table (rest_vend_refresh_fn): the credentials route when the
+ * server offers it, else a load that asks for them. */
+static int rest_refresh_credentials(void *ctx, const char *ns, const char *name,
+                                    json_t **answer, floe_error *err) {
+    floe_catalog *c = ctx;
+    rest_impl *ri = c->impl;
+    bool route = need(c, "GET", "namespaces/{namespace}/tables/{table}/credentials", NULL) == 0;
+    char *path = table_path(ri, ns, name, route ? "/credentials" : NULL);
+    rest_resp r;
+    resp_init(&r);
+    int rc = 0;
+    *answer = NULL;
+    if (!path)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&ri->mu); /* ri->delegation is the request's */
+    ri->delegation = !route;
+    rc = request(c, "GET", path, NULL, NULL, true, &r, err);
+    ri->delegation = false;
+    pthread_mutex_unlock(&ri->mu);
+    if (rc < 0)
+        goto done;
+    if (r.status != 200)
+        FLOE_CHECK(resp_error(&r, status_code(r.status), route ? "load credentials" : "load table",
+                              err));
+    if (!(*answer = resp_json(&r)))
+        FLOE_FAIL(err, FLOE_ECORRUPT, "REST catalog: %s.%s: the credentials answer is not a JSON "
+                  "object", ns, name);
+done:
+    resp_free(&r);
+    floe_free(path);
+    return rc;
+}
+
+static floe_io *rest_table_io(floe_catalog *c, const char *ns, const char *name) {
+    rest_impl *ri = c->impl;
+    return rest_vends_io(ri->vends, ns, name);
+}
+
 static void rest_close(floe_catalog *c) {
     rest_impl *ri = c->impl;
     if (!ri)
         return;
+    rest_vends_free(ri->vends); /* V1: after every table of the catalog */
     if (ri->h)
         curl_easy_cleanup(ri->h);
+    pthread_mutex_destroy(&ri->mu);
     curl_slist_free_all(ri->headers);
     floe_strlist_free(&ri->endpoints);
     for (size_t i = 0; i < ri->netags; i++)
@@ -926,6 +1013,7 @@ static void rest_close(floe_catalog *c) {
     floe_free(ri->credential);
     floe_free(ri->scope);
     floe_free(ri->oauth_uri);
+    floe_free(ri->sigv4);
     floe_free(ri);
     c->impl = NULL;
 }
@@ -950,6 +1038,7 @@ static const floe_catalog_ops rest_ops = {
     .swap = rest_swap,
     .commit_changes = rest_commit_changes,
     .check_commit = rest_check_commit,
+    .table_io = rest_table_io,
     .close = rest_close,
 };
 
@@ -1078,10 +1167,14 @@ int floe_catalog_open_rest(floe_io *io, const char *uri, const char *name, const
     floe_rest_properties none = {0};
     if (!props)
         props = &none;
-    if (props->sigv4_enabled && strcasecmp(props->sigv4_enabled, "false"))
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "REST catalog %s: rest.sigv4-enabled: SigV4-signed requests are "
-                              "not supported yet", uri);
+    bool sigv4 = false;
+    if (props->sigv4_enabled) {
+        if (!strcasecmp(props->sigv4_enabled, "true"))
+            sigv4 = true;
+        else if (strcasecmp(props->sigv4_enabled, "false"))
+            return floe_error_set(err, FLOE_EINVALID, "REST catalog %s: rest.sigv4-enabled "
+                                  "\"%s\": expected true or false", uri, props->sigv4_enabled);
+    }
     pthread_once(&curl_once, curl_setup);
     if (!curl_ready)
         return floe_error_set(err, FLOE_EIO, "libcurl could not be initialised");
@@ -1095,16 +1188,36 @@ int floe_catalog_open_rest(floe_io *io, const char *uri, const char *name, const
         floe_free(ri);
         return floe_error_set(err, FLOE_EIO, "libcurl: no easy handle");
     }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE); /* refresh -> request */
+    pthread_mutex_init(&ri->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     /* the shell first, so every failure below unwinds through rest_close */
     rc = floe_catalog_alloc(&rest_ops, name, is_location(warehouse) ? warehouse : NULL, &c, err);
     if (rc < 0) {
         curl_easy_cleanup(ri->h);
+        pthread_mutex_destroy(&ri->mu);
         floe_free(ri);
         return rc;
     }
     c->impl = ri;
     if (io)
         c->io = io;
+    ri->io = c->io;
+    FLOE_CHECK(rest_vends_new(c->io, rest_refresh_credentials, c, &ri->vends, err));
+    if (sigv4) {
+        /* the signing region defaults to the S3 region of the I/O context, the signing
+         * name to execute-api (as PyIceberg and Iceberg Java) */
+        const char *region = props->signing_region ? props->signing_region
+                                                   : floe_io_s3_region(c->io);
+        const char *service = props->signing_name ? props->signing_name : "execute-api";
+        if (!*region || !*service || strchr(region, ':') || strchr(service, ':'))
+            FLOE_FAIL(err, FLOE_EINVALID, "REST catalog %s: rest.signing-region \"%s\" or "
+                      "rest.signing-name \"%s\": empty or with a ':'", uri, region, service);
+        if (!(ri->sigv4 = floe_asprintf("aws:amz:%s:%s", region, service)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
     FLOE_CHECK(set_base(ri, uri, err));
     FLOE_CHECK(set_str(&ri->sep, "%1F", err));
     FLOE_CHECK(set_str(&ri->token, props->token, err));

@@ -21,4 +21,25 @@
 int floe_rest_commit_request(const char *base_json, const char *next_json, json_t **out,
                              floe_error *err);
 
+/* Vended credentials (rest_creds.c): the I/O context of each table whose load answered
+ * S3 keys (config, storage-credentials), made from the catalog's context with those keys
+ * (and the endpoint and region the answer gives), kept until rest_vends_free. */
+typedef struct rest_vends rest_vends;
+
+/* Asks the catalog again for table ns.name's credentials: *answer (a new reference) is a
+ * load answer or a LoadCredentialsResponse. Called from any thread doing I/O. */
+typedef int (*rest_vend_refresh_fn)(void *ctx, const char *ns, const char *name,
+                                    json_t **answer, floe_error *err);
+
+int rest_vends_new(floe_io *base, rest_vend_refresh_fn refresh, void *ctx, rest_vends **out,
+                   floe_error *err);
+void rest_vends_free(rest_vends *vs);
+/* Take the keys of an answer for table ns.name: the first that has keys makes the
+ * table's context, later ones replace the keys in it (an answer without keys changes
+ * nothing). */
+int rest_vends_take(rest_vends *vs, const char *ns, const char *name, const json_t *answer,
+                    floe_error *err);
+/* The table's context, or NULL when nothing was vended for it. */
+floe_io *rest_vends_io(rest_vends *vs, const char *ns, const char *name);
+
 #endif

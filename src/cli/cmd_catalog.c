@@ -23,13 +23,14 @@ static void usage(FILE *out) {
             "actions:\n"
             "  show                         the resolved catalog configuration\n"
             "  locate PATH                  current metadata file of a table folder\n"
-            "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE]\n"
+            "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE] [--vend FILE]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
             "                               (default 127.0.0.1:8181; port 0 picks a free\n"
             "                               port, written to FILE). --tokens: bearer tokens\n"
             "                               with grants, the [token NAME] sections of a floe\n"
             "                               serve configuration file; without them, loopback\n"
-            "                               only (docs/REST.md)\n"
+            "                               only. --vend: S3 keys vended to clients per table\n"
+            "                               prefix, [vend NAME] sections (docs/REST.md)\n"
             "\n"
             "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
             "list|describe|drop|... (NS.NAME).\n"
@@ -45,7 +46,7 @@ static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_ser
 /* `floe catalog serve`: run the REST catalog until SIGINT or SIGTERM. */
 static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args) {
     floe_rest_server_config rc = {.catalog = cfg};
-    const char *port_file = NULL, *tokens_file = NULL;
+    const char *port_file = NULL, *tokens_file = NULL, *vend_file = NULL;
     for (int k = 0; k < nargs; k++) {
         if (!strcmp(args[k], "--listen") && k + 1 < nargs)
             rc.listen = args[++k];
@@ -53,6 +54,8 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
             port_file = args[++k];
         else if (!strcmp(args[k], "--tokens") && k + 1 < nargs)
             tokens_file = args[++k];
+        else if (!strcmp(args[k], "--vend") && k + 1 < nargs)
+            vend_file = args[++k];
         else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
@@ -91,7 +94,17 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
         rc.tokens = scfg.tokens;
         rc.ntokens = scfg.ntokens;
     }
+    /* the [vend NAME] sections: S3 keys handed to clients per table prefix */
+    floe_rest_vend *vend = NULL;
+    size_t nvend = 0;
+    if (vend_file && floe_rest_vend_load(vend_file, &vend, &nvend, &err) < 0) {
+        floe_server_config_reset(&scfg);
+        return cli_fail(&err);
+    }
+    rc.vend = vend;
+    rc.nvend = nvend;
     int code = catalog_serve_run(cfg, &rc, port_file);
+    floe_rest_vend_free(vend, nvend);
     floe_server_config_reset(&scfg);
     return code;
 }

@@ -50,6 +50,76 @@ void floe_io_free(floe_io *io) {
     floe_free(io);
 }
 
+int floe_io_new_derived(floe_io *io, const char *endpoint, const char *region,
+                        floe_io_credentials_fn fn, void *ctx, floe_io **out,
+                        floe_error *err) {
+    const floe_s3_config *b = &floe_io_resolve(io)->s3;
+    floe_io_options o;
+    floe_io_options_init(&o);
+    int rc = 0;
+    FLOE_CHECK(floe_io_options_set(&o.s3.endpoint, endpoint ? endpoint : b->endpoint, err));
+    FLOE_CHECK(floe_io_options_set(&o.s3.region, region ? region : b->region, err));
+    o.s3.addressing = b->path_style || (endpoint && !b->endpoint)
+                          ? FLOE_IO_S3_ADDRESSING_PATH
+                          : FLOE_IO_S3_ADDRESSING_VIRTUAL;
+    o.s3.credentials = FLOE_IO_CREDS_CALLBACK;
+    o.s3.credentials_fn = fn;
+    o.s3.credentials_ctx = ctx;
+    o.s3.unsigned_payload = b->unsigned_payload;
+    o.s3.part_size = b->part_size;
+    o.s3.list_page_size = b->list_page_size;
+    o.retry.max_attempts = b->max_attempts;
+    o.retry.budget_ms = b->retry_budget_ms;
+    o.retry.base_delay_ms = b->base_delay_ms;
+    o.retry.max_delay_ms = b->max_delay_ms;
+    o.retry.timeout_ms = b->timeout_ms;
+    o.retry.connect_timeout_ms = b->connect_timeout_ms;
+    rc = floe_io_new(&o, out, err);
+done:
+    floe_io_options_free(&o);
+    return rc;
+}
+
+int floe_io_s3_credentials(floe_io *io, const char *uri, floe_io_credentials *out,
+                           floe_error *err) {
+    const floe_s3_config *c = &floe_io_resolve(io)->s3;
+    memset(out, 0, sizeof *out);
+    if (c->anonymous)
+        return floe_error_set(err, FLOE_EAUTH, "%s: the S3 settings are anonymous (no keys to "
+                              "sign with)", uri);
+    if (c->credentials_fn) {
+        int rc = c->credentials_fn(c->credentials_ctx, uri, out, err);
+        if (rc < 0 || (out->access_key && out->secret_key))
+            return rc;
+        floe_io_credentials_reset(out);
+        return floe_error_set(err, FLOE_EAUTH, "%s: the credentials callback returned no keys",
+                              uri);
+    }
+    if (!c->access_key || !c->secret_key)
+        return floe_error_set(err, FLOE_EAUTH,
+                              "%s: no AWS credentials (set AWS_ACCESS_KEY_ID and "
+                              "AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials)", uri);
+    out->access_key = floe_strdup(c->access_key);
+    out->secret_key = floe_strdup(c->secret_key);
+    out->session_token = c->session_token ? floe_strdup(c->session_token) : NULL;
+    if (!out->access_key || !out->secret_key || (c->session_token && !out->session_token)) {
+        floe_io_credentials_reset(out);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void floe_io_credentials_reset(floe_io_credentials *c) {
+    if (!c)
+        return;
+    floe_free(c->access_key);
+    floe_free(c->secret_key);
+    floe_free(c->session_token);
+    memset(c, 0, sizeof *c);
+}
+
+const char *floe_io_s3_region(floe_io *io) { return floe_io_resolve(io)->s3.region; }
+
 /* The default context is static, so it exists without an allocation that could fail. */
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static floe_io default_io;

@@ -665,7 +665,7 @@ static int s3_call(s3_req *r, floe_error *err) {
 
     int64_t start = floe_now_ns();
     int64_t budget_ns = cfg->retry_budget_ms * 1000000;
-    char last[300] = "";
+    char last[400] = "";
     int last_code = FLOE_EIO, last_sys = 0;
     for (int attempt = 1;; attempt++) {
         r->attempts = attempt;
@@ -702,10 +702,17 @@ static int s3_call(s3_req *r, floe_error *err) {
             parse_error_body(r, r->errbody.data, r->errbody.len);
             if (!r->code[0] && r->status == 404)
                 snprintf(r->code, sizeof r->code, "NotFound");
+            if (!r->code[0] && r->status == 403) /* a HEAD's answer has no body */
+                snprintf(r->code, sizeof r->code, "AccessDenied");
             retry = r->status == 500 || r->status == 502 || r->status == 503 ||
                     r->status == 504 || r->status == 429 || code_is_retryable(r->code);
-            snprintf(last, sizeof last, "HTTP %ld%s%s%s%s", r->status, r->code[0] ? " " : "",
-                     r->code, r->message[0] ? ": " : "", r->message);
+            /* keys a catalog vended are named as such: the catalog is where to look */
+            snprintf(last, sizeof last, "HTTP %ld%s%s%s%s%s", r->status, r->code[0] ? " " : "",
+                     r->code, r->message[0] ? ": " : "", r->message,
+                     r->status == 403 && cfg->credentials_fn
+                         ? " (signed with the keys of the credentials callback: those the "
+                           "catalog vended)"
+                         : "");
             last_code = status_to_code(r->status, r->code);
             last_sys = (int)r->status;
         }

@@ -294,6 +294,7 @@ static const route ROUTES[] = {
     {"namespaces/N/tables/T", M_POST, rs_commit_table, true, true},
     {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false, true},
     {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true, false},
+    {"namespaces/N/tables/T/credentials", M_GET, rs_load_credentials, false, false},
     {"tables/rename", M_POST, rs_rename_table, true, true},
     {"transactions/commit", M_POST, rs_commit_transaction, true, true},
 };
@@ -826,6 +827,8 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     s->ntokens = cfg->ntokens;
     s->fault = cfg->fault;
     s->fault_left = cfg->fault ? (cfg->fault_count > 0 ? cfg->fault_count : 1) : 0;
+    s->vend = cfg->vend;
+    s->nvend = cfg->nvend;
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
         FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
     s->cat = s->cats[0];

@@ -47,6 +47,8 @@ struct floe_rest_server {
     bool idem;          /* Idempotency-Key honoured (a SQL catalog: rs_idem.c) */
     const floe_server_token *tokens; /* borrowed from the config; none: no authentication */
     size_t ntokens;
+    const floe_rest_vend *vend; /* credential vending (rs_vend.c), borrowed; none: off */
+    size_t nvend;
 };
 
 /* A request after routing. Path segments are percent-decoded. */
@@ -117,6 +119,13 @@ int rs_rename_table(rs_req *q, rs_resp *r);
 int rs_commit_table(rs_req *q, rs_resp *r);
 int rs_commit_transaction(rs_req *q, rs_resp *r);
 int rs_report_metrics(rs_req *q, rs_resp *r);
+int rs_load_credentials(rs_req *q, rs_resp *r); /* rs_vend.c */
+
+/* Vended credentials (rs_vend.c): when q asked for them (X-Iceberg-Access-Delegation:
+ * vended-credentials) and a [vend] section covers t's location, put its keys in the
+ * `config` and `storage-credentials` of the LoadTableResult in r. */
+struct floe_table;
+void rs_vend_add(const rs_req *q, const struct floe_table *t, rs_resp *r);
 
 /* Idempotency-Key (rs_idem.c). The lifetime advertised in /v1/config. */
 #define RS_IDEM_LIFETIME "PT30M"

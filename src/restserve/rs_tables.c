@@ -152,6 +152,7 @@ int rs_load_table(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, NO_TABLE);
     } else {
         rs_table_result(r, t, refs_only);
+        rs_vend_add(q, t, r);
     }
     floe_table_close(t);
     floe_free(loc);
@@ -287,8 +288,10 @@ int rs_create_table(rs_req *q, rs_resp *r) {
         }
     } else {
         rc = floe_table_create(q->cat, q->ns, name, schema_text, &o, &t, &err);
-        if (rc == 0)
+        if (rc == 0) {
             rs_table_result(r, t, false);
+            rs_vend_add(q, t, r);
+        }
     }
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
@@ -339,8 +342,8 @@ int rs_register_table(rs_req *q, rs_resp *r) {
         rc = floe_table_load(q->cat, q->ns, name, &t, &err);
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
-    else
-        rs_table_result(r, t, false);
+    else if (rs_table_result(r, t, false) == 0)
+        rs_vend_add(q, t, r);
     floe_table_close(t);
     floe_free(old);
     return 0;

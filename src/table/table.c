@@ -632,6 +632,7 @@ int floe_table_load_ex(floe_catalog *c, const char *ns, const char *name,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(set_relocation(t, opts, err));
     FLOE_CHECK(floe_catalog_load_table(c, ns, name, &pointer, err));
+    t->io = floe_catalog_table_io(c, ns, name); /* vended credentials, when given */
     rc = install_pointer(t, pointer, err);
 done:
     if (rc < 0) {
