@@ -240,6 +240,28 @@ int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
 int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n);
 /* The same for a C string; NULL is written as "". */
 int floe_json_append_cstr(floe_buf *b, const char *s);
+/* How floe_json_append_string writes byte c: 0 when as it is, else the length (2 or 6)
+ * of its escape, written to esc. */
+static inline size_t floe_json_escape_byte(uint8_t c, char esc[6]) {
+    if (c >= 0x20 && c != '"' && c != '\\')
+        return 0;
+    esc[0] = '\\';
+    switch (c) {
+    case '"': esc[1] = '"'; return 2;
+    case '\\': esc[1] = '\\'; return 2;
+    case '\n': esc[1] = 'n'; return 2;
+    case '\r': esc[1] = 'r'; return 2;
+    case '\t': esc[1] = 't'; return 2;
+    case '\b': esc[1] = 'b'; return 2;
+    case '\f': esc[1] = 'f'; return 2;
+    default:
+        esc[1] = 'u';
+        esc[2] = esc[3] = '0';
+        esc[4] = "0123456789abcdef"[c >> 4];
+        esc[5] = "0123456789abcdef"[c & 15];
+        return 6;
+    }
+}
 bool floe_utf8_valid(const uint8_t *p, size_t n);
 int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
 /* The value of hex digit c (0-9, a-f, A-F), else -1 (so OR-ing several values and testing

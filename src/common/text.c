@@ -57,7 +57,6 @@ bool floe_utf8_valid(const uint8_t *p, size_t n) {
 }
 
 int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
-    static const char hex[] = "0123456789abcdef";
     if (n == 0)
         return floe_buf_append(b, "\"\"", 2);
     int rc = floe_buf_reserve(b, n + 2);
@@ -66,28 +65,12 @@ int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
     b->data[b->len++] = '"';
     size_t start = 0;
     for (size_t i = 0; i < n; i++) {
-        uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        char esc[6];
+        size_t el = floe_json_escape_byte(p[i], esc);
+        if (el == 0)
             continue;
         if ((rc = floe_buf_append(b, p + start, i - start)) < 0)
             return rc;
-        char esc[7];
-        size_t el = 2;
-        esc[0] = '\\';
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        default:
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            el = 6;
-        }
         if ((rc = floe_buf_append(b, esc, el)) < 0)
             return rc;
         start = i + 1;

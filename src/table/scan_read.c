@@ -129,16 +129,31 @@ static int each_member(const char *s, size_t n, kv_fn fn, void *ctx) {
     return FLOE_ECORRUPT;
 }
 
+/* Whether key, the text between the quotes of a member name the reader wrote (with
+ * floe_json_append_string), spells name. */
+static bool key_is(span key, const char *name) {
+    size_t i = 0;
+    for (const uint8_t *s = (const uint8_t *)name; *s; s++) {
+        char esc[6];
+        size_t el = floe_json_escape_byte(*s, esc);
+        if (el == 0 && (i >= key.n || key.p[i] != (char)*s))
+            return false;
+        if (el && (key.n - i < el || memcmp(key.p + i, esc, el)))
+            return false;
+        i += el ? el : 1;
+    }
+    return i == key.n;
+}
+
 typedef struct find_ctx {
     const char *name;
-    size_t nlen;
     span out;
     bool found;
 } find_ctx;
 
 static int find_cb(void *ctx, span key, span value) {
     find_ctx *f = ctx;
-    if (key.n == f->nlen && !memcmp(key.p, f->name, key.n)) {
+    if (key_is(key, f->name)) {
         f->out = value;
         f->found = true;
         return 1;
@@ -146,9 +161,9 @@ static int find_cb(void *ctx, span key, span value) {
     return 0;
 }
 
-/* Member `name` of an object text (names without JSON escapes only). */
+/* Member `name` of an object text. */
 static bool member(span obj, const char *name, span *out) {
-    find_ctx f = {.name = name, .nlen = strlen(name)};
+    find_ctx f = {.name = name};
     if (obj.n < 2 || obj.p[0] != '{')
         return false;
     each_member(obj.p, obj.n, find_cb, &f);
@@ -405,7 +420,7 @@ typedef struct del_load_ctx {
 static int del_member_cb(void *ctx, span key, span value) {
     del_load_ctx *c = ctx;
     for (size_t i = 0; i < c->nnames; i++)
-        if (strlen(c->names[i]) == key.n && !memcmp(c->names[i], key.p, key.n)) {
+        if (key_is(key, c->names[i])) {
             c->vals[c->slot[i]] = value;
             break;
         }
@@ -562,7 +577,6 @@ static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
             int32_t slot = id == POS_FILE_PATH_ID ? 0 : id == POS_POS_ID ? 1 : -1;
             if (slot < 0)
                 continue;
-            /* keys in the row text are JSON-escaped; names needing escapes are rare */
             c.names[c.nnames] = (char *)ch->name;
             c.slot[c.nnames] = slot;
             sel[c.nnames++] = ch->name;
@@ -862,8 +876,7 @@ static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t d
 static int row_member_cb(void *ctx, span key, span value) {
     scan_ctx *c = ctx;
     for (size_t i = 0; i < c->ntop; i++) {
-        const char *nm = c->schema->root.children[i].name;
-        if (strlen(nm) == key.n && !memcmp(nm, key.p, key.n)) {
+        if (key_is(key, c->schema->root.children[i].name)) {
             c->cells[i] = value;
             break;
         }
