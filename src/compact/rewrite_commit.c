@@ -348,6 +348,9 @@ typedef struct combined {
     floe_manifest_content content;
     int32_t spec_id;
     floe_manifest_writer *w;     /* NULL once closed */
+    /* The reader whose spec w borrows, when the table's metadata has no spec bound to
+     * the current schema for spec_id (its source column was dropped); closed after w. */
+    floe_manifest_reader *spec_owner;
     char *rec;                   /* its recorded path */
     int64_t in_bytes;            /* manifest_length of the inputs so far */
 } combined;
@@ -358,6 +361,8 @@ static int combined_close(attempt_state *a, combined *cm, floe_error *err) {
     floe_manifest_file nm;
     int rc = floe_manifest_writer_close(cm->w, NULL, &a->arena, &nm, err);
     cm->w = NULL;
+    floe_manifest_reader_close(cm->spec_owner);
+    cm->spec_owner = NULL;
     if (rc == 0 && !(nm.manifest_path = floe_arena_strdup(&a->arena, cm->rec)))
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (rc == 0)
@@ -465,11 +470,16 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
             FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->c->t), phys, &mo, &cm->w, err));
             floe_free(phys);
             phys = NULL;
+            if (spec == floe_manifest_reader_spec(r)) {
+                cm->spec_owner = r;
+                r = NULL;
+            }
         }
         cm->in_bytes += len;
+        floe_manifest_reader *rd = r ? r : cm->spec_owner;
         const floe_manifest_entry *e;
         size_t di = 0;
-        while ((rc = floe_manifest_reader_next(r, &e, err)) == 1) {
+        while ((rc = floe_manifest_reader_next(rd, &e, err)) == 1) {
             if (e->status == FLOE_ENTRY_DELETED)
                 continue;
             bool drop = false;
@@ -500,6 +510,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
 done:
     for (size_t k = 0; k < ncm; k++) {
         floe_manifest_writer_abort(cms[k].w);
+        floe_manifest_reader_close(cms[k].spec_owner);
         floe_free(cms[k].rec);
     }
     floe_manifest_writer_abort(w);
