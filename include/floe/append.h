@@ -128,6 +128,12 @@ int floe_table_data_dir(const floe_table *t, char **out, floe_error *err) FLOE_N
 int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
                                floe_error *err) FLOE_NODISCARD;
 
+/* Whether value is usable for table property key, for the properties floe reads: those of
+ * floe_table_parquet_options and commit.retry.* (non-negative integers). FLOE_EINVALID
+ * names the property and value; any other key is accepted. */
+int floe_table_property_check(const char *key, const char *value,
+                              floe_error *err) FLOE_NODISCARD;
+
 /* Rewrites the existing Parquet file uri, whose rows span several partitions of t's
  * default spec, as one file per partition in t's data folder and adds each to a (nothing
  * committed). name_mapping: schema.name-mapping.default text for a file without field ids

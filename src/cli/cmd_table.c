@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/append.h"
 #include "floe/manifest.h"
 #include "floe/partition.h"
 #include "floe/scan.h"
@@ -172,6 +173,10 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
             }
             *eq = 0;
             props[nprops++] = (floe_kv){c, eq + 1};
+            if (floe_table_property_check(c, eq + 1, &err) < 0) {
+                code = cli_usage("table", "create: %s", err.msg);
+                goto out;
+            }
         } else if (a[0] == '-') {
             code = cli_usage("table", "create: unknown option %s", a);
             goto out;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/append.h"
 #include "floe/partition.h"
 #include "floe/schema.h"
 #include "table_args.h"
@@ -121,6 +122,10 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
         const char *why = reserved_reason(cp);
         if (why) {
             code = cli_usage("table", "properties %s: %s is reserved: %s", verb, cp, why);
+            goto out;
+        }
+        if (eq && floe_table_property_check(cp, eq + 1, &err) < 0) {
+            code = cli_usage("table", "properties set: %s", err.msg);
             goto out;
         }
     }

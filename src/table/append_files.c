@@ -46,56 +46,92 @@ int floe_table_data_dir(const floe_table *t, char **out, floe_error *err) {
     return rc;
 }
 
-static int prop_size(const floe_table_metadata *m, const char *key, int64_t dflt, int64_t *out,
-                     floe_error *err) {
-    const char *v = floe_table_metadata_property(m, key);
-    if (!v) {
-        *out = dflt;
-        return 0;
-    }
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    FLOE_RETURN_ERROR_IF(*end || x <= 0, err, FLOE_EINVALID,
+/* The Parquet write properties floe reads, with their defaults ("" for none). */
+static const struct {
+    const char *key, *dflt;
+} parquet_props[] = {
+    {"write.parquet.compression-codec", "zstd"},
+    {"write.parquet.compression-level", ""},
+    {"write.parquet.row-group-size-bytes", "134217728"},
+    {"write.parquet.page-size-bytes", "1048576"},
+    {"write.parquet.page-row-limit", "20000"},
+    {"write.parquet.dict-size-bytes", "2097152"},
+    {"write.target-file-size-bytes", "536870912"},
+};
+
+static int positive(const char *key, const char *v, int64_t *out, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(v, out) || *out <= 0, err, FLOE_EINVALID,
                          "table property %s=%s: expected a positive integer", key, v);
-    *out = x;
+    return 0;
+}
+
+/* Check the value of one of parquet_props and apply it to o. */
+static int parquet_prop(const char *key, const char *v, floe_pq_write_options *o,
+                        floe_error *err) {
+    int64_t x = 0;
+    if (!strcmp(key, "write.parquet.compression-codec")) {
+        floe_codec c;
+        if (!strcasecmp(v, "uncompressed") || !strcasecmp(v, "none"))
+            c = FLOE_CODEC_UNCOMPRESSED;
+        else if (floe_codec_from_name(v, &c) < 0 || c == FLOE_CODEC_LZO ||
+                 c == FLOE_CODEC_LZ4 || c == FLOE_CODEC_DEFLATE)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "table property write.parquet.compression-codec=%s: floe "
+                                  "writes zstd, snappy, gzip, lz4_raw, brotli or uncompressed",
+                                  v);
+        o->codec = c;
+    } else if (!strcmp(key, "write.parquet.compression-level")) {
+        if (!*v)
+            return 0;
+        FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(v, &x) || x < INT32_MIN || x > INT32_MAX,
+                             err, FLOE_EINVALID, "table property %s=%s: expected an integer",
+                             key, v);
+        o->codec_level = (int)x;
+    } else {
+        FLOE_FORWARD_IF_ERROR(positive(key, v, &x, err));
+        if (!strcmp(key, "write.parquet.row-group-size-bytes"))
+            o->row_group_size = (size_t)x;
+        else if (!strcmp(key, "write.parquet.page-size-bytes"))
+            o->page_size = (size_t)x;
+        else if (!strcmp(key, "write.parquet.page-row-limit"))
+            o->page_row_limit = (size_t)x;
+        else if (!strcmp(key, "write.parquet.dict-size-bytes"))
+            o->dict_page_size_limit = (size_t)x;
+        else
+            o->target_file_size = x;
+    }
     return 0;
 }
 
 int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
                                floe_error *err) {
     floe_pq_write_options_init(o);
-    const char *codec = floe_table_metadata_property(m, "write.parquet.compression-codec");
-    floe_codec c = FLOE_CODEC_ZSTD;
-    if (codec) {
-        if (!strcasecmp(codec, "uncompressed") || !strcasecmp(codec, "none"))
-            c = FLOE_CODEC_UNCOMPRESSED;
-        else if (floe_codec_from_name(codec, &c) < 0 || c == FLOE_CODEC_LZO ||
-                 c == FLOE_CODEC_LZ4 || c == FLOE_CODEC_DEFLATE)
-            return floe_error_set(err, FLOE_EINVALID,
-                                  "table property write.parquet.compression-codec=%s: floe "
-                                  "writes zstd, snappy, gzip, lz4_raw, brotli or uncompressed",
-                                  codec);
+    for (size_t i = 0; i < sizeof parquet_props / sizeof parquet_props[0]; i++) {
+        const char *v = floe_table_metadata_property(m, parquet_props[i].key);
+        FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[i].key, v ? v : parquet_props[i].dflt,
+                                           o, err));
     }
-    o->codec = c;
-    const char *level = floe_table_metadata_property(m, "write.parquet.compression-level");
-    if (level && *level) {
-        char *end;
-        long v = strtol(level, &end, 10);
-        FLOE_RETURN_ERROR_IF(*end, err, FLOE_EINVALID,
-                             "table property write.parquet.compression-level=%s", level);
-        o->codec_level = (int)v;
+    return 0;
+}
+
+int floe_table_property_check(const char *key, const char *value, floe_error *err) {
+    for (size_t i = 0; i < sizeof parquet_props / sizeof parquet_props[0]; i++)
+        if (!strcmp(key, parquet_props[i].key)) {
+            floe_pq_write_options o;
+            floe_pq_write_options_init(&o);
+            return parquet_prop(key, value, &o, err);
+        }
+    static const char *const retry[] = {FLOE_PROP_COMMIT_NUM_RETRIES,
+                                        FLOE_PROP_COMMIT_MIN_WAIT_MS,
+                                        FLOE_PROP_COMMIT_MAX_WAIT_MS,
+                                        FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS};
+    for (size_t i = 0; i < sizeof retry / sizeof retry[0]; i++) {
+        int64_t x;
+        if (!strcmp(key, retry[i]))
+            FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(value, &x) || x < 0, err, FLOE_EINVALID,
+                                 "table property %s=%s: expected a non-negative integer", key,
+                                 value);
     }
-    int64_t v;
-    FLOE_FORWARD_IF_ERROR(prop_size(m, "write.parquet.row-group-size-bytes", 128 << 20, &v, err));
-    o->row_group_size = (size_t)v;
-    FLOE_FORWARD_IF_ERROR(prop_size(m, "write.parquet.page-size-bytes", 1 << 20, &v, err));
-    o->page_size = (size_t)v;
-    FLOE_FORWARD_IF_ERROR(prop_size(m, "write.parquet.page-row-limit", 20000, &v, err));
-    o->page_row_limit = (size_t)v;
-    FLOE_FORWARD_IF_ERROR(prop_size(m, "write.parquet.dict-size-bytes", 2 << 20, &v, err));
-    o->dict_page_size_limit = (size_t)v;
-    FLOE_FORWARD_IF_ERROR(
-        prop_size(m, "write.target-file-size-bytes", 512LL << 20, &o->target_file_size, err));
     return 0;
 }
 

@@ -4,6 +4,7 @@
 # commands then do with it:
 #   - properties set/unset in one commit each, nothing committed when nothing changes,
 #     reserved properties refused (exit 2, naming the command to use, metadata untouched),
+#     values floe cannot use for the properties it reads refused (exit 2, naming them),
 #     four concurrent `set`s all land (optimistic-concurrency retry), a path is shown
 #     but not changed, and a property set this way is honoured by the next append
 #     (write.parquet.compression-codec, seen by DuckDB in the file's footer);
@@ -43,6 +44,20 @@ set -e
 [ $rc2 = 2 ] || fail "unset uuid: exit $rc2"
 echo "$out" | grep -q '"error":{"code":"USAGE"' || fail "--json error: $out"
 [ "$(meta ns.t)" = "$loc" ] && [ "$(mq ns.t 'm["format-version"]')" = 2 ] || fail "a reserved property changed the table"
+
+# values no writer can use are usage errors naming the property; nothing committed
+for kv in write.parquet.compression-codec=lzo write.target-file-size-bytes=-5 \
+          write.parquet.page-row-limit=many commit.retry.num-retries=abc; do
+  set +e
+  "$floe" table properties ns.t set "$kv" 2> "$tmp/v.err"; rc=$?
+  set -e
+  [ $rc = 2 ] && grep -qF "table property $kv:" "$tmp/v.err" || fail "set $kv: exit $rc, $(cat "$tmp/v.err")"
+done
+set +e
+"$floe" table create ns.bad --schema "$tmp/s.json" --property write.parquet.compression-codec=lzo 2>/dev/null; rc=$?
+set -e
+[ $rc = 2 ] || fail "table create with a codec floe cannot write: exit $rc"
+[ "$(meta ns.t)" = "$loc" ] || fail "a refused value changed the table"
 
 # four writers at once: every property lands (commit retry on conflict)
 pids=()
