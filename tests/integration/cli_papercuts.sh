@@ -10,7 +10,9 @@
 #    every command, and a schedule given as --config (its old meaning) is refused, naming
 #    --schedule; each run says what it did (snapshots expired, in text and JSON);
 #  - floe catalog's namespace and table actions are floe namespace's and floe table's:
-#    the old spellings are refused naming the new one; floe namespace create/list/drop.
+#    the old spellings are refused naming the new one; floe namespace create/list/drop;
+#  - under --json every command prints a failure as {"error":{"code","exit","message"}}
+#    on stdout (one line, nothing else there).
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
@@ -129,6 +131,23 @@ done
 [ "$("$floe" table list ns)" = ns.t ] || fail "table list ns: $("$floe" table list ns)"
 "$floe" catalog show | grep -q '^type: *sql' || fail "catalog show: $("$floe" catalog show)"
 expect_usage "namespace create without NS" namespace create
+
+# -- --json failures are JSON on stdout ---------------------------------------------------------
+for c in "scan ns.nope" "append ns.nope in1.ndjson" "snapshots ns.nope" "files ns.nope" \
+         "history ns.nope" "ref list ns.nope" "rewrite ns.nope" "expire ns.nope" \
+         "orphans ns.nope" "rewrite-manifests ns.nope" "health ns.nope" "table describe ns.nope" \
+         "table drop ns.nope" "namespace drop nope" "schema show ns.nope" \
+         "catalog locate /nope" "inspect /nope.parquet" "convert --schema s.json /nope.ndjson -o o"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$floe" $c --json >out.txt 2>/dev/null || rc=$?
+  [ $rc = 1 ] || fail "$c --json: exit $rc"
+  python3 -c "import json,sys
+lines=open(sys.argv[1]).read().splitlines()
+assert len(lines)==1, lines
+e=json.loads(lines[0])['error']
+assert e['code']=='NOTFOUND' and e['exit']==1 and e['message'], e" out.txt || fail "$c --json: $(cat out.txt)"
+done
 
 # -- an unknown option is one line in every command ------------------------------------
 for c in gen convert schema inspect cat catalog table namespace append scan snapshots ref \
