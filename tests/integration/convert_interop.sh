@@ -163,7 +163,7 @@ for args in "-c lzo" "-c lz4" "-p nope(user_id)" "--bogus" "-j -1"; do
   rc=$?
   set -e
   [ $rc -eq 2 ] || fail "convert $args exited $rc (want 2): $(cat "$tmp/usage.err")"
-  [ "$(grep -c . "$tmp/usage.err")" -eq 2 ] || fail "convert $args: $(cat "$tmp/usage.err")"
+  [ "$(grep -c . "$tmp/usage.err")" -eq 1 ] || fail "convert $args: not one line: $(cat "$tmp/usage.err")"
   [ ! -e "$tmp/usage" ] || fail "convert $args wrote output"
 done
 

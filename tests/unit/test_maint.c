@@ -1432,8 +1432,8 @@ TEST(run_log_line) {
                         .start_ms = 1000, .end_ms = 2500, .rc = 0,
                         .detail = "two\nlines\x01",
                         .stats = {.files_read = 7, .bytes_read = 7000, .files_written = 1,
-                                  .bytes_written = 6900, .commits = 1, .attempts = 2,
-                                  .conflicts = 1},
+                                  .bytes_written = 6900, .snapshots_expired = 3,
+                                  .commits = 1, .attempts = 2, .conflicts = 1},
                         .commit_interval_ms = 2000};
     floe_buf b;
     floe_buf_init(&b, 0);
@@ -1444,7 +1444,8 @@ TEST(run_log_line) {
                  "\"start_ms\":1000,\"end_ms\":2500,\"result\":\"ok\","
                  "\"detail\":\"two\\nlines\\u0001\",\"files_read\":7,\"bytes_read\":7000,"
                  "\"files_written\":1,\"bytes_written\":6900,\"files_deleted\":0,"
-                 "\"bytes_deleted\":0,\"commits\":1,\"attempts\":2,\"conflicts\":1,"
+                 "\"bytes_deleted\":0,\"snapshots_expired\":3,\"commits\":1,"
+                 "\"attempts\":2,\"conflicts\":1,"
                  "\"commit_interval_ms\":2000}\n");
     CHECK_EQ_STR(floe_maint_run_result(&r), "ok");
     r.skipped = true;
