@@ -32,7 +32,7 @@ export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=
 unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
 printf '{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}' \
   > "$tmp/schema.json"
-"$floe" catalog create-namespace db >/dev/null
+"$floe" namespace create db >/dev/null
 "$floe" table create db.t --schema "$tmp/schema.json" >/dev/null
 
 # the server is strace's child: stop it (not strace) so it closes the catalog cleanly.

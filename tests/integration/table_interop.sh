@@ -120,7 +120,7 @@ nfiles=$("$floe" files db.events --json | python3 -c 'import json,sys; print(len
 # usage and failures
 set +e
 "$floe" scan >/dev/null 2>&1; [ $? -eq 2 ] || fail "scan without a table should exit 2"
-"$floe" scan db.events --where "nope = 1" >/dev/null 2>&1; [ $? -eq 1 ] || fail "unknown column should exit 1"
+"$floe" scan db.events --where "nope = 1" >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown column in --where should exit 2 (a usage error)"
 "$floe" scan db.missing >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing table should exit 1"
 "$floe" append "$tmp" "$tmp/ev1.ndjson" >/dev/null 2>&1; [ $? -eq 1 ] || fail "append to a path should exit 1"
 set -e
