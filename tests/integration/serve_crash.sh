@@ -30,11 +30,12 @@ partition = event_type
 CONF
 start_server --config "$tmp/serve.conf"
 python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/events.ndjson" \
-  --table shop.events --clients 4 --batch-size 100 --keys --out "$tmp/acks" &
+  --table shop.events --clients 4 --batch-size 100 --keys --pace 0.2 --out "$tmp/acks" &
 client=$!
-# Most kills come 0.2-0.7 s apart; every fourth 3 s after the restart, long enough for a
-# compaction round to convert every due partition and commit them (in one snapshot), so
-# kills also land around commits.
+# The clients post for about as long as the kills go on (--pace), so compaction rounds
+# (compact_age 2 s) keep committing while the server is killed. Most kills come 0.2-0.7 s
+# apart; every fourth 3 s after the restart, long enough for a compaction round to convert
+# every due partition and commit them (in one snapshot), so kills also land around commits.
 for i in $(seq "$KILLS"); do
   if [ $((i % 4)) = 0 ]; then sleep 3; else sleep "0.$(( RANDOM % 6 + 2 ))"; fi
   kill -9 "$pid"

@@ -6,7 +6,8 @@ keep-alive connection. On a connection error, a 5xx or a 503, it waits and posts
 batch again (same Idempotency-Key when --keys), re-reading the port file: the server may
 have been killed and restarted. Every acknowledged batch is logged as one JSON line
 {"batch": b, "response": {...}} in OUT/ack-<i>.jsonl. The client stops when every batch is
-acknowledged or when the stop file appears.
+acknowledged or when the stop file appears. --pace spreads the posts over time (a client
+waits that long after each acknowledged batch).
 """
 import argparse, http.client, json, os, random, sys, threading, time
 
@@ -30,6 +31,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--stop-file")
     ap.add_argument("--array", action="store_true", help="every other batch as a JSON array")
+    ap.add_argument("--pace", type=float, default=0.0,
+                    help="seconds each client waits after an acknowledged batch")
     a = ap.parse_args()
     lines = open(a.events, "rb").read().split(b"\n")
     if lines and lines[-1] == b"":
@@ -78,6 +81,8 @@ def main():
                         log.write(json.dumps({"batch": b, "array": as_array,
                                               "response": json.loads(data)}) + "\n")
                         log.flush()
+                        if a.pace > 0:
+                            time.sleep(a.pace)
                         break
                     if r.status not in (503, 429, 500):
                         failures.append(f"batch {b}: HTTP {r.status} {data[:200]!r}")
