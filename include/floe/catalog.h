@@ -264,6 +264,14 @@ int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
  * first). The filesystem store removes the metadata JSON files and the version hint. */
 int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
                             floe_error *err) FLOE_NODISCARD;
+/* True for stores that delete a dropped table's files themselves when asked (rest: the
+ * drop says purgeRequested=true and the server deletes them); false for the others,
+ * where the caller drops and then purges (floe_table_purge). */
+bool floe_catalog_drop_purges(const floe_catalog *c);
+/* Forget a table and have the store delete its files (floe_catalog_drop_purges stores;
+ * FLOE_EUNSUPPORTED for the others). Errors as floe_catalog_drop_table. */
+int floe_catalog_drop_table_purge(floe_catalog *c, const char *ns, const char *name,
+                                  floe_error *err) FLOE_NODISCARD;
 /* Compare-and-swap of the metadata pointer from `expected` to `new_location`:
  *   0                    swapped;
  *   FLOE_ECONFLICT       the pointer is no longer `expected` (someone committed first);
@@ -297,6 +305,16 @@ int floe_catalog_commit_changes(floe_catalog *c, const char *ns, const char *nam
                                 const char *base_json, const char *new_json,
                                 char **metadata_location, char **metadata_json,
                                 floe_error *err) FLOE_NODISCARD;
+/* Create a table on a store that commits changes (floe_catalog_commits_changes): the
+ * server makes the table from metadata_json (its first metadata document, whole) and
+ * writes its first metadata file; *metadata_location and *metadata_json_out (caller
+ * frees) are what the catalog then holds, to be adopted. FLOE_EEXISTS when the name is
+ * taken, FLOE_ENOTFOUND when the namespace does not exist, FLOE_EUNKNOWN_STATE when the
+ * table may or may not have been made (a lost answer). FLOE_EUNSUPPORTED for stores that
+ * register a file the writer wrote (floe_catalog_register_table). */
+int floe_catalog_create_table(floe_catalog *c, const char *ns, const char *name,
+                              const char *metadata_json, char **metadata_location,
+                              char **metadata_json_out, floe_error *err) FLOE_NODISCARD;
 
 /* Version number in a metadata file name: "v12.metadata.json" / "v12.gz.metadata.json"
  * -> 12, "00012-<uuid>.metadata.json" -> 12. false when the name has none ("vfinal") or

@@ -110,9 +110,10 @@ typedef struct floe_table_create_options {
  * Returns a static array; *n gets its length. */
 const floe_kv *floe_table_created_defaults(size_t *n);
 
-/* Create a table: write its first metadata file and register it. FLOE_EEXISTS when the
- * name is taken (the file written is then removed), FLOE_ENOTFOUND when the namespace
- * does not exist. opts may be NULL. The location (opts->location, else the catalog's
+/* Create a table: write its first metadata file and register it, or on a catalog that
+ * commits changes (REST) have its server make the table (floe_catalog_create_table) and
+ * adopt the metadata it answers. FLOE_EEXISTS when the name is taken (the file written
+ * is then removed), FLOE_ENOTFOUND when the namespace does not exist. opts may be NULL. The location (opts->location, else the catalog's
  * default) is recorded as an absolute URI and checked by floe_table_check_location
  * (FLOE_EINVALID naming the table or folder in the way). */
 int floe_table_create(floe_catalog *c, const char *ns, const char *name,
@@ -120,8 +121,9 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
                       floe_table **out, floe_error *err) FLOE_NODISCARD;
 /* The two halves of floe_table_create. new_metadata checks as create does (namespace,
  * name, location) and builds the first metadata without writing anything (caller frees
- * *out): a REST staged create answers with it. create_with_metadata writes m as the
- * table's first metadata file and registers it, as floe_table_create does; m may come
+ * *out): a REST staged create answers with it. create_with_metadata makes the table
+ * from m as floe_table_create does (writes and registers it, or sends it to a REST
+ * catalog's server); m may come
  * from elsewhere (floe_metadata_builder_new_empty and a REST client's updates), its
  * location must be an absolute URI. Takes ownership of m, also on failure. */
 int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,

@@ -530,6 +530,19 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
     return c->ops->drop_table(c, ns, name, err);
 }
 
+bool floe_catalog_drop_purges(const floe_catalog *c) { return c->ops->drop_table_purge != NULL; }
+
+int floe_catalog_drop_table_purge(floe_catalog *c, const char *ns, const char *name,
+                                  floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    if (!c->ops->drop_table_purge)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the %s catalog does not delete a dropped table's files (its "
+                              "caller purges them)", c->ops->type);
+    return c->ops->drop_table_purge(c, ns, name, err);
+}
+
 int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
                       const char *new_location, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
@@ -593,4 +606,17 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
                                                    &cfg->sql, out, err);
     floe_free(target);
     return rc;
+}
+
+int floe_catalog_create_table(floe_catalog *c, const char *ns, const char *name,
+                              const char *metadata_json, char **metadata_location,
+                              char **metadata_json_out, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    if (!c->ops->create_table)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the %s catalog registers a metadata file the writer made",
+                              c->ops->type);
+    return c->ops->create_table(c, ns, name, metadata_json, metadata_location,
+                                metadata_json_out, err);
 }

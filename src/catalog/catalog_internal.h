@@ -44,6 +44,9 @@ typedef struct floe_catalog_ops {
     int (*rename_table)(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
                         const char *to_name, floe_error *err);
     int (*drop_table)(floe_catalog *c, const char *ns, const char *name, floe_error *err);
+    /* Stores whose server deletes a dropped table's files when asked (rest:
+     * purgeRequested=true); NULL for the others, whose callers purge. */
+    int (*drop_table_purge)(floe_catalog *c, const char *ns, const char *name, floe_error *err);
     int (*swap)(floe_catalog *c, const char *ns, const char *name, const char *expected,
                 const char *new_location, floe_error *err);
     /* Stores that commit by sending the change (rest); NULL for pointer-swap stores,
@@ -52,6 +55,11 @@ typedef struct floe_catalog_ops {
                           const char *base_json, const char *new_json, char **location,
                           char **metadata_json, floe_error *err);
     int (*check_commit)(floe_catalog *c, floe_error *err);
+    /* Stores that create tables on their server from the first metadata document (rest);
+     * NULL for the others, where the writer writes the file and registers it. */
+    int (*create_table)(floe_catalog *c, const char *ns, const char *name,
+                        const char *metadata_json, char **location, char **metadata_out,
+                        floe_error *err);
     /* The I/O context of a loaded table when the store gives it its own (rest: vended
      * credentials), else NULL; may be NULL itself. */
     floe_io *(*table_io)(floe_catalog *c, const char *ns, const char *name);

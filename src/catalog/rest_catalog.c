@@ -834,12 +834,24 @@ static int rest_rename_table(floe_catalog *c, const char *ns, const char *name, 
                 FLOE_EEXISTS, err);
 }
 
-static int rest_drop_table(floe_catalog *c, const char *ns, const char *name, floe_error *err) {
+/* DELETE .../tables/{table}: purgeRequested=true asks the server to delete the table's
+ * files (floe_catalog_drop_table_purge), false keeps them (floe_catalog_drop_table). */
+static int drop_table(floe_catalog *c, const char *ns, const char *name, bool purge,
+                      floe_error *err) {
     rest_impl *ri = c->impl;
     FLOE_FORWARD_IF_ERROR(need(c, "DELETE", "namespaces/{namespace}/tables/{table}", err));
-    /* the files stay (floe/catalog.h): floe purges them itself when asked */
-    return call(c, "DELETE", table_path(ri, ns, name, "?purgeRequested=false"), false, NULL,
-                "drop table", FLOE_EEXISTS, err);
+    return call(c, "DELETE",
+                table_path(ri, ns, name, purge ? "?purgeRequested=true" : "?purgeRequested=false"),
+                false, NULL, "drop table", FLOE_EEXISTS, err);
+}
+
+static int rest_drop_table(floe_catalog *c, const char *ns, const char *name, floe_error *err) {
+    return drop_table(c, ns, name, false, err);
+}
+
+static int rest_drop_table_purge(floe_catalog *c, const char *ns, const char *name,
+                                 floe_error *err) {
+    return drop_table(c, ns, name, true, err);
 }
 
 static int rest_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
@@ -880,32 +892,20 @@ static int commit_once(floe_catalog *c, const char *ns, const char *name, const 
     return 0;
 }
 
-static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name,
-                               const char *base_json, const char *new_json, char **location,
-                               char **metadata_json, floe_error *err) {
+/* Send a commit request (body gets the table's identifier) until its outcome is known:
+ * once without Idempotency-Key (R2); with it (R4) an unknown outcome sends the same
+ * request with the same key again, and the server answers from its record when the first
+ * one landed, or runs it. A 401 is not retried. The 200 answer in r. */
+static int send_commit(floe_catalog *c, const char *ns, const char *name, const char *path,
+                       json_t *body, rest_resp *r, floe_error *err) {
     rest_impl *ri = c->impl;
-    FLOE_FORWARD_IF_ERROR(rest_check_commit(c, err));
-    json_t *body = NULL, *j = NULL;
-    char *path = table_path(ri, ns, name, NULL);
-    char *key = floe_asprintf("%s\x1f%s", ns, name);
-    char *loc = NULL, *md = NULL;
-    int rc = 0;
-    rest_resp r;
-    resp_init(&r);
-    if (!path || !key)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_rest_commit_request(base_json, new_json, &body, err));
     json_t *id = json_pack("{s:o,s:s}", "namespace", ns_array(ns), "name", name);
     if (!id || json_object_set_new(body, "identifier", id) < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    etag_put(ri, key, NULL, NULL);
-    /* A 401 is not retried. Without Idempotency-Key the commit goes out once (R2); with
-     * it (R4) an unknown outcome sends the same request with the same key again: the
-     * server answers from its record when the first one landed, or runs it. */
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     char ikey[37];
     floe_uuid4(ikey);
     ri->idem_key = ri->idem ? ikey : NULL;
-    int attempt = 0;
+    int rc, attempt = 0;
     for (;; attempt++) {
         if (attempt) {
             floe_log(FLOE_LOG_WARN, "REST catalog: commit to %s.%s: %s; sending it again "
@@ -913,12 +913,12 @@ static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name
                      ikey);
             struct timespec pause = {0, (100L << attempt) * 1000000L};
             nanosleep(&pause, NULL);
-            resp_free(&r);
-            resp_init(&r);
+            resp_free(r);
+            resp_init(r);
             if (err)
                 floe_error_clear(err);
         }
-        rc = commit_once(c, ns, name, path, body, &r, err);
+        rc = commit_once(c, ns, name, path, body, r, err);
         if (rc != FLOE_EUNKNOWN_STATE || !ri->idem_key || attempt == REST_IDEM_RETRIES)
             break;
     }
@@ -928,31 +928,164 @@ static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name
         rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: a "
                             "retry with the same Idempotency-Key was refused (409): %s", ns,
                             name, err ? err->msg : "?");
-    FLOE_CHECK(rc);
-    j = resp_json(&r);
+    return rc;
+}
+
+/* The metadata-location and metadata of a LoadTableResult the catalog answered to a
+ * change it made (caller frees both); `unknown` is the code when they are missing. */
+static int take_result(const json_t *j, const char *ns, const char *name, int unknown,
+                       char **location, char **metadata_json, floe_error *err) {
     const char *l = json_string_value(json_object_get(j, "metadata-location"));
     const json_t *m = json_object_get(j, "metadata");
     if (!l || !json_is_object(m))
-        FLOE_FAIL(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: the answer has no "
-                  "metadata-location and metadata", ns, name);
-    loc = floe_strdup(l);
+        return floe_error_set(err, unknown, "REST catalog: %s.%s: the answer has no "
+                              "metadata-location and metadata", ns, name);
+    char *loc = floe_strdup(l);
     char *text = dumps(m);
-    md = text ? floe_strdup(text) : NULL;
+    char *md = text ? floe_strdup(text) : NULL;
     free(text);
-    if (!loc || !md)
-        FLOE_FAIL(err, FLOE_EUNKNOWN_STATE, "commit to %s.%s: out of memory reading the answer",
-                  ns, name);
+    if (!loc || !md) {
+        floe_free(loc);
+        floe_free(md);
+        return floe_error_set(err, unknown, "REST catalog: %s.%s: out of memory reading the "
+                              "answer", ns, name);
+    }
     *location = loc;
     *metadata_json = md;
-    loc = md = NULL;
+    return 0;
+}
+
+static int rest_commit_changes(floe_catalog *c, const char *ns, const char *name,
+                               const char *base_json, const char *new_json, char **location,
+                               char **metadata_json, floe_error *err) {
+    rest_impl *ri = c->impl;
+    FLOE_FORWARD_IF_ERROR(rest_check_commit(c, err));
+    json_t *body = NULL, *j = NULL;
+    char *path = table_path(ri, ns, name, NULL);
+    char *key = floe_asprintf("%s\x1f%s", ns, name);
+    int rc = 0;
+    rest_resp r;
+    resp_init(&r);
+    if (!path || !key)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_rest_commit_request(base_json, new_json, &body, err));
+    etag_put(ri, key, NULL, NULL);
+    FLOE_CHECK(send_commit(c, ns, name, path, body, &r, err));
+    j = resp_json(&r);
+    FLOE_CHECK(take_result(j, ns, name, FLOE_EUNKNOWN_STATE, location, metadata_json, err));
 done:
-    floe_free(loc);
-    floe_free(md);
     json_decref(j);
     json_decref(body);
     resp_free(&r);
     floe_free(path);
     floe_free(key);
+    return rc;
+}
+
+/* The element of a metadata document's array whose id_key is the document's current_key
+ * (the current schema, the default spec or sort order), or NULL. */
+static const json_t *current_of(const json_t *doc, const char *array, const char *id_key,
+                                const char *current_key) {
+    const json_t *cur = json_object_get(doc, current_key);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, array), i, e) {
+        if (json_equal(json_object_get(e, id_key), (json_t *)cur))
+            return e;
+    }
+    return NULL;
+}
+
+/* A create request says a schema, a spec, a sort order, a location and properties; a
+ * document holding more (snapshots, refs, earlier schemas, specs or orders, statistics)
+ * is made by a staged create and a commit that adds all of it. */
+static bool create_needs_stage(const json_t *doc) {
+    return json_array_size(json_object_get(doc, "snapshots")) > 0 ||
+           json_object_size(json_object_get(doc, "refs")) > 0 ||
+           json_array_size(json_object_get(doc, "schemas")) > 1 ||
+           json_array_size(json_object_get(doc, "partition-specs")) > 1 ||
+           json_array_size(json_object_get(doc, "sort-orders")) > 1 ||
+           json_array_size(json_object_get(doc, "statistics")) > 0 ||
+           json_array_size(json_object_get(doc, "partition-statistics")) > 0;
+}
+
+/* POST .../tables (CreateTableRequest) with the document's current schema, default spec
+ * and sort order, location and properties. Staged (stage-create: true) when the document
+ * holds more than that: the server answers the table it would make and writes nothing,
+ * then the commit with assert-create (floe_rest_create_request) makes the table as the
+ * document says, in one step. The catalog's answer is adopted either way. */
+static int rest_create_table(floe_catalog *c, const char *ns, const char *name,
+                             const char *metadata_json, char **location, char **metadata_out,
+                             floe_error *err) {
+    rest_impl *ri = c->impl;
+    FLOE_FORWARD_IF_ERROR(need(c, "POST", "namespaces/{namespace}/tables", err));
+    json_t *doc = NULL, *req = NULL, *commit = NULL, *j = NULL;
+    char *path = table_path(ri, ns, NULL, "/tables");
+    char *tpath = table_path(ri, ns, name, NULL);
+    int rc = 0;
+    rest_resp r;
+    resp_init(&r);
+    if (!path || !tpath)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    json_error_t je;
+    doc = json_loads(metadata_json, JSON_REJECT_DUPLICATES, &je);
+    const json_t *schema = current_of(doc, "schemas", "schema-id", "current-schema-id");
+    if (!json_is_object(doc) || !schema)
+        FLOE_FAIL(err, FLOE_EINVALID, "table %s.%s: the new metadata has no current schema",
+                  ns, name);
+    bool stage = create_needs_stage(doc);
+    if (stage)
+        FLOE_CHECK(rest_check_commit(c, err)); /* both steps offered, before the first */
+    req = json_pack("{s:s,s:O,s:b}", "name", name, "schema", schema, "stage-create", stage);
+    const json_t *spec = current_of(doc, "partition-specs", "spec-id", "default-spec-id");
+    const json_t *order = current_of(doc, "sort-orders", "order-id", "default-sort-order-id");
+    const json_t *loc = json_object_get(doc, "location");
+    const json_t *props = json_object_get(doc, "properties");
+    if (!req || (spec && json_object_set(req, "partition-spec", (json_t *)spec) < 0) ||
+        (order && json_object_set(req, "write-order", (json_t *)order) < 0) ||
+        (json_is_string(loc) && json_object_set(req, "location", (json_t *)loc) < 0) ||
+        (json_is_object(props) && json_object_set(req, "properties", (json_t *)props) < 0))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&ri->mu); /* ri->delegation is the request's (R6) */
+    ri->delegation = true;
+    rc = request_json(c, "POST", path, req, false, &r, err);
+    ri->delegation = false;
+    pthread_mutex_unlock(&ri->mu);
+    if (rc < 0)
+        goto done;
+    if (r.status != 200)
+        FLOE_CHECK(resp_error(&r, status_code(r.status), stage ? "stage create" : "create table",
+                              err));
+    j = resp_json(&r);
+    if (!json_is_object(json_object_get(j, "metadata")))
+        FLOE_FAIL(err, FLOE_ECORRUPT, "REST catalog: create %s.%s: the answer has no metadata",
+                  ns, name);
+    FLOE_CHECK(rest_vends_take(ri->vends, ns, name, j, err));
+    if (stage) {
+        /* the staged answer only says the server would make the table: the commit makes
+         * it, and is refused (409) when another create came first */
+        json_decref(j);
+        j = NULL;
+        resp_free(&r);
+        resp_init(&r);
+        FLOE_CHECK(floe_rest_create_request(metadata_json, &commit, err));
+        rc = send_commit(c, ns, name, tpath, commit, &r, err);
+        if (rc == FLOE_ECONFLICT)
+            rc = floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists (%s)", ns, name,
+                                err ? err->msg : "409");
+        FLOE_CHECK(rc);
+        j = resp_json(&r);
+    }
+    FLOE_CHECK(take_result(j, ns, name, stage ? FLOE_EUNKNOWN_STATE : FLOE_ECORRUPT, location,
+                           metadata_out, err));
+done:
+    json_decref(doc);
+    json_decref(req);
+    json_decref(commit);
+    json_decref(j);
+    resp_free(&r);
+    floe_free(path);
+    floe_free(tpath);
     return rc;
 }
 
@@ -1035,9 +1168,11 @@ static const floe_catalog_ops rest_ops = {
     .register_table = rest_register_table,
     .rename_table = rest_rename_table,
     .drop_table = rest_drop_table,
+    .drop_table_purge = rest_drop_table_purge,
     .swap = rest_swap,
     .commit_changes = rest_commit_changes,
     .check_commit = rest_check_commit,
+    .create_table = rest_create_table,
     .table_io = rest_table_io,
     .close = rest_close,
 };

@@ -337,3 +337,26 @@ done:
     json_decref(removed);
     return rc;
 }
+
+int floe_rest_create_request(const char *metadata_json, json_t **out, floe_error *err) {
+    json_t *body = NULL, *doc = NULL;
+    int rc = 0;
+    FLOE_CHECK(parse_doc(metadata_json, "new", &doc, err));
+    const char *uuid = json_string_value(json_object_get(doc, "table-uuid"));
+    if (!uuid)
+        FLOE_FAIL(err, FLOE_EINVALID, "new metadata: no table-uuid");
+    /* from nothing: every schema, spec, sort order, property, snapshot and ref is added */
+    FLOE_CHECK(floe_rest_commit_request("{}", metadata_json, &body, err));
+    json_t *ups = json_object_get(body, "updates");
+    json_t *reqs = json_pack("[{s:s}]", "type", "assert-create");
+    if (!reqs || json_object_set_new(body, "requirements", reqs) < 0 ||
+        json_array_insert_new(ups, 0, json_pack("{s:s,s:s}", "action", "assign-uuid", "uuid",
+                                                uuid)) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    *out = body;
+    body = NULL;
+done:
+    json_decref(body);
+    json_decref(doc);
+    return rc;
+}

@@ -20,6 +20,13 @@
  * *out is a new reference (json_decref). */
 int floe_rest_commit_request(const char *base_json, const char *next_json, json_t **out,
                              floe_error *err);
+/* The commit that creates a staged table (CommitTableRequest): the requirement
+ * assert-create alone, and the updates that build metadata_json from nothing
+ * (assign-uuid with its uuid, upgrade-format-version, add-schema, set-current-schema,
+ * add-spec, set-default-spec, add-sort-order, set-default-sort-order, set-location,
+ * set-properties, and add-snapshot / set-snapshot-ref for the snapshots it holds).
+ * *out is a new reference. */
+int floe_rest_create_request(const char *metadata_json, json_t **out, floe_error *err);
 
 /* Vended credentials (rest_creds.c): the I/O context of each table whose load answered
  * S3 keys (config, storage-credentials), made from the catalog's context with those keys

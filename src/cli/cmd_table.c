@@ -78,6 +78,7 @@ static void table_usage(FILE *out) {
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
+            "                            (a REST catalog is asked to: purgeRequested=true)\n"
             "  upgrade NS.NAME [--format-version 2]\n"
             "                            upgrade a format v1 table to v2 (spec Appendix E;\n"
             "                            v1 manifests stay valid). floe keeps a table's\n"
@@ -377,16 +378,28 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
     size_t deleted = 0;
     if (!cli_split_ident(ident, &ns, &name))
         return cli_usage("table", "drop: %s is not NS.NAME", ident);
-    if (purge && floe_table_load(c, ns, name, &t, &err) < 0)
-        goto fail;
-    if (floe_catalog_drop_table(c, ns, name, &err) < 0)
-        goto fail;
-    if (purge && floe_table_purge(t, &deleted, &err) < 0)
-        goto fail;
-    if (json)
+    /* a catalog that purges (REST: purgeRequested=true) deletes the files on its side;
+     * otherwise they are found from the metadata, read before the drop */
+    bool by_catalog = purge && floe_catalog_drop_purges(c);
+    if (by_catalog) {
+        if (floe_catalog_drop_table_purge(c, ns, name, &err) < 0)
+            goto fail;
+    } else {
+        if (purge && floe_table_load(c, ns, name, &t, &err) < 0)
+            goto fail;
+        if (floe_catalog_drop_table(c, ns, name, &err) < 0)
+            goto fail;
+        if (purge && floe_table_purge(t, &deleted, &err) < 0)
+            goto fail;
+    }
+    if (json && by_catalog)
+        printf("{\"dropped\":\"%s.%s\",\"files_deleted\":null,\"purged_by\":\"catalog\"}\n",
+               ns, name);
+    else if (json)
         printf("{\"dropped\":\"%s.%s\",\"files_deleted\":%zu}\n", ns, name, deleted);
     else
-        printf("dropped %s.%s%s\n", ns, name, purge ? " (files purged)" : "");
+        printf("dropped %s.%s%s\n", ns, name,
+               by_catalog ? " (files purged by the catalog)" : purge ? " (files purged)" : "");
     goto out;
 fail:
     code = cli_fail(&err);

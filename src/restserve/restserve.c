@@ -742,6 +742,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         floe_free(q.table);
         return MHD_NO; /* the connection is closed unanswered */
     }
+    floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d", method, url, r.status);
     enum MHD_Result ok = send_resp(c, &r);
     floe_buf_free(&r.body);
     json_decref(q.body);

@@ -813,11 +813,61 @@ int floe_table_create(floe_catalog *c, const char *ns, const char *name,
     return floe_table_create_with_metadata(c, ns, name, m, out, err);
 }
 
+/* A pointer-swap store's create: m written as the first metadata file in md_dir, then
+ * registered; *meta_loc (caller frees) is where. The file is removed again when the
+ * registration fails. */
+static int write_and_register(floe_catalog *c, const char *ns, const char *name,
+                              const floe_table_metadata *m, const char *md_dir, char **meta_loc,
+                              floe_error *err) {
+    char *loc = NULL;
+    bool gz = floe_table_metadata_wants_gzip(m);
+    int rc = 0;
+    FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL, gz, &loc, err));
+    rc = floe_table_metadata_write(floe_catalog_io(c), m, loc, gz, true, err);
+    if (rc == FLOE_EEXISTS && floe_catalog_swap_by_create(c))
+        FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
+    if (rc < 0)
+        goto done;
+    rc = floe_catalog_register_table(c, ns, name, loc, err);
+    if (rc < 0) {
+        floe_io_delete(floe_catalog_io(c), loc, NULL);
+        goto done;
+    }
+    *meta_loc = loc;
+    loc = NULL;
+done:
+    floe_free(loc);
+    return rc;
+}
+
+/* A store that commits changes (REST): its server makes the table from *m's document;
+ * *m is replaced by the metadata the catalog answers (adopted as every REST commit's
+ * is), *meta_loc (caller frees) is where the catalog keeps it. Nothing was written here,
+ * so a failure leaves nothing to remove. */
+static int create_on_server(floe_catalog *c, const char *ns, const char *name,
+                            floe_table_metadata **m, char **meta_loc, floe_error *err) {
+    char *json = NULL, *loc = NULL, *answer = NULL;
+    size_t len = 0;
+    floe_table_metadata *adopted = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_metadata_to_json(*m, false, &json, &len, err));
+    FLOE_CHECK(floe_catalog_create_table(c, ns, name, json, &loc, &answer, err));
+    FLOE_CHECK(floe_table_metadata_parse(answer, strlen(answer), loc, &adopted, err));
+    floe_table_metadata_free(*m);
+    *m = adopted;
+    *meta_loc = loc;
+    loc = NULL;
+done:
+    floe_free(json);
+    floe_free(loc);
+    floe_free(answer);
+    return rc;
+}
+
 int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char *name,
                                     floe_table_metadata *m, floe_table **out, floe_error *err) {
     char *location = NULL, *meta_loc = NULL, *md_dir = NULL;
     floe_table_placement_lock *lock = NULL;
-    bool written = false;
     int rc = 0;
     FLOE_CHECK(create_checks(c, ns, name, m->location, &location, err));
     if (strcmp(location, m->location))
@@ -836,24 +886,19 @@ int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char 
      * floe serve) cannot both pass the check and nest */
     FLOE_CHECK(floe_table_placement_lock_take(c, &lock, err));
     FLOE_CHECK(floe_table_check_location(c, ns, name, location, err));
-    FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL,
-                                                  floe_table_metadata_wants_gzip(m), &meta_loc,
-                                                  err));
-    rc = floe_table_metadata_write(floe_catalog_io(c), m, meta_loc, floe_table_metadata_wants_gzip(m), true, err);
-    if (rc == FLOE_EEXISTS && floe_catalog_swap_by_create(c))
-        FLOE_FAIL(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
-    if (rc < 0)
-        goto done;
-    written = true;
-    FLOE_CHECK(floe_catalog_register_table(c, ns, name, meta_loc, err));
-    written = false; /* registered: the file belongs to the table now */
+    if (floe_catalog_commits_changes(c)) {
+        /* the catalog's server makes the table and writes its first metadata file */
+        FLOE_CHECK(create_on_server(c, ns, name, &m, &meta_loc, err));
+    } else {
+        FLOE_CHECK(write_and_register(c, ns, name, m, md_dir, &meta_loc, err));
+    }
     floe_table_placement_lock_release(lock);
     lock = NULL;
     floe_table *t = floe_calloc(1, sizeof *t);
     if (!t)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     t->catalog = c;
-    t->io = floe_catalog_io(c);
+    t->io = floe_catalog_table_io(c, ns, name); /* vended credentials, when given */
     t->ns = floe_strdup(ns);
     t->name = floe_strdup(name);
     if (!t->ns || !t->name) {
@@ -873,8 +918,6 @@ int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char 
     *out = t;
 done:
     floe_table_placement_lock_release(lock);
-    if (written && meta_loc)
-        floe_io_delete(floe_catalog_io(c), meta_loc, NULL);
     floe_table_metadata_free(m);
     floe_free(location);
     floe_free(meta_loc);

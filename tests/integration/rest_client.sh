@@ -9,10 +9,15 @@
 #     properties, a drop of a non-empty one refused;
 #  3. tables: create, append, scan, rewrite, rewrite-manifests, expire, orphans, health,
 #     properties, rename, drop --purge, all through REST; what the server's SQL catalog
-#     holds afterwards agrees (rows, snapshots) with what the client saw;
+#     holds afterwards agrees (rows, snapshots) with what the client saw; the create is
+#     the server's (POST .../tables, never .../register) and drop --purge leaves the
+#     deletion to it (purgeRequested=true);
 #  4. 8 processes appending through the server at once lose no commit (409 -> refresh
 #     and apply again): 8 snapshots and 8 x the rows; a server with --tokens read with the
-#     client's bearer token, a wrong token refused (401);
+#     client's bearer token, a wrong token refused (401); a staged create through a
+#     second `floe catalog serve` standing in front of the first (its catalog is REST):
+#     the first server gets a staged create and the assert-create commit that adds the
+#     snapshot, and the table holds the rows;
 #  5. a stand-in server: OAuth2 client credentials (the token is asked for with the
 #     credential and scope, then sent as a bearer token; the header.* header sent on
 #     every request), and an operation missing from its `endpoints` refused before any
@@ -43,7 +48,7 @@ export HOME=$tmp/home
 mkdir -p "$HOME"
 
 # the server, over a SQLite catalog
-FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" \
+FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_LOG=debug \
   "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/server.log" &
 pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
@@ -89,6 +94,9 @@ rm -f "$HOME/.pyiceberg.yaml"
 "$floe" gen --count 700 --seed 2 -o "$tmp/b.ndjson" >/dev/null
 "$floe" gen --schema-out "$tmp/schema.json" >/dev/null
 "$floe" table create shop.eu.events --schema "$tmp/schema.json" --partition event_type >/dev/null
+# made by the server: a create request, no metadata file written and registered by floe
+grep -q 'POST /v1/[a-z/]*namespaces/shop%1Feu/tables -> 200' "$tmp/server.log" || fail "no POST .../tables for the create"
+if grep -q '/register ->' "$tmp/server.log"; then fail "the create registered a metadata file"; fi
 "$floe" append shop.eu.events "$tmp/a.ndjson" >/dev/null
 "$floe" append shop.eu.events "$tmp/b.ndjson" >/dev/null
 rows() { "$1" scan "$2" --columns event_id | wc -l; }
@@ -107,7 +115,9 @@ sql table properties shop.eu.events | grep -q "comment = rest" || fail "property
 [ "$("$floe" snapshots shop.eu.events | grep -c '^[0-9]')" = 1 ] || fail "expire kept more than one snapshot"
 "$floe" table rename shop.eu.events shop.events2 >/dev/null
 [ "$("$floe" table list shop)" = shop.events2 ] || fail "rename: $("$floe" table list shop)"
-"$floe" table drop shop.events2 --purge >/dev/null
+"$floe" table drop shop.events2 --purge --json >"$tmp/drop.json"
+grep -q '"purged_by":"catalog"' "$tmp/drop.json" || fail "drop --purge: $(cat "$tmp/drop.json")"
+grep -q 'dropped shop.events2, [1-9][0-9]* files purged' "$tmp/server.log" || fail "the server did not purge"
 [ -z "$("$floe" table list shop)" ] || fail "drop"
 [ -z "$(find "$tmp/wh/shop" -type f 2>/dev/null)" ] || fail "purge left files: $(find "$tmp/wh/shop" -type f | head -3)"
 
@@ -133,6 +143,65 @@ done
 [ "$("$floe" snapshots shop.busy | grep -c append)" = 8 ] || fail "8 appends: snapshots
 $("$floe" snapshots shop.busy)"
 [ "$(rows sql shop.busy)" = 2400 ] || fail "8 appends: the SQL catalog sees $(rows sql shop.busy) rows"
+
+# a staged create: a second server whose catalog is the first (REST) gets a client's
+# staged create and its assert-create commit carrying a snapshot of shop.busy; a create
+# request cannot say a snapshot, so the second server's floe client stages the create on
+# the first server and commits it there with assert-create
+FLOE_CATALOG_URI=$base FLOE_WAREHOUSE="$tmp/wh" "$floe" catalog serve --listen 127.0.0.1:0 \
+  --port-file "$tmp/port3" 2>"$tmp/server3.log" &
+mock=$!
+for _ in $(seq 100); do [ -s "$tmp/port3" ] && break; sleep 0.1; done
+[ -s "$tmp/port3" ] || fail "the server in front did not start: $(cat "$tmp/server3.log")"
+before=$(wc -l <"$tmp/server.log")
+cat > "$tmp/staged.py" <<'EOF'
+import json, sys, urllib.request
+a, b = sys.argv[1], sys.argv[2]
+def req(base, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    r = urllib.request.Request(base + path, data=data, method=method,
+                               headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(r) as f:
+            return f.status, json.loads(f.read() or b"null")
+    except urllib.error.HTTPError as e:
+        sys.exit("%s %s: %d %s" % (method, path, e.code, e.read().decode()))
+_, src = req(a, "GET", "/v1/namespaces/shop/tables/busy")
+m = src["metadata"]
+pick = lambda arr, key, cur: next(x for x in m[arr] if x[key] == m[cur])
+schema = pick("schemas", "schema-id", "current-schema-id")
+spec = pick("partition-specs", "spec-id", "default-spec-id")
+order = pick("sort-orders", "order-id", "default-sort-order-id")
+snap = dict(pick("snapshots", "snapshot-id", "current-snapshot-id"))
+snap.pop("parent-snapshot-id", None)
+_, staged = req(b, "POST", "/v1/namespaces/shop/tables",
+                {"name": "copy", "schema": schema, "stage-create": True})
+assert "metadata-location" not in staged, staged
+sm = staged["metadata"]
+updates = [{"action": "assign-uuid", "uuid": sm["table-uuid"]},
+           {"action": "upgrade-format-version", "format-version": 2},
+           {"action": "add-schema", "schema": schema, "last-column-id": m["last-column-id"]},
+           {"action": "set-current-schema", "schema-id": -1},
+           {"action": "add-spec", "spec": spec}, {"action": "set-default-spec", "spec-id": -1},
+           {"action": "add-sort-order", "sort-order": order},
+           {"action": "set-default-sort-order", "sort-order-id": -1},
+           {"action": "set-location", "location": sm["location"]},
+           {"action": "add-snapshot", "snapshot": snap},
+           {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch",
+            "snapshot-id": snap["snapshot-id"]}]
+_, done = req(b, "POST", "/v1/namespaces/shop/tables/copy",
+              {"requirements": [{"type": "assert-create"}], "updates": updates})
+print(done["metadata"]["current-snapshot-id"])
+EOF
+snap=$(python3 "$tmp/staged.py" "$base" "http://127.0.0.1:$(cat "$tmp/port3")") ||
+  fail "staged create through the server in front: $(tail -5 "$tmp/server3.log")"
+tail -n +"$((before + 1))" "$tmp/server.log" | grep -- '-> ' >"$tmp/seen.log" || true
+grep -q 'POST /v1/[a-z/]*namespaces/shop/tables -> 200' "$tmp/seen.log" || fail "no staged create: $(cat "$tmp/seen.log")"
+grep -q 'POST /v1/[a-z/]*namespaces/shop/tables/copy -> 200' "$tmp/seen.log" || fail "no create commit: $(cat "$tmp/seen.log")"
+[ "$(rows sql shop.copy)" = 2400 ] || fail "staged create: $(rows sql shop.copy) rows in shop.copy"
+sql snapshots shop.copy | grep -q "^$snap" || fail "staged create: snapshot $snap missing"
+kill "$mock" && wait "$mock" || true
+mock=
 
 # a server that checks bearer tokens (--tokens): the client's token opens what its grants
 # cover; a wrong one is refused
