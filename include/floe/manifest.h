@@ -451,9 +451,9 @@ typedef struct floe_manifest_info {
                                          re-encoded the file; logged as a warning */
 } floe_manifest_info;
 
-/* Process-wide: every manifest reader opened from now on uses the generic Avro
- * value-tree decoder instead of the streaming one (same entries; for benchmarks and
- * bisecting). Off by default; the floe command sets it from FLOE_MANIFEST_DECODER=generic. */
+/* Process-wide: every manifest reader opened and manifest list read from now on uses the
+ * generic Avro value-tree decoder instead of the streaming one (same entries; for
+ * benchmarks and bisecting). Off by default; the floe command sets it from FLOE_MANIFEST_DECODER=generic. */
 void floe_manifest_set_generic_decoder(bool on);
 
 /* o may be NULL. Errors name the file. */

@@ -105,7 +105,8 @@ void floe_arena_reset(floe_arena *a) {
     a->total = 0;
 }
 
-void *floe_arena_alloc(floe_arena *a, size_t n) {
+/* n bytes of the arena, not zeroed (for copies, which write every byte). */
+static void *arena_alloc_raw(floe_arena *a, size_t n) {
     size_t need = (n + 15) & ~(size_t)15;
     if (need < n)
         return NULL;
@@ -130,7 +131,6 @@ void *floe_arena_alloc(floe_arena *a, size_t n) {
                 a->head = own;
             }
             a->total += need;
-            memset(own->data, 0, need);
             return own->data;
         }
         b = floe_malloc(sizeof *b + bs);
@@ -144,19 +144,27 @@ void *floe_arena_alloc(floe_arena *a, size_t n) {
     void *p = b->data + b->used;
     b->used += need;
     a->total += need;
-    memset(p, 0, need);
+    return p;
+}
+
+void *floe_arena_alloc(floe_arena *a, size_t n) {
+    void *p = arena_alloc_raw(a, n);
+    if (p)
+        memset(p, 0, (n + 15) & ~(size_t)15);
     return p;
 }
 
 void *floe_arena_memdup(floe_arena *a, const void *p, size_t n) {
-    void *d = floe_arena_alloc(a, n ? n : 1);
+    uint8_t *d = arena_alloc_raw(a, n ? n : 1);
     if (d && n)
         memcpy(d, p, n);
+    else if (d)
+        d[0] = 0;
     return d;
 }
 
 char *floe_arena_strndup(floe_arena *a, const char *s, size_t n) {
-    char *d = floe_arena_alloc(a, n + 1);
+    char *d = arena_alloc_raw(a, n + 1);
     if (!d)
         return NULL;
     memcpy(d, s, n);

@@ -120,3 +120,99 @@ int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_
         *slot = &s->val[i];
     return 0;
 }
+
+/* ---- sets of hashes ----------------------------------------------------------------- */
+
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t floe_hash64(const void *p, size_t n) {
+    const uint8_t *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (; n >= 8; b += 8, n -= 8)
+        h = (h ^ mix64(floe_load_le64(b))) * 0x100000001b3ull + 0x632be59bd9b4e019ull;
+    uint64_t tail = 0;
+    for (size_t i = 0; i < n; i++)
+        tail |= (uint64_t)b[i] << (8 * i);
+    return mix64(h ^ mix64(tail ^ 0xa0761d6478bd642full));
+}
+
+void floe_hashset_free(floe_hashset *s) {
+    floe_free(s->hash);
+    floe_free(s->val);
+    memset(s, 0, sizeof *s);
+}
+
+static int hashset_grow_to(floe_hashset *s, size_t nc) {
+    uint64_t *nh = floe_calloc(nc, sizeof *nh);
+    int64_t *nv = floe_malloc(nc * sizeof *nv);
+    if (!nh || !nv) {
+        floe_free(nh);
+        floe_free(nv);
+        return FLOE_ENOMEM;
+    }
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->hash[i])
+            continue;
+        size_t j = s->hash[i] & (nc - 1);
+        while (nh[j])
+            j = (j + 1) & (nc - 1);
+        nh[j] = s->hash[i];
+        nv[j] = s->val[i];
+    }
+    floe_free(s->hash);
+    floe_free(s->val);
+    s->hash = nh;
+    s->val = nv;
+    s->cap = nc;
+    return 0;
+}
+
+int floe_hashset_reserve(floe_hashset *s, size_t n) {
+    size_t nc = s->cap ? s->cap : 64;
+    while (nc / 2 < n) { /* load at most one half */
+        if (nc > SIZE_MAX / 2 / sizeof(uint64_t))
+            return FLOE_ENOMEM;
+        nc *= 2;
+    }
+    return nc == s->cap ? 0 : hashset_grow_to(s, nc);
+}
+
+int floe_hashset_add(floe_hashset *s, uint64_t h, int64_t val) {
+    if (s->n + 1 > s->cap / 2) {
+        int rc = floe_hashset_reserve(s, s->n + 1 > 32 ? (s->n + 1) * 2 : 32);
+        if (rc < 0)
+            return rc;
+    }
+    h = h ? h : 1;
+    size_t i = h & (s->cap - 1);
+    while (s->hash[i])
+        i = (i + 1) & (s->cap - 1);
+    s->hash[i] = h;
+    s->val[i] = val;
+    s->n++;
+    return 0;
+}
+
+const int64_t *floe_hashset_next(const floe_hashset *s, uint64_t h, size_t *pos) {
+    if (!s->cap)
+        return NULL;
+    h = h ? h : 1;
+    /* *pos counts the slots already probed from h's home slot */
+    for (size_t k = *pos; k < s->cap; k++) {
+        size_t i = (h + k) & (s->cap - 1);
+        if (!s->hash[i])
+            return NULL;
+        if (s->hash[i] == h) {
+            *pos = k + 1;
+            return &s->val[i];
+        }
+    }
+    return NULL;
+}

@@ -46,4 +46,28 @@ static inline const uint8_t *floe_keyset_key(const floe_keyset *s, size_t i) {
     return s->keys.data + s->off[i];
 }
 
+/* ---- sets of hashes over keys the caller holds ---------------------------------------- */
+
+/* A 64-bit hash of p[0..n), eight bytes at a time (not FNV's byte at a time): for sets
+ * of many long keys, such as a plan's data file paths. Not a cryptographic hash. */
+uint64_t floe_hash64(const void *p, size_t n);
+
+/* A multiset of 64-bit hashes, each with an int64 payload. The keys stay with the caller,
+ * who tells equal hashes of different keys apart by comparing its own keys: 16 bytes a
+ * slot, whatever the keys' length. Zero-initialise before use; not thread-safe. */
+typedef struct floe_hashset {
+    uint64_t *hash; /* 0 = empty slot (a hash of 0 is stored as 1) */
+    int64_t *val;
+    size_t cap, n;
+} floe_hashset;
+
+void floe_hashset_free(floe_hashset *s);
+/* Room for n entries in all without growing. FLOE_ENOMEM leaves the set as it was. */
+int floe_hashset_reserve(floe_hashset *s, size_t n);
+/* Add h -> val (even when h is there already). FLOE_ENOMEM. */
+int floe_hashset_add(floe_hashset *s, uint64_t h, int64_t val);
+/* The payloads stored under h, one a call: start with *pos = 0; NULL when no more. The
+ * pointers stay valid until the next add. */
+const int64_t *floe_hashset_next(const floe_hashset *s, uint64_t h, size_t *pos);
+
 #endif

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avro/avro_internal.h"
 #include "floe/partition.h"
 #include "manifest_fast.h"
 
@@ -667,6 +668,153 @@ int floe_mf_program_decode(const floe_mf_program *p, floe_avro_cursor *c, floe_a
     FLOE_FORWARD_IF_ERROR(run_ops(p, p->entry, p->n_entry, c, a, s, pw, err));
     for (size_t i = 0; i < p->npart; i++)
         s->part[i] = p->pidx[i] >= 0 && !s->part_missing ? &pw[p->pidx[i]] : NULL;
+    return 0;
+}
+
+/* ---- manifest lists ------------------------------------------------------------------ */
+
+/* A manifest list's manifest_file records hold only scalars and the partitions array of
+ * field_summary records, so its program is one op list per level: scalars into slots,
+ * the partitions array into the slots' summaries, everything else skipped. */
+struct floe_ml_program {
+    mf_op *file, *sum;
+    size_t n_file, n_sum;
+};
+
+static const floe_avro_value array_marker = {.type = FLOE_AVRO_ARRAY, .branch = -1};
+
+void floe_ml_program_free(floe_ml_program *p) {
+    if (!p)
+        return;
+    floe_free(p->file);
+    floe_free(p->sum);
+    floe_free(p);
+}
+
+int floe_ml_program_compile(const floe_avro_node *root, const int *lidx, const int *sidx,
+                            floe_ml_program **out, floe_error *err) {
+    int rc = 1;
+    floe_ml_program *p = floe_calloc(1, sizeof *p);
+    if (!p)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (root->type != FLOE_AVRO_RECORD)
+        goto done;
+    const floe_avro_node *srec = NULL;
+    int32_t parts_null = -1;
+    if (lidx[L_PARTS] >= 0) {
+        const floe_avro_node *arr =
+            maybe_null(root->fields[lidx[L_PARTS]].type, FLOE_AVRO_ARRAY, &parts_null);
+        if (!arr || arr->items->type != FLOE_AVRO_RECORD)
+            goto done;
+        srec = arr->items;
+    }
+    p->n_file = root->n_fields;
+    p->n_sum = srec ? srec->n_fields : 0;
+    if (!(p->file = ops_new(p->n_file, err)) || !(p->sum = ops_new(p->n_sum, err))) {
+        rc = FLOE_ENOMEM;
+        goto done;
+    }
+    size_t min_sum = 0;
+    for (size_t k = 0; k < p->n_sum; k++) {
+        mf_op *o = &p->sum[k];
+        o->w = srec->fields[k].type;
+        o->name = srec->fields[k].name;
+        o->slot = slot_of(sidx, S_N, k);
+        o->kind = o->slot < 0 ? OP_SKIP : OP_SCALAR;
+        if (o->kind == OP_SCALAR && !scalar_ok(o->w))
+            goto done;
+        min_sum += floe_avro_node_min_size(o->w);
+    }
+    for (size_t k = 0; k < p->n_file; k++) {
+        mf_op *o = &p->file[k];
+        o->w = root->fields[k].type;
+        o->name = root->fields[k].name;
+        o->slot = slot_of(lidx, L_N, k);
+        if (o->slot < 0) {
+            o->kind = OP_SKIP;
+        } else if (o->slot == L_PARTS) {
+            /* zero-size summaries would let a count run without consuming bytes: the
+             * generic path, with its value budget, reads those */
+            if (min_sum == 0)
+                goto done;
+            o->kind = OP_BOUNDS; /* a container: its items are summaries */
+            o->null_branch = parts_null;
+            o->min_item = min_sum;
+        } else {
+            if (!scalar_ok(o->w))
+                goto done;
+            o->kind = OP_SCALAR;
+        }
+    }
+    rc = 0;
+done:
+    if (rc != 0) {
+        floe_ml_program_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+static int read_summaries(const floe_ml_program *p, const mf_op *o, floe_avro_cursor *c,
+                          floe_arena *a, floe_ml_slots *s, floe_error *err) {
+    bool present;
+    FLOE_FORWARD_IF_ERROR(null_open(c, o->null_branch, &present, err));
+    s->slot[L_PARTS] = present ? &array_marker : &null_value;
+    for (int64_t count = 1; present && count != 0;) {
+        FLOE_FORWARD_IF_ERROR(container_block(c, o, &count, err));
+        if ((uint64_t)count > SIZE_MAX / sizeof *s->sums - s->nsums)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (s->nsums + (size_t)count > s->sumcap) {
+            size_t nc = s->sumcap ? s->sumcap : 4;
+            while (nc < s->nsums + (size_t)count)
+                nc *= 2;
+            floe_ml_summary *ns = floe_realloc(s->sums, nc * sizeof *ns);
+            if (!ns)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            s->sums = ns;
+            s->sumcap = nc;
+        }
+        for (int64_t i = 0; i < count; i++) {
+            floe_ml_summary *sum = &s->sums[s->nsums++];
+            memset(sum->slot, 0, sizeof sum->slot);
+            for (size_t k = 0; k < p->n_sum; k++) {
+                const mf_op *so = &p->sum[k];
+                int rc = so->kind == OP_SKIP
+                             ? floe_avro_cursor_skip(c, so->w, err)
+                             : read_scalar(c, so->w, a, false, &sum->v[so->slot], err);
+                if (rc < 0) {
+                    floe_error_prefix(err, "%s: ", so->name);
+                    return rc;
+                }
+                if (so->kind != OP_SKIP)
+                    sum->slot[so->slot] = &sum->v[so->slot];
+            }
+        }
+    }
+    return 0;
+}
+
+int floe_ml_program_decode(const floe_ml_program *p, floe_avro_cursor *c, floe_arena *a,
+                           floe_ml_slots *s, floe_error *err) {
+    memset(s->slot, 0, sizeof s->slot);
+    s->nsums = 0;
+    for (size_t k = 0; k < p->n_file; k++) {
+        const mf_op *o = &p->file[k];
+        int rc;
+        if (o->kind == OP_SKIP) {
+            rc = floe_avro_cursor_skip(c, o->w, err);
+        } else if (o->kind == OP_SCALAR) {
+            rc = read_scalar(c, o->w, a, false, &s->v[o->slot], err);
+            s->slot[o->slot] = &s->v[o->slot];
+        } else {
+            rc = read_summaries(p, o, c, a, s, err);
+        }
+        if (rc < 0) {
+            floe_error_prefix(err, "%s: ", o->name);
+            return rc;
+        }
+    }
     return 0;
 }
 

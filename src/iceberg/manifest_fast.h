@@ -39,6 +39,56 @@ typedef struct floe_mf_slots {
                                     * frees it) */
 } floe_mf_slots;
 
+/* manifest_file fields of a manifest list by slot (writer index per slot: lidx), and the
+ * field_summary fields of its partitions (sidx) */
+enum { L_PATH, L_LEN, L_SPEC, L_CONTENT, L_SEQ, L_MINSEQ, L_SNAP, L_AF, L_EF, L_DF, L_AR, L_ER,
+       L_DR, L_PARTS, L_KEY, L_FRID, L_N };
+enum { S_NULL, S_NAN, S_LO, S_HI, S_N };
+
+/* One field_summary record as decoded: slot[k] NULL when the writer lacks field k. */
+typedef struct floe_ml_summary {
+    floe_avro_value v[S_N];
+    const floe_avro_value *slot[S_N];
+} floe_ml_summary;
+
+/* One manifest_file record as decoded. Scalar slots point into v (NULL: the writer lacks
+ * the field); strings are NUL-terminated copies in the arena, bytes borrow the Avro block.
+ * slot[L_PARTS] is an array marker (or the null the writer put there) and the summaries
+ * are in sums[0..nsums): scratch reused across records (the owner frees sums). */
+typedef struct floe_ml_slots {
+    floe_avro_value v[L_N];
+    const floe_avro_value *slot[L_N];
+    floe_ml_summary *sums;
+    size_t nsums, sumcap;
+} floe_ml_slots;
+
+typedef struct floe_ml_program floe_ml_program;
+
+/* Compile the writer's manifest_file schema of a manifest list (lidx, sidx: writer index
+ * per slot, -1 absent). 0 with *out set (free with floe_ml_program_free), 1 when the
+ * schema has a shape only the generic path decodes (a complex type where a scalar
+ * belongs, partitions not an array of records), or FLOE_ENOMEM. */
+int floe_ml_program_compile(const floe_avro_node *root, const int *lidx, const int *sidx,
+                            floe_ml_program **out, floe_error *err);
+void floe_ml_program_free(floe_ml_program *p); /* accepts NULL */
+/* Decode one manifest_file record from c into *s. Strings go to a. FLOE_ECORRUPT naming
+ * the field, FLOE_ENOMEM. */
+int floe_ml_program_decode(const floe_ml_program *p, floe_avro_cursor *c, floe_arena *a,
+                           floe_ml_slots *s, floe_error *err);
+
+/* Differential check of the two manifest-list decoders over one list in memory (tests):
+ * mismatch is set when the generic path reads the list and the streaming path does not
+ * read the same one (every manifest_file field compared), or refuses it. */
+typedef struct floe_ml_diff {
+    bool fast;         /* the streaming path was used */
+    int generic_rc;    /* 0 read, negative error */
+    int fast_rc;
+    size_t files;      /* manifest_file records compared */
+    bool mismatch;
+    char why[512];
+} floe_ml_diff;
+int floe_ml_differential(const void *p, size_t n, floe_ml_diff *out);
+
 typedef struct floe_mf_program floe_mf_program;
 
 /* Compile the writer's manifest_entry schema. eidx/didx: writer field index per slot (-1

@@ -320,8 +320,9 @@ static int no_ids(const char *kind, const char *name, floe_error *err) {
  * manifest lists
  * ------------------------------------------------------------------------------------- */
 
-enum { L_PATH, L_LEN, L_SPEC, L_CONTENT, L_SEQ, L_MINSEQ, L_SNAP, L_AF, L_EF, L_DF, L_AR, L_ER,
-       L_DR, L_PARTS, L_KEY, L_FRID, L_N };
+/* floe_manifest_set_generic_decoder: lists and manifests on the generic path */
+static _Atomic bool generic_decoder;
+
 static const fdesc list_fields[L_N] = {
     {FLOE_ML_PATH, "manifest_path", NULL},
     {FLOE_ML_LENGTH, "manifest_length", NULL},
@@ -340,7 +341,6 @@ static const fdesc list_fields[L_N] = {
     {FLOE_ML_KEY_METADATA, "key_metadata", NULL},
     {FLOE_ML_FIRST_ROW_ID, "first_row_id", NULL},
 };
-enum { S_NULL, S_NAN, S_LO, S_HI, S_N };
 static const fdesc summary_fields[S_N] = {
     {FLOE_ML_CONTAINS_NULL, "contains_null", NULL},
     {FLOE_ML_CONTAINS_NAN, "contains_nan", NULL},
@@ -359,64 +359,177 @@ static int count_field(const rctx *c, const char *field, const floe_avro_value *
     return 0;
 }
 
+/* One field_summary from its fields by slot (f[S_*], NULL when absent). */
+static int read_summary(const rctx *c, const floe_avro_value *const *f, floe_arena *a,
+                        floe_field_summary *s) {
+    const floe_avro_value *cn = f[S_NULL];
+    if (is_null(cn) || cn->type != FLOE_AVRO_BOOLEAN)
+        return bad(c, "partitions.contains_null", "required boolean missing", cn);
+    s->contains_null = cn->u.b;
+    const floe_avro_value *nan = f[S_NAN];
+    s->has_contains_nan = !is_null(nan);
+    if (s->has_contains_nan) {
+        if (nan->type != FLOE_AVRO_BOOLEAN)
+            return bad(c, "partitions.contains_nan", "expected boolean", nan);
+        s->contains_nan = nan->u.b;
+    }
+    const uint8_t *p;
+    size_t n;
+    bool has;
+    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.lower_bound", f[S_LO], &has, &p, &n));
+    s->has_lower = has;
+    if (has) {
+        if (!(s->lower_bound = floe_arena_memdup(a, p, n ? n : 1)))
+            return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+        s->lower_len = n;
+    }
+    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.upper_bound", f[S_HI], &has, &p, &n));
+    s->has_upper = has;
+    if (has) {
+        if (!(s->upper_bound = floe_arena_memdup(a, p, n ? n : 1)))
+            return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+        s->upper_len = n;
+    }
+    return 0;
+}
+
+/* The partitions field: v from the record (array, null or absent), its summaries either
+ * in the value tree (sums NULL) or decoded by the streaming path (sums[0..nsums)). */
 static int read_summaries(const rctx *c, const floe_avro_value *v, const int *sidx,
-                          floe_arena *a, floe_manifest_file *m) {
+                          const floe_ml_summary *sums, size_t nsums, floe_arena *a,
+                          floe_manifest_file *m) {
     if (is_null(v))
         return 0;
     if (v->type != FLOE_AVRO_ARRAY)
         return bad(c, "partitions", "expected an array", v);
-    floe_field_summary *s = v->u.list.n ? floe_arena_alloc(a, v->u.list.n * sizeof *s) : NULL;
-    if (v->u.list.n && !s)
+    size_t n = sums ? nsums : v->u.list.n;
+    floe_field_summary *s = n ? floe_arena_alloc(a, n * sizeof *s) : NULL;
+    if (n && !s)
         return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
-    for (size_t i = 0; i < v->u.list.n; i++) {
-        const floe_avro_value *r = &v->u.list.items[i];
-        if (r->type != FLOE_AVRO_RECORD)
-            return bad(c, "partitions", "field summary is not a record", r);
-        const floe_avro_value *cn = field_val(r, sidx[S_NULL]);
-        if (is_null(cn) || cn->type != FLOE_AVRO_BOOLEAN)
-            return bad(c, "partitions.contains_null", "required boolean missing", cn);
-        s[i].contains_null = cn->u.b;
-        const floe_avro_value *nan = field_val(r, sidx[S_NAN]);
-        s[i].has_contains_nan = !is_null(nan);
-        if (s[i].has_contains_nan) {
-            if (nan->type != FLOE_AVRO_BOOLEAN)
-                return bad(c, "partitions.contains_nan", "expected boolean", nan);
-            s[i].contains_nan = nan->u.b;
+    for (size_t i = 0; i < n; i++) {
+        const floe_avro_value *f[S_N];
+        if (sums) {
+            memcpy(f, sums[i].slot, sizeof f);
+        } else {
+            const floe_avro_value *r = &v->u.list.items[i];
+            if (r->type != FLOE_AVRO_RECORD)
+                return bad(c, "partitions", "field summary is not a record", r);
+            for (int k = 0; k < S_N; k++)
+                f[k] = field_val(r, sidx[k]);
         }
-        const uint8_t *p;
-        size_t n;
-        bool has;
-        FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.lower_bound", field_val(r, sidx[S_LO]),
-                                        &has, &p, &n));
-        s[i].has_lower = has;
-        if (has) {
-            if (!(s[i].lower_bound = floe_arena_memdup(a, p, n ? n : 1)))
-                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
-            s[i].lower_len = n;
-        }
-        FLOE_FORWARD_IF_ERROR(opt_bytes(c, "partitions.upper_bound", field_val(r, sidx[S_HI]),
-                                        &has, &p, &n));
-        s[i].has_upper = has;
-        if (has) {
-            if (!(s[i].upper_bound = floe_arena_memdup(a, p, n ? n : 1)))
-                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
-            s[i].upper_len = n;
-        }
+        FLOE_FORWARD_IF_ERROR(read_summary(c, f, a, &s[i]));
     }
     m->has_partitions = true;
     m->partitions = s;
-    m->npartitions = v->u.list.n;
+    m->npartitions = n;
     return 0;
 }
 
+/* One manifest_file from its fields by slot (f[L_*], NULL when absent). path_in_arena:
+ * the path string already lives in arena (the streaming path decodes into it). */
+static int list_record(const rctx *c, const floe_avro_value *const *f, const int *sidx,
+                       const floe_ml_summary *sums, size_t nsums, bool path_in_arena,
+                       const floe_manifest_list_read_options *o, const floe_manifest_list *res,
+                       floe_arena *arena, floe_manifest_file *out) {
+    floe_manifest_file m = {0};
+    const char *path;
+    bool has;
+    int32_t i32;
+    int64_t l;
+    FLOE_FORWARD_IF_ERROR(req_string(c, "manifest_path", f[L_PATH], &path));
+    FLOE_FORWARD_IF_ERROR(req_long(c, "manifest_length", f[L_LEN], &m.manifest_length));
+    const floe_avro_value *sv = f[L_SPEC];
+    if (is_null(sv) || !as_int(sv, &m.partition_spec_id))
+        return floe_error_set(c->err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64 ": "
+                              "partition_spec_id missing or not an int", c->name, c->record);
+    FLOE_FORWARD_IF_ERROR(opt_int(c, "content", f[L_CONTENT], &has, &i32));
+    if (has && i32 != 0 && i32 != 1)
+        return floe_error_set(c->err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64
+                              ": content %d", c->name, c->record, (int)i32);
+    m.content = has ? (floe_manifest_content)i32 : FLOE_MANIFEST_DATA;
+    /* Appendix E: v1 lists have no sequence numbers: 0 */
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "sequence_number", f[L_SEQ], &has, &l));
+    m.sequence_number = has ? l : 0;
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "min_sequence_number", f[L_MINSEQ], &has, &l));
+    m.min_sequence_number = has ? l : 0;
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "added_snapshot_id", f[L_SNAP], &m.has_added_snapshot_id,
+                                   &m.added_snapshot_id));
+    if (!m.has_added_snapshot_id) {
+        /* snapshot id inheritance: the snapshot that owns this list */
+        if (o && o->has_snapshot_id) {
+            m.has_added_snapshot_id = true;
+            m.added_snapshot_id = o->snapshot_id;
+        } else if (res->has_snapshot_id) {
+            m.has_added_snapshot_id = true;
+            m.added_snapshot_id = res->snapshot_id;
+        }
+    }
+    FLOE_FORWARD_IF_ERROR(count_field(c, "added_files_count", f[L_AF], &m.added_files_count));
+    FLOE_FORWARD_IF_ERROR(count_field(c, "existing_files_count", f[L_EF],
+                                      &m.existing_files_count));
+    FLOE_FORWARD_IF_ERROR(count_field(c, "deleted_files_count", f[L_DF],
+                                      &m.deleted_files_count));
+    FLOE_FORWARD_IF_ERROR(count_field(c, "added_rows_count", f[L_AR], &m.added_rows_count));
+    FLOE_FORWARD_IF_ERROR(count_field(c, "existing_rows_count", f[L_ER],
+                                      &m.existing_rows_count));
+    FLOE_FORWARD_IF_ERROR(count_field(c, "deleted_rows_count", f[L_DR],
+                                      &m.deleted_rows_count));
+    FLOE_FORWARD_IF_ERROR(read_summaries(c, f[L_PARTS], sidx, sums, nsums, arena, &m));
+    const uint8_t *kp;
+    size_t kn;
+    FLOE_FORWARD_IF_ERROR(opt_bytes(c, "key_metadata", f[L_KEY], &m.has_key_metadata, &kp,
+                                    &kn));
+    if (m.has_key_metadata) {
+        if (!(m.key_metadata = floe_arena_memdup(arena, kp, kn ? kn : 1)))
+            return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+        m.key_metadata_len = kn;
+    }
+    FLOE_FORWARD_IF_ERROR(opt_long(c, "first_row_id", f[L_FRID], &m.has_first_row_id,
+                                   &m.first_row_id));
+    if (!(m.manifest_path = path_in_arena ? path : floe_arena_strdup(arena, path)))
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+    *out = m;
+    return 0;
+}
+
+/* A manifest listed twice would have its files read twice (and read again for every
+ * repetition: a small list could make a reader do unbounded work). The set holds the
+ * paths' 64-bit hashes; equal hashes are told apart by the paths themselves. */
+static int check_unique_manifests(const floe_manifest_list *res, const char *name,
+                                  floe_error *err) {
+    floe_hashset seen = {0};
+    int rc = floe_hashset_reserve(&seen, res->nfiles);
+    for (size_t i = 0; rc == 0 && i < res->nfiles; i++) {
+        const char *path = res->files[i].manifest_path;
+        uint64_t h = floe_hash64(path, strlen(path));
+        size_t pos = 0;
+        for (const int64_t *j; (j = floe_hashset_next(&seen, h, &pos));)
+            if (!strcmp(res->files[*j].manifest_path, path)) {
+                rc = floe_error_set(err, FLOE_ECORRUPT, "manifest list %s: records %" PRId64
+                                    " and %zu both list manifest %s", name, *j, i, path);
+                goto done;
+            }
+        if ((rc = floe_hashset_add(&seen, h, (int64_t)i)) < 0)
+            break;
+    }
+    if (rc < 0)
+        rc = floe_error_set(err, rc, "manifest list %s: %s", name, floe_strerror(rc));
+done:
+    floe_hashset_free(&seen);
+    return rc;
+}
+
 static int read_list(floe_avro_reader *ar, const char *name,
-                     const floe_manifest_list_read_options *o, floe_arena *arena,
-                     floe_manifest_list *out, floe_error *err) {
+                     const floe_manifest_list_read_options *o, bool generic,
+                     floe_arena *arena, floe_manifest_list *out, floe_error *err) {
     int rc = 0;
     floe_manifest_list res = {0};
-    floe_keyset seen = {0};
-    const floe_avro_node *root = floe_avro_reader_schema(ar);
+    floe_manifest_file *files = NULL; /* grown by realloc (large ones remap, not copy),
+                                       * then copied to the arena once */
     size_t cap = 0;
+    floe_ml_program *fast = NULL;
+    floe_ml_slots slots = {0};
+    const floe_avro_node *root = floe_avro_reader_schema(ar);
     if (!root || root->type != FLOE_AVRO_RECORD)
         return floe_error_set(err, FLOE_ECORRUPT, "manifest list %s: the Avro schema is not "
                               "a record", name);
@@ -456,109 +569,66 @@ static int read_list(floe_avro_reader *ar, const char *name,
                                       INT64_MAX, &res.has_sequence_number,
                                       &res.sequence_number, err));
     res.by_name = by_name;
+    if (!generic && !atomic_load(&generic_decoder) &&
+        (rc = floe_ml_program_compile(root, idx, sidx, &fast, err)) < 0)
+        return rc;
 
     for (;;) {
-        const floe_avro_value *v;
-        rc = floe_avro_reader_next(ar, &v, err);
+        const floe_avro_value *f[L_N];
+        bool fast_record = fast != NULL;
+        if (fast) {
+            floe_avro_cursor cur;
+            rc = floe_avro_reader_raw_next(ar, &cur, err);
+            if (rc == 1) {
+                int drc = floe_ml_program_decode(fast, &cur, arena, &slots, err);
+                if (drc == 0)
+                    drc = floe_avro_reader_raw_done(ar, &cur, err);
+                if (drc < 0) {
+                    floe_avro_reader_raw_error(ar, err);
+                    rc = drc;
+                }
+            }
+            if (rc == 1)
+                memcpy(f, slots.slot, sizeof f);
+        } else {
+            const floe_avro_value *v;
+            rc = floe_avro_reader_next(ar, &v, err);
+            if (rc == 1)
+                for (int k = 0; k < L_N; k++)
+                    f[k] = field_val(v, idx[k]);
+        }
         if (rc < 0)
             goto done;
         if (rc == 0)
             break;
-        rctx c = {"manifest list", name, floe_avro_reader_records(ar) - 1, err};
-        floe_manifest_file m = {0};
-        const char *path;
-        bool has;
-        int32_t i32;
-        int64_t l;
-        FLOE_CHECK(req_string(&c, "manifest_path", field_val(v, idx[L_PATH]), &path));
-        FLOE_CHECK(req_long(&c, "manifest_length", field_val(v, idx[L_LEN]),
-                            &m.manifest_length));
-        const floe_avro_value *sv = field_val(v, idx[L_SPEC]);
-        if (is_null(sv) || !as_int(sv, &m.partition_spec_id))
-            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64 ": "
-                      "partition_spec_id missing or not an int", name, c.record);
-        FLOE_CHECK(opt_int(&c, "content", field_val(v, idx[L_CONTENT]), &has, &i32));
-        if (has && i32 != 0 && i32 != 1)
-            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: record %" PRId64 ": content %d",
-                      name, c.record, (int)i32);
-        m.content = has ? (floe_manifest_content)i32 : FLOE_MANIFEST_DATA;
-        /* Appendix E: v1 lists have no sequence numbers: 0 */
-        FLOE_CHECK(opt_long(&c, "sequence_number", field_val(v, idx[L_SEQ]), &has, &l));
-        m.sequence_number = has ? l : 0;
-        FLOE_CHECK(opt_long(&c, "min_sequence_number", field_val(v, idx[L_MINSEQ]), &has, &l));
-        m.min_sequence_number = has ? l : 0;
-        FLOE_CHECK(opt_long(&c, "added_snapshot_id", field_val(v, idx[L_SNAP]),
-                            &m.has_added_snapshot_id, &m.added_snapshot_id));
-        if (!m.has_added_snapshot_id) {
-            /* snapshot id inheritance: the snapshot that owns this list */
-            if (o && o->has_snapshot_id) {
-                m.has_added_snapshot_id = true;
-                m.added_snapshot_id = o->snapshot_id;
-            } else if (res.has_snapshot_id) {
-                m.has_added_snapshot_id = true;
-                m.added_snapshot_id = res.snapshot_id;
-            }
-        }
-        FLOE_CHECK(count_field(&c, "added_files_count", field_val(v, idx[L_AF]),
-                               &m.added_files_count));
-        FLOE_CHECK(count_field(&c, "existing_files_count", field_val(v, idx[L_EF]),
-                               &m.existing_files_count));
-        FLOE_CHECK(count_field(&c, "deleted_files_count", field_val(v, idx[L_DF]),
-                               &m.deleted_files_count));
-        FLOE_CHECK(count_field(&c, "added_rows_count", field_val(v, idx[L_AR]),
-                               &m.added_rows_count));
-        FLOE_CHECK(count_field(&c, "existing_rows_count", field_val(v, idx[L_ER]),
-                               &m.existing_rows_count));
-        FLOE_CHECK(count_field(&c, "deleted_rows_count", field_val(v, idx[L_DR]),
-                               &m.deleted_rows_count));
-        FLOE_CHECK(read_summaries(&c, field_val(v, idx[L_PARTS]), sidx, arena, &m));
-        const uint8_t *kp;
-        size_t kn;
-        FLOE_CHECK(opt_bytes(&c, "key_metadata", field_val(v, idx[L_KEY]), &m.has_key_metadata,
-                             &kp, &kn));
-        if (m.has_key_metadata) {
-            if (!(m.key_metadata = floe_arena_memdup(arena, kp, kn ? kn : 1)))
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            m.key_metadata_len = kn;
-        }
-        FLOE_CHECK(opt_long(&c, "first_row_id", field_val(v, idx[L_FRID]), &m.has_first_row_id,
-                            &m.first_row_id));
-        if (!(m.manifest_path = floe_arena_strdup(arena, path)))
-            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         if (res.nfiles == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            floe_manifest_file *nf = floe_arena_alloc(arena, ncap * sizeof *nf);
+            size_t ncap = cap ? cap * 2 : 64;
+            floe_manifest_file *nf = floe_realloc(files, ncap * sizeof *nf);
             if (!nf)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            if (res.nfiles)
-                memcpy(nf, res.files, res.nfiles * sizeof *nf);
-            res.files = nf;
+            files = nf;
             cap = ncap;
         }
-        res.files[res.nfiles++] = m;
+        rctx c = {"manifest list", name, floe_avro_reader_records(ar) - 1, err};
+        FLOE_CHECK(list_record(&c, f, sidx, fast_record ? slots.sums : NULL, slots.nsums,
+                               fast_record, o, &res, arena, &files[res.nfiles]));
+        res.nfiles++;
     }
-    /* a manifest listed twice would have its files read twice (and read again for every
-     * repetition: a small list could make a reader do unbounded work) */
-    for (size_t i = 0; i < res.nfiles; i++) {
-        const char *path = res.files[i].manifest_path;
-        size_t before = seen.n;
-        int64_t *first;
-        if ((rc = floe_keyset_put(&seen, path, strlen(path), (int64_t)i, &first)) < 0)
-            FLOE_FAIL(err, rc, "manifest list %s: %s", name, floe_strerror(rc));
-        if (seen.n == before)
-            FLOE_FAIL(err, FLOE_ECORRUPT, "manifest list %s: records %" PRId64 " and %zu both "
-                      "list manifest %s", name, *first, i, path);
-    }
+    if (res.nfiles && !(res.files = floe_arena_memdup(arena, files, res.nfiles * sizeof *files)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(check_unique_manifests(&res, name, err));
     rc = 0;
     *out = res;
 done:
-    floe_keyset_free(&seen);
+    floe_free(files);
+    floe_free(slots.sums);
+    floe_ml_program_free(fast);
     return rc;
 }
 
-int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
-                                const floe_manifest_list_read_options *o, floe_arena *arena,
-                                floe_manifest_list *out, floe_error *err) {
+static int list_read_mem(const void *p, size_t n, const char *name,
+                         const floe_manifest_list_read_options *o, bool generic,
+                         floe_arena *arena, floe_manifest_list *out, floe_error *err) {
     floe_avro_reader *ar = NULL;
     floe_avro_reader_options ao = {.name = name};
     int rc = floe_avro_reader_open_mem(p, n, &ao, &ar, err);
@@ -566,9 +636,119 @@ int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
         floe_error_prefix(err, "manifest list %s: ", name ? name : "(memory)");
         return rc;
     }
-    rc = read_list(ar, name ? name : "(memory)", o, arena, out, err);
+    rc = read_list(ar, name ? name : "(memory)", o, generic, arena, out, err);
     floe_avro_reader_close(ar);
     return rc;
+}
+
+int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
+                                const floe_manifest_list_read_options *o, floe_arena *arena,
+                                floe_manifest_list *out, floe_error *err) {
+    return list_read_mem(p, n, name, o, false, arena, out, err);
+}
+
+static bool same_opt_bytes(bool ha, const uint8_t *a, size_t an, bool hb, const uint8_t *b,
+                           size_t bn) {
+    return ha == hb && (!ha || (an == bn && (an == 0 || memcmp(a, b, an) == 0)));
+}
+
+/* The first field where two manifest_file records differ, or NULL. */
+static const char *manifest_file_diff(const floe_manifest_file *a, const floe_manifest_file *b) {
+    if (strcmp(a->manifest_path, b->manifest_path))
+        return "manifest_path";
+    if (a->manifest_length != b->manifest_length || a->partition_spec_id != b->partition_spec_id ||
+        a->content != b->content)
+        return "manifest_length, partition_spec_id or content";
+    if (a->sequence_number != b->sequence_number ||
+        a->min_sequence_number != b->min_sequence_number)
+        return "sequence numbers";
+    if (a->has_added_snapshot_id != b->has_added_snapshot_id ||
+        a->added_snapshot_id != b->added_snapshot_id)
+        return "added_snapshot_id";
+    if (a->added_files_count != b->added_files_count ||
+        a->existing_files_count != b->existing_files_count ||
+        a->deleted_files_count != b->deleted_files_count ||
+        a->added_rows_count != b->added_rows_count ||
+        a->existing_rows_count != b->existing_rows_count ||
+        a->deleted_rows_count != b->deleted_rows_count)
+        return "counts";
+    if (a->has_partitions != b->has_partitions || a->npartitions != b->npartitions)
+        return "partitions";
+    for (size_t i = 0; i < a->npartitions; i++) {
+        const floe_field_summary *x = &a->partitions[i], *y = &b->partitions[i];
+        if (x->contains_null != y->contains_null || x->has_contains_nan != y->has_contains_nan ||
+            x->contains_nan != y->contains_nan ||
+            !same_opt_bytes(x->has_lower, x->lower_bound, x->lower_len, y->has_lower,
+                            y->lower_bound, y->lower_len) ||
+            !same_opt_bytes(x->has_upper, x->upper_bound, x->upper_len, y->has_upper,
+                            y->upper_bound, y->upper_len))
+            return "partitions (a field summary)";
+    }
+    if (!same_opt_bytes(a->has_key_metadata, a->key_metadata, a->key_metadata_len,
+                        b->has_key_metadata, b->key_metadata, b->key_metadata_len))
+        return "key_metadata";
+    if (a->has_first_row_id != b->has_first_row_id || a->first_row_id != b->first_row_id)
+        return "first_row_id";
+    return NULL;
+}
+
+int floe_ml_differential(const void *p, size_t n, floe_ml_diff *out) {
+    floe_arena ag, af;
+    floe_arena_init(&ag, 4096);
+    floe_arena_init(&af, 4096);
+    floe_error eg, ef;
+    floe_error_clear(&eg);
+    floe_error_clear(&ef);
+    memset(out, 0, sizeof *out);
+    floe_manifest_list lg = {0}, lf = {0};
+    floe_manifest_list_read_options o = {.allow_missing_field_ids = true};
+    out->generic_rc = list_read_mem(p, n, "differential", &o, true, &ag, &lg, &eg);
+    out->fast_rc = list_read_mem(p, n, "differential", &o, false, &af, &lf, &ef);
+    /* whether the streaming path ran: its program compiles for the writer's schema */
+    floe_avro_reader *ar = NULL;
+    floe_error ignored;
+    floe_error_clear(&ignored);
+    if (floe_avro_reader_open_mem(p, n, NULL, &ar, &ignored) == 0) {
+        const floe_avro_node *root = floe_avro_reader_schema(ar);
+        if (root && root->type == FLOE_AVRO_RECORD) {
+            int idx[L_N], sidx[S_N] = {-1, -1, -1, -1};
+            bool by_name = !record_has_ids(root);
+            resolve(root, list_fields, L_N, by_name, idx);
+            const floe_avro_node *arr =
+                idx[L_PARTS] >= 0 ? unwrap(root->fields[idx[L_PARTS]].type) : NULL;
+            const floe_avro_node *rec =
+                arr && arr->type == FLOE_AVRO_ARRAY ? unwrap(arr->items) : NULL;
+            if (rec && rec->type == FLOE_AVRO_RECORD)
+                resolve(rec, summary_fields, S_N, by_name || !record_has_ids(rec), sidx);
+            floe_ml_program *prog = NULL;
+            out->fast = floe_ml_program_compile(root, idx, sidx, &prog, &ignored) == 0;
+            floe_ml_program_free(prog);
+        }
+        floe_avro_reader_close(ar);
+    }
+    if (out->generic_rc == 0 && out->fast_rc < 0) {
+        out->mismatch = true;
+        snprintf(out->why, sizeof out->why, "only the generic path reads it: %.400s", ef.msg);
+    } else if (out->generic_rc == 0) {
+        if (lg.nfiles != lf.nfiles || lg.format_version != lf.format_version ||
+            lg.has_snapshot_id != lf.has_snapshot_id || lg.snapshot_id != lf.snapshot_id ||
+            lg.has_sequence_number != lf.has_sequence_number ||
+            lg.sequence_number != lf.sequence_number || lg.by_name != lf.by_name) {
+            out->mismatch = true;
+            snprintf(out->why, sizeof out->why, "the lists differ (%zu and %zu manifests, or "
+                     "the header)", lg.nfiles, lf.nfiles);
+        }
+        for (size_t i = 0; !out->mismatch && i < lg.nfiles; i++, out->files++) {
+            const char *why = manifest_file_diff(&lg.files[i], &lf.files[i]);
+            if (why) {
+                out->mismatch = true;
+                snprintf(out->why, sizeof out->why, "record %zu: %s", i, why);
+            }
+        }
+    }
+    floe_arena_reset(&ag);
+    floe_arena_reset(&af);
+    return 0;
 }
 
 int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_list_read_options *o,
@@ -583,7 +763,7 @@ int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_li
     if (rc < 0)
         floe_error_prefix(err, "manifest list %s: ", uri);
     else
-        rc = read_list(ar, uri, o, arena, out, err);
+        rc = read_list(ar, uri, o, false, arena, out, err);
     floe_avro_reader_close(ar);
     floe_input_close(in);
     return rc;
@@ -803,8 +983,6 @@ static int plan_partition(floe_manifest_reader *r, const floe_avro_node *prec, b
     }
     return 0;
 }
-
-static _Atomic bool generic_decoder;
 
 void floe_manifest_set_generic_decoder(bool on) { atomic_store(&generic_decoder, on); }
 
