@@ -11,6 +11,7 @@
  * Time Reads" (snapshot-log for --as-of).
  *
  * A plan owns everything it points to (one arena); free it with floe_scan_plan_free. A
+ * streaming plan (floe_scan_plan_stream) hands each planned file to a callback instead. A
  * plan borrows nothing from the table after it is made except for reading
  * (floe_scan_read needs the table again to resolve paths).
  *
@@ -104,6 +105,23 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
 int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
                          floe_error *err) FLOE_NODISCARD;
 void floe_scan_plan_free(floe_scan_plan *p);
+
+/* Called once per planned data file, in the order floe_scan_plan_files lists them
+ * (manifest list order, then entry order), as soon as the file is planned, with its
+ * delete files already paired. task and everything it points to are borrowed for the
+ * call only: copy what is kept. A negative return stops planning; the plan function
+ * returns it (err as fn set it). */
+typedef int (*floe_scan_task_fn)(void *ctx, const floe_scan_task *task, floe_error *err);
+
+/* Plan as floe_scan_plan_files does, but hand each planned data file to fn instead of
+ * collecting them, so memory does not grow with the files planned (a plan of a million
+ * files holds its path hashes, 16 bytes a file, and the delete files). *out is the plan
+ * without tasks (ntasks 0): snapshot, schema, records and stats; floe_scan_read cannot
+ * read it. Delete manifests are read before data manifests; a delete file in a manifest
+ * the list records as a data manifest is FLOE_ECORRUPT here (floe_scan_plan_files pairs
+ * it). Errors otherwise as floe_scan_plan_files, plus fn's. */
+int floe_scan_plan_stream(floe_table *t, const floe_scan_options *o, floe_scan_task_fn fn,
+                          void *ctx, floe_scan_plan **out, floe_error *err) FLOE_NODISCARD;
 /* Check o->where against the schema a plan with o would read rows with, reading no
  * manifest: 0 when it parses and names the schema's columns with fitting literals (or
  * there is none), else the error floe_scan_plan_files would give for it: FLOE_EINVALID

@@ -66,16 +66,104 @@ static void print_stats_json(FILE *f, const floe_scan_plan *p) {
             s->bytes_read, p->records);
 }
 
-static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
+/* The plan's file lines: as files are planned (floe_scan_plan_stream), into memory,
+ * since the counters that head them are known only at the end. */
+typedef struct plan_lines {
+    floe_table *t;
+    bool json;
+    size_t n;
+    floe_buf out;
+} plan_lines;
+
+/* v in decimal, as %" PRId64 " prints it. */
+static void append_i64(floe_buf *b, int64_t v) {
+    char d[24];
+    size_t i = sizeof d;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        d[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        d[--i] = '-';
+    floe_buf_append(b, d + i, sizeof d - i);
+}
+
+static int plan_line(void *ctx, const floe_scan_task *tk, floe_error *err) {
+    plan_lines *pl = ctx;
+    floe_buf *out = &pl->out;
+    char *phys = NULL;
+    if (floe_table_resolve_path(pl->t, tk->file->file_path, &phys, NULL) < 0)
+        phys = NULL;
+    char *lp = phys ? floe_io_local_path(phys) : NULL; /* file:// forms -> a path */
+    if (lp) {
+        floe_free(phys);
+        phys = lp;
+    }
+    if (pl->json) {
+        floe_buf_printf(out, "%s{\"path\":", pl->n ? "," : "");
+        floe_json_append_cstr(out, tk->file->file_path);
+        floe_buf_printf(out, ",\"local_path\":");
+        floe_json_append_cstr(out, phys ? phys : "");
+        floe_buf_printf(out, ",\"records\":%" PRId64 ",\"bytes\":%" PRId64 ",\"spec_id\":%d"
+                        ",\"sequence_number\":%" PRId64 ",\"deletes\":[",
+                        tk->file->record_count, tk->file->file_size_in_bytes, tk->spec_id,
+                        tk->data_sequence_number);
+        for (size_t d = 0; d < tk->ndeletes; d++) {
+            char *dp = NULL;
+            /* a path that does not resolve prints as "" */
+            FLOE_IGNORE_RESULT(floe_table_resolve_path(pl->t, tk->deletes[d]->file_path, &dp,
+                                                       NULL));
+            floe_buf_printf(out, "%s{\"path\":", d ? "," : "");
+            floe_json_append_cstr(out, tk->deletes[d]->file_path);
+            floe_buf_printf(out, ",\"local_path\":");
+            floe_json_append_cstr(out, dp ? dp : "");
+            floe_buf_printf(out, ",\"content\":\"%s\"}",
+                            tk->deletes[d]->content == FLOE_CONTENT_POSITION_DELETES
+                                ? "position"
+                                : "equality");
+            floe_free(dp);
+        }
+        floe_buf_printf(out, "]}");
+    } else {
+        /* a million of these: put together by hand, not through printf */
+        const char *shown = phys ? phys : tk->file->file_path;
+        floe_buf_append(out, shown, strlen(shown));
+        floe_buf_append_byte(out, '\t');
+        append_i64(out, tk->file->record_count);
+        floe_buf_append(out, " rows\t", 6);
+        append_i64(out, tk->file->file_size_in_bytes);
+        floe_buf_append(out, " bytes", 6);
+        if (tk->ndeletes)
+            floe_buf_printf(out, "\t%zu delete file%s", tk->ndeletes,
+                            tk->ndeletes == 1 ? "" : "s");
+        floe_buf_append_byte(out, '\n');
+    }
+    floe_free(phys);
+    pl->n++;
+    return floe_buf_error(out) ? floe_error_set(err, FLOE_ENOMEM, "plan output: out of memory")
+                               : 0;
+}
+
+/* Plan and print the files, the counters first. */
+static int print_plan(floe_table *t, const floe_scan_options *so, bool json) {
     floe_error err;
     floe_error_clear(&err);
+    plan_lines pl = {.t = t, .json = json};
+    floe_buf_init(&pl.out, 0);
+    floe_scan_plan *p = NULL;
+    if (floe_scan_plan_stream(t, so, plan_line, &pl, &p, &err) < 0) {
+        floe_buf_free(&pl.out);
+        floe_scan_plan_free(p);
+        return cli_fail(&err);
+    }
     if (json) {
         printf("{");
         print_stats_json(stdout, p);
         printf(",\"files\":[");
     } else {
         printf("snapshot %" PRId64 ": %zu data files, %" PRId64 " records\n", p->snapshot_id,
-               p->ntasks, p->records);
+               pl.n, p->records);
         printf("manifests: %" PRId64 " in the list, %" PRId64 " read, %" PRId64
                " skipped by partition summaries\n",
                p->stats.manifests_total, p->stats.manifests_read, p->stats.manifests_skipped);
@@ -84,51 +172,11 @@ static int print_plan(floe_table *t, const floe_scan_plan *p, bool json) {
         printf("planning: %.3f ms, %" PRId64 " bytes of metadata read\n", p->stats.plan_ms,
                p->stats.bytes_read);
     }
-    for (size_t i = 0; i < p->ntasks; i++) {
-        const floe_scan_task *tk = &p->tasks[i];
-        char *phys = NULL;
-        if (floe_table_resolve_path(t, tk->file->file_path, &phys, &err) < 0)
-            phys = NULL;
-        char *lp = phys ? floe_io_local_path(phys) : NULL; /* file:// forms -> a path */
-        if (lp) {
-            floe_free(phys);
-            phys = lp;
-        }
-        if (json) {
-            printf("%s{\"path\":", i ? "," : "");
-            cli_json_str(stdout, tk->file->file_path);
-            printf(",\"local_path\":");
-            cli_json_str(stdout, phys ? phys : "");
-            printf(",\"records\":%" PRId64 ",\"bytes\":%" PRId64 ",\"spec_id\":%d"
-                   ",\"sequence_number\":%" PRId64 ",\"deletes\":[",
-                   tk->file->record_count, tk->file->file_size_in_bytes, tk->spec_id,
-                   tk->data_sequence_number);
-            for (size_t d = 0; d < tk->ndeletes; d++) {
-                char *dp = NULL;
-                /* a path that does not resolve prints as "" */
-                FLOE_IGNORE_RESULT(
-                    floe_table_resolve_path(t, tk->deletes[d]->file_path, &dp, NULL));
-                printf("%s{\"path\":", d ? "," : "");
-                cli_json_str(stdout, tk->deletes[d]->file_path);
-                printf(",\"local_path\":");
-                cli_json_str(stdout, dp ? dp : "");
-                printf(",\"content\":\"%s\"}",
-                       tk->deletes[d]->content == FLOE_CONTENT_POSITION_DELETES ? "position"
-                                                                                : "equality");
-                floe_free(dp);
-            }
-            printf("]}");
-        } else {
-            printf("%s\t%" PRId64 " rows\t%" PRId64 " bytes", phys ? phys : tk->file->file_path,
-                   tk->file->record_count, tk->file->file_size_in_bytes);
-            if (tk->ndeletes)
-                printf("\t%zu delete file%s", tk->ndeletes, tk->ndeletes == 1 ? "" : "s");
-            printf("\n");
-        }
-        floe_free(phys);
-    }
+    fwrite(pl.out.data, 1, pl.out.len, stdout);
     if (json)
         printf("]}\n");
+    floe_buf_free(&pl.out);
+    floe_scan_plan_free(p);
     return FLOE_EXIT_OK;
 }
 
@@ -247,13 +295,13 @@ int floe_cmd_scan(int argc, char **argv) {
         code = cli_fail(&err);
         goto out;
     }
-    if (floe_scan_plan_files(t, &so, &p, &err) < 0) {
-        code = cli_fail(&err);
-        goto out;
-    }
     if (plan_only) {
-        code = print_plan(t, p, to.json);
+        code = print_plan(t, &so, to.json);
     } else {
+        if (floe_scan_plan_files(t, &so, &p, &err) < 0) {
+            code = cli_fail(&err);
+            goto out;
+        }
         floe_scan_read_stats rs;
         if (floe_scan_read(t, p, &ro, write_stdout, NULL, &rs, &err) < 0 ||
             (ro.row && cli_csv_flush(&csv) < 0 &&

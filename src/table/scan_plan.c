@@ -186,11 +186,19 @@ typedef struct planner {
     int32_t *del_spec;
     size_t ndel, delcap;
     size_t taskcap;
-    /* the planned data files' paths -> the index in mfs of the manifest naming them: a
-     * file live twice in one snapshot would have its rows read twice */
-    floe_keyset planned;
+    /* streaming (floe_scan_plan_stream): each planned data file goes to emit as it is
+     * planned instead of to p->tasks */
+    floe_scan_task_fn emit;
+    void *emit_ctx;
+    const floe_data_file **dbuf;   /* the deletes of the task being emitted (ndel room) */
+    int64_t *dsbuf;
+    /* the planned data files' path hashes -> where the path is (manifest index in mfs <<
+     * 32 | entry ordinal in it): a file live twice in one snapshot would have its rows
+     * read twice. Equal hashes are told apart by reading that entry's path again. */
+    floe_hashset planned;
     const floe_manifest_file *mfs;
     size_t cur;                    /* the manifest being read */
+    int64_t ordinal;               /* the entry being read: its ordinal in the manifest */
     floe_avro_schema_cache *schemas; /* the manifests' Avro schemas, parsed once each */
 } planner;
 
@@ -240,23 +248,98 @@ static bool tuple_equal(const floe_data_file *a, const floe_data_file *b) {
     return true;
 }
 
-static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
-                    const floe_partition_spec *spec) {
-    floe_scan_plan *p = pl->p;
-    const char *path = e->file.file_path;
-    size_t before = pl->planned.n;
-    int64_t *first;
-    int rc = floe_keyset_put(&pl->planned, path, strlen(path), (int64_t)pl->cur, &first);
+static int open_manifest(planner *pl, const floe_manifest_file *mf,
+                         floe_manifest_reader **out) {
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(pl->t, mf->manifest_path, &uri, pl->err));
+    floe_manifest_read_options ro = {.manifest = mf,
+                                     .spec = spec_for(pl, mf->partition_spec_id),
+                                     .allow_missing_field_ids = pl->o->allow_missing_field_ids,
+                                     .allow_deletion_vectors = true};
+    int rc = floe_manifest_reader_open_cached(floe_table_io(pl->t), uri, &ro, pl->schemas, out,
+                                              pl->err);
+    floe_free(uri);
+    return rc;
+}
+
+/* Is the entry at `where` (as the planned set stores it) a data file named path? Read
+ * again from its manifest: only when two paths' 64-bit hashes are equal. */
+static int same_path_at(planner *pl, int64_t where, const char *path, bool *same) {
+    const floe_manifest_file *mf = &pl->mfs[(uint64_t)where >> 32];
+    int64_t want = where & 0xffffffff, k = 0;
+    floe_manifest_reader *r = NULL;
+    FLOE_FORWARD_IF_ERROR(open_manifest(pl, mf, &r));
+    const floe_manifest_entry *e;
+    int rc;
+    *same = false;
+    while ((rc = floe_manifest_reader_next(r, &e, pl->err)) == 1 && k++ < want)
+        ;
+    if (rc == 1)
+        *same = !strcmp(e->file.file_path, path);
+    floe_manifest_reader_close(r);
     if (rc < 0)
-        return floe_error_set(pl->err, rc, "data file paths: %s", floe_strerror(rc));
-    if (pl->planned.n == before) {
-        const char *other = pl->mfs[*first].manifest_path;
+        floe_error_prefix(pl->err, "manifest %s: ", mf->manifest_path);
+    return rc < 0 ? rc : 0;
+}
+
+/* Refuse a data file planned twice; else remember it. */
+static int check_planned(planner *pl, const char *path) {
+    if (pl->cur > INT32_MAX || pl->ordinal > (int64_t)UINT32_MAX)
+        return floe_error_set(pl->err, FLOE_ELIMIT, "more than 2^31 manifests or 2^32 "
+                              "entries in one manifest");
+    uint64_t h = floe_hash64(path, strlen(path));
+    size_t pos = 0;
+    for (const int64_t *at; (at = floe_hashset_next(&pl->planned, h, &pos));) {
+        bool same;
+        FLOE_FORWARD_IF_ERROR(same_path_at(pl, *at, path, &same));
+        if (!same)
+            continue;
+        size_t first = (size_t)((uint64_t)*at >> 32);
+        const char *other = pl->mfs[first].manifest_path;
         return floe_error_set(pl->err, FLOE_ECORRUPT,
                               "snapshot %" PRId64 ": data file %s is live in two manifest "
                               "entries (%s%s%s); refusing to read its rows twice",
-                              p->snapshot_id, path, other,
-                              *first == (int64_t)pl->cur ? ", twice" : " and ",
-                              *first == (int64_t)pl->cur ? "" : pl->mfs[pl->cur].manifest_path);
+                              pl->p->snapshot_id, path, other,
+                              first == pl->cur ? ", twice" : " and ",
+                              first == pl->cur ? "" : pl->mfs[pl->cur].manifest_path);
+    }
+    int rc = floe_hashset_add(&pl->planned, h, (int64_t)((uint64_t)pl->cur << 32 |
+                                                         (uint64_t)pl->ordinal));
+    if (rc < 0)
+        return floe_error_set(pl->err, rc, "data file paths: %s", floe_strerror(rc));
+    return 0;
+}
+
+static size_t task_deletes(planner *pl, const floe_scan_task *t, const floe_data_file **buf,
+                           int64_t *sbuf);
+
+static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
+                    const floe_partition_spec *spec) {
+    floe_scan_plan *p = pl->p;
+    FLOE_FORWARD_IF_ERROR(check_planned(pl, e->file.file_path));
+    /* the column metrics have done their pruning: a plan of a million files keeps them
+     * only when asked */
+    floe_data_file kept = e->file;
+    if (!pl->o->keep_metrics) {
+        kept.column_sizes = kept.value_counts = (floe_count_map){0};
+        kept.null_value_counts = kept.nan_value_counts = (floe_count_map){0};
+        kept.lower_bounds = kept.upper_bounds = (floe_bound_map){0};
+    }
+    p->records += kept.record_count;
+    p->stats.data_files++;
+    if (pl->emit) {
+        /* the deletes were all read before the first data manifest */
+        floe_scan_task t = {.file = &kept,
+                            .spec_id = spec_id,
+                            .spec = spec,
+                            .data_sequence_number =
+                                e->has_sequence_number ? e->sequence_number : 0};
+        t.ndeletes = task_deletes(pl, &t, pl->dbuf, pl->dsbuf);
+        if (t.ndeletes) {
+            t.deletes = pl->dbuf;
+            t.delete_sequence_numbers = pl->dsbuf;
+        }
+        return pl->emit(pl->emit_ctx, &t, pl->err);
     }
     if (p->ntasks == pl->taskcap) {
         size_t nc = pl->taskcap ? pl->taskcap * 2 : 64;
@@ -269,14 +352,6 @@ static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
     floe_data_file *f = floe_arena_alloc(&p->priv->arena, sizeof *f);
     if (!f)
         return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-    /* the column metrics have done their pruning: a plan of a million files keeps them
-     * only when asked */
-    floe_data_file kept = e->file;
-    if (!pl->o->keep_metrics) {
-        kept.column_sizes = kept.value_counts = (floe_count_map){0};
-        kept.null_value_counts = kept.nan_value_counts = (floe_count_map){0};
-        kept.lower_bounds = kept.upper_bounds = (floe_bound_map){0};
-    }
     FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&kept, &p->priv->arena, f, pl->err));
     floe_scan_task *t = &p->tasks[p->ntasks++];
     memset(t, 0, sizeof *t);
@@ -284,7 +359,6 @@ static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
     t->spec_id = spec_id;
     t->spec = spec;
     t->data_sequence_number = e->has_sequence_number ? e->sequence_number : 0;
-    p->records += f->record_count;
     return 0;
 }
 
@@ -338,7 +412,7 @@ static int reserve_paths(planner *pl, const floe_manifest_file *mfs, const bool 
         if (files > ((int64_t)1 << 22))
             files = (int64_t)1 << 22;
     }
-    if (files > 0 && floe_keyset_reserve(&pl->planned, (size_t)files) < 0)
+    if (files > 0 && floe_hashset_reserve(&pl->planned, (size_t)files) < 0)
         return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
     return 0;
 }
@@ -347,18 +421,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     floe_scan_plan *p = pl->p;
     const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
     floe_scan_stats *st = &p->stats;
-    char *uri = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(pl->t, mf->manifest_path, &uri, pl->err));
-    floe_manifest_read_options ro = {.manifest = mf,
-                                     .spec = spec,
-                                     .allow_missing_field_ids = pl->o->allow_missing_field_ids,
-                                     .allow_deletion_vectors = true};
     floe_manifest_reader *r = NULL;
-    int rc = floe_manifest_reader_open_cached(floe_table_io(pl->t), uri, &ro, pl->schemas, &r,
-                                              pl->err);
-    floe_free(uri);
-    if (rc < 0)
-        return rc;
+    FLOE_FORWARD_IF_ERROR(open_manifest(pl, mf, &r));
     const floe_manifest_info *info = floe_manifest_reader_info(r);
     const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(r);
     bool deletes = mf->content == FLOE_MANIFEST_DELETES || info->content == FLOE_MANIFEST_DELETES;
@@ -366,7 +430,9 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     st->delete_manifests_read += deletes;
     st->bytes_read += info->file_length;
     const floe_manifest_entry *e;
-    while ((rc = floe_manifest_reader_next(r, &e, pl->err)) == 1) {
+    int rc;
+    for (pl->ordinal = 0; (rc = floe_manifest_reader_next(r, &e, pl->err)) == 1;
+         pl->ordinal++) {
         if (e->status == FLOE_ENTRY_DELETED)
             continue;
         st->entries_read++;
@@ -375,6 +441,14 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
                                                      e->file.npartition);
         if (e->file.content != FLOE_CONTENT_DATA) {
             st->delete_files++;
+            if (pl->emit && mf->content != FLOE_MANIFEST_DELETES) {
+                /* streaming pairs deletes as files are planned: they are read first,
+                 * from the manifests the list says hold them */
+                rc = floe_error_set(pl->err, FLOE_ECORRUPT, "entry %" PRId64 ": a delete "
+                                    "file (%s) in a manifest the list records as a data "
+                                    "manifest", pl->ordinal, e->file.file_path);
+                break;
+            }
             if (part_ok && (rc = add_delete(pl, e, mf->partition_spec_id)) < 0)
                 break;
             continue;
@@ -393,8 +467,8 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
     }
     if (rc < 0)
         floe_error_prefix(pl->err, "manifest %s: ", mf->manifest_path);
-    /* a manifest whose spec came from its header lives with the reader: keep the tasks'
-     * spec pointers valid by not closing... the reader is closed, so drop them */
+    /* a manifest whose spec came from its header lives with the reader, which is closed
+     * now: drop the tasks' pointers to it */
     if (!spec)
         for (size_t i = 0; i < p->ntasks; i++)
             if (p->tasks[i].spec == rspec)
@@ -435,64 +509,70 @@ static bool pos_bounds_exclude(const floe_data_file *d, const char *path) {
     return false;
 }
 
+/* The delete files that apply to t, into buf and sbuf (room for pl->ndel): how many. */
+static size_t task_deletes(planner *pl, const floe_scan_task *t, const floe_data_file **buf,
+                           int64_t *sbuf) {
+    size_t k = 0;
+    for (size_t d = 0; d < pl->ndel; d++) {
+        const floe_data_file *df = pl->dels[d];
+        int64_t ds = pl->del_seq[d];
+        bool applies = false;
+        if (df->content == FLOE_CONTENT_POSITION_DELETES) {
+            if (ds < t->data_sequence_number)
+                continue;
+            if (df->referenced_data_file)
+                applies = !strcmp(df->referenced_data_file, t->file->file_path);
+            else
+                applies = pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file) &&
+                          !pos_bounds_exclude(df, t->file->file_path);
+        } else if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
+            if (ds <= t->data_sequence_number)
+                continue;
+            const floe_partition_spec *ds_spec = spec_for(pl, pl->del_spec[d]);
+            bool unpartitioned = df->npartition == 0 || (ds_spec && ds_spec->nfields == 0);
+            applies = unpartitioned ||
+                      (pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file));
+        }
+        if (applies) {
+            buf[k] = df;
+            sbuf[k] = ds;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* Room for one task's deletes (all of them, at most). */
+static int delete_buffers(planner *pl) {
+    if (pl->ndel == 0)
+        return 0;
+    pl->dbuf = floe_malloc(pl->ndel * sizeof *pl->dbuf);
+    pl->dsbuf = floe_malloc(pl->ndel * sizeof *pl->dsbuf);
+    if (!pl->dbuf || !pl->dsbuf)
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
 static int pair_deletes(planner *pl) {
     floe_scan_plan *p = pl->p;
     if (pl->ndel == 0)
         return 0;
-    const floe_data_file **buf = floe_malloc(pl->ndel * sizeof *buf);
-    int64_t *sbuf = floe_malloc(pl->ndel * sizeof *sbuf);
-    if (!buf || !sbuf) {
-        floe_free(buf);
-        floe_free(sbuf);
-        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-    }
-    int rc = 0;
+    FLOE_FORWARD_IF_ERROR(delete_buffers(pl));
     for (size_t i = 0; i < p->ntasks; i++) {
         floe_scan_task *t = &p->tasks[i];
-        size_t k = 0;
-        for (size_t d = 0; d < pl->ndel; d++) {
-            const floe_data_file *df = pl->dels[d];
-            int64_t ds = pl->del_seq[d];
-            bool applies = false;
-            if (df->content == FLOE_CONTENT_POSITION_DELETES) {
-                if (ds < t->data_sequence_number)
-                    continue;
-                if (df->referenced_data_file)
-                    applies = !strcmp(df->referenced_data_file, t->file->file_path);
-                else
-                    applies = pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file) &&
-                              !pos_bounds_exclude(df, t->file->file_path);
-            } else if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
-                if (ds <= t->data_sequence_number)
-                    continue;
-                const floe_partition_spec *ds_spec = spec_for(pl, pl->del_spec[d]);
-                bool unpartitioned = df->npartition == 0 || (ds_spec && ds_spec->nfields == 0);
-                applies = unpartitioned ||
-                          (pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file));
-            }
-            if (applies) {
-                buf[k] = df;
-                sbuf[k] = ds;
-                k++;
-            }
-        }
+        size_t k = task_deletes(pl, t, pl->dbuf, pl->dsbuf);
         if (k) {
-            const floe_data_file **dl = floe_arena_alloc(&p->priv->arena, k * sizeof *dl);
-            int64_t *sl = floe_arena_alloc(&p->priv->arena, k * sizeof *sl);
-            if (!dl || !sl) {
-                rc = floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-                break;
-            }
-            memcpy(dl, buf, k * sizeof *dl);
-            memcpy(sl, sbuf, k * sizeof *sl);
+            const floe_data_file **dl = floe_arena_memdup(&p->priv->arena, pl->dbuf,
+                                                          k * sizeof *dl);
+            int64_t *sl = floe_arena_memdup(&p->priv->arena, pl->dsbuf, k * sizeof *sl);
+            if (!dl || !sl)
+                return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
             t->deletes = dl;
             t->delete_sequence_numbers = sl;
             t->ndeletes = k;
         }
     }
-    floe_free(buf);
-    floe_free(sbuf);
-    return rc;
+    return 0;
 }
 
 /* The schema rows are read with: the table's current one; a time-travel read by id or
@@ -532,8 +612,8 @@ int floe_scan_check_filter(const floe_table *t, const floe_scan_options *o, floe
     return rc;
 }
 
-int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
-                         floe_error *err) {
+static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_fn emit,
+                     void *emit_ctx, floe_scan_plan **out, floe_error *err) {
     floe_scan_options none;
     memset(&none, 0, sizeof none);
     if (!o)
@@ -541,7 +621,8 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
     const int64_t t0 = floe_now_ns();
     const floe_table_metadata *m = floe_table_metadata_get(t);
     floe_scan_plan *p = floe_calloc(1, sizeof *p);
-    planner pl = {.t = t, .m = m, .p = p, .o = o, .err = err};
+    planner pl = {.t = t, .m = m, .p = p, .o = o, .err = err, .emit = emit,
+                  .emit_ctx = emit_ctx};
     int rc = 0;
     char *list_uri = NULL;
     bool *pruned = NULL;
@@ -626,21 +707,32 @@ int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_pl
             p->stats.manifests_skipped += pruned[i];
         }
         FLOE_CHECK(reserve_paths(&pl, list.files, pruned, list.nfiles));
+        if (emit) {
+            /* every delete file first, so each data file leaves with its deletes */
+            for (size_t i = 0; i < list.nfiles; i++) {
+                pl.cur = i;
+                if (!pruned[i] && list.files[i].content == FLOE_MANIFEST_DELETES)
+                    FLOE_CHECK(read_manifest(&pl, &list.files[i]));
+            }
+            FLOE_CHECK(delete_buffers(&pl));
+        }
         for (size_t i = 0; i < list.nfiles; i++) {
             pl.cur = i;
-            if (!pruned[i])
+            if (!pruned[i] && (!emit || list.files[i].content != FLOE_MANIFEST_DELETES))
                 FLOE_CHECK(read_manifest(&pl, &list.files[i]));
         }
-        FLOE_CHECK(pair_deletes(&pl));
+        if (!emit)
+            FLOE_CHECK(pair_deletes(&pl));
     }
-    p->stats.data_files = (int64_t)p->ntasks;
     p->stats.plan_ms = (double)(floe_now_ns() - t0) / 1e6;
 done:
     floe_free(list_uri);
     floe_free(pl.dels);
     floe_free(pl.del_seq);
     floe_free(pl.del_spec);
-    floe_keyset_free(&pl.planned);
+    floe_free(pl.dbuf);
+    floe_free(pl.dsbuf);
+    floe_hashset_free(&pl.planned);
     floe_manifest_schema_cache_free(pl.schemas);
     floe_free(pruned);
     if (rc < 0) {
@@ -649,4 +741,15 @@ done:
     }
     *out = p;
     return 0;
+}
+
+int floe_scan_plan_files(floe_table *t, const floe_scan_options *o, floe_scan_plan **out,
+                         floe_error *err) {
+    return plan_scan(t, o, NULL, NULL, out, err);
+}
+
+int floe_scan_plan_stream(floe_table *t, const floe_scan_options *o, floe_scan_task_fn fn,
+                          void *ctx, floe_scan_plan **out, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(!fn, err, FLOE_EINVALID, "floe_scan_plan_stream: no task function");
+    return plan_scan(t, o, fn, ctx, out, err);
 }

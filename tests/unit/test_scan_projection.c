@@ -32,6 +32,50 @@ static void rows_free(rows *r) {
     r->n = 0;
 }
 
+/* The streaming plan hands out the same tasks, in the same order, as the collected one. */
+typedef struct stream_check {
+    const floe_scan_plan *p;
+    size_t n;
+    bool mismatch;
+} stream_check;
+
+static int stream_task(void *ctx, const floe_scan_task *t, floe_error *err) {
+    (void)err;
+    stream_check *c = ctx;
+    const floe_scan_task *w = c->n < c->p->ntasks ? &c->p->tasks[c->n] : NULL;
+    bool same = w && !strcmp(w->file->file_path, t->file->file_path) &&
+                w->spec_id == t->spec_id && w->data_sequence_number == t->data_sequence_number &&
+                w->file->record_count == t->file->record_count && w->ndeletes == t->ndeletes &&
+                (w->spec == NULL) == (t->spec == NULL);
+    for (size_t d = 0; same && d < t->ndeletes; d++)
+        same = !strcmp(w->deletes[d]->file_path, t->deletes[d]->file_path) &&
+               w->delete_sequence_numbers[d] == t->delete_sequence_numbers[d];
+    if (!same && !c->mismatch)
+        harness_fail(__FILE__, __LINE__, "streamed task %zu (%s) differs from the plan's",
+                     c->n, t->file->file_path);
+    c->mismatch |= !same;
+    c->n++;
+    return 0;
+}
+
+static void check_stream(floe_table *t, const floe_scan_options *so, const floe_scan_plan *p) {
+    stream_check c = {.p = p};
+    floe_scan_plan *sp = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    if (floe_scan_plan_stream(t, so, stream_task, &c, &sp, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "streaming plan: %s", err.msg);
+        return;
+    }
+    CHECK_EQ_INT(c.n, p->ntasks);
+    CHECK_EQ_INT(sp->ntasks, 0);
+    CHECK_EQ_INT(sp->records, p->records);
+    CHECK_EQ_INT(sp->stats.data_files, p->stats.data_files);
+    CHECK_EQ_INT(sp->stats.manifests_read, p->stats.manifests_read);
+    CHECK_EQ_INT(sp->stats.delete_files, p->stats.delete_files);
+    floe_scan_plan_free(sp);
+}
+
 /* Scan t (columns: NULL = all) into parsed rows. */
 static int scan(floe_table *t, const char *const *columns, size_t ncolumns,
                 floe_pq_row_format fmt, int64_t limit, rows *out, floe_error *err) {
@@ -40,6 +84,7 @@ static int scan(floe_table *t, const char *const *columns, size_t ncolumns,
     int rc = floe_scan_plan_files(t, &so, &p, err);
     if (rc < 0)
         return rc;
+    check_stream(t, &so, p);
     floe_buf b;
     floe_buf_init(&b, 0);
     floe_scan_read_options ro = {.format = fmt, .limit = limit};
