@@ -31,7 +31,7 @@
  *      catalog, or file:// / a folder with FLOE_CATALOG_TYPE=filesystem),
  *      FLOE_CATALOG_TYPE, FLOE_WAREHOUSE, FLOE_CATALOG (catalog name; default
  *      "default"), FLOE_CATALOG_TOKEN and FLOE_CATALOG_CREDENTIAL (rest: token,
- *      credential);
+ *      credential), FLOE_STATE_DB (rest: state-db);
  *   2. a floe config file: FLOE_CONFIG, else ./floe.conf. Format (INI-like):
  *          # comment
  *          [catalog.<name>]
@@ -40,6 +40,7 @@
  *          warehouse = /abs/or/relative/folder
  *          token = ..., credential = id:secret, scope, oauth2-server-uri, prefix,
  *          header.<Name> = value                 (rest)
+ *          state-db = /path/state.db | postgresql://...  (rest: leases, landing index)
  *      A top-level `catalog = <name>` line picks the default catalog.
  *   3. PyIceberg's .pyiceberg.yaml ($PYICEBERG_HOME, then ~, then .), read as it is:
  *          catalog:
@@ -120,6 +121,11 @@ typedef struct floe_catalog_config {
     floe_sql_options sql; /* options of the catalog's database connections (sql stores,
                              and the leases of every store); zero: the defaults */
     floe_rest_properties rest; /* rest: auth, prefix, headers */
+    char *state_db;  /* rest: the database of what a REST catalog does not hold - leases
+                        (commit priority, floe maintain's jobs, landing compaction) and
+                        floe serve's landing index: a SQLite path, sqlite:///path or
+                        postgresql://... ("state-db", FLOE_STATE_DB); NULL: none, and
+                        commands that need leases refuse to run */
 } floe_catalog_config;
 
 /* Resolve the configuration of catalog `name` (NULL = the configured default) as

@@ -48,7 +48,8 @@ typedef struct floe_lease_store floe_lease_store;
 
 /* The database of a catalog configuration: type sql -> its uri (SQLite file or
  * PostgreSQL, a connection of its own); filesystem -> SQLite <warehouse>/_leases.db
- * (local warehouses only: FLOE_EUNSUPPORTED otherwise). The table is created when
+ * (local warehouses only: FLOE_EUNSUPPORTED otherwise); rest -> its state_db
+ * (FLOE_EUNSUPPORTED when none is configured). The table is created when
  * missing. */
 int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out,
                           floe_error *err) FLOE_NODISCARD;

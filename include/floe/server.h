@@ -137,7 +137,14 @@ typedef struct floe_server_config {
     char *listen;            /* "127.0.0.1:8080"; port 0 picks a free port */
     char *warehouse;         /* "./warehouse" */
     char *catalog;           /* sqlite path, sqlite:///path or postgresql://...;
-                                NULL = <warehouse>/catalog.db (local warehouses only) */
+                                NULL = <warehouse>/catalog.db (local warehouses only);
+                                or http(s)://... for an Iceberg REST catalog (tables
+                                created and committed through it, state_db below) */
+    char *state_db;          /* with a REST catalog: the database of the landing index,
+                                the leases and the answers (sqlite path, sqlite:///path or
+                                postgresql://... shared by several nodes); NULL =
+                                <warehouse>/_floe_state.db (local warehouses only). Unused
+                                with a SQL catalog, whose database holds them */
     char *node_id;           /* names landing files; NULL = "node1" */
     char *wal_dir;           /* a local folder; NULL = <warehouse>/_wal/<node_id> (a
                                 remote warehouse needs it set) */

@@ -106,6 +106,10 @@ bool floe_sql_in_transaction(const floe_sql *db);
  * floe_catalog_swap made between floe_sql_begin and floe_sql_commit on this handle is
  * part of that transaction (and returns 0 before it is committed). */
 floe_sql *floe_catalog_sql(floe_catalog *c);
+/* A REST catalog's state database (floe_catalog_config.state_db: leases, floe serve's
+ * landing index), as configured; NULL for other stores (their own database holds
+ * those) and for a REST catalog without one. Borrowed: valid until floe_catalog_close. */
+const char *floe_catalog_state_db(const floe_catalog *c);
 /* The connection options catalog c was opened with (floe_catalog_config.sql; zero: the
  * defaults), for the databases opened on its behalf: the filesystem catalog's
  * <warehouse>/_leases.db, a landing index file. Borrowed: valid until floe_catalog_close. */

@@ -530,6 +530,10 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
     return c->ops->drop_table(c, ns, name, err);
 }
 
+const char *floe_catalog_state_db(const floe_catalog *c) {
+    return c && c->ops->commit_changes ? c->lease_db : NULL;
+}
+
 bool floe_catalog_drop_purges(const floe_catalog *c) { return c->ops->drop_table_purge != NULL; }
 
 int floe_catalog_drop_table_purge(floe_catalog *c, const char *ns, const char *name,
@@ -580,7 +584,13 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
         FLOE_FORWARD_IF_ERROR(floe_catalog_open_rest(cfg->io, cfg->uri, cfg->name, cfg->warehouse,
                                                      &cfg->rest, out, err));
         (*out)->sql_opts = cfg->sql;
-        return 0;
+        /* the state database holds the commit leases a REST catalog has no room for */
+        int rc = cfg->state_db ? floe_catalog_set_lease_db(*out, cfg->state_db, err) : 0;
+        if (rc < 0) {
+            floe_catalog_close(*out);
+            *out = NULL;
+        }
+        return rc;
     }
     if (!strcmp(type, "filesystem") || !strcmp(type, "hadoop")) {
         const char *wh = cfg->warehouse ? cfg->warehouse : cfg->uri;

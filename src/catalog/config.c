@@ -30,6 +30,7 @@ void floe_catalog_config_reset(floe_catalog_config *cfg) {
     floe_free(cfg->uri);
     floe_free(cfg->warehouse);
     floe_free(cfg->source);
+    floe_free(cfg->state_db);
     floe_s3_properties_reset(&cfg->s3);
     floe_rest_properties_reset(&cfg->rest);
     memset(cfg, 0, sizeof *cfg);
@@ -128,6 +129,8 @@ static int take_setting(floe_catalog_config *cfg, const char *key, size_t klen, 
         return set_field(&cfg->uri, v, vlen, err);
     if (klen == 9 && !strncmp(key, "warehouse", 9))
         return set_field(&cfg->warehouse, v, vlen, err);
+    if (klen == 8 && !strncmp(key, "state-db", 8))
+        return set_field(&cfg->state_db, v, vlen, err);
     int taken = floe_s3_properties_take(&cfg->s3, key, klen, v, vlen, err);
     if (taken == 0)
         taken = take_rest_setting(&cfg->rest, key, klen, v, vlen, err);
@@ -474,6 +477,9 @@ int floe_catalog_config_load(const char *name, const char *config_path, floe_io_
             rc = set_field(&cfg.rest.token, env_token, strlen(env_token), err);
         if (rc == 0 && env_cred && *env_cred)
             rc = set_field(&cfg.rest.credential, env_cred, strlen(env_cred), err);
+        const char *env_state = env_get(env, env_ctx, "FLOE_STATE_DB");
+        if (rc == 0 && env_state && *env_state)
+            rc = set_field(&cfg.state_db, env_state, strlen(env_state), err);
         if (rc == 0)
             rc = complete(&cfg, want, "environment", err);
         if (rc < 0) {

@@ -215,10 +215,20 @@ int floe_lease_store_open(const floe_catalog_config *cfg, floe_lease_store **out
         floe_free(path);
         return rc;
     }
-    if (!cfg->uri)
+    const char *uri = cfg->uri;
+    if (!strcmp(type, "rest")) {
+        /* a REST catalog holds no leases: they go to its state database */
+        if (!cfg->state_db)
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "a REST catalog holds no leases: configure its state-db "
+                                  "(FLOE_STATE_DB; a SQLite file, or PostgreSQL for several "
+                                  "nodes)");
+        uri = cfg->state_db;
+    }
+    if (!uri)
         return floe_error_set(err, FLOE_EINVALID, "lease store: the sql catalog has no uri");
     floe_sql *db = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_sql_open_with(cfg->uri, &cfg->sql, &db, err));
+    FLOE_FORWARD_IF_ERROR(floe_sql_open_with(uri, &cfg->sql, &db, err));
     return store_new(db, true, out, err);
 }
 

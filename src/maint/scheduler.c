@@ -613,6 +613,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
                   const floe_maint_job_config *jc, bool *skipped,
                   floe_maint_job_stats *st, char *detail, size_t dn, floe_error *err) {
     floe_table *t = NULL;
+    floe_sql *state = NULL; /* a REST catalog's state database, for the landing lifecycle */
     int rc = 0;
     int64_t now = floe_wall_ms();
     *skipped = false;
@@ -732,8 +733,14 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         o.table = mt->full;
         o.age_ms = jc->older_than_ms;
         o.quarantine_retention_ms = jc->quarantine_retention_ms;
-        /* floe serve keeps the index in the catalog's database */
+        /* floe serve keeps the index in the catalog's database, or in a REST catalog's
+         * state database */
         o.db = cdb;
+        if (!cdb && floe_catalog_state_db(m->cat)) {
+            FLOE_CHECK(floe_sql_open_with(floe_catalog_state_db(m->cat),
+                                          floe_catalog_sql_options(m->cat), &state, err));
+            o.db = state;
+        }
         o.io = floe_catalog_io(m->cat);
         o.sql = *floe_catalog_sql_options(m->cat);
         o.now_ms = now;
@@ -753,6 +760,7 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         rc = floe_error_set(err, FLOE_EINVALID, "unknown job %d", (int)j);
     }
 done:
+    floe_sql_close(state);
     floe_table_close(t);
     return rc;
 }

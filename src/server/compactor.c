@@ -1422,7 +1422,12 @@ int srv_compactor_start(floe_server *s, floe_error *err) {
     snprintf(c->owner, sizeof c->owner, "%.40s/%.80s", s->node, id);
     FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->store, err));
     FLOE_CHECK(floe_lease_store_open(&s->catcfg, &c->rstore, err));
-    FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
+    /* A REST catalog's commit is the server's: no swap of ours to mark the landing files
+     * in. Its commits settle them after the answer (lease_settle), and the table's
+     * floe.landing-ids, checked on every commit attempt, keep a file from being
+     * committed twice in between. */
+    if (floe_catalog_sql(s->catalog))
+        FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
     FLOE_CHECK(release_predecessor(s, err));
     if (pthread_create(&c->thr, NULL, renewer_main, s) != 0)
         FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the lease renewer thread");

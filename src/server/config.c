@@ -27,6 +27,8 @@ static const char example_config[] =
     "warehouse = ./warehouse          # tables, _landing/, _quarantine/, _wal/\n"
     "# catalog = ./warehouse/catalog.db   # SQLite catalog (default <warehouse>/catalog.db)\n"
     "# catalog = postgresql://user:pass@host/db  # shared by several nodes (scale-out)\n"
+    "# catalog = http://127.0.0.1:8181  # an Iceberg REST catalog; then the landing index\n"
+    "# state_db = ./warehouse/_floe_state.db  # and leases go to state_db (or PostgreSQL)\n"
     "# role = all                     # all | ingest | compactor (see floe work)\n"
     "node_id = node1                  # names this node's landing files and WAL\n"
     "# wal_dir = ./warehouse/_wal/node1\n"
@@ -239,6 +241,7 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_free(cfg->listen);
     floe_free(cfg->warehouse);
     floe_free(cfg->catalog);
+    floe_free(cfg->state_db);
     floe_free(cfg->node_id);
     floe_free(cfg->wal_dir);
     floe_free(cfg->maint_config);
@@ -445,6 +448,8 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
         return set_dup(&c->warehouse, v, err);
     if (!strcmp(k, "catalog"))
         return set_dup(&c->catalog, v, err);
+    if (!strcmp(k, "state_db"))
+        return set_dup(&c->state_db, v, err);
     if (!strcmp(k, "wal_dir"))
         return set_dup(&c->wal_dir, v, err);
     if (!strcmp(k, "landing_codec")) {
@@ -818,7 +823,7 @@ static int table_config_copy(const floe_server_table_config *src, floe_server_ta
 int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe_error *err) {
     floe_server_config_init(dst);
     floe_server_config c = *src;
-    c.listen = c.warehouse = c.catalog = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log =
+    c.listen = c.warehouse = c.catalog = c.state_db = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log =
         c.staging_dir = NULL;
     memset(&c.s3, 0, sizeof c.s3);
     c.tables = NULL;
@@ -828,7 +833,8 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     table_config_init(&c.defaults);
     *dst = c;
     if (dup_opt(&dst->listen, src->listen) < 0 || dup_opt(&dst->warehouse, src->warehouse) < 0 ||
-        dup_opt(&dst->catalog, src->catalog) < 0 || dup_opt(&dst->node_id, src->node_id) < 0 ||
+        dup_opt(&dst->catalog, src->catalog) < 0 || dup_opt(&dst->state_db, src->state_db) < 0 ||
+        dup_opt(&dst->node_id, src->node_id) < 0 ||
         dup_opt(&dst->wal_dir, src->wal_dir) < 0 ||
         dup_opt(&dst->maint_config, src->maint_config) < 0 ||
         dup_opt(&dst->maint_run_log, src->maint_run_log) < 0 ||

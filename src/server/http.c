@@ -394,7 +394,7 @@ static void *probe_main(void *arg) {
     while (!atomic_load(&s->watch_stop)) {
         floe_error e;
         floe_error_clear(&e);
-        int rc = db ? 0 : floe_sql_open_with(s->catcfg.uri, &s->catcfg.sql, &db, &e);
+        int rc = db ? 0 : floe_sql_open_with(srv_state_uri(s), &s->catcfg.sql, &db, &e);
         if (rc == 0)
             rc = floe_sql_query(db, "SELECT 1", NULL, 0, probe_row, NULL, &e);
         if (rc < 0)

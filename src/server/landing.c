@@ -1350,7 +1350,7 @@ done:
  * share it (shared: keys are claimed). */
 static int index_open(floe_server *s, floe_error *err) {
     srv_landing *l = &s->land;
-    const char *cat = s->catcfg.uri;
+    const char *cat = srv_state_uri(s);
     char *local = NULL;
     int rc = 0;
     if (!cat)

@@ -336,11 +336,11 @@ int srv_maint_start(floe_server *s, floe_error *err) {
      * same catalog name: the lease rows are those of every maintainer of this catalog. */
     cc.io = s->cfg.io;
     cc.name = floe_strdup(floe_catalog_name(s->catalog));
-    cc.type = floe_strdup("sql");
-    cc.uri = s->cfg.catalog ? floe_strdup(s->cfg.catalog)
-                            : floe_asprintf("%s/catalog.db", s->warehouse);
+    cc.type = floe_strdup(s->catcfg.type);
+    cc.uri = floe_strdup(s->catcfg.uri);
     cc.warehouse = floe_strdup(floe_catalog_warehouse(s->catalog));
-    if (!cc.name || !cc.type || !cc.uri || !cc.warehouse)
+    cc.state_db = s->catcfg.state_db ? floe_strdup(s->catcfg.state_db) : NULL;
+    if (!cc.name || !cc.type || !cc.uri || !cc.warehouse || (s->catcfg.state_db && !cc.state_db))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_catalog_open(&cc, &mt->cat, err));
     /* the landing committer's gate: this thread's commits never race this server's */

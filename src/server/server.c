@@ -288,18 +288,25 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     bool pg = cfg->catalog && (!strncmp(cfg->catalog, "postgresql", 10) ||
                                !strncmp(cfg->catalog, "postgres://", 11));
+    bool rest = cfg->catalog && (!strncmp(cfg->catalog, "http://", 7) ||
+                                 !strncmp(cfg->catalog, "https://", 8));
+    if (remote && rest && !cfg->state_db)
+        FLOE_FAIL(err, FLOE_EINVALID, "warehouse %s is remote: with a REST catalog set "
+                  "state_db (postgresql://... to share it between nodes, or a local SQLite "
+                  "file) for the landing index and leases", s->warehouse);
     /* Any other URI (mysql://...) would otherwise be taken as a relative file name and
      * quietly become a fresh SQLite catalog (with the password in the path). The scheme
      * only in the message: the rest may hold credentials. */
-    if (!pg && cfg->catalog && strstr(cfg->catalog, "://") &&
+    if (!pg && !rest && cfg->catalog && strstr(cfg->catalog, "://") &&
         strncmp(cfg->catalog, "sqlite://", 9))
         FLOE_FAIL(err, FLOE_EUNSUPPORTED,
                   "catalog %.*s://...: floe serve takes a SQLite catalog (a path or "
-                  "sqlite:///path) or a PostgreSQL one (postgresql://...)",
+                  "sqlite:///path), a PostgreSQL one (postgresql://...) or a REST one "
+                  "(http(s)://...)",
                   (int)(strstr(cfg->catalog, "://") - cfg->catalog), cfg->catalog);
     if (!remote)
         FLOE_CHECK(floe_io_mkdirs(s->cfg.io, s->warehouse, err));
-    if (pg)
+    if (pg || rest)
         db = floe_strdup(cfg->catalog);
     else if (cfg->catalog)
         db = floe_strdup(!strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
@@ -324,8 +331,17 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     s->catcfg.io = s->cfg.io;
     s->catcfg.sql = s->cfg.sql;
     s->catcfg.name = floe_strdup("default");
-    s->catcfg.type = floe_strdup("sql");
+    s->catcfg.type = floe_strdup(rest ? "rest" : "sql");
     s->catcfg.uri = db;
+    if (rest) {
+        /* what the REST catalog does not hold: landing index, leases, answers */
+        char *local = cfg->state_db ? NULL : floe_io_local_path(s->warehouse);
+        s->catcfg.state_db = cfg->state_db ? floe_strdup(cfg->state_db)
+                                           : local ? floe_io_join(local, "_floe_state.db") : NULL;
+        floe_free(local);
+        if (!s->catcfg.state_db)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
     s->catcfg.warehouse = wh_abs ? wh_abs : floe_strdup(s->warehouse);
     db = NULL;
     if (!s->catcfg.name || !s->catcfg.type || !s->catcfg.warehouse)

@@ -247,7 +247,8 @@ struct floe_server {
     pthread_mutex_t cat_mu;
     pthread_mutex_t commit_gate; /* the catalog handles' commit gate (landing, maintenance) */
     floe_catalog *catalog;
-    floe_catalog_config catcfg; /* how it was opened (leases open their own connection) */
+    floe_catalog_config catcfg; /* how it was opened (leases open their own connection);
+                                   a REST catalog's state_db holds the landing index */
     int role;               /* FLOE_SERVER_ROLE_* */
     const floe_landing_commit *swap_job; /* cat_mu: the commit the swap hook records */
     const struct floe_append *swap_append; /* ... and the append carrying it */
@@ -535,5 +536,11 @@ void srv_thread_name(const char *name);
 int64_t srv_table_setting(floe_server *s, const char *table, int which);
 enum { SET_SEAL_BYTES, SET_SEAL_AGE, SET_COMPACT_BYTES, SET_COMPACT_AGE, SET_TARGET };
 bool srv_valid_table_name(const char *name);
+
+/* The database of the landing index, the leases and the answers: the catalog's own, or
+ * a REST catalog's state database. */
+static inline const char *srv_state_uri(const floe_server *s) {
+    return s->catcfg.state_db ? s->catcfg.state_db : s->catcfg.uri;
+}
 
 #endif
