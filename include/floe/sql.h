@@ -129,6 +129,27 @@ typedef int (*floe_catalog_swap_hook_fn)(void *ctx, floe_sql *db, const char *ns
 int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,
                                floe_error *err) FLOE_NODISCARD;
 
+/* Kinds of change a change hook is told of. */
+typedef enum floe_catalog_change {
+    FLOE_CATALOG_CHANGE_REGISTER, /* a table registered (created): location is its metadata */
+    FLOE_CATALOG_CHANGE_RENAME,   /* ns.name renamed to to_ns.to_name; location NULL */
+    FLOE_CATALOG_CHANGE_DROP      /* ns.name dropped; location NULL */
+} floe_catalog_change;
+
+/* Work to do in the same transaction as every successful table registration, rename and
+ * drop of catalog c (floe_catalog_register_table, _rename_table, _drop_table): after the
+ * statement changed its row, fn runs on the catalog's connection; its error rolls the
+ * change back and is returned. to_ns / to_name are NULL but for a rename. fn NULL
+ * removes the hook. SQL catalogs only (FLOE_EUNSUPPORTED otherwise). floe catalog serve
+ * records an Idempotency-Key's answer so: the record exists exactly when the change
+ * does. */
+typedef int (*floe_catalog_change_hook_fn)(void *ctx, floe_sql *db, floe_catalog_change kind,
+                                           const char *ns, const char *name,
+                                           const char *to_ns, const char *to_name,
+                                           const char *location, floe_error *err);
+int floe_catalog_set_change_hook(floe_catalog *c, floe_catalog_change_hook_fn fn, void *ctx,
+                                 floe_error *err) FLOE_NODISCARD;
+
 FLOE_API_END
 
 #ifdef __cplusplus

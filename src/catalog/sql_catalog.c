@@ -164,6 +164,8 @@ typedef struct sql_store {
     const sql_text *sql;
     floe_catalog_swap_hook_fn swap_hook; /* floe_catalog_set_swap_hook */
     void *swap_hook_ctx;
+    floe_catalog_change_hook_fn change_hook; /* floe_catalog_set_change_hook */
+    void *change_hook_ctx;
 } sql_store;
 
 static sql_store *store(floe_catalog *c) { return c->impl; }
@@ -430,12 +432,49 @@ static int sql_new_metadata_location(floe_catalog *c, const char *metadata_dir,
     return floe_catalog_uuid_metadata_location(metadata_dir, base, gzip, out, err);
 }
 
+/* A hook's result inside a transaction not committed yet: its FLOE_EUNKNOWN_STATE cannot
+ * have been applied, so it is an I/O error. */
+static int hook_result(int rc, floe_error *err) {
+    if (rc == FLOE_EUNKNOWN_STATE) {
+        if (err)
+            err->code = FLOE_EIO;
+        rc = FLOE_EIO;
+    }
+    return rc;
+}
+
+/* One statement that registers, renames or drops a table (params as the statement
+ * takes them; *changed its row count), and the change hook after it in one transaction
+ * when there is a hook (or inside the caller's). */
+static int table_change(floe_catalog *c, const char *stmt, const char *const *params,
+                        size_t nparams, int64_t *changed, floe_catalog_change kind,
+                        const char *ns, const char *name, const char *to_ns,
+                        const char *to_name, const char *location, floe_error *err) {
+    sql_store *s = store(c);
+    bool own = false;
+    bool tx = s->change_hook != NULL;
+    int rc = tx ? tx_open(s, &own, err) : 0;
+    if (rc < 0)
+        return rc;
+    rc = floe_sql_exec(s->db, stmt, params, nparams, changed, err);
+    if (rc == 0 && s->change_hook && (kind == FLOE_CATALOG_CHANGE_REGISTER || *changed > 0)) {
+        rc = hook_result(s->change_hook(s->change_hook_ctx, s->db, kind, ns, name, to_ns,
+                                        to_name, location, err),
+                         err);
+    }
+    if (tx)
+        rc = tx_close(s, own, rc, err);
+    return rc;
+}
+
 static int sql_register_table(floe_catalog *c, const char *ns, const char *name,
                               const char *metadata_location, floe_error *err) {
     sql_store *s = store(c);
     FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     const char *params[] = {c->name, ns, name, metadata_location};
-    int rc = floe_sql_exec(s->db, s->sql->insert, params, 4, NULL, err);
+    int64_t changed = 0;
+    int rc = table_change(c, s->sql->insert, params, 4, &changed, FLOE_CATALOG_CHANGE_REGISTER,
+                          ns, name, NULL, NULL, metadata_location, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
     return rc;
@@ -447,7 +486,8 @@ static int sql_rename_table(floe_catalog *c, const char *ns, const char *name, c
     FLOE_FORWARD_IF_ERROR(require_namespace(c, to_ns, err));
     const char *params[] = {to_ns, to_name, c->name, ns, name};
     int64_t changed = 0;
-    int rc = floe_sql_exec(s->db, s->sql->rename, params, 5, &changed, err);
+    int rc = table_change(c, s->sql->rename, params, 5, &changed, FLOE_CATALOG_CHANGE_RENAME,
+                          ns, name, to_ns, to_name, NULL, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", to_ns, to_name);
     if (rc == 0 && changed == 0)
@@ -459,7 +499,8 @@ static int sql_drop_table(floe_catalog *c, const char *ns, const char *name, flo
     sql_store *s = store(c);
     const char *params[] = {c->name, ns, name};
     int64_t changed = 0;
-    int rc = floe_sql_exec(s->db, s->sql->drop, params, 3, &changed, err);
+    int rc = table_change(c, s->sql->drop, params, 3, &changed, FLOE_CATALOG_CHANGE_DROP, ns,
+                          name, NULL, NULL, NULL, err);
     if (rc == 0 && changed == 0)
         return floe_error_set(err, FLOE_ENOTFOUND, "table %s.%s does not exist", ns, name);
     return rc;
@@ -487,12 +528,8 @@ static int sql_swap(floe_catalog *c, const char *ns, const char *name, const cha
         rc = floe_error_set(err, FLOE_EINTERNAL, "table %s.%s: swap changed %lld rows", ns,
                             name, (long long)changed);
     if (rc == 0 && s->swap_hook) {
-        rc = s->swap_hook(s->swap_hook_ctx, s->db, ns, name, expected, new_location, err);
-        if (rc == FLOE_EUNKNOWN_STATE) { /* not committed yet: it cannot be applied */
-            if (err)
-                err->code = FLOE_EIO;
-            rc = FLOE_EIO;
-        }
+        rc = hook_result(
+            s->swap_hook(s->swap_hook_ctx, s->db, ns, name, expected, new_location, err), err);
     }
     if (tx)
         rc = tx_close(s, own, rc, err);
@@ -507,6 +544,16 @@ floe_sql *floe_catalog_sql(floe_catalog *c) {
 
 const floe_sql_options *floe_catalog_sql_options(const floe_catalog *c) {
     return &c->sql_opts;
+}
+
+int floe_catalog_set_change_hook(floe_catalog *c, floe_catalog_change_hook_fn fn, void *ctx,
+                                 floe_error *err) {
+    if (!c || c->ops->swap != sql_swap)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "change hooks need a SQL catalog (SQLite or PostgreSQL)");
+    store(c)->change_hook = fn;
+    store(c)->change_hook_ctx = fn ? ctx : NULL;
+    return 0;
 }
 
 int floe_catalog_set_swap_hook(floe_catalog *c, floe_catalog_swap_hook_fn fn, void *ctx,

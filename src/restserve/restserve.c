@@ -721,7 +721,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q.cat = s->cats[h];
         if (!key || !rs_idem_replay(&q, key, fp, &r)) {
             if (key)
-                rs_idem_begin(s, h, key, fp, rt->fn == rs_commit_transaction ? 204 : 200);
+                rs_idem_begin(s, h, key, fp,
+                              rt->fn == rs_commit_transaction || rt->fn == rs_drop_table ||
+                                      rt->fn == rs_rename_table
+                                  ? 204
+                                  : 200);
             rt->fn(&q, &r);
             if (key)
                 rs_idem_record(&q, h, key, fp, &r);

@@ -16,16 +16,20 @@
  * A SQL catalog is needed; on a filesystem catalog the header is not honoured and
  * /v1/config does not advertise a lifetime.
  *
- * A commit's answer (and a transaction's) is recorded by the swap itself: the handle's
- * swap hook inserts the row in the transaction that moves the pointer, with the new
- * metadata location, so the record exists exactly when the commit does - also when the
- * answer is lost afterwards (a 500, a dropped connection). A replay of such a row
- * answers the LoadTableResult of that metadata file.
+ * A change's answer is recorded by the change itself: the handle's swap hook (a commit,
+ * a transaction, a register with overwrite) and change hook (a create or register, a
+ * rename, a drop: floe_catalog_set_change_hook) insert the row in the transaction that
+ * makes the change, with the table's new metadata location (none for a rename or drop),
+ * so the record exists exactly when the change does - also when the answer is lost
+ * afterwards (a 500, a dropped connection, a crash). A replay of such a row answers the
+ * LoadTableResult of that metadata file (204 for a rename, drop or transaction).
  *
- * Limits: the other routes' answers are recorded after the operation, in a statement of
- * their own, so a server that dies between the two runs the retry again; and two
- * requests with one key that arrive at two servers at the same moment both run (on one
- * server the second waits for the first's answer).
+ * Limits: answers that change no table (namespace routes, a staged create, refusals)
+ * are recorded after the operation, in a statement of their own, so a server that dies
+ * between the two runs the retry again; a drop with purge is recorded with the drop, so
+ * a retry after purging stopped answers 204 and purges nothing more; and two requests
+ * with one key that arrive at two servers at the same moment both run (on one server the
+ * second waits for the first's answer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,12 +57,11 @@ static int no_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
     return 0;
 }
 
-/* The swap hook of every handle: a request with a key records its answer in the swap's
- * transaction (the row a later retry is answered from). */
-static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
-                     const char *expected, const char *new_location, floe_error *err) {
-    (void)ns, (void)name, (void)expected;
-    rs_idem_slot *slot = ctx;
+/* A request with a key records its answer in the transaction of the change it makes (the
+ * row a later retry is answered from): status as the route answers success, and the
+ * metadata location a table result is made from (NULL for a drop or rename). */
+static int record_in_change(rs_idem_slot *slot, floe_sql *db, const char *location,
+                            floe_error *err) {
     if (!slot->key)
         return 0;
     char sql[512], status[16];
@@ -68,10 +71,26 @@ static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
              "status, created_ms, metadata_location) VALUES (?, ?, ?, CAST(? AS INTEGER), %s, ?) "
              "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
              floe_sql_clock_ms_expr(db));
-    const char *params[] = {slot->s->name, slot->key, slot->fp, status, new_location};
+    const char *params[] = {slot->s->name, slot->key, slot->fp, status, location};
     FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 5, NULL, err));
     slot->recorded = true;
     return 0;
+}
+
+/* The swap hook of every handle: a commit (or a register with overwrite). */
+static int swap_hook(void *ctx, floe_sql *db, const char *ns, const char *name,
+                     const char *expected, const char *new_location, floe_error *err) {
+    (void)ns, (void)name, (void)expected;
+    return record_in_change(ctx, db, new_location, err);
+}
+
+/* The change hook of every handle: a create or register (the new table's metadata), a
+ * rename or a drop. */
+static int change_hook(void *ctx, floe_sql *db, floe_catalog_change kind, const char *ns,
+                       const char *name, const char *to_ns, const char *to_name,
+                       const char *location, floe_error *err) {
+    (void)kind, (void)ns, (void)name, (void)to_ns, (void)to_name;
+    return record_in_change(ctx, db, location, err);
 }
 
 int rs_idem_open(floe_rest_server *s, floe_error *err) {
@@ -90,6 +109,8 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
         s->slots[i] = (rs_idem_slot){.s = s};
         FLOE_FORWARD_IF_ERROR(floe_catalog_set_swap_hook(s->cats[i], swap_hook, &s->slots[i], err));
+        FLOE_FORWARD_IF_ERROR(
+            floe_catalog_set_change_hook(s->cats[i], change_hook, &s->slots[i], err));
     }
     s->idem = true;
     return 0;

@@ -18,14 +18,16 @@
  * apart as it keeps several servers apart. */
 #define RS_CATALOG_HANDLES 8
 
-/* What a handle's swap hook records (rs_idem.c): the Idempotency-Key of the request
- * running on the handle, if any, and whether the answer was recorded with the swap. */
+/* What a handle's swap and change hooks record (rs_idem.c): the Idempotency-Key of the
+ * request running on the handle, if any, and whether the answer was recorded with the
+ * change. */
 typedef struct rs_idem_slot {
     struct floe_rest_server *s;
     const char *key;
     const char *fp;
-    int status;     /* the answer on success: 200 (commit) or 204 (transaction) */
-    bool recorded;  /* a swap with the record ran (its transaction may still fail) */
+    int status;     /* the answer on success: 200 (commit, create, register) or 204
+                       (transaction, rename, drop) */
+    bool recorded;  /* a change with the record ran (its transaction may still fail) */
 } rs_idem_slot;
 
 struct floe_rest_server {
@@ -130,12 +132,12 @@ void rs_vend_add(const rs_req *q, const struct floe_table *t, rs_resp *r);
 /* Idempotency-Key (rs_idem.c). The lifetime advertised in /v1/config. */
 #define RS_IDEM_LIFETIME "PT30M"
 #define RS_IDEM_LIFETIME_MS (30 * 60 * 1000)
-/* Create the table of recorded answers, set s->idem and the handles' swap hooks, on a
- * SQL catalog. */
+/* Create the table of recorded answers, set s->idem and the handles' swap and change
+ * hooks, on a SQL catalog. */
 int rs_idem_open(floe_rest_server *s, floe_error *err);
-/* Before and after the handler of a request with key on handle h: a commit's swap
- * records the answer (status on success, the new metadata location) in its own
- * transaction. */
+/* Before and after the handler of a request with key on handle h: the change it makes (a
+ * commit's swap; a create, register, rename or drop) records the answer (status on
+ * success, the new metadata location) in its own transaction. */
 void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status);
 void rs_idem_end(floe_rest_server *s, size_t h);
 /* A key as the spec gives it: a UUID in its 36-character form. */

@@ -19,7 +19,9 @@
 #     table 404, a change without identifier 400;
 #  6. Idempotency-Key: advertised in /v1/config; a retried create, commit, transaction
 #     and drop answer as the first time without running again; a key reused for another
-#     request, or not a UUID, is a 400;
+#     request, or not a UUID, is a 400; a table's create, rename and drop record their
+#     answer in the change's own transaction (the row holds the new metadata location)
+#     and a retry is answered from it;
 #  7. bearer tokens (--tokens, floe serve's [token] sections) on a second server over the
 #     same catalog: 401 without or with an unknown token, 403 outside the grants (tables,
 #     namespaces, a transaction touching a table not granted), 200/204 within them; a
@@ -303,6 +305,31 @@ s1="$(state ta) $(state tb)"
 [ "$(icode "$(ikey 5)" DELETE /v1/namespaces/idem)" = 204 ] || fail "idem drop"
 [ "$(icode "$(ikey 5)" DELETE /v1/namespaces/idem)" = 204 ] || fail "retried drop: $(cat "$tmp/body")"
 [ "$(icode "$(ikey 6)" DELETE /v1/namespaces/idem)" = 404 ] || fail "a new key on the drop did not run"
+# a table's create, rename and drop: each answer recorded in the transaction of the change
+# itself (the row holds the status and the new metadata location, no body), and replayed
+idrow() {
+  sqlite3 -cmd ".timeout 10000" "$tmp/catalog.db" "SELECT status || '|' || COALESCE(metadata_location, '') \
+    || '|' || (body IS NULL) FROM floe_rest_idempotency WHERE idempotency_key = '$1'"
+}
+tbl='{"name":"t1","schema":{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}}'
+expect 200 "" POST /v1/namespaces '{"namespace":["idt"]}'
+[ "$(icode "$(ikey 7)" POST /v1/namespaces/idt/tables "$tbl")" = 200 ] || fail "idem table create: $(cat "$tmp/body")"
+loc_t=$(jget '["metadata-location"]' < "$tmp/body")
+if command -v sqlite3 >/dev/null; then
+  [ "$(idrow "$(ikey 7)")" = "200|$loc_t|1" ] || fail "create: not recorded with the change: $(idrow "$(ikey 7)")"
+fi
+[ "$(icode "$(ikey 7)" POST /v1/namespaces/idt/tables "$tbl")" = 200 ] || fail "retried table create: $(cat "$tmp/body")"
+[ "$(jget '["metadata-location"]' < "$tmp/body")" = "$loc_t" ] || fail "the retried create answered another table"
+ren='{"source":{"namespace":["idt"],"name":"t1"},"destination":{"namespace":["idt"],"name":"t2"}}'
+[ "$(icode "$(ikey 8)" POST /v1/tables/rename "$ren")" = 204 ] || fail "idem rename: $(cat "$tmp/body")"
+[ "$(icode "$(ikey 8)" POST /v1/tables/rename "$ren")" = 204 ] || fail "retried rename: $(cat "$tmp/body")"
+[ "$(icode "$(ikey 9)" DELETE /v1/namespaces/idt/tables/t2)" = 204 ] || fail "idem table drop: $(cat "$tmp/body")"
+[ "$(icode "$(ikey 9)" DELETE /v1/namespaces/idt/tables/t2)" = 204 ] || fail "retried table drop: $(cat "$tmp/body")"
+if command -v sqlite3 >/dev/null; then
+  [ "$(idrow "$(ikey 8)")" = "204||1" ] || fail "rename: not recorded with the change: $(idrow "$(ikey 8)")"
+  [ "$(idrow "$(ikey 9)")" = "204||1" ] || fail "drop: not recorded with the change: $(idrow "$(ikey 9)")"
+fi
+expect 404 "" HEAD /v1/namespaces/idt/tables/t2
 
 # ---------------------------------------------------------------------------------------
 # 7. bearer tokens, on a second server over the same catalog

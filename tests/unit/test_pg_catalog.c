@@ -811,6 +811,60 @@ static void swap_hook_suite(floe_catalog *c, floe_table *t) {
     floe_free(before);
 }
 
+typedef struct change_ctx {
+    int calls;
+    int fail_with;
+    floe_catalog_change last;
+    char location[256];
+} change_ctx;
+
+static int change_hook(void *ctx, floe_sql *db, floe_catalog_change kind, const char *ns,
+                       const char *name, const char *to_ns, const char *to_name,
+                       const char *location, floe_error *err) {
+    (void)db, (void)ns, (void)name, (void)to_ns, (void)to_name;
+    change_ctx *h = ctx;
+    h->calls++;
+    h->last = kind;
+    snprintf(h->location, sizeof h->location, "%s", location ? location : "");
+    return h->fail_with ? floe_error_set(err, h->fail_with, "hook refused") : 0;
+}
+
+/* The change hook: told of each register, rename and drop inside its transaction; its
+ * error rolls the change back; a rename or drop that finds no table does not call it. */
+static void change_hook_suite(floe_catalog *c) {
+    floe_error err;
+    floe_error_clear(&err);
+    change_ctx h = {0};
+    char *loc = NULL;
+    REQUIRE_OK(floe_catalog_set_change_hook(c, change_hook, &h, &err), err);
+    REQUIRE_OK(floe_catalog_register_table(c, "db", "c1", "/tmp/c1.metadata.json", &err), err);
+    CHECK_EQ_INT(h.calls, 1);
+    CHECK_EQ_INT((int)h.last, (int)FLOE_CATALOG_CHANGE_REGISTER);
+    CHECK_EQ_STR(h.location, "/tmp/c1.metadata.json");
+    h.fail_with = FLOE_EIO;
+    CHECK_EQ_INT(floe_catalog_register_table(c, "db", "c2", "/tmp/c2.metadata.json", &err),
+                 FLOE_EIO);
+    CHECK_EQ_INT(floe_catalog_load_table(c, "db", "c2", &loc, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_catalog_rename_table(c, "db", "c1", "db", "c3", &err), FLOE_EIO);
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "c1", &loc, &err), err);
+    floe_free(loc);
+    loc = NULL;
+    CHECK_EQ_INT(floe_catalog_drop_table(c, "db", "c1", &err), FLOE_EIO);
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "c1", &loc, &err), err);
+    floe_free(loc);
+    loc = NULL;
+    h.fail_with = 0;
+    int before = h.calls;
+    CHECK_EQ_INT(floe_catalog_drop_table(c, "db", "nope", &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(h.calls, before);
+    REQUIRE_OK(floe_catalog_rename_table(c, "db", "c1", "db", "c3", &err), err);
+    CHECK_EQ_INT((int)h.last, (int)FLOE_CATALOG_CHANGE_RENAME);
+    REQUIRE_OK(floe_catalog_drop_table(c, "db", "c3", &err), err);
+    CHECK_EQ_INT((int)h.last, (int)FLOE_CATALOG_CHANGE_DROP);
+    CHECK_EQ_INT(h.calls, before + 2);
+    REQUIRE_OK(floe_catalog_set_change_hook(c, NULL, NULL, &err), err);
+}
+
 TEST(swap_hook_and_transactions_pg) {
     NEED_PG();
     floe_catalog *c = NULL;
@@ -818,6 +872,7 @@ TEST(swap_hook_and_transactions_pg) {
     REQUIRE(t != NULL);
     CHECK_EQ_STR(floe_sql_dialect(floe_catalog_sql(c)), "postgresql");
     swap_hook_suite(c, t);
+    change_hook_suite(c);
     floe_table_close(t);
     floe_catalog_close(c);
 }
@@ -836,12 +891,14 @@ TEST(swap_hook_and_transactions_sqlite) {
     REQUIRE_OK(floe_table_create(c, "db", "t", SCHEMA, NULL, &t, &err), err);
     CHECK_EQ_STR(floe_sql_dialect(floe_catalog_sql(c)), "sqlite");
     swap_hook_suite(c, t);
+    change_hook_suite(c);
     floe_table_close(t);
     floe_catalog_close(c);
     floe_catalog *fs = NULL;
     REQUIRE_OK(floe_catalog_open_fs(NULL, wh, &fs, &err), err);
     CHECK(floe_catalog_sql(fs) == NULL);
     CHECK_EQ_INT(floe_catalog_set_swap_hook(fs, record_hook, NULL, &err), FLOE_EUNSUPPORTED);
+    CHECK_EQ_INT(floe_catalog_set_change_hook(fs, change_hook, NULL, &err), FLOE_EUNSUPPORTED);
     floe_catalog_close(fs);
 }
 
