@@ -166,13 +166,14 @@ const char *floe_io_s3_region(floe_io *io);
 
 /* A new context with io's object-storage settings (endpoint, region, addressing, payload
  * signing, part and page sizes, retry policy), except: endpoint and region, when not
- * NULL, replace io's (a new endpoint where io had none is addressed path style), and
- * the credentials come from fn(ctx, uri) before each request. Its counters and fault
- * hooks start afresh. A catalog that vends per-table credentials builds each table's
- * context so. Free with floe_io_free. FLOE_EINVALID for a bad endpoint. */
+ * NULL, replace io's; addressing PATH or VIRTUAL replaces io's, AUTO keeps it (and a new
+ * endpoint where io had none is addressed path style); the credentials come from
+ * fn(ctx, uri) before each request. Its counters and fault hooks start afresh. A catalog
+ * that vends per-table credentials builds each table's context so. Free with
+ * floe_io_free. FLOE_EINVALID for a bad endpoint. */
 int floe_io_new_derived(floe_io *io, const char *endpoint, const char *region,
-                        floe_io_credentials_fn fn, void *ctx, floe_io **out,
-                        floe_error *err) FLOE_NODISCARD;
+                        floe_io_s3_addressing addressing, floe_io_credentials_fn fn, void *ctx,
+                        floe_io **out, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_output_options {
     bool fsync;          /* fsync file (and directory for new files) at close; default true */

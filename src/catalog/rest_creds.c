@@ -3,7 +3,9 @@
  * from what a load answered (X-Iceberg-Access-Delegation: vended-credentials).
  *
  * Spec: apache/iceberg open-api/rest-catalog-open-api.yaml, LoadTableResult (`config`:
- * s3.access-key-id, s3.secret-access-key, s3.session-token, s3.endpoint, client.region;
+ * s3.access-key-id, s3.secret-access-key, s3.session-token, s3.endpoint, s3.region or
+ * client.region, s3.path-style-access (Iceberg Java's S3FileIO name) and
+ * s3.force-virtual-addressing (PyIceberg's);
  * `storage-credentials`: [{prefix, config}], the longest matching prefix wins and is
  * looked at before `config`) and LoadCredentialsResponse
  * (GET .../tables/{table}/credentials). s3.session-token-expires-at-ms (Iceberg Java's
@@ -22,6 +24,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rest_internal.h"
 
@@ -62,6 +65,40 @@ static void keys_free(vend_keys *k, size_t n) {
 static const char *cfg_str(const json_t *cfg, const char *key) {
     const char *v = json_string_value(json_object_get(cfg, key));
     return v && *v ? v : NULL;
+}
+
+/* A vended boolean: 1 true, 0 false, -1 absent; FLOE_EINVALID for another value. */
+static int cfg_bool(const json_t *cfg, const char *key, int *out, floe_error *err) {
+    const json_t *v = json_object_get(cfg, key);
+    const char *s = json_string_value(v);
+    *out = -1;
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_is_boolean(v))
+        *out = json_is_true(v);
+    else if (s && !strcasecmp(s, "true"))
+        *out = 1;
+    else if (s && !strcasecmp(s, "false"))
+        *out = 0;
+    else
+        return floe_error_set(err, FLOE_EINVALID, "config %s: not true or false", key);
+    return 0;
+}
+
+/* How the table's S3 requests address the bucket: s3.path-style-access true is path
+ * style, false virtual-host style; s3.force-virtual-addressing true virtual-host style;
+ * neither: the catalog's context decides (AUTO). The two contradicting: FLOE_EINVALID. */
+static int vended_addressing(const json_t *cfg, floe_io_s3_addressing *out, floe_error *err) {
+    int path = -1, virt = -1;
+    FLOE_FORWARD_IF_ERROR(cfg_bool(cfg, "s3.path-style-access", &path, err));
+    FLOE_FORWARD_IF_ERROR(cfg_bool(cfg, "s3.force-virtual-addressing", &virt, err));
+    if (path == 1 && virt == 1)
+        return floe_error_set(err, FLOE_EINVALID, "config: s3.path-style-access and "
+                              "s3.force-virtual-addressing are both true");
+    *out = path == 1 ? FLOE_IO_S3_ADDRESSING_PATH
+           : path == 0 || virt == 1 ? FLOE_IO_S3_ADDRESSING_VIRTUAL
+                                    : FLOE_IO_S3_ADDRESSING_AUTO;
+    return 0;
 }
 
 /* Append the S3 keys of one config object (none: nothing appended). */
@@ -262,8 +299,10 @@ int rest_vends_take(rest_vends *vs, const char *ns, const char *name, const json
     const char *endpoint = cfg_str(cfg, "s3.endpoint");
     const char *region = cfg_str(cfg, "s3.region") ? cfg_str(cfg, "s3.region")
                                                    : cfg_str(cfg, "client.region");
-    FLOE_CHECK(floe_io_new_derived(vs->base, endpoint, region, vend_credentials, fresh,
-                                   &fresh->io, err));
+    floe_io_s3_addressing addressing;
+    FLOE_CHECK(vended_addressing(cfg, &addressing, err));
+    FLOE_CHECK(floe_io_new_derived(vs->base, endpoint, region, addressing, vend_credentials,
+                                   fresh, &fresh->io, err));
     vs->tables[vs->ntables++] = fresh;
     fresh = NULL;
 done:

@@ -51,15 +51,16 @@ void floe_io_free(floe_io *io) {
 }
 
 int floe_io_new_derived(floe_io *io, const char *endpoint, const char *region,
-                        floe_io_credentials_fn fn, void *ctx, floe_io **out,
-                        floe_error *err) {
+                        floe_io_s3_addressing addressing, floe_io_credentials_fn fn, void *ctx,
+                        floe_io **out, floe_error *err) {
     const floe_s3_config *b = &floe_io_resolve(io)->s3;
     floe_io_options o;
     floe_io_options_init(&o);
     int rc = 0;
     FLOE_CHECK(floe_io_options_set(&o.s3.endpoint, endpoint ? endpoint : b->endpoint, err));
     FLOE_CHECK(floe_io_options_set(&o.s3.region, region ? region : b->region, err));
-    o.s3.addressing = b->path_style || (endpoint && !b->endpoint)
+    o.s3.addressing = addressing != FLOE_IO_S3_ADDRESSING_AUTO ? addressing
+                      : b->path_style || (endpoint && !b->endpoint)
                           ? FLOE_IO_S3_ADDRESSING_PATH
                           : FLOE_IO_S3_ADDRESSING_VIRTUAL;
     o.s3.credentials = FLOE_IO_CREDS_CALLBACK;

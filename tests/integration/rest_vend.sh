@@ -8,7 +8,7 @@
 #     made correctly signed with the vended keys; the same client against a server that
 #     vends nothing fails for want of keys; the credentials route answers the keys; keys
 #     vended with a short expiry are asked for again (the credentials route) and still
-#     work;
+#     work; s3.path-style-access vended is honoured over the client's own addressing;
 #  2. a server vending a wrong secret: the client's S3 requests are refused, and the
 #     error names the object, the 403 and the vended keys;
 #  3. SigV4-signed catalog requests (rest.sigv4-enabled) against a stand-in server that
@@ -115,6 +115,24 @@ grep -q "s3.session-token-expires-at-ms" <(curl -sf "$base/v1/namespaces/shop/ta
   fail "expires-in: no s3.session-token-expires-at-ms"
 [ "$(grep -c 'credentials of shop.events: the keys of \[vend lake\]' "$tmp/server3.log")" -ge 3 ] ||
   fail "expiring keys were not asked for again: $(grep -c 'credentials of' "$tmp/server3.log") credentials requests"
+
+# the vended addressing: a client whose own settings address this S3 server virtual-host
+# style (its own endpoint, FLOE_S3_ADDRESSING=virtual: wh.127.0.0.1, which does not
+# resolve) reads the table when the catalog vends s3.path-style-access = true, and fails
+# when it vends nothing about addressing (the client's setting then stands)
+vclient() {
+  env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+    AWS_ENDPOINT_URL_S3="$s3" FLOE_S3_ADDRESSING=virtual FLOE_S3_RETRY_BUDGET_MS=2000 \
+    FLOE_CATALOG_URI="$cbase" FLOE_WAREHOUSE=s3://wh/lake "$floe" "$@"
+}
+sed 's/^s3.region = us-east-1$/s3.region = us-east-1\ns3.path-style-access = true/' "$tmp/vend.conf" > "$tmp/vend_path.conf"
+serve 5 "$tmp/vend_path.conf"; cbase=$base
+[ "$(vclient scan shop.events --columns event_id 2>"$tmp/err" | wc -l)" = 1400 ] ||
+  fail "s3.path-style-access = true vended, not honoured: $(cat "$tmp/err")"
+serve 6 "$tmp/vend.conf"; cbase=$base
+if vclient scan shop.events --columns event_id >/dev/null 2>"$tmp/err"; then
+  fail "virtual-host addressing reached this S3 server (the test proves nothing)"
+fi
 
 # ---------------------------------------------------------------------------------------
 # 2. a wrong vended secret
