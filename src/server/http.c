@@ -89,8 +89,20 @@ static void count_status(floe_server *s, int status) {
     atomic_fetch_add(&s->m.requests[cls], 1);
 }
 
+/* Takes ownership of body. A JSON body ends in a newline, as a line of output does (curl
+ * then leaves the prompt on a line of its own); the answers built without one - and those
+ * recorded for an idempotency key - get it here. */
 static enum MHD_Result respond(floe_server *s, struct MHD_Connection *c, int status,
                                char *body, size_t len, const char *ctype, int retry_after) {
+    if (!strcmp(ctype, "application/json") && (len == 0 || body[len - 1] != '\n')) {
+        char *nl = floe_realloc(body, len + 1);
+        if (!nl) {
+            floe_free(body);
+            return MHD_NO;
+        }
+        body = nl;
+        body[len++] = '\n';
+    }
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(
         len, body, free_answer);
     if (!resp) {

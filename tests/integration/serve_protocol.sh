@@ -6,7 +6,9 @@
 #      before any body byte is taken (the connection is then closed); the same length
 #      twice is accepted; nothing refused reaches the table;
 #   2. /metrics follows the token policy: with tokens configured it needs the `metrics`
-#      grant (401 without a token, 403 with a token lacking it).
+#      grant (401 without a token, 403 with a token lacking it);
+#   3. every JSON answer (a post's, a replayed one's, flush, healthz, each error) is one
+#      JSON document ending in a newline.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 
@@ -99,5 +101,29 @@ metrics() { curl -s -o "$tmp/metrics.txt" -w '%{http_code}' "http://127.0.0.1:$p
 # only the three well-framed posts were taken
 n=$(awk '$1 == "floe_events_accepted_total{table=\"shop.events\"}" {print $2}' "$tmp/metrics.txt")
 [ "$n" = 3 ] || fail "events accepted: $n, want 3 (the refused requests must take nothing)"
+
+# JSON answers end in a newline: NAME STATUS CURL-ARGS... (the body is one JSON document)
+json_answer() {
+  local name=$1 want=$2 code; shift 2
+  code=$(curl -s -o "$tmp/answer.json" -w '%{http_code}' "$@")
+  [ "$code" = "$want" ] || fail "$name: HTTP $code, want $want: $(head -c 300 "$tmp/answer.json")"
+  [ "$(tail -c 1 "$tmp/answer.json" | od -An -c | tr -d ' ')" = '\n' ] ||
+    fail "$name: the answer does not end in a newline: $(head -c 300 "$tmp/answer.json")"
+  python3 -c 'import json,sys; json.loads(open(sys.argv[1]).read())' "$tmp/answer.json" ||
+    fail "$name: not one JSON document: $(head -c 300 "$tmp/answer.json")"
+}
+events=(-XPOST "http://127.0.0.1:$port/v1/tables/shop.events/events" -H 'Content-Type: application/x-ndjson'
+        -H 'Authorization: Bearer writer-secret-1' --data-binary "@$tmp/one.ndjson")
+json_answer post 200 "${events[@]}" -H 'Idempotency-Key: nl-1'
+json_answer "post again (the recorded answer)" 200 "${events[@]}" -H 'Idempotency-Key: nl-1'
+json_answer "post without a token" 401 -XPOST "http://127.0.0.1:$port/v1/tables/shop.events/events" \
+  -H 'Content-Type: application/x-ndjson' --data-binary "@$tmp/one.ndjson"
+json_answer "no such endpoint" 404 "http://127.0.0.1:$port/nope"
+json_answer healthz 200 "http://127.0.0.1:$port/healthz"
+json_answer flush 200 -XPOST "http://127.0.0.1:$port/v1/admin/flush" -H 'Authorization: Bearer ops-secret-333'
+json_answer "flush?compact=1" 200 -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" \
+  -H 'Authorization: Bearer ops-secret-333'
+json_answer "flush?wait=maybe" 400 -XPOST "http://127.0.0.1:$port/v1/admin/flush?wait=maybe" \
+  -H 'Authorization: Bearer ops-secret-333'
 stop_server
 echo "serve_protocol: ok"
