@@ -113,10 +113,11 @@ typedef struct floe_data_file {
     bool has_sort_order_id;
     int32_t sort_order_id;              /* iceberg 140: sort_order_id */
     bool has_first_row_id;
-    int64_t first_row_id;               /* iceberg 142: first_row_id (v3; read only) */
+    int64_t first_row_id;               /* iceberg 142: first_row_id (v3; a v3 writer
+                                           leaves it null on ADDED entries) */
     const char *referenced_data_file;   /* iceberg 143: referenced_data_file, or NULL */
     bool has_content_offset;
-    int64_t content_offset;             /* iceberg 144: content_offset (v3; read only) */
+    int64_t content_offset;             /* iceberg 144: content_offset (v3) */
     bool has_content_size;
     int64_t content_size_in_bytes;      /* iceberg 145: content_size_in_bytes (v3) */
 } floe_data_file;
@@ -169,7 +170,8 @@ typedef struct floe_manifest_file {
     const uint8_t *key_metadata;        /* iceberg 519: key_metadata */
     size_t key_metadata_len;
     bool has_first_row_id;
-    int64_t first_row_id;               /* iceberg 520: first_row_id (v3; read only) */
+    int64_t first_row_id;               /* iceberg 520: first_row_id (v3; see
+                                           floe_manifest_list_assign_row_ids) */
 } floe_manifest_file;
 
 /* Deep copy of f (strings, arrays) into arena. FLOE_ENOMEM. */
@@ -290,7 +292,10 @@ typedef struct floe_manifest_write_options {
     const uint8_t *sync;             /* 16 bytes for deterministic output; NULL = random */
     int format_version;              /* 2 (or 0); 1 for a v1 table: the v1 manifest_entry
                                         schema, header format-version "1", no "content";
-                                        data only, every entry with its snapshot id */
+                                        data only, every entry with its snapshot id. 3: the
+                                        v3 schema (first_row_id written for EXISTING and
+                                        DELETED data files, null for ADDED ones;
+                                        content_offset / content_size_in_bytes) */
 } floe_manifest_write_options;
 
 /* Fill o with defaults: data, deflate, no snapshot id. */
@@ -326,12 +331,14 @@ int floe_manifest_writer_close(floe_manifest_writer *w, const floe_output_option
 void floe_manifest_writer_abort(floe_manifest_writer *w); /* accepts NULL */
 
 /* ---------------------------------------------------------------------------------------
- * Manifest list writer (format v2)
+ * Manifest list writer (format v1, v2, v3)
  *
  * Header: snapshot-id, parent-snapshot-id ("null" when none), sequence-number,
- * format-version "2". Manifests with an unassigned sequence number are the ones this
+ * format-version. Manifests with an unassigned sequence number are the ones this
  * snapshot adds: they get the snapshot's sequence number (and, when their
  * min_sequence_number is unassigned, that too) and its id as added_snapshot_id.
+ * A v3 list needs first_row_id on every data manifest and on no delete manifest: call
+ * floe_manifest_list_assign_row_ids on the list first.
  * ------------------------------------------------------------------------------------- */
 typedef struct floe_manifest_list_write_options {
     int64_t snapshot_id;
@@ -343,7 +350,7 @@ typedef struct floe_manifest_list_write_options {
     const uint8_t *sync;
     int format_version;              /* 2 (or 0); 1: the v1 manifest_file schema (no
                                         content or sequence numbers), no sequence-number
-                                        header */
+                                        header; 3: the v3 schema (first_row_id) */
 } floe_manifest_list_write_options;
 
 /* The defaults listed above. */
@@ -356,6 +363,15 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
                              const floe_manifest_file *files, size_t n,
                              const floe_output_options *oo, int64_t *length_out,
                              floe_error *err) FLOE_NODISCARD;
+/* Row lineage (spec "First Row ID Assignment", format v3): give each data manifest of
+ * files[0..n) without a first_row_id one, in list order, starting at first_row_id (the
+ * snapshot's first-row-id, i.e. the table's next-row-id) and advancing by the manifest's
+ * added_rows_count + existing_rows_count (every file that may inherit an id from it).
+ * Manifests that have one keep it; delete manifests are left without. *assigned_rows
+ * receives the id space used: the snapshot's added-rows, by which next-row-id advances.
+ * FLOE_EINVALID for a data manifest without row counts, FLOE_ELIMIT past 2^63. */
+int floe_manifest_list_assign_row_ids(floe_manifest_file *files, size_t n, int64_t first_row_id,
+                                      int64_t *assigned_rows, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Manifest list reader (v1, v2, v3). Lists are small: read whole.

@@ -8,10 +8,11 @@
  * properties, v3 additions, writer-specific keys) is kept and written back unchanged.
  *
  * Reading accepts format versions 1, 2 and 3 and metadata files compressed with gzip
- * (detected by the magic bytes, whatever the name). Writing always produces format v2:
- * a v1 table is upgraded (spec: "All version 1 data and metadata files are valid after
- * upgrading a table to version 2"); a v3 table is refused, naming the field floe cannot
- * maintain (next-row-id, encryption-keys, ...), because writing it as v2 would drop state.
+ * (detected by the magic bytes, whatever the name). Writing keeps the table's format:
+ * v1 stays v1 until upgraded (spec: "All version 1 data and metadata files are valid after
+ * upgrading a table to version 2"), v2 stays v2, v3 stays v3 with row lineage maintained
+ * (next-row-id; first-row-id and added-rows on each snapshot); an encrypted v3 table
+ * ("encryption-keys") is refused.
  *
  * Snapshot ids are Iceberg longs. Some writers put ids in [2^63, 2^64) into the JSON (an
  * unsigned reading of the 64 bits); they are read as the same 64 bits in two's complement,
@@ -167,8 +168,8 @@ int floe_table_metadata_write(floe_io *io, const floe_table_metadata *m, const c
 bool floe_table_metadata_wants_gzip(const floe_table_metadata *m);
 
 /* Whether floe can write a new version of this table. FLOE_EUNSUPPORTED with a message
- * naming the field when it cannot (format-version 3 state such as next-row-id, a v1
- * snapshot without a manifest list). */
+ * naming the field when it cannot (format v3 "encryption-keys", a format version past 3,
+ * a v1 snapshot without a manifest list). */
 int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err)
     FLOE_NODISCARD;
 
@@ -198,9 +199,8 @@ bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char 
 typedef struct floe_metadata_builder floe_metadata_builder;
 
 /* Start from existing metadata. Refuses what floe cannot write (as
- * floe_table_metadata_check_writable, except that a format v3 base is taken: its document
- * is kept as it is, and adding a snapshot to it is refused, FLOE_EUNSUPPORTED, since floe
- * does not assign row lineage yet; an encrypted v3 table is refused). A v1 base stays v1
+ * floe_table_metadata_check_writable: an encrypted v3 table). A v3 base stays v3 (its
+ * snapshots then carry row lineage, see floe_snapshot_new). A v1 base stays v1
  * (spec "Version 1" writer rules: no sequence numbers, "schema" and "partition-spec"
  * written) unless floe_metadata_builder_upgrade is called. */
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
@@ -227,12 +227,16 @@ const floe_table_metadata *floe_metadata_builder_base(const floe_metadata_builde
 /* Sequence number the next added snapshot receives (last-sequence-number + 1); a v1
  * table records none (its snapshots get 0). */
 int64_t floe_metadata_builder_next_sequence_number(const floe_metadata_builder *b);
-/* The format version the builder writes: 1 for a v1 base not upgraded, else 2. Manifests
- * and manifest lists of the commit must be written in it. */
+/* The format version the builder writes: 1 for a v1 base not upgraded, 3 for a v3 one,
+ * else 2. Manifests and manifest lists of the commit must be written in it. */
 int floe_metadata_builder_format_version(const floe_metadata_builder *b);
-/* Upgrade a v1 working document to format_version 2 (spec "Appendix E": sequence numbers
- * 0 for the v1 snapshots, the deprecated fields dropped); no-op when already there;
- * FLOE_EUNSUPPORTED for anything else (a downgrade, v3). */
+/* Format v3: the table's next-row-id, which the next snapshot added must take as its
+ * first-row-id (pass it to floe_manifest_list_assign_row_ids); -1 before v3. */
+int64_t floe_metadata_builder_next_row_id(const floe_metadata_builder *b);
+/* Upgrade the working document to format_version 2 or 3: from v1, spec "Appendix E"
+ * (sequence numbers 0 for the v1 snapshots, the deprecated fields dropped); to 3,
+ * next-row-id 0 (spec "Row Lineage for Upgraded Tables": the snapshots before keep no
+ * row ids). No-op when already there; FLOE_EUNSUPPORTED for a downgrade or past 3. */
 int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
                                   floe_error *err) FLOE_NODISCARD;
 
@@ -319,11 +323,19 @@ typedef struct floe_snapshot_new {
     int64_t timestamp_ms;      /* 0 = now */
     int32_t schema_id;         /* -1 = current schema */
     const char *branch;        /* NULL = "main"; the branch is moved to the new snapshot */
+    /* format v3 row lineage ("Snapshot Row IDs"), required on v3 tables and refused
+     * before: first_row_id is floe_metadata_builder_next_row_id of the builder committing
+     * it, added_rows what floe_manifest_list_assign_row_ids assigned */
+    bool row_lineage;
+    int64_t first_row_id;
+    int64_t added_rows;
 } floe_snapshot_new;
 
 /* Add a snapshot whose parent is the branch head, with sequence number
  * last-sequence-number + 1, and move the branch to it (for main: current-snapshot-id and
- * snapshot-log too). Writes the snapshot id and sequence number when non-NULL. */
+ * snapshot-log too); on v3, next-row-id advances by added_rows. Writes the snapshot id and
+ * sequence number when non-NULL. FLOE_EINVALID when row lineage is missing on a v3 table
+ * or its first_row_id is not the table's next-row-id. */
 int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
                                        int64_t *snapshot_id, int64_t *sequence_number,
                                        floe_error *err) FLOE_NODISCARD;
@@ -332,7 +344,9 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
  * moves (set the ref afterwards). v2: a missing sequence-number becomes
  * last-sequence-number + 1, one with a parent must be above last-sequence-number, and
  * last-sequence-number rises to it; v1: the sequence number is dropped. FLOE_EEXISTS when
- * the id is taken, FLOE_EINVALID for a malformed snapshot. */
+ * the id is taken, FLOE_EINVALID for a malformed snapshot. v3: first-row-id and added-rows
+ * are required, first-row-id not below next-row-id, which then moves past the snapshot's
+ * ids. */
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
                                             floe_error *err) FLOE_NODISCARD;
 /* Record a statistics file (spec "Table Statistics"; partition: "Partition Statistics")

@@ -27,7 +27,8 @@ static void table_usage(FILE *out) {
             "usage: floe table ACTION ... [--json] [--catalog NAME] [--config FILE]\n"
             "\n"
             "  create NS.NAME --schema S.json [--partition \"event_type, day(ts)\"]\n"
-            "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"
+            "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"            "                            --property format-version=3 makes a format v3\n"
+            "                            table (row lineage; the default is 2)\n"
             "  list [NS]                 tables of NS (all namespaces without one)\n"
             "  describe TABLE            schema, partitioning, sort order, properties,\n"
             "                            current snapshot\n"
@@ -79,11 +80,13 @@ static void table_usage(FILE *out) {
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
             "                            (a REST catalog is asked to: purgeRequested=true)\n"
-            "  upgrade NS.NAME [--format-version 2]\n"
+            "  upgrade NS.NAME [--format-version 2|3]\n"
             "                            upgrade a format v1 table to v2 (spec Appendix E;\n"
-            "                            v1 manifests stay valid). floe keeps a table's\n"
-            "                            format otherwise; a table folder is upgraded by\n"
-            "                            floe rewrite FOLDER -o format-version=2\n"
+            "                            v1 manifests stay valid), or a v1 or v2 table to v3\n"
+            "                            (row lineage: next-row-id starts at 0; rows written\n"
+            "                            before read with a null _row_id). floe keeps a\n"
+            "                            table's format otherwise; a table folder is upgraded\n"
+            "                            to v2 by floe rewrite FOLDER -o format-version=2\n"
             "\n"
             "TABLE for describe may also be a table folder or a metadata file.\n"
             "\n"
@@ -94,24 +97,31 @@ static void table_usage(FILE *out) {
             "  commit.manifest.min-count-to-merge=8\n");
 }
 
+typedef struct upgrade {
+    int to;   /* the version asked for */
+    int from; /* out: the table's version before */
+} upgrade;
+
 static int upgrade_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
-    int *from = ctx;
-    *from = floe_metadata_builder_format_version(b);
-    if (*from == 2)
+    upgrade *u = ctx;
+    u->from = floe_metadata_builder_format_version(b);
+    if (u->from >= u->to)
         return FLOE_COMMIT_NOOP;
-    return floe_metadata_builder_upgrade(b, 2, err);
+    return floe_metadata_builder_upgrade(b, u->to, err);
 }
 
-/* floe table upgrade: a v1 table becomes v2 (nothing to do for a v2 table). */
+/* floe table upgrade: a v1 table becomes v2 or v3, a v2 table v3 (nothing to do for a
+ * table already there or past it). */
 static int table_upgrade(const char *ident, int version, const cli_table_opts *to) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_table *t = NULL;
-    int code = FLOE_EXIT_OK, from = 0;
-    if (version != 2) {
-        code = cli_usage("table", "upgrade: --format-version %d: floe upgrades v1 tables to 2",
-                         version);
+    int code = FLOE_EXIT_OK;
+    upgrade u = {.to = version};
+    if (version != 2 && version != 3) {
+        code = cli_usage("table", "upgrade: --format-version %d: floe upgrades tables to 2 "
+                         "or 3", version);
     } else if (cli_open_table(ident, to, false, &c, &t, &err) < 0) {
         code = cli_fail(&err);
     } else if (!floe_table_catalog(t)) {
@@ -120,16 +130,18 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
                        "%s -o format-version=2", ident, ident);
         code = cli_fail(&err);
     } else {
-        int rc = floe_table_commit(t, upgrade_apply, &from, &err);
+        int rc = floe_table_commit(t, upgrade_apply, &u, &err);
+        bool done = u.from < u.to;
         if (rc < 0 && rc != FLOE_COMMIT_NOOP)
             code = cli_fail(&err);
         else if (to->json)
-            printf("{\"table\":\"%s\",\"format_version_before\":%d,\"format_version\":2,"
-                   "\"upgraded\":%s}\n", ident, from, from == 1 ? "true" : "false");
-        else if (from == 1)
-            printf("upgraded %s from format v1 to v2\n", ident);
+            printf("{\"table\":\"%s\",\"format_version_before\":%d,\"format_version\":%d,"
+                   "\"upgraded\":%s}\n", ident, u.from, done ? u.to : u.from,
+                   done ? "true" : "false");
+        else if (done)
+            printf("upgraded %s from format v%d to v%d\n", ident, u.from, u.to);
         else
-            printf("%s is already format v%d: nothing to do\n", ident, from);
+            printf("%s is already format v%d: nothing to do\n", ident, u.from);
     }
     cli_close_table(c, t);
     return code;

@@ -77,7 +77,7 @@ typedef struct commit_ctx {
 typedef struct attempt {
     commit_ctx *c;
     const floe_table_metadata *base;
-    int fv;                      /* format version the commit writes (1 or 2) */
+    int fv;                      /* format version the commit writes (1, 2 or 3) */
     floe_arena arena;
     target *targets;
     size_t ntargets;
@@ -90,6 +90,8 @@ typedef struct attempt {
     bool *hits;                  /* per base manifest: must be rewritten */
     floe_manifest_file *out;
     size_t nout, outcap;
+    int64_t first_row_id;        /* v3: the snapshot's first-row-id; -1 before v3 */
+    int64_t added_rows;          /* v3: the row ids its manifest list assigned */
     int64_t live_files, live_records, live_size;
     floe_buf kb;
 } attempt_state;
@@ -726,6 +728,9 @@ static int write_list(attempt_state *a, const floe_snapshot *head, int64_t seq,
     lw.format_version = a->fv;
     FLOE_CHECK(floe_manifest_codec_from_props(a->base->properties, a->base->n_properties,
                                               &lw.codec, &lw.level, err));
+    if (a->first_row_id >= 0) /* v3: the new manifests get row ids, the others keep theirs */
+        FLOE_CHECK(floe_manifest_list_assign_row_ids(a->out, a->nout, a->first_row_id,
+                                                     &a->added_rows, err));
     FLOE_CHECK(track(c, list_rec, err));
     FLOE_CHECK(floe_manifest_list_write(floe_table_io(c->t), list_phys, &lw, a->out, a->nout,
                                         NULL, NULL, err));
@@ -774,7 +779,10 @@ static int add_snapshot(attempt_state *a, floe_metadata_builder *b, const char *
                             .manifest_list = list_rec,
                             .summary = s.kv,
                             .n_summary = s.n,
-                            .schema_id = -1};
+                            .schema_id = -1,
+                            .row_lineage = a->first_row_id >= 0,
+                            .first_row_id = a->first_row_id,
+                            .added_rows = a->added_rows};
     return floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err);
 }
 
@@ -801,6 +809,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     if (c->o->format_version)
         FLOE_CHECK(floe_metadata_builder_upgrade(b, c->o->format_version, err));
     a.fv = floe_metadata_builder_format_version(b);
+    a.first_row_id = floe_metadata_builder_next_row_id(b);
     c->fv = a.fv;
     c->upgraded = a.base->format_version == 1 && a.fv == 2;
     const floe_snapshot *head = floe_table_metadata_current_snapshot(a.base);

@@ -59,14 +59,15 @@ enum {
     FLOE_ML_FIRST_ROW_ID = 520,
 };
 
-/* The manifest_entry Avro schema of format_version (1 or 2) for a bound partition spec
+/* The manifest_entry Avro schema of format_version (1, 2 or 3) for a bound partition spec
  * (the partition struct is record r102 with one optional field per partition field, ids =
  * partition field ids), appended to out as JSON. v1: snapshot_id required, no sequence
- * numbers, no content / equality_ids / referenced_data_file, block_size_in_bytes. */
+ * numbers, no content / equality_ids / referenced_data_file, block_size_in_bytes. v3: v2
+ * plus first_row_id, content_offset and content_size_in_bytes. */
 int floe_mf_entry_schema_json(const floe_partition_spec *spec, int format_version,
                               floe_buf *out, floe_error *err);
-/* The manifest_file Avro schema of format_version (1 or 2; JSON text, static). v1: no
- * content and sequence numbers, the counts optional. */
+/* The manifest_file Avro schema of format_version (1, 2 or 3; JSON text, static). v1: no
+ * content and sequence numbers, the counts optional; v3: first_row_id. */
 const char *floe_mf_list_schema_json(int format_version);
 
 /* A name Avro accepts ([A-Za-z_][A-Za-z0-9_]*), made as the reference does: a leading

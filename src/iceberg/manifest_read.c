@@ -1334,7 +1334,10 @@ static int finish_entry(floe_manifest_reader *r, const floe_avro_value *const *e
             e.file_sequence_number = 0;
         }
     }
-    if (r->assign_row_ids && f->content == FLOE_CONTENT_DATA && !f->has_first_row_id) {
+    /* DELETED entries take no ids: a manifest's id range covers its ADDED and EXISTING
+     * rows (the writers' estimate, and what Iceberg's reader assigns) */
+    if (r->assign_row_ids && f->content == FLOE_CONTENT_DATA && !f->has_first_row_id &&
+        e.status != FLOE_ENTRY_DELETED) {
         f->has_first_row_id = true;
         f->first_row_id = r->next_row_id;
         r->next_row_id += f->record_count;

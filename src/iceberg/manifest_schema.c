@@ -214,7 +214,7 @@ int floe_mf_entry_schema_json(const floe_partition_spec *spec, int format_versio
                "\"field-id\":140}"
                "]},\"field-id\":2}]}"));
     else
-    FLOE_CHECK(floe_buf_printf(
+        FLOE_CHECK(floe_buf_printf(
         b, ",{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"
            "\"field-id\":131},"
            "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\","
@@ -224,8 +224,17 @@ int floe_mf_entry_schema_json(const floe_partition_spec *spec, int format_versio
            "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,"
            "\"field-id\":140},"
            "{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],"
-           "\"default\":null,\"field-id\":143}"
-           "]},\"field-id\":2}]}"));
+           "\"default\":null,\"field-id\":143}"));
+    if (format_version >= 3) /* v3: row lineage and deletion-vector blob offsets */
+        FLOE_CHECK(floe_buf_printf(
+            b, ",{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],"
+               "\"default\":null,\"field-id\":142},"
+               "{\"name\":\"content_offset\",\"type\":[\"null\",\"long\"],"
+               "\"default\":null,\"field-id\":144},"
+               "{\"name\":\"content_size_in_bytes\",\"type\":[\"null\",\"long\"],"
+               "\"default\":null,\"field-id\":145}"));
+    if (!v1)
+        FLOE_CHECK(floe_buf_printf(b, "]},\"field-id\":2}]}"));
 done:
     floe_free(nt);
     if (rc < 0 && err && err->code == 0)
@@ -260,7 +269,10 @@ done:
     "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,"            \
     "\"field-id\":511}]},\"element-id\":508}],\"default\":null,\"field-id\":507},"            \
     "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,"           \
-    "\"field-id\":519}]}"
+    "\"field-id\":519}"
+#define LIST_V3_ROW_ID                                                                      \
+    ",{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,"         \
+    "\"field-id\":520}"
 
 #define LIST_HEAD                                                                           \
     "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["                        \
@@ -274,8 +286,10 @@ done:
 
 const char *floe_mf_list_schema_json(int format_version) {
     if (format_version == 1) /* v1: no content, no sequence numbers */
-        return LIST_HEAD LIST_COUNTS_V1 LIST_TAIL;
-    return LIST_HEAD LIST_V2_SEQ LIST_COUNTS_V2 LIST_TAIL;
+        return LIST_HEAD LIST_COUNTS_V1 LIST_TAIL "]}";
+    if (format_version >= 3) /* v3: first_row_id */
+        return LIST_HEAD LIST_V2_SEQ LIST_COUNTS_V2 LIST_TAIL LIST_V3_ROW_ID "]}";
+    return LIST_HEAD LIST_V2_SEQ LIST_COUNTS_V2 LIST_TAIL "]}";
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 /*
- * manifest_write.c - writing Iceberg v2 manifests and manifest lists.
+ * manifest_write.c - writing Iceberg manifests and manifest lists (format v1, v2, v3).
  *
  * Spec: format/spec.md "Manifests" (manifest_entry / data_file v2 and the "Manifest
  * Metadata" header keys schema, schema-id, partition-spec, partition-spec-id,
  * format-version, content), "Sequence Number Inheritance" (ADDED entries leave sequence
  * numbers null; EXISTING and DELETED entries carry them), "Manifest Lists" (manifest_file
- * v2, field_summary), Appendix D (partition summary bounds).
+ * v2, field_summary), Appendix D (partition summary bounds), "Row Lineage" (v3: "First
+ * Row ID Inheritance" - ADDED data files leave first_row_id null, EXISTING and DELETED ones
+ * carry the inherited value; "First Row ID Assignment" - floe_manifest_list_assign_row_ids).
  *
  * The manifest writer's states:
  *
@@ -245,6 +247,7 @@ struct floe_manifest_writer {
     int64_t min_seq;     /* over live entries with an explicit data sequence number */
     part_stats *parts;   /* one per partition field */
     bool v1;             /* format v1 schema and header */
+    bool v3;             /* format v3 schema and header (first_row_id, content_offset) */
 };
 
 void floe_manifest_write_options_init(floe_manifest_write_options *o) {
@@ -292,9 +295,8 @@ int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_
                              o->spec->fields[i].name,
                              o->spec->fields[i].transform_text ? o->spec->fields[i].transform_text
                                                                : "?");
-    FLOE_RETURN_ERROR_IF(o->format_version != 0 && o->format_version != 1 &&
-                         o->format_version != 2, err, FLOE_EINVALID,
-                         "manifest writer: format version %d (floe writes 1 and 2)",
+    FLOE_RETURN_ERROR_IF(o->format_version < 0 || o->format_version > 3, err, FLOE_EINVALID,
+                         "manifest writer: format version %d (floe writes 1, 2 and 3)",
                          o->format_version);
     FLOE_RETURN_ERROR_IF(o->format_version == 1 && o->content != FLOE_MANIFEST_DATA, err,
                          FLOE_EINVALID, "manifest writer: format v1 has no delete files");
@@ -303,6 +305,7 @@ int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_
         return nomem(err);
     w->o = *o;
     w->v1 = o->format_version == 1;
+    w->v3 = o->format_version == 3;
     floe_buf_init(&w->file, 0);
     floe_arena_init(&w->scratch, 8192);
     w->io = io;
@@ -317,7 +320,7 @@ int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_
             floe_buf_init(&w->parts[i].hi, 0);
         }
     }
-    FLOE_CHECK(floe_mf_entry_schema_json(o->spec, w->v1 ? 1 : 2, &sj, err));
+    FLOE_CHECK(floe_mf_entry_schema_json(o->spec, w->v1 ? 1 : w->v3 ? 3 : 2, &sj, err));
     FLOE_CHECK(floe_avro_schema_parse((const char *)sj.data, sj.len, &w->schema, err));
 
     schema_json = floe_schema_to_json(o->schema, false);
@@ -333,8 +336,8 @@ int floe_manifest_writer_open(floe_io *io, const char *uri, const floe_manifest_
         {"schema-id", schema_id, strlen(schema_id)},
         {"partition-spec", spec_json, strlen(spec_json)},
         {"partition-spec-id", spec_id, strlen(spec_id)},
-        {"format-version", w->v1 ? "1" : "2", 1},
-        {"content", content, strlen(content)}, /* v2 only */
+        {"format-version", w->v1 ? "1" : w->v3 ? "3" : "2", 1},
+        {"content", content, strlen(content)}, /* v2 and later */
     };
     floe_avro_writer_options ao = {.codec = o->codec, .level = o->level, .sync = o->sync,
                                    .meta = meta,
@@ -378,9 +381,20 @@ static int check_file(const floe_manifest_writer *w, const floe_data_file *f, fl
                          FLOE_EINVALID, "%s: equality delete file without equality ids", p);
     FLOE_RETURN_ERROR_IF(!eq && f->has_equality_ids, err, FLOE_EINVALID,
                          "%s: equality ids on a file that is not an equality delete file", p);
-    FLOE_RETURN_ERROR_IF(f->has_first_row_id || f->has_content_offset || f->has_content_size,
+    FLOE_RETURN_ERROR_IF(!w->v3 && (f->has_first_row_id || f->has_content_offset ||
+                                    f->has_content_size),
                          err, FLOE_EINVALID, "%s: first_row_id / content_offset / "
-                         "content_size_in_bytes are v3 fields; floe writes v2 manifests", p);
+                         "content_size_in_bytes are v3 fields; this manifest is format v%d",
+                         p, w->v1 ? 1 : 2);
+    FLOE_RETURN_ERROR_IF(f->has_first_row_id && !is_data, err, FLOE_EINVALID,
+                         "%s: a delete file has no first_row_id", p);
+    FLOE_RETURN_ERROR_IF(f->has_first_row_id && f->first_row_id < 0, err, FLOE_EINVALID,
+                         "%s: negative first_row_id", p);
+    FLOE_RETURN_ERROR_IF(f->has_content_offset != f->has_content_size ||
+                         (f->has_content_offset && (is_data || f->content_offset < 0 ||
+                                                    f->content_size_in_bytes < 0)),
+                         err, FLOE_EINVALID, "%s: content_offset and content_size_in_bytes go "
+                         "together, on delete files, and are not negative", p);
     for (size_t i = 1; i < f->nsplit_offsets; i++)
         FLOE_RETURN_ERROR_IF(f->split_offsets[i] < f->split_offsets[i - 1], err, FLOE_EINVALID,
                              "%s: split offsets are not ascending", p);
@@ -464,7 +478,7 @@ static int entry_value(floe_manifest_writer *w, const floe_manifest_entry *e,
     set_opt_long(&rf[2], e->has_sequence_number, e->sequence_number);
     set_opt_long(&rf[3], e->has_file_sequence_number, e->file_sequence_number);
     floe_avro_value *df = &rf[4];
-    if (floe_avro_set_record(df, a, 17) < 0)
+    if (floe_avro_set_record(df, a, w->v3 ? 20 : 17) < 0)
         return nomem(err);
     floe_avro_value *d = df->u.list.items;
     floe_avro_set_int(&d[0], (int32_t)f->content);
@@ -518,6 +532,13 @@ static int entry_value(floe_manifest_writer *w, const floe_manifest_entry *e,
         floe_avro_set_string(&d[16], f->referenced_data_file);
     else
         floe_avro_set_null(&d[16]);
+    if (w->v3) {
+        /* a file this snapshot adds inherits its first row id from the manifest's */
+        set_opt_long(&d[17], f->has_first_row_id && e->status != FLOE_ENTRY_ADDED,
+                     f->first_row_id);
+        set_opt_long(&d[18], f->has_content_offset, f->content_offset);
+        set_opt_long(&d[19], f->has_content_size, f->content_size_in_bytes);
+    }
     return w->v1 ? entry_value_v1(w, e, root, err) : 0;
 }
 
@@ -731,7 +752,7 @@ void floe_manifest_list_write_options_init(floe_manifest_list_write_options *o) 
 
 static int list_value_v2(floe_arena *a, const floe_manifest_file *m, floe_avro_value *root,
                          floe_error *err) {
-    if (floe_avro_set_record(root, a, 15) < 0)
+    if (floe_avro_set_record(root, a, 16) < 0) /* the 16th, first_row_id, is v3's */
         return nomem(err);
     floe_avro_value *f = root->u.list.items;
     floe_avro_set_string(&f[0], m->manifest_path);
@@ -776,14 +797,19 @@ static int list_value_v2(floe_arena *a, const floe_manifest_file *m, floe_avro_v
         floe_avro_set_bytes(&f[14], m->key_metadata, m->key_metadata_len);
     else
         floe_avro_set_null(&f[14]);
+    set_opt_long(&f[15], m->has_first_row_id, m->first_row_id);
+    root->u.list.n = 15;
     return 0;
 }
 
 /* The list entry in the schema of format_version: v1 has no content and sequence numbers,
- * and its counts are optional (null when a v1 source list did not have them). */
+ * and its counts are optional (null when a v1 source list did not have them); v3 adds
+ * first_row_id. */
 static int list_value(floe_arena *a, int format_version, const floe_manifest_file *m,
                       floe_avro_value *root, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(list_value_v2(a, m, root, err));
+    if (format_version == 3)
+        root->u.list.n = 16;
     if (format_version != 1)
         return 0;
     floe_avro_value *f = root->u.list.items;
@@ -836,8 +862,16 @@ static int list_entry(const floe_manifest_list_write_options *o, const floe_mani
                          "%s: file counts past 2^31", p);
     FLOE_RETURN_ERROR_IF(c->content != FLOE_MANIFEST_DATA && c->content != FLOE_MANIFEST_DELETES,
                          err, FLOE_EINVALID, "%s: bad content %d", p, (int)c->content);
-    FLOE_RETURN_ERROR_IF(c->has_first_row_id, err, FLOE_EINVALID,
-                         "%s: first_row_id is a v3 field; floe writes v2 manifest lists", p);
+    FLOE_RETURN_ERROR_IF(o->format_version != 3 && c->has_first_row_id, err, FLOE_EINVALID,
+                         "%s: first_row_id is a v3 field; this manifest list is format v%d",
+                         p, o->format_version == 1 ? 1 : 2);
+    /* spec "First Row ID Assignment": every data manifest of a v3 list has one (assigned
+     * by floe_manifest_list_assign_row_ids), no delete manifest has one */
+    FLOE_RETURN_ERROR_IF(o->format_version == 3 &&
+                         c->has_first_row_id != (c->content == FLOE_MANIFEST_DATA), err,
+                         FLOE_EINVALID, "%s: a v3 %s manifest %s first_row_id", p,
+                         c->content == FLOE_MANIFEST_DATA ? "data" : "delete",
+                         c->content == FLOE_MANIFEST_DATA ? "needs a" : "has no");
     FLOE_RETURN_ERROR_IF(c->manifest_length < 0, err, FLOE_EINVALID, "%s: negative length", p);
     return 0;
 }
@@ -859,12 +893,12 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
     FLOE_RETURN_ERROR_IF(o->sequence_number < 1, err, FLOE_EINVALID, "manifest list %s: "
                          "snapshot sequence number %" PRId64 " (must be >= 1)", uri,
                          o->sequence_number);
-    FLOE_RETURN_ERROR_IF(o->format_version != 0 && o->format_version != 1 &&
-                         o->format_version != 2, err, FLOE_EINVALID,
-                         "manifest list %s: format version %d (floe writes 1 and 2)", uri,
+    FLOE_RETURN_ERROR_IF(o->format_version < 0 || o->format_version > 3, err, FLOE_EINVALID,
+                         "manifest list %s: format version %d (floe writes 1, 2 and 3)", uri,
                          o->format_version);
     bool v1 = o->format_version == 1;
-    const char *sj = floe_mf_list_schema_json(v1 ? 1 : 2);
+    int fv = o->format_version == 0 ? 2 : o->format_version;
+    const char *sj = floe_mf_list_schema_json(fv);
     FLOE_CHECK(floe_avro_schema_parse(sj, strlen(sj), &schema, err));
     char sid[24], pid[24], seq[24];
     snprintf(sid, sizeof sid, "%" PRId64, o->snapshot_id);
@@ -876,8 +910,8 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
     floe_avro_meta meta[] = {
         {"snapshot-id", sid, strlen(sid)},
         {"parent-snapshot-id", pid, strlen(pid)},
-        {"format-version", v1 ? "1" : "2", 1},
-        {"sequence-number", seq, strlen(seq)}, /* v2 only */
+        {"format-version", fv == 1 ? "1" : fv == 3 ? "3" : "2", 1},
+        {"sequence-number", seq, strlen(seq)}, /* v2 and later */
     };
     floe_avro_writer_options ao = {.codec = o->codec, .level = o->level, .sync = o->sync,
                                    .meta = meta,
@@ -898,7 +932,7 @@ int floe_manifest_list_write(floe_io *io, const char *uri, const floe_manifest_l
         FLOE_CHECK(list_entry(o, &files[i], &c, err));
         floe_arena_reset(&a);
         floe_avro_value v;
-        FLOE_CHECK(list_value(&a, v1 ? 1 : 2, &c, &v, err));
+        FLOE_CHECK(list_value(&a, fv, &c, &v, err));
         FLOE_CHECK(floe_avro_writer_append(aw, &v, err));
     }
     floe_avro_writer *w2 = aw;
@@ -916,4 +950,36 @@ done:
     floe_arena_reset(&a);
     floe_keyset_free(&seen);
     return rc;
+}
+
+int floe_manifest_list_assign_row_ids(floe_manifest_file *files, size_t n, int64_t first_row_id,
+                                      int64_t *assigned_rows, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(first_row_id < 0, err, FLOE_EINVALID,
+                         "first row id %" PRId64 " is negative", first_row_id);
+    int64_t next = first_row_id;
+    for (size_t i = 0; i < n; i++) {
+        floe_manifest_file *m = &files[i];
+        if (m->content != FLOE_MANIFEST_DATA) {
+            m->has_first_row_id = false; /* delete manifests never carry one */
+            continue;
+        }
+        if (m->has_first_row_id)
+            continue;
+        /* every ADDED or EXISTING file may inherit an id from this manifest: reserve them
+         * all (the spec's "simple and valid approach") */
+        FLOE_RETURN_ERROR_IF(m->added_rows_count < 0 || m->existing_rows_count < 0, err,
+                             FLOE_EINVALID, "%s: row counts unknown, so no row ids can be "
+                             "assigned to it: rewrite the manifest",
+                             m->manifest_path ? m->manifest_path : "(manifest)");
+        int64_t rows, end;
+        FLOE_RETURN_ERROR_IF(__builtin_add_overflow(m->added_rows_count,
+                                                    m->existing_rows_count, &rows) ||
+                             __builtin_add_overflow(next, rows, &end), err, FLOE_ELIMIT,
+                             "row ids past 2^63");
+        m->has_first_row_id = true;
+        m->first_row_id = next;
+        next = end;
+    }
+    *assigned_rows = next - first_row_id;
+    return 0;
 }

@@ -934,31 +934,17 @@ done:
     return rc;
 }
 
-/* v3: whether format v3 state may be carried over (a metadata builder keeps the document
- * as it is and refuses new snapshots; appends write none of it). */
-static int check_writable(const floe_table_metadata *m, bool v3, floe_error *err) {
+/* Whether floe can write a new version of m: format v3 tables can be written (row
+ * lineage is assigned on every snapshot, see metadata_build.c) unless encrypted. */
+static int check_writable(const floe_table_metadata *m, floe_error *err) {
     const json_t *root = m->doc->root;
     if (m->format_version > 3)
         return floe_error_set(err, FLOE_EUNSUPPORTED, "table metadata is format-version %d; "
                               "floe knows versions 1 to 3", m->format_version);
-    if (m->format_version == 3 && v3 && json_object_get(root, "encryption-keys"))
+    if (m->format_version == 3 && json_object_get(root, "encryption-keys"))
         return floe_error_set(err, FLOE_EUNSUPPORTED, "table metadata: format v3 "
                               "\"encryption-keys\" (an encrypted table); floe cannot keep "
                               "encryption state consistent and will not write it");
-    if (m->format_version >= 3 && !v3) {
-        static const char *const v3_fields[] = {"next-row-id", "encryption-keys"};
-        const char *field = "format-version";
-        for (size_t i = 0; i < sizeof v3_fields / sizeof v3_fields[0]; i++)
-            if (json_object_get(root, v3_fields[i])) {
-                field = v3_fields[i];
-                break;
-            }
-        return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "table metadata is format-version %d (\"%s\": row lineage, "
-                              "deletion vectors or encryption state); floe writes format v2 "
-                              "only and will not drop v3 state by rewriting it",
-                              m->format_version, field);
-    }
     for (size_t i = 0; i < m->n_snapshots; i++) {
         if (!m->snapshots[i].operation)
             return floe_error_set(err, FLOE_EUNSUPPORTED,
@@ -977,11 +963,7 @@ static int check_writable(const floe_table_metadata *m, bool v3, floe_error *err
 }
 
 int floe_table_metadata_check_writable(const floe_table_metadata *m, floe_error *err) {
-    return check_writable(m, false, err);
-}
-
-int floe_table_metadata_check_rebuildable(const floe_table_metadata *m, floe_error *err) {
-    return check_writable(m, true, err);
+    return check_writable(m, err);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -3,17 +3,21 @@
  * snapshot + move a branch, set/remove properties, add schema / set current schema, add
  * partition spec / set default, refs, remove snapshots (expiry).
  *
- * Spec: format/spec.md "Table Metadata Fields" (required v2 fields), "Snapshots",
- * "Snapshot References", "Appendix E" (writing v2 metadata; upgrading v1), "Appendix F"
- * (snapshot ids, -1 for no current snapshot).
+ * Spec: format/spec.md "Table Metadata Fields" (required v2 fields; v3 next-row-id),
+ * "Snapshots" (v3 first-row-id and added-rows, "Snapshot Row IDs"), "Snapshot References",
+ * "Row Lineage" ("Row Lineage for Upgraded Tables": next-row-id starts at 0), "Appendix E"
+ * (writing v2 and v3 metadata; upgrading v1), "Appendix F" (snapshot ids, -1 for no
+ * current snapshot).
  *
  * Invariants:
  *   - A builder edits its own deep copy of the base document; the base is never touched.
  *   - The working document always has the v2 fields; a v1 base stays format v1 (no
  *     sequence numbers, "schema" and "partition-spec" kept current) unless
- *     floe_metadata_builder_upgrade is called; v3 bases are refused. finish() re-derives
- *     and re-validates the typed view, so a builder cannot hand out metadata its own
- *     parser would reject.
+ *     floe_metadata_builder_upgrade is called. finish() re-derives and re-validates the
+ *     typed view, so a builder cannot hand out metadata its own parser would reject.
+ *   - A v3 document has next-row-id; every snapshot added to it carries first-row-id (the
+ *     next-row-id it was committed on) and added-rows, and next-row-id advances past them
+ *     in the same change (for any branch).
  *   - Keys floe does not know are carried over untouched.
  */
 #include <inttypes.h>
@@ -27,8 +31,7 @@
 struct floe_metadata_builder {
     const floe_table_metadata *base; /* borrowed; NULL for a new table */
     json_t *doc;                     /* working copy, v2 fields always present */
-    int format_version;              /* 1 (kept until upgraded), 2, or 3 (kept as it is; no
-                                        new snapshots: refuse_v3_snapshot) */
+    int format_version;              /* 1 (kept until upgraded), 2, or 3 */
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -309,14 +312,29 @@ int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
                                   floe_error *err) {
     if (format_version == b->format_version)
         return 0;
-    if (format_version != 2 || b->format_version != 1)
+    if (format_version < b->format_version || format_version > 3)
         return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "cannot change format version %d to %d (floe upgrades v1 to v2)",
+                              "cannot change format version %d to %d (floe upgrades v1 to v2 "
+                              "or v3, and v2 to v3)",
                               b->format_version, format_version);
-    int rc = normalize_v1(b->doc, b->base, true, err);
-    if (rc == 0)
+    if (b->format_version == 1) {
+        FLOE_FORWARD_IF_ERROR(normalize_v1(b->doc, b->base, true, err));
         b->format_version = 2;
-    return rc;
+    }
+    if (format_version == 3) {
+        /* "Row Lineage for Upgraded Tables": ids start at 0; earlier snapshots keep no
+         * first-row-id, so their rows read with null _row_id */
+        FLOE_FORWARD_IF_ERROR(set_new(b->doc, "format-version", json_integer(3), err));
+        if (!json_is_integer(json_object_get(b->doc, "next-row-id")))
+            FLOE_FORWARD_IF_ERROR(set_new(b->doc, "next-row-id", json_integer(0), err));
+        b->format_version = 3;
+        floe_log(FLOE_LOG_INFO, "table metadata upgraded to format v3");
+    }
+    return 0;
+}
+
+int64_t floe_metadata_builder_next_row_id(const floe_metadata_builder *b) {
+    return b->format_version >= 3 ? jlong(b->doc, "next-row-id", 0) : -1;
 }
 
 /* v2 requires a main ref whenever there is a current snapshot; make it explicit. */
@@ -338,7 +356,7 @@ static int ensure_main_ref(json_t *doc, floe_error *err) {
 int floe_metadata_builder_new(const floe_table_metadata *base, floe_metadata_builder **out,
                               floe_error *err) {
     floe_metadata_json_init();
-    int rc = floe_table_metadata_check_rebuildable(base, err);
+    int rc = floe_table_metadata_check_writable(base, err);
     if (rc < 0)
         return rc;
     floe_metadata_builder *b = floe_calloc(1, sizeof *b);
@@ -387,6 +405,17 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
     } else if (!(fields = json_array())) {
         FLOE_CHECK(nomem(err));
     }
+    int format_version = 2;
+    for (size_t i = 0; i < nprops; i++)
+        if (props[i].key && !strcmp(props[i].key, "format-version")) {
+            /* a reserved property (as in Iceberg): it sets the format, it is not stored */
+            const char *v = props[i].value ? props[i].value : "";
+            if (strcmp(v, "2") && strcmp(v, "3"))
+                FLOE_FAIL(err, FLOE_EINVALID, "format-version=%s: floe creates format 2 or 3 "
+                          "tables", v);
+            format_version = v[0] - '0';
+        }
+    b->format_version = format_version;
     int32_t order_id = 0;
     if (sort_json) {
         FLOE_CHECK(parse_json_arg(sort_json, "sort order", &sort, err));
@@ -407,12 +436,13 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
     if (!pobj)
         FLOE_CHECK(nomem(err));
     for (size_t i = 0; i < nprops; i++)
-        if (json_object_set_new(pobj, props[i].key, json_string(props[i].value)) != 0)
+        if (strcmp(props[i].key, "format-version") &&
+            json_object_set_new(pobj, props[i].key, json_string(props[i].value)) != 0)
             FLOE_CHECK(bad_string("property", props[i].key, err));
     /* Appendix F: Java writes -1 for "no current snapshot" in v1/v2 tables. */
     b->doc = json_pack("{s:i, s:s, s:s, s:i, s:I, s:i, s:i, s:[O], s:i, s:[{s:i, s:O}], s:i,"
                        " s:i, s:[{s:i, s:O}], s:O, s:i, s:{}, s:[], s:[], s:[], s:[], s:[]}",
-                       "format-version", 2, "table-uuid", uuid, "location", location,
+                       "format-version", format_version, "table-uuid", uuid, "location", location,
                        "last-sequence-number", 0, "last-updated-ms", (json_int_t)floe_wall_ms(),
                        "last-column-id", highest > 0 ? highest : 0, "current-schema-id", 0,
                        "schemas", schema, "default-spec-id", 0, "partition-specs", "spec-id", 0,
@@ -423,6 +453,8 @@ int floe_metadata_builder_new_table(const char *location, const char *schema_jso
                        "metadata-log");
     if (!b->doc)
         FLOE_CHECK(nomem(err));
+    if (format_version == 3 && set_new(b->doc, "next-row-id", json_integer(0), err) < 0)
+        FLOE_CHECK(FLOE_ENOMEM);
 done:
     json_decref(schema);
     json_decref(fields);
@@ -710,16 +742,19 @@ static int put_ref(json_t *doc, const char *name, int64_t id, bool is_tag, int64
     return 0;
 }
 
-/* Format v3 snapshots carry row lineage (first-row-id, added-rows; next-row-id moves) that
- * floe does not write yet: changes without a snapshot (expire, refs, properties, schema)
- * are kept to. */
-static int refuse_v3_snapshot(const floe_metadata_builder *b, floe_error *err) {
-    if (b->format_version < 3)
-        return 0;
-    return floe_error_set(err, FLOE_EUNSUPPORTED,
-                          "the table is format v3: floe reads it and maintains it (expire, "
-                          "orphans, refs, properties, schema) but does not yet commit new "
-                          "snapshots to it (row lineage: first-row-id, next-row-id)");
+/* v3 "Snapshot Row IDs": the snapshot gets first-row-id and added-rows, and the table's
+ * next-row-id moves past the ids it assigned (whatever branch the snapshot is on). */
+static int put_row_lineage(json_t *doc, json_t *snap, int64_t first_row_id, int64_t added_rows,
+                           floe_error *err) {
+    int64_t next;
+    if (first_row_id < 0 || added_rows < 0 ||
+        __builtin_add_overflow(first_row_id, added_rows, &next))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "snapshot: first-row-id %" PRId64 " / added-rows %" PRId64
+                              " out of range", first_row_id, added_rows);
+    FLOE_FORWARD_IF_ERROR(set_new(snap, "first-row-id", json_integer(first_row_id), err));
+    FLOE_FORWARD_IF_ERROR(set_new(snap, "added-rows", json_integer(added_rows), err));
+    return set_new(doc, "next-row-id", json_integer(next), err);
 }
 
 int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snapshot_new *s,
@@ -727,7 +762,19 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
                                        floe_error *err) {
     if (!s->operation || !s->manifest_list)
         return floe_error_set(err, FLOE_EINVALID, "new snapshot: operation and manifest-list are required");
-    FLOE_FORWARD_IF_ERROR(refuse_v3_snapshot(b, err));
+    int64_t next_row_id = floe_metadata_builder_next_row_id(b);
+    if (b->format_version >= 3 && (!s->row_lineage || s->first_row_id != next_row_id))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "new snapshot on a format v3 table: %s (the table's next-row-id "
+                              "is %" PRId64 ")",
+                              s->row_lineage ? "its first-row-id is not the table's "
+                                               "next-row-id; assign row ids on the metadata "
+                                               "being committed"
+                                             : "row lineage (first-row-id, added-rows) missing",
+                              next_row_id);
+    if (b->format_version < 3 && s->row_lineage)
+        return floe_error_set(err, FLOE_EINVALID, "new snapshot: row lineage on a format v%d "
+                              "table", b->format_version);
     const char *branch = s->branch ? s->branch : "main";
     json_t *refs = json_object_get(b->doc, "refs");
     json_t *ref = json_is_object(refs) ? json_object_get(refs, branch) : NULL;
@@ -772,6 +819,13 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
             json_decref(summary);
         json_decref(snap);
         return nomem(err);
+    }
+    if (b->format_version >= 3) {
+        int lrc = put_row_lineage(b->doc, snap, s->first_row_id, s->added_rows, err);
+        if (lrc < 0) {
+            json_decref(snap);
+            return lrc;
+        }
     }
     json_t *snaps = ensure_array(b->doc, "snapshots");
     if (!snaps || json_array_append_new(snaps, snap) != 0)
@@ -865,7 +919,6 @@ static void drop_by_snapshot(json_t *doc, const char *key, const char *id_key, c
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
                                             floe_error *err) {
     json_t *snap;
-    FLOE_FORWARD_IF_ERROR(refuse_v3_snapshot(b, err));
     FLOE_FORWARD_IF_ERROR(parse_json_arg(snapshot_json, "snapshot", &snap, err));
     int rc = 0;
     json_t *summary = json_object_get(snap, "summary");
@@ -901,6 +954,20 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         if (seq > last && set_new(b->doc, "last-sequence-number", json_integer(seq), err) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (b->format_version >= 3) {
+        /* the writer assigned ids from the next-row-id it saw: not below the table's */
+        json_t *fr = json_object_get(snap, "first-row-id"), *ar = json_object_get(snap, "added-rows");
+        if (!json_is_integer(fr) || !json_is_integer(ar))
+            FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": a format v3 snapshot needs "
+                      "integer \"first-row-id\" and \"added-rows\"", id);
+        int64_t next = jlong(b->doc, "next-row-id", 0);
+        if ((int64_t)json_integer_value(fr) < next)
+            FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": first-row-id %" PRId64
+                      " is below the table's next-row-id %" PRId64, id,
+                      (int64_t)json_integer_value(fr), next);
+        FLOE_CHECK(put_row_lineage(b->doc, snap, (int64_t)json_integer_value(fr),
+                                   (int64_t)json_integer_value(ar), err));
     }
     json_t *snaps = ensure_array(b->doc, "snapshots");
     if (!snaps || json_array_append(snaps, snap) != 0)

@@ -25,10 +25,6 @@ struct floe_table_metadata_doc {
 
 /* Route jansson's allocations through floe_malloc (so failure injection reaches them). */
 void floe_metadata_json_init(void);
-/* floe_table_metadata_check_writable for a metadata builder: format v3 tables pass (their
- * document is kept as it is; the builder refuses to add snapshots to them), encrypted
- * ones do not. */
-int floe_table_metadata_check_rebuildable(const floe_table_metadata *m, floe_error *err);
 
 /* Whether a jansson allocation failed since the last call (and reset the flag): tells
  * "out of memory" from "not valid UTF-8" when json_string() returns NULL. */

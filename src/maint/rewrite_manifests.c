@@ -246,7 +246,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
     floe_manifest_write_options wo;
     floe_manifest_write_options_init(&wo);
     wo.content = FLOE_MANIFEST_DATA;
-    wo.format_version = m->format_version == 1 ? 1 : 2; /* a v1 table stays v1 */
+    wo.format_version = m->format_version; /* a table keeps its format */
     wo.schema = schema;
     wo.spec = spec;
     FLOE_CHECK(floe_manifest_codec_from_props(m->properties, m->n_properties, &wo.codec,
@@ -372,6 +372,11 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     lw.parent_snapshot_id = head->snapshot_id;
     lw.sequence_number = seq;
     lw.format_version = floe_metadata_builder_format_version(b);
+    /* v3: the new manifests get row ids for entries without one (their entries keep the
+     * first_row_id they had); the kept manifests keep theirs */
+    int64_t first_row_id = floe_metadata_builder_next_row_id(b), added_rows = 0;
+    if (first_row_id >= 0)
+        FLOE_CHECK(floe_manifest_list_assign_row_ids(all, n, first_row_id, &added_rows, err));
     floe_codec codec;
     int level;
     FLOE_CHECK(floe_manifest_codec_from_props(base->properties, base->n_properties, &codec,
@@ -413,7 +418,10 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
                             .manifest_list = list_rec,
                             .summary = summary,
                             .n_summary = ns,
-                            .schema_id = -1};
+                            .schema_id = -1,
+                            .row_lineage = first_row_id >= 0,
+                            .first_row_id = first_row_id,
+                            .added_rows = added_rows};
     FLOE_CHECK(floe_metadata_builder_add_snapshot(b, &sn, NULL, NULL, err));
     c->committed_id = snap_id;
     c->committed_list = c->nlists - 1;

@@ -297,7 +297,7 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
     o.spec = a->spec;
     o.has_snapshot_id = true;
     o.snapshot_id = a->snapshot_id;
-    o.format_version = m->format_version == 1 ? 1 : 2; /* a v1 table stays v1 */
+    o.format_version = m->format_version; /* a table keeps its format */
     FLOE_FORWARD_IF_ERROR(
         floe_manifest_codec_from_props(m->properties, m->n_properties, &o.codec, &o.level, err));
     char *recorded = floe_manifest_path_new(a->md_dir, a->commit_uuid, 0);
@@ -343,7 +343,7 @@ done:
 typedef struct attempt_ctx {
     floe_append *a;
     const floe_table_metadata *base;
-    int fv;                    /* format version of the commit (1 or 2) */
+    int fv;                    /* format version of the commit (1, 2 or 3) */
     floe_arena arena;
     floe_manifest_file *out;   /* the new list */
     size_t nout, outcap;
@@ -660,6 +660,11 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         FLOE_CHECK(floe_manifest_list_read(floe_table_io(c.a->t), src, &lo, &c.arena, &bl, err));
     }
     FLOE_CHECK(build_list(&c, bl.files, bl.nfiles, err));
+    /* v3: row ids for the manifests without them, from the next-row-id of this attempt */
+    int64_t first_row_id = floe_metadata_builder_next_row_id(b), added_rows = 0;
+    if (first_row_id >= 0)
+        FLOE_CHECK(floe_manifest_list_assign_row_ids(c.out, c.nout, first_row_id, &added_rows,
+                                                     err));
 
     /* list file for this attempt */
     int64_t seq = floe_metadata_builder_next_sequence_number(b);
@@ -717,7 +722,10 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
                             .summary = s.kv,
                             .n_summary = s.n,
                             .schema_id = -1,
-                            .branch = a->branch};
+                            .branch = a->branch,
+                            .row_lineage = first_row_id >= 0,
+                            .first_row_id = first_row_id,
+                            .added_rows = added_rows};
     for (size_t i = 0; i < a->nprops; i++)
         FLOE_CHECK(floe_metadata_builder_set_property(b, a->props[i].key, a->props[i].value,
                                                       err));

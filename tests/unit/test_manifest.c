@@ -965,6 +965,123 @@ TEST(round_trip_delete_manifest_and_codecs) {
 }
 
 /* ---------------------------------------------------------------------------------------
+ * format v3: row lineage in manifests and lists
+ * ------------------------------------------------------------------------------------- */
+
+/* Spec "First Row ID Inheritance" / "First Row ID Assignment": a v3 manifest writes null
+ * first_row_id for ADDED files and the inherited value for EXISTING and DELETED ones; a
+ * list assigns first_row_id to data manifests without one, in order, by added + existing
+ * rows, keeps the others', none for delete manifests; a v3 list refuses a data manifest
+ * without one; readers inherit ids for files without one, DELETED entries excepted. */
+TEST(v3_row_lineage) {
+    rt_env env;
+    rt_setup(&env);
+    floe_error err;
+    floe_value t0[RT_NPART];
+    rt_tuple(&env, 0, t0);
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    char *path = floe_io_join(harness_tmpdir(), "v3-m0.avro");
+    char *lpath = floe_io_join(harness_tmpdir(), "snap-v3.avro");
+    floe_manifest_write_options o;
+    floe_manifest_write_options_init(&o);
+    o.schema = env.schema;
+    o.spec = env.spec;
+    o.has_snapshot_id = true;
+    o.snapshot_id = 5;
+    o.format_version = 3;
+    floe_manifest_writer *w = NULL;
+    REQUIRE(floe_manifest_writer_open(NULL, path, &o, &w, &err) == 0);
+    floe_data_file old = rt_file("s3://b/t/data/old.parquet", t0, 7);
+    old.has_first_row_id = true;
+    old.first_row_id = 100;
+    floe_manifest_entry ex = {.status = FLOE_ENTRY_EXISTING, .has_snapshot_id = true,
+                              .snapshot_id = 1, .has_sequence_number = true,
+                              .sequence_number = 1, .has_file_sequence_number = true,
+                              .file_sequence_number = 1, .file = old};
+    REQUIRE_OK(floe_manifest_writer_append(w, &ex, &err), err);
+    floe_data_file gone = rt_file("s3://b/t/data/gone.parquet", t0, 50);
+    floe_manifest_entry del = ex; /* deleted, with no id: takes none on read */
+    del.file = gone;
+    REQUIRE_OK(floe_manifest_writer_delete(w, &del, &err), err);
+    floe_data_file n1 = rt_file("s3://b/t/data/n1.parquet", t0, 10);
+    n1.has_first_row_id = true; /* staged with one (a cherry-pick): written null */
+    n1.first_row_id = 999;
+    REQUIRE_OK(floe_manifest_writer_add(w, &n1, -1, &err), err);
+    floe_data_file n2 = rt_file("s3://b/t/data/n2.parquet", t0, 5);
+    REQUIRE_OK(floe_manifest_writer_add(w, &n2, -1, &err), err);
+    floe_data_file bad = rt_file("s3://b/t/data/n3.parquet", t0, 5);
+    bad.has_first_row_id = true;
+    bad.first_row_id = -1;
+    CHECK_EQ_INT(floe_manifest_writer_add(w, &bad, -1, &err), FLOE_EINVALID);
+    floe_manifest_file mf;
+    REQUIRE_OK(floe_manifest_writer_close(w, NULL, &a, &mf, &err), err);
+    CHECK_EQ_INT(mf.added_rows_count, 15);
+    CHECK_EQ_INT(mf.existing_rows_count, 7);
+
+    /* the list: an earlier manifest keeps its id, a delete manifest gets none */
+    floe_manifest_file kept = mf, dm = mf;
+    kept.manifest_path = "s3://b/t/metadata/kept-m0.avro";
+    kept.sequence_number = kept.min_sequence_number = 1;
+    kept.has_first_row_id = true;
+    kept.first_row_id = 40;
+    dm.manifest_path = "s3://b/t/metadata/del-m0.avro";
+    dm.content = FLOE_MANIFEST_DELETES;
+    floe_manifest_file files[4] = {mf, kept, dm, mf};
+    files[3].manifest_path = "s3://b/t/metadata/second-m0.avro";
+    floe_manifest_list_write_options lo;
+    floe_manifest_list_write_options_init(&lo);
+    lo.snapshot_id = 5;
+    lo.sequence_number = 2;
+    lo.format_version = 3;
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, files, 4, NULL, NULL, &err),
+                 FLOE_EINVALID); /* ids not assigned yet */
+    CHECK(strstr(err.msg, "first_row_id") != NULL);
+    int64_t added = -1;
+    REQUIRE_OK(floe_manifest_list_assign_row_ids(files, 4, 200, &added, &err), err);
+    CHECK_EQ_INT(added, 44); /* 2 x (15 added + 7 existing) */
+    CHECK(files[0].has_first_row_id && files[0].first_row_id == 200);
+    CHECK(files[1].has_first_row_id && files[1].first_row_id == 40);
+    CHECK(!files[2].has_first_row_id);
+    CHECK(files[3].has_first_row_id && files[3].first_row_id == 222);
+    REQUIRE_OK(floe_manifest_list_write(NULL, lpath, &lo, files, 4, NULL, NULL, &err), err);
+    floe_manifest_list ml;
+    REQUIRE_OK(floe_manifest_list_read(NULL, lpath, NULL, &a, &ml, &err), err);
+    REQUIRE(ml.nfiles == 4);
+    CHECK(ml.files[0].has_first_row_id && ml.files[0].first_row_id == 200);
+    CHECK(ml.files[1].first_row_id == 40 && !ml.files[2].has_first_row_id);
+    CHECK(ml.files[3].first_row_id == 222);
+
+    /* reading with inheritance: the existing file keeps 100, the deleted one takes no
+     * ids, the new ones follow the manifest's 200 */
+    floe_manifest_read_options ro = {.manifest = &ml.files[0]};
+    floe_manifest_reader *r = NULL;
+    REQUIRE_OK(floe_manifest_reader_open(NULL, path, &ro, &r, &err), err);
+    const floe_manifest_entry *e;
+    const int64_t want[4] = {100, -1, 200, 210};
+    for (int k = 0; k < 4; k++) {
+        REQUIRE(floe_manifest_reader_next(r, &e, &err) == 1);
+        if (want[k] < 0) {
+            CHECK(!e->file.has_first_row_id);
+        } else {
+            CHECK(e->file.has_first_row_id);
+            CHECK_EQ_INT(e->file.first_row_id, want[k]);
+        }
+    }
+    CHECK_EQ_INT(floe_manifest_reader_next(r, &e, &err), 0);
+    floe_manifest_reader_close(r);
+
+    /* v2 lists and manifests still refuse v3 fields */
+    lo.format_version = 2;
+    CHECK_EQ_INT(floe_manifest_list_write(NULL, lpath, &lo, files, 4, NULL, NULL, &err),
+                 FLOE_EINVALID);
+    floe_arena_reset(&a);
+    floe_free(path);
+    floe_free(lpath);
+    rt_teardown(&env);
+}
+
+/* ---------------------------------------------------------------------------------------
  * writer rules
  * ------------------------------------------------------------------------------------- */
 
@@ -1584,6 +1701,7 @@ int main(void) {
     RUN(conformance_null_stats);
     RUN(round_trip_data_manifest);
     RUN(round_trip_delete_manifest_and_codecs);
+    RUN(v3_row_lineage);
     RUN(writer_rules);
     RUN(names_and_props);
     RUN(malformed_manifests);

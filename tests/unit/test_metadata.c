@@ -292,7 +292,17 @@ TEST(v1_deprecated_fields) {
     free(p);
 }
 
-TEST(v3_kept_on_rebuild_snapshots_refused) {
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"schema-id\":7,\"fields\":["
+    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+    "{\"id\":2,\"name\":\"ts\",\"required\":false,\"type\":\"timestamptz\"},"
+    "{\"id\":3,\"name\":\"tags\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":4,"
+    "\"element\":\"string\",\"element-required\":false}}]}";
+
+/* Spec "Row Lineage", "Snapshot Row IDs": a v3 table is written as v3; every snapshot added
+ * takes the table's next-row-id as its first-row-id, records added-rows, and next-row-id
+ * moves past them; a snapshot without lineage (or with a stale first-row-id) is refused. */
+TEST(v3_snapshots_carry_row_lineage) {
     char *p = conf("iceberg/duckdb-iceberg/legacy_bare_deletion_vector/warehouse/default/"
                    "legacy_bare_deletion_vector/metadata/00002-legacy-bare-dv.metadata.json");
     floe_error err;
@@ -301,29 +311,116 @@ TEST(v3_kept_on_rebuild_snapshots_refused) {
     CHECK_EQ_INT(m->format_version, 3);
     char *text = NULL;
     REQUIRE_OK(floe_table_metadata_to_json(m, false, &text, NULL, &err), err);
-    CHECK(strstr(text, "\"next-row-id\"") != NULL); /* kept on rewrite */
+    CHECK(strstr(text, "\"next-row-id\":3") != NULL); /* kept on rewrite */
     floe_free(text);
-    /* appends refuse it */
-    CHECK_EQ_INT(floe_table_metadata_check_writable(m, &err), FLOE_EUNSUPPORTED);
-    CHECK(strstr(err.msg, "next-row-id") != NULL);
-    /* a builder keeps it v3 as it is: changes without a snapshot go through, a new
-     * snapshot is refused */
+    CHECK_OK(floe_table_metadata_check_writable(m, &err), err);
     floe_metadata_builder *b = NULL;
     REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
     CHECK_EQ_INT(floe_metadata_builder_format_version(b), 3);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 3);
     CHECK_OK(floe_metadata_builder_set_property(b, "k", "v", &err), err);
     floe_snapshot_new s = {.operation = "append", .manifest_list = "x.avro", .schema_id = -1};
-    CHECK_EQ_INT(floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, &err), FLOE_EUNSUPPORTED);
-    CHECK(strstr(err.msg, "format v3") != NULL);
+    CHECK_EQ_INT(floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "row lineage") != NULL);
+    s.row_lineage = true;
+    s.first_row_id = 2; /* not the table's next-row-id: assigned on stale metadata */
+    s.added_rows = 10;
+    CHECK_EQ_INT(floe_metadata_builder_add_snapshot(b, &s, NULL, NULL, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "next-row-id") != NULL);
+    s.first_row_id = 3;
+    int64_t id = 0;
+    REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &s, &id, NULL, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 13);
+    /* on another branch too: ids are table-wide */
+    floe_snapshot_new s2 = {.operation = "append", .manifest_list = "y.avro", .schema_id = -1,
+                            .branch = "dev", .row_lineage = true, .first_row_id = 13,
+                            .added_rows = 0};
+    REQUIRE_OK(floe_metadata_builder_add_snapshot(b, &s2, NULL, NULL, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 13);
+    /* a snapshot written by someone else (REST): first-row-id not below next-row-id */
+    CHECK_EQ_INT(floe_metadata_builder_add_snapshot_json(
+                     b, "{\"snapshot-id\":77,\"timestamp-ms\":1,\"manifest-list\":\"z.avro\","
+                        "\"summary\":{\"operation\":\"append\"}}", &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "first-row-id") != NULL);
+    CHECK_EQ_INT(floe_metadata_builder_add_snapshot_json(
+                     b, "{\"snapshot-id\":77,\"timestamp-ms\":1,\"manifest-list\":\"z.avro\","
+                        "\"summary\":{\"operation\":\"append\"},\"first-row-id\":12,"
+                        "\"added-rows\":5}", &err), FLOE_EINVALID);
+    REQUIRE_OK(floe_metadata_builder_add_snapshot_json(
+                   b, "{\"snapshot-id\":77,\"timestamp-ms\":1,\"manifest-list\":\"z.avro\","
+                      "\"summary\":{\"operation\":\"append\"},\"first-row-id\":20,"
+                      "\"added-rows\":5}", &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 25);
     floe_table_metadata *n = NULL;
     REQUIRE_OK(floe_metadata_builder_finish(b, NULL, &n, &err), err);
     CHECK_EQ_INT(n->format_version, 3);
     REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
-    CHECK(strstr(text, "\"next-row-id\"") != NULL);
+    CHECK(strstr(text, "\"next-row-id\":25") != NULL);
+    CHECK(strstr(text, "\"first-row-id\":3,\"added-rows\":10") != NULL);
     CHECK(strstr(text, "\"k\":\"v\"") != NULL);
     floe_free(text);
     floe_table_metadata_free(n);
     floe_metadata_builder_free(b);
+    floe_table_metadata_free(m);
+    free(p);
+}
+
+/* Upgrades to v3 ("Row Lineage for Upgraded Tables"): next-row-id 0, the snapshots before
+ * keep no first-row-id; v1 goes through v2 (Appendix E); a downgrade is refused; a new
+ * table made with format-version=3 (a reserved property, not stored) starts at 0. */
+TEST(v3_upgrade_and_create) {
+    char *p = conf("iceberg/duckdb-iceberg/iceberg/lineitem_iceberg_gz/metadata/v2.gz.metadata.json");
+    floe_error err;
+    floe_table_metadata *m = NULL, *n = NULL;
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_table_metadata_read(NULL, p, &m, &err), err);
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), -1);
+    REQUIRE_OK(floe_metadata_builder_upgrade(b, 3, &err), err); /* v1 -> v3 */
+    CHECK_EQ_INT(floe_metadata_builder_format_version(b), 3);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 0);
+    CHECK_EQ_INT(floe_metadata_builder_upgrade(b, 2, &err), FLOE_EUNSUPPORTED);
+    REQUIRE_OK(floe_metadata_builder_finish(b, NULL, &n, &err), err);
+    CHECK_EQ_INT(n->format_version, 3);
+    char *text = NULL;
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"next-row-id\":0") != NULL);
+    CHECK(strstr(text, "\"schema\":") == NULL);
+    CHECK(strstr(text, "first-row-id") == NULL);
+    CHECK(strstr(text, "\"sequence-number\":0") != NULL);
+    floe_free(text);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    n = NULL;
+    /* v2 -> v3 */
+    floe_table_metadata *v2 = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    REQUIRE_OK(floe_metadata_builder_upgrade(b, 2, &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, NULL, &v2, &err), err);
+    floe_metadata_builder_free(b);
+    REQUIRE_OK(floe_metadata_builder_new(v2, &b, &err), err);
+    REQUIRE_OK(floe_metadata_builder_upgrade(b, 3, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_next_row_id(b), 0);
+    CHECK_EQ_INT(floe_metadata_builder_upgrade(b, 4, &err), FLOE_EUNSUPPORTED);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(v2);
+    /* create */
+    floe_kv props[] = {{"format-version", "3"}, {"k", "v"}};
+    REQUIRE_OK(floe_metadata_builder_new_table("/tmp/wh/ns/t3", SCHEMA, NULL, NULL, props, 2, &b,
+                                               &err), err);
+    REQUIRE_OK(floe_metadata_builder_finish(b, NULL, &n, &err), err);
+    CHECK_EQ_INT(n->format_version, 3);
+    CHECK(floe_table_metadata_property(n, "format-version") == NULL);
+    CHECK_EQ_STR(floe_table_metadata_property(n, "k"), "v");
+    REQUIRE_OK(floe_table_metadata_to_json(n, false, &text, NULL, &err), err);
+    CHECK(strstr(text, "\"next-row-id\":0") != NULL);
+    floe_free(text);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n);
+    props[0].value = "1";
+    CHECK_EQ_INT(floe_metadata_builder_new_table("/tmp/wh/ns/t1", SCHEMA, NULL, NULL, props, 2,
+                                                 &b, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "format-version=1") != NULL);
     floe_table_metadata_free(m);
     free(p);
 }
@@ -390,8 +487,8 @@ TEST(v1_stays_v1) {
     CHECK(strstr(text, "last-sequence-number") == NULL);
     CHECK(strstr(text, "\"sequence-number\"") == NULL);
     floe_free(text);
-    /* a v1 table cannot be made anything but v2 */
-    CHECK_EQ_INT(floe_metadata_builder_upgrade(b, 3, &err), FLOE_EUNSUPPORTED);
+    /* a v1 table cannot be downgraded */
+    CHECK_EQ_INT(floe_metadata_builder_upgrade(b, 0, &err), FLOE_EUNSUPPORTED);
     floe_metadata_builder_free(b);
     floe_table_metadata_free(n);
     floe_table_metadata_free(m);
@@ -449,13 +546,6 @@ TEST(unknown_fields_survive_builders) {
     free(orig);
     free(p);
 }
-
-static const char *SCHEMA =
-    "{\"type\":\"struct\",\"schema-id\":7,\"fields\":["
-    "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
-    "{\"id\":2,\"name\":\"ts\",\"required\":false,\"type\":\"timestamptz\"},"
-    "{\"id\":3,\"name\":\"tags\",\"required\":false,\"type\":{\"type\":\"list\",\"element-id\":4,"
-    "\"element\":\"string\",\"element-required\":false}}]}";
 
 static floe_table_metadata *new_table(floe_error *err) {
     floe_metadata_builder *b = NULL;
@@ -1059,7 +1149,8 @@ int main(void) {
     RUN(conformance_roundtrip_all_files);
     RUN(v1_gzip_fields);
     RUN(v1_deprecated_fields);
-    RUN(v3_kept_on_rebuild_snapshots_refused);
+    RUN(v3_snapshots_carry_row_lineage);
+    RUN(v3_upgrade_and_create);
     RUN(v1_upgrade_to_v2);
     RUN(v1_stays_v1);
     RUN(unknown_fields_survive_builders);
