@@ -8,7 +8,8 @@
  * Projection" (field ids; name mapping schema.name-mapping.default for files without
  * ids; initial-default for columns added later; identity partition values for columns
  * missing from data files), "Position Delete Files", "Equality Delete Files", "Point in
- * Time Reads" (snapshot-log for --as-of).
+ * Time Reads" (snapshot-log for --as-of), "Row Lineage" (v3 metadata columns _row_id and
+ * _last_updated_sequence_number: the file's values, inherited where null or missing).
  *
  * A plan owns everything it points to (one arena); free it with floe_scan_plan_free. A
  * streaming plan (floe_scan_plan_stream) hands each planned file to a callback instead. A
@@ -24,11 +25,24 @@
 #ifndef FLOE_SCAN_H
 #define FLOE_SCAN_H
 
+#include <string.h>
+
 #include "floe/common.h"
 #include "floe/defaults.h"
 #include "floe/manifest.h"
 #include "floe/parquet_reader.h"
 #include "floe/table.h"
+
+/* Format v3 row lineage metadata columns (spec "Reserved Field IDs", "Row Lineage"). */
+#define FLOE_LINEAGE_ROW_ID_FIELD 2147483540
+#define FLOE_LINEAGE_ROW_ID "_row_id"
+#define FLOE_LINEAGE_SEQ_FIELD 2147483539
+#define FLOE_LINEAGE_SEQ "_last_updated_sequence_number"
+/* Which row lineage column `name` is: 1 _row_id, 2 _last_updated_sequence_number, 0
+ * neither. */
+static inline int floe_lineage_column(const char *name) {
+    return !strcmp(name, FLOE_LINEAGE_ROW_ID) ? 1 : !strcmp(name, FLOE_LINEAGE_SEQ) ? 2 : 0;
+}
 
 #ifdef __cplusplus
 extern "C" {
@@ -156,7 +170,11 @@ typedef struct floe_scan_read_options {
 /* Read the plan's rows (made by floe_scan_plan_files on t with the same options) and
  * write them in the given format to sink. Column values come from the data files by
  * field id (or through the name mapping), from identity partition values, from
- * initial-default, or are null. stats may be NULL. */
+ * initial-default, or are null. The output columns may name the row lineage columns
+ * (when the schema has no column of that name): _row_id is the file's value, else the
+ * file's first_row_id plus the row's position; _last_updated_sequence_number the file's
+ * value, else the file's data sequence number; both null for a file without first_row_id
+ * (written before the table had row lineage). stats may be NULL. */
 int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
                    floe_pq_sink_fn sink, void *sink_ctx, floe_scan_read_stats *stats,
                    floe_error *err) FLOE_NODISCARD;

@@ -649,7 +649,8 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
         if (!p->priv->columns)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         for (size_t i = 0; i < o->ncolumns; i++) {
-            if (!floe_schema_find_path(p->priv->schema, o->columns[i]))
+            if (!floe_schema_find_path(p->priv->schema, o->columns[i]) &&
+                !floe_lineage_column(o->columns[i]))
                 FLOE_FAIL(err, FLOE_ENOTFOUND, "no column %s in the table schema",
                           o->columns[i]);
             if (!(p->priv->columns[i] = floe_arena_strdup(&p->priv->arena, o->columns[i])))

@@ -23,6 +23,11 @@
  * needs them. Equality deletes compare the canonical text of the equality columns, read
  * from the delete files with the table's types, which is exact for the primitive types
  * they allow.
+ *
+ * Row lineage (spec "Row Lineage"): the metadata columns _row_id and
+ * _last_updated_sequence_number are read from the file by their reserved field ids when it
+ * has them; a null or missing value is inherited (first_row_id + position, the data
+ * sequence number), and a file without first_row_id gives null for both.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -621,6 +626,7 @@ static void del_cache_free(del_cache *dc) {
 
 typedef struct out_col {
     const char *label;     /* output key */
+    int lineage;           /* floe_lineage_column: 1 _row_id, 2 the sequence number, 0 */
     size_t top;            /* index of the top-level field */
     const floe_field *chain[FLOE_SCAN_MAX_PATH]; /* fields from the top level down */
     size_t depth;
@@ -647,6 +653,12 @@ typedef struct scan_ctx {
     size_t ntop;
     id_set need;           /* field ids the scan reads */
     const floe_name_mapping *mapping;
+
+    bool lineage;          /* an output column is a row lineage column */
+    span lineage_cells[2]; /* the file's _row_id, _last_updated_sequence_number */
+    char lineage_text[2][24];
+    const floe_scan_task *task; /* the file being read */
+    int64_t pos;           /* the row's position in it */
 
     /* per file */
     span *cells;           /* per top-level field */
@@ -878,10 +890,27 @@ static int row_member_cb(void *ctx, span key, span value) {
     for (size_t i = 0; i < c->ntop; i++) {
         if (key_is(key, c->schema->root.children[i].name)) {
             c->cells[i] = value;
-            break;
+            return 0;
         }
     }
+    if (c->lineage && key_is(key, FLOE_LINEAGE_ROW_ID))
+        c->lineage_cells[0] = value;
+    else if (c->lineage && key_is(key, FLOE_LINEAGE_SEQ))
+        c->lineage_cells[1] = value;
     return 0;
+}
+
+/* The row's lineage value k (0 _row_id, 1 _last_updated_sequence_number): the file's when
+ * not null, else inherited; null for a file that has no first_row_id. */
+static span lineage_value(scan_ctx *c, int k) {
+    const floe_scan_task *task = c->task;
+    if (!task->file->has_first_row_id)
+        return NULL_SPAN;
+    if (!is_null_span(c->lineage_cells[k]))
+        return c->lineage_cells[k];
+    int64_t v = k == 0 ? task->file->first_row_id + c->pos : task->data_sequence_number;
+    int n = snprintf(c->lineage_text[k], sizeof c->lineage_text[k], "%" PRId64, v);
+    return (span){c->lineage_text[k], (size_t)n};
 }
 
 static int emit_row(scan_ctx *c) {
@@ -891,7 +920,7 @@ static int emit_row(scan_ctx *c) {
         rc |= floe_buf_append_byte(&c->out, '{');
     for (size_t i = 0; i < c->ncols && rc == 0; i++) {
         const out_col *oc = &c->cols[i];
-        span v = c->cells[oc->top];
+        span v = oc->lineage ? lineage_value(c, oc->lineage - 1) : c->cells[oc->top];
         if (i && !fields)
             rc |= floe_buf_append_byte(&c->out, ',');
         size_t start = c->out.len;
@@ -942,6 +971,8 @@ static int data_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
     }
     for (size_t i = 0; i < c->ntop; i++)
         c->cells[i] = NULL_SPAN;
+    c->lineage_cells[0] = c->lineage_cells[1] = NULL_SPAN;
+    c->pos = pos;
     if (each_member(line, n, row_member_cb, c) < 0)
         return floe_error_set(c->err, FLOE_ECORRUPT, "row %" PRId64 ": unreadable record",
                               pos);
@@ -1006,6 +1037,14 @@ static int need_expr(id_set *s, const floe_expr *e) {
     int rc = need_expr(s, e->a);
     return rc < 0 ? rc : need_expr(s, e->b);
 }
+
+/* The row lineage columns as a data file holds them. */
+static const floe_field LINEAGE_FIELDS[2] = {
+    {.id = FLOE_LINEAGE_ROW_ID_FIELD, .name = FLOE_LINEAGE_ROW_ID, .type = FLOE_TYPE_LONG,
+     .leaf = -1},
+    {.id = FLOE_LINEAGE_SEQ_FIELD, .name = FLOE_LINEAGE_SEQ, .type = FLOE_TYPE_LONG,
+     .leaf = -1},
+};
 
 static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches,
                      size_t *ncaches) {
@@ -1081,7 +1120,7 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     FLOE_CHECK(floe_field_match_new(c->schema, floe_pq_reader_root(r), c->mapping, &fm,
                                     c->err));
     sc.match = fm;
-    rfs = floe_calloc(c->ntop ? c->ntop : 1, sizeof *rfs);
+    rfs = floe_calloc(c->ntop + 2, sizeof *rfs);
     if (!rfs)
         FLOE_FAIL(c->err, FLOE_ENOMEM, "out of memory");
     size_t nrf = 0;
@@ -1089,6 +1128,22 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
         const floe_field *f = &c->schema->root.children[i];
         if (id_set_has(&c->need, f->id))
             FLOE_CHECK(shape_field(&sc, f, &rfs[nrf++]));
+    }
+    c->task = task;
+    if (c->lineage) {
+        /* the lineage columns a file holds (rows a rewrite copied); absent: inherited */
+        const floe_pq_node *root = floe_pq_reader_root(r);
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < root->nchildren; i++) {
+                const floe_pq_node *nd = &root->children[i];
+                if (nd->has_field_id && nd->field_id == LINEAGE_FIELDS[k].id &&
+                    nd->phys >= 0) {
+                    rfs[nrf++] = (floe_pq_read_field){.name = LINEAGE_FIELDS[k].name,
+                                                      .field = &LINEAGE_FIELDS[k],
+                                                      .node = nd};
+                    break;
+                }
+            }
     }
     FLOE_CHECK(floe_pq_reader_select_fields(r, rfs, nrf, c->err));
     c->st.files_read++;
@@ -1163,6 +1218,11 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
         out_col *oc = &c.cols[i];
         const floe_field *f = ncolnames ? floe_schema_find_path(c.schema, colnames[i])
                                         : &c.schema->root.children[i];
+        if (!f && (oc->lineage = floe_lineage_column(colnames[i])) != 0) {
+            oc->label = colnames[i];
+            c.lineage = true;
+            continue;
+        }
         if (!f)
             FLOE_FAIL(err, FLOE_ENOTFOUND, "no column %s", colnames[i]);
         const floe_field *up[FLOE_SCAN_MAX_PATH];
