@@ -389,7 +389,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
     floe_manifest_reader *r = NULL;
     /* outputs */
     floe_manifest_write_options_init(&wo);
-    wo.schema = p->priv->schema;
+    wo.schema = p->priv->table_schema ? p->priv->table_schema : p->priv->schema;
     wo.spec = rw_plan_spec(p, p->output_spec_id);
     wo.has_snapshot_id = true;
     wo.snapshot_id = c->snapshot_id;

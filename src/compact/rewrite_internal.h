@@ -20,7 +20,11 @@
 struct floe_rewrite_plan_priv {
     floe_scan_plan *scan;        /* owns the data and delete files the groups point to */
     floe_arena arena;            /* groups, inputs, uris, partition texts */
-    floe_schema *schema;         /* the current schema (rows are written with it) */
+    floe_schema *schema;         /* the current schema (rows are written with it); format
+                                    v3: with the row lineage columns _row_id and
+                                    _last_updated_sequence_number added at the end */
+    floe_schema *table_schema;   /* format v3: the current schema as the table has it (the
+                                    manifests' "schema"); NULL: schema is */
     floe_partition_spec **specs; /* every spec of the table bound to schema (NULL when a
                                     spec no longer binds) */
     int32_t *spec_ids;

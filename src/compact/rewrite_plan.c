@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,6 +558,7 @@ void floe_rewrite_plan_free(floe_rewrite_plan *p) {
         floe_sort_order_free(p->priv->own_sort);
         rw_zorder_free(p->priv->zorder);
         floe_schema_free(p->priv->schema);
+        floe_schema_free(p->priv->table_schema);
         floe_free(p->priv->name_mapping);
         floe_free(p->priv->data_dir_rec);
         floe_free(p->priv->data_dir_phys);
@@ -690,6 +692,41 @@ static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_e
 
 static int plan_sort(const floe_rewrite_options *o, floe_rewrite_plan *p, floe_error *err);
 
+/* The schema rows of a format v3 table are rewritten with: the table's, plus the row
+ * lineage columns (spec "Row Lineage": a row moved to another file keeps its _row_id and
+ * _last_updated_sequence_number, written into the new file). A table column already
+ * named like one is refused: the copy would be ambiguous. */
+static int lineage_schema(const char *table_json, floe_schema **out, floe_error *err) {
+    json_error_t je;
+    json_t *doc = json_loads(table_json, 0, &je);
+    json_t *fields = doc ? json_object_get(doc, "fields") : NULL;
+    char *text = NULL;
+    int rc = 0;
+    if (!json_is_array(fields))
+        FLOE_FAIL(err, FLOE_ECORRUPT, "current schema: not a struct with fields");
+    for (size_t i = 0; i < json_array_size(fields); i++) {
+        const char *name = json_string_value(json_object_get(json_array_get(fields, i), "name"));
+        if (name && floe_lineage_column(name))
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED, "the table has a column named %s, which format "
+                      "v3 reserves for row lineage", name);
+    }
+    if (json_array_append_new(fields, json_pack("{s:i, s:s, s:b, s:s}", "id",
+                                                FLOE_LINEAGE_ROW_ID_FIELD, "name",
+                                                FLOE_LINEAGE_ROW_ID, "required", 0, "type",
+                                                "long")) != 0 ||
+        json_array_append_new(fields, json_pack("{s:i, s:s, s:b, s:s}", "id",
+                                                FLOE_LINEAGE_SEQ_FIELD, "name",
+                                                FLOE_LINEAGE_SEQ, "required", 0, "type",
+                                                "long")) != 0 ||
+        !(text = json_dumps(doc, JSON_COMPACT)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_schema_parse(text, strlen(text), out, err));
+done:
+    free(text);
+    json_decref(doc);
+    return rc;
+}
+
 int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_plan *p,
                   floe_error *err) {
     const floe_table_metadata *m = floe_table_metadata_get(t);
@@ -700,6 +737,11 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
         FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata without a current schema");
     FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &pv->schema, err));
     FLOE_CHECK(floe_schema_check_defaults(pv->schema, err));
+    if (m->format_version >= 3) {
+        pv->table_schema = pv->schema;
+        pv->schema = NULL;
+        FLOE_CHECK(lineage_schema(ms->json, &pv->schema, err));
+    }
     FLOE_CHECK(load_specs(p, m, err));
     p->output_spec_id = o->output_spec_id >= 0 ? o->output_spec_id : m->default_spec_id;
     if (!floe_table_metadata_spec(m, p->output_spec_id))

@@ -31,6 +31,7 @@
 
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
+#include "floe/scan.h"
 #include "iceberg/puffin.h"
 #include "rewrite_internal.h"
 
@@ -439,6 +440,8 @@ typedef struct leaf_src {
      * below cap), the constant above where it is present */
     size_t sibling;
     int16_t cap;
+    int lineage;                 /* a row lineage column: 1 _row_id, 2 the sequence number
+                                    (filled by fill_lineage, from the file or inherited) */
 } leaf_src;
 
 typedef struct matched {
@@ -912,6 +915,12 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
     for (size_t i = 0; i < schema->nleaves; i++)
         if (!r->src[i].node)
             FLOE_CHECK(plan_missing(r, schema->leaves[i], spec, &r->src[i], err));
+    for (size_t i = 0; i < schema->nleaves; i++) { /* top-level, so never a sibling's */
+        const floe_field *leaf = schema->leaves[i];
+        if (!leaf->parent)
+            r->src[i].lineage = leaf->id == FLOE_LINEAGE_ROW_ID_FIELD ? 1
+                                : leaf->id == FLOE_LINEAGE_SEQ_FIELD ? 2 : 0;
+    }
     r->col_idx = floe_malloc((r->ncolumns ? r->ncolumns : 1) * sizeof *r->col_idx);
     r->l0 = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *r->l0);
     r->into = floe_calloc(r->ncolumns ? r->ncolumns : 1, sizeof *r->into);
@@ -1098,6 +1107,38 @@ static int fill_sibling(const leaf_src *ls, const floe_colbuf *s, size_t s0, flo
     return 0;
 }
 
+/* A row lineage column (spec "Row Lineage") for the nrows rows from file position
+ * r->row_base: the file's value (s: its column, NULL when it has none) where not null,
+ * else the inherited one - the file's first_row_id plus the position for _row_id, its
+ * data sequence number for _last_updated_sequence_number - or null when the file has no
+ * first_row_id (written before the table had row lineage). */
+static int fill_lineage(const rw_reader *r, const leaf_src *ls, const floe_colbuf *s,
+                        size_t nrows, floe_colbuf *d, floe_error *err) {
+    const floe_data_file *df = r->in->file;
+    if (floe_colbuf_reserve_levels(d, nrows) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t vi = 0;
+    for (size_t k = 0; k < nrows; k++) {
+        bool has = false;
+        int64_t v = 0;
+        if (s && !(s->max_def && s->def[k] < s->max_def)) {
+            const uint8_t *p = s->values + vi++ * (size_t)s->width;
+            v = s->width == 4 ? (int64_t)(int32_t)floe_load_le32(p) : (int64_t)floe_load_le64(p);
+            has = true;
+        } else if (df->has_first_row_id) {
+            v = ls->lineage == 1 ? df->first_row_id + r->row_base + (int64_t)k
+                                 : r->in->data_sequence_number;
+            has = true;
+        }
+        uint8_t b[8];
+        floe_store_le64(b, (uint64_t)v);
+        int rc = has ? floe_colbuf_push_value(d, 0, b, sizeof b) : floe_colbuf_push_null(d, 0, 0);
+        if (rc < 0)
+            return floe_error_set(err, rc, "%s", floe_strerror(rc));
+    }
+    return 0;
+}
+
 /* Mark rows deleted in keep[0..nrows) for the batch b whose first row is row_base. */
 static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t *kept,
                          floe_error *err) {
@@ -1177,6 +1218,20 @@ static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
                  r->in->file->file_path, rg, why.msg);
         return 0;
     }
+    for (size_t c = 0; c < r->schema->nleaves; c++) {
+        /* stored lineage values are copied as they are: only when none is left to inherit */
+        floe_pq_chunk_info ci;
+        if (!r->src[c].lineage)
+            continue;
+        floe_pq_reader_chunk_info(r->pq, rg, c, &ci);
+        if (ci.null_count != 0) {
+            floe_log(FLOE_LOG_DEBUG, "rewrite: %s: row group %zu is re-encoded: row lineage "
+                     "values to inherit", r->in->file->file_path, rg);
+            floe_pq_raw_row_group_free(*raw);
+            *raw = NULL;
+            return 0;
+        }
+    }
     for (size_t c = 0; r->copy.needs_exact && c < r->schema->nleaves; c++)
         if (r->copy.needs_exact[c] && !floe_pq_raw_row_group_exact(*raw, c)) {
             floe_log(FLOE_LOG_DEBUG, "rewrite: %s: row group %zu is re-encoded: truncated "
@@ -1249,7 +1304,8 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
         for (size_t i = 0; i < r->schema->nleaves; i++) {
             const leaf_src *ls = &r->src[i];
             if (ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
-                ls->node->column >= 0 && (size_t)ls->node->column < r->ncolumns) {
+                !ls->lineage && ls->node->column >= 0 &&
+                (size_t)ls->node->column < r->ncolumns) {
                 r->into[ls->node->column] = &fill->cols[i];
                 /* whole pages decoded as stored can be carried to the writer */
                 fill->cols[i].carry_min = r->copy.carry_min;
@@ -1287,7 +1343,13 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             r->col_idx[rs->nodes[i]->column] = (int)i;
     for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++) {
         const leaf_src *ls = &r->src[i];
-        if (ls->kind == SRC_FILE) {
+        if (ls->lineage) {
+            int ci = ls->kind == SRC_FILE ? r->col_idx[ls->node->column] : -1;
+            if (ls->kind == SRC_FILE && ci < 0)
+                return floe_error_set(err, FLOE_EINTERNAL, "%s: column %s was not read",
+                                      r->in->file->file_path, ls->node->path);
+            rc = fill_lineage(r, ls, ci >= 0 ? &rs->cols[ci] : NULL, nrows, &fill->cols[i], err);
+        } else if (ls->kind == SRC_FILE) {
             if (r->into[ls->node->column] == &fill->cols[i])
                 continue; /* decoded into it */
             int ci = r->col_idx[ls->node->column];
