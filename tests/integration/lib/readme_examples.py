@@ -94,6 +94,15 @@ floe ref create demo.events dev >/dev/null
 floe scan demo.events --limit 100 > dev.ndjson
 floe append demo.events dev.ndjson --branch dev >/dev/null
 ''',
+    ('v3', 'floe table create logs.events'): r'''
+floe gen --seed 7 --count 200 -o events.ndjson --schema-out events.schema.json >/dev/null
+floe namespace create logs >/dev/null
+floe table create logs.old_events --schema events.schema.json >/dev/null
+floe append logs.old_events events.ndjson >/dev/null
+''',
+    ('v3', 'floe scan logs.events'): r'''
+floe append logs.events events.ndjson >/dev/null
+''',
     ('serve', 'floe serve '): r'''
 floe gen --seed 42 --count 500 -o events.ndjson --schema-out events.schema.json >/dev/null
 ''',
