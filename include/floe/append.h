@@ -161,10 +161,13 @@ typedef struct floe_table_append_options {
                                    rewritten per partition by it (floe append --split);
                                    NULL (default): such a file is refused */
     bool copy;                  /* Parquet inputs are copied into the table's data folder
-                                   (<data>/<uuid>-<file name>) and the copies added, so the
-                                   inputs stay the caller's; false (default): the inputs
-                                   themselves become data files of the table, which a later
-                                   rewrite and expiry delete */
+                                   (<data>/<content>-<file name>, <content> = 32 hex digits
+                                   of the SHA-256 of the bytes) and the copies added, so the
+                                   inputs stay the caller's; bytes the table already has
+                                   live as such a copy are refused (FLOE_EINVALID), a copy
+                                   left by a run that did not commit is reused; false
+                                   (default): the inputs themselves become data files of
+                                   the table, which a later rewrite and expiry delete */
     /* Called on the calling thread as inputs are read, with the input bytes done so far
      * (Parquet inputs whole once added, NDJSON as converted: floe_convert_options
      * progress); may be NULL. */
@@ -182,6 +185,8 @@ typedef struct floe_table_append_result {
     int64_t split_files;         /* the files those became */
     char *quarantine_uri;        /* where the rejected records are (convert.rejected > 0),
                                     else NULL; owned, freed by _reset */
+    bool empty;                  /* the inputs held no record (and no Parquet file):
+                                    nothing committed, commit.noop set */
 } floe_table_append_result;
 void floe_table_append_result_reset(floe_table_append_result *r);
 
@@ -189,9 +194,12 @@ void floe_table_append_result_reset(floe_table_append_result *r);
  * table's schema, spec and write properties) into the data dir; Parquet files are checked
  * against the table schema (by field id, or by name for files without ids - then the
  * table gains a schema.name-mapping.default if it has none) and added where they are
- * (with o->copy: copied into the data folder first), with metrics from their footers. On any failure before the commit, the data files
- * written by this call are removed (never on FLOE_EUNKNOWN_STATE, nor on a noop... which
- * removes them too, since the snapshot that holds the work is another one). */
+ * (with o->copy: copied into the data folder first), with metrics from their footers.
+ * Inputs that yield no data file commit nothing: FLOE_EINVALID naming the quarantine when
+ * every record was rejected, else success with res->empty. On any failure before the
+ * commit, the data files written by this call are removed (never on FLOE_EUNKNOWN_STATE);
+ * a noop (the once-marker found) removes them too, since the snapshot that holds the work
+ * is another one. */
 int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
                             const floe_table_append_options *o, floe_table_append_result *res,
                             floe_error *err) FLOE_NODISCARD;

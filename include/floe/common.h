@@ -360,6 +360,14 @@ void floe_uuid4(char out[37]);
 
 /* SHA-256 of p[0..n) (libcrypto). */
 void floe_sha256(const void *p, size_t n, uint8_t out[32]);
+/* SHA-256 of data fed in pieces: _begin (NULL when out of memory), _update per piece,
+ * _end writes the digest and frees the state; _free drops an unfinished one (accepts
+ * NULL). */
+typedef struct floe_sha256_state floe_sha256_state;
+floe_sha256_state *floe_sha256_begin(void);
+void floe_sha256_update(floe_sha256_state *h, const void *p, size_t n);
+void floe_sha256_end(floe_sha256_state *h, uint8_t out[32]);
+void floe_sha256_free(floe_sha256_state *h);
 
 /* Monotonic clock in nanoseconds; wall clock in milliseconds since the epoch. */
 int64_t floe_now_ns(void);

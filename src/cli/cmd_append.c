@@ -23,7 +23,9 @@ static void usage(FILE *out) {
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
             "table's schema, partition spec and write.* properties into its data folder;\n"
-            "rejected records go to the quarantine, which the result names. Parquet files\n"
+            "rejected records go to the quarantine, which the result names. When every\n"
+            "record is rejected nothing is committed and the append fails (exit 1) naming\n"
+            "the quarantine; input without records commits nothing (exit 0). Parquet files\n"
             "(.parquet, or --format parquet) are checked against the table schema and added\n"
             "where they are, with exact bounds (read from the values where the statistics\n"
             "cannot be trusted); a file must hold the rows of one partition of the table's\n"
@@ -48,7 +50,11 @@ static void usage(FILE *out) {
             "                  into one file per partition (in the table's data folder)\n"
             "                  instead of refusing it\n"
             "  --copy          copy Parquet files into the table's data folder and add the\n"
-            "                  copies: the files given stay yours, untouched by maintenance\n"
+            "                  copies: the files given stay yours, untouched by maintenance.\n"
+            "                  A copy is named after the SHA-256 of its bytes: the same\n"
+            "                  bytes appended again (any file name) are refused, as the same\n"
+            "                  file is without --copy; a copy left by a run that failed\n"
+            "                  before committing is reused\n"
             "  --quiet         no progress line (drawn on standard error only when it is a\n"
             "                  terminal: bytes read of the total, rate, time left)\n");
 }
@@ -193,6 +199,8 @@ int floe_cmd_append(int argc, char **argv) {
         printf(",\"metadata_location\":");
         cli_json_str(stdout, res.commit.metadata_location ? res.commit.metadata_location : "");
         printf("}\n");
+    } else if (res.empty) {
+        printf("nothing to do: the input holds no records; nothing committed\n");
     } else if (res.commit.noop) {
         printf("nothing to do: a snapshot already carries %s=%s\n", o.once_key, o.once_value);
     } else {

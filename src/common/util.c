@@ -213,6 +213,38 @@ void floe_sha256(const void *p, size_t n, uint8_t out[32]) {
     EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
 }
 
+struct floe_sha256_state {
+    EVP_MD_CTX *md;
+};
+
+floe_sha256_state *floe_sha256_begin(void) {
+    floe_sha256_state *h = floe_malloc(sizeof *h);
+    if (!h)
+        return NULL;
+    if (!(h->md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+        floe_sha256_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void floe_sha256_update(floe_sha256_state *h, const void *p, size_t n) {
+    EVP_DigestUpdate(h->md, p, n);
+}
+
+void floe_sha256_end(floe_sha256_state *h, uint8_t out[32]) {
+    unsigned int len = 32;
+    EVP_DigestFinal_ex(h->md, out, &len);
+    floe_sha256_free(h);
+}
+
+void floe_sha256_free(floe_sha256_state *h) {
+    if (!h)
+        return;
+    EVP_MD_CTX_free(h->md);
+    floe_free(h);
+}
+
 static _Atomic int64_t wall_skew_ms;
 
 void floe_wall_clock_skew(int64_t ms) { atomic_store(&wall_skew_ms, ms); }

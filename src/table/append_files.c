@@ -232,20 +232,25 @@ static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
     return rc;
 }
 
+/* The live files of the table's current snapshot into *p (NULL without a snapshot), for
+ * checking the `what` inputs against them. */
+static int plan_live(floe_table *t, const char *what, floe_scan_plan **p, floe_error *err) {
+    *p = NULL;
+    if (!floe_table_metadata_current_snapshot(floe_table_metadata_get(t)))
+        return 0;
+    int rc = floe_scan_plan_files(t, NULL, p, err);
+    if (rc < 0)
+        floe_error_prefix(err, "checking the table's files for the %s ones: ", what);
+    return rc;
+}
+
 /* Refuse existing Parquet files the table already has live: added again, their rows would
  * be read twice. The table's paths and the inputs are compared as local paths for local
  * files, as given otherwise. */
 static int check_not_live(floe_table *t, const floe_keyset *inputs, floe_error *err) {
-    const floe_table_metadata *m = floe_table_metadata_get(t);
-    if (!inputs->n || !floe_table_metadata_current_snapshot(m))
-        return 0;
     floe_scan_plan *p = NULL;
-    int rc = floe_scan_plan_files(t, NULL, &p, err);
-    if (rc < 0) {
-        floe_error_prefix(err, "checking the table's files for the appended ones: ");
-        return rc;
-    }
-    for (size_t i = 0; i < p->ntasks && rc == 0; i++) {
+    int rc = inputs->n ? plan_live(t, "appended", &p, err) : 0;
+    for (size_t i = 0; p && i < p->ntasks && rc == 0; i++) {
         const char *path = p->tasks[i].file->file_path;
         char *uri = NULL;
         if ((rc = floe_table_resolve_path(t, path, &uri, err)) < 0)
@@ -302,43 +307,155 @@ static int split_input(floe_table *t, const floe_table_metadata *m,
     return 0;
 }
 
-/* Copy Parquet input `recorded` into the table's data folder as <uuid>-<file name>:
- * *phys (where it is written) and *rec (as the table records it), the caller's. */
-static int copy_input(floe_table *t, const char *recorded, bool fsync, char **rec, char **phys,
+/* append --copy: each copy is named <content>-<file name>, <content> being the first 128
+ * bits of the SHA-256 of the file's bytes in hex, so the name says which bytes it holds
+ * whoever wrote it: a second append of the same bytes finds them live in the table and is
+ * refused as a second append of the same file is without --copy, and a re-run after a
+ * crash between the copy and the commit finds the copy written (writes are atomic: a
+ * file under that name is complete) and adds it instead of copying again. */
+#define CONTENT_HEX 32
+
+typedef struct copy_state {
+    floe_keyset live;     /* <content> of the live copies of the table */
+    bool live_loaded;
+    floe_keyset given;    /* <content> of the inputs copied by this append */
+    uint8_t *buf;         /* COPY_CHUNK bytes */
+} copy_state;
+
+static void copy_state_free(copy_state *cs) {
+    floe_keyset_free(&cs->live);
+    floe_keyset_free(&cs->given);
+    floe_free(cs->buf);
+}
+
+static bool is_content_name(const char *base) {
+    if (strlen(base) <= CONTENT_HEX || base[CONTENT_HEX] != '-')
+        return false;
+    for (size_t i = 0; i < CONTENT_HEX; i++)
+        if (!strchr("0123456789abcdef", base[i]))
+            return false;
+    return true;
+}
+
+/* The <content> of every live data file of the table named as a copy is. */
+static int load_live_copies(floe_table *t, copy_state *cs, floe_error *err) {
+    cs->live_loaded = true;
+    floe_scan_plan *p = NULL;
+    int rc = plan_live(t, "copied", &p, err);
+    for (size_t i = 0; p && i < p->ntasks && rc == 0; i++) {
+        const char *path = p->tasks[i].file->file_path;
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        if (is_content_name(base) &&
+            (rc = floe_keyset_put(&cs->live, base, CONTENT_HEX, 0, NULL)) < 0)
+            floe_error_set(err, rc, "%s", floe_strerror(rc));
+    }
+    floe_scan_plan_free(p);
+    return rc;
+}
+
+/* hex = <content> of input `in`. */
+static int content_of(floe_input *in, uint8_t *buf, char hex[CONTENT_HEX + 1],
                       floe_error *err) {
-    char *rec_dir = NULL, *phys_dir = NULL, *name = NULL;
-    floe_input *in = NULL;
-    floe_output *out = NULL;
-    uint8_t *buf = NULL;
-    int rc = 0;
-    *rec = *phys = NULL;
-    FLOE_CHECK(floe_table_data_dir(t, &rec_dir, err));
-    FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
-    const char *base = strrchr(recorded, '/');
-    char uuid[37];
-    floe_uuid4(uuid);
-    if (!(name = floe_asprintf("%s-%s", uuid, base ? base + 1 : recorded)) ||
-        !(*rec = floe_io_join(rec_dir, name)) || !(*phys = floe_io_join(phys_dir, name)) ||
-        !(buf = floe_malloc(COPY_CHUNK)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_input_open(floe_table_io(t), recorded, &in, err));
-    floe_output_options oo = {.fsync = fsync, .no_overwrite = true};
-    FLOE_CHECK(floe_output_open(floe_table_io(t), *phys, &oo, &out, err));
+    floe_sha256_state *h = floe_sha256_begin();
+    if (!h)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int64_t size = floe_input_size(in);
     for (int64_t off = 0; off < size;) {
         size_t k = size - off < (int64_t)COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
-        FLOE_CHECK(floe_input_read_at(in, off, buf, k, err));
-        FLOE_CHECK(floe_output_write(out, buf, k, err));
+        int rc = floe_input_read_at(in, off, buf, k, err);
+        if (rc < 0) {
+            floe_sha256_free(h);
+            return rc;
+        }
+        floe_sha256_update(h, buf, k);
         off += (int64_t)k;
     }
-    rc = floe_output_close(out, err);
-    out = NULL;
+    uint8_t d[32];
+    floe_sha256_end(h, d);
+    for (size_t i = 0; i < CONTENT_HEX / 2; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return 0;
+}
+
+/* A file already at the copy's name `phys`: written by an earlier run that did not
+ * commit (or whose commit was not seen), complete since writes are atomic. It is taken
+ * when its size is the input's; anything else there is refused, never overwritten. */
+static int check_existing_copy(floe_table *t, const char *phys, int64_t size,
+                               floe_error *err) {
+    floe_input *in = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_input_open(floe_table_io(t), phys, &in, err));
+    int64_t have = floe_input_size(in);
+    floe_input_close(in);
+    if (have != size)
+        return floe_error_set(err, FLOE_EEXISTS, "%s already exists with %" PRId64 " bytes, "
+                              "not the %" PRId64 " of the copy named after these bytes; "
+                              "refusing to replace it", phys, have, size);
+    return 0;
+}
+
+/* Copy Parquet input `recorded` into the table's data folder as <content>-<file name>:
+ * *phys (where it is) and *rec (as the table records it), the caller's; *wrote says
+ * whether this call wrote it (false: an earlier run's copy is taken). Refused when those
+ * bytes are a live file of the table or were given before in this append. */
+static int copy_input(floe_table *t, copy_state *cs, const char *recorded, bool fsync,
+                      char **rec, char **phys, bool *wrote, floe_error *err) {
+    char *rec_dir = NULL, *phys_dir = NULL, *name = NULL;
+    floe_input *in = NULL;
+    floe_output *out = NULL;
+    int rc = 0;
+    char hex[CONTENT_HEX + 1];
+    *rec = *phys = NULL;
+    *wrote = false;
+    if (!cs->buf && !(cs->buf = floe_malloc(COPY_CHUNK)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (!cs->live_loaded)
+        FLOE_CHECK(load_live_copies(t, cs, err));
+    FLOE_CHECK(floe_input_open(floe_table_io(t), recorded, &in, err));
+    FLOE_CHECK(content_of(in, cs->buf, hex, err));
+    if (floe_keyset_find(&cs->live, hex, CONTENT_HEX))
+        FLOE_FAIL(err, FLOE_EINVALID, "its bytes are already in the table as a copy named "
+                  "%s-...; appending them again would count their rows twice", hex);
+    size_t before = cs->given.n;
+    if ((rc = floe_keyset_put(&cs->given, hex, CONTENT_HEX, 0, NULL)) < 0)
+        FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+    if (cs->given.n == before)
+        FLOE_FAIL(err, FLOE_EINVALID, "a file with the same bytes is given earlier in this "
+                  "append: its rows would be added twice");
+    FLOE_CHECK(floe_table_data_dir(t, &rec_dir, err));
+    FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
+    const char *base = strrchr(recorded, '/');
+    if (!(name = floe_asprintf("%s-%s", hex, base ? base + 1 : recorded)) ||
+        !(*rec = floe_io_join(rec_dir, name)) || !(*phys = floe_io_join(phys_dir, name)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    int64_t size = floe_input_size(in);
+    floe_output_options oo = {.fsync = fsync, .no_overwrite = true};
+    floe_error oe;
+    floe_error_clear(&oe);
+    rc = floe_output_open(floe_table_io(t), *phys, &oo, &out, &oe);
+    for (int64_t off = 0; rc == 0 && off < size;) {
+        size_t k = size - off < (int64_t)COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
+        if ((rc = floe_input_read_at(in, off, cs->buf, k, &oe)) == 0)
+            rc = floe_output_write(out, cs->buf, k, &oe);
+        off += (int64_t)k;
+    }
+    if (rc == 0) {
+        rc = floe_output_close(out, &oe);
+        out = NULL;
+    }
+    if (rc == FLOE_EEXISTS) {
+        rc = check_existing_copy(t, *phys, size, err);
+    } else if (rc < 0) {
+        if (err)
+            *err = oe;
+    } else {
+        *wrote = true;
+    }
 done:
     if (rc < 0)
         floe_error_prefix(err, "copying %s into the table: ", recorded);
     floe_output_abort(out);
     floe_input_close(in);
-    floe_free(buf);
     floe_free(name);
     floe_free(rec_dir);
     floe_free(phys_dir);
@@ -404,18 +521,22 @@ static int convert_inputs(floe_table *t, const floe_table_metadata *m,
 }
 
 /* Parquet input `recorded` (its data file df, from its footer) copied into the data
- * folder and the copy added to a in its place; the copy joins *written (removed unless
- * committed). */
-static int add_copy(floe_table *t, const floe_table_append_options *o, floe_append *a,
-                    floe_data_file *df, const char *recorded, floe_arena *arena,
-                    char ***written, size_t *nwritten, floe_error *err) {
+ * folder and the copy added to a in its place; a copy this call wrote joins *written
+ * (removed unless committed). */
+static int add_copy(floe_table *t, const floe_table_append_options *o, copy_state *cs,
+                    floe_append *a, floe_data_file *df, const char *recorded,
+                    floe_arena *arena, char ***written, size_t *nwritten, floe_error *err) {
     char *rec = NULL, *phys = NULL;
+    bool wrote = false;
     char **grown = floe_realloc(*written, (*nwritten + 1) * sizeof **written);
     if (!grown)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     *written = grown;
-    FLOE_FORWARD_IF_ERROR(copy_input(t, recorded, o->fsync, &rec, &phys, err));
-    (*written)[(*nwritten)++] = phys;
+    FLOE_FORWARD_IF_ERROR(copy_input(t, cs, recorded, o->fsync, &rec, &phys, &wrote, err));
+    if (wrote)
+        (*written)[(*nwritten)++] = phys;
+    else
+        floe_free(phys);
     df->file_path = floe_arena_strdup(arena, rec);
     floe_free(rec);
     if (!df->file_path)
@@ -449,6 +570,8 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     size_t nsplit_written = 0;
     floe_keyset given = {0};     /* the Parquet inputs (local paths or URIs) */
     floe_keyset added = {0};     /* those added as they are (not split) */
+    copy_state cs;               /* o->copy */
+    memset(&cs, 0, sizeof cs);
     int rc = 0;
     FLOE_CHECK(floe_table_metadata_check_writable(m, err));
     FLOE_CHECK(floe_append_new(t, &a, err));
@@ -520,8 +643,8 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             continue;
         }
         if (rc == 0 && o->copy) {
-            rc = add_copy(t, o, a, &df, recorded, &cc.arena, &split_written, &nsplit_written,
-                          err);
+            rc = add_copy(t, o, &cs, a, &df, recorded, &cc.arena, &split_written,
+                          &nsplit_written, err);
             r.parquet_files_copied += rc == 0;
         } else if (rc == 0) {
             rc = floe_append_add_file(a, &df, err);
@@ -549,6 +672,17 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     if (r.convert.rejected > 0 &&
         !(r.quarantine_uri = floe_strdup(o->quarantine_uri ? o->quarantine_uri : quarantine)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (r.parquet_files + r.split_files + r.convert.files == 0) {
+        /* no data file to add: an empty snapshot would only say "nothing happened" */
+        if (r.convert.rejected > 0)
+            FLOE_FAIL(err, FLOE_EINVALID,
+                      "all %" PRId64 " records were rejected; nothing was committed (the "
+                      "records and the reasons are in the quarantine %s)",
+                      r.convert.rejected, r.quarantine_uri);
+        r.commit.noop = true;
+        r.empty = true;
+        goto keep;
+    }
     if (mapping) /* files without ids are readable only through it: same commit */
         FLOE_CHECK(floe_append_set_property(a, "schema.name-mapping.default", mapping, err));
     rc = floe_append_commit(a, &r.commit, err);
@@ -581,6 +715,7 @@ done:
     floe_free(split_written);
     floe_keyset_free(&given);
     floe_keyset_free(&added);
+    copy_state_free(&cs);
     floe_table_append_result_reset(&r);
     floe_metrics_config_free(cc.cfg);
     floe_arena_reset(&cc.arena);

@@ -7,7 +7,11 @@
 #   - with --copy the table records a copy in its data folder (same rows, same bytes),
 #     the file given is untouched by the rewrite and the expiry, and the copy is what
 #     the expiry deletes;
-#   - --help says both.
+#   - --help says both;
+#   - the copy is named after its bytes, so appending the same file again with --copy is
+#     refused as it is without --copy (rows not duplicated), under another name too, and
+#     twice in one append; a copy left behind by a run that died before its commit is
+#     taken by the re-run (one copy, rows once).
 set -euo pipefail
 name=append_copy oracle=@duckdb/node-api
 . "$(dirname "$0")/lib/table_cli_common.sh"
@@ -35,6 +39,48 @@ case $path in
 esac
 [ "$(sha256sum < "$path")" = "$sum1" ] || fail "the copy differs from the file given"
 [ "$("$floe" scan ns.c --format canonical | wc -l)" = 20 ] || fail "the copy does not read back 20 rows"
+case ${path##*/} in
+  "$(sha256sum < "$f1" | cut -c1-32)-part-00000.parquet") ;;
+  *) fail "the copy ${path##*/} is not named after the SHA-256 of its bytes" ;;
+esac
+"$floe" append --help | tr -s '\n ' '  ' | grep -q 'same bytes appended again (any file name) are refused' ||
+  fail "--help does not say what a second append --copy of the same file does"
+
+# the same file again, and the same bytes under another name: refused, nothing committed
+snaps=$("$floe" snapshots ns.c --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+rc=0; "$floe" append ns.c "$f1" --copy > "$tmp/again.out" 2> "$tmp/again.err" || rc=$?
+[ $rc = 1 ] || fail "append --copy of the same file again exits $rc, not 1"
+grep -q 'already in the table' "$tmp/again.err" || fail "second append --copy: $(cat "$tmp/again.err")"
+cp "$f1" "$tmp/renamed.parquet"
+rc=0; "$floe" append ns.c "$tmp/renamed.parquet" --copy 2> "$tmp/again.err" >/dev/null || rc=$?
+[ $rc = 1 ] || fail "append --copy of the same bytes under another name exits $rc, not 1"
+[ "$("$floe" snapshots ns.c --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = "$snaps" ] ||
+  fail "a refused append --copy committed a snapshot"
+[ "$("$floe" scan ns.c --format canonical | wc -l)" = 20 ] || fail "rows after the refused re-runs"
+[ "$(ls "${path%/*}" | wc -l)" = 1 ] || fail "the refused re-runs left files in the data folder: $(ls "${path%/*}")"
+
+# the same bytes twice in one append: refused
+"$floe" table create ns.twice --schema "$tmp/s.json" >/dev/null
+rc=0; "$floe" append ns.twice "$f1" "$tmp/renamed.parquet" --copy 2> "$tmp/twice.err" >/dev/null || rc=$?
+[ $rc = 1 ] && grep -q 'same bytes is given earlier' "$tmp/twice.err" ||
+  fail "the same bytes twice in one append --copy: exit $rc, $(cat "$tmp/twice.err")"
+[ "$("$floe" snapshots ns.twice --json)" = "[]" ] || fail "the refused append committed"
+
+# a run that died between copy and commit left its copy: the re-run takes it
+"$floe" table create ns.crash --schema "$tmp/s.json" >/dev/null
+"$floe" table create ns.probe --schema "$tmp/s.json" >/dev/null
+"$floe" append ns.probe "$f1" --copy >/dev/null
+left=$("$floe" files ns.probe --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["path"].removeprefix("file://"))')
+cdata=$tmp/wh/ns/crash/data
+mkdir -p "$cdata" && cp "$left" "$cdata/"
+"$floe" append ns.crash "$f1" --copy --json > "$tmp/crash.json" || fail "re-run after a crash failed"
+[ "$(ls "$cdata" | wc -l)" = 1 ] || fail "the re-run copied again beside the left copy: $(ls "$cdata")"
+"$floe" files ns.crash --json | grep -q "\"file://$cdata/${left##*/}\"" || fail "the re-run did not add the left copy"
+[ "$("$floe" scan ns.crash --format canonical | wc -l)" = 20 ] || fail "rows after the re-run"
+rc=0; "$floe" append ns.crash "$f1" --copy 2>/dev/null >/dev/null || rc=$?
+[ $rc = 1 ] || fail "a third run after the crash re-run exits $rc, not 1"
+[ -f "$cdata/${left##*/}" ] || fail "the refused run deleted the table's copy"
+
 "$floe" append ns.c "$f2" --copy >/dev/null
 "$floe" rewrite ns.c -o min-input-files=2 --quiet >/dev/null
 "$floe" expire ns.c --older-than 0s --retain-last 1 >/dev/null
