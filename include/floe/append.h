@@ -51,12 +51,16 @@ FLOE_API_BEGIN
 typedef struct floe_append floe_append;
 
 /* Start an append to t (borrowed; must outlive the append). The files' partition tuples
- * must follow the table's default spec at commit time. */
+ * must follow the table's default spec at commit time (or floe_append_set_spec's). */
 int floe_append_new(floe_table *t, floe_append **out, floe_error *err) FLOE_NODISCARD;
 void floe_append_free(floe_append *a); /* accepts NULL */
 
+/* The staged files follow partition spec spec_id of the table instead of its default
+ * spec (cherry-picking an append written under an older spec: files keep their spec).
+ * The commit fails with FLOE_ENOTFOUND when the table has no such spec. */
+int floe_append_set_spec(floe_append *a, int32_t spec_id, floe_error *err) FLOE_NODISCARD;
 /* Stage a data file (deep-copied). Only content DATA is accepted; npartition must be the
- * default spec's field count. */
+ * field count of the default spec (or of the one floe_append_set_spec named). */
 int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) FLOE_NODISCARD;
 /* Commit to branch `branch` (copied) instead of main: the new snapshot's parent is the
  * branch's head, only the branch moves (write-audit-publish: main is published later

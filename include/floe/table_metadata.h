@@ -27,6 +27,7 @@
 
 #include "floe/common.h"
 #include "floe/io.h"
+#include "floe/partition.h"
 #include "floe/schema.h"
 
 #ifdef __cplusplus
@@ -185,6 +186,15 @@ const floe_metadata_spec *floe_table_metadata_default_spec(const floe_table_meta
 const floe_snapshot_ref *floe_table_metadata_ref(const floe_table_metadata *m,
                                                  const char *name);
 const char *floe_table_metadata_property(const floe_table_metadata *m, const char *key);
+/* Partition spec spec_id bound to the schema its source columns resolve in: the current
+ * schema, or, when one of them has since been dropped, the newest older schema that has
+ * them all (the one files of that spec were written under). *spec_out and, when
+ * schema_out is not NULL, *schema_out (that schema) are the caller's to free.
+ * FLOE_ENOTFOUND when the table has no such spec; the binding error of the current schema
+ * when no schema binds it. */
+int floe_table_metadata_bind_spec(const floe_table_metadata *m, int32_t spec_id,
+                                  floe_schema **schema_out, floe_partition_spec **spec_out,
+                                  floe_error *err) FLOE_NODISCARD;
 /* Integer / boolean property with a default when absent or not a number. */
 int64_t floe_table_metadata_property_int(const floe_table_metadata *m, const char *key,
                                          int64_t dflt);

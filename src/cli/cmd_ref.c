@@ -155,11 +155,14 @@ static int pick_fast_forward_apply(void *ctx, floe_metadata_builder *b, floe_err
     return floe_metadata_builder_set_ref(b, "main", p->id, false, err);
 }
 
-/* Stage the data files snapshot s added (its own manifests' ADDED entries). */
+/* Stage the data files snapshot s added (its own manifests' ADDED entries), under the
+ * partition spec they were written with (an older one than the table's is kept: the
+ * files' partition tuples are of that spec). */
 static int stage_added_files(floe_table *t, const floe_snapshot *s, floe_append *a,
                              int64_t *nfiles, floe_error *err) {
-    const floe_table_metadata *m = floe_table_metadata_get(t);
     floe_arena arena;
+    bool has_spec = false;
+    int32_t spec_id = 0;
     floe_arena_init(&arena, 64 * 1024);
     floe_manifest_list l = {0};
     char *uri = NULL;
@@ -177,10 +180,16 @@ static int stage_added_files(floe_table *t, const floe_snapshot *s, floe_append 
             FLOE_FAIL(err, FLOE_EUNSUPPORTED,
                       "snapshot %" PRId64 " added delete files: only appends of data files "
                       "can be cherry-picked", s->snapshot_id);
-        if (mf->partition_spec_id != m->default_spec_id)
+        if (has_spec && mf->partition_spec_id != spec_id)
             FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                      "snapshot %" PRId64 " wrote partition spec %d, the table's is now %d",
-                      s->snapshot_id, (int)mf->partition_spec_id, (int)m->default_spec_id);
+                      "snapshot %" PRId64 " added files of partition specs %d and %d: one "
+                      "cherrypick commits one spec", s->snapshot_id, (int)spec_id,
+                      (int)mf->partition_spec_id);
+        if (!has_spec) {
+            has_spec = true;
+            spec_id = mf->partition_spec_id;
+            FLOE_CHECK(floe_append_set_spec(a, spec_id, err));
+        }
         floe_manifest_reader *r = NULL;
         floe_free(uri);
         uri = NULL;

@@ -350,12 +350,26 @@ typedef struct combined {
     floe_manifest_content content;
     int32_t spec_id;
     floe_manifest_writer *w;     /* NULL once closed */
-    /* The reader whose spec w borrows, when the table's metadata has no spec bound to
-     * the current schema for spec_id (its source column was dropped); closed after w. */
+    /* When spec_id does not bind to the current schema (a source column was dropped):
+     * the spec bound to the older schema it resolves in, and that schema, which the
+     * manifest's header records (spec "Manifests": the schema and spec it was written
+     * with); or, when no schema of the table binds it, the reader whose header spec w
+     * borrows. Freed (closed) after w. */
+    floe_schema *own_schema;
+    floe_partition_spec *own_spec;
     floe_manifest_reader *spec_owner;
     char *rec;                   /* its recorded path */
     int64_t in_bytes;            /* manifest_length of the inputs so far */
 } combined;
+
+static void combined_free_spec(combined *cm) {
+    floe_manifest_reader_close(cm->spec_owner);
+    floe_partition_spec_free(cm->own_spec);
+    floe_schema_free(cm->own_schema);
+    cm->spec_owner = NULL;
+    cm->own_spec = NULL;
+    cm->own_schema = NULL;
+}
 
 static int combined_close(attempt_state *a, combined *cm, floe_error *err) {
     if (!cm->w)
@@ -363,8 +377,7 @@ static int combined_close(attempt_state *a, combined *cm, floe_error *err) {
     floe_manifest_file nm;
     int rc = floe_manifest_writer_close(cm->w, NULL, &a->arena, &nm, err);
     cm->w = NULL;
-    floe_manifest_reader_close(cm->spec_owner);
-    cm->spec_owner = NULL;
+    combined_free_spec(cm);
     if (rc == 0 && !(nm.manifest_path = floe_arena_strdup(&a->arena, cm->rec)))
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (rc == 0)
@@ -440,13 +453,6 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
             continue;
         }
         FLOE_CHECK(open_manifest(c, mf, &r, err));
-        const floe_partition_spec *spec = manifest_spec(c, mf->partition_spec_id);
-        if (!spec)
-            spec = floe_manifest_reader_spec(r);
-        if (!spec || !spec->bound)
-            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                      "manifest %s: its partition spec %d does not bind to the current "
-                      "schema; cannot rewrite it", mf->manifest_path, mf->partition_spec_id);
         combined *cm = NULL;
         for (size_t k = 0; k < ncm && !cm; k++)
             if (cms[k].content == mf->content && cms[k].spec_id == mf->partition_spec_id)
@@ -461,7 +467,28 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
         if (!cm->w) {
             floe_manifest_write_options mo = wo;
             mo.content = mf->content;
-            mo.spec = spec;
+            mo.spec = manifest_spec(c, mf->partition_spec_id);
+            if (!mo.spec) {
+                floe_error be;
+                floe_error_clear(&be);
+                rc = floe_table_metadata_bind_spec(a->base, mf->partition_spec_id,
+                                                   &cm->own_schema, &cm->own_spec, &be);
+                if (rc == FLOE_ENOMEM)
+                    FLOE_FAIL(err, rc, "out of memory");
+                rc = 0;
+                if (cm->own_spec) {
+                    mo.schema = cm->own_schema;
+                    mo.spec = cm->own_spec;
+                } else if ((mo.spec = floe_manifest_reader_spec(r)) != NULL) {
+                    cm->spec_owner = r;
+                    r = NULL;
+                }
+            }
+            if (!mo.spec || !mo.spec->bound)
+                FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                          "manifest %s: its partition spec %d binds to none of the table's "
+                          "schemas; cannot rewrite it", mf->manifest_path,
+                          mf->partition_spec_id);
             cm->content = mf->content;
             cm->spec_id = mf->partition_spec_id;
             cm->in_bytes = 0;
@@ -472,10 +499,6 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
             FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->c->t), phys, &mo, &cm->w, err));
             floe_free(phys);
             phys = NULL;
-            if (spec == floe_manifest_reader_spec(r)) {
-                cm->spec_owner = r;
-                r = NULL;
-            }
         }
         cm->in_bytes += len;
         floe_manifest_reader *rd = r ? r : cm->spec_owner;
@@ -512,7 +535,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
 done:
     for (size_t k = 0; k < ncm; k++) {
         floe_manifest_writer_abort(cms[k].w);
-        floe_manifest_reader_close(cms[k].spec_owner);
+        combined_free_spec(&cms[k]);
         floe_free(cms[k].rec);
     }
     floe_manifest_writer_abort(w);

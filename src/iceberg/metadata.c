@@ -1019,6 +1019,67 @@ const floe_metadata_spec *floe_table_metadata_default_spec(const floe_table_meta
     return floe_table_metadata_spec(m, m->default_spec_id);
 }
 
+/* The current schema first; then the others, newest (highest id) first: the newest
+ * schema that still has every source column is the one the spec was last used with. */
+int floe_table_metadata_bind_spec(const floe_table_metadata *m, int32_t spec_id,
+                                  floe_schema **schema_out, floe_partition_spec **spec_out,
+                                  floe_error *err) {
+    const floe_metadata_spec *ms = floe_table_metadata_spec(m, spec_id);
+    if (!ms)
+        return floe_error_set(err, FLOE_ENOTFOUND, "the table has no partition spec %d",
+                              (int)spec_id);
+    const floe_metadata_schema *cur = floe_table_metadata_current_schema(m);
+    int32_t below = INT32_MAX; /* schema ids already tried lie at or above it */
+    floe_error first;
+    floe_error_clear(&first);
+    int first_rc = 0;
+    for (size_t tries = 0; tries <= m->n_schemas; tries++) {
+        const floe_metadata_schema *sc = NULL;
+        if (tries == 0) {
+            sc = cur;
+        } else {
+            for (size_t i = 0; i < m->n_schemas; i++)
+                if (m->schemas[i].schema_id < below && (!cur || &m->schemas[i] != cur) &&
+                    (!sc || m->schemas[i].schema_id > sc->schema_id))
+                    sc = &m->schemas[i];
+            if (!sc)
+                break;
+            below = sc->schema_id;
+        }
+        if (!sc)
+            continue;
+        floe_schema *schema = NULL;
+        floe_partition_spec *spec = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_schema_parse(sc->json, strlen(sc->json), &schema, &e);
+        if (rc == 0)
+            rc = floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, &e);
+        if (rc == 0) {
+            *spec_out = spec;
+            if (schema_out)
+                *schema_out = schema;
+            else
+                floe_schema_free(schema);
+            return 0;
+        }
+        floe_schema_free(schema);
+        if (rc == FLOE_ENOMEM)
+            return floe_error_set(err, rc, "out of memory");
+        if (!first_rc) {
+            first_rc = rc;
+            first = e;
+        }
+    }
+    if (!first_rc)
+        return floe_error_set(err, FLOE_ECORRUPT, "table metadata: no schema");
+    if (err)
+        *err = first;
+    floe_error_prefix(err, "partition spec %d binds to none of the table's schemas: ",
+                      (int)spec_id);
+    return first_rc;
+}
+
 const floe_snapshot_ref *floe_table_metadata_ref(const floe_table_metadata *m,
                                                  const char *name) {
     for (size_t i = 0; i < m->n_refs; i++)

@@ -160,14 +160,10 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
                   cur->snapshot_id);
     p->source_id = cur->snapshot_id;
     int32_t spec_id = o->spec_id >= 0 ? o->spec_id : m->default_spec_id;
-    const floe_metadata_spec *ms = floe_table_metadata_spec(m, spec_id);
-    if (!ms)
+    if (!floe_table_metadata_spec(m, spec_id))
         FLOE_FAIL(err, FLOE_EINVALID, "the table has no partition spec %d", (int)spec_id);
-    const floe_metadata_schema *sc = floe_table_metadata_current_schema(m);
-    if (!sc)
-        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata: no current schema");
-    FLOE_CHECK(floe_schema_parse(sc->json, strlen(sc->json), &schema, err));
-    FLOE_CHECK(floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, err));
+    /* the schema the spec resolves in is the one the new manifests' headers record */
+    FLOE_CHECK(floe_table_metadata_bind_spec(m, spec_id, &schema, &spec, err));
 
     /* the source list: what to replace, what to keep */
     FLOE_CHECK(floe_table_resolve_path(t, cur->manifest_list, &list_uri, err));

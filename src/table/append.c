@@ -67,6 +67,9 @@ struct floe_append {
     char *md_dir;                 /* recorded metadata dir */
     floe_schema *schema;
     floe_partition_spec *spec;
+    bool has_spec_id;             /* floe_append_set_spec: spec_id, not the default */
+    int32_t spec_id;
+    floe_schema *spec_schema;     /* the schema spec binds in when not the current one */
     floe_manifest_file new_manifest;
     bool has_new_manifest;
     floe_strlist written;         /* recorded paths of every file this append wrote */
@@ -101,6 +104,7 @@ void floe_append_free(floe_append *a) {
     floe_free(a->props);
     floe_free(a->md_dir);
     floe_schema_free(a->schema);
+    floe_schema_free(a->spec_schema);
     floe_partition_spec_free(a->spec);
     floe_strlist_free(&a->written);
     floe_strlist_free(&a->final_refs);
@@ -119,6 +123,13 @@ int floe_append_set_branch(floe_append *a, const char *branch, floe_error *err) 
     FLOE_RETURN_ERROR_IF(!copy, err, FLOE_ENOMEM, "out of memory");
     memcpy(copy, branch, n);
     a->branch = copy;
+    return 0;
+}
+
+int floe_append_set_spec(floe_append *a, int32_t spec_id, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(a->committed, err, FLOE_EINVALID, "append already committed");
+    a->has_spec_id = true;
+    a->spec_id = spec_id;
     return 0;
 }
 
@@ -267,22 +278,24 @@ static int physical(const floe_append *a, const char *recorded, char **out, floe
     return floe_table_resolve_path(a->t, recorded, out, err);
 }
 
-static int parse_schema_spec(const floe_table_metadata *m, floe_schema **schema,
-                             floe_partition_spec **spec, floe_error *err) {
+/* The current schema into a->schema and the files' spec into a->spec: the default spec,
+ * or the one floe_append_set_spec named, bound where its source columns resolve (an older
+ * schema, kept in a->spec_schema, when one of them has been dropped since). */
+static int parse_schema_spec(floe_append *a, const floe_table_metadata *m, floe_error *err) {
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
     const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
     FLOE_RETURN_ERROR_IF(!ms || !sp, err, FLOE_ECORRUPT,
                          "table metadata without a current schema or default spec");
-    floe_schema *s = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_schema_parse(ms->json, strlen(ms->json), &s, err));
-    floe_partition_spec *p = NULL;
-    int rc = floe_partition_spec_parse_json(sp->json, strlen(sp->json), s, &p, err);
-    if (rc < 0) {
-        floe_schema_free(s);
-        return rc;
+    FLOE_FORWARD_IF_ERROR(floe_schema_parse(ms->json, strlen(ms->json), &a->schema, err));
+    if (!a->has_spec_id)
+        return floe_partition_spec_parse_json(sp->json, strlen(sp->json), a->schema, &a->spec,
+                                              err);
+    FLOE_FORWARD_IF_ERROR(floe_table_metadata_bind_spec(m, a->spec_id, &a->spec_schema,
+                                                        &a->spec, err));
+    if (a->spec_schema->schema_id == a->schema->schema_id) {
+        floe_schema_free(a->spec_schema);
+        a->spec_schema = NULL;
     }
-    *schema = s;
-    *spec = p;
     return 0;
 }
 
@@ -293,7 +306,7 @@ static int parse_schema_spec(const floe_table_metadata *m, floe_schema **schema,
 static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe_error *err) {
     floe_manifest_write_options o;
     floe_manifest_write_options_init(&o);
-    o.schema = a->schema;
+    o.schema = a->spec_schema ? a->spec_schema : a->schema;
     o.spec = a->spec;
     o.has_snapshot_id = true;
     o.snapshot_id = a->snapshot_id;
@@ -638,7 +651,11 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         if (crc != 0)
             return crc;
     }
-    const floe_metadata_spec *dspec = floe_table_metadata_default_spec(base);
+    const floe_metadata_spec *dspec = a->has_spec_id ? floe_table_metadata_spec(base, a->spec_id)
+                                                     : floe_table_metadata_default_spec(base);
+    FLOE_RETURN_ERROR_IF(a->has_spec_id && !dspec, err, FLOE_EINVALID,
+                         "the table's partition spec %d was removed during the append",
+                         a->spec_id);
     FLOE_RETURN_ERROR_IF(!dspec || dspec->spec_id != a->spec->spec_id, err, FLOE_EINVALID,
                          "the table's default partition spec changed during the append "
                          "(was %d): stage the files again",
@@ -805,7 +822,7 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
         if (rc < 0)
             return rc;
     }
-    FLOE_CHECK(parse_schema_spec(m, &a->schema, &a->spec, err));
+    FLOE_CHECK(parse_schema_spec(a, m, err));
     a->snapshot_id = floe_metadata_new_snapshot_id();
     floe_uuid4(a->commit_uuid);
     FLOE_CHECK(floe_table_metadata_write_dir(t, &a->md_dir, err));

@@ -202,8 +202,9 @@ typedef struct planner {
     floe_avro_schema_cache *schemas; /* the manifests' Avro schemas, parsed once each */
 } planner;
 
-/* The spec with this id, parsed and bound to the scan schema (cached); NULL when the
- * metadata has no such spec or it does not bind (then the manifest header decides). */
+/* The spec with this id, parsed and bound to the scan schema, or when a source column is
+ * not in it (dropped since), to the older schema the spec resolves in (cached); NULL when
+ * the metadata has no such spec or it binds nowhere (then the manifest header decides). */
 static const floe_partition_spec *spec_for(planner *pl, int32_t id) {
     floe_scan_plan_priv *pv = pl->p->priv;
     for (size_t i = 0; i < pv->nspecs; i++)
@@ -214,7 +215,8 @@ static const floe_partition_spec *spec_for(planner *pl, int32_t id) {
     if (ms) {
         floe_error e;
         floe_error_clear(&e);
-        if (floe_partition_spec_parse_json(ms->json, strlen(ms->json), pv->schema, &s, &e) < 0)
+        if (floe_partition_spec_parse_json(ms->json, strlen(ms->json), pv->schema, &s, &e) < 0 &&
+            floe_table_metadata_bind_spec(pl->m, id, NULL, &s, &e) < 0)
             s = NULL;
     }
     floe_partition_spec **ns = floe_realloc(pv->specs, (pv->nspecs + 1) * sizeof *ns);
