@@ -181,9 +181,12 @@ typedef struct floe_health_view {
  * added-files-size of the writers' snapshots (every operation but "replace"), bytes
  * rewritten that of the "replace" snapshots (compaction); write amplification is their
  * ratio. Bytes on disk come from one listing of the table location (1 LIST request per
- * 1000 objects on object storage): everything under it but the metadata folder is data
- * (live, kept for retained snapshots, or orphaned), the metadata folder is metadata;
- * storage amplification is data on disk over the live data and delete files. */
+ * 1000 objects on object storage; write.metadata.path and write.data.path are listed too
+ * when outside it): everything listed but the metadata folder is data (live, kept for
+ * retained snapshots, or orphaned), the metadata folder is metadata. Storage
+ * amplification is data on disk over the live data and delete files that lie in those
+ * folders: files the table references elsewhere (Parquet files appended where they
+ * were) are counted apart (live_outside_*) and on neither side. */
 typedef struct floe_health_churn {
     int64_t window_ms;              /* asked */
     int64_t from_ms, to_ms;         /* the snapshots counted: [from, to] */
@@ -193,9 +196,12 @@ typedef struct floe_health_churn {
     bool listed;                    /* the listing ran */
     const char *listing_error;      /* why it failed, or NULL */
     int64_t live_bytes;             /* data + delete files of the analyzed snapshot */
+    int64_t live_outside_files;     /* of those, outside the table's folders */
+    int64_t live_outside_bytes;
     int64_t disk_data_files, disk_data_bytes;
     int64_t disk_metadata_files, disk_metadata_bytes;
-    double storage_amplification;   /* disk data / live; -1 when unknown */
+    double storage_amplification;   /* disk data / (live - live outside); -1 when
+                                       unknown or nothing live lies inside */
 } floe_health_churn;
 
 /* One snapshot of the history (oldest first). */

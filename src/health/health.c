@@ -67,6 +67,11 @@ typedef struct hctx {
     spec_slot *specs;
     size_t nspecs;
     int64_t now_ms;
+    /* Where the table keeps its files, as physical paths (local) or URIs without a
+     * trailing '/': the location and write.data.path when set; the storage figures count
+     * only what lies under them. nroots 0: unknown (every file counts as inside). */
+    char *roots[2];
+    size_t nroots;
 } hctx;
 
 static const floe_partition_spec *spec_of(const hctx *c, int32_t spec_id) {
@@ -77,6 +82,39 @@ static const floe_partition_spec *spec_of(const hctx *c, int32_t spec_id) {
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
+
+/* recorded path -> physical path (local) or URI without a trailing '/'; NULL on error. */
+static char *physical_key(const hctx *c, const char *recorded) {
+    char *uri = NULL;
+    floe_error e;
+    if (floe_table_resolve_path(c->t, recorded, &uri, &e) < 0)
+        return NULL;
+    char *lp = floe_io_local_path(uri);
+    char *k = lp ? lp : uri;
+    if (lp)
+        floe_free(uri);
+    size_t n = strlen(k);
+    while (n > 1 && k[n - 1] == '/')
+        k[--n] = '\0';
+    return k;
+}
+
+static bool under(const char *path, const char *root) {
+    size_t n = strlen(root);
+    return !strncmp(path, root, n) && path[n] == '/';
+}
+
+/* Whether a file the table records lies under one of its roots. */
+static bool in_roots(const hctx *c, const char *recorded) {
+    if (!c->nroots)
+        return true;
+    char *k = physical_key(c, recorded);
+    bool in = !k; /* unresolvable: not told apart */
+    for (size_t i = 0; k && i < c->nroots && !in; i++)
+        in = under(k, c->roots[i]);
+    floe_free(k);
+    return in;
+}
 
 static int64_t row_groups_of(const floe_data_file *f) {
     return f->has_split_offsets && f->nsplit_offsets > 0 ? (int64_t)f->nsplit_offsets : 1;
@@ -753,6 +791,10 @@ static int add_entry(hctx *c, floe_health_view *v, part_map *pm, floe_buf *pb,
         FLOE_FORWARD_IF_ERROR(partition_bound(c, pa, spec, f, err));
     files_add(&pa->pub.files, f, r->min_file_size, &pa->small_row_groups);
     files_add(&v->total, f, r->min_file_size, NULL);
+    if (v == &r->current && !floe_data_file_is_dv(f) && !in_roots(c, f->file_path)) {
+        r->churn.live_outside_files++;
+        r->churn.live_outside_bytes += f->file_size_in_bytes > 0 ? f->file_size_in_bytes : 0;
+    }
     return 0;
 }
 
@@ -1443,14 +1485,27 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
     if (qualifying && table_wide) {
         floe_health_rec rec = {.kind = FLOE_HEALTH_REC_REWRITE_TABLE};
         rec.command = command(a, "rewrite", r->table_ref, NULL, NULL);
+        /* Each partition is written apart, so the outputs are at least one per partition:
+         * more than the bytes fill at the target size when the partitions are small.
+         * The size then said is their average, not the target. */
+        char outs[96], avg[32];
+        if (sum.outputs > ceil_div(sum.input_bytes > 0 ? sum.input_bytes : 1,
+                                   r->target_file_size))
+            snprintf(outs, sizeof outs, "~%lld file%s of ~%s on average (each partition "
+                     "apart)", (long long)sum.outputs, health_s(sum.outputs),
+                     health_fmt_bytes((double)sum.input_bytes / (double)sum.outputs, avg,
+                                      sizeof avg));
+        else
+            snprintf(outs, sizeof outs, "~%lld file%s of up to %.4g MB",
+                     (long long)sum.outputs, health_s(sum.outputs),
+                     (double)r->target_file_size / 1048576.0);
         snprintf(text, sizeof text,
                  "%zu partition%s hold%s %lld small file%s (under %.4g MB)%s: rewriting "
-                 "them into ~%lld file%s of %.4g MB saves %lld GET%s per full scan",
+                 "them into %s saves %lld GET%s per full scan",
                  qualifying, health_s((int64_t)qualifying), qualifying == 1 ? "s" : "",
                  (long long)sum.inputs, health_s(sum.inputs),
                  (double)r->min_file_size / 1048576.0,
-                 sum.deletes ? " and delete files" : "", (long long)sum.outputs,
-                 health_s(sum.outputs), (double)r->target_file_size / 1048576.0,
+                 sum.deletes ? " and delete files" : "", outs,
                  (long long)(sum.before_get - sum.after_get),
                  health_s(sum.before_get - sum.after_get));
         rec.reason = floe_arena_strdup(a, text);
@@ -1645,13 +1700,19 @@ static int churn_compute(hctx *c, floe_error *err) {
             md[--n] = '\0';
         disk_ctx d = {md, n, ch};
         rc = floe_io_list(floe_table_io(c->t), root, on_disk_entry, &d, &le);
-        if (rc == 0) {
-            /* write.metadata.path outside the location: list it too */
-            size_t rl = strlen(root);
-            bool inside = !strncmp(md, root, rl) && (md[rl] == '/' || md[rl] == '\0');
-            if (!inside)
-                rc = floe_io_list(floe_table_io(c->t), md, on_disk_entry, &d, &le);
-        }
+        /* write.metadata.path and write.data.path outside the location: list them too */
+        size_t rl = strlen(root);
+        while (rl > 1 && root[rl - 1] == '/')
+            root[--rl] = '\0';
+        if (rc == 0 && !under(md, root) && strcmp(md, root))
+            rc = floe_io_list(floe_table_io(c->t), md, on_disk_entry, &d, &le);
+        /* roots[1] (write.data.path) compared in the same form as roots[0] */
+        char *mdk = c->nroots == 2 ? physical_key(c, md_rec) : NULL;
+        if (rc == 0 && mdk && !under(c->roots[1], c->roots[0]) &&
+            strcmp(c->roots[1], c->roots[0]) && !under(c->roots[1], mdk) &&
+            strcmp(c->roots[1], mdk))
+            rc = floe_io_list(floe_table_io(c->t), c->roots[1], on_disk_entry, &d, &le);
+        floe_free(mdk);
     }
     if (rc == FLOE_ENOMEM)
         FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
@@ -1660,8 +1721,11 @@ static int churn_compute(hctx *c, floe_error *err) {
         ch->listing_error = floe_arena_strdup(&r->arena, le.msg);
     } else {
         ch->listed = true;
-        if (ch->live_bytes > 0)
-            ch->storage_amplification = (double)ch->disk_data_bytes / (double)ch->live_bytes;
+        /* files the table references outside its folders (appended where they were) are
+         * on nobody's listing: they count on neither side */
+        int64_t inside = ch->live_bytes - ch->live_outside_bytes;
+        if (inside > 0)
+            ch->storage_amplification = (double)ch->disk_data_bytes / (double)inside;
     }
     rc = 0;
 done:
@@ -1719,8 +1783,9 @@ int floe_health_analyze(floe_table *t, const floe_health_options *o,
     if (r->manifest_target_size <= 0)
         r->manifest_target_size = 8LL << 20;
 
-    /* Schema and specs, bound once (a spec whose source column was dropped stays NULL:
-     * the manifest reader then derives the partition types itself). */
+    /* Schema and specs, bound once (a spec whose source column was dropped is bound to the
+     * older schema it resolves in; one that binds nowhere stays NULL: the manifest reader
+     * then derives the partition types itself). */
     const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
     if (ms) {
         floe_error e;
@@ -1734,8 +1799,11 @@ int floe_health_analyze(floe_table *t, const floe_health_options *o,
         for (size_t i = 0; i < m->n_specs; i++) {
             floe_error e;
             c.specs[i].spec_id = m->specs[i].spec_id;
-            if (!c.schema || floe_partition_spec_parse_json(m->specs[i].json, strlen(m->specs[i].json),
-                                                            c.schema, &c.specs[i].spec, &e) < 0)
+            if (!c.schema || (floe_partition_spec_parse_json(m->specs[i].json,
+                                                             strlen(m->specs[i].json), c.schema,
+                                                             &c.specs[i].spec, &e) < 0 &&
+                              floe_table_metadata_bind_spec(m, m->specs[i].spec_id, NULL,
+                                                            &c.specs[i].spec, &e) < 0))
                 c.specs[i].spec = NULL;
         }
         c.nspecs = m->n_specs;
@@ -1757,6 +1825,12 @@ int floe_health_analyze(floe_table *t, const floe_health_options *o,
             FLOE_FAIL(err, FLOE_ENOTFOUND, "health: no snapshot %lld to compare with in %s",
                       (long long)r->opts.compare_id, r->metadata_location);
     }
+    if (m->location && (c.roots[0] = physical_key(&c, m->location)) != NULL) {
+        c.nroots = 1;
+        const char *dp = floe_table_metadata_property(m, "write.data.path");
+        if (dp && *dp && (c.roots[1] = physical_key(&c, dp)) != NULL)
+            c.nroots = 2;
+    }
     view_extra x, cx;
     FLOE_CHECK(view_compute(&c, s, &r->current, &x, err));
     if (cs) {
@@ -1775,6 +1849,8 @@ done:
     for (size_t i = 0; i < c.nspecs; i++)
         floe_partition_spec_free(c.specs[i].spec);
     floe_free(c.specs);
+    floe_free(c.roots[0]);
+    floe_free(c.roots[1]);
     floe_schema_free(c.schema);
     floe_health_report_free(r);
     return rc;

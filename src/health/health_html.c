@@ -467,6 +467,9 @@ static void churn_panel(html *h, const floe_health_report *r) {
     detail_row(h, "write amplification (rewritten / appended)", a, "", false);
     detail_row(h, "live data and delete files", health_fmt_bytes((double)ch->live_bytes, t, sizeof t),
                "", false);
+    if (ch->live_outside_files)
+        detail_row(h, "of those outside the table's folders (not in the amplification)",
+                   health_fmt_bytes((double)ch->live_outside_bytes, t, sizeof t), "", false);
     if (ch->listed) {
         detail_row(h, "data on disk", health_fmt_bytes((double)ch->disk_data_bytes, t, sizeof t),
                    "", false);

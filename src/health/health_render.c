@@ -11,6 +11,7 @@
  *    "current":VIEW, "compare":VIEW|null, "history":[...], "recommendations":[...],
  *    "churn":{"window_ms","from_ms","to_ms","writer_commits","rewrite_commits",
  *             "bytes_appended","bytes_rewritten","write_amplification"|null,"live_bytes",
+ *             "live_outside_files","live_outside_bytes",
  *             "listed","listing_error","disk_data_files","disk_data_bytes",
  *             "disk_metadata_files","disk_metadata_bytes","storage_amplification"|null}}
  *   VIEW = {"snapshot_id","timestamp_ms","sequence_number","files":FILES,
@@ -417,8 +418,10 @@ int floe_health_report_json(const floe_health_report *r, floe_buf *b, floe_error
         rc = ch->write_amplification >= 0 ? jnum(b, ch->write_amplification)
                                           : floe_buf_printf(b, "null");
     if (rc == 0)
-        rc = floe_buf_printf(b, ",\"live_bytes\":%lld,\"listed\":%s,\"listing_error\":",
-                             (long long)ch->live_bytes, ch->listed ? "true" : "false");
+        rc = floe_buf_printf(b, ",\"live_bytes\":%lld,\"live_outside_files\":%lld,"
+                             "\"live_outside_bytes\":%lld,\"listed\":%s,\"listing_error\":",
+                             (long long)ch->live_bytes, (long long)ch->live_outside_files,
+                             (long long)ch->live_outside_bytes, ch->listed ? "true" : "false");
     if (rc == 0)
         rc = jstr(b, ch->listing_error);
     if (rc == 0)
@@ -593,6 +596,12 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
         if (rc == 0)
             rc = floe_buf_printf(b, "  %-34s %s\n", "live data and delete files",
                                  health_fmt_bytes((double)ch->live_bytes, t1, sizeof t1));
+        if (rc == 0 && ch->live_outside_files)
+            rc = floe_buf_printf(b, "  %-34s %s in %lld file%s (not counted in the "
+                                 "amplification)\n", "  of those outside the table",
+                                 health_fmt_bytes((double)ch->live_outside_bytes, t1, sizeof t1),
+                                 (long long)ch->live_outside_files,
+                                 health_s(ch->live_outside_files));
         if (rc == 0 && ch->listed)
             rc = floe_buf_printf(b, "  %-34s %s in %lld file%s (metadata %s in %lld)\n",
                                  "on disk", health_fmt_bytes((double)ch->disk_data_bytes, t1, sizeof t1),
@@ -602,6 +611,9 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
         if (rc == 0 && ch->listed && ch->storage_amplification >= 0)
             rc = floe_buf_printf(b, "  %-34s %.2fx\n", "storage amplification (disk / live)",
                                  ch->storage_amplification);
+        else if (rc == 0 && ch->listed)
+            rc = floe_buf_printf(b, "  %-34s -  (no live file in the table's folders)\n",
+                                 "storage amplification (disk / live)");
         if (rc == 0 && !ch->listed)
             rc = floe_buf_printf(b, "  %-34s %s\n", "on disk",
                                  ch->listing_error ? ch->listing_error : "not listed (--no-listing)");
