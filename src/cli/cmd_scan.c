@@ -72,8 +72,33 @@ typedef struct plan_lines {
     floe_table *t;
     bool json;
     size_t n;
-    floe_buf out;
+    floe_buf out;      /* the lines since the last full chunk */
+    floe_buf *chunks;  /* full chunks of PLAN_CHUNK bytes or so: a growing buffer of tens
+                        * of megabytes would be copied at every growth */
+    size_t nchunks;
 } plan_lines;
+
+#define PLAN_CHUNK ((size_t)1 << 20)
+
+/* Start a new chunk when this one is full. */
+static int plan_chunk(plan_lines *pl) {
+    if (pl->out.len < PLAN_CHUNK)
+        return 0;
+    floe_buf *nc = floe_realloc(pl->chunks, (pl->nchunks + 1) * sizeof *nc);
+    if (!nc)
+        return FLOE_ENOMEM;
+    pl->chunks = nc;
+    pl->chunks[pl->nchunks++] = pl->out;
+    floe_buf_init(&pl->out, 0);
+    return floe_buf_reserve(&pl->out, PLAN_CHUNK + PLAN_CHUNK / 8);
+}
+
+static void plan_lines_free(plan_lines *pl) {
+    for (size_t i = 0; i < pl->nchunks; i++)
+        floe_buf_free(&pl->chunks[i]);
+    floe_free(pl->chunks);
+    floe_buf_free(&pl->out);
+}
 
 /* v in decimal, as %" PRId64 " prints it. */
 static void append_i64(floe_buf *b, int64_t v) {
@@ -141,8 +166,9 @@ static int plan_line(void *ctx, const floe_scan_task *tk, floe_error *err) {
     }
     floe_free(phys);
     pl->n++;
-    return floe_buf_error(out) ? floe_error_set(err, FLOE_ENOMEM, "plan output: out of memory")
-                               : 0;
+    return floe_buf_error(out) || plan_chunk(pl) < 0
+               ? floe_error_set(err, FLOE_ENOMEM, "plan output: out of memory")
+               : 0;
 }
 
 /* Plan and print the files, the counters first. */
@@ -153,7 +179,7 @@ static int print_plan(floe_table *t, const floe_scan_options *so, bool json) {
     floe_buf_init(&pl.out, 0);
     floe_scan_plan *p = NULL;
     if (floe_scan_plan_stream(t, so, plan_line, &pl, &p, &err) < 0) {
-        floe_buf_free(&pl.out);
+        plan_lines_free(&pl);
         floe_scan_plan_free(p);
         return cli_fail(&err);
     }
@@ -172,10 +198,13 @@ static int print_plan(floe_table *t, const floe_scan_options *so, bool json) {
         printf("planning: %.3f ms, %" PRId64 " bytes of metadata read\n", p->stats.plan_ms,
                p->stats.bytes_read);
     }
-    fwrite(pl.out.data, 1, pl.out.len, stdout);
+    for (size_t i = 0; i < pl.nchunks; i++)
+        fwrite(pl.chunks[i].data, 1, pl.chunks[i].len, stdout);
+    if (pl.out.len) /* no lines: no storage either */
+        fwrite(pl.out.data, 1, pl.out.len, stdout);
     if (json)
         printf("]}\n");
-    floe_buf_free(&pl.out);
+    plan_lines_free(&pl);
     floe_scan_plan_free(p);
     return FLOE_EXIT_OK;
 }
