@@ -1,6 +1,7 @@
 /*
  * cmd_expire.c - `floe expire`: expire snapshots and delete the files only they reached.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +69,9 @@ static bool parse_ids(const char *s, int64_t **ids, size_t *n) {
     const char *p = s;
     while (*p) {
         char *end;
+        errno = 0;
         long long x = strtoll(p, &end, 10);
-        if (end == p || (*end && *end != ','))
+        if (end == p || (*end && *end != ',') || errno == ERANGE)
             return false;
         v[(*n)++] = x;
         p = *end ? end + 1 : end;

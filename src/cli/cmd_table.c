@@ -43,11 +43,12 @@ static void table_usage(FILE *out) {
             "  sort-order NS.NAME clear  set or clear the default sort order, which\n"
             "                            floe rewrite --strategy sort uses\n"
             "  schema TABLE              the current schema, nested fields with their ids\n"
-            "  schema NS.NAME CHANGE     evolve it (format/spec.md \"Schema Evolution\"):\n"
+            "  schema NS.NAME CHANGE     evolve it (format/spec.md \"Schema Evolution\");\n"
+            "                            a PATH may leave out a list's element and a map's\n"
+            "                            value: items.c is items.element.c, m.c m.value.c\n"
             "    add-column PATH TYPE [--doc TEXT]\n"
             "                            a new optional column; PATH a.b.c adds c to struct\n"
-            "                            a.b (in a list of structs: items.element.c or\n"
-            "                            items.c; a map's value struct: m.value.c or m.c);\n"
+            "                            a.b;\n"
             "                            TYPE long, decimal(10, 2), struct<lat: double,\n"
             "                            lon: double>, list<string>, map<string, long>, ...\n"
             "                            (--required is refused: it would need a default)\n"
@@ -186,6 +187,11 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
             }
             *eq = 0;
             props[nprops++] = (floe_kv){c, eq + 1};
+            const char *why = strcmp(c, "format-version") ? cli_reserved_property(c) : NULL;
+            if (why) {
+                code = cli_usage("table", "create: --property %s is reserved: %s", c, why);
+                goto out;
+            }
             if (floe_table_property_check(c, eq + 1, &err) < 0) {
                 code = cli_usage("table", "create: %s", err.msg);
                 goto out;
@@ -453,7 +459,7 @@ int floe_cmd_table(int argc, char **argv) {
             }
             char *end;
             long v = strtol(argv[++i], &end, 10);
-            fv = *end || end == argv[i] ? -1 : (int)v;
+            fv = *end || end == argv[i] || v < 1 || v > 9 ? -1 : (int)v;
             continue;
         }
         args[nargs++] = argv[i];

@@ -37,7 +37,7 @@ static const struct {
     {"default-sort-order", "floe table sort-order NS.NAME set ... changes it"},
 };
 
-static const char *reserved_reason(const char *key) {
+const char *cli_reserved_property(const char *key) {
     for (size_t i = 0; i < sizeof reserved_props / sizeof reserved_props[0]; i++)
         if (!strcmp(key, reserved_props[i].key))
             return reserved_props[i].instead;
@@ -119,7 +119,7 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
             code = cli_usage("table", "properties unset: %s is not a property name", a);
             goto out;
         }
-        const char *why = reserved_reason(cp);
+        const char *why = cli_reserved_property(cp);
         if (why) {
             code = cli_usage("table", "properties %s: %s is reserved: %s", verb, cp, why);
             goto out;

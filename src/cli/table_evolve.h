@@ -15,5 +15,8 @@ int cli_table_partition(int nargs, char **args, const cli_table_opts *to);
 /* The default sort order of m as text ("" when unsorted); NULL on failure (err set).
  * Caller frees with floe_free. */
 char *cli_sort_order_text(const floe_table_metadata *m, floe_error *err);
+/* Why a table property key cannot be set as a property (what changes what it names
+ * instead), or NULL when it can: the properties Iceberg derives from the metadata. */
+const char *cli_reserved_property(const char *key);
 
 #endif

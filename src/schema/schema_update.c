@@ -209,13 +209,35 @@ bool floe_schema_type_promotable(const floe_field *from, const floe_field *to) {
 
 /* ---- the change --------------------------------------------------------------------- */
 
+/* The field a dotted path names. As in add-column, a list's element and a map's value
+ * may be left out of the path where they hold a struct: "items.sku" is
+ * "items.element.sku", "attrs.n" is "attrs.value.n". */
 static floe_field *find_path(floe_schema *s, const char *path, floe_error *err) {
-    const floe_field *f = floe_schema_find_path(s, path);
-    if (!f) {
+    floe_field *f = &s->root;
+    for (const char *p = path; f && *p;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        bool positional = (f->type == FLOE_TYPE_LIST && len == 7 && !memcmp(p, "element", 7)) ||
+                          (f->type == FLOE_TYPE_MAP && ((len == 3 && !memcmp(p, "key", 3)) ||
+                                                        (len == 5 && !memcmp(p, "value", 5))));
+        if (!positional && f->type == FLOE_TYPE_LIST && f->nchildren == 1)
+            f = &f->children[0];
+        else if (!positional && f->type == FLOE_TYPE_MAP && f->nchildren == 2)
+            f = &f->children[1];
+        floe_field *next = NULL;
+        for (size_t i = 0; i < f->nchildren && !next; i++)
+            if (strlen(f->children[i].name) == len && !memcmp(f->children[i].name, p, len))
+                next = &f->children[i];
+        f = next;
+        p += len;
+        if (*p == '.')
+            p++;
+    }
+    if (!f || f == &s->root) {
         floe_error_set(err, FLOE_ENOTFOUND, "no column %s in the schema", path);
         return NULL;
     }
-    return (floe_field *)f; /* s is this file's own clone */
+    return f; /* s is this file's own clone */
 }
 
 static bool is_identifier(const floe_schema *s, int32_t id) {
@@ -423,8 +445,10 @@ static int move_column(floe_schema *s, const floe_schema_change *c, floe_error *
             for (size_t i = 0; i < p->nchildren && !a; i++)
                 if (!strcmp(p->children[i].name, c->anchor))
                     a = &p->children[i];
+        floe_error ignored;
+        floe_error_clear(&ignored);
         if (!a && c->anchor)
-            a = floe_schema_find_path(s, c->anchor);
+            a = find_path(s, c->anchor, &ignored);
         if (!a)
             return floe_error_set(err, FLOE_ENOTFOUND, "move-column: %s: no column %s beside it",
                                   c->path, c->anchor ? c->anchor : "(none)");

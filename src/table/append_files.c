@@ -121,17 +121,31 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
             floe_pq_write_options_init(&o);
             return parquet_prop(key, value, &o, err);
         }
-    static const char *const retry[] = {FLOE_PROP_COMMIT_NUM_RETRIES,
-                                        FLOE_PROP_COMMIT_MIN_WAIT_MS,
-                                        FLOE_PROP_COMMIT_MAX_WAIT_MS,
-                                        FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS};
-    for (size_t i = 0; i < sizeof retry / sizeof retry[0]; i++) {
+    /* integers floe reads, with the least value that means something */
+    static const struct {
+        const char *key;
+        int64_t min;
+    } ints[] = {{FLOE_PROP_COMMIT_NUM_RETRIES, 0},    {FLOE_PROP_COMMIT_MIN_WAIT_MS, 0},
+                {FLOE_PROP_COMMIT_MAX_WAIT_MS, 0},    {FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS, 0},
+                {FLOE_PROP_MAX_SNAPSHOT_AGE_MS, 0},   {FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP, 1},
+                {FLOE_PROP_MAX_REF_AGE_MS, 0},        {FLOE_PROP_METADATA_PREVIOUS_MAX, 1}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         int64_t x;
-        if (!strcmp(key, retry[i]))
-            FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(value, &x) || x < 0, err, FLOE_EINVALID,
-                                 "table property %s=%s: expected a non-negative integer", key,
-                                 value);
+        if (!strcmp(key, ints[i].key))
+            FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(value, &x) || x < ints[i].min, err,
+                                 FLOE_EINVALID,
+                                 "table property %s=%s: expected an integer >= %lld%s", key,
+                                 value, (long long)ints[i].min,
+                                 strstr(key, "-ms") ? " (milliseconds)" : "");
     }
+    if (!strcmp(key, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT))
+        FLOE_RETURN_ERROR_IF(strcasecmp(value, "true") && strcasecmp(value, "false"), err,
+                             FLOE_EINVALID, "table property %s=%s: expected true or false",
+                             key, value);
+    if (!strcmp(key, FLOE_PROP_METADATA_COMPRESSION))
+        FLOE_RETURN_ERROR_IF(strcasecmp(value, "none") && strcasecmp(value, "gzip"), err,
+                             FLOE_EINVALID, "table property %s=%s: expected none or gzip", key,
+                             value);
     return 0;
 }
 

@@ -76,12 +76,11 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
     for (size_t i = 0; i < n && digits; i++)
         digits = s[i] >= '0' && s[i] <= '9';
     if (digits && n > 10) { /* a long number: milliseconds (a date has dashes) */
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (*end == 0) {
-            *ms = v;
-            return 0;
-        }
+        int64_t v;
+        FLOE_RETURN_ERROR_IF(!floe_parse_i64_cstr(s, &v), err, FLOE_EINVALID,
+                             "time %s: milliseconds since the epoch past 64 bits", s);
+        *ms = v;
+        return 0;
     }
     floe_lit_ts t;
     char why[128];
@@ -578,12 +577,15 @@ static int pair_deletes(planner *pl) {
 }
 
 /* The schema rows are read with: the table's current one; a time-travel read by id or
- * time uses the schema snapshot snap was written with, as the reference does. NULL when
+ * time, or of a tag, uses the schema snapshot snap was written with, as the reference
+ * does (a branch is read with the table's schema: it is written to with it). NULL when
  * the metadata has none. */
 static const floe_metadata_schema *read_schema(const floe_table_metadata *m,
                                                const floe_scan_options *o,
                                                const floe_snapshot *snap) {
-    if (snap && (o->has_snapshot_id || o->has_as_of) && snap->has_schema_id &&
+    const floe_snapshot_ref *r = o->ref ? floe_table_metadata_ref(m, o->ref) : NULL;
+    bool travel = o->has_snapshot_id || o->has_as_of || (r && r->is_tag);
+    if (snap && travel && snap->has_schema_id &&
         floe_table_metadata_schema(m, snap->schema_id))
         return floe_table_metadata_schema(m, snap->schema_id);
     return floe_table_metadata_current_schema(m);

@@ -19,6 +19,9 @@
 #     id reused); each file keeps the spec it was written with; scan with pruning equals
 #     --no-prune and skips files; icebird (an independent reader) reads the table with
 #     files in three specs to the same rows; a v1 table keeps a dropped field as void;
+#   - every change takes a path that leaves out a list's element or a map's value;
+#   - a tag is read with the schema its snapshot was written with (as --snapshot), a
+#     branch with the table's current one;
 #   - describe shows the schema and spec ids (text and JSON); floe schema show NS.NAME
 #     shows the current schema.
 set -euo pipefail
@@ -225,6 +228,43 @@ gen 120 130 > "$tmp/p3.ndjson"; "$floe" append ns.pe "$tmp/p3.ndjson" >/dev/null
 "$floe" table describe ns.ev | grep -q '^columns (schema 15):$' || fail "describe text schema id"
 [ "$("$floe" table describe ns.pe --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["schema_id"], d["spec_id"])')" = "0 4" ] ||
   fail "describe --json ids"
+
+# ---- a tag is read with its snapshot's schema, a branch with the table's -----------------
+echo '{"type":"struct","fields":[{"id":1,"name":"id","required":false,"type":"long"},{"id":2,"name":"n","required":false,"type":"int"}]}' > "$tmp/tag.json"
+"$floe" table create ns.tag --schema "$tmp/tag.json" >/dev/null
+echo '{"id":1,"n":10}' > "$tmp/tag.ndjson"; "$floe" append ns.tag "$tmp/tag.ndjson" >/dev/null
+"$floe" ref create ns.tag v1 --tag >/dev/null
+"$floe" ref create ns.tag b1 >/dev/null
+"$floe" table schema ns.tag drop-column n >/dev/null
+"$floe" table schema ns.tag add-column n long >/dev/null
+"$floe" table schema ns.tag rename-column id ident >/dev/null
+"$floe" table schema ns.tag add-column id string >/dev/null
+tag_snap=$(mq ns.tag 'm["refs"]["v1"]["snapshot-id"]')
+[ "$(scan_rows ns.tag --ref v1)" = "[{'id': 1, 'n': 10}]" ] || fail "tag read: $(scan_rows ns.tag --ref v1)"
+[ "$(scan_rows ns.tag --ref v1)" = "$(scan_rows ns.tag --snapshot "$tag_snap")" ] || fail "tag read != snapshot read"
+[ "$(scan_rows ns.tag --ref b1)" = "[{'ident': 1, 'n': None, 'id': None}]" ] || fail "branch read: $(scan_rows ns.tag --ref b1)"
+
+# ---- a path may leave out a list's element and a map's value in every change ------------
+cat > "$tmp/short.json" <<'EOF'
+{"type":"struct","fields":[
+ {"id":1,"name":"items","required":false,"type":{"type":"list","element-id":2,"element-required":false,
+   "element":{"type":"struct","fields":[{"id":3,"name":"a","required":false,"type":"int"}]}}},
+ {"id":4,"name":"m","required":false,"type":{"type":"map","key-id":5,"key":"string","value-id":6,
+   "value-required":false,"value":{"type":"struct","fields":[{"id":7,"name":"n","required":false,"type":"float"}]}}}]}
+EOF
+"$floe" table create ns.short --schema "$tmp/short.json" >/dev/null
+"$floe" table schema ns.short add-column items.b string >/dev/null
+"$floe" table schema ns.short widen items.a long >/dev/null
+"$floe" table schema ns.short rename-column items.b c >/dev/null
+"$floe" table schema ns.short move-column items.c before items.a >/dev/null
+"$floe" table schema ns.short add-column m.x string >/dev/null
+"$floe" table schema ns.short widen m.n double >/dev/null
+"$floe" table schema ns.short drop-column m.value.x >/dev/null
+cur='next(s for s in m["schemas"] if s["schema-id"] == m["current-schema-id"])["fields"]'
+[ "$(mq ns.short "[(f['name'], f['type']) for f in $cur[0]['type']['element']['fields']]")" = \
+  "[('c', 'string'), ('a', 'long')]" ] || fail "list shorthand: $(mq ns.short "$cur")"
+[ "$(mq ns.short "[(f['name'], f['type']) for f in $cur[1]['type']['value']['fields']]")" = \
+  "[('n', 'double')]" ] || fail "map shorthand: $(mq ns.short "$cur")"
 
 # ---- a format v1 table: a dropped field becomes void ------------------------------------
 mkdir -p "$tmp/v1/metadata"

@@ -5,6 +5,7 @@
 #   - properties set/unset in one commit each, nothing committed when nothing changes,
 #     reserved properties refused (exit 2, naming the command to use, metadata untouched),
 #     values floe cannot use for the properties it reads refused (exit 2, naming them),
+#     times and snapshot ids past 64 bits refused (exit 2) rather than saturated,
 #     four concurrent `set`s all land (optimistic-concurrency retry), a path is shown
 #     but not changed, and a property set this way is honoured by the next append
 #     (write.parquet.compression-codec, seen by DuckDB in the file's footer);
@@ -47,7 +48,10 @@ echo "$out" | grep -q '"error":{"code":"USAGE"' || fail "--json error: $out"
 
 # values no writer can use are usage errors naming the property; nothing committed
 for kv in write.parquet.compression-codec=lzo write.target-file-size-bytes=-5 \
-          write.parquet.page-row-limit=many commit.retry.num-retries=abc; do
+          write.parquet.page-row-limit=many commit.retry.num-retries=abc \
+          history.expire.min-snapshots-to-keep=0 history.expire.max-snapshot-age-ms=7d \
+          history.expire.max-ref-age-ms=-3 write.metadata.previous-versions-max=x \
+          write.metadata.delete-after-commit.enabled=yes write.metadata.compression-codec=lz4; do
   set +e
   "$floe" table properties ns.t set "$kv" 2> "$tmp/v.err"; rc=$?
   set -e
@@ -57,6 +61,13 @@ set +e
 "$floe" table create ns.bad --schema "$tmp/s.json" --property write.parquet.compression-codec=lzo 2>/dev/null; rc=$?
 set -e
 [ $rc = 2 ] || fail "table create with a codec floe cannot write: exit $rc"
+for kv in uuid=5f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b current-snapshot-id=7 snapshot-count=3; do
+  set +e
+  "$floe" table create ns.bad --schema "$tmp/s.json" --property "$kv" 2> "$tmp/v.err"; rc=$?
+  set -e
+  [ $rc = 2 ] && grep -qF "reserved" "$tmp/v.err" || fail "table create --property $kv: exit $rc, $(cat "$tmp/v.err")"
+done
+! "$floe" table describe ns.bad >/dev/null 2>&1 || fail "a refused create made the table"
 [ "$(meta ns.t)" = "$loc" ] || fail "a refused value changed the table"
 
 # four writers at once: every property lands (commit retry on conflict)
@@ -142,6 +153,19 @@ const v = r.getRows().map((x) => Number(x[0]));
 if (v.length !== 180) { console.error(`${v.length} rows`); process.exit(1); }
 for (let i = 1; i < v.length; i++) if (v[i - 1] < v[i]) { console.error(`row ${i}: ${v[i - 1]} < ${v[i]}`); process.exit(1); }
 ' "$f") || fail "the sorted rewrite's file is not in v DESC order"
+
+# times and ids past 64 bits are usage errors, never saturated to the far future
+for cmd in "expire ns.t --older-than 99999999999999999999 --dry-run" \
+           "expire ns.t --snapshot-ids 99999999999999999999 --dry-run" \
+           "snapshots rollback ns.t --to 99999999999999999999" \
+           "scan ns.t --as-of 99999999999999999999" \
+           "table upgrade ns.t --format-version 4294967298"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$floe" $cmd > /dev/null 2> "$tmp/big.err"; rc=$?
+  set -e
+  [ $rc = 2 ] && [ "$(wc -l < "$tmp/big.err")" = 1 ] || fail "$cmd: exit $rc, $(cat "$tmp/big.err")"
+done
 
 [ $fails = 0 ] || exit 1
 echo "table_toolbox: ok"
