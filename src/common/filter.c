@@ -87,26 +87,47 @@ static int quoted(parser *p, char q, const char *what, char **out, size_t *len) 
     return 0;
 }
 
+static bool name_byte(char c) {
+    return isalnum((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80;
+}
+
+/* name ("." name)*, each name bare or quoted; no space around the dots. */
 static int column(parser *p, floe_filter *e) {
     skip_ws(p);
     e->column_offset = p->i;
-    if (p->i < p->n && (p->s[p->i] == '"' || p->s[p->i] == '`')) {
+    const char *names[FLOE_FILTER_MAX_PATH];
+    size_t n = 0;
+    for (;;) {
+        size_t at = p->i;
         char *name;
         size_t len;
-        FLOE_FORWARD_IF_ERROR(quoted(p, p->s[p->i], "unterminated column name", &name, &len));
-        if (len == 0 || memchr(name, 0, len))
-            return perr_at(p, e->column_offset, "expected a column name");
-        e->column = name;
-        return 0;
-    }
-    size_t st = p->i;
-    while (p->i < p->n && (isalnum((unsigned char)p->s[p->i]) || p->s[p->i] == '_' ||
-                           p->s[p->i] == '.' || (unsigned char)p->s[p->i] >= 0x80))
+        if (p->i < p->n && (p->s[p->i] == '"' || p->s[p->i] == '`')) {
+            FLOE_FORWARD_IF_ERROR(quoted(p, p->s[p->i], "unterminated column name", &name, &len));
+            if (len == 0 || memchr(name, 0, len))
+                return perr_at(p, at, "expected a column name");
+        } else {
+            while (p->i < p->n && name_byte(p->s[p->i]))
+                p->i++;
+            if (p->i == at)
+                return perr(p, "expected a column name");
+            if (!(name = floe_arena_strndup(p->arena, p->s + at, p->i - at)))
+                return oom(p);
+        }
+        if (n == FLOE_FILTER_MAX_PATH)
+            return perr_at(p, e->column_offset, "a column path of too many names");
+        names[n++] = name;
+        if (p->i >= p->n || p->s[p->i] != '.')
+            break;
         p->i++;
-    if (p->i == st)
-        return perr(p, "expected a column name");
-    if (!(e->column = floe_arena_strndup(p->arena, p->s + st, p->i - st)))
+    }
+    const char **path = floe_arena_alloc(p->arena, n * sizeof *path);
+    if (!path ||
+        !(e->column = floe_arena_strndup(p->arena, p->s + e->column_offset,
+                                         p->i - e->column_offset)))
         return oom(p);
+    memcpy(path, names, n * sizeof *path);
+    e->path = path;
+    e->npath = n;
     return 0;
 }
 

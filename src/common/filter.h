@@ -8,7 +8,11 @@
  *   cmp  := column op literal | column ["NOT"] "IN" "(" literal, ... ")"
  *         | column "IS" ["NOT"] "NULL" | column ["NOT"] "LIKE" 'prefix%'
  *   op   := = | == | != | <> | < | <= | > | >=
- *   column  := dotted name (device.os), "double-quoted" or `backquoted` ("" and `` escape)
+ *   column  := name ("." name)*: the names of its struct fields from the top level down
+ *   name    := letters, digits, '_' and bytes past ASCII, or "double-quoted" or
+ *              `backquoted` (any text but NUL; "" and `` escape the quote): a quoted name
+ *              is one name whatever it holds, so `a.b` is a column named a.b and a.b is
+ *              field b of struct a
  *   literal := 'string' ('' is a quote) | NULL | any other run of characters up to a
  *              space, a comma or a parenthesis (numbers, true, false, NaN, ...)
  * Keywords are case-insensitive. Nesting deeper than FLOE_FILTER_MAX_DEPTH is refused.
@@ -30,6 +34,7 @@
 #include "floe/common.h"
 
 #define FLOE_FILTER_MAX_DEPTH 200
+#define FLOE_FILTER_MAX_PATH 64 /* names in one column path */
 
 typedef enum floe_filter_kind {
     FLOE_FILTER_AND,
@@ -71,7 +76,9 @@ struct floe_filter {
     floe_filter_kind kind;
     floe_filter *a, *b;        /* AND / OR */
     floe_filter_op op;         /* PRED */
-    const char *column;        /* PRED: the column's name, unquoted */
+    const char *column;        /* PRED: the column as written (quotes and all), for messages */
+    const char *const *path;   /* PRED: its names from the top level down, unquoted */
+    size_t npath;
     size_t column_offset;
     floe_filter_lit *lits;     /* PRED: 1 for comparisons and LIKE, n >= 1 for [NOT] IN */
     size_t nlits;

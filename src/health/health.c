@@ -148,11 +148,13 @@ static int value_copy(floe_arena *a, const floe_value *v, floe_value *out) {
 /* ---------------------------------------------------------------------------------------
  * Filter text for one partition (the --where of floe rewrite)
  * ------------------------------------------------------------------------------------- */
-static int put_column(floe_buf *b, const char *name) {
+/* One name of a column path: bare when the filter reads it back as it is, else in double
+ * quotes ("" for "). */
+static int put_name(floe_buf *b, const char *name) {
     bool plain = name[0] && !(name[0] >= '0' && name[0] <= '9');
     for (const char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '_' || *p == '.'))
+              (*p >= '0' && *p <= '9') || *p == '_'))
             plain = false;
     if (plain)
         return floe_buf_printf(b, "%s", name);
@@ -160,6 +162,25 @@ static int put_column(floe_buf *b, const char *name) {
     for (const char *p = name; rc == 0 && *p; p++)
         rc = *p == '"' ? floe_buf_append(b, "\"\"", 2) : floe_buf_append_byte(b, (uint8_t)*p);
     return rc ? rc : floe_buf_append_byte(b, '"');
+}
+
+/* The column path of f as the filter reads it: its names from the top level, joined by
+ * dots, each quoted where it needs to be (a name holding a dot among them). */
+static int put_column(floe_buf *b, const floe_field *f) {
+    const floe_field *chain[64];
+    size_t depth = 0;
+    const floe_field *x = f; /* a top-level field has no parent */
+    for (; x && depth < sizeof chain / sizeof chain[0]; x = x->parent)
+        chain[depth++] = x;
+    if (x)
+        return 1; /* deeper than any partition source: no filter text */
+    int rc = 0;
+    while (rc == 0 && depth-- > 0) {
+        rc = put_name(b, chain[depth]->name);
+        if (rc == 0 && depth)
+            rc = floe_buf_append_byte(b, '.');
+    }
+    return rc;
 }
 
 /* A literal in the filter language: strings in single quotes ('' for '), dates, times,
@@ -202,8 +223,8 @@ static void civil_text(int64_t days, char *buf, size_t n) {
     snprintf(buf, n, "%04lld-%02u-%02u", (long long)y, mo, d);
 }
 
-/* Range [lo_days, hi_days) or hours as filter text on column `name` of type st. */
-static int put_time_range(floe_buf *b, const char *name, floe_type_id st, int64_t lo_hours,
+/* Range [lo_days, hi_days) or hours as filter text on column col of type st. */
+static int put_time_range(floe_buf *b, const floe_field *col, floe_type_id st, int64_t lo_hours,
                           int64_t hi_hours, bool hours) {
     char lo[48], hi[48];
     if (hours) {
@@ -217,15 +238,15 @@ static int put_time_range(floe_buf *b, const char *name, floe_type_id st, int64_
         civil_text(lo_hours, lo, sizeof lo);
         civil_text(hi_hours, hi, sizeof hi);
         if (st == FLOE_TYPE_DATE && hi_hours == lo_hours + 1) {
-            int rc = put_column(b, name);
+            int rc = put_column(b, col);
             return rc ? rc : floe_buf_printf(b, " = '%s'", lo);
         }
     }
-    int rc = put_column(b, name);
+    int rc = put_column(b, col);
     if (rc == 0)
         rc = floe_buf_printf(b, " >= '%s' AND ", lo);
     if (rc == 0)
-        rc = put_column(b, name);
+        rc = put_column(b, col);
     return rc ? rc : floe_buf_printf(b, " < '%s'", hi);
 }
 
@@ -259,17 +280,17 @@ static char *partition_where(floe_arena *a, const floe_partition_spec *spec,
         any = true;
         if (rc)
             break;
-        const char *name = pf->source_name;
-        floe_type_id st = pf->source->type;
+        const floe_field *col = pf->source;
+        floe_type_id st = col->type;
         if (v->is_null) {
-            rc = put_column(&b, name);
+            rc = put_column(&b, col);
             if (rc == 0)
                 rc = floe_buf_printf(&b, " IS NULL");
             continue;
         }
         switch (pf->transform.kind) {
         case FLOE_XF_IDENTITY:
-            rc = put_column(&b, name);
+            rc = put_column(&b, col);
             if (rc == 0)
                 rc = floe_buf_printf(&b, " = ");
             if (rc == 0)
@@ -283,11 +304,11 @@ static char *partition_where(floe_arena *a, const floe_partition_spec *spec,
                     rc = 1;
                     break;
                 }
-                rc = put_column(&b, name);
+                rc = put_column(&b, col);
                 if (rc == 0)
                     rc = floe_buf_printf(&b, " >= %lld AND ", (long long)lo);
                 if (rc == 0)
-                    rc = put_column(&b, name);
+                    rc = put_column(&b, col);
                 if (rc == 0)
                     rc = floe_buf_printf(&b, " < %lld", (long long)(lo + w));
             } else if (v->type == FLOE_TYPE_STRING) {
@@ -297,7 +318,7 @@ static char *partition_where(floe_arena *a, const floe_partition_spec *spec,
                         rc = 1;
                 if (rc)
                     break;
-                rc = put_column(&b, name);
+                rc = put_column(&b, col);
                 if (rc == 0)
                     rc = floe_buf_printf(&b, " LIKE '%.*s%%'", (int)v->v.bytes.n,
                                          (const char *)v->v.bytes.p);
@@ -307,14 +328,14 @@ static char *partition_where(floe_arena *a, const floe_partition_spec *spec,
             break;
         }
         case FLOE_XF_DAY:
-            rc = put_time_range(&b, name, st, v->v.i32, (int64_t)v->v.i32 + 1, false);
+            rc = put_time_range(&b, col, st, v->v.i32, (int64_t)v->v.i32 + 1, false);
             break;
         case FLOE_XF_MONTH:
-            rc = put_time_range(&b, name, st, month_start_days(v->v.i32),
+            rc = put_time_range(&b, col, st, month_start_days(v->v.i32),
                                 month_start_days((int64_t)v->v.i32 + 1), false);
             break;
         case FLOE_XF_YEAR:
-            rc = put_time_range(&b, name, st, month_start_days((int64_t)v->v.i32 * 12),
+            rc = put_time_range(&b, col, st, month_start_days((int64_t)v->v.i32 * 12),
                                 month_start_days(((int64_t)v->v.i32 + 1) * 12), false);
             break;
         case FLOE_XF_HOUR:
@@ -322,7 +343,7 @@ static char *partition_where(floe_arena *a, const floe_partition_spec *spec,
                 rc = 1;
                 break;
             }
-            rc = put_time_range(&b, name, st, v->v.i32, (int64_t)v->v.i32 + 1, true);
+            rc = put_time_range(&b, col, st, v->v.i32, (int64_t)v->v.i32 + 1, true);
             break;
         default:
             rc = 1;
@@ -652,10 +673,9 @@ static bool literal_from_partition(const part_acc *pa, point_pred *pp) {
 }
 
 static int point_text(floe_arena *a, const point_pred *pp, const char **out) {
-    char name[512];
     floe_buf b;
     floe_buf_init(&b, 1 << 16);
-    int rc = put_column(&b, floe_field_path(pp->field, name, sizeof name));
+    int rc = put_column(&b, pp->field);
     if (rc == 0)
         rc = floe_buf_printf(&b, " = ");
     if (rc == 0)

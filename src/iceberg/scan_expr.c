@@ -37,9 +37,22 @@ static floe_expr *node(binder *p, floe_expr_kind kind) {
     return e;
 }
 
+/* The field that path names, a name per level from the top; NULL when there is none. */
+static const floe_field *find_names(const floe_schema *s, const char *const *path, size_t n) {
+    const floe_field *cur = &s->root;
+    for (size_t k = 0; k < n && cur; k++) {
+        const floe_field *next = NULL;
+        for (size_t i = 0; i < cur->nchildren && !next; i++)
+            if (!strcmp(cur->children[i].name, path[k]))
+                next = &cur->children[i];
+        cur = next;
+    }
+    return cur == &s->root ? NULL : cur;
+}
+
 static int column(binder *p, const floe_filter *fl, const floe_field **out) {
     const char *name = fl->column;
-    const floe_field *f = floe_schema_find_path(p->schema, name);
+    const floe_field *f = find_names(p->schema, fl->path, fl->npath);
     if (!f)
         return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column %s in the table schema",
                               name);

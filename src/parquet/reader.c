@@ -595,10 +595,6 @@ static const floe_pq_node *find_path(const floe_pq_node *nd, const char *path) {
     return NULL;
 }
 
-const floe_pq_node *pq_find_path(const floe_pq_reader *r, const char *path) {
-    return find_path(r->nodes, path);
-}
-
 int floe_pq_reader_select_paths(floe_pq_reader *r, const char *const *paths, size_t n,
                                 floe_error *err) {
     for (size_t i = 0; i < n; i++)

@@ -157,10 +157,24 @@ static pq_expr *new_expr(floe_pq_reader *r, pq_expr_kind k) {
     return e;
 }
 
+/* The node that path names, a name per level below root; NULL when there is none. */
+static const floe_pq_node *find_names(const floe_pq_node *root, const char *const *path,
+                                      size_t n) {
+    const floe_pq_node *cur = root;
+    for (size_t k = 0; k < n && cur; k++) {
+        const floe_pq_node *next = NULL;
+        for (size_t i = 0; i < cur->nchildren && !next; i++)
+            if (!strcmp(cur->children[i].name, path[k]))
+                next = &cur->children[i];
+        cur = next;
+    }
+    return cur == root ? NULL : cur;
+}
+
 static int bind_pred(binder *p, pq_expr **out) {
     const floe_filter *f = p->node;
     floe_pq_reader *r = p->r;
-    const floe_pq_node *nd = pq_find_path(r, f->column);
+    const floe_pq_node *nd = find_names(r->nodes, f->path, f->npath);
     if (!nd)
         return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column '%s'", f->column);
     if (nd->column < 0)

@@ -200,7 +200,6 @@ int pq_value_cmp(const pq_leaf *lf, const pq_value *a, const pq_value *b);
 /* Usable min/max bytes of a statistics struct for this leaf (false if none). */
 bool pq_stats_min_max(const pq_leaf *lf, const floe_pq_statistics *s, floe_pq_bytes *mn,
                       floe_pq_bytes *mx);
-const floe_pq_node *pq_find_path(const floe_pq_reader *r, const char *path);
 /* Lay out slots and the plan after a projection/filter change. */
 int pq_prepare(floe_pq_reader *r, floe_error *err);
 /* Returns 1 when the chunk has no usable offset index. */

@@ -53,8 +53,11 @@ csv=$("$floe" scan ns.q --format csv | tail -n +2 | head -1)
 # --where on such columns, top level and nested
 expect "--where q\"x" "$("$floe" scan ns.q --where '"q""x" = 10' --columns plain)" '{"plain":40}'
 expect "--where e\\f" "$("$floe" scan ns.q --where '"e\f" < 10' --columns plain)" '{"plain":4}'
-expect "--where nested" "$("$floe" scan ns.q --where '"s""t.in\""ner" = '"'b'" --columns plain)" \
+expect "--where nested" "$("$floe" scan ns.q --where '"s""t"."in\""ner" = '"'b'" --columns plain)" \
   '{"plain":40}'
+# a quoted name is one name, dots and all: "s""t.in\""ner" is no column
+rc=0; "$floe" scan ns.q --where '"s""t.in\""ner" = '"'b'" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc = 2 ] && grep -q 'no column "s""t.in' "$tmp/err" || fail "a quoted dotted name: exit $rc, $(cat "$tmp/err")"
 # --columns naming them, and a nested path through the quoted struct
 expect "--columns" "$("$floe" scan ns.q --columns 'q"x,e\f' --where 'plain = 4')" \
   '{"q\"x":1,"e\\f":3}'
@@ -81,6 +84,39 @@ case $before in *null*|'[]') fail "before rewrite: $before" ;; esac
 after=$("$floe" scan ns.q | sorted)
 [ "$after" = "$before" ] || fail "after rewrite: $after, before: $before"
 case $after in *null*) fail "after rewrite: nulls: $after" ;; esac
+
+# a top-level column named a.b beside a struct a with a field b: a.b is the field, `a.b`
+# and "a.b" the column, in floe scan, floe cat and floe rewrite --where
+cat > "$tmp/dot.json" <<'J'
+{"type":"struct","schema-id":0,"fields":[
+ {"id":1,"name":"a.b","required":false,"type":"long"},
+ {"id":2,"name":"a","required":false,"type":{"type":"struct","fields":[
+   {"id":3,"name":"b","required":false,"type":"long"}]}},
+ {"id":4,"name":"n","required":false,"type":"int"}]}
+J
+printf '%s\n' '{"a.b":1,"a":{"b":2},"n":1}' '{"a.b":2,"a":{"b":1},"n":2}' > "$tmp/dot.ndjson"
+"$floe" table create ns.dot --schema "$tmp/dot.json" >/dev/null
+"$floe" append ns.dot "$tmp/dot.ndjson" >/dev/null
+dotfile=$(find "$tmp/wh" -path '*dot*' -name '*.parquet' | head -1)
+for w in 'a.b = 1:2' '`a.b` = 1:1' '"a.b" = 1:1' '`a`.`b` = 1:2' 'a."b" = 1:2' '"a".b = 1:2' \
+         '`a.b` = 1 AND a.b = 2:1' '`a``b` IS NULL:' '"a""b" IS NULL:'; do
+  where=${w%:*} want=${w##*:}
+  got=$("$floe" scan ns.dot --where "$where" --columns n 2>&1 || true)
+  if [ -n "$want" ]; then
+    expect "scan --where $where" "$got" "{\"n\":$want}"
+    expect "cat --where $where" "$("$floe" cat "$dotfile" --where "$where" --columns n 2>&1 || true)" \
+      "{\"n\":$want}"
+  else
+    # `a``b` is a column named a`b: there is none (a usage error naming it)
+    case $got in *'no column '*) ;; *) fail "scan --where $where: $got" ;; esac
+  fi
+done
+for bad in '`a.b = 1' '"a.b = 1' 'a. b = 1' '.a = 1' '`` = 1'; do
+  rc=0; "$floe" scan ns.dot --where "$bad" >/dev/null 2>"$tmp/err" || rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "scan --where $bad: exit $rc, $(cat "$tmp/err")"
+done
+"$floe" rewrite ns.dot --where '`a.b` = 1' --dry-run --json > "$tmp/rw.json" ||
+  fail "rewrite --where \`a.b\` = 1: $(cat "$tmp/rw.json")"
 
 [ $fails -eq 0 ] || { echo "scan_escaped_names: $fails failures" >&2; exit 1; }
 echo "scan_escaped_names: ok"
