@@ -299,7 +299,7 @@ int rest_vends_take(rest_vends *vs, const char *ns, const char *name, const json
     const char *endpoint = cfg_str(cfg, "s3.endpoint");
     const char *region = cfg_str(cfg, "s3.region") ? cfg_str(cfg, "s3.region")
                                                    : cfg_str(cfg, "client.region");
-    floe_io_s3_addressing addressing;
+    floe_io_s3_addressing addressing = FLOE_IO_S3_ADDRESSING_AUTO;
     FLOE_CHECK(vended_addressing(cfg, &addressing, err));
     FLOE_CHECK(floe_io_new_derived(vs->base, endpoint, region, addressing, vend_credentials,
                                    fresh, &fresh->io, err));
