@@ -97,6 +97,12 @@ bool cli_parse_id(const char *s, int64_t *out);
 /* --max-page-size, --max-read-size: a size ("2GiB", "1500MB", bytes) of at least 1 KiB
  * for floe_pq_reader_options.max_page_bytes and max_read_bytes. */
 bool cli_parse_page_size(const char *s, size_t *out);
+/* The columns a terminal draws s in: one per code point of UTF-8, two for East Asian
+ * wide and fullwidth characters and emoji. */
+size_t cli_display_width(const char *s);
+/* s, then spaces up to width columns (nothing more when s is wider): printf's "%-*s" by
+ * display columns instead of bytes, so names in any script line up. */
+void cli_print_padded(FILE *f, const char *s, size_t width);
 /* Human-readable byte count into buf ("12.3 MB"). */
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n);
 

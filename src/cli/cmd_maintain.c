@@ -55,7 +55,9 @@ static void usage(FILE *out) {
             "                      every command (a schedule given as --config is refused)\n"
             "\n"
             "Each run prints what it did: files rewritten and bytes, manifests rewritten,\n"
-            "snapshots expired, files and orphans deleted (--json: the run log's line).\n");
+            "snapshots expired, files and orphans deleted (--json: the run log's line).\n"
+            "With --once, exit 1 when a run failed, naming the first (--json: a last line\n"
+            "{\"error\":{\"code\",\"exit\",\"message\"}}, as every command prints a failure).\n");
 }
 
 static volatile int stop_flag;
@@ -68,13 +70,16 @@ static void on_signal(int sig) {
 typedef struct run_out {
     int log_fd;
     bool json;
-    int failures;
+    int runs, failures;
+    floe_error first; /* the first failed run's, naming its table and job */
 } run_out;
 
 static void on_run(void *vctx, const floe_maint_run *r) {
     run_out *o = vctx;
-    if (r->rc < 0)
-        o->failures++;
+    o->runs++;
+    if (r->rc < 0 && o->failures++ == 0)
+        floe_error_set(&o->first, r->rc, "%s %s: %s", r->table, floe_maint_job_name(r->job),
+                       r->detail ? r->detail : floe_strerror(r->rc));
     floe_buf b;
     floe_buf_init(&b, 1 << 10);
     bool line = floe_maint_run_json(r, &b) == 0;
@@ -88,7 +93,8 @@ static void on_run(void *vctx, const floe_maint_run *r) {
         if (line)
             fwrite(b.data, 1, b.len, stdout);
     } else {
-        printf("%-24s %-18s %-7s %s (%lld ms)\n", r->table, floe_maint_job_name(r->job),
+        cli_print_padded(stdout, r->table, 24);
+        printf(" %-18s %-7s %s (%lld ms)\n", floe_maint_job_name(r->job),
                floe_maint_run_result(r), r->detail ? r->detail : "",
                (long long)(r->end_ms - r->start_ms));
     }
@@ -190,6 +196,7 @@ int floe_cmd_maintain(int argc, char **argv) {
     floe_maint *m = NULL;
     floe_maint_hooks hooks = {.rewrite_data = floe_rewrite_maint_job};
     run_out out = {.log_fd = -1, .json = json};
+    floe_error_clear(&out.first);
     int rc = 0;
     if (catalog_config && is_schedule(catalog_config)) {
         exit_code = cli_usage("maintain", "--config %s is a maintenance schedule: give it as "
@@ -229,12 +236,16 @@ int floe_cmd_maintain(int argc, char **argv) {
         (rc = floe_maint_new(cat, leases, &mc, &hooks, &m, &err)) < 0)
         goto done;
     for (size_t i = 0; i < ntables && rc == 0; i++) {
-        char *ns = NULL, *name = NULL;
+        char *ns = NULL, *name = NULL, *pointer = NULL;
         if (!cli_split_ident(tables[i], &ns, &name)) {
             exit_code = cli_usage("maintain", "table %s: expected NS.NAME", tables[i]);
             goto done;
         }
-        rc = floe_maint_add_table(m, ns, name, &err);
+        /* a table named that does not exist is the command's failure, not each job's */
+        rc = floe_catalog_load_table(cat, ns, name, &pointer, &err);
+        floe_free(pointer);
+        if (rc == 0)
+            rc = floe_maint_add_table(m, ns, name, &err);
         floe_free(ns);
         floe_free(name);
     }
@@ -270,5 +281,11 @@ done:
         return exit_code;
     if (rc < 0)
         return cli_fail(&err);
-    return out.failures && once ? FLOE_EXIT_FAIL : FLOE_EXIT_OK;
+    if (out.failures && once) {
+        /* one error, as every command prints a failure (under --json: the last line) */
+        floe_error_prefix(&out.first, "%d of %d maintenance runs failed; the first: ",
+                          out.failures, out.runs);
+        return cli_fail(&out.first);
+    }
+    return FLOE_EXIT_OK;
 }

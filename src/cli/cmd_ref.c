@@ -510,7 +510,8 @@ static void print_ref_json(const floe_snapshot_ref *r) {
 }
 
 static void print_ref_text(const floe_snapshot_ref *r) {
-    printf("%-20s %-6s %-20" PRId64, r->name, r->is_tag ? "tag" : "branch", r->snapshot_id);
+    cli_print_padded(stdout, r->name, 20);
+    printf(" %-6s %-20" PRId64, r->is_tag ? "tag" : "branch", r->snapshot_id);
     if (r->min_snapshots_to_keep >= 0)
         printf("  min-snapshots-to-keep=%d", (int)r->min_snapshots_to_keep);
     if (r->max_snapshot_age_ms >= 0)

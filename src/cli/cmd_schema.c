@@ -258,9 +258,12 @@ static int run_show(int argc, char **argv) {
                        "\"max_def\":%d,\"max_rep\":%d}",
                        (int)f->id, t, phys_name(f->phys), (int)f->type_length, f->def_level,
                        f->rep_level);
-            } else
-                printf("%3zu  %-32s id %-5d %-16s %-22s def %d rep %d\n", i, p, (int)f->id, t,
+            } else {
+                printf("%3zu  ", i);
+                cli_print_padded(stdout, p, 32);
+                printf(" id %-5d %-16s %-22s def %d rep %d\n", (int)f->id, t,
                        phys_name(f->phys), f->def_level, f->rep_level);
+            }
         }
         if (json)
             printf("]\n");

@@ -61,7 +61,8 @@ static void table_usage(FILE *out) {
             "    move-column PATH first|before X|after X\n"
             "                            among its siblings (X: a path or a sibling's name)\n"
             "    set-identifier-fields [PATH...]\n"
-            "                            required primitive columns (none: clear them)\n"
+            "                            required primitive columns; without a PATH:\n"
+            "                            no identifier fields\n"
             "                            Each change commits a new schema (or an equal earlier\n"
             "                            one) as the current one; new fields get ids above\n"
             "                            last-column-id; data files stay as written and read\n"
@@ -135,11 +136,12 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
         bool done = u.from < u.to;
         if (rc < 0 && rc != FLOE_COMMIT_NOOP)
             code = cli_fail(&err);
-        else if (to->json)
-            printf("{\"table\":\"%s\",\"format_version_before\":%d,\"format_version\":%d,"
-                   "\"upgraded\":%s}\n", ident, u.from, done ? u.to : u.from,
-                   done ? "true" : "false");
-        else if (done)
+        else if (to->json) {
+            printf("{\"table\":");
+            cli_json_str(stdout, ident);
+            printf(",\"format_version_before\":%d,\"format_version\":%d,\"upgraded\":%s}\n",
+                   u.from, done ? u.to : u.from, done ? "true" : "false");
+        } else if (done)
             printf("upgraded %s from format v%d to v%d\n", ident, u.from, u.to);
         else
             printf("%s is already format v%d: nothing to do\n", ident, u.from);
@@ -150,6 +152,7 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
 
 static int table_create(int nargs, char **args, const cli_table_opts *to) {
     const char *ident = NULL, *schema_path = NULL, *part = NULL, *sort = NULL, *loc = NULL;
+    const char *bad_opt = NULL, *bad_text = NULL; /* the option that did not parse */
     floe_kv *props = calloc((size_t)nargs + 1, sizeof *props);
     char **copies = calloc((size_t)nargs + 1, sizeof *copies);
     size_t nprops = 0;
@@ -218,15 +221,22 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
         goto fail;
     if (!(schema_json = floe_schema_to_json(schema, false)))
         goto nomem;
+    /* a spec or order that does not parse against the schema is a bad argument */
     if (part && *part) {
-        if (floe_partition_spec_parse(schema, part, 0, 0, &spec, &err) < 0)
-            goto fail;
+        if (floe_partition_spec_parse(schema, part, 0, 0, &spec, &err) < 0) {
+            bad_opt = "--partition";
+            bad_text = part;
+            goto bad_arg;
+        }
         if (!(spec_json = floe_partition_spec_to_json(spec)))
             goto nomem;
     }
     if (sort && *sort) {
-        if (floe_sort_order_parse(schema, sort, 1, &order, &err) < 0)
-            goto fail;
+        if (floe_sort_order_parse(schema, sort, 1, &order, &err) < 0) {
+            bad_opt = "--sort";
+            bad_text = sort;
+            goto bad_arg;
+        }
         if (!(sort_json = floe_sort_order_to_json(order)))
             goto nomem;
     }
@@ -251,6 +261,12 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
         printf("created %s at %s\n", ident, floe_table_metadata_get(t)->location);
     }
     goto out;
+bad_arg:
+    if (err.code != FLOE_ENOMEM) {
+        code = cli_usage("table", "create: %s \"%s\": %s", bad_opt, bad_text, err.msg);
+        goto out;
+    }
+    goto fail;
 nomem:
     floe_error_set(&err, FLOE_ENOMEM, "out of memory");
 fail:
@@ -359,7 +375,9 @@ static int table_describe(floe_table *t, bool json) {
             for (size_t i = 0; i < schema->root.nchildren; i++) {
                 const floe_field *f = &schema->root.children[i];
                 char ty[96];
-                printf("  %-4d %-24s %s%s\n", f->id, f->name, floe_field_type_str(f, ty, sizeof ty),
+                printf("  %-4d ", f->id);
+                cli_print_padded(stdout, f->name, 24);
+                printf(" %s%s\n", floe_field_type_str(f, ty, sizeof ty),
                        f->required ? " (required)" : "");
             }
         }
@@ -387,6 +405,19 @@ static int table_describe(floe_table *t, bool json) {
     return FLOE_EXIT_OK;
 }
 
+/* {"renamed":"NS.NAME","to":"NS.NAME"} */
+static void print_renamed_json(const char *ns, const char *name, const char *tns,
+                               const char *tname) {
+    char *from = floe_asprintf("%s.%s", ns, name), *to = floe_asprintf("%s.%s", tns, tname);
+    printf("{\"renamed\":");
+    cli_json_str(stdout, from ? from : "");
+    printf(",\"to\":");
+    cli_json_str(stdout, to ? to : "");
+    printf("}\n");
+    floe_free(from);
+    floe_free(to);
+}
+
 static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json) {
     floe_error err;
     floe_error_clear(&err);
@@ -410,14 +441,17 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
         if (purge && floe_table_purge(t, &deleted, &err) < 0)
             goto fail;
     }
-    if (json && by_catalog)
-        printf("{\"dropped\":\"%s.%s\",\"files_deleted\":null,\"purged_by\":\"catalog\"}\n",
-               ns, name);
-    else if (json)
-        printf("{\"dropped\":\"%s.%s\",\"files_deleted\":%zu}\n", ns, name, deleted);
-    else
+    if (json) {
+        printf("{\"dropped\":");
+        cli_json_str(stdout, ident);
+        if (by_catalog)
+            printf(",\"files_deleted\":null,\"purged_by\":\"catalog\"}\n");
+        else
+            printf(",\"files_deleted\":%zu}\n", deleted);
+    } else {
         printf("dropped %s.%s%s\n", ns, name,
                by_catalog ? " (files purged by the catalog)" : purge ? " (files purged)" : "");
+    }
     goto out;
 fail:
     code = cli_fail(&err);
@@ -432,7 +466,7 @@ int floe_cmd_table(int argc, char **argv) {
     cli_table_opts to = {0};
     char **args = calloc((size_t)argc + 1, sizeof *args);
     int nargs = 0, fv = 2;
-    bool purge = false;
+    bool purge = false, fv_given = false;
     if (!args)
         return FLOE_EXIT_FAIL;
     for (int i = 1; i < argc; i++) {
@@ -460,6 +494,7 @@ int floe_cmd_table(int argc, char **argv) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
             fv = *end || end == argv[i] || v < 1 || v > 9 ? -1 : (int)v;
+            fv_given = true;
             continue;
         }
         args[nargs++] = argv[i];
@@ -470,7 +505,20 @@ int floe_cmd_table(int argc, char **argv) {
     floe_catalog *c = NULL;
     floe_table *t = NULL;
     const char *action = nargs ? args[0] : "";
-    if (to.relocate && strcmp(action, "describe")) {
+    /* create and a schema change (after TABLE CHANGE) take options of their own and refuse
+     * the ones they do not know; the rest take none but the shared ones, --purge and
+     * --format-version */
+    const char *unknown = NULL;
+    int ncheck = !strcmp(action, "create") ? 0 : !strcmp(action, "schema") ? 3 : nargs;
+    for (int k = 1; k < nargs && k < ncheck && !unknown; k++)
+        if (args[k][0] == '-' && args[k][1])
+            unknown = args[k];
+    if (unknown) {
+        code = cli_usage("table", "%s: unknown option %s", action, unknown);
+    } else if ((purge && strcmp(action, "drop")) || (fv_given && strcmp(action, "upgrade"))) {
+        code = cli_usage("table", "%s: --purge is for drop, --format-version for upgrade",
+                         action);
+    } else if (to.relocate && strcmp(action, "describe")) {
         code = cli_usage("table", "--relocate applies to describe only (and to the commands "
                          "that read or change a table: scan, append, rewrite, ...)");
     } else if (!strcmp(action, "create")) {
@@ -504,7 +552,7 @@ int floe_cmd_table(int argc, char **argv) {
                 floe_table_rename(c, ns, name, tns, tname, &err) < 0)
                 code = cli_fail(&err);
             else if (to.json)
-                printf("{\"renamed\":\"%s.%s\",\"to\":\"%s.%s\"}\n", ns, name, tns, tname);
+                print_renamed_json(ns, name, tns, tname);
             else
                 printf("renamed %s.%s to %s.%s\n", ns, name, tns, tname);
         }

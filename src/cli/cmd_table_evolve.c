@@ -251,6 +251,27 @@ done:
     return rc;
 }
 
+/* sort-order set TEXT: an order that does not parse against the current schema is a bad
+ * argument, a usage error naming it (the commit reads it again against the metadata it
+ * commits on). FLOE_EXIT_OK when it parses. */
+static int sort_check(const floe_table_metadata *m, const char *text) {
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_schema *schema = NULL;
+    floe_sort_order *order = NULL;
+    int code = FLOE_EXIT_OK;
+    if (ms && floe_schema_parse(ms->json, strlen(ms->json), &schema, &err) < 0)
+        code = cli_fail(&err);
+    else if (ms && floe_sort_order_parse(schema, text, 1, &order, &err) < 0)
+        code = err.code == FLOE_ENOMEM ? cli_fail(&err)
+                                       : cli_usage("table", "sort-order set \"%s\": %s", text,
+                                                   err.msg);
+    floe_sort_order_free(order);
+    floe_schema_free(schema);
+    return code;
+}
+
 /* floe table sort-order TABLE [set "ts DESC, id" | clear] */
 int cli_table_sort_order(int nargs, char **args, const cli_table_opts *to) {
     if (nargs < 1)
@@ -276,6 +297,8 @@ int cli_table_sort_order(int nargs, char **args, const cli_table_opts *to) {
     bool committed = false;
     if (cli_open_table(ident, to, verb != NULL, &c, &t, &err) < 0)
         goto fail;
+    if (sc.text && (code = sort_check(floe_table_metadata_get(t), sc.text)) != FLOE_EXIT_OK)
+        goto out;
     if (verb) {
         if (floe_table_commit(t, sort_apply, &sc, &err) < 0)
             goto fail;

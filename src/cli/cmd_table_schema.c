@@ -88,9 +88,13 @@ static int schema_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     return sc->changed ? 0 : FLOE_COMMIT_NOOP;
 }
 
-/* A table change's commit and report; shared by schema and partition changes. */
+/* A table change's commit and report; shared by schema and partition changes. check, when
+ * given, reads the change's text against the table as opened: what it refuses is a bad
+ * argument (a usage error naming it), not a failure of the commit. */
 static int commit_and_print(const char *ident, const cli_table_opts *to, const char *verb,
                             floe_commit_apply_fn apply, void *ctx, const bool *changed,
+                            int (*check)(const floe_table_metadata *, const void *,
+                                         floe_error *),
                             int (*print)(const char *, const floe_table_metadata *,
                                          const char *, bool, bool, floe_error *)) {
     floe_error err;
@@ -98,9 +102,14 @@ static int commit_and_print(const char *ident, const cli_table_opts *to, const c
     floe_catalog *c = NULL;
     floe_table *t = NULL;
     int code = FLOE_EXIT_OK;
-    if (cli_open_table(ident, to, verb != NULL, &c, &t, &err) < 0 ||
-        (verb && floe_table_commit(t, apply, ctx, &err) < 0) ||
-        print(ident, floe_table_metadata_get(t), verb, verb && *changed, to->json, &err) < 0)
+    if (cli_open_table(ident, to, verb != NULL, &c, &t, &err) < 0)
+        code = cli_fail(&err);
+    else if (check && check(floe_table_metadata_get(t), ctx, &err) < 0)
+        code = err.code == FLOE_EINVALID || err.code == FLOE_ENOTFOUND
+                   ? cli_usage("table", "%s", err.msg)
+                   : cli_fail(&err);
+    else if ((verb && floe_table_commit(t, apply, ctx, &err) < 0) ||
+             print(ident, floe_table_metadata_get(t), verb, verb && *changed, to->json, &err) < 0)
         code = cli_fail(&err);
     floe_table_close(t);
     floe_catalog_close(c);
@@ -133,7 +142,7 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     size_t npos = 0;
     int want = 0;
     if (!verb)
-        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, print_schema);
+        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, print_schema);
     size_t v = 0;
     while (v < sizeof schema_verbs / sizeof schema_verbs[0] && strcmp(schema_verbs[v].verb, verb))
         v++;
@@ -190,7 +199,7 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
         else if (ch.kind == FLOE_SCHEMA_RENAME_COLUMN)
             ch.new_name = pos[1];
     }
-    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, print_schema);
+    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, NULL, print_schema);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -226,8 +235,9 @@ static int print_spec(const char *ident, const floe_table_metadata *m, const cha
                verb && !committed ? " (nothing changed)" : "");
         for (size_t i = 0; i < spec->nfields; i++) {
             char tb[48];
-            printf("  %-5d %-24s %s(%s)\n", (int)spec->fields[i].field_id, spec->fields[i].name,
-                   floe_transform_name(spec->fields[i].transform, tb, sizeof tb),
+            printf("  %-5d ", (int)spec->fields[i].field_id);
+            cli_print_padded(stdout, spec->fields[i].name, 24);
+            printf(" %s(%s)\n", floe_transform_name(spec->fields[i].transform, tb, sizeof tb),
                    spec->fields[i].source_name ? spec->fields[i].source_name : "?");
         }
     }
@@ -252,6 +262,28 @@ static int spec_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     return pc->changed ? 0 : FLOE_COMMIT_NOOP;
 }
 
+/* add-field TERM / replace SPEC: the text parses against the current schema (the commit
+ * reads it again against the metadata it commits on). */
+static int spec_check(const floe_table_metadata *m, const void *ctx, floe_error *err) {
+    const spec_commit *pc = ctx;
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    floe_schema *s = NULL;
+    floe_partition_spec *spec = NULL;
+    int rc = 0;
+    if (!ms)
+        return 0; /* the commit reports it */
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &s, err));
+    rc = floe_partition_spec_parse(s, pc->change.text, 0, 0, &spec, err);
+    if (rc < 0)
+        floe_error_prefix(err, "partition %s \"%s\": ",
+                          pc->change.kind == FLOE_SPEC_ADD_FIELD ? "add-field" : "replace",
+                          pc->change.text);
+done:
+    floe_partition_spec_free(spec);
+    floe_schema_free(s);
+    return rc;
+}
+
 /* floe table partition TABLE [add-field TERM | drop-field NAME | replace SPEC] */
 int cli_table_partition(int nargs, char **args, const cli_table_opts *to) {
     if (nargs < 1)
@@ -260,7 +292,7 @@ int cli_table_partition(int nargs, char **args, const cli_table_opts *to) {
     const char *verb = nargs > 1 ? args[1] : NULL;
     spec_commit pc = {0};
     if (!verb)
-        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, print_spec);
+        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, print_spec);
     if (!strcmp(verb, "add-field"))
         pc.change.kind = FLOE_SPEC_ADD_FIELD;
     else if (!strcmp(verb, "drop-field"))
@@ -276,5 +308,7 @@ int cli_table_partition(int nargs, char **args, const cli_table_opts *to) {
     pc.change.text = args[2];
     if (pc.change.kind != FLOE_SPEC_REPLACE && !*pc.change.text)
         return cli_usage("table", "partition %s: which field?", verb);
-    return commit_and_print(ident, to, verb, spec_apply, &pc, &pc.changed, print_spec);
+    return commit_and_print(ident, to, verb, spec_apply, &pc, &pc.changed,
+                            pc.change.kind == FLOE_SPEC_DROP_FIELD ? NULL : spec_check,
+                            print_spec);
 }

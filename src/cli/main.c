@@ -145,6 +145,44 @@ const char *cli_fmt_bytes(double bytes, char *buf, size_t n) {
     return buf;
 }
 
+/* Code points that a terminal draws two columns wide: East Asian Wide and Fullwidth
+ * (Unicode UAX #11) in the blocks names use - Hangul, CJK, kana, fullwidth forms - and
+ * the emoji blocks. */
+static bool is_wide(uint32_t c) {
+    static const uint32_t wide[][2] = {
+        {0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},
+        {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},
+        {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F},
+        {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        if (c >= wide[i][0] && c <= wide[i][1])
+            return true;
+    return false;
+}
+
+size_t cli_display_width(const char *s) {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t w = 0;
+    while (*p) {
+        /* a lead byte and its continuation bytes are one code point; a stray
+         * continuation byte counts as one column, as a terminal shows a replacement */
+        uint32_t c = *p++;
+        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+        c &= more == 3 ? 0x07 : more == 2 ? 0x0F : more == 1 ? 0x1F : 0xFF;
+        for (; more && (*p & 0xC0) == 0x80; more--)
+            c = c << 6 | (*p++ & 0x3F);
+        w += is_wide(c) ? 2 : 1;
+    }
+    return w;
+}
+
+void cli_print_padded(FILE *f, const char *s, size_t width) {
+    fputs(s, f);
+    for (size_t w = cli_display_width(s); w < width; w++)
+        fputc(' ', f);
+}
+
 static floe_io *io_ctx;
 
 floe_io *cli_io(void) { return io_ctx; }

@@ -13,6 +13,7 @@
 #    the old spellings are refused naming the new one; floe namespace create/list/drop;
 #  - under --json every command prints a failure as {"error":{"code","exit","message"}}
 #    on stdout (one line, nothing else there).
+# (The table, snapshots and ref papercuts: cli_papercuts_table.sh.)
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
@@ -137,7 +138,8 @@ for c in "scan ns.nope" "append ns.nope in1.ndjson" "snapshots ns.nope" "files n
          "history ns.nope" "ref list ns.nope" "rewrite ns.nope" "expire ns.nope" \
          "orphans ns.nope" "rewrite-manifests ns.nope" "health ns.nope" "table describe ns.nope" \
          "table drop ns.nope" "namespace drop nope" "schema show ns.nope" \
-         "catalog locate /nope" "inspect /nope.parquet" "convert --schema s.json /nope.ndjson -o o"; do
+         "catalog locate /nope" "inspect /nope.parquet" "convert --schema s.json /nope.ndjson -o o" \
+         "maintain ns.nope --once"; do
   rc=0
   # shellcheck disable=SC2086
   "$floe" $c --json >out.txt 2>/dev/null || rc=$?

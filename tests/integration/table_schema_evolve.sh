@@ -213,7 +213,7 @@ expect_fail 1 'already has a partition field named k' "$floe" table partition ns
 expect_fail 1 'redundant with partition field k' "$floe" table partition ns.pe add-field 'identity(k) AS k2'
 expect_fail 1 'the spec already has a partition field named v_bucket' "$floe" table partition ns.pe add-field 'bucket(8, v) AS v_bucket'
 expect_fail 1 'no partition field nosuch' "$floe" table partition ns.pe drop-field nosuch
-expect_fail 1 'day' "$floe" table partition ns.pe add-field 'day(k)'
+expect_fail 2 'day' "$floe" table partition ns.pe add-field 'day(k)'
 expect_fail 2 'one argument' "$floe" table partition ns.pe add-field k v
 expect_fail 2 'the changes are add-field' "$floe" table partition ns.pe move k
 [ "$(meta ns.pe)" = "$loc" ] || fail "a refused partition change committed"

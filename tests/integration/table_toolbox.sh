@@ -125,7 +125,7 @@ loc=$(meta ns.t)
 set +e
 "$floe" table sort-order ns.t set 'nosuch DESC' 2>"$tmp/bad.err"; rc=$?
 set -e
-[ $rc = 1 ] && grep -q '"nosuch": unknown column' "$tmp/bad.err" || fail "bad sort column: exit $rc, $(cat "$tmp/bad.err")"
+[ $rc = 2 ] && grep -q '"nosuch": unknown column' "$tmp/bad.err" || fail "bad sort column: exit $rc, $(cat "$tmp/bad.err")"
 
 "$floe" table sort-order ns.t set 'v DESC' >/dev/null
 "$floe" table describe ns.t | grep -q '^sorted by: *v DESC NULLS LAST (order 3)$' || fail "describe text: $("$floe" table describe ns.t | grep sorted)"

@@ -1,7 +1,8 @@
-# table_cli_common.sh - sourced by table_toolbox.sh and snapshot_refs.sh: a scratch SQLite
-# catalog, the sanitizer exit codes, a two-column schema, and reading a table's current
-# metadata file as JSON (not through floe). Expects $name (the test's name) and
-# $oracle (the tests/js package it needs) to be set.
+# table_cli_common.sh - sourced by the table CLI tests (table_toolbox.sh, snapshot_refs.sh,
+# cli_papercuts_table.sh, ...): a scratch SQLite catalog, the sanitizer exit codes, a
+# two-column schema, and reading a table's current metadata file as JSON (not through
+# floe). Expects $name (the test's name) and $oracle (the tests/js package it needs;
+# empty: none) to be set.
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
@@ -14,7 +15,8 @@ export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=
 unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
-[ -d "$js/node_modules/$oracle" ] || { echo "$name: SKIP: no $oracle (scripts/setup --test)"; exit 77; }
+[ -z "$oracle" ] || [ -d "$js/node_modules/$oracle" ] ||
+  { echo "$name: SKIP: no $oracle (scripts/setup --test)"; exit 77; }
 
 # the current metadata file of table $1
 meta() { "$floe" table describe "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata_location"].removeprefix("file://"))'; }

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# cli_papercuts_table.sh - issue 24's CLI papercuts of floe table, snapshots, ref and
+# maintain, each asserted on the command's outcome (the others: cli_papercuts.sh):
+#  - a --partition, --sort, partition add-field / replace or sort-order set that does not
+#    parse against the schema is a usage error naming the text, nothing committed; every
+#    floe table, snapshots and ref action refuses an unknown option (exit 2, one line);
+#  - set-identifier-fields without a PATH clears them (`none` is a column name like any);
+#  - floe ref list lines up names by display columns (multibyte and wide characters);
+#  - JSON results carry user strings escaped (table upgrade, rename, drop);
+#  - floe maintain --once --json ends in {"error":...} when a run failed.
+name=cli_papercuts_table oracle=
+source "$(dirname "$0")/lib/table_cli_common.sh"
+cd "$tmp"
+"$floe" table create ns.t --schema s.json >/dev/null
+printf '{"k":"a","v":1}\n{"k":"b","v":2}\n' > in1.ndjson
+"$floe" append ns.t in1.ndjson >/dev/null
+
+# expect_usage NAME CMD...: exit 2 with exactly one line on stderr naming the command
+expect_usage() {
+  local what=$1 rc=0
+  shift
+  "$floe" "$@" >out.txt 2>err.txt || rc=$?
+  [ $rc = 2 ] || fail "$what: exit $rc, want 2 ($(cat err.txt))"
+  [ "$(wc -l < err.txt)" = 1 ] || fail "$what: stderr is not one line: $(cat err.txt)"
+  grep -q "^floe $2: " err.txt || grep -q "^floe $1: " err.txt || fail "$what: $(cat err.txt)"
+}
+
+# -- a bad partition spec or sort order is a usage error naming it ----------------------
+expect_bad_text() { # WHAT TEXT CMD...: a usage error naming TEXT
+  local what=$1 text=$2
+  shift 2
+  expect_usage "$what" "$@"
+  grep -qF -- "\"$text\"" err.txt || fail "$what: the text is not named: $(cat err.txt)"
+}
+before=$(meta ns.t)
+expect_bad_text "create --partition bucket(x, k)" "bucket(x, k)" table create ns.u --schema s.json --partition "bucket(x, k)"
+expect_bad_text "create --partition nope" "nope" table create ns.u --schema s.json --partition "nope"
+expect_bad_text "create --partition day(k)" "day(k)" table create ns.u --schema s.json --partition "day(k)"
+expect_bad_text "create --sort" "k SIDEWAYS" table create ns.u --schema s.json --sort "k SIDEWAYS"
+expect_bad_text "create --sort nope" "nope DESC" table create ns.u --schema s.json --partition k --sort "nope DESC"
+"$floe" table describe ns.u >/dev/null 2>&1 && fail "a refused table create made ns.u"
+expect_bad_text "partition add-field" "frob(k)" table partition ns.t add-field "frob(k)"
+expect_bad_text "partition add-field nope" "nope" table partition ns.t add-field "nope"
+expect_bad_text "partition replace" "k, bucket(k)" table partition ns.t replace "k, bucket(k)"
+expect_bad_text "sort-order set" "k UP" table sort-order ns.t set "k UP"
+expect_bad_text "sort-order set nope" "nope" table sort-order ns.t set "nope"
+[ "$(meta ns.t)" = "$before" ] || fail "a refused partition or sort order change committed"
+rc=0
+"$floe" table partition ns.t add-field "frob(k)" --json >out.txt 2>/dev/null || rc=$?
+python3 -c "import json,sys
+e=json.load(open(sys.argv[1]))['error']
+assert e['code']=='USAGE' and e['exit']==2 and 'frob(k)' in e['message'], e" out.txt ||
+  fail "partition add-field --json: exit $rc, $(cat out.txt)"
+# what parses still commits
+"$floe" table partition ns.t add-field "bucket(4, k)" >/dev/null || fail "partition add-field bucket(4, k)"
+"$floe" table sort-order ns.t set "v DESC" >/dev/null || fail "sort-order set v DESC"
+
+# -- every floe table / snapshots / ref action refuses an unknown option -------------------
+sid=$("$floe" snapshots ns.t --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["snapshot_id"])')
+"$floe" ref create ns.t audit >/dev/null
+while IFS= read -r c; do
+  [ -n "$c" ] || continue
+  # shellcheck disable=SC2086
+  expect_usage "$c --bogus" $c --bogus
+  grep -q -- "--bogus" err.txt || fail "$c --bogus: the option is not named: $(cat err.txt)"
+done <<CMDS
+table create ns.u --schema s.json
+table list
+table list ns
+table describe ns.t
+table properties ns.t
+table properties ns.t set a=b
+table properties ns.t unset a
+table sort-order ns.t
+table sort-order ns.t set k
+table sort-order ns.t clear
+table schema ns.t
+table schema ns.t add-column z long
+table schema ns.t rename-column k kk
+table schema ns.t drop-column v
+table schema ns.t widen v long
+table schema ns.t make-optional v
+table schema ns.t move-column v first
+table schema ns.t set-identifier-fields
+table partition ns.t
+table partition ns.t add-field v
+table partition ns.t drop-field k
+table partition ns.t replace k
+table register ns.u $tmp/nope.metadata.json
+table rename ns.t ns.t2
+table drop ns.t
+table upgrade ns.t
+snapshots ns.t
+snapshots rollback ns.t --to $sid
+snapshots set-current ns.t $sid
+snapshots cherrypick ns.t $sid
+ref list ns.t
+ref create ns.t r2
+ref replace ns.t audit
+ref drop ns.t audit
+ref fast-forward ns.t audit main
+history ns.t
+files ns.t
+CMDS
+# before the table too, and --purge / --format-version outside drop / upgrade
+expect_usage "table describe --bogus ns.t" table describe --bogus ns.t
+expect_usage "table schema --bogus ns.t" table schema --bogus ns.t
+expect_usage "table list --purge" table list --purge
+expect_usage "table describe --format-version 2" table describe ns.t --format-version 2
+"$floe" table describe ns.t >/dev/null || fail "the table went away in the option audit"
+
+# -- set-identifier-fields: no PATH clears them ---------------------------------------------
+echo '{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"}]}' > r.json
+"$floe" table create ns.r --schema r.json >/dev/null
+ids() { "$floe" table schema ns.r --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["schema"].get("identifier-field-ids", []))'; }
+"$floe" table schema ns.r set-identifier-fields id >/dev/null
+[ "$(ids)" = "[1]" ] || fail "set-identifier-fields id: $(ids)"
+rc=0
+"$floe" table schema ns.r set-identifier-fields none >/dev/null 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "none" err.txt || fail "set-identifier-fields none: exit $rc, $(cat err.txt)"
+[ "$(ids)" = "[1]" ] || fail "set-identifier-fields none changed them: $(ids)"
+"$floe" table schema ns.r set-identifier-fields >/dev/null || fail "set-identifier-fields (clear)"
+[ "$(ids)" = "[]" ] || fail "set-identifier-fields without PATH: $(ids)"
+"$floe" table --help > out.txt
+grep -q "without a PATH: *$" out.txt || fail "table --help does not say how to clear"
+grep -q 'set-identifier-fields event_id .*# no PATH: clear them' "$src/README.md" ||
+  fail "the README does not say how to clear identifier fields"
+
+# -- floe ref list pads by display columns --------------------------------------------------
+echo '{"id":1}' > r.ndjson
+"$floe" append ns.r r.ndjson >/dev/null
+for r in ünïcödé 日本語タグ plain; do "$floe" ref create ns.r "$r" >/dev/null; done
+"$floe" ref list ns.r > out.txt
+python3 -c "import sys,unicodedata
+w=lambda s: sum(2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in s)
+lines=open(sys.argv[1], encoding='utf-8').read().splitlines()
+cols={w(l[:l.index(' branch') if ' branch' in l else l.index(' tag')]) for l in lines[1:]}
+assert len(lines)==5 and cols=={20}, (cols, lines)" out.txt || fail "ref list columns: $(cat out.txt)"
+
+# -- JSON results escape user strings -------------------------------------------------------
+"$floe" namespace create 'q"n' >/dev/null
+"$floe" table create 'q"n.t"x' --schema s.json >/dev/null
+"$floe" table upgrade 'q"n.t"x' --json > out.txt
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['table']=='q\"n.t\"x', d" out.txt ||
+  fail "table upgrade --json: $(cat out.txt)"
+"$floe" table rename 'q"n.t"x' 'u"v' --json > out.txt
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d=={'renamed':'q\"n.t\"x','to':'q\"n.u\"v'}, d" out.txt ||
+  fail "table rename --json: $(cat out.txt)"
+"$floe" table drop 'q"n.u"v' --json > out.txt
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d=={'dropped':'q\"n.u\"v','files_deleted':0}, d" out.txt ||
+  fail "table drop --json: $(cat out.txt)"
+
+# -- floe maintain --once --json: a failed run ends in the error line ---------------------------
+"$floe" table create ns.m --schema s.json >/dev/null
+"$floe" append ns.m in1.ndjson >/dev/null
+find wh/ns/m/metadata -name '*.metadata.json' -delete
+rc=0
+"$floe" maintain ns.m --once --json >out.txt 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "maintain with failing runs: exit $rc"
+python3 -c "import json,sys
+lines=[json.loads(l) for l in open(sys.argv[1])]
+runs, last = lines[:-1], lines[-1]
+failed=[r for r in runs if r['result']=='failed']
+assert failed and all('error' not in r for r in runs), lines
+e=last['error']
+assert e['exit']==1 and e['code']!='USAGE' and ('%d of %d maintenance runs failed' % (len(failed), len(runs))) in e['message'], e
+assert e['message'].endswith(failed[0]['detail']) and 'ns.m ' + failed[0]['job'] in e['message'], e" out.txt ||
+  fail "maintain --once --json failure: $(cat out.txt)"
+grep -q "maintenance runs failed" err.txt || fail "maintain: no error line on stderr: $(cat err.txt)"
+
+[ $fails = 0 ] || exit 1
+echo "cli_papercuts_table: ok"
