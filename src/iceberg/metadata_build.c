@@ -1051,6 +1051,62 @@ int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64
     return 0;
 }
 
+/* A type or default value of format v3 in schema type t (JSON), below a field named
+ * name: its description in why, false when there is none. */
+static bool v3_only(const json_t *t, const char *name, char *why, size_t n, int depth) {
+    if (depth > 64)
+        return false;
+    if (json_is_string(t)) {
+        static const char *const v3[] = {"timestamp_ns", "timestamptz_ns", "unknown", "variant",
+                                         "geometry", "geography"};
+        const char *ty = json_string_value(t);
+        for (size_t i = 0; i < sizeof v3 / sizeof v3[0]; i++)
+            if (!strncmp(ty, v3[i], strlen(v3[i]))) {
+                snprintf(why, n, "column %s has type %s", name, ty);
+                return true;
+            }
+        return false;
+    }
+    const char *kind = json_string_value(json_object_get(t, "type"));
+    if (!kind)
+        return false;
+    if (!strcmp(kind, "list"))
+        return v3_only(json_object_get(t, "element"), name, why, n, depth + 1);
+    if (!strcmp(kind, "map"))
+        return v3_only(json_object_get(t, "key"), name, why, n, depth + 1) ||
+               v3_only(json_object_get(t, "value"), name, why, n, depth + 1);
+    const json_t *fields = json_object_get(t, "fields");
+    for (size_t i = 0; i < json_array_size(fields); i++) {
+        const json_t *f = json_array_get(fields, i);
+        const char *fname = json_string_value(json_object_get(f, "name"));
+        fname = fname ? fname : "?";
+        if (json_object_get(f, "initial-default") || json_object_get(f, "write-default")) {
+            snprintf(why, n, "column %s has a default value", fname);
+            return true;
+        }
+        if (v3_only(json_object_get(f, "type"), fname, why, n, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Format v1 and v2 tables cannot hold v3 types or defaults: engines refuse to load them. */
+static int check_v3_types(const json_t *doc, int format_version, floe_error *err) {
+    if (format_version >= 3)
+        return 0;
+    const json_t *schemas = json_object_get(doc, "schemas");
+    for (size_t i = 0; i < json_array_size(schemas); i++) {
+        const json_t *sc = json_array_get(schemas, i);
+        char why[512];
+        if (v3_only(sc, "?", why, sizeof why, 0))
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "schema %lld: %s, which needs format version 3 (this table is "
+                                  "v%d: floe table upgrade NS.NAME --format-version 3)",
+                                  (long long)jlong(sc, "schema-id", 0), why, format_version);
+    }
+    return 0;
+}
+
 int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
                                  floe_table_metadata **out, floe_error *err) {
     json_t *doc = json_deep_copy(b->doc);
@@ -1066,6 +1122,7 @@ int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_meta
     }
     if (set_new(doc, "last-updated-ms", json_integer(now > floor ? now : floor), err) < 0)
         FLOE_CHECK(FLOE_ENOMEM);
+    FLOE_CHECK(check_v3_types(doc, b->format_version, err));
     if (b->format_version == 1)
         FLOE_CHECK(sync_v1_legacy(doc, err));
     json_t *mlog = ensure_array(doc, "metadata-log");

@@ -20,6 +20,7 @@
 #     --no-prune and skips files; icebird (an independent reader) reads the table with
 #     files in three specs to the same rows; a v1 table keeps a dropped field as void;
 #   - every change takes a path that leaves out a list's element or a map's value;
+#   - v3 types (timestamp_ns, ...) refused in a v2 table, taken by a v3 one;
 #   - a tag is read with the schema its snapshot was written with (as --snapshot), a
 #     branch with the table's current one;
 #   - describe shows the schema and spec ids (text and JSON); floe schema show NS.NAME
@@ -265,6 +266,15 @@ cur='next(s for s in m["schemas"] if s["schema-id"] == m["current-schema-id"])["
   "[('c', 'string'), ('a', 'long')]" ] || fail "list shorthand: $(mq ns.short "$cur")"
 [ "$(mq ns.short "[(f['name'], f['type']) for f in $cur[1]['type']['value']['fields']]")" = \
   "[('n', 'double')]" ] || fail "map shorthand: $(mq ns.short "$cur")"
+
+# ---- format v3 types need a v3 table ----------------------------------------------------
+loc_tag=$(meta ns.tag)
+expect_fail 1 'needs format version 3' "$floe" table schema ns.tag add-column tn timestamp_ns
+[ "$(meta ns.tag)" = "$loc_tag" ] || fail "a v3 type was committed to a v2 table"
+echo '{"type":"struct","fields":[{"id":1,"name":"t","required":false,"type":"timestamptz_ns"}]}' > "$tmp/ns.json"
+expect_fail 1 'needs format version 3' "$floe" table create ns.nsv2 --schema "$tmp/ns.json"
+"$floe" table create ns.nsv3 --schema "$tmp/ns.json" --property format-version=3 >/dev/null
+[ "$(mq ns.nsv3 'm["format-version"]')" = 3 ] || fail "v3 table with timestamptz_ns"
 
 # ---- a format v1 table: a dropped field becomes void ------------------------------------
 mkdir -p "$tmp/v1/metadata"

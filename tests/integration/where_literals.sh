@@ -33,7 +33,7 @@ for i in 0 1 2 3 4 5 6 7 8 9; do
 done
 sed -i 's/"dec":"\([0-9.]*\)"/"dec":\1/' "$tmp/rows.ndjson"
 "$floe" namespace create ns >/dev/null
-"$floe" table create ns.t --schema "$tmp/s.json" >/dev/null
+"$floe" table create ns.t --schema "$tmp/s.json" --property format-version=3 >/dev/null # timestamp_ns: v3
 "$floe" append ns.t "$tmp/rows.ndjson" >/dev/null
 file=$(find "$tmp/wh" -name '*.parquet' | head -1)
 [ -n "$file" ] || { echo "where_literals: FAIL: no data file"; exit 1; }
