@@ -651,15 +651,12 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         if (crc != 0)
             return crc;
     }
-    const floe_metadata_spec *dspec = a->has_spec_id ? floe_table_metadata_spec(base, a->spec_id)
-                                                     : floe_table_metadata_default_spec(base);
-    FLOE_RETURN_ERROR_IF(a->has_spec_id && !dspec, err, FLOE_EINVALID,
-                         "the table's partition spec %d was removed during the append",
-                         a->spec_id);
-    FLOE_RETURN_ERROR_IF(!dspec || dspec->spec_id != a->spec->spec_id, err, FLOE_EINVALID,
-                         "the table's default partition spec changed during the append "
-                         "(was %d): stage the files again",
-                         a->spec->spec_id);
+    /* The files keep the spec they were written with, as every Iceberg file does: a new
+     * default spec committed meanwhile (partition evolution) leaves them valid, and only
+     * the spec's removal from the table would not. */
+    FLOE_RETURN_ERROR_IF(!floe_table_metadata_spec(base, a->spec->spec_id), err, FLOE_EINVALID,
+                         "the table's partition spec %d, which the appended files were "
+                         "written with, was removed during the append", a->spec->spec_id);
     attempt_ctx c = {.a = a, .base = base, .fv = floe_metadata_builder_format_version(b)};
     floe_arena_init(&c.arena, 64 * 1024);
     int rc = 0;

@@ -9,6 +9,8 @@
  * stays an error, after one attempt.
  *
  * Deterministic: the stale handle is simply loaded before the other handle's commits.
+ * Also: an append whose base gained a new default partition spec commits its files with
+ * the spec they were written with.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "floe/io.h"
 #include "floe/maint.h"
 #include "floe/rewrite.h"
+#include "floe/scan.h"
 #include "harness.h"
 #include "harness_table.h"
 
@@ -158,10 +161,70 @@ TEST(missing_file_of_the_current_snapshot_is_an_error) {
     harness_table_close(&e);
 }
 
+
+static int add_spec_s(void *ctx, floe_metadata_builder *b, floe_error *err) {
+    (void)ctx;
+    int32_t id = -1;
+    FLOE_FORWARD_IF_ERROR(floe_metadata_builder_add_spec(
+        b, "{\"fields\":[{\"source-id\":2,\"transform\":\"identity\",\"name\":\"s\"}]}", &id,
+        err));
+    return floe_metadata_builder_set_default_spec(b, id, err);
+}
+
+/* An append whose files were staged under spec 0 while another process made a new
+ * default spec commits them as they are, with spec 0 (partition evolution leaves written
+ * files valid); before, it failed ("stage the files again") and the work was lost. */
+TEST(append_across_a_partition_spec_change) {
+    harness_table e;
+    harness_table_open(&e, "t", SCHEMA, NULL, NULL, PROPS, sizeof PROPS / sizeof PROPS[0]);
+    append_rows(&e, e.t, 0, 0, 10);
+    floe_error err;
+    /* the append's file: a copy of the first append's, staged under spec 0 */
+    floe_scan_plan *plan = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &plan, &err), err);
+    REQUIRE(plan->ntasks == 1);
+    floe_data_file f = *plan->tasks[0].file;
+    char *phys = NULL, copy[4200];
+    REQUIRE_OK(floe_table_resolve_path(e.t, f.file_path, &phys, &err), err);
+    size_t len = 0;
+    char *bytes = harness_read_file(phys, &len);
+    REQUIRE(bytes != NULL);
+    snprintf(copy, sizeof copy, "%s/copy.parquet", e.dir);
+    REQUIRE(harness_write_file(copy, bytes, len) == 0);
+    free(bytes);
+    floe_free(phys);
+    f.file_path = copy;
+    floe_append *a = NULL;
+    REQUIRE_OK(floe_append_new(e.t, &a, &err), err);
+    REQUIRE_OK(floe_append_add_file(a, &f, &err), err);
+
+    floe_table *other = NULL;
+    REQUIRE_OK(floe_table_load(e.cat, "ns", "t", &other, &err), err);
+    REQUIRE_OK(floe_table_commit(other, add_spec_s, NULL, &err), err);
+    CHECK_EQ_INT(floe_table_metadata_get(other)->default_spec_id, 1);
+
+    floe_append_result r;
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(floe_append_commit(a, &r, &err), err);
+    floe_append_result_reset(&r);
+    floe_append_free(a);
+    floe_scan_plan_free(plan);
+    check_rows(e.t, 20);
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &plan, &err), err);
+    CHECK_EQ_INT(plan->ntasks, 2);
+    for (size_t i = 0; i < plan->ntasks; i++)
+        CHECK_EQ_INT(plan->tasks[i].spec_id, 0);
+    floe_scan_plan_free(plan);
+    CHECK_EQ_INT(floe_table_metadata_get(e.t)->default_spec_id, 1);
+    floe_table_close(other);
+    harness_table_close(&e);
+}
+
 int main(void) {
     RUN(append_on_an_expired_base_retries);
     RUN(rewrite_on_an_expired_base_plans_again);
     RUN(rewrite_manifests_on_an_expired_base_plans_again);
     RUN(missing_file_of_the_current_snapshot_is_an_error);
+    RUN(append_across_a_partition_spec_change);
     return harness_finish();
 }
