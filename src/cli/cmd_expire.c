@@ -31,7 +31,7 @@ static void usage(FILE *out) {
             "                     points at one, or a branch's retention keeps it)\n"
             "  --dry-run          change nothing; report what would be expired and deleted\n"
             "  --keep-files       commit the expiry but delete no files\n"
-            "  --threads N        parallel deletes (default 4; 0 = all cores)\n"
+            "  --threads N        parallel deletes (default 4; 0 = all cores; at most 32)\n"
             "  --list             print every file deleted (or, with --dry-run, deletable)\n"
             "  --json             print the result as JSON\n"
             "\n"

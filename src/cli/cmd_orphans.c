@@ -34,7 +34,7 @@ static void usage(FILE *out) {
             "                        scheme or authority does not (s3, s3a and s3n count as\n"
             "                        one scheme): error (default: stop, delete nothing),\n"
             "                        ignore (keep such files), delete (delete them)\n"
-            "  --threads N           parallel deletes (default 4; 0 = all cores)\n"
+            "  --threads N           parallel deletes (default 4; 0 = all cores; at most 32)\n"
             "  --list                print every orphan\n"
             "  --json                print the result as JSON\n");
 }

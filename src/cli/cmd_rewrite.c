@@ -43,7 +43,7 @@ static void usage(FILE *out) {
             "      merged once it holds tier-fanout files, so each byte is rewritten about\n"
             "      log(min-file-size / commit size) times (docs/MAINTENANCE.md)\n"
             "  tier-fanout 5   max-files-per-partition 10   cold-partition-age-ms 3600000\n"
-            "  threads                     worker threads (floe), 0 = all cores\n"
+            "  threads                     worker threads (floe), 0 = all cores, at most 1024\n"
             "  fast-copy                   auto (floe): copy row groups as stored, without\n"
             "      decoding, from files laid out as the table with its codec and no deletes;\n"
             "      true: every such row group; auto: those of >= min(8 MiB, row-group size)\n"
