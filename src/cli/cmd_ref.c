@@ -301,6 +301,11 @@ static void snapshots_actions_usage(FILE *out) {
             "             whose summary has source-snapshot-id\n");
 }
 
+static bool is_number(const char *s) {
+    int64_t v;
+    return floe_parse_i64_cstr(s, &v);
+}
+
 /* floe snapshots rollback|set-current|cherrypick ... (argv[0] is the action) */
 int cli_snapshots_action(int argc, char **argv) {
     cli_table_opts to = {0};
@@ -319,7 +324,8 @@ int cli_snapshots_action(int argc, char **argv) {
             if (i + 1 >= argc)
                 return cli_usage("snapshots", "--to needs a value");
             to_arg = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
+        } else if (argv[i][0] == '-' && argv[i][1] && !(ident && is_number(argv[i]))) {
+            /* snapshot ids may be negative: a number after the table is the snapshot */
             return cli_usage("snapshots", "%s: unknown option %s", action, argv[i]);
         } else if (!ident) {
             ident = argv[i];
@@ -510,15 +516,20 @@ static void print_ref_json(const floe_snapshot_ref *r) {
 }
 
 static void print_ref_text(const floe_snapshot_ref *r) {
-    cli_print_padded(stdout, r->name, 20);
-    printf(" %-6s %-20" PRId64, r->is_tag ? "tag" : "branch", r->snapshot_id);
+    char ret[160] = "";
+    size_t n = 0;
     if (r->min_snapshots_to_keep >= 0)
-        printf("  min-snapshots-to-keep=%d", (int)r->min_snapshots_to_keep);
-    if (r->max_snapshot_age_ms >= 0)
-        printf("  max-snapshot-age-ms=%" PRId64, r->max_snapshot_age_ms);
-    if (r->max_ref_age_ms >= 0)
-        printf("  max-ref-age-ms=%" PRId64, r->max_ref_age_ms);
-    printf("\n");
+        n += (size_t)snprintf(ret + n, sizeof ret - n, "  min-snapshots-to-keep=%d",
+                              (int)r->min_snapshots_to_keep);
+    if (r->max_snapshot_age_ms >= 0 && n < sizeof ret)
+        n += (size_t)snprintf(ret + n, sizeof ret - n, "  max-snapshot-age-ms=%" PRId64,
+                              r->max_snapshot_age_ms);
+    if (r->max_ref_age_ms >= 0 && n < sizeof ret)
+        snprintf(ret + n, sizeof ret - n, "  max-ref-age-ms=%" PRId64, r->max_ref_age_ms);
+    cli_print_padded(stdout, r->name, 20);
+    /* no padding after the last column: lines end without spaces */
+    printf(" %-6s %-*" PRId64 "%s\n", r->is_tag ? "tag" : "branch", ret[0] ? 20 : 0,
+           r->snapshot_id, ret);
 }
 
 static void ref_usage(FILE *out) {

@@ -5,7 +5,8 @@
 #    parse against the schema is a usage error naming the text, nothing committed; every
 #    floe table, snapshots and ref action refuses an unknown option (exit 2, one line);
 #  - set-identifier-fields without a PATH clears them (`none` is a column name like any);
-#  - floe ref list lines up names by display columns (multibyte and wide characters);
+#  - floe ref list lines up names by display columns (multibyte and wide characters),
+#    without trailing spaces; snapshots set-current/cherrypick take negative snapshot ids;
 #  - JSON results carry user strings escaped (table upgrade, rename, drop);
 #  - floe maintain --once --json ends in {"error":...} when a run failed.
 name=cli_papercuts_table oracle=
@@ -136,6 +137,14 @@ w=lambda s: sum(2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in s)
 lines=open(sys.argv[1], encoding='utf-8').read().splitlines()
 cols={w(l[:l.index(' branch') if ' branch' in l else l.index(' tag')]) for l in lines[1:]}
 assert len(lines)==5 and cols=={20}, (cols, lines)" out.txt || fail "ref list columns: $(cat out.txt)"
+! grep -q ' $' out.txt || fail "ref list: lines end in spaces: $(cat -A out.txt)"
+# a negative snapshot id is the snapshot, not an option: the table says it has none such
+for act in set-current cherrypick; do
+  set +e
+  "$floe" snapshots $act ns.r -5 2> err.txt; rc=$?
+  set -e
+  [ $rc = 1 ] && grep -q 'snapshot -5' err.txt || fail "snapshots $act ns.r -5: exit $rc, $(cat err.txt)"
+done
 
 # -- JSON results escape user strings -------------------------------------------------------
 "$floe" namespace create 'q"n' >/dev/null
