@@ -777,7 +777,6 @@ static int read_summaries(const floe_ml_program *p, const mf_op *o, floe_avro_cu
         }
         for (int64_t i = 0; i < count; i++) {
             floe_ml_summary *sum = &s->sums[s->nsums++];
-            memset(sum->slot, 0, sizeof sum->slot);
             for (size_t k = 0; k < p->n_sum; k++) {
                 const mf_op *so = &p->sum[k];
                 int rc = so->kind == OP_SKIP
@@ -787,10 +786,17 @@ static int read_summaries(const floe_ml_program *p, const mf_op *o, floe_avro_cu
                     floe_error_prefix(err, "%s: ", so->name);
                     return rc;
                 }
-                if (so->kind != OP_SKIP)
-                    sum->slot[so->slot] = &sum->v[so->slot];
             }
         }
+    }
+    /* The slots point into their own summary: set only now, since a later block of the
+     * array may have moved the summaries (realloc) */
+    for (size_t i = 0; i < s->nsums; i++) {
+        floe_ml_summary *sum = &s->sums[i];
+        memset(sum->slot, 0, sizeof sum->slot);
+        for (size_t k = 0; k < p->n_sum; k++)
+            if (p->sum[k].kind != OP_SKIP)
+                sum->slot[p->sum[k].slot] = &sum->v[p->sum[k].slot];
     }
     return 0;
 }
