@@ -1090,14 +1090,19 @@ static bool v3_only(const json_t *t, const char *name, char *why, size_t n, int 
     return false;
 }
 
-/* Format v1 and v2 tables cannot hold v3 types or defaults: engines refuse to load them. */
-static int check_v3_types(const json_t *doc, int format_version, floe_error *err) {
+/* Format v1 and v2 tables cannot hold v3 types or defaults: engines refuse to load them.
+ * Only the schemas this change adds are checked: a table another writer made that way is
+ * still maintained (its files rewritten, its snapshots expired) as it is. */
+static int check_v3_types(const json_t *doc, const floe_table_metadata *base,
+                          int format_version, floe_error *err) {
     if (format_version >= 3)
         return 0;
     const json_t *schemas = json_object_get(doc, "schemas");
     for (size_t i = 0; i < json_array_size(schemas); i++) {
         const json_t *sc = json_array_get(schemas, i);
         char why[512];
+        if (base && floe_table_metadata_schema(base, (int32_t)jlong(sc, "schema-id", -1)))
+            continue;
         if (v3_only(sc, "?", why, sizeof why, 0))
             return floe_error_set(err, FLOE_EUNSUPPORTED,
                                   "schema %lld: %s, which needs format version 3 (this table is "
@@ -1122,7 +1127,7 @@ int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_meta
     }
     if (set_new(doc, "last-updated-ms", json_integer(now > floor ? now : floor), err) < 0)
         FLOE_CHECK(FLOE_ENOMEM);
-    FLOE_CHECK(check_v3_types(doc, b->format_version, err));
+    FLOE_CHECK(check_v3_types(doc, b->base, b->format_version, err));
     if (b->format_version == 1)
         FLOE_CHECK(sync_v1_legacy(doc, err));
     json_t *mlog = ensure_array(doc, "metadata-log");

@@ -199,7 +199,7 @@ before=$fails
 (
   export FLOE_CATALOG=default # the catalog name floe serve uses
   "$floe" namespace create ev >/dev/null
-  "$floe" table create ev.srv --schema "$tmp/srv.json" >/dev/null
+  "$floe" table create ev.srv --schema "$tmp/srv.json" --property format-version=3 >/dev/null # defaults: v3
   "$floe" serve --warehouse "$tmp/wh" --catalog "$tmp/catalog.db" --listen 127.0.0.1:0 \
       --port-file "$tmp/srv/port" 2>> "$tmp/srv/log" &
   spid=$!
