@@ -24,6 +24,15 @@ void floe_keyset_free(floe_keyset *s) {
     s->max_key_bytes = max;
 }
 
+/* The first empty slot of an open-addressed table of cap (a power of two) hash slots, probing
+ * linearly from h's home slot; the table must have one. */
+static size_t free_slot(const uint64_t *hash, size_t cap, uint64_t h) {
+    size_t i = h & (cap - 1);
+    while (hash[i])
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
 static int64_t *find_hashed(const floe_keyset *s, uint64_t h, const void *p, size_t n) {
     if (!s->cap)
         return NULL;
@@ -54,9 +63,7 @@ static int grow_to(floe_keyset *s, size_t nc) {
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->hash[i])
             continue;
-        size_t j = s->hash[i] & (nc - 1);
-        while (nh[j])
-            j = (j + 1) & (nc - 1);
+        size_t j = free_slot(nh, nc, s->hash[i]);
         nh[j] = s->hash[i];
         no[j] = s->off[i];
         nl[j] = s->len[i];
@@ -108,9 +115,7 @@ int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_
     size_t off = s->keys.len;
     if (floe_buf_append(&s->keys, n ? p : (const void *)"", n) < 0)
         return FLOE_ENOMEM;
-    size_t i = h & (s->cap - 1);
-    while (s->hash[i])
-        i = (i + 1) & (s->cap - 1);
+    size_t i = free_slot(s->hash, s->cap, h);
     s->hash[i] = h;
     s->off[i] = (uint32_t)off;
     s->len[i] = (uint32_t)n;
@@ -160,9 +165,7 @@ static int hashset_grow_to(floe_hashset *s, size_t nc) {
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->hash[i])
             continue;
-        size_t j = s->hash[i] & (nc - 1);
-        while (nh[j])
-            j = (j + 1) & (nc - 1);
+        size_t j = free_slot(nh, nc, s->hash[i]);
         nh[j] = s->hash[i];
         nv[j] = s->val[i];
     }
@@ -191,9 +194,7 @@ int floe_hashset_add(floe_hashset *s, uint64_t h, int64_t val) {
             return rc;
     }
     h = h ? h : 1;
-    size_t i = h & (s->cap - 1);
-    while (s->hash[i])
-        i = (i + 1) & (s->cap - 1);
+    size_t i = free_slot(s->hash, s->cap, h);
     s->hash[i] = h;
     s->val[i] = val;
     s->n++;

@@ -1,9 +1,11 @@
-/* test_common.c - errors, allocation hook, arena, bounded buffer, varints, crc. */
+/* test_common.c - errors, allocation hook, arena, bounded buffer, varints, crc, key and
+ * hash sets. */
 #include "floe/common.h"
 
 #include <zlib.h>
 
 #include "harness.h"
+#include "common/keyset.h"
 #include "common/testing.h"
 
 TEST(test_error_table) {
@@ -194,6 +196,106 @@ TEST(test_parse_size_duration) {
     CHECK(!floe_parse_duration("1H", 1, &x)); /* duration units are lower case */
 }
 
+/* Keys 0..n-1 as decimal text with a varying-length prefix, so lengths and hashes vary. */
+static size_t key_text(char *out, size_t i) {
+    return (size_t)snprintf(out, 48, "%.*s%zu", (int)(i % 7), "kkkkkkk", i);
+}
+
+TEST(test_keyset) {
+    floe_keyset s = {0};
+    char k[48];
+    CHECK(floe_keyset_find(&s, "a", 1) == NULL); /* empty, never grown */
+    enum { N = 20000 };
+    for (size_t i = 0; i < N; i++) {
+        int64_t *slot = NULL;
+        CHECK_EQ_INT(floe_keyset_put(&s, k, key_text(k, i), (int64_t)i * 3, &slot), 0);
+        REQUIRE(slot != NULL);
+        CHECK(*slot == (int64_t)i * 3);
+    }
+    CHECK_EQ_U64(s.n, N);
+    /* every key survives the rehashes; a second put keeps the first payload */
+    for (size_t i = 0; i < N; i += 7) {
+        int64_t *v = floe_keyset_find(&s, k, key_text(k, i));
+        REQUIRE(v != NULL);
+        CHECK(*v == (int64_t)i * 3);
+        int64_t *slot = NULL;
+        CHECK_EQ_INT(floe_keyset_put(&s, k, key_text(k, i), -1, &slot), 0);
+        CHECK(slot == v && *slot == (int64_t)i * 3);
+    }
+    CHECK_EQ_U64(s.n, N);
+    CHECK(floe_keyset_find(&s, "kkkk20000", 9) == NULL);
+    CHECK(floe_keyset_find(&s, "", 0) == NULL);
+    CHECK_EQ_INT(floe_keyset_put(&s, "", 0, 42, NULL), 0); /* the empty key is a key */
+    REQUIRE(floe_keyset_find(&s, "", 0) != NULL);
+    CHECK(*floe_keyset_find(&s, "", 0) == 42);
+    /* iteration over slots sees each key once */
+    size_t seen = 0;
+    for (size_t i = 0; i < s.cap; i++)
+        if (s.hash[i])
+            seen += floe_keyset_find(&s, floe_keyset_key(&s, i), s.len[i]) == &s.val[i];
+    CHECK_EQ_U64(seen, N + 1);
+    floe_keyset_free(&s);
+
+    /* the key budget: FLOE_ELIMIT past max_key_bytes, the set unchanged */
+    floe_keyset b = {.max_key_bytes = 10};
+    CHECK_EQ_INT(floe_keyset_put(&b, "0123456789", 10, 1, NULL), 0);
+    CHECK_EQ_INT(floe_keyset_put(&b, "x", 1, 2, NULL), FLOE_ELIMIT);
+    CHECK_EQ_U64(b.n, 1);
+    CHECK(floe_keyset_find(&b, "x", 1) == NULL);
+    /* a failed reserve leaves the set as it was */
+    floe_alloc_fail_after(1);
+    CHECK_EQ_INT(floe_keyset_reserve(&b, 100000), FLOE_ENOMEM);
+    floe_alloc_fail_after(0);
+    REQUIRE(floe_keyset_find(&b, "0123456789", 10) != NULL);
+    CHECK(*floe_keyset_find(&b, "0123456789", 10) == 1);
+    floe_keyset_free(&b);
+    CHECK(b.max_key_bytes == 10); /* free keeps the budget */
+}
+
+TEST(test_hashset) {
+    floe_hashset s = {0};
+    size_t pos = 0;
+    CHECK(floe_hashset_next(&s, 5, &pos) == NULL);
+    /* many distinct hashes, and runs of equal ones (what colliding keys look like) */
+    enum { N = 5000 };
+    for (int64_t i = 0; i < N; i++) {
+        CHECK_EQ_INT(floe_hashset_add(&s, floe_hash64(&i, sizeof i), i), 0);
+        if (i % 100 == 0)
+            CHECK_EQ_INT(floe_hashset_add(&s, 77, i), 0);
+    }
+    CHECK_EQ_INT(floe_hashset_add(&s, 0, -5), 0); /* 0 is stored as 1 */
+    CHECK_EQ_U64(s.n, N + N / 100 + 1);
+    for (int64_t i = 0; i < N; i += 3) {
+        pos = 0;
+        int found = 0;
+        for (const int64_t *v; (v = floe_hashset_next(&s, floe_hash64(&i, sizeof i), &pos));)
+            found += *v == i;
+        CHECK_EQ_INT(found, 1);
+    }
+    int64_t sum = 0;
+    int count = 0;
+    pos = 0;
+    for (const int64_t *v; (v = floe_hashset_next(&s, 77, &pos)); count++)
+        sum += *v;
+    CHECK_EQ_INT(count, N / 100);
+    CHECK(sum == (int64_t)100 * (N / 100) * (N / 100 - 1) / 2);
+    pos = 0;
+    const int64_t *z = floe_hashset_next(&s, 0, &pos);
+    REQUIRE(z != NULL);
+    CHECK(*z == -5);
+    CHECK(floe_hashset_next(&s, 0, &pos) == NULL);
+    /* floe_hash64 reads eight bytes at a time: every tail length counts */
+    const char *t = "abcdefghijklmnopq";
+    for (size_t n = 1; n <= 17; n++)
+        CHECK(floe_hash64(t, n) != floe_hash64(t, n - 1));
+    size_t cap = s.cap;
+    floe_alloc_fail_after(1);
+    CHECK_EQ_INT(floe_hashset_reserve(&s, cap * 4), FLOE_ENOMEM);
+    floe_alloc_fail_after(0);
+    CHECK_EQ_U64(s.cap, cap);
+    floe_hashset_free(&s);
+}
+
 int main(void) {
     RUN(test_error_table);
     RUN(test_error_prefix);
@@ -205,5 +307,7 @@ int main(void) {
     RUN(test_crc);
     RUN(test_parse_literals);
     RUN(test_parse_size_duration);
+    RUN(test_keyset);
+    RUN(test_hashset);
     return harness_finish();
 }
