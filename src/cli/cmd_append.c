@@ -32,6 +32,8 @@ static void usage(FILE *out) {
             "spec.\n"
             "Without --copy the Parquet files themselves become the table's files: a later\n"
             "floe rewrite and floe expire delete them from the folder they are in.\n"
+            "A file the table already has live (checked again in each commit attempt:\n"
+            "of two appends of the same file at once, one commits) fails the append.\n"
             "Everything lands in one snapshot.\n"
             "\n"
             "  --threads N     threads converting NDJSON (default 1; 0 = all cores; at most\n"
@@ -55,7 +57,7 @@ static void usage(FILE *out) {
             "                  A copy is named after the SHA-256 of its bytes: the same\n"
             "                  bytes appended again (any file name) are refused, as the same\n"
             "                  file is without --copy; a copy left by a run that failed\n"
-            "                  before committing is reused\n"
+            "                  before committing is kept and reused\n"
             "  --quiet         no progress line (drawn on standard error only when it is a\n"
             "                  terminal: bytes read of the total, rate, time left)\n");
 }

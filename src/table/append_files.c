@@ -28,6 +28,7 @@
 #include "table_internal.h"
 
 #define COPY_CHUNK ((size_t)8 << 20) /* append --copy: bytes read and written at a time */
+#define CONTENT_HEX 32                /* append --copy: hex digits of <content> */
 
 /* ---------------------------------------------------------------------------------------
  * table properties
@@ -246,40 +247,121 @@ static int on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
     return rc;
 }
 
-/* The live files of the table's current snapshot into *p (NULL without a snapshot), for
- * checking the `what` inputs against them. */
-static int plan_live(floe_table *t, const char *what, floe_scan_plan **p, floe_error *err) {
-    *p = NULL;
-    if (!floe_table_metadata_current_snapshot(floe_table_metadata_get(t)))
+/* The snapshot an append to `branch` (NULL: main) lands on in m: *has false when the
+ * branch has none yet (or does not exist: the commit says so). */
+static int64_t target_head(const floe_table_metadata *m, const char *branch, bool *has) {
+    const floe_snapshot *s = NULL;
+    if (!branch || !strcmp(branch, "main")) {
+        s = floe_table_metadata_current_snapshot(m);
+    } else {
+        const floe_snapshot_ref *r = floe_table_metadata_ref(m, branch);
+        if (r && !r->is_tag)
+            s = floe_table_metadata_snapshot(m, r->snapshot_id);
+    }
+    *has = s != NULL;
+    return s ? s->snapshot_id : 0;
+}
+
+/* The Parquet inputs an append adds that must not be live in the table it commits to:
+ * the files added where they are (by local path, or URI) and the copies (by <content>).
+ * They are checked against the table state the append starts from before anything is
+ * written, and again in every commit attempt whose base has another head (snapshot
+ * `head`): of two appends of the same file that both passed the first check, the second
+ * to commit finds the first's snapshot in its attempt and fails instead of committing
+ * the file twice. */
+typedef struct dup_check {
+    floe_table *t;
+    const char *branch;            /* NULL: main */
+    const char *when;              /* how the error says when the file got in */
+    floe_keyset paths;             /* inputs added as they are */
+    floe_keyset *contents;         /* the copies' <content> (copy_state.given) */
+    floe_keyset *live_contents;    /* when not NULL: collect the <content> of the live
+                                      copies instead of checking contents */
+    bool checked;                  /* head (has_head) has been checked */
+    bool has_head;
+    int64_t head;
+    char *found;                   /* the live file an input is, when one is */
+    bool found_copy;               /* ... found by its <content> */
+} dup_check;
+
+static bool is_content_name(const char *base);
+
+static int dup_task(void *ctx, const floe_scan_task *task, floe_error *err) {
+    dup_check *dc = ctx;
+    const char *path = task->file->file_path;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if ((dc->contents || dc->live_contents) && is_content_name(base)) {
+        if (dc->live_contents) {
+            int rc = floe_keyset_put(dc->live_contents, base, CONTENT_HEX, 0, NULL);
+            if (rc < 0)
+                return floe_error_set(err, rc, "%s", floe_strerror(rc));
+        } else if (floe_keyset_find(dc->contents, base, CONTENT_HEX)) {
+            dc->found_copy = true;
+            if (!(dc->found = floe_strdup(path)))
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            return FLOE_EINVALID; /* dup_scan says it */
+        }
+    }
+    if (!dc->paths.n)
         return 0;
-    int rc = floe_scan_plan_files(t, NULL, p, err);
-    if (rc < 0)
-        floe_error_prefix(err, "checking the table's files for the %s ones: ", what);
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(dc->t, path, &uri, err));
+    char *lp = floe_io_local_path(uri);
+    const char *key = lp ? lp : uri;
+    int rc = 0;
+    if (floe_keyset_find(&dc->paths, key, strlen(key))) {
+        rc = (dc->found = floe_strdup(path)) ? FLOE_EINVALID /* dup_scan says it */
+                                             : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    floe_free(lp);
+    floe_free(uri);
     return rc;
 }
 
-/* Refuse existing Parquet files the table already has live: added again, their rows would
- * be read twice. The table's paths and the inputs are compared as local paths for local
- * files, as given otherwise. */
-static int check_not_live(floe_table *t, const floe_keyset *inputs, floe_error *err) {
-    floe_scan_plan *p = NULL;
-    int rc = inputs->n ? plan_live(t, "appended", &p, err) : 0;
-    for (size_t i = 0; p && i < p->ntasks && rc == 0; i++) {
-        const char *path = p->tasks[i].file->file_path;
-        char *uri = NULL;
-        if ((rc = floe_table_resolve_path(t, path, &uri, err)) < 0)
-            break;
-        char *lp = floe_io_local_path(uri);
-        const char *key = lp ? lp : uri;
-        if (floe_keyset_find(inputs, key, strlen(key)))
-            rc = floe_error_set(err, FLOE_EINVALID, "%s is already a data file of the table "
-                                "(snapshot %" PRId64 "); appending it again would count its "
-                                "rows twice", path, p->snapshot_id);
-        floe_free(lp);
-        floe_free(uri);
+/* Check the inputs against the live files of the head of the append's branch in m (t's
+ * metadata), unless that head was checked already. */
+static int dup_scan(dup_check *dc, const floe_table_metadata *m, floe_error *err) {
+    bool has = false;
+    int64_t head = target_head(m, dc->branch, &has);
+    if (dc->checked && has == dc->has_head && head == dc->head)
+        return 0;
+    if (has && (dc->paths.n || dc->contents || dc->live_contents)) {
+        floe_scan_options so = {.has_snapshot_id = true, .snapshot_id = head};
+        floe_scan_plan *p = NULL;
+        int rc = floe_scan_plan_stream(dc->t, &so, dup_task, dc, &p, err);
+        floe_scan_plan_free(p);
+        if (dc->found) {
+            floe_error_clear(err);
+            if (dc->found_copy)
+                rc = floe_error_set(err, FLOE_EINVALID, "the bytes of a file to copy are "
+                                    "already in the table as %s (snapshot %" PRId64 "%s); "
+                                    "appending them again would count their rows twice",
+                                    dc->found, head, dc->when);
+            else
+                rc = floe_error_set(err, FLOE_EINVALID, "%s is already a data file of the "
+                                    "table (snapshot %" PRId64 "%s); appending it again "
+                                    "would count its rows twice", dc->found, head, dc->when);
+            floe_free(dc->found);
+            dc->found = NULL;
+            return rc;
+        }
+        if (rc < 0) {
+            floe_error_prefix(err, "checking the table's files for the appended ones: ");
+            return rc;
+        }
     }
-    floe_scan_plan_free(p);
-    return rc;
+    dc->checked = true;
+    dc->has_head = has;
+    dc->head = head;
+    return 0;
+}
+
+/* floe_append_check_fn: the check above on each attempt's base. */
+static int dup_attempt(void *ctx, const floe_table_metadata *base, floe_error *err) {
+    dup_check *dc = ctx;
+    dc->when = ", committed while this append ran";
+    return dup_scan(dc, base, err);
 }
 
 static bool is_parquet_name(const char *p) {
@@ -326,10 +408,14 @@ static int split_input(floe_table *t, const floe_table_metadata *m,
  * whoever wrote it: a second append of the same bytes finds them live in the table and is
  * refused as a second append of the same file is without --copy, and a re-run after a
  * crash between the copy and the commit finds the copy written (writes are atomic: a
- * file under that name is complete) and adds it instead of copying again. */
-#define CONTENT_HEX 32
+ * file under that name is complete) and adds it instead of copying again. A copy is
+ * never deleted by the append that wrote it, even when that append fails: another append
+ * of the same bytes running at the same time may have found it under its name and be
+ * committing it (the next append of those bytes takes it; floe orphans removes it when
+ * none does). */
 
 typedef struct copy_state {
+    const char *branch;   /* the append's, NULL: main */
     floe_keyset live;     /* <content> of the live copies of the table */
     bool live_loaded;
     floe_keyset given;    /* <content> of the inputs copied by this append */
@@ -354,18 +440,8 @@ static bool is_content_name(const char *base) {
 /* The <content> of every live data file of the table named as a copy is. */
 static int load_live_copies(floe_table *t, copy_state *cs, floe_error *err) {
     cs->live_loaded = true;
-    floe_scan_plan *p = NULL;
-    int rc = plan_live(t, "copied", &p, err);
-    for (size_t i = 0; p && i < p->ntasks && rc == 0; i++) {
-        const char *path = p->tasks[i].file->file_path;
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        if (is_content_name(base) &&
-            (rc = floe_keyset_put(&cs->live, base, CONTENT_HEX, 0, NULL)) < 0)
-            floe_error_set(err, rc, "%s", floe_strerror(rc));
-    }
-    floe_scan_plan_free(p);
-    return rc;
+    dup_check dc = {.t = t, .branch = cs->branch, .live_contents = &cs->live};
+    return dup_scan(&dc, floe_table_metadata_get(t), err);
 }
 
 /* hex = <content> of input `in`. */
@@ -408,19 +484,18 @@ static int check_existing_copy(floe_table *t, const char *phys, int64_t size,
     return 0;
 }
 
-/* Copy Parquet input `recorded` into the table's data folder as <content>-<file name>:
- * *phys (where it is) and *rec (as the table records it), the caller's; *wrote says
- * whether this call wrote it (false: an earlier run's copy is taken). Refused when those
- * bytes are a live file of the table or were given before in this append. */
+/* Copy Parquet input `recorded` into the table's data folder as <content>-<file name>,
+ * *rec as the table records it (the caller's), or take the copy an earlier run left there.
+ * Refused when those bytes are a live file of the table or were given before in this
+ * append. */
 static int copy_input(floe_table *t, copy_state *cs, const char *recorded, bool fsync,
-                      char **rec, char **phys, bool *wrote, floe_error *err) {
-    char *rec_dir = NULL, *phys_dir = NULL, *name = NULL;
+                      char **rec, floe_error *err) {
+    char *rec_dir = NULL, *phys_dir = NULL, *name = NULL, *phys = NULL;
     floe_input *in = NULL;
     floe_output *out = NULL;
     int rc = 0;
     char hex[CONTENT_HEX + 1];
-    *rec = *phys = NULL;
-    *wrote = false;
+    *rec = NULL;
     if (!cs->buf && !(cs->buf = floe_malloc(COPY_CHUNK)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (!cs->live_loaded)
@@ -440,13 +515,13 @@ static int copy_input(floe_table *t, copy_state *cs, const char *recorded, bool 
     FLOE_CHECK(floe_table_resolve_path(t, rec_dir, &phys_dir, err));
     const char *base = strrchr(recorded, '/');
     if (!(name = floe_asprintf("%s-%s", hex, base ? base + 1 : recorded)) ||
-        !(*rec = floe_io_join(rec_dir, name)) || !(*phys = floe_io_join(phys_dir, name)))
+        !(*rec = floe_io_join(rec_dir, name)) || !(phys = floe_io_join(phys_dir, name)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     int64_t size = floe_input_size(in);
     floe_output_options oo = {.fsync = fsync, .no_overwrite = true};
     floe_error oe;
     floe_error_clear(&oe);
-    rc = floe_output_open(floe_table_io(t), *phys, &oo, &out, &oe);
+    rc = floe_output_open(floe_table_io(t), phys, &oo, &out, &oe);
     for (int64_t off = 0; rc == 0 && off < size;) {
         size_t k = size - off < (int64_t)COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
         if ((rc = floe_input_read_at(in, off, cs->buf, k, &oe)) == 0)
@@ -458,12 +533,9 @@ static int copy_input(floe_table *t, copy_state *cs, const char *recorded, bool 
         out = NULL;
     }
     if (rc == FLOE_EEXISTS) {
-        rc = check_existing_copy(t, *phys, size, err);
-    } else if (rc < 0) {
-        if (err)
-            *err = oe;
-    } else {
-        *wrote = true;
+        rc = check_existing_copy(t, phys, size, err);
+    } else if (rc < 0 && err) {
+        *err = oe;
     }
 done:
     if (rc < 0)
@@ -473,10 +545,10 @@ done:
     floe_free(name);
     floe_free(rec_dir);
     floe_free(phys_dir);
+    floe_free(phys);
     if (rc < 0) {
         floe_free(*rec);
-        floe_free(*phys);
-        *rec = *phys = NULL;
+        *rec = NULL;
     }
     return rc;
 }
@@ -535,22 +607,12 @@ static int convert_inputs(floe_table *t, const floe_table_metadata *m,
 }
 
 /* Parquet input `recorded` (its data file df, from its footer) copied into the data
- * folder and the copy added to a in its place; a copy this call wrote joins *written
- * (removed unless committed). */
+ * folder and the copy added to a in its place. */
 static int add_copy(floe_table *t, const floe_table_append_options *o, copy_state *cs,
                     floe_append *a, floe_data_file *df, const char *recorded,
-                    floe_arena *arena, char ***written, size_t *nwritten, floe_error *err) {
-    char *rec = NULL, *phys = NULL;
-    bool wrote = false;
-    char **grown = floe_realloc(*written, (*nwritten + 1) * sizeof **written);
-    if (!grown)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    *written = grown;
-    FLOE_FORWARD_IF_ERROR(copy_input(t, cs, recorded, o->fsync, &rec, &phys, &wrote, err));
-    if (wrote)
-        (*written)[(*nwritten)++] = phys;
-    else
-        floe_free(phys);
+                    floe_arena *arena, floe_error *err) {
+    char *rec = NULL;
+    FLOE_FORWARD_IF_ERROR(copy_input(t, cs, recorded, o->fsync, &rec, err));
     df->file_path = floe_arena_strdup(arena, rec);
     floe_free(rec);
     if (!df->file_path)
@@ -579,13 +641,17 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     floe_table_append_result r;
     memset(&r, 0, sizeof r);
     bool need_mapping = false;
-    char **split_written = NULL; /* files written by o->split or copied (o->copy), removed
-                                    unless committed */
+    char **split_written = NULL; /* files written by o->split, removed unless committed */
     size_t nsplit_written = 0;
     floe_keyset given = {0};     /* the Parquet inputs (local paths or URIs) */
-    floe_keyset added = {0};     /* those added as they are (not split) */
+    dup_check dc;                /* dc.paths: those added as they are (not split) */
+    memset(&dc, 0, sizeof dc);
+    dc.t = t;
+    dc.branch = o->branch;
+    dc.when = "";
     copy_state cs;               /* o->copy */
     memset(&cs, 0, sizeof cs);
+    cs.branch = o->branch;
     int rc = 0;
     FLOE_CHECK(floe_table_metadata_check_writable(m, err));
     FLOE_CHECK(floe_append_new(t, &a, err));
@@ -657,12 +723,11 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             continue;
         }
         if (rc == 0 && o->copy) {
-            rc = add_copy(t, o, &cs, a, &df, recorded, &cc.arena, &split_written,
-                          &nsplit_written, err);
+            rc = add_copy(t, o, &cs, a, &df, recorded, &cc.arena, err);
             r.parquet_files_copied += rc == 0;
         } else if (rc == 0) {
             rc = floe_append_add_file(a, &df, err);
-            if (rc == 0 && (rc = floe_keyset_put(&added, key, strlen(key), 0, NULL)) < 0)
+            if (rc == 0 && (rc = floe_keyset_put(&dc.paths, key, strlen(key), 0, NULL)) < 0)
                 floe_error_set(err, rc, "%s", floe_strerror(rc));
         }
         floe_free(abs);
@@ -674,7 +739,17 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         if (o->progress)
             o->progress(o->progress_ctx, cc.done);
     }
-    FLOE_CHECK(check_not_live(t, &added, err));
+    /* the copies were checked as they were made, the files added as they are now; each
+     * commit attempt checks both again on a base with another head */
+    dc.contents = cs.given.n ? &cs.given : NULL;
+    if (dc.paths.n) {
+        FLOE_CHECK(dup_scan(&dc, m, err));
+    } else {
+        dc.head = target_head(m, o->branch, &dc.has_head);
+        dc.checked = true;
+    }
+    if (dc.paths.n || dc.contents)
+        floe_append_set_check(a, dup_attempt, &dc);
     if (need_mapping && !floe_table_metadata_property(m, "schema.name-mapping.default")) {
         if (!(mapping = name_mapping_json(schema)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -728,7 +803,7 @@ done:
         floe_free(split_written[i]);
     floe_free(split_written);
     floe_keyset_free(&given);
-    floe_keyset_free(&added);
+    floe_keyset_free(&dc.paths);
     copy_state_free(&cs);
     floe_table_append_result_reset(&r);
     floe_metrics_config_free(cc.cfg);
