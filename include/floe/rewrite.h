@@ -320,6 +320,10 @@ typedef struct floe_rewrite_plan {
     size_t total_groups;             /* groups the planner formed (before the cut) */
     size_t partitions;               /* partitions with at least one planned group */
     int64_t data_files;              /* live data files considered */
+    int64_t files_left_out;          /* of those, files of other specs than the output
+                                        spec, when a source column of the output spec has
+                                        been dropped: its partitions cannot be computed
+                                        from their rows, so they stay as they are */
     double plan_ms;
     floe_rewrite_plan_priv *priv;
 } floe_rewrite_plan;

@@ -35,7 +35,9 @@ static void usage(FILE *out) {
             "  max-concurrent-file-group-rewrites 5          rewrite-job-order    none\n"
             "      (none, bytes-asc, bytes-desc, files-asc, files-desc)\n"
             "  use-starting-sequence-number true             remove-dangling-deletes false\n"
-            "  output-spec-id              the default spec\n"
+            "  output-spec-id              the default spec; an older spec whose source\n"
+            "      column was dropped since takes its own files (per partition, values\n"
+            "      kept) and leaves other specs' files as they are\n"
             "  format-version              the table's (a v1 table stays v1: v1 manifests\n"
             "      and metadata); 2 upgrades a v1 table with the commit\n"
             "  planner                     bin-pack (Iceberg's rules, the default) or\n"
@@ -73,6 +75,14 @@ static void on_progress(void *ctx, const floe_rewrite_progress *p) {
     cli_progress_update(ui, p->bytes_read, extra);
 }
 
+/* Files of other specs an output spec whose source column was dropped cannot take. */
+static void print_left_out(const floe_rewrite_plan *p) {
+    if (p->files_left_out)
+        printf("%" PRId64 " data file(s) of other partition specs left as they are: a source "
+               "column of output spec %d has been dropped, so their rows cannot be placed "
+               "in its partitions\n", p->files_left_out, p->output_spec_id);
+}
+
 static void print_plan_text(const floe_rewrite_plan *p) {
     char a[32], b[32], c[32], d[32];
     const floe_rewrite_limits *l = &p->limits;
@@ -84,6 +94,7 @@ static void print_plan_text(const floe_rewrite_plan *p) {
     }
     printf("snapshot %" PRId64 " (sequence %" PRId64 "), %" PRId64 " live data files\n",
            p->snapshot_id, p->sequence_number, p->data_files);
+    print_left_out(p);
     printf("target %s (min %s, max %s), groups up to %s, min-input-files %" PRId64 "\n",
            cli_fmt_bytes((double)l->target, a, sizeof a), cli_fmt_bytes((double)l->min, b, sizeof b),
            cli_fmt_bytes((double)l->max, c, sizeof c),
@@ -106,9 +117,11 @@ static void print_plan_json(const floe_rewrite_plan *p) {
     printf("{\"dry_run\":true,\"snapshot_id\":%" PRId64 ",\"sequence_number\":%" PRId64
            ",\"target_file_size_bytes\":%" PRId64 ",\"min_file_size_bytes\":%" PRId64
            ",\"max_file_size_bytes\":%" PRId64 ",\"data_files\":%" PRId64
+           ",\"files_left_out\":%" PRId64 ",\"output_spec_id\":%d"
            ",\"total_groups\":%zu,\"partitions\":%zu,\"plan_ms\":%.3f,\"groups\":[",
            p->snapshot_id, p->sequence_number, p->limits.target, p->limits.min, p->limits.max,
-           p->data_files, p->total_groups, p->partitions, p->plan_ms);
+           p->data_files, p->files_left_out, p->output_spec_id, p->total_groups, p->partitions,
+           p->plan_ms);
     for (size_t i = 0; i < p->ngroups; i++) {
         const floe_rewrite_group *g = &p->groups[i];
         printf("%s{\"global_index\":%d,\"partition_index\":%d,\"spec_id\":%d,\"partition\":",
@@ -284,6 +297,8 @@ int floe_cmd_rewrite(int argc, char **argv) {
     }
     cli_progress_end(&ui);
     print_result(&res, to.json);
+    if (!to.json)
+        print_left_out(plan);
     if (rc < 0) {
         code = cli_fail(&err);
         goto out;

@@ -350,8 +350,9 @@ typedef struct combined {
     floe_manifest_content content;
     int32_t spec_id;
     floe_manifest_writer *w;     /* NULL once closed */
-    /* When spec_id does not bind to the current schema (a source column was dropped):
-     * the spec bound to the older schema it resolves in, and that schema, which the
+    /* When the plan has no binding of spec_id (a spec committed after planning): the
+     * spec bound to the schema it resolves in (floe_table_metadata_bind_spec), and an
+     * older schema it binds to (a source column was dropped), which the
      * manifest's header records (spec "Manifests": the schema and spec it was written
      * with); or, when no schema of the table binds it, the reader whose header spec w
      * borrows. Freed (closed) after w. */
@@ -404,6 +405,8 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
     floe_manifest_write_options_init(&wo);
     wo.schema = p->priv->table_schema ? p->priv->table_schema : p->priv->schema;
     wo.spec = rw_plan_spec(p, p->output_spec_id);
+    if (rw_plan_spec_schema(p, p->output_spec_id)) /* the schema the spec binds to */
+        wo.schema = rw_plan_spec_schema(p, p->output_spec_id);
     wo.has_snapshot_id = true;
     wo.snapshot_id = c->snapshot_id;
     wo.format_version = a->fv;
@@ -468,6 +471,8 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
             floe_manifest_write_options mo = wo;
             mo.content = mf->content;
             mo.spec = manifest_spec(c, mf->partition_spec_id);
+            if (rw_plan_spec_schema(p, mf->partition_spec_id))
+                mo.schema = rw_plan_spec_schema(p, mf->partition_spec_id);
             if (!mo.spec) {
                 floe_error be;
                 floe_error_clear(&be);

@@ -25,8 +25,11 @@ struct floe_rewrite_plan_priv {
                                     _last_updated_sequence_number added at the end */
     floe_schema *table_schema;   /* format v3: the current schema as the table has it (the
                                     manifests' "schema"); NULL: schema is */
-    floe_partition_spec **specs; /* every spec of the table bound to schema (NULL when a
-                                    spec no longer binds) */
+    floe_partition_spec **specs; /* every spec of the table, bound to schema, or when a
+                                    source column has been dropped since, to the older
+                                    schema in spec_schemas (floe_table_metadata_bind_spec);
+                                    NULL when no schema binds it */
+    floe_schema **spec_schemas;  /* per spec: that older schema, else NULL */
     int32_t *spec_ids;
     size_t nspecs;
     floe_sort_order *sort;       /* default sort order, NULL when unsorted */
@@ -45,6 +48,9 @@ struct floe_rewrite_plan_priv {
 
 /* The bound spec with this id, or NULL. */
 const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec_id);
+/* The older schema that spec binds to, NULL when it binds to the current schema (or
+ * not at all): a manifest of the spec records it in its header. */
+const floe_schema *rw_plan_spec_schema(const floe_rewrite_plan *p, int32_t spec_id);
 /* The table-wide parts of plan p (priv allocated, its arena initialised) from t's current
  * metadata: schema, specs, output spec, name mapping, sort order, write options, limits,
  * data folder, metrics configuration. */

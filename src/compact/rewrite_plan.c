@@ -544,15 +544,25 @@ const floe_partition_spec *rw_plan_spec(const floe_rewrite_plan *p, int32_t spec
     return NULL;
 }
 
+const floe_schema *rw_plan_spec_schema(const floe_rewrite_plan *p, int32_t spec_id) {
+    for (size_t i = 0; i < p->priv->nspecs; i++)
+        if (p->priv->spec_ids[i] == spec_id)
+            return p->priv->spec_schemas[i];
+    return NULL;
+}
+
 void floe_rewrite_plan_free(floe_rewrite_plan *p) {
     if (!p)
         return;
     if (p->priv) {
         floe_scan_plan_free(p->priv->scan);
         floe_arena_reset(&p->priv->arena);
-        for (size_t i = 0; i < p->priv->nspecs; i++)
+        for (size_t i = 0; i < p->priv->nspecs; i++) {
             floe_partition_spec_free(p->priv->specs[i]);
+            floe_schema_free(p->priv->spec_schemas[i]);
+        }
         floe_free(p->priv->specs);
+        floe_free(p->priv->spec_schemas);
         floe_free(p->priv->spec_ids);
         floe_sort_order_free(p->priv->sort);
         floe_sort_order_free(p->priv->own_sort);
@@ -676,15 +686,24 @@ static int load_specs(floe_rewrite_plan *p, const floe_table_metadata *m, floe_e
     floe_rewrite_plan_priv *pv = p->priv;
     pv->specs = floe_calloc(m->n_specs ? m->n_specs : 1, sizeof *pv->specs);
     pv->spec_ids = floe_calloc(m->n_specs ? m->n_specs : 1, sizeof *pv->spec_ids);
-    FLOE_RETURN_ERROR_IF(!pv->specs || !pv->spec_ids, err, FLOE_ENOMEM, "out of memory");
+    pv->spec_schemas = floe_calloc(m->n_specs ? m->n_specs : 1, sizeof *pv->spec_schemas);
+    FLOE_RETURN_ERROR_IF(!pv->specs || !pv->spec_ids || !pv->spec_schemas, err, FLOE_ENOMEM,
+                         "out of memory");
     for (size_t i = 0; i < m->n_specs; i++) {
         floe_partition_spec *s = NULL;
+        floe_schema *older = NULL;
         floe_error e2;
         floe_error_clear(&e2);
-        if (floe_partition_spec_parse_json(m->specs[i].json, strlen(m->specs[i].json),
-                                           pv->schema, &s, &e2) < 0)
-            s = NULL; /* refers to dropped columns: its files pool as unpartitioned */
+        int rc = floe_partition_spec_parse_json(m->specs[i].json, strlen(m->specs[i].json),
+                                                pv->schema, &s, &e2);
+        if (rc < 0 && rc != FLOE_ENOMEM) /* a source column was dropped since */
+            rc = floe_table_metadata_bind_spec(m, m->specs[i].spec_id, &older, &s, &e2);
+        if (rc == FLOE_ENOMEM)
+            return floe_error_set(err, rc, "out of memory");
+        if (rc < 0)
+            s = NULL; /* binds to no schema of the table */
         pv->specs[pv->nspecs] = s;
+        pv->spec_schemas[pv->nspecs] = older;
         pv->spec_ids[pv->nspecs++] = m->specs[i].spec_id;
     }
     return 0;
@@ -751,8 +770,7 @@ int rw_plan_setup(floe_table *t, const floe_rewrite_options *o, floe_rewrite_pla
                   p->output_spec_id);
     if (!rw_plan_spec(p, p->output_spec_id))
         FLOE_FAIL(err, FLOE_EINVALID,
-                  "output spec %d does not bind to the current schema (a source column "
-                  "was dropped)", p->output_spec_id);
+                  "output spec %d binds to none of the table's schemas", p->output_spec_id);
     {
         const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
         if (nm && !(pv->name_mapping = floe_strdup(nm)))
@@ -835,16 +853,24 @@ typedef struct bucket_set {
     size_t n, cap;
 } bucket_set;
 
-/* Group the scan's tasks by partition, in the order partitions first appear; files of
- * other specs than the output's are pooled in one bucket. */
+/* Group the scan's tasks by partition (by the values of their tuples, whatever schema
+ * the spec binds to), in the order partitions first appear; files of other specs than
+ * the output's are pooled in one bucket, or left out (p->files_left_out) when a source
+ * column of the output spec has been dropped: their rows no longer have the values that
+ * spec's partitions are made of. */
 static int bucket_tasks(floe_rewrite_plan *p, const floe_scan_plan *sp, bucket_set *bs,
                         floe_error *err) {
     int rc = 0;
     floe_buf key;
     floe_buf_init(&key, 0);
+    bool pool = !rw_plan_spec_schema(p, p->output_spec_id);
     for (size_t i = 0; i < sp->ntasks; i++) {
         const floe_scan_task *tk = &sp->tasks[i];
         bool same = tk->spec_id == p->output_spec_id;
+        if (!same && !pool) {
+            p->files_left_out++;
+            continue;
+        }
         int32_t sid = same ? tk->spec_id : -1;
         FLOE_CHECK(partition_key(sid, same ? tk->file->partition : NULL,
                                  same ? tk->file->npartition : 0, &key, err));

@@ -34,4 +34,49 @@ grep -q "rewrote 2 data files" rewrite.out || fail "rewrite: $(cat rewrite.out)"
 cmp -s before.ndjson after.ndjson || fail "rows differ: $(cat before.ndjson) vs $(cat after.ndjson)"
 "$floe" files ns.u 2> files.err | cut -f2 | sort > parts
 [ "$(tr '\n' ' ' < parts)" = "s=a s=b " ] || fail "files after the rewrite: $(cat parts)"
+
+# output-spec-id naming the old spec: its files are rewritten within their partitions
+# (grouped by their id values, which the rows no longer carry), keep spec 0 and their
+# values, and their new manifest's header records a schema with id; the files of spec 1
+# cannot be placed in spec 0's partitions and stay as they are.
+printf '{"id":1,"s":"a"}\n{"id":2,"s":"b"}\n{"id":1,"s":"c"}\n' > o.ndjson
+"$floe" table create ns.o --schema s.json --partition 'id' > /dev/null
+"$floe" append ns.o o.ndjson > /dev/null
+"$floe" append ns.o o.ndjson > /dev/null
+"$floe" table partition ns.o replace 's' > /dev/null
+"$floe" append ns.o o.ndjson > /dev/null
+"$floe" table schema ns.o drop-column id > /dev/null
+parts() { "$floe" files ns.o --json | python3 -c 'import json,sys; print(" ".join(sorted("%d:%s:%d" % (f["spec_id"], f["partition"], f["records"]) for f in json.load(sys.stdin))))'; }
+[ "$(parts)" = "0:id=1:2 0:id=1:2 0:id=2:1 0:id=2:1 1:s=a:1 1:s=b:1 1:s=c:1" ] || fail "files before: $(parts)"
+"$floe" scan ns.o --format ndjson | sort > o.before
+rc=0
+"$floe" rewrite ns.o --option rewrite-all=true --option output-spec-id=0 --dry-run --json > o.plan 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || fail "dry run with output-spec-id=0: exit $rc: $(cat o.plan)"
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+got = sorted((g["spec_id"], g["partition"], g["input_files"]) for g in p["groups"])
+assert got == [(0, "id=1", 2), (0, "id=2", 2)], got
+assert p["files_left_out"] == 3, p["files_left_out"]' o.plan || fail "plan: $(cat o.plan)"
+"$floe" rewrite ns.o --option rewrite-all=true --option output-spec-id=0 > o.out 2>&1 || fail "rewrite with output-spec-id=0: $(cat o.out)"
+grep -q "rewrote 4 data files" o.out && grep -q "3 data file(s) of other partition specs left as they are" o.out ||
+  fail "rewrite output: $(cat o.out)"
+[ "$(parts)" = "0:id=1:4 0:id=2:2 1:s=a:1 1:s=b:1 1:s=c:1" ] || fail "files after the rewrite into spec 0: $(parts)"
+"$floe" scan ns.o --format ndjson | sort > o.after
+cmp -s o.before o.after || fail "rows differ: $(cat o.before) vs $(cat o.after)"
+"$floe" files ns.o --json | python3 -c '
+import json, sys
+for f in json.load(sys.stdin):
+    if f["spec_id"] == 0:
+        assert "/data/id=" in f["path"], f["path"]' || fail "the rewritten files are not in their id= folders: $("$floe" files ns.o)"
+python3 "$src/tests/integration/lib/avro_header.py" "$tmp"/wh/ns/o/metadata/*-m*.avro | python3 -c '
+import json, sys
+n = 0
+for line in sys.stdin:
+    m = json.loads(line)["meta"]
+    if m.get("partition-spec-id") == "0":
+        n += 1
+        ids = [f["id"] for f in json.loads(m["schema"])["fields"]]
+        assert 1 in ids, (m.get("schema-id"), ids)
+assert n >= 3, n' || fail "a manifest of spec 0 records a schema without id"
 echo "rewrite_dropped_source: ok"
