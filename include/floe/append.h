@@ -137,6 +137,14 @@ int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_optio
  * names the property and value; any other key is accepted. */
 int floe_table_property_check(const char *key, const char *value,
                               floe_error *err) FLOE_NODISCARD;
+/* The properties of base (NULL: none) after setting set[0..nset) and removing
+ * unset[0..nunset): each value set as floe_table_property_check checks it, and the values
+ * that only make sense together (write.parquet.compression-level for the codec of
+ * write.parquet.compression-codec, zstd by default), so a change that would make every
+ * write fail is refused. FLOE_EINVALID names the properties and values. */
+int floe_table_properties_check(const floe_table_metadata *base, const floe_kv *set,
+                                size_t nset, const char *const *unset, size_t nunset,
+                                floe_error *err) FLOE_NODISCARD;
 
 /* Rewrites the existing Parquet file uri, whose rows span several partitions of t's
  * default spec, as one file per partition in t's data folder and adds each to a (nothing

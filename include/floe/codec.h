@@ -41,8 +41,12 @@ void floe_codec_ctx_free(floe_codec_ctx *ctx);
 /* "snappy", "zstd", "gzip", "lz4_raw" (also "lz4raw"), "brotli", "none"/"uncompressed". */
 int floe_codec_from_name(const char *name, floe_codec *out);
 const char *floe_codec_name(floe_codec c);
-/* Default level for codecs that take one (zstd 3, gzip 6, brotli 1?); 0 otherwise. */
+/* Default level for codecs that take one (zstd 3, gzip 6, brotli 4); 0 otherwise. */
 int floe_codec_default_level(floe_codec c);
+/* 0 when level suits codec c: 0 (the default), or within the codec's range (zstd
+ * ZSTD_minCLevel()..22, gzip and deflate 1..9, brotli 0..11); codecs without levels take
+ * any. Else FLOE_EINVALID, "<codec>: level L out of range LO..HI". */
+int floe_codec_check_level(floe_codec c, int level, floe_error *err) FLOE_NODISCARD;
 
 /* Compress src[0..n) and append the result to out. level 0 = the codec's default. */
 int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint8_t *src,

@@ -275,6 +275,9 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         return cli_usage("convert", "-o DIR is required");
     if (optind >= argc)
         return cli_usage("convert", "no input files (use '-' for standard input)");
+    floe_error le;
+    if (floe_codec_check_level(o->write.codec, o->write.codec_level, &le) < 0)
+        return cli_usage("convert", "--compression-level: %s", le.msg);
     return ARGS_OK;
 }
 

@@ -213,6 +213,10 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
         code = cli_usage("table", "create needs NS.NAME and --schema");
         goto out;
     }
+    if (floe_table_properties_check(NULL, props, nprops, NULL, 0, &err) < 0) {
+        code = cli_usage("table", "create: %s", err.msg);
+        goto out;
+    }
     if (!cli_split_ident(ident, &ns, &name)) {
         code = cli_usage("table", "create: %s is not NS.NAME", ident);
         goto out;

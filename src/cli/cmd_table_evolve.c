@@ -56,6 +56,9 @@ static int props_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     props_change *pc = ctx;
     const floe_table_metadata *base = floe_metadata_builder_base(b);
     bool changed = false;
+    /* on this attempt's base: the properties that go together still do */
+    FLOE_FORWARD_IF_ERROR(floe_table_properties_check(base, pc->set, pc->nset, pc->unset,
+                                                      pc->nunset, err));
     for (size_t i = 0; i < pc->nset; i++) {
         const char *cur = floe_table_metadata_property(base, pc->set[i].key);
         if (cur && !strcmp(cur, pc->set[i].value))
@@ -138,6 +141,11 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
     }
     if (cli_open_table(ident, to, verb != NULL, &c, &t, &err) < 0)
         goto fail;
+    if (verb && floe_table_properties_check(floe_table_metadata_get(t), pc.set, pc.nset,
+                                            pc.unset, pc.nunset, &err) < 0) {
+        code = cli_usage("table", "properties %s: %s", verb, err.msg);
+        goto out;
+    }
     bool committed = false;
     /* which of the keys to unset are there now (for the text report) */
     for (size_t i = 0; i < pc.nunset; i++)

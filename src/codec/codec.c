@@ -153,6 +153,31 @@ const char *floe_codec_name(floe_codec c) {
     return "unknown codec";
 }
 
+int floe_codec_check_level(floe_codec c, int level, floe_error *err) {
+    int lo = 0, hi = 0;
+    switch (c) {
+    case FLOE_CODEC_ZSTD:
+        lo = ZSTD_minCLevel();
+        hi = ZSTD_maxCLevel();
+        break;
+    case FLOE_CODEC_GZIP:
+    case FLOE_CODEC_DEFLATE:
+        lo = 1;
+        hi = 9;
+        break;
+    case FLOE_CODEC_BROTLI:
+        lo = BROTLI_MIN_QUALITY;
+        hi = BROTLI_MAX_QUALITY;
+        break;
+    default:
+        return 0; /* takes no level */
+    }
+    if (level != 0 && (level < lo || level > hi))
+        return floe_error_set(err, FLOE_EINVALID, "%s: level %d out of range %d..%d",
+                              floe_codec_name(c), level, lo, hi);
+    return 0;
+}
+
 int floe_codec_default_level(floe_codec c) {
     switch (c) {
     case FLOE_CODEC_ZSTD: return 3;
@@ -297,8 +322,6 @@ static int zlib_deflater(floe_codec_ctx *ctx, int kind, int level, const char *n
 
 static int zlib_compress(floe_codec_ctx *ctx, int kind, int level, const char *name,
                          const uint8_t *src, size_t n, floe_buf *out, floe_error *err) {
-    FLOE_RETURN_ERROR_IF(level < 1 || level > 9, err, FLOE_EINVALID,
-                         "%s: level %d out of range 1..9", name, level);
     FLOE_RETURN_ERROR_IF(n > UINT_MAX, err, FLOE_ELIMIT,
                          "%s: %zu bytes exceed the 4 GiB a single block may hold", name, n);
     z_stream *zs = NULL;
@@ -399,9 +422,6 @@ static int zstd_dctx(floe_codec_ctx *ctx, ZSTD_DCtx **out, floe_error *err) {
 
 static int zstd_compress(floe_codec_ctx *ctx, int level, const uint8_t *src, size_t n,
                          floe_buf *out, floe_error *err) {
-    FLOE_RETURN_ERROR_IF(level < ZSTD_minCLevel() || level > ZSTD_maxCLevel(), err,
-                         FLOE_EINVALID, "zstd: level %d out of range %d..%d", level,
-                         ZSTD_minCLevel(), ZSTD_maxCLevel());
     if (!ctx->zc && !(ctx->zc = ZSTD_createCCtx()))
         return floe_error_set(err, FLOE_ENOMEM, "zstd: cannot create compression context");
     ZSTD_CCtx_reset(ctx->zc, ZSTD_reset_session_and_parameters);
@@ -536,9 +556,6 @@ static int zstd_decompress_stream(floe_codec_ctx *ctx, const uint8_t *src, size_
 
 static int brotli_compress(int level, const uint8_t *src, size_t n, floe_buf *out,
                            floe_error *err) {
-    FLOE_RETURN_ERROR_IF(level < BROTLI_MIN_QUALITY || level > BROTLI_MAX_QUALITY, err,
-                         FLOE_EINVALID, "brotli: level %d out of range %d..%d", level,
-                         BROTLI_MIN_QUALITY, BROTLI_MAX_QUALITY);
     size_t bound = BrotliEncoderMaxCompressedSize(n);
     FLOE_RETURN_ERROR_IF(bound == 0, err, FLOE_ELIMIT, "brotli: %zu bytes too large", n);
     int rc = floe_buf_reserve(out, bound);
@@ -817,6 +834,7 @@ int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint
         memset(&local, 0, sizeof local);
         ctx = &local;
     }
+    FLOE_FORWARD_IF_ERROR(floe_codec_check_level(c, level, err));
     if (level == 0)
         level = floe_codec_default_level(c);
     switch (c) {

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "common/keyset.h"
+#include "floe/codec.h"
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
@@ -104,15 +105,58 @@ static int parquet_prop(const char *key, const char *v, floe_pq_write_options *o
     return 0;
 }
 
+/* Property key of base after the changes set / unset (NULL: not set). */
+static const char *changed_property(const floe_table_metadata *base, const floe_kv *set,
+                                    size_t nset, const char *const *unset, size_t nunset,
+                                    const char *key) {
+    for (size_t i = nset; i-- > 0;)
+        if (!strcmp(set[i].key, key))
+            return set[i].value;
+    for (size_t i = 0; i < nunset; i++)
+        if (!strcmp(unset[i], key))
+            return NULL;
+    return base ? floe_table_metadata_property(base, key) : NULL;
+}
+
+/* The compression level against the codec it goes with (o holds both). */
+static int check_codec_level(const floe_pq_write_options *o, const char *codec,
+                             const char *level, floe_error *err) {
+    int rc = floe_codec_check_level(o->codec, o->codec_level, err);
+    if (rc < 0)
+        floe_error_prefix(err, "table properties write.parquet.compression-codec=%s and "
+                          "write.parquet.compression-level=%s: ", codec, level);
+    return rc;
+}
+
 int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_options *o,
                                floe_error *err) {
     floe_pq_write_options_init(o);
+    const char *v[sizeof parquet_props / sizeof parquet_props[0]];
     for (size_t i = 0; i < sizeof parquet_props / sizeof parquet_props[0]; i++) {
-        const char *v = floe_table_metadata_property(m, parquet_props[i].key);
-        FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[i].key, v ? v : parquet_props[i].dflt,
-                                           o, err));
+        v[i] = floe_table_metadata_property(m, parquet_props[i].key);
+        if (!v[i])
+            v[i] = parquet_props[i].dflt;
+        FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[i].key, v[i], o, err));
     }
-    return 0;
+    return check_codec_level(o, v[0], v[1], err); /* the first two: codec, level */
+}
+
+int floe_table_properties_check(const floe_table_metadata *base, const floe_kv *set,
+                                size_t nset, const char *const *unset, size_t nunset,
+                                floe_error *err) {
+    for (size_t i = 0; i < nset; i++)
+        FLOE_FORWARD_IF_ERROR(floe_table_property_check(set[i].key, set[i].value, err));
+    const char *codec = changed_property(base, set, nset, unset, nunset, parquet_props[0].key);
+    const char *level = changed_property(base, set, nset, unset, nunset, parquet_props[1].key);
+    if (!level || !*level)
+        return 0;
+    floe_pq_write_options o;
+    floe_pq_write_options_init(&o);
+    if (!codec)
+        codec = parquet_props[0].dflt;
+    FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[0].key, codec, &o, err));
+    FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[1].key, level, &o, err));
+    return check_codec_level(&o, codec, level, err);
 }
 
 int floe_table_property_check(const char *key, const char *value, floe_error *err) {

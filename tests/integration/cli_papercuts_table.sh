@@ -177,5 +177,24 @@ assert e['message'].endswith(failed[0]['detail']) and 'ns.m ' + failed[0]['job']
   fail "maintain --once --json failure: $(cat out.txt)"
 grep -q "maintenance runs failed" err.txt || fail "maintain: no error line on stderr: $(cat err.txt)"
 
+# -- a compression level the codec cannot take is refused where it is given -------------
+# (it was stored, and every later append failed with "row group 0: zstd: level ...")
+"$floe" table create ns.lv --schema s.json >/dev/null
+expect_usage "properties set level 99 (zstd)" table properties ns.lv set write.parquet.compression-level=99
+grep -q "write.parquet.compression-codec=zstd and write.parquet.compression-level=99: zstd: level 99 out of range" err.txt ||
+  fail "level 99: $(cat err.txt)"
+"$floe" table properties ns.lv set write.parquet.compression-codec=gzip write.parquet.compression-level=9 >/dev/null ||
+  fail "gzip level 9 refused"
+expect_usage "gzip level 10" table properties ns.lv set write.parquet.compression-level=10
+"$floe" table properties ns.lv set write.parquet.compression-level=22 write.parquet.compression-codec=zstd >/dev/null ||
+  fail "zstd level 22 refused"
+expect_usage "codec changed under level 22" table properties ns.lv set write.parquet.compression-codec=gzip
+[ "$("$floe" table properties ns.lv --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["write.parquet.compression-codec"], d["write.parquet.compression-level"])')" = "zstd 22" ] ||
+  fail "properties after the refusals: $("$floe" table properties ns.lv)"
+"$floe" append ns.lv in1.ndjson >/dev/null || fail "append at zstd 22"
+expect_usage "create with level 30" table create ns.lv2 --schema s.json --property write.parquet.compression-level=30
+expect_usage "convert gzip level 15" convert --schema s.json -o lvout -c gzip --compression-level 15 in1.ndjson
+grep -q "gzip: level 15 out of range 1..9" err.txt || fail "convert gzip 15: $(cat err.txt)"
+
 [ $fails = 0 ] || exit 1
 echo "cli_papercuts_table: ok"

@@ -138,6 +138,16 @@ TEST(test_levels) {
     CHECK_EQ_INT(floe_codec_default_level(FLOE_CODEC_ZSTD), 3);
     CHECK_EQ_INT(floe_codec_default_level(FLOE_CODEC_GZIP), 6);
     CHECK_EQ_INT(floe_codec_default_level(FLOE_CODEC_SNAPPY), 0);
+    /* the range check compress applies, on its own (table properties, convert) */
+    CHECK_OK(floe_codec_check_level(FLOE_CODEC_GZIP, 0, &err), err);
+    CHECK_OK(floe_codec_check_level(FLOE_CODEC_ZSTD, -5, &err), err);
+    CHECK_OK(floe_codec_check_level(FLOE_CODEC_ZSTD, 22, &err), err);
+    CHECK_OK(floe_codec_check_level(FLOE_CODEC_BROTLI, 11, &err), err);
+    CHECK_OK(floe_codec_check_level(FLOE_CODEC_SNAPPY, 99, &err), err);
+    CHECK_EQ_INT(floe_codec_check_level(FLOE_CODEC_GZIP, 10, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "gzip: level 10 out of range 1..9") != NULL);
+    CHECK_EQ_INT(floe_codec_check_level(FLOE_CODEC_ZSTD, 23, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_codec_check_level(FLOE_CODEC_BROTLI, 12, &err), FLOE_EINVALID);
     floe_buf_free(&fast);
     floe_buf_free(&slow);
     floe_codec_ctx_free(ctx);
