@@ -264,6 +264,11 @@ static inline size_t floe_json_escape_byte(uint8_t c, char esc[6]) {
 }
 bool floe_utf8_valid(const uint8_t *p, size_t n);
 int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
+/* Code point cp (at most U+10FFFF, no surrogate: the caller's to check) as UTF-8. */
+int floe_buf_append_utf8(floe_buf *b, uint32_t cp);
+/* Days since 1970-01-01 as an ISO date, "YYYY-MM-DD"; years outside 0..9999 as
+ * "+YYYYYY-MM-DD" / "-YYYYYY-MM-DD" (ISO 8601's expanded form). */
+int floe_buf_append_date(floe_buf *b, int64_t days);
 /* The value of hex digit c (0-9, a-f, A-F), else -1 (so OR-ing several values and testing
  * the sign tells whether all were digits). */
 extern const int8_t floe_hex_values[256];

@@ -80,6 +80,41 @@ int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
     return floe_buf_append_byte(b, '"');
 }
 
+int floe_buf_append_utf8(floe_buf *b, uint32_t cp) {
+    uint8_t u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (uint8_t)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (uint8_t)(0xC0 | (cp >> 6));
+        u[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (uint8_t)(0xE0 | (cp >> 12));
+        u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (uint8_t)(0xF0 | (cp >> 18));
+        u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        u[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    return floe_buf_append(b, u, n);
+}
+
+int floe_buf_append_date(floe_buf *b, int64_t days) {
+    int64_t y;
+    unsigned m, d;
+    floe_civil_from_days(days, &y, &m, &d);
+    if (y >= 0 && y <= 9999)
+        return floe_buf_printf(b, "%04lld-%02u-%02u", (long long)y, m, d);
+    return floe_buf_printf(b, "%c%06lld-%02u-%02u", y < 0 ? '-' : '+',
+                           (long long)(y < 0 ? -y : y), m, d);
+}
+
 int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n) {
     static const char tbl[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -30,31 +30,6 @@ static bool is_name_char(char c) {
            c != '"' && c != '\'' && c != '&' && c != 0x7f;
 }
 
-static int put_utf8(floe_buf *b, uint32_t cp) {
-    uint8_t u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (uint8_t)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (uint8_t)(0xC0 | (cp >> 6));
-        u[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (uint8_t)(0xE0 | (cp >> 12));
-        u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (uint8_t)(0xF0 | (cp >> 18));
-        u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return floe_buf_append(b, u, n);
-}
-
 /* Decode an entity starting at p[i] == '&'; advances *i past the ';'. */
 static int decode_entity(const char *p, size_t n, size_t *i, floe_buf *text, floe_error *err) {
     size_t start = *i + 1, j = start;
@@ -101,7 +76,7 @@ static int decode_entity(const char *p, size_t n, size_t *i, floe_buf *text, flo
         if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF))
             return floe_error_at(err, FLOE_ECORRUPT, (int64_t)*i,
                                  "xml: character reference out of range");
-        rc = put_utf8(text, cp);
+        rc = floe_buf_append_utf8(text, cp);
     } else {
         return floe_error_at(err, FLOE_ECORRUPT, (int64_t)*i, "xml: unknown entity &%.*s;",
                              (int)el, e);

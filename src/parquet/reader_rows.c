@@ -47,16 +47,6 @@ static int fmt_i128(floe_buf *b, pq_i128 v, int32_t scale) {
     return rc < 0 ? FLOE_ENOMEM : 0;
 }
 
-static int fmt_date(floe_buf *b, int64_t days) {
-    int64_t y;
-    unsigned m, d;
-    floe_civil_from_days(days, &y, &m, &d);
-    if (y >= 0 && y <= 9999)
-        return floe_buf_printf(b, "%04lld-%02u-%02u", (long long)y, m, d);
-    return floe_buf_printf(b, "%c%06lld-%02u-%02u", y < 0 ? '-' : '+',
-                           (long long)(y < 0 ? -y : y), m, d);
-}
-
 static int64_t floordiv(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -72,7 +62,7 @@ static int fmt_ts(floe_buf *b, pq_i128 value, int digits, bool tz) {
     int64_t sec = (int64_t)sec128;
     int64_t days = floordiv(sec, 86400);
     int64_t sod = sec - days * 86400;
-    int rc = fmt_date(b, days);
+    int rc = floe_buf_append_date(b, days);
     if (rc < 0)
         return rc;
     return floe_buf_printf(b, "T%02d:%02d:%02d.%0*lld%s", (int)(sod / 3600),
@@ -137,7 +127,7 @@ static int fmt_value(const pq_leaf *lf, const uint8_t *m, size_t n, floe_buf *b)
     case FLOE_TYPE_DATE: {
         int rc = floe_buf_append_byte(b, '"');
         if (rc == 0)
-            rc = fmt_date(b, (int32_t)floe_load_le32(m));
+            rc = floe_buf_append_date(b, (int32_t)floe_load_le32(m));
         return rc < 0 ? rc : floe_buf_append_byte(b, '"');
     }
     case FLOE_TYPE_TIME: {
