@@ -124,6 +124,19 @@ int floe_variant_to_json(const uint8_t *metadata, size_t metadata_len, const uin
 int floe_variant_value_json(const uint8_t *metadata, size_t metadata_len, const uint8_t *value,
                             size_t value_len, floe_buf *out, floe_error *err) FLOE_NODISCARD;
 
+/* Called for each field of an object value, in key order, with the field's name and its
+ * value's JSON text (valid during the call only). Returns 0 or a negative floe code to
+ * stop. */
+typedef int (*floe_variant_field_fn)(void *ctx, const uint8_t *key, size_t key_len,
+                                     const uint8_t *json, size_t json_len);
+/* If the value (metadata checked already) is an object, call fn for each of its fields
+ * and return 0; return 1 (fn not called) when it is valid but not an object. Errors as
+ * floe_variant_to_json, or fn's. scratch holds the field texts (reset first). */
+int floe_variant_object_fields(const uint8_t *metadata, size_t metadata_len,
+                               const uint8_t *value, size_t value_len, floe_buf *scratch,
+                               floe_variant_field_fn fn, void *ctx,
+                               floe_error *err) FLOE_NODISCARD;
+
 /* Encoder scratch state (a C locale for number conversion, key and string buffers). */
 typedef struct floe_variant_encoder floe_variant_encoder;
 /* FLOE_ENOMEM. */

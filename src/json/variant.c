@@ -150,7 +150,11 @@ static int64_t floordiv(int64_t a, int64_t b) {
 /* v in units of 10^-digits seconds since the epoch */
 static int put_ts(floe_buf *b, int64_t v, int digits, bool utc) {
     int64_t per = digits == 9 ? 1000000000 : 1000000;
-    int64_t sec = floordiv(v, per), frac = v - sec * per;
+    int64_t sec = v / per, frac = v % per; /* floored without overflow at INT64_MIN */
+    if (frac < 0) {
+        frac += per;
+        sec--;
+    }
     int64_t days = floordiv(sec, 86400), sod = sec - days * 86400;
     int rc = floe_buf_append_byte(b, '"');
     rc |= floe_buf_append_date(b, days);
@@ -456,6 +460,30 @@ int floe_variant_value_json(const uint8_t *metadata, size_t metadata_len, const 
     return decode(&m, value, value_len, out, err);
 }
 
+int floe_variant_object_fields(const uint8_t *metadata, size_t metadata_len,
+                               const uint8_t *value, size_t value_len, floe_buf *scratch,
+                               floe_variant_field_fn fn, void *ctx, floe_error *err) {
+    vmeta m;
+    size_t sz;
+    FLOE_FORWARD_IF_ERROR(meta_open(metadata, metadata_len, false, false, &m, &sz, err));
+    /* validate the whole value first, so that no field is handed out of a bad one */
+    FLOE_FORWARD_IF_ERROR(decode(&m, value, value_len, NULL, err));
+    if ((value[0] & 3) != 2)
+        return 1;
+    vdec d = {.m = m, .v = value, .out = scratch, .err = err};
+    vcont c;
+    FLOE_FORWARD_IF_ERROR(container(&d, true, 0, value_len, &c));
+    for (uint32_t i = 0; i < c.count; i++) {
+        const uint8_t *k;
+        size_t kn;
+        meta_key(&m, le_n(value + c.ids + (size_t)i * c.idsz, c.idsz), &k, &kn);
+        floe_buf_reset(scratch);
+        FLOE_FORWARD_IF_ERROR(element(&d, &c, i, 0));
+        FLOE_FORWARD_IF_ERROR(fn(ctx, k, kn, scratch->data, scratch->len));
+    }
+    return 0;
+}
+
 /* ---- encoding -------------------------------------------------------------------------- */
 
 typedef struct kref {
@@ -723,7 +751,7 @@ static int close_container(jparse *j, bool object, size_t start, size_t base,
                            const uint8_t *open) {
     floe_variant_encoder *e = j->e;
     floe_buf *out = j->out;
-    member *ms = e->ms + base;
+    member *ms = e->ms ? e->ms + base : NULL; /* NULL before any member was pushed */
     size_t n = e->nms - base, total = out->len - start;
     if (total > UINT32_MAX || n > UINT32_MAX)
         return floe_error_at(j->err, FLOE_ELIMIT, (int64_t)(open - j->base),

@@ -77,7 +77,16 @@ struct pq_expr {
 };
 
 /* ---- assembly plan ------------------------------------------------------------------ */
-typedef enum pq_plan_kind { PQ_P_LEAF, PQ_P_STRUCT, PQ_P_LIST, PQ_P_MAP, PQ_P_CONST } pq_plan_kind;
+/* A Variant group (VariantEncoding.md, VariantShredding.md) plans as PQ_P_VARIANT:
+ * children[0] the metadata leaf, then (value, typed_value) as below. A (value,
+ * typed_value) pair - the group itself, each shredded object field, each shredded array
+ * element - has v_value / v_typed: the index in children of the `value` leaf and of the
+ * `typed_value` plan, -1 when the file has none. A typed_value plan is a PQ_P_LEAF with
+ * vprim (the variant primitive it holds), a PQ_P_LIST whose element is a PQ_P_VFIELD, or
+ * a PQ_P_STRUCT (a shredded object) of PQ_P_VFIELDs named by their fields. */
+typedef enum pq_plan_kind {
+    PQ_P_LEAF, PQ_P_STRUCT, PQ_P_LIST, PQ_P_MAP, PQ_P_CONST, PQ_P_VARIANT, PQ_P_VFIELD
+} pq_plan_kind;
 typedef struct pq_plan pq_plan;
 struct pq_plan {
     pq_plan_kind kind;
@@ -95,6 +104,8 @@ struct pq_plan {
     floe_type_id ptype;        /* LEAF: print as this type (0: the file's) */
     const char *const_text[2]; /* CONST: the value in NDJSON and in canonical form */
     bool hidden;               /* consumes its columns' entries, prints nothing */
+    int8_t v_value, v_typed;   /* VARIANT, VFIELD: children indexes, -1 for none */
+    int8_t vprim;              /* LEAF under a variant's typed_value: floe_variant_prim */
 };
 
 /* Where the next slice of a column chunk without page locations picks up (reader.c). */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/variant.h"
 #include "parquet/reader_internal.h"
 
 
@@ -228,6 +229,7 @@ typedef struct asm_ctx {
     floe_pq_row_format fmt;
     floe_error *err;
     floe_buf discard;      /* what hidden plans print */
+    floe_buf vprim;        /* a shredded variant primitive, encoded */
 } asm_ctx;
 
 static int acorrupt(asm_ctx *a, const pq_plan *p) {
@@ -388,6 +390,276 @@ static int write_struct(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     return rc;
 }
 
+/* ---- variants (VariantEncoding.md; VariantShredding.md, "Reconstructing a Shredded
+ * Variant") --------------------------------------------------------------------------- */
+
+static int vbad(asm_ctx *a, const pq_plan *p, const char *why) {
+    return floe_error_set(a->err, FLOE_ECORRUPT, "%s: row group %zu: column %s: invalid "
+                          "variant: %s", a->r->name, a->r->rowset.row_group,
+                          p->node ? p->node->path : "?", why);
+}
+
+static int vprefix(asm_ctx *a, const pq_plan *p, int rc) {
+    floe_error_prefix(a->err, "%s: row group %zu: column %s: ", a->r->name,
+                      a->r->rowset.row_group, p->node ? p->node->path : "?");
+    return rc;
+}
+
+/* One entry of leaf plan lp: 1 with its bytes when it holds a value, 0 when null. */
+static int leaf_entry(asm_ctx *a, const pq_plan *lp, const uint8_t **p, size_t *n) {
+    int32_t s = lp->first_col;
+    const floe_colbuf *c = &a->r->cols[s];
+    if (a->li[s] >= c->nlevels)
+        return acorrupt(a, lp);
+    int16_t d = def_at(c, a->li[s]);
+    a->li[s]++;
+    if (d != c->max_def)
+        return 0;
+    size_t vi = a->vi[s];
+    if (vi >= c->nvalues)
+        return acorrupt(a, lp);
+    a->vi[s]++;
+    if (c->width == 0) {
+        *p = c->values + c->offsets[vi];
+        *n = c->offsets[vi + 1] - c->offsets[vi];
+    } else {
+        *p = c->values + vi * (size_t)c->width;
+        *n = (size_t)c->width;
+    }
+    return 1;
+}
+
+static const uint8_t EMPTY_METADATA[3] = {0x01, 0x00, 0x00};
+
+/* A typed_value leaf's value m[0..n) (in-memory form) as JSON, through its variant
+ * primitive, so that it prints exactly as the same value stored in a variant would. */
+static int typed_leaf_json(asm_ctx *a, const pq_plan *tp, const uint8_t *m, size_t n,
+                           floe_buf *out) {
+    const pq_leaf *lf = &a->r->leaves[tp->node->column];
+    floe_buf *v = &a->vprim;
+    floe_buf_reset(v);
+    int t = tp->vprim;
+    switch (t) {
+    case FLOE_VARIANT_TRUE:
+        floe_buf_append_byte(v, (uint8_t)((m[0] ? FLOE_VARIANT_TRUE : FLOE_VARIANT_FALSE) << 2));
+        break;
+    case FLOE_VARIANT_DECIMAL16: {
+        pq_value pv;
+        pq_value_from_col(lf, &(floe_colbuf){.width = lf->out_width, .values = (uint8_t *)m},
+                          0, &pv);
+        uint8_t d[18];
+        d[0] = (uint8_t)(t << 2);
+        d[1] = (uint8_t)tp->node->scale;
+        unsigned __int128 u = (unsigned __int128)pv.dec;
+        for (int i = 0; i < 16; i++)
+            d[2 + i] = (uint8_t)(u >> (8 * i));
+        floe_buf_append(v, d, sizeof d);
+        break;
+    }
+    case FLOE_VARIANT_STRING:
+    case FLOE_VARIANT_BINARY: {
+        uint8_t h[5] = {(uint8_t)(t << 2), (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16),
+                        (uint8_t)(n >> 24)};
+        if (n > UINT32_MAX)
+            return vbad(a, tp, "string longer than 4 GiB");
+        floe_buf_append(v, h, 5);
+        floe_buf_append(v, m, n);
+        break;
+    }
+    default: /* fixed-width little-endian values, as in memory */
+        floe_buf_append_byte(v, (uint8_t)(t << 2));
+        floe_buf_append(v, m, n);
+        break;
+    }
+    if (floe_buf_error(v))
+        return floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_variant_value_json(EMPTY_METADATA, sizeof EMPTY_METADATA, v->data, v->len, out,
+                                     a->err);
+    return rc < 0 ? vprefix(a, tp, rc) : 0;
+}
+
+typedef struct vpair {
+    const uint8_t *key;
+    size_t klen, v0, v1; /* the value's text in the object's buffer */
+} vpair;
+
+typedef struct vobj {
+    vpair *pairs;
+    size_t n, cap;
+    floe_buf text;
+    const pq_plan *shredded; /* the typed_value group: its fields win over value's */
+} vobj;
+
+static int vobj_add(vobj *o, const uint8_t *key, size_t klen, size_t v0) {
+    if (o->n == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 16;
+        vpair *np = floe_realloc(o->pairs, nc * sizeof *np);
+        if (!np)
+            return FLOE_ENOMEM;
+        o->pairs = np;
+        o->cap = nc;
+    }
+    o->pairs[o->n++] = (vpair){.key = key, .klen = klen, .v0 = v0, .v1 = o->text.len};
+    return 0;
+}
+
+static int value_field(void *ctx, const uint8_t *key, size_t klen, const uint8_t *json,
+                       size_t jlen) {
+    vobj *o = ctx;
+    for (size_t i = 0; i < o->shredded->nchildren; i++) {
+        const char *name = o->shredded->children[i].name;
+        if (strlen(name) == klen && !memcmp(name, key, klen))
+            return 0; /* also shredded: the shredded column is read (VariantShredding.md) */
+    }
+    size_t v0 = o->text.len;
+    if (floe_buf_append(&o->text, json, jlen) < 0)
+        return FLOE_ENOMEM;
+    return vobj_add(o, key, klen, v0);
+}
+
+static int vpair_cmp(const void *x, const void *y) {
+    const vpair *p = x, *q = y;
+    int c = memcmp(p->key, q->key, p->klen < q->klen ? p->klen : q->klen);
+    return c ? c : (p->klen < q->klen ? -1 : p->klen > q->klen);
+}
+
+static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmeta,
+                  floe_buf *out, int depth, bool *missing);
+
+/* A shredded object: its shredded fields, with the fields of value (an object, or NULL)
+ * merged in, sorted by name. */
+static int write_vobject(asm_ctx *a, const pq_plan *tp, const uint8_t *vb, size_t vn,
+                         const uint8_t *meta, size_t nmeta, floe_buf *out, int depth) {
+    vobj o = {.shredded = tp};
+    floe_buf_init(&o.text, 0);
+    floe_buf scratch;
+    floe_buf_init(&scratch, 0);
+    int rc = 0;
+    for (size_t i = 0; i < tp->nchildren; i++) {
+        bool miss = false;
+        size_t v0 = o.text.len;
+        FLOE_CHECK(vrecon(a, &tp->children[i], meta, nmeta, &o.text, depth + 1, &miss));
+        if (!miss && vobj_add(&o, (const uint8_t *)tp->children[i].name,
+                              strlen(tp->children[i].name), v0) < 0)
+            FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+    }
+    if (vb) {
+        rc = floe_variant_object_fields(meta, nmeta, vb, vn, &scratch, value_field, &o, a->err);
+        if (rc == FLOE_ENOMEM)
+            FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+        if (rc < 0) {
+            rc = vprefix(a, tp, rc);
+            goto done;
+        }
+        if (rc == 1) {
+            rc = vbad(a, tp, "non-object value with shredded fields");
+            goto done;
+        }
+    }
+    if (o.n)
+        qsort(o.pairs, o.n, sizeof *o.pairs, vpair_cmp);
+    floe_buf_append_byte(out, '{');
+    for (size_t i = 0; i < o.n; i++) {
+        if (i)
+            floe_buf_append_byte(out, ',');
+        floe_json_append_string(out, o.pairs[i].key, o.pairs[i].klen);
+        floe_buf_append_byte(out, ':');
+        floe_buf_append(out, o.text.data + o.pairs[i].v0, o.pairs[i].v1 - o.pairs[i].v0);
+    }
+    floe_buf_append_byte(out, '}');
+    if (floe_buf_error(out) || floe_buf_error(&o.text))
+        FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+done:
+    floe_free(o.pairs);
+    floe_buf_free(&o.text);
+    floe_buf_free(&scratch);
+    return rc;
+}
+
+/* The value of a (value, typed_value) pair p at the cursors, as JSON; *missing when both
+ * are null (a shredded object field that is absent). Consumes one entry of every leaf
+ * below p. */
+static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmeta,
+                  floe_buf *out, int depth, bool *missing) {
+    if (depth > 200)
+        return acorrupt(a, p);
+    const uint8_t *vb = NULL;
+    size_t vn = 0;
+    int has_v = 0;
+    if (p->v_value >= 0)
+        FLOE_FORWARD_IF_ERROR(has_v = leaf_entry(a, &p->children[p->v_value], &vb, &vn));
+    const pq_plan *tp = p->v_typed >= 0 ? &p->children[p->v_typed] : NULL;
+    if (tp && tp->kind == PQ_P_LEAF) {
+        const uint8_t *tb = NULL;
+        size_t tn = 0;
+        int has_t;
+        FLOE_FORWARD_IF_ERROR(has_t = leaf_entry(a, tp, &tb, &tn));
+        if (has_t && has_v)
+            return vbad(a, tp, "conflicting value and typed_value");
+        if (has_t)
+            return typed_leaf_json(a, tp, tb, tn, out);
+    } else if (tp) {
+        int32_t s0 = tp->first_col;
+        const floe_colbuf *c0 = &a->r->cols[s0];
+        if (a->li[s0] >= c0->nlevels)
+            return acorrupt(a, tp);
+        int16_t d = def_at(c0, a->li[s0]);
+        if (d < tp->def_present) {
+            FLOE_FORWARD_IF_ERROR(skip_one(a, tp));
+        } else if (tp->kind == PQ_P_STRUCT) {
+            return write_vobject(a, tp, has_v ? vb : NULL, vn, meta, nmeta, out, depth);
+        } else {
+            if (has_v)
+                return vbad(a, tp, "conflicting value and typed_value");
+            if (d < tp->rep_def) {
+                FLOE_FORWARD_IF_ERROR(skip_one(a, tp));
+                return floe_buf_append(out, "[]", 2) < 0
+                           ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+            }
+            floe_buf_append_byte(out, '[');
+            for (bool first = true;; first = false) {
+                if (!first)
+                    floe_buf_append_byte(out, ',');
+                bool miss = false;
+                FLOE_FORWARD_IF_ERROR(vrecon(a, &tp->children[0], meta, nmeta, out, depth + 1,
+                                             &miss));
+                if (miss) /* an element must be present; read as variant null */
+                    floe_buf_append(out, "null", 4);
+                if (a->li[s0] < c0->nlevels && rep_at(c0, a->li[s0]) == tp->rep_level)
+                    continue;
+                break;
+            }
+            return floe_buf_append_byte(out, ']') < 0
+                       ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+        }
+    }
+    if (has_v) {
+        int rc = floe_variant_value_json(meta, nmeta, vb, vn, out, a->err);
+        return rc < 0 ? vprefix(a, &p->children[p->v_value], rc) : 0;
+    }
+    *missing = true;
+    return 0;
+}
+
+static int write_variant(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
+    const uint8_t *meta = NULL;
+    size_t nmeta = 0;
+    int has_m;
+    FLOE_FORWARD_IF_ERROR(has_m = leaf_entry(a, &p->children[0], &meta, &nmeta));
+    if (!has_m)
+        return vbad(a, &p->children[0], "null metadata");
+    size_t msize;
+    int rc = floe_variant_metadata_check(meta, nmeta, false, &msize, a->err);
+    if (rc < 0)
+        return vprefix(a, &p->children[0], rc);
+    bool missing = false;
+    FLOE_FORWARD_IF_ERROR(vrecon(a, p, meta, nmeta, b, depth, &missing));
+    if (missing) /* a present variant with neither part: variant null */
+        return floe_buf_append(b, "null", 4) < 0
+                   ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+    return 0;
+}
+
 static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     floe_pq_reader *r = a->r;
     if (depth > 200)
@@ -430,7 +702,10 @@ static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     }
     case PQ_P_STRUCT:
         return write_struct(a, p, b, depth);
+    case PQ_P_VARIANT:
+        return write_variant(a, p, b, depth);
     case PQ_P_CONST: /* handled above */
+    case PQ_P_VFIELD: /* read by write_variant */
         return 0;
     case PQ_P_LIST:
     case PQ_P_MAP:
@@ -490,6 +765,7 @@ static int dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
     a.fmt = format;
     a.err = err;
     floe_buf_init(&a.discard, 0);
+    floe_buf_init(&a.vprim, 0);
     size_t ns = r->nslots ? r->nslots : 1;
     a.li = floe_calloc(ns, sizeof *a.li);
     a.vi = floe_calloc(ns, sizeof *a.vi);
@@ -610,6 +886,7 @@ done:
     floe_buf_free(&out);
     floe_buf_free(&val);
     floe_buf_free(&a.discard);
+    floe_buf_free(&a.vprim);
     floe_free(labels);
     floe_free(ends);
     floe_free(values);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "floe/variant.h"
 #include "parquet/reader_internal.h"
 
 #define PQ_MAX_DEPTH 64
@@ -450,10 +451,18 @@ void pq_select_under(floe_pq_reader *r, const floe_pq_node *nd) {
         pq_select_under(r, &nd->children[i]);
 }
 
+static bool is_variant_node(const floe_pq_node *nd) {
+    return nd->phys < 0 && nd->logical_kind == FLOE_PQ_LT_VARIANT;
+}
+
 void pq_select_map_keys(floe_pq_reader *r, const floe_pq_node *nd) {
     const floe_pq_node *kv = map_key_value(nd);
     if (kv && any_selected(r, kv))
         pq_select_under(r, &kv->children[0]);
+    if (is_variant_node(nd) && any_selected(r, nd)) {
+        pq_select_under(r, nd); /* a variant is read whole */
+        return;
+    }
     for (size_t i = 0; i < nd->nchildren; i++)
         pq_select_map_keys(r, &nd->children[i]);
 }
@@ -714,6 +723,177 @@ static int plan_read_children(floe_pq_reader *r, const floe_pq_read_field *rf,
     return 0;
 }
 
+/* ---- Variant groups ----------------------------------------------------------------- */
+
+static const floe_pq_node *child_named(const floe_pq_node *nd, const char *name) {
+    for (size_t i = 0; i < nd->nchildren; i++)
+        if (!strcmp(nd->children[i].name, name))
+            return &nd->children[i];
+    return NULL;
+}
+
+/* The variant primitive a shredded typed_value leaf holds (VariantShredding.md, "Shredded
+ * Value Types"), or -1 when the table has no such type. */
+static int variant_prim_of(const floe_pq_reader *r, const floe_pq_node *nd) {
+    const pq_leaf *lf = &r->leaves[nd->column];
+    if (lf->src_phys == FLOE_PQ_INT96 || lf->conv == PQ_CONV_F16 || nd->is_unsigned ||
+        lf->conv == PQ_CONV_U32_I64)
+        return -1;
+    switch (nd->value_type) {
+    case FLOE_TYPE_BOOLEAN: return FLOE_VARIANT_TRUE; /* or FALSE, by the value */
+    case FLOE_TYPE_INT: return FLOE_VARIANT_INT32;
+    case FLOE_TYPE_LONG: return FLOE_VARIANT_INT64;
+    case FLOE_TYPE_FLOAT: return FLOE_VARIANT_FLOAT;
+    case FLOE_TYPE_DOUBLE: return FLOE_VARIANT_DOUBLE;
+    case FLOE_TYPE_DECIMAL: return FLOE_VARIANT_DECIMAL16;
+    case FLOE_TYPE_DATE: return FLOE_VARIANT_DATE;
+    case FLOE_TYPE_TIME: return FLOE_VARIANT_TIME_NTZ;
+    case FLOE_TYPE_TIMESTAMP: return FLOE_VARIANT_TIMESTAMP_NTZ;
+    case FLOE_TYPE_TIMESTAMPTZ: return FLOE_VARIANT_TIMESTAMP;
+    case FLOE_TYPE_TIMESTAMP_NS: return FLOE_VARIANT_TIMESTAMP_NTZ_NS;
+    case FLOE_TYPE_TIMESTAMPTZ_NS: return FLOE_VARIANT_TIMESTAMP_NS;
+    case FLOE_TYPE_STRING: return FLOE_VARIANT_STRING;
+    case FLOE_TYPE_BINARY: return nd->phys == FLOE_PQ_BYTE_ARRAY ? FLOE_VARIANT_BINARY : -1;
+    case FLOE_TYPE_UUID: return FLOE_VARIANT_UUID;
+    default: return -1;
+    }
+}
+
+static int plan_vpair(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, size_t first,
+                      int depth, floe_error *err);
+
+/* A variant's binary leaf (metadata or value): read as bytes, never printed itself. */
+static void plan_vleaf(const floe_pq_reader *r, const floe_pq_node *leaf, pq_plan *p) {
+    memset(p, 0, sizeof *p);
+    plan_levels(p, leaf, false, NULL);
+    p->kind = PQ_P_LEAF;
+    p->node = leaf;
+    p->name = leaf->name;
+    p->slot = r->slot_of_col[leaf->column];
+    p->vprim = -1;
+}
+
+/* The plan of a typed_value node. */
+static int plan_vtyped(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, int depth,
+                       floe_error *err) {
+    memset(p, 0, sizeof *p);
+    if (depth > PQ_MAX_DEPTH)
+        return floe_error_set(err, FLOE_ECORRUPT, "%s: schema too deep", r->name);
+    p->node = nd;
+    p->name = nd->name;
+    p->vprim = -1;
+    const floe_pq_node *child;
+    floe_pq_shape shape = floe_pq_node_shape(nd, false, &child);
+    if (nd->repetition == 2)
+        shape = FLOE_PQ_SHAPE_MAP; /* refused below */
+    switch (shape) {
+    case FLOE_PQ_SHAPE_PRIMITIVE:
+        plan_levels(p, nd, false, NULL);
+        p->kind = PQ_P_LEAF;
+        p->slot = r->slot_of_col[nd->column];
+        p->vprim = (int8_t)variant_prim_of(r, nd);
+        if (p->vprim < 0)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: unsupported shredded "
+                                  "value type %s", r->name, nd->path, nd->type_text);
+        return 0;
+    case FLOE_PQ_SHAPE_STRUCT:
+        if (nd->nchildren == 0)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: shredded variant "
+                                  "object without fields", r->name, nd->path);
+        plan_levels(p, nd, false, NULL);
+        p->kind = PQ_P_STRUCT;
+        p->children = floe_arena_alloc(&r->arena, nd->nchildren * sizeof *p->children);
+        if (!p->children)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        p->nchildren = nd->nchildren;
+        for (size_t i = 0; i < nd->nchildren; i++) {
+            const floe_pq_node *f = &nd->children[i];
+            pq_plan *fp = &p->children[i];
+            memset(fp, 0, sizeof *fp);
+            if (f->phys >= 0 || f->repetition != 0)
+                return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: a shredded "
+                                      "variant field must be a required group", r->name,
+                                      f->path);
+            fp->kind = PQ_P_VFIELD;
+            fp->node = f;
+            fp->name = f->name;
+            plan_levels(fp, f, false, NULL);
+            FLOE_FORWARD_IF_ERROR(plan_vpair(r, f, fp, 0, depth + 1, err));
+        }
+        return 0;
+    case FLOE_PQ_SHAPE_LIST: {
+        if (child == nd || child->phys >= 0 || child->repetition != 0)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: a shredded variant "
+                                  "array's element must be a required group", r->name,
+                                  nd->path);
+        plan_levels(p, nd, false, &nd->children[0]);
+        p->kind = PQ_P_LIST;
+        p->children = floe_arena_alloc(&r->arena, sizeof *p->children);
+        if (!p->children)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+        p->nchildren = 1;
+        pq_plan *ep = p->children;
+        memset(ep, 0, sizeof *ep);
+        ep->kind = PQ_P_VFIELD;
+        ep->node = child;
+        ep->name = "element";
+        plan_levels(ep, child, false, NULL);
+        return plan_vpair(r, child, ep, 0, depth + 1, err);
+    }
+    case FLOE_PQ_SHAPE_MAP:
+        break;
+    }
+    return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: unsupported shredded value "
+                          "type %s", r->name, nd->path, nd->type_text);
+}
+
+/* The value and typed_value of group nd into p->children[first...]. */
+static int plan_vpair(floe_pq_reader *r, const floe_pq_node *nd, pq_plan *p, size_t first,
+                      int depth, floe_error *err) {
+    const floe_pq_node *value = child_named(nd, "value");
+    const floe_pq_node *typed = child_named(nd, "typed_value");
+    if (!value && !typed)
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: a variant group needs a "
+                              "value or a typed_value field", r->name, nd->path);
+    if (value && (value->phys != FLOE_PQ_BYTE_ARRAY || value->repetition == 2))
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: a variant's value must "
+                              "be binary", r->name, value->path);
+    size_t n = first + (value != NULL) + (typed != NULL);
+    pq_plan *kids = floe_arena_alloc(&r->arena, n * sizeof *kids);
+    if (!kids)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    if (first)
+        memcpy(kids, p->children, first * sizeof *kids);
+    p->children = kids;
+    p->nchildren = first;
+    p->v_value = p->v_typed = -1;
+    if (value) {
+        plan_vleaf(r, value, &kids[p->nchildren]);
+        p->v_value = (int8_t)p->nchildren++;
+    }
+    if (typed) {
+        FLOE_FORWARD_IF_ERROR(plan_vtyped(r, typed, &kids[p->nchildren], depth + 1, err));
+        p->v_typed = (int8_t)p->nchildren++;
+    }
+    return 0;
+}
+
+static int plan_variant(floe_pq_reader *r, const floe_pq_node *nd, bool as_element,
+                        pq_plan *p, int depth, floe_error *err) {
+    const floe_pq_node *meta = child_named(nd, "metadata");
+    if (!meta || meta->phys != FLOE_PQ_BYTE_ARRAY || meta->repetition != 0)
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s: a VARIANT group needs a "
+                              "required binary metadata field", r->name, nd->path);
+    plan_levels(p, nd, as_element, NULL);
+    p->kind = PQ_P_VARIANT;
+    pq_plan *mp = floe_arena_alloc(&r->arena, sizeof *mp);
+    if (!mp)
+        return floe_error_set(err, FLOE_ENOMEM, "%s: out of memory", r->name);
+    plan_vleaf(r, meta, mp);
+    p->children = mp;
+    return plan_vpair(r, nd, p, 1, depth, err);
+}
+
 /* The plan of node nd (as_element as in plan_levels): with rf, shaped by that read field
  * (floe_pq_reader_select_fields), else over the selected columns below nd. */
 static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, const floe_pq_read_field *rf,
@@ -727,6 +907,10 @@ static int plan_node(floe_pq_reader *r, const floe_pq_node *nd, const floe_pq_re
         p->const_text[0] = rf->const_ndjson ? rf->const_ndjson : "null";
         p->const_text[1] = rf->const_canonical ? rf->const_canonical : p->const_text[0];
         return 0;
+    }
+    if (is_variant_node(nd) && (nd->repetition != 2 || as_element)) {
+        p->node = nd;
+        return plan_variant(r, nd, as_element, p, depth, err);
     }
     const floe_pq_node *child;
     floe_pq_shape shape = floe_pq_node_shape(nd, as_element, &child);
