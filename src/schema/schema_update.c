@@ -372,6 +372,13 @@ static int drop_column(floe_schema *s, const floe_schema_change *c, floe_error *
     if (p == &s->root && p->nchildren == 1)
         return floe_error_set(err, FLOE_EINVALID, "drop-column: %s is the table's only column",
                               c->path);
+    /* an empty struct is written as a Parquet group without fields, which engines refuse
+     * (DuckDB: "Not implemented: STRUCT()"; parquet-mr will not write one) */
+    if (p->nchildren == 1)
+        return floe_error_set(err, FLOE_EINVALID, "drop-column: %s is the only field of "
+                              "struct %s, and a struct needs at least one: drop the struct "
+                              "(or its list or map) instead", c->path,
+                              floe_field_path(p, buf, sizeof buf));
     size_t at = (size_t)(f - p->children);
     floe_field *kids = floe_arena_alloc(&s->arena, (p->nchildren ? p->nchildren : 1) * sizeof *kids);
     if (!kids)

@@ -189,13 +189,21 @@ TEST(test_rename_drop_move_optional_identifier) {
     c = (floe_schema_change){.kind = FLOE_SCHEMA_RENAME_COLUMN, .path = "items.element", .new_name = "e"};
     CHECK(apply(&c, &last, &rc, &err) == NULL && rc == FLOE_EINVALID);
 
-    c = (floe_schema_change){.kind = FLOE_SCHEMA_DROP_COLUMN, .path = "p.geo"};
+    c = (floe_schema_change){.kind = FLOE_SCHEMA_DROP_COLUMN, .path = "p"};
     s = apply(&c, &last, &rc, &err);
     REQUIRE_OK(rc, err);
-    CHECK(floe_schema_find_id(s, 4) == NULL && floe_schema_find_id(s, 5) == NULL);
-    CHECK(floe_schema_find_id(s, 3) != NULL);
+    CHECK(floe_schema_find_id(s, 3) == NULL && floe_schema_find_id(s, 4) == NULL &&
+          floe_schema_find_id(s, 5) == NULL);
+    CHECK(floe_schema_find_id(s, 2) != NULL);
     CHECK_EQ_INT(last, 15); /* a drop frees no id */
     floe_schema_free(s);
+    /* the only field of a struct stays: an empty struct cannot be written to Parquet */
+    const char *only[] = {"p.geo", "p.geo.city", "items.element.sku", "items.sku", "m.value.n"};
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
+        c = (floe_schema_change){.kind = FLOE_SCHEMA_DROP_COLUMN, .path = only[i]};
+        CHECK(apply(&c, &last, &rc, &err) == NULL && rc == FLOE_EINVALID);
+        CHECK(strstr(err.msg, "is the only field of struct") != NULL);
+    }
     c = (floe_schema_change){.kind = FLOE_SCHEMA_DROP_COLUMN, .path = "m.key"};
     CHECK(apply(&c, &last, &rc, &err) == NULL && rc == FLOE_EINVALID);
 
