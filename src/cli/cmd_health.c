@@ -32,7 +32,8 @@ static const char usage_text[] =
     "options:\n"
     "      --json                 print the report as JSON\n"
     "      --html FILE            also write a self-contained HTML report to FILE (its\n"
-    "                             folder must exist)\n"
+    "                             folder must exist; a link's target, a FIFO or a\n"
+    "                             device such as /dev/stdout is written into)\n"
     "      --snapshot ID          analyze this snapshot instead of the current one\n"
     "      --compare ID           show the figures at snapshot ID beside the current ones\n"
     "      --queries-per-day N    full-table scans per day for the monthly figures (100)\n"
@@ -81,6 +82,30 @@ static int check_html_folder(const char *path, floe_error *err) {
         else if (!S_ISDIR(st.st_mode))
             rc = floe_error_set(err, FLOE_EINVALID, "health: --html %s: %s is not a folder",
                                 path, local);
+    }
+    floe_free(local);
+    return rc;
+}
+
+/* Write the HTML report to path. A local path that exists and is not a regular file (a
+ * device, a FIFO, /dev/stdout) is written in place: the atomic write would rename a new
+ * file over it (as root, over the device node itself). A symbolic link is followed, so
+ * the file it names gets the report and the link stays. Anything else: an atomic write. */
+static int write_html(const char *path, const floe_buf *b, floe_error *err) {
+    char *local = floe_io_local_path(path);
+    struct stat st;
+    int rc = 0;
+    if (local && stat(local, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = floe_error_set(err, FLOE_EINVALID, "health: --html %s is a folder", path);
+    } else if (local && stat(local, &st) == 0 && !S_ISREG(st.st_mode)) {
+        FILE *f = fopen(local, "w");
+        bool ok = f && fwrite(b->data, 1, b->len, f) == b->len;
+        if ((f && fclose(f) != 0) || !ok)
+            rc = floe_error_sys(err, FLOE_EIO, errno, "health: --html %s", path);
+    } else {
+        char *real = local ? realpath(local, NULL) : NULL; /* a link's target */
+        rc = floe_io_write_all(cli_io(), real ? real : path, b->data, b->len, NULL, err);
+        free(real); /* realpath's allocation */
     }
     floe_free(local);
     return rc;
@@ -142,7 +167,11 @@ int floe_cmd_health(int argc, char **argv) {
         int64_t n;
         switch (opt) {
         case O_JSON: json = true; break;
-        case O_HTML: html_path = optarg; break;
+        case O_HTML:
+            if (!*optarg)
+                return cli_usage("health", "--html wants a file name");
+            html_path = optarg;
+            break;
         case O_SNAP:
             if (!cli_parse_id(optarg, &o.snapshot_id))
                 return cli_usage("health", "--snapshot takes a snapshot id, not %s", optarg);
@@ -206,7 +235,7 @@ int floe_cmd_health(int argc, char **argv) {
     if (rc == 0 && html_path) {
         rc = floe_health_report_html(r, &b, &err);
         if (rc == 0)
-            rc = floe_io_write_all(cli_io(), html_path, b.data, b.len, NULL, &err);
+            rc = write_html(html_path, &b, &err);
         floe_buf_reset(&b);
     }
     if (rc == 0)
