@@ -105,6 +105,17 @@ typedef struct floe_rest_properties {
 
 /* Free the strings of p and clear it. Accepts NULL. */
 void floe_rest_properties_reset(floe_rest_properties *p);
+/* Take key = value (klen and vlen bytes) into p when key is one of the names above
+ * ("header.<name>" adds a header; a name given twice: the last value): 1 when taken, 0
+ * when key is not a REST catalog setting (p unchanged), FLOE_EINVALID (a header name
+ * with ':' or a value with a line break) or FLOE_ENOMEM. */
+int floe_rest_properties_take(floe_rest_properties *p, const char *key, size_t klen,
+                              const char *v, size_t vlen, floe_error *err) FLOE_NODISCARD;
+/* Copy src into dst (cleared first; on failure dst is left cleared). */
+int floe_rest_properties_copy(const floe_rest_properties *src, floe_rest_properties *dst,
+                              floe_error *err) FLOE_NODISCARD;
+/* Whether p sets anything. */
+bool floe_rest_properties_any(const floe_rest_properties *p);
 
 typedef struct floe_catalog_config {
     char *name;      /* catalog name (the catalog_name column of the SQL store) */

@@ -74,6 +74,7 @@
 #define FLOE_SERVER_H
 
 #include "floe/auth.h"
+#include "floe/catalog.h"
 #include "floe/common.h"
 #include "floe/manifest.h"
 #include "floe/parquet.h"
@@ -145,6 +146,12 @@ typedef struct floe_server_config {
                                 postgresql://... shared by several nodes); NULL =
                                 <warehouse>/_floe_state.db (local warehouses only). Unused
                                 with a SQL catalog, whose database holds them */
+    floe_rest_properties rest; /* with a REST catalog: the [catalog] section's auth,
+                                prefix, headers and SigV4 settings (floe.conf's names;
+                                docs/REST.md); read at start only */
+    char *catalog_warehouse; /* with a REST catalog: the [catalog] section's warehouse,
+                                sent to its /v1/config (a warehouse name or location);
+                                NULL: the warehouse above */
     char *node_id;           /* names landing files; NULL = "node1" */
     char *wal_dir;           /* a local folder; NULL = <warehouse>/_wal/<node_id> (a
                                 remote warehouse needs it set) */

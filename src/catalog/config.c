@@ -92,25 +92,27 @@ static int take_header(floe_rest_properties *p, const char *name, size_t nlen, c
     return 0;
 }
 
-/* The REST catalog's settings: 1 when key is one, 0 when not, or an error. */
-static int take_rest_setting(floe_rest_properties *p, const char *key, size_t klen,
-                             const char *v, size_t vlen, floe_error *err) {
-    static const struct {
-        const char *key;
-        size_t off;
-    } fields[] = {
-        {"token", offsetof(floe_rest_properties, token)},
-        {"credential", offsetof(floe_rest_properties, credential)},
-        {"scope", offsetof(floe_rest_properties, scope)},
-        {"oauth2-server-uri", offsetof(floe_rest_properties, oauth2_server_uri)},
-        {"prefix", offsetof(floe_rest_properties, prefix)},
-        {"rest.sigv4-enabled", offsetof(floe_rest_properties, sigv4_enabled)},
-        {"rest.signing-region", offsetof(floe_rest_properties, signing_region)},
-        {"rest.signing-name", offsetof(floe_rest_properties, signing_name)},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (strlen(fields[i].key) == klen && !strncmp(key, fields[i].key, klen)) {
-            int rc = set_field((char **)((char *)p + fields[i].off), v, vlen, err);
+static const struct {
+    const char *key;
+    size_t off;
+} rest_fields[] = {
+    {"token", offsetof(floe_rest_properties, token)},
+    {"credential", offsetof(floe_rest_properties, credential)},
+    {"scope", offsetof(floe_rest_properties, scope)},
+    {"oauth2-server-uri", offsetof(floe_rest_properties, oauth2_server_uri)},
+    {"prefix", offsetof(floe_rest_properties, prefix)},
+    {"rest.sigv4-enabled", offsetof(floe_rest_properties, sigv4_enabled)},
+    {"rest.signing-region", offsetof(floe_rest_properties, signing_region)},
+    {"rest.signing-name", offsetof(floe_rest_properties, signing_name)},
+};
+#define REST_FIELD(p, i) ((char **)((char *)(p) + rest_fields[i].off))
+#define REST_NFIELDS (sizeof rest_fields / sizeof rest_fields[0])
+
+int floe_rest_properties_take(floe_rest_properties *p, const char *key, size_t klen,
+                              const char *v, size_t vlen, floe_error *err) {
+    for (size_t i = 0; i < REST_NFIELDS; i++)
+        if (strlen(rest_fields[i].key) == klen && !strncmp(key, rest_fields[i].key, klen)) {
+            int rc = set_field(REST_FIELD(p, i), v, vlen, err);
             return rc < 0 ? rc : 1;
         }
     if (klen > 7 && !strncmp(key, "header.", 7)) {
@@ -118,6 +120,30 @@ static int take_rest_setting(floe_rest_properties *p, const char *key, size_t kl
         return rc < 0 ? rc : 1;
     }
     return 0;
+}
+
+int floe_rest_properties_copy(const floe_rest_properties *src, floe_rest_properties *dst,
+                              floe_error *err) {
+    memset(dst, 0, sizeof *dst);
+    int rc = 0;
+    for (size_t i = 0; i < REST_NFIELDS && rc == 0; i++) {
+        const char *v = *REST_FIELD(src, i);
+        if (v)
+            rc = set_field(REST_FIELD(dst, i), v, strlen(v), err);
+    }
+    for (size_t i = 0; i < src->nheaders && rc == 0; i++)
+        rc = take_header(dst, src->header_names[i], strlen(src->header_names[i]),
+                         src->header_values[i], strlen(src->header_values[i]), err);
+    if (rc < 0)
+        floe_rest_properties_reset(dst);
+    return rc;
+}
+
+bool floe_rest_properties_any(const floe_rest_properties *p) {
+    for (size_t i = 0; i < REST_NFIELDS; i++)
+        if (*REST_FIELD(p, i))
+            return true;
+    return p->nheaders > 0;
 }
 
 /* Take key=value into cfg when it is one we use. */
@@ -133,7 +159,7 @@ static int take_setting(floe_catalog_config *cfg, const char *key, size_t klen, 
         return set_field(&cfg->state_db, v, vlen, err);
     int taken = floe_s3_properties_take(&cfg->s3, key, klen, v, vlen, err);
     if (taken == 0)
-        taken = take_rest_setting(&cfg->rest, key, klen, v, vlen, err);
+        taken = floe_rest_properties_take(&cfg->rest, key, klen, v, vlen, err);
     return taken < 0 ? taken : 0;
 }
 

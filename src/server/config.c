@@ -60,6 +60,17 @@ static const char example_config[] =
     "# s3.session-token = ...\n"
     "# s3.force-virtual-addressing = false  # true: bucket.host addressing\n"
     "\n"
+    "# With a REST catalog (catalog = http(s)://...): its settings, as a floe.conf\n"
+    "# [catalog.NAME] names them (docs/REST.md); read at start, not on SIGHUP\n"
+    "# [catalog]\n"
+    "# credential = client-id:client-secret  # OAuth2 client credentials, or\n"
+    "# token = ...                    # a bearer token\n"
+    "# scope = catalog\n"
+    "# oauth2-server-uri = https://idp.example/oauth/token  # default <uri>/v1/oauth/tokens\n"
+    "# warehouse = lake               # asked of /v1/config (default: [server] warehouse)\n"
+    "# prefix = ...                   # also header.<Name>, rest.sigv4-enabled,\n"
+    "#                                # rest.signing-region, rest.signing-name\n"
+    "\n"
     "[defaults]                       # for every table unless it says otherwise\n"
     "schema_mode = strict             # strict | evolve | ignore\n"
     "seal_bytes = 5MB                 # seal a partition buffer into a landing file\n"
@@ -248,6 +259,8 @@ void floe_server_config_reset(floe_server_config *cfg) {
     floe_free(cfg->maint_run_log);
     floe_free(cfg->staging_dir);
     floe_s3_properties_reset(&cfg->s3);
+    floe_rest_properties_reset(&cfg->rest);
+    floe_free(cfg->catalog_warehouse);
     table_config_free(&cfg->defaults);
     for (size_t i = 0; i < cfg->ntables; i++)
         table_config_free(&cfg->tables[i]);
@@ -500,6 +513,25 @@ static int server_key(floe_server_config *c, const char *k, const char *v, floe_
     return floe_error_set(err, FLOE_EINVALID, "unknown key '%s'", k);
 }
 
+/* One key of the [catalog] section: the settings of a REST catalog, as a floe.conf
+ * [catalog.NAME] entry names them. Its URI is [server] catalog. */
+static int catalog_key(floe_server_config *c, const char *k, const char *v, floe_error *err) {
+    if (!strcmp(k, "warehouse"))
+        return set_dup(&c->catalog_warehouse, v, err);
+    int taken = floe_rest_properties_take(&c->rest, k, strlen(k), v, strlen(v), err);
+    if (taken != 0)
+        return taken < 0 ? taken : 0;
+    if (!strcmp(k, "uri") || !strcmp(k, "type"))
+        return floe_error_set(err, FLOE_EINVALID, "%s: the catalog's URI is [server] catalog "
+                              "(http(s)://... for a REST catalog)", k);
+    if (!strcmp(k, "state-db"))
+        return floe_error_set(err, FLOE_EINVALID, "state-db: this is [server] state_db here");
+    return floe_error_set(err, FLOE_EINVALID, "unknown key '%s' (a REST catalog's: token, "
+                          "credential, scope, oauth2-server-uri, prefix, warehouse, "
+                          "header.<Name>, rest.sigv4-enabled, rest.signing-region, "
+                          "rest.signing-name)", k);
+}
+
 /* One key of a [maintain] (table NULL) or [maintain table X] section: checked by the
  * maintenance scheduler's own parser, then appended to cfg->maint_config, which is that
  * parser's format ([defaults] / [table X]), so the keys are exactly `floe maintain`'s. */
@@ -568,7 +600,7 @@ static char *trim(char *s) {
 
 int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n,
                              const char *source, floe_error *err) {
-    enum { SEC_NONE, SEC_SERVER, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN, SEC_MAINT,
+    enum { SEC_NONE, SEC_SERVER, SEC_CATALOG, SEC_DEFAULTS, SEC_TABLE, SEC_TOKEN, SEC_MAINT,
            SEC_SOURCE } sec = SEC_NONE;
     size_t cur = 0;
     char *maint_table = NULL; /* [maintain table X]: X; [maintain]: NULL */
@@ -600,6 +632,8 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
             char *name = trim(l + 1);
             if (!strcmp(name, "server")) {
                 sec = SEC_SERVER;
+            } else if (!strcmp(name, "catalog")) {
+                sec = SEC_CATALOG;
             } else if (!strcmp(name, "defaults")) {
                 sec = SEC_DEFAULTS;
             } else if (!strcmp(name, "maintain") || !strncmp(name, "maintain table ", 15)) {
@@ -697,6 +731,7 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
         case SEC_NONE:
             FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: key outside a section", source, lineno);
         case SEC_SERVER: rc = server_key(cfg, k, v, err); break;
+        case SEC_CATALOG: rc = catalog_key(cfg, k, v, err); break;
         case SEC_DEFAULTS: rc = table_key(&cfg->defaults, k, v, err); break;
         case SEC_TABLE: rc = table_key(&cfg->tables[cur], k, v, err); break;
         case SEC_MAINT: rc = maint_key(cfg, maint_table, k, v, err); break;
@@ -749,6 +784,11 @@ static bool is_loopback(const char *listen) {
 }
 
 int floe_server_config_check(const floe_server_config *cfg, floe_error *err) {
+    bool rest = cfg->catalog && (!strncmp(cfg->catalog, "http://", 7) ||
+                                 !strncmp(cfg->catalog, "https://", 8));
+    if (!rest && (floe_rest_properties_any(&cfg->rest) || cfg->catalog_warehouse))
+        return floe_error_set(err, FLOE_EINVALID, "[catalog] settings are a REST catalog's: "
+                              "set [server] catalog = http(s)://... or remove them");
     if (!is_loopback(cfg->listen) && cfg->ntokens == 0)
         return floe_error_set(err, FLOE_EINVALID, "listening on %s beyond loopback needs "
                               "[token] sections in the configuration", cfg->listen);
@@ -826,6 +866,8 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     c.listen = c.warehouse = c.catalog = c.state_db = c.node_id = c.wal_dir = c.maint_config = c.maint_run_log =
         c.staging_dir = NULL;
     memset(&c.s3, 0, sizeof c.s3);
+    memset(&c.rest, 0, sizeof c.rest);
+    c.catalog_warehouse = NULL;
     c.tables = NULL;
     c.tokens = NULL;
     c.sources = NULL;
@@ -834,6 +876,8 @@ int srv_config_copy(const floe_server_config *src, floe_server_config *dst, floe
     *dst = c;
     if (dup_opt(&dst->listen, src->listen) < 0 || dup_opt(&dst->warehouse, src->warehouse) < 0 ||
         dup_opt(&dst->catalog, src->catalog) < 0 || dup_opt(&dst->state_db, src->state_db) < 0 ||
+        dup_opt(&dst->catalog_warehouse, src->catalog_warehouse) < 0 ||
+        floe_rest_properties_copy(&src->rest, &dst->rest, NULL) < 0 ||
         dup_opt(&dst->node_id, src->node_id) < 0 ||
         dup_opt(&dst->wal_dir, src->wal_dir) < 0 ||
         dup_opt(&dst->maint_config, src->maint_config) < 0 ||

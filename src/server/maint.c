@@ -338,10 +338,11 @@ int srv_maint_start(floe_server *s, floe_error *err) {
     cc.name = floe_strdup(floe_catalog_name(s->catalog));
     cc.type = floe_strdup(s->catcfg.type);
     cc.uri = floe_strdup(s->catcfg.uri);
-    cc.warehouse = floe_strdup(floe_catalog_warehouse(s->catalog));
+    cc.warehouse = floe_strdup(s->catcfg.warehouse);
     cc.state_db = s->catcfg.state_db ? floe_strdup(s->catcfg.state_db) : NULL;
     if (!cc.name || !cc.type || !cc.uri || !cc.warehouse || (s->catcfg.state_db && !cc.state_db))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_rest_properties_copy(&s->catcfg.rest, &cc.rest, err));
     FLOE_CHECK(floe_catalog_open(&cc, &mt->cat, err));
     /* the landing committer's gate: this thread's commits never race this server's */
     floe_catalog_set_commit_gate(mt->cat, &s->commit_gate);

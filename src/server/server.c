@@ -342,8 +342,18 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
         if (!s->catcfg.state_db)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
-    s->catcfg.warehouse = wh_abs ? wh_abs : floe_strdup(s->warehouse);
+    /* a REST catalog's [catalog] warehouse is what its /v1/config is asked for */
+    if (rest && cfg->catalog_warehouse) {
+        floe_free(wh_abs);
+        s->catcfg.warehouse = floe_strdup(cfg->catalog_warehouse);
+    } else {
+        s->catcfg.warehouse = wh_abs ? wh_abs : floe_strdup(s->warehouse);
+    }
     db = NULL;
+    /* [catalog]: auth, prefix, headers, SigV4 (its secrets are in no message: errors
+     * name the uri) */
+    if (rest)
+        FLOE_CHECK(floe_rest_properties_copy(&cfg->rest, &s->catcfg.rest, err));
     if (!s->catcfg.name || !s->catcfg.type || !s->catcfg.warehouse)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     bool ingest = s->role != FLOE_SERVER_ROLE_COMPACTOR;

@@ -230,21 +230,12 @@ mock=
 # ---------------------------------------------------------------------------------------
 cat > "$tmp/mock.py" <<'EOF'
 import json, sys, urllib.parse
-from http.server import BaseHTTPRequestHandler, HTTPServer
+sys.path.insert(0, sys.argv[3])
+from json_http import JsonHandler, serve
 log = open(sys.argv[2], "a")
-class H(BaseHTTPRequestHandler):
-    def answer(self, code, body):
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *a):
-        pass
+class H(JsonHandler):
     def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        form = urllib.parse.parse_qs(self.body().decode())
         log.write("POST %s %s\n" % (self.path, json.dumps(form, sort_keys=True))); log.flush()
         if self.path == "/v1/oauth/tokens" and form.get("client_id") == ["me"] and \
            form.get("client_secret") == ["s3cret"] and form.get("grant_type") == ["client_credentials"]:
@@ -261,11 +252,9 @@ class H(BaseHTTPRequestHandler):
         if self.path.startswith("/v1/p1/namespaces"):
             return self.answer(200, {"namespaces": [["a"], ["b"]]})
         self.answer(404, {"error": {"message": "no", "type": "NotFound", "code": 404}})
-srv = HTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(srv.server_port))
-srv.serve_forever()
+serve(H, sys.argv[1])
 EOF
-python3 "$tmp/mock.py" "$tmp/mock.port" "$tmp/mock.log" &
+python3 "$tmp/mock.py" "$tmp/mock.port" "$tmp/mock.log" "$(cd "$(dirname "$0")" && pwd)/lib" &
 mock=$!
 for _ in $(seq 50); do [ -s "$tmp/mock.port" ] && break; sleep 0.1; done
 [ -s "$tmp/mock.port" ] || fail "the stand-in server did not start"

@@ -149,8 +149,9 @@ grep -q "s3://wh/lake/.*HTTP 403 .*the catalog vended" "$tmp/err" ||
 # ---------------------------------------------------------------------------------------
 cat > "$tmp/sigv4.py" <<'EOF'
 import hashlib, hmac, json, sys, urllib.parse
-from http.server import BaseHTTPRequestHandler, HTTPServer
-port_file, log_file, AK, SK, TOKEN, REGION, SERVICE = sys.argv[1:8]
+port_file, log_file, AK, SK, TOKEN, REGION, SERVICE, LIB = sys.argv[1:9]
+sys.path.insert(0, LIB)
+from json_http import JsonHandler, serve
 log = open(log_file, "a")
 
 def hm(key, msg):
@@ -159,16 +160,7 @@ def hm(key, msg):
 def enc(s):
     return urllib.parse.quote(s, safe="-_.~")
 
-class H(BaseHTTPRequestHandler):
-    def answer(self, code, body):
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *a):
-        pass
+class H(JsonHandler):
     def refusal(self, body):
         """Why the request's SigV4 signature is not right, or None."""
         auth = self.headers.get("Authorization", "")
@@ -218,11 +210,10 @@ class H(BaseHTTPRequestHandler):
         self.answer(404, {"error": {"message": "no", "type": "NotFoundException", "code": 404}})
     do_GET = do_POST = handle_any
 
-srv = HTTPServer(("127.0.0.1", 0), H)
-open(port_file, "w").write(str(srv.server_port))
-srv.serve_forever()
+serve(H, port_file)
 EOF
-python3 "$tmp/sigv4.py" "$tmp/sigv4.port" "$tmp/sigv4.log" AKIDSIGV4 sigv4-secret tok-123 eu-west-1 glue &
+python3 "$tmp/sigv4.py" "$tmp/sigv4.port" "$tmp/sigv4.log" AKIDSIGV4 sigv4-secret tok-123 eu-west-1 glue \
+  "$(cd "$(dirname "$0")" && pwd)/lib" &
 pids+=($!)
 for _ in $(seq 50); do [ -s "$tmp/sigv4.port" ] && break; sleep 0.1; done
 [ -s "$tmp/sigv4.port" ] || fail "the SigV4 stand-in did not start"
