@@ -65,15 +65,21 @@ typedef struct floe_rest_server floe_rest_server;
  * are run (or answered from the Idempotency-Key record) and then answered 500
  * (FLOE_REST_FAULT_COMMIT_500) or their connection dropped unanswered
  * (FLOE_REST_FAULT_COMMIT_DROP), or not run at all and answered 500
- * (FLOE_REST_FAULT_LOST_500) or dropped (FLOE_REST_FAULT_LOST_DROP). The floe command
- * sets it from FLOE_TEST_REST_FAULT (docs/REST.md); nothing else should. */
+ * (FLOE_REST_FAULT_LOST_500) or dropped (FLOE_REST_FAULT_LOST_DROP).
+ * FLOE_REST_FAULT_CRASH is a crash instead: the first fault_count requests that carry an
+ * Idempotency-Key, on any route that takes one, are run and then the process ends at
+ * once (_exit(FLOE_REST_FAULT_CRASH_STATUS)), before anything else is written or
+ * answered. The floe command sets it from FLOE_TEST_REST_FAULT (docs/REST.md); nothing
+ * else should. */
 typedef enum floe_rest_fault {
     FLOE_REST_FAULT_NONE = 0,
     FLOE_REST_FAULT_COMMIT_500,
     FLOE_REST_FAULT_COMMIT_DROP,
     FLOE_REST_FAULT_LOST_500,
     FLOE_REST_FAULT_LOST_DROP,
+    FLOE_REST_FAULT_CRASH,
 } floe_rest_fault;
+#define FLOE_REST_FAULT_CRASH_STATUS 86
 
 /* Credential vending: the S3 keys handed to clients for the tables whose location starts
  * with prefix (the longest prefix wins), in LoadTableResult's config and
@@ -109,7 +115,7 @@ typedef struct floe_rest_server_config {
     const floe_server_token *tokens;
     size_t ntokens;
     floe_rest_fault fault; /* tests only (above); 0: none */
-    int fault_count;       /* how many commit requests fail (0: 1) */
+    int fault_count;       /* how many requests fail (0: 1) */
     const floe_rest_vend *vend; /* credential vending (borrowed until stop); none: off */
     size_t nvend;
 } floe_rest_server_config;

@@ -59,22 +59,26 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
         else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
-    /* tests only: FLOE_TEST_REST_FAULT=MODE[:N] fails the first N commit requests */
+    /* tests only: FLOE_TEST_REST_FAULT=MODE[:N] fails the first N commit requests (crash:
+     * keyed requests) */
     const char *fault = getenv("FLOE_TEST_REST_FAULT");
     if (fault && *fault) {
-        static const char *const modes[] = {"commit-500", "commit-drop", "lost-500", "lost-drop"};
+        static const char *const modes[] = {"commit-500", "commit-drop", "lost-500", "lost-drop",
+                                            "crash"};
         size_t ml = strcspn(fault, ":");
-        for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 5; m++)
             if (strlen(modes[m]) == ml && !strncmp(fault, modes[m], ml))
                 rc.fault = (floe_rest_fault)(FLOE_REST_FAULT_COMMIT_500 + m);
         char *end = NULL;
         long n = fault[ml] == ':' ? strtol(fault + ml + 1, &end, 10) : 1;
         if (!rc.fault || n < 1 || n > 1000000 || (end && *end))
             return cli_usage("catalog", "serve: FLOE_TEST_REST_FAULT must be "
-                             "commit-500|commit-drop|lost-500|lost-drop[:N], not '%s'", fault);
+                             "commit-500|commit-drop|lost-500|lost-drop|crash[:N], not '%s'",
+                             fault);
         rc.fault_count = (int)n;
-        fprintf(stderr, "floe catalog serve: test fault %s on the first %ld commit request(s)\n",
-                modes[rc.fault - FLOE_REST_FAULT_COMMIT_500], n);
+        fprintf(stderr, "floe catalog serve: test fault %s on the first %ld %s request(s)\n",
+                modes[rc.fault - FLOE_REST_FAULT_COMMIT_500], n,
+                rc.fault == FLOE_REST_FAULT_CRASH ? "keyed" : "commit");
     }
     floe_error err;
     floe_error_clear(&err);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "floe/sql.h"
 #include "floe/table.h"
@@ -651,9 +652,10 @@ static void give_handle(floe_rest_server *s, size_t h) {
 }
 
 /* The test fault for a request on route rt (floe_rest_server_config.fault): commit
- * requests only, the first fault_count of them. */
-static floe_rest_fault take_fault(floe_rest_server *s, const route *rt) {
-    if (!s->fault || rt->fn != rs_commit_table)
+ * requests only, the first fault_count of them; a crash: requests with an
+ * Idempotency-Key (key) only. */
+static floe_rest_fault take_fault(floe_rest_server *s, const route *rt, const char *key) {
+    if (!s->fault || (s->fault == FLOE_REST_FAULT_CRASH ? !key : rt->fn != rs_commit_table))
         return FLOE_REST_FAULT_NONE;
     pthread_mutex_lock(&s->mu);
     bool hit = s->fault_left > 0;
@@ -711,7 +713,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  "Idempotency-Key must be a UUID (36 characters), not '%.64s'", key);
         rt = NULL;
     }
-    floe_rest_fault fault = rt ? take_fault(s, rt) : FLOE_REST_FAULT_NONE;
+    floe_rest_fault fault = rt ? take_fault(s, rt, key) : FLOE_REST_FAULT_NONE;
     bool lost = fault == FLOE_REST_FAULT_LOST_500 || fault == FLOE_REST_FAULT_LOST_DROP;
     if (rt && !lost) {
         char fp[65];
@@ -719,6 +721,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             rs_idem_fingerprint(method, url, cr->body.data, cr->body.len, fp);
         size_t h = take_handle(s, key);
         q.cat = s->cats[h];
+        q.h = h;
         if (!key || !rs_idem_replay(&q, key, fp, &r)) {
             if (key)
                 rs_idem_begin(s, h, key, fp,
@@ -727,6 +730,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   ? 204
                                   : 200);
             rt->fn(&q, &r);
+            if (fault == FLOE_REST_FAULT_CRASH) {
+                floe_log(FLOE_LOG_WARN, "catalog serve: test fault: the process ends after "
+                         "%s %s ran (answer %d not sent)", method, url, r.status);
+                _exit(FLOE_REST_FAULT_CRASH_STATUS);
+            }
             if (key)
                 rs_idem_record(&q, h, key, fp, &r);
             if (key)

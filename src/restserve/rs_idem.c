@@ -24,9 +24,14 @@
  * afterwards (a 500, a dropped connection, a crash). A replay of such a row answers the
  * LoadTableResult of that metadata file (204 for a rename, drop or transaction).
  *
- * Limits: answers that change no table (namespace routes, a staged create, refusals)
- * are recorded after the operation, in a statement of their own, so a server that dies
- * between the two runs the retry again; a drop with purge is recorded with the drop, so
+ * A namespace change (create, drop, update properties) runs in a transaction of the
+ * handle's connection that the handler opens (rs_idem_change_begin) and that commits the
+ * change with its answer's row (rs_idem_change_end): the record of its answer, too, exists
+ * exactly when the change does.
+ *
+ * Limits: answers that change nothing (a staged create, refusals) are recorded after the
+ * operation, in a statement of their own, so a server that dies between the two runs the
+ * retry again (which changes nothing either); a drop with purge is recorded with the drop, so
  * a retry after purging stopped answers 204 and purges nothing more; and two requests
  * with one key that arrive at two servers at the same moment both run (on one server the
  * second waits for the first's answer).
@@ -212,13 +217,38 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     return true;
 }
 
+/* Insert answer r under key on db (inside the caller's transaction when one is open). */
+static int insert_answer(floe_sql *db, const char *catalog, const char *key, const char *fp,
+                         const rs_resp *r, floe_error *err) {
+    char sql[512], status[16];
+    snprintf(status, sizeof status, "%d", r->status);
+    floe_buf body;
+    floe_buf_init(&body, 0);
+    FLOE_IGNORE_RESULT(floe_buf_append(&body, r->body.data, r->body.len)); /* checked below */
+    FLOE_IGNORE_RESULT(floe_buf_append_byte(&body, 0));
+    int rc = 0;
+    if (floe_buf_error(&body) < 0) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    } else {
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
+                 "status, etag, body, created_ms) VALUES (?, ?, ?, CAST(? AS INTEGER), ?, ?, %s) "
+                 "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
+                 floe_sql_clock_ms_expr(db));
+        const char *params[] = {catalog, key, fp, status, r->etag[0] ? r->etag : NULL,
+                                r->body.len ? (const char *)body.data : NULL};
+        rc = floe_sql_exec(db, sql, params, 6, NULL, err);
+    }
+    floe_buf_free(&body);
+    return rc;
+}
+
 void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r) {
     if (r->status >= 500 || floe_buf_error(&r->body) < 0)
         return;
     if (q->s->slots[h].recorded && r->status < 300)
-        return; /* the swap recorded it */
+        return; /* the change recorded it */
     floe_sql *db = floe_catalog_sql(q->cat);
-    const char *clock = floe_sql_clock_ms_expr(db);
     char sql[512];
     floe_error err;
     floe_error_clear(&err);
@@ -233,31 +263,53 @@ void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const 
     if (sweep) {
         snprintf(sql, sizeof sql,
                  "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND created_ms <= %s - %lld",
-                 clock, (long long)KEEP_MS);
+                 floe_sql_clock_ms_expr(db), (long long)KEEP_MS);
         const char *del[] = {q->s->name};
         rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
     }
-    char status[16];
-    snprintf(status, sizeof status, "%d", r->status);
-    floe_buf body;
-    floe_buf_init(&body, 0);
-    FLOE_IGNORE_RESULT(floe_buf_append(&body, r->body.data, r->body.len)); /* checked below */
-    FLOE_IGNORE_RESULT(floe_buf_append_byte(&body, 0));
-    if (rc == 0 && floe_buf_error(&body) < 0)
-        rc = floe_error_set(&err, FLOE_ENOMEM, "out of memory");
-    if (rc == 0) {
-        snprintf(sql, sizeof sql,
-                 "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
-                 "status, etag, body, created_ms) VALUES (?, ?, ?, CAST(? AS INTEGER), ?, ?, %s) "
-                 "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
-                 clock);
-        const char *params[] = {q->s->name, key, fp, status, r->etag[0] ? r->etag : NULL,
-                                r->body.len ? (const char *)body.data : NULL};
-        rc = floe_sql_exec(db, sql, params, 6, NULL, &err);
-    }
-    floe_buf_free(&body);
+    if (rc == 0)
+        rc = insert_answer(db, q->s->name, key, fp, r, &err);
     if (rc < 0)
         floe_log(FLOE_LOG_WARN,
                  "catalog serve: Idempotency-Key %s: the answer could not be recorded (a retry "
                  "will run again): %s", key, err.msg);
+}
+
+int rs_idem_change_begin(rs_req *q, rs_resp *r) {
+    floe_sql *db = floe_catalog_sql(q->cat);
+    if (!q->s->slots[q->h].key || !db)
+        return 0;
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_sql_begin(db, &err);
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchNamespaceException");
+        return -1;
+    }
+    return 1;
+}
+
+void rs_idem_change_end(rs_req *q, int opened, rs_resp *r) {
+    if (opened <= 0)
+        return;
+    floe_sql *db = floe_catalog_sql(q->cat);
+    rs_idem_slot *slot = &q->s->slots[q->h];
+    if (r->status >= 300 || floe_buf_error(&r->body) < 0) {
+        floe_sql_rollback(db); /* a refusal changed nothing; its answer is recorded after */
+        return;
+    }
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = insert_answer(db, q->s->name, slot->key, slot->fp, r, &err);
+    if (rc < 0) {
+        floe_sql_rollback(db);
+        rs_floe_error(r, rc == FLOE_EBUSY ? rc : FLOE_EIO, &err, "NoSuchNamespaceException");
+        return;
+    }
+    rc = floe_sql_commit(db, &err);
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchNamespaceException");
+        return;
+    }
+    slot->recorded = true;
 }

@@ -57,6 +57,7 @@ struct floe_rest_server {
 typedef struct rs_req {
     floe_rest_server *s;
     floe_catalog *cat;   /* the handle this request runs on */
+    size_t h;            /* its index in s->cats (and s->slots) */
     const floe_server_token *token; /* the caller's bearer token; NULL without --tokens */
     struct MHD_Connection *conn;
     const char *method;
@@ -151,6 +152,13 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r);
 /* Record r under key unless it is a 5xx or the swap of handle h recorded it already; a
  * failure to record is logged. */
 void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r);
+/* Around a namespace change (create, drop, update properties) of a request with a key
+ * on a SQL catalog: _change_begin opens a transaction on the handle's connection (1; 0
+ * when there is nothing to record, -1 with the error in r), the handler makes the change
+ * and its answer inside it, and _change_end records a successful answer in it and
+ * commits, or rolls back an unsuccessful one (opened: _change_begin's result). */
+int rs_idem_change_begin(rs_req *q, rs_resp *r);
+void rs_idem_change_end(rs_req *q, int opened, rs_resp *r);
 
 /* Answer with a LoadTableResult for table t (rs_tables.c): metadata-location, metadata
  * (all snapshots, or with refs_only those a branch or tag points at), config; and the

@@ -168,12 +168,15 @@ int rs_create_namespace(rs_req *q, rs_resp *r) {
     if (object_strings(json_object_get(q->body, "properties"), "properties", &keys, &values, &n,
                        r) < 0)
         goto done;
-    int rc = floe_catalog_create_namespace(q->cat, ns, keys, values, n, &err);
-    if (rc < 0) {
-        rs_floe_error(r, rc, &err, NO_NS);
+    int tx = rs_idem_change_begin(q, r);
+    if (tx < 0)
         goto done;
-    }
-    namespace_answer(q->cat, ns, r); /* what the catalog now holds */
+    int rc = floe_catalog_create_namespace(q->cat, ns, keys, values, n, &err);
+    if (rc < 0)
+        rs_floe_error(r, rc, &err, NO_NS);
+    else
+        namespace_answer(q->cat, ns, r); /* what the catalog now holds */
+    rs_idem_change_end(q, tx, r);
 done:
     floe_free(keys);
     floe_free(values);
@@ -197,8 +200,13 @@ int rs_drop_namespace(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     floe_strlist tables = {0}, children = {0};
-    if (need_namespace(q, r) < 0)
+    int tx = rs_idem_change_begin(q, r);
+    if (tx < 0)
         return 0;
+    if (need_namespace(q, r) < 0) {
+        rs_idem_change_end(q, tx, r);
+        return 0;
+    }
     int rc = floe_catalog_list_tables(q->cat, q->ns, &tables, &err);
     if (rc == 0)
         rc = floe_catalog_list_namespaces(q->cat, q->ns, &children, &err);
@@ -212,6 +220,7 @@ int rs_drop_namespace(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, NO_NS);
     else
         r->status = 204;
+    rs_idem_change_end(q, tx, r);
     floe_strlist_free(&tables);
     floe_strlist_free(&children);
     return 0;
@@ -224,6 +233,7 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
                **missing = NULL;
     size_t n = 0, nrem = 0, nremoved = 0, nmissing = 0;
     floe_strlist pk = {0}, pv = {0};
+    int tx = 0;
     if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0)
         goto done;
     json_t *rem = json_object_get(q->body, "removals");
@@ -254,7 +264,8 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
             }
         nrem++;
     }
-    if (need_namespace(q, r) < 0)
+    /* the properties read, the change and the answer's record in one transaction */
+    if ((tx = rs_idem_change_begin(q, r)) < 0 || need_namespace(q, r) < 0)
         goto done;
     int rc = floe_catalog_load_namespace_properties(q->cat, q->ns, &pk, &pv, &err);
     if (rc < 0) {
@@ -286,6 +297,7 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
     FLOE_IGNORE_RESULT(floe_buf_append_byte(b, '}'));
     r->status = 200;
 done:
+    rs_idem_change_end(q, tx, r);
     floe_strlist_free(&pk);
     floe_strlist_free(&pv);
     floe_free(keys);
