@@ -309,6 +309,12 @@ bool floe_catalog_commits_changes(const floe_catalog *c);
  * the commit endpoint cannot): 0, or FLOE_EUNSUPPORTED naming what is missing. Commits
  * ask this before writing anything. */
 int floe_catalog_check_commit(floe_catalog *c, floe_error *err) FLOE_NODISCARD;
+/* Whether the catalog answers, by one cheap exchange: a REST catalog is asked GET
+ * /v1/config as at open, with its token (a new one first when due) and a 5 s timeout; a
+ * SQL catalog runs SELECT 1 on its connection; a folder catalog asks whether its
+ * warehouse exists. 0, or the error of that exchange (FLOE_EIO unreachable, FLOE_EAUTH
+ * refused credentials, ...). Health probes call it, on a handle of their own. */
+int floe_catalog_ping(floe_catalog *c, floe_error *err) FLOE_NODISCARD;
 /* Commit the change from base_json to new_json (both whole table metadata documents,
  * the table's current one and the one wanted) as requirements and updates derived from
  * their difference. On success *metadata_location and *metadata_json (caller frees) are

@@ -558,6 +558,10 @@ int floe_catalog_swap(floe_catalog *c, const char *ns, const char *name, const c
 
 bool floe_catalog_commits_changes(const floe_catalog *c) { return c->ops->commit_changes != NULL; }
 
+int floe_catalog_ping(floe_catalog *c, floe_error *err) {
+    return c->ops->ping(c, err);
+}
+
 int floe_catalog_check_commit(floe_catalog *c, floe_error *err) {
     return c->ops->check_commit ? c->ops->check_commit(c, err) : 0;
 }

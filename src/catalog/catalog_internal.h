@@ -55,6 +55,8 @@ typedef struct floe_catalog_ops {
                           const char *base_json, const char *new_json, char **location,
                           char **metadata_json, floe_error *err);
     int (*check_commit)(floe_catalog *c, floe_error *err);
+    /* floe_catalog_ping: one cheap exchange with the store's server or database. */
+    int (*ping)(floe_catalog *c, floe_error *err);
     /* Stores that create tables on their server from the first metadata document (rest);
      * NULL for the others, where the writer writes the file and registers it. */
     int (*create_table)(floe_catalog *c, const char *ns, const char *name,

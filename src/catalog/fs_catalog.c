@@ -498,8 +498,15 @@ static int fs_swap(floe_catalog *c, const char *ns, const char *name, const char
     return 0;
 }
 
+/* The warehouse's storage answers (the folder itself may not exist yet). */
+static int fs_ping(floe_catalog *c, floe_error *err) {
+    bool exists = false;
+    return floe_io_exists(c->io, c->warehouse, &exists, err);
+}
+
 static const floe_catalog_ops fs_ops = {
     .type = "filesystem",
+    .ping = fs_ping,
     .swap_by_create = true,
     .swap_outcome_final = true,
     .list_namespaces = fs_list_namespaces,

@@ -48,6 +48,7 @@
 
 #define REST_BODY_MAX (64u << 20)   /* a load-table answer with many snapshots */
 #define REST_TIMEOUT_MS 120000L
+#define REST_PING_TIMEOUT_MS 5000L /* floe_catalog_ping: a health probe, not a request */
 #define REST_CONNECT_TIMEOUT_MS 10000L
 #define REST_ETAGS_MAX 64
 #define REST_IDEM_RETRIES 2  /* a commit sent again after an unknown outcome (R4) */
@@ -65,6 +66,8 @@ typedef struct rest_impl {
     char *sep;     /* namespace separator as sent in a path (escaped), "%1F" */
     char *token;
     char *credential, *scope, *oauth_uri;
+    char *config_url;  /* GET /v1/config as asked at open (floe_catalog_ping asks again) */
+    long timeout_ms;   /* of the exchanges being made; 0: REST_TIMEOUT_MS */
     int64_t token_refresh_ns; /* when to fetch a new token (0: never) */
     struct curl_slist *headers; /* header.* */
     floe_io *io;       /* the catalog's context: the keys SigV4 signs with */
@@ -194,7 +197,7 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, REST_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ri->timeout_ms ? ri->timeout_ms : REST_TIMEOUT_MS);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, REST_CONNECT_TIMEOUT_MS);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -369,21 +372,15 @@ static int need(floe_catalog *c, const char *method, const char *route, floe_err
                           "/v1/config)", ri->base, ep);
 }
 
-/* Request /v1/[prefix/]path with the token; one new token and one retry on a 401 when
- * the catalog has a credential (R3) and the request is retry_safe. */
-static int request(floe_catalog *c, const char *method, const char *path, const char *body,
-                   const char *if_none_match, bool retry_safe, rest_resp *r, floe_error *err) {
-    rest_impl *ri = c->impl;
-    int rc = 0;
-    char *url = NULL;
-    pthread_mutex_lock(&ri->mu);
+/* Send to url with the token (ri->mu held): a new token first when it is due; one new
+ * token and one retry on a 401 when the catalog has a credential (R3) and the request is
+ * retry_safe. */
+static int send_authorized(rest_impl *ri, const char *method, const char *url, const char *body,
+                           const char *if_none_match, bool retry_safe, rest_resp *r,
+                           floe_error *err) {
     if (ri->credential && (!ri->token || (ri->token_refresh_ns && floe_now_ns() >= ri->token_refresh_ns)))
-        FLOE_CHECK(fetch_token(ri, err));
-    url = floe_asprintf("%s/v1/%s%s%s", ri->base, ri->prefix ? ri->prefix : "",
-                        ri->prefix ? "/" : "", path);
-    if (!url)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
+        FLOE_FORWARD_IF_ERROR(fetch_token(ri, err));
+    int rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
     if (rc == 0 && r->status == 401 && ri->credential && retry_safe) {
         resp_free(r);
         resp_init(r);
@@ -391,9 +388,41 @@ static int request(floe_catalog *c, const char *method, const char *path, const 
         if (rc == 0)
             rc = http(ri, method, url, body, "application/json", if_none_match, true, r, err);
     }
+    return rc;
+}
+
+/* Request /v1/[prefix/]path with the token (send_authorized). */
+static int request(floe_catalog *c, const char *method, const char *path, const char *body,
+                   const char *if_none_match, bool retry_safe, rest_resp *r, floe_error *err) {
+    rest_impl *ri = c->impl;
+    int rc = 0;
+    char *url = NULL;
+    pthread_mutex_lock(&ri->mu);
+    url = floe_asprintf("%s/v1/%s%s%s", ri->base, ri->prefix ? ri->prefix : "",
+                        ri->prefix ? "/" : "", path);
+    if (!url)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    rc = send_authorized(ri, method, url, body, if_none_match, retry_safe, r, err);
 done:
     pthread_mutex_unlock(&ri->mu);
     floe_free(url);
+    return rc;
+}
+
+/* GET /v1/config again, as at open, with the catalog's token (send_authorized), within
+ * REST_PING_TIMEOUT_MS. */
+static int rest_ping(floe_catalog *c, floe_error *err) {
+    rest_impl *ri = c->impl;
+    rest_resp r;
+    resp_init(&r);
+    pthread_mutex_lock(&ri->mu);
+    ri->timeout_ms = REST_PING_TIMEOUT_MS;
+    int rc = send_authorized(ri, "GET", ri->config_url, NULL, NULL, true, &r, err);
+    if (rc == 0 && r.status != 200)
+        rc = resp_error(&r, status_code(r.status), "GET /v1/config", err);
+    ri->timeout_ms = 0;
+    pthread_mutex_unlock(&ri->mu);
+    resp_free(&r);
     return rc;
 }
 
@@ -1146,6 +1175,7 @@ static void rest_close(floe_catalog *c) {
     floe_free(ri->credential);
     floe_free(ri->scope);
     floe_free(ri->oauth_uri);
+    floe_free(ri->config_url);
     floe_free(ri->sigv4);
     floe_free(ri);
     c->impl = NULL;
@@ -1172,6 +1202,7 @@ static const floe_catalog_ops rest_ops = {
     .swap = rest_swap,
     .commit_changes = rest_commit_changes,
     .check_commit = rest_check_commit,
+    .ping = rest_ping,
     .create_table = rest_create_table,
     .table_io = rest_table_io,
     .close = rest_close,
@@ -1283,6 +1314,9 @@ static int load_config(floe_catalog *c, const char *client_prefix, const char *c
     *warehouse = NULL;
     if (merged[2] && !(*warehouse = floe_strdup(merged[2])))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_free(ri->config_url);
+    ri->config_url = url;
+    url = NULL;
 done:
     json_decref(j);
     resp_free(&r);

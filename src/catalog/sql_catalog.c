@@ -645,8 +645,14 @@ static void sql_close(floe_catalog *c) {
     floe_free(s);
 }
 
+static int sql_ping(floe_catalog *c, floe_error *err) {
+    bool any = false;
+    return floe_sql_query(store(c)->db, "SELECT 1", NULL, 0, row_exists, &any, err);
+}
+
 static const floe_catalog_ops sql_ops = {
     .type = "sql",
+    .ping = sql_ping,
     .swap_by_create = false,
     .swap_outcome_final = true,
     .list_namespaces = sql_list_namespaces,

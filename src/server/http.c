@@ -388,10 +388,26 @@ static char *metrics_text(floe_server *s, size_t *len) {
 
 /* ---- health ------------------------------------------------------------------------- */
 
-/* The prober thread: every PROBE_MS, whether the catalog database answers (its own
- * connection: SELECT 1) and the warehouse's storage (a HEAD or stat of the landing
- * folder), and what maintenance's last runs say. The other parts report themselves. */
+/* The prober thread: every PROBE_MS, whether the catalog database (with a REST catalog:
+ * the state database) answers (its own connection: SELECT 1) and the warehouse's storage
+ * (a HEAD or stat of the landing folder), and what maintenance's last runs say; every
+ * REST_PROBE_MS whether a REST catalog answers (its own handle: GET /v1/config with the
+ * catalog's token, floe_catalog_ping). /healthz only reads what the probes found. The
+ * other parts report themselves. */
 #define PROBE_MS 2000
+#define REST_PROBE_MS 5000
+
+/* Probe the REST catalog on *cat (opened on the first probe, and again after a failed
+ * open). */
+static void probe_rest(floe_server *s, floe_catalog **cat) {
+    floe_error e;
+    floe_error_clear(&e);
+    int rc = *cat ? floe_catalog_ping(*cat, &e) : floe_catalog_open(&s->catcfg, cat, &e);
+    if (rc < 0)
+        srv_health_fail(s, SRV_H_CATALOG, "the REST catalog does not answer: %s", e.msg);
+    else
+        srv_health_ok(s, SRV_H_CATALOG);
+}
 
 static int probe_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
     (void)ctx, (void)cols, (void)n, (void)err;
@@ -403,6 +419,9 @@ static void *probe_main(void *arg) {
     srv_thread_name("floe-health");
     floe_crash_exempt_thread();
     floe_sql *db = NULL;
+    floe_catalog *rest = NULL;
+    bool is_rest = s->catcfg.state_db != NULL; /* (only a REST catalog has one) */
+    int64_t rest_next_ns = 0;
     while (!atomic_load(&s->watch_stop)) {
         floe_error e;
         floe_error_clear(&e);
@@ -410,10 +429,15 @@ static void *probe_main(void *arg) {
         if (rc == 0)
             rc = floe_sql_query(db, "SELECT 1", NULL, 0, probe_row, NULL, &e);
         if (rc < 0)
-            srv_health_fail(s, SRV_H_CATALOG, "the catalog database does not answer: %s",
+            srv_health_fail(s, is_rest ? SRV_H_STATE_DB : SRV_H_CATALOG,
+                            "the %s database does not answer: %s", is_rest ? "state" : "catalog",
                             e.msg);
         else
-            srv_health_ok(s, SRV_H_CATALOG);
+            srv_health_ok(s, is_rest ? SRV_H_STATE_DB : SRV_H_CATALOG);
+        if (is_rest && floe_now_ns() >= rest_next_ns) {
+            probe_rest(s, &rest);
+            rest_next_ns = floe_now_ns() + REST_PROBE_MS * 1000000LL;
+        }
         floe_error_clear(&e);
         bool exists = false;
         if (floe_io_exists(s->cfg.io, s->landing_root, &exists, &e) < 0)
@@ -432,6 +456,7 @@ static void *probe_main(void *arg) {
             usleep(100000);
     }
     floe_sql_close(db);
+    floe_catalog_close(rest);
     return NULL;
 }
 
@@ -443,7 +468,8 @@ static void *probe_main(void *arg) {
 static enum MHD_Result healthz(floe_server *s, struct MHD_Connection *c) {
     bool details = authorize(s, c, NULL, "metrics") == 0 || authorize(s, c, NULL, "admin") == 0;
     bool enabled[SRV_H_COUNT] = {true, s->role != FLOE_SERVER_ROLE_COMPACTOR, true, true, true,
-                                 !atomic_load(&s->offline) && s->maint != NULL};
+                                 !atomic_load(&s->offline) && s->maint != NULL,
+                                 s->catcfg.state_db != NULL};
     srv_health_item h[SRV_H_COUNT];
     pthread_mutex_lock(&s->health_mu);
     memcpy(h, s->health, sizeof h);

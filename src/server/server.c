@@ -35,7 +35,7 @@ void srv_iso_ms(int64_t ms, char out[32]) {
 }
 
 const char *const srv_health_names[SRV_H_COUNT] = {"wal", "sealer", "compactor", "catalog",
-                                                   "object_store", "maintenance"};
+                                                   "object_store", "maintenance", "state_db"};
 
 void srv_health_ok(floe_server *s, int which) {
     pthread_mutex_lock(&s->health_mu);

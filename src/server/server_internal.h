@@ -79,8 +79,10 @@ typedef struct srv_metrics {
 /* What each part last reported: set by the part itself (wal.c, landing.c's sealer,
  * compactor.c's rounds, maint.c's runs) and by the health prober (http.c: the catalog
  * database and the object store, every few seconds). */
+/* SRV_H_CATALOG: the catalog database, or with a REST catalog its server (and then
+ * SRV_H_STATE_DB the state database beside it). */
 enum { SRV_H_WAL, SRV_H_SEALER, SRV_H_COMPACTOR, SRV_H_CATALOG, SRV_H_STORAGE,
-       SRV_H_MAINT, SRV_H_COUNT };
+       SRV_H_MAINT, SRV_H_STATE_DB, SRV_H_COUNT };
 extern const char *const srv_health_names[SRV_H_COUNT];
 
 typedef struct srv_health_item {

@@ -9,6 +9,10 @@
 #     thread runs jobs on the table through its own catalog handle; neither secret
 #     appears in floe serve's log;
 #  2. floe serve with [catalog] token (a bearer token) and header.*: ingests again;
+#     /healthz reports the REST server (catalog) and the state database (state_db), and
+#     50 /healthz ask the REST server at most twice (the prober asks every 5 s); a REST
+#     server that hangs (SIGSTOP) makes catalog fail (degraded, floe_up 0) until it
+#     answers again;
 #  3. floe maintain --once with the same settings in a floe.conf [catalog.NAME] entry;
 #  4. a wrong client secret, a wrong token, no credential at all: floe serve stops at
 #     start with a message naming the refusal (HTTP 401 / the token request), not the
@@ -142,6 +146,29 @@ header.X-Floe-Node = node-a"
 start_server --config "$tmp/serve.conf"
 post "$tmp/events2.ndjson"
 flush_wait
+# /healthz: the REST server is probed (catalog) beside the state database (state_db), by
+# the prober, not by each /healthz
+health() { # health 'PYTHON CONDITION on h': /healthz holds it within 20 s
+  for _ in $(seq 100); do
+    curl -s "http://127.0.0.1:$port/healthz" > "$tmp/health.json" || true
+    python3 -c "import json,sys; h=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
+      "$tmp/health.json" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  fail "/healthz never had $1: $(cat "$tmp/health.json")"
+}
+health 'h["status"] == "ok" and h["checks"]["catalog"]["ok"] and h["checks"]["state_db"]["ok"] and h["checks"]["state_db"].get("enabled", True)'
+before=$(grep -c 'GET /v1/config' "$tmp/catalog.log")
+for _ in $(seq 50); do curl -s "http://127.0.0.1:$port/healthz" >/dev/null; done
+after=$(grep -c 'GET /v1/config' "$tmp/catalog.log")
+[ $((after - before)) -le 2 ] || fail "50 /healthz asked the REST catalog $((after - before)) times"
+# a REST server that hangs: catalog fails (degraded; posts still taken), then recovers
+kill -STOP "$cpid"
+health 'h["status"] == "degraded" and not h["checks"]["catalog"]["ok"] and "the REST catalog does not answer" in h["checks"]["catalog"]["error"] and h["checks"]["state_db"]["ok"]'
+up=$(curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "floe_up{subsystem=\"catalog\"}" {print $2}')
+[ "$up" = 0 ] || fail "floe_up{subsystem=\"catalog\"} is $up while the REST catalog hangs"
+kill -CONT "$cpid"
+health 'h["status"] == "ok" and h["checks"]["catalog"]["ok"]'
 stop_server
 [ "$(rows)" = 1000 ] || fail "after the token run: $(rows) rows, expected 1000"
 if grep -q -e "$SERVE_TOKEN" "$tmp/server.log"; then fail "the token in floe serve's log"; fi
