@@ -191,8 +191,10 @@ static int serve_main(int argc, char **argv, bool work) {
             floe_server_config_init(&fresh);
             floe_error e;
             floe_error_clear(&e);
+            /* --catalog holds over the file, as at start (the check of [catalog] needs it) */
             if (cli_server_config_env(&fresh, &e) < 0 ||
                 floe_server_config_load(&fresh, config, &e) < 0 ||
+                (catalog && floe_io_options_set(&fresh.catalog, catalog, &e) < 0) ||
                 floe_server_config_check(&fresh, &e) < 0 || floe_server_reload(srv, &fresh, &e) < 0)
                 fprintf(stderr, "floe serve: reload failed, keeping the old settings: %s\n",
                         e.msg);

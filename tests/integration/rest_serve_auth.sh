@@ -12,7 +12,7 @@
 #     /healthz reports the REST server (catalog) and the state database (state_db), and
 #     50 /healthz ask the REST server at most twice (the prober asks every 5 s); a REST
 #     server that hangs (SIGSTOP) makes catalog fail (degraded, floe_up 0) until it
-#     answers again;
+#     answers again; with the catalog given by --catalog, SIGHUP reloads the file;
 #  3. floe maintain --once with the same settings in a floe.conf [catalog.NAME] entry;
 #  4. a wrong client secret, a wrong token, no credential at all: floe serve stops at
 #     start with a message naming the refusal (HTTP 401 / the token request), not the
@@ -172,6 +172,13 @@ health 'h["status"] == "ok" and h["checks"]["catalog"]["ok"]'
 stop_server
 [ "$(rows)" = 1000 ] || fail "after the token run: $(rows) rows, expected 1000"
 if grep -q -e "$SERVE_TOKEN" "$tmp/server.log"; then fail "the token in floe serve's log"; fi
+# the catalog given by --catalog: [catalog] holds at start and on a reload (SIGHUP)
+sed -i '/^catalog = /d' "$tmp/serve.conf"
+start_server --config "$tmp/serve.conf" --catalog "$base"
+kill -HUP "$pid"
+for _ in $(seq 100); do grep -q "configuration reloaded\|reload failed" "$tmp/server.log" && break; sleep 0.1; done
+grep -q "floe serve: configuration reloaded" "$tmp/server.log" || fail "SIGHUP with --catalog: $(grep reload "$tmp/server.log")"
+stop_server
 
 # ---------------------------------------------------------------------------------------
 # 3. floe maintain with the settings in floe.conf
