@@ -16,7 +16,7 @@ static void usage(FILE *out) {
             "usage: floe scan TABLE [--where EXPR] [--snapshot ID | --as-of TIME | --ref NAME]\n"
             "                 [--columns a,b.c] [--format ndjson|csv|canonical] [--limit N]\n"
             "                 [--plan] [--json] [--stats] [--no-prune] [--max-page-size SIZE]\n"
-            "                 [--max-read-size SIZE]\n"
+            "                 [--max-read-size SIZE] [--manifest-threads N]\n"
             "                 [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
             "TABLE is NS.NAME in the configured catalog, or a table folder or metadata file.\n"
@@ -39,6 +39,8 @@ static void usage(FILE *out) {
             "  --plan           print the planned files and counters instead of rows\n"
             "  --stats          planning and reading counters on stderr (JSON)\n"
             "  --no-prune       read every manifest and file (the filter still applies)\n"
+            "  --manifest-threads N  manifests fetched and decoded at once (1-64; default\n"
+            "                   one per core, 16 on object stores; the plan is the same)\n"
             "  --max-page-size SIZE  the largest Parquet page to decompress (default 1GiB;\n"
             "                   a page is held whole in memory): raise it for files with\n"
             "                   larger pages, e.g. single values over 1 GiB (\"2GiB\")\n"
@@ -259,6 +261,11 @@ int floe_cmd_scan(int argc, char **argv) {
             stats = true;
         } else if (!strcmp(a, "--no-prune")) {
             so.no_partition_pruning = so.no_metrics_pruning = true;
+        } else if (!strcmp(a, "--manifest-threads") && has_val) {
+            int64_t n;
+            if (!cli_parse_int(argv[++i], &n) || n < 1 || n > 64)
+                return cli_usage("scan", "--manifest-threads wants a number from 1 to 64");
+            so.manifest_threads = (int)n;
         } else if (!strcmp(a, "--max-page-size") && has_val) {
             if (!cli_parse_page_size(argv[++i], &max_page))
                 return cli_usage("scan", "--max-page-size wants a size of at least 1KiB "

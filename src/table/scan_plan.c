@@ -15,9 +15,11 @@
  * Snapshot selection follows "Point in Time Reads" (snapshot-log) and refs.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/keyset.h"
 #include "common/literal.h"
@@ -199,6 +201,7 @@ typedef struct planner {
     size_t cur;                    /* the manifest being read */
     int64_t ordinal;               /* the entry being read: its ordinal in the manifest */
     floe_avro_schema_cache *schemas; /* the manifests' Avro schemas, parsed once each */
+    const floe_partition_spec **specs; /* per manifest of mfs: spec_for its spec id */
 } planner;
 
 /* The spec with this id, parsed and bound to the scan schema, or when a source column is
@@ -314,27 +317,18 @@ static int check_planned(planner *pl, const char *path) {
 static size_t task_deletes(planner *pl, const floe_scan_task *t, const floe_data_file **buf,
                            int64_t *sbuf);
 
-static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
+static int add_task(planner *pl, const floe_data_file *kept, int64_t seq, int32_t spec_id,
                     const floe_partition_spec *spec) {
     floe_scan_plan *p = pl->p;
-    FLOE_FORWARD_IF_ERROR(check_planned(pl, e->file.file_path));
-    /* the column metrics have done their pruning: a plan of a million files keeps them
-     * only when asked */
-    floe_data_file kept = e->file;
-    if (!pl->o->keep_metrics) {
-        kept.column_sizes = kept.value_counts = (floe_count_map){0};
-        kept.null_value_counts = kept.nan_value_counts = (floe_count_map){0};
-        kept.lower_bounds = kept.upper_bounds = (floe_bound_map){0};
-    }
-    p->records += kept.record_count;
+    FLOE_FORWARD_IF_ERROR(check_planned(pl, kept->file_path));
+    p->records += kept->record_count;
     p->stats.data_files++;
     if (pl->emit) {
         /* the deletes were all read before the first data manifest */
-        floe_scan_task t = {.file = &kept,
+        floe_scan_task t = {.file = kept,
                             .spec_id = spec_id,
                             .spec = spec,
-                            .data_sequence_number =
-                                e->has_sequence_number ? e->sequence_number : 0};
+                            .data_sequence_number = seq};
         t.ndeletes = task_deletes(pl, &t, pl->dbuf, pl->dsbuf);
         if (t.ndeletes) {
             t.deletes = pl->dbuf;
@@ -353,17 +347,17 @@ static int add_task(planner *pl, const floe_manifest_entry *e, int32_t spec_id,
     floe_data_file *f = floe_arena_alloc(&p->priv->arena, sizeof *f);
     if (!f)
         return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&kept, &p->priv->arena, f, pl->err));
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(kept, &p->priv->arena, f, pl->err));
     floe_scan_task *t = &p->tasks[p->ntasks++];
     memset(t, 0, sizeof *t);
     t->file = f;
     t->spec_id = spec_id;
     t->spec = spec;
-    t->data_sequence_number = e->has_sequence_number ? e->sequence_number : 0;
+    t->data_sequence_number = seq;
     return 0;
 }
 
-static int add_delete(planner *pl, const floe_manifest_entry *e, int32_t spec_id) {
+static int add_delete(planner *pl, const floe_data_file *df, int64_t seq, int32_t spec_id) {
     if (pl->ndel == pl->delcap) {
         size_t nc = pl->delcap ? pl->delcap * 2 : 16;
         floe_data_file **nd = floe_realloc(pl->dels, nc * sizeof *nd);
@@ -383,9 +377,9 @@ static int add_delete(planner *pl, const floe_manifest_entry *e, int32_t spec_id
     floe_data_file *f = floe_arena_alloc(&pl->p->priv->arena, sizeof *f);
     if (!f)
         return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
-    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&e->file, &pl->p->priv->arena, f, pl->err));
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(df, &pl->p->priv->arena, f, pl->err));
     pl->dels[pl->ndel] = f;
-    pl->del_seq[pl->ndel] = e->has_sequence_number ? e->sequence_number : 0;
+    pl->del_seq[pl->ndel] = seq;
     pl->del_spec[pl->ndel] = spec_id;
     pl->ndel++;
     return 0;
@@ -418,39 +412,133 @@ static int reserve_paths(planner *pl, const floe_manifest_file *mfs, const bool 
     return 0;
 }
 
-static int read_manifest(planner *pl, const floe_manifest_file *mf) {
-    floe_scan_plan *p = pl->p;
-    const floe_partition_spec *spec = spec_for(pl, mf->partition_spec_id);
-    floe_scan_stats *st = &p->stats;
-    floe_manifest_reader *r = NULL;
-    FLOE_FORWARD_IF_ERROR(open_manifest(pl, mf, &r));
-    const floe_manifest_info *info = floe_manifest_reader_info(r);
-    const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(r);
-    bool deletes = mf->content == FLOE_MANIFEST_DELETES || info->content == FLOE_MANIFEST_DELETES;
-    st->manifests_read++;
-    st->delete_manifests_read += deletes;
-    st->bytes_read += info->file_length;
-    const floe_manifest_entry *e;
+/* ---------------------------------------------------------------------------------------
+ * reading manifests: decoded by worker threads (or inline), consumed in order
+ *
+ * A manifest is fetched, decoded and pruned (partition tuple, column metrics) into a slot
+ * by whichever thread claims it; the planner then takes the slots in list order, so the
+ * plan, its duplicate checks and its errors are those of a serial read. Workers stay at
+ * most `window` manifests ahead of the planner, which bounds memory.
+ * ------------------------------------------------------------------------------------- */
+
+/* A live entry that survived pruning, copied out of the reader's block. */
+typedef struct kept_entry {
+    floe_data_file file;           /* data files: metrics dropped unless keep_metrics */
+    int64_t ordinal;               /* in its manifest */
+    int64_t sequence_number;       /* 0 when the entry has none */
+} kept_entry;
+
+typedef struct slot {
+    size_t idx;                    /* manifest index in the list */
+    int state;                     /* SLOT_FREE, SLOT_BUSY, SLOT_DONE */
     int rc;
-    for (pl->ordinal = 0; (rc = floe_manifest_reader_next(r, &e, pl->err)) == 1;
-         pl->ordinal++) {
+    floe_error err;
+    floe_arena arena;              /* the kept entries' data */
+    kept_entry *e;
+    size_t n, cap;
+    floe_manifest_reader *r;       /* open until consumed: a header spec lives with it */
+    const floe_partition_spec *rspec;
+    floe_scan_stats st;            /* manifests/entries read, files skipped, bytes */
+} slot;
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
+
+/* What decoding needs, read-only once workers start. */
+typedef struct decode_ctx {
+    floe_io *io;
+    const floe_manifest_file *mfs;
+    char **uris;                   /* resolved manifest paths */
+    const floe_partition_spec **specs; /* per manifest: spec_for its spec id */
+    const floe_scan_options *o;
+    const floe_expr *filter;
+    const floe_schema *schema;
+    const size_t *order;           /* manifest indexes in the order they are consumed */
+    size_t norder;
+    /* shared, under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    slot *slots;                   /* window slots; order[k] uses slots[k % window] */
+    size_t window;
+    size_t next;                   /* next position in order to claim */
+    size_t consumed;               /* positions the planner has taken */
+    bool stop;
+} decode_ctx;
+
+static void slot_reset(slot *sl) {
+    floe_manifest_reader_close(sl->r);
+    floe_arena_reset(&sl->arena);
+    floe_free(sl->e);
+    sl->e = NULL;
+    sl->r = NULL;
+    sl->rspec = NULL;
+    sl->n = sl->cap = 0;
+    sl->rc = 0;
+    memset(&sl->st, 0, sizeof sl->st);
+    floe_error_clear(&sl->err);
+    sl->state = SLOT_FREE;
+}
+
+static int keep_entry(slot *sl, const floe_manifest_entry *e, int64_t ordinal, bool metrics) {
+    if (sl->n == sl->cap) {
+        size_t nc = sl->cap ? sl->cap * 2 : 64;
+        kept_entry *ne = floe_realloc(sl->e, nc * sizeof *ne);
+        if (!ne)
+            return floe_error_set(&sl->err, FLOE_ENOMEM, "out of memory");
+        sl->e = ne;
+        sl->cap = nc;
+    }
+    floe_data_file f = e->file;
+    if (!metrics) {
+        /* the column metrics have done their pruning: a plan of a million files keeps
+         * them only when asked */
+        f.column_sizes = f.value_counts = (floe_count_map){0};
+        f.null_value_counts = f.nan_value_counts = (floe_count_map){0};
+        f.lower_bounds = f.upper_bounds = (floe_bound_map){0};
+    }
+    kept_entry *k = &sl->e[sl->n];
+    FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&f, &sl->arena, &k->file, &sl->err));
+    k->ordinal = ordinal;
+    k->sequence_number = e->has_sequence_number ? e->sequence_number : 0;
+    sl->n++;
+    return 0;
+}
+
+/* Read manifest sl->idx into sl: every live delete file its partition tuple keeps, every
+ * live data file both prunings keep. Any thread; cache is the thread's own. */
+static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache, slot *sl) {
+    const floe_manifest_file *mf = &dc->mfs[sl->idx];
+    const floe_partition_spec *spec = dc->specs[sl->idx];
+    const floe_scan_options *o = dc->o;
+    floe_manifest_read_options ro = {.manifest = mf,
+                                     .spec = spec,
+                                     .allow_missing_field_ids = o->allow_missing_field_ids,
+                                     .allow_deletion_vectors = true};
+    int rc = floe_manifest_reader_open_cached(dc->io, dc->uris[sl->idx], &ro, cache, &sl->r,
+                                              &sl->err);
+    if (rc < 0) {
+        sl->rc = rc; /* the reader's error names the manifest */
+        return;
+    }
+    const floe_manifest_info *info = floe_manifest_reader_info(sl->r);
+    const floe_partition_spec *rspec = spec ? spec : floe_manifest_reader_spec(sl->r);
+    sl->rspec = rspec;
+    floe_scan_stats *st = &sl->st;
+    st->manifests_read = 1;
+    st->delete_manifests_read =
+        mf->content == FLOE_MANIFEST_DELETES || info->content == FLOE_MANIFEST_DELETES;
+    st->bytes_read = info->file_length;
+    const floe_manifest_entry *e;
+    for (int64_t ordinal = 0; (rc = floe_manifest_reader_next(sl->r, &e, &sl->err)) == 1;
+         ordinal++) {
         if (e->status == FLOE_ENTRY_DELETED)
             continue;
         st->entries_read++;
-        bool part_ok = !p->priv->filter || pl->o->no_partition_pruning || !rspec ||
-                       floe_expr_partition_may_match(p->priv->filter, rspec, e->file.partition,
+        bool part_ok = !dc->filter || o->no_partition_pruning || !rspec ||
+                       floe_expr_partition_may_match(dc->filter, rspec, e->file.partition,
                                                      e->file.npartition);
         if (e->file.content != FLOE_CONTENT_DATA) {
             st->delete_files++;
-            if (pl->emit && mf->content != FLOE_MANIFEST_DELETES) {
-                /* streaming pairs deletes as files are planned: they are read first,
-                 * from the manifests the list says hold them */
-                rc = floe_error_set(pl->err, FLOE_ECORRUPT, "entry %" PRId64 ": a delete "
-                                    "file (%s) in a manifest the list records as a data "
-                                    "manifest", pl->ordinal, e->file.file_path);
-                break;
-            }
-            if (part_ok && (rc = add_delete(pl, e, mf->partition_spec_id)) < 0)
+            if (part_ok && (rc = keep_entry(sl, e, ordinal, true)) < 0)
                 break;
             continue;
         }
@@ -458,24 +546,170 @@ static int read_manifest(planner *pl, const floe_manifest_file *mf) {
             st->files_skipped_partition++;
             continue;
         }
-        if (p->priv->filter && !pl->o->no_metrics_pruning &&
-            !floe_expr_file_may_match(p->priv->filter, p->priv->schema, &e->file)) {
+        if (dc->filter && !o->no_metrics_pruning &&
+            !floe_expr_file_may_match(dc->filter, dc->schema, &e->file)) {
             st->files_skipped_metrics++;
             continue;
         }
-        if ((rc = add_task(pl, e, mf->partition_spec_id, rspec)) < 0)
+        if ((rc = keep_entry(sl, e, ordinal, o->keep_metrics)) < 0)
             break;
+    }
+    sl->rc = rc < 0 ? rc : 0;
+    if (rc < 0)
+        floe_error_prefix(&sl->err, "manifest %s: ", mf->manifest_path);
+}
+
+static void *decode_worker(void *arg) {
+    decode_ctx *dc = arg;
+    floe_avro_schema_cache *cache = floe_manifest_schema_cache_new();
+    pthread_mutex_lock(&dc->lock);
+    for (;;) {
+        while (!dc->stop && dc->next < dc->norder && dc->next >= dc->consumed + dc->window)
+            pthread_cond_wait(&dc->cond, &dc->lock);
+        if (dc->stop || dc->next >= dc->norder)
+            break;
+        slot *sl = &dc->slots[dc->next % dc->window];
+        sl->idx = dc->order[dc->next++];
+        sl->state = SLOT_BUSY;
+        pthread_mutex_unlock(&dc->lock);
+        if (cache)
+            decode_manifest(dc, cache, sl);
+        else
+            sl->rc = floe_error_set(&sl->err, FLOE_ENOMEM, "out of memory");
+        pthread_mutex_lock(&dc->lock);
+        sl->state = SLOT_DONE;
+        pthread_cond_broadcast(&dc->cond);
+    }
+    pthread_mutex_unlock(&dc->lock);
+    floe_manifest_schema_cache_free(cache);
+    return NULL;
+}
+
+/* Plan the entries of one decoded manifest, in entry order. */
+static int consume_slot(planner *pl, slot *sl) {
+    floe_scan_plan *p = pl->p;
+    const floe_manifest_file *mf = &pl->mfs[sl->idx];
+    floe_scan_stats *st = &p->stats;
+    st->manifests_read += sl->st.manifests_read;
+    st->delete_manifests_read += sl->st.delete_manifests_read;
+    st->bytes_read += sl->st.bytes_read;
+    st->entries_read += sl->st.entries_read;
+    st->delete_files += sl->st.delete_files;
+    st->files_skipped_partition += sl->st.files_skipped_partition;
+    st->files_skipped_metrics += sl->st.files_skipped_metrics;
+    pl->cur = sl->idx;
+    int rc = 0;
+    for (size_t i = 0; i < sl->n && rc >= 0; i++) {
+        const kept_entry *k = &sl->e[i];
+        pl->ordinal = k->ordinal;
+        if (k->file.content != FLOE_CONTENT_DATA) {
+            if (pl->emit && mf->content != FLOE_MANIFEST_DELETES)
+                /* streaming pairs deletes as files are planned: they are read first,
+                 * from the manifests the list says hold them */
+                rc = floe_error_set(pl->err, FLOE_ECORRUPT, "entry %" PRId64 ": a delete "
+                                    "file (%s) in a manifest the list records as a data "
+                                    "manifest", k->ordinal, k->file.file_path);
+            else
+                rc = add_delete(pl, &k->file, k->sequence_number, mf->partition_spec_id);
+        } else {
+            rc = add_task(pl, &k->file, k->sequence_number, mf->partition_spec_id, sl->rspec);
+        }
+    }
+    if (rc >= 0 && sl->rc < 0) {
+        *pl->err = sl->err; /* the manifest's own error, after the entries before it */
+        return sl->rc;
     }
     if (rc < 0)
         floe_error_prefix(pl->err, "manifest %s: ", mf->manifest_path);
     /* a manifest whose spec came from its header lives with the reader, which is closed
      * now: drop the tasks' pointers to it */
-    if (!spec)
+    if (!pl->specs[sl->idx])
         for (size_t i = 0; i < p->ntasks; i++)
-            if (p->tasks[i].spec == rspec)
+            if (p->tasks[i].spec == sl->rspec)
                 p->tasks[i].spec = NULL;
-    floe_manifest_reader_close(r);
-    return rc < 0 ? rc : 0;
+    return rc;
+}
+
+/* Decoding threads for the manifests to read (as manifest_threads says; automatic: one
+ * per core for local files, where decoding is the work, 16 for object stores, where
+ * fetching is), none for a single manifest. */
+static size_t decode_threads(const decode_ctx *dc) {
+    size_t n = dc->norder;
+    if (n < 2 || dc->o->manifest_threads == 1)
+        return 0;
+    size_t k;
+    if (dc->o->manifest_threads > 1) {
+        k = dc->o->manifest_threads < 64 ? (size_t)dc->o->manifest_threads : 64;
+    } else {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        k = cores > 1 ? (size_t)cores : 1;
+        if (floe_io_uri_has_remote_scheme(dc->uris[dc->order[0]]))
+            k = 16;
+        if (k > 16)
+            k = 16;
+    }
+    return k < n ? k : n;
+}
+
+/* Read the manifests order[0..n) into the plan, in that order. between (may be NULL) runs
+ * after position `split` has been consumed. */
+static int read_manifests(planner *pl, decode_ctx *dc, size_t split,
+                          int (*between)(planner *pl)) {
+    size_t nthreads = decode_threads(dc);
+    dc->window = nthreads ? nthreads * 4 : 1;
+    dc->slots = floe_calloc(dc->window, sizeof *dc->slots);
+    pthread_t *th = nthreads ? floe_calloc(nthreads, sizeof *th) : NULL;
+    if (!dc->slots || (nthreads && !th)) {
+        floe_free(dc->slots);
+        floe_free(th);
+        return floe_error_set(pl->err, FLOE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < dc->window; i++)
+        floe_arena_init(&dc->slots[i].arena, 16 * 1024);
+    size_t started = 0;
+    for (; started < nthreads; started++)
+        if (pthread_create(&th[started], NULL, decode_worker, dc) != 0)
+            break; /* fewer threads, or none: the planner decodes what is left itself */
+    int rc = 0;
+    for (size_t k = 0; k < dc->norder && rc >= 0; k++) {
+        if (k == split && between && (rc = between(pl)) < 0)
+            break;
+        slot *sl = &dc->slots[k % dc->window];
+        pthread_mutex_lock(&dc->lock);
+        if (dc->next == k) {
+            /* no worker has claimed it (none started, or all busy further on) */
+            sl->idx = dc->order[dc->next++];
+            sl->state = SLOT_BUSY;
+            pthread_mutex_unlock(&dc->lock);
+            decode_manifest(dc, pl->schemas, sl);
+            pthread_mutex_lock(&dc->lock);
+            sl->state = SLOT_DONE;
+        }
+        while (sl->state != SLOT_DONE)
+            pthread_cond_wait(&dc->cond, &dc->lock);
+        pthread_mutex_unlock(&dc->lock);
+        rc = consume_slot(pl, sl);
+        slot_reset(sl);
+        pthread_mutex_lock(&dc->lock);
+        dc->consumed = k + 1;
+        pthread_cond_broadcast(&dc->cond);
+        pthread_mutex_unlock(&dc->lock);
+    }
+    if (rc >= 0 && split == dc->norder && between)
+        rc = between(pl);
+    pthread_mutex_lock(&dc->lock);
+    dc->stop = true;
+    pthread_cond_broadcast(&dc->cond);
+    pthread_mutex_unlock(&dc->lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    for (size_t i = 0; i < dc->window; i++) {
+        slot_reset(&dc->slots[i]);
+        floe_arena_reset(&dc->slots[i].arena);
+    }
+    floe_free(dc->slots);
+    floe_free(th);
+    return rc;
 }
 
 /* Lower/upper bounds of the position delete file's file_path column exclude path? */
@@ -630,6 +864,8 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
     int rc = 0;
     char *list_uri = NULL;
     bool *pruned = NULL;
+    char **uris = NULL;
+    size_t nuris = 0, *order = NULL;
     if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv))) {
         floe_free(p);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -712,20 +948,38 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
             p->stats.manifests_skipped += pruned[i];
         }
         FLOE_CHECK(reserve_paths(&pl, list.files, pruned, list.nfiles));
-        if (emit) {
-            /* every delete file first, so each data file leaves with its deletes */
+        /* what decoding needs, resolved here: workers touch neither table nor planner */
+        uris = floe_calloc(list.nfiles ? list.nfiles : 1, sizeof *uris);
+        pl.specs = floe_calloc(list.nfiles ? list.nfiles : 1, sizeof *pl.specs);
+        order = floe_malloc((list.nfiles ? list.nfiles : 1) * sizeof *order);
+        if (!uris || !pl.specs || !order)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        nuris = list.nfiles;
+        size_t norder = 0, split = 0;
+        for (int pass = emit ? 0 : 1; pass < 2; pass++) {
+            /* streaming: every delete manifest first, so each data file leaves with its
+             * deletes */
             for (size_t i = 0; i < list.nfiles; i++) {
-                pl.cur = i;
-                if (!pruned[i] && list.files[i].content == FLOE_MANIFEST_DELETES)
-                    FLOE_CHECK(read_manifest(&pl, &list.files[i]));
+                bool dm = list.files[i].content == FLOE_MANIFEST_DELETES;
+                if (pruned[i] || (emit && dm != (pass == 0)))
+                    continue;
+                FLOE_CHECK(floe_table_resolve_path(t, list.files[i].manifest_path, &uris[i],
+                                                   err));
+                pl.specs[i] = spec_for(&pl, list.files[i].partition_spec_id);
+                order[norder++] = i;
             }
-            FLOE_CHECK(delete_buffers(&pl));
+            if (pass == 0)
+                split = norder;
         }
-        for (size_t i = 0; i < list.nfiles; i++) {
-            pl.cur = i;
-            if (!pruned[i] && (!emit || list.files[i].content != FLOE_MANIFEST_DELETES))
-                FLOE_CHECK(read_manifest(&pl, &list.files[i]));
-        }
+        decode_ctx dc = {.io = floe_table_io(t), .mfs = list.files, .uris = uris,
+                         .specs = pl.specs, .o = o, .filter = p->priv->filter,
+                         .schema = p->priv->schema, .order = order, .norder = norder};
+        pthread_mutex_init(&dc.lock, NULL);
+        pthread_cond_init(&dc.cond, NULL);
+        rc = read_manifests(&pl, &dc, emit ? split : norder, emit ? delete_buffers : NULL);
+        pthread_cond_destroy(&dc.cond);
+        pthread_mutex_destroy(&dc.lock);
+        FLOE_CHECK(rc);
         if (!emit)
             FLOE_CHECK(pair_deletes(&pl));
     }
@@ -740,6 +994,11 @@ done:
     floe_hashset_free(&pl.planned);
     floe_manifest_schema_cache_free(pl.schemas);
     floe_free(pruned);
+    for (size_t i = 0; i < nuris; i++)
+        floe_free(uris[i]);
+    floe_free(uris);
+    floe_free(order);
+    floe_free(pl.specs);
     if (rc < 0) {
         floe_scan_plan_free(p);
         return rc;

@@ -8,17 +8,22 @@
  * with the plan by the generic decoder keeping metrics (files, order, specs, sequence
  * numbers, partitions, delete files paired), and its data files with a serial reference:
  * the manifest list and every manifest opened on their own (no cache, generic decoder),
- * live data files in list order.
+ * live data files in list order. Manifests decoded by several threads give the plan of
+ * one thread: for those tables, and for a table of many manifests collected and streamed,
+ * with an error in a manifest in the middle named the same way.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "floe/io.h"
 #include "floe/manifest.h"
 #include "floe/scan.h"
 #include "floe/table.h"
 #include "harness.h"
+#include "harness_table.h"
 
 static const char *const TABLES[] = {
     "duckdb-iceberg/add_columns_with_defaults/default.db/add_columns_with_defaults",
@@ -167,22 +172,29 @@ TEST(cached_plans_equal_generic_plans) {
         }
         floe_scan_plan *p = NULL, *q = NULL;
         floe_scan_options so = {.allow_missing_field_ids = true};
-        floe_scan_options keep = {.allow_missing_field_ids = true, .keep_metrics = true};
+        floe_scan_options keep = {.allow_missing_field_ids = true, .keep_metrics = true,
+                                  .manifest_threads = 1};
+        floe_scan_options threads = {.allow_missing_field_ids = true, .manifest_threads = 3};
+        floe_scan_plan *r = NULL;
         int rc = floe_scan_plan_files(t, &so, &p, &err);
         floe_manifest_set_generic_decoder(true);
         if (rc == 0)
             rc = floe_scan_plan_files(t, &keep, &q, &err);
         floe_manifest_set_generic_decoder(false);
+        if (rc == 0)
+            rc = floe_scan_plan_files(t, &threads, &r, &err);
         if (rc < 0) {
             harness_fail(__FILE__, __LINE__, "%s: plan: %s", TABLES[ci], err.msg);
         } else {
             compare_plans(TABLES[ci], p, q, &with_metrics);
+            compare_plans(TABLES[ci], r, q, &with_metrics);
             compare_reference(t, TABLES[ci], p);
             tables++;
             tasks += p->ntasks;
         }
         floe_scan_plan_free(p);
         floe_scan_plan_free(q);
+        floe_scan_plan_free(r);
         floe_table_close(t);
     }
     CHECK_EQ_INT(tables, sizeof TABLES / sizeof TABLES[0]);
@@ -193,7 +205,130 @@ TEST(cached_plans_equal_generic_plans) {
            tasks, with_metrics);
 }
 
+/* A streamed plan as text: one line per task (path, sequence number, deletes). */
+static int stream_line(void *ctx, const floe_scan_task *t, floe_error *err) {
+    (void)err;
+    floe_buf *b = ctx;
+    char line[512];
+    snprintf(line, sizeof line, "%s %" PRId64 " %zu\n", t->file->file_path,
+             t->data_sequence_number, t->ndeletes);
+    return floe_buf_append(b, line, strlen(line));
+}
+
+static char *plan_text(const floe_scan_plan *p) {
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (size_t i = 0; i < p->ntasks; i++)
+        REQUIRE(stream_line(&b, &p->tasks[i], NULL) == 0);
+    REQUIRE(floe_buf_append(&b, "", 1) == 0);
+    return (char *)b.data;
+}
+
+/* Plan t with n threads, collected and streamed; the collected plan's text (or the
+ * error) in *out, and the streamed one must say the same. */
+static void plan_with(floe_table *t, int n, const char *where, char **out) {
+    floe_scan_options so = {.manifest_threads = n, .where = where};
+    floe_scan_plan *p = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    if (floe_scan_plan_files(t, &so, &p, &err) < 0) {
+        *out = floe_strdup(err.msg);
+    } else {
+        *out = plan_text(p);
+        floe_scan_plan_free(p);
+    }
+    floe_buf sb;
+    floe_buf_init(&sb, 0);
+    floe_error_clear(&err);
+    p = NULL;
+    if (floe_scan_plan_stream(t, &so, stream_line, &sb, &p, &err) < 0) {
+        /* a failed stream may have handed out the files before the failure */
+        CHECK_EQ_STR(err.msg, *out);
+    } else {
+        REQUIRE(floe_buf_append(&sb, "", 1) == 0);
+        CHECK_EQ_STR((char *)sb.data, *out);
+    }
+    floe_scan_plan_free(p);
+    floe_buf_free(&sb);
+}
+
+TEST(threaded_plans_equal_serial_plans) {
+    harness_table e;
+    floe_kv props[] = {{"commit.manifest-merge.enabled", "false"}};
+    harness_table_open(&e, "many",
+                       "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                       "{\"id\":1,\"name\":\"id\",\"required\":false,\"type\":\"long\"},"
+                       "{\"id\":2,\"name\":\"part\",\"required\":false,\"type\":\"int\"}]}",
+                       "{\"spec-id\":0,\"fields\":[{\"source-id\":2,\"field-id\":1000,"
+                       "\"name\":\"part\",\"transform\":\"identity\"}]}",
+                       NULL, props, 1);
+    enum { APPENDS = 40 };
+    for (int i = 0; i < APPENDS; i++) {
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        for (int r = 0; r < 1 + i % 3; r++) {
+            char line[96];
+            snprintf(line, sizeof line, "{\"id\":%d,\"part\":%d}\n", i * 10 + r, i % 5 + r);
+            REQUIRE(floe_buf_append(&b, line, strlen(line)) == 0);
+        }
+        harness_table_append_ndjson(&e, i, &b);
+        floe_buf_free(&b);
+    }
+    floe_error err;
+    floe_error_clear(&err);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    const char *wheres[] = {NULL, "part = 3", "id >= 200 AND part < 2"};
+    for (size_t w = 0; w < 3; w++) {
+        char *serial = NULL;
+        plan_with(e.t, 1, wheres[w], &serial);
+        CHECK(strchr(serial, '\n') != NULL); /* files were planned */
+        int counts[] = {2, 5, 64, 0};
+        for (size_t k = 0; k < 4; k++) {
+            char *other = NULL;
+            plan_with(e.t, counts[k], wheres[w], &other);
+            CHECK_EQ_STR(other, serial);
+            floe_free(other);
+        }
+        floe_free(serial);
+    }
+
+    /* a manifest in the middle cut short: the same error, whoever decoded it */
+    const floe_snapshot *snap =
+        floe_table_metadata_current_snapshot(floe_table_metadata_get(e.t));
+    REQUIRE(snap && snap->manifest_list);
+    floe_arena arena;
+    floe_arena_init(&arena, 4096);
+    floe_manifest_list list = {0};
+    char *uri = NULL;
+    REQUIRE_OK(floe_table_resolve_path(e.t, snap->manifest_list, &uri, &err), err);
+    REQUIRE_OK(floe_manifest_list_read(floe_table_io(e.t), uri, NULL, &arena, &list, &err), err);
+    free(uri);
+    CHECK_EQ_INT(list.nfiles, APPENDS);
+    char *mpath = floe_io_local_path(list.files[list.nfiles / 2].manifest_path);
+    REQUIRE(mpath != NULL);
+    FILE *f = fopen(mpath, "r+b");
+    REQUIRE(f != NULL);
+    REQUIRE(fseek(f, 0, SEEK_END) == 0);
+    long size = ftell(f);
+    REQUIRE(ftruncate(fileno(f), size / 2) == 0);
+    fclose(f);
+    char *serial = NULL;
+    plan_with(e.t, 1, NULL, &serial);
+    CHECK(strstr(serial, mpath) != NULL);
+    for (int n = 2; n <= 8; n *= 2) {
+        char *other = NULL;
+        plan_with(e.t, n, NULL, &other);
+        CHECK_EQ_STR(other, serial);
+        floe_free(other);
+    }
+    floe_free(serial);
+    floe_free(mpath);
+    floe_arena_reset(&arena);
+    harness_table_close(&e);
+}
+
 int main(void) {
     RUN(cached_plans_equal_generic_plans);
+    RUN(threaded_plans_equal_serial_plans);
     return harness_finish();
 }
