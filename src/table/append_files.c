@@ -408,6 +408,42 @@ static int dup_attempt(void *ctx, const floe_table_metadata *base, floe_error *e
     return dup_scan(dc, base, err);
 }
 
+/* The tables of the catalog, loaded the first time an input lies in its warehouse. */
+typedef struct owners {
+    bool loaded;
+    floe_table_place *places;
+    size_t n;
+} owners;
+
+/* Refuse Parquet input `recorded`, added as it is, when it lies in the location of
+ * another table of the catalog: it would be the file of two tables, and either one's
+ * maintenance (rewrite + expire, drop --purge) would delete it from the other. Only
+ * inputs under the warehouse are looked up (where the catalog's tables are unless a
+ * location says otherwise). */
+static int check_owner(floe_table *t, const char *recorded, owners *ow, floe_error *err) {
+    floe_catalog *cat = floe_table_catalog(t);
+    const char *wh = cat ? floe_catalog_warehouse(cat) : NULL;
+    const char *own = floe_table_metadata_get(t)->location;
+    if (!wh || !floe_io_uri_within(recorded, wh) || (own && floe_io_uri_within(recorded, own)))
+        return 0;
+    if (!ow->loaded) {
+        FLOE_FORWARD_IF_ERROR(floe_catalog_table_places(cat, &ow->places, &ow->n, err));
+        ow->loaded = true;
+    }
+    for (size_t i = 0; i < ow->n; i++) {
+        const floe_table_place *p = &ow->places[i];
+        if (floe_table_namespace(t) && !strcmp(p->ns, floe_table_namespace(t)) &&
+            !strcmp(p->name, floe_table_name(t)))
+            continue;
+        if (floe_io_uri_within(recorded, p->location))
+            return floe_error_set(err, FLOE_EINVALID, "%s lies in the location of table "
+                                  "%s.%s: added as it is, it would be a file of both tables "
+                                  "and the maintenance of either would delete it from the "
+                                  "other; append a copy (--copy)", recorded, p->ns, p->name);
+    }
+    return 0;
+}
+
 static bool is_parquet_name(const char *p) {
     size_t n = strlen(p);
     return (n > 8 && !strcasecmp(p + n - 8, ".parquet")) || (n > 5 && !strcasecmp(p + n - 5, ".parq"));
@@ -696,6 +732,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     copy_state cs;               /* o->copy */
     memset(&cs, 0, sizeof cs);
     cs.branch = o->branch;
+    owners ow = {0};             /* inputs added as they are: other tables' locations */
     int rc = 0;
     FLOE_CHECK(floe_table_metadata_check_writable(m, err));
     FLOE_CHECK(floe_append_new(t, &a, err));
@@ -769,7 +806,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
         if (rc == 0 && o->copy) {
             rc = add_copy(t, o, &cs, a, &df, recorded, &cc.arena, err);
             r.parquet_files_copied += rc == 0;
-        } else if (rc == 0) {
+        } else if (rc == 0 && (rc = check_owner(t, recorded, &ow, err)) == 0) {
             rc = floe_append_add_file(a, &df, err);
             if (rc == 0 && (rc = floe_keyset_put(&dc.paths, key, strlen(key), 0, NULL)) < 0)
                 floe_error_set(err, rc, "%s", floe_strerror(rc));
@@ -849,6 +886,7 @@ done:
     floe_keyset_free(&given);
     floe_keyset_free(&dc.paths);
     copy_state_free(&cs);
+    floe_table_places_free(ow.places, ow.n);
     floe_table_append_result_reset(&r);
     floe_metrics_config_free(cc.cfg);
     floe_arena_reset(&cc.arena);

@@ -98,5 +98,19 @@ rc=0; "$floe" append ns.crash "$f1" --copy 2>/dev/null >/dev/null || rc=$?
 [ ! -e "$f1" ] && [ ! -e "$f2" ] || fail "without --copy, rewrite + expire kept the appended files (the documented behaviour changed)"
 [ "$("$floe" scan ns.n --format canonical | wc -l)" = 40 ] || fail "rows after rewrite + expire (no copy)"
 
+# a data file of another table: refused as it is (it would be the file of both, and
+# either's maintenance would delete it from the other), taken with --copy
+"$floe" table create ns.other --schema "$tmp/s.json" >/dev/null
+"$floe" convert --schema "$tmp/s.json" -o "$tmp/in3" "$tmp/in1.ndjson" >/dev/null
+"$floe" append ns.other "$tmp/in3/part-00000.parquet" --copy >/dev/null
+theirs=$("$floe" files ns.other --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["path"].removeprefix("file://"))')
+"$floe" table create ns.mine --schema "$tmp/s.json" >/dev/null
+rc=0; "$floe" append ns.mine "$theirs" > /dev/null 2> "$tmp/theirs.err" || rc=$?
+[ $rc = 1 ] && grep -q "lies in the location of table ns.other" "$tmp/theirs.err" ||
+  fail "appending another table's data file: exit $rc, $(cat "$tmp/theirs.err")"
+[ "$("$floe" snapshots ns.mine --json)" = "[]" ] || fail "the refused append committed"
+"$floe" append ns.mine "$theirs" --copy >/dev/null || fail "append --copy of another table's file"
+[ "$("$floe" scan ns.mine --format canonical | wc -l)" = 20 ] || fail "rows of the copied file"
+
 [ $fails = 0 ] || exit 1
 echo "$name: ok"
