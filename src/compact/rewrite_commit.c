@@ -38,6 +38,8 @@
 #include "floe/io.h"
 #include "floe/manifest.h"
 #include "floe/parquet_reader.h"
+#include "iceberg/puffin.h"
+#include "table/commit_files.h"
 #include "rewrite_internal.h"
 
 typedef struct target {
@@ -63,8 +65,7 @@ typedef struct commit_ctx {
     char *md_dir;
     int attempts;
     bool noop;
-    floe_strlist written;
-    floe_strlist final_refs;
+    floe_commit_files files;     /* written, and what the committed snapshot uses */
     int64_t removed_deletes;
     int fv;                      /* format version of the last attempt's commit */
     bool upgraded;               /* ... which upgrades v1 to v2 */
@@ -97,7 +98,7 @@ typedef struct attempt {
 } attempt_state;
 
 static int track(commit_ctx *c, const char *path, floe_error *err) {
-    return floe_strlist_push(&c->written, path, err);
+    return floe_commit_files_track(&c->files, path, err);
 }
 
 static int64_t entry_seq(const floe_manifest_entry *e) {
@@ -142,8 +143,7 @@ static int note_live(attempt_state *a, const char *path, int32_t spec_id, const 
         return floe_error_set(err, rc, "%s", floe_strerror(rc));
     if (seq < *slot)
         *slot = seq;
-    if (a->c->o->remove_dangling_deletes &&
-        (rc = floe_keyset_put(&a->live_paths, (const uint8_t *)path, strlen(path), 0, NULL)) < 0)
+    if ((rc = floe_keyset_put(&a->live_paths, (const uint8_t *)path, strlen(path), 0, NULL)) < 0)
         return floe_error_set(err, rc, "%s", floe_strerror(rc));
     return 0;
 }
@@ -266,7 +266,9 @@ static int open_manifest(commit_ctx *c, const floe_manifest_file *mf, floe_manif
                          floe_error *err) {
     char *uri = NULL;
     FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(c->t, mf->manifest_path, &uri, err));
-    floe_manifest_read_options ro = {.manifest = mf, .spec = manifest_spec(c, mf->partition_spec_id)};
+    floe_manifest_read_options ro = {.manifest = mf,
+                                     .spec = manifest_spec(c, mf->partition_spec_id),
+                                     .allow_deletion_vectors = true};
     int rc = floe_manifest_reader_open(floe_table_io(c->t), uri, &ro, r, err);
     floe_free(uri);
     return rc;
@@ -570,6 +572,7 @@ typedef struct change_counts {
     int64_t added_files, added_records, added_size;
     int64_t del_files, del_records, del_size;
     int64_t rm_pos, rm_eq, rm_pos_rows, rm_eq_rows, rm_size; /* dangling deletes removed */
+    int64_t rm_dvs;              /* ... of which deletion vectors (not in rm_pos) */
     int64_t live_del, live_del_size, live_pos_rows, live_eq_rows; /* deletes that stay */
 } change_counts;
 
@@ -706,7 +709,8 @@ static int is_dangling(attempt_state *a, const floe_manifest_list *bl, const liv
     return 0;
 }
 
-/* Dangling deletes are marked to be removed (their manifests rewritten); the others are
+/* Dangling deletes (with remove-dangling-deletes; always, a deletion vector whose data file
+ * goes) are marked to be removed (their manifests rewritten); the others are
  * counted as staying. */
 static int drop_dangling(attempt_state *a, const floe_manifest_list *bl, change_counts *n,
                          floe_error *err) {
@@ -716,6 +720,10 @@ static int drop_dangling(attempt_state *a, const floe_manifest_list *bl, change_
         bool dangling = false;
         if (a->c->o->remove_dangling_deletes)
             FLOE_FORWARD_IF_ERROR(is_dangling(a, bl, ld, &dangling, err));
+        else if (floe_data_file_is_dv(df) && df->referenced_data_file)
+            /* spec "Deletion Vectors": a writer removing a data file removes its vector */
+            dangling = !floe_keyset_find(&a->live_paths, (const uint8_t *)df->referenced_data_file,
+                                         strlen(df->referenced_data_file));
         if (dangling) {
             ld->remove = true;
             a->hits[ld->manifest] = true;
@@ -724,7 +732,7 @@ static int drop_dangling(attempt_state *a, const floe_manifest_list *bl, change_
                 n->rm_eq++;
                 n->rm_eq_rows += df->record_count;
             } else {
-                n->rm_pos++;
+                *(floe_data_file_is_dv(df) ? &n->rm_dvs : &n->rm_pos) += 1;
                 n->rm_pos_rows += df->record_count;
             }
             continue;
@@ -736,7 +744,7 @@ static int drop_dangling(attempt_state *a, const floe_manifest_list *bl, change_
         else
             n->live_pos_rows += df->record_count;
     }
-    a->c->removed_deletes = n->rm_pos + n->rm_eq;
+    a->c->removed_deletes = n->rm_pos + n->rm_eq + n->rm_dvs;
     return 0;
 }
 
@@ -762,10 +770,10 @@ static int write_list(attempt_state *a, const floe_snapshot *head, int64_t seq,
     FLOE_CHECK(track(c, list_rec, err));
     FLOE_CHECK(floe_manifest_list_write(floe_table_io(c->t), list_phys, &lw, a->out, a->nout,
                                         NULL, NULL, err));
-    floe_strlist_free(&c->final_refs);
-    FLOE_CHECK(floe_strlist_push(&c->final_refs, list_rec, err));
+    floe_strlist_free(&c->files.refs);
+    FLOE_CHECK(floe_strlist_push(&c->files.refs, list_rec, err));
     for (size_t i = 0; i < a->nout; i++)
-        FLOE_CHECK(floe_strlist_push(&c->final_refs, a->out[i].manifest_path, err));
+        FLOE_CHECK(floe_strlist_push(&c->files.refs, a->out[i].manifest_path, err));
 done:
     floe_free(list_phys);
     return rc;
@@ -779,7 +787,7 @@ static int add_snapshot(attempt_state *a, floe_metadata_builder *b, const char *
     int64_t groups = 0;
     for (size_t k = 0; k < c->n; k++)
         groups += !c->g[k]->failed;
-    int64_t rm = n->rm_pos + n->rm_eq;
+    int64_t rm = n->rm_pos + n->rm_eq + n->rm_dvs;
     FLOE_FORWARD_IF_ERROR(sum_int(&s, "added-data-files", n->added_files, err));
     FLOE_FORWARD_IF_ERROR(sum_int(&s, "deleted-data-files", n->del_files, err));
     FLOE_FORWARD_IF_ERROR(sum_int(&s, "added-records", n->added_records, err));
@@ -789,6 +797,8 @@ static int add_snapshot(attempt_state *a, floe_metadata_builder *b, const char *
     if (rm) {
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-delete-files", rm, err));
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-delete-files", n->rm_pos, err));
+        if (n->rm_dvs)
+            FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-dvs", n->rm_dvs, err));
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-delete-files", n->rm_eq, err));
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-deletes", n->rm_pos_rows, err));
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-deletes", n->rm_eq_rows, err));
@@ -886,27 +896,6 @@ done:
     return rc;
 }
 
-static bool referenced(const commit_ctx *c, const char *path) {
-    for (size_t i = 0; i < c->final_refs.n; i++)
-        if (!strcmp(c->final_refs.items[i], path))
-            return true;
-    return false;
-}
-
-static void cleanup(commit_ctx *c, bool keep_refs) {
-    for (size_t i = 0; i < c->written.n; i++) {
-        const char *p = c->written.items[i];
-        if (keep_refs && referenced(c, p))
-            continue;
-        char *phys = NULL;
-        floe_error e;
-        floe_error_clear(&e);
-        if (floe_table_resolve_path(c->t, p, &phys, &e) == 0 && floe_io_delete(floe_table_io(c->t), phys, &e) < 0)
-            floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", p, e.msg);
-        floe_free(phys);
-    }
-}
-
 int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewrite_options *o,
                      rw_group_out **g, size_t n, rw_commit_stats *st, floe_error *err) {
     commit_ctx c;
@@ -924,9 +913,9 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
     if (rc == FLOE_EUNKNOWN_STATE) {
         /* C2: the table may reference anything written */
     } else if (rc < 0 || c.noop) {
-        cleanup(&c, false);
+        floe_commit_files_cleanup(&c.files, t, false, "rewrite");
     } else {
-        cleanup(&c, true);
+        floe_commit_files_cleanup(&c.files, t, true, "rewrite");
         if (st) {
             st->snapshot_id = c.snapshot_id;
             st->removed_delete_files = c.removed_deletes;
@@ -937,8 +926,7 @@ int rw_commit_groups(floe_table *t, const floe_rewrite_plan *p, const floe_rewri
     if (st)
         st->attempts = c.attempts;
     floe_free(c.md_dir);
-    floe_strlist_free(&c.written);
-    floe_strlist_free(&c.final_refs);
+    floe_commit_files_free(&c.files);
     for (size_t i = 0; i < c.npos_paths; i++) {
         floe_keyset_free(&c.pos_paths[i]);
         floe_free(c.pos_paths_key[i]);

@@ -133,7 +133,8 @@ void harness_check_summary_totals(floe_table *t) {
     for (size_t i = 0; i < ml.nfiles; i++) {
         char *path = NULL;
         REQUIRE_OK(floe_table_resolve_path(t, ml.files[i].manifest_path, &path, &err), err);
-        floe_manifest_read_options ro = {.manifest = &ml.files[i]};
+        floe_manifest_read_options ro = {.manifest = &ml.files[i],
+                                         .allow_deletion_vectors = true};
         floe_manifest_reader *r = NULL;
         REQUIRE_OK(floe_manifest_reader_open(NULL, path, &ro, &r, &err), err);
         floe_free(path);
