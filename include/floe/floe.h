@@ -18,6 +18,7 @@
 #include "floe/common.h"
 #include "floe/convert.h"
 #include "floe/defaults.h"
+#include "floe/delete.h"
 #include "floe/gen.h"
 #include "floe/health.h"
 #include "floe/input.h"

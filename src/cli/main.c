@@ -37,6 +37,7 @@ static const floe_cmd commands[] = {
     {"namespace", "create, list and drop namespaces; show and set their properties", floe_cmd_namespace, false},
     {"append", "append NDJSON (converted) or Parquet files to a table in one snapshot", floe_cmd_append, false},
     {"scan", "read a table's rows (filter, time travel, projection) or show the scan plan", floe_cmd_scan, false},
+    {"delete", "delete the rows a filter matches (deletion vectors on v3, position deletes on v2)", floe_cmd_delete, false},
     {"snapshots", "list a table's snapshots; roll back, set the current one, cherry-pick", floe_cmd_snapshots, false},
     {"ref", "list, create, replace, drop and fast-forward a table's branches and tags", floe_cmd_ref, false},
     {"history", "show a table's snapshot log: what each operation did, rollbacks", floe_cmd_history, false},

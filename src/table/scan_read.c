@@ -40,14 +40,13 @@
 #include "floe/scan.h"
 #include "iceberg/puffin.h"
 #include "iceberg/scan_internal.h"
+#include "table_internal.h"
 
 #define POS_FILE_PATH_ID 2147483546
 #define POS_POS_ID 2147483545
 #define LINE_MAX_BYTES (256u << 20)
 #define FLOE_SCAN_MAX_PATH 32 /* fields from a top-level column down to an output column */
 
-const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p);
-const floe_expr *floe_scan_plan_filter(const floe_scan_plan *p);
 const char *const *floe_scan_plan_columns(const floe_scan_plan *p, size_t *n);
 
 typedef struct span {
@@ -671,6 +670,12 @@ typedef struct scan_ctx {
     floe_arena scratch;
     floe_buf key;
     size_t rows_since_reset;
+
+    /* match mode (floe_scan_match_rows): positions of the rows that pass, per file */
+    floe_scan_match_fn match;
+    void *match_ctx;
+    int64_t *matched;
+    size_t nmatched, matchcap;
 } scan_ctx;
 
 static int out_flush(scan_ctx *c) {
@@ -994,6 +999,19 @@ static int data_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
             return 0;
         }
     }
+    if (c->match) {
+        if (c->nmatched == c->matchcap) {
+            size_t nc = c->matchcap ? c->matchcap * 2 : 1024;
+            int64_t *nm = floe_realloc(c->matched, nc * sizeof *nm);
+            if (!nm)
+                return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
+            c->matched = nm;
+            c->matchcap = nc;
+        }
+        c->matched[c->nmatched++] = pos;
+        c->st.rows_out++;
+        return 0;
+    }
     FLOE_FORWARD_IF_ERROR(emit_row(c));
     c->st.rows_out++;
     if (c->ro->limit >= 0 && c->st.rows_out >= c->ro->limit)
@@ -1147,7 +1165,24 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     }
     FLOE_CHECK(floe_pq_reader_select_fields(r, rfs, nrf, c->err));
     c->st.files_read++;
-    rc = read_rows(r, c->fmt, data_row_cb, c, c->err);
+    int64_t rows_before = c->st.rows_read;
+    c->nmatched = 0;
+    FLOE_CHECK(read_rows(r, c->fmt, data_row_cb, c, c->err));
+    if (c->match) {
+        /* the deleted positions, sorted above, without the repeats of overlapping
+         * delete files */
+        size_t nd = 0;
+        for (size_t i = 0; i < c->npositions; i++)
+            if (nd == 0 || c->positions[nd - 1] != c->positions[i])
+                c->positions[nd++] = c->positions[i];
+        floe_scan_match m = {.task = task,
+                             .rows = c->st.rows_read - rows_before,
+                             .matched = c->matched,
+                             .nmatched = c->nmatched,
+                             .deleted = c->positions,
+                             .ndeleted = nd};
+        rc = c->match(c->match_ctx, &m, c->err);
+    }
 done:
     if (rc < 0)
         floe_error_prefix(c->err, "data file %s: ", df->file_path);
@@ -1160,9 +1195,9 @@ done:
     return rc;
 }
 
-int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
-                   floe_pq_sink_fn sink, void *sink_ctx, floe_scan_read_stats *stats,
-                   floe_error *err) {
+static int scan_run(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
+                    floe_pq_sink_fn sink, void *sink_ctx, floe_scan_match_fn match,
+                    void *match_ctx, floe_scan_read_stats *stats, floe_error *err) {
     floe_scan_read_options dflt = {.format = FLOE_PQ_ROWS_NDJSON, .limit = -1};
     if (!ro)
         ro = &dflt;
@@ -1176,6 +1211,8 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     c.err = err;
     c.sink = sink;
     c.sink_ctx = sink_ctx;
+    c.match = match;
+    c.match_ctx = match_ctx;
     c.fmt = ro->format == FLOE_PQ_ROWS_CANONICAL ? FLOE_PQ_ROWS_CANONICAL : FLOE_PQ_ROWS_NDJSON;
     floe_buf_init(&c.out, 0);
     floe_buf_init(&c.key, 0);
@@ -1210,7 +1247,7 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
     /* output columns */
     size_t ncolnames = 0;
     const char *const *colnames = floe_scan_plan_columns(p, &ncolnames);
-    c.ncols = ncolnames ? ncolnames : c.ntop;
+    c.ncols = match ? 0 : ncolnames ? ncolnames : c.ntop;
     c.cols = floe_calloc(c.ncols ? c.ncols : 1, sizeof *c.cols);
     if (!c.cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1256,11 +1293,13 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
                     FLOE_CHECK(id_set_add(&c.need, f->id));
             }
         }
+    if (match && c.need.n == 0 && c.ntop)
+        FLOE_CHECK(add_below(&c.need, &c.schema->root.children[0])); /* rows to count */
     id_set_sort(&c.need);
     for (size_t i = 0; i < c.ntop; i++)
         FLOE_CHECK(add_map_keys(&c.need, &c.schema->root.children[i]));
     id_set_sort(&c.need);
-    if (ro->row) {
+    if (ro->row && !match) {
         if (ro->format != FLOE_PQ_ROWS_NDJSON)
             FLOE_FAIL(err, FLOE_EINVALID, "scan: row callback values are NDJSON");
         size_t nc = c.ncols ? c.ncols : 1;
@@ -1275,11 +1314,12 @@ int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_
             FLOE_FAIL(err, rc, "output: %s", floe_strerror(rc));
     }
     for (size_t i = 0; i < p->ntasks; i++) {
-        if (ro->limit >= 0 && c.st.rows_out >= ro->limit)
+        if (!match && ro->limit >= 0 && c.st.rows_out >= ro->limit)
             break;
         FLOE_CHECK(read_task(&c, &p->tasks[i], &caches, &ncaches));
     }
-    FLOE_CHECK(out_flush(&c));
+    if (!match)
+        FLOE_CHECK(out_flush(&c));
 done:
     if (rc < 0 && rc > -100 && err && err->code == 0)
         floe_error_set(err, rc, "scan: %s", floe_strerror(rc));
@@ -1297,10 +1337,28 @@ done:
     floe_free(c.row_labels);
     floe_free(c.row_values);
     floe_free(c.row_ends);
+    floe_free(c.matched);
     floe_buf_free(&c.out);
     floe_buf_free(&c.key);
     floe_arena_reset(&c.scratch);
     if (rc >= 0 && stats)
         *stats = c.st;
     return rc < 0 ? rc : 0;
+}
+
+int floe_scan_read(floe_table *t, const floe_scan_plan *p, const floe_scan_read_options *ro,
+                   floe_pq_sink_fn sink, void *sink_ctx, floe_scan_read_stats *stats,
+                   floe_error *err) {
+    return scan_run(t, p, ro, sink, sink_ctx, NULL, NULL, stats, err);
+}
+
+int floe_scan_match_rows(floe_table *t, const floe_scan_plan *p,
+                         const floe_scan_read_options *ro, floe_scan_match_fn fn, void *ctx,
+                         floe_scan_read_stats *stats, floe_error *err) {
+    floe_scan_read_options o = {.format = FLOE_PQ_ROWS_NDJSON, .limit = -1};
+    if (ro) {
+        o.max_page_bytes = ro->max_page_bytes;
+        o.max_read_bytes = ro->max_read_bytes;
+    }
+    return scan_run(t, p, &o, NULL, NULL, fn, ctx, stats, err);
 }

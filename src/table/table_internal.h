@@ -5,6 +5,7 @@
 #ifndef FLOE_TABLE_INTERNAL_H
 #define FLOE_TABLE_INTERNAL_H
 
+#include "floe/scan.h"
 #include "floe/table.h"
 
 struct floe_table {
@@ -49,6 +50,31 @@ int floe_table_record_path(const floe_table *t, const char *recorded, char **out
 /* An absolute local path in *path becomes its file:/// URI (replaced in place); relative
  * and remote ones stay. */
 int floe_table_uri_form(char **path, floe_error *err);
+
+/* The schema and parsed filter of a scan plan (scan_plan.c), borrowed from the plan. */
+const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p);
+struct floe_expr;
+const struct floe_expr *floe_scan_plan_filter(const floe_scan_plan *p);
+
+/* One planned data file as floe_scan_match_rows read it; everything borrowed for the
+ * call. */
+typedef struct floe_scan_match {
+    const floe_scan_task *task;
+    int64_t rows;            /* rows the file holds */
+    const int64_t *matched;  /* live rows the plan's filter holds for: ascending */
+    size_t nmatched;
+    const int64_t *deleted;  /* rows its position deletes and deletion vectors delete:
+                                ascending, distinct */
+    size_t ndeleted;
+} floe_scan_match;
+typedef int (*floe_scan_match_fn)(void *ctx, const floe_scan_match *m, floe_error *err);
+
+/* Read every data file of plan p (made by floe_scan_plan_files on t) as floe_scan_read
+ * does, deletes applied, and hand fn each file's matching positions instead of rows. Only
+ * the filter's columns are read; ro supplies the page caps (may be NULL). */
+int floe_scan_match_rows(floe_table *t, const floe_scan_plan *p,
+                         const floe_scan_read_options *ro, floe_scan_match_fn fn, void *ctx,
+                         floe_scan_read_stats *stats, floe_error *err);
 
 
 #endif
