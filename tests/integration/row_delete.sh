@@ -10,8 +10,10 @@
 #   - each position delete file, read by DuckDB, is sorted by file_path then pos, covers
 #     one partition and holds the positions of the rows deleted;
 #   - at most one deletion vector per data file is live after every delete (a second
-#     delete on a file merges with its vector, which is removed in the same commit); a
-#     data file with no row left is removed with its vector;
+#     delete on a file merges with its vector, which is removed in the same commit; on a
+#     table upgraded from v2, the vector takes in the file's position deletes and the
+#     position delete file scoped to it goes); a data file with no row left is removed
+#     with its vector;
 #   - the snapshot is a "delete" with the spec's summary counts; the totals equal the
 #     manifests (tests/js/summary_check.mjs, avsc);
 #   - row lineage: surviving rows keep _row_id and _last_updated_sequence_number;
@@ -282,6 +284,23 @@ del ns.u2 "user IN ('u2', 'u5')" "r['user'] in ('u2', 'u5')"
 [ "$(summary ns.u2 added-position-delete-files)" = 1 ] || fail "u2: one position delete file"
 check_posdeletes ns.u2 u2.preds
 totals ns.u2
+
+# ---- 4b. v2 upgraded to v3: a vector takes in the file's position deletes -------------------
+"$FLOE" table create ns.up --schema schema.json > /dev/null
+"$FLOE" append ns.up in1.ndjson > /dev/null
+"$FLOE" append ns.up in2.ndjson > /dev/null
+: > up.preds
+del ns.up "user = 'u6' AND id < 200" "r['user'] == 'u6' and r['id'] < 200"
+[ "$(summary ns.up added-position-delete-files)" = 1 ] || fail "up: one position delete file"
+"$FLOE" table upgrade ns.up --format-version 3 > /dev/null || fail "up: upgrade"
+del ns.up "id = 3 OR id = 203" "r['id'] in (3, 203)"
+echo "$out" | grep -q '"rows_deleted":2' || fail "up: $out"
+[ "$(summary ns.up added-dvs)" = 2 ] || fail "up: added-dvs"
+[ "$(summary ns.up removed-position-delete-files)" = 1 ] ||
+    fail "up: the position delete file scoped to the first file stays"
+[ "$(summary ns.up added-position-deletes)" = 22 ] || fail "up: the vector lacks the old positions"
+check_dvs ns.up up.preds
+totals ns.up
 
 # ---- 5. refusals -------------------------------------------------------------------------------
 cp -r "$conf/duckdb-iceberg/iceberg/lineitem_iceberg_gz" "$tmp/li"
