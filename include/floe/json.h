@@ -58,6 +58,12 @@
  *                           text: string keys as-is, int/long keys parsed as decimal
  *                           integers ("-12"), date/time/timestamp/uuid/decimal/binary keys
  *                           by the string rules above.
+ *   variant              <- any JSON value, encoded as it is (floe/variant.h: canonical
+ *                           metadata + value). A JSON null is a null field when the field
+ *                           is optional, a variant null when it is required. A duplicate
+ *                           key at any depth is rejected (duplicate key); nesting past
+ *                           FLOE_VARIANT_MAX_DEPTH or a number past a double's range is
+ *                           out of range.
  *
  * Records and keys:
  *   - A record is one JSON object per line; blank lines (only spaces, tabs, '\r') are

@@ -45,6 +45,10 @@ typedef enum floe_type_id {
     FLOE_TYPE_STRUCT,
     FLOE_TYPE_LIST,
     FLOE_TYPE_MAP,
+    FLOE_TYPE_VARIANT,      /* v3: any JSON-like value (Parquet VARIANT: floe/variant.h).
+                             * floe_schema_finish gives it two children, the required
+                             * binary leaves "metadata" and "value", with id -1 (they are
+                             * not Iceberg fields: no id, not in to_json) */
 } floe_type_id;
 
 /* How a leaf's values are held in memory (and its Parquet physical type). */

@@ -523,6 +523,25 @@ static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *n
                          floe_field_path(tf, path, sizeof path), floe_type_name(tf->type));
     if (push_match(r, tf, nd) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (tf->type == FLOE_TYPE_VARIANT) {
+        /* its parts by name: an unshredded VARIANT group (a shredded one has no place in
+         * the table's two leaves) */
+        FLOE_RETURN_ERROR_IF(nd->nchildren != 2, err, FLOE_EUNSUPPORTED,
+                             "column %s: a shredded or unknown variant layout in the file "
+                             "(only metadata and value can be rewritten)",
+                             floe_field_path(tf, path, sizeof path));
+        for (size_t i = 0; i < 2; i++) {
+            const floe_pq_node *cn = NULL;
+            for (size_t k = 0; k < 2; k++)
+                if (!strcmp(nd->children[k].name, tf->children[i].name))
+                    cn = &nd->children[k];
+            FLOE_RETURN_ERROR_IF(!cn || cn->phys < 0, err, FLOE_EUNSUPPORTED,
+                                 "column %s: the file's variant has no binary %s",
+                                 floe_field_path(tf, path, sizeof path), tf->children[i].name);
+            FLOE_FORWARD_IF_ERROR(match_field(r, &tf->children[i], cn, err));
+        }
+        return 0;
+    }
     if (tf->type != FLOE_TYPE_STRUCT)
         FLOE_RETURN_ERROR_IF(nd->nchildren != 1 || nd->children[0].repetition != 2, err,
                              FLOE_EUNSUPPORTED, "column %s: unexpected %s layout in the file",

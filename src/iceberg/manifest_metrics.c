@@ -310,6 +310,8 @@ int floe_data_file_from_parquet(const floe_pq_file_info *fi, const floe_metrics_
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < nc; i++) {
         const floe_pq_column_info *ci = &fi->columns[i];
+        if (ci->field_id < 0)
+            continue; /* a variant's metadata and value: no Iceberg field of their own */
         floe_metrics_mode m = floe_metrics_config_mode(cfg, ci->field_id);
         if (m.kind == FLOE_METRICS_NONE)
             continue;

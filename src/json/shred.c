@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/variant.h"
 #include "json/json_internal.h"
 
 #ifdef __SSE2__
@@ -102,6 +103,8 @@ struct floe_shredder {
     size_t nstamps;
     uint32_t stamp;
     locale_t cloc;
+    floe_variant_encoder *venc; /* variant fields: made at the first one */
+    floe_buf vmeta, vvalue;     /* a variant field's encoded parts */
     floe_buf scratch;    /* decoded string values */
     floe_buf keybuf;     /* decoded keys */
     size_t *mark_levels; /* per column, at the start of the record */
@@ -1298,10 +1301,43 @@ static int shred_map(floe_shredder *sh, snode *m, const uint8_t **pp, int16_t re
     return 0;
 }
 
+/* A variant field: the JSON value as it is, encoded (floe/variant.h) into its metadata
+ * and value leaves. */
+static int shred_variant(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep) {
+    const uint8_t *start = *pp, *p = start;
+    int rc = skip_value(sh, &p); /* the same JSON checks as everywhere */
+    if (rc != 0)
+        return rc;
+    floe_error err;
+    floe_error_clear(&err);
+    if (!sh->venc && floe_variant_encoder_new(&sh->venc, &err) < 0)
+        return err.code;
+    floe_buf_reset(&sh->vmeta);
+    floe_buf_reset(&sh->vvalue);
+    rc = floe_variant_encode_json(sh->venc, start, (size_t)(p - start), &sh->vmeta, &sh->vvalue,
+                                  &err);
+    if (rc == FLOE_ENOMEM)
+        return rc;
+    if (rc < 0) {
+        char path[256];
+        return rej(sh, rc == FLOE_EINVALID && strstr(err.msg, "duplicate key")
+                           ? FLOE_REJECT_DUPLICATE_KEY : FLOE_REJECT_RANGE,
+                   start + (err.offset > 0 ? err.offset : 0), "field '%s': %s",
+                   path_of(n, path, sizeof path), err.msg);
+    }
+    if ((rc = push_value(sh, n->leaf0, rep, sh->vmeta.data, sh->vmeta.len)) < 0 ||
+        (rc = push_value(sh, n->leaf0 + 1, rep, sh->vvalue.data, sh->vvalue.len)) < 0)
+        return rc;
+    *pp = p;
+    return 0;
+}
+
 /* *pp points at the first byte of a value (not whitespace, not past the end). */
 static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep) {
     const uint8_t *p = *pp;
     int rc;
+    if (*p == 'n' && n->type == FLOE_TYPE_VARIANT && n->required)
+        return shred_variant(sh, n, pp, rep); /* a variant null */
     if (*p == 'n') {
         if ((rc = expect_literal(sh, &p, "null", 4)) != 0)
             return rc;
@@ -1320,6 +1356,8 @@ static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t 
         return *p == '[' ? shred_list(sh, n, pp, rep) : mismatch(sh, n, p);
     case FLOE_TYPE_MAP:
         return *p == '{' ? shred_map(sh, n, pp, rep) : mismatch(sh, n, p);
+    case FLOE_TYPE_VARIANT:
+        return shred_variant(sh, n, pp, rep);
     default:
         return leaf_value(sh, n, pp, rep);
     }
@@ -1802,6 +1840,9 @@ void floe_shredder_free(floe_shredder *sh) {
     floe_free(sh->unknown_ht);
     if (sh->cloc)
         freelocale(sh->cloc);
+    floe_variant_encoder_free(sh->venc);
+    floe_buf_free(&sh->vmeta);
+    floe_buf_free(&sh->vvalue);
     floe_free(sh);
 }
 
@@ -1820,6 +1861,8 @@ int floe_shredder_new(const floe_schema *schema, const floe_shred_options *opts,
         sh->opt.max_depth = 64;
     floe_buf_init(&sh->scratch, 0);
     floe_buf_init(&sh->keybuf, 0);
+    floe_buf_init(&sh->vmeta, 0);
+    floe_buf_init(&sh->vvalue, 0);
     size_t nnodes = count_nodes(&schema->root);
     size_t ncols = schema->nleaves;
     sh->pool = floe_calloc(nnodes ? nnodes : 1, sizeof *sh->pool);

@@ -578,8 +578,17 @@ static int check_read_field(floe_pq_reader *r, const floe_pq_read_field *rf, boo
     if (top != r->nodes || nd == r->nodes)
         return floe_error_set(err, FLOE_EINVALID, "%s: field %s: not a node of this file",
                               r->name, rf->name);
-    floe_pq_shape shape = floe_pq_node_shape(nd, as_element, &child);
     floe_type_id t = rf->field->type;
+    if (t == FLOE_TYPE_VARIANT || is_variant_node(nd)) {
+        if (t != FLOE_TYPE_VARIANT || !is_variant_node(nd) || (nd->repetition == 2 && !as_element))
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s is %s in the table but "
+                                  "%s in the file", r->name, rf->name,
+                                  t == FLOE_TYPE_VARIANT ? "a variant" : floe_type_name(t),
+                                  is_variant_node(nd) ? "a variant" : nd->type_text);
+        pq_select_under(r, nd); /* read whole */
+        return 0;
+    }
+    floe_pq_shape shape = floe_pq_node_shape(nd, as_element, &child);
     floe_pq_shape want = t == FLOE_TYPE_STRUCT ? FLOE_PQ_SHAPE_STRUCT
                          : t == FLOE_TYPE_LIST ? FLOE_PQ_SHAPE_LIST
                          : t == FLOE_TYPE_MAP  ? FLOE_PQ_SHAPE_MAP
@@ -1049,6 +1058,28 @@ static int ice_node(ice_ctx *c, const floe_pq_node *nd, bool as_element, floe_fi
     }
     if (nd->phys >= 0)
         return ice_leaf(c, nd, f);
+    if (is_variant_node(nd)) {
+        /* Iceberg's variant; its metadata and value leaves are the parts
+         * floe_schema_finish expects (a shredded typed_value has no Iceberg field) */
+        f->type = FLOE_TYPE_VARIANT;
+        f->children = floe_arena_alloc(&c->s->arena, 2 * sizeof *f->children);
+        if (!f->children)
+            return FLOE_ENOMEM;
+        f->nchildren = 2;
+        static const char *const parts[2] = {"metadata", "value"};
+        for (int i = 0; i < 2; i++) {
+            floe_field *p = &f->children[i];
+            memset(p, 0, sizeof *p);
+            p->name = parts[i];
+            p->required = true;
+            p->type = FLOE_TYPE_BINARY;
+            p->id = -1;
+            const floe_pq_node *leaf = child_named(nd, parts[i]);
+            if (leaf && leaf->phys >= 0)
+                c->leaf_field[leaf->column] = p;
+        }
+        return 0;
+    }
     if ((is_list_node(nd) || is_map_node(nd)) && nd->nchildren == 1 &&
         nd->children[0].repetition == 2) {
         const floe_pq_node *rep = &nd->children[0];
@@ -1098,6 +1129,8 @@ static bool ids_walk(const floe_pq_node *nd, int32_t *seen, size_t *nseen, int d
                 return false;
         seen[(*nseen)++] = nd->field_id;
     }
+    if (is_variant_node(nd))
+        return true; /* its parts carry no ids */
     for (size_t k = 0; k < nd->nchildren; k++)
         if (!ids_walk(&nd->children[k], seen, nseen, depth + 1))
             return false;

@@ -122,7 +122,7 @@ static int build_field(schema_build *sb, const floe_field *f) {
     e->name = f->name;
     e->has_repetition_type = true;
     e->repetition_type = f->required ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL;
-    e->has_field_id = true;
+    e->has_field_id = f->id >= 0; /* a variant's parts have no id */
     e->field_id = f->id;
     size_t saved = sb->depth;
     sb->path[sb->depth++] = f->name;
@@ -131,6 +131,16 @@ static int build_field(schema_build *sb, const floe_field *f) {
     case FLOE_TYPE_STRUCT:
         e->has_num_children = true;
         e->num_children = (int32_t)f->nchildren;
+        for (size_t i = 0; i < f->nchildren && rc == 0; i++)
+            rc = build_field(sb, &f->children[i]);
+        break;
+    case FLOE_TYPE_VARIANT: /* VariantEncoding.md: group (VARIANT(1)) { metadata; value } */
+        e->has_num_children = true;
+        e->num_children = (int32_t)f->nchildren;
+        e->has_logical_type = true;
+        e->logical_type.kind = FLOE_PQ_LT_VARIANT;
+        e->logical_type.has_variant_version = true;
+        e->logical_type.variant_version = 1;
         for (size_t i = 0; i < f->nchildren && rc == 0; i++)
             rc = build_field(sb, &f->children[i]);
         break;

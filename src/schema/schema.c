@@ -48,16 +48,18 @@ static const char *const type_names[] = {
     [FLOE_TYPE_STRUCT] = "struct",
     [FLOE_TYPE_LIST] = "list",
     [FLOE_TYPE_MAP] = "map",
+    [FLOE_TYPE_VARIANT] = "variant",
 };
 
 const char *floe_type_name(floe_type_id t) {
-    if ((int)t < FLOE_TYPE_BOOLEAN || t > FLOE_TYPE_MAP)
+    if ((int)t < FLOE_TYPE_BOOLEAN || t > FLOE_TYPE_VARIANT)
         return "unknown";
     return type_names[t];
 }
 
 bool floe_type_is_nested(floe_type_id t) {
-    return t == FLOE_TYPE_STRUCT || t == FLOE_TYPE_LIST || t == FLOE_TYPE_MAP;
+    return t == FLOE_TYPE_STRUCT || t == FLOE_TYPE_LIST || t == FLOE_TYPE_MAP ||
+           t == FLOE_TYPE_VARIANT;
 }
 
 const char *floe_field_type_str(const floe_field *f, char *buf, size_t n) {
@@ -204,10 +206,13 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
     f->parent = parent;
     if (!f->name || !f->name[0])
         return floe_error_set(err, FLOE_ESCHEMA, "field id %d has no name", (int)f->id);
-    if (f->id < 0)
+    bool variant_part = parent && parent->type == FLOE_TYPE_VARIANT;
+    if (variant_part) {
+        f->id = -1; /* not an Iceberg field */
+    } else if (f->id < 0)
         return floe_error_set(err, FLOE_ESCHEMA, "field '%s': negative id %d",
                               floe_field_path(f, path, sizeof path), (int)f->id);
-    if (c->nids == c->ids_cap) {
+    if (c->nids == c->ids_cap && !variant_part) {
         size_t ncap = c->ids_cap ? c->ids_cap * 2 : 64;
         int32_t *ids = floe_realloc(c->ids, ncap * sizeof *ids);
         if (!ids)
@@ -215,7 +220,8 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
         c->ids = ids;
         c->ids_cap = ncap;
     }
-    c->ids[c->nids++] = f->id;
+    if (!variant_part)
+        c->ids[c->nids++] = f->id;
     if (f->id > c->s->highest_field_id)
         c->s->highest_field_id = f->id;
 
@@ -263,6 +269,29 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
         for (size_t i = 0; i < 2; i++)
             FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[i], f, (int16_t)(def + 1),
                                                (int16_t)(prep + 1), depth + 1));
+        break;
+    case FLOE_TYPE_VARIANT:
+        /* VariantEncoding.md "Variant in Parquet": a group of the two binary parts */
+        if (f->nchildren == 0) {
+            floe_field *kids = floe_arena_alloc(&c->s->arena, 2 * sizeof *kids);
+            if (!kids)
+                return floe_error_set(err, FLOE_ENOMEM, "schema: out of memory");
+            memset(kids, 0, 2 * sizeof *kids);
+            kids[0].name = "metadata";
+            kids[1].name = "value";
+            for (int i = 0; i < 2; i++) {
+                kids[i].required = true;
+                kids[i].type = FLOE_TYPE_BINARY;
+            }
+            f->children = kids;
+            f->nchildren = 2;
+        }
+        if (f->nchildren != 2 || !f->children || strcmp(f->children[0].name, "metadata") ||
+            strcmp(f->children[1].name, "value"))
+            return floe_error_set(err, FLOE_ESCHEMA, "variant '%s': bad parts",
+                                  floe_field_path(f, path, sizeof path));
+        for (size_t i = 0; i < 2; i++)
+            FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[i], f, def, prep, depth + 1));
         break;
     default:
         if ((int)f->type < FLOE_TYPE_BOOLEAN || f->type > FLOE_TYPE_MAP)
@@ -400,6 +429,7 @@ static int parse_primitive(parse_ctx *c, const char *name, floe_field *f, const 
         {"timestamptz", FLOE_TYPE_TIMESTAMPTZ}, {"timestamp_ns", FLOE_TYPE_TIMESTAMP_NS},
         {"timestamptz_ns", FLOE_TYPE_TIMESTAMPTZ_NS}, {"string", FLOE_TYPE_STRING},
         {"uuid", FLOE_TYPE_UUID},         {"binary", FLOE_TYPE_BINARY},
+        {"variant", FLOE_TYPE_VARIANT},
     };
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
         if (!strcmp(name, simple[i].name)) {

@@ -366,8 +366,8 @@ static int shape_field(shape_ctx *c, const floe_field *f, floe_pq_read_field *rf
     rf->node = floe_field_match_node(c->match, f);
     if (!rf->node)
         return missing_value(c, f, rf);
-    if (!floe_type_is_nested(f->type))
-        return 0;
+    if (!floe_type_is_nested(f->type) || f->type == FLOE_TYPE_VARIANT)
+        return 0; /* a variant is read whole (the reader plans its parts) */
     size_t n = 0;
     for (size_t i = 0; i < f->nchildren; i++)
         n += f->type != FLOE_TYPE_STRUCT || id_set_has(c->need, f->children[i].id);
