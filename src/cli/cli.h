@@ -102,8 +102,15 @@ bool cli_parse_page_size(const char *s, size_t *out);
  * wide and fullwidth characters and emoji. */
 size_t cli_display_width(const char *s);
 /* s, then spaces up to width columns (nothing more when s is wider): printf's "%-*s" by
- * display columns instead of bytes, so names in any script line up. */
+ * display columns instead of bytes, so names in any script line up. Written as
+ * cli_print_text writes it. */
 void cli_print_padded(FILE *f, const char *s, size_t width);
+/* A name or value from table metadata in human text: control characters (C0 and DEL)
+ * as \xHH, so a name holding ESC or CR cannot drive the terminal or forge lines. */
+void cli_print_text(FILE *f, const char *s);
+/* "<indent>key = value\n" on standard output, key and value as cli_print_text writes
+ * them (value NULL: empty). */
+void cli_print_kv_text(const char *indent, const char *key, const char *value);
 /* Human-readable byte count into buf ("12.3 MB"). */
 const char *cli_fmt_bytes(double bytes, char *buf, size_t n);
 

@@ -369,11 +369,14 @@ static int table_describe(floe_table *t, bool json) {
         printf("location:       %s\n", m->location);
         printf("uuid:           %s\n", m->table_uuid ? m->table_uuid : "-");
         printf("format version: %d\n", m->format_version);
-        printf("partitioned by: %s (spec %d)\n",
-               spec_text && *spec_text ? spec_text : "(unpartitioned)", (int)m->default_spec_id);
-        if (sort_text && *sort_text)
-            printf("sorted by:      %s (order %d)\n", sort_text, (int)m->default_sort_order_id);
-        else
+        printf("partitioned by: ");
+        cli_print_text(stdout, spec_text && *spec_text ? spec_text : "(unpartitioned)");
+        printf(" (spec %d)\n", (int)m->default_spec_id);
+        if (sort_text && *sort_text) {
+            printf("sorted by:      ");
+            cli_print_text(stdout, sort_text);
+            printf(" (order %d)\n", (int)m->default_sort_order_id);
+        } else
             printf("sorted by:      %s\n", sort_text ? "(unsorted)" : "?");
         if (schema) {
             printf("columns (schema %d):\n", m->current_schema_id);
@@ -389,8 +392,7 @@ static int table_describe(floe_table *t, bool json) {
         if (m->n_properties) {
             printf("properties:\n");
             for (size_t i = 0; i < m->n_properties; i++)
-                printf("  %s = %s\n", m->properties[i].key,
-                       m->properties[i].value ? m->properties[i].value : "");
+                cli_print_kv_text("  ", m->properties[i].key, m->properties[i].value);
         }
         if (cur) {
             printf("current snapshot: %" PRId64 " (%s, sequence %" PRId64 ")\n", cur->snapshot_id,

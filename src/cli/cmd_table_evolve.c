@@ -169,11 +169,10 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
         }
     } else if (!verb) {
         for (size_t i = 0; i < m->n_properties; i++)
-            printf("%s = %s\n", m->properties[i].key,
-                   m->properties[i].value ? m->properties[i].value : "");
+            cli_print_kv_text("", m->properties[i].key, m->properties[i].value);
     } else {
         for (size_t i = 0; i < pc.nset; i++)
-            printf("%s = %s\n", pc.set[i].key, pc.set[i].value);
+            cli_print_kv_text("", pc.set[i].key, pc.set[i].value);
         for (size_t i = 0; i < pc.nunset; i++)
             printf(absent[i] ? "%s: not set\n" : "unset %s\n", pc.unset[i]);
         if (!committed)

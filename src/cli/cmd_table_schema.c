@@ -30,10 +30,13 @@
 
 static void print_field(const floe_field *f, int depth) {
     char ty[96];
-    printf("  %-5d %*s%s: %s%s", (int)f->id, depth * 2, "", f->name,
-           floe_field_type_str(f, ty, sizeof ty), f->required ? " (required)" : "");
-    if (f->doc)
-        printf("  -- %s", f->doc);
+    printf("  %-5d %*s", (int)f->id, depth * 2, "");
+    cli_print_text(stdout, f->name);
+    printf(": %s%s", floe_field_type_str(f, ty, sizeof ty), f->required ? " (required)" : "");
+    if (f->doc) {
+        printf("  -- ");
+        cli_print_text(stdout, f->doc);
+    }
     printf("\n");
     for (size_t i = 0; i < f->nchildren; i++)
         print_field(&f->children[i], depth + 1);

@@ -178,9 +178,31 @@ size_t cli_display_width(const char *s) {
     return w;
 }
 
+static bool is_control(uint8_t c) { return c < 0x20 || c == 0x7F; }
+
+void cli_print_text(FILE *f, const char *s) {
+    for (const uint8_t *p = (const uint8_t *)s; *p; p++) {
+        if (is_control(*p))
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+void cli_print_kv_text(const char *indent, const char *key, const char *value) {
+    fputs(indent, stdout);
+    cli_print_text(stdout, key);
+    fputs(" = ", stdout);
+    cli_print_text(stdout, value ? value : "");
+    fputc('\n', stdout);
+}
+
 void cli_print_padded(FILE *f, const char *s, size_t width) {
-    fputs(s, f);
-    for (size_t w = cli_display_width(s); w < width; w++)
+    cli_print_text(f, s);
+    size_t w = cli_display_width(s);
+    for (const uint8_t *p = (const uint8_t *)s; *p; p++)
+        w += is_control(*p) ? 3 : 0; /* \xHH in place of one column */
+    for (; w < width; w++)
         fputc(' ', f);
 }
 

@@ -196,5 +196,26 @@ expect_usage "create with level 30" table create ns.lv2 --schema s.json --proper
 expect_usage "convert gzip level 15" convert --schema s.json -o lvout -c gzip --compression-level 15 in1.ndjson
 grep -q "gzip: level 15 out of range 1..9" err.txt || fail "convert gzip 15: $(cat err.txt)"
 
+# -- names and values holding control characters are shown escaped in text output -------
+# (a column, property or ref named with ESC sequences drove the terminal of whoever ran
+# floe table describe on the table)
+python3 -c '
+import json
+print(json.dumps({"type": "struct", "fields": [
+    {"id": 1, "name": "a\u001b[31mRED\u001b[0m", "type": "long", "required": False, "doc": "d\u001b[2J"},
+    {"id": 2, "name": "b\rX", "type": "string", "required": False}]}))' > esc.json
+"$floe" table create ns.esc --schema esc.json >/dev/null
+"$floe" append ns.esc <(printf '{"b\\rX":"v"}\n') >/dev/null 2>&1 || true
+"$floe" table properties ns.esc set "$(printf 'k\033]0;t\007')=$(printf 'v\rZ')" > esc_set.txt
+"$floe" ref create ns.esc "$(printf 'r\033[2J')" >/dev/null 2>&1 || true
+for what in "table schema ns.esc" "table describe ns.esc" "table properties ns.esc" "ref list ns.esc"; do
+  $floe $what > esc_out.txt 2>&1 || true
+  if LC_ALL=C grep -q "$(printf '[\033\r\007]')" esc_out.txt esc_set.txt; then
+    fail "$what prints raw control characters: $(od -c esc_out.txt | head -5)"
+  fi
+done
+"$floe" table schema ns.esc | grep -qF 'a\x1b[31mRED\x1b[0m: long' || fail "schema: $("$floe" table schema ns.esc)"
+"$floe" table properties ns.esc | grep -qF 'k\x1b]0;t\x07 = v\x0dZ' || fail "properties: $("$floe" table properties ns.esc)"
+
 [ $fails = 0 ] || exit 1
 echo "cli_papercuts_table: ok"
