@@ -38,8 +38,8 @@ static void print_field(const floe_field *f, int depth) {
         cli_print_text(stdout, f->doc);
     }
     printf("\n");
-    for (size_t i = 0; i < f->nchildren; i++)
-        print_field(&f->children[i], depth + 1);
+    for (size_t i = 0; f->type != FLOE_TYPE_VARIANT && i < f->nchildren; i++)
+        print_field(&f->children[i], depth + 1); /* a variant's parts are no fields */
 }
 
 static int print_schema(const char *ident, const floe_table_metadata *m, const char *verb,
