@@ -770,7 +770,10 @@ int floe_cmd_history(int argc, char **argv) {
             for (size_t k = 0; s && k < s->n_summary; k++) {
                 if (!is_change_key(s->summary[k].key))
                     continue;
-                printf("%s%s=%s", sep, s->summary[k].key, s->summary[k].value);
+                fputs(sep, stdout);
+                cli_print_text(stdout, s->summary[k].key);
+                putchar('=');
+                cli_print_text(stdout, s->summary[k].value ? s->summary[k].value : "");
                 sep = ", ";
             }
             printf("\n");

@@ -214,6 +214,10 @@ for what in "table schema ns.esc" "table describe ns.esc" "table properties ns.e
     fail "$what prints raw control characters: $(od -c esc_out.txt | head -5)"
   fi
 done
+"$floe" append ns.t in1.ndjson --summary "added-note=$(printf 'n\033[2J')" >/dev/null
+"$floe" history ns.t > esc_out.txt
+if LC_ALL=C grep -q "$(printf '\033')" esc_out.txt; then fail "history prints raw control characters"; fi
+grep -qF 'added-note=n\x1b[2J' esc_out.txt || fail "history: $(tail -1 esc_out.txt)"
 "$floe" table schema ns.esc | grep -qF 'a\x1b[31mRED\x1b[0m: long' || fail "schema: $("$floe" table schema ns.esc)"
 "$floe" table properties ns.esc | grep -qF 'k\x1b]0;t\x07 = v\x0dZ' || fail "properties: $("$floe" table properties ns.esc)"
 
