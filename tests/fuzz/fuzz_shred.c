@@ -37,7 +37,10 @@ static const char *SCHEMA_JSON =
     "{\"id\":27,\"name\":\"os\",\"required\":true,\"type\":\"string\"},"
     "{\"id\":28,\"name\":\"mm\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":29,"
     "\"key\":\"int\",\"value-id\":30,\"value-required\":true,\"value\":{\"type\":\"list\","
-    "\"element-id\":31,\"element-required\":false,\"element\":\"date\"}}}]}}]}";
+    "\"element-id\":31,\"element-required\":false,\"element\":\"date\"}}}]}},"
+    "{\"id\":32,\"name\":\"v\",\"required\":false,\"type\":\"variant\"},"
+    "{\"id\":33,\"name\":\"lv\",\"required\":false,\"type\":{\"type\":\"list\","
+    "\"element-id\":34,\"element-required\":true,\"element\":\"variant\"}}]}";
 
 static floe_schema *schema;
 
