@@ -450,8 +450,11 @@ static int ref_apply_once(ref_change *rc, floe_metadata_builder *b, floe_error *
         return floe_metadata_builder_remove_ref(b, rc->name, err);
     case REF_FAST_FORWARD: {
         const floe_snapshot_ref *to = floe_table_metadata_ref(m, rc->to_ref);
-        if (!ref || ref->is_tag)
+        if (!ref)
             return floe_error_set(err, FLOE_ENOTFOUND, "no branch named %s", rc->name);
+        if (ref->is_tag)
+            return floe_error_set(err, FLOE_EINVALID, "%s is a tag: only a branch is "
+                                  "fast-forwarded (floe ref replace moves a tag)", rc->name);
         if (!to)
             return floe_error_set(err, FLOE_ENOTFOUND, "no branch or tag named %s", rc->to_ref);
         rc->snapshot_id = to->snapshot_id;

@@ -221,5 +221,10 @@ grep -qF 'added-note=n\x1b[2J' esc_out.txt || fail "history: $(tail -1 esc_out.t
 "$floe" table schema ns.esc | grep -qF 'a\x1b[31mRED\x1b[0m: long' || fail "schema: $("$floe" table schema ns.esc)"
 "$floe" table properties ns.esc | grep -qF 'k\x1b]0;t\x07 = v\x0dZ' || fail "properties: $("$floe" table properties ns.esc)"
 
+# -- fast-forwarding a tag says it is a tag (it said "no branch named") -----------------
+"$floe" ref create ns.t ff_tag --tag >/dev/null
+rc=0; "$floe" ref fast-forward ns.t ff_tag main > /dev/null 2> err.txt || rc=$?
+[ $rc = 1 ] && grep -q "ff_tag is a tag" err.txt || fail "fast-forward of a tag: exit $rc, $(cat err.txt)"
+
 [ $fails = 0 ] || exit 1
 echo "cli_papercuts_table: ok"
