@@ -1070,11 +1070,23 @@ static int rest_create_table(floe_catalog *c, const char *ns, const char *name,
     const json_t *order = current_of(doc, "sort-orders", "order-id", "default-sort-order-id");
     const json_t *loc = json_object_get(doc, "location");
     const json_t *props = json_object_get(doc, "properties");
-    if (!req || (spec && json_object_set(req, "partition-spec", (json_t *)spec) < 0) ||
+    /* a format version other than the servers' default (2) goes as the reserved
+     * "format-version" property, which catalogs read at create (Iceberg's
+     * TableProperties.FORMAT_VERSION) and do not keep */
+    json_t *req_props = json_is_object(props) ? json_deep_copy(props) : json_object();
+    json_int_t version = json_integer_value(json_object_get(doc, "format-version"));
+    char vtext[24];
+    snprintf(vtext, sizeof vtext, "%lld", (long long)version);
+    if (!req || !req_props || (spec && json_object_set(req, "partition-spec", (json_t *)spec) < 0) ||
         (order && json_object_set(req, "write-order", (json_t *)order) < 0) ||
         (json_is_string(loc) && json_object_set(req, "location", (json_t *)loc) < 0) ||
-        (json_is_object(props) && json_object_set(req, "properties", (json_t *)props) < 0))
+        (version > 0 && version != 2 &&
+         json_object_set_new(req_props, "format-version", json_string(vtext)) < 0) ||
+        (json_object_size(req_props) && json_object_set(req, "properties", req_props) < 0)) {
+        json_decref(req_props);
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    json_decref(req_props);
     pthread_mutex_lock(&ri->mu); /* ri->delegation is the request's (R6) */
     ri->delegation = true;
     rc = request_json(c, "POST", path, req, false, &r, err);

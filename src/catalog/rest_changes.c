@@ -282,6 +282,37 @@ static int parse_doc(const char *text, const char *what, json_t **out, floe_erro
     return 0;
 }
 
+/* A format v1 document may hold its schema, spec and sort order only in the single
+ * "schema" and "partition-spec" fields (the lists and current ids are optional there):
+ * give doc the lists and ids a reader derives from them (schema id 0 unless it says,
+ * spec 0, the unsorted order 0), so the diff compares like with like. */
+static int v1_lists(json_t *doc, floe_error *err) {
+    const json_t *schema = json_object_get(doc, "schema");
+    const json_t *spec = json_object_get(doc, "partition-spec");
+    int rc = 0;
+    if (int_field(doc, "format-version", 0) != 1) /* (a create's base is {}) */
+        return 0;
+    if (!json_object_get(doc, "schemas") && json_is_object(schema)) {
+        json_t *one = json_deep_copy(schema);
+        json_int_t id = int_field(schema, "schema-id", 0);
+        if (!one || json_object_set_new(one, "schema-id", json_integer(id)) < 0 ||
+            json_object_set_new(doc, "schemas", json_pack("[o]", one)) < 0 ||
+            json_object_set_new(doc, "current-schema-id", json_integer(id)) < 0)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && !json_object_get(doc, "partition-specs") && json_is_array(spec) &&
+        (json_object_set_new(doc, "partition-specs",
+                             json_pack("[{s:i,s:O}]", "spec-id", 0, "fields", spec)) < 0 ||
+         json_object_set_new(doc, "default-spec-id", json_integer(0)) < 0))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0 && !json_object_get(doc, "sort-orders") &&
+        (json_object_set_new(doc, "sort-orders",
+                             json_pack("[{s:i,s:[]}]", "order-id", 0, "fields")) < 0 ||
+         json_object_set_new(doc, "default-sort-order-id", json_integer(0)) < 0))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return rc;
+}
+
 int floe_rest_commit_request(const char *base_json, const char *next_json, json_t **out,
                              floe_error *err) {
     json_t *base = NULL, *next = NULL, *reqs = json_array(), *ups = json_array();
@@ -291,6 +322,8 @@ int floe_rest_commit_request(const char *base_json, const char *next_json, json_
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(parse_doc(base_json, "base", &base, err));
     FLOE_CHECK(parse_doc(next_json, "new", &next, err));
+    FLOE_CHECK(v1_lists(base, err));
+    FLOE_CHECK(v1_lists(next, err));
     const char *bu = json_string_value(json_object_get(base, "table-uuid"));
     const char *nu = json_string_value(json_object_get(next, "table-uuid"));
     if (bu && (!nu || strcmp(bu, nu)))

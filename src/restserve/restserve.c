@@ -754,7 +754,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         floe_free(q.table);
         return MHD_NO; /* the connection is closed unanswered */
     }
-    floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d", method, url, r.status);
+    /* an error answer's ErrorModel (its message) too */
+    bool error_body = r.status >= 400 && r.body.len && !floe_buf_error(&r.body);
+    floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d%s%.*s", method, url, r.status,
+             error_body ? " " : "", error_body ? (int)(r.body.len > 400 ? 400 : r.body.len) : 0,
+             error_body ? (const char *)r.body.data : "");
     enum MHD_Result ok = send_resp(c, &r);
     floe_buf_free(&r.body);
     json_decref(q.body);

@@ -17,6 +17,16 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
 [ -z "$oracle" ] || [ -d "$js/node_modules/$oracle" ] ||
   { echo "$name: SKIP: no $oracle (scripts/setup --test)"; exit 77; }
+# FLOE_TEST_CATALOG=rest: the same commands through `floe catalog serve` over that
+# SQLite catalog (rest_cli_suite.sh runs the table CLI tests so)
+if [ "${FLOE_TEST_CATALOG:-}" = rest ]; then
+  "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/rest.port" 2>"$tmp/rest.log" &
+  rest_pid=$!
+  trap 'kill "$rest_pid" 2>/dev/null; wait "$rest_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+  for _ in $(seq 100); do [ -s "$tmp/rest.port" ] && break; sleep 0.1; done
+  [ -s "$tmp/rest.port" ] || { echo "$name: FAIL: floe catalog serve did not start: $(cat "$tmp/rest.log")"; exit 1; }
+  export FLOE_CATALOG_URI=http://127.0.0.1:$(cat "$tmp/rest.port") FLOE_STATE_DB="$tmp/state.db"
+fi
 
 # the current metadata file of table $1
 meta() { "$floe" table describe "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata_location"].removeprefix("file://"))'; }
