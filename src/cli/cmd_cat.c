@@ -74,6 +74,8 @@ int floe_cmd_cat(int argc, char **argv) {
         } else if (!strcmp(a, "--columns") && i + 1 < argc) {
             columns = argv[++i];
         } else if (!strcmp(a, "--where") && i + 1 < argc) {
+            if (where)
+                return cli_usage("cat", "--where given twice (combine filters with AND)");
             where = argv[++i];
         } else if (!strcmp(a, "--limit") && i + 1 < argc) {
             if (!cli_parse_int(argv[++i], &limit))

@@ -57,10 +57,10 @@ int floe_cmd_delete(int argc, char **argv) {
         } else if (!strcmp(a, "--where") || !strcmp(a, "--branch")) {
             if (!val)
                 return cli_usage("delete", "%s needs a value", a);
-            if (!strcmp(a, "--where"))
-                o.where = val;
-            else
-                o.branch = val;
+            const char **slot = !strcmp(a, "--where") ? &o.where : &o.branch;
+            if (*slot) /* a second filter would silently replace the first */
+                return cli_usage("delete", "%s given twice (combine filters with AND)", a);
+            *slot = val;
             i++;
         } else if (a[0] == '-') {
             return cli_usage("delete", "unknown option %s", a);

@@ -228,6 +228,8 @@ int floe_cmd_rewrite(int argc, char **argv) {
                 return cli_usage("rewrite", "%s", err.msg);
             }
         } else if (!strcmp(a, "--where") && has_val) {
+            if (o.where)
+                return cli_usage("rewrite", "--where given twice (combine filters with AND)");
             o.where = argv[++i];
         } else if (!strcmp(a, "--strategy") && has_val) {
             const char *s = argv[++i];

@@ -40,7 +40,8 @@ static void usage(FILE *out) {
             "  --stats          planning and reading counters on stderr (JSON)\n"
             "  --no-prune       read every manifest and file (the filter still applies)\n"
             "  --manifest-threads N  manifests fetched and decoded at once (1-64; default\n"
-            "                   one per core, 16 on object stores; the plan is the same)\n"
+            "                   16 on object stores, 1 for local files; the plan is the\n"
+            "                   same)\n"
             "  --max-page-size SIZE  the largest Parquet page to decompress (default 1GiB;\n"
             "                   a page is held whole in memory): raise it for files with\n"
             "                   larger pages, e.g. single values over 1 GiB (\"2GiB\")\n"
@@ -235,6 +236,8 @@ int floe_cmd_scan(int argc, char **argv) {
             usage(stdout);
             return FLOE_EXIT_OK;
         } else if (!strcmp(a, "--where") && has_val) {
+            if (where)
+                return cli_usage("scan", "--where given twice (combine filters with AND)");
             where = argv[++i];
         } else if (!strcmp(a, "--columns") && has_val) {
             columns = argv[++i];

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/keyset.h"
 #include "common/literal.h"
@@ -630,9 +629,9 @@ static int consume_slot(planner *pl, slot *sl) {
     return rc;
 }
 
-/* Decoding threads for the manifests to read (as manifest_threads says; automatic: one
- * per core for local files, where decoding is the work, 16 for object stores, where
- * fetching is), none for a single manifest. */
+/* Decoding threads for the manifests to read (as manifest_threads says; automatic: none
+ * for local files, 16 for object stores, where waiting for requests is the work), none
+ * for a single manifest. */
 static size_t decode_threads(const decode_ctx *dc) {
     size_t n = dc->norder;
     if (n < 2 || dc->o->manifest_threads == 1)
@@ -641,12 +640,12 @@ static size_t decode_threads(const decode_ctx *dc) {
     if (dc->o->manifest_threads > 1) {
         k = dc->o->manifest_threads < 64 ? (size_t)dc->o->manifest_threads : 64;
     } else {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        k = cores > 1 ? (size_t)cores : 1;
-        if (floe_io_uri_has_remote_scheme(dc->uris[dc->order[0]]))
-            k = 16;
-        if (k > 16)
-            k = 16;
+        /* local manifests decode at the speed of one core: more threads cost CPU
+         * (copies, allocations in several heaps) and gained no steady wall time on a
+         * shared 2-core machine (bench/plan) */
+        if (!floe_io_uri_has_remote_scheme(dc->uris[dc->order[0]]))
+            return 0;
+        k = 16;
     }
     return k < n ? k : n;
 }

@@ -52,6 +52,11 @@ for w in "nope = 1" "v = " "v = 'abc'" "k = 'a' AND" "v IN (1, 'x')"; do
   expect_usage "rewrite --dry-run --where \"$w\"" rewrite ns.t --where "$w" --dry-run
 done
 grep -q "no column nope" <("$floe" scan ns.t --where "nope = 1" 2>&1) || fail "scan: the unknown column is not named"
+# a second --where is refused, not taken in place of the first (a delete of the wrong rows)
+for c in scan rewrite delete; do
+  expect_usage "$c --where twice" $c ns.t --where "k = 'a'" --where "k = 'b'"
+done
+expect_usage "cat --where twice" cat "$data" --where "k = 'a'" --where "k = 'b'"
 # under --json the error is also JSON on stdout, and nothing else is
 rc=0
 "$floe" scan ns.t --where "v = 'abc'" --json >out.txt 2>/dev/null || rc=$?

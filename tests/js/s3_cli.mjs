@@ -3,13 +3,16 @@
 //
 //   node s3_cli.mjs ls BUCKET [PREFIX]      every key under PREFIX, one a line (sorted)
 //   node s3_cli.mjs put BUCKET KEY FILE     PutObject with FILE's bytes
+//   node s3_cli.mjs put-tree BUCKET PREFIX DIR   every file under DIR to PREFIX/its path
+//                                           (16 requests at a time)
 //
 // Endpoint and credentials from AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_REGION (default us-east-1). Path-style addressing, AWS
 // Signature Version 4 with the payload hash signed. Exits 1 on any non-2xx answer.
 
 import { createHash, createHmac } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
 
 const env = process.env
 const endpoint = new URL(env.AWS_ENDPOINT_URL_S3 || 'http://127.0.0.1:9000')
@@ -61,8 +64,19 @@ try {
     for (const k of keys) console.log(k)
   } else if (cmd === 'put' && bucket && a && b) {
     await request('PUT', bucket, a, {}, readFileSync(b))
+  } else if (cmd === 'put-tree' && bucket && a && b) {
+    const files = readdirSync(b, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile()).map((d) => join(d.parentPath ?? d.path, d.name))
+    let next = 0
+    const worker = async () => {
+      while (next < files.length) {
+        const f = files[next++]
+        await request('PUT', bucket, `${a.replace(/\/$/, '')}/${relative(b, f)}`, {}, readFileSync(f))
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, worker))
   } else {
-    console.error('usage: s3_cli.mjs ls BUCKET [PREFIX] | put BUCKET KEY FILE')
+    console.error('usage: s3_cli.mjs ls BUCKET [PREFIX] | put BUCKET KEY FILE | put-tree BUCKET PREFIX DIR')
     process.exit(2)
   }
 } catch (e) {
