@@ -1098,14 +1098,18 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
                 c->npositions += n;
             }
         } else if (dc->file->content == FLOE_CONTENT_POSITION_DELETES) {
-            for (size_t k = 0; k < dc->nrows; k++) {
-                if (strcmp(dc->rows[k].path, df->file_path))
-                    continue;
-                int64_t *np = floe_realloc(c->positions, (c->npositions + 1) * sizeof *np);
+            /* count, then grow once: a file may have many thousands of positions */
+            size_t n = 0;
+            for (size_t k = 0; k < dc->nrows; k++)
+                n += !strcmp(dc->rows[k].path, df->file_path);
+            if (n) {
+                int64_t *np = floe_realloc(c->positions, (c->npositions + n) * sizeof *np);
                 if (!np)
                     FLOE_FAIL(c->err, FLOE_ENOMEM, "out of memory");
                 c->positions = np;
-                c->positions[c->npositions++] = dc->rows[k].pos;
+                for (size_t k = 0; k < dc->nrows; k++)
+                    if (!strcmp(dc->rows[k].path, df->file_path))
+                        c->positions[c->npositions++] = dc->rows[k].pos;
             }
         } else {
             c->eq[c->neq] = dc;
