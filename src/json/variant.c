@@ -48,7 +48,8 @@ static void meta_key(const vmeta *m, uint32_t id, const uint8_t **s, size_t *n) 
 
 /* Unsigned byte order, a prefix first. */
 static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-    int c = memcmp(a, b, na < nb ? na : nb);
+    size_t n = na < nb ? na : nb;
+    int c = n ? memcmp(a, b, n) : 0; /* an empty key may have no bytes behind it (NULL) */
     if (c)
         return c;
     return na < nb ? -1 : na > nb;
@@ -939,8 +940,8 @@ static int jvalue(jparse *j, int depth) {
 static void make_dictionary(floe_variant_encoder *e) {
     if (e->nrefs == 0)
         return;
-    for (size_t i = 0; i < e->nrefs; i++)
-        e->refs[i].s = e->keys.data + e->refs[i].off;
+    for (size_t i = 0; i < e->nrefs; i++) /* no key bytes at all when every key is "" */
+        e->refs[i].s = e->keys.data ? e->keys.data + e->refs[i].off : (const uint8_t *)"";
     qsort(e->refs, e->nrefs, sizeof *e->refs, kref_cmp);
     size_t w = 1;
     for (size_t i = 1; i < e->nrefs; i++)

@@ -1060,8 +1060,10 @@ static int decode_def(chunk_ctx *x, int enc, const uint8_t *p, size_t n, bool pr
         m->n = 0;
     }
     size_t known = m->n > l0 ? m->n - l0 : 0;
-    int rc = decode_levels(x, enc, c->max_def, p, n, prefixed, c->def + l0, count, known, used,
-                           present, off, err);
+    /* a column without levels (or an empty page) has no buffer yet */
+    int16_t *out = c->def ? c->def + l0 : NULL;
+    int rc = decode_levels(x, enc, c->max_def, p, n, prefixed, out, count, known, used, present,
+                           off, err);
     if (rc == 0 && *present == count) {
         if (l0 <= m->n && l0 + count > m->n)
             m->n = l0 + count;
