@@ -366,7 +366,7 @@ static int element(vdec *d, const vcont *c, uint32_t i, int depth) {
     if (o >= c->total)
         return VCORRUPT(oat, "variant value: byte %zu: offset %zu of element %u is not before "
                              "the end of the values (%zu)", oat, o, i, c->total);
-    size_t sz;
+    size_t sz = 0;
     return value_json(d, c->data + o, c->data + c->total, depth + 1, &sz);
 }
 
@@ -377,7 +377,7 @@ static int value_json(vdec *d, size_t at, size_t end, int depth, size_t *size) {
     unsigned basic = h & 3, hdr = h >> 2;
     floe_buf *b = d->out;
     if (basic == 0) {
-        size_t sz;
+        size_t sz = 0;
         FLOE_FORWARD_IF_ERROR(primitive(d, hdr, at, at + 1, end, &sz));
         *size = 1 + sz;
         return 0;

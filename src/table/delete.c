@@ -672,7 +672,7 @@ done:
 static int writer_open(attempt *a, floe_manifest_content content, int32_t spec_id, int *mseq,
                        floe_manifest_writer **w, char **rec, floe_error *err) {
     run *r = a->r;
-    const bound_spec *bs;
+    const bound_spec *bs = NULL;
     FLOE_FORWARD_IF_ERROR(bound(r, a->base, spec_id, &bs, err));
     floe_manifest_write_options wo;
     floe_manifest_write_options_init(&wo);
