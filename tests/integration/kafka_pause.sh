@@ -65,7 +65,14 @@ data=$tmp/wh/shop/ta/data
 mv "$data" "$data.away"
 echo "not a folder" > "$data"
 mock produce ta "$tmp/a2.ndjson" lz4
-for _ in $(seq 1200); do [ "$(metric floe_kafka_paused_partitions)" = 3 ] && break; sleep 0.1; done
+# The pause (half the budget buffered), its log line and the first failed commit (the next
+# commit interval) come in no fixed order: wait for all three.
+for _ in $(seq 1200); do
+  [ "$(metric floe_kafka_paused_partitions)" = 3 ] &&
+    [ "$(metric floe_kafka_commit_failures_total)" -gt 0 ] &&
+    grep -q "fetching paused on 3 partitions" "$tmp/node-a.log" && break
+  sleep 0.1
+done
 [ "$(metric floe_kafka_paused_partitions)" = 3 ] ||
   fail "paused partitions: $(metric floe_kafka_paused_partitions), expected ta's 3"
 grep -q "fetching paused on 3 partitions" "$tmp/node-a.log" || fail "no pause of 3 partitions in the log"
