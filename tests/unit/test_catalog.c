@@ -4,6 +4,7 @@
  * injected conflicts and unknown states, metadata cleanup, many processes committing to
  * one table, configuration files, and the SQLite layout PyIceberg expects.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -856,6 +857,93 @@ TEST(pyiceberg_made_database) {
     floe_free(loc);
 }
 
+/* The SQLite driver's process-local write gate: connections of one process to one file
+ * queue on it for the write lock. A second writer waits for the first and then gets in;
+ * one that waits past its busy timeout gets FLOE_EBUSY; a transaction ended on another
+ * thread than began it lets the next writer in. */
+typedef struct gate_writer {
+    floe_sql *db;
+    int rc;
+    int64_t began_ms;
+} gate_writer;
+
+static void *gate_write(void *arg) {
+    gate_writer *w = arg;
+    floe_error err;
+    w->rc = floe_sql_begin(w->db, &err);
+    w->began_ms = floe_wall_ms();
+    if (w->rc == 0)
+        w->rc = floe_sql_exec(w->db, "INSERT INTO g VALUES(2)", NULL, 0, NULL, &err);
+    if (w->rc == 0)
+        w->rc = floe_sql_commit(w->db, &err);
+    return NULL;
+}
+
+static void *gate_begin_only(void *arg) {
+    gate_writer *w = arg;
+    floe_error err;
+    w->rc = floe_sql_begin(w->db, &err);
+    return NULL;
+}
+
+static int count_row(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    (void)err;
+    if (ncols == 1 && cols[0])
+        *(int64_t *)ctx = strtoll(cols[0], NULL, 10);
+    return 0;
+}
+
+TEST(sqlite_write_gate) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gate.db", harness_tmpdir());
+    floe_error err;
+    floe_sql *a = NULL, *b = NULL, *quick = NULL;
+    floe_sql_options slow = {.busy_timeout_ms = 10000}, fast = {.busy_timeout_ms = 100};
+    REQUIRE_OK(floe_sql_open_with(path, &slow, &a, &err), err);
+    REQUIRE_OK(floe_sql_open_with(path, &slow, &b, &err), err);
+    REQUIRE_OK(floe_sql_open_with(path, &fast, &quick, &err), err);
+    REQUIRE_OK(floe_sql_exec(a, "CREATE TABLE IF NOT EXISTS g(x INTEGER)", NULL, 0, NULL, &err),
+               err);
+    /* b waits for a's transaction, then commits its own */
+    REQUIRE_OK(floe_sql_begin(a, &err), err);
+    REQUIRE_OK(floe_sql_exec(a, "INSERT INTO g VALUES(1)", NULL, 0, NULL, &err), err);
+    gate_writer w = {.db = b};
+    pthread_t th;
+    REQUIRE(pthread_create(&th, NULL, gate_write, &w) == 0);
+    /* a writer past its busy timeout is refused, having changed nothing */
+    int64_t t0 = floe_wall_ms();
+    CHECK_EQ_INT(floe_sql_exec(quick, "INSERT INTO g VALUES(3)", NULL, 0, NULL, &err),
+                 FLOE_EBUSY);
+    CHECK(floe_wall_ms() - t0 >= 90);
+    CHECK(floe_wall_ms() - t0 < 5000);
+    int64_t released = floe_wall_ms();
+    REQUIRE_OK(floe_sql_commit(a, &err), err);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(w.rc, 0);
+    CHECK(w.began_ms >= released);
+    int64_t rows = -1;
+    REQUIRE_OK(floe_sql_query(a, "SELECT count(*) FROM g", NULL, 0, count_row, &rows, &err),
+               err);
+    CHECK_EQ_INT(rows, 2);
+    /* begun on a thread, committed on this one: the gate is free after */
+    gate_writer o = {.db = a};
+    REQUIRE(pthread_create(&th, NULL, gate_begin_only, &o) == 0);
+    pthread_join(th, NULL);
+    REQUIRE_OK(o.rc, err);
+    REQUIRE_OK(floe_sql_exec(a, "INSERT INTO g VALUES(4)", NULL, 0, NULL, &err), err);
+    REQUIRE_OK(floe_sql_commit(a, &err), err);
+    CHECK_EQ_INT(floe_sql_exec(quick, "INSERT INTO g VALUES(5)", NULL, 0, NULL, &err), 0);
+    /* a connection closed inside its transaction gives the gate back */
+    REQUIRE_OK(floe_sql_begin(b, &err), err);
+    floe_sql_close(b);
+    CHECK_EQ_INT(floe_sql_exec(quick, "INSERT INTO g VALUES(6)", NULL, 0, NULL, &err), 0);
+    REQUIRE_OK(floe_sql_query(a, "SELECT count(*) FROM g", NULL, 0, count_row, &rows, &err),
+               err);
+    CHECK_EQ_INT(rows, 5); /* 1, 2, 4, 5, 6 */
+    floe_sql_close(quick);
+    floe_sql_close(a);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     RUN(namespaces_sqlite);
@@ -868,6 +956,7 @@ int main(void) {
     RUN(placement_sqlite);
     RUN(placement_fs);
     RUN(placement_fs_takes_sql_options);
+    RUN(sqlite_write_gate);
     RUN(namespace_location_sqlite);
     RUN(cas_conflict_and_retry_sqlite);
     RUN(cas_conflict_and_retry_fs);
