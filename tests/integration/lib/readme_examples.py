@@ -115,6 +115,10 @@ SUBST = {
         ('--bytes 1GB', '--bytes 4MB'),
         ('--count 100000 ', '--count 5000 '),
     ],
+    'catalog-serve': [
+        # offline: iceberg-js from the test tools' node_modules (tests/js, linked by run())
+        ('npm install iceberg-js', 'ln -s "$FLOE_TEST_NODE_MODULES" node_modules'),
+    ],
     'tables': [
         # a time: the README's is before any snapshot a reader makes today
         ('--to 2026-10-06T12:00:00Z', '--to "$(__snapshot_time demo.events 1)"'),
@@ -392,6 +396,7 @@ def inner(root, isolated, only):
            if not k.startswith('FLOE_') and not k.startswith('AWS_') and k != 'PYICEBERG_HOME'}
     env['PATH'] = bindir + ':' + os.environ.get('PATH', '/usr/bin:/bin')
     env['FLOE_CONFORMANCE'] = os.path.join(root, '.in', 'conformance')
+    env['FLOE_TEST_NODE_MODULES'] = os.path.join(root, '.in', 'node_modules')
     env['ASAN_OPTIONS'] = ':'.join(filter(None, [os.environ.get('ASAN_OPTIONS'), 'exitcode=99']))
     env['UBSAN_OPTIONS'] = ':'.join(filter(None, [os.environ.get('UBSAN_OPTIONS'), 'halt_on_error=1:exitcode=98']))
     errs, skipped = [], []
@@ -455,6 +460,8 @@ def run(readme, only=(), capture=False):
         shutil.copy(FLOE, os.path.join(root, '.in', 'bin', 'floe'))
         shutil.copy(readme, os.path.join(root, '.in', 'README.md'))
         me = shutil.copy(os.path.abspath(__file__), os.path.join(root, '.in', 'readme_examples.py'))
+        os.symlink(os.path.join(SRC, 'tests', 'js', 'node_modules'),
+                   os.path.join(root, '.in', 'node_modules'))
         os.makedirs(os.path.join(root, '.in', 'conformance', 'parquet-testing', 'data'))
         shutil.copy(os.path.join(CONFORMANCE, 'parquet-testing', 'data', 'alltypes_plain.parquet'),
                     os.path.join(root, '.in', 'conformance', 'parquet-testing', 'data'))
