@@ -438,6 +438,7 @@ typedef struct slot {
     floe_manifest_reader *r;       /* open until consumed: a header spec lives with it */
     const floe_partition_spec *rspec;
     floe_scan_stats st;            /* manifests/entries read, files skipped, bytes */
+    bool sink_failed;              /* rc is the sink's, not the reader's */
 } slot;
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
@@ -472,12 +473,38 @@ static void slot_reset(slot *sl) {
     sl->rspec = NULL;
     sl->n = sl->cap = 0;
     sl->rc = 0;
+    sl->sink_failed = false;
     memset(&sl->st, 0, sizeof sl->st);
     floe_error_clear(&sl->err);
     sl->state = SLOT_FREE;
 }
 
-static int keep_entry(slot *sl, const floe_manifest_entry *e, int64_t ordinal, bool metrics) {
+/* The entry's file as the plan keeps it: the column metrics have done their pruning, so
+ * a plan of a million files keeps them only when asked. Shallow: points into e. */
+static floe_data_file planned_file(const floe_manifest_entry *e, bool metrics) {
+    floe_data_file f = e->file;
+    if (!metrics) {
+        f.column_sizes = f.value_counts = (floe_count_map){0};
+        f.null_value_counts = f.nan_value_counts = (floe_count_map){0};
+        f.lower_bounds = f.upper_bounds = (floe_bound_map){0};
+    }
+    return f;
+}
+
+static int64_t entry_sequence(const floe_manifest_entry *e) {
+    return e->has_sequence_number ? e->sequence_number : 0;
+}
+
+/* What decoding does with each entry it keeps: copy it into the slot (a worker's read,
+ * planned later in list order), or plan it at once (the planner's own read of the next
+ * manifest in order, which then needs no copy in between). On failure the sink has set
+ * its error: sl->err for keep_entry, the planner's for plan_now. */
+typedef int (*entry_sink)(void *ctx, slot *sl, const floe_manifest_entry *e, int64_t ordinal,
+                          bool metrics);
+
+static int keep_entry(void *ctx, slot *sl, const floe_manifest_entry *e, int64_t ordinal,
+                      bool metrics) {
+    (void)ctx;
     if (sl->n == sl->cap) {
         size_t nc = sl->cap ? sl->cap * 2 : 64;
         kept_entry *ne = floe_realloc(sl->e, nc * sizeof *ne);
@@ -486,25 +513,19 @@ static int keep_entry(slot *sl, const floe_manifest_entry *e, int64_t ordinal, b
         sl->e = ne;
         sl->cap = nc;
     }
-    floe_data_file f = e->file;
-    if (!metrics) {
-        /* the column metrics have done their pruning: a plan of a million files keeps
-         * them only when asked */
-        f.column_sizes = f.value_counts = (floe_count_map){0};
-        f.null_value_counts = f.nan_value_counts = (floe_count_map){0};
-        f.lower_bounds = f.upper_bounds = (floe_bound_map){0};
-    }
+    floe_data_file f = planned_file(e, metrics);
     kept_entry *k = &sl->e[sl->n];
     FLOE_FORWARD_IF_ERROR(floe_data_file_copy(&f, &sl->arena, &k->file, &sl->err));
     k->ordinal = ordinal;
-    k->sequence_number = e->has_sequence_number ? e->sequence_number : 0;
+    k->sequence_number = entry_sequence(e);
     sl->n++;
     return 0;
 }
 
 /* Read manifest sl->idx into sl: every live delete file its partition tuple keeps, every
  * live data file both prunings keep. Any thread; cache is the thread's own. */
-static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache, slot *sl) {
+static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache, slot *sl,
+                            entry_sink sink, void *sink_ctx) {
     const floe_manifest_file *mf = &dc->mfs[sl->idx];
     const floe_partition_spec *spec = dc->specs[sl->idx];
     const floe_scan_options *o = dc->o;
@@ -537,8 +558,10 @@ static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache,
                                                      e->file.npartition);
         if (e->file.content != FLOE_CONTENT_DATA) {
             st->delete_files++;
-            if (part_ok && (rc = keep_entry(sl, e, ordinal, true)) < 0)
+            if (part_ok && (rc = sink(sink_ctx, sl, e, ordinal, true)) < 0) {
+                sl->sink_failed = true;
                 break;
+            }
             continue;
         }
         if (!part_ok) {
@@ -550,11 +573,14 @@ static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache,
             st->files_skipped_metrics++;
             continue;
         }
-        if ((rc = keep_entry(sl, e, ordinal, o->keep_metrics)) < 0)
+        if ((rc = sink(sink_ctx, sl, e, ordinal, o->keep_metrics)) < 0) {
+            sl->sink_failed = true;
             break;
+        }
     }
     sl->rc = rc < 0 ? rc : 0;
-    if (rc < 0)
+    /* the error is in sl->err unless plan_now put it in the planner's */
+    if (rc < 0 && (!sl->sink_failed || sink == keep_entry))
         floe_error_prefix(&sl->err, "manifest %s: ", mf->manifest_path);
 }
 
@@ -572,7 +598,7 @@ static void *decode_worker(void *arg) {
         sl->state = SLOT_BUSY;
         pthread_mutex_unlock(&dc->lock);
         if (cache)
-            decode_manifest(dc, cache, sl);
+            decode_manifest(dc, cache, sl, keep_entry, NULL);
         else
             sl->rc = floe_error_set(&sl->err, FLOE_ENOMEM, "out of memory");
         pthread_mutex_lock(&dc->lock);
@@ -584,8 +610,32 @@ static void *decode_worker(void *arg) {
     return NULL;
 }
 
-/* Plan the entries of one decoded manifest, in entry order. */
-static int consume_slot(planner *pl, slot *sl) {
+/* Plan one entry of manifest pl->cur (its file copied into the plan when kept). */
+static int plan_entry(planner *pl, const floe_data_file *f, int64_t ordinal, int64_t seq,
+                      const floe_partition_spec *rspec) {
+    const floe_manifest_file *mf = &pl->mfs[pl->cur];
+    pl->ordinal = ordinal;
+    if (f->content == FLOE_CONTENT_DATA)
+        return add_task(pl, f, seq, mf->partition_spec_id, rspec);
+    if (pl->emit && mf->content != FLOE_MANIFEST_DELETES)
+        /* streaming pairs deletes as files are planned: they are read first, from the
+         * manifests the list says hold them */
+        return floe_error_set(pl->err, FLOE_ECORRUPT, "entry %" PRId64 ": a delete file "
+                              "(%s) in a manifest the list records as a data manifest",
+                              ordinal, f->file_path);
+    return add_delete(pl, f, seq, mf->partition_spec_id);
+}
+
+static int plan_now(void *ctx, slot *sl, const floe_manifest_entry *e, int64_t ordinal,
+                    bool metrics) {
+    floe_data_file f = planned_file(e, metrics);
+    return plan_entry(ctx, &f, ordinal, entry_sequence(e), sl->rspec);
+}
+
+/* After manifest sl->idx is planned: its counts into the plan's, the error to return
+ * (entries planned before a read error keep their order: a duplicate among them is the
+ * error), and no task left pointing at a spec that lives with the reader. */
+static int finish_slot(planner *pl, slot *sl, int rc) {
     floe_scan_plan *p = pl->p;
     const floe_manifest_file *mf = &pl->mfs[sl->idx];
     floe_scan_stats *st = &p->stats;
@@ -596,37 +646,35 @@ static int consume_slot(planner *pl, slot *sl) {
     st->delete_files += sl->st.delete_files;
     st->files_skipped_partition += sl->st.files_skipped_partition;
     st->files_skipped_metrics += sl->st.files_skipped_metrics;
-    pl->cur = sl->idx;
-    int rc = 0;
-    for (size_t i = 0; i < sl->n && rc >= 0; i++) {
-        const kept_entry *k = &sl->e[i];
-        pl->ordinal = k->ordinal;
-        if (k->file.content != FLOE_CONTENT_DATA) {
-            if (pl->emit && mf->content != FLOE_MANIFEST_DELETES)
-                /* streaming pairs deletes as files are planned: they are read first,
-                 * from the manifests the list says hold them */
-                rc = floe_error_set(pl->err, FLOE_ECORRUPT, "entry %" PRId64 ": a delete "
-                                    "file (%s) in a manifest the list records as a data "
-                                    "manifest", k->ordinal, k->file.file_path);
-            else
-                rc = add_delete(pl, &k->file, k->sequence_number, mf->partition_spec_id);
-        } else {
-            rc = add_task(pl, &k->file, k->sequence_number, mf->partition_spec_id, sl->rspec);
-        }
-    }
     if (rc >= 0 && sl->rc < 0) {
         *pl->err = sl->err; /* the manifest's own error, after the entries before it */
         return sl->rc;
     }
     if (rc < 0)
         floe_error_prefix(pl->err, "manifest %s: ", mf->manifest_path);
-    /* a manifest whose spec came from its header lives with the reader, which is closed
-     * now: drop the tasks' pointers to it */
     if (!pl->specs[sl->idx])
         for (size_t i = 0; i < p->ntasks; i++)
             if (p->tasks[i].spec == sl->rspec)
                 p->tasks[i].spec = NULL;
     return rc;
+}
+
+/* Plan the entries a worker decoded into sl, in entry order. */
+static int consume_slot(planner *pl, slot *sl) {
+    pl->cur = sl->idx;
+    int rc = 0;
+    for (size_t i = 0; i < sl->n && rc >= 0; i++) {
+        const kept_entry *k = &sl->e[i];
+        rc = plan_entry(pl, &k->file, k->ordinal, k->sequence_number, sl->rspec);
+    }
+    return finish_slot(pl, sl, rc);
+}
+
+/* Read manifest sl->idx on the planner's thread, planning each entry as it is decoded. */
+static int read_inline(planner *pl, decode_ctx *dc, slot *sl) {
+    pl->cur = sl->idx;
+    decode_manifest(dc, pl->schemas, sl, plan_now, pl);
+    return finish_slot(pl, sl, sl->sink_failed ? sl->rc : 0);
 }
 
 /* Decoding threads for the manifests to read (as manifest_threads says; automatic: none
@@ -676,18 +724,18 @@ static int read_manifests(planner *pl, decode_ctx *dc, size_t split,
         slot *sl = &dc->slots[k % dc->window];
         pthread_mutex_lock(&dc->lock);
         if (dc->next == k) {
-            /* no worker has claimed it (none started, or all busy further on) */
+            /* no worker has claimed it (none started, or all busy further on): every
+             * manifest before it is planned, so its entries are planned as read */
             sl->idx = dc->order[dc->next++];
             sl->state = SLOT_BUSY;
             pthread_mutex_unlock(&dc->lock);
-            decode_manifest(dc, pl->schemas, sl);
-            pthread_mutex_lock(&dc->lock);
-            sl->state = SLOT_DONE;
+            rc = read_inline(pl, dc, sl);
+        } else {
+            while (sl->state != SLOT_DONE)
+                pthread_cond_wait(&dc->cond, &dc->lock);
+            pthread_mutex_unlock(&dc->lock);
+            rc = consume_slot(pl, sl);
         }
-        while (sl->state != SLOT_DONE)
-            pthread_cond_wait(&dc->cond, &dc->lock);
-        pthread_mutex_unlock(&dc->lock);
-        rc = consume_slot(pl, sl);
         slot_reset(sl);
         pthread_mutex_lock(&dc->lock);
         dc->consumed = k + 1;
