@@ -622,12 +622,17 @@ static void print_list(const floe_strlist *l, bool json) {
             printf("%s", i ? "," : "");
             cli_json_str(stdout, l->items[i]);
         } else {
-            printf("%s\n", l->items[i]);
+            cli_print_text(stdout, l->items[i]);
+            putchar('\n');
         }
     }
     if (json)
         printf("]\n");
 }
+
+/* PyIceberg's SqlCatalog marks every namespace with a row "exists" = "true": its
+ * bookkeeping, not a property anyone set (without it, an empty namespace is gone). */
+#define NS_EXISTS_KEY "exists"
 
 /* floe namespace create NS [K=V | --property K=V]... | list [PARENT] | drop NS */
 static int namespace_basic(const char *action, int argc, char **argv) {
@@ -719,36 +724,53 @@ out:
     return code;
 }
 
-int floe_cmd_namespace(int argc, char **argv) {
-    bool help = argc < 2;
-    for (int i = 1; i < argc; i++) /* --help after an action too: namespace create --help */
-        help = help || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
-    if (help) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: floe namespace create NS [K=V | --property K=V]... | list [PARENT] |\n"
-                "                      drop NS |\n"
-                "                      properties NS [--set K=V]... [--remove K]...\n"
-                "                      [--json] [--catalog NAME] [--config FILE]\n");
-        return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
+/* The namespace's properties as {"k":"v",...}, or "k = v" lines, without PyIceberg's
+ * "exists" marker. */
+static void print_namespace_properties(const floe_strlist *lk, const floe_strlist *lv,
+                                       bool json) {
+    if (json)
+        printf("{");
+    for (size_t i = 0, shown = 0; i < lk->n; i++) {
+        if (!strcmp(lk->items[i], NS_EXISTS_KEY))
+            continue;
+        const char *v = i < lv->n ? lv->items[i] : "";
+        if (json) {
+            printf("%s", shown++ ? "," : "");
+            cli_json_str(stdout, lk->items[i]);
+            printf(":");
+            cli_json_str(stdout, v);
+        } else {
+            cli_print_kv_text("", lk->items[i], v);
+        }
     }
-    const char *action = argv[1];
-    if (!strcmp(action, "create") || !strcmp(action, "list") || !strcmp(action, "drop"))
-        return namespace_basic(action, argc, argv);
-    if (strcmp(action, "properties"))
-        return cli_usage("namespace", "unknown action %s", action);
+    if (json)
+        printf("}");
+}
+
+/* The value of key among the loaded properties, or NULL. */
+static const char *ns_property(const floe_strlist *lk, const floe_strlist *lv, const char *key) {
+    for (size_t i = 0; i < lk->n; i++)
+        if (!strcmp(lk->items[i], key))
+            return i < lv->n ? lv->items[i] : "";
+    return NULL;
+}
+
+/* floe namespace properties NS [set K=V... | unset K...]: the same form as
+ * floe table properties. */
+static int namespace_properties(int argc, char **argv) {
     cli_table_opts to = {0};
-    const char *ns = NULL;
+    const char *ns = NULL, *verb = NULL;
+    char **items = calloc((size_t)argc + 1, sizeof *items);
     const char **keys = calloc((size_t)argc + 1, sizeof *keys);
     const char **vals = calloc((size_t)argc + 1, sizeof *vals);
-    const char **rem = calloc((size_t)argc + 1, sizeof *rem);
-    char **copies = calloc((size_t)argc + 1, sizeof *copies);
-    size_t nset = 0, nrem = 0, ncopies = 0;
+    bool *absent = calloc((size_t)argc + 1, sizeof *absent); /* keys to unset not set */
+    size_t n = 0;
     int code = FLOE_EXIT_OK;
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_strlist lk = {0}, lv = {0};
-    if (!keys || !vals || !rem || !copies) {
+    if (!items || !keys || !vals || !absent) {
         code = FLOE_EXIT_FAIL;
         goto out;
     }
@@ -760,25 +782,24 @@ int floe_cmd_namespace(int argc, char **argv) {
         }
         if (r > 0)
             continue;
-        if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-            char *cp = copies[ncopies++] = strdup(argv[++i]);
-            char *eq = cp ? strchr(cp, '=') : NULL;
-            if (!eq || eq == cp) {
-                code = cli_usage("namespace", "--set wants K=V");
-                goto out;
-            }
-            *eq = 0;
-            keys[nset] = cp;
-            vals[nset++] = eq + 1;
-        } else if (!strcmp(argv[i], "--remove") && i + 1 < argc) {
-            rem[nrem++] = argv[++i];
-        } else if (argv[i][0] == '-') {
-            code = cli_usage("namespace", "unknown option %s", argv[i]);
+        const char *a = argv[i];
+        if (!strcmp(a, "--set") || !strcmp(a, "--remove")) {
+            code = cli_usage("namespace", "properties: %s is gone: floe namespace properties "
+                             "NS set K=V... | unset K... (as floe table properties)", a);
             goto out;
-        } else if (!ns) {
-            ns = argv[i];
-        } else {
-            code = cli_usage("namespace", "unexpected %s", argv[i]);
+        }
+        if (a[0] == '-' && a[1]) {
+            code = cli_usage("namespace", "properties: unknown option %s", a);
+            goto out;
+        }
+        if (!ns)
+            ns = a;
+        else if (!verb)
+            verb = a;
+        else
+            items[n++] = strdup(a);
+        if (n && !items[n - 1]) {
+            code = FLOE_EXIT_FAIL;
             goto out;
         }
     }
@@ -786,35 +807,86 @@ int floe_cmd_namespace(int argc, char **argv) {
         code = cli_usage("namespace", "properties needs NS");
         goto out;
     }
+    if (verb && strcmp(verb, "set") && strcmp(verb, "unset")) {
+        code = cli_usage("namespace", "properties: %s: the actions are set K=V... and unset K...",
+                         verb);
+        goto out;
+    }
+    bool set = verb && !strcmp(verb, "set");
+    if (verb && !n) {
+        code = cli_usage("namespace", "properties %s: which %s?", verb, set ? "K=V" : "K");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *eq = strchr(items[i], '=');
+        if (set && (!eq || eq == items[i])) {
+            code = cli_usage("namespace", "properties set: %s is not K=V", items[i]);
+            goto out;
+        }
+        if (!set && (eq || !*items[i])) {
+            code = cli_usage("namespace", "properties unset: %s is not a property name",
+                             items[i]);
+            goto out;
+        }
+        if (eq)
+            *eq = 0;
+        keys[i] = items[i];
+        vals[i] = eq ? eq + 1 : NULL;
+        if (!strcmp(keys[i], NS_EXISTS_KEY)) {
+            code = cli_usage("namespace", "properties %s: %s is reserved: the SQL catalog's "
+                             "marker that the namespace exists", verb, keys[i]);
+            goto out;
+        }
+    }
     if (to.relocate) {
         code = cli_usage("namespace", "unknown option --relocate");
         goto out;
     }
-    if (cli_open_catalog(&to, &c, &err) < 0)
+    if (cli_open_catalog(&to, &c, &err) < 0 ||
+        floe_catalog_load_namespace_properties(c, ns, &lk, &lv, &err) < 0)
         goto fail;
-    if ((nset || nrem) &&
-        floe_catalog_update_namespace_properties(c, ns, rem, nrem, keys, vals, nset, &err) < 0)
-        goto fail;
-    if (floe_catalog_load_namespace_properties(c, ns, &lk, &lv, &err) < 0)
-        goto fail;
-    if (to.json)
-        printf("{");
-    for (size_t i = 0, shown = 0; i < lk.n; i++) {
-        /* PyIceberg's SqlCatalog marks every namespace with a row "exists" = "true":
-         * its bookkeeping, not a property anyone set */
-        if (!strcmp(lk.items[i], "exists"))
-            continue;
-        if (to.json) {
-            printf("%s", shown++ ? "," : "");
-            cli_json_str(stdout, lk.items[i]);
-            printf(":");
-            cli_json_str(stdout, i < lv.n ? lv.items[i] : "");
-        } else {
-            printf("%s = %s\n", lk.items[i], i < lv.n ? lv.items[i] : "");
+    bool changed = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *cur = ns_property(&lk, &lv, keys[i]);
+        absent[i] = !cur;
+        changed = changed || (set ? !cur || strcmp(cur, vals[i]) : cur != NULL);
+    }
+    if (changed) {
+        if (floe_catalog_update_namespace_properties(c, ns, set ? NULL : keys, set ? 0 : n,
+                                                     set ? keys : NULL, set ? vals : NULL,
+                                                     set ? n : 0, &err) < 0)
+            goto fail;
+        floe_strlist_free(&lk);
+        floe_strlist_free(&lv);
+        if (floe_catalog_load_namespace_properties(c, ns, &lk, &lv, &err) < 0)
+            goto fail;
+    }
+    if (to.json && verb) {
+        printf("{\"namespace\":");
+        cli_json_str(stdout, ns);
+        printf(",\"changed\":%s,\"properties\":", changed ? "true" : "false");
+        print_namespace_properties(&lk, &lv, true);
+        printf("}\n");
+    } else if (to.json || !verb) {
+        print_namespace_properties(&lk, &lv, to.json);
+        if (to.json)
+            printf("\n");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (set) {
+                cli_print_kv_text("", keys[i], vals[i]);
+            } else {
+                if (!absent[i])
+                    fputs("unset ", stdout);
+                cli_print_text(stdout, keys[i]);
+                fputs(absent[i] ? ": not set\n" : "\n", stdout);
+            }
+        }
+        if (!changed) {
+            cli_print_text(stdout, ns);
+            printf(": nothing changed (the properties already were so)\n");
         }
     }
-    if (to.json)
-        printf("}\n");
     goto out;
 fail:
     code = cli_fail(&err);
@@ -822,13 +894,35 @@ out:
     floe_strlist_free(&lk);
     floe_strlist_free(&lv);
     floe_catalog_close(c);
-    for (size_t i = 0; i < ncopies; i++)
-        free(copies[i]);
-    free(copies);
+    for (size_t i = 0; items && i < n; i++)
+        free(items[i]);
+    free(items);
     free(keys);
     free(vals);
-    free(rem);
+    free(absent);
     return code;
+}
+
+int floe_cmd_namespace(int argc, char **argv) {
+    bool help = argc < 2;
+    for (int i = 1; i < argc; i++) /* --help after an action too: namespace create --help */
+        help = help || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+    if (help) {
+        fprintf(argc < 2 ? stderr : stdout,
+                "usage: floe namespace create NS [K=V | --property K=V]... | list [PARENT] |\n"
+                "                      drop NS |\n"
+                "                      properties NS [set K=V... | unset K...]\n"
+                "                      [--json] [--catalog NAME] [--config FILE]\n"
+                "\nproperties takes set and unset as floe table properties does; a change\n"
+                "prints what it did (--json: {\"namespace\", \"changed\", \"properties\"}).\n");
+        return argc < 2 ? FLOE_EXIT_USAGE : FLOE_EXIT_OK;
+    }
+    const char *action = argv[1];
+    if (!strcmp(action, "create") || !strcmp(action, "list") || !strcmp(action, "drop"))
+        return namespace_basic(action, argc, argv);
+    if (!strcmp(action, "properties"))
+        return namespace_properties(argc, argv);
+    return cli_usage("namespace", "unknown action %s", action);
 }
 
 /* ---------------------------------------------------------------------------------------

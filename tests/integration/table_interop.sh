@@ -126,7 +126,7 @@ set +e
 set -e
 
 # namespace properties, list, rename, drop --purge
-"$floe" namespace properties db --set owner=tests --json | grep -q '"owner":"tests"' || fail "namespace properties"
+"$floe" namespace properties db set owner=tests --json | grep -q '"owner":"tests"' || fail "namespace properties"
 "$floe" table list --json | grep -q '"db.events"' || fail "table list"
 "$floe" table rename db.flat db.flat2 >/dev/null
 "$floe" table describe db.flat2 >/dev/null || fail "rename"
