@@ -108,6 +108,10 @@ void cli_print_padded(FILE *f, const char *s, size_t width);
 /* A name or value from table metadata in human text: control characters (C0 and DEL)
  * as \xHH, so a name holding ESC or CR cannot drive the terminal or forge lines. */
 void cli_print_text(FILE *f, const char *s);
+/* Does s hold a control character (C0 or DEL)? */
+bool cli_has_control(const char *s);
+/* Display columns of s as cli_print_text writes it. */
+size_t cli_text_width(const char *s);
 /* "<indent>key = value\n" on standard output, key and value as cli_print_text writes
  * them (value NULL: empty). */
 void cli_print_kv_text(const char *indent, const char *key, const char *value);

@@ -208,9 +208,10 @@ int floe_cmd_append(int argc, char **argv) {
     } else if (res.commit.noop) {
         printf("nothing to do: a snapshot already carries %s=%s\n", o.once_key, o.once_value);
     } else {
-        printf("snapshot %" PRId64 "%s%s (sequence %" PRId64 "): %" PRId64 " files, %" PRId64
+        printf("snapshot %" PRId64 "%s", res.commit.snapshot_id, o.branch ? " on branch " : "");
+        cli_print_text(stdout, o.branch ? o.branch : "");
+        printf(" (sequence %" PRId64 "): %" PRId64 " files, %" PRId64
                " records, %" PRId64 " bytes; %" PRId64 " manifests (%" PRId64 " merged)\n",
-               res.commit.snapshot_id, o.branch ? " on branch " : "", o.branch ? o.branch : "",
                res.commit.sequence_number, res.commit.added_files,
                res.commit.added_records, res.commit.added_bytes, res.commit.manifests,
                res.commit.manifests_merged);

@@ -641,6 +641,11 @@ int floe_cmd_ref(int argc, char **argv) {
         (retention_given && strcmp(action, "create") && strcmp(action, "replace")))
         return cli_usage("ref", "%s: --tag is for create; --snapshot and retention are for "
                          "create and replace", action);
+    /* a new ref's name shows in every listing: no terminal escapes or line breaks (a ref
+     * another engine named so can still be replaced, dropped and written to) */
+    if (!strcmp(action, "create") && (!*pos[2] || cli_has_control(pos[2])))
+        return cli_usage("ref", "create: a ref name must be non-empty, without control "
+                         "characters");
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
@@ -693,9 +698,12 @@ int floe_cmd_ref(int argc, char **argv) {
             printf("null");
         printf("}\n");
     } else if (rc.op == REF_DROP) {
-        printf("dropped %s (it was at snapshot %" PRId64 ")\n", rc.name, rc.from);
+        fputs("dropped ", stdout);
+        cli_print_text(stdout, rc.name);
+        printf(" (it was at snapshot %" PRId64 ")\n", rc.from);
     } else if (!rc.changed) {
-        printf("%s: nothing to change\n", rc.name);
+        cli_print_text(stdout, rc.name);
+        printf(": nothing to change\n");
     } else if (now) {
         print_ref_text(now);
     }
@@ -767,8 +775,9 @@ int floe_cmd_history(int argc, char **argv) {
             char parent[24] = "-";
             if (s && s->has_parent)
                 snprintf(parent, sizeof parent, "%" PRId64, s->parent_snapshot_id);
-            printf("%-24s %-20" PRId64 " %-20s %-8s %-10s", tb, e->snapshot_id, parent,
-                   anc ? "yes" : "no", s ? (s->operation ? s->operation : "?") : "(expired)");
+            printf("%-24s %-20" PRId64 " %-20s %-8s ", tb, e->snapshot_id, parent,
+                   anc ? "yes" : "no");
+            cli_print_padded(stdout, s ? (s->operation ? s->operation : "?") : "(expired)", 10);
             const char *sep = " ";
             for (size_t k = 0; s && k < s->n_summary; k++) {
                 if (!is_change_key(s->summary[k].key))

@@ -105,9 +105,9 @@ static void print_plan_text(const floe_rewrite_plan *p) {
            cli_fmt_bytes((double)bytes, a, sizeof a), outs);
     for (size_t i = 0; i < p->ngroups; i++) {
         const floe_rewrite_group *g = &p->groups[i];
-        printf("  group %d (partition %s, #%d): %zu files, %s, %" PRId64 " records -> %" PRId64
-               " file(s)\n",
-               g->global_index, g->partition_text[0] ? g->partition_text : "(unpartitioned)",
+        printf("  group %d (partition ", g->global_index);
+        cli_print_text(stdout, g->partition_text[0] ? g->partition_text : "(unpartitioned)");
+        printf(", #%d): %zu files, %s, %" PRId64 " records -> %" PRId64 " file(s)\n",
                g->partition_index, g->ninputs, cli_fmt_bytes((double)g->input_bytes, a, sizeof a),
                g->input_records, g->expected_output_files);
     }

@@ -929,6 +929,14 @@ int floe_cmd_namespace(int argc, char **argv) {
  * floe snapshots / floe files
  * ------------------------------------------------------------------------------------- */
 
+/* s right-aligned in width columns, as cli_print_text writes it. */
+static void print_right(const char *s, size_t width) {
+    size_t w = cli_text_width(s);
+    for (; w < width; w++)
+        putchar(' ');
+    cli_print_text(stdout, s);
+}
+
 int floe_cmd_snapshots(int argc, char **argv) {
     cli_table_opts to = {0};
     floe_catalog *c = NULL;
@@ -977,10 +985,15 @@ int floe_cmd_snapshots(int argc, char **argv) {
             if (s->has_parent)
                 snprintf(parent, sizeof parent, "%" PRId64, s->parent_snapshot_id);
             const char *ar = cli_summary_value(s, "added-records"), *tr = cli_summary_value(s, "total-records");
-            printf("%-20" PRId64 " %-20s %5" PRId64 " %-24s %-10s %12s %12s%s\n", s->snapshot_id,
-                   parent, s->sequence_number, tb, s->operation ? s->operation : "?",
-                   ar ? ar : "-", tr ? tr : "-",
-                   s->snapshot_id == m->current_snapshot_id ? "  (current)" : "");
+            printf("%-20" PRId64 " %-20s %5" PRId64 " %-24s ", s->snapshot_id, parent,
+                   s->sequence_number, tb);
+            /* operation and counts are strings another engine may have written */
+            cli_print_padded(stdout, s->operation ? s->operation : "?", 10);
+            putchar(' ');
+            print_right(ar ? ar : "-", 12);
+            putchar(' ');
+            print_right(tr ? tr : "-", 12);
+            printf("%s\n", s->snapshot_id == m->current_snapshot_id ? "  (current)" : "");
         }
     }
     if (to.json)
@@ -1050,8 +1063,12 @@ int floe_cmd_files(int argc, char **argv) {
                    k->spec_id, k->file->record_count, k->file->file_size_in_bytes,
                    k->data_sequence_number, k->ndeletes);
         } else {
-            printf("%s\t%s\t%" PRId64 " rows\t%" PRId64 " bytes%s\n", k->file->file_path,
-                   *(const char *)b.data ? (const char *)b.data : "-", k->file->record_count,
+            /* paths and partition values other engines wrote: a tab or newline in
+             * them must not forge columns or lines */
+            cli_print_text(stdout, k->file->file_path);
+            putchar('\t');
+            cli_print_text(stdout, *(const char *)b.data ? (const char *)b.data : "-");
+            printf("\t%" PRId64 " rows\t%" PRId64 " bytes%s\n", k->file->record_count,
                    k->file->file_size_in_bytes, k->ndeletes ? "\t(with deletes)" : "");
         }
     }

@@ -89,7 +89,11 @@ static void json_error(const char *code, int exit_code, const char *msg) {
 
 int cli_fail(const floe_error *err) {
     const char *msg = err->msg[0] ? err->msg : floe_strerror(err->code);
-    fprintf(stderr, "floe: %s\n", msg);
+    /* messages quote names and paths from metadata and arguments: one line, no escapes
+     * reaching the terminal */
+    fputs("floe: ", stderr);
+    cli_print_text(stderr, msg);
+    fputc('\n', stderr);
     json_error(floe_errname(err->code), FLOE_EXIT_FAIL, msg);
     return FLOE_EXIT_FAIL;
 }
@@ -100,7 +104,9 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "floe %s: %s (see 'floe %s --help')\n", cmd, msg, cmd);
+    fprintf(stderr, "floe %s: ", cmd);
+    cli_print_text(stderr, msg);
+    fprintf(stderr, " (see 'floe %s --help')\n", cmd);
     json_error("USAGE", FLOE_EXIT_USAGE, msg);
     return FLOE_EXIT_USAGE;
 }
@@ -180,6 +186,13 @@ size_t cli_display_width(const char *s) {
 
 static bool is_control(uint8_t c) { return c < 0x20 || c == 0x7F; }
 
+bool cli_has_control(const char *s) {
+    for (const uint8_t *p = (const uint8_t *)s; *p; p++)
+        if (is_control(*p))
+            return true;
+    return false;
+}
+
 void cli_print_text(FILE *f, const char *s) {
     for (const uint8_t *p = (const uint8_t *)s; *p; p++) {
         if (is_control(*p))
@@ -197,12 +210,16 @@ void cli_print_kv_text(const char *indent, const char *key, const char *value) {
     fputc('\n', stdout);
 }
 
-void cli_print_padded(FILE *f, const char *s, size_t width) {
-    cli_print_text(f, s);
+size_t cli_text_width(const char *s) {
     size_t w = cli_display_width(s);
     for (const uint8_t *p = (const uint8_t *)s; *p; p++)
         w += is_control(*p) ? 3 : 0; /* \xHH in place of one column */
-    for (; w < width; w++)
+    return w;
+}
+
+void cli_print_padded(FILE *f, const char *s, size_t width) {
+    cli_print_text(f, s);
+    for (size_t w = cli_text_width(s); w < width; w++)
         fputc(' ', f);
 }
 

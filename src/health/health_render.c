@@ -123,6 +123,8 @@ const char *health_fmt_money(double usd, char *buf, size_t n) {
     return buf;
 }
 
+static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7F; }
+
 int floe_health_html_escape(floe_buf *out, const char *s) {
     int rc = 0;
     for (const char *p = s ? s : ""; rc == 0 && *p; p++) {
@@ -132,14 +134,19 @@ int floe_health_html_escape(floe_buf *out, const char *s) {
         case '>': rc = floe_buf_append(out, "&gt;", 4); break;
         case '"': rc = floe_buf_append(out, "&quot;", 6); break;
         case '\'': rc = floe_buf_append(out, "&#39;", 5); break;
-        default: rc = floe_buf_append_byte(out, (uint8_t)*p); break;
+        case '\n':
+        case '\t': rc = floe_buf_append_byte(out, (uint8_t)*p); break;
+        default: /* other control characters (invalid in HTML) shown as the text shows them */
+            rc = is_control((unsigned char)*p) ? floe_buf_printf(out, "\\x%02x", (unsigned char)*p)
+                                               : floe_buf_append_byte(out, (uint8_t)*p);
+            break;
         }
     }
     return rc;
 }
 
 int floe_health_shell_quote(floe_buf *out, const char *s) {
-    bool plain = *s != 0, dq_ok = true;
+    bool plain = *s != 0, dq_ok = true, control = false;
     for (const char *p = s; *p; p++) {
         char ch = *p;
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
@@ -147,11 +154,20 @@ int floe_health_shell_quote(floe_buf *out, const char *s) {
             plain = false;
         if (strchr("\"\\$`!", ch) || (unsigned char)ch < 0x20)
             dq_ok = false;
+        control = control || is_control((unsigned char)ch);
     }
     if (plain)
         return floe_buf_printf(out, "%s", s);
-    if (dq_ok)
+    if (dq_ok && !control)
         return floe_buf_printf(out, "\"%s\"", s);
+    if (control) { /* $'...': the command stays one line and copyable, the terminal safe */
+        int rc = floe_buf_append(out, "$'", 2);
+        for (const unsigned char *p = (const unsigned char *)s; rc == 0 && *p; p++)
+            rc = is_control(*p)                ? floe_buf_printf(out, "\\x%02x", *p)
+                 : *p == '\'' || *p == '\\' ? floe_buf_printf(out, "\\%c", *p)
+                                              : floe_buf_append_byte(out, *p);
+        return rc ? rc : floe_buf_append_byte(out, '\'');
+    }
     int rc = floe_buf_append_byte(out, '\'');
     for (const char *p = s; rc == 0 && *p; p++)
         rc = *p == '\'' ? floe_buf_append(out, "'\\''", 4) : floe_buf_append_byte(out, (uint8_t)*p);
@@ -472,11 +488,22 @@ static int text_view_column(floe_buf *b, const char *label, const char *cur, con
             rc = text_view_column(b, label, a_, c_, r->has_compare);                      \
     } while (0)
 
+/* prefix, s with control characters as \xHH (names, paths and values from metadata another
+ * engine may have written: no terminal escapes, no forged lines), then suffix. */
+static int text_str(floe_buf *b, const char *prefix, const char *s, const char *suffix) {
+    int rc = floe_buf_printf(b, "%s", prefix);
+    for (const unsigned char *p = (const unsigned char *)s; rc == 0 && *p; p++)
+        rc = is_control(*p) ? floe_buf_printf(b, "\\x%02x", *p) : floe_buf_append_byte(b, *p);
+    return rc ? rc : floe_buf_printf(b, "%s", suffix);
+}
+
 int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error *err) {
     int rc = 0;
     char t1[64], t2[64];
     const floe_health_view *cur = &r->current;
-    rc = floe_buf_printf(b, "table      %s\nmetadata   %s\n", r->table_ref, r->metadata_location);
+    rc = text_str(b, "table      ", r->table_ref, "\n");
+    if (rc == 0)
+        rc = text_str(b, "metadata   ", r->metadata_location, "\n");
     if (rc == 0 && cur->has_snapshot)
         rc = floe_buf_printf(b, "snapshot   %lld (%s)\n", (long long)cur->snapshot_id,
                              health_fmt_time(cur->timestamp_ms, t1, sizeof t1));
@@ -564,7 +591,9 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
     }
     ROW("request cost per month", health_fmt_money(v->req.monthly_cost, buf, sizeof buf));
     if (rc == 0)
-        rc = floe_buf_printf(b, "point query: %s\n", cur->point_filter ? cur->point_filter : "(none: no column to filter on)");
+        rc = text_str(b, "point query: ",
+                      cur->point_filter ? cur->point_filter : "(none: no column to filter on)",
+                      "\n");
     ROW("manifests read", health_fmt_int(v->req.point_manifests, buf, sizeof buf));
     ROW("data files selected", health_fmt_int(v->req.point_files, buf, sizeof buf));
     ROW("GET (plan + scan)", health_fmt_int(v->req.point_plan_get + v->req.point_scan_get, buf, sizeof buf));
@@ -572,7 +601,7 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
         rc = floe_buf_printf(b, "planning time (floe's scan planner, median of %d run%s)\n",
                              cur->timing.runs, health_s(cur->timing.runs));
     if (rc == 0 && cur->planning_error)
-        rc = floe_buf_printf(b, "  the planner refused the table: %s\n", cur->planning_error);
+        rc = text_str(b, "  the planner refused the table: ", cur->planning_error, "\n");
     ROW("full scan", v->timing.runs ? health_fmt_ms(v->timing.full_ns, buf, sizeof buf) : "not measured");
     ROW("point query", v->timing.runs && v->point_filter ? health_fmt_ms(v->timing.point_ns, buf, sizeof buf)
                                                          : "not measured");
@@ -615,8 +644,10 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
             rc = floe_buf_printf(b, "  %-34s -  (no live file in the table's folders)\n",
                                  "storage amplification (disk / live)");
         if (rc == 0 && !ch->listed)
-            rc = floe_buf_printf(b, "  %-34s %s\n", "on disk",
-                                 ch->listing_error ? ch->listing_error : "not listed (--no-listing)");
+            rc = floe_buf_printf(b, "  %-34s ", "on disk");
+        if (rc == 0 && !ch->listed)
+            rc = text_str(b, "", ch->listing_error ? ch->listing_error : "not listed (--no-listing)",
+                          "\n");
     }
     if (rc == 0)
         rc = floe_buf_printf(b, "\nrequest model: %s; prices per 1000: GET $%g, LIST $%g, PUT $%g\n",
@@ -630,18 +661,23 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
             rc = floe_buf_printf(b, "  %8s %8s %12s %8s  %s\n", "files", "small", "size", "deletes", "partition");
         for (size_t i = 0; rc == 0 && i < cur->npartitions && i < TEXT_TOP_PARTITIONS; i++) {
             const floe_health_partition *p = &cur->partitions[i];
-            rc = floe_buf_printf(b, "  %8lld %8lld %12s %8lld  %s\n", (long long)p->files.data_files,
+            rc = floe_buf_printf(b, "  %8lld %8lld %12s %8lld", (long long)p->files.data_files,
                                  (long long)p->files.small_files,
                                  health_fmt_bytes((double)p->files.data_bytes, t1, sizeof t1),
-                                 (long long)(p->files.pos_delete_files + p->files.eq_delete_files),
-                                 p->path[0] ? p->path : "(unpartitioned)");
+                                 (long long)(p->files.pos_delete_files + p->files.eq_delete_files));
+            if (rc == 0)
+                rc = text_str(b, "  ", p->path[0] ? p->path : "(unpartitioned)", "\n");
         }
     }
     if (rc == 0)
         rc = floe_buf_printf(b, "\nrecommendations%s\n", r->nrecs ? " (most requests saved first)" : ": none, the table is in good shape");
     for (size_t i = 0; rc == 0 && i < r->nrecs && i < TEXT_TOP_RECS; i++) {
         const floe_health_rec *x = &r->recs[i];
-        rc = floe_buf_printf(b, "  %zu. %s\n     %s\n", i + 1, x->command, x->reason);
+        rc = floe_buf_printf(b, "  %zu. ", i + 1);
+        if (rc == 0)
+            rc = text_str(b, "", x->command, "\n");
+        if (rc == 0)
+            rc = text_str(b, "     ", x->reason, "\n");
         if (rc == 0 && x->monthly_requests_saved > 0)
             rc = floe_buf_printf(b, "     saves ~%s GET/month (%s)\n",
                                  health_fmt_count(x->monthly_requests_saved, t1, sizeof t1),

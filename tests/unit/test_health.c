@@ -317,6 +317,16 @@ TEST(test_escape_and_quote) {
     REQUIRE(floe_health_shell_quote(&b, " $HOME's") == 0);
     REQUIRE(floe_buf_append_byte(&b, 0) == 0);
     CHECK_EQ_STR((const char *)b.data, "ns.t\" event_type = 'x'\"' $HOME'\\''s'");
+    /* control characters from partition values another engine wrote: a $'...' word that
+     * stays one line and keeps the terminal safe; in HTML, shown as \xHH text */
+    floe_buf_reset(&b);
+    REQUIRE(floe_health_shell_quote(&b, "k = 'a\033[2J\nb\\'") == 0);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    CHECK_EQ_STR((const char *)b.data, "$'k = \\'a\\x1b[2J\\x0ab\\\\\\''");
+    floe_buf_reset(&b);
+    REQUIRE(floe_health_html_escape(&b, "a\033[2J\x7f<\n") == 0);
+    REQUIRE(floe_buf_append_byte(&b, 0) == 0);
+    CHECK_EQ_STR((const char *)b.data, "a\\x1b[2J\\x7f&lt;\n");
     floe_buf_free(&b);
 }
 
