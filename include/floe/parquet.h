@@ -124,6 +124,12 @@ void floe_pq_file_info_free(floe_pq_file_info *fi);
 
 typedef struct floe_pq_writer floe_pq_writer;
 
+/* 0 when the writer can write schema; else FLOE_EUNSUPPORTED naming the field (its names
+ * from the top level, dotted): a struct with no fields (Iceberg allows struct<>, Parquet
+ * stores leaves only, so a group needs a column; parquet-java and Arrow refuse it too), or
+ * a schema with no field at all. Writers check before creating any file. */
+int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) FLOE_NODISCARD;
+
 /* Open uri for writing (through floe_output_open) and write the leading magic.
  * schema: borrowed, must outlive the writer; must be finished (floe_schema_finish).
  * opts: copied; NULL = defaults. Errors: FLOE_EINVALID (bad options), FLOE_EUNSUPPORTED

@@ -1324,6 +1324,8 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     if (p->ngroups == 0)
         goto finish;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    /* a schema no output can have fails here, not once per group after reading it */
+    FLOE_FORWARD_IF_ERROR(floe_pq_schema_writable(p->priv->schema, err));
     if (floe_table_migration_due(t)) {
         /* the plan names input files by the paths the table records now; its paths are
          * migrated first and the same plan made again on them */

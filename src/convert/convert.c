@@ -919,6 +919,7 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
     }
     for (int i = 0; i < threads; i++)
         FLOE_CHECK(floe_shredder_new(opts->schema, &opts->shred, &p.shredders[i], err));
+    FLOE_CHECK(floe_pq_schema_writable(opts->schema, err)); /* before any folder or file */
     FLOE_CHECK(floe_io_mkdirs(opts->io, opts->out_dir, err));
     if (!opts->quarantine_uri &&
         !(qdefault = floe_asprintf("%s/_quarantine/quarantine.ndjson", opts->out_dir)))

@@ -1,6 +1,7 @@
 /*
  * writer_schema.c - the Parquet writer's schema conversion.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "parquet/writer_internal.h"
@@ -114,6 +115,44 @@ static int set_leaf_type(floe_pq_schema_element *e, const floe_field *f, floe_er
     return 0;
 }
 
+/* The first struct without fields under f (depth names above it in path): its dotted
+ * name into name, true; false when there is none. */
+static bool find_empty_struct(const floe_field *f, const char **path, size_t depth,
+                              char *name, size_t cap) {
+    if (depth == 64)
+        return false; /* deeper than the writer goes: build_field refuses it */
+    path[depth++] = f->name;
+    if (f->type == FLOE_TYPE_STRUCT && f->nchildren == 0) {
+        size_t n = 0;
+        name[0] = 0;
+        for (size_t i = 0; i < depth && n < cap; i++)
+            n += (size_t)snprintf(name + n, cap - n, "%s%s", i ? "." : "", path[i]);
+        return true;
+    }
+    for (size_t i = 0; f->type != FLOE_TYPE_VARIANT && i < f->nchildren; i++)
+        if (find_empty_struct(&f->children[i], path, depth, name, cap))
+            return true;
+    return false;
+}
+
+int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) {
+    /* Parquet stores leaves only: a group without children has no column to carry its
+     * values or nulls, and readers refuse such a file */
+    if (schema->root.nchildren == 0)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the schema has no fields, which Parquet cannot store");
+    const char *path[64];
+    char name[512];
+    for (size_t i = 0; i < schema->root.nchildren; i++)
+        if (find_empty_struct(&schema->root.children[i], path, 0, name, sizeof name))
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "field '%s' is a struct with no fields, which Parquet "
+                                  "cannot store (a group needs at least one column): drop "
+                                  "the field or give it one",
+                                  name);
+    return 0;
+}
+
 static int build_field(schema_build *sb, const floe_field *f) {
     floe_pq_writer *w = sb->w;
     floe_pq_schema_element *e = elem_new(sb);
@@ -187,6 +226,7 @@ static int build_field(schema_build *sb, const floe_field *f) {
 
 int pqw_build_schema(floe_pq_writer *w, floe_error *err) {
     const floe_schema *s = w->schema;
+    FLOE_FORWARD_IF_ERROR(floe_pq_schema_writable(s, err));
     size_t n = 1;
     for (size_t i = 0; i < s->root.nchildren; i++)
         n += count_elems(&s->root.children[i]);
