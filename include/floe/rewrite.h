@@ -328,6 +328,14 @@ typedef struct floe_rewrite_plan {
     floe_rewrite_plan_priv *priv;
 } floe_rewrite_plan;
 
+/* The options of o that depend on t but not on its files, checked as planning checks
+ * them, without reading a manifest: the output spec, the strategy with its sort order
+ * (columns of the current schema, zorder(...) and its options). FLOE_EINVALID names the
+ * option at fault (the caller's, so a CLI reports a usage error); other codes are the
+ * table's (a current schema that does not parse: FLOE_ECORRUPT). */
+int floe_rewrite_options_check(floe_table *t, const floe_rewrite_options *o,
+                               floe_error *err) FLOE_NODISCARD;
+
 /* Plan a rewrite of t's current snapshot. o is copied where needed (where is used only
  * during the call). Errors: FLOE_EINVALID (bad option, unknown output spec, bad filter),
  * and those of scan planning. */

@@ -59,7 +59,7 @@ static void usage(FILE *out) {
             "                  bytes appended again (any file name) are refused, as the same\n"
             "                  file is without --copy; a copy left by a run that failed\n"
             "                  before committing is kept and reused\n"
-            "  --quiet         no progress line (drawn on standard error only when it is a\n"
+            "  --quiet, -q     no progress line (drawn on standard error only when it is a\n"
             "                  terminal: bytes read of the total, rate, time left)\n");
 }
 
@@ -146,7 +146,7 @@ int floe_cmd_append(int argc, char **argv) {
             o.split = floe_rewrite_split_file;
         } else if (!strcmp(a, "--copy")) {
             o.copy = true;
-        } else if (!strcmp(a, "--quiet")) {
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = true;
         } else if (!strcmp(a, "--no-fsync")) {
             o.fsync = false;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "table_args.h"
@@ -227,6 +228,18 @@ int floe_cmd_catalog(int argc, char **argv) {
         return code;
     }
     if (!strcmp(action, "show")) {
+        /* a SQLite database named by a relative path moves with the current folder: say
+         * where it is (SQLAlchemy's form: sqlite:///rel.db, sqlite:////abs.db) */
+        char db[4096] = "";
+        bool sqlite = cfg.uri && !strcmp(cfg.type, "sql") && strncmp(cfg.uri, "postgres", 8);
+        if (sqlite) {
+            const char *p = !strncmp(cfg.uri, "sqlite:///", 10) ? cfg.uri + 10 : cfg.uri;
+            char cwd[2048];
+            if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
+                snprintf(db, sizeof db, "%s", p);
+            else
+                snprintf(db, sizeof db, "%s/%s", cwd, p);
+        }
         if (json) {
             printf("{\"name\":");
             cli_json_str(stdout, cfg.name);
@@ -238,11 +251,17 @@ int floe_cmd_catalog(int argc, char **argv) {
             cli_json_str(stdout, cfg.warehouse ? cfg.warehouse : "");
             printf(",\"source\":");
             cli_json_str(stdout, cfg.source);
+            if (sqlite) {
+                printf(",\"database\":");
+                cli_json_str(stdout, db);
+            }
             printf("}\n");
         } else {
             printf("name:      %s\ntype:      %s\nuri:       %s\nwarehouse: %s\nfrom:      %s\n",
                    cfg.name, cfg.type, cfg.uri ? cfg.uri : "-",
                    cfg.warehouse ? cfg.warehouse : "- (from the REST catalog)", cfg.source);
+            if (sqlite)
+                printf("database:  %s\n", db);
         }
         floe_catalog_config_reset(&cfg);
         return FLOE_EXIT_OK;

@@ -33,7 +33,7 @@ static const char usage_text[] =
     "      --target-file-size SIZE  roll to a new file at this size (default: one file)\n"
     "  -j, --threads N            threads (default and 0: the number of cores; at\n"
     "                             most 64)\n"
-    "  -q, --quarantine FILE      where rejected records go\n"
+    "      --quarantine FILE      where rejected records go\n"
     "                             (default DIR/_quarantine/quarantine.ndjson)\n"
     "      --strict               fail on the first rejected record, leave nothing\n"
     "      --unknown-fields MODE  reject (default) or ignore keys not in the schema\n"
@@ -43,7 +43,7 @@ static const char usage_text[] =
     "                             'event_type, day(ts)' or 'bucket(16, user_id)'\n"
     "      --max-open-files N     partitioned: files open at once (default 64)\n"
     "      --json                 print the summary as JSON\n"
-    "      --quiet                no progress line (drawn on standard error only when it\n"
+    "  -q, --quiet                no progress line (drawn on standard error only when it\n"
     "                             is a terminal: bytes read of the total, rate, time left)\n"
     "  -h, --help                 this help\n";
 
@@ -147,7 +147,7 @@ typedef struct convert_args {
  * code when the command ends here (--help, a usage error). */
 static int parse_args(int argc, char **argv, convert_args *a) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
-           O_JSON, O_MAXOPEN, O_OVERWRITE, O_QUIET };
+           O_JSON, O_MAXOPEN, O_OVERWRITE, O_QUARANTINE };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
@@ -157,7 +157,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         {"page-size", required_argument, NULL, O_PAGE},
         {"target-file-size", required_argument, NULL, O_TARGET},
         {"threads", required_argument, NULL, 'j'},
-        {"quarantine", required_argument, NULL, 'q'},
+        {"quarantine", required_argument, NULL, O_QUARANTINE},
         {"strict", no_argument, NULL, O_STRICT},
         {"unknown-fields", required_argument, NULL, O_UNKNOWN},
         {"max-record-size", required_argument, NULL, O_MAXREC},
@@ -166,7 +166,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         {"max-open-files", required_argument, NULL, O_MAXOPEN},
         {"json", no_argument, NULL, O_JSON},
         {"overwrite", no_argument, NULL, O_OVERWRITE},
-        {"quiet", no_argument, NULL, O_QUIET},
+        {"quiet", no_argument, NULL, 'q'}, /* -q is --quiet in every command */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -177,7 +177,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":s:o:c:j:q:p:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:c:j:qp:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             a->schema_path = optarg;
@@ -219,7 +219,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
                 return cli_usage("convert", "bad --threads '%s' (0 to 64; 0 = all cores)",
                                  optarg);
             break;
-        case 'q':
+        case O_QUARANTINE:
             o->quarantine_uri = optarg;
             break;
         case O_STRICT:
@@ -246,7 +246,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         case O_JSON:
             a->json = true;
             break;
-        case O_QUIET:
+        case 'q':
             a->quiet = true;
             break;
         case O_OVERWRITE:

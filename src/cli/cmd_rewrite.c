@@ -268,6 +268,12 @@ int floe_cmd_rewrite(int argc, char **argv) {
     floe_scan_options where = {.where = o.where}; /* the plan reads the current schema */
     if ((code = cli_check_where("rewrite", t, &where)) >= 0)
         goto out;
+    /* a sort order naming no column, zorder() misused, an option for another strategy:
+     * the arguments are at fault, as with a bad --where (exit 2) */
+    if (floe_rewrite_options_check(t, &o, &err) < 0) {
+        code = err.code == FLOE_EINVALID ? cli_usage("rewrite", "%s", err.msg) : cli_fail(&err);
+        goto out;
+    }
     code = FLOE_EXIT_OK;
     cli_progress_init(&ui, "floe rewrite", 0, quiet || dry || to.json);
     o.progress = on_progress;

@@ -225,15 +225,21 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
         o->sort_buffer_bytes = v;
     } else if (!strcmp(key, FLOE_RW_ZORDER_VAR_LEN)) {
         NEED_INT();
-        FLOE_RETURN_ERROR_IF(v < 1 || v > INT32_MAX, err, FLOE_EINVALID,
+        FLOE_RETURN_ERROR_IF(v < 1, err, FLOE_EINVALID,
                              "Cannot use less than 1 byte for variable length types with "
                              "zOrder, '%s' was set to %s", key, value);
+        FLOE_RETURN_ERROR_IF(v > INT32_MAX, err, FLOE_EINVALID,
+                             "'%s' is set to %s, more than the largest value, %d", key, value,
+                             INT32_MAX);
         o->zorder_var_length_contribution = v;
     } else if (!strcmp(key, FLOE_RW_ZORDER_MAX_OUTPUT)) {
         NEED_INT();
-        FLOE_RETURN_ERROR_IF(v < 1 || v > INT32_MAX, err, FLOE_EINVALID,
+        FLOE_RETURN_ERROR_IF(v < 1, err, FLOE_EINVALID,
                              "Cannot have the interleaved ZOrder value use less than 1 byte, "
                              "'%s' was set to %s", key, value);
+        FLOE_RETURN_ERROR_IF(v > INT32_MAX, err, FLOE_EINVALID,
+                             "'%s' is set to %s, more than the largest value, %d", key, value,
+                             INT32_MAX);
         o->zorder_max_output_size = v;
     } else {
         return floe_error_set(err, FLOE_EINVALID, "unknown rewrite option '%s'", key);
@@ -815,8 +821,9 @@ static int plan_sort(const floe_rewrite_options *o, floe_rewrite_plan *p, floe_e
                                o->zorder_var_length_contribution, o->zorder_max_output_size,
                                &pv->zorder, err);
     if (o->sort_order) {
-        FLOE_FORWARD_IF_ERROR(floe_sort_order_parse(pv->schema, o->sort_order, 0, &pv->own_sort,
-                                                    err));
+        /* a sort order that does not parse or names no column is the caller's: invalid */
+        if (floe_sort_order_parse(pv->schema, o->sort_order, 0, &pv->own_sort, err) < 0)
+            return err->code == FLOE_ENOMEM ? err->code : (err->code = FLOE_EINVALID);
         FLOE_RETURN_ERROR_IF(pv->own_sort->nfields == 0, err, FLOE_EINVALID,
                              "sort order '%s': no column to sort by", o->sort_order);
         pv->order = pv->own_sort;
@@ -1065,6 +1072,19 @@ static int add_group(plan_state *ps, const part_bucket *b, size_t gi, const char
         g->input_records += tk->file->record_count;
     }
     return 0;
+}
+
+int floe_rewrite_options_check(floe_table *t, const floe_rewrite_options *o,
+                               floe_error *err) {
+    floe_rewrite_plan *p = floe_calloc(1, sizeof *p);
+    int rc = 0;
+    if (!p || !(p->priv = floe_calloc(1, sizeof *p->priv)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_arena_init(&p->priv->arena, 4096);
+    rc = rw_plan_setup(t, o, p, err);
+done:
+    floe_rewrite_plan_free(p);
+    return rc;
 }
 
 int floe_rewrite_plan_new(floe_table *t, const floe_rewrite_options *o,

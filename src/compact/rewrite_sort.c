@@ -293,6 +293,48 @@ static bool identity_partitioned(const floe_partition_spec *spec, int32_t id) {
     return false;
 }
 
+/* The next column name of a zorder(...) list at *cur (edited in place): *name set, *cur
+ * past its comma (NULL after the last). A name is as the linear sort order writes it:
+ * bare (surrounding spaces dropped), or in backquotes or double quotes, a doubled quote
+ * standing for itself, so a name may hold ',' or ')'. -1: an empty name; -2: a quote not
+ * closed or text after it. */
+static int zorder_next_name(char **cur, char **name) {
+    char *p = *cur;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *start = p, *end;
+    if (*p == '`' || *p == '"') {
+        char q = *p++, *w = start; /* unquoted in place, over the opening quote */
+        for (;; p++) {
+            if (!*p)
+                return -2;
+            if (*p == q && p[1] == q)
+                p++; /* doubled: one quote */
+            else if (*p == q)
+                break;
+            *w++ = *p;
+        }
+        end = w;
+        p++;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p && *p != ',')
+            return -2;
+    } else {
+        while (*p && *p != ',')
+            p++;
+        end = p;
+        while (end > start && isspace((unsigned char)end[-1]))
+            end--;
+    }
+    *cur = *p == ',' ? p + 1 : NULL;
+    if (end == start)
+        return -1;
+    *end = 0;
+    *name = start;
+    return 0;
+}
+
 int rw_zorder_parse(const char *text, const floe_schema *schema, const floe_partition_spec *spec,
                     int64_t var_len, int64_t max_output, rw_zorder **out, floe_error *err) {
     int rc = 0;
@@ -314,15 +356,11 @@ int rw_zorder_parse(const char *text, const floe_schema *schema, const floe_part
     if (!list || !z->cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     size_t named = 0;
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*tok))
-            tok++;
-        char *e = tok + strlen(tok);
-        while (e > tok && isspace((unsigned char)e[-1]))
-            *--e = 0;
-        if (!*tok)
-            FLOE_FAIL(err, FLOE_EINVALID, "sort order '%s': an empty column name", text);
+    for (char *next = list, *tok; next;) {
+        int r = zorder_next_name(&next, &tok);
+        if (r < 0)
+            FLOE_FAIL(err, FLOE_EINVALID, "sort order '%s': %s", text,
+                      r == -1 ? "an empty column name" : "a quote is not closed, or text follows it");
         const floe_field *f = floe_schema_find_path(schema, tok);
         if (!f)
             FLOE_FAIL(err, FLOE_EINVALID, "zorder: cannot find field '%s' in the table schema",
