@@ -394,6 +394,16 @@ static int sql_update_namespace_properties(floe_catalog *c, const char *ns,
         if (rc == 0)
             rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_INSERT, ins, 4, NULL, err);
     }
+    /* a namespace without tables exists by its property rows: removing the last one (the
+     * marker exists=true included) must not drop it, so the marker comes back */
+    bool any = false;
+    const char *params[] = {c->name, ns};
+    if (rc == 0)
+        rc = floe_sql_query(s->db, SQL_NS_PROPERTIES, params, 2, row_exists, &any, err);
+    if (rc == 0 && !any) {
+        const char *ins[] = {c->name, ns, "exists", "true"};
+        rc = floe_sql_exec(s->db, SQL_NS_PROPERTY_INSERT, ins, 4, NULL, err);
+    }
     return tx_close(s, own, rc, err);
 }
 

@@ -191,6 +191,18 @@ char *rs_namespace_from_json(const json_t *levels, rs_resp *r) {
     return join_levels(lv, ln, n, r);
 }
 
+bool rs_table_name_ok(const char *name, rs_resp *r) {
+    if (strchr(name, '.')) {
+        rs_error(r, 400, "BadRequestException",
+                 "table name '%s' holds a '.': floe names a table ns.name with the levels "
+                 "joined by dots, so a dotted table name would alias a table of another "
+                 "namespace",
+                 name);
+        return false;
+    }
+    return true;
+}
+
 /* A decoded {namespace} segment (levels separated by 0x1F) as a dotted name. */
 static char *namespace_from_segment(const char *seg, rs_resp *r) {
     const char *lv[64];
@@ -443,17 +455,23 @@ done:
  * bearer tokens
  * ------------------------------------------------------------------------------------- */
 
+/* Grants are matched on the identifier's parts, never on a joined string: a grant
+ * "a.b.t" (or "a.b.*") names namespace "a.b" (everything before its last dot, as namespace
+ * levels hold no dots) and table "t" (or every table). Table ns.name is covered when the
+ * grant is "*" or its namespace part is ns and its table part is name or "*": a table
+ * named "x.y" of namespace "shop" is not reached by "shop.x.*" or "shop.x.y". */
 static bool covers_table(const floe_server_token *t, const char *ns, const char *name) {
-    size_t n = strlen(ns) + strlen(name) + 2;
-    char *full = floe_malloc(n);
-    bool ok = false;
-    if (full) {
-        snprintf(full, n, "%s.%s", ns, name);
-        for (size_t g = 0; g < t->ngrants && !ok; g++)
-            ok = floe_grant_covers_table(t->grants[g], full);
+    size_t nl = strlen(ns);
+    for (size_t g = 0; g < t->ngrants; g++) {
+        const char *gr = t->grants[g];
+        const char *dot = strrchr(gr, '.');
+        if (!strcmp(gr, "*"))
+            return true;
+        if (dot && (size_t)(dot - gr) == nl && !strncmp(gr, ns, nl) &&
+            (!strcmp(dot + 1, "*") || !strcmp(dot + 1, name)))
+            return true;
     }
-    floe_free(full);
-    return ok;
+    return false;
 }
 
 static bool covers_namespace(const floe_server_token *t, const char *ns) {

@@ -36,6 +36,7 @@ typedef enum { REQ_FAILED = 1, UPDATE_REFUSED = 2 } apply_outcome;
 typedef struct commit_ctx {
     const json_t *requirements;
     const json_t *updates;
+    bool creating;         /* a staged create's commit: the updates build a new table */
     apply_outcome outcome; /* why apply stopped, when it did */
 } commit_ctx;
 
@@ -319,7 +320,17 @@ static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *er
     int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
     for (size_t i = 0; i < json_array_size(c->updates); i++) {
         const json_t *e = json_array_get(c->updates, i);
-        int rc = apply_update(b, e, last, err);
+        const floe_table_metadata *base = floe_metadata_builder_base(b);
+        int rc;
+        /* a table's uuid is its identity (assert-table-uuid tells a re-created or swapped
+         * table by it): assign-uuid sets it on a create, and on an existing table may only
+         * repeat it, as Iceberg's metadata builder allows */
+        if (!c->creating && !strcmp(sval(e, "action"), "assign-uuid") && base &&
+            base->table_uuid && strcasecmp(base->table_uuid, sval(e, "uuid")))
+            rc = floe_error_set(err, FLOE_EINVALID, "cannot reassign the table's uuid %s to %s",
+                                base->table_uuid, sval(e, "uuid"));
+        else
+            rc = apply_update(b, e, last, err);
         if (rc < 0) {
             if (rc != FLOE_ENOMEM) {
                 char msg[sizeof err->msg];
@@ -374,6 +385,9 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
                             "requirement failed: %s on table %s.%s, which does not exist", type,
                             q->ns, q->table);
     }
+    if (!rs_table_name_ok(q->table, r))
+        return 0;
+    c->creating = true;
     int rc = floe_catalog_default_location(q->cat, q->ns, q->table, &location, &err);
     if (rc == 0)
         rc = floe_metadata_builder_new_empty(location, &b, &err);

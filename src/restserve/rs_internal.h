@@ -97,6 +97,11 @@ void rs_put_namespace(floe_buf *b, const char *dotted);
 /* A JSON namespace array ["a","b"] as a dotted name (caller frees); NULL and a 400 in r
  * when a level is empty or holds '.' (floe's SQL catalog joins levels with dots). */
 char *rs_namespace_from_json(const json_t *levels, rs_resp *r);
+/* True when name may be given to a new table (create, register, rename, a staged
+ * create's commit); false with a 400 in r when it holds a '.' (floe's identifiers join
+ * namespace levels and the table name with dots, so "x.y" of "shop" would read as table
+ * "y" of "shop.x"). */
+bool rs_table_name_ok(const char *name, rs_resp *r);
 /* Sort the list and keep the items after pageToken, at most pageSize of them (the query
  * parameters): [*from, *to). *next gets the token of the next page (borrowed from the
  * list) or NULL. Returns 0, or -1 with a 400 in r for a bad pageSize. */

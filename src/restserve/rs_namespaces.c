@@ -12,6 +12,12 @@
 #include "rs_internal.h"
 
 static const char *NO_NS = "NoSuchNamespaceException";
+/* The property a SQL catalog keeps on a namespace created without properties (PyIceberg's
+ * NAMESPACE_MINIMAL_PROPERTIES): the namespace exists by its rows, so the marker is the
+ * catalog's, not settable or removable through the properties route. */
+#define NS_MARKER "exists"
+#define MARKER_RESERVED                                                                      \
+    "property exists is reserved: the catalog marks a namespace without properties with it"
 
 /* 0 when q->ns exists; otherwise r holds the 404 (or the catalog's error). */
 static int need_namespace(rs_req *q, rs_resp *r) {
@@ -30,11 +36,17 @@ static int need_namespace(rs_req *q, rs_resp *r) {
     return 0;
 }
 
+/* The properties as a JSON object, without the catalog's marker (as `floe namespace
+ * properties` shows them). */
 static void put_props(floe_buf *b, const floe_strlist *keys, const floe_strlist *values) {
     FLOE_IGNORE_RESULT(floe_buf_append_byte(b, '{')); /* floe_buf keeps its first failure */
+    bool first = true;
     for (size_t i = 0; i < keys->n && i < values->n; i++) {
-        if (i)
+        if (!strcmp(keys->items[i], NS_MARKER))
+            continue;
+        if (!first)
             FLOE_IGNORE_RESULT(floe_buf_append_byte(b, ','));
+        first = false;
         FLOE_IGNORE_RESULT(floe_json_append_string(b, (const uint8_t *)keys->items[i],
                                                    strlen(keys->items[i])));
         FLOE_IGNORE_RESULT(floe_buf_append_byte(b, ':'));
@@ -236,6 +248,11 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
     int tx = 0;
     if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0)
         goto done;
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(keys[k], NS_MARKER)) {
+            rs_error(r, 400, "BadRequestException", MARKER_RESERVED);
+            goto done;
+        }
     json_t *rem = json_object_get(q->body, "removals");
     if (rem && !json_is_null(rem) && !json_is_array(rem)) {
         rs_error(r, 400, "BadRequestException", "removals must be an array of strings");
@@ -256,6 +273,10 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
             goto done;
         }
         removals[nrem] = json_string_value(v);
+        if (!strcmp(removals[nrem], NS_MARKER)) {
+            rs_error(r, 400, "BadRequestException", MARKER_RESERVED);
+            goto done;
+        }
         for (size_t k = 0; k < n; k++)
             if (!strcmp(keys[k], removals[nrem])) {
                 rs_error(r, 422, "UnprocessableEntityException",

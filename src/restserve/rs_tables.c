@@ -233,6 +233,8 @@ int rs_create_table(rs_req *q, rs_resp *r) {
         rs_error(r, 400, "BadRequestException", "createTable needs \"name\" and a \"schema\" object");
         goto done;
     }
+    if (!rs_table_name_ok(name, r))
+        goto done;
     if (stage && !json_is_boolean(stage)) {
         rs_error(r, 400, "BadRequestException", "stage-create must be a boolean");
         goto done;
@@ -320,6 +322,8 @@ int rs_register_table(rs_req *q, rs_resp *r) {
                  "\"overwrite\")");
         return 0;
     }
+    if (!rs_table_name_ok(name, r))
+        return 0;
     bool ns_exists = false;
     int rc = floe_catalog_namespace_exists(q->cat, q->ns, &ns_exists, &err);
     if (rc < 0 || !ns_exists) {
@@ -406,7 +410,7 @@ int rs_rename_table(rs_req *q, rs_resp *r) {
     char *to_ns = from_ns ? identifier(json_object_get(q->body, "destination"), "destination",
                                        &to_name, r)
                           : NULL;
-    if (!to_ns)
+    if (!to_ns || !rs_table_name_ok(to_name, r))
         goto done;
     int rc = floe_catalog_load_table(q->cat, from_ns, from_name, &loc, &err);
     if (rc < 0) {
