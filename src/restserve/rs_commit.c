@@ -37,6 +37,9 @@ typedef struct commit_ctx {
     const json_t *requirements;
     const json_t *updates;
     bool creating;         /* a staged create's commit: the updates build a new table */
+    floe_catalog *cat;     /* the table's catalog, namespace and name (set-location is */
+    const char *ns;        /* held to the table's place, rs_table_location_check) */
+    const char *name;
     apply_outcome outcome; /* why apply stopped, when it did */
 } commit_ctx;
 
@@ -329,6 +332,10 @@ static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *er
             base->table_uuid && strcasecmp(base->table_uuid, sval(e, "uuid")))
             rc = floe_error_set(err, FLOE_EINVALID, "cannot reassign the table's uuid %s to %s",
                                 base->table_uuid, sval(e, "uuid"));
+        else if (c->cat && !strcmp(sval(e, "action"), "set-location") &&
+                 (rc = rs_table_location_check(c->cat, c->ns, c->name, sval(e, "location"),
+                                               err)) < 0)
+            ; /* refused */
         else
             rc = apply_update(b, e, last, err);
         if (rc < 0) {
@@ -444,6 +451,9 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
             return rs_error(r, 400, "BadRequestException",
                             "the identifier in the body does not name the table of the path");
     }
+    c.cat = q->cat;
+    c.ns = q->ns;
+    c.name = q->table;
     int rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     if (rc == FLOE_ENOTFOUND) {
         commit_create(q, &c, r);
@@ -513,6 +523,9 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         ctxs[i] = &cs[i];
     }
     for (size_t i = 0; i < n; i++) {
+        cs[i].cat = q->cat;
+        cs[i].ns = names[i];
+        cs[i].name = change_name(changes, i);
         int rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
         if (rc < 0) {
             rs_floe_error(r, rc, &err, "NoSuchTableException");

@@ -102,6 +102,16 @@ char *rs_namespace_from_json(const json_t *levels, rs_resp *r);
  * namespace levels and the table name with dots, so "x.y" of "shop" would read as table
  * "y" of "shop.x"). */
 bool rs_table_name_ok(const char *name, rs_resp *r);
+/* Locations (rs_place.c; docs/REST.md "Locations"). 0 when location may be table
+ * ns.name's: absolute, no "." or ".." segment, strictly inside namespace ns's folder and
+ * outside every child namespace's; else FLOE_EINVALID naming the rule. (The catalog's
+ * placement check, floe_table_check_location, keeps tables apart from each other.) */
+int rs_table_location_check(floe_catalog *cat, const char *ns, const char *name,
+                            const char *location, floe_error *err);
+/* 0 when location may be namespace ns's `location` property: its default folder
+ * <parent folder>/<level> (the warehouse's for a top-level namespace) or inside it. */
+int rs_namespace_location_check(floe_catalog *cat, const char *ns, const char *location,
+                                floe_error *err);
 /* Sort the list and keep the items after pageToken, at most pageSize of them (the query
  * parameters): [*from, *to). *next gets the token of the next page (borrowed from the
  * list) or NULL. Returns 0, or -1 with a 400 in r for a bad pageSize. */

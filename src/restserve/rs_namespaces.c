@@ -169,6 +169,22 @@ static int object_strings(const json_t *obj, const char *what, const char ***key
     return 0;
 }
 
+/* 0 when the properties' `location`, if any, may be namespace ns's folder
+ * (rs_namespace_location_check); else -1 with the 400 (or the catalog's error) in r. */
+static int location_allowed(rs_req *q, const char *ns, const char **keys, const char **values,
+                            size_t n, rs_resp *r) {
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(keys[i], "location"))
+            continue;
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = rs_namespace_location_check(q->cat, ns, values[i], &err);
+        if (rc < 0)
+            return rs_floe_error(r, rc, &err, NO_NS), -1;
+    }
+    return 0;
+}
+
 int rs_create_namespace(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
@@ -178,7 +194,8 @@ int rs_create_namespace(rs_req *q, rs_resp *r) {
     if (!ns)
         goto done;
     if (object_strings(json_object_get(q->body, "properties"), "properties", &keys, &values, &n,
-                       r) < 0)
+                       r) < 0 ||
+        location_allowed(q, ns, keys, values, n, r) < 0)
         goto done;
     int tx = rs_idem_change_begin(q, r);
     if (tx < 0)
@@ -246,7 +263,8 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
     size_t n = 0, nrem = 0, nremoved = 0, nmissing = 0;
     floe_strlist pk = {0}, pv = {0};
     int tx = 0;
-    if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0)
+    if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0 ||
+        location_allowed(q, q->ns, keys, values, n, r) < 0)
         goto done;
     for (size_t k = 0; k < n; k++)
         if (!strcmp(keys[k], NS_MARKER)) {

@@ -263,6 +263,11 @@ int rs_create_table(rs_req *q, rs_resp *r) {
         rs_error(r, 400, "BadRequestException", "location must be a string");
         goto done;
     }
+    if (json_is_string(loc) &&
+        rs_table_location_check(q->cat, q->ns, name, json_string_value(loc), &err) < 0) {
+        rs_floe_error(r, FLOE_EINVALID, &err, NO_NS);
+        goto done;
+    }
     schema_text = json_text(schema);
     spec_text = json_text(json_object_get(body, "partition-spec"));
     sort_text = json_text(json_object_get(body, "write-order"));
@@ -332,6 +337,23 @@ int rs_register_table(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, NO_NS);
         return 0;
     }
+    /* the metadata file and the table's location are held to the table's place before
+     * the file is opened, so a register reads nothing outside its namespace's folder */
+    floe_table_metadata *m = NULL;
+    if ((rc = rs_table_location_check(q->cat, q->ns, name, meta, &err)) < 0)
+        goto fail;
+    if (floe_table_metadata_read(floe_catalog_io(q->cat), meta, &m, &err) < 0) {
+        floe_log(FLOE_LOG_INFO, "catalog serve: register %s.%s: %s", q->ns, name, err.msg);
+        rc = floe_error_set(&err, FLOE_EINVALID,
+                            "metadata-location %s: no table metadata could be read there", meta);
+        goto fail;
+    }
+    rc = m->location ? rs_table_location_check(q->cat, q->ns, name, m->location, &err)
+                     : floe_error_set(&err, FLOE_EINVALID, "metadata-location %s: no location",
+                                      meta);
+    floe_table_metadata_free(m);
+    if (rc < 0)
+        goto fail;
     rc = floe_catalog_load_table(q->cat, q->ns, name, &old, &err);
     if (rc == 0 && json_is_true(ow)) {
         /* overwrite: move the pointer of the registered table */
@@ -344,6 +366,7 @@ int rs_register_table(rs_req *q, rs_resp *r) {
     }
     if (rc == 0)
         rc = floe_table_load(q->cat, q->ns, name, &t, &err);
+fail:
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
     else if (rs_table_result(r, t, false) == 0)

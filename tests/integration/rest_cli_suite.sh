@@ -19,8 +19,8 @@ source "$here/lib/table_cli_common.sh"
 unset FLOE_TEST_CATALOG
 
 # 1. a format v1 table through REST
-mkdir -p "$tmp/v1/metadata"
-python3 - "$tmp/v1" "$tmp/s.json" <<'EOF'
+mkdir -p "$tmp/wh/ns/v1/metadata"
+python3 - "$tmp/wh/ns/v1" "$tmp/s.json" <<'EOF'
 import json, sys
 loc, schema = sys.argv[1], json.load(open(sys.argv[2]))
 json.dump({"format-version": 1, "table-uuid": "5f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b",
@@ -29,7 +29,7 @@ json.dump({"format-version": 1, "table-uuid": "5f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3
            "name": "k", "field-id": 1000}], "properties": {}, "snapshots": []},
           open(loc + "/metadata/v1.metadata.json", "w"))
 EOF
-"$floe" table register ns.v1 "$tmp/v1/metadata/v1.metadata.json" >/dev/null || fail "register v1"
+"$floe" table register ns.v1 "$tmp/wh/ns/v1/metadata/v1.metadata.json" >/dev/null || fail "register v1"
 printf '{"k":"a","v":1}\n{"k":"b","v":2}\n' > "$tmp/v1.ndjson"
 "$floe" append ns.v1 "$tmp/v1.ndjson" >/dev/null 2>"$tmp/err" || fail "v1 append: $(cat "$tmp/err")"
 "$floe" table partition ns.v1 add-field 'truncate(5, v)' >/dev/null 2>"$tmp/err" || fail "v1 add-field: $(cat "$tmp/err")"

@@ -9,7 +9,13 @@
 #  2. assign-uuid on an existing table with another uuid is a 400 and the uuid stays; the
 #     same uuid again changes nothing;
 #  3. the namespace marker `exists` is not shown and cannot be set or removed through the
-#     properties route (400), and removing a namespace's last property leaves it in place.
+#     properties route (400), and removing a namespace's last property leaves it in place;
+#  4. locations (docs/REST.md "Locations"): a table's location given by create,
+#     set-location (a commit, a transaction, a staged create) lies inside its namespace's
+#     folder and outside a child namespace's, absolute without '..' (else 400, nothing
+#     written); register opens only metadata inside the namespace's folder, quotes no file
+#     content, and a refused register with overwrite leaves the pointer; a namespace's
+#     location property is its own folder or inside it.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -132,6 +138,61 @@ expect 200 $OPS POST /v1/namespaces '{"namespace":["ex2"],"properties":{"owner":
 expect 200 $OPS POST /v1/namespaces/ex2/properties '{"removals":["owner"]}'
 expect 200 $OPS GET /v1/namespaces/ex2
 expect 204 $OPS DELETE /v1/namespaces/ex2
+
+# ---------------------------------------------------------------------------------------
+# 4. locations: inside the namespace's folder, outside its children's; register too
+# ---------------------------------------------------------------------------------------
+wh=file://$tmp/wh
+SPEC='{"action":"add-spec","spec":{"spec-id":0,"fields":[]}},{"action":"set-default-spec","spec-id":-1},{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}'
+expect 200 $OPS GET /v1/namespaces/secret/tables/s
+sloc=$(jget '["metadata"]["location"]' < "$tmp/body")
+smeta=$(jget '["metadata-location"]' < "$tmp/body")
+for loc in "file://$tmp/evil" /etc/evil "$wh/secret/zzz" "$wh/shop/x/zzz" "$wh/shop" "$wh/shop/../secret/z" \
+  "$sloc" "shop/rel"; do
+  expect 400 $SHOP POST /v1/namespaces/shop/tables "{\"name\":\"atk\",\"schema\":$S,\"location\":\"$loc\"}"
+  expect 400 $SHOP POST /v1/namespaces/shop/tables/t \
+    "{\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$loc\"}]}"
+  expect 400 $SHOP POST /v1/namespaces/shop/tables/st \
+    "{\"requirements\":[{\"type\":\"assert-create\"}],\"updates\":[{\"action\":\"add-schema\",\"schema\":$S},{\"action\":\"set-current-schema\",\"schema-id\":-1},$SPEC,{\"action\":\"set-location\",\"location\":\"$loc\"}]}"
+  expect 400 $OPS POST /v1/transactions/commit \
+    "{\"table-changes\":[{\"identifier\":{\"namespace\":[\"shop\"],\"name\":\"t\"},\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$loc\"}]}]}"
+done
+[ ! -e "$tmp/evil" ] || fail "a refused location was written"
+expect 200 $SHOP GET /v1/namespaces/shop/tables/t
+[ "$(jget '["metadata"]["location"]' < "$tmp/body")" = "$wh/shop/t" ] || fail "t moved: $(cat "$tmp/body")"
+expect 404 $SHOP GET /v1/namespaces/shop/tables/atk
+expect 200 $SHOP POST /v1/namespaces/shop/tables "{\"name\":\"ok\",\"schema\":$S,\"location\":\"$wh/shop/ok-1\"}"
+expect 200 $SHOP POST /v1/namespaces/shop/tables/ok \
+  "{\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$wh/shop/ok-2\"}]}"
+expect 200 $SHOP POST /v1/namespaces/shop/tables/st \
+  "{\"requirements\":[{\"type\":\"assert-create\"}],\"updates\":[{\"action\":\"add-schema\",\"schema\":$S},{\"action\":\"set-current-schema\",\"schema-id\":-1},$SPEC,{\"action\":\"set-location\",\"location\":\"$wh/shop/st-1\"}]}"
+expect 204 $OPS POST /v1/transactions/commit \
+  "{\"table-changes\":[{\"identifier\":{\"namespace\":[\"shop\"],\"name\":\"ok\"},\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$wh/shop/ok-3\"}]}]}"
+# register: nothing outside the namespace's folder is opened, and no file content is quoted
+echo "root:secret-content" > "$tmp/wh/shop/notjson.json"
+for m in /etc/hostname "$tmp/tokens.conf" "$smeta" aaaa "/nonexistent/$(head -c 3000 /dev/zero | tr '\0' a)"; do
+  expect 400 $SHOP POST /v1/namespaces/shop/register "{\"name\":\"r\",\"metadata-location\":\"$m\"}"
+done
+expect 400 $SHOP POST /v1/namespaces/shop/register "{\"name\":\"r\",\"metadata-location\":\"$tmp/wh/shop/notjson.json\"}"
+! grep -q "secret-content" "$tmp/body" || fail "register quoted the file: $(cat "$tmp/body")"
+expect 200 $SHOP GET /v1/namespaces/shop/tables/t
+tmeta=$(jget '["metadata-location"]' < "$tmp/body")
+for m in /nonexistent/x.metadata.json main "$tmp/wh/shop/t/metadata/nope.metadata.json"; do
+  expect 400 $SHOP POST /v1/namespaces/shop/register \
+    "{\"name\":\"t\",\"metadata-location\":\"$m\",\"overwrite\":true}"
+done
+expect 200 $SHOP GET /v1/namespaces/shop/tables/t
+[ "$(jget '["metadata-location"]' < "$tmp/body")" = "$tmeta" ] || fail "a refused register moved t"
+# a namespace's location property: its own folder or inside it
+expect 400 $OPS POST /v1/namespaces "{\"namespace\":[\"n2\"],\"properties\":{\"location\":\"$wh/secret\"}}"
+expect 200 $OPS POST /v1/namespaces "{\"namespace\":[\"n2\"],\"properties\":{\"location\":\"$wh/n2/data\"}}"
+expect 400 $SHOP POST /v1/namespaces/shop/properties "{\"updates\":{\"location\":\"$wh/secret\"}}"
+expect 400 $SHOP POST /v1/namespaces/shop/properties "{\"updates\":{\"location\":\"/etc\"}}"
+expect 200 $SHOP POST /v1/namespaces/shop/properties "{\"updates\":{\"location\":\"$wh/shop/all\"}}"
+expect 200 $SHOP POST /v1/namespaces/shop/tables "{\"name\":\"in_all\",\"schema\":$S}"
+[ "$(jget '["metadata"]["location"]' < "$tmp/body")" = "$wh/shop/all/in_all" ] || fail "in_all: $(cat "$tmp/body")"
+# the files of secret.s are all still there
+[ -n "$(ls "$tmp/wh/secret/s/metadata")" ] || fail "secret.s lost its files"
 
 kill "$pid"
 wait "$pid" || fail "the server did not stop cleanly"
