@@ -231,6 +231,9 @@ typedef struct floe_partition_spec {
      * Valid once bound. */
     floe_field partition_type;
     floe_arena arena;                /* owns everything above */
+    floe_schema *bound_schema;       /* the schema fields[].source point into, when the spec
+                                        owns it (floe_table_metadata_bind_spec without
+                                        schema_out); freed with the spec. Else NULL */
 } floe_partition_spec;
 
 /* Parse Iceberg JSON: the object form {"spec-id":0,"fields":[...]} or the bare fields

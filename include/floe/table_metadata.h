@@ -189,7 +189,8 @@ const char *floe_table_metadata_property(const floe_table_metadata *m, const cha
 /* Partition spec spec_id bound to the schema its source columns resolve in: the current
  * schema, or, when one of them has since been dropped, the newest older schema that has
  * them all (the one files of that spec were written under). *spec_out and, when
- * schema_out is not NULL, *schema_out (that schema) are the caller's to free.
+ * schema_out is not NULL, *schema_out (that schema, which must outlive the spec) are the
+ * caller's to free; without schema_out the spec owns that schema.
  * FLOE_ENOTFOUND when the table has no such spec; the binding error of the current schema
  * when no schema binds it. */
 int floe_table_metadata_bind_spec(const floe_table_metadata *m, int32_t spec_id,

@@ -536,7 +536,11 @@ int floe_cmd_table(int argc, char **argv) {
             code = table_describe(t, to.json);
     } else if (!strcmp(action, "list") && nargs <= 2) {
         bool first = true;
-        if (cli_open_catalog(&to, &c, &err) < 0)
+        floe_strlist probe = {0};
+        /* a missing namespace fails before "[" is printed: --json output stays one
+         * document, the error alone */
+        if (cli_open_catalog(&to, &c, &err) < 0 ||
+            (nargs == 2 && floe_catalog_list_tables(c, args[1], &probe, &err) < 0))
             code = cli_fail(&err);
         else {
             if (to.json)
@@ -546,6 +550,7 @@ int floe_cmd_table(int argc, char **argv) {
             else if (to.json)
                 printf("]\n");
         }
+        floe_strlist_free(&probe);
     } else if (!strcmp(action, "rename") && nargs == 3) {
         char *ns = NULL, *name = NULL, *tns = NULL, *tname = NULL;
         if (!cli_split_ident(args[1], &ns, &name)) {

@@ -153,7 +153,8 @@ static int gather(const floe_colbuf *s, floe_colbuf *d, const size_t *perm, size
             d->values_len += (v1 - v0) * (size_t)s->width;
         } else if (v1 > v0) {
             size_t b0 = s->offsets[v0], b1 = s->offsets[v1];
-            memcpy(d->values + d->values_len, s->values + b0, b1 - b0);
+            if (b1 > b0) /* empty strings only: there may be no value buffer at all */
+                memcpy(d->values + d->values_len, s->values + b0, b1 - b0);
             for (size_t x = v0; x < v1; x++)
                 d->offsets[d->nvalues + (x - v0) + 1] =
                     (uint32_t)(d->values_len + s->offsets[x + 1] - b0);

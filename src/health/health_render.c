@@ -655,8 +655,11 @@ int floe_health_report_text(const floe_health_report *r, floe_buf *b, floe_error
                              r->opts.price_put);
 
     if (rc == 0 && cur->npartitions > 1) {
-        rc = floe_buf_printf(b, "\npartitions by data files (top %d of %zu)\n", TEXT_TOP_PARTITIONS,
-                             cur->npartitions);
+        if (cur->npartitions > TEXT_TOP_PARTITIONS)
+            rc = floe_buf_printf(b, "\npartitions by data files (top %d of %zu)\n",
+                                 TEXT_TOP_PARTITIONS, cur->npartitions);
+        else
+            rc = floe_buf_printf(b, "\npartitions by data files (%zu)\n", cur->npartitions);
         if (rc == 0)
             rc = floe_buf_printf(b, "  %8s %8s %12s %8s  %s\n", "files", "small", "size", "deletes", "partition");
         for (size_t i = 0; rc == 0 && i < cur->npartitions && i < TEXT_TOP_PARTITIONS; i++) {

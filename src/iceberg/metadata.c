@@ -1059,8 +1059,8 @@ int floe_table_metadata_bind_spec(const floe_table_metadata *m, int32_t spec_id,
             *spec_out = spec;
             if (schema_out)
                 *schema_out = schema;
-            else
-                floe_schema_free(schema);
+            else /* the bound fields point into it: it lives as long as the spec */
+                spec->bound_schema = schema;
             return 0;
         }
         floe_schema_free(schema);

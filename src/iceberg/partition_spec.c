@@ -62,6 +62,7 @@ void floe_partition_spec_free(floe_partition_spec *s) {
     if (!s)
         return;
     floe_arena_reset(&s->arena);
+    floe_schema_free(s->bound_schema);
     floe_free(s);
 }
 

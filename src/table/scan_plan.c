@@ -92,6 +92,14 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
         return floe_error_set(err, FLOE_EINVALID, "time %s: %s", s, why);
     if (rc == FLOE_LIT_OK)
         return 0;
+    /* a short number that is no date is milliseconds too: 0 is 1970-01-01T00:00:00Z, a
+     * negative one a time before it */
+    int64_t v;
+    if ((digits || (n > 1 && s[0] == '-' && strspn(s + 1, "0123456789") == n - 1)) &&
+        floe_parse_i64_cstr(s, &v)) {
+        *ms = v;
+        return 0;
+    }
     return floe_error_set(err, FLOE_EINVALID,
                           "time %s: expected milliseconds since the epoch, YYYY-MM-DD or "
                           "YYYY-MM-DDTHH:MM[:SS[.fff]][Z|+HH:MM]", s);
