@@ -15,7 +15,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: floe rewrite TABLE [--option KEY=VALUE]... [--where EXPR]\n"
             "                    [--strategy binpack|sort [--sort-order ORDER]]\n"
-            "                    [--dry-run] [--json] [--quiet]\n"
+            "                    [--threads N] [--dry-run] [--json] [--quiet]\n"
             "                    [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
             "Rewrites the table's small (and oversized) data files into files of the target\n"
@@ -62,6 +62,8 @@ static void usage(FILE *out) {
             "                   times and timestamps (identity partition columns left out),\n"
             "                   with the options var-length-contribution (8 bytes of each\n"
             "                   string) and max-output-size (bytes of the z-value, unlimited)\n"
+            "  --threads N      worker threads, as convert and append take it (0: all cores);\n"
+            "                   the same as --option threads=N\n"
             "  --dry-run        print the plan (groups per partition, inputs, expected outputs)\n"
             "  --quiet, -q      no progress line (drawn on standard error only when it is a\n"
             "                   terminal: bytes read of the total, rate, time left)\n");
@@ -226,6 +228,11 @@ int floe_cmd_rewrite(int argc, char **argv) {
             if (!optbuf || floe_rewrite_option_set(&o, optbuf, eq + 1, &err) < 0) {
                 floe_free(optbuf);
                 return cli_usage("rewrite", "%s", err.msg);
+            }
+        } else if (!strcmp(a, "--threads") && has_val) {
+            if (floe_rewrite_option_set(&o, FLOE_RW_THREADS, argv[++i], &err) < 0) {
+                floe_free(optbuf);
+                return cli_usage("rewrite", "--threads: %s", err.msg);
             }
         } else if (!strcmp(a, "--where") && has_val) {
             if (o.where)

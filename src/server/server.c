@@ -309,8 +309,11 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     if (pg || rest)
         db = floe_strdup(cfg->catalog);
     else if (cfg->catalog)
-        db = floe_strdup(!strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
-                                                                : cfg->catalog);
+        /* SQLAlchemy's reading, as every other command's: sqlite:///rel.db is relative,
+         * sqlite:////abs.db absolute */
+        db = floe_strdup(!strncmp(cfg->catalog, "sqlite:///", 10) ? cfg->catalog + 10
+                         : !strncmp(cfg->catalog, "sqlite://", 9) ? cfg->catalog + 9
+                                                                  : cfg->catalog);
     else
         db = floe_asprintf("%s/catalog.db", s->warehouse);
     if (!db)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # cli_flags_sort.sh - issue 24, one argument style across commands (adversary findings
 # adv24b 1-4): -q is --quiet in convert, append and rewrite (convert's quarantine is
-# --quarantine only); a bad rewrite --sort-order or an option only a z-order takes is a
-# usage error (exit 2, "floe rewrite:"), as the same text is for floe table sort-order;
+# --quarantine only); --threads N (0: all cores) in all three; a bad rewrite --sort-order
+# or an option only a z-order takes is a usage error (exit 2, "floe rewrite:"), as the
+# same text is for floe table sort-order;
 # zorder(...) takes column names as the linear sort order does (bare, `quoted` or
 # "quoted", so names with ',' or ')' can be z-ordered); catalog show says where a SQLite
-# catalog named by a relative sqlite:/// path is.
+# catalog named by a relative sqlite:/// path is, and floe serve reads that path as every
+# other command does (relative).
 set -euo pipefail
 name=cli_flags_sort oracle=
 . "$(dirname "$0")/lib/table_cli_common.sh"
@@ -33,6 +35,10 @@ printf '{"k":"a","v":1}\n' > a.ndjson
 for _ in 1 2 3; do "$floe" append ns.t a.ndjson -q >/dev/null || fail "append -q"; done
 "$floe" append --help | grep -q -- '--quiet, -q' || fail "append --help: $("$floe" append --help | grep quiet)"
 "$floe" rewrite ns.t -q -o min-input-files=2 >/dev/null || fail "rewrite -q"
+# --threads N as convert and append take it (0: all cores)
+"$floe" rewrite ns.t --threads 0 --dry-run >/dev/null || fail "rewrite --threads 0"
+expect_usage "rewrite --threads x" rewrite ns.t --threads x --dry-run
+"$floe" append ns.t a.ndjson --threads 0 -q >/dev/null || fail "append --threads 0"
 
 # -- rewrite: the sort order and z-order options are the caller's arguments (exit 2) --
 for so in "nope DESC" "k SIDEWAYS" "zorder()" "zorder(v, v)" "zorder(nope)" 'zorder("v" x)' 'zorder("v)'; do
@@ -70,6 +76,14 @@ FLOE_CATALOG_URI=sqlite:///x/cat.db "$floe" catalog show > ../out.txt
 grep -qx "database:  $tmp/sub/x/cat.db" ../out.txt || fail "catalog show: $(cat ../out.txt)"
 FLOE_CATALOG_URI=sqlite:////abs/cat.db "$floe" catalog show --json | grep -q '"database":"/abs/cat.db"' ||
   fail "catalog show --json: $(FLOE_CATALOG_URI=sqlite:////abs/cat.db "$floe" catalog show --json)"
+# floe serve reads the same URI the same way (it took sqlite:///x as /x)
+"$floe" serve --catalog sqlite:///x2/cat.db --warehouse "$tmp/swh" --listen 127.0.0.1:0 \
+  --port-file "$tmp/sport" 2> "$tmp/serve.log" &
+spid=$!
+for _ in $(seq 400); do [ -s "$tmp/sport" ] && break; kill -0 $spid 2>/dev/null || break; sleep 0.05; done
+kill -TERM $spid 2>/dev/null || true
+wait $spid 2>/dev/null || true
+[ -f "$tmp/sub/x2/cat.db" ] || fail "serve --catalog sqlite:///x2/cat.db: $(ls -R "$tmp/sub" | head; tail -3 "$tmp/serve.log")"
 cd ..
 
 [ $fails = 0 ] || exit 1
