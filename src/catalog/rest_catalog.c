@@ -22,8 +22,9 @@
  *       Idempotency-Key (a new UUID per commit request built) and, on an unknown outcome
  *       (R2), is sent again with the same key up to REST_IDEM_RETRIES times: the server
  *       answers a commit that landed from its record, and runs one that did not. What
- *       the retries leave unknown stays unknown; a 409 to a retry is unknown too (it may
- *       refuse the first request's own change), never a conflict.
+ *       the retries leave unknown stays unknown, and so does every failure of a retry:
+ *       a 409 (it may refuse the first request's own change) is never a conflict, and a
+ *       retry that cannot connect (the server died after committing) deletes nothing.
  *   R5. With rest.sigv4-enabled every request is signed (AWS SigV4, libcurl's signer)
  *       with the keys of the catalog's I/O context, asked afresh for each request; a
  *       bearer token then travels as Original-Authorization.
@@ -935,6 +936,7 @@ static int send_commit(floe_catalog *c, const char *ns, const char *name, const 
     floe_uuid4(ikey);
     ri->idem_key = ri->idem ? ikey : NULL;
     int rc, attempt = 0;
+    bool unknown = false; /* some attempt may have landed */
     for (;; attempt++) {
         if (attempt) {
             floe_log(FLOE_LOG_WARN, "REST catalog: commit to %s.%s: %s; sending it again "
@@ -948,15 +950,22 @@ static int send_commit(floe_catalog *c, const char *ns, const char *name, const 
                 floe_error_clear(err);
         }
         rc = commit_once(c, ns, name, path, body, r, err);
+        unknown |= rc == FLOE_EUNKNOWN_STATE;
         if (rc != FLOE_EUNKNOWN_STATE || !ri->idem_key || attempt == REST_IDEM_RETRIES)
             break;
     }
     ri->idem_key = NULL;
-    /* after a retry, a 409 may be the first request's own change: unknown (R4) */
-    if (rc == FLOE_ECONFLICT && attempt > 0)
-        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: a "
-                            "retry with the same Idempotency-Key was refused (409): %s", ns,
-                            name, err ? err->msg : "?");
+    /* A retry that fails says nothing of the attempt before it, which may have landed:
+     * a 409 may be that attempt's own change, and a retry that cannot connect (the
+     * server died after committing) or is refused otherwise leaves it as unknown as it
+     * was (R4). Only a 200 settles it. */
+    if (rc < 0 && rc != FLOE_EUNKNOWN_STATE && unknown) {
+        char why[256];
+        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+        rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: the "
+                            "outcome of an earlier attempt is unknown and the retry with the "
+                            "same Idempotency-Key failed: %s", ns, name, why);
+    }
     return rc;
 }
 

@@ -13,6 +13,9 @@
 #     unknown", the table is as it was, and the data files it wrote are all still there.
 #  5. a key on a commit recorded by the swap: the same request with the same key again
 #     (by curl) gets the recorded 200 with the same metadata location.
+#  6. the server dies after committing (fault crash): the retry cannot connect, nor can
+#     the reload; the append fails with "commit state unknown" and deletes nothing, and
+#     the restarted server serves the landed snapshot, every file of it readable.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -120,6 +123,25 @@ now=$(curl -s "$base/v1/namespaces/t/tables/events" | python3 -c 'import json,sy
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["metadata"]["properties"]["k"] == "v"' "$tmp/b2" ||
   fail "the replayed metadata lacks the change"
 echo "rest_commit replay: ok"
+
+# 6. the server dies after the swap: the retry and the reload cannot connect
+serve crash:1
+files > "$tmp/before"
+if FLOE_CATALOG_URI=$base FLOE_WAREHOUSE=$tmp/wh "$floe" append t.events "$tmp/ev.ndjson" \
+     >"$tmp/out" 2>"$tmp/client.log"; then
+  fail "crash: the append succeeded"
+fi
+rc=0; wait "$pid" || rc=$?
+pid=
+[ $rc = 86 ] || fail "crash: the server exited $rc, not 86"
+grep -q "commit state unknown" "$tmp/client.log" || fail "crash: $(cat "$tmp/client.log")"
+files > "$tmp/after"
+comm -23 "$tmp/before" "$tmp/after" | grep . && fail "crash: files were deleted"
+serve ""
+n=$((n + 1))
+[ "$(snapshots)" = $n ] || fail "crash: $(snapshots) snapshots, want $n (the commit landed)"
+[ "$(rows)" = $((n * 100)) ] || fail "crash: $(rows) rows after the landed commit"
+echo "rest_commit crash after the swap: ok"
 
 kill "$pid"
 wait "$pid" || fail "the server did not stop cleanly"
