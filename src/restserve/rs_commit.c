@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "floe/io.h"
 #include "floe/table.h"
 #include "rs_internal.h"
 
@@ -421,6 +422,35 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
     return 0;
 }
 
+/* The set-location updates of c held to the rule of create and register: an absolute
+ * location, not the warehouse's reserved folders, neither inside nor around another
+ * table's (whose files a purge of this table would then delete). 0, or -1 with a 400 in
+ * r. */
+static int check_locations(rs_req *q, const char *ns, const char *name, const commit_ctx *c,
+                           rs_resp *r) {
+    for (size_t i = 0; i < json_array_size(c->updates); i++) {
+        const json_t *e = json_array_get(c->updates, i);
+        if (strcmp(sval(e, "action"), "set-location"))
+            continue;
+        const char *loc = sval(e, "location");
+        if (floe_io_uri_is_relative(loc))
+            return rs_error(r, 400, "BadRequestException",
+                            "updates[%zu] (set-location): %s is not an absolute location", i,
+                            loc),
+                   -1;
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = floe_table_check_location(q->cat, ns, name, loc, &err);
+        if (rc == FLOE_EINVALID)
+            return rs_error(r, 400, "BadRequestException", "updates[%zu] (set-location): %s", i,
+                            err.msg),
+                   -1;
+        if (rc < 0)
+            return rs_floe_error(r, rc, &err, "NoSuchTableException"), -1;
+    }
+    return 0;
+}
+
 /* A CommitTableRequest checked whole: c gets its requirements and updates; 0, or -1
  * with a 400 in r. */
 static int commit_request(const json_t *req, commit_ctx *c, rs_resp *r) {
@@ -454,6 +484,8 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     c.cat = q->cat;
     c.ns = q->ns;
     c.name = q->table;
+    if (check_locations(q, q->ns, q->table, &c, r) < 0)
+        return 0;
     int rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     if (rc == FLOE_ENOTFOUND) {
         commit_create(q, &c, r);
@@ -512,7 +544,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
             goto done;
         }
         if (!(names[i] = rs_namespace_from_json(json_object_get(id, "namespace"), r)) ||
-            commit_request(ch, &cs[i], r) < 0)
+            commit_request(ch, &cs[i], r) < 0 || check_locations(q, names[i], name, &cs[i], r) < 0)
             goto done;
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], names[i]) && !strcmp(change_name(changes, j), name)) {
