@@ -20,8 +20,9 @@
 #     snapshot, and the table holds the rows;
 #  5. a stand-in server: OAuth2 client credentials (the token is asked for with the
 #     credential and scope, then sent as a bearer token; the header.* header sent on
-#     every request), and an operation missing from its `endpoints` refused before any
-#     request is sent.
+#     every request; a token of 1 s asked for again before it expires, not after a 401),
+#     a namespace list in two pages (pageToken / next-page-token), and an operation
+#     missing from its `endpoints` refused before any request is sent.
 set -euo pipefail
 
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -229,28 +230,36 @@ mock=
 # 5. a stand-in server: OAuth2 client credentials, endpoints
 # ---------------------------------------------------------------------------------------
 cat > "$tmp/mock.py" <<'EOF'
-import json, sys, urllib.parse
+import json, sys, time, urllib.parse
 sys.path.insert(0, sys.argv[3])
 from json_http import JsonHandler, serve
 log = open(sys.argv[2], "a")
 class H(JsonHandler):
+    tokens = 0
     def do_POST(self):
         form = urllib.parse.parse_qs(self.body().decode())
         log.write("POST %s %s\n" % (self.path, json.dumps(form, sort_keys=True))); log.flush()
         if self.path == "/v1/oauth/tokens" and form.get("client_id") == ["me"] and \
            form.get("client_secret") == ["s3cret"] and form.get("grant_type") == ["client_credentials"]:
-            return self.answer(200, {"access_token": "tok-1", "token_type": "bearer", "expires_in": 3600})
+            # tokens tok-1, tok-2, ...: each good for 1 s, so a client must refresh it
+            H.tokens += 1
+            return self.answer(200, {"access_token": "tok-%d" % H.tokens, "token_type": "bearer",
+                                     "expires_in": 1})
         self.answer(401, {"error": "invalid_client"})
     def do_GET(self):
         log.write("GET %s %s %s\n" % (self.path, self.headers.get("Authorization"),
                                       self.headers.get("X-Floe-Test"))); log.flush()
-        if self.headers.get("Authorization") != "Bearer tok-1":
+        if self.headers.get("Authorization") != "Bearer tok-%d" % H.tokens:
             return self.answer(401, {"error": {"message": "no token", "type": "NotAuthorizedException", "code": 401}})
         if self.path.startswith("/v1/config"):
             return self.answer(200, {"defaults": {}, "overrides": {"prefix": "p1"},
                                      "endpoints": ["GET /v1/{prefix}/namespaces"]})
         if self.path.startswith("/v1/p1/namespaces"):
-            return self.answer(200, {"namespaces": [["a"], ["b"]]})
+            # two pages; the first answered after the token's lifetime
+            if "pageToken=pg2" in self.path:
+                return self.answer(200, {"namespaces": [["b"]], "next-page-token": None})
+            time.sleep(1.2)
+            return self.answer(200, {"namespaces": [["a"]], "next-page-token": "pg2"})
         self.answer(404, {"error": {"message": "no", "type": "NotFound", "code": 404}})
 serve(H, sys.argv[1])
 EOF
@@ -271,6 +280,13 @@ mrun() { env -u FLOE_CATALOG_URI -u FLOE_WAREHOUSE FLOE_CONFIG="$tmp/floe.conf" 
 [ "$(mrun namespace list | tr '\n' ' ')" = "a b " ] || fail "OAuth2: namespace list: $(mrun namespace list 2>&1)"
 grep -q '^POST /v1/oauth/tokens .*"scope": \["catalog"\]' "$tmp/mock.log" || fail "no token request: $(cat "$tmp/mock.log")"
 grep -q '^GET /v1/p1/namespaces Bearer tok-1 yes' "$tmp/mock.log" || fail "prefix, token or header.* not used: $(cat "$tmp/mock.log")"
+# the list came in two pages (pageToken), and the token, expired while the first page
+# was on its way, was asked for again before the second
+grep -q '^GET /v1/p1/namespaces?pageToken=pg2 Bearer tok-2 yes' "$tmp/mock.log" ||
+  fail "second page or refreshed token: $(cat "$tmp/mock.log")"
+[ "$(grep -c '^POST /v1/oauth/tokens' "$tmp/mock.log")" = 2 ] || fail "token requests: $(cat "$tmp/mock.log")"
+grep -q '^GET /v1/p1/namespaces?pageToken=pg2 Bearer tok-1' "$tmp/mock.log" &&
+  fail "a request went out with the expired token: $(cat "$tmp/mock.log")"
 : > "$tmp/mock.log"
 if mrun namespace create c 2>"$tmp/err"; then fail "created a namespace the server does not offer"; fi
 grep -q "does not offer POST /v1/{prefix}/namespaces" "$tmp/err" || fail "endpoint refusal: $(cat "$tmp/err")"
