@@ -241,9 +241,13 @@ int floe_cmd_maintain(int argc, char **argv) {
             exit_code = cli_usage("maintain", "table %s: expected NS.NAME", tables[i]);
             goto done;
         }
-        /* a table named that does not exist is the command's failure, not each job's */
+        /* a table named that does not exist is the command's failure, not each job's; one
+         * that exists and cannot be loaded (a REST catalog loads the metadata to answer)
+         * fails in each job, as on a SQL catalog */
         rc = floe_catalog_load_table(cat, ns, name, &pointer, &err);
         floe_free(pointer);
+        if (rc < 0 && rc != FLOE_ENOTFOUND && rc != FLOE_ENOMEM)
+            rc = 0;
         if (rc == 0)
             rc = floe_maint_add_table(m, ns, name, &err);
         floe_free(ns);

@@ -149,7 +149,16 @@ int rs_load_table(rs_req *q, rs_resp *r) {
         r->status = 304;
         memcpy(r->etag, etag, sizeof etag);
     } else if ((rc = floe_table_load(q->cat, q->ns, q->table, &t, &err)) < 0) {
-        rs_floe_error(r, rc, &err, NO_TABLE);
+        /* a table whose metadata file cannot be found still exists (a 404 would tell the
+         * client it does not): a server error, unless it was dropped meanwhile */
+        char *again = NULL;
+        floe_error err2;
+        if (rc == FLOE_ENOTFOUND &&
+            floe_catalog_load_table(q->cat, q->ns, q->table, &again, &err2) == 0)
+            rs_error(r, 500, "InternalServerError", "%s", err.msg);
+        else
+            rs_floe_error(r, rc, &err, NO_TABLE);
+        floe_free(again);
     } else {
         rs_table_result(r, t, refs_only);
         rs_vend_add(q, t, r);

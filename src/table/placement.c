@@ -179,9 +179,22 @@ static int table_folder(floe_catalog *c, const char *ns, const char *name, char 
         return rc;
     }
     char *pointer = NULL, *abs = NULL;
-    rc = floe_catalog_load_table(c, ns, name, &pointer, err); /* ENOTFOUND: dropped */
-    if (rc == 0)
-        rc = floe_catalog_resolve_location(c, ns, name, pointer, &abs, err);
+    floe_error pe;
+    rc = floe_catalog_load_table(c, ns, name, &pointer, &pe); /* ENOTFOUND: dropped */
+    if (rc == FLOE_ENOMEM || rc == FLOE_EBUSY) {
+        if (err)
+            *err = pe;
+        return rc;
+    }
+    if (rc < 0) {
+        /* a REST catalog reads the pointer only with the metadata (its server answers 500
+         * when that file is gone); that server checks the locations of what it creates
+         * itself, so such a table is left out here, not made every create's failure */
+        floe_log(FLOE_LOG_DEBUG, "table %s.%s: cannot be placed (%s); left out", ns, name,
+                 pe.msg);
+        return FLOE_ENOTFOUND;
+    }
+    rc = floe_catalog_resolve_location(c, ns, name, pointer, &abs, err);
     floe_free(pointer);
     if (rc < 0)
         return rc;

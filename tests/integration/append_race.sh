@@ -30,7 +30,7 @@ c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
 c.execute("BEGIN IMMEDIATE")
 open(sys.argv[2], "w").close()
 time.sleep(2)
-c.execute("COMMIT")' "$FLOE_CATALOG_URI" "$tmp/locked" & pl=$!
+c.execute("COMMIT")' "$catalog_db" "$tmp/locked" & pl=$!
     while [ ! -e "$tmp/locked" ]; do sleep 0.02; done
   fi
   "$floe" append "ns.$t" "$f" $mode > "$tmp/$t.a" 2>&1 & local p1=$!

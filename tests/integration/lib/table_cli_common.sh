@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "$name: FAIL: $*" >&2; fails=$((fails + 1)); }
 export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
+catalog_db=$tmp/catalog.db # the SQLite file of the catalog (behind the server with REST)
 unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
