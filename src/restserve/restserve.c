@@ -13,6 +13,7 @@
  * one thread per handle at a time, as floe/catalog.h requires).
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -508,14 +509,14 @@ bool rs_namespace_visible(const rs_req *q, const char *ns) {
     return ok;
 }
 
-/* The table a JSON identifier {namespace, name} names is covered by t; false for an
- * identifier that is not one (the handler then answers its 400). */
+/* The table a JSON identifier {namespace, name} names is covered by t; true for an
+ * identifier that is not one: the handler answers its 400, and changes nothing. */
 static bool covers_identifier(const floe_server_token *t, const json_t *id) {
     rs_resp scratch = {0};
     floe_buf_init(&scratch.body, 0);
     char *ns = rs_namespace_from_json(json_object_get(id, "namespace"), &scratch);
     const char *name = json_string_value(json_object_get(id, "name"));
-    bool ok = ns && name && covers_table(t, ns, name);
+    bool ok = !ns || !name || covers_table(t, ns, name);
     floe_free(ns);
     floe_buf_free(&scratch.body);
     return ok;
@@ -551,7 +552,7 @@ static bool permitted(const rs_req *q, const route *rt, const floe_server_token 
         rs_resp scratch = {0};
         floe_buf_init(&scratch.body, 0);
         char *ns = rs_namespace_from_json(json_object_get(q->body, "namespace"), &scratch);
-        bool ok = ns && covers_namespace(t, ns);
+        bool ok = !ns || covers_namespace(t, ns); /* a bad body: the handler's 400 */
         floe_free(ns);
         floe_buf_free(&scratch.body);
         return ok;
@@ -683,6 +684,27 @@ static floe_rest_fault take_fault(floe_rest_server *s, const route *rt, const ch
     return hit ? s->fault : FLOE_REST_FAULT_NONE;
 }
 
+static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const char *k,
+                                     const char *v) {
+    (void)kind;
+    FLOE_IGNORE_RESULT(floe_buf_printf(cls, "&%s=%s", k, v ? v : "")); /* checked below */
+    return MHD_YES;
+}
+
+/* What identifies a keyed request: method, path and query (purgeRequested=true is
+ * another request than =false), body. */
+static void fingerprint(struct MHD_Connection *c, const char *method, const char *url,
+                        const floe_buf *body, char fp[65]) {
+    floe_buf target;
+    floe_buf_init(&target, 0);
+    FLOE_IGNORE_RESULT(floe_buf_printf(&target, "%s?", url));
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query_arg, &target);
+    bool ok = floe_buf_append(&target, "", 1) == 0 && floe_buf_error(&target) == 0;
+    /* out of memory: the path alone */
+    rs_idem_fingerprint(method, ok ? (const char *)target.data : url, body->data, body->len, fp);
+    floe_buf_free(&target);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls) {
@@ -726,17 +748,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rt && authorize(&q, rt, &r) != 0)
         rt = NULL;
     const char *key = rt && rt->idem && s->idem ? rs_header(&q, "Idempotency-Key") : NULL;
+    char lkey[37];
     if (key && !rs_idem_key_valid(key)) {
         rs_error(&r, 400, "BadRequestException",
                  "Idempotency-Key must be a UUID (36 characters), not '%.64s'", key);
         rt = NULL;
+    } else if (key) {
+        /* UUIDs compare without regard to case (RFC 9562) */
+        for (size_t i = 0; i < sizeof lkey; i++)
+            lkey[i] = (char)tolower((unsigned char)key[i]);
+        key = lkey;
     }
     floe_rest_fault fault = rt ? take_fault(s, rt, key) : FLOE_REST_FAULT_NONE;
     bool lost = fault == FLOE_REST_FAULT_LOST_500 || fault == FLOE_REST_FAULT_LOST_DROP;
     if (rt && !lost) {
         char fp[65];
         if (key)
-            rs_idem_fingerprint(method, url, cr->body.data, cr->body.len, fp);
+            fingerprint(c, method, url, &cr->body, fp);
         size_t h = take_handle(s, key);
         q.cat = s->cats[h];
         q.h = h;

@@ -6,7 +6,11 @@
 #    table moved onto another's folder can no longer purge that table's files on drop
 #    (it did: `DELETE ...?purgeRequested=true` deleted the other table's manifests);
 #  - the same in a transaction's change;
-#  - a set-location to a folder of its own still commits.
+#  - a set-location to a folder of its own still commits;
+#  - Idempotency-Key: a key sent again in upper case is the same key (RFC 9562), and a key
+#    reused with another query (purgeRequested=true after =false) is a 400, not a replay;
+#  - with --tokens, a malformed body is the handler's 400 for a token that may do
+#    everything (it was a 403 "no grant").
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
@@ -72,6 +76,35 @@ code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/sho
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["metadata"]["location"].endswith("/elsewhere/mv")' "$tmp/body" ||
   fail "set-location not applied: $(cat "$tmp/body")"
 
+# Idempotency-Key: case, and the query as part of the request
+K=4a3b2c1d-0e9f-4a8b-9c7d-6e5f4a3b2c1d
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
+[ "$code" = 200 ] || fail "keyed create: $code $(cat "$tmp/body")"
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: ${K^^}" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
+[ "$code" = 200 ] || fail "the same key in upper case ran again: $code $(cat "$tmp/body")"
+"$floe" table create shop.d1 --schema "$tmp/s.json" >/dev/null
+K2=5b4c3d2e-1f0a-4b9c-8d7e-6f5a4b3c2d1e
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K2" -X DELETE "$base/v1/namespaces/shop/tables/d1?purgeRequested=false")
+[ "$code" = 204 ] || fail "keyed drop: $code $(cat "$tmp/body")"
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K2" -X DELETE "$base/v1/namespaces/shop/tables/d1?purgeRequested=true")
+[ "$code" = 400 ] || fail "the key reused with another query: $code, not 400 $(cat "$tmp/body")"
+kill "$pid"; wait "$pid" || fail "the server did not stop cleanly"; pid=
+
+# a token that may do everything gets the handler's 400 for a malformed body
+printf '[token ops]\nsecret = secret-ops-0001\ngrants = *\n' > "$tmp/tokens.conf"
+rm -f "$tmp/port"
+"$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" --tokens "$tmp/tokens.conf" 2>"$tmp/server.log" &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+base=http://127.0.0.1:$(cat "$tmp/port")
+for body in '{"namespace":"shop"}' '{"namespace":[]}' '{"namespace":["a.b"]}'; do
+  code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/namespaces" -d "$body")
+  [ "$code" = 400 ] || fail "create namespace $body with *: $code $(cat "$tmp/body")"
+done
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/tables/rename" -d '{"source":{"namespace":["shop"]}}')
+[ "$code" = 400 ] || fail "rename without names with *: $code $(cat "$tmp/body")"
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer wrong-secret-01' -X POST "$base/v1/namespaces" -d '{"namespace":"shop"}')
+[ "$code" = 401 ] || fail "a malformed body with a wrong token: $code, not 401"
 kill "$pid"; wait "$pid" || fail "the server did not stop cleanly"; pid=
 [ $fails = 0 ] || exit 1
 echo "rest_guard: ok"
