@@ -6,7 +6,7 @@
 #    table moved onto another's folder can no longer purge that table's files on drop
 #    (it did: `DELETE ...?purgeRequested=true` deleted the other table's manifests);
 #  - the same in a transaction's change;
-#  - a set-location to a folder of its own still commits;
+#  - a set-location to a folder of its own (inside its namespace's) still commits;
 #  - Idempotency-Key: a key sent again in upper case is the same key (RFC 9562), and a key
 #    reused with another query (purgeRequested=true after =false) is a 400, not a replay;
 #  - with --tokens, a malformed body is the handler's 400 for a token that may do
@@ -71,9 +71,9 @@ n=$("$floe" scan secret.t 2>&1 | wc -l)
 
 # a location of its own is taken
 "$floe" table create shop.mv --schema "$tmp/s.json" >/dev/null
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/shop/tables/mv" -d "$(setloc "$tmp/elsewhere/mv")")
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/shop/tables/mv" -d "$(setloc "$tmp/wh/shop/mv2")")
 [ "$code" = 200 ] || fail "set-location to a folder of its own: $code $(cat "$tmp/body")"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["metadata"]["location"].endswith("/elsewhere/mv")' "$tmp/body" ||
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["metadata"]["location"].endswith("/shop/mv2")' "$tmp/body" ||
   fail "set-location not applied: $(cat "$tmp/body")"
 
 # Idempotency-Key: case, and the query as part of the request
