@@ -167,7 +167,8 @@ char *floe_arena_strndup(floe_arena *a, const char *s, size_t n) {
     char *d = arena_alloc_raw(a, n + 1);
     if (!d)
         return NULL;
-    memcpy(d, s, n);
+    if (n)
+        memcpy(d, s, n);
     d[n] = '\0';
     return d;
 }

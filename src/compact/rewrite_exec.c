@@ -526,7 +526,10 @@ static int writer_for(group_run *gr, const uint8_t *key, size_t keylen, const fl
         tv[i] = tuple[i];
         if (!tv[i].is_null && (tv[i].type == FLOE_TYPE_STRING || tv[i].type == FLOE_TYPE_BINARY ||
                                tv[i].type == FLOE_TYPE_FIXED)) {
-            tv[i].v.bytes.p = floe_arena_memdup(a, tv[i].v.bytes.p, tv[i].v.bytes.n + 1);
+            /* n bytes and a terminator: the source's bytes end at n (an empty value's
+             * pointer may be anything) */
+            tv[i].v.bytes.p = (const uint8_t *)floe_arena_strndup(
+                a, (const char *)tv[i].v.bytes.p, tv[i].v.bytes.n);
             FLOE_RETURN_ERROR_IF(!tv[i].v.bytes.p, err, FLOE_ENOMEM, "out of memory");
         }
     }

@@ -1597,8 +1597,10 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
         ci->upper_bound = floe_malloc(b.max_len ? b.max_len : 1);
         if (!ci->lower_bound || !ci->upper_bound)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        memcpy(ci->lower_bound, tmp.data + b.min_off, b.min_len);
-        memcpy(ci->upper_bound, tmp.data + b.max_off, b.max_len);
+        if (b.min_len) /* an empty string's bound: tmp may hold nothing */
+            memcpy(ci->lower_bound, tmp.data + b.min_off, b.min_len);
+        if (b.max_len)
+            memcpy(ci->upper_bound, tmp.data + b.max_off, b.max_len);
         ci->lower_len = b.min_len;
         ci->upper_len = b.max_len;
         ci->lower_truncated = !b.min_exact || c->fstat.min_inexact;
