@@ -885,8 +885,11 @@ static int prepare_partition(floe_server *s, const srv_table *t, part_job *j,
     int64_t cap = s->cfg.max_pending_bytes;
     co.threads = cap > 0 && atomic_load(&s->land.pending_bytes) > cap ? 2 : 1;
     co.shred.max_record = (size_t)s->cfg.max_record;
-    co.shred.unknown = srv_table_mode(s, t) == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
-                                                                  : FLOE_UNKNOWN_IGNORE;
+    /* A field the table does not have (any more: dropped or renamed since the post was
+     * accepted) is quarantined with its record, not dropped, unless the mode says to
+     * ignore unknown fields. */
+    co.shred.unknown = srv_table_mode(s, t) == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE
+                                                                  : FLOE_UNKNOWN_REJECT;
     co.out_dir = j->jt.phys_dir;
     co.file_prefix = prefix;
     co.spec = j->jt.spec->nfields ? j->jt.spec : NULL;
@@ -1235,6 +1238,12 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
             job_failed(tbl, j->part, &e, fails, &rc, err);
             finish_job(s, j, false);
             continue;
+        }
+        if (j->jt.schema && j->jt.spec &&
+            srv_table_sync(s, t, j->jt.schema->schema_id, j->jt.spec->spec_id, &e) < 0) {
+            /* posts keep the schema they had until the next round or evolution */
+            floe_log(FLOE_LOG_WARN, "serve: table %s: %s", tbl, e.msg);
+            floe_error_clear(&e);
         }
         if (j->fc.n == 0) {
             finish_job(s, j, true);

@@ -329,6 +329,10 @@ srv_table *srv_table_find(floe_server *s, const char *name);
 void srv_table_free(srv_table *t);
 int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
                      bool is_array, floe_error *err);
+/* Adopt the table's current schema and default spec from the catalog unless they are
+ * schema_id / spec_id already (the ids a compaction just read). */
+int srv_table_sync(floe_server *s, srv_table *t, int32_t schema_id, int32_t spec_id,
+                   floe_error *err);
 int srv_table_load_configured(floe_server *s, floe_error *err);
 /* The configured tables from their local copies (a start without the catalog): those
  * without one are logged and loaded at their first post once the catalog answers. */

@@ -634,6 +634,75 @@ done:
     return rc;
 }
 
+/* Make *cur and *spec (taken) the schema and spec posts are checked and routed against.
+ * evolve_mu held. The old schema stays alive until the server closes (scratches compiled
+ * against it may be in use). */
+static int adopt(floe_server *s, srv_table *t, floe_schema **cur, floe_partition_spec **spec,
+                 floe_error *err) {
+    floe_schema **olds = floe_realloc(t->old_schemas, (t->nold + 2) * sizeof *olds);
+    if (!olds)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    t->old_schemas = olds;
+    pthread_rwlock_wrlock(&t->schema_lock);
+    t->old_schemas[t->nold++] = t->schema;
+    floe_partition_spec_free(t->spec); /* specs are only used under the read lock */
+    t->schema = *cur;
+    t->spec = *spec;
+    t->schema_gen++;
+    pthread_rwlock_unlock(&t->schema_lock);
+    *cur = NULL;
+    *spec = NULL;
+    atomic_fetch_add(&t->schema_updates, 1);
+    cache_store(s, t);
+    return 0;
+}
+
+/* The table's current schema and default spec in the catalog, adopted when they are not
+ * the ones posts are checked against (changed by another process: `floe table schema`,
+ * another node). evolve_mu held; takes cat_mu. */
+static int sync_locked(floe_server *s, srv_table *t, floe_error *err) {
+    floe_table *ft = NULL;
+    floe_schema *cur = NULL;
+    floe_partition_spec *spec = NULL;
+    int rc = 0;
+    pthread_mutex_lock(&s->cat_mu);
+    rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
+    if (rc == 0) {
+        const floe_table_metadata *m = floe_table_metadata_get(ft);
+        const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+        const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
+        pthread_rwlock_rdlock(&t->schema_lock);
+        bool same = ms && ms->schema_id == t->schema->schema_id &&
+                    (sp ? sp->spec_id : 0) == t->spec->spec_id;
+        pthread_rwlock_unlock(&t->schema_lock);
+        if (!same)
+            rc = read_table(ft, &cur, &spec, NULL, err);
+    }
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    if (rc == 0 && cur) {
+        floe_log(FLOE_LOG_INFO, "serve: table %s: schema %d / spec %d changed in the "
+                 "catalog, adopted", t->name, (int)cur->schema_id, (int)spec->spec_id);
+        rc = adopt(s, t, &cur, &spec, err);
+    }
+    floe_schema_free(cur);
+    floe_partition_spec_free(spec);
+    return rc;
+}
+
+int srv_table_sync(floe_server *s, srv_table *t, int32_t schema_id, int32_t spec_id,
+                   floe_error *err) {
+    pthread_rwlock_rdlock(&t->schema_lock);
+    bool same = t->schema->schema_id == schema_id && t->spec->spec_id == spec_id;
+    pthread_rwlock_unlock(&t->schema_lock);
+    if (same)
+        return 0;
+    pthread_mutex_lock(&t->evolve_mu);
+    int rc = sync_locked(s, t, err);
+    pthread_mutex_unlock(&t->evolve_mu);
+    return rc;
+}
+
 int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
                      bool is_array, floe_error *err) {
     (void)is_array;
@@ -646,6 +715,9 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     if (atomic_load(&s->offline))
         return floe_error_set(err, FLOE_EBUSY, "the catalog cannot be reached");
     pthread_mutex_lock(&t->evolve_mu);
+    /* new against the table as it is now, not as this server last saw it: a field
+     * another process dropped is new again */
+    FLOE_CHECK(sync_locked(s, t, err));
     int gen = t->schema_gen;
     FLOE_CHECK(infer_schema(body, n, &inferred, err));
     ijson = floe_schema_to_json(inferred, false);
@@ -687,22 +759,8 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     json_decref(adds);
     if (rc < 0)
         goto done;
-    floe_schema **olds = floe_realloc(t->old_schemas, (t->nold + 2) * sizeof *olds);
-    if (!olds)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    t->old_schemas = olds;
-    pthread_rwlock_wrlock(&t->schema_lock);
-    t->old_schemas[t->nold++] = t->schema;
-    floe_partition_spec_free(t->spec); /* specs are only used under the read lock */
-    t->schema = cur;
-    t->spec = spec;
-    t->schema_gen++;
-    pthread_rwlock_unlock(&t->schema_lock);
-    cur = NULL;
-    spec = NULL;
-    atomic_fetch_add(&t->schema_updates, 1);
+    FLOE_CHECK(adopt(s, t, &cur, &spec, err));
     floe_log(FLOE_LOG_INFO, "serve: table %s: schema evolved", t->name);
-    cache_store(s, t);
 done:
     pthread_mutex_unlock(&t->evolve_mu);
     json_decref(ij);
