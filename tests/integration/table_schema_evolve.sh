@@ -281,8 +281,8 @@ expect_fail 1 'needs format version 3' "$floe" table create ns.nsv2 --schema "$t
 [ "$(mq ns.nsv3 'm["format-version"]')" = 3 ] || fail "v3 table with timestamptz_ns"
 
 # ---- a format v1 table: a dropped field becomes void ------------------------------------
-mkdir -p "$tmp/v1/metadata"
-python3 - "$tmp/v1" "$tmp/s.json" <<'EOF'
+mkdir -p "$tmp/wh/ns/v1/metadata"  # inside the warehouse: a REST catalog registers only there
+python3 - "$tmp/wh/ns/v1" "$tmp/s.json" <<'EOF'
 import json, sys
 loc, schema = sys.argv[1], json.load(open(sys.argv[2]))
 schema["schema-id"] = 0
@@ -292,7 +292,7 @@ json.dump({"format-version": 1, "table-uuid": "5f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3
            "name": "k", "field-id": 1000}], "properties": {}, "snapshots": []},
           open(loc + "/metadata/v1.metadata.json", "w"))
 EOF
-"$floe" table register ns.v1 "$tmp/v1/metadata/v1.metadata.json" >/dev/null
+"$floe" table register ns.v1 "$tmp/wh/ns/v1/metadata/v1.metadata.json" >/dev/null
 gen 0 20 > "$tmp/v0.ndjson"; "$floe" append ns.v1 "$tmp/v0.ndjson" >/dev/null
 "$floe" table partition ns.v1 add-field 'truncate(5, v)' >/dev/null
 "$floe" table partition ns.v1 drop-field k >/dev/null

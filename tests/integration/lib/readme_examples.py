@@ -460,13 +460,20 @@ def run(readme, only=(), capture=False):
         shutil.copy(FLOE, os.path.join(root, '.in', 'bin', 'floe'))
         shutil.copy(readme, os.path.join(root, '.in', 'README.md'))
         me = shutil.copy(os.path.abspath(__file__), os.path.join(root, '.in', 'readme_examples.py'))
-        os.symlink(os.path.join(SRC, 'tests', 'js', 'node_modules'),
-                   os.path.join(root, '.in', 'node_modules'))
+        modules = os.path.join(SRC, 'tests', 'js', 'node_modules')
+        isolated = namespaces_work()
+        if isolated:
+            # bound in: a checkout under /tmp is out of sight once root is /tmp
+            os.makedirs(os.path.join(root, '.in', 'node_modules'))
+        else:
+            os.symlink(modules, os.path.join(root, '.in', 'node_modules'))
         os.makedirs(os.path.join(root, '.in', 'conformance', 'parquet-testing', 'data'))
         shutil.copy(os.path.join(CONFORMANCE, 'parquet-testing', 'data', 'alltypes_plain.parquet'),
                     os.path.join(root, '.in', 'conformance', 'parquet-testing', 'data'))
-        if namespaces_work():
-            cmd = ['unshare', '-rnm', 'sh', '-c', 'mount --bind "$0" /tmp && exec "$@"', root,
+        if isolated:
+            cmd = ['unshare', '-rnm', 'sh', '-c',
+                   'mount --bind "$1" "$0/.in/node_modules" && mount --rbind "$0" /tmp && '
+                   'shift && exec "$@"', root, modules,
                    sys.executable, '/tmp/.in/readme_examples.py', '--inner', '/tmp', '1'] + list(only)
         else:
             cmd = [sys.executable, me, '--inner', root, '0'] + list(only)
