@@ -597,6 +597,7 @@ static int authorize(rs_req *q, const route *rt, rs_resp *r) {
 typedef struct conn_req {
     floe_buf body;
     bool too_big;
+    bool answered; /* refused on its headers alone; what body follows is not read */
 } conn_req;
 
 static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
@@ -705,6 +706,25 @@ static void fingerprint(struct MHD_Connection *c, const char *method, const char
     floe_buf_free(&target);
 }
 
+/* What the headers alone refuse, before any body is read: a Content-Length over the
+ * body limit (413). True with the answer in r. */
+static bool refuse_on_headers(const floe_rest_server *s, struct MHD_Connection *c,
+                              const char *method, rs_resp *r) {
+    (void)method;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end != cl && !*end && n > s->max_body) {
+            rs_error(r, 413, "BadRequestException",
+                     "request body of %llu bytes is larger than the limit of %zu bytes", n,
+                     s->max_body);
+            return true;
+        }
+    }
+    return false;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls) {
@@ -716,6 +736,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         floe_buf_init(&cr->body, s->max_body);
         *con_cls = cr;
+        rs_resp r = {.status = 0};
+        floe_buf_init(&r.body, 0);
+        if (refuse_on_headers(s, c, method, &r)) {
+            /* answered before the body is read: libmicrohttpd then closes the connection
+             * rather than wait for a body nobody reads (a 10 GB Content-Length) */
+            cr->answered = true;
+            floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d %.*s", method, url, r.status,
+                     (int)(r.body.len > 400 ? 400 : r.body.len), (const char *)r.body.data);
+            enum MHD_Result ok = send_resp(c, &r);
+            floe_buf_free(&r.body);
+            return ok;
+        }
+        floe_buf_free(&r.body);
+        return MHD_YES;
+    }
+    if (cr->answered) {
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {

@@ -9,6 +9,8 @@
 #  - a set-location to a folder of its own (inside its namespace's) still commits;
 #  - Idempotency-Key: a key sent again in upper case is the same key (RFC 9562), and a key
 #    reused with another query (purgeRequested=true after =false) is a 400, not a replay;
+#  - a Content-Length over the body limit is a 413 before the body is read (the server
+#    waited for all 10 GB of one); If-None-Match takes W/"etag" and lists;
 #  - with --tokens, a malformed body is the handler's 400 for a token that may do
 #    everything (it was a 403 "no grant").
 set -euo pipefail
@@ -88,6 +90,24 @@ code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K2" -X DEL
 [ "$code" = 204 ] || fail "keyed drop: $code $(cat "$tmp/body")"
 code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K2" -X DELETE "$base/v1/namespaces/shop/tables/d1?purgeRequested=true")
 [ "$code" = 400 ] || fail "the key reused with another query: $code, not 400 $(cat "$tmp/body")"
+
+# a declared body over the limit is a 413 at once, not after waiting for (or reading) it
+code=$(curl -s -m 5 -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' \
+  -H 'Content-Length: 10000000000' -X POST "$base/v1/namespaces" -d '{}' || true)
+[ "$code" = 413 ] || fail "Content-Length 10000000000: $code, not 413 at once $(cat "$tmp/body")"
+grep -q 'larger than the limit' "$tmp/body" || fail "413 body: $(cat "$tmp/body")"
+code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces" -d '{"namespace":["after413"]}')
+[ "$code" = 200 ] || fail "a request after the 413: $code $(cat "$tmp/body")"
+
+# If-None-Match compares weakly (RFC 9110 13.1.2) and takes a list
+etag=$(curl -s -D - -o /dev/null "$base/v1/namespaces/secret/tables/t" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+[ -n "$etag" ] || fail "no ETag on a load"
+for inm in "$etag" "W/$etag" "\"other\", W/$etag" "\"a\",$etag"; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $inm" "$base/v1/namespaces/secret/tables/t")
+  [ "$code" = 304 ] || fail "If-None-Match: $inm: $code, not 304"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'If-None-Match: W/"other", "x"' "$base/v1/namespaces/secret/tables/t")
+[ "$code" = 200 ] || fail "If-None-Match of other etags: $code, not 200"
 kill "$pid"; wait "$pid" || fail "the server did not stop cleanly"; pid=
 
 # a token that may do everything gets the handler's 400 for a malformed body
