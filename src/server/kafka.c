@@ -154,7 +154,7 @@ typedef struct srv_kafka {
     rd_kafka_t *rk;
     bool sticky;            /* the strategy is cooperative-sticky (see sticky_wait) */
     _Atomic bool assigned_once; /* an assignment came (the assignor's state is set) */
-    bool keep_rk;           /* rk cannot be destroyed (see sticky_wait) */
+    bool keep_rk;           /* rk is closed, not destroyed (see the end of kafka_main) */
     pthread_t thr;
     bool started;
     _Atomic bool stop;
@@ -2123,7 +2123,7 @@ static void sticky_wait(srv_kafka *k) {
 }
 
 static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
-static rd_kafka_t **kept_rk; /* handles not destroyed (sticky_wait), reachable till exit */
+static rd_kafka_t **kept_rk; /* closed handles not destroyed (kafka_main), reachable till exit */
 static size_t nkept_rk;
 
 static void keep_handle(rd_kafka_t *rk) {
@@ -2212,12 +2212,15 @@ static void *kafka_main(void *arg) {
     if (k->sticky)
         sticky_wait(k);
     rd_kafka_consumer_close(k->rk);
-    if (k->sticky && !atomic_load(&k->assigned_once)) {
-        floe_log(FLOE_LOG_WARN, "kafka %s: left the group before its first assignment: the "
-                 "consumer handle is kept, not destroyed (librdkafka < 2.3.0 aborts "
-                 "destroying a cooperative-sticky consumer then)", k->name);
-        k->keep_rk = true;
-    }
+    if (k->sticky && !atomic_load(&k->assigned_once))
+        floe_log(FLOE_LOG_INFO, "kafka %s: left the group before its first assignment",
+                 k->name);
+    /* A consumer that ran is closed (it has left the group) but never destroyed: besides
+     * the cooperative-sticky case above, librdkafka 2.0.2 can abort while destroying one,
+     * when a broker thread failing for the destruction drops another broker's last
+     * reference (rd_kafka_broker_destroy_final asserts it runs on that broker's own
+     * thread; librdkafka issue 3608, open). Its threads and memory end with the process. */
+    k->keep_rk = true;
     pthread_mutex_lock(&k->mu);
     k->flush_done = k->flush_gen;
     pthread_cond_broadcast(&k->cv);
