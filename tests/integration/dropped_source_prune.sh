@@ -5,18 +5,9 @@
 # labels) and a sort / z-order rewrite into that spec (-o output-spec-id) read it. Pruned
 # scans give the rows of unpruned ones; under the sanitizers a spec pointing into a freed
 # schema fails the run.
-set -euo pipefail
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-floe=${FLOE_BIN:-$src/build/floe}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "dropped_source_prune: FAIL: $*" >&2; fails=$((fails + 1)); }
-export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
-unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
-command -v python3 >/dev/null || { echo "dropped_source_prune: SKIP: no python3"; exit 77; }
+name=dropped_source_prune
+oracle=
+. "$(dirname "$0")/lib/table_cli_common.sh"
 
 cat > "$tmp/s.json" <<'J'
 {"type":"struct","schema-id":0,"fields":[

@@ -5,18 +5,9 @@
 # value is copied by its length: an empty value's pointer may point anywhere). Rows,
 # partition values and per-partition counts are checked after the appends and after a
 # rewrite with each strategy; under the sanitizers any stray read or write fails the run.
-set -euo pipefail
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-floe=${FLOE_BIN:-$src/build/floe}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "partition_empty_string: FAIL: $*" >&2; fails=$((fails + 1)); }
-export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
-unset FLOE_CONFIG FLOE_CATALOG_TYPE || true
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
-command -v python3 >/dev/null || { echo "partition_empty_string: SKIP: no python3"; exit 77; }
+name=partition_empty_string
+oracle=
+. "$(dirname "$0")/lib/table_cli_common.sh"
 
 cat > "$tmp/s.json" <<'J'
 {"type":"struct","schema-id":0,"fields":[
