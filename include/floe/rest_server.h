@@ -41,6 +41,9 @@
  * docs/REST.md says which grant each route needs). Without tokens the server listens on
  * loopback addresses only. TLS belongs to a proxy in front.
  *
+ * Slow and idle clients: as floe serve's defaults, 256 connections at once (an idle or
+ * slow one makes room for a newcomer), headers within 10 s, a body within 30 s.
+ *
  * Threads: libmicrohttpd runs a thread per connection; requests run on a pool of 8
  * catalog handles, up to 8 at once (commits to different tables write their metadata side
  * by side; the catalog's compare-and-swap keeps commits to one table apart).

@@ -23,12 +23,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/connguard.h"
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "rs_internal.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8181"
 #define DEFAULT_MAX_BODY ((size_t)16 << 20)
+
+/* Slow and idle clients (common/connguard.h), as floe serve's defaults: 256 connections
+ * served at once, an idle or slow one making room for a newcomer; headers (and keep-alive
+ * idle time) within 10 s, a body within 30 s. */
+static const floe_connguard_config GUARD = {256, 10000, 30000};
 
 /* ---------------------------------------------------------------------------------------
  * answers
@@ -736,6 +742,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         floe_buf_init(&cr->body, s->max_body);
         *con_cls = cr;
+        floe_connguard_phase(c, FLOE_CONN_BODY); /* the headers are in */
         rs_resp r = {.status = 0};
         floe_buf_init(&r.body, 0);
         if (refuse_on_headers(s, c, method, &r)) {
@@ -759,8 +766,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!cr->too_big && floe_buf_append(&cr->body, upload_data, *upload_size) < 0)
             cr->too_big = true;
         *upload_size = 0;
+        floe_connguard_body_bytes(c, (int64_t)cr->body.len);
         return MHD_YES;
     }
+    floe_connguard_phase(c, FLOE_CONN_BUSY);
     rs_req q = {.s = s, .conn = c, .method = method};
     rs_resp r = {.status = 500};
     floe_buf_init(&r.body, 0);
@@ -853,8 +862,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)cls;
-    (void)c;
     (void)toe;
+    floe_connguard_phase(c, FLOE_CONN_HEADERS); /* keep-alive: the next request's headers */
     conn_req *cr = *con_cls;
     if (cr) {
         floe_buf_free(&cr->body);
@@ -936,13 +945,15 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(rs_idem_open(s, err));
+    FLOE_CHECK(floe_connguard_start(&GUARD, &s->guard, err));
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, floe_connguard_mhd_limit(&GUARD),
+        MHD_OPTION_CONNECTION_TIMEOUT, floe_connguard_mhd_timeout_s(&GUARD),
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, floe_connguard_notify, s->guard, MHD_OPTION_END);
     if (!s->mhd)
         FLOE_FAIL(err, FLOE_EIO, "cannot listen on %s", listen);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
@@ -963,6 +974,7 @@ void floe_rest_server_stop(floe_rest_server *s) {
         return;
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
+    floe_connguard_stop(s->guard);
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
         floe_catalog_close(s->cats[i]);
     pthread_cond_destroy(&s->freed);

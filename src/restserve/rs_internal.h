@@ -32,6 +32,7 @@ typedef struct rs_idem_slot {
 
 struct floe_rest_server {
     struct MHD_Daemon *mhd;
+    struct floe_connguard *guard; /* slow and idle clients (common/connguard.h) */
     pthread_mutex_t mu;  /* guards busy and keys */
     pthread_cond_t freed; /* a handle was given back */
     floe_catalog *cats[RS_CATALOG_HANDLES];

@@ -6,18 +6,8 @@
  * may block until the WAL fsync that covers its frame without holding anyone else up, and
  * many requests waiting at once is what makes group commit effective.
  *
- * Slow clients: libmicrohttpd's own timeout only closes idle connections; a client that
- * trickles bytes would hold its thread forever. The watchdog tracks each connection's
- * phase (waiting for headers, reading the body) and shuts the socket down when a phase
- * outlasts header_timeout / read_timeout. Waiting for the next request on a keep-alive
- * connection counts as waiting for headers. Those timeouts alone would still let
- * max_connections slow clients shut everyone else out for up to a timeout (libmicrohttpd
- * refuses connections past its limit), so the library's limit is set a little above
- * max_connections and a connection that arrives when max_connections are open makes room
- * (make_room): the connection waiting longest for headers goes (idle keep-alive, or
- * trickled headers), else the one sending its body slowest, else - every connection is
- * working - the new one is refused. A connection younger than EVICT_GRACE_MS is never
- * taken, so the newcomer (and its like) cannot be.
+ * Slow clients: common/connguard.h (header_timeout, read_timeout, and room made for a
+ * newcomer when max_connections are open).
  *
  * Memory: the body is taken from the in-flight budget (srv_budget_hold) before it is
  * stored - all of it at the first call when Content-Length announces it, so a request
@@ -40,24 +30,11 @@
 
 #include "floe/quarantine.h"
 #include "server_internal.h"
+#include "common/connguard.h"
 #include "common/testing.h"
 
 const double srv_lat_bounds_ms[SRV_LAT_BUCKETS] = {1,   2,   5,    10,   20,   50,   100,
                                                    200, 500, 1000, 2000, 5000, 10000, 30000};
-
-enum { PHASE_HEADERS = 0, PHASE_BODY = 1, PHASE_BUSY = 2 };
-
-#define EVICT_GRACE_MS 1000
-
-typedef struct conn_state {
-    struct conn_state *prev, *next;
-    int fd;
-    _Atomic int phase;
-    _Atomic int64_t since_ms;
-    _Atomic int64_t body_bytes; /* of the body being read (PHASE_BODY) */
-    int64_t opened_ms;
-    bool shut;
-} conn_state;
 
 enum { REQ_EVENTS = 1, REQ_FLUSH };
 
@@ -74,7 +51,7 @@ typedef struct req_state {
     int64_t wire;           /* body bytes received */
     int64_t held;           /* of the in-flight budget: body.cap + the decoder's */
     int64_t start_ns;
-    conn_state *cs;
+    struct MHD_Connection *conn;
 } req_state;
 
 static void free_answer(void *p) {
@@ -286,9 +263,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
                         (unsigned long long)atomic_load(&t->schema_updates));
     }
     pthread_mutex_unlock(&s->tables_mu);
-    pthread_mutex_lock(&s->conn_mu);
-    int64_t nconns = s->nconns;
-    pthread_mutex_unlock(&s->conn_mu);
+    int64_t nconns = s->guard ? floe_connguard_open(s->guard) : 0;
     int64_t oldest = atomic_load(&s->land.oldest_pending_ms);
     double lag = oldest ? (double)(floe_wall_ms() - oldest) / 1000.0 : 0.0;
     floe_buf_printf(&b,
@@ -351,7 +326,7 @@ static char *metrics_text(floe_server *s, size_t *len) {
                     (long long)atomic_load(&s->budget_limit),
                     (long long)atomic_load(&s->pooled_bytes),
                     (unsigned long long)atomic_load(&s->m.budget_refusals), (long long)nconns,
-                    (unsigned long long)atomic_load(&s->m.conns_evicted),
+                    (unsigned long long)(s->guard ? floe_connguard_evicted(s->guard) : 0),
                     (unsigned long long)atomic_load(&s->m.wal_failures),
                     (unsigned long long)atomic_load(&s->m.wal_recoveries),
                     (int)atomic_load(&s->offline));
@@ -530,21 +505,6 @@ static enum MHD_Result healthz(floe_server *s, struct MHD_Connection *c) {
 
 /* ---- the request handler ------------------------------------------------------------- */
 
-static conn_state *conn_of(struct MHD_Connection *c) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci ? (conn_state *)ci->socket_context : NULL;
-}
-
-static void set_phase(conn_state *cs, int phase) {
-    if (!cs)
-        return;
-    atomic_store(&cs->since_ms, floe_wall_ms());
-    if (phase == PHASE_BODY)
-        atomic_store(&cs->body_bytes, 0);
-    atomic_store(&cs->phase, phase);
-}
-
 static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, const char *url,
                                   const char *method, req_state *r) {
     const char *bad = framing_error(c);
@@ -691,8 +651,7 @@ static int body_room(void *ctx, floe_buf *out, size_t want) {
 /* The next bytes of the body. */
 static void take_body(floe_server *s, req_state *r, const char *data, size_t n) {
     r->wire += (int64_t)n;
-    if (r->cs)
-        atomic_store(&r->cs->body_bytes, r->wire);
+    floe_connguard_body_bytes(r->conn, r->wire);
     if (r->fail_status)
         return;
     if (r->wire > s->cfg.max_body) {
@@ -850,8 +809,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = r;
         r->start_ns = floe_now_ns();
-        r->cs = conn_of(c);
-        set_phase(r->cs, PHASE_BODY);
+        r->conn = c;
+        floe_connguard_phase(c, FLOE_CONN_BODY);
         return first_call(s, c, url, method, r);
     }
     if (*upload_data_size) {
@@ -860,7 +819,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0;
         return MHD_YES;
     }
-    set_phase(r->cs, PHASE_BUSY);
+    floe_connguard_phase(c, FLOE_CONN_BUSY);
     if (r->kind == REQ_FLUSH)
         return flush(s, c);
     if (r->kind == REQ_EVENTS)
@@ -873,7 +832,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     floe_server *s = cls;
     req_state *r = *con_cls;
-    set_phase(conn_of(c), PHASE_HEADERS); /* keep-alive: the next request's headers */
+    floe_connguard_phase(c, FLOE_CONN_HEADERS); /* keep-alive: the next request's headers */
     if (!r)
         return;
     if (r->kind == REQ_EVENTS) {
@@ -892,102 +851,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     floe_free(r->key);
     floe_free(r);
     *con_cls = NULL;
-}
-
-/* Called with conn_mu held when a connection arrives with max_connections open: close
- * the one that has waited longest for its headers, else the one whose body arrives
- * slowest (bytes per second since the body began), else - all of them are working -
- * the newcomer. Connections younger than EVICT_GRACE_MS are spared. */
-static void make_room(floe_server *s, conn_state *newcomer, int64_t now) {
-    conn_state *idle = NULL, *slow = NULL;
-    double slow_rate = 0;
-    for (conn_state *cs = s->conns; cs; cs = cs->next) {
-        if (cs == newcomer || cs->shut || cs->fd < 0 || now - cs->opened_ms < EVICT_GRACE_MS)
-            continue;
-        int ph = atomic_load(&cs->phase);
-        int64_t since = atomic_load(&cs->since_ms);
-        if (ph == PHASE_HEADERS && now - since >= EVICT_GRACE_MS) {
-            if (!idle || since < atomic_load(&idle->since_ms))
-                idle = cs;
-        } else if (ph == PHASE_BODY && now - since >= EVICT_GRACE_MS) {
-            double rate = (double)atomic_load(&cs->body_bytes) * 1000.0 / (double)(now - since);
-            if (!slow || rate < slow_rate) {
-                slow = cs;
-                slow_rate = rate;
-            }
-        }
-    }
-    conn_state *victim = idle ? idle : slow ? slow : newcomer;
-    if (victim->fd >= 0)
-        shutdown(victim->fd, SHUT_RDWR);
-    victim->shut = true;
-    if (victim != newcomer)
-        atomic_fetch_add(&s->m.conns_evicted, 1);
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe) {
-    floe_server *s = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        conn_state *cs = floe_calloc(1, sizeof *cs);
-        if (!cs)
-            return;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        cs->fd = ci ? ci->connect_fd : -1;
-        int64_t now = floe_wall_ms();
-        cs->opened_ms = now;
-        atomic_store(&cs->phase, PHASE_HEADERS);
-        atomic_store(&cs->since_ms, now);
-        pthread_mutex_lock(&s->conn_mu);
-        cs->next = s->conns;
-        if (cs->next)
-            cs->next->prev = cs;
-        s->conns = cs;
-        if (++s->nconns > s->cfg.max_connections)
-            make_room(s, cs, now);
-        pthread_mutex_unlock(&s->conn_mu);
-        *socket_context = cs;
-    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-        conn_state *cs = *socket_context;
-        if (!cs)
-            return;
-        /* under the lock: the watchdog never touches an fd after it is closed */
-        pthread_mutex_lock(&s->conn_mu);
-        if (cs->prev)
-            cs->prev->next = cs->next;
-        else
-            s->conns = cs->next;
-        if (cs->next)
-            cs->next->prev = cs->prev;
-        s->nconns--;
-        pthread_mutex_unlock(&s->conn_mu);
-        floe_free(cs);
-        *socket_context = NULL;
-    }
-}
-
-static void *watchdog_main(void *arg) {
-    floe_server *s = arg;
-    srv_thread_name("floe-watch");
-    while (!atomic_load(&s->watch_stop)) {
-        usleep(200000);
-        int64_t now = floe_wall_ms();
-        pthread_mutex_lock(&s->conn_mu);
-        for (conn_state *cs = s->conns; cs; cs = cs->next) {
-            int ph = atomic_load(&cs->phase);
-            int64_t age = now - atomic_load(&cs->since_ms);
-            int64_t limit = ph == PHASE_HEADERS ? s->cfg.header_timeout_ms
-                            : ph == PHASE_BODY  ? s->cfg.read_timeout_ms
-                                                : INT64_MAX;
-            if (!cs->shut && cs->fd >= 0 && age > limit) {
-                shutdown(cs->fd, SHUT_RDWR);
-                cs->shut = true;
-            }
-        }
-        pthread_mutex_unlock(&s->conn_mu);
-    }
-    return NULL;
 }
 
 static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *err) {
@@ -1020,32 +883,32 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *
 int srv_http_start(floe_server *s, floe_error *err) {
     struct sockaddr_in sa;
     FLOE_FORWARD_IF_ERROR(parse_listen(s->cfg.listen, &sa, err));
-    unsigned timeout_s = (unsigned)((s->cfg.header_timeout_ms + s->cfg.read_timeout_ms) / 1000 + 1);
-    /* past max_connections, on_connection makes room (make_room); the library's own limit
-     * only bounds how many arrive at once */
-    unsigned limit = (unsigned)(s->cfg.max_connections + s->cfg.max_connections / 8 + 8);
+    floe_connguard_config gc = {s->cfg.max_connections, s->cfg.header_timeout_ms,
+                                s->cfg.read_timeout_ms};
+    FLOE_FORWARD_IF_ERROR(floe_connguard_start(&gc, &s->guard, err));
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ITC |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_CONNECTION_LIMIT, floe_connguard_mhd_limit(&gc),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->cfg.max_connections_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_TIMEOUT, floe_connguard_mhd_timeout_s(&gc),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_NOTIFY_CONNECTION, floe_connguard_notify, s->guard,
         MHD_OPTION_END);
-    if (!d)
+    if (!d) {
+        floe_connguard_stop(s->guard);
+        s->guard = NULL;
         return floe_error_set(err, FLOE_EIO, "cannot listen on %s", s->cfg.listen);
+    }
     s->mhd = d;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : ntohs(sa.sin_port);
-    if (pthread_create(&s->watch_thr, NULL, watchdog_main, s) == 0)
-        s->watch_started = true;
     if (pthread_create(&s->probe_thr, NULL, probe_main, s) == 0)
         s->probe_started = true;
     return 0;
@@ -1058,12 +921,11 @@ void srv_http_stop(floe_server *s) {
         MHD_stop_daemon(s->mhd);
         s->mhd = NULL;
     }
-    if (s->watch_started) {
+    floe_connguard_stop(s->guard);
+    s->guard = NULL;
+    if (s->probe_started) {
         atomic_store(&s->watch_stop, true);
-        pthread_join(s->watch_thr, NULL);
-        if (s->probe_started)
-            pthread_join(s->probe_thr, NULL);
+        pthread_join(s->probe_thr, NULL);
         s->probe_started = false;
-        s->watch_started = false;
     }
 }

@@ -96,7 +96,6 @@ static void server_free(floe_server *s) {
     pthread_cond_destroy(&s->land.cv_idem);
     pthread_mutex_destroy(&s->comp_mu);
     pthread_cond_destroy(&s->comp_cv);
-    pthread_mutex_destroy(&s->conn_mu);
     pthread_mutex_destroy(&s->health_mu);
     floe_free(s);
 }
@@ -249,7 +248,6 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     pthread_cond_init(&s->land.cv_idem, NULL);
     pthread_mutex_init(&s->comp_mu, NULL);
     pthread_cond_init(&s->comp_cv, NULL);
-    pthread_mutex_init(&s->conn_mu, NULL);
     pthread_mutex_init(&s->health_mu, NULL);
     s->wal.fd = -1;
     if (getrandom(&s->route_seed, sizeof s->route_seed, 0) != (ssize_t)sizeof s->route_seed)

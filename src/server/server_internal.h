@@ -69,7 +69,6 @@ typedef struct srv_metrics {
                                             quarantined) */
     _Atomic uint64_t backlog_waits, backlog_wait_us; /* posts held for the compactor */
     _Atomic uint64_t budget_refusals; /* 503: the in-flight budget was in use */
-    _Atomic uint64_t conns_evicted;   /* idle or slow connections dropped for a new one */
     _Atomic uint64_t seal_failures;  /* landing files that could not be written (retried) */
     _Atomic uint64_t seal_quarantined_records; /* ... for good: records to the quarantine */
     _Atomic uint64_t wal_failures, wal_recoveries;
@@ -280,11 +279,8 @@ struct floe_server {
     /* http */
     void *mhd;
     uint16_t port;
-    pthread_mutex_t conn_mu;
-    void *conns;            /* watchdog list */
-    pthread_t watch_thr;
-    bool watch_started;
-    _Atomic bool watch_stop;
+    struct floe_connguard *guard; /* slow and idle clients (common/connguard.h) */
+    _Atomic bool watch_stop; /* the probe thread's */
     _Atomic bool stopping;
     floe_server_config *old_cfgs; /* replaced by reload; kept until close */
     size_t nold_cfgs;
@@ -294,7 +290,6 @@ struct floe_server {
     _Atomic int64_t budget_limit; /* max_inflight_bytes (reload moves it) */
     _Atomic int64_t pooled_bytes; /* idle request scratch kept for reuse, all tables (held
                                    * in budget_used too; at most budget_limit / 4) */
-    int64_t nconns;         /* conn_mu: connections open (http.c) */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 
