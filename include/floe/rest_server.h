@@ -111,6 +111,10 @@ typedef struct floe_rest_server_config {
                                            address; port 0 picks a free port */
     const floe_catalog_config *catalog; /* the catalog served (borrowed for the call) */
     size_t max_body;                    /* largest request body in bytes; 0: 16 MiB */
+    /* Bytes of request bodies held at once over all connections; 0: 64 MiB. A body is
+     * taken from it before it is read (all of an announced Content-Length on the
+     * headers): past it 503 + Retry-After, or 413 when the body alone is larger. */
+    int64_t max_inflight_bytes;
     /* Bearer tokens with grants (floe/auth.h; borrowed until floe_rest_server_stop).
      * Without tokens every request is served and the server listens on loopback only;
      * with tokens each request needs one whose grants cover what it touches (401, 403)

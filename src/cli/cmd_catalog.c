@@ -25,13 +25,16 @@ static void usage(FILE *out) {
             "  show                         the resolved catalog configuration\n"
             "  locate PATH                  current metadata file of a table folder\n"
             "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE] [--vend FILE]\n"
+            "        [--max-inflight-bytes N]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
             "                               (default 127.0.0.1:8181; port 0 picks a free\n"
             "                               port, written to FILE). --tokens: bearer tokens\n"
             "                               with grants, the [token NAME] sections of a floe\n"
             "                               serve configuration file; without them, loopback\n"
             "                               only. --vend: S3 keys vended to clients per table\n"
-            "                               prefix, [vend NAME] sections (docs/REST.md)\n"
+            "                               prefix, [vend NAME] sections (docs/REST.md).\n"
+            "                               --max-inflight-bytes N: request bodies held at\n"
+            "                               once (default 64MiB; past it 503 + Retry-After)\n"
             "\n"
             "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
             "list|describe|drop|... (NS.NAME).\n"
@@ -57,6 +60,12 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
             tokens_file = args[++k];
         else if (!strcmp(args[k], "--vend") && k + 1 < nargs)
             vend_file = args[++k];
+        else if (!strcmp(args[k], "--max-inflight-bytes") && k + 1 < nargs) {
+            if (!floe_parse_size(args[++k], &rc.max_inflight_bytes) ||
+                rc.max_inflight_bytes < 1024)
+                return cli_usage("catalog", "serve: --max-inflight-bytes wants a size of 1KiB "
+                                 "or more (64MiB, 1048576), not '%s'", args[k]);
+        }
         else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }

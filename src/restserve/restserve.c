@@ -30,6 +30,7 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:8181"
 #define DEFAULT_MAX_BODY ((size_t)16 << 20)
+#define DEFAULT_MAX_INFLIGHT ((int64_t)64 << 20)
 
 /* Slow and idle clients (common/connguard.h), as floe serve's defaults: 256 connections
  * served at once, an idle or slow one making room for a newcomer; headers (and keep-alive
@@ -576,9 +577,9 @@ static bool permitted(const rs_req *q, const route *rt, const floe_server_token 
     return false;
 }
 
-/* 0 when q may run (q->token set to the caller's token), else 401 or 403 with the answer
- * in r. */
-static int authorize(rs_req *q, const route *rt, rs_resp *r) {
+/* 0 when q carries a known bearer token (q->token set to it) or the server has none,
+ * else 401 with the answer in r. */
+static int authenticate(rs_req *q, rs_resp *r) {
     if (q->s->ntokens == 0)
         return 0;
     const floe_server_token *t =
@@ -588,7 +589,13 @@ static int authorize(rs_req *q, const route *rt, rs_resp *r) {
                         "a bearer token is needed (Authorization: Bearer TOKEN)"),
                401;
     q->token = t;
-    if (!permitted(q, rt, t))
+    return 0;
+}
+
+/* 0 when q's token (authenticate) may run route rt, else 403 with the answer in r. */
+static int authorize(const rs_req *q, const route *rt, rs_resp *r) {
+    const floe_server_token *t = q->token;
+    if (t && !permitted(q, rt, t))
         return rs_error(r, 403, "ForbiddenException",
                         "token %s has no grant for this request (%s %s)", t->name, q->method,
                         rt->shape),
@@ -596,14 +603,31 @@ static int authorize(rs_req *q, const route *rt, rs_resp *r) {
     return 0;
 }
 
+/* The grant rt needs is decided by the path (and query) alone: every route but those
+ * naming what they touch in the body (create namespace, rename, transaction). */
+static bool grant_on_path(const rs_req *q, const route *rt) {
+    return !rt->body || q->ns || q->table;
+}
+
 /* ---------------------------------------------------------------------------------------
  * libmicrohttpd
  * ------------------------------------------------------------------------------------- */
 
+/* A request while its body arrives. The route, the token and the grant a path decides
+ * are checked on the headers; the body is kept only for a route that takes one, its bytes
+ * taken from s->bodies before they are stored. */
 typedef struct conn_req {
     floe_buf body;
-    bool too_big;
-    bool answered; /* refused on its headers alone; what body follows is not read */
+    int64_t held;    /* of s->bodies */
+    int64_t wire;    /* body bytes received */
+    const route *rt; /* the route, found on the headers */
+    char *ns;        /* its {namespace} and {table}, handed to the rs_req */
+    char *table;
+    const floe_server_token *token;
+    int refused;     /* the body could not be kept: FLOE_EBUSY (the budget is in use),
+                        FLOE_ELIMIT (past max_body or the whole budget), FLOE_ENOMEM; it
+                        is answered once the body is read, the rest being discarded */
+    bool answered;   /* refused on its headers alone; what body follows is not read */
 } conn_req;
 
 static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
@@ -641,6 +665,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
         MHD_add_response_header(resp, "Allow", "GET, HEAD, POST, DELETE");
     if (r->status == 401)
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (r->status == 503)
+        MHD_add_response_header(resp, "Retry-After", "1");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ok;
@@ -712,22 +738,58 @@ static void fingerprint(struct MHD_Connection *c, const char *method, const char
     floe_buf_free(&target);
 }
 
-/* What the headers alone refuse, before any body is read: a Content-Length over the
- * body limit (413). True with the answer in r. */
-static bool refuse_on_headers(const floe_rest_server *s, struct MHD_Connection *c,
-                              const char *method, rs_resp *r) {
-    (void)method;
+/* The answer for a body of len bytes the server would not keep (refused: FLOE_EBUSY,
+ * FLOE_ELIMIT, FLOE_ENOMEM). */
+static void refuse_body(floe_rest_server *s, int refused, unsigned long long len,
+                        rs_resp *r) {
+    long long budget = (long long)atomic_load(&s->bodies.limit);
+    if (refused == FLOE_EBUSY)
+        rs_error(r, 503, "ServiceUnavailableException",
+                 "the %lld bytes of request bodies the server holds at once "
+                 "(--max-inflight-bytes) are in use by other requests; retry later", budget);
+    else if (refused == FLOE_ELIMIT && len > s->max_body)
+        rs_error(r, 413, "BadRequestException",
+                 "request body of %llu bytes is larger than the limit of %zu bytes", len,
+                 s->max_body);
+    else if (refused == FLOE_ELIMIT)
+        rs_error(r, 413, "BadRequestException",
+                 "request body of %llu bytes does not fit in the %lld bytes of request "
+                 "bodies the server holds at once (--max-inflight-bytes)", len, budget);
+    else
+        rs_error(r, 500, "InternalServerError", "out of memory");
+}
+
+/* What the headers decide, before any body byte is read: the route (404, 405, 400), the
+ * bearer token (401), a grant the path decides (403), and for a route that takes a body,
+ * a Content-Length over the body limit (413) or one the budget of bodies cannot take now
+ * (503 + Retry-After) or ever (413); an announced body is taken from the budget whole and
+ * stored in one allocation. True with the answer in r; else cr holds the route. */
+static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, const char *url,
+                              const char *method, conn_req *cr, rs_resp *r) {
+    rs_req q = {.s = s, .conn = c, .method = method};
+    cr->rt = route_of(&q, url, r);
+    cr->ns = q.ns;
+    cr->table = q.table;
+    if (!cr->rt || authenticate(&q, r) != 0)
+        return true;
+    cr->token = q.token;
+    if (grant_on_path(&q, cr->rt) && authorize(&q, cr->rt, r) != 0)
+        return true;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (cl) {
-        char *end;
-        unsigned long long n = strtoull(cl, &end, 10);
-        if (end != cl && !*end && n > s->max_body) {
-            rs_error(r, 413, "BadRequestException",
-                     "request body of %llu bytes is larger than the limit of %zu bytes", n,
-                     s->max_body);
-            return true;
-        }
+    char *end = NULL;
+    unsigned long long n = cl ? strtoull(cl, &end, 10) : 0;
+    if (!cr->rt->body || !cl || end == cl || *end || n == 0)
+        return false; /* libmicrohttpd refuses a malformed Content-Length */
+    int rc = n > s->max_body ? FLOE_ELIMIT
+                             : floe_budget_hold(&s->bodies, &cr->held, (int64_t)n + 1, 0);
+    if (rc == 0 && !(cr->body.data = floe_malloc((size_t)n + 1)))
+        rc = FLOE_ENOMEM;
+    if (rc < 0) {
+        floe_budget_release(&s->bodies, &cr->held);
+        refuse_body(s, rc, n, r);
+        return true;
     }
+    cr->body.cap = (size_t)n + 1; /* + floe_buf's NUL byte */
     return false;
 }
 
@@ -745,7 +807,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         floe_connguard_phase(c, FLOE_CONN_BODY); /* the headers are in */
         rs_resp r = {.status = 0};
         floe_buf_init(&r.body, 0);
-        if (refuse_on_headers(s, c, method, &r)) {
+        if (refuse_on_headers(s, c, url, method, cr, &r)) {
             /* answered before the body is read: libmicrohttpd then closes the connection
              * rather than wait for a body nobody reads (a 10 GB Content-Length) */
             cr->answered = true;
@@ -763,21 +825,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!cr->too_big && floe_buf_append(&cr->body, upload_data, *upload_size) < 0)
-            cr->too_big = true;
+        size_t n = *upload_size;
         *upload_size = 0;
-        floe_connguard_body_bytes(c, (int64_t)cr->body.len);
+        cr->wire += (int64_t)n;
+        floe_connguard_body_bytes(c, cr->wire);
+        if (!cr->rt->body || cr->refused) /* a body nobody reads is not kept */
+            return MHD_YES;
+        int rc = floe_budget_buf_room(&s->bodies, &cr->held, 0, &cr->body, n);
+        if (rc == 0)
+            rc = floe_buf_append(&cr->body, upload_data, n);
+        if (rc < 0) {
+            cr->refused = rc;
+            floe_buf_free(&cr->body);
+            floe_budget_release(&s->bodies, &cr->held);
+        }
         return MHD_YES;
     }
     floe_connguard_phase(c, FLOE_CONN_BUSY);
-    rs_req q = {.s = s, .conn = c, .method = method};
+    rs_req q = {.s = s, .conn = c, .method = method, .token = cr->token, .ns = cr->ns,
+                .table = cr->table};
+    cr->ns = cr->table = NULL; /* q's now */
     rs_resp r = {.status = 500};
     floe_buf_init(&r.body, 0);
-    const route *rt = NULL;
-    if (cr->too_big) {
-        rs_error(&r, 413, "BadRequestException", "request body larger than %zu bytes",
-                 s->max_body);
-    } else if ((rt = route_of(&q, url, &r)) && rt->body) {
+    const route *rt = cr->rt;
+    if (cr->refused) {
+        refuse_body(s, cr->refused, (unsigned long long)cr->wire, &r);
+        rt = NULL;
+    } else if (rt->body) {
         json_error_t je;
         q.body = cr->body.len ? json_loadb((const char *)cr->body.data, cr->body.len,
                                            JSON_REJECT_DUPLICATES, &je)
@@ -791,7 +865,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             rt = NULL;
         }
     }
-    if (rt && authorize(&q, rt, &r) != 0)
+    if (rt && !grant_on_path(&q, rt) && authorize(&q, rt, &r) != 0)
         rt = NULL;
     const char *key = rt && rt->idem && s->idem ? rs_header(&q, "Idempotency-Key") : NULL;
     char lkey[37];
@@ -861,12 +935,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    (void)cls;
     (void)toe;
     floe_connguard_phase(c, FLOE_CONN_HEADERS); /* keep-alive: the next request's headers */
+    floe_rest_server *s = cls;
     conn_req *cr = *con_cls;
     if (cr) {
         floe_buf_free(&cr->body);
+        floe_budget_release(&s->bodies, &cr->held);
+        floe_free(cr->ns);
+        floe_free(cr->table);
         floe_free(cr);
         *con_cls = NULL;
     }
@@ -932,6 +1009,8 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->freed, NULL);
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
+    atomic_store(&s->bodies.limit,
+                 cfg->max_inflight_bytes > 0 ? cfg->max_inflight_bytes : DEFAULT_MAX_INFLIGHT);
     s->tokens = cfg->tokens;
     s->ntokens = cfg->ntokens;
     s->fault = cfg->fault;

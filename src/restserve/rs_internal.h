@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <pthread.h>
 
+#include "common/budget.h"
 #include "floe/catalog.h"
 #include "floe/rest_server.h"
 
@@ -46,6 +47,7 @@ struct floe_rest_server {
     floe_catalog *cat;  /* cats[0], for what is done once (start, idempotency table) */
     char *name;         /* the catalog's name: the {prefix} of the paths */
     size_t max_body;
+    floe_budget bodies; /* request bodies held at once (max_inflight_bytes) */
     unsigned port;
     bool idem;          /* Idempotency-Key honoured (a SQL catalog: rs_idem.c) */
     const floe_server_token *tokens; /* borrowed from the config; none: no authentication */

@@ -123,27 +123,11 @@ void srv_scratch_free(srv_scratch *sc) {
 /* ---- the in-flight budget ------------------------------------------------------------ */
 
 int srv_budget_hold(floe_server *s, int64_t *held, int64_t want, int64_t other) {
-    int64_t d = want - *held;
-    if (d <= 0) {
-        if (d < 0)
-            atomic_fetch_sub(&s->budget_used, -d);
-        *held = want;
-        return 0;
-    }
-    int64_t limit = atomic_load(&s->budget_limit);
-    if (want + other > limit)
-        return FLOE_ELIMIT;
-    int64_t cur = atomic_load(&s->budget_used);
-    do {
-        if (cur + d > limit)
-            return FLOE_EBUSY;
-    } while (!atomic_compare_exchange_weak(&s->budget_used, &cur, cur + d));
-    *held = want;
-    return 0;
+    return floe_budget_hold(&s->budget, held, want, other);
 }
 
 void srv_budget_release(floe_server *s, int64_t *held) {
-    (void)srv_budget_hold(s, held, 0, 0);
+    floe_budget_release(&s->budget, held);
 }
 
 /* Bytes the scratch has allocated (capacities, not lengths). */
@@ -178,25 +162,8 @@ static int scratch_charge(srv_scratch *sc, int64_t ahead) {
     return srv_budget_hold(sc->srv, &sc->held, scratch_bytes(sc) + ahead, sc->other);
 }
 
-/* The capacity floe_buf_reserve gives a buffer of capacity cap that needs need bytes. */
-static size_t grown_cap(size_t cap, size_t need) {
-    size_t ncap = cap ? cap : 256;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return need;
-        ncap *= 2;
-    }
-    return ncap;
-}
-
 int srv_buf_room(floe_server *s, int64_t *held, int64_t other, floe_buf *b, size_t extra) {
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
-    if (extra > b->max || b->len > b->max - extra)
-        return FLOE_ELIMIT;
-    size_t ncap = grown_cap(b->cap, b->len + extra + 1);
-    FLOE_FORWARD_IF_ERROR(srv_budget_hold(s, held, *held + (int64_t)(ncap - b->cap), other));
-    return floe_buf_reserve(b, extra);
+    return floe_budget_buf_room(&s->budget, held, other, b, extra);
 }
 
 static int sc_room(srv_scratch *sc, floe_buf *b, size_t extra) {
@@ -295,7 +262,7 @@ static void buf_trim(floe_buf *b) {
  * together, so however many tables there are, idle scratch never takes more than that
  * share of the in-flight budget it is counted in. */
 static bool pool_room(floe_server *s, int64_t bytes) {
-    int64_t limit = atomic_load(&s->budget_limit) / POOL_SHARE;
+    int64_t limit = atomic_load(&s->budget.limit) / POOL_SHARE;
     int64_t cur = atomic_load(&s->pooled_bytes);
     do {
         if (cur + bytes > limit)

@@ -255,7 +255,7 @@ int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hoo
     if (hooks)
         s->hooks = *hooks;
     FLOE_CHECK(srv_config_copy(cfg, &s->cfg, err));
-    atomic_store(&s->budget_limit, s->cfg.max_inflight_bytes);
+    atomic_store(&s->budget.limit, s->cfg.max_inflight_bytes);
     if (!s->cfg.listen && !(s->cfg.listen = floe_strdup("127.0.0.1:8080")))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     s->warehouse = floe_strdup(cfg->warehouse ? cfg->warehouse : "./warehouse");
@@ -451,7 +451,7 @@ int floe_server_reload(floe_server *s, const floe_server_config *cfg, floe_error
     s->cfg.max_request_partitions = fresh.max_request_partitions;
     if (fresh.max_inflight_bytes >= s->cfg.max_body) {
         s->cfg.max_inflight_bytes = fresh.max_inflight_bytes;
-        atomic_store(&s->budget_limit, fresh.max_inflight_bytes);
+        atomic_store(&s->budget.limit, fresh.max_inflight_bytes);
     }
     s->cfg.max_pending_bytes = fresh.max_pending_bytes;
     s->cfg.idempotency_window_ms = fresh.idempotency_window_ms;

@@ -47,6 +47,7 @@
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "frame.h"
+#include "common/budget.h"
 
 typedef struct floe_server floe_server;
 
@@ -286,10 +287,10 @@ struct floe_server {
     size_t nold_cfgs;
     _Atomic int64_t inflight;
     uint64_t route_seed;    /* ingest.c's partition tuple hash: random per process */
-    _Atomic int64_t budget_used;  /* of the in-flight budget (srv_budget_hold) */
-    _Atomic int64_t budget_limit; /* max_inflight_bytes (reload moves it) */
+    floe_budget budget;           /* the in-flight budget (srv_budget_hold); its limit is
+                                   * max_inflight_bytes (reload moves it) */
     _Atomic int64_t pooled_bytes; /* idle request scratch kept for reuse, all tables (held
-                                   * in budget_used too; at most budget_limit / 4) */
+                                   * in budget.used too; at most budget.limit / 4) */
 
     struct srv_maint *maint; /* maint.c; NULL when maintenance is off */
 

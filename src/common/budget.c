@@ -1,0 +1,50 @@
+/*
+ * budget.c - a byte budget shared by the requests of a server (common/budget.h).
+ */
+#include "common/budget.h"
+
+int floe_budget_hold(floe_budget *b, int64_t *held, int64_t want, int64_t other) {
+    int64_t d = want - *held;
+    if (d <= 0) {
+        if (d < 0)
+            atomic_fetch_sub(&b->used, -d);
+        *held = want;
+        return 0;
+    }
+    int64_t limit = atomic_load(&b->limit);
+    if (want + other > limit)
+        return FLOE_ELIMIT;
+    int64_t cur = atomic_load(&b->used);
+    do {
+        if (cur + d > limit)
+            return FLOE_EBUSY;
+    } while (!atomic_compare_exchange_weak(&b->used, &cur, cur + d));
+    *held = want;
+    return 0;
+}
+
+void floe_budget_release(floe_budget *b, int64_t *held) {
+    (void)floe_budget_hold(b, held, 0, 0);
+}
+
+/* The capacity floe_buf_reserve gives a buffer of capacity cap that needs need bytes. */
+static size_t grown_cap(size_t cap, size_t need) {
+    size_t ncap = cap ? cap : 256;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return need;
+        ncap *= 2;
+    }
+    return ncap;
+}
+
+int floe_budget_buf_room(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
+                         size_t extra) {
+    if (buf->len + extra + 1 <= buf->cap)
+        return 0;
+    if (extra > buf->max || buf->len > buf->max - extra)
+        return FLOE_ELIMIT;
+    size_t ncap = grown_cap(buf->cap, buf->len + extra + 1);
+    FLOE_FORWARD_IF_ERROR(floe_budget_hold(b, held, *held + (int64_t)(ncap - buf->cap), other));
+    return floe_buf_reserve(buf, extra);
+}
