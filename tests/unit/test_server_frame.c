@@ -550,16 +550,16 @@ TEST(test_body_decoder) {
 TEST(test_inflight_budget) {
     floe_server *s = calloc(1, sizeof *s);
     REQUIRE(s);
-    atomic_store(&s->budget_limit, 1000);
+    atomic_store(&s->budget.limit, 1000);
     int64_t a = 0, b = 0;
     REQUIRE(srv_budget_hold(s, &a, 600, 0) == 0);
     CHECK_EQ_INT(srv_budget_hold(s, &b, 500, 0), FLOE_EBUSY);
     CHECK_EQ_INT(b, 0);
     CHECK_EQ_INT(srv_budget_hold(s, &b, 300, 800), FLOE_ELIMIT);
     REQUIRE(srv_budget_hold(s, &b, 400, 0) == 0);
-    CHECK_EQ_INT(atomic_load(&s->budget_used), 1000);
+    CHECK_EQ_INT(atomic_load(&s->budget.used), 1000);
     REQUIRE(srv_budget_hold(s, &a, 100, 0) == 0);
-    CHECK_EQ_INT(atomic_load(&s->budget_used), 500);
+    CHECK_EQ_INT(atomic_load(&s->budget.used), 500);
     floe_buf buf;
     floe_buf_init(&buf, 0);
     CHECK_EQ_INT(srv_buf_room(s, &a, 0, &buf, 2000), FLOE_ELIMIT);
@@ -567,7 +567,7 @@ TEST(test_inflight_budget) {
     CHECK(buf.cap >= 201 && (int64_t)buf.cap + 100 == a);
     srv_budget_release(s, &a);
     srv_budget_release(s, &b);
-    CHECK_EQ_INT(atomic_load(&s->budget_used), 0);
+    CHECK_EQ_INT(atomic_load(&s->budget.used), 0);
     floe_buf_free(&buf);
     free(s);
 }
