@@ -27,8 +27,8 @@ typedef struct floe_server_token {
 } floe_server_token;
 
 /* The token an Authorization header value ("Bearer SECRET") presents, or NULL for a
- * missing header, another scheme or an unknown secret. Secrets are compared in constant
- * time. */
+ * missing header, another scheme or an unknown secret. White space around the secret is
+ * not part of it (HTTP's optional white space). Secrets are compared in constant time. */
 const floe_server_token *floe_token_find(const floe_server_token *tokens, size_t n,
                                          const char *authorization);
 /* True when grant g covers table "ns.name": "*", "ns.*" or "ns.name" itself. */

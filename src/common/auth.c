@@ -6,9 +6,10 @@
 
 #include "floe/auth.h"
 
-/* Constant-time comparison: the time taken must not reveal how much of a token matched. */
-static bool secret_equal(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
+/* Constant-time comparison of a with b[0..lb): the time taken must not reveal how much
+ * of a token matched. */
+static bool secret_equal(const char *a, const char *b, size_t lb) {
+    size_t la = strlen(a);
     unsigned char d = (unsigned char)(la != lb);
     for (size_t i = 0; i < lb; i++)
         d |= (unsigned char)(a[i % (la ? la : 1)] ^ b[i]);
@@ -21,10 +22,13 @@ const floe_server_token *floe_token_find(const floe_server_token *tokens, size_t
     if (!h || strncasecmp(h, "Bearer ", 7))
         return NULL;
     h += 7;
-    while (*h == ' ')
+    while (*h == ' ' || *h == '\t')
         h++;
+    size_t hl = strlen(h);
+    while (hl && (h[hl - 1] == ' ' || h[hl - 1] == '\t')) /* optional white space */
+        hl--;
     for (size_t i = 0; i < n; i++)
-        if (tokens[i].secret && secret_equal(tokens[i].secret, h))
+        if (tokens[i].secret && secret_equal(tokens[i].secret, h, hl))
             return &tokens[i];
     return NULL;
 }

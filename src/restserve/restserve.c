@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -738,6 +739,28 @@ static void fingerprint(struct MHD_Connection *c, const char *method, const char
     floe_buf_free(&target);
 }
 
+typedef struct header_counter {
+    const char *name;
+    int n;
+} header_counter;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *k,
+                                    const char *v) {
+    (void)kind;
+    (void)v;
+    header_counter *hc = cls;
+    if (!strcasecmp(k, hc->name))
+        hc->n++;
+    return MHD_YES;
+}
+
+/* How many times request header `name` is present. */
+static int header_count(struct MHD_Connection *c, const char *name) {
+    header_counter hc = {name, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &hc);
+    return hc.n;
+}
+
 /* The answer for a body of len bytes the server would not keep (refused: FLOE_EBUSY,
  * FLOE_ELIMIT, FLOE_ENOMEM). */
 static void refuse_body(floe_rest_server *s, int refused, unsigned long long len,
@@ -767,6 +790,17 @@ static void refuse_body(floe_rest_server *s, int refused, unsigned long long len
 static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, const char *url,
                               const char *method, conn_req *cr, rs_resp *r) {
     rs_req q = {.s = s, .conn = c, .method = method};
+    if (rs_header(&q, "Content-Length") && rs_header(&q, "Transfer-Encoding")) {
+        /* framed two ways: a proxy in front may frame it the other way and pass what
+         * follows as another request (RFC 9112 section 6.3) */
+        rs_error(r, 400, "BadRequestException",
+                 "a request with both Content-Length and Transfer-Encoding is refused");
+        return true;
+    }
+    if (header_count(c, "Authorization") > 1) {
+        rs_error(r, 400, "BadRequestException", "more than one Authorization header");
+        return true;
+    }
     cr->rt = route_of(&q, url, r);
     cr->ns = q.ns;
     cr->table = q.table;

@@ -9,21 +9,11 @@
 #    held, the third is answered 503 + Retry-After before its body is read, a 9 MB one
 #    413 at once (it can never fit), a chunked one 503 once read; small requests beside
 #    them are served as usual; once the stalled ones close, a 3 MB upload is taken.
-set -euo pipefail
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-floe=${FLOE_BIN:-$src/build/floe}
-command -v python3 >/dev/null || { echo "rest_body_budget: python3 missing, skipped"; exit 77; }
-[ -r /proc/self/status ] || { echo "rest_body_budget: no /proc, skipped"; exit 77; }
+name=rest_body_budget
+source "$(dirname "$0")/lib/rest_serve_common.sh"
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 1024 ] || ulimit -n 1024 2>/dev/null ||
   { echo "rest_body_budget: fewer than 1024 file descriptors, skipped"; exit 77; }
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG PYICEBERG_HOME FLOE_TEST_REST_FAULT || true
-export FLOE_CATALOG_URI=$tmp/catalog.db FLOE_WAREHOUSE=$tmp/wh
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
-
+[ -r /proc/self/status ] || { echo "rest_body_budget: no /proc, skipped"; exit 77; }
 cat > "$tmp/tokens.ini" <<'EOF'
 [token ops]
 secret = opssecret1
@@ -32,13 +22,9 @@ grants = *
 secret = shopsecret1
 grants = shop.*
 EOF
-"$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" --tokens "$tmp/tokens.ini" \
-  --max-inflight-bytes 8MiB 2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-[ -s "$tmp/port" ] || { echo "rest_body_budget: FAIL: the server did not start: $(cat "$tmp/server.log")"; exit 1; }
+start_server --tokens "$tmp/tokens.ini" --max-inflight-bytes 8MiB
 
-python3 - "$(cat "$tmp/port")" "$pid" <<'PY'
+python3 - "$port" "$pid" <<'PY'
 import json, socket, sys, time, urllib.request
 port, pid = int(sys.argv[1]), sys.argv[2]
 fails = []
@@ -173,5 +159,5 @@ if st != 401:
     fail("a small complete upload without a token: %s (expected 401)" % st)
 sys.exit(1 if fails else 0)
 PY
-kill -0 "$pid" || { echo "rest_body_budget: FAIL: the server died: $(tail -5 "$tmp/server.log")"; exit 1; }
+server_alive
 echo "rest_body_budget: ok"
