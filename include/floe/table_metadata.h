@@ -384,9 +384,11 @@ int floe_metadata_builder_set_ref_retention(floe_metadata_builder *b, const char
     FLOE_NODISCARD;
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
                                      floe_error *err) FLOE_NODISCARD;
-/* Remove snapshots (expiry): drops them, refs other than main that point at them, their
- * statistics and partition-statistics entries, and snapshot-log history up to the last
- * removed one. Refuses to remove the current snapshot. Unknown ids are ignored. */
+/* Remove snapshots (expiry): drops them, their statistics and partition-statistics
+ * entries, and snapshot-log history up to the last removed one. Refuses to remove the
+ * current snapshot (FLOE_EINVALID) and a snapshot any ref points at (FLOE_ECONFLICT: the
+ * refs changed since the caller planned; remove a ref that is meant to go first). Unknown
+ * ids are ignored. */
 int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64_t *ids,
                                            size_t n, floe_error *err) FLOE_NODISCARD;
 

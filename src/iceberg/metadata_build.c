@@ -1024,19 +1024,27 @@ int floe_metadata_builder_remove_snapshots(floe_metadata_builder *b, const int64
         return floe_error_set(err, FLOE_EINVALID,
                               "snapshot %" PRId64 " is the current snapshot and cannot be removed",
                               cur);
-    drop_by_snapshot(b->doc, "snapshots", "snapshot-id", ids, n);
-    drop_by_snapshot(b->doc, "statistics", "snapshot-id", ids, n);
-    drop_by_snapshot(b->doc, "partition-statistics", "snapshot-id", ids, n);
+    /* A ref still naming a snapshot to remove is a conflict, never dropped with it: the
+     * caller planned on refs that have changed since (a tag or branch made meanwhile on
+     * a snapshot an expiry chose; dropping it would undo that commit and free what it
+     * keeps reachable). A ref meant to go is removed first (remove-snapshot-ref). */
     json_t *refs = json_object_get(b->doc, "refs");
     if (json_is_object(refs)) {
         const char *key;
         json_t *r;
-        void *tmp;
-        json_object_foreach_safe(refs, tmp, key, r) {
-            if (strcmp(key, "main") && id_in(ids, n, jlong(r, "snapshot-id", INT64_MIN)))
-                json_object_del(refs, key);
+        json_object_foreach(refs, key, r) {
+            int64_t sid = jlong(r, "snapshot-id", INT64_MIN);
+            const char *type = json_string_value(json_object_get(r, "type"));
+            if (id_in(ids, n, sid))
+                return floe_error_set(err, FLOE_ECONFLICT,
+                                      "snapshot %" PRId64 " cannot be removed: %s %s points "
+                                      "at it", sid, type && !strcmp(type, "tag") ? "tag" : "branch",
+                                      key);
         }
     }
+    drop_by_snapshot(b->doc, "snapshots", "snapshot-id", ids, n);
+    drop_by_snapshot(b->doc, "statistics", "snapshot-id", ids, n);
+    drop_by_snapshot(b->doc, "partition-statistics", "snapshot-id", ids, n);
     /* snapshot-log: keep only the history after the last entry that names a removed
      * snapshot, so the log stays a contiguous suffix of what really happened. */
     json_t *log = json_object_get(b->doc, "snapshot-log");

@@ -608,6 +608,8 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
         floe_table_metadata *after = NULL;
         floe_metadata_builder *b = NULL;
         rc = floe_metadata_builder_new(planned_on, &b, err);
+        for (size_t i = 0; rc == 0 && i < c.plan.n_refs; i++)
+            rc = floe_metadata_builder_remove_ref(b, c.plan.remove_refs[i], err);
         if (rc == 0)
             rc = floe_metadata_builder_remove_snapshots(b, c.plan.remove_ids, c.plan.n_remove,
                                                         err);

@@ -637,12 +637,19 @@ TEST(metadata_log_pruned_and_snapshots_removed) {
     CHECK_EQ_INT(m->n_snapshots, 5);
     CHECK_EQ_INT(m->n_snapshot_log, 5);
     CHECK_EQ_INT(m->last_sequence_number, 5);
-    /* a tag on the second snapshot goes with it */
+    /* a tag or branch on a snapshot to remove is a conflict (refs changed since the
+     * caller planned), never dropped with it; removed first, the snapshot goes */
     floe_metadata_builder *b = NULL;
     floe_table_metadata *n = NULL;
     REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
     REQUIRE_OK(floe_metadata_builder_set_ref(b, "keep", ids[1], true, &err), err);
+    REQUIRE_OK(floe_metadata_builder_set_ref(b, "dev", ids[0], false, &err), err);
     CHECK_EQ_INT(floe_metadata_builder_remove_snapshots(b, &ids[4], 1, &err), FLOE_EINVALID);
+    CHECK_EQ_INT(floe_metadata_builder_remove_snapshots(b, ids, 2, &err), FLOE_ECONFLICT);
+    REQUIRE_OK(floe_metadata_builder_remove_ref(b, "keep", &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_remove_snapshots(b, ids, 2, &err), FLOE_ECONFLICT);
+    CHECK(strstr(err.msg, "branch dev points at it") != NULL);
+    REQUIRE_OK(floe_metadata_builder_remove_ref(b, "dev", &err), err);
     REQUIRE_OK(floe_metadata_builder_remove_snapshots(b, ids, 2, &err), err);
     REQUIRE_OK(floe_metadata_builder_finish(b, "v6.metadata.json", &n, &err), err);
     CHECK_EQ_INT(n->n_snapshots, 3);
