@@ -44,6 +44,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "rest_internal.h"
 
@@ -546,13 +547,16 @@ static int call(floe_catalog *c, const char *method, char *path, bool with_body,
  * namespaces
  * ------------------------------------------------------------------------------------- */
 
-/* GET a listing route page by page: each page's array `field` goes to fn. */
+/* GET a listing route page by page: each page's array `field` goes to fn. A server
+ * whose paging does not end is an error, not a loop: a next-page-token it gave before
+ * (the paging cycles), 1000 pages in a row without an item, or 100000 pages. */
 static int list_pages(floe_catalog *c, const char *path, const char *query, const char *field,
                       int (*fn)(const json_t *item, floe_strlist *out, floe_error *err),
                       floe_strlist *out, const char *what, floe_error *err) {
     rest_impl *ri = c->impl;
     char *token = NULL;
-    int rc = 0;
+    floe_keyset seen = {0};
+    int rc = 0, empty = 0;
     for (int page = 0;; page++) {
         char *tok = token ? curl_easy_escape(ri->h, token, 0) : NULL;
         char *url = floe_asprintf("%s%s%s%s%s", path, query || tok ? "?" : "", query ? query : "",
@@ -581,6 +585,7 @@ static int list_pages(floe_catalog *c, const char *path, const char *query, cons
             if ((rc = fn(item, out, err)) < 0)
                 break;
         }
+        empty = rc == 0 && json_array_size(json_object_get(j, field)) == 0 ? empty + 1 : 0;
         const char *next = json_string_value(json_object_get(j, "next-page-token"));
         floe_free(token);
         token = rc == 0 && next && *next ? floe_strdup(next) : NULL;
@@ -592,11 +597,22 @@ static int list_pages(floe_catalog *c, const char *path, const char *query, cons
             break;
         if (!token)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        if (page > 100000)
+        if (floe_keyset_find(&seen, token, strlen(token)))
+            FLOE_FAIL(err, FLOE_ECORRUPT,
+                      "REST catalog: %s: page %d's next-page-token is one the server gave "
+                      "before (its paging loops)", what, page + 1);
+        if ((rc = floe_keyset_put(&seen, token, strlen(token), page, NULL)) < 0)
+            FLOE_FAIL(err, rc, "out of memory");
+        if (empty >= 1000)
+            FLOE_FAIL(err, FLOE_ECORRUPT,
+                      "REST catalog: %s: 1000 pages in a row without an item, each with a "
+                      "next-page-token (its paging does not end)", what);
+        if (page >= 100000)
             FLOE_FAIL(err, FLOE_ELIMIT, "REST catalog: %s: more than 100000 pages", what);
     }
 done:
     floe_free(token);
+    floe_keyset_free(&seen);
     return rc;
 }
 
