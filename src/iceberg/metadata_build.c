@@ -935,6 +935,12 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
     json_t *parent = json_object_get(snap, "parent-snapshot-id");
     if (parent && !json_is_null(parent) && !json_is_integer(parent))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": bad parent-snapshot-id", id);
+    json_t *sid = json_object_get(snap, "schema-id");
+    if (sid && !json_is_null(sid) &&
+        (!json_is_integer(sid) ||
+         !has_id(json_object_get(b->doc, "schemas"), "schema-id", json_integer_value(sid))))
+        FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": schema-id is not one of the "
+                  "table's schemas", id);
     int64_t last = jlong(b->doc, "last-sequence-number", 0);
     if (b->format_version == 1) {
         json_object_del(snap, "sequence-number"); /* v1 records none */

@@ -132,6 +132,21 @@ static const char *sval(const json_t *e, const char *key) {
     return json_string_value(json_object_get(e, key));
 }
 
+/* A ref's retention setting `key` of set-snapshot-ref: absent or null -1 (not set), else
+ * an integer from 1 to max (Iceberg's SnapshotRef refuses anything else), FLOE_EINVALID
+ * otherwise. */
+static int retention(const json_t *e, const char *key, int64_t max, int64_t *out,
+                     floe_error *err) {
+    const json_t *v = json_object_get(e, key);
+    *out = -1;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
+        return floe_error_set(err, FLOE_EINVALID, "%s must be a positive integer", key);
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+}
+
 /* Check one requirement against m; 0 when it holds, else FLOE_ECONFLICT naming it. */
 static int check_requirement(const floe_table_metadata *m, const json_t *e, floe_error *err) {
     const char *t = sval(e, "type");
@@ -261,14 +276,13 @@ static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[
         const char *name = sval(e, "ref-name");
         FLOE_CHECK(floe_metadata_builder_set_ref(b, name, ival(e, "snapshot-id"),
                                                  !strcmp(type, "tag"), err));
-        const json_t *mk = json_object_get(e, "min-snapshots-to-keep");
-        const json_t *ms = json_object_get(e, "max-snapshot-age-ms");
-        const json_t *mr = json_object_get(e, "max-ref-age-ms");
-        floe_ref_retention ret = {
-            .min_snapshots_to_keep = json_is_integer(mk) ? (int32_t)json_integer_value(mk) : -1,
-            .max_snapshot_age_ms = json_is_integer(ms) ? (int64_t)json_integer_value(ms) : -1,
-            .max_ref_age_ms = json_is_integer(mr) ? (int64_t)json_integer_value(mr) : -1,
-        };
+        int64_t mk, ms, mr;
+        FLOE_CHECK(retention(e, "min-snapshots-to-keep", INT32_MAX, &mk, err));
+        FLOE_CHECK(retention(e, "max-snapshot-age-ms", INT64_MAX, &ms, err));
+        FLOE_CHECK(retention(e, "max-ref-age-ms", INT64_MAX, &mr, err));
+        floe_ref_retention ret = {.min_snapshots_to_keep = (int32_t)mk,
+                                  .max_snapshot_age_ms = ms,
+                                  .max_ref_age_ms = mr};
         rc = floe_metadata_builder_set_ref_retention(b, name, &ret, err);
     } else if (!strcmp(a, "remove-snapshots")) {
         const json_t *arr = json_object_get(e, "snapshot-ids");
