@@ -171,6 +171,11 @@ int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
 int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
                                      const char *skip_ns, const char *skip_name,
                                      const char *location, floe_error *err) FLOE_NODISCARD;
+/* FLOE_EINVALID (naming the folder and a file in it) when the location of a table about to
+ * be created already holds files: orphan removal would delete them. Not checked on a
+ * catalog that commits changes (REST): its server checks what it creates. */
+int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char *name,
+                                     const char *location, floe_error *err) FLOE_NODISCARD;
 typedef struct floe_table_placement_lock floe_table_placement_lock;
 int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
                                    floe_error *err) FLOE_NODISCARD;

@@ -27,7 +27,10 @@ static void table_usage(FILE *out) {
             "usage: floe table ACTION ... [--json] [--catalog NAME] [--config FILE]\n"
             "\n"
             "  create NS.NAME --schema S.json [--partition \"event_type, day(ts)\"]\n"
-            "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"            "                            --property format-version=3 makes a format v3\n"
+            "         [--sort \"ts DESC\"] [--property K=V]... [--location L]\n"
+            "                            L: a missing or empty folder of its own (orphan\n"
+            "                            removal deletes whatever else is in it)\n"
+            "                            --property format-version=3 makes a format v3\n"
             "                            table (row lineage; the default is 2)\n"
             "  list [NS]                 tables of NS (all namespaces without one)\n"
             "  describe TABLE            schema, partitioning, sort order, properties,\n"
@@ -151,6 +154,18 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
     return code;
 }
 
+/* --location names a folder that must hold no files yet (orphan removal would delete
+ * them): refused here as a bad argument; floe_table_create checks it again. */
+static int location_unused(floe_catalog *cat, const char *ns, const char *name, const char *loc,
+                           floe_error *err) {
+    char *abs = NULL;
+    int rc = floe_io_uri_absolute(loc, NULL, &abs, err);
+    if (rc == 0)
+        rc = floe_table_check_location_unused(cat, ns, name, abs, err);
+    floe_free(abs);
+    return rc;
+}
+
 static int table_create(int nargs, char **args, const cli_table_opts *to) {
     const char *ident = NULL, *schema_path = NULL, *part = NULL, *sort = NULL, *loc = NULL;
     const char *bad_opt = NULL, *bad_text = NULL; /* the option that did not parse */
@@ -251,8 +266,16 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
                                     .props = props,
                                     .nprops = nprops,
                                     .floe_defaults = true};
-    if (cli_open_catalog(to, &cat, &err) < 0 ||
-        floe_table_create(cat, ns, name, schema_json, &co, &t, &err) < 0)
+    if (cli_open_catalog(to, &cat, &err) < 0)
+        goto fail;
+    if (loc && location_unused(cat, ns, name, loc, &err) < 0) {
+        if (err.code != FLOE_EINVALID)
+            goto fail;
+        bad_opt = "--location";
+        bad_text = loc;
+        goto bad_arg;
+    }
+    if (floe_table_create(cat, ns, name, schema_json, &co, &t, &err) < 0)
         goto fail;
     if (to->json) {
         printf("{\"table\":");

@@ -642,7 +642,7 @@ static int list_dir(floe_io *io, const char *dir, const char *uri_prefix,
             break;
     }
     closedir(d);
-    return rc < 0 ? rc : 0;
+    return rc; /* 1: fn stopped the listing, in this folder or one below */
 }
 
 static int local_list(floe_io *io, const char *prefix,
@@ -661,7 +661,7 @@ static int local_list(floe_io *io, const char *prefix,
                      : floe_error_set(err, FLOE_ENOMEM, "out of memory");
     floe_free(uprefix);
     floe_free(path);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 const floe_io_backend floe_local_backend = {

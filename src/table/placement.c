@@ -13,6 +13,10 @@
  * posts to floe serve, for shop.events and shop.events.data) are serialised, so the
  * second sees the first.
  *
+ * A new table's location must also hold no files yet (floe_table_check_location_unused):
+ * orphan removal would delete whatever a user kept in a folder given as --location. A
+ * registered or renamed table brings its files along, so only creates are held to it.
+ *
  * Where the other tables are: each table is loaded (its location, resolved as any load
  * does); a table whose metadata cannot be read is placed at the folder of its metadata
  * pointer.
@@ -313,4 +317,48 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
 int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
                               const char *location, floe_error *err) {
     return floe_table_check_location_except(c, ns, name, NULL, NULL, location, err);
+}
+
+/* The first file found under the location stops the listing. */
+typedef struct first_file {
+    char *uri;
+    bool seen;
+} first_file;
+
+static int note_first(void *ctx, const floe_io_entry *e) {
+    first_file *f = ctx;
+    if (!f->seen)
+        f->uri = floe_strdup(e->uri);
+    f->seen = true;
+    return 1;
+}
+
+int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char *name,
+                                     const char *location, floe_error *err) {
+    /* a REST catalog's server places what it creates, and checks it there */
+    if (floe_catalog_commits_changes(c))
+        return 0;
+    first_file f = {0};
+    int rc = floe_io_list(floe_catalog_io(c), location, note_first, &f, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "table %s.%s: location %s: ", ns, name, location);
+        return rc;
+    }
+    if (f.seen && !f.uri)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (f.seen) {
+        /* the files may be another table's, or the warehouse's: that says more */
+        rc = floe_table_check_location(c, ns, name, location, err);
+        if (rc < 0) {
+            floe_free(f.uri);
+            return rc;
+        }
+        rc = floe_error_set(err, FLOE_EINVALID,
+                            "table %s.%s: location %s already holds files (%s); a table's "
+                            "location must be a folder of its own (orphan removal deletes "
+                            "whatever else is in it): choose a missing or empty folder",
+                            ns, name, location, f.uri);
+        floe_free(f.uri);
+    }
+    return rc;
 }

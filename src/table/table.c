@@ -767,6 +767,7 @@ int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
     floe_metadata_builder *b = NULL;
     int rc = 0;
     FLOE_CHECK(create_checks(c, ns, name, opts->location, &location, err));
+    FLOE_CHECK(floe_table_check_location_unused(c, ns, name, location, err));
     /* the caller's properties (folders in them recorded as absolute URIs too), then
      * floe's defaults for what they do not set */
     size_t nd = 0;
