@@ -78,6 +78,7 @@
 #include "common/keyset.h"
 #include "floe/append.h"
 #include "floe/convert.h"
+#include "floe/input.h"
 #include "floe/io.h"
 #include "floe/quarantine.h"
 #include "floe/table_metadata.h"
@@ -832,13 +833,118 @@ static void part_job_free(part_job *j) {
     floe_free(j);
 }
 
+/* ---- a table dropped while served ---------------------------------------------------- */
+
+/* An oversized line of a landing file, streamed whole to the quarantine. */
+typedef struct dropped_ctx {
+    floe_quarantine *q;
+    const char *reason;
+    floe_error *err;
+    int rc;
+} dropped_ctx;
+
+static int dropped_oversize(void *ctx, const char *source, int64_t line, int64_t offset,
+                            const uint8_t *p, size_t n, bool first, bool last,
+                            int64_t total_len) {
+    (void)total_len;
+    dropped_ctx *d = ctx;
+    if (d->rc == 0 && first)
+        d->rc = floe_quarantine_stream_begin(d->q, source, line, offset, d->reason, d->err);
+    if (d->rc == 0)
+        d->rc = floe_quarantine_stream_piece(d->q, p, n, d->err);
+    if (d->rc == 0 && last)
+        d->rc = floe_quarantine_stream_end(d->q, d->err);
+    return d->rc;
+}
+
+/* Every record of the landing file at path (source: its uri) into q with reason. */
+static int quarantine_file(floe_server *s, const char *path, const char *source,
+                           dropped_ctx *d, int64_t *records, floe_error *err) {
+    floe_line_reader_options ro = {.max_record = (size_t)s->cfg.max_record,
+                                   .oversize = dropped_oversize, .oversize_ctx = d};
+    floe_line_reader *r = NULL;
+    floe_chunk ch;
+    memset(&ch, 0, sizeof ch);
+    floe_buf_init(&ch.data, 0);
+    int rc = floe_line_reader_open(path, &ro, &r, err);
+    while (rc == 0 && (rc = floe_line_reader_next(r, &ch, err)) == 1) {
+        rc = 0;
+        int64_t line = ch.first_line, off = ch.first_offset;
+        for (size_t i = 0; i < ch.len && rc == 0;) {
+            const uint8_t *nl = memchr(ch.bytes + i, '\n', ch.len - i);
+            size_t end = nl ? (size_t)(nl - ch.bytes) : ch.len;
+            if (end > i) {
+                rc = floe_quarantine_add(d->q, source, line, off, d->reason, ch.bytes + i,
+                                         end - i, err);
+                (*records)++;
+            }
+            off += (int64_t)(end + 1 - i);
+            line++;
+            i = end + 1;
+        }
+    }
+    if (rc == 0 && d->rc < 0)
+        rc = d->rc;
+    floe_line_reader_close(r);
+    floe_buf_free(&ch.data);
+    return rc < 0 ? rc : 0;
+}
+
+/* The job's table is gone from the catalog and will not be created again: every record of
+ * its leased landing files goes to the quarantine with reason, and the files are settled
+ * (as when every record was rejected), so the events are neither lost nor retried for
+ * ever. */
+static int quarantine_dropped(floe_server *s, const char *tbl, part_job *j,
+                              const char *reason, floe_error *err) {
+    lease *l = &j->l;
+    staged stg = {0};
+    floe_quarantine *q = NULL;
+    char *uri = NULL;
+    int64_t records = 0;
+    char uuid[37];
+    floe_uuid4(uuid);
+    uuid[8] = 0;
+    int rc = 0;
+    if (!(uri = floe_asprintf("%s/%s/dropped-%s-%s.ndjson", s->quarantine_root, tbl, s->node,
+                              uuid)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l->uris, l->n, &stg, err));
+    FLOE_CHECK(floe_quarantine_open(s->cfg.io, uri, &q, err));
+    dropped_ctx d = {.q = q, .reason = reason, .err = err};
+    for (size_t i = 0; i < l->n; i++)
+        FLOE_CHECK(quarantine_file(s, stg.paths[i], l->uris[i], &d, &records, err));
+    rc = floe_quarantine_close(q, err);
+    q = NULL;
+    if (rc < 0)
+        goto done;
+    /* published: from here a crash leaves the records quarantined and the files leased,
+     * and the next job quarantines them again (twice in the quarantine, never lost) */
+    FLOE_CHECK(lease_settle(s, l, 0, NULL, true, err));
+    j->release = false;
+    atomic_fetch_add(&s->m.landing_committed, l->n);
+    floe_log(FLOE_LOG_WARN, "serve: %s: %lld record%s of %zu landing file%s moved to the "
+             "quarantine %s: %s", tbl, (long long)records, records == 1 ? "" : "s", l->n,
+             l->n == 1 ? "" : "s", uri, reason);
+done:
+    if (q) {
+        floe_error e;
+        floe_error_clear(&e);
+        FLOE_IGNORE_RESULT(floe_quarantine_close(q, &e));
+    }
+    staged_free(&stg);
+    floe_free(uri);
+    return rc;
+}
+
 /* Steps 1-3 for one partition whose lease this worker holds: lease its landing files,
  * settle those the history holds, convert the rest. Afterwards j->fc.n > 0 when there is
  * something to commit; otherwise the job is over (nothing pending, everything settled, or
  * every record quarantined). On failure the new data files are deleted and j->release
- * says whether the leased files still need giving back. */
-static int prepare_partition(floe_server *s, const srv_table *t, part_job *j,
-                             floe_error *err) {
+ * says whether the leased files still need giving back. A table gone from the catalog is
+ * created again or its records quarantined (srv_table_recreate, quarantine_dropped);
+ * t == NULL: the table is gone and this node does not serve it, gone says why. */
+static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, const char *gone,
+                             part_job *j, floe_error *err) {
     staged stg = {0};
     lease *l = &j->l;
     int64_t *settled = NULL;
@@ -846,13 +952,33 @@ static int prepare_partition(floe_server *s, const srv_table *t, part_job *j,
     floe_convert_result res;
     memset(&res, 0, sizeof res);
     int rc = 0;
-    FLOE_CHECK(lease_take(s, t->name, j->part, s->comp->ttl_ms, l, err));
+    FLOE_CHECK(lease_take(s, tbl, j->part, s->comp->ttl_ms, l, err));
     if (l->n == 0)
         goto done;
     j->release = true;
+    if (!t) {
+        rc = quarantine_dropped(s, tbl, j, gone, err);
+        goto done;
+    }
     if (!(settled = floe_calloc(l->n, sizeof *settled)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(job_table_load(s, t, l, settled, &j->jt, err));
+    rc = job_table_load(s, t, l, settled, &j->jt, err);
+    if (rc == FLOE_ENOTFOUND) {
+        /* dropped? (a missing metadata file is not: the catalog still names the table) */
+        floe_error e;
+        floe_error_clear(&e);
+        rc = srv_table_recreate(s, t, &e);
+        if (rc == 0) {
+            rc = job_table_load(s, t, l, settled, &j->jt, err);
+        } else if (rc == FLOE_ENOTFOUND) {
+            rc = quarantine_dropped(s, tbl, j, e.msg, err);
+            goto done;
+        } else {
+            *err = e;
+        }
+    }
+    if (rc < 0)
+        goto done;
 
     /* step 2: what the history already holds is done */
     size_t nsettled = 0;
@@ -1182,10 +1308,16 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
         goto done;
     floe_error te;
     floe_error_clear(&te);
-    if (srv_table_get(s, tbl, NULL, 0, &t, &te) < 0) {
-        for (size_t i = 0; i < nparts; i++)
-            job_failed(tbl, parts[i], &te, fails, &rc, err);
-        goto done;
+    /* one this node serves is taken as it is, dropped or not (prepare_partition sees) */
+    if (!(t = srv_table_find(s, tbl)) && srv_table_get(s, tbl, NULL, 0, &t, &te) < 0) {
+        bool gone = false;
+        if (te.code == FLOE_ENOTFOUND && srv_table_gone(s, tbl, &gone, &te) == 0 && gone) {
+            floe_error_set(&te, FLOE_ENOTFOUND, "table %s was dropped", tbl);
+        } else {
+            for (size_t i = 0; i < nparts; i++)
+                job_failed(tbl, parts[i], &te, fails, &rc, err);
+            goto done;
+        }
     }
     for (size_t i = 0; i < nparts && n < SRV_MAX_HELD; i++) {
         char name[256];
@@ -1234,12 +1366,12 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
         cand_parts[which] = cand_parts[n - 1];
         n--;
 
-        if (prepare_partition(s, t, j, &e) < 0) {
+        if (prepare_partition(s, t, tbl, te.msg, j, &e) < 0) {
             job_failed(tbl, j->part, &e, fails, &rc, err);
             finish_job(s, j, false);
             continue;
         }
-        if (j->jt.schema && j->jt.spec &&
+        if (t && j->jt.schema && j->jt.spec &&
             srv_table_sync(s, t, j->jt.schema->schema_id, j->jt.spec->spec_id, &e) < 0) {
             /* posts keep the schema they had until the next round or evolution */
             floe_log(FLOE_LOG_WARN, "serve: table %s: %s", tbl, e.msg);

@@ -111,6 +111,8 @@ typedef struct srv_table {
     pthread_mutex_t evolve_mu;
     _Atomic uint64_t events_accepted, events_rejected, bytes_accepted, bytes_rejected;
     _Atomic uint64_t unknown_fields, schema_updates;
+    _Atomic bool dropped;   /* gone from the catalog and not created again: posts get 404
+                               until the table exists again (srv_table_recreate) */
 } srv_table;
 
 /* ---- WAL -------------------------------------------------------------------------- */
@@ -329,6 +331,16 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
  * schema_id / spec_id already (the ids a compaction just read). */
 int srv_table_sync(floe_server *s, srv_table *t, int32_t schema_id, int32_t spec_id,
                    floe_error *err);
+/* Table t is gone from the catalog (dropped while served). When the server would create
+ * it on a first post (configured, or auto_create), it is created again with the schema
+ * and spec posts are checked against (logged): 0, as when it exists again anyway. Else
+ * FLOE_ENOTFOUND with the reason ("table NS.NAME was dropped", and why it cannot be
+ * created again), and t is marked dropped. Other errors (the catalog does not answer)
+ * decide nothing. Takes cat_mu. */
+int srv_table_recreate(floe_server *s, srv_table *t, floe_error *err);
+/* *gone: the catalog does not name table name (ns.table) at all (not: its metadata
+ * cannot be read). */
+int srv_table_gone(floe_server *s, const char *name, bool *gone, floe_error *err);
 int srv_table_load_configured(floe_server *s, floe_error *err);
 /* The configured tables from their local copies (a start without the catalog): those
  * without one are logged and loaded at their first post once the catalog answers. */

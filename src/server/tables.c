@@ -368,11 +368,113 @@ done:
     return rc;
 }
 
+/* Whether the server creates table name on a first post: configured, or auto_create. */
+static bool creates(floe_server *s, const char *name) {
+    floe_server_table_config tc;
+    pthread_mutex_lock(&s->cfg_mu);
+    floe_server_table_settings(&s->cfg, name, &tc);
+    bool configured = tc.name != NULL;
+    pthread_mutex_unlock(&s->cfg_mu);
+    return configured || s->cfg.auto_create;
+}
+
+/* Create t's table again from what posts are checked against. cat_mu held. */
+static int create_again(floe_server *s, srv_table *t, floe_error *err) {
+    pthread_rwlock_rdlock(&t->schema_lock);
+    char *sj = floe_schema_to_json(t->schema, false);
+    char *pj = t->spec->nfields ? floe_partition_spec_to_json(t->spec) : NULL;
+    bool nomem = !sj || (t->spec->nfields && !pj);
+    pthread_rwlock_unlock(&t->schema_lock);
+    floe_table *ft = NULL;
+    int rc = 0;
+    if (nomem)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(ensure_namespace(s->catalog, t->ns, err));
+    floe_table_create_options co = {.spec_json = pj, .floe_defaults = true};
+    rc = floe_table_create(s->catalog, t->ns, t->tname, sj, &co, &ft, err);
+    if (rc == FLOE_EEXISTS) { /* someone else created it meanwhile */
+        floe_error_clear(err);
+        rc = 0;
+    } else if (rc == 0) {
+        floe_log(FLOE_LOG_WARN, "serve: table %s was dropped while served; created it again "
+                 "with the schema posts are checked against (auto_create), so the events "
+                 "accepted for it are committed", t->name);
+    }
+done:
+    floe_table_close(ft);
+    floe_free(sj);
+    floe_free(pj);
+    return rc;
+}
+
+/* Whether the catalog names table ns.tname (its metadata may still be unreadable).
+ * cat_mu held. */
+static int named(floe_server *s, const char *ns, const char *tname, bool *out,
+                 floe_error *err) {
+    char *pointer = NULL;
+    int rc = floe_catalog_load_table(s->catalog, ns, tname, &pointer, err);
+    floe_free(pointer);
+    *out = rc == 0;
+    if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        rc = 0;
+    }
+    return rc;
+}
+
+int srv_table_gone(floe_server *s, const char *name, bool *gone, floe_error *err) {
+    const char *dot = strrchr(name, '.');
+    char *ns = dot ? floe_strndup(name, (size_t)(dot - name)) : NULL;
+    if (!ns)
+        return dot ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                   : floe_error_set(err, FLOE_EINVALID, "no table %s", name);
+    bool exists = false;
+    pthread_mutex_lock(&s->cat_mu);
+    int rc = named(s, ns, dot + 1, &exists, err);
+    pthread_mutex_unlock(&s->cat_mu);
+    floe_free(ns);
+    *gone = rc == 0 && !exists;
+    return rc;
+}
+
+int srv_table_recreate(floe_server *s, srv_table *t, floe_error *err) {
+    bool exists = false;
+    pthread_mutex_lock(&s->cat_mu);
+    int rc = named(s, t->ns, t->tname, &exists, err);
+    if (rc == 0 && !exists) {
+        if (!creates(s, t->name)) {
+            rc = floe_error_set(err, FLOE_ENOTFOUND, "table %s was dropped", t->name);
+        } else {
+            rc = create_again(s, t, err);
+            if (rc == FLOE_EINVALID || rc == FLOE_ENOTFOUND) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                rc = floe_error_set(err, FLOE_ENOTFOUND,
+                                    "table %s was dropped (and cannot be created again: %s)",
+                                    t->name, msg);
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->cat_mu);
+    if (rc == 0 && atomic_exchange(&t->dropped, false))
+        floe_log(FLOE_LOG_INFO, "serve: table %s exists again: its posts are taken", t->name);
+    else if (rc == FLOE_ENOTFOUND && !atomic_exchange(&t->dropped, true))
+        floe_log(FLOE_LOG_WARN, "serve: %s: its posts are refused (404) until it exists "
+                 "again", err->msg);
+    return rc;
+}
+
 /* The table, loaded from the catalog (created there when configured or auto_create), or
- * with from_copy from its local copy. */
+ * with from_copy from its local copy. One found dropped (srv_table_recreate) is looked
+ * for again. */
 static int table_get(floe_server *s, const char *name, const uint8_t *sample, size_t n,
                      bool from_copy, srv_table **out, floe_error *err) {
     srv_table *t = srv_table_find(s, name);
+    if (t && atomic_load(&t->dropped) && !from_copy) {
+        int rc = srv_table_recreate(s, t, err);
+        if (rc < 0)
+            return rc;
+    }
     if (t) {
         *out = t;
         return 0;
