@@ -17,7 +17,9 @@ static const char usage_text[] =
     "\n"
     "Convert NDJSON events (plain, gzip or zstd; '-' for standard input) into Parquet\n"
     "files checked against an Iceberg schema. Rejected records go to the quarantine with\n"
-    "their file, line, byte offset and reason; the rest is still converted.\n"
+    "their file, line, byte offset and reason; the rest is still converted. When every\n"
+    "record is rejected no file is written and convert fails (exit 1) naming the\n"
+    "quarantine; input without records writes nothing (exit 0).\n"
     "\n"
     "options:\n"
     "  -s, --schema FILE          Iceberg schema JSON (or a table metadata file)\n"
@@ -423,10 +425,19 @@ int floe_cmd_convert(int argc, char **argv) {
         exit_code = cli_fail(&err);
         goto done;
     }
-    if (args.json)
-        report_json(&res, &o);
-    else
+    /* nothing usable: a failure naming the quarantine, as floe append's */
+    bool none = res.rejected > 0 && res.records_out == 0;
+    if (!args.json)
         report_text(&res, &o);
+    else if (!none)
+        report_json(&res, &o);
+    if (none) {
+        floe_error_set(&err, FLOE_EINVALID,
+                       "all %lld records were rejected; no file was written (the records and "
+                       "the reasons are in the quarantine %s)",
+                       (long long)res.rejected, o.quarantine_uri);
+        exit_code = cli_fail(&err);
+    }
     floe_convert_result_free(&res);
 done:
     floe_free(out_dir);
