@@ -225,6 +225,11 @@ int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
 /* Tables. */
 int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *names,
                              floe_error *err) FLOE_NODISCARD;
+/* The rules every namespace and table name reaching a store is held to (non-empty, at
+ * most FLOE_CATALOG_NAME_MAX bytes, no control characters, '/' or '\\', no empty, "." or
+ * ".." level, valid UTF-8): FLOE_EINVALID saying which is broken. ns or name may be NULL
+ * (not checked). Every catalog call checks them; this is for refusing a name up front. */
+int floe_catalog_check_names(const char *ns, const char *name, floe_error *err) FLOE_NODISCARD;
 /* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
 int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
                             char **metadata_location, floe_error *err) FLOE_NODISCARD;

@@ -263,6 +263,12 @@ static inline size_t floe_json_escape_byte(uint8_t c, char esc[6]) {
     }
 }
 bool floe_utf8_valid(const uint8_t *p, size_t n);
+/* The offset of the first byte of p[0..n) that does not start a well-formed UTF-8
+ * sequence (as floe_utf8_valid judges), or n when all of it is UTF-8. */
+size_t floe_utf8_invalid_at(const uint8_t *p, size_t n);
+/* The length of the well-formed UTF-8 sequence at p[0..n) (1 for ASCII), or 0 when p[0]
+ * does not start one. */
+size_t floe_utf8_seq_len(const uint8_t *p, size_t n);
 int floe_base64_append(floe_buf *b, const uint8_t *p, size_t n);
 /* Code point cp (at most U+10FFFF, no surrogate: the caller's to check) as UTF-8. */
 int floe_buf_append_utf8(floe_buf *b, uint32_t cp);

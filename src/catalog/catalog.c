@@ -65,6 +65,11 @@ static int check_level(const char *what, const char *full, const char *s, size_t
                                   "%s \"%s\": control characters, '/' and '\\' are not allowed",
                                   what, full);
     }
+    /* catalog rows and JSON (ours, PyIceberg's, Java's) hold names as UTF-8 text */
+    size_t bad = floe_utf8_invalid_at((const uint8_t *)full, strlen(full));
+    if (bad < strlen(full))
+        return floe_error_set(err, FLOE_EINVALID, "%s is not valid UTF-8 (byte %zu is 0x%02x)",
+                              what, bad, (unsigned char)full[bad]);
     return 0;
 }
 
@@ -96,6 +101,12 @@ static int check_ns(const char *ns, floe_error *err) {
             return 0;
         p = dot + 1;
     }
+}
+
+int floe_catalog_check_names(const char *ns, const char *name, floe_error *err) {
+    if (ns)
+        FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    return name ? check_name(name, err) : 0;
 }
 
 static int check_location(const char *loc, floe_error *err) {

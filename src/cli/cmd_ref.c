@@ -646,6 +646,8 @@ int floe_cmd_ref(int argc, char **argv) {
     if (!strcmp(action, "create") && (!*pos[2] || cli_has_control(pos[2])))
         return cli_usage("ref", "create: a ref name must be non-empty, without control "
                          "characters");
+    if (!list && !floe_utf8_valid((const uint8_t *)pos[2], strlen(pos[2])))
+        return cli_usage("ref", "%s: the ref name is not valid UTF-8", action);
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;

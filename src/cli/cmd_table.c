@@ -237,6 +237,10 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
         code = cli_usage("table", "create: %s is not NS.NAME", ident);
         goto out;
     }
+    if (floe_catalog_check_names(ns, name, &err) < 0) {
+        code = cli_usage("table", "create: %s", err.msg);
+        goto out;
+    }
     if (floe_schema_load(schema_path, &schema, &err) < 0)
         goto fail;
     if (!(schema_json = floe_schema_to_json(schema, false)))
@@ -583,7 +587,9 @@ int floe_cmd_table(int argc, char **argv) {
                 tns = floe_strdup(ns);
                 tname = floe_strdup(args[2]);
             }
-            if (cli_open_catalog(&to, &c, &err) < 0 ||
+            if (floe_catalog_check_names(tns, tname, &err) < 0)
+                code = cli_usage("table", "rename: %s", err.msg);
+            else if (cli_open_catalog(&to, &c, &err) < 0 ||
                 floe_table_rename(c, ns, name, tns, tname, &err) < 0)
                 code = cli_fail(&err);
             else if (to.json)
@@ -599,6 +605,8 @@ int floe_cmd_table(int argc, char **argv) {
         char *ns = NULL, *name = NULL, *pointer = NULL;
         if (!cli_split_ident(args[1], &ns, &name)) {
             code = cli_usage("table", "register: %s is not NS.NAME", args[1]);
+        } else if (floe_catalog_check_names(ns, name, &err) < 0) {
+            code = cli_usage("table", "register: %s", err.msg);
         } else if (cli_open_catalog(&to, &c, &err) < 0 ||
                    floe_table_register(c, ns, name, args[2], &err) < 0 ||
                    floe_catalog_load_table(c, ns, name, &pointer, &err) < 0) {
@@ -720,6 +728,10 @@ static int namespace_basic(const char *action, int argc, char **argv) {
     }
     if (to.relocate) {
         code = cli_usage("namespace", "unknown option --relocate");
+        goto out;
+    }
+    if (create && floe_catalog_check_names(ns, NULL, &err) < 0) {
+        code = cli_usage("namespace", "create: %s", err.msg);
         goto out;
     }
     if (cli_open_catalog(&to, &c, &err) < 0)

@@ -202,6 +202,15 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
         else if (ch.kind == FLOE_SCHEMA_RENAME_COLUMN)
             ch.new_name = pos[1];
     }
+    /* a new name is JSON text in the metadata (floe_schema_update refuses it too) */
+    const char *const named[][2] = {
+        {ch.kind == FLOE_SCHEMA_ADD_COLUMN ? ch.path : NULL, "the column name"},
+        {ch.doc, "the doc"},
+        {ch.new_name, "the new name"},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (named[i][0] && !floe_utf8_valid((const uint8_t *)named[i][0], strlen(named[i][0])))
+            return cli_usage("table", "schema %s: %s is not valid UTF-8", verb, named[i][1]);
     return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, NULL, print_schema);
 }
 

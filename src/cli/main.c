@@ -194,11 +194,17 @@ bool cli_has_control(const char *s) {
 }
 
 void cli_print_text(FILE *f, const char *s) {
-    for (const uint8_t *p = (const uint8_t *)s; *p; p++) {
-        if (is_control(*p))
-            fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f);
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t len = floe_utf8_seq_len(p + i, n - i);
+        if (len == 0 || is_control(p[i])) { /* bytes that are not UTF-8 text too */
+            fprintf(f, "\\x%02x", p[i]);
+            i++;
+            continue;
+        }
+        fwrite(p + i, 1, len, f);
+        i += len;
     }
 }
 

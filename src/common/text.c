@@ -19,42 +19,55 @@ const int8_t floe_hex_values[256] = {
 };
 #undef HX16
 
-bool floe_utf8_valid(const uint8_t *p, size_t n) {
+size_t floe_utf8_seq_len(const uint8_t *p, size_t n) {
+    if (n == 0)
+        return 0;
+    uint8_t c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return len;
+}
+
+size_t floe_utf8_invalid_at(const uint8_t *p, size_t n) {
     size_t i = 0;
     while (i < n) {
-        uint8_t c = p[i];
-        if (c < 0x80) {
+        if (p[i] < 0x80) {
             i++;
             continue;
         }
-        size_t len;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
+        size_t len = floe_utf8_seq_len(p + i, n - i);
+        if (len == 0)
+            return i;
         i += len;
     }
-    return true;
+    return n;
 }
+
+bool floe_utf8_valid(const uint8_t *p, size_t n) { return floe_utf8_invalid_at(p, n) == n; }
 
 int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
     if (n == 0)

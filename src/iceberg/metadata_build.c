@@ -721,6 +721,10 @@ static int append_snapshot_log(json_t *doc, int64_t ts, int64_t id, floe_error *
 /* Point ref `name` at id, keeping its retention settings when the type stays the same. */
 static int put_ref(json_t *doc, const char *name, int64_t id, bool is_tag, int64_t log_ts,
                    floe_error *err) {
+    size_t bad = floe_utf8_invalid_at((const uint8_t *)name, strlen(name));
+    if (bad < strlen(name)) /* a JSON key: jansson refuses it */
+        return floe_error_set(err, FLOE_EINVALID, "ref name is not valid UTF-8 (byte %zu is "
+                              "0x%02x)", bad, (unsigned char)name[bad]);
     json_t *refs = ensure_object(doc, "refs");
     if (!refs)
         return nomem(err);

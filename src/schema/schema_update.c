@@ -268,6 +268,15 @@ static floe_field *siblings(floe_schema *s, floe_field *f) {
     return f->parent ? f->parent : &s->root;
 }
 
+/* Column names are JSON text in the metadata: FLOE_EINVALID unless name is UTF-8. */
+static int check_utf8(const char *verb, const char *what, const char *name, floe_error *err) {
+    size_t n = strlen(name), bad = floe_utf8_invalid_at((const uint8_t *)name, n);
+    if (bad == n)
+        return 0;
+    return floe_error_set(err, FLOE_EINVALID, "%s: %s is not valid UTF-8 (byte %zu is 0x%02x)",
+                          verb, what, bad, (unsigned char)name[bad]);
+}
+
 static int add_column(floe_schema *s, const floe_schema_change *c, int32_t *last,
                       floe_error *err) {
     char parent_path[512];
@@ -276,6 +285,9 @@ static int add_column(floe_schema *s, const floe_schema_change *c, int32_t *last
     floe_field *parent = &s->root;
     if (!*name)
         return floe_error_set(err, FLOE_EINVALID, "add-column: %s: empty column name", c->path);
+    FLOE_FORWARD_IF_ERROR(check_utf8("add-column", "the column name", c->path, err));
+    if (c->doc)
+        FLOE_FORWARD_IF_ERROR(check_utf8("add-column", "the doc", c->doc, err));
     if (dot) {
         size_t n = (size_t)(dot - c->path);
         if (n >= sizeof parent_path)
@@ -337,6 +349,7 @@ static int rename_column(floe_schema *s, const floe_schema_change *c, floe_error
         return floe_error_set(err, FLOE_EINVALID,
                               "rename-column: %s: the new name is one name, without '.'",
                               c->path);
+    FLOE_FORWARD_IF_ERROR(check_utf8("rename-column", "the new name", nn, err));
     if (in_list_or_map(f))
         return floe_error_set(err, FLOE_EINVALID,
                               "rename-column: %s is a list element or map key/value, named by "
