@@ -148,6 +148,13 @@ static int note_live(attempt_state *a, const char *path, int32_t spec_id, const 
     return 0;
 }
 
+/* Whether two delete entries are one delete: deletion vectors of many data files share a
+ * Puffin file, each entry its own blob (content_offset), so the path alone is not it. */
+static bool same_delete(const floe_data_file *x, const floe_data_file *y) {
+    return !strcmp(x->file_path, y->file_path) && x->has_content_offset == y->has_content_offset &&
+           (!x->has_content_offset || x->content_offset == y->content_offset);
+}
+
 /* Position delete scope: referenced_data_file, or the file_path bounds. */
 static void pos_bounds(const floe_data_file *d, const floe_column_bound **lo,
                        const floe_column_bound **hi) {
@@ -523,8 +530,7 @@ static int write_manifests(attempt_state *a, const floe_manifest_list *bl, floe_
                 for (; di < a->ndels && a->dels[di].manifest < mi; di++) {
                 }
                 for (size_t k = di; k < a->ndels && a->dels[k].manifest == mi; k++)
-                    if (a->dels[k].remove && !strcmp(a->dels[k].e.file.file_path,
-                                                     e->file.file_path))
+                    if (a->dels[k].remove && same_delete(&a->dels[k].e.file, &e->file))
                         drop = true;
             }
             rc = drop ? floe_manifest_writer_delete(cm->w, e, err)
