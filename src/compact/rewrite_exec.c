@@ -547,7 +547,8 @@ static int writer_for(group_run *gr, const uint8_t *key, size_t keylen, const fl
     return 0;
 }
 
-/* A row's source value of a partition field (top-level or struct-nested, not repeated). */
+/* A row's source value of a partition field (top-level or struct-nested, not repeated);
+ * vi holds each column's cursor into its non-null values, so one call a row per column. */
 static floe_value row_source(const floe_batch *b, const floe_field *f, size_t row, size_t *vi) {
     const floe_colbuf *c = &b->cols[f->leaf];
     floe_value v;
@@ -626,7 +627,10 @@ static int put_routed(group_run *gr, const floe_batch *b, int64_t in_bytes, floe
             if (!f || f->leaf < 0 || f->rep_level > 0)
                 FLOE_FAIL(err, FLOE_EUNSUPPORTED, "partition field %s: source not writable",
                           sp->fields[k].name);
-            src[k] = row_source(b, f, row, vi);
+            size_t j = 0; /* fields of one source column share its value (and cursor) */
+            while (j < k && sp->fields[j].source->leaf != f->leaf)
+                j++;
+            src[k] = j < k ? src[j] : row_source(b, f, row, vi);
         }
         FLOE_CHECK(floe_partition_spec_tuple(sp, src, tup, err));
         size_t at = gr->kb.len;
