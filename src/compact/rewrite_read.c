@@ -123,7 +123,8 @@ struct rw_deletes {
     floe_io *io;
     const floe_schema *schema;
     const char *name_mapping;
-    del_file *files;
+    del_file **files;            /* each allocated apart: readers keep pointers to them
+                                    while the cache grows */
     size_t n, cap;
     size_t pos_rows;             /* across files, for the cap */
 };
@@ -143,11 +144,12 @@ void rw_deletes_free(rw_deletes *d) {
     if (!d)
         return;
     for (size_t i = 0; i < d->n; i++) {
-        floe_free(d->files[i].path);
-        floe_free(d->files[i].rows);
-        floe_keyset_free(&d->files[i].paths);
-        floe_free(d->files[i].ids);
-        floe_keyset_free(&d->files[i].keys);
+        floe_free(d->files[i]->path);
+        floe_free(d->files[i]->rows);
+        floe_keyset_free(&d->files[i]->paths);
+        floe_free(d->files[i]->ids);
+        floe_keyset_free(&d->files[i]->keys);
+        floe_free(d->files[i]);
     }
     floe_free(d->files);
     floe_free(d);
@@ -376,8 +378,8 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     bool dv = floe_data_file_is_dv(df);
     int64_t offset = dv ? df->content_offset : 0;
     for (size_t i = 0; i < d->n; i++)
-        if (!strcmp(d->files[i].path, df->file_path) && d->files[i].offset == offset) {
-            *out = &d->files[i];
+        if (!strcmp(d->files[i]->path, df->file_path) && d->files[i]->offset == offset) {
+            *out = d->files[i];
             return 0;
         }
     if (!dv && df->file_format && strcasecmp(df->file_format, "parquet"))
@@ -387,17 +389,19 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
                               df->file_path, df->file_format);
     if (d->n == d->cap) {
         size_t nc = d->cap ? d->cap * 2 : 8;
-        del_file *nf = floe_realloc(d->files, nc * sizeof *nf);
+        del_file **nf = floe_realloc(d->files, nc * sizeof *nf);
         FLOE_RETURN_ERROR_IF(!nf, err, FLOE_ENOMEM, "out of memory");
         d->files = nf;
         d->cap = nc;
     }
-    del_file *f = &d->files[d->n];
-    memset(f, 0, sizeof *f);
+    del_file *f = floe_calloc(1, sizeof *f);
+    FLOE_RETURN_ERROR_IF(!f, err, FLOE_ENOMEM, "out of memory");
     f->content = df->content;
     f->offset = offset;
-    if (!(f->path = floe_strdup(df->file_path)))
+    if (!(f->path = floe_strdup(df->file_path))) {
+        floe_free(f);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
     floe_pq_reader *r = NULL;
     floe_pq_reader_options ro = {.read_whole = true}; /* every column of it is read */
     int rc = dv ? load_dv(d, f, df, uri, limit, err) : floe_pq_reader_open(d->io, uri, &ro, &r, err);
@@ -412,9 +416,10 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
         floe_keyset_free(&f->paths);
         floe_free(f->ids);
         floe_keyset_free(&f->keys);
+        floe_free(f);
         return rc;
     }
-    d->n++;
+    d->files[d->n++] = f;
     *out = f;
     return 0;
 }
