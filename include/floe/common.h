@@ -240,6 +240,10 @@ int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);
 int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n);
 /* The same for a C string; NULL is written as "". */
 int floe_json_append_cstr(floe_buf *b, const char *s);
+/* floe_json_append_string for text that may not be UTF-8 (names another tool wrote, a
+ * message cut inside a sequence): each byte that is not part of a well-formed sequence is
+ * written as the text \xHH, so the result is always valid JSON. */
+int floe_json_append_text(floe_buf *b, const uint8_t *p, size_t n);
 /* How floe_json_append_string writes byte c: 0 when as it is, else the length (2 or 6)
  * of its escape, written to esc. */
 static inline size_t floe_json_escape_byte(uint8_t c, char esc[6]) {

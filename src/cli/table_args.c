@@ -108,24 +108,14 @@ int cli_open_table(const char *t, const cli_table_opts *o, bool writable, floe_c
 }
 
 void cli_json_str(FILE *f, const char *s) {
-    floe_buf b, text;
+    floe_buf b;
     floe_buf_init(&b, 0);
-    floe_buf_init(&text, 0);
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    int rc = 0;
     /* JSON is UTF-8: a byte that is not (a name another tool wrote) as the text \xHH */
-    for (size_t i = 0; i < n && rc == 0;) {
-        size_t len = floe_utf8_seq_len(p + i, n - i);
-        rc = len ? floe_buf_append(&text, p + i, len) : floe_buf_printf(&text, "\\x%02x", p[i]);
-        i += len ? len : 1;
-    }
-    if (rc == 0 && floe_json_append_string(&b, text.data, text.len) == 0)
+    if (floe_json_append_text(&b, (const uint8_t *)s, strlen(s)) == 0)
         fwrite(b.data, 1, b.len, f);
     else
         fputs("\"\"", f); /* out of memory: still valid JSON */
     floe_buf_free(&b);
-    floe_buf_free(&text);
 }
 
 void cli_print_kv_json(const floe_kv *kv, size_t n) {

@@ -93,6 +93,21 @@ int floe_json_append_string(floe_buf *b, const uint8_t *p, size_t n) {
     return floe_buf_append_byte(b, '"');
 }
 
+int floe_json_append_text(floe_buf *b, const uint8_t *p, size_t n) {
+    floe_buf t;
+    floe_buf_init(&t, 0);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t len = floe_utf8_seq_len(p + i, n - i);
+        rc = len ? floe_buf_append(&t, p + i, len) : floe_buf_printf(&t, "\\x%02x", p[i]);
+        i += len ? len : 1;
+    }
+    if (rc == 0)
+        rc = floe_json_append_string(b, t.data, t.len);
+    floe_buf_free(&t);
+    return rc;
+}
+
 int floe_buf_append_utf8(floe_buf *b, uint32_t cp) {
     uint8_t u[4];
     size_t n;

@@ -42,44 +42,18 @@ static const floe_connguard_config GUARD = {256, 10000, 30000};
  * answers
  * ------------------------------------------------------------------------------------- */
 
-/* The length of the well-formed UTF-8 sequence at p[0..n), 0 when the bytes there are
- * not one. */
-static size_t utf8_seq(const uint8_t *p, size_t n) {
-    size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
-                 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3 : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
-    return len && len <= n && floe_utf8_valid(p, len) ? len : 0;
-}
-
-/* raw into out[cap] with every byte that is not part of well-formed UTF-8 (a path's
- * raw bytes, a sequence vsnprintf cut) written as the text \xHH, so that the ErrorModel
- * is valid JSON; what does not fit whole is left out. */
-static void scrub_utf8(const char *raw, char *out, size_t cap) {
-    size_t n = strlen(raw), k = 0;
-    for (size_t i = 0; i < n && k + 5 < cap;) {
-        size_t len = utf8_seq((const uint8_t *)raw + i, n - i);
-        if (len) {
-            memcpy(out + k, raw + i, len);
-            k += len;
-            i += len;
-        } else {
-            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", (unsigned char)raw[i++]);
-        }
-    }
-    out[k] = 0;
-}
-
 int rs_error(rs_resp *r, int status, const char *type, const char *fmt, ...) {
-    char raw[1024], msg[1024];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    scrub_utf8(raw, msg, sizeof msg);
     r->status = status;
     r->etag[0] = 0;
     floe_buf_reset(&r->body);
     FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, "{\"error\":{\"message\":")); /* checked below */
-    FLOE_IGNORE_RESULT(floe_json_append_string(&r->body, (const uint8_t *)msg, strlen(msg)));
+    /* stray bytes (a path's raw bytes, a sequence vsnprintf cut) as \xHH: valid JSON */
+    FLOE_IGNORE_RESULT(floe_json_append_text(&r->body, (const uint8_t *)msg, strlen(msg)));
     FLOE_IGNORE_RESULT(floe_buf_printf(&r->body, ",\"type\":\"%s\",\"code\":%d}}", type, status));
     return 0;
 }

@@ -8,24 +8,11 @@
 #    then;
 #  - a connection trickling a header byte every second is closed after the 10 s header
 #    timeout (before, only 60 s of silence closed it, so a byte a minute held it forever).
-set -euo pipefail
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-floe=${FLOE_BIN:-$src/build/floe}
-command -v python3 >/dev/null || { echo "rest_slow_clients: python3 missing, skipped"; exit 77; }
+name=rest_slow_clients
+. "$(dirname "$0")/lib/rest_serve_common.sh"
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 1024 ] || ulimit -n 1024 2>/dev/null ||
   { echo "rest_slow_clients: fewer than 1024 file descriptors, skipped"; exit 77; }
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG PYICEBERG_HOME FLOE_TEST_REST_FAULT || true
-export FLOE_CATALOG_URI=$tmp/catalog.db FLOE_WAREHOUSE=$tmp/wh
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
-
-"$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-[ -s "$tmp/port" ] || { echo "rest_slow_clients: FAIL: the server did not start: $(cat "$tmp/server.log")"; exit 1; }
+start_server
 
 python3 - "$(cat "$tmp/port")" <<'PY'
 import socket, sys, time, urllib.request

@@ -4,25 +4,13 @@
 # `%C0%AE` (an overlong '.') were echoed raw into a 404's message, which no JSON parser
 # takes), whether the bytes come percent-encoded or raw on the request line; a UTF-8
 # name (`%C3%A9t%C3%A9`) is still looked up (404 NoSuchNamespaceException naming it).
-set -euo pipefail
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-floe=${FLOE_BIN:-$src/build/floe}
+name=rest_utf8_paths
+. "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "rest_utf8_paths: SKIP: curl missing"; exit 77; }
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "rest_utf8_paths: FAIL: $*" >&2; fails=$((fails + 1)); }
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG PYICEBERG_HOME FLOE_TEST_REST_FAULT || true
-export FLOE_CATALOG_URI=$tmp/catalog.db FLOE_WAREHOUSE=$tmp/wh
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:exitcode=98
 "$floe" namespace create shop >/dev/null
-"$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" 2>"$tmp/server.log" &
-pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-[ -s "$tmp/port" ] || { echo "rest_utf8_paths: FAIL: the server did not start: $(cat "$tmp/server.log")"; exit 1; }
-port=$(cat "$tmp/port")
+start_server
 
 # PATH WANT_STATUS WANT_TYPE: the raw request line's path, sent as bytes (\xHH escapes)
 check() {

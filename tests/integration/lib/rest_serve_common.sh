@@ -1,5 +1,5 @@
 # rest_serve_common.sh - sourced by tests of `floe catalog serve` over raw HTTP
-# (rest_body_budget.sh, rest_http_edges.sh): a scratch SQLite catalog, the sanitizer exit
+# (rest_body_budget.sh, rest_http_edges.sh, rest_slow_clients.sh, rest_utf8_paths.sh): a scratch SQLite catalog, the sanitizer exit
 # codes, and start_server ARGS (the server on a free port: $port, $pid; its log
 # $tmp/server.log), stopped at exit. Expects $name (the test's name) to be set.
 set -euo pipefail
