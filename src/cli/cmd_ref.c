@@ -17,7 +17,8 @@
  * head is fast-forwarded to (main now points at it); any other append snapshot has its
  * added data files appended to main as a new snapshot whose summary records
  * source-snapshot-id. A snapshot already in main's history, or already cherry-picked into
- * it, is refused.
+ * it, is refused, and so is one that added a file main already has live (picked before
+ * under another snapshot's id, or appended to main too): its rows would count twice.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,17 +100,80 @@ static int set_main_apply(void *ctx, floe_metadata_builder *b, floe_error *err) 
  * ------------------------------------------------------------------------------------- */
 
 typedef struct pick {
+    floe_table *t;
     int64_t id;
     int64_t parent;
     bool fast_forward;
+    char **staged;      /* the picked files, resolved, sorted (strcmp) */
+    size_t nstaged;
+    bool live_checked;  /* main's head live_head was checked against staged */
+    int64_t live_head;
+    char *live_found;   /* the recorded path of a picked file main already has */
 } pick;
+
+static int cmp_str(const void *x, const void *y) {
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void pick_reset(pick *p) {
+    for (size_t i = 0; i < p->nstaged; i++)
+        floe_free(p->staged[i]);
+    floe_free(p->staged);
+    floe_free(p->live_found);
+}
+
+/* floe_scan_task_fn over main's live files: stop at the first one that is picked. */
+static int live_task(void *ctx, const floe_scan_task *task, floe_error *err) {
+    pick *p = ctx;
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(p->t, task->file->file_path, &uri, err));
+    bool hit = bsearch(&uri, p->staged, p->nstaged, sizeof *p->staged, cmp_str) != NULL;
+    floe_free(uri);
+    if (!hit)
+        return 0;
+    if (!(p->live_found = floe_strdup(task->file->file_path)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return FLOE_EEXISTS; /* pick_live says it */
+}
+
+/* Refuse a pick whose files main's head in m already has live (a snapshot picked before
+ * under another id, such as an earlier pick's own snapshot, or files appended to main as
+ * well as to the branch): appending them again would count their rows twice. Each head is
+ * scanned once; a retry on a moved main scans the new head. */
+static int pick_live(pick *p, const floe_table_metadata *m, floe_error *err) {
+    if (!p->nstaged || !floe_table_metadata_current_snapshot(m) ||
+        (p->live_checked && p->live_head == m->current_snapshot_id))
+        return 0;
+    floe_scan_options so = {.has_snapshot_id = true, .snapshot_id = m->current_snapshot_id};
+    floe_scan_plan *plan = NULL;
+    int rc = floe_scan_plan_stream(p->t, &so, live_task, p, &plan, err);
+    floe_scan_plan_free(plan);
+    if (p->live_found) {
+        floe_error_clear(err);
+        rc = floe_error_set(err, FLOE_EEXISTS,
+                            "snapshot %" PRId64 " added %s, which is already a live data file "
+                            "of main (snapshot %" PRId64 "): picking it would count its rows "
+                            "twice; cherrypick refused", p->id, p->live_found,
+                            m->current_snapshot_id);
+        floe_free(p->live_found);
+        p->live_found = NULL;
+        return rc;
+    }
+    if (rc < 0) {
+        floe_error_prefix(err, "checking main's files for the picked ones: ");
+        return rc;
+    }
+    p->live_checked = true;
+    p->live_head = m->current_snapshot_id;
+    return 0;
+}
 
 /* Refuse a snapshot already in main's history or cherry-picked into it, and one whose
  * place in main's history cannot be told: main's walk back ends at an expired snapshot
  * before reaching the candidate's parent or anything older than the candidate (expiry of
  * the snapshots between keeps a tagged one that main once held). */
 static int pick_check(void *ctx, const floe_table_metadata *m, floe_error *err) {
-    const pick *p = ctx;
+    pick *p = ctx;
     const floe_snapshot *cand = floe_table_metadata_snapshot(m, p->id);
     const floe_snapshot *a = floe_table_metadata_current_snapshot(m);
     for (size_t steps = 0; a && steps <= m->n_snapshots; steps++) {
@@ -141,7 +205,7 @@ static int pick_check(void *ctx, const floe_table_metadata *m, floe_error *err) 
                                   p->id, s->snapshot_id);
         s = s->has_parent ? floe_table_metadata_snapshot(m, s->parent_snapshot_id) : NULL;
     }
-    return 0;
+    return pick_live(p, m, err);
 }
 
 static int pick_fast_forward_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
@@ -155,10 +219,25 @@ static int pick_fast_forward_apply(void *ctx, floe_metadata_builder *b, floe_err
     return floe_metadata_builder_set_ref(b, "main", p->id, false, err);
 }
 
+/* Remember a picked file (resolved) for pick_live. */
+static int pick_stage(pick *p, const char *recorded, floe_error *err) {
+    if ((p->nstaged & (p->nstaged - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
+        char **grown = floe_realloc(p->staged, (p->nstaged ? 2 * p->nstaged : 1) *
+                                                   sizeof *grown);
+        if (!grown)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        p->staged = grown;
+    }
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(p->t, recorded, &uri, err));
+    p->staged[p->nstaged++] = uri;
+    return 0;
+}
+
 /* Stage the data files snapshot s added (its own manifests' ADDED entries), under the
  * partition spec they were written with (an older one than the table's is kept: the
- * files' partition tuples are of that spec). */
-static int stage_added_files(floe_table *t, const floe_snapshot *s, floe_append *a,
+ * files' partition tuples are of that spec); p keeps their paths. */
+static int stage_added_files(floe_table *t, const floe_snapshot *s, floe_append *a, pick *p,
                              int64_t *nfiles, floe_error *err) {
     floe_arena arena;
     bool has_spec = false;
@@ -201,7 +280,8 @@ static int stage_added_files(floe_table *t, const floe_snapshot *s, floe_append 
             if (e->status != FLOE_ENTRY_ADDED || !e->has_snapshot_id ||
                 e->snapshot_id != s->snapshot_id)
                 continue;
-            if ((rc = floe_append_add_file(a, &e->file, err)) < 0)
+            if ((rc = floe_append_add_file(a, &e->file, err)) < 0 ||
+                (rc = pick_stage(p, e->file.file_path, err)) < 0)
                 break;
             (*nfiles)++;
         }
@@ -221,7 +301,7 @@ static int snapshots_cherrypick(floe_table *t, int64_t id, const char *ident, bo
     floe_error_clear(&err);
     const floe_table_metadata *m = floe_table_metadata_get(t);
     const floe_snapshot *s = floe_table_metadata_snapshot(m, id);
-    pick p = {.id = id};
+    pick p = {.t = t, .id = id};
     floe_append *a = NULL;
     floe_append_result res = {0};
     int64_t nfiles = 0;
@@ -248,12 +328,14 @@ static int snapshots_cherrypick(floe_table *t, int64_t id, const char *ident, bo
     } else {
         char src[24];
         snprintf(src, sizeof src, "%" PRId64, id);
-        if (floe_append_new(t, &a, &err) < 0 || stage_added_files(t, s, a, &nfiles, &err) < 0)
+        if (floe_append_new(t, &a, &err) < 0 ||
+            stage_added_files(t, s, a, &p, &nfiles, &err) < 0)
             goto fail;
         if (nfiles == 0) {
             floe_error_set(&err, FLOE_EINVALID, "snapshot %" PRId64 " added no data files", id);
             goto fail;
         }
+        qsort(p.staged, p.nstaged, sizeof *p.staged, cmp_str);
         floe_append_set_check(a, pick_check, &p);
         if (floe_append_set_summary(a, "source-snapshot-id", src, &err) < 0 ||
             floe_append_commit(a, &res, &err) < 0)
@@ -279,6 +361,7 @@ fail:
 out:
     floe_append_result_reset(&res);
     floe_append_free(a);
+    pick_reset(&p);
     return code;
 }
 
@@ -298,7 +381,8 @@ static void snapshots_actions_usage(FILE *out) {
             "cherrypick   an append snapshot that is not in main's history (a staged one, or\n"
             "             one on a branch) is applied to main: fast-forward when its parent\n"
             "             is main's head, else its added files are appended as a new snapshot\n"
-            "             whose summary has source-snapshot-id\n");
+            "             whose summary has source-snapshot-id; refused when main already\n"
+            "             has one of the files it added (its rows would count twice)\n");
 }
 
 static bool is_number(const char *s) {
