@@ -86,6 +86,11 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err);
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. Under --json the
  * error is also printed on stdout as {"error":{"code","exit","message"}} (both). */
 int cli_fail(const floe_error *err);
+/* cli_fail for a command whose --json result object is already open on standard output
+ * ('{' and members printed, not closed): the error becomes the object's last member,
+ * ,"error":{"code","exit","message"}} and a newline, so the output stays one JSON
+ * document. Returns FLOE_EXIT_FAIL. */
+int cli_fail_in_object(const floe_error *err);
 /* Print a usage error as one line, "floe CMD: <msg> (see 'floe CMD --help')", to stderr;
  * returns FLOE_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) FLOE_PRINTF(2, 3);

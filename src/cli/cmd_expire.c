@@ -208,13 +208,10 @@ int floe_cmd_expire(int argc, char **argv) {
                        (long long)r.delete_failures, r.delete_failures == 1 ? "" : "s");
         }
         floe_expire_result_reset(&r);
-    } else if (to.json) {
-        printf(",\"error\":");
-        cli_json_str(stdout, err.msg);
-        printf("}\n");
     }
     floe_table_close(t);
     floe_catalog_close(cat);
     free(ids);
-    return rc < 0 ? cli_fail(&err) : FLOE_EXIT_OK;
+    /* under --json the result object is open: the error closes it */
+    return rc == 0 ? FLOE_EXIT_OK : to.json ? cli_fail_in_object(&err) : cli_fail(&err);
 }

@@ -76,25 +76,48 @@ static void print_help(FILE *out) {
  * output sees why there is no result. */
 static bool json_errors;
 
-static void json_error(const char *code, int exit_code, const char *msg) {
-    if (!json_errors)
-        return;
-    fputs("{\"error\":{\"code\":", stdout);
+/* {"code":..,"exit":..,"message":..}: the body of an error under --json */
+static void json_error_body(const char *code, int exit_code, const char *msg) {
+    fputs("{\"code\":", stdout);
     cli_json_str(stdout, code);
     printf(",\"exit\":%d,\"message\":", exit_code);
     cli_json_str(stdout, msg);
-    fputs("}}\n", stdout);
+    fputc('}', stdout);
+}
+
+static void json_error(const char *code, int exit_code, const char *msg) {
+    if (!json_errors)
+        return;
+    fputs("{\"error\":", stdout);
+    json_error_body(code, exit_code, msg);
+    fputs("}\n", stdout);
     fflush(stdout);
 }
 
-int cli_fail(const floe_error *err) {
+/* "floe: <msg>" on standard error; the message to report */
+static const char *fail_line(const floe_error *err) {
     const char *msg = err->msg[0] ? err->msg : floe_strerror(err->code);
     /* messages quote names and paths from metadata and arguments: one line, no escapes
      * reaching the terminal */
     fputs("floe: ", stderr);
     cli_print_text(stderr, msg);
     fputc('\n', stderr);
-    json_error(floe_errname(err->code), FLOE_EXIT_FAIL, msg);
+    return msg;
+}
+
+int cli_fail(const floe_error *err) {
+    json_error(floe_errname(err->code), FLOE_EXIT_FAIL, fail_line(err));
+    return FLOE_EXIT_FAIL;
+}
+
+int cli_fail_in_object(const floe_error *err) {
+    const char *msg = fail_line(err);
+    if (json_errors) {
+        fputs(",\"error\":", stdout);
+        json_error_body(floe_errname(err->code), FLOE_EXIT_FAIL, msg);
+        fputs("}\n", stdout);
+        fflush(stdout);
+    }
     return FLOE_EXIT_FAIL;
 }
 
