@@ -769,6 +769,86 @@ static int header_count(struct MHD_Connection *c, const char *name) {
     return hc.n;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * an open server (no tokens) and the browser
+ * ------------------------------------------------------------------------------------- */
+
+/* True when host[0..n) (no port) names this machine's loopback: localhost, an IPv4
+ * address in 127.0.0.0/8 written as four decimal numbers, or [::1]. */
+static bool loopback_host(const char *host, size_t n) {
+    if ((n == 9 && !strncasecmp(host, "localhost", 9)) ||
+        (n == 10 && !strncasecmp(host, "localhost.", 10)) || (n == 5 && !memcmp(host, "[::1]", 5)))
+        return true;
+    char ip[16];
+    struct in_addr a;
+    if (n == 0 || n >= sizeof ip)
+        return false;
+    memcpy(ip, host, n);
+    ip[n] = 0;
+    return strspn(ip, "0123456789.") == n && inet_pton(AF_INET, ip, &a) == 1 &&
+           (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* True when authority ("host" or "host:port", as a Host header or an origin gives it)
+ * names a loopback host with any port. */
+static bool loopback_authority(const char *auth) {
+    size_t n = strlen(auth);
+    const char *colon = auth[0] == '[' ? strstr(auth, "]:") : strchr(auth, ':');
+    if (colon && auth[0] == '[')
+        colon++; /* "[::1]:8181": the colon after ']' */
+    if (colon) {
+        if (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+            return false;
+        n = (size_t)(colon - auth);
+    }
+    return loopback_host(auth, n);
+}
+
+/* A server without tokens is open to anything that reaches its loopback address, also a
+ * web page in the user's browser (docs/SECURITY.md, "REST catalog without tokens"):
+ *   - DNS rebinding: a page of evil.example whose name is made to resolve to 127.0.0.1
+ *     sends its requests with Host: evil.example - only loopback names are served;
+ *   - a cross-origin request a page makes (fetch with mode no-cors, a form) carries the
+ *     page's Origin - only loopback origins are served;
+ *   - a request a page can make without a CORS preflight (a "simple" request) can carry
+ *     only the form and text media types, so a POST must say application/json:
+ *     then a browser asks the server first, and this one grants no cross-origin request.
+ * Called without a route (the names) and again with the route found (the media type).
+ * 0 when q may go on; else the answer (403, 415) in r. */
+static int refuse_browser(const rs_req *q, const route *rt, rs_resp *r) {
+    if (rt) {
+        const char *ct = rs_header(q, "Content-Type");
+        size_t n = ct ? strcspn(ct, "; \t") : 0;
+        if (rt->body && /* the POST routes; no route takes PUT (405) */
+            (!ct || n != 16 || strncasecmp(ct, "application/json", 16) ||
+             ct[n + strspn(ct + n, " \t")] == ','))
+            return rs_error(r, 415, "UnsupportedMediaTypeException",
+                            "Content-Type must be application/json, not %s",
+                            ct ? ct : "(none)"),
+                   415;
+        return 0;
+    }
+    const char *host = rs_header(q, "Host");
+    if (!host || !loopback_authority(host))
+        return rs_error(r, 403, "ForbiddenException",
+                        "Host %s is not a loopback name: without bearer tokens (--tokens) "
+                        "floe catalog serve answers requests for localhost, 127.0.0.0/8 and "
+                        "[::1] only", host ? host : "(none)"),
+               403;
+    const char *origin = rs_header(q, "Origin");
+    const char *auth = !origin                                ? NULL
+                       : !strncasecmp(origin, "http://", 7)  ? origin + 7
+                       : !strncasecmp(origin, "https://", 8) ? origin + 8
+                                                             : "";
+    if (origin && !loopback_authority(auth))
+        return rs_error(r, 403, "ForbiddenException",
+                        "Origin %s is not a loopback origin: without bearer tokens (--tokens) "
+                        "floe catalog serve refuses requests from web pages of other sites",
+                        origin),
+               403;
+    return 0;
+}
+
 /* The answer for a body of len bytes the server would not keep (refused: FLOE_EBUSY,
  * FLOE_ELIMIT, FLOE_ENOMEM). */
 static void refuse_body(floe_rest_server *s, int refused, unsigned long long len,
@@ -809,10 +889,13 @@ static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, con
         rs_error(r, 400, "BadRequestException", "more than one Authorization header");
         return true;
     }
+    if (s->ntokens == 0 && refuse_browser(&q, NULL, r) != 0)
+        return true;
     cr->rt = route_of(&q, url, r);
     cr->ns = q.ns;
     cr->table = q.table;
-    if (!cr->rt || authenticate(&q, r) != 0)
+    if (!cr->rt || authenticate(&q, r) != 0 ||
+        (s->ntokens == 0 && refuse_browser(&q, cr->rt, r) != 0))
         return true;
     cr->token = q.token;
     if (grant_on_path(&q, cr->rt) && authorize(&q, cr->rt, r) != 0)

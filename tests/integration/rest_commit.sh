@@ -113,9 +113,9 @@ serve commit-500:1
 uuid=$(curl -s "$base/v1/namespaces/t/tables/events" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["table-uuid"])')
 key=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9
 req='{"requirements":[{"type":"assert-table-uuid","uuid":"'$uuid'"}],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}'
-code=$(curl -s -o "$tmp/b1" -w '%{http_code}' -H "Idempotency-Key: $key" -X POST "$base/v1/namespaces/t/tables/events" -d "$req")
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/b1" -w '%{http_code}' -H "Idempotency-Key: $key" -X POST "$base/v1/namespaces/t/tables/events" -d "$req")
 [ "$code" = 500 ] || fail "the faulted commit answered $code"
-code=$(curl -s -o "$tmp/b2" -w '%{http_code}' -H "Idempotency-Key: $key" -X POST "$base/v1/namespaces/t/tables/events" -d "$req")
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/b2" -w '%{http_code}' -H "Idempotency-Key: $key" -X POST "$base/v1/namespaces/t/tables/events" -d "$req")
 [ "$code" = 200 ] || fail "the retry answered $code: $(cat "$tmp/b2")"
 loc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata-location"])' "$tmp/b2")
 now=$(curl -s "$base/v1/namespaces/t/tables/events" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata-location"])')

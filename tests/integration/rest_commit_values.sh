@@ -27,7 +27,8 @@ def fail(msg):
 
 def call(body=None):
     req = urllib.request.Request(U, data=json.dumps(body).encode() if body else None,
-                                 method="POST" if body else "GET")
+                                 method="POST" if body else "GET",
+                                 headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.load(r)

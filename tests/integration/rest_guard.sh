@@ -46,7 +46,7 @@ before=$(atk_meta)
 # expect400 WHAT PATH BODY TEXT: a 400 BadRequestException whose message holds TEXT
 expect400() {
   local code
-  code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base$2" -d "$3")
+  code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -X POST "$base$2" -d "$3")
   [ "$code" = 400 ] || { fail "$1: $code, not 400: $(cat "$tmp/body")"; return; }
   grep -q BadRequestException "$tmp/body" || fail "$1: $(cat "$tmp/body")"
   grep -qF -- "$4" "$tmp/body" || fail "$1: the message does not say '$4': $(cat "$tmp/body")"
@@ -73,16 +73,16 @@ n=$("$floe" scan secret.t 2>&1 | wc -l)
 
 # a location of its own is taken
 "$floe" table create shop.mv --schema "$tmp/s.json" >/dev/null
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/shop/tables/mv" -d "$(setloc "$tmp/wh/shop/mv2")")
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/shop/tables/mv" -d "$(setloc "$tmp/wh/shop/mv2")")
 [ "$code" = 200 ] || fail "set-location to a folder of its own: $code $(cat "$tmp/body")"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["metadata"]["location"].endswith("/shop/mv2")' "$tmp/body" ||
   fail "set-location not applied: $(cat "$tmp/body")"
 
 # Idempotency-Key: case, and the query as part of the request
 K=4a3b2c1d-0e9f-4a8b-9c7d-6e5f4a3b2c1d
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: $K" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
 [ "$code" = 200 ] || fail "keyed create: $code $(cat "$tmp/body")"
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: ${K^^}" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -H "Idempotency-Key: ${K^^}" -X POST "$base/v1/namespaces" -d '{"namespace":["idem1"]}')
 [ "$code" = 200 ] || fail "the same key in upper case ran again: $code $(cat "$tmp/body")"
 "$floe" table create shop.d1 --schema "$tmp/s.json" >/dev/null
 K2=5b4c3d2e-1f0a-4b9c-8d7e-6f5a4b3c2d1e
@@ -96,11 +96,11 @@ code=$(curl -s -m 5 -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: applicati
   -H 'Content-Length: 10000000000' -X POST "$base/v1/namespaces" -d '{}' || true)
 [ "$code" = 413 ] || fail "Content-Length 10000000000: $code, not 413 at once $(cat "$tmp/body")"
 grep -q 'larger than the limit' "$tmp/body" || fail "413 body: $(cat "$tmp/body")"
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces" -d '{"namespace":["after413"]}')
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces" -d '{"namespace":["after413"]}')
 [ "$code" = 200 ] || fail "a request after the 413: $code $(cat "$tmp/body")"
 
 # If-None-Match compares weakly (RFC 9110 13.1.2) and takes a list
-etag=$(curl -s -D - -o /dev/null "$base/v1/namespaces/secret/tables/t" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+etag=$(curl -H 'Content-Type: application/json' -s -D - -o /dev/null "$base/v1/namespaces/secret/tables/t" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
 [ -n "$etag" ] || fail "no ETag on a load"
 for inm in "$etag" "W/$etag" "\"other\", W/$etag" "\"a\",$etag"; do
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $inm" "$base/v1/namespaces/secret/tables/t")
@@ -118,12 +118,12 @@ pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 base=http://127.0.0.1:$(cat "$tmp/port")
 for body in '{"namespace":"shop"}' '{"namespace":[]}' '{"namespace":["a.b"]}'; do
-  code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/namespaces" -d "$body")
+  code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/namespaces" -d "$body")
   [ "$code" = 400 ] || fail "create namespace $body with *: $code $(cat "$tmp/body")"
 done
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/tables/rename" -d '{"source":{"namespace":["shop"]}}')
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer secret-ops-0001' -X POST "$base/v1/tables/rename" -d '{"source":{"namespace":["shop"]}}')
 [ "$code" = 400 ] || fail "rename without names with *: $code $(cat "$tmp/body")"
-code=$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer wrong-secret-01' -X POST "$base/v1/namespaces" -d '{"namespace":"shop"}')
+code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -H 'Authorization: Bearer wrong-secret-01' -X POST "$base/v1/namespaces" -d '{"namespace":"shop"}')
 [ "$code" = 401 ] || fail "a malformed body with a wrong token: $code, not 401"
 kill "$pid"; wait "$pid" || fail "the server did not stop cleanly"; pid=
 [ $fails = 0 ] || exit 1

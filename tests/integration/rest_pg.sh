@@ -55,7 +55,7 @@ done
 client() { # client SERVER_URL ID
   local ok=0
   for i in $(seq 15); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$1/v1/namespaces/pg/tables/t1" \
+    code=$(curl -H 'Content-Type: application/json' -s -o /dev/null -w '%{http_code}' -X POST "$1/v1/namespaces/pg/tables/t1" \
       -d "{\"requirements\":[],\"updates\":[{\"action\":\"set-properties\",\"updates\":{\"c$2-$i\":\"x\"}}]}")
     [ "$code" = 200 ] && ok=$((ok + 1))
   done
@@ -86,7 +86,7 @@ race_body() { # race_body SNAPSHOT_ID
 }
 (post "$A/v1/namespaces/pg/tables/t2" "$(race_body 7001)" > "$tmp/race_a"; cp "$tmp/body" "$tmp/race_a.body") &
 ra=$!
-(sleep 0; curl -s -o "$tmp/race_b.body" -w '%{http_code}' -X POST "$B/v1/namespaces/pg/tables/t2" -d "$(race_body 7002)" > "$tmp/race_b") &
+(sleep 0; curl -H 'Content-Type: application/json' -s -o "$tmp/race_b.body" -w '%{http_code}' -X POST "$B/v1/namespaces/pg/tables/t2" -d "$(race_body 7002)" > "$tmp/race_b") &
 rb=$!
 wait $ra $rb
 codes=$(sort "$tmp/race_a" "$tmp/race_b" | tr '\n' ' ')

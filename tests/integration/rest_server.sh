@@ -159,7 +159,7 @@ EOF
 node "$js/rest_client.mjs" "$base" tables || fail "iceberg-js tables"
 
 # ETag and If-None-Match by curl; snapshots=refs has its own tag
-etag=$(curl -s -D - -o /dev/null "$base/v1/namespaces/db/tables/events" | tr -d '\r' |
+etag=$(curl -H 'Content-Type: application/json' -s -D - -o /dev/null "$base/v1/namespaces/db/tables/events" | tr -d '\r' |
   sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
 [ -n "$etag" ] || fail "no ETag"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$base/v1/namespaces/db/tables/events")" = 304 ] ||
@@ -268,7 +268,7 @@ icode() {
   local k=$1
   shift
   if [ $# -ge 3 ]; then
-    curl -s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "Idempotency-Key: $k" -d "$3"
+    curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "Idempotency-Key: $k" -d "$3"
   else
     curl -s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "Idempotency-Key: $k"
   fi
@@ -356,7 +356,7 @@ acode() { # acode TOKEN METHOD PATH [BODY]
   local auth=()
   [ -n "$1" ] && auth=(-H "Authorization: Bearer $1")
   if [ $# -ge 4 ]; then
-    curl -s -D "$tmp/headers" -o "$tmp/body" -w '%{http_code}' "${auth[@]}" -X "$2" "$base2$3" -d "$4"
+    curl -H 'Content-Type: application/json' -s -D "$tmp/headers" -o "$tmp/body" -w '%{http_code}' "${auth[@]}" -X "$2" "$base2$3" -d "$4"
   else
     curl -s -D "$tmp/headers" -o "$tmp/body" -w '%{http_code}' "${auth[@]}" -X "$2" "$base2$3"
   fi

@@ -48,7 +48,7 @@ mode=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execut
 
 n=20
 for i in $(seq $n); do
-  code=$(curl -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/db/tables/t" \
+  code=$(curl -H 'Content-Type: application/json' -s -o "$tmp/body" -w '%{http_code}' -X POST "$base/v1/namespaces/db/tables/t" \
     -d "{\"requirements\":[],\"updates\":[{\"action\":\"set-properties\",\"updates\":{\"n\":\"$i\"}}]}")
   [ "$code" = 200 ] || fail "commit $i: $code $(cat "$tmp/body")"
 done
