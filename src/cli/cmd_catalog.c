@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,6 +47,24 @@ static void usage(FILE *out) {
 
 static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
                              const char *port_file);
+
+/* The tokens file holds bearer secrets: like ssh with a private key, refuse one that
+ * group or others may read or write, and an empty one (FLOE_EINVALID naming the file). */
+static int tokens_file_check(const char *path, floe_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* the load says why it cannot be read */
+    if (st.st_mode & 077)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s: mode 0%03o lets group or others %s the token secrets; "
+                              "make it the owner's alone: chmod 600 %s", path,
+                              (unsigned)(st.st_mode & 0777),
+                              st.st_mode & 044 ? "read" : "change", path);
+    if (S_ISREG(st.st_mode) && st.st_size == 0)
+        return floe_error_set(err, FLOE_EINVALID, "%s: empty: no [token NAME] section "
+                              "(secret = ..., grants = ...; README, floe serve)", path);
+    return 0;
+}
 
 /* `floe catalog serve`: run the REST catalog until SIGINT or SIGTERM. */
 static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args) {
@@ -96,14 +115,17 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
     floe_server_config scfg;
     floe_server_config_init(&scfg);
     if (tokens_file) {
-        if (floe_server_config_load(&scfg, tokens_file, &err) < 0) {
+        /* a file the server would misread is refused before it listens (exit 2) */
+        int lrc = tokens_file_check(tokens_file, &err);
+        if (lrc == 0)
+            lrc = floe_server_config_load(&scfg, tokens_file, &err);
+        if (lrc == 0 && scfg.ntokens == 0)
+            lrc = floe_error_set(&err, FLOE_EINVALID, "%s: no [token NAME] section (secret = "
+                                 "..., grants = ...; README, floe serve)", tokens_file);
+        if (lrc < 0) {
             floe_server_config_reset(&scfg);
-            return cli_fail(&err);
-        }
-        if (scfg.ntokens == 0) {
-            floe_server_config_reset(&scfg);
-            fprintf(stderr, "floe: %s has no [token NAME] section\n", tokens_file);
-            return FLOE_EXIT_FAIL;
+            return lrc == FLOE_EINVALID ? cli_usage("catalog", "serve: --tokens %s", err.msg)
+                                        : cli_fail(&err);
         }
         rc.tokens = scfg.tokens;
         rc.ntokens = scfg.ntokens;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/catalog.h"
 #include "floe/io.h"
 #include "floe/maint.h"
 #include "floe/rewrite.h"
@@ -347,6 +348,37 @@ static int set_dup(char **dst, const char *v, floe_error *err) {
     return 0;
 }
 
+/* A grant as floe/auth.h defines it: "*", a literal grant ("admin", "metrics"), "NS.*" or
+ * "NS.TABLE" with NS a well-formed namespace (levels joined by dots) and TABLE a
+ * well-formed table name (the catalog's name rules). A misspelt grant would otherwise
+ * grant nothing, silently, or another table than meant. */
+static int check_grant(const char *g, floe_error *err) {
+    if (!strcmp(g, "*") || !strcmp(g, "admin") || !strcmp(g, "metrics"))
+        return 0;
+    const char *dot = strrchr(g, '.');
+    if (!dot)
+        return floe_error_set(err, FLOE_EINVALID, "unknown grant '%s' (grants: *, NS.*, "
+                              "NS.TABLE, admin, metrics)", g);
+    char *ns = floe_strndup(g, (size_t)(dot - g));
+    if (!ns)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_error why;
+    floe_error_clear(&why);
+    const char *table = dot + 1;
+    int rc = 0;
+    if (strchr(ns, '*') || (strcmp(table, "*") && strchr(table, '*')))
+        rc = floe_error_set(&why, FLOE_EINVALID, "'*' stands alone, for every table of a "
+                            "namespace (NS.*) or for everything");
+    else
+        rc = floe_catalog_check_names(ns, strcmp(table, "*") ? table : NULL, &why);
+    floe_free(ns);
+    if (rc < 0)
+        return floe_error_set(err, rc == FLOE_ENOMEM ? FLOE_ENOMEM : FLOE_EINVALID,
+                              "grant '%s' names no namespace or table (NS.*, NS.TABLE): %s",
+                              g, why.msg);
+    return 0;
+}
+
 static int split_grants(floe_server_token *t, const char *v, floe_error *err) {
     for (size_t i = 0; i < t->ngrants; i++)
         floe_free(t->grants[i]);
@@ -368,9 +400,13 @@ static int split_grants(floe_server_token *t, const char *v, floe_error *err) {
             if (!(g[t->ngrants] = floe_strndup(p, (size_t)(q - p))))
                 return floe_error_set(err, FLOE_ENOMEM, "out of memory");
             t->ngrants++;
+            FLOE_FORWARD_IF_ERROR(check_grant(g[t->ngrants - 1], err));
         }
         p = q;
     }
+    if (t->ngrants == 0)
+        return floe_error_set(err, FLOE_EINVALID, "grants: no grant named (*, NS.*, NS.TABLE, "
+                              "admin, metrics)");
     return 0;
 }
 
@@ -605,6 +641,10 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
     size_t cur = 0;
     char *maint_table = NULL; /* [maintain table X]: X; [maintain]: NULL */
     int rc = 0;
+    /* the lines of each token's section header and secret, for the checks that compare
+     * tokens (tokens before first_token were not read from this text) */
+    size_t first_token = cfg->ntokens;
+    int *token_line = NULL, *secret_line = NULL;
     char *copy = floe_strndup(text, n);
     if (!copy)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -703,16 +743,34 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
                     size_t i;
                     for (i = 0; i < cfg->ntokens && strcmp(cfg->tokens[i].name, id); i++)
                         ;
-                    if (i == cfg->ntokens) {
-                        floe_server_token *t = floe_realloc(cfg->tokens, (i + 1) * sizeof *t);
-                        if (!t)
-                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                        cfg->tokens = t;
-                        memset(&t[i], 0, sizeof t[i]);
-                        if (!(t[i].name = floe_strdup(id)))
-                            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                        cfg->ntokens++;
-                    }
+                    /* a second section of one name would merge into the first: two
+                     * tokens meant, one secret kept */
+                    if (i < cfg->ntokens && i >= first_token)
+                        FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [token %s] again (its section "
+                                  "is at line %d): each token is one section", source, lineno,
+                                  id, token_line[i - first_token]);
+                    if (i < cfg->ntokens)
+                        FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [token %s] again", source,
+                                  lineno, id);
+                    floe_server_token *t = floe_realloc(cfg->tokens, (i + 1) * sizeof *t);
+                    if (!t)
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    cfg->tokens = t;
+                    memset(&t[i], 0, sizeof t[i]);
+                    if (!(t[i].name = floe_strdup(id)))
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    cfg->ntokens++;
+                    size_t mine = cfg->ntokens - first_token;
+                    int *tl = floe_realloc(token_line, mine * sizeof *tl);
+                    if (tl)
+                        token_line = tl;
+                    int *sl = tl ? floe_realloc(secret_line, mine * sizeof *sl) : NULL;
+                    if (sl)
+                        secret_line = sl;
+                    if (!tl || !sl)
+                        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                    token_line[mine - 1] = lineno;
+                    secret_line[mine - 1] = 0;
                     cur = i;
                     sec = SEC_TOKEN;
                 }
@@ -741,6 +799,18 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
                 if (strlen(v) < 8)
                     FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: token secrets need at least 8 "
                               "characters", source, lineno);
+                if (cfg->tokens[cur].secret)
+                    FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [token %s] has a secret already "
+                              "(line %d)", source, lineno, cfg->tokens[cur].name,
+                              secret_line[cur - first_token]);
+                /* one secret for two tokens: the server would take the first's grants */
+                for (size_t i = 0; i < cfg->ntokens; i++)
+                    if (i != cur && cfg->tokens[i].secret && !strcmp(cfg->tokens[i].secret, v))
+                        FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [token %s] has the secret of "
+                                  "[token %s] (line %d): each token needs its own", source,
+                                  lineno, cfg->tokens[cur].name, cfg->tokens[i].name,
+                                  i >= first_token ? secret_line[i - first_token] : 0);
+                secret_line[cur - first_token] = lineno;
                 rc = set_dup(&cfg->tokens[cur].secret, v, err);
             } else if (!strcmp(k, "grants")) {
                 rc = split_grants(&cfg->tokens[cur], v, err);
@@ -756,11 +826,13 @@ int floe_server_config_parse(floe_server_config *cfg, const char *text, size_t n
     next:
         line = nl ? nl + 1 : NULL;
     }
-    for (size_t i = 0; i < cfg->ntokens; i++)
+    for (size_t i = first_token; i < cfg->ntokens; i++)
         if (!cfg->tokens[i].secret)
-            FLOE_FAIL(err, FLOE_EINVALID, "%s: [token %s] has no secret", source,
-                      cfg->tokens[i].name);
+            FLOE_FAIL(err, FLOE_EINVALID, "%s:%d: [token %s] has no secret", source,
+                      token_line[i - first_token], cfg->tokens[i].name);
 done:
+    floe_free(token_line);
+    floe_free(secret_line);
     floe_free(maint_table);
     floe_free(copy);
     return rc;

@@ -22,6 +22,7 @@ grants = *
 secret = shopsecret1
 grants = shop.*
 EOF
+chmod 600 "$tmp/tokens.ini"  # it holds secrets: catalog serve refuses one others may read
 start_server --tokens "$tmp/tokens.ini" --max-inflight-bytes 8MiB
 
 python3 - "$port" "$pid" <<'PY'

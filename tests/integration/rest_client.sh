@@ -211,6 +211,7 @@ cat > "$tmp/tokens.conf" <<'EOF'
 secret = reader-secret-123
 grants = shop.*
 EOF
+chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
 FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$floe" catalog serve \
   --listen 127.0.0.1:0 --port-file "$tmp/port2" --tokens "$tmp/tokens.conf" 2>>"$tmp/server.log" &
 mock=$!

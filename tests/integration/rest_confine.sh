@@ -53,6 +53,7 @@ grants = shop.x.*, shop.x.y
 CONF
 mkdir -p "$tmp/wh"
 db=$tmp/wh/catalog.db
+chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
 FLOE_CATALOG_URI="$db" FLOE_WAREHOUSE="$tmp/wh" \
   "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" --tokens "$tmp/tokens.conf" \
   2>"$tmp/server.log" &

@@ -113,6 +113,7 @@ kill "$pid"; wait "$pid" || fail "the server did not stop cleanly"; pid=
 # a token that may do everything gets the handler's 400 for a malformed body
 printf '[token ops]\nsecret = secret-ops-0001\ngrants = *\n' > "$tmp/tokens.conf"
 rm -f "$tmp/port"
+chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
 "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port" --tokens "$tmp/tokens.conf" 2>"$tmp/server.log" &
 pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done

@@ -11,6 +11,7 @@
 name=rest_http_edges
 source "$(dirname "$0")/lib/rest_serve_common.sh"
 printf '[token ops]\nsecret = opssecret1\ngrants = *\n[token shop]\nsecret = shopsecret1\ngrants = shop.*\n' > "$tmp/tokens.ini"
+chmod 600 "$tmp/tokens.ini"  # it holds secrets: catalog serve refuses one others may read
 start_server --tokens "$tmp/tokens.ini"
 
 python3 - "$port" <<'PY'

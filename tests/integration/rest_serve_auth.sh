@@ -41,6 +41,7 @@ grants = shop.*
 secret = admin-token-99887766
 grants = *
 EOF
+chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
 FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_LOG=debug \
   "$FLOE" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/cport" --tokens "$tmp/tokens.conf" \
   2>"$tmp/catalog.log" &

@@ -345,6 +345,7 @@ grants = tx.ta
 secret = secret-txns-001
 grants = tx.*
 CONF
+chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
 "$floe" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/port2" --tokens "$tmp/tokens.conf" \
   2>"$tmp/server2.log" &
 pid2=$!
