@@ -238,7 +238,8 @@ static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_err
     }
     if (rc < 0)
         return rc;
-    qsort(f->rows, f->nrows, sizeof *f->rows, cmp_pos_row);
+    if (f->nrows > 1) /* a file without rows leaves f->rows NULL */
+        qsort(f->rows, f->nrows, sizeof *f->rows, cmp_pos_row);
     return 0;
 }
 

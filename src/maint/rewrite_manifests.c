@@ -213,7 +213,10 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
         goto done;
     }
     p->entries = (int64_t)cc.n;
-    qsort(cc.items, cc.n, sizeof *cc.items, cmp_entry);
+    /* no live entry at all (manifests holding only DELETED ones): cc.items is NULL, which
+     * qsort must not be given even with a count of 0 */
+    if (cc.n > 1)
+        qsort(cc.items, cc.n, sizeof *cc.items, cmp_entry);
 
     int64_t target = o->target_size_bytes > 0
                          ? o->target_size_bytes

@@ -466,7 +466,8 @@ static int write_position_files(run *r, const char *rec_dir, const char *phys_di
     floe_schema *ps = NULL;
     floe_metrics_config *mc = NULL;
     /* one file per partition, its rows sorted by path and position */
-    qsort(r->targets, r->ntargets, sizeof *r->targets, cmp_target);
+    if (r->ntargets > 1)
+        qsort(r->targets, r->ntargets, sizeof *r->targets, cmp_target);
     FLOE_CHECK(index_targets(r));
     FLOE_CHECK(floe_schema_parse(POS_SCHEMA, strlen(POS_SCHEMA), &ps, err));
     /* file_path bounds whole, so a planner can tell which files a delete file covers */

@@ -1182,7 +1182,8 @@ int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) {
         goto done;
     const char *loc = floe_table_metadata_get(t)->location;
     size_t ll = strlen(loc);
-    qsort(files.items, files.n, sizeof *files.items, cmp_strp);
+    if (files.n > 1)
+        qsort(files.items, files.n, sizeof *files.items, cmp_strp);
     for (size_t i = 0; i < files.n; i++) {
         if (i && !strcmp(files.items[i], files.items[i - 1]))
             continue;
