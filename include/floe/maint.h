@@ -110,6 +110,9 @@ typedef struct floe_expire_result {
     int64_t delete_failures;     /* deletes that failed (logged; files left for orphans) */
     int64_t unreadable;          /* expired lists/manifests that could not be read (their
                                     files are left to orphan removal) */
+    int64_t kept_outside;        /* files only expired snapshots reach that lie outside
+                                    the table's own folders: kept, not deleted (logged;
+                                    floe/table.h "Confinement") */
     int attempts;                /* commit attempts */
     int64_t *expired_ids;        /* owned; free with floe_expire_result_reset */
     size_t n_expired_ids;
@@ -162,6 +165,9 @@ typedef struct floe_orphan_result {
     int64_t orphan_bytes;
     int64_t delete_failures;
     int64_t references;          /* distinct referenced paths */
+    int64_t kept_outside;        /* orphans outside the table's own folders: kept
+                                    (floe/table.h "Confinement"; none when the listing
+                                    stays inside the table) */
 } floe_orphan_result;
 
 /* 0 on success; FLOE_EINVALID (location outside the table), FLOE_ECONFLICT with the

@@ -138,7 +138,8 @@ int floe_table_register(floe_catalog *c, const char *ns, const char *name,
                         const char *metadata_location, floe_error *err) FLOE_NODISCARD;
 /* Delete the files of a table already dropped from its catalog (t loaded before the
  * drop): its metadata files, manifest lists, manifests, data and delete files, those
- * under the table location only (files added from elsewhere stay). A file that cannot
+ * its confinement holds only (below: files added from elsewhere, or named elsewhere by
+ * whoever committed, stay; logged). A file that cannot
  * be deleted is logged and skipped (orphan removal finds it); an unreadable manifest list
  * or manifest stops the purge with its error. *deleted (may be NULL) gets the count. */
 int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) FLOE_NODISCARD;
@@ -180,6 +181,44 @@ typedef struct floe_table_placement_lock floe_table_placement_lock;
 int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
                                    floe_error *err) FLOE_NODISCARD;
 void floe_table_placement_lock_release(floe_table_placement_lock *l); /* accepts NULL */
+
+/* ---------------------------------------------------------------------------------------
+ * Confinement: the folders whose files are a table's to delete. Whoever commits to a
+ * table chooses the paths its metadata names, so every floe deleter (expiry, orphan
+ * removal, drop with purge, the cleanup after a failed commit, old metadata files)
+ * deletes a file only when the table's confinement holds it, and keeps and reports
+ * anything else; floe catalog serve refuses a commit whose new snapshot's manifest list,
+ * or statistics file, it does not hold. The folders: the table's folder, and
+ * write.data.path / write.metadata.path where they lie outside it and are a place of the
+ * table's own (floe_table_check_location: neither inside nor around another table's
+ * location, the warehouse or its reserved folders; a table opened by path: its folder
+ * alone). Paths compare by floe_io_uri_key, so "..", "." and spellings do not escape.
+ * ------------------------------------------------------------------------------------- */
+typedef struct floe_table_confinement floe_table_confinement;
+/* The confinement of t as loaded (its folder and mapped write paths). Checking a write
+ * path outside the folder reads every table of the catalog. FLOE_ENOMEM only; a write
+ * path that cannot be checked is left out (logged). Free with _free. */
+int floe_table_confinement_open(const floe_table *t, floe_table_confinement **out,
+                                floe_error *err) FLOE_NODISCARD;
+/* The same from parts: table ns.name of catalog cat (NULL: no write path outside folder
+ * counts), its folder and its write.data.path / write.metadata.path (may be NULL). */
+int floe_table_confinement_new(floe_catalog *cat, const char *ns, const char *name,
+                               const char *folder, const char *data_path,
+                               const char *metadata_path, floe_table_confinement **out,
+                               floe_error *err) FLOE_NODISCARD;
+/* 1 when uri (where the file is) lies in one of c's folders, 0 when not, FLOE_ENOMEM. */
+int floe_table_confinement_holds(const floe_table_confinement *c, const char *uri,
+                                 floe_error *err) FLOE_NODISCARD;
+/* holds: 1 (the deleter may delete uri), else 0 with uri counted as kept (the first few
+ * are named by _report), or FLOE_ENOMEM. Not thread-safe. */
+int floe_table_confinement_admit(floe_table_confinement *c, const char *uri,
+                                 floe_error *err) FLOE_NODISCARD;
+/* Files admit refused so far. */
+int64_t floe_table_confinement_kept(const floe_table_confinement *c);
+/* "kept N files outside the table's location: A, B, C, ... (...)", or NULL when none
+ * was refused; valid until the next call on c. */
+const char *floe_table_confinement_report(floe_table_confinement *c);
+void floe_table_confinement_free(floe_table_confinement *c); /* accepts NULL */
 
 /* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the
  * table-uuid changed (the table was dropped and re-created). */

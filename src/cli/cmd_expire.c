@@ -183,10 +183,10 @@ int floe_cmd_expire(int argc, char **argv) {
         if (to.json) {
             printf(",\"snapshots_expired\":%lld,\"snapshots_retained\":%lld,"
                    "\"refs_removed\":%lld,\"attempts\":%d,\"delete_failures\":%lld,"
-                   "\"unreadable\":%lld,\"expired_ids\":[",
+                   "\"unreadable\":%lld,\"kept_outside\":%lld,\"expired_ids\":[",
                    (long long)r.snapshots_expired, (long long)r.snapshots_retained,
                    (long long)r.refs_removed, r.attempts, (long long)r.delete_failures,
-                   (long long)r.unreadable);
+                   (long long)r.unreadable, (long long)r.kept_outside);
             for (size_t i = 0; i < r.n_expired_ids; i++)
                 printf("%s%lld", i ? "," : "", (long long)r.expired_ids[i]);
             printf("],\"%s\":{", o.dry_run ? "would_delete" : "deleted");
@@ -206,6 +206,9 @@ int floe_cmd_expire(int argc, char **argv) {
             if (r.delete_failures)
                 printf("%lld delete%s failed (left for orphan removal)\n",
                        (long long)r.delete_failures, r.delete_failures == 1 ? "" : "s");
+            if (r.kept_outside)
+                printf("kept %lld file%s outside the table's location (not its to delete)\n",
+                       (long long)r.kept_outside, r.kept_outside == 1 ? "" : "s");
         }
         floe_expire_result_reset(&r);
     }

@@ -145,12 +145,12 @@ int floe_cmd_orphans(int argc, char **argv) {
         if (to.json) {
             printf(",\"listed\":%lld,\"hidden\":%lld,\"too_recent\":%lld,\"referenced\":%lld,"
                    "\"conflicts\":%lld,\"%s\":%lld,\"orphan_bytes\":%lld,"
-                   "\"delete_failures\":%lld,\"references\":%lld}\n",
+                   "\"delete_failures\":%lld,\"references\":%lld,\"kept_outside\":%lld}\n",
                    (long long)r.listed, (long long)r.hidden, (long long)r.too_recent,
                    (long long)r.referenced, (long long)r.conflicts,
                    o.dry_run ? "would_delete" : "deleted", (long long)r.orphans,
                    (long long)r.orphan_bytes, (long long)r.delete_failures,
-                   (long long)r.references);
+                   (long long)r.references, (long long)r.kept_outside);
         } else {
             char b[32];
             printf("listed %lld files: %lld hidden, %lld too recent, %lld referenced\n",

@@ -19,7 +19,9 @@
  *                   write.metadata.delete-after-commit.enabled
  *      An unreadable retained list or manifest stops the cleanup (S3); an unreadable
  *      expired one only leaves its files to orphan removal.
- *   5. delete on a thread pool: data and delete files, then manifests, lists, statistics,
+ *   5. keep what lies outside the table's own folders (floe_table_confinement: another
+ *      table's files, or any other, named by whoever committed), reported.
+ *   6. delete on a thread pool: data and delete files, then manifests, lists, statistics,
  *      metadata files.
  */
 #include <inttypes.h>
@@ -627,6 +629,9 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
                                 floe_table_metadata_get(t), floe_table_metadata_location(t),
                                 phases, &r.unreadable, err));
     }
+    /* what lies outside the table's own folders is not its to delete, whatever its
+     * metadata names (floe/table.h, "Confinement") */
+    FLOE_CHECK(maint_delete_lists_confine(t, phases, 3, "expire", &r.kept_outside, err));
     for (int p = 0; p < 3; p++) {
         report(opts, &phases[p]);
         if (opts->dry_run) {

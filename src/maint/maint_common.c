@@ -373,6 +373,46 @@ void maint_delete_list_free(maint_delete_list *l) {
     memset(l, 0, sizeof *l);
 }
 
+int maint_delete_lists_confine(const floe_table *t, maint_delete_list *lists, size_t n,
+                               const char *who, int64_t *kept, floe_error *err) {
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += lists[k].n;
+    if (total == 0)
+        return 0;
+    floe_table_confinement *c = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_confinement_open(t, &c, err));
+    int rc = 0;
+    for (size_t k = 0; k < n; k++) {
+        maint_delete_list *l = &lists[k];
+        size_t to = 0, i = 0;
+        for (; i < l->n && rc == 0; i++) {
+            rc = floe_table_confinement_admit(c, l->uris[i], err);
+            if (rc == 0) {
+                floe_free(l->uris[i]);
+                continue;
+            }
+            if (rc < 0)
+                break; /* uris[i] stays, with the rest */
+            rc = 0;
+            l->uris[to] = l->uris[i];
+            l->kinds[to++] = l->kinds[i];
+        }
+        for (; i < l->n; i++) { /* after an error: keep every uri once, for the free */
+            l->uris[to] = l->uris[i];
+            l->kinds[to++] = l->kinds[i];
+        }
+        l->n = to;
+    }
+    const char *report = rc == 0 ? floe_table_confinement_report(c) : NULL;
+    if (report)
+        floe_log(FLOE_LOG_WARN, "%s %s: %s", who,
+                 floe_table_name(t) ? floe_table_name(t) : floe_table_root(t), report);
+    *kept += floe_table_confinement_kept(c);
+    floe_table_confinement_free(c);
+    return rc;
+}
+
 #define DELETE_BATCH 1000 /* S3 DeleteObjects takes up to 1000 keys */
 
 typedef struct delete_pool {

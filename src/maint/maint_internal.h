@@ -92,6 +92,11 @@ typedef struct maint_delete_list {
 int maint_delete_list_push(maint_delete_list *l, const char *uri, floe_maint_file_kind kind,
                            floe_error *err);
 void maint_delete_list_free(maint_delete_list *l);
+/* Drop from the n lists every uri t's confinement does not hold (floe/table.h: files
+ * outside the table's own folders are not its to delete), add their count to *kept and
+ * log which (a warning prefixed with who). FLOE_ENOMEM only. */
+int maint_delete_lists_confine(const floe_table *t, maint_delete_list *lists, size_t n,
+                               const char *who, int64_t *kept, floe_error *err);
 /* Delete every uri on `threads` threads in batches (floe_io_delete_many; a failed batch
  * is retried file by file so every failure is counted and logged). deleted[kind] counts
  * successes. */

@@ -470,6 +470,10 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
                   "and storage configuration, or pass --prefix-mismatch ignore|delete",
                   c.r.conflicts, (int)msg.len, msg.data ? (const char *)msg.data : "",
                   c.r.conflicts > (int64_t)max_report ? ", ..." : "");
+    /* the listing stays inside the table; the confinement of every deleter still has
+     * the last word (floe/table.h, "Confinement") */
+    FLOE_CHECK(maint_delete_lists_confine(t, &del, 1, "orphans", &c.r.kept_outside, err));
+    c.r.orphans -= c.r.kept_outside;
     if (opts->on_file)
         for (size_t i = 0; i < del.n; i++)
             opts->on_file(opts->on_file_ctx, FLOE_MAINT_OTHER, del.uris[i]);

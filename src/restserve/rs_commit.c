@@ -41,6 +41,12 @@ typedef struct commit_ctx {
     floe_catalog *cat;     /* the table's catalog, namespace and name (set-location is */
     const char *ns;        /* held to the table's place, rs_table_location_check) */
     const char *name;
+    const char *create_location; /* a staged create's: where the table starts */
+    /* Where the table's files may be, as the updates applied so far leave it (borrowed
+     * from the base metadata or the request): location, write.data.path and
+     * write.metadata.path; conf, the confinement made of them (NULL until needed). */
+    const char *location, *data_path, *metadata_path;
+    floe_table_confinement *conf;
     apply_outcome outcome; /* why apply stopped, when it did */
 } commit_ctx;
 
@@ -333,9 +339,86 @@ done:
     return rc;
 }
 
+/* Where the commit lets the table's files be: what a client names must lie there, or a
+ * later expiry, orphan removal or purge of this table would be asked to delete another
+ * table's files (docs/REST.md, "Locations"). */
+static void where_reset(commit_ctx *c, const floe_table_metadata *base) {
+    c->location = base ? base->location : c->create_location;
+    c->data_path = base ? floe_table_metadata_property(base, "write.data.path") : NULL;
+    c->metadata_path = base ? floe_table_metadata_property(base, "write.metadata.path") : NULL;
+    floe_table_confinement_free(c->conf);
+    c->conf = NULL;
+}
+
+/* 0 when the file path (what of the update) lies in the table's folders
+ * (floe_table_confinement), else FLOE_EINVALID naming it. */
+static int check_file(commit_ctx *c, const char *what, const char *path, floe_error *err) {
+    if (!c->conf)
+        FLOE_FORWARD_IF_ERROR(floe_table_confinement_new(c->cat, c->ns, c->name, c->location,
+                                                         c->data_path, c->metadata_path,
+                                                         &c->conf, err));
+    int held = floe_table_confinement_holds(c->conf, path, err);
+    if (held != 0)
+        return held < 0 ? held : 0;
+    return floe_error_set(err, FLOE_EINVALID,
+                          "%s %s lies outside the table's location %s: a table's files are "
+                          "its own (its expiry would delete that file)%s",
+                          what, path, c->location, RS_LOCATIONS_TAIL);
+}
+
+/* The paths update e names checked against where the table's files may be, and the
+ * places it moves kept track of. */
+static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
+    const char *a = sval(e, "action");
+    if (!strcmp(a, "set-location")) {
+        c->location = sval(e, "location");
+        floe_table_confinement_free(c->conf);
+        c->conf = NULL;
+    } else if (!strcmp(a, "set-properties")) {
+        const json_t *u = json_object_get(e, "updates");
+        const char *v;
+        if ((v = json_string_value(json_object_get(u, "write.data.path"))))
+            c->data_path = v;
+        if ((v = json_string_value(json_object_get(u, "write.metadata.path"))))
+            c->metadata_path = v;
+        floe_table_confinement_free(c->conf);
+        c->conf = NULL;
+    } else if (!strcmp(a, "remove-properties")) {
+        const json_t *arr = json_object_get(e, "removals");
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            const char *k = json_string_value(json_array_get(arr, i));
+            if (k && !strcmp(k, "write.data.path"))
+                c->data_path = NULL;
+            if (k && !strcmp(k, "write.metadata.path"))
+                c->metadata_path = NULL;
+        }
+        floe_table_confinement_free(c->conf);
+        c->conf = NULL;
+    } else if (!strcmp(a, "add-snapshot")) {
+        const json_t *s = json_object_get(e, "snapshot");
+        const char *list = sval(s, "manifest-list");
+        if (list)
+            FLOE_FORWARD_IF_ERROR(check_file(c, "manifest list", list, err));
+        const json_t *inline_manifests = json_object_get(s, "manifests"); /* format v1 */
+        for (size_t i = 0; i < json_array_size(inline_manifests); i++) {
+            const char *m = json_string_value(json_array_get(inline_manifests, i));
+            if (m)
+                FLOE_FORWARD_IF_ERROR(check_file(c, "manifest", m, err));
+        }
+    } else if (!strcmp(a, "set-statistics") || !strcmp(a, "set-partition-statistics")) {
+        const json_t *st =
+            json_object_get(e, a[4] == 'p' ? "partition-statistics" : "statistics");
+        const char *path = sval(st, "statistics-path");
+        if (path)
+            FLOE_FORWARD_IF_ERROR(check_file(c, "statistics file", path, err));
+    }
+    return 0;
+}
+
 /* Make every update on b; c->outcome says UPDATE_REFUSED when one is refused. */
 static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *err) {
     int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
+    where_reset(c, floe_metadata_builder_base(b));
     for (size_t i = 0; i < json_array_size(c->updates); i++) {
         const json_t *e = json_array_get(c->updates, i);
         const floe_table_metadata *base = floe_metadata_builder_base(b);
@@ -350,6 +433,8 @@ static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *er
         else if (c->cat && !strcmp(sval(e, "action"), "set-location") &&
                  (rc = rs_table_location_check(c->cat, c->ns, c->name, sval(e, "location"),
                                                err)) < 0)
+            ; /* refused */
+        else if (c->cat && (rc = check_paths(c, e, err)) < 0)
             ; /* refused */
         else
             rc = apply_update(b, e, last, err);
@@ -411,6 +496,7 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
         return 0;
     c->creating = true;
     int rc = floe_catalog_default_location(q->cat, q->ns, q->table, &location, &err);
+    c->create_location = location;
     if (rc == 0)
         rc = floe_metadata_builder_new_empty(location, &b, &err);
     if (rc == 0)
@@ -518,6 +604,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     /* the answer is a CommitTableResponse: metadata-location and metadata; the ETag and
      * config of a LoadTableResult do no harm to clients (extra fields are allowed) */
 done:
+    floe_table_confinement_free(c.conf);
     floe_table_close(t);
     return 0;
 }
@@ -594,6 +681,8 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
 done:
     for (size_t i = 0; ts && i < n; i++)
         floe_table_close(ts[i]);
+    for (size_t i = 0; cs && i < n; i++)
+        floe_table_confinement_free(cs[i].conf);
     for (size_t i = 0; names && i < n; i++)
         floe_free(names[i]);
     floe_free(names);

@@ -105,6 +105,8 @@ char *rs_namespace_from_json(const json_t *levels, rs_resp *r);
  * namespace levels and the table name with dots, so "x.y" of "shop" would read as table
  * "y" of "shop.x"). */
 bool rs_table_name_ok(const char *name, rs_resp *r);
+/* The end of a refusal's message about where files may be. */
+#define RS_LOCATIONS_TAIL " (docs/REST.md, \"Locations\")"
 /* Locations (rs_place.c; docs/REST.md "Locations"). 0 when location may be table
  * ns.name's: absolute, no "." or ".." segment, strictly inside namespace ns's folder and
  * outside every child namespace's; else FLOE_EINVALID naming the rule. (The catalog's

@@ -24,7 +24,7 @@
 #include "floe/io.h"
 #include "rs_internal.h"
 
-static const char *const TAIL = " (docs/REST.md, \"Locations\")";
+static const char *const TAIL = RS_LOCATIONS_TAIL;
 
 /* 0 when location is absolute (a URI with a scheme, or a path from /) and has no "." or
  * ".." segment, which would make "inside a folder" a matter of spelling. */

@@ -37,6 +37,7 @@
 #include "floe/append.h"
 #include "floe/catalog.h"
 #include "floe/io.h"
+#include "commit_files.h"
 #include "table_internal.h"
 
 #define MERGE_TARGET_DEFAULT (8 * 1024 * 1024)
@@ -761,26 +762,9 @@ done:
  * commit
  * ------------------------------------------------------------------------------------- */
 
-static bool referenced(const floe_append *a, const char *path) {
-    for (size_t i = 0; i < a->final_refs.n; i++)
-        if (!strcmp(a->final_refs.items[i], path))
-            return true;
-    return false;
-}
-
 /* Delete the files this append wrote; keep_refs keeps what the committed snapshot uses. */
 static void cleanup(floe_append *a, bool keep_refs) {
-    for (size_t i = 0; i < a->written.n; i++) {
-        const char *p = a->written.items[i];
-        if (keep_refs && referenced(a, p))
-            continue;
-        char *phys = NULL;
-        floe_error e;
-        floe_error_clear(&e);
-        if (physical(a, p, &phys, &e) == 0 && floe_io_delete(floe_table_io(a->t), phys, &e) < 0)
-            floe_log(FLOE_LOG_WARN, "append: could not delete %s: %s", p, e.msg);
-        floe_free(phys);
-    }
+    floe_commit_files_delete(a->t, &a->written, keep_refs ? &a->final_refs : NULL, "append");
 }
 
 int64_t floe_append_snapshot_id(const floe_append *a) { return a ? a->snapshot_id : 0; }

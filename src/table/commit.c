@@ -206,6 +206,7 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
     size_t dl = folder_len(committed_loc);
     if (!dl)
         return;
+    floe_table_confinement *conf = NULL;
     for (size_t i = 0; i < base->n_metadata_log; i++) {
         const char *f = base->metadata_log[i].metadata_file;
         bool kept = false;
@@ -221,12 +222,28 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
             continue;
         }
         /* only a file beside the new one: the table's metadata folder, wherever
-         * write.metadata.path puts it; never the new file itself */
+         * write.metadata.path puts it, and inside the table's own folders (floe/table.h,
+         * "Confinement"); never the new file itself */
+        int rc = 0;
         if (folder_len(phys) == dl && !strncmp(phys, committed_loc, dl) &&
-            strcmp(phys, committed_loc) && floe_io_delete(floe_table_io(t), phys, &e) < 0)
-            floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", phys, e.msg);
+            strcmp(phys, committed_loc)) {
+            if (!conf)
+                rc = floe_table_confinement_open(t, &conf, &e);
+            if (rc == 0)
+                rc = floe_table_confinement_admit(conf, phys, &e);
+            if (rc > 0 && floe_io_delete(floe_table_io(t), phys, &e) < 0)
+                floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", phys, e.msg);
+        }
         floe_free(phys);
+        if (rc < 0) {
+            floe_log(FLOE_LOG_WARN, "commit: old metadata files kept: %s", e.msg);
+            break;
+        }
     }
+    const char *report = floe_table_confinement_report(conf);
+    if (report)
+        floe_log(FLOE_LOG_WARN, "commit: old metadata files: %s", report);
+    floe_table_confinement_free(conf);
 }
 
 /* ---------------------------------------------------------------------------------------

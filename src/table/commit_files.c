@@ -11,27 +11,50 @@ int floe_commit_files_track(floe_commit_files *f, const char *path, floe_error *
     return floe_strlist_push(&f->written, path, err);
 }
 
-static bool referenced(const floe_commit_files *f, const char *path) {
-    for (size_t i = 0; i < f->refs.n; i++)
-        if (!strcmp(f->refs.items[i], path))
+static bool listed(const floe_strlist *l, const char *path) {
+    for (size_t i = 0; l && i < l->n; i++)
+        if (!strcmp(l->items[i], path))
             return true;
     return false;
 }
 
-void floe_commit_files_cleanup(const floe_commit_files *f, const floe_table *t, bool keep_refs,
-                               const char *who) {
-    for (size_t i = 0; i < f->written.n; i++) {
-        const char *p = f->written.items[i];
-        if (keep_refs && referenced(f, p))
+void floe_commit_files_delete(const floe_table *t, const floe_strlist *written,
+                              const floe_strlist *keep, const char *who) {
+    floe_table_confinement *conf = NULL;
+    floe_error e;
+    for (size_t i = 0; i < written->n; i++) {
+        const char *p = written->items[i];
+        if (listed(keep, p))
             continue;
         char *phys = NULL;
-        floe_error e;
         floe_error_clear(&e);
-        if (floe_table_resolve_path(t, p, &phys, &e) == 0 &&
-            floe_io_delete(floe_table_io(t), phys, &e) < 0)
+        int rc = floe_table_resolve_path(t, p, &phys, &e);
+        if (rc < 0 && rc != FLOE_ENOMEM)
+            continue; /* not a path of the table: not deleted */
+        /* what this run wrote, but where the table's write paths said: only inside the
+         * table's own folders (floe/table.h, "Confinement") */
+        if (rc == 0 && !conf)
+            rc = floe_table_confinement_open(t, &conf, &e);
+        if (rc == 0)
+            rc = floe_table_confinement_admit(conf, phys, &e);
+        if (rc > 0 && floe_io_delete(floe_table_io(t), phys, &e) < 0)
             floe_log(FLOE_LOG_WARN, "%s: could not delete %s: %s", who, p, e.msg);
         floe_free(phys);
+        if (rc < 0) {
+            floe_log(FLOE_LOG_WARN, "%s: %s; the files it wrote from %s on are kept", who,
+                     e.msg, p);
+            break;
+        }
     }
+    const char *report = floe_table_confinement_report(conf);
+    if (report)
+        floe_log(FLOE_LOG_WARN, "%s: %s", who, report);
+    floe_table_confinement_free(conf);
+}
+
+void floe_commit_files_cleanup(const floe_commit_files *f, const floe_table *t, bool keep_refs,
+                               const char *who) {
+    floe_commit_files_delete(t, &f->written, keep_refs ? &f->refs : NULL, who);
 }
 
 void floe_commit_files_free(floe_commit_files *f) {

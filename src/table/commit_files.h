@@ -21,6 +21,11 @@ int floe_commit_files_track(floe_commit_files *f, const char *path, floe_error *
  * refs names. Failures are logged, prefixed with who, not returned. */
 void floe_commit_files_cleanup(const floe_commit_files *f, const floe_table *t, bool keep_refs,
                                const char *who);
+/* Delete the recorded paths of written but those keep lists (may be NULL), through t's
+ * path mapping and I/O, when t's confinement holds them (floe/table.h); failures and
+ * files kept are logged, prefixed with who. */
+void floe_commit_files_delete(const floe_table *t, const floe_strlist *written,
+                              const floe_strlist *keep, const char *who);
 void floe_commit_files_free(floe_commit_files *f);
 
 #endif

@@ -1176,33 +1176,44 @@ static int cmp_strp(const void *a, const void *b) {
 
 int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) {
     floe_strlist files = {0};
+    floe_table_confinement *conf = NULL;
     size_t n = 0;
     int rc = referenced_files(t, &files, err);
     if (rc < 0)
         goto done;
-    const char *loc = floe_table_metadata_get(t)->location;
-    size_t ll = strlen(loc);
+    /* only what lies in the table's own folders: added files, and whatever else its
+     * metadata names, stay (floe/table.h, "Confinement") */
+    FLOE_CHECK(floe_table_confinement_open(t, &conf, err));
     if (files.n > 1)
         qsort(files.items, files.n, sizeof *files.items, cmp_strp);
     for (size_t i = 0; i < files.n; i++) {
         if (i && !strcmp(files.items[i], files.items[i - 1]))
             continue;
-        /* only what lives under the table location: added files stay */
-        if (strncmp(files.items[i], loc, ll) || files.items[i][ll] != '/')
-            continue;
         char *p = NULL;
         floe_error e;
         floe_error_clear(&e);
-        if (floe_table_resolve_path(t, files.items[i], &p, &e) == 0 &&
-            floe_io_delete(floe_table_io(t), p, &e) == 0)
+        if (floe_table_resolve_path(t, files.items[i], &p, &e) < 0)
+            floe_log(FLOE_LOG_WARN, "purge: %s: %s", files.items[i], e.msg);
+        else if ((rc = floe_table_confinement_admit(conf, p, err)) == 0)
+            ; /* reported below */
+        else if (rc < 0)
+            ; /* out of memory: stop */
+        else if (floe_io_delete(floe_table_io(t), p, &e) == 0)
             n++;
         else
             floe_log(FLOE_LOG_WARN, "purge: %s: %s", files.items[i], e.msg);
         floe_free(p);
+        if (rc < 0)
+            goto done;
+        rc = 0;
     }
+    const char *report = floe_table_confinement_report(conf);
+    if (report)
+        floe_log(FLOE_LOG_WARN, "purge %s: %s", t->name ? t->name : t->root, report);
     if (deleted)
         *deleted = n;
 done:
+    floe_table_confinement_free(conf);
     floe_strlist_free(&files);
     return rc;
 }

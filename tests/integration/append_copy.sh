@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # append_copy.sh - `floe append` of Parquet files, with and without --copy, through a
 # rewrite and an expiry:
-#   - without --copy the file given becomes the table's data file where it is, and a
-#     later `floe rewrite` + `floe expire` deletes it from that folder (what the README
-#     and --help warn about);
+#   - without --copy the file given becomes the table's data file where it is; a later
+#     `floe rewrite` + `floe expire` keeps it there (it lies outside the table's location,
+#     which is all floe deletes from) and says so;
 #   - with --copy the table records a copy in its data folder (same rows, same bytes),
 #     the file given is untouched by the rewrite and the expiry, and the copy is what
 #     the expiry deletes;
@@ -94,8 +94,9 @@ rc=0; "$floe" append ns.crash "$f1" --copy 2>/dev/null >/dev/null || rc=$?
 "$floe" append ns.n "$f2" >/dev/null
 "$floe" files ns.n --json | grep -q "\"file://$f1\"" || fail "without --copy the table does not record $f1 where it is"
 "$floe" rewrite ns.n -o min-input-files=2 --quiet >/dev/null
-"$floe" expire ns.n --older-than 0s --retain-last 1 >/dev/null
-[ ! -e "$f1" ] && [ ! -e "$f2" ] || fail "without --copy, rewrite + expire kept the appended files (the documented behaviour changed)"
+"$floe" expire ns.n --older-than 0s --retain-last 1 >/dev/null 2> "$tmp/n.err"
+[ -e "$f1" ] && [ -e "$f2" ] || fail "without --copy, rewrite + expire deleted the appended files from outside the table's location"
+grep -q "kept 2 files outside the table's location" "$tmp/n.err" || fail "expire does not say it kept them: $(cat "$tmp/n.err")"
 [ "$("$floe" scan ns.n --format canonical | wc -l)" = 40 ] || fail "rows after rewrite + expire (no copy)"
 
 # a data file of another table: refused as it is (it would be the file of both, and

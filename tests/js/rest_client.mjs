@@ -285,7 +285,7 @@ async function commit() {
       { action: 'set-properties', updates: { 'rest.test': 'yes', gone: 'soon' } },
       { action: 'remove-properties', removals: ['gone'] },
       { action: 'set-snapshot-ref', 'ref-name': 'audit', type: 'tag', 'snapshot-id': 1001, 'max-ref-age-ms': 86400000 },
-      { action: 'set-statistics', statistics: { 'snapshot-id': winner, 'statistics-path': 'file:///nowhere/stats.puffin', 'file-size-in-bytes': 10, 'file-footer-size-in-bytes': 4, 'blob-metadata': [] } },
+      { action: 'set-statistics', statistics: { 'snapshot-id': winner, 'statistics-path': `${now.location}/metadata/stats.puffin`, 'file-size-in-bytes': 10, 'file-footer-size-in-bytes': 4, 'blob-metadata': [] } },
     ],
   })
   const m = done.metadata

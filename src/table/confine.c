@@ -1,0 +1,181 @@
+/*
+ * confine.c - the folders whose files are a table's to delete (floe/table.h,
+ * "Confinement").
+ *
+ * A table's metadata names files by path, and whoever can commit to it chooses those
+ * paths: a manifest list, a manifest entry or a statistics file may name another table's
+ * file, or any file the process can reach. Every floe deleter - expiry, orphan removal,
+ * drop with purge, the cleanup after a failed commit, the removal of old metadata files -
+ * asks this one routine before it deletes, so what lies elsewhere is kept (and reported)
+ * rather than deleted. floe catalog serve asks it too, to refuse such paths at commit.
+ *
+ * The folders (roots): the table's folder (where a load places its files), and
+ * write.data.path and write.metadata.path where they lie outside it and are a place of
+ * the table's own by the placement rules (floe_table_check_location: neither inside nor
+ * around another table's location, the warehouse or its reserved folders). A table
+ * opened by path has no catalog to check against: its folder alone.
+ *
+ * Invariant: holds(uri) is 1 only when uri's key (floe_io_uri_key: one spelling per
+ * location, "." and ".." removed) lies under a root's key at a '/' boundary.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "floe/io.h"
+#include "table_internal.h"
+
+#define CONFINE_ROOTS 3
+#define CONFINE_NAMED 3 /* kept files named in the report */
+
+struct floe_table_confinement {
+    char *roots[CONFINE_ROOTS]; /* keys; NULL where none */
+    int64_t kept;
+    char *named[CONFINE_NAMED];
+    char *report;
+};
+
+void floe_table_confinement_free(floe_table_confinement *c) {
+    if (!c)
+        return;
+    for (int i = 0; i < CONFINE_ROOTS; i++)
+        floe_free(c->roots[i]);
+    for (int i = 0; i < CONFINE_NAMED; i++)
+        floe_free(c->named[i]);
+    floe_free(c->report);
+    floe_free(c);
+}
+
+static bool key_within(const char *key, const char *root) {
+    size_t n = strlen(root);
+    while (n > 0 && root[n - 1] == '/')
+        n--;
+    return !strncmp(key, root, n) && (key[n] == '\0' || key[n] == '/');
+}
+
+int floe_table_confinement_holds(const floe_table_confinement *c, const char *uri,
+                                 floe_error *err) {
+    char *key = floe_io_uri_key(uri);
+    if (!key)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    bool yes = false;
+    for (int i = 0; i < CONFINE_ROOTS && !yes; i++)
+        yes = c->roots[i] && key_within(key, c->roots[i]);
+    floe_free(key);
+    return yes ? 1 : 0;
+}
+
+int floe_table_confinement_admit(floe_table_confinement *c, const char *uri, floe_error *err) {
+    int rc = floe_table_confinement_holds(c, uri, err);
+    if (rc != 0)
+        return rc;
+    if (c->kept < CONFINE_NAMED && !(c->named[c->kept] = floe_strdup(uri)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    c->kept++;
+    return 0;
+}
+
+int64_t floe_table_confinement_kept(const floe_table_confinement *c) { return c ? c->kept : 0; }
+
+const char *floe_table_confinement_report(floe_table_confinement *c) {
+    if (!c || c->kept == 0)
+        return NULL;
+    floe_free(c->report);
+    floe_buf b;
+    floe_buf_init(&b, 64 * 1024);
+    int rc = floe_buf_printf(&b, "kept %lld file%s outside the table's location:",
+                             (long long)c->kept, c->kept == 1 ? "" : "s");
+    for (int i = 0; rc == 0 && i < CONFINE_NAMED && i < c->kept; i++)
+        rc = floe_buf_printf(&b, "%s %s", i ? "," : "", c->named[i] ? c->named[i] : "?");
+    if (rc == 0 && c->kept > CONFINE_NAMED)
+        rc = floe_buf_printf(&b, ", ... (%lld more)", (long long)(c->kept - CONFINE_NAMED));
+    if (rc == 0)
+        rc = floe_buf_printf(&b, " (not the table's to delete: they stay where they are)");
+    c->report = rc == 0 ? floe_strndup((const char *)b.data, b.len) : NULL;
+    floe_buf_free(&b);
+    return c->report ? c->report : "kept files outside the table's location";
+}
+
+/* Add folder as a root when it is the table's own: inside the table's folder (nothing to
+ * add), or a place of its own by the placement rules. */
+static int add_write_path(floe_table_confinement *c, floe_catalog *cat, const char *ns,
+                          const char *name, const char *prop, const char *folder,
+                          floe_error *err) {
+    char *key = floe_io_uri_key(folder);
+    if (!key)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (key_within(key, c->roots[0]) || !cat) {
+        if (!cat && !key_within(key, c->roots[0]))
+            floe_log(FLOE_LOG_INFO, "table %s: %s %s lies outside its folder: files there are "
+                     "not deleted", name ? name : c->roots[0], prop, folder);
+        floe_free(key);
+        return 0;
+    }
+    floe_error e;
+    floe_error_clear(&e);
+    int rc = floe_table_check_location(cat, ns, name, folder, &e);
+    if (rc == FLOE_ENOMEM) {
+        floe_free(key);
+        if (err)
+            *err = e;
+        return rc;
+    }
+    if (rc < 0) {
+        floe_log(FLOE_LOG_WARN, "table %s.%s: %s %s is not a folder of the table's own, so "
+                 "files there are not deleted: %s", ns, name, prop, folder, e.msg);
+        floe_free(key);
+        return 0;
+    }
+    for (int i = 1; i < CONFINE_ROOTS; i++)
+        if (!c->roots[i]) {
+            c->roots[i] = key;
+            return 0;
+        }
+    floe_free(key);
+    return 0;
+}
+
+int floe_table_confinement_new(floe_catalog *cat, const char *ns, const char *name,
+                               const char *folder, const char *data_path,
+                               const char *metadata_path, floe_table_confinement **out,
+                               floe_error *err) {
+    floe_table_confinement *c = floe_calloc(1, sizeof *c);
+    if (!c || !(c->roots[0] = floe_io_uri_key(folder))) {
+        floe_table_confinement_free(c);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    if (data_path && *data_path)
+        rc = add_write_path(c, cat, ns, name, "write.data.path", data_path, err);
+    if (rc == 0 && metadata_path && *metadata_path)
+        rc = add_write_path(c, cat, ns, name, "write.metadata.path", metadata_path, err);
+    if (rc < 0) {
+        floe_table_confinement_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+/* A write.*.path property of t where its files are (mapped as every path is), or NULL
+ * when unset or not mappable (then files there are not the table's to delete). */
+static char *write_path(const floe_table *t, const char *prop) {
+    const char *v = floe_table_metadata_property(t->metadata, prop);
+    char *p = NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    if (v && *v && floe_table_resolve_path(t, v, &p, &e) < 0)
+        floe_log(FLOE_LOG_WARN, "table %s: %s %s: %s (files there are not deleted)",
+                 t->name ? t->name : t->root, prop, v, e.msg);
+    return p;
+}
+
+int floe_table_confinement_open(const floe_table *t, floe_table_confinement **out,
+                                floe_error *err) {
+    char *data = write_path(t, "write.data.path");
+    char *meta = write_path(t, "write.metadata.path");
+    int rc = floe_table_confinement_new(t->confined ? NULL : t->catalog, t->ns, t->name, t->root,
+                                        data, meta, out, err);
+    floe_free(data);
+    floe_free(meta);
+    return rc;
+}
