@@ -498,6 +498,10 @@ static bool covers_namespace(const floe_server_token *t, const char *ns) {
     return false;
 }
 
+bool rs_may_create_in(const rs_req *q, const char *ns) {
+    return !q->token || covers_namespace(q->token, ns);
+}
+
 /* True when grant g names a namespace or table at or below namespace ns (anywhere when
  * ns is NULL): the namespace part of g ("a.b" of "a.b.*" or "a.b.t") is ns or under it. */
 static bool grant_within(const char *g, const char *ns) {

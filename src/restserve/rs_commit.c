@@ -14,7 +14,8 @@
  *
  * A staged create (createTable with stage-create) is committed here too: on a table that
  * does not exist, a request whose only requirement is assert-create builds the table from
- * nothing with its updates (commit_create).
+ * nothing with its updates (commit_create), for a caller with the namespace's create
+ * grant (rs_may_create_in).
  *
  * Updates that name "the last added" schema, spec or sort order with id -1 (spec:
  * set-current-schema, set-default-spec, set-default-sort-order) take the id the builder
@@ -485,6 +486,13 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
     if (!asserted)
         return rs_error(r, 404, "NoSuchTableException", "table %s.%s does not exist", q->ns,
                         q->table);
+    /* making a table needs the namespace's grant, as POST .../tables does: the path's
+     * table grant (checked on the headers) lets a caller change that table, not make it */
+    if (!rs_may_create_in(q, q->ns))
+        return rs_error(r, 403, "ForbiddenException",
+                        "token %s may not create tables in namespace %s (a grant %s.* or * is "
+                        "needed)",
+                        q->token->name, q->ns, q->ns);
     for (size_t i = 0; i < json_array_size(c->requirements); i++) {
         const char *type = sval(json_array_get(c->requirements, i), "type");
         if (strcmp(type, "assert-create"))

@@ -95,6 +95,11 @@ const char *rs_header(const rs_req *q, const char *name);
  * was granted). */
 bool rs_namespace_visible(const rs_req *q, const char *ns);
 
+/* True when the caller may create tables in namespace ns: no tokens are configured, or
+ * its token has "*" or "ns.*" (what POST .../tables needs; a grant on one table lets the
+ * caller change that table, not make one, by whatever route). */
+bool rs_may_create_in(const rs_req *q, const char *ns);
+
 /* Append a floe dotted namespace as a JSON array of its levels. */
 void rs_put_namespace(floe_buf *b, const char *dotted);
 /* A JSON namespace array ["a","b"] as a dotted name (caller frees); NULL and a 400 in r
