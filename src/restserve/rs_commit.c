@@ -376,12 +376,16 @@ static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
         floe_table_confinement_free(c->conf);
         c->conf = NULL;
     } else if (!strcmp(a, "set-properties")) {
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)json_object_get(e, "updates"), k, v)
+            FLOE_FORWARD_IF_ERROR(rs_write_path_check(k, json_string_value(v), c->location,
+                                                      err));
         const json_t *u = json_object_get(e, "updates");
-        const char *v;
-        if ((v = json_string_value(json_object_get(u, "write.data.path"))))
-            c->data_path = v;
-        if ((v = json_string_value(json_object_get(u, "write.metadata.path"))))
-            c->metadata_path = v;
+        if (json_string_value(json_object_get(u, "write.data.path")))
+            c->data_path = json_string_value(json_object_get(u, "write.data.path"));
+        if (json_string_value(json_object_get(u, "write.metadata.path")))
+            c->metadata_path = json_string_value(json_object_get(u, "write.metadata.path"));
         floe_table_confinement_free(c->conf);
         c->conf = NULL;
     } else if (!strcmp(a, "remove-properties")) {

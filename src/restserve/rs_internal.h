@@ -118,6 +118,11 @@ bool rs_table_name_ok(const char *name, rs_resp *r);
  * placement check, floe_table_check_location, keeps tables apart from each other.) */
 int rs_table_location_check(floe_catalog *cat, const char *ns, const char *name,
                             const char *location, floe_error *err);
+/* 0 when table property prop = value may be set on a table at location: anything but a
+ * write path (write.data.path, write.folder-storage.path, write.object-storage.path,
+ * write.metadata.path), and those inside location; else FLOE_EINVALID naming prop. */
+int rs_write_path_check(const char *prop, const char *value, const char *location,
+                        floe_error *err);
 /* 0 when location may be namespace ns's `location` property: its default folder
  * <parent folder>/<level> (the warehouse's for a top-level namespace) or inside it. */
 int rs_namespace_location_check(floe_catalog *cat, const char *ns, const char *location,

@@ -14,7 +14,10 @@
  *    and is absolute with no "." or ".." segment; the catalog's placement check
  *    (floe_table_check_location) then keeps it apart from every other table's;
  *  - a namespace's `location` property set through REST is its default folder
- *    <parent folder>/<level> (the warehouse for a top-level namespace) or lies inside it.
+ *    <parent folder>/<level> (the warehouse for a top-level namespace) or lies inside it;
+ *  - a table's write.data.path, write.folder-storage.path, write.object-storage.path and
+ *    write.metadata.path (create, register, set-properties) lie inside its location: the
+ *    table writes there, and its maintenance treats the folder as the table's.
  *
  * Invariant (for what REST creates): a table's files lie under its namespace's folder and
  * under no other namespace's, so a grant on a namespace reaches no other namespace's files.
@@ -116,4 +119,22 @@ int rs_namespace_location_check(floe_catalog *cat, const char *ns, const char *l
     floe_free(parent);
     floe_free(home);
     return rc;
+}
+
+static const char *const WRITE_PATHS[] = {"write.data.path", "write.folder-storage.path",
+                                          "write.object-storage.path", "write.metadata.path"};
+
+int rs_write_path_check(const char *prop, const char *value, const char *location,
+                        floe_error *err) {
+    bool write_path = false;
+    for (size_t i = 0; i < sizeof WRITE_PATHS / sizeof WRITE_PATHS[0]; i++)
+        write_path |= !strcmp(prop, WRITE_PATHS[i]);
+    if (!write_path || !value)
+        return 0;
+    if (floe_io_uri_is_relative(value) || !floe_io_uri_within(value, location))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "property %s = %s lies outside the table's location %s: a table "
+                              "writes only inside its own location%s",
+                              prop, value, location, TAIL);
+    return 0;
 }

@@ -224,6 +224,24 @@ static const char *str_member(const json_t *obj, const char *key) {
     return json_string_value(json_object_get(obj, key));
 }
 
+/* 0 when the properties' write paths lie inside the table's location (loc, else where
+ * the catalog puts table ns.name) (rs_write_path_check); else -1 with the 400 in r. */
+static int write_paths_allowed(rs_req *q, const char *name, const char *loc, const floe_kv *kv,
+                               size_t n, rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    char *dflt = NULL;
+    int rc = 0;
+    if (!loc && n && (rc = floe_catalog_default_location(q->cat, q->ns, name, &dflt, &err)) < 0)
+        return rs_floe_error(r, rc, &err, NO_NS), -1;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = rs_write_path_check(kv[i].key, kv[i].value, loc ? loc : dflt, &err);
+    floe_free(dflt);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_NS), -1;
+    return 0;
+}
+
 int rs_create_table(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
@@ -277,6 +295,8 @@ int rs_create_table(rs_req *q, rs_resp *r) {
         rs_floe_error(r, FLOE_EINVALID, &err, NO_NS);
         goto done;
     }
+    if (write_paths_allowed(q, name, json_string_value(loc), kv, nprops, r) < 0)
+        goto done;
     schema_text = json_text(schema);
     spec_text = json_text(json_object_get(body, "partition-spec"));
     sort_text = json_text(json_object_get(body, "write-order"));
@@ -360,6 +380,18 @@ int rs_register_table(rs_req *q, rs_resp *r) {
     rc = m->location ? rs_table_location_check(q->cat, q->ns, name, m->location, &err)
                      : floe_error_set(&err, FLOE_EINVALID, "metadata-location %s: no location",
                                       meta);
+    for (size_t i = 0; rc == 0 && i < m->n_properties; i++)
+        rc = rs_write_path_check(m->properties[i].key, m->properties[i].value, m->location,
+                                 &err);
+    for (size_t i = 0; rc == 0 && i < m->n_snapshots; i++)
+        if (m->snapshots[i].manifest_list &&
+            !floe_io_uri_within(m->snapshots[i].manifest_list, m->location))
+            rc = floe_error_set(&err, FLOE_EINVALID,
+                                "metadata-location %s: snapshot %" PRId64 "'s manifest list %s "
+                                "lies outside the table's location %s (docs/REST.md, "
+                                "\"Locations\")",
+                                meta, m->snapshots[i].snapshot_id, m->snapshots[i].manifest_list,
+                                m->location);
     floe_table_metadata_free(m);
     if (rc < 0)
         goto fail;

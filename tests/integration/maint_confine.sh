@@ -11,6 +11,9 @@
 #  2. floe table drop --purge of such a table keeps them too;
 #  3. Parquet files appended in place from outside the table's location stay after the
 #     rewrite and expiry that replace them (append_copy.sh checks the --help text);
+#  4. a table whose write.metadata.path and write.data.path are another table's folders
+#     (as a foreign catalog may say): its commits, expiry and orphan removal leave the
+#     other table's files alone (those folders are not taken for the table's own);
 # and the other table's files are unchanged byte for byte and its rows scan.
 set -euo pipefail
 name=maint_confine oracle=
@@ -94,6 +97,25 @@ f=$tmp/in/part-00000.parquet
 grep -q "kept 1 file outside the table's location: \(file://\)\?$f" "$tmp/n.err" ||
   fail "expire does not name the file it kept: $(cat "$tmp/n.err")"
 [ "$("$floe" scan ns.n --format canonical | wc -l)" = 40 ] || fail "rows of ns.n"
+
+# 4. write paths into another table's folder (a client of a foreign catalog follows them):
+#    the deleters do not take that folder for the table's
+"$floe" table create ns.w --schema "$tmp/s.json" >/dev/null
+"$floe" table properties ns.w set "write.metadata.path=file://$tmp/wh/ns/victim/metadata" \
+  "write.data.path=file://$tmp/wh/ns/victim/data" >/dev/null
+snap > "$tmp/victim.before"
+for k in 1 2 3; do
+  seq $k | sed 's/.*/{"k":"w","v":&}/' > "$tmp/in.ndjson"
+  "$floe" append ns.w "$tmp/in.ndjson" >/dev/null 2>>"$tmp/w.err"
+done
+"$floe" expire ns.w --older-than 0s --retain-last 1 >/dev/null 2>>"$tmp/w.err"
+"$floe" orphans ns.w --older-than 0s --force >/dev/null 2>>"$tmp/w.err"
+grep -q "is not a folder of the table's own" "$tmp/w.err" || fail "the write paths were taken for ns.w's: $(cat "$tmp/w.err")"
+snap | grep -F -f "$tmp/victim.before" > "$tmp/victim.after" || true
+cmp -s "$tmp/victim.before" "$tmp/victim.after" ||
+  fail "ns.w's maintenance changed victim's files: $(diff "$tmp/victim.before" "$tmp/victim.after" | head -5)"
+[ "$("$floe" scan ns.victim --format canonical | wc -l)" = 20 ] || fail "victim's rows after ns.w's maintenance"
+[ "$("$floe" scan ns.w --format canonical | wc -l)" = 6 ] || fail "ns.w's rows"
 
 [ $fails = 0 ] || exit 1
 echo "$name: ok"

@@ -2,15 +2,19 @@
 # rest_commit_paths.sh - `floe catalog serve` refuses a commit that names files outside
 # the table's own folders (adversary finding on issue 21, data loss): a client granted
 # only shop.atk committed an add-snapshot whose manifest list was shop.victim's (or a
-# statistics file that was victim's data file), and a later expiry of shop.atk deleted
-# shop.victim's files.
+# statistics file that was victim's data file, or set write.data.path to victim's folder),
+# and a later expiry of shop.atk deleted shop.victim's files.
 #  1. add-snapshot whose manifest list lies outside the table's location (another
 #     table's list, the same through "..", a v1 inline manifest), set-statistics and
-#     set-partition-statistics naming a file outside it: 400 BadRequestException naming
-#     the path, nothing committed; through a staged create's commit and
+#     set-partition-statistics naming a file outside it, set-properties of
+#     write.data.path / write.metadata.path / write.object-storage.path outside it (and
+#     such properties in a create, a staged create, a registered metadata file, or a
+#     registered snapshot's manifest list elsewhere): 400 BadRequestException naming the
+#     path or property, nothing committed; through a staged create's commit and
 #     transactions/commit too;
-#  2. what stays allowed: `floe append` through the server (its manifest list is in the
-#     table's metadata folder);
+#  2. what stays allowed: a write.data.path inside the location, `floe append` through
+#     the server (its manifest list is in the table's metadata folder, its data files in
+#     that write.data.path);
 #  3. floe expire (through the server, and on the SQL catalog) and orphan removal of
 #     shop.atk afterwards leave every file of shop.victim in place, and its rows scan.
 set -euo pipefail
@@ -87,6 +91,33 @@ refused "add-snapshot with an inline manifest of victim's" "$vlist" "$(commit_at
 refused "set-statistics on victim's data file" "$vdata" "$(commit_atk "$(stats set-statistics "$vdata")")"
 refused "set-partition-statistics on victim's data file" "$vdata" \
   "$(commit_atk "$(stats set-partition-statistics "$vdata")")"
+for prop in write.data.path write.metadata.path write.object-storage.path; do
+  for dir in "file://$tmp/wh/shop/victim/data" "$tmp/elsewhere" "$atk_loc/../victim"; do
+    refused "set-properties $prop=$dir" "$prop" \
+      "$(commit_atk "[{\"action\":\"set-properties\",\"updates\":{\"$prop\":\"$dir\"}}]")"
+  done
+done
+S=$(cat "$tmp/s.json")
+refused "create with write.data.path elsewhere" write.data.path "$(req $OPS POST /v1/namespaces/shop/tables \
+  "{\"name\":\"w\",\"schema\":$S,\"properties\":{\"write.data.path\":\"file://$tmp/wh/shop/victim/data\"}}")"
+refused "staged create with write.metadata.path elsewhere" write.metadata.path "$(req $OPS POST /v1/namespaces/shop/tables \
+  "{\"name\":\"w\",\"schema\":$S,\"stage-create\":true,\"properties\":{\"write.metadata.path\":\"$tmp/x\"}}")"
+# register: metadata inside the namespace's folder whose write path or manifest list lies elsewhere
+mkdir -p "$tmp/wh/shop/reg/metadata"
+python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1])); m["location"] = sys.argv[2]
+m["properties"]["write.data.path"] = sys.argv[3]
+json.dump(m, open(sys.argv[4], "w"))
+m["properties"].pop("write.data.path"); m["location"] = sys.argv[2]
+json.dump(m, open(sys.argv[5], "w"))' "${atk_meta#file://}" "file://$tmp/wh/shop/reg" "file://$tmp/wh/shop/victim/data" \
+  "$tmp/wh/shop/reg/metadata/00001-a.metadata.json" "$tmp/wh/shop/reg/metadata/00002-b.metadata.json"
+refused "register with write.data.path elsewhere" write.data.path "$(req $OPS POST /v1/namespaces/shop/register \
+  "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00001-a.metadata.json\"}")"
+refused "register of atk's snapshots elsewhere" "manifest list" "$(req $OPS POST /v1/namespaces/shop/register \
+  "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00002-b.metadata.json\"}")"
+[ "$(req $OPS GET /v1/namespaces/shop/tables/w)" = 404 ] || fail "a refused create made shop.w"
+[ "$(req $OPS GET /v1/namespaces/shop/tables/reg)" = 404 ] || fail "a refused register made shop.reg"
 refused "a transaction's add-snapshot" "$vlist" "$(req $OPS POST /v1/transactions/commit \
   "{\"table-changes\":[{\"identifier\":{\"namespace\":[\"shop\"],\"name\":\"atk\"},\"requirements\":[],\"updates\":$(snapshot "$vlist")}]}")"
 SPEC='{"action":"add-spec","spec":{"spec-id":0,"fields":[]}},{"action":"set-default-spec","spec-id":-1},{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}'
@@ -104,10 +135,13 @@ refused "a staged create's add-snapshot" "$vlist" "$(req $OPS POST /v1/namespace
 [ "$(jget '["metadata-location"]' < "$tmp/body")" = "$atk_meta" ] || fail "a refused commit changed shop.atk"
 
 # 2. what stays allowed
+code=$(commit_atk "[{\"action\":\"set-properties\",\"updates\":{\"write.data.path\":\"$atk_loc/data2\"}}]")
+[ "$code" = 200 ] || fail "write.data.path inside the location: $code $(cat "$tmp/body")"
 seq 100 109 | sed 's/.*/{"id":&}/' > "$tmp/in.ndjson"
 FLOE_CATALOG_URI=$base FLOE_CATALOG_TOKEN=$ATK FLOE_STATE_DB=$tmp/state.db \
   "$floe" append shop.atk "$tmp/in.ndjson" >/dev/null 2>"$tmp/append.err" ||
   fail "floe append through the server: $(cat "$tmp/append.err")"
+ls "$tmp/wh/shop/atk/data2/"*.parquet >/dev/null 2>&1 || fail "the append did not write to write.data.path"
 
 # 3. maintenance of shop.atk leaves shop.victim whole
 FLOE_CATALOG_URI=$base FLOE_CATALOG_TOKEN=$ATK FLOE_STATE_DB=$tmp/state.db \
