@@ -127,6 +127,13 @@ int rs_write_path_check(const char *prop, const char *value, const char *locatio
  * <parent folder>/<level> (the warehouse's for a top-level namespace) or inside it. */
 int rs_namespace_location_check(floe_catalog *cat, const char *ns, const char *location,
                                 floe_error *err);
+/* 0 when namespace ns may have folder location (NULL: its home, where it goes without a
+ * location property): apart from every other namespace's folder (strictly inside its
+ * ancestors', strictly around its descendants'), not inside any table's location, holding no table's location but those
+ * of ns and the namespaces below it; else FLOE_EINVALID naming what is in the way. Reads
+ * every table of the catalog. */
+int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *location,
+                             floe_error *err);
 /* Sort the list and keep the items after pageToken, at most pageSize of them (the query
  * parameters): [*from, *to). *next gets the token of the next page (borrowed from the
  * list) or NULL. Returns 0, or -1 with a 400 in r for a bad pageSize. */

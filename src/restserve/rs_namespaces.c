@@ -170,18 +170,28 @@ static int object_strings(const json_t *obj, const char *what, const char ***key
 }
 
 /* 0 when the properties' `location`, if any, may be namespace ns's folder
- * (rs_namespace_location_check); else -1 with the 400 (or the catalog's error) in r. */
+ * (rs_namespace_location_check), and the folder ns gets - that location, else its home
+ * when check_home (a create, or a removal of the property) - keeps apart from other
+ * namespaces and tables (rs_namespace_place_check); else -1 with the 400 (or the
+ * catalog's error) in r. */
 static int location_allowed(rs_req *q, const char *ns, const char **keys, const char **values,
-                            size_t n, rs_resp *r) {
+                            size_t n, bool check_home, rs_resp *r) {
+    const char *location = NULL;
+    floe_error err;
+    floe_error_clear(&err);
     for (size_t i = 0; i < n; i++) {
         if (strcmp(keys[i], "location"))
             continue;
-        floe_error err;
-        floe_error_clear(&err);
         int rc = rs_namespace_location_check(q->cat, ns, values[i], &err);
         if (rc < 0)
             return rs_floe_error(r, rc, &err, NO_NS), -1;
+        location = values[i];
     }
+    if (!location && !check_home)
+        return 0;
+    int rc = rs_namespace_place_check(q->cat, ns, location, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, NO_NS), -1;
     return 0;
 }
 
@@ -195,7 +205,7 @@ int rs_create_namespace(rs_req *q, rs_resp *r) {
         goto done;
     if (object_strings(json_object_get(q->body, "properties"), "properties", &keys, &values, &n,
                        r) < 0 ||
-        location_allowed(q, ns, keys, values, n, r) < 0)
+        location_allowed(q, ns, keys, values, n, true, r) < 0)
         goto done;
     int tx = rs_idem_change_begin(q, r);
     if (tx < 0)
@@ -263,8 +273,8 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
     size_t n = 0, nrem = 0, nremoved = 0, nmissing = 0;
     floe_strlist pk = {0}, pv = {0};
     int tx = 0;
-    if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0 ||
-        location_allowed(q, q->ns, keys, values, n, r) < 0)
+    bool home = false; /* the location property is removed */
+    if (object_strings(json_object_get(q->body, "updates"), "updates", &keys, &values, &n, r) < 0)
         goto done;
     for (size_t k = 0; k < n; k++)
         if (!strcmp(keys[k], NS_MARKER)) {
@@ -295,6 +305,7 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
             rs_error(r, 400, "BadRequestException", MARKER_RESERVED);
             goto done;
         }
+        home |= !strcmp(removals[nrem], "location");
         for (size_t k = 0; k < n; k++)
             if (!strcmp(keys[k], removals[nrem])) {
                 rs_error(r, 422, "UnprocessableEntityException",
@@ -303,6 +314,9 @@ int rs_update_namespace_properties(rs_req *q, rs_resp *r) {
             }
         nrem++;
     }
+    /* a location set, or removed (the namespace goes back to its home), keeps apart */
+    if (location_allowed(q, q->ns, keys, values, n, home, r) < 0)
+        goto done;
     /* the properties read, the change and the answer's record in one transaction */
     if ((tx = rs_idem_change_begin(q, r)) < 0 || need_namespace(q, r) < 0)
         goto done;

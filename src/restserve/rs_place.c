@@ -19,12 +19,21 @@
  *    write.metadata.path (create, register, set-properties) lie inside its location: the
  *    table writes there, and its maintenance treats the folder as the table's.
  *
+ *  - a namespace's folder (its location property, else its home) made or moved through
+ *    REST neither lies inside nor holds another namespace's folder, but for an
+ *    ancestor's, strictly around it, and a descendant's, strictly inside it; nor lies
+ *    inside any table's location, nor holds the location of a table other than those of
+ *    the namespace and the namespaces below it.
+ *
  * Invariant (for what REST creates): a table's files lie under its namespace's folder and
  * under no other namespace's, so a grant on a namespace reaches no other namespace's files.
+ * (The check reads every table of the catalog; a namespace created at the same moment as
+ * a table by another request is not serialised with it.)
  */
 #include <string.h>
 
 #include "floe/io.h"
+#include "floe/table.h"
 #include "rs_internal.h"
 
 static const char *const TAIL = RS_LOCATIONS_TAIL;
@@ -99,25 +108,107 @@ done:
     return rc;
 }
 
+/* Namespace ns's home (caller frees): <parent's folder>/<level>, <warehouse>/<ns> at the
+ * top - where its folder is, or the folder its location property must lie in. */
+static int namespace_home(floe_catalog *cat, const char *ns, char **out, floe_error *err) {
+    const char *dot = strrchr(ns, '.');
+    if (!dot) {
+        *out = floe_io_join(floe_catalog_warehouse(cat), ns);
+        return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    char *parent = floe_strndup(ns, (size_t)(dot - ns));
+    if (!parent)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_catalog_default_location(cat, parent, dot + 1, out, err);
+    floe_free(parent);
+    return rc;
+}
+
 int rs_namespace_location_check(floe_catalog *cat, const char *ns, const char *location,
                                 floe_error *err) {
     FLOE_FORWARD_IF_ERROR(plain_location("namespace location", location, err));
-    const char *dot = strrchr(ns, '.');
-    char *parent = NULL, *home = NULL;
-    int rc = 0;
-    if (dot) {
-        if (!(parent = floe_strndup(ns, (size_t)(dot - ns))))
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        rc = floe_catalog_default_location(cat, parent, dot + 1, &home, err);
-    } else if (!(home = floe_io_join(floe_catalog_warehouse(cat), ns))) {
-        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    }
+    char *home = NULL;
+    int rc = namespace_home(cat, ns, &home, err);
     if (rc == 0 && !floe_io_uri_within(location, home))
         rc = floe_error_set(err, FLOE_EINVALID,
                             "namespace %s: location %s is not its folder %s or inside it%s", ns,
                             location, home, TAIL);
-    floe_free(parent);
     floe_free(home);
+    return rc;
+}
+
+/* True when namespace ns is anc or lies below it. */
+static bool at_or_below(const char *ns, const char *anc) {
+    size_t n = strlen(anc);
+    return !strncmp(ns, anc, n) && (ns[n] == '\0' || ns[n] == '.');
+}
+
+/* Every namespace of the catalog below parent (NULL: all), depth-first, into out. */
+static int all_namespaces(floe_catalog *cat, const char *parent, floe_strlist *out, int depth,
+                          floe_error *err) {
+    if (depth > 64)
+        return 0;
+    floe_strlist nss = {0};
+    int rc = floe_catalog_list_namespaces(cat, parent, &nss, err);
+    for (size_t i = 0; rc == 0 && i < nss.n; i++) {
+        rc = floe_strlist_push(out, nss.items[i], err);
+        if (rc == 0)
+            rc = all_namespaces(cat, nss.items[i], out, depth + 1, err);
+    }
+    floe_strlist_free(&nss);
+    return rc;
+}
+
+int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *location,
+                             floe_error *err) {
+    char *folder = NULL;
+    floe_strlist nss = {0};
+    floe_table_place *ps = NULL;
+    size_t np = 0;
+    int rc = location ? ((folder = floe_strdup(location)) ? 0
+                                                          : floe_error_set(err, FLOE_ENOMEM,
+                                                                           "out of memory"))
+                      : namespace_home(cat, ns, &folder, err);
+    if (rc == 0)
+        rc = all_namespaces(cat, NULL, &nss, 0, err);
+    /* another namespace's folder: apart; an ancestor's strictly around it, a
+     * descendant's strictly inside it */
+    for (size_t i = 0; rc == 0 && i < nss.n; i++) {
+        const char *m = nss.items[i];
+        if (!strcmp(m, ns))
+            continue;
+        bool above = at_or_below(ns, m), below = at_or_below(m, ns);
+        char *g = NULL;
+        rc = namespace_folder(cat, m, &g, err);
+        if (rc == 0 && ((!below && floe_io_uri_within(g, folder)) ||
+                        (!above && floe_io_uri_within(folder, g))))
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "namespace %s: its folder %s overlaps the folder of namespace "
+                                "%s (%s): a grant on one would reach the other's files%s",
+                                ns, folder, m, g, TAIL);
+        floe_free(g);
+    }
+    /* a table's location: never around the folder, and inside it only for the tables of
+     * ns and the namespaces below it */
+    if (rc == 0)
+        rc = floe_catalog_table_places(cat, &ps, &np, err);
+    for (size_t i = 0; rc == 0 && i < np; i++) {
+        const floe_table_place *p = &ps[i];
+        if (floe_io_uri_within(folder, p->location))
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "namespace %s: its folder %s lies inside the location of table "
+                                "%s.%s (%s); give the namespace a location property of its "
+                                "own%s",
+                                ns, folder, p->ns, p->name, p->location, TAIL);
+        else if (floe_io_uri_within(p->location, folder) && !at_or_below(p->ns, ns))
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "namespace %s: its folder %s holds the location of table %s.%s "
+                                "(%s)%s",
+                                ns, folder, p->ns, p->name, p->location, TAIL);
+    }
+    floe_table_places_free(ps, np);
+    floe_strlist_free(&nss);
+    floe_free(folder);
     return rc;
 }
 
