@@ -1130,6 +1130,77 @@ static int check_v3_types(const json_t *doc, const floe_table_metadata *base,
     return 0;
 }
 
+/* Every partition spec and sort order this change adds (an id the base does not have)
+ * binds to the schema that is current when the change is done: its source columns are
+ * in that schema and each transform accepts its column's type (spec: "Partition
+ * Transforms"). Checked here, on the finished metadata, not as each update is made: an
+ * add-spec followed in the same change by an add-schema dropping its column and a
+ * set-current-schema (or an add-sort-order followed by set-current-schema) would pass
+ * a check made at the update, and leave a default spec or order no writer can use.
+ * Specs and orders of the base are left as they are (a spec whose column was dropped
+ * later binds to an older schema: floe_table_metadata_bind_spec). FLOE_EINVALID naming
+ * the spec or order and its field. */
+static int check_new_specs(const floe_table_metadata *m, const floe_table_metadata *base,
+                           floe_error *err) {
+    const floe_metadata_schema *cur = floe_table_metadata_current_schema(m);
+    floe_schema *schema = NULL;
+    int rc = 0;
+    if (!cur)
+        return 0; /* the parser refuses metadata without its current schema */
+    floe_metadata_json_take_alloc_failure(); /* jansson's parse errors may be our OOM */
+    if ((rc = floe_schema_parse(cur->json, strlen(cur->json), &schema, err)) < 0) {
+        if (floe_metadata_json_take_alloc_failure())
+            rc = nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < m->n_specs; i++) {
+        const floe_metadata_spec *ms = &m->specs[i];
+        if (base && floe_table_metadata_spec(base, ms->spec_id))
+            continue;
+        floe_partition_spec *spec = NULL;
+        rc = floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, err);
+        floe_partition_spec_free(spec);
+        if (rc < 0 && (rc == FLOE_ENOMEM || floe_metadata_json_take_alloc_failure())) {
+            rc = nomem(err);
+            goto done;
+        }
+        if (rc < 0) {
+            rc = FLOE_EINVALID;
+            if (err)
+                err->code = rc;
+            floe_error_prefix(err, "partition spec %d does not bind to the current schema "
+                              "(id %d): ", (int)ms->spec_id, (int)cur->schema_id);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < m->n_sort_orders; i++) {
+        const floe_metadata_sort_order *mo = &m->sort_orders[i];
+        bool known = false;
+        for (size_t j = 0; base && j < base->n_sort_orders && !known; j++)
+            known = base->sort_orders[j].order_id == mo->order_id;
+        if (known)
+            continue;
+        floe_sort_order *order = NULL;
+        rc = floe_sort_order_parse_json(mo->json, strlen(mo->json), schema, &order, err);
+        floe_sort_order_free(order);
+        if (rc < 0 && (rc == FLOE_ENOMEM || floe_metadata_json_take_alloc_failure())) {
+            rc = nomem(err);
+            goto done;
+        }
+        if (rc < 0) {
+            rc = FLOE_EINVALID;
+            if (err)
+                err->code = rc;
+            floe_error_prefix(err, "sort order %d does not bind to the current schema (id %d): ",
+                              (int)mo->order_id, (int)cur->schema_id);
+            goto done;
+        }
+    }
+done:
+    floe_schema_free(schema);
+    return rc;
+}
+
 int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_metadata_location,
                                  floe_table_metadata **out, floe_error *err) {
     json_t *doc = json_deep_copy(b->doc);
@@ -1171,7 +1242,14 @@ int floe_metadata_builder_finish(floe_metadata_builder *b, const char *base_meta
         keep = 1;
     while ((int64_t)json_array_size(mlog) > keep)
         json_array_remove(mlog, 0);
-    return floe_metadata_from_json(doc, "new metadata", out, err);
+    floe_table_metadata *m = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_metadata_from_json(doc, "new metadata", &m, err)); /* takes doc */
+    if ((rc = check_new_specs(m, b->base, err)) < 0) {
+        floe_table_metadata_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
 done:
     json_decref(doc);
     return rc;
