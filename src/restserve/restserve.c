@@ -1030,8 +1030,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          "%s %s ran (answer %d not sent)", method, url, r.status);
                 _exit(FLOE_REST_FAULT_CRASH_STATUS);
             }
-            if (key)
+            if (key && rs_idem_lost(s, h)) {
+                /* another request with this key changed the table first (its swap won
+                 * while this one ran): this one was rolled back, its answer is that one */
+                floe_buf_reset(&r.body);
+                r.etag[0] = 0;
+                if (!rs_idem_replay(&q, key, fp, &r))
+                    rs_error(&r, 503, "ServiceUnavailableException",
+                             "Idempotency-Key %s: another request with this key is running; "
+                             "retry", key);
+            } else if (key) {
                 rs_idem_record(&q, h, key, fp, &r);
+            }
             if (key)
                 rs_idem_end(s, h);
         }

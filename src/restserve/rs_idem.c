@@ -29,12 +29,22 @@
  * change with its answer's row (rs_idem_change_end): the record of its answer, too, exists
  * exactly when the change does.
  *
+ * The row is the key's claim: it is inserted by the change's transaction and the change
+ * happens only if the insert does. Two requests with one key that arrive at two servers
+ * at the same moment (a client's retry after its first request timed out, while that one
+ * still runs) both pass the replay check; the second to reach its swap finds the key
+ * taken (the database's unique key: PostgreSQL makes it wait for the first's transaction,
+ * SQLite's write lock orders them), its swap is rolled back (its metadata file deleted),
+ * and it answers with the first's recorded answer. A transaction over several tables
+ * claims the key once: the swap hook of its next tables finds the row holding the
+ * metadata location this request recorded (locations are unique per attempt, and a
+ * rolled-back attempt's row is gone with it), and goes on. On one server the second
+ * request waits for the first's answer before it starts.
+ *
  * Limits: answers that change nothing (a staged create, refusals) are recorded after the
  * operation, in a statement of their own, so a server that dies between the two runs the
- * retry again (which changes nothing either); a drop with purge is recorded with the drop, so
- * a retry after purging stopped answers 204 and purges nothing more; and two requests
- * with one key that arrive at two servers at the same moment both run (on one server the
- * second waits for the first's answer).
+ * retry again (which changes nothing either); a drop with purge is recorded with the drop,
+ * so a retry after purging stopped answers 204 and purges nothing more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,9 +72,27 @@ static int no_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
     return 0;
 }
 
-/* A request with a key records its answer in the transaction of the change it makes (the
- * row a later retry is answered from): status as the route answers success, and the
- * metadata location a table result is made from (NULL for a drop or rename). */
+static int on_location(void *ctx, const char *const *cols, size_t n, floe_error *err) {
+    (void)n, (void)err;
+    char **loc = ctx;
+    if (!(*loc = floe_strdup(cols[0] ? cols[0] : "")))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The key is someone else's: the change is refused (rolled back by the caller of the
+ * hook) and the request is answered from the other's record. */
+static int claim_lost(rs_idem_slot *slot, floe_error *err) {
+    slot->lost = true;
+    return floe_error_set(err, FLOE_EEXISTS,
+                          "Idempotency-Key %s: another request with this key made its change "
+                          "first", slot->key);
+}
+
+/* A request with a key claims it in the transaction of the change it makes, recording
+ * the row a later retry is answered from: status as the route answers success, and the
+ * metadata location a table result is made from (NULL for a drop or rename). The change
+ * is refused (FLOE_EEXISTS, slot->lost) when another request holds the key. */
 static int record_in_change(rs_idem_slot *slot, floe_sql *db, const char *location,
                             floe_error *err) {
     if (!slot->key)
@@ -77,7 +105,25 @@ static int record_in_change(rs_idem_slot *slot, floe_sql *db, const char *locati
              "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
              floe_sql_clock_ms_expr(db));
     const char *params[] = {slot->s->name, slot->key, slot->fp, status, location};
-    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 5, NULL, err));
+    int64_t inserted = 0;
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 5, &inserted, err));
+    if (inserted == 0) {
+        /* taken: by this request's claim on an earlier table of its transaction, or by
+         * another request */
+        if (!slot->claim || !slot->claim[0])
+            return claim_lost(slot, err);
+        const char *key[] = {slot->s->name, slot->key};
+        char *held = NULL;
+        FLOE_FORWARD_IF_ERROR(floe_sql_query(
+            db, "SELECT metadata_location FROM floe_rest_idempotency WHERE catalog_name = ? "
+            "AND idempotency_key = ?", key, 2, on_location, &held, err));
+        bool ours = held && !strcmp(held, slot->claim);
+        floe_free(held);
+        return ours ? 0 : claim_lost(slot, err);
+    }
+    floe_free(slot->claim);
+    if (!(slot->claim = floe_strdup(location ? location : "")))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     slot->recorded = true;
     return 0;
 }
@@ -122,11 +168,17 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
 }
 
 void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status) {
+    floe_free(s->slots[h].claim);
     s->slots[h] = (rs_idem_slot){.s = s, .key = key, .fp = fp, .status = status};
 }
 
 void rs_idem_end(floe_rest_server *s, size_t h) {
+    floe_free(s->slots[h].claim);
     s->slots[h] = (rs_idem_slot){.s = s};
+}
+
+bool rs_idem_lost(const floe_rest_server *s, size_t h) {
+    return s->slots[h].lost;
 }
 
 bool rs_idem_key_valid(const char *key) {
@@ -219,7 +271,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
 
 /* Insert answer r under key on db (inside the caller's transaction when one is open). */
 static int insert_answer(floe_sql *db, const char *catalog, const char *key, const char *fp,
-                         const rs_resp *r, floe_error *err) {
+                         const rs_resp *r, int64_t *inserted, floe_error *err) {
     char sql[512], status[16];
     snprintf(status, sizeof status, "%d", r->status);
     floe_buf body;
@@ -237,7 +289,7 @@ static int insert_answer(floe_sql *db, const char *catalog, const char *key, con
                  floe_sql_clock_ms_expr(db));
         const char *params[] = {catalog, key, fp, status, r->etag[0] ? r->etag : NULL,
                                 r->body.len ? (const char *)body.data : NULL};
-        rc = floe_sql_exec(db, sql, params, 6, NULL, err);
+        rc = floe_sql_exec(db, sql, params, 6, inserted, err);
     }
     floe_buf_free(&body);
     return rc;
@@ -268,7 +320,7 @@ void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const 
         rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
     }
     if (rc == 0)
-        rc = insert_answer(db, q->s->name, key, fp, r, &err);
+        rc = insert_answer(db, q->s->name, key, fp, r, NULL, &err);
     if (rc < 0)
         floe_log(FLOE_LOG_WARN,
                  "catalog serve: Idempotency-Key %s: the answer could not be recorded (a retry "
@@ -300,10 +352,16 @@ void rs_idem_change_end(rs_req *q, int opened, rs_resp *r) {
     }
     floe_error err;
     floe_error_clear(&err);
-    int rc = insert_answer(db, q->s->name, slot->key, slot->fp, r, &err);
+    int64_t inserted = 0;
+    int rc = insert_answer(db, q->s->name, slot->key, slot->fp, r, &inserted, &err);
     if (rc < 0) {
         floe_sql_rollback(db);
         rs_floe_error(r, rc == FLOE_EBUSY ? rc : FLOE_EIO, &err, "NoSuchNamespaceException");
+        return;
+    }
+    if (inserted == 0) { /* the key is another request's: its answer is the one */
+        floe_sql_rollback(db);
+        slot->lost = true;
         return;
     }
     rc = floe_sql_commit(db, &err);

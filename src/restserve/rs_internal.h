@@ -29,6 +29,11 @@ typedef struct rs_idem_slot {
     int status;     /* the answer on success: 200 (commit, create, register) or 204
                        (transaction, rename, drop) */
     bool recorded;  /* a change with the record ran (its transaction may still fail) */
+    char *claim;    /* the metadata location recorded with the key by this request's
+                       claim ("" for none), so the next table of its transaction knows
+                       the claim as its own; NULL before any */
+    bool lost;      /* the key was claimed by another request: its change was rolled
+                       back and the answer is the other request's (rs_idem_replay) */
 } rs_idem_slot;
 
 struct floe_rest_server {
@@ -178,6 +183,9 @@ int rs_idem_open(floe_rest_server *s, floe_error *err);
  * success, the new metadata location) in its own transaction. */
 void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status);
 void rs_idem_end(floe_rest_server *s, size_t h);
+/* True when the change of the request on handle h was refused because another request
+ * holds its key (the change rolled back): the caller answers with rs_idem_replay. */
+bool rs_idem_lost(const floe_rest_server *s, size_t h);
 /* A key as the spec gives it: a UUID in its 36-character form. */
 bool rs_idem_key_valid(const char *key);
 /* What identifies a request (method, path, body) as 64 hex digits. */
