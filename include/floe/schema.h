@@ -184,6 +184,11 @@ typedef struct floe_schema_change {
 int floe_schema_update(const floe_schema *base, const floe_schema_change *c,
                        int32_t *last_column_id, floe_schema **out, floe_error *err)
     FLOE_NODISCARD;
+/* Whether text is a type floe_schema_change's type takes ("long", "decimal(10, 2)",
+ * "struct<a: int>", ...): 0, or FLOE_ESCHEMA with a message naming the text and the byte
+ * where it goes wrong (the floe command checks an argument so before opening the table:
+ * a type that does not parse is a usage error, not a failed commit). */
+int floe_schema_type_check(const char *text, floe_error *err) FLOE_NODISCARD;
 /* Whether a value of type `from` may be read as `to` (spec "Schema Evolution" type
  * promotion for format v1/v2; the same type is allowed). Primitive fields only. */
 bool floe_schema_type_promotable(const floe_field *from, const floe_field *to);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -27,7 +28,8 @@ static const char usage_text[] =
     "                             empty or not exist\n"
     "      --overwrite            first delete what an earlier convert wrote into DIR (its\n"
     "                             PREFIX-NNNNN.parquet files and default quarantine; other\n"
-    "                             files are kept)\n"
+    "                             files are kept); refused (exit 2) when DIR holds other\n"
+    "                             Parquet files (another prefix's, another writer's)\n"
     "  -c, --compression CODEC    snappy (default), zstd, gzip, lz4_raw, brotli, none\n"
     "      --compression-level N  codec level (zstd 1-22, gzip 1-9, brotli 0-11)\n"
     "      --row-group-size SIZE  target row group size (default 128MB)\n"
@@ -85,8 +87,15 @@ typedef struct out_listing {
     size_t nown, cap;
     size_t nother;
     char *example;
+    char *foreign; /* a Parquet file not named as a convert with this prefix names them */
     bool oom;
 } out_listing;
+
+/* A Parquet file by its name: .parquet or .parq, in any case. */
+static bool parquet_name(const char *rel) {
+    const char *dot = strrchr(rel, '.');
+    return dot && (!strcasecmp(dot, ".parquet") || !strcasecmp(dot, ".parq"));
+}
 
 static int out_entry(void *ctx, const floe_io_entry *e) {
     out_listing *l = ctx;
@@ -98,6 +107,8 @@ static int out_entry(void *ctx, const floe_io_entry *e) {
         return l->oom = true;
     if (!convert_output(rel, l->prefix)) {
         l->nother++;
+        if (!l->foreign && parquet_name(rel) && !(l->foreign = floe_strdup(e->uri)))
+            return l->oom = true;
         return 0;
     }
     if (l->nown == l->cap) {
@@ -115,8 +126,12 @@ static int out_entry(void *ctx, const floe_io_entry *e) {
 }
 
 /* The output folder holds one run's files: a folder with files in it is refused, or with
- * --overwrite cleared of what a convert writes there (other files stay). */
-static int prepare_output(const floe_convert_options *o, bool overwrite, floe_error *err) {
+ * --overwrite cleared of what a convert with this prefix writes there (other files stay).
+ * A Parquet file it did not write under this prefix (another prefix's run, another
+ * writer's file) is refused with --overwrite too, *foreign set (a usage error): the new
+ * run would mix with it, and deleting it is not convert's to do. */
+static int prepare_output(const floe_convert_options *o, bool overwrite, bool *foreign,
+                          floe_error *err) {
     out_listing l = {.dir = o->out_dir, .prefix = o->file_prefix ? o->file_prefix : "part"};
     int rc = floe_io_list(cli_io(), o->out_dir, out_entry, &l, err);
     if (rc == 0 && l.oom)
@@ -128,12 +143,21 @@ static int prepare_output(const floe_convert_options *o, bool overwrite, floe_er
                             "convert wrote there",
                             o->out_dir, l.nown + l.nother, l.nown + l.nother == 1 ? "" : "s",
                             l.example);
+    if (rc == 0 && overwrite && l.foreign) {
+        *foreign = true;
+        rc = floe_error_set(err, FLOE_EEXISTS,
+                            "convert: output folder %s holds Parquet that a convert with "
+                            "prefix %s did not write (%s): --overwrite deletes only that "
+                            "prefix's files, and this run would mix with it; give another "
+                            "folder", o->out_dir, l.prefix, l.foreign);
+    }
     if (rc == 0 && overwrite && l.nown)
         rc = floe_io_delete_many(cli_io(), (const char *const *)l.own, l.nown, err);
     for (size_t i = 0; i < l.nown; i++)
         floe_free(l.own[i]);
     floe_free(l.own);
     floe_free(l.example);
+    floe_free(l.foreign);
     return rc;
 }
 
@@ -386,11 +410,12 @@ int floe_cmd_convert(int argc, char **argv) {
         return cli_fail(&err);
     }
     o.out_dir = out_dir;
-    if (prepare_output(&o, args.overwrite, &err) < 0) {
+    bool foreign = false;
+    if (prepare_output(&o, args.overwrite, &foreign, &err) < 0) {
         floe_free(out_dir);
         floe_partition_spec_free(spec);
         floe_schema_free(schema);
-        return cli_fail(&err);
+        return foreign ? cli_usage("convert", "%s", err.msg) : cli_fail(&err);
     }
     /* One output at a time: the files are published and done with (nothing here reads them
      * back), so large ones need not pass through (and crowd) the page cache, and a finished

@@ -92,7 +92,10 @@ static void table_usage(FILE *out) {
             "                            (row lineage: next-row-id starts at 0; rows written\n"
             "                            before read with a null _row_id). floe keeps a\n"
             "                            table's format otherwise; a table folder is upgraded\n"
-            "                            to v2 by floe rewrite FOLDER -o format-version=2\n"
+            "                            to v2 by floe rewrite FOLDER -o format-version=2.\n"
+            "                            Without --format-version: 2 (a v2 or v3 table is\n"
+            "                            left as it is). Format versions cannot go down: a\n"
+            "                            --format-version below the table's is refused (exit 2)\n"
             "\n"
             "TABLE for describe may also be a table folder or a metadata file.\n"
             "\n"
@@ -105,26 +108,31 @@ static void table_usage(FILE *out) {
 
 typedef struct upgrade {
     int to;   /* the version asked for */
+    bool at_least; /* no --format-version: v2, and a v3 table is past it (nothing to do) */
     int from; /* out: the table's version before */
 } upgrade;
 
 static int upgrade_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     upgrade *u = ctx;
     u->from = floe_metadata_builder_format_version(b);
+    if (u->from > u->to && !u->at_least) /* table_upgrade reports it as a bad argument */
+        return floe_error_set(err, FLOE_EINVALID, "upgrade: %d is below the table's format "
+                              "version %d: format versions cannot go down", u->to, u->from);
     if (u->from >= u->to)
         return FLOE_COMMIT_NOOP;
     return floe_metadata_builder_upgrade(b, u->to, err);
 }
 
 /* floe table upgrade: a v1 table becomes v2 or v3, a v2 table v3 (nothing to do for a
- * table already there or past it). */
-static int table_upgrade(const char *ident, int version, const cli_table_opts *to) {
+ * table already there; a lower version than the table's is a usage error). */
+static int table_upgrade(const char *ident, int version, bool version_given,
+                         const cli_table_opts *to) {
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_table *t = NULL;
     int code = FLOE_EXIT_OK;
-    upgrade u = {.to = version};
+    upgrade u = {.to = version, .at_least = !version_given};
     if (version != 2 && version != 3) {
         code = cli_usage("table", "upgrade: --format-version %d: floe upgrades tables to 2 "
                          "or 3", version);
@@ -138,7 +146,9 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
     } else {
         int rc = floe_table_commit(t, upgrade_apply, &u, &err);
         bool done = u.from < u.to;
-        if (rc < 0 && rc != FLOE_COMMIT_NOOP)
+        if (rc < 0 && rc != FLOE_COMMIT_NOOP && u.from > u.to && !u.at_least)
+            code = cli_usage("table", "%s: %s", ident, err.msg);
+        else if (rc < 0 && rc != FLOE_COMMIT_NOOP)
             code = cli_fail(&err);
         else if (to->json) {
             printf("{\"table\":");
@@ -148,7 +158,7 @@ static int table_upgrade(const char *ident, int version, const cli_table_opts *t
         } else if (done)
             printf("upgraded %s from format v%d to v%d\n", ident, u.from, u.to);
         else
-            printf("%s is already format v%d: nothing to do\n", ident, u.from);
+            printf("%s is already at format version %d: nothing to do\n", ident, u.from);
     }
     cli_close_table(c, t);
     return code;
@@ -632,7 +642,7 @@ int floe_cmd_table(int argc, char **argv) {
     } else if (!strcmp(action, "partition")) {
         code = cli_table_partition(nargs - 1, args + 1, &to);
     } else if (!strcmp(action, "upgrade") && nargs == 2) {
-        code = table_upgrade(args[1], fv, &to);
+        code = table_upgrade(args[1], fv, fv_given, &to);
     } else if (!strcmp(action, "drop") && nargs == 2) {
         if (cli_open_catalog(&to, &c, &err) < 0)
             code = cli_fail(&err);

@@ -78,7 +78,11 @@ static int tp_primitive(type_parser *tp, floe_field *f) {
         strcpy(name, "int");
     else if (!strcmp(name, "bigint"))
         strcpy(name, "long");
-    return floe_schema_primitive_type(name, f, tp->err);
+    int rc = floe_schema_primitive_type(name, f, tp->err);
+    if (rc < 0 && (start != tp->text || *tp->p)) /* inside a nested type: say which */
+        floe_error_prefix(tp->err, "type \"%s\" at byte %zu: ", tp->text,
+                          (size_t)(start - tp->text));
+    return rc;
 }
 
 static int tp_struct(type_parser *tp, floe_field *f, int depth) {
@@ -176,6 +180,16 @@ static int parse_type_text(const char *text, floe_arena *arena, floe_field *f, f
     if (*tp.p)
         return tp_fail(&tp, "unexpected text");
     return 0;
+}
+
+int floe_schema_type_check(const char *text, floe_error *err) {
+    floe_arena arena;
+    floe_field f;
+    memset(&f, 0, sizeof f);
+    floe_arena_init(&arena, 1024);
+    int rc = parse_type_text(text ? text : "", &arena, &f, err);
+    floe_arena_reset(&arena);
+    return rc;
 }
 
 /* New ids for the fields below f: a struct's fields first, then each one's children

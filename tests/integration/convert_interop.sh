@@ -167,4 +167,40 @@ for args in "-c lzo" "-c lz4" "-p nope(user_id)" "--bogus" "-j -1"; do
   [ ! -e "$tmp/usage" ] || fail "convert $args wrote output"
 done
 
+# 9. --overwrite clears only this prefix's files: a folder that also holds Parquet another
+# prefix's run or another writer made is refused (exit 2, naming the file, one line) and
+# nothing in it is deleted or written; with only this prefix's files (and other non-Parquet
+# files) it is cleared as before
+"$floe" convert --schema "$schema" "$tmp/few.ndjson" -o "$tmp/mixed" --prefix other > /dev/null
+"$floe" convert --schema "$schema" "$tmp/few.ndjson" -o "$tmp/mixed/k=a" --prefix part > /dev/null
+before=$(cd "$tmp/mixed" && find . -type f | sort && cksum $(find . -type f | sort))
+for args in "" "--prefix part" "-p event_type"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$floe" convert --schema "$schema" --overwrite $args "$tmp/few.ndjson" -o "$tmp/mixed" > /dev/null 2> "$tmp/mixed.err"
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] && grep -q 'other-00000.parquet' "$tmp/mixed.err" && [ "$(grep -c . "$tmp/mixed.err")" -eq 1 ] ||
+    fail "--overwrite $args over another prefix's files: exit $rc (want 2), $(cat "$tmp/mixed.err")"
+  [ "$(cd "$tmp/mixed" && find . -type f | sort && cksum $(find . -type f | sort))" = "$before" ] ||
+    fail "--overwrite $args over another prefix's files changed the folder: $(find "$tmp/mixed" -type f)"
+done
+# another writer's file (DuckDB-style name) beside floe's own
+mkdir -p "$tmp/writer"
+"$floe" convert --schema "$schema" "$tmp/few.ndjson" -o "$tmp/writer" > /dev/null
+cp "$tmp/writer/part-00000.parquet" "$tmp/writer/data_0.parquet"
+set +e
+"$floe" convert --schema "$schema" --overwrite "$tmp/few.ndjson" -o "$tmp/writer" > /dev/null 2> "$tmp/writer.err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'data_0.parquet' "$tmp/writer.err" || fail "--overwrite over another writer's file: exit $rc, $(cat "$tmp/writer.err")"
+[ -f "$tmp/writer/part-00000.parquet" ] && [ -f "$tmp/writer/data_0.parquet" ] || fail "the refused --overwrite deleted files"
+# the other prefix's own folder is cleared of that prefix's files only
+rm -r "$tmp/mixed/k=a"
+echo keep > "$tmp/mixed/notes.txt"
+"$floe" convert --schema "$schema" --overwrite --prefix other "$tmp/few.ndjson" -o "$tmp/mixed" > /dev/null ||
+  fail "--overwrite of the same prefix's run"
+[ "$(cd "$tmp/mixed" && find . -type f -not -path './_quarantine/*' | sort | tr '\n' ' ')" = "./notes.txt ./other-00000.parquet " ] ||
+  fail "--overwrite of the same prefix: $(find "$tmp/mixed" -type f)"
+
 echo "convert_interop: 1 passed, 0 failed"

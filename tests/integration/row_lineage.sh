@@ -174,8 +174,11 @@ cp -r "$conf/duckdb-iceberg/iceberg/lineitem_iceberg_gz" "$tmp/li"
 grep -q 'from format v1 to v3' "$tmp/out" || fail "upgrade v1 -> v3 says: $(cat "$tmp/out")"
 (cd "$tmp" && "$FLOE" scan ns.li --columns _row_id --limit 2) | grep -c '"_row_id":null' | grep -q 2 ||
     fail "upgrade v1 -> v3: lineage not null"
-(cd "$tmp" && "$FLOE" table upgrade ns.li --format-version 2) | grep -q 'already format v3' ||
-    fail "upgrade of a v3 table to v2 is not a no-op"
+(cd "$tmp" && "$FLOE" table upgrade ns.li --format-version 3) | grep -q 'already at format version 3' ||
+    fail "upgrade of a v3 table to v3 is not a no-op"
+rc=0; (cd "$tmp" && "$FLOE" table upgrade ns.li --format-version 2) > "$tmp/out" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q 'format versions cannot go down' "$tmp/out" ||
+    fail "upgrade of a v3 table to v2: exit $rc, $(cat "$tmp/out")"
 
 # 3. the conformance v3 table
 v3=$conf/duckdb-iceberg/legacy_bare_deletion_vector/warehouse/default/legacy_bare_deletion_vector
