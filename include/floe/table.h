@@ -177,6 +177,17 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
  * catalog that commits changes (REST): its server checks what it creates. */
 int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char *name,
                                      const char *location, floe_error *err) FLOE_NODISCARD;
+/* A folder property of table ns.name (write.data.path, write.metadata.path,
+ * write.object-storage.path, write.folder-storage.path; other keys: *out = NULL, 0) as it
+ * is recorded, an absolute URI (*out, caller frees), after the placement check: inside
+ * root (the table's location), or else a place of the table's own by
+ * floe_table_check_location, since the table writes there and its maintenance deletes
+ * there. FLOE_EINVALID naming the property otherwise. On a catalog that commits changes
+ * (REST) its server checks, and c may be NULL for a table opened by path: then only the
+ * absolute form. */
+int floe_table_check_write_path(floe_catalog *c, const char *ns, const char *name,
+                                const char *root, const char *prop, const char *value,
+                                char **out, floe_error *err) FLOE_NODISCARD;
 typedef struct floe_table_placement_lock floe_table_placement_lock;
 int floe_table_placement_lock_take(floe_catalog *c, floe_table_placement_lock **out,
                                    floe_error *err) FLOE_NODISCARD;

@@ -289,6 +289,20 @@ static int table_create(int nargs, char **args, const cli_table_opts *to) {
         bad_text = loc;
         goto bad_arg;
     }
+    /* a folder property the table could not own is a bad argument too (create checks it
+     * again, against the location it settles on) */
+    for (size_t i = 0; i < nprops; i++) {
+        char *abs = NULL;
+        int rc = floe_table_check_write_path(cat, ns, name, loc, props[i].key, props[i].value,
+                                             &abs, &err);
+        floe_free(abs);
+        if (rc < 0 && err.code != FLOE_ENOMEM) {
+            code = cli_usage("table", "create: %s", err.msg);
+            goto out;
+        }
+        if (rc < 0)
+            goto fail;
+    }
     if (floe_table_create(cat, ns, name, schema_json, &co, &t, &err) < 0)
         goto fail;
     if (to->json) {

@@ -93,13 +93,14 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
     floe_kv *set = calloc(n + 1, sizeof *set);
     char **copies = calloc(n + 1, sizeof *copies);
     bool *absent = calloc(n + 1, sizeof *absent); /* keys to unset that are not set */
+    char **folders = calloc(n + 1, sizeof *folders); /* write paths made absolute */
     int code = FLOE_EXIT_OK;
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *c = NULL;
     floe_table *t = NULL;
     props_change pc = {0};
-    if (!set || !copies || !absent) {
+    if (!set || !copies || !absent || !folders) {
         code = FLOE_EXIT_FAIL;
         goto out;
     }
@@ -141,6 +142,22 @@ int cli_table_properties(int nargs, char **args, const cli_table_opts *to) {
     }
     if (cli_open_table(ident, to, verb != NULL, &c, &t, &err) < 0)
         goto fail;
+    /* a folder the table writes to is recorded absolute, and must be the table's own:
+     * inside another table's location, that table's orphan removal would delete its files */
+    for (size_t i = 0; i < pc.nset; i++) {
+        const char *tns = floe_table_namespace(t);
+        int rc = floe_table_check_write_path(tns ? c : NULL, tns, floe_table_name(t),
+                                             floe_table_root(t), set[i].key, set[i].value,
+                                             &folders[i], &err);
+        if (rc == FLOE_ENOMEM)
+            goto fail;
+        if (rc < 0) {
+            code = cli_usage("table", "properties set: %s", err.msg);
+            goto out;
+        }
+        if (folders[i])
+            set[i].value = folders[i];
+    }
     if (verb && floe_table_properties_check(floe_table_metadata_get(t), pc.set, pc.nset,
                                             pc.unset, pc.nunset, &err) < 0) {
         code = cli_usage("table", "properties %s: %s", verb, err.msg);
@@ -186,6 +203,9 @@ out:
     for (size_t i = 0; copies && i < n; i++)
         free(copies[i]);
     free(copies);
+    for (size_t i = 0; folders && i < n; i++)
+        floe_free(folders[i]);
+    free(folders);
     free(absent);
     free(set);
     return code;

@@ -319,6 +319,43 @@ int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
     return floe_table_check_location_except(c, ns, name, NULL, NULL, location, err);
 }
 
+static const char *const WRITE_PATHS[] = {"write.data.path", "write.metadata.path",
+                                          "write.object-storage.path",
+                                          "write.folder-storage.path"};
+
+int floe_table_check_write_path(floe_catalog *c, const char *ns, const char *name,
+                                const char *root, const char *prop, const char *value,
+                                char **out, floe_error *err) {
+    *out = NULL;
+    bool write_path = false;
+    for (size_t i = 0; i < sizeof WRITE_PATHS / sizeof WRITE_PATHS[0]; i++)
+        write_path = write_path || !strcmp(prop, WRITE_PATHS[i]);
+    if (!write_path || !value)
+        return 0;
+    if (!*value)
+        return floe_error_set(err, FLOE_EINVALID, "property %s is empty (unset it for the "
+                              "table's own folder)", prop);
+    char *abs = NULL;
+    int rc = floe_io_uri_absolute(value, NULL, &abs, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "property %s: ", prop);
+        return rc;
+    }
+    if (c && !floe_catalog_commits_changes(c) && !(root && floe_io_uri_within(abs, root))) {
+        rc = floe_table_check_location(c, ns, name, abs, err);
+        if (rc < 0 && rc != FLOE_ENOMEM)
+            floe_error_prefix(err, "property %s = %s is not a folder of the table's own "
+                              "(the table writes there and its maintenance deletes there): ",
+                              prop, abs);
+    }
+    if (rc < 0) {
+        floe_free(abs);
+        return rc;
+    }
+    *out = abs;
+    return 0;
+}
+
 /* The first file found under the location stops the listing. */
 typedef struct first_file {
     char *uri;

@@ -778,12 +778,11 @@ int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < opts->nprops; i++) {
         props[nprops++] = opts->props[i];
-        const char *k = opts->props[i].key;
-        if (k && opts->props[i].value &&
-            (!strcmp(k, "write.data.path") || !strcmp(k, "write.metadata.path") ||
-             !strcmp(k, "write.object-storage.path"))) {
-            FLOE_CHECK(floe_io_uri_absolute(opts->props[i].value, NULL, &prop_values[i], err));
-            props[i].value = prop_values[i];
+        if (opts->props[i].key) {
+            FLOE_CHECK(floe_table_check_write_path(c, ns, name, location, opts->props[i].key,
+                                                   opts->props[i].value, &prop_values[i], err));
+            if (prop_values[i])
+                props[i].value = prop_values[i];
         }
     }
     for (size_t i = 0; i < nd; i++) {
