@@ -133,8 +133,9 @@ int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_optio
                                floe_error *err) FLOE_NODISCARD;
 
 /* Whether value is usable for table property key, for the properties floe reads: those of
- * floe_table_parquet_options and commit.retry.* (non-negative integers). FLOE_EINVALID
- * names the property and value; any other key is accepted. */
+ * floe_table_parquet_options and commit.retry.* (non-negative integers), and
+ * schema.name-mapping.default (floe_name_mapping_check). FLOE_EINVALID names the property
+ * and value; any other key is accepted. */
 int floe_table_property_check(const char *key, const char *value,
                               floe_error *err) FLOE_NODISCARD;
 /* The properties of base (NULL: none) after setting set[0..nset) and removing

@@ -193,6 +193,33 @@ int floe_schema_type_check(const char *text, floe_error *err) FLOE_NODISCARD;
  * promotion for format v1/v2; the same type is allowed). Primitive fields only. */
 bool floe_schema_type_promotable(const floe_field *from, const floe_field *to);
 
+/* ---- name mapping (format/spec.md "Column Projection", schema.name-mapping.default) --
+ * A JSON array of field mappings {"field-id", "names", "fields"} that gives files
+ * without Parquet field ids their table field ids by column name. The texts returned are
+ * owned by the caller (free with floe_free). */
+
+/* The mapping of schema s as it is: each field mapped by its current name, nested fields
+ * under "fields". NULL when out of memory. */
+char *floe_name_mapping_of_schema(const floe_schema *s);
+
+/* Whether text is a name mapping floe can read: a JSON array of objects, each with
+ * "names" (an array of strings), an optional integer "field-id" and optional nested
+ * "fields" (the same again), no name and no field id twice among the entries of one
+ * level. FLOE_EINVALID naming the problem and where it is ("schema.name-mapping.default:
+ * entry 2 (field-id 5): ..."). */
+int floe_name_mapping_check(const char *text, floe_error *err) FLOE_NODISCARD;
+
+/* The mapping `text` carried across a schema change from cur to next, as Iceberg's
+ * schema update does in the same commit: a field of next that cur lacks gets an entry
+ * with its name (and its nested fields') where its parent has an entry; a field whose
+ * name changed gets the new name added to its entry (the old one kept, so files written
+ * before still map); a name a field takes is removed from the other entries of its level
+ * (a dropped field's entry keeps its other names; entries are never removed). *out is the
+ * new text, or NULL when the mapping is unchanged. FLOE_EINVALID when text is not a
+ * mapping (floe_name_mapping_check). */
+int floe_name_mapping_evolve(const char *text, const floe_schema *cur, const floe_schema *next,
+                             char **out, floe_error *err) FLOE_NODISCARD;
+
 FLOE_API_END
 
 #ifdef __cplusplus

@@ -296,7 +296,9 @@ int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid
  * dropping a source column of the default partition spec or the default sort order and
  * for widening a decimal that an identity or truncate partition field stores. Returns 0
  * with the current schema id in *schema_id (when non-NULL), or 1 when the schema would
- * not change (nothing done). */
+ * not change (nothing done). A table with a name mapping (schema.name-mapping.default)
+ * gets it carried across the change in the same commit (floe_name_mapping_evolve);
+ * FLOE_EINVALID when that property is not a name mapping. */
 int floe_metadata_builder_update_schema(floe_metadata_builder *b, const floe_schema_change *c,
                                         int32_t *schema_id, floe_error *err) FLOE_NODISCARD;
 

@@ -8,7 +8,9 @@
  *
  * The change is computed from the builder's base, which is the state the commit applies
  * to (the apply function runs again on fresh metadata after a conflict). A schema equal
- * to one the table already has is made current again instead of added twice.
+ * to one the table already has is made current again instead of added twice. The table's
+ * name mapping (schema.name-mapping.default), when it has one, is carried across the change
+ * in the same commit (floe_name_mapping_evolve).
  */
 #include <string.h>
 
@@ -109,6 +111,27 @@ done:
     return rc;
 }
 
+/* Files without field ids read through the name mapping: a schema change carries it
+ * along in the same commit (added and renamed fields mapped by their new names). */
+static int evolve_name_mapping(floe_metadata_builder *b, const floe_table_metadata *m,
+                               const floe_schema *cur, const floe_schema *next,
+                               floe_error *err) {
+    const char *text = floe_table_metadata_property(m, "schema.name-mapping.default");
+    char *evolved = NULL;
+    if (!text)
+        return 0;
+    int rc = floe_name_mapping_evolve(text, cur, next, &evolved, err);
+    if (rc < 0) {
+        floe_error_prefix(err, "the schema change cannot carry the table's name mapping "
+                          "along (fix or unset the property): ");
+        return rc;
+    }
+    if (evolved)
+        rc = floe_metadata_builder_set_property(b, "schema.name-mapping.default", evolved, err);
+    floe_free(evolved);
+    return rc;
+}
+
 int floe_metadata_builder_update_schema(floe_metadata_builder *b, const floe_schema_change *c,
                                         int32_t *schema_id, floe_error *err) {
     const floe_table_metadata *m = floe_metadata_builder_base(b);
@@ -157,6 +180,8 @@ int floe_metadata_builder_update_schema(floe_metadata_builder *b, const floe_sch
     if (schema_id)
         *schema_id = id;
 done:
+    if (rc == 0 && next)
+        rc = evolve_name_mapping(b, m, cur, next, err);
     floe_free(next_json);
     floe_free(old_json);
     floe_schema_free(old);

@@ -316,6 +316,11 @@ static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[
         json_object_foreach((json_t *)json_object_get(e, "updates"), k, v) {
             if (!json_is_string(v))
                 FLOE_FAIL(err, FLOE_EINVALID, "property %s must be a string", k);
+            /* floe reads the name mapping on every scan: an unreadable one is refused here
+             * as floe table properties set refuses it (the engines' own write properties
+             * are theirs to check) */
+            if (!strcmp(k, "schema.name-mapping.default"))
+                FLOE_CHECK(floe_name_mapping_check(json_string_value(v), err));
             FLOE_CHECK(floe_metadata_builder_set_property(b, k, json_string_value(v), err));
         }
     } else if (!strcmp(a, "remove-properties")) {

@@ -13,7 +13,6 @@
  * write.parquet.compression-codec (zstd since Iceberg 1.4), -level.
  */
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,46 +190,9 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "none") && strcasecmp(value, "gzip"), err,
                              FLOE_EINVALID, "table property %s=%s: expected none or gzip", key,
                              value);
+    if (!strcmp(key, "schema.name-mapping.default")) /* read by every scan */
+        return floe_name_mapping_check(value, err);
     return 0;
-}
-
-/* ---------------------------------------------------------------------------------------
- * name mapping for files without ids
- * ------------------------------------------------------------------------------------- */
-
-static json_t *mapping_of(const floe_field *parent) {
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < parent->nchildren; i++) {
-        const floe_field *f = &parent->children[i];
-        json_t *o = json_object();
-        json_t *names = json_array();
-        if (!o || !names) {
-            json_decref(o);
-            json_decref(names);
-            json_decref(arr);
-            return NULL;
-        }
-        json_array_append_new(names, json_string(f->name));
-        json_object_set_new(o, "field-id", json_integer(f->id));
-        json_object_set_new(o, "names", names);
-        if (f->nchildren) {
-            json_t *sub = mapping_of(f);
-            if (sub)
-                json_object_set_new(o, "fields", sub);
-        }
-        json_array_append_new(arr, o);
-    }
-    return arr;
-}
-
-/* schema.name-mapping.default for the current schema (caller frees with free()). */
-static char *name_mapping_json(const floe_schema *s) {
-    json_t *arr = mapping_of(&s->root);
-    if (!arr)
-        return NULL;
-    char *t = json_dumps(arr, JSON_COMPACT);
-    json_decref(arr);
-    return t;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -459,12 +421,12 @@ static int split_input(floe_table *t, const floe_table_metadata *m,
                        size_t *nw, floe_error *err) {
     const char *nm = floe_table_metadata_property(m, "schema.name-mapping.default");
     char *own = NULL;
-    if (!rep->has_ids && !nm && !(nm = own = name_mapping_json(schema)))
+    if (!rep->has_ids && !nm && !(nm = own = floe_name_mapping_of_schema(schema)))
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     char **w = NULL;
     *nw = 0;
     int rc = o->split(t, recorded, rep->has_ids ? NULL : nm, o->fsync, a, &w, nw, err);
-    free(own);
+    floe_free(own);
     if (rc < 0)
         return rc;
     char **grown = floe_realloc(*written, (*nwritten + *nw + 1) * sizeof **written);
@@ -832,7 +794,7 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
     if (dc.paths.n || dc.contents)
         floe_append_set_check(a, dup_attempt, &dc);
     if (need_mapping && !floe_table_metadata_property(m, "schema.name-mapping.default")) {
-        if (!(mapping = name_mapping_json(schema)))
+        if (!(mapping = floe_name_mapping_of_schema(schema)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
 
@@ -898,6 +860,6 @@ done:
     floe_free(quarantine);
     floe_free(ndjson);
     if (mapping)
-        free(mapping);
+        floe_free(mapping);
     return rc;
 }
