@@ -12,7 +12,7 @@
 #  3. Parquet files appended in place from outside the table's location stay after the
 #     rewrite and expiry that replace them (append_copy.sh checks the --help text);
 #  4. a table whose write.metadata.path and write.data.path are another table's folders
-#     (as a foreign catalog may say): its commits, expiry and orphan removal leave the
+#     (floe refuses to set them; another writer sharing the catalog did): its commits, expiry and orphan removal leave the
 #     other table's files alone (those folders are not taken for the table's own);
 # and the other table's files are unchanged byte for byte and its rows scan.
 set -euo pipefail
@@ -53,7 +53,11 @@ m.setdefault("statistics", []).append({"snapshot-id": 4242, "statistics-path": v
 m["metadata-log"].append({"timestamp-ms": m["last-updated-ms"], "metadata-file": "file://" + cur})
 json.dump(m, open(new, "w"))
 PY
-  sqlite3 "$catalog_db" "UPDATE iceberg_tables SET metadata_location = 'file://$new',
+  swap "$1" "$new"
+}
+# swap TABLE FILE: FILE becomes TABLE's current metadata, as another writer's commit would
+swap() {
+  sqlite3 "$catalog_db" "UPDATE iceberg_tables SET metadata_location = 'file://$2',
     previous_metadata_location = metadata_location WHERE table_name = '$1'"
 }
 
@@ -101,8 +105,21 @@ grep -q "kept 1 file outside the table's location: \(file://\)\?$f" "$tmp/n.err"
 # 4. write paths into another table's folder (a client of a foreign catalog follows them):
 #    the deleters do not take that folder for the table's
 "$floe" table create ns.w --schema "$tmp/s.json" >/dev/null
-"$floe" table properties ns.w set "write.metadata.path=file://$tmp/wh/ns/victim/metadata" \
-  "write.data.path=file://$tmp/wh/ns/victim/data" >/dev/null
+# floe itself refuses such paths (write_path_place.sh); another writer sets them
+rc=0; "$floe" table properties ns.w set "write.metadata.path=file://$tmp/wh/ns/victim/metadata" \
+  "write.data.path=file://$tmp/wh/ns/victim/data" >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "floe table properties set write paths into victim's folder: exit $rc"
+cur=$(meta ns.w)
+python3 - "$cur" "${cur%/*}/99998-paths.metadata.json" "$tmp" <<'PY'
+import json, sys
+cur, new, tmp = sys.argv[1:]
+m = json.load(open(cur))
+m["properties"]["write.metadata.path"] = "file://" + tmp + "/wh/ns/victim/metadata"
+m["properties"]["write.data.path"] = "file://" + tmp + "/wh/ns/victim/data"
+m["metadata-log"].append({"timestamp-ms": m["last-updated-ms"], "metadata-file": "file://" + cur})
+json.dump(m, open(new, "w"))
+PY
+swap w "${cur%/*}/99998-paths.metadata.json"
 snap > "$tmp/victim.before"
 for k in 1 2 3; do
   seq $k | sed 's/.*/{"k":"w","v":&}/' > "$tmp/in.ndjson"
