@@ -1130,6 +1130,20 @@ static int check_v3_types(const json_t *doc, const floe_table_metadata *base,
     return 0;
 }
 
+/* The outcome of a spec or sort order (WHAT, ID) of the change that failed to bind with
+ * RC: an allocation failure (ours or jansson's) stays FLOE_ENOMEM; anything else is
+ * FLOE_EINVALID naming it and the schema it was bound to. */
+static int bind_failure(int rc, const char *what, int64_t id, int64_t schema_id,
+                        floe_error *err) {
+    if (rc == FLOE_ENOMEM || floe_metadata_json_take_alloc_failure())
+        return nomem(err);
+    if (err)
+        err->code = FLOE_EINVALID;
+    floe_error_prefix(err, "%s %d does not bind to the current schema (id %d): ", what, (int)id,
+                      (int)schema_id);
+    return FLOE_EINVALID;
+}
+
 /* Every partition spec and sort order this change adds (an id the base does not have)
  * binds to the schema that is current when the change is done: its source columns are
  * in that schema and each transform accepts its column's type (spec: "Partition
@@ -1160,16 +1174,8 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
         floe_partition_spec *spec = NULL;
         rc = floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, err);
         floe_partition_spec_free(spec);
-        if (rc < 0 && (rc == FLOE_ENOMEM || floe_metadata_json_take_alloc_failure())) {
-            rc = nomem(err);
-            goto done;
-        }
         if (rc < 0) {
-            rc = FLOE_EINVALID;
-            if (err)
-                err->code = rc;
-            floe_error_prefix(err, "partition spec %d does not bind to the current schema "
-                              "(id %d): ", (int)ms->spec_id, (int)cur->schema_id);
+            rc = bind_failure(rc, "partition spec", ms->spec_id, cur->schema_id, err);
             goto done;
         }
     }
@@ -1183,16 +1189,8 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
         floe_sort_order *order = NULL;
         rc = floe_sort_order_parse_json(mo->json, strlen(mo->json), schema, &order, err);
         floe_sort_order_free(order);
-        if (rc < 0 && (rc == FLOE_ENOMEM || floe_metadata_json_take_alloc_failure())) {
-            rc = nomem(err);
-            goto done;
-        }
         if (rc < 0) {
-            rc = FLOE_EINVALID;
-            if (err)
-                err->code = rc;
-            floe_error_prefix(err, "sort order %d does not bind to the current schema (id %d): ",
-                              (int)mo->order_id, (int)cur->schema_id);
+            rc = bind_failure(rc, "sort order", mo->order_id, cur->schema_id, err);
             goto done;
         }
     }
