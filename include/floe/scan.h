@@ -210,6 +210,9 @@ void floe_field_match_free(floe_field_match *m); /* accepts NULL */
 /* Parse a time for --as-of: milliseconds since the epoch, or an ISO timestamp
  * ("2026-10-06T12:00:00", optional fraction, optional Z / +00:00: UTC), or a date. */
 int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) FLOE_NODISCARD;
+/* Write instant ms (since the epoch, before 1970 too) as "YYYY-MM-DDTHH:MM:SS.mmmZ" into
+ * buf (n >= 40 holds any int64 value). */
+void floe_scan_format_time(int64_t ms, char *buf, size_t n);
 
 FLOE_API_END
 

@@ -72,7 +72,7 @@ static int set_main_apply(void *ctx, floe_metadata_builder *b, floe_error *err) 
     sm->changed = false;
     if (sm->by_time) {
         char tb[48];
-        cli_fmt_time(sm->time_ms, tb, sizeof tb);
+        floe_scan_format_time(sm->time_ms, tb, sizeof tb);
         sm->id = ancestor_at(m, sm->time_ms);
         if (sm->id == -1 && !floe_table_metadata_current_snapshot(m))
             return floe_error_set(err, FLOE_EINVALID, "the table has no current snapshot");
@@ -836,7 +836,7 @@ int floe_cmd_history(int argc, char **argv) {
         const floe_snapshot *s = floe_table_metadata_snapshot(m, e->snapshot_id);
         bool anc = is_ancestor(m, e->snapshot_id, m->current_snapshot_id);
         char tb[48];
-        cli_fmt_time(e->timestamp_ms, tb, sizeof tb);
+        floe_scan_format_time(e->timestamp_ms, tb, sizeof tb);
         if (to.json) {
             printf("%s{\"made_current_at\":\"%s\",\"made_current_at_ms\":%" PRId64
                    ",\"snapshot_id\":%" PRId64 ",\"parent_snapshot_id\":",

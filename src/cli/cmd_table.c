@@ -1028,7 +1028,7 @@ int floe_cmd_snapshots(int argc, char **argv) {
     for (size_t i = 0; i < m->n_snapshots; i++) {
         const floe_snapshot *s = &m->snapshots[i];
         char tb[48];
-        cli_fmt_time(s->timestamp_ms, tb, sizeof tb);
+        floe_scan_format_time(s->timestamp_ms, tb, sizeof tb);
         if (to.json) {
             printf("%s{\"snapshot_id\":%" PRId64 ",\"parent_snapshot_id\":", i ? "," : "",
                    s->snapshot_id);

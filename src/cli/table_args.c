@@ -3,7 +3,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include "floe/io.h"
@@ -134,15 +133,6 @@ const char *cli_summary_value(const floe_snapshot *s, const char *key) {
         if (!strcmp(s->summary[i].key, key))
             return s->summary[i].value;
     return NULL;
-}
-
-void cli_fmt_time(int64_t ms, char *buf, size_t n) {
-    time_t sec = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&sec, &tm);
-    char b[32];
-    strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%s.%03dZ", b, (int)(ms % 1000));
 }
 
 int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,

@@ -44,8 +44,6 @@ void cli_json_str(FILE *f, const char *s);
 void cli_print_kv_json(const floe_kv *kv, size_t n);
 /* A snapshot's summary value for key, or NULL. */
 const char *cli_summary_value(const floe_snapshot *s, const char *key);
-/* Milliseconds since the epoch as 2026-10-06T12:00:00.000Z. */
-void cli_fmt_time(int64_t ms, char *buf, size_t n);
 /* The arguments of a command that takes one TABLE and the shared options: -1 when they
  * parsed (*table set), else the exit code to return (--help printed, a usage error). */
 int cli_one_table_args(int argc, char **argv, const char *cmd, const char *help,

@@ -106,7 +106,7 @@ int floe_scan_parse_time(const char *s, int64_t *ms, floe_error *err) {
 }
 
 /* Milliseconds since the epoch as 2026-10-06T12:00:00.000Z (UTC). */
-static void fmt_ms(int64_t ms, char *buf, size_t n) {
+void floe_scan_format_time(int64_t ms, char *buf, size_t n) {
     int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
     int64_t in_day = ms - days * 86400000, y;
     unsigned mo, d;
@@ -160,8 +160,8 @@ int floe_scan_resolve_snapshot(const floe_table_metadata *m, const floe_scan_opt
             }
         }
         char at[40], first[40];
-        fmt_ms(o->as_of_ms, at, sizeof at);
-        fmt_ms(oldest, first, sizeof first);
+        floe_scan_format_time(o->as_of_ms, at, sizeof at);
+        floe_scan_format_time(oldest, first, sizeof first);
         FLOE_RETURN_ERROR_IF(!found && !any, err, FLOE_ENOTFOUND,
                              "no snapshot was current at %s: the table has none", at);
         FLOE_RETURN_ERROR_IF(!found, err, FLOE_ENOTFOUND,
