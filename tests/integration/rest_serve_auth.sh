@@ -46,8 +46,7 @@ FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_LOG=debug \
   "$FLOE" catalog serve --listen 127.0.0.1:0 --port-file "$tmp/cport" --tokens "$tmp/tokens.conf" \
   2>"$tmp/catalog.log" &
 cpid=$!
-for _ in $(seq 100); do [ -s "$tmp/cport" ] && break; sleep 0.1; done
-[ -s "$tmp/cport" ] || fail "floe catalog serve did not start: $(cat "$tmp/catalog.log")"
+wait_for 60 '[ -s "$tmp/cport" ]' || fail "floe catalog serve did not start: $(cat "$tmp/catalog.log")"
 base=http://127.0.0.1:$(cat "$tmp/cport")
 
 # the identity provider: client_credentials for floe-serve:$IDP_SECRET -> the serve token
@@ -71,8 +70,7 @@ serve(H, sys.argv[1])
 EOF
 python3 "$tmp/idp.py" "$tmp/idp.port" "$tmp/idp.log" "$IDP_SECRET" "$SERVE_TOKEN" "$SERVE_DIR/../lib" &
 idp=$!
-for _ in $(seq 50); do [ -s "$tmp/idp.port" ] && break; sleep 0.1; done
-[ -s "$tmp/idp.port" ] || fail "the identity provider did not start"
+wait_for 60 '[ -s "$tmp/idp.port" ]' || fail "the identity provider did not start"
 idpbase=http://127.0.0.1:$(cat "$tmp/idp.port")
 
 sql() { FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" "$@"; }
@@ -132,8 +130,7 @@ grep -q 'POST /v1/[a-z/]*namespaces/shop/tables/events -> 200' "$tmp/catalog.log
 if grep -q -- '-> 401' "$tmp/catalog.log"; then fail "a request without the token: $(grep -- '-> 401' "$tmp/catalog.log" | head -3)"; fi
 [ "$(rows)" = 600 ] || fail "the table holds $(rows) rows, expected 600"
 # the maintenance thread works on the table through its own handle (with the token)
-for _ in $(seq 100); do grep -q '"table":"shop.events","job":"expire".*"result":"ok"' "$tmp/runs.jsonl" 2>/dev/null && break; sleep 0.1; done
-grep -q '"table":"shop.events","job":"expire".*"result":"ok"' "$tmp/runs.jsonl" ||
+wait_for 60 'grep -q '\''"table":"shop.events","job":"expire".*"result":"ok"'\'' "$tmp/runs.jsonl" 2>/dev/null' ||
   fail "no maintenance run through REST: $(cat "$tmp/runs.jsonl" 2>/dev/null)"
 if grep -q '"result":"failed"' "$tmp/runs.jsonl"; then fail "a maintenance job failed: $(grep failed "$tmp/runs.jsonl" | head -3)"; fi
 stop_server
@@ -149,8 +146,8 @@ post "$tmp/events2.ndjson"
 flush_wait
 # /healthz: the REST server is probed (catalog) beside the state database (state_db), by
 # the prober, not by each /healthz
-health() { # health 'PYTHON CONDITION on h': /healthz holds it within 20 s
-  for _ in $(seq 100); do
+health() { # health 'PYTHON CONDITION on h': /healthz holds it within 60 s
+  for _ in $(seq 300); do
     curl -s "http://127.0.0.1:$port/healthz" > "$tmp/health.json" || true
     python3 -c "import json,sys; h=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
       "$tmp/health.json" 2>/dev/null && return 0
@@ -177,7 +174,7 @@ if grep -q -e "$SERVE_TOKEN" "$tmp/server.log"; then fail "the token in floe ser
 sed -i '/^catalog = /d' "$tmp/serve.conf"
 start_server --config "$tmp/serve.conf" --catalog "$base"
 kill -HUP "$pid"
-for _ in $(seq 100); do grep -q "configuration reloaded\|reload failed" "$tmp/server.log" && break; sleep 0.1; done
+wait_for 60 'grep -q "configuration reloaded\|reload failed" "$tmp/server.log"' || true
 grep -q "floe serve: configuration reloaded" "$tmp/server.log" || fail "SIGHUP with --catalog: $(grep reload "$tmp/server.log")"
 stop_server
 

@@ -88,7 +88,7 @@ snapshots() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])
 start_server --config "$tmp/serve.conf"
 # first batch creates the table's first snapshot; then plant two orphans in its location
 python3 "$tmp/post.py" "$tmp/port" "$tmp/events.ndjson" 0 1 "$tmp/acks.jsonl" || fail "post"
-for _ in $(seq 100); do [ -n "$(metadata)" ] && break; sleep 0.1; done
+wait_for 60 '[ -n "$(metadata)" ]' || true
 loc=$(dirname "$(dirname "$(metadata)")")
 [ -d "$loc" ] || fail "table location not found"
 mkdir -p "$loc/data"
@@ -148,8 +148,7 @@ after=$(snapshots)
 grep -q 'maintain: shop.events expire: skipped: lease held by another maintainer' "$tmp/server.log" || fail "log: busy lease"
 # released: expiry comes back
 sqlite3 -cmd ".timeout 10000" "$tmp/wh/catalog.db" "DELETE FROM floe_leases WHERE owner='other-maintainer:1'"
-for _ in $(seq 50); do [ "$(runs expire ok)" -ge 1 ] && break; sleep 0.2; done
-[ "$(runs expire ok)" -ge 1 ] || fail "expire did not run after the lease was released"
+wait_for 60 '[ "$(runs expire ok)" -ge 1 ]' || fail "expire did not run after the lease was released"
 final=$(snapshots)
 [ "$final" -lt "$after" ] && [ "$final" -le 6 ] || fail "$final snapshots after expiry with retain-last 2 (had $after)"
 
@@ -158,24 +157,22 @@ final=$(snapshots)
 stop_server
 sed -e 's/^expire.interval = 2s$/expire.interval = 1h/' "$tmp/serve.conf" > "$tmp/reload.conf"
 start_server --config "$tmp/reload.conf"
-for _ in $(seq 50); do [ "$(runs expire ok)" -ge 1 ] && break; sleep 0.1; done
+wait_for 60 '[ "$(runs expire ok)" -ge 1 ]' || true
 python3 "$tmp/post.py" "$tmp/port" "$tmp/events.ndjson" 150 160 "$tmp/acks.jsonl" || fail "post"
 [ "$(runs expire ok)" = 1 ] || fail "expire ran $(runs expire ok) times with a 1h interval"
 sed -i -e 's/^expire.interval = 1h$/expire.interval = 500ms/' \
   -e "s|^run-log = .*|run-log = $tmp/runs2.jsonl|" "$tmp/reload.conf"
 kill -HUP "$pid"
-for _ in $(seq 100); do [ "$(runs expire ok)" -ge 3 ] && break; sleep 0.1; done
-[ "$(runs expire ok)" -ge 3 ] || fail "expire ran $(runs expire ok) times after the reload to 500ms"
+wait_for 60 '[ "$(runs expire ok)" -ge 3 ]' || fail "expire ran $(runs expire ok) times after the reload to 500ms"
 grep -q 'maintain: settings reloaded' "$tmp/server.log" || fail "log: no reload"
 grep -q '"job":"expire"' "$tmp/runs2.jsonl" || fail "the reloaded run log has no expire run"
 sed -i 's/^expire.interval = 500ms$/expire.interval = never/' "$tmp/reload.conf"
 kill -HUP "$pid"
-for _ in $(seq 50); do grep -q 'reload failed' "$tmp/server.log" && break; sleep 0.1; done
+wait_for 60 'grep -q '\''reload failed'\'' "$tmp/server.log"' || true
 grep -q 'reload failed, keeping the old settings: .*expire.interval' "$tmp/server.log" ||
   fail "a bad maintenance setting was not refused at reload"
 n=$(runs expire ok)
-for _ in $(seq 50); do [ "$(runs expire ok)" -gt "$n" ] && break; sleep 0.1; done
-[ "$(runs expire ok)" -gt "$n" ] || fail "expire stopped after a refused reload"
+wait_for 60 '[ "$(runs expire ok)" -gt "$n" ]' || fail "expire stopped after a refused reload"
 
 # ---- SIGTERM while a job holds its lease: clean stop, no lease of ours left
 sed -i 's/^tick = 200ms$/tick = 200ms\njob-delay = 3s/' "$tmp/serve.conf"

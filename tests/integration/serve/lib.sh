@@ -10,6 +10,18 @@ fail() {
   if [ -f "$tmp/server.log" ]; then tail -30 "$tmp/server.log" >&2; fi
   exit 1
 }
+# wait_for SECONDS 'CONDITION': evaluates the shell condition every 0.1 s until it holds
+# (status 0) or about SECONDS pass (then the condition's last status). Waits are long:
+# the tests run under the sanitizers on a loaded machine, and a condition that holds
+# ends the wait at once.
+wait_for() {
+  local i
+  for ((i = 0; i < $1 * 10; i++)); do
+    eval "$2" && return 0
+    sleep 0.1
+  done
+  eval "$2"
+}
 # start_server ARGS... : starts floe serve in the background, waits for its port file
 start_server() {
   rm -f "$tmp/port"
