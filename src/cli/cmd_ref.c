@@ -709,6 +709,9 @@ int floe_cmd_ref(int argc, char **argv) {
     }
     const char *action = npos ? pos[0] : NULL;
     if (!action) {
+        if (argc > 1) /* options but no action: one line (a JSON error under --json) */
+            return cli_usage("ref", "no action given (list, create, replace, drop or "
+                             "fast-forward)");
         ref_usage(stderr);
         return FLOE_EXIT_USAGE;
     }

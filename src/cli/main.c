@@ -16,10 +16,29 @@
 #include "floe/server.h"
 #include "table_args.h"
 
+/* floe version [--json] (also floe --version) */
 static int cmd_version(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    printf("floe %s\n", FLOE_VERSION_STRING);
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: floe version [--json]\n"
+                   "       floe --version\n"
+                   "\n"
+                   "prints floe's version (--json: {\"version\": \"...\"})\n");
+            return FLOE_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json"))
+            return cli_usage("version", "%s %s", argv[i][0] == '-' ? "unknown option" : "unexpected",
+                             argv[i]);
+        json = true;
+    }
+    if (json) {
+        fputs("{\"version\":", stdout);
+        cli_json_str(stdout, FLOE_VERSION_STRING);
+        fputs("}\n", stdout);
+    } else {
+        printf("floe %s\n", FLOE_VERSION_STRING);
+    }
     return FLOE_EXIT_OK;
 }
 
@@ -516,15 +535,16 @@ int main(int argc, char **argv) {
         print_help(stdout);
         return FLOE_EXIT_OK;
     }
-    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-        printf("floe %s\n", FLOE_VERSION_STRING);
-        return FLOE_EXIT_OK;
-    }
+    if (!strcmp(name, "--version"))
+        name = "version";
     for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "--json"))
             json_errors = true;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(commands[i].name, name)) {
+            /* the version needs no I/O setup: it answers whatever the environment holds */
+            if (commands[i].run == cmd_version)
+                return cmd_version(argc - 1, argv + 1);
             floe_error err;
             floe_error_clear(&err);
             if ((argc = take_s3_flags(argc, argv, &err)) < 0) {

@@ -36,3 +36,20 @@ mq() { python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(eval(s
 
 echo '{"type":"struct","fields":[{"id":1,"name":"k","required":false,"type":"string"},{"id":2,"name":"v","required":false,"type":"long"}]}' > "$tmp/s.json"
 "$floe" namespace create ns >/dev/null
+
+# usage_refused WHAT TEXT ARGS...: floe ARGS is a usage error: exit 2, one line on stderr
+# holding TEXT; with --json among ARGS the USAGE document on stdout, else nothing there
+usage_refused() {
+  local what=$1 text=$2 rc=0
+  shift 2
+  "$floe" "$@" >"$tmp/usage.out" 2>"$tmp/usage.err" || rc=$?
+  [ $rc = 2 ] || fail "$what: exit $rc, want 2 ($(cat "$tmp/usage.err"))"
+  [ "$(wc -l < "$tmp/usage.err")" = 1 ] || fail "$what: stderr is not one line: $(cat "$tmp/usage.err")"
+  grep -qF -- "$text" "$tmp/usage.err" || fail "$what: '$text' not in: $(cat "$tmp/usage.err")"
+  case " $* " in
+  *" --json "*)
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; assert e["code"]=="USAGE" and e["exit"]==2, e' \
+      "$tmp/usage.out" 2>/dev/null || fail "$what: stdout is not the USAGE document: $(cat "$tmp/usage.out")" ;;
+  *) [ ! -s "$tmp/usage.out" ] || fail "$what: output on stdout: $(cat "$tmp/usage.out")" ;;
+  esac
+}
