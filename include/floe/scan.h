@@ -141,10 +141,11 @@ typedef int (*floe_scan_task_fn)(void *ctx, const floe_scan_task *task, floe_err
  * it). Errors otherwise as floe_scan_plan_files, plus fn's. */
 int floe_scan_plan_stream(floe_table *t, const floe_scan_options *o, floe_scan_task_fn fn,
                           void *ctx, floe_scan_plan **out, floe_error *err) FLOE_NODISCARD;
-/* Check o->where against the schema a plan with o would read rows with, reading no
- * manifest: 0 when it parses and names the schema's columns with fitting literals (or
- * there is none), else the error floe_scan_plan_files would give for it: FLOE_EINVALID
- * (syntax, a literal that does not fit its column) or FLOE_ENOTFOUND (no such column).
+/* Check o->where and o->columns against the schema a plan with o would read rows with,
+ * reading no manifest: 0 when the filter parses and names the schema's columns with
+ * fitting literals (or there is none) and each output column is in the schema, else the
+ * error floe_scan_plan_files would give for it: FLOE_EINVALID (syntax, a literal that does
+ * not fit its column) or FLOE_ENOTFOUND (no such column).
  * What is not about the filter (a snapshot, ref or time that selects nothing) returns 0
  * here and fails the plan. For callers that report a bad filter apart from other errors
  * (the floe command: a usage error). */

@@ -653,12 +653,25 @@ static bool parse_age(const char *s, int64_t *out) {
     return true;
 }
 
+/* The options of floe ref that take a value, each at most once. */
+static const char *const ref_valued[] = {"--snapshot", "--min-snapshots-to-keep",
+                                         "--max-snapshot-age-ms", "--max-ref-age-ms"};
+#define REF_VALUED (sizeof ref_valued / sizeof ref_valued[0])
+
+static int once_idx(const char *a) {
+    for (size_t k = 0; k < REF_VALUED; k++)
+        if (!strcmp(a, ref_valued[k]))
+            return (int)k;
+    return -1;
+}
+
 int floe_cmd_ref(int argc, char **argv) {
     cli_table_opts to = {0};
     const char *pos[4] = {0};
     int npos = 0;
     ref_change rc = {.min_keep = RET_KEEP, .max_snap_age = RET_KEEP, .max_ref_age = RET_KEEP};
     bool retention_given = false;
+    int given[REF_VALUED] = {0};
     for (int i = 1; i < argc; i++) {
         int r = cli_table_opt(argc, argv, &i, &to);
         if (r < 0)
@@ -673,6 +686,8 @@ int floe_cmd_ref(int argc, char **argv) {
         bool v = i + 1 < argc;
         if (!strcmp(a, "--tag")) {
             rc.tag = true;
+        } else if (v && once_idx(a) >= 0 && given[once_idx(a)]++) {
+            return cli_usage("ref", "%s given twice", a); /* not the last silently */
         } else if (!strcmp(a, "--snapshot") && v) {
             if (!cli_parse_id(argv[++i], &rc.snapshot_id))
                 return cli_usage("ref", "--snapshot wants an id (a signed 64-bit integer)");
@@ -695,11 +710,8 @@ int floe_cmd_ref(int argc, char **argv) {
                                  argv[i]);
             retention_given = true;
         } else if (a[0] == '-' && a[1]) {
-            static const char *const valued[] = {"--snapshot", "--min-snapshots-to-keep",
-                                                 "--max-snapshot-age-ms", "--max-ref-age-ms"};
-            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-                if (!strcmp(a, valued[k]))
-                    return cli_usage("ref", "%s needs a value", a);
+            if (once_idx(a) >= 0)
+                return cli_usage("ref", "%s needs a value", a);
             return cli_usage("ref", "unknown option %s", a);
         } else if (npos < 4) {
             pos[npos++] = a;

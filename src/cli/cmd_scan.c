@@ -15,7 +15,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: floe scan TABLE [--where EXPR] [--snapshot ID | --as-of TIME | --ref NAME]\n"
             "                 [--columns a,b.c] [--format ndjson|csv|canonical] [--limit N]\n"
-            "                 [--plan] [--json] [--stats] [--no-prune] [--max-page-size SIZE]\n"
+            "                 [--plan [--json]] [--stats] [--no-prune] [--max-page-size SIZE]\n"
             "                 [--max-read-size SIZE] [--manifest-threads N]\n"
             "                 [--catalog NAME] [--config FILE] [--relocate FROM=TO]\n"
             "\n"
@@ -37,6 +37,7 @@ static void usage(FILE *out) {
             "  --format F       ndjson (default), csv, or canonical (test oracle form)\n"
             "  --limit N        stop after N rows\n"
             "  --plan           print the planned files and counters instead of rows\n"
+            "  --json           with --plan: the plan as one JSON document\n"
             "  --stats          planning and reading counters on stderr (JSON)\n"
             "  --no-prune       read every manifest and file (the filter still applies)\n"
             "  --manifest-threads N  manifests fetched and decoded at once (1-64; default\n"
@@ -240,6 +241,8 @@ int floe_cmd_scan(int argc, char **argv) {
                 return cli_usage("scan", "--where given twice (combine filters with AND)");
             where = argv[++i];
         } else if (!strcmp(a, "--columns") && has_val) {
+            if (columns)
+                return cli_usage("scan", "--columns given twice (list them in one)");
             columns = argv[++i];
         } else if (!strcmp(a, "--format") && has_val) {
             format = argv[++i];
@@ -247,16 +250,22 @@ int floe_cmd_scan(int argc, char **argv) {
             if (!cli_parse_int(argv[++i], &limit))
                 return cli_usage("scan", "--limit wants a number");
         } else if (!strcmp(a, "--snapshot") && has_val) {
+            if (so.has_snapshot_id)
+                return cli_usage("scan", "--snapshot given twice");
             if (!cli_parse_id(argv[++i], &so.snapshot_id))
                 return cli_usage("scan", "--snapshot wants a snapshot id (a signed 64-bit "
                                  "integer)");
             so.has_snapshot_id = true;
         } else if (!strcmp(a, "--as-of") && has_val) {
+            if (as_of)
+                return cli_usage("scan", "--as-of given twice");
             as_of = argv[i + 1];
             if (floe_scan_parse_time(argv[++i], &so.as_of_ms, &err) < 0)
                 return cli_usage("scan", "%s", err.msg);
             so.has_as_of = true;
         } else if (!strcmp(a, "--ref") && has_val) {
+            if (so.ref)
+                return cli_usage("scan", "--ref given twice");
             so.ref = argv[++i];
         } else if (!strcmp(a, "--plan")) {
             plan_only = true;
@@ -289,6 +298,10 @@ int floe_cmd_scan(int argc, char **argv) {
         return cli_usage("scan", "no TABLE given");
     if ((so.has_snapshot_id + so.has_as_of + (so.ref != NULL)) > 1)
         return cli_usage("scan", "--snapshot, --as-of and --ref exclude each other");
+    /* rows are NDJSON (or --format's form), many documents: --json is the plan's */
+    if (to.json && !plan_only)
+        return cli_usage("scan", "--json is for --plan (rows print as NDJSON lines, or as "
+                         "--format says)");
     cli_csv csv = {.f = stdout};
     floe_buf_init(&csv.out, 0);
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit,
@@ -307,12 +320,24 @@ int floe_cmd_scan(int argc, char **argv) {
         colcopy = strdup(columns);
         if (!colcopy)
             return cli_fail(&err);
-        for (char *tok = strtok(colcopy, ","); tok; tok = strtok(NULL, ",")) {
+        /* each name once: no empty one (an empty list is not "all"), no repeat (a row
+         * would hold its key twice) */
+        for (char *tok = colcopy, *next; tok; tok = next) {
+            if ((next = strchr(tok, ',')))
+                *next++ = 0;
             while (*tok == ' ')
                 tok++;
-            if (so.ncolumns == 256) {
+            const char *bad = !*tok                 ? "an empty column name"
+                              : so.ncolumns == 256 ? "at most 256 columns"
+                                                   : NULL;
+            for (size_t k = 0; !bad && k < so.ncolumns; k++)
+                if (!strcmp(cols[k], tok))
+                    bad = "a column named twice";
+            if (bad) {
+                int u = cli_usage("scan", "--columns \"%s\": %s%s%s", columns, bad,
+                                  *tok ? ": " : "", tok);
                 free(colcopy);
-                return cli_usage("scan", "at most 256 columns");
+                return u;
             }
             cols[so.ncolumns++] = tok;
         }

@@ -881,7 +881,7 @@ static const floe_metadata_schema *read_schema(const floe_table_metadata *m,
 }
 
 int floe_scan_check_filter(const floe_table *t, const floe_scan_options *o, floe_error *err) {
-    if (!o || !o->where || !*o->where)
+    if (!o || ((!o->where || !*o->where) && !o->ncolumns))
         return 0;
     const floe_table_metadata *m = floe_table_metadata_get(t);
     int64_t id = -1;
@@ -897,9 +897,15 @@ int floe_scan_check_filter(const floe_table *t, const floe_scan_options *o, floe
     floe_arena arena;
     floe_arena_init(&arena, 4096);
     floe_expr *e;
-    int rc = floe_schema_parse(ms->json, strlen(ms->json), &schema, &ignored) < 0
-                 ? 0 /* likewise */
-                 : floe_expr_parse(schema, o->where, &arena, &e, err);
+    int rc = 0;
+    if (floe_schema_parse(ms->json, strlen(ms->json), &schema, &ignored) < 0)
+        rc = 0; /* likewise */
+    else if (o->where && *o->where)
+        rc = floe_expr_parse(schema, o->where, &arena, &e, err);
+    for (size_t i = 0; rc == 0 && schema && i < o->ncolumns; i++)
+        if (!floe_schema_find_path(schema, o->columns[i]) && !floe_lineage_column(o->columns[i]))
+            rc = floe_error_set(err, FLOE_ENOTFOUND, "--columns: no column %s in the table schema",
+                                o->columns[i]);
     floe_schema_free(schema);
     floe_arena_reset(&arena);
     return rc;

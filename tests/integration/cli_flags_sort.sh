@@ -67,7 +67,7 @@ for so in 'zorder("Average Weight", `a,b`)' 'zorder(`Average Weight`, "f(x)")' '
 done
 "$floe" rewrite ns.q --strategy sort --sort-order 'zorder("Average Weight", `a,b`)' -o rewrite-all=true >/dev/null ||
   fail "z-order rewrite with quoted names"
-[ "$("$floe" scan ns.q --json | python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if l.strip()))')" = 2 ] ||
+[ "$("$floe" scan ns.q | python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if l.strip()))')" = 2 ] ||
   fail "rows after the z-order rewrite: $("$floe" scan ns.q)"
 
 # -- catalog show: where a sqlite:/// (relative) database is ----------------------------

@@ -59,7 +59,7 @@ done
 expect_usage "cat --where twice" cat "$data" --where "k = 'a'" --where "k = 'b'"
 # under --json the error is also JSON on stdout, and nothing else is
 rc=0
-"$floe" scan ns.t --where "v = 'abc'" --json >out.txt 2>/dev/null || rc=$?
+"$floe" scan ns.t --where "v = 'abc'" --plan --json >out.txt 2>/dev/null || rc=$?
 [ $rc = 2 ] || fail "scan --json bad --where: exit $rc"
 python3 -c "import json,sys
 e=json.load(open(sys.argv[1]))['error']
@@ -78,7 +78,7 @@ t=min(s["timestamp_ms"] for s in json.load(sys.stdin))
 print(datetime.datetime.fromtimestamp(t/1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")+"%03dZ" % (t%1000))')
 grep -q "^floe: --as-of 2001-01-01: no snapshot was current at 2001-01-01T00:00:00.000Z: the oldest one is from $oldest\$" err.txt ||
   fail "scan --as-of message: $(cat err.txt) (oldest $oldest)"
-"$floe" scan ns.t --as-of 978307200000 --json >out.txt 2>/dev/null || true
+"$floe" scan ns.t --as-of 978307200000 --plan --json >out.txt 2>/dev/null || true
 grep -q '"message":"--as-of 978307200000: ' out.txt || fail "scan --as-of --json: $(cat out.txt)"
 # the README's example: the snapshot current now
 readme_as_of=$(grep -o 'floe scan demo.events --as-of "[^"]*"' "$src/README.md" | sed 's/.*--as-of //')
@@ -139,7 +139,7 @@ done
 expect_usage "namespace create without NS" namespace create
 
 # -- --json failures are JSON on stdout ---------------------------------------------------------
-for c in "scan ns.nope" "append ns.nope in1.ndjson" "snapshots ns.nope" "files ns.nope" \
+for c in "scan ns.nope --plan" "append ns.nope in1.ndjson" "snapshots ns.nope" "files ns.nope" \
          "history ns.nope" "ref list ns.nope" "rewrite ns.nope" "expire ns.nope" \
          "orphans ns.nope" "rewrite-manifests ns.nope" "health ns.nope" "table describe ns.nope" \
          "table drop ns.nope" "namespace drop nope" "schema show ns.nope" \
