@@ -345,7 +345,11 @@ out:
     return code;
 }
 
-static int list_ns(floe_catalog *c, const char *ns, bool json, bool *first, floe_error *err) {
+/* The tables of ns and of the namespaces below it: printed one a line, or under --json
+ * (json not NULL) gathered into json as the members of an array, which the caller prints
+ * whole once every listing succeeded (a failure part-way leaves the error document
+ * alone: the output stays one JSON document). */
+static int list_ns(floe_catalog *c, const char *ns, floe_buf *json, floe_error *err) {
     floe_strlist tl = {0}, nl = {0};
     int rc = 0;
     if (ns) {
@@ -358,20 +362,24 @@ static int list_ns(floe_catalog *c, const char *ns, bool json, bool *first, floe
                 goto done;
             }
             if (json) {
-                printf("%s", *first ? "" : ",");
-                cli_json_str(stdout, full);
+                if (json->len)
+                    floe_buf_append_byte(json, ',');
+                floe_json_append_cstr(json, full);
             } else {
                 printf("%s\n", full);
             }
-            *first = false;
             floe_free(full);
+            if (json && floe_buf_error(json)) {
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+                goto done;
+            }
         }
     }
     if ((rc = floe_catalog_list_namespaces(c, ns, &nl, err)) < 0)
         goto done;
     for (size_t i = 0; i < nl.n && rc == 0; i++)
         if (!ns || strcmp(nl.items[i], ns))
-            rc = list_ns(c, nl.items[i], json, first, err);
+            rc = list_ns(c, nl.items[i], json, err);
 done:
     floe_strlist_free(&tl);
     floe_strlist_free(&nl);
@@ -586,21 +594,21 @@ int floe_cmd_table(int argc, char **argv) {
         if (code == FLOE_EXIT_OK)
             code = table_describe(t, to.json);
     } else if (!strcmp(action, "list") && nargs <= 2) {
-        bool first = true;
         floe_strlist probe = {0};
-        /* a missing namespace fails before "[" is printed: --json output stays one
-         * document, the error alone */
+        floe_buf names;
+        floe_buf_init(&names, 0);
+        /* a missing namespace is NOTFOUND, not an empty list */
         if (cli_open_catalog(&to, &c, &err) < 0 ||
-            (nargs == 2 && floe_catalog_list_tables(c, args[1], &probe, &err) < 0))
+            (nargs == 2 && floe_catalog_list_tables(c, args[1], &probe, &err) < 0) ||
+            list_ns(c, nargs == 2 ? args[1] : NULL, to.json ? &names : NULL, &err) < 0)
             code = cli_fail(&err);
-        else {
-            if (to.json)
-                printf("[");
-            if (list_ns(c, nargs == 2 ? args[1] : NULL, to.json, &first, &err) < 0)
-                code = cli_fail(&err);
-            else if (to.json)
-                printf("]\n");
+        else if (to.json) {
+            putchar('[');
+            if (names.len)
+                fwrite(names.data, 1, names.len, stdout);
+            puts("]");
         }
+        floe_buf_free(&names);
         floe_strlist_free(&probe);
     } else if (!strcmp(action, "rename") && nargs == 3) {
         char *ns = NULL, *name = NULL, *tns = NULL, *tname = NULL;
