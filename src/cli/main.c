@@ -517,6 +517,11 @@ static int io_setup(const floe_cmd *cmd, int argc, char **argv, floe_error *err)
 }
 
 int main(int argc, char **argv) {
+    /* standard error is unbuffered: a message written in pieces (an escaped name, a
+     * formatted number) went out as one write per piece, a byte at a time for an
+     * escaped text, interleaved with the lines of other threads and processes. Line
+     * buffered, each line is one write; the progress line flushes itself. */
+    setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
     if (argc < 2) {
         print_help(stderr);
         return FLOE_EXIT_USAGE;

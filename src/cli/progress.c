@@ -47,12 +47,15 @@ void cli_progress_update(cli_progress *p, int64_t done, const char *extra) {
     else
         fprintf(stderr, "\r%s: %s, %s/s%s%s\033[K", p->what, cli_fmt_bytes((double)done, a, sizeof a),
                 cli_fmt_bytes(rate, r, sizeof r), extra ? ", " : "", extra ? extra : "");
+    fflush(stderr); /* no newline: line buffering would hold it */
     p->printed = true;
 }
 
 void cli_progress_end(cli_progress *p) {
-    if (p->on && p->printed)
+    if (p->on && p->printed) {
         fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
     p->printed = false;
 }
 
