@@ -224,6 +224,12 @@ int floe_table_confinement_holds(const floe_table_confinement *c, const char *ur
  * are named by _report), or FLOE_ENOMEM. Not thread-safe. */
 int floe_table_confinement_admit(floe_table_confinement *c, const char *uri,
                                  floe_error *err) FLOE_NODISCARD;
+/* Delete those of uris[0..n) (where the files are; NULL entries skipped) that c holds,
+ * through io; the others are kept, counted and named as admit does (log _report after).
+ * A failed delete is logged, prefixed with who; so is an allocation failure, which keeps
+ * the files from there on. Not thread-safe. */
+void floe_table_confinement_delete(floe_table_confinement *c, floe_io *io,
+                                   const char *const *uris, size_t n, const char *who);
 /* Files admit refused so far. */
 int64_t floe_table_confinement_kept(const floe_table_confinement *c);
 /* "kept N files outside the table's location: A, B, C, ... (...)", or NULL when none

@@ -359,7 +359,19 @@ struct rw_exec {
     int64_t peak;
     int64_t rg_copied, rg_reencoded;
     int64_t pages_carried;
+    /* what the rewrite may delete of what it wrote (floe/table.h, "Confinement"): the
+     * table's write paths chose where its outputs went; under conf_mu */
+    floe_table_confinement *conf;
+    pthread_mutex_t conf_mu;
 };
+
+/* Delete outputs the table will not reference, those inside its own folders. */
+static void delete_written(rw_exec *x, char *const *phys, size_t n) {
+    pthread_mutex_lock(&x->conf_mu);
+    floe_table_confinement_delete(x->conf, floe_table_io(x->t), (const char *const *)phys, n,
+                                  "rewrite");
+    pthread_mutex_unlock(&x->conf_mu);
+}
 
 static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
     rw_exec *x = gr->x;
@@ -407,8 +419,7 @@ static int writer_close(group_run *gr, out_writer *ow, floe_error *err) {
         goto done;
     if (fi.record_count == 0) {
         /* every row of the file's input was deleted: nothing to add */
-        floe_error e2;
-        floe_io_delete(floe_table_io(gr->x->t), ow->phys, &e2);
+        delete_written(x, &ow->phys, 1);
         goto done;
     }
     if (out->nfiles == gr->fcap) {
@@ -813,12 +824,8 @@ static void copy_msg(char *dst, size_t n, const char *prefix, const char *msg) {
     dst[a + b] = 0;
 }
 
-static void delete_outputs(floe_io *io, rw_group_out *out) {
-    for (size_t i = 0; i < out->nfiles; i++) {
-        floe_error e;
-        if (floe_io_delete(io, out->phys[i], &e) < 0)
-            floe_log(FLOE_LOG_WARN, "rewrite: could not delete %s: %s", out->phys[i], e.msg);
-    }
+static void delete_outputs(rw_exec *x, rw_group_out *out) {
+    delete_written(x, out->phys, out->nfiles);
 }
 
 /* The group's writers: its batches, and the one writer of an output that is not routed by
@@ -1022,7 +1029,7 @@ done:
         x->peak = gr.peak;
     pthread_mutex_unlock(&x->mu);
     if (rc < 0) {
-        delete_outputs(floe_table_io(x->t), out);
+        delete_outputs(x, out);
         for (size_t i = 0; i < out->nfiles; i++)
             floe_free(out->phys[i]);
         out->nfiles = 0;
@@ -1100,10 +1107,22 @@ static void exec_init(rw_exec *x, floe_table *t, floe_rewrite_plan *p,
     x->p = p;
     x->o = o;
     pthread_mutex_init(&x->mu, NULL);
+    pthread_mutex_init(&x->conf_mu, NULL);
     pthread_cond_init(&x->cv, NULL);
     floe_uuid4(x->uuid);
     x->wo = p->priv->write;
     x->wo.output.fsync = o->fsync;
+}
+
+/* After a run: what the deletes kept (outputs the table's write paths placed outside its
+ * own folders), and the confinement freed. */
+static void exec_fini(rw_exec *x) {
+    const char *report = floe_table_confinement_report(x->conf);
+    if (report)
+        floe_log(FLOE_LOG_WARN, "rewrite: %s", report);
+    floe_table_confinement_free(x->conf);
+    x->conf = NULL;
+    pthread_mutex_destroy(&x->conf_mu);
 }
 
 /* Start the workers: as many groups at once as the options and the threads allow, each
@@ -1246,7 +1265,7 @@ static void commit_batch(commit_loop *l, size_t nb, floe_error *err) {
         bool any = false;
         for (size_t k = 0; k < nb; k++) {
             if (batch[k]->failed) {
-                delete_outputs(floe_table_io(t), batch[k]);
+                delete_outputs(x, batch[k]);
                 continue;
             }
             batch[k]->committed = true;
@@ -1269,7 +1288,7 @@ static void commit_batch(commit_loop *l, size_t nb, floe_error *err) {
             batch[k]->failed = true;
             copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
                      ce.msg[0] ? ce.msg : floe_strerror(crc));
-            delete_outputs(floe_table_io(t), batch[k]);
+            delete_outputs(x, batch[k]);
         }
         floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
         bool too_many = x->o->partial_progress ? r->failed_commits > l->max_failed : true;
@@ -1343,6 +1362,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
         floe_rewrite_plan_free(fresh);
         return rc;
     }
+    FLOE_FORWARD_IF_ERROR(floe_table_confinement_open(t, &x.conf, err));
     exec_init(&x, t, p, o);
     /* outputs are large and synced at close anyway: write them past the page cache, whose
      * copy costs more than the direct writes (bench/RESULTS.md, "Choices") */
@@ -1387,7 +1407,7 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     for (size_t i = 0; i < p->ngroups; i++) {
         rw_group_out *g = &x.outs[i];
         if (!g->committed && !r.unknown_state && !g->failed && g->nfiles) {
-            delete_outputs(floe_table_io(t), g);
+            delete_outputs(&x, g);
         }
     }
     r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)l.commit_ns) / 1e6;
@@ -1405,6 +1425,7 @@ done:
         pthread_mutex_destroy(&x.mu);
         pthread_cond_destroy(&x.cv);
     }
+    exec_fini(&x);
     floe_free(x.finished);
     floe_free(l.batch);
     floe_free(l.committed_or_dropped);
@@ -1432,6 +1453,7 @@ int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_op
     memset(&x, 0, sizeof x);
     int rc = 0;
     FLOE_RETURN_ERROR_IF(!floe_table_metadata_get(t), err, FLOE_EINVALID, "no table metadata");
+    FLOE_FORWARD_IF_ERROR(floe_table_confinement_open(t, &x.conf, err));
     exec_init(&x, t, p, o);
     x.outs = outs;
     for (size_t i = 0; i < p->ngroups; i++) {
@@ -1442,7 +1464,8 @@ int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_op
         rc = run_group(&x, i, err); /* deletes its own outputs when it fails */
     if (rc < 0)
         for (size_t i = 0; i < p->ngroups; i++)
-            delete_outputs(floe_table_io(t), &outs[i]);
+            delete_outputs(&x, &outs[i]);
+    exec_fini(&x);
     pthread_mutex_destroy(&x.mu);
     pthread_cond_destroy(&x.cv);
     return rc;

@@ -14,6 +14,7 @@
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
 #include "rewrite_internal.h"
+#include "table/commit_files.h"
 
 int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_mapping,
                             bool fsync, floe_append *a, char ***written, size_t *nwritten,
@@ -96,16 +97,12 @@ int floe_rewrite_split_file(floe_table *t, const char *uri, const char *name_map
     npaths = 0;
 done:
     if (rc < 0 && ran) {
-        /* not added (or the append will not commit them): none may stay behind */
-        for (size_t i = 0; i < npaths; i++) {
-            floe_error e2;
-            floe_io_delete(floe_table_io(t), paths[i], &e2);
-        }
-        for (size_t i = 0; i < out.nfiles; i++)
-            if (out.phys && out.phys[i]) {
-                floe_error e2;
-                floe_io_delete(floe_table_io(t), out.phys[i], &e2);
-            }
+        /* not added (or the append will not commit them): none may stay behind, inside
+         * the table's own folders (floe/table.h, "Confinement") */
+        floe_commit_files_delete_at(t, (const char *const *)paths, npaths, "split");
+        if (out.phys)
+            floe_commit_files_delete_at(t, (const char *const *)out.phys, out.nfiles,
+                                        "split");
     }
     for (size_t i = 0; i < npaths; i++)
         floe_free(paths[i]);

@@ -31,6 +31,7 @@
 #include "floe/io.h"
 #include "floe/schema.h"
 #include "maint_internal.h"
+#include "table/commit_files.h"
 
 #define DEFAULT_MANIFEST_TARGET (8LL << 20)
 #define MAX_REPLANS 3
@@ -83,10 +84,12 @@ static void plan_free(rw_plan *p) {
     memset(p, 0, sizeof *p);
 }
 
-static void plan_remove_created(floe_io *io, rw_plan *p) {
-    for (size_t i = 0; i < p->ncreated; i++)
-        if (p->created_uris && p->created_uris[i])
-            floe_io_delete(io, p->created_uris[i], NULL);
+/* The files the run wrote and the table will not reference are deleted where the table's
+ * confinement holds them (its write.metadata.path chose where they went). */
+static void plan_remove_created(const floe_table *t, rw_plan *p) {
+    if (p->created_uris)
+        floe_commit_files_delete_at(t, (const char *const *)p->created_uris, p->ncreated,
+                                    "rewrite-manifests");
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -284,7 +287,7 @@ static int make_plan(floe_table *t, const floe_rewrite_manifests_options *o, rw_
     }
 done:
     if (rc < 0)
-        plan_remove_created(floe_table_io(t), p);
+        plan_remove_created(t, p);
     floe_free(cc.items);
     floe_free(list_uri);
     floe_partition_spec_free(spec);
@@ -386,7 +389,8 @@ static int rw_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     FLOE_CHECK(floe_manifest_list_write(floe_table_io(c->t), list_uri, &lw, all, n, &oo, NULL, err));
     char **nl = floe_realloc(c->lists, (c->nlists + 1) * sizeof *nl);
     if (!nl) {
-        floe_io_delete(floe_table_io(c->t), list_uri, NULL);
+        floe_commit_files_delete_at(c->t, (const char *const *)&list_uri, 1,
+                                    "rewrite-manifests");
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     c->lists = nl;
@@ -482,9 +486,12 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
         if (rc == FLOE_EUNKNOWN_STATE) {
             /* keep every file: the snapshot may be in the table (I3) */
         } else if (rc == 0) {
-            for (size_t i = 0; i < c.nlists; i++)
-                if (i != c.committed_list)
-                    floe_io_delete(floe_table_io(t), c.lists[i], NULL);
+            if (c.committed_list < c.nlists) { /* in the table now */
+                floe_free(c.lists[c.committed_list]);
+                c.lists[c.committed_list] = NULL;
+            }
+            floe_commit_files_delete_at(t, (const char *const *)c.lists, c.nlists,
+                                        "rewrite-manifests");
             r.snapshot_id = c.committed_id;
             r.manifests_before = plan.manifests_before;
             r.manifests_created = (int64_t)plan.ncreated;
@@ -493,9 +500,9 @@ int floe_maint_rewrite_manifests(floe_table *t, const floe_rewrite_manifests_opt
             r.entries_processed = plan.entries;
             r.manifests_after = c.manifests_after;
         } else {
-            for (size_t i = 0; i < c.nlists; i++)
-                floe_io_delete(floe_table_io(t), c.lists[i], NULL);
-            plan_remove_created(floe_table_io(t), &plan);
+            floe_commit_files_delete_at(t, (const char *const *)c.lists, c.nlists,
+                                        "rewrite-manifests");
+            plan_remove_created(t, &plan);
         }
         for (size_t i = 0; i < c.nlists; i++)
             floe_free(c.lists[i]);

@@ -561,6 +561,7 @@ void srv_job_table_free(srv_job_table *jt) {
     floe_metrics_config_free(jt->metrics);
     floe_free(jt->rec_dir);
     floe_free(jt->phys_dir);
+    floe_table_confinement_free(jt->conf);
     memset(jt, 0, sizeof *jt);
 }
 
@@ -599,6 +600,7 @@ int srv_job_table_read(const srv_table *t, floe_table *ft, int64_t target, srv_j
         jt->write.target_file_size = target > 0 ? target : 128LL << 20;
     FLOE_CHECK(floe_table_data_dir(ft, &jt->rec_dir, err));
     FLOE_CHECK(floe_table_resolve_path(ft, jt->rec_dir, &jt->phys_dir, err));
+    FLOE_CHECK(floe_table_confinement_open(ft, &jt->conf, err));
 done:
     if (rc < 0)
         srv_job_table_free(jt);
@@ -675,8 +677,14 @@ void srv_files_free(srv_files *fc) {
 }
 
 void srv_files_delete(floe_io *io, srv_files *fc) {
-    for (size_t i = 0; i < fc->uris.n; i++)
-        floe_io_delete(io, fc->uris.items[i], NULL);
+    floe_table_confinement *conf = fc->jt->conf;
+    if (!conf || fc->uris.n == 0)
+        return; /* no table read: nothing of it to delete */
+    int64_t kept = floe_table_confinement_kept(conf);
+    floe_table_confinement_delete(conf, io, (const char *const *)fc->uris.items, fc->uris.n,
+                                  "serve");
+    if (floe_table_confinement_kept(conf) > kept)
+        floe_log(FLOE_LOG_WARN, "serve: %s", floe_table_confinement_report(conf));
 }
 
 /* Local copies of remote landing files (the NDJSON reader reads local files): each

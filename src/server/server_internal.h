@@ -494,6 +494,7 @@ typedef struct srv_job_table {
                                        sets its own */
     char *rec_dir;                  /* data dir as the table records paths */
     char *phys_dir;                 /* ... and where it is */
+    floe_table_confinement *conf;   /* what of it srv_files_delete may delete */
 } srv_job_table;
 /* The target file size the configuration sets for the table, or -1 (takes cfg_mu: call
  * it before cat_mu). */
@@ -514,6 +515,8 @@ typedef struct srv_files {
 void srv_files_init(srv_files *fc, const srv_job_table *jt);
 int srv_files_on_file(void *ctx, const char *uri, const floe_pq_file_info *fi,
                       const floe_value *partition, size_t npartition, floe_error *err);
+/* Delete the files through io, those jt's confinement holds (floe/table.h); the rest are
+ * kept and logged. Not thread-safe for one jt. */
 void srv_files_delete(floe_io *io, srv_files *fc);
 void srv_files_free(srv_files *fc); /* the records; the files stay */
 

@@ -26,6 +26,11 @@ void floe_commit_files_cleanup(const floe_commit_files *f, const floe_table *t, 
  * files kept are logged, prefixed with who. */
 void floe_commit_files_delete(const floe_table *t, const floe_strlist *written,
                               const floe_strlist *keep, const char *who);
+/* Delete the files at uris[0..n) (where they are) that this run wrote, through t's I/O,
+ * when t's confinement holds them; failures and files kept are logged, prefixed with
+ * who. */
+void floe_commit_files_delete_at(const floe_table *t, const char *const *uris, size_t n,
+                                 const char *who);
 void floe_commit_files_free(floe_commit_files *f);
 
 #endif

@@ -95,6 +95,24 @@ const char *floe_table_confinement_report(floe_table_confinement *c) {
     return c->report ? c->report : "kept files outside the table's location";
 }
 
+void floe_table_confinement_delete(floe_table_confinement *c, floe_io *io,
+                                   const char *const *uris, size_t n, const char *who) {
+    for (size_t i = 0; i < n; i++) {
+        if (!uris[i])
+            continue;
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_table_confinement_admit(c, uris[i], &e);
+        if (rc < 0) {
+            floe_log(FLOE_LOG_WARN, "%s: %s; the files it wrote from %s on are kept", who,
+                     e.msg, uris[i]);
+            return;
+        }
+        if (rc > 0 && floe_io_delete(io, uris[i], &e) < 0)
+            floe_log(FLOE_LOG_WARN, "%s: could not delete %s: %s", who, uris[i], e.msg);
+    }
+}
+
 /* Add folder as a root when it is the table's own: inside the table's folder (nothing to
  * add), or a place of its own by the placement rules. */
 static int add_write_path(floe_table_confinement *c, floe_catalog *cat, const char *ns,

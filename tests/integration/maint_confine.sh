@@ -55,11 +55,6 @@ json.dump(m, open(new, "w"))
 PY
   swap "$1" "$new"
 }
-# swap TABLE FILE: FILE becomes TABLE's current metadata, as another writer's commit would
-swap() {
-  sqlite3 "$catalog_db" "UPDATE iceberg_tables SET metadata_location = 'file://$2',
-    previous_metadata_location = metadata_location WHERE table_name = '$1'"
-}
 
 # 1. expire
 graft atk
@@ -109,17 +104,7 @@ grep -q "kept 1 file outside the table's location: \(file://\)\?$f" "$tmp/n.err"
 rc=0; "$floe" table properties ns.w set "write.metadata.path=file://$tmp/wh/ns/victim/metadata" \
   "write.data.path=file://$tmp/wh/ns/victim/data" >/dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "floe table properties set write paths into victim's folder: exit $rc"
-cur=$(meta ns.w)
-python3 - "$cur" "${cur%/*}/99998-paths.metadata.json" "$tmp" <<'PY'
-import json, sys
-cur, new, tmp = sys.argv[1:]
-m = json.load(open(cur))
-m["properties"]["write.metadata.path"] = "file://" + tmp + "/wh/ns/victim/metadata"
-m["properties"]["write.data.path"] = "file://" + tmp + "/wh/ns/victim/data"
-m["metadata-log"].append({"timestamp-ms": m["last-updated-ms"], "metadata-file": "file://" + cur})
-json.dump(m, open(new, "w"))
-PY
-swap w "${cur%/*}/99998-paths.metadata.json"
+write_paths_to w "$tmp/wh/ns/victim"
 snap > "$tmp/victim.before"
 for k in 1 2 3; do
   seq $k | sed 's/.*/{"k":"w","v":&}/' > "$tmp/in.ndjson"

@@ -34,6 +34,30 @@ meta() { "$floe" table describe "$1" --json | python3 -c 'import json,sys; print
 # python expression $2 over table $1's current metadata document m
 mq() { python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$(meta "$1")" "$2"; }
 
+# swap TABLE FILE: FILE becomes ns.TABLE's current metadata, as another writer's commit
+# would (the SQLite catalog only)
+swap() {
+  sqlite3 "$catalog_db" "UPDATE iceberg_tables SET metadata_location = 'file://$2',
+    previous_metadata_location = metadata_location WHERE table_name = '$1'"
+}
+# write_paths_to TABLE FOLDER: another writer sets ns.TABLE's write.metadata.path and
+# write.data.path to FOLDER/metadata and FOLDER/data (floe itself refuses such paths into
+# another table's folder: write_path_place.sh)
+write_paths_to() {
+  local cur
+  cur=$(meta "ns.$1")
+  python3 - "$cur" "${cur%/*}/99998-paths.metadata.json" "$2" <<'PY'
+import json, sys
+cur, new, folder = sys.argv[1:]
+m = json.load(open(cur))
+m["properties"]["write.metadata.path"] = "file://" + folder + "/metadata"
+m["properties"]["write.data.path"] = "file://" + folder + "/data"
+m["metadata-log"].append({"timestamp-ms": m["last-updated-ms"], "metadata-file": "file://" + cur})
+json.dump(m, open(new, "w"))
+PY
+  swap "$1" "${cur%/*}/99998-paths.metadata.json"
+}
+
 echo '{"type":"struct","fields":[{"id":1,"name":"k","required":false,"type":"string"},{"id":2,"name":"v","required":false,"type":"long"}]}' > "$tmp/s.json"
 "$floe" namespace create ns >/dev/null
 
