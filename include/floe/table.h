@@ -235,6 +235,14 @@ int64_t floe_table_confinement_kept(const floe_table_confinement *c);
 /* "kept N files outside the table's location: A, B, C, ... (...)", or NULL when none
  * was refused; valid until the next call on c. */
 const char *floe_table_confinement_report(floe_table_confinement *c);
+/* FLOE_EINVALID (naming meta, the snapshot and the file) when table metadata m (read from
+ * meta) of table ns.name names a manifest list, a format v1 manifest, a statistics or a
+ * partition statistics file that its confinement (folder, its location, and m's write
+ * paths as _new takes them; relative paths under folder) does not hold: a register is
+ * held to the rule floe catalog serve applies to a commit. */
+int floe_table_check_metadata_files(floe_catalog *cat, const char *ns, const char *name,
+                                    const char *folder, const floe_table_metadata *m,
+                                    const char *meta, floe_error *err) FLOE_NODISCARD;
 void floe_table_confinement_free(floe_table_confinement *c); /* accepts NULL */
 
 /* Re-read the current metadata from the catalog (or the folder). FLOE_EINVALID if the

@@ -383,15 +383,9 @@ int rs_register_table(rs_req *q, rs_resp *r) {
     for (size_t i = 0; rc == 0 && i < m->n_properties; i++)
         rc = rs_write_path_check(m->properties[i].key, m->properties[i].value, m->location,
                                  &err);
-    for (size_t i = 0; rc == 0 && i < m->n_snapshots; i++)
-        if (m->snapshots[i].manifest_list &&
-            !floe_io_uri_within(m->snapshots[i].manifest_list, m->location))
-            rc = floe_error_set(&err, FLOE_EINVALID,
-                                "metadata-location %s: snapshot %" PRId64 "'s manifest list %s "
-                                "lies outside the table's location %s (docs/REST.md, "
-                                "\"Locations\")",
-                                meta, m->snapshots[i].snapshot_id, m->snapshots[i].manifest_list,
-                                m->location);
+    /* its snapshots' manifest lists and its statistics files, as a commit's (rs_commit.c) */
+    if (rc == 0)
+        rc = floe_table_check_metadata_files(q->cat, q->ns, name, m->location, m, meta, &err);
     floe_table_metadata_free(m);
     if (rc < 0)
         goto fail;

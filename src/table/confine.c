@@ -18,6 +18,8 @@
  * Invariant: holds(uri) is 1 only when uri's key (floe_io_uri_key: one spelling per
  * location, "." and ".." removed) lies under a root's key at a '/' boundary.
  */
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -195,5 +197,85 @@ int floe_table_confinement_open(const floe_table *t, floe_table_confinement **ou
                                         data, meta, out, err);
     floe_free(data);
     floe_free(meta);
+    return rc;
+}
+
+/* FLOE_EINVALID naming path (relative: under the folder) when c does not hold it. */
+static int check_named(const floe_table_confinement *c, const char *folder, const char *meta,
+                       const char *what, int64_t snapshot_id, const char *path,
+                       floe_error *err) {
+    char *at = floe_io_uri_is_relative(path) ? floe_io_join(folder, path) : floe_strdup(path);
+    if (!at)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_table_confinement_holds(c, at, err);
+    floe_free(at);
+    if (rc == 0)
+        rc = floe_error_set(err, FLOE_EINVALID,
+                            "%s: snapshot %" PRId64 "'s %s %s lies outside the table's "
+                            "location %s and its own write paths: a table's files are its "
+                            "own (its expiry would delete that file)",
+                            meta, snapshot_id, what, path, folder);
+    return rc < 0 ? rc : 0;
+}
+
+/* A write path property of m as an absolute URI (relative: under folder), or NULL. */
+static int metadata_write_path(const floe_table_metadata *m, const char *folder,
+                               const char *prop, char **out, floe_error *err) {
+    const char *v = floe_table_metadata_property(m, prop);
+    *out = NULL;
+    if (!v || !*v)
+        return 0;
+    *out = floe_io_uri_is_relative(v) ? floe_io_join(folder, v) : floe_strdup(v);
+    return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}
+
+int floe_table_check_metadata_files(floe_catalog *cat, const char *ns, const char *name,
+                                    const char *folder, const floe_table_metadata *m,
+                                    const char *meta, floe_error *err) {
+    int rc = 0;
+    char *text = NULL, *data = NULL, *mdir = NULL;
+    size_t len = 0;
+    json_t *doc = NULL;
+    floe_table_confinement *c = NULL;
+    FLOE_CHECK(metadata_write_path(m, folder, "write.data.path", &data, err));
+    FLOE_CHECK(metadata_write_path(m, folder, "write.metadata.path", &mdir, err));
+    FLOE_CHECK(floe_table_confinement_new(cat, ns, name, folder, data, mdir, &c, err));
+    for (size_t i = 0; rc == 0 && i < m->n_snapshots; i++) {
+        const floe_snapshot *s = &m->snapshots[i];
+        if (s->manifest_list)
+            rc = check_named(c, folder, meta, "manifest list", s->snapshot_id,
+                             s->manifest_list, err);
+        for (size_t j = 0; rc == 0 && j < s->n_manifests; j++)
+            rc = check_named(c, folder, meta, "manifest", s->snapshot_id, s->manifests[j], err);
+    }
+    if (rc < 0)
+        goto done;
+    /* statistics files are kept as JSON the typed view does not interpret */
+    FLOE_CHECK(floe_table_metadata_to_json(m, false, &text, &len, err));
+    json_error_t je;
+    doc = json_loadb(text, len, 0, &je);
+    if (!doc)
+        FLOE_FAIL(err, FLOE_ECORRUPT, "%s: %s", meta, je.text);
+    static const char *const lists[2] = {"statistics", "partition-statistics"};
+    static const char *const whats[2] = {"statistics file", "partition statistics file"};
+    for (int li = 0; li < 2; li++) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(doc, lists[li]), i, e) {
+            const char *path = json_string_value(json_object_get(e, "statistics-path"));
+            json_t *sid = json_object_get(e, "snapshot-id");
+            if (path)
+                FLOE_CHECK(check_named(c, folder, meta, whats[li],
+                                       json_is_integer(sid) ? (int64_t)json_integer_value(sid)
+                                                            : -1,
+                                       path, err));
+        }
+    }
+done:
+    json_decref(doc);
+    floe_free(text);
+    floe_free(data);
+    floe_free(mdir);
+    floe_table_confinement_free(c);
     return rc;
 }

@@ -944,6 +944,8 @@ int floe_table_register(floe_catalog *c, const char *ns, const char *name,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_table_placement_lock_take(c, &lock, err));
     FLOE_CHECK(floe_table_check_location(c, ns, name, root, err));
+    /* its snapshots' files and statistics files: the table's own, as at a commit */
+    FLOE_CHECK(floe_table_check_metadata_files(c, ns, name, root, m, abs, err));
     FLOE_CHECK(floe_catalog_register_table(c, ns, name, abs, err));
 done:
     floe_table_placement_lock_release(lock);

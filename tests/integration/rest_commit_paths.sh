@@ -9,7 +9,8 @@
 #     set-partition-statistics naming a file outside it, set-properties of
 #     write.data.path / write.metadata.path / write.object-storage.path outside it (and
 #     such properties in a create, a staged create, a registered metadata file, or a
-#     registered snapshot's manifest list elsewhere): 400 BadRequestException naming the
+#     registered snapshot's manifest list or statistics file elsewhere): 400
+#     BadRequestException naming the
 #     path or property, nothing committed; through a staged create's commit and
 #     transactions/commit too;
 #  2. what stays allowed: a write.data.path inside the location, `floe append` through
@@ -116,6 +117,21 @@ refused "register with write.data.path elsewhere" write.data.path "$(req $OPS PO
   "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00001-a.metadata.json\"}")"
 refused "register of atk's snapshots elsewhere" "manifest list" "$(req $OPS POST /v1/namespaces/shop/register \
   "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00002-b.metadata.json\"}")"
+# register: metadata without snapshots whose (partition) statistics file is victim's data file
+python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1])); sid = m["current-snapshot-id"]
+m.update({"location": sys.argv[2], "snapshots": [], "snapshot-log": [], "refs": {},
+          "current-snapshot-id": -1, "metadata-log": []})
+st = {"snapshot-id": sid, "statistics-path": sys.argv[3], "file-size-in-bytes": 10}
+json.dump(dict(m, **{"partition-statistics": [st]}), open(sys.argv[5], "w"))
+st.update({"file-footer-size-in-bytes": 4, "blob-metadata": []})
+json.dump(dict(m, statistics=[st]), open(sys.argv[4], "w"))' "${atk_meta#file://}" "file://$tmp/wh/shop/reg" "$vdata" \
+  "$tmp/wh/shop/reg/metadata/00003-c.metadata.json" "$tmp/wh/shop/reg/metadata/00004-d.metadata.json"
+refused "register with victim's data file as statistics file" "$vdata" "$(req $OPS POST /v1/namespaces/shop/register \
+  "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00003-c.metadata.json\"}")"
+refused "register with victim's data file as partition statistics file" "$vdata" "$(req $OPS POST /v1/namespaces/shop/register \
+  "{\"name\":\"reg\",\"metadata-location\":\"file://$tmp/wh/shop/reg/metadata/00004-d.metadata.json\"}")"
 [ "$(req $OPS GET /v1/namespaces/shop/tables/w)" = 404 ] || fail "a refused create made shop.w"
 [ "$(req $OPS GET /v1/namespaces/shop/tables/reg)" = 404 ] || fail "a refused register made shop.reg"
 refused "a transaction's add-snapshot" "$vlist" "$(req $OPS POST /v1/transactions/commit \
