@@ -32,6 +32,12 @@
 #define DEFAULT_LISTEN "127.0.0.1:8181"
 #define DEFAULT_MAX_BODY ((size_t)16 << 20)
 #define DEFAULT_MAX_INFLIGHT ((int64_t)64 << 20)
+/* The request line's target and the headers each: past it, 414 / 431 in the spec's
+ * ErrorModel. libmicrohttpd holds a request's head in the connection's memory pool and
+ * answers past that with an HTML page of its own; its pool (MHD_MEM) is made larger than
+ * the limit, so floe's handler sees such a request and answers first. */
+#define MAX_HEAD_BYTES ((size_t)32 << 10)
+#define MHD_MEM ((size_t)256 << 10)
 
 /* Slow and idle clients (common/connguard.h), as floe serve's defaults: 256 connections
  * served at once, an idle or slow one making room for a newcomer; headers (and keep-alive
@@ -766,6 +772,20 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
     return MHD_YES;
 }
 
+/* Bytes of the request's values of one kind as they came (name, value, separators). */
+static enum MHD_Result sum_values(void *cls, enum MHD_ValueKind kind, const char *k,
+                                  const char *v) {
+    (void)kind;
+    *(size_t *)cls += strlen(k) + (v ? strlen(v) : 0) + 4;
+    return MHD_YES;
+}
+
+static size_t values_bytes(struct MHD_Connection *c, enum MHD_ValueKind kind) {
+    size_t n = 0;
+    MHD_get_connection_values(c, kind, sum_values, &n);
+    return n;
+}
+
 /* How many times request header `name` is present. */
 static int header_count(struct MHD_Connection *c, const char *name) {
     header_counter hc = {name, 0};
@@ -882,6 +902,20 @@ static void refuse_body(floe_rest_server *s, int refused, unsigned long long len
 static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, const char *url,
                               const char *method, conn_req *cr, rs_resp *r) {
     rs_req q = {.s = s, .conn = c, .method = method};
+    size_t target = strlen(url) + values_bytes(c, MHD_GET_ARGUMENT_KIND);
+    size_t head = values_bytes(c, MHD_HEADER_KIND);
+    if (target > MAX_HEAD_BYTES) {
+        rs_error(r, 414, "BadRequestException",
+                 "request target of %zu bytes is longer than the limit of %zu bytes", target,
+                 MAX_HEAD_BYTES);
+        return true;
+    }
+    if (head > MAX_HEAD_BYTES) {
+        rs_error(r, 431, "BadRequestException",
+                 "request headers of %zu bytes are larger than the limit of %zu bytes", head,
+                 MAX_HEAD_BYTES);
+        return true;
+    }
     if (rs_header(&q, "Content-Length") && rs_header(&q, "Transfer-Encoding")) {
         /* framed two ways: a proxy in front may frame it the other way and pass what
          * follows as another request (RFC 9112 section 6.3) */
@@ -1170,6 +1204,7 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
         MHD_OPTION_CONNECTION_LIMIT, floe_connguard_mhd_limit(&GUARD),
         MHD_OPTION_CONNECTION_TIMEOUT, floe_connguard_mhd_timeout_s(&GUARD),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, MHD_MEM,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, floe_connguard_notify, s->guard, MHD_OPTION_END);
     if (!s->mhd)
