@@ -13,8 +13,7 @@ set -euo pipefail
 name=rest_create_grant
 . "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
-cat > "$tmp/tokens.conf" <<'CONF'
-[token ops]
+tokens='[token ops]
 secret = secret-ops-0001
 grants = *
 [token one]
@@ -22,10 +21,8 @@ secret = secret-one-0001
 grants = shop.t, shop.fresh
 [token ns]
 secret = secret-nsg-0001
-grants = shop.*
-CONF
-chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
-start_server --tokens "$tmp/tokens.conf"
+grants = shop.*'
+serve_checked "$tokens"
 OPS=secret-ops-0001 ONE=secret-one-0001 NSG=secret-nsg-0001
 S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}'
 create_body=$(python3 -c '
@@ -57,4 +54,5 @@ expect 200 $NSG POST /v1/namespaces/shop/tables/fresh "$create_body"
 expect 200 $NSG POST /v1/namespaces/shop/tables "{\"name\":\"fresh2\",\"schema\":$S}"
 expect 200 $ONE GET /v1/namespaces/shop/tables/fresh
 server_alive
+openapi_check
 echo "$name: ok"

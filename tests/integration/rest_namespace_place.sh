@@ -16,16 +16,13 @@ set -euo pipefail
 name=rest_namespace_place
 . "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
-cat > "$tmp/tokens.conf" <<'CONF'
-[token ops]
+tokens='[token ops]
 secret = secret-ops-0001
-grants = *
-CONF
-chmod 600 "$tmp/tokens.conf"  # it holds secrets: catalog serve refuses one others may read
+grants = *'
 # a namespace made by floe commands with a folder inside the warehouse's "y" (the home
 # of a REST namespace y made later)
 "$floe" namespace create z --property "location=file://$tmp/wh/y/inner" >/dev/null
-start_server --tokens "$tmp/tokens.conf"
+serve_checked "$tokens"
 OPS=secret-ops-0001
 wh=file://$tmp/wh
 S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}'
@@ -75,4 +72,5 @@ expect 200 $OPS POST /v1/namespaces/p/properties "{\"updates\":{\"location\":\"$
 expect 200 $OPS POST /v1/namespaces/p/properties '{"removals":["location"]}'
 expect 200 $OPS POST /v1/namespaces '{"namespace":["a","r","s"]}'
 server_alive
+openapi_check
 echo "$name: ok"

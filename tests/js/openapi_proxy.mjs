@@ -82,6 +82,9 @@ function errs(v) {
 
 function coerce(schema, text) {
   const s = deref(schema) || {}
+  // header and query parameters are serialized in the default styles (simple, form):
+  // an array is its items separated by commas (OpenAPI 3.1 "Style Values")
+  if (s.type === 'array') return text.split(',').map((t) => coerce(s.items, t.trim()))
   if (s.type === 'integer' || s.type === 'number') return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text
   if (s.type === 'boolean') return text === 'true' ? true : text === 'false' ? false : text
   return text

@@ -2,15 +2,17 @@
 # (rest_body_budget.sh, rest_http_edges.sh, rest_slow_clients.sh, rest_utf8_paths.sh,
 # rest_commit_paths.sh, rest_create_grant.sh, ...): a scratch SQLite catalog, the sanitizer
 # exit codes, and start_server ARGS (the server on a free port: $port, $base, $pid; its
-# log $tmp/server.log), stopped at exit; fail, req, expect and jget below. Expects $name
-# (the test's name) to be set.
+# log $tmp/server.log), stopped at exit; serve_checked (the same with a tokens file and
+# the OpenAPI-checking proxy in front) and openapi_check; fail, req, expect and jget below.
+# Expects $name (the test's name) to be set.
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 floe=${FLOE_BIN:-$src/build/floe}
 command -v python3 >/dev/null || { echo "$name: python3 missing, skipped"; exit 77; }
 tmp=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+proxy_pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG PYICEBERG_HOME FLOE_TEST_REST_FAULT || true
 export FLOE_CATALOG_URI=$tmp/catalog.db FLOE_WAREHOUSE=$tmp/wh
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99
@@ -56,4 +58,44 @@ jget() { python3 -c 'import sys,json; d=json.load(sys.stdin); print(eval("d"+sys
 # the server is still running (no sanitizer report ended it)
 server_alive() {
   kill -0 "$pid" || { echo "$name: FAIL: the server died: $(tail -5 "$tmp/server.log")"; exit 1; }
+}
+
+# serve_checked TOKENS [ARGS...]: TOKENS (the text of a tokens file) in $tmp/tokens.conf,
+# mode 600 (it holds secrets: catalog serve refuses one others may read), the server
+# started with it (start_server --tokens ... ARGS), and in front of it, when node and the
+# validator's modules are installed (scripts/setup --test), tests/js/openapi_proxy.mjs:
+# then $base is the proxy, every exchange is checked against the REST spec's OpenAPI
+# document, and openapi_check fails the test on any it does not allow.
+serve_checked() {
+  printf '%s\n' "$1" > "$tmp/tokens.conf"
+  chmod 600 "$tmp/tokens.conf"
+  shift
+  start_server --tokens "$tmp/tokens.conf" "$@"
+  local js=$src/tests/js m
+  command -v node >/dev/null || { echo "$name: node missing: exchanges not checked against the OpenAPI document"; return 0; }
+  for m in ajv ajv-formats yaml; do
+    [ -f "$js/node_modules/$m/package.json" ] ||
+      { echo "$name: $m not installed: exchanges not checked against the OpenAPI document"; return 0; }
+  done
+  node "$js/openapi_proxy.mjs" "$src/tests/data/rest/rest-catalog-open-api.yaml" "$base" \
+    "$tmp/openapi.port" "$tmp/openapi.log" default 2>>"$tmp/proxy.err" &
+  proxy_pid=$!
+  for _ in $(seq 600); do [ -s "$tmp/openapi.port" ] && break; sleep 0.1; done
+  [ -s "$tmp/openapi.port" ] || fail "the OpenAPI proxy did not start: $(cat "$tmp/proxy.err")"
+  base=http://127.0.0.1:$(cat "$tmp/openapi.port")
+}
+
+# openapi_check: fails the test on any exchange through serve_checked's proxy that the
+# OpenAPI document does not allow (nothing to check without the proxy)
+openapi_check() {
+  [ -n "$proxy_pid" ] || return 0
+  python3 - "$tmp/openapi.log" "$name" <<'PY' || fail "exchanges the OpenAPI document does not allow"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+bad = [l for l in lines if l.get("problems")]
+for l in bad[:20]:
+    print(f'  {l["method"]} {l["path"]} -> {l.get("status")}: {"; ".join(l["problems"])}', file=sys.stderr)
+print(f"{sys.argv[2]}: {len(lines)} exchanges checked against the OpenAPI document, {len(bad)} violations")
+sys.exit(1 if bad or not lines else 0)
+PY
 }
