@@ -14,8 +14,8 @@ name=rest_spec_binding
 command -v curl >/dev/null || { echo "$name: SKIP: curl missing"; exit 77; }
 fails=0
 fail() { echo "$name: FAIL: $*" >&2; fails=$((fails + 1)); }
-start_server
-base=http://127.0.0.1:$port/v1
+serve_checked ""
+base=$base/v1
 post() { curl -s -o "$tmp/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' "$base/$1" -d "$2"; }
 fields='[{"id":1,"name":"id","type":"long","required":true},{"id":2,"name":"flag","type":"boolean","required":false},{"id":3,"name":"price","type":"double","required":false},{"id":4,"name":"name","type":"string","required":false}]'
 [ "$(post namespaces '{"namespace":["shop"]}')" = 200 ] || fail "namespace: $(cat "$tmp/body")"
@@ -74,4 +74,5 @@ code=$(post namespaces/shop/tables/t "$(commit "$(spec id_bucket 'bucket[8]' 1),
 "$floe" table describe shop.t > "$tmp/describe" 2>&1 || fail "describe after the commits: $(cat "$tmp/describe")"
 server_alive
 [ "$fails" = 0 ] || exit 1
+openapi_check
 echo "$name: ok"

@@ -60,17 +60,22 @@ server_alive() {
   kill -0 "$pid" || { echo "$name: FAIL: the server died: $(tail -5 "$tmp/server.log")"; exit 1; }
 }
 
-# serve_checked TOKENS [ARGS...]: TOKENS (the text of a tokens file) in $tmp/tokens.conf,
-# mode 600 (it holds secrets: catalog serve refuses one others may read), the server
+# serve_checked TOKENS [ARGS...]: TOKENS (the text of a tokens file; "": an open server) in
+# $tmp/tokens.conf, mode 600 (it holds secrets: catalog serve refuses one others may read), the server
 # started with it (start_server --tokens ... ARGS), and in front of it, when node and the
 # validator's modules are installed (scripts/setup --test), tests/js/openapi_proxy.mjs:
 # then $base is the proxy, every exchange is checked against the REST spec's OpenAPI
 # document, and openapi_check fails the test on any it does not allow.
 serve_checked() {
-  printf '%s\n' "$1" > "$tmp/tokens.conf"
-  chmod 600 "$tmp/tokens.conf"
-  shift
-  start_server --tokens "$tmp/tokens.conf" "$@"
+  if [ -n "$1" ]; then
+    printf '%s\n' "$1" > "$tmp/tokens.conf"
+    chmod 600 "$tmp/tokens.conf"
+    shift
+    start_server --tokens "$tmp/tokens.conf" "$@"
+  else
+    shift
+    start_server "$@"
+  fi
   local js=$src/tests/js m
   command -v node >/dev/null || { echo "$name: node missing: exchanges not checked against the OpenAPI document"; return 0; }
   for m in ajv ajv-formats yaml; do
