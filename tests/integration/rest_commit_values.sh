@@ -14,12 +14,11 @@ seq 1 20 | sed 's/.*/{"id":&}/' > "$tmp/in.ndjson"
 "$floe" table create shop.r --schema "$tmp/s.json" >/dev/null
 "$floe" append shop.r "$tmp/in.ndjson" >/dev/null
 "$floe" append shop.r "$tmp/in.ndjson" >/dev/null
-start_server
+serve_checked ""
 
-python3 - "$port" <<'PY'
+python3 - "$base" <<'PY'
 import json, sys, urllib.request
-port = int(sys.argv[1])
-U = "http://127.0.0.1:%d/v1/namespaces/shop/tables/r" % port
+U = sys.argv[1] + "/v1/namespaces/shop/tables/r"
 fails = []
 def fail(msg):
     fails.append(msg)
@@ -76,4 +75,5 @@ if st != 200:
 sys.exit(1 if fails else 0)
 PY
 server_alive
+openapi_check
 echo "rest_commit_values: ok"
