@@ -629,7 +629,8 @@ static void ref_usage(FILE *out) {
             "       [--json] [--catalog NAME] [--config FILE]\n"
             "\n"
             "Branches and tags (Iceberg snapshot references). create makes a branch (a tag\n"
-            "with --tag) at the current snapshot or --snapshot ID; replace moves a ref and/or\n"
+            "with --tag) at the current snapshot or --snapshot ID (a new REF is not all\n"
+            "digits: it would read as a snapshot id); replace moves a ref and/or\n"
             "changes its retention; fast-forward moves BRANCH to the snapshot of ref TO when\n"
             "BRANCH's head is an ancestor of it (main included: publishes an audited branch).\n"
             "\n"
@@ -745,6 +746,15 @@ int floe_cmd_ref(int argc, char **argv) {
     if (!strcmp(action, "create") && (!*pos[2] || cli_has_control(pos[2])))
         return cli_usage("ref", "create: a ref name must be non-empty, without control "
                          "characters");
+    /* floe snapshots set-current takes a word as a snapshot id before a ref name: a new
+     * ref named like an id would make one word mean two snapshots (one another engine
+     * named so is still read, replaced and dropped) */
+    int64_t as_id;
+    if (!strcmp(action, "create") &&
+        (cli_parse_id(pos[2], &as_id) || strspn(pos[2], "0123456789") == strlen(pos[2])))
+        return cli_usage("ref", "create: the ref name %s reads as a snapshot id (floe "
+                         "snapshots set-current would take it for one): a ref name needs a "
+                         "character other than digits", pos[2]);
     if (!list && !floe_utf8_valid((const uint8_t *)pos[2], strlen(pos[2])))
         return cli_usage("ref", "%s: the ref name is not valid UTF-8", action);
     floe_error err;
