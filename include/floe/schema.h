@@ -133,8 +133,9 @@ int32_t floe_decimal_bytes(int32_t precision);
 
 /* ---------------------------------------------------------------------------------------
  * Schema evolution (format/spec.md "Schema Evolution"): one change to a schema gives a
- * new schema. Fields are named by dotted paths of names ("payload.geo.lat"); the
- * element of a list is "NAME.element", a map's key and value "NAME.key", "NAME.value".
+ * new schema. Fields are named by dotted paths of names ("payload.geo.lat"; a name
+ * holding a dot quoted as in --where: "`a.b`.c"); the element of a list is
+ * "NAME.element", a map's key and value "NAME.key", "NAME.value".
  * ------------------------------------------------------------------------------------- */
 typedef enum floe_schema_change_kind {
     FLOE_SCHEMA_ADD_COLUMN = 1, /* path (its parent a struct, or a list or map whose element
@@ -169,6 +170,12 @@ typedef struct floe_schema_change {
     const char *const *paths;
     size_t npaths;
 } floe_schema_change;
+
+/* Whether path is a column path as floe_schema_change names them: names joined by dots,
+ * each bare (any text but a dot) or quoted as --where quotes a column, `a.b` or "a.b"
+ * (one name holding a dot; a doubled quote stands for one). FLOE_EINVALID naming the
+ * offset of what does not parse (an empty name, an unterminated quote). */
+int floe_schema_path_check(const char *path, floe_error *err) FLOE_NODISCARD;
 
 /* Apply one change to base and return the new schema in *out (schema_id kept from base;
  * caller frees). New field ids (the added field, then its nested fields, a struct's

@@ -211,9 +211,15 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (named[i][0] && !floe_utf8_valid((const uint8_t *)named[i][0], strlen(named[i][0])))
             return cli_usage("table", "schema %s: %s is not valid UTF-8", verb, named[i][1]);
-    /* a type that does not parse is a bad argument, as a bad option value is */
+    /* a path or a type that does not parse is a bad argument, as a bad option value is */
     floe_error err;
     floe_error_clear(&err);
+    const char *paths[3] = {ch.path, ch.anchor, NULL};
+    for (size_t i = 0; i < (ch.kind == FLOE_SCHEMA_SET_IDENTIFIER ? ch.npaths : 2); i++) {
+        const char *p = ch.kind == FLOE_SCHEMA_SET_IDENTIFIER ? ch.paths[i] : paths[i];
+        if (p && floe_schema_path_check(p, &err) < 0)
+            return cli_usage("table", "schema %s: %s", verb, err.msg);
+    }
     if ((ch.kind == FLOE_SCHEMA_ADD_COLUMN || ch.kind == FLOE_SCHEMA_WIDEN_COLUMN) &&
         floe_schema_type_check(ch.type, &err) < 0)
         return cli_usage("table", "schema %s: %s", verb, err.msg);

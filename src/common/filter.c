@@ -19,11 +19,13 @@ typedef struct parser {
     floe_arena *arena;
     floe_error *err;
     int depth;
+    const char *kind; /* what the text is, for messages: "filter", "column path" */
+    bool bare_to_dot; /* a bare name runs to the next dot (a path alone, not a filter) */
 } parser;
 
 static int perr_at(const parser *p, size_t at, const char *what) {
-    return floe_error_set(p->err, FLOE_EINVALID, "filter: %s at offset %zu in \"%s\"", what, at,
-                          p->s);
+    return floe_error_set(p->err, FLOE_EINVALID, "%s: %s at offset %zu in \"%s\"", p->kind,
+                          what, at, p->s);
 }
 
 static int perr(const parser *p, const char *what) { return perr_at(p, p->i, what); }
@@ -93,7 +95,8 @@ static bool name_byte(char c) {
 
 /* name ("." name)*, each name bare or quoted; no space around the dots. */
 static int column(parser *p, floe_filter *e) {
-    skip_ws(p);
+    if (!p->bare_to_dot) /* a path alone is its text whole: " a" names " a" */
+        skip_ws(p);
     e->column_offset = p->i;
     const char *names[FLOE_FILTER_MAX_PATH];
     size_t n = 0;
@@ -106,7 +109,7 @@ static int column(parser *p, floe_filter *e) {
             if (len == 0 || memchr(name, 0, len))
                 return perr_at(p, at, "expected a column name");
         } else {
-            while (p->i < p->n && name_byte(p->s[p->i]))
+            while (p->i < p->n && (p->bare_to_dot ? p->s[p->i] != '.' : name_byte(p->s[p->i])))
                 p->i++;
             if (p->i == at)
                 return perr(p, "expected a column name");
@@ -316,8 +319,22 @@ static int parse_or(parser *p, bool neg, floe_filter **out) {
     return parse_chain(p, neg, "OR", FLOE_FILTER_OR, parse_and, out);
 }
 
+int floe_filter_parse_path(const char *text, floe_arena *arena, const char *const **path,
+                           size_t *npath, floe_error *err) {
+    parser p = {.s = text, .n = strlen(text), .arena = arena, .err = err,
+                .kind = "column path", .bare_to_dot = true};
+    floe_filter e;
+    memset(&e, 0, sizeof e);
+    FLOE_FORWARD_IF_ERROR(column(&p, &e));
+    if (p.i != p.n)
+        return perr(&p, "a dot or the end expected after a quoted name");
+    *path = e.path;
+    *npath = e.npath;
+    return 0;
+}
+
 int floe_filter_parse(const char *text, floe_arena *arena, floe_filter **out, floe_error *err) {
-    parser p = {.s = text, .n = strlen(text), .arena = arena, .err = err};
+    parser p = {.s = text, .n = strlen(text), .arena = arena, .err = err, .kind = "filter"};
     floe_filter *e;
     FLOE_FORWARD_IF_ERROR(parse_or(&p, false, &e));
     skip_ws(&p);

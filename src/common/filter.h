@@ -92,6 +92,16 @@ struct floe_filter {
 FLOE_NODISCARD int floe_filter_parse(const char *text, floe_arena *arena, floe_filter **out,
                                      floe_error *err);
 
+/* Parse text, whole, as one column path of the grammar (names joined by dots, each bare or
+ * quoted), except that a bare name runs to the next dot, so where nothing but a path is
+ * written (floe table schema's PATH) a name holding a space or a dash needs no quotes;
+ * one holding a dot does (`a.b`). The names, unquoted, from the top level down: *path
+ * (*npath of them, at least one), in arena. FLOE_EINVALID naming the offset ("column
+ * path: expected a column name at offset 2 in \"a..b\""), FLOE_ENOMEM. */
+FLOE_NODISCARD int floe_filter_parse_path(const char *text, floe_arena *arena,
+                                          const char *const **path, size_t *npath,
+                                          floe_error *err);
+
 /* An error about the predicate node at byte offset of its filter text:
  * "filter: <message> at offset N in \"<text>\"". Returns code. */
 int floe_filter_fail(const floe_filter *node, size_t offset, floe_error *err, int code,

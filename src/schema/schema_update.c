@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/filter.h"
 #include "floe/schema.h"
 #include "schema_internal.h"
 
@@ -223,35 +224,42 @@ bool floe_schema_type_promotable(const floe_field *from, const floe_field *to) {
 
 /* ---- the change --------------------------------------------------------------------- */
 
-/* The field a dotted path names. As in add-column, a list's element and a map's value
- * may be left out of the path where they hold a struct: "items.sku" is
- * "items.element.sku", "attrs.n" is "attrs.value.n". */
-static floe_field *find_path(floe_schema *s, const char *path, floe_error *err) {
+/* The field names[0..n) name from the top level down. As in add-column, a list's element
+ * and a map's value may be left out of the path where they hold a struct: "items.sku" is
+ * "items.element.sku", "attrs.n" is "attrs.value.n". NULL when there is none. */
+static floe_field *walk_path(floe_schema *s, const char *const *names, size_t n) {
     floe_field *f = &s->root;
-    for (const char *p = path; f && *p;) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        bool positional = (f->type == FLOE_TYPE_LIST && len == 7 && !memcmp(p, "element", 7)) ||
-                          (f->type == FLOE_TYPE_MAP && ((len == 3 && !memcmp(p, "key", 3)) ||
-                                                        (len == 5 && !memcmp(p, "value", 5))));
+    for (size_t k = 0; f && k < n; k++) {
+        const char *p = names[k];
+        bool positional = (f->type == FLOE_TYPE_LIST && !strcmp(p, "element")) ||
+                          (f->type == FLOE_TYPE_MAP && (!strcmp(p, "key") || !strcmp(p, "value")));
         if (!positional && f->type == FLOE_TYPE_LIST && f->nchildren == 1)
             f = &f->children[0];
         else if (!positional && f->type == FLOE_TYPE_MAP && f->nchildren == 2)
             f = &f->children[1];
         floe_field *next = NULL;
         for (size_t i = 0; i < f->nchildren && !next; i++)
-            if (strlen(f->children[i].name) == len && !memcmp(f->children[i].name, p, len))
+            if (!strcmp(f->children[i].name, p))
                 next = &f->children[i];
         f = next;
-        p += len;
-        if (*p == '.')
-            p++;
     }
-    if (!f || f == &s->root) {
+    return f == &s->root ? NULL : f; /* s is this file's own clone */
+}
+
+/* The field a path names: names joined by dots as the --where language writes a column
+ * (src/common/filter.h; `a.b` or "a.b" is one name holding a dot), then walk_path. NULL
+ * with FLOE_ENOTFOUND naming it, or the path's syntax error (FLOE_EINVALID), in err. */
+static floe_field *find_path(floe_schema *s, const char *path, floe_error *err) {
+    floe_arena arena;
+    floe_arena_init(&arena, 256);
+    const char *const *names;
+    size_t n;
+    floe_field *f = NULL;
+    if (floe_filter_parse_path(path, &arena, &names, &n, err) == 0 &&
+        !(f = walk_path(s, names, n)))
         floe_error_set(err, FLOE_ENOTFOUND, "no column %s in the schema", path);
-        return NULL;
-    }
-    return f; /* s is this file's own clone */
+    floe_arena_reset(&arena);
+    return f;
 }
 
 static bool is_identifier(const floe_schema *s, int32_t id) {
@@ -294,22 +302,30 @@ static int check_utf8(const char *verb, const char *what, const char *name, floe
 static int add_column(floe_schema *s, const floe_schema_change *c, int32_t *last,
                       floe_error *err) {
     char parent_path[512];
-    const char *dot = strrchr(c->path, '.');
-    const char *name = dot ? dot + 1 : c->path;
+    const char *const *names;
+    size_t n;
     floe_field *parent = &s->root;
-    if (!*name)
-        return floe_error_set(err, FLOE_EINVALID, "add-column: %s: empty column name", c->path);
     FLOE_FORWARD_IF_ERROR(check_utf8("add-column", "the column name", c->path, err));
+    /* the path's names live in the schema's arena: the last one is the new field's */
+    if (floe_filter_parse_path(c->path, &s->arena, &names, &n, err) < 0) {
+        floe_error_prefix(err, "add-column: ");
+        return err->code;
+    }
+    const char *name = names[n - 1];
     if (c->doc)
         FLOE_FORWARD_IF_ERROR(check_utf8("add-column", "the doc", c->doc, err));
-    if (dot) {
-        size_t n = (size_t)(dot - c->path);
-        if (n >= sizeof parent_path)
-            return floe_error_set(err, FLOE_ELIMIT, "add-column: path too long");
-        memcpy(parent_path, c->path, n);
-        parent_path[n] = 0;
-        if (!(parent = find_path(s, parent_path, err)))
-            return FLOE_ENOTFOUND;
+    if (n > 1) {
+        size_t len = 0;
+        for (size_t k = 0; k + 1 < n; k++) { /* the parent's names, for messages */
+            int w = snprintf(parent_path + len, sizeof parent_path - len, "%s%s", k ? "." : "",
+                             names[k]);
+            if (w < 0 || (size_t)w >= sizeof parent_path - len)
+                return floe_error_set(err, FLOE_ELIMIT, "add-column: path too long");
+            len += (size_t)w;
+        }
+        if (!(parent = walk_path(s, names, n - 1)))
+            return floe_error_set(err, FLOE_ENOTFOUND, "no column %s in the schema",
+                                  parent_path);
         /* a list's element and a map's value stand for themselves */
         if (parent->type == FLOE_TYPE_LIST)
             parent = &parent->children[0];
@@ -357,7 +373,7 @@ static int add_column(floe_schema *s, const floe_schema_change *c, int32_t *last
 static int rename_column(floe_schema *s, const floe_schema_change *c, floe_error *err) {
     floe_field *f = find_path(s, c->path, err);
     if (!f)
-        return FLOE_ENOTFOUND;
+        return err->code;
     const char *nn = c->new_name;
     if (!nn || !*nn || strchr(nn, '.'))
         return floe_error_set(err, FLOE_EINVALID,
@@ -384,7 +400,7 @@ static int drop_column(floe_schema *s, const floe_schema_change *c, floe_error *
     char buf[512];
     floe_field *f = find_path(s, c->path, err);
     if (!f)
-        return FLOE_ENOTFOUND;
+        return err->code;
     if (in_list_or_map(f))
         return floe_error_set(err, FLOE_EINVALID, "drop-column: %s is a list element or map "
                               "key/value: drop the list or map", c->path);
@@ -421,7 +437,7 @@ static int widen_column(floe_schema *s, const floe_schema_change *c, floe_error 
     char from[64], to[64];
     floe_field *f = find_path(s, c->path, err);
     if (!f)
-        return FLOE_ENOTFOUND;
+        return err->code;
     floe_field nt;
     memset(&nt, 0, sizeof nt);
     if (!c->type || !*c->type)
@@ -449,7 +465,7 @@ static int make_optional(floe_schema *s, const floe_schema_change *c, floe_error
     char buf[512];
     floe_field *f = find_path(s, c->path, err);
     if (!f)
-        return FLOE_ENOTFOUND;
+        return err->code;
     if (f->parent && f->parent->type == FLOE_TYPE_MAP && f == &f->parent->children[0])
         return floe_error_set(err, FLOE_EINVALID, "make-optional: %s: map keys are always "
                               "required", c->path);
@@ -467,7 +483,7 @@ static int make_optional(floe_schema *s, const floe_schema_change *c, floe_error
 static int move_column(floe_schema *s, const floe_schema_change *c, floe_error *err) {
     floe_field *f = find_path(s, c->path, err);
     if (!f)
-        return FLOE_ENOTFOUND;
+        return err->code;
     if (in_list_or_map(f))
         return floe_error_set(err, FLOE_EINVALID, "move-column: %s is a list element or map "
                               "key/value, which do not move", c->path);
@@ -475,12 +491,19 @@ static int move_column(floe_schema *s, const floe_schema_change *c, floe_error *
     size_t from = (size_t)(f - p->children), to = 0;
     if (c->move != FLOE_SCHEMA_MOVE_FIRST) {
         const floe_field *a = NULL;
-        if (c->anchor && !strchr(c->anchor, '.'))
-            for (size_t i = 0; i < p->nchildren && !a; i++)
-                if (!strcmp(p->children[i].name, c->anchor))
-                    a = &p->children[i];
         floe_error ignored;
         floe_error_clear(&ignored);
+        if (c->anchor) { /* one name: a sibling's; else a path from the top level */
+            floe_arena arena;
+            floe_arena_init(&arena, 256);
+            const char *const *names;
+            size_t n;
+            if (floe_filter_parse_path(c->anchor, &arena, &names, &n, &ignored) == 0 && n == 1)
+                for (size_t i = 0; i < p->nchildren && !a; i++)
+                    if (!strcmp(p->children[i].name, names[0]))
+                        a = &p->children[i];
+            floe_arena_reset(&arena);
+        }
         if (!a && c->anchor)
             a = find_path(s, c->anchor, &ignored);
         if (!a)
@@ -524,7 +547,7 @@ static int set_identifier(floe_schema *s, const floe_schema_change *c, floe_erro
         const char *path = c->paths[i];
         const floe_field *f = find_path(s, path, err);
         if (!f)
-            return FLOE_ENOTFOUND;
+            return err->code;
         const char *why = NULL;
         if (floe_type_is_nested(f->type))
             why = "it is not a primitive field";
@@ -550,6 +573,16 @@ static int set_identifier(floe_schema *s, const floe_schema_change *c, floe_erro
     s->identifier_field_ids = ids;
     s->n_identifier = n;
     return 0;
+}
+
+int floe_schema_path_check(const char *path, floe_error *err) {
+    floe_arena arena;
+    floe_arena_init(&arena, 256);
+    const char *const *names;
+    size_t n;
+    int rc = floe_filter_parse_path(path, &arena, &names, &n, err);
+    floe_arena_reset(&arena);
+    return rc;
 }
 
 int floe_schema_update(const floe_schema *base, const floe_schema_change *c,
