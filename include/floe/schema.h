@@ -221,11 +221,17 @@ int floe_name_mapping_check(const char *text, floe_error *err) FLOE_NODISCARD;
  * with its name (and its nested fields') where its parent has an entry; a field whose
  * name changed gets the new name added to its entry (the old one kept, so files written
  * before still map); a name a field takes is removed from the other entries of its level
- * (a dropped field's entry keeps its other names; entries are never removed). *out is the
- * new text, or NULL when the mapping is unchanged. FLOE_EINVALID when text is not a
- * mapping (floe_name_mapping_check). */
+ * (a dropped field's entry keeps its other names; entries are never removed). Files
+ * without field ids holding a column of that name read it as the new field from then on,
+ * so the change is refused (FLOE_EINVALID naming the column, both fields and types) when
+ * the field the name mapped to (in cur, else in the newest of older, the table's schemas)
+ * has a type the new one cannot read: not the same type or a promotion
+ * (floe_schema_type_promotable), for a struct, list or map down its fields of the same
+ * names. *out is the new text, or NULL when the mapping is unchanged. FLOE_EINVALID too
+ * when text is not a mapping (floe_name_mapping_check). */
 int floe_name_mapping_evolve(const char *text, const floe_schema *cur, const floe_schema *next,
-                             char **out, floe_error *err) FLOE_NODISCARD;
+                             const floe_schema *const *older, size_t nolder, char **out,
+                             floe_error *err) FLOE_NODISCARD;
 
 FLOE_API_END
 

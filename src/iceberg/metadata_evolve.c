@@ -112,22 +112,37 @@ done:
 }
 
 /* Files without field ids read through the name mapping: a schema change carries it
- * along in the same commit (added and renamed fields mapped by their new names). */
+ * along in the same commit (added and renamed fields mapped by their new names), or is
+ * refused when a name it moves would make such files unreadable. */
 static int evolve_name_mapping(floe_metadata_builder *b, const floe_table_metadata *m,
                                const floe_schema *cur, const floe_schema *next,
                                floe_error *err) {
     const char *text = floe_table_metadata_property(m, "schema.name-mapping.default");
     char *evolved = NULL;
+    floe_schema **older = NULL;
+    size_t nolder = 0;
+    int rc = 0;
     if (!text)
         return 0;
-    int rc = floe_name_mapping_evolve(text, cur, next, &evolved, err);
-    if (rc < 0) {
+    if ((rc = floe_name_mapping_check(text, err)) < 0) {
         floe_error_prefix(err, "the schema change cannot carry the table's name mapping "
                           "along (fix or unset the property): ");
         return rc;
     }
+    /* a name the change moves may have mapped to a field only older schemas hold */
+    if (!(older = floe_calloc(m->n_schemas ? m->n_schemas : 1, sizeof *older)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (; nolder < m->n_schemas; nolder++)
+        FLOE_CHECK(floe_schema_parse(m->schemas[nolder].json, strlen(m->schemas[nolder].json),
+                                     &older[nolder], err));
+    FLOE_CHECK(floe_name_mapping_evolve(text, cur, next, (const floe_schema *const *)older,
+                                        nolder, &evolved, err));
     if (evolved)
         rc = floe_metadata_builder_set_property(b, "schema.name-mapping.default", evolved, err);
+done:
+    for (size_t i = 0; older && i < m->n_schemas; i++)
+        floe_schema_free(older[i]);
+    floe_free(older);
     floe_free(evolved);
     return rc;
 }
