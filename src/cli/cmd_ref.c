@@ -782,6 +782,20 @@ int floe_cmd_ref(int argc, char **argv) {
             printf("]\n");
         goto out;
     }
+    /* retention that cannot apply to the ref (as opened) is a bad option, as its value
+     * would be; the commit checks it again on the metadata it commits on */
+    const floe_snapshot_ref *old = floe_table_metadata_ref(floe_table_metadata_get(t), pos[2]);
+    bool is_tag = !strcmp(action, "create") ? rc.tag : old && old->is_tag;
+    if (is_tag && (rc.min_keep > 0 || rc.max_snap_age > 0)) {
+        code = cli_usage("ref", "%s: %s is a tag: --min-snapshots-to-keep and "
+                         "--max-snapshot-age-ms are for branches only", action, pos[2]);
+        goto out;
+    }
+    if (!strcmp(pos[2], "main") && rc.max_ref_age > 0) {
+        code = cli_usage("ref", "%s: --max-ref-age-ms is not for the main branch, which never "
+                         "expires", action);
+        goto out;
+    }
     rc.name = pos[2];
     rc.op = !strcmp(action, "create")    ? REF_CREATE
             : !strcmp(action, "replace") ? REF_REPLACE

@@ -133,6 +133,29 @@ static const struct {
 #define SCHEMA_VERBS "add-column, rename-column, drop-column, widen, make-optional, " \
                      "move-column, set-identifier-fields"
 
+/* A change naming a column the table does not have (as opened; the commit reads it again)
+ * is a bad argument, as it is to partition add-field and sort-order set. What the rules of
+ * schema evolution refuse is left to the commit (exit 1, README). */
+static int schema_check(const floe_table_metadata *m, const void *ctx, floe_error *err) {
+    const schema_commit *sc = ctx;
+    const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
+    floe_schema *base = NULL, *s = NULL;
+    int32_t last = m->last_column_id;
+    int rc = 0;
+    if (!ms)
+        return 0; /* the commit reports it */
+    FLOE_CHECK(floe_schema_parse(ms->json, strlen(ms->json), &base, err));
+    rc = floe_schema_update(base, sc->change, &last, &s, err);
+    if (rc < 0 && err->code != FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        rc = 0;
+    }
+done:
+    floe_schema_free(s);
+    floe_schema_free(base);
+    return rc;
+}
+
 /* floe table schema TABLE [VERB ARGS...] */
 int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     if (nargs < 1)
@@ -197,6 +220,8 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
                                                                     : "PATH");
         }
         ch.path = pos[0];
+        if (!*ch.path)
+            return cli_usage("table", "schema %s: which column? (PATH is empty)", verb);
         if (ch.kind == FLOE_SCHEMA_ADD_COLUMN || ch.kind == FLOE_SCHEMA_WIDEN_COLUMN)
             ch.type = pos[1];
         else if (ch.kind == FLOE_SCHEMA_RENAME_COLUMN)
@@ -223,7 +248,8 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     if ((ch.kind == FLOE_SCHEMA_ADD_COLUMN || ch.kind == FLOE_SCHEMA_WIDEN_COLUMN) &&
         floe_schema_type_check(ch.type, &err) < 0)
         return cli_usage("table", "schema %s: %s", verb, err.msg);
-    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, NULL, print_schema);
+    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, schema_check,
+                            print_schema);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -407,9 +407,9 @@ static int drop_column(floe_schema *s, const floe_schema_change *c, floe_error *
     const floe_field *idf = identifier_within(s, f);
     if (idf)
         return floe_error_set(err, FLOE_EINVALID,
-                              "drop-column: %s%s%s is an identifier field: change the "
-                              "identifier fields first (set-identifier-fields)", c->path,
-                              idf == f ? "" : " holds ",
+                              "drop-column: %s %s%s: change the identifier fields first "
+                              "(set-identifier-fields)", c->path,
+                              idf == f ? "is an identifier field" : "holds identifier field ",
                               idf == f ? "" : floe_field_path(idf, buf, sizeof buf));
     floe_field *p = siblings(s, f);
     if (p == &s->root && p->nchildren == 1)
@@ -472,9 +472,9 @@ static int make_optional(floe_schema *s, const floe_schema_change *c, floe_error
     const floe_field *idf = identifier_within(s, f);
     if (idf)
         return floe_error_set(err, FLOE_EINVALID,
-                              "make-optional: %s%s%s is an identifier field, which must be "
-                              "required: change the identifier fields first", c->path,
-                              idf == f ? "" : " holds ",
+                              "make-optional: %s %s%s, which must be required: change the "
+                              "identifier fields first", c->path,
+                              idf == f ? "is an identifier field" : "holds identifier field ",
                               idf == f ? "" : floe_field_path(idf, buf, sizeof buf));
     f->required = false;
     return 0;

@@ -118,7 +118,7 @@ ids() { "$floe" table schema ns.r --json | python3 -c 'import json,sys; print(js
 [ "$(ids)" = "[1]" ] || fail "set-identifier-fields id: $(ids)"
 rc=0
 "$floe" table schema ns.r set-identifier-fields none >/dev/null 2>err.txt || rc=$?
-[ $rc = 1 ] && grep -q "none" err.txt || fail "set-identifier-fields none: exit $rc, $(cat err.txt)"
+[ $rc = 2 ] && grep -q "none" err.txt || fail "set-identifier-fields none: exit $rc, $(cat err.txt)"
 [ "$(ids)" = "[1]" ] || fail "set-identifier-fields none changed them: $(ids)"
 "$floe" table schema ns.r set-identifier-fields >/dev/null || fail "set-identifier-fields (clear)"
 [ "$(ids)" = "[]" ] || fail "set-identifier-fields without PATH: $(ids)"
@@ -225,6 +225,38 @@ grep -qF 'added-note=n\x1b[2J' esc_out.txt || fail "history: $(tail -1 esc_out.t
 "$floe" ref create ns.t ff_tag --tag >/dev/null
 rc=0; "$floe" ref fast-forward ns.t ff_tag main > /dev/null 2> err.txt || rc=$?
 [ $rc = 1 ] && grep -q "ff_tag is a tag" err.txt || fail "fast-forward of a tag: exit $rc, $(cat err.txt)"
+
+# -- one rule inside floe table: a column the table does not have is a bad argument (exit
+# 2, as partition add-field and sort-order set), an empty PATH too; a retention option
+# that does not apply to the ref is a bad option (adv24e finding 3) ----------------------
+before=$(meta ns.t)
+for change in "drop-column nope" "move-column k after nope" "move-column nope first" \
+              "set-identifier-fields nope" "rename-column nope x" "widen nope long" \
+              "make-optional nope" "add-column nope.x long"; do
+  # shellcheck disable=SC2086
+  expect_usage "schema $change" table schema ns.t $change
+  grep -q "nope" err.txt || fail "schema $change: the column is not named: $(cat err.txt)"
+done
+expect_usage "schema add-column ''" table schema ns.t add-column "" long
+expect_usage "schema drop-column ''" table schema ns.t drop-column ""
+rc=0; "$floe" table schema ns.t drop-column nope --json >out.txt 2>/dev/null || rc=$?
+[ $rc = 2 ] && grep -q '"code":"USAGE","exit":2' out.txt || fail "schema drop-column nope --json: exit $rc, $(cat out.txt)"
+[ "$(meta ns.t)" = "$before" ] || fail "a refused schema change committed"
+expect_usage "ref create --tag --max-snapshot-age-ms" ref create ns.t tg1 --tag --max-snapshot-age-ms 1d
+expect_usage "ref replace tag --min-snapshots-to-keep" ref replace ns.t ff_tag --min-snapshots-to-keep 2
+expect_usage "ref replace main --max-ref-age-ms" ref replace ns.t main --max-ref-age-ms 5
+rc=0; "$floe" ref create ns.t tg1 --tag --min-snapshots-to-keep 2 --json >out.txt 2>/dev/null || rc=$?
+[ $rc = 2 ] && grep -q '"code":"USAGE","exit":2' out.txt || fail "ref create --tag --min-snapshots-to-keep --json: exit $rc, $(cat out.txt)"
+# a struct holding an identifier field: one sentence naming both
+printf '%s' '{"type":"struct","fields":[{"id":1,"name":"rs","required":true,"type":{"type":"struct","fields":[{"id":2,"name":"k","required":true,"type":"long"}]}},{"id":3,"name":"v","required":false,"type":"long"}]}' > idf.json
+"$floe" table create ns.idf --schema idf.json >/dev/null
+"$floe" table schema ns.idf set-identifier-fields rs.k >/dev/null
+rc=0; "$floe" table schema ns.idf make-optional rs >/dev/null 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "make-optional: rs holds identifier field rs.k, which must be required" err.txt ||
+  fail "make-optional of a struct holding an identifier field: exit $rc, $(cat err.txt)"
+rc=0; "$floe" table schema ns.idf drop-column rs >/dev/null 2>err.txt || rc=$?
+[ $rc = 1 ] && grep -q "drop-column: rs holds identifier field rs.k: change" err.txt ||
+  fail "drop-column of a struct holding an identifier field: exit $rc, $(cat err.txt)"
 
 [ $fails = 0 ] || exit 1
 echo "cli_papercuts_table: ok"

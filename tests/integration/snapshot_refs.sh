@@ -96,10 +96,10 @@ set +e
 "$floe" ref drop ns.r main 2>"$tmp/e5"; rc5=$?
 "$floe" ref replace ns.r main --max-ref-age-ms 1d 2>"$tmp/e6"; rc6=$?
 set -e
-[ $rc3 = 1 ] && grep -q 'branches only' "$tmp/e3" || fail "tag with min-snapshots-to-keep: exit $rc3, $(cat "$tmp/e3")"
+[ $rc3 = 2 ] && grep -q 'branches only' "$tmp/e3" || fail "tag with min-snapshots-to-keep: exit $rc3, $(cat "$tmp/e3")"
 [ $rc4 = 1 ] && grep -q 'already exists' "$tmp/e4" || fail "create an existing ref: exit $rc4"
 [ $rc5 = 1 ] || fail "drop main: exit $rc5"
-[ $rc6 = 1 ] && grep -q 'main branch' "$tmp/e6" || fail "max-ref-age-ms on main: exit $rc6, $(cat "$tmp/e6")"
+[ $rc6 = 2 ] && grep -q 'main branch' "$tmp/e6" || fail "max-ref-age-ms on main: exit $rc6, $(cat "$tmp/e6")"
 "$floe" ref replace ns.r audit --snapshot "$s2" >/dev/null
 [ "$(mq ns.r 'sorted(m["refs"]["audit"].items())')" = \
   "[('max-snapshot-age-ms', 3600000), ('min-snapshots-to-keep', 2), ('snapshot-id', $s2), ('type', 'branch')]" ] ||

@@ -118,7 +118,7 @@ expect_fail 1 'identifier field, which must be required' "$floe" table schema ns
 expect_fail 1 'kind is the source of partition field k' "$floe" table schema ns.ev drop-column kind
 expect_fail 1 'kind already exists' "$floe" table schema ns.ev add-column kind string
 expect_fail 1 'a column f is already beside it' "$floe" table schema ns.ev rename-column kind f
-expect_fail 1 'no column nosuch' "$floe" table schema ns.ev drop-column nosuch
+expect_fail 2 'no column nosuch' "$floe" table schema ns.ev drop-column nosuch
 expect_fail 2 'unknown or unsupported type "lng"' "$floe" table schema ns.ev add-column z lng
 expect_fail 1 'it is optional' "$floe" table schema ns.ev set-identifier-fields kind
 expect_fail 2 'the changes are add-column' "$floe" table schema ns.ev recolor id
