@@ -9,6 +9,7 @@
  *         | column "IS" ["NOT"] "NULL" | column ["NOT"] "LIKE" 'prefix%'
  *   op   := = | == | != | <> | < | <= | > | >=
  *   column  := name ("." name)*: the names of its struct fields from the top level down
+ *              (the table scan reads names past a variant field as object keys inside it)
  *   name    := letters, digits, '_' and bytes past ASCII, or "double-quoted" or
  *              `backquoted` (any text but NUL; "" and `` escape the quote): a quoted name
  *              is one name whatever it holds, so `a.b` is a column named a.b and a.b is

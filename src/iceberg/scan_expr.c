@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "common/filter.h"
 #include "scan_internal.h"
 
@@ -50,13 +52,24 @@ static const floe_field *find_names(const floe_schema *s, const char *const *pat
     return cur == &s->root ? NULL : cur;
 }
 
+/* The column fl names: a primitive field, or a variant field when a prefix of the path
+ * names one (the rest of the path are object keys inside its values). */
 static int column(binder *p, const floe_filter *fl, const floe_field **out) {
     const char *name = fl->column;
-    const floe_field *f = find_names(p->schema, fl->path, fl->npath);
+    const floe_field *f = NULL;
+    for (size_t k = 1; k <= fl->npath && !f; k++) {
+        const floe_field *g = find_names(p->schema, fl->path, k);
+        if (!g)
+            break;
+        if (g->type == FLOE_TYPE_VARIANT)
+            f = g;
+    }
+    if (!f)
+        f = find_names(p->schema, fl->path, fl->npath);
     if (!f)
         return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column %s in the table schema",
                               name);
-    if (floe_type_is_nested(f->type))
+    if (floe_type_is_nested(f->type) && f->type != FLOE_TYPE_VARIANT)
         return floe_error_set(p->err, FLOE_EUNSUPPORTED,
                               "filter: column %s is a %s; only primitive columns can be "
                               "compared", name, floe_type_name(f->type));
@@ -65,6 +78,81 @@ static int column(binder *p, const floe_filter *fl, const floe_field **out) {
             return floe_error_set(p->err, FLOE_EUNSUPPORTED,
                                   "filter: column %s is inside a list or map", name);
     *out = f;
+    return 0;
+}
+
+/* A literal compared with a variant value: a 'string', true, false or a number (JSON's
+ * grammar, a leading + allowed); kept as written. */
+static bool variant_number(const char *s, size_t n) {
+    size_t i = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        i++;
+    size_t d0 = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    size_t nd = i - d0;
+    if (i < n && s[i] == '.') {
+        size_t f0 = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        nd += i - f0;
+    }
+    if (!nd)
+        return false;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        size_t e0 = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == e0)
+            return false;
+    }
+    return i == n;
+}
+
+/* A predicate node on column f, its literal null for now. */
+static floe_expr *pred_node(binder *p, const floe_field *f, floe_pred_op op) {
+    floe_expr *e = node(p, FLOE_EXPR_PRED);
+    if (e) {
+        e->field = f;
+        e->field_id = f->id;
+        e->op = op;
+        e->lit = floe_value_null(f->type);
+    }
+    return e;
+}
+
+static int variant_pred(binder *p, const floe_filter *fl, const floe_field *f, size_t vdepth,
+                        floe_pred_op op, const floe_filter_lit *l, floe_expr **out) {
+    floe_expr *e = pred_node(p, f, op);
+    if (!e)
+        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
+    e->variant = true;
+    e->vpath = fl->path + vdepth;
+    e->nvpath = fl->npath - vdepth;
+    if (l) {
+        if (l->kind == FLOE_FILTER_LIT_NULL)
+            return floe_filter_fail(fl, l->offset, p->err, FLOE_EINVALID,
+                                    "comparison with null is never true; use IS NULL or IS "
+                                    "NOT NULL (column %s)", fl->column);
+        if (l->kind == FLOE_FILTER_LIT_WORD) {
+            bool word = (l->n == 4 && !strncasecmp(l->text, "true", 4)) ||
+                        (l->n == 5 && !strncasecmp(l->text, "false", 5));
+            if (!word && !variant_number(l->text, l->n))
+                return floe_filter_fail(fl, l->offset, p->err, FLOE_EINVALID,
+                                        "%s is inside a variant: compare it with a number, "
+                                        "a 'string', true or false", fl->column);
+        }
+        e->vlit_kind = l->kind;
+        e->vlit = l->text;
+        e->vlit_n = l->n;
+    }
+    /* a value of another type than the literal fails every comparison, so it passes
+     * every negated one: NOT (x < 5) holds for a string x */
+    e->or_nan = fl->negated && op >= FLOE_PRED_LT && op <= FLOE_PRED_GE;
+    *out = e;
     return 0;
 }
 
@@ -120,13 +208,15 @@ static int literal(binder *p, const floe_filter *fl, const floe_filter_lit *l,
 
 static int pred(binder *p, const floe_filter *fl, const floe_field *f, floe_pred_op op,
                 const floe_filter_lit *l, floe_expr **out) {
-    floe_expr *e = node(p, FLOE_EXPR_PRED);
+    if (f->type == FLOE_TYPE_VARIANT) {
+        size_t vdepth = 0; /* the names down to the variant field */
+        for (const floe_field *q = f; q; q = q->parent)
+            vdepth++;
+        return variant_pred(p, fl, f, vdepth, op, l, out);
+    }
+    floe_expr *e = pred_node(p, f, op);
     if (!e)
         return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
-    e->field = f;
-    e->field_id = f->id;
-    e->op = op;
-    e->lit = floe_value_null(f->type);
     if (l)
         FLOE_FORWARD_IF_ERROR(literal(p, fl, l, f, &e->lit, &e->is_nan));
     /* NaN fails every range, so it passes every negated one: NOT (x < 5) is x >= 5 or x
@@ -175,7 +265,7 @@ static int bind_pred(binder *p, const floe_filter *fl, floe_expr **out) {
     }
     case FLOE_FILTER_LIKE:
     case FLOE_FILTER_NOT_LIKE: {
-        if (f->type != FLOE_TYPE_STRING)
+        if (f->type != FLOE_TYPE_STRING && f->type != FLOE_TYPE_VARIANT)
             return floe_filter_fail(fl, fl->column_offset, p->err, FLOE_EINVALID,
                                     "LIKE needs a string column");
         floe_expr *e;
@@ -223,6 +313,118 @@ static bool is_float_nan(const floe_value *v) {
            (v->type == FLOE_TYPE_DOUBLE && isnan(v->v.d));
 }
 
+/* A JSON number's sign, significant digits and magnitude, for an exact comparison
+ * (variant decimals have up to 38 digits and int64s more than a double holds). */
+typedef struct dnum {
+    const char *s;
+    size_t n;
+    size_t ki, kf;     /* integer digits s[ki..ki+ni), fraction digits s[kf..kf+nf) */
+    size_t ni, nf;
+    size_t lead;       /* leading zeros of the integer and fraction digits together */
+    int64_t mag;       /* value = 0.d1d2... x 10^mag (d1 the first significant digit) */
+    bool neg, zero;
+} dnum;
+
+static char dnum_digit(const dnum *d, size_t j) { /* j-th digit of integer || fraction */
+    if (j < d->ni)
+        return d->s[d->ki + j];
+    j -= d->ni;
+    return j < d->nf ? d->s[d->kf + j] : '0';
+}
+
+static void dnum_read(const char *s, size_t n, dnum *d) {
+    memset(d, 0, sizeof *d);
+    d->s = s;
+    d->n = n;
+    size_t i = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        d->neg = s[i++] == '-';
+    d->ki = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    d->ni = i - d->ki;
+    if (i < n && s[i] == '.') {
+        d->kf = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        d->nf = i - d->kf;
+    }
+    int64_t exp = 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        bool eneg = false;
+        if (++i < n && (s[i] == '-' || s[i] == '+'))
+            eneg = s[i++] == '-';
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            if (exp < 1000000000)
+                exp = exp * 10 + (s[i] - '0');
+        if (eneg)
+            exp = -exp;
+    }
+    while (d->lead < d->ni + d->nf && dnum_digit(d, d->lead) == '0')
+        d->lead++;
+    d->zero = d->lead == d->ni + d->nf;
+    d->mag = (int64_t)d->ni - (int64_t)d->lead + exp;
+}
+
+static int dnum_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    dnum x, y;
+    dnum_read(a, an, &x);
+    dnum_read(b, bn, &y);
+    int sx = x.zero ? 0 : x.neg ? -1 : 1, sy = y.zero ? 0 : y.neg ? -1 : 1;
+    if (sx != sy || sx == 0)
+        return (sx > sy) - (sx < sy);
+    int c = (x.mag > y.mag) - (x.mag < y.mag);
+    size_t nx = x.ni + x.nf - x.lead, ny = y.ni + y.nf - y.lead;
+    for (size_t j = 0; !c && (j < nx || j < ny); j++) {
+        char dx = dnum_digit(&x, x.lead + j), dy = dnum_digit(&y, y.lead + j);
+        c = (dx > dy) - (dx < dy);
+    }
+    return sx < 0 ? -c : c;
+}
+
+/* A variant predicate on the JSON text of the variant value at its path. */
+static int eval_variant(const floe_expr *e, const floe_value *whole) {
+    if (whole->is_null || whole->type != FLOE_TYPE_VARIANT)
+        return e->op == FLOE_PRED_IS_NULL ? 1 : e->op == FLOE_PRED_NOT_NULL ? 0 : -1;
+    floe_jspan v = {(const char *)whole->v.bytes.p, whole->v.bytes.n};
+    bool null = false;
+    for (size_t k = 0; k < e->nvpath && !null; k++)
+        null = !floe_jtext_member(v, e->vpath[k], &v); /* not an object, or no such key */
+    null = null || v.n == 0 || (v.n == 4 && !memcmp(v.p, "null", 4));
+    if (e->op == FLOE_PRED_IS_NULL || e->op == FLOE_PRED_NOT_NULL)
+        return null == (e->op == FLOE_PRED_IS_NULL);
+    if (null)
+        return -1;
+    /* the value and the literal as two values of one type, or a mismatch */
+    floe_value x, y;
+    bool same = false;
+    char v0 = v.p[0];
+    json_t *j = NULL;
+    if (e->vlit_kind == FLOE_FILTER_LIT_STRING) {
+        j = v0 == '"' ? json_loadb(v.p, v.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
+        if ((same = j && json_is_string(j))) {
+            x = floe_value_string(json_string_value(j), json_string_length(j));
+            y = floe_value_string(e->vlit, e->vlit_n);
+        }
+    } else if (e->op != FLOE_PRED_STARTS_WITH) {
+        bool lit_true = e->vlit_n == 4 && !strncasecmp(e->vlit, "true", 4);
+        bool lit_bool = lit_true || (e->vlit_n == 5 && !strncasecmp(e->vlit, "false", 5));
+        if (lit_bool && (v0 == 't' || v0 == 'f')) {
+            same = true;
+            x = floe_value_bool(v0 == 't');
+            y = floe_value_bool(lit_true);
+        } else if (!lit_bool && (v0 == '-' || (v0 >= '0' && v0 <= '9'))) {
+            same = true; /* the exact comparison's sign against 0 */
+            x = floe_value_long(dnum_cmp(v.p, v.n, e->vlit, e->vlit_n));
+            y = floe_value_long(0);
+        }
+    }
+    int r = same ? floe_pred_eval(e->op, &x, &y)
+                 : e->op == FLOE_PRED_NE || e->or_nan; /* not equal, not ordered */
+    json_decref(j);
+    return r;
+}
+
 int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx) {
     switch (e->kind) {
     case FLOE_EXPR_TRUE: return 1;
@@ -253,6 +455,8 @@ int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx) {
         floe_value v;
         if (get(ctx, e->field_id, &v) < 0)
             return -1;
+        if (e->variant)
+            return eval_variant(e, &v);
         if (e->op == FLOE_PRED_IS_NULL)
             return v.is_null;
         if (e->op == FLOE_PRED_NOT_NULL)
@@ -377,6 +581,8 @@ static const floe_column_bound *bound_of(const floe_bound_map *m, int32_t id) {
 }
 
 static bool file_pred_may(const floe_expr *e, const floe_data_file *f) {
+    if (e->variant) /* metrics do not describe the values inside a variant */
+        return true;
     int64_t vc = 0, nc = 0, nan = 0;
     bool has_vc = count_of(&f->value_counts, e->field_id, &vc);
     bool has_nc = count_of(&f->null_value_counts, e->field_id, &nc);
@@ -431,7 +637,7 @@ bool floe_expr_file_may_match(const floe_expr *e, const floe_schema *schema,
 /* For each partition field fed by the predicate's column, project and test. */
 static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
                           const floe_value *tuple, size_t n, const floe_manifest_file *mf) {
-    if (e->is_nan || e->or_nan)
+    if (e->is_nan || e->or_nan || e->variant)
         return true;
     for (size_t i = 0; i < spec->nfields && i < (mf ? mf->npartitions : n); i++) {
         const floe_partition_field *pf = &spec->fields[i];

@@ -15,6 +15,7 @@
 
 #include "floe/manifest.h"
 #include "floe/partition.h"
+#include "common/filter.h"
 #include "floe/schema.h"
 
 /* Parsed manifest schemas shared by the manifest readers of one scan plan: the manifests
@@ -48,6 +49,24 @@ int floe_sv_to_canonical(const floe_value *v, floe_buf *out);
 int floe_sv_from_literal(const floe_field *f, const char *p, size_t n, floe_arena *arena,
                          floe_value *out, floe_error *err);
 
+/* JSON text as the Parquet reader prints rows and variants (no whitespace; keys escaped by
+ * floe_json_append_string): spans of values located without parsing them. */
+typedef struct floe_jspan {
+    const char *p;
+    size_t n;
+} floe_jspan;
+/* The end of the value starting at s[i]. */
+size_t floe_jtext_skip_value(const char *s, size_t n, size_t i);
+/* Call fn for each member of the object text s[0..n) (keys: the raw text between the
+ * quotes) until it returns nonzero, which is returned. FLOE_ECORRUPT for text that is not
+ * an object. */
+typedef int (*floe_jtext_kv_fn)(void *ctx, floe_jspan key, floe_jspan value);
+int floe_jtext_each_member(const char *s, size_t n, floe_jtext_kv_fn fn, void *ctx);
+/* Whether a raw key spells name. */
+bool floe_jtext_key_is(floe_jspan key, const char *name);
+/* Member name of the object text obj: false when obj is not an object or lacks it. */
+bool floe_jtext_member(floe_jspan obj, const char *name, floe_jspan *out);
+
 /* ---------------------------------------------------------------------------------------
  * Filter expressions over a table schema (the --where language, common/filter.h, with
  * columns named by the table's current names and resolved to field ids).
@@ -71,7 +90,17 @@ struct floe_expr {
     floe_value lit;            /* bytes in the expression arena */
     bool is_nan;               /* x = NaN (literal 'NaN' on a float column) */
     bool or_nan;               /* also true for NaN values: a negated range on a float
-                                  column (NOT (x < 5) holds for NaN, where x < 5 is false) */
+                                  column (NOT (x < 5) holds for NaN, where x < 5 is false);
+                                  on a variant path, also true for a value of another
+                                  type than the literal's */
+    /* PRED on a path inside a variant field (field): the object keys below it, and the
+     * literal as written (lit is then unused). The row value is the variant's JSON text. */
+    bool variant;
+    const char *const *vpath;
+    size_t nvpath;
+    floe_filter_lit_kind vlit_kind; /* common/filter.h: STRING or WORD */
+    const char *vlit;
+    size_t vlit_n;
 };
 
 /* Parse text (common/filter.h) against schema. Everything lives in arena. Only primitive
@@ -81,7 +110,8 @@ struct floe_expr {
 int floe_expr_parse(const floe_schema *schema, const char *text, floe_arena *arena,
                     floe_expr **out, floe_error *err);
 
-/* Three-valued result: 1 true, 0 false, -1 unknown (null involved). */
+/* Three-valued result: 1 true, 0 false, -1 unknown (null involved). get gives a
+ * variant field's value as FLOE_TYPE_VARIANT whose bytes are its JSON text. */
 typedef int (*floe_expr_value_fn)(void *ctx, int32_t field_id, floe_value *out);
 int floe_expr_eval_row(const floe_expr *e, floe_expr_value_fn get, void *ctx);
 

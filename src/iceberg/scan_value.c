@@ -379,3 +379,123 @@ int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
     default: return floe_buf_append(b, "null", 4);
     }
 }
+
+/* ---------------------------------------------------------------------------------------
+ * JSON object text: top-level key/value spans
+ * ------------------------------------------------------------------------------------- */
+
+static size_t skip_string(const char *s, size_t n, size_t i) {
+    for (i++; i < n; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return n;
+}
+
+size_t floe_jtext_skip_value(const char *s, size_t n, size_t i) {
+    if (i >= n)
+        return n;
+    if (s[i] == '"')
+        return skip_string(s, n, i);
+    if (s[i] == '{' || s[i] == '[') {
+        int depth = 0;
+        while (i < n) {
+            char c = s[i];
+            if (c == '"') {
+                i = skip_string(s, n, i);
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if (c == '}' || c == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+            i++;
+        }
+        return n;
+    }
+    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']')
+        i++;
+    return i;
+}
+
+/* Call fn for each member of the object text s[0..n). Keys are the raw text between the
+ * quotes. FLOE_ECORRUPT for text that is not an object. */
+int floe_jtext_each_member(const char *s, size_t n, floe_jtext_kv_fn fn, void *ctx) {
+    size_t i = 0;
+    if (n == 0 || s[0] != '{')
+        return FLOE_ECORRUPT;
+    i = 1;
+    if (i < n && s[i] == '}')
+        return 0;
+    while (i < n) {
+        if (s[i] != '"')
+            return FLOE_ECORRUPT;
+        size_t ke = skip_string(s, n, i);
+        floe_jspan key = {s + i + 1, ke - i - 2};
+        i = ke;
+        if (i >= n || s[i] != ':')
+            return FLOE_ECORRUPT;
+        i++;
+        size_t ve = floe_jtext_skip_value(s, n, i);
+        floe_jspan val = {s + i, ve - i};
+        int rc = fn(ctx, key, val);
+        if (rc)
+            return rc;
+        i = ve;
+        if (i < n && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < n && s[i] == '}')
+            return 0;
+        return FLOE_ECORRUPT;
+    }
+    return FLOE_ECORRUPT;
+}
+
+/* Whether key, the text between the quotes of a member name the reader wrote (with
+ * floe_json_append_string), spells name. */
+bool floe_jtext_key_is(floe_jspan key, const char *name) {
+    size_t i = 0;
+    for (const uint8_t *s = (const uint8_t *)name; *s; s++) {
+        char esc[6];
+        size_t el = floe_json_escape_byte(*s, esc);
+        if (el == 0 && (i >= key.n || key.p[i] != (char)*s))
+            return false;
+        if (el && (key.n - i < el || memcmp(key.p + i, esc, el)))
+            return false;
+        i += el ? el : 1;
+    }
+    return i == key.n;
+}
+
+typedef struct find_ctx {
+    const char *name;
+    floe_jspan out;
+    bool found;
+} find_ctx;
+
+static int find_cb(void *ctx, floe_jspan key, floe_jspan value) {
+    find_ctx *f = ctx;
+    if (floe_jtext_key_is(key, f->name)) {
+        f->out = value;
+        f->found = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* Member `name` of an object text. */
+bool floe_jtext_member(floe_jspan obj, const char *name, floe_jspan *out) {
+    find_ctx f = {.name = name};
+    if (obj.n < 2 || obj.p[0] != '{')
+        return false;
+    floe_jtext_each_member(obj.p, obj.n, find_cb, &f);
+    if (f.found)
+        *out = f.out;
+    return f.found;
+}

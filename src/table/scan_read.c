@@ -49,132 +49,8 @@
 
 const char *const *floe_scan_plan_columns(const floe_scan_plan *p, size_t *n);
 
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
-
-/* ---------------------------------------------------------------------------------------
- * JSON object text: top-level key/value spans
- * ------------------------------------------------------------------------------------- */
-
-static size_t skip_string(const char *s, size_t n, size_t i) {
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return n;
-}
-
-static size_t skip_value(const char *s, size_t n, size_t i) {
-    if (i >= n)
-        return n;
-    if (s[i] == '"')
-        return skip_string(s, n, i);
-    if (s[i] == '{' || s[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            char c = s[i];
-            if (c == '"') {
-                i = skip_string(s, n, i);
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-            i++;
-        }
-        return n;
-    }
-    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']')
-        i++;
-    return i;
-}
-
-typedef int (*kv_fn)(void *ctx, span key, span value);
-
-/* Call fn for each member of the object text s[0..n). Keys are the raw text between the
- * quotes. FLOE_ECORRUPT for text that is not an object. */
-static int each_member(const char *s, size_t n, kv_fn fn, void *ctx) {
-    size_t i = 0;
-    if (n == 0 || s[0] != '{')
-        return FLOE_ECORRUPT;
-    i = 1;
-    if (i < n && s[i] == '}')
-        return 0;
-    while (i < n) {
-        if (s[i] != '"')
-            return FLOE_ECORRUPT;
-        size_t ke = skip_string(s, n, i);
-        span key = {s + i + 1, ke - i - 2};
-        i = ke;
-        if (i >= n || s[i] != ':')
-            return FLOE_ECORRUPT;
-        i++;
-        size_t ve = skip_value(s, n, i);
-        span val = {s + i, ve - i};
-        int rc = fn(ctx, key, val);
-        if (rc)
-            return rc;
-        i = ve;
-        if (i < n && s[i] == ',') {
-            i++;
-            continue;
-        }
-        if (i < n && s[i] == '}')
-            return 0;
-        return FLOE_ECORRUPT;
-    }
-    return FLOE_ECORRUPT;
-}
-
-/* Whether key, the text between the quotes of a member name the reader wrote (with
- * floe_json_append_string), spells name. */
-static bool key_is(span key, const char *name) {
-    size_t i = 0;
-    for (const uint8_t *s = (const uint8_t *)name; *s; s++) {
-        char esc[6];
-        size_t el = floe_json_escape_byte(*s, esc);
-        if (el == 0 && (i >= key.n || key.p[i] != (char)*s))
-            return false;
-        if (el && (key.n - i < el || memcmp(key.p + i, esc, el)))
-            return false;
-        i += el ? el : 1;
-    }
-    return i == key.n;
-}
-
-typedef struct find_ctx {
-    const char *name;
-    span out;
-    bool found;
-} find_ctx;
-
-static int find_cb(void *ctx, span key, span value) {
-    find_ctx *f = ctx;
-    if (key_is(key, f->name)) {
-        f->out = value;
-        f->found = true;
-        return 1;
-    }
-    return 0;
-}
-
-/* Member `name` of an object text. */
-static bool member(span obj, const char *name, span *out) {
-    find_ctx f = {.name = name};
-    if (obj.n < 2 || obj.p[0] != '{')
-        return false;
-    each_member(obj.p, obj.n, find_cb, &f);
-    if (f.found)
-        *out = f.out;
-    return f.found;
-}
+typedef floe_jspan span;
+typedef floe_jtext_kv_fn kv_fn;
 
 static int json_key(floe_buf *b, const char *name) {
     json_t *s = json_string(name);
@@ -424,7 +300,7 @@ typedef struct del_load_ctx {
 static int del_member_cb(void *ctx, span key, span value) {
     del_load_ctx *c = ctx;
     for (size_t i = 0; i < c->nnames; i++)
-        if (key_is(key, c->names[i])) {
+        if (floe_jtext_key_is(key, c->names[i])) {
             c->vals[c->slot[i]] = value;
             break;
         }
@@ -435,7 +311,7 @@ static int pos_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
     (void)pos;
     del_load_ctx *c = ctx;
     c->vals[0] = c->vals[1] = (span){"null", 4};
-    if (each_member(line, n, del_member_cb, c) < 0)
+    if (floe_jtext_each_member(line, n, del_member_cb, c) < 0)
         return floe_error_set(c->err, FLOE_ECORRUPT, "%s: unreadable row", c->what);
     floe_field sf = {.type = FLOE_TYPE_STRING, .name = "file_path"};
     floe_field lf = {.type = FLOE_TYPE_LONG, .name = "pos"};
@@ -478,7 +354,7 @@ static int eq_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
     del_load_ctx *c = ctx;
     for (size_t i = 0; i < c->nslots; i++)
         c->vals[i] = (span){"null", 4};
-    if (each_member(line, n, del_member_cb, c) < 0)
+    if (floe_jtext_each_member(line, n, del_member_cb, c) < 0)
         return floe_error_set(c->err, FLOE_ECORRUPT, "%s: unreadable row", c->what);
     floe_buf b;
     floe_buf_init(&b, 0);
@@ -709,10 +585,17 @@ static int field_value(void *ctx, int32_t field_id, floe_value *out) {
     for (size_t k = depth - 1; k-- > 0;) {
         if (is_null_span(v))
             break;
-        if (!member(v, chain[k]->name, &v)) {
+        if (!floe_jtext_member(v, chain[k]->name, &v)) {
             v = NULL_SPAN;
             break;
         }
+    }
+    if (f->type == FLOE_TYPE_VARIANT) { /* its JSON text: the filter walks the path in it */
+        *out = floe_value_null(FLOE_TYPE_VARIANT);
+        out->is_null = is_null_span(v);
+        out->v.bytes.p = (const uint8_t *)v.p;
+        out->v.bytes.n = v.n;
+        return 0;
     }
     floe_error e;
     floe_error_clear(&e);
@@ -764,7 +647,7 @@ static int each_item(span s, item_fn fn, void *ctx) {
     if (s.p[i] == ']')
         return 0;
     while (i < s.n) {
-        size_t e = skip_value(s.p, s.n, i);
+        size_t e = floe_jtext_skip_value(s.p, s.n, i);
         int rc = fn(ctx, (span){s.p + i, e - i});
         if (rc)
             return rc;
@@ -820,14 +703,14 @@ static int extract_entry(void *ctx, span entry) {
     extract_ctx *x = ctx;
     span k = NULL_SPAN, v = NULL_SPAN;
     if (entry.n && entry.p[0] == '{') {
-        if (!member(entry, "key", &k) || !member(entry, "value", &v))
+        if (!floe_jtext_member(entry, "key", &k) || !floe_jtext_member(entry, "value", &v))
             return FLOE_ECORRUPT;
     } else {
-        size_t i = 1, e = skip_value(entry.p, entry.n, i);
+        size_t i = 1, e = floe_jtext_skip_value(entry.p, entry.n, i);
         if (entry.n < 2 || entry.p[0] != '[' || e >= entry.n || entry.p[e] != ',')
             return FLOE_ECORRUPT;
         k = (span){entry.p + i, e - i};
-        size_t e2 = skip_value(entry.p, entry.n, e + 1);
+        size_t e2 = floe_jtext_skip_value(entry.p, entry.n, e + 1);
         v = (span){entry.p + e + 1, e2 - e - 1};
     }
     int rc = sep(x);
@@ -860,7 +743,7 @@ static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t d
     switch (f->type) {
     case FLOE_TYPE_STRUCT: {
         span m;
-        return extract(c, member(v, chain[1]->name, &m) ? m : NULL_SPAN, chain + 1, depth - 1,
+        return extract(c, floe_jtext_member(v, chain[1]->name, &m) ? m : NULL_SPAN, chain + 1, depth - 1,
                        out);
     }
     case FLOE_TYPE_LIST:
@@ -876,7 +759,7 @@ static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t d
         /* keys: a list; values: the same map with each value replaced */
         rc = floe_buf_append_byte(out, x.want_key || !obj ? '[' : '{');
         if (rc == 0)
-            rc = obj ? each_member(v.p, v.n, extract_member, &x) : each_item(v, extract_entry, &x);
+            rc = obj ? floe_jtext_each_member(v.p, v.n, extract_member, &x) : each_item(v, extract_entry, &x);
         if (rc == 0)
             rc = floe_buf_append_byte(out, x.want_key || !obj ? ']' : '}');
         break;
@@ -893,14 +776,14 @@ static int extract(scan_ctx *c, span v, const floe_field *const *chain, size_t d
 static int row_member_cb(void *ctx, span key, span value) {
     scan_ctx *c = ctx;
     for (size_t i = 0; i < c->ntop; i++) {
-        if (key_is(key, c->schema->root.children[i].name)) {
+        if (floe_jtext_key_is(key, c->schema->root.children[i].name)) {
             c->cells[i] = value;
             return 0;
         }
     }
-    if (c->lineage && key_is(key, FLOE_LINEAGE_ROW_ID))
+    if (c->lineage && floe_jtext_key_is(key, FLOE_LINEAGE_ROW_ID))
         c->lineage_cells[0] = value;
-    else if (c->lineage && key_is(key, FLOE_LINEAGE_SEQ))
+    else if (c->lineage && floe_jtext_key_is(key, FLOE_LINEAGE_SEQ))
         c->lineage_cells[1] = value;
     return 0;
 }
@@ -978,7 +861,7 @@ static int data_row_cb(void *ctx, int64_t pos, const char *line, size_t n) {
         c->cells[i] = NULL_SPAN;
     c->lineage_cells[0] = c->lineage_cells[1] = NULL_SPAN;
     c->pos = pos;
-    if (each_member(line, n, row_member_cb, c) < 0)
+    if (floe_jtext_each_member(line, n, row_member_cb, c) < 0)
         return floe_error_set(c->err, FLOE_ECORRUPT, "row %" PRId64 ": unreadable record",
                               pos);
     if (c->neq) {
