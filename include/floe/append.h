@@ -59,8 +59,12 @@ void floe_append_free(floe_append *a); /* accepts NULL */
  * spec (cherry-picking an append written under an older spec: files keep their spec).
  * The commit fails with FLOE_ENOTFOUND when the table has no such spec. */
 int floe_append_set_spec(floe_append *a, int32_t spec_id, floe_error *err) FLOE_NODISCARD;
-/* Stage a data file (deep-copied). Only content DATA is accepted; npartition must be the
- * field count of the default spec (or of the one floe_append_set_spec named). */
+/* Stage a data file (deep-copied): content DATA, or EQUALITY_DELETES with its equality
+ * field ids (a row delta, as an upsert stream commits: format v2 or later, else the commit
+ * fails with FLOE_EUNSUPPORTED; the snapshot is then an "overwrite", the delete files in a
+ * delete manifest of their own, never merged, their sequence number the snapshot's);
+ * npartition must be the field count of the default spec (or of the one
+ * floe_append_set_spec named). */
 int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) FLOE_NODISCARD;
 /* Commit to branch `branch` (copied) instead of main: the new snapshot's parent is the
  * branch's head, only the branch moves (write-audit-publish: main is published later
@@ -103,7 +107,8 @@ typedef struct floe_append_result {
     int64_t snapshot_id;        /* the new snapshot (0 when noop) */
     int64_t sequence_number;
     int attempts;               /* apply calls */
-    int64_t added_files, added_records, added_bytes;
+    int64_t added_files, added_records, added_bytes; /* files: data and delete files;
+                                                        records: data rows */
     int64_t manifests;          /* manifests in the committed list */
     int64_t manifests_merged;   /* manifests folded into merged ones by this commit */
     char *metadata_location;    /* the new metadata file (owned; free with _reset; NULL

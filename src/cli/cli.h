@@ -64,6 +64,7 @@ int floe_cmd_maintain(int argc, char **argv);
 int floe_cmd_health(int argc, char **argv);
 int floe_cmd_rewrite(int argc, char **argv);
 int floe_cmd_delete(int argc, char **argv);
+int floe_cmd_rewrite_deletes(int argc, char **argv);
 
 /* The I/O context of this run, built by main from the environment before the
  * subcommand starts (see docs/CONFIG.md); every catalog, table, reader and writer the

@@ -65,6 +65,7 @@ static const floe_cmd commands[] = {
     {"health", "measure a table's fragmentation and its cost; text, JSON or an HTML report", floe_cmd_health, false},
     {"expire", "expire snapshots and delete the files only they reached", floe_cmd_expire, false},
     {"orphans", "delete files in a table location that nothing references", floe_cmd_orphans, false},
+    {"rewrite-deletes", "resolve equality and position deletes into deletion vectors (v3)", floe_cmd_rewrite_deletes, false},
     {"rewrite-manifests", "regroup a snapshot's manifests by partition into target-size manifests", floe_cmd_rewrite_manifests, false},
     {"maintain", "run table maintenance (expiry, orphans, manifests, landing lifecycle) under leases", floe_cmd_maintain, true},
     {"version", "print the version", cmd_version, false},

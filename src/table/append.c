@@ -73,6 +73,9 @@ struct floe_append {
     floe_schema *spec_schema;     /* the schema spec binds in when not the current one */
     floe_manifest_file new_manifest;
     bool has_new_manifest;
+    size_t ndeletes;              /* equality delete files among files (a row delta) */
+    floe_manifest_file new_del_manifest; /* theirs, carried as it is (never merged) */
+    bool has_new_del_manifest;
     floe_strlist written;         /* recorded paths of every file this append wrote */
     floe_strlist final_refs;      /* manifests + list of the last attempt */
     int attempts;
@@ -136,8 +139,13 @@ int floe_append_set_spec(floe_append *a, int32_t spec_id, floe_error *err) {
 
 int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *err) {
     FLOE_RETURN_ERROR_IF(a->committed, err, FLOE_EINVALID, "append already committed");
-    FLOE_RETURN_ERROR_IF(f->content != FLOE_CONTENT_DATA, err, FLOE_EINVALID,
-                         "append: %s is not a data file", f->file_path);
+    bool eq = f->content == FLOE_CONTENT_EQUALITY_DELETES;
+    FLOE_RETURN_ERROR_IF(f->content != FLOE_CONTENT_DATA && !eq, err, FLOE_EINVALID,
+                         "append: %s is neither a data file nor an equality delete file",
+                         f->file_path);
+    FLOE_RETURN_ERROR_IF(eq && f->nequality_ids == 0, err, FLOE_EINVALID,
+                         "append: equality delete file %s names no equality field",
+                         f->file_path);
     FLOE_RETURN_ERROR_IF(!f->file_path || f->record_count < 0 || f->file_size_in_bytes < 0,
                          err, FLOE_EINVALID, "append: data file without path or counts");
     if (a->nfiles == a->cap) {
@@ -150,6 +158,7 @@ int floe_append_add_file(floe_append *a, const floe_data_file *f, floe_error *er
     }
     FLOE_FORWARD_IF_ERROR(floe_data_file_copy(f, &a->arena, &a->files[a->nfiles], err));
     a->nfiles++;
+    a->ndeletes += eq;
     return 0;
 }
 
@@ -304,9 +313,12 @@ static int parse_schema_spec(floe_append *a, const floe_table_metadata *m, floe_
  * the new manifest (written once, before the first attempt)
  * ------------------------------------------------------------------------------------- */
 
-static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe_error *err) {
+/* The manifest of the staged files of one content (data, or equality deletes). */
+static int write_new_manifest(floe_append *a, const floe_table_metadata *m, bool deletes,
+                              floe_error *err) {
     floe_manifest_write_options o;
     floe_manifest_write_options_init(&o);
+    o.content = deletes ? FLOE_MANIFEST_DELETES : FLOE_MANIFEST_DATA;
     o.schema = a->spec_schema ? a->spec_schema : a->schema;
     o.spec = a->spec;
     o.has_snapshot_id = true;
@@ -314,7 +326,7 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
     o.format_version = m->format_version; /* a table keeps its format */
     FLOE_FORWARD_IF_ERROR(
         floe_manifest_codec_from_props(m->properties, m->n_properties, &o.codec, &o.level, err));
-    char *recorded = floe_manifest_path_new(a->md_dir, a->commit_uuid, 0);
+    char *recorded = floe_manifest_path_new(a->md_dir, a->commit_uuid, deletes ? 1 : 0);
     char *phys = NULL;
     floe_manifest_writer *w = NULL;
     int rc = 0;
@@ -323,6 +335,8 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
     FLOE_CHECK(physical(a, recorded, &phys, err));
     FLOE_CHECK(floe_manifest_writer_open(floe_table_io(a->t), phys, &o, &w, err));
     for (size_t i = 0; i < a->nfiles; i++) {
+        if ((a->files[i].content == FLOE_CONTENT_EQUALITY_DELETES) != deletes)
+            continue;
         if (a->files[i].npartition != a->spec->nfields)
             FLOE_FAIL(err, FLOE_EINVALID,
                       "append: %s has %zu partition values, spec %d has %zu fields",
@@ -331,7 +345,8 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
         FLOE_CHECK(floe_manifest_writer_add(w, &a->files[i], -1, err));
     }
     FLOE_CHECK(track(a, recorded, err));
-    rc = floe_manifest_writer_close(w, NULL, &a->arena, &a->new_manifest, err);
+    floe_manifest_file *mf = deletes ? &a->new_del_manifest : &a->new_manifest;
+    rc = floe_manifest_writer_close(w, NULL, &a->arena, mf, err);
     w = NULL;
     if (rc < 0) {
         a->written.n--; /* the writer left nothing behind */
@@ -339,10 +354,13 @@ static int write_new_manifest(floe_append *a, const floe_table_metadata *m, floe
         goto done;
     }
     /* the list records where the manifest is as the table names it */
-    a->new_manifest.manifest_path = floe_arena_strdup(&a->arena, recorded);
-    if (!a->new_manifest.manifest_path)
+    mf->manifest_path = floe_arena_strdup(&a->arena, recorded);
+    if (!mf->manifest_path)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    a->has_new_manifest = true;
+    if (deletes)
+        a->has_new_del_manifest = true;
+    else
+        a->has_new_manifest = true;
 done:
     floe_manifest_writer_abort(w);
     floe_free(recorded);
@@ -409,7 +427,9 @@ static int merge_bin(attempt_ctx *c, const floe_manifest_file *const *bin, size_
         const floe_manifest_file *mf = bin[i];
         char *src = NULL;
         FLOE_CHECK(physical(a, mf->manifest_path, &src, err));
-        floe_manifest_read_options ro = {.manifest = mf, .spec = spec};
+        /* a v3 delete manifest holds deletion vectors: carried as they are */
+        floe_manifest_read_options ro = {.manifest = mf, .spec = spec,
+                                         .allow_deletion_vectors = true};
         rc = floe_manifest_reader_open(floe_table_io(c->a->t), src, &ro, &r, err);
         floe_free(src);
         if (rc < 0)
@@ -520,9 +540,12 @@ static int build_list(attempt_ctx *c, const floe_manifest_file *base, size_t nba
     int rc = 0;
     if (!all || !grp || !used)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    all[0] = &a->new_manifest;
+    size_t nall = 0;
+    if (a->has_new_manifest) /* not for a row delta of equality deletes only */
+        all[nall++] = &a->new_manifest;
     for (size_t i = 0; i < nbase; i++)
-        all[i + 1] = &base[i];
+        all[nall++] = &base[i];
+    n = nall;
     const floe_table_metadata *m = c->base;
     bool enabled = a->merge_enabled >= 0
                        ? a->merge_enabled == 1
@@ -675,6 +698,8 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         FLOE_CHECK(floe_manifest_list_read(floe_table_io(c.a->t), src, &lo, &c.arena, &bl, err));
     }
     FLOE_CHECK(build_list(&c, bl.files, bl.nfiles, err));
+    if (a->has_new_del_manifest)
+        FLOE_CHECK(out_push(&c, &a->new_del_manifest, err));
     /* v3: row ids for the manifests without them, from the next-row-id of this attempt */
     int64_t first_row_id = floe_metadata_builder_next_row_id(b), added_rows = 0;
     if (first_row_id >= 0)
@@ -710,29 +735,42 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         FLOE_CHECK(floe_strlist_push(&a->final_refs, c.out[i].manifest_path, err));
 
     /* summary */
-    int64_t added_records = 0, added_size = 0, changed = 0;
+    /* a row delta's equality deletes count apart (spec "Optional Snapshot Summary
+     * Fields"); its files' sizes are added files' sizes too */
+    int64_t added_records = 0, added_size = 0, changed = 0, eq_records = 0;
     for (size_t i = 0; i < a->nfiles; i++) {
-        added_records += a->files[i].record_count;
+        if (a->files[i].content == FLOE_CONTENT_EQUALITY_DELETES)
+            eq_records += a->files[i].record_count;
+        else
+            added_records += a->files[i].record_count;
         added_size += a->files[i].file_size_in_bytes;
     }
     FLOE_CHECK(count_partitions(a, &changed, err));
     summary_acc s = {.arena = &c.arena};
     for (size_t i = 0; i < a->nsummary; i++)
         FLOE_CHECK(sum_put(&s, a->summary[i].key, a->summary[i].value, err));
-    FLOE_CHECK(sum_int(&s, "added-data-files", (int64_t)a->nfiles, err));
+    FLOE_CHECK(sum_int(&s, "added-data-files", (int64_t)(a->nfiles - a->ndeletes), err));
     FLOE_CHECK(sum_int(&s, "added-records", added_records, err));
     FLOE_CHECK(sum_int(&s, "added-files-size", added_size, err));
     FLOE_CHECK(sum_int(&s, "changed-partition-count", changed, err));
+    if (a->ndeletes) {
+        FLOE_CHECK(sum_int(&s, "added-delete-files", (int64_t)a->ndeletes, err));
+        FLOE_CHECK(sum_int(&s, "added-equality-delete-files", (int64_t)a->ndeletes, err));
+        FLOE_CHECK(sum_int(&s, "added-equality-deletes", eq_records, err));
+    }
     floe_snapshot_totals added = {.records = added_records,
                                   .files_size = added_size,
-                                  .data_files = (int64_t)a->nfiles},
+                                  .data_files = (int64_t)(a->nfiles - a->ndeletes),
+                                  .delete_files = (int64_t)a->ndeletes,
+                                  .equality_deletes = eq_records},
                          tot;
     FLOE_CHECK(floe_table_next_totals(a->t, parent, bl.files, bl.nfiles, &added, &tot, err));
     for (int k = 0; k < 6; k++)
         FLOE_CHECK(sum_int(&s, floe_snapshot_total_keys[k], floe_snapshot_total(&tot, k), err));
 
     floe_snapshot_new sn = {.snapshot_id = a->snapshot_id,
-                            .operation = "append",
+                            /* a row delta (spec "Snapshots"): overwrite */
+                            .operation = a->ndeletes ? "overwrite" : "append",
                             .manifest_list = list_rec,
                             .summary = s.kv,
                             .n_summary = s.n,
@@ -807,7 +845,13 @@ int floe_append_commit(floe_append *a, floe_append_result *res, floe_error *err)
     a->snapshot_id = floe_metadata_new_snapshot_id();
     floe_uuid4(a->commit_uuid);
     FLOE_CHECK(floe_table_metadata_write_dir(t, &a->md_dir, err));
-    FLOE_CHECK(write_new_manifest(a, m, err));
+    FLOE_RETURN_ERROR_IF(a->ndeletes && m->format_version < 2, err, FLOE_EUNSUPPORTED,
+                         "equality deletes need format v2 or later (the table is v%d)",
+                         m->format_version);
+    if (a->ndeletes < a->nfiles || !a->ndeletes)
+        FLOE_CHECK(write_new_manifest(a, m, false, err));
+    if (a->ndeletes)
+        FLOE_CHECK(write_new_manifest(a, m, true, err));
     rc = floe_table_commit(t, apply, a, err);
     if (rc == FLOE_EUNKNOWN_STATE)
         return rc; /* A2: the table may reference anything we wrote */
@@ -829,10 +873,11 @@ finish:
             res->manifests = a->manifests;
             res->manifests_merged = a->merged;
             for (size_t i = 0; i < a->nfiles; i++) {
-                res->added_records += a->files[i].record_count;
+                if (a->files[i].content == FLOE_CONTENT_DATA)
+                    res->added_records += a->files[i].record_count;
                 res->added_bytes += a->files[i].file_size_in_bytes;
             }
-            res->added_files = (int64_t)a->nfiles;
+            res->added_files = (int64_t)a->nfiles; /* data and delete files */
         }
         /* The commit stands: an error now would make callers delete committed files
          * (fault-injection finding). Out of memory only costs the location (NULL). */

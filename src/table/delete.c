@@ -88,6 +88,13 @@ typedef struct bound_spec {
 typedef struct run {
     floe_table *t;
     const floe_delete_options *o;
+    bool resolve;                 /* floe_table_rewrite_deletes: targets are the files with
+                                     equality or position delete files, their vector every
+                                     row not live; no row filter */
+    const char *select;           /* resolve: --where choosing the data files, or NULL */
+    floe_keyset plan_files;       /* resolve: every data file live at the planned head */
+    floe_keyset pinned;           /* resolve: delete files that also apply to a data file
+                                     left out (--where): kept */
     const char *branch;           /* NULL = main */
     int fv;
     floe_arena arena;
@@ -181,7 +188,7 @@ static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
     run *r = ctx;
     (void)err;
     r->files_scanned++;
-    if (m->nmatched == 0)
+    if (m->nmatched == 0 && !r->resolve) /* resolving: no live row left, the file goes */
         return 0;
     const floe_data_file *df = m->task->file;
     if (r->ntargets == r->tcap) {
@@ -200,13 +207,27 @@ static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
     /* the scan skipped deleted rows, so matched and deleted are disjoint */
     size_t total = m->nmatched + m->ndeleted;
     tg->remove = (int64_t)total == m->rows && m->rows == df->record_count;
+    if (r->resolve) {
+        /* no filter: matched are the live rows; the vector is every other row */
+        total = (size_t)(m->rows - (int64_t)m->nmatched);
+        tg->newly = (int64_t)total - (int64_t)m->ndeleted; /* equality deleted */
+        tg->remove = m->nmatched == 0 && m->rows > 0 && m->rows == df->record_count;
+    }
     bool whole = r->fv >= 3; /* a vector holds every delete of its file */
     size_t n = tg->remove ? 0 : whole ? total : m->nmatched;
     if (n) {
         tg->pos = floe_arena_alloc(&r->arena, n * sizeof *tg->pos);
         if (!tg->pos)
             return floe_error_set(r->err, FLOE_ENOMEM, "out of memory");
-        if (whole) {
+        if (r->resolve) {
+            size_t i = 0, k = 0;
+            for (int64_t p = 0; p < m->rows; p++) {
+                if (i < m->nmatched && m->matched[i] == p)
+                    i++;
+                else
+                    tg->pos[k++] = p;
+            }
+        } else if (whole) {
             size_t i = 0, j = 0, k = 0;
             while (i < m->nmatched || j < m->ndeleted)
                 tg->pos[k++] = j == m->ndeleted || (i < m->nmatched && m->matched[i] < m->deleted[j])
@@ -221,7 +242,13 @@ static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
      * scoped to it (v3: merged into the new vector; any version: the file goes) */
     for (size_t d = 0; d < m->task->ndeletes && (whole || tg->remove); d++) {
         const floe_data_file *dd = m->task->deletes[d];
-        if (floe_data_file_is_dv(dd) || scoped_to(dd, df->file_path))
+        bool replaced = floe_data_file_is_dv(dd) || scoped_to(dd, df->file_path);
+        if (!replaced && r->resolve) {
+            /* resolved here for this file; gone unless a file left out needs it */
+            FLOE_FORWARD_IF_ERROR(delete_key(&r->kb, dd, r->err));
+            replaced = !floe_keyset_find(&r->pinned, r->kb.data, r->kb.len);
+        }
+        if (replaced)
             FLOE_FORWARD_IF_ERROR(add_old(r, dd));
     }
     int rc = floe_keyset_put(&r->target_idx, (const uint8_t *)tg->file.file_path,
@@ -263,6 +290,68 @@ static int branch_head(const run *r, const floe_table_metadata *m, const floe_sn
     return 0;
 }
 
+/* Does a task have delete files a vector would replace: equality deletes, position
+ * delete files, or more than one vector? */
+static bool needs_resolving(const floe_scan_task *task) {
+    size_t dvs = 0;
+    for (size_t d = 0; d < task->ndeletes; d++) {
+        if (!floe_data_file_is_dv(task->deletes[d]))
+            return true;
+        dvs++;
+    }
+    return dvs > 1;
+}
+
+/* Resolve mode: the plan (no filter) holds every live data file. The files with deletes
+ * to resolve (and, with a selection, that may hold rows it matches) are read; the
+ * equality and position delete files that also apply to a file left out are pinned. */
+static int find_resolvable(run *r, floe_scan_options *so) {
+    floe_error *err = r->err;
+    int rc = 0;
+    floe_scan_plan *sel = NULL;
+    floe_keyset chosen;
+    memset(&chosen, 0, sizeof chosen);
+    floe_scan_task *tasks = NULL;
+    if (r->select) {
+        so->where = r->select;
+        FLOE_CHECK(floe_scan_plan_files(r->t, so, &sel, err));
+        for (size_t i = 0; i < sel->ntasks && rc == 0; i++)
+            rc = floe_keyset_put(&chosen, sel->tasks[i].file->file_path,
+                                 strlen(sel->tasks[i].file->file_path), 0, NULL);
+    }
+    size_t ntasks = r->plan->ntasks, n = 0;
+    tasks = floe_calloc(ntasks ? ntasks : 1, sizeof *tasks);
+    if (rc < 0 || !tasks)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ntasks; i++) {
+        const floe_scan_task *task = &r->plan->tasks[i];
+        const char *path = task->file->file_path;
+        if ((rc = floe_keyset_put(&r->plan_files, path, strlen(path), 0, NULL)) < 0)
+            FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+        if (needs_resolving(task) && (!sel || floe_keyset_find(&chosen, path, strlen(path)))) {
+            tasks[n++] = *task;
+            continue;
+        }
+        for (size_t d = 0; d < task->ndeletes; d++) {
+            FLOE_CHECK(delete_key(&r->kb, task->deletes[d], err));
+            if ((rc = floe_keyset_put(&r->pinned, r->kb.data, r->kb.len, 0, NULL)) < 0)
+                FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+        }
+    }
+    if (n) {
+        /* the same plan (schema, no filter), its chosen tasks only */
+        floe_scan_plan some = *r->plan;
+        some.tasks = tasks;
+        some.ntasks = n;
+        FLOE_CHECK(floe_scan_match_rows(r->t, &some, NULL, on_match, r, NULL, err));
+    }
+done:
+    floe_free(tasks);
+    floe_keyset_free(&chosen);
+    floe_scan_plan_free(sel);
+    return rc;
+}
+
 static int find_rows(run *r) {
     floe_error *err = r->err;
     const floe_table_metadata *m = floe_table_metadata_get(r->t);
@@ -274,6 +363,8 @@ static int find_rows(run *r) {
     floe_scan_options so = {.where = r->o->where, .has_snapshot_id = true,
                             .snapshot_id = head->snapshot_id};
     FLOE_FORWARD_IF_ERROR(floe_scan_plan_files(r->t, &so, &r->plan, err));
+    if (r->resolve)
+        return find_resolvable(r, &so);
     return floe_scan_match_rows(r->t, r->plan, NULL, on_match, r, NULL, err);
 }
 
@@ -292,13 +383,17 @@ static int push_added(run *r, const floe_data_file *f, int32_t spec_id) {
     return 0;
 }
 
+/* A kept target with rows deleted (resolving may find none: its equality deletes
+ * matched nothing). */
+static bool has_vector(const target *tg) { return !tg->remove && tg->npos > 0; }
+
 /* v3: every kept target's vector in one Puffin file. */
 static int write_vectors(run *r, const char *rec_dir, const char *phys_dir) {
     floe_error *err = r->err;
     int rc = 0;
     size_t n = 0;
     for (size_t i = 0; i < r->ntargets; i++)
-        n += !r->targets[i].remove;
+        n += has_vector(&r->targets[i]);
     if (!n)
         return 0;
     const char **paths = floe_calloc(n, sizeof *paths);
@@ -311,7 +406,7 @@ static int write_vectors(run *r, const char *rec_dir, const char *phys_dir) {
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; i < r->ntargets; i++) {
-        if (r->targets[i].remove)
+        if (!has_vector(&r->targets[i]))
             continue;
         paths[k] = r->targets[i].file.file_path;
         pos[k] = (floe_dv_positions){r->targets[i].pos, r->targets[i].npos};
@@ -327,7 +422,7 @@ static int write_vectors(run *r, const char *rec_dir, const char *phys_dir) {
     k = 0;
     for (size_t i = 0; i < r->ntargets; i++) {
         const target *tg = &r->targets[i];
-        if (tg->remove)
+        if (!has_vector(tg))
             continue;
         floe_data_file f = {.content = FLOE_CONTENT_POSITION_DELETES,
                             .file_path = rec_a,
@@ -536,7 +631,8 @@ static void replan(run *r, const char *what, const char *path) {
         return;
     r->replan = true;
     snprintf(r->replan_why, sizeof r->replan_why, "%s%s", what, path ? path : "");
-    floe_log(FLOE_LOG_INFO, "delete: planning again: %s", r->replan_why);
+    floe_log(FLOE_LOG_INFO, "%s: planning again: %s", r->resolve ? "rewrite-deletes" : "delete",
+             r->replan_why);
 }
 
 /* Spec spec_id bound for the base (cached per run: specs never change). */
@@ -580,6 +676,17 @@ static int check_new(attempt *a, const floe_manifest_file *mf, const floe_manife
                      const floe_manifest_entry *e, floe_error *err) {
     run *r = a->r;
     const floe_data_file *f = &e->file;
+    if (f->content == FLOE_CONTENT_DATA && r->resolve) {
+        /* a file added later (sequence number above the planned head's) is out of reach
+         * of every delete file planned, so of those removed; one added with an older
+         * sequence number (a compaction keeping its starting one) may not be */
+        if ((e->has_sequence_number && e->sequence_number > r->plan_seq) ||
+            floe_keyset_find(&r->plan_files, f->file_path, strlen(f->file_path)))
+            return 0;
+        replan(r, "a concurrent commit added a data file with an older sequence number: ",
+               f->file_path);
+        return 0;
+    }
     if (f->content == FLOE_CONTENT_DATA) {
         if (!e->has_sequence_number || e->sequence_number <= r->plan_seq)
             return 0;
@@ -595,6 +702,8 @@ static int check_new(attempt *a, const floe_manifest_file *mf, const floe_manife
     }
     if (entry_seq(e) <= r->plan_seq)
         return 0;
+    if (r->resolve && f->content == FLOE_CONTENT_EQUALITY_DELETES)
+        return 0; /* applies after the commit as before; the vectors stay right */
     if (f->referenced_data_file) {
         if (floe_keyset_find(&r->target_idx, (const uint8_t *)f->referenced_data_file,
                              strlen(f->referenced_data_file)))
@@ -825,14 +934,20 @@ static int add_snapshot(attempt *a, floe_metadata_builder *b, const floe_snapsho
         /* per entry its file's size, as the totals count (a vector: its Puffin file) */
         add_size += r->added[i].file.file_size_in_bytes;
     }
-    int64_t rm_dvs = 0, rm_pos_files = 0, rm_pos = 0, rm_del_size = 0;
+    int64_t rm_dvs = 0, rm_pos_files = 0, rm_pos = 0, rm_del_size = 0, rm_eq_files = 0,
+            rm_eq = 0;
     for (size_t i = 0; i < r->nolds; i++) {
         const floe_data_file *f = &r->olds[i].file;
-        if (floe_data_file_is_dv(f))
-            rm_dvs++;
-        else
-            rm_pos_files++;
-        rm_pos += f->record_count;
+        if (f->content == FLOE_CONTENT_EQUALITY_DELETES) {
+            rm_eq_files++;
+            rm_eq += f->record_count;
+        } else {
+            if (floe_data_file_is_dv(f))
+                rm_dvs++;
+            else
+                rm_pos_files++;
+            rm_pos += f->record_count;
+        }
         rm_del_size += f->file_size_in_bytes;
     }
     if (rm_files) {
@@ -853,16 +968,25 @@ static int add_snapshot(attempt *a, floe_metadata_builder *b, const floe_snapsho
         if (rm_pos_files)
             FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-delete-files", rm_pos_files,
                                           err));
-        FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-deletes", rm_pos, err));
+        if (rm_eq_files) {
+            FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-delete-files", rm_eq_files,
+                                          err));
+            FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-equality-deletes", rm_eq, err));
+        }
+        if (rm_dvs || rm_pos_files)
+            FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-position-deletes", rm_pos, err));
     }
     if (rm_files || r->nolds)
         FLOE_FORWARD_IF_ERROR(sum_int(&s, "removed-files-size", rm_size + rm_del_size, err));
-    FLOE_FORWARD_IF_ERROR(sum_int(&s, "floe.delete.rows", newly, err));
+    FLOE_FORWARD_IF_ERROR(sum_int(&s, r->resolve ? "floe.rewrite-deletes.rows-resolved"
+                                                 : "floe.delete.rows",
+                                  newly, err));
     floe_snapshot_totals delta = {.records = -rm_records,
                                   .files_size = add_size - rm_size - rm_del_size,
                                   .data_files = -rm_files,
                                   .delete_files = add_del - (int64_t)r->nolds,
-                                  .position_deletes = add_pos - rm_pos},
+                                  .position_deletes = add_pos - rm_pos,
+                                  .equality_deletes = -rm_eq},
                          tot;
     FLOE_FORWARD_IF_ERROR(floe_table_next_totals(r->t, head, bl->files, bl->nfiles, &delta,
                                                  &tot, err));
@@ -870,7 +994,9 @@ static int add_snapshot(attempt *a, floe_metadata_builder *b, const floe_snapsho
         FLOE_FORWARD_IF_ERROR(sum_int(&s, floe_snapshot_total_keys[k],
                                       floe_snapshot_total(&tot, k), err));
     floe_snapshot_new sn = {.snapshot_id = r->snapshot_id,
-                            .operation = "delete",
+                            /* resolving changes no row: a "replace" (spec
+                               "Snapshots"), as Iceberg's rewrite of delete files */
+                            .operation = r->resolve ? "replace" : "delete",
                             .manifest_list = list_rec,
                             .summary = s.kv,
                             .n_summary = s.n,
@@ -981,6 +1107,10 @@ static void run_reset(run *r) {
     floe_keyset_free(&r->target_idx);
     floe_keyset_free(&r->old_idx);
     floe_keyset_free(&r->target_parts);
+    floe_keyset_free(&r->plan_files);
+    floe_keyset_free(&r->pinned);
+    memset(&r->plan_files, 0, sizeof r->plan_files);
+    memset(&r->pinned, 0, sizeof r->pinned);
     memset(&r->target_idx, 0, sizeof r->target_idx);
     memset(&r->old_idx, 0, sizeof r->old_idx);
     memset(&r->target_parts, 0, sizeof r->target_parts);
@@ -1000,6 +1130,98 @@ static void run_reset(run *r) {
     r->replan = false;
 }
 
+/* Plan, write and commit (again when concurrent commits interfere): the body of both
+ * entry points. The removed delete files of the last plan are counted by kind in
+ * removed[] (vectors, position delete files, equality delete files). */
+static int run_plans(run *r, floe_delete_result *res, int64_t removed[3]) {
+    floe_table *t = r->t;
+    floe_error *err = r->err;
+    const floe_delete_options *o = r->o;
+    const char *what = r->resolve ? "rewrite-deletes" : "delete";
+    floe_arena_init(&r->arena, 64 * 1024);
+    floe_buf_init(&r->kb, 0);
+    floe_delete_result out;
+    memset(&out, 0, sizeof out);
+    int max_plans = 1 + (o->max_replans > 0 ? o->max_replans : 4);
+    int rc = 0;
+    for (int plan = 1;; plan++) {
+        out.plans = plan;
+        if (plan > 1)
+            FLOE_CHECK(floe_table_refresh(t, err));
+        const floe_table_metadata *m = floe_table_metadata_get(t);
+        r->fv = m->format_version;
+        out.format_version = r->fv;
+        if (r->fv < 2)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                      "the table is format v1: row-level deletes need format v2 or later "
+                      "(floe table upgrade NS.NAME --format-version 2)");
+        if (r->resolve && r->fv < 3)
+            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                      "the table is format v%d: rewrite-deletes resolves deletes into deletion "
+                      "vectors, which need format v3 (floe table upgrade NS.NAME "
+                      "--format-version 3; v2 position delete files stay readable and are "
+                      "rewritten into vectors then)", r->fv);
+        FLOE_CHECK(floe_table_metadata_check_writable(m, err));
+        FLOE_CHECK(find_rows(r));
+        out.files_scanned = r->files_scanned;
+        out.rows_deleted = out.data_files_affected = out.data_files_removed = 0;
+        size_t vectors = 0;
+        for (size_t i = 0; i < r->ntargets; i++) {
+            out.rows_deleted += r->targets[i].newly;
+            out.data_files_affected++;
+            out.data_files_removed += r->targets[i].remove;
+            vectors += has_vector(&r->targets[i]);
+        }
+        out.delete_files_removed = (int64_t)r->nolds;
+        removed[0] = removed[1] = removed[2] = 0;
+        for (size_t i = 0; i < r->nolds; i++) {
+            const floe_data_file *f = &r->olds[i].file;
+            removed[f->content == FLOE_CONTENT_EQUALITY_DELETES ? 2
+                    : floe_data_file_is_dv(f)                   ? 0
+                                                                : 1]++;
+        }
+        if (r->ntargets == 0 || (!vectors && !r->nolds && !out.data_files_removed)) {
+            out.noop = true;
+            break;
+        }
+        if (o->dry_run) {
+            out.delete_files_added = (int64_t)vectors; /* v3: one vector each */
+            break;
+        }
+        r->snapshot_id = floe_metadata_new_snapshot_id();
+        floe_uuid4(r->uuid);
+        FLOE_CHECK(floe_table_metadata_write_dir(t, &r->md_dir, err));
+        rc = write_delete_files(r);
+        if (rc == 0)
+            rc = floe_table_commit(t, apply, r, err);
+        out.attempts = r->attempts;
+        if (rc == FLOE_EUNKNOWN_STATE)
+            goto done; /* D3: the table may reference anything written */
+        if (rc < 0 || r->replan) {
+            floe_commit_files_cleanup(&r->files, t, false, what);
+            if (rc < 0)
+                goto done;
+            if (plan >= max_plans)
+                FLOE_FAIL(err, FLOE_ECONFLICT,
+                          "%s: concurrent commits changed the planned files %d times "
+                          "(last: %s); nothing was changed, run it again", what, plan,
+                          r->replan_why);
+            run_reset(r);
+            continue;
+        }
+        floe_commit_files_cleanup(&r->files, t, true, what);
+        out.snapshot_id = r->snapshot_id;
+        out.delete_files_added = (int64_t)r->nadded;
+        break;
+    }
+    if (res)
+        *res = out;
+done:
+    run_reset(r);
+    floe_buf_free(&r->kb);
+    return rc < 0 ? rc : 0;
+}
+
 int floe_table_delete_rows(floe_table *t, const floe_delete_options *o, floe_delete_result *res,
                            floe_error *err) {
     FLOE_RETURN_ERROR_IF(!o || !o->where || !*o->where, err, FLOE_EINVALID,
@@ -1010,72 +1232,42 @@ int floe_table_delete_rows(floe_table *t, const floe_delete_options *o, floe_del
     r.o = o;
     r.err = err;
     r.branch = o->branch && strcmp(o->branch, "main") ? o->branch : NULL;
-    floe_arena_init(&r.arena, 64 * 1024);
-    floe_buf_init(&r.kb, 0);
-    floe_delete_result out;
-    memset(&out, 0, sizeof out);
-    int max_plans = 1 + (o->max_replans > 0 ? o->max_replans : 4);
-    int rc = 0;
-    for (int plan = 1;; plan++) {
-        out.plans = plan;
-        if (plan > 1)
-            FLOE_CHECK(floe_table_refresh(t, err));
-        const floe_table_metadata *m = floe_table_metadata_get(t);
-        r.fv = m->format_version;
-        out.format_version = r.fv;
-        if (r.fv < 2)
-            FLOE_FAIL(err, FLOE_EUNSUPPORTED,
-                      "the table is format v1: row-level deletes need format v2 or later "
-                      "(floe table upgrade NS.NAME --format-version 2)");
-        FLOE_CHECK(floe_table_metadata_check_writable(m, err));
-        FLOE_CHECK(find_rows(&r));
-        out.files_scanned = r.files_scanned;
-        out.rows_deleted = out.data_files_affected = out.data_files_removed = 0;
-        for (size_t i = 0; i < r.ntargets; i++) {
-            out.rows_deleted += r.targets[i].newly;
-            out.data_files_affected++;
-            out.data_files_removed += r.targets[i].remove;
-        }
-        out.delete_files_removed = (int64_t)r.nolds;
-        if (r.ntargets == 0) {
-            out.noop = true;
-            break;
-        }
-        if (o->dry_run) {
-            for (size_t i = 0; i < r.ntargets; i++)
-                out.delete_files_added += !r.targets[i].remove; /* v3: one vector each */
-            break;
-        }
-        r.snapshot_id = floe_metadata_new_snapshot_id();
-        floe_uuid4(r.uuid);
-        FLOE_CHECK(floe_table_metadata_write_dir(t, &r.md_dir, err));
-        rc = write_delete_files(&r);
-        if (rc == 0)
-            rc = floe_table_commit(t, apply, &r, err);
-        out.attempts = r.attempts;
-        if (rc == FLOE_EUNKNOWN_STATE)
-            goto done; /* D3: the table may reference anything written */
-        if (rc < 0 || r.replan) {
-            floe_commit_files_cleanup(&r.files, t, false, "delete");
-            if (rc < 0)
-                goto done;
-            if (plan >= max_plans)
-                FLOE_FAIL(err, FLOE_ECONFLICT,
-                          "delete: concurrent commits changed the planned files %d times "
-                          "(last: %s); nothing was deleted, run it again", plan,
-                          r.replan_why);
-            run_reset(&r);
-            continue;
-        }
-        floe_commit_files_cleanup(&r.files, t, true, "delete");
-        out.snapshot_id = r.snapshot_id;
-        out.delete_files_added = (int64_t)r.nadded;
-        break;
+    int64_t removed[3];
+    return run_plans(&r, res, removed);
+}
+
+int floe_table_rewrite_deletes(floe_table *t, const floe_rewrite_deletes_options *o,
+                               floe_rewrite_deletes_result *res, floe_error *err) {
+    floe_rewrite_deletes_options none = {0};
+    if (!o)
+        o = &none;
+    floe_delete_options dopt = {.branch = o->branch, .dry_run = o->dry_run,
+                                .max_replans = o->max_replans};
+    run r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.o = &dopt;
+    r.err = err;
+    r.resolve = true;
+    r.select = o->where && *o->where ? o->where : NULL;
+    r.branch = o->branch && strcmp(o->branch, "main") ? o->branch : NULL;
+    floe_delete_result d;
+    int64_t removed[3] = {0, 0, 0};
+    FLOE_FORWARD_IF_ERROR(run_plans(&r, &d, removed));
+    if (res) {
+        memset(res, 0, sizeof *res);
+        res->noop = d.noop;
+        res->snapshot_id = d.snapshot_id;
+        res->files_scanned = d.files_scanned;
+        res->data_files_resolved = d.data_files_affected;
+        res->data_files_removed = d.data_files_removed;
+        res->rows_resolved = d.rows_deleted;
+        res->dvs_added = d.delete_files_added;
+        res->dvs_removed = removed[0];
+        res->position_delete_files_removed = removed[1];
+        res->equality_delete_files_removed = removed[2];
+        res->plans = d.plans;
+        res->attempts = d.attempts;
     }
-    if (res)
-        *res = out;
-done:
-    run_reset(&r);
-    floe_buf_free(&r.kb);
-    return rc < 0 ? rc : 0;
+    return 0;
 }

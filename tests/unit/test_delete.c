@@ -11,6 +11,15 @@
  *   - W appends rows the filter cannot match (column bounds): D commits on the fresh base
  *     without planning again;
  *   - D deletes every row of a file: the file is removed with its vector.
+ * floe_table_rewrite_deletes (equality deletes resolved into vectors) against the same
+ * writer, W committing inside its first attempt:
+ *   - W appends rows (higher sequence numbers): no new plan, the appended rows stay;
+ *   - W deletes rows of the planned file (a vector): plan again, one vector with both;
+ *   - W commits another equality delete: no new plan, that delete file stays and applies;
+ *   - W compacts the files appended after the equality delete, not the planned one (floe
+ *     rewrite keeps the starting sequence number: a data file added with a sequence
+ *     number not above the planned head's, which a removed delete might apply to): plan
+ *     again.
  * Every case ends with the table's rows against the expected ids and the summary totals
  * against the manifests.
  */
@@ -21,9 +30,12 @@
 
 #include "floe/append.h"
 #include "floe/delete.h"
+#include "floe/rewrite.h"
 #include "floe/scan.h"
+#include "eq_deletes.h"
 #include "harness.h"
 #include "harness_table.h"
+#include "iceberg/puffin.h"
 #include "table/commit_testing.h"
 
 static const char *SCHEMA =
@@ -41,7 +53,7 @@ static const floe_kv PROPS_V2[] = {
     {"commit.retry.max-wait-ms", "5"},
 };
 
-typedef enum { W_DELETE, W_APPEND_MATCHING, W_APPEND_OTHER } w_action;
+typedef enum { W_DELETE, W_APPEND_MATCHING, W_APPEND_OTHER, W_EQ_DELETE, W_COMPACT } w_action;
 
 typedef struct race {
     harness_table *e;
@@ -75,6 +87,32 @@ static int append_rows(harness_table *e, floe_table *t, int tag, int from, int n
     return rc;
 }
 
+/* Commit an equality delete file on column id holding values ("3,4"), as an upsert
+ * stream does (floe_append with a delete file). */
+static int eq_commit(floe_table *t, const char *values, floe_error *err) {
+    floe_schema *schema = NULL;
+    floe_append *a = NULL;
+    floe_arena arena;
+    floe_arena_init(&arena, 4096);
+    floe_data_file del;
+    const floe_metadata_schema *ms =
+        floe_table_metadata_current_schema(floe_table_metadata_get(t));
+    int rc = floe_schema_parse(ms->json, strlen(ms->json), &schema, err);
+    if (rc == 0)
+        rc = eq_delete_file_write(t, floe_schema_find_path(schema, "id"), values, &arena, &del,
+                                  err);
+    if (rc == 0)
+        rc = floe_append_new(t, &a, err);
+    if (rc == 0)
+        rc = floe_append_add_file(a, &del, err);
+    if (rc == 0)
+        rc = floe_append_commit(a, NULL, err);
+    floe_append_free(a);
+    floe_schema_free(schema);
+    floe_arena_reset(&arena);
+    return rc;
+}
+
 /* D is between apply and swap, the first time only: W commits. */
 static void on_race(void *ctx, floe_table *t) {
     race *r = ctx;
@@ -87,6 +125,18 @@ static void on_race(void *ctx, floe_table *t) {
         floe_delete_options o = {.where = "id < 5"};
         floe_delete_result res;
         rc = floe_table_delete_rows(r->w, &o, &res, &err);
+    } else if (rc == 0 && r->what == W_EQ_DELETE) {
+        rc = eq_commit(r->w, "7", &err);
+    } else if (rc == 0 && r->what == W_COMPACT) {
+        floe_rewrite_options o;
+        floe_rewrite_options_init(&o);
+        floe_rewrite_result res;
+        o.where = "id >= 40"; /* the files appended after the equality delete only */
+        rc = floe_rewrite_option_set(&o, "rewrite-all", "true", &err);
+        if (rc == 0)
+            rc = floe_rewrite_option_set(&o, "min-input-files", "1", &err);
+        if (rc == 0)
+            rc = floe_rewrite(r->w, &o, &res, &err);
     } else if (rc == 0) {
         rc = r->what == W_APPEND_MATCHING ? append_rows(r->e, r->w, 100, 100, 5, &err)
                                           : append_rows(r->e, r->w, 101, -10, 5, &err);
@@ -320,11 +370,129 @@ TEST(delete_whole_file_removes_it_and_its_vector) {
     harness_table_close(&e);
 }
 
+/* ns.t (v3): ids 0..29, then an equality delete of 3 and 4; D resolves it while W
+ * commits. */
+static void run_resolve_race(w_action what, floe_rewrite_deletes_result *res, char **got,
+                             size_t *ntasks, size_t *ndel) {
+    harness_table e;
+    race r;
+    floe_catalog *wcat = NULL;
+    setup(&e, &r, &wcat, true);
+    floe_error err;
+    REQUIRE_OK(eq_commit(e.t, "3,4", &err), err);
+    if (what == W_COMPACT) { /* files after the equality delete, for W to compact */
+        REQUIRE_OK(append_rows(&e, e.t, 1, 40, 2, &err), err);
+        REQUIRE_OK(append_rows(&e, e.t, 2, 42, 2, &err), err);
+    }
+    r.what = what;
+    floe_table_commit_set_race(on_race, &r);
+    memset(res, 0, sizeof *res);
+    int rc = floe_table_rewrite_deletes(e.t, NULL, res, &err);
+    floe_table_commit_set_race(NULL, NULL);
+    CHECK_OK(rc, err);
+    CHECK_EQ_INT(r.w_failed, 0);
+    *got = ids(e.t);
+    harness_check_summary_totals(e.t);
+    floe_scan_plan *p = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &p, &err), err);
+    *ntasks = p->ntasks;
+    *ndel = 0;
+    for (size_t i = 0; i < p->ntasks; i++) {
+        size_t dvs = 0;
+        for (size_t d = 0; d < p->tasks[i].ndeletes; d++) {
+            dvs += floe_data_file_is_dv(p->tasks[i].deletes[d]);
+            /* only W's equality delete may be left */
+            CHECK(floe_data_file_is_dv(p->tasks[i].deletes[d]) || what == W_EQ_DELETE);
+        }
+        CHECK(dvs <= 1);
+        *ndel += p->tasks[i].ndeletes;
+    }
+    floe_scan_plan_free(p);
+    teardown(&e, &r, wcat);
+}
+
+TEST(resolve_with_concurrent_append_needs_no_new_plan) {
+    floe_rewrite_deletes_result res;
+    char *got = NULL;
+    size_t ntasks, ndel;
+    run_resolve_race(W_APPEND_OTHER, &res, &got, &ntasks, &ndel);
+    char *want = range_ids(5, 30, "-10 -9 -8 -7 -6 0 1 2");
+    CHECK_EQ_STR(got, want);
+    CHECK_EQ_INT(res.plans, 1);
+    CHECK_EQ_INT(res.attempts, 2);
+    CHECK_EQ_INT(res.equality_delete_files_removed, 1);
+    CHECK_EQ_INT(res.rows_resolved, 2);
+    CHECK_EQ_INT(ntasks, 2);
+    CHECK_EQ_INT(ndel, 1); /* the vector of the first file */
+    free(got);
+    floe_free(want);
+}
+
+TEST(resolve_with_concurrent_delete_plans_again) {
+    floe_rewrite_deletes_result res;
+    char *got = NULL;
+    size_t ntasks, ndel;
+    run_resolve_race(W_DELETE, &res, &got, &ntasks, &ndel);
+    char *want = range_ids(5, 30, NULL);
+    CHECK_EQ_STR(got, want);
+    CHECK_EQ_INT(res.plans, 2);
+    CHECK_EQ_INT(res.dvs_removed, 1); /* W's vector (0 1 2), merged */
+    CHECK_EQ_INT(res.equality_delete_files_removed, 1);
+    CHECK_EQ_INT(ntasks, 1);
+    CHECK_EQ_INT(ndel, 1);
+    free(got);
+    floe_free(want);
+}
+
+TEST(resolve_with_concurrent_equality_delete_keeps_it) {
+    floe_rewrite_deletes_result res;
+    char *got = NULL;
+    size_t ntasks, ndel;
+    run_resolve_race(W_EQ_DELETE, &res, &got, &ntasks, &ndel);
+    char *want = range_ids(8, 30, "0 1 2 5 6");
+    CHECK_EQ_STR(got, want);
+    CHECK_EQ_INT(res.plans, 1);
+    CHECK_EQ_INT(res.attempts, 2);
+    CHECK_EQ_INT(res.equality_delete_files_removed, 1);
+    CHECK_EQ_INT(ntasks, 1);
+    CHECK_EQ_INT(ndel, 2); /* D's vector and W's equality delete */
+    free(got);
+    floe_free(want);
+}
+
+TEST(resolve_with_concurrent_compaction_plans_again) {
+    floe_rewrite_deletes_result res;
+    char *got = NULL;
+    size_t ntasks, ndel;
+    run_resolve_race(W_COMPACT, &res, &got, &ntasks, &ndel);
+    char *want = range_ids(5, 30, "0 1 2");
+    char *want2 = NULL;
+    {
+        floe_buf b;
+        floe_buf_init(&b, 0);
+        floe_buf_printf(&b, "%s 40 41 42 43", want);
+        floe_buf_append_byte(&b, 0);
+        want2 = floe_buf_detach(&b, NULL);
+    }
+    CHECK_EQ_STR(got, want2);
+    CHECK_EQ_INT(res.plans, 2);
+    CHECK_EQ_INT(res.equality_delete_files_removed, 1);
+    CHECK_EQ_INT(ntasks, 2);
+    CHECK_EQ_INT(ndel, 1);
+    free(got);
+    floe_free(want);
+    floe_free(want2);
+}
+
 int main(void) {
     RUN(concurrent_delete_same_file_v3);
     RUN(concurrent_delete_same_file_v2);
     RUN(concurrent_matching_append_is_deleted_too);
     RUN(concurrent_unrelated_append_needs_no_new_plan);
     RUN(delete_whole_file_removes_it_and_its_vector);
+    RUN(resolve_with_concurrent_append_needs_no_new_plan);
+    RUN(resolve_with_concurrent_delete_plans_again);
+    RUN(resolve_with_concurrent_equality_delete_keeps_it);
+    RUN(resolve_with_concurrent_compaction_plans_again);
     return harness_finish();
 }

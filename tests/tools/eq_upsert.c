@@ -1,0 +1,93 @@
+/*
+ * eq_upsert.c - test tool: commit an upsert as a streaming writer (Flink's upsert mode)
+ * does, through floe's library: one equality delete file holding the given key values,
+ * and the given Parquet data files, in one "overwrite" snapshot (floe_append with an
+ * equality delete file, floe/append.h). floe itself writes no equality deletes; the
+ * tests of `floe rewrite-deletes` need tables that have them.
+ *
+ *   floe_eq_upsert CATALOG_DB CATALOG_NAME WAREHOUSE NS.NAME COLUMN VALUES [DATA.parquet...]
+ *
+ * COLUMN is a top-level string, int or long column of an unpartitioned table (an
+ * unpartitioned delete file applies to every data file with a lower sequence number);
+ * VALUES is a comma-separated list of its values, one delete row each. The data files are
+ * added where they are (they must be in the table's location to be read back). Prints
+ * the snapshot id. Exit 0 ok, 1 failure, 2 usage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eq_deletes.h"
+#include "floe/append.h"
+#include "floe/catalog.h"
+#include "floe/column.h"
+#include "floe/io.h"
+#include "floe/manifest.h"
+#include "floe/parquet.h"
+#include "floe/schema.h"
+#include "floe/table.h"
+#include "floe/table_metadata.h"
+
+static int usage(void) {
+    fprintf(stderr, "usage: floe_eq_upsert CATALOG_DB CATALOG_NAME WAREHOUSE NS.NAME COLUMN "
+                    "V1,V2,... [DATA.parquet...]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 7)
+        return usage();
+    const char *dot = strchr(argv[4], '.');
+    if (!dot)
+        return usage();
+    char ns[256];
+    snprintf(ns, sizeof ns, "%.*s", (int)(dot - argv[4]), argv[4]);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_append *a = NULL;
+    floe_schema *schema = NULL;
+    floe_arena arena;
+    floe_arena_init(&arena, 16 * 1024);
+    int rc = floe_catalog_open_sqlite(NULL, argv[1], argv[2], argv[3], &cat, &err);
+    if (rc == 0)
+        rc = floe_table_load(cat, ns, dot + 1, &t, &err);
+    const floe_table_metadata *m = rc == 0 ? floe_table_metadata_get(t) : NULL;
+    const floe_metadata_schema *ms = m ? floe_table_metadata_current_schema(m) : NULL;
+    if (rc == 0)
+        rc = floe_schema_parse(ms->json, strlen(ms->json), &schema, &err);
+    const floe_field *f = rc == 0 ? floe_schema_find_path(schema, argv[5]) : NULL;
+    if (rc == 0 && (!f || f->parent))
+        rc = floe_error_set(&err, FLOE_ENOTFOUND, "no top-level column %s", argv[5]);
+    floe_data_file del;
+    memset(&del, 0, sizeof del);
+    if (rc == 0)
+        rc = eq_delete_file_write(t, f, argv[6], &arena, &del, &err);
+    if (rc == 0)
+        rc = floe_append_new(t, &a, &err);
+    if (rc == 0)
+        rc = floe_append_add_file(a, &del, &err);
+    for (int i = 7; i < argc && rc == 0; i++) {
+        floe_data_file df;
+        rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, argv[i], argv[i], NULL, 0,
+                                                &arena, &df, NULL, &err);
+        if (rc == 0)
+            rc = floe_append_add_file(a, &df, &err);
+    }
+    floe_append_result res;
+    memset(&res, 0, sizeof res);
+    if (rc == 0)
+        rc = floe_append_commit(a, &res, &err);
+    if (rc == 0)
+        printf("%lld\n", (long long)res.snapshot_id);
+    else
+        fprintf(stderr, "floe_eq_upsert: %s\n", err.msg);
+    floe_append_result_reset(&res);
+    floe_append_free(a);
+    floe_schema_free(schema);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    floe_arena_reset(&arena);
+    return rc == 0 ? 0 : 1;
+}
