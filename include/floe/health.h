@@ -218,6 +218,7 @@ typedef enum floe_health_rec_kind {
     FLOE_HEALTH_REC_REWRITE_TABLE,
     FLOE_HEALTH_REC_REWRITE_MANIFESTS,
     FLOE_HEALTH_REC_EXPIRE,
+    FLOE_HEALTH_REC_REWRITE_DELETES, /* floe rewrite-deletes (format v3) */
 } floe_health_rec_kind;
 
 typedef struct floe_health_rec {
@@ -230,7 +231,8 @@ typedef struct floe_health_rec {
     double monthly_cost_saved;      /* USD */
     int64_t metadata_bytes_saved;   /* estimated */
     int64_t files_before, files_after; /* data files (rewrite), manifests
-                                          (rewrite-manifests), snapshots (expire) */
+                                          (rewrite-manifests), snapshots (expire), delete
+                                          files (rewrite-deletes) */
     int64_t one_off_get, one_off_put;  /* requests the job itself makes (estimate) */
 } floe_health_rec;
 

@@ -288,11 +288,13 @@ typedef enum floe_maint_job {
     FLOE_JOB_EXPIRE,
     FLOE_JOB_ORPHANS,
     FLOE_JOB_LANDING_LIFECYCLE,
+    FLOE_JOB_REWRITE_DELETES,     /* equality and position deletes into deletion vectors
+                                     (floe/delete.h floe_table_rewrite_deletes; v3 only) */
     FLOE_JOB_COUNT
 } floe_maint_job;
 
 /* "landing-compact", "rewrite-data", "rewrite-manifests", "expire", "orphans",
- * "landing-lifecycle". */
+ * "landing-lifecycle", "rewrite-deletes". */
 const char *floe_maint_job_name(floe_maint_job j);
 
 /* Which planner the rewrite-data job uses (floe/rewrite.h floe_rewrite_planner). */
@@ -373,10 +375,14 @@ const floe_maint_job_config *floe_maint_config_job(const floe_maint_config *c,
  * apply). */
 typedef struct floe_maint_job_stats {
     int64_t files_read, bytes_read;       /* rewrite-data: input data files; rewrite-
-                                             manifests: manifests replaced */
+                                             manifests: manifests replaced; rewrite-
+                                             deletes: data files read */
     int64_t files_written, bytes_written; /* rewrite-data: output data files; rewrite-
-                                             manifests: manifests written */
-    int64_t files_deleted, bytes_deleted; /* expire, orphans, landing lifecycle */
+                                             manifests: manifests written; rewrite-
+                                             deletes: deletion vectors written */
+    int64_t files_deleted, bytes_deleted; /* expire, orphans, landing lifecycle; rewrite-
+                                             deletes: delete files removed from the
+                                             table (not from storage: expiry does that) */
     int64_t snapshots_expired;            /* expire */
     int64_t commits;                      /* snapshots committed */
     int64_t attempts;                     /* commit attempts */

@@ -1596,6 +1596,32 @@ static int recs_compute(hctx *c, const view_extra *x, const expire_plan *ep, flo
             FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
     }
 
+    /* Deletes (format v3): every equality delete file is read by every scan and its keys
+     * compared with the rows of every older data file, every v2 position delete file is
+     * read too; floe rewrite-deletes leaves one Puffin file of vectors in their place. */
+    int64_t resolvable = v->total.eq_delete_files + v->total.pos_delete_files;
+    if (c->m->format_version >= 3 &&
+        (v->total.eq_delete_files > 0 || v->total.pos_delete_files > 1)) {
+        floe_health_rec rec = {.kind = FLOE_HEALTH_REC_REWRITE_DELETES};
+        rec.command = command(a, "rewrite-deletes", r->table_ref, NULL, NULL);
+        int64_t saved = resolvable - 1;
+        snprintf(text, sizeof text,
+                 "%lld equality and %lld position delete file%s apply to scans (equality "
+                 "keys compared with every older row): resolving them into deletion vectors "
+                 "leaves one Puffin file, %lld fewer GET%s per full scan",
+                 (long long)v->total.eq_delete_files, (long long)v->total.pos_delete_files,
+                 health_s(v->total.pos_delete_files), (long long)saved, health_s(saved));
+        rec.reason = floe_arena_strdup(a, text);
+        rec.requests_saved = saved;
+        rec.files_before = resolvable;
+        rec.files_after = 1;
+        rec.one_off_get = resolvable + v->total.data_files; /* at most every data file read */
+        rec.one_off_put = 4; /* the Puffin file, manifests, list, metadata */
+        rec_money(r, &rec);
+        if (!rec.command || !rec.reason || rec_push(&l, &rec) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "health: out of memory");
+    }
+
     /* Snapshots past the table's history.expire.* settings. */
     if (ep->expired > 0) {
         floe_health_rec rec = {.kind = FLOE_HEALTH_REC_EXPIRE};

@@ -652,7 +652,8 @@ int floe_health_report_html(const floe_health_report *r, floe_buf *out, floe_err
             putf(h, "<td class=\"num\">%s &rarr; %s %s</td></tr>", health_fmt_int(x->files_before, b1, sizeof b1),
                  health_fmt_int(x->files_after, b2, sizeof b2),
                  x->kind == FLOE_HEALTH_REC_EXPIRE ? "snapshots"
-                 : x->kind == FLOE_HEALTH_REC_REWRITE_MANIFESTS ? "manifests" : "files");
+                 : x->kind == FLOE_HEALTH_REC_REWRITE_MANIFESTS ? "manifests"
+                 : x->kind == FLOE_HEALTH_REC_REWRITE_DELETES ? "delete files" : "files");
         }
         put(h, "</table>");
         if (r->nrecs > TOP_RECS)

@@ -35,6 +35,7 @@ const char *health_rec_kind_name(floe_health_rec_kind k) {
     case FLOE_HEALTH_REC_REWRITE_TABLE: return "rewrite-table";
     case FLOE_HEALTH_REC_REWRITE_MANIFESTS: return "rewrite-manifests";
     case FLOE_HEALTH_REC_EXPIRE: return "expire";
+    case FLOE_HEALTH_REC_REWRITE_DELETES: return "rewrite-deletes";
     }
     return "unknown";
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floe/delete.h"
 #include "floe/io.h"
 #include "floe/manifest.h"
 #include "maint_internal.h"
@@ -37,7 +38,7 @@
 
 static const char *const job_names[FLOE_JOB_COUNT] = {
     "landing-compact", "rewrite-data", "rewrite-manifests", "expire", "orphans",
-    "landing-lifecycle"};
+    "landing-lifecycle", "rewrite-deletes"};
 
 const char *floe_maint_job_name(floe_maint_job j) {
     return (unsigned)j < FLOE_JOB_COUNT ? job_names[j] : "?";
@@ -80,7 +81,7 @@ int floe_maint_run_json(const floe_maint_run *r, floe_buf *out) {
 
 static void defaults_init(floe_maint_table_config *t) {
     static const int64_t intervals[FLOE_JOB_COUNT] = {
-        5 * 60000LL, 3600000LL, 3600000LL, 3600000LL, FLOE_MAINT_DAY_MS, 3600000LL};
+        5 * 60000LL, 3600000LL, 3600000LL, 3600000LL, FLOE_MAINT_DAY_MS, 3600000LL, 3600000LL};
     memset(t, 0, sizeof *t);
     for (int j = 0; j < FLOE_JOB_COUNT; j++) {
         floe_maint_job_config *c = &t->jobs[j];
@@ -754,6 +755,33 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
             snprintf(detail, dn, "%" PRId64 " landing and %" PRId64 " quarantine files deleted, "
                      "%" PRId64 " uncommitted kept", r.landing_deleted, r.quarantine_deleted,
                      r.kept_uncommitted);
+        break;
+    }
+    case FLOE_JOB_REWRITE_DELETES: {
+        int fv = floe_table_metadata_get(t)->format_version;
+        if (fv < 3) { /* vectors need v3; the job is not an upgrade */
+            *skipped = true;
+            snprintf(detail, dn, "format v%d: deletion vectors need v3", fv);
+            break;
+        }
+        floe_rewrite_deletes_result r;
+        FLOE_CHECK(floe_table_rewrite_deletes(t, NULL, &r, err));
+        if (r.noop) {
+            *skipped = true;
+            snprintf(detail, dn, "no equality or position delete file to resolve");
+            break;
+        }
+        st->files_read = r.files_scanned;
+        st->files_written = r.dvs_added;
+        st->files_deleted = r.equality_delete_files_removed + r.position_delete_files_removed;
+        st->commits = 1;
+        st->attempts = r.attempts;
+        st->conflicts = r.attempts > 1 ? r.attempts - 1 : 0; /* the last one decided */
+        snprintf(detail, dn, "%" PRId64 " equality and %" PRId64 " position delete files "
+                 "resolved into %" PRId64 " vectors over %" PRId64 " data files (snapshot %"
+                 PRId64 ", %d plan(s))", r.equality_delete_files_removed,
+                 r.position_delete_files_removed, r.dvs_added, r.data_files_resolved,
+                 r.snapshot_id, r.plans);
         break;
     }
     default:

@@ -14,7 +14,10 @@
 #   - --where: a delete file that also applies to a data file left out stays;
 #   - a v2 table with position delete files and equality deletes is refused with the
 #     upgrade advice (exit 1, nothing committed); after floe table upgrade to v3 they become
-#     vectors, the same rows.
+#     vectors, the same rows;
+#   - floe health recommends `floe rewrite-deletes` while equality deletes are live;
+#   - floe maintain --once runs the rewrite-deletes job on a v3 table (the same checks),
+#     skips it on a v2 table and when nothing is left to resolve.
 # A commit racing between plan and commit is tested in tests/unit/test_delete.c (the
 # commit's race hook), which the command line has no way to reach.
 set -euo pipefail
@@ -149,6 +152,11 @@ rows_of ns.v3 > before
 cmp -s before want || fail "v3: rows before rewrite-deletes differ from the replay"
 [ "$(summary ns.v3 operation)" = overwrite ] || fail "v3: upsert operation $(summary ns.v3 operation)"
 [ "$(live_deletes ns.v3)" = "0 15 0" ] || fail "v3: deletes before: $(live_deletes ns.v3)"
+# floe health recommends it while equality deletes are live (and not after, below)
+rec_of() { "$FLOE" health "$1" --json --no-listing | python3 -c "
+import json,sys
+print(' '.join(r['command'] for r in json.load(sys.stdin)['recommendations'] if r['kind'] == 'rewrite-deletes'))"; }
+[ "$(rec_of ns.v3)" = "floe rewrite-deletes ns.v3" ] || fail "v3: health recommends '$(rec_of ns.v3)'"
 n=$(nsnap ns.v3)
 out=$("$FLOE" rewrite-deletes ns.v3 --dry-run --json) || fail "v3: dry run failed: $out"
 echo "$out" | grep -q '"equality_delete_files_removed":15' || fail "v3: dry run: $out"
@@ -164,6 +172,7 @@ rows_of ns.v3 > after
 cmp -s after before || fail "v3: rows after rewrite-deletes differ from before"
 [ "$(live_deletes ns.v3)" = "0 0 1" ] || fail "v3: deletes after: $(live_deletes ns.v3)"
 check_files ns.v3 v3.log
+[ -z "$(rec_of ns.v3)" ] || fail "v3: health still recommends rewrite-deletes"
 [ "$(summary ns.v3 operation)" = replace ] || fail "v3: operation $(summary ns.v3 operation)"
 [ "$(summary ns.v3 removed-equality-delete-files)" = 15 ] || fail "v3: removed-equality-delete-files"
 [ "$(summary ns.v3 total-equality-deletes)" = 0 ] || fail "v3: total-equality-deletes"
@@ -242,7 +251,36 @@ cmp -s after before || fail "v2: rows after rewrite-deletes differ"
 check_files ns.v2 v2.log
 totals ns.v2
 
-# ---- 4. usage --------------------------------------------------------------------------
+# ---- 4. floe maintain runs it (v3), skips it (v2, nothing to resolve) ---------------------
+"$FLOE" table create ns.m --schema s.json --property format-version=3 > /dev/null
+"$FLOE" table create ns.v2x --schema s.json > /dev/null
+"$FLOE" append ns.m base.ndjson > /dev/null
+echo "base $tmp/base.ndjson" > m.log
+for i in 1 2 3 4 5 6 7 8 9 10 11; do upsert ns.m "r$i" $((500 + i)); done
+rows_of ns.m > before
+printf "[defaults]\norphans.enabled = false\nexpire.enabled = false\nrewrite-data.enabled = false\n" > maint.conf
+"$FLOE" maintain ns.m ns.v2x --once --json --schedule maint.conf > runs.json 2> maint.err ||
+    fail "m: maintain: $(cat maint.err)"
+python3 - runs.json <<'EOF2' || fail "m: maintain's rewrite-deletes run (see above)"
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rd = [r for r in runs if r.get('job') == 'rewrite-deletes']
+m = [r for r in rd if r['table'] == 'ns.m']
+v2 = [r for r in rd if r['table'] == 'ns.v2x']
+assert len(m) == 1 and m[0]['result'] == 'ok', rd
+assert m[0]['files_deleted'] == 11 and m[0]['files_written'] == 1 and m[0]['commits'] == 1, m
+assert len(v2) == 1 and v2[0]['result'] == 'skipped' and 'format v2' in v2[0]['detail'], v2
+EOF2
+rows_of ns.m > after
+cmp -s after before || fail "m: rows after maintain differ"
+[ "$(live_deletes ns.m)" = "0 0 1" ] || fail "m: deletes after maintain: $(live_deletes ns.m)"
+check_files ns.m m.log
+"$FLOE" maintain ns.m --once --json --schedule maint.conf > runs.json 2> maint.err ||
+    fail "m: second maintain: $(cat maint.err)"
+grep '"job":"rewrite-deletes"' runs.json | grep -q '"result":"skipped"' ||
+    fail "m: second maintain did not skip rewrite-deletes: $(cat runs.json)"
+
+# ---- 5. usage --------------------------------------------------------------------------
 rc=0; "$FLOE" rewrite-deletes > /dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "no table: exit $rc, expected 2"
 rc=0; "$FLOE" rewrite-deletes ns.v3 --bogus > /dev/null 2>&1 || rc=$?
