@@ -60,7 +60,7 @@ ok drop-column a.b           # field b of struct a, as before
 [ "$(field 4)" = "-" ] || fail "drop-column a.b: $(field 4)"
 # not quoted: a name with backquotes inside, as written (q``x: there is none)
 rc=0; "$floe" table schema ns.q drop-column 'q``x' >/dev/null 2>err.txt || rc=$?
-[ $rc = 1 ] && [ "$(field 10)" = 'q`x:long:opt' ] || fail "drop-column q\`\`x: exit $rc, $(field 10)"
+[ $rc = 2 ] && [ "$(field 10)" = 'q`x:long:opt' ] || fail "drop-column q\`\`x: exit $rc, $(field 10)"
 ok drop-column '`q``x`'      # quoted: a doubled quote is one
 [ "$(field 10)" = "-" ] || fail "drop-column \`q\`\`x\`: $(field 10)"
 ok rename-column 'my col' mycol
@@ -77,9 +77,9 @@ usage_refused "text after a quote" "a dot or the end expected" table schema ns.q
 usage_refused "anchor" "unterminated" table schema ns.q move-column id after '"ab'
 usage_refused "identifier" "unterminated" table schema ns.q set-identifier-fields '`id'
 [ "$("$floe" table schema ns.q --json)" = "$before" ] || fail "a refused path changed the schema"
-# a column the schema lacks is still NOTFOUND, naming it as typed
+# a column the schema lacks is a usage error (129ff85), naming it as typed
 rc=0; "$floe" table schema ns.q drop-column '`nope.x`' >/dev/null 2>err.txt || rc=$?
-[ $rc = 1 ] && grep -qF 'no column `nope.x` in the schema' err.txt || fail "drop-column \`nope.x\`: exit $rc, $(cat err.txt)"
+[ $rc = 2 ] && grep -qF 'no column `nope.x` in the schema' err.txt || fail "drop-column \`nope.x\`: exit $rc, $(cat err.txt)"
 
 [ $fails = 0 ] || exit 1
 echo "$name: ok"
