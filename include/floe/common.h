@@ -306,6 +306,11 @@ bool floe_parse_f64(const char *s, size_t n, double *out);
  * refused. *out is written only on success. */
 bool floe_parse_size(const char *s, int64_t *out);
 bool floe_parse_duration(const char *s, int64_t bare_unit_ms, int64_t *out_ms);
+/* A duration counted exactly: decimal digits and directly after them an optional unit of
+ * floe_parse_duration's ("604800000", "7d"; no sign, blank, fraction, exponent or hex),
+ * up to INT64_MAX milliseconds; a bare number counts in bare_unit_ms (0 refuses it). For
+ * values Iceberg keeps as milliseconds, which a double would round above 2^53. */
+bool floe_parse_duration_exact(const char *s, int64_t bare_unit_ms, int64_t *out_ms);
 
 /* ---------------------------------------------------------------------------------------
  * Varints (ULEB128) and zigzag, shared by thrift and avro.

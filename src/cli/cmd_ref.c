@@ -634,8 +634,9 @@ static void ref_usage(FILE *out) {
             "changes its retention; fast-forward moves BRANCH to the snapshot of ref TO when\n"
             "BRANCH's head is an ancestor of it (main included: publishes an audited branch).\n"
             "\n"
-            "RETENTION, honoured by floe expire (an age is a duration such as 7d or 12h, or\n"
-            "milliseconds; \"none\" removes the setting so the table property applies):\n"
+            "RETENTION, honoured by floe expire (an age is whole milliseconds, or a whole\n"
+            "number of ms, s, m, h or d such as 7d or 12h; \"none\" removes the setting so\n"
+            "the table property applies):\n"
             "  --max-ref-age-ms AGE          the ref itself expires when its snapshot is\n"
             "                                older (not for main)\n"
             "  --min-snapshots-to-keep N     branches: keep at least N snapshots of its history\n"
@@ -648,7 +649,7 @@ static bool parse_age(const char *s, int64_t *out) {
         return true;
     }
     int64_t v;
-    if (!floe_parse_duration(s, 1, &v) || v <= 0)
+    if (!floe_parse_duration_exact(s, 1, &v) || v <= 0)
         return false;
     *out = v;
     return true;

@@ -113,29 +113,48 @@ bool floe_parse_size(const char *s, int64_t *out) {
     return scaled(v, mul, out);
 }
 
-bool floe_parse_duration(const char *s, int64_t bare_unit_ms, int64_t *out_ms) {
-    double v, mul;
-    const char *u;
-    if (!number_unit(s, &v, &u))
-        return false;
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* The milliseconds in one U of a duration ("" = bare_unit_ms); false for no unit known */
+static bool duration_unit(const char *u, int64_t bare_unit_ms, int64_t *ms) {
+    static const struct {
+        const char *name;
+        int64_t ms;
+    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"min", 60000}, {"h", 3600000},
+                 {"d", 86400000}};
     if (!*u) {
-        if (bare_unit_ms <= 0)
-            return false;
-        mul = (double)bare_unit_ms;
-    } else if (!strcmp(u, "ms")) {
-        mul = 1;
-    } else if (!strcmp(u, "s")) {
-        mul = 1000;
-    } else if (!strcmp(u, "m") || !strcmp(u, "min")) {
-        mul = 60000;
-    } else if (!strcmp(u, "h")) {
-        mul = 3600000;
-    } else if (!strcmp(u, "d")) {
-        mul = 86400000;
-    } else {
-        return false;
+        *ms = bare_unit_ms;
+        return bare_unit_ms > 0;
     }
-    return scaled(v, mul, out_ms);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(u, units[i].name)) {
+            *ms = units[i].ms;
+            return true;
+        }
+    return false;
+}
+
+bool floe_parse_duration(const char *s, int64_t bare_unit_ms, int64_t *out_ms) {
+    double v;
+    int64_t mul;
+    const char *u;
+    if (!number_unit(s, &v, &u) || !duration_unit(u, bare_unit_ms, &mul))
+        return false;
+    return scaled(v, (double)mul, out_ms);
+}
+
+bool floe_parse_duration_exact(const char *s, int64_t bare_unit_ms, int64_t *out_ms) {
+    int64_t v = 0, mul;
+    const char *p = s;
+    if (!s || !is_digit(*s))
+        return false;
+    for (; is_digit(*p); p++)
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v))
+            return false;
+    if (!duration_unit(p, bare_unit_ms, &mul) || __builtin_mul_overflow(v, mul, &v))
+        return false;
+    *out_ms = v;
+    return true;
 }
 
 /* ---- dates, times, timestamps -------------------------------------------------------- */
@@ -151,7 +170,6 @@ static int fail(int code, char *why, size_t whyn, const char *fmt, ...) {
     return code;
 }
 
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* exactly k digits at s[*i] */
 static bool digits_at(const char *s, size_t n, size_t *i, int k, int *out) {

@@ -194,6 +194,23 @@ TEST(test_parse_size_duration) {
     CHECK(!floe_parse_duration("5 years", 1, &x) && !floe_parse_duration("nan", 1, &x));
     CHECK(!floe_parse_duration("-1s", 1, &x) && !floe_parse_duration("1e300d", 1, &x));
     CHECK(!floe_parse_duration("1H", 1, &x)); /* duration units are lower case */
+    /* exact: whole numbers, every digit kept, up to INT64_MAX */
+    CHECK(floe_parse_duration_exact("9007199254740993", 1, &x) && x == 9007199254740993LL);
+    CHECK(floe_parse_duration_exact("9223372036854775807", 1, &x) && x == INT64_MAX);
+    CHECK(floe_parse_duration_exact("7d", 1, &x) && x == 7 * 86400000LL);
+    CHECK(floe_parse_duration_exact("90min", 0, &x) && x == 5400000);
+    CHECK(floe_parse_duration_exact("0", 1, &x) && x == 0);
+    x = 7;
+    CHECK(!floe_parse_duration_exact("30", 0, &x)); /* bare number refused */
+    CHECK(!floe_parse_duration_exact("9223372036854775808", 1, &x));
+    CHECK(floe_parse_duration_exact("106751991167d", 1, &x) && x == 106751991167LL * 86400000);
+    x = 7;
+    CHECK(!floe_parse_duration_exact("106751991168d", 1, &x)); /* overflows at the unit */
+    CHECK(!floe_parse_duration_exact("0x10", 1, &x) && !floe_parse_duration_exact("1e3", 1, &x));
+    CHECK(!floe_parse_duration_exact(" 5", 1, &x) && !floe_parse_duration_exact("5 ", 1, &x));
+    CHECK(!floe_parse_duration_exact("+5", 1, &x) && !floe_parse_duration_exact("1.5d", 1, &x));
+    CHECK(!floe_parse_duration_exact("7 d", 1, &x) && !floe_parse_duration_exact("", 1, &x));
+    CHECK(!floe_parse_duration_exact(NULL, 1, &x) && x == 7);
 }
 
 /* Keys 0..n-1 as decimal text with a varying-length prefix, so lengths and hashes vary. */
