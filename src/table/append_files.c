@@ -172,7 +172,9 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
     } ints[] = {{FLOE_PROP_COMMIT_NUM_RETRIES, 0},    {FLOE_PROP_COMMIT_MIN_WAIT_MS, 0},
                 {FLOE_PROP_COMMIT_MAX_WAIT_MS, 0},    {FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS, 0},
                 {FLOE_PROP_MAX_SNAPSHOT_AGE_MS, 0},   {FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP, 1},
-                {FLOE_PROP_MAX_REF_AGE_MS, 0},        {FLOE_PROP_METADATA_PREVIOUS_MAX, 1}};
+                {FLOE_PROP_MAX_REF_AGE_MS, 0},        {FLOE_PROP_METADATA_PREVIOUS_MAX, 1},
+                {FLOE_PROP_MANIFEST_TARGET_SIZE, 1},  {FLOE_PROP_MANIFEST_MIN_MERGE, 0},
+                {FLOE_PROP_METRICS_MAX_INFERRED, 0}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         int64_t x;
         if (!strcmp(key, ints[i].key))
@@ -182,10 +184,21 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
                                  value, (long long)ints[i].min,
                                  strstr(key, "-ms") ? " (milliseconds)" : "");
     }
-    if (!strcmp(key, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT))
+    if (!strcmp(key, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT) ||
+        !strcmp(key, FLOE_PROP_MANIFEST_MERGE_ENABLED))
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "true") && strcasecmp(value, "false"), err,
                              FLOE_EINVALID, "table property %s=%s: expected true or false",
                              key, value);
+    /* the metrics modes every write reads (floe_metrics_config_new): refused here rather
+     * than warned about on each append */
+    if (!strcmp(key, FLOE_PROP_METRICS_DEFAULT) ||
+        !strncmp(key, FLOE_PROP_METRICS_COLUMN_PREFIX, strlen(FLOE_PROP_METRICS_COLUMN_PREFIX))) {
+        floe_metrics_mode mode;
+        if (floe_metrics_mode_parse(value, &mode, err) < 0) {
+            floe_error_prefix(err, "table property %s: ", key);
+            return FLOE_EINVALID;
+        }
+    }
     if (!strcmp(key, FLOE_PROP_METADATA_COMPRESSION))
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "none") && strcasecmp(value, "gzip"), err,
                              FLOE_EINVALID, "table property %s=%s: expected none or gzip", key,
