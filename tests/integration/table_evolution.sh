@@ -42,14 +42,21 @@ evolve() {
   local cur new
   cur=$("$floe" table describe "$1" --json | jget '["metadata_location"]')
   cur=${cur#file://} # recorded as a URI
-  # a table location of its own (locations never nest); the data stays where it is
+  # a table location of its own (locations never nest); the data and manifests stay
+  # where they are, the manifest lists are copied in (a table's manifest lists are its
+  # own: register refuses one outside its folders)
   local loc="$tmp/evolved/$3"
   mkdir -p "$loc/metadata"
   new=$loc/metadata/00000-evolved.metadata.json
   python3 -c '
-import json, sys
+import json, os, shutil, sys
 m = json.load(open(sys.argv[1]))
 m["location"] = "file://" + sys.argv[4]
+for s in m.get("snapshots", []):
+    src = s["manifest-list"].removeprefix("file://")
+    dst = os.path.join(sys.argv[4], "metadata", os.path.basename(src))
+    shutil.copyfile(src, dst)
+    s["manifest-list"] = "file://" + dst
 exec(sys.argv[3])
 json.dump(m, open(sys.argv[2], "w"))' "$cur" "$new" "$2" "$loc"
   "$floe" table register "$3" "$new" >/dev/null
