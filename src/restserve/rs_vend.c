@@ -8,8 +8,10 @@
  *
  * Invariants:
  *   S1. Keys go only to a client that asked (the header names vended-credentials, or the
- *       credentials route) and only for a table whose location starts with a section's
- *       prefix: the longest such prefix.
+ *       credentials route) and only for a table whose location lies under a section's
+ *       prefix at a '/' boundary (the location is the prefix, or continues it with '/';
+ *       a prefix ending in '/' is its folder): the longest such prefix. So a prefix
+ *       s3://wh/shop/ev covers table s3://wh/shop/ev and not s3://wh/shop/ev2.
  *   S2. A section is complete when loaded (a prefix and both keys), so serving never
  *       meets half a configuration.
  */
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floe/io.h"
 #include "floe/table.h"
 #include "rs_internal.h"
 
@@ -195,7 +198,8 @@ static const floe_rest_vend *vend_for(const floe_rest_server *s, const char *loc
     const floe_rest_vend *best = NULL;
     for (size_t i = 0; location && i < s->nvend; i++) {
         size_t pl = strlen(s->vend[i].prefix);
-        if (!strncmp(location, s->vend[i].prefix, pl) && (!best || pl > strlen(best->prefix)))
+        if (floe_io_uri_within(location, s->vend[i].prefix) &&
+            (!best || pl > strlen(best->prefix)))
             best = &s->vend[i];
     }
     return best;
