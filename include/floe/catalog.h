@@ -108,7 +108,8 @@ void floe_rest_properties_reset(floe_rest_properties *p);
 /* Take key = value (klen and vlen bytes) into p when key is one of the names above
  * ("header.<name>" adds a header; a name given twice: the last value): 1 when taken, 0
  * when key is not a REST catalog setting (p unchanged), FLOE_EINVALID (a header name
- * with ':' or a value with a line break) or FLOE_ENOMEM. */
+ * with other than HTTP's token characters, or a token or header value holding a control
+ * character: CR or LF would inject request headers) or FLOE_ENOMEM. */
 int floe_rest_properties_take(floe_rest_properties *p, const char *key, size_t klen,
                               const char *v, size_t vlen, floe_error *err) FLOE_NODISCARD;
 /* Copy src into dst (cleared first; on failure dst is left cleared). */

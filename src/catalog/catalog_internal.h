@@ -15,6 +15,11 @@
 #define FLOE_CATALOG_NAME_MAX 255
 #define FLOE_CATALOG_VALUE_MAX 1000
 
+/* The index of the first byte of s[0..n) that may not go into an HTTP header line - a
+ * control character (below 0x20, or 0x7f: CR and LF would start a header of their own) -
+ * or n when there is none. REST catalog tokens and header.* values are held to it. */
+size_t floe_rest_control_at(const char *s, size_t n);
+
 typedef struct floe_catalog_ops {
     const char *type;
     bool swap_by_create;

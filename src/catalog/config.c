@@ -65,12 +65,43 @@ static int set_field(char **field, const char *v, size_t n, floe_error *err) {
     return 0;
 }
 
+size_t floe_rest_control_at(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return i;
+    return n;
+}
+
+/* A header name: one or more of HTTP's token characters (RFC 9110, 5.1). */
+static bool header_name_ok(const char *name, size_t nlen) {
+    for (size_t i = 0; i < nlen; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("!#$%&'*+-.^_`|~", name[i]))
+            return false;
+    return nlen > 0;
+}
+
+/* FLOE_EINVALID naming `what` (where the value came from) when a value bound for a
+ * request header holds a control character; 0 otherwise. */
+static int check_header_value(const char *what, const char *v, size_t vlen, floe_error *err) {
+    size_t at = floe_rest_control_at(v, vlen);
+    if (at < vlen)
+        return floe_error_set(err, FLOE_EINVALID, "%s: the value holds a control character "
+                              "(0x%02x at byte %zu); it goes into a request header",
+                              what, (unsigned char)v[at], at);
+    return 0;
+}
+
 /* A "header.<name>" setting: one more request header (a name given twice: the last). */
 static int take_header(floe_rest_properties *p, const char *name, size_t nlen, const char *v,
                        size_t vlen, floe_error *err) {
-    if (nlen == 0 || memchr(name, ':', nlen) || memchr(v, '\n', vlen) || memchr(v, '\r', vlen))
-        return floe_error_set(err, FLOE_EINVALID, "header.%.*s: not a header name and value",
-                              (int)nlen, name);
+    if (!header_name_ok(name, nlen))
+        return floe_error_set(err, FLOE_EINVALID, "header.%.*s: not a header name (letters, "
+                              "digits and !#$%%&'*+-.^_`|~ only)", (int)nlen, name);
+    if (floe_rest_control_at(v, vlen) < vlen) {
+        char what[300];
+        snprintf(what, sizeof what, "header.%.*s", (int)(nlen < 256 ? nlen : 256), name);
+        return check_header_value(what, v, vlen, err);
+    }
     for (size_t i = 0; i < p->nheaders; i++)
         if (strlen(p->header_names[i]) == nlen && !strncasecmp(p->header_names[i], name, nlen))
             return set_field(&p->header_values[i], v, vlen, err);
@@ -112,7 +143,11 @@ int floe_rest_properties_take(floe_rest_properties *p, const char *key, size_t k
                               const char *v, size_t vlen, floe_error *err) {
     for (size_t i = 0; i < REST_NFIELDS; i++)
         if (strlen(rest_fields[i].key) == klen && !strncmp(key, rest_fields[i].key, klen)) {
-            int rc = set_field(REST_FIELD(p, i), v, vlen, err);
+            int rc = !strcmp(rest_fields[i].key, "token")
+                         ? check_header_value(rest_fields[i].key, v, vlen, err)
+                         : 0;
+            if (rc == 0)
+                rc = set_field(REST_FIELD(p, i), v, vlen, err);
             return rc < 0 ? rc : 1;
         }
     if (klen > 7 && !strncmp(key, "header.", 7)) {
@@ -499,6 +534,8 @@ int floe_catalog_config_load(const char *name, const char *config_path, floe_io_
             rc = set_field(&cfg.name, want, strlen(want), err);
         const char *env_token = env_get(env, env_ctx, "FLOE_CATALOG_TOKEN");
         const char *env_cred = env_get(env, env_ctx, "FLOE_CATALOG_CREDENTIAL");
+        if (rc == 0 && env_token && *env_token)
+            rc = check_header_value("FLOE_CATALOG_TOKEN", env_token, strlen(env_token), err);
         if (rc == 0 && env_token && *env_token)
             rc = set_field(&cfg.rest.token, env_token, strlen(env_token), err);
         if (rc == 0 && env_cred && *env_cred)

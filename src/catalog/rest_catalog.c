@@ -32,6 +32,10 @@
  *       answers drive that table's I/O context (rest_creds.c), which may ask for fresh
  *       ones from any thread: requests hold ri->mu, so the handle's one curl handle and
  *       token serve one request at a time.
+ *   R7. Nothing goes into a request header that could end the header line: a token (the
+ *       settings', or an identity provider's access_token), a header.* value or an S3
+ *       session token holding a control character fails the request before anything is
+ *       sent (CR/LF would inject headers of its own).
  *
  * One handle is used by one thread at a time (floe/catalog.h), but for the credential
  * refreshes of R6; it keeps one curl easy handle, so connections are reused.
@@ -151,6 +155,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx) {
     return len;
 }
 
+/* R7: s holds a byte that may not go into a header line. */
+static bool holds_control(const char *s) {
+    size_t n = strlen(s);
+    return floe_rest_control_at(s, n) < n;
+}
+
 /* One exchange. 0 when the server answered (any status, in r); FLOE_EIO when it did not
  * (r->sent says whether the request may have reached it). */
 static int http(rest_impl *ri, const char *method, const char *url, const char *body,
@@ -177,6 +187,9 @@ static int http(rest_impl *ri, const char *method, const char *url, const char *
             floe_error_prefix(err, "REST catalog: rest.sigv4-enabled: ");
             goto done;
         }
+        if (keys.session_token && holds_control(keys.session_token)) /* R7 */
+            FLOE_FAIL(err, FLOE_EINVALID, "REST catalog: rest.sigv4-enabled: the S3 session "
+                      "token holds control characters (it would go into a request header)");
         if (keys.session_token &&
             !(stok = floe_asprintf("x-amz-security-token: %s", keys.session_token)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -334,6 +347,10 @@ static int fetch_token(rest_impl *ri, floe_error *err) {
     if (!tok || !*tok)
         FLOE_FAIL(err, FLOE_EAUTH, "REST catalog: token request to %s: no access_token in the "
                   "answer", ri->oauth_uri);
+    if (holds_control(tok)) /* R7 */
+        FLOE_FAIL(err, FLOE_EAUTH, "REST catalog: token request to %s: the access_token holds "
+                  "control characters (it would go into the Authorization header)",
+                  ri->oauth_uri);
     char *copy = floe_strdup(tok);
     if (!copy)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1426,6 +1443,15 @@ int floe_catalog_open_rest(floe_io *io, const char *uri, const char *name, const
     }
     FLOE_CHECK(set_base(ri, uri, err));
     FLOE_CHECK(set_str(&ri->sep, "%1F", err));
+    /* R7: the settings were checked as they were read (floe_rest_properties_take); a
+     * caller that filled props itself is held to the same rule */
+    if (props->token && holds_control(props->token))
+        FLOE_FAIL(err, FLOE_EINVALID, "REST catalog %s: token: the value holds control "
+                  "characters (it would go into the Authorization header)", uri);
+    for (size_t i = 0; i < props->nheaders; i++)
+        if (holds_control(props->header_values[i]))
+            FLOE_FAIL(err, FLOE_EINVALID, "REST catalog %s: header.%s: the value holds control "
+                      "characters", uri, props->header_names[i]);
     FLOE_CHECK(set_str(&ri->token, props->token, err));
     FLOE_CHECK(set_str(&ri->credential, props->credential, err));
     FLOE_CHECK(set_str(&ri->scope, props->scope, err));
