@@ -815,9 +815,10 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
         rc = floe_lit_timestamp((const char *)s, len, FLOE_LIT_STRICT, &ts, why, sizeof why);
         if (rc == FLOE_LIT_OK && ts.zone && !tz)
             return rej(sh, FLOE_REJECT_TYPE, at,
-                       "field '%s': %s has no time zone but \"%.*s\" carries one (use timestamptz)",
+                       "field '%s': %s has no time zone but \"%.*s\" carries one (use %s)",
                        path_of(n, path, sizeof path), floe_type_name(n->type), shown,
-                       (const char *)s);
+                       (const char *)s,
+                       n->type == FLOE_TYPE_TIMESTAMP_NS ? "timestamptz_ns" : "timestamptz");
         if (rc == FLOE_LIT_OK)
             rc = floe_lit_ts_units(&ts, n->digits, &t, why, sizeof why);
         if (rc == FLOE_LIT_OK)
@@ -826,8 +827,9 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
             return rej(sh, FLOE_REJECT_RANGE, at, "field '%s': timestamp \"%.*s\": %s",
                        path_of(n, path, sizeof path), shown, (const char *)s, why);
         return rej(sh, FLOE_REJECT_TYPE, at,
-                   "field '%s': expected ISO-8601 timestamp, found \"%.*s\"",
-                   path_of(n, path, sizeof path), shown, (const char *)s);
+                   "field '%s': expected ISO-8601 timestamp, found \"%.*s\"%s%s",
+                   path_of(n, path, sizeof path), shown, (const char *)s, *why ? ": " : "",
+                   why);
     }
     case FLOE_TYPE_UUID: {
         uint8_t u[16];
