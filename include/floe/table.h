@@ -155,18 +155,28 @@ int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const c
  * register and rename check it under a catalog-wide lock (a floe_leases row; for the
  * filesystem catalog <warehouse>/_leases.db), so racing creates are serialised.
  * ------------------------------------------------------------------------------------- */
+#define FLOE_TABLE_WRITE_PATHS 4
+/* The properties naming a folder a table writes to (write.data.path, write.metadata.path,
+ * write.object-storage.path, write.folder-storage.path), in that order. */
+extern const char *const floe_table_write_path_props[FLOE_TABLE_WRITE_PATHS];
 typedef struct floe_table_place {
     char *ns, *name;
     char *location; /* absolute: where a load places the table's files (or the folder
                        of its metadata pointer when it cannot be loaded) */
+    /* floe_table_write_path_props[i] where it is set and lies outside location: the
+     * folder as a load maps it (the table writes there and its maintenance deletes
+     * there); NULL otherwise */
+    char *write_paths[FLOE_TABLE_WRITE_PATHS];
 } floe_table_place;
 
 /* Every table of the catalog, every namespace level. Reads each table's metadata. */
 int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
                               floe_error *err) FLOE_NODISCARD;
 void floe_table_places_free(floe_table_place *p, size_t n);
-/* FLOE_EINVALID (naming what is in the way) when location may not hold table ns.name;
- * the table itself (and skip_ns.skip_name, when given) does not count. */
+/* FLOE_EINVALID (naming what is in the way) when location may not hold table ns.name:
+ * it lies inside or around another table's location or write path (the places' folders),
+ * a reserved folder of the warehouse, or holds the warehouse. The table itself (and
+ * skip_ns.skip_name, when given) does not count. */
 int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
                               const char *location, floe_error *err) FLOE_NODISCARD;
 int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
@@ -177,6 +187,13 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
  * catalog that commits changes (REST): its server checks what it creates. */
 int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char *name,
                                      const char *location, floe_error *err) FLOE_NODISCARD;
+typedef struct floe_table_confinement floe_table_confinement;
+/* The same for a table moved to location (a REST commit's set-location): files own holds
+ * (the table's folders before the move; NULL: none) may be there, anything else is in
+ * the way. Checked on every catalog. */
+int floe_table_check_location_own(floe_catalog *c, const char *ns, const char *name,
+                                  const char *location, const floe_table_confinement *own,
+                                  floe_error *err) FLOE_NODISCARD;
 /* A folder property of table ns.name (write.data.path, write.metadata.path,
  * write.object-storage.path, write.folder-storage.path; other keys: *out = NULL, 0) as it
  * is recorded, an absolute URI (*out, caller frees), after the placement check: inside
@@ -205,7 +222,6 @@ void floe_table_placement_lock_release(floe_table_placement_lock *l); /* accepts
  * location, the warehouse or its reserved folders; a table opened by path: its folder
  * alone). Paths compare by floe_io_uri_key, so "..", "." and spellings do not escape.
  * ------------------------------------------------------------------------------------- */
-typedef struct floe_table_confinement floe_table_confinement;
 /* The confinement of t as loaded (its folder and mapped write paths). Checking a write
  * path outside the folder reads every table of the catalog. FLOE_ENOMEM only; a write
  * path that cannot be checked is left out (logged). Free with _free. */

@@ -253,6 +253,9 @@ int floe_metadata_builder_upgrade(floe_metadata_builder *b, int format_version,
 
 int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key,
                                        const char *value, floe_error *err) FLOE_NODISCARD;
+/* Property key as the updates so far leave it (NULL when unset); valid until the next
+ * change on b. */
+const char *floe_metadata_builder_property(const floe_metadata_builder *b, const char *key);
 /* Removing an absent key is not an error. */
 int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
                                           floe_error *err) FLOE_NODISCARD;

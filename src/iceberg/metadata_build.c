@@ -527,6 +527,10 @@ int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key
     return 0;
 }
 
+const char *floe_metadata_builder_property(const floe_metadata_builder *b, const char *key) {
+    return json_string_value(json_object_get(json_object_get(b->doc, "properties"), key));
+}
+
 int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
                                           floe_error *err) {
     (void)err;

@@ -48,6 +48,10 @@ typedef struct commit_ctx {
      * write.metadata.path; conf, the confinement made of them (NULL until needed). */
     const char *location, *data_path, *metadata_path;
     floe_table_confinement *conf;
+    /* The table's folders before the commit (its confinement as loaded): the only files
+     * a set-location may find in the folder it moves the table to. NULL for a staged
+     * create, and when the updates set no location. */
+    floe_table_confinement *own;
     apply_outcome outcome; /* why apply stopped, when it did */
 } commit_ctx;
 
@@ -425,9 +429,57 @@ static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
     return 0;
 }
 
+/* True when the updates of c have an update of the action. */
+static bool has_action(const commit_ctx *c, const char *action) {
+    for (size_t i = 0; i < json_array_size(c->updates); i++)
+        if (!strcmp(sval(json_array_get(c->updates, i), "action"), action))
+            return true;
+    return false;
+}
+
+/* The folder a set-location (or a staged create) moves the table to must hold no file
+ * but the table's own (c->own; none for a new table): orphan removal lists the table's
+ * whole location and deletes what the table does not reference, so a dropped table's
+ * kept files, or a user's, would be deleted there. */
+static int check_unused(const commit_ctx *c, const char *location, floe_error *err) {
+    return floe_table_check_location_own(c->cat, c->ns, c->name, location, c->own, err);
+}
+
+/* The write paths (write.data.path, ...) as the updates on b leave them, held to the
+ * location the commit ends with: a set-location does not leave them behind, where the
+ * table would go on writing (and its old folder be free for another table, whose orphan
+ * removal would delete them). */
+static int check_write_paths_moved(const commit_ctx *c, const floe_metadata_builder *b,
+                                   floe_error *err) {
+    for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS; k++) {
+        const char *prop = floe_table_write_path_props[k];
+        int rc = rs_write_path_check(prop, floe_metadata_builder_property(b, prop), c->location,
+                                     err);
+        if (rc < 0) {
+            floe_error_prefix(err, "the table's write paths move with it (set or remove %s in "
+                              "the same commit): ", prop);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The update error err of updates[i] named so, and c->outcome set: the update is refused. */
+static int refused(commit_ctx *c, size_t i, int rc, floe_error *err) {
+    if (rc != FLOE_ENOMEM) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        floe_error_set(err, rc, "updates[%zu] (%s): %s", i,
+                       sval(json_array_get(c->updates, i), "action"), msg);
+        c->outcome = UPDATE_REFUSED;
+    }
+    return rc;
+}
+
 /* Make every update on b; c->outcome says UPDATE_REFUSED when one is refused. */
 static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *err) {
     int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
+    size_t moved = SIZE_MAX;        /* the last set-location */
     where_reset(c, floe_metadata_builder_base(b));
     for (size_t i = 0; i < json_array_size(c->updates); i++) {
         const json_t *e = json_array_get(c->updates, i);
@@ -441,22 +493,34 @@ static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *er
             rc = floe_error_set(err, FLOE_EINVALID, "cannot reassign the table's uuid %s to %s",
                                 base->table_uuid, sval(e, "uuid"));
         else if (c->cat && !strcmp(sval(e, "action"), "set-location") &&
-                 (rc = rs_table_location_check(c->cat, c->ns, c->name, sval(e, "location"),
-                                               err)) < 0)
+                 ((rc = rs_table_location_check(c->cat, c->ns, c->name, sval(e, "location"),
+                                                err)) < 0 ||
+                  (!c->creating && (rc = check_unused(c, sval(e, "location"), err)) < 0)))
             ; /* refused */
         else if (c->cat && (rc = check_paths(c, e, err)) < 0)
             ; /* refused */
         else
             rc = apply_update(b, e, last, err);
-        if (rc < 0) {
-            if (rc != FLOE_ENOMEM) {
-                char msg[sizeof err->msg];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                floe_error_set(err, rc, "updates[%zu] (%s): %s", i, sval(e, "action"), msg);
-                c->outcome = UPDATE_REFUSED;
-            }
+        if (rc < 0)
+            return refused(c, i, rc, err);
+        if (!strcmp(sval(e, "action"), "set-location"))
+            moved = i;
+    }
+    if (c->cat && moved != SIZE_MAX) {
+        int rc = check_write_paths_moved(c, b, err);
+        if (rc < 0)
+            return refused(c, moved, rc, err);
+    }
+    /* a new table's folder: empty, as for a create - unless the commit adds a snapshot,
+     * whose files the client wrote there before (a staged create's data) */
+    if (c->cat && c->creating && !has_action(c, "add-snapshot")) {
+        int rc = check_unused(c, c->location, err);
+        if (rc < 0 && moved != SIZE_MAX)
+            return refused(c, moved, rc, err);
+        if (rc < 0 && rc != FLOE_ENOMEM)
+            c->outcome = UPDATE_REFUSED;
+        if (rc < 0)
             return rc;
-        }
     }
     return 0;
 }
@@ -608,6 +672,8 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
         commit_create(q, &c, r);
         goto done;
     }
+    if (rc == 0 && has_action(&c, "set-location"))
+        rc = floe_table_confinement_open(t, &c.own, &err);
     if (rc == 0)
         rc = floe_table_commit(t, apply, &c, &err);
     if (rc < 0 && c.outcome == REQ_FAILED)
@@ -622,6 +688,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
      * config of a LoadTableResult do no harm to clients (extra fields are allowed) */
 done:
     floe_table_confinement_free(c.conf);
+    floe_table_confinement_free(c.own);
     floe_table_close(t);
     return 0;
 }
@@ -677,6 +744,8 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         cs[i].ns = names[i];
         cs[i].name = change_name(changes, i);
         int rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
+        if (rc == 0 && has_action(&cs[i], "set-location"))
+            rc = floe_table_confinement_open(ts[i], &cs[i].own, &err);
         if (rc < 0) {
             rs_floe_error(r, rc, &err, "NoSuchTableException");
             goto done;
@@ -698,8 +767,10 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
 done:
     for (size_t i = 0; ts && i < n; i++)
         floe_table_close(ts[i]);
-    for (size_t i = 0; cs && i < n; i++)
+    for (size_t i = 0; cs && i < n; i++) {
         floe_table_confinement_free(cs[i].conf);
+        floe_table_confinement_free(cs[i].own);
+    }
     for (size_t i = 0; names && i < n; i++)
         floe_free(names[i]);
     floe_free(names);

@@ -212,14 +212,11 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
     return rc;
 }
 
-static const char *const WRITE_PATHS[] = {"write.data.path", "write.folder-storage.path",
-                                          "write.object-storage.path", "write.metadata.path"};
-
 int rs_write_path_check(const char *prop, const char *value, const char *location,
                         floe_error *err) {
     bool write_path = false;
-    for (size_t i = 0; i < sizeof WRITE_PATHS / sizeof WRITE_PATHS[0]; i++)
-        write_path |= !strcmp(prop, WRITE_PATHS[i]);
+    for (size_t i = 0; i < FLOE_TABLE_WRITE_PATHS; i++)
+        write_path |= !strcmp(prop, floe_table_write_path_props[i]);
     if (!write_path || !value)
         return 0;
     if (floe_io_uri_is_relative(value) || !floe_io_uri_within(value, location))

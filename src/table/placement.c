@@ -1,11 +1,13 @@
 /*
  * placement.c - where a table may be: a table's location is a folder of its own.
  *
- * A table location never lies inside or contains another table's location, the landing
- * folder floe serve keeps under the warehouse (<warehouse>/_landing), the quarantine
- * (<warehouse>/_quarantine), the write-ahead logs (<warehouse>/_wal), or the warehouse
- * itself: orphan removal lists a table's whole location and deletes what the table does
- * not reference, so anything else in there would be deleted as an orphan.
+ * A table location never lies inside or contains another table's location or one of its
+ * write paths outside it (write.data.path, write.metadata.path, write.object-storage.path,
+ * write.folder-storage.path: that table writes there and its maintenance deletes there),
+ * the landing folder floe serve keeps under the warehouse (<warehouse>/_landing), the
+ * quarantine (<warehouse>/_quarantine), the write-ahead logs (<warehouse>/_wal), or the
+ * warehouse itself: orphan removal lists a table's whole location and deletes what the
+ * table does not reference, so anything else in there would be deleted as an orphan.
  *
  * The check runs when a table is created, registered or renamed, on every catalog,
  * under a lock kept in the catalog's database (a floe_leases row for the whole catalog;
@@ -15,7 +17,9 @@
  *
  * A new table's location must also hold no files yet (floe_table_check_location_unused):
  * orphan removal would delete whatever a user kept in a folder given as --location. A
- * registered or renamed table brings its files along, so only creates are held to it.
+ * registered or renamed table brings its files along, so only creates are held to it; a
+ * table moved by a REST commit's set-location may find its own files there, nothing else
+ * (floe_table_check_location_own).
  *
  * Where the other tables are: each table is loaded (its location, resolved as any load
  * does); a table whose metadata cannot be read is placed at the folder of its metadata
@@ -129,6 +133,8 @@ void floe_table_places_free(floe_table_place *p, size_t n) {
         floe_free(p[i].ns);
         floe_free(p[i].name);
         floe_free(p[i].location);
+        for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS; k++)
+            floe_free(p[i].write_paths[k]);
     }
     floe_free(p);
 }
@@ -138,44 +144,84 @@ typedef struct places {
     size_t n, cap;
 } places;
 
-static int place_push(places *ps, const char *ns, const char *name, char *location,
+/* Push table ns.name at *where (its fields taken, also on failure). */
+static int place_push(places *ps, const char *ns, const char *name, floe_table_place *where,
                       floe_error *err) {
     if (ps->n == ps->cap) {
         size_t nc = ps->cap ? ps->cap * 2 : 16;
         floe_table_place *ni = floe_realloc(ps->items, nc * sizeof *ni);
         if (!ni) {
-            floe_free(location);
+            floe_table_places_free(where, 1);
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         }
         ps->items = ni;
         ps->cap = nc;
     }
-    floe_table_place *p = &ps->items[ps->n];
-    p->ns = floe_strdup(ns);
-    p->name = floe_strdup(name);
-    p->location = location;
-    if (!p->ns || !p->name) {
-        floe_free(p->ns);
-        floe_free(p->name);
-        floe_free(location);
+    where->ns = floe_strdup(ns);
+    where->name = floe_strdup(name);
+    ps->items[ps->n] = *where;
+    if (!where->ns || !where->name) {
+        floe_table_places_free(where, 1);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     ps->n++;
     return 0;
 }
 
-/* The folder a table's files are in: as a load places it, else the folder of its
- * metadata pointer (a table that cannot be loaded still owns that folder). */
-static int table_folder(floe_catalog *c, const char *ns, const char *name, char **out,
-                        floe_error *err) {
+const char *const floe_table_write_path_props[FLOE_TABLE_WRITE_PATHS] = {
+    "write.data.path", "write.metadata.path", "write.object-storage.path",
+    "write.folder-storage.path"};
+
+/* The write paths of loaded table t that lie outside its folder, mapped as a load maps
+ * every path, into where->write_paths. One that cannot be mapped is left out (logged). */
+static int place_write_paths(const floe_table *t, floe_table_place *where, floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS; k++) {
+        const char *v = floe_table_metadata_property(m, floe_table_write_path_props[k]);
+        char *p = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        if (!v || !*v)
+            continue;
+        int rc = floe_table_resolve_path(t, v, &p, &e);
+        if (rc == FLOE_ENOMEM) {
+            if (err)
+                *err = e;
+            return rc;
+        }
+        if (rc < 0) {
+            floe_log(FLOE_LOG_DEBUG, "table %s: %s %s cannot be placed (%s); left out",
+                     floe_table_name(t), floe_table_write_path_props[k], v, e.msg);
+            continue;
+        }
+        if (floe_io_uri_within(p, where->location))
+            floe_free(p);
+        else
+            where->write_paths[k] = p;
+    }
+    return 0;
+}
+
+/* The folders a table's files are in: its location as a load places it and its write
+ * paths outside it, else the folder of its metadata pointer (a table that cannot be
+ * loaded still owns that folder). */
+static int table_folder(floe_catalog *c, const char *ns, const char *name,
+                        floe_table_place *out, floe_error *err) {
     floe_table *t = NULL;
     floe_error e;
     floe_error_clear(&e);
     int rc = floe_table_load(c, ns, name, &t, &e);
     if (rc == 0) {
-        *out = floe_strdup(floe_table_root(t));
+        floe_table_place p = {.location = floe_strdup(floe_table_root(t))};
+        rc = p.location ? place_write_paths(t, &p, err)
+                        : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_table_close(t);
-        return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (rc < 0) {
+            floe_table_places_free(&p, 1);
+            return rc;
+        }
+        *out = p;
+        return 0;
     }
     if (rc == FLOE_ENOMEM || rc == FLOE_EBUSY) {
         if (err)
@@ -211,7 +257,7 @@ static int table_folder(floe_catalog *c, const char *ns, const char *name, char 
     slash = strrchr(abs, '/');
     if (slash && !strcmp(slash + 1, "metadata"))
         *slash = '\0';
-    *out = abs;
+    *out = (floe_table_place){.location = abs};
     return 0;
 }
 
@@ -225,15 +271,15 @@ static int collect(floe_catalog *c, const char *parent, places *ps, int depth,
         floe_strlist tables = {0};
         rc = floe_catalog_list_tables(c, nss.items[i], &tables, err);
         for (size_t k = 0; rc == 0 && k < tables.n; k++) {
-            char *loc = NULL;
-            rc = table_folder(c, nss.items[i], tables.items[k], &loc, err);
+            floe_table_place where = {0};
+            rc = table_folder(c, nss.items[i], tables.items[k], &where, err);
             if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
                 floe_error_clear(err);
                 rc = 0;
                 continue;
             }
             if (rc == 0)
-                rc = place_push(ps, nss.items[i], tables.items[k], loc, err);
+                rc = place_push(ps, nss.items[i], tables.items[k], &where, err);
         }
         floe_strlist_free(&tables);
         if (rc == 0)
@@ -309,6 +355,17 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
                                 "table %s.%s: location %s contains the location of table "
                                 "%s.%s (%s)%s",
                                 ns, name, location, p->ns, p->name, p->location, tail);
+        /* a write path outside that table's location: it writes and deletes there too */
+        for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS && rc == 0; k++) {
+            const char *wp = p->write_paths[k];
+            if (wp && (floe_io_uri_within(location, wp) || floe_io_uri_within(wp, location)))
+                rc = floe_error_set(err, FLOE_EINVALID,
+                                    "table %s.%s: location %s %s the %s of table %s.%s (%s)%s",
+                                    ns, name, location,
+                                    floe_io_uri_within(location, wp) ? "lies inside"
+                                                                     : "contains",
+                                    floe_table_write_path_props[k], p->ns, p->name, wp, tail);
+        }
     }
     floe_table_places_free(ps, n);
     return rc;
@@ -319,17 +376,13 @@ int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
     return floe_table_check_location_except(c, ns, name, NULL, NULL, location, err);
 }
 
-static const char *const WRITE_PATHS[] = {"write.data.path", "write.metadata.path",
-                                          "write.object-storage.path",
-                                          "write.folder-storage.path"};
-
 int floe_table_check_write_path(floe_catalog *c, const char *ns, const char *name,
                                 const char *root, const char *prop, const char *value,
                                 char **out, floe_error *err) {
     *out = NULL;
     bool write_path = false;
-    for (size_t i = 0; i < sizeof WRITE_PATHS / sizeof WRITE_PATHS[0]; i++)
-        write_path = write_path || !strcmp(prop, WRITE_PATHS[i]);
+    for (size_t i = 0; i < FLOE_TABLE_WRITE_PATHS; i++)
+        write_path = write_path || !strcmp(prop, floe_table_write_path_props[i]);
     if (!write_path || !value)
         return 0;
     if (!*value)
@@ -356,14 +409,23 @@ int floe_table_check_write_path(floe_catalog *c, const char *ns, const char *nam
     return 0;
 }
 
-/* The first file found under the location stops the listing. */
+/* The first file found under the location that own does not hold stops the listing. */
 typedef struct first_file {
+    const floe_table_confinement *own; /* NULL: none */
     char *uri;
     bool seen;
+    int rc; /* FLOE_ENOMEM from own */
 } first_file;
 
 static int note_first(void *ctx, const floe_io_entry *e) {
     first_file *f = ctx;
+    if (f->own) {
+        int held = floe_table_confinement_holds(f->own, e->uri, NULL);
+        if (held < 0)
+            f->rc = held;
+        if (held != 0)
+            return held < 0 ? 1 : 0;
+    }
     if (!f->seen)
         f->uri = floe_strdup(e->uri);
     f->seen = true;
@@ -375,14 +437,22 @@ int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char
     /* a REST catalog's server places what it creates, and checks it there */
     if (floe_catalog_commits_changes(c))
         return 0;
-    first_file f = {0};
+    return floe_table_check_location_own(c, ns, name, location, NULL, err);
+}
+
+int floe_table_check_location_own(floe_catalog *c, const char *ns, const char *name,
+                                  const char *location, const floe_table_confinement *own,
+                                  floe_error *err) {
+    first_file f = {.own = own};
     int rc = floe_io_list(floe_catalog_io(c), location, note_first, &f, err);
     if (rc < 0) {
         floe_error_prefix(err, "table %s.%s: location %s: ", ns, name, location);
         return rc;
     }
-    if (f.seen && !f.uri)
+    if (f.rc < 0 || (f.seen && !f.uri)) {
+        floe_free(f.uri);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
     if (f.seen) {
         /* the files may be another table's, or the warehouse's: that says more */
         rc = floe_table_check_location(c, ns, name, location, err);
@@ -391,10 +461,11 @@ int floe_table_check_location_unused(floe_catalog *c, const char *ns, const char
             return rc;
         }
         rc = floe_error_set(err, FLOE_EINVALID,
-                            "table %s.%s: location %s already holds files (%s); a table's "
+                            "table %s.%s: location %s already holds files (%s)%s; a table's "
                             "location must be a folder of its own (orphan removal deletes "
                             "whatever else is in it): choose a missing or empty folder",
-                            ns, name, location, f.uri);
+                            ns, name, location, f.uri,
+                            own ? " that are not the table's own" : "");
         floe_free(f.uri);
     }
     return rc;
