@@ -81,6 +81,7 @@ typedef struct floe_catalog floe_catalog;
 typedef struct floe_strlist {
     char **items;
     size_t n;
+    size_t cap; /* slots of items floe_strlist_push allocated (it grows them geometrically) */
 } floe_strlist;
 void floe_strlist_free(floe_strlist *l);
 int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) FLOE_NODISCARD;

@@ -33,17 +33,27 @@ void floe_strlist_free(floe_strlist *l) {
     floe_free(l->items);
     l->items = NULL;
     l->n = 0;
+    l->cap = 0;
 }
 
 int floe_strlist_push(floe_strlist *l, const char *s, floe_error *err) {
     char *copy = floe_strdup(s);
-    char **items = copy ? floe_realloc(l->items, (l->n + 1) * sizeof *items) : NULL;
-    if (!items) {
-        floe_free(copy);
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (copy && l->n >= l->cap) { /* doubling: a long list is not copied once a push */
+        size_t cap = l->n < 8 ? 16 : l->n * 2;
+        char **items = cap <= SIZE_MAX / sizeof *items
+                           ? floe_realloc(l->items, cap * sizeof *items)
+                           : NULL;
+        if (items) {
+            l->items = items;
+            l->cap = cap;
+        } else {
+            floe_free(copy);
+            copy = NULL;
+        }
     }
-    items[l->n++] = copy;
-    l->items = items;
+    if (!copy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    l->items[l->n++] = copy;
     return 0;
 }
 

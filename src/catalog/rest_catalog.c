@@ -58,6 +58,8 @@
 #define REST_CONNECT_TIMEOUT_MS 10000L
 #define REST_ETAGS_MAX 64
 #define REST_IDEM_RETRIES 2  /* a commit sent again after an unknown outcome (R4) */
+#define REST_LIST_NAMES_MAX 1000000u      /* names one listing holds (list_pages) */
+#define REST_LIST_BYTES_MAX (64u << 20)   /* bytes of names, and of page tokens, in one */
 
 typedef struct rest_etag {
     char *key; /* "<ns>\x1f<name>" */
@@ -566,7 +568,10 @@ static int call(floe_catalog *c, const char *method, char *path, bool with_body,
 
 /* GET a listing route page by page: each page's array `field` goes to fn. A server
  * whose paging does not end is an error, not a loop: a next-page-token it gave before
- * (the paging cycles), 1000 pages in a row without an item, or 100000 pages. */
+ * (the paging cycles), 1000 pages in a row without an item, or 100000 pages. What a
+ * listing holds is bounded too, as every page is kept until the caller has them all:
+ * at most REST_LIST_NAMES_MAX names, REST_LIST_BYTES_MAX bytes of names and
+ * REST_LIST_BYTES_MAX bytes of page tokens (those kept to see a cycle). */
 static int list_pages(floe_catalog *c, const char *path, const char *query, const char *field,
                       int (*fn)(const json_t *item, floe_strlist *out, floe_error *err),
                       floe_strlist *out, const char *what, floe_error *err) {
@@ -574,6 +579,7 @@ static int list_pages(floe_catalog *c, const char *path, const char *query, cons
     char *token = NULL;
     floe_keyset seen = {0};
     int rc = 0, empty = 0;
+    size_t name_bytes = 0, token_bytes = 0;
     for (int page = 0;; page++) {
         char *tok = token ? curl_easy_escape(ri->h, token, 0) : NULL;
         char *url = floe_asprintf("%s%s%s%s%s", path, query || tok ? "?" : "", query ? query : "",
@@ -599,8 +605,19 @@ static int list_pages(floe_catalog *c, const char *path, const char *query, cons
         size_t i;
         json_t *item;
         json_array_foreach(rc == 0 ? json_object_get(j, field) : NULL, i, item) {
+            size_t had = out->n;
             if ((rc = fn(item, out, err)) < 0)
                 break;
+            if (out->n > had)
+                name_bytes += strlen(out->items[out->n - 1]) + 1;
+            if (out->n > REST_LIST_NAMES_MAX || name_bytes > REST_LIST_BYTES_MAX) {
+                rc = floe_error_set(err, FLOE_ELIMIT, "REST catalog: %s: more than %u names "
+                                    "or %u MiB of them (page %d): floe stops there (the "
+                                    "catalog's paging does not end, or the listing is larger "
+                                    "than floe holds)", what, (unsigned)REST_LIST_NAMES_MAX,
+                                    (unsigned)(REST_LIST_BYTES_MAX >> 20), page + 1);
+                break;
+            }
         }
         empty = rc == 0 && json_array_size(json_object_get(j, field)) == 0 ? empty + 1 : 0;
         const char *next = json_string_value(json_object_get(j, "next-page-token"));
@@ -618,6 +635,10 @@ static int list_pages(floe_catalog *c, const char *path, const char *query, cons
             FLOE_FAIL(err, FLOE_ECORRUPT,
                       "REST catalog: %s: page %d's next-page-token is one the server gave "
                       "before (its paging loops)", what, page + 1);
+        if ((token_bytes += strlen(token) + 1) > REST_LIST_BYTES_MAX)
+            FLOE_FAIL(err, FLOE_ELIMIT, "REST catalog: %s: the next-page-tokens of %d pages "
+                      "add up to more than %u MiB (its paging does not end)", what, page + 1,
+                      (unsigned)(REST_LIST_BYTES_MAX >> 20));
         if ((rc = floe_keyset_put(&seen, token, strlen(token), page, NULL)) < 0)
             FLOE_FAIL(err, rc, "out of memory");
         if (empty >= 1000)
