@@ -136,8 +136,20 @@ int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char 
  * location check. */
 int floe_table_register(floe_catalog *c, const char *ns, const char *name,
                         const char *metadata_location, floe_error *err) FLOE_NODISCARD;
+/* Iceberg's table property gc.enabled (default true). false marks a table whose files
+ * other tables may share (Iceberg's snapshot and migrate procedures, Nessie set it): no
+ * floe command deletes its files - expiry, orphan removal and a purge are refused, as
+ * Iceberg Java's engines refuse them. As Iceberg Java reads it, any value but "true" (in
+ * any case) counts as false. m is the metadata to judge (NULL: t's current metadata);
+ * action names what is refused ("expire snapshots"). 0 when gc is enabled, else
+ * FLOE_EINVALID: "table NS.NAME: cannot ACTION: gc.enabled is false (deleting files may
+ * corrupt other tables)". Old metadata files a commit replaces are governed by
+ * write.metadata.delete-after-commit.enabled alone, as in Iceberg Java. */
+bool floe_table_metadata_gc_enabled(const floe_table_metadata *m);
+int floe_table_gc_check(const floe_table *t, const floe_table_metadata *m, const char *action,
+                        floe_error *err) FLOE_NODISCARD;
 /* Delete the files of a table already dropped from its catalog (t loaded before the
- * drop): its metadata files, manifest lists, manifests, data and delete files, those
+ * drop). Refused (floe_table_gc_check) when gc.enabled is false: its metadata files, manifest lists, manifests, data and delete files, those
  * its confinement holds only (below: files added from elsewhere, or named elsewhere by
  * whoever committed, stay; logged). A file that cannot
  * be deleted is logged and skipped (orphan removal finds it); an unreadable manifest list

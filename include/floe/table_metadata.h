@@ -50,6 +50,7 @@ FLOE_API_BEGIN
 #define FLOE_PROP_MAX_SNAPSHOT_AGE_MS "history.expire.max-snapshot-age-ms"  /* 432000000 */
 #define FLOE_PROP_MIN_SNAPSHOTS_TO_KEEP "history.expire.min-snapshots-to-keep" /* 1 */
 #define FLOE_PROP_MAX_REF_AGE_MS "history.expire.max-ref-age-ms"            /* INT64_MAX */
+#define FLOE_PROP_GC_ENABLED "gc.enabled"                                   /* true */
 
 typedef struct floe_kv {
     const char *key;

@@ -37,7 +37,10 @@ static void usage(FILE *out) {
             "\n"
             "Refs: branches and tags older than their max-ref-age-ms (else\n"
             "history.expire.max-ref-age-ms) are removed; main never is. A branch's own\n"
-            "max-snapshot-age-ms and min-snapshots-to-keep override the defaults.\n");
+            "max-snapshot-age-ms and min-snapshots-to-keep override the defaults.\n"
+            "\n"
+            "A table whose property gc.enabled is false (its files may be other tables' too)\n"
+            "is refused, also with --dry-run or --keep-files, as Iceberg's engines refuse it.\n");
 }
 
 typedef struct list_ctx {

@@ -88,7 +88,9 @@ static void table_usage(FILE *out) {
             "  rename NS.NAME NEW        NEW is NAME or NS.NAME (SQL catalogs only)\n"
             "  drop NS.NAME [--purge]    forget the table; --purge also deletes the files\n"
             "                            under its location that its metadata references\n"
-            "                            (a REST catalog is asked to: purgeRequested=true)\n"
+            "                            (a REST catalog is asked to: purgeRequested=true);\n"
+            "                            refused, the table kept, when its property\n"
+            "                            gc.enabled is false\n"
             "  upgrade NS.NAME [--format-version 2|3]\n"
             "                            upgrade a format v1 table to v2 (spec Appendix E;\n"
             "                            v1 manifests stay valid), or a v1 or v2 table to v3\n"
@@ -499,12 +501,15 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
     /* a catalog that purges (REST: purgeRequested=true) deletes the files on its side;
      * otherwise they are found from the metadata, read before the drop */
     bool by_catalog = purge && floe_catalog_drop_purges(c);
+    /* a table whose gc.enabled is false keeps its files, and its catalog entry: the purge
+     * is refused before the drop (as Iceberg's engines refuse it), whoever would purge */
+    if (purge && (floe_table_load(c, ns, name, &t, &err) < 0 ||
+                  floe_table_gc_check(t, NULL, "purge its files", &err) < 0))
+        goto fail;
     if (by_catalog) {
         if (floe_catalog_drop_table_purge(c, ns, name, &err) < 0)
             goto fail;
     } else {
-        if (purge && floe_table_load(c, ns, name, &t, &err) < 0)
-            goto fail;
         if (floe_catalog_drop_table(c, ns, name, &err) < 0)
             goto fail;
         if (purge && floe_table_purge(t, &deleted, &err) < 0)

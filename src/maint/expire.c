@@ -32,6 +32,7 @@
 #include "maint_internal.h"
 
 #define DEFAULT_MAX_SNAPSHOT_AGE_MS (5 * FLOE_MAINT_DAY_MS)
+#define EXPIRE_ACTION "expire snapshots"
 
 void floe_expire_options_init(floe_expire_options *o) {
     memset(o, 0, sizeof *o);
@@ -229,6 +230,7 @@ done:
  * the commit
  * ------------------------------------------------------------------------------------- */
 typedef struct expire_ctx {
+    const floe_table *t;
     const floe_expire_options *o;
     int64_t now;
     expire_plan plan;
@@ -243,6 +245,8 @@ static int expire_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     plan_reset(&c->plan);
     floe_table_metadata_free(c->base);
     c->base = NULL;
+    /* judged on each attempt's base: a gc.enabled=false committed meanwhile stops it */
+    FLOE_FORWARD_IF_ERROR(floe_table_gc_check(c->t, base, EXPIRE_ACTION, err));
     FLOE_FORWARD_IF_ERROR(make_plan(base, c->o, c->now, &c->plan, err));
     if (c->plan.n_remove == 0 && c->plan.n_refs == 0)
         return FLOE_COMMIT_NOOP;
@@ -562,7 +566,8 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
         floe_expire_options_init(&defaults);
         opts = &defaults;
     }
-    expire_ctx c = {.o = opts, .now = opts->now_ms > 0 ? opts->now_ms : floe_wall_ms()};
+    expire_ctx c = {.t = t, .o = opts,
+                    .now = opts->now_ms > 0 ? opts->now_ms : floe_wall_ms()};
     floe_expire_result r;
     memset(&r, 0, sizeof r);
     maint_delete_list phases[3];
@@ -570,6 +575,9 @@ int floe_maint_expire(floe_table *t, const floe_expire_options *opts, floe_expir
     int rc = 0;
     const floe_table_metadata *planned_on;
 
+    /* gc.enabled=false: no expiry at all, not even --keep-files or a dry run (Iceberg
+     * Java's RemoveSnapshots refuses to be made on such a table) */
+    FLOE_CHECK(floe_table_gc_check(t, NULL, EXPIRE_ACTION, err));
     if (opts->dry_run) {
         FLOE_CHECK(make_plan(floe_table_metadata_get(t), opts, c.now, &c.plan, err));
         planned_on = floe_table_metadata_get(t);

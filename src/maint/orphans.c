@@ -378,6 +378,9 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     int64_t now = opts->now_ms > 0 ? opts->now_ms : floe_wall_ms();
     c.cutoff = opts->older_than_ms >= 0 ? opts->older_than_ms : now - DEFAULT_ORPHAN_AGE_MS;
 
+    /* gc.enabled=false: the table's files may be another table's too (also a dry run is
+     * refused: it would list them as deletable) */
+    FLOE_CHECK(floe_table_gc_check(t, NULL, "delete orphan files", err));
     /* the location must lie inside the table: listing a warehouse would make every other
      * table's files orphans of this one */
     const char *root = floe_table_root(t);
@@ -433,6 +436,8 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
         rc = floe_table_refresh(t, err);
         if (rc == 0 && (c.vanished.live || strcmp(before, floe_table_metadata_location(t))))
             rc = add_metadata_refs(&c, t, err);
+        if (rc == 0) /* gc.enabled=false committed while listing */
+            rc = floe_table_gc_check(t, NULL, "delete orphan files", err);
     }
     floe_free(before);
     if (rc < 0)

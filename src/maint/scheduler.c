@@ -630,6 +630,16 @@ static int do_job(floe_maint *m, mtable *mt, floe_maint_job j,
         mt->commit_interval_ms = writer_commit_interval(floe_table_metadata_get(t), now);
         mt->rate_checked_ms = now;
     }
+    /* gc.enabled=false: the jobs that delete the table's files are skipped, not failed -
+     * the table asks for it (floe/table.h floe_table_gc_check); the others run */
+    if ((j == FLOE_JOB_EXPIRE || j == FLOE_JOB_ORPHANS) &&
+        !floe_table_metadata_gc_enabled(floe_table_metadata_get(t))) {
+        *skipped = true;
+        snprintf(detail, dn, "table property %s is false: no %s (deleting files may corrupt "
+                 "other tables)", FLOE_PROP_GC_ENABLED,
+                 j == FLOE_JOB_EXPIRE ? "snapshot expiry" : "orphan removal");
+        goto done;
+    }
     switch (j) {
     case FLOE_JOB_LANDING_COMPACT:
         if (!m->hooks.landing_compact) {

@@ -423,8 +423,12 @@ int rs_drop_table(rs_req *q, rs_resp *r) {
                  purge_arg);
         goto done;
     }
-    /* the files to purge are found from the metadata, read before the drop */
+    /* the files to purge are found from the metadata, read before the drop; a table
+     * whose gc.enabled is false is not dropped at all (400, as Iceberg Java's purge
+     * refuses with a ValidationException) */
     if (purge && (rc = floe_table_load(q->cat, q->ns, q->table, &t, &err)) < 0)
+        goto fail;
+    if (purge && (rc = floe_table_gc_check(t, NULL, "purge its files", &err)) < 0)
         goto fail;
     if ((rc = floe_catalog_drop_table(q->cat, q->ns, q->table, &err)) < 0)
         goto fail;

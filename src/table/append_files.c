@@ -185,7 +185,7 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
                                  strstr(key, "-ms") ? " (milliseconds)" : "");
     }
     if (!strcmp(key, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT) ||
-        !strcmp(key, FLOE_PROP_MANIFEST_MERGE_ENABLED))
+        !strcmp(key, FLOE_PROP_MANIFEST_MERGE_ENABLED) || !strcmp(key, FLOE_PROP_GC_ENABLED))
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "true") && strcasecmp(value, "false"), err,
                              FLOE_EINVALID, "table property %s=%s: expected true or false",
                              key, value);

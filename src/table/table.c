@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "floe/append.h"
 #include "floe/io.h"
@@ -1175,11 +1176,32 @@ static int cmp_strp(const void *a, const void *b) {
 }
 
 
+bool floe_table_metadata_gc_enabled(const floe_table_metadata *m) {
+    const char *v = floe_table_metadata_property(m, FLOE_PROP_GC_ENABLED);
+    return !v || !strcasecmp(v, "true");
+}
+
+int floe_table_gc_check(const floe_table *t, const floe_table_metadata *m, const char *action,
+                        floe_error *err) {
+    if (!m)
+        m = t->metadata;
+    if (floe_table_metadata_gc_enabled(m))
+        return 0;
+    const char *v = floe_table_metadata_property(m, FLOE_PROP_GC_ENABLED);
+    return floe_error_set(err, FLOE_EINVALID,
+                          "table %s%s%s: cannot %s: %s is %s (deleting files may corrupt other "
+                          "tables)", t->ns ? t->ns : "", t->ns ? "." : "",
+                          t->name ? t->name : t->root, action, FLOE_PROP_GC_ENABLED,
+                          strcasecmp(v, "false") ? "not true" : "false");
+}
+
 int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) {
     floe_strlist files = {0};
     floe_table_confinement *conf = NULL;
     size_t n = 0;
-    int rc = referenced_files(t, &files, err);
+    int rc = floe_table_gc_check(t, NULL, "purge its files", err);
+    if (rc == 0)
+        rc = referenced_files(t, &files, err);
     if (rc < 0)
         goto done;
     /* only what lies in the table's own folders: added files, and whatever else its
