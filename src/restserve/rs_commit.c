@@ -33,7 +33,11 @@
 #include "floe/table.h"
 #include "rs_internal.h"
 
-typedef enum { REQ_FAILED = 1, UPDATE_REFUSED = 2 } apply_outcome;
+/* Why apply stopped. UPDATE_CONFLICT: an update the builder refuses because of what the
+ * table holds (a ref still on a snapshot remove-snapshots names): a 409 for the client to
+ * refresh and decide, at once - the server's own retries re-apply the same updates on
+ * the same refs and only spin (and then blame other commits). */
+typedef enum { REQ_FAILED = 1, UPDATE_REFUSED = 2, UPDATE_CONFLICT = 3 } apply_outcome;
 
 typedef struct commit_ctx {
     const json_t *requirements;
@@ -464,19 +468,22 @@ static int check_write_paths_moved(const commit_ctx *c, const floe_metadata_buil
     return 0;
 }
 
-/* The update error err of updates[i] named so, and c->outcome set: the update is refused. */
+/* The update error err of updates[i] named so, and c->outcome set: the update is refused
+ * (UPDATE_CONFLICT for a conflict, returned as FLOE_EINVALID). */
 static int refused(commit_ctx *c, size_t i, int rc, floe_error *err) {
     if (rc != FLOE_ENOMEM) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
         floe_error_set(err, rc, "updates[%zu] (%s): %s", i,
                        sval(json_array_get(c->updates, i), "action"), msg);
-        c->outcome = UPDATE_REFUSED;
+        c->outcome = rc == FLOE_ECONFLICT ? UPDATE_CONFLICT : UPDATE_REFUSED;
     }
-    return rc;
+    /* not FLOE_ECONFLICT, which floe_table_commit would retry */
+    return rc == FLOE_ECONFLICT ? FLOE_EINVALID : rc;
 }
 
-/* Make every update on b; c->outcome says UPDATE_REFUSED when one is refused. */
+/* Make every update on b; c->outcome says UPDATE_REFUSED (or UPDATE_CONFLICT) when one
+ * is refused. */
 static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *err) {
     int32_t last[3] = {-1, -1, -1}; /* schema, spec, sort order added by this request */
     size_t moved = SIZE_MAX;        /* the last set-location */
@@ -676,7 +683,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
         rc = floe_table_confinement_open(t, &c.own, &err);
     if (rc == 0)
         rc = floe_table_commit(t, apply, &c, &err);
-    if (rc < 0 && c.outcome == REQ_FAILED)
+    if (rc < 0 && (c.outcome == REQ_FAILED || c.outcome == UPDATE_CONFLICT))
         rs_error(r, 409, "CommitFailedException", "%s", err.msg);
     else if (rc < 0 && c.outcome == UPDATE_REFUSED && rc != FLOE_ECONFLICT)
         rs_error(r, 400, "BadRequestException", "%s", err.msg);
@@ -754,7 +761,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
     size_t failed = SIZE_MAX;
     int rc = floe_tables_commit(ts, n, apply, ctxs, &failed, &err);
     apply_outcome why = failed < n ? cs[failed].outcome : 0;
-    if (rc < 0 && why == REQ_FAILED)
+    if (rc < 0 && (why == REQ_FAILED || why == UPDATE_CONFLICT))
         rs_error(r, 409, "CommitFailedException", "table %s.%s: %s", names[failed],
                  floe_table_name(ts[failed]), err.msg);
     else if (rc < 0 && why == UPDATE_REFUSED)
