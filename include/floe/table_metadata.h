@@ -388,6 +388,9 @@ typedef struct floe_ref_retention {
 int floe_metadata_builder_set_ref_retention(floe_metadata_builder *b, const char *name,
                                             const floe_ref_retention *r, floe_error *err)
     FLOE_NODISCARD;
+/* Remove a branch or tag (none: not an error). Removing main leaves the table without a
+ * current snapshot (current-snapshot-id -1; the snapshots and snapshot-log stay) until a
+ * set_ref of main, as Iceberg Java's builder does for a replace transaction. */
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
                                      floe_error *err) FLOE_NODISCARD;
 /* Remove snapshots (expiry): drops them, their statistics and partition-statistics

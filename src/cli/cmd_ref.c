@@ -531,6 +531,10 @@ static int ref_apply_once(ref_change *rc, floe_metadata_builder *b, floe_error *
     case REF_DROP:
         if (!ref)
             return floe_error_set(err, FLOE_ENOTFOUND, "no branch or tag named %s", rc->name);
+        /* (the builder takes main away, as a replace transaction does: not a thing to do
+         * by hand - the table would read as empty) */
+        if (!strcmp(rc->name, "main"))
+            return floe_error_set(err, FLOE_EINVALID, "the main branch cannot be dropped");
         return floe_metadata_builder_remove_ref(b, rc->name, err);
     case REF_FAST_FORWARD: {
         const floe_snapshot_ref *to = floe_table_metadata_ref(m, rc->to_ref);

@@ -898,8 +898,11 @@ int floe_metadata_builder_set_ref_retention(floe_metadata_builder *b, const char
 
 int floe_metadata_builder_remove_ref(floe_metadata_builder *b, const char *name,
                                      floe_error *err) {
+    /* main, as Iceberg Java's builder removes it (a replace transaction starts so): the
+     * table has no current snapshot until a set-ref of main; its snapshots, and the
+     * snapshot-log up to now, stay */
     if (!strcmp(name, "main"))
-        return floe_error_set(err, FLOE_EINVALID, "the main branch cannot be removed");
+        FLOE_FORWARD_IF_ERROR(set_new(b->doc, "current-snapshot-id", json_integer(-1), err));
     json_t *refs = json_object_get(b->doc, "refs");
     if (json_is_object(refs))
         json_object_del(refs, name);
