@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "floe/sql.h"
+#include "floe/table.h"
 #include "rs_internal.h"
 
 #define KEEP_MS (2 * RS_IDEM_LIFETIME_MS)
@@ -233,6 +234,45 @@ static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
     return 0;
 }
 
+/* The answer to a replayed commit: the LoadTableResult of the metadata file its swap
+ * recorded. When that file cannot be read any more (the table dropped with purge since,
+ * the file removed as old metadata), the answer is still definite - never a 500, which a
+ * client reads as "outcome unknown" and retries - and names no server path (those go to
+ * the log): the table as it is now (200: the commit landed, and the table has moved on
+ * from it), or 404 NoSuchTableException when there is no such table any more. */
+static void replay_table_result(rs_req *q, const char *key, const char *location,
+                                rs_resp *r) {
+    floe_error err;
+    floe_error_clear(&err);
+    if (rs_table_result_at(r, q->cat, location, &err) == 0)
+        return;
+    floe_log(FLOE_LOG_WARN, "catalog serve: Idempotency-Key %s: the metadata %s of the "
+             "recorded commit cannot be read (%s): answering from the table as it is now",
+             key, location, err.msg);
+    floe_buf_reset(&r->body);
+    r->etag[0] = '\0';
+    /* the table: the path's (a commit), or the body's name (a create or register) */
+    const char *name = q->table ? q->table : json_string_value(json_object_get(q->body, "name"));
+    floe_table *t = NULL;
+    floe_error_clear(&err);
+    int rc = q->ns && name ? floe_table_load(q->cat, q->ns, name, &t, &err) : FLOE_ENOTFOUND;
+    if (rc == 0) {
+        rs_table_result(r, t, false);
+    } else if (rc == FLOE_ENOTFOUND) {
+        rs_error(r, 404, "NoSuchTableException",
+                 "table %s.%s does not exist: the change sent with Idempotency-Key %s was "
+                 "made, and the table has been dropped since", q->ns ? q->ns : "?",
+                 name ? name : "?", key);
+    } else {
+        floe_log(FLOE_LOG_WARN, "catalog serve: Idempotency-Key %s: loading %s.%s: %s", key,
+                 q->ns, name, err.msg);
+        rs_error(r, 503, "ServiceUnavailableException",
+                 "the change sent with Idempotency-Key %s was made, but table %s.%s cannot be "
+                 "read now: retry later", key, q->ns, name);
+    }
+    floe_table_close(t);
+}
+
 bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
@@ -262,7 +302,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     r->status = f.status;
     snprintf(r->etag, sizeof r->etag, "%s", f.etag);
     if (f.location && f.status == 200 && !r->body.len)
-        rs_table_result_at(r, q->cat, f.location); /* recorded by a commit's swap */
+        replay_table_result(q, key, f.location, r); /* recorded by a commit's swap */
     floe_free(f.location);
     floe_log(FLOE_LOG_INFO, "catalog serve: Idempotency-Key %s: the recorded answer (%d) again",
              key, f.status);

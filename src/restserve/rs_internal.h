@@ -210,8 +210,10 @@ void rs_idem_change_end(rs_req *q, int opened, rs_resp *r);
  * ETag of that representation. */
 struct floe_table;
 int rs_table_result(rs_resp *r, const struct floe_table *t, bool refs_only);
-/* The same for the metadata file at location (read through the catalog's I/O). */
-int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location);
+/* The same for the metadata file at location (read through the catalog's I/O); when it
+ * cannot be read, the error in err and r untouched. */
+int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location,
+                       floe_error *err);
 /* The ETag of a metadata location as served with or without refs_only. */
 void rs_etag(const char *metadata_location, bool refs_only, char out[48]);
 

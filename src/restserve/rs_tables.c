@@ -89,14 +89,10 @@ int rs_table_result(rs_resp *r, const floe_table *t, bool refs_only) {
                         refs_only);
 }
 
-int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location) {
-    floe_error err;
-    floe_error_clear(&err);
+int rs_table_result_at(rs_resp *r, floe_catalog *cat, const char *location, floe_error *err) {
     floe_table_metadata *m = NULL;
-    int rc = floe_table_metadata_read(floe_catalog_io(cat), location, &m, &err);
-    if (rc < 0)
-        return rs_floe_error(r, rc == FLOE_ENOTFOUND ? FLOE_EIO : rc, &err, NO_TABLE);
-    rc = table_result(r, location, m, false);
+    FLOE_FORWARD_IF_ERROR(floe_table_metadata_read(floe_catalog_io(cat), location, &m, err));
+    int rc = table_result(r, location, m, false);
     floe_table_metadata_free(m);
     return rc;
 }
