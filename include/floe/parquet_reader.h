@@ -230,6 +230,10 @@ int floe_pq_reader_chunk_stat_json(const floe_pq_reader *r, size_t rg, size_t co
  * a value of the wrong width): only the values themselves can tell. FLOE_ENOMEM. */
 int floe_pq_reader_chunk_bounds(const floe_pq_reader *r, size_t rg, size_t column,
                                 floe_buf *min, floe_buf *max, floe_error *err) FLOE_NODISCARD;
+/* The Iceberg field of file column `column` after floe_pq_reader_iceberg_schema: its
+ * leaf, or for a column inside a variant's shredding (below a typed_value, or a variant's
+ * value beside a metadata) the variant field; NULL otherwise. Borrowed; valid until close. */
+const floe_field *floe_pq_reader_iceberg_field(const floe_pq_reader *r, size_t column);
 /* "PLAIN", "RLE_DICTIONARY", ... ("UNKNOWN(n)" is not produced: returns "UNKNOWN"). */
 const char *floe_pq_encoding_name(int encoding);
 /* The file as an Iceberg schema (field ids from the file, or assigned depth-first from
@@ -308,6 +312,19 @@ int floe_pq_reader_read_row_group_into(floe_pq_reader *r, size_t rg, floe_colbuf
  * group, FLOE_ECORRUPT when the pages do not yield exactly n rows. */
 int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_t n,
                              const floe_pq_rowset **out, floe_error *err) FLOE_NODISCARD;
+/* After a read (floe_pq_reader_next, _read_row_group, _read_rows), the value of the
+ * selected VARIANT group `group` put back together as one unshredded variant value per
+ * entry of its metadata column where the variant is present (in that column's order;
+ * VariantShredding.md "Reconstructing a Shredded Variant"): the value column's bytes as
+ * they are, typed values as their variant primitives, objects and arrays rebuilt with the
+ * row's metadata, whose dictionary holds every field name (a shredded field name it lacks
+ * is FLOE_ECORRUPT). The values are appended to `values`; offsets receives one uint32
+ * (host order) per value plus one, positions in `values`. The metadata column's levels
+ * say where the variant is null. FLOE_EINVALID when group is not a selected variant;
+ * FLOE_ECORRUPT naming the column for an invalid layout or value; FLOE_ELIMIT past 4 GiB;
+ * FLOE_ENOMEM. */
+int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
+                                  floe_buf *offsets, floe_error *err) FLOE_NODISCARD;
 /* True when every selected column of row group rg declares an offset index (page
  * locations), so floe_pq_reader_read_rows fetches only the pages it needs. */
 bool floe_pq_reader_has_page_locations(const floe_pq_reader *r, size_t rg);

@@ -137,6 +137,41 @@ int floe_variant_object_fields(const uint8_t *metadata, size_t metadata_len,
                                floe_variant_field_fn fn, void *ctx,
                                floe_error *err) FLOE_NODISCARD;
 
+/* Building values from parts (a shredded variant put back together,
+ * VariantShredding.md "Reconstructing a Shredded Variant"). */
+
+/* The id of key[0..n) in metadata (checked already): 1 with *id set, 0 when the dictionary
+ * does not hold it. */
+int floe_variant_metadata_find(const uint8_t *metadata, size_t metadata_len, const uint8_t *key,
+                               size_t key_len, uint32_t *id) FLOE_NODISCARD;
+
+/* Called for each field of an object value with its field id, name and encoded value
+ * bytes (borrowed from the value). */
+typedef int (*floe_variant_raw_field_fn)(void *ctx, uint32_t id, const uint8_t *key,
+                                         size_t key_len, const uint8_t *value,
+                                         size_t value_len);
+/* floe_variant_object_fields with the fields' encoded bytes instead of their JSON: the
+ * value is validated whole first; 1 (fn not called) when it is not an object. */
+int floe_variant_object_raw_fields(const uint8_t *metadata, size_t metadata_len,
+                                   const uint8_t *value, size_t value_len,
+                                   floe_variant_raw_field_fn fn, void *ctx,
+                                   floe_error *err) FLOE_NODISCARD;
+
+/* One member of a container being built: for an object the field id (the caller lists
+ * the members in the order of their names), and where its encoded value lies in the
+ * caller's value bytes. */
+typedef struct floe_variant_member {
+    uint32_t id;
+    size_t off, len;
+} floe_variant_member;
+
+/* Append to out an object (object true) or array of the n members, their values copied
+ * from values in member order, with the smallest widths (as the encoder writes them).
+ * FLOE_ELIMIT past 4 GiB, FLOE_ENOMEM. */
+int floe_variant_append_container(bool object, const floe_variant_member *ms, size_t n,
+                                  const uint8_t *values, floe_buf *out,
+                                  floe_error *err) FLOE_NODISCARD;
+
 /* Encoder scratch state (a C locale for number conversion, key and string buffers). */
 typedef struct floe_variant_encoder floe_variant_encoder;
 /* FLOE_ENOMEM. */

@@ -428,7 +428,9 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
 /* ---------------------------------------------------------------------------------------
  * matching the table schema onto the file's Parquet tree
  * ------------------------------------------------------------------------------------- */
-typedef enum src_kind { SRC_FILE = 0, SRC_CONST, SRC_SIBLING } src_kind;
+/* SRC_VARIANT: a variant's value part put back together from the file's variant group
+ * (shredded, or with an optional value), at the levels of its metadata column (node). */
+typedef enum src_kind { SRC_FILE = 0, SRC_CONST, SRC_SIBLING, SRC_VARIANT } src_kind;
 typedef enum conv_kind { CONV_NONE = 0, CONV_I32_I64, CONV_F32_F64, CONV_DEC } conv_kind;
 
 typedef struct leaf_src {
@@ -448,11 +450,13 @@ typedef struct leaf_src {
     int16_t cap;
     int lineage;                 /* a row lineage column: 1 _row_id, 2 the sequence number
                                     (filled by fill_lineage, from the file or inherited) */
+    const floe_pq_node *vgroup;  /* SRC_VARIANT, and the metadata beside it: the group */
 } leaf_src;
 
 typedef struct matched {
     const floe_field *field;
     const floe_pq_node *node;
+    const floe_pq_node *vgroup;  /* a variant part read through its group (SRC_VARIANT) */
 } matched;
 
 struct rw_reader {
@@ -477,6 +481,7 @@ struct rw_reader {
     uint8_t *keep;
     size_t keep_cap;
     floe_buf key;
+    floe_buf vvalues, voffsets;  /* a variant put back together (SRC_VARIANT) */
     floe_batch tmp;
     bool tmp_init;
     int64_t row_base;
@@ -501,14 +506,21 @@ static int push_match(rw_reader *r, const floe_field *f, const floe_pq_node *n) 
         r->m = nm;
         r->mcap = nc;
     }
-    r->m[r->nm++] = (matched){f, n};
+    r->m[r->nm++] = (matched){f, n, NULL};
     return 0;
 }
 
-static const floe_pq_node *match_of(const rw_reader *r, const floe_field *f) {
+static const matched *match_of(const rw_reader *r, const floe_field *f) {
     for (size_t i = 0; i < r->nm; i++)
         if (r->m[i].field == f)
-            return r->m[i].node;
+            return &r->m[i];
+    return NULL;
+}
+
+static const floe_pq_node *child_node(const floe_pq_node *nd, const char *name) {
+    for (size_t k = 0; k < nd->nchildren; k++)
+        if (!strcmp(nd->children[k].name, name))
+            return &nd->children[k];
     return NULL;
 }
 
@@ -530,21 +542,23 @@ static int match_field(rw_reader *r, const floe_field *tf, const floe_pq_node *n
     if (push_match(r, tf, nd) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (tf->type == FLOE_TYPE_VARIANT) {
-        /* its parts by name: an unshredded VARIANT group (a shredded one has no place in
-         * the table's two leaves) */
-        FLOE_RETURN_ERROR_IF(nd->nchildren != 2, err, FLOE_EUNSUPPORTED,
-                             "column %s: a shredded or unknown variant layout in the file "
-                             "(only metadata and value can be rewritten)",
+        /* its parts by name: an unshredded VARIANT group's two leaves are copied; any other
+         * layout (shredded, or a value that may be null) has its metadata copied and its
+         * value put back together (SRC_VARIANT) */
+        const floe_pq_node *meta = child_node(nd, "metadata");
+        const floe_pq_node *value = child_node(nd, "value");
+        FLOE_RETURN_ERROR_IF(!meta || meta->phys != FLOE_PHYS_BYTE_ARRAY || meta->repetition != 0,
+                             err, FLOE_EUNSUPPORTED,
+                             "column %s: the file's variant has no required binary metadata",
                              floe_field_path(tf, path, sizeof path));
-        for (size_t i = 0; i < 2; i++) {
-            const floe_pq_node *cn = NULL;
-            for (size_t k = 0; k < 2; k++)
-                if (!strcmp(nd->children[k].name, tf->children[i].name))
-                    cn = &nd->children[k];
-            FLOE_RETURN_ERROR_IF(!cn || cn->phys < 0, err, FLOE_EUNSUPPORTED,
-                                 "column %s: the file's variant has no binary %s",
-                                 floe_field_path(tf, path, sizeof path), tf->children[i].name);
-            FLOE_FORWARD_IF_ERROR(match_field(r, &tf->children[i], cn, err));
+        bool plain = nd->nchildren == 2 && value && value->phys == FLOE_PHYS_BYTE_ARRAY &&
+                     value->repetition == 0;
+        for (size_t i = 0; i < tf->nchildren; i++) {
+            const floe_field *part = &tf->children[i];
+            bool is_meta = !strcmp(part->name, "metadata");
+            FLOE_FORWARD_IF_ERROR(match_field(r, part, is_meta || !plain ? meta : value, err));
+            if (!plain)
+                r->m[r->nm - 1].vgroup = nd;
         }
         return 0;
     }
@@ -875,6 +889,8 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
     r->in = in;
     floe_arena_init(&r->arena, 16 * 1024);
     floe_buf_init(&r->key, 0);
+    floe_buf_init(&r->vvalues, 0);
+    floe_buf_init(&r->voffsets, 0);
     if (in->file->file_format && strcasecmp(in->file->file_format, "parquet"))
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "data file %s: format %s is not supported",
                   in->file->file_path, in->file->file_format);
@@ -929,11 +945,13 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
     /* file leaves first (siblings need them), then the missing ones */
     for (size_t i = 0; i < schema->nleaves; i++) {
         const floe_field *leaf = schema->leaves[i];
-        const floe_pq_node *nd = match_of(r, leaf);
-        if (!nd)
+        const matched *mt = match_of(r, leaf);
+        if (!mt)
             continue;
-        r->src[i].kind = SRC_FILE;
+        const floe_pq_node *nd = mt->node;
+        r->src[i].kind = mt->vgroup && strcmp(leaf->name, "metadata") ? SRC_VARIANT : SRC_FILE;
         r->src[i].node = nd;
+        r->src[i].vgroup = mt->vgroup;
         FLOE_CHECK(plan_levels(r, leaf, &r->src[i], err));
         FLOE_CHECK(plan_conv(leaf, &r->src[i], err));
     }
@@ -1007,6 +1025,8 @@ void rw_reader_close(rw_reader *r) {
     floe_free(r->eq_leaf);
     floe_free(r->keep);
     floe_buf_free(&r->key);
+    floe_buf_free(&r->vvalues);
+    floe_buf_free(&r->voffsets);
     if (r->tmp_init)
         floe_batch_free(&r->tmp);
     floe_free(r);
@@ -1097,6 +1117,25 @@ static int fill_file(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d, f
     d->nlevels += n;
     d->nvalues += nv;
     return 0;
+}
+
+/* A variant's value part: the values put back together from the file's variant group,
+ * at the levels of its metadata column m (present exactly where a value is). */
+static int fill_variant(rw_reader *r, const leaf_src *ls, const floe_colbuf *m, floe_colbuf *d,
+                        floe_error *err) {
+    floe_buf_reset(&r->vvalues);
+    floe_buf_reset(&r->voffsets);
+    FLOE_FORWARD_IF_ERROR(floe_pq_reader_variant_values(r->pq, ls->vgroup, &r->vvalues,
+                                                        &r->voffsets, err));
+    size_t nv = r->voffsets.len / sizeof(uint32_t) - 1;
+    if (nv != m->nvalues)
+        return floe_error_set(err, FLOE_EINTERNAL, "column %s: %zu variant values for %zu "
+                              "metadata values", ls->vgroup->path, nv, m->nvalues);
+    floe_colbuf s = *m; /* the metadata's levels, the values put back together */
+    s.values = r->vvalues.data;
+    s.values_len = r->vvalues.len;
+    s.offsets = (uint32_t *)(void *)r->voffsets.data;
+    return fill_file(ls, &s, d, err);
 }
 
 static int fill_const(const leaf_src *ls, size_t nrows, floe_colbuf *d, floe_error *err) {
@@ -1329,7 +1368,7 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
         for (size_t i = 0; i < r->schema->nleaves; i++) {
             const leaf_src *ls = &r->src[i];
             if (ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
-                !ls->lineage && ls->node->column >= 0 &&
+                !ls->lineage && !ls->vgroup && ls->node->column >= 0 &&
                 (size_t)ls->node->column < r->ncolumns) {
                 r->into[ls->node->column] = &fill->cols[i];
                 /* whole pages decoded as stored can be carried to the writer */
@@ -1384,6 +1423,12 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             rc = fill_file(ls, &rs->cols[ci], &fill->cols[i], err);
         } else if (ls->kind == SRC_CONST) {
             rc = fill_const(ls, nrows, &fill->cols[i], err);
+        } else if (ls->kind == SRC_VARIANT) {
+            int ci = r->col_idx[ls->node->column];
+            if (ci < 0)
+                return floe_error_set(err, FLOE_EINTERNAL, "%s: column %s was not read",
+                                      r->in->file->file_path, ls->node->path);
+            rc = fill_variant(r, ls, &rs->cols[ci], &fill->cols[i], err);
         }
     }
     for (size_t i = 0; i < r->schema->nleaves && rc >= 0; i++)

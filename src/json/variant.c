@@ -461,26 +461,72 @@ int floe_variant_value_json(const uint8_t *metadata, size_t metadata_len, const 
     return decode(&m, value, value_len, out, err);
 }
 
-int floe_variant_object_fields(const uint8_t *metadata, size_t metadata_len,
-                               const uint8_t *value, size_t value_len, floe_buf *scratch,
-                               floe_variant_field_fn fn, void *ctx, floe_error *err) {
+/* An object value's header (d and c set up), after validating the whole value, so that no
+ * field is handed out of a bad one; 1 when the value is not an object. */
+static int open_object(const uint8_t *metadata, size_t metadata_len, const uint8_t *value,
+                       size_t value_len, floe_buf *out, vdec *d, vcont *c, floe_error *err) {
     vmeta m;
     size_t sz;
     FLOE_FORWARD_IF_ERROR(meta_open(metadata, metadata_len, false, false, &m, &sz, err));
-    /* validate the whole value first, so that no field is handed out of a bad one */
     FLOE_FORWARD_IF_ERROR(decode(&m, value, value_len, NULL, err));
     if ((value[0] & 3) != 2)
         return 1;
-    vdec d = {.m = m, .v = value, .out = scratch, .err = err};
+    *d = (vdec){.m = m, .v = value, .out = out, .err = err};
+    return container(d, true, 0, value_len, c);
+}
+
+int floe_variant_object_fields(const uint8_t *metadata, size_t metadata_len,
+                               const uint8_t *value, size_t value_len, floe_buf *scratch,
+                               floe_variant_field_fn fn, void *ctx, floe_error *err) {
+    vdec d;
     vcont c;
-    FLOE_FORWARD_IF_ERROR(container(&d, true, 0, value_len, &c));
+    int rc = open_object(metadata, metadata_len, value, value_len, scratch, &d, &c, err);
+    if (rc != 0)
+        return rc;
     for (uint32_t i = 0; i < c.count; i++) {
         const uint8_t *k;
         size_t kn;
-        meta_key(&m, le_n(value + c.ids + (size_t)i * c.idsz, c.idsz), &k, &kn);
+        meta_key(&d.m, le_n(value + c.ids + (size_t)i * c.idsz, c.idsz), &k, &kn);
         floe_buf_reset(scratch);
         FLOE_FORWARD_IF_ERROR(element(&d, &c, i, 0));
         FLOE_FORWARD_IF_ERROR(fn(ctx, k, kn, scratch->data, scratch->len));
+    }
+    return 0;
+}
+
+int floe_variant_object_raw_fields(const uint8_t *metadata, size_t metadata_len,
+                                   const uint8_t *value, size_t value_len,
+                                   floe_variant_raw_field_fn fn, void *ctx, floe_error *err) {
+    vdec d;
+    vcont c;
+    int rc = open_object(metadata, metadata_len, value, value_len, NULL, &d, &c, err);
+    if (rc != 0)
+        return rc;
+    for (uint32_t i = 0; i < c.count; i++) {
+        uint32_t id = le_n(value + c.ids + (size_t)i * c.idsz, c.idsz);
+        const uint8_t *k;
+        size_t kn, at = c.data + le_n(value + c.offs + (size_t)i * c.osz, c.osz), vn = 0;
+        meta_key(&d.m, id, &k, &kn);
+        FLOE_FORWARD_IF_ERROR(value_json(&d, at, c.data + c.total, 1, &vn));
+        FLOE_FORWARD_IF_ERROR(fn(ctx, id, k, kn, value + at, vn));
+    }
+    return 0;
+}
+
+int floe_variant_metadata_find(const uint8_t *metadata, size_t metadata_len, const uint8_t *key,
+                               size_t key_len, uint32_t *id) {
+    vmeta m;
+    size_t sz;
+    if (meta_open(metadata, metadata_len, false, false, &m, &sz, NULL) < 0)
+        return 0;
+    for (uint32_t i = 0; i < m.count; i++) { /* the dictionary need not be sorted */
+        const uint8_t *k;
+        size_t kn;
+        meta_key(&m, i, &k, &kn);
+        if (!key_cmp(k, kn, key, key_len)) {
+            *id = i;
+            return 1;
+        }
     }
     return 0;
 }
@@ -492,10 +538,7 @@ typedef struct kref {
     const uint8_t *s; /* e->keys.data + off, once pass 1 is over */
 } kref;
 
-typedef struct member {
-    uint32_t id;     /* objects: field id */
-    size_t off, len; /* the value's bytes, relative to the container's first value */
-} member;
+typedef floe_variant_member member; /* off: relative to the container's first value */
 
 struct floe_variant_encoder {
     locale_t cloc;
@@ -747,6 +790,30 @@ static int member_cmp(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A container header: its size, and the header itself (ms's offsets relative to the
+ * first value) written at p. */
+static size_t header_size(bool object, size_t n, uint32_t maxid, size_t total) {
+    unsigned osz = width_of(total), idsz = width_of(maxid);
+    return 1 + (n > 255 ? 4 : 1) + (object ? n * idsz : 0) + (n + 1) * osz;
+}
+
+static void put_header(uint8_t *p, bool object, const member *ms, size_t n, uint32_t maxid,
+                       size_t total) {
+    unsigned osz = width_of(total), idsz = width_of(maxid);
+    bool large = n > 255;
+    uint8_t h = object ? (uint8_t)(2 | ((large ? 1 : 0) << 6) | ((idsz - 1) << 4) | ((osz - 1) << 2))
+                       : (uint8_t)(3 | ((large ? 1 : 0) << 4) | ((osz - 1) << 2));
+    *p++ = h;
+    put_le(p, n, large ? 4 : 1);
+    p += large ? 4 : 1;
+    if (object)
+        for (size_t i = 0; i < n; i++, p += idsz)
+            put_le(p, ms[i].id, idsz);
+    for (size_t i = 0; i < n; i++, p += osz)
+        put_le(p, ms[i].off, osz);
+    put_le(p, total, osz);
+}
+
 /* Insert the header of the container whose n values start at `start` in j->out. */
 static int close_container(jparse *j, bool object, size_t start, size_t base,
                            const uint8_t *open) {
@@ -785,24 +852,12 @@ static int close_container(jparse *j, bool object, size_t start, size_t base,
         if (total)
             memcpy(out->data + start, e->tmp.data, total);
     }
-    unsigned osz = width_of(total), idsz = width_of(maxid);
-    bool large = n > 255;
-    size_t hsize = 1 + (large ? 4 : 1) + (object ? n * idsz : 0) + (n + 1) * osz;
+    size_t hsize = header_size(object, n, maxid, total);
     if (floe_buf_reserve(out, hsize) < 0)
         return jnomem(j);
     uint8_t *p = out->data + start;
     memmove(p + hsize, p, total);
-    uint8_t h = object ? (uint8_t)(2 | ((large ? 1 : 0) << 6) | ((idsz - 1) << 4) | ((osz - 1) << 2))
-                       : (uint8_t)(3 | ((large ? 1 : 0) << 4) | ((osz - 1) << 2));
-    *p++ = h;
-    put_le(p, n, large ? 4 : 1);
-    p += large ? 4 : 1;
-    if (object)
-        for (size_t i = 0; i < n; i++, p += idsz)
-            put_le(p, ms[i].id, idsz);
-    for (size_t i = 0; i < n; i++, p += osz)
-        put_le(p, ms[i].off, osz);
-    put_le(p, total, osz);
+    put_header(p, object, ms, n, maxid, total);
     out->len += hsize;
     e->nms = base;
     return 0;
@@ -994,5 +1049,38 @@ done:
         floe_buf_truncate(metadata, mlen);
         floe_buf_truncate(value, vlen);
     }
+    return rc;
+}
+
+int floe_variant_append_container(bool object, const floe_variant_member *ms, size_t n,
+                                  const uint8_t *values, floe_buf *out, floe_error *err) {
+    size_t total = 0;
+    uint32_t maxid = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += ms[i].len;
+        if (object && ms[i].id > maxid)
+            maxid = ms[i].id;
+    }
+    if (total > UINT32_MAX || n > UINT32_MAX)
+        return floe_error_set(err, FLOE_ELIMIT, "variant: container larger than 4 GiB");
+    member *packed = floe_malloc((n ? n : 1) * sizeof *packed);
+    if (!packed)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        packed[i] = (member){.id = ms[i].id, .off = at, .len = ms[i].len};
+        at += ms[i].len;
+    }
+    size_t hsize = header_size(object, n, maxid, total);
+    int rc = 0;
+    if (floe_buf_reserve(out, hsize + total) < 0) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    } else {
+        put_header(out->data + out->len, object, packed, n, maxid, total);
+        out->len += hsize;
+        for (size_t i = 0; i < n; i++)
+            floe_buf_append(out, values + ms[i].off, ms[i].len);
+    }
+    floe_free(packed);
     return rc;
 }

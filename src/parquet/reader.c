@@ -578,6 +578,25 @@ int floe_pq_reader_iceberg_schema(floe_pq_reader *r, const floe_schema **out,
     return 0;
 }
 
+const floe_field *floe_pq_reader_iceberg_field(const floe_pq_reader *r, size_t column) {
+    if (!r->iceberg || column >= r->nleaves)
+        return NULL;
+    if (r->ice_leaf[column])
+        return r->ice_leaf[column];
+    /* a shredded part: the variant whose metadata column has a leaf */
+    for (const floe_pq_node *nd = r->leaves[column].node->parent; nd && nd->parent;
+         nd = nd->parent) {
+        if (nd->phys >= 0 || nd->logical_kind != FLOE_PQ_LT_VARIANT)
+            continue;
+        for (size_t i = 0; i < nd->nchildren; i++) {
+            const floe_pq_node *m = &nd->children[i];
+            if (m->phys >= 0 && !strcmp(m->name, "metadata") && r->ice_leaf[m->column])
+                return r->ice_leaf[m->column]->parent;
+        }
+    }
+    return NULL;
+}
+
 /* ---- projection ----------------------------------------------------------------------- */
 
 static const floe_pq_node *find_path(const floe_pq_node *nd, const char *path) {

@@ -232,6 +232,27 @@ typedef struct asm_ctx {
     floe_buf vprim;        /* a shredded variant primitive, encoded */
 } asm_ctx;
 
+/* Cursors over r's slots; false when they cannot be allocated (asm_free still due). */
+static bool asm_init(asm_ctx *a, floe_pq_reader *r, floe_pq_row_format fmt, floe_error *err) {
+    memset(a, 0, sizeof *a);
+    a->r = r;
+    a->fmt = fmt;
+    a->err = err;
+    floe_buf_init(&a->discard, 0);
+    floe_buf_init(&a->vprim, 0);
+    size_t ns = r->nslots ? r->nslots : 1;
+    a->li = floe_calloc(ns, sizeof *a->li);
+    a->vi = floe_calloc(ns, sizeof *a->vi);
+    return a->li && a->vi;
+}
+
+static void asm_free(asm_ctx *a) {
+    floe_free(a->li);
+    floe_free(a->vi);
+    floe_buf_free(&a->discard);
+    floe_buf_free(&a->vprim);
+}
+
 static int acorrupt(asm_ctx *a, const pq_plan *p) {
     return floe_error_set(a->err, FLOE_ECORRUPT,
                           "%s: row group %zu: column %s: levels inconsistent with the schema "
@@ -431,10 +452,9 @@ static int leaf_entry(asm_ctx *a, const pq_plan *lp, const uint8_t **p, size_t *
 
 static const uint8_t EMPTY_METADATA[3] = {0x01, 0x00, 0x00};
 
-/* A typed_value leaf's value m[0..n) (in-memory form) as JSON, through its variant
- * primitive, so that it prints exactly as the same value stored in a variant would. */
-static int typed_leaf_json(asm_ctx *a, const pq_plan *tp, const uint8_t *m, size_t n,
-                           floe_buf *out) {
+/* A typed_value leaf's value m[0..n) (in-memory form) encoded as its variant primitive,
+ * into a->vprim. */
+static int typed_leaf_encode(asm_ctx *a, const pq_plan *tp, const uint8_t *m, size_t n) {
     const pq_leaf *lf = &a->r->leaves[tp->node->column];
     floe_buf *v = &a->vprim;
     floe_buf_reset(v);
@@ -473,14 +493,23 @@ static int typed_leaf_json(asm_ctx *a, const pq_plan *tp, const uint8_t *m, size
     }
     if (floe_buf_error(v))
         return floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
-    int rc = floe_variant_value_json(EMPTY_METADATA, sizeof EMPTY_METADATA, v->data, v->len, out,
-                                     a->err);
+    return 0;
+}
+
+/* The same as JSON, through the variant primitive, so that it prints exactly as the same
+ * value stored in a variant would. */
+static int typed_leaf_json(asm_ctx *a, const pq_plan *tp, const uint8_t *m, size_t n,
+                           floe_buf *out) {
+    FLOE_FORWARD_IF_ERROR(typed_leaf_encode(a, tp, m, n));
+    int rc = floe_variant_value_json(EMPTY_METADATA, sizeof EMPTY_METADATA, a->vprim.data,
+                                     a->vprim.len, out, a->err);
     return rc < 0 ? vprefix(a, tp, rc) : 0;
 }
 
 typedef struct vpair {
     const uint8_t *key;
-    size_t klen, v0, v1; /* the value's text in the object's buffer */
+    size_t klen, v0, v1; /* the value's text (or bytes) in the object's buffer */
+    uint32_t id;         /* bin: the field id in the metadata */
 } vpair;
 
 typedef struct vobj {
@@ -490,7 +519,7 @@ typedef struct vobj {
     const pq_plan *shredded; /* the typed_value group: its fields win over value's */
 } vobj;
 
-static int vobj_add(vobj *o, const uint8_t *key, size_t klen, size_t v0) {
+static int vobj_add(vobj *o, const uint8_t *key, size_t klen, uint32_t id, size_t v0) {
     if (o->n == o->cap) {
         size_t nc = o->cap ? o->cap * 2 : 16;
         vpair *np = floe_realloc(o->pairs, nc * sizeof *np);
@@ -499,22 +528,39 @@ static int vobj_add(vobj *o, const uint8_t *key, size_t klen, size_t v0) {
         o->pairs = np;
         o->cap = nc;
     }
-    o->pairs[o->n++] = (vpair){.key = key, .klen = klen, .v0 = v0, .v1 = o->text.len};
+    o->pairs[o->n++] = (vpair){.key = key, .klen = klen, .v0 = v0, .v1 = o->text.len, .id = id};
     return 0;
+}
+
+static bool is_shredded(const vobj *o, const uint8_t *key, size_t klen) {
+    for (size_t i = 0; i < o->shredded->nchildren; i++) {
+        const char *name = o->shredded->children[i].name;
+        if (strlen(name) == klen && !memcmp(name, key, klen))
+            return true; /* the shredded column is read (VariantShredding.md) */
+    }
+    return false;
 }
 
 static int value_field(void *ctx, const uint8_t *key, size_t klen, const uint8_t *json,
                        size_t jlen) {
     vobj *o = ctx;
-    for (size_t i = 0; i < o->shredded->nchildren; i++) {
-        const char *name = o->shredded->children[i].name;
-        if (strlen(name) == klen && !memcmp(name, key, klen))
-            return 0; /* also shredded: the shredded column is read (VariantShredding.md) */
-    }
+    if (is_shredded(o, key, klen))
+        return 0;
     size_t v0 = o->text.len;
     if (floe_buf_append(&o->text, json, jlen) < 0)
         return FLOE_ENOMEM;
-    return vobj_add(o, key, klen, v0);
+    return vobj_add(o, key, klen, 0, v0);
+}
+
+static int value_raw_field(void *ctx, uint32_t id, const uint8_t *key, size_t klen,
+                           const uint8_t *v, size_t vn) {
+    vobj *o = ctx;
+    if (is_shredded(o, key, klen))
+        return 0;
+    size_t v0 = o->text.len;
+    if (floe_buf_append(&o->text, v, vn) < 0)
+        return FLOE_ENOMEM;
+    return vobj_add(o, key, klen, id, v0);
 }
 
 static int vpair_cmp(const void *x, const void *y) {
@@ -524,27 +570,40 @@ static int vpair_cmp(const void *x, const void *y) {
 }
 
 static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmeta,
-                  floe_buf *out, int depth, bool *missing);
+                  floe_buf *out, int depth, bool *missing, bool bin);
 
 /* A shredded object: its shredded fields, with the fields of value (an object, or NULL)
- * merged in, sorted by name. */
+ * merged in, sorted by name; as JSON, or (bin) as an encoded object whose field ids come
+ * from the metadata, which holds every field name (VariantShredding.md "Variant
+ * Metadata"). */
 static int write_vobject(asm_ctx *a, const pq_plan *tp, const uint8_t *vb, size_t vn,
-                         const uint8_t *meta, size_t nmeta, floe_buf *out, int depth) {
+                         const uint8_t *meta, size_t nmeta, floe_buf *out, int depth, bool bin) {
     vobj o = {.shredded = tp};
     floe_buf_init(&o.text, 0);
     floe_buf scratch;
     floe_buf_init(&scratch, 0);
+    floe_variant_member *ms = NULL;
     int rc = 0;
     for (size_t i = 0; i < tp->nchildren; i++) {
         bool miss = false;
         size_t v0 = o.text.len;
-        FLOE_CHECK(vrecon(a, &tp->children[i], meta, nmeta, &o.text, depth + 1, &miss));
-        if (!miss && vobj_add(&o, (const uint8_t *)tp->children[i].name,
-                              strlen(tp->children[i].name), v0) < 0)
+        FLOE_CHECK(vrecon(a, &tp->children[i], meta, nmeta, &o.text, depth + 1, &miss, bin));
+        if (miss)
+            continue;
+        const char *name = tp->children[i].name;
+        uint32_t id = 0;
+        if (bin && !floe_variant_metadata_find(meta, nmeta, (const uint8_t *)name, strlen(name),
+                                               &id)) {
+            rc = vbad(a, &tp->children[i], "shredded field name not in the variant metadata");
+            goto done;
+        }
+        if (vobj_add(&o, (const uint8_t *)name, strlen(name), id, v0) < 0)
             FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
     }
     if (vb) {
-        rc = floe_variant_object_fields(meta, nmeta, vb, vn, &scratch, value_field, &o, a->err);
+        rc = bin ? floe_variant_object_raw_fields(meta, nmeta, vb, vn, value_raw_field, &o, a->err)
+                 : floe_variant_object_fields(meta, nmeta, vb, vn, &scratch, value_field, &o,
+                                              a->err);
         if (rc == FLOE_ENOMEM)
             FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
         if (rc < 0) {
@@ -558,6 +617,16 @@ static int write_vobject(asm_ctx *a, const pq_plan *tp, const uint8_t *vb, size_
     }
     if (o.n)
         qsort(o.pairs, o.n, sizeof *o.pairs, vpair_cmp);
+    if (bin) {
+        ms = floe_malloc((o.n ? o.n : 1) * sizeof *ms);
+        if (!ms || floe_buf_error(&o.text))
+            FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < o.n; i++)
+            ms[i] = (floe_variant_member){o.pairs[i].id, o.pairs[i].v0,
+                                          o.pairs[i].v1 - o.pairs[i].v0};
+        rc = floe_variant_append_container(true, ms, o.n, o.text.data, out, a->err);
+        goto done;
+    }
     floe_buf_append_byte(out, '{');
     for (size_t i = 0; i < o.n; i++) {
         if (i)
@@ -570,17 +639,74 @@ static int write_vobject(asm_ctx *a, const pq_plan *tp, const uint8_t *vb, size_
     if (floe_buf_error(out) || floe_buf_error(&o.text))
         FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
 done:
+    floe_free(ms);
     floe_free(o.pairs);
     floe_buf_free(&o.text);
     floe_buf_free(&scratch);
     return rc;
 }
 
-/* The value of a (value, typed_value) pair p at the cursors, as JSON; *missing when both
- * are null (a shredded object field that is absent). Consumes one entry of every leaf
- * below p. */
+static const uint8_t VARIANT_NULL = 0x00;
+
+/* A shredded array (present, d its definition level) as JSON, or (bin) as variant bytes. */
+static int vrecon_array(asm_ctx *a, const pq_plan *tp, int16_t d, const uint8_t *meta,
+                        size_t nmeta, floe_buf *out, int depth, bool bin) {
+    int32_t s0 = tp->first_col;
+    const floe_colbuf *c0 = &a->r->cols[s0];
+    floe_buf vals; /* bin: the elements' bytes */
+    floe_buf_init(&vals, 0);
+    floe_variant_member *ms = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    if (d < tp->rep_def) {
+        FLOE_CHECK(skip_one(a, tp));
+    } else {
+        floe_buf *eb = bin ? &vals : out;
+        if (!bin)
+            floe_buf_append_byte(out, '[');
+        for (bool first = true;; first = false) {
+            if (!first && !bin)
+                floe_buf_append_byte(out, ',');
+            bool miss = false;
+            size_t v0 = eb->len;
+            FLOE_CHECK(vrecon(a, &tp->children[0], meta, nmeta, eb, depth + 1, &miss, bin));
+            if (miss) /* an element must be present; read as variant null */
+                floe_buf_append(eb, bin ? (const char *)&VARIANT_NULL : "null", bin ? 1 : 4);
+            if (bin) {
+                if (n == cap) {
+                    size_t nc = cap ? cap * 2 : 16;
+                    floe_variant_member *nm = floe_realloc(ms, nc * sizeof *nm);
+                    if (!nm)
+                        FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+                    ms = nm;
+                    cap = nc;
+                }
+                ms[n++] = (floe_variant_member){0, v0, vals.len - v0};
+            }
+            if (a->li[s0] < c0->nlevels && rep_at(c0, a->li[s0]) == tp->rep_level)
+                continue;
+            break;
+        }
+    }
+    if (bin) {
+        if (floe_buf_error(&vals))
+            FLOE_FAIL(a->err, FLOE_ENOMEM, "out of memory");
+        rc = floe_variant_append_container(false, ms, n, vals.data, out, a->err);
+    } else if (floe_buf_append(out, d < tp->rep_def ? "[]" : "]", d < tp->rep_def ? 2 : 1) < 0) {
+        rc = floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
+    }
+done:
+    floe_free(ms);
+    floe_buf_free(&vals);
+    return rc;
+}
+
+/* The value of a (value, typed_value) pair p at the cursors, as JSON, or (bin) as encoded
+ * variant bytes (the value column's bytes as they are, typed values as their primitives,
+ * objects and arrays rebuilt); *missing when both are null (a shredded object field that
+ * is absent). Consumes one entry of every leaf below p. */
 static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmeta,
-                  floe_buf *out, int depth, bool *missing) {
+                  floe_buf *out, int depth, bool *missing, bool bin) {
     if (depth > 200)
         return acorrupt(a, p);
     const uint8_t *vb = NULL;
@@ -596,8 +722,13 @@ static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmet
         FLOE_FORWARD_IF_ERROR(has_t = leaf_entry(a, tp, &tb, &tn));
         if (has_t && has_v)
             return vbad(a, tp, "conflicting value and typed_value");
-        if (has_t)
+        if (has_t && !bin)
             return typed_leaf_json(a, tp, tb, tn, out);
+        if (has_t) {
+            FLOE_FORWARD_IF_ERROR(typed_leaf_encode(a, tp, tb, tn));
+            return floe_buf_append(out, a->vprim.data, a->vprim.len) < 0
+                       ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+        }
     } else if (tp) {
         int32_t s0 = tp->first_col;
         const floe_colbuf *c0 = &a->r->cols[s0];
@@ -607,35 +738,21 @@ static int vrecon(asm_ctx *a, const pq_plan *p, const uint8_t *meta, size_t nmet
         if (d < tp->def_present) {
             FLOE_FORWARD_IF_ERROR(skip_one(a, tp));
         } else if (tp->kind == PQ_P_STRUCT) {
-            return write_vobject(a, tp, has_v ? vb : NULL, vn, meta, nmeta, out, depth);
+            return write_vobject(a, tp, has_v ? vb : NULL, vn, meta, nmeta, out, depth, bin);
         } else {
             if (has_v)
                 return vbad(a, tp, "conflicting value and typed_value");
-            if (d < tp->rep_def) {
-                FLOE_FORWARD_IF_ERROR(skip_one(a, tp));
-                return floe_buf_append(out, "[]", 2) < 0
-                           ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
-            }
-            floe_buf_append_byte(out, '[');
-            for (bool first = true;; first = false) {
-                if (!first)
-                    floe_buf_append_byte(out, ',');
-                bool miss = false;
-                FLOE_FORWARD_IF_ERROR(vrecon(a, &tp->children[0], meta, nmeta, out, depth + 1,
-                                             &miss));
-                if (miss) /* an element must be present; read as variant null */
-                    floe_buf_append(out, "null", 4);
-                if (a->li[s0] < c0->nlevels && rep_at(c0, a->li[s0]) == tp->rep_level)
-                    continue;
-                break;
-            }
-            return floe_buf_append_byte(out, ']') < 0
-                       ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
+            return vrecon_array(a, tp, d, meta, nmeta, out, depth, bin);
         }
     }
     if (has_v) {
-        int rc = floe_variant_value_json(meta, nmeta, vb, vn, out, a->err);
-        return rc < 0 ? vprefix(a, &p->children[p->v_value], rc) : 0;
+        /* bin: validated, then copied as it is */
+        int rc = floe_variant_value_json(meta, nmeta, vb, vn, bin ? NULL : out, a->err);
+        if (rc < 0)
+            return vprefix(a, &p->children[p->v_value], rc);
+        if (bin && floe_buf_append(out, vb, vn) < 0)
+            return floe_error_set(a->err, FLOE_ENOMEM, "out of memory");
+        return 0;
     }
     *missing = true;
     return 0;
@@ -653,11 +770,70 @@ static int write_variant(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
     if (rc < 0)
         return vprefix(a, &p->children[0], rc);
     bool missing = false;
-    FLOE_FORWARD_IF_ERROR(vrecon(a, p, meta, nmeta, b, depth, &missing));
+    FLOE_FORWARD_IF_ERROR(vrecon(a, p, meta, nmeta, b, depth, &missing, false));
     if (missing) /* a present variant with neither part: variant null */
         return floe_buf_append(b, "null", 4) < 0
                    ? floe_error_set(a->err, FLOE_ENOMEM, "out of memory") : 0;
     return 0;
+}
+
+static const pq_plan *find_variant_plan(const pq_plan *p, const floe_pq_node *group, int depth) {
+    if (!p || depth > 200)
+        return NULL;
+    if (p->kind == PQ_P_VARIANT)
+        return p->node == group ? p : NULL;
+    for (size_t i = 0; i < p->nchildren; i++) {
+        const pq_plan *q = find_variant_plan(&p->children[i], group, depth + 1);
+        if (q)
+            return q;
+    }
+    return NULL;
+}
+
+int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
+                                  floe_buf *offsets, floe_error *err) {
+    const pq_plan *p = find_variant_plan(r->plan, group, 0);
+    if (!p)
+        return floe_error_set(err, FLOE_EINVALID, "%s: column %s: not a selected variant",
+                              r->name, group ? group->path : "?");
+    int rc = 0;
+    asm_ctx a;
+    if (!asm_init(&a, r, FLOE_PQ_ROWS_NDJSON, err))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    const pq_plan *mp = &p->children[0];
+    const floe_colbuf *mc = &r->cols[mp->first_col];
+    uint32_t off = (uint32_t)values->len;
+    if (floe_buf_append(offsets, &off, sizeof off) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    while (a.li[mp->first_col] < mc->nlevels) {
+        if (def_at(mc, a.li[mp->first_col]) < mc->max_def) { /* no variant here */
+            FLOE_CHECK(skip_one(&a, p));
+            continue;
+        }
+        const uint8_t *meta = NULL;
+        size_t nmeta = 0, msize;
+        FLOE_CHECK(leaf_entry(&a, mp, &meta, &nmeta));
+        rc = floe_variant_metadata_check(meta, nmeta, false, &msize, err);
+        if (rc < 0) {
+            rc = vprefix(&a, mp, rc);
+            goto done;
+        }
+        bool missing = false;
+        FLOE_CHECK(vrecon(&a, p, meta, nmeta, values, 1, &missing, true));
+        if (missing && floe_buf_append(values, &VARIANT_NULL, 1) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (values->len > UINT32_MAX)
+            FLOE_FAIL(err, FLOE_ELIMIT, "%s: column %s: more than 4 GiB of variant values in "
+                      "one read", r->name, group->path);
+        off = (uint32_t)values->len;
+        if (floe_buf_append(offsets, &off, sizeof off) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    if (floe_buf_error(values))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+done:
+    asm_free(&a);
+    return rc;
 }
 
 static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
@@ -760,17 +936,10 @@ static int dump(floe_pq_reader *r, floe_pq_row_format format, int64_t limit,
     floe_pq_text *values = NULL;
     size_t ncols = 0;
     asm_ctx a;
-    memset(&a, 0, sizeof a);
-    a.r = r;
-    a.fmt = format;
-    a.err = err;
-    floe_buf_init(&a.discard, 0);
-    floe_buf_init(&a.vprim, 0);
+    bool a_ok = asm_init(&a, r, format, err);
     size_t ns = r->nslots ? r->nslots : 1;
-    a.li = floe_calloc(ns, sizeof *a.li);
-    a.vi = floe_calloc(ns, sizeof *a.vi);
     int64_t *row_value = floe_calloc(ns, sizeof *row_value);
-    if (!a.li || !a.vi || !row_value)
+    if (!a_ok || !row_value)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     const pq_plan *top = r->plan;
     if (fn) {
@@ -880,13 +1049,10 @@ free_printed:
 done:
     if (rc < 0 && err && err->code == 0)
         floe_error_set(err, rc, "%s: %s", r->name, floe_strerror(rc));
-    floe_free(a.li);
-    floe_free(a.vi);
+    asm_free(&a);
     floe_free(row_value);
     floe_buf_free(&out);
     floe_buf_free(&val);
-    floe_buf_free(&a.discard);
-    floe_buf_free(&a.vprim);
     floe_free(labels);
     floe_free(ends);
     floe_free(values);

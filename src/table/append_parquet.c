@@ -516,10 +516,7 @@ static int check_schema(footer_ctx *x, floe_error *err) {
     for (size_t i = 0; i < root->nchildren; i++)
         x->report.has_ids |= root->children[i].has_field_id;
     floe_pq_reader_file_info(r, &x->pf);
-    if (x->pf.num_columns != fs->nleaves)
-        return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: %zu columns but %zu Iceberg leaves",
-                              uri, x->pf.num_columns, fs->nleaves);
-    size_t nleaves = x->nleaves = fs->nleaves;
+    size_t nleaves = x->nleaves = x->pf.num_columns;
     leaf_acc *cs = x->cs = floe_calloc(nleaves ? nleaves : 1, sizeof *cs);
     if (!cs)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -528,11 +525,30 @@ static int check_schema(footer_ctx *x, floe_error *err) {
         floe_buf_init(&cs[i].max_b, 0);
     }
     for (size_t i = 0; i < nleaves; i++) {
-        const floe_field *fl = fs->leaves[i];
+        const floe_field *fl = floe_pq_reader_iceberg_field(r, i);
+        if (!fl)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "%s: column %s has no Iceberg field",
+                                  uri, floe_pq_reader_leaf(r, i)->path);
+        /* a variant's parts (metadata, value, and the columns of a shredded variant) are
+         * no Iceberg fields: they go with their variant's value part, which has no metrics */
+        bool part = fl->type == FLOE_TYPE_VARIANT || fl->id < 0;
+        const floe_field *fv = fl->type == FLOE_TYPE_VARIANT ? fl : part ? fl->parent : fl;
         char path[512];
-        floe_field_path(fl, path, sizeof path);
-        const floe_field *tl = x->report.has_ids ? floe_schema_find_id(ts, fl->id)
+        floe_field_path(fv, path, sizeof path);
+        const floe_field *tl = x->report.has_ids ? floe_schema_find_id(ts, fv->id)
                                                  : floe_schema_find_path(ts, path);
+        if (tl && part && tl->type == FLOE_TYPE_VARIANT) {
+            const char *pn = fl->type == FLOE_TYPE_VARIANT ? "value" : fl->name;
+            const floe_field *tp = NULL;
+            for (size_t k = 0; k < tl->nchildren; k++)
+                if (!strcmp(tl->children[k].name, pn))
+                    tp = &tl->children[k];
+            tl = tp;
+            if (fl->type == FLOE_TYPE_VARIANT) /* typed columns: the value part's metrics */
+                for (size_t k = 0; k < fl->nchildren; k++)
+                    if (!strcmp(fl->children[k].name, "value"))
+                        fl = &fl->children[k];
+        }
         if (!tl)
             return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s%s is not in the table "
                                   "schema", uri, path,
@@ -549,7 +565,7 @@ static int check_schema(footer_ctx *x, floe_error *err) {
         cs[i].node = floe_pq_reader_leaf(r, i);
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
         floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
-        cs[i].want_bounds = !cs[i].repeated && mm.kind != FLOE_METRICS_NONE &&
+        cs[i].want_bounds = !cs[i].repeated && tl->id >= 0 && mm.kind != FLOE_METRICS_NONE &&
                             mm.kind != FLOE_METRICS_COUNTS;
     }
     for (size_t i = 0; i < ts->root.nchildren; i++) {
@@ -577,6 +593,64 @@ static int check_schema(footer_ctx *x, floe_error *err) {
                                   tf->write_default_json ? tf->write_default_json : "null");
     }
     return 0;
+}
+
+/* A variant another writer shredded (or wrote with a value that may be null) is read
+ * through its reconstruction (floe_pq_reader_variant_values) whenever the table is read:
+ * every such group of the file is put back together here, so a file whose variants floe
+ * cannot read (an unsupported shredded type, a value conflicting with its typed_value, a
+ * shredded field over a non-object) is refused now, naming the file and the column. */
+static int check_variants(floe_io *io, const footer_ctx *x, floe_error *err) {
+    const floe_pq_node **groups = floe_calloc(x->nleaves ? x->nleaves : 1, sizeof *groups);
+    const char **paths = floe_calloc(x->nleaves ? x->nleaves : 1, sizeof *paths);
+    floe_pq_reader *r = NULL;
+    floe_buf vals, offs;
+    floe_buf_init(&vals, 0);
+    floe_buf_init(&offs, 0);
+    size_t ng = 0;
+    int rc = 0;
+    if (!groups || !paths)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < x->nleaves; i++) {
+        const floe_pq_node *nd = x->cs[i].node;
+        if (x->cs[i].tl->id >= 0 || strcmp(nd->name, "metadata") || !nd->parent)
+            continue;
+        const floe_pq_node *g = nd->parent;
+        bool plain = g->nchildren == 2;
+        for (size_t k = 0; k < g->nchildren && plain; k++)
+            plain = g->children[k].phys >= 0 && g->children[k].repetition == 0;
+        if (plain)
+            continue;
+        groups[ng] = g;
+        paths[ng++] = g->path;
+    }
+    if (!ng)
+        goto done;
+    FLOE_CHECK(floe_pq_reader_open(io, x->uri, NULL, &r, err));
+    FLOE_CHECK(floe_pq_reader_select_paths(r, paths, ng, err));
+    for (size_t g = 0; g < x->pf.num_row_groups; g++) {
+        const floe_pq_rowset *rs;
+        FLOE_CHECK(floe_pq_reader_read_row_group(r, g, &rs, err));
+        for (size_t k = 0; k < ng; k++) {
+            /* the group of this reader's tree at the same path */
+            const floe_pq_node *gn = NULL;
+            for (size_t c = 0; c < x->nleaves && !gn; c++) {
+                const floe_pq_node *ln = floe_pq_reader_leaf(r, c);
+                if (ln->parent && !strcmp(ln->parent->path, groups[k]->path))
+                    gn = ln->parent;
+            }
+            floe_buf_reset(&vals);
+            floe_buf_reset(&offs);
+            FLOE_CHECK(floe_pq_reader_variant_values(r, gn, &vals, &offs, err));
+        }
+    }
+done:
+    floe_pq_reader_close(r);
+    floe_buf_free(&vals);
+    floe_buf_free(&offs);
+    floe_free(groups);
+    floe_free(paths);
+    return rc;
 }
 
 /* The footer: sizes, counts, and bounds where every chunk's statistics are exact; a
@@ -871,6 +945,7 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
     FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, x.ts, NULL, &x.cfg, err));
     FLOE_CHECK(floe_pq_reader_open(io, uri, NULL, &x.r, err));
     FLOE_CHECK(check_schema(&x, err));
+    FLOE_CHECK(check_variants(io, &x, err));
     FLOE_CHECK(footer_metrics(&x, err));
     if (!partition && x.spec->nfields)
         FLOE_CHECK(partition_by_bounds(&x, err));
