@@ -960,20 +960,32 @@ static int commit_once(floe_catalog *c, const char *ns, const char *name, const 
     ri->fresh = false;
     if (rc < 0) {
         if (r->sent) { /* R2 */
-            char why[256];
-            snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+            char why[FLOE_ERROR_MSG_MAX]; /* the whole cause */
+            snprintf(why, sizeof why, "%s", err ? err->msg : "?");
             rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: %s "
                                 "after the request was sent", ns, name, why);
+        } else {
+            floe_error_prefix(err, "REST catalog: commit to %s.%s: ", ns, name);
         }
         return rc;
     }
+    char what[FLOE_ERROR_MSG_MAX]; /* the prefix commit_cause takes off */
+    snprintf(what, sizeof what, "commit to %s.%s", ns, name);
     if (r->status == 409)
-        return resp_error(r, FLOE_ECONFLICT, "commit", err);
+        return resp_error(r, FLOE_ECONFLICT, what, err);
     if (r->status == 500 || r->status == 502 || r->status == 503 || r->status == 504)
-        return resp_error(r, FLOE_EUNKNOWN_STATE, "commit (outcome unknown)", err);
+        return resp_error(r, FLOE_EUNKNOWN_STATE, what, err);
     if (r->status != 200)
-        return resp_error(r, status_code(r->status), "commit", err);
+        return resp_error(r, status_code(r->status), what, err);
     return 0;
+}
+
+/* msg without a leading "REST catalog: commit to NS.NAME: " (commit_once's), so a message
+ * quoting it says that once. */
+static const char *commit_cause(const char *msg, const char *ns, const char *name) {
+    char head[FLOE_ERROR_MSG_MAX];
+    int n = snprintf(head, sizeof head, "REST catalog: commit to %s.%s: ", ns, name);
+    return n > 0 && (size_t)n < sizeof head && !strncmp(msg, head, (size_t)n) ? msg + n : msg;
 }
 
 /* Send a commit request (body gets the table's identifier) until its outcome is known:
@@ -994,8 +1006,8 @@ static int send_commit(floe_catalog *c, const char *ns, const char *name, const 
     for (;; attempt++) {
         if (attempt) {
             floe_log(FLOE_LOG_WARN, "REST catalog: commit to %s.%s: %s; sending it again "
-                     "with Idempotency-Key %s", ns, name, err ? err->msg : "outcome unknown",
-                     ikey);
+                     "with Idempotency-Key %s", ns, name,
+                     err ? commit_cause(err->msg, ns, name) : "outcome unknown", ikey);
             struct timespec pause = {0, (100L << attempt) * 1000000L};
             nanosleep(&pause, NULL);
             resp_free(r);
@@ -1014,8 +1026,8 @@ static int send_commit(floe_catalog *c, const char *ns, const char *name, const 
      * server died after committing) or is refused otherwise leaves it as unknown as it
      * was (R4). Only a 200 settles it. */
     if (rc < 0 && rc != FLOE_EUNKNOWN_STATE && unknown) {
-        char why[256];
-        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+        char why[FLOE_ERROR_MSG_MAX]; /* the whole cause, its prefix once */
+        snprintf(why, sizeof why, "%s", err ? commit_cause(err->msg, ns, name) : "?");
         rc = floe_error_set(err, FLOE_EUNKNOWN_STATE, "REST catalog: commit to %s.%s: the "
                             "outcome of an earlier attempt is unknown and the retry with the "
                             "same Idempotency-Key failed: %s", ns, name, why);

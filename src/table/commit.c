@@ -563,8 +563,8 @@ static int path_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, flo
 /* The commit landed but `t` could not install the new metadata (C1): the caller must load
  * the table again. Turns the install error in `err` into the unknown-state error. */
 static int committed_not_taken(const floe_table *t, const char *what, floe_error *err) {
-    char why[256];
-    snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+    char why[FLOE_ERROR_MSG_MAX]; /* the whole cause */
+    snprintf(why, sizeof why, "%s", err ? err->msg : "?");
     return floe_error_set(err, FLOE_EUNKNOWN_STATE,
                           "table %s.%s: committed, but %s (%s); load the table again", t->ns,
                           t->name, what, why);
@@ -613,8 +613,8 @@ static int commit_changes(floe_table *t, const floe_table_metadata *m, int fault
             rc = floe_error_set(err, fault, "injected swap failure (after the swap)");
     }
     if (rc == FLOE_EUNKNOWN_STATE) {
-        char why[256];
-        snprintf(why, sizeof why, "%.200s", err ? err->msg : "?");
+        char why[FLOE_ERROR_MSG_MAX]; /* the whole cause */
+        snprintf(why, sizeof why, "%s", err ? err->msg : "?");
         int outcome = resolve_changes(t, m, fail_resolve);
         if (outcome == OUTCOME_APPLIED) {
             floe_log(FLOE_LOG_INFO, "commit: unknown state settled: %s.%s committed", t->ns,
