@@ -17,8 +17,6 @@
 name=rest_gc_disabled
 source "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
-fails=0
-soft() { echo "$name: FAIL: $*" >&2; fails=$((fails + 1)); }
 
 serve_checked ""
 local_uri=$FLOE_CATALOG_URI

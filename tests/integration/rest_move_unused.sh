@@ -21,18 +21,6 @@ echo '{"id":1}' > "$tmp/e.ndjson"
 "$floe" namespace create shop >/dev/null
 serve_checked ""
 T=open
-failures=0
-# check WHAT STATUS WANT_TEXT METHOD PATH BODY: counts a failure instead of stopping, so
-# the run against the binary before the fix says how many cases it gets wrong
-check() {
-  local what=$1 want=$2 text=$3 got
-  shift 3
-  got=$(req $T "$@")
-  if [ "$got" != "$want" ] || ! grep -qF -- "$text" "$tmp/body"; then
-    echo "$name: FAIL: $what: $got (expected $want '$text'): $(head -c 300 "$tmp/body")" >&2
-    failures=$((failures + 1))
-  fi
-}
 setloc() { echo "{\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$1\"}]}"; }
 txn() { echo "{\"table-changes\":[{\"identifier\":{\"namespace\":[\"shop\"],\"name\":\"$1\"},\"requirements\":[],\"updates\":[{\"action\":\"set-location\",\"location\":\"$2\"}]}]}"; }
 tree() { (cd "$1" && find . -type f | sort | xargs -r sha256sum); }
@@ -52,15 +40,15 @@ kept() {
 for t in dr1 dr2 dr3 dr4; do kept $t; done
 expect 200 $T POST /v1/namespaces/shop/tables "{\"name\":\"sc\",\"schema\":$S}"
 expect 200 $T POST /v1/namespaces/shop/tables "{\"name\":\"sc2\",\"schema\":$S}"
-check "set-location into a dropped table's files" 400 "already holds files" \
+expect_soft "set-location into a dropped table's files" 400 "already holds files" \
   POST /v1/namespaces/shop/tables/sc "$(setloc "$wh/shop/dr1")"
-check "set-location into a dropped table's files, a transaction" 400 "already holds files" \
+expect_soft "set-location into a dropped table's files, a transaction" 400 "already holds files" \
   POST /v1/transactions/commit "$(txn sc2 "$wh/shop/dr2")"
 SPEC='{"action":"add-spec","spec":{"spec-id":0,"fields":[]}},{"action":"set-default-spec","spec-id":-1},{"action":"add-sort-order","sort-order":{"order-id":0,"fields":[]}},{"action":"set-default-sort-order","sort-order-id":-1}'
 staged() { echo "{\"requirements\":[{\"type\":\"assert-create\"}],\"updates\":[{\"action\":\"add-schema\",\"schema\":$S},{\"action\":\"set-current-schema\",\"schema-id\":-1},$SPEC$1]}"; }
-check "a staged create's set-location into a dropped table's files" 400 "already holds files" \
+expect_soft "a staged create's set-location into a dropped table's files" 400 "already holds files" \
   POST /v1/namespaces/shop/tables/st "$(staged ",{\"action\":\"set-location\",\"location\":\"file://$wh/shop/dr3\"}")"
-check "a staged create at a dropped table's default location" 400 "already holds files" \
+expect_soft "a staged create at a dropped table's default location" 400 "already holds files" \
   POST /v1/namespaces/shop/tables/dr4 "$(staged "")"
 for t in sc sc2 st dr4; do
   "$floe" orphans shop.$t --older-than 0s --force >/dev/null 2>&1 || true
@@ -69,14 +57,14 @@ for t in dr1 dr2 dr3 dr4; do
   tree "$wh/shop/$t" > "$tmp/$t.after"
   cmp -s "$tmp/$t.before" "$tmp/$t.after" || {
     echo "$name: FAIL: shop.$t's kept files changed: $(diff "$tmp/$t.before" "$tmp/$t.after" | head -3)" >&2
-    failures=$((failures + 1)); }
+    fails=$((fails + 1)); }
 done
 req $T DELETE "/v1/namespaces/shop/tables/dr4?purgeRequested=false" >/dev/null # a staged create's, if taken
-check "shop.dr4 registered again" 200 "metadata" \
+expect_soft "shop.dr4 registered again" 200 "metadata" \
   POST /v1/namespaces/shop/register "{\"name\":\"dr4\",\"metadata-location\":\"$(cat "$tmp/dr4.ml")\"}"
 if ! "$floe" scan shop.dr4 >"$tmp/out" 2>&1 || [ "$(wc -l < "$tmp/out")" != 1 ]; then
   echo "$name: FAIL: shop.dr4 registered again does not read: $(head -2 "$tmp/out")" >&2
-  failures=$((failures + 1))
+  fails=$((fails + 1))
 fi
 
 # 2. a user's folder, 10 days old: taken over by a transaction, default orphan removal
@@ -84,10 +72,10 @@ mkdir -p "$wh/shop/reports"
 echo "q3 numbers" > "$wh/shop/reports/q3.csv"
 touch -d '10 days ago' "$wh/shop/reports/q3.csv"
 expect 200 $T POST /v1/namespaces/shop/tables "{\"name\":\"mv\",\"schema\":$S}"
-check "a transaction's set-location into a user's folder" 400 "reports/q3.csv" \
+expect_soft "a transaction's set-location into a user's folder" 400 "reports/q3.csv" \
   POST /v1/transactions/commit "$(txn mv "$wh/shop/reports")"
 "$floe" orphans shop.mv >/dev/null 2>&1 || true
-[ -f "$wh/shop/reports/q3.csv" ] || { echo "$name: FAIL: the user's file was deleted" >&2; failures=$((failures + 1)); }
+[ -f "$wh/shop/reports/q3.csv" ] || { echo "$name: FAIL: the user's file was deleted" >&2; fails=$((fails + 1)); }
 
 # 3. what stays allowed
 "$floe" append shop.mv "$tmp/e.ndjson" >/dev/null
@@ -101,5 +89,5 @@ expect 204 $T POST /v1/transactions/commit "$(txn sc "$wh/shop/sc-new")" # its o
 
 server_alive
 openapi_check
-[ $failures = 0 ] || fail "$failures cases failed"
+[ $fails = 0 ] || fail "$fails cases failed"
 echo "$name: ok"

@@ -11,8 +11,6 @@
 name=rest_remove_snapshots_ref
 source "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
-fails=0
-soft() { echo "$name: FAIL: $*" >&2; fails=$((fails + 1)); }
 
 serve_checked ""
 R=/v1/namespaces/shop
