@@ -197,7 +197,8 @@ int floe_schema_update(const floe_schema *base, const floe_schema_change *c,
  * a type that does not parse is a usage error, not a failed commit). */
 int floe_schema_type_check(const char *text, floe_error *err) FLOE_NODISCARD;
 /* Whether a value of type `from` may be read as `to` (spec "Schema Evolution" type
- * promotion for format v1/v2; the same type is allowed). Primitive fields only. */
+ * promotion: v1/v2's, and v3's date -> timestamp / timestamp_ns, which the caller allows
+ * on format v3 tables only; the same type is allowed). Primitive fields only. */
 bool floe_schema_type_promotable(const floe_field *from, const floe_field *to);
 
 /* ---- name mapping (format/spec.md "Column Projection", schema.name-mapping.default) --

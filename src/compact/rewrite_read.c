@@ -6,7 +6,8 @@
  * Spec: format/spec.md "Column Projection" (fields by id; schema.name-mapping.default
  * for files without ids, nested "fields" included; initial-default, else null, for
  * fields a file lacks; identity partition values for source columns missing from data
- * files), "Schema Evolution" (int -> long, float -> double, decimal precision widening),
+ * files), "Schema Evolution" (int -> long, float -> double, decimal precision widening,
+ * date -> timestamp / timestamp_ns),
  * "Position Delete Files" (file_path 2147483546, pos 2147483545), "Equality Delete Files"
  * (a row is deleted when its equality columns equal a delete row's, null equal to null).
  *
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/literal.h"
 #include "floe/io.h"
 #include "floe/parquet_reader.h"
 #include "floe/scan.h"
@@ -431,7 +433,10 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
 /* SRC_VARIANT: a variant's value part put back together from the file's variant group
  * (shredded, or with an optional value), at the levels of its metadata column (node). */
 typedef enum src_kind { SRC_FILE = 0, SRC_CONST, SRC_SIBLING, SRC_VARIANT } src_kind;
-typedef enum conv_kind { CONV_NONE = 0, CONV_I32_I64, CONV_F32_F64, CONV_DEC } conv_kind;
+/* CONV_DATE_US / _NS: a date column promoted to timestamp / timestamp_ns (format v3) */
+typedef enum conv_kind {
+    CONV_NONE = 0, CONV_I32_I64, CONV_F32_F64, CONV_DEC, CONV_DATE_US, CONV_DATE_NS
+} conv_kind;
 
 typedef struct leaf_src {
     src_kind kind;
@@ -693,6 +698,11 @@ static int plan_conv(const floe_field *leaf, leaf_src *ls, floe_error *err) {
                                   "column %s: fixed length %d in the file, %d in the table",
                                   floe_field_path(leaf, path, sizeof path), nd->type_length,
                                   leaf->type_length);
+        return 0;
+    }
+    if (nd->value_type == FLOE_TYPE_DATE &&
+        (leaf->type == FLOE_TYPE_TIMESTAMP || leaf->type == FLOE_TYPE_TIMESTAMP_NS)) {
+        ls->conv = leaf->type == FLOE_TYPE_TIMESTAMP ? CONV_DATE_US : CONV_DATE_NS;
         return 0;
     }
     if (fp == FLOE_PHYS_INT32 && leaf->phys == FLOE_PHYS_INT64) {
@@ -1093,7 +1103,9 @@ static int fill_file(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d, f
         break;
     case CONV_I32_I64:
     case CONV_F32_F64:
-    case CONV_DEC: {
+    case CONV_DEC:
+    case CONV_DATE_US:
+    case CONV_DATE_NS: {
         if (floe_colbuf_reserve_values(d, nv, 0) < 0)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         uint8_t *o = d->values + d->values_len;
@@ -1101,6 +1113,26 @@ static int fill_file(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d, f
             const uint8_t *v = s->values + k * (size_t)s->width;
             if (ls->conv == CONV_I32_I64) {
                 floe_store_le64(o, (uint64_t)(int64_t)(int32_t)floe_load_le32(v));
+            } else if (ls->conv == CONV_DATE_US || ls->conv == CONV_DATE_NS) {
+                /* midnight of the day; out of range fails (spec "Schema Evolution") */
+                int32_t days = (int32_t)floe_load_le32(v);
+                floe_lit_ts t = {.sec = (int64_t)days * 86400};
+                int64_t x;
+                char why[96];
+                if (floe_lit_ts_units(&t, ls->conv == CONV_DATE_NS ? 9 : 6, &x, why,
+                                      sizeof why) != FLOE_LIT_OK) {
+                    floe_buf txt;
+                    floe_buf_init(&txt, 0);
+                    int rc = floe_buf_append_date(&txt, days);
+                    floe_error_set(err, FLOE_EINVALID,
+                                   "column %s: date %.*s read as %s (the column was promoted "
+                                   "from date) is %s", d->field->name, rc < 0 ? 1 : (int)txt.len,
+                                   rc < 0 ? "?" : (const char *)txt.data,
+                                   floe_type_name(d->field->type), why);
+                    floe_buf_free(&txt);
+                    return FLOE_EINVALID;
+                }
+                floe_store_le64(o, (uint64_t)x);
             } else if (ls->conv == CONV_F32_F64) {
                 float f;
                 memcpy(&f, v, 4);

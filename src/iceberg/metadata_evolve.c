@@ -4,7 +4,7 @@
  *
  * Spec: format/spec.md "Schema Evolution" (a new schema with a unique id becomes the
  * current one; type promotion is refused for a partition source whose transform would
- * give other values).
+ * give other values; date -> timestamp / timestamp_ns on format v3 only).
  *
  * The change is computed from the builder's base, which is the state the commit applies
  * to (the apply function runs again on fresh metadata after a conflict). A schema equal
@@ -77,20 +77,23 @@ done:
     return rc;
 }
 
-/* Partition values are stored in manifests typed as their source at write time: a
- * promotion changes what identity and truncate store for decimals (their fixed width
- * follows the precision), so those are refused; int->long and float->double keep values
- * and their Avro encoding promotes. */
-static int check_widen(const floe_table_metadata *m, const floe_schema *cur, const char *path,
-                       const floe_schema *next, floe_error *err) {
-    const floe_field *f = floe_schema_find_path(cur, path);
+static bool feeds(const floe_partition_field *pf, int32_t id) {
+    if (pf->source_id == id)
+        return true;
+    for (size_t k = 0; k < pf->nsource_ids; k++)
+        if (pf->source_ids[k] == id)
+            return true;
+    return false;
+}
+
+/* Refuse widening field f at path when, in any of the table's specs, it feeds a partition
+ * field whose transform is identity or `other`: "widen: PATH is the source of partition
+ * field NAME of spec N (TRANSFORM)<why>". */
+static int refuse_partition_source(const floe_table_metadata *m, const floe_field *f,
+                                   const char *path, floe_transform_kind other,
+                                   const char *why, floe_error *err) {
     int rc = 0;
     floe_partition_spec *spec = NULL;
-    if (!f || f->type != FLOE_TYPE_DECIMAL)
-        return 0;
-    const floe_field *nf = floe_schema_find_id(next, f->id);
-    if (nf && nf->precision == f->precision)
-        return 0;
     for (size_t s = 0; s < m->n_specs; s++) {
         const floe_metadata_spec *ms = &m->specs[s];
         floe_partition_spec_free(spec);
@@ -98,17 +101,50 @@ static int check_widen(const floe_table_metadata *m, const floe_schema *cur, con
         FLOE_CHECK(floe_partition_spec_parse_json(ms->json, strlen(ms->json), NULL, &spec, err));
         for (size_t i = 0; i < spec->nfields; i++) {
             const floe_partition_field *pf = &spec->fields[i];
-            if (pf->source_id == f->id && (pf->transform.kind == FLOE_XF_IDENTITY ||
-                                           pf->transform.kind == FLOE_XF_TRUNCATE))
+            floe_transform_kind k = pf->transform.kind;
+            if (feeds(pf, f->id) && (k == FLOE_XF_IDENTITY || k == other))
                 FLOE_FAIL(err, FLOE_EINVALID,
-                          "widen: %s is the source of partition field %s of spec %d, whose "
-                          "values are stored with the decimal's precision", path, pf->name,
-                          (int)spec->spec_id);
+                          "widen: %s is the source of partition field %s of spec %d (%s)%s",
+                          path, pf->name, (int)spec->spec_id,
+                          k == FLOE_XF_IDENTITY ? "identity"
+                          : k == FLOE_XF_BUCKET ? "bucket"
+                                                : "truncate",
+                          why);
         }
     }
 done:
     floe_partition_spec_free(spec);
     return rc;
+}
+
+/* Partition values are stored in manifests typed as their source at write time: a
+ * promotion changes what identity and truncate store for decimals (their fixed width
+ * follows the precision), so those are refused; int->long and float->double keep values
+ * and their Avro encoding promotes. date -> timestamp / timestamp_ns is format v3's: year,
+ * month and day give the same ordinals for a date and its midnight, identity and bucket do
+ * not (a date hashes as an int, a timestamp as microseconds), so a column feeding those
+ * in any spec is refused. */
+static int check_widen(const floe_table_metadata *m, const floe_schema *cur, const char *path,
+                       const floe_schema *next, floe_error *err) {
+    const floe_field *f = floe_schema_find_path(cur, path);
+    const floe_field *nf = f ? floe_schema_find_id(next, f->id) : NULL;
+    if (!f || !nf)
+        return 0;
+    if (f->type == FLOE_TYPE_DATE && nf->type != FLOE_TYPE_DATE) {
+        if (m->format_version < 3)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "widen: %s: date to %s is a format v3 promotion (this table "
+                                  "is v%d: floe table upgrade NS.NAME --format-version 3)",
+                                  path, floe_type_name(nf->type), m->format_version);
+        return refuse_partition_source(m, f, path, FLOE_XF_BUCKET,
+                                       ", which gives other values for a date than for its "
+                                       "timestamp", err);
+    }
+    if (f->type != FLOE_TYPE_DECIMAL || nf->precision == f->precision)
+        return 0;
+    return refuse_partition_source(m, f, path, FLOE_XF_TRUNCATE,
+                                   ", whose values are stored with the decimal's precision",
+                                   err);
 }
 
 /* Files without field ids read through the name mapping: a schema change carries it

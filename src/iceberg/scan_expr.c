@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "common/filter.h"
+#include "common/literal.h"
 #include "scan_internal.h"
 
 typedef struct binder {
@@ -540,6 +541,16 @@ static bool decode_bound(const floe_field *f, const uint8_t *p, size_t n, floe_v
         float x;
         memcpy(&x, p, 4);
         *out = floe_value_double(x);
+        return true;
+    }
+    if ((f->type == FLOE_TYPE_TIMESTAMP || f->type == FLOE_TYPE_TIMESTAMP_NS) && n == 4) {
+        /* a date column promoted (v3): midnight of the day; none when out of range */
+        floe_lit_ts t = {.sec = (int64_t)(int32_t)floe_load_le32(p) * 86400};
+        int64_t x;
+        if (floe_lit_ts_units(&t, f->type == FLOE_TYPE_TIMESTAMP_NS ? 9 : 6, &x, NULL, 0) !=
+            FLOE_LIT_OK)
+            return false;
+        *out = floe_value_i64(f->type, x);
         return true;
     }
     if (floe_value_from_binary(f, p, n, out, &e) < 0)

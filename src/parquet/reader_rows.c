@@ -14,11 +14,13 @@
  * Every element consumes at least one entry of every leaf below it, so assembly always
  * advances; a cursor that would pass its column's end is reported as corruption.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/literal.h"
 #include "floe/variant.h"
 #include "parquet/reader_internal.h"
 
@@ -866,6 +868,27 @@ static int write_value(asm_ctx *a, const pq_plan *p, floe_buf *b, int depth) {
         size_t vi = a->vi[s0];
         if (vi >= c0->nvalues)
             return acorrupt(a, p);
+        if (lf->node->value_type == FLOE_TYPE_DATE &&
+            (p->ptype == FLOE_TYPE_TIMESTAMP_NS || p->ptype == FLOE_TYPE_TIMESTAMPTZ_NS)) {
+            /* spec "Schema Evolution": a date outside the promoted type's range fails */
+            int64_t days = (int32_t)floe_load_le32(c0->values + vi * (size_t)c0->width), ns;
+            floe_lit_ts t = {.sec = days * 86400};
+            char why[96];
+            if (floe_lit_ts_units(&t, 9, &ns, why, sizeof why) != FLOE_LIT_OK) {
+                floe_buf txt;
+                floe_buf_init(&txt, 0);
+                rc = floe_buf_append_date(&txt, (int32_t)days);
+                floe_error_set(a->err, FLOE_EINVALID,
+                               "%s: row group %zu: column %s: date %.*s read as %s (the "
+                               "column was promoted from date) is %s", a->r->name,
+                               a->r->rowset.row_group, p->node->path,
+                               rc < 0 ? 1 : (int)txt.len,
+                               rc < 0 ? "?" : (const char *)txt.data, floe_type_name(p->ptype),
+                               why);
+                floe_buf_free(&txt);
+                return FLOE_EINVALID;
+            }
+        }
         if (c0->width == 0)
             rc = fmt_leaf(lf, p->ptype, c0->values + c0->offsets[vi],
                           c0->offsets[vi + 1] - c0->offsets[vi], b);

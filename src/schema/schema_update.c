@@ -218,8 +218,11 @@ bool floe_schema_type_promotable(const floe_field *from, const floe_field *to) {
             return from->length == to->length;
         return true;
     }
+    /* date -> timestamp(_ns) is a v3 promotion: the table's format decides (check_widen) */
     return (from->type == FLOE_TYPE_INT && to->type == FLOE_TYPE_LONG) ||
-           (from->type == FLOE_TYPE_FLOAT && to->type == FLOE_TYPE_DOUBLE);
+           (from->type == FLOE_TYPE_FLOAT && to->type == FLOE_TYPE_DOUBLE) ||
+           (from->type == FLOE_TYPE_DATE &&
+            (to->type == FLOE_TYPE_TIMESTAMP || to->type == FLOE_TYPE_TIMESTAMP_NS));
 }
 
 /* ---- the change --------------------------------------------------------------------- */
@@ -452,8 +455,9 @@ static int widen_column(floe_schema *s, const floe_schema_change *c, floe_error 
         return floe_error_set(err, FLOE_EINVALID,
                               "widen: %s: %s to %s is not a promotion the spec allows (int to "
                               "long, float to double, decimal(P, S) to decimal(P2, S) with P2 > "
-                              "P); narrowing or changing a type would misread the files written "
-                              "before", c->path, from, to);
+                              "P; on format v3 date to timestamp or timestamp_ns); narrowing or "
+                              "changing a type would misread the files written before",
+                              c->path, from, to);
     f->type = nt.type;
     f->precision = nt.precision;
     f->scale = nt.scale;
