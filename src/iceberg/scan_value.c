@@ -351,10 +351,12 @@ int floe_sv_to_canonical(const floe_value *v, floe_buf *b) {
         bool ns = v->type == FLOE_TYPE_TIMESTAMP_NS || v->type == FLOE_TYPE_TIMESTAMPTZ_NS;
         bool tz = v->type == FLOE_TYPE_TIMESTAMPTZ || v->type == FLOE_TYPE_TIMESTAMPTZ_NS;
         int64_t per = ns ? 1000000000 : 1000000;
+        /* floor division and modulo: sec * per would overflow in the first second of
+         * the nanosecond range */
         int64_t sec = floe_floordiv64(v->v.i64, per);
-        int64_t frac = v->v.i64 - sec * per;
+        int64_t frac = floe_floormod64(v->v.i64, per);
         int64_t days = floe_floordiv64(sec, 86400);
-        int64_t sod = sec - days * 86400;
+        int64_t sod = floe_floormod64(sec, 86400);
         rc = floe_buf_append_byte(b, '"');
         if (rc == 0)
             rc = floe_vt_date_iso(b, days);

@@ -260,6 +260,10 @@ TEST(test_canonical_values) {
         {"\"uuid\"", "\"f79c3e09-677c-4bbd-a479-3f349cb785e7\""},
         {"\"binary\"", "\"00ff10\""},
         {"\"long\"", "-9223372036854775808"},
+        /* the ends of the nanosecond range (the first second overflowed sec * 10^9) */
+        {"\"timestamp_ns\"", "\"1677-09-21T00:12:43.145224192\""},
+        {"\"timestamptz_ns\"", "\"1677-09-21T00:12:43.999999999Z\""},
+        {"\"timestamp_ns\"", "\"2262-04-11T23:47:16.854775807\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char js[256];
