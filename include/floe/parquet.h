@@ -52,6 +52,9 @@ typedef struct floe_pq_executor {
     int nworkers;                /* 1..64 */
 } floe_pq_executor;
 
+/* The longest variant_shredding text (with its terminating NUL). */
+#define FLOE_PQ_SHREDDING_MAX 4096
+
 typedef struct floe_pq_write_options {
     floe_codec codec;            /* default FLOE_CODEC_SNAPPY */
     int codec_level;             /* 0 = the codec's default */
@@ -78,6 +81,18 @@ typedef struct floe_pq_write_options {
     const floe_pq_kv *kv;        /* extra footer key-value metadata (copied at open) */
     size_t nkv;
     floe_output_options output;  /* passed to floe_output_open (fsync default true) */
+    char variant_shredding[FLOE_PQ_SHREDDING_MAX];
+                                 /* "" (default): variants are written unshredded. Else
+                                    paths inside variant columns written shredded
+                                    (VariantShredding.md), comma-separated PATH:TYPE:
+                                    PATH is the variant column's name (dotted from the
+                                    top level) followed by the object keys down to the
+                                    shredded value, TYPE one of boolean, int, long,
+                                    double, string, e.g.
+                                    "payload.user.country:string,payload.n:long"; a
+                                    PATH that is the column itself shreds the whole value
+                                    as TYPE. Every PATH must lead to a variant of the
+                                    schema (floe_pq_writer_open: FLOE_EINVALID) */
     bool write_behind;           /* a writer thread writes each finished row group's chunks
                                     to the output while the next row group fills (their
                                     memory is freed as they are written); default false.
@@ -129,6 +144,11 @@ typedef struct floe_pq_writer floe_pq_writer;
  * stores leaves only, so a group needs a column; parquet-java and Arrow refuse it too), or
  * a schema with no field at all. Writers check before creating any file. */
 int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) FLOE_NODISCARD;
+
+/* 0 when spec is well-formed text for floe_pq_write_options.variant_shredding (its
+ * paths are checked against the schema when a writer opens); FLOE_EINVALID naming the
+ * entry, FLOE_ELIMIT past FLOE_PQ_SHREDDING_MAX - 1 bytes or 256 paths. */
+int floe_pq_variant_shredding_check(const char *spec, floe_error *err) FLOE_NODISCARD;
 
 /* Open uri for writing (through floe_output_open) and write the leading magic.
  * schema: borrowed, must outlive the writer; must be finished (floe_schema_finish).

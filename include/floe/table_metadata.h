@@ -45,6 +45,7 @@ FLOE_API_BEGIN
 #define FLOE_PROP_COMMIT_MAX_WAIT_MS "commit.retry.max-wait-ms"             /* 60000 */
 #define FLOE_PROP_COMMIT_TOTAL_TIMEOUT_MS "commit.retry.total-timeout-ms"   /* 1800000 */
 #define FLOE_PROP_METADATA_COMPRESSION "write.metadata.compression-codec"   /* none|gzip */
+#define FLOE_PROP_VARIANT_SHREDDING "variant.shredding" /* writer: PATH:TYPE,... (README) */
 #define FLOE_PROP_METADATA_DELETE_AFTER_COMMIT "write.metadata.delete-after-commit.enabled"
 #define FLOE_PROP_METADATA_PREVIOUS_MAX "write.metadata.previous-versions-max" /* 100 */
 #define FLOE_PROP_MAX_SNAPSHOT_AGE_MS "history.expire.max-snapshot-age-ms"  /* 432000000 */

@@ -43,6 +43,9 @@ static const char usage_text[] =
     "      --unknown-fields MODE  reject (default) or ignore keys not in the schema\n"
     "      --max-record-size SIZE longest record accepted (default 1MB)\n"
     "      --prefix NAME          output file name prefix (default part)\n"
+    "      --variant-shredding SPEC  write these paths inside variant columns shredded,\n"
+    "                             e.g. 'payload.user.country:string,payload.n:long'\n"
+    "                             (types boolean, int, long, double, string)\n"
     "  -p, --partition SPEC       write Hive-style partition folders, e.g.\n"
     "                             'event_type, day(ts)' or 'bucket(16, user_id)'\n"
     "      --max-open-files N     partitioned: files open at once (default 64)\n"
@@ -173,7 +176,7 @@ typedef struct convert_args {
  * code when the command ends here (--help, a usage error). */
 static int parse_args(int argc, char **argv, convert_args *a) {
     enum { O_LEVEL = 256, O_RG, O_PAGE, O_TARGET, O_STRICT, O_UNKNOWN, O_MAXREC, O_PREFIX,
-           O_JSON, O_MAXOPEN, O_OVERWRITE, O_QUARANTINE };
+           O_JSON, O_MAXOPEN, O_OVERWRITE, O_QUARANTINE, O_SHRED };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
@@ -192,6 +195,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         {"max-open-files", required_argument, NULL, O_MAXOPEN},
         {"json", no_argument, NULL, O_JSON},
         {"overwrite", no_argument, NULL, O_OVERWRITE},
+        {"variant-shredding", required_argument, NULL, O_SHRED},
         {"quiet", no_argument, NULL, 'q'}, /* -q is --quiet in every command */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -275,6 +279,15 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         case 'q':
             a->quiet = true;
             break;
+        case O_SHRED: {
+            floe_error se;
+            floe_error_clear(&se);
+            if (floe_pq_variant_shredding_check(optarg, &se) < 0)
+                return cli_usage("convert", "bad --variant-shredding: %s", se.msg);
+            snprintf(o->write.variant_shredding, sizeof o->write.variant_shredding, "%s",
+                     optarg);
+            break;
+        }
         case O_OVERWRITE:
             a->overwrite = true;
             break;

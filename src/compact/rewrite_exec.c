@@ -855,7 +855,9 @@ static int group_writers_setup(group_run *gr, floe_error *err) {
 static int group_src_setup(rw_exec *x, const group_run *gr, group_src *src, bool **needs_exact,
                            floe_error *err) {
     const floe_schema *schema = x->p->priv->schema;
-    src->copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr->route;
+    /* a writer that shreds variants writes other columns than the inputs' row groups */
+    src->copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr->route &&
+                        !x->wo.variant_shredding[0];
     src->copy.codec = x->wo.codec;
     src->copy.min_rg_bytes = 0;
     src->copy.carry_min = x->o->page_carry && x->o->strategy != FLOE_RW_SORT && !gr->route

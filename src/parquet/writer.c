@@ -1157,6 +1157,7 @@ static void writer_free(floe_pq_writer *w) {
     floe_free(w->refs);
     floe_buf_free(&w->ci_all);
     floe_buf_free(&w->oi_all);
+    pqw_shred_free(w->shred);
     floe_free(w);
 }
 
@@ -1191,6 +1192,11 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
     }
     if (!schema || (schema->nleaves && !schema->leaves))
         FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: schema is not finished");
+    if (o->variant_shredding[0]) {
+        o->variant_shredding[FLOE_PQ_SHREDDING_MAX - 1] = 0;
+        FLOE_CHECK(pqw_shred_new(schema, o->variant_shredding, &w->shred, err));
+        w->schema = schema = pqw_shred_schema(w->shred);
+    }
     w->cols = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *w->cols);
     if (!w->cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1479,6 +1485,8 @@ int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_erro
     int rc = 0;
     if (w->failed)
         return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    if (w->shred)
+        FLOE_CHECK(pqw_shred_batch(w->shred, b, &b, err));
     if (b->ncols != w->ncols)
         FLOE_FAIL(err, FLOE_EINVALID, "batch has %zu columns, schema %zu", b->ncols, w->ncols);
     /* validate shapes and row counts before anything is appended */
@@ -1578,7 +1586,7 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
     for (size_t i = 0; i < w->ncols; i++) {
         const col *c = &w->cols[i];
         floe_pq_column_info *ci = &fi->columns[i];
-        ci->field = c->leaf;
+        ci->field = w->shred ? pqw_shred_logical_leaf(w->shred, i) : c->leaf;
         ci->field_id = c->leaf->id;
         ci->repeated = c->max_rep > 0;
         ci->column_size = c->f_size;

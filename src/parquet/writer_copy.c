@@ -397,6 +397,9 @@ done:
 
 int floe_pq_writer_copy_row_group(floe_pq_writer *w, const floe_pq_raw_row_group *g,
                                   floe_error *err) {
+    if (w->shred) /* g has the caller's columns, w writes others */
+        return floe_error_set(err, FLOE_EUNSUPPORTED, "parquet writer: a row group cannot "
+                              "be copied into a file whose variants are shredded");
     return pq_writer_add_copied_row_group(w, g->chunks, g->n, g->num_rows, err);
 }
 

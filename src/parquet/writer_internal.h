@@ -188,6 +188,7 @@ struct floe_pq_writer {
     int nscr;
 
     struct write_behind *wb;  /* opts.write_behind: the writer thread, once started */
+    struct pqw_shred *shred;  /* opts.variant_shredding: schema is its physical schema */
 };
 
 /* Where pqw_make_bounds put a stat's bounds (zero-fixed, truncated) in its output buffer. */
@@ -228,6 +229,20 @@ void pqw_dict_track(col *c, const uint32_t *idx, size_t nv);
 int pqw_dict_stat_flush(col *c);
 void pqw_dict_drop_tables(col *c);
 void pqw_dict_clear(col *c);
+
+/* writer_shred.c: variant shredding. pqw_shred_new builds the physical schema for the
+ * caller's (borrowed: outlives it) and spec; pqw_shred_batch splits a batch of the
+ * caller's schema into *out (valid until the next call or the free, borrowing in's
+ * buffers); pqw_shred_logical_leaf is the caller's leaf for a physical column (NULL for
+ * a shredded variant's parts). */
+typedef struct pqw_shred pqw_shred;
+int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
+                  floe_error *err);
+void pqw_shred_free(pqw_shred *s);
+const floe_schema *pqw_shred_schema(const pqw_shred *s);
+const floe_field *pqw_shred_logical_leaf(const pqw_shred *s, size_t column);
+int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
+                    floe_error *err);
 
 /* writer_schema.c: schema conversion */
 int pqw_build_schema(floe_pq_writer *w, floe_error *err);

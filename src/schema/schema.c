@@ -206,7 +206,11 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
     f->parent = parent;
     if (!f->name || !f->name[0])
         return floe_error_set(err, FLOE_ESCHEMA, "field id %d has no name", (int)f->id);
-    bool variant_part = parent && parent->type == FLOE_TYPE_VARIANT;
+    /* a variant's parts, and in a shredded layout everything below them, are Parquet
+     * columns without Iceberg fields */
+    bool variant_part = false;
+    for (const floe_field *a = parent; a && !variant_part; a = a->parent)
+        variant_part = a->type == FLOE_TYPE_VARIANT;
     if (variant_part) {
         f->id = -1; /* not an Iceberg field */
     } else if (f->id < 0)
@@ -286,11 +290,14 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
             f->children = kids;
             f->nchildren = 2;
         }
-        if (f->nchildren != 2 || !f->children || strcmp(f->children[0].name, "metadata") ||
-            strcmp(f->children[1].name, "value"))
+        /* or, written shredded (the Parquet writer's own schema, VariantShredding.md):
+         * metadata, an optional value and a typed_value */
+        if ((f->nchildren != 2 && f->nchildren != 3) || !f->children ||
+            strcmp(f->children[0].name, "metadata") || strcmp(f->children[1].name, "value") ||
+            (f->nchildren == 3 && strcmp(f->children[2].name, "typed_value")))
             return floe_error_set(err, FLOE_ESCHEMA, "variant '%s': bad parts",
                                   floe_field_path(f, path, sizeof path));
-        for (size_t i = 0; i < 2; i++)
+        for (size_t i = 0; i < f->nchildren; i++)
             FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[i], f, def, prep, depth + 1));
         break;
     default:

@@ -137,7 +137,14 @@ int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_optio
             v[i] = parquet_props[i].dflt;
         FLOE_FORWARD_IF_ERROR(parquet_prop(parquet_props[i].key, v[i], o, err));
     }
-    return check_codec_level(o, v[0], v[1], err); /* the first two: codec, level */
+    FLOE_FORWARD_IF_ERROR(check_codec_level(o, v[0], v[1], err)); /* codec, level */
+    const char *shred = floe_table_metadata_property(m, FLOE_PROP_VARIANT_SHREDDING);
+    if (shred && *shred) {
+        FLOE_FORWARD_IF_ERROR(floe_table_property_check(FLOE_PROP_VARIANT_SHREDDING, shred,
+                                                        err));
+        snprintf(o->variant_shredding, sizeof o->variant_shredding, "%s", shred);
+    }
+    return 0;
 }
 
 int floe_table_properties_check(const floe_table_metadata *base, const floe_kv *set,
@@ -203,6 +210,12 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "none") && strcasecmp(value, "gzip"), err,
                              FLOE_EINVALID, "table property %s=%s: expected none or gzip", key,
                              value);
+    if (!strcmp(key, FLOE_PROP_VARIANT_SHREDDING) && *value) { /* read by every write */
+        if (floe_pq_variant_shredding_check(value, err) < 0) {
+            floe_error_prefix(err, "table property ");
+            return FLOE_EINVALID;
+        }
+    }
     if (!strcmp(key, "schema.name-mapping.default")) /* read by every scan */
         return floe_name_mapping_check(value, err);
     return 0;

@@ -488,6 +488,7 @@ static int write_position_file(run *r, const floe_schema *ps, const floe_metrics
     floe_pq_write_options po;
     FLOE_CHECK(floe_table_parquet_options(floe_table_metadata_get(r->t), &po, err));
     po.target_file_size = 0;
+    po.variant_shredding[0] = 0; /* a position delete file has no variant */
     FLOE_CHECK(track(r, rec));
     FLOE_CHECK(floe_pq_writer_open(floe_table_io(r->t), phys, ps, &po, &w, err));
     if (floe_batch_init(&b, ps) < 0)

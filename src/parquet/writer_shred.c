@@ -1,0 +1,679 @@
+/*
+ * writer_shred.c - writing variant columns shredded (apache/parquet-format
+ * VariantShredding.md): the writer's option variant_shredding names object paths inside
+ * variant columns and the type each is stored as; the writer then writes those variants
+ * as the group
+ *
+ *     group NAME (VARIANT(1)) {
+ *       required binary metadata;
+ *       optional binary value;
+ *       optional group typed_value {          # or a primitive typed_value
+ *         required group KEY { optional binary value; optional T typed_value; }  # a path's end
+ *         required group KEY2 { optional binary value; optional group typed_value {...} }
+ *       }
+ *     }
+ *
+ * and every batch's unshredded parts (metadata, value: what the shredder and the rewrite
+ * produce) are split into those columns row by row ("Objects", "Primitive Types"):
+ *   - a value of the shredded type goes to typed_value (integers of any width to an int64
+ *     typed_value, of at most 32 bits to an int32 one; short and long strings to a
+ *     string), anything else to value, typed_value null;
+ *   - an object, where typed_value is a group, sets typed_value; each shredded field goes
+ *     to its own group (both parts null when the object lacks it, a JSON null is a variant
+ *     null in value); the fields left over are kept in value as an object with the same
+ *     field ids (null when none are left);
+ *   - a variant null, an array or any other non-object stays whole in value.
+ * The metadata column is the batch's own, unchanged: every key of the value, shredded or
+ * not, stays in the row's dictionary.
+ *
+ * The writer's schema is the physical one (pqw_shred_schema); the other leaves' column
+ * buffers are borrowed from the caller's batch as they are. The file info reports each
+ * column against the caller's schema: a column copied through carries its own leaf; the
+ * shredded parts have no Iceberg field (field id -1, field NULL).
+ *
+ * Invariants: S1 every physical column receives exactly one slot per slot of its
+ * variant's metadata column; S2 a field's value and typed_value are never both set, and
+ * the fields in typed_value never appear in value.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe/variant.h"
+#include "parquet/writer_internal.h"
+
+#define SHRED_MAX_ENTRIES 256
+#define SHRED_MAX_DEPTH 32
+
+/* ---------------------------------------------------------------------------------------
+ * The option's text
+ * ------------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    floe_type_id type;
+} shred_types[] = {
+    {"boolean", FLOE_TYPE_BOOLEAN}, {"int", FLOE_TYPE_INT},       {"long", FLOE_TYPE_LONG},
+    {"double", FLOE_TYPE_DOUBLE},   {"string", FLOE_TYPE_STRING},
+};
+
+/* One entry: path components (pointers into text, not terminated) and a type. */
+typedef struct shred_entry {
+    const char *text;            /* the whole entry, for messages */
+    size_t text_len;
+    const char *comp[SHRED_MAX_DEPTH + 8];
+    size_t comp_len[SHRED_MAX_DEPTH + 8];
+    size_t ncomp;
+    floe_type_id type;
+} shred_entry;
+
+static bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+static int parse_entry(const char *p, size_t n, shred_entry *e, floe_error *err) {
+    while (n && is_space(*p))
+        p++, n--;
+    while (n && is_space(p[n - 1]))
+        n--;
+    memset(e, 0, sizeof *e);
+    e->text = p;
+    e->text_len = n;
+    const char *colon = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == ':')
+            colon = p + i;
+    if (!colon)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "variant.shredding: '%.*s' has no type (write PATH:TYPE, e.g. "
+                              "payload.user.country:string)",
+                              (int)n, p);
+    const char *t = colon + 1;
+    size_t tn = (size_t)(p + n - t);
+    while (tn && is_space(*t))
+        t++, tn--;
+    for (size_t i = 0; i < sizeof shred_types / sizeof shred_types[0]; i++)
+        if (strlen(shred_types[i].name) == tn && !memcmp(shred_types[i].name, t, tn))
+            e->type = shred_types[i].type;
+    if (!e->type)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "variant.shredding: '%.*s': type '%.*s' is not one floe shreds "
+                              "(boolean, int, long, double, string)",
+                              (int)n, p, (int)tn, t);
+    size_t pn = (size_t)(colon - p);
+    while (pn && is_space(p[pn - 1]))
+        pn--;
+    size_t start = 0;
+    for (size_t i = 0; i <= pn; i++) {
+        if (i < pn && p[i] != '.')
+            continue;
+        if (i == start)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "variant.shredding: '%.*s': empty name in the path", (int)n,
+                                  p);
+        if (e->ncomp == sizeof e->comp / sizeof e->comp[0])
+            return floe_error_set(err, FLOE_ELIMIT,
+                                  "variant.shredding: '%.*s': a path of more than %zu names",
+                                  (int)n, p, sizeof e->comp / sizeof e->comp[0]);
+        e->comp[e->ncomp] = p + start;
+        e->comp_len[e->ncomp++] = i - start;
+        start = i + 1;
+    }
+    return 0;
+}
+
+/* Call fn for each entry of spec. */
+typedef int (*entry_fn)(void *ctx, const shred_entry *e, floe_error *err);
+
+static int each_entry(const char *spec, entry_fn fn, void *ctx, floe_error *err) {
+    size_t n = strlen(spec), nentries = 0;
+    FLOE_RETURN_ERROR_IF(n >= FLOE_PQ_SHREDDING_MAX, err, FLOE_ELIMIT,
+                         "variant.shredding: longer than %d bytes", FLOE_PQ_SHREDDING_MAX - 1);
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && spec[i] != ',')
+            continue;
+        shred_entry e;
+        FLOE_FORWARD_IF_ERROR(parse_entry(spec + start, i - start, &e, err));
+        FLOE_RETURN_ERROR_IF(++nentries > SHRED_MAX_ENTRIES, err, FLOE_ELIMIT,
+                             "variant.shredding: more than %d paths", SHRED_MAX_ENTRIES);
+        if (fn)
+            FLOE_FORWARD_IF_ERROR(fn(ctx, &e, err));
+        start = i + 1;
+    }
+    return 0;
+}
+
+int floe_pq_variant_shredding_check(const char *spec, floe_error *err) {
+    return each_entry(spec, NULL, NULL, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The physical schema
+ * ------------------------------------------------------------------------------------- */
+
+/* What to shred at one place of a variant, while the entries are gathered. */
+typedef struct spec_node {
+    const char *name;            /* the object key (not for a variant's top) */
+    floe_type_id type;           /* 0 not yet, FLOE_TYPE_STRUCT an object, or a primitive */
+    struct spec_node *first, *next;
+    size_t nkids;
+} spec_node;
+
+typedef struct spec_var {
+    floe_field *field;           /* the variant in the physical schema */
+    spec_node top;
+} spec_var;
+
+typedef struct build_ctx {
+    floe_schema *phys;
+    spec_var *vars;
+    size_t nvars;
+} build_ctx;
+
+static int add_entry(void *vctx, const shred_entry *e, floe_error *err) {
+    build_ctx *b = vctx;
+    floe_arena *a = &b->phys->arena;
+    floe_field *f = &b->phys->root;
+    size_t i = 0;
+    while (f->type != FLOE_TYPE_VARIANT) {
+        floe_field *next = NULL;
+        for (size_t k = 0; i < e->ncomp && k < f->nchildren && !next; k++)
+            if (strlen(f->children[k].name) == e->comp_len[i] &&
+                !memcmp(f->children[k].name, e->comp[i], e->comp_len[i]))
+                next = &f->children[k];
+        if (!next)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "variant.shredding: '%.*s' names no variant column of the "
+                                  "schema",
+                                  (int)e->text_len, e->text);
+        f = next;
+        i++;
+    }
+    FLOE_RETURN_ERROR_IF(e->ncomp - i > SHRED_MAX_DEPTH, err, FLOE_ELIMIT,
+                         "variant.shredding: '%.*s': more than %d keys deep", (int)e->text_len,
+                         e->text, SHRED_MAX_DEPTH);
+    spec_var *v = NULL;
+    for (size_t k = 0; k < b->nvars && !v; k++)
+        if (b->vars[k].field == f)
+            v = &b->vars[k];
+    if (!v) {
+        v = &b->vars[b->nvars++];
+        memset(v, 0, sizeof *v);
+        v->field = f;
+    }
+    spec_node *n = &v->top;
+    for (; i < e->ncomp; i++) {
+        if (n->type != 0 && n->type != FLOE_TYPE_STRUCT)
+            break;
+        n->type = FLOE_TYPE_STRUCT;
+        spec_node *k = n->first;
+        while (k && !(strlen(k->name) == e->comp_len[i] &&
+                      !memcmp(k->name, e->comp[i], e->comp_len[i])))
+            k = k->next;
+        if (!k) {
+            k = floe_arena_alloc(a, sizeof *k);
+            char *name = floe_arena_alloc(a, e->comp_len[i] + 1);
+            if (!k || !name)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            memset(k, 0, sizeof *k);
+            memcpy(name, e->comp[i], e->comp_len[i]);
+            name[e->comp_len[i]] = 0;
+            k->name = name;
+            k->next = n->first;
+            n->first = k;
+            n->nkids++;
+        }
+        n = k;
+    }
+    if (i < e->ncomp || n->type != 0)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "variant.shredding: '%.*s' conflicts with another path (a place "
+                              "is shredded once, as one type or as an object)",
+                              (int)e->text_len, e->text);
+    n->type = e->type;
+    return 0;
+}
+
+static int name_cmp(const void *x, const void *y) {
+    const floe_field *a = x, *b = y;
+    return strcmp(a->name, b->name); /* unsigned byte order, as object keys are sorted */
+}
+
+static void part_field(floe_field *f, const char *name, floe_type_id type, bool required) {
+    memset(f, 0, sizeof *f);
+    f->id = -1;
+    f->name = name;
+    f->type = type;
+    f->required = required;
+}
+
+/* The children of a value/typed_value pair for node n: [metadata,] value, typed_value. */
+static int pair_fields(floe_arena *a, const spec_node *n, bool top, floe_field **out,
+                       size_t *nout) {
+    size_t np = top ? 3 : 2;
+    floe_field *kids = floe_arena_alloc(a, np * sizeof *kids);
+    if (!kids)
+        return FLOE_ENOMEM;
+    floe_field *p = kids;
+    if (top)
+        part_field(p++, "metadata", FLOE_TYPE_BINARY, true);
+    part_field(p++, "value", FLOE_TYPE_BINARY, false);
+    part_field(p, "typed_value", n->type, false);
+    if (n->type == FLOE_TYPE_STRUCT) {
+        p->children = floe_arena_alloc(a, n->nkids * sizeof *p->children);
+        if (!p->children)
+            return FLOE_ENOMEM;
+        p->nchildren = n->nkids;
+        size_t i = 0;
+        for (const spec_node *k = n->first; k; k = k->next, i++) {
+            floe_field *g = &p->children[i];
+            part_field(g, k->name, FLOE_TYPE_STRUCT, true);
+            FLOE_FORWARD_IF_ERROR(pair_fields(a, k, false, &g->children, &g->nchildren));
+        }
+        qsort(p->children, p->nchildren, sizeof *p->children, name_cmp);
+    }
+    *out = kids;
+    *nout = np;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Splitting the values
+ * ------------------------------------------------------------------------------------- */
+
+/* A value/typed_value pair of the physical schema. */
+typedef struct snode {
+    int16_t def;                 /* definition level where the pair's group is present */
+    size_t value_col;            /* its value leaf; its leaves are [value_col, end_col) */
+    size_t end_col;
+    floe_type_id type;           /* typed_value: FLOE_TYPE_STRUCT or a primitive */
+    size_t typed_col;            /* a primitive typed_value's leaf */
+    struct snode *kids;          /* an object's shredded fields, in key order */
+    const char **names;
+    size_t *name_lens;
+    size_t nkids;
+} snode;
+
+typedef struct svar {
+    size_t lmeta, lvalue;        /* the caller's metadata and value leaves */
+    snode top;
+} svar;
+
+/* An object field met while splitting (fields of every open level, a stack). */
+typedef struct ofield {
+    uint32_t id;
+    const uint8_t *key;
+    size_t key_len;
+    const uint8_t *value;
+    size_t value_len;
+    bool skip;                   /* shredded into its own group */
+} ofield;
+
+struct pqw_shred {
+    floe_schema *phys;           /* the writer's schema (owned) */
+    int32_t *from;               /* per physical leaf: the caller's leaf it is, or -1 */
+    const floe_schema *logical;
+    svar *vars;
+    size_t nvars;
+    floe_batch out;              /* the physical batch; borrowed columns where from >= 0 */
+    ofield *fields;              /* the stack of object fields */
+    size_t nfields, fields_cap;
+    floe_buf rest;               /* a partially shredded object's other fields */
+    floe_buf members;            /* floe_variant_member scratch for it */
+};
+
+static size_t last_leaf(const floe_field *f) {
+    if (f->leaf >= 0)
+        return (size_t)f->leaf;
+    return last_leaf(&f->children[f->nchildren - 1]);
+}
+
+/* The pair whose value and typed_value are value, typed (fields of the physical schema). */
+static int snode_build(floe_arena *a, const floe_field *value, const floe_field *typed,
+                       snode *n) {
+    memset(n, 0, sizeof *n);
+    n->def = (int16_t)(value->def_level - 1);
+    n->value_col = (size_t)value->leaf;
+    n->end_col = last_leaf(typed) + 1;
+    n->type = typed->type;
+    if (typed->leaf >= 0) {
+        n->typed_col = (size_t)typed->leaf;
+        return 0;
+    }
+    n->nkids = typed->nchildren;
+    n->kids = floe_arena_alloc(a, n->nkids * sizeof *n->kids);
+    n->names = floe_arena_alloc(a, n->nkids * sizeof *n->names);
+    n->name_lens = floe_arena_alloc(a, n->nkids * sizeof *n->name_lens);
+    if (!n->kids || !n->names || !n->name_lens)
+        return FLOE_ENOMEM;
+    for (size_t i = 0; i < n->nkids; i++) {
+        const floe_field *g = &typed->children[i];
+        n->names[i] = g->name;
+        n->name_lens[i] = strlen(g->name);
+        FLOE_FORWARD_IF_ERROR(snode_build(a, &g->children[0], &g->children[1], &n->kids[i]));
+    }
+    return 0;
+}
+
+static int leaf_of(const floe_schema *s, const floe_field *f) {
+    const floe_field *l = floe_schema_find_id(s, f->id);
+    return l ? l->leaf : -1;
+}
+
+int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
+                  floe_error *err) {
+    int rc = 0;
+    pqw_shred *s = floe_calloc(1, sizeof *s);
+    spec_var *vars = floe_calloc(SHRED_MAX_ENTRIES, sizeof *vars);
+    if (!s || !vars) {
+        floe_free(s);
+        floe_free(vars);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    s->logical = logical;
+    floe_buf_init(&s->rest, 0);
+    floe_buf_init(&s->members, 0);
+    FLOE_CHECK(floe_schema_clone(logical, &s->phys, err));
+    build_ctx b = {.phys = s->phys, .vars = vars};
+    FLOE_CHECK(each_entry(spec, add_entry, &b, err));
+    for (size_t i = 0; i < b.nvars; i++) {
+        floe_field *v = vars[i].field;
+        if (pair_fields(&s->phys->arena, &vars[i].top, true, &v->children, &v->nchildren) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    FLOE_CHECK(floe_schema_finish(s->phys, err));
+
+    s->nvars = b.nvars;
+    s->vars = floe_arena_alloc(&s->phys->arena, (b.nvars ? b.nvars : 1) * sizeof *s->vars);
+    s->from = floe_arena_alloc(&s->phys->arena,
+                               (s->phys->nleaves ? s->phys->nleaves : 1) * sizeof *s->from);
+    if (!s->vars || !s->from)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < b.nvars; i++) {
+        const floe_field *v = vars[i].field;
+        const floe_field *lv = floe_schema_find_id(logical, v->id);
+        if (!lv || lv->type != FLOE_TYPE_VARIANT || lv->nchildren != 2)
+            FLOE_FAIL(err, FLOE_EINVALID, "variant.shredding: variant '%s' is shredded already",
+                      v->name);
+        s->vars[i].lmeta = (size_t)lv->children[0].leaf;
+        s->vars[i].lvalue = (size_t)lv->children[1].leaf;
+        if (snode_build(&s->phys->arena, &v->children[1], &v->children[2], &s->vars[i].top) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
+    /* every leaf outside the shredded variants is the caller's leaf of the same id; the
+     * parts of a variant are its parts there; a shredded variant's metadata is its
+     * unshredded metadata, its other parts are new */
+    for (size_t j = 0; j < s->phys->nleaves; j++) {
+        const floe_field *l = s->phys->leaves[j];
+        const floe_field *v = l->parent;
+        while (v && v->type != FLOE_TYPE_VARIANT)
+            v = v->parent;
+        const floe_field *lv = v ? floe_schema_find_id(logical, v->id) : NULL;
+        if (!v)
+            s->from[j] = leaf_of(logical, l);
+        else if (lv && l == &v->children[0])
+            s->from[j] = lv->children[0].leaf;
+        else if (lv && v->nchildren == 2 && l == &v->children[1])
+            s->from[j] = lv->children[1].leaf;
+        else
+            s->from[j] = -1;
+        if (s->from[j] < 0 && (!v || v->nchildren == 2 || !lv))
+            FLOE_FAIL(err, FLOE_EINTERNAL, "variant.shredding: leaf %zu has no source", j);
+    }
+    if (floe_batch_init(&s->out, s->phys) < 0)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    *out = s;
+    s = NULL;
+done:
+    floe_free(vars);
+    pqw_shred_free(s);
+    return rc;
+}
+
+void pqw_shred_free(pqw_shred *s) {
+    if (!s)
+        return;
+    for (size_t j = 0; s->phys && j < s->out.ncols; j++)
+        if (s->from[j] >= 0) /* borrowed: forget it */
+            floe_colbuf_init(&s->out.cols[j], s->phys->leaves[j]);
+    floe_batch_free(&s->out);
+    floe_free(s->fields);
+    floe_buf_free(&s->rest);
+    floe_buf_free(&s->members);
+    floe_schema_free(s->phys);
+    floe_free(s);
+}
+
+const floe_schema *pqw_shred_schema(const pqw_shred *s) { return s->phys; }
+
+const floe_field *pqw_shred_logical_leaf(const pqw_shred *s, size_t column) {
+    const floe_field *l = s->phys->leaves[column];
+    if (s->from[column] < 0 || l->id < 0)
+        return NULL; /* a variant's part: no Iceberg field */
+    return s->logical->leaves[s->from[column]];
+}
+
+static int nomem(floe_error *err) { return floe_error_set(err, FLOE_ENOMEM, "out of memory"); }
+
+/* Slots [from, to) of the physical batch absent at definition level def. */
+static int put_nulls(pqw_shred *s, size_t from, size_t to, int16_t def, int16_t rep,
+                     floe_error *err) {
+    for (size_t j = from; j < to; j++)
+        if (floe_colbuf_push_null(&s->out.cols[j], def, rep) < 0)
+            return nomem(err);
+    return 0;
+}
+
+static uint64_t le_bytes(const uint8_t *p, size_t w) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < w; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* The value v[0..n) as typed_value of type t, in the column's layout (*bytes, *len; small
+ * values in buf): true when it is of that type (VariantShredding.md "Shredded Value
+ * Types"; integers go to any integer column wide enough). */
+static bool typed_of(floe_type_id t, const uint8_t *v, size_t n, uint8_t buf[8],
+                     const uint8_t **bytes, size_t *len) {
+    if (n == 0)
+        return false;
+    unsigned basic = v[0] & 3, h = v[0] >> 2;
+    if (basic == 1) { /* short string */
+        if (t != FLOE_TYPE_STRING || 1 + (size_t)h > n)
+            return false;
+        *bytes = v + 1;
+        *len = h;
+        return true;
+    }
+    if (basic != 0)
+        return false;
+    static const size_t int_width[] = {[FLOE_VARIANT_INT8] = 1, [FLOE_VARIANT_INT16] = 2,
+                                       [FLOE_VARIANT_INT32] = 4, [FLOE_VARIANT_INT64] = 8};
+    switch (t) {
+    case FLOE_TYPE_BOOLEAN:
+        if (h != FLOE_VARIANT_TRUE && h != FLOE_VARIANT_FALSE)
+            return false;
+        buf[0] = h == FLOE_VARIANT_TRUE;
+        *len = 1;
+        break;
+    case FLOE_TYPE_INT:
+    case FLOE_TYPE_LONG: {
+        if (h < FLOE_VARIANT_INT8 || h > FLOE_VARIANT_INT64)
+            return false;
+        size_t w = int_width[h];
+        if (1 + w > n || (t == FLOE_TYPE_INT && w > 4))
+            return false;
+        uint64_t u = le_bytes(v + 1, w);
+        if (w < 8 && (u >> (8 * w - 1)) & 1) /* sign-extend */
+            u |= ~(uint64_t)0 << (8 * w);
+        *len = t == FLOE_TYPE_INT ? 4 : 8;
+        for (size_t i = 0; i < *len; i++)
+            buf[i] = (uint8_t)(u >> (8 * i));
+        break;
+    }
+    case FLOE_TYPE_DOUBLE:
+        if (h != FLOE_VARIANT_DOUBLE || n < 9)
+            return false;
+        memcpy(buf, v + 1, 8);
+        *len = 8;
+        break;
+    case FLOE_TYPE_STRING: {
+        if (h != FLOE_VARIANT_STRING || n < 5)
+            return false;
+        uint64_t sl = le_bytes(v + 1, 4);
+        if (sl > n - 5)
+            return false;
+        *bytes = v + 5;
+        *len = (size_t)sl;
+        return true;
+    }
+    default:
+        return false;
+    }
+    *bytes = buf;
+    return true;
+}
+
+static int push_bytes(pqw_shred *s, size_t column, const uint8_t *p, size_t n, int16_t rep,
+                      floe_error *err) {
+    if (floe_colbuf_push_value(&s->out.cols[column], rep, p, n) < 0)
+        return nomem(err);
+    return 0;
+}
+
+static int collect_field(void *ctx, uint32_t id, const uint8_t *key, size_t key_len,
+                         const uint8_t *value, size_t value_len) {
+    pqw_shred *s = ctx;
+    if (s->nfields == s->fields_cap) {
+        size_t cap = s->fields_cap ? s->fields_cap * 2 : 64;
+        ofield *f = floe_realloc(s->fields, cap * sizeof *f);
+        if (!f)
+            return FLOE_ENOMEM;
+        s->fields = f;
+        s->fields_cap = cap;
+    }
+    s->fields[s->nfields++] = (ofield){id, key, key_len, value, value_len, false};
+    return 0;
+}
+
+static int key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+/* One value (NULL: the object field is missing) into the pair n's columns. */
+static int split(pqw_shred *s, const snode *n, const uint8_t *meta, size_t meta_len,
+                 const uint8_t *v, size_t vn, int16_t rep, floe_error *err) {
+    if (!v)
+        return put_nulls(s, n->value_col, n->end_col, n->def, rep, err);
+    if (n->type != FLOE_TYPE_STRUCT) {
+        uint8_t buf[8];
+        const uint8_t *tp;
+        size_t tn;
+        if (!typed_of(n->type, v, vn, buf, &tp, &tn)) {
+            FLOE_FORWARD_IF_ERROR(push_bytes(s, n->value_col, v, vn, rep, err));
+            return put_nulls(s, n->typed_col, n->typed_col + 1, n->def, rep, err);
+        }
+        FLOE_FORWARD_IF_ERROR(put_nulls(s, n->value_col, n->value_col + 1, n->def, rep, err));
+        return push_bytes(s, n->typed_col, tp, tn, rep, err);
+    }
+    size_t base = s->nfields;
+    int rc = floe_variant_object_raw_fields(meta, meta_len, v, vn, collect_field, s, err);
+    if (rc < 0) {
+        if (rc == FLOE_ENOMEM)
+            return nomem(err);
+        return rc;
+    }
+    if (rc == 1) { /* not an object: whole in value */
+        FLOE_FORWARD_IF_ERROR(push_bytes(s, n->value_col, v, vn, rep, err));
+        return put_nulls(s, n->value_col + 1, n->end_col, n->def, rep, err);
+    }
+    size_t end = s->nfields, nrest = end - base;
+    /* both in key order: a merge */
+    size_t f = base;
+    for (size_t k = 0; k < n->nkids; k++) {
+        const uint8_t *key = (const uint8_t *)n->names[k];
+        while (f < end && key_cmp(s->fields[f].key, s->fields[f].key_len, key,
+                                  n->name_lens[k]) < 0)
+            f++;
+        bool found = f < end && key_cmp(s->fields[f].key, s->fields[f].key_len, key,
+                                        n->name_lens[k]) == 0;
+        if (found) {
+            /* the stack may move below: copy what this level needs */
+            ofield of = s->fields[f];
+            s->fields[f++].skip = true; /* shredded: not in the rest */
+            nrest--;
+            FLOE_FORWARD_IF_ERROR(split(s, &n->kids[k], meta, meta_len, of.value,
+                                        of.value_len, rep, err));
+        } else
+            FLOE_FORWARD_IF_ERROR(split(s, &n->kids[k], meta, meta_len, NULL, 0, rep, err));
+        s->nfields = end; /* what the child pushed is its own */
+    }
+    if (nrest == 0) {
+        rc = put_nulls(s, n->value_col, n->value_col + 1, n->def, rep, err);
+    } else {
+        floe_buf_reset(&s->members);
+        for (size_t i = base; i < end; i++) {
+            if (s->fields[i].skip)
+                continue;
+            floe_variant_member m = {s->fields[i].id, (size_t)(s->fields[i].value - v),
+                                     s->fields[i].value_len};
+            floe_buf_append(&s->members, &m, sizeof m);
+        }
+        if (floe_buf_error(&s->members) < 0)
+            return nomem(err);
+        floe_buf_reset(&s->rest);
+        rc = floe_variant_append_container(true, (const floe_variant_member *)s->members.data,
+                                           nrest, v, &s->rest, err);
+        if (rc == 0)
+            rc = push_bytes(s, n->value_col, s->rest.data, s->rest.len, rep, err);
+    }
+    s->nfields = base;
+    return rc;
+}
+
+int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
+                    floe_error *err) {
+    FLOE_RETURN_ERROR_IF(in->ncols != s->logical->nleaves, err, FLOE_EINVALID,
+                         "batch has %zu columns, schema %zu", in->ncols, s->logical->nleaves);
+    for (size_t j = 0; j < s->out.ncols; j++) {
+        if (s->from[j] >= 0)
+            s->out.cols[j] = in->cols[s->from[j]];
+        else
+            floe_colbuf_clear(&s->out.cols[j]);
+    }
+    s->out.nrows = in->nrows;
+    for (size_t i = 0; i < s->nvars; i++) {
+        const svar *sv = &s->vars[i];
+        const floe_colbuf *m = &in->cols[sv->lmeta], *val = &in->cols[sv->lvalue];
+        FLOE_RETURN_ERROR_IF(m->phys != FLOE_PHYS_BYTE_ARRAY || val->phys != FLOE_PHYS_BYTE_ARRAY ||
+                                 m->nlevels != val->nlevels || m->nvalues != val->nvalues ||
+                                 m->max_def != val->max_def || m->nvalues > m->nlevels ||
+                                 (m->nvalues && (!m->offsets || !val->offsets)),
+                             err, FLOE_EINVALID, "variant column %s: its parts do not match",
+                             m->field ? m->field->name : "?");
+        size_t vi = 0;
+        for (size_t k = 0; k < m->nlevels; k++) {
+            int16_t d = m->max_def ? m->def[k] : 0, r = m->max_rep ? m->rep[k] : 0;
+            if (d < m->max_def) {
+                FLOE_FORWARD_IF_ERROR(
+                    put_nulls(s, sv->top.value_col, sv->top.end_col, d, r, err));
+                continue;
+            }
+            FLOE_RETURN_ERROR_IF(vi >= m->nvalues, err, FLOE_EINVALID,
+                                 "variant column: more present slots than values");
+            const uint8_t *mp = m->values + m->offsets[vi];
+            size_t mn = m->offsets[vi + 1] - m->offsets[vi];
+            const uint8_t *vp = val->values + val->offsets[vi];
+            size_t vn = val->offsets[vi + 1] - val->offsets[vi];
+            vi++;
+            int rc = split(s, &sv->top, mp, mn, vp, vn, r, err);
+            if (rc < 0) {
+                floe_error_prefix(err, "shredding variant column: ");
+                return rc;
+            }
+        }
+    }
+    *out = &s->out;
+    return 0;
+}
