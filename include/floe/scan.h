@@ -159,6 +159,9 @@ typedef struct floe_scan_read_stats {
     int64_t rows_equality_deleted;
     int64_t rows_filtered;           /* dropped by the filter */
     int64_t rows_out;
+    int64_t files_skipped_variant;   /* not read: the statistics of their shredded variant
+                                      * columns rule out every row (the filter's variant
+                                      * paths; not for floe_scan_match_rows) */
 } floe_scan_read_stats;
 
 typedef struct floe_scan_read_options {
@@ -171,6 +174,8 @@ typedef struct floe_scan_read_options {
                                       * files (floe_pq_reader_options); 0 = its default */
     size_t max_read_bytes;           /* its cap on the pages of one row group read, all
                                       * columns together; 0 = its default */
+    bool no_prune;                   /* read every planned file (no skipping by shredded
+                                      * variant statistics) */
 } floe_scan_read_options;
 
 /* Read the plan's rows (made by floe_scan_plan_files on t with the same options) and

@@ -40,7 +40,9 @@ static void usage(FILE *out) {
             "  --plan           print the planned files and counters instead of rows\n"
             "  --json           with --plan: the plan as one JSON document\n"
             "  --stats          planning and reading counters on stderr (JSON)\n"
-            "  --no-prune       read every manifest and file (the filter still applies)\n"
+            "  --no-prune       read every manifest and file (the filter still applies;\n"
+            "                   no skipping by metrics, partitions or shredded variant\n"
+            "                   statistics)\n"
             "  --manifest-threads N  manifests fetched and decoded at once (1-64; default\n"
             "                   16 on object stores, 1 for local files; the plan is the\n"
             "                   same)\n"
@@ -306,7 +308,8 @@ int floe_cmd_scan(int argc, char **argv) {
     cli_csv csv = {.f = stdout};
     floe_buf_init(&csv.out, 0);
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_NDJSON, .limit = limit,
-                                 .max_page_bytes = max_page, .max_read_bytes = max_read};
+                                 .max_page_bytes = max_page, .max_read_bytes = max_read,
+                                 .no_prune = so.no_metrics_pruning};
     if (!strcmp(format, "csv")) {
         ro.row = cli_csv_row;
         ro.row_ctx = &csv;
@@ -386,9 +389,11 @@ int floe_cmd_scan(int argc, char **argv) {
             fprintf(stderr,
                     ",\"files_read\":%" PRId64 ",\"rows_read\":%" PRId64
                     ",\"rows_position_deleted\":%" PRId64 ",\"rows_equality_deleted\":%" PRId64
-                    ",\"rows_filtered\":%" PRId64 ",\"rows_out\":%" PRId64 "}\n",
+                    ",\"rows_filtered\":%" PRId64 ",\"rows_out\":%" PRId64
+                    ",\"files_skipped_variant\":%" PRId64 "}\n",
                     rs.files_read, rs.rows_read, rs.rows_position_deleted,
-                    rs.rows_equality_deleted, rs.rows_filtered, rs.rows_out);
+                    rs.rows_equality_deleted, rs.rows_filtered, rs.rows_out,
+                    rs.files_skipped_variant);
         }
     }
 out:

@@ -1020,6 +1020,13 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
                      " bytes, the file has %" PRId64 " (rewritten after the commit?)",
                      df->file_path, df->file_size_in_bytes, fi.file_size);
     }
+    /* a file whose shredded variant statistics rule out the filter's variant paths is
+     * not read (not when matching rows: those callers account for every file) */
+    if (c->filter && !c->match && !c->ro->no_prune &&
+        !floe_scan_variant_file_may_match(c->filter, r)) {
+        c->st.files_skipped_variant++;
+        goto done;
+    }
     /* the needed fields, shaped by the table schema: file columns by field id (or the
      * name mapping), the rest from partition values, initial-default or null */
     FLOE_CHECK(floe_field_match_new(c->schema, floe_pq_reader_root(r), c->mapping, &fm,

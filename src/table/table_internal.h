@@ -77,4 +77,12 @@ int floe_scan_match_rows(floe_table *t, const floe_scan_plan *p,
                          floe_scan_read_stats *stats, floe_error *err);
 
 
+/* scan_prune.c: false when no row of the open data file r can satisfy filter, by the
+ * statistics of its shredded variant columns (a filter without a variant predicate, or a
+ * file without the statistics, may always match). */
+struct floe_expr;
+struct floe_pq_reader;
+bool floe_scan_variant_file_may_match(const struct floe_expr *filter,
+                                      struct floe_pq_reader *r);
+
 #endif
