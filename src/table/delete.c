@@ -184,6 +184,39 @@ static int add_old(run *r, const floe_data_file *d) {
     return 0;
 }
 
+/* Resolving, is the vector that would be written for tg the one its file has? So when
+ * the equality deletes remove no row the file's one vector does not, and no position
+ * delete file is to be folded in. (An equality delete that also applies to a file left
+ * out by --where stays, and without this every later run wrote the same vector again.) */
+static bool resolved_already(const floe_scan_task *task, const target *tg) {
+    if (tg->remove || tg->newly != 0)
+        return false;
+    size_t dvs = 0;
+    for (size_t d = 0; d < task->ndeletes; d++) {
+        const floe_data_file *dd = task->deletes[d];
+        if (floe_data_file_is_dv(dd))
+            dvs++;
+        else if (dd->content != FLOE_CONTENT_EQUALITY_DELETES)
+            return false;
+    }
+    return dvs == 1;
+}
+
+/* Resolving: a delete file resolved here for its file goes, unless a file left out
+ * needs it (pinned). */
+static int resolved_out(run *r, const floe_data_file *dd) {
+    FLOE_FORWARD_IF_ERROR(delete_key(&r->kb, dd, r->err));
+    return floe_keyset_find(&r->pinned, r->kb.data, r->kb.len) ? 0 : add_old(r, dd);
+}
+
+/* The equality deletes of a file that keeps its vector go unless pinned. */
+static int pinned_olds(run *r, const floe_scan_task *task) {
+    for (size_t d = 0; d < task->ndeletes; d++)
+        if (task->deletes[d]->content == FLOE_CONTENT_EQUALITY_DELETES)
+            FLOE_FORWARD_IF_ERROR(resolved_out(r, task->deletes[d]));
+    return 0;
+}
+
 static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
     run *r = ctx;
     (void)err;
@@ -213,6 +246,8 @@ static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
         tg->newly = (int64_t)total - (int64_t)m->ndeleted; /* equality deleted */
         tg->remove = m->nmatched == 0 && m->rows > 0 && m->rows == df->record_count;
     }
+    if (r->resolve && resolved_already(m->task, tg))
+        return pinned_olds(r, m->task); /* the file keeps its vector */
     bool whole = r->fv >= 3; /* a vector holds every delete of its file */
     size_t n = tg->remove ? 0 : whole ? total : m->nmatched;
     if (n) {
@@ -242,14 +277,10 @@ static int on_match(void *ctx, const floe_scan_match *m, floe_error *err) {
      * scoped to it (v3: merged into the new vector; any version: the file goes) */
     for (size_t d = 0; d < m->task->ndeletes && (whole || tg->remove); d++) {
         const floe_data_file *dd = m->task->deletes[d];
-        bool replaced = floe_data_file_is_dv(dd) || scoped_to(dd, df->file_path);
-        if (!replaced && r->resolve) {
-            /* resolved here for this file; gone unless a file left out needs it */
-            FLOE_FORWARD_IF_ERROR(delete_key(&r->kb, dd, r->err));
-            replaced = !floe_keyset_find(&r->pinned, r->kb.data, r->kb.len);
-        }
-        if (replaced)
+        if (floe_data_file_is_dv(dd) || scoped_to(dd, df->file_path))
             FLOE_FORWARD_IF_ERROR(add_old(r, dd));
+        else if (r->resolve)
+            FLOE_FORWARD_IF_ERROR(resolved_out(r, dd));
     }
     int rc = floe_keyset_put(&r->target_idx, (const uint8_t *)tg->file.file_path,
                              strlen(tg->file.file_path), (int64_t)r->ntargets, NULL);
