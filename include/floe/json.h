@@ -217,6 +217,13 @@ const char *floe_shredder_unknown_name(const floe_shredder *sh, size_t i, uint64
  *   - a field only ever null (or whose lists are always empty) -> string.
  *   - other conflicts (e.g. number and string) -> the kind seen most often; a warning
  *     names the field. Records rejected by the shredder afterwards are the minority.
+ *   - with options.variant (format v3 tables only: variant is a v3 type), conflicts go to
+ *     variant instead, which takes any JSON value: a value whose kind varies between
+ *     records (two or more of boolean, number, string, object, array; null is no kind,
+ *     integers and decimals are both numbers) -> variant; an object one of whose fields'
+ *     kinds varies (or, when it looks like a map, whose values' kinds vary) -> variant as
+ *     a whole, the free-form sub-object stored as it is. The record itself stays a struct:
+ *     its fields follow the first rule. A list whose elements vary -> list<variant>.
  *   - every field, list element and map value is optional.
  *   - field ids are assigned fresh in depth-first pre-order starting at 1 (a struct field,
  *     then its children, then its next sibling); schema-id 0.
@@ -227,6 +234,7 @@ typedef struct floe_infer floe_infer;
 
 typedef struct floe_infer_options {
     uint64_t max_records; /* records to sample over all feeds, 0 = unlimited */
+    bool variant;         /* type conflicts -> variant (rules above; format v3) */
 } floe_infer_options;
 
 int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err)

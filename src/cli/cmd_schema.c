@@ -2,7 +2,7 @@
  * cmd_schema.c - `floe schema`: infer an Iceberg schema from NDJSON samples, or show a
  * schema (from a schema file or table metadata) with its Parquet column layout.
  *
- *   floe schema infer FILE... [--sample N] [-o OUT] [--json]
+ *   floe schema infer FILE... [--sample N] [--format-version N] [-o OUT] [--json]
  *   floe schema show FILE|NS.NAME [--columns] [--json]
  */
 #include <errno.h>
@@ -22,7 +22,8 @@
 
 static void schema_help(FILE *out) {
     fprintf(out,
-            "usage: floe schema infer FILE... [--sample N] [-o OUT] [--json]\n"
+            "usage: floe schema infer FILE... [--sample N] [--format-version N] [-o OUT]\n"
+            "                         [--json]\n"
             "       floe schema show FILE|NS.NAME [--columns] [--json] [--catalog NAME]\n"
             "                        [--config FILE]\n"
             "\n"
@@ -33,7 +34,10 @@ static void schema_help(FILE *out) {
             "  map<string, V> when their keys vary widely (more than 64 distinct, or 16+\n"
             "  of which each object holds under a quarter); arrays become lists. Every field\n"
             "  is optional; ids are assigned depth-first from 1. Conflicting kinds take the\n"
-            "  most frequent one, with a warning on stderr.\n"
+            "  most frequent one, with a warning on stderr; for a format v3 table\n"
+            "  (--format-version 3) they become variant instead: a field whose kind varies\n"
+            "  between records (say an object in one, a string in another), and an object\n"
+            "  whose fields' kinds vary, as a whole.\n"
             "show: parses a schema JSON file or a table metadata file (current schema), or\n"
             "  takes a catalog table's current schema (NS.NAME, when no such file exists), and\n"
             "  prints it normalised; --columns lists the Parquet leaf columns instead, with\n"
@@ -41,6 +45,8 @@ static void schema_help(FILE *out) {
             "with floe table schema NS.NAME ... (see 'floe table --help').\n"
             "\n"
             "  --sample N      records to read per file (0 = all)\n"
+            "  --format-version N  the format version of the table the schema is for (1, 2\n"
+            "                  or 3; default 2): 3 allows variant\n"
             "  -o, --output F  write the schema to F instead of stdout\n"
             "  --columns       (show) list leaf columns\n"
             "  --json          compact one-line JSON\n"
@@ -107,7 +113,7 @@ static int write_text(const char *out_path, const char *text) {
 }
 
 static int run_infer(int argc, char **argv) {
-    int64_t sample = DEFAULT_SAMPLE;
+    int64_t sample = DEFAULT_SAMPLE, format_version = 2;
     const char *out_path = NULL;
     bool json = false;
     const char **files = calloc((size_t)argc, sizeof *files);
@@ -129,6 +135,13 @@ static int run_infer(int argc, char **argv) {
                 status = cli_usage("schema", "--sample wants a number, not '%s'", argv[i]);
                 goto done;
             }
+        } else if (!strcmp(a, "--format-version") && i + 1 < argc) {
+            if (!cli_parse_int(argv[++i], &format_version) || format_version < 1 ||
+                format_version > 3) {
+                status = cli_usage("schema", "--format-version wants 1, 2 or 3, not '%s'",
+                                   argv[i]);
+                goto done;
+            }
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
             out_path = argv[++i];
         } else if (!strcmp(a, "--json")) {
@@ -148,7 +161,8 @@ static int run_infer(int argc, char **argv) {
         status = cli_usage("schema", "infer needs at least one FILE");
         goto done;
     }
-    if (floe_infer_new(NULL, &inf, &err) < 0) {
+    floe_infer_options io = {.variant = format_version >= 3};
+    if (floe_infer_new(&io, &inf, &err) < 0) {
         status = cli_fail(&err);
         goto done;
     }

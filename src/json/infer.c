@@ -210,9 +210,30 @@ static void warn(floe_infer *inf, const char *fmt, ...) {
 
 enum { K_NONE, K_BOOL, K_NUMBER, K_STRING, K_OBJECT, K_ARRAY };
 
+/* Values seen of each kind, indexed by K_*: null is no kind, integers and decimals are
+ * both numbers. */
+static void kind_counts(const inode *n, uint64_t counts[6]) {
+    counts[K_NONE] = 0;
+    counts[K_BOOL] = n->n_bool;
+    counts[K_NUMBER] = n->n_long + n->n_double;
+    counts[K_STRING] = n->n_string;
+    counts[K_OBJECT] = n->n_object;
+    counts[K_ARRAY] = n->n_array;
+}
+
+/* Does the kind of n's values vary between records? */
+static bool kind_varies(const inode *n) {
+    uint64_t counts[6];
+    kind_counts(n, counts);
+    int kinds = 0;
+    for (int k = 1; k < 6; k++)
+        kinds += counts[k] != 0;
+    return kinds > 1;
+}
+
 static int dominant_kind(build_ctx *c, const inode *n, const char *path) {
-    uint64_t counts[6] = {0, n->n_bool, n->n_long + n->n_double, n->n_string, n->n_object,
-                          n->n_array};
+    uint64_t counts[6];
+    kind_counts(n, counts);
     static const char *const names[6] = {"", "boolean", "number", "string", "object", "array"};
     int best = K_NONE, kinds = 0;
     for (int k = 1; k < 6; k++) {
@@ -258,6 +279,10 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
         f->type = FLOE_TYPE_STRING;
         return 0;
     }
+    if (c->inf->opt.variant && kind_varies(n)) {
+        f->type = FLOE_TYPE_VARIANT;
+        return 0;
+    }
     switch (dominant_kind(c, n, path)) {
     case K_NONE: f->type = FLOE_TYPE_STRING; return 0;
     case K_BOOL: f->type = FLOE_TYPE_BOOLEAN; return 0;
@@ -293,12 +318,26 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
         break;
     }
     if (n->nkids == 0 || looks_like_map(n)) {
-        floe_field *kv = new_fields(c, 2);
         inode *all = inode_new();
-        int rc = 0;
-        if (!kv || !all) {
+        int rc = all ? 0 : FLOE_ENOMEM;
+        for (size_t i = 0; i < n->nkids && rc == 0; i++)
+            rc = merge(all, n->kids[i]);
+        if (rc == 0 && n->overflow)
+            rc = merge(all, n->overflow);
+        if (rc < 0) {
             inode_free(all);
             return floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
+        }
+        if (c->inf->opt.variant && kind_varies(all)) {
+            /* a free-form object: stored as it is */
+            inode_free(all);
+            f->type = FLOE_TYPE_VARIANT;
+            return 0;
+        }
+        floe_field *kv = new_fields(c, 2);
+        if (!kv) {
+            inode_free(all);
+            return FLOE_ENOMEM;
         }
         f->type = FLOE_TYPE_MAP;
         f->children = kv;
@@ -309,18 +348,19 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
         kv[0].id = c->next_id++;
         kv[1].name = "value";
         kv[1].id = c->next_id++;
-        for (size_t i = 0; i < n->nkids && rc == 0; i++)
-            rc = merge(all, n->kids[i]);
-        if (rc == 0 && n->overflow)
-            rc = merge(all, n->overflow);
-        if (rc < 0) {
-            inode_free(all);
-            return floe_error_set(c->err, FLOE_ENOMEM, "schema inference: out of memory");
-        }
         snprintf(sub, sizeof sub, "%s.value", path);
         rc = build_type(c, all, &kv[1], sub, depth + 1);
         inode_free(all);
         return rc;
+    }
+    /* an object (not the record itself) whose fields' kinds vary: a free-form object,
+     * stored as it is */
+    if (c->inf->opt.variant && path[0]) {
+        for (size_t i = 0; i < n->nkids; i++)
+            if (n->names[i][0] && kind_varies(n->kids[i])) {
+                f->type = FLOE_TYPE_VARIANT;
+                return 0;
+            }
     }
     /* a struct; keys that cannot be field names are left out */
     size_t usable = 0;

@@ -155,14 +155,17 @@ static int body_as_lines(const uint8_t *p, size_t n, floe_buf *out) {
     return floe_buf_append_byte(out, '\n');
 }
 
-static int infer_schema(const uint8_t *p, size_t n, floe_schema **out, floe_error *err) {
+/* variant: the table is format v3, so type conflicts may become variant (floe/json.h). */
+static int infer_schema(const uint8_t *p, size_t n, bool variant, floe_schema **out,
+                        floe_error *err) {
+    floe_infer_options io = {.variant = variant};
     floe_buf lines;
     floe_buf_init(&lines, 0);
     int rc = body_as_lines(p, n, &lines);
     if (rc < 0)
         rc = floe_error_set(err, rc, "out of memory");
     else
-        rc = floe_schema_infer(lines.data, lines.len, NULL, out, err);
+        rc = floe_schema_infer(lines.data, lines.len, &io, out, err);
     floe_buf_free(&lines);
     return rc;
 }
@@ -210,7 +213,7 @@ static int create_table(floe_server *s, const char *ns, const char *tname,
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         }
     } else if (s->cfg.auto_create && sample) {
-        rc = infer_schema(sample, n, &sc, err);
+        rc = infer_schema(sample, n, false, &sc, err); /* a table created v2 */
         if (rc < 0) {
             floe_error_prefix(err, "cannot infer a schema from the first batch: ");
             rc = FLOE_EINVALID;
@@ -761,8 +764,9 @@ static int adopt(floe_server *s, srv_table *t, floe_schema **cur, floe_partition
 
 /* The table's current schema and default spec in the catalog, adopted when they are not
  * the ones posts are checked against (changed by another process: `floe table schema`,
- * another node). evolve_mu held; takes cat_mu. */
-static int sync_locked(floe_server *s, srv_table *t, floe_error *err) {
+ * another node); *format_version (may be NULL) gets the table's format version.
+ * evolve_mu held; takes cat_mu. */
+static int sync_locked(floe_server *s, srv_table *t, int *format_version, floe_error *err) {
     floe_table *ft = NULL;
     floe_schema *cur = NULL;
     floe_partition_spec *spec = NULL;
@@ -773,6 +777,8 @@ static int sync_locked(floe_server *s, srv_table *t, floe_error *err) {
         const floe_table_metadata *m = floe_table_metadata_get(ft);
         const floe_metadata_schema *ms = floe_table_metadata_current_schema(m);
         const floe_metadata_spec *sp = floe_table_metadata_default_spec(m);
+        if (format_version)
+            *format_version = m->format_version;
         pthread_rwlock_rdlock(&t->schema_lock);
         bool same = ms && ms->schema_id == t->schema->schema_id &&
                     (sp ? sp->spec_id : 0) == t->spec->spec_id;
@@ -800,7 +806,7 @@ int srv_table_sync(floe_server *s, srv_table *t, int32_t schema_id, int32_t spec
     if (same)
         return 0;
     pthread_mutex_lock(&t->evolve_mu);
-    int rc = sync_locked(s, t, err);
+    int rc = sync_locked(s, t, NULL, err);
     pthread_mutex_unlock(&t->evolve_mu);
     return rc;
 }
@@ -819,9 +825,10 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     pthread_mutex_lock(&t->evolve_mu);
     /* new against the table as it is now, not as this server last saw it: a field
      * another process dropped is new again */
-    FLOE_CHECK(sync_locked(s, t, err));
+    int format_version = 2;
+    FLOE_CHECK(sync_locked(s, t, &format_version, err));
     int gen = t->schema_gen;
-    FLOE_CHECK(infer_schema(body, n, &inferred, err));
+    FLOE_CHECK(infer_schema(body, n, format_version >= 3, &inferred, err));
     ijson = floe_schema_to_json(inferred, false);
     if (!ijson)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
