@@ -383,6 +383,81 @@ done:
     return rc;
 }
 
+static int open_manifest(run *r, const floe_manifest_file *mf, floe_manifest_reader **rd,
+                         floe_error *err) {
+    char *uri = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(r->t, mf->manifest_path, &uri, err));
+    floe_manifest_read_options ro = {.manifest = mf, .allow_deletion_vectors = true};
+    int rc = floe_manifest_reader_open(floe_table_io(r->t), uri, &ro, rd, err);
+    floe_free(uri);
+    return rc;
+}
+
+/* Resolve mode: the delete files live at the planned head that the plan paired with no
+ * live data file apply to nothing (spec "Scan Planning"): an equality delete no older
+ * than every data file of its partition (after a compaction), a position delete file or
+ * vector whose data files are gone. They are removed in the same commit; the commit's
+ * validation keeps that right (a data file added meanwhile with an older sequence
+ * number plans again). */
+static int find_dangling(run *r, const floe_snapshot *head) {
+    floe_error *err = r->err;
+    int rc = 0;
+    floe_keyset paired;
+    memset(&paired, 0, sizeof paired);
+    char *src = NULL;
+    floe_manifest_list bl = {0};
+    floe_arena arena;
+    floe_arena_init(&arena, 16 * 1024);
+    floe_manifest_reader *rd = NULL;
+    for (size_t i = 0; i < r->plan->ntasks; i++) {
+        const floe_scan_task *task = &r->plan->tasks[i];
+        for (size_t d = 0; d < task->ndeletes; d++) {
+            FLOE_CHECK(delete_key(&r->kb, task->deletes[d], err));
+            if ((rc = floe_keyset_put(&paired, r->kb.data, r->kb.len, 0, NULL)) < 0)
+                FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
+        }
+    }
+    if (!head->manifest_list)
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "snapshot %" PRId64 " has no manifest list",
+                  head->snapshot_id);
+    FLOE_CHECK(floe_table_resolve_path(r->t, head->manifest_list, &src, err));
+    floe_manifest_list_read_options lo = {.has_snapshot_id = true,
+                                          .snapshot_id = head->snapshot_id};
+    FLOE_CHECK(floe_manifest_list_read(floe_table_io(r->t), src, &lo, &arena, &bl, err));
+    for (size_t mi = 0; mi < bl.nfiles; mi++) {
+        const floe_manifest_file *mf = &bl.files[mi];
+        if (mf->content != FLOE_MANIFEST_DELETES)
+            continue;
+        FLOE_CHECK(open_manifest(r, mf, &rd, err));
+        const floe_manifest_entry *e;
+        while ((rc = floe_manifest_reader_next(rd, &e, err)) == 1) {
+            if (e->status == FLOE_ENTRY_DELETED || e->file.content == FLOE_CONTENT_DATA)
+                continue;
+            if ((rc = delete_key(&r->kb, &e->file, err)) < 0)
+                break;
+            if (floe_keyset_find(&paired, r->kb.data, r->kb.len))
+                continue;
+            floe_log(FLOE_LOG_DEBUG, "rewrite-deletes: %s applies to no live data file: "
+                     "removed", e->file.file_path);
+            if ((rc = add_old(r, &e->file)) < 0)
+                break;
+        }
+        floe_manifest_reader_close(rd);
+        rd = NULL;
+        if (rc < 0) {
+            floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
+            goto done;
+        }
+        rc = 0;
+    }
+done:
+    floe_manifest_reader_close(rd);
+    floe_keyset_free(&paired);
+    floe_free(src);
+    floe_arena_reset(&arena);
+    return rc;
+}
+
 static int find_rows(run *r) {
     floe_error *err = r->err;
     const floe_table_metadata *m = floe_table_metadata_get(r->t);
@@ -394,8 +469,10 @@ static int find_rows(run *r) {
     floe_scan_options so = {.where = r->o->where, .has_snapshot_id = true,
                             .snapshot_id = head->snapshot_id};
     FLOE_FORWARD_IF_ERROR(floe_scan_plan_files(r->t, &so, &r->plan, err));
-    if (r->resolve)
-        return find_resolvable(r, &so);
+    if (r->resolve) {
+        FLOE_FORWARD_IF_ERROR(find_resolvable(r, &so));
+        return find_dangling(r, head);
+    }
     return floe_scan_match_rows(r->t, r->plan, NULL, on_match, r, NULL, err);
 }
 
@@ -691,16 +768,6 @@ static int64_t entry_seq(const floe_manifest_entry *e) {
     if (e->has_file_sequence_number)
         return e->file_sequence_number;
     return e->has_sequence_number ? e->sequence_number : 0;
-}
-
-static int open_manifest(run *r, const floe_manifest_file *mf, floe_manifest_reader **rd,
-                         floe_error *err) {
-    char *uri = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(r->t, mf->manifest_path, &uri, err));
-    floe_manifest_read_options ro = {.manifest = mf, .allow_deletion_vectors = true};
-    int rc = floe_manifest_reader_open(floe_table_io(r->t), uri, &ro, rd, err);
-    floe_free(uri);
-    return rc;
 }
 
 /* Does a live entry of the base added after the planned head touch this delete? */
@@ -1073,8 +1140,9 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         rc = FLOE_COMMIT_NOOP;
         goto done;
     }
-    FLOE_RETURN_ERROR_IF(!head->manifest_list, err, FLOE_EUNSUPPORTED,
-                         "snapshot %" PRId64 " has no manifest list", head->snapshot_id);
+    if (!head->manifest_list)
+        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "snapshot %" PRId64 " has no manifest list",
+                  head->snapshot_id);
     FLOE_CHECK(floe_table_resolve_path(r->t, head->manifest_list, &src, err));
     floe_manifest_list_read_options lo = {.has_snapshot_id = true,
                                           .snapshot_id = head->snapshot_id};
@@ -1212,7 +1280,9 @@ static int run_plans(run *r, floe_delete_result *res, int64_t removed[3]) {
                     : floe_data_file_is_dv(f)                   ? 0
                                                                 : 1]++;
         }
-        if (r->ntargets == 0 || (!vectors && !r->nolds && !out.data_files_removed)) {
+        /* (resolving, dangling delete files alone are worth a commit) */
+        if ((r->ntargets == 0 && !r->nolds) ||
+            (!vectors && !r->nolds && !out.data_files_removed)) {
             out.noop = true;
             break;
         }

@@ -17,7 +17,9 @@
 #     vectors, the same rows;
 #   - floe health recommends `floe rewrite-deletes` while equality deletes are live;
 #   - floe maintain --once runs the rewrite-deletes job on a v3 table (the same checks),
-#     skips it on a v2 table and when nothing is left to resolve.
+#     skips it on a v2 table and when nothing is left to resolve;
+#   - equality delete files a compaction left dangling (they apply to no live data file)
+#     are removed: a "replace" commit of that alone, the rows unchanged, the totals 0.
 # A commit racing between plan and commit is tested in tests/unit/test_delete.c (the
 # commit's race hook), which the command line has no way to reach.
 set -euo pipefail
@@ -286,7 +288,42 @@ check_files ns.m m.log
 grep '"job":"rewrite-deletes"' runs.json | grep -q '"result":"skipped"' ||
     fail "m: second maintain did not skip rewrite-deletes: $(cat runs.json)"
 
-# ---- 5. usage --------------------------------------------------------------------------
+# ---- 5. dangling deletes: after a compaction nothing pairs with them; removed ----------
+"$FLOE" table create ns.dg --schema s.json --property format-version=3 > /dev/null
+"$FLOE" append ns.dg base.ndjson > /dev/null
+echo "base $tmp/base.ndjson" > dg.log
+upsert ns.dg r1 101
+upsert ns.dg r2
+# the compaction applies the deletes; its files keep the starting sequence number, so
+# the equality delete files (no newer than them) apply to nothing, and stay
+"$FLOE" rewrite ns.dg --option rewrite-all=true > /dev/null || fail "dg: floe rewrite"
+cp dg.log log
+replay > want
+rows_of ns.dg > before
+cmp -s before want || fail "dg: rows after floe rewrite differ from the replay"
+[ "$(live_deletes ns.dg)" = "0 0 0" ] || fail "dg: deletes paired after floe rewrite: $(live_deletes ns.dg)"
+[ "$(summary ns.dg total-equality-deletes)" = 2 ] ||
+    fail "dg: total-equality-deletes after floe rewrite: $(summary ns.dg total-equality-deletes)"
+out=$("$FLOE" rewrite-deletes ns.dg --dry-run --json) || fail "dg: dry run: $out"
+echo "$out" | grep -q '"equality_delete_files_removed":2' || fail "dg: dry run: $out"
+n=$(nsnap ns.dg)
+out=$("$FLOE" rewrite-deletes ns.dg --json) || fail "dg: rewrite-deletes: $out"
+for want_kv in '"noop":false' '"equality_delete_files_removed":2' '"dvs_added":0' \
+               '"data_files_resolved":0'; do
+    echo "$out" | grep -q "$want_kv" || fail "dg: rewrite-deletes answer lacks $want_kv: $out"
+done
+[ "$(nsnap ns.dg)" = $((n + 1)) ] || fail "dg: rewrite-deletes did not commit once"
+[ "$(summary ns.dg operation)" = replace ] || fail "dg: operation $(summary ns.dg operation)"
+[ "$(summary ns.dg removed-equality-delete-files)" = 2 ] || fail "dg: removed-equality-delete-files"
+[ "$(summary ns.dg total-equality-deletes)" = 0 ] || fail "dg: total-equality-deletes"
+[ "$(summary ns.dg total-delete-files)" = 0 ] || fail "dg: total-delete-files"
+totals ns.dg
+rows_of ns.dg > after
+cmp -s after before || fail "dg: rows after rewrite-deletes differ"
+out=$("$FLOE" rewrite-deletes ns.dg) || fail "dg: second run"
+echo "$out" | grep -q 'nothing done' || fail "dg: second run said: $out"
+
+# ---- 6. usage --------------------------------------------------------------------------
 rc=0; "$FLOE" rewrite-deletes > /dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "no table: exit $rc, expected 2"
 rc=0; "$FLOE" rewrite-deletes ns.v3 --bogus > /dev/null 2>&1 || rc=$?
