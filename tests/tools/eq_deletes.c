@@ -9,14 +9,81 @@
 
 #include "eq_deletes.h"
 #include "floe/append.h"
+#include "floe/catalog.h"
 #include "floe/column.h"
 #include "floe/io.h"
 #include "floe/parquet.h"
 #include "floe/table_metadata.h"
 
+int eq_table_open(const char *db, const char *catalog, const char *warehouse,
+                  const char *ident, floe_catalog **cat, floe_table **t, floe_schema **schema,
+                  floe_error *err) {
+    const char *dot = strchr(ident, '.');
+    if (!dot || dot - ident >= 256)
+        return floe_error_set(err, FLOE_EINVALID, "%s: not NS.NAME", ident);
+    char ns[256];
+    snprintf(ns, sizeof ns, "%.*s", (int)(dot - ident), ident);
+    int rc = floe_catalog_open_sqlite(NULL, db, catalog, warehouse, cat, err);
+    if (rc == 0)
+        rc = floe_table_load(*cat, ns, dot + 1, t, err);
+    const floe_metadata_schema *ms =
+        rc == 0 ? floe_table_metadata_current_schema(floe_table_metadata_get(*t)) : NULL;
+    if (rc == 0 && !ms)
+        rc = floe_error_set(err, FLOE_ECORRUPT, "%s: no current schema", ident);
+    if (rc == 0)
+        rc = floe_schema_parse(ms->json, strlen(ms->json), schema, err);
+    return rc;
+}
+
+int table_file_write(floe_table *t, const floe_schema *s, const floe_batch *b,
+                     const char *suffix, floe_arena *arena, floe_data_file *out,
+                     floe_error *err) {
+    const floe_table_metadata *m = floe_table_metadata_get(t);
+    floe_metrics_config *mc = NULL;
+    floe_pq_writer *w = NULL;
+    char *dir = NULL, *phys = NULL, *rec = NULL;
+    floe_pq_file_info fi;
+    bool have_fi = false;
+    char uuid[37], name[128];
+    floe_uuid4(uuid);
+    snprintf(name, sizeof name, "%s-%s.parquet", uuid, suffix);
+    int rc = floe_table_data_dir(t, &dir, err);
+    if (rc == 0 && !(rec = floe_io_join(dir, name)))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = floe_table_resolve_path(t, rec, &phys, err);
+    floe_pq_write_options po;
+    if (rc == 0)
+        rc = floe_table_parquet_options(m, &po, err);
+    if (rc == 0)
+        rc = floe_pq_writer_open(floe_table_io(t), phys, s, &po, &w, err);
+    if (rc == 0)
+        rc = floe_pq_writer_write_batch(w, b, err);
+    if (rc == 0) {
+        rc = floe_pq_writer_close(w, &fi, err);
+        w = NULL;
+        have_fi = rc == 0;
+    }
+    const floe_kv full = {FLOE_PROP_METRICS_DEFAULT, "full"};
+    if (rc == 0)
+        rc = floe_metrics_config_new(&full, 1, s, NULL, &mc, err);
+    memset(out, 0, sizeof *out);
+    if (rc == 0)
+        rc = floe_data_file_from_parquet(&fi, mc, arena, out, err);
+    if (rc == 0 && !(out->file_path = floe_arena_strdup(arena, rec)))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_pq_writer_abort(w);
+    if (have_fi)
+        floe_pq_file_info_free(&fi);
+    floe_metrics_config_free(mc);
+    floe_free(dir);
+    floe_free(phys);
+    floe_free(rec);
+    return rc;
+}
+
 int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
                          floe_arena *arena, floe_data_file *out, floe_error *err) {
-    const floe_table_metadata *m = floe_table_metadata_get(t);
     const char *type = f->type == FLOE_TYPE_STRING ? "string"
                        : f->type == FLOE_TYPE_INT  ? "int"
                        : f->type == FLOE_TYPE_LONG ? "long"
@@ -30,29 +97,12 @@ int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
              "\"required\":false,\"type\":\"%s\"}]}",
              (int)f->id, f->name, type);
     floe_schema *ds = NULL;
-    floe_metrics_config *mc = NULL;
-    floe_pq_writer *w = NULL;
     floe_batch b;
     memset(&b, 0, sizeof b);
-    char *dir = NULL, *phys = NULL, *rec = NULL;
     char *vals = strdup(values);
-    floe_pq_file_info fi;
-    bool have_fi = false;
-    int rc = floe_schema_parse(sj, strlen(sj), &ds, err);
+    int rc = vals ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (rc == 0)
-        rc = floe_table_data_dir(t, &dir, err);
-    char uuid[37], name[64];
-    floe_uuid4(uuid);
-    snprintf(name, sizeof name, "%s-eq-deletes.parquet", uuid);
-    if (rc == 0 && (!vals || !(rec = floe_io_join(dir, name))))
-        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = floe_table_resolve_path(t, rec, &phys, err);
-    floe_pq_write_options po;
-    if (rc == 0)
-        rc = floe_table_parquet_options(m, &po, err);
-    if (rc == 0)
-        rc = floe_pq_writer_open(floe_table_io(t), phys, ds, &po, &w, err);
+        rc = floe_schema_parse(sj, strlen(sj), &ds, err);
     if (rc == 0 && floe_batch_init(&b, ds) < 0)
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (char *save = NULL, *v = rc == 0 ? strtok_r(vals, ",", &save) : NULL; v && rc == 0;
@@ -67,22 +117,10 @@ int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
         b.nrows++;
     }
     if (rc == 0)
-        rc = floe_pq_writer_write_batch(w, &b, err);
-    if (rc == 0) {
-        rc = floe_pq_writer_close(w, &fi, err);
-        w = NULL;
-        have_fi = rc == 0;
-    }
-    const floe_kv full = {FLOE_PROP_METRICS_DEFAULT, "full"};
-    if (rc == 0)
-        rc = floe_metrics_config_new(&full, 1, ds, NULL, &mc, err);
-    memset(out, 0, sizeof *out);
-    if (rc == 0)
-        rc = floe_data_file_from_parquet(&fi, mc, arena, out, err);
+        rc = table_file_write(t, ds, &b, "eq-deletes", arena, out, err);
     if (rc == 0) {
         int32_t *ids = floe_arena_alloc(arena, sizeof *ids);
-        out->file_path = floe_arena_strdup(arena, rec);
-        if (!ids || !out->file_path)
+        if (!ids)
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         else {
             ids[0] = f->id;
@@ -92,16 +130,8 @@ int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
             out->nequality_ids = 1;
         }
     }
-    floe_pq_writer_abort(w);
-    if (have_fi)
-        floe_pq_file_info_free(&fi);
     floe_batch_free(&b);
-    floe_metrics_config_free(mc);
     floe_schema_free(ds);
-    floe_free(dir);
-    floe_free(phys);
-    floe_free(rec);
     free(vals);
     return rc;
 }
-

@@ -37,11 +37,6 @@ static int usage(void) {
 int main(int argc, char **argv) {
     if (argc < 7)
         return usage();
-    const char *dot = strchr(argv[4], '.');
-    if (!dot)
-        return usage();
-    char ns[256];
-    snprintf(ns, sizeof ns, "%.*s", (int)(dot - argv[4]), argv[4]);
     floe_error err;
     floe_error_clear(&err);
     floe_catalog *cat = NULL;
@@ -50,13 +45,8 @@ int main(int argc, char **argv) {
     floe_schema *schema = NULL;
     floe_arena arena;
     floe_arena_init(&arena, 16 * 1024);
-    int rc = floe_catalog_open_sqlite(NULL, argv[1], argv[2], argv[3], &cat, &err);
-    if (rc == 0)
-        rc = floe_table_load(cat, ns, dot + 1, &t, &err);
+    int rc = eq_table_open(argv[1], argv[2], argv[3], argv[4], &cat, &t, &schema, &err);
     const floe_table_metadata *m = rc == 0 ? floe_table_metadata_get(t) : NULL;
-    const floe_metadata_schema *ms = m ? floe_table_metadata_current_schema(m) : NULL;
-    if (rc == 0)
-        rc = floe_schema_parse(ms->json, strlen(ms->json), &schema, &err);
     const floe_field *f = rc == 0 ? floe_schema_find_path(schema, argv[5]) : NULL;
     if (rc == 0 && (!f || f->parent))
         rc = floe_error_set(&err, FLOE_ENOTFOUND, "no top-level column %s", argv[5]);
