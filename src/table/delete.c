@@ -393,6 +393,33 @@ static int open_manifest(run *r, const floe_manifest_file *mf, floe_manifest_rea
     return rc;
 }
 
+/* The manifest list of snapshot head, into *bl (in arena). */
+static int read_list(run *r, const floe_snapshot *head, floe_arena *arena,
+                     floe_manifest_list *bl, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(!head->manifest_list, err, FLOE_EUNSUPPORTED,
+                         "snapshot %" PRId64 " has no manifest list", head->snapshot_id);
+    char *src = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(r->t, head->manifest_list, &src, err));
+    floe_manifest_list_read_options lo = {.has_snapshot_id = true,
+                                          .snapshot_id = head->snapshot_id};
+    int rc = floe_manifest_list_read(floe_table_io(r->t), src, &lo, arena, bl, err);
+    floe_free(src);
+    return rc;
+}
+
+/* After reading manifest mf through (rc: the last floe_manifest_reader_next's): close
+ * *rd, and on an error say which manifest. 0 when it was read to its end. */
+static int manifest_done(floe_manifest_reader **rd, const floe_manifest_file *mf, int rc,
+                         floe_error *err) {
+    floe_manifest_reader_close(*rd);
+    *rd = NULL;
+    if (rc < 0) {
+        floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
+        return rc;
+    }
+    return 0;
+}
+
 /* Resolve mode: the delete files live at the planned head that the plan paired with no
  * live data file apply to nothing (spec "Scan Planning"): an equality delete no older
  * than every data file of its partition (after a compaction), a position delete file or
@@ -404,7 +431,6 @@ static int find_dangling(run *r, const floe_snapshot *head) {
     int rc = 0;
     floe_keyset paired;
     memset(&paired, 0, sizeof paired);
-    char *src = NULL;
     floe_manifest_list bl = {0};
     floe_arena arena;
     floe_arena_init(&arena, 16 * 1024);
@@ -417,13 +443,7 @@ static int find_dangling(run *r, const floe_snapshot *head) {
                 FLOE_FAIL(err, rc, "%s", floe_strerror(rc));
         }
     }
-    if (!head->manifest_list)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "snapshot %" PRId64 " has no manifest list",
-                  head->snapshot_id);
-    FLOE_CHECK(floe_table_resolve_path(r->t, head->manifest_list, &src, err));
-    floe_manifest_list_read_options lo = {.has_snapshot_id = true,
-                                          .snapshot_id = head->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(floe_table_io(r->t), src, &lo, &arena, &bl, err));
+    FLOE_CHECK(read_list(r, head, &arena, &bl, err));
     for (size_t mi = 0; mi < bl.nfiles; mi++) {
         const floe_manifest_file *mf = &bl.files[mi];
         if (mf->content != FLOE_MANIFEST_DELETES)
@@ -442,18 +462,11 @@ static int find_dangling(run *r, const floe_snapshot *head) {
             if ((rc = add_old(r, &e->file)) < 0)
                 break;
         }
-        floe_manifest_reader_close(rd);
-        rd = NULL;
-        if (rc < 0) {
-            floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
-            goto done;
-        }
-        rc = 0;
+        FLOE_CHECK(manifest_done(&rd, mf, rc, err));
     }
 done:
     floe_manifest_reader_close(rd);
     floe_keyset_free(&paired);
-    floe_free(src);
     floe_arena_reset(&arena);
     return rc;
 }
@@ -861,11 +874,7 @@ static int read_base(attempt *a, const floe_manifest_list *bl, bool moved, floe_
             if (moved && (rc = check_new(a, mf, rd, e, err)) < 0)
                 break;
         }
-        floe_manifest_reader_close(rd);
-        if (rc < 0)
-            floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
-        else
-            rc = 0;
+        rc = manifest_done(&rd, mf, rc, err);
     }
     for (size_t i = 0; rc == 0 && i < r->ntargets; i++)
         if (!r->targets[i].present)
@@ -974,12 +983,7 @@ static int write_manifests(attempt *a, const floe_manifest_list *bl, floe_error 
             if (rc < 0)
                 break;
         }
-        floe_manifest_reader_close(rd);
-        rd = NULL;
-        if (rc < 0) {
-            floe_error_prefix(err, "manifest %s: ", mf->manifest_path);
-            goto done;
-        }
+        FLOE_CHECK(manifest_done(&rd, mf, rc, err));
         rc = writer_close(a, w, rec, err);
         w = NULL;
         floe_free(rec);
@@ -1118,7 +1122,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     floe_arena_init(&a.arena, 64 * 1024);
     r->attempts++;
     int rc = 0;
-    char *src = NULL, *list_rec = NULL, *list_phys = NULL;
+    char *list_rec = NULL, *list_phys = NULL;
     floe_manifest_list bl = {0};
     const floe_snapshot *head = NULL;
     if (a.fv != r->fv) {
@@ -1140,13 +1144,7 @@ static int apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
         rc = FLOE_COMMIT_NOOP;
         goto done;
     }
-    if (!head->manifest_list)
-        FLOE_FAIL(err, FLOE_EUNSUPPORTED, "snapshot %" PRId64 " has no manifest list",
-                  head->snapshot_id);
-    FLOE_CHECK(floe_table_resolve_path(r->t, head->manifest_list, &src, err));
-    floe_manifest_list_read_options lo = {.has_snapshot_id = true,
-                                          .snapshot_id = head->snapshot_id};
-    FLOE_CHECK(floe_manifest_list_read(floe_table_io(r->t), src, &lo, &a.arena, &bl, err));
+    FLOE_CHECK(read_list(r, head, &a.arena, &bl, err));
     a.hits = floe_calloc(bl.nfiles + 1, sizeof *a.hits);
     if (!a.hits)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1187,7 +1185,6 @@ done:
     floe_free(a.hits);
     floe_free(a.out);
     floe_arena_reset(&a.arena);
-    floe_free(src);
     floe_free(list_rec);
     floe_free(list_phys);
     return rc;
