@@ -14,7 +14,9 @@
  *   S2. Deletions are a reachability difference: (everything the expired snapshots reach)
  *       minus (everything every retained snapshot of the metadata as committed - re-read
  *       after the commit - reaches). Paths are compared after normalisation (s3/s3a/s3n
- *       are one scheme; file:/x, file:///x and /x are one file).
+ *       are one scheme; file:/x, file:///x and /x are one file), and across roles: a
+ *       path the retained metadata reaches as anything (manifest list, manifest, live
+ *       data or delete file, statistics file, metadata file) is not deleted as another.
  *   S3. When anything a retained snapshot references cannot be read, nothing is deleted:
  *       without it there is no proof that a file is unreachable.
  *   S4. Orphan removal deletes only listed files older than the threshold that no

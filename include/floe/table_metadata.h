@@ -369,7 +369,10 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
                                             floe_error *err) FLOE_NODISCARD;
 /* Record a statistics file (spec "Table Statistics"; partition: "Partition Statistics")
  * for its snapshot, replacing the one that snapshot had. stats_json is the file's JSON
- * object as the spec writes it. FLOE_EINVALID when malformed or the snapshot is absent. */
+ * object as the spec writes it. FLOE_EINVALID when malformed, the snapshot is absent, or
+ * its statistics-path is a file the table holds in another role: a snapshot's manifest
+ * list (or v1 manifest) or a file of the metadata-log (an expiry deletes a removed
+ * snapshot's statistics file). */
 int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partition,
                                          const char *stats_json, floe_error *err) FLOE_NODISCARD;
 /* Forget the statistics file of a snapshot (none: not an error). */

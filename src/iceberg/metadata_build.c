@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "floe/defaults.h"
+#include "floe/io.h"
 #include "floe/schema.h"
 #include "metadata_internal.h"
 
@@ -998,6 +999,59 @@ static const char *stats_key(bool partition) {
     return partition ? "partition-statistics" : "statistics";
 }
 
+/* True when other is a JSON string naming the location whose floe_io_uri_key is key. */
+static bool same_location(const char *key, const json_t *other) {
+    const char *o = json_string_value(other);
+    if (!o)
+        return false;
+    char *ok = floe_io_uri_key(o);
+    bool same = ok && !strcmp(key, ok);
+    floe_free(ok);
+    return same;
+}
+
+/* A statistics file may not be a file the table holds in another role - a snapshot's
+ * manifest list (or, format v1, manifest) or a metadata file of the metadata-log: an
+ * expiry deletes the statistics files of the snapshots it removes, and that file would go
+ * with them. FLOE_EINVALID naming it. (Manifests and data files are not looked for here:
+ * that takes reading every manifest list; the deleters keep what any role still
+ * reaches.) */
+static int check_statistics_path(const floe_metadata_builder *b, const char *path,
+                                 floe_error *err) {
+    char *key = floe_io_uri_key(path);
+    if (!key)
+        return nomem(err);
+    const char *role = NULL;
+    int64_t id = 0;
+    const json_t *snaps = json_object_get(b->doc, "snapshots");
+    for (size_t i = 0; !role && i < json_array_size(snaps); i++) {
+        const json_t *sn = json_array_get(snaps, i);
+        id = jlong(sn, "snapshot-id", 0);
+        if (same_location(key, json_object_get(sn, "manifest-list")))
+            role = "the manifest list";
+        const json_t *v1 = json_object_get(sn, "manifests");
+        for (size_t k = 0; !role && k < json_array_size(v1); k++)
+            if (same_location(key, json_array_get(v1, k)))
+                role = "a manifest";
+    }
+    const json_t *mlog = json_object_get(b->doc, "metadata-log");
+    for (size_t i = 0; !role && i < json_array_size(mlog); i++)
+        if (same_location(key, json_object_get(json_array_get(mlog, i), "metadata-file")))
+            role = "metadata";
+    floe_free(key);
+    if (!role)
+        return 0;
+    if (!strcmp(role, "metadata"))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "statistics-path %s is a metadata file of the table (its "
+                              "metadata-log): a statistics file must be a file of its own",
+                              path);
+    return floe_error_set(err, FLOE_EINVALID,
+                          "statistics-path %s is %s of snapshot %" PRId64 ": a statistics "
+                          "file must be a file of its own (expiry deletes it with its snapshot)",
+                          path, role, id);
+}
+
 int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partition,
                                          const char *stats_json, floe_error *err) {
     json_t *st;
@@ -1017,6 +1071,8 @@ int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partitio
     int64_t id = jlong(st, "snapshot-id", -1);
     if (!find_snapshot(b->doc, id))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", id);
+    FLOE_CHECK(check_statistics_path(b, json_string_value(json_object_get(st, "statistics-path")),
+                                     err));
     /* one file per snapshot: a new one replaces the old */
     FLOE_CHECK(floe_metadata_builder_remove_statistics(b, partition, id, err));
     json_t *arr = ensure_array(b->doc, stats_key(partition));

@@ -11,12 +11,19 @@
  *      statistics entries go with them). Nothing is deleted unless this succeeds.
  *   3. re-read the table, so commits that landed after ours count as retained.
  *   4. files = reach(expired) - reach(retained):
- *        lists      expired snapshots' manifest lists - retained ones'
+ *        lists      expired snapshots' manifest lists
  *        manifests  manifests of expired lists - manifests of retained lists
- *        files      every entry of those manifests - live entries of retained manifests
- *        stats      statistics of expired snapshots - statistics still in the metadata
+ *        files      every entry of those manifests
+ *        stats      statistics of expired snapshots
  *        metadata   *.metadata.json older than every file the metadata-log keeps, when
  *                   write.metadata.delete-after-commit.enabled
+ *      minus one keep set across roles: a path the retained metadata reaches in any role
+ *      (manifest list, manifest, statistics file, metadata file, live data or delete
+ *      file) is never deleted in another - a commit may name one file twice (a
+ *      statistics-path that is a manifest list or a data file). The live entries of
+ *      retained manifests are read only when a candidate could be one: a data, delete,
+ *      statistics or metadata file, a manifest, or a manifest list that did not read as
+ *      one (a list that did is not a file the retained snapshots read as data).
  *      An unreadable retained list or manifest stops the cleanup (S3); an unreadable
  *      expired one only leaves its files to orphan removal.
  *   5. keep what lies outside the table's own folders (floe_table_confinement: another
@@ -267,7 +274,10 @@ typedef struct cleanup {
     maint_pathset retained;   /* manifests of retained snapshots */
     maint_pathset files;      /* data and delete file candidates (tag: kind) */
     maint_pathset stats;      /* statistics files of expired snapshots */
-    maint_pathset keep_stats; /* statistics files still referenced */
+    maint_pathset old_md;     /* metadata files below the metadata-log's oldest */
+    maint_pathset keep;       /* what the retained metadata reaches, any role but manifests
+                               * (in retained) and live entries (read last, if need be) */
+    int64_t lists_unread;     /* expired lists kept as candidates though unreadable */
     maint_pathset seen_ret;   /* recorded manifest paths already handled (lists repeat */
     maint_pathset seen_exp;   /* most manifests of their parent: resolve each once) */
     int64_t unreadable;
@@ -317,13 +327,28 @@ static int on_candidate_entry(void *ctx, const floe_manifest_entry *e, floe_erro
                    (uint8_t)maint_kind_of_content(e->file.content), err);
 }
 
+/* Drop key from every candidate set: something retained reaches it. */
+static void keep_key(cleanup *c, const char *key) {
+    maint_pathset_remove(&c->lists, key);
+    maint_pathset_remove(&c->manifests, key);
+    maint_pathset_remove(&c->files, key);
+    maint_pathset_remove(&c->stats, key);
+    maint_pathset_remove(&c->old_md, key);
+}
+
+static void keep_set(cleanup *c, const maint_pathset *set) {
+    for (size_t i = 0; i < set->cap; i++)
+        if (set->slots[i].s && !set->slots[i].dead)
+            keep_key(c, set->slots[i].s);
+}
+
 static int on_retained_entry(void *ctx, const floe_manifest_entry *e, floe_error *err) {
     cleanup *c = ctx;
     if (e->status == FLOE_ENTRY_DELETED)
         return 0; /* not live in the retained snapshot */
     char *key = NULL;
     FLOE_FORWARD_IF_ERROR(maint_resolve(c->t, e->file.file_path, NULL, &key, err));
-    maint_pathset_remove(&c->files, key);
+    keep_key(c, key);
     floe_free(key);
     return 0;
 }
@@ -334,22 +359,22 @@ static void cleanup_free(cleanup *c) {
     maint_pathset_free(&c->retained);
     maint_pathset_free(&c->files);
     maint_pathset_free(&c->stats);
-    maint_pathset_free(&c->keep_stats);
+    maint_pathset_free(&c->old_md);
+    maint_pathset_free(&c->keep);
     maint_pathset_free(&c->seen_ret);
     maint_pathset_free(&c->seen_exp);
 }
 
-/* Metadata files below the oldest version the metadata-log keeps. */
+/* Metadata files below the oldest version the metadata-log keeps, into out. */
 static int old_metadata_files(const floe_table *t, const floe_table_metadata *now_md,
-                              const char *current_loc, maint_delete_list *out,
-                              floe_error *err);
+                              const char *current_loc, maint_pathset *out, floe_error *err);
 
 typedef struct md_list_ctx {
     const char *dir_key;
     size_t dir_len;
     int64_t min_version;
     const maint_pathset *keep;
-    maint_delete_list *out;
+    maint_pathset *out;
     int rc;
     floe_error *err;
 } md_list_ctx;
@@ -379,16 +404,16 @@ static int on_metadata_listed(void *vctx, const floe_io_entry *e) {
     bool direct = !strncmp(key, c->dir_key, c->dir_len) && key[c->dir_len] == '/' &&
                   !strchr(key + c->dir_len + 1, '/');
     if (direct && is_metadata_file(name) && floe_metadata_file_version(name, &v) &&
-        v < c->min_version && !maint_pathset_has(c->keep, key)) {
-        c->rc = maint_delete_list_push(c->out, key, FLOE_MAINT_METADATA, c->err);
+        v < c->min_version && !maint_pathset_has(c->keep, key) &&
+        !maint_pathset_add(c->out, key, FLOE_MAINT_METADATA, NULL)) {
+        c->rc = floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
     }
     floe_free(key);
     return c->rc < 0;
 }
 
 static int old_metadata_files(const floe_table *t, const floe_table_metadata *now_md,
-                              const char *current_loc, maint_delete_list *out,
-                              floe_error *err) {
+                              const char *current_loc, maint_pathset *out, floe_error *err) {
     maint_pathset keep;
     maint_pathset_init(&keep);
     char *dir_recorded = NULL, *dir_key = NULL, *dir_uri = NULL;
@@ -431,6 +456,31 @@ done:
     return rc;
 }
 
+/* The metadata files the table keeps (the metadata-log and the current one) into keep,
+ * as recorded and as resolved: a statistics file, or any other, may name one. */
+static int keep_metadata_files(const floe_table *t, const floe_table_metadata *now_md,
+                               const char *current_loc, maint_pathset *keep, floe_error *err) {
+    for (size_t i = 0; i <= now_md->n_metadata_log; i++) {
+        const char *f = i < now_md->n_metadata_log ? now_md->metadata_log[i].metadata_file
+                                                   : current_loc;
+        if (!f)
+            continue;
+        char *key = maint_path_key(f), *resolved = NULL;
+        /* a recorded path resolution refuses (outside a path table's root) is kept as
+         * recorded: nothing resolved from it can be a candidate either */
+        floe_error ignored;
+        int rc = maint_resolve(t, f, NULL, &resolved, &ignored);
+        bool ok = rc != FLOE_ENOMEM && key &&
+                  maint_pathset_add(keep, key, FLOE_MAINT_METADATA, NULL) &&
+                  (!resolved || maint_pathset_add(keep, resolved, FLOE_MAINT_METADATA, NULL));
+        floe_free(key);
+        floe_free(resolved);
+        if (!ok)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static void report(const floe_expire_options *o, const maint_delete_list *l) {
     if (!o->on_file)
         return;
@@ -460,7 +510,8 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
     maint_pathset_init(&c.retained);
     maint_pathset_init(&c.files);
     maint_pathset_init(&c.stats);
-    maint_pathset_init(&c.keep_stats);
+    maint_pathset_init(&c.old_md);
+    maint_pathset_init(&c.keep);
     maint_pathset_init(&c.seen_ret);
     maint_pathset_init(&c.seen_exp);
     int rc = 0;
@@ -477,12 +528,8 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
     /* retained lists and their manifests: any failure stops the cleanup (S3) */
     for (size_t i = 0; i < now_md->n_snapshots; i++) {
         const floe_snapshot *s = &now_md->snapshots[i];
-        if (s->manifest_list) {
-            char *key = NULL;
-            FLOE_CHECK(maint_resolve(t, s->manifest_list, NULL, &key, err));
-            maint_pathset_remove(&c.lists, key);
-            floe_free(key);
-        }
+        if (s->manifest_list)
+            FLOE_CHECK(add_key(&c.keep, t, s->manifest_list, FLOE_MAINT_MANIFEST_LIST, err));
         rc = maint_snapshot_manifests(t, s, on_retained_manifest, &c, err);
         if (rc < 0) {
             floe_error_prefix(err, "retained snapshot %" PRId64 ": ", s->snapshot_id);
@@ -507,6 +554,8 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
             if (list && maint_resolve(t, list, &uri, &key, NULL) == 0 &&
                 floe_io_exists(floe_table_io(t), uri, &there, NULL) == 0 && !there)
                 maint_pathset_remove(&c.lists, key);
+            else if (list)
+                c.lists_unread++; /* may be a file in another role: read the entries */
             floe_free(uri);
             floe_free(key);
         }
@@ -526,8 +575,19 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
             c.manifests.live--;
         }
     }
-    /* minus everything live in a retained manifest */
-    if (c.files.live) {
+    /* statistics and metadata files: candidates, and what the metadata keeps */
+    FLOE_CHECK(maint_statistics_paths(t, base, expired_ids, n_expired, &c.stats, err));
+    FLOE_CHECK(maint_statistics_paths(t, now_md, NULL, 0, &c.keep, err));
+    FLOE_CHECK(keep_metadata_files(t, now_md, now_loc, &c.keep, err));
+    if (floe_table_metadata_property_bool(now_md, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT, false))
+        FLOE_CHECK(old_metadata_files(t, now_md, now_loc, &c.old_md, err));
+
+    /* minus what the retained metadata reaches, whatever the role */
+    keep_set(&c, &c.retained);
+    keep_set(&c, &c.keep);
+    /* minus everything live in a retained manifest, when a candidate could be that */
+    if (c.files.live || c.manifests.live || c.stats.live || c.old_md.live ||
+        c.lists_unread) {
         for (size_t i = 0; i < c.retained.cap; i++) {
             const maint_slot *s = &c.retained.slots[i];
             if (!s->s || s->dead)
@@ -539,19 +599,12 @@ static int plan_cleanup(const floe_table *t, const floe_table_metadata *base,
             }
         }
     }
-    /* statistics */
-    FLOE_CHECK(maint_statistics_paths(t, base, expired_ids, n_expired, &c.stats, err));
-    FLOE_CHECK(maint_statistics_paths(t, now_md, NULL, 0, &c.keep_stats, err));
-    for (size_t i = 0; i < c.keep_stats.cap; i++)
-        if (c.keep_stats.slots[i].s && !c.keep_stats.slots[i].dead)
-            maint_pathset_remove(&c.stats, c.keep_stats.slots[i].s);
 
     FLOE_CHECK(collect_set(&c.files, &phases[0], err));
     FLOE_CHECK(collect_set(&c.manifests, &phases[1], err));
     FLOE_CHECK(collect_set(&c.lists, &phases[2], err));
     FLOE_CHECK(collect_set(&c.stats, &phases[2], err));
-    if (floe_table_metadata_property_bool(now_md, FLOE_PROP_METADATA_DELETE_AFTER_COMMIT, false))
-        FLOE_CHECK(old_metadata_files(t, now_md, now_loc, &phases[2], err));
+    FLOE_CHECK(collect_set(&c.old_md, &phases[2], err));
     *unreadable += c.unreadable;
 done:
     id_map_free(&emap);

@@ -47,6 +47,8 @@ typedef struct commit_ctx {
     const char *ns;        /* held to the table's place, rs_table_location_check) */
     const char *name;
     const char *create_location; /* a staged create's: where the table starts */
+    const floe_table *table;     /* the table committed to (NULL for a staged create): its
+                                  * metadata file at each attempt is the base's */
     /* Where the table's files may be, as the updates applied so far leave it (borrowed
      * from the base metadata or the request): location, write.data.path and
      * write.metadata.path; conf, the confinement made of them (NULL until needed). */
@@ -429,6 +431,21 @@ static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
         const char *path = sval(st, "statistics-path");
         if (path)
             FLOE_FORWARD_IF_ERROR(check_file(c, "statistics file", path, err));
+        /* the builder refuses the metadata-log's files and the manifest lists; the
+         * metadata file the commit starts from is not in the log yet */
+        const char *current = c->table ? floe_table_metadata_location(c->table) : NULL;
+        if (path && current) {
+            char *pk = floe_io_uri_key(path), *ck = floe_io_uri_key(current);
+            bool keyed = pk && ck, same = keyed && !strcmp(pk, ck);
+            floe_free(pk);
+            floe_free(ck);
+            if (!keyed)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            if (same)
+                return floe_error_set(err, FLOE_EINVALID,
+                                      "statistics-path %s is the table's current metadata file: "
+                                      "a statistics file must be a file of its own", path);
+        }
     }
     return 0;
 }
@@ -675,6 +692,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     if (check_locations(q, q->ns, q->table, &c, r) < 0)
         return 0;
     int rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
+    c.table = t;
     if (rc == FLOE_ENOTFOUND) {
         commit_create(q, &c, r);
         goto done;
@@ -751,6 +769,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         cs[i].ns = names[i];
         cs[i].name = change_name(changes, i);
         int rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
+        cs[i].table = ts[i];
         if (rc == 0 && has_action(&cs[i], "set-location"))
             rc = floe_table_confinement_open(ts[i], &cs[i].own, &err);
         if (rc < 0) {

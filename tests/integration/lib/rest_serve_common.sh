@@ -3,7 +3,8 @@
 # rest_commit_paths.sh, rest_create_grant.sh, ...): a scratch SQLite catalog, the sanitizer
 # exit codes, and start_server ARGS (the server on a free port: $port, $base, $pid; its
 # log $tmp/server.log), stopped at exit; serve_checked (the same with a tokens file and
-# the OpenAPI-checking proxy in front) and openapi_check; fail, req, expect and jget below.
+# the OpenAPI-checking proxy in front) and openapi_check; fail, req, expect and jget below;
+# shop_table, serve_table and loaded: a table with snapshots behind an open server.
 # Expects $name (the test's name) to be set.
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
@@ -68,6 +69,34 @@ expect() {
   got=$(req "$@")
   [ "$got" = "$want" ] || fail "$2 $3 (token $1) -> $got, expected $want: $(head -c 300 "$tmp/body")"
 }
+
+# shop_table NAME N: namespace shop and in it table shop.NAME (one long column, id; its
+# schema in $tmp/s.json), made through the SQLite catalog with N appends of 10 rows
+# (ids 1 to 10N), one snapshot each
+shop_table() {
+  echo '{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}' > "$tmp/s.json"
+  "$floe" namespace create shop >/dev/null
+  "$floe" table create "shop.$1" --schema "$tmp/s.json" >/dev/null
+  local k
+  for k in $(seq "$2"); do
+    seq $((k * 10 - 9)) $((k * 10)) | sed 's/.*/{"id":&}/' > "$tmp/in.ndjson"
+    "$floe" append "shop.$1" "$tmp/in.ndjson" >/dev/null
+  done
+}
+
+# serve_table NAME: serve_checked "" (an open server: any token $T), $tbl the path of
+# table shop.NAME, its LoadTableResult saved in $tmp/NAME.json
+serve_table() {
+  serve_checked ""
+  T=none
+  tbl=/v1/namespaces/shop/tables/$1
+  [ "$(req $T GET "$tbl")" = 200 ] || fail "load shop.$1: $(head -c 300 "$tmp/body")"
+  cp "$tmp/body" "$tmp/$1.json"
+}
+
+# loaded FILE EXPR: python expression EXPR over the LoadTableResult saved in FILE (d; m is
+# its metadata)
+loaded() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["metadata"]; print(eval(sys.argv[2]))' "$1" "$2"; }
 
 # jget EXPR: the JSON document on stdin, d, indexed by EXPR (e.g. '["metadata"]["location"]')
 jget() { python3 -c 'import sys,json; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
