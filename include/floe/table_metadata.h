@@ -333,7 +333,7 @@ int floe_metadata_builder_update_spec(floe_metadata_builder *b, const floe_spec_
                                       int32_t *spec_id, floe_error *err) FLOE_NODISCARD;
 
 typedef struct floe_snapshot_new {
-    int64_t snapshot_id;       /* 0 = generate one */
+    int64_t snapshot_id;       /* 0 = generate one; negative: FLOE_EINVALID */
     const char *operation;     /* "append", "replace", "overwrite", "delete" */
     const char *manifest_list; /* required */
     const floe_kv *summary;    /* extra summary entries (operation is added); may be NULL */
@@ -362,7 +362,8 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
  * moves (set the ref afterwards). v2: a missing sequence-number becomes
  * last-sequence-number + 1, one with a parent must be above last-sequence-number, and
  * last-sequence-number rises to it; v1: the sequence number is dropped. FLOE_EEXISTS when
- * the id is taken, FLOE_EINVALID for a malformed snapshot. v3: first-row-id and added-rows
+ * the id is taken, FLOE_EINVALID for a malformed snapshot or an id not above 0 (-1 is
+ * "no snapshot"; Iceberg Java refuses a table whose main points at it). v3: first-row-id and added-rows
  * are required, first-row-id not below next-row-id, which then moves past the snapshot's
  * ids. */
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
@@ -378,7 +379,8 @@ int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partitio
 /* Forget the statistics file of a snapshot (none: not an error). */
 int floe_metadata_builder_remove_statistics(floe_metadata_builder *b, bool partition,
                                             int64_t snapshot_id, floe_error *err) FLOE_NODISCARD;
-/* Create or move a branch or tag. For "main" this also sets current-snapshot-id. */
+/* Create or move a branch or tag. For "main" this also sets current-snapshot-id.
+ * FLOE_EINVALID for a snapshot id not above 0 or not among the snapshots. */
 int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
                                   int64_t snapshot_id, bool is_tag, floe_error *err) FLOE_NODISCARD;
 /* Retention of a ref (spec "Snapshot References"): each field -1 removes the setting (the

@@ -537,6 +537,11 @@ static int view_snapshot(view_ctx *vc, const json_t *s, size_t i, floe_snapshot 
         return VIEW_FAIL(vc, "%s: table metadata: snapshots[%zu] must be an object", vc->name, i);
     if ((rc = get_long(vc, s, where, "snapshot-id", true, 0, &out->snapshot_id)) < 0)
         return rc;
+    /* -1 is "no snapshot" (Appendix F): as current-snapshot-id it would name both none
+     * and this one, and engines disagree which (Iceberg Java refuses the table) */
+    if (out->snapshot_id == -1)
+        return VIEW_FAIL(vc, "%s: table metadata: %s\"snapshot-id\" is -1, the value that "
+                             "means no snapshot (snapshot ids are positive)", vc->name, where);
     json_t *parent = json_object_get(s, "parent-snapshot-id");
     if (parent && !json_is_null(parent)) {
         if ((rc = get_long(vc, s, where, "parent-snapshot-id", true, 0,

@@ -707,6 +707,17 @@ int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid
     return set_new(b->doc, "table-uuid", json_string(uuid), err);
 }
 
+/* Snapshot ids are positive (spec Appendix F: -1 is "no current snapshot"; Iceberg Java
+ * only makes positive ones): a snapshot -1 on main reads as "no current snapshot" with a
+ * main branch, which Iceberg Java refuses to load. */
+static int check_snapshot_id(int64_t id, floe_error *err) {
+    if (id > 0)
+        return 0;
+    return floe_error_set(err, FLOE_EINVALID,
+                          "snapshot id %" PRId64 " is not positive (snapshot ids are above "
+                          "0; -1 means no snapshot)", id);
+}
+
 static json_t *find_snapshot(json_t *doc, int64_t id) {
     json_t *snaps = json_object_get(doc, "snapshots");
     for (size_t i = 0; i < json_array_size(snaps); i++)
@@ -793,6 +804,8 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
     int64_t parent = ref ? jlong(ref, "snapshot-id", -1)
                          : (!strcmp(branch, "main") ? jlong(b->doc, "current-snapshot-id", -1) : -1);
     int64_t id = s->snapshot_id;
+    if (id < 0)
+        return check_snapshot_id(id, err);
     if (id == 0)
         do
             id = floe_metadata_new_snapshot_id();
@@ -857,6 +870,7 @@ int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
                                   int64_t snapshot_id, bool is_tag, floe_error *err) {
     if (!name || !*name)
         return floe_error_set(err, FLOE_EINVALID, "ref name must not be empty");
+    FLOE_FORWARD_IF_ERROR(check_snapshot_id(snapshot_id, err));
     if (!find_snapshot(b->doc, snapshot_id))
         return floe_error_set(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", snapshot_id);
     if (is_tag && !strcmp(name, "main"))
@@ -942,6 +956,7 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
                   "snapshot needs an integer \"snapshot-id\" and \"timestamp-ms\", a "
                   "\"manifest-list\" and a \"summary\" with an \"operation\"");
     int64_t id = jlong(snap, "snapshot-id", -1);
+    FLOE_CHECK(check_snapshot_id(id, err));
     if (find_snapshot(b->doc, id))
         FLOE_FAIL(err, FLOE_EEXISTS, "snapshot id %" PRId64 " already exists", id);
     json_t *parent = json_object_get(snap, "parent-snapshot-id");
