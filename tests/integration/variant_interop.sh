@@ -26,14 +26,11 @@ command -v node >/dev/null && [ -d "$js/node_modules/@duckdb/node-api" ] || {
 [ -d "$sv" ] || { echo "variant_interop: $sv missing"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/variant_corpus.sh"
 fail() { echo "variant_interop: FAIL: $*" >&2; exit 1; }
 
 # the corpus: the conformance values, renumbered
-for f in "$sv"/case-*.parquet; do
-  "$floe" cat --columns var "$f" 2>/dev/null || true
-done > "$tmp/values.ndjson"
-nconf=$(wc -l < "$tmp/values.ndjson")
-[ "$nconf" -ge 100 ] || fail "only $nconf values read from $sv"
+variant_conformance_values "$sv" "$tmp/values.ndjson"
 cat >> "$tmp/values.ndjson" <<'JSON'
 {"var":{"big":12345678901234567890,"neg":-9223372036854775808,"dec":1.50,"tiny":0.000001,"d":1e300,"z":-0,"s":"tab\tquote\"uni\u00e9\ud83d\ude00"}}
 {"var":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}

@@ -33,14 +33,11 @@ command -v node >/dev/null && command -v python3 >/dev/null &&
 [ -d "$sv" ] || { echo "variant_shred_write: $sv missing"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/variant_corpus.sh"
 fail() { echo "variant_shred_write: FAIL: $*" >&2; exit 1; }
 
 # ---- the corpus
-for f in "$sv"/case-*.parquet; do
-  "$floe" cat --columns var "$f" 2>/dev/null || true
-done > "$tmp/values.ndjson"
-nconf=$(wc -l < "$tmp/values.ndjson")
-[ "$nconf" -ge 100 ] || fail "only $nconf values read from $sv"
+variant_conformance_values "$sv" "$tmp/values.ndjson"
 cat >> "$tmp/values.ndjson" <<'JSON'
 {"var":{"a":1,"b":"x","c":{"a":2,"b":"y"},"d":"z"}}
 {"var":{"a":-128,"b":"a string longer than sixty-four bytes, so not a short string at all!!","c":{"a":-2147483648,"b":""}}}
