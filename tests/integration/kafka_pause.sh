@@ -89,9 +89,13 @@ peak=$(metric floe_kafka_buffered_peak_bytes)
 max_msg=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 1 }' "$tmp/a2.ndjson")
 [ "$peak" -le $((1000000 + max_msg)) ] || fail "buffered $peak bytes at most, the budget is 1MB"
 
-# 4.
+# 4. The kept batch's retry may make the folder again between the rm and the mv: then the
+# folder is not empty, `mv -T` refuses, and the old files join the retry's one by one.
 rm "$data"
-mv "$data.away" "$data"
+if ! mv -T "$data.away" "$data" 2>/dev/null; then
+  mv "$data.away"/* "$data"/
+  rmdir "$data.away"
+fi
 wait_rows shop.ta 6500 240
 for _ in $(seq 300); do [ "$(metric floe_kafka_paused_partitions)" = 0 ] && break; sleep 0.1; done
 [ "$(metric floe_kafka_paused_partitions)" = 0 ] || fail "partitions still paused"

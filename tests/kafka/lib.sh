@@ -17,6 +17,9 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+# No silent exit: a command failing under `set -e` names itself (functions inherit the trap).
+set -E
+trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 fail() {
   echo "FAIL: $*" >&2
   [ -s "$tmp/mock.err" ] && tail -5 "$tmp/mock.err" >&2
@@ -79,15 +82,24 @@ node_kill() {
   wait "${node_pid[$1]}" 2>/dev/null || true
   unset "node_pid[$1]"
 }
+# scan_count TABLE: its rows (0 for a table no node has created yet); a failed scan of an
+# existing table fails the test with floe's message: readers never fail beside a commit
 scan_count() {
-  FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" scan "$1" \
-    --columns event_id 2>/dev/null | wc -l
+  if FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" scan "$1" \
+    --columns event_id >"$tmp/scan.out" 2>"$tmp/scan.err"; then
+    wc -l <"$tmp/scan.out"
+  elif grep -q "table $1 does not exist" "$tmp/scan.err"; then
+    echo 0
+  else
+    echo "FAIL: floe scan $1: $(head -c 500 "$tmp/scan.err")" >&2
+    return 1
+  fi
 }
 # wait_rows TABLE N SECONDS: until the table holds N rows
 wait_rows() {
   local got=0
   for _ in $(seq $(($3 * 5))); do
-    got=$(scan_count "$1")
+    got=$(scan_count "$1") || fail "scan of $1 failed"
     [ "$got" -ge "$2" ] && return 0
     sleep 0.2
   done
