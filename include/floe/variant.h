@@ -60,7 +60,8 @@
  *   an array  -> the elements in order.
  *   Objects and arrays: is_large only past 255 elements; field_id_size the smallest that
  *   holds the object's largest id, field_offset_size the smallest that holds its value
- *   bytes. Refusals: FLOE_EINVALID naming the byte offset in the text; nesting past
+ *   bytes. Refusals: FLOE_EINVALID with the byte offset in the text in floe_error.offset
+ *   (the message says what, the caller where: the text is often part of a record); nesting past
  *   FLOE_VARIANT_MAX_DEPTH or a container past 4 GiB: FLOE_ELIMIT.
  * So JSON -> variant -> JSON gives back the same text up to whitespace, key order, escapes
  * and number spelling (1.0e2 -> 100.0 is a double printed 100).

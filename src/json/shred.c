@@ -1324,8 +1324,9 @@ static int shred_variant(floe_shredder *sh, snode *n, const uint8_t **pp, int16_
         char path[256];
         return rej(sh, rc == FLOE_EINVALID && strstr(err.msg, "duplicate key")
                            ? FLOE_REJECT_DUPLICATE_KEY : FLOE_REJECT_RANGE,
-                   start + (err.offset > 0 ? err.offset : 0), "field '%s': %s",
-                   path_of(n, path, sizeof path), err.msg);
+                   start + (err.offset > 0 ? err.offset : 0), "field '%s' at column %lld: %s",
+                   path_of(n, path, sizeof path),
+                   (long long)(start - sh->rec + (err.offset > 0 ? err.offset : 0) + 1), err.msg);
     }
     if ((rc = push_value(sh, n->leaf0, rep, sh->vmeta.data, sh->vmeta.len)) < 0 ||
         (rc = push_value(sh, n->leaf0 + 1, rep, sh->vvalue.data, sh->vvalue.len)) < 0)

@@ -589,8 +589,7 @@ typedef struct jparse {
 
 static int jbad(jparse *j, const uint8_t *at, const char *why) {
     size_t off = (size_t)(at - j->base);
-    return floe_error_at(j->err, FLOE_EINVALID, (int64_t)off, "variant JSON: byte %zu: %s", off,
-                         why);
+    return floe_error_at(j->err, FLOE_EINVALID, (int64_t)off, "variant JSON: %s", why);
 }
 
 static int jnomem(jparse *j) { return floe_error_set(j->err, FLOE_ENOMEM, "out of memory"); }
@@ -669,8 +668,7 @@ static int jstring(jparse *j) {
         return jbad(j, start, "string is not valid UTF-8");
     if (s->len > UINT32_MAX)
         return floe_error_at(j->err, FLOE_ELIMIT, (int64_t)(start - j->base),
-                             "variant JSON: byte %zu: string longer than 4 GiB",
-                             (size_t)(start - j->base));
+                             "variant JSON: string longer than 4 GiB");
     return 0;
 }
 
@@ -823,8 +821,7 @@ static int close_container(jparse *j, bool object, size_t start, size_t base,
     size_t n = e->nms - base, total = out->len - start;
     if (total > UINT32_MAX || n > UINT32_MAX)
         return floe_error_at(j->err, FLOE_ELIMIT, (int64_t)(open - j->base),
-                             "variant JSON: byte %zu: container larger than 4 GiB",
-                             (size_t)(open - j->base));
+                             "variant JSON: container larger than 4 GiB");
     uint32_t maxid = 0;
     if (object) {
         if (n)
@@ -893,9 +890,8 @@ static int jcontainer(jparse *j, int depth) {
     const uint8_t *open = j->p;
     bool object = *j->p == '{';
     if (depth >= FLOE_VARIANT_MAX_DEPTH)
-        return floe_error_at(j->err, FLOE_ELIMIT, (int64_t)(open - j->base), "variant JSON: "
-                             "byte %zu: nested deeper than %d", (size_t)(open - j->base),
-                             FLOE_VARIANT_MAX_DEPTH);
+        return floe_error_at(j->err, FLOE_ELIMIT, (int64_t)(open - j->base),
+                             "variant JSON: nested deeper than %d", FLOE_VARIANT_MAX_DEPTH);
     j->p++;
     size_t start = j->out ? j->out->len : 0, base = j->e->nms;
     skip_ws(j);

@@ -82,9 +82,17 @@ node "$js/variant_json.mjs" --column var "$tmp/in.ndjson" "$tmp/out"/part-*.parq
   fail "DuckDB disagrees"
 
 # 3. a duplicate key inside a variant is refused, the record quarantined
-printf '{"id":1,"var":{"a":1,"a":2}}\n{"id":2,"var":{"a":1}}\n' > "$tmp/dup.ndjson"
+# with the column of the fault in the record, not in the variant's own text
+printf '%s\n' '{"id":1,"var":{"a":1,"a":2}}' '{"id":2,"var":{"a":1}}' \
+  '{"id":3,"var":{"x":{"b":1,"b":2}}}' '{"id":4,"var":1e999}' > "$tmp/dup.ndjson"
 "$floe" convert -s "$tmp/schema.json" -o "$tmp/dup" "$tmp/dup.ndjson" > /dev/null || true
-grep -q '"line":1,.*duplicate' "$tmp/dup/_quarantine/quarantine.ndjson" || fail "duplicate key not quarantined"
+q=$tmp/dup/_quarantine/quarantine.ndjson
+grep -q '"line":1,.*field .var. at column 15: variant JSON: duplicate key' "$q" ||
+  fail "duplicate key not quarantined at column 15: $(cat "$q")"
+grep -q '"line":3,.*field .var. at column 20: variant JSON: duplicate key' "$q" ||
+  fail "nested duplicate key not quarantined at column 20: $(cat "$q")"
+grep -q '"line":4,.*field .var. at column 15: variant JSON: number out of range' "$q" ||
+  fail "1e999 not quarantined at column 15: $(cat "$q")"
 [ "$("$floe" cat "$tmp/dup"/part-*.parquet)" = '{"id":2,"var":{"a":1}}' ] ||
   fail "duplicate-key file"
 
