@@ -92,7 +92,11 @@ typedef struct floe_pq_write_options {
                                     "payload.user.country:string,payload.n:long"; a
                                     PATH that is the column itself shreds the whole value
                                     as TYPE. Every PATH must lead to a variant of the
-                                    schema (floe_pq_writer_open: FLOE_EINVALID) */
+                                    schema (floe_pq_writer_open: FLOE_EINVALID). "auto"
+                                    (alone): the writer chooses the paths from the
+                                    first rows written to it (README "variant.shredding
+                                    =auto"), holding up to 10,000 of them (whole
+                                    batches) or a row group's bytes before it writes */
     bool write_behind;           /* a writer thread writes each finished row group's chunks
                                     to the output while the next row group fills (their
                                     memory is freed as they are written); default false.
@@ -146,8 +150,9 @@ typedef struct floe_pq_writer floe_pq_writer;
 int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) FLOE_NODISCARD;
 
 /* 0 when spec is well-formed text for floe_pq_write_options.variant_shredding (its
- * paths are checked against the schema when a writer opens); FLOE_EINVALID naming the
- * entry, FLOE_ELIMIT past FLOE_PQ_SHREDDING_MAX - 1 bytes or 256 paths. */
+ * paths are checked against the schema when a writer opens) or "auto"; FLOE_EINVALID
+ * naming the entry (also for auto among named paths), FLOE_ELIMIT past
+ * FLOE_PQ_SHREDDING_MAX - 1 bytes or 256 paths. */
 int floe_pq_variant_shredding_check(const char *spec, floe_error *err) FLOE_NODISCARD;
 
 /* Open uri for writing (through floe_output_open) and write the leading magic.

@@ -34,6 +34,11 @@
  *
  *     any error -> FAILED: only close (which then discards) or abort are accepted.
  *
+ *     variant_shredding auto: open leaves the writer HOLDING (no columns yet): write_batch
+ *     copies rows into w->held (hold_rows) until PQW_AUTO_SAMPLE_ROWS rows or a row
+ *     group's bytes; then, or at the first flush, close or copy_row_group, settle_auto
+ *     chooses the paths, creates the columns and writes the held rows: ACCEPTING.
+ *
  * Write-behind (opts.write_behind, writer_behind.c): flush_chunk hands the storage of
  * each chunk (and its dictionary page) to a writer thread instead of writing it, in file
  * order, and the column starts its next chunk in a new buffer. w->pos counts the
@@ -761,7 +766,7 @@ static size_t col_buffered(const col *c) {
 }
 
 static size_t buffered_bytes(const floe_pq_writer *w) {
-    size_t t = 0;
+    size_t t = w->auto_pending ? floe_batch_bytes(&w->held) : 0;
     for (size_t i = 0; i < w->ncols; i++)
         t += col_buffered(&w->cols[i]);
     return t;
@@ -1158,7 +1163,35 @@ static void writer_free(floe_pq_writer *w) {
     floe_buf_free(&w->ci_all);
     floe_buf_free(&w->oi_all);
     pqw_shred_free(w->shred);
+    floe_batch_free(&w->held);
     floe_free(w);
+}
+
+/* The column writers and the Parquet schema of w->schema. */
+static int writer_columns(floe_pq_writer *w, floe_error *err) {
+    const floe_schema *schema = w->schema;
+    w->cols = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *w->cols);
+    if (!w->cols)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    w->ncols = schema->nleaves;
+    for (size_t i = 0; i < w->ncols; i++) {
+        const floe_field *leaf = schema->leaves[i];
+        if (leaf->phys == FLOE_PHYS_INT96)
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "field '%s': INT96 is read-only",
+                                  leaf->name);
+        if (leaf->phys == FLOE_PHYS_FIXED && leaf->type_length <= 0)
+            return floe_error_set(err, FLOE_EINVALID, "field '%s': fixed length %d",
+                                  leaf->name, (int)leaf->type_length);
+        col_init(w, &w->cols[i], leaf);
+    }
+    return pqw_build_schema(w, err);
+}
+
+static bool has_variant(const floe_schema *s) {
+    for (size_t j = 0; j < s->nleaves; j++)
+        if (s->leaves[j]->parent && s->leaves[j]->parent->type == FLOE_TYPE_VARIANT)
+            return true;
+    return false;
 }
 
 int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
@@ -1192,25 +1225,19 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
     }
     if (!schema || (schema->nleaves && !schema->leaves))
         FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: schema is not finished");
-    if (o->variant_shredding[0]) {
-        o->variant_shredding[FLOE_PQ_SHREDDING_MAX - 1] = 0;
+    o->variant_shredding[FLOE_PQ_SHREDDING_MAX - 1] = 0;
+    if (pqw_shred_is_auto(o->variant_shredding)) {
+        /* the columns wait for the rows the paths are chosen from (settle_auto) */
+        w->auto_pending = has_variant(schema);
+        w->logical = schema;
+        if (w->auto_pending && floe_batch_init(&w->held, schema) < 0)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    } else if (o->variant_shredding[0]) {
         FLOE_CHECK(pqw_shred_new(schema, o->variant_shredding, &w->shred, err));
         w->schema = schema = pqw_shred_schema(w->shred);
     }
-    w->cols = floe_calloc(schema->nleaves ? schema->nleaves : 1, sizeof *w->cols);
-    if (!w->cols)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    w->ncols = schema->nleaves;
-    for (size_t i = 0; i < w->ncols; i++) {
-        const floe_field *leaf = schema->leaves[i];
-        if (leaf->phys == FLOE_PHYS_INT96)
-            FLOE_FAIL(err, FLOE_EUNSUPPORTED, "field '%s': INT96 is read-only", leaf->name);
-        if (leaf->phys == FLOE_PHYS_FIXED && leaf->type_length <= 0)
-            FLOE_FAIL(err, FLOE_EINVALID, "field '%s': fixed length %d", leaf->name,
-                      (int)leaf->type_length);
-        col_init(w, &w->cols[i], leaf);
-    }
-    FLOE_CHECK(pqw_build_schema(w, err));
+    if (!w->auto_pending)
+        FLOE_CHECK(writer_columns(w, err));
 
     /* footer strings owned by the writer */
     if (o->created_by)
@@ -1481,10 +1508,75 @@ static int prepare_columns(floe_pq_writer *w, floe_error *err) {
     return rc;
 }
 
+static int write_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err);
+
+/* variant_shredding auto: choose the paths from sample (NULL: the rows held), set up the
+ * columns, and write the rows held. Nothing to do once chosen. */
+static int settle_auto(floe_pq_writer *w, const floe_batch *sample, floe_error *err) {
+    if (!w->auto_pending)
+        return 0;
+    FLOE_FORWARD_IF_ERROR(
+        pqw_shred_new_auto(w->logical, sample ? sample : &w->held, &w->shred, err));
+    if (w->shred)
+        w->schema = pqw_shred_schema(w->shred);
+    w->auto_pending = false;
+    FLOE_FORWARD_IF_ERROR(writer_columns(w, err));
+    if (w->held.nrows)
+        FLOE_FORWARD_IF_ERROR(write_rows(w, &w->held, err));
+    floe_batch_free(&w->held);
+    return 0;
+}
+
+/* While auto has not chosen: hold b's rows (1), and choose once PQW_AUTO_SAMPLE_ROWS rows
+ * or a row group's worth are held; or, when nothing is held and b has that many rows,
+ * choose from b alone and leave b to the caller to write (0). */
+int pqw_settle_auto(floe_pq_writer *w, floe_error *err) {
+    if (w->failed)
+        return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    return settle_auto(w, NULL, err);
+}
+
+static int hold_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
+    if (w->held.nrows == 0 && b->nrows >= PQW_AUTO_SAMPLE_ROWS)
+        return settle_auto(w, b, err);
+    floe_batch_cursor cur;
+    if (floe_batch_cursor_init(&cur, b) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_batch_take_rows(&w->held, b, &cur, b->nrows);
+    floe_batch_cursor_free(&cur);
+    if (rc < 0)
+        return floe_error_set(err, rc, "parquet writer: holding a batch of %zu rows: %s",
+                              b->nrows, floe_strerror(rc));
+    if (w->held.nrows >= PQW_AUTO_SAMPLE_ROWS ||
+        floe_batch_bytes(&w->held) >= w->opts.row_group_size)
+        FLOE_FORWARD_IF_ERROR(settle_auto(w, NULL, err));
+    return 1;
+}
+
 int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
     int rc = 0;
     if (w->failed)
         return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
+    if (w->auto_pending) {
+        if (b->ncols != w->logical->nleaves)
+            FLOE_FAIL(err, FLOE_EINVALID, "batch has %zu columns, schema %zu", b->ncols,
+                      w->logical->nleaves);
+        FLOE_CHECK(hold_rows(w, b, err));
+        if (rc == 1) {
+            rc = 0;
+            goto done;
+        }
+    }
+    rc = write_rows(w, b, err);
+done:
+    if (rc < 0)
+        w->failed = rc;
+    return rc;
+}
+
+/* b's rows into the columns (w->schema chosen). */
+static int write_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
+    int rc = 0;
     if (w->shred)
         FLOE_CHECK(pqw_shred_batch(w->shred, b, &b, err));
     if (b->ncols != w->ncols)
@@ -1529,7 +1621,9 @@ done:
 int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) {
     if (w->failed)
         return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
-    int rc = flush_row_group(w, err);
+    int rc = settle_auto(w, NULL, err);
+    if (rc == 0)
+        rc = flush_row_group(w, err);
     if (rc < 0)
         w->failed = rc;
     return rc;
@@ -1539,7 +1633,9 @@ int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w) {
     return w->pos + (int64_t)buffered_bytes(w);
 }
 
-int64_t floe_pq_writer_rows(const floe_pq_writer *w) { return w->total_rows; }
+int64_t floe_pq_writer_rows(const floe_pq_writer *w) {
+    return w->total_rows + (w->auto_pending ? (int64_t)w->held.nrows : 0);
+}
 
 int64_t floe_pq_writer_carried_pages(const floe_pq_writer *w) {
     int64_t n = 0;
@@ -1631,6 +1727,7 @@ int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *
     memset(&fi, 0, sizeof fi);
     if (w->failed)
         FLOE_FAIL(err, w->failed, "parquet writer: an earlier error stopped it");
+    FLOE_CHECK(settle_auto(w, NULL, err));
     FLOE_CHECK(flush_row_group(w, err));
 
     /* page index: every ColumnIndex, then every OffsetIndex (PageIndex.md layout) */

@@ -397,6 +397,12 @@ done:
 
 int floe_pq_writer_copy_row_group(floe_pq_writer *w, const floe_pq_raw_row_group *g,
                                   floe_error *err) {
+    /* variant_shredding auto: the rows held go first, and decide what w writes */
+    int rc = pqw_settle_auto(w, err);
+    if (rc < 0) {
+        w->failed = rc;
+        return rc;
+    }
     if (w->shred) /* g has the caller's columns, w writes others */
         return floe_error_set(err, FLOE_EUNSUPPORTED, "parquet writer: a row group cannot "
                               "be copied into a file whose variants are shredded");

@@ -189,6 +189,11 @@ struct floe_pq_writer {
 
     struct write_behind *wb;  /* opts.write_behind: the writer thread, once started */
     struct pqw_shred *shred;  /* opts.variant_shredding: schema is its physical schema */
+    /* variant_shredding auto: until the paths are chosen (settle_auto), the rows written
+     * are held here (logical: the caller's schema) and the writer has no columns yet */
+    bool auto_pending;
+    const floe_schema *logical;
+    floe_batch held;
 };
 
 /* Where pqw_make_bounds put a stat's bounds (zero-fixed, truncated) in its output buffer. */
@@ -238,6 +243,18 @@ void pqw_dict_clear(col *c);
 typedef struct pqw_shred pqw_shred;
 int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
                   floe_error *err);
+/* spec is the word auto (blanks around it aside). */
+bool pqw_shred_is_auto(const char *spec);
+/* The shredder of the paths variant.shredding auto chooses from sample's rows (a batch of
+ * logical; borrowed for the call); *out NULL when it chooses none. */
+int pqw_shred_new_auto(const floe_schema *logical, const floe_batch *sample, pqw_shred **out,
+                       floe_error *err);
+/* writer.c: variant_shredding auto: choose the paths from the rows held and write them
+ * (once; 0 with nothing to do after). */
+int pqw_settle_auto(floe_pq_writer *w, floe_error *err);
+/* auto: rows held before the paths are chosen (whole batches: the batch that reaches it
+ * is included). */
+#define PQW_AUTO_SAMPLE_ROWS 10000
 void pqw_shred_free(pqw_shred *s);
 const floe_schema *pqw_shred_schema(const pqw_shred *s);
 const floe_field *pqw_shred_logical_leaf(const pqw_shred *s, size_t column);

@@ -31,6 +31,9 @@
  * column against the caller's schema: a column copied through carries its own leaf; the
  * shredded parts have no Iceberg field (field id -1, field NULL).
  *
+ * variant_shredding "auto" builds the same tree from the rows of a sample instead of
+ * from text (auto_choose, at the end of this file; the rule is there and in DESIGN.md).
+ *
  * Invariants: S1 every physical column receives exactly one slot per slot of its
  * variant's metadata column; S2 a field's value and typed_value are never both set, and
  * the fields in typed_value never appear in value.
@@ -44,6 +47,9 @@
 
 #define SHRED_MAX_ENTRIES 256
 #define SHRED_MAX_DEPTH 32
+#define AUTO_MAX_DEPTH 4      /* auto: keys from a variant's top to a shredded value */
+#define AUTO_MAX_PATHS 32     /* auto: shredded values per variant column */
+#define AUTO_MAX_TRACKED 1024 /* auto: distinct paths counted per variant column */
 
 /* ---------------------------------------------------------------------------------------
  * The option's text
@@ -69,11 +75,16 @@ typedef struct shred_entry {
 
 static bool is_space(char c) { return c == ' ' || c == '\t'; }
 
+/* *p[0..*n) without the blanks around it. */
+static void trim(const char **p, size_t *n) {
+    while (*n && is_space(**p))
+        (*p)++, (*n)--;
+    while (*n && is_space((*p)[*n - 1]))
+        (*n)--;
+}
+
 static int parse_entry(const char *p, size_t n, shred_entry *e, floe_error *err) {
-    while (n && is_space(*p))
-        p++, n--;
-    while (n && is_space(p[n - 1]))
-        n--;
+    trim(&p, &n);
     memset(e, 0, sizeof *e);
     e->text = p;
     e->text_len = n;
@@ -120,7 +131,15 @@ static int parse_entry(const char *p, size_t n, shred_entry *e, floe_error *err)
     return 0;
 }
 
-/* Call fn for each entry of spec. */
+/* Whether p[0..n), blanks around it aside, is the word auto. */
+static bool is_auto(const char *p, size_t n) {
+    trim(&p, &n);
+    return n == 4 && !memcmp(p, "auto", 4);
+}
+
+bool pqw_shred_is_auto(const char *spec) { return is_auto(spec, strlen(spec)); }
+
+/* Call fn for each entry of spec (not auto). */
 typedef int (*entry_fn)(void *ctx, const shred_entry *e, floe_error *err);
 
 static int each_entry(const char *spec, entry_fn fn, void *ctx, floe_error *err) {
@@ -131,6 +150,9 @@ static int each_entry(const char *spec, entry_fn fn, void *ctx, floe_error *err)
     for (size_t i = 0; i <= n; i++) {
         if (i < n && spec[i] != ',')
             continue;
+        FLOE_RETURN_ERROR_IF(is_auto(spec + start, i - start), err, FLOE_EINVALID,
+                             "variant.shredding: 'auto' chooses every path itself and is not "
+                             "combined with named paths (write auto alone, or PATH:TYPE,...)");
         shred_entry e;
         FLOE_FORWARD_IF_ERROR(parse_entry(spec + start, i - start, &e, err));
         FLOE_RETURN_ERROR_IF(++nentries > SHRED_MAX_ENTRIES, err, FLOE_ELIMIT,
@@ -143,6 +165,8 @@ static int each_entry(const char *spec, entry_fn fn, void *ctx, floe_error *err)
 }
 
 int floe_pq_variant_shredding_check(const char *spec, floe_error *err) {
+    if (pqw_shred_is_auto(spec))
+        return 0;
     return each_entry(spec, NULL, NULL, err);
 }
 
@@ -169,28 +193,10 @@ typedef struct build_ctx {
     size_t nvars;
 } build_ctx;
 
-static int add_entry(void *vctx, const shred_entry *e, floe_error *err) {
-    build_ctx *b = vctx;
+/* Entry e's keys from comp[i] on, in variant f (of the physical schema), into b. */
+static int add_keys(build_ctx *b, floe_field *f, const shred_entry *e, size_t i,
+                    floe_error *err) {
     floe_arena *a = &b->phys->arena;
-    floe_field *f = &b->phys->root;
-    size_t i = 0;
-    while (f->type != FLOE_TYPE_VARIANT) {
-        floe_field *next = NULL;
-        for (size_t k = 0; i < e->ncomp && k < f->nchildren && !next; k++)
-            if (strlen(f->children[k].name) == e->comp_len[i] &&
-                !memcmp(f->children[k].name, e->comp[i], e->comp_len[i]))
-                next = &f->children[k];
-        if (!next)
-            return floe_error_set(err, FLOE_EINVALID,
-                                  "variant.shredding: '%.*s' names no variant column of the "
-                                  "schema",
-                                  (int)e->text_len, e->text);
-        f = next;
-        i++;
-    }
-    FLOE_RETURN_ERROR_IF(e->ncomp - i > SHRED_MAX_DEPTH, err, FLOE_ELIMIT,
-                         "variant.shredding: '%.*s': more than %d keys deep", (int)e->text_len,
-                         e->text, SHRED_MAX_DEPTH);
     spec_var *v = NULL;
     for (size_t k = 0; k < b->nvars && !v; k++)
         if (b->vars[k].field == f)
@@ -231,6 +237,30 @@ static int add_entry(void *vctx, const shred_entry *e, floe_error *err) {
                               (int)e->text_len, e->text);
     n->type = e->type;
     return 0;
+}
+
+static int add_entry(void *vctx, const shred_entry *e, floe_error *err) {
+    build_ctx *b = vctx;
+    floe_field *f = &b->phys->root;
+    size_t i = 0;
+    while (f->type != FLOE_TYPE_VARIANT) {
+        floe_field *next = NULL;
+        for (size_t k = 0; i < e->ncomp && k < f->nchildren && !next; k++)
+            if (strlen(f->children[k].name) == e->comp_len[i] &&
+                !memcmp(f->children[k].name, e->comp[i], e->comp_len[i]))
+                next = &f->children[k];
+        if (!next)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "variant.shredding: '%.*s' names no variant column of the "
+                                  "schema",
+                                  (int)e->text_len, e->text);
+        f = next;
+        i++;
+    }
+    FLOE_RETURN_ERROR_IF(e->ncomp - i > SHRED_MAX_DEPTH, err, FLOE_ELIMIT,
+                         "variant.shredding: '%.*s': more than %d keys deep", (int)e->text_len,
+                         e->text, SHRED_MAX_DEPTH);
+    return add_keys(b, f, e, i, err);
 }
 
 static int name_cmp(const void *x, const void *y) {
@@ -308,6 +338,13 @@ typedef struct ofield {
     bool skip;                   /* shredded into its own group */
 } ofield;
 
+/* The fields of every object open in a walk down a value (each level's above the
+ * previous one's). */
+typedef struct field_stack {
+    ofield *f;
+    size_t n, cap;
+} field_stack;
+
 struct pqw_shred {
     floe_schema *phys;           /* the writer's schema (owned) */
     int32_t *from;               /* per physical leaf: the caller's leaf it is, or -1 */
@@ -315,8 +352,7 @@ struct pqw_shred {
     svar *vars;
     size_t nvars;
     floe_batch out;              /* the physical batch; borrowed columns where from >= 0 */
-    ofield *fields;              /* the stack of object fields */
-    size_t nfields, fields_cap;
+    field_stack st;              /* the object fields of split() */
     floe_buf rest;               /* a partially shredded object's other fields */
     floe_buf members;            /* floe_variant_member scratch for it */
 };
@@ -359,11 +395,20 @@ static int leaf_of(const floe_schema *s, const floe_field *f) {
     return l ? l->leaf : -1;
 }
 
-int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
-                  floe_error *err) {
+static int auto_choose(build_ctx *b, const floe_schema *logical, const floe_batch *sample,
+                       floe_error *err);
+
+/* The shredder for the named paths of spec, or (spec NULL) the paths auto_choose takes
+ * from sample; *out NULL when auto chose none. */
+static int shred_new(const floe_schema *logical, const char *spec, const floe_batch *sample,
+                     pqw_shred **out, floe_error *err) {
     int rc = 0;
+    size_t nvariant = 0; /* a variant's metadata and value are its only leaves */
+    for (size_t j = 0; j < logical->nleaves; j++)
+        nvariant += logical->leaves[j]->parent &&
+                    logical->leaves[j]->parent->type == FLOE_TYPE_VARIANT;
     pqw_shred *s = floe_calloc(1, sizeof *s);
-    spec_var *vars = floe_calloc(SHRED_MAX_ENTRIES, sizeof *vars);
+    spec_var *vars = floe_calloc(SHRED_MAX_ENTRIES + nvariant, sizeof *vars);
     if (!s || !vars) {
         floe_free(s);
         floe_free(vars);
@@ -374,7 +419,14 @@ int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
     floe_buf_init(&s->members, 0);
     FLOE_CHECK(floe_schema_clone(logical, &s->phys, err));
     build_ctx b = {.phys = s->phys, .vars = vars};
-    FLOE_CHECK(each_entry(spec, add_entry, &b, err));
+    if (spec)
+        FLOE_CHECK(each_entry(spec, add_entry, &b, err));
+    else
+        FLOE_CHECK(auto_choose(&b, logical, sample, err));
+    if (b.nvars == 0) {
+        *out = NULL;
+        goto done;
+    }
     for (size_t i = 0; i < b.nvars; i++) {
         floe_field *v = vars[i].field;
         if (pair_fields(&s->phys->arena, &vars[i].top, true, &v->children, &v->nchildren) < 0)
@@ -429,6 +481,16 @@ done:
     return rc;
 }
 
+int pqw_shred_new(const floe_schema *logical, const char *spec, pqw_shred **out,
+                  floe_error *err) {
+    return shred_new(logical, spec, NULL, out, err);
+}
+
+int pqw_shred_new_auto(const floe_schema *logical, const floe_batch *sample, pqw_shred **out,
+                       floe_error *err) {
+    return shred_new(logical, NULL, sample, out, err);
+}
+
 void pqw_shred_free(pqw_shred *s) {
     if (!s)
         return;
@@ -436,7 +498,7 @@ void pqw_shred_free(pqw_shred *s) {
         if (s->from[j] >= 0) /* borrowed: forget it */
             floe_colbuf_init(&s->out.cols[j], s->phys->leaves[j]);
     floe_batch_free(&s->out);
-    floe_free(s->fields);
+    floe_free(s->st.f);
     floe_buf_free(&s->rest);
     floe_buf_free(&s->members);
     floe_schema_free(s->phys);
@@ -543,17 +605,27 @@ static int push_bytes(pqw_shred *s, size_t column, const uint8_t *p, size_t n, i
 
 static int collect_field(void *ctx, uint32_t id, const uint8_t *key, size_t key_len,
                          const uint8_t *value, size_t value_len) {
-    pqw_shred *s = ctx;
-    if (s->nfields == s->fields_cap) {
-        size_t cap = s->fields_cap ? s->fields_cap * 2 : 64;
-        ofield *f = floe_realloc(s->fields, cap * sizeof *f);
+    field_stack *st = ctx;
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 64;
+        ofield *f = floe_realloc(st->f, cap * sizeof *f);
         if (!f)
             return FLOE_ENOMEM;
-        s->fields = f;
-        s->fields_cap = cap;
+        st->f = f;
+        st->cap = cap;
     }
-    s->fields[s->nfields++] = (ofield){id, key, key_len, value, value_len, false};
+    st->f[st->n++] = (ofield){id, key, key_len, value, value_len, false};
     return 0;
+}
+
+/* Push the fields of the object v on st: 0, 1 when v is not an object (nothing pushed),
+ * or an error. */
+static int push_fields(field_stack *st, const uint8_t *meta, size_t meta_len, const uint8_t *v,
+                       size_t vn, floe_error *err) {
+    int rc = floe_variant_object_raw_fields(meta, meta_len, v, vn, collect_field, st, err);
+    if (rc == FLOE_ENOMEM)
+        return nomem(err);
+    return rc;
 }
 
 static int key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
@@ -577,47 +649,44 @@ static int split(pqw_shred *s, const snode *n, const uint8_t *meta, size_t meta_
         FLOE_FORWARD_IF_ERROR(put_nulls(s, n->value_col, n->value_col + 1, n->def, rep, err));
         return push_bytes(s, n->typed_col, tp, tn, rep, err);
     }
-    size_t base = s->nfields;
-    int rc = floe_variant_object_raw_fields(meta, meta_len, v, vn, collect_field, s, err);
-    if (rc < 0) {
-        if (rc == FLOE_ENOMEM)
-            return nomem(err);
+    size_t base = s->st.n;
+    int rc = push_fields(&s->st, meta, meta_len, v, vn, err);
+    if (rc < 0)
         return rc;
-    }
     if (rc == 1) { /* not an object: whole in value */
         FLOE_FORWARD_IF_ERROR(push_bytes(s, n->value_col, v, vn, rep, err));
         return put_nulls(s, n->value_col + 1, n->end_col, n->def, rep, err);
     }
-    size_t end = s->nfields, nrest = end - base;
+    size_t end = s->st.n, nrest = end - base;
     /* both in key order: a merge */
     size_t f = base;
     for (size_t k = 0; k < n->nkids; k++) {
         const uint8_t *key = (const uint8_t *)n->names[k];
-        while (f < end && key_cmp(s->fields[f].key, s->fields[f].key_len, key,
+        while (f < end && key_cmp(s->st.f[f].key, s->st.f[f].key_len, key,
                                   n->name_lens[k]) < 0)
             f++;
-        bool found = f < end && key_cmp(s->fields[f].key, s->fields[f].key_len, key,
+        bool found = f < end && key_cmp(s->st.f[f].key, s->st.f[f].key_len, key,
                                         n->name_lens[k]) == 0;
         if (found) {
             /* the stack may move below: copy what this level needs */
-            ofield of = s->fields[f];
-            s->fields[f++].skip = true; /* shredded: not in the rest */
+            ofield of = s->st.f[f];
+            s->st.f[f++].skip = true; /* shredded: not in the rest */
             nrest--;
             FLOE_FORWARD_IF_ERROR(split(s, &n->kids[k], meta, meta_len, of.value,
                                         of.value_len, rep, err));
         } else
             FLOE_FORWARD_IF_ERROR(split(s, &n->kids[k], meta, meta_len, NULL, 0, rep, err));
-        s->nfields = end; /* what the child pushed is its own */
+        s->st.n = end; /* what the child pushed is its own */
     }
     if (nrest == 0) {
         rc = put_nulls(s, n->value_col, n->value_col + 1, n->def, rep, err);
     } else {
         floe_buf_reset(&s->members);
         for (size_t i = base; i < end; i++) {
-            if (s->fields[i].skip)
+            if (s->st.f[i].skip)
                 continue;
-            floe_variant_member m = {s->fields[i].id, (size_t)(s->fields[i].value - v),
-                                     s->fields[i].value_len};
+            floe_variant_member m = {s->st.f[i].id, (size_t)(s->st.f[i].value - v),
+                                     s->st.f[i].value_len};
             floe_buf_append(&s->members, &m, sizeof m);
         }
         if (floe_buf_error(&s->members) < 0)
@@ -628,7 +697,7 @@ static int split(pqw_shred *s, const snode *n, const uint8_t *meta, size_t meta_
         if (rc == 0)
             rc = push_bytes(s, n->value_col, s->rest.data, s->rest.len, rep, err);
     }
-    s->nfields = base;
+    s->st.n = base;
     return rc;
 }
 
@@ -676,4 +745,210 @@ int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
     }
     *out = &s->out;
     return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * auto: the paths chosen from a sample of rows (DESIGN.md "Variant shredding: auto")
+ *
+ * Every variant column of the schema is looked at alone. Over the sample's values of the
+ * column (present, not SQL NULL: n of them), each object path of at most AUTO_MAX_DEPTH
+ * keys (keys neither empty nor holding '.') counts the values where it is present, by
+ * the kind of its value. A path is shredded as type T when its values that are not a
+ * variant null are all of T and number at least half of n (2 * count >= n): T boolean,
+ * int when every integer is stored in at most 32 bits else long, double, string. At most
+ * AUTO_MAX_PATHS paths per column: the most frequent, then the shallowest, then the one
+ * met first. Only the first AUTO_MAX_TRACKED distinct paths met are counted, so a sample
+ * of very wide objects costs bounded memory. The kinds are those typed_of() takes, so a
+ * chosen path's values of the sample all go to typed_value; later values of other types
+ * go to value, as for named paths.
+ * ------------------------------------------------------------------------------------- */
+
+enum { K_NULL, K_BOOL, K_INT32, K_INT64, K_DOUBLE, K_STRING, K_OBJECT, K_OTHER, K_COUNT };
+
+static int value_kind(const uint8_t *v, size_t n) {
+    if (n == 0)
+        return K_OTHER;
+    unsigned basic = v[0] & 3, h = v[0] >> 2;
+    if (basic == 1)
+        return K_STRING;
+    if (basic == 2)
+        return K_OBJECT;
+    if (basic == 3)
+        return K_OTHER; /* an array */
+    switch (h) {
+    case FLOE_VARIANT_NULL: return K_NULL;
+    case FLOE_VARIANT_TRUE:
+    case FLOE_VARIANT_FALSE: return K_BOOL;
+    case FLOE_VARIANT_INT8:
+    case FLOE_VARIANT_INT16:
+    case FLOE_VARIANT_INT32: return K_INT32;
+    case FLOE_VARIANT_INT64: return K_INT64;
+    case FLOE_VARIANT_DOUBLE: return K_DOUBLE;
+    case FLOE_VARIANT_STRING: return K_STRING;
+    default: return K_OTHER; /* decimals (JSON numbers with a fraction), dates, ... */
+    }
+}
+
+/* One object path of a variant column, as counted over the sample. */
+typedef struct auto_node {
+    const uint8_t *key;          /* borrowed from the sample's metadata */
+    size_t key_len;
+    struct auto_node *parent;
+    struct auto_node *first, *next; /* its fields met so far, in key order */
+    int depth;                   /* keys from the variant's top down to it */
+    int64_t count[K_COUNT];      /* sampled values where it is present, per kind */
+} auto_node;
+
+typedef struct auto_ctx {
+    auto_node top;
+    auto_node *pool;             /* AUTO_MAX_TRACKED nodes */
+    size_t npool;
+    field_stack st;
+} auto_ctx;
+
+/* Count the fields of the object v (at node n) and, below AUTO_MAX_DEPTH, their fields. */
+static int auto_walk(auto_ctx *c, auto_node *n, const uint8_t *meta, size_t meta_len,
+                     const uint8_t *v, size_t vn, floe_error *err) {
+    size_t base = c->st.n;
+    int rc = push_fields(&c->st, meta, meta_len, v, vn, err);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    size_t end = c->st.n;
+    auto_node **link = &n->first, *prev = NULL;
+    for (size_t i = base; i < end && rc == 0; i++) {
+        ofield f = c->st.f[i]; /* the stack may move below */
+        if (f.key_len == 0 || memchr(f.key, '.', f.key_len))
+            continue; /* no path can name it */
+        if (prev && key_cmp(f.key, f.key_len, prev->key, prev->key_len) <= 0)
+            link = &n->first; /* keys out of order: search from the start */
+        while (*link && key_cmp((*link)->key, (*link)->key_len, f.key, f.key_len) < 0)
+            link = &(*link)->next;
+        auto_node *k = *link;
+        if (!k || key_cmp(k->key, k->key_len, f.key, f.key_len) != 0) {
+            if (c->npool == AUTO_MAX_TRACKED)
+                continue;
+            k = &c->pool[c->npool++];
+            *k = (auto_node){.key = f.key, .key_len = f.key_len, .parent = n, .next = *link,
+                             .depth = n->depth + 1};
+            *link = k;
+        }
+        prev = k;
+        link = &k->next;
+        int kind = value_kind(f.value, f.value_len);
+        k->count[kind]++;
+        if (kind == K_OBJECT && k->depth < AUTO_MAX_DEPTH)
+            rc = auto_walk(c, k, meta, meta_len, f.value, f.value_len, err);
+    }
+    c->st.n = base;
+    return rc;
+}
+
+/* The sampled values where k is present and not a variant null. */
+static int64_t node_typed(const auto_node *k) {
+    int64_t typed = 0;
+    for (int i = 0; i < K_COUNT; i++)
+        typed += i == K_NULL ? 0 : k->count[i];
+    return typed;
+}
+
+/* The type node k is shredded as among n sampled values, or 0. */
+static floe_type_id auto_type(const auto_node *k, int64_t n) {
+    int64_t typed = node_typed(k);
+    if (typed == 0 || typed < n - typed)
+        return 0;
+    const int64_t *c = k->count;
+    if (c[K_BOOL] == typed)
+        return FLOE_TYPE_BOOLEAN;
+    if (c[K_INT32] + c[K_INT64] == typed)
+        return c[K_INT64] ? FLOE_TYPE_LONG : FLOE_TYPE_INT;
+    if (c[K_DOUBLE] == typed)
+        return FLOE_TYPE_DOUBLE;
+    if (c[K_STRING] == typed)
+        return FLOE_TYPE_STRING;
+    return 0;
+}
+
+static int auto_rank(const void *x, const void *y) {
+    const auto_node *a = *(const auto_node *const *)x, *b = *(const auto_node *const *)y;
+    int64_t ta = node_typed(a), tb = node_typed(b);
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    return a < b ? -1 : a > b; /* the pool is in the order paths were met */
+}
+
+/* Count variant v's sampled values (the caller's columns lmeta, lvalue) and add the paths
+ * chosen to b. */
+static int auto_variant(build_ctx *b, auto_ctx *c, floe_field *v, const floe_colbuf *m,
+                        const floe_colbuf *val, auto_node **cand, floe_error *err) {
+    FLOE_RETURN_ERROR_IF(m->phys != FLOE_PHYS_BYTE_ARRAY || val->phys != FLOE_PHYS_BYTE_ARRAY ||
+                             m->nlevels != val->nlevels || m->nvalues != val->nvalues ||
+                             m->nvalues > m->nlevels ||
+                             (m->nvalues && (!m->offsets || !val->offsets)),
+                         err, FLOE_EINVALID, "variant column %s: its parts do not match",
+                         v->name);
+    memset(&c->top, 0, sizeof c->top);
+    c->npool = 0;
+    int64_t n = 0;
+    for (size_t vi = 0; vi < m->nvalues; vi++, n++) {
+        FLOE_FORWARD_IF_ERROR(auto_walk(c, &c->top, m->values + m->offsets[vi],
+                                        m->offsets[vi + 1] - m->offsets[vi],
+                                        val->values + val->offsets[vi],
+                                        val->offsets[vi + 1] - val->offsets[vi], err));
+    }
+    size_t ncand = 0;
+    for (size_t i = 0; i < c->npool; i++)
+        if (auto_type(&c->pool[i], n))
+            cand[ncand++] = &c->pool[i];
+    qsort(cand, ncand, sizeof *cand, auto_rank);
+    for (size_t i = 0; i < ncand && i < AUTO_MAX_PATHS; i++) {
+        shred_entry e;
+        memset(&e, 0, sizeof e);
+        e.text = "auto";
+        e.text_len = 4;
+        e.type = auto_type(cand[i], n);
+        e.ncomp = (size_t)cand[i]->depth;
+        size_t d = e.ncomp;
+        for (const auto_node *k = cand[i]; k != &c->top; k = k->parent) {
+            e.comp[--d] = (const char *)k->key;
+            e.comp_len[d] = k->key_len;
+        }
+        FLOE_FORWARD_IF_ERROR(add_keys(b, v, &e, 0, err));
+    }
+    return 0;
+}
+
+/* Each variant below f (of the physical schema). */
+static int auto_fields(build_ctx *b, auto_ctx *c, floe_field *f, const floe_schema *logical,
+                       const floe_batch *sample, auto_node **cand, floe_error *err) {
+    if (f->type != FLOE_TYPE_VARIANT) {
+        for (size_t i = 0; i < f->nchildren; i++)
+            FLOE_FORWARD_IF_ERROR(
+                auto_fields(b, c, &f->children[i], logical, sample, cand, err));
+        return 0;
+    }
+    const floe_field *lv = floe_schema_find_id(logical, f->id);
+    if (!lv || lv->nchildren != 2)
+        return 0; /* shredded already: refused by shred_new were a path added */
+    size_t lm = (size_t)lv->children[0].leaf, lval = (size_t)lv->children[1].leaf;
+    FLOE_RETURN_ERROR_IF(lm >= sample->ncols || lval >= sample->ncols, err, FLOE_EINVALID,
+                         "variant.shredding auto: the sample has %zu columns", sample->ncols);
+    return auto_variant(b, c, f, &sample->cols[lm], &sample->cols[lval], cand, err);
+}
+
+static int auto_choose(build_ctx *b, const floe_schema *logical, const floe_batch *sample,
+                       floe_error *err) {
+    auto_ctx c;
+    memset(&c, 0, sizeof c);
+    c.pool = floe_calloc(AUTO_MAX_TRACKED, sizeof *c.pool);
+    auto_node **cand = floe_calloc(AUTO_MAX_TRACKED, sizeof *cand);
+    int rc = c.pool && cand ? auto_fields(b, &c, &b->phys->root, logical, sample, cand, err)
+                            : nomem(err);
+    if (rc < 0)
+        floe_error_prefix(err, "variant.shredding auto: ");
+    floe_free(c.pool);
+    floe_free(cand);
+    floe_free(c.st.f);
+    return rc;
 }

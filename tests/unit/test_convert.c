@@ -5,6 +5,7 @@
 
 #include "floe/convert.h"
 #include "floe/gen.h"
+#include "floe/parquet_reader.h"
 #include "harness.h"
 #include "common/testing.h"
 
@@ -248,9 +249,98 @@ TEST(test_mapped_input_line_numbers) {
     floe_free(events);
 }
 
+static int append_text(void *ctx, const void *p, size_t n) {
+    return floe_buf_append(ctx, p, n);
+}
+
+/* File uri's rows as NDJSON into out, and its column paths (one a line) into paths. */
+static void dump_file(const char *uri, floe_buf *out, floe_buf *paths) {
+    floe_error err;
+    size_t n;
+    char *data = harness_read_file(uri, &n);
+    REQUIRE(data != NULL);
+    floe_pq_reader *r = NULL;
+    REQUIRE_OK(floe_pq_reader_open_memory((const uint8_t *)data, n, uri, NULL, &r, &err), err);
+    floe_pq_reader_file fi;
+    floe_pq_reader_file_info(r, &fi);
+    for (size_t c = 0; c < fi.num_columns; c++) {
+        const char *p = floe_pq_reader_leaf(r, c)->path;
+        CHECK_EQ_INT(floe_buf_append(paths, p, strlen(p)), 0);
+        CHECK_EQ_INT(floe_buf_append(paths, "\n", 1), 0);
+    }
+    REQUIRE_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_NDJSON, -1, append_text, out, NULL, &err),
+               err);
+    floe_pq_reader_close(r);
+    free(data);
+}
+
+/* variant_shredding auto over many small batches: the writer holds them until it has
+ * 10,000 rows, chooses from those, and a value after them of another type than the one
+ * chosen is written unshredded: every row reads back as the unshredded file's. */
+TEST(test_variant_auto_across_batches) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    floe_buf in;
+    floe_buf_init(&in, 0);
+    for (int i = 0; i < 13000; i++) {
+        char line[160];
+        int k = i < 12000 ? snprintf(line, sizeof line,
+                                     "{\"id\":%d,\"payload\":{\"s\":\"v%d\",\"n\":%d}}\n", i,
+                                     i % 7, i % 100)
+                          : snprintf(line, sizeof line,
+                                     "{\"id\":%d,\"payload\":{\"s\":%d,\"n\":\"late\"}}\n", i,
+                                     i);
+        CHECK_EQ_INT(floe_buf_append(&in, line, (size_t)k), 0);
+    }
+    char *inpath = floe_asprintf("%s/variant.ndjson", dir);
+    harness_write_file(inpath, in.data, in.len);
+    const char *sj = "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+                     "{\"id\":1,\"name\":\"id\",\"required\":true,\"type\":\"long\"},"
+                     "{\"id\":2,\"name\":\"payload\",\"required\":false,\"type\":\"variant\"}]}";
+    floe_schema *schema = NULL;
+    REQUIRE_OK(floe_schema_parse(sj, strlen(sj), &schema, &err), err);
+    floe_buf rows[2], paths[2];
+    for (int k = 0; k < 2; k++) {
+        floe_buf_init(&rows[k], 0);
+        floe_buf_init(&paths[k], 0);
+        floe_convert_options o;
+        floe_convert_options_init(&o);
+        o.schema = schema;
+        o.threads = 2;
+        o.chunk_size = 16 << 10; /* ~440 rows a batch */
+        if (k == 1)
+            snprintf(o.write.variant_shredding, sizeof o.write.variant_shredding, "auto");
+        char *out = floe_asprintf("%s/variant%d", dir, k);
+        o.out_dir = out;
+        floe_convert_result res;
+        const char *inputs[] = {inpath};
+        REQUIRE_OK(floe_convert(inputs, 1, &o, &res, &err), err);
+        CHECK_EQ_INT(res.records_out, 13000);
+        REQUIRE(res.files == 1);
+        dump_file(res.file_uris[0], &rows[k], &paths[k]);
+        floe_convert_result_free(&res);
+        floe_free(out);
+    }
+    CHECK_EQ_INT(floe_buf_append(&paths[1], "", 1), 0);
+    CHECK_EQ_STR((const char *)paths[1].data,
+                 "id\npayload.metadata\npayload.value\n"
+                 "payload.typed_value.n.value\npayload.typed_value.n.typed_value\n"
+                 "payload.typed_value.s.value\npayload.typed_value.s.typed_value\n");
+    CHECK(rows[0].len > 0 && rows[0].len == rows[1].len &&
+          memcmp(rows[0].data, rows[1].data, rows[0].len) == 0);
+    for (int k = 0; k < 2; k++) {
+        floe_buf_free(&rows[k]);
+        floe_buf_free(&paths[k]);
+    }
+    floe_schema_free(schema);
+    floe_buf_free(&in);
+    floe_free(inpath);
+}
+
 int main(void) {
     RUN(test_same_bytes_for_any_thread_count);
     RUN(test_alloc_failures_unwind);
     RUN(test_mapped_input_line_numbers);
+    RUN(test_variant_auto_across_batches);
     return harness_finish();
 }
