@@ -17,6 +17,7 @@ floe=${FLOE_BIN:-$src/build/floe}
 command -v python3 >/dev/null || { echo "variant_shred_prune: python3 needed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/variant_prune.sh"
 fail() { echo "variant_shred_prune: FAIL: $*" >&2; exit 1; }
 
 export FLOE_CATALOG_URI="$tmp/catalog.db" FLOE_WAREHOUSE="$tmp/wh" FLOE_CATALOG=test
@@ -46,21 +47,7 @@ PY
   > /dev/null
 for f in a b c d; do "$floe" append ns.ev "$tmp/$f.ndjson" > /dev/null || fail "append $f"; done
 
-# FILTER, then the files it lets the variant statistics skip
-check() {
-  local where=$1 want=$2
-  "$floe" scan ns.ev --where "$where" --stats 2> "$tmp/stats" | sort > "$tmp/pruned" ||
-    fail "scan --where \"$where\": $(cat "$tmp/stats")"
-  "$floe" scan ns.ev --where "$where" --no-prune | sort > "$tmp/all" ||
-    fail "scan --no-prune --where \"$where\""
-  cmp -s "$tmp/pruned" "$tmp/all" ||
-    fail "\"$where\": pruned and unpruned scans differ: $(diff "$tmp/pruned" "$tmp/all" | head -4)"
-  local got
-  got=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["files_skipped_variant"])' "$tmp/stats") ||
-    fail "\"$where\": no files_skipped_variant in --stats: $(cat "$tmp/stats")"
-  [ "$got" = "$want" ] || fail "\"$where\": skipped $got files, expected $want"
-  echo "  $(wc -l < "$tmp/pruned") rows, $got files skipped: $where"
-}
+check() { variant_prune_check ns.ev "$@"; } # FILTER FILES-SKIPPED
 check "payload.user.country = 'FR'" 2             # B (JP..US), D (no country)
 check "payload.user.country = 'US'" 2             # A (DE..FR), D; C has a number
 check "payload.user.country < 'E'" 2              # B, D
