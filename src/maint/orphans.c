@@ -20,6 +20,10 @@
  *      delete removes them. On the reference side an empty scheme or authority matches
  *      any (Java: "valid" components that are null match everything).
  *
+ * Nothing is deleted when the listing meets files that are not the table's: another
+ * table's metadata file (outside the table's metadata folders, or inside them, not
+ * referenced, with another table-uuid: check_own_md_files) or a database (note_foreign).
+ *
  * Listing happens before the references are read, so a file committed before the read
  * is referenced; a file written after the listing is not a candidate; a file written
  * between the two but not committed yet is protected by the age threshold only - which is
@@ -28,6 +32,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "floe/io.h"
 #include "floe/table.h"
@@ -66,6 +71,9 @@ typedef struct orphan_ctx {
     char *own_md[3];           /* keys of the folders this table's metadata files are in */
     char *foreign;             /* the first listed file that belongs to something else
                                   (another table's metadata, a catalog database) */
+    maint_pathset own_md_files; /* metadata files listed in own_md folders (uri; tag 1:
+                                  older than the cutoff), whose table is checked once the
+                                  references are known (check_own_md_files) */
     int rc;
     floe_error *err;
 } orphan_ctx;
@@ -77,8 +85,10 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* A listed file that orphan removal must never meet in a table's location: a metadata
  * file or version hint of a table other than this one (a table nested inside), or a
- * database (a SQLite catalog, lease or landing index). Notes the first in c->foreign. */
-static int note_foreign(orphan_ctx *c, const char *uri) {
+ * database (a SQLite catalog, lease or landing index). Notes the first in c->foreign;
+ * a metadata file in one of the table's own metadata folders is noted in own_md_files
+ * (old: listed before the cutoff), to be checked for its table-uuid. */
+static int note_foreign(orphan_ctx *c, const char *uri, bool old) {
     if (c->foreign)
         return 0;
     const char *slash = strrchr(uri, '/');
@@ -99,8 +109,12 @@ static int note_foreign(orphan_ctx *c, const char *uri) {
         for (int i = 0; i < 3 && !own; i++)
             own = c->own_md[i] && !strcmp(c->own_md[i], key);
         floe_free(key);
-        if (own)
+        if (own && !strcmp(name, "version-hint.text"))
             return 0;
+        if (own)
+            return maint_pathset_add(&c->own_md_files, uri, old ? 1 : 0, NULL)
+                       ? 0
+                       : floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
     }
     if (!(c->foreign = floe_strdup(uri)))
         return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
@@ -145,7 +159,7 @@ static int on_listed(void *vctx, const floe_io_entry *e) {
         c->r.hidden++;
         return 0;
     }
-    if ((c->rc = note_foreign(c, e->uri)) < 0)
+    if ((c->rc = note_foreign(c, e->uri, e->mtime_ms < c->cutoff)) < 0)
         return 1;
     if (e->mtime_ms >= c->cutoff) {
         c->r.too_recent++;
@@ -314,6 +328,67 @@ static int check_nothing_else_under(floe_table *t, const char *loc, floe_error *
     return rc;
 }
 
+/* A metadata file in the table's own metadata folder that the table does not reference
+ * (an old version dropped from its metadata-log, a failed commit's) is the table's only
+ * when its table-uuid is the table's (without uuids: when its location is): one of
+ * another table - a table dropped without purge in whose folder this table was made -
+ * means the files beside it are that table's too, and nothing may be deleted. One that
+ * cannot be read stops orphan removal too, unless it is younger than the cutoff (being
+ * written). */
+static int check_own_md_files(orphan_ctx *c, floe_error *err) {
+    const floe_table_metadata *tm = floe_table_metadata_get(c->t);
+    for (size_t i = 0; i < c->own_md_files.cap; i++) {
+        const maint_slot *sl = &c->own_md_files.slots[i];
+        if (!sl->s)
+            continue;
+        size_t n = strlen(sl->s) + 8;
+        char *buf = floe_malloc(n);
+        if (!buf)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_uri_parts p;
+        bool referenced = floe_maint_uri_split(sl->s, buf, n, &p) &&
+                          maint_pathset_has(&c->valid_path, p.path);
+        floe_free(buf);
+        if (referenced)
+            continue;
+        floe_table_metadata *m = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = floe_table_metadata_read(floe_table_io(c->t), sl->s, &m, &e);
+        if (rc == FLOE_ENOMEM) {
+            *err = e;
+            return rc;
+        }
+        if (rc < 0 && sl->tag == 0)
+            continue;
+        if (rc < 0)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "orphans: metadata file %s in the table's metadata folder "
+                                  "cannot be read (%s), so whose table it is cannot be told; "
+                                  "nothing was deleted. Move it out of %s if it is not %s's",
+                                  sl->s, e.msg, floe_table_root(c->t),
+                                  floe_table_name(c->t) ? floe_table_name(c->t)
+                                                        : floe_table_root(c->t));
+        bool same = m->table_uuid && tm->table_uuid
+                        ? !strcasecmp(m->table_uuid, tm->table_uuid)
+                        : !m->table_uuid && !tm->table_uuid &&
+                              floe_io_uri_within(m->location, tm->location) &&
+                              floe_io_uri_within(tm->location, m->location);
+        if (!same)
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "orphans: metadata file %s in the table's metadata folder is "
+                                "another table's (table-uuid %s, not %s): that table's files "
+                                "lie in this table's location and would be deleted as orphans. "
+                                "Nothing was deleted; move that table's files out first",
+                                sl->s, m->table_uuid ? m->table_uuid : "none",
+                                tm->table_uuid ? tm->table_uuid : "none");
+        floe_table_metadata_free(m);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* The folders this table's own metadata files are in: <root>/metadata, write.metadata.path
  * and the folder of the current file. */
 static int own_metadata_dirs(floe_table *t, char *keys[3], floe_error *err) {
@@ -370,6 +445,7 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     maint_pathset_init(&c.manifests);
     maint_pathset_init(&c.snapshots);
     maint_pathset_init(&c.vanished);
+    maint_pathset_init(&c.own_md_files);
     maint_delete_list del = {0};
     char *root_key = NULL, *loc_key = NULL;
     floe_buf msg;
@@ -443,6 +519,7 @@ int floe_maint_orphans(floe_table *t, const floe_orphan_options *opts, floe_orph
     if (rc < 0)
         goto done;
     c.r.references = (int64_t)c.valid_path.live;
+    FLOE_CHECK(check_own_md_files(&c, err));
 
     /* 4. decide */
     size_t reported = 0, max_report = opts->max_conflicts_reported ? opts->max_conflicts_reported
@@ -501,6 +578,7 @@ done:
     maint_pathset_free(&c.manifests);
     maint_pathset_free(&c.snapshots);
     maint_pathset_free(&c.vanished);
+    maint_pathset_free(&c.own_md_files);
     for (int i = 0; i < 3; i++)
         floe_free(c.own_md[i]);
     floe_free(c.foreign);
