@@ -206,6 +206,16 @@ typedef struct floe_table_confinement floe_table_confinement;
 int floe_table_check_location_own(floe_catalog *c, const char *ns, const char *name,
                                   const char *location, const floe_table_confinement *own,
                                   floe_error *err) FLOE_NODISCARD;
+/* The same for a new table whose first metadata m adds snapshots (a REST staged create's
+ * commit: the client wrote the snapshots' files into the location before): the files m
+ * names (manifest lists, format v1 manifests, statistics files), the manifests those
+ * lists name and the data and delete files those manifests hold may be in m->location;
+ * anything else there (another table's metadata file above all) is FLOE_EINVALID naming
+ * it. Only manifest lists and manifests inside the location are read; one that cannot be
+ * read is FLOE_EINVALID naming it. Checked on every catalog. */
+int floe_table_check_location_snapshots(floe_catalog *c, const char *ns, const char *name,
+                                        const floe_table_metadata *m,
+                                        floe_error *err) FLOE_NODISCARD;
 /* A folder property of table ns.name (write.data.path, write.metadata.path,
  * write.object-storage.path, write.folder-storage.path; other keys: *out = NULL, 0) as it
  * is recorded, an absolute URI (*out, caller frees), after the placement check: inside

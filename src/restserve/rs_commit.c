@@ -535,8 +535,8 @@ static int apply_updates(commit_ctx *c, floe_metadata_builder *b, floe_error *er
         if (rc < 0)
             return refused(c, moved, rc, err);
     }
-    /* a new table's folder: empty, as for a create - unless the commit adds a snapshot,
-     * whose files the client wrote there before (a staged create's data) */
+    /* a new table's folder: empty, as for a create; a commit that adds snapshots is
+     * checked once the metadata is made (commit_create): their files may be there */
     if (c->cat && c->creating && !has_action(c, "add-snapshot")) {
         int rc = check_unused(c, c->location, err);
         if (rc < 0 && moved != SIZE_MAX)
@@ -608,6 +608,12 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
         rc = apply_updates(c, b, &err);
     if (rc == 0)
         rc = floe_metadata_builder_finish(b, NULL, &m, &err);
+    /* the client wrote its snapshots' files into the folder before: those may be there,
+     * nothing else (a dropped table's kept files would be deleted by orphan removal) */
+    if (rc == 0 && has_action(c, "add-snapshot") &&
+        (rc = floe_table_check_location_snapshots(q->cat, q->ns, q->table, m, &err)) ==
+            FLOE_EINVALID)
+        c->outcome = UPDATE_REFUSED;
     if (rc == 0) {
         rc = floe_table_create_with_metadata(q->cat, q->ns, q->table, m, &t, &err);
         m = NULL; /* taken */
@@ -672,6 +678,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     floe_table *t = NULL;
+    floe_table_placement_lock *lock = NULL;
     commit_ctx c;
     if (commit_request(q->body, &c, r) < 0)
         return 0;
@@ -689,11 +696,24 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     c.cat = q->cat;
     c.ns = q->ns;
     c.name = q->table;
+    /* a move is checked and swapped under the catalog's placement lock, as a create is
+     * registered: two moves (or a move and a create) to one folder cannot both pass the
+     * check before either is in the catalog */
+    int rc = has_action(&c, "set-location") ? floe_table_placement_lock_take(q->cat, &lock, &err)
+                                            : 0;
+    if (rc < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        goto done;
+    }
     if (check_locations(q, q->ns, q->table, &c, r) < 0)
-        return 0;
-    int rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
+        goto done;
+    rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     c.table = t;
     if (rc == FLOE_ENOTFOUND) {
+        /* the create takes the lock itself (it is not re-entrant) and checks again
+         * under it */
+        floe_table_placement_lock_release(lock);
+        lock = NULL;
         commit_create(q, &c, r);
         goto done;
     }
@@ -712,6 +732,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
     /* the answer is a CommitTableResponse: metadata-location and metadata; the ETag and
      * config of a LoadTableResult do no harm to clients (extra fields are allowed) */
 done:
+    floe_table_placement_lock_release(lock);
     floe_table_confinement_free(c.conf);
     floe_table_confinement_free(c.own);
     floe_table_close(t);
@@ -721,6 +742,76 @@ done:
 /* The table name of table-changes[i] (checked to be there). */
 static const char *change_name(const json_t *changes, size_t i) {
     return sval(json_object_get(json_array_get(changes, i), "identifier"), "name");
+}
+
+/* The location the updates of c leave the table at (its last set-location), or NULL. */
+static const char *moved_to(const commit_ctx *c) {
+    const char *to = NULL;
+    for (size_t i = 0; i < json_array_size(c->updates); i++) {
+        const json_t *e = json_array_get(c->updates, i);
+        if (!strcmp(sval(e, "action"), "set-location"))
+            to = sval(e, "location");
+    }
+    return to;
+}
+
+typedef struct move {
+    char *key; /* floe_io_uri_key of the location, with a '/' at the end */
+    size_t i;  /* the change */
+} move;
+
+static int by_move_key(const void *a, const void *b) {
+    return strcmp(((const move *)a)->key, ((const move *)b)->key);
+}
+
+/* The changes of a transaction move their tables neither into one folder nor one inside
+ * another's new folder: each is checked against the catalog as it was before the
+ * transaction (check_locations), which holds neither. Sorted by key with a '/' ending,
+ * a folder and one inside it are adjacent (all keys between them lie inside the first
+ * too, and would be caught first). 0, or -1 with a 400 (500) in r. */
+static int check_moves_apart(const json_t *changes, char *const *names, const commit_ctx *cs,
+                             size_t n, rs_resp *r) {
+    move *ms = floe_calloc(n ? n : 1, sizeof *ms);
+    size_t m = 0;
+    int rc = 0;
+    if (!ms)
+        return rs_error(r, 500, "InternalServerError", "out of memory"), -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *to = moved_to(&cs[i]);
+        char *key = to ? floe_io_uri_key(to) : NULL;
+        if (to && (!key || !(ms[m].key = floe_asprintf("%s/", key)))) {
+            rs_error(r, 500, "InternalServerError", "out of memory");
+            rc = -1;
+        } else if (to) {
+            ms[m++].i = i;
+        }
+        floe_free(key);
+    }
+    if (rc == 0)
+        qsort(ms, m, sizeof *ms, by_move_key);
+    for (size_t k = 1; rc == 0 && k < m; k++) {
+        const move *a = &ms[k - 1], *b = &ms[k];
+        if (strncmp(b->key, a->key, strlen(a->key)))
+            continue;
+        bool same = !strcmp(a->key, b->key);
+        /* named in the order of the request: i the later change, j the earlier */
+        size_t i = a->i > b->i ? a->i : b->i, j = a->i > b->i ? b->i : a->i;
+        bool i_inside = i == b->i; /* b's folder lies inside a's */
+        rs_error(r, 400, "BadRequestException",
+                 "table-changes[%zu]: table %s.%s: location %s %s the location %s that "
+                 "table-changes[%zu] moves table %s.%s to: a table's location must be a "
+                 "folder of its own%s",
+                 i, names[i], change_name(changes, i), moved_to(&cs[i]),
+                 same       ? "is"
+                 : i_inside ? "lies inside"
+                            : "contains",
+                 moved_to(&cs[j]), j, names[j], change_name(changes, j), RS_LOCATIONS_TAIL);
+        rc = -1;
+    }
+    for (size_t k = 0; k < m; k++)
+        floe_free(ms[k].key);
+    floe_free(ms);
+    return rc;
 }
 
 /* POST /v1/{prefix}/transactions/commit (spec: commitTransaction, CommitTransactionRequest):
@@ -740,6 +831,9 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
     char **names = floe_calloc(n, sizeof *names);
     floe_error err;
     floe_error_clear(&err);
+    floe_table_placement_lock *lock = NULL;
+    bool moving = false;
+    int rc = 0;
     if (!cs || !ts || !ctxs || !names) {
         rs_error(r, 500, "InternalServerError", "out of memory");
         goto done;
@@ -754,7 +848,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
             goto done;
         }
         if (!(names[i] = rs_namespace_from_json(json_object_get(id, "namespace"), r)) ||
-            commit_request(ch, &cs[i], r) < 0 || check_locations(q, names[i], name, &cs[i], r) < 0)
+            commit_request(ch, &cs[i], r) < 0)
             goto done;
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], names[i]) && !strcmp(change_name(changes, j), name)) {
@@ -763,12 +857,23 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
                 goto done;
             }
         ctxs[i] = &cs[i];
+        moving |= has_action(&cs[i], "set-location");
     }
+    /* the moves checked and swapped under the placement lock (rs_commit_table) */
+    if (moving && (rc = floe_table_placement_lock_take(q->cat, &lock, &err)) < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (check_locations(q, names[i], change_name(changes, i), &cs[i], r) < 0)
+            goto done;
+    if (moving && check_moves_apart(changes, names, cs, n, r) < 0)
+        goto done;
     for (size_t i = 0; i < n; i++) {
         cs[i].cat = q->cat;
         cs[i].ns = names[i];
         cs[i].name = change_name(changes, i);
-        int rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
+        rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
         cs[i].table = ts[i];
         if (rc == 0 && has_action(&cs[i], "set-location"))
             rc = floe_table_confinement_open(ts[i], &cs[i].own, &err);
@@ -778,7 +883,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         }
     }
     size_t failed = SIZE_MAX;
-    int rc = floe_tables_commit(ts, n, apply, ctxs, &failed, &err);
+    rc = floe_tables_commit(ts, n, apply, ctxs, &failed, &err);
     apply_outcome why = failed < n ? cs[failed].outcome : 0;
     if (rc < 0 && (why == REQ_FAILED || why == UPDATE_CONFLICT))
         rs_error(r, 409, "CommitFailedException", "table %s.%s: %s", names[failed],
@@ -791,6 +896,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
     else
         r->status = 204;
 done:
+    floe_table_placement_lock_release(lock);
     for (size_t i = 0; ts && i < n; i++)
         floe_table_close(ts[i]);
     for (size_t i = 0; cs && i < n; i++) {

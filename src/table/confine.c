@@ -229,27 +229,19 @@ static int metadata_write_path(const floe_table_metadata *m, const char *folder,
     return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
 }
 
-int floe_table_check_metadata_files(floe_catalog *cat, const char *ns, const char *name,
-                                    const char *folder, const floe_table_metadata *m,
-                                    const char *meta, floe_error *err) {
+int floe_table_metadata_named_files(const floe_table_metadata *m, const char *meta,
+                                    floe_named_file_fn fn, void *ctx, floe_error *err) {
     int rc = 0;
-    char *text = NULL, *data = NULL, *mdir = NULL;
+    char *text = NULL;
     size_t len = 0;
     json_t *doc = NULL;
-    floe_table_confinement *c = NULL;
-    FLOE_CHECK(metadata_write_path(m, folder, "write.data.path", &data, err));
-    FLOE_CHECK(metadata_write_path(m, folder, "write.metadata.path", &mdir, err));
-    FLOE_CHECK(floe_table_confinement_new(cat, ns, name, folder, data, mdir, &c, err));
-    for (size_t i = 0; rc == 0 && i < m->n_snapshots; i++) {
+    for (size_t i = 0; i < m->n_snapshots; i++) {
         const floe_snapshot *s = &m->snapshots[i];
         if (s->manifest_list)
-            rc = check_named(c, folder, meta, "manifest list", s->snapshot_id,
-                             s->manifest_list, err);
-        for (size_t j = 0; rc == 0 && j < s->n_manifests; j++)
-            rc = check_named(c, folder, meta, "manifest", s->snapshot_id, s->manifests[j], err);
+            FLOE_CHECK(fn(ctx, "manifest list", s->snapshot_id, s->manifest_list, err));
+        for (size_t j = 0; j < s->n_manifests; j++)
+            FLOE_CHECK(fn(ctx, "manifest", s->snapshot_id, s->manifests[j], err));
     }
-    if (rc < 0)
-        goto done;
     /* statistics files are kept as JSON the typed view does not interpret */
     FLOE_CHECK(floe_table_metadata_to_json(m, false, &text, &len, err));
     json_error_t je;
@@ -265,15 +257,40 @@ int floe_table_check_metadata_files(floe_catalog *cat, const char *ns, const cha
             const char *path = json_string_value(json_object_get(e, "statistics-path"));
             json_t *sid = json_object_get(e, "snapshot-id");
             if (path)
-                FLOE_CHECK(check_named(c, folder, meta, whats[li],
-                                       json_is_integer(sid) ? (int64_t)json_integer_value(sid)
-                                                            : -1,
-                                       path, err));
+                FLOE_CHECK(fn(ctx, whats[li],
+                              json_is_integer(sid) ? (int64_t)json_integer_value(sid) : -1,
+                              path, err));
         }
     }
 done:
     json_decref(doc);
     floe_free(text);
+    return rc;
+}
+
+typedef struct named_check {
+    const floe_table_confinement *c;
+    const char *folder, *meta;
+} named_check;
+
+static int check_one(void *ctx, const char *what, int64_t snapshot_id, const char *path,
+                     floe_error *err) {
+    const named_check *k = ctx;
+    return check_named(k->c, k->folder, k->meta, what, snapshot_id, path, err);
+}
+
+int floe_table_check_metadata_files(floe_catalog *cat, const char *ns, const char *name,
+                                    const char *folder, const floe_table_metadata *m,
+                                    const char *meta, floe_error *err) {
+    int rc = 0;
+    char *data = NULL, *mdir = NULL;
+    floe_table_confinement *c = NULL;
+    FLOE_CHECK(metadata_write_path(m, folder, "write.data.path", &data, err));
+    FLOE_CHECK(metadata_write_path(m, folder, "write.metadata.path", &mdir, err));
+    FLOE_CHECK(floe_table_confinement_new(cat, ns, name, folder, data, mdir, &c, err));
+    named_check k = {c, folder, meta};
+    FLOE_CHECK(floe_table_metadata_named_files(m, meta, check_one, &k, err));
+done:
     floe_free(data);
     floe_free(mdir);
     floe_table_confinement_free(c);

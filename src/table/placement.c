@@ -19,18 +19,22 @@
  * orphan removal would delete whatever a user kept in a folder given as --location. A
  * registered or renamed table brings its files along, so only creates are held to it; a
  * table moved by a REST commit's set-location may find its own files there, nothing else
- * (floe_table_check_location_own).
+ * (floe_table_check_location_own), and a table a REST staged create's commit makes with
+ * snapshots only the files those snapshots reference (floe_table_check_location_snapshots).
  *
  * Where the other tables are: each table is loaded (its location, resolved as any load
  * does); a table whose metadata cannot be read is placed at the folder of its metadata
  * pointer.
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "floe/io.h"
 #include "floe/lease.h"
+#include "floe/manifest.h"
 #include "floe/sql.h"
 #include "table_internal.h"
 
@@ -468,5 +472,169 @@ int floe_table_check_location_own(floe_catalog *c, const char *ns, const char *n
                             own ? " that are not the table's own" : "");
         floe_free(f.uri);
     }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * a new table's location holding the files of its first snapshots
+ * ------------------------------------------------------------------------------------- */
+
+/* One file listed under the location, by key; own once a snapshot references it. */
+typedef struct listed_file {
+    char *key;
+    char *uri;
+    bool own;
+} listed_file;
+
+typedef struct listing {
+    floe_catalog *cat;
+    const char *location;
+    listed_file *files; /* sorted by key once listed */
+    size_t n, cap;
+    int rc;             /* FLOE_ENOMEM while listing */
+} listing;
+
+static int note_listed(void *ctx, const floe_io_entry *e) {
+    listing *l = ctx;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        listed_file *nf = floe_realloc(l->files, nc * sizeof *nf);
+        if (!nf) {
+            l->rc = FLOE_ENOMEM;
+            return 1;
+        }
+        l->files = nf;
+        l->cap = nc;
+    }
+    listed_file f = {floe_io_uri_key(e->uri), floe_strdup(e->uri), false};
+    if (!f.key || !f.uri) {
+        floe_free(f.key);
+        floe_free(f.uri);
+        l->rc = FLOE_ENOMEM;
+        return 1;
+    }
+    l->files[l->n++] = f;
+    return 0;
+}
+
+static int by_key(const void *a, const void *b) {
+    return strcmp(((const listed_file *)a)->key, ((const listed_file *)b)->key);
+}
+
+/* The listed file path names (relative: under the location), marked as the table's own;
+ * *found (may be NULL) is it, or NULL when it is not in the location. */
+static int mark_own(listing *l, const char *path, const listed_file **found, floe_error *err) {
+    char *abs = floe_io_uri_is_relative(path) ? floe_io_join(l->location, path)
+                                              : floe_strdup(path);
+    char *key = abs ? floe_io_uri_key(abs) : NULL;
+    floe_free(abs);
+    if (!key)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    listed_file probe = {.key = key};
+    listed_file *f = bsearch(&probe, l->files, l->n, sizeof *l->files, by_key);
+    floe_free(key);
+    if (f)
+        f->own = true;
+    if (found)
+        *found = f;
+    return 0;
+}
+
+/* The data and delete files the manifest at listed file mf (its list entry: entry, may be
+ * NULL) holds, marked as the table's own. */
+static int mark_manifest(listing *l, const listed_file *mf, const floe_manifest_file *entry,
+                         floe_error *err) {
+    floe_manifest_read_options o = {.manifest = entry,
+                                    .allow_missing_field_ids = true,
+                                    .allow_deletion_vectors = true};
+    floe_manifest_reader *r = NULL;
+    int rc = floe_manifest_reader_open(floe_catalog_io(l->cat), mf->uri, &o, &r, err);
+    while (rc == 0) {
+        const floe_manifest_entry *e = NULL;
+        rc = floe_manifest_reader_next(r, &e, err);
+        if (rc <= 0)
+            break;
+        rc = mark_own(l, e->file.file_path, NULL, err);
+    }
+    floe_manifest_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+/* floe_named_file_fn: a file the metadata names is the table's own; a manifest list or
+ * manifest in the location is read for the files it names (one elsewhere is not read:
+ * the files it names would not make the location's files the table's). */
+static int mark_named(void *ctx, const char *what, int64_t snapshot_id, const char *path,
+                      floe_error *err) {
+    listing *l = ctx;
+    const listed_file *f = NULL;
+    (void)snapshot_id;
+    FLOE_FORWARD_IF_ERROR(mark_own(l, path, &f, err));
+    if (!f || !strcmp(what, "statistics file") || !strcmp(what, "partition statistics file"))
+        return 0;
+    int rc = 0;
+    if (!strcmp(what, "manifest")) { /* format v1 */
+        rc = mark_manifest(l, f, NULL, err);
+    } else {
+        floe_arena a;
+        floe_arena_init(&a, 16 * 1024);
+        floe_manifest_list_read_options ro = {.allow_missing_field_ids = true,
+                                              .has_snapshot_id = true,
+                                              .snapshot_id = snapshot_id};
+        floe_manifest_list ml;
+        rc = floe_manifest_list_read(floe_catalog_io(l->cat), f->uri, &ro, &a, &ml, err);
+        for (size_t i = 0; rc == 0 && i < ml.nfiles; i++) {
+            const listed_file *m = NULL;
+            rc = mark_own(l, ml.files[i].manifest_path, &m, err);
+            if (rc == 0 && m)
+                rc = mark_manifest(l, m, &ml.files[i], err);
+        }
+        floe_arena_reset(&a);
+    }
+    if (rc < 0 && rc != FLOE_ENOMEM) {
+        floe_error_prefix(err, "snapshot %" PRId64 "'s %s %s: ", snapshot_id, what, path);
+        rc = FLOE_EINVALID;
+    }
+    return rc;
+}
+
+int floe_table_check_location_snapshots(floe_catalog *c, const char *ns, const char *name,
+                                        const floe_table_metadata *m, floe_error *err) {
+    listing l = {.cat = c, .location = m->location};
+    int rc = floe_io_list(floe_catalog_io(c), m->location, note_listed, &l, err);
+    if (rc == 0 && l.rc < 0)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc < 0) {
+        floe_error_prefix(err, "table %s.%s: location %s: ", ns, name, m->location);
+        goto done;
+    }
+    if (l.n == 0)
+        goto done;
+    qsort(l.files, l.n, sizeof *l.files, by_key);
+    FLOE_CHECK(floe_table_metadata_named_files(m, m->location, mark_named, &l, err));
+    /* the first file in the way; another table's metadata file says most */
+    const listed_file *stray = NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        const listed_file *f = &l.files[i];
+        if (f->own)
+            continue;
+        if (!stray || (strstr(f->key, ".metadata.json") && !strstr(stray->key, ".metadata.json")))
+            stray = f;
+    }
+    if (stray) {
+        /* the files may be another table's, whose location this is: that says more */
+        FLOE_CHECK(floe_table_check_location(c, ns, name, m->location, err));
+        FLOE_FAIL(err, FLOE_EINVALID,
+                  "table %s.%s: location %s holds %s, which no snapshot of the table "
+                  "references; a table's location must be a folder of its own (orphan "
+                  "removal deletes whatever else is in it): choose a missing or empty folder "
+                  "(or one holding only the files the table's snapshots reference)",
+                  ns, name, m->location, stray->uri);
+    }
+done:
+    for (size_t i = 0; i < l.n; i++) {
+        floe_free(l.files[i].key);
+        floe_free(l.files[i].uri);
+    }
+    floe_free(l.files);
     return rc;
 }

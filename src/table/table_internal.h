@@ -51,6 +51,16 @@ int floe_table_record_path(const floe_table *t, const char *recorded, char **out
  * and remote ones stay. */
 int floe_table_uri_form(char **path, floe_error *err);
 
+/* Call fn for each file table metadata m (read from meta, for messages) names outside
+ * its manifests: every snapshot's manifest list (a format v1 snapshot's manifests), and
+ * the statistics and partition statistics files, with the snapshot id they belong to
+ * (-1 when absent) and what they are ("manifest list", "manifest", "statistics file",
+ * "partition statistics file"). A negative return of fn stops the walk and is returned. */
+typedef int (*floe_named_file_fn)(void *ctx, const char *what, int64_t snapshot_id,
+                                  const char *path, floe_error *err);
+int floe_table_metadata_named_files(const floe_table_metadata *m, const char *meta,
+                                    floe_named_file_fn fn, void *ctx, floe_error *err);
+
 /* The schema and parsed filter of a scan plan (scan_plan.c), borrowed from the plan. */
 const floe_schema *floe_scan_plan_schema(const floe_scan_plan *p);
 struct floe_expr;
