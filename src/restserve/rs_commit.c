@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "floe/append.h"
 #include "floe/io.h"
 #include "floe/table.h"
 #include "rs_internal.h"
@@ -249,6 +250,38 @@ static int last_added(const json_t *e, const char *key, int32_t last, const char
     return 0;
 }
 
+/* set-properties: each value of a property floe reads with a fixed meaning (gc.enabled,
+ * the history.expire.* retention, write.metadata.*, commit.retry.*, the Parquet write
+ * options, the name mapping...) must be one floe can read, as floe table properties set
+ * checks it (floe_table_properties_check, against the base for the values that go
+ * together): a value it cannot read is refused naming it, never stored for a later expiry
+ * or write to misread. format-version is the table's format, not a property: the spec's
+ * upgrade-format-version changes it. The engines' own properties are theirs to check. */
+static int set_properties(floe_metadata_builder *b, const json_t *updates, floe_error *err) {
+    floe_kv *kv = floe_calloc(json_object_size(updates) + 1, sizeof *kv);
+    size_t n = 0;
+    const char *k;
+    const json_t *v;
+    int rc = 0;
+    if (!kv)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    json_object_foreach((json_t *)updates, k, v) {
+        if (!json_is_string(v))
+            FLOE_FAIL(err, FLOE_EINVALID, "property %s must be a string", k);
+        if (!strcmp(k, "format-version"))
+            FLOE_FAIL(err, FLOE_EINVALID, "property format-version=%s: the format version is "
+                      "not a property: upgrade-format-version changes it", json_string_value(v));
+        kv[n].key = k;
+        kv[n++].value = json_string_value(v);
+    }
+    FLOE_CHECK(floe_table_properties_check(floe_metadata_builder_base(b), kv, n, NULL, 0, err));
+    for (size_t i = 0; i < n; i++)
+        FLOE_CHECK(floe_metadata_builder_set_property(b, kv[i].key, kv[i].value, err));
+done:
+    floe_free(kv);
+    return rc;
+}
+
 static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[3],
                         floe_error *err) {
     const char *a = sval(e, "action");
@@ -321,18 +354,7 @@ static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[
     } else if (!strcmp(a, "set-location")) {
         rc = floe_metadata_builder_set_location(b, sval(e, "location"), err);
     } else if (!strcmp(a, "set-properties")) {
-        const char *k;
-        const json_t *v;
-        json_object_foreach((json_t *)json_object_get(e, "updates"), k, v) {
-            if (!json_is_string(v))
-                FLOE_FAIL(err, FLOE_EINVALID, "property %s must be a string", k);
-            /* floe reads the name mapping on every scan: an unreadable one is refused here
-             * as floe table properties set refuses it (the engines' own write properties
-             * are theirs to check) */
-            if (!strcmp(k, "schema.name-mapping.default"))
-                FLOE_CHECK(floe_name_mapping_check(json_string_value(v), err));
-            FLOE_CHECK(floe_metadata_builder_set_property(b, k, json_string_value(v), err));
-        }
+        FLOE_CHECK(set_properties(b, json_object_get(e, "updates"), err));
     } else if (!strcmp(a, "remove-properties")) {
         const json_t *arr = json_object_get(e, "removals");
         for (size_t i = 0; i < json_array_size(arr); i++) {

@@ -767,6 +767,9 @@ int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
     char **prop_values = NULL;
     floe_metadata_builder *b = NULL;
     int rc = 0;
+    /* a value of a property floe reads (gc.enabled, retention, write options...) that it
+     * cannot read is refused, whoever creates (CLI, REST server, library) */
+    FLOE_CHECK(floe_table_properties_check(NULL, opts->props, opts->nprops, NULL, 0, err));
     FLOE_CHECK(create_checks(c, ns, name, opts->location, &location, err));
     FLOE_CHECK(floe_table_check_location_unused(c, ns, name, location, err));
     /* the caller's properties (folders in them recorded as absolute URIs too), then
