@@ -363,9 +363,12 @@ int floe_metadata_builder_add_snapshot(floe_metadata_builder *b, const floe_snap
  * last-sequence-number + 1, one with a parent must be above last-sequence-number, and
  * last-sequence-number rises to it; v1: the sequence number is dropped. FLOE_EEXISTS when
  * the id is taken, FLOE_EINVALID for a malformed snapshot or an id not above 0 (-1 is
- * "no snapshot"; Iceberg Java refuses a table whose main points at it). v3: first-row-id and added-rows
- * are required, first-row-id not below next-row-id, which then moves past the snapshot's
- * ids. */
+ * "no snapshot"; Iceberg Java refuses a table whose main points at it), or a manifest-list
+ * that is a file the table holds in another role: another snapshot's manifest list (or
+ * v1 manifest), a statistics or partition statistics file, a file of the metadata-log
+ * (an expiry of either would delete it from under the other). v3: first-row-id and
+ * added-rows are required, first-row-id not below next-row-id, which then moves past the
+ * snapshot's ids. */
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
                                             floe_error *err) FLOE_NODISCARD;
 /* Record a statistics file (spec "Table Statistics"; partition: "Partition Statistics")

@@ -942,6 +942,94 @@ static void drop_by_snapshot(json_t *doc, const char *key, const char *id_key, c
             json_array_remove(arr, i);
 }
 
+static const char *stats_key(bool partition) {
+    return partition ? "partition-statistics" : "statistics";
+}
+
+/* True when other is a JSON string naming the location whose floe_io_uri_key is key. */
+static bool same_location(const char *key, const json_t *other) {
+    const char *o = json_string_value(other);
+    if (!o)
+        return false;
+    char *ok = floe_io_uri_key(o);
+    bool same = ok && !strcmp(key, ok);
+    floe_free(ok);
+    return same;
+}
+
+/* The roles a file can have in the table's metadata, as path_role finds them. */
+typedef enum {
+    ROLE_NONE,
+    ROLE_LIST,     /* a snapshot's manifest list */
+    ROLE_MANIFEST, /* a manifest a format v1 snapshot names inline */
+    ROLE_METADATA, /* a metadata file of the metadata-log */
+    ROLE_STATS,    /* a snapshot's statistics file */
+    ROLE_PSTATS    /* a snapshot's partition statistics file */
+} file_role;
+
+/* The role the table's metadata gives the file at path (ROLE_NONE: none it records), and
+ * the snapshot it belongs to in *id; statistics files are looked for only when stats. */
+static int path_role(const floe_metadata_builder *b, const char *path, bool stats,
+                     file_role *role, int64_t *id, floe_error *err) {
+    char *key = floe_io_uri_key(path);
+    if (!key)
+        return nomem(err);
+    file_role r = ROLE_NONE;
+    const json_t *snaps = json_object_get(b->doc, "snapshots");
+    for (size_t i = 0; !r && i < json_array_size(snaps); i++) {
+        const json_t *sn = json_array_get(snaps, i);
+        *id = jlong(sn, "snapshot-id", 0);
+        if (same_location(key, json_object_get(sn, "manifest-list")))
+            r = ROLE_LIST;
+        const json_t *v1 = json_object_get(sn, "manifests");
+        for (size_t k = 0; !r && k < json_array_size(v1); k++)
+            if (same_location(key, json_array_get(v1, k)))
+                r = ROLE_MANIFEST;
+    }
+    const json_t *mlog = json_object_get(b->doc, "metadata-log");
+    for (size_t i = 0; !r && i < json_array_size(mlog); i++)
+        if (same_location(key, json_object_get(json_array_get(mlog, i), "metadata-file")))
+            r = ROLE_METADATA;
+    for (int part = 0; stats && !r && part < 2; part++) {
+        const json_t *files = json_object_get(b->doc, stats_key(part));
+        for (size_t i = 0; !r && i < json_array_size(files); i++) {
+            const json_t *st = json_array_get(files, i);
+            *id = jlong(st, "snapshot-id", 0);
+            if (same_location(key, json_object_get(st, "statistics-path")))
+                r = part ? ROLE_PSTATS : ROLE_STATS;
+        }
+    }
+    floe_free(key);
+    *role = r;
+    return 0;
+}
+
+/* A file a commit names in one role (field, e.g. "statistics-path"; own, what it must
+ * be: "a statistics file") may not be a file the table holds in another: an expiry
+ * deletes the files of the snapshots it removes, role by role, and that file would go with
+ * them while another role still needs it. FLOE_EINVALID naming it. (Manifests of v2
+ * snapshots and data files are not looked for here: that takes reading every manifest
+ * list; the deleters keep what any role still reaches.) */
+static int check_own_file(const floe_metadata_builder *b, const char *field, const char *own,
+                          const char *path, bool stats, floe_error *err) {
+    file_role role;
+    int64_t id = 0;
+    FLOE_FORWARD_IF_ERROR(path_role(b, path, stats, &role, &id, err));
+    static const char *const names[] = {
+        [ROLE_LIST] = "the manifest list", [ROLE_MANIFEST] = "a manifest",
+        [ROLE_STATS] = "the statistics file", [ROLE_PSTATS] = "the partition statistics file"};
+    if (role == ROLE_NONE)
+        return 0;
+    if (role == ROLE_METADATA)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s %s is a metadata file of the table (its metadata-log): %s "
+                              "must be a file of its own", field, path, own);
+    return floe_error_set(err, FLOE_EINVALID,
+                          "%s %s is %s of snapshot %" PRId64 ": %s must be a file of its own "
+                          "(expiry deletes it with its snapshot)",
+                          field, path, names[role], id, own);
+}
+
 int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char *snapshot_json,
                                             floe_error *err) {
     json_t *snap;
@@ -959,6 +1047,11 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
     FLOE_CHECK(check_snapshot_id(id, err));
     if (find_snapshot(b->doc, id))
         FLOE_FAIL(err, FLOE_EEXISTS, "snapshot id %" PRId64 " already exists", id);
+    /* its manifest list is its own: not another snapshot's, a statistics file or a
+     * metadata file, which an expiry of either would delete from under the other */
+    FLOE_CHECK(check_own_file(b, "manifest-list", "a manifest list",
+                              json_string_value(json_object_get(snap, "manifest-list")), true,
+                              err));
     json_t *parent = json_object_get(snap, "parent-snapshot-id");
     if (parent && !json_is_null(parent) && !json_is_integer(parent))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": bad parent-snapshot-id", id);
@@ -1010,63 +1103,6 @@ done:
     return rc;
 }
 
-static const char *stats_key(bool partition) {
-    return partition ? "partition-statistics" : "statistics";
-}
-
-/* True when other is a JSON string naming the location whose floe_io_uri_key is key. */
-static bool same_location(const char *key, const json_t *other) {
-    const char *o = json_string_value(other);
-    if (!o)
-        return false;
-    char *ok = floe_io_uri_key(o);
-    bool same = ok && !strcmp(key, ok);
-    floe_free(ok);
-    return same;
-}
-
-/* A statistics file may not be a file the table holds in another role - a snapshot's
- * manifest list (or, format v1, manifest) or a metadata file of the metadata-log: an
- * expiry deletes the statistics files of the snapshots it removes, and that file would go
- * with them. FLOE_EINVALID naming it. (Manifests and data files are not looked for here:
- * that takes reading every manifest list; the deleters keep what any role still
- * reaches.) */
-static int check_statistics_path(const floe_metadata_builder *b, const char *path,
-                                 floe_error *err) {
-    char *key = floe_io_uri_key(path);
-    if (!key)
-        return nomem(err);
-    const char *role = NULL;
-    int64_t id = 0;
-    const json_t *snaps = json_object_get(b->doc, "snapshots");
-    for (size_t i = 0; !role && i < json_array_size(snaps); i++) {
-        const json_t *sn = json_array_get(snaps, i);
-        id = jlong(sn, "snapshot-id", 0);
-        if (same_location(key, json_object_get(sn, "manifest-list")))
-            role = "the manifest list";
-        const json_t *v1 = json_object_get(sn, "manifests");
-        for (size_t k = 0; !role && k < json_array_size(v1); k++)
-            if (same_location(key, json_array_get(v1, k)))
-                role = "a manifest";
-    }
-    const json_t *mlog = json_object_get(b->doc, "metadata-log");
-    for (size_t i = 0; !role && i < json_array_size(mlog); i++)
-        if (same_location(key, json_object_get(json_array_get(mlog, i), "metadata-file")))
-            role = "metadata";
-    floe_free(key);
-    if (!role)
-        return 0;
-    if (!strcmp(role, "metadata"))
-        return floe_error_set(err, FLOE_EINVALID,
-                              "statistics-path %s is a metadata file of the table (its "
-                              "metadata-log): a statistics file must be a file of its own",
-                              path);
-    return floe_error_set(err, FLOE_EINVALID,
-                          "statistics-path %s is %s of snapshot %" PRId64 ": a statistics "
-                          "file must be a file of its own (expiry deletes it with its snapshot)",
-                          path, role, id);
-}
-
 int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partition,
                                          const char *stats_json, floe_error *err) {
     json_t *st;
@@ -1086,8 +1122,9 @@ int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partitio
     int64_t id = jlong(st, "snapshot-id", -1);
     if (!find_snapshot(b->doc, id))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", id);
-    FLOE_CHECK(check_statistics_path(b, json_string_value(json_object_get(st, "statistics-path")),
-                                     err));
+    FLOE_CHECK(check_own_file(b, "statistics-path", "a statistics file",
+                              json_string_value(json_object_get(st, "statistics-path")), false,
+                              err));
     /* one file per snapshot: a new one replaces the old */
     FLOE_CHECK(floe_metadata_builder_remove_statistics(b, partition, id, err));
     json_t *arr = ensure_array(b->doc, stats_key(partition));

@@ -404,6 +404,28 @@ static int check_file(commit_ctx *c, const char *what, const char *path, floe_er
                           what, path, c->location, RS_LOCATIONS_TAIL);
 }
 
+/* A file a commit names in a role (field, e.g. "statistics-path"; own, what it must be)
+ * may not be the metadata file the commit starts from: the builder refuses the
+ * metadata-log's files and the other roles' (floe_metadata_builder_add_snapshot_json,
+ * _set_statistics), but the current file is not in the log yet, and the builder does not
+ * know it. FLOE_EINVALID naming it. */
+static int check_not_current(const commit_ctx *c, const char *field, const char *own,
+                             const char *path, floe_error *err) {
+    const char *current = c->table ? floe_table_metadata_location(c->table) : NULL;
+    if (!path || !current)
+        return 0;
+    char *pk = floe_io_uri_key(path), *ck = floe_io_uri_key(current);
+    bool keyed = pk && ck, same = keyed && !strcmp(pk, ck);
+    floe_free(pk);
+    floe_free(ck);
+    if (!keyed)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (same)
+        return floe_error_set(err, FLOE_EINVALID, "%s %s is the table's current metadata file: "
+                              "%s must be a file of its own", field, path, own);
+    return 0;
+}
+
 /* The paths update e names checked against where the table's files may be, and the
  * places it moves kept track of. */
 static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
@@ -441,6 +463,7 @@ static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
         const char *list = sval(s, "manifest-list");
         if (list)
             FLOE_FORWARD_IF_ERROR(check_file(c, "manifest list", list, err));
+        FLOE_FORWARD_IF_ERROR(check_not_current(c, "manifest-list", "a manifest list", list, err));
         const json_t *inline_manifests = json_object_get(s, "manifests"); /* format v1 */
         for (size_t i = 0; i < json_array_size(inline_manifests); i++) {
             const char *m = json_string_value(json_array_get(inline_manifests, i));
@@ -453,21 +476,8 @@ static int check_paths(commit_ctx *c, const json_t *e, floe_error *err) {
         const char *path = sval(st, "statistics-path");
         if (path)
             FLOE_FORWARD_IF_ERROR(check_file(c, "statistics file", path, err));
-        /* the builder refuses the metadata-log's files and the manifest lists; the
-         * metadata file the commit starts from is not in the log yet */
-        const char *current = c->table ? floe_table_metadata_location(c->table) : NULL;
-        if (path && current) {
-            char *pk = floe_io_uri_key(path), *ck = floe_io_uri_key(current);
-            bool keyed = pk && ck, same = keyed && !strcmp(pk, ck);
-            floe_free(pk);
-            floe_free(ck);
-            if (!keyed)
-                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            if (same)
-                return floe_error_set(err, FLOE_EINVALID,
-                                      "statistics-path %s is the table's current metadata file: "
-                                      "a statistics file must be a file of its own", path);
-        }
+        FLOE_FORWARD_IF_ERROR(check_not_current(c, "statistics-path", "a statistics file",
+                                                path, err));
     }
     return 0;
 }

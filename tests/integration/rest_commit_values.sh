@@ -57,9 +57,14 @@ print("set-snapshot-ref with positive retention: %d %s" % (st, main))
 if st != 200 or main.get("min-snapshots-to-keep") != 3 or main.get("max-snapshot-age-ms") != 86400000:
     fail("set-snapshot-ref with positive retention: %d %s" % (st, main))
 
+# the new snapshot's manifest list: a copy of the current one (a list is a snapshot's own)
+import shutil
+cur_list = [s for s in m["snapshots"] if s["snapshot-id"] == cur][0]["manifest-list"]
+own_list = cur_list[:-len(".avro")] + "-copy5001.avro"
+shutil.copyfile(cur_list[len("file://"):], own_list[len("file://"):])
 snap = {"snapshot-id": 5001, "parent-snapshot-id": cur, "sequence-number": m["last-sequence-number"] + 1,
         "timestamp-ms": m["last-updated-ms"] + 1,
-        "manifest-list": [s for s in m["snapshots"] if s["snapshot-id"] == cur][0]["manifest-list"],
+        "manifest-list": own_list,
         "summary": {"operation": "append"}, "schema-id": 99}
 st, body = call({"requirements": [], "updates": [{"action": "add-snapshot", "snapshot": snap},
                  {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 5001}]})

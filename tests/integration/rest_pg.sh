@@ -80,9 +80,10 @@ snaps = m.get("snapshots") or [{"manifest-list": None}]
 print(d["metadata-location"], m["refs"].get("main", {}).get("snapshot-id"), m["table-uuid"],
       m["last-sequence-number"], snaps[-1]["manifest-list"])'; }
 read -r _ snap2 uuid2 seq2 ml2 <<< "$(state t2)"
-race_body() { # race_body SNAPSHOT_ID
+race_body() { # race_body SNAPSHOT_ID (its manifest list a copy of t2's current one: its own)
+  cp "${ml2#file://}" "${ml2#file://}.$1.avro"
   printf '{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":%s}],"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":%s,"parent-snapshot-id":%s,"sequence-number":%s,"timestamp-ms":%s,"manifest-list":"%s","summary":{"operation":"append"},"schema-id":0}},{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":%s}]}' \
-    "$snap2" "$1" "$snap2" $((seq2 + 1)) "$(date +%s%3N)" "$ml2" "$1"
+    "$snap2" "$1" "$snap2" $((seq2 + 1)) "$(date +%s%3N)" "$ml2.$1.avro" "$1"
 }
 (post "$A/v1/namespaces/pg/tables/t2" "$(race_body 7001)" > "$tmp/race_a"; cp "$tmp/body" "$tmp/race_a.body") &
 ra=$!

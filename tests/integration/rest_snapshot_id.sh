@@ -20,9 +20,12 @@ q() { loaded "$tmp/z1.json" "$1"; }
 cur=$(q "m['current-snapshot-id']")
 meta=$(q "d['metadata-location']")
 
-# snap ID: an add-snapshot update of snapshot ID on the current one, with its manifest list
+# snap ID: an add-snapshot update of snapshot ID on the current one, with a copy of its
+# manifest list (a list is a snapshot's own: rest_snapshot_list_path.sh)
+list=$(q "m['snapshots'][-1]['manifest-list']")
+cp "${list#file://}" "$tmp/wh/shop/z1/metadata/snap-copy.avro"
 snap() {
-  q "json.dumps({'action': 'add-snapshot', 'snapshot': {'snapshot-id': $1, 'parent-snapshot-id': m['current-snapshot-id'], 'sequence-number': m['last-sequence-number'] + 1, 'timestamp-ms': m['last-updated-ms'] + 1, 'manifest-list': m['snapshots'][-1]['manifest-list'], 'summary': {'operation': 'append'}}})"
+  q "json.dumps({'action': 'add-snapshot', 'snapshot': {'snapshot-id': $1, 'parent-snapshot-id': m['current-snapshot-id'], 'sequence-number': m['last-sequence-number'] + 1, 'timestamp-ms': m['last-updated-ms'] + 1, 'manifest-list': m['location'] + '/metadata/snap-copy.avro', 'summary': {'operation': 'append'}}})"
 }
 ref() { printf '{"action":"set-snapshot-ref","ref-name":"%s","type":"%s","snapshot-id":%s}' "$1" "$2" "$3"; }
 commit() { printf '{"requirements":[],"updates":[%s]}' "$1"; }

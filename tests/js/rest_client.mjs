@@ -22,7 +22,7 @@
 // Snapshot ids floe makes are random 63-bit numbers, which JavaScript numbers cannot hold
 // exactly, so the snapshots this script asserts on get small ids of its own.
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { copyFileSync, readFileSync, unlinkSync } from 'node:fs'
 import { IcebergRestCatalog } from 'iceberg-js'
 
 const [url, phase, arg] = process.argv.slice(2)
@@ -190,11 +190,15 @@ async function tables() {
   await c.dropTable(staged, { purge: true })
 }
 
-// An add-snapshot + set-snapshot-ref main commit guarded by main's snapshot.
+// An add-snapshot + set-snapshot-ref main commit guarded by main's snapshot. The new
+// snapshot's manifest list is a copy of manifestList (a local file: URI) of its own: the
+// server refuses a list another snapshot has.
 function moveMain(expect, id, seq, manifestList, parent) {
+  const own = manifestList.replace(/\.avro$/, `-copy${id}.avro`)
+  copyFileSync(new URL(manifestList), new URL(own))
   const snapshot = {
     'snapshot-id': id, 'sequence-number': seq, 'timestamp-ms': Date.now(),
-    'manifest-list': manifestList, summary: { operation: 'append', 'test.writer': `s${id}` },
+    'manifest-list': own, summary: { operation: 'append', 'test.writer': `s${id}` },
     'schema-id': 0,
   }
   if (parent !== undefined) snapshot['parent-snapshot-id'] = parent
@@ -238,6 +242,9 @@ async function commit() {
   assert.equal(lost[0].reason.icebergType, 'CommitFailedException')
   const winner = won[0].value.metadata['current-snapshot-id']
   assert.ok(winner === 2001 || winner === 2002)
+  // the losing commit's manifest list is no file of the table: the purge at the end would
+  // rightly leave it
+  unlinkSync(new URL(ml.replace(/\.avro$/, `-copy${winner === 2001 ? 2002 : 2001}.avro`)))
   const now = await c.loadTable(id)
   assert.equal(now['current-snapshot-id'], winner)
   assert.equal(now.snapshots.filter((s) => s['snapshot-id'] === 2001 || s['snapshot-id'] === 2002).length, 1)
