@@ -399,7 +399,9 @@ int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn app
  * (write.metadata.previous-versions-max bounds that log). Only files in the folder of
  * committed_loc are deleted, never committed_loc itself: the file the catalog points at
  * is always the newest, and a file another writer wrote but has not swapped in is never
- * in a log. Failures are logged, not returned (orphan removal finds what is left).
+ * in a log. Nor one committed still reaches in another role (a snapshot's manifest list or
+ * v1 manifest, a statistics or partition statistics file: another writer's metadata may
+ * name a metadata file so). Failures are logged, not returned (orphan removal finds what is left).
  * floe_table_commit calls it after each successful swap; other commit paths (tables
  * opened by path) call it themselves. */
 void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadata *base,

@@ -203,6 +203,14 @@ int64_t floe_table_metadata_property_int(const floe_table_metadata *m, const cha
                                          int64_t dflt);
 bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char *key,
                                        bool dflt);
+/* Calls fn for each statistics file (partition false) and partition statistics file
+ * (partition true) m records, with its snapshot id and statistics-path as recorded
+ * (entries without an integer snapshot-id or a string path are skipped). A nonzero return
+ * of fn stops the walk and is returned. */
+typedef int (*floe_statistics_fn)(void *ctx, int64_t snapshot_id, const char *path,
+                                  bool partition, floe_error *err);
+int floe_table_metadata_foreach_statistics(const floe_table_metadata *m, floe_statistics_fn fn,
+                                           void *ctx, floe_error *err) FLOE_NODISCARD;
 
 /* ---------------------------------------------------------------------------------------
  * Builders: each commit makes its changes on a builder created from the base metadata,

@@ -1118,6 +1118,26 @@ bool floe_table_metadata_property_bool(const floe_table_metadata *m, const char 
     return dflt;
 }
 
+int floe_table_metadata_foreach_statistics(const floe_table_metadata *m, floe_statistics_fn fn,
+                                           void *ctx, floe_error *err) {
+    static const char *const lists[2] = {"statistics", "partition-statistics"};
+    for (int li = 0; li < 2; li++) {
+        const json_t *arr = json_object_get(m->doc->root, lists[li]);
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            const json_t *e = json_array_get(arr, i);
+            const json_t *sid = json_object_get(e, "snapshot-id");
+            const json_t *path = json_object_get(e, "statistics-path");
+            if (!json_is_integer(sid) || !json_is_string(path))
+                continue;
+            int rc = fn(ctx, (int64_t)json_integer_value(sid), json_string_value(path), li == 1,
+                        err);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 static void highest_id_walk(const json_t *t, int depth, int32_t *best) {
     if (!json_is_object(t) || depth > 64) /* nesting is hostile input: bounded */
         return;

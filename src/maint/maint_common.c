@@ -9,7 +9,6 @@
  * Invariant of the path set: a slot's string never moves once inserted (it lives in the
  * set's arena), so callers may keep `const char *` members across inserts.
  */
-#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -229,42 +228,31 @@ static bool id_listed(const int64_t *ids, size_t n, int64_t id) {
     return false;
 }
 
+typedef struct stats_ctx {
+    const floe_table *t;
+    const int64_t *ids; /* NULL: every snapshot's */
+    size_t nids;
+    maint_pathset *set;
+} stats_ctx;
+
+static int on_statistics(void *vctx, int64_t snapshot_id, const char *path, bool partition,
+                         floe_error *err) {
+    (void)partition;
+    const stats_ctx *c = vctx;
+    if (c->ids && !id_listed(c->ids, c->nids, snapshot_id))
+        return 0;
+    char *key = NULL;
+    FLOE_FORWARD_IF_ERROR(maint_resolve(c->t, path, NULL, &key, err));
+    bool ok = maint_pathset_add(c->set, key, FLOE_MAINT_STATISTICS, NULL) != NULL;
+    floe_free(key);
+    return ok ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}
+
 int maint_statistics_paths(const floe_table *t, const floe_table_metadata *m,
                            const int64_t *ids, size_t nids, maint_pathset *set,
                            floe_error *err) {
-    char *text = NULL;
-    size_t len = 0;
-    json_t *doc = NULL;
-    int rc = 0;
-    FLOE_CHECK(floe_table_metadata_to_json(m, false, &text, &len, err));
-    json_error_t je;
-    doc = json_loadb(text, len, 0, &je);
-    if (!doc)
-        FLOE_FAIL(err, FLOE_ECORRUPT, "table metadata: %s", je.text);
-    static const char *const lists[2] = {"statistics", "partition-statistics"};
-    for (int li = 0; li < 2; li++) {
-        json_t *arr = json_object_get(doc, lists[li]);
-        size_t i;
-        json_t *e;
-        json_array_foreach(arr, i, e) {
-            json_t *sid = json_object_get(e, "snapshot-id");
-            json_t *path = json_object_get(e, "statistics-path");
-            if (!json_is_integer(sid) || !json_is_string(path))
-                continue;
-            if (ids && !id_listed(ids, nids, (int64_t)json_integer_value(sid)))
-                continue;
-            char *key = NULL;
-            FLOE_CHECK(maint_resolve(t, json_string_value(path), NULL, &key, err));
-            bool ok = maint_pathset_add(set, key, FLOE_MAINT_STATISTICS, NULL) != NULL;
-            floe_free(key);
-            if (!ok)
-                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        }
-    }
-done:
-    json_decref(doc);
-    floe_free(text);
-    return rc;
+    stats_ctx c = {t, ids, nids, set};
+    return floe_table_metadata_foreach_statistics(m, on_statistics, &c, err);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -197,6 +197,62 @@ static size_t folder_len(const char *loc) {
     return slash ? (size_t)(slash - loc) : 0;
 }
 
+/* Whether the recorded path `other` names the file whose recorded key is key and whose
+ * resolved key is phys_key (compared as recorded and as resolved: a reference may spell
+ * the file either way). An allocation failure counts as the same file. */
+static bool names_file(const floe_table *t, const char *other, const char *key,
+                       const char *phys_key) {
+    char *ok = floe_io_uri_key(other), *u = NULL, *uk = NULL;
+    floe_error e;
+    bool same = !ok || !strcmp(ok, key);
+    if (!same && floe_table_resolve_path(t, other, &u, &e) == 0) {
+        uk = floe_io_uri_key(u);
+        same = !uk || !strcmp(uk, phys_key);
+    }
+    floe_free(ok);
+    floe_free(u);
+    floe_free(uk);
+    return same;
+}
+
+typedef struct reach_ctx {
+    const floe_table *t;
+    const char *key, *phys_key;
+} reach_ctx;
+
+static int on_statistics_file(void *vctx, int64_t snapshot_id, const char *path,
+                              bool partition, floe_error *err) {
+    (void)snapshot_id;
+    (void)partition;
+    (void)err;
+    const reach_ctx *c = vctx;
+    return names_file(c->t, path, c->key, c->phys_key);
+}
+
+/* Whether committed still reaches the old metadata file f (resolved: phys) in a role other
+ * than its metadata-log: a snapshot's manifest list (format v1: manifest), a statistics
+ * or partition statistics file. Another writer's metadata may name one file in two roles,
+ * and the file the log drops is then still the table's. An allocation failure counts as
+ * reached (the file is kept; orphan removal judges it later). */
+static bool reached_otherwise(const floe_table *t, const floe_table_metadata *committed,
+                              const char *f, const char *phys) {
+    char *key = floe_io_uri_key(f), *phys_key = floe_io_uri_key(phys);
+    bool reached = !key || !phys_key;
+    for (size_t i = 0; !reached && i < committed->n_snapshots; i++) {
+        const floe_snapshot *s = &committed->snapshots[i];
+        reached = s->manifest_list && names_file(t, s->manifest_list, key, phys_key);
+        for (size_t k = 0; !reached && k < s->n_manifests; k++)
+            reached = names_file(t, s->manifests[k], key, phys_key);
+    }
+    reach_ctx c = {t, key, phys_key};
+    if (!reached)
+        reached = floe_table_metadata_foreach_statistics(committed, on_statistics_file, &c,
+                                                         NULL) != 0;
+    floe_free(key);
+    floe_free(phys_key);
+    return reached;
+}
+
 void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadata *base,
                                    const floe_table_metadata *committed,
                                    const char *committed_loc) {
@@ -226,7 +282,7 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
          * "Confinement"); never the new file itself */
         int rc = 0;
         if (folder_len(phys) == dl && !strncmp(phys, committed_loc, dl) &&
-            strcmp(phys, committed_loc)) {
+            strcmp(phys, committed_loc) && !reached_otherwise(t, committed, f, phys)) {
             if (!conf)
                 rc = floe_table_confinement_open(t, &conf, &e);
             if (rc == 0)
