@@ -647,6 +647,7 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
             FLOE_EINVALID)
         c->outcome = UPDATE_REFUSED;
     if (rc == 0) {
+        rs_idem_table(q, m->table_uuid);
         rc = floe_table_create_with_metadata(q->cat, q->ns, q->table, m, &t, &err);
         m = NULL; /* taken */
     }
@@ -741,6 +742,8 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
         goto done;
     rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     c.table = t;
+    if (rc == 0)
+        rs_idem_table(q, floe_table_metadata_get(t)->table_uuid);
     if (rc == FLOE_ENOTFOUND) {
         /* the create takes the lock itself (it is not re-entrant) and checks again
          * under it */

@@ -22,7 +22,13 @@
  * makes the change, with the table's new metadata location (none for a rename or drop),
  * so the record exists exactly when the change does - also when the answer is lost
  * afterwards (a 500, a dropped connection, a crash). A replay of such a row answers the
- * LoadTableResult of that metadata file (204 for a rename, drop or transaction).
+ * LoadTableResult of that metadata file (204 for a rename, drop or transaction). The row
+ * also holds the table-uuid of the table a commit changed or a create made: when that
+ * metadata file cannot be read any more and the table now under the name is another one
+ * (purged and created anew), the replay says the table is gone - 404 NoSuchTableException
+ * for a commit (a 409 CommitFailedException would have the client refresh and apply its
+ * change to the other table), 409 AlreadyExistsException for a create - and never answers
+ * with the other table's state as if the old request had been applied to it.
  *
  * A namespace change (create, drop, update properties) runs in a transaction of the
  * handle's connection that the handler opens (rs_idem_change_begin) and that commits the
@@ -66,6 +72,7 @@ static const char SQL_CREATE[] =
     "body TEXT, "
     "created_ms BIGINT NOT NULL, "
     "metadata_location TEXT, "
+    "table_uuid VARCHAR(40), "
     "PRIMARY KEY (catalog_name, idempotency_key))";
 
 static int no_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
@@ -102,12 +109,14 @@ static int record_in_change(rs_idem_slot *slot, floe_sql *db, const char *locati
     snprintf(status, sizeof status, "%d", slot->status);
     snprintf(sql, sizeof sql,
              "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
-             "status, created_ms, metadata_location) VALUES (?, ?, ?, CAST(? AS INTEGER), %s, ?) "
+             "status, created_ms, metadata_location, table_uuid) VALUES (?, ?, ?, "
+             "CAST(? AS INTEGER), %s, ?, ?) "
              "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
              floe_sql_clock_ms_expr(db));
-    const char *params[] = {slot->s->name, slot->key, slot->fp, status, location};
+    const char *params[] = {slot->s->name, slot->key, slot->fp, status, location,
+                            slot->uuid[0] ? slot->uuid : NULL};
     int64_t inserted = 0;
-    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 5, &inserted, err));
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 6, &inserted, err));
     if (inserted == 0) {
         /* taken: by this request's claim on an earlier table of its transaction, or by
          * another request */
@@ -150,14 +159,21 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
     if (!db)
         return 0;
     FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err));
-    /* a table made before the column was added */
-    floe_error probe;
-    floe_error_clear(&probe);
-    if (floe_sql_query(db, "SELECT metadata_location FROM floe_rest_idempotency WHERE 1 = 0",
-                       NULL, 0, no_row, NULL, &probe) < 0)
-        FLOE_FORWARD_IF_ERROR(floe_sql_exec(
-            db, "ALTER TABLE floe_rest_idempotency ADD COLUMN metadata_location TEXT", NULL, 0,
-            NULL, err));
+    /* a table made before the columns were added */
+    static const char *const added[][2] = {{"metadata_location", "TEXT"},
+                                           {"table_uuid", "VARCHAR(40)"}};
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        char sql[160];
+        floe_error probe;
+        floe_error_clear(&probe);
+        snprintf(sql, sizeof sql, "SELECT %s FROM floe_rest_idempotency WHERE 1 = 0",
+                 added[i][0]);
+        if (floe_sql_query(db, sql, NULL, 0, no_row, NULL, &probe) == 0)
+            continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE floe_rest_idempotency ADD COLUMN %s %s",
+                 added[i][0], added[i][1]);
+        FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, NULL, 0, NULL, err));
+    }
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
         s->slots[i] = (rs_idem_slot){.s = s};
         FLOE_FORWARD_IF_ERROR(floe_catalog_set_swap_hook(s->cats[i], swap_hook, &s->slots[i], err));
@@ -180,6 +196,11 @@ void rs_idem_end(floe_rest_server *s, size_t h) {
 
 bool rs_idem_lost(const floe_rest_server *s, size_t h) {
     return s->slots[h].lost;
+}
+
+void rs_idem_table(rs_req *q, const char *uuid) {
+    rs_idem_slot *slot = &q->s->slots[q->h];
+    snprintf(slot->uuid, sizeof slot->uuid, "%s", uuid ? uuid : "");
 }
 
 bool rs_idem_key_valid(const char *key) {
@@ -218,6 +239,7 @@ typedef struct found {
     char etag[48];
     floe_buf *body;
     char *location; /* the metadata a commit's swap recorded */
+    char uuid[40];  /* the table-uuid recorded with it ("" none) */
 } found;
 
 static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
@@ -231,6 +253,7 @@ static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (n > 4 && cols[4] && !(f->location = floe_strdup(cols[4])))
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    snprintf(f->uuid, sizeof f->uuid, "%s", n > 5 && cols[5] ? cols[5] : "");
     return 0;
 }
 
@@ -239,9 +262,11 @@ static int on_row(void *ctx, const char *const *cols, size_t n, floe_error *err)
  * the file removed as old metadata), the answer is still definite - never a 500, which a
  * client reads as "outcome unknown" and retries - and names no server path (those go to
  * the log): the table as it is now (200: the commit landed, and the table has moved on
- * from it), or 404 NoSuchTableException when there is no such table any more. */
+ * from it), or 404 NoSuchTableException when there is no such table any more - also when
+ * the table there now is another one than uuid (recorded: the table changed or made; ""
+ * unknown), which a create's replay answers with 409 AlreadyExistsException instead. */
 static void replay_table_result(rs_req *q, const char *key, const char *location,
-                                rs_resp *r) {
+                                const char *uuid, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     if (rs_table_result_at(r, q->cat, location, &err) == 0)
@@ -256,7 +281,19 @@ static void replay_table_result(rs_req *q, const char *key, const char *location
     floe_table *t = NULL;
     floe_error_clear(&err);
     int rc = q->ns && name ? floe_table_load(q->cat, q->ns, name, &t, &err) : FLOE_ENOTFOUND;
-    if (rc == 0) {
+    const char *now = rc == 0 ? floe_table_metadata_get(t)->table_uuid : NULL;
+    if (rc == 0 && *uuid && now && strcmp(now, uuid)) {
+        if (q->table)
+            rs_error(r, 404, "NoSuchTableException",
+                     "the table the change sent with Idempotency-Key %s was made to (table-uuid "
+                     "%s) has been dropped since: %s.%s is now another table (table-uuid %s), "
+                     "which that change never touched", key, uuid, q->ns, name, now);
+        else
+            rs_error(r, 409, "AlreadyExistsException",
+                     "the table created with Idempotency-Key %s (table-uuid %s) has been "
+                     "dropped since, and %s.%s is now another table (table-uuid %s)", key, uuid,
+                     q->ns, name, now);
+    } else if (rc == 0) {
         rs_table_result(r, t, false);
     } else if (rc == FLOE_ENOTFOUND) {
         rs_error(r, 404, "NoSuchTableException",
@@ -277,7 +314,8 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
     snprintf(sql, sizeof sql,
-             "SELECT request, status, etag, body, metadata_location FROM floe_rest_idempotency WHERE "
+             "SELECT request, status, etag, body, metadata_location, table_uuid FROM "
+             "floe_rest_idempotency WHERE "
              "catalog_name = ? AND idempotency_key = ? AND created_ms > %s - %lld",
              floe_sql_clock_ms_expr(db), (long long)KEEP_MS);
     const char *params[] = {q->s->name, key};
@@ -302,7 +340,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     r->status = f.status;
     snprintf(r->etag, sizeof r->etag, "%s", f.etag);
     if (f.location && f.status == 200 && !r->body.len)
-        replay_table_result(q, key, f.location, r); /* recorded by a commit's swap */
+        replay_table_result(q, key, f.location, f.uuid, r); /* recorded by the change */
     floe_free(f.location);
     floe_log(FLOE_LOG_INFO, "catalog serve: Idempotency-Key %s: the recorded answer (%d) again",
              key, f.status);

@@ -34,6 +34,8 @@ typedef struct rs_idem_slot {
                        the claim as its own; NULL before any */
     bool lost;      /* the key was claimed by another request: its change was rolled
                        back and the answer is the other request's (rs_idem_replay) */
+    char uuid[40];  /* the table-uuid of the table the change is made to (a commit) or
+                       makes (a create), recorded with the key ("" unknown: rs_idem_table) */
 } rs_idem_slot;
 
 struct floe_rest_server {
@@ -186,6 +188,10 @@ void rs_idem_end(floe_rest_server *s, size_t h);
 /* True when the change of the request on handle h was refused because another request
  * holds its key (the change rolled back): the caller answers with rs_idem_replay. */
 bool rs_idem_lost(const floe_rest_server *s, size_t h);
+/* The table-uuid of the table request q changes or makes (NULL: none known), recorded with
+ * its Idempotency-Key: a replay after that table was dropped and another created under its
+ * name then answers that the table is gone rather than with the other table's state. */
+void rs_idem_table(rs_req *q, const char *uuid);
 /* A key as the spec gives it: a UUID in its 36-character form. */
 bool rs_idem_key_valid(const char *key);
 /* What identifies a request (method, path, body) as 64 hex digits. */

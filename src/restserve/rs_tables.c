@@ -319,7 +319,12 @@ int rs_create_table(rs_req *q, rs_resp *r) {
             r->status = 200;
         }
     } else {
-        rc = floe_table_create(q->cat, q->ns, name, schema_text, &o, &t, &err);
+        floe_table_metadata *m = NULL;
+        rc = floe_table_new_metadata(q->cat, q->ns, name, schema_text, &o, &m, &err);
+        if (rc == 0) {
+            rs_idem_table(q, m->table_uuid);
+            rc = floe_table_create_with_metadata(q->cat, q->ns, name, m, &t, &err); /* takes m */
+        }
         if (rc == 0) {
             rs_table_result(r, t, false);
             rs_vend_add(q, t, r);

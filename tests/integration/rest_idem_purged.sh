@@ -17,11 +17,6 @@ expect 200 x POST /v1/namespaces '{"namespace":["shop"]}'
 S='"schema":{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}'
 expect 200 x POST $R/tables "{\"name\":\"t2\",$S}"
 expect 200 x POST $R/tables "{\"name\":\"t3\",$S}"
-# keyed POST: the HTTP status, the body in $tmp/body
-kpost() {
-  curl -s -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "Idempotency-Key: $1" -X POST "$base$2" -d "$3"
-}
 B='{"requirements":[],"updates":[{"action":"set-properties","updates":{"a":"1"}}]}'
 uuid() { python3 -c 'import uuid; print(uuid.uuid4())'; }
 # an error answer's message names no path of the server's

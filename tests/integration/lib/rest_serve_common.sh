@@ -62,6 +62,13 @@ req() {
     ${1+-d "$1"}
 }
 
+# kpost KEY PATH BODY: the HTTP status of a POST with Idempotency-Key KEY (no token); the
+# answer's body in $tmp/body
+kpost() {
+  curl -s -o "$tmp/body" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: $1" -X POST "$base$2" -d "$3"
+}
+
 # expect STATUS TOKEN METHOD PATH [BODY]: req, failing unless the status is STATUS
 expect() {
   local want=$1 got
