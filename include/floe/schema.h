@@ -49,7 +49,32 @@ typedef enum floe_type_id {
                              * floe_schema_finish gives it two children, the required
                              * binary leaves "metadata" and "value", with id -1 (they are
                              * not Iceberg fields: no id, not in to_json) */
+    FLOE_TYPE_UNKNOWN,      /* v3: always null, never stored in data files (format/spec.md
+                             * "Primitive Types", Appendix A): a field that is neither a
+                             * leaf nor nested (leaf -1, no children, no Parquet column) */
 } floe_type_id;
+
+/* geometry and geography (format v3) hold WKB: floe gives them type FLOE_TYPE_BINARY, so
+ * every path that moves bytes (ingest, scan output, rewrite, metrics counts) treats them
+ * as binary, and marks them with geo. What differs is named by geo: the type string, the
+ * Parquet GEOMETRY/GEOGRAPHY annotation, no byte-order min/max statistics, manifest bounds
+ * (floe/table.h), and no filters or partition transforms on them. */
+typedef enum floe_geo_kind {
+    FLOE_GEO_NONE = 0,
+    FLOE_GEO_GEOMETRY,  /* geometry(C): C defaults to OGC:CRS84 */
+    FLOE_GEO_GEOGRAPHY, /* geography(C, A): C OGC:CRS84, A spherical by default */
+} floe_geo_kind;
+
+/* Edge-interpolation algorithms of geography, numbered as Parquet's
+ * EdgeInterpolationAlgorithm (thrift enum: SPHERICAL = 0 .. KARNEY = 4). */
+typedef enum floe_geo_algo {
+    FLOE_GEO_ALGO_DEFAULT = -1, /* not given: spherical */
+    FLOE_GEO_ALGO_SPHERICAL = 0,
+    FLOE_GEO_ALGO_VINCENTY,
+    FLOE_GEO_ALGO_THOMAS,
+    FLOE_GEO_ALGO_ANDOYER,
+    FLOE_GEO_ALGO_KARNEY,
+} floe_geo_algo;
 
 /* How a leaf's values are held in memory (and its Parquet physical type). */
 typedef enum floe_phys {
@@ -77,6 +102,11 @@ struct floe_field {
     const char *doc;                  /* may be NULL */
     const char *initial_default_json; /* JSON text of initial-default, or NULL */
     const char *write_default_json;   /* JSON text of write-default, or NULL */
+    floe_geo_kind geo;     /* geometry/geography (type FLOE_TYPE_BINARY), else NONE */
+    const char *geo_type;  /* geo: the type string as the schema gave it, written back
+                            * byte for byte ("geography(srid:4326, karney)") */
+    const char *geo_crs;   /* geo: the CRS parameter's text, NULL when not given */
+    floe_geo_algo geo_algo; /* geography: the algorithm given, or DEFAULT */
 
     /* Derived by floe_schema_finish(). */
     floe_field *parent;    /* NULL for top-level fields */

@@ -62,6 +62,10 @@ static int render_json(render_ctx *c, const floe_field *f, const json_t *v, floe
         return fail_at(c, f, "nested too deeply");
     if (json_is_null(v))
         return floe_buf_append(out, "null", 4);
+    /* format/spec.md "Default values": unknown, geometry and geography default to null */
+    if (f->type == FLOE_TYPE_UNKNOWN || f->geo)
+        return fail_at(c, f, "a column of type unknown, geometry or geography must default "
+                             "to null");
     switch (f->type) {
     case FLOE_TYPE_STRUCT: {
         if (!json_is_object(v))

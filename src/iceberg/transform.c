@@ -51,6 +51,7 @@ const char *floe_xf_type_name(floe_type_id t) {
     case FLOE_TYPE_LIST: return "list";
     case FLOE_TYPE_MAP: return "map";
     case FLOE_TYPE_VARIANT: return "variant";
+    case FLOE_TYPE_UNKNOWN: return "unknown";
     }
     return "unknown";
 }

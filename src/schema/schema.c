@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Nesting cap: keeps recursion bounded and def/rep levels far inside int16. */
 #define SCHEMA_MAX_DEPTH 64
@@ -49,10 +50,11 @@ static const char *const type_names[] = {
     [FLOE_TYPE_LIST] = "list",
     [FLOE_TYPE_MAP] = "map",
     [FLOE_TYPE_VARIANT] = "variant",
+    [FLOE_TYPE_UNKNOWN] = "unknown",
 };
 
 const char *floe_type_name(floe_type_id t) {
-    if ((int)t < FLOE_TYPE_BOOLEAN || t > FLOE_TYPE_VARIANT)
+    if ((int)t < FLOE_TYPE_BOOLEAN || t > FLOE_TYPE_UNKNOWN)
         return "unknown";
     return type_names[t];
 }
@@ -65,7 +67,9 @@ bool floe_type_is_nested(floe_type_id t) {
 const char *floe_field_type_str(const floe_field *f, char *buf, size_t n) {
     if (!n)
         return buf;
-    if (f->type == FLOE_TYPE_DECIMAL)
+    if (f->geo && f->geo_type)
+        snprintf(buf, n, "%s", f->geo_type);
+    else if (f->type == FLOE_TYPE_DECIMAL)
         snprintf(buf, n, "decimal(%d, %d)", (int)f->precision, (int)f->scale);
     else if (f->type == FLOE_TYPE_FIXED)
         snprintf(buf, n, "fixed[%d]", (int)f->length);
@@ -300,6 +304,23 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
         for (size_t i = 0; i < f->nchildren; i++)
             FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[i], f, def, prep, depth + 1));
         break;
+    case FLOE_TYPE_UNKNOWN:
+        /* format/spec.md "Primitive Types": must be optional (its defaults are null:
+         * floe_schema_check_defaults); no Parquet column, so no leaf */
+        if (f->required)
+            return floe_error_set(err, FLOE_ESCHEMA,
+                                  "field '%s': type unknown must be optional (it is always "
+                                  "null)",
+                                  floe_field_path(f, path, sizeof path));
+        if (f->nchildren)
+            return floe_error_set(err, FLOE_ESCHEMA, "field '%s': unknown has no children",
+                                  floe_field_path(f, path, sizeof path));
+        if (parent && (parent->type == FLOE_TYPE_LIST || parent->type == FLOE_TYPE_MAP))
+            return floe_error_set(err, FLOE_EUNSUPPORTED,
+                                  "field '%s': floe supports type unknown as a struct field "
+                                  "only, not as a list element or map value",
+                                  floe_field_path(f, path, sizeof path));
+        break;
     default:
         if ((int)f->type < FLOE_TYPE_BOOLEAN || f->type > FLOE_TYPE_MAP)
             return floe_error_set(err, FLOE_ESCHEMA, "field '%s': bad type %d",
@@ -424,6 +445,83 @@ static void skip_spaces(const char **p) {
         (*p)++;
 }
 
+/* One parameter of geometry(C) / geography(C, A) at *p: its text (spaces around it
+ * dropped) up to ',' or ')'; false when it is empty or holds a parenthesis. */
+static bool geo_param(const char **p, const char **start, size_t *len) {
+    skip_spaces(p);
+    const char *q = *p;
+    while (*q && *q != ',' && *q != ')' && *q != '(')
+        q++;
+    size_t n = (size_t)(q - *p);
+    while (n && (*p)[n - 1] == ' ')
+        n--;
+    if (!n || *q == '(')
+        return false;
+    *start = *p;
+    *len = n;
+    *p = q;
+    return true;
+}
+
+/* geometry, geometry(C), geography, geography(C), geography(C, A) (format/spec.md
+ * "Primitive Types", Appendix C: C is a CRS "type:identifier" such as srid:4326 or
+ * OGC:CRS84, A one of the edge algorithms). The whole text is kept as given, so metadata
+ * floe writes back names the type byte for byte. */
+static int parse_geo(parse_ctx *c, const char *name, floe_field *f, const char *where) {
+    static const char *const algos[] = {"spherical", "vincenty", "thomas", "andoyer", "karney"};
+    bool geog = !strncmp(name, "geography", 9);
+    const char *p = name + (geog ? 9 : 8);
+    const char *crs = NULL, *algo = NULL;
+    size_t crs_n = 0, algo_n = 0;
+    int algo_id = FLOE_GEO_ALGO_DEFAULT;
+    if (*p) {
+        if (*p++ != '(' || !geo_param(&p, &crs, &crs_n))
+            goto bad;
+        if (*p == ',') {
+            p++;
+            if (!geog || !geo_param(&p, &algo, &algo_n))
+                goto bad;
+        }
+        if (*p++ != ')' || *p)
+            goto bad;
+        const char *colon = memchr(crs, ':', crs_n);
+        if (!colon || colon == crs || colon == crs + crs_n - 1)
+            return floe_error_set(c->err, FLOE_ESCHEMA,
+                                  "%s: CRS \"%.*s\" in \"%s\" is not of the form "
+                                  "type:identifier (srid:4326, projjson:NAME, OGC:CRS84)",
+                                  where, (int)crs_n, crs, name);
+        if (algo) {
+            for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
+                if (strlen(algos[i]) == algo_n && !strncasecmp(algo, algos[i], algo_n))
+                    algo_id = (int)i;
+            if (algo_id == FLOE_GEO_ALGO_DEFAULT)
+                return floe_error_set(c->err, FLOE_ESCHEMA,
+                                      "%s: edge algorithm \"%.*s\" in \"%s\" is not one of "
+                                      "spherical, vincenty, thomas, andoyer, karney",
+                                      where, (int)algo_n, algo, name);
+        }
+    }
+    if (!c->s) /* schema evolution's type text has no arena to keep it in */
+        return floe_error_set(c->err, FLOE_EUNSUPPORTED,
+                              "%s: \"%s\": floe adds no geometry or geography column by "
+                              "schema evolution (give it in the schema at create)",
+                              where, name);
+    f->type = FLOE_TYPE_BINARY;
+    f->geo = geog ? FLOE_GEO_GEOGRAPHY : FLOE_GEO_GEOMETRY;
+    f->geo_algo = (floe_geo_algo)algo_id;
+    f->geo_crs = NULL;
+    if (!(f->geo_type = floe_arena_strdup(&c->s->arena, name)) ||
+        (crs && !(f->geo_crs = floe_arena_strndup(&c->s->arena, crs, crs_n))))
+        return floe_error_set(c->err, FLOE_ENOMEM, "schema: out of memory");
+    return 0;
+bad:
+    return floe_error_set(c->err, FLOE_ESCHEMA,
+                          "%s: malformed %s type \"%s\" (want %s)", where,
+                          geog ? "geography" : "geometry", name,
+                          geog ? "geography, geography(C) or geography(C, A)"
+                               : "geometry or geometry(C)");
+}
+
 static int parse_primitive(parse_ctx *c, const char *name, floe_field *f, const char *where) {
     static const struct {
         const char *name;
@@ -436,13 +534,15 @@ static int parse_primitive(parse_ctx *c, const char *name, floe_field *f, const 
         {"timestamptz", FLOE_TYPE_TIMESTAMPTZ}, {"timestamp_ns", FLOE_TYPE_TIMESTAMP_NS},
         {"timestamptz_ns", FLOE_TYPE_TIMESTAMPTZ_NS}, {"string", FLOE_TYPE_STRING},
         {"uuid", FLOE_TYPE_UUID},         {"binary", FLOE_TYPE_BINARY},
-        {"variant", FLOE_TYPE_VARIANT},
+        {"variant", FLOE_TYPE_VARIANT},   {"unknown", FLOE_TYPE_UNKNOWN},
     };
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
         if (!strcmp(name, simple[i].name)) {
             f->type = simple[i].type;
             return 0;
         }
+    if (!strncmp(name, "geometry", 8) || !strncmp(name, "geography", 9))
+        return parse_geo(c, name, f, where);
     const char *p = name;
     if (!strncmp(p, "decimal(", 8)) {
         int32_t prec, scale;
@@ -842,6 +942,8 @@ static json_t *type_to_json(const floe_field *f) {
         return o;
     }
     default:
+        if (f->geo && f->geo_type)
+            return json_string(f->geo_type);
         return json_string(floe_field_type_str(f, buf, sizeof buf));
     }
 fail:
@@ -878,6 +980,10 @@ static int clone_field(floe_arena *a, const floe_field *src, floe_field *dst) {
         return FLOE_ENOMEM;
     if (src->write_default_json &&
         !(dst->write_default_json = floe_arena_strdup(a, src->write_default_json)))
+        return FLOE_ENOMEM;
+    if (src->geo_type && !(dst->geo_type = floe_arena_strdup(a, src->geo_type)))
+        return FLOE_ENOMEM;
+    if (src->geo_crs && !(dst->geo_crs = floe_arena_strdup(a, src->geo_crs)))
         return FLOE_ENOMEM;
     if (src->nchildren) {
         dst->children = floe_arena_alloc(a, src->nchildren * sizeof(floe_field));

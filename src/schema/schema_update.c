@@ -212,6 +212,8 @@ bool floe_schema_type_promotable(const floe_field *from, const floe_field *to) {
     if (floe_type_is_nested(from->type) || floe_type_is_nested(to->type))
         return false;
     if (from->type == to->type) {
+        if (from->geo != to->geo) /* binary, geometry and geography are three types */
+            return false;
         if (from->type == FLOE_TYPE_DECIMAL)
             return from->scale == to->scale && to->precision >= from->precision;
         if (from->type == FLOE_TYPE_FIXED)
