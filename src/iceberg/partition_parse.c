@@ -340,6 +340,11 @@ int floe_px_resolve(const floe_schema *s, const floe_px_term *t, const char *wha
         return floe_error_set(err, FLOE_EINVALID,
                               "%s: column \"%.*s\" %s", what, (int)t->col_len, t->col,
                               coll ? "is inside a list or map" : "is not a primitive type");
+    if (f->geo) /* format/spec.md "Partition Transforms": no source of these types */
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s: column \"%.*s\" is a %s column, which no partition "
+                              "transform takes", what, (int)t->col_len, t->col,
+                              f->geo == FLOE_GEO_GEOGRAPHY ? "geography" : "geometry");
     if (!floe_transform_accepts(t->transform, f->type)) {
         char name[32];
         return floe_error_set(err, FLOE_EINVALID,

@@ -70,6 +70,11 @@ static int column(binder *p, const floe_filter *fl, const floe_field **out) {
     if (!f)
         return floe_error_set(p->err, FLOE_ENOTFOUND, "filter: no column %s in the table schema",
                               name);
+    if (f->geo) /* WKB has no order, and its bounds are boxes: nothing to compare */
+        return floe_error_set(p->err, FLOE_EUNSUPPORTED,
+                              "filter: column %s is a %s column; floe does not filter on "
+                              "geometry or geography",
+                              name, f->geo == FLOE_GEO_GEOGRAPHY ? "geography" : "geometry");
     if (floe_type_is_nested(f->type) && f->type != FLOE_TYPE_VARIANT)
         return floe_error_set(p->err, FLOE_EUNSUPPORTED,
                               "filter: column %s is a %s; only primitive columns can be "
@@ -240,6 +245,11 @@ static floe_expr *binary(binder *p, floe_expr_kind k, floe_expr *a, floe_expr *b
 static int bind_pred(binder *p, const floe_filter *fl, floe_expr **out) {
     const floe_field *f = NULL;
     FLOE_FORWARD_IF_ERROR(column(p, fl, &f));
+    if (f->type == FLOE_TYPE_UNKNOWN && fl->op != FLOE_FILTER_IS_NULL &&
+        fl->op != FLOE_FILTER_NOT_NULL)
+        return floe_filter_fail(fl, fl->column_offset, p->err, FLOE_EINVALID,
+                                "column %s has type unknown (always null): only IS NULL and "
+                                "IS NOT NULL apply", fl->column);
     static const floe_pred_op cmp_op[] = {
         [FLOE_FILTER_EQ] = FLOE_PRED_EQ, [FLOE_FILTER_NE] = FLOE_PRED_NE,
         [FLOE_FILTER_LT] = FLOE_PRED_LT, [FLOE_FILTER_LE] = FLOE_PRED_LE,

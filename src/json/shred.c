@@ -1361,6 +1361,13 @@ static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t 
         return *p == '{' ? shred_map(sh, n, pp, rep) : mismatch(sh, n, p);
     case FLOE_TYPE_VARIANT:
         return shred_variant(sh, n, pp, rep);
+    case FLOE_TYPE_UNKNOWN: { /* format/spec.md: always null, never stored */
+        char path[256];
+        if (found_kind(p, sh->end)[0] == 'i')
+            return malformed(sh, p, "unexpected character");
+        return rej(sh, FLOE_REJECT_TYPE, p, "field '%s': type unknown takes only null, found %s",
+                   path_of(n, path, sizeof path), found_kind(p, sh->end));
+    }
     default:
         return leaf_value(sh, n, pp, rep);
     }

@@ -158,8 +158,20 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
     return 0;
 }
 
+/* A geometry column's values into its bounding box (one that is not WKB gives up the
+ * file's bounds: the values are written as given). */
+static void geo_box_add(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
+    for (size_t i = 0; c->geo_box_ok && i < nv; i++) {
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_wkb_bbox_add(&c->geo_box, data + off[i], off[i + 1] - off[i], &e) < 0)
+            c->geo_box_ok = false;
+    }
+}
+
 static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
     int rc;
+    geo_box_add(c, data, off, nv);
     if ((c->mode != MODE_DICT || !c->track_entries) &&
         (rc = pqw_span_minmax_bytes(c, data, off, nv)) < 0)
         return rc;
@@ -710,10 +722,12 @@ static int carry_page(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_col
         return floe_error_set(err, FLOE_EINVALID,
                               "column %s: a carried page holds %u values, its levels %zu",
                               c->leaf->name, pg->nvalues, present);
-    if (c->phys == FLOE_PHYS_BYTE_ARRAY)
+    if (c->phys == FLOE_PHYS_BYTE_ARRAY) {
+        geo_box_add(c, cb->values, cb->offsets + pg->value0, pg->nvalues);
         rc = pqw_span_minmax_bytes(c, cb->values, cb->offsets + pg->value0, pg->nvalues);
-    else
+    } else {
         rc = pqw_span_stats_fixed(c, cb->values + pg->value0 * (size_t)c->width, pg->nvalues);
+    }
     if (rc < 0)
         return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     c->fallback = FB_PLAIN;
@@ -808,7 +822,7 @@ static int encode_page_index(floe_pq_writer *w, const col *c, int64_t data_start
     int64_t *nulls = NULL, *nans = NULL;
     floe_pq_page_location *locs = NULL;
     size_t np = c->npages;
-    bool ci_ok = true;
+    bool ci_ok = !c->leaf->geo; /* no order for WKB: no min/max per page */
     for (size_t i = 0; i < np; i++)
         if (c->pages[i].all_nan)
             ci_ok = false; /* parquet.thrift ColumnIndex: all-NaN page => no ColumnIndex */
@@ -1085,6 +1099,8 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     c->width = c->phys == FLOE_PHYS_BYTE_ARRAY ? 0 : floe_phys_width(leaf->phys, leaf->type_length);
     c->max_def = leaf->def_level;
     c->max_rep = leaf->rep_level;
+    c->geo_box_ok = leaf->geo == FLOE_GEO_GEOMETRY;
+    floe_wkb_bbox_init(&c->geo_box);
     switch (c->phys) {
     case FLOE_PHYS_BOOLEAN: c->order = ORDER_BOOL; c->signed_stats = true; break;
     case FLOE_PHYS_INT32: c->order = ORDER_INT32; c->signed_stats = true; break;
@@ -1690,6 +1706,21 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
         ci->null_value_count = c->f_nulls;
         ci->has_nan_count = c->is_float;
         ci->nan_value_count = c->f_nans;
+        if (c->leaf->geo) {
+            uint8_t lo[32], hi[32];
+            size_t len;
+            if (!c->geo_box_ok || !floe_wkb_bbox_bounds(&c->geo_box, lo, hi, &len))
+                continue;
+            ci->lower_bound = floe_malloc(len);
+            ci->upper_bound = floe_malloc(len);
+            if (!ci->lower_bound || !ci->upper_bound)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            memcpy(ci->lower_bound, lo, len);
+            memcpy(ci->upper_bound, hi, len);
+            ci->lower_len = ci->upper_len = len;
+            ci->has_bounds = true;
+            continue;
+        }
         if (!c->fstat.has)
             continue;
         bounds b;

@@ -324,6 +324,9 @@ int floe_pq_raw_row_group_load(floe_pq_reader *r, size_t rg, const floe_schema *
         const floe_field *f = schema->leaves[i];
         int32_t t = f->phys == FLOE_PHYS_FIXED ? FLOE_PQ_FIXED_LEN_BYTE_ARRAY : (int32_t)f->phys;
         const floe_pq_column_chunk *cc = &in->columns[i];
+        if (f->geo) /* the bounding box comes from the values: decode them */
+            return floe_error_set(err, FLOE_EUNSUPPORTED, "column %s: geometry/geography",
+                                  f->name);
         if (lf->conv != PQ_CONV_NONE || lf->src_phys != t || lf->node->is_unsigned ||
             (t == FLOE_PQ_FIXED_LEN_BYTE_ARRAY && lf->src_width != f->type_length) ||
             lf->node->def_level != f->def_level || lf->node->rep_level != f->rep_level)

@@ -16,6 +16,7 @@
 
 #include "floe/codec.h"
 #include "floe/parquet.h"
+#include "floe/wkb.h"
 #include "parquet/metadata.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -83,6 +84,12 @@ typedef struct col {
     bool truncatable;         /* BYTE_ARRAY bounds may be truncated */
     bool is_float;
     bool signed_stats;        /* deprecated min/max agree with the column order */
+    /* geometry / geography (leaf->geo): no min/max statistics or column index
+     * (LogicalTypes.md: their sort order is undefined); for geometry the bounding box of
+     * every value, the file's bounds (geo_box_ok false once a value is not WKB, or for
+     * geography, whose edges may leave the box of its points: then no bounds) */
+    bool geo_box_ok;
+    floe_wkb_bbox geo_box;
     const char **path;        /* path_in_schema (writer arena) */
     size_t npath;
 

@@ -27,6 +27,15 @@ static floe_pq_schema_element *elem_new(schema_build *sb) {
     return e;
 }
 
+/* Children that have a Parquet node: all but those of type unknown (format/spec.md
+ * Appendix A: unknown is not stored in data files). */
+static int32_t stored_children(const floe_field *f) {
+    int32_t n = 0;
+    for (size_t i = 0; i < f->nchildren; i++)
+        n += f->children[i].type != FLOE_TYPE_UNKNOWN;
+    return n;
+}
+
 static size_t count_elems(const floe_field *f) {
     size_t n = 1;
     if (f->type == FLOE_TYPE_LIST || f->type == FLOE_TYPE_MAP)
@@ -109,6 +118,17 @@ static int set_leaf_type(floe_pq_schema_element *e, const floe_field *f, floe_er
         e->has_logical_type = true;
         lt->kind = FLOE_PQ_LT_UUID;
         break;
+    case FLOE_TYPE_BINARY:
+        if (!f->geo)
+            break;
+        /* LogicalTypes.md GEOMETRY / GEOGRAPHY: WKB with the type's CRS and edge
+         * algorithm (each left out when the Iceberg type leaves it to its default) */
+        e->has_logical_type = true;
+        lt->kind = f->geo == FLOE_GEO_GEOGRAPHY ? FLOE_PQ_LT_GEOGRAPHY : FLOE_PQ_LT_GEOMETRY;
+        lt->geo_crs = f->geo_crs;
+        lt->has_geo_algorithm = f->geo == FLOE_GEO_GEOGRAPHY && f->geo_algo >= 0;
+        lt->geo_algorithm = f->geo_algo;
+        break;
     default:
         break;
     }
@@ -122,7 +142,7 @@ static bool find_empty_struct(const floe_field *f, const char **path, size_t dep
     if (depth == 64)
         return false; /* deeper than the writer goes: build_field refuses it */
     path[depth++] = f->name;
-    if (f->type == FLOE_TYPE_STRUCT && f->nchildren == 0) {
+    if (f->type == FLOE_TYPE_STRUCT && stored_children(f) == 0) {
         size_t n = 0;
         name[0] = 0;
         for (size_t i = 0; i < depth && n < cap; i++)
@@ -138,9 +158,10 @@ static bool find_empty_struct(const floe_field *f, const char **path, size_t dep
 int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) {
     /* Parquet stores leaves only: a group without children has no column to carry its
      * values or nulls, and readers refuse such a file */
-    if (schema->root.nchildren == 0)
+    if (stored_children(&schema->root) == 0)
         return floe_error_set(err, FLOE_EUNSUPPORTED,
-                              "the schema has no fields, which Parquet cannot store");
+                              "the schema has no fields Parquet stores (type unknown is "
+                              "never stored), which Parquet cannot store");
     const char *path[64];
     char name[512];
     for (size_t i = 0; i < schema->root.nchildren; i++)
@@ -155,6 +176,8 @@ int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) {
 
 static int build_field(schema_build *sb, const floe_field *f) {
     floe_pq_writer *w = sb->w;
+    if (f->type == FLOE_TYPE_UNKNOWN)
+        return 0; /* never stored: no node */
     floe_pq_schema_element *e = elem_new(sb);
     if (!e || sb->depth + 3 > sizeof sb->path / sizeof sb->path[0])
         return floe_error_set(sb->err, FLOE_EUNSUPPORTED, "schema too deep for the writer");
@@ -169,7 +192,7 @@ static int build_field(schema_build *sb, const floe_field *f) {
     switch (f->type) {
     case FLOE_TYPE_STRUCT:
         e->has_num_children = true;
-        e->num_children = (int32_t)f->nchildren;
+        e->num_children = stored_children(f);
         for (size_t i = 0; i < f->nchildren && rc == 0; i++)
             rc = build_field(sb, &f->children[i]);
         break;
@@ -241,7 +264,7 @@ int pqw_build_schema(floe_pq_writer *w, floe_error *err) {
     floe_pq_schema_element *root = elem_new(&sb);
     root->name = "table";
     root->has_num_children = true;
-    root->num_children = (int32_t)s->root.nchildren;
+    root->num_children = stored_children(&s->root);
     for (size_t i = 0; i < s->root.nchildren; i++)
         FLOE_FORWARD_IF_ERROR(build_field(&sb, &s->root.children[i]));
     if (sb.leaf != w->ncols)

@@ -506,7 +506,7 @@ int pqw_stats_fill(const floe_pq_writer *w, const col *c, const vstat *s, int64_
 
 void pqw_stats_point(const col *c, floe_pq_statistics *st, const floe_buf *scratch,
                      const bounds *b, bool has) {
-    if (!has)
+    if (!has || c->leaf->geo) /* LogicalTypes.md: no min/max for GEOMETRY/GEOGRAPHY */
         return;
     st->has_min_value = st->has_max_value = true;
     st->min_value = (floe_pq_bytes){scratch->data + b->min_off, b->min_len};

@@ -565,8 +565,10 @@ static int check_schema(footer_ctx *x, floe_error *err) {
         cs[i].node = floe_pq_reader_leaf(r, i);
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
         floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
+        /* geometry / geography: the footer's byte-order min/max are no bounds of theirs
+         * (format/spec.md wants a bounding box); the file is recorded without */
         cs[i].want_bounds = !cs[i].repeated && tl->id >= 0 && mm.kind != FLOE_METRICS_NONE &&
-                            mm.kind != FLOE_METRICS_COUNTS;
+                            mm.kind != FLOE_METRICS_COUNTS && !tl->geo;
     }
     for (size_t i = 0; i < ts->root.nchildren; i++) {
         const floe_field *tf = &ts->root.children[i];

@@ -17,6 +17,8 @@
  * entries for them only carry their own nested "fields". A table field whose file node
  * has another shape (a struct in the table, a primitive in the file) is matched, and
  * the reader refuses it with a message naming both; its children are not matched.
+ * A field of type unknown is never matched: a column a file holds for it is ignored and
+ * the field reads null (format/spec.md Appendix A).
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -167,6 +169,8 @@ static int match_children(match_ctx *c, const floe_field *f, const floe_pq_node 
                           json_t *map_fields, int depth) {
     for (size_t i = 0; i < f->nchildren; i++) {
         const floe_field *ch = &f->children[i];
+        if (ch->type == FLOE_TYPE_UNKNOWN)
+            continue; /* spec Appendix A: a file's column for it is ignored (reads null) */
         const floe_pq_node *cn = find_child(c, nd, ch, map_fields);
         if (cn)
             FLOE_FORWARD_IF_ERROR(match_field(
