@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// geo_oracle.mjs - independent checks for geometry / geography / unknown columns
+// (tests/integration/geo_unknown.sh).
+//
+//   geo_oracle.mjs bounds --metadata META.json
+//        every live data file of the current snapshot (manifests read by avsc): one line
+//        per file and field id with bounds, "FILE ID lower=HEX upper=HEX", sorted by id;
+//        "FILE none" for a file without bounds.
+//   geo_oracle.mjs wkb-bbox HEX...
+//        the bounding box of the WKB values (ISO or extended WKB, either byte order), in
+//        the manifest bound form (x:y[:z][:m] little-endian doubles, NaN for a missing z
+//        before m): "lower=HEX upper=HEX", or "none" when x or y has no value.
+//   geo_oracle.mjs parquet FILE.parquet
+//        DuckDB reads the file: its columns' types as DuckDB names them (one line each,
+//        "name TYPE"), then every row as JSON, blobs as lowercase hex, a geometry column
+//        as DuckDB's WKB (little-endian: DuckDB re-encodes big-endian input) and its WKT
+//        (NAME_wkt).
+import fs from 'node:fs'
+import { readRecords } from './lib/avro_read.mjs'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { UsageError, parseArgs, runMain, toHex } from './lib/canon.mjs'
+
+const USAGE = 'usage: geo_oracle.mjs bounds --metadata META | wkb-bbox HEX... | parquet FILE\n'
+
+function localPath(p) {
+  return p.startsWith('file://') ? p.slice(7) : p
+}
+
+async function bounds(metaPath) {
+  const meta = JSON.parse(fs.readFileSync(metaPath, 'utf8'))
+  const snap = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])
+  if (!snap) throw new Error('no current snapshot')
+  for (const m of await readRecords(localPath(snap['manifest-list']))) {
+    if (m.content !== undefined && m.content !== 0) continue
+    for (const e of await readRecords(localPath(m.manifest_path))) {
+      if (e.status === 2) continue
+      const df = e.data_file
+      const name = localPath(df.file_path).split('/').pop()
+      const lower = new Map(), upper = new Map()
+      for (const kv of df.lower_bounds || []) lower.set(kv.key, kv.value)
+      for (const kv of df.upper_bounds || []) upper.set(kv.key, kv.value)
+      const ids = [...new Set([...lower.keys(), ...upper.keys()])].sort((a, b) => a - b)
+      if (!ids.length) process.stdout.write(`${name} none\n`)
+      for (const id of ids) {
+        const lo = lower.has(id) ? toHex(lower.get(id)) : '-'
+        const hi = upper.has(id) ? toHex(upper.get(id)) : '-'
+        process.stdout.write(`${name} ${id} lower=${lo} upper=${hi}\n`)
+      }
+    }
+  }
+  return 0
+}
+
+// A WKB reader written from OGC Simple Features (ISO dimension codes 1000/2000/3000 and
+// the EWKB Z/M flags), kept apart from floe's own.
+function wkbPoints(buf, visit) {
+  let off = 0
+  function geom(depth) {
+    if (depth > 32) throw new Error('WKB nests too deeply')
+    const le = buf[off] === 1
+    off += 1
+    const u32 = () => { const v = le ? buf.readUInt32LE(off) : buf.readUInt32BE(off); off += 4; return v }
+    const f64 = () => { const v = le ? buf.readDoubleLE(off) : buf.readDoubleBE(off); off += 8; return v }
+    let code = u32()
+    let hasZ = false, hasM = false
+    if (code & 0x80000000) hasZ = true
+    if (code & 0x40000000) hasM = true
+    if (code & 0x20000000) off += 4 // EWKB SRID
+    code &= 0x0fffffff
+    const dim = Math.floor(code / 1000)
+    if (dim === 1 || dim === 3) hasZ = true
+    if (dim === 2 || dim === 3) hasM = true
+    const kind = code % 1000
+    const point = () => {
+      const x = f64(), y = f64()
+      const z = hasZ ? f64() : NaN
+      const m = hasM ? f64() : NaN
+      visit(x, y, z, m)
+    }
+    const points = () => { const n = u32(); for (let i = 0; i < n; i++) point() }
+    if (kind === 1) point()
+    else if (kind === 2) points()
+    else if (kind === 3) { const r = u32(); for (let i = 0; i < r; i++) points() }
+    else if (kind >= 4 && kind <= 7) { const n = u32(); for (let i = 0; i < n; i++) geom(depth + 1) }
+    else throw new Error(`WKB type ${code}`)
+  }
+  geom(0)
+}
+
+function wkbBbox(hexes) {
+  const lo = [Infinity, Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity, -Infinity]
+  for (const h of hexes) {
+    wkbPoints(Buffer.from(h, 'hex'), (...c) => {
+      c.forEach((v, i) => {
+        if (Number.isNaN(v)) return
+        lo[i] = Math.min(lo[i], v)
+        hi[i] = Math.max(hi[i], v)
+      })
+    })
+  }
+  if (lo[0] === Infinity || lo[1] === Infinity) return 'none'
+  const enc = (v) => {
+    const hasZ = v[2] !== Infinity && v[2] !== -Infinity
+    const hasM = v[3] !== Infinity && v[3] !== -Infinity
+    const out = [v[0], v[1]]
+    if (hasZ || hasM) out.push(hasZ ? v[2] : NaN)
+    if (hasM) out.push(v[3])
+    const b = Buffer.alloc(out.length * 8)
+    out.forEach((x, i) => b.writeDoubleLE(x, i * 8))
+    return b.toString('hex')
+  }
+  return `lower=${enc(lo)} upper=${enc(hi)}`
+}
+
+async function parquet(file) {
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' })
+  const conn = await instance.connect()
+  const lit = "'" + file.replace(/'/g, "''") + "'"
+  const desc = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${lit})`)).getRowObjects()
+  for (const r of desc) process.stdout.write(`${r.column_name} ${r.column_type}\n`)
+  // geometry columns as their WKB (ST_AsWKB is in DuckDB's core; a cast to BLOB is not)
+  const sel = desc.map((r) => {
+    const c = '"' + r.column_name.replace(/"/g, '""') + '"'
+    if (!/^(GEOMETRY|GEOGRAPHY)/.test(r.column_type)) return c
+    const t = '"' + (r.column_name + '_wkt').replace(/"/g, '""') + '"'
+    return `ST_AsWKB(${c}) AS ${c}, ST_AsText(${c}) AS ${t}`
+  })
+  const rows = (await conn.runAndReadAll(`SELECT ${sel.join(', ')} FROM read_parquet(${lit})`)).getRowObjects()
+  for (const row of rows) {
+    const o = {}
+    for (const [k, v] of Object.entries(row)) {
+      if (v && typeof v === 'object' && v.bytes) o[k] = toHex(Buffer.from(v.bytes))
+      else if (typeof v === 'bigint') o[k] = Number(v)
+      else o[k] = v === undefined ? null : v
+    }
+    process.stdout.write(JSON.stringify(o) + '\n')
+  }
+  return 0
+}
+
+async function main() {
+  const { pos, opts } = parseArgs(process.argv.slice(2), { metadata: 1 })
+  const cmd = pos[0]
+  if (cmd === 'bounds') {
+    if (!opts.metadata) throw new UsageError('bounds needs --metadata')
+    return bounds(opts.metadata)
+  }
+  if (cmd === 'wkb-bbox') {
+    process.stdout.write(wkbBbox(pos.slice(1)) + '\n')
+    return 0
+  }
+  if (cmd === 'parquet' && pos.length === 2) return parquet(pos[1])
+  throw new UsageError('unknown command')
+}
+
+runMain(main, USAGE)
