@@ -16,8 +16,8 @@ command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 shop_table sl 3
 serve_table sl
 q() { loaded "$tmp/sl.json" "$1"; }
-read -r s1 s2 s3 <<<"$(q "' '.join(str(s['snapshot-id']) for s in sorted(m['snapshots'], key=lambda s: s['sequence-number']))")"
-read -r l1 l2 l3 <<<"$(q "' '.join(s['manifest-list'] for s in sorted(m['snapshots'], key=lambda s: s['sequence-number']))")"
+read -r s1 s2 s3 <<<"$(in_order "$tmp/sl.json" snapshot-id)"
+read -r l1 l2 l3 <<<"$(in_order "$tmp/sl.json" manifest-list)"
 loc=$(q "m['location']")
 dir=$tmp/wh/shop/sl
 commit() { printf '{"requirements":[],"updates":[%s]}' "$1"; }

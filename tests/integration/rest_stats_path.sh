@@ -20,8 +20,8 @@ command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 shop_table st 3
 serve_table st
 q() { loaded "$tmp/st.json" "$1"; }
-read -r s1 s2 s3 <<<"$(q "' '.join(str(s['snapshot-id']) for s in sorted(m['snapshots'], key=lambda s: s['sequence-number']))")"
-read -r l1 l2 l3 <<<"$(q "' '.join(s['manifest-list'] for s in sorted(m['snapshots'], key=lambda s: s['sequence-number']))")"
+read -r s1 s2 s3 <<<"$(in_order "$tmp/st.json" snapshot-id)"
+read -r l1 l2 l3 <<<"$(in_order "$tmp/st.json" manifest-list)"
 logfile=$(q "m['metadata-log'][0]['metadata-file']")
 current=$(q "d['metadata-location']")
 loc=$(q "m['location']")

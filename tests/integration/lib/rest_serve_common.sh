@@ -104,6 +104,10 @@ serve_table() {
 # loaded FILE EXPR: python expression EXPR over the LoadTableResult saved in FILE (d; m is
 # its metadata)
 loaded() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["metadata"]; print(eval(sys.argv[2]))' "$1" "$2"; }
+# in_order FILE KEY: KEY ("snapshot-id", "manifest-list") of FILE's snapshots in commit order
+in_order() {
+  loaded "$1" "' '.join(str(s['$2']) for s in sorted(m['snapshots'], key=lambda s: s['sequence-number']))"
+}
 
 # jget EXPR: the JSON document on stdin, d, indexed by EXPR (e.g. '["metadata"]["location"]')
 jget() { python3 -c 'import sys,json; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
