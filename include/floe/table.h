@@ -194,6 +194,13 @@ int floe_table_check_location(floe_catalog *c, const char *ns, const char *name,
 int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
                                      const char *skip_ns, const char *skip_name,
                                      const char *location, floe_error *err) FLOE_NODISCARD;
+/* The same against places ps[0..n) (borrowed) the caller read with
+ * floe_catalog_table_places: several locations checked with one reading of the catalog
+ * (a transaction's set-locations), which loads every table. */
+int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps, size_t n,
+                                    const char *ns, const char *name, const char *skip_ns,
+                                    const char *skip_name, const char *location,
+                                    floe_error *err) FLOE_NODISCARD;
 /* FLOE_EINVALID (naming the folder and a file in it) when the location of a table about to
  * be created already holds files: orphan removal would delete them. Not checked on a
  * catalog that commits changes (REST): its server checks what it creates. */
@@ -392,6 +399,14 @@ int floe_table_commit(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe
  * Results as floe_table_commit's; FLOE_EUNKNOWN_STATE covers all the tables. */
 int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
                        void *const *ctxs, size_t *failed, floe_error *err) FLOE_NODISCARD;
+/* The same, asking wanted(wanted_ctx) (may be NULL: always) before writing each metadata
+ * file: false stops the attempt with FLOE_ECANCELLED, the files written deleted, nothing
+ * swapped (a server whose client has gone). apply may return FLOE_ECANCELLED too; neither
+ * is retried. */
+typedef bool (*floe_commit_wanted_fn)(void *ctx);
+int floe_tables_commit_while(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
+                             void *const *ctxs, floe_commit_wanted_fn wanted, void *wanted_ctx,
+                             size_t *failed, floe_error *err) FLOE_NODISCARD;
 
 /* write.metadata.delete-after-commit.enabled (Iceberg's table property): once
  * `committed`, written at committed_loc, has replaced `base` as the table's metadata,

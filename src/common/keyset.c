@@ -126,6 +126,39 @@ int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_
     return 0;
 }
 
+int floe_pairs_first_repeat(const char *const *a, const char *const *b, size_t n, size_t *dup,
+                            size_t *first) {
+    floe_keyset set = {0};
+    floe_buf key;
+    floe_buf_init(&key, 0);
+    size_t found = n, earlier = n;
+    int rc = floe_keyset_reserve(&set, n);
+    for (size_t i = 0; rc == 0 && i < n && found == n; i++) {
+        floe_buf_reset(&key);
+        /* a's NUL ends it: ("a.b", "c") and ("a", "b.c") stay apart */
+        if (floe_buf_append(&key, a[i], strlen(a[i]) + 1) < 0 ||
+            floe_buf_append(&key, b[i], strlen(b[i])) < 0) {
+            rc = FLOE_ENOMEM;
+            break;
+        }
+        size_t before = set.n;
+        int64_t *slot = NULL;
+        rc = floe_keyset_put(&set, key.data, key.len, (int64_t)i, &slot);
+        if (rc == 0 && set.n == before) {
+            found = i;
+            earlier = (size_t)*slot;
+        }
+    }
+    floe_buf_free(&key);
+    floe_keyset_free(&set);
+    if (rc < 0)
+        return rc;
+    *dup = found;
+    if (first)
+        *first = earlier;
+    return 0;
+}
+
 /* ---- sets of hashes ----------------------------------------------------------------- */
 
 static inline uint64_t mix64(uint64_t h) {

@@ -46,6 +46,12 @@ static inline const uint8_t *floe_keyset_key(const floe_keyset *s, size_t i) {
     return s->keys.data + s->off[i];
 }
 
+/* The first i whose pair (a[i], b[i]) equals an earlier pair (j < i): *dup = i (and
+ * *first = j when first is not NULL), or *dup = n when all n pairs differ. Hashed:
+ * linear in n (a table named twice in one commit). 0, FLOE_ENOMEM or FLOE_ELIMIT. */
+int floe_pairs_first_repeat(const char *const *a, const char *const *b, size_t n, size_t *dup,
+                            size_t *first);
+
 /* ---- sets of hashes over keys the caller holds ---------------------------------------- */
 
 /* A 64-bit hash of p[0..n), eight bytes at a time (not FNV's byte at a time): for sets

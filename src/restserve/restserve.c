@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +84,28 @@ int rs_floe_error(rs_resp *r, int rc, const floe_error *err, const char *not_fou
     case FLOE_EUNKNOWN_STATE:
         return rs_error(r, 500, "CommitStateUnknownException", "%s", msg);
     case FLOE_EBUSY:
+    case FLOE_ECANCELLED:
         return rs_error(r, 503, "ServiceUnavailableException", "%s", msg);
     default:
         return rs_error(r, 500, "InternalServerError", "%s", msg);
     }
+}
+
+bool rs_abandoned(const rs_req *q) {
+    if (atomic_load(&q->s->stopping))
+        return true;
+    const union MHD_ConnectionInfo *ci =
+        q->conn ? MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    if (!ci)
+        return false;
+    /* the handler runs on the connection's own thread: nothing else reads the socket now */
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    if (p.revents & (POLLHUP | POLLRDHUP | POLLERR))
+        return true;
+    char byte;
+    return (p.revents & POLLIN) && recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1225,6 +1244,7 @@ unsigned floe_rest_server_port(const floe_rest_server *s) {
 void floe_rest_server_stop(floe_rest_server *s) {
     if (!s)
         return;
+    atomic_store(&s->stopping, true); /* requests in flight give up their long work */
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
     floe_connguard_stop(s->guard);

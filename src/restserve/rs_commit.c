@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/keyset.h"
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/table.h"
@@ -59,6 +60,8 @@ typedef struct commit_ctx {
      * a set-location may find in the folder it moves the table to. NULL for a staged
      * create, and when the updates set no location. */
     floe_table_confinement *own;
+    const rs_req *q;       /* a transaction's request: apply gives up when it is abandoned
+                              (rs_abandoned); NULL otherwise */
     apply_outcome outcome; /* why apply stopped, when it did */
 } commit_ctx;
 
@@ -585,6 +588,10 @@ static int apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     commit_ctx *c = vctx;
     const floe_table_metadata *base = floe_metadata_builder_base(b);
     c->outcome = 0;
+    if (c->q && rs_abandoned(c->q)) /* FLOE_ECANCELLED: floe_tables_commit does not retry */
+        return floe_error_set(err, FLOE_ECANCELLED, "the request was abandoned (the client "
+                              "closed its connection or the server is stopping); nothing "
+                              "was committed");
     for (size_t i = 0; i < json_array_size(c->requirements); i++) {
         int rc = check_requirement(base, json_array_get(c->requirements, i), err);
         if (rc < 0) {
@@ -667,11 +674,11 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
 }
 
 /* The set-location updates of c held to the rule of create and register: an absolute
- * location, not the warehouse's reserved folders, neither inside nor around another
- * table's (whose files a purge of this table would then delete). 0, or -1 with a 400 in
- * r. */
+ * location, and when placed, not the warehouse's reserved folders, neither inside nor
+ * around another table's (whose files a purge of this table would then delete): the
+ * places ps[0..nps) when given, else the catalog's, read here. 0, or -1 with a 400 in r. */
 static int check_locations(rs_req *q, const char *ns, const char *name, const commit_ctx *c,
-                           rs_resp *r) {
+                           bool placed, const floe_table_place *ps, size_t nps, rs_resp *r) {
     for (size_t i = 0; i < json_array_size(c->updates); i++) {
         const json_t *e = json_array_get(c->updates, i);
         if (strcmp(sval(e, "action"), "set-location"))
@@ -682,9 +689,13 @@ static int check_locations(rs_req *q, const char *ns, const char *name, const co
                             "updates[%zu] (set-location): %s is not an absolute location", i,
                             loc),
                    -1;
+        if (!placed)
+            continue;
         floe_error err;
         floe_error_clear(&err);
-        int rc = floe_table_check_location(q->cat, ns, name, loc, &err);
+        int rc = ps ? floe_table_check_location_among(q->cat, ps, nps, ns, name, NULL, NULL, loc,
+                                                      &err)
+                    : floe_table_check_location(q->cat, ns, name, loc, &err);
         if (rc == FLOE_EINVALID)
             return rs_error(r, 400, "BadRequestException", "updates[%zu] (set-location): %s", i,
                             err.msg),
@@ -738,7 +749,7 @@ int rs_commit_table(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, "NoSuchTableException");
         goto done;
     }
-    if (check_locations(q, q->ns, q->table, &c, r) < 0)
+    if (check_locations(q, q->ns, q->table, &c, true, NULL, 0, r) < 0)
         goto done;
     rc = floe_table_load(q->cat, q->ns, q->table, &t, &err);
     c.table = t;
@@ -774,9 +785,8 @@ done:
     return 0;
 }
 
-/* The table name of table-changes[i] (checked to be there). */
-static const char *change_name(const json_t *changes, size_t i) {
-    return sval(json_object_get(json_array_get(changes, i), "identifier"), "name");
+static bool still_wanted(void *q) {
+    return !rs_abandoned(q);
 }
 
 /* The location the updates of c leave the table at (its last set-location), or NULL. */
@@ -804,8 +814,8 @@ static int by_move_key(const void *a, const void *b) {
  * transaction (check_locations), which holds neither. Sorted by key with a '/' ending,
  * a folder and one inside it are adjacent (all keys between them lie inside the first
  * too, and would be caught first). 0, or -1 with a 400 (500) in r. */
-static int check_moves_apart(const json_t *changes, char *const *names, const commit_ctx *cs,
-                             size_t n, rs_resp *r) {
+static int check_moves_apart(char *const *names, const char *const *tables,
+                             const commit_ctx *cs, size_t n, rs_resp *r) {
     move *ms = floe_calloc(n ? n : 1, sizeof *ms);
     size_t m = 0;
     int rc = 0;
@@ -836,11 +846,11 @@ static int check_moves_apart(const json_t *changes, char *const *names, const co
                  "table-changes[%zu]: table %s.%s: location %s %s the location %s that "
                  "table-changes[%zu] moves table %s.%s to: a table's location must be a "
                  "folder of its own%s",
-                 i, names[i], change_name(changes, i), moved_to(&cs[i]),
+                 i, names[i], tables[i], moved_to(&cs[i]),
                  same       ? "is"
                  : i_inside ? "lies inside"
                             : "contains",
-                 moved_to(&cs[j]), j, names[j], change_name(changes, j), RS_LOCATIONS_TAIL);
+                 moved_to(&cs[j]), j, names[j], tables[j], RS_LOCATIONS_TAIL);
         rc = -1;
     }
     for (size_t k = 0; k < m; k++)
@@ -849,27 +859,46 @@ static int check_moves_apart(const json_t *changes, char *const *names, const co
     return rc;
 }
 
+/* At most this many table-changes in one transaction (docs/REST.md, "Transactions"). Each
+ * change is a table loaded and, when it changes anything, a metadata file written and
+ * synced - some 10 ms on a synced disk - while the request holds one of the
+ * RS_CATALOG_HANDLES catalog handles: a transaction at the cap runs for seconds, one of
+ * 40,000 (a 4 MB body) would hold its handle for minutes. Multi-table transactions change
+ * a few tables. */
+#define RS_MAX_TABLE_CHANGES 1000
+
 /* POST /v1/{prefix}/transactions/commit (spec: commitTransaction, CommitTransactionRequest):
  * the table-changes, each a CommitTableRequest with its identifier, committed together by
  * floe_tables_commit - one SQL transaction swaps every pointer, so all the tables move or
- * none. Every change is checked before anything is read (400); a table that does not
- * exist is a 404 (a staged create is committed through its own table's route), a
- * requirement that fails on any table a 409 and nothing changes. 204 on success. */
+ * none. Every change is checked before anything is read (400; more than
+ * RS_MAX_TABLE_CHANGES, a table named twice); the tables are loaded in order and the first
+ * that does not exist is a 404 (a staged create is committed through its own table's
+ * route); the set-locations are then held, under the placement lock, to the other tables'
+ * places (read once) and to each other (check_moves_apart); a requirement that fails on any table is a 409 and nothing changes. 204 on success. A
+ * request abandoned while its tables are loaded or staged (rs_abandoned) stops there with
+ * a 503, nothing committed. */
 int rs_commit_transaction(rs_req *q, rs_resp *r) {
     const json_t *changes = json_object_get(q->body, "table-changes");
     if (!json_is_array(changes) || json_array_size(changes) == 0)
         return rs_error(r, 400, "BadRequestException", "table-changes must be a non-empty array");
     size_t n = json_array_size(changes);
+    if (n > RS_MAX_TABLE_CHANGES)
+        return rs_error(r, 400, "BadRequestException",
+                        "the transaction has %zu table-changes; at most %d are taken in one "
+                        "transaction (docs/REST.md, \"Transactions\")",
+                        n, RS_MAX_TABLE_CHANGES);
     commit_ctx *cs = floe_calloc(n, sizeof *cs);
     floe_table **ts = floe_calloc(n, sizeof *ts);
     void **ctxs = floe_calloc(n, sizeof *ctxs);
     char **names = floe_calloc(n, sizeof *names);
+    const char **tables = floe_calloc(n, sizeof *tables);
+    floe_table_place *ps = NULL;
+    size_t nps = 0;
+    bool moves = false;
     floe_error err;
     floe_error_clear(&err);
     floe_table_placement_lock *lock = NULL;
-    bool moving = false;
-    int rc = 0;
-    if (!cs || !ts || !ctxs || !names) {
+    if (!cs || !ts || !ctxs || !names || !tables) {
         rs_error(r, 500, "InternalServerError", "out of memory");
         goto done;
     }
@@ -883,32 +912,34 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
             goto done;
         }
         if (!(names[i] = rs_namespace_from_json(json_object_get(id, "namespace"), r)) ||
-            commit_request(ch, &cs[i], r) < 0)
+            commit_request(ch, &cs[i], r) < 0 ||
+            check_locations(q, names[i], name, &cs[i], false, NULL, 0, r) < 0)
             goto done;
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(names[j], names[i]) && !strcmp(change_name(changes, j), name)) {
-                rs_error(r, 400, "BadRequestException",
-                         "table-changes[%zu]: table %s.%s is changed twice", i, names[i], name);
-                goto done;
-            }
+        tables[i] = name;
+        moves = moves || has_action(&cs[i], "set-location");
         ctxs[i] = &cs[i];
-        moving |= has_action(&cs[i], "set-location");
     }
-    /* the moves checked and swapped under the placement lock (rs_commit_table) */
-    if (moving && (rc = floe_table_placement_lock_take(q->cat, &lock, &err)) < 0) {
-        rs_floe_error(r, rc, &err, "NoSuchTableException");
+    size_t dup, first;
+    int rc = floe_pairs_first_repeat((const char *const *)names, tables, n, &dup, &first);
+    if (rc < 0) {
+        rs_floe_error(r, rc, NULL, "NoSuchTableException");
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
-        if (check_locations(q, names[i], change_name(changes, i), &cs[i], r) < 0)
-            goto done;
-    if (moving && check_moves_apart(changes, names, cs, n, r) < 0)
+    if (dup < n) {
+        rs_error(r, 400, "BadRequestException",
+                 "table-changes[%zu]: table %s.%s is changed twice (table-changes[%zu])", dup,
+                 names[dup], tables[dup], first);
         goto done;
+    }
     for (size_t i = 0; i < n; i++) {
         cs[i].cat = q->cat;
         cs[i].ns = names[i];
-        cs[i].name = change_name(changes, i);
-        rc = floe_table_load(q->cat, names[i], change_name(changes, i), &ts[i], &err);
+        cs[i].name = tables[i];
+        cs[i].q = q;
+        rc = rs_abandoned(q) ? floe_error_set(&err, FLOE_ECANCELLED,
+                                              "the request was abandoned (the client closed "
+                                              "its connection or the server is stopping)")
+                             : floe_table_load(q->cat, names[i], tables[i], &ts[i], &err);
         cs[i].table = ts[i];
         if (rc == 0 && has_action(&cs[i], "set-location"))
             rc = floe_table_confinement_open(ts[i], &cs[i].own, &err);
@@ -917,8 +948,24 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
             goto done;
         }
     }
+    /* the moves checked and swapped under the placement lock (rs_commit_table); every
+     * table's place read once for all of them (a read loads every table of the catalog),
+     * and the moves held apart from each other */
+    if (moves && (rc = floe_table_placement_lock_take(q->cat, &lock, &err)) < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        goto done;
+    }
+    if (moves && (rc = floe_catalog_table_places(q->cat, &ps, &nps, &err)) < 0) {
+        rs_floe_error(r, rc, &err, "NoSuchTableException");
+        goto done;
+    }
+    for (size_t i = 0; moves && i < n; i++)
+        if (check_locations(q, names[i], tables[i], &cs[i], true, ps, nps, r) < 0)
+            goto done;
+    if (moves && check_moves_apart(names, tables, cs, n, r) < 0)
+        goto done;
     size_t failed = SIZE_MAX;
-    rc = floe_tables_commit(ts, n, apply, ctxs, &failed, &err);
+    rc = floe_tables_commit_while(ts, n, apply, ctxs, still_wanted, q, &failed, &err);
     apply_outcome why = failed < n ? cs[failed].outcome : 0;
     if (rc < 0 && (why == REQ_FAILED || why == UPDATE_CONFLICT))
         rs_error(r, 409, "CommitFailedException", "table %s.%s: %s", names[failed],
@@ -932,6 +979,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         r->status = 204;
 done:
     floe_table_placement_lock_release(lock);
+    floe_table_places_free(ps, nps);
     for (size_t i = 0; ts && i < n; i++)
         floe_table_close(ts[i]);
     for (size_t i = 0; cs && i < n; i++) {
@@ -940,6 +988,7 @@ done:
     }
     for (size_t i = 0; names && i < n; i++)
         floe_free(names[i]);
+    floe_free(tables);
     floe_free(names);
     floe_free(ctxs);
     floe_free(ts);

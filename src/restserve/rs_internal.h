@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include "common/budget.h"
 #include "floe/catalog.h"
@@ -61,6 +63,8 @@ struct floe_rest_server {
     size_t ntokens;
     const floe_rest_vend *vend; /* credential vending (rs_vend.c), borrowed; none: off */
     size_t nvend;
+    atomic_bool stopping; /* floe_rest_server_stop has begun: long work gives up
+                             (rs_abandoned) rather than hold the stop */
 };
 
 /* A request after routing. Path segments are percent-decoded. */
@@ -91,6 +95,12 @@ int rs_error(rs_resp *r, int status, const char *type, const char *fmt, ...) FLO
  * FLOE_EUNSUPPORTED 406, FLOE_ECONFLICT 409 CommitFailedException, FLOE_EUNKNOWN_STATE
  * 500 CommitStateUnknownException, FLOE_EBUSY 503, anything else 500. */
 int rs_floe_error(rs_resp *r, int rc, const floe_error *err, const char *not_found_type);
+/* True when the work of q is no longer wanted: the server is stopping, or the client has
+ * closed its connection (a read of it would find the end; checked without blocking, a
+ * poll and a peek). Long work (a transaction's tables) asks between steps and gives up
+ * with FLOE_ECANCELLED (503). A client that shuts down its sending side while it waits
+ * for the answer looks gone too: HTTP clients do not. */
+bool rs_abandoned(const rs_req *q);
 /* Query parameter `name`, percent-decoded (caller frees), or NULL when absent. */
 char *rs_query(const rs_req *q, const char *name);
 /* Header value (borrowed) or NULL. */

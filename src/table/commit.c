@@ -62,6 +62,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/keyset.h"
 #include "floe/io.h"
 #include "floe/lease.h"
 #include "floe/sql.h"
@@ -924,17 +925,28 @@ static int tables_check(floe_table *const *ts, size_t n, floe_sql **db, floe_err
     if (!*db)
         return floe_error_set(err, FLOE_EUNSUPPORTED,
                               "a commit to several tables at once needs a SQL catalog");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (ts[i]->catalog != c)
             return floe_error_set(err, FLOE_EINVALID,
                                   "table %zu of a commit to several tables is not of the same "
                                   "catalog handle", i);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(ts[i]->ns, ts[j]->ns) && !strcmp(ts[i]->name, ts[j]->name))
-                return floe_error_set(err, FLOE_EINVALID,
-                                      "table %s.%s is named twice in one commit", ts[i]->ns,
-                                      ts[i]->name);
+    /* hashed, not pairwise: a commit may name many tables */
+    const char **nss = floe_calloc(n, sizeof *nss), **names = floe_calloc(n, sizeof *names);
+    size_t dup = n;
+    int rc = nss && names ? 0 : FLOE_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        nss[i] = ts[i]->ns;
+        names[i] = ts[i]->name;
     }
+    if (rc == 0)
+        rc = floe_pairs_first_repeat(nss, names, n, &dup, NULL);
+    floe_free(nss);
+    floe_free(names);
+    if (rc < 0)
+        return floe_error_set(err, rc, "a commit to %zu tables: %s", n, floe_strerror(rc));
+    if (dup < n)
+        return floe_error_set(err, FLOE_EINVALID, "table %s.%s is named twice in one commit",
+                              ts[dup]->ns, ts[dup]->name);
     if (floe_sql_in_transaction(*db))
         return floe_error_set(err, FLOE_EINVALID,
                               "a transaction is already open on the catalog's connection");
@@ -944,8 +956,9 @@ static int tables_check(floe_table *const *ts, size_t n, floe_sql **db, floe_err
 /* One attempt: stage every table, write the new metadata files, swap every pointer in one
  * transaction, install. On return st holds what is left to delete or free. */
 static int tables_attempt(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
-                          void *const *ctxs, floe_sql *db, staged_table *st, size_t *failed,
-                          bool *keep_files, floe_error *err) {
+                          void *const *ctxs, floe_commit_wanted_fn wanted, void *wanted_ctx,
+                          floe_sql *db, staged_table *st, size_t *failed, bool *keep_files,
+                          floe_error *err) {
     size_t first = SIZE_MAX; /* the first table with a change */
     for (size_t i = 0; i < n; i++) {
         int rc = stage(ts[i], apply, ctxs[i], &st[i].b, &st[i].m, &st[i].log_entry, err);
@@ -963,11 +976,17 @@ static int tables_attempt(floe_table *const *ts, size_t n, floe_commit_apply_fn 
     }
     if (first == SIZE_MAX)
         return 0; /* nothing to commit anywhere */
-    for (size_t i = first; i < n; i++)
-        if (st[i].m)
-            FLOE_FORWARD_IF_ERROR(write_unique(ts[i], st[i].m, ts[i]->pointer,
-                                               floe_table_metadata_wants_gzip(st[i].m),
-                                               &st[i].loc, err));
+    for (size_t i = first; i < n; i++) {
+        if (!st[i].m)
+            continue;
+        /* each write syncs a file: a commit to many tables asks between them */
+        if (wanted && !wanted(wanted_ctx))
+            return floe_error_set(err, FLOE_ECANCELLED, "commit to %zu tables: abandoned before "
+                                  "the swaps; nothing was committed", n);
+        FLOE_FORWARD_IF_ERROR(write_unique(ts[i], st[i].m, ts[i]->pointer,
+                                           floe_table_metadata_wants_gzip(st[i].m), &st[i].loc,
+                                           err));
+    }
     floe_catalog *c = ts[first]->catalog;
     FLOE_FORWARD_IF_ERROR(floe_sql_begin(db, err));
     int rc = 0;
@@ -1023,6 +1042,12 @@ static int tables_attempt(floe_table *const *ts, size_t n, floe_commit_apply_fn 
 
 int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
                        void *const *ctxs, size_t *failed, floe_error *err) {
+    return floe_tables_commit_while(ts, n, apply, ctxs, NULL, NULL, failed, err);
+}
+
+int floe_tables_commit_while(floe_table *const *ts, size_t n, floe_commit_apply_fn apply,
+                             void *const *ctxs, floe_commit_wanted_fn wanted, void *wanted_ctx,
+                             size_t *failed, floe_error *err) {
     if (failed)
         *failed = SIZE_MAX;
     if (n == 0)
@@ -1048,7 +1073,8 @@ int floe_tables_commit(floe_table *const *ts, size_t n, floe_commit_apply_fn app
             rc = floe_table_refresh(ts[i], err);
         bool keep_files = false;
         if (rc == 0)
-            rc = tables_attempt(ts, n, apply, ctxs, db, st, failed, &keep_files, err);
+            rc = tables_attempt(ts, n, apply, ctxs, wanted, wanted_ctx, db, st, failed,
+                                &keep_files, err);
         staged_free(st, n, ts, !keep_files);
         if (gate)
             pthread_mutex_unlock(gate);

@@ -316,9 +316,10 @@ static const char *const RESERVED[][2] = {
     {"_wal", "floe serve's write-ahead logs"},
 };
 
-int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
-                                     const char *skip_ns, const char *skip_name,
-                                     const char *location, floe_error *err) {
+int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps, size_t n,
+                                    const char *ns, const char *name, const char *skip_ns,
+                                    const char *skip_name, const char *location,
+                                    floe_error *err) {
     const char *wh = floe_catalog_warehouse(c);
     static const char tail[] = "; a table's location must be a folder of its own (orphan "
                                "removal deletes whatever else is in it): choose another "
@@ -340,9 +341,6 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
         if (rc < 0)
             return rc;
     }
-    floe_table_place *ps = NULL;
-    size_t n = 0;
-    FLOE_FORWARD_IF_ERROR(floe_catalog_table_places(c, &ps, &n, err));
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const floe_table_place *p = &ps[i];
@@ -371,6 +369,17 @@ int floe_table_check_location_except(floe_catalog *c, const char *ns, const char
                                     floe_table_write_path_props[k], p->ns, p->name, wp, tail);
         }
     }
+    return rc;
+}
+
+int floe_table_check_location_except(floe_catalog *c, const char *ns, const char *name,
+                                     const char *skip_ns, const char *skip_name,
+                                     const char *location, floe_error *err) {
+    floe_table_place *ps = NULL;
+    size_t n = 0;
+    FLOE_FORWARD_IF_ERROR(floe_catalog_table_places(c, &ps, &n, err));
+    int rc = floe_table_check_location_among(c, ps, n, ns, name, skip_ns, skip_name, location,
+                                             err);
     floe_table_places_free(ps, n);
     return rc;
 }
