@@ -215,7 +215,11 @@ int floe_catalog_namespace_exists(floe_catalog *c, const char *ns, bool *exists,
 int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *const *keys,
                                   const char *const *values, size_t n, floe_error *err)
     FLOE_NODISCARD;
-/* Only an empty namespace (no tables, no child namespaces) can be dropped. */
+/* Only an empty namespace (no tables, no child namespaces) can be dropped: FLOE_EINVALID
+ * otherwise. On a SQL catalog the emptiness check and the drop are one transaction, taken
+ * in turn with the registers and renames into ns (which check ns in the transaction that
+ * inserts the table): of a drop and a create racing, either the drop is refused or the
+ * register is FLOE_ENOTFOUND. */
 int floe_catalog_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) FLOE_NODISCARD;
 int floe_catalog_load_namespace_properties(floe_catalog *c, const char *ns, floe_strlist *keys,
                                            floe_strlist *values, floe_error *err) FLOE_NODISCARD;

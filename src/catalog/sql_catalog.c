@@ -245,6 +245,27 @@ static int sql_namespace_exists(floe_catalog *c, const char *ns, bool *exists, f
     return rc;
 }
 
+/* Inside a transaction: the changes that depend on namespace ns existing (or being empty)
+ * take turns. SQLite's write transactions already do (BEGIN IMMEDIATE takes the database's
+ * write lock); PostgreSQL's read committed ones take a transaction-level advisory lock
+ * keyed by the catalog and namespace, held to commit or rollback, so the check that
+ * follows sees what the other committed. Taken by the drop of ns (its emptiness check and
+ * delete) and by what adds a table to ns (register, the rename into ns). */
+static int namespace_turn(floe_catalog *c, const char *ns, floe_error *err) {
+    sql_store *s = store(c);
+    if (strcmp(floe_sql_dialect(s->db), "postgresql"))
+        return 0;
+    char *key = floe_asprintf("floe namespace %s\x1f%s", c->name, ns);
+    if (!key)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    const char *params[] = {key};
+    bool row = false;
+    int rc = floe_sql_query(s->db, "SELECT pg_advisory_xact_lock(hashtext(?)) IS NULL", params, 1,
+                            row_exists, &row, err);
+    floe_free(key);
+    return rc;
+}
+
 static int require_namespace(floe_catalog *c, const char *ns, floe_error *err) {
     bool exists;
     int rc = sql_namespace_exists(c, ns, &exists, err);
@@ -329,26 +350,38 @@ static int sql_create_namespace(floe_catalog *c, const char *ns, const char *con
     return rc;
 }
 
+/* The emptiness check and the delete in one transaction, in turn with the registers into
+ * ns (namespace_turn): a table registered meanwhile makes the drop FLOE_EINVALID, never a
+ * drop of the properties under a table that then keeps the namespace alive. */
 static int sql_drop_namespace(floe_catalog *c, const char *ns, floe_error *err) {
     sql_store *s = store(c);
-    FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     char *like = like_children(ns);
     if (!like)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    bool own;
+    int rc = tx_open(s, &own, err);
+    if (rc < 0) {
+        floe_free(like);
+        return rc;
+    }
+    rc = namespace_turn(c, ns, err);
+    if (rc == 0)
+        rc = require_namespace(c, ns, err);
     bool non_empty = false;
     const char *p3[] = {c->name, ns, like};
     const char *p2[] = {c->name, like};
-    int rc = floe_sql_query(s->db, SQL_CHILD_IN_TABLES, p3, 3, row_exists, &non_empty, err);
+    if (rc == 0)
+        rc = floe_sql_query(s->db, SQL_CHILD_IN_TABLES, p3, 3, row_exists, &non_empty, err);
     if (rc == 0 && !non_empty)
         rc = floe_sql_query(s->db, SQL_CHILD_NS_IN_PROPERTIES, p2, 2, row_exists, &non_empty, err);
-    floe_free(like);
-    if (rc < 0)
-        return rc;
-    if (non_empty)
-        return floe_error_set(err, FLOE_EINVALID,
-                              "namespace %s is not empty (it holds tables or namespaces)", ns);
+    if (rc == 0 && non_empty)
+        rc = floe_error_set(err, FLOE_EINVALID,
+                            "namespace %s is not empty (it holds tables or namespaces)", ns);
     const char *params[] = {c->name, ns};
-    return floe_sql_exec(s->db, SQL_NS_PROPERTIES_DELETE_ALL, params, 2, NULL, err);
+    if (rc == 0)
+        rc = floe_sql_exec(s->db, SQL_NS_PROPERTIES_DELETE_ALL, params, 2, NULL, err);
+    floe_free(like);
+    return tx_close(s, own, rc, err);
 }
 
 typedef struct kv_ctx {
@@ -477,14 +510,23 @@ static int table_change(floe_catalog *c, const char *stmt, const char *const *pa
     return rc;
 }
 
+/* The namespace's existence is checked in the transaction that inserts the row, in turn
+ * with a drop of the namespace (namespace_turn): a register and a drop racing end as one
+ * of "registered, the drop refused" or "dropped, the register FLOE_ENOTFOUND". */
 static int sql_register_table(floe_catalog *c, const char *ns, const char *name,
                               const char *metadata_location, floe_error *err) {
     sql_store *s = store(c);
-    FLOE_FORWARD_IF_ERROR(require_namespace(c, ns, err));
     const char *params[] = {c->name, ns, name, metadata_location};
     int64_t changed = 0;
-    int rc = table_change(c, s->sql->insert, params, 4, &changed, FLOE_CATALOG_CHANGE_REGISTER,
+    bool own;
+    FLOE_FORWARD_IF_ERROR(tx_open(s, &own, err));
+    int rc = namespace_turn(c, ns, err);
+    if (rc == 0)
+        rc = require_namespace(c, ns, err);
+    if (rc == 0)
+        rc = table_change(c, s->sql->insert, params, 4, &changed, FLOE_CATALOG_CHANGE_REGISTER,
                           ns, name, NULL, NULL, metadata_location, err);
+    rc = tx_close(s, own, rc, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", ns, name);
     return rc;
@@ -493,11 +535,18 @@ static int sql_register_table(floe_catalog *c, const char *ns, const char *name,
 static int sql_rename_table(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
                             const char *to_name, floe_error *err) {
     sql_store *s = store(c);
-    FLOE_FORWARD_IF_ERROR(require_namespace(c, to_ns, err));
     const char *params[] = {to_ns, to_name, c->name, ns, name};
     int64_t changed = 0;
-    int rc = table_change(c, s->sql->rename, params, 5, &changed, FLOE_CATALOG_CHANGE_RENAME,
+    bool own;
+    FLOE_FORWARD_IF_ERROR(tx_open(s, &own, err));
+    /* as a register: the target namespace checked in turn with its drop */
+    int rc = namespace_turn(c, to_ns, err);
+    if (rc == 0)
+        rc = require_namespace(c, to_ns, err);
+    if (rc == 0)
+        rc = table_change(c, s->sql->rename, params, 5, &changed, FLOE_CATALOG_CHANGE_RENAME,
                           ns, name, to_ns, to_name, NULL, err);
+    rc = tx_close(s, own, rc, err);
     if (rc == FLOE_EEXISTS)
         return floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists", to_ns, to_name);
     if (rc == 0 && changed == 0)

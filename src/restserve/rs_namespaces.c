@@ -255,7 +255,11 @@ int rs_drop_namespace(rs_req *q, rs_resp *r) {
         rs_error(r, 409, "NamespaceNotEmptyException",
                  "namespace %s is not empty: %zu table%s, %zu namespace%s", q->ns, tables.n,
                  tables.n == 1 ? "" : "s", children.n, children.n == 1 ? "" : "s");
-    else if ((rc = floe_catalog_drop_namespace(q->cat, q->ns, &err)) < 0)
+    else if ((rc = floe_catalog_drop_namespace(q->cat, q->ns, &err)) == FLOE_EINVALID)
+        /* a table or namespace made since the listing: the catalog's own check, made in
+         * turn with creates (floe_catalog_drop_namespace) */
+        rs_error(r, 409, "NamespaceNotEmptyException", "%s", err.msg);
+    else if (rc < 0)
         rs_floe_error(r, rc, &err, NO_NS);
     else
         r->status = 204;
