@@ -15,7 +15,7 @@ name=rest_move_unused
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 
 wh=$tmp/wh
-S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
+S=$id_schema
 echo "$S" > "$tmp/s.json"
 echo '{"id":1}' > "$tmp/e.ndjson"
 "$floe" namespace create shop >/dev/null

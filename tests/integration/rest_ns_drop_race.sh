@@ -18,7 +18,7 @@ name=rest_ns_drop_race
 . "$(dirname "$0")/lib/rest_serve_common.sh"
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 
-S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
+S=$id_schema
 "$floe" namespace create other >/dev/null
 start_server
 T=open

@@ -12,10 +12,8 @@ name=rest_place_race
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 
 wh=$tmp/wh
-S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
-"$floe" namespace create shop >/dev/null
-start_server
-T=open
+S=$id_schema
+open_shop
 for t in ta tb sa sb; do
   expect 200 $T POST /v1/namespaces/shop/tables "{\"name\":\"$t\",\"schema\":$S}"
 done

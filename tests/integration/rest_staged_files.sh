@@ -19,7 +19,7 @@ name=rest_staged_files
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 
 wh=$tmp/wh
-S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
+S=$id_schema
 printf '{"id":1}\n{"id":2}\n' > "$tmp/e.ndjson"
 "$floe" namespace create shop >/dev/null
 serve_checked ""

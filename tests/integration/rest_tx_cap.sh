@@ -18,10 +18,8 @@ name=rest_tx_cap
 command -v curl >/dev/null || { echo "$name: curl missing, skipped"; exit 77; }
 
 wh=$tmp/wh
-S='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
-"$floe" namespace create shop >/dev/null
-start_server
-T=open
+S=$id_schema
+open_shop
 
 # changes FILE N NAME_PREFIX [LOCATION_PREFIX] [DUP]: a transaction body of N changes of
 # tables PREFIX0..; with LOCATION_PREFIX each a set-location to LOCATION_PREFIX<i>; DUP:

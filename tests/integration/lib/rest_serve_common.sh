@@ -4,7 +4,8 @@
 # exit codes, and start_server ARGS (the server on a free port: $port, $base, $pid; its
 # log $tmp/server.log), stopped at exit; serve_checked (the same with a tokens file and
 # the OpenAPI-checking proxy in front) and openapi_check; fail, req, expect and jget below;
-# shop_table, serve_table and loaded: a table with snapshots behind an open server.
+# shop_table, serve_table and loaded: a table with snapshots behind an open server;
+# open_shop and id_schema: namespace shop behind an open server, a one-column schema.
 # Expects $name (the test's name) to be set.
 set -euo pipefail
 src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
@@ -26,6 +27,16 @@ start_server() {
   [ -s "$tmp/port" ] || { echo "$name: FAIL: the server did not start: $(cat "$tmp/server.log")"; exit 1; }
   port=$(cat "$tmp/port")
   base=http://127.0.0.1:$port
+}
+
+# the schema of most tests' tables: one optional long column, id
+id_schema='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
+
+# open_shop [ARGS]: namespace shop, then start_server ARGS; requests go with token T=open
+open_shop() {
+  "$floe" namespace create shop >/dev/null
+  start_server "$@"
+  T=open
 }
 
 # fail MESSAGE: the test fails at once, with the server's last log lines
