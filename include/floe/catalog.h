@@ -236,6 +236,18 @@ int floe_catalog_list_tables(floe_catalog *c, const char *ns, floe_strlist *name
  * ".." level, valid UTF-8): FLOE_EINVALID saying which is broken. ns or name may be NULL
  * (not checked). Every catalog call checks them; this is for refusing a name up front. */
 int floe_catalog_check_names(const char *ns, const char *name, floe_error *err) FLOE_NODISCARD;
+/* Called by floe_catalog_each_table once per table: its namespace, name and metadata
+ * pointer as the catalog stores it (borrowed for the call). Non-zero stops the walk and is
+ * returned. */
+typedef int (*floe_catalog_table_fn)(void *ctx, const char *ns, const char *name,
+                                     const char *metadata_location, floe_error *err);
+/* Every table of the catalog, every namespace level, in no set order. With pointers, fn
+ * gets each table's metadata pointer: the SQL stores read them in one query, the others
+ * walk their namespaces and load each pointer (a table dropped meanwhile is left out);
+ * fn must not call into c (an SQL store is then still reading its rows). Without, the
+ * namespaces are walked, fn gets NULL for the pointer and may call into c. */
+int floe_catalog_each_table(floe_catalog *c, bool with_pointers, floe_catalog_table_fn fn,
+                            void *ctx, floe_error *err) FLOE_NODISCARD;
 /* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
 int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
                             char **metadata_location, floe_error *err) FLOE_NODISCARD;

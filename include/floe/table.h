@@ -181,7 +181,9 @@ typedef struct floe_table_place {
     char *write_paths[FLOE_TABLE_WRITE_PATHS];
 } floe_table_place;
 
-/* Every table of the catalog, every namespace level. Reads each table's metadata. */
+/* Every table of the catalog, every namespace level. Lists the tables with their metadata
+ * pointers and reads the metadata of those whose place is not kept for that pointer
+ * (floe_table_places in the catalog's database, written here; a REST catalog: all). */
 int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
                               floe_error *err) FLOE_NODISCARD;
 void floe_table_places_free(floe_table_place *p, size_t n);

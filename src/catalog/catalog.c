@@ -397,6 +397,43 @@ int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
     return c->ops->load_table(c, ns, name, metadata_location, err);
 }
 
+static int walk_tables(floe_catalog *c, const char *parent, int depth, bool with_pointers,
+                       floe_catalog_table_fn fn, void *ctx, floe_error *err) {
+    if (depth > 64)
+        return 0;
+    floe_strlist nss = {0};
+    int rc = floe_catalog_list_namespaces(c, parent, &nss, err);
+    for (size_t i = 0; rc == 0 && i < nss.n; i++) {
+        floe_strlist tables = {0};
+        rc = floe_catalog_list_tables(c, nss.items[i], &tables, err);
+        for (size_t k = 0; rc == 0 && k < tables.n; k++) {
+            char *pointer = NULL;
+            if (with_pointers)
+                rc = floe_catalog_load_table(c, nss.items[i], tables.items[k], &pointer, err);
+            if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
+                floe_error_clear(err);
+                rc = 0;
+                continue;
+            }
+            if (rc == 0)
+                rc = fn(ctx, nss.items[i], tables.items[k], pointer, err);
+            floe_free(pointer);
+        }
+        floe_strlist_free(&tables);
+        if (rc == 0)
+            rc = walk_tables(c, nss.items[i], depth + 1, with_pointers, fn, ctx, err);
+    }
+    floe_strlist_free(&nss);
+    return rc;
+}
+
+int floe_catalog_each_table(floe_catalog *c, bool with_pointers, floe_catalog_table_fn fn,
+                            void *ctx, floe_error *err) {
+    if (with_pointers && c->ops->each_table)
+        return c->ops->each_table(c, fn, ctx, err);
+    return walk_tables(c, NULL, 0, with_pointers, fn, ctx, err);
+}
+
 /* The namespace's "location" property, or NULL (caller frees). */
 static int namespace_location(floe_catalog *c, const char *ns, char **out, floe_error *err) {
     *out = NULL;

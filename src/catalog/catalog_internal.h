@@ -42,6 +42,8 @@ typedef struct floe_catalog_ops {
     int (*list_tables)(floe_catalog *c, const char *ns, floe_strlist *names, floe_error *err);
     int (*load_table)(floe_catalog *c, const char *ns, const char *name, char **location,
                       floe_error *err);
+    /* floe_catalog_each_table in one pass; NULL: namespaces walked, each table loaded */
+    int (*each_table)(floe_catalog *c, floe_catalog_table_fn fn, void *ctx, floe_error *err);
     int (*new_metadata_location)(floe_catalog *c, const char *metadata_dir,
                                  const char *base, bool gzip, char **out, floe_error *err);
     int (*register_table)(floe_catalog *c, const char *ns, const char *name,

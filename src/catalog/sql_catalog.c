@@ -102,13 +102,18 @@ static const char SQL_ALL_POINTERS[] =
     "DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND "  \
     "table_name = ?"
 
+#define SQL_EACH_TABLE_BASE                                                            \
+    "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE " \
+    "catalog_name = ? AND metadata_location IS NOT NULL"
+
 typedef struct sql_text {
-    const char *load_table, *list_tables, *swap, *rename, *drop, *insert;
+    const char *load_table, *list_tables, *each_table, *swap, *rename, *drop, *insert;
 } sql_text;
 
 static const sql_text SQL_V1 = {
     SQL_LOAD_TABLE_BASE TABLES_ONLY,
     SQL_LIST_TABLES_BASE TABLES_ONLY " ORDER BY table_name",
+    SQL_EACH_TABLE_BASE TABLES_ONLY,
     SQL_SWAP_BASE TABLES_ONLY,
     SQL_RENAME_BASE TABLES_ONLY,
     SQL_DROP_BASE TABLES_ONLY,
@@ -120,6 +125,7 @@ static const sql_text SQL_V1 = {
 static const sql_text SQL_V0 = {
     SQL_LOAD_TABLE_BASE,
     SQL_LIST_TABLES_BASE " ORDER BY table_name",
+    SQL_EACH_TABLE_BASE,
     SQL_SWAP_BASE,
     SQL_RENAME_BASE,
     SQL_DROP_BASE,
@@ -469,6 +475,26 @@ static int sql_load_table(floe_catalog *c, const char *ns, const char *name, cha
     return 0;
 }
 
+typedef struct each_ctx {
+    floe_catalog_table_fn fn;
+    void *ctx;
+} each_ctx;
+
+static int row_each(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    each_ctx *e = ctx;
+    if (ncols < 3 || !cols[0] || !cols[1] || !cols[2])
+        return 0;
+    return e->fn(e->ctx, cols[0], cols[1], cols[2], err);
+}
+
+static int sql_each_table(floe_catalog *c, floe_catalog_table_fn fn, void *ctx,
+                          floe_error *err) {
+    sql_store *s = store(c);
+    const char *params[] = {c->name};
+    each_ctx e = {fn, ctx};
+    return floe_sql_query(s->db, s->sql->each_table, params, 1, row_each, &e, err);
+}
+
 static int sql_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                      const char *base, bool gzip, char **out, floe_error *err) {
     (void)c;
@@ -722,6 +748,7 @@ static const floe_catalog_ops sql_ops = {
     .update_namespace_properties = sql_update_namespace_properties,
     .list_tables = sql_list_tables,
     .load_table = sql_load_table,
+    .each_table = sql_each_table,
     .new_metadata_location = sql_new_metadata_location,
     .register_table = sql_register_table,
     .rename_table = sql_rename_table,

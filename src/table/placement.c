@@ -23,8 +23,8 @@
  * snapshots only the files those snapshots reference (floe_table_check_location_snapshots).
  *
  * Where the other tables are: each table is loaded (its location, resolved as any load
- * does); a table whose metadata cannot be read is placed at the folder of its metadata
- * pointer.
+ * does) unless its place is kept for its current metadata pointer (below); a table whose
+ * metadata cannot be read is placed at the folder of its metadata pointer.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -130,16 +130,21 @@ void floe_table_placement_lock_release(floe_table_placement_lock *l) {
  * where the tables are
  * ------------------------------------------------------------------------------------- */
 
+/* Free the fields of *p (not p itself). */
+static void place_reset(floe_table_place *p) {
+    floe_free(p->ns);
+    floe_free(p->name);
+    floe_free(p->location);
+    for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS; k++)
+        floe_free(p->write_paths[k]);
+    *p = (floe_table_place){0};
+}
+
 void floe_table_places_free(floe_table_place *p, size_t n) {
     if (!p)
         return;
-    for (size_t i = 0; i < n; i++) {
-        floe_free(p[i].ns);
-        floe_free(p[i].name);
-        floe_free(p[i].location);
-        for (size_t k = 0; k < FLOE_TABLE_WRITE_PATHS; k++)
-            floe_free(p[i].write_paths[k]);
-    }
+    for (size_t i = 0; i < n; i++)
+        place_reset(&p[i]);
     floe_free(p);
 }
 
@@ -155,7 +160,7 @@ static int place_push(places *ps, const char *ns, const char *name, floe_table_p
         size_t nc = ps->cap ? ps->cap * 2 : 16;
         floe_table_place *ni = floe_realloc(ps->items, nc * sizeof *ni);
         if (!ni) {
-            floe_table_places_free(where, 1);
+            place_reset(where);
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
         }
         ps->items = ni;
@@ -165,7 +170,7 @@ static int place_push(places *ps, const char *ns, const char *name, floe_table_p
     where->name = floe_strdup(name);
     ps->items[ps->n] = *where;
     if (!where->ns || !where->name) {
-        floe_table_places_free(where, 1);
+        place_reset(where);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     ps->n++;
@@ -210,21 +215,25 @@ static int place_write_paths(const floe_table *t, floe_table_place *where, floe_
  * paths outside it, else the folder of its metadata pointer (a table that cannot be
  * loaded still owns that folder). */
 static int table_folder(floe_catalog *c, const char *ns, const char *name,
-                        floe_table_place *out, floe_error *err) {
+                        floe_table_place *out, char **loaded, floe_error *err) {
     floe_table *t = NULL;
     floe_error e;
     floe_error_clear(&e);
     int rc = floe_table_load(c, ns, name, &t, &e);
     if (rc == 0) {
         floe_table_place p = {.location = floe_strdup(floe_table_root(t))};
-        rc = p.location ? place_write_paths(t, &p, err)
-                        : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        char *ptr = loaded ? floe_strdup(t->pointer) : NULL;
+        rc = p.location && (!loaded || ptr) ? place_write_paths(t, &p, err)
+                                            : floe_error_set(err, FLOE_ENOMEM, "out of memory");
         floe_table_close(t);
         if (rc < 0) {
-            floe_table_places_free(&p, 1);
+            floe_free(ptr);
+            place_reset(&p);
             return rc;
         }
         *out = p;
+        if (loaded)
+            *loaded = ptr;
         return 0;
     }
     if (rc == FLOE_ENOMEM || rc == FLOE_EBUSY) {
@@ -265,38 +274,348 @@ static int table_folder(floe_catalog *c, const char *ns, const char *name,
     return 0;
 }
 
-static int collect(floe_catalog *c, const char *parent, places *ps, int depth,
-                   floe_error *err) {
-    if (depth > 64)
+typedef struct loading {
+    floe_catalog *cat;
+    places *ps;
+} loading;
+
+/* floe_catalog_each_table without pointers: ns.name placed by a load, pushed */
+static int place_loaded(void *ctx, const char *ns, const char *name, const char *pointer,
+                        floe_error *err) {
+    loading *l = ctx;
+    (void)pointer;
+    floe_table_place where = {0};
+    int rc = table_folder(l->cat, ns, name, &where, NULL, err);
+    if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
+        floe_error_clear(err);
         return 0;
-    floe_strlist nss = {0};
-    int rc = floe_catalog_list_namespaces(c, parent, &nss, err);
-    for (size_t i = 0; rc == 0 && i < nss.n; i++) {
-        floe_strlist tables = {0};
-        rc = floe_catalog_list_tables(c, nss.items[i], &tables, err);
-        for (size_t k = 0; rc == 0 && k < tables.n; k++) {
-            floe_table_place where = {0};
-            rc = table_folder(c, nss.items[i], tables.items[k], &where, err);
-            if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
-                floe_error_clear(err);
-                rc = 0;
-                continue;
-            }
-            if (rc == 0)
-                rc = place_push(ps, nss.items[i], tables.items[k], &where, err);
-        }
-        floe_strlist_free(&tables);
-        if (rc == 0)
-            rc = collect(c, nss.items[i], ps, depth + 1, err);
     }
-    floe_strlist_free(&nss);
+    return rc < 0 ? rc : place_push(l->ps, ns, name, &where, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * the places kept
+ *
+ * A table's place is a function of its metadata file, which is never changed once
+ * written, and of the warehouse a relative location resolves against. floe_table_places
+ * (in the catalog's database; the filesystem catalog's in <warehouse>/_leases.db) keeps,
+ * per table, the place worked out from one metadata pointer. A row is used only while the
+ * catalog still points the table at that file and the warehouse is the same, so whatever
+ * changes a table - a commit by floe or by anyone else, a rename, a drop, a re-create -
+ * is seen: that table is loaded again and its row replaced. A reading of the places thus
+ * lists every table with its pointer (one query on the SQL stores) and loads only the
+ * tables whose pointer moved, instead of every table (a create used to read the metadata
+ * of every table of the catalog, so N creates read N*N/2 files).
+ *
+ * The rows are a cache: when they cannot be read or written (a read-only database, a
+ * transaction open on the catalog's connection), the tables are loaded as before. Rows
+ * are written by whoever reads the places; two writers of one row both write a place
+ * true of the pointer they name, so either may win.
+ * ------------------------------------------------------------------------------------- */
+
+static const char SQL_CREATE_KEPT[] =
+    "CREATE TABLE IF NOT EXISTS floe_table_places ("
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "table_namespace VARCHAR(255) NOT NULL, "
+    "table_name VARCHAR(255) NOT NULL, "
+    "warehouse TEXT NOT NULL, "
+    "metadata_location TEXT NOT NULL, "
+    "location TEXT NOT NULL, "
+    "data_path TEXT, metadata_path TEXT, object_storage_path TEXT, folder_storage_path TEXT, "
+    "PRIMARY KEY (catalog_name, table_namespace, table_name))";
+/* the write paths in the order of floe_table_write_path_props */
+static const char SQL_KEPT[] =
+    "SELECT table_namespace, table_name, warehouse, metadata_location, location, data_path, "
+    "metadata_path, object_storage_path, folder_storage_path FROM floe_table_places "
+    "WHERE catalog_name = ?";
+static const char SQL_KEEP[] =
+    "INSERT INTO floe_table_places (catalog_name, table_namespace, table_name, warehouse, "
+    "metadata_location, location, data_path, metadata_path, object_storage_path, "
+    "folder_storage_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (catalog_name, table_namespace, table_name) DO UPDATE SET "
+    "warehouse = excluded.warehouse, metadata_location = excluded.metadata_location, "
+    "location = excluded.location, data_path = excluded.data_path, "
+    "metadata_path = excluded.metadata_path, "
+    "object_storage_path = excluded.object_storage_path, "
+    "folder_storage_path = excluded.folder_storage_path";
+static const char SQL_FORGET[] =
+    "DELETE FROM floe_table_places WHERE catalog_name = ? AND table_namespace = ? AND "
+    "table_name = ?";
+
+/* a row of floe_table_places */
+typedef struct kept_place {
+    floe_table_place place;
+    char *warehouse, *pointer;
+    bool seen; /* the table is still in the catalog */
+} kept_place;
+
+typedef struct kept_places {
+    kept_place *items;
+    size_t n, cap;
+    int rc; /* FLOE_ENOMEM while reading */
+} kept_places;
+
+/* a table of the catalog with its pointer (floe_catalog_each_table) */
+typedef struct listed_table {
+    char *ns, *name, *pointer;
+} listed_table;
+
+typedef struct listed_tables {
+    listed_table *items;
+    size_t n, cap;
+} listed_tables;
+
+static void kept_free(kept_places *k) {
+    for (size_t i = 0; i < k->n; i++) {
+        place_reset(&k->items[i].place);
+        floe_free(k->items[i].warehouse);
+        floe_free(k->items[i].pointer);
+    }
+    floe_free(k->items);
+}
+
+static void listed_free(listed_tables *l) {
+    for (size_t i = 0; i < l->n; i++) {
+        floe_free(l->items[i].ns);
+        floe_free(l->items[i].name);
+        floe_free(l->items[i].pointer);
+    }
+    floe_free(l->items);
+}
+
+/* Make room for one more of n items of size sz in *items (capacity *cap). */
+static int grow(void **items, size_t n, size_t *cap, size_t sz, floe_error *err) {
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *ni = floe_realloc(*items, nc * sz);
+    if (!ni)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *items = ni;
+    *cap = nc;
+    return 0;
+}
+
+static int note_table(void *ctx, const char *ns, const char *name, const char *pointer,
+                       floe_error *err) {
+    listed_tables *l = ctx;
+    FLOE_FORWARD_IF_ERROR(grow((void **)&l->items, l->n, &l->cap, sizeof *l->items, err));
+    listed_table t = {floe_strdup(ns), floe_strdup(name), floe_strdup(pointer)};
+    l->items[l->n++] = t;
+    if (!t.ns || !t.name || !t.pointer)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+static char *dup_or_null(const char *s, bool *oom) {
+    char *d = s ? floe_strdup(s) : NULL;
+    if (s && !d)
+        *oom = true;
+    return d;
+}
+
+static int note_kept(void *ctx, const char *const *cols, size_t ncols, floe_error *err) {
+    kept_places *k = ctx;
+    if (ncols < 5 + FLOE_TABLE_WRITE_PATHS || !cols[0] || !cols[1] || !cols[2] || !cols[3] ||
+        !cols[4])
+        return 0;
+    FLOE_FORWARD_IF_ERROR(grow((void **)&k->items, k->n, &k->cap, sizeof *k->items, err));
+    bool oom = false;
+    kept_place r = {.place = {.ns = dup_or_null(cols[0], &oom),
+                              .name = dup_or_null(cols[1], &oom),
+                              .location = dup_or_null(cols[4], &oom)},
+                    .warehouse = dup_or_null(cols[2], &oom),
+                    .pointer = dup_or_null(cols[3], &oom)};
+    for (size_t i = 0; i < FLOE_TABLE_WRITE_PATHS; i++)
+        r.place.write_paths[i] = dup_or_null(cols[5 + i], &oom);
+    k->items[k->n++] = r;
+    if (oom)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int by_table(const void *a, const void *b) {
+    const kept_place *x = a, *y = b;
+    int d = strcmp(x->place.ns, y->place.ns);
+    return d ? d : strcmp(x->place.name, y->place.name);
+}
+
+/* The database the places are kept in: the SQL catalog's connection (*owned false), else
+ * the filesystem catalog's <warehouse>/_leases.db opened here (*owned true). NULL when
+ * there is none to use (a REST catalog; a transaction open on the catalog's connection,
+ * which a failed statement would end). */
+static floe_sql *kept_db(floe_catalog *c, bool *owned) {
+    *owned = false;
+    floe_sql *sql = floe_catalog_sql(c);
+    if (sql)
+        return floe_sql_in_transaction(sql) ? NULL : sql;
+    if (!floe_catalog_swap_by_create(c))
+        return NULL;
+    char *dir = floe_io_local_path(floe_catalog_warehouse(c));
+    char *db = dir ? floe_io_join(dir, "_leases.db") : NULL;
+    floe_sql *out = NULL;
+    floe_error e;
+    floe_error_clear(&e);
+    if (db && floe_sql_open_with(db, floe_catalog_sql_options(c), &out, &e) < 0) {
+        floe_log(FLOE_LOG_DEBUG, "catalog %s: places not kept: %s", floe_catalog_name(c), e.msg);
+        out = NULL;
+    }
+    floe_free(dir);
+    floe_free(db);
+    *owned = out != NULL;
+    return out;
+}
+
+/* Read the rows of catalog c into *k, sorted by table. A failure other than FLOE_ENOMEM
+ * leaves *k empty and returns 0: the tables are then all loaded. */
+static int kept_read(floe_sql *db, floe_catalog *c, kept_places *k, floe_error *err) {
+    floe_error e;
+    floe_error_clear(&e);
+    const char *params[] = {floe_catalog_name(c)};
+    int rc = floe_sql_exec(db, SQL_CREATE_KEPT, NULL, 0, NULL, &e);
+    if (rc == 0 || rc == FLOE_EEXISTS) /* PostgreSQL: a racing CREATE made it */
+        rc = floe_sql_query(db, SQL_KEPT, params, 1, note_kept, k, &e);
+    if (rc == 0) {
+        if (k->n > 1)
+            qsort(k->items, k->n, sizeof *k->items, by_table);
+        return 0;
+    }
+    kept_free(k);
+    *k = (kept_places){0};
+    if (rc == FLOE_ENOMEM) {
+        if (err)
+            *err = e;
+        return rc;
+    }
+    floe_log(FLOE_LOG_DEBUG, "catalog %s: kept places not read: %s", floe_catalog_name(c),
+             e.msg);
+    return 0;
+}
+
+/* Write the places loaded (fresh[i] of places ps, read from pointers[i]) and forget the
+ * rows of tables gone, in one transaction; a failure is logged and the rows left. */
+static void kept_write(floe_sql *db, floe_catalog *c, const kept_places *k,
+                       const floe_table_place *ps, const size_t *fresh, char *const *pointers,
+                       size_t nfresh) {
+    bool forget = false;
+    for (size_t i = 0; i < k->n && !forget; i++)
+        forget = !k->items[i].seen;
+    if (!nfresh && !forget)
+        return;
+    floe_error e;
+    floe_error_clear(&e);
+    const char *cat = floe_catalog_name(c), *wh = floe_catalog_warehouse(c);
+    int rc = floe_sql_begin(db, &e);
+    for (size_t i = 0; rc == 0 && i < nfresh; i++) {
+        const floe_table_place *p = &ps[fresh[i]];
+        const char *params[] = {cat,         p->ns,          p->name,
+                                wh,          pointers[i],    p->location,
+                                p->write_paths[0], p->write_paths[1], p->write_paths[2],
+                                p->write_paths[3]};
+        rc = floe_sql_exec(db, SQL_KEEP, params, 10, NULL, &e);
+    }
+    for (size_t i = 0; rc == 0 && i < k->n; i++) {
+        const kept_place *r = &k->items[i];
+        const char *params[] = {cat, r->place.ns, r->place.name};
+        if (!r->seen)
+            rc = floe_sql_exec(db, SQL_FORGET, params, 3, NULL, &e);
+    }
+    if (rc == 0)
+        rc = floe_sql_commit(db, &e);
+    if (rc < 0) {
+        floe_sql_rollback(db);
+        floe_log(FLOE_LOG_DEBUG, "catalog %s: places not kept: %s", cat, e.msg);
+    }
+}
+
+static int place_copy(const floe_table_place *from, floe_table_place *to, floe_error *err) {
+    bool oom = false;
+    floe_table_place p = {.location = dup_or_null(from->location, &oom)};
+    for (size_t i = 0; i < FLOE_TABLE_WRITE_PATHS; i++)
+        p.write_paths[i] = dup_or_null(from->write_paths[i], &oom);
+    if (oom) {
+        place_reset(&p);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    *to = p;
+    return 0;
+}
+
+/* Every table of a pointer-swap catalog: the listed tables, each from its kept row when
+ * the row names the table's pointer, else loaded (and the row rewritten). */
+static int collect_kept(floe_catalog *c, places *ps, floe_error *err) {
+    listed_tables l = {0};
+    kept_places k = {0};
+    size_t *fresh = NULL, nfresh = 0, loaded_n = 0;
+    char **pointers = NULL;
+    bool owned = false;
+    floe_sql *db = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_catalog_each_table(c, true, note_table, &l, err));
+    db = kept_db(c, &owned);
+    if (db)
+        FLOE_CHECK(kept_read(db, c, &k, err));
+    fresh = floe_calloc(l.n + 1, sizeof *fresh);
+    pointers = floe_calloc(l.n + 1, sizeof *pointers);
+    if (!fresh || !pointers)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    const char *wh = floe_catalog_warehouse(c);
+    for (size_t i = 0; i < l.n; i++) {
+        const listed_table *t = &l.items[i];
+        kept_place key = {.place = {.ns = t->ns, .name = t->name}};
+        kept_place *r = k.n ? bsearch(&key, k.items, k.n, sizeof *k.items, by_table) : NULL;
+        floe_table_place where = {0};
+        if (r)
+            r->seen = true;
+        if (r && !strcmp(r->pointer, t->pointer) && !strcmp(r->warehouse, wh)) {
+            FLOE_CHECK(place_copy(&r->place, &where, err));
+            FLOE_CHECK(place_push(ps, t->ns, t->name, &where, err));
+            continue;
+        }
+        char *loaded = NULL;
+        rc = table_folder(c, t->ns, t->name, &where, &loaded, err);
+        if (rc == FLOE_ENOTFOUND) { /* dropped meanwhile */
+            floe_error_clear(err);
+            rc = 0;
+            continue;
+        }
+        FLOE_CHECK(rc);
+        loaded_n++;
+        rc = place_push(ps, t->ns, t->name, &where, err);
+        if (rc < 0) {
+            floe_free(loaded);
+            goto done;
+        }
+        if (loaded) { /* placed by a load, not by its pointer's folder */
+            fresh[nfresh] = ps->n - 1;
+            pointers[nfresh++] = loaded;
+        }
+    }
+    floe_log(FLOE_LOG_DEBUG,
+             "catalog %s: placement: %zu of %zu tables loaded, the others placed as kept",
+             floe_catalog_name(c), loaded_n, l.n);
+    if (db)
+        kept_write(db, c, &k, ps->items, fresh, pointers, nfresh);
+done:
+    for (size_t i = 0; i < nfresh; i++)
+        floe_free(pointers[i]);
+    floe_free(pointers);
+    floe_free(fresh);
+    kept_free(&k);
+    listed_free(&l);
+    if (owned)
+        floe_sql_close(db);
     return rc;
 }
 
 int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
                               floe_error *err) {
     places ps = {0};
-    int rc = collect(c, NULL, &ps, 0, err);
+    /* a REST catalog's tables are placed by loading each (its server keeps no rows here) */
+    loading l = {c, &ps};
+    int rc = floe_catalog_commits_changes(c)
+                 ? floe_catalog_each_table(c, false, place_loaded, &l, err)
+                 : collect_kept(c, &ps, err);
     if (rc < 0) {
         floe_table_places_free(ps.items, ps.n);
         return rc;
