@@ -1662,17 +1662,17 @@ static int pending_row(void *ctx, const char *const *cols, size_t n, floe_error 
     if (p->parts++ >= PENDING_LISTED)
         return 0;
     floe_buf *b = p->json;
-    char reason[700] = "", until[32];
+    char reason[SRV_NOTE_MAX] = "", until[32];
     size_t tl = strlen(cols[0]), pl = strlen(cols[1]);
     for (size_t i = 0; p->fails && i < p->fails->n && !reason[0]; i++) {
         const char *f = p->fails->items[i];
         if (!strncmp(f, cols[0], tl) && f[tl] == '\t' && !strncmp(f + tl + 1, cols[1], pl) &&
             f[tl + 1 + pl] == '\t')
-            snprintf(reason, sizeof reason, "compaction failed: %.600s", f + tl + pl + 2);
+            srv_note(reason, sizeof reason, "compaction failed: %s", f + tl + pl + 2);
     }
     if (!reason[0] && leased > 0 && cols[5]) {
         srv_iso_ms(srv_atoi64(cols[5]), until);
-        snprintf(reason, sizeof reason, "%lld landing files are being compacted by %.300s (file "
+        srv_note(reason, sizeof reason, "%lld landing files are being compacted by %s (file "
                  "lease until %s)", (long long)leased, cols[6] ? cols[6] : "?", until);
     }
     if (!reason[0] && p->leases) {
@@ -1689,7 +1689,7 @@ static int pending_row(void *ctx, const char *const *cols, size_t n, floe_error 
                                 .table_namespace = ns, .table_name = dot + 1, .job = job};
             if (floe_lease_get(p->leases, &k, &li, &e) == 0 && li.expires_at > li.now) {
                 srv_iso_ms(li.expires_at, until);
-                snprintf(reason, sizeof reason, "the partition's lease is held by %.300s "
+                srv_note(reason, sizeof reason, "the partition's lease is held by %s "
                          "until %s", li.owner, until);
             }
         }

@@ -832,7 +832,7 @@ static int seal_quarantine(floe_server *s, seal_job *j, const char *why, floe_er
     l->next_seq = seq + 1;
     atomic_fetch_add(&s->m.seal_quarantined_records, (uint64_t)j->records);
     pthread_mutex_lock(&l->mu);
-    snprintf(l->seal_quarantine_reason, sizeof l->seal_quarantine_reason, "%s", reason);
+    srv_note(l->seal_quarantine_reason, sizeof l->seal_quarantine_reason, "%s", reason);
     pthread_mutex_unlock(&l->mu);
     floe_log(FLOE_LOG_ERROR, "serve: %s: %lld records moved to the quarantine %s: %s",
              j->table, (long long)j->records, uri, reason);
@@ -1035,7 +1035,7 @@ static void *sealer_main(void *arg) {
 
         /* Seal in order; a failed job stays for the next round. */
         size_t kept = 0;
-        char first_error[256] = "";
+        char first_error[SRV_NOTE_MAX] = "";
         for (size_t i = 0; i < njobs; i++) {
             floe_error e;
             floe_error_clear(&e);
@@ -1055,7 +1055,7 @@ static void *sealer_main(void *arg) {
                 floe_log(FLOE_LOG_ERROR, "serve: sealing %s/%s failed (will retry): %s",
                          jobs[i].table, jobs[i].part, e.msg);
                 if (!first_error[0])
-                    snprintf(first_error, sizeof first_error, "sealing %.60s/%.60s: %.120s",
+                    srv_note(first_error, sizeof first_error, "sealing %s/%s: %s",
                              jobs[i].table, jobs[i].part, e.msg);
                 jobs[kept++] = jobs[i];
                 continue;
@@ -1092,7 +1092,7 @@ static void *sealer_main(void *arg) {
             srv_health_fail(s, SRV_H_SEALER, "%s (%zu buffers wait; their records are safe "
                             "in the WAL, sealing is retried)", first_error, njobs);
         else if (!answers_ok)
-            srv_health_fail(s, SRV_H_SEALER, "storing idempotency answers: %.200s (retried)",
+            srv_health_fail(s, SRV_H_SEALER, "storing idempotency answers: %s (retried)",
                             e.msg);
         else
             srv_health_ok(s, SRV_H_SEALER);

@@ -49,6 +49,29 @@ void srv_health_ok(floe_server *s, int which) {
     pthread_mutex_unlock(&s->health_mu);
 }
 
+void srv_note_v(char *dst, size_t cap, const char *fmt, va_list ap) {
+    static const char cut[] = "... (shortened)";
+    int n = vsnprintf(dst, cap, fmt, ap);
+    if (n >= 0 && (size_t)n < cap)
+        return;
+    if (cap >= sizeof cut) {
+        /* not inside a UTF-8 sequence */
+        size_t end = cap - sizeof cut;
+        while (end > 0 && ((unsigned char)dst[end] & 0xC0) == 0x80)
+            end--;
+        memcpy(dst + end, cut, sizeof cut);
+    } else if (cap) {
+        dst[0] = '\0';
+    }
+}
+
+void srv_note(char *dst, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    srv_note_v(dst, cap, fmt, ap);
+    va_end(ap);
+}
+
 void srv_health_fail(floe_server *s, int which, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -58,7 +81,7 @@ void srv_health_fail(floe_server *s, int which, const char *fmt, ...) {
         h->since_ms = floe_wall_ms();
     h->failing = true;
     h->failures++;
-    vsnprintf(h->error, sizeof h->error, fmt, ap);
+    srv_note_v(h->error, sizeof h->error, fmt, ap);
     pthread_mutex_unlock(&s->health_mu);
     va_end(ap);
 }
@@ -151,7 +174,7 @@ static int start_services(floe_server *s, floe_error *err) {
 
 static void offline_health(floe_server *s, const char *why) {
     srv_health_fail(s, SRV_H_SEALER, "not started: the catalog database or the object store "
-                    "cannot be reached (%.160s); posts are kept in the WAL until they answer",
+                    "cannot be reached (%s); posts are kept in the WAL until they answer",
                     why);
     srv_health_fail(s, SRV_H_COMPACTOR, "not started: the catalog database or the object "
                     "store cannot be reached");
@@ -188,7 +211,7 @@ static void *services_main(void *arg) {
             if (rc < 0) { /* some frames may be buffered: only a restart replays cleanly */
                 floe_log(FLOE_LOG_ERROR, "serve: replaying the WAL: %s; restart the server",
                          e.msg);
-                srv_health_fail(s, SRV_H_SEALER, "replaying the WAL failed (%.160s): "
+                srv_health_fail(s, SRV_H_SEALER, "replaying the WAL failed (%s): "
                                 "restart the server", e.msg);
                 break;
             }

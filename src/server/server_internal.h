@@ -85,9 +85,13 @@ enum { SRV_H_WAL, SRV_H_SEALER, SRV_H_COMPACTOR, SRV_H_CATALOG, SRV_H_STORAGE,
        SRV_H_MAINT, SRV_H_STATE_DB, SRV_H_COUNT };
 extern const char *const srv_health_names[SRV_H_COUNT];
 
+/* The room of a message kept for later (health, a failed seal or flush): a floe_error's
+ * message and the words around it; srv_note says when one is shortened all the same. */
+#define SRV_NOTE_MAX (FLOE_ERROR_MSG_MAX + 512)
+
 typedef struct srv_health_item {
     bool failing;
-    char error[256];
+    char error[SRV_NOTE_MAX];
     int64_t since_ms;       /* failing since (wall clock, ms) */
     uint64_t failures;      /* in a row */
 } srv_health_item;
@@ -212,10 +216,10 @@ typedef struct srv_landing {
     bool force_seal;        /* flush requested */
     uint64_t flush_gen, flush_done_gen;
     uint64_t flush_failed_gen; /* a forced round that left buffers unsealed ... */
-    char flush_error[256];     /* ... and why: flush reports it instead of waiting */
+    char flush_error[SRV_NOTE_MAX]; /* ... and why: flush reports it instead of waiting */
     int64_t seal_failing_since_ms; /* a buffer has failed to seal since (0 = none is) */
-    char seal_error[256];          /* ... the first error of the last round */
-    char seal_quarantine_reason[256]; /* why records last went to the quarantine */
+    char seal_error[SRV_NOTE_MAX];  /* ... the first error of the last round */
+    char seal_quarantine_reason[SRV_NOTE_MAX]; /* why records last went to the quarantine */
     bool stop;
     pthread_t thr;
     bool thr_started;
@@ -317,6 +321,10 @@ struct floe_server {
  * since_ms; later ones count). */
 void srv_health_ok(floe_server *s, int which);
 void srv_health_fail(floe_server *s, int which, const char *fmt, ...) FLOE_PRINTF(3, 4);
+/* Format into dst (cap bytes) in full, or, when it does not fit, cut and ended with
+ * "... (shortened)" so that a cut name or path is never taken for the whole one. */
+void srv_note(char *dst, size_t cap, const char *fmt, ...) FLOE_PRINTF(3, 4);
+void srv_note_v(char *dst, size_t cap, const char *fmt, va_list ap) FLOE_PRINTF(3, 0);
 /* ms since the epoch as 2026-01-02T03:04:05.678Z */
 void srv_iso_ms(int64_t ms, char out[32]);
 

@@ -587,6 +587,36 @@ TEST(test_partition_escaping) {
     }
 }
 
+/* A message kept for /healthz (a seal, the WAL replay, the catalog at start) holds a
+ * floe_error's whole message: it was cut at 160 or 200 bytes (%.160s), so a long table
+ * name or path read as a shorter one. One too long for the room says it was shortened. */
+TEST(test_health_message_whole) {
+    floe_server *s = calloc(1, sizeof *s);
+    REQUIRE(s != NULL);
+    pthread_mutex_init(&s->health_mu, NULL);
+    char path[FLOE_ERROR_MSG_MAX];
+    memset(path, 'p', sizeof path - 1);
+    path[0] = '/';
+    memcpy(path + sizeof path - 12, "/tail.jsonl", 12); /* ends the path, NUL included */
+    floe_error e;
+    floe_error_set(&e, FLOE_EIO, "%s", path);
+    srv_health_fail(s, SRV_H_SEALER, "replaying the WAL failed (%s): restart the server", e.msg);
+    CHECK(strstr(s->health[SRV_H_SEALER].error, "/tail.jsonl): restart the server") != NULL);
+    CHECK(strstr(s->health[SRV_H_SEALER].error, "shortened") == NULL);
+    /* twice that: cut, and said so, on a UTF-8 boundary */
+    char big[2 * FLOE_ERROR_MSG_MAX];
+    for (size_t i = 0; i + 2 < sizeof big; i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[sizeof big - 1] = 0;
+    srv_health_fail(s, SRV_H_SEALER, "sealing %s", big);
+    const char *msg = s->health[SRV_H_SEALER].error;
+    size_t n = strlen(msg);
+    CHECK(n >= 15 && !strcmp(msg + n - 15, "... (shortened)"));
+    CHECK(((unsigned char)msg[n - 16] & 0xC0) != 0xC0); /* no lead byte left dangling */
+    pthread_mutex_destroy(&s->health_mu);
+    free(s);
+}
+
 int main(void) {
     RUN(test_frame_round_trip);
     RUN(test_frame_torn_and_corrupt);
@@ -597,5 +627,7 @@ int main(void) {
     RUN(test_partition_escaping);
     RUN(test_body_decoder);
     RUN(test_inflight_budget);
+    RUN(test_health_message_whole);
     return harness_finish();
 }
+
