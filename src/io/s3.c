@@ -539,6 +539,17 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
         access_key = vended.access_key;
         secret_key = vended.secret_key;
         session_token = vended.session_token;
+        /* a REST catalog's vended credentials come from its server's answer */
+        rc = floe_s3_credential_check("the access key", access_key, err);
+        if (rc == 0)
+            rc = floe_s3_credential_check("the secret key", secret_key, err);
+        if (rc == 0)
+            rc = floe_s3_credential_check("the session token", session_token, err);
+        if (rc < 0) {
+            floe_error_prefix(err, "%s %s://%s/%s: the credentials callback's (vended "
+                              "credentials): ", r->op, r->scheme, r->bucket, r->key);
+            goto done;
+        }
     }
     FLOE_CHECK(floe_s3_build_target(cfg, r->bucket, r->key, &base_url, &host, &path, err));
     char amz_date[17];

@@ -266,6 +266,30 @@ int floe_s3_properties_take(floe_s3_properties *p, const char *key, size_t klen,
     return 0;
 }
 
+int floe_s3_credential_check(const char *what, const char *value, floe_error *err) {
+    for (size_t i = 0; value && value[i]; i++) {
+        unsigned char ch = (unsigned char)value[i];
+        if (ch < 0x20 || ch == 0x7f)
+            /* the value itself is a secret: only where the bad byte is */
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "%s holds a control character (0x%02x at byte %zu): refused, "
+                                  "since it would go into an HTTP header of every S3 request "
+                                  "(a CR or LF would start a header of its own); check for a "
+                                  "stray line break where it was set",
+                                  what, ch, i);
+    }
+    return 0;
+}
+
+/* The three parts of a key pair from one source, each checked under its own name. */
+static int check_key_pair(const char *ak_name, const char *ak, const char *sk_name,
+                          const char *sk, const char *tok_name, const char *tok,
+                          floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(floe_s3_credential_check(ak_name, ak, err));
+    FLOE_FORWARD_IF_ERROR(floe_s3_credential_check(sk_name, sk, err));
+    return floe_s3_credential_check(tok_name, tok, err);
+}
+
 int floe_io_options_apply_s3(floe_io_options *o, const floe_s3_properties *p, const char *source,
                              floe_error *err) {
     int rc = 0;
@@ -273,6 +297,12 @@ int floe_io_options_apply_s3(floe_io_options *o, const floe_s3_properties *p, co
         rc = floe_io_options_set(&o->s3.endpoint, p->endpoint, err);
     if (rc == 0 && p->region)
         rc = floe_io_options_set(&o->s3.region, p->region, err);
+    if (rc == 0) {
+        rc = check_key_pair("s3.access-key-id", p->access_key_id, "s3.secret-access-key",
+                            p->secret_access_key, "s3.session-token", p->session_token, err);
+        if (rc < 0)
+            floe_error_prefix(err, "%s: ", source);
+    }
     if (rc == 0 && p->access_key_id && p->secret_access_key) {
         o->s3.credentials = FLOE_IO_CREDS_STATIC;
         rc = floe_io_options_set(&o->s3.access_key, p->access_key_id, err);
@@ -345,6 +375,8 @@ int floe_io_options_from_env(floe_io_options *o, floe_io_lookup_fn lookup, void 
     sk = env_dup(e, "AWS_SECRET_ACCESS_KEY");
     if (ak && sk) {
         tok = env_dup(e, "AWS_SESSION_TOKEN");
+        FLOE_CHECK(check_key_pair("AWS_ACCESS_KEY_ID", ak, "AWS_SECRET_ACCESS_KEY", sk,
+                                  "AWS_SESSION_TOKEN", tok, err));
     } else {
         floe_free(ak);
         floe_free(sk);
@@ -352,6 +384,16 @@ int floe_io_options_from_env(floe_io_options *o, floe_io_lookup_fn lookup, void 
         sk = profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_secret_access_key");
         if (ak && sk)
             tok = profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_session_token");
+        if (ak && sk) {
+            rc = check_key_pair("aws_access_key_id", ak, "aws_secret_access_key", sk,
+                                "aws_session_token", tok, err);
+            if (rc < 0) {
+                floe_error_prefix(err, "S3 profile \"%s\" (%s, %s): ", profile,
+                                  cred_path ? cred_path : "(no credentials file)",
+                                  conf_path ? conf_path : "(no config file)");
+                goto done;
+            }
+        }
     }
     if (ak && sk) {
         o->s3.credentials = FLOE_IO_CREDS_STATIC;
@@ -464,6 +506,9 @@ int floe_s3_config_from_options(const floe_io_options *o, floe_s3_config *out,
         if (!o->s3.access_key || !o->s3.secret_key)
             FLOE_FAIL(err, FLOE_EINVALID, "static S3 credentials need an access key and a "
                                           "secret key");
+        FLOE_CHECK(check_key_pair("the S3 access key", o->s3.access_key,
+                                  "the S3 secret key", o->s3.secret_key,
+                                  "the S3 session token", o->s3.session_token, err));
         cfg.access_key = dup_or_null(o->s3.access_key, &oom);
         cfg.secret_key = dup_or_null(o->s3.secret_key, &oom);
         cfg.session_token = dup_or_null(o->s3.session_token, &oom);
@@ -485,6 +530,15 @@ int floe_s3_config_from_options(const floe_io_options *o, floe_s3_config *out,
                       o->s3.config_file ? o->s3.config_file : "(no config file)");
         cfg.session_token =
             profile_get(cred, cred_n, conf, conf_n, profile, NULL, "aws_session_token");
+        rc = check_key_pair("aws_access_key_id", cfg.access_key, "aws_secret_access_key",
+                            cfg.secret_key, "aws_session_token", cfg.session_token, err);
+        if (rc < 0) {
+            floe_error_prefix(err, "S3 profile \"%s\" (%s, %s): ", profile,
+                              o->s3.credentials_file ? o->s3.credentials_file
+                                                     : "(no credentials file)",
+                              o->s3.config_file ? o->s3.config_file : "(no config file)");
+            goto done;
+        }
         break;
     }
     case FLOE_IO_CREDS_CALLBACK:

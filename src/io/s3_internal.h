@@ -45,6 +45,11 @@ typedef struct floe_s3_config {
 
 /* Resolve o (validated; profile credentials read from their files) into cfg. Frees with
  * floe_s3_config_free. FLOE_EINVALID names the bad setting. */
+/* FLOE_EINVALID naming `what` (a variable or property name; never the value, a secret)
+ * and the byte when value (NULL: fine) holds a control character (below 0x20, or 0x7f):
+ * S3 credentials go into HTTP headers, where CR or LF would inject a header. */
+int floe_s3_credential_check(const char *what, const char *value,
+                             floe_error *err) FLOE_NODISCARD;
 int floe_s3_config_from_options(const floe_io_options *o, floe_s3_config *cfg,
                                 floe_error *err);
 /* floe_io_options_from_env over the defaults, then floe_s3_config_from_options. */

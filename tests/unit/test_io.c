@@ -386,6 +386,69 @@ TEST(test_mmap_release_whole_blocks) {
     free(pat);
 }
 
+/* S3 credentials go into HTTP headers: one holding a CR or LF (a stray line break in a
+ * variable or a property, or one a server put there) would start a header of its own. They
+ * are refused with the name of the variable or property, never the value. */
+static const char *const *cred_env;
+
+static const char *cred_lookup(void *ctx, const char *name) {
+    (void)ctx;
+    for (size_t i = 0; cred_env[i]; i += 2)
+        if (!strcmp(cred_env[i], name))
+            return cred_env[i + 1];
+    if (!strcmp(name, "AWS_CONFIG_FILE") || !strcmp(name, "AWS_SHARED_CREDENTIALS_FILE"))
+        return "/nonexistent";
+    return NULL;
+}
+
+static void env_refused(const char *const *env, const char *name) {
+    floe_io_options o;
+    floe_io_options_init(&o);
+    floe_error err;
+    floe_error_clear(&err);
+    cred_env = env;
+    CHECK_EQ_INT(floe_io_options_from_env(&o, cred_lookup, NULL, &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, name) != NULL && strstr(err.msg, "control character") != NULL);
+    CHECK(strstr(err.msg, "s3kr1t") == NULL); /* no value */
+    floe_io_options_free(&o);
+}
+
+TEST(test_s3_credentials_control_chars) {
+    const char *tok[] = {"AWS_ACCESS_KEY_ID", "AK", "AWS_SECRET_ACCESS_KEY", "s3kr1t",
+                         "AWS_SESSION_TOKEN", "tok\r\nx-amz-injected: 1", NULL};
+    env_refused(tok, "AWS_SESSION_TOKEN");
+    const char *ak[] = {"AWS_ACCESS_KEY_ID", "AK\n", "AWS_SECRET_ACCESS_KEY", "s3kr1t", NULL};
+    env_refused(ak, "AWS_ACCESS_KEY_ID");
+    const char *sk[] = {"AWS_ACCESS_KEY_ID", "AK", "AWS_SECRET_ACCESS_KEY", "s3kr1t\x7f", NULL};
+    env_refused(sk, "AWS_SECRET_ACCESS_KEY");
+    const char *fine[] = {"AWS_ACCESS_KEY_ID", "AK", "AWS_SECRET_ACCESS_KEY", "s3kr1t",
+                          "AWS_SESSION_TOKEN", "FQoGZXIvYXdz/token+with=chars", NULL};
+    floe_io_options o;
+    floe_io_options_init(&o);
+    floe_error err;
+    floe_error_clear(&err);
+    cred_env = fine;
+    CHECK_OK(floe_io_options_from_env(&o, cred_lookup, NULL, &err), err);
+    /* the same as catalog properties (s3.session-token: vended or configured) */
+    floe_s3_properties p = {0};
+    const char *v = "tok\nx-amz-injected: 1";
+    REQUIRE(floe_s3_properties_take(&p, "s3.session-token", 16, v, strlen(v), &err) == 1);
+    CHECK_EQ_INT(floe_io_options_apply_s3(&o, &p, "catalog lake", &err), FLOE_EINVALID);
+    CHECK(strstr(err.msg, "catalog lake: s3.session-token holds a control character") != NULL);
+    floe_s3_properties_reset(&p);
+    floe_io_options_free(&o);
+    /* a profile in a credentials file */
+    char *cred = floe_asprintf("%s/credentials", harness_tmpdir());
+    FILE *f = fopen(cred, "w");
+    REQUIRE(f != NULL);
+    fputs("[default]\naws_access_key_id = AK\naws_secret_access_key = s3kr1t\n"
+          "aws_session_token = a\rb\n", f);
+    fclose(f);
+    const char *prof[] = {"AWS_SHARED_CREDENTIALS_FILE", cred, NULL};
+    env_refused(prof, "aws_session_token");
+    floe_free(cred);
+}
+
 int main(void) {
     RUN(test_write_read_roundtrip);
     RUN(test_abort_leaves_nothing);
@@ -398,5 +461,6 @@ int main(void) {
     RUN(test_direct_output_write_fault);
     RUN(test_direct_output_refused_write);
     RUN(test_mmap_release_whole_blocks);
+    RUN(test_s3_credentials_control_chars);
     return harness_finish();
 }
