@@ -334,6 +334,38 @@ done:
     return rc;
 }
 
+/* Before a create writes v1 into metadata_dir (<namespace folder>/<name>/metadata): make
+ * the table's folder here, with mkdir(2) alone. The write would make every missing folder
+ * (mkdir -p), the namespace's too: a namespace dropped (rmdir) after the create found it
+ * would come back with the table in it, while the drop had answered that it was gone.
+ * Made here, the two meet at the namespace folder: the mkdir first, and the drop's rmdir
+ * finds the folder not empty; the rmdir first, and the mkdir fails (ENOENT, the
+ * namespace does not exist). */
+static int make_table_dir(const char *metadata_dir, floe_error *err) {
+    char *md = floe_io_local_path(metadata_dir);
+    char *slash = md ? strrchr(md, '/') : NULL;
+    if (!md)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = 0;
+    if (slash && slash != md) {
+        *slash = '\0';
+        if (mkdir(md, 0777) != 0 && errno != EEXIST) {
+            if (errno == ENOENT) {
+                char *ns_dir = strrchr(md, '/');
+                if (ns_dir)
+                    *ns_dir = '\0';
+                rc = floe_error_set(err, FLOE_ENOTFOUND,
+                                    "namespace folder %s does not exist (the namespace was "
+                                    "dropped)", md);
+            } else {
+                rc = floe_error_errno(err, errno, "create %s", md);
+            }
+        }
+    }
+    floe_free(md);
+    return rc;
+}
+
 static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                     const char *base, bool gzip, char **out, floe_error *err) {
     (void)c;
@@ -344,6 +376,8 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                               "%s: not a v<N>.metadata.json name; the filesystem catalog "
                               "cannot number the next version",
                               base);
+    if (!base)
+        FLOE_FORWARD_IF_ERROR(make_table_dir(metadata_dir, err));
     char name[64];
     snprintf(name, sizeof name, "v%" PRId64 "%s.metadata.json", base ? v + 1 : 1,
              gzip ? ".gz" : "");
