@@ -155,6 +155,8 @@ const char *floe_type_name(floe_type_id t); /* "long", "timestamptz", "struct", 
  * "long", "list", ... into buf (returned). */
 const char *floe_field_type_str(const floe_field *f, char *buf, size_t n);
 bool floe_type_is_nested(floe_type_id t);
+/* Whether a finished schema has a variant column (at any depth). */
+bool floe_schema_has_variant(const floe_schema *s);
 /* Parquet/physical byte width for fixed-width leaves (bool 1, int32 4 ...), 0 for
  * BYTE_ARRAY. */
 int floe_phys_width(floe_phys p, int32_t type_length);

@@ -855,9 +855,10 @@ static int group_writers_setup(group_run *gr, floe_error *err) {
 static int group_src_setup(rw_exec *x, const group_run *gr, group_src *src, bool **needs_exact,
                            floe_error *err) {
     const floe_schema *schema = x->p->priv->schema;
-    /* a writer that shreds variants writes other columns than the inputs' row groups */
+    /* a writer that shreds variants writes other columns than the inputs' row groups; on
+     * a table without a variant column the property changes nothing */
     src->copy.enabled = x->o->fast_copy != 0 && x->o->strategy != FLOE_RW_SORT && !gr->route &&
-                        !x->wo.variant_shredding[0];
+                        !(x->wo.variant_shredding[0] && floe_schema_has_variant(schema));
     src->copy.codec = x->wo.codec;
     src->copy.min_rg_bytes = 0;
     src->copy.carry_min = x->o->page_carry && x->o->strategy != FLOE_RW_SORT && !gr->route

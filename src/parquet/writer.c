@@ -1203,13 +1203,6 @@ static int writer_columns(floe_pq_writer *w, floe_error *err) {
     return pqw_build_schema(w, err);
 }
 
-static bool has_variant(const floe_schema *s) {
-    for (size_t j = 0; j < s->nleaves; j++)
-        if (s->leaves[j]->parent && s->leaves[j]->parent->type == FLOE_TYPE_VARIANT)
-            return true;
-    return false;
-}
-
 int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
                         const floe_pq_write_options *opts, floe_pq_writer **out,
                         floe_error *err) {
@@ -1244,7 +1237,7 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
     o->variant_shredding[FLOE_PQ_SHREDDING_MAX - 1] = 0;
     if (pqw_shred_is_auto(o->variant_shredding)) {
         /* the columns wait for the rows the paths are chosen from (settle_auto) */
-        w->auto_pending = has_variant(schema);
+        w->auto_pending = floe_schema_has_variant(schema);
         w->logical = schema;
         if (w->auto_pending && floe_batch_init(&w->held, schema) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");

@@ -64,6 +64,13 @@ bool floe_type_is_nested(floe_type_id t) {
            t == FLOE_TYPE_VARIANT;
 }
 
+bool floe_schema_has_variant(const floe_schema *s) {
+    for (size_t j = 0; j < s->nleaves; j++)
+        if (s->leaves[j]->parent && s->leaves[j]->parent->type == FLOE_TYPE_VARIANT)
+            return true;
+    return false;
+}
+
 const char *floe_field_type_str(const floe_field *f, char *buf, size_t n) {
     if (!n)
         return buf;

@@ -22,6 +22,7 @@
 #     skips the files its statistics rule out (files_skipped_variant) and prints the rows
 #     of --no-prune; floe rewrite into one auto-shredded file keeps every row;
 #  5. 'auto' with named paths is refused (convert: usage error; properties set: exit 2).
+#  6. on a (v2) table without a variant column floe rewrite copies row groups as stored.
 # Fails on the binary before auto (convert refuses 'auto' as a path without a type).
 set -euo pipefail
 
@@ -238,4 +239,21 @@ for bad in 'auto,payload.n:long' 'payload.n:long, auto'; do
     "$tmp/a.ndjson" > /dev/null 2> "$tmp/err" || rc=$?
   [ $rc -eq 2 ] && grep -q "'auto'" "$tmp/err" || fail "convert took '$bad' (exit $rc)"
 done
+
+# ---- 6. on a table without a variant column the property changes nothing: floe rewrite
+# still copies row groups as stored (it turned copying off whenever the property was set)
+printf '{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}' \
+  > "$tmp/plain.json"
+"$floe" table create ns.plain --schema "$tmp/plain.json" --property format-version=2 \
+  --property 'variant.shredding=auto' > /dev/null
+for i in 1 2; do
+  printf '{"id":%d}\n' "$i" > "$tmp/p$i.ndjson"
+  "$floe" append ns.plain "$tmp/p$i.ndjson" > /dev/null || fail "append p$i"
+done
+"$floe" rewrite ns.plain -o rewrite-all=true -o fast-copy=true > "$tmp/rw_plain.txt" ||
+  fail "rewrite ns.plain"
+grep -q '^row groups: 2 copied as stored, 0 re-encoded' "$tmp/rw_plain.txt" ||
+  fail "rewrite of a table without a variant: $(cat "$tmp/rw_plain.txt")"
+[ "$("$floe" scan ns.plain | sort | tr -d '\n')" = '{"id":1}{"id":2}' ] ||
+  fail "ns.plain after rewrite: $("$floe" scan ns.plain)"
 echo "variant_shred_auto: ok"
