@@ -235,6 +235,10 @@ typedef struct floe_infer floe_infer;
 typedef struct floe_infer_options {
     uint64_t max_records; /* records to sample over all feeds, 0 = unlimited */
     bool variant;         /* type conflicts -> variant (rules above; format v3) */
+    /* with variant: only the values whose kind varies become variant, never an object as
+     * a whole (its fields keep their own types). floe serve uses this to add fields to
+     * a struct the table already has, which cannot become a variant. */
+    bool variant_fields_only;
 } floe_infer_options;
 
 int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err)

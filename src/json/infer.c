@@ -355,7 +355,7 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
     }
     /* an object (not the record itself) whose fields' kinds vary: a free-form object,
      * stored as it is */
-    if (c->inf->opt.variant && path[0]) {
+    if (c->inf->opt.variant && !c->inf->opt.variant_fields_only && path[0]) {
         for (size_t i = 0; i < n->nkids; i++)
             if (n->names[i][0] && kind_varies(n->kids[i])) {
                 f->type = FLOE_TYPE_VARIANT;

@@ -156,16 +156,15 @@ static int body_as_lines(const uint8_t *p, size_t n, floe_buf *out) {
 }
 
 /* variant: the table is format v3, so type conflicts may become variant (floe/json.h). */
-static int infer_schema(const uint8_t *p, size_t n, bool variant, floe_schema **out,
-                        floe_error *err) {
-    floe_infer_options io = {.variant = variant};
+static int infer_schema(const uint8_t *p, size_t n, const floe_infer_options *io,
+                        floe_schema **out, floe_error *err) {
     floe_buf lines;
     floe_buf_init(&lines, 0);
     int rc = body_as_lines(p, n, &lines);
     if (rc < 0)
         rc = floe_error_set(err, rc, "out of memory");
     else
-        rc = floe_schema_infer(lines.data, lines.len, &io, out, err);
+        rc = floe_schema_infer(lines.data, lines.len, io, out, err);
     floe_buf_free(&lines);
     return rc;
 }
@@ -213,7 +212,8 @@ static int create_table(floe_server *s, const char *ns, const char *tname,
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         }
     } else if (s->cfg.auto_create && sample) {
-        rc = infer_schema(sample, n, false, &sc, err); /* a table created v2 */
+        floe_infer_options io = {0}; /* a table created v2 */
+        rc = infer_schema(sample, n, &io, &sc, err);
         if (rc < 0) {
             floe_error_prefix(err, "cannot infer a schema from the first batch: ");
             rc = FLOE_EINVALID;
@@ -582,7 +582,8 @@ int srv_table_load_configured(floe_server *s, floe_error *err) {
 /* ---- evolve ------------------------------------------------------------------------ */
 
 typedef struct evolve_ctx {
-    json_t *additions;  /* the inferred top-level fields (ids to be reassigned) */
+    json_t *additions;   /* the inferred top-level fields (ids to be reassigned) */
+    json_t *fields_only; /* the same inferred with variant_fields_only (v3), or additions */
     int32_t new_schema_id;
     bool changed;
 } evolve_ctx;
@@ -637,14 +638,37 @@ static int max_id(json_t *type) {
     return m;
 }
 
-static bool merge_fields(json_t *fields, json_t *afields, int32_t *next);
+static bool merge_fields(json_t *fields, json_t *afields, json_t *lfields, int32_t *next);
+
+/* The field of a struct's fields array named name, or NULL. */
+static json_t *field_named(json_t *fields, const char *name) {
+    size_t k;
+    json_t *f;
+    json_array_foreach(fields, k, f) {
+        const char *fn = json_string_value(json_object_get(f, "name"));
+        if (fn && !strcmp(fn, name))
+            return f;
+    }
+    return NULL;
+}
 
 /* holder[key] is a field's type (or a list's element, a map's value) in the current
- * schema; at the inferred type at the same place. Widens int -> long and float -> double,
- * goes into structs, list elements and map values; any other difference is left alone
- * (such values are type mismatches: the quarantine's business). */
-static bool merge_type(json_t *holder, const char *key, json_t *at, int32_t *next) {
+ * schema; at the inferred type at the same place, lt the type inferred there with
+ * variant_fields_only (NULL: as at). Widens int -> long and float -> double, goes into
+ * structs, list elements and map values; any other difference is left alone (such values
+ * are type mismatches: rejected at post time, or the quarantine's business).
+ *
+ * A struct the table has meets `variant` where the events give it a field whose kind
+ * varies (v3: a new object would be a variant as a whole). The struct cannot become one,
+ * so its new fields come from lt, where only the varying values are variants. */
+static bool merge_type(json_t *holder, const char *key, json_t *at, json_t *lt,
+                       int32_t *next) {
     json_t *ht = json_object_get(holder, key);
+    if (!lt)
+        lt = at;
+    if (json_is_object(ht) && json_is_string(at) && json_is_object(lt) &&
+        !strcmp(json_string_value(at), "variant"))
+        at = lt;
     if (json_is_string(ht) && json_is_string(at)) {
         const char *h = json_string_value(ht), *a = json_string_value(at);
         if ((!strcmp(h, "int") && !strcmp(a, "long")) ||
@@ -660,18 +684,24 @@ static bool merge_type(json_t *holder, const char *key, json_t *at, int32_t *nex
     const char *a = json_string_value(json_object_get(at, "type"));
     if (!h || !a || strcmp(h, a))
         return false;
+    const char *l = json_string_value(json_object_get(lt, "type"));
+    json_t *lsame = l && !strcmp(l, a) ? lt : at;
     if (!strcmp(h, "struct"))
-        return merge_fields(json_object_get(ht, "fields"), json_object_get(at, "fields"), next);
+        return merge_fields(json_object_get(ht, "fields"), json_object_get(at, "fields"),
+                            json_object_get(lsame, "fields"), next);
     if (!strcmp(h, "list"))
-        return merge_type(ht, "element", json_object_get(at, "element"), next);
+        return merge_type(ht, "element", json_object_get(at, "element"),
+                          json_object_get(lsame, "element"), next);
     if (!strcmp(h, "map"))
-        return merge_type(ht, "value", json_object_get(at, "value"), next);
+        return merge_type(ht, "value", json_object_get(at, "value"),
+                          json_object_get(lsame, "value"), next);
     return false;
 }
 
 /* Adds the inferred fields the struct lacks (optional, fresh ids), at any depth, and
- * widens the ones it has. True when anything changed. */
-static bool merge_fields(json_t *fields, json_t *afields, int32_t *next) {
+ * widens the ones it has; lfields are the same inferred with variant_fields_only (see
+ * merge_type). True when anything changed. */
+static bool merge_fields(json_t *fields, json_t *afields, json_t *lfields, int32_t *next) {
     bool changed = false;
     size_t i;
     json_t *af;
@@ -679,15 +709,10 @@ static bool merge_fields(json_t *fields, json_t *afields, int32_t *next) {
         const char *name = json_string_value(json_object_get(af, "name"));
         if (!name)
             continue;
-        json_t *have = NULL, *f;
-        size_t k;
-        json_array_foreach(fields, k, f) {
-            const char *fn = json_string_value(json_object_get(f, "name"));
-            if (fn && !strcmp(fn, name))
-                have = f;
-        }
+        json_t *have = field_named(fields, name), *lf = field_named(lfields, name);
         if (have) {
-            changed |= merge_type(have, "type", json_object_get(af, "type"), next);
+            changed |= merge_type(have, "type", json_object_get(af, "type"),
+                                  lf ? json_object_get(lf, "type") : NULL, next);
             continue;
         }
         json_t *nf = json_deep_copy(af);
@@ -717,7 +742,7 @@ static int evolve_apply(void *vctx, floe_metadata_builder *b, floe_error *err) {
     if (m > next)
         next = m;
     next++;
-    bool changed = merge_fields(fields, ec->additions, &next);
+    bool changed = merge_fields(fields, ec->additions, ec->fields_only, &next);
     int rc = 0;
     if (!changed) {
         rc = FLOE_COMMIT_NOOP;
@@ -811,13 +836,29 @@ int srv_table_sync(floe_server *s, srv_table *t, int32_t schema_id, int32_t spec
     return rc;
 }
 
+/* The schema inferred from body (io), as JSON in *out (the caller decrefs). */
+static int infer_json(const uint8_t *body, size_t n, const floe_infer_options *io,
+                      json_t **out, floe_error *err) {
+    floe_schema *inferred = NULL;
+    int rc = infer_schema(body, n, io, &inferred, err);
+    if (rc < 0)
+        return rc;
+    char *txt = floe_schema_to_json(inferred, false);
+    floe_schema_free(inferred);
+    if (!txt)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    json_error_t je;
+    *out = json_loads(txt, 0, &je);
+    floe_free(txt);
+    return *out ? 0 : floe_error_set(err, FLOE_EINTERNAL, "inferred schema: %s", je.text);
+}
+
 int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
                      bool is_array, floe_error *err) {
     (void)is_array;
-    floe_schema *inferred = NULL, *cur = NULL;
+    floe_schema *cur = NULL;
     floe_partition_spec *spec = NULL;
-    char *ijson = NULL;
-    json_t *ij = NULL;
+    json_t *ij = NULL, *lj = NULL;
     floe_table *ft = NULL;
     int rc = 0;
     if (atomic_load(&s->offline))
@@ -828,14 +869,13 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     int format_version = 2;
     FLOE_CHECK(sync_locked(s, t, &format_version, err));
     int gen = t->schema_gen;
-    FLOE_CHECK(infer_schema(body, n, format_version >= 3, &inferred, err));
-    ijson = floe_schema_to_json(inferred, false);
-    if (!ijson)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    floe_infer_options io = {.variant = format_version >= 3};
+    FLOE_CHECK(infer_json(body, n, &io, &ij, err));
+    if (io.variant) { /* for the structs the table has (merge_type) */
+        io.variant_fields_only = true;
+        FLOE_CHECK(infer_json(body, n, &io, &lj, err));
+    }
     json_error_t je;
-    ij = json_loads(ijson, 0, &je);
-    if (!ij)
-        FLOE_FAIL(err, FLOE_EINTERNAL, "inferred schema: %s", je.text);
     /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
      * the commit merges again on the metadata each attempt starts from. */
     pthread_rwlock_rdlock(&t->schema_lock);
@@ -847,12 +887,13 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     int32_t scratch_id = 1 << 30;
     bool news = merge_fields(json_object_get(curj, "fields"), json_object_get(ij, "fields"),
-                             &scratch_id);
+                             json_object_get(lj ? lj : ij, "fields"), &scratch_id);
     json_decref(curj);
     if (!news || gen != t->schema_gen)
         goto done; /* nothing new, or another request evolved it meanwhile */
     json_t *adds = json_incref(json_object_get(ij, "fields"));
-    evolve_ctx ec = {.additions = adds};
+    evolve_ctx ec = {.additions = adds,
+                     .fields_only = json_object_get(lj ? lj : ij, "fields")};
     pthread_mutex_lock(&s->cat_mu);
     rc = floe_table_load(s->catalog, t->ns, t->tname, &ft, err);
     if (rc == 0)
@@ -873,8 +914,7 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
 done:
     pthread_mutex_unlock(&t->evolve_mu);
     json_decref(ij);
-    floe_free(ijson);
-    floe_schema_free(inferred);
+    json_decref(lj);
     floe_schema_free(cur);
     floe_partition_spec_free(spec);
     return rc;
