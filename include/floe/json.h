@@ -207,7 +207,8 @@ const char *floe_shredder_unknown_name(const floe_shredder *sh, size_t i, uint64
  *   - true/false -> boolean; integral numbers -> long; other numbers -> double; long and
  *     double mixed -> double.
  *   - strings: all ISO-8601 timestamps with a zone -> timestamptz; all without a zone ->
- *     timestamp; all "YYYY-MM-DD" -> date; anything else (uuid-looking strings included)
+ *     timestamp (with options.nanos, when a value has digits below the microsecond:
+ *     timestamptz_ns / timestamp_ns); all "YYYY-MM-DD" -> date; anything else (uuid-looking strings included)
  *     -> string. A mix of these string forms -> string.
  *   - arrays -> list<element>, the element inferred from all elements of all arrays.
  *   - objects -> struct with fields in first-seen order, unless the object looks like a
@@ -239,6 +240,9 @@ typedef struct floe_infer_options {
      * a whole (its fields keep their own types). floe serve uses this to add fields to
      * a struct the table already has, which cannot become a variant. */
     bool variant_fields_only;
+    /* timestamps some of whose values carry digits below the microsecond (and all of which
+     * fit 1677..2262) -> timestamp_ns / timestamptz_ns (format v3) */
+    bool nanos;
 } floe_infer_options;
 
 int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err)

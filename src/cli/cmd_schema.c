@@ -37,7 +37,8 @@ static void schema_help(FILE *out) {
             "  most frequent one, with a warning on stderr; for a format v3 table\n"
             "  (--format-version 3) they become variant instead: a field whose kind varies\n"
             "  between records (say an object in one, a string in another), and an object\n"
-            "  whose fields' kinds vary, as a whole.\n"
+            "  whose fields' kinds vary, as a whole; and timestamps whose values carry\n"
+            "  digits below the microsecond become timestamptz_ns / timestamp_ns.\n"
             "show: parses a schema JSON file or a table metadata file (current schema), or\n"
             "  takes a catalog table's current schema (NS.NAME, when no such file exists), and\n"
             "  prints it normalised; --columns lists the Parquet leaf columns instead, with\n"
@@ -46,7 +47,8 @@ static void schema_help(FILE *out) {
             "\n"
             "  --sample N      records to read per file (0 = all)\n"
             "  --format-version N  the format version of the table the schema is for (1, 2\n"
-            "                  or 3; default 2): 3 allows variant\n"
+            "                  or 3; default 2): 3 allows variant and nanosecond\n"
+            "                  timestamps\n"
             "  -o, --output F  write the schema to F instead of stdout\n"
             "  --columns       (show) list leaf columns\n"
             "  --json          compact one-line JSON\n"
@@ -161,7 +163,7 @@ static int run_infer(int argc, char **argv) {
         status = cli_usage("schema", "infer needs at least one FILE");
         goto done;
     }
-    floe_infer_options io = {.variant = format_version >= 3};
+    floe_infer_options io = {.variant = format_version >= 3, .nanos = format_version >= 3};
     if (floe_infer_new(&io, &inf, &err) < 0) {
         status = cli_fail(&err);
         goto done;

@@ -31,6 +31,8 @@ typedef struct inode inode;
 struct inode {
     uint64_t n_null, n_bool, n_long, n_double, n_string, n_object, n_array;
     uint64_t s_tstz, s_ts, s_date; /* strings of each recognised form */
+    uint64_t s_nanos, s_ns_out;    /* timestamps with digits below the microsecond; timestamps
+                                      outside the nanosecond range (1677..2262) */
     uint64_t total_keys;           /* sum over objects of their key counts */
     char **names;                  /* object keys, first-seen order */
     inode **kids;
@@ -103,6 +105,8 @@ static void classify_string(inode *n, const char *s, size_t len) {
     int32_t d;
     if (floe_lit_timestamp(s, len, FLOE_LIT_STRICT, &t, NULL, 0) == FLOE_LIT_OK &&
         floe_lit_ts_units(&t, 6, &v, NULL, 0) == FLOE_LIT_OK) {
+        n->s_nanos += t.nano % 1000 != 0;
+        n->s_ns_out += floe_lit_ts_units(&t, 9, &v, NULL, 0) != FLOE_LIT_OK;
         if (t.zone)
             n->s_tstz++;
         else
@@ -163,6 +167,8 @@ static int merge(inode *dst, const inode *src) {
     dst->s_tstz += src->s_tstz;
     dst->s_ts += src->s_ts;
     dst->s_date += src->s_date;
+    dst->s_nanos += src->s_nanos;
+    dst->s_ns_out += src->s_ns_out;
     dst->total_keys += src->total_keys;
     for (size_t i = 0; i < src->nkids; i++) {
         inode *k = kid_for(dst, src->names[i]);
@@ -287,16 +293,19 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
     case K_NONE: f->type = FLOE_TYPE_STRING; return 0;
     case K_BOOL: f->type = FLOE_TYPE_BOOLEAN; return 0;
     case K_NUMBER: f->type = n->n_double ? FLOE_TYPE_DOUBLE : FLOE_TYPE_LONG; return 0;
-    case K_STRING:
+    case K_STRING: {
+        /* nanoseconds only when some value has them and every value fits their range */
+        bool ns = c->inf->opt.nanos && n->s_nanos && !n->s_ns_out;
         if (n->s_tstz == n->n_string)
-            f->type = FLOE_TYPE_TIMESTAMPTZ;
+            f->type = ns ? FLOE_TYPE_TIMESTAMPTZ_NS : FLOE_TYPE_TIMESTAMPTZ;
         else if (n->s_ts == n->n_string)
-            f->type = FLOE_TYPE_TIMESTAMP;
+            f->type = ns ? FLOE_TYPE_TIMESTAMP_NS : FLOE_TYPE_TIMESTAMP;
         else if (n->s_date == n->n_string)
             f->type = FLOE_TYPE_DATE;
         else
             f->type = FLOE_TYPE_STRING;
         return 0;
+    }
     case K_ARRAY: {
         floe_field *el = new_fields(c, 1);
         if (!el)

@@ -869,7 +869,7 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     int format_version = 2;
     FLOE_CHECK(sync_locked(s, t, &format_version, err));
     int gen = t->schema_gen;
-    floe_infer_options io = {.variant = format_version >= 3};
+    floe_infer_options io = {.variant = format_version >= 3, .nanos = format_version >= 3};
     FLOE_CHECK(infer_json(body, n, &io, &ij, err));
     if (io.variant) { /* for the structs the table has (merge_type) */
         io.variant_fields_only = true;

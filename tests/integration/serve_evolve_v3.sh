@@ -5,6 +5,8 @@
 #    whose kind varies between events (1, then "x") is added as `variant` (the struct
 #    cannot become a variant as a whole, as a new object would); on a v2 table it is added
 #    as long and the "x" events are rejected at post time.
+#  - a new timestamp field whose values carry nanoseconds is added as timestamptz_ns (the
+#    digits kept), as `floe schema infer --format-version 3` infers it.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 export FLOE_WAREHOUSE="$tmp/wh"
@@ -38,6 +40,15 @@ post ns.t2 "$tmp/nested.ndjson"
 expect '"accepted":1,"rejected":2' "nested v2"
 grep -q "field 's.b': expected long" "$tmp/answer" || fail "v2: no reason for s.b: $(cat "$tmp/answer")"
 
+# 2. nanosecond timestamps
+printf '{"id":5,"w":"2026-01-01T00:00:00.123456789Z"}\n' > "$tmp/ns.ndjson"
+post ns.t "$tmp/ns.ndjson"
+expect '"accepted":1,"rejected":0' "nanoseconds"
+"$FLOE" schema infer --format-version 3 "$tmp/ns.ndjson" | grep -q '"timestamptz_ns"' ||
+  fail "schema infer --format-version 3 does not infer timestamptz_ns"
+"$FLOE" schema infer "$tmp/ns.ndjson" | grep -q '"timestamptz"' ||
+  fail "schema infer (v2) does not infer timestamptz"
+
 flush_wait
 stop_server
 ! ls "$tmp"/wh/_quarantine/ns.t/* >/dev/null 2>&1 ||
@@ -49,13 +60,15 @@ python3 - "$tmp/rows.ndjson" "$tmp/rows2.ndjson" <<'PY' || fail "rows differ: $(
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 ids = sorted(r["id"] for r in rows)
-assert ids == [2, 3, 4], ids
+assert ids == [2, 3, 4, 5], ids
 by = {r["id"]: r for r in rows}
 assert by[2]["s"] == {"a": 1, "b": 1}, by[2]
 assert by[3]["s"] == {"a": 2, "b": "x"}, by[3]
 assert by[4]["l"] == [{"a": 1, "b": 1}, {"a": 2, "b": "x"}], by[4]
+assert by[5]["w"].startswith("2026-01-01T00:00:00.123456789"), by[5]
 rows2 = [json.loads(l) for l in open(sys.argv[2])]
 assert sorted(r["id"] for r in rows2) == [2], rows2
 PY
 grep -q 'b: variant' "$tmp/schema.txt" || fail "s.b is not a variant: $(cat "$tmp/schema.txt")"
+grep -q 'w: timestamptz_ns' "$tmp/schema.txt" || fail "w is not timestamptz_ns: $(cat "$tmp/schema.txt")"
 echo "serve_evolve_v3: ok"
