@@ -254,6 +254,40 @@ static bool reached_otherwise(const floe_table *t, const floe_table_metadata *co
     return reached;
 }
 
+/* Whether the file at phys is a table metadata file: named as one (".metadata.json", or
+ * gzip's ".gz.metadata.json" / ".metadata.json.gz") and holding a JSON object or gzip data.
+ * A metadata log is the writer's word, and a registered or hand-made one may name any file
+ * of the table's folders there; no other Iceberg file starts so (Parquet "PAR1", Avro
+ * "Obj", ORC "ORC", Puffin "PFA1"), so a manifest or a data file never passes. A file that
+ * cannot be read does not pass either (it is kept; orphan removal judges it later). */
+static bool is_metadata_file(floe_io *io, const char *phys) {
+    const char *base = strrchr(phys, '/');
+    base = base ? base + 1 : phys;
+    size_t n = strlen(base);
+    if (!(n > 14 && !strcmp(base + n - 14, ".metadata.json")) &&
+        !(n > 17 && !strcmp(base + n - 17, ".metadata.json.gz")))
+        return false;
+    floe_input *in = NULL;
+    floe_error e;
+    uint8_t head[64];
+    bool ok = false;
+    if (floe_input_open(io, phys, &in, &e) == 0) {
+        int64_t size = floe_input_size(in);
+        size_t want = size < (int64_t)sizeof head ? (size_t)(size > 0 ? size : 0) : sizeof head;
+        if (want >= 2 && floe_input_read_at(in, 0, head, want, &e) == 0) {
+            size_t i = 0;
+            if (want >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
+                i = 3; /* a UTF-8 byte order mark */
+            while (i < want && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' ||
+                                head[i] == '\r'))
+                i++;
+            ok = (i < want && head[i] == '{') || (head[0] == 0x1F && head[1] == 0x8B);
+        }
+        floe_input_close(in);
+    }
+    return ok;
+}
+
 void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadata *base,
                                    const floe_table_metadata *committed,
                                    const char *committed_loc) {
@@ -278,12 +312,14 @@ void floe_table_clean_old_metadata(const floe_table *t, const floe_table_metadat
             floe_log(FLOE_LOG_WARN, "commit: old metadata %s not deleted: %s", f, e.msg);
             continue;
         }
-        /* only a file beside the new one: the table's metadata folder, wherever
+        /* only a metadata file beside the new one: the table's metadata folder, wherever
          * write.metadata.path puts it, and inside the table's own folders (floe/table.h,
-         * "Confinement"); never the new file itself */
+         * "Confinement"); never the new file itself, nor a file the new metadata reaches
+         * in another role */
         int rc = 0;
         if (folder_len(phys) == dl && !strncmp(phys, committed_loc, dl) &&
-            strcmp(phys, committed_loc) && !reached_otherwise(t, committed, f, phys)) {
+            strcmp(phys, committed_loc) && !reached_otherwise(t, committed, f, phys) &&
+            is_metadata_file(floe_table_io(t), phys)) {
             if (!conf)
                 rc = floe_table_confinement_open(t, &conf, &e);
             if (rc == 0)

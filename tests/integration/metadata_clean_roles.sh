@@ -10,6 +10,10 @@
 # metadata file it grafts on; three more appends drop all of them off the log:
 #  - those three files are kept; the graft's own metadata file, which nothing else names,
 #    is still deleted; every row scans and the statistics are still recorded.
+# Then ns.u, whose metadata folder is its data folder, gets metadata whose log names its
+# live data file, its manifests and a Parquet file named *.metadata.json: a commit keeps
+# them all (only a metadata file - by name and by its first bytes - is deleted) and still
+# deletes the metadata file the graft was made from.
 set -euo pipefail
 name=metadata_clean_roles oracle=
 . "$(dirname "$0")/lib/table_cli_common.sh"
@@ -61,6 +65,39 @@ kept "the metadata file grafted on, snapshot 999's manifest list" "$cur"
   fail "statistics lost: $(mq ns.t "(m['statistics'], m['partition-statistics'])")"
 n=$("$floe" scan ns.t 2>"$tmp/scan.err" | wc -l) || true
 [ "$n" = 50 ] || fail "scan: $n rows, want 50: $(head -3 "$tmp/scan.err")"
+
+# ns.u writes its metadata beside its data (write.metadata.path = its data folder) and keeps
+# one log entry; metadata registered for it (as REST's register with overwrite would take
+# it) names in its metadata-log the table's live data file and manifests and a Parquet
+# file named decoy.metadata.json. The next commit kept none of those off the log's cut
+# before: it deleted the manifests and the data file (adversary adv21f, finding F1).
+"$floe" table create ns.u --schema "$tmp/s.json" >/dev/null
+udata=$(mq ns.u "m['location']")/data
+"$floe" table properties ns.u set "write.metadata.path=$udata" \
+  write.metadata.previous-versions-max=1 >/dev/null
+seq 1 10 | sed 's/.*/{"k":"a","v":&}/' > "$tmp/in.ndjson"
+"$floe" append ns.u "$tmp/in.ndjson" >/dev/null
+ucur=$(meta ns.u)
+live=$(find "${udata#file://}" -name '*.parquet' -o -name '*.avro' | sort)
+[ "$(echo "$live" | grep -c .)" -ge 3 ] || fail "setup: ns.u's live files: $live"
+cp "$(echo "$live" | grep -m1 '\.parquet$')" "${ucur%/*}/decoy.metadata.json"
+ugraft=${ucur%/*}/99999-graft.metadata.json
+python3 - "$ucur" "$ugraft" "${ucur%/*}/decoy.metadata.json" $live <<'PY'
+import json, sys
+cur, new, *victims = sys.argv[1:]
+m = json.load(open(cur))
+m["metadata-log"] = ([{"timestamp-ms": 1, "metadata-file": "file://" + v} for v in victims] +
+                     m["metadata-log"] +
+                     [{"timestamp-ms": m["last-updated-ms"], "metadata-file": "file://" + cur}])
+json.dump(m, open(new, "w"))
+PY
+swap u "$ugraft"
+seq 11 20 | sed 's/.*/{"k":"a","v":&}/' > "$tmp/in.ndjson"
+"$floe" append ns.u "$tmp/in.ndjson" >/dev/null 2>"$tmp/append.err" || fail "append ns.u: $(cat "$tmp/append.err")"
+for f in $live "${ucur%/*}/decoy.metadata.json"; do kept "a file ns.u's old metadata-log named" "$f"; done
+[ ! -e "$ucur" ] || fail "ns.u's metadata file before the graft, off the log, was not deleted"
+n=$("$floe" scan ns.u 2>"$tmp/scan.err" | wc -l) || true
+[ "$n" = 20 ] || fail "scan ns.u: $n rows, want 20: $(head -3 "$tmp/scan.err")"
 
 [ "$fails" = 0 ] || { echo "$name: $fails failures" >&2; exit 1; }
 echo "$name: ok"
