@@ -308,12 +308,14 @@ c = sqlite3.connect(sys.argv[1])
 c.execute("insert into iceberg_tables values ('default', 'shop', 'atroot', ?, NULL, 'TABLE')", ("file://" + md,))
 c.commit()
 EOF
-tree_sum "$tmp/place/wh" > "$tmp/wh.sum"
+# (the catalog's database at the root may change: floe keeps each table's place there)
+root_sum() { tree_sum "$1" | sed 's|^[0-9a-f]*  \./catalog\.db$|kept ./catalog.db|'; }
+root_sum "$tmp/place/wh" > "$tmp/wh.sum"
 if "$floe" orphans shop.atroot --older-than 0s --force 2> "$tmp/err"; then
   fail "orphans ran on a table at the warehouse root"
 fi
 grep -q "nothing was deleted: .*contains the warehouse" "$tmp/err" || fail "orphans at the root: $(cat "$tmp/err")"
-tree_sum "$tmp/place/wh" | diff -q - "$tmp/wh.sum" > /dev/null || fail "orphans at the root deleted files"
+root_sum "$tmp/place/wh" | diff - "$tmp/wh.sum" >&2 || fail "orphans at the root deleted files"
 [ "$(rows shop.events)" = 300 ] || fail "shop.events lost rows"
 
 # ---------------------------------------------------------------------------------------
