@@ -54,13 +54,19 @@ rounds() {
   echo "$name: $what: $dropped rounds dropped (create 404), $refused refused (409)"
 }
 
-"$floe" namespace create other >/dev/null
-start_server
-for i in $(seq 30); do
-  expect 200 $T POST /v1/namespaces/other/tables "{\"name\":\"o$i\",\"schema\":$S}"
-done
-rounds "sqlite catalog" '{"owner":"alice"}'
-server_alive
+# on_catalog WHAT PROPS: namespace other with 30 tables behind a started server, then the
+# rounds (PROPS: the namespace properties the catalog keeps)
+on_catalog() {
+  "$floe" namespace create other >/dev/null
+  start_server
+  for i in $(seq 30); do
+    expect 200 $T POST /v1/namespaces/other/tables "{\"name\":\"o$i\",\"schema\":$S}"
+  done
+  rounds "$1" "$2"
+  server_alive
+}
+
+on_catalog "sqlite catalog" '{"owner":"alice"}'
 
 # the filesystem catalog: a namespace is a folder, its drop an rmdir; the create wrote
 # v1.metadata.json making every missing folder, so a drop between the create's look at
@@ -71,12 +77,6 @@ rm -f "$tmp/port"
 mkdir -p "$tmp/fswh"
 export FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE=$tmp/fswh
 unset FLOE_CATALOG_URI
-"$floe" namespace create other >/dev/null
-start_server
-for i in $(seq 30); do
-  expect 200 $T POST /v1/namespaces/other/tables "{\"name\":\"o$i\",\"schema\":$S}"
-done
-rounds "filesystem catalog" '{}'
-server_alive
+on_catalog "filesystem catalog" '{}'
 [ "$fails" = 0 ] || fail "$fails of 80 rounds failed"
 echo "$name: ok"
