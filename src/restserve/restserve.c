@@ -763,17 +763,29 @@ static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const c
 }
 
 /* What identifies a keyed request: method, path and query (purgeRequested=true is
- * another request than =false), body. */
-static void fingerprint(struct MHD_Connection *c, const char *method, const char *url,
-                        const floe_buf *body, char fp[65]) {
+ * another request than =false), and body - as JSON, not as bytes: the body parsed (body,
+ * NULL for a route without one) and written again with sorted keys and no blanks, so a
+ * retry of the same request by a client that writes its JSON another way (other
+ * whitespace, key order, escapes) is the same request (spec: the same key with the same
+ * operation is answered from the first; only another operation under it is a 400).
+ * fp_raw is the fingerprint of the raw bytes, as servers recorded it before: a retry
+ * across an upgrade still finds its answer. False when out of memory. */
+static bool fingerprint(struct MHD_Connection *c, const char *method, const char *url,
+                        const json_t *body, const floe_buf *raw, char fp[65], char fp_raw[65]) {
     floe_buf target;
     floe_buf_init(&target, 0);
     FLOE_IGNORE_RESULT(floe_buf_printf(&target, "%s?", url));
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query_arg, &target);
     bool ok = floe_buf_append(&target, "", 1) == 0 && floe_buf_error(&target) == 0;
-    /* out of memory: the path alone */
-    rs_idem_fingerprint(method, ok ? (const char *)target.data : url, body->data, body->len, fp);
+    char *canon = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (ok && (canon || !body)) {
+        const char *t = (const char *)target.data;
+        rs_idem_fingerprint(method, t, canon ? canon : "", canon ? strlen(canon) : 0, fp);
+        rs_idem_fingerprint(method, t, raw->data, raw->len, fp_raw);
+    }
+    free(canon); /* jansson's allocation */
     floe_buf_free(&target);
+    return ok && (canon || !body);
 }
 
 typedef struct header_counter {
@@ -946,6 +958,13 @@ static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, con
         rs_error(r, 400, "BadRequestException", "more than one Authorization header");
         return true;
     }
+    if (header_count(c, "Idempotency-Key") > 1) {
+        /* which one names the request is a guess another server or proxy may make
+         * otherwise: two keys could each be answered once */
+        rs_error(r, 400, "BadRequestException",
+                 "more than one Idempotency-Key header: a request carries one key");
+        return true;
+    }
     if (s->ntokens == 0 && refuse_browser(&q, NULL, r) != 0)
         return true;
     cr->rt = route_of(&q, url, r);
@@ -1061,16 +1080,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             lkey[i] = (char)tolower((unsigned char)key[i]);
         key = lkey;
     }
+    char fp[65] = "", fp_raw[65] = "";
+    if (key && !fingerprint(c, method, url, q.body, &cr->body, fp, fp_raw)) {
+        rs_error(&r, 500, "InternalServerError", "out of memory");
+        rt = NULL;
+    }
     floe_rest_fault fault = rt ? take_fault(s, rt, key) : FLOE_REST_FAULT_NONE;
     bool lost = fault == FLOE_REST_FAULT_LOST_500 || fault == FLOE_REST_FAULT_LOST_DROP;
     if (rt && !lost) {
-        char fp[65];
-        if (key)
-            fingerprint(c, method, url, &cr->body, fp);
         size_t h = take_handle(s, key);
         q.cat = s->cats[h];
         q.h = h;
-        if (!key || !rs_idem_replay(&q, key, fp, &r)) {
+        if (!key || !rs_idem_replay(&q, key, fp, fp_raw, &r)) {
             if (key)
                 rs_idem_begin(s, h, key, fp,
                               rt->fn == rs_commit_transaction || rt->fn == rs_drop_table ||
@@ -1088,7 +1109,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  * while this one ran): this one was rolled back, its answer is that one */
                 floe_buf_reset(&r.body);
                 r.etag[0] = 0;
-                if (!rs_idem_replay(&q, key, fp, &r))
+                if (!rs_idem_replay(&q, key, fp, fp_raw, &r))
                     rs_error(&r, 503, "ServiceUnavailableException",
                              "Idempotency-Key %s: another request with this key is running; "
                              "retry", key);

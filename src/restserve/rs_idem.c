@@ -7,7 +7,11 @@
  * a request carrying a key is answered at most once: its final answer - any status but
  * 5xx - is recorded under the key, and a later request with the same key gets that answer
  * again (status, body, ETag) without running anything. A key reused for another request
- * (another method, path or body) is a 400. A 5xx is not recorded, so the retry runs.
+ * (another method, path or body) is a 400. Bodies are compared as JSON, not as bytes (the
+ * fingerprint is made of the body written again with sorted keys and no blanks), so a
+ * retry that writes the same JSON another way is the same request. A request with two
+ * Idempotency-Key headers is refused (400) before anything runs. A 5xx is not recorded,
+ * so the retry runs.
  *
  * The answers are kept in the catalog's own database (table floe_rest_idempotency, one
  * row per catalog name and key), so every server on one PostgreSQL catalog answers a
@@ -310,7 +314,8 @@ static void replay_table_result(rs_req *q, const char *key, const char *location
     floe_table_close(t);
 }
 
-bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
+bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_raw,
+                    rs_resp *r) {
     floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -330,7 +335,7 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r) {
     }
     if (!f.any)
         return false;
-    if (strcmp(f.request, fp)) {
+    if (strcmp(f.request, fp) && (!fp_raw || strcmp(f.request, fp_raw))) {
         floe_free(f.location);
         rs_error(r, 400, "BadRequestException",
                  "Idempotency-Key %s was used for another request (keys must not be reused "

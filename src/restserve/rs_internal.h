@@ -204,12 +204,16 @@ bool rs_idem_lost(const floe_rest_server *s, size_t h);
 void rs_idem_table(rs_req *q, const char *uuid);
 /* A key as the spec gives it: a UUID in its 36-character form. */
 bool rs_idem_key_valid(const char *key);
-/* What identifies a request (method, path, body) as 64 hex digits. */
+/* What identifies a request (method, path, body: the caller gives the body canonically,
+ * restserve.c fingerprint) as 64 hex digits. */
 void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
                          char out[65]);
 /* When an answer is recorded under key: put it (or the 400 of a key reused for another
- * request) in r and return true. A failed lookup answers 5xx and returns true. */
-bool rs_idem_replay(rs_req *q, const char *key, const char *fp, rs_resp *r);
+ * request) in r and return true. The request is the recorded one when its fingerprint is
+ * fp, or fp_raw (NULL: none; the raw body's, as earlier servers recorded it). A failed
+ * lookup answers 5xx and returns true. */
+bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_raw,
+                    rs_resp *r);
 /* Record r under key unless it is a 5xx or the swap of handle h recorded it already; a
  * failure to record is logged. */
 void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r);
