@@ -46,7 +46,11 @@
  *
  * Threads: libmicrohttpd runs a thread per connection; requests run on a pool of 8
  * catalog handles, up to 8 at once (commits to different tables write their metadata side
- * by side; the catalog's compare-and-swap keeps commits to one table apart).
+ * by side; the catalog's compare-and-swap keeps commits to one table apart). GET
+ * /v1/config takes no handle. A request that finds no handle free waits at most
+ * max_wait_ms for one, then is answered 503 ServiceUnavailableException + Retry-After.
+ * Answers held for clients that read them slowly are bounded by max_answer_bytes (503 +
+ * Retry-After past it).
  */
 #ifndef FLOE_REST_SERVER_H
 #define FLOE_REST_SERVER_H
@@ -81,7 +85,11 @@ typedef enum floe_rest_fault {
     FLOE_REST_FAULT_LOST_500,
     FLOE_REST_FAULT_LOST_DROP,
     FLOE_REST_FAULT_CRASH,
+    FLOE_REST_FAULT_HOLD,
 } floe_rest_fault;
+/* FLOE_REST_FAULT_HOLD: the first fault_count requests that take a catalog handle keep it
+ * this long (or until the server stops) before they run, as a slow request would. */
+#define FLOE_REST_FAULT_HOLD_MS 10000
 #define FLOE_REST_FAULT_CRASH_STATUS 86
 
 /* Credential vending: the S3 keys handed to clients for the tables whose location starts
@@ -125,6 +133,16 @@ typedef struct floe_rest_server_config {
     int fault_count;       /* how many requests fail (0: 1) */
     const floe_rest_vend *vend; /* credential vending (borrowed until stop); none: off */
     size_t nvend;
+    /* How long a request waits for a free catalog handle (all 8 busy, or busy with a
+     * request of the same Idempotency-Key) before it is answered 503 + Retry-After; 0:
+     * 10 s. GET /v1/config needs no handle and never waits. */
+    int64_t max_wait_ms;
+    /* Bytes of answers held at once for clients still reading them (an answer is held
+     * from when it is made until its last byte is sent); 0: 256 MiB. Past it 503 +
+     * Retry-After. Answers of 64 KiB or less and error answers are not counted (at most
+     * 256 connections hold them); an answer larger than the whole budget is sent when no
+     * other counted answer is held. */
+    int64_t max_answer_bytes;
 } floe_rest_server_config;
 
 /* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen

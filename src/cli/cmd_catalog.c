@@ -26,7 +26,7 @@ static void usage(FILE *out) {
             "  show                         the resolved catalog configuration\n"
             "  locate PATH                  current metadata file of a table folder\n"
             "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE] [--vend FILE]\n"
-            "        [--max-inflight-bytes N]\n"
+            "        [--max-inflight-bytes N] [--max-wait D] [--max-answer-bytes N]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
             "                               (default 127.0.0.1:8181; port 0 picks a free\n"
             "                               port, written to FILE). --tokens: bearer tokens\n"
@@ -36,6 +36,12 @@ static void usage(FILE *out) {
             "                               prefix, [vend NAME] sections (docs/REST.md).\n"
             "                               --max-inflight-bytes N: request bodies held at\n"
             "                               once (default 64MiB; past it 503 + Retry-After)\n"
+            "                               --max-wait D: how long a request waits for one\n"
+            "                               of the 8 catalog handles (default 10s, bare\n"
+            "                               number: seconds; then 503 + Retry-After)\n"
+            "                               --max-answer-bytes N: answers over 64KiB held at\n"
+            "                               once for clients still reading them (default\n"
+            "                               256MiB; past it 503 + Retry-After)\n"
             "\n"
             "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
             "list|describe|drop|... (NS.NAME).\n"
@@ -84,30 +90,41 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
                 rc.max_inflight_bytes < 1024)
                 return cli_usage("catalog", "serve: --max-inflight-bytes wants a size of 1KiB "
                                  "or more (64MiB, 1048576), not '%s'", args[k]);
+        } else if (!strcmp(args[k], "--max-wait") && k + 1 < nargs) {
+            if (!floe_parse_duration(args[++k], 1000, &rc.max_wait_ms) || rc.max_wait_ms < 1 ||
+                rc.max_wait_ms > 3600 * 1000)
+                return cli_usage("catalog", "serve: --max-wait wants a duration from 1ms to 1h "
+                                 "(10s, 500ms; a bare number is seconds), not '%s'", args[k]);
+        } else if (!strcmp(args[k], "--max-answer-bytes") && k + 1 < nargs) {
+            if (!floe_parse_size(args[++k], &rc.max_answer_bytes) || rc.max_answer_bytes < 1024)
+                return cli_usage("catalog", "serve: --max-answer-bytes wants a size of 1KiB "
+                                 "or more (256MiB), not '%s'", args[k]);
         }
         else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
     /* tests only: FLOE_TEST_REST_FAULT=MODE[:N] fails the first N commit requests (crash:
-     * keyed requests) */
+     * keyed requests; hold: requests taking a catalog handle keep it a while) */
     const char *fault = getenv("FLOE_TEST_REST_FAULT");
     if (fault && *fault) {
         static const char *const modes[] = {"commit-500", "commit-drop", "lost-500", "lost-drop",
-                                            "crash"};
+                                            "crash", "hold"};
         size_t ml = strcspn(fault, ":");
-        for (int m = 0; m < 5; m++)
+        for (int m = 0; m < 6; m++)
             if (strlen(modes[m]) == ml && !strncmp(fault, modes[m], ml))
                 rc.fault = (floe_rest_fault)(FLOE_REST_FAULT_COMMIT_500 + m);
         char *end = NULL;
         long n = fault[ml] == ':' ? strtol(fault + ml + 1, &end, 10) : 1;
         if (!rc.fault || n < 1 || n > 1000000 || (end && *end))
             return cli_usage("catalog", "serve: FLOE_TEST_REST_FAULT must be "
-                             "commit-500|commit-drop|lost-500|lost-drop|crash[:N], not '%s'",
+                             "commit-500|commit-drop|lost-500|lost-drop|crash|hold[:N], not '%s'",
                              fault);
         rc.fault_count = (int)n;
         fprintf(stderr, "floe catalog serve: test fault %s on the first %ld %s request(s)\n",
                 modes[rc.fault - FLOE_REST_FAULT_COMMIT_500], n,
-                rc.fault == FLOE_REST_FAULT_CRASH ? "keyed" : "commit");
+                rc.fault == FLOE_REST_FAULT_CRASH  ? "keyed"
+                : rc.fault == FLOE_REST_FAULT_HOLD ? "handle-taking"
+                                                   : "commit");
     }
     floe_error err;
     floe_error_clear(&err);

@@ -23,6 +23,25 @@ int floe_budget_hold(floe_budget *b, int64_t *held, int64_t want, int64_t other)
     return 0;
 }
 
+int floe_budget_hold_alone(floe_budget *b, int64_t *held, int64_t want) {
+    int64_t none = 0;
+    if (*held != 0 || !atomic_compare_exchange_strong(&b->used, &none, want))
+        return FLOE_EBUSY;
+    *held = want;
+    return 0;
+}
+
+void floe_budget_hold_anyway(floe_budget *b, int64_t *held, int64_t want) {
+    if (want > *held) {
+        atomic_fetch_add(&b->used, want - *held);
+        *held = want;
+    }
+}
+
+bool floe_budget_full(floe_budget *b) {
+    return atomic_load(&b->used) >= atomic_load(&b->limit);
+}
+
 void floe_budget_release(floe_budget *b, int64_t *held) {
     (void)floe_budget_hold(b, held, 0, 0);
 }

@@ -12,6 +12,7 @@
 #define FLOE_COMMON_BUDGET_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "floe/common.h"
@@ -26,6 +27,15 @@ typedef struct floe_budget {
  * want + other (what the same holder holds elsewhere) is more than the whole limit
  * (answer 413: it can never fit). *held changes only on success. */
 int floe_budget_hold(floe_budget *b, int64_t *held, int64_t want, int64_t other);
+/* Take want bytes for a holder that holds none (*held 0) when nothing at all is held, even
+ * past the limit: one thing larger than the whole budget goes through alone, and nothing
+ * else is taken while it is held. FLOE_EBUSY when anything is held. */
+int floe_budget_hold_alone(floe_budget *b, int64_t *held, int64_t want);
+/* Make *held want (want >= *held) whatever the limit: for what must be held anyway (an
+ * answer to a change already made). Later takes see it. */
+void floe_budget_hold_anyway(floe_budget *b, int64_t *held, int64_t want);
+/* True when the budget is used up (a new take of any size would fail now). */
+bool floe_budget_full(floe_budget *b);
 /* Give back all of *held (0 after). */
 void floe_budget_release(floe_budget *b, int64_t *held);
 /* Room for `extra` more bytes in buf (floe_buf_reserve), its growth taken from the budget

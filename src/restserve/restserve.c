@@ -9,11 +9,18 @@
  * levels joined by 0x1F (%1F); floe's catalog stores them joined by '.', so a level
  * holding '.' is refused with 400. Query values are decoded the same way.
  *
- * Each request takes one of the server's catalog handles for its run (RS_CATALOG_HANDLES:
- * one thread per handle at a time, as floe/catalog.h requires).
+ * Each request but GET /v1/config takes one of the server's catalog handles for its run
+ * (RS_CATALOG_HANDLES: one thread per handle at a time, as floe/catalog.h requires). It
+ * waits at most max_wait_ms for one; then 503 + Retry-After, so a burst of slow requests
+ * (loads of a huge table, a transaction over many tables) delays others by a bounded
+ * time instead of queueing them without end. The answer is built in memory and held until
+ * its last byte is sent; answers over RS_SMALL_ANSWER are taken from a byte budget
+ * (max_answer_bytes) first, so clients that read slowly cannot make the server hold
+ * answers without bound (503 + Retry-After past it).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/connguard.h"
@@ -33,6 +41,12 @@
 #define DEFAULT_LISTEN "127.0.0.1:8181"
 #define DEFAULT_MAX_BODY ((size_t)16 << 20)
 #define DEFAULT_MAX_INFLIGHT ((int64_t)64 << 20)
+#define DEFAULT_MAX_WAIT_MS ((int64_t)10000)
+#define DEFAULT_MAX_ANSWERS ((int64_t)256 << 20)
+/* Answers this small are not taken from the answers budget: the connection limit (256)
+ * bounds what they hold, and the small answers (config, errors, namespaces) stay served
+ * while large ones wait. */
+#define RS_SMALL_ANSWER ((size_t)64 << 10)
 /* The request line's target and the headers each: past it, 414 / 431 in the spec's
  * ErrorModel. libmicrohttpd holds a request's head in the connection's memory pool and
  * answers past that with an HTML page of its own; its pool (MHD_MEM) is made larger than
@@ -327,29 +341,30 @@ typedef struct route {
     rs_handler fn;
     bool body;
     bool idem; /* the spec gives the route the Idempotency-Key header */
+    bool no_handle; /* runs without a catalog handle (never waits for one) */
 } route;
 
 static int get_config(rs_req *q, rs_resp *r);
 
 static const route ROUTES[] = {
-    {"config", M_GET, get_config, false, false},
-    {"namespaces", M_GET, rs_list_namespaces, false, false},
-    {"namespaces", M_POST, rs_create_namespace, true, true},
-    {"namespaces/N", M_GET, rs_load_namespace, false, false},
-    {"namespaces/N", M_HEAD, rs_namespace_exists, false, false},
-    {"namespaces/N", M_DELETE, rs_drop_namespace, false, true},
-    {"namespaces/N/properties", M_POST, rs_update_namespace_properties, true, true},
-    {"namespaces/N/tables", M_GET, rs_list_tables, false, false},
-    {"namespaces/N/tables", M_POST, rs_create_table, true, true},
-    {"namespaces/N/register", M_POST, rs_register_table, true, true},
-    {"namespaces/N/tables/T", M_GET, rs_load_table, false, false},
-    {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false, false},
-    {"namespaces/N/tables/T", M_POST, rs_commit_table, true, true},
-    {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false, true},
-    {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true, false},
-    {"namespaces/N/tables/T/credentials", M_GET, rs_load_credentials, false, false},
-    {"tables/rename", M_POST, rs_rename_table, true, true},
-    {"transactions/commit", M_POST, rs_commit_transaction, true, true},
+    {"config", M_GET, get_config, false, false, true},
+    {"namespaces", M_GET, rs_list_namespaces, false, false, false},
+    {"namespaces", M_POST, rs_create_namespace, true, true, false},
+    {"namespaces/N", M_GET, rs_load_namespace, false, false, false},
+    {"namespaces/N", M_HEAD, rs_namespace_exists, false, false, false},
+    {"namespaces/N", M_DELETE, rs_drop_namespace, false, true, false},
+    {"namespaces/N/properties", M_POST, rs_update_namespace_properties, true, true, false},
+    {"namespaces/N/tables", M_GET, rs_list_tables, false, false, false},
+    {"namespaces/N/tables", M_POST, rs_create_table, true, true, false},
+    {"namespaces/N/register", M_POST, rs_register_table, true, true, false},
+    {"namespaces/N/tables/T", M_GET, rs_load_table, false, false, false},
+    {"namespaces/N/tables/T", M_HEAD, rs_table_exists, false, false, false},
+    {"namespaces/N/tables/T", M_POST, rs_commit_table, true, true, false},
+    {"namespaces/N/tables/T", M_DELETE, rs_drop_table, false, true, false},
+    {"namespaces/N/tables/T/metrics", M_POST, rs_report_metrics, true, false, false},
+    {"namespaces/N/tables/T/credentials", M_GET, rs_load_credentials, false, false, false},
+    {"tables/rename", M_POST, rs_rename_table, true, true, false},
+    {"transactions/commit", M_POST, rs_commit_transaction, true, true, false},
 };
 #define NROUTES (sizeof ROUTES / sizeof ROUTES[0])
 
@@ -359,14 +374,15 @@ static int get_config(rs_req *q, rs_resp *r) {
     char *wh = rs_query(q, "warehouse");
     /* the warehouse as a path or relative URI names it too (file:///w for /w) */
     char *abs = NULL;
+    const char *served = q->s->warehouse; /* no catalog handle here */
     if (wh && *wh && floe_io_uri_absolute(wh, NULL, &abs, NULL) < 0)
         abs = NULL;
-    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, floe_catalog_warehouse(q->cat)) &&
-        (!abs || strcmp(abs, floe_catalog_warehouse(q->cat)))) {
+    if (wh && *wh && strcmp(wh, q->s->name) && strcmp(wh, served) &&
+        (!abs || strcmp(abs, served))) {
         floe_free(abs);
         rs_error(r, 404, "NoSuchWarehouseException",
                  "warehouse %s is not served here (this server serves catalog %s, warehouse %s)",
-                 wh, q->s->name, floe_catalog_warehouse(q->cat));
+                 wh, q->s->name, served);
         floe_free(wh);
         return 0;
     }
@@ -674,27 +690,78 @@ static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s) {
     return strlen(s);
 }
 
+/* An answer's body while libmicrohttpd sends it, and the bytes it holds of s->answers. */
+typedef struct held_answer {
+    floe_rest_server *s;
+    char *body;
+    int64_t held;
+} held_answer;
+
 static void free_answer(void *p) {
-    floe_free(p);
+    held_answer *a = p;
+    if (!a)
+        return;
+    floe_budget_release(&a->s->answers, &a->held);
+    floe_free(a->body);
+    floe_free(a);
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
+/* Take a successful answer of more than RS_SMALL_ANSWER bytes from s->answers into *held
+ * (alone when it is larger than the whole budget); else r becomes a 503 - for a read
+ * (GET, HEAD) only, which a retry repeats safely: the answer to a change already made
+ * (changed: a POST or DELETE that ran) is held anyway (such requests start only while the
+ * budget has room, on_request). */
+static void hold_answer(floe_rest_server *s, rs_resp *r, bool changed, int64_t *held) {
+    if (r->status >= 400 || r->status == 204 || r->status == 304 || r->body.len <= RS_SMALL_ANSWER)
+        return;
+    int64_t want = (int64_t)r->body.len;
+    int rc = floe_budget_hold(&s->answers, held, want, 0);
+    if (rc == FLOE_ELIMIT)
+        rc = floe_budget_hold_alone(&s->answers, held, want);
+    if (rc == 0)
+        return;
+    if (changed) {
+        floe_budget_hold_anyway(&s->answers, held, want);
+        return;
+    }
+    long long budget = (long long)atomic_load(&s->answers.limit);
+    floe_log(FLOE_LOG_INFO, "catalog serve: an answer of %lld bytes refused: the %lld bytes "
+             "of answers held for clients at once (--max-answer-bytes) are in use",
+             (long long)want, budget);
+    rs_error(r, 503, "ServiceUnavailableException",
+             "the answer of %lld bytes does not fit now in the %lld bytes of answers the "
+             "server holds at once for clients still reading theirs (--max-answer-bytes); "
+             "retry later", (long long)want, budget);
+}
+
+/* Send r on c (changed: r answers a change that ran, hold_answer). */
+static enum MHD_Result send_resp(floe_rest_server *s, struct MHD_Connection *c, rs_resp *r,
+                                 bool changed) {
     if (floe_buf_error(&r->body) < 0) {
         floe_buf_reset(&r->body);
         r->body.error = 0;
         rs_error(r, 500, "InternalServerError", "out of memory building the answer");
     }
+    held_answer *a = NULL;
     size_t len = 0;
-    char *body = NULL;
-    if (r->status != 204 && r->status != 304)
-        body = floe_buf_detach(&r->body, &len);
+    if (r->status != 204 && r->status != 304) {
+        if (!(a = floe_calloc(1, sizeof *a)))
+            return MHD_NO;
+        a->s = s;
+        hold_answer(s, r, changed, &a->held);
+        if (!(a->body = floe_buf_detach(&r->body, &len))) {
+            free_answer(a);
+            a = NULL;
+        }
+    }
     struct MHD_Response *resp =
-        body ? MHD_create_response_from_buffer_with_free_callback(len, body, free_answer)
-             : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        a ? MHD_create_response_from_buffer_with_free_callback_cls(len, a->body, free_answer, a)
+          : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     if (!resp) {
-        floe_free(body);
+        free_answer(a);
         return MHD_NO;
     }
+    const char *body = a ? a->body : NULL;
     if (body)
         MHD_add_response_header(resp, "Content-Type", "application/json");
     if (r->etag[0])
@@ -710,9 +777,19 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, rs_resp *r) {
     return ok;
 }
 
-/* A free catalog handle (waiting for one), and not while a request with the same
- * Idempotency-Key runs on another: a retry arriving early waits for the first answer. */
-static size_t take_handle(floe_rest_server *s, const char *key) {
+/* A free catalog handle in *h (waiting for one), and not while a request with the same
+ * Idempotency-Key runs on another: a retry arriving early waits for the first answer.
+ * The wait is s->max_wait_ms at most: then, or when the server stops, false with the
+ * 503 in r. */
+static bool take_handle(floe_rest_server *s, const char *key, size_t *h, rs_resp *r) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(s->max_wait_ms / 1000);
+    until.tv_nsec += (long)(s->max_wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&s->mu);
     for (;;) {
         size_t free_h = RS_CATALOG_HANDLES;
@@ -727,9 +804,25 @@ static size_t take_handle(floe_rest_server *s, const char *key) {
             s->busy[free_h] = true;
             s->keys[free_h] = key;
             pthread_mutex_unlock(&s->mu);
-            return free_h;
+            *h = free_h;
+            return true;
         }
-        pthread_cond_wait(&s->freed, &s->mu);
+        if (atomic_load(&s->stopping) ||
+            pthread_cond_timedwait(&s->freed, &s->mu, &until) == ETIMEDOUT) {
+            pthread_mutex_unlock(&s->mu);
+            if (atomic_load(&s->stopping))
+                rs_error(r, 503, "ServiceUnavailableException", "the server is stopping");
+            else if (same_key)
+                rs_error(r, 503, "ServiceUnavailableException",
+                         "another request with Idempotency-Key %s is still running after "
+                         "%lld ms (--max-wait); retry later for its answer", key,
+                         (long long)s->max_wait_ms);
+            else
+                rs_error(r, 503, "ServiceUnavailableException",
+                         "all %d catalog handles stayed busy for %lld ms (--max-wait); retry "
+                         "later", RS_CATALOG_HANDLES, (long long)s->max_wait_ms);
+            return false;
+        }
     }
 }
 
@@ -743,9 +836,12 @@ static void give_handle(floe_rest_server *s, size_t h) {
 
 /* The test fault for a request on route rt (floe_rest_server_config.fault): commit
  * requests only, the first fault_count of them; a crash: requests with an
- * Idempotency-Key (key) only. */
+ * Idempotency-Key (key) only; a hold: requests that take a catalog handle. */
 static floe_rest_fault take_fault(floe_rest_server *s, const route *rt, const char *key) {
-    if (!s->fault || (s->fault == FLOE_REST_FAULT_CRASH ? !key : rt->fn != rs_commit_table))
+    bool applies = s->fault == FLOE_REST_FAULT_CRASH  ? key != NULL
+                   : s->fault == FLOE_REST_FAULT_HOLD ? !rt->no_handle
+                                                      : rt->fn == rs_commit_table;
+    if (!s->fault || !applies)
         return FLOE_REST_FAULT_NONE;
     pthread_mutex_lock(&s->mu);
     bool hit = s->fault_left > 0;
@@ -1014,7 +1110,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             cr->answered = true;
             floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d %.*s", method, url, r.status,
                      (int)(r.body.len > 400 ? 400 : r.body.len), (const char *)r.body.data);
-            enum MHD_Result ok = send_resp(c, &r);
+            enum MHD_Result ok = send_resp(s, c, &r, false);
             floe_buf_free(&r.body);
             return ok;
         }
@@ -1085,12 +1181,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rs_error(&r, 500, "InternalServerError", "out of memory");
         rt = NULL;
     }
+    /* a change starts only while the answers budget has room: its answer is held whatever
+     * it weighs (hold_answer), and a 503 now is safe to retry */
+    bool change = rt && (rt->method == M_POST || rt->method == M_DELETE);
+    if (change && floe_budget_full(&s->answers)) {
+        rs_error(&r, 503, "ServiceUnavailableException",
+                 "the %lld bytes of answers the server holds at once for clients still "
+                 "reading theirs (--max-answer-bytes) are in use; retry later",
+                 (long long)atomic_load(&s->answers.limit));
+        rt = NULL;
+    }
     floe_rest_fault fault = rt ? take_fault(s, rt, key) : FLOE_REST_FAULT_NONE;
     bool lost = fault == FLOE_REST_FAULT_LOST_500 || fault == FLOE_REST_FAULT_LOST_DROP;
-    if (rt && !lost) {
-        size_t h = take_handle(s, key);
+    bool ran = false; /* a change's handler ran (or its recorded answer was replayed) */
+    size_t h = 0;
+    if (rt && rt->no_handle) {
+        rt->fn(&q, &r);
+    } else if (rt && !lost && take_handle(s, key, &h, &r)) {
         q.cat = s->cats[h];
         q.h = h;
+        if (fault == FLOE_REST_FAULT_HOLD) {
+            floe_log(FLOE_LOG_WARN, "catalog serve: test fault: %s %s holds catalog handle "
+                     "%zu for %d ms", method, url, h, FLOE_REST_FAULT_HOLD_MS);
+            for (int waited = 0; waited < FLOE_REST_FAULT_HOLD_MS && !atomic_load(&s->stopping);
+                 waited += 50)
+                usleep(50 * 1000);
+        }
+        ran = change;
         if (!key || !rs_idem_replay(&q, key, fp, fp_raw, &r)) {
             if (key)
                 rs_idem_begin(s, h, key, fp,
@@ -1121,7 +1238,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         give_handle(s, h);
     }
-    if (fault != FLOE_REST_FAULT_NONE)
+    if (fault != FLOE_REST_FAULT_NONE && fault != FLOE_REST_FAULT_HOLD)
         floe_log(FLOE_LOG_WARN, "catalog serve: test fault on %s %s (%s, answer %d dropped)",
                  method, url, lost ? "not run" : "run", r.status);
     if (fault == FLOE_REST_FAULT_COMMIT_500 || fault == FLOE_REST_FAULT_LOST_500)
@@ -1138,7 +1255,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     floe_log(FLOE_LOG_DEBUG, "catalog serve: %s %s -> %d%s%.*s", method, url, r.status,
              error_body ? " " : "", error_body ? (int)(r.body.len > 400 ? 400 : r.body.len) : 0,
              error_body ? (const char *)r.body.data : "");
-    enum MHD_Result ok = send_resp(c, &r);
+    enum MHD_Result ok = send_resp(s, c, &r, ran);
     floe_buf_free(&r.body);
     json_decref(q.body);
     floe_free(q.ns);
@@ -1220,10 +1337,17 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = 0;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->freed, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* take_handle's deadline */
+    pthread_cond_init(&s->freed, &ca);
+    pthread_condattr_destroy(&ca);
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
     atomic_store(&s->bodies.limit,
                  cfg->max_inflight_bytes > 0 ? cfg->max_inflight_bytes : DEFAULT_MAX_INFLIGHT);
+    atomic_store(&s->answers.limit,
+                 cfg->max_answer_bytes > 0 ? cfg->max_answer_bytes : DEFAULT_MAX_ANSWERS);
+    s->max_wait_ms = cfg->max_wait_ms > 0 ? cfg->max_wait_ms : DEFAULT_MAX_WAIT_MS;
     s->tokens = cfg->tokens;
     s->ntokens = cfg->ntokens;
     s->fault = cfg->fault;
@@ -1234,7 +1358,8 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
         FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
     s->cat = s->cats[0];
     FLOE_CHECK(sqlite_wal(s, err));
-    if (!(s->name = floe_strdup(floe_catalog_name(s->cat))))
+    if (!(s->name = floe_strdup(floe_catalog_name(s->cat))) ||
+        !(s->warehouse = floe_strdup(floe_catalog_warehouse(s->cat))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(rs_idem_open(s, err));
     FLOE_CHECK(floe_connguard_start(&GUARD, &s->guard, err));
@@ -1266,6 +1391,9 @@ void floe_rest_server_stop(floe_rest_server *s) {
     if (!s)
         return;
     atomic_store(&s->stopping, true); /* requests in flight give up their long work */
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->freed); /* and those waiting for a handle, the wait */
+    pthread_mutex_unlock(&s->mu);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
     floe_connguard_stop(s->guard);
@@ -1274,5 +1402,6 @@ void floe_rest_server_stop(floe_rest_server *s) {
     pthread_cond_destroy(&s->freed);
     pthread_mutex_destroy(&s->mu);
     floe_free(s->name);
+    floe_free(s->warehouse);
     floe_free(s);
 }

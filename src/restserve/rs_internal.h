@@ -44,7 +44,8 @@ struct floe_rest_server {
     struct MHD_Daemon *mhd;
     struct floe_connguard *guard; /* slow and idle clients (common/connguard.h) */
     pthread_mutex_t mu;  /* guards busy and keys */
-    pthread_cond_t freed; /* a handle was given back */
+    pthread_cond_t freed; /* a handle was given back (CLOCK_MONOTONIC for timed waits) */
+    int64_t max_wait_ms;  /* a request waits this long for a handle, then 503 */
     floe_catalog *cats[RS_CATALOG_HANDLES];
     bool busy[RS_CATALOG_HANDLES];
     const char *keys[RS_CATALOG_HANDLES]; /* the Idempotency-Key of the request on each
@@ -57,6 +58,8 @@ struct floe_rest_server {
     char *name;         /* the catalog's name: the {prefix} of the paths */
     size_t max_body;
     floe_budget bodies; /* request bodies held at once (max_inflight_bytes) */
+    floe_budget answers; /* answers held at once until sent (max_answer_bytes) */
+    char *warehouse;    /* the catalog's warehouse, for GET /v1/config (no handle) */
     unsigned port;
     bool idem;          /* Idempotency-Key honoured (a SQL catalog: rs_idem.c) */
     const floe_server_token *tokens; /* borrowed from the config; none: no authentication */
@@ -70,7 +73,8 @@ struct floe_rest_server {
 /* A request after routing. Path segments are percent-decoded. */
 typedef struct rs_req {
     floe_rest_server *s;
-    floe_catalog *cat;   /* the handle this request runs on */
+    floe_catalog *cat;   /* the handle this request runs on (NULL: a route that needs
+                            none, GET /v1/config) */
     size_t h;            /* its index in s->cats (and s->slots) */
     const floe_server_token *token; /* the caller's bearer token; NULL without --tokens */
     struct MHD_Connection *conn;
