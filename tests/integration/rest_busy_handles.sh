@@ -99,7 +99,15 @@ wait "$pid" 2>/dev/null || true
 pid=
 rm -f "$tmp/port"
 
-# 2. answers held for slow readers
+# 2. answers held for slow readers: the 8 MB answer must not fit in the kernel's socket
+# buffers (the server's send buffer grows to tcp_wmem's maximum, 4 MiB by default)
+wmem=$(awk '{print $3}' /proc/sys/net/ipv4/tcp_wmem 2>/dev/null || echo 4194304)
+if [ "${wmem:-0}" -gt $((6 << 20)) ]; then
+  echo "$name: tcp_wmem allows $wmem-byte send buffers: part 2 (slow readers) skipped"
+  [ "$fails" = 0 ] || fail "$fails cases failed"
+  echo "$name: ok"
+  exit 0
+fi
 start_server --max-answer-bytes 12MiB
 python3 - > "$tmp/big.json" <<'PY'
 import json
