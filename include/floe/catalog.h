@@ -368,6 +368,12 @@ int floe_catalog_create_table(floe_catalog *c, const char *ns, const char *name,
  * "00012-<uuid>-m0.avro" has no version. */
 bool floe_metadata_file_version(const char *file_name, int64_t *version);
 
+/* Whether the last component of path is named as a table metadata file:
+ * "*.metadata.json" or "*.metadata.json.gz" (gzip's other spelling, "*.gz.metadata.json",
+ * ends in ".metadata.json" too). The name alone: a caller about to delete such a file also
+ * checks its content. */
+bool floe_metadata_file_name(const char *path);
+
 FLOE_API_END
 
 #ifdef __cplusplus

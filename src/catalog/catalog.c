@@ -145,11 +145,17 @@ static bool has_suffix(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
+bool floe_metadata_file_name(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return has_suffix(base, ".metadata.json") || has_suffix(base, ".metadata.json.gz");
+}
+
 bool floe_metadata_file_version(const char *file_name, int64_t *version) {
     const char *base = strrchr(file_name, '/');
     base = base ? base + 1 : file_name;
     /* only metadata files: a manifest "78371392-<uuid>-m1001.avro" has a number too */
-    if (!has_suffix(base, ".metadata.json") && !has_suffix(base, ".metadata.json.gz"))
+    if (!floe_metadata_file_name(base))
         return false;
     const char *p = base;
     if (*p == 'v')

@@ -379,17 +379,6 @@ typedef struct md_list_ctx {
     floe_error *err;
 } md_list_ctx;
 
-static bool is_metadata_file(const char *name) {
-    size_t n = strlen(name);
-    static const char *const suffixes[] = {".metadata.json", ".metadata.json.gz"};
-    for (size_t i = 0; i < 2; i++) {
-        size_t m = strlen(suffixes[i]);
-        if (n > m && !strcmp(name + n - m, suffixes[i]))
-            return true;
-    }
-    return false;
-}
-
 static int on_metadata_listed(void *vctx, const floe_io_entry *e) {
     md_list_ctx *c = vctx;
     char *key = maint_path_key(e->uri);
@@ -403,7 +392,7 @@ static int on_metadata_listed(void *vctx, const floe_io_entry *e) {
     /* only direct children of the metadata folder, by name and version */
     bool direct = !strncmp(key, c->dir_key, c->dir_len) && key[c->dir_len] == '/' &&
                   !strchr(key + c->dir_len + 1, '/');
-    if (direct && is_metadata_file(name) && floe_metadata_file_version(name, &v) &&
+    if (direct && floe_metadata_file_version(name, &v) &&
         v < c->min_version && !maint_pathset_has(c->keep, key) &&
         !maint_pathset_add(c->out, key, FLOE_MAINT_METADATA, NULL)) {
         c->rc = floe_error_set(c->err, FLOE_ENOMEM, "out of memory");

@@ -95,7 +95,7 @@ static int note_foreign(orphan_ctx *c, const char *uri, bool old) {
     const char *name = slash ? slash + 1 : uri;
     bool db = ends_with(name, ".db") || ends_with(name, ".db-wal") ||
               ends_with(name, ".db-journal");
-    bool md = ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz") ||
+    bool md = floe_metadata_file_name(name) ||
               !strcmp(name, "version-hint.text");
     if (!db && !md)
         return 0;

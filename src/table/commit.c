@@ -261,11 +261,7 @@ static bool reached_otherwise(const floe_table *t, const floe_table_metadata *co
  * "Obj", ORC "ORC", Puffin "PFA1"), so a manifest or a data file never passes. A file that
  * cannot be read does not pass either (it is kept; orphan removal judges it later). */
 static bool is_metadata_file(floe_io *io, const char *phys) {
-    const char *base = strrchr(phys, '/');
-    base = base ? base + 1 : phys;
-    size_t n = strlen(base);
-    if (!(n > 14 && !strcmp(base + n - 14, ".metadata.json")) &&
-        !(n > 17 && !strcmp(base + n - 17, ".metadata.json.gz")))
+    if (!floe_metadata_file_name(phys))
         return false;
     floe_input *in = NULL;
     floe_error e;

@@ -37,10 +37,6 @@ static bool ends_with(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static bool is_metadata_name(const char *name) {
-    return ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz");
-}
-
 static int exists(floe_io *io, const char *uri, bool *yes, floe_error *err) {
     return floe_io_exists(io, uri, yes, err);
 }
@@ -139,7 +135,7 @@ static int from_hint(floe_io *io, const char *md, char **out, floe_error *err) {
         /* A file stem ("00001-<uuid>") or a whole file name. */
         static const char *const suffixes[] = {".metadata.json", ".gz.metadata.json", ""};
         for (size_t i = 0; i < 3 && rc == 0 && !*out; i++) {
-            if (i == 2 && !is_metadata_name(text))
+            if (i == 2 && !floe_metadata_file_name(text))
                 break;
             char *name = floe_asprintf("%s%s", text, suffixes[i]);
             char *p = name ? floe_io_join(md, name) : NULL;
@@ -177,7 +173,7 @@ static int collect_metadata(void *ctx, const floe_io_entry *e) {
     const char *rest = e->uri + l->md_len;
     if (strncmp(e->uri, l->md, l->md_len) || *rest != '/' || strchr(rest + 1, '/'))
         return 0; /* only files directly in md */
-    if (!is_metadata_name(rest + 1))
+    if (!floe_metadata_file_name(rest + 1))
         return 0;
     if (floe_strlist_push(&l->files, e->uri, l->err) < 0) {
         l->rc = FLOE_ENOMEM;
@@ -281,7 +277,7 @@ int floe_table_locate_metadata(floe_io *io, const char *path, char **metadata_ur
         return floe_error_set(err, FLOE_EINVALID, "no table path given");
     bool yes = false;
     int rc;
-    if (is_metadata_name(path) || ends_with(path, ".json")) {
+    if (floe_metadata_file_name(path) || ends_with(path, ".json")) {
         FLOE_FORWARD_IF_ERROR(exists(io, path, &yes, err));
         if (!yes)
             return floe_error_set(err, FLOE_ENOTFOUND, "%s does not exist", path);
