@@ -1095,8 +1095,14 @@ static int route_record(srv_kafka *k, kf_part *p, const char *topic, const uint8
     int rc = 0;
     uint32_t ti = 0;
     if (!name || !srv_valid_table_name(name)) {
-        snprintf(why, whyn, "%s = '%.100s' does not make a table name from '%s' (letters, "
-                 "digits, '_' and '-')", k->route_field, v, k->table);
+        /* the record itself goes to the quarantine: the reason quotes at most 100 bytes
+         * of the value and says so when it quotes less than the whole */
+        size_t vn = strlen(v);
+        char more[64] = "";
+        if (vn > 100)
+            snprintf(more, sizeof more, " (its first 100 of %zu bytes)", vn);
+        snprintf(why, whyn, "%s = '%.100s'%s does not make a table name from '%s' (letters, "
+                 "digits, '_' and '-')", k->route_field, v, more, k->table);
         goto done;
     }
     rc = table_index(k, name, &ti, err);
