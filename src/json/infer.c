@@ -13,8 +13,11 @@
  */
 #include "floe/json.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +404,78 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
     return 0;
 }
 
+/* ---- numbers jansson cannot hold ------------------------------------------------------ */
+
+/* Whether the number token t[0..n) overflows what jansson holds: an integer past int64,
+ * a real past double. */
+static bool number_overflows(const uint8_t *t, size_t n) {
+    bool real = false;
+    for (size_t i = 0; i < n; i++)
+        real |= t[i] == '.' || t[i] == 'e' || t[i] == 'E';
+    if (real) {
+        char buf[512];
+        if (n >= sizeof buf)
+            return true; /* no JSON real that long is a number jansson reads back */
+        memcpy(buf, t, n);
+        buf[n] = '\0';
+        errno = 0;
+        double d = strtod(buf, NULL);
+        return errno == ERANGE && (d > 1.0 || d < -1.0);
+    }
+    size_t i = t[0] == '-';
+    uint64_t v = 0, limit = t[0] == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < n; i++) {
+        if (t[i] < '0' || t[i] > '9')
+            return false; /* not a number: jansson says so itself */
+        if (v > (limit - (uint64_t)(t[i] - '0')) / 10)
+            return true;
+        v = v * 10 + (uint64_t)(t[i] - '0');
+    }
+    return false;
+}
+
+/* A copy of the record p[0..n) with each number jansson cannot hold written as 0.5: such
+ * a field is a double (the shredder takes an integer past int64 as one, and rejects a
+ * value past double's range with a reason naming the field), so inference must see it
+ * rather than skip the record. NULL when out of memory. */
+static char *tame_numbers(const uint8_t *p, size_t n, size_t *outn) {
+    char *out = floe_malloc(n + n / 2 + 8);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        if (in_string) {
+            out[o++] = (char)c;
+            if (c == '\\' && i + 1 < n)
+                out[o++] = (char)p[++i];
+            else if (c == '"')
+                in_string = false;
+            i++;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + 1;
+            while (j < n && ((p[j] >= '0' && p[j] <= '9') || p[j] == '.' || p[j] == 'e' ||
+                             p[j] == 'E' || p[j] == '+' || p[j] == '-'))
+                j++;
+            if (number_overflows(p + i, j - i)) {
+                memcpy(out + o, "0.5", 3);
+                o += 3;
+            } else {
+                memcpy(out + o, p + i, j - i);
+                o += j - i;
+            }
+            i = j;
+        } else {
+            in_string = c == '"';
+            out[o++] = (char)c;
+            i++;
+        }
+    }
+    *outn = o;
+    return out;
+}
+
 /* ---- public API ----------------------------------------------------------------------- */
 
 int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err) {
@@ -438,6 +513,14 @@ int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err
         if (q < le) {
             json_error_t jerr;
             json_t *doc = json_loadb((const char *)p, (size_t)(le - p), 0, &jerr);
+            if (!doc && json_error_code(&jerr) == json_error_numeric_overflow) {
+                size_t tn = 0;
+                char *tamed = tame_numbers(p, (size_t)(le - p), &tn);
+                if (!tamed)
+                    return floe_error_set(err, FLOE_ENOMEM, "schema inference: out of memory");
+                doc = json_loadb(tamed, tn, 0, &jerr);
+                floe_free(tamed);
+            }
             if (!doc || !json_is_object(doc)) {
                 inf->skipped++;
             } else {

@@ -1028,11 +1028,16 @@ static int ingest_piece(ingest_req *q, size_t *pos, int64_t *line) {
 static int ingest_shred(ingest_req *q) {
     const srv_post *p = q->p;
     srv_table *t = q->t;
-    floe_unknown_policy policy = q->mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT
-                                 : q->mode == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE
-                                                                 : FLOE_UNKNOWN_COLLECT;
     int rc;
     for (;;) {
+        /* evolve: fields first collected, then added to the table; a field still unknown
+         * after that (one evolution cannot add: an empty key, a value of no type) rejects
+         * its record now, with the reason, as the compactor would reject it later: an
+         * acknowledged event never goes to the quarantine afterwards */
+        floe_unknown_policy policy =
+            q->mode == FLOE_SCHEMA_STRICT || q->evolved ? FLOE_UNKNOWN_REJECT
+            : q->mode == FLOE_SCHEMA_IGNORE             ? FLOE_UNKNOWN_IGNORE
+                                                        : FLOE_UNKNOWN_COLLECT;
         pthread_rwlock_rdlock(&t->schema_lock);
         q->locked = true;
         if ((rc = scratch_get(q->s, t, policy, &q->sc, &q->err)) < 0)

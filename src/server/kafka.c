@@ -1622,7 +1622,10 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *j
     co.write = jt->write;
     co.threads = 2; /* the consumer waits for the commit: both cores convert */
     co.shred.max_record = (size_t)s->cfg.max_record;
-    co.shred.unknown = mode == FLOE_SCHEMA_STRICT ? FLOE_UNKNOWN_REJECT : FLOE_UNKNOWN_IGNORE;
+    /* evolve: the table took the spool's new fields before this; a field it could not
+     * take (an empty key, a value of no type) sends its record to the quarantine with the
+     * reason rather than being dropped from it */
+    co.shred.unknown = mode == FLOE_SCHEMA_IGNORE ? FLOE_UNKNOWN_IGNORE : FLOE_UNKNOWN_REJECT;
     co.out_dir = jt->phys_dir;
     co.file_prefix = prefix;
     co.spec = jt->spec->nfields ? jt->spec : NULL;

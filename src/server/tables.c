@@ -866,31 +866,42 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     pthread_mutex_lock(&t->evolve_mu);
     /* new against the table as it is now, not as this server last saw it: a field
      * another process dropped is new again */
-    int format_version = 2;
-    FLOE_CHECK(sync_locked(s, t, &format_version, err));
-    int gen = t->schema_gen;
-    floe_infer_options io = {.variant = format_version >= 3, .nanos = format_version >= 3};
-    FLOE_CHECK(infer_json(body, n, &io, &ij, err));
-    if (io.variant) { /* for the structs the table has (merge_type) */
-        io.variant_fields_only = true;
-        FLOE_CHECK(infer_json(body, n, &io, &lj, err));
+    bool news = false;
+    /* a schema adopted meanwhile (a refresh) is merged against again, a few times at most:
+     * the caller rejects what stays unknown */
+    for (int round = 0; round < 3; round++) {
+        int format_version = 2;
+        FLOE_CHECK(sync_locked(s, t, &format_version, err));
+        int gen = t->schema_gen;
+        if (!ij) {
+            floe_infer_options io = {.variant = format_version >= 3,
+                                     .nanos = format_version >= 3};
+            FLOE_CHECK(infer_json(body, n, &io, &ij, err));
+            if (io.variant) { /* for the structs the table has (merge_type) */
+                io.variant_fields_only = true;
+                FLOE_CHECK(infer_json(body, n, &io, &lj, err));
+            }
+        }
+        json_error_t je;
+        /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
+         * the commit merges again on the metadata each attempt starts from. */
+        pthread_rwlock_rdlock(&t->schema_lock);
+        char *curjson = floe_schema_to_json(t->schema, false);
+        pthread_rwlock_unlock(&t->schema_lock);
+        json_t *curj = curjson ? json_loads(curjson, 0, &je) : NULL;
+        floe_free(curjson);
+        if (!curj)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        int32_t scratch_id = 1 << 30;
+        news = merge_fields(json_object_get(curj, "fields"), json_object_get(ij, "fields"),
+                            json_object_get(lj ? lj : ij, "fields"), &scratch_id);
+        json_decref(curj);
+        if (!news || gen == t->schema_gen)
+            break;
+        news = false;
     }
-    json_error_t je;
-    /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
-     * the commit merges again on the metadata each attempt starts from. */
-    pthread_rwlock_rdlock(&t->schema_lock);
-    char *curjson = floe_schema_to_json(t->schema, false);
-    pthread_rwlock_unlock(&t->schema_lock);
-    json_t *curj = curjson ? json_loads(curjson, 0, &je) : NULL;
-    floe_free(curjson);
-    if (!curj)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    int32_t scratch_id = 1 << 30;
-    bool news = merge_fields(json_object_get(curj, "fields"), json_object_get(ij, "fields"),
-                             json_object_get(lj ? lj : ij, "fields"), &scratch_id);
-    json_decref(curj);
-    if (!news || gen != t->schema_gen)
-        goto done; /* nothing new, or another request evolved it meanwhile */
+    if (!news)
+        goto done; /* nothing new */
     json_t *adds = json_incref(json_object_get(ij, "fields"));
     evolve_ctx ec = {.additions = adds,
                      .fields_only = json_object_get(lj ? lj : ij, "fields")};
