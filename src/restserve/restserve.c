@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/connguard.h"
+#include "common/httphead.h"
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "rs_internal.h"
@@ -1043,11 +1044,20 @@ static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, con
                  MAX_HEAD_BYTES);
         return true;
     }
-    if (rs_header(&q, "Content-Length") && rs_header(&q, "Transfer-Encoding")) {
-        /* framed two ways: a proxy in front may frame it the other way and pass what
-         * follows as another request (RFC 9112 section 6.3) */
-        rs_error(r, 400, "BadRequestException",
-                 "a request with both Content-Length and Transfer-Encoding is refused");
+    int bad_status = 0;
+    const char *bad = floe_http_head_error(c, &bad_status); /* as floe serve: framing, Host */
+    if (bad) {
+        /* framed two ways (two Content-Lengths, both Content-Length and Transfer-Encoding):
+         * a proxy in front may frame it the other way and pass what follows as another
+         * request (RFC 9112 section 6.3) */
+        rs_error(r, bad_status,
+                 bad_status == 501 ? "UnsupportedOperationException" : "BadRequestException",
+                 "%s: the request is refused", bad);
+        return true;
+    }
+    if (header_count(c, "Origin") > 1) {
+        /* the browser check reads one Origin: another server may read the other */
+        rs_error(r, 400, "BadRequestException", "more than one Origin header");
         return true;
     }
     if (header_count(c, "Authorization") > 1) {

@@ -31,6 +31,7 @@
 #include "floe/quarantine.h"
 #include "server_internal.h"
 #include "common/connguard.h"
+#include "common/httphead.h"
 #include "common/testing.h"
 
 const double srv_lat_bounds_ms[SRV_LAT_BUCKETS] = {1,   2,   5,    10,   20,   50,   100,
@@ -162,75 +163,6 @@ static bool key_ok(const char *k) {
         if (k[i] < 0x21 || k[i] > 0x7e)
             return false;
     return true;
-}
-
-/* Message framing (RFC 9112 section 6.3): the body's length must be unambiguous before a
- * byte of it is read. Every Content-Length (as separate fields or a comma list) must be
- * the same decimal number; Transfer-Encoding, if present, must be exactly "chunked" and
- * comes without Content-Length. libmicrohttpd alone takes the first Content-Length and
- * lets chunked win over it, so a front proxy that frames the other way would see another
- * request boundary (request smuggling). */
-typedef struct framing {
-    int lengths;            /* Content-Length values seen */
-    bool conflict;          /* two values differ, or one is not 1*DIGIT */
-    unsigned long long length;
-    int encodings;          /* Transfer-Encoding fields seen */
-    bool chunked_only;      /* every Transfer-Encoding field is exactly "chunked" */
-} framing;
-
-static enum MHD_Result framing_field(void *cls, enum MHD_ValueKind kind, const char *key,
-                                     const char *value) {
-    (void)kind;
-    framing *f = cls;
-    if (!value)
-        value = "";
-    if (!strcasecmp(key, "Content-Length")) {
-        const char *p = value;
-        for (;;) {
-            while (*p == ' ' || *p == '\t')
-                p++;
-            const char *d = p;
-            unsigned long long v = 0;
-            while (*p >= '0' && *p <= '9' && v <= (ULLONG_MAX - 9) / 10)
-                v = v * 10 + (unsigned long long)(*p++ - '0');
-            if (p == d || (*p >= '0' && *p <= '9'))
-                f->conflict = true; /* empty, not a number, or too large */
-            else if (f->lengths++ && v != f->length)
-                f->conflict = true;
-            f->length = v;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (*p != ',')
-                break;
-            p++;
-        }
-        if (*p)
-            f->conflict = true;
-    } else if (!strcasecmp(key, "Transfer-Encoding")) {
-        const char *p = value;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t n = strlen(p);
-        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-            n--;
-        if (n != 7 || strncasecmp(p, "chunked", 7))
-            f->chunked_only = false;
-        f->encodings++;
-    }
-    return MHD_YES;
-}
-
-/* NULL, or why the request's framing is refused. */
-static const char *framing_error(struct MHD_Connection *c) {
-    framing f = {.chunked_only = true};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, framing_field, &f);
-    if (f.conflict)
-        return "conflicting or malformed Content-Length";
-    if (f.encodings && f.lengths)
-        return "both Content-Length and Transfer-Encoding";
-    if (f.encodings && (f.encodings > 1 || !f.chunked_only))
-        return "Transfer-Encoding must be chunked alone";
-    return NULL;
 }
 
 /* ---- metrics ------------------------------------------------------------------------ */
@@ -507,9 +439,10 @@ static enum MHD_Result healthz(floe_server *s, struct MHD_Connection *c) {
 
 static enum MHD_Result first_call(floe_server *s, struct MHD_Connection *c, const char *url,
                                   const char *method, req_state *r) {
-    const char *bad = framing_error(c);
+    int bad_status = 0;
+    const char *bad = floe_http_head_error(c, &bad_status); /* framing, Host */
     if (bad)
-        return respond_error(s, c, 400, bad, 0); /* before any body byte: then closed */
+        return respond_error(s, c, bad_status, bad, 0); /* before any body byte: then closed */
     if (!strcmp(method, "GET") && !strcmp(url, "/healthz"))
         return healthz(s, c);
     if (!strcmp(method, "GET") && !strcmp(url, "/metrics")) {

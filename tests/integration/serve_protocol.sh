@@ -2,9 +2,9 @@
 # floe serve at the HTTP protocol edge (SECURITY.md section 6):
 #   1. request framing (RFC 9112 section 6.3): two Content-Length fields that differ, a
 #      Content-Length that is not a number, Content-Length together with
-#      Transfer-Encoding, and a Transfer-Encoding other than chunked are refused with 400
-#      before any body byte is taken (the connection is then closed); the same length
-#      twice is accepted; nothing refused reaches the table;
+#      Transfer-Encoding, and two Host fields are refused with 400, a transfer coding
+#      other than chunked with 501, before any body byte is taken (the connection is then
+#      closed); the same length twice is accepted; nothing refused reaches the table;
 #   2. /metrics follows the token policy: with tokens configured it needs the `metrics`
 #      grant (401 without a token, 403 with a token lacking it);
 #   3. every JSON answer (a post's, a replayed one's, flush, healthz, each error) is one
@@ -74,6 +74,7 @@ exchange("cl-not-a-number", b"Content-Length: %dx\r\n" % n, body, True)
 exchange("cl-and-te", b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n", chunked, True)
 exchange("te-not-chunked", b"Transfer-Encoding: gzip, chunked\r\n", chunked, True)
 exchange("te-twice", b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", chunked, True)
+exchange("host-twice", b"Host: y\r\nContent-Length: %d\r\n" % n, body, True)
 exchange("cl-same-twice", b"Content-Length: %d\r\nContent-Length: %d\r\n" % (n, n), body, False)
 exchange("cl-one", b"Content-Length: %d\r\n" % n, body, False)
 exchange("te-chunked", b"Transfer-Encoding: chunked\r\n", chunked, False)
@@ -82,8 +83,9 @@ want="cl-conflict 400 eof
 cl-list-conflict 400 eof
 cl-not-a-number 400 eof
 cl-and-te 400 eof
-te-not-chunked 400 eof
+te-not-chunked 501 eof
 te-twice 400 eof
+host-twice 400 eof
 cl-same-twice 200
 cl-one 200
 te-chunked 200"
