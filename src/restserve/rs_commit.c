@@ -706,6 +706,16 @@ static int check_locations(rs_req *q, const char *ns, const char *name, const co
     return 0;
 }
 
+/* At most this many updates, and this many requirements, in one table's commit
+ * (docs/REST.md, "Commits"). Applying an update may look through what the metadata holds
+ * (an added sort order is compared with every one there), so a commit of many thousands
+ * costs more than its size: 16,000 add-sort-orders, 2.6 MiB, ran for minutes holding a
+ * catalog handle. Writers send a few per commit (an add-snapshot and a set-snapshot-ref
+ * per operation; one remove-snapshots names every id). */
+#define RS_MAX_UPDATES 1000
+/* and this many updates and requirements over all the table-changes of a transaction */
+#define RS_MAX_TX_UPDATES 10000
+
 /* A CommitTableRequest checked whole: c gets its requirements and updates; 0, or -1
  * with a 400 in r. */
 static int commit_request(const json_t *req, commit_ctx *c, rs_resp *r) {
@@ -715,6 +725,14 @@ static int commit_request(const json_t *req, commit_ctx *c, rs_resp *r) {
                     r) < 0 ||
         check_kinds(c->updates, "updates", "action", UPDATES, COUNT(UPDATES), r) < 0)
         return -1;
+    size_t nu = json_array_size(c->updates), nr = json_array_size(c->requirements);
+    if (nu > RS_MAX_UPDATES || nr > RS_MAX_UPDATES)
+        return rs_error(r, 400, "BadRequestException",
+                        "the commit has %zu %s; at most %d are taken in one commit "
+                        "(docs/REST.md, \"Commits\")",
+                        nu > RS_MAX_UPDATES ? nu : nr,
+                        nu > RS_MAX_UPDATES ? "updates" : "requirements", RS_MAX_UPDATES),
+               -1;
     return 0;
 }
 
@@ -902,6 +920,7 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         rs_error(r, 500, "InternalServerError", "out of memory");
         goto done;
     }
+    size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *ch = json_array_get(changes, i);
         const json_t *id = json_object_get(ch, "identifier");
@@ -918,6 +937,14 @@ int rs_commit_transaction(rs_req *q, rs_resp *r) {
         tables[i] = name;
         moves = moves || has_action(&cs[i], "set-location");
         ctxs[i] = &cs[i];
+        total += json_array_size(cs[i].updates) + json_array_size(cs[i].requirements);
+        if (total > RS_MAX_TX_UPDATES) {
+            rs_error(r, 400, "BadRequestException",
+                     "table-changes[%zu]: the transaction has more than %d updates and "
+                     "requirements in all (docs/REST.md, \"Transactions\")", i,
+                     RS_MAX_TX_UPDATES);
+            goto done;
+        }
     }
     size_t dup, first;
     int rc = floe_pairs_first_repeat((const char *const *)names, tables, n, &dup, &first);
