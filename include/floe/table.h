@@ -187,6 +187,11 @@ typedef struct floe_table_place {
 int floe_catalog_table_places(floe_catalog *c, floe_table_place **out, size_t *n,
                               floe_error *err) FLOE_NODISCARD;
 void floe_table_places_free(floe_table_place *p, size_t n);
+/* 1 when location is, or lies inside, a folder the warehouse keeps for floe serve
+ * (_landing, _quarantine, _wal): *dir gets that folder (caller frees) and *what
+ * (static) says what it holds; 0 when not; FLOE_ENOMEM. */
+int floe_table_reserved_folder(floe_catalog *c, const char *location, char **dir,
+                               const char **what) FLOE_NODISCARD;
 /* FLOE_EINVALID (naming what is in the way) when location may not hold table ns.name:
  * it lies inside or around another table's location or write path (the places' folders),
  * a reserved folder of the warehouse, or holds the warehouse. The table itself (and

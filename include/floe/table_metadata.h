@@ -302,6 +302,14 @@ int floe_metadata_builder_set_default_sort_order_id(floe_metadata_builder *b, in
 int floe_metadata_builder_assign_uuid(floe_metadata_builder *b, const char *uuid,
                                       floe_error *err) FLOE_NODISCARD;
 
+/* 0 when schema_json (a whole schema another writer gives, as REST add-schema does) keeps
+ * every field id of each of m's schemas at its type or a promotion the spec allows (int to
+ * long, float to double, a wider decimal precision, date to timestamp / timestamp_ns when
+ * format_version >= 3, unknown to any type; a struct, list or map stays one): the data
+ * files written under an older schema stay readable. FLOE_EINVALID naming the field and
+ * both types otherwise; m NULL (a table being created): 0. */
+int floe_metadata_schema_check_evolution(const floe_table_metadata *m, const char *schema_json,
+                                         int format_version, floe_error *err) FLOE_NODISCARD;
 /* Schema evolution (format/spec.md "Schema Evolution"): apply c to the base's current
  * schema (floe_schema_update) and make the result the current schema: a schema the
  * table already has gets its id back, a new one the next schema-id, last-column-id

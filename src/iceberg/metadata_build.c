@@ -870,6 +870,14 @@ int floe_metadata_builder_set_ref(floe_metadata_builder *b, const char *name,
                                   int64_t snapshot_id, bool is_tag, floe_error *err) {
     if (!name || !*name)
         return floe_error_set(err, FLOE_EINVALID, "ref name must not be empty");
+    /* a control character in a ref name breaks every listing and log that shows it, and
+     * floe ref create refuses one: so does a commit from another writer */
+    for (size_t i = 0; name[i]; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "ref name holds control character 0x%02x at byte %zu: a ref "
+                                  "name must be printable",
+                                  (unsigned char)name[i], i);
     FLOE_FORWARD_IF_ERROR(check_snapshot_id(snapshot_id, err));
     if (!find_snapshot(b->doc, snapshot_id))
         return floe_error_set(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", snapshot_id);

@@ -240,3 +240,69 @@ done:
     floe_schema_free(cur);
     return rc;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * a schema given whole (the REST add-schema)
+ * ------------------------------------------------------------------------------------- */
+
+/* FLOE_EINVALID when field nf of the new schema (schema-id of the table's old schema,
+ * holding of, the field of the same id) changes its type other than by a promotion the
+ * spec allows (format/spec.md "Schema Evolution"): int to long, float to double, a decimal's
+ * precision widened, date to timestamp / timestamp_ns on format v3, unknown to any type; a
+ * nested type stays the nested type it was. */
+static int check_same_or_promoted(const floe_field *of, int32_t schema_id, const floe_field *nf,
+                                  int format_version, floe_error *err) {
+    char was[64], now[64];
+    bool ok;
+    if (of->type == FLOE_TYPE_UNKNOWN)
+        ok = true;
+    else if (floe_type_is_nested(of->type) || floe_type_is_nested(nf->type))
+        ok = of->type == nf->type;
+    else if (of->type == FLOE_TYPE_DATE && nf->type != FLOE_TYPE_DATE)
+        ok = format_version >= 3 && floe_schema_type_promotable(of, nf);
+    else
+        ok = floe_schema_type_promotable(of, nf);
+    if (ok)
+        return 0;
+    floe_field_type_str(of, was, sizeof was);
+    floe_field_type_str(nf, now, sizeof now);
+    return floe_error_set(err, FLOE_EINVALID,
+                          "field %d (%s): type %s in schema %d cannot become %s: the spec "
+                          "allows only int to long, float to double, a wider decimal "
+                          "precision, date to timestamp or timestamp_ns (format v3) and "
+                          "unknown to any type, and the table's files hold %s values",
+                          (int)nf->id, nf->name ? nf->name : "?", was, (int)schema_id, now, was);
+}
+
+static int check_fields_against(const floe_field *f, const floe_schema *old, int format_version,
+                                floe_error *err) {
+    for (size_t i = 0; i < f->nchildren; i++) {
+        const floe_field *nf = &f->children[i];
+        const floe_field *of = floe_schema_find_id(old, nf->id);
+        if (of)
+            FLOE_FORWARD_IF_ERROR(check_same_or_promoted(of, old->schema_id, nf, format_version,
+                                                         err));
+        FLOE_FORWARD_IF_ERROR(check_fields_against(nf, old, format_version, err));
+    }
+    return 0;
+}
+
+int floe_metadata_schema_check_evolution(const floe_table_metadata *m, const char *schema_json,
+                                         int format_version, floe_error *err) {
+    floe_schema *next = NULL, *old = NULL;
+    int rc = 0;
+    if (!m)
+        return 0;
+    FLOE_CHECK(floe_schema_parse(schema_json, strlen(schema_json), &next, err));
+    for (size_t i = 0; i < m->n_schemas; i++) {
+        floe_schema_free(old);
+        old = NULL;
+        FLOE_CHECK(floe_schema_parse(m->schemas[i].json, strlen(m->schemas[i].json), &old, err));
+        old->schema_id = m->schemas[i].schema_id;
+        FLOE_CHECK(check_fields_against(&next->root, old, format_version, err));
+    }
+done:
+    floe_schema_free(old);
+    floe_schema_free(next);
+    return rc;
+}

@@ -167,6 +167,45 @@ static char *pct_decode(const char *s, size_t n, bool plus_is_space) {
     return out;
 }
 
+/* The first query parameter whose name or value does not decode (pct_decode), for
+ * bad_query. */
+typedef struct query_check {
+    char name[64];
+    bool bad;
+} query_check;
+
+static enum MHD_Result check_query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       const char *value) {
+    (void)kind;
+    query_check *qc = cls;
+    char *k = pct_decode(key, strlen(key), true);
+    char *v = value ? pct_decode(value, strlen(value), true) : NULL;
+    bool bad = !k || (value && !v);
+    floe_free(k);
+    floe_free(v);
+    if (!bad)
+        return MHD_YES;
+    qc->bad = true;
+    snprintf(qc->name, sizeof qc->name, "%s", key);
+    return MHD_NO;
+}
+
+/* True, with a 400 in r, when a query parameter's name or value holds a NUL byte (%00),
+ * an escape that is not %HH or bytes that are not UTF-8: refused, rather than read as
+ * absent (a purgeRequested=%00 dropping without a purge, a pageToken=%00 restarting the
+ * listing). */
+static bool bad_query(const rs_req *q, rs_resp *r) {
+    query_check qc = {.bad = false};
+    if (!q->conn)
+        return false;
+    MHD_get_connection_values(q->conn, MHD_GET_ARGUMENT_KIND, check_query_arg, &qc);
+    if (qc.bad)
+        rs_error(r, 400, "BadRequestException",
+                 "query parameter %s: bad percent-encoding (an escape not %%HH, a NUL byte "
+                 "(%%00) or bytes that are not UTF-8)", qc.name);
+    return qc.bad;
+}
+
 char *rs_query(const rs_req *q, const char *name) {
     const char *v = MHD_lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
     return v ? pct_decode(v, strlen(v), true) : NULL;
@@ -223,13 +262,19 @@ static char *join_levels(const char *const *lv, const size_t *ln, size_t n, rs_r
 }
 
 char *rs_namespace_from_json(const json_t *levels, rs_resp *r) {
-    if (!json_is_array(levels) || json_array_size(levels) > 64) {
+    if (!json_is_array(levels)) {
         rs_error(r, 400, "BadRequestException", "namespace must be an array of strings");
         return NULL;
     }
+    if (json_array_size(levels) > RS_NAMESPACE_LEVELS_MAX) {
+        rs_error(r, 400, "BadRequestException",
+                 "namespace has %zu levels: floe allows at most %d", json_array_size(levels),
+                 RS_NAMESPACE_LEVELS_MAX);
+        return NULL;
+    }
     size_t n = json_array_size(levels);
-    const char *lv[64];
-    size_t ln[64];
+    const char *lv[RS_NAMESPACE_LEVELS_MAX];
+    size_t ln[RS_NAMESPACE_LEVELS_MAX];
     for (size_t i = 0; i < n; i++) {
         const json_t *v = json_array_get(levels, i);
         if (!json_is_string(v)) {
@@ -260,12 +305,13 @@ bool rs_table_name_ok(const char *name, rs_resp *r) {
 
 /* A decoded {namespace} segment (levels separated by 0x1F) as a dotted name. */
 static char *namespace_from_segment(const char *seg, rs_resp *r) {
-    const char *lv[64];
-    size_t ln[64], n = 0;
+    const char *lv[RS_NAMESPACE_LEVELS_MAX];
+    size_t ln[RS_NAMESPACE_LEVELS_MAX], n = 0;
     const char *p = seg;
     for (;;) {
-        if (n == 64) {
-            rs_error(r, 400, "BadRequestException", "namespace has more than 64 levels");
+        if (n == RS_NAMESPACE_LEVELS_MAX) {
+            rs_error(r, 400, "BadRequestException", "namespace has more than %d levels: floe "
+                     "allows at most %d", RS_NAMESPACE_LEVELS_MAX, RS_NAMESPACE_LEVELS_MAX);
             return NULL;
         }
         size_t len = strcspn(p, "\x1f");
@@ -1076,7 +1122,7 @@ static bool refuse_on_headers(floe_rest_server *s, struct MHD_Connection *c, con
     cr->rt = route_of(&q, url, r);
     cr->ns = q.ns;
     cr->table = q.table;
-    if (!cr->rt || authenticate(&q, r) != 0 ||
+    if (!cr->rt || authenticate(&q, r) != 0 || bad_query(&q, r) ||
         (s->ntokens == 0 && refuse_browser(&q, cr->rt, r) != 0))
         return true;
     cr->token = q.token;

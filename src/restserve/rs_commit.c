@@ -303,6 +303,10 @@ static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[
             rc = floe_metadata_builder_upgrade(b, (int)(v > 3 ? 4 : v), err);
     } else if (!strcmp(a, "add-schema")) {
         FLOE_CHECK(with_text(e, "schema", &text, err));
+        /* a field keeps its type or is promoted: the table's files stay readable */
+        FLOE_CHECK(floe_metadata_schema_check_evolution(floe_metadata_builder_base(b), text,
+                                                        floe_metadata_builder_format_version(b),
+                                                        err));
         rc = floe_metadata_builder_add_schema(b, text, &last[0], err);
     } else if (!strcmp(a, "set-current-schema")) {
         FLOE_CHECK(last_added(e, "schema-id", last[0], "schema", &id, err));
@@ -638,8 +642,19 @@ static int commit_create(rs_req *q, commit_ctx *c, rs_resp *r) {
     }
     if (!rs_table_name_ok(q->table, r))
         return 0;
+    /* the namespace may have been dropped since the create was staged: a 404 naming it,
+     * before anything is checked or written */
+    bool ns_exists = false;
+    int rc = floe_catalog_namespace_exists(q->cat, q->ns, &ns_exists, &err);
+    if (rc < 0)
+        return rs_floe_error(r, rc, &err, "NoSuchNamespaceException");
+    if (!ns_exists)
+        return rs_error(r, 404, "NoSuchNamespaceException",
+                        "namespace %s does not exist (dropped since the create of %s.%s was "
+                        "staged?): nothing was created",
+                        q->ns, q->ns, q->table);
     c->creating = true;
-    int rc = floe_catalog_default_location(q->cat, q->ns, q->table, &location, &err);
+    rc = floe_catalog_default_location(q->cat, q->ns, q->table, &location, &err);
     c->create_location = location;
     if (rc == 0)
         rc = floe_metadata_builder_new_empty(location, &b, &err);

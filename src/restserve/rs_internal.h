@@ -121,6 +121,8 @@ bool rs_namespace_visible(const rs_req *q, const char *ns);
  * caller change that table, not make one, by whatever route). */
 bool rs_may_create_in(const rs_req *q, const char *ns);
 
+/* The most levels a namespace may have (a request's namespace array or path segment). */
+#define RS_NAMESPACE_LEVELS_MAX 64
 /* Append a floe dotted namespace as a JSON array of its levels. */
 void rs_put_namespace(floe_buf *b, const char *dotted);
 /* A JSON namespace array ["a","b"] as a dotted name (caller frees); NULL and a 400 in r

@@ -20,7 +20,8 @@
  *    table writes there, and its maintenance treats the folder as the table's.
  *
  *  - a namespace's folder (its location property, else its home) made or moved through
- *    REST neither lies inside nor holds another namespace's folder, but for an
+ *    REST does not lie inside the warehouse's folders of floe serve (_landing,
+ *    _quarantine, _wal), neither lies inside nor holds another namespace's folder, but for an
  *    ancestor's, strictly around it, and a descendant's, strictly inside it; nor lies
  *    inside any table's location, nor holds the location of a table other than those of
  *    the namespace and the namespaces below it.
@@ -38,19 +39,40 @@
 
 static const char *const TAIL = RS_LOCATIONS_TAIL;
 
+/* A local location's limits: a folder name of at most NAME_MAX bytes (255 on Linux,
+ * macOS and Windows' NTFS), and a path short enough that the files floe writes below it
+ * (metadata/<version>-<uuid>.metadata.json, data/<partition>/<file>.parquet) stay within
+ * PATH_MAX (4096 on Linux, 1024 on macOS: kept to the lesser, with room for those). */
+#define LOCAL_NAME_MAX 255
+#define LOCAL_LOCATION_MAX 768
+
 /* 0 when location is absolute (a URI with a scheme, or a path from /) and has no "." or
- * ".." segment, which would make "inside a folder" a matter of spelling. */
+ * ".." segment, which would make "inside a folder" a matter of spelling; and, when local,
+ * within LOCAL_NAME_MAX and LOCAL_LOCATION_MAX (refused here rather than failing as a
+ * server error once the first file is written). */
 static int plain_location(const char *what, const char *location, floe_error *err) {
     const char *sep = strstr(location, "://");
     const char *path = sep ? sep + 3 : location;
     if (!sep && location[0] != '/')
         return floe_error_set(err, FLOE_EINVALID, "%s %s is not absolute (a URI or a path from /)%s",
                               what, location, TAIL);
+    bool local = !sep || !strncmp(location, "file://", 7);
+    if (local && strlen(path) > LOCAL_LOCATION_MAX)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "%s %.80s... is %zu bytes long: a local location may have at most "
+                              "%d, so that the paths of the files below it stay within the "
+                              "filesystem's limit (PATH_MAX)%s",
+                              what, location, strlen(location), LOCAL_LOCATION_MAX, TAIL);
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, "/");
         if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
             return floe_error_set(err, FLOE_EINVALID, "%s %s has a '.' or '..' segment%s", what,
                                   location, TAIL);
+        if (local && n > LOCAL_NAME_MAX)
+            return floe_error_set(err, FLOE_EINVALID,
+                                  "%s: its folder name %.40s... is %zu bytes long: a "
+                                  "filesystem allows at most %d (NAME_MAX)%s",
+                                  what, p, n, LOCAL_NAME_MAX, TAIL);
         p += n;
         if (*p == '/')
             p++;
@@ -169,6 +191,22 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
                                                           : floe_error_set(err, FLOE_ENOMEM,
                                                                            "out of memory"))
                       : namespace_home(cat, ns, &folder, err);
+    /* the warehouse's folders of floe serve: a namespace there would mix its tables'
+     * files with landing batches and logs that floe serve deletes */
+    if (rc == 0) {
+        char *dir = NULL;
+        const char *what = NULL;
+        int in = floe_table_reserved_folder(cat, folder, &dir, &what);
+        if (in < 0)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        else if (in > 0)
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "namespace %s: its folder %s lies inside %s (%s), which floe "
+                                "keeps for itself: choose another name or give the namespace "
+                                "a location property%s",
+                                ns, folder, what, dir, TAIL);
+        floe_free(dir);
+    }
     if (rc == 0)
         rc = all_namespaces(cat, NULL, &nss, 0, err);
     /* another namespace's folder: apart; an ancestor's strictly around it, a

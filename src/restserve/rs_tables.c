@@ -487,6 +487,14 @@ int rs_rename_table(rs_req *q, rs_resp *r) {
         rs_floe_error(r, rc, &err, NO_NS);
         goto done;
     }
+    /* onto itself: the destination exists (it is the source), which the spec answers
+     * with 409; nothing is changed or recorded */
+    if (!strcmp(from_ns, to_ns) && !strcmp(from_name, to_name)) {
+        rs_error(r, 409, "AlreadyExistsException",
+                 "cannot rename table %s.%s onto itself: the destination already exists",
+                 from_ns, from_name);
+        goto done;
+    }
     rc = floe_table_rename(q->cat, from_ns, from_name, to_ns, to_name, &err);
     if (rc < 0)
         rs_floe_error(r, rc, &err, NO_TABLE);

@@ -206,6 +206,14 @@ int floe_table_property_check(const char *key, const char *value, floe_error *er
             return FLOE_EINVALID;
         }
     }
+    /* the file format of new data and delete files: floe writes (and compacts, and
+     * reads) Parquet only, so a table that asks for ORC or Avro would get files it does
+     * not say, or files from other writers floe cannot read */
+    if (!strcmp(key, "write.format.default") || !strcmp(key, "write.delete.format.default"))
+        FLOE_RETURN_ERROR_IF(strcasecmp(value, "parquet"), err, FLOE_EINVALID,
+                             "table property %s=%s: floe writes and reads Parquet files only "
+                             "(expected parquet)",
+                             key, value);
     if (!strcmp(key, FLOE_PROP_METADATA_COMPRESSION))
         FLOE_RETURN_ERROR_IF(strcasecmp(value, "none") && strcasecmp(value, "gzip"), err,
                              FLOE_EINVALID, "table property %s=%s: expected none or gzip", key,

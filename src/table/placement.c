@@ -635,6 +635,25 @@ static const char *const RESERVED[][2] = {
     {"_wal", "floe serve's write-ahead logs"},
 };
 
+int floe_table_reserved_folder(floe_catalog *c, const char *location, char **dir,
+                               const char **what) {
+    const char *wh = floe_catalog_warehouse(c);
+    *dir = NULL;
+    *what = NULL;
+    for (size_t i = 0; i < sizeof RESERVED / sizeof RESERVED[0]; i++) {
+        char *d = floe_io_join(wh, RESERVED[i][0]);
+        if (!d)
+            return FLOE_ENOMEM;
+        if (floe_io_uri_within(location, d)) {
+            *dir = d;
+            *what = RESERVED[i][1];
+            return 1;
+        }
+        floe_free(d);
+    }
+    return 0;
+}
+
 int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps, size_t n,
                                     const char *ns, const char *name, const char *skip_ns,
                                     const char *skip_name, const char *location,
@@ -647,20 +666,17 @@ int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps,
         return floe_error_set(err, FLOE_EINVALID,
                               "table %s.%s: location %s contains the warehouse %s%s", ns, name,
                               location, wh, tail);
-    for (size_t i = 0; i < sizeof RESERVED / sizeof RESERVED[0]; i++) {
-        char *dir = floe_io_join(wh, RESERVED[i][0]);
-        if (!dir)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        bool inside = floe_io_uri_within(location, dir);
-        int rc = inside ? floe_error_set(err, FLOE_EINVALID,
-                                         "table %s.%s: location %s lies inside %s (%s)%s", ns,
-                                         name, location, RESERVED[i][1], dir, tail)
-                        : 0;
-        floe_free(dir);
-        if (rc < 0)
-            return rc;
-    }
-    int rc = 0;
+    char *dir = NULL;
+    const char *what = NULL;
+    int rc = floe_table_reserved_folder(c, location, &dir, &what);
+    if (rc < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (rc > 0)
+        rc = floe_error_set(err, FLOE_EINVALID, "table %s.%s: location %s lies inside %s (%s)%s",
+                            ns, name, location, what, dir, tail);
+    floe_free(dir);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const floe_table_place *p = &ps[i];
         if ((!strcmp(p->ns, ns) && !strcmp(p->name, name)) ||
