@@ -251,9 +251,19 @@ int floe_catalog_each_table(floe_catalog *c, bool with_pointers, floe_catalog_ta
 /* Current metadata location (caller frees). FLOE_ENOTFOUND when there is no such table. */
 int floe_catalog_load_table(floe_catalog *c, const char *ns, const char *name,
                             char **metadata_location, floe_error *err) FLOE_NODISCARD;
+/* The folder name floe gives a namespace level or a table name, level[0..n) (caller
+ * frees): the name, with '#' and '?' percent-encoded (%23, %3F) so that a location
+ * holding it means the same folder to a URI parser as to a path (a '#' would start a
+ * fragment, a '?' a query); '%' stays, as every reader takes it. The filesystem
+ * catalog's folders are its names: unchanged there.
+ * FLOE_EINVALID when the folder name would be longer than FLOE_CATALOG_NAME_MAX (255)
+ * bytes; FLOE_ENOMEM. */
+int floe_catalog_folder_name(const floe_catalog *c, const char *level, size_t n, char **out,
+                             floe_error *err) FLOE_NODISCARD;
 /* Where a new table's files go when the caller gives no location (caller frees): the
  * namespace's "location" property + /<name> when it has one (SQL stores, as PyIceberg
- * and Iceberg Java), else <warehouse>/<ns levels>/<name>. Always absolute. */
+ * and Iceberg Java), else <warehouse>/<ns levels>/<name>, each folder name as
+ * floe_catalog_folder_name makes it. Always absolute. */
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
                                   char **location, floe_error *err) FLOE_NODISCARD;
 /* The absolute form of a location recorded in this catalog. Absolute ones are returned

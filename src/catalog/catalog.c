@@ -458,6 +458,73 @@ static int namespace_location(floe_catalog *c, const char *ns, char **out, floe_
     return rc;
 }
 
+/* Bytes of a name that a location may not hold as they are: a URI parser (PyIceberg's
+ * urlparse, S3FileIO's S3URI) cuts a location at '#' (a fragment) and '?' (a query),
+ * where a path reader (DuckDB, Hadoop's Path, floe) takes them as they are. Every reader
+ * named takes '%' as it is (none decodes escapes in a location), so a name's '%' stays:
+ * its folder, and an S3 key, are the name as it is. A name spelled like another's
+ * encoded folder ("a%23b" beside "a#b") gets the same location, which the placement
+ * check refuses. */
+static bool unsafe_in_location(unsigned char ch) {
+    return ch == '#' || ch == '?';
+}
+
+int floe_catalog_folder_name(const floe_catalog *c, const char *level, size_t n, char **out,
+                             floe_error *err) {
+    size_t len = n;
+    if (!floe_catalog_swap_by_create(c))
+        for (size_t i = 0; i < n; i++)
+            len += unsafe_in_location((unsigned char)level[i]) ? 2 : 0;
+    if (len > FLOE_CATALOG_NAME_MAX)
+        return floe_error_set(err, FLOE_EINVALID,
+                              "name \"%.*s\": its folder name is %zu bytes long ('#' and '?' "
+                              "percent-encoded), more than the %d a filesystem allows",
+                              (int)(n > 60 ? 60 : n), level, len, FLOE_CATALOG_NAME_MAX);
+    char *f = floe_malloc(len + 1);
+    if (!f)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)level[i];
+        if (len > n && unsafe_in_location(ch)) {
+            static const char hex[] = "0123456789ABCDEF";
+            f[k++] = '%';
+            f[k++] = hex[ch >> 4];
+            f[k++] = hex[ch & 15];
+        } else {
+            f[k++] = (char)ch;
+        }
+    }
+    f[k] = '\0';
+    *out = f;
+    return 0;
+}
+
+/* <warehouse>/<level>/.../<level> of namespace ns, each level's folder name as
+ * floe_catalog_folder_name makes it. */
+static int namespace_dir(floe_catalog *c, const char *ns, char **out, floe_error *err) {
+    char *dir = floe_strdup(c->warehouse);
+    if (!dir)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (const char *p = ns;;) {
+        size_t n = strcspn(p, ".");
+        char *level = NULL, *next = NULL;
+        int rc = floe_catalog_folder_name(c, p, n, &level, err);
+        if (rc == 0 && !(next = floe_io_join(dir, level)))
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(level);
+        floe_free(dir);
+        if (rc < 0)
+            return rc;
+        dir = next;
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    *out = dir;
+    return 0;
+}
+
 int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *name,
                                   char **location, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
@@ -475,11 +542,12 @@ int floe_catalog_default_location(floe_catalog *c, const char *ns, const char *n
                   "table %s.%s: the REST catalog names no warehouse location and namespace %s "
                   "has no location property: give the table a location", ns, name, ns);
     } else {
-        char *nsp = floe_catalog_ns_path(ns);
-        dir = nsp ? floe_io_join(c->warehouse, nsp) : NULL;
-        floe_free(nsp);
+        FLOE_CHECK(namespace_dir(c, ns, &dir, err));
     }
-    loc = dir ? floe_io_join(dir, name) : NULL;
+    char *folder = NULL;
+    FLOE_CHECK(floe_catalog_folder_name(c, name, strlen(name), &folder, err));
+    loc = floe_io_join(dir, folder);
+    floe_free(folder);
     if (!loc)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     *location = loc;

@@ -711,7 +711,7 @@ static int check_locations(rs_req *q, const char *ns, const char *name, const co
         int rc = ps ? floe_table_check_location_among(q->cat, ps, nps, ns, name, NULL, NULL, loc,
                                                       &err)
                     : floe_table_check_location(q->cat, ns, name, loc, &err);
-        if (rc == FLOE_EINVALID)
+        if (rc == FLOE_EINVALID || rc == FLOE_EEXISTS) /* EEXISTS: a folder by case only */
             return rs_error(r, 400, "BadRequestException", "updates[%zu] (set-location): %s", i,
                             err.msg),
                    -1;

@@ -33,6 +33,7 @@
  */
 #include <string.h>
 
+#include "common/fold.h"
 #include "floe/io.h"
 #include "floe/table.h"
 #include "rs_internal.h"
@@ -111,12 +112,14 @@ int rs_table_location_check(floe_catalog *cat, const char *ns, const char *name,
     for (size_t i = 0; rc == 0 && i < children.n; i++) {
         const char *child = children.items[i];
         const char *level = strrchr(child, '.');
-        char *by_name = floe_io_join(folder, level ? level + 1 : child), *own = NULL;
-        if (!by_name) {
+        level = level ? level + 1 : child;
+        char *by_name = NULL, *own = NULL, *fname = NULL;
+        rc = floe_catalog_folder_name(cat, level, strlen(level), &fname, err);
+        if (rc == 0 && !(by_name = floe_io_join(folder, fname)))
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            break;
-        }
-        rc = namespace_folder(cat, child, &own, err);
+        floe_free(fname);
+        if (rc == 0)
+            rc = namespace_folder(cat, child, &own, err);
         if (rc == 0 && (floe_io_uri_within(location, by_name) || floe_io_uri_within(location, own)))
             rc = floe_error_set(err, FLOE_EINVALID,
                                 "table %s.%s: location %s lies inside the folder of namespace %s%s",
@@ -135,7 +138,10 @@ done:
 static int namespace_home(floe_catalog *cat, const char *ns, char **out, floe_error *err) {
     const char *dot = strrchr(ns, '.');
     if (!dot) {
-        *out = floe_io_join(floe_catalog_warehouse(cat), ns);
+        char *fname = NULL;
+        FLOE_FORWARD_IF_ERROR(floe_catalog_folder_name(cat, ns, strlen(ns), &fname, err));
+        *out = floe_io_join(floe_catalog_warehouse(cat), fname);
+        floe_free(fname);
         return *out ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
     char *parent = floe_strndup(ns, (size_t)(dot - ns));
@@ -207,6 +213,10 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
                                 ns, folder, what, dir, TAIL);
         floe_free(dir);
     }
+    bool local = rc == 0 && !floe_io_uri_has_remote_scheme(folder);
+    char *folded = local ? floe_fold_name(folder) : NULL;
+    if (local && !folded)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     if (rc == 0)
         rc = all_namespaces(cat, NULL, &nss, 0, err);
     /* another namespace's folder: apart; an ancestor's strictly around it, a
@@ -224,6 +234,18 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
                                 "namespace %s: its folder %s overlaps the folder of namespace "
                                 "%s (%s): a grant on one would reach the other's files%s",
                                 ns, folder, m, g, TAIL);
+        /* the same where a case-insensitive filesystem (macOS, Windows) sees it */
+        char *fg = rc == 0 && local && !floe_io_uri_has_remote_scheme(g) ? floe_fold_name(g)
+                                                                          : NULL;
+        if (fg && ((!below && floe_io_uri_within(fg, folded)) ||
+                   (!above && floe_io_uri_within(folded, fg))))
+            rc = floe_error_set(err, FLOE_EEXISTS,
+                                "namespace %s: its folder %s differs only by case or Unicode "
+                                "normalization from the folder of namespace %s (%s): on a "
+                                "case-insensitive filesystem (macOS, Windows) one lies in or "
+                                "is the other%s",
+                                ns, folder, m, g, TAIL);
+        floe_free(fg);
         floe_free(g);
     }
     /* a table's location: never around the folder, and inside it only for the tables of
@@ -246,6 +268,7 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
     }
     floe_table_places_free(ps, np);
     floe_strlist_free(&nss);
+    floe_free(folded);
     floe_free(folder);
     return rc;
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/fold.h"
 #include "floe/io.h"
 #include "floe/lease.h"
 #include "floe/manifest.h"
@@ -677,6 +678,10 @@ int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps,
     floe_free(dir);
     if (rc < 0)
         return rc;
+    bool local = !floe_io_uri_has_remote_scheme(location);
+    char *folded = local ? floe_fold_name(location) : NULL;
+    if (local && !folded)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < n && rc == 0; i++) {
         const floe_table_place *p = &ps[i];
         if ((!strcmp(p->ns, ns) && !strcmp(p->name, name)) ||
@@ -703,7 +708,24 @@ int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps,
                                                                      : "contains",
                                     floe_table_write_path_props[k], p->ns, p->name, wp, tail);
         }
+        /* a case-insensitive filesystem (macOS, Windows) takes names that differ only
+         * by case or Unicode normalization for one: there the two tables would share a
+         * folder */
+        if (rc == 0 && folded && !floe_io_uri_has_remote_scheme(p->location)) {
+            char *theirs = floe_fold_name(p->location);
+            if (!theirs)
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            else if (floe_io_uri_within(folded, theirs) || floe_io_uri_within(theirs, folded))
+                rc = floe_error_set(err, FLOE_EEXISTS,
+                                    "table %s.%s: location %s differs only by case or Unicode "
+                                    "normalization from the location of table %s.%s (%s): on "
+                                    "a case-insensitive filesystem (macOS, Windows) they are "
+                                    "one folder; choose another name or location",
+                                    ns, name, location, p->ns, p->name, p->location);
+            floe_free(theirs);
+        }
     }
+    floe_free(folded);
     return rc;
 }
 
