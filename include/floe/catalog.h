@@ -310,10 +310,28 @@ int floe_catalog_register_table(floe_catalog *c, const char *ns, const char *nam
 int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
                               const char *to_ns, const char *to_name, floe_error *err)
     FLOE_NODISCARD;
-/* Forget a table. Files stay (purging is the caller's job; it should load the table
- * first). The filesystem store removes the metadata JSON files and the version hint. */
+/* Forget a table. Files stay (purging is the caller's job: floe_table_drop_purge loads
+ * the table and drops with floe_catalog_drop_table_at, so a commit racing the drop is not
+ * lost). The filesystem store removes the metadata JSON files and the version hint. */
 int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
                             floe_error *err) FLOE_NODISCARD;
+/* Forget a table only if its metadata pointer is still `expected_metadata_location` (a
+ * purge's compare-and-drop: the files it then deletes are exactly those that metadata
+ * reaches, and a commit that moved the pointer keeps the table):
+ *   0                 dropped;
+ *   FLOE_ECONFLICT    the pointer is no longer `expected` (a commit landed): nothing
+ *                     changed; reload and try again;
+ *   FLOE_ENOTFOUND    no such table;
+ *   FLOE_EUNSUPPORTED the store cannot drop conditionally (rest: it purges on its side,
+ *                     floe_catalog_drop_table_purge).
+ * SQL stores: one DELETE ... WHERE metadata_location = expected. Filesystem store: the
+ * drop first claims v<N+1> (an empty file, created if absent, as a commit creates it), so
+ * a commit on v<N> conflicts; a commit that looked at the version before the claim and
+ * creates v<N+1> only after the drop removed it can still bring the folder back
+ * (docs/DESIGN.md, "Drop with purge", under "Commit"). */
+int floe_catalog_drop_table_at(floe_catalog *c, const char *ns, const char *name,
+                               const char *expected_metadata_location, floe_error *err)
+    FLOE_NODISCARD;
 /* True for stores that delete a dropped table's files themselves when asked (rest: the
  * drop says purgeRequested=true and the server deletes them); false for the others,
  * where the caller drops and then purges (floe_table_purge). */

@@ -149,12 +149,23 @@ bool floe_table_metadata_gc_enabled(const floe_table_metadata *m);
 int floe_table_gc_check(const floe_table *t, const floe_table_metadata *m, const char *action,
                         floe_error *err) FLOE_NODISCARD;
 /* Delete the files of a table already dropped from its catalog (t loaded before the
- * drop). Refused (floe_table_gc_check) when gc.enabled is false: its metadata files, manifest lists, manifests, data and delete files, those
+ * drop, and the drop conditional on t's pointer: floe_table_drop_purge). Refused (floe_table_gc_check) when gc.enabled is false: its metadata files, manifest lists, manifests, data and delete files, those
  * its confinement holds only (below: files added from elsewhere, or named elsewhere by
  * whoever committed, stay; logged). A file that cannot
  * be deleted is logged and skipped (orphan removal finds it); an unreadable manifest list
  * or manifest stops the purge with its error. *deleted (may be NULL) gets the count. */
 int floe_table_purge(floe_table *t, size_t *deleted, floe_error *err) FLOE_NODISCARD;
+/* Drop table ns.name and purge its files, without losing a commit that races the drop:
+ * the table is loaded, held to floe_table_gc_check, dropped only if its metadata pointer
+ * is still the one loaded (floe_catalog_drop_table_at) - when a commit moved it, loaded
+ * again and retried, up to 10 times - and only then are the files that exact metadata
+ * reaches purged (floe_table_purge). So a commit that lands first keeps the table and
+ * its files, and every file of the version dropped is deleted. *dropped (may be NULL)
+ * says whether the table was dropped (an error with it true: the purge stopped part-way);
+ * *deleted (may be NULL) gets the count. FLOE_ECONFLICT when the pointer kept moving;
+ * FLOE_EUNSUPPORTED on a store that purges itself (floe_catalog_drop_purges). */
+int floe_table_drop_purge(floe_catalog *c, const char *ns, const char *name, bool *dropped,
+                          size_t *deleted, floe_error *err) FLOE_NODISCARD;
 /* Rename a table (SQL catalogs), after checking its location is still a place of its
  * own. */
 int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,

@@ -662,6 +662,18 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
     return c->ops->drop_table(c, ns, name, err);
 }
 
+int floe_catalog_drop_table_at(floe_catalog *c, const char *ns, const char *name,
+                               const char *expected_metadata_location, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
+    FLOE_FORWARD_IF_ERROR(check_name(name, err));
+    FLOE_FORWARD_IF_ERROR(check_location(expected_metadata_location, err));
+    if (!c->ops->drop_table_at)
+        return floe_error_set(err, FLOE_EUNSUPPORTED,
+                              "the %s catalog cannot drop a table on the condition of its "
+                              "metadata pointer", c->ops->type);
+    return c->ops->drop_table_at(c, ns, name, expected_metadata_location, err);
+}
+
 const char *floe_catalog_state_db(const floe_catalog *c) {
     return c && c->ops->commit_changes ? c->lease_db : NULL;
 }

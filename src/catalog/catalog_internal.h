@@ -51,6 +51,9 @@ typedef struct floe_catalog_ops {
     int (*rename_table)(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
                         const char *to_name, floe_error *err);
     int (*drop_table)(floe_catalog *c, const char *ns, const char *name, floe_error *err);
+    /* floe_catalog_drop_table_at; NULL for stores that cannot drop conditionally (rest) */
+    int (*drop_table_at)(floe_catalog *c, const char *ns, const char *name,
+                         const char *expected, floe_error *err);
     /* Stores whose server deletes a dropped table's files when asked (rest:
      * purgeRequested=true); NULL for the others, whose callers purge. */
     int (*drop_table_purge)(floe_catalog *c, const char *ns, const char *name, floe_error *err);

@@ -11,6 +11,11 @@
  *
  * What is a table: a folder whose metadata/ holds a version hint or v<N> metadata files.
  * Every other folder under the warehouse is a namespace. The store is local only.
+ *
+ * A drop on the condition of the pointer (fs_drop_table_at, a purge's) claims v<N+1>
+ * with an empty file before removing anything: a commit links a fully written file, so
+ * no version is ever empty but a claim, and a table whose current version is a claim is
+ * being dropped (not found).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -135,6 +140,12 @@ static int current_version(const char *metadata_dir, int64_t *version, char **pa
     *version = v;
     *path = file;
     return 0;
+}
+
+/* An empty v<N> file: a drop's claim (fs_drop_table_at), never a commit's. */
+static bool is_drop_claim(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
 static bool is_table_dir(const char *dir) {
@@ -321,6 +332,9 @@ static int fs_load_table(floe_catalog *c, const char *ns, const char *name, char
                   c->warehouse);
     if (rc < 0)
         goto done;
+    if (is_drop_claim(file))
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist in %s (it is being dropped)",
+                  ns, name, c->warehouse);
     const char *base = strrchr(file, '/');
     char *uri = floe_io_join(md_uri, base ? base + 1 : file);
     if (!uri)
@@ -401,6 +415,13 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
         int crc = local ? current_version(local, &cur, &cur_file, &e2) : FLOE_ENOMEM;
         floe_free(local);
         floe_free(cur_file);
+        if (crc == FLOE_ENOTFOUND) {
+            /* no version left beside the base: the table was dropped since (a create of
+             * v<N+1> now would bring back a table whose older files a purge deleted) */
+            floe_free(md);
+            return floe_error_set(err, FLOE_ECONFLICT,
+                                  "%s: the table has no metadata any more (dropped)", base);
+        }
         if (crc == 0 && cur != v) {
             floe_free(md);
             return floe_error_set(err, FLOE_ECONFLICT,
@@ -479,6 +500,46 @@ static int fs_rename_table(floe_catalog *c, const char *ns, const char *name, co
                           "table %s.%s: the filesystem catalog cannot rename tables", ns, name);
 }
 
+/* Remove a table's metadata folder's hint, then its v<N> files but the `nclaims` names in
+ * `claims`, then those last. */
+static int remove_versions(floe_catalog *c, const char *md, char *const *claims,
+                           size_t nclaims, floe_error *err) {
+    /* The hint first: once it is gone and the v<N> files follow, the folder stops being
+     * a table even if we are interrupted half-way. */
+    char *hint = floe_io_join(md, HINT_NAME);
+    if (!hint)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_io_delete(c->io, hint, err);
+    floe_free(hint);
+    if (rc < 0)
+        return rc;
+    DIR *d = opendir(md);
+    if (!d)
+        return floe_error_set(err, FLOE_EIO, "list %s: %s", md, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && rc == 0) {
+        int64_t v;
+        size_t n = strlen(de->d_name);
+        bool claimed = false;
+        for (size_t i = 0; i < nclaims; i++)
+            claimed |= !strcmp(de->d_name, claims[i]);
+        if (claimed || de->d_name[0] != 'v' || n <= 14 ||
+            strcmp(de->d_name + n - 14, ".metadata.json") ||
+            !floe_metadata_file_version(de->d_name, &v))
+            continue;
+        char *p = floe_io_join(md, de->d_name);
+        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(p);
+    }
+    closedir(d);
+    for (size_t i = 0; rc == 0 && i < nclaims; i++) {
+        char *p = floe_io_join(md, claims[i]);
+        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(p);
+    }
+    return rc;
+}
+
 static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe_error *err) {
     char *tdir = table_local(c, ns, name);
     char *md = tdir ? floe_io_join(tdir, "metadata") : NULL;
@@ -487,33 +548,72 @@ static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (!is_table_dir(tdir))
         FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist", ns, name);
-    /* The hint first: once it is gone and the v<N> files follow, the folder stops being
-     * a table even if we are interrupted half-way. */
-    char *hint = floe_io_join(md, HINT_NAME);
-    if (!hint)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    rc = floe_io_delete(c->io, hint, err);
-    floe_free(hint);
-    if (rc < 0)
-        goto done;
-    DIR *d = opendir(md);
-    if (!d)
-        FLOE_FAIL(err, FLOE_EIO, "list %s: %s", md, strerror(errno));
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && rc == 0) {
-        int64_t v;
-        size_t n = strlen(de->d_name);
-        if (de->d_name[0] != 'v' || n <= 14 || strcmp(de->d_name + n - 14, ".metadata.json") ||
-            !floe_metadata_file_version(de->d_name, &v))
-            continue;
-        char *p = floe_io_join(md, de->d_name);
-        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        floe_free(p);
-    }
-    closedir(d);
+    rc = remove_versions(c, md, NULL, 0, err);
 done:
     floe_free(tdir);
     floe_free(md);
+    return rc;
+}
+
+/* A commit here is the create of v<N+1>, so the drop takes part in the same race: it
+ * creates v<N+1> itself, empty (a claim; both spellings, plain and gzip, as a commit may
+ * write either), and removes the table only once those creates won. From then on a
+ * commit on v<N> finds v<N+1> taken (a conflict) and a load finds the table being
+ * dropped (not found). What stays open: a commit that looked at the current version
+ * before the claim (fs_new_metadata_location) and creates v<N+1> only after the claims
+ * are removed, the last step; that commit brings the folder back as a table. An
+ * interrupted drop leaves the claims: the table reads as not found, and a plain drop
+ * (floe_catalog_drop_table) removes what is left. */
+static int fs_drop_table_at(floe_catalog *c, const char *ns, const char *name,
+                            const char *expected, floe_error *err) {
+    char *tdir = table_local(c, ns, name);
+    char *md = tdir ? floe_io_join(tdir, "metadata") : NULL;
+    char *cur = NULL;
+    char names[2][64];
+    char *claims[2] = {names[0], names[1]};
+    size_t made = 0;
+    int64_t v = 0;
+    int rc = 0;
+    if (!md)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if ((rc = fs_load_table(c, ns, name, &cur, err)) < 0)
+        goto done;
+    const char *slash = strrchr(cur, '/');
+    if (strcmp(cur, expected) || !slash || !floe_metadata_file_version(slash + 1, &v))
+        FLOE_FAIL(err, FLOE_ECONFLICT, "table %s.%s: metadata is no longer %s but %s (a "
+                  "commit landed); not dropped", ns, name, expected, cur);
+    snprintf(names[0], sizeof names[0], "v%" PRId64 ".metadata.json", v + 1);
+    snprintf(names[1], sizeof names[1], "v%" PRId64 ".gz.metadata.json", v + 1);
+    floe_output_options oo = {.fsync = true, .no_overwrite = true};
+    for (; made < 2; made++) {
+        char *p = floe_io_join(md, names[made]);
+        rc = p ? floe_io_write_all(c->io, p, "", 0, &oo, err)
+               : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_free(p);
+        if (rc == FLOE_EEXISTS)
+            rc = floe_error_set(err, FLOE_ECONFLICT, "table %s.%s: v%" PRId64 " was committed "
+                                "after %s; not dropped", ns, name, v + 1, expected);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0) {
+        rc = remove_versions(c, md, claims, made, err);
+    } else {
+        /* a commit of v<N+1> came first (or the claim failed): the table stands */
+        for (size_t i = 0; i < made; i++) {
+            char *p = floe_io_join(md, names[i]);
+            floe_error e2;
+            floe_error_clear(&e2);
+            if (!p || floe_io_delete(c->io, p, &e2) < 0)
+                floe_log(FLOE_LOG_WARN, "table %s.%s: drop claim %s not removed: %s", ns,
+                         name, names[i], p ? e2.msg : "out of memory");
+            floe_free(p);
+        }
+    }
+done:
+    floe_free(tdir);
+    floe_free(md);
+    floe_free(cur);
     return rc;
 }
 
@@ -555,6 +655,7 @@ static const floe_catalog_ops fs_ops = {
     .register_table = fs_register_table,
     .rename_table = fs_rename_table,
     .drop_table = fs_drop_table,
+    .drop_table_at = fs_drop_table_at,
     .swap = fs_swap,
     .close = NULL,
 };

@@ -107,7 +107,8 @@ static const char SQL_ALL_POINTERS[] =
     "catalog_name = ? AND metadata_location IS NOT NULL"
 
 typedef struct sql_text {
-    const char *load_table, *list_tables, *each_table, *swap, *rename, *drop, *insert;
+    const char *load_table, *list_tables, *each_table, *swap, *rename, *drop, *drop_at,
+        *insert;
 } sql_text;
 
 static const sql_text SQL_V1 = {
@@ -117,6 +118,7 @@ static const sql_text SQL_V1 = {
     SQL_SWAP_BASE TABLES_ONLY,
     SQL_RENAME_BASE TABLES_ONLY,
     SQL_DROP_BASE TABLES_ONLY,
+    SQL_DROP_BASE " AND metadata_location = ?" TABLES_ONLY,
     "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
     "metadata_location, previous_metadata_location, iceberg_type) "
     "VALUES (?, ?, ?, ?, NULL, 'TABLE')",
@@ -129,6 +131,7 @@ static const sql_text SQL_V0 = {
     SQL_SWAP_BASE,
     SQL_RENAME_BASE,
     SQL_DROP_BASE,
+    SQL_DROP_BASE " AND metadata_location = ?",
     "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
     "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)",
 };
@@ -591,6 +594,28 @@ static int sql_drop_table(floe_catalog *c, const char *ns, const char *name, flo
     return rc;
 }
 
+/* The drop and its condition are one DELETE: a swap that lands before it leaves the row
+ * unmatched, one after it finds no row. Only when nothing was deleted is the pointer read
+ * again, to tell a moved pointer from a missing table. */
+static int sql_drop_table_at(floe_catalog *c, const char *ns, const char *name,
+                             const char *expected, floe_error *err) {
+    sql_store *s = store(c);
+    const char *params[] = {c->name, ns, name, expected};
+    int64_t changed = 0;
+    int rc = table_change(c, s->sql->drop_at, params, 4, &changed, FLOE_CATALOG_CHANGE_DROP,
+                          ns, name, NULL, NULL, NULL, err);
+    if (rc < 0 || changed > 0)
+        return rc;
+    char *now = NULL;
+    rc = sql_load_table(c, ns, name, &now, err);
+    if (rc == 0)
+        rc = floe_error_set(err, FLOE_ECONFLICT,
+                            "table %s.%s: metadata is no longer %s but %s (a commit landed); "
+                            "not dropped", ns, name, expected, now);
+    floe_free(now);
+    return rc;
+}
+
 static int sql_swap(floe_catalog *c, const char *ns, const char *name, const char *expected,
                     const char *new_location, floe_error *err) {
     sql_store *s = store(c);
@@ -753,6 +778,7 @@ static const floe_catalog_ops sql_ops = {
     .register_table = sql_register_table,
     .rename_table = sql_rename_table,
     .drop_table = sql_drop_table,
+    .drop_table_at = sql_drop_table_at,
     .swap = sql_swap,
     .close = sql_close,
 };

@@ -501,21 +501,23 @@ static int table_drop(floe_catalog *c, const char *ident, bool purge, bool json)
     if (!cli_split_ident(ident, &ns, &name))
         return cli_usage("table", "drop: %s is not NS.NAME", ident);
     /* a catalog that purges (REST: purgeRequested=true) deletes the files on its side;
-     * otherwise they are found from the metadata, read before the drop */
+     * otherwise floe_table_drop_purge drops the table only at the metadata it read and
+     * then deletes the files that metadata reaches (a commit racing the drop keeps the
+     * table, or finds it gone) */
     bool by_catalog = purge && floe_catalog_drop_purges(c);
     /* a table whose gc.enabled is false keeps its files, and its catalog entry: the purge
      * is refused before the drop (as Iceberg's engines refuse it), whoever would purge */
-    if (purge && (floe_table_load(c, ns, name, &t, &err) < 0 ||
-                  floe_table_gc_check(t, NULL, "purge its files", &err) < 0))
+    if (by_catalog && (floe_table_load(c, ns, name, &t, &err) < 0 ||
+                       floe_table_gc_check(t, NULL, "purge its files", &err) < 0))
         goto fail;
     if (by_catalog) {
         if (floe_catalog_drop_table_purge(c, ns, name, &err) < 0)
             goto fail;
-    } else {
-        if (floe_catalog_drop_table(c, ns, name, &err) < 0)
+    } else if (purge) {
+        if (floe_table_drop_purge(c, ns, name, NULL, &deleted, &err) < 0)
             goto fail;
-        if (purge && floe_table_purge(t, &deleted, &err) < 0)
-            goto fail;
+    } else if (floe_catalog_drop_table(c, ns, name, &err) < 0) {
+        goto fail;
     }
     if (json) {
         printf("{\"dropped\":");

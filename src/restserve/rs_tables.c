@@ -415,7 +415,6 @@ fail:
 int rs_drop_table(rs_req *q, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
-    floe_table *t = NULL;
     char *purge_arg = rs_query(q, "purgeRequested");
     bool purge = purge_arg && !strcasecmp(purge_arg, "true");
     int rc = 0;
@@ -424,31 +423,33 @@ int rs_drop_table(rs_req *q, rs_resp *r) {
                  purge_arg);
         goto done;
     }
-    /* the files to purge are found from the metadata, read before the drop; a table
-     * whose gc.enabled is false is not dropped at all (400, as Iceberg Java's purge
-     * refuses with a ValidationException) */
-    if (purge && (rc = floe_table_load(q->cat, q->ns, q->table, &t, &err)) < 0)
-        goto fail;
-    if (purge && (rc = floe_table_gc_check(t, NULL, "purge its files", &err)) < 0)
-        goto fail;
-    if ((rc = floe_catalog_drop_table(q->cat, q->ns, q->table, &err)) < 0)
-        goto fail;
     size_t deleted = 0;
-    if (purge && (rc = floe_table_purge(t, &deleted, &err)) < 0) {
+    bool dropped = false;
+    if (!purge) {
+        if ((rc = floe_catalog_drop_table(q->cat, q->ns, q->table, &err)) < 0)
+            goto fail;
+    } else if ((rc = floe_table_drop_purge(q->cat, q->ns, q->table, &dropped, &deleted,
+                                           &err)) < 0) {
+        /* the files to purge are those of the metadata the drop was conditional on
+         * (floe_table_drop_purge): a commit racing the drop either lands first and keeps
+         * the table, or finds it gone. A table whose gc.enabled is false is not dropped
+         * at all (400, as Iceberg Java's purge refuses with a ValidationException); a
+         * pointer that kept moving is a 409. */
+        if (!dropped)
+            goto fail;
         rs_error(r, 500, "InternalServerError",
                  "table %s.%s was dropped, but purging its files stopped: %s", q->ns, q->table,
                  err.msg);
         goto done;
-    }
-    if (purge)
+    } else {
         floe_log(FLOE_LOG_INFO, "catalog serve: dropped %s.%s, %zu files purged", q->ns,
                  q->table, deleted);
+    }
     r->status = 204;
     goto done;
 fail:
     rs_floe_error(r, rc, &err, NO_TABLE);
 done:
-    floe_table_close(t);
     floe_free(purge_arg);
     return 0;
 }

@@ -1239,3 +1239,35 @@ done:
     floe_strlist_free(&files);
     return rc;
 }
+
+#define DROP_PURGE_TRIES 10
+
+int floe_table_drop_purge(floe_catalog *c, const char *ns, const char *name, bool *dropped,
+                          size_t *deleted, floe_error *err) {
+    floe_table *t = NULL;
+    int rc = 0;
+    if (dropped)
+        *dropped = false;
+    for (int attempt = 0; attempt < DROP_PURGE_TRIES; attempt++) {
+        floe_table_close(t);
+        t = NULL;
+        if ((rc = floe_table_load(c, ns, name, &t, err)) < 0)
+            goto done;
+        if ((rc = floe_table_gc_check(t, NULL, "purge its files", err)) < 0)
+            goto done;
+        /* nothing is deleted before this succeeds: a commit landing after the load wins
+         * (FLOE_ECONFLICT), keeps its files reachable, and the next attempt reads it */
+        rc = floe_catalog_drop_table_at(c, ns, name, t->pointer, err);
+        if (rc != FLOE_ECONFLICT)
+            break;
+        floe_log(FLOE_LOG_INFO, "drop %s.%s: %s; reading the table again", ns, name, err->msg);
+    }
+    if (rc < 0)
+        goto done;
+    if (dropped)
+        *dropped = true;
+    rc = floe_table_purge(t, deleted, err);
+done:
+    floe_table_close(t);
+    return rc;
+}

@@ -147,6 +147,72 @@ static inline void suite_conflict_and_retry(suite_open_fn open, const void *octx
     floe_catalog_close(c);
 }
 
+/* floe_catalog_drop_table_at: a pointer that moved since it was read is a conflict that
+ * changes nothing (the table loads at the commit that moved it, no file is left by the
+ * attempt); at the current pointer the table is dropped; then not found, and a stale
+ * writer's commit does not bring it back. floe_table_drop_purge drops and deletes. */
+static inline bool suite_uri_exists(const char *uri) {
+    bool yes = false;
+    FLOE_IGNORE_RESULT(floe_io_exists(NULL, uri, &yes, NULL));
+    return yes;
+}
+
+static inline void suite_drop_at(suite_open_fn open, const void *octx, const char *dir) {
+    floe_catalog *c = NULL;
+    floe_table *t1 = suite_fresh_table(open, octx, dir, &c, NULL, 0);
+    REQUIRE(t1 != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table *t2 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t2, &err), err);
+    char *stale = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &stale, &err), err);
+    work a = {.key = "a", .add_snapshot = true};
+    REQUIRE_OK(floe_table_commit(t1, apply_work, &a, &err), err);
+    size_t files = suite_count_metadata_files(t1);
+    CHECK_EQ_INT(floe_catalog_drop_table_at(c, "db", "t", stale, &err), FLOE_ECONFLICT);
+    CHECK(strstr(err.msg, "not dropped") != NULL);
+    CHECK_EQ_INT(suite_count_metadata_files(t1), files);
+    char *cur = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+    floe_table *t3 = NULL;
+    REQUIRE_OK(floe_table_load(c, "db", "t", &t3, &err), err);
+    CHECK_EQ_STR(floe_table_metadata_location(t3), floe_table_metadata_location(t1));
+    floe_table_close(t3);
+    REQUIRE_OK(floe_catalog_drop_table_at(c, "db", "t", cur, &err), err);
+    CHECK_EQ_INT(floe_table_load(c, "db", "t", &t3, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_catalog_drop_table_at(c, "db", "t", cur, &err), FLOE_ENOTFOUND);
+    /* a stale writer's commit after the drop does not bring the table back */
+    work b = {.key = "b"};
+    CHECK(floe_table_commit(t2, apply_work, &b, &err) < 0);
+    CHECK_EQ_INT(floe_table_load(c, "db", "t", &t3, &err), FLOE_ENOTFOUND);
+    floe_free(cur);
+    floe_free(stale);
+    floe_table_close(t2);
+    /* another table, dropped with its files (its metadata files: apply_work's snapshot
+     * names a manifest list that is not there) */
+    floe_table_create_options opts = {0};
+    floe_table *t4 = NULL;
+    REQUIRE_OK(floe_table_create(c, "db", "u", SCHEMA, &opts, &t4, &err), err);
+    work d = {.key = "d"};
+    REQUIRE_OK(floe_table_commit(t4, apply_work, &d, &err), err);
+    char *ml = floe_strdup(floe_table_metadata_location(t4));
+    CHECK(suite_uri_exists(ml));
+    bool dropped = false;
+    size_t deleted = 0;
+    REQUIRE_OK(floe_table_drop_purge(c, "db", "u", &dropped, &deleted, &err), err);
+    CHECK(dropped);
+    CHECK(deleted >= 2);
+    CHECK(!suite_uri_exists(ml));
+    CHECK_EQ_INT(floe_table_load(c, "db", "u", &t3, &err), FLOE_ENOTFOUND);
+    CHECK_EQ_INT(floe_table_drop_purge(c, "db", "u", &dropped, &deleted, &err), FLOE_ENOTFOUND);
+    CHECK(!dropped);
+    floe_free(ml);
+    floe_table_close(t4);
+    floe_table_close(t1);
+    floe_catalog_close(c);
+}
+
 /* Handles that share a commit gate (floe serve's landing committer and maintenance
  * thread) never make each other's commits conflict. With commit.retry.num-retries 0 any
  * conflict fails a commit, and each writer's table object goes stale at the other's every

@@ -324,6 +324,8 @@ static void conflict_suite(kind k) {
 
 TEST(cas_conflict_and_retry_sqlite) { conflict_suite(KIND_SQLITE); }
 TEST(cas_conflict_and_retry_fs) { conflict_suite(KIND_FS); }
+TEST(drop_at_sqlite) { suite_drop_at(open_cb, &(kind){KIND_SQLITE}, harness_tmpdir()); }
+TEST(drop_at_fs) { suite_drop_at(open_cb, &(kind){KIND_FS}, harness_tmpdir()); }
 
 static int apply_zero_retries(void *ctx, floe_metadata_builder *b, floe_error *err) {
     (void)ctx;
@@ -960,6 +962,8 @@ int main(void) {
     RUN(namespace_location_sqlite);
     RUN(cas_conflict_and_retry_sqlite);
     RUN(cas_conflict_and_retry_fs);
+    RUN(drop_at_sqlite);
+    RUN(drop_at_fs);
     RUN(retries_exhausted_sqlite);
     RUN(retries_exhausted_fs);
     RUN(commit_gate_sqlite);

@@ -355,6 +355,11 @@ TEST(cas_conflict_and_retry_pg) {
     suite_conflict_and_retry(open_cb, cat_name("cas"), harness_tmpdir(), true);
 }
 
+TEST(drop_at_pg) {
+    NEED_PG();
+    suite_drop_at(open_cb, cat_name("dropat"), harness_tmpdir());
+}
+
 TEST(commit_gate_pg) {
     NEED_PG();
     suite_commit_gate(open_cb, cat_name("gate"), harness_tmpdir());
@@ -1464,6 +1469,7 @@ int main(void) {
     RUN(namespaces_pg);
     RUN(tables_pg);
     RUN(cas_conflict_and_retry_pg);
+    RUN(drop_at_pg);
     RUN(commit_gate_pg);
     RUN(placement_pg);
     RUN(namespace_location_pg);
