@@ -147,7 +147,9 @@ int floe_table_property_check(const char *key, const char *value,
  * unset[0..nunset): each value set as floe_table_property_check checks it, and the values
  * that only make sense together (write.parquet.compression-level for the codec of
  * write.parquet.compression-codec, zstd by default), so a change that would make every
- * write fail is refused. FLOE_EINVALID names the properties and values. */
+ * write fail is refused. FLOE_EINVALID names the properties and values. The result is held
+ * to the property caps first (at most 1,000 properties, 1 MiB of keys and values, 256 KiB
+ * a value; docs/DESIGN.md, "Property caps"): FLOE_ELIMIT names the key, size and cap. */
 int floe_table_properties_check(const floe_table_metadata *base, const floe_kv *set,
                                 size_t nset, const char *const *unset, size_t nunset,
                                 floe_error *err) FLOE_NODISCARD;

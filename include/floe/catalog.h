@@ -299,6 +299,13 @@ bool floe_catalog_swap_by_create(const floe_catalog *c);
  * committing. */
 void floe_catalog_set_commit_gate(floe_catalog *c, pthread_mutex_t *gate);
 pthread_mutex_t *floe_catalog_commit_gate(const floe_catalog *c);
+/* The largest table metadata document (compact JSON, before any gzip) a commit or create
+ * through this handle may write; 0 (the default): no cap. floe catalog serve sets it
+ * (--max-metadata-bytes, 16 MiB): a commit whose new metadata would be larger than the cap
+ * and than the metadata it starts from is refused with FLOE_ELIMIT before anything is
+ * written; a table already past it loads and may shrink (docs/DESIGN.md, "Property caps"). */
+void floe_catalog_set_max_metadata_bytes(floe_catalog *c, size_t max);
+size_t floe_catalog_max_metadata_bytes(const floe_catalog *c);
 /* True when a swap call that has returned leaves nothing in flight, so reading the
  * pointer afterwards settles an FLOE_EUNKNOWN_STATE for good (SQLite, filesystem). */
 bool floe_catalog_swap_outcome_final(const floe_catalog *c);

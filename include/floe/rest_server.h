@@ -143,6 +143,10 @@ typedef struct floe_rest_server_config {
      * 256 connections hold them); an answer larger than the whole budget is sent when no
      * other counted answer is held. */
     int64_t max_answer_bytes;
+    /* The largest table metadata (compact JSON) a commit or create may write; 0: 16 MiB.
+     * A commit that would write more than this and than the table has now is a 400
+     * (floe_catalog_set_max_metadata_bytes; docs/DESIGN.md, "Property caps"). */
+    size_t max_metadata_bytes;
 } floe_rest_server_config;
 
 /* Open the catalog and start listening. FLOE_EINVALID for a bad or non-loopback listen

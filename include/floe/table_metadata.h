@@ -159,6 +159,10 @@ void floe_table_metadata_free(floe_table_metadata *m);
 int floe_table_metadata_clone(const floe_table_metadata *m, floe_table_metadata **out,
                               floe_error *err) FLOE_NODISCARD;
 
+/* The length of floe_table_metadata_to_json(m, false) without making it, counted up to
+ * limit: a longer document answers limit + 1 (SIZE_MAX when jansson fails) and is not
+ * serialized further. */
+size_t floe_table_metadata_json_size(const floe_table_metadata *m, size_t limit);
 /* Serialize the document (with everything floe did not interpret). Caller frees *out
  * with floe_free. */
 int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char **out,
@@ -266,6 +270,10 @@ int floe_metadata_builder_set_property(floe_metadata_builder *b, const char *key
 /* Property key as the updates so far leave it (NULL when unset); valid until the next
  * change on b. */
 const char *floe_metadata_builder_property(const floe_metadata_builder *b, const char *key);
+/* How many properties the updates so far leave and their bytes of keys and values (the
+ * property caps, docs/DESIGN.md "Property caps"). */
+void floe_metadata_builder_property_sizes(const floe_metadata_builder *b, size_t *count,
+                                          size_t *bytes);
 /* Removing an absent key is not an error. */
 int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
                                           floe_error *err) FLOE_NODISCARD;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/propcap.h"
 #include "floe/io.h"
 #include "floe/lease.h"
 #include "sql_driver.h"
@@ -263,6 +264,14 @@ bool floe_catalog_swap_by_create(const floe_catalog *c) { return c->ops->swap_by
 void floe_catalog_set_commit_gate(floe_catalog *c, pthread_mutex_t *gate) { c->commit_gate = gate; }
 
 pthread_mutex_t *floe_catalog_commit_gate(const floe_catalog *c) { return c->commit_gate; }
+
+void floe_catalog_set_max_metadata_bytes(floe_catalog *c, size_t max) {
+    c->max_metadata_bytes = max;
+}
+
+size_t floe_catalog_max_metadata_bytes(const floe_catalog *c) {
+    return c ? c->max_metadata_bytes : 0;
+}
 bool floe_catalog_swap_outcome_final(const floe_catalog *c) {
     return c->swap_outcome_final;
 }
@@ -301,6 +310,45 @@ static int check_props(const char *const *keys, const char *const *values, size_
     return 0;
 }
 
+/* The namespace's properties after removing removals[0..nrem) and setting keys/values
+ * [0..n) held to the property caps (common/propcap.h); have: whether the namespace may
+ * hold properties already (an update: they are read). */
+static int check_caps(floe_catalog *c, const char *ns, bool have, const char *const *removals,
+                      size_t nrem, const char *const *keys, const char *const *values,
+                      size_t n, floe_error *err) {
+    floe_strlist hk = {0}, hv = {0};
+    int rc = have ? c->ops->load_namespace_properties(c, ns, &hk, &hv, err) : 0;
+    if (rc == FLOE_ENOTFOUND) { /* the update says so, or makes them */
+        floe_error_clear(err);
+        rc = 0;
+    }
+    char owner[300];
+    snprintf(owner, sizeof owner, "namespace %.255s", ns);
+    if (rc == 0 && hk.n != hv.n)
+        rc = floe_error_set(err, FLOE_ECORRUPT, "%s: %zu property keys but %zu values", owner,
+                            hk.n, hv.n);
+    /* the SQL store's marker of a namespace without properties (exists = true, PyIceberg's
+     * NAMESPACE_MINIMAL_PROPERTIES) is the catalog's, not counted */
+    size_t m = 0;
+    for (size_t i = 0; rc == 0 && i < hk.n; i++)
+        if (strcmp(hk.items[i], "exists") || strcmp(hv.items[i], "true")) {
+            hk.items[m] = hk.items[i];
+            hv.items[m++] = hv.items[i];
+        } else {
+            floe_free(hk.items[i]);
+            floe_free(hv.items[i]);
+        }
+    if (rc == 0) {
+        hk.n = hv.n = m;
+        rc = floe_propcap_check(owner, (const char *const *)hk.items,
+                                (const char *const *)hv.items, hk.n, removals, nrem, keys,
+                                values, n, err);
+    }
+    floe_strlist_free(&hk);
+    floe_strlist_free(&hv);
+    return rc;
+}
+
 /* A "location" property is where the namespace's tables go: recorded as an absolute URI
  * whatever was typed. *out_values is values, or a copy with that one replaced (free it
  * and *abs). */
@@ -331,6 +379,7 @@ int floe_catalog_create_namespace(floe_catalog *c, const char *ns, const char *c
                                   const char *const *values, size_t n, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(check_ns(ns, err));
     FLOE_FORWARD_IF_ERROR(check_props(keys, values, n, err));
+    FLOE_FORWARD_IF_ERROR(check_caps(c, ns, false, NULL, 0, keys, values, n, err));
     const char **vals = NULL;
     char *abs = NULL;
     FLOE_FORWARD_IF_ERROR(absolute_location_prop(keys, values, n, &vals, &abs, err));
@@ -373,6 +422,7 @@ int floe_catalog_update_namespace_properties(floe_catalog *c, const char *ns,
             if (!strcmp(removals[i], keys[k]))
                 return floe_error_set(err, FLOE_EINVALID,
                                       "namespace property %s is both set and removed", keys[k]);
+    FLOE_FORWARD_IF_ERROR(check_caps(c, ns, true, removals, nrem, keys, values, n, err));
     const char **vals = NULL;
     char *abs = NULL;
     FLOE_FORWARD_IF_ERROR(absolute_location_prop(keys, values, n, &vals, &abs, err));

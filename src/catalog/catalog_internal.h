@@ -89,6 +89,7 @@ struct floe_catalog {
     bool swap_outcome_final; /* from ops; a store may lower it per connection */
     bool no_location_root;   /* rest: the warehouse is a name, not where tables go */
     pthread_mutex_t *commit_gate; /* floe_catalog_set_commit_gate; not owned */
+    size_t max_metadata_bytes;    /* floe_catalog_set_max_metadata_bytes; 0: no cap */
     char *lease_db;  /* database of commit leases (floe_sql_open form); NULL: none */
     floe_sql_options sql_opts; /* options of its connections (and of lease_db's) */
     struct floe_lease_store *commit_leases; /* floe_catalog_commit_leases, opened lazily */

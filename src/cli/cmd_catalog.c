@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void usage(FILE *out) {
             "  locate PATH                  current metadata file of a table folder\n"
             "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE] [--vend FILE]\n"
             "        [--max-inflight-bytes N] [--max-wait D] [--max-answer-bytes N]\n"
+            "        [--max-metadata-bytes N]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
             "                               (default 127.0.0.1:8181; port 0 picks a free\n"
             "                               port, written to FILE). --tokens: bearer tokens\n"
@@ -42,6 +44,9 @@ static void usage(FILE *out) {
             "                               --max-answer-bytes N: answers over 64KiB held at\n"
             "                               once for clients still reading them (default\n"
             "                               256MiB; past it 503 + Retry-After)\n"
+            "                               --max-metadata-bytes N: the largest table\n"
+            "                               metadata a commit may write (default 16MiB;\n"
+            "                               past it 400, unless the table shrinks)\n"
             "\n"
             "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
             "list|describe|drop|... (NS.NAME).\n"
@@ -99,8 +104,13 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
             if (!floe_parse_size(args[++k], &rc.max_answer_bytes) || rc.max_answer_bytes < 1024)
                 return cli_usage("catalog", "serve: --max-answer-bytes wants a size of 1KiB "
                                  "or more (256MiB), not '%s'", args[k]);
-        }
-        else
+        } else if (!strcmp(args[k], "--max-metadata-bytes") && k + 1 < nargs) {
+            int64_t v = 0;
+            if (!floe_parse_size(args[++k], &v) || v < 1024 || (uint64_t)v > SIZE_MAX / 2)
+                return cli_usage("catalog", "serve: --max-metadata-bytes wants a size of 1KiB "
+                                 "or more (16MiB, 1048576), not '%s'", args[k]);
+            rc.max_metadata_bytes = (size_t)v;
+        } else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
     /* tests only: FLOE_TEST_REST_FAULT=MODE[:N] fails the first N commit requests (crash:

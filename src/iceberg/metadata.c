@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -911,6 +912,25 @@ int floe_table_metadata_to_json(const floe_table_metadata *m, bool pretty, char 
     if (len)
         *len = strlen(text);
     return 0;
+}
+
+typedef struct size_count {
+    size_t n, limit;
+} size_count;
+
+static int count_bytes(const char *buffer, size_t size, void *data) {
+    (void)buffer;
+    size_count *c = data;
+    c->n += size;
+    return c->n > c->limit ? -1 : 0; /* past the limit: the rest need not be made */
+}
+
+size_t floe_table_metadata_json_size(const floe_table_metadata *m, size_t limit) {
+    floe_metadata_json_init();
+    size_count c = {0, limit};
+    if (json_dump_callback(m->doc->root, count_bytes, &c, JSON_COMPACT) != 0 && c.n <= limit)
+        return SIZE_MAX; /* jansson failed otherwise (out of memory): treated as too large */
+    return c.n > limit ? (limit == SIZE_MAX ? SIZE_MAX : limit + 1) : c.n;
 }
 
 bool floe_table_metadata_wants_gzip(const floe_table_metadata *m) {

@@ -532,6 +532,19 @@ const char *floe_metadata_builder_property(const floe_metadata_builder *b, const
     return json_string_value(json_object_get(json_object_get(b->doc, "properties"), key));
 }
 
+void floe_metadata_builder_property_sizes(const floe_metadata_builder *b, size_t *count,
+                                          size_t *bytes) {
+    const json_t *props = json_object_get(b->doc, "properties");
+    const char *k;
+    const json_t *v;
+    *count = 0;
+    *bytes = 0;
+    json_object_foreach((json_t *)props, k, v) {
+        ++*count;
+        *bytes += strlen(k) + json_string_length(v); /* 0 for a non-string */
+    }
+}
+
 int floe_metadata_builder_remove_property(floe_metadata_builder *b, const char *key,
                                           floe_error *err) {
     (void)err;

@@ -48,6 +48,10 @@
  * bounds what they hold, and the small answers (config, errors, namespaces) stay served
  * while large ones wait. */
 #define RS_SMALL_ANSWER ((size_t)64 << 10)
+/* The table metadata a commit may write: a load parses it into about 8.7 times its size
+ * (docs/DESIGN.md, "Memory"), so 8 handles loading 16 MiB documents hold about 1.1 GiB;
+ * 16 MiB is some 20,000 snapshots with their summaries, which expiry keeps far below. */
+#define DEFAULT_MAX_METADATA ((size_t)16 << 20)
 /* The request line's target and the headers each: past it, 414 / 431 in the spec's
  * ErrorModel. libmicrohttpd holds a request's head in the connection's memory pool and
  * answers past that with an HTML page of its own; its pool (MHD_MEM) is made larger than
@@ -1410,8 +1414,12 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     s->fault_left = cfg->fault ? (cfg->fault_count > 0 ? cfg->fault_count : 1) : 0;
     s->vend = cfg->vend;
     s->nvend = cfg->nvend;
-    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
+    for (size_t i = 0; i < RS_CATALOG_HANDLES; i++) {
         FLOE_CHECK(floe_catalog_open(cfg->catalog, &s->cats[i], err));
+        floe_catalog_set_max_metadata_bytes(s->cats[i], cfg->max_metadata_bytes
+                                                            ? cfg->max_metadata_bytes
+                                                            : DEFAULT_MAX_METADATA);
+    }
     s->cat = s->cats[0];
     FLOE_CHECK(sqlite_wal(s, err));
     if (!(s->name = floe_strdup(floe_catalog_name(s->cat))) ||

@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "common/keyset.h"
+#include "common/propcap.h"
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/table.h"
@@ -259,13 +260,17 @@ static int last_added(const json_t *e, const char *key, int32_t last, const char
  * checks it (floe_table_properties_check, against the base for the values that go
  * together): a value it cannot read is refused naming it, never stored for a later expiry
  * or write to misread. format-version is the table's format, not a property: the spec's
- * upgrade-format-version changes it. The engines' own properties are theirs to check. */
+ * upgrade-format-version changes it. The engines' own properties are theirs to check.
+ * The properties are held to the caps (common/propcap.h) as the commit's updates so far
+ * leave them: one commit of several set-properties grows the table no further than one. */
 static int set_properties(floe_metadata_builder *b, const json_t *updates, floe_error *err) {
     floe_kv *kv = floe_calloc(json_object_size(updates) + 1, sizeof *kv);
     size_t n = 0;
     const char *k;
     const json_t *v;
     int rc = 0;
+    floe_propcap_tally before, after;
+    floe_metadata_builder_property_sizes(b, &before.count, &before.bytes);
     if (!kv)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     json_object_foreach((json_t *)updates, k, v) {
@@ -280,6 +285,8 @@ static int set_properties(floe_metadata_builder *b, const json_t *updates, floe_
     FLOE_CHECK(floe_table_properties_check(floe_metadata_builder_base(b), kv, n, NULL, 0, err));
     for (size_t i = 0; i < n; i++)
         FLOE_CHECK(floe_metadata_builder_set_property(b, kv[i].key, kv[i].value, err));
+    floe_metadata_builder_property_sizes(b, &after.count, &after.bytes);
+    FLOE_CHECK(floe_propcap_totals("table", n ? kv[0].key : NULL, before, after, err));
 done:
     floe_free(kv);
     return rc;

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "common/keyset.h"
+#include "common/propcap.h"
 #include "floe/codec.h"
 #include "floe/append.h"
 #include "floe/io.h"
@@ -147,9 +148,32 @@ int floe_table_parquet_options(const floe_table_metadata *m, floe_pq_write_optio
     return 0;
 }
 
+/* The properties of base after the change held to the caps (common/propcap.h). */
+static int check_caps(const floe_table_metadata *base, const floe_kv *set, size_t nset,
+                      const char *const *unset, size_t nunset, floe_error *err) {
+    size_t nhave = base ? base->n_properties : 0;
+    const char **s = floe_calloc(2 * (nhave + nset) + 1, sizeof *s);
+    if (!s)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    const char **hk = s, **hv = s + nhave, **sk = s + 2 * nhave, **sv = sk + nset;
+    for (size_t i = 0; i < nhave; i++) {
+        hk[i] = base->properties[i].key;
+        hv[i] = base->properties[i].value;
+    }
+    for (size_t i = 0; i < nset; i++) {
+        sk[i] = set[i].key;
+        sv[i] = set[i].value;
+    }
+    int rc = floe_propcap_check("table", hk, hv, nhave, unset, nunset, sk, sv, nset, err);
+    floe_free(s);
+    return rc;
+}
+
 int floe_table_properties_check(const floe_table_metadata *base, const floe_kv *set,
                                 size_t nset, const char *const *unset, size_t nunset,
                                 floe_error *err) {
+    /* the caps first: a value past them is not parsed (a name mapping) */
+    FLOE_FORWARD_IF_ERROR(check_caps(base, set, nset, unset, nunset, err));
     for (size_t i = 0; i < nset; i++)
         FLOE_FORWARD_IF_ERROR(floe_table_property_check(set[i].key, set[i].value, err));
     const char *codec = changed_property(base, set, nset, unset, nunset, parquet_props[0].key);

@@ -535,7 +535,30 @@ static int stage(floe_table *t, floe_commit_apply_fn apply, void *ctx, floe_meta
     if (rc != 0)
         return rc;
     FLOE_FORWARD_IF_ERROR(base_log_entry(t, log_entry, err));
-    return floe_metadata_builder_finish(*b, *log_entry, m, err);
+    FLOE_FORWARD_IF_ERROR(floe_metadata_builder_finish(*b, *log_entry, m, err));
+    return floe_table_metadata_size_check(t->catalog, t->ns, t->name, *m, t->metadata, err);
+}
+
+int floe_table_metadata_size_check(const floe_catalog *c, const char *ns, const char *name,
+                                   const floe_table_metadata *m,
+                                   const floe_table_metadata *base, floe_error *err) {
+    size_t cap = floe_catalog_max_metadata_bytes(c);
+    if (cap == 0)
+        return 0;
+    size_t size = floe_table_metadata_json_size(m, cap);
+    if (size <= cap)
+        return 0;
+    /* past the cap: refused when it grows (the base counted as far as the new size) */
+    size = floe_table_metadata_json_size(m, SIZE_MAX - 1);
+    if (base && floe_table_metadata_json_size(base, size) >= size)
+        return 0;
+    return floe_error_set(err, FLOE_ELIMIT,
+                          "table %s.%s: the new metadata would be %zu bytes of JSON%s; a "
+                          "commit may write at most %zu (floe catalog serve "
+                          "--max-metadata-bytes): expire snapshots, remove statistics or "
+                          "properties first (docs/DESIGN.md, \"Property caps\")",
+                          ns ? ns : "", name ? name : "", size,
+                          base ? ", more than the table has now" : "", cap);
 }
 
 static void sleep_backoff(const floe_commit_retry *r, int attempt, int64_t start) {

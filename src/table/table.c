@@ -792,6 +792,8 @@ int floe_table_new_metadata(floe_catalog *c, const char *ns, const char *name,
         if (!given)
             props[nprops++] = d[i];
     }
+    /* the caps hold the table as made: floe's defaults and absolute folders included */
+    FLOE_CHECK(floe_table_properties_check(NULL, props, nprops, NULL, 0, err));
     FLOE_CHECK(floe_metadata_builder_new_table(location, schema_json, opts->spec_json,
                                                opts->sort_json, props, nprops, &b, err));
     FLOE_CHECK(floe_metadata_builder_finish(b, NULL, out, err));
@@ -822,6 +824,7 @@ static int write_and_register(floe_catalog *c, const char *ns, const char *name,
     char *loc = NULL;
     bool gz = floe_table_metadata_wants_gzip(m);
     int rc = 0;
+    FLOE_CHECK(floe_table_metadata_size_check(c, ns, name, m, NULL, err));
     FLOE_CHECK(floe_catalog_new_metadata_location(c, md_dir, NULL, gz, &loc, err));
     rc = floe_table_metadata_write(floe_catalog_io(c), m, loc, gz, true, err);
     if (rc == FLOE_EEXISTS && floe_catalog_swap_by_create(c))

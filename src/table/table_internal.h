@@ -30,6 +30,14 @@ struct floe_table {
  * Caller frees; NULL on OOM. */
 char *floe_table_metadata_dir(const floe_table_metadata *m);
 
+/* The metadata document m a commit (or create, base NULL) of table ns.name through
+ * catalog c would write, held to the catalog's cap (floe_catalog_max_metadata_bytes):
+ * FLOE_ELIMIT naming the table, the size and the cap when m is larger than the cap and
+ * than base (a table already past the cap may change without growing). */
+int floe_table_metadata_size_check(const floe_catalog *c, const char *ns, const char *name,
+                                   const floe_table_metadata *m,
+                                   const floe_table_metadata *base, floe_error *err);
+
 /* Replace the current metadata, read from the absolute metadata_location, which the
  * catalog stores as pointer (takes ownership of all three; frees the old ones; pointer
  * NULL: the same as metadata_location), and work out where the table's files are

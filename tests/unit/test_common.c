@@ -1,11 +1,15 @@
 /* test_common.c - errors, allocation hook, arena, bounded buffer, varints, crc, key and
- * hash sets. */
+ * hash sets, property caps. */
 #include "floe/common.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "harness.h"
 #include "common/keyset.h"
+#include "common/propcap.h"
 #include "common/testing.h"
 
 TEST(test_error_table) {
@@ -313,6 +317,75 @@ TEST(test_hashset) {
     floe_hashset_free(&s);
 }
 
+/* The property caps (common/propcap.h) at each edge: the limit taken, one more refused,
+ * and properties already past a cap kept for changes that do not grow them. */
+TEST(test_propcap) {
+    floe_error err;
+    floe_error_clear(&err);
+    /* one value */
+    CHECK_EQ_INT(floe_propcap_value("table", "k", FLOE_PROPCAP_VALUE, &err), 0);
+    CHECK_EQ_INT(floe_propcap_value("table", "k", FLOE_PROPCAP_VALUE + 1, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "table property k") && strstr(err.msg, "262145") &&
+          strstr(err.msg, "262144"));
+    /* totals: the count, then the bytes; growth past a cap refused, the rest taken */
+    floe_propcap_tally none = {0, 0}, at = {FLOE_PROPCAP_COUNT, FLOE_PROPCAP_BYTES};
+    floe_propcap_tally count1 = {FLOE_PROPCAP_COUNT + 1, 10}, bytes1 = {1, FLOE_PROPCAP_BYTES + 1};
+    CHECK_EQ_INT(floe_propcap_totals("table", "k", none, at, &err), 0);
+    CHECK_EQ_INT(floe_propcap_totals("namespace a", "k", none, count1, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "namespace a property k") && strstr(err.msg, "1001") &&
+          strstr(err.msg, "1000"));
+    CHECK_EQ_INT(floe_propcap_totals("table", NULL, none, bytes1, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "1048577") && strstr(err.msg, "1048576"));
+    CHECK_EQ_INT(floe_propcap_totals("table", "k", count1, count1, &err), 0); /* no growth */
+    floe_propcap_tally fewer = {FLOE_PROPCAP_COUNT + 1, FLOE_PROPCAP_BYTES + 5};
+    CHECK_EQ_INT(floe_propcap_totals("table", "k", bytes1, fewer, &err), FLOE_ELIMIT);
+    CHECK_EQ_INT(floe_propcap_totals("table", "k", fewer, bytes1, &err), 0); /* shrinks */
+
+    /* the merge: have 999 (k0..k998), set k0 again and k999 -> 1000 taken; one more new
+     * key refused, unless one is removed in the same change */
+    enum { N = FLOE_PROPCAP_COUNT + 1 };
+    static char names[N][8];
+    const char *hk[N], *hv[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "k%d", i);
+        hk[i] = names[i];
+        hv[i] = "v";
+    }
+    const char *sk[] = {"k0", "k999", "k1000"}, *sv[] = {"w", "v", "v"};
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, 999, NULL, 0, sk, sv, 2, &err), 0);
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, 999, NULL, 0, sk, sv, 3, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "property k999") && strstr(err.msg, "1001")); /* first new key */
+    const char *rm[] = {"k5"};
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, 999, rm, 1, sk, sv, 3, &err), 0);
+    /* a key set twice counts once, its last value */
+    const char *dk[] = {"k999", "k999"}, *dv[] = {"v", "v"};
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, 999, NULL, 0, dk, dv, 2, &err), 0);
+    /* 1001 stored (another writer's): a value replaced or one removed taken, one added not */
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, N, NULL, 0, sk, sv, 1, &err), 0);
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, N, rm, 1, NULL, NULL, 0, &err), 0);
+    const char *nk[] = {"new"}, *nv[] = {"v"};
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, N, NULL, 0, nk, nv, 1, &err), FLOE_ELIMIT);
+    /* bytes: values of 256 KiB each; four with their keys past 1 MiB, the key counted */
+    char *big = malloc(FLOE_PROPCAP_VALUE + 2);
+    REQUIRE(big != NULL);
+    memset(big, 'x', FLOE_PROPCAP_VALUE + 1);
+    big[FLOE_PROPCAP_VALUE + 1] = 0;
+    const char *bk[] = {"a", "b", "c", "d"};
+    const char *bv[] = {big + 1, big + 1, big + 1, big + 1 + 4};
+    CHECK_EQ_INT(floe_propcap_check("table", NULL, NULL, 0, NULL, 0, bk, bv, 4, &err), 0);
+    bv[3] = big + 4; /* 1 MiB + 1 */
+    CHECK_EQ_INT(floe_propcap_check("table", NULL, NULL, 0, NULL, 0, bk, bv, 4, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "1048577"));
+    bv[3] = big; /* a value of 256 KiB + 1 */
+    CHECK_EQ_INT(floe_propcap_check("table", NULL, NULL, 0, NULL, 0, bk, bv, 4, &err), FLOE_ELIMIT);
+    CHECK(strstr(err.msg, "property d") && strstr(err.msg, "262145"));
+    /* out of memory: a clean error */
+    floe_alloc_fail_after(1);
+    CHECK_EQ_INT(floe_propcap_check("table", hk, hv, 10, NULL, 0, sk, sv, 2, &err), FLOE_ENOMEM);
+    floe_alloc_fail_after(0);
+    free(big);
+}
+
 int main(void) {
     RUN(test_error_table);
     RUN(test_error_prefix);
@@ -326,5 +399,6 @@ int main(void) {
     RUN(test_parse_size_duration);
     RUN(test_keyset);
     RUN(test_hashset);
+    RUN(test_propcap);
     return harness_finish();
 }

@@ -196,6 +196,14 @@ static int roundtrip_one(const char *path) {
         rc = floe_table_metadata_to_json(m2, false, &text2, &len2, &err);
     if (rc == 0 && (len != len2 || memcmp(text, text2, len)))
         harness_fail(__FILE__, __LINE__, "%s: second serialization differs", path);
+    /* the size the metadata cap measures is the serialized length, counted up to a limit
+     * (floe_table_metadata_json_size) */
+    if (rc == 0 && (floe_table_metadata_json_size(m, SIZE_MAX - 1) != len ||
+                    floe_table_metadata_json_size(m, len) != len ||
+                    floe_table_metadata_json_size(m, len - 1) != len ||
+                    floe_table_metadata_json_size(m, 10) != 11))
+        harness_fail(__FILE__, __LINE__, "%s: floe_table_metadata_json_size is not %zu", path,
+                     len);
     /* against the original bytes (plain files without >int64 ids) */
     size_t olen = 0;
     char *orig = harness_read_file(path, &olen);
