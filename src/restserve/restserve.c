@@ -49,7 +49,7 @@
  * while large ones wait. */
 #define RS_SMALL_ANSWER ((size_t)64 << 10)
 /* The table metadata a commit may write: a load parses it into about 8.7 times its size
- * (docs/DESIGN.md, "Memory"), so 8 handles loading 16 MiB documents hold about 1.1 GiB;
+ * (docs/DESIGN.md, "Hostile files"), so 8 handles loading 16 MiB documents hold about 1.1 GiB;
  * 16 MiB is some 20,000 snapshots with their summaries, which expiry keeps far below. */
 #define DEFAULT_MAX_METADATA ((size_t)16 << 20)
 /* The request line's target and the headers each: past it, 414 / 431 in the spec's
