@@ -136,6 +136,12 @@ int floe_table_create_with_metadata(floe_catalog *c, const char *ns, const char 
  * location check. */
 int floe_table_register(floe_catalog *c, const char *ns, const char *name,
                         const char *metadata_location, floe_error *err) FLOE_NODISCARD;
+/* Register with overwrite: table ns.name, whose pointer is expected, is pointed at
+ * metadata_location by floe_catalog_swap, after the same checks as a register (its
+ * location is its own or lies apart from every other table's). */
+int floe_table_register_over(floe_catalog *c, const char *ns, const char *name,
+                             const char *expected, const char *metadata_location,
+                             floe_error *err) FLOE_NODISCARD;
 /* Iceberg's table property gc.enabled (default true). false marks a table whose files
  * other tables may share (Iceberg's snapshot and migrate procedures, Nessie set it): no
  * floe command deletes its files - expiry, orphan removal and a purge are refused, as

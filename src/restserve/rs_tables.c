@@ -392,8 +392,10 @@ int rs_register_table(rs_req *q, rs_resp *r) {
         goto fail;
     rc = floe_catalog_load_table(q->cat, q->ns, name, &old, &err);
     if (rc == 0 && json_is_true(ow)) {
-        /* overwrite: move the pointer of the registered table */
-        rc = floe_catalog_swap(q->cat, q->ns, name, old, meta, &err);
+        /* overwrite: move the pointer of the registered table, its new location held
+         * apart from every other table's as for a new register (a purge of the table
+         * deletes what lies there) */
+        rc = floe_table_register_over(q->cat, q->ns, name, old, meta, &err);
     } else if (rc == 0) {
         rc = floe_error_set(&err, FLOE_EEXISTS, "table %s.%s already exists", q->ns, name);
     } else if (rc == FLOE_ENOTFOUND) {

@@ -928,8 +928,11 @@ done:
     return rc;
 }
 
-int floe_table_register(floe_catalog *c, const char *ns, const char *name,
-                        const char *metadata_location, floe_error *err) {
+/* A register (expected NULL) or a register with overwrite (expected: the pointer the
+ * table has, swapped for the new one): the same placement checks either way, under the
+ * placement lock, the table itself not counted as another. */
+static int register_at(floe_catalog *c, const char *ns, const char *name,
+                       const char *expected, const char *metadata_location, floe_error *err) {
     char *abs = NULL, *root = NULL;
     floe_table_metadata *m = NULL;
     floe_table_placement_lock *lock = NULL;
@@ -949,13 +952,25 @@ int floe_table_register(floe_catalog *c, const char *ns, const char *name,
     FLOE_CHECK(floe_table_check_location(c, ns, name, root, err));
     /* its snapshots' files and statistics files: the table's own, as at a commit */
     FLOE_CHECK(floe_table_check_metadata_files(c, ns, name, root, m, abs, err));
-    FLOE_CHECK(floe_catalog_register_table(c, ns, name, abs, err));
+    FLOE_CHECK(expected ? floe_catalog_swap(c, ns, name, expected, abs, err)
+                        : floe_catalog_register_table(c, ns, name, abs, err));
 done:
     floe_table_placement_lock_release(lock);
     floe_table_metadata_free(m);
     floe_free(abs);
     floe_free(root);
     return rc;
+}
+
+int floe_table_register(floe_catalog *c, const char *ns, const char *name,
+                        const char *metadata_location, floe_error *err) {
+    return register_at(c, ns, name, NULL, metadata_location, err);
+}
+
+int floe_table_register_over(floe_catalog *c, const char *ns, const char *name,
+                             const char *expected, const char *metadata_location,
+                             floe_error *err) {
+    return register_at(c, ns, name, expected, metadata_location, err);
 }
 
 int floe_table_rename(floe_catalog *c, const char *ns, const char *name, const char *to_ns,
