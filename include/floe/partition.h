@@ -241,6 +241,13 @@ typedef struct floe_partition_spec {
  * 1000, 1001, ... in order. If schema is non-NULL the spec is also bound to it. */
 int floe_partition_spec_parse_json(const char *json, size_t n, const floe_schema *schema,
                                    floe_partition_spec **out, floe_error *err) FLOE_NODISCARD;
+/* The reference builder's naming rule: a partition field may take the name of a schema
+ * column (exact, case-sensitive) only as the identity (or void) of that same column.
+ * FLOE_EINVALID naming the field. _check_names: every field of spec. */
+int floe_partition_name_check(const floe_schema *schema, const char *name, int32_t source_id,
+                              floe_transform_kind kind, floe_error *err) FLOE_NODISCARD;
+int floe_partition_spec_check_names(const floe_partition_spec *spec, const floe_schema *schema,
+                                    floe_error *err) FLOE_NODISCARD;
 /* Parse the user form against schema: "" (unpartitioned), "event_type, day(ts)",
  * "bucket(16, user_id), truncate(4, name)", "hour(ts)", "identity(x)", "void(x)",
  * optionally "<term> AS <name>". Also accepts bucket(col, N) / truncate(col, W) and the

@@ -220,6 +220,10 @@ int floe_schema_path_check(const char *path, floe_error *err) FLOE_NODISCARD;
  * identifier fields that are not required primitives outside lists and maps, or floats)
  * and FLOE_ESCHEMA for a malformed type. A change that leaves the schema as it was
  * still succeeds (compare the JSON to tell). */
+/* Why field f of a finished schema cannot be an identifier field (spec "Identifier
+ * Field IDs": not a primitive, a float or double, optional, inside a list or map or an
+ * optional struct), or NULL when it can. */
+const char *floe_schema_identifier_refusal(const floe_field *f);
 int floe_schema_update(const floe_schema *base, const floe_schema_change *c,
                        int32_t *last_column_id, floe_schema **out, floe_error *err)
     FLOE_NODISCARD;

@@ -171,6 +171,21 @@ static int schema_from_arg(const char *schema_json, json_t **out, int32_t *highe
         floe_schema_free(s);
         return rc;
     }
+    /* identifier fields as set-identifier-fields takes them (Iceberg Java's Schema
+     * refuses the same) */
+    for (size_t i = 0; i < s->n_identifier; i++) {
+        const floe_field *f = floe_schema_find_id(s, s->identifier_field_ids[i]);
+        const char *why = f ? floe_schema_identifier_refusal(f) : "it is not in the schema";
+        if (why) {
+            char path[512];
+            rc = floe_error_set(err, FLOE_EINVALID,
+                                "schema: identifier-field-ids: field %d (%s): %s",
+                                (int)s->identifier_field_ids[i],
+                                f ? floe_field_path(f, path, sizeof path) : "?", why);
+            floe_schema_free(s);
+            return rc;
+        }
+    }
     int32_t hi = s->highest_field_id;
     floe_schema_free(s);
     json_t *v;
@@ -1140,6 +1155,18 @@ int floe_metadata_builder_set_statistics(floe_metadata_builder *b, bool partitio
                        !json_is_array(json_object_get(st, "blob-metadata"))))
         FLOE_FAIL(err, FLOE_EINVALID,
                   "statistics file needs \"file-footer-size-in-bytes\" and \"blob-metadata\"");
+    /* sizes a reader can use: not negative, the footer inside the file */
+    int64_t size = jlong(st, "file-size-in-bytes", -1);
+    if (size < 0)
+        FLOE_FAIL(err, FLOE_EINVALID, "%s: file-size-in-bytes %" PRId64 " is negative",
+                  stats_key(partition), size);
+    if (!partition) {
+        int64_t footer = jlong(st, "file-footer-size-in-bytes", -1);
+        if (footer < 0 || footer > size)
+            FLOE_FAIL(err, FLOE_EINVALID,
+                      "statistics: file-footer-size-in-bytes %" PRId64 " %s", footer,
+                      footer < 0 ? "is negative" : "is larger than file-size-in-bytes");
+    }
     int64_t id = jlong(st, "snapshot-id", -1);
     if (!find_snapshot(b->doc, id))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 " does not exist", id);
@@ -1309,9 +1336,16 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
             continue;
         floe_partition_spec *spec = NULL;
         rc = floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, err);
+        if (rc < 0) {
+            floe_partition_spec_free(spec);
+            rc = bind_failure(rc, "partition spec", ms->spec_id, cur->schema_id, err);
+            goto done;
+        }
+        /* names as the CLI's add-field takes them (Iceberg Java's PartitionSpec.Builder) */
+        rc = floe_partition_spec_check_names(spec, schema, err);
         floe_partition_spec_free(spec);
         if (rc < 0) {
-            rc = bind_failure(rc, "partition spec", ms->spec_id, cur->schema_id, err);
+            floe_error_prefix(err, "partition spec %d: ", (int)ms->spec_id);
             goto done;
         }
     }

@@ -343,6 +343,33 @@ static int dedup_class(floe_transform t) {
     }
 }
 
+int floe_partition_name_check(const floe_schema *schema, const char *name, int32_t source_id,
+                              floe_transform_kind kind, floe_error *err) {
+    char cname[512];
+    bool amb;
+    const floe_field *clash = floe_px_find_name(schema, name, strlen(name), &amb);
+    if (clash) { /* only an exact (case-sensitive) hit clashes */
+        floe_px_find_id(schema, clash->id, NULL, cname, sizeof cname);
+        if (strcmp(cname, name) != 0)
+            clash = NULL;
+    }
+    if (clash && !(clash->id == source_id &&
+                   (kind == FLOE_XF_IDENTITY || kind == FLOE_XF_VOID)))
+        return floe_error_set(err, FLOE_EINVALID,
+                              "partition field \"%s\": the name is a different schema column",
+                              name);
+    return 0;
+}
+
+int floe_partition_spec_check_names(const floe_partition_spec *spec, const floe_schema *schema,
+                                    floe_error *err) {
+    for (size_t i = 0; i < spec->nfields; i++)
+        FLOE_FORWARD_IF_ERROR(floe_partition_name_check(schema, spec->fields[i].name,
+                                                        spec->fields[i].source_id,
+                                                        spec->fields[i].transform.kind, err));
+    return 0;
+}
+
 int floe_partition_spec_parse(const floe_schema *schema, const char *text, int32_t spec_id,
                               int32_t first_field_id, floe_partition_spec **out,
                               floe_error *err) {
@@ -402,17 +429,7 @@ int floe_partition_spec_parse(const floe_schema *schema, const char *text, int32
             FLOE_FAIL(err, FLOE_ENOMEM, "partition spec: out of memory");
         /* checks of the reference builder: unique names, no redundant fields, and a
          * name that is a schema column only for an identity of that same column */
-        bool amb;
-        const floe_field *clash = floe_px_find_name(schema, name, strlen(name), &amb);
-        if (clash) { /* only an exact (case-sensitive) hit clashes */
-            floe_px_find_id(schema, clash->id, NULL, cname, sizeof cname);
-            if (strcmp(cname, name) != 0)
-                clash = NULL;
-        }
-        if (clash && !(clash == src && (term.transform.kind == FLOE_XF_IDENTITY ||
-                                        term.transform.kind == FLOE_XF_VOID)))
-            FLOE_FAIL(err, FLOE_EINVALID,
-                      "partition field \"%s\": the name is a different schema column", name);
+        FLOE_CHECK(floe_partition_name_check(schema, name, src->id, term.transform.kind, err));
         for (size_t k = 0; k < spec->nfields; k++) {
             const floe_partition_field *o = &spec->fields[k];
             if (!strcmp(o->name, name))

@@ -379,7 +379,15 @@ static int apply_update(floe_metadata_builder *b, const json_t *e, int32_t last[
         }
     } else if (!strcmp(a, "set-statistics") || !strcmp(a, "set-partition-statistics")) {
         bool part = a[4] == 'p';
-        FLOE_CHECK(with_text(e, part ? "partition-statistics" : "statistics", &text, err));
+        const char *key = part ? "partition-statistics" : "statistics";
+        /* the update's snapshot-id (deprecated) must be the statistics object's own */
+        const json_t *usid = json_object_get(e, "snapshot-id");
+        const json_t *ssid = json_object_get(json_object_get(e, key), "snapshot-id");
+        if (usid && !json_is_null(usid) &&
+            (!json_is_integer(usid) || !json_is_integer(ssid) ||
+             json_integer_value(usid) != json_integer_value(ssid)))
+            FLOE_FAIL(err, FLOE_EINVALID, "%s: snapshot-id is not %s.snapshot-id", a, key);
+        FLOE_CHECK(with_text(e, key, &text, err));
         rc = floe_metadata_builder_set_statistics(b, part, text, err);
     } else if (!strcmp(a, "remove-statistics") || !strcmp(a, "remove-partition-statistics")) {
         rc = floe_metadata_builder_remove_statistics(b, a[7] == 'p', ival(e, "snapshot-id"), err);

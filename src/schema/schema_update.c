@@ -544,6 +544,22 @@ static int move_column(floe_schema *s, const floe_schema_change *c, floe_error *
     return 0;
 }
 
+const char *floe_schema_identifier_refusal(const floe_field *f) {
+    if (floe_type_is_nested(f->type))
+        return "it is not a primitive field";
+    if (f->type == FLOE_TYPE_FLOAT || f->type == FLOE_TYPE_DOUBLE)
+        return "floats and doubles cannot be identifier fields";
+    if (!f->required)
+        return "it is optional (identifier fields must be required)";
+    for (const floe_field *a = f->parent; a; a = a->parent) {
+        if (a->type == FLOE_TYPE_LIST || a->type == FLOE_TYPE_MAP)
+            return "it is inside a list or a map";
+        if (!a->required)
+            return "it is inside an optional struct";
+    }
+    return NULL;
+}
+
 static int set_identifier(floe_schema *s, const floe_schema_change *c, floe_error *err) {
     int32_t *ids = c->npaths ? floe_arena_alloc(&s->arena, c->npaths * sizeof *ids) : NULL;
     size_t n = 0;
@@ -554,19 +570,7 @@ static int set_identifier(floe_schema *s, const floe_schema_change *c, floe_erro
         const floe_field *f = find_path(s, path, err);
         if (!f)
             return err->code;
-        const char *why = NULL;
-        if (floe_type_is_nested(f->type))
-            why = "it is not a primitive field";
-        else if (f->type == FLOE_TYPE_FLOAT || f->type == FLOE_TYPE_DOUBLE)
-            why = "floats and doubles cannot be identifier fields";
-        else if (!f->required)
-            why = "it is optional (identifier fields must be required)";
-        for (const floe_field *a = f->parent; a && !why; a = a->parent) {
-            if (a->type == FLOE_TYPE_LIST || a->type == FLOE_TYPE_MAP)
-                why = "it is inside a list or a map";
-            else if (!a->required)
-                why = "it is inside an optional struct";
-        }
+        const char *why = floe_schema_identifier_refusal(f);
         if (why)
             return floe_error_set(err, FLOE_EINVALID, "set-identifier-fields: %s: %s", path,
                                   why);
