@@ -71,12 +71,7 @@ on_catalog "sqlite catalog" '{"owner":"alice"}'
 # the filesystem catalog: a namespace is a folder, its drop an rmdir; the create wrote
 # v1.metadata.json making every missing folder, so a drop between the create's look at
 # the namespace and its write answered 204 and the namespace came back with the table
-kill "$pid"; wait "$pid" 2>/dev/null || true
-pid=
-rm -f "$tmp/port"
-mkdir -p "$tmp/fswh"
-export FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE=$tmp/fswh
-unset FLOE_CATALOG_URI
+to_fs_catalog "$tmp/fswh"
 on_catalog "filesystem catalog" '{}'
 [ "$fails" = 0 ] || fail "$fails of 80 rounds failed"
 echo "$name: ok"

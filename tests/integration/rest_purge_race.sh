@@ -132,12 +132,7 @@ rounds "CLI drop --purge on the sqlite catalog" cli
 # rounds in a CI run on 4e938b9. Until that window is closed its rounds run only when
 # asked (FLOE_TEST_FS_PURGE_RACE=1), and say so.
 if [ "${FLOE_TEST_FS_PURGE_RACE:-}" = 1 ]; then
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  pid=
-  rm -f "$tmp/port"
-  mkdir -p "$tmp/fswh"
-  export FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE=$tmp/fswh
-  unset FLOE_CATALOG_URI
+  to_fs_catalog "$tmp/fswh"
   "$floe" namespace create shop >/dev/null
   start_server
   rounds "filesystem catalog" ""

@@ -29,6 +29,17 @@ start_server() {
   base=http://127.0.0.1:$port
 }
 
+# to_fs_catalog DIR: stops the server and points floe (and the next start_server) at a
+# filesystem catalog whose warehouse is DIR
+to_fs_catalog() {
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  pid=
+  rm -f "$tmp/port"
+  mkdir -p "$1"
+  export FLOE_CATALOG_TYPE=filesystem FLOE_WAREHOUSE=$1
+  unset FLOE_CATALOG_URI
+}
+
 # the schema of most tests' tables: one optional long column, id
 id_schema='{"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":false}]}'
 
