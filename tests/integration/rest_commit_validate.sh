@@ -28,23 +28,12 @@ for i in 1 2; do
 done
 serve_checked ""
 
-python3 - "$base" <<'PY'
-import json, sys, urllib.request
-U = sys.argv[1] + "/v1/namespaces/s/tables/t"
-fails = []
-def fail(msg):
-    fails.append(msg)
-    print("rest_commit_validate: FAIL: " + msg, file=sys.stderr, flush=True)
-
-def call(body=None):
-    req = urllib.request.Request(U, data=json.dumps(body).encode() if body else None,
-                                 method="POST" if body else "GET",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
+python3 - "$base" "$(dirname "$0")/lib" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from rest_table_calls import TableCalls
+T = TableCalls("rest_commit_validate", sys.argv[1] + "/v1/namespaces/s/tables/t")
+fail, call = T.fail, T.call
 
 def expect(what, updates, status, needle=None):
     st, body = call({"requirements": [], "updates": updates})
@@ -117,7 +106,7 @@ st, t = call()
 got = sorted((s["snapshot-id"], s["statistics-path"].rsplit("/", 1)[1]) for s in t["metadata"].get("statistics", []))
 if got != sorted([(c, "ok.stats"), (a, "ok2.stats")]):
     fail("statistics after the commits: %s" % got)
-sys.exit(1 if fails else 0)
+sys.exit(T.exit_code())
 PY
 server_alive
 openapi_check

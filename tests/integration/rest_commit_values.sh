@@ -16,23 +16,12 @@ seq 1 20 | sed 's/.*/{"id":&}/' > "$tmp/in.ndjson"
 "$floe" append shop.r "$tmp/in.ndjson" >/dev/null
 serve_checked ""
 
-python3 - "$base" <<'PY'
-import json, sys, urllib.request
-U = sys.argv[1] + "/v1/namespaces/shop/tables/r"
-fails = []
-def fail(msg):
-    fails.append(msg)
-    print("rest_commit_values: FAIL: " + msg, file=sys.stderr, flush=True)
-
-def call(body=None):
-    req = urllib.request.Request(U, data=json.dumps(body).encode() if body else None,
-                                 method="POST" if body else "GET",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
+python3 - "$base" "$(dirname "$0")/lib" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from rest_table_calls import TableCalls
+T = TableCalls("rest_commit_values", sys.argv[1] + "/v1/namespaces/shop/tables/r")
+fail, call = T.fail, T.call
 
 st, t = call()
 m = t["metadata"]
@@ -77,7 +66,7 @@ st, body = call({"requirements": [], "updates": [{"action": "add-snapshot", "sna
 print("add-snapshot with the current schema-id: %d" % st)
 if st != 200:
     fail("add-snapshot with the table's schema-id: %d %s" % (st, body))
-sys.exit(1 if fails else 0)
+sys.exit(T.exit_code())
 PY
 server_alive
 openapi_check
