@@ -156,8 +156,16 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
                            floe_error *err) FLOE_NODISCARD;
 /* The port the server listens on (the one picked when the config asked for port 0). */
 unsigned floe_rest_server_port(const floe_rest_server *s);
-/* Stop taking connections, let requests in flight finish, close the catalog. NULL is a
- * no-op. */
+/* Graceful stop, first step: the listening socket is closed (a new connection is
+ * refused), a request arriving later on a connection already open is answered 503 +
+ * Retry-After, and every answer from now on closes its connection. Requests begun before
+ * (their headers in, a body perhaps still arriving) go on. Waits up to wait_ms (0: not at
+ * all) for them to be answered; returns how many are still running (0: all answered).
+ * Call it again to wait more; then floe_rest_server_stop. */
+int64_t floe_rest_server_drain(floe_rest_server *s, int64_t wait_ms);
+/* Stop: requests still running give up their long work where they can (503), every
+ * connection is closed (a request whose body is still arriving, or whose answer is still
+ * being sent, is cut off), the catalog is closed. NULL is a no-op. */
 void floe_rest_server_stop(floe_rest_server *s);
 
 FLOE_API_END

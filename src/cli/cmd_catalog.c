@@ -28,7 +28,7 @@ static void usage(FILE *out) {
             "  locate PATH                  current metadata file of a table folder\n"
             "  serve [--listen HOST:PORT] [--port-file FILE] [--tokens FILE] [--vend FILE]\n"
             "        [--max-inflight-bytes N] [--max-wait D] [--max-answer-bytes N]\n"
-            "        [--max-metadata-bytes N]\n"
+            "        [--max-metadata-bytes N] [--shutdown-grace D]\n"
             "                               serve the catalog as an Iceberg REST catalog\n"
             "                               (default 127.0.0.1:8181; port 0 picks a free\n"
             "                               port, written to FILE). --tokens: bearer tokens\n"
@@ -47,6 +47,10 @@ static void usage(FILE *out) {
             "                               --max-metadata-bytes N: the largest table\n"
             "                               metadata a commit may write (default 16MiB;\n"
             "                               past it 400, unless the table shrinks)\n"
+            "                               --shutdown-grace D: on SIGTERM or SIGINT, new\n"
+            "                               connections are refused and requests begun get\n"
+            "                               up to D to finish (default 10s; bare number:\n"
+            "                               seconds; 0: none); then the rest are cut off\n"
             "\n"
             "Namespaces and tables: floe namespace list|create|drop|properties, floe table\n"
             "list|describe|drop|... (NS.NAME).\n"
@@ -57,7 +61,7 @@ static void usage(FILE *out) {
 }
 
 static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
-                             const char *port_file);
+                             const char *port_file, int64_t grace_ms);
 
 /* The tokens file holds bearer secrets: like ssh with a private key, refuse one that
  * group or others may read or write, and an empty one (FLOE_EINVALID naming the file). */
@@ -81,6 +85,7 @@ static int tokens_file_check(const char *path, floe_error *err) {
 static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args) {
     floe_rest_server_config rc = {.catalog = cfg};
     const char *port_file = NULL, *tokens_file = NULL, *vend_file = NULL;
+    int64_t grace_ms = 10000;
     for (int k = 0; k < nargs; k++) {
         if (!strcmp(args[k], "--listen") && k + 1 < nargs)
             rc.listen = args[++k];
@@ -110,6 +115,10 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
                 return cli_usage("catalog", "serve: --max-metadata-bytes wants a size of 1KiB "
                                  "or more (16MiB, 1048576), not '%s'", args[k]);
             rc.max_metadata_bytes = (size_t)v;
+        } else if (!strcmp(args[k], "--shutdown-grace") && k + 1 < nargs) {
+            if (!floe_parse_duration(args[++k], 1000, &grace_ms) || grace_ms > 3600 * 1000)
+                return cli_usage("catalog", "serve: --shutdown-grace wants a duration up to 1h "
+                                 "(10s, 500ms, 0; a bare number is seconds), not '%s'", args[k]);
         } else
             return cli_usage("catalog", "serve: unknown argument %s", args[k]);
     }
@@ -166,14 +175,14 @@ static int catalog_serve(const floe_catalog_config *cfg, int nargs, char **args)
     }
     rc.vend = vend;
     rc.nvend = nvend;
-    int code = catalog_serve_run(cfg, &rc, port_file);
+    int code = catalog_serve_run(cfg, &rc, port_file, grace_ms);
     floe_rest_vend_free(vend, nvend);
     floe_server_config_reset(&scfg);
     return code;
 }
 
 static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_server_config *rcp,
-                             const char *port_file) {
+                             const char *port_file, int64_t grace_ms) {
     floe_rest_server_config rc = *rcp;
     sigset_t set;
     sigemptyset(&set);
@@ -200,7 +209,30 @@ static int catalog_serve_run(const floe_catalog_config *cfg, const floe_rest_ser
     int sig = 0;
     while (sigwait(&set, &sig) != 0)
         ;
-    fprintf(stderr, "floe catalog serve: stopping (signal %d)\n", sig);
+    /* graceful: no new connections; the requests begun get grace_ms to be answered (a
+     * commit whose body is still arriving runs and is answered), a second signal ends the
+     * wait */
+    fprintf(stderr, "floe catalog serve: stopping (signal %d): new connections refused, "
+            "requests in flight get %lld ms (--shutdown-grace)\n", sig, (long long)grace_ms);
+    int64_t until_ns = floe_now_ns() + grace_ms * 1000000;
+    for (;;) {
+        int64_t left_ms = (until_ns - floe_now_ns()) / 1000000;
+        int64_t running = floe_rest_server_drain(s, left_ms < 0 ? 0 : left_ms < 100 ? left_ms : 100);
+        if (running == 0)
+            break;
+        if (left_ms <= 100) {
+            fprintf(stderr, "floe catalog serve: %lld request(s) still running after the "
+                    "%lld ms grace: their connections are closed\n", (long long)running,
+                    (long long)grace_ms);
+            break;
+        }
+        const struct timespec now = {0, 0};
+        if (sigtimedwait(&set, NULL, &now) > 0) {
+            fprintf(stderr, "floe catalog serve: second signal: %lld request(s) still running "
+                    "are cut off\n", (long long)running);
+            break;
+        }
+    }
     floe_rest_server_stop(s);
     return FLOE_EXIT_OK;
 }

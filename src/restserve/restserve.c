@@ -823,9 +823,24 @@ static enum MHD_Result send_resp(floe_rest_server *s, struct MHD_Connection *c, 
         MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     if (r->status == 503)
         MHD_add_response_header(resp, "Retry-After", "1");
+    if (atomic_load(&s->draining)) /* the server stops: the client must not reuse it */
+        MHD_add_response_header(resp, "Connection", "close");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ok;
+}
+
+/* CLOCK_MONOTONIC ms from now, for pthread_cond_timedwait on s->freed and s->drained. */
+static struct timespec deadline_in(int64_t ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return until;
 }
 
 /* A free catalog handle in *h (waiting for one), and not while a request with the same
@@ -833,14 +848,7 @@ static enum MHD_Result send_resp(floe_rest_server *s, struct MHD_Connection *c, 
  * The wait is s->max_wait_ms at most: then, or when the server stops, false with the
  * 503 in r. */
 static bool take_handle(floe_rest_server *s, const char *key, size_t *h, rs_resp *r) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(s->max_wait_ms / 1000);
-    until.tv_nsec += (long)(s->max_wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = deadline_in(s->max_wait_ms);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         size_t free_h = RS_CATALOG_HANDLES;
@@ -1161,10 +1169,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         floe_buf_init(&cr->body, s->max_body);
         *con_cls = cr;
+        pthread_mutex_lock(&s->mu);
+        s->requests++; /* until on_completed: floe_rest_server_drain waits for it */
+        pthread_mutex_unlock(&s->mu);
         floe_connguard_phase(c, FLOE_CONN_BODY); /* the headers are in */
         rs_resp r = {.status = 0};
         floe_buf_init(&r.body, 0);
-        if (refuse_on_headers(s, c, url, method, cr, &r)) {
+        bool refused = false;
+        if (atomic_load(&s->draining)) { /* begun after the stop began: not run */
+            rs_error(&r, 503, "ServiceUnavailableException",
+                     "the server is stopping; retry on another server or after its restart");
+            refused = true;
+        }
+        if (refused || refuse_on_headers(s, c, url, method, cr, &r)) {
             /* answered before the body is read: libmicrohttpd then closes the connection
              * rather than wait for a body nobody reads (a 10 GB Content-Length) */
             cr->answered = true;
@@ -1330,6 +1347,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     floe_rest_server *s = cls;
     conn_req *cr = *con_cls;
     if (cr) {
+        pthread_mutex_lock(&s->mu);
+        if (--s->requests == 0)
+            pthread_cond_broadcast(&s->drained);
+        pthread_mutex_unlock(&s->mu);
         floe_buf_free(&cr->body);
         floe_budget_release(&s->bodies, &cr->held);
         floe_free(cr->ns);
@@ -1401,6 +1422,7 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* take_handle's deadline */
     pthread_cond_init(&s->freed, &ca);
+    pthread_cond_init(&s->drained, &ca); /* floe_rest_server_drain's deadline */
     pthread_condattr_destroy(&ca);
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
     atomic_store(&s->bodies.limit,
@@ -1429,7 +1451,7 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     FLOE_CHECK(floe_connguard_start(&GUARD, &s->guard, err));
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ITC | MHD_USE_ERROR_LOG, /* ITC: MHD_quiesce_daemon (drain) */
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
         MHD_OPTION_CONNECTION_LIMIT, floe_connguard_mhd_limit(&GUARD),
         MHD_OPTION_CONNECTION_TIMEOUT, floe_connguard_mhd_timeout_s(&GUARD),
@@ -1451,6 +1473,24 @@ unsigned floe_rest_server_port(const floe_rest_server *s) {
     return s->port;
 }
 
+int64_t floe_rest_server_drain(floe_rest_server *s, int64_t wait_ms) {
+    if (!atomic_exchange(&s->draining, true) && s->mhd) {
+        /* the listening socket closed, not only left unpolled: a connection attempt is
+         * refused at once rather than left in the backlog until the process ends */
+        MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
+    struct timespec until = deadline_in(wait_ms);
+    pthread_mutex_lock(&s->mu);
+    while (s->requests > 0 && wait_ms > 0 &&
+           pthread_cond_timedwait(&s->drained, &s->mu, &until) != ETIMEDOUT)
+        ;
+    int64_t left = s->requests;
+    pthread_mutex_unlock(&s->mu);
+    return left;
+}
+
 void floe_rest_server_stop(floe_rest_server *s) {
     if (!s)
         return;
@@ -1464,6 +1504,7 @@ void floe_rest_server_stop(floe_rest_server *s) {
     for (size_t i = 0; i < RS_CATALOG_HANDLES; i++)
         floe_catalog_close(s->cats[i]);
     pthread_cond_destroy(&s->freed);
+    pthread_cond_destroy(&s->drained);
     pthread_mutex_destroy(&s->mu);
     floe_free(s->name);
     floe_free(s->warehouse);

@@ -68,6 +68,12 @@ struct floe_rest_server {
     size_t nvend;
     atomic_bool stopping; /* floe_rest_server_stop has begun: long work gives up
                              (rs_abandoned) rather than hold the stop */
+    atomic_bool draining; /* floe_rest_server_drain has begun: no new connections; a
+                             new request on an open one is answered 503, every answer
+                             closes its connection */
+    int64_t requests;     /* requests begun (headers in) and not yet completed (answer
+                             sent or connection closed; guarded by mu) */
+    pthread_cond_t drained; /* signalled when requests drops to 0 while draining */
 };
 
 /* A request after routing. Path segments are percent-decoded. */
