@@ -16,7 +16,22 @@ typedef struct head {
     bool chunked_only;  /* every Transfer-Encoding field is exactly "chunked" */
     bool other_coding;  /* a coding other than chunked is named */
     int hosts;          /* Host fields seen */
+    bool bad_name;      /* a field name that is not a token (white space before the colon) */
 } head;
+
+/* RFC 9110 5.1: a field name is a token (1*tchar). */
+static bool is_token(const char *s) {
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c && strchr(extra, c))))
+            return false;
+    }
+    return true;
+}
 
 static void content_length(head *h, const char *value) {
     const char *p = value;
@@ -73,6 +88,10 @@ static enum MHD_Result head_field(void *cls, enum MHD_ValueKind kind, const char
     head *h = cls;
     if (!value)
         value = "";
+    if (!key || !is_token(key)) {
+        h->bad_name = true; /* "Content-Length : 5" would frame nothing here, and a body */
+        return MHD_YES;     /* a proxy frames by it would run as a second request */
+    }
     if (!strcasecmp(key, "Content-Length"))
         content_length(h, value);
     else if (!strcasecmp(key, "Transfer-Encoding"))
@@ -86,6 +105,8 @@ const char *floe_http_head_error(struct MHD_Connection *c, int *status) {
     head h = {.chunked_only = true};
     MHD_get_connection_values(c, MHD_HEADER_KIND, head_field, &h);
     *status = 400;
+    if (h.bad_name) /* RFC 9112 5.1: MUST reject white space between name and colon */
+        return "a header field name with white space or a character not allowed in a token";
     if (h.conflict)
         return "conflicting or malformed Content-Length";
     if (h.encodings && h.lengths)

@@ -11,7 +11,10 @@
  * boundary (request smuggling: the rest of a body run as a second request). A transfer
  * coding other than chunked (gzip, chunked) is not implemented: 501, where
  * libmicrohttpd would read the body until the connection closes and answer nothing.
- * Host (RFC 9112 section 3.2) must come once: two are 400.
+ * Host (RFC 9112 section 3.2) must come once: two are 400. A field name must be a token
+ * (RFC 9112 section 5.1: white space between the name and the colon is a 400):
+ * libmicrohttpd keeps "Content-Length " with its blank, frames nothing by it, and a
+ * proxy that trims the name would frame the body as this request's.
  *
  * Answered at the handler's first call, the refusal closes the connection (the body is
  * never read, so nothing after it can be taken for a request).

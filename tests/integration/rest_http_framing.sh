@@ -8,10 +8,13 @@
 #  - two Host headers (RFC 9112 section 3.2), two Origin headers: 400 (the first one was
 #    checked: 200);
 #  - Transfer-Encoding: gzip, chunked: a 501 ErrorModel (no answer at all before);
+#  - "Content-Length : 59" and "Content-Length\t: 59" (white space before the colon, RFC
+#    9112 section 5.1) with a DELETE as the body: 400 and closed (adversary adv21h H3: the
+#    field framed nothing, the GET got 200 and the DELETE ran: 204);
 #  - two equal Content-Length headers, one Host: served (200).
 name=rest_http_framing
 source "$(dirname "$0")/lib/rest_serve_common.sh"
-for n in victim1 victim2; do "$floe" namespace create "$n" >/dev/null; done
+for n in victim1 victim2 victim3 victim4; do "$floe" namespace create "$n" >/dev/null; done
 start_server
 
 python3 - "$port" <<'PY' || soft "raw HTTP cases"
@@ -65,6 +68,11 @@ for i, (a, b) in enumerate([(0, None), (None, 0)]):
     case("Content-Length %d then %d, a DELETE after" % (cl1, cl2),
          b"GET /v1/config HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n"
          b"Content-Length: %d\r\n\r\n" % (cl1, cl2) + smug, 400, "Content-Length")
+for i, blank in ((3, b" "), (4, b"\t")):
+    smug = b"DELETE /v1/namespaces/victim%d HTTP/1.1\r\nHost: localhost\r\n\r\n" % i
+    case("Content-Length%r: a DELETE after" % blank,
+         b"GET /v1/config HTTP/1.1\r\nHost: localhost\r\nContent-Length" + blank +
+         b": %d\r\n\r\n" % len(smug) + smug, 400, "header field name")
 case("two Host headers",
      b"GET /v1/config HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n"
      b"Connection: close\r\n\r\n", 400, "Host")
@@ -79,7 +87,7 @@ case("two equal Content-Length headers",
      b"Content-Length: 0\r\nConnection: close\r\n\r\n", 200)
 sys.exit(1 if fails else 0)
 PY
-for n in victim1 victim2; do
+for n in victim1 victim2 victim3 victim4; do
   st=$(curl -s -o "$tmp/body" -w '%{http_code}' "$base/v1/namespaces/$n")
   [ "$st" = 200 ] || soft "namespace $n: GET -> $st: deleted by the request smuggled in a body"
 done

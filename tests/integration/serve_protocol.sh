@@ -2,7 +2,8 @@
 # floe serve at the HTTP protocol edge (SECURITY.md section 6):
 #   1. request framing (RFC 9112 section 6.3): two Content-Length fields that differ, a
 #      Content-Length that is not a number, Content-Length together with
-#      Transfer-Encoding, and two Host fields are refused with 400, a transfer coding
+#      Transfer-Encoding, two Host fields and a field name with white space before its
+#      colon ("Content-Length : N", RFC 9112 section 5.1) are refused with 400, a transfer coding
 #      other than chunked with 501, before any body byte is taken (the connection is then
 #      closed); the same length twice is accepted; nothing refused reaches the table;
 #   2. /metrics follows the token policy: with tokens configured it needs the `metrics`
@@ -75,6 +76,7 @@ exchange("cl-and-te", b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n", ch
 exchange("te-not-chunked", b"Transfer-Encoding: gzip, chunked\r\n", chunked, True)
 exchange("te-twice", b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", chunked, True)
 exchange("host-twice", b"Host: y\r\nContent-Length: %d\r\n" % n, body, True)
+exchange("cl-blank-colon", b"Content-Length : %d\r\n" % n, body, True)
 exchange("cl-same-twice", b"Content-Length: %d\r\nContent-Length: %d\r\n" % (n, n), body, False)
 exchange("cl-one", b"Content-Length: %d\r\n" % n, body, False)
 exchange("te-chunked", b"Transfer-Encoding: chunked\r\n", chunked, False)
@@ -86,6 +88,7 @@ cl-and-te 400 eof
 te-not-chunked 501 eof
 te-twice 400 eof
 host-twice 400 eof
+cl-blank-colon 400 eof
 cl-same-twice 200
 cl-one 200
 te-chunked 200"
