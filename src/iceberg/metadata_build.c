@@ -22,6 +22,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "floe/defaults.h"
@@ -29,11 +30,33 @@
 #include "floe/schema.h"
 #include "metadata_internal.h"
 
+/* What the builder knows of one id-keyed list of doc (schemas, partition specs, sort
+ * orders), so an update does not walk the whole list: a table may keep 100,000 sort
+ * orders and a commit may carry 1,000 updates. It holds while the list is the array it
+ * was taken from with the count it had when last brought up to date; anything else
+ * (an array replaced, or grown or shrunk behind the builder's back) rebuilds it. */
+typedef struct id_cache {
+    const json_t *arr;  /* the list it describes; NULL: nothing known */
+    size_t n;           /* its element count then */
+    int32_t max_id;     /* the highest id in it (-1: none) */
+    json_t *ids;        /* id (decimal text) -> true */
+    json_t *by_fields;  /* sort orders: compact "fields" text -> order-id (the first) */
+} id_cache;
+
+enum { IDS_SCHEMAS, IDS_SPECS, IDS_ORDERS, IDS_N };
+
 struct floe_metadata_builder {
     const floe_table_metadata *base; /* borrowed; NULL for a new table */
     json_t *doc;                     /* working copy, v2 fields always present */
     int format_version;              /* 1 (kept until upgraded), 2, or 3 */
+    id_cache ids[IDS_N];
 };
+
+static void id_cache_clear(id_cache *c) {
+    json_decref(c->ids);
+    json_decref(c->by_fields);
+    memset(c, 0, sizeof *c);
+}
 
 /* ---------------------------------------------------------------------------------------
  * ids
@@ -515,6 +538,8 @@ int floe_metadata_builder_new_empty(const char *location, floe_metadata_builder 
 void floe_metadata_builder_free(floe_metadata_builder *b) {
     if (!b)
         return;
+    for (int i = 0; i < IDS_N; i++)
+        id_cache_clear(&b->ids[i]);
     json_decref(b->doc);
     floe_free(b);
 }
@@ -586,11 +611,91 @@ static int32_t max_id_in(const json_t *arr, const char *key) {
     return best;
 }
 
-static bool has_id(const json_t *arr, const char *key, int64_t id) {
-    for (size_t i = 0; i < json_array_size(arr); i++)
-        if (jlong(json_array_get(arr, i), key, INT64_MIN) == id)
-            return true;
-    return false;
+static const char *const ID_KEYS[IDS_N] = {"schema-id", "spec-id", "order-id"};
+
+/* The "fields" of a sort order as comparable text (object keys sorted), or NULL when it
+ * has none or on OOM. floe_free it. */
+static char *fields_text(const json_t *fields) {
+    return fields ? json_dumps(fields, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII |
+                                           JSON_ENCODE_ANY)
+                  : NULL;
+}
+
+/* Bring the cache of list `which` (the array arr of doc) up to date. -1 on OOM. */
+static int id_cache_sync(floe_metadata_builder *b, int which, const json_t *arr) {
+    id_cache *c = &b->ids[which];
+    if (c->arr == arr && c->n == json_array_size(arr) && c->ids)
+        return 0;
+    id_cache_clear(c);
+    const char *key = ID_KEYS[which];
+    c->ids = json_object();
+    if (which == IDS_ORDERS)
+        c->by_fields = json_object();
+    if (!c->ids || (which == IDS_ORDERS && !c->by_fields))
+        goto oom;
+    c->max_id = max_id_in(arr, key);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *e = json_array_get(arr, i);
+        int64_t id = jlong(e, key, INT64_MIN);
+        char k[24];
+        if (id == INT64_MIN)
+            continue;
+        snprintf(k, sizeof k, "%" PRId64, id);
+        if (json_object_set_new(c->ids, k, json_true()) < 0)
+            goto oom;
+        if (which == IDS_ORDERS && id >= 0) {
+            char *t = fields_text(json_object_get(e, "fields"));
+            int bad = t && !json_object_get(c->by_fields, t) &&
+                      json_object_set_new(c->by_fields, t, json_integer(id)) < 0;
+            floe_free(t);
+            if (bad)
+                goto oom;
+        }
+    }
+    c->arr = arr;
+    c->n = json_array_size(arr);
+    return 0;
+oom:
+    id_cache_clear(c);
+    return -1;
+}
+
+/* Record that element e with id was appended to list `which` (arr), already synced. */
+static void id_cache_appended(floe_metadata_builder *b, int which, const json_t *arr,
+                              int32_t id, const json_t *e) {
+    id_cache *c = &b->ids[which];
+    char k[24];
+    if (c->arr != arr || c->n + 1 != json_array_size(arr))
+        goto stale;
+    snprintf(k, sizeof k, "%" PRId32, id);
+    if (json_object_set_new(c->ids, k, json_true()) < 0)
+        goto stale;
+    if (which == IDS_ORDERS) {
+        char *t = fields_text(json_object_get(e, "fields"));
+        int bad = !t || (!json_object_get(c->by_fields, t) &&
+                         json_object_set_new(c->by_fields, t, json_integer(id)) < 0);
+        floe_free(t);
+        if (bad)
+            goto stale;
+    }
+    c->n++;
+    if (id > c->max_id)
+        c->max_id = id;
+    return;
+stale:
+    id_cache_clear(c); /* rebuilt on next use */
+}
+
+/* Whether list `which` of the working document has an element with this id. */
+static int has_listed_id(floe_metadata_builder *b, int which, const char *array, int64_t id,
+                         bool *out, floe_error *err) {
+    const json_t *arr = json_object_get(b->doc, array);
+    char k[24];
+    if (id_cache_sync(b, which, arr) < 0)
+        return nomem(err);
+    snprintf(k, sizeof k, "%" PRId64, id);
+    *out = json_object_get(b->ids[which].ids, k) != NULL;
+    return 0;
 }
 
 int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schema_json,
@@ -601,13 +706,18 @@ int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schem
     if (rc < 0)
         return rc;
     json_t *schemas = ensure_array(b->doc, "schemas");
-    int32_t id = max_id_in(schemas, "schema-id") + 1;
-    if (!schemas || set_new(schema, "schema-id", json_integer(id), err) < 0 ||
-        json_array_append_new(schemas, schema) != 0) {
-        if (!schemas)
-            json_decref(schema);
+    if (!schemas || id_cache_sync(b, IDS_SCHEMAS, schemas) < 0) {
+        json_decref(schema);
         return nomem(err);
     }
+    int32_t id = b->ids[IDS_SCHEMAS].max_id + 1;
+    if (set_new(schema, "schema-id", json_integer(id), err) < 0 ||
+        json_array_append(schemas, schema) != 0) {
+        json_decref(schema);
+        return nomem(err);
+    }
+    id_cache_appended(b, IDS_SCHEMAS, schemas, id, schema);
+    json_decref(schema);
     if (highest > jlong(b->doc, "last-column-id", 0) &&
         (rc = set_new(b->doc, "last-column-id", json_integer(highest), err)) < 0)
         return rc;
@@ -618,7 +728,9 @@ int floe_metadata_builder_add_schema(floe_metadata_builder *b, const char *schem
 
 int floe_metadata_builder_set_current_schema(floe_metadata_builder *b, int32_t schema_id,
                                              floe_error *err) {
-    if (!has_id(json_object_get(b->doc, "schemas"), "schema-id", schema_id))
+    bool has;
+    FLOE_FORWARD_IF_ERROR(has_listed_id(b, IDS_SCHEMAS, "schemas", schema_id, &has, err));
+    if (!has)
         return floe_error_set(err, FLOE_EINVALID, "schema-id %d does not exist", (int)schema_id);
     return set_new(b->doc, "current-schema-id", json_integer(schema_id), err);
 }
@@ -635,11 +747,19 @@ int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_js
         return rc;
     }
     json_t *specs = ensure_array(b->doc, "partition-specs");
-    int32_t id = max_id_in(specs, "spec-id") + 1;
+    if (!specs || id_cache_sync(b, IDS_SPECS, specs) < 0) {
+        json_decref(fields);
+        return nomem(err);
+    }
+    int32_t id = b->ids[IDS_SPECS].max_id + 1;
     json_t *spec = json_pack("{s:i, s:O}", "spec-id", id, "fields", fields);
     json_decref(fields);
-    if (!specs || !spec || json_array_append_new(specs, spec) != 0)
+    if (!spec || json_array_append(specs, spec) != 0) {
+        json_decref(spec);
         return nomem(err);
+    }
+    id_cache_appended(b, IDS_SPECS, specs, id, spec);
+    json_decref(spec);
     if ((rc = set_new(b->doc, "last-partition-id", json_integer(last), err)) < 0)
         return rc;
     if (spec_id)
@@ -649,7 +769,9 @@ int floe_metadata_builder_add_spec(floe_metadata_builder *b, const char *spec_js
 
 int floe_metadata_builder_set_default_spec(floe_metadata_builder *b, int32_t spec_id,
                                            floe_error *err) {
-    if (!has_id(json_object_get(b->doc, "partition-specs"), "spec-id", spec_id))
+    bool has;
+    FLOE_FORWARD_IF_ERROR(has_listed_id(b, IDS_SPECS, "partition-specs", spec_id, &has, err));
+    if (!has)
         return floe_error_set(err, FLOE_EINVALID, "spec-id %d does not exist", (int)spec_id);
     return set_new(b->doc, "default-spec-id", json_integer(spec_id), err);
 }
@@ -679,22 +801,26 @@ int floe_metadata_builder_add_sort_order(floe_metadata_builder *b, const char *s
     int rc = 0;
     FLOE_CHECK(sort_fields_from_arg(sort_json, &fields, err));
     json_t *orders = ensure_array(b->doc, "sort-orders");
-    if (!orders)
+    if (!orders || id_cache_sync(b, IDS_ORDERS, orders) < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     /* an order with the same fields keeps its id (the unsorted order is always 0) */
     int64_t id = -1;
-    for (size_t i = 0; i < json_array_size(orders) && id < 0; i++) {
-        json_t *o = json_array_get(orders, i);
-        if (json_equal(json_object_get(o, "fields"), fields))
-            id = jlong(o, "order-id", -1);
-    }
+    char *text = fields_text(fields);
+    if (!text)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    id = jlong(b->ids[IDS_ORDERS].by_fields, text, -1);
+    floe_free(text);
     if (id < 0) {
-        id = json_array_size(fields) ? max_id_in(orders, "order-id") + 1 : 0;
+        id = json_array_size(fields) ? b->ids[IDS_ORDERS].max_id + 1 : 0;
         if (id < 1 && json_array_size(fields))
             id = 1;
         json_t *o = json_pack("{s:I, s:O}", "order-id", (json_int_t)id, "fields", fields);
-        if (!o || json_array_append_new(orders, o) != 0)
+        if (!o || json_array_append(orders, o) != 0) {
+            json_decref(o);
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        }
+        id_cache_appended(b, IDS_ORDERS, orders, (int32_t)id, o);
+        json_decref(o);
     }
     if (order_id)
         *order_id = (int32_t)id;
@@ -705,7 +831,9 @@ done:
 
 int floe_metadata_builder_set_default_sort_order_id(floe_metadata_builder *b, int32_t order_id,
                                                     floe_error *err) {
-    if (!has_id(json_object_get(b->doc, "sort-orders"), "order-id", order_id))
+    bool has;
+    FLOE_FORWARD_IF_ERROR(has_listed_id(b, IDS_ORDERS, "sort-orders", order_id, &has, err));
+    if (!has)
         return floe_error_set(err, FLOE_EINVALID, "sort order %d does not exist", (int)order_id);
     return set_new(b->doc, "default-sort-order-id", json_integer(order_id), err);
 }
@@ -1092,9 +1220,10 @@ int floe_metadata_builder_add_snapshot_json(floe_metadata_builder *b, const char
     if (parent && !json_is_null(parent) && !json_is_integer(parent))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": bad parent-snapshot-id", id);
     json_t *sid = json_object_get(snap, "schema-id");
-    if (sid && !json_is_null(sid) &&
-        (!json_is_integer(sid) ||
-         !has_id(json_object_get(b->doc, "schemas"), "schema-id", json_integer_value(sid))))
+    bool known = true;
+    if (json_is_integer(sid))
+        FLOE_CHECK(has_listed_id(b, IDS_SCHEMAS, "schemas", json_integer_value(sid), &known, err));
+    if (sid && !json_is_null(sid) && (!json_is_integer(sid) || !known))
         FLOE_FAIL(err, FLOE_EINVALID, "snapshot %" PRId64 ": schema-id is not one of the "
                   "table's schemas", id);
     int64_t last = jlong(b->doc, "last-sequence-number", 0);
@@ -1317,10 +1446,16 @@ static int bind_failure(int rc, const char *what, int64_t id, int64_t schema_id,
  * Specs and orders of the base are left as they are (a spec whose column was dropped
  * later binds to an older schema: floe_table_metadata_bind_spec). FLOE_EINVALID naming
  * the spec or order and its field. */
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int check_new_specs(const floe_table_metadata *m, const floe_table_metadata *base,
                            floe_error *err) {
     const floe_metadata_schema *cur = floe_table_metadata_current_schema(m);
     floe_schema *schema = NULL;
+    int32_t *spec_ids = NULL, *order_ids = NULL;
     int rc = 0;
     if (!cur)
         return 0; /* the parser refuses metadata without its current schema */
@@ -1330,9 +1465,24 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
             rc = nomem(err);
         goto done;
     }
+    /* the base's ids, sorted: a table may keep 100,000 orders, and this runs on every commit */
+    if (base) {
+        spec_ids = floe_malloc((base->n_specs ? base->n_specs : 1) * sizeof *spec_ids);
+        order_ids = floe_malloc((base->n_sort_orders ? base->n_sort_orders : 1) * sizeof *order_ids);
+        if (!spec_ids || !order_ids) {
+            rc = nomem(err);
+            goto done;
+        }
+        for (size_t i = 0; i < base->n_specs; i++)
+            spec_ids[i] = base->specs[i].spec_id;
+        for (size_t i = 0; i < base->n_sort_orders; i++)
+            order_ids[i] = base->sort_orders[i].order_id;
+        qsort(spec_ids, base->n_specs, sizeof *spec_ids, cmp_i32);
+        qsort(order_ids, base->n_sort_orders, sizeof *order_ids, cmp_i32);
+    }
     for (size_t i = 0; i < m->n_specs; i++) {
         const floe_metadata_spec *ms = &m->specs[i];
-        if (base && floe_table_metadata_spec(base, ms->spec_id))
+        if (base && bsearch(&ms->spec_id, spec_ids, base->n_specs, sizeof *spec_ids, cmp_i32))
             continue;
         floe_partition_spec *spec = NULL;
         rc = floe_partition_spec_parse_json(ms->json, strlen(ms->json), schema, &spec, err);
@@ -1351,10 +1501,8 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
     }
     for (size_t i = 0; i < m->n_sort_orders; i++) {
         const floe_metadata_sort_order *mo = &m->sort_orders[i];
-        bool known = false;
-        for (size_t j = 0; base && j < base->n_sort_orders && !known; j++)
-            known = base->sort_orders[j].order_id == mo->order_id;
-        if (known)
+        if (base && bsearch(&mo->order_id, order_ids, base->n_sort_orders, sizeof *order_ids,
+                            cmp_i32))
             continue;
         floe_sort_order *order = NULL;
         rc = floe_sort_order_parse_json(mo->json, strlen(mo->json), schema, &order, err);
@@ -1366,6 +1514,8 @@ static int check_new_specs(const floe_table_metadata *m, const floe_table_metada
     }
 done:
     floe_schema_free(schema);
+    floe_free(spec_ids);
+    floe_free(order_ids);
     return rc;
 }
 

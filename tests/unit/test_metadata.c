@@ -761,6 +761,69 @@ TEST(default_sort_order) {
     floe_table_metadata_free(m);
 }
 
+/* A table keeping thousands of sort orders and specs: the builder's id cache gives the
+ * same ids and duplicates as a walk of the lists would (ids from the highest + 1, an
+ * order with the same fields - keys in any order - keeps its id), across a second
+ * builder on the finished metadata. (The cache makes each update O(1): adversary
+ * adv21h H4, 1,000 add-sort-orders on 100,000 orders ran 353 s.) */
+TEST(many_sort_orders_and_specs) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_table_metadata *m = new_table(&err), *n = NULL, *n2 = NULL;
+    REQUIRE(m != NULL);
+    floe_metadata_builder *b = NULL;
+    REQUIRE_OK(floe_metadata_builder_new(m, &b, &err), err);
+    char text[256];
+    int32_t id = -1;
+    for (int i = 1; i <= 3000; i++) {
+        snprintf(text, sizeof text, "[{\"transform\":\"bucket[%d]\",\"source-id\":1,"
+                 "\"direction\":\"asc\",\"null-order\":\"nulls-first\"}]", i + 1);
+        REQUIRE_OK(floe_metadata_builder_add_sort_order(b, text, &id, &err), err);
+        CHECK_EQ_INT(id, i);
+    }
+    for (int i = 1; i <= 300; i++) {
+        snprintf(text, sizeof text, "[{\"source-id\":1,\"transform\":\"bucket[%d]\","
+                 "\"name\":\"b%d\"}]", i + 1, i);
+        REQUIRE_OK(floe_metadata_builder_add_spec(b, text, &id, &err), err);
+        CHECK_EQ_INT(id, i);
+    }
+    REQUIRE_OK(floe_metadata_builder_set_default_spec(b, 300, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_set_default_spec(b, 301, &err), FLOE_EINVALID);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v2.metadata.json", &n, &err), err);
+    floe_metadata_builder_free(b);
+    CHECK_EQ_INT(n->n_sort_orders, 3001);
+    CHECK_EQ_INT(n->n_specs, 301);
+
+    REQUIRE_OK(floe_metadata_builder_new(n, &b, &err), err);
+    /* order 1234's fields, keys in another order: the same order */
+    REQUIRE_OK(floe_metadata_builder_add_sort_order(
+                   b, "{\"fields\":[{\"null-order\":\"nulls-first\",\"direction\":\"asc\","
+                      "\"source-id\":1,\"transform\":\"bucket[1235]\"}]}",
+                   &id, &err),
+               err);
+    CHECK_EQ_INT(id, 1234);
+    REQUIRE_OK(floe_metadata_builder_add_sort_order(b, NULL, &id, &err), err);
+    CHECK_EQ_INT(id, 0); /* unsorted, from the create */
+    REQUIRE_OK(floe_metadata_builder_add_sort_order(
+                   b, "[{\"transform\":\"identity\",\"source-id\":2,\"direction\":\"desc\","
+                      "\"null-order\":\"nulls-last\"}]",
+                   &id, &err),
+               err);
+    CHECK_EQ_INT(id, 3001);
+    REQUIRE_OK(floe_metadata_builder_set_default_sort_order_id(b, 3001, &err), err);
+    CHECK_EQ_INT(floe_metadata_builder_set_default_sort_order_id(b, 3002, &err), FLOE_EINVALID);
+    REQUIRE_OK(floe_metadata_builder_add_spec(b, "[]", &id, &err), err);
+    CHECK_EQ_INT(id, 301);
+    REQUIRE_OK(floe_metadata_builder_finish(b, "v3.metadata.json", &n2, &err), err);
+    CHECK_EQ_INT(n2->n_sort_orders, 3002);
+    CHECK_EQ_INT(n2->default_sort_order_id, 3001);
+    CHECK_EQ_INT(n2->n_specs, 302);
+    floe_metadata_builder_free(b);
+    floe_table_metadata_free(n2);
+    floe_table_metadata_free(n);
+    floe_table_metadata_free(m);
+}
+
 TEST(gzip_write_read) {
     floe_error err;
     floe_error_clear(&err);
@@ -1172,6 +1235,7 @@ int main(void) {
     RUN(new_table_assigns_ids);
     RUN(metadata_log_pruned_and_snapshots_removed);
     RUN(default_sort_order);
+    RUN(many_sort_orders_and_specs);
     RUN(ref_retention);
     RUN(gzip_write_read);
     RUN(malformed_metadata);
