@@ -308,6 +308,41 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
     return 0;
 }
 
+/* Chunk segments: the first holds CHUNK_SEG0 bytes, each next one twice the last, up to
+ * CHUNK_SEG_MAX (a page larger than that gets a segment of its own size). */
+#define CHUNK_SEG0 ((size_t)64 << 10)
+#define CHUNK_SEG_MAX ((size_t)8 << 20)
+
+/* The segment of c's chunk with room for n more bytes (a new one if the last has none). */
+static floe_buf *chunk_room(col *c, size_t n) {
+    if (c->nsegs > 0) {
+        floe_buf *last = &c->segs[c->nsegs - 1];
+        if (last->len == 0 || last->cap - last->len > n) /* reserve keeps one byte for a NUL */
+            return last;
+    }
+    if (c->nsegs == c->segs_cap) {
+        size_t nc = c->segs_cap ? c->segs_cap * 2 : 8;
+        floe_buf *s = floe_realloc(c->segs, nc * sizeof *s);
+        if (!s)
+            return NULL;
+        for (size_t i = c->segs_cap; i < nc; i++)
+            floe_buf_init(&s[i], 0);
+        c->segs = s;
+        c->segs_cap = nc;
+    }
+    size_t size = CHUNK_SEG0;
+    if (c->nsegs > 0) {
+        size = c->segs[c->nsegs - 1].cap * 2;
+        if (size > CHUNK_SEG_MAX)
+            size = CHUNK_SEG_MAX;
+    }
+    floe_buf *b = &c->segs[c->nsegs];
+    if (floe_buf_reserve(b, size > n ? size - 1 : n) < 0) /* reserve adds the NUL's byte */
+        return NULL;
+    c->nsegs++;
+    return b;
+}
+
 /* The page body is bdata[0..blen) (sc->body, or a PLAIN page in place in its column's
  * pplain, or the dictionary itself), compressed here; or, with stored_ulen >= 0, a body
  * already compressed with the writer's codec from stored_ulen bytes (a carried page). */
@@ -359,11 +394,17 @@ static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type,
     floe_buf_reset(&sc->hdr);
     if ((rc = floe_pq_page_header_encode(&ph, &sc->hdr, err)) < 0)
         return rc;
+    if (!dst && !(dst = chunk_room(c, sc->hdr.len + plen)))
+        return floe_error_set(err, FLOE_ENOMEM, "column %s: buffering page: out of memory",
+                              c->leaf->name);
+    size_t before = dst->len;
     if ((rc = floe_buf_append(dst, sc->hdr.data, sc->hdr.len)) < 0 ||
         (rc = floe_buf_append(dst, payload, plen)) < 0)
         return floe_error_set(err, rc, "column %s: buffering page: %s", c->leaf->name,
                               floe_strerror(rc));
     *uncompressed += (int64_t)(sc->hdr.len + blen);
+    if (dst != &c->fdict)
+        c->chunk_len += dst->len - before;
     return 0;
 }
 
@@ -377,7 +418,7 @@ static int page_finish(floe_pq_writer *w, enc_scratch *sc, col *c, int encoding,
     /* page statistics (page index, optional header statistics) */
     page_entry pe;
     memset(&pe, 0, sizeof pe);
-    pe.offset = (int64_t)c->chunk.len;
+    pe.offset = (int64_t)c->chunk_len;
     pe.first_row = c->chunk_rows;
     pe.nulls = c->pnulls;
     pe.nans = c->pnans;
@@ -407,9 +448,9 @@ static int page_finish(floe_pq_writer *w, enc_scratch *sc, col *c, int encoding,
         stp = &st;
     }
     if ((rc = write_page(w, sc, c, FLOE_PQ_DATA_PAGE, encoding, (int32_t)c->plevels, stp, bdata,
-                         blen, stored_ulen, &c->chunk, &c->chunk_uncompressed, err)) < 0)
+                         blen, stored_ulen, NULL, &c->chunk_uncompressed, err)) < 0)
         return rc;
-    pe.size = (int32_t)((int64_t)c->chunk.len - pe.offset);
+    pe.size = (int32_t)((int64_t)c->chunk_len - pe.offset);
     if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages)) < 0)
         return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     c->pages[c->npages++] = pe;
@@ -776,7 +817,7 @@ static int col_append(floe_pq_writer *w, enc_scratch *sc, col *c, const floe_col
 }
 
 static size_t col_buffered(const col *c) {
-    return c->chunk.len + c->dplain.len + page_est(c);
+    return c->chunk_len + c->dplain.len + page_est(c);
 }
 
 static size_t buffered_bytes(const floe_pq_writer *w) {
@@ -930,14 +971,15 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     int64_t dict_uncompressed = c->fdict_unc;
     bool has_dict = c->dict_data_pages > 0;
     int64_t start = w->pos;
-    size_t dict_len = c->fdict.len, chunk_len = c->chunk.len;
+    size_t dict_len = c->fdict.len, chunk_len = c->chunk_len;
     rc = pqw_write_out_buf(w, &c->fdict, err);
     floe_buf_free(&c->fdict); /* up to the dictionary limit per column: not kept */
     if (rc < 0)
         return rc;
     int64_t data_start = w->pos;
-    if ((rc = pqw_write_out_buf(w, &c->chunk, err)) < 0)
-        return rc;
+    for (size_t i = 0; i < c->nsegs; i++)
+        if ((rc = pqw_write_out_buf(w, &c->segs[i], err)) < 0)
+            return rc;
 
     floe_pq_column_metadata *m = &cc->meta_data;
     memset(cc, 0, sizeof *cc);
@@ -1021,7 +1063,13 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     c->f_size += m->total_compressed_size;
 
     /* reset the chunk */
-    floe_buf_reset(&c->chunk);
+    /* the first segment is kept (without write-behind it still has its storage) */
+    if (c->nsegs > 0)
+        floe_buf_reset(&c->segs[0]);
+    for (size_t i = 1; i < c->nsegs; i++)
+        floe_buf_free(&c->segs[i]);
+    c->nsegs = c->segs_cap && c->segs[0].cap ? 1 : 0;
+    c->chunk_len = 0;
     c->chunk_rows = c->chunk_values = c->chunk_nulls = c->chunk_nans = 0;
     c->chunk_uncompressed = 0;
     pqw_vstat_reset(&c->cstat);
@@ -1127,7 +1175,6 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     c->phead = PPLAIN_HEAD0;
     floe_buf_init(&c->pplain, 0);
     floe_buf_init(&c->dplain, 0);
-    floe_buf_init(&c->chunk, 0);
     floe_buf_init(&c->fdict, 0);
     floe_buf_init(&c->pi_bounds, 0);
     floe_buf_init(&c->pstat.min, 0);
@@ -1150,7 +1197,9 @@ static void col_free(col *c) {
     floe_free(c->doff);
     floe_free(c->dstamp);
     floe_buf_free(&c->dplain);
-    floe_buf_free(&c->chunk);
+    for (size_t i = 0; i < c->segs_cap; i++)
+        floe_buf_free(&c->segs[i]);
+    floe_free(c->segs);
     floe_buf_free(&c->fdict);
     pqw_vstat_free(&c->cstat);
     floe_free(c->pages);

@@ -135,7 +135,12 @@ typedef struct col {
     int64_t carried_pages;    /* stored pages placed as they are (whole file) */
 
     /* --- chunk being built --- */
-    floe_buf chunk;           /* data pages: headers + bodies */
+    /* data pages (headers + bodies) in segments of growing size: a page is appended to
+     * the last one, or starts a new one, so no byte is copied again as the chunk grows
+     * (one growing buffer's reallocs copied it ~1x over and first-touched ~2x its pages) */
+    floe_buf *segs;
+    size_t nsegs, segs_cap;
+    size_t chunk_len;         /* bytes in all segments */
     floe_buf fdict;           /* at flush: the dictionary page, header included
                                  (flush_prepare) */
     int64_t fdict_unc;        /* its uncompressed size, header included */
