@@ -39,17 +39,19 @@
  * change with its answer's row (rs_idem_change_end): the record of its answer, too, exists
  * exactly when the change does.
  *
- * The row is the key's claim: it is inserted by the change's transaction and the change
- * happens only if the insert does. Two requests with one key that arrive at two servers
- * at the same moment (a client's retry after its first request timed out, while that one
- * still runs) both pass the replay check; the second to reach its swap finds the key
- * taken (the database's unique key: PostgreSQL makes it wait for the first's transaction,
- * SQLite's write lock orders them), its swap is rolled back (its metadata file deleted),
- * and it answers with the first's recorded answer. A transaction over several tables
- * claims the key once: the swap hook of its next tables finds the row holding the
- * metadata location this request recorded (locations are unique per attempt, and a
- * rolled-back attempt's row is gone with it), and goes on. On one server the second
- * request waits for the first's answer before it starts.
+ * The row is first the key's claim: rs_idem_claim inserts it (status 0, a random claim
+ * id) before the request runs, in a statement of its own, and the change's transaction
+ * (or the recording after a change-less answer) fills in the answer on that claim only.
+ * Two requests with one key that arrive at two servers at the same moment (a client's
+ * retry after its first request timed out, while that one still runs) cannot both run:
+ * the second finds the claim (the database's unique key orders the two inserts) and waits
+ * for the first's answer, at most --max-wait (then 503), and answers with it - never with
+ * the 409 or 404 its own run would have met once the first's change landed (adversary
+ * adv21h H5). A 5xx releases the claim, so a retry runs; a claim whose server died before
+ * answering lapses after CLAIM_LEASE_MS, and a change whose claim was taken over is
+ * refused (rolled back). A transaction over several tables claims the key once: the swap
+ * hook of its next tables finds the row recorded on this request's claim and goes on.
+ * On one server the second request waits for the first's answer before it starts.
  *
  * Limits: answers that change nothing (a staged create, refusals) are recorded after the
  * operation, in a statement of their own, so a server that dies between the two runs the
@@ -59,12 +61,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "floe/sql.h"
 #include "floe/table.h"
 #include "rs_internal.h"
 
 #define KEEP_MS (2 * RS_IDEM_LIFETIME_MS)
+/* A claim (status 0: the request runs) older than this is taken for abandoned (its server
+ * died before answering): a retry may take the key over and run. */
+#define CLAIM_LEASE_MS ((long long)10 * 60 * 1000)
 
 static const char SQL_CREATE[] =
     "CREATE TABLE IF NOT EXISTS floe_rest_idempotency ("
@@ -77,6 +83,7 @@ static const char SQL_CREATE[] =
     "created_ms BIGINT NOT NULL, "
     "metadata_location TEXT, "
     "table_uuid VARCHAR(40), "
+    "claim VARCHAR(40), "
     "PRIMARY KEY (catalog_name, idempotency_key))";
 
 static int no_row(void *ctx, const char *const *cols, size_t n, floe_error *err) {
@@ -101,43 +108,34 @@ static int claim_lost(rs_idem_slot *slot, floe_error *err) {
                           "first", slot->key);
 }
 
-/* A request with a key claims it in the transaction of the change it makes, recording
- * the row a later retry is answered from: status as the route answers success, and the
- * metadata location a table result is made from (NULL for a drop or rename). The change
- * is refused (FLOE_EEXISTS, slot->lost) when another request holds the key. */
+/* A request with a key records in the transaction of the change it makes the answer a
+ * later retry is given: the row of its claim (rs_idem_claim) gets the status the route
+ * answers on success and the metadata location a table result is made from (NULL for a
+ * drop or rename). The change is refused (FLOE_EEXISTS, slot->lost) when the claim is not
+ * this request's any more (taken over as abandoned). A transaction's next tables find the
+ * row recorded by this request already, and go on. */
 static int record_in_change(rs_idem_slot *slot, floe_sql *db, const char *location,
                             floe_error *err) {
     if (!slot->key)
         return 0;
-    char sql[512], status[16];
+    char status[16];
     snprintf(status, sizeof status, "%d", slot->status);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
-             "status, created_ms, metadata_location, table_uuid) VALUES (?, ?, ?, "
-             "CAST(? AS INTEGER), %s, ?, ?) "
-             "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
-             floe_sql_clock_ms_expr(db));
-    const char *params[] = {slot->s->name, slot->key, slot->fp, status, location,
-                            slot->uuid[0] ? slot->uuid : NULL};
-    int64_t inserted = 0;
-    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, sql, params, 6, &inserted, err));
-    if (inserted == 0) {
-        /* taken: by this request's claim on an earlier table of its transaction, or by
-         * another request */
-        if (!slot->claim || !slot->claim[0])
-            return claim_lost(slot, err);
-        const char *key[] = {slot->s->name, slot->key};
+    const char *params[] = {status, location, slot->uuid[0] ? slot->uuid : NULL,
+                            slot->s->name, slot->key, slot->owner};
+    int64_t updated = 0;
+    FLOE_FORWARD_IF_ERROR(floe_sql_exec(
+        db, "UPDATE floe_rest_idempotency SET status = CAST(? AS INTEGER), "
+        "metadata_location = ?, table_uuid = ? WHERE catalog_name = ? AND idempotency_key = ? "
+        "AND claim = ? AND status = 0", params, 6, &updated, err));
+    if (updated == 0) {
         char *held = NULL;
         FLOE_FORWARD_IF_ERROR(floe_sql_query(
-            db, "SELECT metadata_location FROM floe_rest_idempotency WHERE catalog_name = ? "
-            "AND idempotency_key = ?", key, 2, on_location, &held, err));
-        bool ours = held && !strcmp(held, slot->claim);
+            db, "SELECT claim FROM floe_rest_idempotency WHERE catalog_name = ? "
+            "AND idempotency_key = ?", params + 3, 2, on_location, &held, err));
+        bool ours = held && !strcmp(held, slot->owner);
         floe_free(held);
         return ours ? 0 : claim_lost(slot, err);
     }
-    floe_free(slot->claim);
-    if (!(slot->claim = floe_strdup(location ? location : "")))
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     slot->recorded = true;
     return 0;
 }
@@ -165,7 +163,8 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err));
     /* a table made before the columns were added */
     static const char *const added[][2] = {{"metadata_location", "TEXT"},
-                                           {"table_uuid", "VARCHAR(40)"}};
+                                           {"table_uuid", "VARCHAR(40)"},
+                                           {"claim", "VARCHAR(40)"}};
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char sql[160];
         floe_error probe;
@@ -189,12 +188,11 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
 }
 
 void rs_idem_begin(floe_rest_server *s, size_t h, const char *key, const char *fp, int status) {
-    floe_free(s->slots[h].claim);
     s->slots[h] = (rs_idem_slot){.s = s, .key = key, .fp = fp, .status = status};
+    floe_uuid4(s->slots[h].owner);
 }
 
 void rs_idem_end(floe_rest_server *s, size_t h) {
-    floe_free(s->slots[h].claim);
     s->slots[h] = (rs_idem_slot){.s = s};
 }
 
@@ -314,15 +312,23 @@ static void replay_table_result(rs_req *q, const char *key, const char *location
     floe_table_close(t);
 }
 
-bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_raw,
-                    rs_resp *r) {
+/* When an answer is recorded under key: put it (or the 400 of a key reused for another
+ * request) in r and return true. The request is the recorded one when its fingerprint is
+ * fp, or fp_raw (NULL: none; the raw body's, as earlier servers recorded it). A failed
+ * lookup answers 5xx and returns true. *pending when the key is claimed by a request
+ * still running (status 0, within its lease): false then, nothing in r. */
+static bool lookup(rs_req *q, const char *key, const char *fp, const char *fp_raw, rs_resp *r,
+                   bool *pending) {
     floe_sql *db = floe_catalog_sql(q->cat);
-    char sql[512];
+    char sql[640];
+    const char *now = floe_sql_clock_ms_expr(db);
+    *pending = false;
     snprintf(sql, sizeof sql,
              "SELECT request, status, etag, body, metadata_location, table_uuid FROM "
              "floe_rest_idempotency WHERE "
-             "catalog_name = ? AND idempotency_key = ? AND created_ms > %s - %lld",
-             floe_sql_clock_ms_expr(db), (long long)KEEP_MS);
+             "catalog_name = ? AND idempotency_key = ? AND created_ms > %s - %lld AND "
+             "(status <> 0 OR created_ms > %s - %lld)",
+             now, (long long)KEEP_MS, now, CLAIM_LEASE_MS);
     const char *params[] = {q->s->name, key};
     floe_buf_reset(&r->body);
     found f = {.body = &r->body};
@@ -342,6 +348,12 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_r
                  "across operations)", key);
         return true;
     }
+    if (f.status == 0) {
+        floe_free(f.location);
+        floe_buf_reset(&r->body);
+        *pending = true;
+        return false;
+    }
     r->status = f.status;
     snprintf(r->etag, sizeof r->etag, "%s", f.etag);
     if (f.location && f.status == 200 && !r->body.len)
@@ -352,9 +364,62 @@ bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_r
     return true;
 }
 
-/* Insert answer r under key on db (inside the caller's transaction when one is open). */
-static int insert_answer(floe_sql *db, const char *catalog, const char *key, const char *fp,
-                         const rs_resp *r, int64_t *inserted, floe_error *err) {
+bool rs_idem_claim(rs_req *q, const char *fp_raw, bool take, rs_resp *r) {
+    rs_idem_slot *slot = &q->s->slots[q->h];
+    floe_sql *db = floe_catalog_sql(q->cat);
+    const char *now = floe_sql_clock_ms_expr(db);
+    int64_t until = floe_now_ns() / 1000000 + q->s->max_wait_ms;
+    for (;;) {
+        bool pending;
+        if (lookup(q, slot->key, slot->fp, fp_raw, r, &pending))
+            return true;
+        floe_error err;
+        floe_error_clear(&err);
+        if (!pending && take) {
+            /* an expired answer, or a claim abandoned by a server that died, gives way */
+            char sql[512];
+            snprintf(sql, sizeof sql,
+                     "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND "
+                     "idempotency_key = ? AND (created_ms <= %s - %lld OR (status = 0 AND "
+                     "created_ms <= %s - %lld))", now, (long long)KEEP_MS, now, CLAIM_LEASE_MS);
+            const char *params[] = {q->s->name, slot->key, slot->fp, slot->owner};
+            int rc = floe_sql_exec(db, sql, params, 2, NULL, &err);
+            snprintf(sql, sizeof sql,
+                     "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
+                     "status, created_ms, claim) VALUES (?, ?, ?, 0, %s, ?) "
+                     "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING", now);
+            int64_t inserted = 0;
+            if (rc == 0)
+                rc = floe_sql_exec(db, sql, params, 4, &inserted, &err);
+            if (rc < 0) {
+                rs_floe_error(r, rc == FLOE_EBUSY ? rc : FLOE_EIO, &err, "NotFoundException");
+                return true;
+            }
+            if (inserted)
+                return false; /* the key is this request's: it runs */
+            continue;         /* another request claimed it just now */
+        }
+        if (!pending) {
+            rs_error(r, 503, "ServiceUnavailableException",
+                     "Idempotency-Key %s: another request with this key ran and left no "
+                     "answer; retry", slot->key);
+            return true;
+        }
+        if (atomic_load(&q->s->stopping) || floe_now_ns() / 1000000 >= until) {
+            rs_error(r, 503, "ServiceUnavailableException",
+                     "another request with Idempotency-Key %s is still running after %lld ms "
+                     "(--max-wait); retry later for its answer", slot->key,
+                     (long long)q->s->max_wait_ms);
+            return true;
+        }
+        usleep(20 * 1000);
+    }
+}
+
+/* Record answer r on the claim of slot on db (inside the caller's transaction when one is
+ * open); *updated 0 when the claim is not the slot's any more. */
+static int update_answer(floe_sql *db, const rs_idem_slot *slot, const rs_resp *r,
+                         int64_t *updated, floe_error *err) {
     char sql[512], status[16];
     snprintf(status, sizeof status, "%d", r->status);
     floe_buf body;
@@ -366,28 +431,38 @@ static int insert_answer(floe_sql *db, const char *catalog, const char *key, con
         rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
     } else {
         snprintf(sql, sizeof sql,
-                 "INSERT INTO floe_rest_idempotency (catalog_name, idempotency_key, request, "
-                 "status, etag, body, created_ms) VALUES (?, ?, ?, CAST(? AS INTEGER), ?, ?, %s) "
-                 "ON CONFLICT (catalog_name, idempotency_key) DO NOTHING",
-                 floe_sql_clock_ms_expr(db));
-        const char *params[] = {catalog, key, fp, status, r->etag[0] ? r->etag : NULL,
-                                r->body.len ? (const char *)body.data : NULL};
-        rc = floe_sql_exec(db, sql, params, 6, inserted, err);
+                 "UPDATE floe_rest_idempotency SET status = CAST(? AS INTEGER), etag = ?, "
+                 "body = ? WHERE catalog_name = ? AND idempotency_key = ? AND claim = ? AND "
+                 "status = 0");
+        const char *params[] = {status, r->etag[0] ? r->etag : NULL,
+                                r->body.len ? (const char *)body.data : NULL,
+                                slot->s->name, slot->key, slot->owner};
+        rc = floe_sql_exec(db, sql, params, 6, updated, err);
     }
     floe_buf_free(&body);
     return rc;
 }
 
 void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r) {
-    if (r->status >= 500 || floe_buf_error(&r->body) < 0)
-        return;
-    if (q->s->slots[h].recorded && r->status < 300)
-        return; /* the change recorded it */
+    (void)fp;
+    rs_idem_slot *slot = &q->s->slots[h];
     floe_sql *db = floe_catalog_sql(q->cat);
     char sql[512];
     floe_error err;
     floe_error_clear(&err);
     int rc = 0;
+    if (slot->recorded && r->status < 300)
+        return; /* the change recorded it */
+    if (r->status >= 500 || floe_buf_error(&r->body) < 0) {
+        /* no answer: the claim goes, so a retry runs */
+        const char *params[] = {q->s->name, key, slot->owner};
+        if (floe_sql_exec(db, "DELETE FROM floe_rest_idempotency WHERE catalog_name = ? AND "
+                          "idempotency_key = ? AND claim = ? AND status = 0", params, 3, NULL,
+                          &err) < 0)
+            floe_log(FLOE_LOG_WARN, "catalog serve: Idempotency-Key %s: the claim could not "
+                     "be released (a retry waits until it lapses): %s", key, err.msg);
+        return;
+    }
     /* expired answers go at most once a minute (a write of its own each time) */
     int64_t now = floe_now_ns() / 1000000;
     pthread_mutex_lock(&q->s->mu);
@@ -403,7 +478,7 @@ void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const 
         rc = floe_sql_exec(db, sql, del, 1, NULL, &err);
     }
     if (rc == 0)
-        rc = insert_answer(db, q->s->name, key, fp, r, NULL, &err);
+        rc = update_answer(db, slot, r, NULL, &err);
     if (rc < 0)
         floe_log(FLOE_LOG_WARN,
                  "catalog serve: Idempotency-Key %s: the answer could not be recorded (a retry "
@@ -436,7 +511,7 @@ void rs_idem_change_end(rs_req *q, int opened, rs_resp *r) {
     floe_error err;
     floe_error_clear(&err);
     int64_t inserted = 0;
-    int rc = insert_answer(db, q->s->name, slot->key, slot->fp, r, &inserted, &err);
+    int rc = update_answer(db, slot, r, &inserted, &err);
     if (rc < 0) {
         floe_sql_rollback(db);
         rs_floe_error(r, rc == FLOE_EBUSY ? rc : FLOE_EIO, &err, "NoSuchNamespaceException");

@@ -31,11 +31,11 @@ typedef struct rs_idem_slot {
     int status;     /* the answer on success: 200 (commit, create, register) or 204
                        (transaction, rename, drop) */
     bool recorded;  /* a change with the record ran (its transaction may still fail) */
-    char *claim;    /* the metadata location recorded with the key by this request's
-                       claim ("" for none), so the next table of its transaction knows
-                       the claim as its own; NULL before any */
-    bool lost;      /* the key was claimed by another request: its change was rolled
-                       back and the answer is the other request's (rs_idem_replay) */
+    char owner[37]; /* this request's claim on the key (rs_idem_claim): a random UUID in
+                       the key's row while the request runs, so its change records its
+                       answer only on its own claim */
+    bool lost;      /* the key's claim is not this request's any more: its change was
+                       rolled back and the answer is the other request's */
     char uuid[40];  /* the table-uuid of the table the change is made to (a commit) or
                        makes (a create), recorded with the key ("" unknown: rs_idem_table) */
 } rs_idem_slot;
@@ -220,14 +220,17 @@ bool rs_idem_key_valid(const char *key);
  * restserve.c fingerprint) as 64 hex digits. */
 void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
                          char out[65]);
-/* When an answer is recorded under key: put it (or the 400 of a key reused for another
- * request) in r and return true. The request is the recorded one when its fingerprint is
- * fp, or fp_raw (NULL: none; the raw body's, as earlier servers recorded it). A failed
- * lookup answers 5xx and returns true. */
-bool rs_idem_replay(rs_req *q, const char *key, const char *fp, const char *fp_raw,
-                    rs_resp *r);
-/* Record r under key unless it is a 5xx or the swap of handle h recorded it already; a
- * failure to record is logged. */
+/* Claim the key of the request on q's handle (after rs_idem_begin) in the catalog
+ * database before it runs: false when claimed (the request runs; rs_idem_record then
+ * records its answer on the claim, or releases the claim on a 5xx). While another request
+ * holds the key (on any server on the catalog), wait for its answer, at most --max-wait;
+ * true with that answer (or the 400 of a key reused, or a 503) in r. A claim left by a
+ * request whose answer never came (its server died) lapses after 10 minutes. take false:
+ * wait for the other's answer only (a request whose claim was lost). */
+bool rs_idem_claim(rs_req *q, const char *fp_raw, bool take, rs_resp *r);
+/* Record r on the key's claim unless the change of the request on handle h recorded it
+ * already; a 5xx is not recorded: the claim is released, so a retry runs. A failure to
+ * record is logged. */
 void rs_idem_record(rs_req *q, size_t h, const char *key, const char *fp, const rs_resp *r);
 /* Around a namespace change (create, drop, update properties) of a request with a key
  * on a SQL catalog: _change_begin opens a transaction on the handle's connection (1; 0
