@@ -562,7 +562,7 @@ TEST(deflate_block_cap) {
 TEST(header_entries_cap) {
     enum { N = 5000 };
     static floe_avro_meta meta[N];
-    static char keys[N][8];
+    static char keys[N][16];
     for (int i = 0; i < N; i++) {
         snprintf(keys[i], sizeof keys[i], "k%d", i);
         meta[i] = (floe_avro_meta){keys[i], "v", 1};

@@ -344,7 +344,7 @@ TEST(test_propcap) {
     /* the merge: have 999 (k0..k998), set k0 again and k999 -> 1000 taken; one more new
      * key refused, unless one is removed in the same change */
     enum { N = FLOE_PROPCAP_COUNT + 1 };
-    static char names[N][8];
+    static char names[N][16];
     const char *hk[N], *hv[N];
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "k%d", i);

@@ -147,7 +147,7 @@ static bool restart_and_check(const char *dir, uint64_t at) {
 /* dir as the template left it (the warehouse records absolute paths: every run uses
  * the one folder the events were landed in). */
 static void copy_template(const char *tmpl, const char *dir) {
-    char cmd[9000];
+    char cmd[13000];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s' '%s'", dir, tmpl, dir);
     REQUIRE(system(cmd) == 0);
 }

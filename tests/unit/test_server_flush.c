@@ -189,7 +189,7 @@ TEST(test_flush_commits_due_partitions_in_one_snapshot) {
     floe_server *s = NULL;
     floe_error err;
     REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
-    char names_buf[16][8];
+    char names_buf[16][16];
     const char *names[16];
     for (int i = 0; i < 16; i++) {
         snprintf(names_buf[i], sizeof names_buf[i], "p%02d", i);
