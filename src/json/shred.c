@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "floe/variant.h"
+#include "floe/wkb.h"
 #include "json/json_internal.h"
 
 #ifdef __SSE2__
@@ -854,6 +855,18 @@ static int leaf_text(floe_shredder *sh, const snode *n, const uint8_t *s, size_t
         if (n->type == FLOE_TYPE_FIXED && outlen != (size_t)n->f->length) {
             snprintf(why, sizeof why, "length %zu", outlen);
             return range_err(sh, n, at, why);
+        }
+        if (n->f->geo) { /* format/spec.md Appendix G: WKB; anything else is refused here */
+            floe_wkb_bbox box;
+            floe_error e;
+            floe_wkb_bbox_init(&box);
+            floe_error_clear(&e);
+            if (floe_wkb_bbox_add(&box, b->data, outlen, &e) < 0)
+                return rej(sh, FLOE_REJECT_TYPE, at,
+                           "field '%s': %s value is not WKB (%zu bytes; %s)",
+                           path_of(n, path, sizeof path),
+                           n->f->geo == FLOE_GEO_GEOGRAPHY ? "geography" : "geometry", outlen,
+                           e.msg);
         }
         return push_value(sh, n->leaf0, rep, b->data, outlen);
     }
