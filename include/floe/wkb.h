@@ -24,9 +24,16 @@ FLOE_API_BEGIN
 /* Nesting cap for collections; deeper WKB is refused as corrupt. */
 #define FLOE_WKB_MAX_DEPTH 32
 
+/* ISO WKB type codes: kind 1 (Point) .. 7 (GeometryCollection), plus 1000 for Z, 2000
+ * for M, 3000 for ZM; 28 in all. */
+#define FLOE_WKB_MAX_TYPES 28
+
 typedef struct floe_wkb_bbox {
     double min[4], max[4]; /* x, y, z, m */
     bool seen[4];          /* a non-NaN coordinate of that dimension was seen */
+    uint32_t types;        /* the ISO codes of the values added (not of their parts):
+                            * bit 7 * (code / 1000) + code % 1000 - 1 */
+    bool edges;            /* some value holds a LineString or a Polygon (at any depth) */
 } floe_wkb_bbox;
 
 /* An empty box (no dimension seen). */
@@ -41,6 +48,20 @@ int floe_wkb_bbox_add(floe_wkb_bbox *b, const uint8_t *p, size_t n, floe_error *
 
 /* Widen dst by src. */
 void floe_wkb_bbox_merge(floe_wkb_bbox *dst, const floe_wkb_bbox *src);
+
+/* The ISO WKB codes of the values b holds (Parquet Geospatial.md "Geospatial Types":
+ * extended WKB's Z and M flags counted as ISO's 1000 and 2000), ascending, into codes;
+ * returns how many. */
+size_t floe_wkb_bbox_types(const floe_wkb_bbox *b, int32_t codes[FLOE_WKB_MAX_TYPES]);
+
+/* Does b bound a geography column? format/spec.md "Bounds for Geometry and Geography" and
+ * Geospatial.md "Bounding Box": a geography box must contain every object, edges
+ * included, within X [-180, 180] and Y [-90, 90]. The box of the points bounds a
+ * geography only when no value has an edge (edges are curves on the sphere and may
+ * leave it, across a pole or the antimeridian) and every point is in those ranges; then
+ * xmin <= xmax (floe never writes a box that wraps the antimeridian). false also when
+ * the box has no x or no y. */
+bool floe_wkb_bbox_geography_ok(const floe_wkb_bbox *b);
 
 /* The box as the manifest's lower and upper bound (Appendix D "Bound serialization":
  * x:y, x:y:z, or x:y:NaN:m / x:y:z:m, 8-byte little-endian doubles) into lower and

@@ -94,6 +94,10 @@ static int wkb_geometry(wkb_walk *w, int depth) {
         return wkb_fail(w, "unknown geometry type code");
     z = z || dim == 1 || dim == 3;
     m = m || dim == 2 || dim == 3;
+    if (depth == 0) /* Geospatial.md lists the values' types, not their parts' */
+        w->box.types |= 1u << (7 * ((unsigned)z + 2 * (unsigned)m) + kind - 1);
+    if (kind == 2 || kind == 3)
+        w->box.edges = true;
     uint32_t count;
     switch (kind) {
     case 1: return wkb_points(w, le, 1, z, m);
@@ -142,6 +146,22 @@ void floe_wkb_bbox_merge(floe_wkb_bbox *dst, const floe_wkb_bbox *src) {
             dst->max[d] = src->max[d];
         dst->seen[d] = true;
     }
+    dst->types |= src->types;
+    dst->edges = dst->edges || src->edges;
+}
+
+size_t floe_wkb_bbox_types(const floe_wkb_bbox *b, int32_t codes[FLOE_WKB_MAX_TYPES]) {
+    size_t n = 0;
+    for (int dim = 0; dim < 4; dim++) /* ascending: 1..7, 1001..1007, ... */
+        for (int kind = 1; kind <= 7; kind++)
+            if (b->types & (1u << (7 * dim + kind - 1)))
+                codes[n++] = 1000 * dim + kind;
+    return n;
+}
+
+bool floe_wkb_bbox_geography_ok(const floe_wkb_bbox *b) {
+    return b->seen[0] && b->seen[1] && !b->edges && b->min[0] >= -180 && b->max[0] <= 180 &&
+           b->min[1] >= -90 && b->max[1] <= 90;
 }
 
 static void put_f64(uint8_t *o, double d) {

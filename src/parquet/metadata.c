@@ -191,6 +191,33 @@ static void enc_column_metadata(floe_thrift_writer *w, const floe_pq_column_meta
             enc_i64_list(w, 3, s->definition_level_histogram, s->n_def_hist);
         floe_thrift_struct_end(w);
     }
+    if (m->has_geospatial_statistics) {
+        const floe_pq_geospatial_statistics *g = &m->geospatial_statistics;
+        floe_thrift_field_struct_begin(w, 17);
+        if (g->has_bbox) {
+            const floe_pq_bounding_box *b = &g->bbox;
+            floe_thrift_field_struct_begin(w, 1);
+            floe_thrift_field_double(w, 1, b->xmin);
+            floe_thrift_field_double(w, 2, b->xmax);
+            floe_thrift_field_double(w, 3, b->ymin);
+            floe_thrift_field_double(w, 4, b->ymax);
+            if (b->has_z) {
+                floe_thrift_field_double(w, 5, b->zmin);
+                floe_thrift_field_double(w, 6, b->zmax);
+            }
+            if (b->has_m) {
+                floe_thrift_field_double(w, 7, b->mmin);
+                floe_thrift_field_double(w, 8, b->mmax);
+            }
+            floe_thrift_struct_end(w);
+        }
+        if (g->has_types) {
+            floe_thrift_field_list_begin(w, 2, FLOE_THRIFT_I32, g->n_types);
+            for (size_t i = 0; i < g->n_types; i++)
+                floe_thrift_write_i32(w, g->geospatial_types[i]);
+        }
+        floe_thrift_struct_end(w);
+    }
     floe_thrift_struct_end(w);
 }
 
@@ -765,6 +792,48 @@ static int dec_size_statistics(dec *d, floe_pq_size_statistics *s) {
     return 0;
 }
 
+static int rd_double(dec *d, floe_thrift_type t, double *v, bool *has) {
+    if (t != FLOE_THRIFT_DOUBLE)
+        return floe_thrift_skip(&d->r, t);
+    int rc = floe_thrift_read_double(&d->r, v);
+    if (rc == 0)
+        *has = true;
+    return rc;
+}
+
+static int dec_bounding_box(dec *d, floe_pq_bounding_box *b) {
+    bool h[9] = {false};
+    double v[9] = {0};
+    STRUCT_LOOP(d, if (fid >= 1 && fid <= 8) rc = rd_double(d, ft, &v[fid], &h[fid]);
+                   else rc = floe_thrift_skip(&d->r, ft););
+    static const char *names[] = {"", "xmin", "xmax", "ymin", "ymax"};
+    for (int i = 1; i <= 4; i++)
+        if (!h[i])
+            return missing(d, "BoundingBox", i, names[i]);
+    *b = (floe_pq_bounding_box){.xmin = v[1], .xmax = v[2], .ymin = v[3], .ymax = v[4],
+                                .has_z = h[5] && h[6], .zmin = v[5], .zmax = v[6],
+                                .has_m = h[7] && h[8], .mmin = v[7], .mmax = v[8]};
+    return 0;
+}
+
+static int dec_geospatial_statistics(dec *d, floe_pq_geospatial_statistics *g) {
+    memset(g, 0, sizeof *g);
+    STRUCT_LOOP(d, switch (fid) {
+        case 1:
+            if (ft == FLOE_THRIFT_STRUCT) {
+                rc = dec_bounding_box(d, &g->bbox);
+                g->has_bbox = true;
+            } else {
+                rc = floe_thrift_skip(&d->r, ft);
+            }
+            break;
+        case 2: rc = RD_LIST(d, ft, FLOE_THRIFT_I32, g->geospatial_types, g->n_types, el_i32);
+                g->has_types = g->has_types || ft == FLOE_THRIFT_LIST; break;
+        default: rc = floe_thrift_skip(&d->r, ft);
+    });
+    return 0;
+}
+
 static int dec_column_metadata(dec *d, floe_pq_column_metadata *m) {
     bool h1 = false, h2 = false, h3 = false, h4 = false, h5 = false, h6 = false, h7 = false,
          h9 = false;
@@ -801,6 +870,14 @@ static int dec_column_metadata(dec *d, floe_pq_column_metadata *m) {
             if (ft == FLOE_THRIFT_STRUCT) {
                 rc = dec_size_statistics(d, &m->size_statistics);
                 m->has_size_statistics = true;
+            } else {
+                rc = floe_thrift_skip(&d->r, ft);
+            }
+            break;
+        case 17:
+            if (ft == FLOE_THRIFT_STRUCT) {
+                rc = dec_geospatial_statistics(d, &m->geospatial_statistics);
+                m->has_geospatial_statistics = true;
             } else {
                 rc = floe_thrift_skip(&d->r, ft);
             }

@@ -139,6 +139,19 @@ typedef struct floe_pq_size_statistics {
     int64_t *definition_level_histogram; size_t n_def_hist; /* thrift 3 */
 } floe_pq_size_statistics;
 
+/* Geospatial.md "Bounding Box": X and Y always, Z and M when the values have them. */
+typedef struct floe_pq_bounding_box {
+    double xmin, xmax, ymin, ymax;                       /* thrift 1..4 (required) */
+    bool has_z; double zmin, zmax;                       /* thrift 5, 6 (both, or neither) */
+    bool has_m; double mmin, mmax;                       /* thrift 7, 8 (both, or neither) */
+} floe_pq_bounding_box;
+
+typedef struct floe_pq_geospatial_statistics {
+    bool has_bbox; floe_pq_bounding_box bbox;            /* thrift 1: bbox */
+    bool has_types;                                      /* thrift 2: geospatial_types */
+    int32_t *geospatial_types; size_t n_types;           /* (empty: not known) */
+} floe_pq_geospatial_statistics;
+
 typedef struct floe_pq_column_metadata {
     int32_t type;                                        /* thrift 1: type */
     int32_t *encodings; size_t n_encodings;              /* thrift 2: encodings */
@@ -156,7 +169,8 @@ typedef struct floe_pq_column_metadata {
     bool has_bloom_filter_offset; int64_t bloom_filter_offset; /* thrift 14 */
     bool has_bloom_filter_length; int32_t bloom_filter_length; /* thrift 15 */
     bool has_size_statistics; floe_pq_size_statistics size_statistics; /* thrift 16 */
-    /* thrift 17: geospatial_statistics: skipped */
+    bool has_geospatial_statistics;                      /* thrift 17 */
+    floe_pq_geospatial_statistics geospatial_statistics;
 } floe_pq_column_metadata;
 
 typedef struct floe_pq_column_chunk {

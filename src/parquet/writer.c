@@ -158,15 +158,51 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
     return 0;
 }
 
-/* A geometry column's values into its bounding box (one that is not WKB gives up the
- * file's bounds: the values are written as given). */
+/* A geometry or geography column's values into the chunk's bounding box and types. A
+ * value that is not WKB (ingest refuses them, but a rewrite copies another writer's
+ * bytes as they are) gives up the chunk's statistics and the file's bounds. */
 static void geo_box_add(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
-    for (size_t i = 0; c->geo_box_ok && i < nv; i++) {
+    if (!c->leaf->geo)
+        return;
+    for (size_t i = 0; c->geo_chunk_ok && i < nv; i++) {
         floe_error e;
         floe_error_clear(&e);
-        if (floe_wkb_bbox_add(&c->geo_box, data + off[i], off[i + 1] - off[i], &e) < 0)
-            c->geo_box_ok = false;
+        if (floe_wkb_bbox_add(&c->geo_chunk, data + off[i], off[i + 1] - off[i], &e) < 0)
+            c->geo_chunk_ok = false;
     }
+}
+
+/* The chunk's GeospatialStatistics (Geospatial.md "Statistics") into m, then the chunk's
+ * box into the file's. No statistics when a value was not WKB or the chunk has none. */
+static int geo_chunk_flush(floe_pq_writer *w, col *c, floe_pq_column_metadata *m) {
+    const floe_wkb_bbox *b = &c->geo_chunk;
+    if (c->geo_chunk_ok && b->types) {
+        floe_pq_geospatial_statistics *g = &m->geospatial_statistics;
+        int32_t codes[FLOE_WKB_MAX_TYPES];
+        size_t n = floe_wkb_bbox_types(b, codes);
+        m->has_geospatial_statistics = true;
+        g->has_types = true;
+        g->geospatial_types = floe_arena_memdup(&w->arena, codes, n * sizeof *codes);
+        g->n_types = n;
+        if (!g->geospatial_types)
+            return FLOE_ENOMEM;
+        bool box = b->seen[0] && b->seen[1] &&
+                   (c->leaf->geo == FLOE_GEO_GEOMETRY || floe_wkb_bbox_geography_ok(b));
+        if (box) {
+            g->has_bbox = true;
+            g->bbox = (floe_pq_bounding_box){
+                .xmin = b->min[0], .xmax = b->max[0], .ymin = b->min[1], .ymax = b->max[1],
+                .has_z = b->seen[2], .zmin = b->min[2], .zmax = b->max[2],
+                .has_m = b->seen[3], .mmin = b->min[3], .mmax = b->max[3]};
+        }
+    }
+    if (!c->geo_chunk_ok)
+        c->geo_box_ok = false;
+    else
+        floe_wkb_bbox_merge(&c->geo_box, b);
+    c->geo_chunk_ok = true;
+    floe_wkb_bbox_init(&c->geo_chunk);
+    return 0;
 }
 
 static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv) {
@@ -1046,6 +1082,8 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     }
     if (nenc && !m->encodings)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if ((rc = geo_chunk_flush(w, c, m)) < 0)
+        return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
 
     if (w->opts.write_page_index) {
         if ((rc = encode_page_index(w, c, data_start, ref, err)) < 0)
@@ -1147,8 +1185,9 @@ static void col_init(floe_pq_writer *w, col *c, const floe_field *leaf) {
     c->width = c->phys == FLOE_PHYS_BYTE_ARRAY ? 0 : floe_phys_width(leaf->phys, leaf->type_length);
     c->max_def = leaf->def_level;
     c->max_rep = leaf->rep_level;
-    c->geo_box_ok = leaf->geo == FLOE_GEO_GEOMETRY;
+    c->geo_box_ok = c->geo_chunk_ok = true;
     floe_wkb_bbox_init(&c->geo_box);
+    floe_wkb_bbox_init(&c->geo_chunk);
     switch (c->phys) {
     case FLOE_PHYS_BOOLEAN: c->order = ORDER_BOOL; c->signed_stats = true; break;
     case FLOE_PHYS_INT32: c->order = ORDER_INT32; c->signed_stats = true; break;
@@ -1751,7 +1790,9 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
         if (c->leaf->geo) {
             uint8_t lo[32], hi[32];
             size_t len;
-            if (!c->geo_box_ok || !floe_wkb_bbox_bounds(&c->geo_box, lo, hi, &len))
+            if (!c->geo_box_ok ||
+                (c->leaf->geo == FLOE_GEO_GEOGRAPHY && !floe_wkb_bbox_geography_ok(&c->geo_box)) ||
+                !floe_wkb_bbox_bounds(&c->geo_box, lo, hi, &len))
                 continue;
             ci->lower_bound = floe_malloc(len);
             ci->upper_bound = floe_malloc(len);

@@ -85,11 +85,13 @@ typedef struct col {
     bool is_float;
     bool signed_stats;        /* deprecated min/max agree with the column order */
     /* geometry / geography (leaf->geo): no min/max statistics or column index
-     * (LogicalTypes.md: their sort order is undefined); for geometry the bounding box of
-     * every value, the file's bounds (geo_box_ok false once a value is not WKB, or for
-     * geography, whose edges may leave the box of its points: then no bounds) */
-    bool geo_box_ok;
-    floe_wkb_bbox geo_box;
+     * (LogicalTypes.md: their sort order is undefined). geo_chunk: the bounding box and
+     * types of the chunk's values, its GeospatialStatistics (geo_chunk_ok false once a
+     * value is not WKB: then none); merged into geo_box, the file's bounds, when the
+     * chunk is flushed (geo_box_ok false once a chunk was not ok). A geography box is
+     * written only when floe_wkb_bbox_geography_ok (all points, in range). */
+    bool geo_box_ok, geo_chunk_ok;
+    floe_wkb_bbox geo_box, geo_chunk;
     const char **path;        /* path_in_schema (writer arena) */
     size_t npath;
 

@@ -15,12 +15,21 @@
 //        "name TYPE"), then every row as JSON, blobs as lowercase hex, a geometry column
 //        as DuckDB's WKB (little-endian: DuckDB re-encodes big-endian input) and its WKT
 //        (NAME_wkt).
+//   geo_oracle.mjs stats FILE.parquet
+//        the GeospatialStatistics of every GEOMETRY / GEOGRAPHY column chunk, one line per
+//        reader and chunk, "READER RG PATH bbox=XMIN,XMAX,YMIN,YMAX[ z=ZMIN,ZMAX][ m=MMIN,
+//        MMAX] types=CODE,..." ("bbox=none" without a box, "none" without statistics):
+//        READER "hyparquet" and "duckdb" (parquet_metadata) read the footer; "values"
+//        computes what the chunk's values call for (read by hyparquet, walked by the WKB
+//        reader below): their box and ISO type codes, for GEOGRAPHY a box only when no
+//        value has an edge (LineString, Polygon) and the points lie in [-180, 180] x
+//        [-90, 90] (Geospatial.md), nothing for a chunk without values.
 import fs from 'node:fs'
 import { readRecords } from './lib/avro_read.mjs'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { UsageError, parseArgs, runMain, toHex } from './lib/canon.mjs'
 
-const USAGE = 'usage: geo_oracle.mjs bounds --metadata META | wkb-bbox HEX... | parquet FILE\n'
+const USAGE = 'usage: geo_oracle.mjs bounds --metadata META | wkb-bbox HEX... | parquet FILE | stats FILE\n'
 
 function localPath(p) {
   return p.startsWith('file://') ? p.slice(7) : p
@@ -53,7 +62,7 @@ async function bounds(metaPath) {
 
 // A WKB reader written from OGC Simple Features (ISO dimension codes 1000/2000/3000 and
 // the EWKB Z/M flags), kept apart from floe's own.
-function wkbPoints(buf, visit) {
+function wkbPoints(buf, visit, typeOf = () => {}) {
   let off = 0
   function geom(depth) {
     if (depth > 32) throw new Error('WKB nests too deeply')
@@ -71,6 +80,7 @@ function wkbPoints(buf, visit) {
     if (dim === 1 || dim === 3) hasZ = true
     if (dim === 2 || dim === 3) hasM = true
     const kind = code % 1000
+    typeOf(depth, kind + (hasZ ? 1000 : 0) + (hasM ? 2000 : 0))
     const point = () => {
       const x = f64(), y = f64()
       const z = hasZ ? f64() : NaN
@@ -138,6 +148,108 @@ async function parquet(file) {
   return 0
 }
 
+function fmtStats(box, types) {
+  if (!box && !types) return 'none'
+  const f = (v) => String(v)
+  let b = 'bbox=none'
+  if (box) {
+    b = `bbox=${[box.xmin, box.xmax, box.ymin, box.ymax].map(f).join(',')}`
+    if (box.zmin !== undefined && box.zmin !== null) b += ` z=${f(box.zmin)},${f(box.zmax)}`
+    if (box.mmin !== undefined && box.mmin !== null) b += ` m=${f(box.mmin)},${f(box.mmax)}`
+  }
+  return `${b} types=${(types || []).map(Number).sort((a, c) => a - c).join(',')}`
+}
+
+// What a chunk's values call for (see the usage above).
+function expectedStats(values, geography) {
+  const lo = [Infinity, Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity, -Infinity]
+  const types = new Set()
+  let edges = false, n = 0
+  for (const v of values) {
+    if (v === null || v === undefined) continue
+    n++
+    wkbPoints(Buffer.from(v), (...c) => {
+      c.forEach((x, i) => {
+        if (Number.isNaN(x)) return
+        lo[i] = Math.min(lo[i], x)
+        hi[i] = Math.max(hi[i], x)
+      })
+    }, (depth, code) => {
+      if (depth === 0) types.add(code)
+      if (code % 1000 === 2 || code % 1000 === 3) edges = true
+    })
+  }
+  if (!n) return 'none'
+  let box = null
+  if (lo[0] !== Infinity && lo[1] !== Infinity) {
+    box = { xmin: lo[0], xmax: hi[0], ymin: lo[1], ymax: hi[1] }
+    if (lo[2] !== Infinity) Object.assign(box, { zmin: lo[2], zmax: hi[2] })
+    if (lo[3] !== Infinity) Object.assign(box, { mmin: lo[3], mmax: hi[3] })
+    if (geography && (edges || lo[0] < -180 || hi[0] > 180 || lo[1] < -90 || hi[1] > 90)) box = null
+  }
+  return fmtStats(box, [...types])
+}
+
+// DuckDB's geo_types names ("point", "linestring z", ...) as ISO codes.
+const KINDS = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection']
+function duckTypeCode(t) {
+  const [kind, dim] = String(t).toLowerCase().split(/[\s_]+/)
+  const k = KINDS.indexOf(kind)
+  if (k < 0) throw new Error(`DuckDB geo type ${t}`)
+  return k + 1 + ({ z: 1000, m: 2000, zm: 3000 }[dim] || 0)
+}
+
+async function stats(file) {
+  const { parquetMetadata, parquetReadObjects } = await import('hyparquet')
+  const { compressors } = await import('hyparquet-compressors')
+  const buf = fs.readFileSync(file)
+  const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)
+  const md = parquetMetadata(ab, { geoparquet: false })
+  const geo = new Map() // path -> logical type
+  const walk = (i, prefix) => { // schema elements depth first: returns the next index
+    const el = md.schema[i]
+    const path = prefix === null ? '' : prefix ? `${prefix}.${el.name}` : el.name
+    let j = i + 1
+    for (let k = 0; k < (el.num_children || 0); k++) j = walk(j, path)
+    const t = el.logical_type?.type
+    if (!el.num_children && (t === 'GEOMETRY' || t === 'GEOGRAPHY')) geo.set(path, t)
+    return j
+  }
+  walk(0, null)
+  const raw = (b) => b
+  const parsers = { geometryFromBytes: raw, geographyFromBytes: raw }
+  const out = []
+  let rowStart = 0
+  for (const [g, rg] of md.row_groups.entries()) {
+    const rowEnd = rowStart + Number(rg.num_rows)
+    for (const cc of rg.columns) {
+      const path = cc.meta_data.path_in_schema.join('.')
+      if (!geo.has(path)) continue
+      const gs = cc.meta_data.geospatial_statistics
+      out.push(`hyparquet ${g} ${path} ${gs ? fmtStats(gs.bbox, gs.geospatial_types) : 'none'}`)
+      const top = path.split('.')[0]
+      const rows = await parquetReadObjects({ file: ab, metadata: md, compressors, columns: [top], rowStart, rowEnd, parsers })
+      const vals = rows.map((r) => path.split('.').reduce((o, k) => (o === null || o === undefined ? null : o[k]), r))
+      out.push(`values ${g} ${path} ${expectedStats(vals, geo.get(path) === 'GEOGRAPHY')}`)
+    }
+    rowStart = rowEnd
+  }
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' })
+  const conn = await instance.connect()
+  const lit = "'" + file.replace(/'/g, "''") + "'"
+  const rows = (await conn.runAndReadAll(`SELECT row_group_id, path_in_schema, geo_bbox, geo_types FROM parquet_metadata(${lit}) ORDER BY row_group_id, column_id`)).getRowObjects()
+  for (const r of rows) {
+    const path = String(r.path_in_schema).split(', ').join('.')
+    if (!geo.has(path)) continue
+    const box = r.geo_bbox && r.geo_bbox.entries ? r.geo_bbox.entries : null
+    const types = r.geo_types && r.geo_types.items ? r.geo_types.items.map(duckTypeCode) : null
+    const hasBox = box && box.xmin !== null && box.xmin !== undefined
+    out.push(`duckdb ${Number(r.row_group_id)} ${path} ${!hasBox && !types ? 'none' : fmtStats(hasBox ? box : null, types)}`)
+  }
+  process.stdout.write(out.join('\n') + '\n')
+  return 0
+}
+
 async function main() {
   const { pos, opts } = parseArgs(process.argv.slice(2), { metadata: 1 })
   const cmd = pos[0]
@@ -150,6 +262,7 @@ async function main() {
     return 0
   }
   if (cmd === 'parquet' && pos.length === 2) return parquet(pos[1])
+  if (cmd === 'stats' && pos.length === 2) return stats(pos[1])
   throw new UsageError('unknown command')
 }
 

@@ -169,7 +169,66 @@ TEST(test_wkb_hostile) {
     CHECK(memcmp(&b, &before, sizeof b) == 0);
 }
 
+/* The ISO type codes of the values (not their parts; EWKB flags as ISO codes), and when
+ * a box may bound a geography: points only, within [-180, 180] x [-90, 90]. */
+TEST(test_wkb_types_geography) {
+    floe_error err;
+    floe_error_clear(&err);
+    floe_wkb_bbox b;
+    floe_wkb_bbox_init(&b);
+    int32_t codes[FLOE_WKB_MAX_TYPES];
+    CHECK_EQ_INT(floe_wkb_bbox_types(&b, codes), 0);
+    CHECK(!floe_wkb_bbox_geography_ok(&b));
+    wbuf p = {0}; /* a multipoint of an XYM point (EWKB flag) and an XYZM one */
+    head(&p, 4);
+    put_u32(&p, 2);
+    head(&p, 0x40000001u);
+    put_f64(&p, 180);
+    put_f64(&p, 89);
+    put_f64(&p, 5);
+    head(&p, 3001);
+    for (int i = 0; i < 4; i++)
+        put_f64(&p, -90 + i);
+    CHECK_OK(floe_wkb_bbox_add(&b, p.b, p.n, &err), err);
+    wbuf q = {.be = true}; /* an XYM point at the top */
+    head(&q, 0x40000001u);
+    put_f64(&q, 0);
+    put_f64(&q, 0);
+    put_f64(&q, 1);
+    CHECK_OK(floe_wkb_bbox_add(&b, q.b, q.n, &err), err);
+    REQUIRE(floe_wkb_bbox_types(&b, codes) == 2);
+    CHECK(codes[0] == 4 && codes[1] == 2001);
+    CHECK(floe_wkb_bbox_geography_ok(&b));
+    floe_wkb_bbox pts = b;
+    /* a point past x 180: no geography box; the geometry box stays */
+    wbuf far = {0};
+    head(&far, 1);
+    put_f64(&far, 180.5);
+    put_f64(&far, 0);
+    CHECK_OK(floe_wkb_bbox_add(&b, far.b, far.n, &err), err);
+    CHECK(!floe_wkb_bbox_geography_ok(&b));
+    /* a line inside a collection: edges, no geography box; types 4, 7, 2001 */
+    b = pts;
+    wbuf c = {0};
+    head(&c, 7);
+    put_u32(&c, 1);
+    head(&c, 2);
+    put_u32(&c, 2);
+    for (int i = 0; i < 4; i++)
+        put_f64(&c, i);
+    CHECK_OK(floe_wkb_bbox_add(&b, c.b, c.n, &err), err);
+    CHECK(!floe_wkb_bbox_geography_ok(&b));
+    REQUIRE(floe_wkb_bbox_types(&b, codes) == 3);
+    CHECK(codes[0] == 4 && codes[1] == 7 && codes[2] == 2001);
+    /* merge carries both */
+    floe_wkb_bbox m;
+    floe_wkb_bbox_init(&m);
+    floe_wkb_bbox_merge(&m, &b);
+    CHECK(m.edges && m.types == b.types);
+}
+
 int main(void) {
+    RUN(test_wkb_types_geography);
     RUN(test_wkb_point_and_line);
     RUN(test_wkb_dimensions);
     RUN(test_wkb_hostile);
