@@ -28,6 +28,7 @@
  * left behind); the quarantine keeps what it received, so no rejected record is lost.
  */
 #include "common/keyset.h"
+#include "schema/column_scatter.h"
 #include "floe/convert.h"
 
 #include <pthread.h>
@@ -59,6 +60,10 @@ typedef struct slot {
     /* partitioned output: the slot's rows split by partition key */
     struct slot_part *parts;
     size_t nparts, parts_cap;
+    size_t parts_init;       /* parts whose batch is initialised (kept, cleared, for reuse:
+                                growing them again for every chunk costs page faults) */
+    floe_batch **dsts;       /* the parts' batches, for floe_batch_scatter_rows */
+    size_t dsts_cap;
     uint32_t *row_part;      /* partition index per row of batch */
     size_t row_part_cap;
     floe_buf keys;           /* the parts' keys, back to back */
@@ -300,17 +305,18 @@ static int slot_part_find(pipeline *p, slot *s, const uint8_t *key, size_t key_l
         s->parts_cap = nc;
     }
     slot_part *sp = &s->parts[s->nparts];
-    memset(sp, 0, sizeof *sp);
-    if (floe_batch_init(&sp->batch, p->opts->schema) < 0)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (s->nparts == s->parts_init) {
+        memset(sp, 0, sizeof *sp);
+        if (floe_batch_init(&sp->batch, p->opts->schema) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        s->parts_init++;
+    }
     sp->key_off = s->keys.len;
     sp->key_len = key_len;
     sp->hash = h;
     /* key may point into s->keys' tail (the scratch area): copy via memmove semantics */
-    if (floe_buf_reserve(&s->keys, key_len) < 0) {
-        floe_batch_free(&sp->batch);
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    }
+    if (floe_buf_reserve(&s->keys, key_len) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory"); /* sp->batch is kept */
     memmove(s->keys.data + s->keys.len, key, key_len);
     s->keys.len += key_len;
     *idx = (uint32_t)s->nparts++;
@@ -328,7 +334,6 @@ static int route_slot(pipeline *p, slot *s, floe_error *err) {
     floe_buf key, tmp;
     floe_buf_init(&key, 0);
     floe_buf_init(&tmp, 0);
-    floe_batch_cursor cur = {0};
     if (nf > 16)
         FLOE_FAIL(err, FLOE_EUNSUPPORTED, "partition specs with more than 16 fields");
     if (s->row_part_cap < b->nrows) {
@@ -352,18 +357,18 @@ static int route_slot(pipeline *p, slot *s, floe_error *err) {
         FLOE_CHECK(slot_part_find(p, s, key.data, key.len, h, &idx, err));
         s->row_part[r] = idx;
     }
-    if (floe_batch_cursor_init(&cur, b) < 0)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (size_t r = 0; r < b->nrows;) {
-        size_t e = r + 1;
-        while (e < b->nrows && s->row_part[e] == s->row_part[r])
-            e++;
-        if ((rc = floe_batch_take_rows(&s->parts[s->row_part[r]].batch, b, &cur, e - r)) < 0)
-            FLOE_FAIL(err, rc, "out of memory routing rows to partitions");
-        r = e;
+    if (s->dsts_cap < s->nparts) {
+        floe_batch **nd = floe_realloc(s->dsts, s->nparts * sizeof *nd);
+        if (!nd)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        s->dsts = nd;
+        s->dsts_cap = s->nparts;
     }
+    for (size_t i = 0; i < s->nparts; i++)
+        s->dsts[i] = &s->parts[i].batch;
+    if ((rc = floe_batch_scatter_rows(s->dsts, s->nparts, b, s->row_part)) < 0)
+        FLOE_FAIL(err, rc, "routing rows to partitions: %s", floe_strerror(rc));
 done:
-    floe_batch_cursor_free(&cur);
     floe_buf_free(&key);
     floe_buf_free(&tmp);
     return rc;
@@ -585,11 +590,35 @@ static int write_slot(pipeline *p, slot *s, floe_error *err) {
     return 0;
 }
 
+/* Bytes of storage a batch's buffers hold (their capacity). */
+static size_t batch_capacity(const floe_batch *b) {
+    size_t t = 0;
+    for (size_t i = 0; i < b->ncols; i++) {
+        const floe_colbuf *c = &b->cols[i];
+        t += c->levels_cap * sizeof(int16_t) * ((c->max_def > 0) + (c->max_rep > 0)) +
+             c->values_cap + c->offsets_cap * sizeof(uint32_t);
+    }
+    return t;
+}
+
 static void slot_recycle(slot *s) {
     floe_chunk_release(&s->chunk);
+    /* the parts' batches are kept for the next chunk, emptied, up to 4 times the bytes of
+     * this chunk's rows (capacities round up to powers of two, and parts take turns
+     * growing when partitions vary from chunk to chunk: the bound keeps a slot from
+     * holding every partition's largest) */
+    size_t keep = 4 * floe_batch_bytes(&s->batch) + ((size_t)4 << 20), kept = 0;
     floe_batch_clear(&s->batch);
-    for (size_t i = 0; i < s->nparts; i++)
-        floe_batch_free(&s->parts[i].batch);
+    for (size_t i = 0; i < s->parts_init; i++) {
+        kept += batch_capacity(&s->parts[i].batch);
+        if (kept > keep) {
+            for (size_t j = i; j < s->parts_init; j++)
+                floe_batch_free(&s->parts[j].batch);
+            s->parts_init = i;
+            break;
+        }
+        floe_batch_clear(&s->parts[i].batch);
+    }
     s->nparts = 0;
     floe_buf_reset(&s->keys);
     floe_buf_reset(&s->rejects);
@@ -994,7 +1023,10 @@ done:
             floe_buf_free(&p.slots[i].rejects);
             floe_batch_free(&p.slots[i].batch);
             slot_recycle(&p.slots[i]);
+            for (size_t j = 0; j < p.slots[i].parts_init; j++)
+                floe_batch_free(&p.slots[i].parts[j].batch);
             floe_free(p.slots[i].parts);
+            floe_free(p.slots[i].dsts);
             floe_free(p.slots[i].row_part);
             floe_buf_free(&p.slots[i].keys);
         }

@@ -5,6 +5,7 @@
  * def/rep are allocated only when max_def/max_rep are non-zero.
  */
 #include "floe/column.h"
+#include "schema/column_scatter.h"
 
 #include <string.h>
 
@@ -337,4 +338,101 @@ int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_curs
     if (dst)
         dst->nrows += nrows;
     return 0;
+}
+
+/* Level index after the row starting at level l of c (rows start at repetition level 0). */
+static size_t row_end(const floe_colbuf *c, size_t l) {
+    l++;
+    if (c->max_rep > 0)
+        while (l < c->nlevels && c->rep[l] != 0)
+            l++;
+    return l;
+}
+
+int floe_batch_scatter_rows(floe_batch *const *dst, size_t ndst, const floe_batch *src,
+                            const uint32_t *part) {
+    size_t nrows = src->nrows;
+    for (size_t r = 0; r < nrows; r++)
+        if (part[r] >= ndst)
+            return FLOE_EINVALID;
+    if (nrows == 0 || ndst == 0)
+        return 0;
+    size_t *cnt = floe_calloc(ndst * 3, sizeof *cnt); /* levels, values, bytes per dst */
+    if (!cnt)
+        return FLOE_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < src->ncols && rc == 0; i++) {
+        const floe_colbuf *s = &src->cols[i];
+        size_t *nl = cnt, *nv = cnt + ndst, *nb = cnt + 2 * ndst;
+        memset(cnt, 0, ndst * 3 * sizeof *cnt);
+        bool flat = s->max_rep == 0, dense = s->max_def == 0;
+        /* pass 1: what each destination takes */
+        for (size_t r = 0, l = 0, v = 0; r < nrows; r++) {
+            size_t l1 = flat ? l + 1 : row_end(s, l), n = dense ? l1 - l : 0;
+            for (size_t x = l; x < l1 && !dense; x++)
+                n += s->def[x] == s->max_def;
+            uint32_t d = part[r];
+            nl[d] += l1 - l;
+            nv[d] += n;
+            if (n && s->width == 0)
+                nb[d] += s->offsets[v + n] - s->offsets[v];
+            l = l1;
+            v += n;
+        }
+        for (size_t d = 0; d < ndst && rc == 0; d++) {
+            floe_colbuf *c = &dst[d]->cols[i];
+            if (nb[d] > UINT32_MAX - c->values_len)
+                rc = FLOE_ELIMIT;
+            else if (nl[d] && (rc = floe_colbuf_reserve_levels(c, nl[d])) == 0 && nv[d])
+                rc = floe_colbuf_reserve_values(c, nv[d], nb[d]);
+        }
+        if (rc < 0)
+            break;
+        /* pass 2: the copies */
+        size_t w = (size_t)s->width;
+        for (size_t r = 0, l = 0, v = 0; r < nrows; r++) {
+            size_t l1 = flat ? l + 1 : row_end(s, l), n = dense ? l1 - l : 0;
+            floe_colbuf *c = &dst[part[r]]->cols[i];
+            if (!dense) {
+                for (size_t x = l; x < l1; x++) {
+                    c->def[c->nlevels + x - l] = s->def[x];
+                    n += s->def[x] == s->max_def;
+                }
+            }
+            if (!flat)
+                memcpy(c->rep + c->nlevels, s->rep + l, (l1 - l) * sizeof(int16_t));
+            c->nlevels += l1 - l;
+            if (n && w == 0) {
+                uint32_t b0 = s->offsets[v], b1 = s->offsets[v + n];
+                if (b1 > b0) /* only '' values: no storage yet */
+                    memcpy(c->values + c->values_len, s->values + b0, b1 - b0);
+                uint32_t delta = (uint32_t)c->values_len - b0;
+                for (size_t k = 1; k <= n; k++)
+                    c->offsets[c->nvalues + k] = s->offsets[v + k] + delta;
+                c->values_len += b1 - b0;
+            } else if (n == 1 && w == 8) { /* a constant size: a move, not a call */
+                memcpy(c->values + c->values_len, s->values + v * 8, 8);
+                c->values_len += 8;
+            } else if (n == 1 && w == 4) {
+                memcpy(c->values + c->values_len, s->values + v * 4, 4);
+                c->values_len += 4;
+            } else if (n) {
+                memcpy(c->values + c->values_len, s->values + v * w, n * w);
+                c->values_len += n * w;
+            }
+            c->nvalues += n;
+            l = l1;
+            v += n;
+        }
+    }
+    if (rc == 0) {
+        size_t *rows = cnt;
+        memset(rows, 0, ndst * sizeof *rows);
+        for (size_t r = 0; r < nrows; r++)
+            rows[part[r]]++;
+        for (size_t d = 0; d < ndst; d++)
+            dst[d]->nrows += rows[d];
+    }
+    floe_free(cnt);
+    return rc;
 }

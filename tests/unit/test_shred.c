@@ -2,6 +2,7 @@
 #include "floe/json.h"
 #include "harness.h"
 #include "common/testing.h"
+#include "schema/column_scatter.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -997,6 +998,95 @@ TEST(test_write_defaults) {
     floe_schema_free(s);
 }
 
+/* floe_batch_scatter_rows (convert's partition routing) puts each row where
+ * floe_batch_take_rows of its run would: nested, repeated, null, string and fixed-width
+ * columns, a column of '' only (no value bytes at all), destinations already holding
+ * rows, one taking none. */
+TEST(test_scatter_rows) {
+    const char *js = SCHEMA(
+        FIELD(1, "id", true, "\"long\"") "," FIELD(2, "s", false, "\"string\"") ","
+        FIELD(3, "d", false, "\"double\"") "," FIELD(4, "i", false, "\"int\"") ","
+        FIELD(5, "l", false, "{\"type\":\"list\",\"element-id\":6,\"element-required\":true,"
+                             "\"element\":{\"type\":\"struct\",\"fields\":[" FIELD(
+                                 7, "a", false, "{\"type\":\"list\",\"element-id\":8,"
+                                                "\"element-required\":false,\"element\":\"string\"}") "]}}") ","
+        FIELD(9, "m", false, "{\"type\":\"map\",\"key-id\":10,\"key\":\"string\",\"value-id\":11,"
+                             "\"value-required\":false,\"value\":\"long\"}") ","
+        FIELD(12, "e", false, "\"string\""));
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    static const char *shapes[] = {
+        ("\"s\":\"abc\",\"d\":1.5,\"i\":7,\"l\":[{\"a\":[\"x\",null,\"yy\"]},{\"a\":[]},{}],"
+         "\"m\":{\"k\":1,\"q\":null}"),
+        "\"s\":null,\"l\":[],\"m\":{}",
+        "\"s\":\"\",\"d\":-2,\"l\":null,\"m\":null",
+        "\"i\":3,\"l\":[{\"a\":null},{\"a\":[\"zzzzzzzzzzzzzzzzzzzz\"]}],\"m\":{\"a\":5}",
+    };
+    floe_buf text;
+    floe_buf_init(&text, 0);
+    enum { ROWS = 203, SEED = 5, NDST = 4 };
+    for (int r = 0; r < ROWS; r++)
+        REQUIRE(floe_buf_printf(&text, "{\"id\":%d,\"e\":\"\",%s}\n", r, shapes[(r * 7 + r / 3) % 4]) == 0);
+    REQUIRE(floe_buf_append_byte(&text, 0) == 0);
+    REQUIRE(fx_feed(&fx, (const char *)text.data) == 0);
+    CHECK_EQ_INT(fx.rej.n, 0);
+    REQUIRE(fx.batch.nrows == ROWS);
+    /* the batch's first SEED rows go to every destination first (rows already there) */
+    floe_batch src, want[NDST], got[NDST], *gp[NDST];
+    REQUIRE(floe_batch_init(&src, fx.schema) == 0);
+    floe_batch_cursor cur;
+    REQUIRE(floe_batch_cursor_init(&cur, &fx.batch) == 0);
+    REQUIRE(floe_batch_take_rows(NULL, &fx.batch, &cur, SEED) == 0);
+    REQUIRE(floe_batch_take_rows(&src, &fx.batch, &cur, ROWS - SEED) == 0);
+    for (int d = 0; d < NDST; d++) {
+        REQUIRE(floe_batch_init(&want[d], fx.schema) == 0);
+        REQUIRE(floe_batch_init(&got[d], fx.schema) == 0);
+        floe_batch_cursor c0;
+        REQUIRE(floe_batch_cursor_init(&c0, &fx.batch) == 0);
+        REQUIRE(floe_batch_take_rows(&want[d], &fx.batch, &c0, SEED) == 0);
+        floe_batch_cursor_free(&c0);
+        REQUIRE(floe_batch_cursor_init(&c0, &fx.batch) == 0);
+        REQUIRE(floe_batch_take_rows(&got[d], &fx.batch, &c0, SEED) == 0);
+        floe_batch_cursor_free(&c0);
+        gp[d] = &got[d];
+    }
+    /* runs of 1 to 4 rows, destination 2 never chosen */
+    uint32_t part[ROWS];
+    for (size_t r = 0; r < src.nrows; r++)
+        part[r] = (uint32_t)((r / (1 + r % 4) * 5) % 3 == 2 ? 3 : (r / (1 + r % 4) * 5) % 3);
+    CHECK_EQ_INT(floe_batch_scatter_rows(gp, NDST, &src, part), 0);
+    floe_batch_cursor c1;
+    REQUIRE(floe_batch_cursor_init(&c1, &src) == 0);
+    for (size_t r = 0; r < src.nrows;) {
+        size_t e = r + 1;
+        while (e < src.nrows && part[e] == part[r])
+            e++;
+        REQUIRE(floe_batch_take_rows(&want[part[r]], &src, &c1, e - r) == 0);
+        r = e;
+    }
+    floe_batch_cursor_free(&c1);
+    size_t total = 0;
+    for (int d = 0; d < NDST; d++) {
+        CHECK_EQ_INT(got[d].nrows, want[d].nrows);
+        total += got[d].nrows - SEED;
+        for (size_t i = 0; i < fx.batch.ncols; i++)
+            same_colbuf(&got[d].cols[i], &want[d].cols[i]);
+    }
+    CHECK_EQ_INT(got[2].nrows, SEED);
+    CHECK_EQ_INT(total, ROWS - SEED);
+    /* a part out of range is refused */
+    part[7] = NDST;
+    CHECK_EQ_INT(floe_batch_scatter_rows(gp, NDST, &src, part), FLOE_EINVALID);
+    for (int d = 0; d < NDST; d++) {
+        floe_batch_free(&want[d]);
+        floe_batch_free(&got[d]);
+    }
+    floe_batch_cursor_free(&cur);
+    floe_batch_free(&src);
+    floe_buf_free(&text);
+    fx_close(&fx);
+}
+
 int main(void) {
     RUN(test_flat);
     RUN(test_levels_nested);
@@ -1016,5 +1106,6 @@ int main(void) {
     RUN(test_alloc_failure);
     RUN(test_infer);
     RUN(test_speculation_same_as_lines);
+    RUN(test_scatter_rows);
     return harness_finish();
 }
