@@ -319,7 +319,8 @@ int floe_catalog_rename_table(floe_catalog *c, const char *ns, const char *name,
     FLOE_NODISCARD;
 /* Forget a table. Files stay (purging is the caller's job: floe_table_drop_purge loads
  * the table and drops with floe_catalog_drop_table_at, so a commit racing the drop is not
- * lost). The filesystem store removes the metadata JSON files and the version hint. */
+ * lost). The filesystem store removes the metadata JSON files and the version hint (of a
+ * name a drop at a version left claims on: FLOE_ENOTFOUND, the claims stay). */
 int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
                             floe_error *err) FLOE_NODISCARD;
 /* Forget a table only if its metadata pointer is still `expected_metadata_location` (a
@@ -333,9 +334,10 @@ int floe_catalog_drop_table(floe_catalog *c, const char *ns, const char *name,
  *                     floe_catalog_drop_table_purge).
  * SQL stores: one DELETE ... WHERE metadata_location = expected. Filesystem store: the
  * drop first claims v<N+1> (an empty file, created if absent, as a commit creates it), so
- * a commit on v<N> conflicts; a commit that looked at the version before the claim and
- * creates v<N+1> only after the drop removed it can still bring the folder back
- * (docs/DESIGN.md, "Drop with purge", under "Commit"). */
+ * a commit on v<N> conflicts, however late it comes: the claims stay as tombstones (the
+ * name reads as not found and is neither table nor namespace; a create of it starts
+ * past them; a plain drop of it is FLOE_ENOTFOUND). docs/DESIGN.md, "Drop with purge",
+ * under "Commit". */
 int floe_catalog_drop_table_at(floe_catalog *c, const char *ns, const char *name,
                                const char *expected_metadata_location, floe_error *err)
     FLOE_NODISCARD;

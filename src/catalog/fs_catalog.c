@@ -15,7 +15,10 @@
  * A drop on the condition of the pointer (fs_drop_table_at, a purge's) claims v<N+1>
  * with an empty file before removing anything: a commit links a fully written file, so
  * no version is ever empty but a claim, and a table whose current version is a claim is
- * being dropped (not found).
+ * dropped (not found). The claims stay, as tombstones: no commit that read a version of
+ * the dropped table can ever create the version after it, and a later create of the name
+ * starts past them (fs_new_metadata_location). A folder whose current version is a claim
+ * is neither a table nor a namespace (dir_kind_of).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -148,16 +151,29 @@ static bool is_drop_claim(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
-static bool is_table_dir(const char *dir) {
+/* What a folder under a namespace's is: a table (its metadata/ holds a version hint or
+ * v<N> files), a dropped table (its current version is a drop's claim: neither a table
+ * nor a namespace, so neither listed nor created over as a namespace), or a namespace. */
+typedef enum { DIR_NAMESPACE, DIR_TABLE, DIR_DROPPED } dir_kind;
+
+static dir_kind dir_kind_of(const char *dir) {
     char *md = floe_io_join(dir, "metadata");
-    bool yes = false;
-    if (is_dir(md)) {
+    dir_kind k = DIR_NAMESPACE;
+    if (md && is_dir(md)) {
         char *hint = floe_io_join(md, HINT_NAME);
-        yes = is_file(hint) || highest_listed(md) >= 0;
+        if (is_file(hint) || highest_listed(md) >= 0) {
+            int64_t v;
+            char *file = NULL;
+            floe_error e;
+            floe_error_clear(&e);
+            k = current_version(md, &v, &file, &e) == 0 && is_drop_claim(file) ? DIR_DROPPED
+                                                                                 : DIR_TABLE;
+            floe_free(file);
+        }
         floe_free(hint);
     }
     floe_free(md);
-    return yes;
+    return k;
 }
 
 /* Sub-folders of dir that are (want_tables) or are not tables, as names. */
@@ -175,7 +191,8 @@ static int list_children(const char *dir, bool want_tables, floe_strlist *out, f
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
             break;
         }
-        if (is_dir(p) && is_table_dir(p) == want_tables)
+        dir_kind k = is_dir(p) ? dir_kind_of(p) : DIR_DROPPED;
+        if (k != DIR_DROPPED && (k == DIR_TABLE) == want_tables)
             rc = floe_strlist_push(out, de->d_name, err);
         floe_free(p);
     }
@@ -191,7 +208,7 @@ static int fs_namespace_exists(floe_catalog *c, const char *ns, bool *exists, fl
     char *dir = ns_local(c, ns);
     if (!dir)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    *exists = is_dir(dir) && !is_table_dir(dir);
+    *exists = is_dir(dir) && dir_kind_of(dir) == DIR_NAMESPACE;
     floe_free(dir);
     return 0;
 }
@@ -333,7 +350,7 @@ static int fs_load_table(floe_catalog *c, const char *ns, const char *name, char
     if (rc < 0)
         goto done;
     if (is_drop_claim(file))
-        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist in %s (it is being dropped)",
+        FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist in %s (it was dropped)",
                   ns, name, c->warehouse);
     const char *base = strrchr(file, '/');
     char *uri = floe_io_join(md_uri, base ? base + 1 : file);
@@ -380,6 +397,32 @@ static int make_table_dir(const char *metadata_dir, floe_error *err) {
     return rc;
 }
 
+/* The version a create writes first into metadata_dir (a uri): 1 in an empty folder;
+ * past the claims of a dropped table of the same name (they stay: a commit that read the
+ * dropped table must never create its next version); FLOE_EEXISTS when a table is there.
+ * Two creates racing past the same claims meet at the create-if-absent of one name. */
+static int first_version(const char *metadata_dir, int64_t *first, floe_error *err) {
+    char *local = floe_io_local_path(metadata_dir);
+    if (!local)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int64_t cur = 0;
+    char *file = NULL;
+    int rc = current_version(local, &cur, &file, err);
+    if (rc == FLOE_ENOTFOUND) {
+        floe_error_clear(err);
+        *first = 1;
+        rc = 0;
+    } else if (rc == 0 && is_drop_claim(file)) {
+        *first = cur + 1;
+    } else if (rc == 0) {
+        rc = floe_error_set(err, FLOE_EEXISTS, "%s: a table is there already (v%" PRId64 ")",
+                            local, cur);
+    }
+    floe_free(file);
+    floe_free(local);
+    return rc;
+}
+
 static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                     const char *base, bool gzip, char **out, floe_error *err) {
     (void)c;
@@ -390,10 +433,12 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                               "%s: not a v<N>.metadata.json name; the filesystem catalog "
                               "cannot number the next version",
                               base);
-    if (!base)
+    if (!base) {
         FLOE_FORWARD_IF_ERROR(make_table_dir(metadata_dir, err));
+        FLOE_FORWARD_IF_ERROR(first_version(metadata_dir, &v, err));
+    }
     char name[64];
-    snprintf(name, sizeof name, "v%" PRId64 "%s.metadata.json", base ? v + 1 : 1,
+    snprintf(name, sizeof name, "v%" PRId64 "%s.metadata.json", base ? v + 1 : v,
              gzip ? ".gz" : "");
     /* the next version sits beside the current one, wherever the metadata says files go */
     char *md = base ? floe_strndup(base, (size_t)(slash - base)) : floe_strdup(metadata_dir);
@@ -428,6 +473,13 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                   "%s: the table is at v%" PRId64 " now: another commit won",
                                   base, cur);
         }
+        /* tests only: FLOE_TEST_FS_COMMIT_PAUSE_MS=N holds the commit N ms (at most 10 s)
+         * between this look and its create of v<N+1>, the window a drop at v<N> races
+         * (tests/integration/rest_purge_race.sh) */
+        const char *pause = getenv("FLOE_TEST_FS_COMMIT_PAUSE_MS");
+        long pause_ms = pause ? strtol(pause, NULL, 10) : 0;
+        if (pause_ms > 0 && pause_ms <= 10000)
+            usleep((useconds_t)pause_ms * 1000);
     }
     char *loc = md ? floe_io_join(md, name) : NULL;
     floe_free(md);
@@ -500,10 +552,12 @@ static int fs_rename_table(floe_catalog *c, const char *ns, const char *name, co
                           "table %s.%s: the filesystem catalog cannot rename tables", ns, name);
 }
 
-/* Remove a table's metadata folder's hint, then its v<N> files but the `nclaims` names in
- * `claims`, then those last. */
-static int remove_versions(floe_catalog *c, const char *md, char *const *claims,
-                           size_t nclaims, floe_error *err) {
+/* Remove a table's metadata folder's hint, then its v<N> files. upto >= 0 (a drop at a
+ * version, whose claims of v<upto+1> are made): only the files of versions up to upto,
+ * and never a claim (an empty file: this drop's, or an earlier one's, stays as a
+ * tombstone); the versions past upto are a table created since, past the claims. upto
+ * < 0: every v<N> file. */
+static int remove_versions(floe_catalog *c, const char *md, int64_t upto, floe_error *err) {
     /* The hint first: once it is gone and the v<N> files follow, the folder stops being
      * a table even if we are interrupted half-way. */
     char *hint = floe_io_join(md, HINT_NAME);
@@ -520,23 +574,17 @@ static int remove_versions(floe_catalog *c, const char *md, char *const *claims,
     while ((de = readdir(d)) != NULL && rc == 0) {
         int64_t v;
         size_t n = strlen(de->d_name);
-        bool claimed = false;
-        for (size_t i = 0; i < nclaims; i++)
-            claimed |= !strcmp(de->d_name, claims[i]);
-        if (claimed || de->d_name[0] != 'v' || n <= 14 ||
-            strcmp(de->d_name + n - 14, ".metadata.json") ||
-            !floe_metadata_file_version(de->d_name, &v))
+        if (de->d_name[0] != 'v' || n <= 14 || strcmp(de->d_name + n - 14, ".metadata.json") ||
+            !floe_metadata_file_version(de->d_name, &v) || (upto >= 0 && v > upto))
             continue;
         char *p = floe_io_join(md, de->d_name);
-        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        if (!p)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        else if (upto < 0 || !is_drop_claim(p))
+            rc = floe_io_delete(c->io, p, err);
         floe_free(p);
     }
     closedir(d);
-    for (size_t i = 0; rc == 0 && i < nclaims; i++) {
-        char *p = floe_io_join(md, claims[i]);
-        rc = p ? floe_io_delete(c->io, p, err) : floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        floe_free(p);
-    }
     return rc;
 }
 
@@ -546,9 +594,9 @@ static int fs_drop_table(floe_catalog *c, const char *ns, const char *name, floe
     int rc = 0;
     if (!md)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (!is_table_dir(tdir))
+    if (dir_kind_of(tdir) != DIR_TABLE) /* a dropped table's claims stay (fs_drop_table_at) */
         FLOE_FAIL(err, FLOE_ENOTFOUND, "table %s.%s does not exist", ns, name);
-    rc = remove_versions(c, md, NULL, 0, err);
+    rc = remove_versions(c, md, -1, err);
 done:
     floe_free(tdir);
     floe_free(md);
@@ -558,19 +606,19 @@ done:
 /* A commit here is the create of v<N+1>, so the drop takes part in the same race: it
  * creates v<N+1> itself, empty (a claim; both spellings, plain and gzip, as a commit may
  * write either), and removes the table only once those creates won. From then on a
- * commit on v<N> finds v<N+1> taken (a conflict) and a load finds the table being
- * dropped (not found). What stays open: a commit that looked at the current version
- * before the claim (fs_new_metadata_location) and creates v<N+1> only after the claims
- * are removed, the last step; that commit brings the folder back as a table. An
- * interrupted drop leaves the claims: the table reads as not found, and a plain drop
- * (floe_catalog_drop_table) removes what is left. */
+ * commit on v<N> finds v<N+1> taken (a conflict) and a load finds the table dropped (not
+ * found). The claims are never removed (they are tombstones): a commit that looked at
+ * v<N> before the claim (fs_new_metadata_location) and creates v<N+1> after the drop
+ * still finds it taken, however late it comes, and cannot bring the table back with the
+ * files a purge deleted. A later create of the name starts past them (first_version).
+ * An interrupted drop leaves the claims and some version files: the name reads as not
+ * found and can be created again; the files left are removed by hand. */
 static int fs_drop_table_at(floe_catalog *c, const char *ns, const char *name,
                             const char *expected, floe_error *err) {
     char *tdir = table_local(c, ns, name);
     char *md = tdir ? floe_io_join(tdir, "metadata") : NULL;
     char *cur = NULL;
     char names[2][64];
-    char *claims[2] = {names[0], names[1]};
     size_t made = 0;
     int64_t v = 0;
     int rc = 0;
@@ -597,7 +645,7 @@ static int fs_drop_table_at(floe_catalog *c, const char *ns, const char *name,
             break;
     }
     if (rc == 0) {
-        rc = remove_versions(c, md, claims, made, err);
+        rc = remove_versions(c, md, v, err);
     } else {
         /* a commit of v<N+1> came first (or the claim failed): the table stands */
         for (size_t i = 0; i < made; i++) {

@@ -779,9 +779,15 @@ int floe_table_check_write_path(floe_catalog *c, const char *ns, const char *nam
     return 0;
 }
 
-/* The first file found under the location that own does not hold stops the listing. */
+/* The first file found under the location that own does not hold stops the listing.
+ * claims: the location's metadata folder, "<location>/metadata/", when the catalog is the
+ * filesystem's (swap by create): the empty v<N> files there are a dropped table's claims,
+ * which stay (fs_catalog.c) and which the catalog's create numbers past, and a version
+ * hint there is the catalog's too (a stray one a late commit wrote after the drop; the
+ * create rewrites it). */
 typedef struct first_file {
     const floe_table_confinement *own; /* NULL: none */
+    const char *claims;                /* NULL: none */
     char *uri;
     bool seen;
     int rc; /* FLOE_ENOMEM from own */
@@ -789,6 +795,12 @@ typedef struct first_file {
 
 static int note_first(void *ctx, const floe_io_entry *e) {
     first_file *f = ctx;
+    size_t cl = f->claims ? strlen(f->claims) : 0;
+    int64_t v;
+    if (cl && !strncmp(e->uri, f->claims, cl) && !strchr(e->uri + cl, '/') &&
+        ((e->size == 0 && e->uri[cl] == 'v' && floe_metadata_file_version(e->uri + cl, &v)) ||
+         !strcmp(e->uri + cl, "version-hint.text")))
+        return 0;
     if (f->own) {
         int held = floe_table_confinement_holds(f->own, e->uri, NULL);
         if (held < 0)
@@ -814,7 +826,11 @@ int floe_table_check_location_own(floe_catalog *c, const char *ns, const char *n
                                   const char *location, const floe_table_confinement *own,
                                   floe_error *err) {
     first_file f = {.own = own};
+    char *claims = floe_catalog_swap_by_create(c) ? floe_io_join(location, "metadata/") : NULL;
+    f.claims = claims;
     int rc = floe_io_list(floe_catalog_io(c), location, note_first, &f, err);
+    floe_free(claims);
+    f.claims = NULL;
     if (rc < 0) {
         floe_error_prefix(err, "table %s.%s: location %s: ", ns, name, location);
         return rc;

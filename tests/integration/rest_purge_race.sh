@@ -17,11 +17,11 @@
 # append that succeeded), or it is gone and no file is left under its location; and the
 # name is created again by the next round. 10 rounds on SQLite, 10 of `floe table drop
 # --purge` run on the SQLite catalog itself (no server between) while the server commits
-# (the CLI purge had the same race), then 10 on the filesystem catalog (only when asked,
-# see the end), where a commit on
-# the version the purge read created v<N+1> after the drop and the table came back with
-# its older files deleted. The binary before the fix failed 3 of the first 21 rounds and
-# stopped there: SQLite rounds 3 and 7 and CLI round 2 left a metadata file of the commit
+# (the CLI purge had the same race), then 5 on the filesystem catalog (FS_ROUNDS), where
+# a commit on the version the purge read created v<N+1> after the drop had removed its
+# claims and the table came back with its older files deleted (all 5 rounds failed so
+# before the claims stayed as tombstones). The binary before the first fix failed 3 of
+# the first 21 rounds and stopped there: SQLite rounds 3 and 7 and CLI round 2 left a metadata file of the commit
 # that landed in between, and filesystem round 1 brought the table back with the files
 # it reached deleted (its scan failed, its purge answered 500).
 name=rest_purge_race
@@ -75,10 +75,13 @@ print(" ".join(f for f in files if not os.path.exists(f.replace("file://", "", 1
   fi
   # (a filesystem commit that landed before the drop may write its best-effort version
   # hint after the drop removed it: a stray hint, no table - the window docs/DESIGN.md
-  # names under "Drop with purge")
-  left=$(find "$loc" -type f ! -path '*/metadata/version-hint.text' 2>/dev/null | sort)
+  # names under "Drop with purge"; and the filesystem drop's claims stay, empty v<N>
+  # files, so that no commit of the dropped table can come after it)
+  left=$(find "$loc" -type f ! -path '*/metadata/version-hint.text' \
+    ! \( -empty -path '*/metadata/v*.metadata.json' \) 2>/dev/null | sort)
   [ -z "$left" ] || soft "$what: the table is gone (load $get) but $(echo "$left" | wc -l) files are left under its location: $(echo "$left" | head -3 | tr '\n' ' ')"
-  rm -rf "$loc"
+  # the next round creates the name again past the claims (filesystem) or in a clean folder
+  [ -n "$keep_claims" ] && [ -z "$left" ] || rm -rf "$loc"
 }
 
 # rounds WHAT CLI: ROUNDS rounds on the server running; CLI non-empty: the purge is
@@ -123,22 +126,24 @@ rounds() {
 
 "$floe" namespace create shop >/dev/null
 start_server
+keep_claims=
 rounds "sqlite catalog" ""
 rounds "CLI drop --purge on the sqlite catalog" cli
 
-# The filesystem catalog keeps one window open (docs/DESIGN.md, "Drop with purge"): a
-# commit that looked at v<N> before the drop's claim and creates v<N+1> after the drop
-# removed its claims brings the table back with the files the purge deleted - 1 of 10
-# rounds in a CI run on 4e938b9. Until that window is closed its rounds run only when
-# asked (FLOE_TEST_FS_PURGE_RACE=1), and say so.
-if [ "${FLOE_TEST_FS_PURGE_RACE:-}" = 1 ]; then
-  to_fs_catalog "$tmp/fswh"
-  "$floe" namespace create shop >/dev/null
-  start_server
-  rounds "filesystem catalog" ""
-else
-  echo "$name: filesystem catalog rounds NOT RUN: a known open window (docs/DESIGN.md," \
-    "\"Drop with purge\"); FLOE_TEST_FS_PURGE_RACE=1 runs them"
-fi
+# The filesystem catalog: a commit that looked at v<N> before the drop's claim and
+# created v<N+1> after the drop had removed its claims (its last step) brought the table
+# back with the files the purge deleted. The claims now stay (tombstones; docs/DESIGN.md,
+# "Drop with purge"), and the next round's create of the name starts past them. The
+# server holds each commit 300 ms between its look at the current version and its create
+# of the next (FLOE_TEST_FS_COMMIT_PAUSE_MS), so the purge lands in that window in most
+# rounds rather than now and then.
+keep_claims=1
+to_fs_catalog "$tmp/fswh"
+"$floe" namespace create shop >/dev/null
+export FLOE_TEST_FS_COMMIT_PAUSE_MS=300
+start_server
+unset FLOE_TEST_FS_COMMIT_PAUSE_MS
+ROUNDS=${FS_ROUNDS:-5}
+rounds "filesystem catalog" ""
 [ "$fails" = 0 ] || fail "$fails checks failed"
 echo "$name: ok"

@@ -327,6 +327,90 @@ TEST(cas_conflict_and_retry_fs) { conflict_suite(KIND_FS); }
 TEST(drop_at_sqlite) { suite_drop_at(open_cb, &(kind){KIND_SQLITE}, harness_tmpdir()); }
 TEST(drop_at_fs) { suite_drop_at(open_cb, &(kind){KIND_FS}, harness_tmpdir()); }
 
+/* The filesystem catalog's drop at a version keeps its claims of v<N+1> (tombstones): a
+ * commit that read v<N> before the drop and creates v<N+1> after it - however late -
+ * finds the name taken (before, the drop removed its claims as its last step, and such a
+ * commit brought the table back with the files a purge had deleted). The dropped name is
+ * neither a table nor a namespace; a create of it starts past the claims; a commit on the
+ * new table works, and a drop of it spares the old claims. */
+static bool strlist_has(const floe_strlist *l, const char *s) {
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->items[i], s))
+            return true;
+    return false;
+}
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
+}
+
+TEST(drop_at_fs_tombstone) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tombstone", harness_tmpdir());
+    mkdir(dir, 0777);
+    floe_catalog *c = NULL;
+    floe_table *t1 = suite_fresh_table(open_cb, &(kind){KIND_FS}, dir, &c, NULL, 0);
+    REQUIRE(t1 != NULL);
+    floe_error err;
+    floe_error_clear(&err);
+    work a = {.key = "a"};
+    REQUIRE_OK(floe_table_commit(t1, apply_work, &a, &err), err);
+    char *cur = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+    CHECK(ends_with(cur, "/v2.metadata.json"));
+    char *v3 = floe_strdup(cur);
+    REQUIRE(v3 != NULL);
+    v3[strlen(v3) - strlen("2.metadata.json")] = '3';
+    REQUIRE_OK(floe_catalog_drop_table_at(c, "db", "t", cur, &err), err);
+    /* the late commit of v3 (a fully written file, linked if absent) */
+    const char *doc = "{\"format-version\":2}";
+    floe_output_options oo = {.fsync = false, .no_overwrite = true};
+    CHECK_EQ_INT(floe_io_write_all(NULL, v3, doc, strlen(doc), &oo, &err), FLOE_EEXISTS);
+    floe_table *t2 = NULL;
+    CHECK_EQ_INT(floe_table_load(c, "db", "t", &t2, &err), FLOE_ENOTFOUND);
+    floe_table_close(t2);
+    t2 = NULL;
+    floe_strlist names = {0};
+    REQUIRE_OK(floe_catalog_list_tables(c, "db", &names, &err), err);
+    CHECK(!strlist_has(&names, "t"));
+    floe_strlist_free(&names);
+    REQUIRE_OK(floe_catalog_list_namespaces(c, "db", &names, &err), err);
+    CHECK(!strlist_has(&names, "db.t"));
+    floe_strlist_free(&names);
+    bool ns = true;
+    REQUIRE_OK(floe_catalog_namespace_exists(c, "db.t", &ns, &err), err);
+    CHECK(!ns);
+    CHECK_EQ_INT(floe_catalog_drop_table(c, "db", "t", &err), FLOE_ENOTFOUND);
+    /* created again: past the claims */
+    floe_table_create_options opts = {0};
+    REQUIRE_OK(floe_table_create(c, "db", "t", SCHEMA, &opts, &t2, &err), err);
+    CHECK(ends_with(floe_table_metadata_location(t2), "/v4.metadata.json"));
+    work b = {.key = "b"};
+    REQUIRE_OK(floe_table_commit(t2, apply_work, &b, &err), err);
+    CHECK(ends_with(floe_table_metadata_location(t2), "/v5.metadata.json"));
+    REQUIRE_OK(floe_catalog_list_tables(c, "db", &names, &err), err);
+    CHECK(strlist_has(&names, "t"));
+    floe_strlist_free(&names);
+    /* a create over a live table: already exists */
+    floe_table *t3 = NULL;
+    CHECK_EQ_INT(floe_table_create(c, "db", "t", SCHEMA, &opts, &t3, &err), FLOE_EEXISTS);
+    /* dropped again: v6 claimed, the claims of v3 kept, the old commit still refused */
+    floe_free(cur);
+    cur = NULL;
+    REQUIRE_OK(floe_catalog_load_table(c, "db", "t", &cur, &err), err);
+    REQUIRE_OK(floe_catalog_drop_table_at(c, "db", "t", cur, &err), err);
+    CHECK(uri_exists(v3));
+    CHECK_EQ_INT(floe_io_write_all(NULL, v3, doc, strlen(doc), &oo, &err), FLOE_EEXISTS);
+    CHECK_EQ_INT(floe_table_load(c, "db", "t", &t3, &err), FLOE_ENOTFOUND);
+    floe_table_close(t3);
+    floe_free(cur);
+    floe_free(v3);
+    floe_table_close(t2);
+    floe_table_close(t1);
+    floe_catalog_close(c);
+}
+
 static int apply_zero_retries(void *ctx, floe_metadata_builder *b, floe_error *err) {
     (void)ctx;
     return floe_metadata_builder_set_property(b, "commit.retry.num-retries", "0", err);
@@ -964,6 +1048,7 @@ int main(void) {
     RUN(cas_conflict_and_retry_fs);
     RUN(drop_at_sqlite);
     RUN(drop_at_fs);
+    RUN(drop_at_fs_tombstone);
     RUN(retries_exhausted_sqlite);
     RUN(retries_exhausted_fs);
     RUN(commit_gate_sqlite);
