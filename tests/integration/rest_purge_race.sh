@@ -79,6 +79,15 @@ print(" ".join(f for f in files if not os.path.exists(f.replace("file://", "", 1
   # files, so that no commit of the dropped table can come after it)
   left=$(find "$loc" -type f ! -path '*/metadata/version-hint.text' \
     ! \( -empty -path '*/metadata/v*.metadata.json' \) 2>/dev/null | sort)
+  # (filesystem: a commit two versions behind whose create came after the drop leaves its
+  # metadata file, the table still dropped - the window docs/DESIGN.md leaves open; the
+  # 300 ms pause widens it. Counted, not failed: nothing of the table is lost.)
+  if [ -n "$keep_claims" ] && [ -n "$left" ]; then
+    late=$(echo "$left" | grep -c '/metadata/v[0-9]*\.metadata\.json$' || true)
+    [ "$late" = 0 ] || echo "$name: $what: $late metadata file(s) of a late commit left beside the claims (removed)"
+    echo "$left" | grep '/metadata/v[0-9]*\.metadata\.json$' | xargs -r rm -f
+    left=$(echo "$left" | grep -v '/metadata/v[0-9]*\.metadata\.json$' || true)
+  fi
   [ -z "$left" ] || soft "$what: the table is gone (load $get) but $(echo "$left" | wc -l) files are left under its location: $(echo "$left" | head -3 | tr '\n' ' ')"
   # the next round creates the name again past the claims (filesystem) or in a clean folder
   [ -n "$keep_claims" ] && [ -z "$left" ] || rm -rf "$loc"
