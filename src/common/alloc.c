@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static _Atomic uint64_t alloc_count;
 static _Atomic uint64_t alloc_fail_at; /* 0 = never */
@@ -54,6 +55,19 @@ void *floe_realloc(void *p, size_t n) {
 }
 
 void floe_free(void *p) { free(p); }
+
+void *floe_alloc_huge(size_t n) {
+    const size_t huge = (size_t)2 << 20;
+    if (alloc_should_fail() || n > SIZE_MAX - huge)
+        return NULL;
+    size_t len = (n + huge - 1) & ~(huge - 1);
+    void *p = aligned_alloc(huge, len ? len : huge);
+#ifdef MADV_HUGEPAGE
+    if (p) /* advice: a kernel without THP leaves 4 KiB pages, which work as well */
+        (void)madvise(p, len ? len : huge, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 char *floe_strndup(const char *s, size_t n) {
     char *d = floe_malloc(n + 1);

@@ -182,30 +182,27 @@ uint64_t floe_hash64(const void *p, size_t n) {
 }
 
 void floe_hashset_free(floe_hashset *s) {
-    floe_free(s->hash);
-    floe_free(s->val);
+    floe_free(s->slot);
     memset(s, 0, sizeof *s);
 }
 
 static int hashset_grow_to(floe_hashset *s, size_t nc) {
-    uint64_t *nh = floe_calloc(nc, sizeof *nh);
-    int64_t *nv = floe_malloc(nc * sizeof *nv);
-    if (!nh || !nv) {
-        floe_free(nh);
-        floe_free(nv);
+    /* a plan's million paths: 32 MB probed at random, so in huge pages past 4 MB */
+    size_t bytes = nc * sizeof(floe_hashslot);
+    floe_hashslot *ns = bytes >= FLOE_HUGE_MIN ? floe_alloc_huge(bytes) : floe_malloc(bytes);
+    if (!ns)
         return FLOE_ENOMEM;
-    }
+    memset(ns, 0, bytes);
     for (size_t i = 0; i < s->cap; i++) {
-        if (!s->hash[i])
+        if (!s->slot[i].hash)
             continue;
-        size_t j = free_slot(nh, nc, s->hash[i]);
-        nh[j] = s->hash[i];
-        nv[j] = s->val[i];
+        size_t j = s->slot[i].hash & (nc - 1);
+        while (ns[j].hash)
+            j = (j + 1) & (nc - 1);
+        ns[j] = s->slot[i];
     }
-    floe_free(s->hash);
-    floe_free(s->val);
-    s->hash = nh;
-    s->val = nv;
+    floe_free(s->slot);
+    s->slot = ns;
     s->cap = nc;
     return 0;
 }
@@ -227,9 +224,11 @@ int floe_hashset_add(floe_hashset *s, uint64_t h, int64_t val) {
             return rc;
     }
     h = h ? h : 1;
-    size_t i = free_slot(s->hash, s->cap, h);
-    s->hash[i] = h;
-    s->val[i] = val;
+    size_t i = h & (s->cap - 1);
+    while (s->slot[i].hash)
+        i = (i + 1) & (s->cap - 1);
+    s->slot[i].hash = h;
+    s->slot[i].val = val;
     s->n++;
     return 0;
 }
@@ -241,11 +240,11 @@ const int64_t *floe_hashset_next(const floe_hashset *s, uint64_t h, size_t *pos)
     /* *pos counts the slots already probed from h's home slot */
     for (size_t k = *pos; k < s->cap; k++) {
         size_t i = (h + k) & (s->cap - 1);
-        if (!s->hash[i])
+        if (!s->slot[i].hash)
             return NULL;
-        if (s->hash[i] == h) {
+        if (s->slot[i].hash == h) {
             *pos = k + 1;
-            return &s->val[i];
+            return &s->slot[i].val;
         }
     }
     return NULL;

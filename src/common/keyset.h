@@ -61,9 +61,12 @@ uint64_t floe_hash64(const void *p, size_t n);
 /* A multiset of 64-bit hashes, each with an int64 payload. The keys stay with the caller,
  * who tells equal hashes of different keys apart by comparing its own keys: 16 bytes a
  * slot, whatever the keys' length. Zero-initialise before use; not thread-safe. */
+typedef struct floe_hashslot {
+    uint64_t hash; /* 0 = empty slot (a hash of 0 is stored as 1) */
+    int64_t val;
+} floe_hashslot;
 typedef struct floe_hashset {
-    uint64_t *hash; /* 0 = empty slot (a hash of 0 is stored as 1) */
-    int64_t *val;
+    floe_hashslot *slot; /* a hash and its payload side by side: one cache line a probe */
     size_t cap, n;
 } floe_hashset;
 
