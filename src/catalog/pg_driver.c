@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <libpq-fe.h>
+#include "common/lazy_pq.h"
 
 #include "catalog_internal.h"
 #include "sql_driver.h"

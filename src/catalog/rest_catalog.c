@@ -40,7 +40,7 @@
  * One handle is used by one thread at a time (floe/catalog.h), but for the credential
  * refreshes of R6; it keeps one curl easy handle, so connections are reused.
  */
-#include <curl/curl.h>
+#include "common/lazy_curl.h"
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 #ifndef FLOE_COMMON_CONNGUARD_H
 #define FLOE_COMMON_CONNGUARD_H
 
-#include <microhttpd.h>
+#include "common/lazy_mhd.h"
 #include <stdint.h>
 
 #include "floe/common.h"

@@ -22,7 +22,7 @@
 #ifndef FLOE_COMMON_HTTPHEAD_H
 #define FLOE_COMMON_HTTPHEAD_H
 
-#include <microhttpd.h>
+#include "common/lazy_mhd.h"
 
 /* NULL when c's head may be served; else why not, and in *status the answer's status
  * (400, or 501 for a transfer coding other than chunked). */

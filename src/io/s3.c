@@ -40,7 +40,7 @@
  * Counters: every HTTP attempt counts once in its context's floe_io_stats (CreateMultipartUpload,
  * UploadPart and Complete as PUT, DeleteObjects and Abort as DELETE).
  */
-#include <curl/curl.h>
+#include "common/lazy_curl.h"
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>

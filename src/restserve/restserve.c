@@ -21,7 +21,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <microhttpd.h>
+#include "common/lazy_mhd.h"
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>

@@ -18,7 +18,7 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
-#include <microhttpd.h>
+#include "common/lazy_mhd.h"
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -65,7 +65,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <librdkafka/rdkafka.h>
+#include "common/lazy_kafka.h"
 
 #include "floe/append.h"
 #include "floe/convert.h"
