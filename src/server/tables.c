@@ -853,6 +853,146 @@ static int infer_json(const uint8_t *body, size_t n, const floe_infer_options *i
     return *out ? 0 : floe_error_set(err, FLOE_EINTERNAL, "inferred schema: %s", je.text);
 }
 
+/* The offsets of the records a shredder rejects (filter_take). */
+typedef struct reject_offsets {
+    int64_t *at;
+    size_t n, cap;
+} reject_offsets;
+
+static int note_reject(void *ctx, const floe_reject *r) {
+    reject_offsets *ro = ctx;
+    if (ro->n == ro->cap) {
+        size_t cap = ro->cap ? 2 * ro->cap : 64;
+        int64_t *na = floe_realloc(ro->at, cap * sizeof *na);
+        if (!na)
+            return FLOE_ENOMEM;
+        ro->at = na;
+        ro->cap = cap;
+    }
+    ro->at[ro->n++] = r->offset;
+    return 0;
+}
+
+/* Shred lines against schema (unknown fields rejected, as the post's second pass does)
+ * and drop from lines every record that is rejected; *dropped gets how many were. */
+static int filter_take(floe_server *s, const floe_schema *schema, floe_buf *lines,
+                       size_t *dropped, floe_error *err) {
+    floe_shredder *sh = NULL;
+    floe_batch batch;
+    bool batch_ok = false;
+    reject_offsets ro = {0};
+    floe_buf kept;
+    floe_buf_init(&kept, 0);
+    floe_shred_options so = {.max_record = (size_t)s->cfg.max_record,
+                             .unknown = FLOE_UNKNOWN_REJECT};
+    int rc = floe_shredder_new(schema, &so, &sh, err);
+    if (rc == 0) {
+        rc = floe_batch_init(&batch, schema);
+        batch_ok = rc == 0;
+        if (rc < 0)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    /* a line at a time: the batch never holds more than one record */
+    const uint8_t *p = lines->data;
+    size_t n = lines->len, i = 0;
+    int64_t line = 1;
+    while (rc == 0 && i < n) {
+        const uint8_t *nl = memchr(p + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - p) + 1 : n;
+        size_t before = ro.n;
+        rc = floe_shredder_feed(sh, p + i, end - i, NULL, line, (int64_t)i, &batch,
+                                note_reject, &ro, err);
+        if (rc == FLOE_ENOMEM)
+            floe_error_set(err, rc, "out of memory");
+        if (rc == 0 && ro.n == before)
+            rc = floe_buf_append(&kept, p + i, end - i) < 0
+                     ? floe_error_set(err, FLOE_ENOMEM, "out of memory") : 0;
+        floe_batch_clear(&batch);
+        i = end;
+        line++;
+    }
+    if (rc == 0) {
+        *dropped = ro.n;
+        floe_buf tmp = *lines;
+        *lines = kept;
+        kept = tmp;
+    }
+    floe_buf_free(&kept);
+    floe_free(ro.at);
+    if (batch_ok)
+        floe_batch_free(&batch);
+    floe_shredder_free(sh);
+    return rc;
+}
+
+/* The additions for t inferred from lines, in *ij (and *lj, v3: with variant_fields_only),
+ * and whether they change t's schema (*news). Only records the evolved schema accepts
+ * count: the candidate schema is tried on them, the rejected ones are dropped from lines
+ * and the rest inferred again, until none is rejected (a few rounds at most, else no
+ * evolution). A record the post rejects (malformed, a value that fits neither its known
+ * field nor the type inferred for a new one) never adds a field. */
+#define EVOLVE_FILTER_ROUNDS 8
+static int evolve_candidate(floe_server *s, srv_table *t, floe_buf *lines, int format_version,
+                            json_t **ij, json_t **lj, bool *news, floe_error *err) {
+    int rc = 0;
+    *news = false;
+    for (int round = 0; round < EVOLVE_FILTER_ROUNDS; round++) {
+        json_decref(*ij);
+        json_decref(*lj);
+        *ij = *lj = NULL;
+        if (lines->len == 0)
+            return 0; /* every record rejected: nothing to learn from */
+        floe_infer_options io = {.variant = format_version >= 3, .nanos = format_version >= 3};
+        FLOE_FORWARD_IF_ERROR(infer_json(lines->data, lines->len, &io, ij, err));
+        if (io.variant) { /* for the structs the table has (merge_type) */
+            io.variant_fields_only = true;
+            FLOE_FORWARD_IF_ERROR(infer_json(lines->data, lines->len, &io, lj, err));
+        }
+        /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
+         * the commit merges again on the metadata each attempt starts from. */
+        json_error_t je;
+        pthread_rwlock_rdlock(&t->schema_lock);
+        char *curjson = floe_schema_to_json(t->schema, false);
+        pthread_rwlock_unlock(&t->schema_lock);
+        json_t *curj = curjson ? json_loads(curjson, 0, &je) : NULL;
+        floe_free(curjson);
+        if (!curj)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int32_t scratch_id = 1 << 30;
+        bool changed = merge_fields(json_object_get(curj, "fields"),
+                                    json_object_get(*ij, "fields"),
+                                    json_object_get(*lj ? *lj : *ij, "fields"), &scratch_id);
+        if (!changed) {
+            json_decref(curj);
+            return 0;
+        }
+        char *cand = json_dumps(curj, JSON_COMPACT);
+        json_decref(curj);
+        if (!cand)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        floe_schema *cs = NULL;
+        rc = floe_schema_parse(cand, strlen(cand), &cs, err);
+        free(cand);
+        if (rc < 0)
+            return rc;
+        size_t dropped = 0;
+        rc = filter_take(s, cs, lines, &dropped, err);
+        floe_schema_free(cs);
+        if (rc < 0)
+            return rc;
+        if (dropped == 0) {
+            *news = true;
+            return 0;
+        }
+    }
+    floe_log(FLOE_LOG_WARN, "serve: table %s: the post's records did not settle on a schema "
+             "in %d rounds: not evolved", t->name, EVOLVE_FILTER_ROUNDS);
+    json_decref(*ij);
+    json_decref(*lj);
+    *ij = *lj = NULL;
+    return 0;
+}
+
 int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n,
                      bool is_array, floe_error *err) {
     (void)is_array;
@@ -860,9 +1000,16 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
     floe_partition_spec *spec = NULL;
     json_t *ij = NULL, *lj = NULL;
     floe_table *ft = NULL;
+    floe_buf all, lines;
+    floe_buf_init(&all, 0);
+    floe_buf_init(&lines, 0);
     int rc = 0;
     if (atomic_load(&s->offline))
         return floe_error_set(err, FLOE_EBUSY, "the catalog cannot be reached");
+    if (body_as_lines(body, n, &all) < 0) {
+        floe_buf_free(&all);
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
     pthread_mutex_lock(&t->evolve_mu);
     /* new against the table as it is now, not as this server last saw it: a field
      * another process dropped is new again */
@@ -873,29 +1020,10 @@ int srv_table_evolve(floe_server *s, srv_table *t, const uint8_t *body, size_t n
         int format_version = 2;
         FLOE_CHECK(sync_locked(s, t, &format_version, err));
         int gen = t->schema_gen;
-        if (!ij) {
-            floe_infer_options io = {.variant = format_version >= 3,
-                                     .nanos = format_version >= 3};
-            FLOE_CHECK(infer_json(body, n, &io, &ij, err));
-            if (io.variant) { /* for the structs the table has (merge_type) */
-                io.variant_fields_only = true;
-                FLOE_CHECK(infer_json(body, n, &io, &lj, err));
-            }
-        }
-        json_error_t je;
-        /* anything the current schema lacks (at any depth) or may widen? Tried on a copy;
-         * the commit merges again on the metadata each attempt starts from. */
-        pthread_rwlock_rdlock(&t->schema_lock);
-        char *curjson = floe_schema_to_json(t->schema, false);
-        pthread_rwlock_unlock(&t->schema_lock);
-        json_t *curj = curjson ? json_loads(curjson, 0, &je) : NULL;
-        floe_free(curjson);
-        if (!curj)
+        floe_buf_reset(&lines);
+        if (floe_buf_append(&lines, all.data, all.len) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        int32_t scratch_id = 1 << 30;
-        news = merge_fields(json_object_get(curj, "fields"), json_object_get(ij, "fields"),
-                            json_object_get(lj ? lj : ij, "fields"), &scratch_id);
-        json_decref(curj);
+        FLOE_CHECK(evolve_candidate(s, t, &lines, format_version, &ij, &lj, &news, err));
         if (!news || gen == t->schema_gen)
             break;
         news = false;
@@ -928,5 +1056,7 @@ done:
     json_decref(lj);
     floe_schema_free(cur);
     floe_partition_spec_free(spec);
+    floe_buf_free(&all);
+    floe_buf_free(&lines);
     return rc;
 }
