@@ -57,6 +57,10 @@ typedef struct floe_scan_options {
     bool has_as_of;                 /* --as-of: the snapshot current at this time */
     int64_t as_of_ms;
     const char *ref;                /* a branch or tag name, or NULL */
+    bool current_schema;            /* with has_snapshot_id: bind the filter and columns to
+                                       the table's current schema, not the one the
+                                       snapshot was written with (a writer's view of a
+                                       branch head: floe delete, floe health) */
     const char *const *columns;     /* projection (top-level or dotted names); NULL = all */
     size_t ncolumns;
     bool no_partition_pruning;      /* for tests and benchmarks */

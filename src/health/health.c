@@ -546,9 +546,12 @@ static int plan_once(const hctx *c, int64_t snapshot_id, const char *where, plan
     const floe_data_file **dels = NULL;
     plan_result res = {0};
     FLOE_CHECK(floe_table_metadata_read(floe_table_io(c->t), floe_table_metadata_location(c->t), &m, err));
+    /* the point query's column and literal come from the current schema (the spec's
+     * source field) */
     floe_scan_options so = {.where = where,
                             .has_snapshot_id = true,
                             .snapshot_id = snapshot_id,
+                            .current_schema = true,
                             .allow_missing_field_ids = true};
     FLOE_CHECK(floe_scan_plan_files(c->t, &so, &p, err));
     res.manifests_read = p->stats.manifests_read;
@@ -647,12 +650,14 @@ static bool literal_from_partition(const part_acc *pa, point_pred *pp) {
         case FLOE_XF_DAY: days = pv->v.i32; break;
         case FLOE_XF_MONTH: days = month_start_days(pv->v.i32); break;
         case FLOE_XF_YEAR: days = month_start_days((int64_t)pv->v.i32 * 12); break;
-        case FLOE_XF_HOUR:
-            if (is_ts || is_ns) {
-                pp->lit = floe_value_i64(src->type, (int64_t)pv->v.i32 * 3600 * unit);
+        case FLOE_XF_HOUR: {
+            int64_t x;
+            if ((is_ts || is_ns) && !__builtin_mul_overflow((int64_t)pv->v.i32, 3600 * unit, &x)) {
+                pp->lit = floe_value_i64(src->type, x);
                 return true;
             }
             break;
+        }
         default: break;
         }
         if (days != INT64_MIN) {
@@ -660,8 +665,11 @@ static bool literal_from_partition(const part_acc *pa, point_pred *pp) {
                 pp->lit = floe_value_date((int32_t)days);
                 return true;
             }
-            if (is_ts || is_ns) {
-                pp->lit = floe_value_i64(src->type, days * 86400 * unit);
+            /* a date column promoted to timestamp_ns (v3) keeps its dates' partition
+             * values, which may lie outside the nanosecond range: no such literal */
+            int64_t x;
+            if ((is_ts || is_ns) && !__builtin_mul_overflow(days, 86400 * unit, &x)) {
+                pp->lit = floe_value_i64(src->type, x);
                 return true;
             }
         }

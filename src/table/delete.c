@@ -479,8 +479,10 @@ static int find_rows(run *r) {
     if (!head)
         return 0;
     r->plan_seq = head->sequence_number;
+    /* the head as the commit will see it: the filter binds to the current schema (a
+     * column renamed, promoted or dropped and added again is the current one) */
     floe_scan_options so = {.where = r->o->where, .has_snapshot_id = true,
-                            .snapshot_id = head->snapshot_id};
+                            .snapshot_id = head->snapshot_id, .current_schema = true};
     FLOE_FORWARD_IF_ERROR(floe_scan_plan_files(r->t, &so, &r->plan, err));
     if (r->resolve) {
         FLOE_FORWARD_IF_ERROR(find_resolvable(r, &so));

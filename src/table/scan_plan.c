@@ -873,7 +873,8 @@ static const floe_metadata_schema *read_schema(const floe_table_metadata *m,
                                                const floe_scan_options *o,
                                                const floe_snapshot *snap) {
     const floe_snapshot_ref *r = o->ref ? floe_table_metadata_ref(m, o->ref) : NULL;
-    bool travel = o->has_snapshot_id || o->has_as_of || (r && r->is_tag);
+    bool travel = (o->has_snapshot_id && !o->current_schema) || o->has_as_of ||
+                  (r && r->is_tag);
     if (snap && travel && snap->has_schema_id &&
         floe_table_metadata_schema(m, snap->schema_id))
         return floe_table_metadata_schema(m, snap->schema_id);
