@@ -280,6 +280,7 @@ typedef struct leaf_acc {
     floe_value min, max;         /* table leaf type; bytes in min_b / max_b */
     floe_buf min_b, max_b;
     bool read;                   /* its values are read */
+    bool unknown;                /* the table's type is unknown: nulls only, no metrics */
 } leaf_acc;
 
 /* Fold a non-null value into the column's bounds (NaN counted, never a bound). */
@@ -553,7 +554,10 @@ static int check_schema(footer_ctx *x, floe_error *err) {
             return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s%s is not in the table "
                                   "schema", uri, path,
                                   x->report.has_ids ? " (by field id)" : "");
-        if (!type_compatible(fl, tl)) {
+        /* v3 unknown (spec "Primitive Types"): always null, its column is ignored by
+         * readers whatever its type; check_unknown_nulls holds it to nulls */
+        bool unknown = tl->type == FLOE_TYPE_UNKNOWN;
+        if (!unknown && !type_compatible(fl, tl)) {
             char a[64], b[64];
             return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s is %s in the file but %s "
                                   "in the table", uri, path,
@@ -564,10 +568,12 @@ static int check_schema(footer_ctx *x, floe_error *err) {
         cs[i].tl = tl;
         cs[i].node = floe_pq_reader_leaf(r, i);
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
+        cs[i].unknown = unknown;
         floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
         /* geometry / geography: the footer's byte-order min/max are no bounds of theirs
          * (format/spec.md wants a bounding box); the file is recorded without */
-        cs[i].want_bounds = !cs[i].repeated && tl->id >= 0 && mm.kind != FLOE_METRICS_NONE &&
+        cs[i].want_bounds = !unknown && !cs[i].repeated && tl->id >= 0 &&
+                            mm.kind != FLOE_METRICS_NONE &&
                             mm.kind != FLOE_METRICS_COUNTS && !tl->geo;
     }
     for (size_t i = 0; i < ts->root.nchildren; i++) {
@@ -595,6 +601,45 @@ static int check_schema(footer_ctx *x, floe_error *err) {
                                   tf->write_default_json ? tf->write_default_json : "null");
     }
     return 0;
+}
+
+/* A file column for a field of type unknown must hold nulls only: the footer's null
+ * counts say so, or its values are read where a chunk has none. */
+static int check_unknown_nulls(footer_ctx *x, floe_error *err) {
+    int rc = 0;
+    for (size_t i = 0; i < x->nleaves && rc == 0; i++) {
+        const leaf_acc *c = &x->cs[i];
+        if (!c->unknown)
+            continue;
+        bool counted = true;
+        for (size_t g = 0; g < x->pf.num_row_groups; g++) {
+            floe_pq_chunk_info ci;
+            floe_pq_reader_chunk_info(x->r, g, i, &ci);
+            if (ci.null_count < 0 || ci.null_count > ci.num_values) {
+                counted = false;
+            } else if (ci.null_count < ci.num_values) {
+                return floe_error_set(err, FLOE_ESCHEMA, "%s: row group %zu: column %s holds "
+                                      "%" PRId64 " non-null value(s), but its type in the "
+                                      "table is unknown, which takes only null", x->uri, g,
+                                      c->node->path, ci.num_values - ci.null_count);
+            }
+        }
+        if (counted)
+            continue;
+        const char *path = c->node->path;
+        FLOE_FORWARD_IF_ERROR(floe_pq_reader_select_paths(x->r, &path, 1, err));
+        for (size_t g = 0; g < x->pf.num_row_groups; g++) {
+            const floe_pq_rowset *rs;
+            FLOE_FORWARD_IF_ERROR(floe_pq_reader_read_row_group(x->r, g, &rs, err));
+            for (size_t k = 0; k < rs->ncols; k++)
+                if (rs->nodes[k] == c->node && rs->cols[k].nvalues > 0)
+                    return floe_error_set(err, FLOE_ESCHEMA, "%s: row group %zu: column %s "
+                                          "holds %zu non-null value(s), but its type in the "
+                                          "table is unknown, which takes only null", x->uri,
+                                          g, path, rs->cols[k].nvalues);
+        }
+    }
+    return rc;
 }
 
 /* A variant another writer shredded (or wrote with a value that may be null) is read
@@ -664,6 +709,8 @@ static int footer_metrics(footer_ctx *x, floe_error *err) {
     floe_buf_init(&bmax, 0);
     for (size_t i = 0; i < x->nleaves; i++) {
         leaf_acc *c = &x->cs[i];
+        if (c->unknown)
+            continue;
         c->nulls_known = true;
         c->exact = !c->repeated;
         for (size_t g = 0; g < x->pf.num_row_groups; g++) {
@@ -827,7 +874,6 @@ static int file_info(const footer_ctx *x, floe_pq_file_info *fi, floe_error *err
     fi->record_count = pf->num_rows;
     fi->file_size_in_bytes = pf->file_size;
     fi->row_group_count = (int64_t)pf->num_row_groups;
-    fi->ncolumns = nleaves;
     fi->columns = floe_calloc(nleaves ? nleaves : 1, sizeof *fi->columns);
     fi->split_offsets = floe_calloc(pf->num_row_groups ? pf->num_row_groups : 1,
                                     sizeof(int64_t));
@@ -844,9 +890,12 @@ static int file_info(const footer_ctx *x, floe_pq_file_info *fi, floe_error *err
         }
         fi->split_offsets[fi->nsplits++] = off;
     }
+    fi->ncolumns = 0;
     for (size_t i = 0; i < nleaves; i++) {
         const leaf_acc *c = &x->cs[i];
-        floe_pq_column_info *ci = &fi->columns[i];
+        if (c->unknown) /* no metrics for an unknown column, as floe writes none */
+            continue;
+        floe_pq_column_info *ci = &fi->columns[fi->ncolumns++];
         ci->field = c->tl;
         ci->field_id = c->tl->id;
         ci->repeated = c->repeated;
@@ -947,6 +996,7 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
     FLOE_CHECK(floe_metrics_config_new(m->properties, m->n_properties, x.ts, NULL, &x.cfg, err));
     FLOE_CHECK(floe_pq_reader_open(io, uri, NULL, &x.r, err));
     FLOE_CHECK(check_schema(&x, err));
+    FLOE_CHECK(check_unknown_nulls(&x, err));
     FLOE_CHECK(check_variants(io, &x, err));
     FLOE_CHECK(footer_metrics(&x, err));
     if (!partition && x.spec->nfields)
