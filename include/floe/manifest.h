@@ -26,6 +26,8 @@
 #ifndef FLOE_MANIFEST_H
 #define FLOE_MANIFEST_H
 
+#include <strings.h>
+
 #include "floe/codec.h"
 #include "floe/common.h"
 #include "floe/parquet.h"
@@ -121,6 +123,13 @@ typedef struct floe_data_file {
     bool has_content_size;
     int64_t content_size_in_bytes;      /* iceberg 145: content_size_in_bytes (v3) */
 } floe_data_file;
+
+/* A delete file entry that is a deletion vector (v3: a blob in a Puffin file) rather than
+ * a position delete file. */
+static inline bool floe_data_file_is_dv(const floe_data_file *f) {
+    return f->content == FLOE_CONTENT_POSITION_DELETES &&
+           ((f->file_format && !strcasecmp(f->file_format, "puffin")) || f->has_content_offset);
+}
 
 typedef struct floe_manifest_entry {
     floe_entry_status status;           /* iceberg 0: status */

@@ -151,18 +151,30 @@ static int plan_line(void *ctx, const floe_scan_task *tk, floe_error *err) {
                         tk->file->record_count, tk->file->file_size_in_bytes, tk->spec_id,
                         tk->data_sequence_number);
         for (size_t d = 0; d < tk->ndeletes; d++) {
+            const floe_data_file *df = tk->deletes[d];
             char *dp = NULL;
             /* a path that does not resolve prints as "" */
-            FLOE_IGNORE_RESULT(floe_table_resolve_path(pl->t, tk->deletes[d]->file_path, &dp,
-                                                       NULL));
+            FLOE_IGNORE_RESULT(floe_table_resolve_path(pl->t, df->file_path, &dp, NULL));
+            char *dl = dp ? floe_io_local_path(dp) : NULL; /* as the data file's */
+            if (dl) {
+                floe_free(dp);
+                dp = dl;
+            }
+            bool dv = floe_data_file_is_dv(df);
             floe_buf_printf(out, "%s{\"path\":", d ? "," : "");
-            floe_json_append_cstr(out, tk->deletes[d]->file_path);
+            floe_json_append_cstr(out, df->file_path);
             floe_buf_printf(out, ",\"local_path\":");
             floe_json_append_cstr(out, dp ? dp : "");
-            floe_buf_printf(out, ",\"content\":\"%s\"}",
-                            tk->deletes[d]->content == FLOE_CONTENT_POSITION_DELETES
-                                ? "position"
-                                : "equality");
+            /* the three kinds apply differently: a vector (v3) holds the positions of one
+             * data file, a blob at an offset of a Puffin file */
+            floe_buf_printf(out, ",\"content\":\"%s\"",
+                            dv ? "deletion_vector"
+                            : df->content == FLOE_CONTENT_POSITION_DELETES ? "position"
+                                                                           : "equality");
+            if (dv && df->has_content_offset && df->has_content_size)
+                floe_buf_printf(out, ",\"content_offset\":%" PRId64 ",\"content_size_in_bytes\":"
+                                "%" PRId64, df->content_offset, df->content_size_in_bytes);
+            floe_buf_printf(out, ",\"records\":%" PRId64 "}", df->record_count);
             floe_free(dp);
         }
         floe_buf_printf(out, "]}");
@@ -175,9 +187,14 @@ static int plan_line(void *ctx, const floe_scan_task *tk, floe_error *err) {
         floe_buf_append(out, " rows\t", 6);
         append_i64(out, tk->file->file_size_in_bytes);
         floe_buf_append(out, " bytes", 6);
-        if (tk->ndeletes)
-            floe_buf_printf(out, "\t%zu delete file%s", tk->ndeletes,
-                            tk->ndeletes == 1 ? "" : "s");
+        size_t ndv = 0;
+        for (size_t d = 0; d < tk->ndeletes; d++)
+            ndv += floe_data_file_is_dv(tk->deletes[d]);
+        if (ndv)
+            floe_buf_printf(out, "\t%zu deletion vector%s", ndv, ndv == 1 ? "" : "s");
+        if (tk->ndeletes > ndv)
+            floe_buf_printf(out, "%s%zu delete file%s", ndv ? ", " : "\t",
+                            tk->ndeletes - ndv, tk->ndeletes - ndv == 1 ? "" : "s");
         floe_buf_append_byte(out, '\n');
     }
     floe_free(phys);

@@ -11,18 +11,9 @@
 #ifndef FLOE_ICEBERG_PUFFIN_H
 #define FLOE_ICEBERG_PUFFIN_H
 
-#include <strings.h>
-
 #include "floe/common.h"
 #include "floe/io.h"
-#include "floe/manifest.h"
-
-/* A delete file entry that is a deletion vector (a blob in a Puffin file) rather than a
- * position delete file. */
-static inline bool floe_data_file_is_dv(const floe_data_file *f) {
-    return f->content == FLOE_CONTENT_POSITION_DELETES &&
-           ((f->file_format && !strcasecmp(f->file_format, "puffin")) || f->has_content_offset);
-}
+#include "floe/manifest.h" /* floe_data_file_is_dv */
 
 /* Positions of deleted rows: sorted, distinct, non-negative. Free with floe_free(pos). */
 typedef struct floe_dv_positions {
