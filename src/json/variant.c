@@ -194,6 +194,21 @@ static int put_string(vdec *d, size_t at, const uint8_t *s, size_t n) {
     return d->out ? out_rc(d, floe_json_append_string(d->out, s, n)) : 0;
 }
 
+/* A variant float printed as the shortest decimal that reads back to the same float (as
+ * Spark prints it: 0.1f is 0.1, not the double 0.10000000149011612): the double nearest
+ * that decimal, whose own shortest form is the same digits. */
+static double float_shortest(float x) {
+    if (!isfinite(x) || x == 0)
+        return (double)x;
+    char buf[32];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, (double)x);
+        if (strtof(buf, NULL) == x)
+            return strtod(buf, NULL);
+    }
+    return (double)x;
+}
+
 /* Primitive type t whose data starts at byte `at` (after the header byte), `end` the end
  * of its container. *size = the data bytes. */
 static int primitive(vdec *d, unsigned t, size_t hdr_at, size_t at, size_t end, size_t *size) {
@@ -244,7 +259,7 @@ static int primitive(vdec *d, unsigned t, size_t hdr_at, size_t at, size_t end, 
         float x;
         memcpy(&x, &bits, 4);
         if (b)
-            rc = floe_buf_append_js_double(b, (double)x);
+            rc = floe_buf_append_js_double(b, float_shortest(x));
         break;
     }
     case FLOE_VARIANT_DECIMAL4:
