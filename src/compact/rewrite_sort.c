@@ -366,6 +366,12 @@ int rw_zorder_parse(const char *text, const floe_schema *schema, const floe_part
         if (!f)
             FLOE_FAIL(err, FLOE_EINVALID, "zorder: cannot find field '%s' in the table schema",
                       tok);
+        /* geometry and geography are binaries (WKB) whose bytes have no order a z-order
+         * could interleave; the linear sort order refuses them too */
+        if (f->geo != FLOE_GEO_NONE)
+            FLOE_FAIL(err, FLOE_EINVALID, "zorder: column '%s' is a %s column, which cannot "
+                      "be z-ordered (its WKB bytes have no order)", tok,
+                      f->geo == FLOE_GEO_GEOGRAPHY ? "geography" : "geometry");
         if (f->leaf < 0 || f->rep_level > 0 || !zorder_type_ok(f->type))
             FLOE_FAIL(err, FLOE_EINVALID,
                       "zorder: column '%s' (%s) cannot be z-ordered: floe z-orders integers, "
