@@ -15,18 +15,42 @@
 #include "scan_internal.h"
 #include "value_text.h"
 
+/* What a literal of f's type looks like, for the refusal. */
+static const char *expected_form(const floe_field *f, char *buf, size_t n) {
+    switch (f->type) {
+    case FLOE_TYPE_BOOLEAN: return "expected true or false";
+    case FLOE_TYPE_INT: return "expected an integer from -2147483648 to 2147483647";
+    case FLOE_TYPE_LONG:
+        return "expected an integer from -9223372036854775808 to 9223372036854775807";
+    case FLOE_TYPE_FLOAT:
+    case FLOE_TYPE_DOUBLE: return "expected a number, 'NaN', 'Infinity' or '-Infinity'";
+    case FLOE_TYPE_STRING: return "expected a quoted string, 'text'";
+    case FLOE_TYPE_UUID: return "expected a UUID, 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx' in hex";
+    case FLOE_TYPE_BINARY: return "expected hex digits, two per byte, 'cafe01'";
+    case FLOE_TYPE_FIXED:
+        snprintf(buf, n, "expected %d bytes as %d hex digits", (int)f->length,
+                 2 * (int)f->length);
+        return buf;
+    default: return NULL;
+    }
+}
+
 static int bad(floe_error *err, const floe_field *f, const char *p, size_t n) {
-    return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s)",
+    char ty[64], form[64];
+    const char *want = expected_form(f, form, sizeof form);
+    return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s)%s%s",
                           (int)(n > 64 ? 64 : n), p, f->name ? f->name : "?",
-                          floe_type_name(f->type));
+                          floe_field_type_str(f, ty, sizeof ty), want ? ": " : "",
+                          want ? want : "");
 }
 
 /* The same with the literal parser's reason. */
 static int bad_why(floe_error *err, const floe_field *f, const char *p, size_t n,
                    const char *why) {
+    char ty[64];
     return floe_error_set(err, FLOE_EINVALID, "value %.*s does not fit column %s (%s): %s",
                           (int)(n > 64 ? 64 : n), p, f->name ? f->name : "?",
-                          floe_type_name(f->type), why);
+                          floe_field_type_str(f, ty, sizeof ty), why);
 }
 
 static void put_utf8(uint8_t *o, size_t *k, uint32_t cp) {
@@ -244,6 +268,10 @@ static int parse_value(const floe_field *f, const char *p, size_t n, floe_arena 
         int rc = lenient ? floe_lit_where_timestamp(t, sl, quoted, zoned, ns ? 9 : 6, &x, why,
                                                     sizeof why)
                          : ts_canonical(f, t, sl, &x, why, sizeof why);
+        /* the literal parser reads the date first: "expected a date" is the whole form */
+        if (rc != FLOE_LIT_OK && !strncmp(why, "expected a date", 15))
+            snprintf(why, sizeof why, "expected a timestamp 'YYYY-MM-DD[THH:MM:SS[.%s]]%s'",
+                     ns ? "fffffffff" : "ffffff", zoned ? "[Z|+HH:MM]" : "");
         if (rc != FLOE_LIT_OK)
             return bad_why(err, f, p, n, why);
         v = floe_value_i64(f->type, x);
