@@ -248,6 +248,13 @@ typedef struct floe_infer_options {
 int floe_infer_new(const floe_infer_options *opts, floe_infer **out, floe_error *err)
     FLOE_NODISCARD;
 void floe_infer_free(floe_infer *inf);
+/* Where the next line fed is: line `line` (1-based) of source (copied; may be NULL), each
+ * line fed after it one more. Warnings name the place a value first seen there ("at
+ * events.ndjson line 12"); without a call lines are counted from 1 over all feeds.
+ * FLOE_ENOMEM. */
+int floe_infer_at(floe_infer *inf, const char *source, int64_t line) FLOE_NODISCARD;
+/* " at NAME line N" of the first line skipped (not a JSON object), "" when none: in buf. */
+const char *floe_infer_first_skipped(const floe_infer *inf, char *buf, size_t n);
 /* Feed NDJSON lines. Returns 1 when max_records is reached (further feeds are ignored), 0
  * otherwise, negative on error (FLOE_ENOMEM). */
 int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err) FLOE_NODISCARD;

@@ -75,8 +75,14 @@ static int infer_file(floe_infer *inf, const char *path, int64_t sample, floe_er
         return rc;
     uint64_t start = floe_infer_records(inf) + floe_infer_skipped(inf);
     bool done = false;
+    const char *name = strcmp(path, "-") ? path : "standard input";
     while (!done && (rc = floe_line_reader_next(r, &chunk, err)) > 0) {
         const uint8_t *p = chunk.data.data, *end = p + chunk.data.len;
+        /* warnings name the line a value was first seen on */
+        if (floe_infer_at(inf, name, chunk.first_line) < 0) {
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            goto out;
+        }
         while (p < end) {
             uint64_t seen = floe_infer_records(inf) + floe_infer_skipped(inf) - start;
             if (sample > 0 && seen >= (uint64_t)sample) {
@@ -179,9 +185,14 @@ static int run_infer(int argc, char **argv) {
     }
     for (size_t i = 0; i < floe_infer_warning_count(inf); i++)
         fprintf(stderr, "floe schema: warning: %s\n", floe_infer_warning(inf, i));
-    if (floe_infer_skipped(inf))
-        fprintf(stderr, "floe schema: %" PRIu64 " lines were not JSON objects and were skipped\n",
-                floe_infer_skipped(inf));
+    if (floe_infer_skipped(inf)) {
+        char at[256];
+        fprintf(stderr, "floe schema: %" PRIu64 " line%s not JSON objects and %s skipped "
+                "(the first%s)\n", floe_infer_skipped(inf),
+                floe_infer_skipped(inf) == 1 ? " was" : "s were",
+                floe_infer_skipped(inf) == 1 ? "was" : "were",
+                floe_infer_first_skipped(inf, at, sizeof at));
+    }
     if (!(text = floe_schema_to_json(s, !json))) {
         fprintf(stderr, "floe schema: out of memory\n");
         goto done;

@@ -29,6 +29,15 @@
 #define MAP_MANY_KEYS 64   /* more distinct keys than this: a map */
 #define MAP_SOME_KEYS 16   /* at least this many and sparse: a map */
 #define MAX_WARNINGS 100
+#define MAX_SOURCES 4096   /* source names kept for warnings; past it, lines go unnamed */
+
+/* Where a value was first seen: the ordinal of its line among every line fed (0: never),
+ * the source (index + 1 into floe_infer.sources; 0: none named) and its line there. */
+typedef struct iloc {
+    uint64_t ord;
+    uint32_t src;
+    int64_t line;
+} iloc;
 
 typedef struct inode inode;
 struct inode {
@@ -42,6 +51,8 @@ struct inode {
     size_t nkids, cap;
     inode *overflow;               /* values of keys past INFER_MAX_KEYS */
     inode *elem;                   /* arrays: all elements */
+    iloc first[6];                 /* the first value of each kind (K_* below; K_NONE: of
+                                      any kind, null included), for warnings */
 };
 
 struct floe_infer {
@@ -50,7 +61,18 @@ struct floe_infer {
     uint64_t records, skipped;
     char **warnings;
     size_t nwarnings;
+    char **sources;                /* names given by floe_infer_at */
+    size_t nsources;
+    iloc at;                       /* the line being fed */
+    iloc first_skipped;
 };
+
+enum { K_NONE, K_BOOL, K_NUMBER, K_STRING, K_OBJECT, K_ARRAY };
+
+static void note_first(iloc *slot, const iloc *at) {
+    if (!slot->ord || at->ord < slot->ord)
+        *slot = *at;
+}
 
 static void inode_free(inode *n) {
     if (!n)
@@ -119,9 +141,15 @@ static void classify_string(inode *n, const char *s, size_t len) {
     }
 }
 
-static int observe(inode *n, json_t *v, int depth) {
+static int observe(inode *n, json_t *v, int depth, const iloc *at) {
     if (depth > INFER_MAX_DEPTH)
         return 0; /* deeper levels carry no more shape worth inferring */
+    static const int kind_of[] = {[JSON_OBJECT] = K_OBJECT, [JSON_ARRAY] = K_ARRAY,
+                                  [JSON_STRING] = K_STRING, [JSON_INTEGER] = K_NUMBER,
+                                  [JSON_REAL] = K_NUMBER,   [JSON_TRUE] = K_BOOL,
+                                  [JSON_FALSE] = K_BOOL,    [JSON_NULL] = K_NONE};
+    note_first(&n->first[K_NONE], at);
+    note_first(&n->first[kind_of[json_typeof(v)]], at);
     switch (json_typeof(v)) {
     case JSON_NULL: n->n_null++; break;
     case JSON_TRUE:
@@ -141,7 +169,7 @@ static int observe(inode *n, json_t *v, int depth) {
             inode *k = kid_for(n, key);
             if (!k)
                 return FLOE_ENOMEM;
-            FLOE_FORWARD_IF_ERROR(observe(k, val, depth + 1));
+            FLOE_FORWARD_IF_ERROR(observe(k, val, depth + 1, at));
         }
         break;
     }
@@ -151,7 +179,8 @@ static int observe(inode *n, json_t *v, int depth) {
             return FLOE_ENOMEM;
         size_t i;
         json_t *el;
-        json_array_foreach(v, i, el) FLOE_FORWARD_IF_ERROR(observe(n->elem, el, depth + 1));
+        json_array_foreach(v, i, el)
+            FLOE_FORWARD_IF_ERROR(observe(n->elem, el, depth + 1, at));
         break;
     }
     }
@@ -173,6 +202,9 @@ static int merge(inode *dst, const inode *src) {
     dst->s_nanos += src->s_nanos;
     dst->s_ns_out += src->s_ns_out;
     dst->total_keys += src->total_keys;
+    for (int k = 0; k < 6; k++)
+        if (src->first[k].ord)
+            note_first(&dst->first[k], &src->first[k]);
     for (size_t i = 0; i < src->nkids; i++) {
         inode *k = kid_for(dst, src->names[i]);
         if (!k)
@@ -217,7 +249,20 @@ static void warn(floe_infer *inf, const char *fmt, ...) {
         inf->warnings[inf->nwarnings++] = w;
 }
 
-enum { K_NONE, K_BOOL, K_NUMBER, K_STRING, K_OBJECT, K_ARRAY };
+/* " at NAME line N" (or " at line N") for l into buf; "" when l is unset. */
+static const char *at_text(const floe_infer *inf, const iloc *l, char *buf, size_t n) {
+    if (!l->ord)
+        snprintf(buf, n, "%s", "");
+    else if (l->src)
+        snprintf(buf, n, " at %.200s line %lld", inf->sources[l->src - 1], (long long)l->line);
+    else
+        snprintf(buf, n, " at line %lld", (long long)l->line);
+    return buf;
+}
+
+const char *floe_infer_first_skipped(const floe_infer *inf, char *buf, size_t n) {
+    return at_text(inf, &inf->first_skipped, buf, n);
+}
 
 /* Values seen of each kind, indexed by K_*: null is no kind, integers and decimals are
  * both numbers. */
@@ -253,15 +298,21 @@ static int dominant_kind(build_ctx *c, const inode *n, const char *path) {
             best = k;
     }
     if (kinds > 1) {
-        char seen[200] = "";
-        size_t len = 0;
+        char seen[200] = "", others[400] = "", at[256];
+        size_t len = 0, olen = 0;
         for (int k = 1; k < 6 && len < sizeof seen - 40; k++)
             if (counts[k])
                 len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s %llu",
                                         len ? ", " : "", names[k], (unsigned long long)counts[k]);
-        warn(c->inf, "field '%s' has mixed kinds (%s): inferred from %s; other values will be "
-                     "rejected",
-             path, seen, names[best]);
+        /* where each kind that loses first appears: the values the shredder will reject */
+        for (int k = 1; k < 6 && olen < sizeof others - 80; k++)
+            if (counts[k] && k != best && n->first[k].ord)
+                olen += (size_t)snprintf(others + olen, sizeof others - olen, "%sfirst %s%s",
+                                         olen ? ", " : "; ", names[k],
+                                         at_text(c->inf, &n->first[k], at, sizeof at));
+        warn(c->inf, "field '%s' has mixed kinds (%s%s): inferred from %s; other values will "
+                     "be rejected",
+             path, seen, others, names[best]);
     }
     return best;
 }
@@ -387,7 +438,9 @@ static int build_type(build_ctx *c, const inode *n, floe_field *f, const char *p
     size_t j = 0;
     for (size_t i = 0; i < n->nkids; i++) {
         if (!n->names[i][0]) {
-            warn(c->inf, "object '%s' has an empty key: left out of the schema", path);
+            char at[256];
+            warn(c->inf, "object '%s' has an empty key (first%s): left out of the schema",
+                 path, at_text(c->inf, &n->kids[i]->first[K_NONE], at, sizeof at));
             continue;
         }
         floe_field *kf = &fields[j++];
@@ -497,7 +550,31 @@ void floe_infer_free(floe_infer *inf) {
     for (size_t i = 0; i < inf->nwarnings; i++)
         floe_free(inf->warnings[i]);
     floe_free(inf->warnings);
+    for (size_t i = 0; i < inf->nsources; i++)
+        floe_free(inf->sources[i]);
+    floe_free(inf->sources);
     floe_free(inf);
+}
+
+int floe_infer_at(floe_infer *inf, const char *source, int64_t line) {
+    inf->at.line = line - 1; /* the feed counts the line it starts */
+    inf->at.src = 0;
+    if (!source)
+        return 0;
+    if (inf->nsources && !strcmp(inf->sources[inf->nsources - 1], source)) {
+        inf->at.src = (uint32_t)inf->nsources;
+        return 0;
+    }
+    if (inf->nsources >= MAX_SOURCES)
+        return 0;
+    char **ns = floe_realloc(inf->sources, (inf->nsources + 1) * sizeof *ns);
+    if (!ns)
+        return FLOE_ENOMEM;
+    inf->sources = ns;
+    if (!(ns[inf->nsources] = floe_strdup(source)))
+        return FLOE_ENOMEM;
+    inf->at.src = (uint32_t)++inf->nsources;
+    return 0;
 }
 
 int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err) {
@@ -508,6 +585,8 @@ int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
         const uint8_t *le = nl ? nl : end;
         const uint8_t *q = p;
+        inf->at.ord++;
+        inf->at.line++;
         while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
             q++;
         if (q < le) {
@@ -523,8 +602,9 @@ int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err
             }
             if (!doc || !json_is_object(doc)) {
                 inf->skipped++;
+                note_first(&inf->first_skipped, &inf->at);
             } else {
-                int rc = observe(inf->root, doc, 0);
+                int rc = observe(inf->root, doc, 0, &inf->at);
                 if (rc < 0) {
                     json_decref(doc);
                     return floe_error_set(err, rc, "schema inference: out of memory");
