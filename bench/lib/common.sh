@@ -8,13 +8,16 @@ FLOE=${FLOE:-$SRC_DIR/build/floe}
 RESULTS=$BENCH_DIR/RESULTS.md
 
 # cc_floe OUT SRC...: a C program against the libfloe.a next to $FLOE, with floe's Debian
-# libraries (the list in CMakeLists.txt and scripts/floe.pc.in)
+# libraries (the list in CMakeLists.txt and scripts/floe.pc.in; ICU when the build found
+# it, as CMakeLists.txt does: a libfloe.a built with ICU needs it)
 cc_floe() {
   local out=$1; shift
   local build; build=$(cd "$(dirname "$FLOE")" && pwd)
+  local icu=""
+  if pkg-config --exists icu-uc; then icu=$(pkg-config --libs icu-uc); fi
   cc -O2 -std=c11 -D_GNU_SOURCE -I"$SRC_DIR/include" -o "$out" "$@" "$build/libfloe.a" \
     $(pkg-config --libs zlib libzstd liblz4 libbrotlienc libbrotlidec jansson sqlite3 libcurl \
-      libmicrohttpd libpq libcrypto libdeflate rdkafka) -lsnappy -lpthread -lm
+      libmicrohttpd libpq libcrypto libdeflate rdkafka) $icu -lsnappy -lpthread -lm
 }
 
 # run_timed LOGFILE CMD... : runs CMD, appends "seconds peak_rss_kib user_s sys_s" to
