@@ -134,6 +134,10 @@ typedef struct floe_catalog_config {
     floe_sql_options sql; /* options of the catalog's database connections (sql stores,
                              and the leases of every store); zero: the defaults */
     floe_rest_properties rest; /* rest: auth, prefix, headers */
+    int test_commit_pause_ms; /* tests only (filesystem catalog): a commit waits this long
+                                 between its look at the current version and its create of
+                                 the next, the window a drop races; `floe catalog serve`
+                                 sets it from FLOE_TEST_FS_COMMIT_PAUSE_MS (0..10000) */
     char *state_db;  /* rest: the database of what a REST catalog does not hold - leases
                         (commit priority, floe maintain's jobs, landing compaction) and
                         floe serve's landing index: a SQLite path, sqlite:///path or

@@ -796,6 +796,7 @@ int floe_catalog_open(const floe_catalog_config *cfg, floe_catalog **out, floe_e
             return floe_error_set(err, FLOE_EINVALID, "filesystem catalog needs a warehouse");
         FLOE_FORWARD_IF_ERROR(floe_catalog_open_fs(cfg->io, wh, out, err));
         (*out)->sql_opts = cfg->sql;
+        (*out)->test_commit_pause_ms = cfg->test_commit_pause_ms;
         return 0;
     }
     if (strcmp(type, "sql") && strcmp(type, "sqlite"))

@@ -92,6 +92,7 @@ struct floe_catalog {
     size_t max_metadata_bytes;    /* floe_catalog_set_max_metadata_bytes; 0: no cap */
     char *lease_db;  /* database of commit leases (floe_sql_open form); NULL: none */
     floe_sql_options sql_opts; /* options of its connections (and of lease_db's) */
+    int test_commit_pause_ms;  /* filesystem: floe_catalog_config's, tests only */
     struct floe_lease_store *commit_leases; /* floe_catalog_commit_leases, opened lazily */
     bool commit_leases_failed;              /* the open failed once: not tried again */
 };

@@ -425,7 +425,6 @@ static int first_version(const char *metadata_dir, int64_t *first, floe_error *e
 
 static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                     const char *base, bool gzip, char **out, floe_error *err) {
-    (void)c;
     int64_t v = 0;
     const char *slash = base ? strrchr(base, '/') : NULL;
     if (base && (!slash || !floe_metadata_file_version(slash + 1, &v) || slash[1] != 'v'))
@@ -473,13 +472,11 @@ static int fs_new_metadata_location(floe_catalog *c, const char *metadata_dir,
                                   "%s: the table is at v%" PRId64 " now: another commit won",
                                   base, cur);
         }
-        /* tests only: FLOE_TEST_FS_COMMIT_PAUSE_MS=N holds the commit N ms (at most 10 s)
-         * between this look and its create of v<N+1>, the window a drop at v<N> races
+        /* tests only (floe_catalog_config.test_commit_pause_ms): the commit waits between
+         * this look and its create of v<N+1>, the window a drop at v<N> races
          * (tests/integration/rest_purge_race.sh) */
-        const char *pause = getenv("FLOE_TEST_FS_COMMIT_PAUSE_MS");
-        long pause_ms = pause ? strtol(pause, NULL, 10) : 0;
-        if (pause_ms > 0 && pause_ms <= 10000)
-            usleep((useconds_t)pause_ms * 1000);
+        if (c->test_commit_pause_ms > 0 && c->test_commit_pause_ms <= 10000)
+            usleep((useconds_t)c->test_commit_pause_ms * 1000);
     }
     char *loc = md ? floe_io_join(md, name) : NULL;
     floe_free(md);

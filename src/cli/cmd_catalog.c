@@ -313,6 +313,20 @@ int floe_cmd_catalog(int argc, char **argv) {
     if (cli_catalog_config_load(name, config, &cfg, &err) < 0)
         return cli_fail(&err);
     if (!strcmp(action, "serve")) {
+        /* tests only: FLOE_TEST_FS_COMMIT_PAUSE_MS=N (1..10000) holds each commit on a
+         * filesystem catalog N ms between its look at the current version and its create
+         * of the next (tests/integration/rest_purge_race.sh) */
+        const char *pause = getenv("FLOE_TEST_FS_COMMIT_PAUSE_MS");
+        if (pause && *pause) {
+            char *end = NULL;
+            long ms = strtol(pause, &end, 10);
+            if (*end || ms < 0 || ms > 10000) {
+                floe_catalog_config_reset(&cfg);
+                return cli_usage("catalog", "serve: FLOE_TEST_FS_COMMIT_PAUSE_MS must be 0 to "
+                                 "10000 (ms), not '%s'", pause);
+            }
+            cfg.test_commit_pause_ms = (int)ms;
+        }
         int code = catalog_serve(&cfg, nargs, args);
         floe_catalog_config_reset(&cfg);
         return code;
