@@ -11,13 +11,7 @@
 #  - the accepted records' new fields are added, and their values land; format v2 and v3.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
-export FLOE_WAREHOUSE="$tmp/wh"
-"$FLOE" namespace create ns >/dev/null
-echo '{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"}]}' \
-  > "$tmp/s.json"
-"$FLOE" table create ns.v2 --schema "$tmp/s.json" >/dev/null
-"$FLOE" table create ns.v3 --schema "$tmp/s.json" --property format-version=3 >/dev/null
-start_server --warehouse "$tmp/wh" --listen 127.0.0.1:0
+start_on_v2_v3
 post() { # TABLE FILE EXPECTED_ACCEPTED EXPECTED_REJECTED
   local code
   code=$(curl -s -o "$tmp/answer" -w '%{http_code}' -XPOST \

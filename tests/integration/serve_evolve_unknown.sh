@@ -10,13 +10,7 @@
 #  - format v2 and v3 alike; the other events of the same post land, exactly once.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
-export FLOE_WAREHOUSE="$tmp/wh"
-"$FLOE" namespace create ns >/dev/null
-echo '{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"}]}' \
-  > "$tmp/s.json"
-"$FLOE" table create ns.v2 --schema "$tmp/s.json" >/dev/null
-"$FLOE" table create ns.v3 --schema "$tmp/s.json" --property format-version=3 >/dev/null
-start_server --warehouse "$tmp/wh" --listen 127.0.0.1:0
+start_on_v2_v3
 cat > "$tmp/events.ndjson" <<'J'
 {"id":1,"big":18446744073709551616}
 {"id":2,"x":1}

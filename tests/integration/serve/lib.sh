@@ -34,6 +34,17 @@ start_server() {
   done
   fail "server did not start"
 }
+# start_on_v2_v3: tables ns.v2 and ns.v3 (format versions 2 and 3) of one required long
+# column id in the warehouse $tmp/wh (FLOE_WAREHOUSE), then start_server on them
+start_on_v2_v3() {
+  export FLOE_WAREHOUSE="$tmp/wh"
+  "$FLOE" namespace create ns >/dev/null
+  echo '{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"}]}' \
+    > "$tmp/s.json"
+  "$FLOE" table create ns.v2 --schema "$tmp/s.json" >/dev/null
+  "$FLOE" table create ns.v3 --schema "$tmp/s.json" --property format-version=3 >/dev/null
+  start_server --warehouse "$tmp/wh" --listen 127.0.0.1:0
+}
 stop_server() {
   kill -TERM "$pid"
   wait "$pid" || fail "server exit status $?"
