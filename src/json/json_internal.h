@@ -37,6 +37,10 @@ typedef struct floe_jnum {
     int64_t exp;                /* explicit exponent, clamped to +-10^9 */
     bool simple;                /* no fraction, no exponent, at most 18 digits */
     uint64_t simple_value;      /* magnitude when simple */
+    /* At most 19 digits in all (integer and fraction): value = mant * 10^(exp - n_frac),
+     * mant exact (floe_jnum_to_double's fast path needs no second pass over the digits). */
+    bool mant_ok;
+    uint64_t mant;
 } floe_jnum;
 
 /* Scan a number at p (p < end). Returns bytes consumed, or 0 when the text is not a

@@ -37,18 +37,21 @@ size_t floe_jnum_scan(const uint8_t *p, const uint8_t *end, floe_jnum *o, size_t
     if (p >= end || !IS_DIGIT(*p))
         goto fail;
     o->int_digits = p;
+    /* every digit goes into m as it is scanned; m wraps past 19 digits (unsigned, defined)
+     * and is trusted only up to 19 */
+    uint64_t m = 0;
     if (*p == '0')
         p++;
     else
         while (p < end && IS_DIGIT(*p))
-            p++;
+            m = m * 10 + (uint64_t)(*p++ - '0');
     o->n_int = (size_t)(p - o->int_digits);
     bool plain = true;
     if (p < end && *p == '.') {
         p++;
         o->frac_digits = p;
         while (p < end && IS_DIGIT(*p))
-            p++;
+            m = m * 10 + (uint64_t)(*p++ - '0');
         o->n_frac = (size_t)(p - o->frac_digits);
         if (!o->n_frac)
             goto fail;
@@ -71,12 +74,11 @@ size_t floe_jnum_scan(const uint8_t *p, const uint8_t *end, floe_jnum *o, size_t
         plain = false;
     }
     o->len = (size_t)(p - s);
+    o->mant_ok = o->n_int + o->n_frac <= 19;
+    o->mant = m;
     if (plain && o->n_int <= 18) {
-        uint64_t v = 0;
-        for (size_t i = 0; i < o->n_int; i++)
-            v = v * 10 + (uint64_t)(o->int_digits[i] - '0');
         o->simple = true;
-        o->simple_value = v;
+        o->simple_value = m;
     }
     return o->len;
 fail:
@@ -201,6 +203,19 @@ static int slow_parse(const floe_jnum *n, locale_t loc, bool single, double *out
 }
 
 int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
+    /* The exact fast path on the digits as written (leading and trailing zeros kept):
+     * mant and 10^|e| are exact doubles, so the one multiplication or division rounds
+     * the exact value correctly, the same double as the normalised path below or strtod
+     * (both correctly rounded) would give. */
+    if (n->mant_ok && n->mant <= (1ull << 53)) {
+        int64_t e = n->exp - (int64_t)n->n_frac;
+        if (e >= -22 && e <= 22) {
+            double v = (double)n->mant;
+            v = e >= 0 ? v * pow10_d[e] : v / pow10_d[-e];
+            *out = n->neg ? -v : v;
+            return FLOE_SC_OK;
+        }
+    }
     numdigits d;
     normalize(n, &d);
     if (!d.count) {

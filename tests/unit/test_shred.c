@@ -399,6 +399,74 @@ TEST(test_coerce_floats) {
     EXPECT_REJ("\"double\"", "\"1.5\"", FLOE_REJECT_TYPE);
 }
 
+/* A double is the correctly rounded value of its digits whichever path converts it (the
+ * fast path on the digits as written, the normalised one, strtod): bit for bit what
+ * strtod gives, for numbers at the edges of the fast path (19 digits, 2^53, 10^+-22,
+ * leading and trailing zeros, signed zeros) and for 20,000 pseudo-random ones. */
+static bool double_as_strtod(const char *text) {
+    fixture fx;
+    if (one("\"double\"", text, &fx) != 0) {
+        harness_fail(__FILE__, __LINE__, "%s rejected", text);
+        fx_close(&fx);
+        return false;
+    }
+    double got = f64_at(&fx.batch.cols[0], 0), want = strtod(text, NULL);
+    fx_close(&fx);
+    if (memcmp(&got, &want, sizeof got) != 0) {
+        harness_fail(__FILE__, __LINE__, "%s -> %.17g, strtod gives %.17g", text, got, want);
+        return false;
+    }
+    return true;
+}
+
+TEST(test_double_digits) {
+    static const char *const edges[] = {
+        "0", "-0", "0.0", "-0.0", "0e5", "-0e-5", "0.000", "1", "-1", "0.5", "1.25e-3",
+        "9007199254740992", "9007199254740993", "9007199254740992.0", "900719925474099.3",
+        "9007199254740993e-1", "18014398509481984", "1234567890123456789",
+        "1234567890123456789e-22", "12345678901234567890", "0.1234567890123456789",
+        "1.2345678901234567890", "1.5000000000000000000", "1.50000000000000000000",
+        "1e22", "1e23", "1e-22", "1e-23", "123e20", "123e-25", "0.000000000000000000001",
+        "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "33.052", "-73.015541",
+        "9.88436", "-0.04548", "1042.96", "0.30000000000000004", "100000000000000000000000",
+        "1e0", "1E+2", "25E-1", "-123.456e7"};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+        if (!double_as_strtod(edges[i]))
+            return;
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        char digits[24], text[64];
+        int nd = 1 + (int)(x % 20), point = (int)((x >> 8) % (uint64_t)(nd + 1));
+        uint64_t y = x;
+        for (int k = 0; k < nd; k++) {
+            digits[k] = (char)('0' + (y >> 20) % 10);
+            y = y * 6364136223846793005ULL + 1442695040888963407ULL;
+        }
+        if (digits[0] == '0' && point != 1)
+            digits[0] = '7'; /* JSON: no leading zero before more integer digits */
+        size_t n = 0;
+        if ((x >> 16) & 1)
+            text[n++] = '-';
+        if (point == 0)
+            text[n++] = '0';
+        for (int k = 0; k < nd; k++) {
+            if (k == point && point > 0 && point < nd)
+                text[n++] = '.';
+            if (k == 0 && point == 0)
+                text[n++] = '.';
+            text[n++] = digits[k];
+        }
+        if ((x >> 24) % 3 == 0)
+            n += (size_t)snprintf(text + n, sizeof text - n, "e%d", (int)((x >> 32) % 61) - 30);
+        text[n] = '\0';
+        if (!double_as_strtod(text))
+            return;
+    }
+}
+
 TEST(test_coerce_decimal) {
     EXPECT_I64("\"decimal(10,2)\"", "12.3", 1230);
     EXPECT_I64("\"decimal(10,2)\"", "\"12.340\"", 1234);
@@ -1093,6 +1161,7 @@ int main(void) {
     RUN(test_reject_reasons);
     RUN(test_coerce_integers);
     RUN(test_coerce_floats);
+    RUN(test_double_digits);
     RUN(test_coerce_decimal);
     RUN(test_coerce_time);
     RUN(test_coerce_bytes);
