@@ -151,11 +151,12 @@ static int local_output_open(floe_io *io, const char *uri, const floe_output_opt
     o->direct = o->opts.direct;
 #endif
     o->buf_cap = o->direct ? DIRECT_BLOCK : OUT_BUF_SIZE;
-    /* direct: two blocks (the second is only touched once the first is full) */
-    o->buf_alloc = floe_malloc(o->direct ? 2 * DIRECT_BLOCK + DIRECT_ALIGN : o->buf_cap);
+    /* direct: two blocks (the second is only touched once the first is full), in huge
+     * pages: each output's blocks are fresh memory, filled once per 8 MiB written, and
+     * 4 KiB pages cost 4,096 page faults for them (a tenth of a 200 MB convert's) */
+    o->buf_alloc = o->direct ? floe_alloc_huge(2 * DIRECT_BLOCK) : floe_malloc(o->buf_cap);
     if (o->buf_alloc && o->direct) {
-        o->blocks[0] = (uint8_t *)(((uintptr_t)o->buf_alloc + DIRECT_ALIGN - 1) &
-                                   ~(uintptr_t)(DIRECT_ALIGN - 1));
+        o->blocks[0] = o->buf_alloc; /* 2 MiB aligned, a multiple of DIRECT_ALIGN */
         o->blocks[1] = o->blocks[0] + DIRECT_BLOCK;
     }
     o->buf = o->direct ? o->blocks[0] : o->buf_alloc;
