@@ -67,6 +67,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "parquet/encoding.h"
 #include "parquet/metadata.h"
@@ -386,6 +388,18 @@ static floe_buf *chunk_room(col *c, size_t n) {
     } else if (floe_buf_reserve(b, size > n ? size - 1 : n) < 0) { /* reserve adds the NUL's byte */
         return NULL;
     }
+#ifdef MADV_POPULATE_WRITE
+    else if (c->nsegs > 0) {
+        /* the chunk's next segment is filled whole unless the chunk ends first: its
+         * pages in one call rather than a fault each (the first segment stays lazy: a
+         * small column may never fill it) */
+        long pg = sysconf(_SC_PAGESIZE);
+        uintptr_t m = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
+        uintptr_t lo = ((uintptr_t)b->data + m) & ~m, hi = ((uintptr_t)b->data + b->cap) & ~m;
+        if (hi > lo)
+            (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+    }
+#endif
     c->nsegs++;
     return b;
 }
