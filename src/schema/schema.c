@@ -401,6 +401,7 @@ done:
 
 typedef struct parse_ctx {
     floe_schema *s;
+    floe_arena *arena; /* keeps a geometry/geography type's text; NULL: none taken */
     floe_error *err;
 } parse_ctx;
 
@@ -508,17 +509,15 @@ static int parse_geo(parse_ctx *c, const char *name, floe_field *f, const char *
                                       where, (int)algo_n, algo, name);
         }
     }
-    if (!c->s) /* schema evolution's type text has no arena to keep it in */
+    if (!c->arena)
         return floe_error_set(c->err, FLOE_EUNSUPPORTED,
-                              "%s: \"%s\": floe adds no geometry or geography column by "
-                              "schema evolution (give it in the schema at create)",
-                              where, name);
+                              "%s: \"%s\": no geometry or geography type here", where, name);
     f->type = FLOE_TYPE_BINARY;
     f->geo = geog ? FLOE_GEO_GEOGRAPHY : FLOE_GEO_GEOMETRY;
     f->geo_algo = (floe_geo_algo)algo_id;
     f->geo_crs = NULL;
-    if (!(f->geo_type = floe_arena_strdup(&c->s->arena, name)) ||
-        (crs && !(f->geo_crs = floe_arena_strndup(&c->s->arena, crs, crs_n))))
+    if (!(f->geo_type = floe_arena_strdup(c->arena, name)) ||
+        (crs && !(f->geo_crs = floe_arena_strndup(c->arena, crs, crs_n))))
         return floe_error_set(c->err, FLOE_ENOMEM, "schema: out of memory");
     return 0;
 bad:
@@ -600,9 +599,25 @@ static int parse_primitive(parse_ctx *c, const char *name, floe_field *f, const 
                           name);
 }
 
-int floe_schema_primitive_type(const char *name, floe_field *f, floe_error *err) {
-    parse_ctx c = {.s = NULL, .err = err};
+int floe_schema_primitive_type(const char *name, floe_field *f, floe_arena *arena,
+                               floe_error *err) {
+    parse_ctx c = {.s = NULL, .arena = arena, .err = err};
     return parse_primitive(&c, name, f, "type");
+}
+
+/* format/spec.md "CRS": C defaults to OGC:CRS84, A to spherical. The spec says nothing of
+ * the CRS's case; Iceberg Java (Types.GeometryType/GeographyType.equals, apache/iceberg
+ * #16765) compares it ignoring case, so OGC:CRS84 and ogc:crs84 are one CRS here too. */
+bool floe_field_geo_same(const floe_field *a, const floe_field *b) {
+    if (a->geo != b->geo)
+        return false;
+    if (!a->geo)
+        return true;
+    const char *ca = a->geo_crs ? a->geo_crs : "OGC:CRS84";
+    const char *cb = b->geo_crs ? b->geo_crs : "OGC:CRS84";
+    floe_geo_algo aa = a->geo_algo == FLOE_GEO_ALGO_DEFAULT ? FLOE_GEO_ALGO_SPHERICAL : a->geo_algo;
+    floe_geo_algo ab = b->geo_algo == FLOE_GEO_ALGO_DEFAULT ? FLOE_GEO_ALGO_SPHERICAL : b->geo_algo;
+    return !strcasecmp(ca, cb) && (a->geo != FLOE_GEO_GEOGRAPHY || aa == ab);
 }
 
 static char *dump_default(parse_ctx *c, json_t *v) {
@@ -779,7 +794,7 @@ int floe_schema_parse(const char *json, size_t n, floe_schema **out, floe_error 
         FLOE_FAIL(err, FLOE_ESCHEMA, "schema: top level must be {\"type\": \"struct\", ...}");
     if (!(s = floe_schema_new()))
         FLOE_FAIL(err, FLOE_ENOMEM, "schema: out of memory");
-    parse_ctx c = {.s = s, .err = err};
+    parse_ctx c = {.s = s, .arena = &s->arena, .err = err};
     json_t *jsid = json_object_get(js, "schema-id");
     if (jsid) {
         if (!json_is_integer(jsid) || json_integer_value(jsid) < 0 ||

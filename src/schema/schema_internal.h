@@ -7,7 +7,14 @@
 #include "floe/schema.h"
 
 /* Set f's type from a primitive type name as Iceberg JSON writes it ("long",
- * "decimal(10, 2)", "fixed[16]", ...). FLOE_ESCHEMA naming the text when it is none. */
-int floe_schema_primitive_type(const char *name, floe_field *f, floe_error *err);
+ * "decimal(10, 2)", "fixed[16]", "geometry(srid:4326)", ...). FLOE_ESCHEMA naming the
+ * text when it is none. A geometry or geography type's text is kept in arena (with
+ * arena NULL it is refused, FLOE_EUNSUPPORTED). */
+int floe_schema_primitive_type(const char *name, floe_field *f, floe_arena *arena,
+                               floe_error *err);
+
+/* Are a and b the same geometry / geography type (or neither)? Defaults filled in
+ * (OGC:CRS84, spherical), the CRS compared ignoring case. */
+bool floe_field_geo_same(const floe_field *a, const floe_field *b);
 
 #endif

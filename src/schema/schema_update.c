@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/filter.h"
 #include "floe/schema.h"
@@ -69,17 +70,24 @@ static int tp_primitive(type_parser *tp, floe_field *f) {
         n--;
     if (!n)
         return tp_fail(tp, "a type is missing");
-    char name[64];
-    if (n >= sizeof name)
+    /* geometry(C) / geography(C, A): the keyword in any case, the CRS as given (the
+     * metadata keeps it byte for byte), of any length */
+    bool geo = (n >= 8 && !strncasecmp(start, "geometry", 8)) ||
+               (n >= 9 && !strncasecmp(start, "geography", 9));
+    char small[64], *name = small;
+    if (!geo && n >= sizeof small)
         return tp_fail(tp, "unknown type");
+    if (geo && !(name = floe_arena_alloc(tp->arena, n + 1)))
+        return floe_error_set(tp->err, FLOE_ENOMEM, "out of memory");
+    size_t keyword = geo ? (tolower((unsigned char)start[3]) == 'm' ? 8 : 9) : n;
     for (size_t i = 0; i < n; i++)
-        name[i] = (char)tolower((unsigned char)start[i]);
+        name[i] = i < keyword ? (char)tolower((unsigned char)start[i]) : start[i];
     name[n] = 0;
     if (!strcmp(name, "integer"))
         strcpy(name, "int");
     else if (!strcmp(name, "bigint"))
         strcpy(name, "long");
-    int rc = floe_schema_primitive_type(name, f, tp->err);
+    int rc = floe_schema_primitive_type(name, f, tp->arena, tp->err);
     if (rc < 0 && (start != tp->text || *tp->p)) /* inside a nested type: say which */
         floe_error_prefix(tp->err, "type \"%s\" at byte %zu: ", tp->text,
                           (size_t)(start - tp->text));
@@ -211,8 +219,14 @@ static int assign_ids(floe_field *f, int32_t *last, floe_error *err) {
 bool floe_schema_type_promotable(const floe_field *from, const floe_field *to) {
     if (floe_type_is_nested(from->type) || floe_type_is_nested(to->type))
         return false;
+    /* unknown -> any type (v3, the only format unknown exists in): its files hold no
+     * column for it, so every row written before reads null either way */
+    if (from->type == FLOE_TYPE_UNKNOWN)
+        return true;
     if (from->type == to->type) {
-        if (from->geo != to->geo) /* binary, geometry and geography are three types */
+        /* binary, geometry and geography are three types; geometry(C) and geometry(C2)
+         * two unless C and C2 name one CRS (floe_field_geo_same) */
+        if (!floe_field_geo_same(from, to))
             return false;
         if (from->type == FLOE_TYPE_DECIMAL)
             return from->scale == to->scale && to->precision >= from->precision;
@@ -457,13 +471,20 @@ static int widen_column(floe_schema *s, const floe_schema_change *c, floe_error 
         return floe_error_set(err, FLOE_EINVALID,
                               "widen: %s: %s to %s is not a promotion the spec allows (int to "
                               "long, float to double, decimal(P, S) to decimal(P2, S) with P2 > "
-                              "P; on format v3 date to timestamp or timestamp_ns); narrowing or "
-                              "changing a type would misread the files written before",
+                              "P; on format v3 date to timestamp or timestamp_ns, and unknown "
+                              "to any primitive type); narrowing or changing a type would "
+                              "misread the files written before",
                               c->path, from, to);
+    if (f->geo) /* the same geometry / geography type: its text stays as it was */
+        return 0;
     f->type = nt.type;
     f->precision = nt.precision;
     f->scale = nt.scale;
     f->length = nt.length;
+    f->geo = nt.geo;
+    f->geo_type = nt.geo_type;
+    f->geo_crs = nt.geo_crs;
+    f->geo_algo = nt.geo_algo;
     return 0;
 }
 

@@ -145,14 +145,16 @@ TEST(test_promotions) {
         {"date", "timestamptz", false}, {"date", "timestamptz_ns", false},
         {"timestamp", "timestamp_ns", false},
         {"int", "double", false},       {"fixed[4]", "fixed[8]", false},
+        {"unknown", "long", true},      {"unknown", "string", true},
+        {"long", "unknown", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         floe_field a, b;
         floe_error err;
         memset(&a, 0, sizeof a);
         memset(&b, 0, sizeof b);
-        REQUIRE_OK(floe_schema_primitive_type(cases[i].from, &a, &err), err);
-        REQUIRE_OK(floe_schema_primitive_type(cases[i].to, &b, &err), err);
+        REQUIRE_OK(floe_schema_primitive_type(cases[i].from, &a, NULL, &err), err);
+        REQUIRE_OK(floe_schema_primitive_type(cases[i].to, &b, NULL, &err), err);
         CHECK(floe_schema_type_promotable(&a, &b) == cases[i].ok);
     }
     /* through floe_schema_update */
