@@ -146,6 +146,14 @@ typedef struct floe_pq_chunk_info {
     int64_t distinct_count;        /* -1 if absent */
     bool has_column_index, has_offset_index, has_bloom_filter;
     size_t num_kv;                 /* column chunk key-value metadata entries */
+    /* GeospatialStatistics (GEOMETRY / GEOGRAPHY chunks, Geospatial.md), as stored */
+    bool has_geo_statistics;
+    bool has_geo_bbox;             /* geo_bbox: xmin, xmax, ymin, ymax, zmin, zmax, mmin, mmax */
+    bool geo_bbox_has_z, geo_bbox_has_m;
+    double geo_bbox[8];
+    bool has_geo_types;            /* geospatial_types given (empty: not known) */
+    const int32_t *geo_types;      /* ISO WKB type codes (borrowed from the reader) */
+    size_t n_geo_types;
 } floe_pq_chunk_info;
 
 /* Counters for one reader since open (or the last floe_pq_reader_rewind). */

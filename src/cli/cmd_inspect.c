@@ -23,8 +23,9 @@ static void inspect_help(FILE *out) {
             "definition/repetition levels, the value type floe reads), the Iceberg schema\n"
             "the file maps to, key-value metadata, and for each row group its column\n"
             "chunks: codec, encodings, values, stored/uncompressed sizes, page offsets,\n"
-            "statistics (min, max, null count) and whether a page index or bloom filter\n"
-            "is present. Only the footer is read.\n"
+            "statistics (min, max, null count; for GEOMETRY and GEOGRAPHY columns the\n"
+            "bounding box and the ISO WKB type codes of GeospatialStatistics) and whether a\n"
+            "page index or bloom filter is present. Only the footer is read.\n"
             "\n"
             "  --json      one JSON document\n"
             "  -h, --help  this help\n");
@@ -42,6 +43,49 @@ static char *stat_text(floe_pq_reader *r, size_t rg, size_t c, bool max) {
         return NULL;
     }
     return floe_buf_detach(&b, NULL);
+}
+
+/* A coordinate of a GeospatialStatistics box: a JSON number, null when not finite. */
+static json_t *coord_json(double v) {
+    return v == v && v - v == 0 ? json_real(v) : json_null();
+}
+
+static json_t *geo_stats_json(const floe_pq_chunk_info *ci) {
+    static const char *const names[8] = {"xmin", "xmax", "ymin", "ymax",
+                                         "zmin", "zmax", "mmin", "mmax"};
+    json_t *o = json_object();
+    if (ci->has_geo_bbox) {
+        json_t *b = json_object();
+        for (int i = 0; i < 8; i++)
+            if (i < 4 || (i < 6 && ci->geo_bbox_has_z) || (i >= 6 && ci->geo_bbox_has_m))
+                json_object_set_new(b, names[i], coord_json(ci->geo_bbox[i]));
+        json_object_set_new(o, "bbox", b);
+    }
+    if (ci->has_geo_types) {
+        json_t *t = json_array();
+        for (size_t i = 0; i < ci->n_geo_types; i++)
+            json_array_append_new(t, json_integer(ci->geo_types[i]));
+        json_object_set_new(o, "geospatial_types", t);
+    }
+    return o;
+}
+
+/* ", bbox x [XMIN, XMAX] y [..] z [..] m [..], geo types [1, 1002]" */
+static void print_geo_stats(const floe_pq_chunk_info *ci) {
+    static const char axis[4] = {'x', 'y', 'z', 'm'};
+    if (ci->has_geo_bbox) {
+        printf(", bbox");
+        for (int d = 0; d < 4; d++)
+            if (d < 2 || (d == 2 && ci->geo_bbox_has_z) || (d == 3 && ci->geo_bbox_has_m))
+                printf(" %c [%.17g, %.17g]", axis[d], ci->geo_bbox[2 * d],
+                       ci->geo_bbox[2 * d + 1]);
+    }
+    if (ci->has_geo_types) {
+        printf(", geo types [");
+        for (size_t i = 0; i < ci->n_geo_types; i++)
+            printf("%s%d", i ? ", " : "", (int)ci->geo_types[i]);
+        printf("]");
+    }
 }
 
 static json_t *node_json(const floe_pq_node *n) {
@@ -155,6 +199,8 @@ static json_t *inspect_json(floe_pq_reader *r) {
                     json_object_set_new(st, "distinct_count", json_integer(ci.distinct_count));
                 json_object_set_new(co, "statistics", st);
             }
+            if (ci.has_geo_statistics)
+                json_object_set_new(co, "geospatial_statistics", geo_stats_json(&ci));
             json_object_set_new(co, "column_index", json_boolean(ci.has_column_index));
             json_object_set_new(co, "offset_index", json_boolean(ci.has_offset_index));
             json_object_set_new(co, "bloom_filter", json_boolean(ci.has_bloom_filter));
@@ -256,6 +302,8 @@ static void print_human(floe_pq_reader *r, const char *path) {
                 floe_free(mn);
                 floe_free(mx);
             }
+            if (ci.has_geo_statistics)
+                print_geo_stats(&ci);
             if (ci.has_column_index || ci.has_offset_index)
                 printf(", page index%s%s", ci.has_column_index ? " column" : "",
                        ci.has_offset_index ? " offset" : "");

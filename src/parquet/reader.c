@@ -440,6 +440,20 @@ void floe_pq_reader_chunk_info(const floe_pq_reader *r, size_t rg, size_t column
     out->has_offset_index = cc->has_offset_index;
     out->has_bloom_filter = m->has_bloom_filter_offset;
     out->num_kv = m->n_kv;
+    if (m->has_geospatial_statistics) {
+        const floe_pq_geospatial_statistics *g = &m->geospatial_statistics;
+        const floe_pq_bounding_box *box = &g->bbox;
+        out->has_geo_statistics = true;
+        out->has_geo_bbox = g->has_bbox;
+        out->geo_bbox_has_z = g->has_bbox && box->has_z;
+        out->geo_bbox_has_m = g->has_bbox && box->has_m;
+        double v[8] = {box->xmin, box->xmax, box->ymin, box->ymax,
+                       box->zmin, box->zmax, box->mmin, box->mmax};
+        memcpy(out->geo_bbox, v, sizeof v);
+        out->has_geo_types = g->has_types;
+        out->geo_types = g->geospatial_types;
+        out->n_geo_types = g->n_types;
+    }
 }
 
 void floe_pq_reader_chunk_kv(const floe_pq_reader *r, size_t rg, size_t column, size_t i,

@@ -79,8 +79,36 @@ static void logical_text(const floe_pq_schema_element *e, char *buf, size_t n) {
     case FLOE_PQ_LT_UUID: snprintf(buf, n, "UUID"); break;
     case FLOE_PQ_LT_FLOAT16: snprintf(buf, n, "FLOAT16"); break;
     case FLOE_PQ_LT_VARIANT: snprintf(buf, n, "VARIANT"); break;
-    case FLOE_PQ_LT_GEOMETRY: snprintf(buf, n, "GEOMETRY"); break;
-    case FLOE_PQ_LT_GEOGRAPHY: snprintf(buf, n, "GEOGRAPHY"); break;
+    case FLOE_PQ_LT_GEOMETRY:
+    case FLOE_PQ_LT_GEOGRAPHY: {
+        /* LogicalTypes.md: crs (absent: OGC:CRS84) and, for GEOGRAPHY, algorithm (absent:
+         * SPHERICAL); what the file gives is shown, as given, its bytes made printable */
+        static const char *const algos[] = {"SPHERICAL", "VINCENTY", "THOMAS", "ANDOYER",
+                                            "KARNEY"};
+        bool geog = lt->kind == FLOE_PQ_LT_GEOGRAPHY;
+        char crs[96] = "";
+        size_t k = 0;
+        for (const char *c = lt->geo_crs; c && *c && k + 4 < sizeof crs; c++)
+            crs[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+        if (lt->geo_crs && strlen(lt->geo_crs) > k)
+            memcpy(crs + k, "...", 4);
+        else
+            crs[k] = 0;
+        char algo[32] = "";
+        if (geog && lt->has_geo_algorithm) {
+            if (lt->geo_algorithm >= 0 && lt->geo_algorithm <= 4)
+                snprintf(algo, sizeof algo, "algorithm=%s", algos[lt->geo_algorithm]);
+            else
+                snprintf(algo, sizeof algo, "algorithm=%d", (int)lt->geo_algorithm);
+        }
+        const char *kw = geog ? "GEOGRAPHY" : "GEOMETRY";
+        if (!lt->geo_crs && !algo[0])
+            snprintf(buf, n, "%s", kw);
+        else
+            snprintf(buf, n, "%s(%s%s%s%s)", kw, lt->geo_crs ? "crs=" : "", crs,
+                     lt->geo_crs && algo[0] ? ", " : "", algo);
+        break;
+    }
     default: snprintf(buf, n, "LOGICAL(%d)", lt->kind); break;
     }
 }
@@ -290,7 +318,7 @@ static int build_node(build_ctx *c, floe_pq_node *parent, floe_pq_node *nd, int 
         nd->path = parent ? nd->name : "";
     }
 
-    char lt[64] = "", tt[160];
+    char lt[160] = "", tt[256];
     if (e->has_logical_type)
         logical_text(e, lt, sizeof lt);
     else if (e->has_converted_type)

@@ -145,7 +145,8 @@ for r in rows: print(json.dumps({"id":r["id"],"u":None,**{k:r[k] for k in ("g","
 grep -q '"gp_wkt":"POLYGON ((0 0, 8 0, 8 9, 0 0))"' "$tmp/duck.txt" ||
   fail "DuckDB reads another polygon: $(cat "$tmp/duck.txt")"
 "$floe" inspect "$file" > "$tmp/inspect.txt"
-grep -q 'BYTE_ARRAY GEOGRAPHY gg' "$tmp/inspect.txt" || fail "gg not annotated GEOGRAPHY"
+grep -q 'BYTE_ARRAY GEOGRAPHY(crs=srid:4326, algorithm=KARNEY) gg' "$tmp/inspect.txt" ||
+  fail "gg not annotated GEOGRAPHY: $(cat "$tmp/inspect.txt")"
 grep -q 'BYTE_ARRAY GEOMETRY g = 3' "$tmp/inspect.txt" || fail "g not annotated GEOMETRY"
 # floe append of a Parquet file with GEOMETRY/GEOGRAPHY columns (floe's own, copied)
 cp "$file" "$tmp/copy.parquet"
@@ -210,7 +211,8 @@ file=$("$floe" files ns.o --json | python3 -c 'import json,sys; print(json.load(
 oracle parquet "$file" > "$tmp/duck.txt" || fail "DuckDB cannot read the rewritten file"
 grep -q '^n ' "$tmp/duck.txt" && fail "the rewrite kept a column for unknown: $(cat "$tmp/duck.txt")"
 grep -qx "shape GEOMETRY('OGC:CRS84')" "$tmp/duck.txt" || fail "shape not GEOMETRY: $(cat "$tmp/duck.txt")"
-"$floe" inspect "$file" | grep -q 'BYTE_ARRAY GEOGRAPHY area' || fail "area not annotated GEOGRAPHY"
+"$floe" inspect "$file" | grep -q 'BYTE_ARRAY GEOGRAPHY(crs=srid:4326, algorithm=SPHERICAL) area' ||
+  fail "area not annotated GEOGRAPHY"
 want=$(oracle wkb-bbox "$(wkb line 1 -1 3 0.5)" "$(wkb line 2 -2 6 0.5)" "$(wkb line 3 -3 9 0.5)")
 oracle bounds --metadata "$(meta ns.o)" > "$tmp/bounds.txt"
 grep -q " 3 $want\$" "$tmp/bounds.txt" || fail "rewrite bounds: want $want: $(cat "$tmp/bounds.txt")"
