@@ -23,7 +23,9 @@
  *   null, boolean          -> null, true, false
  *   int8..int64            -> JSON integers
  *   double, float          -> shortest round-trip digits (floe_buf_append_js_double; a
- *                             float is printed as the double it widens to); NaN and the
+ *                             float as the shortest decimal that reads back to it); a
+ *                             negative zero as -0.0 (the encoder reads that back as a
+ *                             double -0.0, and -0 as the integer 0); NaN and the
  *                             infinities as the strings "NaN", "Infinity", "-Infinity"
  *   decimal4/8/16          -> a bare JSON number with exactly `scale` fraction digits
  *                             (unscaled 1234, scale 2 -> 12.34; scale 0 -> an integer)
@@ -47,13 +49,16 @@
  *             the total string bytes.
  *   null, true, false -> the primitives null, true, false.
  *   a number without fraction or exponent -> the smallest of int8/16/32/64 that holds it;
- *             "-0" -> double -0.0; past int64 but at most 38 digits -> decimal16 scale 0;
+ *             "-0" -> int8 0 (integers have no negative zero; DuckDB's and Spark's JSON
+ *             casts store it so); past int64 but at most 38 digits -> decimal16 scale 0;
  *             longer -> double.
  *   a number with a fraction and no exponent -> a decimal of scale = the fraction digits
  *             as written (1.50 -> unscaled 150, scale 2), the smallest of decimal4/8/16
  *             for its digits (<= 9, <= 18, <= 38); more than 38 digits or a scale past 38
- *             -> double.
- *   a number with an exponent -> double (correctly rounded; overflow is refused).
+ *             -> double. A negative zero (-0.0, -0.000) -> double -0.0, as a decimal's
+ *             unscaled zero has no sign (DuckDB stores every fraction as a double).
+ *   a number with an exponent -> double (correctly rounded, -0e5 is -0.0; overflow is
+ *             refused).
  *   a string  -> short string when shorter than 64 bytes, else the string primitive.
  *   an object -> field ids and offsets in key order, the values stored in key order too;
  *             a duplicate key is refused (FLOE_EINVALID).
@@ -64,7 +69,8 @@
  *   (the message says what, the caller where: the text is often part of a record); nesting past
  *   FLOE_VARIANT_MAX_DEPTH or a container past 4 GiB: FLOE_ELIMIT.
  * So JSON -> variant -> JSON gives back the same text up to whitespace, key order, escapes
- * and number spelling (1.0e2 -> 100.0 is a double printed 100).
+ * and number spelling (1.0e2 -> 100.0 is a double printed 100; -0.000 -> -0.0, a double;
+ * -0 -> 0, an integer).
  *
  * Ownership and threads: outputs are the caller's floe_bufs (appended to); an encoder is
  * scratch state for one thread at a time.

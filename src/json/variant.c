@@ -209,6 +209,15 @@ static double float_shortest(float x) {
     return (double)x;
 }
 
+/* A variant double or float: JavaScript's form, but a negative zero as -0.0, which the
+ * encoder reads back as a double -0.0 (an integer -0 is the integer 0), as DuckDB prints
+ * it. */
+static int put_double(floe_buf *b, double x) {
+    if (x == 0 && signbit(x))
+        return floe_buf_append(b, "-0.0", 4);
+    return floe_buf_append_js_double(b, x);
+}
+
 /* Primitive type t whose data starts at byte `at` (after the header byte), `end` the end
  * of its container. *size = the data bytes. */
 static int primitive(vdec *d, unsigned t, size_t hdr_at, size_t at, size_t end, size_t *size) {
@@ -251,7 +260,7 @@ static int primitive(vdec *d, unsigned t, size_t hdr_at, size_t at, size_t end, 
         double x;
         memcpy(&x, &bits, 8);
         if (b)
-            rc = floe_buf_append_js_double(b, x);
+            rc = put_double(b, x);
         break;
     }
     case FLOE_VARIANT_FLOAT: {
@@ -259,7 +268,7 @@ static int primitive(vdec *d, unsigned t, size_t hdr_at, size_t at, size_t end, 
         float x;
         memcpy(&x, &bits, 4);
         if (b)
-            rc = floe_buf_append_js_double(b, float_shortest(x));
+            rc = put_double(b, float_shortest(x));
         break;
     }
     case FLOE_VARIANT_DECIMAL4:
@@ -746,10 +755,14 @@ static int jnumber(jparse *j) {
                 break;
             u = u * 10 + (unsigned)(c - '0');
         }
+        /* A negative zero with a fraction (-0.0, -0.000) is a double -0.0: a decimal's
+         * unscaled integer has no sign for zero, and the sign is what the text says. An
+         * integer -0 is the integer 0 (int8), as DuckDB's and Spark's JSON casts store it:
+         * integers have no negative zero. */
+        if (n.neg && digits == 0 && n.frac_digits)
+            return emit_double(j, -0.0);
         if (!n.frac_digits) {
             int64_t v;
-            if (n.neg && digits == 0)
-                return emit_double(j, -0.0);
             if (floe_jnum_to_i64(&n, INT64_MIN, INT64_MAX, &v) == FLOE_SC_OK) {
                 uint8_t le[8];
                 unsigned t = v >= INT8_MIN && v <= INT8_MAX     ? FLOE_VARIANT_INT8

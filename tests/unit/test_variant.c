@@ -329,7 +329,14 @@ TEST(encoding_is_canonical) {
     encodes_to("128", "010000", "108000");
     encodes_to("-32769", "010000", "14ff7fffff");
     encodes_to("2147483648", "010000", "180000008000000000");
-    encodes_to("-0", "010000", "1c0000000000000080");
+    /* an integer -0 is the integer 0 (as DuckDB and Spark store it); a negative zero with
+     * a fraction keeps its sign as a double -0.0 (a decimal's zero has none) */
+    encodes_to("-0", "010000", "0c00");
+    encodes_to("-0.0", "010000", "1c0000000000000080");
+    encodes_to("-0.000", "010000", "1c0000000000000080");
+    encodes_to("-0e5", "010000", "1c0000000000000080");
+    encodes_to("-0.0E-3", "010000", "1c0000000000000080");
+    encodes_to("0.0", "010000", "200100000000" /* decimal4 scale 1, 0 */);
     encodes_to("1.50", "010000", "200296000000" /* decimal4 scale 2, 150 */);
     encodes_to("0.05", "010000", "200205000000");
     encodes_to("1e2", "010000", "1c0000000000005940" /* double 100 */);
