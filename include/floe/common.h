@@ -399,6 +399,15 @@ void floe_sha256_free(floe_sha256_state *h);
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);
 
+/* libcurl, libpq, librdkafka and libmicrohttpd are loaded when first needed, from the
+ * sonames the build linked against. floe_lazylib_soname_set loads library lib ("curl",
+ * "pq", "kafka" or "mhd") from soname instead (a name dlopen searches for, or a path):
+ * for tests (a library that is missing) and for hosts that install it under another
+ * name. Call it before the library's first use: FLOE_EBUSY once it was loaded (or failed
+ * to), FLOE_EINVALID for an unknown lib or an empty or overlong soname. */
+FLOE_NODISCARD int floe_lazylib_soname_set(const char *lib, const char *soname,
+                                           floe_error *err);
+
 FLOE_API_END
 
 #ifdef __cplusplus

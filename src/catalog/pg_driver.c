@@ -543,6 +543,9 @@ int floe_pg_connect(const char *uri, const floe_sql_options *opts,
                     const floe_sql_driver **driver, floe_sql_conn **out, floe_error *err) {
     if (!uri || (strncmp(uri, "postgresql://", 13) && strncmp(uri, "postgres://", 11)))
         return floe_error_set(err, FLOE_EINVALID, "not a postgresql:// uri");
+    /* libpq first: every other function here runs on a connection this made */
+    if (!floe_lazy_pq(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
     floe_sql_conn *c = floe_calloc(1, sizeof *c);
     if (!c || !(c->uri = floe_strdup(uri)) || !(c->where = floe_sql_uri_redact(uri))) {
         pg_close(c);

@@ -1431,6 +1431,11 @@ int floe_catalog_open_rest(floe_io *io, const char *uri, const char *name, const
             return floe_error_set(err, FLOE_EINVALID, "REST catalog %s: rest.sigv4-enabled "
                                   "\"%s\": expected true or false", uri, props->sigv4_enabled);
     }
+    /* libcurl first: every other function here runs on a catalog this opened */
+    if (!floe_lazy_curl(err)) {
+        floe_error_prefix(err, "REST catalog %s: ", uri);
+        return err ? err->code : FLOE_EUNSUPPORTED;
+    }
     pthread_once(&curl_once, curl_setup);
     if (!curl_ready)
         return floe_error_set(err, FLOE_EIO, "libcurl could not be initialised");

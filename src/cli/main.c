@@ -322,6 +322,29 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
  * tuned glibc's malloc through the environment. */
 static int process_setup(const floe_cmd *cmd, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(floe_map_guard_install(err));
+    /* tests only: FLOE_TEST_LAZYLIB_SONAME=LIB=SONAME[,LIB=SONAME...] loads libcurl,
+     * libpq, librdkafka or libmicrohttpd (LIB curl, pq, kafka, mhd) from another soname
+     * (floe_lazylib_soname_set): a library that is missing */
+    const char *lazy = getenv("FLOE_TEST_LAZYLIB_SONAME");
+    if (lazy && *lazy) {
+        char *list = floe_strdup(lazy), *save = NULL;
+        if (!list)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        int rc = 0;
+        for (char *item = strtok_r(list, ",", &save); item && rc == 0;
+             item = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(item, '=');
+            if (!eq) {
+                rc = floe_error_set(err, FLOE_EINVALID, "FLOE_TEST_LAZYLIB_SONAME: '%s' is "
+                                    "not LIB=SONAME", item);
+                break;
+            }
+            *eq = '\0';
+            rc = floe_lazylib_soname_set(item, eq + 1, err);
+        }
+        floe_free(list);
+        FLOE_FORWARD_IF_ERROR(rc);
+    }
     const char *tun = getenv("GLIBC_TUNABLES");
     if (cmd->rewrites && !(tun && strstr(tun, "glibc.malloc.")) &&
         !getenv("MALLOC_MMAP_THRESHOLD_") && !getenv("MALLOC_TRIM_THRESHOLD_"))

@@ -2,7 +2,7 @@
  * lazy_curl.h - libcurl, loaded when first called (see common/lazylib.h).
  *
  * Include this instead of <curl/curl.h>: the names below then call through a table
- * that floe_lazy_curl() fills on first use.
+ * that floe_lazy_curl(err) fills, called first by each entry point.
  */
 #ifndef FLOE_LAZY_CURL_H
 #define FLOE_LAZY_CURL_H
@@ -32,28 +32,33 @@ typedef struct floe_lazy_curl_fns {
     FLOE_LAZY_CURL_FNS(FLOE_LAZY_MEMBER)
 } floe_lazy_curl_fns;
 
-/* The table, libcurl.so.4 loaded on the first call (exits with a message naming
- * the library if it cannot be). Thread-safe. */
-const floe_lazy_curl_fns *floe_lazy_curl(void);
+/* The table, libcurl loaded on the first call (thread-safe); NULL when it cannot be,
+ * with err (if non-NULL) set to FLOE_EUNSUPPORTED and a message naming the library, what
+ * needs it and why it did not load (the same for every caller). Call it at each entry
+ * point before the names below are used. */
+const floe_lazy_curl_fns *floe_lazy_curl(floe_error *err);
+/* The loaded table, for the names below (aborts as a bug when floe_lazy_curl has not
+ * loaded it: see common/lazylib.h). */
+const floe_lazy_curl_fns *floe_lazy_curl_table(void);
 
 #ifndef FLOE_LAZY_TABLES
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_share_setopt
-#define curl_easy_cleanup (floe_lazy_curl()->curl_easy_cleanup)
-#define curl_easy_escape (floe_lazy_curl()->curl_easy_escape)
-#define curl_easy_getinfo (floe_lazy_curl()->curl_easy_getinfo)
-#define curl_easy_init (floe_lazy_curl()->curl_easy_init)
-#define curl_easy_perform (floe_lazy_curl()->curl_easy_perform)
-#define curl_easy_reset (floe_lazy_curl()->curl_easy_reset)
-#define curl_easy_setopt (floe_lazy_curl()->curl_easy_setopt)
-#define curl_easy_strerror (floe_lazy_curl()->curl_easy_strerror)
-#define curl_free (floe_lazy_curl()->curl_free)
-#define curl_global_init (floe_lazy_curl()->curl_global_init)
-#define curl_share_init (floe_lazy_curl()->curl_share_init)
-#define curl_share_setopt (floe_lazy_curl()->curl_share_setopt)
-#define curl_slist_append (floe_lazy_curl()->curl_slist_append)
-#define curl_slist_free_all (floe_lazy_curl()->curl_slist_free_all)
+#define curl_easy_cleanup (floe_lazy_curl_table()->curl_easy_cleanup)
+#define curl_easy_escape (floe_lazy_curl_table()->curl_easy_escape)
+#define curl_easy_getinfo (floe_lazy_curl_table()->curl_easy_getinfo)
+#define curl_easy_init (floe_lazy_curl_table()->curl_easy_init)
+#define curl_easy_perform (floe_lazy_curl_table()->curl_easy_perform)
+#define curl_easy_reset (floe_lazy_curl_table()->curl_easy_reset)
+#define curl_easy_setopt (floe_lazy_curl_table()->curl_easy_setopt)
+#define curl_easy_strerror (floe_lazy_curl_table()->curl_easy_strerror)
+#define curl_free (floe_lazy_curl_table()->curl_free)
+#define curl_global_init (floe_lazy_curl_table()->curl_global_init)
+#define curl_share_init (floe_lazy_curl_table()->curl_share_init)
+#define curl_share_setopt (floe_lazy_curl_table()->curl_share_setopt)
+#define curl_slist_append (floe_lazy_curl_table()->curl_slist_append)
+#define curl_slist_free_all (floe_lazy_curl_table()->curl_slist_free_all)
 #endif
 
 #endif

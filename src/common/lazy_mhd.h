@@ -2,7 +2,7 @@
  * lazy_mhd.h - libmicrohttpd, loaded when first called (see common/lazylib.h).
  *
  * Include this instead of <microhttpd.h>: the names below then call through a table
- * that floe_lazy_mhd() fills on first use.
+ * that floe_lazy_mhd(err) fills, called first by each entry point.
  */
 #ifndef FLOE_LAZY_MHD_H
 #define FLOE_LAZY_MHD_H
@@ -30,24 +30,29 @@ typedef struct floe_lazy_mhd_fns {
     FLOE_LAZY_MHD_FNS(FLOE_LAZY_MEMBER)
 } floe_lazy_mhd_fns;
 
-/* The table, libmicrohttpd.so.12 loaded on the first call (exits with a message naming
- * the library if it cannot be). Thread-safe. */
-const floe_lazy_mhd_fns *floe_lazy_mhd(void);
+/* The table, libmicrohttpd loaded on the first call (thread-safe); NULL when it cannot be,
+ * with err (if non-NULL) set to FLOE_EUNSUPPORTED and a message naming the library, what
+ * needs it and why it did not load (the same for every caller). Call it at each entry
+ * point before the names below are used. */
+const floe_lazy_mhd_fns *floe_lazy_mhd(floe_error *err);
+/* The loaded table, for the names below (aborts as a bug when floe_lazy_mhd has not
+ * loaded it: see common/lazylib.h). */
+const floe_lazy_mhd_fns *floe_lazy_mhd_table(void);
 
 #ifndef FLOE_LAZY_TABLES
-#define MHD_add_response_header (floe_lazy_mhd()->MHD_add_response_header)
-#define MHD_create_response_from_buffer (floe_lazy_mhd()->MHD_create_response_from_buffer)
-#define MHD_create_response_from_buffer_with_free_callback (floe_lazy_mhd()->MHD_create_response_from_buffer_with_free_callback)
-#define MHD_create_response_from_buffer_with_free_callback_cls (floe_lazy_mhd()->MHD_create_response_from_buffer_with_free_callback_cls)
-#define MHD_destroy_response (floe_lazy_mhd()->MHD_destroy_response)
-#define MHD_get_connection_info (floe_lazy_mhd()->MHD_get_connection_info)
-#define MHD_get_connection_values (floe_lazy_mhd()->MHD_get_connection_values)
-#define MHD_get_daemon_info (floe_lazy_mhd()->MHD_get_daemon_info)
-#define MHD_lookup_connection_value (floe_lazy_mhd()->MHD_lookup_connection_value)
-#define MHD_queue_response (floe_lazy_mhd()->MHD_queue_response)
-#define MHD_quiesce_daemon (floe_lazy_mhd()->MHD_quiesce_daemon)
-#define MHD_start_daemon (floe_lazy_mhd()->MHD_start_daemon)
-#define MHD_stop_daemon (floe_lazy_mhd()->MHD_stop_daemon)
+#define MHD_add_response_header (floe_lazy_mhd_table()->MHD_add_response_header)
+#define MHD_create_response_from_buffer (floe_lazy_mhd_table()->MHD_create_response_from_buffer)
+#define MHD_create_response_from_buffer_with_free_callback (floe_lazy_mhd_table()->MHD_create_response_from_buffer_with_free_callback)
+#define MHD_create_response_from_buffer_with_free_callback_cls (floe_lazy_mhd_table()->MHD_create_response_from_buffer_with_free_callback_cls)
+#define MHD_destroy_response (floe_lazy_mhd_table()->MHD_destroy_response)
+#define MHD_get_connection_info (floe_lazy_mhd_table()->MHD_get_connection_info)
+#define MHD_get_connection_values (floe_lazy_mhd_table()->MHD_get_connection_values)
+#define MHD_get_daemon_info (floe_lazy_mhd_table()->MHD_get_daemon_info)
+#define MHD_lookup_connection_value (floe_lazy_mhd_table()->MHD_lookup_connection_value)
+#define MHD_queue_response (floe_lazy_mhd_table()->MHD_queue_response)
+#define MHD_quiesce_daemon (floe_lazy_mhd_table()->MHD_quiesce_daemon)
+#define MHD_start_daemon (floe_lazy_mhd_table()->MHD_start_daemon)
+#define MHD_stop_daemon (floe_lazy_mhd_table()->MHD_stop_daemon)
 #endif
 
 #endif

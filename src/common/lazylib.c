@@ -1,5 +1,11 @@
 /*
  * lazylib.c - the tables of common/lazy_*.h, filled on first use (see common/lazylib.h).
+ *
+ * Invariants: a table is written only inside its pthread_once routine, into a local copy,
+ * and published (lazylib.ready, release) after every function was found; ready stays NULL
+ * after a failure, whose message (lazylib.failure) is written once, in the same routine,
+ * and only read after pthread_once returned. Nothing here ends the process except
+ * floe_lazylib_unloaded (a bug: a name used before its entry point loaded the table).
  */
 #define FLOE_LAZY_TABLES /* the names stay the libraries' own here */
 #include "common/lazylib.h"
@@ -10,50 +16,152 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-void *floe_lazylib_open(const char *soname) {
+/* The build's sonames (CMakeLists.txt reads them from the libraries it finds). */
+#if !defined(FLOE_SONAME_CURL) || !defined(FLOE_SONAME_PQ) || !defined(FLOE_SONAME_KAFKA) ||   \
+    !defined(FLOE_SONAME_MHD)
+#error "FLOE_SONAME_CURL, _PQ, _KAFKA and _MHD come from CMakeLists.txt"
+#endif
+
+#define SONAME_MAX 256
+
+typedef struct lazylib {
+    const char *id;         /* floe_lazylib_soname_set's name */
+    const char *lib;        /* for messages */
+    const char *needed_for; /* for messages */
+    const char *built;      /* the build's soname */
+    pthread_once_t once;
+    _Atomic(const void *) ready; /* the table, once complete */
+    atomic_bool tried;           /* the load has begun: no more soname changes */
+    pthread_mutex_t mu;          /* soname */
+    char soname[SONAME_MAX];     /* set by floe_lazylib_soname_set; "" = built */
+    floe_error failure;          /* why the load failed (ready NULL) */
+} lazylib;
+
+#define LAZYLIB(id_, lib_, needed_, built_)                                              \
+    {.id = id_, .lib = lib_, .needed_for = needed_, .built = built_,                   \
+     .once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER}
+
+static lazylib libs[] = {
+    [FLOE_LAZYLIB_CURL] = LAZYLIB("curl", "libcurl", "s3:// locations and REST catalogs",
+                                  FLOE_SONAME_CURL),
+    [FLOE_LAZYLIB_PQ] = LAZYLIB("pq", "libpq", "PostgreSQL catalogs", FLOE_SONAME_PQ),
+    [FLOE_LAZYLIB_KAFKA] = LAZYLIB("kafka", "librdkafka", "Kafka sources (floe serve)",
+                                   FLOE_SONAME_KAFKA),
+    [FLOE_LAZYLIB_MHD] = LAZYLIB("mhd", "libmicrohttpd",
+                                 "the HTTP servers (floe serve, floe catalog serve)",
+                                 FLOE_SONAME_MHD),
+};
+
+int floe_lazylib_soname_set(const char *lib, const char *soname, floe_error *err) {
+    if (!soname || !*soname || strlen(soname) >= SONAME_MAX)
+        return floe_error_set(err, FLOE_EINVALID, "library %s: soname empty or longer than "
+                              "%d bytes", lib ? lib : "(null)", SONAME_MAX - 1);
+    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+        lazylib *L = &libs[i];
+        if (!lib || strcmp(lib, L->id))
+            continue;
+        int rc = 0;
+        pthread_mutex_lock(&L->mu);
+        if (atomic_load(&L->tried))
+            rc = floe_error_set(err, FLOE_EBUSY, "%s: already loaded (set its soname before "
+                                "its first use)", L->lib);
+        else
+            snprintf(L->soname, sizeof L->soname, "%s", soname);
+        pthread_mutex_unlock(&L->mu);
+        return rc;
+    }
+    return floe_error_set(err, FLOE_EINVALID, "no lazily loaded library '%s' (curl, pq, kafka "
+                          "or mhd)", lib ? lib : "(null)");
+}
+
+/* dlopen L's soname into *handle; else L->failure says why. */
+static int lib_open(lazylib *L, void **handle) {
+    char soname[SONAME_MAX];
+    pthread_mutex_lock(&L->mu);
+    atomic_store(&L->tried, true);
+    snprintf(soname, sizeof soname, "%s", L->soname[0] ? L->soname : L->built);
+    pthread_mutex_unlock(&L->mu);
     void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        fprintf(stderr, "floe: %s is needed here and could not be loaded: %s\n", soname,
-                dlerror());
-        exit(EXIT_FAILURE);
+        const char *why = dlerror();
+        return floe_error_set(&L->failure, FLOE_EUNSUPPORTED,
+                              "%s is needed for %s and could not be loaded: %s", soname,
+                              L->needed_for, why ? why : "(no reason given)");
     }
-    return h;
+    *handle = h;
+    return 0;
 }
 
-void *floe_lazylib_sym(void *handle, const char *soname, const char *name) {
+/* dlsym name in h into *slot; else L->failure says why. */
+static int lib_sym(lazylib *L, void *h, const char *name, void **slot) {
     dlerror();
-    void *p = dlsym(handle, name);
+    void *p = dlsym(h, name);
     if (!p) {
         const char *why = dlerror();
-        fprintf(stderr, "floe: %s has no %s: %s\n", soname, name, why ? why : "NULL");
-        exit(EXIT_FAILURE);
+        char soname[SONAME_MAX];
+        pthread_mutex_lock(&L->mu);
+        snprintf(soname, sizeof soname, "%s", L->soname[0] ? L->soname : L->built);
+        pthread_mutex_unlock(&L->mu);
+        return floe_error_set(&L->failure, FLOE_EUNSUPPORTED,
+                              "%s is needed for %s and lacks %s: %s", soname, L->needed_for,
+                              name, why ? why : "(no reason given)");
     }
-    return p;
+    *slot = p;
+    return 0;
 }
 
-/* one library: its table, filled once */
-#define FLOE_LAZY_TABLE(name, soname, LIST)                                                \
+/* the table of library id, or NULL with its failure copied into err */
+static const void *lib_result(lazylib *L, floe_error *err) {
+    const void *t = atomic_load_explicit(&L->ready, memory_order_acquire);
+    if (!t && err)
+        *err = L->failure;
+    return t;
+}
+
+void floe_lazylib_unloaded(floe_lazylib_id id) {
+    fprintf(stderr, "floe: internal error: %s called before floe_lazy_%s(err) loaded it\n",
+            libs[id].lib, libs[id].id);
+    abort();
+}
+
+/* One library: its table, filled once. POSIX: a dlsym result converts to the function's
+ * pointer type (written through a void * view of the member). */
+#define FLOE_LAZY_SYM(f)                                                                   \
+    if (lib_sym(L, h, #f, (void **)&t.f) < 0)                                              \
+        goto fail;
+#define FLOE_LAZY_TABLE(name, ID, LIST)                                                    \
     static floe_lazy_##name##_fns name##_fns;                                              \
-    static pthread_once_t name##_once = PTHREAD_ONCE_INIT;                                 \
     static void name##_load(void) {                                                        \
-        void *h = floe_lazylib_open(soname);                                               \
-        LIST(name##_SYM)                                                                   \
+        lazylib *L = &libs[ID];                                                            \
+        floe_lazy_##name##_fns t;                                                          \
+        void *h = NULL;                                                                    \
+        memset(&t, 0, sizeof t);                                                           \
+        if (lib_open(L, &h) < 0)                                                           \
+            return;                                                                        \
+        LIST(FLOE_LAZY_SYM)                                                                \
+        name##_fns = t;                                                                    \
+        atomic_store_explicit(&L->ready, (const void *)&name##_fns, memory_order_release); \
+        return;                                                                            \
+    fail:                                                                                  \
+        dlclose(h);                                                                        \
     }                                                                                      \
-    const floe_lazy_##name##_fns *floe_lazy_##name(void) {                                 \
-        pthread_once(&name##_once, name##_load);                                           \
-        return &name##_fns;                                                                \
+    const floe_lazy_##name##_fns *floe_lazy_##name(floe_error *err) {                      \
+        pthread_once(&libs[ID].once, name##_load);                                         \
+        return lib_result(&libs[ID], err);                                                 \
+    }                                                                                      \
+    const floe_lazy_##name##_fns *floe_lazy_##name##_table(void) {                         \
+        const void *t = atomic_load_explicit(&libs[ID].ready, memory_order_acquire);       \
+        if (FLOE_UNLIKELY(!t))                                                             \
+            floe_lazylib_unloaded(ID);                                                     \
+        return t;                                                                          \
     }
 
-/* POSIX: a dlsym result converts to the function's pointer type */
-#define curl_SYM(f) *(void **)&curl_fns.f = floe_lazylib_sym(h, "libcurl.so.4", #f);
-#define pq_SYM(f) *(void **)&pq_fns.f = floe_lazylib_sym(h, "libpq.so.5", #f);
-#define kafka_SYM(f) *(void **)&kafka_fns.f = floe_lazylib_sym(h, "librdkafka.so.1", #f);
-#define mhd_SYM(f) *(void **)&mhd_fns.f = floe_lazylib_sym(h, "libmicrohttpd.so.12", #f);
-
-FLOE_LAZY_TABLE(curl, "libcurl.so.4", FLOE_LAZY_CURL_FNS)
-FLOE_LAZY_TABLE(pq, "libpq.so.5", FLOE_LAZY_PQ_FNS)
-FLOE_LAZY_TABLE(kafka, "librdkafka.so.1", FLOE_LAZY_KAFKA_FNS)
-FLOE_LAZY_TABLE(mhd, "libmicrohttpd.so.12", FLOE_LAZY_MHD_FNS)
+FLOE_LAZY_TABLE(curl, FLOE_LAZYLIB_CURL, FLOE_LAZY_CURL_FNS)
+FLOE_LAZY_TABLE(pq, FLOE_LAZYLIB_PQ, FLOE_LAZY_PQ_FNS)
+FLOE_LAZY_TABLE(kafka, FLOE_LAZYLIB_KAFKA, FLOE_LAZY_KAFKA_FNS)
+FLOE_LAZY_TABLE(mhd, FLOE_LAZYLIB_MHD, FLOE_LAZY_MHD_FNS)

@@ -6,7 +6,24 @@
  * every floe command, though most commands (a local scan, a plan) call none of them. The
  * floe program does not link them; the code that calls them includes common/lazy_curl.h,
  * lazy_pq.h, lazy_kafka.h or lazy_mhd.h instead of the library's header, whose names
- * then call through a table of functions that dlopen/dlsym fill on the first call.
+ * then call through a table of functions that dlopen/dlsym fill once.
+ *
+ * Loading can fail (the library is not installed, or lacks a function), and library code
+ * never ends the process: each subsystem's entry point loads its table first through a
+ * call that returns the error - floe_lazy_curl(err) in the S3 client's requests and
+ * floe_catalog_open_rest, floe_lazy_pq(err) in floe_pg_connect, floe_lazy_kafka(err) in
+ * srv_kafka_start, floe_lazy_mhd(err) in srv_http_start and floe_rest_server_start - and
+ * calls the library's names only once that succeeded. The names themselves (the macros of
+ * lazy_*.h) go through floe_lazy_X_table(), which returns the loaded table; reaching one
+ * before its entry point loaded it is a bug in floe, reported and aborted (an assert).
+ *
+ * Threads: the first floe_lazy_X(err) loads under pthread_once; the table is published
+ * (an atomic pointer, release) only once every function was found, so no caller ever sees
+ * a half-filled table. A failed load is final: every later caller gets the same error.
+ *
+ * The sonames are the build's own (CMakeLists.txt reads each library's DT_SONAME at
+ * configure time: FLOE_SONAME_CURL, _PQ, _KAFKA, _MHD). floe_lazylib_soname_set
+ * (floe/common.h) replaces one before its first load (tests: a library that is missing).
  */
 #ifndef FLOE_LAZYLIB_H
 #define FLOE_LAZYLIB_H
@@ -16,11 +33,16 @@
 /* A table member: a pointer of the function's own type (variadic ones included). */
 #define FLOE_LAZY_MEMBER(f) __typeof__(f) *f;
 
-/* dlopen soname (RTLD_NOW), or print a message naming it and what dlerror says and exit:
- * a library floe's package depends on is missing, and the call that needs it has no
- * error to return. */
-void *floe_lazylib_open(const char *soname);
-/* dlsym name in handle, or the same message and exit. */
-void *floe_lazylib_sym(void *handle, const char *soname, const char *name);
+/* The library id of floe_lazylib_soname_set and the soname a table is loaded from. */
+typedef enum floe_lazylib_id {
+    FLOE_LAZYLIB_CURL,
+    FLOE_LAZYLIB_PQ,
+    FLOE_LAZYLIB_KAFKA,
+    FLOE_LAZYLIB_MHD,
+} floe_lazylib_id;
+
+/* Called by a floe_lazy_X_table() whose table is not loaded: prints what was called too
+ * early and aborts (a bug in floe: an entry point did not call floe_lazy_X(err)). */
+void floe_lazylib_unloaded(floe_lazylib_id id) __attribute__((noreturn));
 
 #endif

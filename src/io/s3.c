@@ -100,10 +100,12 @@ static void curl_setup(void) {
     curl_ok = true;
 }
 
-static CURL *easy_acquire(void) {
+/* An easy handle for one request (libcurl loaded: s3_call), libcurl set up: a pooled
+ * handle reset or a new one. */
+static int easy_acquire(CURL **out, floe_error *err) {
     pthread_once(&curl_once, curl_setup);
     if (!curl_ok)
-        return NULL;
+        return floe_error_set(err, FLOE_EIO, "cannot initialise libcurl");
     CURL *h = NULL;
     pthread_mutex_lock(&pool_lock);
     if (pool_n > 0)
@@ -113,7 +115,10 @@ static CURL *easy_acquire(void) {
         curl_easy_reset(h);
     else
         h = curl_easy_init();
-    return h;
+    if (!h)
+        return floe_error_set(err, FLOE_EIO, "libcurl: no easy handle");
+    *out = h;
+    return 0;
 }
 
 static void easy_release(CURL *h) {
@@ -588,9 +593,8 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
         FLOE_FAIL(err, FLOE_ENOMEM, "%s s3://%s/%s: cannot build the request headers", r->op,
                   r->bucket, r->key);
 
-    h = easy_acquire();
-    if (!h)
-        FLOE_FAIL(err, FLOE_EIO, "cannot initialise libcurl");
+    if ((rc = easy_acquire(&h, err)) < 0)
+        goto done;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     if (curl_share)
@@ -662,6 +666,11 @@ done:
 
 static int s3_call(s3_req *r, floe_error *err) {
     const floe_s3_config *cfg = &r->io->s3;
+    /* libcurl first: every request of the backend comes through here */
+    if (!floe_lazy_curl(err)) {
+        floe_error_prefix(err, "%s %s://%s/%s: ", r->op, r->scheme, r->bucket, r->key);
+        return err ? err->code : FLOE_EUNSUPPORTED;
+    }
     if (!cfg->anonymous && !cfg->credentials_fn && (!cfg->access_key || !cfg->secret_key))
         return floe_error_set(err, FLOE_EAUTH,
                               "%s://%s/%s: no AWS credentials (set AWS_ACCESS_KEY_ID and "

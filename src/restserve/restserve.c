@@ -1410,6 +1410,9 @@ int floe_rest_server_start(const floe_rest_server_config *cfg, floe_rest_server 
     struct sockaddr_in sa;
     const char *listen = cfg->listen ? cfg->listen : DEFAULT_LISTEN;
     FLOE_FORWARD_IF_ERROR(parse_listen(listen, cfg->ntokens > 0, &sa, err));
+    /* libmicrohttpd first: the handlers and the guard run on the daemon this starts */
+    if (!floe_lazy_mhd(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
     floe_rest_server *s = floe_calloc(1, sizeof *s);
     if (!s)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");

@@ -816,6 +816,9 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa, floe_error *
 int srv_http_start(floe_server *s, floe_error *err) {
     struct sockaddr_in sa;
     FLOE_FORWARD_IF_ERROR(parse_listen(s->cfg.listen, &sa, err));
+    /* libmicrohttpd first: the handlers and the guard run on the daemon this starts */
+    if (!floe_lazy_mhd(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
     floe_connguard_config gc = {s->cfg.max_connections, s->cfg.header_timeout_ms,
                                 s->cfg.read_timeout_ms};
     FLOE_FORWARD_IF_ERROR(floe_connguard_start(&gc, &s->guard, err));

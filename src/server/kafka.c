@@ -2388,6 +2388,9 @@ int srv_kafka_start(floe_server *s, floe_error *err) {
     if (s->cfg.nsources == 0)
         return 0;
     srv_kafka_stop(s); /* what an earlier, failed try started */
+    /* librdkafka first: every other function here runs on a source this started */
+    if (!floe_lazy_kafka(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
     if (!(s->kafka = floe_calloc(s->cfg.nsources, sizeof *s->kafka)))
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < s->cfg.nsources; i++) {

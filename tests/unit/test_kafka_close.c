@@ -121,7 +121,13 @@ TEST(test_close_without_an_agreed_protocol) {
 int main(void) {
     /* floe calls librdkafka through the table of common/lazy_kafka.h, which --wrap does
      * not reach: the wrapper goes into the table too */
-    ((floe_lazy_kafka_fns *)floe_lazy_kafka())->rd_kafka_rebalance_protocol =
+    floe_error err;
+    const floe_lazy_kafka_fns *kafka = floe_lazy_kafka(&err);
+    if (!kafka) {
+        fprintf(stderr, "test_kafka_close: %s\n", err.msg);
+        return 1;
+    }
+    ((floe_lazy_kafka_fns *)kafka)->rd_kafka_rebalance_protocol =
         __wrap_rd_kafka_rebalance_protocol;
     curl_global_init(CURL_GLOBAL_ALL);
     RUN(test_close_without_an_agreed_protocol);
