@@ -202,6 +202,17 @@ void *floe_arena_alloc(floe_arena *a, size_t n);
 char *floe_arena_strdup(floe_arena *a, const char *s);
 char *floe_arena_strndup(floe_arena *a, const char *s, size_t n);
 void *floe_arena_memdup(floe_arena *a, const void *p, size_t n);
+/* An array built by realloc that the arena then takes over without a copy (a manifest
+ * list's records: grown by doubling, large ones remapped, not copied; copying the result
+ * into the arena would write every byte and page twice). floe_arena_vec_grow returns
+ * room for n bytes holding v's contents (v NULL or from an earlier grow), or NULL with v
+ * left as it was (FLOE_ENOMEM); floe_arena_vec_keep hands v, of which used bytes are in
+ * use, to the arena, which frees it at reset, and returns it (NULL when the arena's cap
+ * would be passed: v is then the caller's still); floe_arena_vec_free frees one not kept
+ * (NULL is fine). Not zeroed. */
+void *floe_arena_vec_grow(void *v, size_t n);
+void *floe_arena_vec_keep(floe_arena *a, void *v, size_t used);
+void floe_arena_vec_free(void *v);
 
 /* ---------------------------------------------------------------------------------------
  * Bounded growable byte buffer (curl dynbuf style): never grows past max, and remembers

@@ -12,6 +12,7 @@
 #include "common/testing.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,20 @@ void floe_arena_reset(floe_arena *a) {
     a->total = 0;
 }
 
+/* A full block of its own (a big allocation, a kept vec) joins the arena behind the
+ * head, so the head keeps its free space. */
+static void link_own_block(floe_arena *a, floe_arena_block *own, size_t need) {
+    floe_arena_block *b = a->head;
+    if (b) {
+        own->next = b->next;
+        b->next = own;
+    } else {
+        own->next = NULL;
+        a->head = own;
+    }
+    a->total += need;
+}
+
 /* n bytes of the arena, not zeroed (for copies, which write every byte). */
 static void *arena_alloc_raw(floe_arena *a, size_t n) {
     size_t need = (n + 15) & ~(size_t)15;
@@ -130,21 +145,12 @@ static void *arena_alloc_raw(floe_arena *a, size_t n) {
     if (!b || b->size - b->used < need) {
         size_t bs = a->block_size;
         if (need > bs / 4) {
-            /* big allocation: own block, linked behind the head so the head keeps its
-             * free space */
             floe_arena_block *own = floe_malloc(sizeof *own + need);
             if (!own)
                 return NULL;
             own->size = need;
             own->used = need;
-            if (b) {
-                own->next = b->next;
-                b->next = own;
-            } else {
-                own->next = NULL;
-                a->head = own;
-            }
-            a->total += need;
+            link_own_block(a, own, need);
             return own->data;
         }
         b = floe_malloc(sizeof *b + bs);
@@ -175,6 +181,38 @@ void *floe_arena_memdup(floe_arena *a, const void *p, size_t n) {
     else if (d)
         d[0] = 0;
     return d;
+}
+
+/* A vec is an arena block from the start: its storage is the block's data, so keeping
+ * it is linking the block in. */
+static floe_arena_block *vec_block(void *v) {
+    return (floe_arena_block *)(void *)((unsigned char *)v - offsetof(floe_arena_block, data));
+}
+
+void *floe_arena_vec_grow(void *v, size_t n) {
+    if (n > SIZE_MAX - sizeof(floe_arena_block))
+        return NULL;
+    floe_arena_block *b = floe_realloc(v ? vec_block(v) : NULL, sizeof *b + (n ? n : 1));
+    if (!b)
+        return NULL;
+    b->next = NULL;
+    b->size = b->used = 0;
+    return b->data;
+}
+
+void *floe_arena_vec_keep(floe_arena *a, void *v, size_t used) {
+    size_t need = (used + 15) & ~(size_t)15;
+    if (!v || need < used || (a->cap && (need > a->cap || a->total > a->cap - need)))
+        return NULL;
+    floe_arena_block *own = vec_block(v);
+    own->size = own->used = used;
+    link_own_block(a, own, need);
+    return v;
+}
+
+void floe_arena_vec_free(void *v) {
+    if (v)
+        floe_free(vec_block(v));
 }
 
 char *floe_arena_strndup(floe_arena *a, const char *s, size_t n) {

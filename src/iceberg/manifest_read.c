@@ -525,7 +525,7 @@ static int read_list(floe_avro_reader *ar, const char *name,
     int rc = 0;
     floe_manifest_list res = {0};
     floe_manifest_file *files = NULL; /* grown by realloc (large ones remap, not copy),
-                                       * then copied to the arena once */
+                                       * then the arena's, not copied */
     size_t cap = 0;
     floe_ml_program *fast = NULL;
     floe_ml_slots slots = {0};
@@ -603,7 +603,7 @@ static int read_list(floe_avro_reader *ar, const char *name,
             break;
         if (res.nfiles == cap) {
             size_t ncap = cap ? cap * 2 : 64;
-            floe_manifest_file *nf = floe_realloc(files, ncap * sizeof *nf);
+            floe_manifest_file *nf = floe_arena_vec_grow(files, ncap * sizeof *nf);
             if (!nf)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             files = nf;
@@ -614,13 +614,16 @@ static int read_list(floe_avro_reader *ar, const char *name,
                                fast_record, o, &res, arena, &files[res.nfiles]));
         res.nfiles++;
     }
-    if (res.nfiles && !(res.files = floe_arena_memdup(arena, files, res.nfiles * sizeof *files)))
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    if (res.nfiles) {
+        if (!(res.files = floe_arena_vec_keep(arena, files, res.nfiles * sizeof *files)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        files = NULL;
+    }
     FLOE_CHECK(check_unique_manifests(&res, name, err));
     rc = 0;
     *out = res;
 done:
-    floe_free(files);
+    floe_arena_vec_free(files);
     floe_free(slots.sums);
     floe_ml_program_free(fast);
     return rc;

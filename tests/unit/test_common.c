@@ -66,6 +66,55 @@ TEST(test_arena) {
     CHECK(a.head == NULL);
 }
 
+/* floe_arena_vec_*: an array grown by realloc becomes the arena's without a copy (the
+ * manifest list's records, issue 22's point query) */
+TEST(test_arena_vec) {
+    floe_arena a;
+    floe_arena_init(&a, 256);
+    char *s = floe_arena_strdup(&a, "head");
+    int64_t *v = NULL;
+    size_t cap = 0;
+    for (int64_t i = 0; i < 100000; i++) {
+        if ((size_t)i == cap) {
+            cap = cap ? cap * 2 : 8;
+            int64_t *nv = floe_arena_vec_grow(v, cap * sizeof *nv);
+            REQUIRE(nv != NULL);
+            CHECK(((uintptr_t)nv & 15) == 0);
+            v = nv;
+        }
+        v[i] = i * 7;
+    }
+    /* a failed grow leaves the array as it was */
+    floe_alloc_fail_after(1);
+    CHECK(floe_arena_vec_grow(v, 2 * cap * sizeof *v) == NULL);
+    floe_alloc_fail_after(0);
+    CHECK_EQ_INT(v[99999], 99999 * 7);
+    /* past the cap: refused, still the caller's */
+    a.cap = a.total + 64;
+    CHECK(floe_arena_vec_keep(&a, v, 100000 * sizeof *v) == NULL);
+    a.cap = 0;
+    size_t before = a.total;
+    int64_t *kept = floe_arena_vec_keep(&a, v, 100000 * sizeof *v);
+    CHECK(kept == v); /* the same storage: no copy */
+    CHECK_EQ_INT(a.total, before + 100000 * sizeof *v);
+    bool same = true;
+    for (int64_t i = 0; i < 100000; i++)
+        same &= kept[i] == i * 7;
+    CHECK(same);
+    /* the head block keeps its free space */
+    char *t = floe_arena_strdup(&a, "after");
+    CHECK_EQ_STR(t, "after");
+    CHECK_EQ_STR(s, "head");
+    CHECK(t - s > 0 && t - s < 256);
+    /* one never kept, and NULL */
+    void *w = floe_arena_vec_grow(NULL, 100);
+    REQUIRE(w != NULL);
+    floe_arena_vec_free(w);
+    floe_arena_vec_free(NULL);
+    floe_arena_reset(&a); /* frees the kept array (ASan: no leak) */
+    CHECK(a.head == NULL);
+}
+
 TEST(test_buf_bounded) {
     floe_buf b;
     floe_buf_init(&b, 10);
@@ -391,6 +440,7 @@ int main(void) {
     RUN(test_error_prefix);
     RUN(test_alloc_fail_after);
     RUN(test_arena);
+    RUN(test_arena_vec);
     RUN(test_buf_bounded);
     RUN(test_buf_sticky_out_of_memory);
     RUN(test_varint);
