@@ -394,6 +394,8 @@ typedef struct floe_manifest_list {
     bool has_sequence_number;
     int64_t sequence_number;     /* header sequence-number */
     bool by_name;                /* the file had no field ids: read by field names */
+    size_t nlisted;              /* records in the list: nfiles, unless options.keep
+                                  * dropped some */
 } floe_manifest_list;
 
 typedef struct floe_manifest_list_read_options {
@@ -404,6 +406,13 @@ typedef struct floe_manifest_list_read_options {
     /* The snapshot this list belongs to: its id fills a null added_snapshot_id (v1). */
     bool has_snapshot_id;
     int64_t snapshot_id;
+    /* When set, files holds only the records keep(keep_ctx, record) is true for, in list
+     * order; the others are decoded and checked all the same (a bad record is still an
+     * error, a manifest listed twice still refused) and then dropped, so a caller that
+     * prunes the list (a point query: one of 10,000 manifests) does not hold it all.
+     * The record passed to keep is valid only during the call. */
+    bool (*keep)(void *keep_ctx, const floe_manifest_file *record);
+    void *keep_ctx;
 } floe_manifest_list_read_options;
 
 /* Everything in *out lives in arena. o may be NULL. FLOE_ECORRUPT (naming the file and

@@ -519,11 +519,85 @@ done:
     return rc;
 }
 
+/* A record decoded into scratch memory, copied into arena (options.keep kept it). */
+static int copy_record(floe_arena *a, const floe_manifest_file *src, floe_manifest_file *dst,
+                       floe_error *err) {
+    floe_manifest_file m = *src;
+    if (!(m.manifest_path = floe_arena_strdup(a, src->manifest_path)))
+        goto oom;
+    if (src->npartitions) {
+        floe_field_summary *s = floe_arena_memdup(a, src->partitions,
+                                                  src->npartitions * sizeof *s);
+        if (!s)
+            goto oom;
+        for (size_t i = 0; i < src->npartitions; i++) {
+            const floe_field_summary *f = &src->partitions[i];
+            if (f->has_lower &&
+                !(s[i].lower_bound = floe_arena_memdup(a, f->lower_bound,
+                                                       f->lower_len ? f->lower_len : 1)))
+                goto oom;
+            if (f->has_upper &&
+                !(s[i].upper_bound = floe_arena_memdup(a, f->upper_bound,
+                                                       f->upper_len ? f->upper_len : 1)))
+                goto oom;
+        }
+        m.partitions = s;
+    }
+    if (src->has_key_metadata &&
+        !(m.key_metadata = floe_arena_memdup(a, src->key_metadata,
+                                             src->key_metadata_len ? src->key_metadata_len
+                                                                   : 1)))
+        goto oom;
+    *dst = m;
+    return 0;
+oom:
+    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+}
+
+/* h[0..n) sorted (LSD radix, a byte a pass; tmp holds n) */
+static void sort_hashes(uint64_t *h, uint64_t *tmp, size_t n) {
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((h[i] >> shift) & 0xff) + 1]++;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(h[i] >> shift) & 0xff]++] = h[i];
+        memcpy(h, tmp, n * sizeof *h);
+    }
+}
+
+/* Do two of the paths' hashes collide? (Only then can two records list one manifest.) */
+static int hashes_clash(uint64_t *h, size_t n, bool *clash) {
+    *clash = false;
+    uint64_t *tmp = floe_malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return FLOE_ENOMEM;
+    sort_hashes(h, tmp, n);
+    for (size_t i = 1; i < n && !*clash; i++)
+        *clash = h[i] == h[i - 1];
+    floe_free(tmp);
+    return 0;
+}
+
+/* With options.keep: *clash is set (and *out written) when two records' paths hash alike:
+ * whether they are one manifest is told by reading the whole list again (read_list_checked). */
 static int read_list(floe_avro_reader *ar, const char *name,
                      const floe_manifest_list_read_options *o, bool generic,
-                     floe_arena *arena, floe_manifest_list *out, floe_error *err) {
+                     floe_arena *arena, floe_manifest_list *out, bool *clash,
+                     floe_error *err) {
     int rc = 0;
     floe_manifest_list res = {0};
+    /* options.keep: records are decoded into scratch, a kept one copied into arena; the
+     * paths' hashes of all of them tell duplicates apart */
+    const bool keep = o && o->keep;
+    floe_arena scratch;
+    floe_arena_init(&scratch, 16384);
+    floe_arena *ra = keep ? &scratch : arena;
+    uint64_t *hashes = NULL;
+    size_t hcap = 0;
+    *clash = false;
     floe_manifest_file *files = NULL; /* grown by realloc (large ones remap, not copy),
                                        * then the arena's, not copied */
     size_t cap = 0;
@@ -580,7 +654,7 @@ static int read_list(floe_avro_reader *ar, const char *name,
             floe_avro_cursor cur;
             rc = floe_avro_reader_raw_next(ar, &cur, err);
             if (rc == 1) {
-                int drc = floe_ml_program_decode(fast, &cur, arena, &slots, err);
+                int drc = floe_ml_program_decode(fast, &cur, ra, &slots, err);
                 if (drc == 0)
                     drc = floe_avro_reader_raw_done(ar, &cur, err);
                 if (drc < 0) {
@@ -601,6 +675,25 @@ static int read_list(floe_avro_reader *ar, const char *name,
             goto done;
         if (rc == 0)
             break;
+        rctx c = {"manifest list", name, floe_avro_reader_records(ar) - 1, err};
+        floe_manifest_file rec;
+        FLOE_CHECK(list_record(&c, f, sidx, fast_record ? slots.sums : NULL, slots.nsums,
+                               fast_record, o, &res, ra, &rec));
+        res.nlisted++;
+        if (keep) {
+            if (res.nlisted > hcap) {
+                size_t nc = hcap ? hcap * 2 : 256;
+                uint64_t *nh = nc <= SIZE_MAX / sizeof *nh
+                                   ? floe_realloc(hashes, nc * sizeof *nh) : NULL;
+                if (!nh)
+                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+                hashes = nh;
+                hcap = nc;
+            }
+            hashes[res.nlisted - 1] = floe_hash64(rec.manifest_path, strlen(rec.manifest_path));
+            if (!o->keep(o->keep_ctx, &rec))
+                goto next;
+        }
         if (res.nfiles == cap) {
             size_t ncap = cap ? cap * 2 : 64;
             floe_manifest_file *nf = floe_arena_vec_grow(files, ncap * sizeof *nf);
@@ -609,29 +702,41 @@ static int read_list(floe_avro_reader *ar, const char *name,
             files = nf;
             cap = ncap;
         }
-        rctx c = {"manifest list", name, floe_avro_reader_records(ar) - 1, err};
-        FLOE_CHECK(list_record(&c, f, sidx, fast_record ? slots.sums : NULL, slots.nsums,
-                               fast_record, o, &res, arena, &files[res.nfiles]));
+        if (keep)
+            FLOE_CHECK(copy_record(arena, &rec, &files[res.nfiles], err));
+        else
+            files[res.nfiles] = rec;
         res.nfiles++;
+    next:
+        if (scratch.total > 65536) /* its blocks go back to malloc, to be taken again */
+            floe_arena_reset(&scratch);
     }
     if (res.nfiles) {
         if (!(res.files = floe_arena_vec_keep(arena, files, res.nfiles * sizeof *files)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         files = NULL;
     }
-    FLOE_CHECK(check_unique_manifests(&res, name, err));
+    if (keep) {
+        if ((rc = hashes_clash(hashes, res.nlisted, clash)) < 0)
+            FLOE_FAIL(err, rc, "out of memory");
+    } else {
+        FLOE_CHECK(check_unique_manifests(&res, name, err));
+    }
     rc = 0;
     *out = res;
 done:
+    floe_arena_reset(&scratch);
+    floe_free(hashes);
     floe_arena_vec_free(files);
     floe_free(slots.sums);
     floe_ml_program_free(fast);
     return rc;
 }
 
-static int list_read_mem(const void *p, size_t n, const char *name,
-                         const floe_manifest_list_read_options *o, bool generic,
-                         floe_arena *arena, floe_manifest_list *out, floe_error *err) {
+static int list_read_mem_once(const void *p, size_t n, const char *name,
+                              const floe_manifest_list_read_options *o, bool generic,
+                              floe_arena *arena, floe_manifest_list *out, bool *clash,
+                              floe_error *err) {
     floe_avro_reader *ar = NULL;
     floe_avro_reader_options ao = {.name = name};
     int rc = floe_avro_reader_open_mem(p, n, &ao, &ar, err);
@@ -639,9 +744,60 @@ static int list_read_mem(const void *p, size_t n, const char *name,
         floe_error_prefix(err, "manifest list %s: ", name ? name : "(memory)");
         return rc;
     }
-    rc = read_list(ar, name ? name : "(memory)", o, generic, arena, out, err);
+    rc = read_list(ar, name ? name : "(memory)", o, generic, arena, out, clash, err);
     floe_avro_reader_close(ar);
     return rc;
+}
+
+static int list_read_io_once(floe_io *io, const char *uri,
+                             const floe_manifest_list_read_options *o, floe_arena *arena,
+                             floe_manifest_list *out, bool *clash, floe_error *err) {
+    floe_input *in = NULL;
+    floe_avro_reader *ar = NULL;
+    int rc = floe_input_open(io, uri, &in, err);
+    if (rc < 0)
+        return rc;
+    floe_avro_reader_options ao = {.name = uri};
+    rc = floe_avro_reader_open_input(in, &ao, &ar, err);
+    if (rc < 0)
+        floe_error_prefix(err, "manifest list %s: ", uri);
+    else
+        rc = read_list(ar, uri, o, false, arena, out, clash, err);
+    floe_avro_reader_close(ar);
+    floe_input_close(in);
+    return rc;
+}
+
+/* One list read (from p[0..n) when mem). With options.keep, when two records'
+ * paths hash alike, the whole list is read again without it: check_unique_manifests then
+ * tells one manifest listed twice (the same error as without keep) from two paths that
+ * only hash alike (the kept records stand). */
+static int list_read(floe_io *io, const char *uri, bool mem, const void *p, size_t n,
+                     const floe_manifest_list_read_options *o, bool generic,
+                     floe_arena *arena, floe_manifest_list *out, floe_error *err) {
+    floe_manifest_list res;
+    bool clash = false;
+    int rc = !mem ? list_read_io_once(io, uri, o, arena, &res, &clash, err)
+                  : list_read_mem_once(p, n, uri, o, generic, arena, &res, &clash, err);
+    if (rc == 0 && clash) {
+        floe_manifest_list_read_options all = *o;
+        all.keep = NULL;
+        floe_arena a;
+        floe_arena_init(&a, 65536);
+        floe_manifest_list whole;
+        rc = !mem ? list_read_io_once(io, uri, &all, &a, &whole, &clash, err)
+                  : list_read_mem_once(p, n, uri, &all, generic, &a, &whole, &clash, err);
+        floe_arena_reset(&a);
+    }
+    if (rc == 0)
+        *out = res;
+    return rc;
+}
+
+static int list_read_mem(const void *p, size_t n, const char *name,
+                         const floe_manifest_list_read_options *o, bool generic,
+                         floe_arena *arena, floe_manifest_list *out, floe_error *err) {
+    return list_read(NULL, name, true, p, n, o, generic, arena, out, err);
 }
 
 int floe_manifest_list_read_mem(const void *p, size_t n, const char *name,
@@ -756,20 +912,7 @@ int floe_ml_differential(const void *p, size_t n, floe_ml_diff *out) {
 
 int floe_manifest_list_read(floe_io *io, const char *uri, const floe_manifest_list_read_options *o,
                             floe_arena *arena, floe_manifest_list *out, floe_error *err) {
-    floe_input *in = NULL;
-    floe_avro_reader *ar = NULL;
-    int rc = floe_input_open(io, uri, &in, err);
-    if (rc < 0)
-        return rc;
-    floe_avro_reader_options ao = {.name = uri};
-    rc = floe_avro_reader_open_input(in, &ao, &ar, err);
-    if (rc < 0)
-        floe_error_prefix(err, "manifest list %s: ", uri);
-    else
-        rc = read_list(ar, uri, o, false, arena, out, err);
-    floe_avro_reader_close(ar);
-    floe_input_close(in);
-    return rc;
+    return list_read(io, uri, false, NULL, 0, o, false, arena, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------

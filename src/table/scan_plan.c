@@ -399,6 +399,12 @@ static bool manifest_pruned(planner *pl, const floe_manifest_file *mf) {
            !floe_expr_manifest_may_match(pl->p->priv->filter, spec, mf);
 }
 
+/* options.keep of the manifest list: a point query keeps one manifest of 10,000, and
+ * the others are not held (nor copied) at all */
+static bool keep_manifest(void *ctx, const floe_manifest_file *mf) {
+    return !manifest_pruned(ctx, mf);
+}
+
 /* Room in the planned-paths set for the files of the manifests that are read, as their
  * list entries count them (a hint: counts may be absent or wrong; capped), so the set
  * rehashes once rather than at every doubling. */
@@ -970,7 +976,13 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
                 .allow_missing_field_ids = o->allow_missing_field_ids,
                 .has_snapshot_id = true,
                 .snapshot_id = snap->snapshot_id};
+            /* the manifests partition summaries prune are dropped while the list is read */
+            if (p->priv->filter && !o->no_partition_pruning) {
+                lo.keep = keep_manifest;
+                lo.keep_ctx = &pl;
+            }
             FLOE_CHECK(floe_manifest_list_read(floe_table_io(t), list_uri, &lo, &p->priv->arena, &list, err));
+            p->stats.manifests_skipped += (int64_t)(list.nlisted - list.nfiles);
             floe_input *in = NULL;
             if (floe_input_open(floe_table_io(t), list_uri, &in, NULL) == 0) {
                 p->stats.bytes_read += floe_input_size(in);
@@ -997,7 +1009,7 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
             list.files = v1;
             list.nfiles = snap->n_manifests;
         }
-        p->stats.manifests_total = (int64_t)list.nfiles;
+        p->stats.manifests_total = (int64_t)(snap->manifest_list ? list.nlisted : list.nfiles);
         if (list.nfiles > 1 && !(pl.schemas = floe_manifest_schema_cache_new()))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         /* data manifests first is not required: deletes are paired after all are read */

@@ -1085,6 +1085,15 @@ TEST(v3_row_lineage) {
  * writer rules
  * ------------------------------------------------------------------------------------- */
 
+/* options.keep of the list tests: ctx = {mode, records seen}; mode 0 keeps none, 1 the
+ * first, 2 all, 3 every seventh */
+static bool keep_some(void *ctx, const floe_manifest_file *m) {
+    int *st = ctx;
+    int i = st[1]++;
+    (void)m;
+    return st[0] == 0 ? false : st[0] == 1 ? i == 0 : st[0] == 2 ? true : i % 7 == 0;
+}
+
 TEST(writer_rules) {
     rt_env env;
     rt_setup(&env);
@@ -1210,9 +1219,73 @@ TEST(writer_rules) {
     CHECK_EQ_INT(floe_manifest_list_read_mem(lb.data, lb.len, "twice", NULL, &a, &ml, &err),
                  FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "records 0 and 1 both list manifest") != NULL);
+    /* the same with options.keep dropping either or both records: still refused */
+    for (int k = 0; k < 3; k++) {
+        int st[2] = {k, 0};
+        floe_manifest_list_read_options ko = {.keep = keep_some, .keep_ctx = st};
+        floe_error_clear(&err);
+        CHECK_EQ_INT(floe_manifest_list_read_mem(lb.data, lb.len, "twice", &ko, &a, &ml, &err),
+                     FLOE_ECORRUPT);
+        CHECK(strstr(err.msg, "records 0 and 1 both list manifest") != NULL);
+    }
     floe_buf_free(&lb);
     floe_free(l2);
     floe_free(renamed);
+
+    /* options.keep: the kept records, in order, as a whole read has them; the others
+     * counted and dropped */
+    enum { NL = 50 };
+    floe_manifest_file many[NL];
+    char *names[NL];
+    for (int i = 0; i < NL; i++) {
+        many[i] = mf;
+        names[i] = floe_asprintf("%s.%02d", mf.manifest_path, i);
+        many[i].manifest_path = names[i];
+        many[i].manifest_length = 1000 + i;
+    }
+    char *l3 = floe_io_join(harness_tmpdir(), "snap-keep.avro");
+    REQUIRE(floe_manifest_list_write(NULL, l3, &lo, many, NL, NULL, NULL, &err) == 0);
+    floe_buf_init(&lb, 0);
+    REQUIRE(floe_io_read_all(NULL, l3, 1 << 20, &lb, &err) == 0);
+    floe_manifest_list whole, kept;
+    floe_arena wa, ka;
+    floe_arena_init(&wa, 4096);
+    floe_arena_init(&ka, 4096);
+    REQUIRE_OK(floe_manifest_list_read_mem(lb.data, lb.len, "keep", NULL, &wa, &whole, &err),
+               err);
+    CHECK_EQ_INT(whole.nfiles, NL);
+    CHECK_EQ_INT(whole.nlisted, NL);
+    int st[2] = {3, 0}; /* every seventh */
+    floe_manifest_list_read_options ko = {.keep = keep_some, .keep_ctx = st};
+    REQUIRE_OK(floe_manifest_list_read_mem(lb.data, lb.len, "keep", &ko, &ka, &kept, &err), err);
+    CHECK_EQ_INT(kept.nlisted, NL);
+    CHECK_EQ_INT(kept.nfiles, (NL + 6) / 7);
+    for (size_t i = 0; i < kept.nfiles; i++) {
+        const floe_manifest_file *x = &kept.files[i], *y = &whole.files[i * 7];
+        CHECK_EQ_STR(x->manifest_path, y->manifest_path);
+        CHECK_EQ_INT(x->manifest_length, y->manifest_length);
+        CHECK_EQ_INT(x->added_files_count, y->added_files_count);
+        CHECK_EQ_INT(x->added_snapshot_id, y->added_snapshot_id);
+        CHECK_EQ_INT(x->sequence_number, y->sequence_number);
+        CHECK_EQ_INT(x->npartitions, y->npartitions);
+        for (size_t j = 0; j < x->npartitions && j < y->npartitions; j++) {
+            const floe_field_summary *u = &x->partitions[j], *v = &y->partitions[j];
+            CHECK(u->contains_null == v->contains_null && u->has_lower == v->has_lower &&
+                  u->has_upper == v->has_upper && u->lower_len == v->lower_len &&
+                  u->upper_len == v->upper_len);
+            CHECK(!u->has_lower || !memcmp(u->lower_bound, v->lower_bound, u->lower_len));
+            CHECK(!u->has_upper || !memcmp(u->upper_bound, v->upper_bound, u->upper_len));
+            CHECK(!u->has_lower || u->lower_bound != v->lower_bound);
+        }
+    }
+    /* the dropped records are not held: the arena has the kept ones only */
+    CHECK(ka.total * 3 < wa.total);
+    floe_arena_reset(&ka);
+    floe_arena_reset(&wa);
+    floe_buf_free(&lb);
+    floe_free(l3);
+    for (int i = 0; i < NL; i++)
+        floe_free(names[i]);
 
     /* unknown transforms may not be written */
     floe_partition_spec *uspec = NULL;
