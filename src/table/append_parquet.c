@@ -15,6 +15,13 @@
  * it cannot trust. Null counts the footer lacks for a column that is not read stay
  * unknown (left out), never zero.
  *
+ * Geometry and geography (format/spec.md Appendix G: WKB): the footer's min/max order
+ * bytes, not points, so these columns are always read, once: every non-null value must be
+ * one well-formed WKB geometry (floe_wkb_bbox_add; a file with one that is not is refused
+ * naming the column and the row, and nothing of it is recorded), and their bounding box
+ * becomes the bounds as floe's writer records them for its own files (x:y[:z][:m]; a
+ * geography box only when floe_wkb_bbox_geography_ok: points only, within range).
+ *
  * Partition tuple of the default spec: a file must hold the rows of one partition.
  *   - void fields are null; a source column that is all null gives null;
  *   - identity, truncate and the time transforms are monotone, so exact bounds decide:
@@ -40,6 +47,7 @@
 
 #include "floe/append.h"
 #include "floe/parquet_reader.h"
+#include "floe/wkb.h"
 #include "iceberg/scan_internal.h"
 
 /* ---------------------------------------------------------------------------------------
@@ -281,6 +289,9 @@ typedef struct leaf_acc {
     floe_buf min_b, max_b;
     bool read;                   /* its values are read */
     bool unknown;                /* the table's type is unknown: nulls only, no metrics */
+    bool geo;                    /* geometry / geography: values checked as WKB and their
+                                  * bounding box in box (never min/max) */
+    floe_wkb_bbox box;
 } leaf_acc;
 
 /* Fold a non-null value into the column's bounds (NaN counted, never a bound). */
@@ -383,6 +394,34 @@ static bool order_preserving(floe_transform t) {
  * the values
  * ------------------------------------------------------------------------------------- */
 
+/* A geometry or geography column's values of one row group (the file's rows from row0):
+ * each non-null one into c->box, or the file refused naming the column and the row (the
+ * file's row number, from 0) of the first that is not WKB. */
+static int geo_values(leaf_acc *c, const floe_colbuf *cb, const char *uri, int64_t row0,
+                      floe_error *err) {
+    int64_t row = row0 - 1;
+    size_t j = 0;
+    for (size_t l = 0; l < cb->nlevels && j < cb->nvalues; l++) {
+        if (!cb->max_rep || cb->rep[l] == 0)
+            row++;
+        if (cb->max_def && cb->def[l] != cb->max_def)
+            continue;
+        const uint8_t *p = cb->width ? cb->values + j * (size_t)cb->width
+                                     : cb->values + cb->offsets[j];
+        size_t n = cb->width ? (size_t)cb->width : cb->offsets[j + 1] - cb->offsets[j];
+        j++;
+        floe_error e;
+        floe_error_clear(&e);
+        if (floe_wkb_bbox_add(&c->box, p, n, &e) < 0)
+            return floe_error_set(err, FLOE_EINVALID, "%s: column %s, row %" PRId64 " (from 0): "
+                                  "the %s value is not WKB (%zu bytes; %s); the file is not "
+                                  "appended", uri, c->node->path, row,
+                                  c->tl->geo == FLOE_GEO_GEOGRAPHY ? "geography" : "geometry",
+                                  n, e.msg);
+    }
+    return 0;
+}
+
 /* Read the columns marked `read` row group by row group: counts and bounds of each, and
  * every row's partition value of the fields decided by rows. Stops early when a field
  * spans partitions and no other metric is wanted. */
@@ -405,8 +444,11 @@ static int read_values(floe_pq_reader *r, const char *uri, leaf_acc *cs, size_t 
     FLOE_CHECK(floe_pq_reader_select_paths(r, paths, nsel, err));
     floe_pq_reader_file pf;
     floe_pq_reader_file_info(r, &pf);
+    int64_t row0 = 0; /* the file's first row of group g */
     for (size_t g = 0; g < pf.num_row_groups; g++) {
         const floe_pq_rowset *rs;
+        floe_pq_row_group_info rgi;
+        floe_pq_reader_row_group_info(r, g, &rgi);
         FLOE_CHECK(floe_pq_reader_read_row_group(r, g, &rs, err));
         floe_free(acc_of);
         acc_of = floe_calloc(rs->ncols ? rs->ncols : 1, sizeof *acc_of);
@@ -425,6 +467,10 @@ static int read_values(floe_pq_reader *r, const char *uri, leaf_acc *cs, size_t 
             leaf_acc *c = &cs[acc_of[k]];
             const floe_colbuf *cb = &rs->cols[k];
             c->nulls += (int64_t)(cb->nlevels - cb->nvalues);
+            if (c->geo) {
+                FLOE_CHECK(geo_values(c, cb, uri, row0, err));
+                continue;
+            }
             if (c->repeated)
                 continue;
             for (size_t j = 0; j < cb->nvalues; j++) {
@@ -479,6 +525,7 @@ static int read_values(floe_pq_reader *r, const char *uri, leaf_acc *cs, size_t 
             if (p->spans)
                 FLOE_FAIL(err, FLOE_EINVALID, "spans"); /* reported by the caller */
         }
+        row0 += rgi.num_rows;
     }
 done:
     floe_free(paths);
@@ -570,11 +617,12 @@ static int check_schema(footer_ctx *x, floe_error *err) {
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
         cs[i].unknown = unknown;
         floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
-        /* geometry / geography: the footer's byte-order min/max are no bounds of theirs
-         * (format/spec.md wants a bounding box); the file is recorded without */
+        /* geometry / geography: bounds are the values' bounding box (format/spec.md), not
+         * the footer's byte-order min/max; footer_metrics has their values read */
+        cs[i].geo = !unknown && tl->geo != FLOE_GEO_NONE;
+        floe_wkb_bbox_init(&cs[i].box);
         cs[i].want_bounds = !unknown && !cs[i].repeated && tl->id >= 0 &&
-                            mm.kind != FLOE_METRICS_NONE &&
-                            mm.kind != FLOE_METRICS_COUNTS && !tl->geo;
+                            mm.kind != FLOE_METRICS_NONE && mm.kind != FLOE_METRICS_COUNTS;
     }
     for (size_t i = 0; i < ts->root.nchildren; i++) {
         const floe_field *tf = &ts->root.children[i];
@@ -712,7 +760,7 @@ static int footer_metrics(footer_ctx *x, floe_error *err) {
         if (c->unknown)
             continue;
         c->nulls_known = true;
-        c->exact = !c->repeated;
+        c->exact = !c->repeated && !c->geo; /* a geo column's box comes from its values */
         for (size_t g = 0; g < x->pf.num_row_groups; g++) {
             floe_pq_chunk_info ci;
             floe_pq_reader_chunk_info(x->r, g, i, &ci);
@@ -751,7 +799,7 @@ static int footer_metrics(footer_ctx *x, floe_error *err) {
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             }
         }
-        if (c->want_bounds && !c->exact)
+        if (c->geo || (c->want_bounds && !c->exact))
             c->read = true;
     }
 done:
@@ -905,6 +953,23 @@ static int file_info(const footer_ctx *x, floe_pq_file_info *fi, floe_error *err
         ci->has_nan_count = c->read && c->nans_known &&
                             (c->tl->type == FLOE_TYPE_FLOAT || c->tl->type == FLOE_TYPE_DOUBLE);
         ci->nan_value_count = c->nans;
+        if (c->geo) {
+            uint8_t lo[32], hi[32];
+            size_t len;
+            if (!c->want_bounds || !c->read ||
+                (c->tl->geo == FLOE_GEO_GEOGRAPHY && !floe_wkb_bbox_geography_ok(&c->box)) ||
+                !floe_wkb_bbox_bounds(&c->box, lo, hi, &len))
+                continue;
+            ci->lower_bound = floe_malloc(len);
+            ci->upper_bound = floe_malloc(len);
+            if (!ci->lower_bound || !ci->upper_bound)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            memcpy(ci->lower_bound, lo, len);
+            memcpy(ci->upper_bound, hi, len);
+            ci->lower_len = ci->upper_len = len;
+            ci->has_bounds = true;
+            continue;
+        }
         if (c->exact && c->has_minmax && c->want_bounds) {
             floe_value lo = c->min, hi = c->max;
             /* float zero bounds as -0.0 and +0.0, as floe's writer records them */
