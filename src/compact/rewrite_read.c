@@ -129,6 +129,7 @@ struct rw_deletes {
                                     while the cache grows */
     size_t n, cap;
     size_t pos_rows;             /* across files, for the cap */
+    floe_dv_cache dvc;           /* Puffin files last read, footers decoded */
 };
 
 int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
@@ -154,6 +155,7 @@ void rw_deletes_free(rw_deletes *d) {
         floe_free(d->files[i]);
     }
     floe_free(d->files);
+    floe_dv_cache_free(&d->dvc);
     floe_free(d);
 }
 
@@ -354,8 +356,9 @@ done:
 static int load_dv(rw_deletes *d, del_file *f, const floe_data_file *df, const char *uri,
                    int64_t limit, floe_error *err) {
     floe_dv_positions dv;
-    FLOE_FORWARD_IF_ERROR(floe_dv_read(d->io, uri, df->content_offset, df->content_size_in_bytes,
-                                       df->referenced_data_file, limit, &dv, err));
+    FLOE_FORWARD_IF_ERROR(floe_dv_cache_read(&d->dvc, d->io, uri, df->content_offset,
+                                             df->content_size_in_bytes,
+                                             df->referenced_data_file, limit, &dv, err));
     int rc = 0;
     if (dv.n > MAX_DELETE_ROWS - d->pos_rows)
         FLOE_FAIL(err, FLOE_ELIMIT, "position delete files hold more than %u rows for one "

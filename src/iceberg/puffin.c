@@ -24,6 +24,7 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/zstream.h"
@@ -639,24 +640,52 @@ void floe_puffin_footer_free(floe_puffin_footer *f) {
  * Reading and writing deletion vectors
  * ------------------------------------------------------------------------------------- */
 
-int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
-                 const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
-                 floe_error *err) {
-    floe_input *in = NULL;
-    floe_puffin_footer f = {0};
+/* An open Puffin file and its footer, decoded once; blobs indexed by offset. */
+struct floe_dv_file {
+    floe_input *in;
+    char *uri;
+    floe_puffin_footer f;
+    size_t *by_offset; /* blob indexes ordered by (offset, footer order) */
+};
+
+void floe_dv_file_close(floe_dv_file *d) {
+    if (!d)
+        return;
+    floe_input_close(d->in);
+    floe_puffin_footer_free(&d->f);
+    floe_free(d->by_offset);
+    floe_free(d->uri);
+    floe_free(d);
+}
+
+const char *floe_dv_file_uri(const floe_dv_file *d) { return d->uri; }
+
+static int cmp_blob_offset(const void *a, const void *b, void *ctx) {
+    const floe_puffin_blob *blobs = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int64_t x = blobs[i].offset, y = blobs[j].offset;
+    if (x != y)
+        return (x > y) - (x < y);
+    return (i > j) - (i < j);
+}
+
+int floe_dv_file_open(floe_io *io, const char *uri, floe_dv_file **out, floe_error *err) {
     uint8_t *buf = NULL;
     int rc = 0;
-    FLOE_CHECK(floe_input_open(io, uri, &in, err));
-    int64_t size = floe_input_size(in);
+    floe_dv_file *d = floe_calloc(1, sizeof *d);
+    if (!d || !(d->uri = floe_strdup(uri)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    FLOE_CHECK(floe_input_open(io, uri, &d->in, err));
+    int64_t size = floe_input_size(d->in);
     uint8_t head[4] = {0}, tail[FLOE_PUFFIN_TAIL];
     if (size >= 4)
-        FLOE_CHECK(floe_input_read_at(in, 0, head, 4, err));
+        FLOE_CHECK(floe_input_read_at(d->in, 0, head, 4, err));
     if (size < 4 || memcmp(head, FLOE_PUFFIN_MAGIC, 4))
         FLOE_FAIL(err, FLOE_ECORRUPT, "not a Puffin file (no PFA1 magic at byte 0): a bare "
                   "deletion vector blob, as early writers made, is not a valid format v3 "
                   "delete file");
     if (size >= FLOE_PUFFIN_TAIL)
-        FLOE_CHECK(floe_input_read_at(in, size - FLOE_PUFFIN_TAIL, tail, FLOE_PUFFIN_TAIL,
+        FLOE_CHECK(floe_input_read_at(d->in, size - FLOE_PUFFIN_TAIL, tail, FLOE_PUFFIN_TAIL,
                                       err));
     else
         memset(tail, 0, sizeof tail);
@@ -665,12 +694,44 @@ int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
     size_t flen = (size_t)(size - start);
     if (!(buf = floe_malloc(flen)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_input_read_at(in, start, buf, flen, err));
-    FLOE_CHECK(floe_puffin_footer_decode(buf, flen, size, &f, err));
-    const floe_puffin_blob *b = NULL;
-    for (size_t i = 0; i < f.nblobs && !b; i++)
-        if (f.blobs[i].offset == offset)
-            b = &f.blobs[i];
+    FLOE_CHECK(floe_input_read_at(d->in, start, buf, flen, err));
+    FLOE_CHECK(floe_puffin_footer_decode(buf, flen, size, &d->f, err));
+    if (!(d->by_offset = floe_malloc((d->f.nblobs ? d->f.nblobs : 1) * sizeof *d->by_offset)))
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < d->f.nblobs; i++)
+        d->by_offset[i] = i;
+    qsort_r(d->by_offset, d->f.nblobs, sizeof *d->by_offset, cmp_blob_offset, d->f.blobs);
+    *out = d;
+    d = NULL;
+done:
+    if (rc < 0)
+        floe_error_prefix(err, "%s: ", uri);
+    floe_free(buf);
+    floe_dv_file_close(d);
+    return rc;
+}
+
+/* The first blob in footer order at offset, or NULL. */
+static const floe_puffin_blob *blob_at(const floe_dv_file *d, int64_t offset) {
+    size_t lo = 0, hi = d->f.nblobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->f.blobs[d->by_offset[mid]].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < d->f.nblobs && d->f.blobs[d->by_offset[lo]].offset == offset)
+        return &d->f.blobs[d->by_offset[lo]];
+    return NULL;
+}
+
+int floe_dv_file_read(floe_dv_file *d, int64_t offset, int64_t length,
+                      const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
+                      floe_error *err) {
+    uint8_t *buf = NULL;
+    int rc = 0;
+    const floe_puffin_blob *b = blob_at(d, offset);
     if (!b)
         FLOE_FAIL(err, FLOE_ECORRUPT, "the footer lists no blob at byte %" PRId64
                   " (the manifest's content_offset)", offset);
@@ -686,12 +747,11 @@ int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
     if (referenced_data_file && b->referenced_data_file &&
         strcmp(referenced_data_file, b->referenced_data_file))
         floe_log(FLOE_LOG_WARN, "%s: the deletion vector at byte %" PRId64 " names %s; the "
-                 "manifest says it applies to %s (the manifest wins)", uri, offset,
+                 "manifest says it applies to %s (the manifest wins)", d->uri, offset,
                  b->referenced_data_file, referenced_data_file);
-    floe_free(buf);
     if (!(buf = floe_malloc(length ? (size_t)length : 1)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_input_read_at(in, offset, buf, (size_t)length, err));
+    FLOE_CHECK(floe_input_read_at(d->in, offset, buf, (size_t)length, err));
     floe_dv_positions dv;
     size_t cap = limit >= 0 && (uint64_t)limit < FLOE_DV_MAX_CARD ? (size_t)limit
                                                                   : FLOE_DV_MAX_CARD;
@@ -705,11 +765,48 @@ int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
     *out = dv;
 done:
     if (rc < 0)
-        floe_error_prefix(err, "%s: ", uri);
+        floe_error_prefix(err, "%s: ", d->uri);
     floe_free(buf);
-    floe_puffin_footer_free(&f);
-    floe_input_close(in);
     return rc;
+}
+
+int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
+                 const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
+                 floe_error *err) {
+    floe_dv_file *d = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_dv_file_open(io, uri, &d, err));
+    int rc = floe_dv_file_read(d, offset, length, referenced_data_file, limit, out, err);
+    floe_dv_file_close(d);
+    return rc;
+}
+
+void floe_dv_cache_free(floe_dv_cache *c) {
+    for (size_t i = 0; i < FLOE_DV_CACHE_SLOTS; i++)
+        floe_dv_file_close(c->slot[i]);
+    memset(c, 0, sizeof *c);
+}
+
+int floe_dv_cache_read(floe_dv_cache *c, floe_io *io, const char *uri, int64_t offset,
+                       int64_t length, const char *referenced_data_file, int64_t limit,
+                       floe_dv_positions *out, floe_error *err) {
+    size_t at = FLOE_DV_CACHE_SLOTS, oldest = 0;
+    for (size_t i = 0; i < FLOE_DV_CACHE_SLOTS; i++) {
+        if (c->slot[i] && !strcmp(c->slot[i]->uri, uri)) {
+            at = i;
+            break;
+        }
+        if (!c->slot[i] || (c->slot[oldest] && c->used[i] < c->used[oldest]))
+            oldest = i;
+    }
+    if (at == FLOE_DV_CACHE_SLOTS) {
+        floe_dv_file *d = NULL;
+        FLOE_FORWARD_IF_ERROR(floe_dv_file_open(io, uri, &d, err));
+        floe_dv_file_close(c->slot[oldest]);
+        c->slot[oldest] = d;
+        at = oldest;
+    }
+    c->used[at] = ++c->tick;
+    return floe_dv_file_read(c->slot[at], offset, length, referenced_data_file, limit, out, err);
 }
 
 int floe_puffin_write_dvs(floe_io *io, const char *uri, const char *const *paths,

@@ -90,6 +90,32 @@ int floe_dv_read(floe_io *io, const char *uri, int64_t offset, int64_t length,
                  const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
                  floe_error *err);
 
+/* An open Puffin file of deletion vectors, its footer decoded once: reading many vectors
+ * of one file (a delete over many data files writes them together) costs one footer
+ * decode, not one each. Blobs are found by offset in O(log n). */
+typedef struct floe_dv_file floe_dv_file;
+int floe_dv_file_open(floe_io *io, const char *uri, floe_dv_file **out, floe_error *err);
+/* floe_dv_read's checks and result, for a vector of this file. */
+int floe_dv_file_read(floe_dv_file *d, int64_t offset, int64_t length,
+                      const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
+                      floe_error *err);
+const char *floe_dv_file_uri(const floe_dv_file *d);
+void floe_dv_file_close(floe_dv_file *d);
+
+/* The last few Puffin files read, kept open (least recently used goes first): for a
+ * reader that takes deletion vectors one data file at a time. Zero-initialise; free with
+ * floe_dv_cache_free. Not thread-safe. */
+#define FLOE_DV_CACHE_SLOTS 4
+typedef struct floe_dv_cache {
+    floe_dv_file *slot[FLOE_DV_CACHE_SLOTS];
+    uint64_t used[FLOE_DV_CACHE_SLOTS];
+    uint64_t tick;
+} floe_dv_cache;
+int floe_dv_cache_read(floe_dv_cache *c, floe_io *io, const char *uri, int64_t offset,
+                       int64_t length, const char *referenced_data_file, int64_t limit,
+                       floe_dv_positions *out, floe_error *err);
+void floe_dv_cache_free(floe_dv_cache *c);
+
 /* Largest number of positions one deletion vector may hold when nothing smaller bounds
  * it. */
 #define FLOE_DV_MAX_CARD ((size_t)1 << 31)

@@ -37,6 +37,7 @@
 #include <strings.h>
 
 #include "floe/io.h"
+#include "common/keyset.h"
 #include "floe/scan.h"
 #include "iceberg/puffin.h"
 #include "iceberg/scan_internal.h"
@@ -390,9 +391,9 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* dv_limit: the record count of the data file a deletion vector applies to. */
-static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
-                    const floe_schema *schema, const floe_pq_reader_options *po,
-                    int64_t dv_limit, floe_error *err) {
+static int del_load(floe_table *t, floe_dv_cache *dvc, del_cache *dc,
+                    const floe_name_mapping *nm, const floe_schema *schema,
+                    const floe_pq_reader_options *po, int64_t dv_limit, floe_error *err) {
     const floe_data_file *df = dc->file;
     char *uri = NULL;
     floe_pq_reader *r = NULL;
@@ -404,9 +405,9 @@ static int del_load(floe_table *t, del_cache *dc, const floe_name_mapping *nm,
     int rc = 0;
     if (floe_data_file_is_dv(df)) {
         FLOE_CHECK(floe_table_resolve_path(t, df->file_path, &uri, err));
-        FLOE_CHECK(floe_dv_read(floe_table_io(t), uri, df->content_offset,
-                                df->content_size_in_bytes, df->referenced_data_file, dv_limit,
-                                &dc->dv, err));
+        FLOE_CHECK(floe_dv_cache_read(dvc, floe_table_io(t), uri, df->content_offset,
+                                      df->content_size_in_bytes, df->referenced_data_file,
+                                      dv_limit, &dc->dv, err));
         dc->is_dv = true;
         dc->loaded = true;
         goto done;
@@ -528,6 +529,8 @@ typedef struct scan_ctx {
     size_t ntop;
     id_set need;           /* field ids the scan reads */
     const floe_name_mapping *mapping;
+    floe_dv_cache dvc;     /* the Puffin files last read, footers decoded */
+    floe_hashset del_index; /* hash of a delete file's path and offset -> its cache slot */
 
     bool lineage;          /* an output column is a row lineage column */
     span lineage_cells[2]; /* the file's _row_id, _last_updated_sequence_number */
@@ -911,18 +914,25 @@ static int cmp_i64(const void *a, const void *b) {
  * holds many, told apart by their offsets). data: the file being read. */
 static int del_get(scan_ctx *c, del_cache **caches, size_t *ncaches, const floe_data_file *df,
                    const floe_data_file *data, del_cache **out) {
-    for (size_t i = 0; i < *ncaches; i++)
-        if (!strcmp((*caches)[i].file->file_path, df->file_path) &&
-            (*caches)[i].file->content_offset == df->content_offset) {
-            *out = &(*caches)[i];
+    uint64_t h = floe_hash64(df->file_path, strlen(df->file_path)) ^
+                 ((uint64_t)df->content_offset * 0x9e3779b97f4a7c15ull);
+    size_t at = 0;
+    for (const int64_t *v; (v = floe_hashset_next(&c->del_index, h, &at));) {
+        del_cache *e = &(*caches)[*v];
+        if (!strcmp(e->file->file_path, df->file_path) &&
+            e->file->content_offset == df->content_offset) {
+            *out = e;
             return 0;
         }
+    }
+    if (floe_hashset_add(&c->del_index, h, (int64_t)*ncaches) < 0)
+        return floe_error_set(c->err, FLOE_ENOMEM, "out of memory");
     del_cache *dc = &(*caches)[(*ncaches)++];
     memset(dc, 0, sizeof *dc);
     dc->file = df;
     floe_pq_reader_options po = {.max_page_bytes = c->ro->max_page_bytes,
                                  .max_read_bytes = c->ro->max_read_bytes};
-    FLOE_FORWARD_IF_ERROR(del_load(c->t, dc, c->mapping, c->schema, &po,
+    FLOE_FORWARD_IF_ERROR(del_load(c->t, &c->dvc, dc, c->mapping, c->schema, &po,
                                    data->record_count >= 0 ? data->record_count : INT64_MAX,
                                    c->err));
     *out = dc;
@@ -967,7 +977,7 @@ static int read_task(scan_ctx *c, const floe_scan_task *task, del_cache **caches
     c->npositions = c->pos_i = 0;
     c->neq = 0;
     for (size_t d = 0; d < task->ndeletes; d++) {
-        del_cache *dc;
+        del_cache *dc = NULL;
         FLOE_CHECK(del_get(c, caches, ncaches, task->deletes[d], df, &dc));
         if (dc->is_dv) {
             /* pairing matched its referenced_data_file to this file */
@@ -1220,6 +1230,8 @@ done:
     for (size_t i = 0; i < ncaches; i++)
         del_cache_free(&caches[i]);
     floe_free(caches);
+    floe_dv_cache_free(&c.dvc);
+    floe_hashset_free(&c.del_index);
     floe_name_mapping_free(nm);
     floe_free(c.need.v);
     floe_free(c.cells);

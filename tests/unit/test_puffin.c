@@ -500,11 +500,71 @@ TEST(test_v3_table_with_dv) {
     free(out);
 }
 
+/* Many vectors of several Puffin files read through floe_dv_cache, interleaved so that
+ * files are evicted and opened again: each read equals floe_dv_read's, every blob of a
+ * file is found by its offset, and a wrong offset is refused naming the file. */
+TEST(test_dv_cache) {
+    enum { FILES = FLOE_DV_CACHE_SLOTS + 2, PER = 7 };
+    const char *dir = harness_tmpdir();
+    char uris[FILES][4300];
+    int64_t off[FILES][PER], len[FILES][PER];
+    pset sets[PER];
+    for (int k = 0; k < PER; k++)
+        sets[k] = shape(k);
+    floe_error err = {0};
+    for (int f = 0; f < FILES; f++) {
+        snprintf(uris[f], sizeof uris[f], "file://%s/cache%d.puffin", dir, f);
+        floe_dv_positions dvs[PER];
+        const char *paths[PER];
+        char names[PER][64];
+        for (int k = 0; k < PER; k++) {
+            /* file f holds the shapes rotated by f: vector k of file f is shape (k + f) */
+            const pset *ps = &sets[(k + f) % PER];
+            dvs[k] = (floe_dv_positions){ps->v, ps->n};
+            snprintf(names[k], sizeof names[k], "data/f%d-%d.parquet", f, k);
+            paths[k] = names[k];
+        }
+        int64_t size;
+        REQUIRE_OK(floe_puffin_write_dvs(NULL, uris[f], paths, dvs, PER, off[f], len[f], &size,
+                                         &err), err);
+    }
+    floe_dv_cache cache = {0};
+    unsigned reads = 0;
+    for (int round = 0; round < 3; round++)
+        for (int k = PER - 1; k >= 0; k--)
+            for (int f = 0; f < FILES; f++) {
+                int ff = round == 1 ? FILES - 1 - f : f; /* every order of files */
+                floe_dv_positions got = {0};
+                CHECK_OK(floe_dv_cache_read(&cache, NULL, uris[ff], off[ff][k], len[ff][k],
+                                            NULL, INT64_MAX, &got, &err), err);
+                CHECK(same(&got, &sets[(k + ff) % PER]));
+                floe_free(got.pos);
+                reads++;
+            }
+    CHECK_EQ_INT(reads, 3 * PER * FILES);
+    floe_dv_positions got = {0};
+    CHECK_EQ_INT(floe_dv_cache_read(&cache, NULL, uris[2], off[2][3] + 1, len[2][3], NULL,
+                                    INT64_MAX, &got, &err), FLOE_ECORRUPT);
+    CHECK(strstr(err.msg, "lists no blob at byte") && strstr(err.msg, "cache2.puffin"));
+    /* a file that is not there: an error, and the cache still serves the others */
+    char missing[4300];
+    snprintf(missing, sizeof missing, "file://%s/none.puffin", dir);
+    CHECK(floe_dv_cache_read(&cache, NULL, missing, 4, 10, NULL, INT64_MAX, &got, &err) < 0);
+    CHECK_OK(floe_dv_cache_read(&cache, NULL, uris[0], off[0][0], len[0][0], NULL, INT64_MAX,
+                                &got, &err), err);
+    CHECK(same(&got, &sets[0]));
+    floe_free(got.pos);
+    floe_dv_cache_free(&cache);
+    for (int k = 0; k < PER; k++)
+        free(sets[k].v);
+}
+
 int main(void) {
     RUN(test_roaring_roundtrip);
     RUN(test_roaring_npm_oracle);
     RUN(test_dv_blob_corrupt);
     RUN(test_puffin_files);
+    RUN(test_dv_cache);
     RUN(test_v3_bare_blob_refused);
     RUN(test_v3_table_with_dv);
     return harness_finish();
