@@ -202,6 +202,12 @@ void floe_pq_reader_kv(const floe_pq_reader *r, size_t i, const char **key,
                        const char **value, size_t *value_len);
 const floe_pq_node *floe_pq_reader_root(const floe_pq_reader *r);
 const floe_pq_node *floe_pq_reader_leaf(const floe_pq_reader *r, size_t column);
+/* A leaf's GEOMETRY or GEOGRAPHY annotation (LogicalTypes.md) as the geo, geo_crs and
+ * geo_algo of a field: FLOE_GEO_NONE when the leaf has none. *crs (the reader's string,
+ * NULL when the file gives none: OGC:CRS84) and *algo (FLOE_GEO_ALGO_DEFAULT when not
+ * given) are set only for an annotated leaf. */
+floe_geo_kind floe_pq_reader_leaf_geo(const floe_pq_reader *r, size_t column,
+                                      const char **crs, floe_geo_algo *algo);
 
 /* How the reader assembles a node's values (the LogicalTypes rules, with their
  * backward-compatibility cases for lists and maps). */

@@ -151,6 +151,10 @@ const floe_field *floe_schema_find_path(const floe_schema *s, const char *path);
 const char *floe_field_path(const floe_field *f, char *buf, size_t n);
 
 const char *floe_type_name(floe_type_id t); /* "long", "timestamptz", "struct", ... */
+/* Are a and b the same geometry / geography type (or neither)? Only geo, geo_crs and
+ * geo_algo are looked at; defaults filled in (OGC:CRS84, spherical), the CRS compared
+ * ignoring case. */
+bool floe_field_geo_same(const floe_field *a, const floe_field *b);
 /* A field's full type string as Iceberg JSON writes it: "decimal(10, 2)", "fixed[16]",
  * "long", "list", ... into buf (returned). */
 const char *floe_field_type_str(const floe_field *f, char *buf, size_t n);

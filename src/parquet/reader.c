@@ -376,6 +376,32 @@ const floe_pq_node *floe_pq_reader_leaf(const floe_pq_reader *r, size_t column) 
     return column < r->nleaves ? r->leaves[column].node : NULL;
 }
 
+floe_geo_kind floe_pq_reader_leaf_geo(const floe_pq_reader *r, size_t column,
+                                      const char **crs, floe_geo_algo *algo) {
+    if (column >= r->nleaves)
+        return FLOE_GEO_NONE;
+    /* leaves are the schema's non-group elements in order (pq_schema_build) */
+    size_t k = 0;
+    for (size_t i = 1; i < r->md.n_schema; i++) {
+        const floe_pq_schema_element *e = &r->md.schema[i];
+        bool group = e->has_num_children && e->num_children > 0 ? true : !e->has_type;
+        if (group)
+            continue;
+        if (k++ != column)
+            continue;
+        if (!e->has_logical_type || (e->logical_type.kind != FLOE_PQ_LT_GEOMETRY &&
+                                     e->logical_type.kind != FLOE_PQ_LT_GEOGRAPHY))
+            return FLOE_GEO_NONE;
+        const floe_pq_logical_type *lt = &e->logical_type;
+        *crs = lt->geo_crs;
+        *algo = lt->kind == FLOE_PQ_LT_GEOGRAPHY && lt->has_geo_algorithm
+                    ? (floe_geo_algo)lt->geo_algorithm
+                    : FLOE_GEO_ALGO_DEFAULT;
+        return lt->kind == FLOE_PQ_LT_GEOGRAPHY ? FLOE_GEO_GEOGRAPHY : FLOE_GEO_GEOMETRY;
+    }
+    return FLOE_GEO_NONE;
+}
+
 void floe_pq_reader_row_group_info(const floe_pq_reader *r, size_t rg,
                                    floe_pq_row_group_info *out) {
     const floe_pq_row_group *g = &r->md.row_groups[rg];

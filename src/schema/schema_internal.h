@@ -13,8 +13,5 @@
 int floe_schema_primitive_type(const char *name, floe_field *f, floe_arena *arena,
                                floe_error *err);
 
-/* Are a and b the same geometry / geography type (or neither)? Defaults filled in
- * (OGC:CRS84, spherical), the CRS compared ignoring case. */
-bool floe_field_geo_same(const floe_field *a, const floe_field *b);
 
 #endif

@@ -611,9 +611,23 @@ static int check_schema(footer_ctx *x, floe_error *err) {
                                   floe_field_type_str(fl, a, sizeof a),
                                   floe_field_type_str(tl, b, sizeof b));
         }
+        cs[i].node = floe_pq_reader_leaf(r, i);
+        /* a file column annotated GEOMETRY / GEOGRAPHY holds coordinates in its own CRS
+         * (and edges of its own algorithm): only the table's type reads them right. An
+         * unannotated binary column is taken as WKB of the table's type (values checked) */
+        if (!unknown && tl->geo != FLOE_GEO_NONE) {
+            floe_field ff = {.geo = FLOE_GEO_NONE};
+            ff.geo = floe_pq_reader_leaf_geo(r, i, &ff.geo_crs, &ff.geo_algo);
+            if (ff.geo != FLOE_GEO_NONE && !floe_field_geo_same(&ff, tl)) {
+                char b[256];
+                return floe_error_set(err, FLOE_ESCHEMA, "%s: column %s is %s in the file but "
+                                      "%s in the table (another CRS, kind or edge "
+                                      "algorithm: its values would be read wrong)", uri, path,
+                                      cs[i].node->type_text, floe_field_type_str(tl, b, sizeof b));
+            }
+        }
         cs[i].fl = fl;
         cs[i].tl = tl;
-        cs[i].node = floe_pq_reader_leaf(r, i);
         cs[i].repeated = tl->rep_level > 0 || cs[i].node->rep_level > 0;
         cs[i].unknown = unknown;
         floe_metrics_mode mm = floe_metrics_config_mode(x->cfg, tl->id);
@@ -1041,6 +1055,19 @@ static int partition_tuple(const footer_ctx *x, const floe_value *partition, siz
     return 0;
 }
 
+/* A file whose rows span partitions is refused here (FLOE_EINVALID) and may be split by
+ * the caller (floe append --split) through the writer, which takes geo bytes as they
+ * are: its geometry / geography values are checked first, so a value that is not WKB
+ * refuses the file whichever way it would be added. */
+static int check_geo_values(footer_ctx *x, floe_error *err) {
+    bool any = false;
+    for (size_t i = 0; i < x->nleaves; i++) {
+        x->cs[i].read = x->cs[i].geo;
+        any = any || x->cs[i].geo;
+    }
+    return any ? read_values(x->r, x->uri, x->cs, x->nleaves, NULL, 0, err) : 0;
+}
+
 int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m, const char *uri,
                                        const char *recorded_path, const floe_value *partition,
                                        size_t npartition, floe_arena *arena,
@@ -1065,8 +1092,24 @@ int floe_data_file_from_parquet_footer(floe_io *io, const floe_table_metadata *m
     FLOE_CHECK(check_variants(io, &x, err));
     FLOE_CHECK(footer_metrics(&x, err));
     if (!partition && x.spec->nfields)
-        FLOE_CHECK(partition_by_bounds(&x, err));
-    FLOE_CHECK(read_marked_values(&x, err));
+        rc = partition_by_bounds(&x, err);
+    if (rc == 0)
+        rc = read_marked_values(&x, err);
+    if (rc == FLOE_EINVALID && x.report.several_partitions) {
+        floe_error spans;
+        floe_error_clear(&spans);
+        if (err)
+            spans = *err;
+        int grc = check_geo_values(&x, err);
+        if (grc == 0 && err)
+            *err = spans;
+        if (grc < 0) { /* not WKB: no split either */
+            rc = grc;
+            x.report.several_partitions = false;
+        }
+    }
+    if (rc < 0)
+        goto done;
     FLOE_CHECK(file_info(&x, &fi, err));
     memset(out, 0, sizeof *out);
     FLOE_CHECK(floe_data_file_from_parquet(&fi, x.cfg, arena, out, err));

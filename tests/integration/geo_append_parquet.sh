@@ -47,7 +47,8 @@ for t in t ref conv; do
 done
 
 # ---- 1. a DuckDB file with valid WKB ---------------------------------------------------------
-duck "COPY (SELECT * FROM (VALUES
+# DuckDB writes no GEOGRAPHY annotation: the geography columns are its WKB as plain BLOB
+duck "COPY (SELECT id, g, ST_AsWKB(gp) AS gp, ST_AsWKB(gl) AS gl FROM (VALUES
   (1, 'POINT(1 2)'::GEOMETRY, 'POINT(10 20)'::GEOMETRY, 'POINT(1 1)'::GEOMETRY),
   (2, NULL, 'MULTIPOINT((3 4),(-5 6))'::GEOMETRY, 'LINESTRING(170 10, -170 20)'::GEOMETRY),
   (3, 'LINESTRING(0 0, -3 7)'::GEOMETRY, NULL, NULL),
@@ -126,5 +127,65 @@ refused bad.parquet g 2500 "$tmp/good2.parquet" "$tmp/bad.parquet"
 "$floe" scan ns.t | sort | diff -q "$tmp/t.scan" - > /dev/null || fail "the table's rows changed"
 "$floe" append ns.t "$tmp/good2.parquet" > /dev/null 2> "$tmp/err" || fail "append good2: $(cat "$tmp/err")"
 echo "geo_append_parquet: values not WKB refused ok"
+
+# ---- 3. a file column annotated with another geo type ------------------------------------------
+# GEOMETRY into a geography column, and GEOMETRY('OGC:CRS83') (DuckDB writes that CRS as
+# PROJJSON text) into a geometry (OGC:CRS84) column: refused naming both types, the table
+# unchanged. CRSs are compared as text ignoring case (floe has no CRS library): a file floe
+# wrote with geometry(OGC:CRS83) appends into geometry(ogc:crs83); DuckDB's PROJJSON does not.
+duck "COPY (SELECT 8 AS id, 'POINT(1 1)'::GEOMETRY AS gp) TO '$tmp/kind.parquet'
+  (FORMAT parquet, GEOPARQUET_VERSION 'V2', FIELD_IDS {id: 1, gp: 3})"
+duck "COPY (SELECT 9 AS id, 'POINT(1 1)'::GEOMETRY('OGC:CRS83') AS g) TO '$tmp/crs.parquet'
+  (FORMAT parquet, GEOPARQUET_VERSION 'V2', FIELD_IDS {id: 1, g: 2})"
+mismatch() { # TABLE FILE COLUMN TABLE-TYPE
+  local m0
+  m0=$(meta "$1")
+  if "$floe" append "$1" "$tmp/$2" > /dev/null 2> "$tmp/err"; then
+    fail "append of $2 (another geo type) into $1 was accepted"
+    return
+  fi
+  grep -qF "column $3 is " "$tmp/err" && grep -qF "in the file but $4 in the table" "$tmp/err" ||
+    fail "the error for $2 does not name the column and both types: $(cat "$tmp/err")"
+  [ "$(meta "$1")" = "$m0" ] || fail "append of $2 changed $1"
+}
+mismatch ns.t kind.parquet gp geography
+grep -qF 'GEOMETRY' "$tmp/err" || fail "the error does not give the file's type: $(cat "$tmp/err")"
+mismatch ns.t crs.parquet g geometry
+grep -qF 'GEOMETRY(crs=' "$tmp/err" || fail "the error does not give the file's CRS: $(cat "$tmp/err")"
+for crs in OGC:CRS83 ogc:crs83; do
+  cat > "$tmp/s_$crs.json" <<JSON
+{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":false,"type":"long"},
+ {"id":2,"name":"g","required":false,"type":"geometry($crs)"}]}
+JSON
+done
+"$floe" table create ns.m --schema "$tmp/s_ogc:crs83.json" --property format-version=3 > /dev/null
+echo '{"id":10,"g":"AQEAAAAAAAAAAADwPwAAAAAAAPA/"}' > "$tmp/m.ndjson"
+"$floe" convert --schema "$tmp/s_OGC:CRS83.json" "$tmp/m.ndjson" -o "$tmp/mconv" > /dev/null 2> "$tmp/err" ||
+  die "convert: $(cat "$tmp/err")"
+"$floe" append ns.m "$tmp"/mconv/*.parquet > /dev/null 2> "$tmp/err" ||
+  fail "append of a geometry(OGC:CRS83) file into geometry(ogc:crs83): $(cat "$tmp/err")"
+[ "$("$floe" scan ns.m | wc -l)" = 1 ] || fail "ns.m does not hold the appended row"
+mismatch ns.m crs.parquet g "geometry(ogc:crs83)"
+echo "geo_append_parquet: other geo types refused ok"
+# ---- 4. floe append --split: a file spanning partitions is rewritten per partition --------------
+# bad.parquet (ids 0..4999, not WKB at row 2500) into a table partitioned by bucket(4, id):
+# refused as in 2 (the split would have taken the bytes as they are); the same file without
+# its bad value is split and appended
+"$floe" table create ns.p --schema "$tmp/s.json" --property format-version=3 \
+  --partition "bucket(4, id)" > /dev/null
+m0=$(meta ns.p)
+if "$floe" append ns.p "$tmp/bad.parquet" --split > /dev/null 2> "$tmp/err"; then
+  fail "append --split of bad.parquet was accepted"
+else
+  grep -qF "column g, row 2500 " "$tmp/err" && grep -q 'not WKB' "$tmp/err" ||
+    fail "append --split: the error does not name column g, row 2500: $(cat "$tmp/err")"
+fi
+[ "$(meta ns.p)" = "$m0" ] || fail "append --split of bad.parquet changed the table"
+duck "COPY (SELECT * FROM '$tmp/bad.parquet' WHERE id <> 2500) TO '$tmp/fixed.parquet'
+  (FORMAT parquet, ROW_GROUP_SIZE 2048, FIELD_IDS {id: 1, g: 2})"
+"$floe" append ns.p "$tmp/fixed.parquet" --split > /dev/null 2> "$tmp/err" ||
+  fail "append --split of fixed.parquet: $(cat "$tmp/err")"
+[ "$("$floe" scan ns.p | wc -l)" = 4999 ] || fail "ns.p does not hold the 4999 rows of fixed.parquet"
+echo "geo_append_parquet: --split checks WKB ok"
 [ "$fails" = 0 ] || die "$fails checks failed"
 echo "geo_append_parquet: ok"
