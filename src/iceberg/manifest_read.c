@@ -554,33 +554,6 @@ oom:
     return floe_error_set(err, FLOE_ENOMEM, "out of memory");
 }
 
-/* h[0..n) sorted (LSD radix, a byte a pass; tmp holds n) */
-static void sort_hashes(uint64_t *h, uint64_t *tmp, size_t n) {
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((h[i] >> shift) & 0xff) + 1]++;
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(h[i] >> shift) & 0xff]++] = h[i];
-        memcpy(h, tmp, n * sizeof *h);
-    }
-}
-
-/* Do two of the paths' hashes collide? (Only then can two records list one manifest.) */
-static int hashes_clash(uint64_t *h, size_t n, bool *clash) {
-    *clash = false;
-    uint64_t *tmp = floe_malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp)
-        return FLOE_ENOMEM;
-    sort_hashes(h, tmp, n);
-    for (size_t i = 1; i < n && !*clash; i++)
-        *clash = h[i] == h[i - 1];
-    floe_free(tmp);
-    return 0;
-}
-
 /* With options.keep: *clash is set (and *out written) when two records' paths hash alike:
  * whether they are one manifest is told by reading the whole list again (read_list_checked). */
 static int read_list(floe_avro_reader *ar, const char *name,
@@ -595,8 +568,7 @@ static int read_list(floe_avro_reader *ar, const char *name,
     floe_arena scratch;
     floe_arena_init(&scratch, 16384);
     floe_arena *ra = keep ? &scratch : arena;
-    uint64_t *hashes = NULL;
-    size_t hcap = 0;
+    floe_hashset hashes = {0}; /* the paths' hashes, options.keep only */
     *clash = false;
     floe_manifest_file *files = NULL; /* grown by realloc (large ones remap, not copy),
                                        * then the arena's, not copied */
@@ -681,16 +653,12 @@ static int read_list(floe_avro_reader *ar, const char *name,
                                fast_record, o, &res, ra, &rec));
         res.nlisted++;
         if (keep) {
-            if (res.nlisted > hcap) {
-                size_t nc = hcap ? hcap * 2 : 256;
-                uint64_t *nh = nc <= SIZE_MAX / sizeof *nh
-                                   ? floe_realloc(hashes, nc * sizeof *nh) : NULL;
-                if (!nh)
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                hashes = nh;
-                hcap = nc;
-            }
-            hashes[res.nlisted - 1] = floe_hash64(rec.manifest_path, strlen(rec.manifest_path));
+            uint64_t h = floe_hash64(rec.manifest_path, strlen(rec.manifest_path));
+            size_t pos = 0;
+            if (floe_hashset_next(&hashes, h, &pos))
+                *clash = true;
+            else if (floe_hashset_add(&hashes, h, 0) < 0)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
             if (!o->keep(o->keep_ctx, &rec))
                 goto next;
         }
@@ -716,17 +684,13 @@ static int read_list(floe_avro_reader *ar, const char *name,
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         files = NULL;
     }
-    if (keep) {
-        if ((rc = hashes_clash(hashes, res.nlisted, clash)) < 0)
-            FLOE_FAIL(err, rc, "out of memory");
-    } else {
+    if (!keep)
         FLOE_CHECK(check_unique_manifests(&res, name, err));
-    }
     rc = 0;
     *out = res;
 done:
     floe_arena_reset(&scratch);
-    floe_free(hashes);
+    floe_hashset_free(&hashes);
     floe_arena_vec_free(files);
     floe_free(slots.sums);
     floe_ml_program_free(fast);

@@ -658,8 +658,6 @@ void floe_dv_file_close(floe_dv_file *d) {
     floe_free(d);
 }
 
-const char *floe_dv_file_uri(const floe_dv_file *d) { return d->uri; }
-
 static int cmp_blob_offset(const void *a, const void *b, void *ctx) {
     const floe_puffin_blob *blobs = ctx;
     size_t i = *(const size_t *)a, j = *(const size_t *)b;

@@ -99,7 +99,6 @@ int floe_dv_file_open(floe_io *io, const char *uri, floe_dv_file **out, floe_err
 int floe_dv_file_read(floe_dv_file *d, int64_t offset, int64_t length,
                       const char *referenced_data_file, int64_t limit, floe_dv_positions *out,
                       floe_error *err);
-const char *floe_dv_file_uri(const floe_dv_file *d);
 void floe_dv_file_close(floe_dv_file *d);
 
 /* The last few Puffin files read, kept open (least recently used goes first): for a
