@@ -95,14 +95,19 @@ static int produce(const char *bootstrap, const char *topic, const char *path,
 }
 
 /* The group's committed offset of partitions 0..n-1 of topic, in Kafka: a consumer joins
- * the group (empty by now), waits for all n partitions and commits. */
+ * the group (empty by now), waits for all n partitions and commits. Its timeouts are the
+ * consumers' of the tests (6 s): when it leaves, the mock holds the group in Joining for
+ * the leaver's timeout, and librdkafka's default (max.poll.interval.ms, 300 s) kept the
+ * consumers started next waiting 5 minutes for their first assignment. */
 static int commit_group(const char *bootstrap, const char *group, const char *topic, int n,
                         long long offset) {
     char es[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     if (rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, es, sizeof es) ||
         rd_kafka_conf_set(c, "group.id", group, es, sizeof es) ||
-        rd_kafka_conf_set(c, "enable.auto.commit", "false", es, sizeof es)) {
+        rd_kafka_conf_set(c, "enable.auto.commit", "false", es, sizeof es) ||
+        rd_kafka_conf_set(c, "session.timeout.ms", "6000", es, sizeof es) ||
+        rd_kafka_conf_set(c, "max.poll.interval.ms", "6000", es, sizeof es)) {
         rd_kafka_conf_destroy(c);
         return -1;
     }
