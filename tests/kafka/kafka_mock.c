@@ -95,10 +95,12 @@ static int produce(const char *bootstrap, const char *topic, const char *path,
 }
 
 /* The group's committed offset of partitions 0..n-1 of topic, in Kafka: a consumer joins
- * the group (empty by now), waits for all n partitions and commits. Its timeouts are the
- * consumers' of the tests (6 s): when it leaves, the mock holds the group in Joining for
- * the leaver's timeout, and librdkafka's default (max.poll.interval.ms, 300 s) kept the
- * consumers started next waiting 5 minutes for their first assignment. */
+ * the group (empty by now), waits for all n partitions and commits. Its session timeout is
+ * the consumers' of the tests (6 s): when it leaves, the mock holds the group in Joining
+ * for the group's session timeout less 1 s, the leaver's, and with librdkafka's default
+ * (45 s) the consumers started next, whose sessions are 6 s, were dropped from the group
+ * while they waited; their JoinGroup went unanswered until it timed out after
+ * max.poll.interval.ms (300 s), and their first assignment came 5 minutes late. */
 static int commit_group(const char *bootstrap, const char *group, const char *topic, int n,
                         long long offset) {
     char es[512];
