@@ -37,6 +37,8 @@ group.id = budget
 table = shop.events
 commit_interval = 1s
 max_buffered_bytes = 1MB
+kafka.session.timeout.ms = 6000
+kafka.heartbeat.interval.ms = 500
 CONF
 metrics() { curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" || fail "metrics"; }
 metric() { metrics | sed -n "s/^$1{source=\"events\"} //p"; }
@@ -55,7 +57,16 @@ offs = {k: int(v) for k, v in props.items() if k.startswith("floe.kafka.budget.e
 print("offsets:", offs)
 sys.exit(0 if len(offs) == 4 and sum(offs.values()) == 400 else 1)
 PY
+assigned=$(grep -c "assigned events/" "$tmp/node-a.log")
 node_start a "$tmp/a.conf"
+# the group takes the restarted consumer back after the mock's rebalance delay (its
+# session timeout less 1 s): count from its assignment, not from its start
+for _ in $(seq 300); do
+  [ "$(grep -c "assigned events/" "$tmp/node-a.log")" -gt "$assigned" ] && break
+  sleep 0.1
+done
+[ "$(grep -c "assigned events/" "$tmp/node-a.log")" -gt "$assigned" ] ||
+  fail "the restarted consumer was never assigned a partition"
 sleep 3
 [ "$(metric floe_kafka_consumed_total)" = 0 ] || fail "restarted, it took $(metric floe_kafka_consumed_total) messages again"
 
