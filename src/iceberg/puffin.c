@@ -742,7 +742,10 @@ int floe_dv_file_read(floe_dv_file *d, int64_t offset, int64_t length,
     if (b->compression_codec)
         FLOE_FAIL(err, FLOE_ECORRUPT, "the deletion vector at byte %" PRId64 " is compressed "
                   "(%s); deletion-vector-v1 blobs never are", offset, b->compression_codec);
+    /* a relative path in the blob (as early writers of tables with relative locations
+     * made) cannot be compared with the manifest's resolved one */
     if (referenced_data_file && b->referenced_data_file &&
+        (b->referenced_data_file[0] == '/' || strstr(b->referenced_data_file, "://")) &&
         strcmp(referenced_data_file, b->referenced_data_file))
         floe_log(FLOE_LOG_WARN, "%s: the deletion vector at byte %" PRId64 " names %s; the "
                  "manifest says it applies to %s (the manifest wins)", d->uri, offset,

@@ -31,9 +31,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/keyset.h"
 #include "floe/avro.h"
 #include "floe/io.h"
 #include "floe/manifest.h"
+#include "iceberg/puffin.h"
 #include "table_internal.h"
 
 /* Iceberg field ids (format/spec.md "Manifests", "Manifest Lists"). */
@@ -41,6 +43,7 @@
 #define ID_FILE_PATH 100
 #define ID_CONTENT 134
 #define ID_REFERENCED_DATA_FILE 143
+#define ID_CONTENT_OFFSET 144
 #define ID_STATUS 0
 #define ID_MANIFEST_PATH 500
 #define ID_MANIFEST_LENGTH 501
@@ -59,6 +62,8 @@ typedef struct migrate_ctx {
     copied *manifests;    /* of this attempt */
     size_t nmanifests, cap;
     floe_strlist written; /* every copy of every attempt */
+    floe_strlist puffins; /* Puffin files of live deletion vectors found readable */
+    floe_hashset puffin_hashes; /* their paths' hashes -> index in puffins */
 } migrate_ctx;
 
 /* ---------------------------------------------------------------------------------------
@@ -170,6 +175,30 @@ static int map_value(migrate_ctx *c, floe_avro_value *v, floe_arena *scratch, bo
     return 0;
 }
 
+/* A live deletion vector's Puffin file (path, as recorded) is one floe can read: what the
+ * migration commits, the command after it reads; a file that is not a Puffin container
+ * (a bare blob, as some early writers made) stops the migration before anything is
+ * committed. Each file is opened once. */
+static int check_puffin(migrate_ctx *c, const char *path, floe_error *err) {
+    uint64_t h = floe_hash64(path, strlen(path));
+    size_t pos = 0;
+    for (const int64_t *j; (j = floe_hashset_next(&c->puffin_hashes, h, &pos));)
+        if (!strcmp(c->puffins.items[*j], path))
+            return 0;
+    char *src = NULL;
+    floe_dv_file *d = NULL;
+    int rc = 0;
+    FLOE_CHECK(floe_table_resolve_path(c->t, path, &src, err));
+    FLOE_CHECK(floe_dv_file_open(floe_table_io(c->t), src, &d, err));
+    FLOE_CHECK(floe_strlist_push(&c->puffins, path, err));
+    if ((rc = floe_hashset_add(&c->puffin_hashes, h, (int64_t)c->puffins.n - 1)) < 0)
+        FLOE_FAIL(err, rc, "out of memory");
+done:
+    floe_dv_file_close(d);
+    floe_free(src);
+    return rc;
+}
+
 static int manifest_record(void *ctx, const floe_avro_node *root, floe_avro_value *rec,
                            floe_arena *scratch, floe_error *err) {
     migrate_ctx *c = ctx;
@@ -192,6 +221,13 @@ static int manifest_record(void *ctx, const floe_avro_node *root, floe_avro_valu
     if (pi < 0 || (size_t)pi >= df->u.list.n)
         return floe_error_set(err, FLOE_ECORRUPT, "manifest entry without file_path");
     bool changed = false, ref_changed = false;
+    char *recorded = NULL; /* the file's path before mapping */
+    if (items[pi].type == FLOE_AVRO_STRING) {
+        if (!(recorded = floe_arena_alloc(scratch, items[pi].u.bytes.n + 1)))
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        memcpy(recorded, items[pi].u.bytes.p, items[pi].u.bytes.n);
+        recorded[items[pi].u.bytes.n] = '\0';
+    }
     FLOE_FORWARD_IF_ERROR(map_value(c, &items[pi], scratch, &changed, err));
     if (ri >= 0 && (size_t)ri < df->u.list.n)
         FLOE_FORWARD_IF_ERROR(map_value(c, &items[ri], scratch, &ref_changed, err));
@@ -199,7 +235,17 @@ static int manifest_record(void *ctx, const floe_avro_node *root, floe_avro_valu
                 rec->u.list.items[si].u.i != 2;
     bool pos_deletes = ci >= 0 && (size_t)ci < df->u.list.n &&
                        items[ci].type == FLOE_AVRO_INT && items[ci].u.i == 1;
-    if (live && pos_deletes && (ri < 0 || items[ri].type != FLOE_AVRO_STRING || ref_changed))
+    /* A deletion vector (format v3: a blob of a Puffin file at content_offset) applies to
+     * the data file its manifest entry names, mapped above: the blob's own
+     * referenced-data-file property is informational (the manifest wins). A position delete
+     * file holds its data files' paths in its rows, which floe does not rewrite. */
+    ptrdiff_t oi = field_index(dfn, ID_CONTENT_OFFSET);
+    bool dv = pos_deletes && oi >= 0 && (size_t)oi < df->u.list.n &&
+              items[oi].type == FLOE_AVRO_LONG;
+    if (live && dv && recorded)
+        FLOE_FORWARD_IF_ERROR(check_puffin(c, recorded, err));
+    if (live && pos_deletes && !dv &&
+        (ri < 0 || items[ri].type != FLOE_AVRO_STRING || ref_changed))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
                               "position delete file %.*s names data files by the paths this "
                               "migration changes; floe does not rewrite position delete "
@@ -367,6 +413,8 @@ int floe_table_migrate(floe_table *t, floe_error *err) {
     floe_free(c.manifests);
     floe_free(c.md_dir);
     floe_strlist_free(&c.written);
+    floe_strlist_free(&c.puffins);
+    floe_hashset_free(&c.puffin_hashes);
     floe_free(was);
     return rc;
 }

@@ -559,12 +559,161 @@ TEST(test_dv_cache) {
         free(sets[k].v);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * deletion vectors other writers made (tests/data/foreign-dv, ORIGIN.md there)
+ * ------------------------------------------------------------------------------------- */
+
+static const char *foreign(const char *rel) {
+    static char p[4096];
+    const char *src = getenv("FLOE_SOURCE_DIR");
+    snprintf(p, sizeof p, "%s/tests/data/foreign-dv/%s", src ? src : ".", rel);
+    return p;
+}
+
+/* Puffin files Iceberg Java wrote: every blob floe reads holds the positions Java was given
+ * (the fixture's README) and that roaring (npm) reads from the same bytes. */
+TEST(test_java_puffin_files) {
+    static const struct {
+        const char *file;
+        int nblobs;
+        const char *ref[2];
+        const char *want[2]; /* JSON lists */
+    } cases[] = {
+        {"single-blob-dv.puffin", 1, {"s3://warehouse/db/table/data/00000-0-abc.parquet"},
+         {"[1,3,5,7,9]"}},
+        {"multi-blob-dv.puffin", 2,
+         {"s3://warehouse/db/table/data/file-001.parquet",
+          "s3://warehouse/db/table/data/file-002.parquet"},
+         {"[0,100,200]", "[50,150]"}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char rel[256], path[4200], uri[4300];
+        snprintf(rel, sizeof rel, "iceberg-java/%s", cases[c].file);
+        snprintf(path, sizeof path, "%s", foreign(rel));
+        snprintf(uri, sizeof uri, "file://%s", path);
+        size_t n = 0;
+        uint8_t *bytes = (uint8_t *)harness_read_file(path, &n);
+        REQUIRE(bytes && n > FLOE_PUFFIN_TAIL);
+        floe_error err = {0};
+        int64_t start;
+        REQUIRE_OK(floe_puffin_footer_start(bytes + n - FLOE_PUFFIN_TAIL, (int64_t)n, &start,
+                                            &err), err);
+        floe_puffin_footer f = {0};
+        REQUIRE_OK(floe_puffin_footer_decode(bytes + start, n - (size_t)start, (int64_t)n, &f,
+                                             &err), err);
+        CHECK_EQ_INT(f.nblobs, cases[c].nblobs);
+        char *oracle = NULL;
+        REQUIRE(sh(&oracle, "node %s/dv_oracle.mjs read %s", js_dir(), path) == 0);
+        for (size_t b = 0; b < f.nblobs && b < 2; b++) {
+            const floe_puffin_blob *bl = &f.blobs[b];
+            CHECK_EQ_STR(bl->type, "deletion-vector-v1");
+            CHECK_EQ_STR(bl->referenced_data_file, cases[c].ref[b]);
+            CHECK_EQ_INT(bl->snapshot_id, -1);
+            CHECK_EQ_INT(bl->sequence_number, -1);
+            floe_dv_positions got = {0};
+            CHECK_OK(floe_dv_read(NULL, uri, bl->offset, bl->length, cases[c].ref[b],
+                                  INT64_MAX, &got, &err), err);
+            char *l = json_list(got.pos, got.n);
+            CHECK_EQ_STR(l, cases[c].want[b]);
+            if (bl->has_cardinality)
+                CHECK_EQ_INT(bl->cardinality, (int64_t)got.n);
+            char line[512];
+            snprintf(line, sizeof line, "{\"offset\":%" PRId64 ",\"length\":%" PRId64
+                     ",\"referenced\":\"%s\",\"positions\":%s}\n", bl->offset, bl->length,
+                     cases[c].ref[b], l);
+            CHECK(oracle && strstr(oracle, line));
+            free(l);
+            floe_free(got.pos);
+        }
+        free(oracle);
+        floe_puffin_footer_free(&f);
+        free(bytes);
+    }
+}
+
+/* Iceberg Java's own test bitmaps: deletion-vector-v1 blobs (its position-index files)
+ * and bare portable 64-bit bitmaps (its 64map*.bin), each read by floe as roaring (npm)
+ * reads its bitmap. */
+TEST(test_java_bitmaps) {
+    static const char *blobs[] = {"small-alternating-values-position-index.bin",
+                                  "small-and-large-values-position-index.bin",
+                                  "all-container-types-position-index.bin",
+                                  "empty-position-index.bin"};
+    static const char *bare[] = {"64mapempty.bin", "64map32bitvals.bin",
+                                 "64mapspreadvals.bin"};
+    const char *dir = harness_tmpdir();
+    size_t nb = sizeof blobs / sizeof blobs[0], nbare = sizeof bare / sizeof bare[0];
+    char files[8 * 4300] = "";
+    floe_dv_positions got[8] = {{0}};
+    for (size_t i = 0; i < nb + nbare; i++) {
+        char rel[256], path[4300];
+        snprintf(rel, sizeof rel, "iceberg-java/%s", i < nb ? blobs[i] : bare[i - nb]);
+        size_t n = 0;
+        uint8_t *bytes = (uint8_t *)harness_read_file(foreign(rel), &n);
+        REQUIRE(bytes);
+        floe_error err = {0};
+        if (i < nb) {
+            CHECK_OK(floe_dv_blob_decode(bytes, n, 0, INT64_MAX, FLOE_DV_MAX_CARD, &got[i],
+                                         &err), err);
+            /* the oracle reads the bitmap between the blob's length + magic and its CRC */
+            REQUIRE(n >= 12);
+            snprintf(path, sizeof path, "%s/blob%zu.bin", dir, i);
+            REQUIRE(harness_write_file(path, bytes + 8, n - 12) == 0);
+        } else {
+            CHECK_OK(floe_roaring64_decode(bytes, n, 0, INT64_MAX, FLOE_DV_MAX_CARD, &got[i],
+                                           &err), err);
+            snprintf(path, sizeof path, "%s", foreign(rel));
+        }
+        strcat(files, " ");
+        strcat(files, path);
+        free(bytes);
+    }
+    CHECK_EQ_INT(got[0].n, 5); /* 1, 3, 5, 7, 9 */
+    CHECK_EQ_INT(got[3].n, 0);
+    CHECK_EQ_INT(got[nb].n, 0);
+    CHECK_EQ_INT(got[nb + 1].n, 10);
+    CHECK(got[nb + 2].n > 0 && got[nb + 2].pos[got[nb + 2].n - 1] > ((int64_t)1 << 32));
+    char *out = NULL;
+    REQUIRE(sh(&out, "node %s/dv_oracle.mjs bitmap-read%s", js_dir(), files) == 0);
+    char *line = out;
+    for (size_t i = 0; i < nb + nbare; i++) {
+        char *nl = line ? strchr(line, '\n') : NULL;
+        if (nl)
+            *nl = 0;
+        char *mine = json_list(got[i].pos, got[i].n);
+        if (!line || strcmp(line, mine))
+            harness_fail(__FILE__, __LINE__, "%s: floe read %zu positions (%.80s), roaring "
+                         "%.80s", i < nb ? blobs[i] : bare[i - nb], got[i].n, mine,
+                         line ? line : "(nothing)");
+        free(mine);
+        floe_free(got[i].pos);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(out);
+
+    /* keys of 2^31 and above are positions past INT64_MAX: Iceberg Java refuses this
+     * example of the Roaring format ("Invalid unsigned key"), so does floe */
+    size_t n = 0;
+    uint8_t *bytes = (uint8_t *)harness_read_file(foreign("iceberg-java/64maphighvals.bin"),
+                                                  &n);
+    REQUIRE(bytes);
+    floe_dv_positions high = {0};
+    floe_error err = {0};
+    CHECK_EQ_INT(floe_roaring64_decode(bytes, n, 0, INT64_MAX, FLOE_DV_MAX_CARD, &high, &err),
+                 FLOE_ECORRUPT);
+    CHECK(err.msg[0] != 0);
+    floe_free(high.pos);
+    free(bytes);
+}
+
 int main(void) {
     RUN(test_roaring_roundtrip);
     RUN(test_roaring_npm_oracle);
     RUN(test_dv_blob_corrupt);
     RUN(test_puffin_files);
     RUN(test_dv_cache);
+    RUN(test_java_puffin_files);
+    RUN(test_java_bitmaps);
     RUN(test_v3_bare_blob_refused);
     RUN(test_v3_table_with_dv);
     return harness_finish();
