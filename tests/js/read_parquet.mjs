@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// read_parquet.mjs --reader duckdb|hyparquet|parquet-wasm [--schema SCHEMA.json] FILE...
+// read_parquet.mjs --reader duckdb|hyparquet|parquet-wasm [--schema SCHEMA.json] [--out-dir DIR] FILE...
 //
 // Prints the rows of Parquet files as canonical NDJSON (lib/canon.mjs), one row per line,
-// files in the order given, rows in file order. Three independent readers:
+// files in the order given, rows in file order. With --out-dir, each FILE's rows go to
+// DIR/<its name less .parquet>.oracle instead, or, when it cannot be read, the error to
+// DIR/<name>.oerr and the next file is read (exit 1 if any failed): one process, and one
+// load of the reader, for many files checked one by one. Three independent readers:
 //   duckdb        @duckdb/node-api (C++), read_parquet() with insertion order kept
 //   hyparquet     pure JavaScript
 //   parquet-wasm  arrow-rs compiled to WebAssembly, values taken over the Arrow C Data
@@ -22,13 +25,14 @@
 //   - duckdb: values arrive as DuckDB value classes; TIMESTAMPTZ vs TIMESTAMP tells
 //     whether the file marked the column adjusted to UTC.
 
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import {
   DateValue, DecimalValue, LineWriter, TimeValue, TsValue, UsageError, canonRow, parseArgs,
   parseSchema, runMain,
 } from './lib/canon.mjs'
 
-const USAGE = 'usage: read_parquet.mjs --reader duckdb|hyparquet|parquet-wasm [--schema SCHEMA.json] FILE...\n'
+const USAGE = 'usage: read_parquet.mjs --reader duckdb|hyparquet|parquet-wasm [--schema SCHEMA.json] [--out-dir DIR] FILE...\n'
 
 // ---------------------------------------------------------------------------------------
 // Schema from the file (no --schema)
@@ -278,7 +282,9 @@ async function readParquetWasm(files, getSchema, out) {
 const READERS = { duckdb: readDuckdb, hyparquet: readHyparquet, 'parquet-wasm': readParquetWasm }
 
 async function main() {
-  const { opts, pos } = parseArgs(process.argv.slice(2), { reader: 'value', schema: 'value', help: 'flag' })
+  const { opts, pos } = parseArgs(process.argv.slice(2), {
+    reader: 'value', schema: 'value', 'out-dir': 'value', help: 'flag',
+  })
   if (opts.help) {
     process.stdout.write(USAGE)
     return 0
@@ -288,6 +294,21 @@ async function main() {
   if (pos.length === 0) throw new UsageError('no FILE given')
   const fixed = opts.schema ? parseSchema(JSON.parse(readFileSync(opts.schema, 'utf8'))) : null
   const getSchema = async (file) => fixed || schemaFromFile(file)
+  if (opts['out-dir']) {
+    let failed = 0
+    for (const file of pos) {
+      const base = join(opts['out-dir'], basename(file, '.parquet'))
+      const lines = []
+      try {
+        await read([file], getSchema, { line: (s) => lines.push(s, '\n'), flush: () => {} })
+        writeFileSync(`${base}.oracle`, lines.join(''))
+      } catch (e) {
+        writeFileSync(`${base}.oerr`, `error: ${e && e.message ? e.message : e}\n`)
+        failed++
+      }
+    }
+    return failed ? 1 : 0
+  }
   const out = new LineWriter()
   try {
     await read(pos, getSchema, out)
