@@ -395,13 +395,14 @@ void floe_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 void floe_random_bytes(void *p, size_t n);
 void floe_uuid4(char out[37]);
 
-/* SHA-256 of p[0..n) (libcrypto). */
-void floe_sha256(const void *p, size_t n, uint8_t out[32]);
-/* SHA-256 of data fed in pieces: _begin (NULL when out of memory), _update per piece,
- * _end writes the digest and frees the state; _free drops an unfinished one (accepts
- * NULL). */
+/* SHA-256 of p[0..n) into out (libcrypto, loaded on the first call): 0, or
+ * FLOE_EUNSUPPORTED when libcrypto cannot be loaded (err names it; out untouched). */
+FLOE_NODISCARD int floe_sha256(const void *p, size_t n, uint8_t out[32], floe_error *err);
+/* SHA-256 of data fed in pieces: _begin (NULL with err set when out of memory or when
+ * libcrypto cannot be loaded), _update per piece, _end writes the digest and frees the
+ * state; _free drops an unfinished one (accepts NULL). */
 typedef struct floe_sha256_state floe_sha256_state;
-floe_sha256_state *floe_sha256_begin(void);
+floe_sha256_state *floe_sha256_begin(floe_error *err);
 void floe_sha256_update(floe_sha256_state *h, const void *p, size_t n);
 void floe_sha256_end(floe_sha256_state *h, uint8_t out[32]);
 void floe_sha256_free(floe_sha256_state *h);
@@ -410,10 +411,11 @@ void floe_sha256_free(floe_sha256_state *h);
 int64_t floe_now_ns(void);
 int64_t floe_wall_ms(void);
 
-/* libcurl, libpq, librdkafka and libmicrohttpd are loaded when first needed, from the
- * sonames the build linked against. floe_lazylib_soname_set loads library lib ("curl",
- * "pq", "kafka" or "mhd") from soname instead (a name dlopen searches for, or a path):
- * for tests (a library that is missing) and for hosts that install it under another
+/* libcurl, libpq, librdkafka, libmicrohttpd, libsnappy, libcrypto and ICU's libicuuc are
+ * loaded when first needed, from the sonames the build linked against.
+ * floe_lazylib_soname_set loads library lib ("curl", "pq", "kafka", "mhd", "snappy",
+ * "crypto" or, built with ICU, "icu") from soname instead (a name dlopen searches for, or
+ * a path): for tests (a library that is missing) and for hosts that install it under another
  * name. Call it before the library's first use: FLOE_EBUSY once it was loaded (or failed
  * to), FLOE_EINVALID for an unknown lib or an empty or overlong soname. */
 FLOE_NODISCARD int floe_lazylib_soname_set(const char *lib, const char *soname,

@@ -323,7 +323,8 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
 static int process_setup(const floe_cmd *cmd, floe_error *err) {
     FLOE_FORWARD_IF_ERROR(floe_map_guard_install(err));
     /* tests only: FLOE_TEST_LAZYLIB_SONAME=LIB=SONAME[,LIB=SONAME...] loads libcurl,
-     * libpq, librdkafka or libmicrohttpd (LIB curl, pq, kafka, mhd) from another soname
+     * libpq, librdkafka, libmicrohttpd, libsnappy, libcrypto or libicuuc (LIB curl, pq,
+     * kafka, mhd, snappy, crypto, icu) from another soname
      * (floe_lazylib_soname_set): a library that is missing */
     const char *lazy = getenv("FLOE_TEST_LAZYLIB_SONAME");
     if (lazy && *lazy) {

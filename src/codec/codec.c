@@ -16,6 +16,8 @@
  * repeated), a bare LZ4 block, and the LZ4 frame format. They are tried in that order.
  *
  * zlib and brotli allocate through floe_malloc; zstd, lz4 and snappy use their own.
+ * libsnappy is loaded on the first Snappy block (common/lazy_snappy.h): when it cannot
+ * be, that block's call returns the loader's error (FLOE_EUNSUPPORTED, naming it).
  * Error messages always start with the codec's name.
  */
 #include "floe/codec.h"
@@ -25,7 +27,6 @@
 #include <limits.h>
 #include <lz4.h>
 #include <lz4frame.h>
-#include <snappy-c.h>
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
@@ -34,6 +35,8 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
+
+#include "common/lazy_snappy.h"
 
 /* zlib streams kept per context: gzip and raw deflate compressors, one inflater. */
 enum { ZDEF_GZIP, ZDEF_RAW, ZDEF_COUNT };
@@ -844,7 +847,12 @@ int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint
             rc = floe_error_set(err, rc, "uncompressed: output buffer: %s", floe_strerror(rc));
         break;
     case FLOE_CODEC_SNAPPY: {
-        size_t bound = snappy_max_compressed_length(n);
+        const floe_lazy_snappy_fns *S = floe_lazy_snappy(err);
+        if (!S) {
+            rc = err ? err->code : FLOE_EUNSUPPORTED;
+            break;
+        }
+        size_t bound = S->snappy_max_compressed_length(n);
         rc = floe_buf_reserve(out, bound);
         if (rc < 0) {
             rc = floe_error_set(err, rc, "snappy: output buffer: %s", floe_strerror(rc));
@@ -852,8 +860,8 @@ int floe_codec_compress(floe_codec_ctx *ctx, floe_codec c, int level, const uint
         }
         size_t produced = bound;
         static const char empty[1];
-        if (snappy_compress(n ? (const char *)src : empty, n, (char *)out->data + out->len,
-                            &produced) != SNAPPY_OK) {
+        if (S->snappy_compress(n ? (const char *)src : empty, n, (char *)out->data + out->len,
+                               &produced) != SNAPPY_OK) {
             rc = floe_error_set(err, FLOE_EINTERNAL, "snappy: compression failed");
             break;
         }
@@ -909,10 +917,15 @@ int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
             memcpy(dst, src, n);
         break;
     case FLOE_CODEC_SNAPPY: {
+        const floe_lazy_snappy_fns *S = floe_lazy_snappy(err);
+        if (!S) {
+            rc = err ? err->code : FLOE_EUNSUPPORTED;
+            break;
+        }
         size_t len = 0;
         static const char empty[1];
         const char *in = n ? (const char *)src : empty;
-        if (snappy_uncompressed_length(in, n, &len) != SNAPPY_OK) {
+        if (S->snappy_uncompressed_length(in, n, &len) != SNAPPY_OK) {
             rc = floe_error_set(err, FLOE_ECORRUPT, "snappy: bad length header");
             break;
         }
@@ -923,7 +936,7 @@ int floe_codec_decompress(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src,
             break;
         }
         char dummy[1];
-        if (snappy_uncompress(in, n, dst_len ? (char *)dst : dummy, &len) != SNAPPY_OK ||
+        if (S->snappy_uncompress(in, n, dst_len ? (char *)dst : dummy, &len) != SNAPPY_OK ||
             len != dst_len)
             rc = floe_error_set(err, FLOE_ECORRUPT, "snappy: corrupt input");
         break;
@@ -1003,10 +1016,15 @@ int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *
             rc = floe_error_set(err, rc, "uncompressed: %zu bytes: %s", n, floe_strerror(rc));
         break;
     case FLOE_CODEC_SNAPPY: {
+        const floe_lazy_snappy_fns *S = floe_lazy_snappy(err);
+        if (!S) {
+            rc = err ? err->code : FLOE_EUNSUPPORTED;
+            break;
+        }
         size_t len = 0;
         static const char empty[1];
         const char *in = n ? (const char *)src : empty;
-        if (snappy_uncompressed_length(in, n, &len) != SNAPPY_OK) {
+        if (S->snappy_uncompressed_length(in, n, &len) != SNAPPY_OK) {
             rc = floe_error_set(err, FLOE_ECORRUPT, "snappy: bad length header");
             break;
         }
@@ -1029,7 +1047,7 @@ int floe_codec_decompress_buf(floe_codec_ctx *ctx, floe_codec c, const uint8_t *
             break;
         }
         size_t got = len;
-        if (snappy_uncompress(in, n, (char *)out->data + out->len, &got) != SNAPPY_OK ||
+        if (S->snappy_uncompress(in, n, (char *)out->data + out->len, &got) != SNAPPY_OK ||
             got != len) {
             rc = floe_error_set(err, FLOE_ECORRUPT, "snappy: corrupt input");
             break;

@@ -6,7 +6,9 @@
  * match (D145), so a precomposed letter and its decomposed form, which APFS and HFS+ take
  * for one name, fold alike. The NFD before folding matters: folding turns some combining
  * marks into letters (U+0345 into U+03B9), so marks out of canonical order, folded first,
- * would attach to different letters in two canonically equal names. Without ICU, ASCII only:
+ * would attach to different letters in two canonically equal names. libicuuc is loaded on
+ * the first fold (common/lazy_icu.h); when it cannot be, the fold is an error, never a
+ * quiet ASCII fold (it would miss names macOS takes for one). Built without ICU, ASCII only:
  * the fold is conservative (names differing by a non-ASCII letter's case are not
  * caught), never wrong about ASCII.
  */
@@ -17,10 +19,7 @@
 
 #include "floe/common.h"
 
-#ifdef FLOE_HAVE_ICU
-#include <unicode/unorm2.h>
-#include <unicode/ustring.h>
-#endif
+#include "common/lazy_icu.h"
 
 static char *fold_ascii(const char *s) {
     char *out = floe_strdup(s);
@@ -33,8 +32,8 @@ static char *fold_ascii(const char *s) {
 }
 
 #ifdef FLOE_HAVE_ICU
-/* s folded through ICU, or NULL when ICU refuses it (not UTF-8) or on OOM. */
-static char *fold_icu(const char *s) {
+/* s folded through ICU (table I), or NULL when ICU refuses it (not UTF-8) or on OOM. */
+static char *fold_icu(const floe_lazy_icu_fns *I, const char *s) {
     size_t n = strlen(s);
     /* n UTF-8 bytes are at most n UTF-16 units; decomposing and folding may each triple. */
     if (n > ((size_t)INT32_MAX - 16) / 9)
@@ -47,23 +46,23 @@ static char *fold_icu(const char *s) {
     const UNormalizer2 *nfd = NULL, *nfc = NULL;
     if (!a || !b)
         goto done;
-    nfd = unorm2_getNFDInstance(&st);
+    nfd = I->unorm2_getNFDInstance(&st);
     if (U_SUCCESS(st))
-        nfc = unorm2_getNFCInstance(&st);
+        nfc = I->unorm2_getNFCInstance(&st);
     if (U_SUCCESS(st))
-        u_strFromUTF8(a, cap, &la, s, (int32_t)n, &st);
+        I->u_strFromUTF8(a, cap, &la, s, (int32_t)n, &st);
     if (U_SUCCESS(st))
-        lb = unorm2_normalize(nfd, a, la, b, cap, &st);
+        lb = I->unorm2_normalize(nfd, a, la, b, cap, &st);
     if (U_SUCCESS(st))
-        la = u_strFoldCase(a, cap, b, lb, U_FOLD_CASE_DEFAULT, &st);
+        la = I->u_strFoldCase(a, cap, b, lb, U_FOLD_CASE_DEFAULT, &st);
     if (U_SUCCESS(st))
-        lb = unorm2_normalize(nfc, a, la, b, cap, &st);
+        lb = I->unorm2_normalize(nfc, a, la, b, cap, &st);
     if (U_FAILURE(st))
         goto done;
     out = floe_malloc((size_t)lb * 3 + 1);
     if (!out)
         goto done;
-    u_strToUTF8(out, lb * 3 + 1, &lo, b, lb, &st);
+    I->u_strToUTF8(out, lb * 3 + 1, &lo, b, lb, &st);
     if (U_FAILURE(st)) {
         floe_free(out);
         out = NULL;
@@ -75,13 +74,18 @@ done:
 }
 #endif
 
-char *floe_fold_name(const char *s) {
+int floe_fold_name(const char *s, char **out, floe_error *err) {
+    char *f = NULL;
 #ifdef FLOE_HAVE_ICU
-    char *f = fold_icu(s);
-    if (f)
-        return f;
+    const floe_lazy_icu_fns *I = floe_lazy_icu(err);
+    if (!I)
+        return err ? err->code : FLOE_EUNSUPPORTED;
+    f = fold_icu(I, s);
 #endif
-    return fold_ascii(s);
+    if (!f && !(f = fold_ascii(s)))
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    *out = f;
+    return 0;
 }
 
 bool floe_fold_unicode(void) {

@@ -9,10 +9,13 @@
  */
 #define FLOE_LAZY_TABLES /* the names stay the libraries' own here */
 #include "common/lazylib.h"
+#include "common/lazy_crypto.h"
 #include "common/lazy_curl.h"
+#include "common/lazy_icu.h"
 #include "common/lazy_kafka.h"
 #include "common/lazy_mhd.h"
 #include "common/lazy_pq.h"
+#include "common/lazy_snappy.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,8 +26,11 @@
 
 /* The build's sonames (CMakeLists.txt reads them from the libraries it finds). */
 #if !defined(FLOE_SONAME_CURL) || !defined(FLOE_SONAME_PQ) || !defined(FLOE_SONAME_KAFKA) ||   \
-    !defined(FLOE_SONAME_MHD)
-#error "FLOE_SONAME_CURL, _PQ, _KAFKA and _MHD come from CMakeLists.txt"
+    !defined(FLOE_SONAME_MHD) || !defined(FLOE_SONAME_SNAPPY) || !defined(FLOE_SONAME_CRYPTO)
+#error "FLOE_SONAME_CURL, _PQ, _KAFKA, _MHD, _SNAPPY and _CRYPTO come from CMakeLists.txt"
+#endif
+#if defined(FLOE_HAVE_ICU) && !defined(FLOE_SONAME_ICU)
+#error "FLOE_SONAME_ICU comes from CMakeLists.txt (built with ICU)"
 #endif
 
 #define SONAME_MAX 256
@@ -46,7 +52,8 @@ typedef struct lazylib {
     {.id = id_, .lib = lib_, .needed_for = needed_, .built = built_,                   \
      .once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER}
 
-static lazylib libs[] = {
+/* every id has a slot; ICU's is empty (id NULL) in a build without it */
+static lazylib libs[FLOE_LAZYLIB_ICU + 1] = {
     [FLOE_LAZYLIB_CURL] = LAZYLIB("curl", "libcurl", "s3:// locations and REST catalogs",
                                   FLOE_SONAME_CURL),
     [FLOE_LAZYLIB_PQ] = LAZYLIB("pq", "libpq", "PostgreSQL catalogs", FLOE_SONAME_PQ),
@@ -55,6 +62,19 @@ static lazylib libs[] = {
     [FLOE_LAZYLIB_MHD] = LAZYLIB("mhd", "libmicrohttpd",
                                  "the HTTP servers (floe serve, floe catalog serve)",
                                  FLOE_SONAME_MHD),
+    [FLOE_LAZYLIB_SNAPPY] = LAZYLIB("snappy", "libsnappy",
+                                    "Snappy compression (Parquet pages, Avro blocks)",
+                                    FLOE_SONAME_SNAPPY),
+    [FLOE_LAZYLIB_CRYPTO] = LAZYLIB("crypto", "libcrypto",
+                                    "SHA-256 and MD5 (S3 requests, long partition values, "
+                                    "copied files, idempotency keys)",
+                                    FLOE_SONAME_CRYPTO),
+#ifdef FLOE_HAVE_ICU
+    [FLOE_LAZYLIB_ICU] = LAZYLIB("icu", "libicuuc",
+                                 "Unicode folding of table and namespace folders "
+                                 "(placing a table or namespace)",
+                                 FLOE_SONAME_ICU),
+#endif
 };
 
 int floe_lazylib_soname_set(const char *lib, const char *soname, floe_error *err) {
@@ -63,7 +83,7 @@ int floe_lazylib_soname_set(const char *lib, const char *soname, floe_error *err
                               "%d bytes", lib ? lib : "(null)", SONAME_MAX - 1);
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
         lazylib *L = &libs[i];
-        if (!lib || strcmp(lib, L->id))
+        if (!lib || !L->id || strcmp(lib, L->id))
             continue;
         int rc = 0;
         pthread_mutex_lock(&L->mu);
@@ -75,8 +95,9 @@ int floe_lazylib_soname_set(const char *lib, const char *soname, floe_error *err
         pthread_mutex_unlock(&L->mu);
         return rc;
     }
-    return floe_error_set(err, FLOE_EINVALID, "no lazily loaded library '%s' (curl, pq, kafka "
-                          "or mhd)", lib ? lib : "(null)");
+    return floe_error_set(err, FLOE_EINVALID, "no lazily loaded library '%s' (curl, pq, kafka, "
+                          "mhd, snappy, crypto%s)", lib ? lib : "(null)",
+                          libs[FLOE_LAZYLIB_ICU].id ? " or icu" : "");
 }
 
 /* dlopen L's soname into *handle; else L->failure says why. */
@@ -130,11 +151,18 @@ void floe_lazylib_unloaded(floe_lazylib_id id) {
 }
 
 /* One library: its table, filled once. POSIX: a dlsym result converts to the function's
- * pointer type (written through a void * view of the member). */
+ * pointer type (written through a void * view of the member). FLOE_LAZY_SYM looks up the
+ * name as written; FLOE_LAZY_SYM_EXPANDED the name it expands to (ICU's version-renamed
+ * functions: u_strFoldCase is u_strFoldCase_72, and so is the member). */
 #define FLOE_LAZY_SYM(f)                                                                   \
     if (lib_sym(L, h, #f, (void **)&t.f) < 0)                                              \
         goto fail;
-#define FLOE_LAZY_TABLE(name, ID, LIST)                                                    \
+#define FLOE_LAZY_STR(x) #x
+#define FLOE_LAZY_SYM_EXPANDED(f)                                                          \
+    if (lib_sym(L, h, FLOE_LAZY_STR(f), (void **)&t.f) < 0)                                \
+        goto fail;
+#define FLOE_LAZY_TABLE(name, ID, LIST) FLOE_LAZY_TABLE_BY(name, ID, LIST, FLOE_LAZY_SYM)
+#define FLOE_LAZY_TABLE_BY(name, ID, LIST, SYM)                                            \
     static floe_lazy_##name##_fns name##_fns;                                              \
     static void name##_load(void) {                                                        \
         lazylib *L = &libs[ID];                                                            \
@@ -143,7 +171,7 @@ void floe_lazylib_unloaded(floe_lazylib_id id) {
         memset(&t, 0, sizeof t);                                                           \
         if (lib_open(L, &h) < 0)                                                           \
             return;                                                                        \
-        LIST(FLOE_LAZY_SYM)                                                                \
+        LIST(SYM)                                                                          \
         name##_fns = t;                                                                    \
         atomic_store_explicit(&L->ready, (const void *)&name##_fns, memory_order_release); \
         return;                                                                            \
@@ -165,3 +193,8 @@ FLOE_LAZY_TABLE(curl, FLOE_LAZYLIB_CURL, FLOE_LAZY_CURL_FNS)
 FLOE_LAZY_TABLE(pq, FLOE_LAZYLIB_PQ, FLOE_LAZY_PQ_FNS)
 FLOE_LAZY_TABLE(kafka, FLOE_LAZYLIB_KAFKA, FLOE_LAZY_KAFKA_FNS)
 FLOE_LAZY_TABLE(mhd, FLOE_LAZYLIB_MHD, FLOE_LAZY_MHD_FNS)
+FLOE_LAZY_TABLE(snappy, FLOE_LAZYLIB_SNAPPY, FLOE_LAZY_SNAPPY_FNS)
+FLOE_LAZY_TABLE(crypto, FLOE_LAZYLIB_CRYPTO, FLOE_LAZY_CRYPTO_FNS)
+#ifdef FLOE_HAVE_ICU
+FLOE_LAZY_TABLE_BY(icu, FLOE_LAZYLIB_ICU, FLOE_LAZY_ICU_FNS, FLOE_LAZY_SYM_EXPANDED)
+#endif

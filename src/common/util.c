@@ -5,6 +5,7 @@
  * with a slicing-by-8 table built once at first use (RFC 3720 polynomial 0x82F63B78).
  */
 #include "floe/common.h"
+#include "common/lazy_crypto.h"
 #include "common/testing.h"
 
 #include <pthread.h>
@@ -17,7 +18,6 @@
 #include <unistd.h>
 
 #include <libdeflate.h>
-#include <openssl/evp.h>
 
 size_t floe_uvarint_put(uint8_t *out, uint64_t v) {
     size_t i = 0;
@@ -208,21 +208,30 @@ void floe_uuid4(char out[37]) {
              u[14], u[15]);
 }
 
-void floe_sha256(const void *p, size_t n, uint8_t out[32]) {
+int floe_sha256(const void *p, size_t n, uint8_t out[32], floe_error *err) {
     unsigned int len = 32;
-    EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
+    if (!floe_lazy_crypto(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
+    if (EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) != 1)
+        return floe_error_set(err, FLOE_EINTERNAL, "libcrypto: SHA-256 failed");
+    return 0;
 }
 
 struct floe_sha256_state {
     EVP_MD_CTX *md;
 };
 
-floe_sha256_state *floe_sha256_begin(void) {
-    floe_sha256_state *h = floe_malloc(sizeof *h);
-    if (!h)
+floe_sha256_state *floe_sha256_begin(floe_error *err) {
+    if (!floe_lazy_crypto(err))
         return NULL;
+    floe_sha256_state *h = floe_malloc(sizeof *h);
+    if (!h) {
+        floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        return NULL;
+    }
     if (!(h->md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
         floe_sha256_free(h);
+        floe_error_set(err, FLOE_ENOMEM, "libcrypto: cannot begin a SHA-256 (out of memory)");
         return NULL;
     }
     return h;

@@ -604,16 +604,25 @@ int floe_partition_escape(const char *s, size_t n, floe_buf *out) {
 #define PART_SEGMENT_MIN 48
 #define PART_HASH_HEX 24
 
-static int append_bounded(floe_buf *out, const uint8_t *seg, size_t n, size_t max) {
-    if (n <= max)
-        return floe_buf_append(out, seg, n);
+static int append_bounded(floe_buf *out, const uint8_t *seg, size_t n, size_t max,
+                          floe_error *err) {
+    int rc;
+    if (n <= max) {
+        if ((rc = floe_buf_append(out, seg, n)) < 0)
+            return floe_error_set(err, rc, "partition path: %s", floe_strerror(rc));
+        return 0;
+    }
     size_t cut = max - 1 - PART_HASH_HEX;
     if (cut >= 1 && seg[cut - 1] == '%')
         cut -= 1;
     else if (cut >= 2 && seg[cut - 2] == '%')
         cut -= 2;
     uint8_t d[32];
-    floe_sha256(seg, n, d);
+    if ((rc = floe_sha256(seg, n, d, err)) < 0) {
+        floe_error_prefix(err, "partition path: a segment longer than %zu bytes (cut and "
+                          "hashed): ", max);
+        return rc;
+    }
     static const char hx[] = "0123456789abcdef";
     char tail[1 + PART_HASH_HEX];
     tail[0] = '~';
@@ -621,8 +630,10 @@ static int append_bounded(floe_buf *out, const uint8_t *seg, size_t n, size_t ma
         tail[1 + 2 * i] = hx[d[i] >> 4];
         tail[2 + 2 * i] = hx[d[i] & 15];
     }
-    int rc = floe_buf_append(out, seg, cut);
-    return rc < 0 ? rc : floe_buf_append(out, tail, sizeof tail);
+    if ((rc = floe_buf_append(out, seg, cut)) < 0 ||
+        (rc = floe_buf_append(out, tail, sizeof tail)) < 0)
+        return floe_error_set(err, rc, "partition path: %s", floe_strerror(rc));
+    return 0;
 }
 
 static size_t segment_max(size_t nfields) {
@@ -654,9 +665,9 @@ int floe_partition_spec_path(const floe_partition_spec *spec, const floe_value *
         if ((rc = floe_partition_escape(f->name, strlen(f->name), &seg)) < 0 ||
             (rc = floe_buf_append_byte(&seg, '=')) < 0 ||
             (rc = floe_partition_escape((const char *)human.data, human.len, &seg)) < 0 ||
-            (i && (rc = floe_buf_append_byte(out, '/')) < 0) ||
-            (rc = append_bounded(out, seg.data, seg.len, max)) < 0)
+            (i && (rc = floe_buf_append_byte(out, '/')) < 0))
             FLOE_FAIL(err, rc, "partition path: %s", floe_strerror(rc));
+        FLOE_CHECK(append_bounded(out, seg.data, seg.len, max, err));
     }
 done:
     floe_buf_free(&human);

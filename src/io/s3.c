@@ -40,8 +40,8 @@
  * Counters: every HTTP attempt counts once in its context's floe_io_stats (CreateMultipartUpload,
  * UploadPart and Complete as PUT, DeleteObjects and Abort as DELETE).
  */
+#include "common/lazy_crypto.h"
 #include "common/lazy_curl.h"
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -666,8 +666,9 @@ done:
 
 static int s3_call(s3_req *r, floe_error *err) {
     const floe_s3_config *cfg = &r->io->s3;
-    /* libcurl first: every request of the backend comes through here */
-    if (!floe_lazy_curl(err)) {
+    /* libcurl and libcrypto (signing, payload hashes) first: every request of the
+     * backend comes through here */
+    if (!floe_lazy_curl(err) || !floe_lazy_crypto(err)) {
         floe_error_prefix(err, "%s %s://%s/%s: ", r->op, r->scheme, r->bucket, r->key);
         return err ? err->code : FLOE_EUNSUPPORTED;
     }
@@ -1386,6 +1387,12 @@ static int delete_batch(floe_io *io, const char *scheme, const char *bucket,
     memset(&dc, 0, sizeof dc);
     s3_req r;
     req_init(&r, io, "DeleteObjects", "POST", bucket, "", FLOE_IO_DELETE);
+    /* libcrypto for the body's Content-MD5, before s3_call loads it */
+    if (!floe_lazy_crypto(err)) {
+        floe_error_prefix(err, "DeleteObjects %s://%s: ", scheme, bucket);
+        rc = err ? err->code : FLOE_EUNSUPPORTED;
+        goto done;
+    }
     floe_buf_printf(&body, "<Delete><Quiet>true</Quiet>");
     for (size_t i = 0; i < n; i++) {
         floe_buf_printf(&body, "<Object><Key>");

@@ -103,6 +103,7 @@ void floe_s3_signed_free(floe_s3_signed *s);
 /* Append s to b percent-encoded as SigV4 requires: everything but A-Z a-z 0-9 - . _ ~ as
  * %XX (upper-case hex), '/' kept when keep_slash. */
 int floe_s3_uri_encode(floe_buf *b, const char *s, size_t n, bool keep_slash);
+/* The hashes below call libcrypto: its table is loaded (floe_lazy_crypto(err)) first. */
 void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]);
 void floe_s3_sha256_hex(const void *p, size_t n, char out[65]);
 void floe_s3_hmac_sha256(const void *key, size_t key_len, const void *p, size_t n,

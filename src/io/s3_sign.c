@@ -15,12 +15,14 @@
  * matters for partition folders ("id_bucket=0", "ts_day=2026-10-06"), spaces ("%20", never
  * "+"), and UTF-8 keys (each byte encoded).
  *
- * SHA-256, HMAC and MD5 come from OpenSSL's libcrypto.
+ * SHA-256, HMAC and MD5 come from OpenSSL's libcrypto, loaded when first needed
+ * (common/lazy_crypto.h): the hashing functions below call it, so their callers load it
+ * first (floe_lazy_crypto(err): s3_call, delete_batch; floe_s3_sign does itself).
  */
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <string.h>
 #include <time.h>
+
+#include "common/lazy_crypto.h"
 
 #include "s3_internal.h"
 
@@ -66,7 +68,10 @@ void floe_s3_hex(const uint8_t *p, size_t n, char *out) {
     out[2 * n] = '\0';
 }
 
-void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]) { floe_sha256(p, n, out); }
+void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]) {
+    unsigned int len = 32;
+    EVP_Digest(p, n, out, &len, EVP_sha256(), NULL);
+}
 
 void floe_s3_sha256_hex(const void *p, size_t n, char out[65]) {
     uint8_t d[32];
@@ -192,6 +197,8 @@ int floe_s3_sign(const floe_s3_sig_input *in, floe_s3_signed *out, floe_error *e
     floe_buf_init(&b, 0);
     floe_buf_init(&sh, 0);
 
+    if (!floe_lazy_crypto(err))
+        return err ? err->code : FLOE_EUNSUPPORTED;
     if (in->n_headers > MAX_SIGNED_HEADERS || in->n_query > MAX_QUERY_PARAMS)
         FLOE_FAIL(err, FLOE_ELIMIT, "sigv4: too many headers or query parameters");
     if (strlen(in->amz_date) != 16)

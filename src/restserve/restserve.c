@@ -924,23 +924,29 @@ static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const c
  * whitespace, key order, escapes) is the same request (spec: the same key with the same
  * operation is answered from the first; only another operation under it is a 400).
  * fp_raw is the fingerprint of the raw bytes, as servers recorded it before: a retry
- * across an upgrade still finds its answer. False when out of memory. */
+ * across an upgrade still finds its answer. False with err set when out of memory or
+ * when libcrypto, which hashes them, cannot be loaded. */
 static bool fingerprint(struct MHD_Connection *c, const char *method, const char *url,
-                        const json_t *body, const floe_buf *raw, char fp[65], char fp_raw[65]) {
+                        const json_t *body, const floe_buf *raw, char fp[65], char fp_raw[65],
+                        floe_error *err) {
     floe_buf target;
     floe_buf_init(&target, 0);
     FLOE_IGNORE_RESULT(floe_buf_printf(&target, "%s?", url));
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query_arg, &target);
     bool ok = floe_buf_append(&target, "", 1) == 0 && floe_buf_error(&target) == 0;
     char *canon = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (ok && (canon || !body)) {
+    if (!ok || (body && !canon)) {
+        ok = false;
+        floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    } else {
         const char *t = (const char *)target.data;
-        rs_idem_fingerprint(method, t, canon ? canon : "", canon ? strlen(canon) : 0, fp);
-        rs_idem_fingerprint(method, t, raw->data, raw->len, fp_raw);
+        ok = rs_idem_fingerprint(method, t, canon ? canon : "", canon ? strlen(canon) : 0, fp,
+                                 err) == 0 &&
+             rs_idem_fingerprint(method, t, raw->data, raw->len, fp_raw, err) == 0;
     }
     free(canon); /* jansson's allocation */
     floe_buf_free(&target);
-    return ok && (canon || !body);
+    return ok;
 }
 
 typedef struct header_counter {
@@ -1254,8 +1260,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         key = lkey;
     }
     char fp[65] = "", fp_raw[65] = "";
-    if (key && !fingerprint(c, method, url, q.body, &cr->body, fp, fp_raw)) {
-        rs_error(&r, 500, "InternalServerError", "out of memory");
+    floe_error fperr;
+    floe_error_clear(&fperr);
+    if (key && !fingerprint(c, method, url, q.body, &cr->body, fp, fp_raw, &fperr)) {
+        rs_error(&r, 500, "InternalServerError", "Idempotency-Key: %s", fperr.msg);
         rt = NULL;
     }
     /* a change starts only while the answers budget has room: its answer is held whatever

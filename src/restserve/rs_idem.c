@@ -218,20 +218,21 @@ bool rs_idem_key_valid(const char *key) {
     return true;
 }
 
-void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
-                         char out[65]) {
+int rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
+                        char out[65], floe_error *err) {
     floe_buf b;
     floe_buf_init(&b, 0);
     FLOE_IGNORE_RESULT(floe_buf_printf(&b, "%s %s\n", method, url)); /* checked below */
     FLOE_IGNORE_RESULT(floe_buf_append(&b, body, len));
     uint8_t h[32];
-    if (floe_buf_error(&b) < 0)
-        memset(h, 0, sizeof h); /* out of memory: a fingerprint no request has */
-    else
-        floe_sha256(b.data, b.len, h);
+    int rc = floe_buf_error(&b) < 0 ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                                    : floe_sha256(b.data, b.len, h, err);
     floe_buf_free(&b);
+    if (rc < 0)
+        return rc;
     for (int i = 0; i < 32; i++)
         snprintf(out + 2 * i, 3, "%02x", h[i]);
+    return 0;
 }
 
 typedef struct found {

@@ -217,9 +217,10 @@ void rs_idem_table(rs_req *q, const char *uuid);
 /* A key as the spec gives it: a UUID in its 36-character form. */
 bool rs_idem_key_valid(const char *key);
 /* What identifies a request (method, path, body: the caller gives the body canonically,
- * restserve.c fingerprint) as 64 hex digits. */
-void rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
-                         char out[65]);
+ * restserve.c fingerprint) as 64 hex digits: 0, or an error (out of memory; libcrypto,
+ * which hashes it, cannot be loaded). */
+int rs_idem_fingerprint(const char *method, const char *url, const void *body, size_t len,
+                        char out[65], floe_error *err);
 /* Claim the key of the request on q's handle (after rs_idem_begin) in the catalog
  * database before it runs: false when claimed (the request runs; rs_idem_record then
  * records its answer on the claim, or releases the claim on a 5xx). While another request

@@ -214,9 +214,9 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
         floe_free(dir);
     }
     bool local = rc == 0 && !floe_io_uri_has_remote_scheme(folder);
-    char *folded = local ? floe_fold_name(folder) : NULL;
-    if (local && !folded)
-        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char *folded = NULL;
+    if (local && (rc = floe_fold_name(folder, &folded, err)) < 0)
+        floe_error_prefix(err, "namespace %s: ", ns);
     if (rc == 0)
         rc = all_namespaces(cat, NULL, &nss, 0, err);
     /* another namespace's folder: apart; an ancestor's strictly around it, a
@@ -235,9 +235,10 @@ int rs_namespace_place_check(floe_catalog *cat, const char *ns, const char *loca
                                 "%s (%s): a grant on one would reach the other's files%s",
                                 ns, folder, m, g, TAIL);
         /* the same where a case-insensitive filesystem (macOS, Windows) sees it */
-        char *fg = rc == 0 && local && !floe_io_uri_has_remote_scheme(g) ? floe_fold_name(g)
-                                                                          : NULL;
-        if (fg && ((!below && floe_io_uri_within(fg, folded)) ||
+        char *fg = NULL;
+        if (rc == 0 && local && !floe_io_uri_has_remote_scheme(g))
+            rc = floe_fold_name(g, &fg, err);
+        if (rc == 0 && fg && ((!below && floe_io_uri_within(fg, folded)) ||
                    (!above && floe_io_uri_within(folded, fg))))
             rc = floe_error_set(err, FLOE_EEXISTS,
                                 "namespace %s: its folder %s differs only by case or Unicode "

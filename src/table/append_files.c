@@ -547,9 +547,9 @@ static int load_live_copies(floe_table *t, copy_state *cs, floe_error *err) {
 /* hex = <content> of input `in`. */
 static int content_of(floe_input *in, uint8_t *buf, char hex[CONTENT_HEX + 1],
                       floe_error *err) {
-    floe_sha256_state *h = floe_sha256_begin();
+    floe_sha256_state *h = floe_sha256_begin(err);
     if (!h)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        return err ? err->code : FLOE_ENOMEM;
     int64_t size = floe_input_size(in);
     for (int64_t off = 0; off < size;) {
         size_t k = size - off < (int64_t)COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;

@@ -679,9 +679,11 @@ int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps,
     if (rc < 0)
         return rc;
     bool local = !floe_io_uri_has_remote_scheme(location);
-    char *folded = local ? floe_fold_name(location) : NULL;
-    if (local && !folded)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char *folded = NULL;
+    if (local && (rc = floe_fold_name(location, &folded, err)) < 0) {
+        floe_error_prefix(err, "table %s.%s: ", ns, name);
+        return rc;
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         const floe_table_place *p = &ps[i];
         if ((!strcmp(p->ns, ns) && !strcmp(p->name, name)) ||
@@ -712,10 +714,10 @@ int floe_table_check_location_among(floe_catalog *c, const floe_table_place *ps,
          * by case or Unicode normalization for one: there the two tables would share a
          * folder */
         if (rc == 0 && folded && !floe_io_uri_has_remote_scheme(p->location)) {
-            char *theirs = floe_fold_name(p->location);
-            if (!theirs)
-                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            else if (floe_io_uri_within(folded, theirs) || floe_io_uri_within(theirs, folded))
+            char *theirs = NULL;
+            rc = floe_fold_name(p->location, &theirs, err);
+            if (rc == 0 &&
+                (floe_io_uri_within(folded, theirs) || floe_io_uri_within(theirs, folded)))
                 rc = floe_error_set(err, FLOE_EEXISTS,
                                     "table %s.%s: location %s differs only by case or Unicode "
                                     "normalization from the location of table %s.%s (%s): on "

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "common/lazy_crypto.h"
 #include "io/s3_internal.h"
 
 #define SUITE_SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -528,6 +529,11 @@ TEST(test_addressing) {
 }
 
 int main(void) {
+    /* the hashes call libcrypto, which s3_call loads first in floe */
+    if (!floe_lazy_crypto(NULL)) {
+        fprintf(stderr, "test_s3_sign: libcrypto cannot be loaded\n");
+        return 1;
+    }
     RUN(test_addressing);
     RUN(test_signing_key_derivation);
     RUN(test_suite_get_vanilla);
