@@ -1304,9 +1304,10 @@ static int run_plans(run *r, floe_delete_result *res, int64_t removed[3]) {
                 goto done;
             if (plan >= max_plans)
                 FLOE_FAIL(err, FLOE_ECONFLICT,
-                          "%s: concurrent commits changed the planned files %d times "
-                          "(last: %s); nothing was changed, run it again", what, plan,
-                          r->replan_why);
+                          "%s: gave up after planning %d times (the first plan and %d "
+                          "re-plans): concurrent commits changed the planned files each "
+                          "time (last: %s); nothing was changed, run it again", what, plan,
+                          plan - 1, r->replan_why);
             run_reset(r);
             continue;
         }

@@ -60,6 +60,7 @@ typedef struct race {
     floe_table *d;  /* the deleting handle */
     floe_table *w;  /* the other writer's */
     w_action what;
+    bool every;     /* W commits inside each of D's attempts, not the first only */
     int fired;
     int w_failed;
 } race;
@@ -116,13 +117,15 @@ static int eq_commit(floe_table *t, const char *values, floe_error *err) {
 /* D is between apply and swap, the first time only: W commits. */
 static void on_race(void *ctx, floe_table *t) {
     race *r = ctx;
-    if (t != r->d || r->fired++)
+    if (t != r->d || (r->fired++ && !r->every))
         return;
     floe_error err;
     floe_error_clear(&err);
     int rc = floe_table_refresh(r->w, &err);
+    char one[32];
+    snprintf(one, sizeof one, "id = %d", r->fired - 1);
     if (rc == 0 && r->what == W_DELETE) {
-        floe_delete_options o = {.where = "id < 5"};
+        floe_delete_options o = {.where = r->every ? one : "id < 5"};
         floe_delete_result res;
         rc = floe_table_delete_rows(r->w, &o, &res, &err);
     } else if (rc == 0 && r->what == W_EQ_DELETE) {
@@ -224,6 +227,35 @@ static char *range_ids(long from, long to, const char *more) {
         floe_buf_printf(&out, "%s%ld", out.len ? " " : "", i);
     floe_buf_append_byte(&out, 0);
     return floe_buf_detach(&out, NULL);
+}
+
+/* W deletes a row of the planned file inside each of D's commits: D plans 5 times (the
+ * first plan and 4 re-plans, max_replans 0 = 4), then gives up saying so, with nothing
+ * of its own committed. */
+TEST(delete_gives_up_after_four_replans) {
+    harness_table e;
+    race r;
+    floe_catalog *wcat = NULL;
+    setup(&e, &r, &wcat, true);
+    r.what = W_DELETE;
+    r.every = true;
+    floe_table_commit_set_race(on_race, &r);
+    floe_delete_options o = {.where = "id >= 25"};
+    floe_delete_result res;
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_table_delete_rows(e.t, &o, &res, &err);
+    floe_table_commit_set_race(NULL, NULL);
+    CHECK_EQ_INT(rc, FLOE_ECONFLICT);
+    CHECK_EQ_INT(r.fired, 5);
+    CHECK_EQ_INT(r.w_failed, 0);
+    CHECK(strstr(err.msg, "gave up after planning 5 times (the first plan and 4 re-plans)"));
+    char *got = ids(e.t);
+    char *want = range_ids(5, 30, NULL); /* W's 5 single-row deletes, none of D's */
+    CHECK_EQ_STR(got, want);
+    free(got);
+    floe_free(want);
+    teardown(&e, &r, wcat);
 }
 
 /* The live delete files of the current snapshot applying to the planned files: how many,
@@ -490,6 +522,7 @@ int main(void) {
     RUN(concurrent_matching_append_is_deleted_too);
     RUN(concurrent_unrelated_append_needs_no_new_plan);
     RUN(delete_whole_file_removes_it_and_its_vector);
+    RUN(delete_gives_up_after_four_replans);
     RUN(resolve_with_concurrent_append_needs_no_new_plan);
     RUN(resolve_with_concurrent_delete_plans_again);
     RUN(resolve_with_concurrent_equality_delete_keeps_it);
