@@ -126,6 +126,12 @@ typedef struct floe_pq_column_info {
     uint8_t *upper_bound;
     size_t upper_len;
     bool upper_truncated;        /* greater than the true maximum (incremented prefix) */
+    /* A shredded variant's primitive typed_value leaf (field NULL, field_id -1): */
+    int32_t variant_id;          /* the variant field's id; 0 for every other column */
+    char *variant_path;          /* owned: the values' normalized JSON path, "$['a']['b']" */
+    floe_type_id variant_type;   /* typed_value's type */
+    bool variant_uniform;        /* the path's value leaf is null in every row, so every
+                                    value at the path is of variant_type (or missing) */
 } floe_pq_column_info;
 
 typedef struct floe_pq_file_info {

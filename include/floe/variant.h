@@ -179,6 +179,20 @@ int floe_variant_append_container(bool object, const floe_variant_member *ms, si
                                   const uint8_t *values, floe_buf *out,
                                   floe_error *err) FLOE_NODISCARD;
 
+/* Append to out a metadata blob whose dictionary is keys[0..n) (key i: lens[i] bytes),
+ * sorted in unsigned byte order and unique (the caller's duty): version 1, sorted_strings
+ * set (clear for an empty dictionary), the smallest offset width, as the encoder writes.
+ * FLOE_ELIMIT past 4 GiB, FLOE_ENOMEM. */
+int floe_variant_append_metadata(const uint8_t *const *keys, const size_t *lens, size_t n,
+                                 floe_buf *out, floe_error *err) FLOE_NODISCARD;
+
+/* Append to out one step of a normalized JSON path (RFC 9535 "Normalized Paths", the
+ * form Iceberg's variant bounds key their fields by): ['key'] with ' and \ escaped by a
+ * backslash, \b \f \n \r \t for those controls and \u00xx (lower-case hex) for the
+ * other code points below U+0020; every other byte as it is. A path is "$" followed by
+ * one step per object key from the variant's top: $['user']['country']. FLOE_ENOMEM. */
+int floe_variant_path_append_key(floe_buf *out, const uint8_t *key, size_t n) FLOE_NODISCARD;
+
 /* Encoder scratch state (a C locale for number conversion, key and string buffers). */
 typedef struct floe_variant_encoder floe_variant_encoder;
 /* FLOE_ENOMEM. */

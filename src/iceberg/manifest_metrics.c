@@ -11,11 +11,14 @@
  * implementation does: none = nothing at all for the column (not even its size), counts =
  * sizes and counts, truncate(N) / full = counts and bounds; no bounds for values inside
  * lists and maps; truncation applies to strings (code points), binary and fixed (bytes).
+ * A variant column's bounds are variant objects of its shredded paths (variant_bounds.h),
+ * under the variant field's own id and metrics mode.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "manifest_internal.h"
+#include "variant_bounds.h"
 
 #define DEFAULT_MAX_INFERRED 100
 
@@ -213,7 +216,6 @@ static size_t utf8_prefix(const uint8_t *p, size_t n, size_t ncp) {
 static int convert_bound(const floe_pq_column_info *ci, const uint8_t *p, size_t n, bool upper,
                          floe_metrics_mode m, floe_buf *out, floe_error *err) {
     const floe_field *f = ci->field;
-    bool trunc;
     if (f->geo) { /* the writer's bounding box points, never truncated */
         if (n != 16 && n != 24 && n != 32) /* geography: only boxes the writer allowed */
             return 0;
@@ -272,23 +274,86 @@ static int convert_bound(const floe_pq_column_info *ci, const uint8_t *p, size_t
     }
     case FLOE_TYPE_STRING:
     case FLOE_TYPE_BINARY:
-    case FLOE_TYPE_FIXED: {
-        if (m.kind != FLOE_METRICS_TRUNCATE) {
-            FLOE_FORWARD_IF_ERROR(floe_buf_append(out, p, n));
-            return 1;
-        }
-        bool utf8 = f->type == FLOE_TYPE_STRING;
-        size_t len = utf8 ? utf8_prefix(p, n, (size_t)m.length) : (size_t)m.length;
-        int rc = upper ? floe_pq_truncate_upper(p, n, len, utf8, out, &trunc)
-                       : floe_pq_truncate_lower(p, n, len, utf8, out, &trunc);
-        if (rc == FLOE_ENOTFOUND)
-            return 0; /* no shorter upper bound exists: leave it out */
-        FLOE_FORWARD_IF_ERROR(rc);
-        return 1;
-    }
+    case FLOE_TYPE_FIXED:
+        return floe_metrics_truncate_bound(p, n, f->type == FLOE_TYPE_STRING, upper, m, out);
     default:
         return 0;
     }
+}
+
+int floe_metrics_truncate_bound(const uint8_t *p, size_t n, bool utf8, bool upper,
+                                floe_metrics_mode m, floe_buf *out) {
+    if (m.kind != FLOE_METRICS_TRUNCATE) {
+        FLOE_FORWARD_IF_ERROR(floe_buf_append(out, p, n));
+        return 1;
+    }
+    bool trunc;
+    size_t len = utf8 ? utf8_prefix(p, n, (size_t)m.length) : (size_t)m.length;
+    int rc = upper ? floe_pq_truncate_upper(p, n, len, utf8, out, &trunc)
+                   : floe_pq_truncate_lower(p, n, len, utf8, out, &trunc);
+    if (rc == FLOE_ENOTFOUND)
+        return 0; /* no shorter upper bound exists: leave it out */
+    FLOE_FORWARD_IF_ERROR(rc);
+    return 1;
+}
+
+/* The variant bounds of the file's shredded paths (format/spec.md "Bounds for Variant"):
+ * for each variant column with metrics mode truncate(N) or full, the paths that qualify,
+ * one object per bound. A path qualifies when its value leaf is null in every row (every
+ * value there is of the typed_value's type: no mixed types) and it is not inside a list
+ * or map; floe shreds object fields only, so no path is under a variant array. */
+static int variant_bounds(const floe_pq_file_info *fi, const floe_metrics_config *cfg,
+                          floe_arena *arena, floe_column_bound *lo, size_t *nlo,
+                          floe_column_bound *hi, size_t *nhi, floe_error *err) {
+    int rc = 0;
+    size_t nc = fi->ncolumns;
+    floe_vbound_field *fs = floe_calloc(nc ? nc : 1, sizeof *fs);
+    bool *done = floe_calloc(nc ? nc : 1, sizeof *done);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    if (!fs || !done)
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nc; i++) {
+        int32_t vid = fi->columns[i].variant_id;
+        if (done[i] || vid <= 0)
+            continue;
+        floe_metrics_mode m = floe_metrics_config_mode(cfg, vid);
+        size_t n = 0;
+        for (size_t j = i; j < nc; j++) {
+            const floe_pq_column_info *c = &fi->columns[j];
+            if (c->variant_id != vid)
+                continue;
+            done[j] = true;
+            if (!c->variant_uniform || c->repeated || !c->has_bounds || !c->variant_path)
+                continue;
+            fs[n++] = (floe_vbound_field){c->variant_path, c->variant_type, c->lower_bound,
+                                          c->upper_bound, c->lower_len, c->upper_len};
+        }
+        if (n == 0 || m.kind == FLOE_METRICS_NONE || m.kind == FLOE_METRICS_COUNTS)
+            continue;
+        for (int up = 0; up < 2; up++) {
+            floe_buf_reset(&b);
+            int got = floe_variant_bound_build(fs, n, up, m, &b, err);
+            if (got < 0) {
+                rc = got;
+                goto done;
+            }
+            if (!got)
+                continue;
+            uint8_t *p = floe_arena_memdup(arena, b.data, b.len);
+            if (!p)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            if (up)
+                hi[(*nhi)++] = (floe_column_bound){vid, p, b.len};
+            else
+                lo[(*nlo)++] = (floe_column_bound){vid, p, b.len};
+        }
+    }
+done:
+    floe_buf_free(&b);
+    floe_free(fs);
+    floe_free(done);
+    return rc;
 }
 
 int floe_data_file_from_parquet(const floe_pq_file_info *fi, const floe_metrics_config *cfg,
@@ -349,6 +414,7 @@ int floe_data_file_from_parquet(const floe_pq_file_info *fi, const floe_metrics_
                 lo[nlo++] = (floe_column_bound){ci->field_id, p, b.len};
         }
     }
+    FLOE_CHECK(variant_bounds(fi, cfg, arena, lo, &nlo, hi, &nhi, err));
     out->file_format = "parquet";
     out->record_count = fi->record_count;
     out->file_size_in_bytes = fi->file_size_in_bytes;

@@ -23,7 +23,9 @@
 
 #include "common/filter.h"
 #include "common/literal.h"
+#include "floe/variant.h"
 #include "scan_internal.h"
+#include "variant_bounds.h"
 
 typedef struct binder {
     const floe_schema *schema;
@@ -138,6 +140,17 @@ static int variant_pred(binder *p, const floe_filter *fl, const floe_field *f, s
     e->variant = true;
     e->vpath = fl->path + vdepth;
     e->nvpath = fl->npath - vdepth;
+    floe_buf nb;
+    floe_buf_init(&nb, 0);
+    int rc = floe_buf_append_byte(&nb, '$');
+    for (size_t k = 0; k < e->nvpath && rc == 0; k++)
+        rc = floe_variant_path_append_key(&nb, (const uint8_t *)e->vpath[k],
+                                          strlen(e->vpath[k]));
+    e->vnorm_n = nb.len;
+    e->vnorm = rc == 0 ? floe_arena_strndup(p->arena, (const char *)nb.data, nb.len) : NULL;
+    floe_buf_free(&nb);
+    if (!e->vnorm)
+        return floe_error_set(p->err, FLOE_ENOMEM, "out of memory");
     if (l) {
         if (l->kind == FLOE_FILTER_LIT_NULL)
             return floe_filter_fail(fl, l->offset, p->err, FLOE_EINVALID,
@@ -601,9 +614,24 @@ static const floe_column_bound *bound_of(const floe_bound_map *m, int32_t id) {
     return NULL;
 }
 
-static bool file_pred_may(const floe_expr *e, const floe_data_file *f) {
-    if (e->variant) /* metrics do not describe the values inside a variant */
+/* A predicate on a path inside a variant, by the variant's bounds (format/spec.md
+ * "Bounds for Variant"): an object of bounds keyed by normalized path, present for a path
+ * only when every non-null value there is of the bound's type. A bound that is missing,
+ * malformed or of a type the literal does not compare with gives no verdict. */
+static bool variant_file_may(const floe_expr *e, const floe_data_file *f) {
+    if (e->op == FLOE_PRED_IS_NULL || e->op == FLOE_PRED_NOT_NULL)
         return true;
+    const floe_column_bound *lb = bound_of(&f->lower_bounds, e->field_id);
+    const floe_column_bound *ub = bound_of(&f->upper_bounds, e->field_id);
+    floe_vbound lo, hi;
+    bool has_lo = lb && floe_variant_bound_get(lb->p, lb->n, e->vnorm, e->vnorm_n, &lo) == 1;
+    bool has_hi = ub && floe_variant_bound_get(ub->p, ub->n, e->vnorm, e->vnorm_n, &hi) == 1;
+    return floe_variant_range_may(e, has_lo ? &lo : NULL, has_hi ? &hi : NULL);
+}
+
+static bool file_pred_may(const floe_expr *e, const floe_data_file *f) {
+    if (e->variant)
+        return variant_file_may(e, f);
     int64_t vc = 0, nc = 0, nan = 0;
     bool has_vc = count_of(&f->value_counts, e->field_id, &vc);
     bool has_nc = count_of(&f->null_value_counts, e->field_id, &nc);

@@ -101,6 +101,9 @@ struct floe_expr {
     floe_filter_lit_kind vlit_kind; /* common/filter.h: STRING or WORD */
     const char *vlit;
     size_t vlit_n;
+    const char *vnorm;         /* the path's normalized JSON form, "$['a']['b']": the key
+                                  of the variant's manifest bounds (variant_bounds.h) */
+    size_t vnorm_n;
 };
 
 /* Parse text (common/filter.h) against schema. Everything lives in arena. Only primitive

@@ -1029,27 +1029,84 @@ static void make_dictionary(floe_variant_encoder *e) {
     e->nrefs = w;
 }
 
-static int write_metadata(floe_variant_encoder *e, floe_buf *m, floe_error *err) {
+/* A dictionary of n sorted, unique keys: key(ctx, i, ...) gives the i-th. */
+typedef void (*key_at_fn)(const void *ctx, size_t i, const uint8_t **s, size_t *len);
+
+static int put_metadata(floe_buf *m, size_t n, key_at_fn key_at, const void *ctx,
+                        floe_error *err) {
     size_t total = 0;
-    for (size_t i = 0; i < e->nrefs; i++)
-        total += e->refs[i].len;
-    if (total > UINT32_MAX || e->nrefs > UINT32_MAX)
-        return floe_error_set(err, FLOE_ELIMIT, "variant JSON: keys longer than 4 GiB in all");
-    unsigned osz = width_of(total > e->nrefs ? total : e->nrefs);
+    const uint8_t *s;
+    size_t len;
+    for (size_t i = 0; i < n; i++) {
+        key_at(ctx, i, &s, &len);
+        total += len;
+    }
+    if (total > UINT32_MAX || n > UINT32_MAX)
+        return floe_error_set(err, FLOE_ELIMIT, "variant: keys longer than 4 GiB in all");
+    unsigned osz = width_of(total > n ? total : n);
     uint8_t hdr[5];
-    hdr[0] = (uint8_t)(1 | (e->nrefs ? 0x10 : 0) | ((osz - 1) << 6));
-    put_le(hdr + 1, e->nrefs, osz);
+    hdr[0] = (uint8_t)(1 | (n ? 0x10 : 0) | ((osz - 1) << 6));
+    put_le(hdr + 1, n, osz);
     floe_buf_append(m, hdr, 1 + osz);
     size_t at = 0;
-    for (size_t i = 0; i <= e->nrefs; i++) {
+    for (size_t i = 0; i <= n; i++) {
         put_le(hdr, at, osz);
         floe_buf_append(m, hdr, osz);
-        if (i < e->nrefs)
-            at += e->refs[i].len;
+        if (i < n) {
+            key_at(ctx, i, &s, &len);
+            at += len;
+        }
     }
-    for (size_t i = 0; i < e->nrefs; i++)
-        floe_buf_append(m, e->refs[i].s, e->refs[i].len);
+    for (size_t i = 0; i < n; i++) {
+        key_at(ctx, i, &s, &len);
+        floe_buf_append(m, s, len);
+    }
     return floe_buf_error(m) ? floe_error_set(err, FLOE_ENOMEM, "out of memory") : 0;
+}
+
+static void kref_at(const void *ctx, size_t i, const uint8_t **s, size_t *len) {
+    const kref *k = &((const floe_variant_encoder *)ctx)->refs[i];
+    *s = k->s;
+    *len = k->len;
+}
+
+static int write_metadata(floe_variant_encoder *e, floe_buf *m, floe_error *err) {
+    return put_metadata(m, e->nrefs, kref_at, e, err);
+}
+
+typedef struct key_arrays {
+    const uint8_t *const *keys;
+    const size_t *lens;
+} key_arrays;
+
+static void array_key_at(const void *ctx, size_t i, const uint8_t **s, size_t *len) {
+    const key_arrays *a = ctx;
+    *s = a->keys[i];
+    *len = a->lens[i];
+}
+
+int floe_variant_append_metadata(const uint8_t *const *keys, const size_t *lens, size_t n,
+                                 floe_buf *out, floe_error *err) {
+    key_arrays a = {keys, lens};
+    return put_metadata(out, n, array_key_at, &a, err);
+}
+
+int floe_variant_path_append_key(floe_buf *out, const uint8_t *key, size_t n) {
+    floe_buf_append(out, "['", 2);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = key[i];
+        const char *esc = c == '\'' ? "\\'" : c == '\\' ? "\\\\" : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t" : NULL;
+        if (esc)
+            floe_buf_append(out, esc, 2);
+        else if (c < 0x20)
+            floe_buf_printf(out, "\\u%04x", c);
+        else
+            floe_buf_append_byte(out, c);
+    }
+    floe_buf_append(out, "']", 2);
+    return floe_buf_error(out) ? FLOE_ENOMEM : 0;
 }
 
 int floe_variant_encode_json(floe_variant_encoder *e, const uint8_t *json, size_t n,

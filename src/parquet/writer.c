@@ -1779,6 +1779,7 @@ void floe_pq_file_info_free(floe_pq_file_info *fi) {
     for (size_t i = 0; i < fi->ncolumns; i++) {
         floe_free(fi->columns[i].lower_bound);
         floe_free(fi->columns[i].upper_bound);
+        floe_free(fi->columns[i].variant_path);
     }
     floe_free(fi->columns);
     floe_free(fi->split_offsets);
@@ -1812,6 +1813,19 @@ static int make_file_info(const floe_pq_writer *w, floe_pq_file_info *fi, floe_e
         ci->null_value_count = c->f_nulls;
         ci->has_nan_count = c->is_float;
         ci->nan_value_count = c->f_nans;
+        size_t vcol;
+        int shredded = w->shred ? pqw_shred_typed_leaf(w->shred, i, &ci->variant_id, &vcol,
+                                                       &tmp)
+                                : 0;
+        if (shredded < 0)
+            FLOE_FAIL(err, shredded, "out of memory");
+        if (shredded) {
+            if (!(ci->variant_path = floe_strndup((const char *)tmp.data, tmp.len)))
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            ci->variant_type = c->leaf->type;
+            ci->variant_uniform =
+                vcol < w->ncols && w->cols[vcol].f_nulls == w->cols[vcol].f_values;
+        }
         if (c->leaf->geo) {
             uint8_t lo[32], hi[32];
             size_t len;

@@ -272,6 +272,11 @@ int pqw_settle_auto(floe_pq_writer *w, floe_error *err);
 void pqw_shred_free(pqw_shred *s);
 const floe_schema *pqw_shred_schema(const pqw_shred *s);
 const floe_field *pqw_shred_logical_leaf(const pqw_shred *s, size_t column);
+/* Is physical column a shredded path's primitive typed_value? 1 with the variant's field
+ * id, the column of the path's value leaf and the path's normalized JSON form ("$" for
+ * the variant's root, "$['a']['b']"; path reset first); 0 when not; FLOE_ENOMEM. */
+int pqw_shred_typed_leaf(const pqw_shred *s, size_t column, int32_t *variant_id,
+                         size_t *value_column, floe_buf *path);
 int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
                     floe_error *err);
 

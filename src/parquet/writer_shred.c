@@ -29,7 +29,9 @@
  * The writer's schema is the physical one (pqw_shred_schema); the other leaves' column
  * buffers are borrowed from the caller's batch as they are. The file info reports each
  * column against the caller's schema: a column copied through carries its own leaf; the
- * shredded parts have no Iceberg field (field id -1, field NULL).
+ * shredded parts have no Iceberg field (field id -1, field NULL); a primitive
+ * typed_value also reports its variant, path and whether its value leaf is all null
+ * (pqw_shred_typed_leaf), from which the manifest builds the variant's bounds.
  *
  * variant_shredding "auto" builds the same tree from the rows of a sample instead of
  * from text (auto_choose, at the end of this file; the rule is there and in DESIGN.md).
@@ -512,6 +514,46 @@ const floe_field *pqw_shred_logical_leaf(const pqw_shred *s, size_t column) {
     if (s->from[column] < 0 || l->id < 0)
         return NULL; /* a variant's part: no Iceberg field */
     return s->logical->leaves[s->from[column]];
+}
+
+/* The child of pair group g named name, or NULL. */
+static const floe_field *part_named(const floe_field *g, const char *name) {
+    for (size_t i = 0; i < g->nchildren; i++)
+        if (!strcmp(g->children[i].name, name))
+            return &g->children[i];
+    return NULL;
+}
+
+int pqw_shred_typed_leaf(const pqw_shred *s, size_t column, int32_t *variant_id,
+                         size_t *value_column, floe_buf *path) {
+    const floe_field *l = s->phys->leaves[column];
+    if (s->from[column] >= 0 || l->id >= 0 || strcmp(l->name, "typed_value") || !l->parent)
+        return 0;
+    const floe_field *pair = l->parent, *value = part_named(pair, "value");
+    if (!value || value->leaf < 0)
+        return 0;
+    /* the keys from the leaf up: each key group sits in its parent pair's typed_value */
+    const floe_field *keys[SHRED_MAX_DEPTH + 8];
+    size_t nk = 0;
+    const floe_field *g = pair;
+    while (g->type != FLOE_TYPE_VARIANT) {
+        if (nk == sizeof keys / sizeof *keys || !g->parent || !g->parent->parent ||
+            strcmp(g->parent->name, "typed_value"))
+            return 0;
+        keys[nk++] = g;
+        g = g->parent->parent;
+    }
+    floe_buf_reset(path);
+    floe_buf_append_byte(path, '$');
+    while (nk--)
+        if (floe_variant_path_append_key(path, (const uint8_t *)keys[nk]->name,
+                                         strlen(keys[nk]->name)) < 0)
+            return FLOE_ENOMEM;
+    if (floe_buf_error(path))
+        return FLOE_ENOMEM;
+    *variant_id = g->id;
+    *value_column = (size_t)value->leaf;
+    return 1;
 }
 
 static int nomem(floe_error *err) { return floe_error_set(err, FLOE_ENOMEM, "out of memory"); }

@@ -7,7 +7,9 @@
  * chunk statistics describe it. Within a row group, the path's typed_value statistics
  * bound every value at the path when the path's value column is all null (then every row
  * holds either no value there, which is SQL NULL, or a value of the typed_value's type).
- * A file none of whose row groups can hold a matching row is not read.
+ * A file none of whose row groups can hold a matching row is not read. The comparison
+ * rules are those of the variant's manifest bounds (floe_variant_range_may), which plan
+ * the scan before any footer is read.
  *
  * What is pruned on (anything else may match): =, !=, <, <=, >, >= and LIKE 'prefix%'
  * with a 'string' literal on a STRING typed_value; the same but LIKE with an integer
@@ -18,12 +20,11 @@
  * evaluated per row group; NOT (only NOT LIKE stays after negation normal form) never
  * prunes.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "floe/parquet_reader.h"
 #include "iceberg/scan_internal.h"
+#include "iceberg/variant_bounds.h"
 #include "table_internal.h"
 
 static const floe_pq_node *child_named(const floe_pq_node *n, const char *name) {
@@ -45,24 +46,6 @@ static const floe_pq_node *node_with_id(const floe_pq_node *n, int32_t id) {
     return NULL;
 }
 
-/* The literal as an int64 when it is an integer literal that fits. */
-static bool int_literal(const char *s, size_t n, int64_t *out) {
-    char buf[32];
-    if (n == 0 || n >= sizeof buf)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (i == 0 && s[i] == '-' && n > 1)))
-            return false;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    errno = 0;
-    long long v = strtoll(buf, NULL, 10);
-    if (errno)
-        return false;
-    *out = v;
-    return true;
-}
-
 static int64_t le_int(const uint8_t *p, size_t n) {
     uint64_t u = 0;
     for (size_t i = 0; i < n; i++)
@@ -70,25 +53,6 @@ static int64_t le_int(const uint8_t *p, size_t n) {
     if (n == 4)
         return (int32_t)(uint32_t)u;
     return (int64_t)u;
-}
-
-static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an > bn) - (an < bn);
-}
-
-/* May a row of a group whose values lie in [lo, hi] (by cmp_lo = cmp(lo, lit), cmp_hi =
- * cmp(hi, lit)) satisfy `value op lit`? */
-static bool range_may(floe_pred_op op, int cmp_lo, int cmp_hi) {
-    switch (op) {
-    case FLOE_PRED_EQ: return cmp_lo <= 0 && cmp_hi >= 0;
-    case FLOE_PRED_NE: return !(cmp_lo == 0 && cmp_hi == 0);
-    case FLOE_PRED_LT: return cmp_lo < 0;
-    case FLOE_PRED_LE: return cmp_lo <= 0;
-    case FLOE_PRED_GT: return cmp_hi > 0;
-    case FLOE_PRED_GE: return cmp_hi >= 0;
-    default: return true;
-    }
 }
 
 typedef struct prune_ctx {
@@ -132,43 +96,31 @@ static bool variant_rg_may(prune_ctx *p, const floe_expr *e, size_t rg) {
         return true;
     const uint8_t *lo = p->lo.data, *hi = p->hi.data;
     size_t lon = p->lo.len, hin = p->hi.len;
+    floe_vbound vlo = {0}, vhi = {0};
     switch (typed->value_type) {
-    case FLOE_TYPE_STRING: {
-        if (e->vlit_kind != FLOE_FILTER_LIT_STRING)
-            return true;
-        const uint8_t *lit = (const uint8_t *)e->vlit;
-        size_t ln = e->vlit_n;
-        if (e->op == FLOE_PRED_STARTS_WITH) {
-            /* the strings with the prefix lie between lit and its longest extension */
-            bool lo_pre = lon >= ln && !memcmp(lo, lit, ln);
-            bool hi_pre = hin >= ln && !memcmp(hi, lit, ln);
-            return (hi_pre || bytes_cmp(hi, hin, lit, ln) >= 0) &&
-                   (lo_pre || bytes_cmp(lo, lon, lit, ln) <= 0);
-        }
-        return range_may(e->op, bytes_cmp(lo, lon, lit, ln), bytes_cmp(hi, hin, lit, ln));
-    }
+    case FLOE_TYPE_STRING:
+        vlo = (floe_vbound){.kind = FLOE_VB_STRING, .s = lo, .n = lon};
+        vhi = (floe_vbound){.kind = FLOE_VB_STRING, .s = hi, .n = hin};
+        break;
     case FLOE_TYPE_INT:
     case FLOE_TYPE_LONG: {
         size_t w = typed->value_type == FLOE_TYPE_INT ? 4 : 8;
-        int64_t lit;
-        if (e->vlit_kind != FLOE_FILTER_LIT_WORD || e->op == FLOE_PRED_STARTS_WITH ||
-            lon != w || hin != w || !int_literal(e->vlit, e->vlit_n, &lit))
+        if (lon != w || hin != w)
             return true;
-        int64_t a = le_int(lo, w), b = le_int(hi, w);
-        return range_may(e->op, (a > lit) - (a < lit), (b > lit) - (b < lit));
+        vlo = (floe_vbound){.kind = FLOE_VB_INT, .i = le_int(lo, w)};
+        vhi = (floe_vbound){.kind = FLOE_VB_INT, .i = le_int(hi, w)};
+        break;
     }
-    case FLOE_TYPE_BOOLEAN: {
-        bool t = e->vlit_n == 4 && !strncmp(e->vlit, "true", 4);
-        bool f = e->vlit_n == 5 && !strncmp(e->vlit, "false", 5);
-        if (e->vlit_kind != FLOE_FILTER_LIT_WORD || !(t || f) || lon != 1 || hin != 1 ||
-            (e->op != FLOE_PRED_EQ && e->op != FLOE_PRED_NE))
+    case FLOE_TYPE_BOOLEAN:
+        if (lon != 1 || hin != 1)
             return true;
-        int lit = t;
-        return range_may(e->op, (lo[0] > lit) - (lo[0] < lit), (hi[0] > lit) - (hi[0] < lit));
-    }
+        vlo = (floe_vbound){.kind = FLOE_VB_BOOL, .i = lo[0] != 0};
+        vhi = (floe_vbound){.kind = FLOE_VB_BOOL, .i = hi[0] != 0};
+        break;
     default:
         return true;
     }
+    return floe_variant_range_may(e, &vlo, &vhi);
 }
 
 static bool expr_rg_may(prune_ctx *p, const floe_expr *e, size_t rg) {
