@@ -87,6 +87,7 @@ FLOE_API_BEGIN
 #define FLOE_RW_FAST_COPY "fast-copy"              /* floe: row-group copy; see below */
 #define FLOE_RW_PAGE_CARRY "page-carry"            /* floe: page carry, true; see below */
 #define FLOE_RW_SORT_BUFFER "sort-buffer-bytes"    /* floe, strategy sort: 1 GiB; see below */
+#define FLOE_RW_EQ_DELETE_BUFFER "equality-delete-buffer-bytes" /* floe: 256 MiB; see below */
 #define FLOE_RW_ZORDER_VAR_LEN "var-length-contribution" /* zorder: 8 bytes */
 #define FLOE_RW_ZORDER_MAX_OUTPUT "max-output-size"      /* zorder: 2147483647 bytes */
 
@@ -186,6 +187,16 @@ typedef struct floe_rewrite_options {
      * no sort order id. NULL: the table's default order. Borrowed. */
     const char *sort_order;
     int64_t sort_buffer_bytes;       /* strategy SORT: decoded rows sorted at a time; 0: 1 GiB */
+    /* Equality-delete keys a group holds at once (equality-delete-buffer-bytes; 0: 256
+     * MiB): the keys of every equality delete file of the group, hashed into sets, are
+     * kept while its files are read, as long as they fit. When they would not, the keys
+     * are hash-partitioned into P passes (P = 2, 4, 8, ... until each part fits): pass p
+     * loads the keys whose hash falls in part p and reads the group's data files once,
+     * noting the positions of the rows those keys delete; the rewrite then reads the
+     * files as usual with those positions deleted. The rows and their order are the same
+     * either way; the price is P more reads of the data files, and 8 bytes per row
+     * deleted by equality held until its file is rewritten. */
+    int64_t eq_delete_buffer_bytes;
     /* zorder only (refused with any other order, as in Iceberg); 0: the default */
     int64_t zorder_var_length_contribution; /* var-length-contribution: 8 */
     int64_t zorder_max_output_size;  /* max-output-size: INT32_MAX */
@@ -368,6 +379,11 @@ typedef struct floe_rewrite_result {
     int64_t reencoded_row_groups;    /* input row groups decoded and re-encoded */
     int64_t carried_pages;           /* input pages written with their stored body */
     int64_t peak_group_buffer_bytes; /* largest writer + read buffer seen in a group */
+    int64_t eq_delete_passes;        /* most passes over a group's data files that its
+                                        equality-delete keys took (0: no equality delete,
+                                        1: the keys fit the buffer) */
+    int64_t eq_delete_key_bytes_peak; /* most memory of equality-delete key sets a group
+                                        held at once */
     int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
     int format_version;              /* the table's format version after the rewrite (0
                                         when nothing was committed) */

@@ -51,6 +51,8 @@ static void usage(FILE *out) {
             "      true: every such row group; auto: those of >= min(8 MiB, row-group size)\n"
             "  page-carry                  true (floe): keep the stored body of whole PLAIN\n"
             "      pages the output would compress again from the same bytes\n"
+            "  equality-delete-buffer-bytes 268435456 (floe): equality-delete keys a group\n"
+            "      holds at once; more are hash-partitioned, a pass over its files a part\n"
             "\n"
             "  --where EXPR     only files that may hold matching rows (floe scan's language)\n"
             "  --strategy sort  sort each file group by the table's sort order, or by ORDER;\n"
@@ -156,6 +158,7 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"bytes_written\":%" PRId64 ",\"fast_copied_row_groups\":%" PRId64
                ",\"reencoded_row_groups\":%" PRId64 ",\"carried_pages\":%" PRId64
                ",\"peak_group_buffer_bytes\":%" PRId64
+               ",\"eq_delete_passes\":%" PRId64 ",\"eq_delete_key_bytes_peak\":%" PRId64
                ",\"snapshot_id\":%" PRId64 ",\"format_version\":%d,\"format_upgraded\":%s"
                ",\"unknown_state\":%s,\"plan_ms\":%.3f"
                ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
@@ -164,7 +167,8 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
                r->attempts, r->conflicts, r->bytes_read, r->records_read, r->records_deleted, r->records_written, r->bytes_written,
                r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
-               r->peak_group_buffer_bytes, r->snapshot_id, r->format_version,
+               r->peak_group_buffer_bytes, r->eq_delete_passes, r->eq_delete_key_bytes_peak,
+               r->snapshot_id, r->format_version,
                r->format_upgraded ? "true" : "false", r->unknown_state ? "true" : "false",
                r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);
         cli_json_str(stdout, r->first_failure);

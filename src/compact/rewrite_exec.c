@@ -37,6 +37,8 @@
 #define CHUNK_ROWS 16384            /* rows per write when feeding a large batch */
 #define CHUNK_BYTES (8u << 20)
 #define SORT_BUFFER_DEFAULT ((int64_t)1 << 30) /* sort-buffer-bytes */
+#define EQ_BUFFER_DEFAULT ((int64_t)256 << 20) /* equality-delete-buffer-bytes */
+#define EQ_MAX_PASSES ((uint64_t)1 << 16)     /* hash parts of the keys, at most */
 #define BATCH_BYTES ((size_t)2 << 20) /* decoded input rows gathered per writer batch */
 #define FAST_COPY_MIN_RG ((int64_t)8 << 20) /* auto copy: stored bytes of a row group */
 
@@ -95,6 +97,11 @@ typedef struct group_src {
     bool scur_init;
     size_t stage_left;
     int64_t stage_in;            /* stored bytes of the whole batch (with its last piece) */
+    /* equality deletes resolved in passes (eq_resolve_in_passes): per input, the file
+     * positions of its rows they delete; NULL when the keys fit at once */
+    int64_t **eq_pos;
+    size_t *neq_pos;
+    int64_t eq_passes;           /* 0: no equality delete, 1: in one go, else passes */
 } group_src;
 
 static void stage_reset(group_src *s) {
@@ -190,10 +197,18 @@ static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
         if (!s->cur) {
             if (s->next_file >= s->g->ninputs)
                 return any ? 1 : 0;
-            const floe_rewrite_input *in = &s->g->inputs[s->next_file++];
+            size_t fi = s->next_file++;
+            const floe_rewrite_input *in = &s->g->inputs[fi];
             FLOE_FORWARD_IF_ERROR(rw_reader_open(s->io, s->p->priv->schema, s->p->priv->name_mapping,
                                                  in, in->spec, s->dels, &s->copy, &s->cur,
                                                  err));
+            if (s->eq_pos) {
+                int arc = rw_reader_add_positions(s->cur, s->eq_pos[fi], s->neq_pos[fi], err);
+                floe_free(s->eq_pos[fi]);
+                s->eq_pos[fi] = NULL;
+                if (arc < 0)
+                    return arc;
+            }
             if (s->slice)
                 rw_reader_set_slice(s->cur, rw_slice_bytes);
         }
@@ -357,6 +372,7 @@ struct rw_exec {
     /* counters (under mu) */
     int64_t bytes_read, bytes_written, records_read, records_deleted, records_written;
     int64_t peak;
+    int64_t eq_key_peak, eq_passes;
     int64_t rg_copied, rg_reencoded;
     int64_t pages_carried;
     /* what the rewrite may delete of what it wrote (floe/table.h, "Confinement"): the
@@ -975,6 +991,125 @@ static int feed_direct(rw_exec *x, group_run *gr, group_src *src, int64_t *count
     return rc;
 }
 
+/* Load the equality delete files of every input of the group (the current slice of their
+ * keys). */
+static int eq_load_all(group_src *src, floe_error *err) {
+    for (size_t i = 0; i < src->g->ninputs; i++)
+        FLOE_FORWARD_IF_ERROR(rw_deletes_load_eq(src->dels, &src->g->inputs[i], err));
+    return 0;
+}
+
+/* One pass of eq_resolve_in_passes: every input with equality deletes read with the keys
+ * loaded, the positions of the rows they delete added to src->eq_pos. */
+static int eq_pass(const rw_exec *x, group_src *src, floe_batch *b, floe_error *err) {
+    int rc = 0;
+    rw_reader *r = NULL;
+    for (size_t i = 0; i < src->g->ninputs && rc == 0; i++) {
+        const floe_rewrite_input *in = &src->g->inputs[i];
+        if (!rw_input_has_eq(in))
+            continue;
+        FLOE_CHECK(rw_reader_open(src->io, x->p->priv->schema, x->p->priv->name_mapping, in,
+                                  in->spec, src->dels, NULL, &r, err));
+        rw_reader_collect_eq(r);
+        int64_t ib = 0;
+        bool more = false;
+        while ((rc = rw_reader_next(r, b, false, NULL, &ib, &more, err)) == 1)
+            ;
+        if (rc < 0)
+            goto done;
+        int64_t *pos = NULL;
+        size_t n = 0;
+        rw_reader_take_eq_positions(r, &pos, &n);
+        rw_reader_close(r);
+        r = NULL;
+        if (n) {
+            int64_t *np = floe_realloc(src->eq_pos[i], (src->neq_pos[i] + n) * sizeof *np);
+            if (!np) {
+                floe_free(pos);
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            }
+            memcpy(np + src->neq_pos[i], pos, n * sizeof *pos);
+            src->eq_pos[i] = np;
+            src->neq_pos[i] += n;
+        }
+        floe_free(pos);
+    }
+done:
+    rw_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+static void eq_pos_free(group_src *src) {
+    for (size_t i = 0; src->eq_pos && i < src->g->ninputs; i++)
+        floe_free(src->eq_pos[i]);
+    floe_free(src->eq_pos);
+    floe_free(src->neq_pos);
+    src->eq_pos = NULL;
+    src->neq_pos = NULL;
+}
+
+/* The group's equality-delete keys within the budget (floe_rewrite_options.
+ * eq_delete_buffer_bytes): loaded at once when they fit (the readers then find them in the
+ * cache); otherwise hash-partitioned into P = 2, 4, 8, ... parts until each fits, one pass
+ * over the data files with equality deletes per part, noting the positions of the rows
+ * each part deletes; the readers then skip the equality delete files and delete those
+ * positions instead. A part that does not fit (skewed keys) starts over with twice as
+ * many. */
+static int eq_resolve_in_passes(rw_exec *x, group_src *src, floe_error *err) {
+    int64_t budget = x->o->eq_delete_buffer_bytes > 0 ? x->o->eq_delete_buffer_bytes
+                                                      : EQ_BUFFER_DEFAULT;
+    bool any = false;
+    for (size_t i = 0; i < src->g->ninputs && !any; i++)
+        any = rw_input_has_eq(&src->g->inputs[i]);
+    if (!any)
+        return 0;
+    rw_deletes_set_budget(src->dels, budget);
+    src->eq_passes = 1;
+    int rc = eq_load_all(src, err);
+    if (rc == 0 || !rw_deletes_over_budget(src->dels))
+        return rc;
+    floe_batch b;
+    if (floe_batch_init(&b, x->p->priv->schema) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    rc = 0;
+    for (uint64_t n = 2;; n *= 2) {
+        rw_deletes_drop_eq(src->dels);
+        eq_pos_free(src);
+        if (n > EQ_MAX_PASSES)
+            FLOE_FAIL(err, FLOE_ELIMIT, "equality delete keys do not fit in %s=%" PRId64
+                      " bytes even in %" PRIu64 " passes", FLOE_RW_EQ_DELETE_BUFFER, budget,
+                      EQ_MAX_PASSES);
+        src->eq_pos = floe_calloc(src->g->ninputs ? src->g->ninputs : 1, sizeof *src->eq_pos);
+        src->neq_pos = floe_calloc(src->g->ninputs ? src->g->ninputs : 1, sizeof *src->neq_pos);
+        if (!src->eq_pos || !src->neq_pos)
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        floe_log(FLOE_LOG_DEBUG, "rewrite: group %d: equality delete keys over %" PRId64
+                 " bytes: %" PRIu64 " passes", src->g->global_index, budget, n);
+        bool fits = true;
+        for (uint64_t k = 0; k < n && fits; k++) {
+            rw_deletes_set_slice(src->dels, n, k);
+            rc = eq_load_all(src, err);
+            if (rc < 0 && rw_deletes_over_budget(src->dels)) {
+                fits = false;
+                rc = 0;
+                break;
+            }
+            FLOE_CHECK(rc);
+            FLOE_CHECK(eq_pass(x, src, &b, err));
+            rw_deletes_drop_eq(src->dels);
+        }
+        if (fits) {
+            src->eq_passes = (int64_t)n;
+            break;
+        }
+    }
+    rw_deletes_set_slice(src->dels, 1, 0);
+    rw_deletes_set_eq_resolved(src->dels, true);
+done:
+    floe_batch_free(&b);
+    return rc;
+}
+
 /* Rewrite group gi into x->outs[gi]: set up its writers and its reading, feed every input
  * row through, finish the outputs; then add the group's figures to x's. On failure the
  * group's outputs are deleted. */
@@ -996,6 +1131,7 @@ static int run_group(rw_exec *x, size_t gi, floe_error *err) {
     gr.route = g->spec_id < 0 && gr.ospec && gr.ospec->nfields > 0;
     FLOE_CHECK(group_writers_setup(&gr, err));
     FLOE_CHECK(group_src_setup(x, &gr, &src, &needs_exact, err));
+    FLOE_CHECK(eq_resolve_in_passes(x, &src, err));
     FLOE_CHECK(x->prefetch ? feed_prefetched(x, &gr, &src, &counted, err)
                            : feed_direct(x, &gr, &src, &counted, err));
     FLOE_CHECK(finish_outputs(&gr, err));
@@ -1005,6 +1141,13 @@ done:
     stage_reset(&src);
     if (src.stage_init)
         floe_batch_free(&src.stage);
+    pthread_mutex_lock(&x->mu);
+    if (src.dels && rw_deletes_key_bytes_peak(src.dels) > x->eq_key_peak)
+        x->eq_key_peak = rw_deletes_key_bytes_peak(src.dels);
+    if (src.eq_passes > x->eq_passes)
+        x->eq_passes = src.eq_passes;
+    pthread_mutex_unlock(&x->mu);
+    eq_pos_free(&src);
     rw_deletes_free(src.dels);
     floe_free(needs_exact);
     for (size_t i = 0; i < gr.nws; i++) {
@@ -1334,6 +1477,8 @@ static void tally(const rw_exec *x, floe_rewrite_result *r) {
     r->reencoded_row_groups = x->rg_reencoded;
     r->carried_pages = x->pages_carried;
     r->peak_group_buffer_bytes = x->peak;
+    r->eq_delete_passes = x->eq_passes;
+    r->eq_delete_key_bytes_peak = x->eq_key_peak;
 }
 
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,

@@ -93,6 +93,22 @@ typedef struct rw_copy_policy {
 int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
                    floe_error *err);
 void rw_deletes_free(rw_deletes *d);
+/* Equality-delete keys held at once (bytes of their hash sets; 0: no limit). A load that
+ * would pass it stops with FLOE_ELIMIT and rw_deletes_over_budget true. */
+void rw_deletes_set_budget(rw_deletes *d, int64_t bytes);
+bool rw_deletes_over_budget(const rw_deletes *d);
+int64_t rw_deletes_key_bytes_peak(const rw_deletes *d);
+/* Load only the keys whose hash % nslices is slice (nslices <= 1: all). */
+void rw_deletes_set_slice(rw_deletes *d, uint64_t nslices, uint64_t slice);
+/* Load the equality delete files of in (cached). */
+int rw_deletes_load_eq(rw_deletes *d, const floe_rewrite_input *in, floe_error *err);
+/* Drop every equality delete file loaded (no reader may be open on d). */
+void rw_deletes_drop_eq(rw_deletes *d);
+/* resolved: readers opened from now on leave equality delete files out; the rows they
+ * delete are given as positions (rw_reader_add_positions). */
+void rw_deletes_set_eq_resolved(rw_deletes *d, bool resolved);
+/* Whether an equality delete file applies to in. */
+bool rw_input_has_eq(const floe_rewrite_input *in);
 
 /* Open input `in` for reading into batches of `schema`. spec (may be NULL) gives identity
  * partition values for columns the file lacks. */
@@ -117,6 +133,12 @@ void rw_reader_set_slice(rw_reader *r, int64_t bytes);
  * row groups; set it before a rewrite starts, never during one. */
 extern int64_t rw_slice_bytes;
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out);
+/* Note the file positions of the rows equality deletes drop from now on; take them
+ * (ascending, the caller frees *pos) with rw_reader_take_eq_positions. */
+void rw_reader_collect_eq(rw_reader *r);
+void rw_reader_take_eq_positions(rw_reader *r, int64_t **pos, size_t *n);
+/* Delete the rows at file positions pos[0..n) too (before the first rw_reader_next). */
+int rw_reader_add_positions(rw_reader *r, const int64_t *pos, size_t n, floe_error *err);
 void rw_reader_close(rw_reader *r);
 
 /* ---------------------------------------------------------------------------------------

@@ -223,6 +223,11 @@ int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char
         FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
                              key, value);
         o->sort_buffer_bytes = v;
+    } else if (!strcmp(key, FLOE_RW_EQ_DELETE_BUFFER)) {
+        NEED_INT();
+        FLOE_RETURN_ERROR_IF(v <= 0, err, FLOE_EINVALID, "'%s' is set to %s but must be > 0",
+                             key, value);
+        o->eq_delete_buffer_bytes = v;
     } else if (!strcmp(key, FLOE_RW_ZORDER_VAR_LEN)) {
         NEED_INT();
         FLOE_RETURN_ERROR_IF(v < 1, err, FLOE_EINVALID,

@@ -130,7 +130,21 @@ struct rw_deletes {
     size_t n, cap;
     size_t pos_rows;             /* across files, for the cap */
     floe_dv_cache dvc;           /* Puffin files last read, footers decoded */
+    /* equality-delete keys (floe_rewrite_options.eq_delete_buffer_bytes) */
+    int64_t key_budget;          /* bytes of key sets held at once; 0: no limit */
+    int64_t key_bytes;           /* held by the equality delete files loaded */
+    int64_t key_bytes_peak;
+    uint64_t nslices, slice;     /* only keys whose hash % nslices == slice are loaded */
+    bool over_budget;            /* the last load stopped at the budget */
+    bool eq_resolved;            /* readers skip equality delete files: their rows come
+                                    as positions (rw_reader_add_positions) */
 };
+
+/* Memory of a key set: its slot arrays and its key bytes. */
+static int64_t keyset_bytes(const floe_keyset *k) {
+    return (int64_t)(k->cap * (sizeof *k->hash + sizeof *k->off + sizeof *k->len +
+                               sizeof *k->val) + k->keys.cap);
+}
 
 int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
                    floe_error *err) {
@@ -257,6 +271,7 @@ static const floe_field *eq_leaf(const floe_schema *s, int32_t id) {
 
 static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, floe_pq_reader *r,
                         floe_error *err) {
+    d->over_budget = false;
     int rc = 0;
     const floe_pq_rowset *rs;
     floe_buf key;
@@ -335,15 +350,27 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
                 }
             }
+            if (d->nslices > 1 && floe_hash64(key.data, key.len) % d->nslices != d->slice)
+                continue; /* another pass's */
             rc = floe_keyset_put(&f->keys, key.data, key.len, 0, NULL);
             if (rc < 0) {
                 floe_free(names);
                 FLOE_FAIL(err, rc, "equality delete file %s: %s", df->file_path,
                           floe_strerror(rc));
             }
+            int64_t held = d->key_bytes + keyset_bytes(&f->keys);
+            if (held > d->key_bytes_peak)
+                d->key_bytes_peak = held;
+            if (d->key_budget > 0 && held > d->key_budget) {
+                d->over_budget = true;
+                floe_free(names);
+                FLOE_FAIL(err, FLOE_ELIMIT, "equality delete keys over %" PRId64 " bytes "
+                          "(%s)", d->key_budget, FLOE_RW_EQ_DELETE_BUFFER);
+            }
         }
     }
     floe_free(names);
+    d->key_bytes += keyset_bytes(&f->keys);
 done:
     floe_buf_free(&key);
     floe_free(cols);
@@ -430,6 +457,50 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     return 0;
 }
 
+void rw_deletes_set_budget(rw_deletes *d, int64_t bytes) { d->key_budget = bytes > 0 ? bytes : 0; }
+bool rw_deletes_over_budget(const rw_deletes *d) { return d->over_budget; }
+int64_t rw_deletes_key_bytes_peak(const rw_deletes *d) { return d->key_bytes_peak; }
+void rw_deletes_set_slice(rw_deletes *d, uint64_t nslices, uint64_t slice) {
+    d->nslices = nslices;
+    d->slice = slice;
+}
+void rw_deletes_set_eq_resolved(rw_deletes *d, bool resolved) { d->eq_resolved = resolved; }
+
+bool rw_input_has_eq(const floe_rewrite_input *in) {
+    for (size_t i = 0; i < in->ndeletes; i++)
+        if (in->deletes[i]->content == FLOE_CONTENT_EQUALITY_DELETES)
+            return true;
+    return false;
+}
+
+int rw_deletes_load_eq(rw_deletes *d, const floe_rewrite_input *in, floe_error *err) {
+    for (size_t i = 0; i < in->ndeletes; i++) {
+        del_file *f;
+        if (in->deletes[i]->content == FLOE_CONTENT_EQUALITY_DELETES)
+            FLOE_FORWARD_IF_ERROR(deletes_get(d, in->deletes[i], in->delete_uris[i], INT64_MAX,
+                                              &f, err));
+    }
+    return 0;
+}
+
+void rw_deletes_drop_eq(rw_deletes *d) {
+    size_t w = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        del_file *f = d->files[i];
+        if (f->content != FLOE_CONTENT_EQUALITY_DELETES) {
+            d->files[w++] = f;
+            continue;
+        }
+        floe_free(f->path);
+        floe_free(f->ids);
+        floe_keyset_free(&f->keys);
+        floe_free(f);
+    }
+    d->n = w;
+    d->key_bytes = 0;
+    d->over_budget = false;
+}
+
 /* ---------------------------------------------------------------------------------------
  * matching the table schema onto the file's Parquet tree
  * ------------------------------------------------------------------------------------- */
@@ -485,6 +556,10 @@ struct rw_reader {
     size_t npositions, pos_i;
     del_file **eq;
     size_t neq;
+    size_t neq_resolved;         /* equality delete files skipped: given as positions */
+    bool collect_eq;             /* note the positions of rows equality deletes drop */
+    int64_t *eq_pos;
+    size_t neq_pos, eq_pos_cap;
     size_t **eq_leaf;            /* per eq file: table leaf indices */
     uint8_t *keep;
     size_t keep_cap;
@@ -841,6 +916,10 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     FLOE_RETURN_ERROR_IF(!r->eq || !r->eq_leaf, err, FLOE_ENOMEM, "out of memory");
     for (size_t d = 0; d < in->ndeletes; d++) {
         del_file *f = NULL;
+        if (dels->eq_resolved && in->deletes[d]->content == FLOE_CONTENT_EQUALITY_DELETES) {
+            r->neq_resolved++;
+            continue;
+        }
         FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d],
                                           in->file->record_count >= 0 ? in->file->record_count
                                                                       : INT64_MAX,
@@ -992,7 +1071,7 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
         /* the decoded rows would be the stored ones as they are: levels copied without a
          * map, values without a conversion, columns in the writer's order */
         const char *why = NULL;
-        if (r->npositions || r->neq)
+        if (r->npositions || r->neq || r->neq_resolved)
             why = "deletes apply to it";
         else if (r->ncolumns != schema->nleaves)
             why = "its columns are not the table's";
@@ -1034,6 +1113,7 @@ void rw_reader_close(rw_reader *r) {
     floe_free(r->into);
     floe_free(r->l0);
     floe_free(r->positions);
+    floe_free(r->eq_pos);
     floe_free(r->eq);
     floe_free(r->eq_leaf);
     floe_free(r->keep);
@@ -1046,6 +1126,35 @@ void rw_reader_close(rw_reader *r) {
 }
 
 void rw_reader_stats(const rw_reader *r, rw_read_stats *out) { *out = r->st; }
+
+void rw_reader_collect_eq(rw_reader *r) { r->collect_eq = true; }
+
+void rw_reader_take_eq_positions(rw_reader *r, int64_t **pos, size_t *n) {
+    *pos = r->eq_pos;
+    *n = r->neq_pos;
+    r->eq_pos = NULL;
+    r->neq_pos = r->eq_pos_cap = 0;
+}
+
+int rw_reader_add_positions(rw_reader *r, const int64_t *pos, size_t n, floe_error *err) {
+    if (n == 0)
+        return 0;
+    FLOE_RETURN_ERROR_IF(r->npositions > SIZE_MAX / sizeof *pos - n, err, FLOE_ENOMEM,
+                         "out of memory");
+    int64_t *np = floe_realloc(r->positions, (r->npositions + n) * sizeof *np);
+    FLOE_RETURN_ERROR_IF(!np, err, FLOE_ENOMEM, "out of memory");
+    memcpy(np + r->npositions, pos, n * sizeof *pos);
+    r->positions = np;
+    r->npositions += n;
+    qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
+    size_t w = 1;
+    for (size_t i = 1; i < r->npositions; i++)
+        if (r->positions[i] != r->positions[w - 1])
+            r->positions[w++] = r->positions[i];
+    r->npositions = w;
+    r->copy_file = false;
+    return 0;
+}
 
 static int fill_file(const leaf_src *ls, const floe_colbuf *s, floe_colbuf *d, floe_error *err) {
     size_t n = s->nlevels;
@@ -1290,6 +1399,16 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
                 r->keep[row] = 0;
                 k--;
                 r->st.rows_eq_deleted++;
+                if (r->collect_eq) {
+                    if (r->neq_pos == r->eq_pos_cap) {
+                        size_t nc = r->eq_pos_cap ? r->eq_pos_cap * 2 : 256;
+                        int64_t *np = floe_realloc(r->eq_pos, nc * sizeof *np);
+                        FLOE_RETURN_ERROR_IF(!np, err, FLOE_ENOMEM, "out of memory");
+                        r->eq_pos = np;
+                        r->eq_pos_cap = nc;
+                    }
+                    r->eq_pos[r->neq_pos++] = r->row_base + (int64_t)row;
+                }
             }
         }
     }

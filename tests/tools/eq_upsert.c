@@ -9,7 +9,9 @@
  *
  * COLUMN is a top-level string, int or long column of an unpartitioned table (an
  * unpartitioned delete file applies to every data file with a lower sequence number);
- * VALUES is a comma-separated list of its values, one delete row each. The data files are
+ * VALUES is a comma-separated list of its values, one delete row each, or @FILE: the values
+ * read from FILE (commas or newlines between them; for lists longer than an argument may
+ * be). The data files are
  * added where they are (they must be in the table's location to be read back). Prints
  * the snapshot id. Exit 0 ok, 1 failure, 2 usage.
  */
@@ -27,6 +29,34 @@
 #include "floe/schema.h"
 #include "floe/table.h"
 #include "floe/table_metadata.h"
+
+/* The text of path with newlines made commas (malloc'd), or NULL. */
+static char *read_values(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    if (!buf)
+        return NULL;
+    buf[n] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\n')
+            buf[i] = ',';
+    return buf;
+}
 
 static int usage(void) {
     fprintf(stderr, "usage: floe_eq_upsert CATALOG_DB CATALOG_NAME WAREHOUSE NS.NAME COLUMN "
@@ -52,8 +82,12 @@ int main(int argc, char **argv) {
         rc = floe_error_set(&err, FLOE_ENOTFOUND, "no top-level column %s", argv[5]);
     floe_data_file del;
     memset(&del, 0, sizeof del);
+    char *values = argv[6][0] == '@' ? read_values(argv[6] + 1) : NULL;
+    if (rc == 0 && argv[6][0] == '@' && !values)
+        rc = floe_error_set(&err, FLOE_EIO, "cannot read %s", argv[6] + 1);
     if (rc == 0)
-        rc = eq_delete_file_write(t, f, argv[6], &arena, &del, &err);
+        rc = eq_delete_file_write(t, f, values ? values : argv[6], &arena, &del, &err);
+    free(values);
     if (rc == 0)
         rc = floe_append_new(t, &a, &err);
     if (rc == 0)
