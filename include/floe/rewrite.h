@@ -299,6 +299,7 @@ typedef struct floe_rewrite_input {
     int64_t data_sequence_number;
     const floe_data_file **deletes;  /* delete files that apply to it */
     const char **delete_uris;
+    const int64_t *delete_sequence_numbers; /* theirs, or NULL when not known */
     size_t ndeletes;
 } floe_rewrite_input;
 

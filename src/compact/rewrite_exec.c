@@ -1066,6 +1066,8 @@ static int eq_resolve_in_passes(rw_exec *x, group_src *src, floe_error *err) {
     rw_deletes_set_budget(src->dels, budget);
     src->eq_passes = 1;
     int rc = eq_load_all(src, err);
+    if (rc == 0)
+        rc = rw_deletes_merge_eq(src->dels, err);
     if (rc == 0 || !rw_deletes_over_budget(src->dels))
         return rc;
     floe_batch b;
@@ -1089,6 +1091,8 @@ static int eq_resolve_in_passes(rw_exec *x, group_src *src, floe_error *err) {
         for (uint64_t k = 0; k < n && fits; k++) {
             rw_deletes_set_slice(src->dels, n, k);
             rc = eq_load_all(src, err);
+            if (rc == 0)
+                rc = rw_deletes_merge_eq(src->dels, err);
             if (rc < 0 && rw_deletes_over_budget(src->dels)) {
                 fits = false;
                 rc = 0;

@@ -102,6 +102,12 @@ int64_t rw_deletes_key_bytes_peak(const rw_deletes *d);
 void rw_deletes_set_slice(rw_deletes *d, uint64_t nslices, uint64_t slice);
 /* Load the equality delete files of in (cached). */
 int rw_deletes_load_eq(rw_deletes *d, const floe_rewrite_input *in, floe_error *err);
+/* Merge the equality delete files loaded, per set of equality ids, into one key set each
+ * (key -> highest sequence number), counted in the budget (FLOE_ELIMIT and over budget
+ * past it); readers opened from then on probe it once a row when the files that apply to
+ * their data file are exactly those of the set with a higher sequence number. Nothing is
+ * merged unless every file's sequence number is known. */
+int rw_deletes_merge_eq(rw_deletes *d, floe_error *err);
 /* Drop every equality delete file loaded (no reader may be open on d). */
 void rw_deletes_drop_eq(rw_deletes *d);
 /* resolved: readers opened from now on leave equality delete files out; the rows they

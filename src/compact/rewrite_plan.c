@@ -1005,6 +1005,7 @@ static int group_input(plan_state *ps, const floe_scan_task *tk, floe_rewrite_in
     in->spec = tk->spec;
     in->data_sequence_number = tk->data_sequence_number;
     in->deletes = tk->deletes;
+    in->delete_sequence_numbers = tk->delete_sequence_numbers;
     in->ndeletes = tk->ndeletes;
     char *u = NULL;
     FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(ps->t, tk->file->file_path, &u, err));

@@ -119,7 +119,20 @@ typedef struct del_file {
     int32_t *ids;
     size_t nids;
     floe_keyset keys;
+    int64_t seq;                 /* its data sequence number, -1 when not known */
 } del_file;
+
+/* The equality delete files of one set of equality ids, merged (rw_deletes_merge_eq):
+ * each key once, with the highest sequence number of the files that hold it. A data file
+ * to which every file of the set with a higher sequence number applies, and no other,
+ * needs one probe a row: a row is deleted when its key's number is above the file's. */
+typedef struct eq_merged {
+    const int32_t *ids;          /* a member's */
+    size_t nids;
+    int64_t *seqs;               /* the members' sequence numbers, ascending */
+    size_t nseqs, seq_cap;
+    floe_keyset keys;            /* value: the highest sequence number */
+} eq_merged;
 
 struct rw_deletes {
     floe_io *io;
@@ -138,12 +151,30 @@ struct rw_deletes {
     bool over_budget;            /* the last load stopped at the budget */
     bool eq_resolved;            /* readers skip equality delete files: their rows come
                                     as positions (rw_reader_add_positions) */
+    eq_merged *merged;           /* per equality id set of the files loaded */
+    size_t nmerged;
 };
 
 /* Memory of a key set: its slot arrays and its key bytes. */
 static int64_t keyset_bytes(const floe_keyset *k) {
     return (int64_t)(k->cap * (sizeof *k->hash + sizeof *k->off + sizeof *k->len +
                                sizeof *k->val) + k->keys.cap);
+}
+
+/* The same once a new key of klen bytes is in (common/keyset.c and floe_buf_reserve grow
+ * by doubling), so a load stops before it passes the budget, not after. */
+static int64_t keyset_bytes_after(const floe_keyset *k, size_t klen) {
+    size_t cap = k->cap;
+    if ((k->n + 1) * 4 > cap * 3)
+        cap = cap ? cap * 2 : 256;
+    size_t kcap = k->keys.cap, need = k->keys.len + klen + 1;
+    if (need > kcap) {
+        kcap = kcap ? kcap : 256;
+        while (kcap < need)
+            kcap *= 2;
+    }
+    return (int64_t)(cap * (sizeof *k->hash + sizeof *k->off + sizeof *k->len +
+                            sizeof *k->val) + kcap);
 }
 
 int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapping, rw_deletes **out,
@@ -157,9 +188,20 @@ int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapp
     return 0;
 }
 
+static void merged_free(rw_deletes *d) {
+    for (size_t i = 0; i < d->nmerged; i++) {
+        floe_free(d->merged[i].seqs);
+        floe_keyset_free(&d->merged[i].keys);
+    }
+    floe_free(d->merged);
+    d->merged = NULL;
+    d->nmerged = 0;
+}
+
 void rw_deletes_free(rw_deletes *d) {
     if (!d)
         return;
+    merged_free(d);
     for (size_t i = 0; i < d->n; i++) {
         floe_free(d->files[i]->path);
         floe_free(d->files[i]->rows);
@@ -352,21 +394,21 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
             }
             if (d->nslices > 1 && floe_hash64(key.data, key.len) % d->nslices != d->slice)
                 continue; /* another pass's */
+            if (d->key_budget > 0 &&
+                d->key_bytes + keyset_bytes_after(&f->keys, key.len) > d->key_budget) {
+                d->over_budget = true;
+                floe_free(names);
+                FLOE_FAIL(err, FLOE_ELIMIT, "equality delete keys over %" PRId64 " bytes "
+                          "(%s)", d->key_budget, FLOE_RW_EQ_DELETE_BUFFER);
+            }
             rc = floe_keyset_put(&f->keys, key.data, key.len, 0, NULL);
             if (rc < 0) {
                 floe_free(names);
                 FLOE_FAIL(err, rc, "equality delete file %s: %s", df->file_path,
                           floe_strerror(rc));
             }
-            int64_t held = d->key_bytes + keyset_bytes(&f->keys);
-            if (held > d->key_bytes_peak)
-                d->key_bytes_peak = held;
-            if (d->key_budget > 0 && held > d->key_budget) {
-                d->over_budget = true;
-                floe_free(names);
-                FLOE_FAIL(err, FLOE_ELIMIT, "equality delete keys over %" PRId64 " bytes "
-                          "(%s)", d->key_budget, FLOE_RW_EQ_DELETE_BUFFER);
-            }
+            if (d->key_bytes + keyset_bytes(&f->keys) > d->key_bytes_peak)
+                d->key_bytes_peak = d->key_bytes + keyset_bytes(&f->keys);
         }
     }
     floe_free(names);
@@ -407,7 +449,7 @@ done:
 }
 
 static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, int64_t limit,
-                       del_file **out, floe_error *err) {
+                       int64_t seq, del_file **out, floe_error *err) {
     bool dv = floe_data_file_is_dv(df);
     int64_t offset = dv ? df->content_offset : 0;
     for (size_t i = 0; i < d->n; i++)
@@ -431,6 +473,7 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     FLOE_RETURN_ERROR_IF(!f, err, FLOE_ENOMEM, "out of memory");
     f->content = df->content;
     f->offset = offset;
+    f->seq = seq;
     if (!(f->path = floe_strdup(df->file_path))) {
         floe_free(f);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -478,12 +521,97 @@ int rw_deletes_load_eq(rw_deletes *d, const floe_rewrite_input *in, floe_error *
         del_file *f;
         if (in->deletes[i]->content == FLOE_CONTENT_EQUALITY_DELETES)
             FLOE_FORWARD_IF_ERROR(deletes_get(d, in->deletes[i], in->delete_uris[i], INT64_MAX,
+                                              in->delete_sequence_numbers
+                                                  ? in->delete_sequence_numbers[i]
+                                                  : -1,
                                               &f, err));
     }
     return 0;
 }
 
+static bool same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb) {
+    return na == nb && !memcmp(a, b, na * sizeof *a);
+}
+
+static eq_merged *merged_find(const rw_deletes *d, const int32_t *ids, size_t nids) {
+    for (size_t i = 0; i < d->nmerged; i++)
+        if (same_ids(d->merged[i].ids, d->merged[i].nids, ids, nids))
+            return &d->merged[i];
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b);
+
+int rw_deletes_merge_eq(rw_deletes *d, floe_error *err) {
+    int rc = 0;
+    merged_free(d);
+    d->over_budget = false;
+    for (size_t i = 0; i < d->n; i++) /* without every sequence number: no merge */
+        if (d->files[i]->content == FLOE_CONTENT_EQUALITY_DELETES && d->files[i]->seq < 0)
+            return 0;
+    int64_t base = d->key_bytes;
+    for (size_t i = 0; i < d->n; i++) {
+        const del_file *f = d->files[i];
+        if (f->content != FLOE_CONTENT_EQUALITY_DELETES)
+            continue;
+        eq_merged *m = merged_find(d, f->ids, f->nids);
+        if (!m) {
+            eq_merged *nm = floe_realloc(d->merged, (d->nmerged + 1) * sizeof *nm);
+            if (!nm)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            d->merged = nm;
+            m = &d->merged[d->nmerged++];
+            memset(m, 0, sizeof *m);
+            m->ids = f->ids;
+            m->nids = f->nids;
+        }
+        if (m->nseqs == m->seq_cap) {
+            size_t nc = m->seq_cap ? m->seq_cap * 2 : 16;
+            int64_t *ns = floe_realloc(m->seqs, nc * sizeof *ns);
+            if (!ns)
+                FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+            m->seqs = ns;
+            m->seq_cap = nc;
+        }
+        m->seqs[m->nseqs++] = f->seq;
+        for (size_t k = 0; k < f->keys.cap; k++) {
+            if (!f->keys.hash[k])
+                continue;
+            int64_t held = base - keyset_bytes(&m->keys) +
+                           keyset_bytes_after(&m->keys, f->keys.len[k]);
+            for (size_t j = 0; j < d->nmerged; j++)
+                held += keyset_bytes(&d->merged[j].keys);
+            if (d->key_budget > 0 && held > d->key_budget) {
+                d->over_budget = true;
+                FLOE_FAIL(err, FLOE_ELIMIT, "equality delete keys over %" PRId64 " bytes (%s)",
+                          d->key_budget, FLOE_RW_EQ_DELETE_BUFFER);
+            }
+            int64_t *slot;
+            rc = floe_keyset_put(&m->keys, floe_keyset_key(&f->keys, k), f->keys.len[k],
+                                 f->seq, &slot);
+            if (rc < 0)
+                FLOE_FAIL(err, rc, "merging equality delete keys: %s", floe_strerror(rc));
+            if (*slot < f->seq)
+                *slot = f->seq;
+        }
+        int64_t held = base;
+        for (size_t j = 0; j < d->nmerged; j++)
+            held += keyset_bytes(&d->merged[j].keys);
+        if (held > d->key_bytes_peak)
+            d->key_bytes_peak = held;
+    }
+    for (size_t j = 0; j < d->nmerged; j++) {
+        qsort(d->merged[j].seqs, d->merged[j].nseqs, sizeof *d->merged[j].seqs, cmp_i64);
+        d->key_bytes += keyset_bytes(&d->merged[j].keys);
+    }
+done:
+    if (rc < 0)
+        merged_free(d);
+    return rc;
+}
+
 void rw_deletes_drop_eq(rw_deletes *d) {
+    merged_free(d);
     size_t w = 0;
     for (size_t i = 0; i < d->n; i++) {
         del_file *f = d->files[i];
@@ -557,6 +685,9 @@ struct rw_reader {
     del_file **eq;
     size_t neq;
     size_t neq_resolved;         /* equality delete files skipped: given as positions */
+    const eq_merged *merged;     /* the eq files, all of one id set, probed at once */
+    const size_t *merged_leaf;   /* its table leaves */
+    size_t neq_merged;
     bool collect_eq;             /* note the positions of rows equality deletes drop */
     int64_t *eq_pos;
     size_t neq_pos, eq_pos_cap;
@@ -923,6 +1054,9 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
         FLOE_FORWARD_IF_ERROR(deletes_get(dels, in->deletes[d], in->delete_uris[d],
                                           in->file->record_count >= 0 ? in->file->record_count
                                                                       : INT64_MAX,
+                                          in->delete_sequence_numbers
+                                              ? in->delete_sequence_numbers[d]
+                                              : -1,
                                           &f, err));
         if (f->content == FLOE_CONTENT_POSITION_DELETES) {
             int64_t *idx = floe_keyset_find(&f->paths, (const uint8_t *)in->file->file_path,
@@ -955,6 +1089,31 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
                 leaves[k] = (size_t)eq_leaf(r->schema, f->ids[k])->leaf;
             r->eq[r->neq] = f;
             r->eq_leaf[r->neq++] = leaves;
+        }
+    }
+    /* One probe a row instead of one per file: when the files that apply are exactly
+     * those of their id set with a sequence number above the data file's, the merged set
+     * answers for them all (a file left out by the plan - another partition's - makes the
+     * counts differ, and each file is probed as before). */
+    const eq_merged *m = r->neq ? merged_find(dels, r->eq[0]->ids, r->eq[0]->nids) : NULL;
+    for (size_t e = 0; m && e < r->neq; e++) /* the files that apply: of m, above it */
+        if (!same_ids(r->eq[e]->ids, r->eq[e]->nids, m->ids, m->nids) ||
+            r->eq[e]->seq <= in->data_sequence_number)
+            m = NULL;
+    if (m) {
+        size_t lo = 0, hi = m->nseqs; /* first member above the data file's number */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->seqs[mid] <= in->data_sequence_number)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (m->nseqs - lo == r->neq) {
+            r->merged = m;
+            r->merged_leaf = r->eq_leaf[0];
+            r->neq_merged = r->neq;
+            r->neq = 0;
         }
     }
     if (r->npositions > 1) {
@@ -1071,7 +1230,7 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
         /* the decoded rows would be the stored ones as they are: levels copied without a
          * map, values without a conversion, columns in the writer's order */
         const char *why = NULL;
-        if (r->npositions || r->neq || r->neq_resolved)
+        if (r->npositions || r->neq || r->neq_resolved || r->neq_merged)
             why = "deletes apply to it";
         else if (r->ncolumns != schema->nleaves)
             why = "its columns are not the table's";
@@ -1347,6 +1506,51 @@ static int fill_lineage(const rw_reader *r, const leaf_src *ls, const floe_colbu
     return 0;
 }
 
+/* The key of row `row` of b on the table leaves[0..nids) into r->key; vi[c]: the next
+ * value of column c (rows are visited in order). */
+static int row_key(rw_reader *r, const floe_batch *b, const size_t *leaves, size_t nids,
+                   size_t *vi, size_t row) {
+    floe_buf_reset(&r->key);
+    for (size_t c = 0; c < nids; c++) {
+        const floe_colbuf *col = &b->cols[leaves[c]];
+        bool null = col->max_def && col->def[row] < col->max_def;
+        if (floe_buf_append_byte(&r->key, null ? 0 : 1) < 0)
+            return FLOE_ENOMEM;
+        if (null)
+            continue;
+        const uint8_t *v;
+        size_t n = 0;
+        if (col->width == 0) {
+            v = col->values + col->offsets[vi[c]];
+            n = col->offsets[vi[c] + 1] - col->offsets[vi[c]];
+        } else {
+            v = col->values + vi[c] * (size_t)col->width;
+        }
+        vi[c]++;
+        if (key_value(&r->key, col->field->type, col->phys, col->width, v, n) < 0)
+            return FLOE_ENOMEM;
+    }
+    return 0;
+}
+
+/* Row `row` (file position row_base + row) deleted by equality. */
+static int eq_drop(rw_reader *r, size_t row, size_t *k, floe_error *err) {
+    r->keep[row] = 0;
+    (*k)--;
+    r->st.rows_eq_deleted++;
+    if (!r->collect_eq)
+        return 0;
+    if (r->neq_pos == r->eq_pos_cap) {
+        size_t nc = r->eq_pos_cap ? r->eq_pos_cap * 2 : 256;
+        int64_t *np = floe_realloc(r->eq_pos, nc * sizeof *np);
+        FLOE_RETURN_ERROR_IF(!np, err, FLOE_ENOMEM, "out of memory");
+        r->eq_pos = np;
+        r->eq_pos_cap = nc;
+    }
+    r->eq_pos[r->neq_pos++] = r->row_base + (int64_t)row;
+    return 0;
+}
+
 /* Mark rows deleted in keep[0..nrows) for the batch b whose first row is row_base. */
 static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t *kept,
                          floe_error *err) {
@@ -1367,49 +1571,33 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
             r->st.rows_pos_deleted++;
         }
     }
+    size_t vi[64];
+    if (r->merged) {
+        const eq_merged *m = r->merged;
+        FLOE_RETURN_ERROR_IF(m->nids > 64, err, FLOE_EUNSUPPORTED,
+                             "equality deletes on more than 64 columns");
+        memset(vi, 0, sizeof vi);
+        for (size_t row = 0; row < nrows; row++) {
+            if (row_key(r, b, r->merged_leaf, m->nids, vi, row) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            if (!r->keep[row])
+                continue;
+            const int64_t *seq = floe_keyset_find(&m->keys, r->key.data, r->key.len);
+            if (seq && *seq > r->in->data_sequence_number)
+                FLOE_FORWARD_IF_ERROR(eq_drop(r, row, &k, err));
+        }
+    }
     for (size_t e = 0; e < r->neq; e++) {
         const del_file *f = r->eq[e];
         const size_t *leaves = r->eq_leaf[e];
-        size_t vi[64];
         FLOE_RETURN_ERROR_IF(f->nids > 64, err, FLOE_EUNSUPPORTED,
                              "equality deletes on more than 64 columns");
         memset(vi, 0, sizeof vi);
         for (size_t row = 0; row < nrows; row++) {
-            floe_buf_reset(&r->key);
-            for (size_t c = 0; c < f->nids; c++) {
-                const floe_colbuf *col = &b->cols[leaves[c]];
-                bool null = col->max_def && col->def[row] < col->max_def;
-                if (floe_buf_append_byte(&r->key, null ? 0 : 1) < 0)
-                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-                if (null)
-                    continue;
-                const uint8_t *v;
-                size_t n = 0;
-                if (col->width == 0) {
-                    v = col->values + col->offsets[vi[c]];
-                    n = col->offsets[vi[c] + 1] - col->offsets[vi[c]];
-                } else {
-                    v = col->values + vi[c] * (size_t)col->width;
-                }
-                vi[c]++;
-                if (key_value(&r->key, col->field->type, col->phys, col->width, v, n) < 0)
-                    return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            }
-            if (r->keep[row] && floe_keyset_find(&f->keys, r->key.data, r->key.len)) {
-                r->keep[row] = 0;
-                k--;
-                r->st.rows_eq_deleted++;
-                if (r->collect_eq) {
-                    if (r->neq_pos == r->eq_pos_cap) {
-                        size_t nc = r->eq_pos_cap ? r->eq_pos_cap * 2 : 256;
-                        int64_t *np = floe_realloc(r->eq_pos, nc * sizeof *np);
-                        FLOE_RETURN_ERROR_IF(!np, err, FLOE_ENOMEM, "out of memory");
-                        r->eq_pos = np;
-                        r->eq_pos_cap = nc;
-                    }
-                    r->eq_pos[r->neq_pos++] = r->row_base + (int64_t)row;
-                }
-            }
+            if (row_key(r, b, leaves, f->nids, vi, row) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            if (r->keep[row] && floe_keyset_find(&f->keys, r->key.data, r->key.len))
+                FLOE_FORWARD_IF_ERROR(eq_drop(r, row, &k, err));
         }
     }
     *kept = k;
@@ -1499,7 +1687,7 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
         }
     }
     /* with deletes the row group is filled aside and its surviving rows taken over */
-    bool deletes = r->npositions || r->neq;
+    bool deletes = r->npositions || r->neq || r->merged;
     floe_batch *fill = deletes ? &r->tmp : dst;
     if (deletes || !append)
         floe_batch_clear(fill);
