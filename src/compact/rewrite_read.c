@@ -99,6 +99,27 @@ static int key_value(floe_buf *k, floe_type_id t, floe_phys phys, int32_t width,
     }
 }
 
+/* Append the key part of one column at `row` (levels index): a null flag, then the
+ * normalised value; *vi is the column's next value, advanced past a present one. */
+static int key_column(floe_buf *k, const floe_colbuf *c, floe_type_id t, size_t *vi,
+                      size_t row) {
+    bool null = c->max_def && c->def[row] < c->max_def;
+    if (floe_buf_append_byte(k, null ? 0 : 1) < 0)
+        return FLOE_ENOMEM;
+    if (null)
+        return 0;
+    const uint8_t *v;
+    size_t n = 0;
+    if (c->width == 0) {
+        v = c->values + c->offsets[*vi];
+        n = c->offsets[*vi + 1] - c->offsets[*vi];
+    } else {
+        v = c->values + *vi * (size_t)c->width;
+    }
+    (*vi)++;
+    return key_value(k, t, c->phys, c->width, v, n) < 0 ? FLOE_ENOMEM : 0;
+}
+
 /* ---------------------------------------------------------------------------------------
  * delete files of a group (loaded once per group)
  * ------------------------------------------------------------------------------------- */
@@ -370,23 +391,7 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                     FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s: short column",
                               df->file_path);
                 }
-                bool null = c->max_def && c->def[row] < c->max_def;
-                if (floe_buf_append_byte(&key, null ? 0 : 1) < 0) {
-                    floe_free(names);
-                    FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-                }
-                if (null)
-                    continue;
-                const uint8_t *v;
-                size_t n = 0;
-                if (c->width == 0) {
-                    v = c->values + c->offsets[vi[k]];
-                    n = c->offsets[vi[k] + 1] - c->offsets[vi[k]];
-                } else {
-                    v = c->values + vi[k] * (size_t)c->width;
-                }
-                vi[k]++;
-                if (key_value(&key, rs->nodes[cols[k]]->value_type, c->phys, c->width, v, n) <
+                if (key_column(&key, c, rs->nodes[cols[k]]->value_type, &vi[k], (size_t)row) <
                     0) {
                     floe_free(names);
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1513,21 +1518,7 @@ static int row_key(rw_reader *r, const floe_batch *b, const size_t *leaves, size
     floe_buf_reset(&r->key);
     for (size_t c = 0; c < nids; c++) {
         const floe_colbuf *col = &b->cols[leaves[c]];
-        bool null = col->max_def && col->def[row] < col->max_def;
-        if (floe_buf_append_byte(&r->key, null ? 0 : 1) < 0)
-            return FLOE_ENOMEM;
-        if (null)
-            continue;
-        const uint8_t *v;
-        size_t n = 0;
-        if (col->width == 0) {
-            v = col->values + col->offsets[vi[c]];
-            n = col->offsets[vi[c] + 1] - col->offsets[vi[c]];
-        } else {
-            v = col->values + vi[c] * (size_t)col->width;
-        }
-        vi[c]++;
-        if (key_value(&r->key, col->field->type, col->phys, col->width, v, n) < 0)
+        if (key_column(&r->key, col, col->field->type, &vi[c], row) < 0)
             return FLOE_ENOMEM;
     }
     return 0;
