@@ -174,6 +174,9 @@ struct rw_deletes {
                                     as positions (rw_reader_add_positions) */
     eq_merged *merged;           /* per equality id set of the files loaded */
     size_t nmerged;
+    floe_keyset index;           /* path and offset -> index in files: each data file
+                                    looks up every delete file that applies to it */
+    floe_buf ikey;
 };
 
 /* Memory of a key set: its slot arrays and its key bytes. */
@@ -205,8 +208,18 @@ int rw_deletes_new(floe_io *io, const floe_schema *schema, const char *name_mapp
     d->io = io;
     d->schema = schema;
     d->name_mapping = name_mapping;
+    floe_buf_init(&d->ikey, 0);
     *out = d;
     return 0;
+}
+
+static void del_file_free(del_file *f) {
+    floe_free(f->path);
+    floe_free(f->rows);
+    floe_keyset_free(&f->paths);
+    floe_free(f->ids);
+    floe_keyset_free(&f->keys);
+    floe_free(f);
 }
 
 static void merged_free(rw_deletes *d) {
@@ -223,14 +236,10 @@ void rw_deletes_free(rw_deletes *d) {
     if (!d)
         return;
     merged_free(d);
-    for (size_t i = 0; i < d->n; i++) {
-        floe_free(d->files[i]->path);
-        floe_free(d->files[i]->rows);
-        floe_keyset_free(&d->files[i]->paths);
-        floe_free(d->files[i]->ids);
-        floe_keyset_free(&d->files[i]->keys);
-        floe_free(d->files[i]);
-    }
+    floe_keyset_free(&d->index);
+    floe_buf_free(&d->ikey);
+    for (size_t i = 0; i < d->n; i++)
+        del_file_free(d->files[i]);
     floe_free(d->files);
     floe_dv_cache_free(&d->dvc);
     floe_free(d);
@@ -453,15 +462,31 @@ done:
     return rc;
 }
 
+/* The cache index's key of (path, offset) in d->ikey. */
+static int index_key(rw_deletes *d, const char *path, int64_t offset) {
+    floe_buf_reset(&d->ikey);
+    if (floe_buf_append(&d->ikey, &offset, sizeof offset) < 0 ||
+        floe_buf_append(&d->ikey, path, strlen(path)) < 0)
+        return FLOE_ENOMEM;
+    return 0;
+}
+
+static int index_put(rw_deletes *d, size_t i) {
+    int rc = index_key(d, d->files[i]->path, d->files[i]->offset);
+    return rc < 0 ? rc : floe_keyset_put(&d->index, d->ikey.data, d->ikey.len, (int64_t)i, NULL);
+}
+
 static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, int64_t limit,
                        int64_t seq, del_file **out, floe_error *err) {
     bool dv = floe_data_file_is_dv(df);
     int64_t offset = dv ? df->content_offset : 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (!strcmp(d->files[i]->path, df->file_path) && d->files[i]->offset == offset) {
-            *out = d->files[i];
-            return 0;
-        }
+    FLOE_RETURN_ERROR_IF(index_key(d, df->file_path, offset) < 0, err, FLOE_ENOMEM,
+                         "out of memory");
+    const int64_t *at = floe_keyset_find(&d->index, d->ikey.data, d->ikey.len);
+    if (at) {
+        *out = d->files[*at];
+        return 0;
+    }
     if (!dv && df->file_format && strcasecmp(df->file_format, "parquet"))
         return floe_error_set(err, FLOE_EUNSUPPORTED,
                               "delete file %s: format %s is not supported (Avro/ORC delete "
@@ -492,15 +517,15 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
     floe_pq_reader_close(r);
     if (rc < 0) {
         floe_error_prefix(err, "delete file %s: ", df->file_path);
-        floe_free(f->path);
-        floe_free(f->rows);
-        floe_keyset_free(&f->paths);
-        floe_free(f->ids);
-        floe_keyset_free(&f->keys);
-        floe_free(f);
+        del_file_free(f);
         return rc;
     }
     d->files[d->n++] = f;
+    if ((rc = index_put(d, d->n - 1)) < 0) {
+        d->n--;
+        del_file_free(f);
+        return floe_error_set(err, rc, "delete file %s: %s", df->file_path, floe_strerror(rc));
+    }
     *out = f;
     return 0;
 }
@@ -632,6 +657,13 @@ void rw_deletes_drop_eq(rw_deletes *d) {
     d->n = w;
     d->key_bytes = 0;
     d->over_budget = false;
+    /* the files left moved: index them again (no allocation beyond what the index had,
+     * unless a key is longer than any before, which cannot be: same paths) */
+    floe_keyset_free(&d->index);
+    memset(&d->index, 0, sizeof d->index);
+    for (size_t i = 0; i < d->n; i++)
+        if (index_put(d, i) < 0)
+            break; /* ENOMEM: deletes_get loads a file the index misses again */
 }
 
 /* ---------------------------------------------------------------------------------------
