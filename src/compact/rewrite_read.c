@@ -1076,6 +1076,18 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* r->positions sorted, each once. */
+static void positions_sort(rw_reader *r) {
+    if (r->npositions < 2)
+        return;
+    qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
+    size_t w = 1;
+    for (size_t i = 1; i < r->npositions; i++)
+        if (r->positions[i] != r->positions[w - 1])
+            r->positions[w++] = r->positions[i];
+    r->npositions = w;
+}
+
 static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     const floe_rewrite_input *in = r->in;
     size_t pcap = 0;
@@ -1153,14 +1165,7 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
             r->neq = 0;
         }
     }
-    if (r->npositions > 1) {
-        qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
-        size_t w = 1;
-        for (size_t i = 1; i < r->npositions; i++)
-            if (r->positions[i] != r->positions[w - 1])
-                r->positions[w++] = r->positions[i];
-        r->npositions = w;
-    }
+    positions_sort(r);
     return 0;
 }
 
@@ -1342,12 +1347,7 @@ int rw_reader_add_positions(rw_reader *r, const int64_t *pos, size_t n, floe_err
     memcpy(np + r->npositions, pos, n * sizeof *pos);
     r->positions = np;
     r->npositions += n;
-    qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
-    size_t w = 1;
-    for (size_t i = 1; i < r->npositions; i++)
-        if (r->positions[i] != r->positions[w - 1])
-            r->positions[w++] = r->positions[i];
-    r->npositions = w;
+    positions_sort(r);
     r->copy_file = false;
     return 0;
 }
