@@ -794,8 +794,8 @@ int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
  *
  * Every variant column of the schema is looked at alone. Over the sample's values of the
  * column (present, not SQL NULL: n of them), each object path of at most AUTO_MAX_DEPTH
- * keys (keys neither empty nor holding '.') counts the values where it is present, by
- * the kind of its value. A path is shredded as type T when its values that are not a
+ * keys (keys neither empty nor holding '.' or NUL) counts the values where it is present,
+ * by the kind of its value. A path is shredded as type T when its values that are not a
  * variant null are all of T and number at least half of n (2 * count >= n): T boolean,
  * int when every integer is stored in at most 32 bits else long, double, string. At most
  * AUTO_MAX_PATHS paths per column: the most frequent, then the shallowest, then the one
@@ -859,8 +859,8 @@ static int auto_walk(auto_ctx *c, auto_node *n, const uint8_t *meta, size_t meta
     auto_node **link = &n->first, *prev = NULL;
     for (size_t i = base; i < end && rc == 0; i++) {
         ofield f = c->st.f[i]; /* the stack may move below */
-        if (f.key_len == 0 || memchr(f.key, '.', f.key_len))
-            continue; /* no path can name it */
+        if (f.key_len == 0 || memchr(f.key, '.', f.key_len) || memchr(f.key, '\0', f.key_len))
+            continue; /* no path can name it (a NUL would end the shredded field's name) */
         if (prev && key_cmp(f.key, f.key_len, prev->key, prev->key_len) <= 0)
             link = &n->first; /* keys out of order: search from the start */
         while (*link && key_cmp((*link)->key, (*link)->key_len, f.key, f.key_len) < 0)
