@@ -25,36 +25,24 @@
 //        value has an edge (LineString, Polygon) and the points lie in [-180, 180] x
 //        [-90, 90] (Geospatial.md), nothing for a chunk without values.
 import fs from 'node:fs'
-import { readRecords } from './lib/avro_read.mjs'
+import { liveDataFiles, localPath } from './lib/avro_read.mjs'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { UsageError, parseArgs, runMain, toHex } from './lib/canon.mjs'
 
 const USAGE = 'usage: geo_oracle.mjs bounds --metadata META | wkb-bbox HEX... | parquet FILE | stats FILE\n'
 
-function localPath(p) {
-  return p.startsWith('file://') ? p.slice(7) : p
-}
-
 async function bounds(metaPath) {
-  const meta = JSON.parse(fs.readFileSync(metaPath, 'utf8'))
-  const snap = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])
-  if (!snap) throw new Error('no current snapshot')
-  for (const m of await readRecords(localPath(snap['manifest-list']))) {
-    if (m.content !== undefined && m.content !== 0) continue
-    for (const e of await readRecords(localPath(m.manifest_path))) {
-      if (e.status === 2) continue
-      const df = e.data_file
-      const name = localPath(df.file_path).split('/').pop()
-      const lower = new Map(), upper = new Map()
-      for (const kv of df.lower_bounds || []) lower.set(kv.key, kv.value)
-      for (const kv of df.upper_bounds || []) upper.set(kv.key, kv.value)
-      const ids = [...new Set([...lower.keys(), ...upper.keys()])].sort((a, b) => a - b)
-      if (!ids.length) process.stdout.write(`${name} none\n`)
-      for (const id of ids) {
-        const lo = lower.has(id) ? toHex(lower.get(id)) : '-'
-        const hi = upper.has(id) ? toHex(upper.get(id)) : '-'
-        process.stdout.write(`${name} ${id} lower=${lo} upper=${hi}\n`)
-      }
+  for (const df of await liveDataFiles(metaPath)) {
+    const name = localPath(df.file_path).split('/').pop()
+    const lower = new Map(), upper = new Map()
+    for (const kv of df.lower_bounds || []) lower.set(kv.key, kv.value)
+    for (const kv of df.upper_bounds || []) upper.set(kv.key, kv.value)
+    const ids = [...new Set([...lower.keys(), ...upper.keys()])].sort((a, b) => a - b)
+    if (!ids.length) process.stdout.write(`${name} none\n`)
+    for (const id of ids) {
+      const lo = lower.has(id) ? toHex(lower.get(id)) : '-'
+      const hi = upper.has(id) ? toHex(upper.get(id)) : '-'
+      process.stdout.write(`${name} ${id} lower=${lo} upper=${hi}\n`)
     }
   }
   return 0

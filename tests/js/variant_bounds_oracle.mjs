@@ -13,12 +13,7 @@
 // followed by an object value) and apache/parquet-format VariantEncoding.md, checking
 // what a reader may rely on: version 1, the sorted dictionary, the object's ids and
 // offsets in range and its keys in order, primitive values only, nothing left over.
-import fs from 'node:fs'
-import { readRecords } from './lib/avro_read.mjs'
-
-function localPath(p) {
-  return p.startsWith('file://') ? p.slice(7) : p
-}
+import { liveDataFiles } from './lib/avro_read.mjs'
 
 function le(buf, off, w) {
   let v = 0
@@ -101,19 +96,11 @@ async function main() {
     return 2
   }
   const id = Number(idText)
-  const meta = JSON.parse(fs.readFileSync(metaPath, 'utf8'))
-  const snap = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])
-  if (!snap) throw new Error('no current snapshot')
-  for (const m of await readRecords(localPath(snap['manifest-list']))) {
-    if (m.content !== undefined && m.content !== 0) continue
-    for (const e of await readRecords(localPath(m.manifest_path))) {
-      if (e.status === 2) continue
-      const df = e.data_file
-      for (const side of ['lower', 'upper']) {
-        const kv = (df[`${side}_bounds`] || []).find((x) => x.key === id)
-        const text = kv ? JSON.stringify(decodeBound(Buffer.from(kv.value))) : 'none'
-        process.stdout.write(`${df.record_count} ${side} ${text}\n`)
-      }
+  for (const df of await liveDataFiles(metaPath)) {
+    for (const side of ['lower', 'upper']) {
+      const kv = (df[`${side}_bounds`] || []).find((x) => x.key === id)
+      const text = kv ? JSON.stringify(decodeBound(Buffer.from(kv.value))) : 'none'
+      process.stdout.write(`${df.record_count} ${side} ${text}\n`)
     }
   }
   return 0

@@ -1,6 +1,7 @@
 // avro_read.mjs - what the avsc-based oracles share for reading Avro container files:
 // the block codecs Iceberg writers use (null, deflate, snappy with its CRC, zstandard) and
 // longs as BigInt (avsc's default long refuses values past 2^53).
+import fs from 'node:fs'
 import zlib from 'node:zlib'
 import avro from 'avsc'
 import { snappyUncompress } from 'hyparquet'
@@ -71,4 +72,24 @@ export function readRecords(file) {
       .on('end', () => resolve(out))
       .on('error', reject)
   })
+}
+
+// A local path for a table location (file:// URIs as floe records them).
+export function localPath(p) {
+  return p.startsWith('file://') ? p.slice(7) : p
+}
+
+// The data_file of every live entry (status not DELETED) of the data manifests of the
+// current snapshot of the table whose metadata JSON is at metaPath.
+export async function liveDataFiles(metaPath) {
+  const meta = JSON.parse(fs.readFileSync(metaPath, 'utf8'))
+  const snap = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])
+  if (!snap) throw new Error('no current snapshot')
+  const out = []
+  for (const m of await readRecords(localPath(snap['manifest-list']))) {
+    if (m.content !== undefined && m.content !== 0) continue
+    for (const e of await readRecords(localPath(m.manifest_path)))
+      if (e.status !== 2) out.push(e.data_file)
+  }
+  return out
 }
