@@ -94,6 +94,15 @@ const char *harness_conformance(const char *rel) {
     return path;
 }
 
+const char *harness_source_path(const char *rel) {
+    static char ring[8][4096];
+    static unsigned next;
+    char *path = ring[next++ % 8];
+    const char *base = getenv("FLOE_SOURCE_DIR");
+    snprintf(path, sizeof ring[0], "%s/%s", base ? base : ".", rel);
+    return path;
+}
+
 const char *harness_getenv(void *ctx, const char *name) {
     (void)ctx;
     return getenv(name);

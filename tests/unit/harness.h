@@ -36,6 +36,10 @@ void harness_abort_test(void);
  * with a message naming the path when it is missing. Returned string is static per call
  * site until the next call. */
 const char *harness_conformance(const char *rel);
+/* Path of the source tree (FLOE_SOURCE_DIR, else ".") joined with rel ("tests/js",
+ * "tests/data/events.schema.json"). The string stays valid for the next 7 calls (a ring
+ * of buffers, so a few can be used in one expression). */
+const char *harness_source_path(const char *rel);
 /* getenv as a floe_io_lookup_fn (for the library's loaders, which read no environment
  * of their own). */
 const char *harness_getenv(void *ctx, const char *name);

@@ -33,10 +33,7 @@ static char *make_events(const char *dir, int n, double malformed) {
 static floe_schema *events_schema(void) {
     floe_error err;
     floe_schema *s = NULL;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/events.schema.json",
-             getenv("FLOE_SOURCE_DIR") ? getenv("FLOE_SOURCE_DIR") : ".");
-    if (floe_schema_load(path, &s, &err) != 0)
+    if (floe_schema_load(harness_source_path("tests/data/events.schema.json"), &s, &err) != 0)
         harness_fail(__FILE__, __LINE__, "schema: %s", err.msg);
     return s;
 }

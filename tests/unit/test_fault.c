@@ -57,13 +57,6 @@ static char *parquet_rows(const char *path) {
     return s;
 }
 
-static const char *data_path(const char *rel) {
-    static char path[4096];
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    snprintf(path, sizeof path, "%s/%s", src ? src : ".", rel);
-    return path;
-}
-
 /* ---- the hook itself ------------------------------------------------------------------ */
 
 TEST(io_fault_counts_and_sticks) {
@@ -253,10 +246,11 @@ static void convert_verify(void *vctx, int rc, const floe_error *err) {
 static void convert_setup(convert_ctx *c) {
     memset(c, 0, sizeof *c);
     floe_error err;
-    REQUIRE_OK(floe_schema_load(data_path("tests/data/alltypes.schema.json"), &c->schema, &err),
-               err);
+    REQUIRE_OK(
+        floe_schema_load(harness_source_path("tests/data/alltypes.schema.json"), &c->schema, &err),
+        err);
     size_t len = 0;
-    char *records = harness_read_file(data_path("tests/data/alltypes.ndjson"), &len);
+    char *records = harness_read_file(harness_source_path("tests/data/alltypes.ndjson"), &len);
     REQUIRE(records != NULL);
     const char *dir = harness_tmpdir();
     snprintf(c->input, sizeof c->input, "%s/in.ndjson", dir);
@@ -563,10 +557,11 @@ TEST(parquet_write_survives_every_fault) {
     parquet_ctx c;
     memset(&c, 0, sizeof c);
     floe_error err;
-    REQUIRE_OK(floe_schema_load(data_path("tests/data/alltypes.schema.json"), &c.schema, &err),
-               err);
+    REQUIRE_OK(
+        floe_schema_load(harness_source_path("tests/data/alltypes.schema.json"), &c.schema, &err),
+        err);
     size_t len = 0;
-    char *records = harness_read_file(data_path("tests/data/alltypes.ndjson"), &len);
+    char *records = harness_read_file(harness_source_path("tests/data/alltypes.ndjson"), &len);
     REQUIRE(records != NULL);
     floe_shredder *sh = NULL;
     REQUIRE_OK(floe_shredder_new(c.schema, NULL, &sh, &err), err);

@@ -431,11 +431,8 @@ TEST(test_time_parse_format) {
 }
 
 TEST(test_schema_file_matches) {
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/events.schema.json", src ? src : ".");
     size_t len;
-    char *file = harness_read_file(path, &len);
+    char *file = harness_read_file(harness_source_path("tests/data/events.schema.json"), &len);
     REQUIRE(file != NULL);
     CHECK_EQ_STR(file, floe_gen_schema_json());
     json_error_t jerr;

@@ -890,8 +890,8 @@ TEST(test_html_in_chromium) {
     struct stat st;
     REQUIRE(stat(png, &st) == 0 && st.st_size > 10000);
     /* Not blank: many distinct colours (python3's zlib reads the PNG). */
-    snprintf(cmd, sizeof cmd, "python3 '%s/tests/unit/png_stats.py' '%s'",
-             getenv("FLOE_SOURCE_DIR") ? getenv("FLOE_SOURCE_DIR") : ".", png);
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", harness_source_path("tests/unit/png_stats.py"),
+             png);
     CHECK_EQ_INT(harness_run_cmd(cmd, &out), 0);
     int w = 0, h = 0, colours = 0;
     REQUIRE(out && sscanf(out, "%d %d %d", &w, &h, &colours) == 3);

@@ -80,11 +80,9 @@ static int write_file(const char *path, const floe_schema *s, const floe_batch *
 
 TEST(test_executor_same_bytes) {
     floe_error err;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/events.schema.json",
-             getenv("FLOE_SOURCE_DIR") ? getenv("FLOE_SOURCE_DIR") : ".");
     floe_schema *s = NULL;
-    REQUIRE_OK(floe_schema_load(path, &s, &err), err);
+    REQUIRE_OK(floe_schema_load(harness_source_path("tests/data/events.schema.json"), &s, &err),
+               err);
     floe_gen_opts go;
     floe_gen_opts_default(&go);
     go.seed = 9;

@@ -411,12 +411,6 @@ static void gen_rows(gen *g, const floe_schema *s, int n) {
     }
 }
 
-static const char *js_dir(void) {
-    static char p[4096];
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    snprintf(p, sizeof p, "%s/tests/js", src ? src : ".");
-    return p;
-}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...) {
@@ -434,8 +428,8 @@ static int sh(const char *fmt, ...) {
 }
 
 static json_t *meta_of(const char *file) {
-    char cmd[8400]; /* js_dir() and file are each under 4 KiB */
-    snprintf(cmd, sizeof cmd, "node %s/duckdb_meta.mjs %s", js_dir(), file);
+    char cmd[8400]; /* the tests/js path and file are each under 4 KiB */
+    snprintf(cmd, sizeof cmd, "node %s/duckdb_meta.mjs %s", harness_source_path("tests/js"), file);
     char *out = NULL;
     int rc = harness_run_cmd(cmd, &out);
     json_t *j = rc == 0 && out ? json_loads(out, 0, NULL) : NULL;
@@ -487,8 +481,8 @@ TEST(test_interop_all_types_all_codecs) {
     }
     REQUIRE(!g.fail);
     REQUIRE(harness_write_file(rows_path, g.json.data, g.json.len) == 0);
-    REQUIRE(sh("node %s/canon_ndjson.mjs --schema %s %s > %s", js_dir(), schema_path, rows_path,
-               expect_path) == 0);
+    REQUIRE(sh("node %s/canon_ndjson.mjs --schema %s %s > %s", harness_source_path("tests/js"),
+               schema_path, rows_path, expect_path) == 0);
 
     static const struct {
         floe_codec codec;
@@ -528,7 +522,8 @@ TEST(test_interop_all_types_all_codecs) {
             snprintf(got, sizeof got, "%s/got-%s-%s.ndjson", dir, codecs[k].name, readers[r]);
             int rc = sh("node %s/read_parquet.mjs --reader %s --schema %s %s > %s && "
                         "node %s/compare.mjs %s %s",
-                        js_dir(), readers[r], schema_path, path, got, js_dir(), expect_path, got);
+                        harness_source_path("tests/js"), readers[r], schema_path, path, got,
+                        harness_source_path("tests/js"), expect_path, got);
             if (rc != 0)
                 harness_fail(__FILE__, __LINE__, "%s reading %s disagrees", readers[r], path);
         }

@@ -751,11 +751,9 @@ static void listed_tables(const char *list) {
 /* Without a list: floe gen events appended as NDJSON in several batches. */
 static void own_tables(void) {
     int nfilters = env_int("FLOE_PRUNE_FILTERS", 150);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/data/events.schema.json",
-             getenv("FLOE_SOURCE_DIR") ? getenv("FLOE_SOURCE_DIR") : ".");
     size_t slen = 0;
-    char *schema_json = harness_read_file(path, &slen);
+    char *schema_json = harness_read_file(harness_source_path("tests/data/events.schema.json"),
+                                          &slen);
     REQUIRE(schema_json != NULL);
     static const char *specs[] = {
         "[{\"source-id\":2,\"field-id\":1000,\"name\":\"event_type\",\"transform\":\"identity\"},"

@@ -24,12 +24,6 @@
 #define RECORDED "data/persistent/legacy_bare_deletion_vector/warehouse/default/" \
                  "legacy_bare_deletion_vector"
 
-static const char *js_dir(void) {
-    static char p[4096];
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    snprintf(p, sizeof p, "%s/tests/js", src ? src : ".");
-    return p;
-}
 
 /* Run a shell command; its stdout in *out (caller frees) when out is non-NULL. */
 static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -184,7 +178,8 @@ TEST(test_roaring_npm_oracle) {
     REQUIRE(harness_write_file(path, all.data, all.len - 1) == 0);
 
     char *out = NULL;
-    REQUIRE(sh(&out, "node %s/dv_oracle.mjs bitmap-read%s", js_dir(), files) == 0);
+    REQUIRE(sh(&out, "node %s/dv_oracle.mjs bitmap-read%s", harness_source_path("tests/js"),
+               files) == 0);
     char *line = out;
     for (int k = 0; k < NSHAPES; k++) {
         char *nl = line ? strchr(line, '\n') : NULL;
@@ -201,7 +196,8 @@ TEST(test_roaring_npm_oracle) {
 
     char prefix[4300];
     snprintf(prefix, sizeof prefix, "%s/npm_", dir);
-    REQUIRE(sh(NULL, "node %s/dv_oracle.mjs bitmap-write %s @%s", js_dir(), prefix, path) == 0);
+    REQUIRE(sh(NULL, "node %s/dv_oracle.mjs bitmap-write %s @%s", harness_source_path("tests/js"),
+               prefix, path) == 0);
     for (int k = 0; k < NSHAPES; k++) {
         snprintf(path, sizeof path, "%s%d.bin", prefix, k);
         size_t n = 0;
@@ -316,7 +312,7 @@ TEST(test_puffin_files) {
     floe_error err = {0};
     REQUIRE_OK(floe_puffin_write_dvs(NULL, uri, paths, dvs, 2, off, len, &size, &err), err);
     char *out = NULL;
-    REQUIRE(sh(&out, "node %s/dv_oracle.mjs read %s", js_dir(), path) == 0);
+    REQUIRE(sh(&out, "node %s/dv_oracle.mjs read %s", harness_source_path("tests/js"), path) == 0);
     char *wa = json_list(a.v, a.n), *wb = json_list(b.v, b.n);
     char expect[1 << 16];
     snprintf(expect, sizeof expect,
@@ -352,7 +348,8 @@ TEST(test_puffin_files) {
     snprintf(bpath, sizeof bpath, "%s/blobs.json", dir);
     REQUIRE(harness_write_file(bpath, blobs, strlen(blobs)) == 0);
     free(blobs);
-    REQUIRE(sh(NULL, "node %s/dv_oracle.mjs puffin-write %s @%s", js_dir(), path, bpath) == 0);
+    REQUIRE(sh(NULL, "node %s/dv_oracle.mjs puffin-write %s @%s", harness_source_path("tests/js"),
+               path, bpath) == 0);
     size_t n = 0;
     uint8_t *bytes = (uint8_t *)harness_read_file(path, &n);
     REQUIRE(bytes && n > 16);
@@ -443,8 +440,8 @@ TEST(test_v3_table_with_dv) {
             char rel[8400];
             copy_legacy(dir, rel, sizeof rel);
             if (writer == 0) {
-                REQUIRE(sh(NULL, "node %s/dv_oracle.mjs table '%s/t' '%s'", js_dir(), dir,
-                           cases[k].positions) == 0);
+                REQUIRE(sh(NULL, "node %s/dv_oracle.mjs table '%s/t' '%s'",
+                           harness_source_path("tests/js"), dir, cases[k].positions) == 0);
             } else {
                 /* floe's Puffin file, then the manifest pointed at it */
                 floe_dv_positions dv = {0};
@@ -464,8 +461,9 @@ TEST(test_v3_table_with_dv) {
                 floe_error err = {0};
                 REQUIRE_OK(floe_puffin_write_dvs(NULL, uri, &ref, &dv, 1, &off, &len, &size,
                                                  &err), err);
-                REQUIRE(sh(NULL, "node %s/dv_oracle.mjs table '%s/t' '%s' '%s' %" PRId64
-                                 " %" PRId64, js_dir(), dir, cases[k].positions, puf, off,
+                REQUIRE(sh(NULL,
+                           "node %s/dv_oracle.mjs table '%s/t' '%s' '%s' %" PRId64 " %" PRId64,
+                           harness_source_path("tests/js"), dir, cases[k].positions, puf, off,
                            len) == 0);
             }
             int rc;
@@ -565,8 +563,7 @@ TEST(test_dv_cache) {
 
 static const char *foreign(const char *rel) {
     static char p[4096];
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    snprintf(p, sizeof p, "%s/tests/data/foreign-dv/%s", src ? src : ".", rel);
+    snprintf(p, sizeof p, "%s/%s", harness_source_path("tests/data/foreign-dv"), rel);
     return p;
 }
 
@@ -603,7 +600,8 @@ TEST(test_java_puffin_files) {
                                              &err), err);
         CHECK_EQ_INT(f.nblobs, cases[c].nblobs);
         char *oracle = NULL;
-        REQUIRE(sh(&oracle, "node %s/dv_oracle.mjs read %s", js_dir(), path) == 0);
+        REQUIRE(sh(&oracle, "node %s/dv_oracle.mjs read %s", harness_source_path("tests/js"),
+                   path) == 0);
         for (size_t b = 0; b < f.nblobs && b < 2; b++) {
             const floe_puffin_blob *bl = &f.blobs[b];
             CHECK_EQ_STR(bl->type, "deletion-vector-v1");
@@ -674,7 +672,8 @@ TEST(test_java_bitmaps) {
     CHECK_EQ_INT(got[nb + 1].n, 10);
     CHECK(got[nb + 2].n > 0 && got[nb + 2].pos[got[nb + 2].n - 1] > ((int64_t)1 << 32));
     char *out = NULL;
-    REQUIRE(sh(&out, "node %s/dv_oracle.mjs bitmap-read%s", js_dir(), files) == 0);
+    REQUIRE(sh(&out, "node %s/dv_oracle.mjs bitmap-read%s", harness_source_path("tests/js"),
+               files) == 0);
     char *line = out;
     for (size_t i = 0; i < nb + nbare; i++) {
         char *nl = line ? strchr(line, '\n') : NULL;

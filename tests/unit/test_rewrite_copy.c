@@ -161,12 +161,6 @@ static int64_t live_row_groups(floe_table *t) {
     return n;
 }
 
-static const char *js_dir(void) {
-    static char p[4096];
-    const char *src = getenv("FLOE_SOURCE_DIR");
-    snprintf(p, sizeof p, "%s/tests/js", src ? src : ".");
-    return p;
-}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...) {
@@ -189,7 +183,8 @@ static void oracle_read(const char *dir, const char *paths, const char *tag) {
     REQUIRE(harness_write_file(schema_path, SCHEMA, strlen(SCHEMA)) == 0);
     for (size_t k = 0; k < 3; k++) {
         int rc = sh("node %s/read_parquet.mjs --reader %s --schema %s %s | LC_ALL=C sort > "
-                    "%s/%s-%s.ndjson", js_dir(), readers[k], schema_path, paths, dir,
+                    "%s/%s-%s.ndjson",
+                    harness_source_path("tests/js"), readers[k], schema_path, paths, dir,
                     readers[k], tag);
         if (rc != 0)
             harness_fail(__FILE__, __LINE__, "%s could not read the %s files", readers[k], tag);

@@ -43,9 +43,8 @@ typedef struct server {
 static server sig_srv, tok_srv, s3rver_srv, proxy_srv;
 
 static int server_start(server *s, const char *script, const char *const *extra) {
-    const char *src = getenv("FLOE_SOURCE_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/tests/js/%s", src ? src : ".", script);
+    snprintf(path, sizeof path, "%s/%s", harness_source_path("tests/js"), script);
     const char *argv[24];
     int n = 0;
     argv[n++] = "node";
