@@ -1,7 +1,7 @@
 /*
- * eq_deletes.c - equality delete files for tests (eq_deletes.h): a one-column Parquet file
- * of the key values (spec "Equality Delete Files": the columns of the equality ids,
- * by field id), with full metrics.
+ * eq_deletes.c - equality delete files for tests (eq_deletes.h): a Parquet file of the key
+ * values (spec "Equality Delete Files": the columns of the equality ids, by field id), with
+ * full metrics.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,5 +133,108 @@ int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
     floe_batch_free(&b);
     floe_schema_free(ds);
     free(vals);
+    return rc;
+}
+
+static const char *rows_type(floe_type_id t) {
+    return t == FLOE_TYPE_STRING ? "string"
+           : t == FLOE_TYPE_INT  ? "int"
+           : t == FLOE_TYPE_LONG ? "long"
+           : t == FLOE_TYPE_DOUBLE ? "double"
+           : t == FLOE_TYPE_DATE ? "date"
+                                 : NULL;
+}
+
+/* One field's text v (NUL-ended) into column c of type t; \N is a null. */
+static int rows_push(floe_colbuf *c, floe_type_id t, const char *v) {
+    if (!strcmp(v, "\\N"))
+        return floe_colbuf_push_null(c, 0, 0);
+    if (t == FLOE_TYPE_STRING)
+        return floe_colbuf_push_value(c, 0, v, strlen(v));
+    if (t == FLOE_TYPE_DOUBLE) {
+        double d = strtod(v, NULL);
+        return floe_colbuf_push_value(c, 0, &d, 8);
+    }
+    int64_t l = strtoll(v, NULL, 10);
+    int32_t i = (int32_t)l;
+    return t == FLOE_TYPE_LONG ? floe_colbuf_push_value(c, 0, &l, 8)
+                               : floe_colbuf_push_value(c, 0, &i, 4);
+}
+
+int eq_delete_rows_write(floe_table *t, const floe_schema *s, const char *columns,
+                         const char *rows, floe_arena *arena, floe_data_file *out,
+                         floe_error *err) {
+    enum { MAX_COLS = 8 };
+    const floe_field *f[MAX_COLS];
+    size_t nf = 0;
+    char sj[4096];
+    size_t at = (size_t)snprintf(sj, sizeof sj, "{\"type\":\"struct\",\"schema-id\":0,"
+                                                "\"fields\":[");
+    char *cols = strdup(columns), *text = strdup(rows);
+    floe_schema *ds = NULL;
+    floe_batch b;
+    memset(&b, 0, sizeof b);
+    int rc = cols && text ? 0 : floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (char *save = NULL, *c = rc == 0 ? strtok_r(cols, ",", &save) : NULL; c && rc == 0;
+         c = strtok_r(NULL, ",", &save)) {
+        const floe_field *x = floe_schema_find_path(s, c);
+        if (!x || x->parent || !rows_type(x->type) || nf == MAX_COLS) {
+            rc = floe_error_set(err, FLOE_EUNSUPPORTED, "column %s: not a top-level string, "
+                                "int, long, double or date column", c);
+            break;
+        }
+        f[nf++] = x;
+        at += (size_t)snprintf(sj + at, sizeof sj - at,
+                               "%s{\"id\":%d,\"name\":\"%s\",\"required\":false,\"type\":\"%s\"}",
+                               nf > 1 ? "," : "", (int)x->id, x->name, rows_type(x->type));
+    }
+    if (rc == 0 && (nf == 0 || at + 3 > sizeof sj))
+        rc = floe_error_set(err, FLOE_EINVALID, "bad column list %s", columns);
+    if (rc == 0) {
+        snprintf(sj + at, sizeof sj - at, "]}");
+        rc = floe_schema_parse(sj, strlen(sj), &ds, err);
+    }
+    if (rc == 0 && floe_batch_init(&b, ds) < 0)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    /* lines; the empty text after a last newline is no row */
+    for (char *line = text; rc == 0 && line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        char *field = line;
+        for (size_t k = 0; k < nf && rc == 0; k++) {
+            char *tab = strchr(field, '\t');
+            if ((tab == NULL) != (k + 1 == nf)) {
+                rc = floe_error_set(err, FLOE_EINVALID, "row '%s': not %zu fields", line, nf);
+                break;
+            }
+            if (tab)
+                *tab = 0;
+            if (rows_push(&b.cols[k], f[k]->type, field) < 0)
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            field = tab ? tab + 1 : NULL;
+        }
+        b.nrows++;
+        line = nl ? nl + 1 : NULL;
+    }
+    if (rc == 0)
+        rc = table_file_write(t, ds, &b, "eq-deletes", arena, out, err);
+    if (rc == 0) {
+        int32_t *ids = floe_arena_alloc(arena, nf * sizeof *ids);
+        if (!ids)
+            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        for (size_t k = 0; rc == 0 && k < nf; k++)
+            ids[k] = f[k]->id;
+        if (rc == 0) {
+            out->content = FLOE_CONTENT_EQUALITY_DELETES;
+            out->has_equality_ids = true;
+            out->equality_ids = ids;
+            out->nequality_ids = nf;
+        }
+    }
+    floe_batch_free(&b);
+    floe_schema_free(ds);
+    free(cols);
+    free(text);
     return rc;
 }

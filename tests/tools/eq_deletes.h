@@ -33,4 +33,11 @@ int table_file_write(floe_table *t, const floe_schema *s, const floe_batch *b,
 int eq_delete_file_write(floe_table *t, const floe_field *f, const char *values,
                          floe_arena *arena, floe_data_file *out, floe_error *err);
 
+/* An equality delete file on the top-level columns named in columns (comma-separated;
+ * string, int, long, double or date columns of t's schema s) holding rows: one a line,
+ * fields tab-separated, \N a null; otherwise as eq_delete_file_write. */
+int eq_delete_rows_write(floe_table *t, const floe_schema *s, const char *columns,
+                         const char *rows, floe_arena *arena, floe_data_file *out,
+                         floe_error *err);
+
 #endif

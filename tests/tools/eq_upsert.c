@@ -11,7 +11,9 @@
  * unpartitioned delete file applies to every data file with a lower sequence number);
  * VALUES is a comma-separated list of its values, one delete row each, or @FILE: the values
  * read from FILE (commas or newlines between them; for lists longer than an argument may
- * be). The data files are
+ * be), or @@FILE: rows of the columns COLUMN names (comma-separated; string, int, long,
+ * double or date), one a line of FILE, fields tab-separated, \N a null (keys of several
+ * columns, and null keys). The data files are
  * added where they are (they must be in the table's location to be read back). Prints
  * the snapshot id. Exit 0 ok, 1 failure, 2 usage.
  */
@@ -30,8 +32,8 @@
 #include "floe/table.h"
 #include "floe/table_metadata.h"
 
-/* The text of path with newlines made commas (malloc'd), or NULL. */
-static char *read_values(const char *path) {
+/* The text of path (malloc'd), or NULL. */
+static char *read_text(const char *path) {
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return NULL;
@@ -49,9 +51,17 @@ static char *read_values(const char *path) {
         }
     }
     fclose(fp);
+    if (buf)
+        buf[n] = 0;
+    return buf;
+}
+
+/* The text of path with newlines made commas (malloc'd), or NULL. */
+static char *read_values(const char *path) {
+    char *buf = read_text(path);
     if (!buf)
         return NULL;
-    buf[n] = 0;
+    size_t n = strlen(buf);
     for (size_t i = 0; i < n; i++)
         if (buf[i] == '\n')
             buf[i] = ',';
@@ -60,7 +70,7 @@ static char *read_values(const char *path) {
 
 static int usage(void) {
     fprintf(stderr, "usage: floe_eq_upsert CATALOG_DB CATALOG_NAME WAREHOUSE NS.NAME COLUMN "
-                    "V1,V2,... [DATA.parquet...]\n");
+                    "V1,V2,...|@FILE|@@FILE [DATA.parquet...]\n");
     return 2;
 }
 
@@ -77,15 +87,22 @@ int main(int argc, char **argv) {
     floe_arena_init(&arena, 16 * 1024);
     int rc = eq_table_open(argv[1], argv[2], argv[3], argv[4], &cat, &t, &schema, &err);
     const floe_table_metadata *m = rc == 0 ? floe_table_metadata_get(t) : NULL;
-    const floe_field *f = rc == 0 ? floe_schema_find_path(schema, argv[5]) : NULL;
-    if (rc == 0 && (!f || f->parent))
+    bool by_rows = !strncmp(argv[6], "@@", 2);
+    const floe_field *f = rc == 0 && !by_rows ? floe_schema_find_path(schema, argv[5]) : NULL;
+    if (rc == 0 && !by_rows && (!f || f->parent))
         rc = floe_error_set(&err, FLOE_ENOTFOUND, "no top-level column %s", argv[5]);
     floe_data_file del;
     memset(&del, 0, sizeof del);
-    char *values = argv[6][0] == '@' ? read_values(argv[6] + 1) : NULL;
+    char *values = NULL;
+    if (by_rows)
+        values = read_text(argv[6] + 2);
+    else if (argv[6][0] == '@')
+        values = read_values(argv[6] + 1);
     if (rc == 0 && argv[6][0] == '@' && !values)
-        rc = floe_error_set(&err, FLOE_EIO, "cannot read %s", argv[6] + 1);
-    if (rc == 0)
+        rc = floe_error_set(&err, FLOE_EIO, "cannot read %s", argv[6] + (by_rows ? 2 : 1));
+    if (rc == 0 && by_rows)
+        rc = eq_delete_rows_write(t, schema, argv[5], values, &arena, &del, &err);
+    else if (rc == 0)
         rc = eq_delete_file_write(t, f, values ? values : argv[6], &arena, &del, &err);
     free(values);
     if (rc == 0)
