@@ -937,6 +937,11 @@ typedef struct plan_state {
     floe_rewrite_candidate *cand;      /* the current partition's files */
     int *group_of;                     /* ... and the group of each */
     floe_buf text;
+    /* delete files' URIs resolved so far (delete_uri): by the plan's entry */
+    floe_hashset uris;
+    const floe_data_file **uri_file;
+    const char **uri_text;
+    size_t nuris, uri_cap;
 } plan_state;
 
 /* Select and pack the files of partition b into groups: ps->group_of[k] for each, *ng
@@ -996,6 +1001,42 @@ static int partition_text(plan_state *ps, const part_bucket *b, const char **out
     return 0;
 }
 
+/* The URI of delete file df (the scan plan's entry), resolved once: a delete file applies
+ * to many data files (an upsert stream's equality deletes to every older one), and each
+ * of their inputs names it. */
+static int delete_uri(plan_state *ps, const floe_data_file *df, const char **out,
+                      floe_error *err) {
+    uint64_t h = floe_hash64(&df, sizeof df);
+    size_t pos = 0;
+    const int64_t *at;
+    while ((at = floe_hashset_next(&ps->uris, h, &pos)))
+        if (ps->uri_file[*at] == df) {
+            *out = ps->uri_text[*at];
+            return 0;
+        }
+    if (ps->nuris == ps->uri_cap) {
+        size_t nc = ps->uri_cap ? ps->uri_cap * 2 : 64;
+        const floe_data_file **nf = floe_realloc(ps->uri_file, nc * sizeof *nf);
+        if (nf)
+            ps->uri_file = nf;
+        const char **nt = nf ? floe_realloc(ps->uri_text, nc * sizeof *nt) : NULL;
+        if (!nt)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        ps->uri_text = nt;
+        ps->uri_cap = nc;
+    }
+    char *u = NULL;
+    FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(ps->t, df->file_path, &u, err));
+    const char *text = floe_arena_strdup(&ps->p->priv->arena, u);
+    floe_free(u);
+    if (!text || floe_hashset_add(&ps->uris, h, (int64_t)ps->nuris) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    ps->uri_file[ps->nuris] = df;
+    ps->uri_text[ps->nuris++] = text;
+    *out = text;
+    return 0;
+}
+
 /* One input of a group: the task's file and deletes, with their URIs resolved. */
 static int group_input(plan_state *ps, const floe_scan_task *tk, floe_rewrite_input *in,
                        floe_error *err) {
@@ -1014,14 +1055,8 @@ static int group_input(plan_state *ps, const floe_scan_task *tk, floe_rewrite_in
     in->delete_uris = floe_arena_alloc(arena, (tk->ndeletes + 1) * sizeof *in->delete_uris);
     if (!in->uri || !in->delete_uris)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    for (size_t d = 0; d < tk->ndeletes; d++) {
-        FLOE_FORWARD_IF_ERROR(floe_table_resolve_path(ps->t, tk->deletes[d]->file_path, &u,
-                                                      err));
-        in->delete_uris[d] = floe_arena_strdup(arena, u);
-        floe_free(u);
-        if (!in->delete_uris[d])
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    }
+    for (size_t d = 0; d < tk->ndeletes; d++)
+        FLOE_FORWARD_IF_ERROR(delete_uri(ps, tk->deletes[d], &in->delete_uris[d], err));
     return 0;
 }
 
@@ -1152,6 +1187,9 @@ done:
     floe_free(ps.cand);
     floe_free(ps.group_of);
     floe_buf_free(&ps.text);
+    floe_hashset_free(&ps.uris);
+    floe_free(ps.uri_file);
+    floe_free(ps.uri_text);
     if (rc < 0) {
         floe_rewrite_plan_free(p);
         return rc;
