@@ -384,7 +384,9 @@ typedef struct floe_rewrite_result {
                                         equality-delete keys took (0: no equality delete,
                                         1: the keys fit the buffer) */
     int64_t eq_delete_key_bytes_peak; /* most memory of equality-delete key sets a group
-                                        held at once */
+                                        held at once (their filters included) */
+    int64_t eq_delete_rows_filtered; /* rows a merged key set's filter showed to hold no
+                                        deleted key, without probing the set */
     int64_t snapshot_id;             /* the last replace snapshot committed, 0 if none */
     int format_version;              /* the table's format version after the rewrite (0
                                         when nothing was committed) */

@@ -159,6 +159,7 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"reencoded_row_groups\":%" PRId64 ",\"carried_pages\":%" PRId64
                ",\"peak_group_buffer_bytes\":%" PRId64
                ",\"eq_delete_passes\":%" PRId64 ",\"eq_delete_key_bytes_peak\":%" PRId64
+               ",\"eq_delete_rows_filtered\":%" PRId64
                ",\"snapshot_id\":%" PRId64 ",\"format_version\":%d,\"format_upgraded\":%s"
                ",\"unknown_state\":%s,\"plan_ms\":%.3f"
                ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
@@ -168,6 +169,7 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                r->attempts, r->conflicts, r->bytes_read, r->records_read, r->records_deleted, r->records_written, r->bytes_written,
                r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
                r->peak_group_buffer_bytes, r->eq_delete_passes, r->eq_delete_key_bytes_peak,
+               r->eq_delete_rows_filtered,
                r->snapshot_id, r->format_version,
                r->format_upgraded ? "true" : "false", r->unknown_state ? "true" : "false",
                r->plan_ms, r->rewrite_ms, r->commit_ms, r->total_ms);

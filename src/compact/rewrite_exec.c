@@ -251,6 +251,7 @@ static int src_next(group_src *s, floe_batch *b, floe_pq_raw_row_group **raw,
         s->st.rows_read += st.rows_read;
         s->st.rows_pos_deleted += st.rows_pos_deleted;
         s->st.rows_eq_deleted += st.rows_eq_deleted;
+        s->st.rows_eq_filtered += st.rows_eq_filtered;
         s->st.row_groups += st.row_groups;
         s->st.row_groups_copied += st.row_groups_copied;
         rw_reader_close(s->cur);
@@ -372,7 +373,7 @@ struct rw_exec {
     /* counters (under mu) */
     int64_t bytes_read, bytes_written, records_read, records_deleted, records_written;
     int64_t peak;
-    int64_t eq_key_peak, eq_passes;
+    int64_t eq_key_peak, eq_passes, eq_filtered;
     int64_t rg_copied, rg_reencoded;
     int64_t pages_carried;
     /* what the rewrite may delete of what it wrote (floe/table.h, "Confinement"): the
@@ -1175,6 +1176,7 @@ done:
     x->rg_copied += src.st.row_groups_copied;
     x->rg_reencoded += src.st.row_groups - src.st.row_groups_copied;
     x->records_deleted += src.st.rows_pos_deleted + src.st.rows_eq_deleted;
+    x->eq_filtered += src.st.rows_eq_filtered;
     if (gr.peak > x->peak)
         x->peak = gr.peak;
     pthread_mutex_unlock(&x->mu);
@@ -1483,6 +1485,7 @@ static void tally(const rw_exec *x, floe_rewrite_result *r) {
     r->peak_group_buffer_bytes = x->peak;
     r->eq_delete_passes = x->eq_passes;
     r->eq_delete_key_bytes_peak = x->eq_key_peak;
+    r->eq_delete_rows_filtered = x->eq_filtered;
 }
 
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,

@@ -67,6 +67,7 @@ typedef struct rw_reader rw_reader;
 typedef struct rw_read_stats {
     int64_t rows_read, rows_pos_deleted, rows_eq_deleted, row_groups;
     int64_t row_groups_copied;   /* of row_groups: handed over as stored bytes */
+    int64_t rows_eq_filtered;    /* rows a merged key set's filter cleared unprobed */
 } rw_read_stats;
 
 /* Row-group copy (fast path): which row groups of a file are handed over as stored bytes

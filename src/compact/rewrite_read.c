@@ -153,7 +153,55 @@ typedef struct eq_merged {
     int64_t *seqs;               /* the members' sequence numbers, ascending */
     size_t nseqs, seq_cap;
     floe_keyset keys;            /* value: the highest sequence number */
+    uint64_t *bloom;             /* a filter in front of keys (bloom_hash); NULL: none */
+    size_t bloom_mask;           /* its words - 1 */
 } eq_merged;
+
+/* The merged key set's filter. Most rows of a data file hold no deleted key, and a probe
+ * of the key set (slots and key bytes of megabytes, at random) misses the cache; the
+ * filter (16 bits a key, one 64-bit word a key with 4 bits set in it) mostly does not,
+ * and it says "absent" for about 99.5% of absent keys. It never says absent for a key
+ * the set holds: a key it passes is probed in the set as before.
+ *
+ * The hash is a function of the normalised key bytes. The 9 bytes of a present 8-byte
+ * value (flag 1, then little-endian; every integer column's key, key_value) hash as that
+ * value, so a row of one integer column is tested without building its key
+ * (apply_deletes). */
+#define BLOOM_BITS_PER_KEY 16
+
+static uint64_t bloom_mix(uint64_t h) { /* a 64-bit finaliser (murmur3's) */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t bloom_hash(const uint8_t *key, size_t n) {
+    if (n == 9 && key[0] == 1)
+        return bloom_mix(floe_load_le64(key + 1));
+    return floe_hash64(key, n);
+}
+
+/* The 4 bits of h in its word (bits 40-63; the word is picked by the low bits). */
+static uint64_t bloom_bits(uint64_t h) {
+    return (1ull << ((h >> 40) & 63)) | (1ull << ((h >> 46) & 63)) |
+           (1ull << ((h >> 52) & 63)) | (1ull << (h >> 58));
+}
+
+static bool bloom_may_hold(const eq_merged *m, uint64_t h) {
+    uint64_t bits = bloom_bits(h);
+    return (m->bloom[h & m->bloom_mask] & bits) == bits;
+}
+
+/* Bytes of the filter for n keys: a power of two of words. */
+static size_t bloom_bytes(size_t n) {
+    size_t words = 1;
+    while (words * 64 < n * BLOOM_BITS_PER_KEY && words < ((size_t)1 << 40))
+        words *= 2;
+    return words * sizeof(uint64_t);
+}
 
 struct rw_deletes {
     floe_io *io;
@@ -177,6 +225,13 @@ struct rw_deletes {
     floe_keyset index;           /* path and offset -> index in files: each data file
                                     looks up every delete file that applies to it */
     floe_buf ikey;
+    /* the plan's entries looked up so far -> index in files: the same delete file is one
+     * entry of the plan for every data file it applies to (hundreds, for an upsert
+     * stream's), found without hashing its path again */
+    floe_hashset by_entry;
+    const floe_data_file **entry;
+    size_t *entry_file;
+    size_t nentries, entry_cap;
 };
 
 /* Memory of a key set: its slot arrays and its key bytes. */
@@ -225,6 +280,7 @@ static void del_file_free(del_file *f) {
 static void merged_free(rw_deletes *d) {
     for (size_t i = 0; i < d->nmerged; i++) {
         floe_free(d->merged[i].seqs);
+        floe_free(d->merged[i].bloom);
         floe_keyset_free(&d->merged[i].keys);
     }
     floe_free(d->merged);
@@ -238,6 +294,9 @@ void rw_deletes_free(rw_deletes *d) {
     merged_free(d);
     floe_keyset_free(&d->index);
     floe_buf_free(&d->ikey);
+    floe_hashset_free(&d->by_entry);
+    floe_free(d->entry);
+    floe_free(d->entry_file);
     for (size_t i = 0; i < d->n; i++)
         del_file_free(d->files[i]);
     floe_free(d->files);
@@ -476,14 +535,42 @@ static int index_put(rw_deletes *d, size_t i) {
     return rc < 0 ? rc : floe_keyset_put(&d->index, d->ikey.data, d->ikey.len, (int64_t)i, NULL);
 }
 
+/* Plan entry df is files[i] (ENOMEM only costs the next lookup a hash of its path). */
+static void entry_put(rw_deletes *d, const floe_data_file *df, size_t i) {
+    if (d->nentries == d->entry_cap) {
+        size_t nc = d->entry_cap ? d->entry_cap * 2 : 64;
+        const floe_data_file **ne = floe_realloc(d->entry, nc * sizeof *ne);
+        if (!ne)
+            return;
+        d->entry = ne;
+        size_t *nf = floe_realloc(d->entry_file, nc * sizeof *nf);
+        if (!nf)
+            return;
+        d->entry_file = nf;
+        d->entry_cap = nc;
+    }
+    if (floe_hashset_add(&d->by_entry, floe_hash64(&df, sizeof df), (int64_t)d->nentries) < 0)
+        return;
+    d->entry[d->nentries] = df;
+    d->entry_file[d->nentries++] = i;
+}
+
 static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri, int64_t limit,
                        int64_t seq, del_file **out, floe_error *err) {
+    size_t pos = 0;
+    const int64_t *at;
+    while ((at = floe_hashset_next(&d->by_entry, floe_hash64(&df, sizeof df), &pos)))
+        if (d->entry[*at] == df) {
+            *out = d->files[d->entry_file[*at]];
+            return 0;
+        }
     bool dv = floe_data_file_is_dv(df);
     int64_t offset = dv ? df->content_offset : 0;
     FLOE_RETURN_ERROR_IF(index_key(d, df->file_path, offset) < 0, err, FLOE_ENOMEM,
                          "out of memory");
-    const int64_t *at = floe_keyset_find(&d->index, d->ikey.data, d->ikey.len);
+    at = floe_keyset_find(&d->index, d->ikey.data, d->ikey.len);
     if (at) {
+        entry_put(d, df, (size_t)*at);
         *out = d->files[*at];
         return 0;
     }
@@ -526,6 +613,7 @@ static int deletes_get(rw_deletes *d, const floe_data_file *df, const char *uri,
         del_file_free(f);
         return floe_error_set(err, rc, "delete file %s: %s", df->file_path, floe_strerror(rc));
     }
+    entry_put(d, df, d->n - 1);
     *out = f;
     return 0;
 }
@@ -594,6 +682,22 @@ int rw_deletes_merge_eq(rw_deletes *d, floe_error *err) {
             memset(m, 0, sizeof *m);
             m->ids = f->ids;
             m->nids = f->nids;
+            /* slots for every member's keys at once, when the budget has room for them:
+             * no rehash of the set at each doubling */
+            size_t total = 0;
+            for (size_t j = i; j < d->n; j++)
+                if (d->files[j]->content == FLOE_CONTENT_EQUALITY_DELETES &&
+                    same_ids(d->files[j]->ids, d->files[j]->nids, f->ids, f->nids))
+                    total += d->files[j]->keys.n;
+            size_t cap = 256;
+            while (total * 4 > cap * 3 && cap < ((size_t)1 << 40))
+                cap *= 2;
+            int64_t held = base + (int64_t)(cap * (sizeof *m->keys.hash + sizeof *m->keys.off +
+                                                   sizeof *m->keys.len + sizeof *m->keys.val));
+            for (size_t j = 0; j + 1 < d->nmerged; j++)
+                held += keyset_bytes(&d->merged[j].keys);
+            if (d->key_budget == 0 || held <= d->key_budget)
+                (void)floe_keyset_reserve(&m->keys, total); /* ENOMEM: grown as it fills */
         }
         if (m->nseqs == m->seq_cap) {
             size_t nc = m->seq_cap ? m->seq_cap * 2 : 16;
@@ -630,10 +734,30 @@ int rw_deletes_merge_eq(rw_deletes *d, floe_error *err) {
         if (held > d->key_bytes_peak)
             d->key_bytes_peak = held;
     }
+    int64_t held = base;
     for (size_t j = 0; j < d->nmerged; j++) {
         qsort(d->merged[j].seqs, d->merged[j].nseqs, sizeof *d->merged[j].seqs, cmp_i64);
-        d->key_bytes += keyset_bytes(&d->merged[j].keys);
+        held += keyset_bytes(&d->merged[j].keys);
     }
+    for (size_t j = 0; j < d->nmerged; j++) { /* filters, as far as the budget allows */
+        eq_merged *m = &d->merged[j];
+        size_t nb = bloom_bytes(m->keys.n);
+        if (d->key_budget > 0 && held + (int64_t)nb > d->key_budget)
+            continue; /* probed without one: the same rows, more slowly */
+        if (!(m->bloom = floe_calloc(nb / sizeof *m->bloom, sizeof *m->bloom)))
+            continue;
+        m->bloom_mask = nb / sizeof *m->bloom - 1;
+        held += (int64_t)nb;
+        for (size_t k = 0; k < m->keys.cap; k++) {
+            if (!m->keys.hash[k])
+                continue;
+            uint64_t h = bloom_hash(floe_keyset_key(&m->keys, k), m->keys.len[k]);
+            m->bloom[h & m->bloom_mask] |= bloom_bits(h);
+        }
+    }
+    if (held > d->key_bytes_peak)
+        d->key_bytes_peak = held;
+    d->key_bytes = held;
 done:
     if (rc < 0)
         merged_free(d);
@@ -661,6 +785,8 @@ void rw_deletes_drop_eq(rw_deletes *d) {
      * unless a key is longer than any before, which cannot be: same paths) */
     floe_keyset_free(&d->index);
     memset(&d->index, 0, sizeof d->index);
+    floe_hashset_free(&d->by_entry); /* found again through the index */
+    d->nentries = 0;
     for (size_t i = 0; i < d->n; i++)
         if (index_put(d, i) < 0)
             break; /* ENOMEM: deletes_get loads a file the index misses again */
@@ -1600,11 +1726,38 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
         FLOE_RETURN_ERROR_IF(m->nids > 64, err, FLOE_EUNSUPPORTED,
                              "equality deletes on more than 64 columns");
         memset(vi, 0, sizeof vi);
+        /* one integer column: a present value is tested by value (bloom_hash) */
+        const floe_colbuf *one = m->nids == 1 ? &b->cols[r->merged_leaf[0]] : NULL;
+        bool by_value = m->bloom && one && one->field->type != FLOE_TYPE_DECIMAL &&
+                        ((one->phys == FLOE_PHYS_INT32 && one->width == 4) ||
+                         (one->phys == FLOE_PHYS_INT64 && one->width == 8));
         for (size_t row = 0; row < nrows; row++) {
+            if (by_value && !(one->max_def && one->def[row] < one->max_def)) {
+                const uint8_t *v = one->values + vi[0]++ * (size_t)one->width;
+                uint64_t x = one->phys == FLOE_PHYS_INT32
+                                 ? (uint64_t)(int64_t)(int32_t)floe_load_le32(v)
+                                 : floe_load_le64(v);
+                if (!r->keep[row])
+                    continue;
+                if (!bloom_may_hold(m, bloom_mix(x))) {
+                    r->st.rows_eq_filtered++;
+                    continue;
+                }
+                uint8_t kb[9] = {1};
+                floe_store_le64(kb + 1, x);
+                const int64_t *seq = floe_keyset_find(&m->keys, kb, sizeof kb);
+                if (seq && *seq > r->in->data_sequence_number)
+                    FLOE_FORWARD_IF_ERROR(eq_drop(r, row, &k, err));
+                continue;
+            }
             if (row_key(r, b, r->merged_leaf, m->nids, vi, row) < 0)
                 return floe_error_set(err, FLOE_ENOMEM, "out of memory");
             if (!r->keep[row])
                 continue;
+            if (m->bloom && !bloom_may_hold(m, bloom_hash(r->key.data, r->key.len))) {
+                r->st.rows_eq_filtered++;
+                continue;
+            }
             const int64_t *seq = floe_keyset_find(&m->keys, r->key.data, r->key.len);
             if (seq && *seq > r->in->data_sequence_number)
                 FLOE_FORWARD_IF_ERROR(eq_drop(r, row, &k, err));
