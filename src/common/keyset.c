@@ -161,24 +161,15 @@ int floe_pairs_first_repeat(const char *const *a, const char *const *b, size_t n
 
 /* ---- sets of hashes ----------------------------------------------------------------- */
 
-static inline uint64_t mix64(uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 uint64_t floe_hash64(const void *p, size_t n) {
     const uint8_t *b = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
     for (; n >= 8; b += 8, n -= 8)
-        h = (h ^ mix64(floe_load_le64(b))) * 0x100000001b3ull + 0x632be59bd9b4e019ull;
+        h = (h ^ floe_mix64(floe_load_le64(b))) * 0x100000001b3ull + 0x632be59bd9b4e019ull;
     uint64_t tail = 0;
     for (size_t i = 0; i < n; i++)
         tail |= (uint64_t)b[i] << (8 * i);
-    return mix64(h ^ mix64(tail ^ 0xa0761d6478bd642full));
+    return floe_mix64(h ^ floe_mix64(tail ^ 0xa0761d6478bd642full));
 }
 
 void floe_hashset_free(floe_hashset *s) {

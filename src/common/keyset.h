@@ -23,6 +23,16 @@ typedef struct floe_keyset {
     floe_buf keys;
 } floe_keyset;
 
+/* A 64-bit finaliser (murmur3's fmix64): every bit of h moves about half of the result's. */
+static inline uint64_t floe_mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
 /* FNV-1a of p[0..n), continuing from h (start with FLOE_FNV1A_SEED). */
 #define FLOE_FNV1A_SEED 14695981039346656037ull
 static inline uint64_t floe_fnv1a(const void *p, size_t n, uint64_t h) {

@@ -169,18 +169,9 @@ typedef struct eq_merged {
  * (apply_deletes). */
 #define BLOOM_BITS_PER_KEY 16
 
-static uint64_t bloom_mix(uint64_t h) { /* a 64-bit finaliser (murmur3's) */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 static uint64_t bloom_hash(const uint8_t *key, size_t n) {
     if (n == 9 && key[0] == 1)
-        return bloom_mix(floe_load_le64(key + 1));
+        return floe_mix64(floe_load_le64(key + 1));
     return floe_hash64(key, n);
 }
 
@@ -1739,7 +1730,7 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
                                  : floe_load_le64(v);
                 if (!r->keep[row])
                     continue;
-                if (!bloom_may_hold(m, bloom_mix(x))) {
+                if (!bloom_may_hold(m, floe_mix64(x))) {
                     r->st.rows_eq_filtered++;
                     continue;
                 }
