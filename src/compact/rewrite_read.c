@@ -159,7 +159,7 @@ typedef struct eq_merged {
 
 /* The merged key set's filter. Most rows of a data file hold no deleted key, and a probe
  * of the key set (slots and key bytes of megabytes, at random) misses the cache; the
- * filter (16 bits a key, one 64-bit word a key with 4 bits set in it) mostly does not,
+ * filter (16-32 bits a key, one 64-bit word a key with 4 bits set in it) mostly does not,
  * and it says "absent" for about 99.5% of absent keys. It never says absent for a key
  * the set holds: a key it passes is probed in the set as before.
  *
