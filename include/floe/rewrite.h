@@ -39,7 +39,9 @@
  * resident. floe_rewrite_tune_malloc fixes the thresholds; it is process-wide, so the
  * library never calls it: a program that rewrites calls it at start (the floe command
  * does for rewrite, maintain, serve and work, unless the environment tunes glibc's malloc
- * itself). Without it a rewrite writes the same files, with a higher peak resident set.
+ * itself; a serve with Kafka sources then keeps freed memory instead:
+ * floe_server_tune_malloc_kafka). Without it a rewrite writes the same files, with a higher
+ * peak resident set.
  *
  * Ownership: a floe_rewrite_plan owns its groups until floe_rewrite_plan_free; a
  * floe_rewrite_result is a plain struct of the caller's (no heap memory).

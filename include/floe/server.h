@@ -295,6 +295,13 @@ typedef struct floe_server_hooks {
 
 typedef struct floe_server floe_server;
 
+/* glibc, a server with [source kafka] sections: keep the memory a commit frees for the
+ * next one (malloc arenas: one per core; mmap threshold 32 MiB; trim threshold 1 GiB),
+ * through mallopt, for the whole process; call it before floe_server_open. The resident
+ * set then stays near the largest commit's peak. true when set; other C libraries: nothing
+ * (false). */
+bool floe_server_tune_malloc_kafka(void);
+
 /* Recover (replay the WAL, reconcile the landing index with the files), start the
  * threads and listen. cfg is copied. hooks may be NULL. */
 int floe_server_open(const floe_server_config *cfg, const floe_server_hooks *hooks,

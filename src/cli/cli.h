@@ -83,6 +83,9 @@ int cli_catalog_config_load(const char *name, const char *config_path,
 /* The settings of floe serve / floe work that come from the environment:
  * cfg->io = cli_io(), cfg->sql, FLOE_COMPACT_LEASE_MS, TMPDIR (staging). */
 int cli_server_config_env(floe_server_config *cfg, floe_error *err);
+/* Whether the environment tunes glibc's malloc (GLIBC_TUNABLES glibc.malloc.*, MALLOC_*_):
+ * then the floe command leaves the allocator's settings alone. */
+bool cli_malloc_env_tuned(void);
 
 /* Print "floe: <msg>" for an error to stderr; returns FLOE_EXIT_FAIL. Under --json the
  * error is also printed on stdout as {"error":{"code","exit","message"}} (both). */

@@ -157,6 +157,12 @@ static int serve_main(int argc, char **argv, bool work) {
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every server thread */
     signal(SIGPIPE, SIG_IGN);
+    /* before the server's threads take their malloc arenas */
+    if (cfg.nsources && cfg.role != FLOE_SERVER_ROLE_COMPACTOR && !cli_malloc_env_tuned() &&
+        floe_server_tune_malloc_kafka())
+        floe_log(FLOE_LOG_INFO, "floe serve: Kafka sources: malloc keeps the memory a commit "
+                 "frees for the next one (arenas: one per core; GLIBC_TUNABLES="
+                 "glibc.malloc.* or MALLOC_ARENA_MAX overrides)");
     if (floe_server_open(&cfg, NULL, &srv, &err) < 0)
         goto fail;
     if (cfg.role == FLOE_SERVER_ROLE_COMPACTOR)

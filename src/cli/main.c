@@ -346,11 +346,15 @@ static int process_setup(const floe_cmd *cmd, floe_error *err) {
         floe_free(list);
         FLOE_FORWARD_IF_ERROR(rc);
     }
-    const char *tun = getenv("GLIBC_TUNABLES");
-    if (cmd->rewrites && !(tun && strstr(tun, "glibc.malloc.")) &&
-        !getenv("MALLOC_MMAP_THRESHOLD_") && !getenv("MALLOC_TRIM_THRESHOLD_"))
+    if (cmd->rewrites && !cli_malloc_env_tuned())
         floe_rewrite_tune_malloc();
     return 0;
+}
+
+bool cli_malloc_env_tuned(void) {
+    const char *tun = getenv("GLIBC_TUNABLES");
+    return (tun && strstr(tun, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+           getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_ARENA_MAX");
 }
 
 /* The S3 settings given on the command line (global flags, taken out of argv). */
