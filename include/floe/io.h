@@ -197,6 +197,12 @@ int floe_output_close(floe_output *o, floe_error *err);
 void floe_output_abort(floe_output *o);
 
 int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *err);
+/* floe_input_open for a reader that starts at the beginning (Avro: manifests and manifest
+ * lists). Object storage learns the size from a GET of the first read-ahead window (256
+ * KiB, kept for the reads) instead of a HEAD request, so a small object costs one request,
+ * not two. Local files: the same as floe_input_open. */
+int floe_input_open_sequential(floe_io *io, const char *uri, floe_input **out,
+                               floe_error *err);
 int64_t floe_input_size(const floe_input *in);
 const char *floe_input_uri(const floe_input *in);
 /* Read exactly n bytes at off; short reads are FLOE_ECORRUPT ("unexpected end of file"). */

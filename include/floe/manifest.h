@@ -396,6 +396,7 @@ typedef struct floe_manifest_list {
     bool by_name;                /* the file had no field ids: read by field names */
     size_t nlisted;              /* records in the list: nfiles, unless options.keep
                                   * dropped some */
+    int64_t file_length;         /* the list's bytes */
 } floe_manifest_list;
 
 typedef struct floe_manifest_list_read_options {

@@ -44,7 +44,7 @@ static void usage(FILE *out) {
             "                   no skipping by metrics, partitions or shredded variant\n"
             "                   statistics)\n"
             "  --manifest-threads N  manifests fetched and decoded at once (1-64; default\n"
-            "                   16 on object stores, 1 for local files; the plan is the\n"
+            "                   32 on object stores, 1 for local files; the plan is the\n"
             "                   same)\n"
             "  --max-page-size SIZE  the largest Parquet page to decompress (default 1GiB;\n"
             "                   a page is held whole in memory): raise it for files with\n"

@@ -709,6 +709,8 @@ static int list_read_mem_once(const void *p, size_t n, const char *name,
         return rc;
     }
     rc = read_list(ar, name ? name : "(memory)", o, generic, arena, out, clash, err);
+    if (rc == 0)
+        out->file_length = (int64_t)n;
     floe_avro_reader_close(ar);
     return rc;
 }
@@ -718,7 +720,7 @@ static int list_read_io_once(floe_io *io, const char *uri,
                              floe_manifest_list *out, bool *clash, floe_error *err) {
     floe_input *in = NULL;
     floe_avro_reader *ar = NULL;
-    int rc = floe_input_open(io, uri, &in, err);
+    int rc = floe_input_open_sequential(io, uri, &in, err);
     if (rc < 0)
         return rc;
     floe_avro_reader_options ao = {.name = uri};
@@ -727,6 +729,8 @@ static int list_read_io_once(floe_io *io, const char *uri,
         floe_error_prefix(err, "manifest list %s: ", uri);
     else
         rc = read_list(ar, uri, o, false, arena, out, clash, err);
+    if (rc == 0)
+        out->file_length = floe_input_size(in);
     floe_avro_reader_close(ar);
     floe_input_close(in);
     return rc;
@@ -1279,7 +1283,7 @@ int floe_manifest_reader_open_cached(floe_io *io, const char *uri,
                                      floe_error *err) {
     floe_manifest_reader *r;
     FLOE_FORWARD_IF_ERROR(reader_new(uri, &r, err));
-    int rc = floe_input_open(io, uri, &r->in, err);
+    int rc = floe_input_open_sequential(io, uri, &r->in, err);
     if (rc == 0) {
         floe_avro_reader_options ao = manifest_avro_options(r, o);
         r->info.file_length = floe_input_size(r->in);

@@ -441,19 +441,31 @@ void floe_output_abort(floe_output *o) {
     floe_free(o);
 }
 
-int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *err) {
+static int input_open(floe_io *io, const char *uri, bool sequential, floe_input **out,
+                      floe_error *err) {
     io = floe_io_resolve(io);
     floe_input *in = floe_calloc(1, sizeof *in);
     if (!in)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     in->be = backend_of(io, uri);
-    int rc = in->be->input_open(io, uri, &in->obj, err);
+    int rc = sequential && in->be->input_open_sequential
+                 ? in->be->input_open_sequential(io, uri, &in->obj, err)
+                 : in->be->input_open(io, uri, &in->obj, err);
     if (rc < 0) {
         floe_free(in);
         return rc;
     }
     *out = in;
     return 0;
+}
+
+int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *err) {
+    return input_open(io, uri, false, out, err);
+}
+
+int floe_input_open_sequential(floe_io *io, const char *uri, floe_input **out,
+                               floe_error *err) {
+    return input_open(io, uri, true, out, err);
 }
 
 int64_t floe_input_size(const floe_input *in) { return in->be->input_size(in->obj); }

@@ -20,6 +20,8 @@ typedef struct floe_io_backend {
     int (*output_close)(void *o, floe_error *err);
     void (*output_abort)(void *o);
     int (*input_open)(floe_io *io, const char *uri, void **out, floe_error *err);
+    /* NULL: input_open (the backend learns the size as cheaply either way) */
+    int (*input_open_sequential)(floe_io *io, const char *uri, void **out, floe_error *err);
     int64_t (*input_size)(const void *in);
     const char *(*input_uri)(const void *in);
     int (*input_read_at)(void *in, int64_t off, void *buf, size_t n, floe_error *err);

@@ -5,6 +5,11 @@
  *   input open        HeadObject for the size, then ranged GetObject ("Range: bytes=a-b")
  *                     per read, with a small read-ahead cache (Parquet reads the footer
  *                     first: a read near the end fetches the whole tail window)
+ *   sequential open   (floe_input_open_sequential: Avro manifests and manifest lists, read
+ *                     from their start) no HeadObject: one GetObject of the first
+ *                     read-ahead window, whose Content-Range gives the size, so an object
+ *                     up to that window costs one request (a 416 - an empty object - falls
+ *                     back to HeadObject)
  *   output            buffered; at close one PutObject when the data fits in one part,
  *                     else CreateMultipartUpload + UploadPart per full part +
  *                     CompleteMultipartUpload at close (AbortMultipartUpload on failure or
@@ -20,7 +25,10 @@
  * the I/O context (floe_io) it is made through, and counts in that context's stats.
  *
  * Connections: one process-wide curl share handle holds the connection cache, DNS and TLS
- * sessions; easy handles are pooled, so any thread reuses warm connections. Connections
+ * sessions; easy handles are pooled, so any thread reuses warm connections. The cache keeps
+ * up to MAX_CONNECTIONS idle connections (libcurl's default, 5, closed every connection
+ * past the fifth as its request ended: 16 manifest threads opened a new connection for
+ * nearly every request). Connections
  * are matched by host and port and carry no credentials (every request is signed on its
  * own), so contexts with different settings share the cache safely.
  *
@@ -58,7 +66,8 @@
 #define MAX_XML_BODY ((size_t)32 << 20)
 #define MAX_ERROR_BODY ((size_t)64 << 10)
 #define MAX_LIST_ENTRIES 10000
-#define POOL_MAX 32
+#define POOL_MAX 64
+#define MAX_CONNECTIONS 128 /* idle connections the shared cache keeps */
 #define DELETE_BATCH 1000
 
 /* ---------------------------------------------------------------------------------------
@@ -191,6 +200,7 @@ struct s3_req {
     int kind;            /* FLOE_IO_* counter */
     uint8_t *dst;        /* ranged GET: exactly dst_len bytes expected here */
     size_t dst_len;
+    bool window;         /* dst_len is room: the answer may end early at the object's end */
     int64_t range_off;   /* the range start, to skip when a server ignores Range */
     floe_buf *resp;      /* other 2xx bodies go here (bounded by its max) */
     s3_check_fn check;
@@ -207,6 +217,7 @@ struct s3_req {
     floe_buf errbody;
     char etag[130];
     int64_t content_length;
+    int64_t range_total;   /* the object's length, from a 206's Content-Range (-1: none) */
     int64_t retry_after_ms;
     char request_id[64];
     /* outcome */
@@ -268,7 +279,21 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *u) {
         r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         r->etag[0] = '\0';
         r->content_length = -1;
+        r->range_total = -1;
         r->retry_after_ms = -1;
+    } else if (hdr_is(line, n, "Content-Range", &v, &vl)) {
+        /* "bytes a-b/TOTAL" (a "*" total: length unknown) */
+        const char *slash = memchr(v, '/', vl);
+        char tmp[24];
+        size_t tl = slash ? vl - (size_t)(slash + 1 - v) : 0;
+        if (tl > 0 && tl < sizeof tmp) {
+            memcpy(tmp, slash + 1, tl);
+            tmp[tl] = '\0';
+            char *end;
+            long long x = strtoll(tmp, &end, 10);
+            if (*end == '\0' && x >= 0)
+                r->range_total = x;
+        }
     } else if (hdr_is(line, n, "ETag", &v, &vl)) {
         if (vl < sizeof r->etag) {
             memcpy(r->etag, v, vl);
@@ -608,6 +633,8 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L); /* S3 keys are not paths: no "/../" folding */
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    /* the share's cache holds this many idle connections (see "Connections") */
+    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)MAX_CONNECTIONS);
     if (r->fresh)
         curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     if (!strcmp(r->method, "HEAD")) {
@@ -633,6 +660,7 @@ static int attempt_once(const floe_s3_config *cfg, s3_req *r, const char *payloa
     r->overflow = false;
     r->etag[0] = '\0';
     r->content_length = -1;
+    r->range_total = -1;
     r->retry_after_ms = -1;
     r->request_id[0] = '\0';
     floe_buf_reset(&r->errbody);
@@ -662,6 +690,24 @@ done:
     floe_free(vended.secret_key);
     floe_free(vended.session_token);
     return rc;
+}
+
+/* The object's length as a 2xx answer to a GET tells it: a 206's Content-Range total, a
+ * 200's Content-Length (a server that ignored Range sends the whole object); -1 unknown. */
+static int64_t object_length(const s3_req *r) {
+    return r->status == 206 ? r->range_total : r->status == 200 ? r->content_length : -1;
+}
+
+/* The body length a ranged GET must get: dst_len, or for a window what is left of the
+ * object from the range's start (-1: unknown, so nothing is right). */
+static int64_t expected_body(const s3_req *r) {
+    if (!r->window)
+        return (int64_t)r->dst_len;
+    int64_t total = object_length(r);
+    if (total < 0)
+        return -1;
+    int64_t left = total > r->range_off ? total - r->range_off : 0;
+    return left < (int64_t)r->dst_len ? left : (int64_t)r->dst_len;
 }
 
 static int s3_call(s3_req *r, floe_error *err) {
@@ -706,7 +752,7 @@ static int s3_call(s3_req *r, floe_error *err) {
             last_sys = (int)cc;
         } else if (r->status >= 200 && r->status < 300) {
             int bad = 0;
-            if (r->dst && r->got != r->dst_len)
+            if (r->dst && (int64_t)r->got != expected_body(r))
                 bad = 1;
             else if (r->check)
                 bad = r->check(r, err);
@@ -786,7 +832,40 @@ static const char *uri_scheme(const char *uri) {
 
 static void s3_input_close(void *vin);
 
-static int s3_input_open(floe_io *io, const char *uri, void **out, floe_error *err) {
+/* GET of the first window: the size from the answer, the bytes kept as the read-ahead
+ * cache. 1: the object is empty (416), so the caller asks with HEAD. */
+static int first_window(floe_s3_input *in, floe_error *err) {
+    in->cache = floe_malloc(READ_AHEAD + TAIL_WINDOW);
+    if (!in->cache)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    char range[64];
+    snprintf(range, sizeof range, "bytes=0-%zu", READ_AHEAD - 1);
+    s3_req r;
+    req_init(&r, in->io, "GET", "GET", in->bucket, in->key, FLOE_IO_GET);
+    r.scheme = uri_scheme(in->uri);
+    req_header(&r, "range", range);
+    r.dst = in->cache;
+    r.dst_len = READ_AHEAD;
+    r.window = true;
+    floe_error e2;
+    floe_error_clear(&e2);
+    int rc = s3_call(&r, &e2);
+    if (rc == 0) {
+        in->size = object_length(&r);
+        in->cache_off = 0;
+        in->cache_len = r.got;
+    } else if (r.status == 416) {
+        rc = 1;
+    } else if (err) {
+        *err = e2;
+    }
+    req_free(&r);
+    return rc;
+}
+
+/* HEAD (sequential: a GET of the first window, HEAD only for an empty object). */
+static int input_open(floe_io *io, const char *uri, bool sequential, void **out,
+                      floe_error *err) {
     int rc = 0;
     s3_req r;
     floe_s3_input *in = floe_calloc(1, sizeof *in);
@@ -800,6 +879,12 @@ static int s3_input_open(floe_io *io, const char *uri, void **out, floe_error *e
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (!in->key[0])
         FLOE_FAIL(err, FLOE_EINVALID, "%s: names a bucket, not an object", uri);
+    if (sequential) {
+        FLOE_CHECK(first_window(in, err));
+        if (rc == 0)
+            goto opened;
+        rc = 0;
+    }
     r.bucket = in->bucket;
     r.key = in->key;
     r.scheme = uri_scheme(uri);
@@ -807,12 +892,22 @@ static int s3_input_open(floe_io *io, const char *uri, void **out, floe_error *e
     if (r.content_length < 0)
         FLOE_FAIL(err, FLOE_EIO, "%s: HEAD returned no Content-Length", uri);
     in->size = r.content_length;
+opened:
     *out = in;
     in = NULL;
 done:
     req_free(&r);
     s3_input_close(in);
     return rc;
+}
+
+static int s3_input_open(floe_io *io, const char *uri, void **out, floe_error *err) {
+    return input_open(io, uri, false, out, err);
+}
+
+static int s3_input_open_sequential(floe_io *io, const char *uri, void **out,
+                                    floe_error *err) {
+    return input_open(io, uri, true, out, err);
 }
 
 static int64_t s3_input_size(const void *vin) {
@@ -1636,6 +1731,7 @@ const floe_io_backend floe_s3_backend = {
     .output_close = s3_output_close,
     .output_abort = s3_output_abort,
     .input_open = s3_input_open,
+    .input_open_sequential = s3_input_open_sequential,
     .input_size = s3_input_size,
     .input_uri = s3_input_uri,
     .input_read_at = s3_input_read_at,

@@ -692,8 +692,9 @@ static int read_inline(planner *pl, decode_ctx *dc, slot *sl) {
 }
 
 /* Decoding threads for the manifests to read (as manifest_threads says; automatic: none
- * for local files, 16 for object stores, where waiting for requests is the work), none
- * for a single manifest. */
+ * for local files, 32 for object stores, where waiting for requests is the work: with
+ * 5 ms a request, 16 left bench/plan's 10,000 manifests at >= 3.1 s of waiting alone),
+ * none for a single manifest. */
 static size_t decode_threads(const decode_ctx *dc) {
     size_t n = dc->norder;
     if (n < 2 || dc->o->manifest_threads == 1)
@@ -707,7 +708,7 @@ static size_t decode_threads(const decode_ctx *dc) {
          * shared 2-core machine (bench/plan) */
         if (!floe_io_uri_has_remote_scheme(dc->uris[dc->order[0]]))
             return 0;
-        k = 16;
+        k = 32;
     }
     return k < n ? k : n;
 }
@@ -983,11 +984,7 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
             }
             FLOE_CHECK(floe_manifest_list_read(floe_table_io(t), list_uri, &lo, &p->priv->arena, &list, err));
             p->stats.manifests_skipped += (int64_t)(list.nlisted - list.nfiles);
-            floe_input *in = NULL;
-            if (floe_input_open(floe_table_io(t), list_uri, &in, NULL) == 0) {
-                p->stats.bytes_read += floe_input_size(in);
-                floe_input_close(in);
-            }
+            p->stats.bytes_read += list.file_length;
         } else {
             /* v1 snapshot listing its manifests directly (no list): what the list would
              * say is unknown, so nothing is pruned by summaries and sequence numbers are

@@ -21,7 +21,8 @@
 // checked), CreateMultipartUpload, UploadPart, CompleteMultipartUpload (If-None-Match: *,
 // parts >= 5 MiB but the last), AbortMultipartUpload, ListMultipartUploads. As AWS does,
 // a key longer than 1024 bytes is refused (400 KeyTooLongError).
-// GET /__admin/stats (unsigned) returns counters as JSON; GET /__admin/object?bucket=B&key=K
+// GET /__admin/stats (unsigned) returns counters as JSON (requests, sigFailures, connections
+// accepted, byOp); GET /__admin/object?bucket=B&key=K
 // the raw bytes of an object.
 
 import { createHash, createHmac, randomBytes } from 'node:crypto'
@@ -46,7 +47,7 @@ const MIN_PART = 5 * 1024 * 1024
 const buckets = new Map() // name -> Map(key -> {data, etag, mtime})
 for (const b of opt.buckets) buckets.set(b, new Map())
 const uploads = new Map() // id -> {bucket, key, parts: Map(n -> {data, etag})}
-const stats = { requests: 0, sigFailures: 0, byOp: {} }
+const stats = { requests: 0, sigFailures: 0, connections: 0, byOp: {} }
 
 const sha256 = (b) => createHash('sha256').update(b).digest('hex')
 const md5hex = (b) => createHash('md5').update(b).digest('hex')
@@ -326,6 +327,7 @@ const server = http.createServer((req, res) => {
   req.on('error', () => {})
 })
 server.keepAliveTimeout = 30000
+server.on('connection', () => { stats.connections++ })
 server.listen(opt.port, opt.host, () => {
   process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n')
 })

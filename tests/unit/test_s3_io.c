@@ -12,6 +12,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,6 +23,8 @@
 
 #include "floe/catalog.h"
 #include "floe/io.h"
+#include "floe/manifest.h"
+#include "floe/scan.h"
 #include "floe/rewrite.h"
 #include "floe/table.h"
 #include "floe/append.h"
@@ -779,8 +782,9 @@ typedef struct store_side {
     floe_error err;
 } store_side;
 
-/* ns.t in a SQLite catalog whose warehouse is s3://bkt/<tag>, with three appended files. */
-static void side_open(store_side *s, const char *dir, const char *tag) {
+/* ns.t in a SQLite catalog whose warehouse is s3://bkt/<tag>, with nfiles appended files
+ * (one commit, so one manifest, each). */
+static void side_open(store_side *s, const char *dir, const char *tag, int nfiles) {
     char db[4200], wh[64];
     snprintf(db, sizeof db, "%s/%s.db", dir, tag);
     snprintf(wh, sizeof wh, "s3://bkt/%s", tag);
@@ -789,7 +793,7 @@ static void side_open(store_side *s, const char *dir, const char *tag) {
     REQUIRE(floe_catalog_io(s->cat) == s->io);
     REQUIRE_OK(floe_catalog_create_namespace(s->cat, "ns", NULL, NULL, 0, &err), err);
     REQUIRE_OK(floe_table_create(s->cat, "ns", "t", TWO_SCHEMA, NULL, &s->t, &err), err);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < nfiles; k++) {
         char path[4300];
         snprintf(path, sizeof path, "%s/%s-%d.ndjson", dir, tag, k);
         floe_buf b;
@@ -832,12 +836,14 @@ static int count_entry(void *ctx, const floe_io_entry *e) {
     return 0;
 }
 
-static int sig_failures_of(int port) {
+static int64_t sig_stat(int port, const char *name) {
     json_t *j = admin(port, "/__admin/stats", NULL);
-    int n = j ? (int)json_integer_value(json_object_get(j, "sigFailures")) : -1;
+    int64_t n = j ? (int64_t)json_integer_value(json_object_get(j, name)) : -1;
     json_decref(j);
     return n;
 }
+
+static int sig_failures_of(int port) { return (int)sig_stat(port, "sigFailures"); }
 
 TEST(test_two_contexts_two_stores) {
     /* nothing from the environment: each context says where it goes and who it is */
@@ -850,8 +856,8 @@ TEST(test_two_contexts_two_stores) {
     REQUIRE(a.io && b.io);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", harness_tmpdir());
-    side_open(&a, dir, "alpha");
-    side_open(&b, dir, "beta");
+    side_open(&a, dir, "alpha", 3);
+    side_open(&b, dir, "beta", 3);
     floe_io_stats sa, sb;
     floe_io_stats_get(a.io, &sa);
     floe_io_stats_get(b.io, &sb);
@@ -905,6 +911,167 @@ TEST(test_two_contexts_two_stores) {
     side_close(&b);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Sequential inputs (manifests, manifest lists): the size comes with the first window's
+ * GET, no HEAD.
+ * ------------------------------------------------------------------------------------- */
+static void check_sequential(const char *uri, size_t n, uint32_t seed, int64_t heads) {
+    uint8_t *data = pattern(n, seed);
+    floe_error err;
+    REQUIRE_OK(floe_io_write_all(io, uri, data, n, NULL, &err), err);
+    floe_io_stats_reset(io);
+    floe_input *in = NULL;
+    REQUIRE_OK(floe_input_open_sequential(io, uri, &in, &err), err);
+    CHECK_EQ_INT(floe_input_size(in), (int64_t)n);
+    floe_io_stats st;
+    floe_io_stats_get(io, &st);
+    CHECK_EQ_INT(st.head_requests, heads);
+    CHECK_EQ_INT(st.get_requests, 1); /* the window (416 for an empty object) */
+    uint8_t *back = malloc(n ? n : 1);
+    size_t first = n < 1000 ? n : 1000;
+    CHECK_OK(floe_input_read_at(in, 0, back, first, &err), err);
+    CHECK(first == 0 || memcmp(back, data, first) == 0);
+    floe_io_stats_get(io, &st);
+    CHECK_EQ_INT(st.get_requests, 1); /* the window is kept: no second GET */
+    CHECK_OK(floe_input_read_at(in, 0, back, n, &err), err);
+    CHECK(n == 0 || memcmp(back, data, n) == 0);
+    if (n > 10) { /* a read past the window, at the end */
+        CHECK_OK(floe_input_read_at(in, (int64_t)n - 10, back, 10, &err), err);
+        CHECK_EQ_MEM(back, data + n - 10, 10);
+    }
+    CHECK(floe_input_read_at(in, (int64_t)n, back, 1, &err) < 0); /* past the end */
+    floe_input_close(in);
+    free(back);
+    free(data);
+}
+
+TEST(test_open_sequential) {
+    use(sig_srv.port, AK, SK);
+    check_sequential("s3://bkt/seq/small.avro", 4321, 31, 0);
+    check_sequential("s3://bkt/seq/window.avro", 256 * 1024, 32, 0);
+    check_sequential("s3://bkt/seq/large.avro", 700 * 1000, 33, 0);
+    check_sequential("s3://bkt/seq/empty.avro", 0, 34, 1); /* 416: HEAD tells 0 */
+    floe_input *in = NULL;
+    floe_error err;
+    CHECK_EQ_INT(floe_input_open_sequential(io, "s3://bkt/seq/absent.avro", &in, &err),
+                 FLOE_ENOTFOUND);
+    CHECK(strstr(err.msg, "s3://bkt/seq/absent.avro") != NULL);
+    /* an independent implementation */
+    use(s3rver_srv.port, "S3RVER", "S3RVER");
+    check_sequential("s3://bkt/seq/small.avro", 4321, 35, 0);
+    check_sequential("s3://bkt/seq/large.avro", 700 * 1000, 36, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Scan planning over S3 (issue 22): manifests fetched by several threads over reused
+ * connections, one GET each, the plan and its errors the same as one at a time.
+ * ------------------------------------------------------------------------------------- */
+#define PLAN_MANIFESTS 40
+
+/* The plan of t with n manifest threads as text (or the error), and the requests made. */
+static char *plan_over(floe_table *t, floe_io *pio, int n, floe_io_stats *st, int *rc,
+                       floe_error *err) {
+    floe_scan_options so = {.manifest_threads = n};
+    floe_scan_plan *p = NULL;
+    floe_io_stats_reset(pio);
+    floe_error_clear(err);
+    *rc = floe_scan_plan_files(t, &so, &p, err);
+    floe_io_stats_get(pio, st);
+    if (*rc < 0)
+        return floe_strdup(err->msg);
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    for (size_t i = 0; i < p->ntasks; i++)
+        floe_buf_printf(&b, "%s %" PRId64 " %zu\n", p->tasks[i].file->file_path,
+                        p->tasks[i].data_sequence_number, p->tasks[i].ndeletes);
+    floe_buf_append(&b, "", 1);
+    floe_scan_plan_free(p);
+    return (char *)b.data;
+}
+
+TEST(test_plan_over_s3) {
+    unsetenv("AWS_ENDPOINT_URL_S3");
+    store_side s = {.io = static_io(sig_srv.port, AK, SK)};
+    REQUIRE(s.io);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", harness_tmpdir());
+    side_open(&s, dir, "plan", PLAN_MANIFESTS);
+    floe_error err;
+    floe_io_stats st;
+    int rc;
+    char *one = plan_over(s.t, s.io, 1, &st, &rc, &err);
+    CHECK_OK(rc, err);
+    /* one GET for the list and one per manifest, no HEAD */
+    CHECK_EQ_INT(st.get_requests, PLAN_MANIFESTS + 1);
+    CHECK_EQ_INT(st.head_requests, 0);
+    size_t lines = 0;
+    for (const char *c = one; *c; c++)
+        lines += *c == '\n';
+    CHECK_EQ_INT(lines, PLAN_MANIFESTS);
+    int threads[] = {16, 16, 0};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        int64_t conns = sig_stat(sig_srv.port, "connections");
+        char *many = plan_over(s.t, s.io, threads[i], &st, &rc, &err);
+        CHECK_OK(rc, err);
+        CHECK_EQ_STR(many, one);
+        CHECK_EQ_INT(st.get_requests, PLAN_MANIFESTS + 1);
+        CHECK_EQ_INT(st.head_requests, 0);
+        /* connections are kept for the next request: at most one per thread is opened,
+         * and a second plan with as many threads finds them all open (libcurl's default
+         * cache of 5 closed the others after each request) */
+        int64_t opened = sig_stat(sig_srv.port, "connections") - conns;
+        int64_t most = i == 1 ? 1 : (threads[i] ? threads[i] : 32) + 1;
+        if (opened > most)
+            harness_fail(__FILE__, __LINE__, "plan %zu (%d threads): %" PRId64 " connections "
+                         "opened for %" PRId64 " requests, at most %" PRId64 " expected", i,
+                         threads[i], opened, st.get_requests, most);
+        free(many);
+    }
+
+    /* one manifest's GET fails: the plan's error names it, with any number of threads */
+    store_side f = {.io = static_io(proxy_srv.port, AK, SK)};
+    REQUIRE(f.io);
+    char db[4200];
+    snprintf(db, sizeof db, "%s/plan.db", dir);
+    REQUIRE_OK(floe_catalog_open_sqlite(f.io, db, "default", "s3://bkt/plan", &f.cat, &err), err);
+    REQUIRE_OK(floe_table_load(f.cat, "ns", "t", &f.t, &err), err);
+    const floe_snapshot *sn = floe_table_metadata_current_snapshot(floe_table_metadata_get(f.t));
+    REQUIRE(sn && sn->manifest_list);
+    char *list_uri = NULL;
+    REQUIRE_OK(floe_table_resolve_path(f.t, sn->manifest_list, &list_uri, &err), err);
+    floe_arena a;
+    floe_arena_init(&a, 4096);
+    floe_manifest_list ml;
+    REQUIRE_OK(floe_manifest_list_read(f.io, list_uri, NULL, &a, &ml, &err), err);
+    REQUIRE(ml.nfiles == PLAN_MANIFESTS);
+    const char *bad = ml.files[PLAN_MANIFESTS / 2].manifest_path;
+    const char *base = strrchr(bad, '/') ? strrchr(bad, '/') + 1 : bad;
+    char rule[512];
+    snprintf(rule, sizeof rule, "[{\"mode\":\"400\",\"count\":100,\"method\":\"GET\","
+             "\"match\":\"%s\"}]", base);
+    int with[] = {1, 16, 0};
+    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
+        faults(rule);
+        char *msg = plan_over(f.t, f.io, with[i], &st, &rc, &err);
+        CHECK_EQ_INT(rc, FLOE_EINVALID);
+        if (!strstr(msg, base) || !strstr(msg, "HTTP 400"))
+            harness_fail(__FILE__, __LINE__, "%d threads: the error does not name %s: %s",
+                         with[i], base, msg);
+        CHECK_EQ_INT(injected("400"), 1);
+        free(msg);
+    }
+    faults("[]");
+    char *after = plan_over(f.t, f.io, 0, &st, &rc, &err);
+    CHECK_OK(rc, err);
+    CHECK_EQ_STR(after, one);
+    free(after);
+    floe_arena_reset(&a);
+    floe_free(list_uri);
+    free(one);
+    side_close(&f);
+    side_close(&s);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const char *sig_args[] = {"--access-key", AK, "--secret", SK, "--bucket", "bkt", NULL};
@@ -945,6 +1112,8 @@ int main(void) {
     RUN(test_faults_clean_errors);
     RUN(test_faults_never_corrupt);
     RUN(test_two_contexts_two_stores);
+    RUN(test_open_sequential);
+    RUN(test_plan_over_s3);
     server_stop(&sig2_srv);
     server_stop(&proxy_srv);
     server_stop(&sig_srv);
