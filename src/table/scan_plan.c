@@ -443,6 +443,7 @@ typedef struct kept_entry {
 
 typedef struct slot {
     size_t idx;                    /* manifest index in the list */
+    size_t pos;                    /* its position in order */
     int state;                     /* SLOT_FREE, SLOT_BUSY, SLOT_DONE */
     int rc;
     floe_error err;
@@ -468,13 +469,19 @@ typedef struct decode_ctx {
     const floe_schema *schema;
     const size_t *order;           /* manifest indexes in the order they are consumed */
     size_t norder;
-    /* shared, under lock */
+    /* shared, under lock. Two conditions, each signalled to the one thread that can go
+     * on: a broadcast on one shared condition woke every waiting worker each time the
+     * planner freed a slot (196,000 context switches for bench/plan's 10,000 local
+     * manifests with 32 threads) */
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    pthread_cond_t room;           /* workers wait here for a free slot (or stop) */
+    pthread_cond_t done;           /* the planner waits here for slot `awaited` */
     slot *slots;                   /* window slots; order[k] uses slots[k % window] */
     size_t window;
     size_t next;                   /* next position in order to claim */
     size_t consumed;               /* positions the planner has taken */
+    size_t awaited;                /* position the planner waits for; SIZE_MAX: none */
+    size_t idle;                   /* workers waiting for room */
     bool stop;
 } decode_ctx;
 
@@ -603,11 +610,15 @@ static void *decode_worker(void *arg) {
     floe_avro_schema_cache *cache = floe_manifest_schema_cache_new();
     pthread_mutex_lock(&dc->lock);
     for (;;) {
-        while (!dc->stop && dc->next < dc->norder && dc->next >= dc->consumed + dc->window)
-            pthread_cond_wait(&dc->cond, &dc->lock);
+        while (!dc->stop && dc->next < dc->norder && dc->next >= dc->consumed + dc->window) {
+            dc->idle++;
+            pthread_cond_wait(&dc->room, &dc->lock);
+            dc->idle--;
+        }
         if (dc->stop || dc->next >= dc->norder)
             break;
         slot *sl = &dc->slots[dc->next % dc->window];
+        sl->pos = dc->next;
         sl->idx = dc->order[dc->next++];
         sl->state = SLOT_BUSY;
         pthread_mutex_unlock(&dc->lock);
@@ -617,8 +628,11 @@ static void *decode_worker(void *arg) {
             sl->rc = floe_error_set(&sl->err, FLOE_ENOMEM, "out of memory");
         pthread_mutex_lock(&dc->lock);
         sl->state = SLOT_DONE;
-        pthread_cond_broadcast(&dc->cond);
+        if (dc->awaited == sl->pos)
+            pthread_cond_signal(&dc->done);
     }
+    /* the last one out of work: the others may wait for room that will not come */
+    pthread_cond_broadcast(&dc->room);
     pthread_mutex_unlock(&dc->lock);
     floe_manifest_schema_cache_free(cache);
     return NULL;
@@ -741,27 +755,31 @@ static int read_manifests(planner *pl, decode_ctx *dc, size_t split,
         if (dc->next == k) {
             /* no worker has claimed it (none started, or all busy further on): every
              * manifest before it is planned, so its entries are planned as read */
+            sl->pos = k;
             sl->idx = dc->order[dc->next++];
             sl->state = SLOT_BUSY;
             pthread_mutex_unlock(&dc->lock);
             rc = read_inline(pl, dc, sl);
         } else {
+            dc->awaited = k;
             while (sl->state != SLOT_DONE)
-                pthread_cond_wait(&dc->cond, &dc->lock);
+                pthread_cond_wait(&dc->done, &dc->lock);
+            dc->awaited = SIZE_MAX;
             pthread_mutex_unlock(&dc->lock);
             rc = consume_slot(pl, sl);
         }
         slot_reset(sl);
         pthread_mutex_lock(&dc->lock);
         dc->consumed = k + 1;
-        pthread_cond_broadcast(&dc->cond);
+        if (dc->idle) /* one slot freed: one worker can claim it */
+            pthread_cond_signal(&dc->room);
         pthread_mutex_unlock(&dc->lock);
     }
     if (rc >= 0 && split == dc->norder && between)
         rc = between(pl);
     pthread_mutex_lock(&dc->lock);
     dc->stop = true;
-    pthread_cond_broadcast(&dc->cond);
+    pthread_cond_broadcast(&dc->room);
     pthread_mutex_unlock(&dc->lock);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
@@ -1044,11 +1062,14 @@ static int plan_scan(floe_table *t, const floe_scan_options *o, floe_scan_task_f
         }
         decode_ctx dc = {.io = floe_table_io(t), .mfs = list.files, .uris = uris,
                          .specs = pl.specs, .o = o, .filter = p->priv->filter,
-                         .schema = p->priv->schema, .order = order, .norder = norder};
+                         .schema = p->priv->schema, .order = order, .norder = norder,
+                         .awaited = SIZE_MAX};
         pthread_mutex_init(&dc.lock, NULL);
-        pthread_cond_init(&dc.cond, NULL);
+        pthread_cond_init(&dc.room, NULL);
+        pthread_cond_init(&dc.done, NULL);
         rc = read_manifests(&pl, &dc, emit ? split : norder, emit ? delete_buffers : NULL);
-        pthread_cond_destroy(&dc.cond);
+        pthread_cond_destroy(&dc.room);
+        pthread_cond_destroy(&dc.done);
         pthread_mutex_destroy(&dc.lock);
         FLOE_CHECK(rc);
         if (!emit)
