@@ -10,6 +10,7 @@
  */
 #include "parquet/metadata.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "thrift/thrift.h"
@@ -704,6 +705,22 @@ static int dec_logical_type(dec *d, floe_pq_logical_type *lt) {
     return 0;
 }
 
+/* A name holding a NUL byte (Parquet's names are length-prefixed, so another writer may
+ * write one: DuckDB shreds a variant key "a\0b" into a group of that name) would be cut
+ * at the NUL by every C string floe keeps it in, and read as another field ("a"): the
+ * file is refused instead, naming the element and its byte offset. */
+static int rd_name(dec *d, floe_thrift_type t, const char **s) {
+    int64_t at = d->r.base_offset + (int64_t)d->r.pos;
+    size_t len = 0;
+    int rc = rd_str(d, t, s, &len);
+    if (rc == 0 && *s && memchr(*s, '\0', len))
+        return floe_error_at(d->r.err, FLOE_EUNSUPPORTED, at,
+                             "%s%sschema element name \"%s\\u0000...\" holds a NUL byte, "
+                             "which floe cannot read (byte %" PRId64 ")",
+                             d->r.what ? d->r.what : "", d->r.what ? ": " : "", *s, at);
+    return rc;
+}
+
 static int dec_schema_element(dec *d, void *elem) {
     floe_pq_schema_element *e = elem;
     memset(e, 0, sizeof *e);
@@ -711,7 +728,7 @@ static int dec_schema_element(dec *d, void *elem) {
         case 1: rc = rd_i32(d, ft, &e->type, &e->has_type); break;
         case 2: rc = rd_i32(d, ft, &e->type_length, &e->has_type_length); break;
         case 3: rc = rd_i32(d, ft, &e->repetition_type, &e->has_repetition_type); break;
-        case 4: rc = rd_str(d, ft, &e->name, NULL); break;
+        case 4: rc = rd_name(d, ft, &e->name); break;
         case 5: rc = rd_i32(d, ft, &e->num_children, &e->has_num_children); break;
         case 6: rc = rd_i32(d, ft, &e->converted_type, &e->has_converted_type); break;
         case 7: rc = rd_i32(d, ft, &e->scale, &e->has_scale); break;
