@@ -339,6 +339,12 @@ int floe_pq_reader_read_rows(floe_pq_reader *r, size_t rg, int64_t first, int64_
  * FLOE_ENOMEM. */
 int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
                                   floe_buf *offsets, floe_error *err) FLOE_NODISCARD;
+/* The same values read through (metadata and value checked against VariantEncoding.md, as
+ * floe_variant_to_json checks them) and discarded: 0, or FLOE_ECORRUPT naming the row
+ * group and the column of the first invalid value. For a variant written unshredded the
+ * value bytes are otherwise taken as they are. */
+int floe_pq_reader_variant_check(floe_pq_reader *r, const floe_pq_node *group,
+                                 floe_error *err) FLOE_NODISCARD;
 /* True when every selected column of row group rg declares an offset index (page
  * locations), so floe_pq_reader_read_rows fetches only the pages it needs. */
 bool floe_pq_reader_has_page_locations(const floe_pq_reader *r, size_t rg);

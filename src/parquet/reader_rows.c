@@ -792,8 +792,10 @@ static const pq_plan *find_variant_plan(const pq_plan *p, const floe_pq_node *gr
     return NULL;
 }
 
-int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
-                                  floe_buf *offsets, floe_error *err) {
+/* floe_pq_reader_variant_values; with check set, each value is also read through as JSON
+ * into *check (its text discarded), so invalid bytes fail naming the column. */
+static int variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
+                          floe_buf *offsets, floe_buf *check, floe_error *err) {
     const pq_plan *p = find_variant_plan(r->plan, group, 0);
     if (!p)
         return floe_error_set(err, FLOE_EINVALID, "%s: column %s: not a selected variant",
@@ -821,9 +823,19 @@ int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, 
             goto done;
         }
         bool missing = false;
+        size_t start = values->len;
         FLOE_CHECK(vrecon(&a, p, meta, nmeta, values, 1, &missing, true));
         if (missing && floe_buf_append(values, &VARIANT_NULL, 1) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        if (check && !floe_buf_error(values)) {
+            floe_buf_reset(check);
+            rc = floe_variant_value_json(meta, nmeta, values->data + start, values->len - start,
+                                         check, err);
+            if (rc < 0) {
+                rc = vprefix(&a, p, rc);
+                goto done;
+            }
+        }
         if (values->len > UINT32_MAX)
             FLOE_FAIL(err, FLOE_ELIMIT, "%s: column %s: more than 4 GiB of variant values in "
                       "one read", r->name, group->path);
@@ -835,6 +847,23 @@ int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, 
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
 done:
     asm_free(&a);
+    return rc;
+}
+
+int floe_pq_reader_variant_values(floe_pq_reader *r, const floe_pq_node *group, floe_buf *values,
+                                  floe_buf *offsets, floe_error *err) {
+    return variant_values(r, group, values, offsets, NULL, err);
+}
+
+int floe_pq_reader_variant_check(floe_pq_reader *r, const floe_pq_node *group, floe_error *err) {
+    floe_buf values, offsets, text;
+    floe_buf_init(&values, 0);
+    floe_buf_init(&offsets, 0);
+    floe_buf_init(&text, 0);
+    int rc = variant_values(r, group, &values, &offsets, &text, err);
+    floe_buf_free(&values);
+    floe_buf_free(&offsets);
+    floe_buf_free(&text);
     return rc;
 }
 

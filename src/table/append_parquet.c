@@ -704,18 +704,17 @@ static int check_unknown_nulls(footer_ctx *x, floe_error *err) {
     return rc;
 }
 
-/* A variant another writer shredded (or wrote with a value that may be null) is read
- * through its reconstruction (floe_pq_reader_variant_values) whenever the table is read:
- * every such group of the file is put back together here, so a file whose variants floe
- * cannot read (an unsupported shredded type, a value conflicting with its typed_value, a
- * shredded field over a non-object) is refused now, naming the file and the column. */
+/* Every variant of the file is read through here (floe_pq_reader_variant_check), so a file
+ * whose variants floe cannot read is refused now, naming the file and the column, not at
+ * every later scan of the table: for a variant another writer shredded, an unsupported
+ * shredded type, a value conflicting with its typed_value, a shredded field over a
+ * non-object; for any variant, shredded or not, metadata or value bytes that break
+ * VariantEncoding.md (a key twice, keys out of order, offsets past the end, a dictionary
+ * flagged sorted that is not). */
 static int check_variants(floe_io *io, const footer_ctx *x, floe_error *err) {
     const floe_pq_node **groups = floe_calloc(x->nleaves ? x->nleaves : 1, sizeof *groups);
     const char **paths = floe_calloc(x->nleaves ? x->nleaves : 1, sizeof *paths);
     floe_pq_reader *r = NULL;
-    floe_buf vals, offs;
-    floe_buf_init(&vals, 0);
-    floe_buf_init(&offs, 0);
     size_t ng = 0;
     int rc = 0;
     if (!groups || !paths)
@@ -725,11 +724,6 @@ static int check_variants(floe_io *io, const footer_ctx *x, floe_error *err) {
         if (x->cs[i].tl->id >= 0 || strcmp(nd->name, "metadata") || !nd->parent)
             continue;
         const floe_pq_node *g = nd->parent;
-        bool plain = g->nchildren == 2;
-        for (size_t k = 0; k < g->nchildren && plain; k++)
-            plain = g->children[k].phys >= 0 && g->children[k].repetition == 0;
-        if (plain)
-            continue;
         groups[ng] = g;
         paths[ng++] = g->path;
     }
@@ -748,15 +742,11 @@ static int check_variants(floe_io *io, const footer_ctx *x, floe_error *err) {
                 if (ln->parent && !strcmp(ln->parent->path, groups[k]->path))
                     gn = ln->parent;
             }
-            floe_buf_reset(&vals);
-            floe_buf_reset(&offs);
-            FLOE_CHECK(floe_pq_reader_variant_values(r, gn, &vals, &offs, err));
+            FLOE_CHECK(floe_pq_reader_variant_check(r, gn, err));
         }
     }
 done:
     floe_pq_reader_close(r);
-    floe_buf_free(&vals);
-    floe_buf_free(&offs);
     floe_free(groups);
     floe_free(paths);
     return rc;
