@@ -799,7 +799,9 @@ int pqw_shred_batch(pqw_shred *s, const floe_batch *in, const floe_batch **out,
  * variant null are all of T and number at least half of n (2 * count >= n): T boolean,
  * int when every integer is stored in at most 32 bits else long, double, string. At most
  * AUTO_MAX_PATHS paths per column: the most frequent, then the shallowest, then the one
- * met first. Only the first AUTO_MAX_TRACKED distinct paths met are counted, so a sample
+ * met first; a path is passed over when one of its keys equals, but for ASCII case, the
+ * key of a field already chosen in the same object (DuckDB reads such struct fields as
+ * one name and renames the second). Only the first AUTO_MAX_TRACKED distinct paths met are counted, so a sample
  * of very wide objects costs bounded memory. The kinds are those typed_of() takes, so a
  * chosen path's values of the sample all go to typed_value; later values of other types
  * go to value, as for named paths.
@@ -838,6 +840,7 @@ typedef struct auto_node {
     struct auto_node *parent;
     struct auto_node *first, *next; /* its fields met so far, in key order */
     int depth;                   /* keys from the variant's top down to it */
+    bool chosen;                 /* a shredded path goes through it */
     int64_t count[K_COUNT];      /* sampled values where it is present, per kind */
 } auto_node;
 
@@ -920,6 +923,28 @@ static int auto_rank(const void *x, const void *y) {
     return a < b ? -1 : a > b; /* the pool is in the order paths were met */
 }
 
+/* True when a node on k's path has a chosen sibling whose key equals its own but for ASCII
+ * case: engines whose struct field names ignore case (DuckDB) would read the two shredded
+ * fields of one object as one and rename the second. */
+static bool ascii_case_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint8_t x = a[i] >= 'A' && a[i] <= 'Z' ? (uint8_t)(a[i] + 32) : a[i];
+        uint8_t y = b[i] >= 'A' && b[i] <= 'Z' ? (uint8_t)(b[i] + 32) : b[i];
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+static bool auto_case_clash(const auto_node *top, const auto_node *k) {
+    for (; k != top; k = k->parent)
+        for (const auto_node *s = k->parent->first; s; s = s->next)
+            if (s != k && s->chosen && s->key_len == k->key_len &&
+                ascii_case_equal(s->key, k->key, k->key_len))
+                return true;
+    return false;
+}
+
 /* Count variant v's sampled values (the caller's columns lmeta, lvalue) and add the paths
  * chosen to b. */
 static int auto_variant(build_ctx *b, auto_ctx *c, floe_field *v, const floe_colbuf *m,
@@ -944,7 +969,12 @@ static int auto_variant(build_ctx *b, auto_ctx *c, floe_field *v, const floe_col
         if (auto_type(&c->pool[i], n))
             cand[ncand++] = &c->pool[i];
     qsort(cand, ncand, sizeof *cand, auto_rank);
-    for (size_t i = 0; i < ncand && i < AUTO_MAX_PATHS; i++) {
+    for (size_t i = 0, taken = 0; i < ncand && taken < AUTO_MAX_PATHS; i++) {
+        if (auto_case_clash(&c->top, cand[i]))
+            continue;
+        taken++;
+        for (auto_node *k = cand[i]; k != &c->top; k = k->parent)
+            k->chosen = true;
         shred_entry e;
         memset(&e, 0, sizeof e);
         e.text = "auto";
