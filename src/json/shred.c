@@ -1292,9 +1292,16 @@ static int shred_map(floe_shredder *sh, snode *m, const uint8_t **pp, int16_t re
                 return rc;
             if (dup) {
                 char path[256];
-                return rej(sh, FLOE_REJECT_DUPLICATE_KEY, kpos, "map '%s': duplicate key \"%.*s\"",
-                           path_of(m, path, sizeof path), (int)(klen > 60 ? 60 : klen),
-                           (const char *)s);
+                floe_buf kt; /* the key as a JSON string: a NUL or a quote shown escaped */
+                floe_buf_init(&kt, 0);
+                if (floe_json_append_text(&kt, s, klen > 60 ? 60 : klen) < 0) {
+                    floe_buf_free(&kt);
+                    return FLOE_ENOMEM;
+                }
+                rc = rej(sh, FLOE_REJECT_DUPLICATE_KEY, kpos, "map '%s': duplicate key %.*s",
+                         path_of(m, path, sizeof path), (int)kt.len, (const char *)kt.data);
+                floe_buf_free(&kt);
+                return rc;
             }
             p = skip_ws(p, end);
             if (p >= end || *p != ':')

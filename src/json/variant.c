@@ -857,9 +857,17 @@ static int close_container(jparse *j, bool object, size_t start, size_t base,
         for (size_t i = 0; i < n; i++) {
             if (i && ms[i].id == ms[i - 1].id) {
                 kref k = e->refs[ms[i].id];
-                char msg[160];
-                snprintf(msg, sizeof msg, "duplicate key \"%.*s\"", (int)(k.len > 64 ? 64 : k.len),
-                         (const char *)k.s);
+                /* the key as a JSON string (a NUL or a quote in it shown escaped) */
+                floe_buf kt;
+                floe_buf_init(&kt, 0);
+                char msg[512];
+                if (floe_json_append_text(&kt, k.s, k.len > 64 ? 64 : k.len) < 0) {
+                    floe_buf_free(&kt);
+                    return jnomem(j);
+                }
+                snprintf(msg, sizeof msg, "duplicate key %.*s", (int)kt.len,
+                         (const char *)kt.data);
+                floe_buf_free(&kt);
                 return jbad(j, open, msg);
             }
             maxid = ms[i].id;

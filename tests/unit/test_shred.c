@@ -233,6 +233,7 @@ TEST(test_reject_reasons) {
         "[1]",                                           /* 15 not an object */
         "{\"id\":16} x",                                 /* 16 trailing data */
         "{\"id\":17,\"n\":1.5}",                         /* 17 non-integral */
+        "{\"id\":18,\"m\":{\"q\\u0000\\\"\":1,\"q\\u0000\\\"\":2}}", /* 18 escaped key twice */
     };
     char input[2048] = "";
     int64_t offsets[32];
@@ -265,6 +266,7 @@ TEST(test_reject_reasons) {
         {15, FLOE_REJECT_TYPE, 1, "record must be a JSON object, found array"},
         {16, FLOE_REJECT_MALFORMED, 11, "malformed JSON at column 11: unexpected data after the record"},
         {17, FLOE_REJECT_TYPE, 14, "field 'n': expected int, found non-integral number 1.5"},
+        {18, FLOE_REJECT_DUPLICATE_KEY, 29, "map 'm': duplicate key \"q\\u0000\\\"\""},
     };
     size_t nwant = sizeof want / sizeof want[0];
     CHECK_EQ_INT(fx.rej.n, nwant);
@@ -280,7 +282,7 @@ TEST(test_reject_reasons) {
     floe_shred_stats st;
     floe_shredder_stats(fx.sh, &st);
     CHECK_EQ_U64(st.records_rejected, nwant);
-    CHECK_EQ_U64(st.rejected_by_reason[FLOE_REJECT_DUPLICATE_KEY], 2);
+    CHECK_EQ_U64(st.rejected_by_reason[FLOE_REJECT_DUPLICATE_KEY], 3);
     CHECK_EQ_U64(st.bytes, strlen(input));
     CHECK_EQ_STR(floe_reject_reason_name(FLOE_REJECT_TYPE), "type_mismatch");
     fx_close(&fx);

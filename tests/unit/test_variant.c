@@ -386,7 +386,8 @@ TEST(widths_are_minimal) {
     floe_variant_encoder_free(enc);
 }
 
-static void json_refused(const char *json, int code, int64_t offset) {
+/* json is refused with code at offset (and message msg unless NULL). */
+static void json_refused_msg(const char *json, int code, int64_t offset, const char *msg) {
     floe_variant_encoder *enc = NULL;
     floe_error err = {0};
     REQUIRE(floe_variant_encoder_new(&enc, &err) == 0);
@@ -397,11 +398,17 @@ static void json_refused(const char *json, int code, int64_t offset) {
     if (rc != code || err.offset != offset)
         harness_fail(__FILE__, __LINE__, "%s: rc %d offset %lld (%s), expected %d at %lld", json,
                      rc, (long long)err.offset, err.msg, code, (long long)offset);
+    if (msg)
+        CHECK_EQ_STR(err.msg, msg);
     CHECK_EQ_INT(m.len, 0);
     CHECK_EQ_INT(v.len, 0);
     floe_buf_free(&m);
     floe_buf_free(&v);
     floe_variant_encoder_free(enc);
+}
+
+static void json_refused(const char *json, int code, int64_t offset) {
+    json_refused_msg(json, code, offset, NULL);
 }
 
 TEST(bad_json_is_refused_with_its_offset) {
@@ -417,6 +424,13 @@ TEST(bad_json_is_refused_with_its_offset) {
     memset(deep, '[', 200);
     deep[200] = 0;
     json_refused(deep, FLOE_ELIMIT, 128);
+}
+
+/* The refusal of a key given twice shows the key as a JSON string: "a\u0000" was shown as
+ * "a", a key the object did not hold (adv23e). */
+TEST(duplicate_key_message_escapes_the_key) {
+    json_refused_msg("{\"a\\u0000\\\"\":1,\"a\\u0000\\\"\":2}", FLOE_EINVALID, 0,
+                     "variant JSON: duplicate key \"a\\u0000\\\"\"");
 }
 
 /* ---- malformed blobs ----------------------------------------------------------------------- */
@@ -513,6 +527,7 @@ int main(void) {
     RUN(encoding_is_canonical);
     RUN(widths_are_minimal);
     RUN(bad_json_is_refused_with_its_offset);
+    RUN(duplicate_key_message_escapes_the_key);
     RUN(malformed_blobs_are_refused_with_their_offset);
     return harness_finish();
 }
