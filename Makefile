@@ -30,11 +30,13 @@ $(TESTBUILD)/Makefile: CMakeLists.txt
 
 # The optimized build is compiled first: gcc -O2 warns (maybe-uninitialized) where the
 # sanitized -O0 test build does not, and -Werror makes that a broken `make demo`.
+# ctest counts two slots per core: a test takes two, one that mostly waits (Kafka) one
+# (CMakeLists.txt: PROCESSORS).
 test: test-setup floe $(TESTBUILD)/Makefile
 	cmake --build $(TESTBUILD) -j $(JOBS)
 	cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	  ctest --output-on-failure -j $$((2 * $(JOBS))) $(CTEST_ARGS)
 
 demo: floe
 	@scripts/demo $(BUILD)/floe
