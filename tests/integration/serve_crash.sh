@@ -34,10 +34,23 @@ python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/events.ndj
 client=$!
 # The clients post for about as long as the kills go on (--pace), so compaction rounds
 # (compact_age 2 s) keep committing while the server is killed. Most kills come 0.2-0.7 s
-# apart; every fourth 3 s after the restart, long enough for a compaction round to convert
-# every due partition and commit them (in one snapshot), so kills also land around commits.
+# apart; every fourth at least 3 s after the restart, and then not before the table has a
+# snapshot more than at the last such kill (at most 15 s more: on a loaded machine under
+# the sanitizers a round can take longer than 3 s), so kills also land around commits.
+nsnaps() {
+  FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" snapshots shop.events \
+    --json 2>/dev/null | python3 -S -c "import json,sys; print(len(json.load(sys.stdin)))" 2>/dev/null ||
+    echo 0
+}
+seen=0
 for i in $(seq "$KILLS"); do
-  if [ $((i % 4)) = 0 ]; then sleep 3; else sleep "0.$(( RANDOM % 6 + 2 ))"; fi
+  if [ $((i % 4)) = 0 ]; then
+    sleep 3
+    wait_for 15 '[ "$(nsnaps)" -gt "$seen" ]' || true
+    seen=$(nsnaps)
+  else
+    sleep "0.$(( RANDOM % 6 + 2 ))"
+  fi
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
   pid=
