@@ -67,8 +67,8 @@ PY
 check "DuckDB + roaring rows" "$want" "$oracle"
 check "blobs in the Puffin file" 2 "$(wc -l < "$tmp/blobs")"
 
-# 2. before the delete
-"$floe" scan "$t/metadata/00002-44e82e69-84df-401a-b3ad-3d1c89d5c2c0.metadata.json" \
+# 2. before the delete: the delete snapshot's parent
+"$floe" scan "$t" --snapshot 6085737399650530681 \
   > "$tmp/before" 2>&1 || die "scan before the delete: $(cat "$tmp/before")"
 check "rows before the delete" "1 2 3 4 5 6" \
   "$(python3 -c 'import json,sys; print(*sorted(json.loads(l)["id"] for l in sys.stdin))' < "$tmp/before")"
