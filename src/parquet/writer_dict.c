@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "common/keyset.h"
 #include "parquet/writer_internal.h"
 
 /* a[0..n) == b[0..n) without a library call for n <= 16 (dictionary hits on short
@@ -29,19 +30,11 @@ static inline bool eq_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
     return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
-/* Compare two PLAIN values of column c (never NaN). */
 /* =====================================================================================
  * Dictionary (open addressing, linear probing, load <= 3/4)
  * =================================================================================== */
 
-static inline uint32_t hash64(uint64_t v) {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdULL;
-    v ^= v >> 33;
-    v *= 0xc4ceb9fe1a85ec53ULL;
-    v ^= v >> 33;
-    return (uint32_t)v;
-}
+static inline uint32_t hash64(uint64_t v) { return (uint32_t)floe_mix64(v); }
 
 /* The tail (< 8 bytes) is read with at most two overlapping fixed-size loads: a memcpy of
  * a variable length would be a library call plus a store-forwarding stall per value. */
