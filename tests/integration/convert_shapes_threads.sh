@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# convert_shapes_threads.sh - `floe convert` of bench/shapes' event shapes (iot: numeric,
+# wide: 125 sparse fields, nested: lists of structs, maps) on 1, 2 and 3 threads.
+#
+#  1. the files are byte-identical whatever the thread count (the pipeline writes batches
+#     in input order and the column encoding does not depend on which thread ran it),
+#     with the default row group and with small row groups and pages (several row
+#     groups, many pages a column chunk); every input line is a row;
+#  2. `floe convert` runs with glibc's malloc in transparent huge pages and one arena
+#     (GLIBC_TUNABLES set and the program executed again, src/cli/main.c), unless the
+#     environment already tunes glibc's malloc; it takes fewer page faults than with the
+#     setting turned off. Skipped in sanitized builds (their allocator is not glibc's)
+#     and where the kernel has THP off.
+set -euo pipefail
+
+src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+floe=${FLOE_BIN:-$src/build/floe}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "convert_shapes_threads: FAIL: $*" >&2; exit 1; }
+command -v python3 > /dev/null || { echo "convert_shapes_threads: no python3: skipped"; exit 77; }
+
+# 1. thread counts
+for shape in iot wide nested; do
+  schema=$src/bench/shapes/$shape.schema.json
+  python3 "$src/bench/shapes/gen.py" "$shape" 3M "$tmp/$shape.ndjson" > /dev/null
+  lines=$(grep -c . "$tmp/$shape.ndjson")
+  for opts in "" "--row-group-size 512KB --page-size 16KB"; do
+    for t in 1 2 3; do
+      # shellcheck disable=SC2086 # opts is a list of options
+      "$floe" convert --schema "$schema" -j "$t" $opts "$tmp/$shape.ndjson" -o "$tmp/$shape-$t" \
+        > /dev/null || fail "$shape, $t threads ($opts): convert failed"
+      [ "$(find "$tmp/$shape-$t" -name '*.parquet' | wc -l)" -eq 1 ] ||
+        fail "$shape, $t threads ($opts): not one file"
+    done
+    rows=$("$floe" cat "$tmp/$shape-1/part-00000.parquet" | wc -l)
+    [ "$rows" -eq "$lines" ] || fail "$shape ($opts): $rows rows for $lines lines"
+    for t in 2 3; do
+      cmp "$tmp/$shape-1/part-00000.parquet" "$tmp/$shape-$t/part-00000.parquet" ||
+        fail "$shape ($opts): 1 and $t threads wrote different bytes"
+    done
+    rm -rf "$tmp/$shape"-[123]
+  done
+done
+
+# 2. malloc in huge pages
+if ldd "$floe" 2>/dev/null | grep -Eq 'lib(a|ub|t)san\.so'; then
+  echo "convert_shapes_threads: sanitized build: malloc checks skipped"
+  exit 0
+fi
+thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+case $thp in
+  *"[always]"* | *"[madvise]"*) ;;
+  *) echo "convert_shapes_threads: THP off ($thp): malloc checks skipped"; exit 0 ;;
+esac
+schema=$src/bench/shapes/iot.schema.json
+# the environment of a conversion reading a pipe that stays open. glibc cuts the
+# tunables apart in place (':' -> NUL), so /proc/PID/environ is read with NULs as ':'
+env_of() { # env arguments... ; prints the running convert's environment, ':'-separated
+  rm -f "$tmp/fifo"
+  mkfifo "$tmp/fifo"
+  env "$@" "$floe" convert --schema "$schema" "$tmp/fifo" -o "$tmp/env-out" > /dev/null &
+  local pid=$!
+  exec 7> "$tmp/fifo" # opening the pipe waits for the reader: the exec has happened
+  local v=""
+  for _ in $(seq 50); do
+    v=$(tr '\0' ':' < "/proc/$pid/environ" 2>/dev/null || true)
+    [ -n "$v" ] && break
+    sleep 0.1
+  done
+  head -n 5 "$tmp/iot.ndjson" >&7
+  exec 7>&-
+  wait "$pid" || fail "convert from a pipe failed"
+  rm -rf "$tmp/fifo" "$tmp/env-out"
+  printf ':%s' "$v"
+}
+want=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1
+env_of -u GLIBC_TUNABLES | grep -qF ":GLIBC_TUNABLES=$want:" ||
+  fail "convert does not run with GLIBC_TUNABLES=$want"
+got=$(env_of GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
+case $got in
+  *":GLIBC_TUNABLES=glibc.malloc.hugetlb=0:"*) ;;
+  *) fail "the operator's GLIBC_TUNABLES=glibc.malloc.hugetlb=0 is gone" ;;
+esac
+case $got in *hugetlb=1*) fail "the operator's glibc.malloc.hugetlb=0 was overridden" ;; esac
+env_of GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 |
+  grep -qF ":GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096:$want:" ||
+  fail "other tunables: not kept, or the malloc ones not added"
+
+# fewer page faults than with the setting off (minor faults, from getrusage via time)
+[ -x /usr/bin/time ] || { echo "convert_shapes_threads: no /usr/bin/time: fault check skipped"; exit 0; }
+python3 "$src/bench/shapes/gen.py" iot 12M "$tmp/big.ndjson" > /dev/null
+faults() { # threads env...
+  local t=$1; shift
+  rm -rf "$tmp/f-out"
+  env "$@" /usr/bin/time -f '%R' -o "$tmp/faults" "$floe" convert --schema "$schema" -j "$t" \
+    "$tmp/big.ndjson" -o "$tmp/f-out" > /dev/null || fail "convert of 12M iot failed"
+  tail -n 1 "$tmp/faults"
+}
+for t in 1 2; do
+  on=$(faults "$t" -u GLIBC_TUNABLES)
+  off=$(faults "$t" GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
+  echo "convert_shapes_threads: $t threads: $on page faults, $off with glibc.malloc.hugetlb=0"
+  [ $((on * 10)) -lt $((off * 7)) ] || fail "$t threads: $on page faults, not under 0.7 x $off"
+done
+echo "convert_shapes_threads: ok"
