@@ -253,7 +253,8 @@ void floe_infer_free(floe_infer *inf);
  * events.ndjson line 12"); without a call lines are counted from 1 over all feeds.
  * FLOE_ENOMEM. */
 int floe_infer_at(floe_infer *inf, const char *source, int64_t line) FLOE_NODISCARD;
-/* " at NAME line N" of the first line skipped (not a JSON object), "" when none: in buf. */
+/* " at NAME line N: WHY" of the first line skipped (not a JSON object: the JSON parser's
+ * message, or the kind of value it is), "" when none: in buf. */
 const char *floe_infer_first_skipped(const floe_infer *inf, char *buf, size_t n);
 /* Feed NDJSON lines. Returns 1 when max_records is reached (further feeds are ignored), 0
  * otherwise, negative on error (FLOE_ENOMEM). */

@@ -186,11 +186,11 @@ static int run_infer(int argc, char **argv) {
     for (size_t i = 0; i < floe_infer_warning_count(inf); i++)
         fprintf(stderr, "floe schema: warning: %s\n", floe_infer_warning(inf, i));
     if (floe_infer_skipped(inf)) {
-        char at[256];
-        fprintf(stderr, "floe schema: %" PRIu64 " line%s not JSON objects and %s skipped "
-                "(the first%s)\n", floe_infer_skipped(inf),
-                floe_infer_skipped(inf) == 1 ? " was" : "s were",
-                floe_infer_skipped(inf) == 1 ? "was" : "were",
+        char at[640];
+        bool one = floe_infer_skipped(inf) == 1;
+        fprintf(stderr, "floe schema: %" PRIu64 " %s and %s skipped (the first%s)\n",
+                floe_infer_skipped(inf), one ? "line was not a JSON object" : "lines were not JSON objects",
+                one ? "was" : "were",
                 floe_infer_first_skipped(inf, at, sizeof at));
     }
     if (!(text = floe_schema_to_json(s, !json))) {

@@ -65,6 +65,7 @@ struct floe_infer {
     size_t nsources;
     iloc at;                       /* the line being fed */
     iloc first_skipped;
+    char first_skipped_why[256];   /* why that line was skipped */
 };
 
 enum { K_NONE, K_BOOL, K_NUMBER, K_STRING, K_OBJECT, K_ARRAY };
@@ -261,7 +262,28 @@ static const char *at_text(const floe_infer *inf, const iloc *l, char *buf, size
 }
 
 const char *floe_infer_first_skipped(const floe_infer *inf, char *buf, size_t n) {
-    return at_text(inf, &inf->first_skipped, buf, n);
+    char at[256];
+    if (!inf->first_skipped.ord) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    snprintf(buf, n, "%s: %s", at_text(inf, &inf->first_skipped, at, sizeof at),
+             inf->first_skipped_why);
+    return buf;
+}
+
+/* Why a line is skipped: jansson's message for one that is not JSON, else the kind of
+ * value it is. */
+static void skip_reason(char *buf, size_t n, const json_t *doc, const json_error_t *jerr) {
+    static const char *const kind[] = {
+        [JSON_ARRAY] = "an array",   [JSON_STRING] = "a string", [JSON_INTEGER] = "a number",
+        [JSON_REAL] = "a number",    [JSON_TRUE] = "a boolean",  [JSON_FALSE] = "a boolean",
+        [JSON_NULL] = "null",
+    };
+    if (doc)
+        snprintf(buf, n, "%s, not an object", kind[json_typeof(doc)]);
+    else
+        snprintf(buf, n, "%.200s (column %d)", jerr->text, jerr->column);
 }
 
 /* Values seen of each kind, indexed by K_*: null is no kind, integers and decimals are
@@ -591,18 +613,23 @@ int floe_infer_feed(floe_infer *inf, const uint8_t *p, size_t n, floe_error *err
             q++;
         if (q < le) {
             json_error_t jerr;
-            json_t *doc = json_loadb((const char *)p, (size_t)(le - p), 0, &jerr);
+            /* \u0000 is valid JSON in a string value (the shredder keeps it); jansson
+             * still refuses it in a key, which skips the line with that reason */
+            json_t *doc = json_loadb((const char *)p, (size_t)(le - p), JSON_ALLOW_NUL, &jerr);
             if (!doc && json_error_code(&jerr) == json_error_numeric_overflow) {
                 size_t tn = 0;
                 char *tamed = tame_numbers(p, (size_t)(le - p), &tn);
                 if (!tamed)
                     return floe_error_set(err, FLOE_ENOMEM, "schema inference: out of memory");
-                doc = json_loadb(tamed, tn, 0, &jerr);
+                doc = json_loadb(tamed, tn, JSON_ALLOW_NUL, &jerr);
                 floe_free(tamed);
             }
             if (!doc || !json_is_object(doc)) {
-                inf->skipped++;
-                note_first(&inf->first_skipped, &inf->at);
+                if (!inf->skipped++) {
+                    note_first(&inf->first_skipped, &inf->at);
+                    skip_reason(inf->first_skipped_why, sizeof inf->first_skipped_why, doc,
+                                &jerr);
+                }
             } else {
                 int rc = observe(inf->root, doc, 0, &inf->at);
                 if (rc < 0) {
