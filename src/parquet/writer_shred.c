@@ -195,6 +195,17 @@ typedef struct build_ctx {
     size_t nvars;
 } build_ctx;
 
+/* a[0..n) == b[0..n) but for ASCII case. */
+static bool ascii_case_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint8_t x = a[i] >= 'A' && a[i] <= 'Z' ? (uint8_t)(a[i] + 32) : a[i];
+        uint8_t y = b[i] >= 'A' && b[i] <= 'Z' ? (uint8_t)(b[i] + 32) : b[i];
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
 /* Entry e's keys from comp[i] on, in variant f (of the physical schema), into b. */
 static int add_keys(build_ctx *b, floe_field *f, const shred_entry *e, size_t i,
                     floe_error *err) {
@@ -218,6 +229,19 @@ static int add_keys(build_ctx *b, floe_field *f, const shred_entry *e, size_t i,
                       !memcmp(k->name, e->comp[i], e->comp_len[i])))
             k = k->next;
         if (!k) {
+            /* engines whose struct field names ignore case (DuckDB) read two shredded
+             * fields of one object that differ only so as one, and rename the second */
+            for (const spec_node *s = n->first; s; s = s->next)
+                if (strlen(s->name) == e->comp_len[i] &&
+                    ascii_case_equal((const uint8_t *)s->name, (const uint8_t *)e->comp[i],
+                                     e->comp_len[i]))
+                    return floe_error_set(err, FLOE_EINVALID,
+                                          "variant.shredding: '%.*s': key '%.*s' differs from "
+                                          "'%s', named by another path, only in ASCII case "
+                                          "(engines whose field names ignore case read the "
+                                          "two as one)",
+                                          (int)e->text_len, e->text, (int)e->comp_len[i],
+                                          e->comp[i], s->name);
             k = floe_arena_alloc(a, sizeof *k);
             char *name = floe_arena_alloc(a, e->comp_len[i] + 1);
             if (!k || !name)
@@ -926,16 +950,6 @@ static int auto_rank(const void *x, const void *y) {
 /* True when a node on k's path has a chosen sibling whose key equals its own but for ASCII
  * case: engines whose struct field names ignore case (DuckDB) would read the two shredded
  * fields of one object as one and rename the second. */
-static bool ascii_case_equal(const uint8_t *a, const uint8_t *b, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        uint8_t x = a[i] >= 'A' && a[i] <= 'Z' ? (uint8_t)(a[i] + 32) : a[i];
-        uint8_t y = b[i] >= 'A' && b[i] <= 'Z' ? (uint8_t)(b[i] + 32) : b[i];
-        if (x != y)
-            return false;
-    }
-    return true;
-}
-
 static bool auto_case_clash(const auto_node *top, const auto_node *k) {
     for (; k != top; k = k->parent)
         for (const auto_node *s = k->parent->first; s; s = s->next)

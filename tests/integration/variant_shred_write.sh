@@ -18,7 +18,8 @@
 #     file and the scan is unchanged (DuckDB reads the rewritten file the same); with the
 #     property unset, rewrite writes them back unshredded, the scan still unchanged;
 #  5. bad specs are refused: `table create/properties set` exit 2 for malformed text;
-#     an append whose path names no variant column, or conflicts, fails and commits
+#     an append whose path names no variant column, conflicts, or names two keys of one
+#     object equal but for ASCII case, fails and commits
 #     nothing; convert --variant-shredding with a bad spec is a usage error.
 set -euo pipefail
 
@@ -210,7 +211,8 @@ for bad in 'var.a' 'var.a:float' 'var..a:long' ':long' 'var.a:long,,var.b:string
   [ $rc -eq 2 ] || fail "convert took '$bad' (exit $rc)"
 done
 before=$("$floe" snapshots ns.ev | wc -l)
-for bad in 'nope.a:long' 'id.a:long' 'var.a:long,var.a.b:string' 'var.a:long,var.a:string'; do
+for bad in 'nope.a:long' 'id.a:long' 'var.a:long,var.a.b:string' 'var.a:long,var.a:string' \
+  'var.a:long,var.A:string' 'var.u.k:long,var.u.K:long'; do
   "$floe" table properties ns.ev set "variant.shredding=$bad" > /dev/null || fail "set '$bad'"
   rc=0; "$floe" append ns.ev "$tmp/in.ndjson" > /dev/null 2> "$tmp/err" || rc=$?
   [ $rc -eq 1 ] && grep -q "variant.shredding: '" "$tmp/err" || fail "append with '$bad': exit $rc $(cat "$tmp/err")"
