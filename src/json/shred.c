@@ -1028,6 +1028,32 @@ static int note_unknown(floe_shredder *sh, const snode *st, const uint8_t *k, si
     return 0;
 }
 
+/* Does the object at obj (to its end) repeat a key, at any depth? Asked only on the way
+ * to rejecting a record for an unknown field: a field that `floe serve`'s evolve mode did
+ * not add because its record repeats a key is rejected for the duplicate, the reason the
+ * record is refused whatever the schema, as it is when the field is known. Sets the
+ * rejection and returns true when so. */
+static bool duplicate_in_object(floe_shredder *sh, const uint8_t *obj, const snode *st) {
+    json_error_t jerr;
+    json_t *doc = json_loadb((const char *)obj, (size_t)(sh->end - obj),
+                             JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+                             &jerr);
+    if (doc) {
+        json_decref(doc);
+        return false;
+    }
+    if (json_error_code(&jerr) != json_error_duplicate_key)
+        return false;
+    char path[256];
+    const uint8_t *at = obj + (jerr.position > 0 ? jerr.position - 1 : 0);
+    if (st->f)
+        rej(sh, FLOE_REJECT_DUPLICATE_KEY, at, "object '%s': %s", path_of(st, path, sizeof path),
+            jerr.text);
+    else
+        rej(sh, FLOE_REJECT_DUPLICATE_KEY, at, "%s", jerr.text);
+    return true;
+}
+
 static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_t rep) {
     const uint8_t *p = *pp, *end = sh->end;
     int rc;
@@ -1092,6 +1118,8 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
                 if (sh->opt.unknown == FLOE_UNKNOWN_REJECT) {
                     char parent[256];
                     int shown = (int)(klen > 100 ? 100 : klen);
+                    if (duplicate_in_object(sh, *pp, st))
+                        return REJ;
                     if (st->f)
                         return rej(sh, FLOE_REJECT_UNKNOWN_FIELD, kpos, "unknown field '%s.%.*s'",
                                    path_of(st, parent, sizeof parent), shown, (const char *)s);

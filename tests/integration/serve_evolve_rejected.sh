@@ -8,6 +8,8 @@
 #  - v2: a new field whose value loses the vote on its type (a string among numbers),
 #    beside another new field only that record has;
 #  - a malformed line with a new field;
+#  - a new field whose object repeats a key, and a new field given twice: rejected with
+#    the reason duplicate_key (adversary adv23e D4: they said unknown_field);
 #  - the accepted records' new fields are added, and their values land; format v2 and v3.
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
@@ -28,6 +30,11 @@ cat > "$tmp/b1.ndjson" <<'J'
 {"id":3,"bad4":[1,
 {"id":4,"ok1":"x"}
 J
+cat > "$tmp/b3.ndjson" <<'J'
+{"id":8,"dup1":{"k":1,"k":2}}
+{"id":9,"dup2":{"a":1},"dup2":{"a":"x"}}
+{"id":10,"ok2":{"k":1}}
+J
 cat > "$tmp/b2.ndjson" <<'J'
 {"id":5,"num":1}
 {"id":6,"num":2}
@@ -39,6 +46,19 @@ for t in v2 v3; do
   grep -q 'bad' "$tmp/schema.$t" &&
     fail "ns.$t: a rejected event's field was added: $(cat "$tmp/schema.$t")"
   grep -q 'ok1: string' "$tmp/schema.$t" ||
+    fail "ns.$t: the accepted event's field was not added: $(cat "$tmp/schema.$t")"
+  post $t "$tmp/b3.ndjson" 1 2
+  python3 - "$tmp/answer" <<'PY' || fail "ns.$t b3: reasons: $(cat "$tmp/answer")"
+import json, sys
+errors = json.load(open(sys.argv[1]))["errors"]
+assert [(e["index"], e["reason"]) for e in errors] == [(0, "duplicate_key"), (1, "duplicate_key")], errors
+assert "duplicate object key" in errors[0]["message"] and '"k"' in errors[0]["message"], errors
+assert '"dup2"' in errors[1]["message"], errors
+PY
+  "$FLOE" table schema ns.$t > "$tmp/schema.$t"
+  grep -q 'dup' "$tmp/schema.$t" &&
+    fail "ns.$t: a rejected event's field was added: $(cat "$tmp/schema.$t")"
+  grep -q 'ok2' "$tmp/schema.$t" ||
     fail "ns.$t: the accepted event's field was not added: $(cat "$tmp/schema.$t")"
 done
 # v2: num is a long (two to one), the third record is rejected and bad5 not added; v3:
@@ -57,7 +77,8 @@ stop_server
 python3 - "$tmp/rows.v2" <<'PY' || fail "ns.v2: rows differ: $(cat "$tmp/rows.v2")"
 import json, sys
 rows = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: r["id"])
-assert [r["id"] for r in rows] == [4, 5, 6], rows
+assert [r["id"] for r in rows] == [4, 5, 6, 10], rows
 assert rows[0]["ok1"] == "x" and rows[1]["num"] == 1 and rows[2]["num"] == 2, rows
+assert rows[3]["ok2"] == {"k": 1}, rows
 PY
 echo "serve_evolve_rejected: ok"
