@@ -368,8 +368,8 @@ bool cli_malloc_env_tuned(void) {
  * arena they share the main one (they allocate rarely: buffers are grown and kept).
  * bench/convert shapes, iot: page faults 6,400 -> 2,200 (1 thread), 10,500 -> 2,200 (2
  * threads). The tunables are read at start only, so the program is executed again
- * (/proc/self/exe, same arguments and descriptors, same process); if that fails it goes
- * on as it is. Library users choose their own malloc settings. */
+ * (the file /proc/self/exe names, same arguments and descriptors, same process); if that
+ * fails it goes on as it is. Library users choose their own malloc settings. */
 static void exec_with_huge_heap(char **argv) {
 #if defined(__GLIBC__) && defined(__linux__)
     if (cli_malloc_env_tuned())
@@ -387,8 +387,19 @@ static void exec_with_huge_heap(char **argv) {
     char *saved = old ? floe_strdup(old) : NULL;
     char *tun = floe_asprintf("%s%sglibc.malloc.hugetlb=1:glibc.malloc.arena_max=1",
                               old ? old : "", old && *old ? ":" : "");
+    /* by its path, not by /proc/self/exe: the process's name (comm, what ps and top
+     * show) is the name executed, and would become "exe" */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0 && (size_t)n < sizeof self - 1) {
+        self[n] = '\0';
+        if (access(self, X_OK) != 0) /* replaced or deleted since it started */
+            snprintf(self, sizeof self, "/proc/self/exe");
+    } else {
+        snprintf(self, sizeof self, "/proc/self/exe");
+    }
     if (tun && (!old || saved) && setenv("GLIBC_TUNABLES", tun, 1) == 0) {
-        execv("/proc/self/exe", argv);
+        execv(self, argv);
         /* no /proc, or exec refused: run with the allocator as it is */
         if (saved)
             (void)setenv("GLIBC_TUNABLES", saved, 1);

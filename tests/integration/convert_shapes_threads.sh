@@ -7,9 +7,9 @@
 #     with the default row group and with small row groups and pages (several row
 #     groups, many pages a column chunk); every input line is a row;
 #  2. `floe convert` runs with glibc's malloc in transparent huge pages and one arena
-#     (GLIBC_TUNABLES set and the program executed again, src/cli/main.c), unless the
-#     environment already tunes glibc's malloc; it takes fewer page faults than with the
-#     setting turned off. Skipped in sanitized builds (their allocator is not glibc's)
+#     (GLIBC_TUNABLES set and the program executed again, under its own name,
+#     src/cli/main.c), unless the environment already tunes glibc's malloc; it takes
+#     fewer page faults than with the setting turned off. Skipped in sanitized builds (their allocator is not glibc's)
 #     and where the kernel has THP off.
 set -euo pipefail
 
@@ -62,16 +62,19 @@ env_of() { # env arguments... ; prints the running convert's environment, ':'-se
   env "$@" "$floe" convert --schema "$schema" "$tmp/fifo" -o "$tmp/env-out" > /dev/null &
   local pid=$!
   exec 7> "$tmp/fifo" # opening the pipe waits for the reader: the exec has happened
-  local v=""
+  local v="" comm=""
   for _ in $(seq 50); do
     v=$(tr '\0' ':' < "/proc/$pid/environ" 2>/dev/null || true)
     [ -n "$v" ] && break
     sleep 0.1
   done
+  comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
   head -n 5 "$tmp/iot.ndjson" >&7
   exec 7>&-
   wait "$pid" || fail "convert from a pipe failed"
   rm -rf "$tmp/fifo" "$tmp/env-out"
+  # executed again by its own name, so ps and top still show it (not "exe")
+  [ "$comm" = "$(basename "$floe" | cut -c1-15)" ] || fail "the running convert is named '$comm'"
   printf ':%s' "$v"
 }
 want=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1
