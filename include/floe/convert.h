@@ -69,6 +69,11 @@ typedef struct floe_convert_options {
      * compressed: floe_line_reader_input_pos); may be NULL. */
     void (*progress)(void *ctx, int64_t input_bytes);
     void *progress_ctx;
+    /* With one input: its NDJSON lines in memory (input_mem[0..input_mem_len), borrowed
+     * until floe_convert returns; plain, whatever the first bytes), inputs[0] naming them
+     * in messages and the quarantine (floe/input.h, memory input). NULL: read the file. */
+    const uint8_t *input_mem;
+    size_t input_mem_len;
 } floe_convert_options;
 
 /* The defaults listed above. */

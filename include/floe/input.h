@@ -64,6 +64,13 @@ typedef struct floe_line_reader_options {
      * it is read (the mapping would fault). */
     bool map;
     floe_io *io; /* context whose fault hooks the reads count in (NULL: the default) */
+    /* Memory input (mem != NULL): the lines are mem[0..mem_len), read in map mode (chunks
+     * point into them; their pages are neither advised nor unmapped), taken as plain
+     * NDJSON whatever their first bytes (no compression is sniffed); the path only names
+     * them in messages. The caller keeps the bytes unchanged until the reader is closed
+     * and every chunk it handed out is released. */
+    const uint8_t *mem;
+    size_t mem_len;
 } floe_line_reader_options;
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,

@@ -19,6 +19,10 @@
  * reference on the mapping, so chunks outlive the reader; releasing a chunk drops its
  * pages from the process (they stay in the page cache), which keeps the resident set to
  * the chunks in flight whatever the file size.
+ *
+ * Memory input (opts.mem): the caller's bytes in map mode, a borrowed floe_input_map
+ * (never unmapped, no page advised: the caller owns and populates them), never sniffed
+ * for compression.
  */
 #include "floe/input.h"
 
@@ -48,12 +52,14 @@ struct floe_input_map {
     size_t len;
     atomic_int refs;
     floe_map_guard *guard; /* a file that shrinks reads zeros and sets the guard's flag */
+    bool borrowed;         /* the caller's memory (opts.mem): never unmapped nor advised */
 };
 
 static void map_unref(floe_input_map *m) {
     if (m && atomic_fetch_sub(&m->refs, 1) == 1) {
         floe_map_guard_remove(m->guard);
-        munmap(m->base, m->len);
+        if (!m->borrowed)
+            munmap(m->base, m->len);
         floe_free(m);
     }
 }
@@ -66,7 +72,7 @@ void floe_chunk_release(floe_chunk *c) {
     if (!c || !c->map)
         return;
     floe_input_map *m = c->map;
-    if (c->len) {
+    if (c->len && !m->borrowed) {
         size_t pg = (size_t)sysconf(_SC_PAGESIZE);
         size_t lo = (size_t)(c->bytes - m->base) / pg * pg;
         size_t hi = (size_t)(c->bytes - m->base) + c->len;
@@ -234,6 +240,7 @@ static int try_map(floe_line_reader *r, floe_error *err) {
         return 0;
     }
     im->guard = g;
+    im->borrowed = false;
     im->base = m;
     im->len = len;
     atomic_init(&im->refs, 1);
@@ -259,7 +266,19 @@ int floe_line_reader_open(const char *path, const floe_line_reader_options *opts
     r->line_no = 1;
     floe_buf_init(&r->carry, 0);
     bool is_stdin = !strcmp(path, "-");
-    r->source = floe_strdup(is_stdin ? "<stdin>" : path);
+    r->source = floe_strdup(is_stdin && !r->opts.mem ? "<stdin>" : path);
+    if (r->opts.mem) {
+        /* memory input: plain lines as they are (whatever their first bytes), map mode */
+        if (!r->source || !(r->map = floe_calloc(1, sizeof *r->map)))
+            FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        r->map->base = (uint8_t *)(uintptr_t)r->opts.mem;
+        r->map->len = r->opts.mem_len;
+        r->map->borrowed = true;
+        atomic_init(&r->map->refs, 1);
+        r->next_first_line = 1;
+        *out = r;
+        return 0;
+    }
     r->raw = floe_malloc(RAW_BUF);
     if (!r->source || !r->raw)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -515,7 +534,7 @@ static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_er
                              first, last, (int64_t)total))
             return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
         size_t lo = at / pg * pg, hi = (at + n) / pg * pg;
-        if (hi > lo)
+        if (hi > lo && !r->map->borrowed)
             madvise(r->map->base + lo, hi - lo, MADV_DONTNEED);
         at += n;
         if (n == 0)
@@ -573,7 +592,7 @@ static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) 
         FLOE_FORWARD_IF_ERROR(check_shrank(r, pos, err));
         floe_chunk_release(chunk);
 #ifdef MADV_POPULATE_READ
-        {
+        if (!r->map->borrowed) {
             /* map the window's pages in one call: faulting them in one by one (16 at a
              * time with the kernel's fault-around) was 18% of an iot convert's page
              * faults. A failure (an old kernel; past the end of a file that shrank) leaves

@@ -1615,9 +1615,10 @@ done:
 
 /* Convert table t's spool into Parquet files under the job's folder (named with prefix;
  * rejected records to tmp_q), listed in fc; on failure the files written are deleted. */
-static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *jt,
-                         floe_schema_mode mode, const char *prefix, const char *tmp_q,
-                         srv_files *fc, floe_convert_result *res, floe_error *err) {
+static int convert_spool(srv_kafka *k, const kf_table *t, const uint8_t *map, size_t mapn,
+                         const srv_job_table *jt, floe_schema_mode mode, const char *prefix,
+                         const char *tmp_q, srv_files *fc, floe_convert_result *res,
+                         floe_error *err) {
     floe_server *s = k->s;
     floe_convert_options co;
     floe_convert_options_init(&co);
@@ -1636,10 +1637,16 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const srv_job_table *j
     co.quarantine_uri = tmp_q;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = fc;
-    char in[64]; /* the spool's memory file, read (mapped) as a file */
-    snprintf(in, sizeof in, "/proc/self/fd/%d", t->fd);
-    const char *inp = in;
-    int rc = floe_convert(&inp, 1, &co, res, err);
+    /* the spool, read in place through the commit's mapping of it: plain NDJSON whatever
+     * its first bytes (a record starting with gzip's magic is a record, not a compressed
+     * spool) */
+    co.input_mem = map;
+    co.input_mem_len = mapn;
+    char *inp = floe_asprintf("kafka spool of %s", t->name);
+    if (!inp)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_convert((const char *const *)&inp, 1, &co, res, err);
+    floe_free(inp);
     if (rc < 0)
         srv_files_delete(s->cfg.io, fc);
     return rc;
@@ -1787,6 +1794,10 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
             FLOE_FAIL(err, FLOE_EIO, "kafka spool of %s: mmap: %s", t->name, strerror(errno));
         }
         mapn = (size_t)t->bytes;
+#ifdef MADV_POPULATE_READ
+        /* the memory file's pages mapped in one call, not a fault each as they are read */
+        (void)madvise(map, mapn, MADV_POPULATE_READ);
+#endif
     }
     srv_table *st = NULL;
     FLOE_CHECK(srv_table_get(s, t->name, map, mapn < (1u << 20) ? mapn : (1u << 20), &st,
@@ -1821,7 +1832,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     if (!tmp_q || !prefix)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (t->nlines)
-        FLOE_CHECK(convert_spool(k, t, &jt, mode, prefix, tmp_q, &fc, &res, err));
+        FLOE_CHECK(convert_spool(k, t, map, mapn, &jt, mode, prefix, tmp_q, &fc, &res, err));
     FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, &bp, uuid, &qf, err));
 
     /* one append: the files and the offsets; the partitions' pending quarantine files

@@ -8,7 +8,7 @@
 - the quarantine (_quarantine/TABLE/kafka-GROUP-*.ndjson) holds every malformed line
   exactly once, each with its topic, partition and offset, and nothing else.
 """
-import collections, glob, json, os, subprocess, sys
+import base64, collections, glob, json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration", "serve"))
 from verify import same_content  # noqa: E402
 
@@ -60,7 +60,12 @@ def main():
                 problems.append(f"quarantine line without its topic/partition/offset: {q}")
             coords[(q.get("source"), q.get("offset"))] += 1
             rec = q.get("record")
-            quarantined[rec.encode() if rec is not None else b"<base64>"] += 1
+            if rec is not None:
+                quarantined[rec.encode()] += 1
+            elif "record_base64" in q:  # a record that is not UTF-8
+                quarantined[base64.b64decode(q["record_base64"])] += 1
+            else:
+                quarantined[b"<no record>"] += 1
     twice = [c for c, n in coords.items() if n > 1]
     if twice:
         problems.append(f"{len(twice)} messages quarantined more than once, e.g. {twice[0]}")

@@ -40,7 +40,7 @@ static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
 static char *read_all_mode(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
                            int *nchunks, bool map) {
     floe_error err;
-    floe_line_reader_options o = {chunk, max_record, on_over, oc, map, NULL};
+    floe_line_reader_options o = {chunk, max_record, on_over, oc, map, NULL, NULL, 0};
     floe_line_reader *r;
     if (floe_line_reader_open(path, &o, &r, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "open: %s", err.msg);
@@ -142,7 +142,7 @@ TEST(test_gzip_concatenated_and_zstd) {
     free(z);
     floe_error err;
     floe_line_reader *r;
-    floe_line_reader_options o = {16, 1024, on_over, &oc, false, NULL};
+    floe_line_reader_options o = {16, 1024, on_over, &oc, false, NULL, NULL, 0};
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
     floe_buf_init(&c.data, 0);
@@ -187,7 +187,7 @@ TEST(test_numbering) {
     snprintf(path, sizeof path, "%s/in.ndjson", dir);
     REQUIRE(harness_write_file(path, "aa\nbbb\ncccc\nd\n", 14) == 0);
     floe_error err;
-    floe_line_reader_options o = {3, 100, NULL, NULL, false, NULL};
+    floe_line_reader_options o = {3, 100, NULL, NULL, false, NULL, NULL, 0};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
@@ -216,8 +216,8 @@ TEST(test_map_same_chunks_as_read) {
         REQUIRE(harness_write_file(path, texts[t], strlen(texts[t])) == 0);
         for (size_t chunk = 1; chunk < 40; chunk += 3) {
             floe_error err;
-            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false, NULL};
-            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true, NULL};
+            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false, NULL, NULL, 0};
+            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true, NULL, NULL, 0};
             floe_line_reader *rr, *mr;
             REQUIRE_OK(floe_line_reader_open(path, &ro, &rr, &err), err);
             REQUIRE_OK(floe_line_reader_open(path, &mo, &mr, &err), err);
@@ -266,7 +266,7 @@ TEST(test_map_file_shrinks_under_the_reader) {
     free(text);
     floe_error err;
     over_ctx oc = {0};
-    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true, NULL};
+    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true, NULL, NULL, 0};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     REQUIRE(floe_line_reader_mapped(r));
@@ -303,7 +303,7 @@ TEST(test_map_empty_and_compressed) {
     REQUIRE(harness_write_file(path, "", 0) == 0);
     over_ctx oc = {0};
     floe_error err;
-    floe_line_reader_options mo = {16, 1024, on_over, &oc, true, NULL};
+    floe_line_reader_options mo = {16, 1024, on_over, &oc, true, NULL, NULL, 0};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     CHECK(!floe_line_reader_mapped(r));
@@ -366,7 +366,7 @@ TEST(test_map_oversized_and_lifetime) {
 
     /* a chunk outlives its reader */
     floe_error err;
-    floe_line_reader_options mo = {8, 100000, on_over, &oc, true, NULL};
+    floe_line_reader_options mo = {8, 100000, on_over, &oc, true, NULL, NULL, 0};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     floe_chunk c;
@@ -380,6 +380,63 @@ TEST(test_map_oversized_and_lifetime) {
     floe_chunk_release(&c); /* twice is fine */
 }
 
+/* Memory input: the caller's bytes read in place as plain lines, whatever their first
+ * bytes (gzip's magic here), in the same chunks as map mode, and left as they were (no
+ * page of them advised away: MADV_DONTNEED would zero private anonymous memory). */
+TEST(test_memory_input) {
+    size_t cap = (size_t)256 << 10, len = 0;
+    uint8_t *mem = aligned_alloc(4096, cap);
+    REQUIRE(mem != NULL);
+    const char *first = "\x1f\x8b\x08 not json\n";
+    memcpy(mem, first, strlen(first));
+    len = strlen(first);
+    int nlines = 1;
+    while (len < cap - 256) { /* a line is at most 120 bytes */
+        len += (size_t)snprintf((char *)mem + len, cap - len, "{\"i\":%d,\"pad\":\"%.*s\"}\n",
+                                nlines, nlines % 97, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        nlines++;
+    }
+    len--; /* the last line without its newline */
+    uint8_t *copy = malloc(len);
+    REQUIRE(copy != NULL);
+    memcpy(copy, mem, len);
+    for (size_t chunk = 4096; chunk <= (64u << 10); chunk *= 4) {
+        over_ctx oc;
+        memset(&oc, 0, sizeof oc);
+        floe_error err;
+        floe_line_reader_options o = {chunk, 1u << 20, on_over, &oc, false, NULL, mem, len};
+        floe_line_reader *r;
+        REQUIRE(floe_line_reader_open("spool", &o, &r, &err) == 0);
+        CHECK(floe_line_reader_mapped(r));
+        CHECK_EQ_STR(floe_line_reader_source(r), "spool");
+        floe_chunk c;
+        memset(&c, 0, sizeof c);
+        floe_buf_init(&c.data, 0);
+        size_t at = 0;
+        int rc, n = 0;
+        while ((rc = floe_line_reader_next(r, &c, &err)) == 1) {
+            CHECK(c.bytes == mem + at); /* in place, in order, nothing skipped */
+            CHECK_EQ_INT(c.first_offset, (int64_t)at);
+            if (n++ == 0)
+                CHECK_EQ_INT(c.first_line, 1);
+            CHECK(c.len > 0 && (at + c.len == len || c.bytes[c.len - 1] == '\n'));
+            at += c.len;
+        }
+        CHECK_EQ_INT(rc, 0);
+        CHECK_EQ_INT((long long)at, (long long)len);
+        CHECK(n > 1);
+        CHECK_EQ_INT(oc.lines, 0);
+        CHECK_EQ_INT(floe_line_reader_bytes_out(r), (int64_t)len);
+        floe_line_reader_close(r);
+        floe_chunk_release(&c);
+        floe_buf_free(&c.data);
+        CHECK(memcmp(mem, copy, len) == 0);
+    }
+    free(copy);
+    free(mem);
+}
+
 int main(void) {
     RUN(test_plain_small_chunks);
     RUN(test_gzip_concatenated_and_zstd);
@@ -389,5 +446,6 @@ int main(void) {
     RUN(test_map_empty_and_compressed);
     RUN(test_map_file_shrinks_under_the_reader);
     RUN(test_map_oversized_and_lifetime);
+    RUN(test_memory_input);
     return harness_finish();
 }
