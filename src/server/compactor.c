@@ -68,11 +68,15 @@
  * holders in a row (a stalled worker whose lease ran out) cannot commit a file twice: the
  * swap hook's compare-and-set on the file's lease decides.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/keyset.h"
@@ -689,12 +693,21 @@ void srv_files_delete(floe_io *io, srv_files *fc) {
 
 /* Local copies of remote landing files (the NDJSON reader reads local files): each
  * object is streamed into <TMPDIR>/floe-compact-XXXXXX/<i>; local files are used in
- * place. paths[i] is what the conversion reads. */
+ * place. paths[i] is what the conversion reads. The folder is removed when the job ends,
+ * whatever its outcome (staged_free); while it exists its process holds a flock on it, so
+ * a folder nobody holds is a killed process's, which staging_sweep removes. */
 typedef struct staged {
     char dir[512];            /* "" = nothing staged */
+    int dir_fd;               /* the folder, flock'ed; valid while dir[0] (-1: none) */
     char **paths;
     size_t n;
 } staged;
+
+#define STAGING_PREFIX "floe-compact-"
+
+static const char *staging_root(const char *tmp) {
+    return tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp";
+}
 
 static void staged_free(staged *st) {
     for (size_t i = 0; i < st->n; i++) {
@@ -702,10 +715,60 @@ static void staged_free(staged *st) {
             unlink(st->paths[i]);
         floe_free(st->paths[i]);
     }
-    if (st->dir[0])
+    if (st->dir[0]) {
         rmdir(st->dir);
+        if (st->dir_fd >= 0)
+            close(st->dir_fd);
+    }
     floe_free(st->paths);
     memset(st, 0, sizeof *st);
+}
+
+/* Remove the staging folders under tmp that no live process holds: those of processes
+ * killed while staging (SIGKILL, a crash, the machine's end), whose files nothing else
+ * removes. A folder is taken only when its lock can be had and it is over a minute old
+ * (one made a moment ago may not be locked yet); only its own files (<i>.ndjson.zst) are
+ * deleted, so a folder holding anything else stays. */
+static void staging_sweep(const char *tmp) {
+    const char *root = staging_root(tmp);
+    DIR *d = opendir(root);
+    int64_t removed = 0;
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, STAGING_PREFIX, strlen(STAGING_PREFIX)) ||
+            strlen(e->d_name) != strlen(STAGING_PREFIX) + 6)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            int lfd = dup(fd);
+            DIR *sub = lfd >= 0 ? fdopendir(lfd) : NULL;
+            if (!sub && lfd >= 0)
+                close(lfd);
+            struct dirent *f;
+            while (sub && (f = readdir(sub))) {
+                const char *p = f->d_name;
+                size_t digits = strspn(p, "0123456789");
+                if (digits > 0 && !strcmp(p + digits, ".ndjson.zst"))
+                    unlinkat(fd, p, 0);
+            }
+            if (sub)
+                closedir(sub);
+            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
+                removed++;
+        }
+        close(fd);
+    }
+    closedir(d);
+    if (removed)
+        floe_log(FLOE_LOG_INFO, "serve: removed %lld staging folder%s of killed processes "
+                 "under %s", (long long)removed, removed == 1 ? "" : "s", root);
 }
 
 static int stage_one(floe_io *io, const char *uri, const char *path, floe_error *err) {
@@ -756,13 +819,17 @@ static int stage_inputs(floe_io *io, const char *tmp, char *const *uris, size_t 
             continue;
         }
         if (!st->dir[0]) {
-            snprintf(st->dir, sizeof st->dir, "%s/floe-compact-XXXXXX",
-                     tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp");
+            snprintf(st->dir, sizeof st->dir, "%s/" STAGING_PREFIX "XXXXXX", staging_root(tmp));
             if (!mkdtemp(st->dir)) {
                 int e = errno;
                 st->dir[0] = 0;
                 FLOE_FAIL(err, FLOE_EIO, "staging landing files: mkdtemp: %s", strerror(e));
             }
+            /* held until staged_free: staging_sweep passes over a held folder */
+            st->dir_fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (st->dir_fd < 0 || flock(st->dir_fd, LOCK_EX) != 0)
+                FLOE_FAIL(err, FLOE_EIO, "staging landing files: %s: %s", st->dir,
+                          strerror(errno));
         }
         if (!(st->paths[i] = floe_asprintf("%s/%zu.ndjson.zst", st->dir, i)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1578,6 +1645,7 @@ int srv_compactor_start(floe_server *s, floe_error *err) {
     if (floe_catalog_sql(s->catalog))
         FLOE_CHECK(floe_catalog_set_swap_hook(s->catalog, swap_hook, s, err));
     FLOE_CHECK(release_predecessor(s, err));
+    staging_sweep(s->cfg.staging_dir);
     if (pthread_create(&c->thr, NULL, renewer_main, s) != 0)
         FLOE_FAIL(err, FLOE_EINTERNAL, "cannot start the lease renewer thread");
     c->thr_started = true;
