@@ -51,7 +51,7 @@ install: floe
 fuzz: test-setup
 	CC=clang cmake -S . -B $(FUZZBUILD) -DCMAKE_BUILD_TYPE=Debug -DFLOE_FUZZ=ON \
 	    -DFLOE_SANITIZE=ON -DFLOE_TESTS=OFF >/dev/null
-	cmake --build $(FUZZBUILD) -j $(JOBS)
+	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzzers
 	tests/fuzz/run $(FUZZBUILD) $${FUZZ_SECONDS:-60}
 
 clean:
