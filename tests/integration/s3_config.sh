@@ -12,10 +12,13 @@ floe=${FLOE_BIN:-$src/build/floe}
 js=$src/tests/js
 command -v node > /dev/null || { echo "s3_config: SKIP: node not found" >&2; exit 77; }
 tmp=$(mktemp -d)
+# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
+export TMPDIR=$tmp
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   [ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null || true
+  wait 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -30,6 +30,8 @@ source "$src/tests/lib/pg.sh"
 pg_start_test serve_outage
 
 tmp=$(mktemp -d)
+# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
+export TMPDIR=$tmp
 pid=
 proxy=
 PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")

@@ -29,6 +29,8 @@ source "$src/tests/lib/pg.sh"
 pg_start_test serve_remote
 
 tmp=$(mktemp -d)
+# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
+export TMPDIR=$tmp
 pid=
 pids=()
 PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")

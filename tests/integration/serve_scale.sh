@@ -30,9 +30,11 @@ source "$src/tests/lib/pg.sh"
 pg_start_test serve_scale
 
 tmp=$(mktemp -d)
+# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
+export TMPDIR=$tmp
 pids=()
 PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
 unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
 
 source "$src/tests/lib/s3sig.sh"
