@@ -3,10 +3,13 @@
 
 #include "floe/mapguard.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -108,13 +111,49 @@ const char *harness_getenv(void *ctx, const char *name) {
     return getenv(name);
 }
 
+/* The scratch folders of test programs that died before their exit handlers ran (a
+ * sanitizer's abort, ctest's kill at a timeout): each program holds a flock on its folder
+ * while it runs (forked children share it), so a folder over a minute old whose lock is
+ * free is a dead program's. */
+static void sweep_dead_roots(void) {
+    DIR *d = opendir("/tmp");
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "floe-unit-", 10) || strlen(e->d_name) != 16)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            char cmd[600];
+            snprintf(cmd, sizeof cmd, "rm -rf '/tmp/%s'", e->d_name);
+            if (system(cmd) != 0)
+                fprintf(stderr, "could not remove /tmp/%s\n", e->d_name);
+        }
+        close(fd);
+    }
+    closedir(d);
+}
+
 const char *harness_tmpdir(void) {
     static char path[4096];
     if (!tmp_root) {
-        char tmpl[] = "/tmp/floe-test-XXXXXX";
+        sweep_dead_roots();
+        char tmpl[] = "/tmp/floe-unit-XXXXXX";
         char *d = mkdtemp(tmpl);
         if (!d) {
             harness_fail(__FILE__, __LINE__, "mkdtemp: %s", strerror(errno));
+            harness_abort_test();
+        }
+        /* held until the program ends (the descriptor is never closed) */
+        int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+            harness_fail(__FILE__, __LINE__, "lock %s: %s", d, strerror(errno));
             harness_abort_test();
         }
         tmp_root = strdup(d);
