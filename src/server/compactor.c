@@ -74,12 +74,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/keyset.h"
+#include "common/scratch.h"
 #include "floe/append.h"
 #include "floe/convert.h"
 #include "floe/input.h"
@@ -735,18 +733,13 @@ static void staging_sweep(const char *tmp) {
     int64_t removed = 0;
     if (!d)
         return;
-    time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, STAGING_PREFIX, strlen(STAGING_PREFIX)) ||
             strlen(e->d_name) != strlen(STAGING_PREFIX) + 6)
             continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
-            flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        int fd = floe_scratch_take_stale(dirfd(d), e->d_name, 60);
+        if (fd >= 0) {
             int lfd = dup(fd);
             DIR *sub = lfd >= 0 ? fdopendir(lfd) : NULL;
             if (!sub && lfd >= 0)
@@ -762,8 +755,8 @@ static void staging_sweep(const char *tmp) {
                 closedir(sub);
             if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
                 removed++;
+            close(fd);
         }
-        close(fd);
     }
     closedir(d);
     if (removed)
@@ -826,8 +819,7 @@ static int stage_inputs(floe_io *io, const char *tmp, char *const *uris, size_t 
                 FLOE_FAIL(err, FLOE_EIO, "staging landing files: mkdtemp: %s", strerror(e));
             }
             /* held until staged_free: staging_sweep passes over a held folder */
-            st->dir_fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (st->dir_fd < 0 || flock(st->dir_fd, LOCK_EX) != 0)
+            if ((st->dir_fd = floe_scratch_hold(st->dir)) < 0)
                 FLOE_FAIL(err, FLOE_EIO, "staging landing files: %s: %s", st->dir,
                           strerror(errno));
         }

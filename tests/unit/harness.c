@@ -1,15 +1,14 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
+#include "common/scratch.h"
 #include "floe/mapguard.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -119,23 +118,18 @@ static void sweep_dead_roots(void) {
     DIR *d = opendir("/tmp");
     if (!d)
         return;
-    time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, "floe-unit-", 10) || strlen(e->d_name) != 16)
             continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
-            flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        int fd = floe_scratch_take_stale(dirfd(d), e->d_name, 60);
+        if (fd >= 0) {
             char cmd[600];
             snprintf(cmd, sizeof cmd, "rm -rf '/tmp/%s'", e->d_name);
             if (system(cmd) != 0)
                 fprintf(stderr, "could not remove /tmp/%s\n", e->d_name);
+            close(fd);
         }
-        close(fd);
     }
     closedir(d);
 }
@@ -151,8 +145,7 @@ const char *harness_tmpdir(void) {
             harness_abort_test();
         }
         /* held until the program ends (the descriptor is never closed) */
-        int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        if (floe_scratch_hold(d) < 0) {
             harness_fail(__FILE__, __LINE__, "lock %s: %s", d, strerror(errno));
             harness_abort_test();
         }
