@@ -123,6 +123,11 @@ void floe_batch_cursor_free(floe_batch_cursor *c);
 int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_cursor *cur,
                          size_t nrows);
 
+/* Append to dst (same schema) the rows of src whose keep[row] is non-zero, in order; keep
+ * has src->nrows entries. 0, FLOE_ENOMEM or FLOE_ELIMIT (dst may then hold part of the
+ * rows of some columns). */
+int floe_batch_take_kept(floe_batch *dst, const floe_batch *src, const uint8_t *keep);
+
 /* A batch with one empty column buffer per leaf of s (s is borrowed: it outlives b).
  * FLOE_ENOMEM. */
 int floe_batch_init(floe_batch *b, const floe_schema *s);

@@ -229,6 +229,13 @@ typedef struct floe_rewrite_options {
 } floe_rewrite_options;
 
 void floe_rewrite_options_init(floe_rewrite_options *o);
+/* Process-wide: rewrites started from now on read their input on the generic path, row
+ * by row where the default takes shortcuts with deletes (decoding into the batch the
+ * surviving rows are taken from, taking them a run at a time, testing an integer
+ * equality key of a column without nulls in two prefetched passes). The same rows and
+ * the same files; for differential tests and bisecting. Off by default; the floe command
+ * sets it from FLOE_REWRITE_READER=generic. */
+void floe_rewrite_set_generic_reader(bool on);
 /* Set an option by its Iceberg (or floe) name from text, as `--option key=value` gives
  * it. FLOE_EINVALID names an unknown key or a bad value. The where text is borrowed. */
 int floe_rewrite_option_set(floe_rewrite_options *o, const char *key, const char *value,

@@ -582,6 +582,9 @@ static int io_setup(const floe_cmd *cmd, int argc, char **argv, floe_error *err)
     const char *dec = getenv("FLOE_MANIFEST_DECODER");
     if (dec && !strcmp(dec, "generic"))
         floe_manifest_set_generic_decoder(true);
+    const char *rr = getenv("FLOE_REWRITE_READER");
+    if (rr && !strcmp(rr, "generic"))
+        floe_rewrite_set_generic_reader(true);
     sql_opts.busy_timeout_ms = env_ms("FLOE_SQLITE_BUSY_MS");
     sql_opts.settle_ms = env_ms("FLOE_PG_SETTLE_MS");
     const char *mb = getenv("FLOE_MANIFEST_MAX_BYTES");

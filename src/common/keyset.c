@@ -13,6 +13,18 @@ static uint64_t key_hash(const void *p, size_t n) {
     return h ? h : 1;
 }
 
+uint64_t floe_keyset_hash(const void *p, size_t n) { return key_hash(p, n); }
+
+void floe_keyset_prefetch(const floe_keyset *s, uint64_t h) {
+    if (!s->cap)
+        return;
+    size_t i = h & (s->cap - 1);
+    __builtin_prefetch(&s->hash[i]);
+    __builtin_prefetch(&s->off[i]);
+    __builtin_prefetch(&s->len[i]);
+    __builtin_prefetch(&s->val[i]);
+}
+
 void floe_keyset_free(floe_keyset *s) {
     floe_free(s->hash);
     floe_free(s->off);
@@ -46,6 +58,10 @@ static int64_t *find_hashed(const floe_keyset *s, uint64_t h, const void *p, siz
 
 int64_t *floe_keyset_find(const floe_keyset *s, const void *p, size_t n) {
     return find_hashed(s, key_hash(p, n), p, n);
+}
+
+int64_t *floe_keyset_find_hash(const floe_keyset *s, uint64_t h, const void *p, size_t n) {
+    return find_hashed(s, h, p, n);
 }
 
 static int grow_to(floe_keyset *s, size_t nc) {

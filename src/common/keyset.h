@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 typedef struct floe_keyset {
-    uint64_t *hash;       /* 0 = empty slot */
+    uint64_t *hash;       /* floe_keyset_hash of the slot's key; 0 = empty slot */
     uint32_t *off;        /* offset of the key in keys */
     uint32_t *len;
     int64_t *val;
@@ -45,6 +45,13 @@ static inline uint64_t floe_fnv1a(const void *p, size_t n, uint64_t h) {
 void floe_keyset_free(floe_keyset *s);
 /* The payload of key (p, n), or NULL when absent. */
 int64_t *floe_keyset_find(const floe_keyset *s, const void *p, size_t n);
+/* The hash floe_keyset_find computes of (p, n); floe_keyset_find_hash finds (p, n) by it
+ * (h must be floe_keyset_hash(p, n)), and floe_keyset_prefetch starts loading the slot
+ * arrays where that search begins: a caller probing many keys fetches the slots of the
+ * next ones while it compares this one. */
+uint64_t floe_keyset_hash(const void *p, size_t n);
+int64_t *floe_keyset_find_hash(const floe_keyset *s, uint64_t h, const void *p, size_t n);
+void floe_keyset_prefetch(const floe_keyset *s, uint64_t h);
 /* Insert (p, n) -> val unless present; *slot (may be NULL) gets the payload of the key,
  * new or old (s->n tells whether it was added). FLOE_ENOMEM, FLOE_ELIMIT. */
 int floe_keyset_put(floe_keyset *s, const void *p, size_t n, int64_t val, int64_t **slot);

@@ -26,6 +26,7 @@
  */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -38,6 +39,12 @@
 #include "rewrite_internal.h"
 
 #define MAX_DELETE_ROWS (256u << 20) /* rows held from position delete files per group */
+#define EQ_RESERVE_MAX 65536         /* keys of an equality delete file reserved at once */
+
+/* floe_rewrite_set_generic_reader: deletes applied row by row, without the shortcuts */
+static atomic_bool generic_reader;
+
+void floe_rewrite_set_generic_reader(bool on) { atomic_store(&generic_reader, on); }
 
 /* ---------------------------------------------------------------------------------------
  * value normalisation for equality keys: the same value in any layout gives the same bytes
@@ -139,6 +146,7 @@ typedef struct del_file {
     /* equality deletes */
     int32_t *ids;
     size_t nids;
+    size_t *leaf;                /* the table leaf of each id (in the cache's schema) */
     floe_keyset keys;
     int64_t seq;                 /* its data sequence number, -1 when not known */
 } del_file;
@@ -168,6 +176,8 @@ typedef struct eq_merged {
  * value, so a row of one integer column is tested without building its key
  * (apply_deletes). */
 #define BLOOM_BITS_PER_KEY 16
+#define BLOOM_AHEAD 16 /* rows between a filter word's prefetch and its test */
+#define PROBE_AHEAD 8  /* keys between a key set slot's prefetch and its probe */
 
 static uint64_t bloom_hash(const uint8_t *key, size_t n) {
     if (n == 9 && key[0] == 1)
@@ -264,6 +274,7 @@ static void del_file_free(del_file *f) {
     floe_free(f->rows);
     floe_keyset_free(&f->paths);
     floe_free(f->ids);
+    floe_free(f->leaf);
     floe_keyset_free(&f->keys);
     floe_free(f);
 }
@@ -404,9 +415,10 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                          "equality delete file %s has no equality_ids", df->file_path);
     f->nids = df->nequality_ids;
     f->ids = floe_malloc(f->nids * sizeof *f->ids);
+    f->leaf = floe_malloc(f->nids * sizeof *f->leaf);
     cols = floe_malloc(f->nids * sizeof *cols);
     vi = floe_calloc(f->nids, sizeof *vi);
-    if (!f->ids || !cols || !vi)
+    if (!f->ids || !f->leaf || !cols || !vi)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     memcpy(f->ids, df->equality_ids, f->nids * sizeof *f->ids);
     const char **names = floe_calloc(f->nids, sizeof *names);
@@ -421,6 +433,7 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                       "lists and maps in the current schema", df->file_path, f->ids[k]);
         }
         names[k] = lf->parent ? NULL : lf->name;
+        f->leaf[k] = (size_t)lf->leaf;
     }
     rc = floe_pq_reader_select_ids(r, f->ids, f->nids, err);
     if (rc == FLOE_ENOTFOUND) {
@@ -430,6 +443,17 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
     if (rc < 0) {
         floe_free(names);
         goto done;
+    }
+    /* slots for the rows the manifest counts, when the budget has room for them: the set
+     * is not rehashed at each doubling (a count that is wrong costs memory, not rows) */
+    if (df->record_count > 0 && df->record_count <= EQ_RESERVE_MAX && d->nslices <= 1) {
+        floe_keyset probe = {0};
+        size_t cap = 256;
+        while ((size_t)df->record_count * 4 > cap * 3)
+            cap *= 2;
+        probe.cap = cap;
+        if (d->key_budget == 0 || d->key_bytes + keyset_bytes(&probe) <= d->key_budget)
+            (void)floe_keyset_reserve(&f->keys, (size_t)df->record_count); /* ENOMEM: grown */
     }
     while ((rc = floe_pq_reader_next(r, &rs, err)) == 1) {
         for (size_t k = 0; k < f->nids; k++) {
@@ -700,6 +724,10 @@ int rw_deletes_merge_eq(rw_deletes *d, floe_error *err) {
         }
         m->seqs[m->nseqs++] = f->seq;
         for (size_t k = 0; k < f->keys.cap; k++) {
+            /* the merged set's slots of the key PROBE_AHEAD slots on (hash[] holds the
+             * keys' hashes, the same function) are fetched while this one goes in */
+            if (k + PROBE_AHEAD < f->keys.cap && f->keys.hash[k + PROBE_AHEAD])
+                floe_keyset_prefetch(&m->keys, f->keys.hash[k + PROBE_AHEAD]);
             if (!f->keys.hash[k])
                 continue;
             int64_t held = base - keyset_bytes(&m->keys) +
@@ -766,6 +794,7 @@ void rw_deletes_drop_eq(rw_deletes *d) {
         }
         floe_free(f->path);
         floe_free(f->ids);
+        floe_free(f->leaf);
         floe_keyset_free(&f->keys);
         floe_free(f);
     }
@@ -820,6 +849,13 @@ typedef struct matched {
     const floe_pq_node *vgroup;  /* a variant part read through its group (SRC_VARIANT) */
 } matched;
 
+/* A row of merged_dense whose key the filter passed: its key and the key set's hash. */
+typedef struct eq_cand {
+    size_t row;
+    uint64_t x;
+    uint64_t h;
+} eq_cand;
+
 struct rw_reader {
     const floe_schema *schema;
     const floe_rewrite_input *in;
@@ -848,6 +884,9 @@ struct rw_reader {
     size_t **eq_leaf;            /* per eq file: table leaf indices */
     uint8_t *keep;
     size_t keep_cap;
+    bool generic;                /* floe_rewrite_set_generic_reader at the open */
+    eq_cand *cand;               /* merged_dense's rows to probe */
+    size_t cand_cap;
     floe_buf key;
     floe_buf vvalues, voffsets;  /* a variant put back together (SRC_VARIANT) */
     floe_batch tmp;
@@ -1249,10 +1288,13 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
                 r->positions[r->npositions++] = f->rows[k].pos;
             }
         } else {
-            size_t *leaves = floe_arena_alloc(&r->arena, f->nids * sizeof *leaves);
-            FLOE_RETURN_ERROR_IF(!leaves, err, FLOE_ENOMEM, "out of memory");
-            for (size_t k = 0; k < f->nids; k++)
-                leaves[k] = (size_t)eq_leaf(r->schema, f->ids[k])->leaf;
+            size_t *leaves = f->leaf; /* hundreds of data files look them up */
+            if (dels->schema != r->schema) {
+                leaves = floe_arena_alloc(&r->arena, f->nids * sizeof *leaves);
+                FLOE_RETURN_ERROR_IF(!leaves, err, FLOE_ENOMEM, "out of memory");
+                for (size_t k = 0; k < f->nids; k++)
+                    leaves[k] = (size_t)eq_leaf(r->schema, f->ids[k])->leaf;
+            }
             r->eq[r->neq] = f;
             r->eq_leaf[r->neq++] = leaves;
         }
@@ -1297,6 +1339,7 @@ int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapp
     int32_t *sel_ids = NULL;
     r->schema = schema;
     r->in = in;
+    r->generic = atomic_load(&generic_reader);
     floe_arena_init(&r->arena, 16 * 1024);
     floe_buf_init(&r->key, 0);
     floe_buf_init(&r->vvalues, 0);
@@ -1435,6 +1478,7 @@ void rw_reader_close(rw_reader *r) {
     floe_free(r->eq);
     floe_free(r->eq_leaf);
     floe_free(r->keep);
+    floe_free(r->cand);
     floe_buf_free(&r->key);
     floe_buf_free(&r->vvalues);
     floe_buf_free(&r->voffsets);
@@ -1691,6 +1735,53 @@ static int eq_drop(rw_reader *r, size_t row, size_t *k, floe_error *err) {
     return 0;
 }
 
+/* Value i of a column of 4- or 8-byte integers, as its key's 8 bytes (key_value). */
+static uint64_t int_key(const floe_colbuf *c, size_t i) {
+    const uint8_t *v = c->values + i * (size_t)c->width;
+    return c->phys == FLOE_PHYS_INT32 ? (uint64_t)(int64_t)(int32_t)floe_load_le32(v)
+                                      : floe_load_le64(v);
+}
+
+/* The merged set's test of rows whose one integer key column has no null (value k is row
+ * k's), in two passes: the filter for every row (its word BLOOM_AHEAD rows on fetched
+ * while this one is tested: a random word of up to megabytes), then the key set for the
+ * rows it passed (their slots PROBE_AHEAD keys on fetched while this one is compared).
+ * The same rows are dropped, in the same order, as apply_deletes' one pass drops them. */
+static int merged_dense(rw_reader *r, const eq_merged *m, const floe_colbuf *one, size_t nrows,
+                        size_t *k, floe_error *err) {
+    if (r->cand_cap < nrows) {
+        eq_cand *nc = floe_realloc(r->cand, nrows * sizeof *nc);
+        FLOE_RETURN_ERROR_IF(!nc, err, FLOE_ENOMEM, "out of memory");
+        r->cand = nc;
+        r->cand_cap = nrows;
+    }
+    size_t nc = 0;
+    uint8_t kb[9] = {1};
+    for (size_t row = 0; row < nrows; row++) {
+        if (row + BLOOM_AHEAD < nrows)
+            __builtin_prefetch(&m->bloom[floe_mix64(int_key(one, row + BLOOM_AHEAD)) &
+                                         m->bloom_mask]);
+        if (!r->keep[row])
+            continue;
+        uint64_t x = int_key(one, row);
+        if (!bloom_may_hold(m, floe_mix64(x))) {
+            r->st.rows_eq_filtered++;
+            continue;
+        }
+        floe_store_le64(kb + 1, x);
+        r->cand[nc++] = (eq_cand){row, x, floe_keyset_hash(kb, sizeof kb)};
+    }
+    for (size_t c = 0; c < nc; c++) {
+        if (c + PROBE_AHEAD < nc)
+            floe_keyset_prefetch(&m->keys, r->cand[c + PROBE_AHEAD].h);
+        floe_store_le64(kb + 1, r->cand[c].x);
+        const int64_t *seq = floe_keyset_find_hash(&m->keys, r->cand[c].h, kb, sizeof kb);
+        if (seq && *seq > r->in->data_sequence_number)
+            FLOE_FORWARD_IF_ERROR(eq_drop(r, r->cand[c].row, k, err));
+    }
+    return 0;
+}
+
 /* Mark rows deleted in keep[0..nrows) for the batch b whose first row is row_base. */
 static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t *kept,
                          floe_error *err) {
@@ -1722,12 +1813,12 @@ static int apply_deletes(rw_reader *r, const floe_batch *b, size_t nrows, size_t
         bool by_value = m->bloom && one && one->field->type != FLOE_TYPE_DECIMAL &&
                         ((one->phys == FLOE_PHYS_INT32 && one->width == 4) ||
                          (one->phys == FLOE_PHYS_INT64 && one->width == 8));
-        for (size_t row = 0; row < nrows; row++) {
+        bool dense = by_value && one->nvalues == nrows && !r->generic;
+        if (dense)
+            FLOE_FORWARD_IF_ERROR(merged_dense(r, m, one, nrows, &k, err));
+        for (size_t row = 0; !dense && row < nrows; row++) {
             if (by_value && !(one->max_def && one->def[row] < one->max_def)) {
-                const uint8_t *v = one->values + vi[0]++ * (size_t)one->width;
-                uint64_t x = one->phys == FLOE_PHYS_INT32
-                                 ? (uint64_t)(int64_t)(int32_t)floe_load_le32(v)
-                                 : floe_load_le64(v);
+                uint64_t x = int_key(one, vi[0]++);
                 if (!r->keep[row])
                     continue;
                 if (!bloom_may_hold(m, floe_mix64(x))) {
@@ -1871,17 +1962,19 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
             r->rg_row += n;
             *more = r->rg_row < gi.num_rows;
         }
-    } else if (!deletes) {
-        /* columns read as they are stored are decoded straight into the batch (no copy);
-         * the reader drops those whose layout differs (into[c] NULL: filled below) */
+    } else if (!deletes || !r->generic) {
+        /* columns read as they are stored are decoded straight into the batch, or with
+         * deletes into the batch they are taken from (no copy); the reader drops those
+         * whose layout differs (into[c] NULL: filled below) */
         for (size_t i = 0; i < r->schema->nleaves; i++) {
             const leaf_src *ls = &r->src[i];
             if (ls->kind == SRC_FILE && ls->conv == CONV_NONE && !ls->defmap &&
                 !ls->lineage && !ls->vgroup && ls->node->column >= 0 &&
                 (size_t)ls->node->column < r->ncolumns) {
                 r->into[ls->node->column] = &fill->cols[i];
-                /* whole pages decoded as stored can be carried to the writer */
-                fill->cols[i].carry_min = r->copy.carry_min;
+                /* whole pages decoded as stored can be carried to the writer; not the
+                 * pages rows are deleted from */
+                fill->cols[i].carry_min = deletes ? 0 : r->copy.carry_min;
                 fill->cols[i].carry_codec = (int32_t)r->copy.codec;
             }
         }
@@ -1955,18 +2048,21 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
         FLOE_FORWARD_IF_ERROR(apply_deletes(r, fill, nrows, &kept, err));
         if (!append)
             floe_batch_clear(dst);
-        floe_batch_cursor cur;
-        if (floe_batch_cursor_init(&cur, fill) < 0)
-            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        size_t i = 0;
-        while (i < nrows && rc >= 0) {
-            size_t j = i;
-            while (j < nrows && r->keep[j] == r->keep[i])
-                j++;
-            rc = floe_batch_take_rows(r->keep[i] ? dst : NULL, fill, &cur, j - i);
-            i = j;
+        if (!r->generic) {
+            rc = floe_batch_take_kept(dst, fill, r->keep);
+        } else { /* the runs of kept and dropped rows */
+            floe_batch_cursor cur;
+            if (floe_batch_cursor_init(&cur, fill) < 0)
+                return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            for (size_t i = 0; i < nrows && rc >= 0;) {
+                size_t j = i;
+                while (j < nrows && r->keep[j] == r->keep[i])
+                    j++;
+                rc = floe_batch_take_rows(r->keep[i] ? dst : NULL, fill, &cur, j - i);
+                i = j;
+            }
+            floe_batch_cursor_free(&cur);
         }
-        floe_batch_cursor_free(&cur);
         if (rc < 0)
             return floe_error_set(err, rc, "%s: moving rows: %s", r->in->file->file_path,
                                   floe_strerror(rc));

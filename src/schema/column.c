@@ -340,6 +340,142 @@ int floe_batch_take_rows(floe_batch *dst, const floe_batch *src, floe_batch_curs
     return 0;
 }
 
+/* Append the values [a, b) of s to d (their levels are d's already). */
+static void take_values(floe_colbuf *d, const floe_colbuf *s, size_t a, size_t b) {
+    if (b == a)
+        return;
+    if (s->width == 0) {
+        size_t b0 = s->offsets[a], b1 = s->offsets[b];
+        if (b1 > b0) /* values of '' only: no value bytes, maybe no buffer */
+            memcpy(d->values + d->values_len, s->values + b0, b1 - b0);
+        uint32_t delta = (uint32_t)d->values_len - (uint32_t)b0;
+        uint32_t *o = d->offsets + d->nvalues;
+        for (size_t k = 1; k <= b - a; k++)
+            o[k] = s->offsets[a + k] + delta;
+        d->values_len += b1 - b0;
+    } else {
+        size_t w = (size_t)s->width;
+        memcpy(d->values + d->values_len, s->values + a * w, (b - a) * w);
+        d->values_len += (b - a) * w;
+    }
+    d->nvalues += b - a;
+}
+
+/* floe_batch_take_kept for a column without repetition (a slot is a row), given the runs
+ * of kept rows [run[2k], run[2k+1]) and their nkept rows: a column without nulls copies
+ * each run's levels and values at once; one with nulls goes row by row, copying the kept
+ * values a run of consecutive ones at a time. */
+static int take_kept_flat(floe_colbuf *d, const floe_colbuf *s, const uint8_t *keep,
+                          size_t nrows, const size_t *run, size_t nruns, size_t nkept) {
+    const int16_t *def = s->max_def > 0 ? s->def : NULL;
+    const int16_t m = s->max_def;
+    bool dense = s->nvalues == nrows; /* value k is row k's */
+    size_t nv = 0, nb = 0, vi = 0;
+    if (dense) {
+        nv = nkept;
+        for (size_t k = 0; s->width == 0 && k < nruns; k++)
+            nb += s->offsets[run[2 * k + 1]] - s->offsets[run[2 * k]];
+    } else {
+        for (size_t r = 0; r < nrows; r++) {
+            bool present = !def || def[r] == m;
+            if (keep[r] && present) {
+                nv++;
+                if (s->width == 0)
+                    nb += s->offsets[vi + 1] - s->offsets[vi];
+            }
+            vi += present;
+        }
+    }
+    if (s->width == 0 && nb > UINT32_MAX - d->values_len)
+        return FLOE_ELIMIT;
+    int rc = floe_colbuf_reserve_levels(d, nkept);
+    if (rc == 0 && nv)
+        rc = floe_colbuf_reserve_values(d, nv, nb);
+    if (rc < 0)
+        return rc;
+    if (dense) {
+        for (size_t k = 0; k < nruns; k++) {
+            size_t a = run[2 * k], b = run[2 * k + 1];
+            if (def)
+                memcpy(d->def + d->nlevels, def + a, (b - a) * sizeof *def);
+            d->nlevels += b - a;
+            take_values(d, s, a, b);
+        }
+        return 0;
+    }
+    int16_t *dd = def ? d->def + d->nlevels : NULL;
+    size_t at = 0;
+    bool in_run = false;
+    vi = 0;
+    for (size_t r = 0; r < nrows; r++) {
+        bool present = !def || def[r] == m;
+        if (keep[r]) {
+            if (dd)
+                *dd++ = def[r];
+            if (present && !in_run) {
+                at = vi;
+                in_run = true;
+            }
+        } else if (present && in_run) {
+            take_values(d, s, at, vi);
+            in_run = false;
+        }
+        vi += present;
+    }
+    if (in_run)
+        take_values(d, s, at, vi);
+    d->nlevels += nkept;
+    return 0;
+}
+
+int floe_batch_take_kept(floe_batch *dst, const floe_batch *src, const uint8_t *keep) {
+    size_t nrows = src->nrows;
+    bool flat = true;
+    for (size_t i = 0; i < src->ncols; i++)
+        flat = flat && src->cols[i].max_rep == 0 && src->cols[i].nlevels == nrows;
+    if (flat) {
+        size_t *run = floe_malloc((nrows / 2 + 1) * 2 * sizeof *run);
+        if (!run)
+            return FLOE_ENOMEM;
+        size_t nruns = 0, nkept = 0;
+        for (size_t r = 0; r < nrows;) {
+            while (r < nrows && !keep[r])
+                r++;
+            if (r == nrows)
+                break;
+            size_t e = r + 1;
+            while (e < nrows && keep[e])
+                e++;
+            run[2 * nruns] = r;
+            run[2 * nruns + 1] = e;
+            nruns++;
+            nkept += e - r;
+            r = e;
+        }
+        int rc = 0;
+        for (size_t i = 0; i < src->ncols && rc == 0; i++)
+            rc = take_kept_flat(&dst->cols[i], &src->cols[i], keep, nrows, run, nruns, nkept);
+        floe_free(run);
+        if (rc == 0)
+            dst->nrows += nkept;
+        return rc;
+    }
+    /* repeated columns: runs of kept and dropped rows through a cursor */
+    floe_batch_cursor cur;
+    if (floe_batch_cursor_init(&cur, src) < 0)
+        return FLOE_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < nrows && rc == 0;) {
+        size_t j = i;
+        while (j < nrows && (keep[j] != 0) == (keep[i] != 0))
+            j++;
+        rc = floe_batch_take_rows(keep[i] ? dst : NULL, src, &cur, j - i);
+        i = j;
+    }
+    floe_batch_cursor_free(&cur);
+    return rc;
+}
+
 /* Level index after the row starting at level l of c (rows start at repetition level 0). */
 static size_t row_end(const floe_colbuf *c, size_t l) {
     l++;

@@ -1157,8 +1157,95 @@ TEST(test_scatter_rows) {
     fx_close(&fx);
 }
 
+/* floe_batch_take_kept (a rewrite's rows left by deletes) appends exactly what
+ * floe_batch_take_rows of the kept and dropped runs does: flat columns (a required one,
+ * nulls, strings, '' values only, a struct member) by their own path, repeated ones through
+ * the cursor; keep patterns of every row, none, every tenth dropped, alternating, runs
+ * and a lone row, into destinations already holding rows. */
+static void take_kept_same(const char *js, const char *const *shapes, size_t nshapes) {
+    fixture fx;
+    REQUIRE(fx_open(&fx, js, NULL));
+    floe_buf text;
+    floe_buf_init(&text, 0);
+    enum { ROWS = 211, SEED = 3, NPAT = 7 };
+    for (int r = 0; r < ROWS; r++)
+        REQUIRE(floe_buf_printf(&text, "{\"id\":%d,\"e\":\"\",%s}\n", r,
+                                shapes[(size_t)(r * 7 + r / 3) % nshapes]) == 0);
+    REQUIRE(floe_buf_append_byte(&text, 0) == 0);
+    REQUIRE(fx_feed(&fx, (const char *)text.data) == 0);
+    CHECK_EQ_INT(fx.rej.n, 0);
+    REQUIRE(fx.batch.nrows == ROWS);
+    uint8_t keep[ROWS];
+    for (int pat = 0; pat < NPAT; pat++) {
+        for (int r = 0; r < ROWS; r++)
+            keep[r] = pat == 0   ? 1
+                      : pat == 1 ? 0
+                      : pat == 2 ? r % 10 != 0
+                      : pat == 3 ? (uint8_t)(r & 1) * 3
+                      : pat == 4 ? (r / 7) % 3 != 1
+                      : pat == 5 ? r == 100
+                                 : ((r * 2654435761u) >> 7) % 5 != 0;
+        floe_batch want, got;
+        REQUIRE(floe_batch_init(&want, fx.schema) == 0);
+        REQUIRE(floe_batch_init(&got, fx.schema) == 0);
+        floe_batch_cursor c0;
+        REQUIRE(floe_batch_cursor_init(&c0, &fx.batch) == 0);
+        REQUIRE(floe_batch_take_rows(&want, &fx.batch, &c0, SEED) == 0);
+        floe_batch_cursor_free(&c0);
+        REQUIRE(floe_batch_cursor_init(&c0, &fx.batch) == 0);
+        REQUIRE(floe_batch_take_rows(&got, &fx.batch, &c0, SEED) == 0);
+        floe_batch_cursor_free(&c0);
+        REQUIRE(floe_batch_cursor_init(&c0, &fx.batch) == 0);
+        for (size_t r = 0; r < ROWS;) {
+            size_t e = r + 1;
+            while (e < ROWS && !keep[e] == !keep[r])
+                e++;
+            REQUIRE(floe_batch_take_rows(keep[r] ? &want : NULL, &fx.batch, &c0, e - r) == 0);
+            r = e;
+        }
+        floe_batch_cursor_free(&c0);
+        CHECK_EQ_INT(floe_batch_take_kept(&got, &fx.batch, keep), 0);
+        CHECK_EQ_INT(got.nrows, want.nrows);
+        for (size_t i = 0; i < fx.batch.ncols; i++)
+            same_colbuf(&got.cols[i], &want.cols[i]);
+        floe_batch_free(&want);
+        floe_batch_free(&got);
+    }
+    floe_buf_free(&text);
+    fx_close(&fx);
+}
+
+TEST(test_take_kept) {
+    static const char *flat[] = {
+        "\"s\":\"abc\",\"d\":1.5,\"i\":7,\"t\":{\"x\":\"q\"}",
+        "\"s\":null,\"t\":null",
+        "\"s\":\"\",\"d\":-2,\"t\":{}",
+        "\"i\":3,\"s\":\"zzzzzzzzzzzzzzzzzzzzzzzzz\",\"t\":{\"x\":\"\"}",
+    };
+    take_kept_same(SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "s", false, "\"string\"") ","
+                          FIELD(3, "d", false, "\"double\"") "," FIELD(4, "i", false, "\"int\"") ","
+                          FIELD(5, "t", false, "{\"type\":\"struct\",\"fields\":[" FIELD(
+                                                   6, "x", false, "\"string\"") "]}") ","
+                          FIELD(12, "e", false, "\"string\"")),
+                   flat, 4);
+    static const char *nested[] = {
+        "\"s\":\"abc\",\"l\":[{\"a\":[\"x\",null,\"yy\"]},{\"a\":[]},{}]",
+        "\"s\":null,\"l\":[]",
+        "\"s\":\"\",\"l\":null",
+        "\"l\":[{\"a\":null},{\"a\":[\"zzzzzzzzzzzzzzzzzzzz\"]}]",
+    };
+    take_kept_same(SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "s", false, "\"string\"") ","
+                          FIELD(5, "l", false, "{\"type\":\"list\",\"element-id\":6,\"element-required\":true,"
+                                               "\"element\":{\"type\":\"struct\",\"fields\":[" FIELD(
+                                                   7, "a", false, "{\"type\":\"list\",\"element-id\":8,"
+                                                                  "\"element-required\":false,\"element\":\"string\"}") "]}}") ","
+                          FIELD(12, "e", false, "\"string\"")),
+                   nested, 4);
+}
+
 int main(void) {
     RUN(test_flat);
+    RUN(test_take_kept);
     RUN(test_levels_nested);
     RUN(test_reject_reasons);
     RUN(test_coerce_integers);
