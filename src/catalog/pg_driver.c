@@ -44,7 +44,9 @@
  * to `local` for floe's sessions only; every other value (on, remote_write, remote_apply,
  * local) is kept.
  *
- * Errors by SQLSTATE: 23505 unique_violation and 42P07 duplicate_table -> FLOE_EEXISTS;
+ * Errors by SQLSTATE: 23505 unique_violation, 42P07 duplicate_table and 42710
+ * duplicate_object (a table's row type, when two processes create the table at once) ->
+ * FLOE_EEXISTS;
  * 40001 serialization_failure, 40P01 deadlock_detected -> FLOE_ECONFLICT (rolled back,
  * retryable); 55P03 lock_not_available, 57014 query_canceled -> FLOE_EBUSY; 40003
  * statement_completion_unknown -> FLOE_EUNKNOWN_STATE for writes; class 08 and 57P01-03
@@ -212,7 +214,7 @@ static int map_error(floe_sql_conn *c, const PGresult *r, bool writes, const cha
     if (!state)
         state = "?????";
     int code = FLOE_EIO;
-    if (!strcmp(state, "23505") || !strcmp(state, "42P07"))
+    if (!strcmp(state, "23505") || !strcmp(state, "42P07") || !strcmp(state, "42710"))
         code = FLOE_EEXISTS;
     else if (!strcmp(state, "40001") || !strcmp(state, "40P01"))
         code = FLOE_ECONFLICT;

@@ -21,7 +21,7 @@ pg_start_test rest_pg
 tmp=$(mktemp -d)
 pids=()
 PG_PREV_TRAP2=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; eval "$PG_PREV_TRAP2"' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$tmp"; eval "$PG_PREV_TRAP2"' EXIT
 fail() {
   echo "rest_pg: FAIL: $*" >&2
   for f in "$tmp"/server*.log; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" >&2; done

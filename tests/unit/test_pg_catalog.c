@@ -596,6 +596,25 @@ TEST(synchronous_commit_never_off) {
     CHECK_EQ_STR(v, "remote_write");
 }
 
+/* Two processes creating the catalog's tables at once on a fresh database: the loser can
+ * be told the table's row type already exists (42710 duplicate_object) rather than the
+ * table (42P07). Both mean "already there", which opening a catalog accepts; the race
+ * failed int_rest_pg's start of two servers. The SQLSTATE itself, made on purpose: */
+TEST(duplicate_object_is_exists) {
+    NEED_PG();
+    floe_error err;
+    floe_error_clear(&err);
+    floe_sql *db = NULL;
+    REQUIRE_OK(floe_sql_open(pg_uri, &db, &err), err);
+    REQUIRE_OK(floe_sql_exec(db, "DROP TYPE IF EXISTS floe_test_dup_t", NULL, 0, NULL, &err), err);
+    REQUIRE_OK(floe_sql_exec(db, "CREATE TYPE floe_test_dup_t AS (a int)", NULL, 0, NULL, &err),
+               err);
+    CHECK_EQ_INT(floe_sql_exec(db, "CREATE TYPE floe_test_dup_t AS (a int)", NULL, 0, NULL, &err),
+                 FLOE_EEXISTS);
+    REQUIRE_OK(floe_sql_exec(db, "DROP TYPE floe_test_dup_t", NULL, 0, NULL, &err), err);
+    floe_sql_close(db);
+}
+
 TEST(reads_reconnect_after_terminate) {
     NEED_PG();
     floe_catalog *c = NULL;
@@ -1476,6 +1495,7 @@ int main(void) {
     RUN(injected_faults_pg);
     RUN(lost_reply_after_swap_pg);
     RUN(synchronous_commit_never_off);
+    RUN(duplicate_object_is_exists);
     RUN(reads_reconnect_after_terminate);
     RUN(commit_in_flight_killed);
     RUN(swap_hook_and_transactions_pg);
