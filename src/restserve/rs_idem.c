@@ -160,7 +160,14 @@ int rs_idem_open(floe_rest_server *s, floe_error *err) {
     floe_sql *db = floe_catalog_sql(s->cat);
     if (!db)
         return 0;
-    FLOE_FORWARD_IF_ERROR(floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err));
+    /* two servers starting at once on PostgreSQL: the loser of the race on CREATE TABLE IF
+     * NOT EXISTS is told the table (or its row type) exists, which is all it wants */
+    int rc = floe_sql_exec(db, SQL_CREATE, NULL, 0, NULL, err);
+    if (rc == FLOE_EEXISTS) {
+        floe_error_clear(err);
+        rc = 0;
+    }
+    FLOE_FORWARD_IF_ERROR(rc);
     /* a table made before the columns were added */
     static const char *const added[][2] = {{"metadata_location", "TEXT"},
                                            {"table_uuid", "VARCHAR(40)"},
