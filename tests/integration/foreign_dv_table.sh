@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # foreign_dv_table.sh - a format v3 table whose deletion vectors another writer made (issue
 # 23): tests/data/foreign-dv/pyiceberg/multi_blob_deletion_vectors (PyIceberg data files and
-# manifests, one Puffin file holding two deletion-vector-v1 blobs; ORIGIN.md there).
+# manifests, one Puffin file holding two deletion-vector-v1 blobs; ORIGIN.md there), its
+# table metadata written by this script from its maker's snapshots.
 #
 # Checked:
 #  1. floe scan reads the rows its maker's test expects (ids 1, 3, 5), row for row, and the
@@ -33,8 +34,55 @@ check() {
 }
 die() { echo "foreign_dv_table: FAIL: $*" >&2; exit 1; }
 
-t=$src/tests/data/foreign-dv/pyiceberg/multi_blob_deletion_vectors
+kept=$src/tests/data/foreign-dv/pyiceberg/multi_blob_deletion_vectors
 recorded=data/persistent/multi_blob_deletion_vectors/warehouse/default/multi_blob_deletion_vectors
+# The kept folder holds its maker's data files, manifests, manifest lists and Puffin file;
+# its table metadata is written here from the maker's facts (ORIGIN.md says why): schema,
+# the three snapshots with their manifest lists, and the table's relative location.
+t=$tmp/multi_blob_deletion_vectors
+cp -r "$kept" "$t" && chmod -R u+w "$t" || die "copy of $kept"
+python3 - "$t/metadata" "$recorded" <<'PY' || die "writing the table metadata"
+import json, sys
+meta, loc = sys.argv[1], sys.argv[2]
+def snapshot(sid, parent, seq, ms, mlist, op, **totals):
+    s = {"snapshot-id": sid, "sequence-number": seq, "timestamp-ms": ms,
+         "manifest-list": f"{loc}/metadata/{mlist}", "schema-id": 0,
+         "summary": {"operation": op, **{k.replace("_", "-"): str(v) for k, v in totals.items()}}}
+    if parent:
+        s["parent-snapshot-id"] = parent
+    return s
+snaps = [
+    snapshot(4008342791228255080, None, 1, 1784206297629,
+             "snap-4008342791228255080-0-aeff6b64-fd21-4e4d-9808-356eb50b96a5.avro", "append",
+             added_data_files=1, added_records=3, total_data_files=1, total_records=3),
+    snapshot(6085737399650530681, 4008342791228255080, 2, 1784206297637,
+             "snap-6085737399650530681-0-6a3b52ad-e883-4912-9187-bc11bc6a0740.avro", "append",
+             added_data_files=1, added_records=3, total_data_files=2, total_records=6),
+    snapshot(7777777777777777777, 6085737399650530681, 3, 1784206297638,
+             "snap-multiple-deletion-vectors.avro", "delete", added_delete_files=2,
+             added_position_deletes=3, total_delete_files=2, total_position_deletes=3,
+             total_data_files=2, total_records=6),
+]
+fields = [{"id": 1, "name": "id", "type": "long", "required": True},
+          {"id": 2, "name": "source", "type": "string", "required": True}]
+doc = {
+    "format-version": 3, "table-uuid": "7717e558-d070-4345-96e7-b798a1499236",
+    "location": loc, "last-sequence-number": 3, "last-updated-ms": 1784206297638,
+    "last-column-id": 2, "next-row-id": 6,
+    "schemas": [{"type": "struct", "schema-id": 0, "fields": fields}], "current-schema-id": 0,
+    "partition-specs": [{"spec-id": 0, "fields": []}], "default-spec-id": 0,
+    "last-partition-id": 999, "properties": {},
+    "sort-orders": [{"order-id": 0, "fields": []}], "default-sort-order-id": 0,
+    "snapshots": snaps, "current-snapshot-id": snaps[-1]["snapshot-id"],
+    "snapshot-log": [{"snapshot-id": s["snapshot-id"], "timestamp-ms": s["timestamp-ms"]} for s in snaps],
+    "metadata-log": [],
+    "refs": {"main": {"snapshot-id": snaps[-1]["snapshot-id"], "type": "branch"}},
+}
+with open(f"{meta}/00003-multi-blob.metadata.json", "w") as f:
+    json.dump(doc, f, indent=1)
+with open(f"{meta}/version-hint.text", "w") as f:
+    f.write("00003-multi-blob")
+PY
 want='{"id":1,"source":"first"}
 {"id":3,"source":"first"}
 {"id":5,"source":"second"}'
@@ -81,7 +129,7 @@ d = json.load(open(sys.argv[1]))["current"]["files"]["delete_files"]["deletion_v
 print(d["count"], d["records"])' "$tmp/health")"
 
 # 4. a relocated copy, rewritten
-cp -r "$t" "$tmp/t" && chmod -R u+w "$tmp/t"
+cp -r "$t" "$tmp/t"
 "$floe" rewrite "$tmp/t" --relocate "$recorded=$tmp/t" --option rewrite-all=true \
   > "$tmp/rw" 2> "$tmp/rw.err"
 check "rewrite exit status" 0 "$?"
