@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # convert_malloc_tunables.sh - `floe convert` runs with glibc's malloc in transparent huge
-# pages and one arena (GLIBC_TUNABLES set and the program executed again, under its own
+# pages, one arena and a fixed 4 MiB mmap threshold (GLIBC_TUNABLES set and the program executed again, under its own
 # name, src/cli/main.c), unless the environment already tunes glibc's malloc; it takes
 # fewer page faults than with the setting turned off. Skipped (exit 77) in sanitized
 # builds (their allocator is not glibc's), where the kernel has THP off, and without
@@ -48,7 +48,7 @@ env_of() { # env arguments... ; prints the running convert's environment, ':'-se
   [ "$comm" = "$(basename "$floe" | cut -c1-15)" ] || fail "the running convert is named '$comm'"
   printf ':%s' "$v"
 }
-want=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1
+want=glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=4194304
 env_of -u GLIBC_TUNABLES | grep -qF ":GLIBC_TUNABLES=$want:" ||
   fail "convert does not run with GLIBC_TUNABLES=$want"
 got=$(env_of GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
