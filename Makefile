@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 PREFIX     ?= /usr/local
 CC         ?= cc
 
-.PHONY: all floe setup test test-setup demo bench install fuzz clean format
+.PHONY: all floe setup test test-setup demo bench install fuzz fuzz-build clean format
 
 all: floe
 
@@ -57,10 +57,13 @@ bench: floe test-setup
 install: floe
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-fuzz: test-setup
+# fuzz-build builds the fuzz programs alone (.ci/run builds them while make test runs)
+fuzz-build: test-setup
 	CC=clang cmake -S . -B $(FUZZBUILD) -DCMAKE_BUILD_TYPE=Debug -DFLOE_FUZZ=ON \
 	    -DFLOE_SANITIZE=ON -DFLOE_TESTS=OFF >/dev/null
 	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzzers
+
+fuzz: fuzz-build
 	tests/fuzz/run $(FUZZBUILD) $${FUZZ_SECONDS:-60}
 
 clean:
