@@ -10,16 +10,15 @@
 #     the server refused it with 409 until the retries gave up);
 #  the others: table_toolbox.sh, snapshot_refs.sh, namespace_json.sh,
 #     dropped_source_spec.sh, append_copy.sh, append_race.sh (its third process holds the
-#     write lock of the SQLite file behind the server) and cli_papercuts_table.sh (a table
+#     write lock of the SQLite file behind the server), cli_papercuts_table.sh (a table
 #     whose metadata files are gone: the server answers its load 500, not 404, and floe
-#     maintain fails in each job as on SQL) pass through REST. table_schema_evolve.sh runs
-#     through REST in rest_cli_evolve.sh (alone it takes most of a test's time under the
-#     sanitizers).
+#     maintain fails in each job as on SQL) and table_schema_evolve.sh (schema and
+#     partition evolution, icebird reading the result) pass through REST.
 # Without PART it runs every part; ctest runs each part as a test of its own
 # (int_rest_cli_suite.PART, CMakeLists.txt), so that the parts pack among the other tests
 # and none nears the time-out on a loaded machine (all of them in one test took 848 s of
 # its 900 at load ~15).
-# ctest parts: v1 table_toolbox snapshot_refs namespace_json dropped_source_spec append_copy append_race cli_papercuts_table
+# ctest parts: v1 table_toolbox snapshot_refs namespace_json dropped_source_spec append_copy append_race cli_papercuts_table table_schema_evolve
 set -euo pipefail
 name=rest_cli_suite oracle=
 here=$(cd "$(dirname "$0")" && pwd)
