@@ -203,6 +203,37 @@ int floe_input_open(floe_io *io, const char *uri, floe_input **out, floe_error *
  * not two. Local files: the same as floe_input_open. */
 int floe_input_open_sequential(floe_io *io, const char *uri, floe_input **out,
                                floe_error *err);
+/* ---- Whole objects, fetched concurrently by one thread (object storage) ----
+ * A fetcher keeps up to `inflight` GETs of whole objects going at once on the thread that
+ * calls floe_io_fetch_next (libcurl's multi interface: no thread per request). Each object
+ * gets one attempt: an error answer, a transport error or a body longer than its max comes
+ * back as not fetched (ok false), and the caller reads that object the ordinary way
+ * (floe_input_open_sequential), whose retries and error messages apply. Not thread-safe,
+ * except floe_io_fetch_wakeup. */
+typedef struct floe_io_fetcher floe_io_fetcher;
+typedef struct floe_io_fetched {
+    void *tag;           /* as given to floe_io_fetch_add */
+    bool ok;             /* the whole object is in data[0..len) */
+    uint8_t *data;       /* the caller's (floe_free); NULL when not ok */
+    size_t len;
+} floe_io_fetched;
+/* 0 and *out; 1 when uri's backend has none (local files: read them directly). */
+int floe_io_fetcher_new(floe_io *io, const char *uri, size_t inflight, floe_io_fetcher **out,
+                        floe_error *err);
+/* Start a GET of uri (at most max bytes; 0: no object is fetched, the caller reads it).
+ * Transfers beyond `inflight` wait in order. FLOE_ENOMEM and bad uris fail here. */
+int floe_io_fetch_add(floe_io_fetcher *f, const char *uri, size_t max, void *tag,
+                      floe_error *err);
+/* Objects added and not yet returned by floe_io_fetch_next. */
+size_t floe_io_fetch_pending(const floe_io_fetcher *f);
+/* Run the transfers until one ends (1, *out filled), wait_ms has passed or another thread
+ * called floe_io_fetch_wakeup (0). */
+int floe_io_fetch_next(floe_io_fetcher *f, int wait_ms, floe_io_fetched *out);
+/* Any thread: make a floe_io_fetch_next that waits return now. */
+void floe_io_fetch_wakeup(floe_io_fetcher *f);
+/* Abandons the transfers left. Accepts NULL. */
+void floe_io_fetcher_free(floe_io_fetcher *f);
+
 int64_t floe_input_size(const floe_input *in);
 const char *floe_input_uri(const floe_input *in);
 /* Read exactly n bytes at off; short reads are FLOE_ECORRUPT ("unexpected end of file"). */

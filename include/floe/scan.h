@@ -70,11 +70,13 @@ typedef struct floe_scan_options {
                                        value/null/NaN counts, bounds); without it they are
                                        used for pruning and dropped, so a plan holds per
                                        file only its path, partition, counts and offsets */
-    int manifest_threads;           /* manifests fetched and decoded at once: 0 = 32 on
-                                       object stores (where waiting for requests is the
-                                       work), one at a time for local files; 1 = one at a
-                                       time by the calling thread; N = N threads. The plan
-                                       is the same whatever it is. */
+    int manifest_threads;           /* manifests fetched and decoded at once: 0 = on
+                                       object stores 64 GETs in flight on one fetch thread
+                                       (where waiting for requests is the work), one at a
+                                       time for local files; 1 = one at a time by the
+                                       calling thread; N = N GETs in flight (object
+                                       stores) or N threads. The plan is the same whatever
+                                       it is. */
 } floe_scan_options;
 
 typedef struct floe_scan_task {

@@ -78,5 +78,10 @@ void floe_avro_schema_cache_free(floe_avro_schema_cache *c);
 int floe_avro_reader_open_input_cached(floe_input *in, const floe_avro_reader_options *opts,
                                        floe_avro_schema_cache *cache, floe_avro_reader **out,
                                        floe_error *err);
+/* floe_avro_reader_open_mem with a schema cache (NULL: none). */
+int floe_avro_reader_open_mem_cached(const void *p, size_t n,
+                                     const floe_avro_reader_options *opts,
+                                     floe_avro_schema_cache *cache, floe_avro_reader **out,
+                                     floe_error *err);
 
 #endif

@@ -1190,11 +1190,19 @@ static int reader_setup(floe_avro_reader *r, const floe_avro_reader_options *opt
 
 int floe_avro_reader_open_mem(const void *p, size_t n, const floe_avro_reader_options *opts,
                               floe_avro_reader **out, floe_error *err) {
+    return floe_avro_reader_open_mem_cached(p, n, opts, NULL, out, err);
+}
+
+int floe_avro_reader_open_mem_cached(const void *p, size_t n,
+                                     const floe_avro_reader_options *opts,
+                                     floe_avro_schema_cache *cache, floe_avro_reader **out,
+                                     floe_error *err) {
     int rc = 0;
     floe_avro_reader *r = floe_calloc(1, sizeof *r);
     if (!r)
         return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
     FLOE_CHECK(reader_init(r, opts, err));
+    r->cache = cache;
     r->mem = p ? p : (const uint8_t *)"";
     r->size = (int64_t)n;
     rc = parse_header(r, r->mem, n < r->max_header_bytes ? n : r->max_header_bytes, err);

@@ -23,6 +23,15 @@
     X(curl_easy_strerror) \
     X(curl_free) \
     X(curl_global_init) \
+    X(curl_multi_add_handle) \
+    X(curl_multi_cleanup) \
+    X(curl_multi_info_read) \
+    X(curl_multi_init) \
+    X(curl_multi_perform) \
+    X(curl_multi_poll) \
+    X(curl_multi_remove_handle) \
+    X(curl_multi_setopt) \
+    X(curl_multi_wakeup) \
     X(curl_share_init) \
     X(curl_share_setopt) \
     X(curl_slist_append) \
@@ -45,6 +54,7 @@ const floe_lazy_curl_fns *floe_lazy_curl_table(void);
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_share_setopt
+#undef curl_multi_setopt
 #define curl_easy_cleanup (floe_lazy_curl_table()->curl_easy_cleanup)
 #define curl_easy_escape (floe_lazy_curl_table()->curl_easy_escape)
 #define curl_easy_getinfo (floe_lazy_curl_table()->curl_easy_getinfo)
@@ -55,6 +65,15 @@ const floe_lazy_curl_fns *floe_lazy_curl_table(void);
 #define curl_easy_strerror (floe_lazy_curl_table()->curl_easy_strerror)
 #define curl_free (floe_lazy_curl_table()->curl_free)
 #define curl_global_init (floe_lazy_curl_table()->curl_global_init)
+#define curl_multi_add_handle (floe_lazy_curl_table()->curl_multi_add_handle)
+#define curl_multi_cleanup (floe_lazy_curl_table()->curl_multi_cleanup)
+#define curl_multi_info_read (floe_lazy_curl_table()->curl_multi_info_read)
+#define curl_multi_init (floe_lazy_curl_table()->curl_multi_init)
+#define curl_multi_perform (floe_lazy_curl_table()->curl_multi_perform)
+#define curl_multi_poll (floe_lazy_curl_table()->curl_multi_poll)
+#define curl_multi_remove_handle (floe_lazy_curl_table()->curl_multi_remove_handle)
+#define curl_multi_setopt (floe_lazy_curl_table()->curl_multi_setopt)
+#define curl_multi_wakeup (floe_lazy_curl_table()->curl_multi_wakeup)
 #define curl_share_init (floe_lazy_curl_table()->curl_share_init)
 #define curl_share_setopt (floe_lazy_curl_table()->curl_share_setopt)
 #define curl_slist_append (floe_lazy_curl_table()->curl_slist_append)

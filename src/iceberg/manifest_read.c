@@ -1248,10 +1248,17 @@ static int reader_new(const char *name, floe_manifest_reader **out, floe_error *
 int floe_manifest_reader_open_mem(const void *p, size_t n, const char *name,
                                   const floe_manifest_read_options *o,
                                   floe_manifest_reader **out, floe_error *err) {
+    return floe_manifest_reader_open_mem_cached(p, n, name, o, NULL, out, err);
+}
+
+int floe_manifest_reader_open_mem_cached(const void *p, size_t n, const char *name,
+                                         const floe_manifest_read_options *o,
+                                         floe_avro_schema_cache *cache,
+                                         floe_manifest_reader **out, floe_error *err) {
     floe_manifest_reader *r;
     FLOE_FORWARD_IF_ERROR(reader_new(name, &r, err));
     floe_avro_reader_options ao = manifest_avro_options(r, o);
-    int rc = floe_avro_reader_open_mem(p, n, &ao, &r->ar, err);
+    int rc = floe_avro_reader_open_mem_cached(p, n, &ao, cache, &r->ar, err);
     if (rc < 0) {
         floe_error_prefix(err, "manifest %s: ", r->name);
     } else {

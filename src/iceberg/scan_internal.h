@@ -29,6 +29,12 @@ int floe_manifest_reader_open_cached(floe_io *io, const char *uri,
                                      const floe_manifest_read_options *o,
                                      floe_avro_schema_cache *cache, floe_manifest_reader **out,
                                      floe_error *err);
+/* floe_manifest_reader_open_mem with a schema cache (NULL: none); p[0..n) must outlive
+ * the reader. name: the manifest's uri, as messages name it. */
+int floe_manifest_reader_open_mem_cached(const void *p, size_t n, const char *name,
+                                         const floe_manifest_read_options *o,
+                                         floe_avro_schema_cache *cache,
+                                         floe_manifest_reader **out, floe_error *err);
 
 /* Parse canonical text of a primitive value of field f's type. "null" gives a null value.
  * Decoded bytes (strings with escapes, hex) live in arena; others borrow p. Numbers of a

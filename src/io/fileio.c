@@ -468,6 +468,14 @@ int floe_input_open_sequential(floe_io *io, const char *uri, floe_input **out,
     return input_open(io, uri, true, out, err);
 }
 
+int floe_io_fetcher_new(floe_io *io, const char *uri, size_t inflight, floe_io_fetcher **out,
+                        floe_error *err) {
+    io = floe_io_resolve(io);
+    if (backend_of(io, uri) != &floe_s3_backend)
+        return 1;
+    return floe_s3_fetcher_new(io, inflight ? inflight : 1, out, err);
+}
+
 int64_t floe_input_size(const floe_input *in) { return in->be->input_size(in->obj); }
 
 const char *floe_input_uri(const floe_input *in) { return in->be->input_uri(in->obj); }

@@ -21,6 +21,9 @@ int floe_s3_build_target(const struct floe_s3_config *cfg, const char *bucket,
                          const char *key, char **base_url, char **host, char **path,
                          floe_error *err);
 
+/* floe_io_fetcher_new for an s3:// uri's context. */
+int floe_s3_fetcher_new(floe_io *io, size_t inflight, floe_io_fetcher **out, floe_error *err);
+
 /* ---------------------------------------------------------------------------------------
  * Configuration of a context's object storage, resolved from its floe_io_options.
  * ------------------------------------------------------------------------------------- */

@@ -989,6 +989,35 @@ static char *plan_over(floe_table *t, floe_io *pio, int n, floe_io_stats *st, in
     return (char *)b.data;
 }
 
+/* Threads of this process now (/proc/self/status), -1 when it cannot tell. */
+static int threads_now(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "Threads:", 8))
+            n = atoi(line + 8);
+    fclose(f);
+    return n;
+}
+
+typedef struct stream_seen {
+    floe_buf b;
+    int threads_max;
+} stream_seen;
+
+static int stream_task(void *ctx, const floe_scan_task *t, floe_error *err) {
+    (void)err;
+    stream_seen *s = ctx;
+    int n = threads_now();
+    if (n > s->threads_max)
+        s->threads_max = n;
+    floe_buf_printf(&s->b, "%s\n", t->file->file_path);
+    return 0;
+}
+
 TEST(test_plan_over_s3) {
     unsetenv("AWS_ENDPOINT_URL_S3");
     store_side s = {.io = static_io(sig_srv.port, AK, SK)};
@@ -1020,12 +1049,45 @@ TEST(test_plan_over_s3) {
          * and a second plan with as many threads finds them all open (libcurl's default
          * cache of 5 closed the others after each request) */
         int64_t opened = sig_stat(sig_srv.port, "connections") - conns;
-        int64_t most = i == 1 ? 1 : (threads[i] ? threads[i] : 32) + 1;
+        /* default: up to 64 GETs in flight, here one per manifest */
+        int64_t most = i == 1 ? 1 : (threads[i] ? threads[i] : PLAN_MANIFESTS) + 1;
         if (opened > most)
             harness_fail(__FILE__, __LINE__, "plan %zu (%d threads): %" PRId64 " connections "
                          "opened for %" PRId64 " requests, at most %" PRId64 " expected", i,
                          threads[i], opened, st.get_requests, most);
         free(many);
+    }
+
+    /* the requests wait on one fetch thread, not a thread each: the planner and that
+     * thread while the plan streams (16 and 17 threads before, with 16 and 32 of them) */
+    int with_threads[] = {16, 0};
+    for (size_t i = 0; i < sizeof with_threads / sizeof with_threads[0]; i++) {
+        stream_seen seen = {.threads_max = 0};
+        floe_buf_init(&seen.b, 0);
+        int before = threads_now();
+        floe_scan_options so = {.manifest_threads = with_threads[i]};
+        floe_scan_plan *p = NULL;
+        floe_error_clear(&err);
+        CHECK_OK(floe_scan_plan_stream(s.t, &so, stream_task, &seen, &p, &err), err);
+        floe_scan_plan_free(p);
+        if (before < 0 || seen.threads_max > before + 1)
+            harness_fail(__FILE__, __LINE__, "manifest_threads %d: %d threads while planning "
+                         "(%d before): one fetch thread expected", with_threads[i],
+                         seen.threads_max, before);
+        /* the same files in the same order as one manifest at a time */
+        floe_buf_append(&seen.b, "", 1);
+        floe_buf paths;
+        floe_buf_init(&paths, 0);
+        for (const char *c = one; *c;) {
+            const char *sp = strchr(c, ' '), *nl = strchr(c, '\n');
+            floe_buf_append(&paths, c, (size_t)(sp - c));
+            floe_buf_append(&paths, "\n", 1);
+            c = nl + 1;
+        }
+        floe_buf_append(&paths, "", 1);
+        CHECK_EQ_STR((const char *)seen.b.data, (const char *)paths.data);
+        floe_buf_free(&paths);
+        floe_buf_free(&seen.b);
     }
 
     /* one manifest's GET fails: the plan's error names it, with any number of threads */
@@ -1057,8 +1119,25 @@ TEST(test_plan_over_s3) {
         if (!strstr(msg, base) || !strstr(msg, "HTTP 400"))
             harness_fail(__FILE__, __LINE__, "%d threads: the error does not name %s: %s",
                          with[i], base, msg);
-        CHECK_EQ_INT(injected("400"), 1);
+        /* with threads, the fetch thread's one attempt failed and the manifest was read
+         * again the ordinary way, whose error this is */
+        CHECK_EQ_INT(injected("400"), with[i] == 1 ? 1 : 2);
         free(msg);
+    }
+    /* a GET that fails once (a 500, a truncated body): the manifest is read again, the
+     * plan is the same */
+    const char *once[] = {"500", "truncate"};
+    for (size_t i = 0; i < sizeof once / sizeof once[0]; i++) {
+        snprintf(rule, sizeof rule, "[{\"mode\":\"%s\",\"count\":1,\"method\":\"GET\","
+                 "\"match\":\"%s\"}]", once[i], base);
+        faults(rule);
+        int before = injected(once[i]);
+        char *again = plan_over(f.t, f.io, 0, &st, &rc, &err);
+        CHECK_OK(rc, err);
+        CHECK_EQ_STR(again, one);
+        CHECK_EQ_INT(injected(once[i]) - (before > 0 ? before : 0), 1);
+        CHECK_EQ_INT(st.get_requests, PLAN_MANIFESTS + 2);
+        free(again);
     }
     faults("[]");
     char *after = plan_over(f.t, f.io, 0, &st, &rc, &err);
