@@ -22,12 +22,7 @@ seq 400 > "$tmp/junk.bad"
 mock_start 3
 mock topic events 4
 cat > "$tmp/a.conf" <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = a
-wal_dir = $tmp/wal-a
-maintain = false
+$(server_section a)
 [table shop.events]
 schema = $tmp/schema.json
 [source kafka events]

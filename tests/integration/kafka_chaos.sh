@@ -27,12 +27,7 @@ codecs=(none lz4 zstd snappy gzip lz4 zstd none)
 
 conf() {
   cat > "$tmp/$1.conf" <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = $1
-wal_dir = $tmp/wal-$1
-maintain = false
+$(server_section "$1")
 [table shop.events]
 schema = $tmp/schema.json
 partition = event_type

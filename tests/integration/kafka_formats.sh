@@ -50,12 +50,7 @@ mock_start 3
 mock topic events 6
 mock produce events "$tmp/msgs.ndjson" snappy
 cat > "$tmp/a.conf" <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = a
-wal_dir = $tmp/wal-a
-maintain = false
+$(server_section a)
 [table shop.tagged]
 schema = $tmp/schema.json
 [source kafka arr]

@@ -24,12 +24,7 @@ mock_start 3
 mock topic ta 3
 mock topic tb 3
 cat > "$tmp/a.conf" <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = a
-wal_dir = $tmp/wal-a
-maintain = false
+$(server_section a)
 [table shop.ta]
 schema = $tmp/schema.json
 [table shop.tb]

@@ -41,12 +41,7 @@ mock produce events "$tmp/ev1.ndjson" gzip
 conf() { # conf NODE
   {
     cat <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = $1
-wal_dir = $tmp/wal-$1
-maintain = false
+$(server_section "$1")
 [source kafka route]
 bootstrap.servers = $bootstrap
 topics = events

@@ -33,12 +33,7 @@ PY
 mock_start 3
 {
   cat <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = a
-wal_dir = $tmp/wal-a
-maintain = false
+$(server_section a)
 [source kafka magic]
 bootstrap.servers = $bootstrap
 topics = m-gz, m-zs, m-lz

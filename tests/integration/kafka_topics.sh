@@ -22,12 +22,7 @@ mock_start 3
 mock topic ev-gzip 3
 {
   cat <<CONF
-[server]
-listen = 127.0.0.1:0
-warehouse = $tmp/wh
-node_id = a
-wal_dir = $tmp/wal-a
-maintain = false
+$(server_section a)
 [source kafka raw]
 bootstrap.servers = $bootstrap
 topics = ^ev-.*
