@@ -199,6 +199,8 @@ typedef struct floe_server_config {
                                  (60 s; 300 ms .. 24 h) */
     char *staging_dir;       /* local folder where the compactor stages landing files of a
                                 remote warehouse (NULL: /tmp) */
+    int64_t kafka_test_commit_pause_ms; /* tests only: each commit of a Kafka source waits
+                                this long between its conversion and its append (0) */
     floe_sql_options sql;    /* options of the catalog database's connections */
     floe_s3_properties s3;   /* [server] s3.* keys, as the file gave them: the program
                                 builds io from them (floe_io_options_apply_s3, under the

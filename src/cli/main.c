@@ -309,6 +309,11 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
     int64_t lease = env_ms("FLOE_COMPACT_LEASE_MS");
     if (lease >= 300 && lease <= 24LL * 3600 * 1000)
         cfg->compact_lease_ms = lease;
+    /* tests only: FLOE_TEST_KAFKA_COMMIT_PAUSE_MS=N (1..60000) holds each Kafka commit N ms
+     * after its conversion, so a test can act while a batch commits (kafka_pipeline.sh) */
+    int64_t pause = env_ms("FLOE_TEST_KAFKA_COMMIT_PAUSE_MS");
+    if (pause > 0 && pause <= 60000)
+        cfg->kafka_test_commit_pause_ms = pause;
     const char *tmp = getenv("TMPDIR");
     if (tmp && *tmp && strlen(tmp) < 400 &&
         floe_io_options_set(&cfg->staging_dir, tmp, err) < 0)

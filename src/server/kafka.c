@@ -39,6 +39,22 @@
  *   revoked (rebalance): committed first; if that fails, dropped (the next owner resumes
  *                        from the table's offset): never both.
  *
+ * Pipelining: a table's batch that is due is sealed (seal(): its spool, and each
+ * partition's first offset, the offset its fence expects and its position, as they are
+ * at that moment) and committed on a thread of its own (commit_batch), while the consumer
+ * thread goes on taking messages into the table's next, open batch. The commit writes the
+ * positions of the seal, so the offsets in the table always end exactly where the events
+ * in it end; what was taken since is in the open batch, consumed again after a crash.
+ * One batch of the source commits at a time, and a table's open batch is sealed only
+ * once its sealed one is gone, so each commit's fence expects the offsets the commit
+ * before it wrote. Its outcome is applied on the consumer thread (finish()): committed,
+ * the partitions' offsets become the seal's; fenced or unknown, the sealed and the open
+ * batch are dropped and the partitions seek back to the table's offsets; failed, the
+ * sealed batch is kept and retried (the open one keeps growing, under the budget). A
+ * rebalance, a flush and the stop first wait for the batch committing (drain()), so a
+ * revoked partition's batch is committed while the partition is still this consumer's,
+ * or dropped, before the callback returns; at max_buffered_bytes the consumer waits too.
+ *
  * The quarantine of a topic-partition's batch is one file, named by the offset of the
  * batch's first message, published only once the batch is committed: written under a
  * pending name carrying the batch's id (which the commit also writes, per partition, as
@@ -103,6 +119,8 @@ typedef struct kf_qrec {
     size_t n;
 } kf_qrec;
 
+struct kf_batch;
+
 typedef struct kf_table {
     char *name;
     int fd;                 /* the spool: an anonymous memory file (memfd), -1 = none yet */
@@ -117,6 +135,11 @@ typedef struct kf_table {
     int failures;
     char *refused;          /* routed by a field: why the table cannot take records (it
                                does not exist and is neither configured nor auto_create) */
+    struct kf_batch *sealed; /* the batch sealed for a commit: converting and committing
+                               (srv_kafka.inflight), or kept after a failed commit; the
+                               batch above (the open one) is sealed only once it is gone */
+    kf_line *spare_lines;   /* a committed batch's line array, for the next open batch */
+    size_t spare_cap;
 } kf_table;
 
 /* Tables one source may route to by a field; records naming more go to the quarantine. */
@@ -125,8 +148,9 @@ enum { KF_MAX_ROUTED_TABLES = 1000 };
 /* A partition's share of one table's batch. */
 typedef struct kf_pt {
     uint32_t tbl;           /* index into srv_kafka.tables */
-    int64_t first;          /* offset of the batch's first message taken into the table
-                               (-1: none since the table's last commit) */
+    int64_t first;          /* offset of the open batch's first message taken into the
+                               table (-1: none since the table's last seal) */
+    int64_t sealed_first;   /* the same of the table's sealed batch (-1: none) */
     int64_t committed;      /* the table's offset of the partition (-1: none) */
     int64_t bytes;          /* spool bytes of the batch from this partition */
 } kf_pt;
@@ -156,6 +180,9 @@ typedef struct srv_kafka {
     int64_t commit_bytes, commit_interval_ms, max_buffered;
     char *spool_dir;
     rd_kafka_t *rk;
+    struct kf_batch *inflight; /* the sealed batch being committed on its own thread */
+    uint32_t next_table;    /* where commit_due looks first (round robin) */
+    int64_t test_pause_ms;  /* tests: each commit waits this long before its append */
     bool sticky;            /* the strategy is cooperative-sticky (see sticky_wait) */
     _Atomic bool assigned_once; /* an assignment came (the assignor's state is set) */
     bool keep_rk;           /* rk is closed, not destroyed (see the end of kafka_main) */
@@ -177,9 +204,43 @@ typedef struct srv_kafka {
     char flush_err[FLOE_ERROR_MSG_MAX];
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
-        fenced, rebalances, commit_us, revoked_dropped, skipped, pauses;
+        fenced, rebalances, commit_us, revoked_dropped, skipped, pauses, pipelined, overlapped;
     _Atomic int64_t buffered, buffered_peak, paused_parts;
 } srv_kafka;
+
+/* A partition's share of a sealed batch, as it was when the batch was sealed. */
+typedef struct kf_bpart {
+    size_t pidx;            /* index into srv_kafka.parts (kf_line.part, kf_qrec.part) */
+    int64_t first;          /* offset of the batch's first message of the partition */
+    int64_t expect;         /* the table's offset the batch's fence expects (-1: none) */
+    int64_t next;           /* the offset after the batch's last message of it: the
+                               table's offset once the batch is committed */
+    int64_t floor;          /* routed by a field: part_floor at the seal */
+} kf_bpart;
+
+/* A table's batch sealed for its commit (see "Pipelining" at the top): the spool and each
+ * partition's offsets as they were at the seal; messages taken after it go to the table's
+ * next (open) batch. Committed by commit_batch, on its own thread (srv_kafka.inflight)
+ * or on the consumer thread; its outcome applied by finish() on the consumer thread. */
+typedef struct kf_batch {
+    srv_kafka *k;
+    uint32_t tbl;
+    char *table;            /* the table's name (the worker does not read k->tables) */
+    int fd;                 /* the spool (memfd), -1 = none */
+    int64_t bytes;
+    kf_line *lines;
+    size_t nlines, lines_cap;
+    kf_qrec *qrecs;
+    size_t nq;
+    kf_part **ps;           /* the batch's partitions (topic and number: never change) */
+    kf_bpart *bp;
+    size_t n;
+    int rc;                 /* the commit's outcome (commit_batch) */
+    floe_error err;
+    pthread_t thr;
+    bool thread;            /* committing on thr */
+    _Atomic bool done;      /* commit_batch returned */
+} kf_batch;
 
 /* ---- configuration ----------------------------------------------------------------- */
 
@@ -462,18 +523,26 @@ static kf_pt *pt_add(kf_part *p, uint32_t ti, int64_t committed) {
     kf_pt *pt = &p->pts[p->npts++];
     pt->tbl = ti;
     pt->first = -1;
+    pt->sealed_first = -1;
     pt->committed = committed;
     pt->bytes = 0;
     return pt;
 }
 
 /* The lowest offset of p not yet committed to every table, with table `except` taken as
- * committed up to p's position (the floor written with its commit). */
+ * committed up to p's position (the floor written with its commit): the first offset of
+ * every other table's batches from p, sealed (perhaps committing now) or open. */
 static int64_t part_floor(const kf_part *p, uint32_t except) {
     int64_t f = atomic_load(&p->next);
-    for (size_t i = 0; i < p->npts; i++)
-        if (p->pts[i].tbl != except && p->pts[i].first >= 0 && p->pts[i].first < f)
-            f = p->pts[i].first;
+    for (size_t i = 0; i < p->npts; i++) {
+        const kf_pt *pt = &p->pts[i];
+        if (pt->tbl == except)
+            continue;
+        if (pt->first >= 0 && pt->first < f)
+            f = pt->first;
+        if (pt->sealed_first >= 0 && pt->sealed_first < f)
+            f = pt->sealed_first;
+    }
     return f;
 }
 
@@ -753,14 +822,52 @@ done:
 
 /* ---- the spool -------------------------------------------------------------------- */
 
+static void qrecs_free(kf_qrec *q, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        floe_free(q[i].reason);
+        floe_free(q[i].rec);
+    }
+}
+
+/* Frees sealed batch b (not committing) and the memory it held; its line array is kept
+ * for the table's next batch. */
+static void batch_free(srv_kafka *k, kf_batch *b) {
+    if (!b)
+        return;
+    kf_table *t = &k->tables[b->tbl];
+    if (b->fd >= 0)
+        close(b->fd);
+    atomic_fetch_sub(&k->buffered, b->bytes);
+    if (!t->spare_lines && b->lines) {
+        t->spare_lines = b->lines;
+        t->spare_cap = b->lines_cap;
+    } else {
+        floe_free(b->lines);
+    }
+    qrecs_free(b->qrecs, b->nq);
+    floe_free(b->qrecs);
+    floe_free(b->ps);
+    floe_free(b->bp);
+    floe_free(b->table);
+    floe_free(b);
+}
+
+/* Drops table ti's open batch, and its sealed one unless that is committing now. */
 static void batch_reset(srv_kafka *k, uint32_t ti) {
     kf_table *t = &k->tables[ti];
+    bool drop_sealed = t->sealed && t->sealed != k->inflight;
     for (size_t i = 0; i < k->nparts; i++) {
         kf_pt *pt = pt_find(k->parts[i], ti);
         if (pt) {
             pt->first = -1;
             pt->bytes = 0;
+            if (drop_sealed)
+                pt->sealed_first = -1;
         }
+    }
+    if (drop_sealed) {
+        batch_free(k, t->sealed);
+        t->sealed = NULL;
     }
     if (t->fd >= 0) {
         close(t->fd); /* frees the memory */
@@ -772,10 +879,7 @@ static void batch_reset(srv_kafka *k, uint32_t ti) {
     atomic_fetch_sub(&k->buffered, t->bytes);
     t->bytes = 0;
     t->nlines = 0;
-    for (size_t i = 0; i < t->nq; i++) {
-        floe_free(t->qrecs[i].reason);
-        floe_free(t->qrecs[i].rec);
-    }
+    qrecs_free(t->qrecs, t->nq);
     t->nq = 0;
     t->first_ns = 0;
 }
@@ -1266,6 +1370,8 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
         return rc;
     atomic_store(&p->next, m->offset + 1);
     atomic_fetch_add(&k->consumed, 1);
+    if (k->inflight)
+        atomic_fetch_add(&k->overlapped, 1);
     int64_t b = atomic_load(&k->buffered);
     if (b > atomic_load(&k->buffered_peak))
         atomic_store(&k->buffered_peak, b);
@@ -1299,15 +1405,15 @@ static int fence_check(void *ctx, const floe_table_metadata *base, floe_error *e
     return 0;
 }
 
-static void kafka_commit_offsets(srv_kafka *k, kf_part **ps, size_t n) {
-    if (n == 0)
+static void kafka_commit_offsets(srv_kafka *k, const kf_batch *b) {
+    if (b->n == 0)
         return;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)n);
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)b->n);
     if (!l)
         return;
-    for (size_t i = 0; i < n; i++)
-        rd_kafka_topic_partition_list_add(l, ps[i]->topic, ps[i]->partition)->offset =
-            atomic_load(&ps[i]->committed);
+    for (size_t i = 0; i < b->n; i++)
+        rd_kafka_topic_partition_list_add(l, b->ps[i]->topic, b->ps[i]->partition)->offset =
+            atomic_load(&b->ps[i]->committed);
     /* lag monitoring only: the table holds the offsets that count */
     rd_kafka_commit(k->rk, l, 1);
     rd_kafka_topic_partition_list_destroy(l);
@@ -1343,6 +1449,8 @@ static void reseek(srv_kafka *k, uint32_t ti) {
                 from = pt->committed;
             if (pt->first >= 0 && (from < 0 || pt->first < from))
                 from = pt->first;
+            if (pt->sealed_first >= 0 && (from < 0 || pt->sealed_first < from))
+                from = pt->sealed_first;
         }
         off[i] = from;
     }
@@ -1385,43 +1493,74 @@ done:
     floe_free(off);
 }
 
-/* The partitions of table ti's batch: the assigned partitions holding records of it. */
-typedef struct kf_batch_parts {
-    kf_part **ps;
-    kf_pt **pts;     /* each partition's state for the table */
-    int64_t *floors; /* part_floor of each */
-    size_t n;
-} kf_batch_parts;
-
-static void batch_parts_free(kf_batch_parts *bp) {
-    floe_free(bp->ps);
-    floe_free(bp->pts);
-    floe_free(bp->floors);
-    memset(bp, 0, sizeof *bp);
-}
-
-static int batch_parts_get(srv_kafka *k, uint32_t ti, kf_batch_parts *bp, floe_error *err) {
+/* Seals table ti's open batch for its commit (*out NULL: nothing to commit): the spool,
+ * its lines and rejects, and for each assigned partition holding records of it, its first
+ * offset, the table's offset its fence expects, its position (the offset the commit
+ * writes) and its floor, as they are now; the table starts a new open batch. Consumer
+ * thread; the table has no sealed batch. */
+static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
+    kf_table *t = &k->tables[ti];
+    *out = NULL;
     size_t n = 0;
     for (size_t i = 0; i < k->nparts; i++) {
         kf_pt *pt = pt_find(k->parts[i], ti);
         if (k->parts[i]->assigned && pt && pt->first >= 0)
             n++;
     }
-    memset(bp, 0, sizeof *bp);
-    if (!(bp->ps = floe_calloc(n ? n : 1, sizeof *bp->ps)) ||
-        !(bp->pts = floe_calloc(n ? n : 1, sizeof *bp->pts)) ||
-        !(bp->floors = floe_calloc(n ? n : 1, sizeof *bp->floors))) {
-        batch_parts_free(bp);
+    if (n == 0 && t->nlines == 0 && t->nq == 0)
+        return 0;
+    FLOE_FORWARD_IF_ERROR(spool_flush(t, err));
+    kf_batch *b = floe_calloc(1, sizeof *b);
+    if (!b || !(b->table = floe_strdup(t->name)) ||
+        !(b->ps = floe_calloc(n ? n : 1, sizeof *b->ps)) ||
+        !(b->bp = floe_calloc(n ? n : 1, sizeof *b->bp))) {
+        if (b) {
+            floe_free(b->table);
+            floe_free(b->ps);
+            floe_free(b);
+        }
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
+    b->k = k;
+    b->tbl = ti;
     for (size_t i = 0; i < k->nparts; i++) {
-        kf_pt *pt = pt_find(k->parts[i], ti);
-        if (k->parts[i]->assigned && pt && pt->first >= 0) {
-            bp->floors[bp->n] = part_floor(k->parts[i], ti);
-            bp->pts[bp->n] = pt;
-            bp->ps[bp->n++] = k->parts[i];
-        }
+        kf_part *p = k->parts[i];
+        kf_pt *pt = pt_find(p, ti);
+        if (!p->assigned || !pt || pt->first < 0)
+            continue;
+        kf_bpart *x = &b->bp[b->n];
+        x->pidx = i;
+        x->first = pt->first;
+        x->expect = pt->committed;
+        x->next = atomic_load(&p->next);
+        x->floor = part_floor(p, ti);
+        b->ps[b->n++] = p;
     }
+    for (size_t i = 0; i < b->n; i++) {
+        kf_pt *pt = pt_find(b->ps[i], ti);
+        pt->sealed_first = pt->first;
+        pt->first = -1;
+        pt->bytes = 0;
+    }
+    b->fd = t->fd;
+    b->bytes = t->bytes;
+    b->lines = t->lines;
+    b->nlines = t->nlines;
+    b->lines_cap = t->lines_cap;
+    b->qrecs = t->qrecs;
+    b->nq = t->nq;
+    t->fd = -1;
+    t->bytes = 0;
+    t->lines = t->spare_lines;
+    t->lines_cap = t->spare_cap;
+    t->spare_lines = NULL;
+    t->spare_cap = 0;
+    t->nlines = 0;
+    t->qrecs = NULL;
+    t->nq = t->q_cap = 0;
+    t->first_ns = 0;
+    t->sealed = b;
+    *out = b;
     return 0;
 }
 
@@ -1467,8 +1606,8 @@ static void qfiles_free(kf_qfiles *q, bool keep) {
 }
 
 /* The batch's rejects, by partition, into pending files (see settle()) listed in qf. */
-static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const uint8_t *map,
-                            size_t mapn, const kf_batch_parts *bp, const char *batch,
+static int write_quarantine(srv_kafka *k, const kf_batch *t, const char *tmp_q,
+                            const uint8_t *map, size_t mapn, const char *batch,
                             kf_qfiles *qf, floe_error *err) {
     qitem *items = NULL;
     size_t ni = 0, cap = 0;
@@ -1555,18 +1694,16 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
     }
     if (ni)
         qsort(items, ni, sizeof *items, qitem_cmp);
-    if (ni && !(qf->f = floe_calloc(bp->n, sizeof *qf->f)))
+    if (ni && !(qf->f = floe_calloc(t->n, sizeof *qf->f)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (ni && !(dir = pending_dir(k, t->name)))
+    if (ni && !(dir = pending_dir(k, t->table)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (ni)
         FLOE_CHECK(floe_io_mkdirs(k->s->cfg.io, dir, err));
     size_t at = 0;
-    for (size_t j = 0; j < bp->n && at < ni; j++) {
-        kf_part *p = bp->ps[j];
-        size_t pi = 0;
-        if (!part_find(k, p->topic, p->partition, &pi))
-            continue; /* cannot be: bp holds known partitions */
+    for (size_t j = 0; j < t->n && at < ni; j++) {
+        kf_part *p = t->ps[j];
+        size_t pi = t->bp[j].pidx;
         while (at < ni && items[at].part < pi)
             at++;
         size_t from = at;
@@ -1575,10 +1712,10 @@ static int write_quarantine(srv_kafka *k, kf_table *t, const char *tmp_q, const 
         if (at == from)
             continue;
         kf_qfile *qo = &qf->f[qf->n];
-        qo->final = published_name(k, t->name, p->topic, (int)p->partition, bp->pts[j]->first);
+        qo->final = published_name(k, t->table, p->topic, (int)p->partition, t->bp[j].first);
         qo->tmp = floe_asprintf("%s/%s+%d+%lld+%lld+%s.ndjson", dir, p->topic,
-                               (int)p->partition, (long long)bp->pts[j]->first,
-                               (long long)bp->pts[j]->committed, batch);
+                               (int)p->partition, (long long)t->bp[j].first,
+                               (long long)t->bp[j].expect, batch);
         char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
         if (!qo->final || !qo->tmp || !source) {
             floe_free(qo->final);
@@ -1615,7 +1752,7 @@ done:
 
 /* Convert table t's spool into Parquet files under the job's folder (named with prefix;
  * rejected records to tmp_q), listed in fc; on failure the files written are deleted. */
-static int convert_spool(srv_kafka *k, const kf_table *t, const uint8_t *map, size_t mapn,
+static int convert_spool(srv_kafka *k, const kf_batch *t, const uint8_t *map, size_t mapn,
                          const srv_job_table *jt, floe_schema_mode mode, const char *prefix,
                          const char *tmp_q, srv_files *fc, floe_convert_result *res,
                          floe_error *err) {
@@ -1625,7 +1762,7 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const uint8_t *map, si
     co.io = s->cfg.io;
     co.schema = jt->schema;
     co.write = jt->write;
-    co.threads = 2; /* the consumer waits for the commit: both cores convert */
+    co.threads = 2; /* both cores (the consumer takes the next batch meanwhile) */
     co.shred.max_record = (size_t)s->cfg.max_record;
     /* evolve: the table took the spool's new fields before this; a field it could not
      * take (an empty key, a value of no type) sends its record to the quarantine with the
@@ -1642,7 +1779,7 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const uint8_t *map, si
      * spool) */
     co.input_mem = map;
     co.input_mem_len = mapn;
-    char *inp = floe_asprintf("kafka spool of %s", t->name);
+    char *inp = floe_asprintf("kafka spool of %s", t->table);
     if (!inp)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = floe_convert((const char *const *)&inp, 1, &co, res, err);
@@ -1657,7 +1794,7 @@ static int convert_spool(srv_kafka *k, const kf_table *t, const uint8_t *map, si
  * offset in the table is still the one the batch starts from. *files_kept: the commit's
  * outcome is unknown, so the files must stay. */
 static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
-                        const kf_batch_parts *bp, const char *batch,
+                        const kf_batch *bp, const char *batch,
                         floe_append_result *ares, bool *files_kept, floe_error *err) {
     fence fe = {0};
     floe_append *a = NULL;
@@ -1677,10 +1814,9 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
         char v[24];
         if (!(fe.keys[i] = offset_key(k, p)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        fe.expect[i] = bp->pts[i]->committed;
+        fe.expect[i] = bp->bp[i].expect;
         fe.n++;
-        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, atomic_load(&p->next)),
-                                            err));
+        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, bp->bp[i].next), err));
         char *bk = batch_key(k, p);
         if (!bk)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -1692,7 +1828,7 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
             char *fk = floor_key(k, p);
             if (!fk)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            rc = floe_append_set_property(a, fk, srv_i64(v, bp->floors[i]), err);
+            rc = floe_append_set_property(a, fk, srv_i64(v, bp->bp[i].floor), err);
             floe_free(fk);
             if (rc < 0)
                 goto done;
@@ -1700,7 +1836,7 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
         if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
             floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
             floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
-                            (long long)bp->pts[i]->first, (long long)atomic_load(&p->next)) < 0)
+                            (long long)bp->bp[i].first, (long long)bp->bp[i].next) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
@@ -1723,53 +1859,16 @@ done:
     return rc;
 }
 
-/* After a commit of table ti's batch: committed (rc 0), the partitions' offsets are
- * committed to Kafka and the batch starts over; fenced or of unknown outcome, the batch is
- * dropped (*dropped) and its partitions seek back to the table's offsets; otherwise it is
- * kept for a retry after a back-off. */
-static void commit_outcome(srv_kafka *k, uint32_t ti, int rc, const kf_batch_parts *bp,
-                           bool *dropped) {
-    kf_table *t = &k->tables[ti];
-    if (rc == 0) {
-        kafka_commit_offsets(k, bp->ps, bp->n);
-        batch_reset(k, ti);
-        t->failures = 0;
-        return;
-    }
-    atomic_fetch_add(&k->commit_failures, 1);
-    atomic_fetch_add(&k->s->m.commit_failures, 1);
-    if (rc == FLOE_ECANCELLED || rc == FLOE_EUNKNOWN_STATE) {
-        /* fenced, or the outcome is unknown: the table says where to resume */
-        if (rc == FLOE_ECANCELLED)
-            atomic_fetch_add(&k->fenced, 1);
-        *dropped = true;
-        reseek(k, ti);
-    } else {
-        t->failures++;
-        int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
-        t->retry_at_ns = floe_now_ns() + backoff * 1000000;
-    }
-}
-
-/* Commit table ti's batch (see the top): read the table's job settings (evolving its
- * schema first in evolve mode), convert the spool, quarantine what was rejected, append
- * the files and the offsets in one commit. 0 = committed or nothing to do; < 0 = not
- * committed: *dropped says whether the batch was dropped (its partitions seek back to
- * the table's offsets) or kept for a retry. */
-static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *err) {
+/* Commit sealed batch b (see the top): read the table's job settings (evolving its schema
+ * first in evolve mode), convert the spool, quarantine what was rejected, append the
+ * files and the offsets in one commit. Sets b->rc (0 = committed) and b->err. Runs on the
+ * batch's own thread while the consumer takes the next batch, or on the consumer thread:
+ * it reads only b, the partitions' names and the server's shared state (catalog under
+ * cat_mu, srv_table), and changes nothing of the source but its counters. */
+static void commit_batch(srv_kafka *k, kf_batch *b) {
     floe_server *s = k->s;
-    kf_table *t = &k->tables[ti];
-    *dropped = false;
-    kf_batch_parts bp;
-    int rc = batch_parts_get(k, ti, &bp, err);
-    if (rc < 0) {
-        commit_outcome(k, ti, rc, &bp, dropped);
-        return rc;
-    }
-    if (bp.n == 0 && t->nlines == 0 && t->nq == 0) {
-        batch_parts_free(&bp);
-        return 0;
-    }
+    floe_error *err = &b->err;
+    floe_error_clear(err);
     int64_t t0 = floe_now_ns();
     srv_job_table jt;
     memset(&jt, 0, sizeof jt);
@@ -1786,21 +1885,21 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
     kf_qfiles qf = {0};
-    FLOE_CHECK(spool_flush(t, err));
-    if (t->bytes > 0) {
-        map = mmap(NULL, (size_t)t->bytes, PROT_READ, MAP_SHARED, t->fd, 0);
+    int rc = 0;
+    if (b->bytes > 0) {
+        map = mmap(NULL, (size_t)b->bytes, PROT_READ, MAP_SHARED, b->fd, 0);
         if (map == MAP_FAILED) {
             map = NULL;
-            FLOE_FAIL(err, FLOE_EIO, "kafka spool of %s: mmap: %s", t->name, strerror(errno));
+            FLOE_FAIL(err, FLOE_EIO, "kafka spool of %s: mmap: %s", b->table, strerror(errno));
         }
-        mapn = (size_t)t->bytes;
+        mapn = (size_t)b->bytes;
 #ifdef MADV_POPULATE_READ
         /* the memory file's pages mapped in one call, not a fault each as they are read */
         (void)madvise(map, mapn, MADV_POPULATE_READ);
 #endif
     }
     srv_table *st = NULL;
-    FLOE_CHECK(srv_table_get(s, t->name, map, mapn < (1u << 20) ? mapn : (1u << 20), &st,
+    FLOE_CHECK(srv_table_get(s, b->table, map, mapn < (1u << 20) ? mapn : (1u << 20), &st,
                              err));
     floe_schema_mode mode = srv_table_mode(s, st);
     if (mode == FLOE_SCHEMA_EVOLVE && mapn) {
@@ -1808,11 +1907,11 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         floe_error_clear(&e2);
         if (srv_table_evolve(s, st, map, mapn, false, &e2) < 0)
             floe_log(FLOE_LOG_WARN, "kafka %s: table %s: schema evolution failed: %s",
-                     k->name, t->name, e2.msg);
+                     k->name, b->table, e2.msg);
     }
-    int64_t target = srv_configured_target(s, t->name);
-    const char *dot = strrchr(t->name, '.');
-    if (!(ns = floe_strndup(t->name, (size_t)(dot - t->name))))
+    int64_t target = srv_configured_target(s, b->table);
+    const char *dot = strrchr(b->table, '.');
+    if (!(ns = floe_strndup(b->table, (size_t)(dot - b->table))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     pthread_mutex_lock(&s->cat_mu);
     rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
@@ -1827,21 +1926,23 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     /* convert the spool */
     char uuid[37];
     floe_uuid4(uuid); /* the batch's id */
-    tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, t->name, uuid);
+    tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, b->table, uuid);
     prefix = floe_asprintf("kafka-%s-%.8s", k->name, uuid);
     if (!tmp_q || !prefix)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (t->nlines)
-        FLOE_CHECK(convert_spool(k, t, map, mapn, &jt, mode, prefix, tmp_q, &fc, &res, err));
-    FLOE_CHECK(write_quarantine(k, t, tmp_q, map, mapn, &bp, uuid, &qf, err));
+    if (b->nlines)
+        FLOE_CHECK(convert_spool(k, b, map, mapn, &jt, mode, prefix, tmp_q, &fc, &res, err));
+    FLOE_CHECK(write_quarantine(k, b, tmp_q, map, mapn, uuid, &qf, err));
+    if (k->test_pause_ms > 0)
+        usleep((useconds_t)(k->test_pause_ms * 1000));
 
     /* one append: the files and the offsets; the partitions' pending quarantine files
      * settled first, so that a committed batch's is published before its id goes */
     pthread_mutex_lock(&s->cat_mu);
     locked = true;
     FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
-    FLOE_CHECK(settle(k, t->name, floe_table_metadata_get(ft), bp.ps, bp.n, err));
-    FLOE_CHECK(append_batch(k, ft, &fc, &bp, uuid, &ares, &files_kept, err));
+    FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ps, b->n, err));
+    FLOE_CHECK(append_batch(k, ft, &fc, b, uuid, &ares, &files_kept, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): before the partition's next commit, or at
      * its next assignment) */
@@ -1849,7 +1950,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         floe_error e2;
         floe_error_clear(&e2);
         if (pending_publish(qf.f[i].tmp, qf.f[i].final, &e2) < 0)
-            floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, t->name,
+            floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, b->table,
                      e2.msg);
         else
             nquar += qf.f[i].n;
@@ -1860,13 +1961,10 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     atomic_fetch_add(&k->quarantined, (uint64_t)nquar);
     atomic_fetch_add(&k->commits, 1);
     atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
-    for (size_t i = 0; i < bp.n; i++) {
-        bp.pts[i]->committed = atomic_load(&bp.ps[i]->next);
-        atomic_store(&bp.ps[i]->committed, k->route_field ? bp.floors[i] : bp.pts[i]->committed);
-    }
     floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
-             "partitions in snapshot %lld", k->name, t->name, (long long)res.records_out,
-             (long long)nquar, bp.n, (long long)ares.snapshot_id);
+             "partitions in snapshot %lld%s", k->name, b->table, (long long)res.records_out,
+             (long long)nquar, b->n, (long long)ares.snapshot_id,
+             b->thread ? " (pipelined)" : "");
 done:
     if (locked)
         pthread_mutex_unlock(&s->cat_mu);
@@ -1879,7 +1977,6 @@ done:
         unlink(tmp_q);
     /* not committed: the pending files go; of unknown outcome, settle() decides */
     qfiles_free(&qf, rc == 0 || rc == FLOE_EUNKNOWN_STATE);
-    commit_outcome(k, ti, rc, &bp, dropped);
     floe_append_result_reset(&ares);
     srv_files_free(&fc);
     srv_job_table_free(&jt);
@@ -1887,8 +1984,132 @@ done:
     floe_free(tmp_q);
     floe_free(prefix);
     floe_free(ns);
-    batch_parts_free(&bp);
-    return rc;
+    b->rc = rc;
+}
+
+static void *commit_thread(void *arg) {
+    kf_batch *b = arg;
+    srv_thread_name("kafka-commit");
+    commit_batch(b->k, b);
+    atomic_store(&b->done, true);
+    return NULL;
+}
+
+/* Applies the outcome of sealed batch b of table ti (consumer thread; b is no longer
+ * committing). Committed: the partitions' offsets are the ones the batch wrote (their
+ * positions at the seal, not now: what was taken since is in the open batch), Kafka's
+ * committed offsets follow (lag monitoring) and b is freed. Fenced or of unknown outcome:
+ * b and the table's open batch are dropped (*dropped) and the partitions seek back to the
+ * table's offsets (reseek). Otherwise b is kept, retried after a back-off. */
+static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
+    uint32_t ti = b->tbl;
+    kf_table *t = &k->tables[ti];
+    *dropped = false;
+    if (k->inflight == b)
+        k->inflight = NULL;
+    if (b->rc == 0) {
+        for (size_t i = 0; i < b->n; i++) {
+            kf_pt *pt = pt_find(b->ps[i], ti);
+            if (pt) {
+                pt->committed = b->bp[i].next;
+                pt->sealed_first = -1;
+            }
+            atomic_store(&b->ps[i]->committed, k->route_field ? b->bp[i].floor
+                                                              : b->bp[i].next);
+        }
+        kafka_commit_offsets(k, b);
+        t->sealed = NULL;
+        batch_free(k, b);
+        t->failures = 0;
+        t->retry_at_ns = 0;
+        return;
+    }
+    atomic_fetch_add(&k->commit_failures, 1);
+    atomic_fetch_add(&k->s->m.commit_failures, 1);
+    if (b->rc == FLOE_ECANCELLED || b->rc == FLOE_EUNKNOWN_STATE) {
+        /* fenced, or the outcome is unknown: the table says where to resume; b and
+         * what was taken after it are consumed again from there */
+        floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (batch dropped, consumed "
+                 "again from the table's offsets): %s", k->name, t->name, b->err.msg);
+        if (b->rc == FLOE_ECANCELLED)
+            atomic_fetch_add(&k->fenced, 1);
+        *dropped = true;
+        reseek(k, ti); /* drops b with the table's batches */
+        return;
+    }
+    floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s", k->name,
+             t->name, b->err.msg);
+    t->failures++;
+    int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
+    t->retry_at_ns = floe_now_ns() + backoff * 1000000;
+    atomic_store(&b->done, false);
+}
+
+/* Commits sealed batch b on its own thread (the consumer goes on taking messages into the
+ * table's open batch); on the consumer thread when no thread can be made. */
+static void dispatch(srv_kafka *k, kf_batch *b) {
+    k->inflight = b;
+    atomic_store(&b->done, false);
+    b->thread = true; /* before the thread reads it */
+    if (pthread_create(&b->thr, NULL, commit_thread, b) != 0) {
+        b->thread = false;
+        commit_batch(k, b);
+        atomic_store(&b->done, true);
+    }
+}
+
+/* Waits for the batch committing on its own thread, if any, and applies its outcome. */
+static void drain(srv_kafka *k) {
+    kf_batch *b = k->inflight;
+    if (!b)
+        return;
+    if (b->thread)
+        pthread_join(b->thr, NULL);
+    b->thread = false;
+    bool dropped;
+    finish(k, b, &dropped);
+}
+
+/* The same when its commit has returned (never waits). */
+static void poll_inflight(srv_kafka *k) {
+    if (k->inflight && atomic_load(&k->inflight->done))
+        drain(k);
+}
+
+/* Commit table ti's batches now, on the consumer thread (a revocation, a flush, the
+ * stop): the batch committing on its own thread first (whichever table's), then the
+ * table's sealed batch kept after a failure, then its open batch. 0 = committed or
+ * nothing to do; < 0 = not committed: *dropped says whether the batches were dropped
+ * (the partitions seek back to the table's offsets) or kept for a retry. */
+static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *err) {
+    kf_table *t = &k->tables[ti];
+    *dropped = false;
+    drain(k);
+    for (int round = 0; round < 2; round++) {
+        kf_batch *b = t->sealed;
+        bool held = b != NULL;
+        if (!b) {
+            int rc = seal(k, ti, &b, err);
+            if (rc < 0) {
+                t->failures++;
+                t->retry_at_ns = floe_now_ns() + (100LL << (t->failures < 6 ? t->failures
+                                                                                : 6)) * 1000000;
+                return rc;
+            }
+            if (!b)
+                return 0;
+        }
+        commit_batch(k, b);
+        int rc = b->rc;
+        if (rc < 0)
+            *err = b->err;
+        finish(k, b, dropped);
+        if (rc < 0)
+            return rc;
+        if (!held)
+            return 0;
+    }
+    return 0;
 }
 
 /* Fetching paused per partition (memory bound, max_buffered_bytes). A table's batch is
@@ -1898,12 +2119,19 @@ done:
  * partitions feeding those tables pause once the failing tables hold half of the budget,
  * and the others keep flowing, their tables committing in batches of the other half;
  * when the failing tables hold the whole budget (two of them, each at its half), every
- * partition pauses. A partition resumes when its tables commit again. */
+ * partition pauses. A partition resumes when its tables commit again. While a table's
+ * sealed batch commits (pipelining), its open batch grows until the two hold half of the
+ * budget; then the table's partitions pause until the commit ends, so a table whose
+ * commit fails still holds half of the budget at most. */
+static int64_t table_bytes(const kf_table *t) {
+    return t->bytes + (t->sealed ? t->sealed->bytes : 0);
+}
+
 static void update_pauses(srv_kafka *k) {
     int64_t failing = 0;
     for (size_t i = 0; i < k->ntables; i++)
         if (k->tables[i].failures)
-            failing += k->tables[i].bytes;
+            failing += table_bytes(&k->tables[i]);
     bool hold = failing * 2 >= k->max_buffered ||
                 atomic_load(&k->buffered) >= k->max_buffered;
     bool all = failing >= k->max_buffered;
@@ -1914,11 +2142,17 @@ static void update_pauses(srv_kafka *k) {
         if (!p->assigned)
             continue;
         bool want = all;
-        for (size_t j = 0; j < p->npts && !want; j++)
-            want = hold && k->tables[p->pts[j].tbl].failures > 0;
+        for (size_t j = 0; j < p->npts && !want; j++) {
+            const kf_table *t = &k->tables[p->pts[j].tbl];
+            /* a table with a sealed batch (committing, or kept) holds half of the budget
+             * at most, so that one whose commit fails holds no more than it did */
+            want = (hold && t->failures > 0) ||
+                   (t->sealed && table_bytes(t) * 2 >= k->max_buffered);
+        }
         /* a paused partition waits until its tables committed, not just for room */
         for (size_t j = 0; j < p->npts && p->paused && !want; j++)
-            want = k->tables[p->pts[j].tbl].failures > 0 && k->tables[p->pts[j].tbl].bytes;
+            want = k->tables[p->pts[j].tbl].failures > 0 &&
+                   table_bytes(&k->tables[p->pts[j].tbl]) > 0;
         npaused += want;
         if (want == p->paused)
             continue;
@@ -1946,33 +2180,74 @@ static void update_pauses(srv_kafka *k) {
 }
 
 /* Commit every table that is due (all of them with force, or when the budget is reached;
- * a table holding half of the budget is due). */
+ * a table holding half of the budget is due). Without force, one batch at a time commits
+ * on its own thread while the consumer goes on taking messages: a due table's open batch
+ * is sealed and committed there once the batch committing before it (of any table) is
+ * done, a kept batch once its back-off ends; at the budget, the consumer waits for the
+ * batch committing (so the memory stays bounded). With force, every table's batches are
+ * committed before it returns. */
 static int commit_due(srv_kafka *k, bool force, floe_error *err) {
-    int64_t now = floe_now_ns();
     int first_rc = 0;
-    bool over = atomic_load(&k->buffered) >= k->max_buffered;
-    for (uint32_t i = 0; i < k->ntables; i++) {
-        kf_table *t = &k->tables[i];
-        bool due = force || (over && t->bytes) || t->bytes >= k->commit_bytes ||
-                   t->bytes * 2 >= k->max_buffered ||
-                   (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
-        if (!due || (!force && t->retry_at_ns > now))
-            continue;
-        bool dropped;
-        floe_error e2;
-        floe_error_clear(&e2);
-        int rc = commit_table(k, i, &dropped, &e2);
-        if (rc < 0) {
-            floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (%s): %s", k->name, t->name,
-                     dropped ? "batch dropped, consumed again from the table's offsets"
-                             : "kept, retried",
-                     e2.msg);
-            if (first_rc == 0) {
+    if (force) {
+        drain(k);
+        for (uint32_t i = 0; i < k->ntables; i++) {
+            bool dropped;
+            floe_error e2;
+            floe_error_clear(&e2);
+            int rc = commit_table(k, i, &dropped, &e2);
+            if (rc < 0 && first_rc == 0) {
                 first_rc = rc;
                 if (err)
                     *err = e2;
             }
         }
+        update_pauses(k);
+        return first_rc;
+    }
+    poll_inflight(k);
+    for (uint32_t n = 0; n < k->ntables;) {
+        /* at the budget, the batch committing ends first (memory bound) */
+        if (k->inflight && atomic_load(&k->buffered) >= k->max_buffered)
+            drain(k);
+        if (k->inflight)
+            break;
+        int64_t now = floe_now_ns();
+        bool over = atomic_load(&k->buffered) >= k->max_buffered;
+        /* round robin from the table after the last one committed */
+        uint32_t i = (uint32_t)((k->next_table + n++) % k->ntables);
+        kf_table *t = &k->tables[i];
+        kf_batch *b = t->sealed;
+        if (b) {
+            if (t->retry_at_ns > now)
+                continue;
+        } else {
+            bool due = (over && t->bytes) || t->bytes >= k->commit_bytes ||
+                       t->bytes * 2 >= k->max_buffered ||
+                       (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
+            if (!due || t->retry_at_ns > now)
+                continue;
+            floe_error e2;
+            floe_error_clear(&e2);
+            int rc = seal(k, i, &b, &e2);
+            if (rc < 0) {
+                floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s",
+                         k->name, t->name, e2.msg);
+                t->failures++;
+                t->retry_at_ns = now + (100LL << (t->failures < 6 ? t->failures : 6)) * 1000000;
+                if (first_rc == 0) {
+                    first_rc = rc;
+                    if (err)
+                        *err = e2;
+                }
+                continue;
+            }
+            if (!b)
+                continue;
+        }
+        k->next_table = i + 1;
+        n = 0;
+        atomic_fetch_add(&k->pipelined, 1);
+        dispatch(k, b);
     }
     update_pauses(k);
     return first_rc;
@@ -1989,6 +2264,7 @@ static bool cooperative(srv_kafka *k) {
 
 static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
     atomic_store(&k->assigned_once, true);
+    drain(k); /* no batch commits across a rebalance */
     floe_error err;
     floe_error_clear(&err);
     kf_part **ps = floe_calloc((size_t)l->cnt + 1, sizeof *ps);
@@ -2057,6 +2333,14 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
 }
 
 static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool lost) {
+    /* The batch committing on its own thread ends first, while the partitions are still
+     * this consumer's (the group waits for this callback): committed under the fence, or
+     * dropped and its partitions sought back to the table's offsets. */
+    if (k->inflight) {
+        floe_log(FLOE_LOG_INFO, "kafka %s: %s: a rebalance waits for the batch committing",
+                 k->name, k->inflight->table);
+        drain(k);
+    }
     /* Commit the batches holding the revoked partitions' records before they go; when
      * that fails the batch is dropped and the next owner consumes it again. */
     for (uint32_t ti = 0; ti < k->ntables; ti++) {
@@ -2064,7 +2348,7 @@ static void on_revoke(srv_kafka *k, rd_kafka_topic_partition_list_t *l, bool los
         for (int i = 0; i < l->cnt && !involved; i++) {
             kf_part *p = part_find(k, l->elems[i].topic, l->elems[i].partition, NULL);
             kf_pt *pt = p ? pt_find(p, ti) : NULL;
-            involved = pt && pt->first >= 0;
+            involved = pt && (pt->first >= 0 || pt->sealed_first >= 0);
         }
         if (!involved)
             continue;
@@ -2180,6 +2464,7 @@ static void *kafka_main(void *arg) {
                 if (take_message(k, &sc, m, &err) < 0) {
                     floe_log(FLOE_LOG_ERROR, "kafka %s: %s", k->name, err.msg);
                     /* the message is not taken: consume it again from the table's offset */
+                    drain(k);
                     size_t pi;
                     kf_part *p = part_find(k, rd_kafka_topic_name(m->rkt), m->partition, &pi);
                     if (p && p->npts)
@@ -2260,6 +2545,11 @@ static void *kafka_main(void *arg) {
 static void kafka_free(srv_kafka *k) {
     if (!k)
         return;
+    if (k->inflight) { /* not committed: the thread ended it (kafka_main drains) */
+        if (k->inflight->thread)
+            pthread_join(k->inflight->thr, NULL);
+        k->inflight = NULL; /* batch_reset drops it */
+    }
     if (k->rk && k->keep_rk)
         keep_handle(k->rk);
     else if (k->rk)
@@ -2268,6 +2558,7 @@ static void kafka_free(srv_kafka *k) {
         batch_reset(k, (uint32_t)i);
         floe_buf_free(&k->tables[i].wbuf);
         floe_free(k->tables[i].lines);
+        floe_free(k->tables[i].spare_lines);
         floe_free(k->tables[i].qrecs);
         floe_free(k->tables[i].name);
         floe_free(k->tables[i].refused);
@@ -2335,6 +2626,7 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     k->commit_bytes = 128LL << 20;
     k->commit_interval_ms = 60000;
     k->max_buffered = 256LL << 20;
+    k->test_pause_ms = s->cfg.kafka_test_commit_pause_ms;
     if ((v = src_get(src, "commit_bytes")))
         parse_size(v, &k->commit_bytes);
     if ((v = src_get(src, "commit_interval")))
@@ -2508,6 +2800,12 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         {"floe_kafka_pauses_total", "counter",
          "partitions paused (tables failing to commit hold half of max_buffered_bytes)",
          offsetof(srv_kafka, pauses)},
+        {"floe_kafka_commits_pipelined_total", "counter",
+         "commits run on their own thread while the consumer took the next batch",
+         offsetof(srv_kafka, pipelined)},
+        {"floe_kafka_consumed_while_committing_total", "counter",
+         "Kafka messages taken while a batch committed on its own thread",
+         offsetof(srv_kafka, overlapped)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},
     };
