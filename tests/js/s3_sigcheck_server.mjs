@@ -4,6 +4,7 @@
 //
 //   node s3_sigcheck_server.mjs [--port 0] [--host 127.0.0.1] [--access-key AK]
 //        [--secret SK] [--region us-east-1] [--token TOKEN] [--bucket NAME]... [--lifeline]
+//        [--latency-ms MIN[-MAX]] [--bandwidth-mbps N]
 //
 // Prints one JSON line {"port": N} on stdout when listening; stops on SIGTERM, or when stdin
 // closes with --lifeline (so a test that dies takes its server with it). Path-style
@@ -21,15 +22,23 @@
 // checked), CreateMultipartUpload, UploadPart, CompleteMultipartUpload (If-None-Match: *,
 // parts >= 5 MiB but the last), AbortMultipartUpload, ListMultipartUploads. As AWS does,
 // a key longer than 1024 bytes is refused (400 KeyTooLongError).
+// A realistic object store for benchmarks (bench/scale): --latency-ms delays every S3 answer
+// (not /__admin) by a time drawn uniformly from MIN..MAX ms after its request was read, as a
+// store's first-byte latency; --bandwidth-mbps caps the bytes moved (request body plus
+// answer body) at N megabytes (10^6 bytes) per second per connection: the answer leaves
+// bytes / N us later on top of the latency (an S3 connection's throughput is capped, more
+// connections move more). Waiting costs no CPU (a timer). Both off by default.
 // GET /__admin/stats (unsigned) returns counters as JSON (requests, sigFailures, connections
-// accepted, byOp); GET /__admin/object?bucket=B&key=K
+// accepted, byOp, inFlightMax: the most S3 requests between arrival and answer at once;
+// ?reset-in-flight=1 starts that one again from the requests in flight now);
+// GET /__admin/object?bucket=B&key=K
 // the raw bytes of an object.
 
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
 
 const args = process.argv.slice(2)
-const opt = { port: 0, host: '127.0.0.1', accessKey: 'AKIDFLOETEST', secret: 'floe-test-secret', region: 'us-east-1', token: null, buckets: [] }
+const opt = { latMin: 0, latMax: 0, bw: 0, port: 0, host: '127.0.0.1', accessKey: 'AKIDFLOETEST', secret: 'floe-test-secret', region: 'us-east-1', token: null, buckets: [] }
 for (let i = 0; i < args.length; i++) {
   const a = args[i], v = args[i + 1]
   if (a === '--port') opt.port = Number(v), i++
@@ -40,6 +49,15 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--token') opt.token = v, i++
   else if (a === '--bucket') opt.buckets.push(v), i++
   else if (a === '--lifeline') opt.lifeline = true
+  else if (a === '--latency-ms') {
+    const m = /^(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?$/.exec(v || '')
+    if (!m) { console.error(`--latency-ms: expected MIN or MIN-MAX, got ${v}`); process.exit(2) }
+    opt.latMin = Number(m[1]); opt.latMax = m[2] === undefined ? opt.latMin : Number(m[2]); i++
+    if (opt.latMax < opt.latMin) { console.error('--latency-ms: MAX below MIN'); process.exit(2) }
+  } else if (a === '--bandwidth-mbps') {
+    opt.bw = Number(v); i++
+    if (!(opt.bw > 0)) { console.error(`--bandwidth-mbps: expected a positive number, got ${v}`); process.exit(2) }
+  }
   else { console.error(`unknown argument ${a}`); process.exit(2) }
 }
 
@@ -47,7 +65,8 @@ const MIN_PART = 5 * 1024 * 1024
 const buckets = new Map() // name -> Map(key -> {data, etag, mtime})
 for (const b of opt.buckets) buckets.set(b, new Map())
 const uploads = new Map() // id -> {bucket, key, parts: Map(n -> {data, etag})}
-const stats = { requests: 0, sigFailures: 0, connections: 0, byOp: {} }
+const stats = { requests: 0, sigFailures: 0, connections: 0, byOp: {}, inFlightMax: 0 }
+let inFlight = 0
 
 const sha256 = (b) => createHash('sha256').update(b).digest('hex')
 const md5hex = (b) => createHash('md5').update(b).digest('hex')
@@ -167,6 +186,7 @@ function handle(req, res, body) {
   const rawPath = qi < 0 ? url : url.slice(0, qi)
   const rawQuery = qi < 0 ? '' : url.slice(qi + 1)
   if (rawPath === '/__admin/stats') {
+    if (new URLSearchParams(rawQuery).get('reset-in-flight') === '1') stats.inFlightMax = inFlight
     const pending = [...uploads.values()].map((u) => `${u.bucket}/${u.key}`)
     const objects = {}
     for (const [b, m] of buckets) objects[b] = m.size
@@ -315,11 +335,30 @@ function handle(req, res, body) {
   return sendError(res, 405, 'MethodNotAllowed', m)
 }
 
+// The delay of one answer (--latency-ms, --bandwidth-mbps): latency plus the bytes moved
+// over the capped bandwidth. res.end is held back until then (writeHead sends nothing
+// before it).
+function delayed(res, reqBytes) {
+  const end = res.end.bind(res)
+  res.end = (data, ...rest) => {
+    let ms = opt.latMin + Math.random() * (opt.latMax - opt.latMin)
+    if (opt.bw) ms += (reqBytes + (data ? data.length : 0)) / (opt.bw * 1000)
+    setTimeout(() => end(data, ...rest), ms)
+    return res
+  }
+}
+
 const server = http.createServer((req, res) => {
   const chunks = []
   req.on('data', (c) => chunks.push(c))
   req.on('end', () => {
-    try { handle(req, res, Buffer.concat(chunks)) } catch (e) {
+    const body = Buffer.concat(chunks)
+    if (!req.url.startsWith('/__admin/')) {
+      if (opt.latMax || opt.bw) delayed(res, body.length)
+      if (++inFlight > stats.inFlightMax) stats.inFlightMax = inFlight
+      res.on('close', () => { inFlight-- })
+    }
+    try { handle(req, res, body) } catch (e) {
       console.error(e)
       if (!res.headersSent) sendError(res, 500, 'InternalError', String(e))
     }

@@ -7,6 +7,8 @@
 #                                # AWS_REGION and FLOE_S3_RETRY_BASE_MS=5 are exported
 #   s3sig_failures               # how many requests so far carried a bad signature
 #
+# S3SIG_ARGS (optional): more arguments for the server, e.g. "--latency-ms 100".
+#
 # The server accepts only requests signed with AKIDFLOETEST / floe-test-secret (SigV4), so
 # a test that ends with s3sig_failures = 0 proves floe signed every request it made.
 # s3sig_stop (chained onto the EXIT trap by s3sig_start) stops it.
@@ -15,7 +17,7 @@ s3sig_start() {
   local dir=$1 js
   js=$(cd "$(dirname "${BASH_SOURCE[0]}")/../js" && pwd)
   node "$js/s3_sigcheck_server.mjs" --access-key AKIDFLOETEST --secret floe-test-secret \
-    --bucket wh > "$dir/sig.port" 2> "$dir/sig.err" &
+    --bucket wh ${S3SIG_ARGS:-} > "$dir/sig.port" 2> "$dir/sig.err" &
   S3SIG_PID=$!
   S3SIG_PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
   trap 's3sig_stop; eval "$S3SIG_PREV_TRAP"' EXIT
