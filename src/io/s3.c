@@ -976,8 +976,17 @@ static int s3_input_read_at(void *vin, int64_t off, void *buf, size_t n, floe_er
         memcpy(buf, in->cache + (off - in->cache_off), n);
         return 0;
     }
-    if (n >= READ_AHEAD)
+    if (n >= READ_AHEAD) {
+        /* a large read starting in the cached window (a sequential open's first GET):
+         * the cached bytes, then one ranged GET of the rest */
+        if (in->cache && off >= in->cache_off &&
+            off < in->cache_off + (int64_t)in->cache_len) {
+            size_t have = (size_t)(in->cache_off + (int64_t)in->cache_len - off);
+            memcpy(buf, in->cache + (off - in->cache_off), have);
+            return ranged_get(in, off + (int64_t)have, (uint8_t *)buf + have, n - have, err);
+        }
         return ranged_get(in, off, buf, n, err);
+    }
     /* small read: fetch a window around it. Near the end (the Parquet footer and its
      * length) take the whole tail so the footer comes in one request. */
     int64_t start = off, end = off + (int64_t)READ_AHEAD;

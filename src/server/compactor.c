@@ -90,6 +90,8 @@
 #define MAX_JOB_FILES 2000
 #define MAX_JOB_BYTES (4LL << 30)
 #define SRV_MAX_HELD 256 /* partitions of one table per round, leases held at once */
+#define STAGE_THREADS 8  /* landing files copied at once */
+#define STAGE_CHUNK ((size_t)8 << 20) /* bytes of one ranged GET while staging */
 #define SUMMARY_LANDING_IDS "floe.landing-ids"
 #define SUMMARY_NODE "floe.node"
 #define SUMMARY_PARTITION "floe.partition"
@@ -689,6 +691,12 @@ void srv_files_delete(floe_io *io, srv_files *fc) {
         floe_log(FLOE_LOG_WARN, "serve: %s", floe_table_confinement_report(conf));
 }
 
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Local copies of remote landing files (the NDJSON reader reads local files): each
  * object is streamed into <TMPDIR>/floe-compact-XXXXXX/<i>; local files are used in
  * place. paths[i] is what the conversion reads. The folder is removed when the job ends,
@@ -764,19 +772,20 @@ static void staging_sweep(const char *tmp) {
                  "under %s", (long long)removed, removed == 1 ? "" : "s", root);
 }
 
-static int stage_one(floe_io *io, const char *uri, const char *path, floe_error *err) {
+/* Copy one remote landing file to path: a sequential open (its first GET brings the
+ * first window and the size, no HEAD) and then the rest in reads of up to STAGE_CHUNK,
+ * each one ranged GET. */
+static int stage_one(floe_io *io, const char *uri, const char *path, uint8_t *buf,
+                     floe_error *err) {
     floe_input *in = NULL;
     int fd = -1, rc = 0;
-    uint8_t *buf = floe_malloc(1u << 20);
-    if (!buf)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    FLOE_CHECK(floe_input_open(io, uri, &in, err));
+    FLOE_CHECK(floe_input_open_sequential(io, uri, &in, err));
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         FLOE_FAIL(err, FLOE_EIO, "%s: %s", path, strerror(errno));
     int64_t size = floe_input_size(in);
     for (int64_t off = 0; off < size;) {
-        size_t n = size - off < (1 << 20) ? (size_t)(size - off) : (size_t)1 << 20;
+        size_t n = size - off < (int64_t)STAGE_CHUNK ? (size_t)(size - off) : STAGE_CHUNK;
         FLOE_CHECK(floe_input_read_at(in, off, buf, n, err));
         for (size_t w = 0; w < n;) {
             ssize_t k = write(fd, buf + w, n - w);
@@ -792,18 +801,68 @@ done:
     if (fd >= 0)
         close(fd);
     floe_input_close(in);
-    floe_free(buf);
     return rc;
 }
 
+/* The copies of one job, STAGE_THREADS at a time: each thread takes the next remote file
+ * until none is left or one failed (the first failure is the job's). */
+typedef struct stage_run {
+    floe_io *io;
+    char *const *uris;
+    staged *st;
+    const bool *remote;
+    pthread_mutex_t mu;
+    size_t next;     /* mu */
+    int rc;          /* mu: the first failure */
+    floe_error err;  /* mu */
+} stage_run;
+
+static void *stage_thread(void *arg) {
+    stage_run *r = arg;
+    uint8_t *buf = floe_malloc(STAGE_CHUNK);
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        size_t i = r->next;
+        while (i < r->st->n && !r->remote[i])
+            i++;
+        r->next = i + 1;
+        bool go = i < r->st->n && r->rc == 0;
+        if (go && !buf)
+            r->rc = floe_error_set(&r->err, FLOE_ENOMEM, "out of memory");
+        go = go && buf;
+        pthread_mutex_unlock(&r->mu);
+        if (!go)
+            break;
+        floe_error e;
+        floe_error_clear(&e);
+        if (stage_one(r->io, r->uris[i], r->st->paths[i], buf, &e) < 0) {
+            pthread_mutex_lock(&r->mu);
+            if (r->rc == 0) {
+                r->rc = e.code;
+                r->err = e;
+            }
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
+    }
+    floe_free(buf);
+    return NULL;
+}
+
 /* Local paths of the landing files uris: local ones as they are, remote ones copied into a
- * fresh folder under tmp (NULL: /tmp). */
+ * fresh folder under tmp (NULL: /tmp), up to STAGE_THREADS at once (each copy waits on
+ * the object store's latency more than it works). */
 static int stage_inputs(floe_io *io, const char *tmp, char *const *uris, size_t n, staged *st,
                         floe_error *err) {
     int rc = 0;
+    size_t nremote = 0;
+    bool *remote = NULL;
     memset(st, 0, sizeof *st);
-    if (!(st->paths = floe_calloc(n ? n : 1, sizeof *st->paths)))
+    if (!(st->paths = floe_calloc(n ? n : 1, sizeof *st->paths)) ||
+        !(remote = floe_calloc(n ? n : 1, sizeof *remote))) {
+        floe_free(remote);
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
     st->n = n;
     for (size_t i = 0; i < n; i++) {
         char *local = floe_io_local_path(uris[i]);
@@ -825,9 +884,30 @@ static int stage_inputs(floe_io *io, const char *tmp, char *const *uris, size_t 
         }
         if (!(st->paths[i] = floe_asprintf("%s/%zu.ndjson.zst", st->dir, i)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        FLOE_CHECK(stage_one(io, uris[i], st->paths[i], err));
+        remote[i] = true;
+        nremote++;
+    }
+    if (nremote == 0)
+        goto done;
+    stage_run r = {.io = io, .uris = uris, .st = st, .remote = remote};
+    floe_error_clear(&r.err);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_t th[STAGE_THREADS];
+    size_t nth = 0, want = nremote < STAGE_THREADS ? nremote : STAGE_THREADS;
+    for (; nth + 1 < want; nth++)
+        if (pthread_create(&th[nth], NULL, stage_thread, &r) != 0)
+            break;
+    stage_thread(&r); /* this thread copies too */
+    for (size_t i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&r.mu);
+    if (r.rc < 0) {
+        if (err)
+            *err = r.err;
+        rc = r.rc;
     }
 done:
+    floe_free(remote);
     return rc;
 }
 
@@ -1019,6 +1099,7 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
     floe_convert_result res;
     memset(&res, 0, sizeof res);
     int rc = 0;
+    int64_t t0 = mono_ms(), t1 = 0, t2 = 0, t3 = 0;
     FLOE_CHECK(lease_take(s, tbl, j->part, s->comp->ttl_ms, l, err));
     if (l->n == 0)
         goto done;
@@ -1089,8 +1170,15 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
     co.quarantine_uri = quarantine;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = &j->fc;
+    t1 = mono_ms();
     FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l->uris, l->n, &stg, err));
+    t2 = mono_ms();
     rc = floe_convert((const char *const *)stg.paths, l->n, &co, &res, err);
+    t3 = mono_ms();
+    floe_log(FLOE_LOG_DEBUG, "serve: %s/%s: %zu landing files (%lld bytes): leased and "
+             "settled in %lld ms, staged in %lld ms, converted in %lld ms", tbl, j->part, l->n,
+             (long long)l->bytes, (long long)(t1 - t0), (long long)(t2 - t1),
+             (long long)(t3 - t2));
     if (rc < 0) {
         srv_files_delete(s->cfg.io, &j->fc);
         goto done;
@@ -1339,7 +1427,10 @@ static void commit_batch(floe_server *s, const srv_table *t, part_job **batch, s
                          floe_strlist *fails, int *rc, floe_error *err) {
     floe_error e;
     floe_error_clear(&e);
+    int64_t t0 = mono_ms();
     int crc = commit_jobs(s, t, batch, *nb, &e);
+    floe_log(FLOE_LOG_DEBUG, "serve: %s: commit of %zu partitions in %lld ms", t->name, *nb,
+             (long long)(mono_ms() - t0));
     for (size_t i = 0; i < *nb; i++) {
         if (crc < 0)
             job_failed(t->name, batch[i]->part, &e, fails, rc, err);
