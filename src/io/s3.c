@@ -1279,6 +1279,13 @@ void floe_io_fetcher_free(floe_io_fetcher *f) {
  *   buffering --close--> PutObject --> published | failed
  *   multipart --close--> last UploadPart + CompleteMultipartUpload --> published | failed
  *   any --abort or failure--> AbortMultipartUpload (if an upload exists) --> gone
+ *
+ * A full part goes to the output's uploader thread (started with the multipart upload),
+ * and writing goes on into another buffer: the next part fills while the last one is
+ * sent, and at close the last part is sent from the caller while the one before may still
+ * be on its way. One part at a time in the uploader, so an output holds at most two
+ * part buffers (2 x part_size); a writer that fills the next part first waits for it. A
+ * failed background part fails the next write or the close (nothing is completed).
  * ------------------------------------------------------------------------------------- */
 struct floe_s3_output {
     floe_io *io;
@@ -1290,9 +1297,21 @@ struct floe_s3_output {
     size_t buf_len, buf_cap; /* grows to part_size: many small outputs stay small */
     int64_t written;
     char *upload_id;
-    char **etags;   /* etags[i]: part i+1 */
+    char **etags;   /* etags[i]: part i+1 (NULL while its part is in the uploader) */
     int n_parts;
     int cap_parts;
+    /* the uploader thread: one part at a time (up_part > 0), the others under up_mu */
+    bool up_started, up_stop;
+    pthread_t up_thr;
+    pthread_mutex_t up_mu;
+    pthread_cond_t up_cv;
+    int up_part;            /* the part number it sends now; 0 = idle */
+    uint8_t *up_buf;        /* its buffer (kept as the next spare once sent) */
+    size_t up_len, up_cap;
+    char *up_etag;          /* the etag of the part it sent, until taken */
+    int up_done;            /* the part number up_etag belongs to */
+    int up_rc;              /* its first failure */
+    floe_error up_err;
 };
 
 static void s3_output_abort(void *vo);
@@ -1372,7 +1391,28 @@ static int etag_check(s3_req *r, floe_error *err) {
     return r->etag[0] ? 0 : 1;
 }
 
-static int upload_part(floe_s3_output *o, floe_error *err) {
+/* PUT part number `number` (bytes p[0..n)) of the upload; *etag: its ETag (allocated). */
+static int put_part(floe_s3_output *o, int number, const uint8_t *p, size_t n, char **etag,
+                    floe_error *err) {
+    char part[16];
+    snprintf(part, sizeof part, "%d", number);
+    s3_req r;
+    req_init(&r, o->io, "UploadPart", "PUT", o->bucket, o->key, FLOE_IO_PUT);
+    r.scheme = o->scheme;
+    req_query(&r, "partNumber", part);
+    req_query(&r, "uploadId", o->upload_id);
+    r.body = p;
+    r.body_len = n;
+    r.check = etag_check;
+    int rc = s3_call(&r, err);
+    if (rc == 0 && !(*etag = floe_strdup(r.etag)))
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    req_free(&r);
+    return rc;
+}
+
+/* A slot in etags for the next part number (o->n_parts + 1). */
+static int reserve_part(floe_s3_output *o, floe_error *err) {
     if (o->n_parts >= MAX_PARTS)
         return floe_error_set(err, FLOE_ELIMIT,
                               "%s: more than %d parts of %zu bytes; raise FLOE_S3_PART_SIZE",
@@ -1385,28 +1425,117 @@ static int upload_part(floe_s3_output *o, floe_error *err) {
         o->etags = ne;
         o->cap_parts = nc;
     }
-    char part[16];
-    snprintf(part, sizeof part, "%d", o->n_parts + 1);
-    s3_req r;
-    req_init(&r, o->io, "UploadPart", "PUT", o->bucket, o->key, FLOE_IO_PUT);
-    r.scheme = o->scheme;
-    req_query(&r, "partNumber", part);
-    req_query(&r, "uploadId", o->upload_id);
-    r.body = o->buf;
-    r.body_len = o->buf_len;
-    r.check = etag_check;
-    int rc = s3_call(&r, err);
-    if (rc == 0) {
-        o->etags[o->n_parts] = floe_strdup(r.etag);
-        if (!o->etags[o->n_parts])
-            rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        else
-            o->n_parts++;
+    o->etags[o->n_parts] = NULL;
+    return 0;
+}
+
+static void *uploader_main(void *arg) {
+    floe_s3_output *o = arg;
+    pthread_mutex_lock(&o->up_mu);
+    for (;;) {
+        while (!o->up_part && !o->up_stop)
+            pthread_cond_wait(&o->up_cv, &o->up_mu);
+        if (!o->up_part)
+            break; /* stopping, nothing left to send */
+        int number = o->up_part;
+        pthread_mutex_unlock(&o->up_mu);
+        char *etag = NULL;
+        floe_error e;
+        floe_error_clear(&e);
+        int rc = put_part(o, number, o->up_buf, o->up_len, &etag, &e);
+        pthread_mutex_lock(&o->up_mu);
+        if (rc < 0 && o->up_rc == 0) {
+            o->up_rc = rc;
+            o->up_err = e;
+        }
+        o->up_etag = etag;
+        o->up_done = number;
+        o->up_part = 0;
+        pthread_cond_broadcast(&o->up_cv);
     }
-    req_free(&r);
-    if (rc == 0)
-        o->buf_len = 0;
+    pthread_mutex_unlock(&o->up_mu);
+    return NULL;
+}
+
+/* Wait until the uploader is idle and take what it finished: its etag into etags, its
+ * failure as ours. Caller holds nothing. */
+static int uploader_wait(floe_s3_output *o, floe_error *err) {
+    if (!o->up_started)
+        return 0;
+    pthread_mutex_lock(&o->up_mu);
+    while (o->up_part)
+        pthread_cond_wait(&o->up_cv, &o->up_mu);
+    if (o->up_done) {
+        o->etags[o->up_done - 1] = o->up_etag;
+        o->up_etag = NULL;
+        o->up_done = 0;
+    }
+    int rc = o->up_rc;
+    if (rc < 0 && err)
+        *err = o->up_err;
+    pthread_mutex_unlock(&o->up_mu);
     return rc;
+}
+
+/* The full buffer becomes the next part: handed to the uploader (started with the first
+ * part), and writing goes on in its previous buffer. */
+static int upload_part(floe_s3_output *o, floe_error *err) {
+    FLOE_FORWARD_IF_ERROR(uploader_wait(o, err));
+    FLOE_FORWARD_IF_ERROR(reserve_part(o, err));
+    if (!o->up_started) {
+        o->up_rc = 0;
+        floe_error_clear(&o->up_err);
+        if (pthread_mutex_init(&o->up_mu, NULL) != 0)
+            return floe_error_set(err, FLOE_ENOMEM, "%s: cannot start the part uploader",
+                                  o->uri);
+        if (pthread_cond_init(&o->up_cv, NULL) != 0) {
+            pthread_mutex_destroy(&o->up_mu);
+            return floe_error_set(err, FLOE_ENOMEM, "%s: cannot start the part uploader",
+                                  o->uri);
+        }
+        if (pthread_create(&o->up_thr, NULL, uploader_main, o) != 0) {
+            pthread_cond_destroy(&o->up_cv);
+            pthread_mutex_destroy(&o->up_mu);
+            /* no thread: this part goes out from here, as the next ones will */
+            char *etag = NULL;
+            int rc = put_part(o, o->n_parts + 1, o->buf, o->buf_len, &etag, err);
+            if (rc == 0) {
+                o->etags[o->n_parts++] = etag;
+                o->buf_len = 0;
+            }
+            return rc;
+        }
+        o->up_started = true;
+    }
+    pthread_mutex_lock(&o->up_mu);
+    uint8_t *spare = o->up_buf;
+    size_t spare_cap = o->up_cap;
+    o->up_buf = o->buf;
+    o->up_len = o->buf_len;
+    o->up_cap = o->buf_cap;
+    o->up_part = ++o->n_parts;
+    pthread_cond_broadcast(&o->up_cv);
+    pthread_mutex_unlock(&o->up_mu);
+    o->buf = spare;
+    o->buf_cap = spare_cap;
+    o->buf_len = 0;
+    return 0;
+}
+
+/* Stop the uploader (after the part it sends, if any) and free what it holds. */
+static void uploader_stop(floe_s3_output *o) {
+    if (!o->up_started)
+        return;
+    floe_error e;
+    (void)uploader_wait(o, &e);
+    pthread_mutex_lock(&o->up_mu);
+    o->up_stop = true;
+    pthread_cond_broadcast(&o->up_cv);
+    pthread_mutex_unlock(&o->up_mu);
+    pthread_join(o->up_thr, NULL);
+    pthread_cond_destroy(&o->up_cv);
+    pthread_mutex_destroy(&o->up_mu);
+    o->up_started = false;
 }
 
 /* Room for want more bytes in the part buffer, up to part_size. */
@@ -1637,8 +1766,30 @@ static int s3_output_close(void *vo, floe_error *err) {
     if (!o->upload_id) {
         FLOE_CHECK(single_put(o, err));
     } else {
-        if (o->buf_len > 0)
-            FLOE_CHECK(upload_part(o, err));
+        /* the last part from here while the uploader may still send the one before */
+        if (o->buf_len > 0) {
+            int last = 0;
+            char *etag = NULL;
+            rc = reserve_part(o, err);
+            if (rc == 0) {
+                last = ++o->n_parts;
+                rc = put_part(o, last, o->buf, o->buf_len, &etag, err);
+            }
+            if (rc == 0)
+                o->etags[last - 1] = etag;
+            floe_error ue;
+            floe_error_clear(&ue);
+            int urc = uploader_wait(o, &ue);
+            if (rc == 0 && urc < 0) {
+                rc = urc;
+                if (err)
+                    *err = ue;
+            }
+            if (rc < 0)
+                goto done;
+        } else {
+            FLOE_CHECK(uploader_wait(o, err));
+        }
         rc = multipart_complete(o, err);
         if (rc == 0 || rc == FLOE_EUNKNOWN_STATE) {
             /* completed, or maybe: an abort now could only fail or race nothing */
@@ -1657,10 +1808,13 @@ static void s3_output_abort(void *vo) {
     floe_s3_output *o = vo;
     if (!o)
         return;
+    uploader_stop(o);
     multipart_abort(o);
     for (int i = 0; i < o->n_parts; i++)
         floe_free(o->etags[i]);
     floe_free(o->etags);
+    floe_free(o->up_etag);
+    floe_free(o->up_buf);
     floe_free(o->buf);
     floe_free(o->uri);
     floe_free(o->bucket);

@@ -5,7 +5,8 @@
 #  1. partitioned convert to s3://wh/out (keys with '='): every object is byte-identical
 #     to the same convert written locally, the server saw no bad signature, and
 #     `floe cat` / `floe inspect` read the objects back over ranged GETs;
-#  2. a file larger than the part size goes out as a multipart upload, byte-identical;
+#  2. a file larger than the part size goes out as a multipart upload, byte-identical,
+#     and (through a server adding 300 ms to every answer) its parts go out in parallel;
 #  3. malformed input with a quarantine on s3:// keeps the counts;
 #  4. the same convert against s3rver reads back row for row;
 #  5. a wrong secret fails with exit 1 and a message naming the status and the S3 code.
@@ -90,6 +91,22 @@ cmp -s "$tmp/big/part-00000.parquet" "$tmp/big.got" || fail "multipart object di
 [ "$(stat_field pendingUploads)" = 0 ] || fail "multipart uploads left pending"
 "$floe" cat --count s3://wh/big/part-00000.parquet > "$tmp/count" || fail "cat big"
 [ "$(cat "$tmp/count")" = 40000 ] || fail "big file has $(cat "$tmp/count") rows"
+
+# 2b. the parts of one multipart upload go out in parallel: through a server answering
+# every request 300 ms late, one writer thread (-j 1) still has two requests in flight
+# (the part before the last in the background while the last is sent)
+start lat s3_sigcheck_server.mjs --access-key AKIDFLOETEST --secret floe-test-secret --bucket wh \
+  --latency-ms 300
+use "$port_lat" AKIDFLOETEST floe-test-secret
+"$floe" convert --schema "$schema" -j 1 -c none "$tmp/big.ndjson" -o s3://wh/big > /dev/null ||
+  fail "convert to s3://wh/big through the slow server"
+lat_max=$(curl -sf "http://127.0.0.1:$port_lat/__admin/stats" | node -e '
+  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).inFlightMax))')
+curl -sf "http://127.0.0.1:$port_lat/__admin/object?bucket=wh&key=big%2Fpart-00000.parquet" -o "$tmp/big.lat" ||
+  fail "big object missing on the slow server"
+cmp -s "$tmp/big/part-00000.parquet" "$tmp/big.lat" || fail "multipart object differs (slow server)"
+[ "$lat_max" -ge 2 ] || fail "one writer had at most $lat_max request in flight (want 2: parts in parallel)"
+use "$port_sig" AKIDFLOETEST floe-test-secret
 
 # 3. malformed input, quarantine on s3://
 "$floe" gen --seed 7 --count 2000 --malformed-rate 0.05 --malformed-lines "$tmp/bad.txt" \
