@@ -1614,7 +1614,9 @@ static int compact_round(floe_server *s, bool force, floe_strlist *fails, floe_e
 static void *compactor_main(void *arg) {
     floe_server *s = arg;
     srv_thread_name("floe-compact");
-    bool again = false; /* the last round compacted something: look again at once */
+    /* the last round compacted something: look again at once. So is the first: a worker
+     * started on a backlog (a restart, a worker added) does not wait a poll for it. */
+    bool again = true;
     for (;;) {
         pthread_mutex_lock(&s->comp_mu);
         if (!s->comp_stop && !s->comp_force && !again) {
