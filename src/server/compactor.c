@@ -91,7 +91,7 @@
 #define MAX_JOB_BYTES (4LL << 30)
 #define SRV_MAX_HELD 256 /* partitions of one table per round, leases held at once */
 #define STAGE_THREADS 8  /* landing files copied at once */
-#define STAGE_CHUNK ((size_t)8 << 20) /* bytes of one ranged GET while staging */
+#define STAGE_CHUNK ((size_t)1 << 20) /* bytes of one ranged GET while staging */
 #define SUMMARY_LANDING_IDS "floe.landing-ids"
 #define SUMMARY_NODE "floe.node"
 #define SUMMARY_PARTITION "floe.partition"
