@@ -39,7 +39,7 @@ test: test-setup $(BUILD)/Makefile $(TESTBUILD)/Makefile
 	cmake --build $(TESTBUILD) -j $(JOBS)
 	@nice -n 19 cmake --build $(BUILD) -j $(JOBS) > $(TESTBUILD)/optimized-build.log 2>&1 & \
 	opt=$$!; rc=0; trap 'kill $$opt 2>/dev/null; exit 130' INT TERM; \
-	( cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_sigill=1 \
+	( cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $$((2 * $(JOBS))) $(CTEST_ARGS) ) || rc=$$?; \
 	if wait $$opt; then echo "make test: the optimized build ($(BUILD)) is up to date"; \

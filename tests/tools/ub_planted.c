@@ -1,8 +1,7 @@
 /*
  * ub_planted.c - undefined behaviour on purpose, for the test sanitizer_reports_ub: in
- * the sanitized test build a signed overflow must stop the program with a report that
- * names this file and the line of the overflow, whether UBSan's checks trap (ASan
- * reports the trap with handle_sigill=1) or call libubsan (-DFLOE_UBSAN_TRAP=OFF).
+ * the sanitized test build a signed overflow must stop the program with UBSan's report
+ * naming this file and the line of the overflow.
  */
 #include <limits.h>
 #include <stdio.h>
