@@ -14,10 +14,14 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "convert_malloc_tunables: FAIL: $*" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "convert_malloc_tunables: no python3: skipped"; exit 77; }
 
-if ldd "$floe" 2>/dev/null | grep -Eq 'lib(a|ub|t)san\.so'; then
-  echo "convert_malloc_tunables: sanitized build (its allocator is not glibc's): skipped"
-  exit 77
-fi
+# ldd's whole output first: `ldd | grep -q` under pipefail fails when grep stops reading
+# early (ldd dies of SIGPIPE), and the sanitized build was then taken for a plain one
+libs=$(ldd "$floe" 2>/dev/null || true)
+case $libs in
+  *libasan.so* | *libubsan.so* | *libtsan.so*)
+    echo "convert_malloc_tunables: sanitized build (its allocator is not glibc's): skipped"
+    exit 77 ;;
+esac
 thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
 case $thp in
   *"[always]"* | *"[madvise]"*) ;;
