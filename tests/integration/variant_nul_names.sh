@@ -27,9 +27,9 @@ duck "$tmp/nul.parquet" '{"a":1,"a\u0000b":2}' '{"a":3,"a\u0000b":4}'
 duck "$tmp/nul2.parquet" '{"z\u0000":5,"\u0000":6}' '{"z\u0000":7,"\u0000":8}'
 duck "$tmp/ok.parquet" '{"a":1,"ab":2}' '{"a":3,"ab":4}'
 # DuckDB shredded the NUL keys (else this test tests nothing)
-node "$js/duckdb_query.mjs" "SELECT name FROM parquet_schema('$tmp/nul.parquet')" |
-  grep -q 'a\\u0000b' || fail "DuckDB did not shred a\\0b: $(node "$js/duckdb_query.mjs" \
-    "SELECT name FROM parquet_schema('$tmp/nul.parquet')" | tr '\n' ' ')"
+names=$(node "$js/duckdb_query.mjs" "SELECT name FROM parquet_schema('$tmp/nul.parquet')") ||
+  fail "duckdb parquet_schema"
+grep -q 'a\\u0000b' <<< "$names" || fail "DuckDB did not shred a\\0b: $(tr '\n' ' ' <<< "$names")"
 
 echo '{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"},
  {"id":2,"name":"payload","required":false,"type":"variant"}]}' > "$tmp/s.json"

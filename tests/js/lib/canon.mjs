@@ -509,8 +509,14 @@ export function parseArgs(argv, spec) {
 
 export class UsageError extends Error {}
 
-// Run main(), mapping errors to exit codes: usage 2, anything else 1.
+// Run main(), mapping errors to exit codes: usage 2, anything else 1. A reader that
+// closes stdout early (`| grep -q`, `| head`) ends the script quietly with 0, as it would
+// a C tool that ignores SIGPIPE, instead of an unhandled EPIPE that fails the pipeline.
 export async function runMain(main, usage) {
+  process.stdout.on('error', (e) => {
+    if (e && e.code === 'EPIPE') process.exit(0)
+    throw e
+  })
   try {
     const rc = await main()
     process.exitCode = rc || 0
