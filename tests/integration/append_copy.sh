@@ -75,7 +75,7 @@ cdata=$tmp/wh/ns/crash/data
 mkdir -p "$cdata" && cp "$left" "$cdata/"
 "$floe" append ns.crash "$f1" --copy --json > "$tmp/crash.json" || fail "re-run after a crash failed"
 [ "$(ls "$cdata" | wc -l)" = 1 ] || fail "the re-run copied again beside the left copy: $(ls "$cdata")"
-"$floe" files ns.crash --json | grep -q "\"file://$cdata/${left##*/}\"" || fail "the re-run did not add the left copy"
+grep -q "\"file://$cdata/${left##*/}\"" <<< "$("$floe" files ns.crash --json)" || fail "the re-run did not add the left copy"
 [ "$("$floe" scan ns.crash --format canonical | wc -l)" = 20 ] || fail "rows after the re-run"
 rc=0; "$floe" append ns.crash "$f1" --copy 2>/dev/null >/dev/null || rc=$?
 [ $rc = 1 ] || fail "a third run after the crash re-run exits $rc, not 1"
@@ -92,7 +92,7 @@ rc=0; "$floe" append ns.crash "$f1" --copy 2>/dev/null >/dev/null || rc=$?
 "$floe" table create ns.n --schema "$tmp/s.json" >/dev/null
 "$floe" append ns.n "$f1" >/dev/null
 "$floe" append ns.n "$f2" >/dev/null
-"$floe" files ns.n --json | grep -q "\"file://$f1\"" || fail "without --copy the table does not record $f1 where it is"
+grep -q "\"file://$f1\"" <<< "$("$floe" files ns.n --json)" || fail "without --copy the table does not record $f1 where it is"
 "$floe" rewrite ns.n -o min-input-files=2 --quiet >/dev/null
 "$floe" expire ns.n --older-than 0s --retain-last 1 >/dev/null 2> "$tmp/n.err"
 [ -e "$f1" ] && [ -e "$f2" ] || fail "without --copy, rewrite + expire deleted the appended files from outside the table's location"

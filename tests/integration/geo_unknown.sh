@@ -211,7 +211,7 @@ file=$("$floe" files ns.o --json | python3 -c 'import json,sys; print(json.load(
 oracle parquet "$file" > "$tmp/duck.txt" || fail "DuckDB cannot read the rewritten file"
 grep -q '^n ' "$tmp/duck.txt" && fail "the rewrite kept a column for unknown: $(cat "$tmp/duck.txt")"
 grep -qx "shape GEOMETRY('OGC:CRS84')" "$tmp/duck.txt" || fail "shape not GEOMETRY: $(cat "$tmp/duck.txt")"
-"$floe" inspect "$file" | grep -q 'BYTE_ARRAY GEOGRAPHY(crs=srid:4326, algorithm=SPHERICAL) area' ||
+grep -q 'BYTE_ARRAY GEOGRAPHY(crs=srid:4326, algorithm=SPHERICAL) area' <<< "$("$floe" inspect "$file")" ||
   fail "area not annotated GEOGRAPHY"
 want=$(oracle wkb-bbox "$(wkb line 1 -1 3 0.5)" "$(wkb line 2 -2 6 0.5)" "$(wkb line 3 -3 9 0.5)")
 oracle bounds --metadata "$(meta ns.o)" > "$tmp/bounds.txt"

@@ -71,7 +71,7 @@ rc=0
 { "$floe" namespace create db && "$floe" table create db.p --schema schema.json --partition payload &&
   "$floe" append db.p long.ndjson; } > out 2> err || rc=$?
 [ $rc = 0 ] || fail "table create (libicuuc) and a long partition value (libcrypto): exit $rc, $(cat err)"
-"$floe" files db.p 2> err | grep -q 'payload=x*~[0-9a-f]\{24\}/' ||
+grep -q 'payload=x*~[0-9a-f]\{24\}/' <<< "$("$floe" files db.p 2> err)" ||
   fail "the long partition value's folder is not cut and hashed: $("$floe" files db.p 2>&1)"
 unset FLOE_CATALOG_URI FLOE_WAREHOUSE
 

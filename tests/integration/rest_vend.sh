@@ -97,9 +97,12 @@ client append shop.events "$tmp/b.ndjson" >/dev/null 2>"$tmp/err" || fail "appen
 curl -sf "$base/v1/namespaces/shop/tables/events/credentials" > "$tmp/creds.json" || fail "credentials route"
 grep -q '"prefix":"s3://wh/lake/"' "$tmp/creds.json" && grep -q '"s3.access-key-id":"AKIDFLOETEST"' "$tmp/creds.json" ||
   fail "credentials route: $(cat "$tmp/creds.json")"
-curl -sf "$base/v1/namespaces/shop/tables/events" | grep -q AKIDFLOETEST && fail "keys vended without being asked for"
-curl -sf -H 'X-Iceberg-Access-Delegation: vended-credentials' "$base/v1/namespaces/shop/tables/events" |
-  grep -q '"storage-credentials":\[{"prefix":"s3://wh/lake/"' || fail "load with the delegation header: no storage-credentials"
+load=$(curl -sf "$base/v1/namespaces/shop/tables/events") || fail "load without the delegation header"
+grep -q AKIDFLOETEST <<< "$load" && fail "keys vended without being asked for"
+load=$(curl -sf -H 'X-Iceberg-Access-Delegation: vended-credentials' "$base/v1/namespaces/shop/tables/events") ||
+  fail "load with the delegation header"
+grep -q '"storage-credentials":\[{"prefix":"s3://wh/lake/"' <<< "$load" ||
+  fail "load with the delegation header: no storage-credentials"
 
 # a server that vends nothing: the client has no keys
 serve 2 -; cbase=$base

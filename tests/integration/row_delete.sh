@@ -249,7 +249,7 @@ totals ns.p3
 main_ids=$(scan_ids ns.p3)
 "$FLOE" delete ns.p3 --where "id < 100" --branch audit > /dev/null || fail "p3: delete on a branch"
 [ "$(scan_ids ns.p3)" = "$main_ids" ] || fail "p3: a delete on branch audit changed main"
-"$FLOE" scan ns.p3 --ref audit --where "id < 100" | grep -q . && fail "p3: branch audit still has ids < 100"
+grep -q . <<< "$("$FLOE" scan ns.p3 --ref audit --where "id < 100")" && fail "p3: branch audit still has ids < 100"
 "$FLOE" delete ns.p3 --where "id < 100" --branch nope > /dev/null 2>&1 && fail "p3: unknown branch accepted"
 
 # ---- 3. v2 partitioned: position delete files ------------------------------------------------

@@ -81,7 +81,7 @@ set -e
   "[($s1, True, 'append'), ($s2, True, 'append'), ($s3, True, 'append'), ($s1, True, 'append'), ($s3, True, 'append'), ($s2, True, 'append'), ($s1, True, 'append'), ($s3, True, 'append')]" ] ||
   fail "history: $(cat "$tmp/h.json")"
 [ "$(jq1 'd[1]["summary"]["added-records"], d[1]["parent_snapshot_id"]' < "$tmp/h.json")" = "('20', $s1)" ] || fail "history summary"
-"$floe" history ns.r | grep -q "^.*$s2 .*append .*added-records=20" || fail "history text: $("$floe" history ns.r)"
+grep -q "^.*$s2 .*append .*added-records=20" <<< "$("$floe" history ns.r)" || fail "history text: $("$floe" history ns.r)"
 
 # ---- refs ------------------------------------------------------------------------------
 "$floe" ref create ns.r audit --min-snapshots-to-keep 2 --max-snapshot-age-ms 1h --json > "$tmp/r1.json"

@@ -196,7 +196,7 @@ sleep 1
 grep -q '^rewrote 2 data files' "$tmp/rewrite2.txt" || fail "rewrite 2: $(cat "$tmp/rewrite2.txt")"
 sort "$tmp/want.ndjson" "$tmp/want2.ndjson" > "$tmp/want3.ndjson"
 "$floe" scan ns.ev | sort | cmp -s - "$tmp/want3.ndjson" || fail "scan after the unshredded rewrite"
-"$floe" inspect --json "$(newest)" | grep -q typed_value &&
+grep -q typed_value <<< "$("$floe" inspect --json "$(newest)")" &&
   fail "rewrite with the property unset wrote typed_value"
 echo "variant_shred_write: table append, scan and rewrite agree"
 

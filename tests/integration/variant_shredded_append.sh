@@ -38,7 +38,7 @@ for f in "$sv"/case-*.parquet; do
   "$floe" append ns.ev "$f" > "$tmp/append.txt" 2>&1 ||
     fail "append $(basename "$f"): $(cat "$tmp/append.txt")"
   nfiles=$((nfiles + 1))
-  "$floe" inspect "$f" | grep -q typed_value && nshred=$((nshred + 1))
+  grep -q typed_value <<< "$("$floe" inspect "$f")" && nshred=$((nshred + 1))
 done
 [ "$nfiles" -ge 100 ] || fail "only $nfiles case files read"
 [ "$nshred" -ge 70 ] || fail "only $nshred shredded case files"
