@@ -1166,7 +1166,7 @@ static int unrouted_end(srv_kafka *k, kf_scratch *sc, bool ok, floe_error *err) 
 static char *route_value(const srv_kafka *k, const uint8_t *r, size_t n, char *why,
                          size_t whyn) {
     json_error_t je;
-    json_t *j = json_loadb((const char *)r, n, 0, &je);
+    json_t *j = json_loadb((const char *)r, n, JSON_ALLOW_NUL, &je); /* "a\u0000b" is JSON */
     json_t *x = j && json_is_object(j) ? json_object_get(j, k->route_field) : NULL;
     char *v = NULL;
     if (!j || !json_is_object(j))
@@ -1622,10 +1622,15 @@ static int write_quarantine(srv_kafka *k, const kf_batch *t, const char *tmp_q,
         size_t bcap = 0;
         ssize_t got;
         while ((got = getline(&buf, &bcap, f)) > 0) {
+            /* a record holding U+0000 is written with \u0000 in it */
             json_error_t je;
-            json_t *j = json_loadb(buf, (size_t)got, 0, &je);
-            if (!j)
-                continue;
+            json_t *j = json_loadb(buf, (size_t)got, JSON_ALLOW_NUL, &je);
+            if (!j) {
+                /* never drop a rejected record: its offset is committed with the batch */
+                free(buf);
+                fclose(f);
+                FLOE_FAIL(err, FLOE_ECORRUPT, "%s: %s", tmp_q, je.text);
+            }
             json_int_t ln = json_integer_value(json_object_get(j, "line"));
             const char *reason = json_string_value(json_object_get(j, "reason"));
             if (ln >= 1 && (size_t)ln <= t->nlines) {
