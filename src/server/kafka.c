@@ -130,6 +130,7 @@ typedef struct kf_table {
     size_t nlines, lines_cap;
     kf_qrec *qrecs;
     size_t nq, q_cap;
+    int64_t qbytes;         /* the records of qrecs: buffered like the spool's */
     int64_t first_ns;       /* when the batch's first message arrived (0 = empty batch) */
     int64_t retry_at_ns;    /* after a failed commit */
     int failures;
@@ -232,6 +233,7 @@ typedef struct kf_batch {
     size_t nlines, lines_cap;
     kf_qrec *qrecs;
     size_t nq;
+    int64_t qbytes;
     kf_part **ps;           /* the batch's partitions (topic and number: never change) */
     kf_bpart *bp;
     size_t n;
@@ -837,7 +839,7 @@ static void batch_free(srv_kafka *k, kf_batch *b) {
     kf_table *t = &k->tables[b->tbl];
     if (b->fd >= 0)
         close(b->fd);
-    atomic_fetch_sub(&k->buffered, b->bytes);
+    atomic_fetch_sub(&k->buffered, b->bytes + b->qbytes);
     if (!t->spare_lines && b->lines) {
         t->spare_lines = b->lines;
         t->spare_cap = b->lines_cap;
@@ -876,11 +878,12 @@ static void batch_reset(srv_kafka *k, uint32_t ti) {
     floe_buf_reset(&t->wbuf);
     if (t->wbuf.cap > (4u << 20))
         floe_buf_free(&t->wbuf);
-    atomic_fetch_sub(&k->buffered, t->bytes);
+    atomic_fetch_sub(&k->buffered, t->bytes + t->qbytes);
     t->bytes = 0;
     t->nlines = 0;
     qrecs_free(t->qrecs, t->nq);
     t->nq = 0;
+    t->qbytes = 0;
     t->first_ns = 0;
 }
 
@@ -904,8 +907,8 @@ static int spool_flush(kf_table *t, floe_error *err) {
     return 0;
 }
 
-static int qrec_add(kf_table *t, uint32_t part, int64_t offset, const char *reason,
-                    const uint8_t *p, size_t n) {
+static int qrec_add(srv_kafka *k, kf_table *t, uint32_t part, int64_t offset,
+                    const char *reason, const uint8_t *p, size_t n) {
     if (t->nq == t->q_cap) {
         size_t nc = t->q_cap ? t->q_cap * 2 : 16;
         kf_qrec *nq = floe_realloc(t->qrecs, nc * sizeof *nq);
@@ -928,6 +931,8 @@ static int qrec_add(kf_table *t, uint32_t part, int64_t offset, const char *reas
     if (n)
         memcpy(q->rec, p, n);
     t->nq++;
+    t->qbytes += (int64_t)n;
+    atomic_fetch_add(&k->buffered, (int64_t)n);
     return 0;
 }
 
@@ -1289,7 +1294,7 @@ static int take_whole(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
         pt->first = m->offset;
     if (k->tables[pt->tbl].first_ns == 0)
         k->tables[pt->tbl].first_ns = floe_now_ns();
-    if (qrec_add(&k->tables[pt->tbl], pi, m->offset, reason,
+    if (qrec_add(k, &k->tables[pt->tbl], pi, m->offset, reason,
                  m->payload ? m->payload : (const uint8_t *)"", m->len) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     return 0;
@@ -1549,6 +1554,7 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
     b->lines_cap = t->lines_cap;
     b->qrecs = t->qrecs;
     b->nq = t->nq;
+    b->qbytes = t->qbytes;
     t->fd = -1;
     t->bytes = 0;
     t->lines = t->spare_lines;
@@ -1558,6 +1564,7 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
     t->nlines = 0;
     t->qrecs = NULL;
     t->nq = t->q_cap = 0;
+    t->qbytes = 0;
     t->first_ns = 0;
     t->sealed = b;
     *out = b;
@@ -2129,7 +2136,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
  * budget; then the table's partitions pause until the commit ends, so a table whose
  * commit fails still holds half of the budget at most. */
 static int64_t table_bytes(const kf_table *t) {
-    return t->bytes + (t->sealed ? t->sealed->bytes : 0);
+    return t->bytes + t->qbytes + (t->sealed ? t->sealed->bytes + t->sealed->qbytes : 0);
 }
 
 static void update_pauses(srv_kafka *k) {
@@ -2226,8 +2233,9 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
             if (t->retry_at_ns > now)
                 continue;
         } else {
-            bool due = (over && t->bytes) || t->bytes >= k->commit_bytes ||
-                       t->bytes * 2 >= k->max_buffered ||
+            int64_t held = t->bytes + t->qbytes; /* the open batch's */
+            bool due = (over && held) || held >= k->commit_bytes ||
+                       held * 2 >= k->max_buffered ||
                        (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
             if (!due || t->retry_at_ns > now)
                 continue;
