@@ -1258,6 +1258,31 @@ done:
 }
 
 /* One record r[0..n) of message m into its table's spool. */
+/* A record r[0..n) whose line breaks the spool cannot blank into spaces: one inside a
+ * string (not JSON, where a string escapes them; blanked, it would be a valid record of
+ * other content), or any in a record that is not an object (rejected anyway; blanked, the
+ * quarantine would not hold its bytes). The reason it goes to the quarantine, or NULL. */
+static const char *line_breaks(const uint8_t *r, size_t n) {
+    if (!memchr(r, '\n', n) && !memchr(r, '\r', n))
+        return NULL;
+    size_t i = 0;
+    while (i < n && is_ws(r[i]))
+        i++;
+    if (i == n || r[i] != '{')
+        return "type_mismatch: record must be a JSON object (a record with line breaks)";
+    for (bool in = false; i < n; i++) {
+        if (!in)
+            in = r[i] == '"';
+        else if (r[i] == '\\')
+            i++;
+        else if (r[i] == '"')
+            in = false;
+        else if (r[i] == '\n' || r[i] == '\r')
+            return "malformed_json: a line break not escaped in a string";
+    }
+    return NULL;
+}
+
 static int take_record(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
                        const rd_kafka_message_t *m, const char *topic, const uint8_t *r,
                        size_t n, floe_error *err) {
@@ -1275,6 +1300,11 @@ static int take_record(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
         pt->first = m->offset;
     if (t->first_ns == 0)
         t->first_ns = floe_now_ns();
+    const char *why = line_breaks(r, n);
+    if (why)
+        return qrec_add(k, t, pi, m->offset, why, r, n) < 0
+                   ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                   : 0;
     int64_t before = t->bytes;
     if (spool_record(t, pi, m->offset, &sc->meta, r, n) < 0)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
