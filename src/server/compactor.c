@@ -957,6 +957,7 @@ static int settle_from_history(floe_server *s, const srv_table *t, lease *l,
     return rc;
 }
 
+
 /* ---- partitions, and their commit in one snapshot ------------------------------------- */
 
 /* One partition of a commit: the landing files leased and what converting them wrote.
@@ -969,11 +970,26 @@ typedef struct part_job {
     srv_files fc;
     int64_t records;          /* rows in fc's files */
     bool release;             /* on the way out: the leased files go back to pending */
+    /* prepare_stage's part (steps 1-2 and the staging of step 3), on a thread of its own
+     * while the partition before converts (prep_start) */
+    staged stg;               /* the landing files' local copies */
+    bool convert;             /* prepared, with files left to convert (in stg) */
+    bool bg;                  /* prep is running or not joined yet */
+    pthread_t prep;
+    floe_server *s;           /* what prep_main needs */
+    srv_table *t;
+    const char *tbl, *gone;
+    int prep_rc;              /* prepare_stage's outcome; its error in prep_err */
+    floe_error prep_err;
+    int64_t lease_ms, stage_ms; /* for the debug log */
 } part_job;
 
 static void part_job_free(part_job *j) {
     if (!j)
         return;
+    if (j->bg)
+        pthread_join(j->prep, NULL);
+    staged_free(&j->stg);
     srv_files_free(&j->fc);
     srv_job_table_free(&j->jt);
     lease_free(&j->l);
@@ -1083,23 +1099,22 @@ done:
     return rc;
 }
 
-/* Steps 1-3 for one partition whose lease this worker holds: lease its landing files,
- * settle those the history holds, convert the rest. Afterwards j->fc.n > 0 when there is
- * something to commit; otherwise the job is over (nothing pending, everything settled, or
- * every record quarantined). On failure the new data files are deleted and j->release
- * says whether the leased files still need giving back. A table gone from the catalog is
- * created again or its records quarantined (srv_table_recreate, quarantine_dropped);
- * t == NULL: the table is gone and this node does not serve it, gone says why. */
-static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, const char *gone,
-                             part_job *j, floe_error *err) {
-    staged stg = {0};
+/* Steps 1-2 and the staging of step 3 for one partition whose lease this worker holds:
+ * lease its landing files, settle those the history holds, copy the rest to local files.
+ * Afterwards j->convert says whether there is something to convert (prepare_convert);
+ * otherwise the job is over (nothing pending, everything settled, or every record
+ * quarantined). On failure j->release says whether the leased files still need giving
+ * back. A table gone from the catalog is created again or its records quarantined
+ * (srv_table_recreate, quarantine_dropped); t == NULL: the table is gone and this node
+ * does not serve it, gone says why. Runs on the compactor's thread or on a prep thread
+ * (prep_start) while the compactor converts another partition: what it touches of the
+ * server is under its locks (the landing index under idx_mu, the catalog under cat_mu). */
+static int prepare_stage(floe_server *s, srv_table *t, const char *tbl, const char *gone,
+                         part_job *j, floe_error *err) {
     lease *l = &j->l;
     int64_t *settled = NULL;
-    char *quarantine = NULL, *prefix = NULL;
-    floe_convert_result res;
-    memset(&res, 0, sizeof res);
     int rc = 0;
-    int64_t t0 = mono_ms(), t1 = 0, t2 = 0, t3 = 0;
+    int64_t t0 = mono_ms(), t1 = 0;
     FLOE_CHECK(lease_take(s, tbl, j->part, s->comp->ttl_ms, l, err));
     if (l->n == 0)
         goto done;
@@ -1139,8 +1154,29 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
             goto done;
         }
     }
+    t1 = mono_ms();
+    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l->uris, l->n, &j->stg, err));
+    j->convert = true;
+    j->lease_ms = t1 - t0;
+    j->stage_ms = mono_ms() - t1;
+done:
+    if (rc < 0)
+        staged_free(&j->stg);
+    floe_free(settled);
+    return rc;
+}
 
-    /* step 3: convert the rest */
+/* The rest of step 3 for a partition prepare_stage staged: convert its landing files with
+ * the `floe convert` pipeline into Parquet files under the table's data dir. Afterwards
+ * j->fc.n > 0 when there is something to commit. On failure the new data files are
+ * deleted. */
+static int prepare_convert(floe_server *s, srv_table *t, const char *tbl, part_job *j,
+                           floe_error *err) {
+    lease *l = &j->l;
+    char *quarantine = NULL, *prefix = NULL;
+    floe_convert_result res;
+    memset(&res, 0, sizeof res);
+    int rc = 0;
     char uuid[37];
     floe_uuid4(uuid);
     uuid[8] = 0;
@@ -1155,9 +1191,11 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
     co.schema = j->jt.schema;
     co.write = j->jt.write;
     /* One thread, so ingest keeps the other core; two while posts are held for the
-     * backlog (landing.c): ingest is idle then, and one thread would leave a core so. */
+     * backlog (landing.c): ingest is idle then, and one thread would leave a core so; two
+     * in a compactor-only node (floe work), which has no ingest to leave a core to. */
     int64_t cap = s->cfg.max_pending_bytes;
-    co.threads = cap > 0 && atomic_load(&s->land.pending_bytes) > cap ? 2 : 1;
+    co.threads = s->role == FLOE_SERVER_ROLE_COMPACTOR ||
+                 (cap > 0 && atomic_load(&s->land.pending_bytes) > cap) ? 2 : 1;
     co.shred.max_record = (size_t)s->cfg.max_record;
     /* A field the table does not have (any more: dropped or renamed since the post was
      * accepted) is quarantined with its record, not dropped, unless the mode says to
@@ -1170,15 +1208,12 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
     co.quarantine_uri = quarantine;
     co.on_file = srv_files_on_file;
     co.on_file_ctx = &j->fc;
-    t1 = mono_ms();
-    FLOE_CHECK(stage_inputs(s->cfg.io, s->cfg.staging_dir, l->uris, l->n, &stg, err));
-    t2 = mono_ms();
-    rc = floe_convert((const char *const *)stg.paths, l->n, &co, &res, err);
-    t3 = mono_ms();
+    int64_t t0 = mono_ms();
+    rc = floe_convert((const char *const *)j->stg.paths, l->n, &co, &res, err);
     floe_log(FLOE_LOG_DEBUG, "serve: %s/%s: %zu landing files (%lld bytes): leased and "
              "settled in %lld ms, staged in %lld ms, converted in %lld ms", tbl, j->part, l->n,
-             (long long)l->bytes, (long long)(t1 - t0), (long long)(t2 - t1),
-             (long long)(t3 - t2));
+             (long long)l->bytes, (long long)j->lease_ms, (long long)j->stage_ms,
+             (long long)(mono_ms() - t0));
     if (rc < 0) {
         srv_files_delete(s->cfg.io, &j->fc);
         goto done;
@@ -1192,12 +1227,45 @@ static int prepare_partition(floe_server *s, srv_table *t, const char *tbl, cons
             atomic_fetch_add(&s->m.landing_committed, l->n);
     }
 done:
-    staged_free(&stg);
+    staged_free(&j->stg); /* the staged copies are read: gone at once, not at the commit */
     floe_convert_result_free(&res);
-    floe_free(settled);
     floe_free(quarantine);
     floe_free(prefix);
     return rc;
+}
+
+static void *prep_main(void *arg) {
+    part_job *j = arg;
+    (void)pthread_setname_np(pthread_self(), "floe-prep"); /* cosmetic: for profiles */
+    j->prep_rc = prepare_stage(j->s, j->t, j->tbl, j->gone, j, &j->prep_err);
+    return NULL;
+}
+
+/* prepare_stage for j on a thread of its own (prep_wait joins it): the next partition's
+ * lease, settling and staging wait on the database and the object store while the
+ * compactor's thread converts the one before. Without a thread, at once. */
+static void prep_start(floe_server *s, srv_table *t, const char *tbl, const char *gone,
+                       part_job *j) {
+    j->s = s;
+    j->t = t;
+    j->tbl = tbl;
+    j->gone = gone;
+    floe_error_clear(&j->prep_err);
+    if (pthread_create(&j->prep, NULL, prep_main, j) == 0)
+        j->bg = true;
+    else
+        j->prep_rc = prepare_stage(s, t, tbl, gone, j, &j->prep_err);
+}
+
+/* prep_start's outcome (its error into err). */
+static int prep_wait(part_job *j, floe_error *err) {
+    if (j->bg) {
+        pthread_join(j->prep, NULL);
+        j->bg = false;
+    }
+    if (j->prep_rc < 0 && err)
+        *err = j->prep_err;
+    return j->prep_rc;
 }
 
 /* "a,b,c" for the snapshot summary: the partitions of a commit, for people reading the
@@ -1441,6 +1509,53 @@ static void commit_batch(floe_server *s, const srv_table *t, part_job **batch, s
     srv_landing_refresh_metrics(s); /* the backlog shrank: waiting posts may go on */
 }
 
+/* Claim one of the due partitions jobs[0..*n) (SKIP LOCKED among them) for a new job,
+ * taken out of the lists: 1 with *out, 0 when every one left is someone else's, < 0 on
+ * failure (the first failure of the round into *rc and err). */
+static int claim_one(floe_server *s, const char *tbl, char **jobs, const char **cand_parts,
+                     size_t *n, part_job **out, int *rc, floe_error *err) {
+    srv_comp *c = s->comp;
+    floe_error e;
+    floe_error_clear(&e);
+    part_job *j = floe_calloc(1, sizeof *j);
+    if (!j) {
+        if (*rc == 0)
+            *rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        return -1;
+    }
+    floe_lease_key k;
+    comp_key(c, &k, floe_catalog_name(s->catalog));
+    size_t which = *n;
+    if (floe_lease_acquire_any(c->store, &k, (const char *const *)jobs, *n, c->owner,
+                               c->ttl_ms, &which, &e) < 0) {
+        floe_log(FLOE_LOG_ERROR, "serve: claiming a partition of %s: %s", tbl, e.msg);
+        if (*rc == 0)
+            *rc = floe_error_set(err, e.code, "claiming a partition of %s: %s", tbl, e.msg);
+        floe_free(j);
+        return -1;
+    }
+    if (which >= *n) {
+        atomic_fetch_add(&c->skipped, *n);
+        floe_free(j);
+        return 0; /* every due partition is someone else's now */
+    }
+    atomic_fetch_add(&c->claimed, 1);
+    j->part = cand_parts[which];
+    snprintf(j->job, sizeof j->job, "%s", jobs[which]);
+    srv_files_init(&j->fc, &j->jt);
+    pthread_mutex_lock(&c->mu);
+    if (c->nheld == 0)
+        atomic_store(&c->lost, false);
+    memcpy(c->held[c->nheld++], j->job, sizeof j->job);
+    pthread_mutex_unlock(&c->mu);
+    floe_free(jobs[which]);
+    jobs[which] = jobs[*n - 1];
+    cand_parts[which] = cand_parts[*n - 1];
+    (*n)--;
+    *out = j;
+    return 1;
+}
+
 /* Compact the due partitions of one table: claim them one by one, each under its lease
  * (SKIP LOCKED among the candidates), and convert each; commit what the claimed ones
  * wrote in one snapshot - several when a batch reaches MAX_JOB_FILES landing files or
@@ -1466,7 +1581,7 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
         goto done;
     floe_error te;
     floe_error_clear(&te);
-    /* one this node serves is taken as it is, dropped or not (prepare_partition sees) */
+    /* one this node serves is taken as it is, dropped or not (prepare_stage sees) */
     if (!(t = srv_table_find(s, tbl)) && srv_table_get(s, tbl, NULL, 0, &t, &te) < 0) {
         bool gone = false;
         if (te.code == FLOE_ENOTFOUND && srv_table_gone(s, tbl, &gone, &te) == 0 && gone) {
@@ -1484,47 +1599,41 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
             continue;
         cand_parts[n++] = parts[i];
     }
-    while (n > 0 && !atomic_load(&s->stopping)) {
+    /* Partitions are claimed one by one; while one converts, the next is claimed and
+     * prepared (leased, settled, staged) on a prep thread, so its waits on the database
+     * and the object store overlap the conversion. */
+    part_job *j = NULL, *next = NULL;
+    bool more = true; /* partitions may be left to claim */
+    for (;;) {
         floe_error e;
         floe_error_clear(&e);
-        part_job *j = floe_calloc(1, sizeof *j);
-        if (!j) {
-            if (rc == 0)
-                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
-            break;
+        bool ahead = next != NULL; /* claimed before the one before was converted */
+        if (next) {
+            j = next;
+            next = NULL;
+        } else {
+            int k = more && n > 0 && !atomic_load(&s->stopping)
+                        ? claim_one(s, tbl, jobs, cand_parts, &n, &j, &rc, err) : 0;
+            if (k <= 0)
+                break;
+            prep_start(s, t, tbl, te.msg, j);
         }
-        floe_lease_key k;
-        comp_key(c, &k, floe_catalog_name(s->catalog));
-        size_t which = n;
-        if (floe_lease_acquire_any(c->store, &k, (const char *const *)jobs, n, c->owner,
-                                   c->ttl_ms, &which, &e) < 0) {
-            floe_log(FLOE_LOG_ERROR, "serve: claiming a partition of %s: %s", tbl, e.msg);
-            if (rc == 0)
-                rc = floe_error_set(err, e.code, "claiming a partition of %s: %s", tbl,
-                                    e.msg);
-            floe_free(j);
-            break;
+        int prc = prep_wait(j, &e);
+        if (ahead && atomic_load(&s->stopping)) {
+            /* stopping: one claimed ahead is given back, not converted */
+            finish_job(s, j, false);
+            continue;
         }
-        if (which >= n) {
-            atomic_fetch_add(&c->skipped, n);
-            floe_free(j);
-            break; /* every due partition is someone else's now */
+        if (prc == 0 && j->convert && more && n > 0) {
+            int k = claim_one(s, tbl, jobs, cand_parts, &n, &next, &rc, err);
+            if (k > 0)
+                prep_start(s, t, tbl, te.msg, next);
+            else
+                more = false;
         }
-        atomic_fetch_add(&c->claimed, 1);
-        j->part = cand_parts[which];
-        snprintf(j->job, sizeof j->job, "%s", jobs[which]);
-        srv_files_init(&j->fc, &j->jt);
-        pthread_mutex_lock(&c->mu);
-        if (c->nheld == 0)
-            atomic_store(&c->lost, false);
-        memcpy(c->held[c->nheld++], j->job, sizeof j->job);
-        pthread_mutex_unlock(&c->mu);
-        floe_free(jobs[which]);
-        jobs[which] = jobs[n - 1];
-        cand_parts[which] = cand_parts[n - 1];
-        n--;
-
-        if (prepare_partition(s, t, tbl, te.msg, j, &e) < 0) {
+        if (prc == 0 && j->convert)
+            prc = prepare_convert(s, t, tbl, j, &e);
+        if (prc < 0) {
             job_failed(tbl, j->part, &e, fails, &rc, err);
             finish_job(s, j, false);
             continue;
