@@ -1626,10 +1626,13 @@ static int compact_table(floe_server *s, const char *tbl, const char *const *par
         }
         if (prc == 0 && j->convert && more && n > 0) {
             int k = claim_one(s, tbl, jobs, cand_parts, &n, &next, &rc, err);
-            if (k > 0)
+            if (k > 0) {
+                floe_log(FLOE_LOG_DEBUG, "serve: %s/%s: claimed ahead, prepared while %s "
+                         "converts", tbl, next->part, j->part);
                 prep_start(s, t, tbl, te.msg, next);
-            else
+            } else {
                 more = false;
+            }
         }
         if (prc == 0 && j->convert)
             prc = prepare_convert(s, t, tbl, j, &e);

@@ -9,6 +9,9 @@
 #     round trips or more);
 #   - the worker sent fewer HEAD requests than there are landing files (a copy starts with
 #     a GET that brings the size, no HEAD per file);
+#   - the table is partitioned (event_type: 8 partitions, all due at once): while one
+#     partition converts, the worker claims the next and stages it (its debug log says
+#     "claimed ahead"; before, partitions were claimed, staged and converted in turn);
 #   - every event is in the table exactly once, every landing file committed, and every
 #     request the worker made was correctly signed.
 # Skips (exit 77, "SKIPPED") only when PostgreSQL's server binaries are missing.
@@ -55,6 +58,7 @@ compact_bytes = 1KB
 compact_age = 1s
 [table shop.events]
 schema = $tmp/schema.json
+partition = event_type
 CONF
 }
 conf ingest > "$tmp/ingest.conf"
@@ -80,7 +84,7 @@ files=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1")
 
 stats() { curl -sf "http://127.0.0.1:$S3SIG_PORT/__admin/stats$1"; }
 stats "?reset-in-flight=1" > /dev/null || fail "S3 server stats"
-"$FLOE" work --config "$tmp/work.conf" --node-id w1 2> "$tmp/work.log" &
+FLOE_LOG=debug "$FLOE" work --config "$tmp/work.conf" --node-id w1 2> "$tmp/work.log" &
 w=$!
 pids+=($w)
 uncommitted() { pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'"; }
@@ -100,6 +104,11 @@ echo "serve_staging: $files landing files; at most $in_flight requests at once; 
 [ "$in_flight" -ge 3 ] || fail "at most $in_flight request(s) at once while the worker staged $files landing files (want 3 or more: concurrent copies)"
 [ "$heads" -lt "$files" ] || fail "$heads HEAD requests for $files landing files (want fewer: no HEAD per file)"
 [ "$(s3sig_failures)" = 0 ] || fail "$(s3sig_failures) requests with a bad signature"
+parts=$(pg_sql "SELECT COUNT(DISTINCT part) FROM landing_files WHERE kind=1")
+ahead=$(grep -c 'claimed ahead, prepared while' "$tmp/work.log" || true)
+echo "serve_staging: $parts partitions, $ahead claimed and staged while the one before converted"
+[ "$parts" -ge 2 ] || fail "$parts partition(s) (want several)"
+[ "$ahead" -ge 1 ] || fail "no partition was claimed and staged while another converted"
 
 export FLOE_CATALOG_URI=$FLOE_PG_URI FLOE_WAREHOUSE=s3://wh/staging
 "$FLOE" scan shop.events --format canonical > "$tmp/got.ndjson" 2> "$tmp/scan.err" ||
