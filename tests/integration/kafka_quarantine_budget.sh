@@ -6,7 +6,8 @@
 # fills, not all be held until the interval (they were: their bytes did not count): once
 # all are consumed, the table's offsets reach the end well before it,
 # the peak buffered bytes (floe_kafka_buffered_peak_bytes) stay within the budget plus one
-# message, and the quarantine holds each message once, with its partition and offset.
+# message and drop to 0 once all are committed, and the quarantine holds each message
+# once, with its partition and offset.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
 export FLOE_LOG=info
@@ -54,6 +55,10 @@ got=$(offsets)
 peak=$(metric floe_kafka_buffered_peak_bytes)
 [ "$got" = 120 ] || fail "the table's offsets sum to $got 30 s after the 120 messages were taken (commit_interval 300s): the quarantined messages are held beyond max_buffered_bytes"
 [ "$peak" -le $((1024 * 1024 + 64 * 1024)) ] || fail "peak buffered bytes $peak, budget 1 MiB"
+# all committed: nothing is held any more (what was counted in is counted out)
+for _ in $(seq 50); do [ "$(metric floe_kafka_buffered_bytes)" = 0 ] && break; sleep 0.1; done
+[ "$(metric floe_kafka_buffered_bytes)" = 0 ] ||
+  fail "$(metric floe_kafka_buffered_bytes) bytes buffered once every message is committed"
 node_stop a
 python3 - "$tmp/wh" <<'PY' || fail "quarantine"
 import collections, glob, json, sys
