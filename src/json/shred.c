@@ -1461,8 +1461,12 @@ static int shred_record(floe_shredder *sh, const uint8_t *rec, size_t n, floe_ba
                 rc = malformed(sh, p, "unexpected data after the record");
         }
     } else if (p < sh->end && found_kind(p, sh->end)[0] != 'i') {
-        rc = rej(sh, FLOE_REJECT_TYPE, p, "record must be a JSON object, found %s",
-                 found_kind(p, sh->end));
+        /* a JSON value that is not an object; not JSON at all (not json) is malformed */
+        const uint8_t *q = p;
+        rc = skip_value(sh, &q);
+        if (rc == 0)
+            rc = rej(sh, FLOE_REJECT_TYPE, p, "record must be a JSON object, found %s",
+                     found_kind(p, sh->end));
     } else {
         rc = malformed(sh, p, "expected a JSON object");
     }

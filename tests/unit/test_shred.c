@@ -234,6 +234,9 @@ TEST(test_reject_reasons) {
         "{\"id\":16} x",                                 /* 16 trailing data */
         "{\"id\":17,\"n\":1.5}",                         /* 17 non-integral */
         "{\"id\":18,\"m\":{\"q\\u0000\\\"\":1,\"q\\u0000\\\"\":2}}", /* 18 escaped key twice */
+        "not json",                                      /* 19 not JSON, starts like null */
+        "{\"id\":20,\"n\":trash}",                        /* 20 a value not JSON */
+        "[1,]",                                          /* 21 an array, not JSON */
     };
     char input[2048] = "";
     int64_t offsets[32];
@@ -267,6 +270,9 @@ TEST(test_reject_reasons) {
         {16, FLOE_REJECT_MALFORMED, 11, "malformed JSON at column 11: unexpected data after the record"},
         {17, FLOE_REJECT_TYPE, 14, "field 'n': expected int, found non-integral number 1.5"},
         {18, FLOE_REJECT_DUPLICATE_KEY, 29, "map 'm': duplicate key \"q\\u0000\\\"\""},
+        {19, FLOE_REJECT_MALFORMED, 1, "malformed JSON at column 1: invalid literal"},
+        {20, FLOE_REJECT_MALFORMED, 14, "malformed JSON at column 14: invalid literal"},
+        {21, FLOE_REJECT_MALFORMED, 4, "malformed JSON at column 4: invalid number"},
     };
     size_t nwant = sizeof want / sizeof want[0];
     CHECK_EQ_INT(fx.rej.n, nwant);
