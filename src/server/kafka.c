@@ -1257,7 +1257,6 @@ done:
     return rc;
 }
 
-/* One record r[0..n) of message m into its table's spool. */
 /* A record r[0..n) whose line breaks the spool cannot blank into spaces: one inside a
  * string (not JSON, where a string escapes them; blanked, it would be a valid record of
  * other content), or any in a record that is not an object (rejected anyway; blanked, the
@@ -1283,6 +1282,7 @@ static const char *line_breaks(const uint8_t *r, size_t n) {
     return NULL;
 }
 
+/* One record r[0..n) of message m into its table's spool. */
 static int take_record(srv_kafka *k, kf_scratch *sc, kf_part *p, uint32_t pi,
                        const rd_kafka_message_t *m, const char *topic, const uint8_t *r,
                        size_t n, floe_error *err) {
