@@ -2688,7 +2688,15 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     /* eager roundrobin by default; kafka.partition.assignment.strategy chooses another
      * (both protocols are handled by rebalance_cb; cooperative-sticky with sticky_wait) */
     FLOE_CHECK(conf_set(conf, src->name, "partition.assignment.strategy", "roundrobin", err));
-    FLOE_CHECK(conf_set(conf, src->name, "queued.max.messages.kbytes", "16384", err));
+    /* librdkafka's prefetch (its consumer queue): 256 MiB, with no message-count limit
+     * below that. A broker thread whose partitions stopped fetching because the queue
+     * was full looks at them again only on its next wake-up, up to a second later in
+     * librdkafka 2.0.2 (nothing wakes it when the queue drains), so a consumer faster than
+     * the prefetch per second waits on it: with 16 MiB the mock's 1,000,000 events took
+     * 9 s to take, with 256 MiB 1.2 s (bench/RESULTS.md, Kafka). kafka.queued.* sets
+     * others. */
+    FLOE_CHECK(conf_set(conf, src->name, "queued.max.messages.kbytes", "262144", err));
+    FLOE_CHECK(conf_set(conf, src->name, "queued.min.messages", "1000000", err));
     FLOE_CHECK(conf_set(conf, src->name, "client.id", s->node, err));
     for (size_t i = 0; i < src->n; i++)
         if (!strncmp(src->keys[i], "kafka.", 6)) {
