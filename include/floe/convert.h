@@ -74,6 +74,10 @@ typedef struct floe_convert_options {
      * in messages and the quarantine (floe/input.h, memory input). NULL: read the file. */
     const uint8_t *input_mem;
     size_t input_mem_len;
+    /* With input_mem: the caller is still writing it (floe/input.h, growing memory
+     * input; NULL: input_mem_len is all of it). */
+    int64_t (*input_mem_more)(void *ctx, size_t want, bool *final);
+    void *input_mem_more_ctx;
 } floe_convert_options;
 
 /* The defaults listed above. */

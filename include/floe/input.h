@@ -71,6 +71,15 @@ typedef struct floe_line_reader_options {
      * and every chunk it handed out is released. */
     const uint8_t *mem;
     size_t mem_len;
+    /* Growing memory input (with mem; NULL: mem_len is all of it): the caller is still
+     * writing whole lines after mem[0..mem_len). Before each chunk the reader calls
+     * mem_more(ctx, want, &final), which waits until mem[0..want) is written or the input
+     * is complete and returns the bytes written (ending at a line's end; *final: that is
+     * all of the input), or a negative floe code to give up (the read fails with it).
+     * Chunks are then cut as from the whole input. The caller keeps the bytes it may
+     * write mapped from mem on. */
+    int64_t (*mem_more)(void *ctx, size_t want, bool *final);
+    void *mem_more_ctx;
 } floe_line_reader_options;
 
 int floe_line_reader_open(const char *path, const floe_line_reader_options *opts,

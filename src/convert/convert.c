@@ -833,10 +833,12 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
     int64_t done_before = 0; /* input bytes of the inputs finished (progress) */
     for (size_t i = 0; i < ninputs; i++) {
         floe_line_reader_options lo = {o->chunk_size, o->shred.max_record, on_oversize, &oc,
-                                       true, o->io, NULL, 0};
+                                       true, o->io, NULL, 0, NULL, NULL};
         if (o->input_mem && ninputs == 1) {
             lo.mem = o->input_mem;
             lo.mem_len = o->input_mem_len;
+            lo.mem_more = o->input_mem_more;
+            lo.mem_more_ctx = o->input_mem_more_ctx;
         }
         floe_line_reader *lr = NULL;
         int rc = floe_line_reader_open(p->inputs[i], &lo, &lr, err);

@@ -114,6 +114,7 @@ struct floe_line_reader {
     size_t counted_pos;    /* lines are counted up to here... */
     int64_t counted_lines; /* ...and there are this many before it */
     int64_t next_first_line; /* the next chunk's first line when known, else 0 */
+    bool mem_final;        /* growing memory input: mem_more said it is complete */
 };
 
 /* read(2) into dst, retrying on EINTR; *got = 0 at end of input. */
@@ -553,9 +554,20 @@ static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_er
 /* Map mode: the next chunk is a window [mpos, end) of the mapping. */
 static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
     const uint8_t *b = r->map->base;
-    size_t size = r->map->len, cs = r->opts.chunk_size, maxrec = r->opts.max_record;
+    size_t cs = r->opts.chunk_size, maxrec = r->opts.max_record;
     for (;;) {
         size_t pos = r->mpos;
+        if (r->opts.mem_more && !r->mem_final) {
+            /* growing memory input: a whole chunk from pos on, or the end of the input */
+            bool fin = false;
+            int64_t have = r->opts.mem_more(r->opts.mem_more_ctx, pos + cs + 1, &fin);
+            if (have < 0)
+                return floe_error_set(err, (int)have, "%s: input given up", r->source);
+            if ((size_t)have > r->map->len)
+                r->map->len = (size_t)have;
+            r->mem_final = fin;
+        }
+        size_t size = r->map->len;
         if (pos >= size)
             return 0;
         size_t end;

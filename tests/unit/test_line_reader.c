@@ -40,7 +40,8 @@ static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
 static char *read_all_mode(const char *path, size_t chunk, size_t max_record, over_ctx *oc,
                            int *nchunks, bool map) {
     floe_error err;
-    floe_line_reader_options o = {chunk, max_record, on_over, oc, map, NULL, NULL, 0};
+    floe_line_reader_options o = {chunk, max_record, on_over, oc, map, NULL, NULL, 0, NULL,
+                                  NULL};
     floe_line_reader *r;
     if (floe_line_reader_open(path, &o, &r, &err) != 0) {
         harness_fail(__FILE__, __LINE__, "open: %s", err.msg);
@@ -142,7 +143,7 @@ TEST(test_gzip_concatenated_and_zstd) {
     free(z);
     floe_error err;
     floe_line_reader *r;
-    floe_line_reader_options o = {16, 1024, on_over, &oc, false, NULL, NULL, 0};
+    floe_line_reader_options o = {16, 1024, on_over, &oc, false, NULL, NULL, 0, NULL, NULL};
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
     floe_buf_init(&c.data, 0);
@@ -187,7 +188,7 @@ TEST(test_numbering) {
     snprintf(path, sizeof path, "%s/in.ndjson", dir);
     REQUIRE(harness_write_file(path, "aa\nbbb\ncccc\nd\n", 14) == 0);
     floe_error err;
-    floe_line_reader_options o = {3, 100, NULL, NULL, false, NULL, NULL, 0};
+    floe_line_reader_options o = {3, 100, NULL, NULL, false, NULL, NULL, 0, NULL, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &o, &r, &err), err);
     floe_chunk c;
@@ -216,8 +217,10 @@ TEST(test_map_same_chunks_as_read) {
         REQUIRE(harness_write_file(path, texts[t], strlen(texts[t])) == 0);
         for (size_t chunk = 1; chunk < 40; chunk += 3) {
             floe_error err;
-            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false, NULL, NULL, 0};
-            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true, NULL, NULL, 0};
+            floe_line_reader_options ro = {chunk, 1024, on_over, NULL, false, NULL, NULL, 0,
+                                           NULL, NULL};
+            floe_line_reader_options mo = {chunk, 1024, on_over, NULL, true, NULL, NULL, 0,
+                                           NULL, NULL};
             floe_line_reader *rr, *mr;
             REQUIRE_OK(floe_line_reader_open(path, &ro, &rr, &err), err);
             REQUIRE_OK(floe_line_reader_open(path, &mo, &mr, &err), err);
@@ -266,7 +269,7 @@ TEST(test_map_file_shrinks_under_the_reader) {
     free(text);
     floe_error err;
     over_ctx oc = {0};
-    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true, NULL, NULL, 0};
+    floe_line_reader_options mo = {2 * pg, 1024, on_over, &oc, true, NULL, NULL, 0, NULL, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     REQUIRE(floe_line_reader_mapped(r));
@@ -303,7 +306,7 @@ TEST(test_map_empty_and_compressed) {
     REQUIRE(harness_write_file(path, "", 0) == 0);
     over_ctx oc = {0};
     floe_error err;
-    floe_line_reader_options mo = {16, 1024, on_over, &oc, true, NULL, NULL, 0};
+    floe_line_reader_options mo = {16, 1024, on_over, &oc, true, NULL, NULL, 0, NULL, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     CHECK(!floe_line_reader_mapped(r));
@@ -366,7 +369,7 @@ TEST(test_map_oversized_and_lifetime) {
 
     /* a chunk outlives its reader */
     floe_error err;
-    floe_line_reader_options mo = {8, 100000, on_over, &oc, true, NULL, NULL, 0};
+    floe_line_reader_options mo = {8, 100000, on_over, &oc, true, NULL, NULL, 0, NULL, NULL};
     floe_line_reader *r;
     REQUIRE_OK(floe_line_reader_open(path, &mo, &r, &err), err);
     floe_chunk c;
@@ -405,7 +408,8 @@ TEST(test_memory_input) {
         over_ctx oc;
         memset(&oc, 0, sizeof oc);
         floe_error err;
-        floe_line_reader_options o = {chunk, 1u << 20, on_over, &oc, false, NULL, mem, len};
+        floe_line_reader_options o = {chunk, 1u << 20, on_over, &oc, false, NULL, mem, len,
+                                      NULL, NULL};
         floe_line_reader *r;
         REQUIRE(floe_line_reader_open("spool", &o, &r, &err) == 0);
         CHECK(floe_line_reader_mapped(r));
@@ -437,6 +441,93 @@ TEST(test_memory_input) {
     free(mem);
 }
 
+/* Growing memory input (the Kafka source converting a spool while it is written): the
+ * caller says how much is written each time the reader asks. Written a line at a time as
+ * asked, the chunks are those of the whole input; the caller giving up fails the read. */
+typedef struct {
+    const uint8_t *mem;
+    size_t len, avail;
+    int calls, give_up_at;
+} grow_ctx;
+
+static int64_t grow_more(void *ctx, size_t want, bool *final) {
+    grow_ctx *g = ctx;
+    g->calls++;
+    if (g->give_up_at && g->calls >= g->give_up_at)
+        return FLOE_ECANCELLED;
+    /* the writer got as far as the first line end at or after want */
+    while (g->avail < g->len && g->avail < want) {
+        const uint8_t *nl = memchr(g->mem + g->avail, '\n', g->len - g->avail);
+        g->avail = nl ? (size_t)(nl - g->mem) + 1 : g->len;
+    }
+    *final = g->avail == g->len;
+    return (int64_t)g->avail;
+}
+
+static void test_memory_input_growing(void) {
+    size_t cap = 200000, len = 0;
+    uint8_t *mem = malloc(cap);
+    REQUIRE(mem != NULL);
+    for (int i = 0; len + 200 < cap; i++)
+        len += (size_t)snprintf((char *)mem + len, cap - len, "{\"i\":%d,\"pad\":\"%.*s\"}\n",
+                                i, i % 61, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"
+                                "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy");
+    for (size_t chunk = 1000; chunk <= 64000; chunk *= 8) {
+        /* the whole input's chunks */
+        size_t whole[512], nwhole = 0;
+        floe_error err;
+        floe_line_reader_options o = {chunk, 1u << 20, on_over, NULL, false, NULL, mem, len,
+                                      NULL, NULL};
+        floe_line_reader *r;
+        REQUIRE(floe_line_reader_open("spool", &o, &r, &err) == 0);
+        floe_chunk c;
+        memset(&c, 0, sizeof c);
+        floe_buf_init(&c.data, 0);
+        while (floe_line_reader_next(r, &c, &err) == 1 && nwhole < 512)
+            whole[nwhole++] = c.len;
+        floe_line_reader_close(r);
+        floe_chunk_release(&c);
+        CHECK(nwhole > 1);
+        /* written as it is read, from its first line on */
+        const uint8_t *nl = memchr(mem, '\n', len);
+        grow_ctx g = {mem, len, (size_t)(nl - mem) + 1, 0, 0};
+        o.mem_len = g.avail;
+        o.mem_more = grow_more;
+        o.mem_more_ctx = &g;
+        REQUIRE(floe_line_reader_open("spool", &o, &r, &err) == 0);
+        size_t n = 0, at = 0;
+        int rc;
+        while ((rc = floe_line_reader_next(r, &c, &err)) == 1) {
+            CHECK(c.bytes == mem + at);
+            CHECK(n < nwhole && c.len == whole[n]);
+            CHECK(c.bytes[c.len - 1] == '\n');
+            at += c.len;
+            n++;
+        }
+        CHECK_EQ_INT(rc, 0);
+        CHECK_EQ_INT((long long)n, (long long)nwhole);
+        CHECK_EQ_INT((long long)at, (long long)len);
+        CHECK(g.calls >= (int)nwhole);
+        floe_line_reader_close(r);
+        floe_chunk_release(&c);
+        /* the writer gives up at its third answer: the read fails with its code */
+        g.avail = (size_t)(nl - mem) + 1;
+        g.calls = 0;
+        g.give_up_at = 3;
+        o.mem_len = g.avail;
+        REQUIRE(floe_line_reader_open("spool", &o, &r, &err) == 0);
+        int got = 0;
+        while ((rc = floe_line_reader_next(r, &c, &err)) == 1)
+            got++;
+        CHECK_EQ_INT(rc, FLOE_ECANCELLED);
+        CHECK_EQ_INT(got, 2);
+        floe_line_reader_close(r);
+        floe_chunk_release(&c);
+        floe_buf_free(&c.data);
+    }
+    free(mem);
+}
+
 int main(void) {
     RUN(test_plain_small_chunks);
     RUN(test_gzip_concatenated_and_zstd);
@@ -447,5 +538,6 @@ int main(void) {
     RUN(test_map_file_shrinks_under_the_reader);
     RUN(test_map_oversized_and_lifetime);
     RUN(test_memory_input);
+    RUN(test_memory_input_growing);
     return harness_finish();
 }
