@@ -201,6 +201,9 @@ typedef struct floe_server_config {
                                 remote warehouse (NULL: /tmp) */
     int64_t kafka_test_commit_pause_ms; /* tests only: each commit of a Kafka source waits
                                 this long between its conversion and its append (0) */
+    int64_t kafka_test_ahead_bytes; /* tests only: a Kafka source's batch converts ahead
+                                once its spool holds this many bytes, in chunks of this
+                                size (0: 1 MiB, and the pipeline's chunks) */
     floe_sql_options sql;    /* options of the catalog database's connections */
     floe_s3_properties s3;   /* [server] s3.* keys, as the file gave them: the program
                                 builds io from them (floe_io_options_apply_s3, under the

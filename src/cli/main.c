@@ -314,6 +314,12 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
     int64_t pause = env_ms("FLOE_TEST_KAFKA_COMMIT_PAUSE_MS");
     if (pause > 0 && pause <= 60000)
         cfg->kafka_test_commit_pause_ms = pause;
+    /* tests only: FLOE_TEST_KAFKA_AHEAD_BYTES=N (1..1048576) starts a Kafka batch's
+     * conversion ahead at N spool bytes and reads it in chunks of N, so that the tests'
+     * small batches convert while they are taken (kafka_pipeline.sh, kafka_chaos.sh) */
+    int64_t ahead = env_ms("FLOE_TEST_KAFKA_AHEAD_BYTES");
+    if (ahead > 0 && ahead <= (1 << 20))
+        cfg->kafka_test_ahead_bytes = ahead;
     const char *tmp = getenv("TMPDIR");
     if (tmp && *tmp && strlen(tmp) < 400 &&
         floe_io_options_set(&cfg->staging_dir, tmp, err) < 0)

@@ -120,6 +120,7 @@ typedef struct kf_qrec {
 } kf_qrec;
 
 struct kf_batch;
+struct kf_ahead;
 
 typedef struct kf_table {
     char *name;
@@ -141,6 +142,8 @@ typedef struct kf_table {
                                batch above (the open one) is sealed only once it is gone */
     kf_line *spare_lines;   /* a committed batch's line array, for the next open batch */
     size_t spare_cap;
+    struct kf_ahead *ahead; /* the open batch converting while it is taken, or NULL */
+    bool ahead_tried;       /* one was started for the open batch (not again) */
 } kf_table;
 
 /* Tables one source may route to by a field; records naming more go to the quarantine. */
@@ -184,7 +187,11 @@ typedef struct srv_kafka {
     struct kf_batch *inflight; /* the sealed batch being committed on its own thread */
     uint32_t next_table;    /* where commit_due looks first (round robin) */
     int64_t test_pause_ms;  /* tests: each commit waits this long before its append */
+    int64_t test_ahead;     /* tests: converting ahead from this many bytes, in chunks of
+                               them (0: KF_AHEAD_START, the pipeline's chunks) */
     bool sticky;            /* the strategy is cooperative-sticky (see sticky_wait) */
+    bool convert_ahead;     /* open batches convert while they are taken (kf_ahead) */
+    _Atomic int naheads;    /* kf_ahead alive */
     _Atomic bool assigned_once; /* an assignment came (the assignor's state is set) */
     bool keep_rk;           /* rk is closed, not destroyed (see the end of kafka_main) */
     pthread_t thr;
@@ -205,7 +212,8 @@ typedef struct srv_kafka {
     char flush_err[FLOE_ERROR_MSG_MAX];
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
-        fenced, rebalances, commit_us, revoked_dropped, skipped, pauses, pipelined, overlapped;
+        fenced, rebalances, commit_us, revoked_dropped, skipped, pauses, pipelined, overlapped,
+        ahead;
     _Atomic int64_t buffered, buffered_peak, paused_parts;
 } srv_kafka;
 
@@ -237,12 +245,20 @@ typedef struct kf_batch {
     kf_part **ps;           /* the batch's partitions (topic and number: never change) */
     kf_bpart *bp;
     size_t n;
+    struct kf_ahead *ahead; /* its conversion so far (the open batch's, see kf_ahead) */
     int rc;                 /* the commit's outcome (commit_batch) */
     floe_error err;
     pthread_t thr;
     bool thread;            /* committing on thr */
     _Atomic bool done;      /* commit_batch returned */
 } kf_batch;
+
+/* converting ahead (see kf_ahead): at most KF_MAX_AHEAD per source, started once the
+ * open batch's spool holds KF_AHEAD_START bytes */
+enum { KF_MAX_AHEAD = 2, KF_AHEAD_START = 1 << 20 };
+static void ahead_start(srv_kafka *k, kf_table *t);
+static void ahead_free(srv_kafka *k, struct kf_ahead *a, bool delete_files);
+static void ahead_publish(struct kf_ahead *a, int64_t bytes);
 
 /* ---- configuration ----------------------------------------------------------------- */
 
@@ -385,7 +401,7 @@ static bool template_ok(const char *t, char **why) {
 int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
     static const char *const known[] = {"bootstrap.servers", "topics", "group.id", "table",
                                         "format", "commit_bytes", "commit_interval",
-                                        "max_buffered_bytes"};
+                                        "max_buffered_bytes", "convert_ahead"};
     for (size_t i = 0; i < src->n; i++) {
         const char *k = src->keys[i], *v = src->values[i];
         bool ok = !strncmp(k, "kafka.", 6) && k[6];
@@ -404,6 +420,9 @@ int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
         if (!strcmp(k, "commit_interval") && (!parse_ms(v, &x) || x < 10))
             return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: commit_interval: "
                                   "a duration (e.g. 10s, 500ms)", src->name);
+        if (!strcmp(k, "convert_ahead") && strcmp(v, "true") && strcmp(v, "false"))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: convert_ahead: "
+                                  "true or false", src->name);
         if (!strcmp(k, "format") && strcmp(v, "json") && strcmp(v, "ndjson") &&
             strcmp(v, "array"))
             return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: format: json, "
@@ -837,6 +856,8 @@ static void batch_free(srv_kafka *k, kf_batch *b) {
     if (!b)
         return;
     kf_table *t = &k->tables[b->tbl];
+    ahead_free(k, b->ahead, true); /* not committed: its files go */
+    b->ahead = NULL;
     if (b->fd >= 0)
         close(b->fd);
     atomic_fetch_sub(&k->buffered, b->bytes + b->qbytes);
@@ -871,6 +892,9 @@ static void batch_reset(srv_kafka *k, uint32_t ti) {
         batch_free(k, t->sealed);
         t->sealed = NULL;
     }
+    ahead_free(k, t->ahead, true);
+    t->ahead = NULL;
+    t->ahead_tried = false;
     if (t->fd >= 0) {
         close(t->fd); /* frees the memory */
         t->fd = -1;
@@ -904,6 +928,8 @@ static int spool_flush(kf_table *t, floe_error *err) {
         w += (size_t)r;
     }
     floe_buf_reset(&t->wbuf);
+    if (t->ahead)
+        ahead_publish(t->ahead, t->bytes); /* whole lines, all written */
     return 0;
 }
 
@@ -1410,9 +1436,15 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
     int64_t b = atomic_load(&k->buffered);
     if (b > atomic_load(&k->buffered_peak))
         atomic_store(&k->buffered_peak, b);
-    for (size_t i = 0; i < p->npts; i++)
-        if (k->tables[p->pts[i].tbl].wbuf.len >= (1u << 20))
-            FLOE_FORWARD_IF_ERROR(spool_flush(&k->tables[p->pts[i].tbl], err));
+    for (size_t i = 0; i < p->npts; i++) {
+        kf_table *t = &k->tables[p->pts[i].tbl];
+        if (t->wbuf.len >= (k->test_ahead ? (size_t)k->test_ahead : (1u << 20))) {
+            FLOE_FORWARD_IF_ERROR(spool_flush(t, err));
+            if (k->convert_ahead && !t->ahead && !t->ahead_tried && t->fd >= 0 &&
+                t->bytes >= (k->test_ahead ? k->test_ahead : KF_AHEAD_START))
+                ahead_start(k, t);
+        }
+    }
     return 0;
 }
 
@@ -1596,6 +1628,9 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
     t->nq = t->q_cap = 0;
     t->qbytes = 0;
     t->first_ns = 0;
+    b->ahead = t->ahead;
+    t->ahead = NULL;
+    t->ahead_tried = false;
     t->sealed = b;
     *out = b;
     return 0;
@@ -1794,7 +1829,8 @@ done:
 
 /* Convert table t's spool into Parquet files under the job's folder (named with prefix;
  * rejected records to tmp_q), listed in fc; on failure the files written are deleted. */
-static int convert_spool(srv_kafka *k, const kf_batch *t, const uint8_t *map, size_t mapn,
+static int convert_spool(srv_kafka *k, const char *table, const uint8_t *map, size_t mapn,
+                         int64_t (*more)(void *, size_t, bool *), void *more_ctx,
                          const srv_job_table *jt, floe_schema_mode mode, const char *prefix,
                          const char *tmp_q, srv_files *fc, floe_convert_result *res,
                          floe_error *err) {
@@ -1821,7 +1857,11 @@ static int convert_spool(srv_kafka *k, const kf_batch *t, const uint8_t *map, si
      * spool) */
     co.input_mem = map;
     co.input_mem_len = mapn;
-    char *inp = floe_asprintf("kafka spool of %s", t->table);
+    co.input_mem_more = more; /* converting ahead: the spool is still growing */
+    co.input_mem_more_ctx = more_ctx;
+    if (more && k->test_ahead)
+        co.chunk_size = (size_t)k->test_ahead;
+    char *inp = floe_asprintf("kafka spool of %s", table);
     if (!inp)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     int rc = floe_convert((const char *const *)&inp, 1, &co, res, err);
@@ -1829,6 +1869,202 @@ static int convert_spool(srv_kafka *k, const kf_batch *t, const uint8_t *map, si
     if (rc < 0)
         srv_files_delete(s->cfg.io, fc);
     return rc;
+}
+
+/* What a batch's conversion needs (commit_batch, ahead_main): the table (made from the
+ * spool's first MiB if it is new; in evolve mode, its schema first evolved from the whole
+ * spool, unless ahead: then FLOE_ECANCELLED, converted at the commit), its job settings
+ * (*jt), its schema mode, the batch's id and the names of its rejects and of its files
+ * (*tmp_q, *prefix: the caller frees them). */
+static int batch_job(srv_kafka *k, const char *table, const uint8_t *map, size_t mapn,
+                     bool ahead, srv_job_table *jt, floe_schema_mode *mode, char uuid[37],
+                     char **tmp_q, char **prefix, floe_error *err) {
+    floe_server *s = k->s;
+    floe_table *ft = NULL;
+    srv_table *st = NULL;
+    FLOE_FORWARD_IF_ERROR(srv_table_get(s, table, map, mapn < (1u << 20) ? mapn : (1u << 20),
+                                        &st, err));
+    *mode = srv_table_mode(s, st);
+    if (*mode == FLOE_SCHEMA_EVOLVE && ahead)
+        return floe_error_set(err, FLOE_ECANCELLED, "evolve mode: converted at the commit");
+    if (*mode == FLOE_SCHEMA_EVOLVE && mapn) {
+        floe_error e2;
+        floe_error_clear(&e2);
+        if (srv_table_evolve(s, st, map, mapn, false, &e2) < 0)
+            floe_log(FLOE_LOG_WARN, "kafka %s: table %s: schema evolution failed: %s",
+                     k->name, table, e2.msg);
+    }
+    int64_t target = srv_configured_target(s, table);
+    const char *dot = strrchr(table, '.');
+    char *ns = floe_strndup(table, (size_t)(dot - table));
+    if (!ns)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->cat_mu);
+    int rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
+    if (rc == 0)
+        rc = srv_job_table_read(st, ft, target, jt, err);
+    floe_table_close(ft);
+    pthread_mutex_unlock(&s->cat_mu);
+    floe_free(ns);
+    FLOE_FORWARD_IF_ERROR(rc);
+    floe_uuid4(uuid); /* the batch's id */
+    *tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, table, uuid);
+    *prefix = floe_asprintf("kafka-%s-%.8s", k->name, uuid);
+    if (!*tmp_q || !*prefix)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* ---- converting ahead ------------------------------------------------------------- */
+
+/* A table's open batch converting while it is taken: once its spool holds its first
+ * MiB, a thread of its own runs the batch's conversion (the commit's first half: the
+ * table's job settings, convert_spool) over the spool as it grows, reading it through a
+ * mapping reserved for all it may hold and waiting for each next chunk's bytes
+ * (floe/input.h, growing memory input); the consumer thread publishes the written length
+ * after each write into the spool. The seal hands it to the batch, and the commit tells
+ * it where the spool ends, waits for the rest of the conversion and appends its files,
+ * instead of converting the whole batch then. The files are the same (the chunks are cut
+ * as from the whole spool), so the batch's content, its offsets and the fence are as
+ * without it. A batch dropped (fenced, re-sought, revoked) cancels it and deletes its
+ * files; one that cannot convert ahead (evolve mode, which changes the schema from the
+ * whole spool first; a failure; more bytes than reserved) converts at the commit as
+ * before. At most two per source at a time (the sealed batch's and the open one's). */
+typedef struct kf_ahead {
+    srv_kafka *k;
+    char *table;
+    uint8_t *map;           /* the spool, mapped for reserve bytes */
+    size_t reserve;
+    pthread_t thr;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t avail;           /* spool bytes written (whole lines) */
+    bool final, cancel, joined;
+    /* the conversion's outcome (the thread's until joined) */
+    int rc;                 /* 0 = converted */
+    floe_error err;
+    srv_job_table jt;
+    srv_files fc;
+    floe_convert_result res;
+    char uuid[37];          /* the batch's id */
+    char *tmp_q, *prefix;
+} kf_ahead;
+
+static void ahead_publish(kf_ahead *a, int64_t bytes) {
+    pthread_mutex_lock(&a->mu);
+    if ((size_t)bytes > a->reserve)
+        a->cancel = true; /* past the mapping: converted at the commit instead */
+    else
+        a->avail = (size_t)bytes;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* floe_line_reader mem_more: the spool's bytes once a chunk's worth is written, or the
+ * batch is sealed (final), or cancelled. */
+static int64_t ahead_more(void *ctx, size_t want, bool *final) {
+    kf_ahead *a = ctx;
+    pthread_mutex_lock(&a->mu);
+    while (!a->cancel && !a->final && a->avail < want)
+        pthread_cond_wait(&a->cv, &a->mu);
+    int64_t r = a->cancel ? FLOE_ECANCELLED : (int64_t)a->avail;
+    *final = a->final;
+    pthread_mutex_unlock(&a->mu);
+    return r;
+}
+
+static void *ahead_main(void *arg) {
+    kf_ahead *a = arg;
+    srv_thread_name("kafka-ahead");
+    pthread_mutex_lock(&a->mu);
+    size_t have = a->avail;
+    pthread_mutex_unlock(&a->mu);
+    floe_schema_mode mode;
+    int rc = batch_job(a->k, a->table, a->map, have, true, &a->jt, &mode, a->uuid, &a->tmp_q,
+                       &a->prefix, &a->err);
+    if (rc == 0)
+        rc = convert_spool(a->k, a->table, a->map, have, ahead_more, a, &a->jt, mode,
+                           a->prefix, a->tmp_q, &a->fc, &a->res, &a->err);
+    a->rc = rc;
+    return NULL;
+}
+
+/* Starts table t's conversion ahead (consumer thread; t's spool is written: t->fd). */
+static void ahead_start(srv_kafka *k, kf_table *t) {
+    t->ahead_tried = true;
+    if (atomic_load(&k->naheads) >= KF_MAX_AHEAD)
+        return;
+    kf_ahead *a = floe_calloc(1, sizeof *a);
+    if (!a)
+        return;
+    a->k = k;
+    a->reserve = (size_t)(k->commit_bytes + k->max_buffered) + ((size_t)1 << 30);
+    a->map = mmap(NULL, a->reserve, PROT_READ, MAP_SHARED, t->fd, 0);
+    if (a->map == MAP_FAILED || !(a->table = floe_strdup(t->name))) {
+        if (a->map != MAP_FAILED)
+            munmap(a->map, a->reserve);
+        floe_free(a);
+        return;
+    }
+    a->avail = (size_t)t->bytes;
+    srv_files_init(&a->fc, &a->jt);
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (pthread_create(&a->thr, NULL, ahead_main, a) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        pthread_cond_destroy(&a->cv);
+        srv_files_free(&a->fc);
+        munmap(a->map, a->reserve);
+        floe_free(a->table);
+        floe_free(a);
+        return;
+    }
+    atomic_fetch_add(&k->naheads, 1);
+    t->ahead = a;
+}
+
+/* Ends a's conversion: the spool is bytes long (final), or it is cancelled; waits for it. */
+static void ahead_join(kf_ahead *a, bool cancel, int64_t bytes) {
+    if (a->joined)
+        return;
+    pthread_mutex_lock(&a->mu);
+    if (cancel) {
+        a->cancel = true;
+    } else if ((size_t)bytes > a->reserve) {
+        a->cancel = true;
+    } else {
+        a->avail = (size_t)bytes;
+        a->final = true;
+    }
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thr, NULL);
+    a->joined = true;
+    if (a->cancel && a->rc == 0) /* finished before it saw the cancel: not the batch's */
+        a->rc = FLOE_ECANCELLED;
+}
+
+/* Frees a (cancelled first if still converting); delete_files: the files it wrote go
+ * (not committed). */
+static void ahead_free(srv_kafka *k, kf_ahead *a, bool delete_files) {
+    if (!a)
+        return;
+    ahead_join(a, true, 0);
+    if (delete_files && a->rc == 0) /* a failed conversion deleted its own */
+        srv_files_delete(k->s->cfg.io, &a->fc);
+    if (a->tmp_q)
+        unlink(a->tmp_q);
+    srv_files_free(&a->fc);
+    srv_job_table_free(&a->jt);
+    floe_convert_result_free(&a->res);
+    munmap(a->map, a->reserve);
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    floe_free(a->tmp_q);
+    floe_free(a->prefix);
+    floe_free(a->table);
+    floe_free(a);
+    atomic_fetch_sub(&k->naheads, 1);
 }
 
 /* One append to ft: the batch's files, each partition's next offset (and floor) and the
@@ -1912,22 +2148,44 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     floe_error *err = &b->err;
     floe_error_clear(err);
     int64_t t0 = floe_now_ns();
-    srv_job_table jt;
-    memset(&jt, 0, sizeof jt);
-    srv_files fc;
-    srv_files_init(&fc, &jt);
-    floe_convert_result res;
-    memset(&res, 0, sizeof res);
+    srv_job_table jt0;
+    memset(&jt0, 0, sizeof jt0);
+    srv_files fc0;
+    srv_files_init(&fc0, &jt0);
+    floe_convert_result res0;
+    memset(&res0, 0, sizeof res0);
+    /* the conversion's: converted ahead (kf_ahead), or here */
+    srv_files *fc = &fc0;
+    floe_convert_result *res = &res0;
     floe_table *ft = NULL;
     floe_append_result ares;
     memset(&ares, 0, sizeof ares);
     uint8_t *map = NULL;
     size_t mapn = 0;
     char *tmp_q = NULL, *prefix = NULL, *ns = NULL;
+    char uuid[37];
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
     kf_qfiles qf = {0};
     int rc = 0;
+    kf_ahead *a = b->ahead;
+    b->ahead = NULL; /* this commit's now (a retry converts here) */
+    if (a) {
+        ahead_join(a, false, b->bytes); /* the rest of the spool, then its end */
+        if (a->rc < 0) {
+            floe_log(FLOE_LOG_DEBUG, "kafka %s: %s: not converted ahead: %s", k->name,
+                     b->table, a->err.msg);
+            ahead_free(k, a, false);
+            a = NULL;
+        }
+    }
+    if (a) { /* its files are this commit's from here on */
+        fc = &a->fc;
+        res = &a->res;
+        memcpy(uuid, a->uuid, sizeof uuid);
+        tmp_q = a->tmp_q;
+        prefix = a->prefix;
+    }
     if (b->bytes > 0) {
         map = mmap(NULL, (size_t)b->bytes, PROT_READ, MAP_SHARED, b->fd, 0);
         if (map == MAP_FAILED) {
@@ -1936,44 +2194,23 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
         }
         mapn = (size_t)b->bytes;
 #ifdef MADV_POPULATE_READ
-        /* the memory file's pages mapped in one call, not a fault each as they are read */
-        (void)madvise(map, mapn, MADV_POPULATE_READ);
+        /* the memory file's pages mapped in one call, not a fault each as they are read
+         * (converted ahead, only the quarantine's records are read) */
+        if (!a)
+            (void)madvise(map, mapn, MADV_POPULATE_READ);
 #endif
     }
-    srv_table *st = NULL;
-    FLOE_CHECK(srv_table_get(s, b->table, map, mapn < (1u << 20) ? mapn : (1u << 20), &st,
-                             err));
-    floe_schema_mode mode = srv_table_mode(s, st);
-    if (mode == FLOE_SCHEMA_EVOLVE && mapn) {
-        floe_error e2;
-        floe_error_clear(&e2);
-        if (srv_table_evolve(s, st, map, mapn, false, &e2) < 0)
-            floe_log(FLOE_LOG_WARN, "kafka %s: table %s: schema evolution failed: %s",
-                     k->name, b->table, e2.msg);
-    }
-    int64_t target = srv_configured_target(s, b->table);
     const char *dot = strrchr(b->table, '.');
     if (!(ns = floe_strndup(b->table, (size_t)(dot - b->table))))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    pthread_mutex_lock(&s->cat_mu);
-    rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
-    if (rc == 0)
-        rc = srv_job_table_read(st, ft, target, &jt, err);
-    floe_table_close(ft);
-    ft = NULL;
-    pthread_mutex_unlock(&s->cat_mu);
-    if (rc < 0)
-        goto done;
-
-    /* convert the spool */
-    char uuid[37];
-    floe_uuid4(uuid); /* the batch's id */
-    tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, b->table, uuid);
-    prefix = floe_asprintf("kafka-%s-%.8s", k->name, uuid);
-    if (!tmp_q || !prefix)
-        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    if (b->nlines)
-        FLOE_CHECK(convert_spool(k, b, map, mapn, &jt, mode, prefix, tmp_q, &fc, &res, err));
+    if (!a) {
+        floe_schema_mode mode;
+        FLOE_CHECK(batch_job(k, b->table, map, mapn, false, &jt0, &mode, uuid, &tmp_q, &prefix,
+                             err));
+        if (b->nlines) /* convert the spool */
+            FLOE_CHECK(convert_spool(k, b->table, map, mapn, NULL, NULL, &jt0, mode, prefix,
+                                     tmp_q, &fc0, &res0, err));
+    }
     FLOE_CHECK(write_quarantine(k, b, tmp_q, map, mapn, uuid, &qf, err));
     if (k->test_pause_ms > 0)
         usleep((useconds_t)(k->test_pause_ms * 1000));
@@ -1984,7 +2221,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     locked = true;
     FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
     FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ps, b->n, err));
-    FLOE_CHECK(append_batch(k, ft, &fc, b, uuid, &ares, &files_kept, err));
+    FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): before the partition's next commit, or at
      * its next assignment) */
@@ -1998,21 +2235,23 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
             nquar += qf.f[i].n;
     }
     atomic_fetch_add(&s->m.commits, 1);
-    atomic_fetch_add(&s->m.events_committed, (uint64_t)res.records_out);
-    atomic_fetch_add(&k->committed_rows, (uint64_t)res.records_out);
+    atomic_fetch_add(&s->m.events_committed, (uint64_t)res->records_out);
+    atomic_fetch_add(&k->committed_rows, (uint64_t)res->records_out);
     atomic_fetch_add(&k->quarantined, (uint64_t)nquar);
     atomic_fetch_add(&k->commits, 1);
+    if (a)
+        atomic_fetch_add(&k->ahead, 1);
     atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
     floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
-             "partitions in snapshot %lld%s", k->name, b->table, (long long)res.records_out,
+             "partitions in snapshot %lld%s%s", k->name, b->table, (long long)res->records_out,
              (long long)nquar, b->n, (long long)ares.snapshot_id,
-             b->thread ? " (pipelined)" : "");
+             b->thread ? " (pipelined)" : "", a ? " (converted ahead)" : "");
 done:
     if (locked)
         pthread_mutex_unlock(&s->cat_mu);
     floe_table_close(ft);
     if (rc < 0 && !files_kept)
-        srv_files_delete(s->cfg.io, &fc);
+        srv_files_delete(s->cfg.io, fc);
     if (map)
         munmap(map, mapn);
     if (tmp_q)
@@ -2020,11 +2259,15 @@ done:
     /* not committed: the pending files go; of unknown outcome, settle() decides */
     qfiles_free(&qf, rc == 0 || rc == FLOE_EUNKNOWN_STATE);
     floe_append_result_reset(&ares);
-    srv_files_free(&fc);
-    srv_job_table_free(&jt);
-    floe_convert_result_free(&res);
-    floe_free(tmp_q);
-    floe_free(prefix);
+    srv_files_free(&fc0);
+    srv_job_table_free(&jt0);
+    floe_convert_result_free(&res0);
+    if (a) {
+        ahead_free(k, a, false); /* its files: committed, kept, or deleted above */
+    } else {
+        floe_free(tmp_q);
+        floe_free(prefix);
+    }
     floe_free(ns);
     b->rc = rc;
 }
@@ -2670,12 +2913,14 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     k->commit_interval_ms = 60000;
     k->max_buffered = 256LL << 20;
     k->test_pause_ms = s->cfg.kafka_test_commit_pause_ms;
+    k->test_ahead = s->cfg.kafka_test_ahead_bytes;
     if ((v = src_get(src, "commit_bytes")))
         parse_size(v, &k->commit_bytes);
     if ((v = src_get(src, "commit_interval")))
         parse_ms(v, &k->commit_interval_ms);
     if ((v = src_get(src, "max_buffered_bytes")))
         parse_size(v, &k->max_buffered);
+    k->convert_ahead = !(v = src_get(src, "convert_ahead")) || strcmp(v, "false");
     FLOE_CHECK(floe_io_mkdirs(s->cfg.io, k->spool_dir, err));
 
     conf = rd_kafka_conf_new();
@@ -2857,6 +3102,9 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         {"floe_kafka_consumed_while_committing_total", "counter",
          "Kafka messages taken while a batch committed on its own thread",
          offsetof(srv_kafka, overlapped)},
+        {"floe_kafka_commits_converted_ahead_total", "counter",
+         "commits whose batch was converted while it was taken",
+         offsetof(srv_kafka, ahead)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},
     };

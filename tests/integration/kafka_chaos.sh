@@ -7,10 +7,12 @@
 # OffsetCommit, Heartbeat errors) and move partition leaders, and `floe expire
 # --older-than 0s` and `floe rewrite` run on the table. Afterwards the table holds every
 # valid event exactly once and the quarantine every malformed one exactly once.
+# Batches convert ahead from their first 4 KiB (FLOE_TEST_KAFKA_AHEAD_BYTES), so the
+# kills, rebalances and fenced commits also meet conversions in progress.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
 CYCLES=${KAFKA_CHAOS_CYCLES:-20}
-export FLOE_LOG=info
+export FLOE_LOG=info FLOE_TEST_KAFKA_AHEAD_BYTES=4096
 start=$(date +%s)
 
 "$FLOE" gen --schema-out "$tmp/schema.json" >/dev/null

@@ -19,10 +19,13 @@
 # 4. A revocation while a batch commits: node b joins the group while a's batch is in
 #    flight; a's rebalance waits for it (its log), it commits under the fence (no fenced
 #    commit on either node) and b resumes from the table's offsets.
-# At the end the table holds every event of the six waves exactly once.
+# At the end the table holds every event of the six waves exactly once. Every batch
+# converts ahead from its first 4 KiB (FLOE_TEST_KAFKA_AHEAD_BYTES: while it is taken, in
+# chunks of 4 KiB), so the kills, the fenced commit and the revocation meet conversions
+# in progress, and the commits of the last waves are made from them.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
-export FLOE_LOG=info
+export FLOE_LOG=info FLOE_TEST_KAFKA_AHEAD_BYTES=4096
 "$FLOE" gen --schema-out "$tmp/schema.json" >/dev/null
 for w in 1 2 3 4 5 6; do "$FLOE" gen --count 1000 --seed $((70 + w)) -o "$tmp/w$w.ndjson" >/dev/null; done
 : > "$tmp/none"
@@ -139,6 +142,9 @@ sleep 2 # anything taken twice would show up now
 for n in a b; do
   [ "$(metric $n floe_kafka_fenced_total)" = 0 ] || fail "$n: a commit was fenced"
 done
+ahead=$(( $(metric a floe_kafka_commits_converted_ahead_total) +
+          $(metric b floe_kafka_commits_converted_ahead_total) ))
+[ "$ahead" -ge 1 ] || fail "no commit of a or b was converted ahead"
 node_stop b
 node_stop a
 offsets_match 6000 >/dev/null

@@ -374,6 +374,8 @@ TEST(test_config_parse) {
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\n", "table is required"},
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
          "format = xml\n", "format"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "convert_ahead = maybe\n", "convert_ahead: true or false"},
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = nodot\n",
          "table 'nodot'"},
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
