@@ -97,5 +97,8 @@ for n in "${!node_pid[@]}"; do node_stop "$n"; done
 python3 "$KAFKA_DIR/verify.py" "$tmp/wh" shop.events "$FLOE" chaos "${args[@]}" || fail "verify"
 fenced=$(cat "$tmp"/node-*.log | grep -c "another consumer committed" || true)
 rewrites=$(grep -c "rewrote\|replaced\|files" "$tmp/maint.log" || true)
-echo "kafka_chaos: $CYCLES kills in $(( $(date +%s) - start )) s; $fenced fenced commits"
+ahead=$(cat "$tmp"/node-*.log | grep -c "(converted ahead)" || true)
+[ "$ahead" -ge 1 ] || fail "no commit was converted ahead"
+echo "kafka_chaos: $CYCLES kills in $(( $(date +%s) - start )) s; $fenced fenced commits;" \
+  "$ahead commits converted ahead"
 echo "kafka_chaos: ok"
