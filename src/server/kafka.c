@@ -1871,6 +1871,31 @@ static int convert_spool(srv_kafka *k, const char *table, const uint8_t *map, si
     return rc;
 }
 
+/* Deletes the reject files (<table>-<batch id>.rejects, or its .floe-tmp-* while it is
+ * written) a process that ended without freeing its batches left in the source's spool
+ * folder: each belongs to a batch of that process (converting ahead, one is written for as
+ * long as its open batch is taken), none to this one's. */
+static void spool_dir_clean(srv_kafka *k) {
+    DIR *d = opendir(k->spool_dir);
+    if (!d)
+        return;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *x = strstr(de->d_name, ".rejects");
+        if (!x || x == de->d_name || (x[8] && strncmp(x + 8, ".floe-tmp-", 10)))
+            continue;
+        char *path = floe_asprintf("%s/%s", k->spool_dir, de->d_name);
+        if (path && unlink(path) == 0)
+            n++;
+        floe_free(path);
+    }
+    closedir(d);
+    if (n)
+        floe_log(FLOE_LOG_INFO, "kafka %s: deleted %d reject files of batches a previous "
+                 "process left in %s", k->name, n, k->spool_dir);
+}
+
 /* What a batch's conversion needs (commit_batch, ahead_main): the table (made from the
  * spool's first MiB if it is new; in evolve mode, its schema first evolved from the whole
  * spool, unless ahead: then FLOE_ECANCELLED, converted at the commit), its job settings
@@ -2922,6 +2947,7 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
         parse_size(v, &k->max_buffered);
     k->convert_ahead = !(v = src_get(src, "convert_ahead")) || strcmp(v, "false");
     FLOE_CHECK(floe_io_mkdirs(s->cfg.io, k->spool_dir, err));
+    spool_dir_clean(k); /* a killed process's batches are gone with it */
 
     conf = rd_kafka_conf_new();
     FLOE_CHECK(conf_set(conf, src->name, "bootstrap.servers", src_get(src, "bootstrap.servers"),
