@@ -12,18 +12,7 @@
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 mnt=$tmp/mnt
-mkdir -p "$mnt"
-cleanup_mnt() {
-  if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  pid=
-  if mountpoint -q "$mnt"; then umount "$mnt"; fi
-  cleanup
-}
-trap cleanup_mnt EXIT
-if ! mount -t tmpfs -o size=1m tmpfs "$mnt" 2> "$tmp/mount.err"; then
-  echo "serve_disk_full: SKIPPED (1 test): cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
-  exit 77
-fi
+mount_tmpfs "$mnt" 1m
 
 "$FLOE" gen --schema-out "$tmp/schema.json" >/dev/null
 "$FLOE" gen --count 40000 --seed 21 -o "$tmp/events.ndjson" >/dev/null

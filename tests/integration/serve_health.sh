@@ -10,18 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 land=$tmp/wh/_landing
-mkdir -p "$land"
-cleanup_mnt() {
-  if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  pid=
-  if mountpoint -q "$land"; then umount "$land"; fi
-  cleanup
-}
-trap cleanup_mnt EXIT
-if ! mount -t tmpfs -o size=64k tmpfs "$land" 2> "$tmp/mount.err"; then
-  echo "serve_health: SKIPPED (1 test): cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
-  exit 77
-fi
+mount_tmpfs "$land" 64k
 "$FLOE" gen --schema-out "$tmp/schema.json" >/dev/null
 "$FLOE" gen --count 2000 --seed 4 -o "$tmp/events.ndjson" >/dev/null
 split -l 200 -d -a 2 "$tmp/events.ndjson" "$tmp/batch."

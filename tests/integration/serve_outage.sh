@@ -16,66 +16,30 @@
 #      no bad signature.
 # Skips (exit 77) when PostgreSQL's server binaries are missing.
 set -euo pipefail
+source "$(dirname "$0")/serve/lib.sh"
+serve_pg_s3
 
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-FLOE=${FLOE_BIN:-$src/build/floe}
-js=$src/tests/js
-fail() {
-  echo "serve_outage: FAIL: $*" >&2
-  [ -f "$tmp/server.log" ] && tail -30 "$tmp/server.log" >&2
-  exit 1
-}
-
-source "$src/tests/lib/pg.sh"
-pg_start_test serve_outage
-
-tmp=$(mktemp -d)
-# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
-export TMPDIR=$tmp
-pid=
-proxy=
-PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$proxy" ] && kill "$proxy" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-
-source "$src/tests/lib/s3sig.sh"
-s3sig_start "$tmp" || fail "could not start the S3 server"
-
-# S3 up: the proxy listens on a fixed port (the first run picks it); down: no listener
+# S3 up: the proxy listens on a fixed port (the first run picks it); down: no listener.
+# The proxy is the only process in pids (cleanup stops the one that runs).
 proxy_port=0
 proxy_up() {
   rm -f "$tmp/proxy.port"
   node "$js/s3_fault_proxy.mjs" --target "127.0.0.1:$S3SIG_PORT" --port "$proxy_port" \
     > "$tmp/proxy.port" 2>> "$tmp/proxy.err" &
   proxy=$!
+  pids=("$proxy")
   for _ in $(seq 100); do [ -s "$tmp/proxy.port" ] && break; sleep 0.1; done
   proxy_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' \
     "$tmp/proxy.port") || fail "the S3 proxy did not start: $(cat "$tmp/proxy.err")"
 }
-proxy_down() { kill "$proxy"; wait "$proxy" 2>/dev/null || true; proxy=; }
+proxy_down() { kill "$proxy"; wait "$proxy" 2>/dev/null || true; proxy=; pids=(); }
 pg_down() {
   "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -m fast -w stop > /dev/null ||
     fail "stopping PostgreSQL"
 }
-pg_up() {
-  "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_TMP -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60" \
-    start > /dev/null || fail "starting PostgreSQL again"
-}
 proxy_up
 export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$proxy_port
 
-start_server() {
-  rm -f "$tmp/port"
-  "$FLOE" serve --config "$tmp/serve.conf" --port-file "$tmp/port" 2>>"$tmp/server.log" &
-  pid=$!
-  for _ in $(seq 600); do
-    if [ -s "$tmp/port" ]; then port=$(cat "$tmp/port"); return 0; fi
-    kill -0 "$pid" 2>/dev/null || fail "server exited at start"
-    sleep 0.05
-  done
-  fail "server did not start"
-}
 post() { # FILE [KEY] -> HTTP code; the answer in $tmp/out, the headers in $tmp/hdr
   local key=()
   [ -n "${2:-}" ] && key=(-H "Idempotency-Key: $2")
@@ -106,7 +70,7 @@ partition = event_type
 CONF
 
 # ---- 1. both services up: A and K acknowledged, then kill -9 (only in the WAL)
-start_server
+start_server --config "$tmp/serve.conf"
 [ "$(post "$tmp/batch.0")" = 200 ] || fail "batch A: $(head -c 300 "$tmp/out")"
 [ "$(post "$tmp/batch.1" k1)" = 200 ] || fail "batch K: $(head -c 300 "$tmp/out")"
 cp "$tmp/out" "$tmp/k1.first"
@@ -116,7 +80,7 @@ kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=
 # ---- 2. both down: the node starts, takes keyless posts, refuses keyed ones
 pg_down
 proxy_down
-start_server
+start_server --config "$tmp/serve.conf"
 code=$(health)
 [ "$code" = 200 ] || fail "/healthz while offline: HTTP $code $(cat "$tmp/health")"
 python3 - "$tmp/health" <<'PY' || fail "/healthz while offline: $(cat "$tmp/health")"
@@ -146,7 +110,7 @@ code=$(curl -s -o "$tmp/out" -w '%{http_code}' -XPOST "http://127.0.0.1:$port/v1
 echo "serve_outage: started with PostgreSQL and S3 down: keyless posts taken, keyed 503"
 
 # ---- 3. PostgreSQL back, S3 still down: still offline
-pg_up
+pg_resume || fail "starting PostgreSQL again"
 sleep 4
 [ "$(metric floe_offline)" = 1 ] || fail "online again while S3 is down"
 [ "$(post "$tmp/batch.3" k2)" = 503 ] || fail "keyed batch with S3 down not refused"
@@ -167,13 +131,8 @@ grep -q '"status":"ok"' "$tmp/health" || fail "/healthz after the services retur
 [ "$(post "$tmp/batch.1" k1)" = 200 ] || fail "retry of k1 after catching up: $(head -c 300 "$tmp/out")"
 cmp -s "$tmp/out" "$tmp/k1.first" || fail "the retry of k1 got a new answer: $(head -c 300 "$tmp/out")"
 [ "$(post "$tmp/batch.3" k2)" = 200 ] || fail "keyed batch after catching up: $(head -c 300 "$tmp/out")"
-code=$(curl -s -o "$tmp/flush.out" -w '%{http_code}' -XPOST \
-  "http://127.0.0.1:$port/v1/admin/flush?wait=true&timeout=120")
-[ "$code" = 200 ] && grep -q '"complete":true' "$tmp/flush.out" ||
-  fail "flush: HTTP $code $(head -c 1000 "$tmp/flush.out")"
-kill -TERM "$pid"
-wait "$pid" || fail "clean stop: exit $?"
-pid=
+flush_wait
+stop_server
 
 FLOE_CATALOG_URI=$FLOE_PG_URI FLOE_WAREHOUSE=s3://wh/w "$FLOE" scan shop.events \
   --columns event_id > "$tmp/got.ndjson" 2> "$tmp/scan.err" || fail "scan: $(cat "$tmp/scan.err")"

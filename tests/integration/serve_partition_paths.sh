@@ -12,15 +12,10 @@
 #   - a warehouse prefix so deep that partitioned keys could pass 1024 bytes: the table is
 #     refused at its first post (400), nothing is acknowledged.
 set -euo pipefail
-
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-js=$src/tests/js
+source "$(dirname "$0")/serve/lib.sh"
 command -v node > /dev/null || { echo "serve_partition_paths: SKIPPED (no node)"; exit 77; }
 [ -d "$js/node_modules" ] || { echo "serve_partition_paths: SKIPPED (tests/js not set up)"; exit 77; }
-source "$src/tests/integration/serve/lib.sh"
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-source "$src/tests/lib/s3sig.sh"
-s3sig_start "$tmp" || fail "could not start the S3 server"
+serve_s3
 
 cat > "$tmp/schema.json" <<'JSON'
 {"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":true,"type":"long"},

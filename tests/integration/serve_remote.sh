@@ -14,45 +14,10 @@
 # The S3 server saw no bad signature. Skips (exit 77, "SKIPPED") only when PostgreSQL's
 # server binaries are missing.
 set -euo pipefail
-
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-FLOE=${FLOE_BIN:-$src/build/floe}
-js=$src/tests/js
-SERVE_DIR=$src/tests/integration/serve
-fail() {
-  echo "serve_remote: FAIL: $*" >&2
-  [ -f "$tmp/server.log" ] && tail -30 "$tmp/server.log" >&2
-  exit 1
-}
-
-source "$src/tests/lib/pg.sh"
-pg_start_test serve_remote
-
-tmp=$(mktemp -d)
-# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
-export TMPDIR=$tmp
-pid=
-pids=()
-PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-
-source "$src/tests/lib/s3sig.sh"
-s3sig_start "$tmp" || fail "could not start the S3 server"
-s3port=$S3SIG_PORT
+source "$(dirname "$0")/serve/lib.sh"
+serve_pg_s3
 export FLOE_COMPACT_LEASE_MS=3000
 
-start_server() {
-  rm -f "$tmp/port"
-  "$FLOE" serve --config "$tmp/serve.conf" --port-file "$tmp/port" 2>>"$tmp/server.log" &
-  pid=$!
-  for _ in $(seq 600); do
-    if [ -s "$tmp/port" ]; then port=$(cat "$tmp/port"); return 0; fi
-    kill -0 "$pid" 2>/dev/null || fail "server exited at start"
-    sleep 0.05
-  done
-  fail "server did not start"
-}
 scan_eq() { # EXPECTED WHAT
   FLOE_CATALOG_URI=$FLOE_PG_URI FLOE_WAREHOUSE=s3://wh/w "$FLOE" scan shop.events \
     --format canonical > "$tmp/got.ndjson" 2> "$tmp/scan.err" || fail "$2: scan: $(cat "$tmp/scan.err")"
@@ -87,12 +52,12 @@ schema_mode = strict
 CONF
 
 # 1: post, flush + compact, scan
-start_server
+start_server --config "$tmp/serve.conf"
 python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" --events "$tmp/ev1.ndjson" \
   --table shop.events --clients 4 --batch-size 100 --keys --out "$tmp/acks1" || fail "client 1"
 curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush"
 scan_eq "$tmp/exp1.ndjson" "after the first flush"
-n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
+n=$(landing_uncommitted)
 [ "$n" = 0 ] || fail "$n landing files not committed after compaction"
 n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND uri LIKE 's3://wh/w/_landing/shop.events/event_type=%'")
 [ "$n" -gt 0 ] || fail "no landing file registered under s3://wh/w/_landing"
@@ -114,13 +79,13 @@ for i in 1 2 3; do
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
   pid=
-  start_server
+  start_server --config "$tmp/serve.conf"
 done
 wait "$client" || fail "client 2"
 curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush 2"
 # leases of the killed processes run out (FLOE_COMPACT_LEASE_MS): compact again until done
 for _ in $(seq 20); do
-  n=$(pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'")
+  n=$(landing_uncommitted)
   [ "$n" = 0 ] && break
   sleep 0.5
   curl -sf -XPOST "http://127.0.0.1:$port/v1/admin/flush?compact=1" > /dev/null || fail "flush 3"
@@ -129,9 +94,7 @@ done
 scan_eq "$tmp/exp_all.ndjson" "after the kills"
 acked=$(cat "$tmp"/acks2/ack-*.jsonl | wc -l)
 [ "$acked" = 40 ] || fail "$acked of 40 batches acknowledged"
-kill -TERM "$pid"
-wait "$pid" || fail "clean stop: exit $?"
-pid=
+stop_server
 [ -z "$(ls "$tmp/wal" | grep '^wal-')" ] || fail "WAL segments left after a clean stop"
 [ "$(s3sig_failures)" = 0 ] || fail "the S3 server saw bad signatures"
 

@@ -15,31 +15,8 @@
 #   - at least two workers committed snapshots.
 # Skips (exit 77, "SKIPPED") only when PostgreSQL's server binaries are missing.
 set -euo pipefail
-
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-FLOE=${FLOE_BIN:-$src/build/floe}
-js=$src/tests/js
-SERVE_DIR=$src/tests/integration/serve
-fail() {
-  echo "serve_scale: FAIL: $*" >&2
-  for f in "$tmp"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
-  exit 1
-}
-
-source "$src/tests/lib/pg.sh"
-pg_start_test serve_scale
-
-tmp=$(mktemp -d)
-# the staging folders (floe-compact-*) of the floe processes this test kills go with $tmp
-export TMPDIR=$tmp
-pids=()
-PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-
-source "$src/tests/lib/s3sig.sh"
-s3sig_start "$tmp" || fail "could not start the S3 server"
-s3port=$S3SIG_PORT
+source "$(dirname "$0")/serve/lib.sh"
+serve_pg_s3
 export FLOE_COMPACT_LEASE_MS=2000 FLOE_LOG=info
 
 "$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null
@@ -92,7 +69,6 @@ start_worker() { # W
   wpid[$1]=$!
   pids+=($!)
 }
-uncommitted() { pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'"; }
 
 start_ingest 1 # creates the table; the others find it
 start_ingest 2
@@ -179,10 +155,10 @@ for r in 0 1 2 3 4; do
 done
 flush_all
 for _ in $(seq 240); do
-  [ "$(uncommitted)" = 0 ] && break
+  [ "$(landing_uncommitted)" = 0 ] && break
   sleep 0.25
 done
-n=$(uncommitted)
+n=$(landing_uncommitted)
 [ "$n" = 0 ] || fail "$n landing files not committed by the workers"
 
 for i in 1 2 3; do

@@ -16,28 +16,8 @@
 #     request the worker made was correctly signed.
 # Skips (exit 77, "SKIPPED") only when PostgreSQL's server binaries are missing.
 set -euo pipefail
-
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-FLOE=${FLOE_BIN:-$src/build/floe}
-js=$src/tests/js
-fail() {
-  echo "serve_staging: FAIL: $*" >&2
-  for f in "$tmp"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
-  exit 1
-}
-
-source "$src/tests/lib/pg.sh"
-pg_start_test serve_staging
-
-tmp=$(mktemp -d)
-export TMPDIR=$tmp
-pids=()
-PREV_TRAP=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; eval "$PREV_TRAP"' EXIT
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-
-source "$src/tests/lib/s3sig.sh"
-S3SIG_ARGS="--latency-ms 100" s3sig_start "$tmp" || fail "could not start the S3 server"
+source "$(dirname "$0")/serve/lib.sh"
+S3SIG_ARGS="--latency-ms 100" serve_pg_s3
 export FLOE_LOG=info
 
 "$FLOE" gen --schema-out "$tmp/schema.json" > /dev/null
@@ -73,7 +53,7 @@ for _ in $(seq 600); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 # ten posts of 400 events, each sealed by a flush: ten landing files or more
 split -l 400 -d "$tmp/events.ndjson" "$tmp/chunk-"
 for c in "$tmp"/chunk-*; do
-  python3 "$src/tests/integration/serve/client.py" --port-file "$tmp/port" \
+  python3 "$SERVE_DIR/client.py" --port-file "$tmp/port" \
     --events "$c" --table shop.events --clients 1 --batch-size 400 \
     --out "$tmp/acks" > /dev/null || fail "client"
   curl -sf -XPOST "http://127.0.0.1:$(cat "$tmp/port")/v1/admin/flush" > /dev/null || fail "flush"
@@ -87,13 +67,12 @@ stats "?reset-in-flight=1" > /dev/null || fail "S3 server stats"
 FLOE_LOG=debug "$FLOE" work --config "$tmp/work.conf" --node-id w1 2> "$tmp/work.log" &
 w=$!
 pids+=($w)
-uncommitted() { pg_sql "SELECT COUNT(*) FROM landing_files WHERE kind=1 AND state<>'committed'"; }
 for _ in $(seq 600); do
-  [ "$(uncommitted)" = 0 ] && break
+  [ "$(landing_uncommitted)" = 0 ] && break
   kill -0 $w 2>/dev/null || fail "the worker exited"
   sleep 0.2
 done
-[ "$(uncommitted)" = 0 ] || fail "$(uncommitted) of $files landing files not committed"
+[ "$(landing_uncommitted)" = 0 ] || fail "$(landing_uncommitted) of $files landing files not committed"
 kill -TERM $w; wait $w || fail "worker: exit $?"
 
 in_flight=$(stats "" | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).inFlightMax))')

@@ -10,16 +10,11 @@
 #      live process holds (this script), one made a moment ago, and one holding a file that is not a
 #      staged copy are kept.
 set -euo pipefail
-
-src=${FLOE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-js=$src/tests/js
+source "$(dirname "$0")/serve/lib.sh"
 command -v node > /dev/null || { echo "serve_staging_sweep: SKIPPED (no node)"; exit 77; }
 command -v flock > /dev/null || { echo "serve_staging_sweep: SKIPPED (no flock)"; exit 77; }
 [ -d "$js/node_modules" ] || { echo "serve_staging_sweep: SKIPPED (tests/js not set up)"; exit 77; }
-source "$src/tests/integration/serve/lib.sh"
-unset FLOE_CONFIG FLOE_CATALOG_TYPE FLOE_CATALOG || true
-source "$src/tests/lib/s3sig.sh"
-s3sig_start "$tmp" || fail "could not start the S3 server"
+serve_s3
 
 stage=$tmp/stage
 mkdir -p "$stage"
