@@ -2305,6 +2305,13 @@ static void *commit_thread(void *arg) {
     return NULL;
 }
 
+/* Table t's commit failed and its batch is kept: retried after a back-off that doubles
+ * with each failure in a row (200 ms, 400 ms, ... 6.4 s). */
+static void retry_later(kf_table *t) {
+    t->failures++;
+    t->retry_at_ns = floe_now_ns() + (100LL << (t->failures < 6 ? t->failures : 6)) * 1000000;
+}
+
 /* Applies the outcome of sealed batch b of table ti (consumer thread; b is no longer
  * committing). Committed: the partitions' offsets are the ones the batch wrote (their
  * positions at the seal, not now: what was taken since is in the open batch), Kafka's
@@ -2349,9 +2356,7 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     }
     floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s", k->name,
              t->name, b->err.msg);
-    t->failures++;
-    int64_t backoff = 100LL << (t->failures < 6 ? t->failures : 6);
-    t->retry_at_ns = floe_now_ns() + backoff * 1000000;
+    retry_later(t);
     atomic_store(&b->done, false);
 }
 
@@ -2401,9 +2406,7 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
         if (!b) {
             int rc = seal(k, ti, &b, err);
             if (rc < 0) {
-                t->failures++;
-                t->retry_at_ns = floe_now_ns() + (100LL << (t->failures < 6 ? t->failures
-                                                                                : 6)) * 1000000;
+                retry_later(t);
                 return rc;
             }
             if (!b)
@@ -2543,8 +2546,7 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
             if (rc < 0) {
                 floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s",
                          k->name, t->name, e2.msg);
-                t->failures++;
-                t->retry_at_ns = now + (100LL << (t->failures < 6 ? t->failures : 6)) * 1000000;
+                retry_later(t);
                 if (first_rc == 0) {
                     first_rc = rc;
                     if (err)
