@@ -109,12 +109,16 @@ static void curl_setup(void) {
     curl_ok = true;
 }
 
+/* libcurl set up once for the process (libcurl loaded first). */
+static int curl_ready(floe_error *err) {
+    pthread_once(&curl_once, curl_setup);
+    return curl_ok ? 0 : floe_error_set(err, FLOE_EIO, "cannot initialise libcurl");
+}
+
 /* An easy handle for one request (libcurl loaded: s3_call), libcurl set up: a pooled
  * handle reset or a new one. */
 static int easy_acquire(CURL **out, floe_error *err) {
-    pthread_once(&curl_once, curl_setup);
-    if (!curl_ok)
-        return floe_error_set(err, FLOE_EIO, "cannot initialise libcurl");
+    FLOE_FORWARD_IF_ERROR(curl_ready(err));
     CURL *h = NULL;
     pthread_mutex_lock(&pool_lock);
     if (pool_n > 0)
@@ -1062,9 +1066,7 @@ struct floe_io_fetcher {
 int floe_s3_fetcher_new(floe_io *io, size_t inflight, floe_io_fetcher **out, floe_error *err) {
     if (!floe_lazy_curl(err) || !floe_lazy_crypto(err))
         return err ? err->code : FLOE_EUNSUPPORTED;
-    pthread_once(&curl_once, curl_setup);
-    if (!curl_ok)
-        return floe_error_set(err, FLOE_EIO, "cannot initialise libcurl");
+    FLOE_FORWARD_IF_ERROR(curl_ready(err));
     floe_io_fetcher *f = floe_calloc(1, sizeof *f);
     if (!f)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
