@@ -738,6 +738,12 @@ static int64_t expected_body(const s3_req *r) {
     return left < (int64_t)r->dst_len ? left : (int64_t)r->dst_len;
 }
 
+/* Requests of cfg cannot be signed: not anonymous, and neither a credentials callback nor
+ * a key pair. */
+static bool no_credentials(const floe_s3_config *cfg) {
+    return !cfg->anonymous && !cfg->credentials_fn && (!cfg->access_key || !cfg->secret_key);
+}
+
 static int s3_call(s3_req *r, floe_error *err) {
     const floe_s3_config *cfg = &r->io->s3;
     /* libcurl and libcrypto (signing, payload hashes) first: every request of the
@@ -746,7 +752,7 @@ static int s3_call(s3_req *r, floe_error *err) {
         floe_error_prefix(err, "%s %s://%s/%s: ", r->op, r->scheme, r->bucket, r->key);
         return err ? err->code : FLOE_EUNSUPPORTED;
     }
-    if (!cfg->anonymous && !cfg->credentials_fn && (!cfg->access_key || !cfg->secret_key))
+    if (no_credentials(cfg))
         return floe_error_set(err, FLOE_EAUTH,
                               "%s://%s/%s: no AWS credentials (set AWS_ACCESS_KEY_ID and "
                               "AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials; "
@@ -1131,8 +1137,7 @@ size_t floe_io_fetch_pending(const floe_io_fetcher *f) { return f->pending; }
 static bool xfer_start(floe_io_fetcher *f, fetch_xfer *x) {
     const floe_s3_config *cfg = &f->io->s3;
     if (x->max == 0 || floe_s3_uri_parse(x->uri, &x->bucket, &x->key, NULL) < 0 ||
-        !x->key[0] ||
-        (!cfg->anonymous && !cfg->credentials_fn && (!cfg->access_key || !cfg->secret_key)))
+        !x->key[0] || no_credentials(cfg))
         return false;
     req_init(&x->r, f->io, "GET", "GET", x->bucket, x->key, FLOE_IO_GET);
     x->r.scheme = uri_scheme(x->uri);
