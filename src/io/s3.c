@@ -1484,6 +1484,18 @@ static int uploader_wait(floe_s3_output *o, floe_error *err) {
     return rc;
 }
 
+/* The buffer becomes part n_parts + 1 (its slot in etags reserved), sent from this
+ * thread. */
+static int put_here(floe_s3_output *o, floe_error *err) {
+    char *etag = NULL;
+    int rc = put_part(o, o->n_parts + 1, o->buf, o->buf_len, &etag, err);
+    if (rc == 0) {
+        o->etags[o->n_parts++] = etag;
+        o->buf_len = 0;
+    }
+    return rc;
+}
+
 /* The full buffer becomes the next part: handed to the uploader (started with the first
  * part), and writing goes on in its previous buffer. */
 static int upload_part(floe_s3_output *o, floe_error *err) {
@@ -1503,14 +1515,8 @@ static int upload_part(floe_s3_output *o, floe_error *err) {
         if (pthread_create(&o->up_thr, NULL, uploader_main, o) != 0) {
             pthread_cond_destroy(&o->up_cv);
             pthread_mutex_destroy(&o->up_mu);
-            /* no thread: this part goes out from here, as the next ones will */
-            char *etag = NULL;
-            int rc = put_part(o, o->n_parts + 1, o->buf, o->buf_len, &etag, err);
-            if (rc == 0) {
-                o->etags[o->n_parts++] = etag;
-                o->buf_len = 0;
-            }
-            return rc;
+            /* no thread: this part goes out from here (the next one tries again) */
+            return put_here(o, err);
         }
         o->up_started = true;
     }
@@ -1775,15 +1781,9 @@ static int s3_output_close(void *vo, floe_error *err) {
     } else {
         /* the last part from here while the uploader may still send the one before */
         if (o->buf_len > 0) {
-            int last = 0;
-            char *etag = NULL;
             rc = reserve_part(o, err);
-            if (rc == 0) {
-                last = ++o->n_parts;
-                rc = put_part(o, last, o->buf, o->buf_len, &etag, err);
-            }
             if (rc == 0)
-                o->etags[last - 1] = etag;
+                rc = put_here(o, err);
             floe_error ue;
             floe_error_clear(&ue);
             int urc = uploader_wait(o, &ue);
