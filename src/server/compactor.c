@@ -691,11 +691,8 @@ void srv_files_delete(floe_io *io, srv_files *fc) {
         floe_log(FLOE_LOG_WARN, "serve: %s", floe_table_confinement_report(conf));
 }
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* The monotonic clock in ms, for the debug log's timings. */
+static int64_t mono_ms(void) { return floe_now_ns() / 1000000; }
 
 /* Local copies of remote landing files (the NDJSON reader reads local files): each
  * object is streamed into <TMPDIR>/floe-compact-XXXXXX/<i>; local files are used in
