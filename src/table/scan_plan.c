@@ -619,6 +619,13 @@ static void decode_manifest(const decode_ctx *dc, floe_avro_schema_cache *cache,
         floe_error_prefix(&sl->err, "manifest %s: ", mf->manifest_path);
 }
 
+/* Slot sl is ready for the planner (decoded, fetched, or to be read by it); dc->lock held. */
+static void slot_done(decode_ctx *dc, slot *sl) {
+    sl->state = SLOT_DONE;
+    if (dc->awaited == sl->pos)
+        pthread_cond_signal(&dc->done);
+}
+
 static void *decode_worker(void *arg) {
     decode_ctx *dc = arg;
     floe_avro_schema_cache *cache = floe_manifest_schema_cache_new();
@@ -641,9 +648,7 @@ static void *decode_worker(void *arg) {
         else
             sl->rc = floe_error_set(&sl->err, FLOE_ENOMEM, "out of memory");
         pthread_mutex_lock(&dc->lock);
-        sl->state = SLOT_DONE;
-        if (dc->awaited == sl->pos)
-            pthread_cond_signal(&dc->done);
+        slot_done(dc, sl);
     }
     /* the last one out of work: the others may wait for room that will not come */
     pthread_cond_broadcast(&dc->room);
@@ -684,11 +689,8 @@ static void *fetch_thread(void *arg) {
             pthread_mutex_unlock(&dc->lock);
             int rc = floe_io_fetch_add(dc->fetch, dc->uris[idx], want, sl, NULL);
             pthread_mutex_lock(&dc->lock);
-            if (rc < 0) { /* the planner reads it */
-                sl->state = SLOT_DONE;
-                if (dc->awaited == sl->pos)
-                    pthread_cond_signal(&dc->done);
-            }
+            if (rc < 0) /* the planner reads it */
+                slot_done(dc, sl);
         }
         if (dc->stop || (dc->next >= dc->norder && floe_io_fetch_pending(dc->fetch) == 0))
             break;
@@ -702,9 +704,7 @@ static void *fetch_thread(void *arg) {
             slot *sl = got.tag;
             sl->data = got.data;
             sl->len = got.len;
-            sl->state = SLOT_DONE;
-            if (dc->awaited == sl->pos)
-                pthread_cond_signal(&dc->done);
+            slot_done(dc, sl);
         }
     }
     pthread_mutex_unlock(&dc->lock);
