@@ -7,6 +7,7 @@
 #ifndef FLOE_CLI_H
 #define FLOE_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,10 @@ int floe_cmd_history(int argc, char **argv);
 int cli_snapshots_action(int argc, char **argv);
 int floe_cmd_serve(int argc, char **argv);
 int floe_cmd_work(int argc, char **argv);
+/* The signals floe serve and floe work take with sigwait (SIGTERM, SIGINT, SIGHUP) into
+ * *set, blocked in the calling thread: main blocks them before it first reads the
+ * configuration file, so one sent while the server starts waits for the server. */
+void cli_serve_block_signals(sigset_t *set);
 int floe_cmd_expire(int argc, char **argv);
 int floe_cmd_orphans(int argc, char **argv);
 int floe_cmd_rewrite_manifests(int argc, char **argv);

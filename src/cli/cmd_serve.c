@@ -64,7 +64,21 @@ static void work_help(FILE *out) {
             "no HTTP listener, no WAL. SIGTERM or SIGINT: finish the partition, exit.\n");
 }
 
+void cli_serve_block_signals(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
 static int serve_main(int argc, char **argv, bool work) {
+    /* Blocked (already by main, before the configuration was first read), inherited by
+     * every server thread, taken by the sigwait below: a SIGHUP (reload) or SIGTERM sent
+     * while the server starts waits for it, instead of ending the process by the default
+     * action (exit 129, nothing logged). */
+    sigset_t set;
+    cli_serve_block_signals(&set);
     const char *config = NULL, *warehouse = NULL, *listen = NULL, *node = NULL;
     const char *port_file = NULL, *role = NULL, *catalog = NULL, *wal_dir = NULL;
     bool no_compact = false;
@@ -150,12 +164,6 @@ static int serve_main(int argc, char **argv, bool work) {
         return cli_usage("serve", "--role: all, ingest or compactor ('%s')", role);
     }
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every server thread */
     signal(SIGPIPE, SIG_IGN);
     /* before the server's threads take their malloc arenas */
     if (cfg.nsources && cfg.role != FLOE_SERVER_ROLE_COMPACTOR && !cli_malloc_env_tuned() &&

@@ -658,6 +658,10 @@ int main(int argc, char **argv) {
                 return cmd_version(argc - 1, argv + 1);
             if (commands[i].run == floe_cmd_convert)
                 exec_with_huge_heap(argv);
+            if (commands[i].run == floe_cmd_serve || commands[i].run == floe_cmd_work) {
+                sigset_t set; /* before io_setup reads the configuration file */
+                cli_serve_block_signals(&set);
+            }
             floe_error err;
             floe_error_clear(&err);
             if ((argc = take_s3_flags(argc, argv, &err)) < 0) {
