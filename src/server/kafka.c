@@ -1965,6 +1965,7 @@ typedef struct kf_ahead {
     pthread_cond_t cv;
     size_t avail;           /* spool bytes written (whole lines) */
     bool final, cancel, joined;
+    bool converted;         /* the conversion wrote its files (even if cancelled after) */
     /* the conversion's outcome (the thread's until joined) */
     int rc;                 /* 0 = converted */
     floe_error err;
@@ -2011,6 +2012,7 @@ static void *ahead_main(void *arg) {
         rc = convert_spool(a->k, a->table, a->map, have, ahead_more, a, &a->jt, mode,
                            a->prefix, a->tmp_q, &a->fc, &a->res, &a->err);
     a->rc = rc;
+    a->converted = rc == 0;
     return NULL;
 }
 
@@ -2075,7 +2077,7 @@ static void ahead_free(srv_kafka *k, kf_ahead *a, bool delete_files) {
     if (!a)
         return;
     ahead_join(a, true, 0);
-    if (delete_files && a->rc == 0) /* a failed conversion deleted its own */
+    if (delete_files && a->converted) /* a failed conversion deleted its own */
         srv_files_delete(k->s->cfg.io, &a->fc);
     if (a->tmp_q)
         unlink(a->tmp_q);
@@ -2200,7 +2202,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
         if (a->rc < 0) {
             floe_log(FLOE_LOG_DEBUG, "kafka %s: %s: not converted ahead: %s", k->name,
                      b->table, a->err.msg);
-            ahead_free(k, a, false);
+            ahead_free(k, a, true); /* files only if cancelled once converted */
             a = NULL;
         }
     }
