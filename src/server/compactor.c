@@ -954,7 +954,6 @@ static int settle_from_history(floe_server *s, const srv_table *t, lease *l,
     return rc;
 }
 
-
 /* ---- partitions, and their commit in one snapshot ------------------------------------- */
 
 /* One partition of a commit: the landing files leased and what converting them wrote.
@@ -1233,7 +1232,7 @@ done:
 
 static void *prep_main(void *arg) {
     part_job *j = arg;
-    (void)pthread_setname_np(pthread_self(), "floe-prep"); /* cosmetic: for profiles */
+    srv_thread_name("floe-prep");
     j->prep_rc = prepare_stage(j->s, j->t, j->tbl, j->gone, j, &j->prep_err);
     return NULL;
 }

@@ -2055,9 +2055,7 @@ static void ahead_join(kf_ahead *a, bool cancel, int64_t bytes) {
     if (a->joined)
         return;
     pthread_mutex_lock(&a->mu);
-    if (cancel) {
-        a->cancel = true;
-    } else if ((size_t)bytes > a->reserve) {
+    if (cancel || (size_t)bytes > a->reserve) { /* or past the mapping: at the commit */
         a->cancel = true;
     } else {
         a->avail = (size_t)bytes;
