@@ -396,6 +396,22 @@ static bool template_ok(const char *t, char **why) {
     return ok;
 }
 
+/* Why group id g cannot be used, or NULL: it is a part of table property keys (no '=' or
+ * ',', which floe table properties set/unset read as separators) and of quarantine file
+ * names (.kafka-<group>/ and kafka-<group>-...: no '/', and short enough for a name);
+ * control characters are refused everywhere. "." and ".." are file names only alone,
+ * never here. */
+static const char *group_why(const char *g) {
+    if (!*g)
+        return "empty";
+    if (strlen(g) > 200)
+        return "longer than 200 bytes (it is part of file names in the quarantine)";
+    for (const char *c = g; *c; c++)
+        if (*c == '=' || *c == ',' || *c == '/' || (unsigned char)*c < 0x20 || *c == 0x7f)
+            return "no '=', ',', '/' or control characters";
+    return NULL;
+}
+
 /* Every key of the section is known and its value well formed; kafka.* keys are handed
  * to librdkafka, which judges them when the consumer is made. */
 int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
@@ -423,6 +439,9 @@ int srv_kafka_check(const floe_server_source_config *src, floe_error *err) {
         if (!strcmp(k, "convert_ahead") && strcmp(v, "true") && strcmp(v, "false"))
             return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: convert_ahead: "
                                   "true or false", src->name);
+        if (!strcmp(k, "group.id") && group_why(v))
+            return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: group.id '%s': %s",
+                                  src->name, v, group_why(v));
         if (!strcmp(k, "format") && strcmp(v, "json") && strcmp(v, "ndjson") &&
             strcmp(v, "array"))
             return floe_error_set(err, FLOE_EINVALID, "[source kafka %s]: format: json, "
@@ -2926,10 +2945,9 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     k->spool_dir = floe_asprintf("%s/kafka-%s", s->wal_dir, src->name);
     if (!k->name || !k->group || !k->table || !k->spool_dir)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    for (const char *c = k->group; *c; c++)
-        if (*c == '=' || *c == ',' || (unsigned char)*c < 0x20)
-            FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: group.id '%s': no '=', ',' or "
-                      "control characters", src->name, k->group);
+    if (group_why(k->group))
+        FLOE_FAIL(err, FLOE_EINVALID, "[source kafka %s]: group.id '%s': %s", src->name,
+                  k->group, group_why(k->group));
     v = src_get(src, "format");
     k->format = !v || !strcmp(v, "json") ? FMT_JSON : !strcmp(v, "ndjson") ? FMT_NDJSON
                                                                            : FMT_ARRAY;

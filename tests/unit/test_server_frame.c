@@ -382,6 +382,17 @@ TEST(test_config_parse) {
          "commit_interval = soon\n", "commit_interval"},
         {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
          "column.offset =\n", "column.offset"},
+        /* the group id is part of quarantine paths (.kafka-<group>/) and property keys */
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "group.id = ../x\n", "group.id '../x': no '=', ',', '/' or control characters"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "group.id = a=b\n", "group.id 'a=b': no '='"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "group.id =\n", "group.id '': empty"},
+        {"[source kafka s]\nbootstrap.servers = b:9092\ntopics = t\ntable = a.b\n"
+         "group.id = gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"
+         "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"
+         "ggggggggggggggggggggggggggggggggggggggggggggggggggggg\n", "longer than 200 bytes"},
     };
     for (size_t i = 0; i < sizeof bad_src / sizeof *bad_src; i++) {
         floe_server_config_init(&c);
@@ -404,6 +415,16 @@ TEST(test_config_parse) {
     CHECK_EQ_INT(c.sources[0].n, 8); /* topics given twice: the later value */
     CHECK_EQ_STR(c.sources[0].values[1], "t2");
     floe_server_config_reset(&c);
+    /* "." and ".." are group ids like any other: file names only alone, never here */
+    for (int dots = 1; dots <= 2; dots++) {
+        char dotted[200];
+        snprintf(dotted, sizeof dotted, "[source kafka s]\nbootstrap.servers = b:9092\n"
+                 "topics = t\ntable = a.b\ngroup.id = %s\n", dots == 1 ? "." : "..");
+        floe_server_config_init(&c);
+        REQUIRE_OK(floe_server_config_parse(&c, dotted, strlen(dotted), "t", &err), err);
+        CHECK_OK(floe_server_config_check(&c, &err), err);
+        floe_server_config_reset(&c);
+    }
     floe_server_config_init(&c);
     const char *codec_cfg = "[server]\nlanding_codec = zstd\nmax_pending_bytes = 0\n";
     REQUIRE_OK(floe_server_config_parse(&c, codec_cfg, strlen(codec_cfg), "t", &err), err);
