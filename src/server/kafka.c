@@ -56,15 +56,16 @@
  * or dropped, before the callback returns; at max_buffered_bytes the consumer waits too.
  *
  * The quarantine of a topic-partition's batch is one file, named by the offset of the
- * batch's first message, published only once the batch is committed: written under a
- * pending name carrying the batch's id (which the commit also writes, per partition, as
- * floe.kafka-batch.<group>.<topic>.<partition>) and the offset its fence expects, and
- * renamed after the commit. A fenced or failed commit deletes its pending files; one that
- * outlives its writer (a crash between commit and rename, or an unknown outcome) is
- * settled from the table before the partition is consumed or committed again: the table
- * names its batch = published; the table's offset is past where it starts = deleted
- * (never committed, and never can be). So every rejected record is in the quarantine
- * once, like every accepted one in the table (see settle()).
+ * batch's first message and the batch's id (two groups' names, which can read the same
+ * with '-' in a group id or a topic, never meet), published only once the batch is
+ * committed: written under a pending name carrying the batch's id (which the commit also
+ * writes, per partition, as floe.kafka-batch.<group>.<topic>.<partition>) and the offset
+ * its fence expects, and renamed after the commit. A fenced or failed commit deletes its
+ * pending files; one that outlives its writer (a crash between commit and rename, or an
+ * unknown outcome) is settled from the table before the partition is consumed or
+ * committed again: the table names its batch = published; the table's offset is past
+ * where it starts = deleted (never committed, and never can be). So every rejected record
+ * is in the quarantine once, like every accepted one in the table (see settle()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -615,20 +616,23 @@ static char *batch_key(const srv_kafka *k, const kf_part *p) {
  *     <quarantine>/<table>/.kafka-<group>/<topic>+<partition>+<first>+<start>+<batch>.ndjson
  * (first: the batch's first offset, which names the published file; start: the table's
  * offset the batch's fence expects; batch: the id its commit writes to batch_key), and
- * renamed to <quarantine>/<table>/kafka-<group>-<topic>-<partition>-<first>.ndjson only
- * once the commit succeeded. settle() decides every pending file of a partition from the
- * table: its batch is the table's last for the partition = committed (published); the
- * table's offset is past its start = never committed, nor can it ever be (the fence
- * wants the start), so it is deleted; else its commit may still come (left). */
+ * renamed to <quarantine>/<table>/kafka-<group>-<topic>-<partition>-<first>-<batch>.ndjson
+ * only once the commit succeeded (the batch's id, a random UUID, keeps apart the names of
+ * two groups that read the same, such as group a-b's topic c and group a's topic b-c;
+ * settle() publishes a file under the name its commit would have given it). settle()
+ * decides every pending file of a partition from the table: its batch is the table's last
+ * for the partition = committed (published); the table's offset is past its start = never
+ * committed, nor can it ever be (the fence wants the start), so it is deleted; else its
+ * commit may still come (left). */
 
 static char *pending_dir(const srv_kafka *k, const char *table) {
     return floe_asprintf("%s/%s/.kafka-%s", k->s->quarantine_root, table, k->group);
 }
 
 static char *published_name(const srv_kafka *k, const char *table, const char *topic,
-                            int partition, int64_t first) {
-    return floe_asprintf("%s/%s/kafka-%s-%s-%d-%lld.ndjson", k->s->quarantine_root, table,
-                         k->group, topic, partition, (long long)first);
+                            int partition, int64_t first, const char *batch) {
+    return floe_asprintf("%s/%s/kafka-%s-%s-%d-%lld-%s.ndjson", k->s->quarantine_root, table,
+                         k->group, topic, partition, (long long)first, batch);
 }
 
 /* A pending file's name taken apart (topic names hold no '+'); false when it is not one. */
@@ -708,7 +712,7 @@ static int settle(srv_kafka *k, const char *table, const floe_table_metadata *m,
             continue;
         char *ok = offset_key(k, p), *bk = batch_key(k, p);
         char *tmp = floe_asprintf("%s/%s", dir, de->d_name);
-        char *final = published_name(k, table, pe.topic, pe.partition, pe.first);
+        char *final = published_name(k, table, pe.topic, pe.partition, pe.first, pe.batch);
         if (!ok || !bk || !tmp || !final) {
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         } else {
@@ -1808,7 +1812,8 @@ static int write_quarantine(srv_kafka *k, const kf_batch *t, const char *tmp_q,
         if (at == from)
             continue;
         kf_qfile *qo = &qf->f[qf->n];
-        qo->final = published_name(k, t->table, p->topic, (int)p->partition, t->bp[j].first);
+        qo->final = published_name(k, t->table, p->topic, (int)p->partition, t->bp[j].first,
+                                   batch);
         qo->tmp = floe_asprintf("%s/%s+%d+%lld+%lld+%s.ndjson", dir, p->topic,
                                (int)p->partition, (long long)t->bp[j].first,
                                (long long)t->bp[j].expect, batch);

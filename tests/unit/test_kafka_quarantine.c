@@ -134,6 +134,37 @@ static int count_files(const char *dir, const char *prefix) {
     return n;
 }
 
+/* The name of a file in dir whose name starts with prefix, into out ("" when none). */
+static void file_named(const char *dir, const char *prefix, char *out, size_t outn) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    out[0] = 0;
+    while (d && (de = readdir(d)))
+        if (!strncmp(de->d_name, prefix, strlen(prefix)))
+            snprintf(out, outn, "%s", de->d_name);
+    if (d)
+        closedir(d);
+}
+
+/* name is kafka-g-ev-0-<first>-<batch>.ndjson, batch a UUID (8-4-4-4-12 hex digits). */
+static bool published_name_ok(const char *name) {
+    const char *pre = "kafka-g-ev-0-", *n = name + strlen(pre);
+    size_t len = strlen(name), digits = 0;
+    if (strncmp(name, pre, strlen(pre)) || len < strlen(pre) + 45 ||
+        strcmp(name + len - 7, ".ndjson"))
+        return false;
+    while (n[digits] >= '0' && n[digits] <= '9')
+        digits++;
+    if (!digits || n[digits] != '-' || n + digits + 1 + 36 != name + len - 7)
+        return false;
+    const char *u = n + digits + 1;
+    for (int i = 0; i < 36; i++)
+        if (i == 8 || i == 13 || i == 18 || i == 23 ? u[i] != '-'
+                                                    : !strchr("0123456789abcdef", u[i]))
+            return false;
+    return true;
+}
+
 /* The table holds the valid events of offsets [from, to) once and nothing else; the
  * published quarantine (_quarantine/shop.t/kafka-g-*.ndjson) the malformed ones of
  * [from, to) once, each with its partition and offset, and nothing else. */
@@ -157,6 +188,9 @@ static void check(const char *dir, int from, int to) {
     while (d && (de = readdir(d))) {
         if (strncmp(de->d_name, "kafka-g-", 8))
             continue;
+        if (!published_name_ok(de->d_name))
+            harness_fail(__FILE__, __LINE__, "quarantine file %s: not kafka-g-ev-0-<first>-"
+                         "<batch>.ndjson", de->d_name);
         char path[4800];
         snprintf(path, sizeof path, "%s/%s", qdir, de->d_name);
         FILE *f = fopen(path, "re");
@@ -274,6 +308,8 @@ TEST(test_crash_between_commit_and_publish) {
     CHECK_EQ_INT(atomic_load(&hits), 2); /* the commit, and the failed rename */
     close_server(&fx);
     CHECK_EQ_INT(count_files(fx.pending, "ev+0+0+-1+"), 1);
+    char pending[300], published[400], qdir[4500];
+    file_named(fx.pending, "ev+0+0+-1+", pending, sizeof pending);
     produce(fx.bootstrap, 200, 300);
     open_server(&fx); /* the assignment settles the pending file: the table names it */
     CHECK(hs_wait_metric(fx.port, "floe_kafka_consumed_total", 100));
@@ -282,6 +318,10 @@ TEST(test_crash_between_commit_and_publish) {
     close_server(&fx);
     check(fx.dir, 0, 300);
     CHECK_EQ_INT(count_files(fx.pending, "ev+"), 0);
+    /* published under the name the commit would have given it: its batch's id */
+    snprintf(published, sizeof published, "kafka-g-ev-0-0-%s", pending + strlen("ev+0+0+-1+"));
+    snprintf(qdir, sizeof qdir, "%s/wh/_quarantine/shop.t", fx.dir);
+    CHECK_EQ_INT(count_files(qdir, published), 1);
     teardown(&fx);
 }
 
