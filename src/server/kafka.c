@@ -21,7 +21,8 @@
  *
  *     floe.kafka.<group>.<topic>.<partition> = the next offset to consume
  *
- * (and floe.kafka.offsets in the snapshot summary, for people reading the history).
+ * (and floe.kafka.offsets in the snapshot summary, for people reading the history), and
+ * the property floe.kafka-group.<group> registering the group as a writer of the table.
  * Properties are kept by every commit (expiry, rewrite, other appends), so the offsets
  * survive snapshot expiry. The append's check, run on the metadata every attempt starts
  * from, requires each of those properties to still hold the value this consumer resumed
@@ -29,6 +30,21 @@
  * merges; a partition some other consumer committed meanwhile (a zombie that lost the
  * partition, or this one after a lost commit) fences the commit: nothing is committed,
  * the spool is dropped and every partition of the table seeks back to the table's offset.
+ *
+ * The keys are unambiguous within a group (the partition is the last part, an integer;
+ * topic names hold [a-zA-Z0-9._-]), not across groups writing one table when one group id
+ * extends the other by a '.'-separated part: group a.b's topic c and group a's topic b.c
+ * both make floe.kafka.a.b.c.<partition>. The key format stays (a node of an earlier
+ * version of the group, in a rolling upgrade, reads it); instead every commit registers
+ * its group (floe.kafka-group.<group>: the group id is the whole rest of the key), and a
+ * group refuses a table registering such another group (group_conflict): at the commit,
+ * in the same check as the fence (so two such groups committing at once cannot both
+ * pass: the second's attempt starts from metadata holding the first's registration),
+ * and wherever the table's offsets are read (assignment, seeking back). The refused
+ * commit fails (the batch is kept and retried, nothing acknowledged to Kafka), the
+ * refused assignment takes no partition; both log an error naming the two groups and the
+ * table and count in floe_kafka_group_refused_total. A table's groups are known from
+ * their first commit with this registry on: groups that wrote it only before are not.
  *
  *   assigned (seek to the table's offset) --messages--> buffered (spool)
  *     --commit ok--> committed (Kafka's committed offset updated afterwards, for lag
@@ -214,7 +230,7 @@ typedef struct srv_kafka {
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
         fenced, rebalances, commit_us, revoked_dropped, skipped, pauses, pipelined, overlapped,
-        ahead;
+        ahead, refused;
     _Atomic int64_t buffered, buffered_peak, paused_parts;
 } srv_kafka;
 
@@ -248,6 +264,7 @@ typedef struct kf_batch {
     size_t n;
     struct kf_ahead *ahead; /* its conversion so far (the open batch's, see kf_ahead) */
     int rc;                 /* the commit's outcome (commit_batch) */
+    bool refused;           /* the table registers a group whose keys can be ours */
     floe_error err;
     pthread_t thr;
     bool thread;            /* committing on thr */
@@ -587,7 +604,8 @@ static int64_t part_floor(const kf_part *p, uint32_t except) {
     return f;
 }
 
-/* The table property holding a partition's offset for this source's group. */
+/* The table property holding a partition's offset for this source's group (unambiguous
+ * across the groups a table registers: see group_conflict). */
 static char *offset_key(const srv_kafka *k, const kf_part *p) {
     return floe_asprintf("floe.kafka.%s.%s.%d", k->group, p->topic, (int)p->partition);
 }
@@ -608,6 +626,43 @@ static int64_t prop_offset(const floe_table_metadata *m, const char *key) {
  * group (the id its quarantine files in the pending folder carry). */
 static char *batch_key(const srv_kafka *k, const kf_part *p) {
     return floe_asprintf("floe.kafka-batch.%s.%s.%d", k->group, p->topic, (int)p->partition);
+}
+
+/* The table property registering a consumer group as one writing the table: the prefix
+ * and the group id, the whole rest of the key (any group id reads back as it is). */
+#define KF_GROUP_KEY "floe.kafka-group."
+
+static char *group_key(const srv_kafka *k) {
+    return floe_asprintf(KF_GROUP_KEY "%s", k->group);
+}
+
+/* g is h followed by '.' and more. */
+static bool dot_extends(const char *g, const char *h) {
+    size_t n = strlen(h);
+    return !strncmp(g, h, n) && g[n] == '.';
+}
+
+/* FLOE_EINVALID when table m (named table) registers a group other than this source's
+ * whose keys can be this group's: one id is the other followed by '.' and more (group a.b
+ * with topic c and group a with topic b.c both write floe.kafka.a.b.c.<partition>). The
+ * registrations of groups that wrote the table only before floe registered groups are not
+ * there, and their offset keys cannot be told from ours (is floe.kafka.a.b.c.0 group a's
+ * topic b.c or group a.b's topic c?): such a table is not refused. */
+static int group_conflict(const srv_kafka *k, const char *table, const floe_table_metadata *m,
+                          floe_error *err) {
+    size_t pre = sizeof KF_GROUP_KEY - 1;
+    for (size_t i = 0; m && i < m->n_properties; i++) {
+        const char *key = m->properties[i].key, *g = key + pre;
+        if (strncmp(key, KF_GROUP_KEY, pre) || (!dot_extends(g, k->group) &&
+                                                 !dot_extends(k->group, g)))
+            continue;
+        return floe_error_set(err, FLOE_EINVALID, "consumer group '%s' refuses table %s, "
+                              "which consumer group '%s' writes too: the groups' offset "
+                              "properties (floe.kafka.<group>.<topic>.<partition>) can be the "
+                              "same key (one group id is the other followed by '.'); give "
+                              "one of them another group.id or table", k->group, table, g);
+    }
+    return 0;
 }
 
 /* ---- the quarantine of a batch: pending until committed --------------------------------
@@ -740,7 +795,8 @@ static int settle(srv_kafka *k, const char *table, const floe_table_metadata *m,
 
 /* The table's offsets of the given partitions (their floors with floors): -1 where it has
  * none, or when the table does not exist (*exists false, when asked). Settles the
- * partitions' pending quarantine files on the way. */
+ * partitions' pending quarantine files on the way. FLOE_EINVALID (counted in
+ * k->refused) when the table registers a group whose keys can be ours (group_conflict). */
 static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n,
                          bool floors, int64_t *out, bool *exists, floe_error *err) {
     floe_server *s = k->s;
@@ -759,6 +815,8 @@ static int table_offsets(srv_kafka *k, const char *table, kf_part **ps, size_t n
         if (exists)
             *exists = true;
         const floe_table_metadata *m = floe_table_metadata_get(ft);
+        if ((rc = group_conflict(k, table, m, err)) < 0)
+            atomic_fetch_add(&k->refused, 1);
         for (size_t i = 0; i < n && rc == 0; i++) {
             char *key = floors ? floor_key(k, ps[i]) : offset_key(k, ps[i]);
             if (!key)
@@ -1474,16 +1532,24 @@ static int take_message(srv_kafka *k, kf_scratch *sc, const rd_kafka_message_t *
 /* ---- commit ------------------------------------------------------------------------ */
 
 typedef struct fence {
+    const srv_kafka *k;
+    const char *table;
     char **keys;
     int64_t *expect;
     size_t n;
-    char why[256];
+    bool refused;           /* group_conflict refused the table */
 } fence;
 
-/* floe_append_check_fn: every partition's offset in the table is still the one this batch
- * starts from (else another consumer committed it: fenced). */
+/* floe_append_check_fn: the table registers no group whose keys can be ours (else
+ * refused, FLOE_EINVALID: see group_conflict), and every partition's offset in the table
+ * is still the one this batch starts from (else another consumer committed it: fenced). */
 static int fence_check(void *ctx, const floe_table_metadata *base, floe_error *err) {
     fence *f = ctx;
+    int rc = group_conflict(f->k, f->table, base, err);
+    if (rc < 0) {
+        f->refused = true;
+        return rc;
+    }
     for (size_t i = 0; i < f->n; i++) {
         int64_t have = prop_offset(base, f->keys[i]);
         if (have != f->expect[i])
@@ -1924,10 +1990,11 @@ static void spool_dir_clean(srv_kafka *k) {
  * spool's first MiB if it is new; in evolve mode, its schema first evolved from the whole
  * spool, unless ahead: then FLOE_ECANCELLED, converted at the commit), its job settings
  * (*jt), its schema mode, the batch's id and the names of its rejects and of its files
- * (*tmp_q, *prefix: the caller frees them). */
+ * (*tmp_q, *prefix: the caller frees them). A table registering a group whose keys can be
+ * ours is refused here already (*refused, when asked), before any conversion. */
 static int batch_job(srv_kafka *k, const char *table, const uint8_t *map, size_t mapn,
                      bool ahead, srv_job_table *jt, floe_schema_mode *mode, char uuid[37],
-                     char **tmp_q, char **prefix, floe_error *err) {
+                     char **tmp_q, char **prefix, bool *refused, floe_error *err) {
     floe_server *s = k->s;
     floe_table *ft = NULL;
     srv_table *st = NULL;
@@ -1950,6 +2017,9 @@ static int batch_job(srv_kafka *k, const char *table, const uint8_t *map, size_t
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     pthread_mutex_lock(&s->cat_mu);
     int rc = floe_table_load(s->catalog, ns, dot + 1, &ft, err);
+    if (rc == 0 && (rc = group_conflict(k, table, floe_table_metadata_get(ft), err)) < 0 &&
+        refused)
+        *refused = true;
     if (rc == 0)
         rc = srv_job_table_read(st, ft, target, jt, err);
     floe_table_close(ft);
@@ -2031,7 +2101,7 @@ static void *ahead_main(void *arg) {
     pthread_mutex_unlock(&a->mu);
     floe_schema_mode mode;
     int rc = batch_job(a->k, a->table, a->map, have, true, &a->jt, &mode, a->uuid, &a->tmp_q,
-                       &a->prefix, &a->err);
+                       &a->prefix, NULL, &a->err);
     if (rc == 0)
         rc = convert_spool(a->k, a->table, a->map, have, ahead_more, a, &a->jt, mode,
                            a->prefix, a->tmp_q, &a->fc, &a->res, &a->err);
@@ -2117,13 +2187,16 @@ static void ahead_free(srv_kafka *k, kf_ahead *a, bool delete_files) {
 }
 
 /* One append to ft: the batch's files, each partition's next offset (and floor) and the
- * batch's id (batch_key) as table properties, the offsets in the snapshot summary, under the fence that every partition's
- * offset in the table is still the one the batch starts from. *files_kept: the commit's
- * outcome is unknown, so the files must stay. */
+ * batch's id (batch_key) as table properties, the group's registration (group_key), the
+ * offsets in the snapshot summary, under the fence that every partition's offset in the
+ * table is still the one the batch starts from and that the table registers no group
+ * whose keys can be ours (*refused when it does). *files_kept: the commit's outcome is
+ * unknown, so the files must stay. */
 static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
-                        const kf_batch *bp, const char *batch,
-                        floe_append_result *ares, bool *files_kept, floe_error *err) {
-    fence fe = {0};
+                        const kf_batch *bp, const char *batch, floe_append_result *ares,
+                        bool *files_kept, bool *refused, floe_error *err) {
+    fence fe = {.k = k, .table = bp->table};
+    char *gk = NULL;
     floe_append *a = NULL;
     floe_buf summary;
     floe_buf_init(&summary, 0);
@@ -2166,8 +2239,11 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
                             (long long)bp->bp[i].first, (long long)bp->bp[i].next) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
-    if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0)
+    if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0 ||
+        !(gk = group_key(k)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    /* registered with every commit (the value says nothing; the key is the registration) */
+    FLOE_CHECK(floe_append_set_property(a, gk, "1", err));
     FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.group", k->group, err));
     FLOE_CHECK(floe_append_set_summary(a, "floe.kafka.offsets", (const char *)summary.data,
                                        err));
@@ -2176,8 +2252,10 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
     rc = floe_append_commit(a, ares, err);
     if (rc == FLOE_EUNKNOWN_STATE)
         *files_kept = true; /* I3: the swap may have happened */
+    *refused = rc < 0 && fe.refused;
 done:
     floe_append_free(a);
+    floe_free(gk);
     for (size_t i = 0; i < fe.n; i++)
         floe_free(fe.keys[i]);
     floe_free(fe.keys);
@@ -2219,6 +2297,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     int rc = 0;
     kf_ahead *a = b->ahead;
     b->ahead = NULL; /* this commit's now (a retry converts here) */
+    b->refused = false;
     if (a) {
         ahead_join(a, false, b->bytes); /* the rest of the spool, then its end */
         if (a->rc < 0) {
@@ -2255,7 +2334,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     if (!a) {
         floe_schema_mode mode;
         FLOE_CHECK(batch_job(k, b->table, map, mapn, false, &jt0, &mode, uuid, &tmp_q, &prefix,
-                             err));
+                             &b->refused, err));
         if (b->nlines) /* convert the spool */
             FLOE_CHECK(convert_spool(k, b->table, map, mapn, NULL, NULL, &jt0, mode, prefix,
                                      tmp_q, &fc0, &res0, err));
@@ -2269,8 +2348,13 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     pthread_mutex_lock(&s->cat_mu);
     locked = true;
     FLOE_CHECK(floe_table_load(s->catalog, ns, dot + 1, &ft, err));
+    /* refused before settle() reads offsets and batch ids that may be another group's */
+    if ((rc = group_conflict(k, b->table, floe_table_metadata_get(ft), err)) < 0) {
+        b->refused = true;
+        goto done;
+    }
     FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ps, b->n, err));
-    FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, err));
+    FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, &b->refused, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): before the partition's next commit, or at
      * its next assignment) */
@@ -2378,8 +2462,10 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
         reseek(k, ti); /* drops b with the table's batches */
         return;
     }
-    floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s", k->name,
-             t->name, b->err.msg);
+    if (b->refused)
+        atomic_fetch_add(&k->refused, 1);
+    floe_log(b->refused ? FLOE_LOG_ERROR : FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, "
+             "retried): %s", k->name, t->name, b->err.msg);
     retry_later(t);
     atomic_store(&b->done, false);
 }
@@ -2616,10 +2702,16 @@ static void on_assign(srv_kafka *k, rd_kafka_topic_partition_list_t *l) {
         floe_free(tn);
     }
     /* the tables' offsets (retried: resuming from anything else could take a message
-     * twice) */
+     * twice); a table registering a group whose keys can be ours refuses the assignment
+     * (group_conflict), for good */
+    uint64_t refused = atomic_load(&k->refused);
     for (int tries = 0; ok; tries++) {
         if (resume_offsets(k, ps, (size_t)l->cnt, off, &err) == 0)
             break;
+        if (atomic_load(&k->refused) != refused) {
+            ok = false;
+            break;
+        }
         floe_log(FLOE_LOG_WARN, "kafka %s: reading the tables' offsets: %s (retrying)",
                  k->name, err.msg);
         floe_error_clear(&err);
@@ -3136,6 +3228,10 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         {"floe_kafka_fenced_total", "counter",
          "commits refused: another consumer had committed the partition",
          offsetof(srv_kafka, fenced)},
+        {"floe_kafka_group_refused_total", "counter",
+         "commits and assignments refused: the table registers a consumer group whose "
+         "offset properties can be this group's (one id is the other followed by '.')",
+         offsetof(srv_kafka, refused)},
         {"floe_kafka_rebalances_total", "counter", "assignments and revocations",
          offsetof(srv_kafka, rebalances)},
         {"floe_kafka_skipped_total", "counter",

@@ -29,7 +29,8 @@
 #include "harness.h"
 #include "harness_serve.h"
 
-enum { MODE_OFF, MODE_FENCE, MODE_NO_PUBLISH, MODE_UNKNOWN_AFTER, MODE_UNKNOWN_BEFORE };
+enum { MODE_OFF, MODE_FENCE, MODE_NO_PUBLISH, MODE_UNKNOWN_AFTER, MODE_UNKNOWN_BEFORE,
+       MODE_GROUP };
 static atomic_int mode;
 static atomic_bool fail_publish;
 static atomic_int hits;
@@ -40,21 +41,27 @@ int __wrap_floe_append_commit(floe_append *a, floe_append_result *res, floe_erro
 int __real_rename(const char *from, const char *to);
 int __wrap_rename(const char *from, const char *to);
 
-/* Another member of group g commits offsets 0..99 of ev/0 (its data elsewhere). */
-static void other_member_commits(void) {
+/* Table shop.t, through a catalog of its own. */
+static int load_t(floe_catalog **cat, floe_table **t, floe_error *err) {
+    int rc = floe_catalog_open_sqlite(NULL, catalog_db, "default", warehouse, cat, err);
+    return rc == 0 ? floe_table_load(*cat, "shop", "t", t, err) : rc;
+}
+
+/* Another member of group g commits offsets 0..99 of ev/0 (its data elsewhere); with
+ * group_key, instead, a commit of another group registers it (key = "1"). */
+static void other_commits(const char *group_key) {
     floe_catalog *cat = NULL;
     floe_table *t = NULL;
     floe_append *a = NULL;
     floe_append_result res;
     memset(&res, 0, sizeof res);
     floe_error err;
-    int rc = floe_catalog_open_sqlite(NULL, catalog_db, "default", warehouse, &cat, &err);
-    if (rc == 0)
-        rc = floe_table_load(cat, "shop", "t", &t, &err);
+    int rc = load_t(&cat, &t, &err);
     if (rc == 0)
         rc = floe_append_new(t, &a, &err);
     if (rc == 0)
-        rc = floe_append_set_property(a, "floe.kafka.g.ev.0", "100", &err);
+        rc = group_key ? floe_append_set_property(a, group_key, "1", &err)
+                       : floe_append_set_property(a, "floe.kafka.g.ev.0", "100", &err);
     if (rc == 0)
         rc = __real_floe_append_commit(a, &res, &err);
     if (rc != 0)
@@ -70,7 +77,9 @@ int __wrap_floe_append_commit(floe_append *a, floe_append_result *res, floe_erro
     if (m != MODE_OFF)
         atomic_fetch_add(&hits, 1);
     if (m == MODE_FENCE)
-        other_member_commits();
+        other_commits(NULL);
+    if (m == MODE_GROUP) /* group g.x, whose keys can be g's, registers meanwhile */
+        other_commits("floe.kafka-group.g.x");
     if (m == MODE_UNKNOWN_BEFORE)
         return floe_error_set(err, FLOE_EUNKNOWN_STATE, "test: unknown outcome (no swap)");
     int rc = __real_floe_append_commit(a, res, err);
@@ -144,6 +153,22 @@ static void file_named(const char *dir, const char *prefix, char *out, size_t ou
             snprintf(out, outn, "%s", de->d_name);
     if (d)
         closedir(d);
+}
+
+/* Table shop.t's property key, or NULL (the caller frees it). */
+static char *table_property(const char *key) {
+    floe_catalog *cat = NULL;
+    floe_table *t = NULL;
+    floe_error err;
+    char *v = NULL;
+    if (load_t(&cat, &t, &err) != 0)
+        harness_fail(__FILE__, __LINE__, "loading shop.t: %s", err.msg);
+    const char *x = floe_table_metadata_property(floe_table_metadata_get(t), key);
+    if (x)
+        v = strdup(x);
+    floe_table_close(t);
+    floe_catalog_close(cat);
+    return v;
 }
 
 /* name is kafka-g-ev-0-<first>-<batch>.ndjson, batch a UUID (8-4-4-4-12 hex digits). */
@@ -364,12 +389,43 @@ TEST(test_unknown_outcome_not_committed) {
     teardown(&fx);
 }
 
+/* Group g.x, whose id is g's followed by '.', registers itself in the table between this
+ * member's quarantine write and its commit (as another server's commit of g.x would): the
+ * commit's check, on the metadata the attempt starts from, refuses it; nothing of g is
+ * committed or published, and every retry is refused the same. */
+TEST(test_group_registered_meanwhile) {
+    fixture fx;
+    setup(&fx);
+    floe_error err;
+    atomic_store(&mode, MODE_GROUP);
+    CHECK(floe_server_flush(fx.s, false, &err) < 0); /* refused */
+    CHECK_EQ_INT(atomic_load(&hits), 1);
+    CHECK(strstr(err.msg, "consumer group 'g' refuses table shop.t, which consumer group "
+                          "'g.x' writes too") != NULL);
+    CHECK_EQ_INT(hs_metric(fx.port, "floe_kafka_group_refused_total"), 1);
+    CHECK(floe_server_flush(fx.s, false, &err) < 0); /* kept, refused again */
+    CHECK_EQ_INT(hs_metric(fx.port, "floe_kafka_group_refused_total"), 2);
+    CHECK_EQ_INT(hs_metric(fx.port, "floe_kafka_commits_total"), 0);
+    close_server(&fx);
+    check(fx.dir, 0, 0);
+    CHECK_EQ_INT(count_files(fx.pending, "ev+"), 0);
+    char *v = table_property("floe.kafka.g.ev.0");
+    CHECK(v == NULL);
+    free(v);
+    CHECK((v = table_property("floe.kafka-group.g")) == NULL);
+    free(v);
+    CHECK((v = table_property("floe.kafka-group.g.x")) != NULL);
+    free(v);
+    teardown(&fx);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_ALL);
     RUN(test_fenced_commit_publishes_nothing);
     RUN(test_crash_between_commit_and_publish);
     RUN(test_unknown_outcome_committed);
     RUN(test_unknown_outcome_not_committed);
+    RUN(test_group_registered_meanwhile);
     curl_global_cleanup();
     return harness_finish();
 }
