@@ -1227,7 +1227,10 @@ typedef struct kf_scratch {
 
 /* Routed by a field: records naming no usable table are quarantined at once, those of one
  * message in one file named by the message (written again, the same, when the message is
- * consumed again), <quarantine>/kafka-unrouted/<source>/<group>-<topic>-<partition>-<offset>. */
+ * consumed again), <quarantine>/kafka-unrouted/<source>/<group>+<topic>+<partition>+<offset>:
+ * a topic name holds no '+', so the name read from the right is one group's message even
+ * when two servers' sources share the name (with '-', group a-b's topic c and group a's
+ * topic b-c named the same file, and the second message replaced the first's records). */
 static int unrouted_add(srv_kafka *k, kf_scratch *sc, const char *topic,
                         const rd_kafka_message_t *m, const char *reason, const uint8_t *r,
                         size_t n, floe_error *err) {
@@ -1235,7 +1238,7 @@ static int unrouted_add(srv_kafka *k, kf_scratch *sc, const char *topic,
         char *dir = floe_asprintf("%s/kafka-unrouted/%s", k->s->quarantine_root, k->name);
         if (!dir)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        sc->uq_final = floe_asprintf("%s/%s-%s-%d-%lld.ndjson", dir, k->group, topic,
+        sc->uq_final = floe_asprintf("%s/%s+%s+%d+%lld.ndjson", dir, k->group, topic,
                                      (int)m->partition, (long long)m->offset);
         sc->uq_tmp = sc->uq_final ? floe_asprintf("%s.tmp", sc->uq_final) : NULL;
         int rc = sc->uq_tmp ? floe_io_mkdirs(k->s->cfg.io, dir, err)

@@ -83,7 +83,7 @@ for t, ids in sorted(want.items()):
         problems.append(f"shop.ev_{t}: {len(rows)} rows, {len(got)} distinct, want {len(ids)}"
                         f" ({len(set(got) - ids)} foreign, {len(ids - set(got))} missing)")
 q = []
-for f in glob.glob(f"{d}/wh/_quarantine/kafka-unrouted/route/routers-events-*.ndjson"):
+for f in glob.glob(f"{d}/wh/_quarantine/kafka-unrouted/route/routers+events+*.ndjson"):
     q += [json.loads(l) for l in open(f)]
 got = collections.Counter(x["record"] for x in q)
 if got != unrouted:
