@@ -2,7 +2,8 @@
  * empty, small and 1 MiB inputs through both decompression entry points, exact-size
  * mismatches, truncated and garbage input, concatenated gzip members, zlib streams read
  * as gzip, raw deflate, Hadoop-framed LZ4 built by hand, the LZ4 pages of parquet-testing,
- * decompression bombs against a buffer limit, and allocation failure. */
+ * decompression bombs against a buffer limit, allocation failure, and the context a
+ * thread keeps. */
 #include "floe/codec.h"
 #include "floe/common.h"
 #include "harness.h"
@@ -11,6 +12,7 @@
 
 #include <lz4.h>
 #include <lz4frame.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -151,6 +153,66 @@ TEST(test_levels) {
     floe_buf_free(&fast);
     floe_buf_free(&slow);
     floe_codec_ctx_free(ctx);
+    free(src);
+}
+
+/* A thread's freed context comes back from its next floe_codec_ctx_new with its
+ * decompression state: taking it and inflating gzip again allocate nothing (every
+ * allocation through floe_malloc fails meanwhile; zlib's state is allocated there). It
+ * works for every codec again (its compression state was released); a second context
+ * meanwhile is another one; a thread that ends frees the one it keeps (the leak checker of
+ * the sanitized build would say so otherwise). */
+static void *kept_thread(void *arg) {
+    const uint8_t *src = arg;
+    floe_codec_ctx *ctx = floe_codec_ctx_new();
+    if (!ctx)
+        return (void *)1;
+    roundtrip(ctx, FLOE_CODEC_ZSTD, src, 4096);
+    floe_codec_ctx_free(ctx); /* kept by this thread until it ends */
+    return NULL;
+}
+
+TEST(test_kept_context) {
+    uint8_t *src = make_input(4096);
+    uint8_t *dst = malloc(4096);
+    floe_error err;
+    floe_error_clear(&err);
+    floe_buf z;
+    floe_buf_init(&z, 0);
+    floe_codec_ctx *a = floe_codec_ctx_new();
+    REQUIRE(a != NULL);
+    for (size_t c = 0; c < N_WRITABLE; c++)
+        roundtrip(a, writable[c], src, 4096);
+    CHECK_OK(floe_codec_compress(a, FLOE_CODEC_GZIP, 0, src, 4096, &z, &err), err);
+    floe_codec_ctx_free(a);
+    floe_alloc_fail_after(1);
+    floe_codec_ctx *b = floe_codec_ctx_new();
+    int rc = b ? floe_codec_decompress(b, FLOE_CODEC_GZIP, z.data, z.len, dst, 4096, &err)
+               : FLOE_ENOMEM;
+    floe_alloc_fail_after(0);
+    REQUIRE(b != NULL);
+    CHECK_OK(rc, err);
+    CHECK_EQ_MEM(dst, src, 4096);
+    floe_codec_ctx *c2 = floe_codec_ctx_new(); /* the thread keeps one: a fresh one */
+    REQUIRE(c2 != NULL);
+    CHECK(c2 != b);
+    for (size_t c = 0; c < N_WRITABLE; c++) {
+        roundtrip(b, writable[c], src, 4096);
+        roundtrip(c2, writable[c], src, 4096);
+    }
+    floe_buf_reset(&z);
+    CHECK_OK(floe_codec_compress(b, FLOE_CODEC_GZIP, 9, src, 4096, &z, &err), err);
+    CHECK_OK(floe_codec_decompress(b, FLOE_CODEC_GZIP, z.data, z.len, dst, 4096, &err), err);
+    CHECK_EQ_MEM(dst, src, 4096);
+    floe_codec_ctx_free(c2);
+    floe_codec_ctx_free(b); /* the thread keeps c2; b is freed */
+    pthread_t t;
+    void *ret = (void *)1;
+    REQUIRE(pthread_create(&t, NULL, kept_thread, src) == 0);
+    REQUIRE(pthread_join(t, &ret) == 0);
+    CHECK(ret == NULL);
+    floe_buf_free(&z);
+    free(dst);
     free(src);
 }
 
@@ -709,6 +771,7 @@ TEST(test_zstream_cap) {
 int main(void) {
     RUN(test_roundtrip_all);
     RUN(test_levels);
+    RUN(test_kept_context);
     RUN(test_names);
     RUN(test_unsupported);
     RUN(test_corrupt_input);
