@@ -313,6 +313,13 @@ static int cmp_pos_row(const void *a, const void *b) {
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+static bool pos_rows_sorted(const pos_row *r, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        if (cmp_pos_row(&r[i - 1], &r[i]) > 0)
+            return false;
+    return true;
+}
+
 /* Index in the rowset of the column holding the file node with field id `id` (or, when the
  * file has no ids, the top-level column named `name`); -1 if absent. */
 static int rowset_col(const floe_pq_rowset *rs, int32_t id, const char *name) {
@@ -353,6 +360,11 @@ static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_err
                                   "pos a long", f->path);
         size_t pv = 0, qv = 0;
         size_t nslots = pcol->nlevels < qcol->nlevels ? pcol->nlevels : qcol->nlevels;
+        /* the rows of one data file follow each other (the spec sorts them by path): a
+         * path equal to the row before's takes its slot without hashing it */
+        const uint8_t *last = NULL;
+        size_t last_n = 0;
+        uint32_t last_slot = 0;
         for (size_t i = 0; i < nslots; i++) {
             bool pnull = pcol->max_def && pcol->def[i] < pcol->max_def;
             bool qnull = qcol->max_def && qcol->def[i] < qcol->max_def;
@@ -370,11 +382,16 @@ static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_err
                 return floe_error_set(err, FLOE_ELIMIT,
                                       "position delete files hold more than %u rows for one "
                                       "group", MAX_DELETE_ROWS);
-            int64_t *slot;
-            rc = floe_keyset_put(&f->paths, pp, pn, (int64_t)f->paths.n, &slot);
-            if (rc < 0)
-                return floe_error_set(err, rc, "position delete file %s: %s", f->path,
-                                      floe_strerror(rc));
+            if (!last || pn != last_n || memcmp(pp, last, pn) != 0) {
+                int64_t *slot;
+                rc = floe_keyset_put(&f->paths, pp, pn, (int64_t)f->paths.n, &slot);
+                if (rc < 0)
+                    return floe_error_set(err, rc, "position delete file %s: %s", f->path,
+                                          floe_strerror(rc));
+                last = pp;
+                last_n = pn;
+                last_slot = (uint32_t)*slot;
+            }
             if (f->nrows == cap) {
                 size_t nc = cap ? cap * 2 : 1024;
                 pos_row *nr = floe_realloc(f->rows, nc * sizeof *nr);
@@ -383,13 +400,15 @@ static int load_pos_file(rw_deletes *d, del_file *f, floe_pq_reader *r, floe_err
                 f->rows = nr;
                 cap = nc;
             }
-            f->rows[f->nrows++] = (pos_row){(uint32_t)*slot, pos};
+            f->rows[f->nrows++] = (pos_row){last_slot, pos};
             d->pos_rows++;
         }
     }
     if (rc < 0)
         return rc;
-    if (f->nrows > 1) /* a file without rows leaves f->rows NULL */
+    /* a file without rows leaves f->rows NULL; a file written as the spec asks is
+     * sorted already */
+    if (f->nrows > 1 && !pos_rows_sorted(f->rows, f->nrows))
         qsort(f->rows, f->nrows, sizeof *f->rows, cmp_pos_row);
     return 0;
 }
@@ -1236,7 +1255,11 @@ static int cmp_i64(const void *a, const void *b) {
 static void positions_sort(rw_reader *r) {
     if (r->npositions < 2)
         return;
-    qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
+    bool sorted = true; /* one delete file's, most often: sorted already */
+    for (size_t i = 1; i < r->npositions && sorted; i++)
+        sorted = r->positions[i - 1] <= r->positions[i];
+    if (!sorted)
+        qsort(r->positions, r->npositions, sizeof *r->positions, cmp_i64);
     size_t w = 1;
     for (size_t i = 1; i < r->npositions; i++)
         if (r->positions[i] != r->positions[w - 1])
