@@ -290,22 +290,31 @@ int pqw_dict_add_fixed(col *c, const uint8_t *v, size_t nv, uint32_t *out) {
         return rc;
     if (w == 4 || w == 8) {
         /* hash a few values ahead and prefetch their slots: large dictionaries (ids,
-         * prices) miss the cache on nearly every lookup otherwise */
+         * prices) miss the cache on nearly every lookup otherwise. A value equal to the
+         * one before it (runs: a file number, a date) takes its index without a hash or a
+         * probe; its slot in hs is left unset and never read. */
         uint32_t hs[DICT_PREFETCH];
         for (size_t k = 0; k < DICT_PREFETCH && k < nv; k++) {
             hs[k] = hash64(small_key(c, v + k * w));
             __builtin_prefetch(&c->kslots[hs[k] & (c->nslots - 1)]);
         }
+        uint64_t prev = 0;
         for (size_t i = 0; i < nv; i++) {
-            if ((rc = dict_small(c, v + i * w, small_key(c, v + i * w),
-                                 hs[i % DICT_PREFETCH], &out[i])) < 0)
+            uint64_t key = small_key(c, v + i * w);
+            if (i > 0 && key == prev)
+                out[i] = out[i - 1];
+            else if ((rc = dict_small(c, v + i * w, key, hs[i % DICT_PREFETCH], &out[i])) < 0)
                 return rc;
             size_t ahead = i + DICT_PREFETCH;
             if (ahead < nv) {
-                uint32_t h = hash64(small_key(c, v + ahead * w));
-                hs[ahead % DICT_PREFETCH] = h;
-                __builtin_prefetch(&c->kslots[h & (c->nslots - 1)]);
+                uint64_t ak = small_key(c, v + ahead * w);
+                if (ak != small_key(c, v + (ahead - 1) * w)) {
+                    uint32_t h = hash64(ak);
+                    hs[ahead % DICT_PREFETCH] = h;
+                    __builtin_prefetch(&c->kslots[h & (c->nslots - 1)]);
+                }
             }
+            prev = key;
         }
     } else {
         for (size_t i = 0; i < nv; i++)
