@@ -109,6 +109,7 @@
 #include "floe/io.h"
 #include "floe/quarantine.h"
 #include "floe/table_metadata.h"
+#include "common/keyset.h"
 #include "server_internal.h"
 
 enum { FMT_JSON, FMT_NDJSON, FMT_ARRAY };
@@ -680,14 +681,69 @@ static int group_conflict(const srv_kafka *k, const char *table, const floe_tabl
  * committed, nor can it ever be (the fence wants the start), so it is deleted; else its
  * commit may still come (left). */
 
+/* A group id or topic as a part of a file name, of at most max bytes (max > 40): s itself
+ * when it fits, else its first bytes (cut between UTF-8 characters) followed by '~' and
+ * 32 hex digits of two 64-bit hashes of the whole of s. Group ids of 200 bytes and topics
+ * of 249 make names longer than a file name can be (255 bytes): their quarantine files
+ * could not be created, or published after the commit. No topic holds '~': a cut topic
+ * never reads as another topic. */
+static char *name_part(const char *s, size_t max) {
+    size_t n = strlen(s);
+    if (n <= max)
+        return floe_strdup(s);
+    size_t cut = max - 33;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--;
+    uint64_t h1 = floe_mix64(floe_fnv1a(s, n, FLOE_FNV1A_SEED));
+    uint64_t h2 = floe_mix64(floe_fnv1a(s, n, FLOE_FNV1A_SEED ^ 0x9e3779b97f4a7c15ull) + n);
+    return floe_asprintf("%.*s~%016llx%016llx", (int)cut, s, (unsigned long long)h1,
+                         (unsigned long long)h2);
+}
+
+/* The group id and topic as parts of a file name, together at most room bytes (room >
+ * 80): both as they are when they fit, else the group in at most half of it. */
+static int name_parts(const char *group, const char *topic, size_t room, char **g, char **t) {
+    size_t gn = strlen(group);
+    *g = name_part(group, gn + strlen(topic) <= room ? gn : gn < room / 2 ? gn : room / 2);
+    *t = *g ? name_part(topic, room - strlen(*g)) : NULL;
+    if (*t)
+        return 0;
+    floe_free(*g);
+    *g = NULL;
+    return FLOE_ENOMEM;
+}
+
+/* The longest topic part of a pending file's name: with the partition, two offsets, the
+ * batch's id, '.ndjson' and the writer's temporary suffix, within 255 bytes. */
+#define KF_PENDING_TOPIC 100
+
 static char *pending_dir(const srv_kafka *k, const char *table) {
     return floe_asprintf("%s/%s/.kafka-%s", k->s->quarantine_root, table, k->group);
 }
 
+/* topic: the topic's name, or its part of a pending file's name (the same name: a topic
+ * is cut first as in a pending name, which a cut part already is). */
 static char *published_name(const srv_kafka *k, const char *table, const char *topic,
                             int partition, int64_t first, const char *batch) {
-    return floe_asprintf("%s/%s/kafka-%s-%s-%d-%lld-%s.ndjson", k->s->quarantine_root, table,
-                         k->group, topic, partition, (long long)first, batch);
+    char *g = NULL, *t = NULL, *r = NULL, *pt = name_part(topic, KF_PENDING_TOPIC);
+    if (pt && name_parts(k->group, pt, 150, &g, &t) == 0)
+        r = floe_asprintf("%s/%s/kafka-%s-%s-%d-%lld-%s.ndjson", k->s->quarantine_root, table,
+                          g, t, partition, (long long)first, batch);
+    floe_free(pt);
+    floe_free(g);
+    floe_free(t);
+    return r;
+}
+
+/* The name of partition p's pending quarantine file of a batch in folder dir. */
+static char *pending_name(const char *dir, const kf_part *p, int64_t first, int64_t start,
+                          const char *batch) {
+    char *t = name_part(p->topic, KF_PENDING_TOPIC);
+    char *r = t ? floe_asprintf("%s/%s+%d+%lld+%lld+%s.ndjson", dir, t, (int)p->partition,
+                                (long long)first, (long long)start, batch)
+                : NULL;
+    floe_free(t);
+    return r;
 }
 
 /* A pending file's name taken apart (topic names hold no '+'); false when it is not one. */
@@ -760,9 +816,15 @@ static int settle(srv_kafka *k, const char *table, const floe_table_metadata *m,
         if (!pending_parse(de->d_name, &pe))
             continue;
         kf_part *p = NULL;
-        for (size_t i = 0; i < n && !p; i++)
-            if (ps[i]->partition == pe.partition && !strcmp(ps[i]->topic, pe.topic))
+        for (size_t i = 0; i < n && !p && rc == 0; i++) {
+            char *t = ps[i]->partition == pe.partition
+                          ? name_part(ps[i]->topic, KF_PENDING_TOPIC) : NULL;
+            if (ps[i]->partition == pe.partition && !t)
+                rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+            else if (t && !strcmp(t, pe.topic))
                 p = ps[i];
+            floe_free(t);
+        }
         if (!p)
             continue;
         char *ok = offset_key(k, p), *bk = batch_key(k, p);
@@ -1238,8 +1300,12 @@ static int unrouted_add(srv_kafka *k, kf_scratch *sc, const char *topic,
         char *dir = floe_asprintf("%s/kafka-unrouted/%s", k->s->quarantine_root, k->name);
         if (!dir)
             return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-        sc->uq_final = floe_asprintf("%s/%s+%s+%d+%lld.ndjson", dir, k->group, topic,
-                                     (int)m->partition, (long long)m->offset);
+        char *g = NULL, *t = NULL;
+        if (name_parts(k->group, topic, 150, &g, &t) == 0)
+            sc->uq_final = floe_asprintf("%s/%s+%s+%d+%lld.ndjson", dir, g, t,
+                                         (int)m->partition, (long long)m->offset);
+        floe_free(g);
+        floe_free(t);
         sc->uq_tmp = sc->uq_final ? floe_asprintf("%s.tmp", sc->uq_final) : NULL;
         int rc = sc->uq_tmp ? floe_io_mkdirs(k->s->cfg.io, dir, err)
                             : floe_error_set(err, FLOE_ENOMEM, "out of memory");
@@ -1883,9 +1949,7 @@ static int write_quarantine(srv_kafka *k, const kf_batch *t, const char *tmp_q,
         kf_qfile *qo = &qf->f[qf->n];
         qo->final = published_name(k, t->table, p->topic, (int)p->partition, t->bp[j].first,
                                    batch);
-        qo->tmp = floe_asprintf("%s/%s+%d+%lld+%lld+%s.ndjson", dir, p->topic,
-                               (int)p->partition, (long long)t->bp[j].first,
-                               (long long)t->bp[j].expect, batch);
+        qo->tmp = pending_name(dir, p, t->bp[j].first, t->bp[j].expect, batch);
         char *source = floe_asprintf("kafka:%s/%d", p->topic, (int)p->partition);
         if (!qo->final || !qo->tmp || !source) {
             floe_free(qo->final);
