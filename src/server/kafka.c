@@ -2480,6 +2480,11 @@ static void *commit_thread(void *arg) {
     return NULL;
 }
 
+/* The bytes table t holds: its open batch and its sealed one. */
+static int64_t table_bytes(const kf_table *t) {
+    return t->bytes + t->qbytes + (t->sealed ? t->sealed->bytes + t->sealed->qbytes : 0);
+}
+
 /* Table t's commit failed and its batch is kept: retried after a back-off that doubles
  * with each failure in a row (200 ms, 400 ms, ... 6.4 s). */
 static void retry_later(kf_table *t) {
@@ -2492,7 +2497,9 @@ static void retry_later(kf_table *t) {
  * positions at the seal, not now: what was taken since is in the open batch), Kafka's
  * committed offsets follow (lag monitoring) and b is freed. Fenced or of unknown outcome:
  * b and the table's open batch are dropped (*dropped) and the partitions seek back to the
- * table's offsets (reseek). Otherwise b is kept, retried after a back-off. */
+ * table's offsets (reseek). Otherwise b is kept, retried after a back-off, unless the
+ * table's open batch grew meanwhile to more than half of the budget with it: then both
+ * are dropped the same way (the next attempt after the back-off). */
 static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     uint32_t ti = b->tbl;
     kf_table *t = &k->tables[ti];
@@ -2531,9 +2538,20 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     }
     if (b->refused)
         atomic_fetch_add(&k->refused, 1);
+    retry_later(t);
+    if (t->bytes + t->qbytes > 0 && table_bytes(t) * 2 >= k->max_buffered) {
+        /* its open batch grew while b committed: kept, the table would hold more than
+         * half of the budget, so both go and are consumed again from the table's offsets
+         * once the back-off ends (a failing table holds half of the budget at most) */
+        floe_log(b->refused ? FLOE_LOG_ERROR : FLOE_LOG_WARN, "kafka %s: %s: commit failed "
+                 "(batch dropped, consumed again from the table's offsets: %lld bytes held): "
+                 "%s", k->name, t->name, (long long)table_bytes(t), b->err.msg);
+        *dropped = true;
+        reseek(k, ti);
+        return;
+    }
     floe_log(b->refused ? FLOE_LOG_ERROR : FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, "
              "retried): %s", k->name, t->name, b->err.msg);
-    retry_later(t);
     atomic_store(&b->done, false);
 }
 
@@ -2610,13 +2628,10 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
  * and the others keep flowing, their tables committing in batches of the other half;
  * when the failing tables hold the whole budget (two of them, each at its half), every
  * partition pauses. A partition resumes when its tables commit again. While a table's
- * sealed batch commits (pipelining), its open batch grows until the two hold half of the
- * budget; then the table's partitions pause until the commit ends, so a table whose
- * commit fails still holds half of the budget at most. */
-static int64_t table_bytes(const kf_table *t) {
-    return t->bytes + t->qbytes + (t->sealed ? t->sealed->bytes + t->sealed->qbytes : 0);
-}
-
+ * sealed batch commits (pipelining), nothing pauses for it: its open batch keeps growing,
+ * under the budget (at it, the consumer waits for the commit, commit_due); a commit that
+ * fails while its table holds more than half of the budget drops the table's batches
+ * (finish), so a failing table still holds half of the budget at most. */
 static void update_pauses(srv_kafka *k) {
     int64_t failing = 0;
     for (size_t i = 0; i < k->ntables; i++)
@@ -2632,13 +2647,8 @@ static void update_pauses(srv_kafka *k) {
         if (!p->assigned)
             continue;
         bool want = all;
-        for (size_t j = 0; j < p->npts && !want; j++) {
-            const kf_table *t = &k->tables[p->pts[j].tbl];
-            /* a table with a sealed batch (committing, or kept) holds half of the budget
-             * at most, so that one whose commit fails holds no more than it did */
-            want = (hold && t->failures > 0) ||
-                   (t->sealed && table_bytes(t) * 2 >= k->max_buffered);
-        }
+        for (size_t j = 0; j < p->npts && !want; j++)
+            want = hold && k->tables[p->pts[j].tbl].failures > 0;
         /* a paused partition waits until its tables committed, not just for room */
         for (size_t j = 0; j < p->npts && p->paused && !want; j++)
             want = k->tables[p->pts[j].tbl].failures > 0 &&
@@ -2940,6 +2950,16 @@ static void keep_handle(rd_kafka_t *rk) {
     pthread_mutex_unlock(&kept_mu);
 }
 
+/* The budget wants commit_due after this message: the source holds max_buffered_bytes
+ * (the consumer waits for the batch committing), or half of it and no batch is committing
+ * (a table may be due for its size). While one commits under the budget, the clock's
+ * checks (every 64 messages, every 50 ms) are enough. */
+static bool budget_due(srv_kafka *k) {
+    int64_t b = atomic_load(&k->buffered);
+    return b >= k->max_buffered ||
+           (b * 2 >= k->max_buffered && (!k->inflight || atomic_load(&k->inflight->done)));
+}
+
 static void *kafka_main(void *arg) {
     srv_kafka *k = arg;
     char tn[16];
@@ -2974,8 +2994,8 @@ static void *kafka_main(void *arg) {
             rd_kafka_message_destroy(m);
         }
         /* while messages flow, the clock and the flush requests are read every 64 of them
-         * (the budget after each) */
-        if (m && ++taken < 64 && atomic_load(&k->buffered) * 2 < k->max_buffered)
+         * (the budget after each, when budget_due) */
+        if (m && ++taken < 64 && !budget_due(k))
             continue;
         taken = 0;
         int64_t now = floe_now_ns();
@@ -2993,8 +3013,7 @@ static void *kafka_main(void *arg) {
             pthread_cond_broadcast(&k->cv);
             pthread_mutex_unlock(&k->mu);
             seen_gen = want;
-        } else if (!m || now - last_check > 50000000 ||
-                   atomic_load(&k->buffered) * 2 >= k->max_buffered) {
+        } else if (!m || now - last_check > 50000000 || budget_due(k)) {
             commit_due(k, false, NULL);
             last_check = now;
         }
