@@ -2177,10 +2177,13 @@ static void *ahead_main(void *arg) {
     return NULL;
 }
 
-/* Starts table t's conversion ahead (consumer thread; t's spool is written: t->fd). */
+/* Starts table t's conversion ahead (consumer thread; t's spool is written: t->fd). Not
+ * in evolve mode, which converts at the commit (its configuration says so: no thread
+ * started to find it out; batch_job checks again, for a reload meanwhile). */
 static void ahead_start(srv_kafka *k, kf_table *t) {
     t->ahead_tried = true;
-    if (atomic_load(&k->naheads) >= KF_MAX_AHEAD)
+    if (atomic_load(&k->naheads) >= KF_MAX_AHEAD ||
+        srv_table_mode_named(k->s, t->name) == FLOE_SCHEMA_EVOLVE)
         return;
     kf_ahead *a = floe_calloc(1, sizeof *a);
     if (!a)

@@ -354,6 +354,8 @@ int srv_table_load_configured(floe_server *s, floe_error *err);
  * without one are logged and loaded at their first post once the catalog answers. */
 void srv_table_load_copies(floe_server *s);
 floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t);
+/* The same by the table's name (its configuration only: no catalog). */
+floe_schema_mode srv_table_mode_named(floe_server *s, const char *name);
 
 /* ingest.c */
 typedef struct srv_post {

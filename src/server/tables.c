@@ -30,12 +30,16 @@ int64_t srv_table_setting(floe_server *s, const char *table, int which) {
     }
 }
 
-floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t) {
+floe_schema_mode srv_table_mode_named(floe_server *s, const char *name) {
     floe_server_table_config ts;
     pthread_mutex_lock(&s->cfg_mu);
-    floe_server_table_settings(&s->cfg, t->name, &ts);
+    floe_server_table_settings(&s->cfg, name, &ts);
     pthread_mutex_unlock(&s->cfg_mu);
     return (floe_schema_mode)ts.mode;
+}
+
+floe_schema_mode srv_table_mode(floe_server *s, const srv_table *t) {
+    return srv_table_mode_named(s, t->name);
 }
 
 void srv_table_free(srv_table *t) {

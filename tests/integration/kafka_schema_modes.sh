@@ -7,10 +7,12 @@
 # older rows read null there; ignore: the unknown fields are dropped and the records kept;
 # strict: the records with unknown fields are quarantined; the mistyped record is
 # quarantined in every mode. Each table's rows and quarantine are asserted whole (each
-# record once, with its topic, partition and offset).
+# record once, with its topic, partition and offset). Batches convert ahead from their
+# first 4 KiB (FLOE_TEST_KAFKA_AHEAD_BYTES): strict and ignore do, evolve converts at the
+# commit without starting a conversion ahead at all (its log says none gave up).
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
-export FLOE_LOG=info
+export FLOE_LOG=debug FLOE_TEST_KAFKA_AHEAD_BYTES=4096
 cat > "$tmp/schema.json" <<'J'
 {"type": "struct", "schema-id": 0, "fields": [
   {"id": 1, "name": "id", "required": true, "type": "long"},
@@ -60,7 +62,16 @@ node_start a "$tmp/a.conf"
 wait_rows shop.strict 474 120
 wait_rows shop.evolve 594 120
 wait_rows shop.ignore 594 120
+curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" > "$tmp/metrics" || fail "metrics"
+for m in strict ignore; do
+  grep -q "^floe_kafka_commits_converted_ahead_total{source=\"$m\"} [1-9]" "$tmp/metrics" ||
+    fail "$m: no commit converted ahead"
+done
+grep -q '^floe_kafka_commits_converted_ahead_total{source="evolve"} 0$' "$tmp/metrics" ||
+  fail "evolve: a commit converted ahead"
 node_stop a
+! grep -q "not converted ahead: evolve mode" "$tmp/node-a.log" ||
+  fail "evolve: a conversion ahead was started and gave up"
 for m in strict evolve ignore; do
   FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" scan "shop.$m" \
     > "$tmp/rows-$m.ndjson" || fail "scan shop.$m"
