@@ -350,11 +350,9 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
  * CHUNK_SEG_MAX (a page larger than that gets a segment of its own size). */
 #define CHUNK_SEG0 ((size_t)64 << 10)
 #define CHUNK_SEG_MAX ((size_t)8 << 20)
-/* Segments from this size on are allocated in transparent huge pages (floe_alloc_huge). */
-#define CHUNK_SEG_HUGE ((size_t)2 << 20)
 
 /* The segment of c's chunk with room for n more bytes (a new one if the last has none). */
-static floe_buf *chunk_room(col *c, size_t n) {
+static floe_buf *chunk_room(floe_pq_writer *w, col *c, size_t n) {
     if (c->nsegs > 0) {
         floe_buf *last = &c->segs[c->nsegs - 1];
         if (last->len == 0 || last->cap - last->len > n) /* reserve keeps one byte for a NUL */
@@ -377,7 +375,9 @@ static floe_buf *chunk_room(col *c, size_t n) {
             size = CHUNK_SEG_MAX;
     }
     floe_buf *b = &c->segs[c->nsegs];
-    if (size >= CHUNK_SEG_HUGE && size > n && b->cap == 0) {
+    if (size >= CHUNK_SEG_HUGE && size > n && b->cap == 0 && pqw_seg_take(w, size, b)) {
+        /* a segment of an earlier row group: its pages are there already */
+    } else if (size >= CHUNK_SEG_HUGE && size > n && b->cap == 0) {
         /* fresh memory filled once: in 2 MiB pages it costs a fault per 2 MiB instead of
          * 512 (a column past its first 2 MiB; its last page is at most 2 MiB unused) */
         uint8_t *d = floe_alloc_huge(size);
@@ -453,7 +453,7 @@ static int write_page_in_place(floe_pq_writer *w, enc_scratch *sc, col *c, int p
     if ((rc = floe_pq_page_header_encode(&ph, &sc->hdr, err)) < 0)
         return rc;
     size_t guess = sc->hdr.len;
-    floe_buf *dst = chunk_room(c, guess + blen + blen / 6 + 64); /* snappy's bound and more */
+    floe_buf *dst = chunk_room(w, c, guess + blen + blen / 6 + 64); /* snappy's bound and more */
     if (!dst)
         return floe_error_set(err, FLOE_ENOMEM, "column %s: buffering page: out of memory",
                               c->leaf->name);
@@ -531,7 +531,7 @@ static int write_page(floe_pq_writer *w, enc_scratch *sc, col *c, int page_type,
     floe_buf_reset(&sc->hdr);
     if ((rc = floe_pq_page_header_encode(&ph, &sc->hdr, err)) < 0)
         return rc;
-    if (!dst && !(dst = chunk_room(c, sc->hdr.len + plen)))
+    if (!dst && !(dst = chunk_room(w, c, sc->hdr.len + plen)))
         return floe_error_set(err, FLOE_ENOMEM, "column %s: buffering page: out of memory",
                               c->leaf->name);
     size_t before = dst->len;
@@ -1206,7 +1206,7 @@ static int flush_chunk(floe_pq_writer *w, col *c, floe_pq_column_chunk *cc, chun
     if (c->nsegs > 0)
         floe_buf_reset(&c->segs[0]);
     for (size_t i = 1; i < c->nsegs; i++)
-        floe_buf_free(&c->segs[i]);
+        pqw_seg_keep(w, &c->segs[i]);
     c->nsegs = c->segs_cap && c->segs[0].cap ? 1 : 0;
     c->chunk_len = 0;
     c->chunk_rows = c->chunk_values = c->chunk_nulls = c->chunk_nans = 0;
@@ -1363,6 +1363,9 @@ static void writer_free(floe_pq_writer *w) {
     }
     floe_free(w->scr);
     floe_arena_reset(&w->arena);
+    pqw_seg_release(w);
+    floe_free(w->seg_pool);
+    pthread_mutex_destroy(&w->seg_mu);
     floe_free(w->rgs);
     floe_free(w->refs);
     floe_buf_free(&w->ci_all);
@@ -1399,6 +1402,8 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
     floe_pq_writer *w = floe_calloc(1, sizeof *w);
     if (!w)
         return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    pthread_mutex_init(&w->seg_mu, NULL);
+    atomic_init(&w->seg_pool_bytes, 0);
     floe_arena_init(&w->arena, 16384);
     if (opts)
         w->opts = *opts;
@@ -1808,8 +1813,13 @@ static int write_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
     FLOE_CHECK(append_columns(w, b, err));
     w->rg_rows += (int64_t)b->nrows;
     w->total_rows += (int64_t)b->nrows;
-    if (buffered_bytes(w) >= w->opts.row_group_size)
-        FLOE_CHECK(flush_row_group(w, err));
+    if (buffered_bytes(w) >= w->opts.row_group_size) {
+        w->seg_pool_on = true; /* the next row group fills as many segments */
+        rc = flush_row_group(w, err);
+        w->seg_pool_on = false;
+        if (rc < 0)
+            goto done;
+    }
 done:
     if (rc < 0)
         w->failed = rc;
@@ -1822,6 +1832,7 @@ int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) {
     int rc = settle_auto(w, NULL, err);
     if (rc == 0)
         rc = flush_row_group(w, err);
+    pqw_seg_release(w); /* asked to flush: to free memory */
     if (rc < 0)
         w->failed = rc;
     return rc;
@@ -1842,7 +1853,9 @@ int64_t floe_pq_writer_carried_pages(const floe_pq_writer *w) {
     return n;
 }
 
-size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w) { return buffered_bytes(w); }
+size_t floe_pq_writer_buffered_bytes(const floe_pq_writer *w) {
+    return buffered_bytes(w) + pqw_seg_pool_bytes(w);
+}
 
 bool floe_pq_writer_should_roll(const floe_pq_writer *w) {
     return w->opts.target_file_size > 0 &&
@@ -1958,6 +1971,7 @@ int floe_pq_writer_close(floe_pq_writer *w, floe_pq_file_info *out, floe_error *
         FLOE_FAIL(err, w->failed, "parquet writer: an earlier error stopped it");
     FLOE_CHECK(settle_auto(w, NULL, err));
     FLOE_CHECK(flush_row_group(w, err));
+    pqw_seg_release(w);
 
     /* page index: every ColumnIndex, then every OffsetIndex (PageIndex.md layout) */
     int64_t ci_base = w->pos;

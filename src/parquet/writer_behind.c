@@ -17,8 +17,9 @@
 #define WB_MAX_BYTES ((size_t)32 << 20)
 
 typedef struct wb_item {
-    uint8_t *data; /* owned: freed once written (or dropped) */
+    uint8_t *data; /* owned: freed once written (or dropped), or kept (keep_cap) */
     size_t len;
+    size_t keep_cap; /* a chunk segment of this capacity for the pool; 0: free it */
 } wb_item;
 
 typedef struct write_behind {
@@ -33,7 +34,77 @@ typedef struct write_behind {
     int rc;                  /* first write error: later items are dropped */
     floe_error err;
     floe_output *out;
+    floe_pq_writer *w;       /* its segment pool */
 } write_behind;
+
+/* =====================================================================================
+ * Chunk segments kept for the next row group (floe_pq_writer.seg_pool)
+ * =================================================================================== */
+
+/* A segment the pool takes: one of floe_alloc_huge's (aligned to, and at least, 2 MiB). */
+static bool seg_poolable(const floe_buf *b) {
+    return b->data && b->cap >= CHUNK_SEG_HUGE &&
+           ((uintptr_t)b->data & (CHUNK_SEG_HUGE - 1)) == 0;
+}
+
+/* b's storage into the pool (freed when the pool cannot grow); b is left empty. */
+static void seg_pool_put(floe_pq_writer *w, floe_buf *b) {
+    pthread_mutex_lock(&w->seg_mu);
+    if (w->seg_npool == w->seg_pool_cap) {
+        size_t nc = w->seg_pool_cap ? w->seg_pool_cap * 2 : 16;
+        floe_buf *np = floe_realloc(w->seg_pool, nc * sizeof *np);
+        if (np) {
+            w->seg_pool = np;
+            w->seg_pool_cap = nc;
+        }
+    }
+    if (w->seg_npool < w->seg_pool_cap) {
+        floe_buf *k = &w->seg_pool[w->seg_npool++];
+        floe_buf_init(k, 0);
+        k->data = b->data;
+        k->cap = b->cap;
+        w->seg_pool_bytes += b->cap;
+        b->data = NULL;
+    }
+    pthread_mutex_unlock(&w->seg_mu);
+    floe_buf_free(b); /* nothing left when kept */
+}
+
+bool pqw_seg_take(floe_pq_writer *w, size_t size, floe_buf *b) {
+    bool found = false;
+    pthread_mutex_lock(&w->seg_mu);
+    for (size_t i = w->seg_npool; i-- > 0;) {
+        if (w->seg_pool[i].cap != size)
+            continue;
+        b->data = w->seg_pool[i].data; /* b's limit and error stay */
+        b->cap = size;
+        b->len = 0;
+        w->seg_pool[i] = w->seg_pool[--w->seg_npool];
+        w->seg_pool_bytes -= size;
+        found = true;
+        break;
+    }
+    pthread_mutex_unlock(&w->seg_mu);
+    return found;
+}
+
+void pqw_seg_keep(floe_pq_writer *w, floe_buf *b) {
+    if (w->seg_pool_on && seg_poolable(b))
+        seg_pool_put(w, b);
+    else
+        floe_buf_free(b);
+}
+
+void pqw_seg_release(floe_pq_writer *w) {
+    pthread_mutex_lock(&w->seg_mu);
+    for (size_t i = 0; i < w->seg_npool; i++)
+        floe_buf_free(&w->seg_pool[i]);
+    w->seg_npool = 0;
+    atomic_store(&w->seg_pool_bytes, 0);
+    pthread_mutex_unlock(&w->seg_mu);
+}
+
+size_t pqw_seg_pool_bytes(const floe_pq_writer *w) { return atomic_load(&w->seg_pool_bytes); }
 
 static void *wb_main(void *arg) {
     write_behind *wb = arg;
@@ -54,7 +125,15 @@ static void *wb_main(void *arg) {
         floe_error err;
         floe_error_clear(&err);
         int rc = failed ? 0 : floe_output_write(wb->out, it.data, it.len, &err);
-        floe_free(it.data);
+        if (it.keep_cap) {
+            floe_buf b;
+            floe_buf_init(&b, 0);
+            b.data = it.data;
+            b.cap = it.keep_cap;
+            seg_pool_put(wb->w, &b);
+        } else {
+            floe_free(it.data);
+        }
         pthread_mutex_lock(&wb->mu);
         wb->bytes -= it.len;
         if (rc < 0 && wb->rc == 0) {
@@ -111,6 +190,7 @@ static int wb_start(floe_pq_writer *w) {
     if (!wb)
         return FLOE_ENOMEM;
     wb->out = w->out;
+    wb->w = w;
     wb->cap = 16;
     wb->q = floe_malloc(wb->cap * sizeof *wb->q);
     if (!wb->q) {
@@ -182,7 +262,8 @@ int pqw_write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err) {
         }
     }
     if (rc == 0) {
-        wb->q[(wb->head + wb->n) % wb->cap] = (wb_item){b->data, b->len};
+        wb->q[(wb->head + wb->n) % wb->cap] =
+            (wb_item){b->data, b->len, w->seg_pool_on && seg_poolable(b) ? b->cap : 0};
         wb->n++;
         wb->bytes += b->len;
         w->pos += (int64_t)b->len;

@@ -14,6 +14,9 @@
 #ifndef FLOE_PQ_WRITER_INTERNAL_H
 #define FLOE_PQ_WRITER_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "floe/codec.h"
 #include "floe/parquet.h"
 #include "floe/wkb.h"
@@ -173,6 +176,10 @@ typedef struct enc_scratch {
     floe_codec_ctx *cctx;
 } enc_scratch;
 
+/* Chunk segments from this size on are allocated in transparent huge pages
+ * (floe_alloc_huge), and kept for the next row group (seg_pool). */
+#define CHUNK_SEG_HUGE ((size_t)2 << 20)
+
 struct floe_pq_writer {
     const floe_schema *schema;
     floe_pq_write_options opts;
@@ -202,6 +209,17 @@ struct floe_pq_writer {
     int nscr;
 
     struct write_behind *wb;  /* opts.write_behind: the writer thread, once started */
+    /* Chunk segments from CHUNK_SEG_HUGE bytes on, kept once written for the next row
+     * group's chunks (writer_behind.c: pqw_seg_take, pqw_seg_keep): fresh memory is the
+     * dearest thing a conversion touches, and every row group would otherwise fault in
+     * its chunks' pages anew. Only row groups closed at row_group_size feed it (the next
+     * one needs as much); an explicit flush or close empties it, and
+     * floe_pq_writer_buffered_bytes counts it. */
+    pthread_mutex_t seg_mu;
+    floe_buf *seg_pool;       /* kept segments (len 0), seg_npool of seg_pool_cap */
+    size_t seg_npool, seg_pool_cap;
+    _Atomic size_t seg_pool_bytes; /* changed under seg_mu, read without it */
+    bool seg_pool_on;         /* hand-overs now feed the pool */
     struct pqw_shred *shred;  /* opts.variant_shredding: schema is its physical schema */
     /* variant_shredding auto: until the paths are chosen (settle_auto), the rows written
      * are held here (logical: the caller's schema) and the writer has no columns yet */
@@ -221,6 +239,13 @@ int pqw_wb_drain(floe_pq_writer *w, floe_error *err);
 void pqw_wb_stop(floe_pq_writer *w);
 int pqw_write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err);
 int pqw_write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err);
+/* Chunk segments: a kept one of exactly size bytes of capacity, or false; b's storage once
+ * written: kept when the pool is on and b is a huge segment, freed otherwise (b is left
+ * empty either way); every kept one freed. */
+bool pqw_seg_take(floe_pq_writer *w, size_t size, floe_buf *b);
+void pqw_seg_keep(floe_pq_writer *w, floe_buf *b);
+void pqw_seg_release(floe_pq_writer *w);
+size_t pqw_seg_pool_bytes(const floe_pq_writer *w);
 
 /* writer_stats.c: bound truncation, comparisons and statistics */
 int pqw_cmp_plain(const col *c, const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
