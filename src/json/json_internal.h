@@ -56,6 +56,22 @@ int floe_jnum_to_decimal(const floe_jnum *n, int precision, int scale, floe_i128
  * locale (newlocale) for strtod_l. */
 int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out);
 int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out);
+/* floe_jnum_to_double's first path inline, for callers that convert many numbers: the
+ * digits as written (at most 19, mant <= 2^53) and a power of ten within 10^+-22 are
+ * both exact doubles, so the one multiplication or division rounds the exact value
+ * correctly (Clinger). false: call floe_jnum_to_double. */
+extern const double floe_pow10_exact[23];
+static inline bool floe_jnum_to_double_fast(const floe_jnum *n, double *out) {
+    if (!n->mant_ok || n->mant > (1ull << 53))
+        return false;
+    int64_t e = n->exp - (int64_t)n->n_frac;
+    if (e < -22 || e > 22)
+        return false;
+    double v = (double)n->mant;
+    v = e >= 0 ? v * floe_pow10_exact[e] : v / floe_pow10_exact[-e];
+    *out = n->neg ? -v : v;
+    return true;
+}
 
 /* Dates, times and timestamps parse in common/literal.h (FLOE_LIT_STRICT). */
 /* Canonical 8-4-4-4-12 hex UUID. */

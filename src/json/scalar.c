@@ -176,9 +176,9 @@ int floe_jnum_to_decimal(const floe_jnum *n, int precision, int scale, floe_i128
     return FLOE_SC_OK;
 }
 
-static const double pow10_d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+const double floe_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 static const float pow10_f[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
                                   1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
 
@@ -203,19 +203,12 @@ static int slow_parse(const floe_jnum *n, locale_t loc, bool single, double *out
 }
 
 int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
-    /* The exact fast path on the digits as written (leading and trailing zeros kept):
-     * mant and 10^|e| are exact doubles, so the one multiplication or division rounds
+    /* The exact fast path (floe_jnum_to_double_fast) on the digits as written (leading
+     * and trailing zeros kept): mant and 10^|e| are exact doubles, so the one multiplication or division rounds
      * the exact value correctly, the same double as the normalised path below or strtod
      * (both correctly rounded) would give. */
-    if (n->mant_ok && n->mant <= (1ull << 53)) {
-        int64_t e = n->exp - (int64_t)n->n_frac;
-        if (e >= -22 && e <= 22) {
-            double v = (double)n->mant;
-            v = e >= 0 ? v * pow10_d[e] : v / pow10_d[-e];
-            *out = n->neg ? -v : v;
-            return FLOE_SC_OK;
-        }
-    }
+    if (floe_jnum_to_double_fast(n, out))
+        return FLOE_SC_OK;
     numdigits d;
     normalize(n, &d);
     if (!d.count) {
@@ -227,7 +220,7 @@ int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
         for (size_t i = 0; i < d.count; i++)
             m = m * 10 + (uint64_t)digit_at(n, d.lo + i);
         double v = (double)m; /* exact: m < 2^53 */
-        v = d.e10 >= 0 ? v * pow10_d[d.e10] : v / pow10_d[-d.e10];
+        v = d.e10 >= 0 ? v * floe_pow10_exact[d.e10] : v / floe_pow10_exact[-d.e10];
         *out = n->neg ? -v : v;
         return FLOE_SC_OK;
     }
