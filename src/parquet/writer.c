@@ -385,6 +385,7 @@ static floe_buf *chunk_room(floe_pq_writer *w, col *c, size_t n) {
             return NULL;
         b->data = d;
         b->cap = size;
+        pqw_seg_held(w, size);
     } else if (floe_buf_reserve(b, size > n ? size - 1 : n) < 0) { /* reserve adds the NUL's byte */
         return NULL;
     }
@@ -1254,6 +1255,7 @@ static int flush_row_group(floe_pq_writer *w, floe_error *err) {
         floe_error_prefix(err, "row group %zu: ", w->nrgs);
         return rc;
     }
+    pqw_seg_row_group_done(w);
     for (size_t i = 0; i < w->ncols; i++) {
         if ((rc = flush_chunk(w, &w->cols[i], &rg->columns[i], &w->refs[w->nrgs * w->ncols + i],
                               err)) < 0) {

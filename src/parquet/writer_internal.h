@@ -177,7 +177,7 @@ typedef struct enc_scratch {
 } enc_scratch;
 
 /* Chunk segments from this size on are allocated in transparent huge pages
- * (floe_alloc_huge), and kept for the next row group (seg_pool). */
+ * (floe_alloc_huge); from twice this size on, kept for the next row group (seg_pool). */
 #define CHUNK_SEG_HUGE ((size_t)2 << 20)
 
 struct floe_pq_writer {
@@ -209,7 +209,7 @@ struct floe_pq_writer {
     int nscr;
 
     struct write_behind *wb;  /* opts.write_behind: the writer thread, once started */
-    /* Chunk segments from CHUNK_SEG_HUGE bytes on, kept once written for the next row
+    /* Chunk segments from 2 x CHUNK_SEG_HUGE bytes on, kept once written for the next row
      * group's chunks (writer_behind.c: pqw_seg_take, pqw_seg_keep): fresh memory is the
      * dearest thing a conversion touches, and every row group would otherwise fault in
      * its chunks' pages anew. Only row groups closed at row_group_size feed it (the next
@@ -219,6 +219,10 @@ struct floe_pq_writer {
     floe_buf *seg_pool;       /* kept segments (len 0), seg_npool of seg_pool_cap */
     size_t seg_npool, seg_pool_cap;
     _Atomic size_t seg_pool_bytes; /* changed under seg_mu, read without it */
+    /* Under seg_mu: the huge segments' bytes the columns hold now, and three quarters of
+     * what those of the last row group closed at row_group_size came to (target). The
+     * pool keeps a segment only while pool + held <= target (pqw_seg_row_group_done). */
+    size_t seg_held, seg_target;
     bool seg_pool_on;         /* hand-overs now feed the pool */
     struct pqw_shred *shred;  /* opts.variant_shredding: schema is its physical schema */
     /* variant_shredding auto: until the paths are chosen (settle_auto), the rows written
@@ -239,10 +243,14 @@ int pqw_wb_drain(floe_pq_writer *w, floe_error *err);
 void pqw_wb_stop(floe_pq_writer *w);
 int pqw_write_out(floe_pq_writer *w, const void *p, size_t n, floe_error *err);
 int pqw_write_out_buf(floe_pq_writer *w, floe_buf *b, floe_error *err);
-/* Chunk segments: a kept one of exactly size bytes of capacity, or false; b's storage once
+/* Chunk segments: the smallest kept one of at least size bytes of capacity, or false (then
+ * the kept ones the caller's fresh size bytes would crowd past the limit are freed); b's
+ * storage once
  * written: kept when the pool is on and b is a huge segment, freed otherwise (b is left
  * empty either way); every kept one freed. */
 bool pqw_seg_take(floe_pq_writer *w, size_t size, floe_buf *b);
+void pqw_seg_held(floe_pq_writer *w, size_t bytes); /* a fresh huge segment */
+void pqw_seg_row_group_done(floe_pq_writer *w);      /* before its segments are handed over */
 void pqw_seg_keep(floe_pq_writer *w, floe_buf *b);
 void pqw_seg_release(floe_pq_writer *w);
 size_t pqw_seg_pool_bytes(const floe_pq_writer *w);
