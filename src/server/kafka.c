@@ -215,6 +215,10 @@ typedef struct srv_kafka {
     pthread_t thr;
     bool started;
     _Atomic bool stop;
+    /* a committed batch's quarantine file could not be published (left pending): the
+     * consumer settles the tables' pending files again (resettle) */
+    _Atomic bool unsettled;
+    int64_t resettle_ns;
 
     pthread_mutex_t mu;     /* parts and tables arrays (metrics read them) */
     kf_part **parts;
@@ -2426,15 +2430,16 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ps, b->n, err));
     FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, &b->refused, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
-     * and is published by the next settle(): before the partition's next commit, or at
-     * its next assignment) */
+     * and is published by the next settle(): the consumer's resettle() a second later,
+     * before the partition's next commit, or at its next assignment) */
     for (size_t i = 0; i < qf.n; i++) {
         floe_error e2;
         floe_error_clear(&e2);
-        if (pending_publish(qf.f[i].tmp, qf.f[i].final, &e2) < 0)
+        if (pending_publish(qf.f[i].tmp, qf.f[i].final, &e2) < 0) {
             floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, b->table,
                      e2.msg);
-        else
+            atomic_store(&k->unsettled, true);
+        } else
             nquar += qf.f[i].n;
     }
     atomic_fetch_add(&s->m.commits, 1);
@@ -2963,6 +2968,37 @@ static bool budget_due(srv_kafka *k) {
            (b * 2 >= k->max_buffered && (!k->inflight || atomic_load(&k->inflight->done)));
 }
 
+/* Publishes the quarantine files of committed batches left pending (their rename failed
+ * after the commit): settle() each table's pending files of the assigned partitions, as
+ * the partition's next commit or assignment would, but without waiting for either (a
+ * partition that receives nothing more has neither). Consumer thread, while unsettled;
+ * again a second later when a table cannot be read or a file still not be published. */
+static void resettle(srv_kafka *k, int64_t now) {
+    if (!atomic_load(&k->unsettled) || now < k->resettle_ns)
+        return;
+    atomic_store(&k->unsettled, false);
+    kf_part **ps = floe_calloc(k->nparts ? k->nparts : 1, sizeof *ps);
+    int64_t *off = floe_calloc(k->nparts ? k->nparts : 1, sizeof *off);
+    for (uint32_t ti = 0; ti < k->ntables && ps && off; ti++) {
+        size_t n = 0;
+        for (size_t i = 0; i < k->nparts; i++)
+            if (k->parts[i]->assigned && pt_find(k->parts[i], ti))
+                ps[n++] = k->parts[i];
+        floe_error err;
+        floe_error_clear(&err);
+        if (n && table_offsets(k, k->tables[ti].name, ps, n, false, off, NULL, &err) < 0) {
+            floe_log(FLOE_LOG_WARN, "kafka %s: %s: publishing the quarantine left pending: "
+                     "%s (again in 1 s)", k->name, k->tables[ti].name, err.msg);
+            atomic_store(&k->unsettled, true);
+        }
+    }
+    if (!ps || !off)
+        atomic_store(&k->unsettled, true);
+    k->resettle_ns = now + 1000000000;
+    floe_free(ps);
+    floe_free(off);
+}
+
 static void *kafka_main(void *arg) {
     srv_kafka *k = arg;
     char tn[16];
@@ -3018,6 +3054,7 @@ static void *kafka_main(void *arg) {
             seen_gen = want;
         } else if (!m || now - last_check > 50000000 || budget_due(k)) {
             commit_due(k, false, NULL);
+            resettle(k, now);
             last_check = now;
         }
         /* lag: the high watermarks librdkafka last saw, every second */
@@ -3036,6 +3073,8 @@ static void *kafka_main(void *arg) {
     /* stopping: commit what is held, then leave the group (the revocation commits
      * nothing more) */
     commit_due(k, true, NULL);
+    k->resettle_ns = 0;
+    resettle(k, floe_now_ns());
     if (k->sticky)
         sticky_wait(k);
     rd_kafka_consumer_close(k->rk);

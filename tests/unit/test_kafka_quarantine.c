@@ -92,10 +92,18 @@ int __wrap_floe_append_commit(floe_append *a, floe_append_result *res, floe_erro
     return rc;
 }
 
-/* With fail_publish, the first rename out of a pending quarantine folder fails. */
+/* With fail_publish, the first rename out of a pending quarantine folder fails (counted in
+ * hits); with no_publish, every one (what a crash between the commit and the rename
+ * leaves: the consumer's later attempts and its stop publish nothing either). */
+static atomic_bool no_publish;
+
 int __wrap_rename(const char *from, const char *to) {
     if (strstr(from, "/.kafka-") && atomic_exchange(&fail_publish, false)) {
         atomic_fetch_add(&hits, 1);
+        errno = EIO;
+        return -1;
+    }
+    if (strstr(from, "/.kafka-") && !strstr(to, "/.kafka-") && atomic_load(&no_publish)) {
         errno = EIO;
         return -1;
     }
@@ -329,9 +337,11 @@ TEST(test_crash_between_commit_and_publish) {
     setup(&fx);
     floe_error err;
     atomic_store(&mode, MODE_NO_PUBLISH);
+    atomic_store(&no_publish, true);
     CHECK_OK(floe_server_flush(fx.s, false, &err), err);
     CHECK_EQ_INT(atomic_load(&hits), 2); /* the commit, and the failed rename */
     close_server(&fx);
+    atomic_store(&no_publish, false);
     CHECK_EQ_INT(count_files(fx.pending, "ev+0+0+-1+"), 1);
     char pending[300], published[400], qdir[4500];
     file_named(fx.pending, "ev+0+0+-1+", pending, sizeof pending);
