@@ -2550,7 +2550,8 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     if (t->bytes + t->qbytes > 0 && table_bytes(t) * 2 >= k->max_buffered) {
         /* its open batch grew while b committed: kept, the table would hold more than
          * half of the budget, so both go and are consumed again from the table's offsets
-         * once the back-off ends (a failing table holds half of the budget at most) */
+         * at once (the next attempt after the back-off; a failing table holds half of the
+         * budget at most) */
         floe_log(b->refused ? FLOE_LOG_ERROR : FLOE_LOG_WARN, "kafka %s: %s: commit failed "
                  "(batch dropped, consumed again from the table's offsets: %lld bytes held): "
                  "%s", k->name, t->name, (long long)table_bytes(t), b->err.msg);
