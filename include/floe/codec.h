@@ -34,9 +34,9 @@ typedef enum floe_codec {
 
 /* Per-thread reusable state (zstd contexts, zlib streams). Not thread-safe; one per
  * worker. A NULL ctx is allowed everywhere and costs an allocation per call. Each thread
- * keeps the last context it freed, with its decompression state, for its next
- * floe_codec_ctx_new (a reader per file then creates no zstd context after the first);
- * the thread's exit frees it. */
+ * keeps one context it freed (a context freed while it keeps one is freed), with its
+ * decompression state, for its next floe_codec_ctx_new (a reader per file then creates no
+ * zstd context after the first); the thread's exit frees it. */
 typedef struct floe_codec_ctx floe_codec_ctx;
 floe_codec_ctx *floe_codec_ctx_new(void);
 void floe_codec_ctx_free(floe_codec_ctx *ctx);

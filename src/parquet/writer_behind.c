@@ -117,8 +117,8 @@ void pqw_seg_held(floe_pq_writer *w, size_t bytes) {
 /* The pool keeps three quarters of a row group's segments: the last quarter of the next
  * one's is allocated fresh, as without the pool. The next row group grows while the last
  * one's segments are still being written, and a pool as large as the whole row group
- * raised the peak RSS by 8-14 MiB (iot 2 GB, two threads, 128 MiB row groups: over the
- * 1.5 x row group + 64 MiB bound; 252 against 254 MiB now). */
+ * raised the peak RSS past the 1.5 x row group + 64 MiB bound (iot 2 GB, two threads, 128
+ * MiB row groups: 264-265 MiB against 248 before the pool; 246 MiB now). */
 void pqw_seg_row_group_done(floe_pq_writer *w) {
     pthread_mutex_lock(&w->seg_mu);
     w->seg_target = w->seg_pool_on ? w->seg_held - w->seg_held / 4 : 0;
