@@ -2577,16 +2577,26 @@ static void dispatch(srv_kafka *k, kf_batch *b) {
     }
 }
 
-/* Waits for the batch committing on its own thread, if any, and applies its outcome. */
-static void drain(srv_kafka *k) {
+/* Waits for the batch committing on its own thread, if any, and applies its outcome: < 0
+ * (in err) when it was not committed and was dropped (consumed again) other than for a
+ * fence (another member committed its partitions): a flush must not say it committed. */
+static int drain_rc(srv_kafka *k, floe_error *err) {
     kf_batch *b = k->inflight;
     if (!b)
-        return;
+        return 0;
     if (b->thread)
         pthread_join(b->thr, NULL);
     b->thread = false;
+    int rc = b->rc;
+    if (rc < 0 && rc != FLOE_ECANCELLED && err)
+        *err = b->err; /* b may be freed by finish */
     bool dropped;
     finish(k, b, &dropped);
+    return dropped && rc != FLOE_ECANCELLED ? rc : 0;
+}
+
+static void drain(srv_kafka *k) {
+    (void)drain_rc(k, NULL);
 }
 
 /* The same when its commit has returned (never waits). */
@@ -2698,7 +2708,10 @@ static void update_pauses(srv_kafka *k) {
 static int commit_due(srv_kafka *k, bool force, floe_error *err) {
     int first_rc = 0;
     if (force) {
-        drain(k);
+        floe_error e1;
+        floe_error_clear(&e1);
+        if ((first_rc = drain_rc(k, &e1)) < 0 && err)
+            *err = e1;
         for (uint32_t i = 0; i < k->ntables; i++) {
             bool dropped;
             floe_error e2;
