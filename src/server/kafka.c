@@ -2431,7 +2431,8 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, &b->refused, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): the consumer's resettle() a second later,
-     * before the partition's next commit, or at its next assignment) */
+     * before the partition's next commit, or at its next assignment); their records count
+     * as quarantined either way: the commit decided it */
     for (size_t i = 0; i < qf.n; i++) {
         floe_error e2;
         floe_error_clear(&e2);
@@ -2439,8 +2440,8 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
             floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, b->table,
                      e2.msg);
             atomic_store(&k->unsettled, true);
-        } else
-            nquar += qf.f[i].n;
+        }
+        nquar += qf.f[i].n;
     }
     atomic_fetch_add(&s->m.commits, 1);
     atomic_fetch_add(&s->m.events_committed, (uint64_t)res->records_out);

@@ -8,7 +8,8 @@
 # offsets committed) for as long as the server ran, also after a clean stop.
 # 200 events on one partition, every 10th malformed; the quarantine folder is immutable
 # while they are committed, then writable again: the 20 rejects are published without
-# another message or a restart, and the server's stop leaves nothing pending.
+# another message or a restart, and the server's stop leaves nothing pending; the metric
+# floe_kafka_quarantined_total counts them (it counted only the files published at once).
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
 export FLOE_LOG=info
@@ -62,6 +63,10 @@ for _ in $(seq 50); do
 done
 [ -z "$(ls -A "$tmp/wh/_quarantine/shop.q/.kafka-g")" ] ||
   fail "10 s after the folder is writable again, still pending: $(ls "$tmp/wh/_quarantine/shop.q/.kafka-g")"
+# the rejects count as quarantined once their commit succeeded, published at once or later
+m=$(curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics") || fail "metrics"
+q=$(echo "$m" | sed -n 's/^floe_kafka_quarantined_total{source="ev"} //p')
+[ "$q" = 20 ] || fail "floe_kafka_quarantined_total is '$q', expected 20"
 node_stop a
 python3 "$KAFKA_DIR/verify.py" "$tmp/wh" shop.q "$FLOE" g "$tmp/ev.ndjson" "$tmp/bad" ||
   fail "the table or the quarantine"
