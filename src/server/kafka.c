@@ -2548,7 +2548,7 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     if (b->refused)
         atomic_fetch_add(&k->refused, 1);
     retry_later(t);
-    if (t->bytes + t->qbytes > 0 && table_bytes(t) * 2 >= k->max_buffered) {
+    if (t->bytes + t->qbytes > 0 && table_bytes(t) * 2 > k->max_buffered) {
         /* its open batch grew while b committed: kept, the table would hold more than
          * half of the budget, so both go and are consumed again from the table's offsets
          * at once (the next attempt after the back-off; a failing table holds half of the
