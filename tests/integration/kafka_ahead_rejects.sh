@@ -18,15 +18,8 @@ mock topic events 2
 mock produce events "$tmp/ev.ndjson"
 cat >"$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = ar
-table = shop.events
-commit_interval = 300s
-kafka.session.timeout.ms = 6000
+$(table_section shop.events)
+$(source_section ev events ar shop.events commit_interval=300s kafka.session.timeout.ms=6000)
 CONF
 node_start a "$tmp/a.conf"
 spool=$tmp/wal-a/kafka-ev

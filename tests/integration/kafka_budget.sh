@@ -23,17 +23,9 @@ mock_start 3
 mock topic events 4
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka events]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = budget
-table = shop.events
-commit_interval = 1s
-max_buffered_bytes = 1MB
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.events)
+$(source_section events events budget shop.events commit_interval=1s max_buffered_bytes=1MB \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
 metrics() { curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" || fail "metrics"; }
 metric() { metrics | sed -n "s/^$1{source=\"events\"} //p"; }

@@ -30,19 +30,10 @@ codecs=(none lz4 zstd snappy gzip lz4 zstd none)
 conf() {
   cat > "$tmp/$1.conf" <<CONF
 $(server_section "$1")
-[table shop.events]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events, clicks
-group.id = chaos
-table = shop.events
-commit_interval = 400ms
-commit_bytes = 256KB
-kafka.session.timeout.ms = 3000
-kafka.heartbeat.interval.ms = 300
-kafka.topic.metadata.refresh.interval.ms = 1000
+$(table_section shop.events partition=event_type)
+$(source_section ev "events, clicks" chaos shop.events commit_interval=400ms \
+    commit_bytes=256KB kafka.session.timeout.ms=3000 kafka.heartbeat.interval.ms=300 \
+    kafka.topic.metadata.refresh.interval.ms=1000)
 CONF
 }
 for n in a b c d; do conf $n; done

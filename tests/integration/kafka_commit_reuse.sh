@@ -57,17 +57,9 @@ mock_start 3
 mock topic events 3
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.ev]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = reuse
-table = shop.ev
-commit_interval = 1s
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.ev partition=event_type)
+$(source_section ev events reuse shop.ev commit_interval=1s kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
 CONF
 node_start a "$tmp/a.conf"
 total=0

@@ -27,19 +27,10 @@ mock produce events "$tmp/ev1.ndjson" lz4
 
 conf() {
   { server_section "$1"; cat <<CONF; } > "$tmp/$1.conf"
-[table shop.events]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = coop
-table = shop.events
-commit_interval = 500ms
-commit_bytes = 512KB
-kafka.partition.assignment.strategy = cooperative-sticky
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 300
+$(table_section shop.events partition=event_type)
+$(source_section ev events coop shop.events commit_interval=500ms commit_bytes=512KB \
+    kafka.partition.assignment.strategy=cooperative-sticky kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=300)
 CONF
 }
 for n in a b c d; do conf $n; done

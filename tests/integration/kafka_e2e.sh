@@ -23,18 +23,9 @@ mock produce events "$tmp/ev1.ndjson" lz4
 conf() { # conf NODE
   cat > "$tmp/$1.conf" <<CONF
 $(server_section "$1")
-[table shop.events]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka events]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = loaders
-table = shop.events
-commit_interval = 1s
-commit_bytes = 2MB
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.events partition=event_type)
+$(source_section events events loaders shop.events commit_interval=1s commit_bytes=2MB \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
 }
 valid1=$(( 20000 - $(wc -l <"$tmp/bad1") ))

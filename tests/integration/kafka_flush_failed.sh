@@ -28,16 +28,9 @@ mock_start 1
 mock topic events 3
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = g
-table = shop.events
-commit_interval = 60s
-commit_bytes = 500KB
-max_buffered_bytes = 1MB
+$(table_section shop.events)
+$(source_section ev events g shop.events commit_interval=60s commit_bytes=500KB \
+    max_buffered_bytes=1MB)
 CONF
 node_start a "$tmp/a.conf"
 flush() {

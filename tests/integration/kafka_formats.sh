@@ -51,21 +51,10 @@ mock topic events 6
 mock produce events "$tmp/msgs.ndjson" snappy
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.tagged]
-schema = $tmp/schema.json
-[source kafka arr]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = fmt
-table = shop.tagged
-format = array
-commit_interval = 1s
-column.topic = _topic
-column.partition = _partition
-column.offset = _offset
-column.key = _key
-column.timestamp = _ts
-column.headers = _headers
+$(table_section shop.tagged)
+$(source_section arr events fmt shop.tagged format=array commit_interval=1s \
+    column.topic=_topic column.partition=_partition column.offset=_offset column.key=_key \
+    column.timestamp=_ts column.headers=_headers)
 CONF
 node_start a "$tmp/a.conf"
 wait_rows shop.tagged 3000 120

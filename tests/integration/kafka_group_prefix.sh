@@ -27,24 +27,11 @@ mock topic b.c 1
 {
   cat <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka first]
-bootstrap.servers = $bootstrap
-topics = c
-group.id = a.b
-table = shop.events
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
-[source kafka second]
-bootstrap.servers = $bootstrap
-topics = b.c
-group.id = a
-table = shop.events
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.events)
+$(source_section first c a.b shop.events commit_interval=500ms kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
+$(source_section second b.c a shop.events commit_interval=500ms kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
 CONF
 } > "$tmp/a.conf"
 valid1=$(( 600 - $(wc -l <"$tmp/bad1") ))

@@ -36,15 +36,8 @@ mock topic events 2
 mock produce events "$tmp/ev.ndjson"
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = lb
-table = shop.events
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
+$(table_section shop.events)
+$(source_section ev events lb shop.events commit_interval=500ms kafka.session.timeout.ms=6000)
 CONF
 nmsg=$(wc -l <"$tmp/ev.ndjson")
 node_start a "$tmp/a.conf"

@@ -50,24 +50,11 @@ mock produce "$t3" "$tmp/ev-3.ndjson"
 {
   server_section a
   cat <<CONF
-[table shop.q]
-schema = $tmp/schema.json
-[source kafka x]
-bootstrap.servers = $bootstrap
-topics = $t1, $t2
-group.id = $gx
-table = shop.q
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
-[source kafka y]
-bootstrap.servers = $bootstrap
-topics = $t3
-group.id = $gy
-table = shop.ev_{field:event_type}
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.q)
+$(source_section x "$t1, $t2" "$gx" shop.q commit_interval=500ms kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
+$(source_section y "$t3" "$gy" "shop.ev_{field:event_type}" commit_interval=500ms \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
   for t in page_view click search add_to_cart purchase login view_item scroll; do
     printf '[table shop.ev_%s]\nschema = %s\n' "$t" "$tmp/schema.json"

@@ -50,25 +50,11 @@ types="page_view click search add_to_cart purchase login view_item scroll"
 {
   cat <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka plain]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = plain
-table = shop.events
-commit_interval = 500ms
-column.topic = _topic
-column.partition = _partition
-column.offset = _offset
-kafka.session.timeout.ms = 6000
-[source kafka route]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = route
-table = shop.ev_{field:event_type}
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
+$(table_section shop.events)
+$(source_section plain events plain shop.events commit_interval=500ms column.topic=_topic \
+    column.partition=_partition column.offset=_offset kafka.session.timeout.ms=6000)
+$(source_section route events route "shop.ev_{field:event_type}" commit_interval=500ms \
+    kafka.session.timeout.ms=6000)
 CONF
   for t in $types; do printf '[table shop.ev_%s]\nschema = %s\n' "$t" "$tmp/gen.json"; done
 } > "$tmp/a.conf"

@@ -24,17 +24,9 @@ mock_start 3
 mock topic events 3
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = overlap
-table = shop.events
-commit_interval = 60s
-commit_bytes = 500KB
-max_buffered_bytes = 1MB
+$(table_section shop.events partition=event_type)
+$(source_section ev events overlap shop.events commit_interval=60s commit_bytes=500KB \
+    max_buffered_bytes=1MB)
 CONF
 metric() {
   curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" > "$tmp/metrics" || fail "metrics"

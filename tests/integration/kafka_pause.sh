@@ -25,17 +25,9 @@ mock topic ta 3
 mock topic tb 3
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.ta]
-schema = $tmp/schema.json
-[table shop.tb]
-schema = $tmp/schema.json
-[source kafka events]
-bootstrap.servers = $bootstrap
-topics = ta, tb
-group.id = pause
-table = shop.{topic}
-commit_interval = 1s
-max_buffered_bytes = 1MB
+$(table_section shop.ta)
+$(table_section shop.tb)
+$(source_section events "ta, tb" pause "shop.{topic}" commit_interval=1s max_buffered_bytes=1MB)
 CONF
 snapshots() {
   FLOE_CATALOG_URI="$tmp/wh/catalog.db" FLOE_WAREHOUSE="$tmp/wh" "$FLOE" snapshots "$1" --json |

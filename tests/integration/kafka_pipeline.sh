@@ -34,17 +34,9 @@ mock topic events 6
 conf() {
   cat > "$tmp/$1.conf" <<CONF
 $(server_section "$1")
-[table shop.events]
-schema = $tmp/schema.json
-partition = event_type
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = pipe
-table = shop.events
-commit_interval = 1s
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(table_section shop.events partition=event_type)
+$(source_section ev events pipe shop.events commit_interval=1s kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
 CONF
 }
 conf a

@@ -39,15 +39,8 @@ mock topic events 1
 {
   server_section a
   cat <<CONF
-[table shop.q]
-schema = $tmp/schema.json
-[source kafka ev]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = g
-table = shop.q
-commit_interval = 300ms
-kafka.session.timeout.ms = 6000
+$(table_section shop.q)
+$(source_section ev events g shop.q commit_interval=300ms kafka.session.timeout.ms=6000)
 CONF
 } > "$tmp/a.conf"
 node_start a "$tmp/a.conf"

@@ -23,17 +23,9 @@ mock topic events 4
 mock produce events "$tmp/msgs"
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
-[table shop.events]
-schema = $tmp/schema.json
-[source kafka arr]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = qb
-table = shop.events
-format = array
-commit_interval = 300s
-max_buffered_bytes = 1MB
-kafka.session.timeout.ms = 6000
+$(table_section shop.events)
+$(source_section arr events qb shop.events format=array commit_interval=300s \
+    max_buffered_bytes=1MB kafka.session.timeout.ms=6000)
 CONF
 node_start a "$tmp/a.conf"
 metric() {

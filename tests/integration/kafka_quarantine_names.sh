@@ -32,20 +32,13 @@ mock produce b-c "$tmp/ev-b-c.ndjson"
 {
   cat <<CONF
 $(server_section a)
-[table shop.q]
-schema = $tmp/schema.json
+$(table_section shop.q)
 CONF
   for s in "x a-b c" "y a b-c"; do
     read -r name group topic <<<"$s"
     cat <<CONF
-[source kafka $name]
-bootstrap.servers = $bootstrap
-topics = $topic
-group.id = $group
-table = shop.q
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(source_section "$name" "$topic" "$group" shop.q commit_interval=500ms \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
   done
 } > "$tmp/a.conf"

@@ -42,14 +42,8 @@ conf() { # conf NODE
   {
     cat <<CONF
 $(server_section "$1")
-[source kafka route]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = routers
-table = shop.ev_{field:event_type}
-commit_interval = 1s
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(source_section route events routers "shop.ev_{field:event_type}" commit_interval=1s \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
     for t in page_view click search add_to_cart purchase login view_item scroll; do
       printf '[table shop.ev_%s]\nschema = %s\n' "$t" "$tmp/schema.json"

@@ -45,15 +45,8 @@ mock produce events "$tmp/msgs.ndjson" lz4
   server_section a
   for m in strict evolve ignore; do
     cat <<CONF
-[table shop.$m]
-schema = $tmp/schema.json
-schema_mode = $m
-[source kafka $m]
-bootstrap.servers = $bootstrap
-topics = events
-group.id = modes-$m
-table = shop.$m
-commit_interval = 1s
+$(table_section "shop.$m" "schema_mode=$m")
+$(source_section "$m" events "modes-$m" "shop.$m" commit_interval=1s)
 CONF
   done
 } > "$tmp/a.conf"

@@ -34,12 +34,7 @@ mock_start 3
 {
   cat <<CONF
 $(server_section a)
-[source kafka magic]
-bootstrap.servers = $bootstrap
-topics = m-gz, m-zs, m-lz
-group.id = magic
-table = raw.{topic}
-commit_interval = 1s
+$(source_section magic "m-gz, m-zs, m-lz" magic "raw.{topic}" commit_interval=1s)
 CONF
   for c in gz zs lz; do printf '[table raw.m-%s]\nschema = %s\n' "$c" "$tmp/schema.json"; done
 } > "$tmp/a.conf"

@@ -23,15 +23,9 @@ mock topic ev-gzip 3
 {
   cat <<CONF
 $(server_section a)
-[source kafka raw]
-bootstrap.servers = $bootstrap
-topics = ^ev-.*
-group.id = topics
-table = raw.{topic}
-commit_interval = 1s
-kafka.topic.metadata.refresh.interval.ms = 500
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(source_section raw "^ev-.*" topics "raw.{topic}" commit_interval=1s \
+    kafka.topic.metadata.refresh.interval.ms=500 kafka.session.timeout.ms=6000 \
+    kafka.heartbeat.interval.ms=500)
 CONF
   for t in ev-gzip ev-zstd ev-lz4 ev-snappy other; do
     printf '[table raw.%s]\nschema = %s\n' "$t" "$tmp/schema.json"

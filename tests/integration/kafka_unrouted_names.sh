@@ -35,14 +35,8 @@ for s in "x a-b c" "y a b-c"; do
   {
     server_section "$node"
     cat <<CONF
-[source kafka route]
-bootstrap.servers = $bootstrap
-topics = $topic
-group.id = $group
-table = shop.ev_{field:event_type}
-commit_interval = 500ms
-kafka.session.timeout.ms = 6000
-kafka.heartbeat.interval.ms = 500
+$(source_section route "$topic" "$group" "shop.ev_{field:event_type}" commit_interval=500ms \
+    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
     for t in page_view click search add_to_cart purchase login view_item scroll; do
       printf '[table shop.ev_%s]\nschema = %s\n' "$t" "$tmp/schema.json"

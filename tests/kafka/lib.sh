@@ -60,6 +60,27 @@ wal_dir = $tmp/wal-$1
 maintain = false
 CONF
 }
+# table_section TABLE [KEY=VALUE...]: a [table TABLE] section with the schema
+# $tmp/schema.json, each further argument a line `KEY = VALUE`
+table_section() {
+  printf '[table %s]\nschema = %s\n' "$1" "$tmp/schema.json"
+  shift
+  conf_lines "$@"
+}
+# source_section NAME TOPICS GROUP TABLE [KEY=VALUE...]: a [source kafka NAME] section
+# reading TOPICS of the mock cluster in group GROUP into TABLE, each further argument a
+# line `KEY = VALUE` (in the order given)
+source_section() {
+  printf '[source kafka %s]\nbootstrap.servers = %s\ntopics = %s\ngroup.id = %s\ntable = %s\n' \
+    "$1" "$bootstrap" "$2" "$3" "$4"
+  shift 4
+  conf_lines "$@"
+}
+# conf_lines KEY=VALUE...: a line `KEY = VALUE` each (VALUE may hold `=`)
+conf_lines() {
+  local kv
+  for kv in "$@"; do printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"; done
+}
 # node_start NAME CONFIG: floe serve NAME in the background (log $tmp/node-NAME.log)
 node_start() {
   rm -f "$tmp/port-$1"
