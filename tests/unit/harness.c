@@ -309,3 +309,19 @@ int harness_child_peak_kib(int (*fn)(void *arg), void *arg, long long limit_kib,
     *peak_kib = end[0] > start[0] ? end[0] - start[0] : 0;
     return 0;
 }
+
+uint64_t harness_xorshift64(uint64_t *state) {
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+void harness_rng_seed(uint64_t seed) { rng_state = seed; }
+
+uint64_t harness_rnd(void) { return harness_xorshift64(&rng_state); }
+
+uint32_t harness_rndn(uint32_t n) { return n ? (uint32_t)(harness_rnd() % n) : 0; }

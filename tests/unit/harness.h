@@ -63,6 +63,17 @@ int harness_run_cmd(const char *cmd, char **out);
 int harness_child_peak_kib(int (*fn)(void *arg), void *arg, long long limit_kib,
                            long long *peak_kib);
 
+/* Random numbers: xorshift64 (shifts 13, 7, 17), so a seed gives the same stream on every
+ * machine and a failing case replays. harness_xorshift64 advances the stream held in
+ * *state (never 0) and returns its new value. */
+uint64_t harness_xorshift64(uint64_t *state);
+/* The program's one shared stream: harness_rng_seed (re)starts it at seed (never 0; it
+ * starts at 0x9e3779b97f4a7c15 unseeded), harness_rnd draws its next value,
+ * harness_rndn(n) one below n (0, drawing nothing, when n is 0). */
+void harness_rng_seed(uint64_t seed);
+uint64_t harness_rnd(void);
+uint32_t harness_rndn(uint32_t n);
+
 #define CHECK(cond)                                                                    \
     do {                                                                               \
         if (!(cond))                                                                   \

@@ -184,7 +184,7 @@ TEST(test_crc) {
     uint8_t buf[5000];
     uint64_t x = 88172645463325252ull;
     for (size_t i = 0; i < sizeof buf; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        harness_xorshift64(&x);
         buf[i] = (uint8_t)x;
     }
     for (size_t n = 0; n <= 600; n += (n < 130 ? 1 : 37))

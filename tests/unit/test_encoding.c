@@ -10,14 +10,6 @@
 
 #include <stdlib.h>
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 /* An exact-size heap copy of p[0..n), so ASan flags any read past n. */
 static uint8_t *dup_exact(const uint8_t *p, size_t n) {
     uint8_t *c = malloc(n ? n : 1);
@@ -111,10 +103,10 @@ static void fill_levels(uint32_t *v, size_t n, int bw) {
     const uint64_t mask = bw == 32 ? 0xffffffffull : ((1ull << bw) - 1);
     size_t i = 0;
     while (i < n) {
-        size_t kind = rnd() % 4, len = 1 + rnd() % (kind == 0 ? 300 : 20);
-        uint32_t x = (uint32_t)(rnd() & mask);
+        size_t kind = harness_rnd() % 4, len = 1 + harness_rnd() % (kind == 0 ? 300 : 20);
+        uint32_t x = (uint32_t)(harness_rnd() & mask);
         for (size_t k = 0; k < len && i < n; k++, i++)
-            v[i] = kind >= 2 ? (uint32_t)(rnd() & mask) : x;
+            v[i] = kind >= 2 ? (uint32_t)(harness_rnd() & mask) : x;
     }
 }
 
@@ -239,17 +231,17 @@ TEST(test_rle_encode_matches_reference) {
     for (int round = 0; round < 40; round++) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
-            int bw = (int)(rnd() % 17);
+            int bw = (int)(harness_rnd() % 17);
             uint32_t mask = bw ? (uint32_t)((1u << bw) - 1) : 0;
             /* runs of random lengths around 8 (the threshold) and noise, so run starts
              * and ends fall at every offset of the 64-value windows */
             size_t i = 0;
             while (i < n) {
-                size_t len = 1 + rnd() % (round % 3 == 0 ? 12 : round % 3 == 1 ? 40 : 300);
-                uint32_t x = (uint32_t)rnd() & mask;
-                bool noise = rnd() % 3 == 0;
+                size_t len = 1 + harness_rnd() % (round % 3 == 0 ? 12 : round % 3 == 1 ? 40 : 300);
+                uint32_t x = (uint32_t)harness_rnd() & mask;
+                bool noise = harness_rnd() % 3 == 0;
                 for (size_t k = 0; k < len && i < n; k++, i++)
-                    v[i] = noise ? (uint32_t)rnd() & mask : x;
+                    v[i] = noise ? (uint32_t)harness_rnd() & mask : x;
             }
             floe_buf_reset(&want);
             ref_rle_encode(v, n, (unsigned)bw, &want);
@@ -539,7 +531,7 @@ TEST(test_plain_bool) {
     /* random round trip, nonzero bytes mean true */
     uint8_t v[1001], r[1001];
     for (int i = 0; i < 1001; i++)
-        v[i] = (uint8_t)(rnd() % 3);
+        v[i] = (uint8_t)(harness_rnd() % 3);
     floe_buf_reset(&b);
     REQUIRE(floe_plain_bool_encode(v, 1001, &b) == 0);
     CHECK_EQ_INT(b.len, 126);
@@ -670,40 +662,41 @@ TEST(test_delta_extremes) {
     delta_roundtrip_i64(v, N, "alternating extremes");
     /* full-range random values need 64-bit miniblocks */
     for (int i = 0; i < N; i++)
-        v[i] = (int64_t)rnd();
+        v[i] = (int64_t)harness_rnd();
     delta_roundtrip_i64(v, N, "random int64");
     /* mixtures: extremes, zero, small steps */
     for (int i = 0; i < N; i++) {
         static const int64_t pick[] = {INT64_MIN, INT64_MAX, 0, -1, 1, INT64_MIN + 1};
-        v[i] = (rnd() % 4 == 0) ? pick[rnd() % 6] : (int64_t)(rnd() % 1000) - 500;
+        v[i] = (harness_rnd() % 4 == 0) ? pick[harness_rnd() % 6]
+                                        : (int64_t)(harness_rnd() % 1000) - 500;
     }
     delta_roundtrip_i64(v, N, "mixed int64");
     /* sorted timestamps, the common case */
     for (int i = 0; i < N; i++)
-        v[i] = 1700000000000000LL + i * 1000LL + (int64_t)(rnd() % 7);
+        v[i] = 1700000000000000LL + i * 1000LL + (int64_t)(harness_rnd() % 7);
     delta_roundtrip_i64(v, N, "timestamps");
     for (int i = 0; i < N; i++)
         w[i] = (i & 1) ? INT32_MAX : INT32_MIN;
     delta_roundtrip_i32(w, N, "alternating int32 extremes");
     for (int i = 0; i < N; i++)
-        w[i] = (int32_t)rnd();
+        w[i] = (int32_t)harness_rnd();
     delta_roundtrip_i32(w, N, "random int32");
     /* every miniblock width: deltas in [0, 2^w) with one 0 and one 2^w - 1, so the
      * miniblock width is exactly w (widths 57..63 exercise values spilling into a ninth
      * byte) */
     for (unsigned bw = 1; bw <= 64; bw++) {
         const uint64_t mask = bw == 64 ? ~0ull : (1ull << bw) - 1;
-        uint64_t acc = rnd();
+        uint64_t acc = harness_rnd();
         for (int i = 0; i < 300; i++) {
-            uint64_t d = i == 5 ? 0 : i == 9 ? mask : rnd() & mask;
+            uint64_t d = i == 5 ? 0 : i == 9 ? mask : harness_rnd() & mask;
             acc += d;
             v[i] = (int64_t)acc;
         }
         delta_roundtrip_i64(v, 300, "every width");
         if (bw <= 32) {
-            uint32_t acc32 = (uint32_t)rnd();
+            uint32_t acc32 = (uint32_t)harness_rnd();
             for (int i = 0; i < 300; i++) {
-                acc32 += (uint32_t)(i == 5 ? 0 : i == 9 ? mask : rnd() & mask);
+                acc32 += (uint32_t)(i == 5 ? 0 : i == 9 ? mask : harness_rnd() & mask);
                 w[i] = (int32_t)acc32;
             }
             delta_roundtrip_i32(w, 300, "every width i32");
@@ -712,7 +705,7 @@ TEST(test_delta_extremes) {
     /* every length around block and miniblock edges */
     for (size_t n = 0; n < 300; n++) {
         for (size_t i = 0; i < n; i++)
-            w[i] = (int32_t)(rnd() % 100000) - 50000;
+            w[i] = (int32_t)(harness_rnd() % 100000) - 50000;
         delta_roundtrip_i32(w, n, "lengths");
     }
 
@@ -786,7 +779,7 @@ TEST(test_delta_corrupt) {
     /* 1 + 256 values fill their miniblocks exactly, so every truncation must fail */
     int64_t v[257];
     for (int i = 0; i < 257; i++)
-        v[i] = (int64_t)(rnd() % 100000);
+        v[i] = (int64_t)(harness_rnd() % 100000);
     floe_buf b;
     floe_buf_init(&b, 0);
     REQUIRE(floe_delta_encode_i64(v, 257, &b) == 0);
@@ -800,14 +793,14 @@ TEST(test_delta_corrupt) {
     /* random garbage: never succeeds with a wrong count or crashes */
     for (int t = 0; t < 2000; t++) {
         uint8_t junk[40];
-        size_t len = 1 + rnd() % sizeof junk;
+        size_t len = 1 + harness_rnd() % sizeof junk;
         for (size_t i = 0; i < len; i++)
-            junk[i] = (uint8_t)rnd();
+            junk[i] = (uint8_t)harness_rnd();
         if (t & 1) { /* keep a plausible header so the block parser gets exercised */
             junk[0] = 0x80;
             if (len > 1) junk[1] = 0x01;
             if (len > 2) junk[2] = 0x04;
-            if (len > 3) junk[3] = (uint8_t)(rnd() % 200 & 0x7f);
+            if (len > 3) junk[3] = (uint8_t)(harness_rnd() % 200 & 0x7f);
         }
         in = dup_exact(junk, len);
         size_t want = len > 3 ? junk[3] : 3;
@@ -947,12 +940,12 @@ TEST(test_delta_byte_array_spec_example) {
     uint32_t *roff = malloc((N + 1) * sizeof *roff), *rgot = malloc((N + 1) * sizeof *rgot);
     roff[0] = 0;
     for (int i = 0; i < N; i++) {
-        size_t keep = i && rnd() % 2 ? rnd() % (roff[i] - roff[i - 1] + 1) : 0;
+        size_t keep = i && harness_rnd() % 2 ? harness_rnd() % (roff[i] - roff[i - 1] + 1) : 0;
         for (size_t k = 0; k < keep; k++)
             floe_buf_append_byte(&data, data.data[roff[i - 1] + k]);
-        size_t add = rnd() % 12;
+        size_t add = harness_rnd() % 12;
         for (size_t k = 0; k < add; k++)
-            floe_buf_append_byte(&data, (uint8_t)('a' + rnd() % 3));
+            floe_buf_append_byte(&data, (uint8_t)('a' + harness_rnd() % 3));
         roff[i + 1] = (uint32_t)data.len;
     }
     floe_buf_reset(&b);
@@ -1007,7 +1000,7 @@ TEST(test_bss) {
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
         size_t width = (size_t)widths[w];
         for (size_t i = 0; i < width * 37; i++)
-            src[i] = (uint8_t)rnd();
+            src[i] = (uint8_t)harness_rnd();
         floe_buf_reset(&b);
         REQUIRE(floe_bss_encode(src, 37, widths[w], &b) == 0);
         CHECK_EQ_INT(b.len, width * 37);
@@ -1048,6 +1041,7 @@ TEST(test_alloc_failure) {
 }
 
 int main(void) {
+    harness_rng_seed(0x9e3779b97f4a7c15ull);
     RUN(test_rle_spec_example);
     RUN(test_rle_exact_small);
     RUN(test_rle_roundtrip_all_widths);

@@ -83,15 +83,6 @@ static size_t ref_scan(const uint8_t *p, const uint8_t *end, ref_num *r) {
     return r->len;
 }
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static unsigned rndn(unsigned n) { return (unsigned)(rnd() % n); }
-
 static long rounds(void) {
     const char *e = getenv("JNUM_ROUNDS");
     long n = e ? strtol(e, NULL, 10) : 0;
@@ -184,33 +175,34 @@ TEST(test_scan_edges) {
 static size_t rand_token(uint8_t *t) {
     static const char junk[] = "0123456789.-+eE,}] \"a/:\xB0\xB9\xF0\x7F";
     size_t n = 0;
-    if (rndn(4) == 0) {
-        size_t len = rndn(30);
+    if (harness_rndn(4) == 0) {
+        size_t len = harness_rndn(30);
         for (size_t i = 0; i < len; i++)
-            t[n++] = (uint8_t)junk[rndn(sizeof junk - 1)];
+            t[n++] = (uint8_t)junk[harness_rndn(sizeof junk - 1)];
         return n;
     }
-    if (rndn(3) == 0)
+    if (harness_rndn(3) == 0)
         t[n++] = '-';
-    size_t ni = rndn(8) == 0 ? rndn(26) : 1 + rndn(10);
+    size_t ni = harness_rndn(8) == 0 ? harness_rndn(26) : 1 + harness_rndn(10);
     for (size_t i = 0; i < ni; i++)
-        t[n++] = (uint8_t)('0' + rndn(10));
-    if (rndn(3)) {
+        t[n++] = (uint8_t)('0' + harness_rndn(10));
+    if (harness_rndn(3)) {
         t[n++] = '.';
-        size_t nf = rndn(8) == 0 ? rndn(26) : rndn(10);
+        size_t nf = harness_rndn(8) == 0 ? harness_rndn(26) : harness_rndn(10);
         for (size_t i = 0; i < nf; i++)
-            t[n++] = (uint8_t)('0' + rndn(10));
+            t[n++] = (uint8_t)('0' + harness_rndn(10));
     }
-    if (rndn(6) == 0) {
-        t[n++] = rndn(2) ? 'e' : 'E';
-        if (rndn(2))
-            t[n++] = rndn(2) ? '+' : '-';
-        size_t ne = rndn(5);
+    if (harness_rndn(6) == 0) {
+        t[n++] = harness_rndn(2) ? 'e' : 'E';
+        if (harness_rndn(2))
+            t[n++] = harness_rndn(2) ? '+' : '-';
+        size_t ne = harness_rndn(5);
         for (size_t i = 0; i < ne; i++)
-            t[n++] = (uint8_t)('0' + rndn(10));
+            t[n++] = (uint8_t)('0' + harness_rndn(10));
     }
-    if (rndn(10) == 0)
-        t[rndn((unsigned)n + 1) % (n ? n : 1)] = (uint8_t)junk[rndn(sizeof junk - 1)];
+    if (harness_rndn(10) == 0)
+        t[harness_rndn((unsigned)n + 1) % (n ? n : 1)] =
+            (uint8_t)junk[harness_rndn(sizeof junk - 1)];
     return n;
 }
 
@@ -221,7 +213,7 @@ TEST(test_scan_random) {
     for (long i = 0; i < r && fails < 5; i++) {
         uint8_t tok[128];
         size_t n = rand_token(tok);
-        fails += scan_one(tok, n, rndn(20), fills[rndn(sizeof fills)]) != 0;
+        fails += scan_one(tok, n, harness_rndn(20), fills[harness_rndn(sizeof fills)]) != 0;
     }
     CHECK(fails == 0);
 }
@@ -281,20 +273,20 @@ TEST(test_to_double) {
     for (long i = 0; i < r && fails < 5; i++) {
         char t[96];
         size_t n = 0;
-        if (rndn(3) == 0)
+        if (harness_rndn(3) == 0)
             t[n++] = '-';
-        size_t ni = rndn(6) == 0 ? rndn(24) : rndn(6);
-        t[n++] = (char)('1' + rndn(9));
+        size_t ni = harness_rndn(6) == 0 ? harness_rndn(24) : harness_rndn(6);
+        t[n++] = (char)('1' + harness_rndn(9));
         for (size_t k = 0; k < ni; k++)
-            t[n++] = (char)('0' + rndn(10));
-        if (rndn(4)) {
+            t[n++] = (char)('0' + harness_rndn(10));
+        if (harness_rndn(4)) {
             t[n++] = '.';
-            size_t nf = 1 + (rndn(6) == 0 ? rndn(24) : rndn(8));
+            size_t nf = 1 + (harness_rndn(6) == 0 ? harness_rndn(24) : harness_rndn(8));
             for (size_t k = 0; k < nf; k++)
-                t[n++] = (char)('0' + rndn(10));
+                t[n++] = (char)('0' + harness_rndn(10));
         }
-        if (rndn(4) == 0)
-            n += (size_t)snprintf(t + n, sizeof t - n, "e%d", (int)rndn(700) - 350);
+        if (harness_rndn(4) == 0)
+            n += (size_t)snprintf(t + n, sizeof t - n, "e%d", (int)harness_rndn(700) - 350);
         t[n] = '\0';
         fails += conv_one(t, c);
     }
@@ -303,6 +295,7 @@ TEST(test_to_double) {
 }
 
 int main(void) {
+    harness_rng_seed(0x9E3779B97F4A7C15ull);
     RUN(test_scan_edges);
     RUN(test_scan_random);
     RUN(test_to_double);

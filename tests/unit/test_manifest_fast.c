@@ -150,13 +150,6 @@ TEST(conformance_same_entries) {
     list_free(&l);
 }
 
-static uint64_t rng_next(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* Hostile bytes: truncations and flips of uncompressed manifests never crash either path
  * (ASan watches), and wherever both return an entry they return the same one; the
  * streaming path never refuses an entry the generic path reads. */
@@ -181,13 +174,13 @@ TEST(hostile_bytes_agree) {
                 memcpy(m, u.data, u.len);
                 size_t len = u.len;
                 if (t % 4 == 0) {
-                    len = (size_t)(rng_next(&seed) % u.len);
+                    len = (size_t)(harness_xorshift64(&seed) % u.len);
                 } else {
                     /* flip 1-3 bytes after the header's first 64 bytes */
-                    int flips = 1 + (int)(rng_next(&seed) % 3);
+                    int flips = 1 + (int)(harness_xorshift64(&seed) % 3);
                     for (int k = 0; k < flips && u.len > 64; k++)
-                        m[64 + rng_next(&seed) % (u.len - 64)] ^=
-                            (uint8_t)(1u << (rng_next(&seed) % 8));
+                        m[64 + harness_xorshift64(&seed) % (u.len - 64)] ^=
+                            (uint8_t)(1u << (harness_xorshift64(&seed) % 8));
                 }
                 /* an exact-size copy, so an over-read is an ASan report */
                 uint8_t *x = malloc(len ? len : 1);
@@ -372,10 +365,10 @@ TEST(lists_same_files) {
                 uint8_t *x = malloc(len);
                 memcpy(x, u.data, len);
                 if (t % 4 == 0)
-                    len = (size_t)(rng_next(&seed) % u.len);
+                    len = (size_t)(harness_xorshift64(&seed) % u.len);
                 else
-                    x[64 + rng_next(&seed) % (u.len - 64)] ^=
-                        (uint8_t)(1u << (rng_next(&seed) % 8));
+                    x[64 + harness_xorshift64(&seed) % (u.len - 64)] ^=
+                        (uint8_t)(1u << (harness_xorshift64(&seed) % 8));
                 floe_ml_diff h;
                 floe_ml_differential(x, len, &h);
                 if (h.mismatch)

@@ -1148,15 +1148,8 @@ TEST(test_sort_orders) {
 
 /* ---- projection -------------------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 static int64_t rnd_range(int64_t lo, int64_t hi) {
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+    return lo + (int64_t)(harness_rnd() % (uint64_t)(hi - lo + 1));
 }
 
 static long n_checked, n_pruning;
@@ -1271,12 +1264,12 @@ TEST(test_projection_bruteforce) {
         size_t xn = 0, ln = 0;
         int nx = (int)rnd_range(0, 5), nl = (int)rnd_range(0, 5);
         for (int k = 0; k < nx; k++) {
-            const char *a = alpha[rnd() % 6];
+            const char *a = alpha[harness_rnd() % 6];
             memcpy(xs + xn, a, strlen(a));
             xn += strlen(a);
         }
         for (int k = 0; k < nl; k++) {
-            const char *a = alpha[rnd() % 6];
+            const char *a = alpha[harness_rnd() % 6];
             memcpy(ls + ln, a, strlen(a));
             ln += strlen(a);
         }
@@ -1388,6 +1381,7 @@ TEST(test_alloc_failures) {
 }
 
 int main(void) {
+    harness_rng_seed(0x9E3779B97F4A7C15ull);
     floe_buf_init(&tbuf, 0);
     RUN(test_murmur3_raw);
     RUN(test_hash_spec_vectors);

@@ -65,12 +65,7 @@ typedef struct gen {
     int fail;
 } gen;
 
-static uint64_t rnd(gen *g) {
-    g->rng ^= g->rng << 13;
-    g->rng ^= g->rng >> 7;
-    g->rng ^= g->rng << 17;
-    return g->rng;
-}
+static uint64_t rnd(gen *g) { return harness_xorshift64(&g->rng); }
 
 static void js(gen *g, const char *s) { floe_buf_append(&g->json, s, strlen(s)); }
 

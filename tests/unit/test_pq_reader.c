@@ -429,15 +429,6 @@ TEST(projection_by_path_and_id) {
 
 /* ---- round trips through floe's writer ------------------------------------------------- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static uint32_t rndn(uint32_t n) { return (uint32_t)(rnd() % n); }
-
 static int32_t next_id;
 
 static void gen_type(floe_schema *s, floe_field *f, int depth) {
@@ -446,20 +437,20 @@ static void gen_type(floe_schema *s, floe_field *f, int depth) {
         FLOE_TYPE_DECIMAL, FLOE_TYPE_DATE, FLOE_TYPE_TIME, FLOE_TYPE_TIMESTAMP,
         FLOE_TYPE_TIMESTAMPTZ, FLOE_TYPE_STRING, FLOE_TYPE_UUID, FLOE_TYPE_FIXED,
         FLOE_TYPE_BINARY};
-    uint32_t k = rndn(depth >= 3 ? 14 : 18);
+    uint32_t k = harness_rndn(depth >= 3 ? 14 : 18);
     if (k < 14) {
         f->type = prims[k];
         if (f->type == FLOE_TYPE_DECIMAL) {
-            f->precision = 1 + (int32_t)rndn(38);
-            f->scale = (int32_t)rndn((uint32_t)f->precision + 1);
+            f->precision = 1 + (int32_t)harness_rndn(38);
+            f->scale = (int32_t)harness_rndn((uint32_t)f->precision + 1);
         }
         if (f->type == FLOE_TYPE_FIXED)
-            f->length = 1 + (int32_t)rndn(20);
+            f->length = 1 + (int32_t)harness_rndn(20);
         return;
     }
     if (k < 15 + (depth < 2)) {
         f->type = FLOE_TYPE_STRUCT;
-        f->nchildren = 1 + rndn(3);
+        f->nchildren = 1 + harness_rndn(3);
     } else if (k < 17) {
         f->type = FLOE_TYPE_LIST;
         f->nchildren = 1;
@@ -476,9 +467,9 @@ static void gen_type(floe_schema *s, floe_field *f, int depth) {
         c->name = f->type == FLOE_TYPE_LIST ? "element"
                   : f->type == FLOE_TYPE_MAP ? (i ? "value" : "key")
                                              : floe_arena_strdup(&s->arena, nm);
-        c->required = (f->type == FLOE_TYPE_MAP && i == 0) || rndn(3) == 0;
+        c->required = (f->type == FLOE_TYPE_MAP && i == 0) || harness_rndn(3) == 0;
         if (f->type == FLOE_TYPE_MAP && i == 0) {
-            c->type = rndn(2) ? FLOE_TYPE_STRING : FLOE_TYPE_LONG;
+            c->type = harness_rndn(2) ? FLOE_TYPE_STRING : FLOE_TYPE_LONG;
             continue;
         }
         gen_type(s, c, depth + 1);
@@ -487,7 +478,7 @@ static void gen_type(floe_schema *s, floe_field *f, int depth) {
 
 static floe_schema *random_schema(void) {
     floe_schema *s = floe_schema_new();
-    size_t n = 1 + rndn(5);
+    size_t n = 1 + harness_rndn(5);
     next_id = 1;
     s->root.type = FLOE_TYPE_STRUCT;
     s->root.children = floe_arena_alloc(&s->arena, n * sizeof *s->root.children);
@@ -498,7 +489,7 @@ static floe_schema *random_schema(void) {
         char nm[16];
         snprintf(nm, sizeof nm, "c%d", f->id);
         f->name = floe_arena_strdup(&s->arena, nm);
-        f->required = rndn(3) == 0;
+        f->required = harness_rndn(3) == 0;
         gen_type(s, f, 1);
     }
     floe_error err;
@@ -520,7 +511,7 @@ static void push_nulls(floe_batch *b, const floe_field *f, int16_t def, int16_t 
 }
 
 static void gen_value(floe_batch *b, const floe_field *f, int16_t rep) {
-    if (!f->required && rndn(4) == 0) {
+    if (!f->required && harness_rndn(4) == 0) {
         push_nulls(b, f, (int16_t)(f->def_level - 1), rep);
         return;
     }
@@ -528,12 +519,12 @@ static void gen_value(floe_batch *b, const floe_field *f, int16_t rep) {
         floe_colbuf *c = &b->cols[f->leaf];
         uint8_t v[64];
         for (size_t i = 0; i < sizeof v; i++)
-            v[i] = (uint8_t)rnd();
+            v[i] = (uint8_t)harness_rnd();
         size_t n = (size_t)c->width;
         if (f->type == FLOE_TYPE_BOOLEAN)
             v[0] &= 1;
         if (f->type == FLOE_TYPE_DECIMAL && f->precision <= 18) {
-            int64_t x = (int64_t)(rnd() % 1000) - 500;
+            int64_t x = (int64_t)(harness_rnd() % 1000) - 500;
             if (c->width == 4)
                 floe_store_le32(v, (uint32_t)x);
             else
@@ -542,14 +533,14 @@ static void gen_value(floe_batch *b, const floe_field *f, int16_t rep) {
             memset(v, (v[0] & 1) ? 0xff : 0, 4); /* keep it well inside the precision */
         }
         if (f->type == FLOE_TYPE_STRING || f->type == FLOE_TYPE_BINARY) {
-            n = rndn(12);
+            n = harness_rndn(12);
             for (size_t i = 0; i < n; i++)
-                v[i] = f->type == FLOE_TYPE_STRING ? (uint8_t)('a' + rndn(6)) : v[i];
+                v[i] = f->type == FLOE_TYPE_STRING ? (uint8_t)('a' + harness_rndn(6)) : v[i];
         }
         if (f->type == FLOE_TYPE_DATE)
-            floe_store_le32(v, (uint32_t)(int32_t)(rndn(40000) - 20000));
+            floe_store_le32(v, (uint32_t)(int32_t)(harness_rndn(40000) - 20000));
         if (f->type == FLOE_TYPE_TIME)
-            floe_store_le64(v, rnd() % 86400000000ull);
+            floe_store_le64(v, harness_rnd() % 86400000000ull);
         floe_colbuf_push_value(c, rep, v, n);
         return;
     }
@@ -559,7 +550,7 @@ static void gen_value(floe_batch *b, const floe_field *f, int16_t rep) {
         return;
     }
     /* list or map: 0..3 elements */
-    uint32_t n = rndn(4);
+    uint32_t n = harness_rndn(4);
     if (n == 0) {
         push_nulls(b, f, f->def_level, rep);
         return;
@@ -608,7 +599,7 @@ TEST(round_trip_random_schemas_through_the_writer) {
         REQUIRE(s);
         floe_batch in;
         REQUIRE(floe_batch_init(&in, s) == 0);
-        size_t nrows = 1 + rndn(300);
+        size_t nrows = 1 + harness_rndn(300);
         for (size_t row = 0; row < nrows; row++)
             for (size_t i = 0; i < s->root.nchildren; i++)
                 gen_value(&in, &s->root.children[i], 0);
@@ -618,11 +609,11 @@ TEST(round_trip_random_schemas_through_the_writer) {
         floe_pq_write_options o;
         floe_pq_write_options_init(&o);
         o.output.fsync = false;
-        o.page_row_limit = 1 + rndn(100);
-        o.dictionary = rndn(2);
+        o.page_row_limit = 1 + harness_rndn(100);
+        o.dictionary = harness_rndn(2);
         floe_codec codecs[] = {FLOE_CODEC_UNCOMPRESSED, FLOE_CODEC_SNAPPY, FLOE_CODEC_ZSTD,
                                FLOE_CODEC_GZIP};
-        o.codec = codecs[rndn(4)];
+        o.codec = codecs[harness_rndn(4)];
         floe_pq_writer *w = NULL;
         floe_error err;
         floe_error_clear(&err);
@@ -950,6 +941,7 @@ TEST(read_cap_over_columns) {
 }
 
 int main(void) {
+    harness_rng_seed(0x9e3779b97f4a7c15ull);
     RUN(conformance_files_read_in_full);
     RUN(corrupt_checksum_files_read_without_crc_check);
     RUN(expect_csv_files_match);

@@ -13,14 +13,6 @@
 
 static floe_error err;
 
-static uint64_t rng_state;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 static floe_schema *schema_of(const char *json) {
     floe_schema *s = NULL;
     if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
@@ -56,14 +48,14 @@ TEST(test_chunk_segments_kept) {
         snprintf(path, sizeof path, "%s/segs-%d.parquet", harness_tmpdir(), behind);
         floe_pq_writer *w = NULL;
         REQUIRE_OK(floe_pq_writer_open(NULL, path, s, &o, &w, &err), err);
-        rng_state = 0xA4093822299F31D0ull;
+        harness_rng_seed(0xA4093822299F31D0ull);
         size_t kept_max = 0;
         for (size_t k = 0; k < nbatches; k++) {
             floe_batch_clear(&b);
             for (size_t r = 0; r < nrows; r++) {
-                uint64_t u = rnd();
+                uint64_t u = harness_rnd();
                 double x = (double)(u >> 11) / 9007199254740992.0 * 1e6;
-                int64_t y = (int64_t)(rnd() >> 1);
+                int64_t y = (int64_t)(harness_rnd() >> 1);
                 REQUIRE(floe_colbuf_push_value(&b.cols[0], 0, &x, 8) == 0);
                 REQUIRE(((u & 15) == 0 ? floe_colbuf_push_null(&b.cols[1], 0, 0)
                                        : floe_colbuf_push_value(&b.cols[1], 0, &y, 8)) == 0);
@@ -94,7 +86,7 @@ TEST(test_chunk_segments_kept) {
         /* every value back, in order */
         floe_pq_reader *rd = NULL;
         REQUIRE_OK(floe_pq_reader_open(NULL, path, NULL, &rd, &err), err);
-        rng_state = 0xA4093822299F31D0ull;
+        harness_rng_seed(0xA4093822299F31D0ull);
         size_t rows = 0, bad = 0, pos[2] = {0, 0};
         for (;;) {
             const floe_pq_rowset *x = NULL;
@@ -104,9 +96,9 @@ TEST(test_chunk_segments_kept) {
                 break;
             pos[0] = pos[1] = 0;
             for (size_t r = 0; r < (size_t)x->nrows; r++, rows++) {
-                uint64_t u = rnd();
+                uint64_t u = harness_rnd();
                 double want = (double)(u >> 11) / 9007199254740992.0 * 1e6;
-                int64_t y = (int64_t)(rnd() >> 1);
+                int64_t y = (int64_t)(harness_rnd() >> 1);
                 double got;
                 memcpy(&got, x->cols[0].values + pos[0]++ * 8, 8);
                 bad += memcmp(&got, &want, 8) != 0;

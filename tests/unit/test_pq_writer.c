@@ -694,7 +694,7 @@ static void wb_fill(floe_batch *b, int k) {
     uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15u + 1;
     for (int r = 0; r < 500; r++) {
         for (size_t c = 0; c < 10; c++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            harness_xorshift64(&x);
             if (x % 11 == 0) {
                 floe_colbuf_push_null(&b->cols[c], 0, 0);
             } else if (c % 2 == 0) {

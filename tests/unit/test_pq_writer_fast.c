@@ -18,14 +18,6 @@
 
 static floe_error err;
 
-static uint64_t rng_state;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 static floe_schema *schema_of(const char *json) {
     floe_schema *s = NULL;
     if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
@@ -239,7 +231,7 @@ TEST(test_dict_page_stats_match_reference) {
         floe_batch_free(&tb);
     }
     REQUIRE(dw > 0 && dw <= 48);
-    rng_state = 0x243F6A8885A308D3ull;
+    harness_rng_seed(0x243F6A8885A308D3ull);
     /* pools of distinct values the rows draw from: repeats make the dictionary pay, and
      * there are more than its page limit holds */
     enum { POOL = 1200 };
@@ -248,13 +240,13 @@ TEST(test_dict_page_stats_match_reference) {
     for (size_t i = 0; i < POOL; i++) {
         slen[i] = i % 41; /* every length 0..40 */
         for (size_t k = 0; k < slen[i]; k++)
-            spool[i][k] = (uint8_t)('a' + (rnd() & 1));
+            spool[i][k] = (uint8_t)('a' + (harness_rnd() & 1));
         static const uint8_t al[4] = {0x00, 0x7F, 0x80, 0xFF};
         blen[i] = i % 25;
         for (size_t k = 0; k < blen[i]; k++)
-            bpool[i][k] = al[rnd() & 3];
+            bpool[i][k] = al[harness_rnd() & 3];
         for (size_t k = 0; k < 16; k++)
-            upool[i][k] = (uint8_t)(k < 2 ? rnd() % 3 : rnd());
+            upool[i][k] = (uint8_t)(k < 2 ? harness_rnd() % 3 : harness_rnd());
     }
     for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < ncols; c++) {
@@ -266,32 +258,32 @@ TEST(test_dict_page_stats_match_reference) {
                 continue;
             switch (c) {
             case 0: { /* alphabet "ab": many shared prefixes, lengths 0..40 */
-                size_t i = (size_t)(rnd() % POOL);
+                size_t i = (size_t)(harness_rnd() % POOL);
                 v->n = slen[i];
                 memcpy(p, spool[i], v->n);
                 break;
             }
             case 1: { /* bytes 0x00, 0x7F, 0x80, 0xFF; lengths 0..24 */
-                size_t i = (size_t)(rnd() % POOL);
+                size_t i = (size_t)(harness_rnd() % POOL);
                 v->n = blen[i];
                 memcpy(p, bpool[i], v->n);
                 break;
             }
             case 2: /* uuid: few distinct first bytes */
                 v->n = 16;
-                memcpy(p, upool[rnd() % POOL], 16);
+                memcpy(p, upool[harness_rnd() % POOL], 16);
                 break;
             case 3: /* decimal: negative and positive, repeats */
                 v->n = (size_t)dw;
-                memset(p, (rnd() & 1) ? 0xFF : 0x00, (size_t)dw);
-                p[dw - 1] = (uint8_t)(rnd() % 50);
-                if (rnd() % 5 == 0)
-                    p[0] = (uint8_t)(rnd() & 0xFF);
+                memset(p, (harness_rnd() & 1) ? 0xFF : 0x00, (size_t)dw);
+                p[dw - 1] = (uint8_t)(harness_rnd() % 50);
+                if (harness_rnd() % 5 == 0)
+                    p[0] = (uint8_t)(harness_rnd() & 0xFF);
                 break;
             case 4: { /* low cardinality, lengths 0..12 */
                 static const char *const w[] = {"", "a", "ab", "abc", "b", "ba", "zz",
                                                 "abcdefgh", "abcdefghi", "abcdefghijkl", "\xff"};
-                const char *x = w[rnd() % 11];
+                const char *x = w[harness_rnd() % 11];
                 v->n = strlen(x);
                 memcpy(p, x, v->n);
                 break;
@@ -301,14 +293,14 @@ TEST(test_dict_page_stats_match_reference) {
                 size_t m = (r / 500) % 17;
                 v->n = m;
                 for (size_t k = 0; k < m; k++) {
-                    uint64_t x = rnd() % 3;
+                    uint64_t x = harness_rnd() % 3;
                     p[k] = x == 0 ? 'a' : x == 1 ? 'b' : 0xff;
                 }
                 break;
             }
             default: /* near unique: the dictionary is dropped after its probe */
                 v->n = (size_t)snprintf((char *)p, 48, "u-%016llx",
-                                        (unsigned long long)(rnd() >> 1));
+                                        (unsigned long long)(harness_rnd() >> 1));
                 break;
             }
         }
@@ -334,7 +326,7 @@ TEST(test_dict_page_stats_match_reference) {
         REQUIRE(floe_batch_init(&b, s) == 0);
         size_t r = 0;
         while (r < nrows) {
-            size_t n = 1 + (size_t)(rnd() % 5000);
+            size_t n = 1 + (size_t)(harness_rnd() % 5000);
             if (n > nrows - r)
                 n = nrows - r;
             floe_batch_clear(&b);
@@ -419,15 +411,15 @@ TEST(test_numeric_page_stats_match_reference) {
     uint8_t *vals = calloc(nrows * 4, 8);
     bool *nulls = calloc(nrows * 4, sizeof *nulls);
     REQUIRE(vals && nulls);
-    rng_state = 0x13198A2E03707344ull;
+    harness_rng_seed(0x13198A2E03707344ull);
     for (size_t r = 0; r < nrows; r++) {
         for (int c = 0; c < 4; c++) {
             uint8_t *p = vals + (r * 4 + (size_t)c) * 8;
             nulls[r * 4 + (size_t)c] = r % 11 == 3;
-            uint64_t k = rnd() % 64;
+            uint64_t k = harness_rnd() % 64;
             /* small ranges per 1000 rows (so the extremes vary by page), plus specials */
             int64_t base = (int64_t)((r / 1000) % 7) * 1000 - 3000;
-            int64_t iv = base + (int64_t)(rnd() % 2000);
+            int64_t iv = base + (int64_t)(harness_rnd() % 2000);
             switch (c) {
             case 0: {
                 int32_t x = k == 0 ? INT32_MIN : k == 1 ? INT32_MAX : (int32_t)iv;
@@ -473,7 +465,7 @@ TEST(test_numeric_page_stats_match_reference) {
         /* batches of 1..40 rows and of thousands: spans shorter and longer than the
          * min/max blocks */
         for (size_t r0 = 0; r0 < nrows;) {
-            size_t n = (r0 / 10000) % 2 ? 1 + (size_t)(rnd() % 40) : 5000;
+            size_t n = (r0 / 10000) % 2 ? 1 + (size_t)(harness_rnd() % 40) : 5000;
             if (n > nrows - r0)
                 n = nrows - r0;
             floe_batch_clear(&b);
@@ -567,7 +559,7 @@ TEST(test_dict_runs_read_back) {
     uint8_t *vals = calloc(nrows * ncols, 8);
     rowval *rows = calloc(nrows * ncols, sizeof *rows);
     REQUIRE(vals && rows);
-    rng_state = 0x243F6A8885A308D3ull;
+    harness_rng_seed(0x243F6A8885A308D3ull);
     int32_t iv = 0;
     int64_t lv = 0;
     double dv = 0;
@@ -575,8 +567,8 @@ TEST(test_dict_runs_read_back) {
     for (size_t r = 0; r < nrows; r++) {
         for (size_t c = 0; c < ncols; c++) {
             if (left[c] == 0) { /* a new run: its length and value */
-                left[c] = 1 + (size_t)(rnd() % 60);
-                uint64_t k = rnd() % 40;
+                left[c] = 1 + (size_t)(harness_rnd() % 60);
+                uint64_t k = harness_rnd() % 40;
                 if (c == 0)
                     iv = (int32_t)(k % 13) - 6;
                 else if (c == 1)
@@ -608,7 +600,7 @@ TEST(test_dict_runs_read_back) {
     floe_batch b;
     REQUIRE(floe_batch_init(&b, s) == 0);
     for (size_t r0 = 0; r0 < nrows;) {
-        size_t n = 1 + (size_t)(rnd() % 3000);
+        size_t n = 1 + (size_t)(harness_rnd() % 3000);
         if (n > nrows - r0)
             n = nrows - r0;
         floe_batch_clear(&b);
@@ -650,25 +642,25 @@ TEST(test_plain_pages_levels_in_place) {
     const size_t nrows = 30000;
     floe_batch all;
     REQUIRE(floe_batch_init(&all, s) == 0);
-    rng_state = 0x13198A2E03707344ull;
+    harness_rng_seed(0x13198A2E03707344ull);
     for (size_t r = 0; r < nrows; r++) {
         /* stretches of 2000 rows: no nulls, every 9th null, half null, all null */
         size_t mode = (r / 2000) % 4;
-        bool null = mode == 3 || (mode == 1 && r % 9 == 0) || (mode == 2 && (rnd() & 1));
+        bool null = mode == 3 || (mode == 1 && r % 9 == 0) || (mode == 2 && (harness_rnd() & 1));
         char v[40];
-        size_t n = (size_t)(rnd() % 31);
+        size_t n = (size_t)(harness_rnd() % 31);
         for (size_t k = 0; k < n; k++)
-            v[k] = (char)('a' + rnd() % 26);
+            v[k] = (char)('a' + harness_rnd() % 26);
         REQUIRE((null ? floe_colbuf_push_null(&all.cols[0], 0, 0)
                       : floe_colbuf_push_value(&all.cols[0], 0, v, n)) == 0);
-        size_t items = null ? 0 : (size_t)(rnd() % 7);
-        if (null || rnd() % 5 == 0) {
+        size_t items = null ? 0 : (size_t)(harness_rnd() % 7);
+        if (null || harness_rnd() % 5 == 0) {
             REQUIRE(floe_colbuf_push_null(&all.cols[1], null ? 0 : 1, 0) == 0);
         } else {
             for (size_t k = 0; k <= items; k++)
                 REQUIRE(floe_colbuf_push_value(&all.cols[1], k ? 1 : 0, v, n / (k + 1)) == 0);
         }
-        int64_t x = (int64_t)(rnd() >> 1);
+        int64_t x = (int64_t)(harness_rnd() >> 1);
         REQUIRE((null ? floe_colbuf_push_null(&all.cols[2], 0, 0)
                       : floe_colbuf_push_value(&all.cols[2], 0, &x, 8)) == 0);
     }
@@ -777,7 +769,7 @@ TEST(test_carried_pages_match_reencoded) {
     rowval *rows = calloc(nrows * NCOLS, sizeof *rows);
     uint8_t *pool = malloc(nrows * NCOLS * 64);
     REQUIRE(rows && pool);
-    rng_state = 0x13198A2E03707344ull;
+    harness_rng_seed(0x13198A2E03707344ull);
     for (size_t r = 0; r < nrows; r++)
         for (size_t c = 0; c < NCOLS; c++) {
             rowval *v = &rows[r * NCOLS + c];
@@ -788,21 +780,21 @@ TEST(test_carried_pages_match_reencoded) {
                 continue;
             if (c == 0) { /* 400 strings of 20..40 bytes: the dictionary pays, then
                              * overflows its 4 KiB */
-                uint64_t k0 = rnd() % 400, x = k0 * 0x9E3779B97F4A7C15ull;
+                uint64_t k0 = harness_rnd() % 400, x = k0 * 0x9E3779B97F4A7C15ull;
                 v->n = 20 + (size_t)(k0 % 21);
                 for (size_t k = 0; k < v->n; k++, x = x * 6364136223846793005ull + 1)
                     p[k] = (uint8_t)(x >> 56);
             } else if (c == 4) { /* near unique, lengths 0..60 */
-                v->n = (size_t)(rnd() % 61);
+                v->n = (size_t)(harness_rnd() % 61);
                 for (size_t k = 0; k < v->n; k++)
-                    p[k] = (uint8_t)('a' + rnd() % 26);
+                    p[k] = (uint8_t)('a' + harness_rnd() % 26);
             } else if (c == 1) {
                 v->n = 16;
                 for (size_t k = 0; k < 16; k++)
-                    p[k] = (uint8_t)rnd();
+                    p[k] = (uint8_t)harness_rnd();
             } else {
                 v->n = 8;
-                uint64_t x = rnd();
+                uint64_t x = harness_rnd();
                 if (c == 2 && r % 97 == 5) {
                     double nan = NAN;
                     memcpy(&x, &nan, 8);

@@ -40,15 +40,6 @@
 #define FULL_CHECKS 6
 #define MAX_LITS 48
 
-static uint64_t rng;
-static uint64_t next(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static size_t pick(size_t n) { return n ? (size_t)(next() % n) : 0; }
-
 typedef struct column {
     const floe_field *f;
     char path[512];           /* dotted path below the root */
@@ -179,7 +170,7 @@ static void add_lit(column *c, char *lit) {
         c->lits[c->nlits++] = lit;
         return;
     }
-    size_t k = pick(MAX_LITS * 4);
+    size_t k = harness_rndn(MAX_LITS * 4);
     if (k < MAX_LITS) {
         floe_free(c->lits[k]);
         c->lits[k] = lit;
@@ -259,7 +250,7 @@ static void collect_columns(table_run *r) {
         for (size_t k = 0; k < r->ncols; k++) {
             column *c = &r->cols[k];
             json_t *v = cell(c, r->json[i]);
-            if (!v || pick(4) != 0)
+            if (!v || harness_rndn(4) != 0)
                 continue;
             add_lit(c, literal_of(c, v));
             if (json_is_integer(v) && c->f->type != FLOE_TYPE_BOOLEAN) {
@@ -278,11 +269,11 @@ static void collect_columns(table_run *r) {
 /* ---- filters ------------------------------------------------------------------------------ */
 
 static void gen_pred(table_run *r, floe_buf *b) {
-    column *c = &r->cols[pick(r->ncols)];
-    const char *l1 = c->nlits ? c->lits[pick(c->nlits)] : "0";
-    const char *l2 = c->nlits ? c->lits[pick(c->nlits)] : "0";
+    column *c = &r->cols[harness_rndn(r->ncols)];
+    const char *l1 = c->nlits ? c->lits[harness_rndn(c->nlits)] : "0";
+    const char *l2 = c->nlits ? c->lits[harness_rndn(c->nlits)] : "0";
     static const char *ops[] = {"=", "!=", "<", "<=", ">", ">="};
-    size_t k = pick(12);
+    size_t k = harness_rndn(12);
     if (c->f->type == FLOE_TYPE_BOOLEAN && k >= 4)
         k = k % 4;
     switch (k) {
@@ -293,22 +284,22 @@ static void gen_pred(table_run *r, floe_buf *b) {
     case 4:
         if (c->f->type == FLOE_TYPE_STRING && l1[0] == '\'') {
             /* a prefix of a sampled value: 0-4 bytes (never inside a '' escape) */
-            size_t n = strlen(l1) - 2, cut = pick(5);
+            size_t n = strlen(l1) - 2, cut = harness_rndn(5);
             if (cut > n)
                 cut = n;
             while (cut > 0 && l1[cut] == '\'')
                 cut--;
-            floe_buf_printf(b, "%s %sLIKE '%.*s%%'", c->path, pick(3) ? "" : "NOT ", (int)cut,
-                            l1 + 1);
+            floe_buf_printf(b, "%s %sLIKE '%.*s%%'", c->path, harness_rndn(3) ? "" : "NOT ",
+                            (int)cut, l1 + 1);
             return;
         }
         /* fall through */
-    default: floe_buf_printf(b, "%s %s %s", c->path, ops[pick(6)], l1); return;
+    default: floe_buf_printf(b, "%s %s %s", c->path, ops[harness_rndn(6)], l1); return;
     }
 }
 
 static void gen_expr(table_run *r, floe_buf *b, int depth) {
-    size_t k = depth >= 3 ? 0 : pick(7);
+    size_t k = depth >= 3 ? 0 : harness_rndn(7);
     if (k <= 2) {
         gen_pred(r, b);
     } else if (k == 3) {
@@ -801,7 +792,7 @@ TEST(test_pruned_equals_unpruned) {
 }
 
 int main(void) {
-    rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)env_int("FLOE_PRUNE_SEED", 1);
+    harness_rng_seed(0x9e3779b97f4a7c15ull ^ (uint64_t)env_int("FLOE_PRUNE_SEED", 1));
     RUN(test_pruned_equals_unpruned);
     return harness_finish();
 }

@@ -37,15 +37,6 @@ static const char *SCHEMA =
     "{\"id\":7,\"name\":\"k\",\"required\":false,\"type\":\"int\"}]}";
 #define NCOLS 7
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static size_t pick(size_t n) { return (size_t)(next() % n); }
-
 /* value pools: the text of a literal and the value (for rows) */
 static const char *DOUBLES[] = {"-Infinity", "-1e9", "-2.5", "-1", "-0.0", "0", "0.5", "1",
                                 "3", "1e9", "Infinity", "NaN"};
@@ -124,14 +115,14 @@ static row random_row(void) {
     row r;
     for (int c = 1; c <= NCOLS; c++) {
         const floe_field *f = floe_schema_find_id(S, c);
-        if (pick(5) == 0) {
+        if (harness_rndn(5) == 0) {
             r.v[c] = floe_value_null(f->type);
             if (f->type == FLOE_TYPE_DECIMAL) {
                 r.v[c].v.dec.precision = 9;
                 r.v[c].v.dec.scale = 2;
             }
         } else {
-            r.v[c] = value(c, POOLS[c].text[pick(POOLS[c].n)]);
+            r.v[c] = value(c, POOLS[c].text[harness_rndn(POOLS[c].n)]);
         }
     }
     return r;
@@ -142,13 +133,13 @@ static row random_row(void) {
 static const char *COLNAMES[] = {NULL, "x", "n", "s", "dec", "t", "f", "k"};
 
 static void gen_pred(floe_buf *b) {
-    int col = 1 + (int)pick(NCOLS);
+    int col = 1 + (int)harness_rndn(NCOLS);
     const char *name = COLNAMES[col];
     char lit[128], lit2[128];
-    literal(col, POOLS[col].text[pick(POOLS[col].n)], lit, sizeof lit);
-    literal(col, POOLS[col].text[pick(POOLS[col].n)], lit2, sizeof lit2);
+    literal(col, POOLS[col].text[harness_rndn(POOLS[col].n)], lit, sizeof lit);
+    literal(col, POOLS[col].text[harness_rndn(POOLS[col].n)], lit2, sizeof lit2);
     static const char *ops[] = {"=", "!=", "<", "<=", ">", ">="};
-    switch (pick(10)) {
+    switch (harness_rndn(10)) {
     case 0: floe_buf_printf(b, "%s IS NULL", name); break;
     case 1: floe_buf_printf(b, "%s IS NOT NULL", name); break;
     case 2: floe_buf_printf(b, "%s IN (%s, %s)", name, lit, lit2); break;
@@ -156,16 +147,17 @@ static void gen_pred(floe_buf *b) {
     case 4:
         if (col == 3) {
             static const char *pre[] = {"a", "ab", "aaaaaaaaaaaaaaaaaaaa", "\xc3\xa9", "z", ""};
-            floe_buf_printf(b, "s %sLIKE '%s%%'", pick(3) ? "" : "NOT ", pre[pick(6)]);
+            floe_buf_printf(b, "s %sLIKE '%s%%'", harness_rndn(3) ? "" : "NOT ",
+                            pre[harness_rndn(6)]);
             break;
         }
         /* fall through */
-    default: floe_buf_printf(b, "%s %s %s", name, ops[pick(6)], lit); break;
+    default: floe_buf_printf(b, "%s %s %s", name, ops[harness_rndn(6)], lit); break;
     }
 }
 
 static void gen_expr(floe_buf *b, int depth) {
-    size_t k = depth >= 3 ? 0 : pick(6);
+    size_t k = depth >= 3 ? 0 : harness_rndn(6);
     if (k <= 2) {
         gen_pred(b);
     } else if (k == 3) {
@@ -307,7 +299,7 @@ TEST(test_file_metrics_never_drop_a_match) {
         const floe_expr *p = e; /* rows and pruning evaluate one tree */
         for (int f = 0; f < 8; f++) {
             row rows[5];
-            size_t nrows = 1 + pick(5);
+            size_t nrows = 1 + harness_rndn(5);
             for (size_t i = 0; i < nrows; i++)
                 rows[i] = random_row();
             bool match = false;
@@ -534,6 +526,7 @@ TEST(test_time_literals_with_offsets) {
 }
 
 int main(void) {
+    harness_rng_seed(0x9e3779b97f4a7c15ull);
     floe_error err;
     floe_schema *s = NULL;
     if (floe_schema_parse(SCHEMA, strlen(SCHEMA), &s, &err) != 0) {

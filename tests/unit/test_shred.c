@@ -443,9 +443,7 @@ TEST(test_double_digits) {
             return;
     uint64_t x = 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < 20000; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        harness_xorshift64(&x);
         char digits[24], text[64];
         int nd = 1 + (int)(x % 20), point = (int)((x >> 8) % (uint64_t)(nd + 1));
         uint64_t y = x;
