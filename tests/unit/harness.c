@@ -2,7 +2,10 @@
 #include "harness.h"
 
 #include "common/scratch.h"
+#include "floe/common.h"
+#include "floe/io.h"
 #include "floe/mapguard.h"
+#include "floe/schema.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -325,3 +328,26 @@ void harness_rng_seed(uint64_t seed) { rng_state = seed; }
 uint64_t harness_rnd(void) { return harness_xorshift64(&rng_state); }
 
 uint32_t harness_rndn(uint32_t n) { return n ? (uint32_t)(harness_rnd() % n) : 0; }
+
+floe_schema *harness_schema_of(const char *json) {
+    floe_schema *s = NULL;
+    floe_error err;
+    floe_error_clear(&err);
+    if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
+        harness_fail(__FILE__, __LINE__, "schema parse: %s", err.msg);
+    return s;
+}
+
+uint8_t *harness_dup_exact(const void *p, size_t n) {
+    uint8_t *c = malloc(n ? n : 1);
+    if (c && n)
+        memcpy(c, p, n);
+    return c;
+}
+
+int harness_buf_sink(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
+
+bool harness_file_exists(const char *uri) {
+    bool yes = false;
+    return floe_io_exists(NULL, uri, &yes, NULL) == 0 && yes;
+}

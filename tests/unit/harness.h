@@ -74,6 +74,18 @@ void harness_rng_seed(uint64_t seed);
 uint64_t harness_rnd(void);
 uint32_t harness_rndn(uint32_t n);
 
+struct floe_schema;
+/* The schema of a JSON text; NULL after failing the test (with the parser's message) when
+ * it does not parse. */
+struct floe_schema *harness_schema_of(const char *json);
+/* An exact-size heap copy of p[0..n) (malloc'ed, 1 byte for n 0), so that ASan flags any
+ * read past n. */
+uint8_t *harness_dup_exact(const void *p, size_t n);
+/* A row sink (floe_scan_read, floe_pq_reader_dump) appending to the floe_buf at ctx. */
+int harness_buf_sink(void *ctx, const void *p, size_t n);
+/* Whether a local file or a URI exists (false when it cannot tell). */
+bool harness_file_exists(const char *uri);
+
 #define CHECK(cond)                                                                    \
     do {                                                                               \
         if (!(cond))                                                                   \

@@ -53,8 +53,6 @@ void harness_table_append_ndjson(harness_table *e, int64_t tag, const floe_buf *
     harness_check_summary_totals(e->t);
 }
 
-static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -95,7 +93,7 @@ char *harness_table_rows(floe_table *t, int64_t *nrows) {
     floe_buf b;
     floe_buf_init(&b, 0);
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-    if (floe_scan_read(t, p, &ro, sink_buf, &b, NULL, &err) < 0)
+    if (floe_scan_read(t, p, &ro, harness_buf_sink, &b, NULL, &err) < 0)
         harness_fail(__FILE__, __LINE__, "scan read: %s", err.msg);
     floe_scan_plan_free(p);
     floe_buf_append_byte(&b, 0);

@@ -489,8 +489,6 @@ TEST(test_split) {
     harness_table_close(&e);
 }
 
-static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 /* Rows of scan with where, canonical, in buf; returns the row count. */
 static int64_t scan_rows(floe_table *t, const char *where, floe_buf *buf) {
     floe_error err;
@@ -501,7 +499,7 @@ static int64_t scan_rows(floe_table *t, const char *where, floe_buf *buf) {
     REQUIRE_OK(floe_scan_plan_files(t, &so, &p, &err), err);
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
     floe_scan_read_stats st;
-    REQUIRE_OK(floe_scan_read(t, p, &ro, sink_buf, buf, &st, &err), err);
+    REQUIRE_OK(floe_scan_read(t, p, &ro, harness_buf_sink, buf, &st, &err), err);
     floe_scan_plan_free(p);
     REQUIRE(floe_buf_append_byte(buf, 0) == 0);
     return st.rows_out;

@@ -33,13 +33,6 @@ static uint8_t *make_input(size_t n) {
     return p;
 }
 
-static uint8_t *dup_exact(const uint8_t *p, size_t n) {
-    uint8_t *c = malloc(n ? n : 1);
-    if (n)
-        memcpy(c, p, n);
-    return c;
-}
-
 static void roundtrip(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src, size_t n) {
     const char *name = floe_codec_name(c);
     floe_buf z, back;
@@ -52,7 +45,7 @@ static void roundtrip(floe_codec_ctx *ctx, floe_codec c, const uint8_t *src, siz
         harness_fail(__FILE__, __LINE__, "%s: compress %zu bytes: %s", name, n, err.msg);
         goto done;
     }
-    uint8_t *in = dup_exact(z.data, z.len);
+    uint8_t *in = harness_dup_exact(z.data, z.len);
     uint8_t *dst = malloc(n ? n : 1);
     rc = floe_codec_decompress(ctx, c, in, z.len, dst, n, &err);
     if (rc != 0 || (n && memcmp(dst, src, n) != 0))
@@ -267,7 +260,7 @@ TEST(test_corrupt_input) {
         /* truncated streams: cut to several lengths, each copy exact-size for ASan */
         const size_t cuts[] = {0, 1, z.len / 3, z.len / 2, z.len - 1};
         for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
-            uint8_t *in = dup_exact(z.data, cuts[k]);
+            uint8_t *in = harness_dup_exact(z.data, cuts[k]);
             int rc = floe_codec_decompress(ctx, codec, in, cuts[k], dst, N, &err);
             if (rc != FLOE_ECORRUPT)
                 harness_fail(__FILE__, __LINE__, "%s: cut at %zu: rc %d", name, cuts[k], rc);
@@ -328,7 +321,7 @@ TEST(test_gzip_members_and_zlib) {
     REQUIRE(floe_codec_compress(NULL, FLOE_CODEC_GZIP, 9, (const uint8_t *)b, lb, &z, &err) == 0);
     CHECK(z.len > first);
     char dst[64];
-    uint8_t *in = dup_exact(z.data, z.len);
+    uint8_t *in = harness_dup_exact(z.data, z.len);
     CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_GZIP, in, z.len, (uint8_t *)dst, la + lb,
                                    &err),
              err);
@@ -402,7 +395,7 @@ TEST(test_lz4_hadoop_framing) {
     floe_error err;
     floe_error_clear(&err);
     uint8_t *dst = malloc(A + B);
-    uint8_t *in = dup_exact(framed, pos);
+    uint8_t *in = harness_dup_exact(framed, pos);
     CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_LZ4, in, pos, dst, A + B, &err), err);
     CHECK_EQ_MEM(dst, src, A + B);
     floe_buf out;
@@ -428,7 +421,7 @@ TEST(test_lz4_hadoop_framing) {
         put_be32(framed + pos, (uint32_t)clen);
         pos += 4 + (size_t)clen;
     }
-    in = dup_exact(framed, pos);
+    in = harness_dup_exact(framed, pos);
     CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_LZ4, in, pos, dst, A + B, &err), err);
     CHECK_EQ_MEM(dst, src, A + B);
     floe_buf_reset(&out);
@@ -440,7 +433,7 @@ TEST(test_lz4_hadoop_framing) {
     const uint8_t claim[] = {0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 5, 0x50, 'h', 'e', 'l', 'o'};
     floe_buf unbounded;
     floe_buf_init(&unbounded, 0);
-    in = dup_exact(claim, sizeof claim);
+    in = harness_dup_exact(claim, sizeof claim);
     CHECK_EQ_INT(floe_codec_decompress_buf(NULL, FLOE_CODEC_LZ4, in, sizeof claim, &unbounded,
                                            &err),
                  FLOE_ECORRUPT);
@@ -449,7 +442,7 @@ TEST(test_lz4_hadoop_framing) {
     free(in);
     /* same for a snappy header announcing 2^31 bytes */
     const uint8_t snappy_claim[] = {0x80, 0x80, 0x80, 0x80, 0x08, 0x00};
-    in = dup_exact(snappy_claim, sizeof snappy_claim);
+    in = harness_dup_exact(snappy_claim, sizeof snappy_claim);
     CHECK_EQ_INT(floe_codec_decompress_buf(NULL, FLOE_CODEC_SNAPPY, in, sizeof snappy_claim,
                                            &unbounded, &err),
                  FLOE_ECORRUPT);
@@ -461,7 +454,7 @@ TEST(test_lz4_hadoop_framing) {
     /* the same data as one raw LZ4 block (older parquet-cpp) */
     int raw = LZ4_compress_default((const char *)src, (char *)framed, A + B, (int)cap);
     REQUIRE(raw > 0);
-    in = dup_exact(framed, (size_t)raw);
+    in = harness_dup_exact(framed, (size_t)raw);
     CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_LZ4, in, (size_t)raw, dst, A + B, &err), err);
     CHECK_EQ_MEM(dst, src, A + B);
     floe_buf_reset(&out);
@@ -474,7 +467,7 @@ TEST(test_lz4_hadoop_framing) {
     uint8_t *frame = malloc(fcap);
     size_t flen = LZ4F_compressFrame(frame, fcap, src, A + B, NULL);
     REQUIRE(!LZ4F_isError(flen));
-    in = dup_exact(frame, flen);
+    in = harness_dup_exact(frame, flen);
     CHECK_OK(floe_codec_decompress(NULL, FLOE_CODEC_LZ4, in, flen, dst, A + B, &err), err);
     CHECK_EQ_MEM(dst, src, A + B);
     floe_buf_reset(&out);
@@ -567,7 +560,7 @@ static void check_first_page(const char *file, floe_codec codec, const uint8_t *
     int64_t f[4] = {0, 0, -1, -1};
     size_t at = len > 4 ? tc_struct(p, len, 4, 0, f) : 0;
     REQUIRE(at != 0 && f[2] >= 0 && f[3] >= 0 && (uint64_t)f[3] <= len - at);
-    uint8_t *page = dup_exact(p + at, (size_t)f[3]);
+    uint8_t *page = harness_dup_exact(p + at, (size_t)f[3]);
     uint8_t *dst = malloc((size_t)f[2] + 1);
     floe_error err;
     floe_error_clear(&err);

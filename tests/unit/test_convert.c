@@ -246,10 +246,6 @@ TEST(test_mapped_input_line_numbers) {
     floe_free(events);
 }
 
-static int append_text(void *ctx, const void *p, size_t n) {
-    return floe_buf_append(ctx, p, n);
-}
-
 /* File uri's rows as NDJSON into out, and its column paths (one a line) into paths. */
 static void dump_file(const char *uri, floe_buf *out, floe_buf *paths) {
     floe_error err;
@@ -265,7 +261,7 @@ static void dump_file(const char *uri, floe_buf *out, floe_buf *paths) {
         CHECK_EQ_INT(floe_buf_append(paths, p, strlen(p)), 0);
         CHECK_EQ_INT(floe_buf_append(paths, "\n", 1), 0);
     }
-    REQUIRE_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_NDJSON, -1, append_text, out, NULL, &err),
+    REQUIRE_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_NDJSON, -1, harness_buf_sink, out, NULL, &err),
                err);
     floe_pq_reader_close(r);
     free(data);

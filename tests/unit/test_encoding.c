@@ -10,14 +10,6 @@
 
 #include <stdlib.h>
 
-/* An exact-size heap copy of p[0..n), so ASan flags any read past n. */
-static uint8_t *dup_exact(const uint8_t *p, size_t n) {
-    uint8_t *c = malloc(n ? n : 1);
-    if (n)
-        memcpy(c, p, n);
-    return c;
-}
-
 static bool bytes_equal(const floe_buf *b, const uint8_t *want, size_t n) {
     return b->len == n && memcmp(b->data, want, n) == 0;
 }
@@ -37,7 +29,7 @@ TEST(test_rle_spec_example) {
     size_t used = 0;
     floe_error err;
     floe_error_clear(&err);
-    uint8_t *in = dup_exact(want, sizeof want);
+    uint8_t *in = harness_dup_exact(want, sizeof want);
     CHECK_OK(floe_rle_decode_u32(in, sizeof want, 3, got, 8, &used, &err), err);
     CHECK_EQ_MEM(got, vals, sizeof vals);
     CHECK_EQ_INT(used, sizeof want);
@@ -124,7 +116,7 @@ TEST(test_rle_roundtrip_all_widths) {
             fill_levels(v, n, bw);
             floe_buf_reset(&b);
             REQUIRE(floe_rle_encode_u32(v, n, bw, &b) == 0);
-            uint8_t *in = dup_exact(b.data, b.len);
+            uint8_t *in = harness_dup_exact(b.data, b.len);
             size_t used = 0;
             got[n] = 0xdeadbeef;
             int rc = floe_rle_decode_u32(in, b.len, bw, got, n, &used, &err);
@@ -144,7 +136,7 @@ TEST(test_rle_roundtrip_all_widths) {
                 v16[i] = (int16_t)v[i];
             floe_buf_reset(&b);
             REQUIRE(floe_rle_encode_i16(v16, n, bw, &b) == 0);
-            in = dup_exact(b.data, b.len);
+            in = harness_dup_exact(b.data, b.len);
             rc = floe_rle_decode_i16(in, b.len, bw, got16, n, &used, &err);
             CHECK_OK(rc, err);
             if (rc == 0 && memcmp(got16, v16, n * sizeof *v16) != 0)
@@ -291,7 +283,7 @@ TEST(test_rle_one_bit_levels_every_byte) {
         in[n++] = (uint8_t)header;
         for (size_t g = 0; g < groups; g++)
             in[n++] = (uint8_t)(g * 167 + 13); /* every byte value once in the first 256 */
-        uint8_t *exact = dup_exact(in, n);
+        uint8_t *exact = harness_dup_exact(in, n);
         int16_t *got = malloc((count + 1) * sizeof *got);
         got[count] = 0x5a5a;
         floe_error err;
@@ -350,7 +342,7 @@ TEST(test_rle_long_runs_broken_anywhere) {
                 floe_buf_reset(&b);
                 REQUIRE(floe_rle_encode_i16(v, n, 2, &b) == 0);
                 size_t used = 0;
-                uint8_t *in = dup_exact(b.data, b.len);
+                uint8_t *in = harness_dup_exact(b.data, b.len);
                 int rc = floe_rle_decode_i16(in, b.len, 2, got, n, &used, &err);
                 free(in);
                 CHECK_OK(rc, err);
@@ -401,18 +393,18 @@ TEST(test_rle_padded_final_group) {
         full[1 + i] = (uint8_t)(i < 9 ? 10 + i : 0xEE);
     uint32_t got[9];
     size_t used = 0;
-    uint8_t *in = dup_exact(full, sizeof full);
+    uint8_t *in = harness_dup_exact(full, sizeof full);
     CHECK_OK(floe_rle_decode_u32(in, sizeof full, 8, got, 9, &used, &err), err);
     CHECK_EQ_INT(got[8], 18);
     CHECK_EQ_INT(used, sizeof full);
     free(in);
-    in = dup_exact(full, 1 + 9);
+    in = harness_dup_exact(full, 1 + 9);
     CHECK_OK(floe_rle_decode_u32(in, 1 + 9, 8, got, 9, &used, &err), err);
     CHECK_EQ_INT(got[0], 10);
     CHECK_EQ_INT(got[8], 18);
     CHECK_EQ_INT(used, 10);
     free(in);
-    in = dup_exact(full, 1 + 8);
+    in = harness_dup_exact(full, 1 + 8);
     CHECK_EQ_INT(floe_rle_decode_u32(in, 1 + 8, 8, got, 9, &used, &err), FLOE_ECORRUPT);
     free(in);
 }
@@ -423,7 +415,7 @@ TEST(test_rle_corrupt) {
     int16_t got16[64];
     /* input ends before count values */
     const uint8_t short_run[] = {0x08, 0x01}; /* RLE run of 4 ones */
-    uint8_t *in = dup_exact(short_run, sizeof short_run);
+    uint8_t *in = harness_dup_exact(short_run, sizeof short_run);
     floe_error_clear(&err);
     CHECK_EQ_INT(floe_rle_decode_u32(in, sizeof short_run, 1, got, 5, NULL, &err), FLOE_ECORRUPT);
     CHECK(err.msg[0] != '\0');
@@ -431,12 +423,12 @@ TEST(test_rle_corrupt) {
     free(in);
     /* RLE value does not fit the bit width: 9 at width 3 */
     const uint8_t wide[] = {0x10, 0x09};
-    in = dup_exact(wide, sizeof wide);
+    in = harness_dup_exact(wide, sizeof wide);
     CHECK_EQ_INT(floe_rle_decode_u32(in, sizeof wide, 3, got, 8, NULL, &err), FLOE_ECORRUPT);
     free(in);
     /* a level above INT16_MAX at width 16 */
     const uint8_t big_level[] = {0x10, 0x00, 0x80};
-    in = dup_exact(big_level, sizeof big_level);
+    in = harness_dup_exact(big_level, sizeof big_level);
     CHECK_EQ_INT(floe_rle_decode_i16(in, sizeof big_level, 16, got16, 8, NULL, &err),
                  FLOE_ECORRUPT);
     free(in);
@@ -444,12 +436,12 @@ TEST(test_rle_corrupt) {
     uint8_t huge[16];
     size_t h = floe_uvarint_put(huge, ((uint64_t)1 << 41) | 1);
     huge[h] = huge[h + 1] = huge[h + 2] = 0xAB;
-    in = dup_exact(huge, h + 3);
+    in = harness_dup_exact(huge, h + 3);
     CHECK_EQ_INT(floe_rle_decode_u32(in, h + 3, 5, got, 64, NULL, &err), FLOE_ECORRUPT);
     free(in);
     /* an unterminated varint header */
     const uint8_t bad_varint[] = {0xFF, 0xFF, 0xFF};
-    in = dup_exact(bad_varint, sizeof bad_varint);
+    in = harness_dup_exact(bad_varint, sizeof bad_varint);
     CHECK_EQ_INT(floe_rle_decode_u32(in, sizeof bad_varint, 3, got, 1, NULL, &err), FLOE_ECORRUPT);
     free(in);
     /* bit widths out of range are the caller's bug */
@@ -469,7 +461,7 @@ TEST(test_rle_corrupt) {
         REQUIRE(floe_rle_encode_u32(v, 253, 5, &b) == 0);
         uint32_t out[253];
         for (size_t cut = 0; cut < b.len; cut++) {
-            in = dup_exact(b.data, cut);
+            in = harness_dup_exact(b.data, cut);
             int rc = floe_rle_decode_u32(in, cut, 5, out, 253, NULL, &err);
             bool ok_cut = rc == 0 && cut + 4 >= b.len && memcmp(out, v, sizeof v) == 0;
             if (rc != FLOE_ECORRUPT && !ok_cut)
@@ -489,7 +481,7 @@ TEST(test_bitpacked_spec_example) {
     size_t used = 0;
     floe_error err;
     floe_error_clear(&err);
-    uint8_t *in = dup_exact(in_bytes, sizeof in_bytes);
+    uint8_t *in = harness_dup_exact(in_bytes, sizeof in_bytes);
     CHECK_OK(floe_bitpacked_decode_i16(in, sizeof in_bytes, 3, got, 8, &used, &err), err);
     for (int i = 0; i < 8; i++)
         CHECK_EQ_INT(got[i], i);
@@ -503,7 +495,7 @@ TEST(test_bitpacked_spec_example) {
     uint8_t ones[8];
     memset(ones, 0x55, sizeof ones); /* 01 01 01 01 ... */
     int16_t lv[30];
-    in = dup_exact(ones, 8);
+    in = harness_dup_exact(ones, 8);
     CHECK_OK(floe_bitpacked_decode_i16(in, 8, 2, lv, 30, &used, &err), err);
     CHECK_EQ_INT(used, 8);
     CHECK_EQ_INT(lv[29], 1);
@@ -522,7 +514,7 @@ TEST(test_plain_bool) {
     size_t used;
     floe_error err;
     floe_error_clear(&err);
-    uint8_t *in = dup_exact(want, sizeof want);
+    uint8_t *in = harness_dup_exact(want, sizeof want);
     CHECK_OK(floe_plain_bool_decode(in, 2, got, 9, &used, &err), err);
     CHECK_EQ_MEM(got, vals, 9);
     CHECK_EQ_INT(used, 2);
@@ -558,7 +550,7 @@ TEST(test_delta_spec_examples) {
     CHECK(bytes_equal(&b, want1, sizeof want1));
     int32_t got[8];
     size_t used = 0;
-    uint8_t *in = dup_exact(want1, sizeof want1);
+    uint8_t *in = harness_dup_exact(want1, sizeof want1);
     CHECK_OK(floe_delta_decode_i32(in, sizeof want1, got, 5, &used, &err), err);
     CHECK_EQ_MEM(got, ex1, sizeof ex1);
     CHECK_EQ_INT(used, sizeof want1);
@@ -573,7 +565,7 @@ TEST(test_delta_spec_examples) {
     floe_buf_reset(&b);
     REQUIRE(floe_delta_encode_i32(ex2, 8, &b) == 0);
     CHECK(bytes_equal(&b, want2, sizeof want2));
-    in = dup_exact(want2, sizeof want2);
+    in = harness_dup_exact(want2, sizeof want2);
     CHECK_OK(floe_delta_decode_i32(in, sizeof want2, got, 8, &used, &err), err);
     CHECK_EQ_MEM(got, ex2, sizeof ex2);
     CHECK_EQ_INT(used, sizeof want2);
@@ -588,7 +580,7 @@ TEST(test_delta_spec_examples) {
      * the unused miniblocks hold junk, which readers must accept (spec). */
     const uint8_t other[] = {0x80, 0x02, 0x08, 0x05, 0x02, 0x02, 0x00, 0xFF,
                              0x77, 0x00, 0x00, 0x00, 0x00, 0x00};
-    in = dup_exact(other, sizeof other);
+    in = harness_dup_exact(other, sizeof other);
     CHECK_OK(floe_delta_decode_i32(in, sizeof other, got, 5, &used, &err), err);
     CHECK_EQ_MEM(got, ex1, sizeof ex1);
     CHECK_EQ_INT(used, sizeof other);
@@ -623,7 +615,7 @@ static void delta_roundtrip_i64(const int64_t *v, size_t n, const char *what) {
     REQUIRE(floe_delta_encode_i64(v, n, &b) == 0);
     int64_t *got = malloc((n + 1) * sizeof *got);
     got[n] = 0x5a5a;
-    uint8_t *in = dup_exact(b.data, b.len);
+    uint8_t *in = harness_dup_exact(b.data, b.len);
     size_t used = 0;
     int rc = floe_delta_decode_i64(in, b.len, got, n, &used, &err);
     if (rc != 0 || memcmp(got, v, n * sizeof *v) != 0 || used != b.len || got[n] != 0x5a5a)
@@ -641,7 +633,7 @@ static void delta_roundtrip_i32(const int32_t *v, size_t n, const char *what) {
     floe_error_clear(&err);
     REQUIRE(floe_delta_encode_i32(v, n, &b) == 0);
     int32_t *got = malloc((n + 1) * sizeof *got);
-    uint8_t *in = dup_exact(b.data, b.len);
+    uint8_t *in = harness_dup_exact(b.data, b.len);
     size_t used = 0;
     int rc = floe_delta_decode_i32(in, b.len, got, n, &used, &err);
     if (rc != 0 || memcmp(got, v, n * sizeof *v) != 0 || used != b.len)
@@ -732,30 +724,30 @@ TEST(test_delta_corrupt) {
     size_t used;
     /* block size not a multiple of 128 */
     const uint8_t bad_block[] = {0x64, 0x04, 0x02, 0x00, 0x00, 0, 0, 0, 0};
-    uint8_t *in = dup_exact(bad_block, sizeof bad_block);
+    uint8_t *in = harness_dup_exact(bad_block, sizeof bad_block);
     floe_error_clear(&err);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof bad_block, got, 2, &used, &err), FLOE_ECORRUPT);
     CHECK(strstr(err.msg, "DELTA_BINARY_PACKED") != NULL);
     free(in);
     /* 3 miniblocks do not divide 128 */
     const uint8_t bad_mb[] = {0x80, 0x01, 0x03, 0x02, 0x00, 0x00, 0, 0, 0};
-    in = dup_exact(bad_mb, sizeof bad_mb);
+    in = harness_dup_exact(bad_mb, sizeof bad_mb);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof bad_mb, got, 2, &used, &err), FLOE_ECORRUPT);
     free(in);
     /* header announces a count other than the page's */
     const uint8_t ex1[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00};
-    in = dup_exact(ex1, sizeof ex1);
+    in = harness_dup_exact(ex1, sizeof ex1);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof ex1, got, 4, &used, &err), FLOE_ECORRUPT);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof ex1, got, 6, &used, &err), FLOE_ECORRUPT);
     free(in);
     /* a miniblock width of 33 for INT32 (65 for INT64) */
     const uint8_t wide[] = {0x80, 0x01, 0x04, 0x03, 0x00, 0x00, 33, 0, 0, 0};
-    in = dup_exact(wide, sizeof wide);
+    in = harness_dup_exact(wide, sizeof wide);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof wide, got, 3, &used, &err), FLOE_ECORRUPT);
     free(in);
     /* a first value outside INT32 */
     const uint8_t big_first[] = {0x80, 0x01, 0x04, 0x01, 0x80, 0x80, 0x80, 0x80, 0x10};
-    in = dup_exact(big_first, sizeof big_first);
+    in = harness_dup_exact(big_first, sizeof big_first);
     CHECK_EQ_INT(floe_delta_decode_i32(in, sizeof big_first, got, 1, &used, &err), FLOE_ECORRUPT);
     CHECK_OK(floe_delta_decode_i64(in, sizeof big_first, got64, 1, &used, &err), err);
     free(in);
@@ -768,11 +760,11 @@ TEST(test_delta_corrupt) {
     h += floe_uvarint_put(huge + h, 0);
     memset(huge + h, 0, 10);
     uint64_t announced;
-    in = dup_exact(huge, h + 10);
+    in = harness_dup_exact(huge, h + 10);
     CHECK_EQ_INT(floe_delta_header_count(in, h + 10, &announced, &err), FLOE_ECORRUPT);
     free(in);
     /* truncated header */
-    in = dup_exact(ex1, 3);
+    in = harness_dup_exact(ex1, 3);
     CHECK_EQ_INT(floe_delta_decode_i32(in, 3, got, 5, &used, &err), FLOE_ECORRUPT);
     free(in);
 
@@ -784,7 +776,7 @@ TEST(test_delta_corrupt) {
     floe_buf_init(&b, 0);
     REQUIRE(floe_delta_encode_i64(v, 257, &b) == 0);
     for (size_t cut = 0; cut < b.len; cut++) {
-        in = dup_exact(b.data, cut);
+        in = harness_dup_exact(b.data, cut);
         int rc = floe_delta_decode_i64(in, cut, got64, 257, &used, &err);
         if (rc != FLOE_ECORRUPT)
             harness_fail(__FILE__, __LINE__, "cut %zu of %zu: rc %d", cut, b.len, rc);
@@ -802,7 +794,7 @@ TEST(test_delta_corrupt) {
             if (len > 2) junk[2] = 0x04;
             if (len > 3) junk[3] = (uint8_t)(harness_rnd() % 200 & 0x7f);
         }
-        in = dup_exact(junk, len);
+        in = harness_dup_exact(junk, len);
         size_t want = len > 3 ? junk[3] : 3;
         used = SIZE_MAX;
         if (floe_delta_decode_i64(in, len, got64, want > 300 ? 300 : want, &used, &err) == 0)
@@ -850,7 +842,7 @@ TEST(test_delta_length_spec_example) {
     size_t used = 0;
     floe_error err;
     floe_error_clear(&err);
-    uint8_t *in = dup_exact(b.data, b.len);
+    uint8_t *in = harness_dup_exact(b.data, b.len);
     CHECK_OK(floe_delta_length_decode(in, b.len, 4, got, &vals, &used, &err), err);
     CHECK_EQ_INT(used, b.len);
     CHECK_EQ_INT(got[0], 3);
@@ -907,7 +899,7 @@ TEST(test_delta_byte_array_spec_example) {
     CHECK_EQ_MEM(b.data + used + used2, "axislebabbleyhood", 17);
 
     uint32_t got[5];
-    uint8_t *in = dup_exact(b.data, b.len);
+    uint8_t *in = harness_dup_exact(b.data, b.len);
     CHECK_OK(floe_delta_byte_array_decode(in, b.len, 4, got, &vals, &used, &err), err);
     CHECK_EQ_INT(used, b.len);
     CHECK_EQ_INT(vals.len, data.len);
@@ -915,7 +907,7 @@ TEST(test_delta_byte_array_spec_example) {
     CHECK_EQ_MEM(got, off, sizeof off);
     /* every truncation fails cleanly */
     for (size_t cut = 0; cut < b.len; cut++) {
-        uint8_t *t = dup_exact(b.data, cut);
+        uint8_t *t = harness_dup_exact(b.data, cut);
         int rc = floe_delta_byte_array_decode(t, cut, 4, got, &vals, &used, &err);
         if (rc != FLOE_ECORRUPT)
             harness_fail(__FILE__, __LINE__, "cut %zu: rc %d", cut, rc);

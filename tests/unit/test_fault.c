@@ -33,10 +33,6 @@
 
 /* ---- shared: reading a Parquet file back --------------------------------------------- */
 
-static int sink_buf(void *ctx, const void *p, size_t n) {
-    return floe_buf_append(ctx, p, n);
-}
-
 /* Canonical NDJSON of every row of the file at path into out (malloc'ed text), or NULL
  * when it does not read completely. */
 static char *parquet_rows(const char *path) {
@@ -46,7 +42,7 @@ static char *parquet_rows(const char *path) {
         return NULL;
     floe_buf b;
     floe_buf_init(&b, 0);
-    int rc = floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, sink_buf, &b, NULL, &err);
+    int rc = floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, harness_buf_sink, &b, NULL, &err);
     floe_pq_reader_close(r);
     if (rc < 0 || floe_buf_append_byte(&b, 0) < 0) {
         floe_buf_free(&b);

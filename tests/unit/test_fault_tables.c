@@ -180,10 +180,6 @@ static void reset(tcase *c) {
 
 /* ---- reading a state ----------------------------------------------------------------- */
 
-static int sink_buf(void *ctx, const void *p, size_t n) {
-    return floe_buf_append(ctx, p, n);
-}
-
 /* Every file a snapshot reaches (list, manifests, live data files) exists and the list
  * and manifests read. */
 static void check_reachable(floe_table *t, const floe_snapshot *s, const char *what) {
@@ -257,7 +253,7 @@ static void read_state(tcase *c, tstate *out, const char *what) {
     } else {
         out->files = (int64_t)p->ntasks;
         floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-        if (floe_scan_read(t, p, &ro, sink_buf, &b, NULL, &err) < 0)
+        if (floe_scan_read(t, p, &ro, harness_buf_sink, &b, NULL, &err) < 0)
             harness_fail(__FILE__, __LINE__, "%s: scan read: %s", what, err.msg);
         floe_scan_plan_free(p);
     }

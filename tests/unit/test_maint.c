@@ -169,11 +169,6 @@ static int64_t live_records(const floe_snapshot *s) {
     return n;
 }
 
-static bool file_exists(const char *p) {
-    bool yes = false;
-    return floe_io_exists(NULL, p, &yes, NULL) == 0 && yes;
-}
-
 /* A "delete" snapshot: every entry of the head whose path contains `needle` is marked
  * DELETED in a rewritten manifest (the other entries become EXISTING). */
 typedef struct del_ctx {
@@ -463,7 +458,7 @@ TEST(expire_deletes_exactly_the_difference) {
         reach(&m->snapshots[i], false, &all);
     reach(head, true, &keep);
     for (size_t i = 0; i < all.n; i++)
-        CHECK(file_exists(all.s[i]));
+        CHECK(harness_file_exists(all.s[i]));
 
     /* dry run: nothing changes */
     floe_expire_options o;
@@ -475,7 +470,7 @@ TEST(expire_deletes_exactly_the_difference) {
     CHECK_EQ_INT(dry.snapshots_expired, 7);
     CHECK_EQ_INT(floe_table_metadata_get(e.t)->n_snapshots, 8);
     for (size_t i = 0; i < all.n; i++)
-        CHECK(file_exists(all.s[i]));
+        CHECK(harness_file_exists(all.s[i]));
 
     o.dry_run = false;
     floe_expire_result r;
@@ -489,9 +484,9 @@ TEST(expire_deletes_exactly_the_difference) {
     size_t gone = 0;
     for (size_t i = 0; i < all.n; i++) {
         bool kept = ss_has(&keep, all.s[i]);
-        if (kept && !file_exists(all.s[i]))
+        if (kept && !harness_file_exists(all.s[i]))
             harness_fail(__FILE__, __LINE__, "retained %s was deleted", all.s[i]);
-        if (!kept && file_exists(all.s[i]))
+        if (!kept && harness_file_exists(all.s[i]))
             harness_fail(__FILE__, __LINE__, "expired-only %s still exists", all.s[i]);
         gone += !kept;
     }
@@ -592,7 +587,7 @@ TEST(expire_and_orphans_with_concurrent_writer) {
     for (size_t i = 0; i < m->n_snapshots; i++)
         reach(&m->snapshots[i], false, &live);
     for (size_t i = 0; i < live.n; i++)
-        if (!file_exists(live.s[i]))
+        if (!harness_file_exists(live.s[i]))
             harness_fail(__FILE__, __LINE__, "reachable %s was deleted", live.s[i]);
     /* and the current snapshot holds every file appended: 3 + 25*2 */
     floe_scan_plan *plan = NULL;
@@ -681,7 +676,7 @@ TEST(orphans_delete_exactly_the_planted_old_files) {
     CHECK(r.too_recent >= 1);
     CHECK(ss_has(&s.s, p[0]) && ss_has(&s.s, p[1]));
     for (int i = 0; i < 6; i++)
-        CHECK(file_exists(p[i])); /* dry run */
+        CHECK(harness_file_exists(p[i])); /* dry run */
     /* a threshold older than the planted orphans: nothing */
     o.older_than_ms = floe_wall_ms() - 6 * DAY;
     REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
@@ -691,13 +686,13 @@ TEST(orphans_delete_exactly_the_planted_old_files) {
     o.older_than_ms = -1;
     REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.orphans, 2);
-    CHECK(!file_exists(p[0]) && !file_exists(p[1]));
+    CHECK(!harness_file_exists(p[0]) && !harness_file_exists(p[1]));
     for (int i = 2; i < 6; i++)
-        CHECK(file_exists(p[i]));
+        CHECK(harness_file_exists(p[i]));
     for (size_t i = 0; i < before.n; i++)
-        if (!file_exists(before.s[i]))
+        if (!harness_file_exists(before.s[i]))
             harness_fail(__FILE__, __LINE__, "referenced %s was deleted", before.s[i]);
-    CHECK(file_exists(floe_table_metadata_location(e.t)));
+    CHECK(harness_file_exists(floe_table_metadata_location(e.t)));
     /* a location outside the table is refused */
     o.location = e.wh;
     CHECK_EQ_INT(floe_maint_orphans(e.t, &o, &r, &err), FLOE_EINVALID);
@@ -733,7 +728,7 @@ TEST(orphans_snapshot_expired_meanwhile) {
     floe_expire_result_reset(&xr);
     char uri[1000];
     snprintf(uri, sizeof uri, "%s", first_list + (strncmp(first_list, "file://", 7) ? 0 : 7));
-    CHECK(!file_exists(uri));
+    CHECK(!harness_file_exists(uri));
 
     char root[800], orphan[1000];
     snprintf(root, sizeof root, "%s/ns/t", e.wh);
@@ -745,7 +740,7 @@ TEST(orphans_snapshot_expired_meanwhile) {
     floe_orphan_result r;
     REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.orphans, 1);
-    CHECK(!file_exists(orphan));
+    CHECK(!harness_file_exists(orphan));
     REQUIRE_OK(floe_table_refresh(t2, &err), err);
     m = floe_table_metadata_get(t2);
     strset live = {0};
@@ -753,7 +748,7 @@ TEST(orphans_snapshot_expired_meanwhile) {
         reach(&m->snapshots[i], false, &live);
     CHECK(live.n > 0);
     for (size_t i = 0; i < live.n; i++)
-        if (!file_exists(live.s[i]))
+        if (!harness_file_exists(live.s[i]))
             harness_fail(__FILE__, __LINE__, "referenced %s was deleted", live.s[i]);
 
     /* the current snapshot's manifest list lost: a failure, nothing deleted */
@@ -764,9 +759,9 @@ TEST(orphans_snapshot_expired_meanwhile) {
     REQUIRE(unlink(uri) == 0);
     plant(orphan, 5 * DAY);
     CHECK_EQ_INT(floe_maint_orphans(t2, &o, &r, &err), FLOE_ENOTFOUND);
-    CHECK(file_exists(orphan));
+    CHECK(harness_file_exists(orphan));
     for (size_t i = 0; i < live.n; i++)
-        if (strcmp(live.s[i], lost) && !file_exists(live.s[i])) /* (lost: unlinked above) */
+        if (strcmp(live.s[i], lost) && !harness_file_exists(live.s[i])) /* (lost: unlinked above) */
             harness_fail(__FILE__, __LINE__, "referenced %s was deleted", live.s[i]);
     ss_free(&live);
     floe_table_close(t2);
@@ -808,14 +803,14 @@ TEST(orphans_scheme_mismatch_stops) {
     floe_orphan_result r;
     CHECK_EQ_INT(floe_maint_orphans(e.t, &o, &r, &err), FLOE_ECONFLICT);
     CHECK(strstr(err.msg, "mismatch.parquet") != NULL);
-    CHECK(file_exists(local) && file_exists(orphan)); /* nothing deleted */
+    CHECK(harness_file_exists(local) && harness_file_exists(orphan)); /* nothing deleted */
     o.prefix_mismatch = FLOE_PREFIX_MISMATCH_IGNORE;
     REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
     CHECK_EQ_INT(r.conflicts, 1);
-    CHECK(file_exists(local) && !file_exists(orphan));
+    CHECK(harness_file_exists(local) && !harness_file_exists(orphan));
     o.prefix_mismatch = FLOE_PREFIX_MISMATCH_DELETE;
     REQUIRE_OK(floe_maint_orphans(e.t, &o, &r, &err), err);
-    CHECK(!file_exists(local));
+    CHECK(!harness_file_exists(local));
     env_close(&e);
 }
 
@@ -1063,19 +1058,19 @@ TEST(landing_lifecycle_deletes_committed_old_files_only) {
     o.dry_run = true;
     REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
     CHECK_EQ_INT(r.landing_deleted, 1);
-    CHECK(file_exists(paths[0]));
+    CHECK(harness_file_exists(paths[0]));
     o.dry_run = false;
     REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
     CHECK_EQ_INT(r.landing_deleted, 1);
     CHECK_EQ_INT(r.quarantine_deleted, 0);
     CHECK_EQ_INT(r.kept_uncommitted, 2);
-    CHECK(!file_exists(paths[0]));
+    CHECK(!harness_file_exists(paths[0]));
     for (int i = 1; i < 7; i++)
-        CHECK(file_exists(paths[i]));
+        CHECK(harness_file_exists(paths[i]));
     o.quarantine_retention_ms = 7 * DAY;
     REQUIRE_OK(floe_maint_landing_lifecycle(wh, &o, &r, &err), err);
     CHECK_EQ_INT(r.quarantine_deleted, 1);
-    CHECK(!file_exists(paths[4]));
+    CHECK(!harness_file_exists(paths[4]));
     sqlite3_stmt *st = NULL;
     REQUIRE(sqlite3_prepare_v2(s, "SELECT id, state FROM landing_files ORDER BY id", -1, &st,
                                NULL) == SQLITE_OK);

@@ -18,11 +18,6 @@
 
 static char *conf(const char *rel) { return strdup(harness_conformance(rel)); }
 
-static bool file_exists(const char *p) {
-    bool yes = false;
-    return floe_io_exists(NULL, p, &yes, NULL) == 0 && yes;
-}
-
 typedef struct conf_table {
     const char *folder;       /* under iceberg/ */
     const char *current;      /* expected current metadata file name */
@@ -153,7 +148,7 @@ TEST(conformance_current_metadata) {
             if (ct->paths_map) {
                 if (rc != 0)
                     harness_fail(__FILE__, __LINE__, "%s: resolve %s: %s", ct->folder, rec, err.msg);
-                else if (!file_exists(local))
+                else if (!harness_file_exists(local))
                     harness_fail(__FILE__, __LINE__, "%s: %s -> %s does not exist", ct->folder, rec,
                                  local);
                 else if (!floe_io_uri_within(local, dir))
@@ -1055,7 +1050,7 @@ static void check_map(const char *folder, const char *recorded, const char *expe
         if (n < m || strcmp(out + n - m, expect_suffix))
             harness_fail(__FILE__, __LINE__, "%s: %s -> %s, want ...%s", folder, recorded, out,
                          expect_suffix);
-        if (!file_exists(out))
+        if (!harness_file_exists(out))
             harness_fail(__FILE__, __LINE__, "%s: %s does not exist", folder, out);
     }
     if (rc == FLOE_EINVALID && !strstr(err.msg, recorded))

@@ -177,8 +177,6 @@ static void lines_free(lines *l) {
     free(l->v);
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 static json_t *parse(const char *s) {
     json_error_t je;
     json_t *j = json_loads(s, JSON_DECODE_ANY, &je);
@@ -234,7 +232,7 @@ static int dump(floe_pq_reader *r, floe_pq_row_format fmt, floe_buf *out, floe_e
         *out = cc.out;
         return rc;
     }
-    return floe_pq_reader_dump(r, fmt, -1, buf_sink, out, NULL, err);
+    return floe_pq_reader_dump(r, fmt, -1, harness_buf_sink, out, NULL, err);
 }
 
 typedef struct file_ctx {

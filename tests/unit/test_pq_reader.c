@@ -40,10 +40,6 @@ static bool in_list(const char *const *list, const char *name) {
     return false;
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) {
-    return floe_buf_append(ctx, p, n);
-}
-
 /* Sorted list of *.parquet names in dir (caller frees each and the array). */
 static char **list_parquet(const char *dir, size_t *n) {
     DIR *d = opendir(dir);
@@ -101,7 +97,7 @@ static int read_all(const char *path, floe_pq_row_format fmt, floe_buf *out, int
         rc = floe_pq_reader_dump_rows(r, -1, cli_csv_row, &cc, rows, err);
         *out = cc.out;
     } else {
-        rc = floe_pq_reader_dump(r, fmt, -1, buf_sink, out, rows, err);
+        rc = floe_pq_reader_dump(r, fmt, -1, harness_buf_sink, out, rows, err);
     }
     floe_pq_reader_close(r);
     return rc;
@@ -161,7 +157,8 @@ TEST(corrupt_checksum_files_read_without_crc_check) {
         floe_buf out;
         floe_buf_init(&out, 0);
         int64_t rows = 0;
-        CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, buf_sink, &out, &rows, &err),
+        CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, harness_buf_sink, &out, &rows,
+                                     &err),
                  err);
         CHECK(rows > 0);
         floe_buf_free(&out);
@@ -388,7 +385,8 @@ TEST(schema_mapping_of_legacy_layouts) {
     CHECK_OK(floe_pq_reader_select_paths(r, cols, 1, &err), err);
     floe_buf out;
     floe_buf_init(&out, 0);
-    CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, 1, buf_sink, &out, NULL, &err), err);
+    CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, 1, harness_buf_sink, &out, NULL, &err),
+             err);
     CHECK(out.len > 0 &&
           !strncmp((char *)out.data, "{\"my_map_no_v\":[[1,null],[2,null],[3,null]]}\n", out.len));
     floe_buf_free(&out);
@@ -419,7 +417,8 @@ TEST(projection_by_path_and_id) {
     CHECK_OK(floe_pq_reader_select_paths(r, cols, 1, &err), err);
     floe_buf out;
     floe_buf_init(&out, 0);
-    CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, buf_sink, &out, NULL, &err), err);
+    CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, harness_buf_sink, &out, NULL, &err),
+             err);
     CHECK(out.len == 3 * strlen("{\"b\":1}\n"));
     const char *bad[] = {"nope"};
     CHECK_EQ_INT(floe_pq_reader_select_paths(r, bad, 1, &err), FLOE_ENOTFOUND);
@@ -756,7 +755,8 @@ static int64_t dump_filtered(const char *path, const char *expr, bool prune, flo
     int64_t rows = -1;
     if (floe_pq_reader_set_filter(r, expr, &err) == 0) {
         floe_pq_reader_set_pruning(r, prune, prune);
-        if (floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, buf_sink, out, &rows, &err) < 0)
+        if (floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, harness_buf_sink, out, &rows,
+                                &err) < 0)
             rows = -1;
     }
     if (rows < 0)

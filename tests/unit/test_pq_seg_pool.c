@@ -13,13 +13,6 @@
 
 static floe_error err;
 
-static floe_schema *schema_of(const char *json) {
-    floe_schema *s = NULL;
-    if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
-        harness_fail(__FILE__, __LINE__, "schema parse: %s", err.msg);
-    return s;
-}
-
 /* Chunk segments kept across row groups (floe_pq_writer.seg_pool): row groups closed at
  * row_group_size hand their large segments (4 MiB and up, at most three quarters of
  * them) to the next row group, once written, synchronously or by the write-behind
@@ -27,7 +20,7 @@ static floe_schema *schema_of(const char *json) {
  * floe_pq_writer_buffered_bytes, emptied by an explicit flush, and the file holds every
  * value (read back), byte for byte the same with and without write-behind. */
 TEST(test_chunk_segments_kept) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"x\",\"required\":true,\"type\":\"double\"},"
         "{\"id\":2,\"name\":\"y\",\"required\":false,\"type\":\"long\"}]}");

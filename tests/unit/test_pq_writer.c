@@ -17,14 +17,6 @@
 
 static floe_error err;
 
-static floe_schema *schema_of(const char *json) {
-    floe_schema *s = NULL;
-    int rc = floe_schema_parse(json, strlen(json), &s, &err);
-    if (rc != 0)
-        harness_fail(__FILE__, __LINE__, "schema parse: %s", err.msg);
-    return s;
-}
-
 typedef struct pq_file {
     uint8_t *data;
     size_t len;
@@ -139,7 +131,7 @@ TEST(test_truncate_utf8) {
 /* ---- statistics ----------------------------------------------------------------------- */
 
 TEST(test_float_stats_nan_and_zero) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"d\",\"required\":false,\"type\":\"double\"},"
         "{\"id\":2,\"name\":\"f\",\"required\":false,\"type\":\"float\"},"
@@ -215,7 +207,7 @@ TEST(test_float_stats_nan_and_zero) {
 
 TEST(test_zero_bounds) {
     /* only zeros: min must be -0.0 and max +0.0 whatever their signs in the data */
-    floe_schema *s = schema_of("{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
+    floe_schema *s = harness_schema_of("{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
                                "{\"id\":1,\"name\":\"d\",\"required\":true,\"type\":\"double\"}]}");
     REQUIRE(s != NULL);
     floe_batch b;
@@ -241,7 +233,7 @@ TEST(test_zero_bounds) {
 }
 
 TEST(test_orderings) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"i\",\"required\":true,\"type\":\"int\"},"
         "{\"id\":2,\"name\":\"s\",\"required\":true,\"type\":\"string\"},"
@@ -340,7 +332,7 @@ static bool has_encoding(const floe_pq_column_metadata *m, int enc) {
 }
 
 TEST(test_dictionary_fallback_and_delta) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"low\",\"required\":true,\"type\":\"string\"},"
         "{\"id\":2,\"name\":\"uniq\",\"required\":true,\"type\":\"string\"},"
@@ -444,7 +436,7 @@ static int64_t slots_before_row(int64_t row) {
 }
 
 TEST(test_page_cutting_row_boundaries) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
         "\"element-id\":3,\"element-required\":false,\"element\":\"int\"}},"
@@ -540,7 +532,7 @@ TEST(test_page_cutting_row_boundaries) {
 }
 
 TEST(test_row_groups_rolling_and_determinism) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
         "\"element-id\":3,\"element-required\":false,\"element\":\"int\"}},"
@@ -616,7 +608,7 @@ TEST(test_row_groups_rolling_and_determinism) {
 }
 
 TEST(test_bad_batches_and_abort) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"a\",\"required\":false,\"type\":\"int\"},"
         "{\"id\":2,\"name\":\"b\",\"required\":true,\"type\":\"int\"}]}");
@@ -686,7 +678,7 @@ static floe_schema *wb_schema(void) {
              "{\"id\":11,\"name\":\"l\",\"required\":false,\"type\":{\"type\":\"list\","
              "\"element-id\":13,\"element-required\":false,\"element\":\"int\"}},"
              "{\"id\":12,\"name\":\"id\",\"required\":true,\"type\":\"long\"}]}");
-    return schema_of(json);
+    return harness_schema_of(json);
 }
 
 static void wb_fill(floe_batch *b, int k) {
@@ -815,7 +807,7 @@ TEST(test_write_behind_error) {
 }
 
 TEST(test_alloc_failures_clean) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
         "{\"id\":2,\"name\":\"m\",\"required\":false,\"type\":{\"type\":\"map\",\"key-id\":3,"

@@ -18,13 +18,6 @@
 
 static floe_error err;
 
-static floe_schema *schema_of(const char *json) {
-    floe_schema *s = NULL;
-    if (floe_schema_parse(json, strlen(json), &s, &err) != 0)
-        harness_fail(__FILE__, __LINE__, "schema parse: %s", err.msg);
-    return s;
-}
-
 typedef struct pq_file {
     uint8_t *data;
     size_t len;
@@ -208,7 +201,7 @@ static void check_rows(const char *path, const rowval *rows, size_t ncols, size_
  * abandoned on a near-unique column) and off, in several batches and row groups: the
  * page statistics always equal the reference ones. */
 TEST(test_dict_page_stats_match_reference) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
         "{\"id\":2,\"name\":\"b\",\"required\":false,\"type\":\"binary\"},"
@@ -400,7 +393,7 @@ static double num_at(const uint8_t *p, int kind) {
 }
 
 TEST(test_numeric_page_stats_match_reference) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
         "{\"id\":2,\"name\":\"l\",\"required\":false,\"type\":\"long\"},"
@@ -549,7 +542,7 @@ TEST(test_numeric_page_stats_match_reference) {
  * index without a lookup, and every value reads back as written, from batches of 1 to
  * 3,000 rows. */
 TEST(test_dict_runs_read_back) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"i\",\"required\":false,\"type\":\"int\"},"
         "{\"id\":2,\"name\":\"l\",\"required\":true,\"type\":\"long\"},"
@@ -632,7 +625,7 @@ TEST(test_dict_runs_read_back) {
  * the next pages. Levels from a few bytes (no nulls) to kilobytes (random nulls, lists),
  * with and without compression: every value, null and list comes back. */
 TEST(test_plain_pages_levels_in_place) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
         "{\"id\":2,\"name\":\"t\",\"required\":false,\"type\":{\"type\":\"list\","
@@ -756,7 +749,7 @@ static void metrics_equal(const floe_pq_file_info *a, const floe_pq_file_info *b
 }
 
 TEST(test_carried_pages_match_reencoded) {
-    floe_schema *s = schema_of(
+    floe_schema *s = harness_schema_of(
         "{\"type\":\"struct\",\"schema-id\":0,\"fields\":["
         "{\"id\":1,\"name\":\"s\",\"required\":false,\"type\":\"string\"},"
         "{\"id\":2,\"name\":\"u\",\"required\":false,\"type\":\"uuid\"},"

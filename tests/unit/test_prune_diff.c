@@ -69,8 +69,6 @@ typedef struct table_run {
     floe_arena arena;         /* values parsed for the row filter */
 } table_run;
 
-static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -104,7 +102,7 @@ static int scan_unpruned(table_run *r, const char *where, floe_buf *buf, floe_er
     if (rc < 0)
         return rc;
     floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-    rc = floe_scan_read(r->t, p, &ro, sink_buf, buf, NULL, err);
+    rc = floe_scan_read(r->t, p, &ro, harness_buf_sink, buf, NULL, err);
     floe_scan_plan_free(p);
     if (rc == 0)
         rc = floe_buf_append_byte(buf, 0);
@@ -406,7 +404,7 @@ static int read_rows(table_run *r, floe_buf **bufs, floe_error *err) {
         floe_buf *b = &(*bufs)[k];
         floe_buf_init(b, 0);
         floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-        if ((rc = floe_scan_read(r->t, &one, &ro, sink_buf, b, NULL, err)) < 0)
+        if ((rc = floe_scan_read(r->t, &one, &ro, harness_buf_sink, b, NULL, err)) < 0)
             return rc;
         REQUIRE(floe_buf_append_byte(b, 0) == 0);
         char *save = NULL;
@@ -604,7 +602,7 @@ static bool run_table(table_run *r, int nfilters, bool optional) {
             full_checked++;
             floe_buf_reset(&got);
             floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
-            REQUIRE_OK(floe_scan_read(r->t, p, &ro, sink_buf, &got, NULL, &err), err);
+            REQUIRE_OK(floe_scan_read(r->t, p, &ro, harness_buf_sink, &got, NULL, &err), err);
             REQUIRE(floe_buf_append_byte(&got, 0) == 0);
             CHECK(same_rows(r, "pruned scan", where, &got, want, nwant));
             REQUIRE_OK(scan_unpruned(r, where, &full, &err), err);

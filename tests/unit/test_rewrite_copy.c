@@ -101,8 +101,6 @@ static void append_rows(env *e, int64_t base, int n) {
     floe_buf_free(&b);
 }
 
-static int sink_buf(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 /* Physical paths of the live data files, space separated (caller frees). */
 static char *live_paths(floe_table *t, int64_t *nfiles) {
     floe_error err;
@@ -264,7 +262,8 @@ static void check_pruning(const char *path, const char *filter) {
         floe_pq_reader_set_pruning(r, false, k == 0);
         floe_buf b;
         floe_buf_init(&b, 0);
-        CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, sink_buf, &b, &rows[k], &err),
+        CHECK_OK(floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, -1, harness_buf_sink, &b, &rows[k],
+                                     &err),
                  err);
         floe_pq_reader_stats(r, &st[k]);
         floe_buf_free(&b);

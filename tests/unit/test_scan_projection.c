@@ -17,8 +17,6 @@
 #include "floe/table.h"
 #include "harness.h"
 
-static int buf_sink(void *ctx, const void *p, size_t n) { return floe_buf_append(ctx, p, n); }
-
 typedef struct rows {
     json_t **v;
     size_t n;
@@ -88,7 +86,7 @@ static int scan(floe_table *t, const char *const *columns, size_t ncolumns,
     floe_buf b;
     floe_buf_init(&b, 0);
     floe_scan_read_options ro = {.format = fmt, .limit = limit};
-    rc = floe_scan_read(t, p, &ro, buf_sink, &b, NULL, err);
+    rc = floe_scan_read(t, p, &ro, harness_buf_sink, &b, NULL, err);
     floe_scan_plan_free(p);
     out->v = NULL;
     out->n = 0;
