@@ -179,7 +179,7 @@ typedef struct floe_output_options {
     bool fsync;          /* fsync file (and directory for new files) at close; default true */
     bool no_overwrite;   /* fail with FLOE_EEXISTS if the target exists (atomic create) */
     bool direct;         /* a large output nobody reads back soon: local files write whole
-                            8 MiB blocks past the page cache (O_DIRECT) where the file
+                            1 MiB blocks past the page cache (O_DIRECT) where the file
                             system allows it, the rest through it as usual; object storage
                             ignores it. Same bytes either way. */
 } floe_output_options;

@@ -435,7 +435,7 @@ int floe_cmd_convert(int argc, char **argv) {
     /* One output at a time: the files are published and done with (nothing here reads them
      * back), so large ones need not pass through (and crowd) the page cache, and a finished
      * row group is written while the next one fills. Not with partitions: each open file
-     * would hold its own 8 MiB direct block and writer thread, and bytes handed to a thread
+     * would hold its own direct blocks (2 MiB) and writer thread, and bytes handed to a thread
      * are outside the max_buffered_bytes bound. */
     if (!o.spec) {
         o.write.output.direct = true;

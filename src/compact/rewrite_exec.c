@@ -408,7 +408,7 @@ static int writer_open(group_run *gr, out_writer *ow, floe_error *err) {
     floe_pq_write_options wo = x->wo;
     wo.target_file_size = gr->g->max_output_file_size;
     /* a group routed to several partitions keeps up to ROUTE_MAX_OPEN files open: no
-     * 8 MiB direct block for each */
+     * 2 MiB of direct blocks for each */
     if (gr->route)
         wo.output.direct = false;
     FLOE_CHECK(floe_pq_writer_open(floe_table_io(gr->x->t), ow->phys, x->p->priv->schema, &wo, &ow->w, err));

@@ -10,6 +10,14 @@
 #include "io_faults.h"
 #include "s3_internal.h"
 
+/* Direct local outputs (floe_output_options.direct): bytes per O_DIRECT write. Two such
+ * blocks share one 2 MiB huge page, the output's only fresh memory: 8 MiB blocks were
+ * 16 MiB of it, zeroed by the kernel on first touch (on this host ~1 ms of CPU per MiB
+ * when the page comes back from the hypervisor), and a single-row-group file waited for
+ * its first 8 MiB to be copied before the device wrote a byte, and for up to 8 MiB more
+ * through the page cache at fsync; this device writes 1 MiB O_DIRECT blocks as fast. */
+#define FLOE_IO_DIRECT_BLOCK ((size_t)1 << 20)
+
 /* The operations of one backend. Objects are the backend's own (void * here); every
  * function has the contract of the public function of the same name in floe/io.h. */
 typedef struct floe_io_backend {

@@ -12,6 +12,7 @@
 #include "floe/io.h"
 #include "harness.h"
 #include "io/io_faults.h"
+#include "io/io_internal.h"
 
 static int count_entries(void *ctx, const floe_io_entry *e) {
     (void)e;
@@ -218,13 +219,13 @@ static void check_bytes(const char *uri, const uint8_t *pat, size_t len) {
     free(got);
 }
 
-/* A direct output holds the same bytes as a buffered one, whole 8 MiB blocks bypass the
- * page cache (where the file system takes O_DIRECT), and a small one is written as usual. */
+/* A direct output holds the same bytes as a buffered one, whole blocks bypass the page
+ * cache (where the file system takes O_DIRECT), and a small one is written as usual. */
 TEST(test_direct_output) {
     floe_error err;
     floe_error_clear(&err);
     const char *dir = harness_tmpdir();
-    const size_t block = (size_t)8 << 20, len = 2 * block + 777777;
+    const size_t block = FLOE_IO_DIRECT_BLOCK, len = 2 * block + 777777 % block;
     uint8_t *pat = malloc(len);
     REQUIRE(pat != NULL);
     floe_output_options direct = {.fsync = true, .direct = true};
@@ -273,16 +274,17 @@ TEST(test_direct_output_write_fault) {
     floe_error_clear(&err);
     const char *dir = harness_tmpdir();
     char *uri = floe_asprintf("%s/x.parquet", dir);
-    size_t len = (size_t)20 << 20;
+    const size_t block = FLOE_IO_DIRECT_BLOCK, piece = block + block / 8;
+    size_t len = 3 * piece;
     uint8_t *p = calloc(1, len);
     REQUIRE(p != NULL);
     floe_output_options direct = {.fsync = true, .direct = true};
     floe_output *o;
     REQUIRE_OK(floe_output_open(NULL, uri, &direct, &o, &err), err);
     floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 2, ENOSPC);
-    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 1 */
-    CHECK_OK(floe_output_write(o, p, (size_t)9 << 20, &err), err); /* block 2: fails */
-    CHECK_EQ_INT(floe_output_write(o, p, (size_t)9 << 20, &err), FLOE_ENOSPACE);
+    CHECK_OK(floe_output_write(o, p, piece, &err), err); /* block 1 */
+    CHECK_OK(floe_output_write(o, p, piece, &err), err); /* block 2: fails */
+    CHECK_EQ_INT(floe_output_write(o, p, piece, &err), FLOE_ENOSPACE);
     CHECK(strstr(err.msg, "x.parquet") != NULL);
     floe_io_fault_clear(NULL);
     floe_output_abort(o);
@@ -293,7 +295,7 @@ TEST(test_direct_output_write_fault) {
     /* the failure of the last full block surfaces at close, and nothing is published */
     REQUIRE_OK(floe_output_open(NULL, uri, &direct, &o, &err), err);
     floe_io_fault_inject(NULL, FLOE_IO_FAULT_WRITE, 1, EIO);
-    CHECK_OK(floe_output_write(o, p, (size_t)8 << 20, &err), err);
+    CHECK_OK(floe_output_write(o, p, block, &err), err);
     CHECK_EQ_INT(floe_output_close(o, &err), FLOE_EIO);
     CHECK(strstr(err.msg, "x.parquet") != NULL);
     floe_io_fault_clear(NULL);
@@ -311,7 +313,7 @@ TEST(test_direct_output_refused_write) {
     floe_error err;
     floe_error_clear(&err);
     const char *dir = harness_tmpdir();
-    const size_t len = 3 * ((size_t)8 << 20) + 4321;
+    const size_t len = 3 * FLOE_IO_DIRECT_BLOCK + 4321;
     uint8_t *pat = malloc(len);
     REQUIRE(pat != NULL);
     char *uri = floe_asprintf("%s/refused.bin", dir);
