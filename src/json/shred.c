@@ -1069,6 +1069,11 @@ static bool duplicate_in_object(floe_shredder *sh, const uint8_t *obj, const sno
     return true;
 }
 
+/* Kids tried by their quoted name from the one expected next on, before a key is scanned
+ * and looked up: wide sparse records (125 fields, ~23 present in order) skip ~5 on
+ * average, so most keys are found in the first few words compared. */
+#define KEY_LOOKAHEAD 8u
+
 static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_t rep) {
     const uint8_t *p = *pp, *end = sh->end;
     int rc;
@@ -1092,13 +1097,24 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
             int k;
             if (p >= end || *p != '"')
                 return malformed(sh, p, "expected '\"' to start an object key");
-            const snode *gk = st->guess < st->nkids ? &st->kids[st->guess] : NULL;
-            if (gk && gk->qmask[0] && end - p > 16 && quoted_key_is(gk, p + 1)) {
-                /* the key expected next, closing quote included: no scan, no lookup */
-                k = (int)st->guess++;
+            /* the key expected next, or one of the few after it (a sparse record skips
+             * fields but keeps the schema's order), closing quote included: no scan, no
+             * lookup */
+            k = -1;
+            if (end - p > 16) {
+                uint32_t g = st->guess, lim = g + KEY_LOOKAHEAD < st->nkids ? g + KEY_LOOKAHEAD
+                                                                           : st->nkids;
+                for (; g < lim; g++)
+                    if (st->kids[g].qmask[0] && quoted_key_is(&st->kids[g], p + 1)) {
+                        k = (int)g;
+                        st->guess = g + 1;
+                        break;
+                    }
+            }
+            if (k >= 0) {
                 s = p + 1;
-                klen = gk->nlen;
-                p += gk->nlen + 2;
+                klen = st->kids[k].nlen;
+                p += klen + 2;
             } else {
                 bool esc;
                 if ((rc = scan_string(sh, &p, &s, &klen, &esc)) != 0)
@@ -1186,6 +1202,17 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
                 char path[256];
                 return rej(sh, FLOE_REJECT_MISSING, NULL, "missing required field '%s'",
                            path_of(kid, path, sizeof path));
+            }
+            if (kid->nleaf == 1) { /* a leaf (most absent fields of a sparse record): inline */
+                floe_colbuf *c = &sh->cols[kid->leaf0];
+                if (c->nlevels < c->levels_cap) {
+                    if (c->max_def > 0)
+                        c->def[c->nlevels] = (int16_t)(kid->def - 1);
+                    if (c->max_rep > 0)
+                        c->rep[c->nlevels] = rep;
+                    c->nlevels++;
+                    continue;
+                }
             }
             if ((rc = emit_null(sh, kid, (int16_t)(kid->def - 1), rep)) < 0)
                 return rc;

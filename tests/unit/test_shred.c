@@ -156,6 +156,114 @@ TEST(test_flat) {
     fx_close(&fx);
 }
 
+/* Sparse records: keys a few or many fields apart, in the schema's order or not, a key
+ * that is another's prefix or whose first 8 bytes are another's name, a name longer than
+ * 15 bytes (never matched by its quoted words), an escaped key, a struct with two leaves
+ * absent, and a repeated key after a skip: every field lands in its own column, absent
+ * ones are null. Checked against what each record holds, over 3,000 random records. */
+#define SPARSE_N 40
+TEST(test_sparse_keys) {
+    char schema[8192], name[SPARSE_N][40];
+    size_t len = (size_t)snprintf(schema, sizeof schema, "{\"type\":\"struct\",\"fields\":[");
+    for (int i = 0; i < SPARSE_N; i++) {
+        if (i == 7)
+            snprintf(name[i], sizeof name[i], "f06"); /* a prefix of field 6's name */
+        else if (i == 9)
+            snprintf(name[i], sizeof name[i], "f08_long_x"); /* field 8's name, longer */
+        else if (i == 11)
+            snprintf(name[i], sizeof name[i], "a_rather_long_field_%02d", i);
+        else
+            snprintf(name[i], sizeof name[i], "f%02d_long", i);
+        len += (size_t)snprintf(schema + len, sizeof schema - len,
+                                "%s{\"id\":%d,\"name\":\"%s\",\"required\":false,\"type\":\"long\"}",
+                                i ? "," : "", i + 1, name[i]);
+    }
+    snprintf(schema + len, sizeof schema - len,
+             ",{\"id\":100,\"name\":\"s\",\"required\":false,\"type\":{\"type\":\"struct\","
+             "\"fields\":[{\"id\":101,\"name\":\"x\",\"required\":false,\"type\":\"long\"},"
+             "{\"id\":102,\"name\":\"y\",\"required\":false,\"type\":\"long\"}]}}]}");
+    fixture fx;
+    REQUIRE(fx_open(&fx, schema, NULL));
+    uint64_t seed = 0x5eed;
+    enum { NREC = 3000 };
+    static bool has[NREC][SPARSE_N + 1];
+    static int64_t val[NREC][SPARSE_N + 1];
+    floe_buf text;
+    floe_buf_init(&text, 0);
+    for (int r = 0; r < NREC; r++) {
+        int order[SPARSE_N + 1], n = 0;
+        int density = 1 + (int)(harness_xorshift64(&seed) % 8); /* 1 in 1..8 fields present */
+        for (int i = 0; i <= SPARSE_N; i++) {
+            has[r][i] = harness_xorshift64(&seed) % (uint64_t)density == 0;
+            val[r][i] = (int64_t)(harness_xorshift64(&seed) % 2000000) - 1000000;
+            if (has[r][i])
+                order[n++] = i;
+        }
+        if (r % 5 == 4) /* some records out of the schema's order */
+            for (int i = n - 1; i > 0; i--) {
+                int j = (int)(harness_xorshift64(&seed) % (uint64_t)(i + 1)), t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+        char line[4096];
+        size_t l = (size_t)snprintf(line, sizeof line, "{");
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            const char *sep = k ? (r % 7 == 3 ? " , " : ",") : "";
+            if (i == SPARSE_N)
+                l += (size_t)snprintf(line + l, sizeof line - l, "%s\"s\":{\"x\":%lld,\"y\":1}",
+                                      sep, (long long)val[r][i]);
+            else if (i == 3 && r % 3 == 0) /* "f03_long" with its 'f' escaped */
+                l += (size_t)snprintf(line + l, sizeof line - l, "%s\"\\u0066%s\":%lld", sep,
+                                      name[i] + 1, (long long)val[r][i]);
+            else
+                l += (size_t)snprintf(line + l, sizeof line - l, "%s\"%s\":%lld", sep, name[i],
+                                      (long long)val[r][i]);
+        }
+        l += (size_t)snprintf(line + l, sizeof line - l, "}\n");
+        REQUIRE(floe_buf_append(&text, line, l) == 0);
+    }
+    /* a field repeated after a skip is a duplicate, wherever it was first seen */
+    const char *dup = "{\"f00_long\":1,\"f05_long\":2,\"f00_long\":3}\n"
+                      "{\"f02_long\":1,\"f09_long\":2,\"f03_long\":3,\"f09_long\":4}\n";
+    REQUIRE(floe_buf_append(&text, dup, strlen(dup)) == 0);
+    REQUIRE(floe_buf_append(&text, "", 1) == 0); /* NUL for fx_feed */
+    REQUIRE(fx_feed(&fx, (const char *)text.data) == 0);
+    CHECK_EQ_INT(fx.batch.nrows, NREC);
+    CHECK_EQ_INT(fx.rej.n, 2);
+    CHECK_EQ_INT(fx.rej.r[0].reason, FLOE_REJECT_DUPLICATE_KEY);
+    CHECK_EQ_INT(fx.rej.r[1].reason, FLOE_REJECT_DUPLICATE_KEY);
+    int bad = 0;
+    for (int i = 0; i <= SPARSE_N && bad < 5; i++) {
+        char path[48];
+        snprintf(path, sizeof path, "%s", i == SPARSE_N ? "s.x" : name[i]);
+        const floe_colbuf *c = col(&fx, path);
+        REQUIRE(c != NULL);
+        CHECK_EQ_INT(c->nlevels, NREC);
+        size_t v = 0;
+        for (int r = 0; r < NREC && (size_t)r < c->nlevels && bad < 5; r++) {
+            int want = has[r][i] ? c->max_def : 0;
+            if (c->def[r] != want || (has[r][i] && i64_at(c, v) != val[r][i])) {
+                harness_fail(__FILE__, __LINE__, "record %d field %s: def %d value %lld, want %d %lld",
+                             r, path, c->def[r], has[r][i] ? (long long)i64_at(c, v) : 0LL, want,
+                             (long long)val[r][i]);
+                bad++;
+            }
+            if (has[r][i])
+                v++;
+        }
+    }
+    const floe_colbuf *y = col(&fx, "s.y");
+    REQUIRE(y != NULL);
+    for (int r = 0; r < NREC && (size_t)r < y->nlevels; r++)
+        if (y->def[r] != (has[r][SPARSE_N] ? y->max_def : 0)) {
+            harness_fail(__FILE__, __LINE__, "record %d: s.y def %d", r, y->def[r]);
+            break;
+        }
+    floe_buf_free(&text);
+    fx_close(&fx);
+}
+
 /* Hand-computed Dremel levels for nested lists, maps and optional structs. */
 TEST(test_levels_nested) {
     const char *js = SCHEMA(
@@ -1250,6 +1358,7 @@ TEST(test_take_kept) {
 int main(void) {
     RUN(test_flat);
     RUN(test_take_kept);
+    RUN(test_sparse_keys);
     RUN(test_levels_nested);
     RUN(test_reject_reasons);
     RUN(test_coerce_integers);
