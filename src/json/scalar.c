@@ -202,6 +202,85 @@ static int slow_parse(const floe_jnum *n, locale_t loc, bool single, double *out
     return FLOE_SC_OK;
 }
 
+/* Eisel-Lemire (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021): w * 10^q,
+ * w != 0, correctly rounded to a double from one or two 64 x 64-bit products of w
+ * (normalised) and a 128-bit approximation of 5^q (floe_pow5_128,
+ * scripts/gen_pow5_table.py); the power of two comes from q's binary logarithm. The
+ * product's low bits tell whether the approximation's error could reach the rounding
+ * bit: then the second word refines it, and where even that cannot decide (its low word
+ * all ones, outside the exponents where the table is exact enough) false: strtod
+ * decides. Exact halfway cases (ties to even) only occur for q in -4..23 and are caught
+ * there. Overflow gives an infinity, underflow a zero or a subnormal. */
+#define POW5_QMIN (-342)
+#define POW5_QMAX 308
+extern const uint64_t floe_pow5_128[POW5_QMAX - POW5_QMIN + 1][2];
+
+static bool eisel_lemire(uint64_t w, int64_t q, double *out) {
+    if (q < POW5_QMIN) { /* below 2^64 * 10^-343, under half the least subnormal */
+        *out = 0.0;
+        return true;
+    }
+    if (q > POW5_QMAX) { /* at least 10^309 */
+        *out = INFINITY;
+        return true;
+    }
+    int lz = __builtin_clzll(w);
+    w <<= lz;
+    const uint64_t *t = floe_pow5_128[q - POW5_QMIN];
+    floe_u128 prod = (floe_u128)w * t[0];
+    uint64_t hi = (uint64_t)(prod >> 64), lo = (uint64_t)prod;
+    if ((hi & 0x1FF) == 0x1FF) { /* the bits below the 55 kept are all ones: refine */
+        uint64_t hi2 = (uint64_t)(((floe_u128)w * t[1]) >> 64);
+        lo += hi2;
+        if (lo < hi2)
+            hi++;
+    }
+    if (lo == UINT64_MAX && (q < -27 || q > 55))
+        return false;
+    int upper = (int)(hi >> 63);
+    uint64_t mant = hi >> (upper + 9);
+    /* floor(q * log2(10)) as floor(q * 217706 / 2^16), exact for |q| <= 1650 */
+    int64_t l2 = q >= 0 ? (q * 217706) >> 16 : -((-q * 217706 + 65535) >> 16);
+    int64_t e2 = l2 + 63 + upper - lz + 1023; /* the biased exponent */
+    uint64_t bits;
+    if (e2 <= 0) { /* subnormal, or zero */
+        if (-e2 + 1 >= 64) {
+            *out = 0.0;
+            return true;
+        }
+        mant >>= -e2 + 1;
+        mant += mant & 1;
+        mant >>= 1;
+        /* rounding up to 2^52 makes it the least normal: exponent field 1, same bits */
+        bits = mant | (mant < (1ull << 52) ? 0 : 1ull << 52);
+        memcpy(out, &bits, sizeof bits);
+        return true;
+    }
+    if (lo <= 1 && q >= -4 && q <= 23 && (mant & 3) == 1 && (mant << (upper + 9)) == hi)
+        mant &= ~(uint64_t)1; /* exactly halfway: to even, not up */
+    mant += mant & 1;
+    mant >>= 1;
+    if (mant >= (2ull << 52)) { /* rounded up to the next power of two */
+        mant = 1ull << 52;
+        e2++;
+    }
+    if (e2 >= 0x7FF) {
+        *out = INFINITY;
+        return true;
+    }
+    bits = (uint64_t)e2 << 52 | (mant & ((1ull << 52) - 1));
+    memcpy(out, &bits, sizeof bits);
+    return true;
+}
+
+/* *out = +-v, or FLOE_SC_RANGE for an infinity (as strtod's overflow). */
+static int signed_double(const floe_jnum *n, double v, double *out) {
+    if (isinf(v))
+        return FLOE_SC_RANGE;
+    *out = n->neg ? -v : v;
+    return FLOE_SC_OK;
+}
+
 int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
     /* The exact fast path (floe_jnum_to_double_fast) on the digits as written (leading
      * and trailing zeros kept): mant and 10^|e| are exact doubles, so the one multiplication or division rounds
@@ -209,22 +288,24 @@ int floe_jnum_to_double(const floe_jnum *n, locale_t loc, double *out) {
      * (both correctly rounded) would give. */
     if (floe_jnum_to_double_fast(n, out))
         return FLOE_SC_OK;
+    double v;
+    /* at most 19 digits as written (JavaScript's 16-17 significant ones, mostly) */
+    if (n->mant_ok && n->mant && eisel_lemire(n->mant, n->exp - (int64_t)n->n_frac, &v))
+        return signed_double(n, v, out);
     numdigits d;
     normalize(n, &d);
     if (!d.count) {
         *out = n->neg ? -0.0 : 0.0;
         return FLOE_SC_OK;
     }
-    if (d.count <= 15 && d.e10 >= -22 && d.e10 <= 22) {
+    if (d.count <= 19) { /* leading or trailing zeros made it longer */
         uint64_t m = 0;
         for (size_t i = 0; i < d.count; i++)
             m = m * 10 + (uint64_t)digit_at(n, d.lo + i);
-        double v = (double)m; /* exact: m < 2^53 */
-        v = d.e10 >= 0 ? v * floe_pow10_exact[d.e10] : v / floe_pow10_exact[-d.e10];
-        *out = n->neg ? -v : v;
-        return FLOE_SC_OK;
+        if (eisel_lemire(m, d.e10, &v))
+            return signed_double(n, v, out);
     }
-    return slow_parse(n, loc, false, out);
+    return slow_parse(n, loc, false, out); /* more than 19 digits, or undecided */
 }
 
 int floe_jnum_to_float(const floe_jnum *n, locale_t loc, float *out) {

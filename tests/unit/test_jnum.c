@@ -4,6 +4,10 @@
  * floe_jnum_to_double (its inline exact path, floe_jnum_to_double_fast, then the others)
  * and floe_jnum_to_float against strtod / strtof in the C locale, bit for bit.
  *
+ * test_to_double_long: the digits real producers print (15-17 significant digits from
+ * random bit patterns, subnormals, near and exact midpoints), which the Eisel-Lemire
+ * path converts.
+ *
  * Inputs: hand-picked edge cases, then random tokens (digit runs of 0-30 around the
  * 8-byte word, signs, fractions, exponents, junk bytes, bytes with the high bit set)
  * placed so that the token ends at every distance from the end of the readable bytes
@@ -294,10 +298,86 @@ TEST(test_to_double) {
     freelocale(c);
 }
 
+/* The digits of real producers: doubles printed with 15-17 significant digits (what
+ * JavaScript's JSON.stringify and most others print: the shortest that reads back,
+ * mostly 16-17), in exponent and plain form, normal and subnormal, from random bit
+ * patterns; values a hair either side of the midpoint between two neighbouring doubles;
+ * exact midpoints (ties to even) as integers and as decimals with a few fraction digits.
+ * The Eisel-Lemire path of floe_jnum_to_double takes all that have at most 19 significant
+ * digits: each against strtod, bit for bit. */
+TEST(test_to_double_long) {
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    REQUIRE(c != (locale_t)0);
+    static const char *cases[] = {
+        "0.1", "0.30000000000000004", "4.9406564584124654e-324", "9.8813129168249309e-324",
+        "2.2250738585072009e-308", "2.2250738585072014e-308", "2.225073858507201e-308",
+        "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
+        "9007199254740993", "9007199254740995", "18014398509481990", "18014398509481986",
+        "1152921504606846977", "1152921504606846975", "0.0046062666305103726",
+        "-73.015541000000004", "1e-343", "9999999999999999999e-343", "1e308", "1e-342",
+        "7.2057594037927933e16", "4.4501477170144023e-308", "3.0517578125e-05",
+        "8.98846567431158e307", "1.0000000000000002", "0.9999999999999999",
+    };
+    int fails = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        fails += conv_one(cases[i], c);
+    long r = rounds();
+    char t[128];
+    for (long i = 0; i < r && fails < 5; i++) {
+        uint64_t bits = harness_rnd();
+        if (harness_rndn(8) == 0)
+            bits &= 0x800FFFFFFFFFFFFFull; /* subnormal */
+        else if (harness_rndn(2))
+            bits = (bits & 0x800FFFFFFFFFFFFFull) | (uint64_t)(1023 - 40 + harness_rndn(80)) << 52;
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        if (!isfinite(d))
+            continue;
+        int digits = 15 + (int)harness_rndn(3);
+        snprintf(t, sizeof t, "%.*g", digits, d);
+        fails += conv_one(t, c);
+        if (fabs(d) >= 1e-7 && fabs(d) < 1e21) { /* plain form, as JavaScript prints these */
+            int ex = (int)floor(log10(fabs(d)));
+            snprintf(t, sizeof t, "%.*f", digits - 1 - ex > 0 ? digits - 1 - ex : 0, d);
+            fails += conv_one(t, c);
+        }
+        /* the midpoint with its successor, exact in long double (64-bit mantissa), printed
+         * with 17-19 significant digits: just below, at or above it */
+        double nx = nextafter(d, INFINITY);
+        if (isfinite(nx) && d != 0) {
+            long double mid = ((long double)d + (long double)nx) / 2;
+            snprintf(t, sizeof t, "%.*Le", 16 + (int)harness_rndn(3), mid);
+            fails += conv_one(t, c);
+        }
+    }
+    /* exact midpoints: an odd 54-bit integer lies halfway between two doubles (spaced 2
+     * apart), so does it times 2^k, and divided by 2^j it is a decimal of j digits */
+    for (long i = 0; i < r / 8 && fails < 5; i++) {
+        uint64_t n = ((1ull << 53) | (harness_rnd() & ((1ull << 53) - 1))) | 1;
+        unsigned k = harness_rndn(10);
+        if (harness_rndn(2) && (n << k) < 10000000000000000000ull) {
+            snprintf(t, sizeof t, "%llu", (unsigned long long)(n << k));
+        } else {
+            unsigned j = 1 + harness_rndn(3);
+            /* n / 2^j = n * 5^j / 10^j */
+            uint64_t v = n;
+            for (unsigned q = 0; q < j; q++)
+                v *= 5;
+            int len = snprintf(t, sizeof t, "%llu", (unsigned long long)v);
+            memmove(t + len - j + 1, t + len - j, j + 1);
+            t[len - j] = '.';
+        }
+        fails += conv_one(t, c);
+    }
+    CHECK(fails == 0);
+    freelocale(c);
+}
+
 int main(void) {
     harness_rng_seed(0x9E3779B97F4A7C15ull);
     RUN(test_scan_edges);
     RUN(test_scan_random);
     RUN(test_to_double);
+    RUN(test_to_double_long);
     return harness_finish();
 }
