@@ -11,8 +11,9 @@
  * file. Nothing here is durable: Kafka is the log, the table's offsets say where to
  * resume; the spools' bytes are the buffered memory that max_buffered_bytes bounds.
  *
- * Commit of a table (its spool reached commit_bytes, or its oldest record commit_interval,
- * or a rebalance revokes partitions, or the server flushes or stops): the spool goes
+ * Commit of a table (its interval's first record is commit_interval old, or a rebalance
+ * revokes partitions, or the server flushes or stops, or the interval holds commit_bytes
+ * when that is set: no default), see "Staging" below for what an interval is: the spool goes
  * through the convert pipeline (floe/convert.h: the shredder, partitioned routing, large
  * Snappy Parquet files) exactly as landing compaction does (compactor.c's srv_job_table
  * and srv_files), the rejected records are written to the quarantine with their topic,
@@ -71,12 +72,35 @@
  * revoked partition's batch is committed while the partition is still this consumer's,
  * or dropped, before the callback returns; at max_buffered_bytes the consumer waits too.
  *
- * The quarantine of a topic-partition's batch is one file, named by the offset of the
- * batch's first message and the batch's id (two groups' names, which can read the same
- * with '-' in a group id or a topic, never meet), published only once the batch is
- * committed: written under a pending name carrying the batch's id (which the commit also
- * writes, per partition, as floe.kafka-batch.<group>.<topic>.<partition>) and the offset
- * its fence expects, and renamed after the commit. A fenced or failed commit deletes its
+ * Staging (one snapshot per table per interval, within the memory budget): a table's
+ * uncommitted content is its interval: staged segments (batches already converted into
+ * data files, their spool freed), the sealed batch and the open batch. The open batch is
+ * sealed for memory when it holds half of max_buffered_bytes or the source holds all of
+ * it; when the table's commit is not due then and its commits are not failing
+ * (failures == 0), the sealed batch is a stage job (kf_batch.stage), dispatched like a
+ * commit: commit_batch converts it (ahead or not) and writes its rejects into pending
+ * quarantine files named with the interval's id and expected offsets, and appends
+ * nothing; finish() moves its files, partition offsets and pending files to the table's
+ * staged list and frees its spool. The commit of the interval (a commit job) takes the
+ * staged segments (interval_take), converts the last sealed batch (perhaps empty) and
+ * appends every segment's files with its own in ONE append, with for each partition the
+ * fence's expected offset (the same in every segment: nothing of the table commits within
+ * an interval), its first segment's first offset, its last segment's next offset and
+ * floor, and the interval's id as the batch id; committed, every segment's pending
+ * quarantine file is published. Fenced or of unknown outcome, the whole interval is
+ * dropped (its staged files deleted unless the outcome is unknown) and consumed again;
+ * failed, kept and retried. A failing table stages nothing: its open batch grows to half
+ * the budget, then its partitions pause, as above. A crash leaves the interval's staged
+ * files in the table's location, in no snapshot (orphans, which floe orphans removes),
+ * and its pending quarantine files, settled as below.
+ *
+ * The quarantine of a topic-partition's batch (or staged segment) is one file, named by
+ * the offset of the batch's first message and its interval's id (two groups' names,
+ * which can read the same with '-' in a group id or a topic, never meet), published only
+ * once the interval is committed: written under a pending name carrying the interval's id
+ * (which the commit also writes, per partition, as
+ * floe.kafka-batch.<group>.<topic>.<partition>) and the offset its fence expects, and
+ * renamed after the commit. A fenced or failed commit deletes its
  * pending files; one that outlives its writer (a crash between commit and rename, or an
  * unknown outcome) is settled from the table before the partition is consumed or
  * committed again: the table names its batch = published; the table's offset is past
@@ -162,6 +186,13 @@ typedef struct kf_table {
     size_t spare_cap;
     struct kf_ahead *ahead; /* the open batch converting while it is taken, or NULL */
     bool ahead_tried;       /* one was started for the open batch (not again) */
+    /* the interval (see "Staging" at the top): its staged segments, converted and not
+     * yet committed, its id and when its first record arrived */
+    struct kf_batch **staged;
+    size_t nstaged, staged_cap;
+    int64_t staged_bytes;   /* their input bytes */
+    char iid[37];           /* "" = no interval sealed from yet */
+    int64_t interval_ns;    /* its first staged segment's first record (0 = none staged) */
 } kf_table;
 
 /* Tables one source may route to by a field; records naming more go to the quarantine. */
@@ -172,7 +203,8 @@ typedef struct kf_pt {
     uint32_t tbl;           /* index into srv_kafka.tables */
     int64_t first;          /* offset of the open batch's first message taken into the
                                table (-1: none since the table's last seal) */
-    int64_t sealed_first;   /* the same of the table's sealed batch (-1: none) */
+    int64_t sealed_first;   /* the same of the table's staged segments and sealed batch
+                               (-1: none) */
     int64_t committed;      /* the table's offset of the partition (-1: none) */
     int64_t bytes;          /* spool bytes of the batch from this partition */
 } kf_pt;
@@ -235,8 +267,8 @@ typedef struct srv_kafka {
 
     _Atomic uint64_t consumed, committed_rows, quarantined, commits, commit_failures,
         fenced, rebalances, commit_us, revoked_dropped, skipped, pauses, pipelined, overlapped,
-        ahead, refused;
-    _Atomic int64_t buffered, buffered_peak, paused_parts;
+        ahead, refused, staged_segments;
+    _Atomic int64_t buffered, buffered_peak, paused_parts, staged_bytes;
 } srv_kafka;
 
 /* A partition's share of a sealed batch, as it was when the batch was sealed. */
@@ -248,6 +280,17 @@ typedef struct kf_bpart {
                                table's offset once the batch is committed */
     int64_t floor;          /* routed by a field: part_floor at the seal */
 } kf_bpart;
+
+/* A batch's pending quarantine file of one partition: published after the commit. */
+typedef struct kf_qfile {
+    char *tmp, *final;
+    int64_t n;
+} kf_qfile;
+
+typedef struct kf_qfiles {
+    kf_qfile *f;
+    size_t n;
+} kf_qfiles;
 
 /* A table's batch sealed for its commit (see "Pipelining" at the top): the spool and each
  * partition's offsets as they were at the seal; messages taken after it go to the table's
@@ -268,6 +311,25 @@ typedef struct kf_batch {
     kf_bpart *bp;
     size_t n;
     struct kf_ahead *ahead; /* its conversion so far (the open batch's, see kf_ahead) */
+    char iid[37];           /* its interval's id: its quarantine's, the commit's batch id */
+    bool stage;             /* a stage job: converted, its rejects pending, not appended */
+    /* a commit job: the interval's staged segments (committed with it, in one append),
+     * and each partition's share of the whole interval (first: its first segment's,
+     * next and floor: its last's; expect: the same in all of them) */
+    struct kf_batch **segs;
+    size_t nsegs;
+    kf_part **ups;
+    kf_bpart *ubp;
+    size_t un;
+    bool mismatch;          /* segments expecting different offsets (never: nothing of
+                               the table commits within an interval) */
+    bool files_kept;        /* the commit's outcome is unknown: the files stay */
+    /* staged (a stage job done; its spool freed): its files, their job settings, its
+     * pending quarantine files, its rows and input bytes */
+    srv_job_table sjt;
+    srv_files sfc;
+    kf_qfiles sqf;
+    int64_t rows, in_bytes;
     int rc;                 /* the commit's outcome (commit_batch) */
     bool refused;           /* the table registers a group whose keys can be ours */
     floe_error err;
@@ -675,7 +737,8 @@ static int group_conflict(const srv_kafka *k, const char *table, const floe_tabl
  * A batch's rejects are written, per partition, to
  *     <quarantine>/<table>/.kafka-<group>/<topic>+<partition>+<first>+<start>+<batch>.ndjson
  * (first: the batch's first offset, which names the published file; start: the table's
- * offset the batch's fence expects; batch: the id its commit writes to batch_key), and
+ * offset the batch's fence expects; batch: the id of its interval, which the interval's
+ * commit writes to batch_key: a staged segment's file carries it too), and
  * renamed to <quarantine>/<table>/kafka-<group>-<topic>-<partition>-<first>-<batch>.ndjson
  * only once the commit succeeded (the batch's id, a random UUID, keeps apart the names of
  * two groups that read the same, such as group a-b's topic c and group a's topic b-c;
@@ -997,25 +1060,58 @@ static void qrecs_free(kf_qrec *q, size_t n) {
     }
 }
 
-/* Frees sealed batch b (not committing) and the memory it held; its line array is kept
- * for the table's next batch. */
-static void batch_free(srv_kafka *k, kf_batch *b) {
-    if (!b)
-        return;
+static void qfiles_free(kf_qfiles *q, bool keep);
+
+/* Frees the spool of batch b and the memory it held (a staged batch keeps its files
+ * only); its line array is kept for the table's next batch. */
+static void batch_unspool(srv_kafka *k, kf_batch *b) {
     kf_table *t = &k->tables[b->tbl];
-    ahead_free(k, b->ahead, true); /* not committed: its files go */
-    b->ahead = NULL;
     if (b->fd >= 0)
         close(b->fd);
+    b->fd = -1;
     atomic_fetch_sub(&k->buffered, b->bytes + b->qbytes);
+    b->bytes = b->qbytes = 0;
     if (!t->spare_lines && b->lines) {
         t->spare_lines = b->lines;
         t->spare_cap = b->lines_cap;
     } else {
         floe_free(b->lines);
     }
+    b->lines = NULL;
+    b->nlines = b->lines_cap = 0;
     qrecs_free(b->qrecs, b->nq);
     floe_free(b->qrecs);
+    b->qrecs = NULL;
+    b->nq = 0;
+}
+
+static void batch_free(srv_kafka *k, kf_batch *b);
+
+/* Frees staged segment s: its files and pending quarantine files are deleted (never
+ * committed) unless keep (committed, or of unknown outcome: settle() decides). */
+static void staged_free(srv_kafka *k, kf_batch *s, bool keep) {
+    if (!keep)
+        srv_files_delete(k->s->cfg.io, &s->sfc);
+    qfiles_free(&s->sqf, keep);
+    atomic_fetch_sub(&k->staged_bytes, s->in_bytes);
+    batch_free(k, s);
+}
+
+/* Frees sealed batch b (not committing) and the memory it held, with the staged segments
+ * of its interval it commits (their files deleted unless the outcome is unknown). */
+static void batch_free(srv_kafka *k, kf_batch *b) {
+    if (!b)
+        return;
+    ahead_free(k, b->ahead, true); /* not committed: its files go */
+    b->ahead = NULL;
+    batch_unspool(k, b);
+    for (size_t i = 0; i < b->nsegs; i++)
+        staged_free(k, b->segs[i], b->files_kept);
+    srv_files_free(&b->sfc);
+    srv_job_table_free(&b->sjt);
+    floe_free(b->segs);
+    floe_free(b->ups);
+    floe_free(b->ubp);
     floe_free(b->ps);
     floe_free(b->bp);
     floe_free(b->table);
@@ -1026,18 +1122,27 @@ static void batch_free(srv_kafka *k, kf_batch *b) {
 static void batch_reset(srv_kafka *k, uint32_t ti) {
     kf_table *t = &k->tables[ti];
     bool drop_sealed = t->sealed && t->sealed != k->inflight;
+    bool drop_staged = drop_sealed || !t->sealed; /* sealed_first: staged and sealed */
     for (size_t i = 0; i < k->nparts; i++) {
         kf_pt *pt = pt_find(k->parts[i], ti);
         if (pt) {
             pt->first = -1;
             pt->bytes = 0;
-            if (drop_sealed)
+            if (drop_staged)
                 pt->sealed_first = -1;
         }
     }
     if (drop_sealed) {
         batch_free(k, t->sealed);
         t->sealed = NULL;
+    }
+    if (!t->sealed) { /* the interval's staged segments: never committed */
+        for (size_t i = 0; i < t->nstaged; i++)
+            staged_free(k, t->staged[i], false);
+        t->nstaged = 0;
+        t->staged_bytes = 0;
+        t->iid[0] = 0;
+        t->interval_ns = 0;
     }
     ahead_free(k, t->ahead, true);
     t->ahead = NULL;
@@ -1635,14 +1740,14 @@ static int fence_check(void *ctx, const floe_table_metadata *base, floe_error *e
 }
 
 static void kafka_commit_offsets(srv_kafka *k, const kf_batch *b) {
-    if (b->n == 0)
+    if (b->un == 0)
         return;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)b->n);
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new((int)b->un);
     if (!l)
         return;
-    for (size_t i = 0; i < b->n; i++)
-        rd_kafka_topic_partition_list_add(l, b->ps[i]->topic, b->ps[i]->partition)->offset =
-            atomic_load(&b->ps[i]->committed);
+    for (size_t i = 0; i < b->un; i++)
+        rd_kafka_topic_partition_list_add(l, b->ups[i]->topic, b->ups[i]->partition)->offset =
+            atomic_load(&b->ups[i]->committed);
     /* lag monitoring only: the table holds the offsets that count */
     rd_kafka_commit(k->rk, l, 1);
     rd_kafka_topic_partition_list_destroy(l);
@@ -1722,12 +1827,57 @@ done:
     floe_free(off);
 }
 
-/* Seals table ti's open batch for its commit (*out NULL: nothing to commit): the spool,
- * its lines and rejects, and for each assigned partition holding records of it, its first
- * offset, the table's offset its fence expects, its position (the offset the commit
- * writes) and its floor, as they are now; the table starts a new open batch. Consumer
- * thread; the table has no sealed batch. */
-static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
+/* Adds partition share x of partition p to commit job b's shares of its interval. */
+static void interval_add(kf_batch *b, kf_part *p, const kf_bpart *x) {
+    for (size_t j = 0; j < b->un; j++)
+        if (b->ups[j] == p) {
+            if (b->ubp[j].expect != x->expect)
+                b->mismatch = true;
+            b->ubp[j].next = x->next;
+            b->ubp[j].floor = x->floor; /* the latest segment's: see the top */
+            return;
+        }
+    b->ups[b->un] = p;
+    b->ubp[b->un++] = *x;
+}
+
+/* Makes sealed batch b of table t the commit of its interval: it takes the table's staged
+ * segments and the interval's shares of every partition of them and of b; the table's
+ * next records start the next interval. */
+static int interval_take(kf_table *t, kf_batch *b, floe_error *err) {
+    size_t cap = b->n;
+    for (size_t i = 0; i < t->nstaged; i++)
+        cap += t->staged[i]->n;
+    if (!(b->ups = floe_calloc(cap ? cap : 1, sizeof *b->ups)) ||
+        !(b->ubp = floe_calloc(cap ? cap : 1, sizeof *b->ubp))) {
+        floe_free(b->ups);
+        b->ups = NULL;
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    }
+    b->un = 0;
+    for (size_t i = 0; i < t->nstaged; i++)
+        for (size_t j = 0; j < t->staged[i]->n; j++)
+            interval_add(b, t->staged[i]->ps[j], &t->staged[i]->bp[j]);
+    for (size_t j = 0; j < b->n; j++)
+        interval_add(b, b->ps[j], &b->bp[j]);
+    b->segs = t->staged;
+    b->nsegs = t->nstaged;
+    b->stage = false;
+    t->staged = NULL;
+    t->nstaged = t->staged_cap = 0;
+    t->staged_bytes = 0;
+    t->iid[0] = 0;
+    t->interval_ns = 0;
+    return 0;
+}
+
+/* Seals table ti's open batch (*out NULL: nothing to commit): the spool, its lines and
+ * rejects, and for each assigned partition holding records of it, its first offset, the
+ * table's offset its fence expects, its position (the offset the commit writes) and its
+ * floor, as they are now; the table starts a new open batch. stage: to be staged (see
+ * "Staging" at the top), else committed with the interval's staged segments (then sealed
+ * even when the open batch is empty). Consumer thread; the table has no sealed batch. */
+static int seal(srv_kafka *k, uint32_t ti, bool stage, kf_batch **out, floe_error *err) {
     kf_table *t = &k->tables[ti];
     *out = NULL;
     size_t n = 0;
@@ -1736,8 +1886,16 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
         if (k->parts[i]->assigned && pt && pt->first >= 0)
             n++;
     }
-    if (n == 0 && t->nlines == 0 && t->nq == 0)
+    if (n == 0 && t->nlines == 0 && t->nq == 0 && (stage || t->nstaged == 0))
         return 0;
+    if (stage && t->nstaged == t->staged_cap) { /* its place once staged (finish) */
+        size_t nc = t->staged_cap ? t->staged_cap * 2 : 8;
+        kf_batch **ns = floe_realloc(t->staged, nc * sizeof *ns);
+        if (!ns)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        t->staged = ns;
+        t->staged_cap = nc;
+    }
     FLOE_FORWARD_IF_ERROR(spool_flush(t, err));
     kf_batch *b = floe_calloc(1, sizeof *b);
     if (!b || !(b->table = floe_strdup(t->name)) ||
@@ -1752,6 +1910,11 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
     }
     b->k = k;
     b->tbl = ti;
+    b->fd = -1;
+    srv_files_init(&b->sfc, &b->sjt);
+    if (!t->iid[0])
+        floe_uuid4(t->iid);
+    memcpy(b->iid, t->iid, sizeof b->iid);
     for (size_t i = 0; i < k->nparts; i++) {
         kf_part *p = k->parts[i];
         kf_pt *pt = pt_find(p, ti);
@@ -1765,9 +1928,17 @@ static int seal(srv_kafka *k, uint32_t ti, kf_batch **out, floe_error *err) {
         x->floor = part_floor(p, ti);
         b->ps[b->n++] = p;
     }
+    if (!stage && interval_take(t, b, err) < 0) {
+        batch_free(k, b);
+        return FLOE_ENOMEM;
+    }
+    if (stage && !t->interval_ns)
+        t->interval_ns = t->first_ns;
+    b->stage = stage;
     for (size_t i = 0; i < b->n; i++) {
         kf_pt *pt = pt_find(b->ps[i], ti);
-        pt->sealed_first = pt->first;
+        if (pt->sealed_first < 0) /* else the interval's staged segments' first */
+            pt->sealed_first = pt->first;
         pt->first = -1;
         pt->bytes = 0;
     }
@@ -1816,16 +1987,6 @@ static int qitem_cmp(const void *a, const void *b) {
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* A batch's pending quarantine file of one partition: published after the commit. */
-typedef struct kf_qfile {
-    char *tmp, *final;
-    int64_t n;
-} kf_qfile;
-
-typedef struct kf_qfiles {
-    kf_qfile *f;
-    size_t n;
-} kf_qfiles;
 
 /* Deletes the pending files (the batch is not committed) unless keep, and frees. */
 static void qfiles_free(kf_qfiles *q, bool keep) {
@@ -2060,7 +2221,7 @@ static void spool_dir_clean(srv_kafka *k) {
 /* What a batch's conversion needs (commit_batch, ahead_main): the table (made from the
  * spool's first MiB if it is new; in evolve mode, its schema first evolved from the whole
  * spool, unless ahead: then FLOE_ECANCELLED, converted at the commit), its job settings
- * (*jt), its schema mode, the batch's id and the names of its rejects and of its files
+ * (*jt), its schema mode, the conversion's id and the names of its rejects and of its files
  * (*tmp_q, *prefix: the caller frees them). A table registering a group whose keys can be
  * ours is refused here already (*refused, when asked), before any conversion. */
 static int batch_job(srv_kafka *k, const char *table, const uint8_t *map, size_t mapn,
@@ -2097,7 +2258,7 @@ static int batch_job(srv_kafka *k, const char *table, const uint8_t *map, size_t
     pthread_mutex_unlock(&s->cat_mu);
     floe_free(ns);
     FLOE_FORWARD_IF_ERROR(rc);
-    floe_uuid4(uuid); /* the batch's id */
+    floe_uuid4(uuid); /* the conversion's id (its files' and rejects' names) */
     *tmp_q = floe_asprintf("%s/%s-%s.rejects", k->spool_dir, table, uuid);
     *prefix = floe_asprintf("kafka-%s-%.8s", k->name, uuid);
     if (!*tmp_q || !*prefix)
@@ -2137,7 +2298,7 @@ typedef struct kf_ahead {
     srv_job_table jt;
     srv_files fc;
     floe_convert_result res;
-    char uuid[37];          /* the batch's id */
+    char uuid[37];          /* the conversion's id */
     char *tmp_q, *prefix;
 } kf_ahead;
 
@@ -2260,37 +2421,44 @@ static void ahead_free(srv_kafka *k, kf_ahead *a, bool delete_files) {
     atomic_fetch_sub(&k->naheads, 1);
 }
 
-/* One append to ft: the batch's files, each partition's next offset (and floor) and the
- * batch's id (batch_key) as table properties, the group's registration (group_key), the
- * offsets in the snapshot summary, under the fence that every partition's offset in the
- * table is still the one the batch starts from and that the table registers no group
- * whose keys can be ours (*refused when it does). *files_kept: the commit's outcome is
- * unknown, so the files must stay. */
+/* One append to ft: the interval's files (its staged segments' and commit job bp's,
+ * fc), each partition's next offset (and floor) and the interval's id (batch_key) as
+ * table properties, the group's registration (group_key), the offsets in the snapshot
+ * summary, under the fence that every partition's offset in the table is still the one
+ * the interval starts from and that the table registers no group whose keys can be ours
+ * (*refused when it does). *files_kept: the commit's outcome is unknown, so the files
+ * must stay. */
 static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
                         const kf_batch *bp, const char *batch, floe_append_result *ares,
                         bool *files_kept, bool *refused, floe_error *err) {
     fence fe = {.k = k, .table = bp->table};
+    size_t un = bp->un;
+    kf_part *const *ups = bp->ups;
+    const kf_bpart *ubp = bp->ubp;
     char *gk = NULL;
     floe_append *a = NULL;
     floe_buf summary;
     floe_buf_init(&summary, 0);
     int rc = 0;
-    if (!(fe.keys = floe_calloc(bp->n ? bp->n : 1, sizeof *fe.keys)) ||
-        !(fe.expect = floe_calloc(bp->n ? bp->n : 1, sizeof *fe.expect)))
+    if (!(fe.keys = floe_calloc(un ? un : 1, sizeof *fe.keys)) ||
+        !(fe.expect = floe_calloc(un ? un : 1, sizeof *fe.expect)))
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (floe_buf_printf(&summary, "{") < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     FLOE_CHECK(floe_append_new(ft, &a, err));
+    for (size_t j = 0; j < bp->nsegs; j++)
+        for (size_t i = 0; i < bp->segs[j]->sfc.n; i++)
+            FLOE_CHECK(floe_append_add_file(a, &bp->segs[j]->sfc.files[i], err));
     for (size_t i = 0; i < fc->n; i++)
         FLOE_CHECK(floe_append_add_file(a, &fc->files[i], err));
-    for (size_t i = 0; i < bp->n; i++) {
-        kf_part *p = bp->ps[i];
+    for (size_t i = 0; i < un; i++) {
+        kf_part *p = ups[i];
         char v[24];
         if (!(fe.keys[i] = offset_key(k, p)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-        fe.expect[i] = bp->bp[i].expect;
+        fe.expect[i] = ubp[i].expect;
         fe.n++;
-        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, bp->bp[i].next), err));
+        FLOE_CHECK(floe_append_set_property(a, fe.keys[i], srv_i64(v, ubp[i].next), err));
         char *bk = batch_key(k, p);
         if (!bk)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
@@ -2302,7 +2470,7 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
             char *fk = floor_key(k, p);
             if (!fk)
                 FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-            rc = floe_append_set_property(a, fk, srv_i64(v, bp->bp[i].floor), err);
+            rc = floe_append_set_property(a, fk, srv_i64(v, ubp[i].floor), err);
             floe_free(fk);
             if (rc < 0)
                 goto done;
@@ -2310,7 +2478,7 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
         if (floe_buf_printf(&summary, "%s", i ? "," : "") < 0 ||
             floe_json_append_string(&summary, (const uint8_t *)p->topic, strlen(p->topic)) < 0 ||
             floe_buf_printf(&summary, ":[%d,%lld,%lld]", (int)p->partition,
-                            (long long)bp->bp[i].first, (long long)bp->bp[i].next) < 0)
+                            (long long)ubp[i].first, (long long)ubp[i].next) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     }
     if (floe_buf_printf(&summary, "}") < 0 || floe_buf_append_byte(&summary, 0) < 0 ||
@@ -2340,7 +2508,10 @@ done:
 
 /* Commit sealed batch b (see the top): read the table's job settings (evolving its schema
  * first in evolve mode), convert the spool, quarantine what was rejected, append the
- * files and the offsets in one commit. Sets b->rc (0 = committed) and b->err. Runs on the
+ * files and the offsets in one commit, with the files of the interval's staged segments
+ * b takes; a stage job (b->stage) ends before the append, its files and its pending
+ * quarantine files kept in b (see "Staging" at the top). Sets b->rc (0 = committed, or
+ * staged) and b->err. Runs on the
  * batch's own thread while the consumer takes the next batch, or on the consumer thread:
  * it reads only b, the partitions' names and the server's shared state (catalog under
  * cat_mu, srv_table), and changes nothing of the source but its counters. */
@@ -2364,7 +2535,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     uint8_t *map = NULL;
     size_t mapn = 0;
     char *tmp_q = NULL, *prefix = NULL, *ns = NULL;
-    char uuid[37];
+    char uuid[37]; /* the conversion's id (its files' and rejects' names) */
     bool locked = false, files_kept = false;
     int64_t nquar = 0;
     kf_qfiles qf = {0};
@@ -2372,6 +2543,11 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     kf_ahead *a = b->ahead;
     b->ahead = NULL; /* this commit's now (a retry converts here) */
     b->refused = false;
+    if (b->mismatch) { /* never: dropped and consumed again, like a fenced batch */
+        ahead_free(k, a, true);
+        a = NULL;
+        FLOE_FAIL(err, FLOE_ECANCELLED, "the interval's segments expect different offsets");
+    }
     if (a) {
         ahead_join(a, false, b->bytes); /* the rest of the spool, then its end */
         if (a->rc < 0) {
@@ -2384,7 +2560,6 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     if (a) { /* its files are this commit's from here on */
         fc = &a->fc;
         res = &a->res;
-        memcpy(uuid, a->uuid, sizeof uuid);
         tmp_q = a->tmp_q;
         prefix = a->prefix;
     }
@@ -2413,7 +2588,24 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
             FLOE_CHECK(convert_spool(k, b->table, map, mapn, NULL, NULL, &jt0, mode, prefix,
                                      tmp_q, &fc0, &res0, err));
     }
-    FLOE_CHECK(write_quarantine(k, b, tmp_q, map, mapn, uuid, &qf, err));
+    FLOE_CHECK(write_quarantine(k, b, tmp_q, map, mapn, b->iid, &qf, err));
+    if (b->stage) {
+        /* staged: its files, their job settings and its pending quarantine stay in b */
+        srv_job_table *jt = a ? &a->jt : &jt0;
+        b->sjt = *jt;
+        memset(jt, 0, sizeof *jt);
+        b->sfc = *fc;
+        b->sfc.jt = &b->sjt;
+        srv_files_init(fc, jt);
+        b->sqf = qf;
+        memset(&qf, 0, sizeof qf);
+        b->rows = res->records_out;
+        atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
+        floe_log(FLOE_LOG_DEBUG, "kafka %s: %s: staged %lld rows of %zu partitions in %zu "
+                 "files (interval %s)%s", k->name, b->table, (long long)b->rows, b->n,
+                 b->sfc.n, b->iid, a ? " (converted ahead)" : "");
+        goto done;
+    }
     if (k->test_pause_ms > 0)
         usleep((useconds_t)(k->test_pause_ms * 1000));
 
@@ -2427,38 +2619,46 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
         b->refused = true;
         goto done;
     }
-    FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ps, b->n, err));
-    FLOE_CHECK(append_batch(k, ft, fc, b, uuid, &ares, &files_kept, &b->refused, err));
+    FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ups, b->un, err));
+    FLOE_CHECK(append_batch(k, ft, fc, b, b->iid, &ares, &files_kept, &b->refused, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): the consumer's resettle() a second later,
      * before the partition's next commit, or at its next assignment); their records count
      * as quarantined either way: the commit decided it */
-    for (size_t i = 0; i < qf.n; i++) {
-        floe_error e2;
-        floe_error_clear(&e2);
-        if (pending_publish(qf.f[i].tmp, qf.f[i].final, &e2) < 0) {
-            floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name, b->table,
-                     e2.msg);
-            atomic_store(&k->unsettled, true);
+    int64_t rows = res->records_out;
+    for (size_t j = 0; j <= b->nsegs; j++) {
+        const kf_qfiles *q = j < b->nsegs ? &b->segs[j]->sqf : &qf;
+        for (size_t i = 0; i < q->n; i++) {
+            floe_error e2;
+            floe_error_clear(&e2);
+            if (pending_publish(q->f[i].tmp, q->f[i].final, &e2) < 0) {
+                floe_log(FLOE_LOG_ERROR, "kafka %s: %s: %s (left pending)", k->name,
+                         b->table, e2.msg);
+                atomic_store(&k->unsettled, true);
+            }
+            nquar += q->f[i].n;
         }
-        nquar += qf.f[i].n;
+        if (j < b->nsegs)
+            rows += b->segs[j]->rows;
     }
     atomic_fetch_add(&s->m.commits, 1);
-    atomic_fetch_add(&s->m.events_committed, (uint64_t)res->records_out);
-    atomic_fetch_add(&k->committed_rows, (uint64_t)res->records_out);
+    atomic_fetch_add(&s->m.events_committed, (uint64_t)rows);
+    atomic_fetch_add(&k->committed_rows, (uint64_t)rows);
     atomic_fetch_add(&k->quarantined, (uint64_t)nquar);
     atomic_fetch_add(&k->commits, 1);
     if (a)
         atomic_fetch_add(&k->ahead, 1);
     atomic_fetch_add(&k->commit_us, (uint64_t)((floe_now_ns() - t0) / 1000));
     floe_log(FLOE_LOG_INFO, "kafka %s: %s: committed %lld rows (%lld quarantined) of %zu "
-             "partitions in snapshot %lld%s%s", k->name, b->table, (long long)res->records_out,
-             (long long)nquar, b->n, (long long)ares.snapshot_id,
-             b->thread ? " (pipelined)" : "", a ? " (converted ahead)" : "");
+             "partitions, %zu staged segments and one sealed, in snapshot %lld%s%s", k->name,
+             b->table, (long long)rows, (long long)nquar, b->un, b->nsegs,
+             (long long)ares.snapshot_id, b->thread ? " (pipelined)" : "",
+             a ? " (converted ahead)" : "");
 done:
     if (locked)
         pthread_mutex_unlock(&s->cat_mu);
     floe_table_close(ft);
+    b->files_kept = files_kept;
     if (rc < 0 && !files_kept)
         srv_files_delete(s->cfg.io, fc);
     if (map)
@@ -2515,18 +2715,33 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
     *dropped = false;
     if (k->inflight == b)
         k->inflight = NULL;
+    if (b->rc == 0 && b->stage) {
+        /* staged: its spool's memory is freed, its files wait for the interval's commit
+         * (its partitions' sealed_first stays: they are not committed) */
+        t->sealed = NULL;
+        b->in_bytes = b->bytes + b->qbytes;
+        batch_unspool(k, b);
+        t->staged[t->nstaged++] = b; /* its place was made by seal() */
+        t->staged_bytes += b->in_bytes;
+        atomic_fetch_add(&k->staged_bytes, b->in_bytes);
+        atomic_fetch_add(&k->staged_segments, 1);
+        return;
+    }
     if (b->rc == 0) {
-        for (size_t i = 0; i < b->n; i++) {
-            kf_pt *pt = pt_find(b->ps[i], ti);
+        for (size_t i = 0; i < b->un; i++) {
+            kf_pt *pt = pt_find(b->ups[i], ti);
             if (pt) {
-                pt->committed = b->bp[i].next;
+                pt->committed = b->ubp[i].next;
                 pt->sealed_first = -1;
             }
-            atomic_store(&b->ps[i]->committed, k->route_field ? b->bp[i].floor
-                                                              : b->bp[i].next);
+            atomic_store(&b->ups[i]->committed, k->route_field ? b->ubp[i].floor
+                                                               : b->ubp[i].next);
         }
         kafka_commit_offsets(k, b);
         t->sealed = NULL;
+        for (size_t i = 0; i < b->nsegs; i++)
+            staged_free(k, b->segs[i], true); /* committed */
+        b->nsegs = 0;
         batch_free(k, b);
         t->failures = 0;
         t->retry_at_ns = 0;
@@ -2618,8 +2833,12 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
     for (int round = 0; round < 2; round++) {
         kf_batch *b = t->sealed;
         bool held = b != NULL;
+        if (b && b->stage && interval_take(t, b, err) < 0) {
+            retry_later(t);
+            return FLOE_ENOMEM;
+        }
         if (!b) {
-            int rc = seal(k, ti, &b, err);
+            int rc = seal(k, ti, false, &b, err);
             if (rc < 0) {
                 retry_later(t);
                 return rc;
@@ -2641,8 +2860,9 @@ static int commit_table(srv_kafka *k, uint32_t ti, bool *dropped, floe_error *er
 }
 
 /* Fetching paused per partition (memory bound, max_buffered_bytes). A table's batch is
- * committed when it is due, when it holds half of the budget, or when the total reaches
- * the budget, so buffered bytes stay only in tables whose commit failed (kept, retried
+ * sealed when it is due, when it holds half of the budget, or when the total reaches
+ * the budget, and committed or staged (its memory freed; a failing table does not stage),
+ * so buffered bytes stay only in tables whose commit failed (kept, retried
  * after a back-off), each holding half of the budget at most (and one message). The
  * partitions feeding those tables pause once the failing tables hold half of the budget,
  * and the others keep flowing, their tables committing in batches of the other half;
@@ -2699,13 +2919,14 @@ static void update_pauses(srv_kafka *k) {
     }
 }
 
-/* Commit every table that is due (all of them with force, or when the budget is reached;
- * a table holding half of the budget is due). Without force, one batch at a time commits
- * on its own thread while the consumer goes on taking messages: a due table's open batch
- * is sealed and committed there once the batch committing before it (of any table) is
- * done, a kept batch once its back-off ends; at the budget, the consumer waits for the
- * batch committing (so the memory stays bounded). With force, every table's batches are
- * committed before it returns. */
+/* Commit every table that is due (all of them with force), and stage the open batch of a
+ * table that is not but holds half of the budget, or any batch when the budget is reached
+ * (see "Staging" at the top; a table whose commits fail commits it instead). Without
+ * force, one batch at a time commits or stages on its own thread while the consumer goes
+ * on taking messages: a table's open batch is sealed and dispatched there once the batch
+ * before it (of any table) is done, a kept batch once its back-off ends; at the budget,
+ * the consumer waits for the batch in flight (so the memory stays bounded). With force,
+ * every table's batches and staged segments are committed before it returns. */
 static int commit_due(srv_kafka *k, bool force, floe_error *err) {
     int first_rc = 0;
     if (force) {
@@ -2740,19 +2961,26 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
         uint32_t i = (uint32_t)((k->next_table + n++) % k->ntables);
         kf_table *t = &k->tables[i];
         kf_batch *b = t->sealed;
+        floe_error e2;
+        floe_error_clear(&e2);
         if (b) {
             if (t->retry_at_ns > now)
                 continue;
+            /* a kept stage job (its table is failing): committed with the interval */
+            if (b->stage && interval_take(t, b, &e2) < 0) {
+                retry_later(t);
+                continue;
+            }
         } else {
             int64_t held = t->bytes + t->qbytes; /* the open batch's */
-            bool due = (over && held) || held >= k->commit_bytes ||
-                       held * 2 >= k->max_buffered ||
-                       (t->first_ns && now - t->first_ns >= k->commit_interval_ms * 1000000);
-            if (!due || t->retry_at_ns > now)
+            int64_t start = t->interval_ns ? t->interval_ns : t->first_ns;
+            /* memory: the open batch is sealed, and staged unless the commit is due */
+            bool mem = (over && held) || held * 2 >= k->max_buffered;
+            bool due = (k->commit_bytes > 0 && t->staged_bytes + held >= k->commit_bytes) ||
+                       (start && now - start >= k->commit_interval_ms * 1000000);
+            if ((!due && !mem) || t->retry_at_ns > now)
                 continue;
-            floe_error e2;
-            floe_error_clear(&e2);
-            int rc = seal(k, i, &b, &e2);
+            int rc = seal(k, i, !due && t->failures == 0, &b, &e2);
             if (rc < 0) {
                 floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (kept, retried): %s",
                          k->name, t->name, e2.msg);
@@ -2769,7 +2997,8 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
         }
         k->next_table = i + 1;
         n = 0;
-        atomic_fetch_add(&k->pipelined, 1);
+        if (!b->stage)
+            atomic_fetch_add(&k->pipelined, 1);
         dispatch(k, b);
     }
     update_pauses(k);
@@ -3132,6 +3361,7 @@ static void kafka_free(srv_kafka *k) {
         floe_free(k->tables[i].lines);
         floe_free(k->tables[i].spare_lines);
         floe_free(k->tables[i].qrecs);
+        floe_free(k->tables[i].staged);
         floe_free(k->tables[i].name);
         floe_free(k->tables[i].refused);
     }
@@ -3194,7 +3424,7 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     for (int i = 0; i < NCOLS; i++)
         if ((v = src_get(src, col_keys[i])) && !(k->cols[i] = floe_strdup(v)))
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
-    k->commit_bytes = 128LL << 20;
+    k->commit_bytes = 0; /* none: committed on the interval (staging bounds the memory) */
     k->commit_interval_ms = 60000;
     k->max_buffered = 256LL << 20;
     k->test_pause_ms = s->cfg.kafka_test_commit_pause_ms;
@@ -3395,6 +3625,9 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         {"floe_kafka_commits_converted_ahead_total", "counter",
          "commits whose batch was converted while it was taken",
          offsetof(srv_kafka, ahead)},
+        {"floe_kafka_staged_segments_total", "counter",
+         "segments of a table's interval converted (their memory freed) before its commit",
+         offsetof(srv_kafka, staged_segments)},
         {"floe_kafka_commit_seconds_sum", "counter", "time spent committing",
          offsetof(srv_kafka, commit_us)},
     };
@@ -3430,6 +3663,11 @@ void srv_kafka_metrics(floe_server *s, floe_buf *b) {
         floe_buf_printf(b, "floe_kafka_buffered_peak_bytes{source=\"%s\"} %lld\n",
                         s->kafka[i]->name,
                         (long long)atomic_load(&s->kafka[i]->buffered_peak));
+    floe_buf_printf(b, "# HELP floe_kafka_staged_bytes input bytes of staged segments not "
+                       "yet committed\n# TYPE floe_kafka_staged_bytes gauge\n");
+    for (size_t i = 0; i < s->nkafka; i++)
+        floe_buf_printf(b, "floe_kafka_staged_bytes{source=\"%s\"} %lld\n",
+                        s->kafka[i]->name, (long long)atomic_load(&s->kafka[i]->staged_bytes));
     floe_buf_printf(b, "# HELP floe_kafka_paused_partitions partitions whose fetching is "
                        "paused\n# TYPE floe_kafka_paused_partitions gauge\n");
     for (size_t i = 0; i < s->nkafka; i++)

@@ -7,7 +7,10 @@
 #    with max_buffered_bytes = 1MB: the commits fail and are kept, the buffered bytes
 #    reach the budget, fetching pauses (floe_kafka_paused_partitions, the log), the
 #    peak buffered bytes stay within the budget plus one message; the lock goes, the
-#    batch commits, fetching resumes and the table holds every event once.
+#    batch commits, fetching resumes and the table holds every event once. commit_bytes
+#    = 500KB (half of the budget): each batch sealed for memory commits (and fails);
+#    without it the batches of the first interval would be staged (converted, the
+#    catalog only read), their memory freed, and nothing would need to pause.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
 export FLOE_LOG=info FLOE_SQLITE_BUSY_MS=200
@@ -24,8 +27,8 @@ mock topic events 4
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
 $(table_section shop.events)
-$(source_section events events budget shop.events commit_interval=1s max_buffered_bytes=1MB \
-    kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
+$(source_section events events budget shop.events commit_interval=1s commit_bytes=500KB \
+    max_buffered_bytes=1MB kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
 metrics() { curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" || fail "metrics"; }
 metric() { metrics | sed -n "s/^$1{source=\"events\"} //p"; }

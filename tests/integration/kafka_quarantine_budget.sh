@@ -7,7 +7,9 @@
 # all are consumed, the table's offsets reach the end well before it,
 # the peak buffered bytes (floe_kafka_buffered_peak_bytes) stay within the budget plus one
 # message and drop to 0 once all are committed, and the quarantine holds each message
-# once, with its partition and offset.
+# once, with its partition and offset. commit_bytes = 500KB (half of the budget): each
+# batch sealed for memory commits, as before staging; without it the batches would be
+# staged (their memory freed, their rejects pending) and committed at the interval.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
 export FLOE_LOG=info
@@ -24,7 +26,7 @@ mock produce events "$tmp/msgs"
 cat > "$tmp/a.conf" <<CONF
 $(server_section a)
 $(table_section shop.events)
-$(source_section arr events qb shop.events format=array commit_interval=300s \
+$(source_section arr events qb shop.events format=array commit_interval=300s commit_bytes=500KB \
     max_buffered_bytes=1MB kafka.session.timeout.ms=6000)
 CONF
 node_start a "$tmp/a.conf"
