@@ -201,6 +201,9 @@ typedef struct floe_server_config {
                                 remote warehouse (NULL: /tmp) */
     int64_t kafka_test_commit_pause_ms; /* tests only: each commit of a Kafka source waits
                                 this long between its conversion and its append (0) */
+    int64_t kafka_test_staged_age_ms; /* tests only: a Kafka interval holding staged
+                                segments is due after this long, dropped when its commit
+                                still fails after three times it (0: 15 min, 45 min) */
     int64_t kafka_test_ahead_bytes; /* tests only: a Kafka source's batch converts ahead
                                 once its spool holds this many bytes, in chunks of this
                                 size (0: 1 MiB, and the pipeline's chunks) */

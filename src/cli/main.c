@@ -314,6 +314,12 @@ int cli_server_config_env(floe_server_config *cfg, floe_error *err) {
     int64_t pause = env_ms("FLOE_TEST_KAFKA_COMMIT_PAUSE_MS");
     if (pause > 0 && pause <= 60000)
         cfg->kafka_test_commit_pause_ms = pause;
+    /* tests only: FLOE_TEST_KAFKA_STAGED_AGE_MS=N (100..600000) makes a Kafka interval
+     * holding staged segments due after N ms and dropped when its commit still fails after
+     * 3N (kafka_staged_age.sh; 15 and 45 min otherwise) */
+    int64_t staged = env_ms("FLOE_TEST_KAFKA_STAGED_AGE_MS");
+    if (staged >= 100 && staged <= 600000)
+        cfg->kafka_test_staged_age_ms = staged;
     /* tests only: FLOE_TEST_KAFKA_AHEAD_BYTES=N (1..1048576) starts a Kafka batch's
      * conversion ahead at N spool bytes and reads it in chunks of N, so that the tests'
      * small batches convert while they are taken (kafka_pipeline.sh, kafka_chaos.sh) */

@@ -90,9 +90,13 @@
  * quarantine file is published. Fenced or of unknown outcome, the whole interval is
  * dropped (its staged files deleted unless the outcome is unknown) and consumed again;
  * failed, kept and retried. A failing table stages nothing: its open batch grows to half
- * the budget, then its partitions pause, as above. A crash leaves the interval's staged
- * files in the table's location, in no snapshot (orphans, which floe orphans removes),
- * and its pending quarantine files, settled as below.
+ * the budget, then its partitions pause, as above. Staged files are in no snapshot until
+ * the commit, and floe orphans may delete unreferenced files an hour old: an interval
+ * holding staged segments is due 15 min after its first record at the latest (whatever
+ * commit_interval), and one whose commit still fails 45 min after it is dropped
+ * (KF_STAGED_DROP_MS). A crash leaves the interval's staged files in the table's
+ * location, in no snapshot (orphans, which floe orphans removes), and its pending
+ * quarantine files, settled as below.
  *
  * The quarantine of a topic-partition's batch (or staged segment) is one file, named by
  * the offset of the batch's first message and its interval's id (two groups' names,
@@ -237,6 +241,7 @@ typedef struct srv_kafka {
     struct kf_batch *inflight; /* the sealed batch being committed on its own thread */
     uint32_t next_table;    /* where commit_due looks first (round robin) */
     int64_t test_pause_ms;  /* tests: each commit waits this long before its append */
+    int64_t staged_due_ms, staged_drop_ms; /* KF_STAGED_DUE_MS, KF_STAGED_DROP_MS */
     int64_t test_ahead;     /* tests: converting ahead from this many bytes, in chunks of
                                them (0: KF_AHEAD_START, the pipeline's chunks) */
     bool sticky;            /* the strategy is cooperative-sticky (see sticky_wait) */
@@ -324,6 +329,9 @@ typedef struct kf_batch {
     bool mismatch;          /* segments expecting different offsets (never: nothing of
                                the table commits within an interval) */
     bool files_kept;        /* the commit's outcome is unknown: the files stay */
+    bool respec;            /* dropped: its files were written under two partition specs */
+    int64_t interval_ns;    /* a commit job: its interval's first staged record (0: none
+                               staged; see KF_STAGED_DROP_MS) */
     /* staged (a stage job done; its spool freed): its files, their job settings, its
      * pending quarantine files, its rows and input bytes */
     srv_job_table sjt;
@@ -341,6 +349,15 @@ typedef struct kf_batch {
 /* converting ahead (see kf_ahead): at most KF_MAX_AHEAD per source, started once the
  * open batch's spool holds KF_AHEAD_START bytes */
 enum { KF_MAX_AHEAD = 2, KF_AHEAD_START = 1 << 20 };
+
+/* Staged files are in no snapshot until their interval commits, and floe orphans deletes
+ * unreferenced files an hour old (its least age without --force, in the CLI and in floe
+ * serve's maintenance): no staged file may reach that age while this process can still
+ * commit it. So an interval holding staged segments is due KF_STAGED_DUE_MS after its
+ * first record at the latest, whatever commit_interval, and one whose commit still fails
+ * KF_STAGED_DROP_MS after it is dropped (its staged files deleted, consumed again). Tests
+ * shorten both (FLOE_TEST_KAFKA_STAGED_AGE_MS: due after it, dropped after three times it). */
+enum { KF_STAGED_DUE_MS = 15 * 60 * 1000, KF_STAGED_DROP_MS = 45 * 60 * 1000 };
 static void ahead_start(srv_kafka *k, kf_table *t);
 static void ahead_free(srv_kafka *k, struct kf_ahead *a, bool delete_files);
 static void ahead_publish(struct kf_ahead *a, int64_t bytes);
@@ -1862,6 +1879,7 @@ static int interval_take(kf_table *t, kf_batch *b, floe_error *err) {
         interval_add(b, b->ps[j], &b->bp[j]);
     b->segs = t->staged;
     b->nsegs = t->nstaged;
+    b->interval_ns = t->interval_ns;
     b->stage = false;
     t->staged = NULL;
     t->nstaged = t->staged_cap = 0;
@@ -2426,11 +2444,13 @@ static void ahead_free(srv_kafka *k, kf_ahead *a, bool delete_files) {
  * table properties, the group's registration (group_key), the offsets in the snapshot
  * summary, under the fence that every partition's offset in the table is still the one
  * the interval starts from and that the table registers no group whose keys can be ours
- * (*refused when it does). *files_kept: the commit's outcome is unknown, so the files
- * must stay. */
+ * (*refused when it does), in the partition spec the files were written under
+ * (*spec_changed, FLOE_ECANCELLED: under two, dropped). *files_kept: the commit's outcome
+ * is unknown, so the files must stay. */
 static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
                         const kf_batch *bp, const char *batch, floe_append_result *ares,
-                        bool *files_kept, bool *refused, floe_error *err) {
+                        bool *files_kept, bool *refused, bool *spec_changed,
+                        floe_error *err) {
     fence fe = {.k = k, .table = bp->table};
     size_t un = bp->un;
     kf_part *const *ups = bp->ups;
@@ -2445,7 +2465,27 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     if (floe_buf_printf(&summary, "{") < 0)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    /* the files go into the manifest of the partition spec they were written under (the
+     * table's default when their conversion began), not the default at the commit, which
+     * the table's owner may have changed since: day(ts) values under hour(ts) would prune
+     * them from queries they match. One append has one spec: an interval whose segments
+     * were written under two is dropped and consumed again (by the current spec) */
+    int32_t spec_id = -1;
+    for (size_t j = 0; j <= bp->nsegs; j++) {
+        const srv_files *x = j < bp->nsegs ? &bp->segs[j]->sfc : fc;
+        if (!x->n)
+            continue;
+        if (spec_id >= 0 && x->jt->spec->spec_id != spec_id) {
+            *spec_changed = true;
+            FLOE_FAIL(err, FLOE_ECANCELLED, "the interval's files were written under partition "
+                      "specs %d and %d (the table's spec changed): consumed again", (int)spec_id,
+                      (int)x->jt->spec->spec_id);
+        }
+        spec_id = x->jt->spec->spec_id;
+    }
     FLOE_CHECK(floe_append_new(ft, &a, err));
+    if (spec_id >= 0)
+        FLOE_CHECK(floe_append_set_spec(a, spec_id, err));
     for (size_t j = 0; j < bp->nsegs; j++)
         for (size_t i = 0; i < bp->segs[j]->sfc.n; i++)
             FLOE_CHECK(floe_append_add_file(a, &bp->segs[j]->sfc.files[i], err));
@@ -2543,6 +2583,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
     kf_ahead *a = b->ahead;
     b->ahead = NULL; /* this commit's now (a retry converts here) */
     b->refused = false;
+    b->respec = false;
     if (b->mismatch) { /* never: dropped and consumed again, like a fenced batch */
         ahead_free(k, a, true);
         a = NULL;
@@ -2620,7 +2661,8 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
         goto done;
     }
     FLOE_CHECK(settle(k, b->table, floe_table_metadata_get(ft), b->ups, b->un, err));
-    FLOE_CHECK(append_batch(k, ft, fc, b, b->iid, &ares, &files_kept, &b->refused, err));
+    FLOE_CHECK(append_batch(k, ft, fc, b, b->iid, &ares, &files_kept, &b->refused,
+                            &b->respec, err));
     /* committed: the quarantine files are published (one that cannot be stays pending,
      * and is published by the next settle(): the consumer's resettle() a second later,
      * before the partition's next commit, or at its next assignment); their records count
@@ -2754,7 +2796,7 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
          * what was taken after it are consumed again from there */
         floe_log(FLOE_LOG_WARN, "kafka %s: %s: commit failed (batch dropped, consumed "
                  "again from the table's offsets): %s", k->name, t->name, b->err.msg);
-        if (b->rc == FLOE_ECANCELLED)
+        if (b->rc == FLOE_ECANCELLED && !b->respec)
             atomic_fetch_add(&k->fenced, 1);
         *dropped = true;
         reseek(k, ti); /* drops b with the table's batches */
@@ -2771,6 +2813,17 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
         floe_log(b->refused ? FLOE_LOG_ERROR : FLOE_LOG_WARN, "kafka %s: %s: commit failed "
                  "(batch dropped, consumed again from the table's offsets: %lld bytes held): "
                  "%s", k->name, t->name, (long long)table_bytes(t), b->err.msg);
+        *dropped = true;
+        reseek(k, ti);
+        return;
+    }
+    if (b->nsegs && floe_now_ns() - b->interval_ns >= k->staged_drop_ms * 1000000) {
+        /* its staged files near the age at which floe orphans may delete them: they go,
+         * and their events are consumed again (see KF_STAGED_DROP_MS) */
+        floe_log(FLOE_LOG_ERROR, "kafka %s: %s: commit failed (batch dropped, consumed again "
+                 "from the table's offsets: its %zu staged segments are %lld s old): %s",
+                 k->name, t->name, b->nsegs,
+                 (long long)((floe_now_ns() - b->interval_ns) / 1000000000), b->err.msg);
         *dropped = true;
         reseek(k, ti);
         return;
@@ -2977,7 +3030,8 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
             /* memory: the open batch is sealed, and staged unless the commit is due */
             bool mem = (over && held) || held * 2 >= k->max_buffered;
             bool due = (k->commit_bytes > 0 && t->staged_bytes + held >= k->commit_bytes) ||
-                       (start && now - start >= k->commit_interval_ms * 1000000);
+                       (start && now - start >= k->commit_interval_ms * 1000000) ||
+                       (t->interval_ns && now - t->interval_ns >= k->staged_due_ms * 1000000);
             if ((!due && !mem) || t->retry_at_ns > now)
                 continue;
             int rc = seal(k, i, !due && t->failures == 0, &b, &e2);
@@ -3428,6 +3482,10 @@ static int kafka_open(floe_server *s, const floe_server_source_config *src, srv_
     k->commit_interval_ms = 60000;
     k->max_buffered = 256LL << 20;
     k->test_pause_ms = s->cfg.kafka_test_commit_pause_ms;
+    k->staged_due_ms = s->cfg.kafka_test_staged_age_ms ? s->cfg.kafka_test_staged_age_ms
+                                                       : KF_STAGED_DUE_MS;
+    k->staged_drop_ms = s->cfg.kafka_test_staged_age_ms ? 3 * s->cfg.kafka_test_staged_age_ms
+                                                        : KF_STAGED_DROP_MS;
     k->test_ahead = s->cfg.kafka_test_ahead_bytes;
     if ((v = src_get(src, "commit_bytes")))
         parse_size(v, &k->commit_bytes);

@@ -10,13 +10,7 @@
 # metadata folder is immutable (chattr +i) meanwhile, so its append fails.
 set -euo pipefail
 source "$(dirname "$0")/../kafka/lib.sh"
-mkdir -p "$tmp/probe"
-if ! chattr +i "$tmp/probe" 2>/dev/null || touch "$tmp/probe/x" 2>/dev/null; then
-  chattr -i "$tmp/probe" 2>/dev/null || true
-  echo "SKIP: chattr +i not possible here (needs root and a file system with the flag)"
-  exit 77
-fi
-chattr -i "$tmp/probe"
+need_chattr
 trap 'chattr -i "$tmp/wh/shop/events/metadata" 2>/dev/null || true; cleanup' EXIT
 export FLOE_LOG=info FLOE_TEST_KAFKA_COMMIT_PAUSE_MS=3000
 "$FLOE" gen --schema-out "$tmp/schema.json" >/dev/null

@@ -43,18 +43,6 @@ $(source_section ev events iv shop.events commit_interval="$1" max_buffered_byte
     kafka.session.timeout.ms=6000 kafka.heartbeat.interval.ms=500)
 CONF
 }
-metric() {
-  curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" >"$tmp/metrics" || fail "metrics"
-  sed -n "s/^$1{source=\"ev\"} //p" "$tmp/metrics"
-}
-# until_metric NAME MIN SECONDS
-until_metric() {
-  for _ in $(seq $(($3 * 10))); do
-    [ "$(metric "$1")" -ge "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "$1 = $(metric "$1") after $3 s, expected $2 at least"
-}
 snapshots() {
   "${CAT[@]}" "$FLOE" snapshots shop.events --json >"$tmp/snaps.json"
   python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$tmp/snaps.json"

@@ -28,10 +28,6 @@ $(table_section shop.events partition=event_type)
 $(source_section ev events overlap shop.events commit_interval=60s commit_bytes=500KB \
     max_buffered_bytes=1MB)
 CONF
-metric() {
-  curl -sf "http://127.0.0.1:$(cat "$tmp/port-a")/metrics" > "$tmp/metrics" || fail "metrics"
-  sed -n "s/^$1{source=\"ev\"} //p" "$tmp/metrics"
-}
 
 # 1.
 mock produce events "$tmp/w1.ndjson" lz4

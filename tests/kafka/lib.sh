@@ -126,3 +126,27 @@ wait_rows() {
   done
   fail "$1 holds $got rows after $3 s, expected $2"
 }
+# metric NAME [SOURCE [NODE]]: a source's metric from a node's /metrics (source ev, node a)
+metric() {
+  curl -sf "http://127.0.0.1:$(cat "$tmp/port-${3:-a}")/metrics" >"$tmp/metrics" ||
+    fail "metrics of node ${3:-a}"
+  sed -n "s/^$1{source=\"${2:-ev}\"} //p" "$tmp/metrics"
+}
+# until_metric NAME MIN SECONDS: waits until metric NAME (source ev, node a) is MIN at least
+until_metric() {
+  for _ in $(seq $(($3 * 10))); do
+    [ "$(metric "$1")" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "$1 = $(metric "$1") after $3 s, expected $2 at least"
+}
+# need_chattr: exits 77 (skip) unless chattr +i makes a folder immutable here
+need_chattr() {
+  mkdir -p "$tmp/probe"
+  if ! chattr +i "$tmp/probe" 2>/dev/null || touch "$tmp/probe/x" 2>/dev/null; then
+    chattr -i "$tmp/probe" 2>/dev/null || true
+    echo "SKIP: chattr +i not possible here (needs root and a file system with the flag)"
+    exit 77
+  fi
+  chattr -i "$tmp/probe"
+}
