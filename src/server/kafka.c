@@ -330,6 +330,7 @@ typedef struct kf_batch {
                                the table commits within an interval) */
     bool files_kept;        /* the commit's outcome is unknown: the files stay */
     bool respec;            /* dropped: its files were written under two partition specs */
+    int32_t spec_id;        /* staged: the partition spec its files were written under */
     int64_t interval_ns;    /* a commit job: its interval's first staged record (0: none
                                staged; see KF_STAGED_DROP_MS) */
     /* staged (a stage job done; its spool freed): its files, their job settings, its
@@ -2472,16 +2473,17 @@ static int append_batch(srv_kafka *k, floe_table *ft, const srv_files *fc,
      * were written under two is dropped and consumed again (by the current spec) */
     int32_t spec_id = -1;
     for (size_t j = 0; j <= bp->nsegs; j++) {
-        const srv_files *x = j < bp->nsegs ? &bp->segs[j]->sfc : fc;
-        if (!x->n)
+        size_t nx = j < bp->nsegs ? bp->segs[j]->sfc.n : fc->n;
+        int32_t x = j < bp->nsegs ? bp->segs[j]->spec_id : fc->jt->spec->spec_id;
+        if (!nx)
             continue;
-        if (spec_id >= 0 && x->jt->spec->spec_id != spec_id) {
+        if (spec_id >= 0 && x != spec_id) {
             *spec_changed = true;
             FLOE_FAIL(err, FLOE_ECANCELLED, "the interval's files were written under partition "
                       "specs %d and %d (the table's spec changed): consumed again", (int)spec_id,
-                      (int)x->jt->spec->spec_id);
+                      (int)x);
         }
-        spec_id = x->jt->spec->spec_id;
+        spec_id = x;
     }
     FLOE_CHECK(floe_append_new(ft, &a, err));
     if (spec_id >= 0)
@@ -2634,6 +2636,7 @@ static void commit_batch(srv_kafka *k, kf_batch *b) {
         /* staged: its files, their job settings and its pending quarantine stay in b */
         srv_job_table *jt = a ? &a->jt : &jt0;
         b->sjt = *jt;
+        b->spec_id = jt->spec->spec_id;
         memset(jt, 0, sizeof *jt);
         b->sfc = *fc;
         b->sfc.jt = &b->sjt;
