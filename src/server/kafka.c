@@ -11,7 +11,8 @@
  * file. Nothing here is durable: Kafka is the log, the table's offsets say where to
  * resume; the spools' bytes are the buffered memory that max_buffered_bytes bounds.
  *
- * Commit of a table (its interval's first record is commit_interval old, or a rebalance
+ * Commit of a table (its interval's first record is commit_interval old, and so is the
+ * end of the table's last commit, so snapshots are commit_interval apart; or a rebalance
  * revokes partitions, or the server flushes or stops, or the interval holds commit_bytes
  * when that is set: no default, or its staged segments' file records hold half of
  * max_buffered_bytes: staged_pack), see "Staging" below for what an interval is: the spool goes
@@ -199,6 +200,8 @@ typedef struct kf_table {
     int64_t staged_meta;    /* the memory their file records hold (staged_pack) */
     char iid[37];           /* "" = no interval sealed from yet */
     int64_t interval_ns;    /* its first staged segment's first record (0 = none staged) */
+    int64_t committed_ns;   /* when its last commit ended (0: none yet): the next interval
+                               is due commit_interval after it at the earliest */
 } kf_table;
 
 /* Tables one source may route to by a field; records naming more go to the quarantine. */
@@ -2831,6 +2834,7 @@ static void finish(srv_kafka *k, kf_batch *b, bool *dropped) {
         batch_free(k, b);
         t->failures = 0;
         t->retry_at_ns = 0;
+        t->committed_ns = floe_now_ns();
         return;
     }
     atomic_fetch_add(&k->commit_failures, 1);
@@ -3076,7 +3080,8 @@ static int commit_due(srv_kafka *k, bool force, floe_error *err) {
             /* due: the interval's age or commit_bytes, or its staged segments' file
              * records hold half of the budget (only a small one: see staged_pack) */
             bool due = (k->commit_bytes > 0 && t->staged_bytes + held >= k->commit_bytes) ||
-                       (start && now - start >= k->commit_interval_ms * 1000000) ||
+                       (start && now - start >= k->commit_interval_ms * 1000000 &&
+                        now - t->committed_ns >= k->commit_interval_ms * 1000000) ||
                        (t->interval_ns && now - t->interval_ns >= k->staged_due_ms * 1000000) ||
                        t->staged_meta * 2 >= k->max_buffered;
             if ((!due && !mem) || t->retry_at_ns > now)
