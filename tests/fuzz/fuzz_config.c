@@ -11,15 +11,9 @@
 #include <string.h>
 
 #include "floe/catalog.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const char *const names[] = {NULL, "default", "local", "floe"};

@@ -27,6 +27,7 @@
 #include "floe/parquet.h"
 #include "floe/parquet_reader.h"
 #include "iceberg/scan_internal.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,12 +50,6 @@ enum { NCOLS = 12, NROWS = 600 };
 static floe_schema *schema;
 static uint8_t *file;
 static size_t file_len;
-
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 /* Row k's value of column c (1-based field id) as a floe_value; every 5th optional value
  * is null. */

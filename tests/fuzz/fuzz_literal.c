@@ -20,14 +20,9 @@
 
 #include "common/literal.h"
 #include "iceberg/value_text.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 static int64_t floordiv(int64_t a, int64_t b) {
     int64_t q = a / b;

@@ -22,6 +22,7 @@
 #include "floe/io.h"
 #include "floe/table.h"
 #include "floe/table_metadata.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,13 +39,6 @@ static const char TABLE_METADATA[] =
 
 static floe_table *table; /* opened by folder: confined to it */
 static char table_dir[256];
-
-/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 static void cleanup(void) {
     floe_table_close(table);

@@ -23,6 +23,7 @@
 
 #include "floe/partition.h"
 #include "floe/schema.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,13 +60,6 @@ static const char FIXED_SPEC[] =
 
 static floe_schema *schema;
 static floe_partition_spec *fixed_spec;
-
-/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 static int hexval(uint8_t c) {
     if (c >= '0' && c <= '9')

@@ -11,14 +11,9 @@
 #include <string.h>
 
 #include "io/s3_internal.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 typedef struct leaf_ctx {
     size_t input;

@@ -19,17 +19,11 @@
 #include "floe/common.h"
 #include "parquet/metadata.h"
 #include "thrift/thrift.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ARENA_CAP (64u << 20) /* what a reader gives a footer arena */
-
-/* A broken promise: say which, then trap (libFuzzer and the replay report the input). */
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 static void footer(const uint8_t *p, size_t n, int64_t base) {
     floe_arena a, a2;

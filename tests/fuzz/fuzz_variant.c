@@ -19,14 +19,9 @@
 #include <string.h>
 
 #include "floe/variant.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define check(cond) ((cond) ? (void)0 : broken(__LINE__, #cond))
-static void broken(int line, const char *what) {
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    __builtin_trap();
-}
 
 static floe_variant_encoder *encoder(void) {
     static floe_variant_encoder *e;
