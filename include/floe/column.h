@@ -98,6 +98,16 @@ int floe_colbuf_reserve_values(floe_colbuf *c, size_t extra_values, size_t extra
 int floe_colbuf_push_null(floe_colbuf *c, int16_t def, int16_t rep);
 /* A present value. For fixed-width types n must equal width. */
 int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n);
+/* The level slot of a value just written into c's values (the caller made room for it):
+ * its definition level (the column's max) and repetition level. */
+static inline void floe_colbuf_push_level(floe_colbuf *c, int16_t rep) {
+    if (c->max_def > 0)
+        c->def[c->nlevels] = c->max_def;
+    if (c->max_rep > 0)
+        c->rep[c->nlevels] = rep;
+    c->nlevels++;
+    c->nvalues++;
+}
 /* Truncate back to a previous state (record rollback after a rejected record). */
 void floe_colbuf_truncate(floe_colbuf *c, size_t nlevels, size_t nvalues);
 /* Record a carried page (see floe_colbuf_page): its slots are the buffer's last nlevels

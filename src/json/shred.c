@@ -553,16 +553,6 @@ static int skip_value(floe_shredder *sh, const uint8_t **pp) {
 
 /* ---- column pushes -------------------------------------------------------------------------- */
 
-/* The slot of a present value (the caller checked the room). */
-static inline __attribute__((always_inline)) void push_level(floe_colbuf *c, int16_t rep) {
-    if (c->max_def > 0)
-        c->def[c->nlevels] = c->max_def;
-    if (c->max_rep > 0)
-        c->rep[c->nlevels] = rep;
-    c->nlevels++;
-    c->nvalues++;
-}
-
 /* A fixed-width value of w bytes when its column has room: no calls (w a constant folds
  * the copy into one store). false: no room. */
 static inline __attribute__((always_inline)) bool push_fixed_room(floe_colbuf *c, int16_t rep,
@@ -571,7 +561,7 @@ static inline __attribute__((always_inline)) bool push_fixed_room(floe_colbuf *c
         return false;
     memcpy(c->values + c->values_len, v, w);
     c->values_len += w;
-    push_level(c, rep);
+    floe_colbuf_push_level(c, rep);
     return true;
 }
 
@@ -591,7 +581,7 @@ static inline int push_value(floe_shredder *sh, uint32_t col, int16_t rep, const
             memcpy(c->values + c->values_len, v, n);
         c->values_len += n;
         c->offsets[c->nvalues + 1] = (uint32_t)c->values_len;
-        push_level(c, rep);
+        floe_colbuf_push_level(c, rep);
         return 0;
     }
     return floe_colbuf_push_value(c, rep, v, n);

@@ -153,12 +153,7 @@ int floe_colbuf_push_value(floe_colbuf *c, int16_t rep, const void *p, size_t n)
         memcpy(c->values + c->values_len, p, (size_t)c->width);
         c->values_len += (size_t)c->width;
     }
-    if (c->max_def > 0)
-        c->def[c->nlevels] = c->max_def;
-    if (c->max_rep > 0)
-        c->rep[c->nlevels] = rep;
-    c->nlevels++;
-    c->nvalues++;
+    floe_colbuf_push_level(c, rep);
     return 0;
 }
 

@@ -269,11 +269,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         setup();
     if (size > 4096 || memchr(data, 0, size))
         return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     fuzz_table(text);
     fuzz_file(text);
     if (size <= 64)

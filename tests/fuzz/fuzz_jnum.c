@@ -29,11 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     floe_jnum n;
     if (floe_jnum_scan(data, data + size, &n, NULL) != size)
         return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     double want = strtod_l(text, NULL, c), got = 0;
     int rc = floe_jnum_to_double(&n, c, &got);
     if (isinf(want))

@@ -69,10 +69,8 @@ static void setup(void) {
 static void fuzz_resolve(const uint8_t *data, size_t size) {
     if (size > 4096 || memchr(data, '\0', size))
         return;
-    char *recorded = malloc(size + 1);
+    char *recorded = fuzz_text(data, size);
     check(recorded != NULL);
-    memcpy(recorded, data, size);
-    recorded[size] = '\0';
     char *mapped = NULL;
     floe_error err;
     if (floe_table_resolve_path(table, recorded, &mapped, &err) == 0) {

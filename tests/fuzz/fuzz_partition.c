@@ -246,11 +246,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             abort();
         }
     }
-    char *text = malloc(size + 1); /* the text forms want a C string */
+    char *text = fuzz_text(data, size); /* the text forms want a C string */
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     if (strlen(text) == size) /* no embedded NUL: the text parser would see a prefix */
         fuzz_specs(text, size);
     free(text);

@@ -31,14 +31,6 @@ CONF
 "${CAT[@]}" "$FLOE" namespace create shop >/dev/null
 "${CAT[@]}" "$FLOE" table create shop.events --schema "$tmp/schema.json" \
   --partition "bucket(4, user_id)" >/dev/null
-flush_until() { # ROWS
-  for _ in $(seq 60); do
-    curl -s -o /dev/null -XPOST "http://127.0.0.1:$(cat "$tmp/port-a")/v1/admin/flush" || true
-    [ "$(scan_count shop.events)" = "$1" ] && return 0
-    sleep 0.5
-  done
-  fail "the table holds $(scan_count shop.events) events, expected $1"
-}
 # 1. the whole interval written under bucket(4, user_id), committed under bucket(16, ...)
 FLOE_TEST_KAFKA_AHEAD_BYTES=4096 FLOE_TEST_KAFKA_COMMIT_PAUSE_MS=6000 node_start a "$tmp/a.conf"
 mock produce events "$tmp/ev1.ndjson"
@@ -50,7 +42,7 @@ sleep 3
 "${CAT[@]}" "$FLOE" table partition shop.events replace "bucket(16, user_id)" >/dev/null ||
   fail "replacing the partition spec"
 wait "$flusher" || true
-flush_until 12000
+flush_until shop.events 12000
 grep -q "partition specs" "$tmp/node-a.log" &&
   fail "the interval was dropped: its last batch did not convert ahead, the test did not test"
 node_stop a
@@ -62,7 +54,7 @@ until_metric floe_kafka_consumed_total 12000 60
 until_metric floe_kafka_staged_segments_total 1 60
 "${CAT[@]}" "$FLOE" table partition shop.events replace "day(ts)" >/dev/null ||
   fail "replacing the partition spec again"
-flush_until 24000
+flush_until shop.events 24000
 if grep -q "partition specs" "$tmp/node-a.log"; then
   echo "2: the interval written under two specs was consumed again"
 else

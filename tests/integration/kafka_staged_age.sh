@@ -65,13 +65,7 @@ for f in $staged; do
   [ ! -e "$f" ] || fail "the dropped interval's staged file $f is still on disk"
 done
 chattr -i "$tmp/wh/shop/events/metadata"
-ok=
-for _ in $(seq 60); do
-  curl -s -o /dev/null -XPOST "http://127.0.0.1:$(cat "$tmp/port-a")/v1/admin/flush" || true
-  [ "$(scan_count shop.events)" = "$((20000 - $(wc -w <"$tmp/bad")))" ] && { ok=1; break; }
-  sleep 0.5
-done
-[ -n "$ok" ] || fail "the table holds $(scan_count shop.events) events after the folder is writable"
+flush_until shop.events "$((20000 - $(wc -w <"$tmp/bad")))"
 node_stop a
 python3 "$KAFKA_DIR/verify.py" "$tmp/wh" shop.events "$FLOE" sa "$tmp/ev.ndjson" "$tmp/bad" ||
   fail "the table or the quarantine"

@@ -150,3 +150,13 @@ need_chattr() {
   fi
   chattr -i "$tmp/probe"
 }
+# flush_until TABLE ROWS: the admin flush on node a every 0.5 s (30 s at most) until TABLE
+# holds ROWS events; fails otherwise
+flush_until() {
+  for _ in $(seq 60); do
+    curl -s -o /dev/null -XPOST "http://127.0.0.1:$(cat "$tmp/port-a")/v1/admin/flush" || true
+    [ "$(scan_count "$1")" = "$2" ] && return 0
+    sleep 0.5
+  done
+  fail "$1 holds $(scan_count "$1") events, expected $2"
+}
