@@ -59,15 +59,19 @@ for n in a b; do
   consumed=$((consumed + c))
 done
 # lag: the high watermarks are sampled every second, after the last commit
+# lag0 NODE: a partition of the node shows lag 0 (the metrics captured first: grep -q on a
+# pipe would end curl early, and pipefail would take that for no match)
+lag0() {
+  curl -sf "http://127.0.0.1:$(cat "$tmp/port-$1")/metrics" >"$tmp/lag-$1" || return 1
+  grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' "$tmp/lag-$1"
+}
 for n in a b; do
   for _ in $(seq 150); do
-    curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" |
-      grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' && break
+    lag0 "$n" && break
     sleep 0.2
   done
-  curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" |
-    grep -q '^floe_kafka_lag{source="events",topic="events",partition="[0-9]*"} 0$' ||
-    fail "node $n: no partition with lag 0 in /metrics: $(curl -sf "http://127.0.0.1:$(cat "$tmp/port-$n")/metrics" | grep '^floe_kafka_lag')"
+  lag0 "$n" ||
+    fail "node $n: no partition with lag 0 in /metrics: $(grep '^floe_kafka_lag' "$tmp/lag-$n")"
 done
 [ "$consumed" = 6000 ] || fail "round 2 consumed $consumed messages, expected 6000"
 for n in a b; do node_stop $n; done
