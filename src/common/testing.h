@@ -35,4 +35,10 @@ void floe_crash_point(void);
  * points of the work under test depend on timing. */
 void floe_crash_exempt_thread(void);
 
+/* Test hook: the shredder's count of struct instances (the stamps that tell which fields
+ * of one object were seen) jumps to stamp, as after that many objects: a long-lived
+ * shredder (floe serve's pooled ones) reaches any count. */
+struct floe_shredder;
+void floe_shredder_testing_set_stamp(struct floe_shredder *sh, uint64_t stamp);
+
 #endif

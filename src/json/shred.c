@@ -38,6 +38,7 @@
 
 #include "floe/variant.h"
 #include "floe/wkb.h"
+#include "common/testing.h"
 #include "json/json_internal.h"
 
 #ifdef __SSE2__
@@ -100,9 +101,12 @@ struct floe_shredder {
     snode root;
     snode *pool;
     size_t npool;
-    uint32_t *stamps;
+    /* per struct field, the number of the object that last held it; objects are numbered
+     * in 64 bits, which no shredder exhausts (a 32-bit count did wrap: the memset that
+     * restarted it forgot the fields an enclosing object had already seen) */
+    uint64_t *stamps;
     size_t nstamps;
-    uint32_t stamp;
+    uint64_t stamp;
     locale_t cloc;
     floe_variant_encoder *venc; /* variant fields: made at the first one */
     floe_buf vmeta, vvalue;     /* a variant field's encoded parts */
@@ -1069,12 +1073,8 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
     int rc;
     if (++sh->depth > sh->opt.max_depth)
         return malformed(sh, p, "nesting too deep");
-    if (++sh->stamp == 0) {
-        memset(sh->stamps, 0, sh->nstamps * sizeof *sh->stamps);
-        sh->stamp = 1;
-    }
-    uint32_t stamp = sh->stamp;
-    uint32_t *seen = sh->stamps + st->seen_base;
+    uint64_t stamp = ++sh->stamp;
+    uint64_t *seen = sh->stamps + st->seen_base;
     uint32_t nseen = 0;
     st->guess = 0;
     p = skip_ws(p + 1, end);
@@ -1925,6 +1925,10 @@ static void free_nodes(snode *n) {
     floe_free(n->slots);
     floe_free(n->ht);
     floe_free(n->wdef);
+}
+
+void floe_shredder_testing_set_stamp(floe_shredder *sh, uint64_t stamp) {
+    sh->stamp = stamp;
 }
 
 void floe_shredder_free(floe_shredder *sh) {

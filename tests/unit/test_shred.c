@@ -265,6 +265,48 @@ TEST(test_sparse_keys) {
 }
 
 /* Hand-computed Dremel levels for nested lists, maps and optional structs. */
+/* The stamps that tell which fields of an object were seen count struct instances: a
+ * long-lived shredder (floe serve pools them) passes 2^32 of them. An object whose nested
+ * object was the 2^32nd forgot the fields it had seen before it: a required one was
+ * "missing", an optional one got a second (null) slot, a repeated key was taken. */
+TEST(test_stamp_past_2_32) {
+    const char *js = SCHEMA(FIELD(1, "id", true, "\"long\"") "," FIELD(2, "a", false, "\"long\"") ","
+                            FIELD(3, "s", false, "{\"type\":\"struct\",\"fields\":[" FIELD(
+                                      4, "x", false, "\"long\"") "]}") "," FIELD(5, "z", false, "\"long\""));
+    /* two objects a record: the count passes 2^32 at each of them in turn */
+    for (uint64_t back = 1; back <= 6; back++) {
+        fixture fx;
+        REQUIRE(fx_open(&fx, js, NULL));
+        floe_shredder_testing_set_stamp(fx.sh, UINT32_MAX - back);
+        REQUIRE(fx_feed(&fx, "{\"a\":10,\"s\":{\"x\":100},\"id\":1}\n"
+                             "{\"id\":2,\"s\":{\"x\":200},\"id\":3}\n"
+                             "{\"a\":30,\"s\":{},\"id\":4,\"z\":3000}\n") == 0);
+        CHECK_EQ_INT(fx.batch.nrows, 2);
+        CHECK_EQ_INT(fx.rej.n, 1);
+        if (fx.rej.n >= 1)
+            CHECK(fx.rej.r[0].reason == FLOE_REJECT_DUPLICATE_KEY);
+        floe_colbuf *id = col(&fx, "id"), *a = col(&fx, "a"), *x = col(&fx, "s.x"),
+                    *z = col(&fx, "z");
+        REQUIRE(id && a && x && z);
+        CHECK_LEVELS(a, "1:0 1:0");
+        CHECK_LEVELS(x, "2:0 1:0");
+        CHECK_LEVELS(z, "0:0 1:0");
+        if (id->nvalues == 2 && a->nvalues == 2 && x->nvalues == 1 && z->nvalues == 1) {
+            CHECK_EQ_INT(i64_at(id, 0), 1);
+            CHECK_EQ_INT(i64_at(id, 1), 4);
+            CHECK_EQ_INT(i64_at(a, 0), 10);
+            CHECK_EQ_INT(i64_at(a, 1), 30);
+            CHECK_EQ_INT(i64_at(x, 0), 100);
+            CHECK_EQ_INT(i64_at(z, 0), 3000);
+        } else {
+            harness_fail(__FILE__, __LINE__, "values: id %zu a %zu x %zu z %zu, want 2 2 1 1 "
+                         "(count 2^32 - 1 - %d before)", id->nvalues, a->nvalues, x->nvalues,
+                         z->nvalues, (int)back);
+        }
+        fx_close(&fx);
+    }
+}
+
 TEST(test_levels_nested) {
     const char *js = SCHEMA(
         FIELD(1, "l", false, "{\"type\":\"list\",\"element-id\":2,\"element-required\":true,"
@@ -1359,6 +1401,7 @@ int main(void) {
     RUN(test_flat);
     RUN(test_take_kept);
     RUN(test_sparse_keys);
+    RUN(test_stamp_past_2_32);
     RUN(test_levels_nested);
     RUN(test_reject_reasons);
     RUN(test_coerce_integers);
