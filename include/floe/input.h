@@ -51,7 +51,9 @@ typedef int (*floe_oversize_fn)(void *ctx, const char *source, int64_t line, int
 
 typedef struct floe_line_reader_options {
     size_t chunk_size;         /* target bytes per chunk (default 4 MiB) */
-    size_t max_record;         /* longest line kept in chunks (default 1 MiB) */
+    size_t max_record;         /* longest record kept in chunks (default 1 MiB): a line
+                                * without its newline and a '\r' before it, which the
+                                * oversize callback is not given either */
     floe_oversize_fn oversize; /* required when lines may exceed max_record */
     void *oversize_ctx;
     /* Map mode: a plain (uncompressed) regular file is mapped, and chunks point into the

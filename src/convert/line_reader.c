@@ -107,6 +107,8 @@ struct floe_line_reader {
     size_t scanned;        /* bytes of complete lines checked from carry_pos on */
     int64_t scanned_lines; /* lines in them */
     bool in_oversize;      /* streaming the tail of an oversized line */
+    bool over_cr;          /* a '\r' that ended the last piece, held back: the record's
+                            * own byte only if more than its newline follows */
     int64_t over_line, over_offset, over_len;
     /* map mode */
     floe_input_map *map;
@@ -338,13 +340,22 @@ static void compact_carry(floe_line_reader *r) {
 }
 
 /* Stream the rest of an oversized line to the callback until its newline. */
+/* The length of the record on a line of n bytes at p (its newline not counted): a '\r'
+ * that ends the line is not the record's (floe/json.h: the shredder ignores it), so a
+ * record of max_record bytes is kept whether its line ends in "\n" or "\r\n". */
+static inline size_t record_len(const uint8_t *p, size_t n) {
+    return n && p[n - 1] == '\r' ? n - 1 : n;
+}
+
 static int drain_oversize(floe_line_reader *r, floe_error *err) {
+    static const uint8_t cr = '\r';
     while (r->in_oversize) {
         if (r->carry_pos >= r->carry.len) {
             r->carry.len = r->carry_pos = 0;
             FLOE_FORWARD_IF_ERROR(decompress_more(r, RAW_BUF, err));
-            if (r->carry.len == 0) { /* end of input ends the line */
+            if (r->carry.len == 0) { /* end of input ends the line (a held '\r' with it) */
                 r->in_oversize = false;
+                r->over_cr = false;
                 if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->over_line,
                                      r->over_offset, NULL, 0, false, true, r->over_len))
                     return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
@@ -355,10 +366,22 @@ static int drain_oversize(floe_line_reader *r, floe_error *err) {
         size_t n = r->carry.len - r->carry_pos;
         const uint8_t *nl = memchr(p, '\n', n);
         size_t take = nl ? (size_t)(nl - p) : n;
-        r->over_len += (int64_t)take;
         bool last = nl != NULL;
+        if (r->over_cr && take > 0) { /* bytes follow the held '\r': it was the record's */
+            r->over_len++;
+            if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->over_line,
+                                 r->over_offset, &cr, 1, false, false, r->over_len))
+                return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
+        }
+        r->over_cr = false;
+        size_t emit = take;
+        if (emit && p[emit - 1] == '\r') { /* before the newline: not the record's */
+            emit--;
+            r->over_cr = !last;
+        }
+        r->over_len += (int64_t)emit;
         if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->over_line, r->over_offset, p,
-                             take, false, last, r->over_len))
+                             emit, false, last, r->over_len))
             return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
         r->carry_pos += take + (last ? 1 : 0);
         r->offset += (int64_t)(take + (last ? 1 : 0));
@@ -423,7 +446,7 @@ static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
             if (!nl)
                 break;
             size_t line_len = (size_t)(nl - (p + r->scanned));
-            if (line_len > r->opts.max_record) {
+            if (record_len(p + r->scanned, line_len) > r->opts.max_record) {
                 /* hand out what precedes, then stream this line to the callback */
                 if (r->scanned > 0)
                     return hand_out(r, chunk, err);
@@ -434,8 +457,9 @@ static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
                                          r->source, (long long)r->line_no, line_len,
                                          r->opts.max_record);
                 r->oversized++;
+                size_t rec = record_len(p, line_len);
                 if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset, p,
-                                     line_len, true, true, (int64_t)line_len))
+                                     rec, true, true, (int64_t)rec))
                     return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
                 r->carry_pos += line_len + 1;
                 r->offset += (int64_t)line_len + 1;
@@ -449,9 +473,10 @@ static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
             if (r->scanned >= r->opts.chunk_size)
                 return hand_out(r, chunk, err);
         }
-        /* the unterminated tail: oversized already? */
+        /* the unterminated tail: oversized already? (a '\r' ending it may be the one
+         * before the newline: then a byte more decides) */
         size_t tail = n - r->scanned;
-        if (tail > r->opts.max_record) {
+        if (record_len(p + r->scanned, tail) > r->opts.max_record) {
             if (r->scanned > 0)
                 return hand_out(r, chunk, err);
             if (!r->opts.oversize)
@@ -462,9 +487,11 @@ static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
             r->in_oversize = true;
             r->over_line = r->line_no;
             r->over_offset = r->offset;
-            r->over_len = (int64_t)tail;
+            size_t emit = record_len(p, tail);
+            r->over_cr = emit < tail;
+            r->over_len = (int64_t)emit;
             if (r->opts.oversize(r->opts.oversize_ctx, r->source, r->line_no, r->offset, p,
-                                 tail, true, false, r->over_len))
+                                 emit, true, false, r->over_len))
                 return floe_error_set(err, FLOE_ECANCELLED, "%s: cancelled", r->source);
             r->offset += (int64_t)tail;
             r->carry_pos = r->carry.len;
@@ -520,16 +547,17 @@ static int stream_mapped_oversize(floe_line_reader *r, size_t nl_or_end, floe_er
     const uint8_t *b = r->map->base;
     size_t start = r->mpos, size = r->map->len;
     int64_t line = line_at(r, start);
-    size_t total = nl_or_end - start;
+    size_t cend = start + record_len(b + start, nl_or_end - start); /* without its '\r' */
+    size_t total = cend - start;
     if (!r->opts.oversize)
         return floe_error_at(err, FLOE_ELIMIT, (int64_t)start,
                              "%s: line %lld: record of %zu bytes exceeds the limit of %zu bytes",
                              r->source, (long long)line, total, r->opts.max_record);
     r->oversized++;
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    for (size_t at = start; at == start || at < nl_or_end;) {
-        size_t n = nl_or_end - at < OVERSIZE_PIECE ? nl_or_end - at : OVERSIZE_PIECE;
-        bool first = at == start, last = at + n == nl_or_end;
+    for (size_t at = start; at == start || at < cend;) {
+        size_t n = cend - at < OVERSIZE_PIECE ? cend - at : OVERSIZE_PIECE;
+        bool first = at == start, last = at + n == cend;
         FLOE_FORWARD_IF_ERROR(check_shrank(r, at, err));
         if (r->opts.oversize(r->opts.oversize_ctx, r->source, line, (int64_t)start, b + at, n,
                              first, last, (int64_t)total))
@@ -575,7 +603,7 @@ static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) 
             end = size;
             /* a last line longer than the limit that starts the window is streamed, as
              * read mode would (one inside the window is left to the consumer) */
-            if (size - pos > maxrec && !memchr(b + pos, '\n', size - pos)) {
+            if (record_len(b + pos, size - pos) > maxrec && !memchr(b + pos, '\n', size - pos)) {
                 FLOE_FORWARD_IF_ERROR(stream_mapped_oversize(r, size, err));
                 continue;
             }
@@ -585,9 +613,14 @@ static int next_mapped(floe_line_reader *r, floe_chunk *chunk, floe_error *err) 
             const uint8_t *ls = memrchr(b + pos, '\n', from - pos);
             size_t start = ls ? (size_t)(ls - b) + 1 : pos;
             size_t room = size - from;
-            size_t limit = maxrec + 1 - (from - start < maxrec + 1 ? from - start : maxrec + 1);
-            const uint8_t *nl = memchr(b + from, '\n', room < limit ? room : limit);
-            if (!nl && (room > limit || size - start > maxrec)) {
+            /* a line whose record (without a '\r' before the newline) has at most maxrec
+             * bytes has its newline within maxrec + 1 bytes of start */
+            size_t span = from - start;
+            size_t limit = span < maxrec + 2 ? maxrec + 2 - span : 0;
+            const uint8_t *nl = limit ? memchr(b + from, '\n', room < limit ? room : limit) : NULL;
+            bool over = nl ? record_len(b + start, (size_t)(nl - b) - start) > maxrec
+                           : room > limit || record_len(b + start, size - start) > maxrec;
+            if (over) {
                 /* that line is oversized: end the chunk before it, or stream it */
                 if (start > pos) {
                     end = start;

@@ -11,6 +11,9 @@ typedef struct {
     size_t len;
     int64_t line, offset, total;
     int calls, lines;
+    int64_t got;    /* bytes handed over for the current line, stored or not */
+    int64_t crs;    /* how many of them were '\r' */
+    uint8_t last_byte;
 } over_ctx;
 
 static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
@@ -21,8 +24,15 @@ static int on_over(void *ctx, const char *source, int64_t line, int64_t offset,
         o->line = line;
         o->offset = offset;
         o->len = 0;
+        o->got = 0;
+        o->crs = 0;
     }
-    if (o->len + n < sizeof o->text) {
+    o->got += (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        o->crs += p[i] == '\r';
+    if (n)
+        o->last_byte = p[n - 1];
+    if (n && o->len + n < sizeof o->text) {
         memcpy(o->text + o->len, p, n);
         o->len += n;
     }
@@ -180,6 +190,95 @@ TEST(test_oversized_line_streams_whole) {
         CHECK(oc.text[0] == '"' && oc.text[3000] == '"');
         floe_free(got);
     }
+}
+
+/* A record is its line without the newline and a '\r' before it (the shredder's rule):
+ * one of max_record bytes ending in "\r\n" is kept wherever the chunk boundary falls, in
+ * read and map mode alike (it was streamed as oversized when it ended a read or crossed
+ * a mapped chunk's boundary, and kept otherwise), and one longer goes to the oversize
+ * callback without its '\r' (as the shredder quarantines a rejected line). */
+TEST(test_crlf_record_at_the_limit) {
+    const char *dir = harness_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/in.ndjson", dir);
+    enum { MAX = 100, BIG = 300000 };
+    char at[MAX + 1], over[MAX + 2];
+    memset(at, 'a', MAX);
+    at[MAX] = '\0';
+    memset(over, 'o', MAX + 1);
+    over[MAX + 1] = '\0';
+    char text[1024];
+    /* lines 2 and 6 (no newline: the end of the file) are at the limit, line 4 over it */
+    int tl = snprintf(text, sizeof text, "{\"a\":1}\r\n%s\r\n{\"a\":2}\r\n%s\r\n{\"a\":3}\r\n%s\r",
+                      at, over, at);
+    REQUIRE(harness_write_file(path, text, (size_t)tl) == 0);
+    char want[1024];
+    snprintf(want, sizeof want, "{\"a\":1}\r\n%s\r\n{\"a\":2}\r\n{\"a\":3}\r\n%s\r", at, at);
+    for (int map = 0; map <= 1; map++) {
+        for (size_t chunk = 1; chunk < 260; chunk++) {
+            over_ctx oc = {0};
+            int n;
+            char *got = read_all_mode(path, chunk, MAX, &oc, &n, map);
+            REQUIRE(got != NULL);
+            /* map mode leaves a long line inside a chunk to the consumer (the shredder
+             * rejects it): only the one a chunk boundary crosses is streamed */
+            bool ok = (!strcmp(got, want) && oc.lines == 1 && oc.line == 4 &&
+                       oc.len == MAX + 1 && oc.total == MAX + 1 &&
+                       !memcmp(oc.text, over, MAX + 1)) ||
+                      (map && !strcmp(got, text) && oc.lines == 0);
+            floe_free(got);
+            if (!ok) { /* one report, not one per chunk size */
+                harness_fail(__FILE__, __LINE__,
+                             "%s mode, chunk %zu: kept lines differ or oversize calls %d "
+                             "(line %lld, %zu bytes, total %lld), want 1 (line 4, %d bytes)",
+                             map ? "map" : "read", chunk, oc.lines, (long long)oc.line, oc.len,
+                             (long long)oc.total, MAX + 1);
+                break;
+            }
+        }
+    }
+    /* a long one streams in pieces: its '\r' is not among them */
+    char *big = floe_malloc(BIG + 32);
+    REQUIRE(big != NULL);
+    memcpy(big, "{\"a\":1}\n", 8);
+    memset(big + 8, 'b', BIG);
+    memcpy(big + 8 + BIG, "\r\n{\"a\":2}\n", 10);
+    REQUIRE(harness_write_file(path, big, BIG + 18) == 0);
+    for (int map = 0; map <= 1; map++) {
+        over_ctx oc = {0};
+        int n;
+        char *got = read_all_mode(path, 4096, MAX, &oc, &n, map);
+        REQUIRE(got != NULL);
+        CHECK_EQ_STR(got, "{\"a\":1}\n{\"a\":2}\n");
+        CHECK_EQ_INT(oc.lines, 1);
+        CHECK_EQ_INT(oc.got, BIG);
+        CHECK_EQ_INT(oc.total, BIG);
+        CHECK_EQ_INT(oc.last_byte, 'b');
+        floe_free(got);
+    }
+    /* '\r' all along the line (JSON whitespace): wherever a piece ends after one, the
+     * next decides whether it was the record's; only the one before the newline is not */
+    for (size_t lead = 8; lead <= 9; lead++) {
+        memset(big, ' ', lead);
+        big[lead - 1] = '\n';
+        for (size_t i = 0; i < BIG; i += 2)
+            memcpy(big + lead + i, "b\r", 2);
+        big[lead + BIG] = '\n';
+        REQUIRE(harness_write_file(path, big, lead + BIG + 1) == 0);
+        for (int map = 0; map <= 1; map++) {
+            over_ctx oc = {0};
+            int n;
+            char *got = read_all_mode(path, 4096, MAX, &oc, &n, map);
+            REQUIRE(got != NULL);
+            CHECK_EQ_INT(oc.lines, 1);
+            CHECK_EQ_INT(oc.got, BIG - 1);
+            CHECK_EQ_INT(oc.total, BIG - 1);
+            CHECK_EQ_INT(oc.crs, BIG / 2 - 1);
+            CHECK_EQ_INT(oc.last_byte, 'b');
+            floe_free(got);
+        }
+    }
+    floe_free(big);
 }
 
 TEST(test_numbering) {
@@ -532,6 +631,7 @@ int main(void) {
     RUN(test_plain_small_chunks);
     RUN(test_gzip_concatenated_and_zstd);
     RUN(test_oversized_line_streams_whole);
+    RUN(test_crlf_record_at_the_limit);
     RUN(test_numbering);
     RUN(test_map_same_chunks_as_read);
     RUN(test_map_empty_and_compressed);
