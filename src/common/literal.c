@@ -316,8 +316,58 @@ int floe_lit_time(const char *s, size_t n, int64_t *nanos_of_day, char *why, siz
     return rc;
 }
 
+/* The digit pair at s: 0..99, or -1 when either byte is not a digit. */
+static inline int pair_at(const char *s) {
+    unsigned a = (unsigned)(unsigned char)s[0] - '0', b = (unsigned)(unsigned char)s[1] - '0';
+    return a < 10 && b < 10 ? (int)(a * 10 + b) : -1;
+}
+
+/* The form nearly every producer writes, YYYY-MM-DDTHH:MM:SS[.f...][Z], in one pass: true
+ * with *out set when s is that form and in range (the values floe_lit_timestamp's general
+ * path gives it in every form); false for anything else, which the general path reads or
+ * refuses with its message. bench shapes iot: ~600 -> ~330 instructions a timestamp. */
+static bool timestamp_usual(const char *s, size_t n, floe_lit_ts *out) {
+    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+        s[13] != ':' || s[16] != ':')
+        return false;
+    int y0 = pair_at(s), y1 = pair_at(s + 2), m = pair_at(s + 5), d = pair_at(s + 8);
+    int h = pair_at(s + 11), mi = pair_at(s + 14), sec = pair_at(s + 17);
+    if ((y0 | y1 | m | d | h | mi | sec) < 0 || m < 1 || m > 12 || h > 23 || mi > 59 ||
+        sec > 59)
+        return false;
+    int64_t y = y0 * 100 + y1;
+    if (d < 1 || d > days_in_month(y, m))
+        return false;
+    size_t i = 19;
+    int32_t nano = 0;
+    if (i < n && s[i] == '.') {
+        size_t f0 = ++i;
+        while (i < n && is_digit(s[i]))
+            i++;
+        if (i == f0 || i - f0 > 9)
+            return false;
+        for (size_t k = f0; k < i; k++)
+            nano = nano * 10 + (s[k] - '0');
+        for (size_t k = i - f0; k < 9; k++)
+            nano *= 10;
+    }
+    if (i == n)
+        out->zone = false;
+    else if (i + 1 == n && (s[i] == 'Z' || s[i] == 'z'))
+        out->zone = true;
+    else
+        return false;
+    out->offset = 0;
+    out->sec = floe_days_from_civil(y, (unsigned)m, (unsigned)d) * 86400 +
+               (int64_t)h * 3600 + mi * 60 + sec;
+    out->nano = nano;
+    return true;
+}
+
 int floe_lit_timestamp(const char *s, size_t n, floe_lit_form form, floe_lit_ts *out,
                        char *why, size_t whyn) {
+    if (timestamp_usual(s, n, out))
+        return FLOE_LIT_OK;
     size_t i = 0;
     int64_t days, nod = 0;
     int rc = date_at(s, n, &i, form, &days, why, whyn);

@@ -281,6 +281,61 @@ TEST(test_timestamp_round_trip) {
     }
 }
 
+/* The usual form (YYYY-MM-DDTHH:MM:SS[.f...][Z], read by a one-pass path of its own)
+ * against the general path: the same text with a +00:00 zone, which only the general
+ * path reads, must give the same instant or the same refusal; random fields around their
+ * limits (month 0-13, day 0-32 and each month's length in leap and common years, hour 24,
+ * minute and second 60, 0-10 fraction digits), separators T, t and space, no zone, Z, z. */
+TEST(test_timestamp_usual_form) {
+    static const char seps[] = "Tt Tx";
+    static const char *const zones[] = {"", "Z", "z", "", "Z"};
+    harness_rng_seed(0x7157a3u);
+    int bad = 0;
+    for (int r = 0; r < 60000 && bad < 5; r++) {
+        int y = (int)harness_rndn(4) == 0 ? (int)harness_rndn(10000)
+                                           : 1896 + (int)harness_rndn(210);
+        int m = (int)harness_rndn(14), d = (int)harness_rndn(33), h = (int)harness_rndn(25);
+        int mi = (int)harness_rndn(61), sec = (int)harness_rndn(61);
+        if (harness_rndn(2)) { /* mostly valid fields, so that most texts are read */
+            m = 1 + (int)harness_rndn(12);
+            d = 1 + (int)harness_rndn(28 + (harness_rndn(4) == 0 ? 3 : 0));
+            h = (int)harness_rndn(24);
+            mi = (int)harness_rndn(60);
+            sec = (int)harness_rndn(60);
+        }
+        char frac[16] = "";
+        uint32_t nf = harness_rndn(3) ? harness_rndn(11) : 6;
+        if (nf) {
+            frac[0] = '.';
+            for (uint32_t k = 1; k <= nf; k++)
+                frac[k] = (char)('0' + harness_rndn(10));
+            frac[nf + 1] = '\0';
+            if (nf == 10 && harness_rndn(2))
+                frac[0] = '\0'; /* no fraction */
+        }
+        char sep = seps[harness_rndn(sizeof seps - 1)];
+        const char *zone = zones[harness_rndn(sizeof zones / sizeof *zones)];
+        char a[80], b[80];
+        snprintf(a, sizeof a, "%04d-%02d-%02d%c%02d:%02d:%02d%s%s", y, m, d, sep, h, mi, sec,
+                 frac, zone);
+        snprintf(b, sizeof b, "%04d-%02d-%02d%c%02d:%02d:%02d%s+00:00", y, m, d, sep, h, mi,
+                 sec, frac);
+        for (int f = 0; f < 3; f++) {
+            floe_lit_ts ta, tb;
+            char wa[128] = "", wb[128] = "";
+            int ra = floe_lit_timestamp(a, strlen(a), (floe_lit_form)f, &ta, wa, sizeof wa);
+            int rb = floe_lit_timestamp(b, strlen(b), (floe_lit_form)f, &tb, wb, sizeof wb);
+            if (ra != rb || (ra == OK && (ta.sec != tb.sec || ta.nano != tb.nano ||
+                                          ta.offset != 0 || ta.zone != (*zone != '\0'))) ||
+                (ra != OK && strcmp(wa, wb) != 0)) {
+                harness_fail(__FILE__, __LINE__, "%s form %d: rc %d (%s), %s: rc %d (%s)", a, f,
+                             ra, wa, b, rb, wb);
+                bad++;
+            }
+        }
+    }
+}
+
 static bool dec_is(const char *s, int precision, int32_t scale, int64_t want) {
     floe_i128 v;
     return floe_lit_decimal_at(s, strlen(s), precision, scale, &v, NULL, 0) == OK &&
@@ -398,6 +453,7 @@ int main(void) {
     RUN(test_times);
     RUN(test_timestamps);
     RUN(test_timestamp_round_trip);
+    RUN(test_timestamp_usual_form);
     RUN(test_decimals);
     RUN(test_where_literals);
     return harness_finish();
