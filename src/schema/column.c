@@ -87,7 +87,10 @@ int floe_colbuf_reserve_levels(floe_colbuf *c, size_t extra) {
         return rc;
     if (c->max_rep > 0 && (rc = grow((void **)&c->rep, &cap_rep, need, sizeof(int16_t))) < 0)
         return rc;
-    size_t ncap = c->max_def > 0 ? cap_def : (c->max_rep > 0 ? cap_rep : need);
+    /* no level arrays (a required flat column): the capacity is only a count, grown as
+     * the arrays would be, or every push past it would come here */
+    size_t ncap = c->max_def > 0 ? cap_def : c->max_rep > 0 ? cap_rep
+                  : need > 2 * c->levels_cap ? (need > 64 ? need : 64) : 2 * c->levels_cap;
     if (c->max_def > 0 && c->max_rep > 0 && cap_def != cap_rep) {
         /* keep both arrays the same capacity */
         size_t m = cap_def > cap_rep ? cap_def : cap_rep;
