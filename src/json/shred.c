@@ -21,9 +21,11 @@
  * tell which were seen, and catch duplicate keys).
  *
  * Invariants: between records, every column holds exactly one slot sequence per accepted
- * record (nrows); a rejected record is rolled back with floe_colbuf_truncate to the marks
- * taken at its start. Internal functions return 0, REJ (> 0: record rejected, reason in
- * the shredder) or a negative FLOE_E* code (hard error, the record is rolled back too).
+ * record (nrows); a rejected record is rolled back with floe_colbuf_truncate to where
+ * each column stood at its start (marks taken then for repeated columns; a column that is
+ * not repeated holds one slot per record, so its start follows from the rows accepted).
+ * Internal functions return 0, REJ (> 0: record rejected, reason in the shredder) or a
+ * negative FLOE_E* code (hard error, the record is rolled back too).
  */
 #include "floe/json.h"
 
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/testing.h"
 #include "floe/variant.h"
 #include "floe/wkb.h"
 #include "common/testing.h"
@@ -46,6 +49,17 @@
 #endif
 
 #define REJ 1
+#define QUICK_MISS 2 /* leaf_number_quick: not its form, nothing consumed or pushed */
+
+/* Number leaves whose common numbers the containers convert inline (leaf_number_quick):
+ * none, int64 (long, timestamps), int32 (int, date), double. */
+enum { QUICK_NONE, QUICK_I64, QUICK_I32, QUICK_F64 };
+
+#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
+
+static _Atomic bool quick_off; /* floe_shred_quick_off */
+
+void floe_shred_quick_off(bool off) { quick_off = off; }
 
 /* The string scan's fast path is small and runs for every key and string value: inline it
  * at every call (gcc otherwise keeps one out-of-line copy, paying a call per string). */
@@ -66,6 +80,7 @@ struct snode {
     int16_t rep_inner;  /* lists/maps: repetition level of their entries */
     uint32_t leaf0;     /* first leaf column below (or of) this node */
     uint32_t nleaf;     /* number of leaf columns below */
+    uint8_t quick;      /* QUICK_*: a number leaf converted without floe_jnum */
     const char *name;   /* struct children: the JSON key */
     uint32_t nlen;
     uint64_t name8[2];  /* its first 16 bytes, zero-padded (kid_is) */
@@ -112,8 +127,17 @@ struct floe_shredder {
     floe_buf vmeta, vvalue;     /* a variant field's encoded parts */
     floe_buf scratch;    /* decoded string values */
     floe_buf keybuf;     /* decoded keys */
-    size_t *mark_levels; /* per column, at the start of the record */
+    /* Rollback marks. A record adds exactly one slot to each column that is not
+     * repeated (max_rep 0), so such a column's slots at a record's start are its slots
+     * when the batch was handed to the feed (feed_levels) plus one per record accepted
+     * since (feed_rows): only the repeated columns (rep_cols) are marked per record. */
+    size_t *mark_levels; /* per column, at the start of the record (repeated columns) */
     size_t *mark_values;
+    size_t *feed_levels; /* per column, at check_batch (columns not repeated) */
+    size_t feed_rows;    /* the batch's rows at check_batch */
+    uint32_t *rep_cols;  /* the repeated columns */
+    size_t nrep_cols;
+    floe_batch *out;     /* the batch being fed */
     floe_shred_stats stats;
     unknown_path *unknown;
     size_t nunknown;
@@ -642,6 +666,8 @@ static int push_decimal(floe_shredder *sh, const snode *n, int16_t rep, floe_i12
     return push_value(sh, n->leaf0, rep, be, (size_t)f->type_length);
 }
 
+static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep);
+
 /* A JSON number at *pp into leaf n. */
 static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, int16_t rep) {
     const uint8_t *p = *pp;
@@ -729,6 +755,81 @@ static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, in
     default:
         return mismatch(sh, n, p);
     }
+}
+
+/* leaf_number's common case without a floe_jnum: an optional minus, an integer part and
+ * an optional fraction, no exponent, at most 19 digits; an int64 or int32 leaf takes
+ * integers only (within int32 for the latter), a double leaf mantissas up to 2^53 with up
+ * to 22 fraction digits. It consumes the bytes floe_jnum_scan would and pushes the value
+ * leaf_number would (the same integer; the same Clinger division for a double). Anything
+ * else (an exponent, more digits, a fraction for an integer, no digit at all) returns
+ * QUICK_MISS with nothing consumed or pushed, for leaf_number to scan again: ~120 of the
+ * ~190 instructions a number took (bench shapes iot: 23 numbers a record). */
+static inline __attribute__((always_inline)) int leaf_number_quick(floe_shredder *sh,
+                                                                   const snode *n,
+                                                                   const uint8_t **pp,
+                                                                   int16_t rep) {
+    const uint8_t *p = *pp, *end = sh->end;
+    bool neg = *p == '-';
+    p += neg;
+    const uint8_t *d0 = p;
+    uint64_t m = 0;
+    if (p < end && *p == '0')
+        p++; /* no leading zeros: "012" is the number 0, then a stray digit */
+    else
+        while (p < end && IS_DIGIT(*p))
+            m = m * 10 + (uint64_t)(*p++ - '0');
+    size_t nint = (size_t)(p - d0), nfrac = 0;
+    if (!nint)
+        return QUICK_MISS;
+    if (p < end && *p == '.') {
+        const uint8_t *f0 = ++p;
+        while (p < end && IS_DIGIT(*p))
+            m = m * 10 + (uint64_t)(*p++ - '0');
+        nfrac = (size_t)(p - f0);
+        if (!nfrac)
+            return QUICK_MISS;
+    }
+    if ((p < end && (*p | 0x20) == 'e') || nint + nfrac > 19)
+        return QUICK_MISS;
+    if (n->quick == QUICK_F64) {
+        if (m > (1ull << 53) || nfrac > 22)
+            return QUICK_MISS;
+        double d = (double)m;
+        if (nfrac)
+            d /= floe_pow10_exact[nfrac];
+        /* the sign by its bit, no branch: signs alternate at random in many columns */
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        bits |= (uint64_t)neg << 63;
+        memcpy(&d, &bits, 8);
+        *pp = p;
+        return push8(sh, n->leaf0, rep, &d);
+    }
+    if (nfrac || nint > 18)
+        return QUICK_MISS;
+    int64_t v = neg ? -(int64_t)m : (int64_t)m;
+    if (n->quick == QUICK_I64) {
+        *pp = p;
+        return push8(sh, n->leaf0, rep, &v);
+    }
+    if (v < INT32_MIN || v > INT32_MAX)
+        return QUICK_MISS; /* leaf_number says so */
+    int32_t x = (int32_t)v;
+    *pp = p;
+    return push_value(sh, n->leaf0, rep, &x, 4);
+}
+
+/* shred_value, with a number leaf's common numbers converted inline. */
+static inline __attribute__((always_inline)) int shred_value_quick(floe_shredder *sh, snode *n,
+                                                                   const uint8_t **pp,
+                                                                   int16_t rep) {
+    if (n->quick && (IS_DIGIT(**pp) || **pp == '-')) {
+        int rc = leaf_number_quick(sh, n, pp, rep);
+        if (rc != QUICK_MISS)
+            return rc;
+    }
+    return shred_value(sh, n, pp, rep);
 }
 
 /* Convert string text (already decoded) into leaf n. `at` is the string's position in the
@@ -933,8 +1034,6 @@ static int leaf_value(floe_shredder *sh, const snode *n, const uint8_t **pp, int
 
 /* ---- nested values ---------------------------------------------------------------------------- */
 
-static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t rep);
-
 static uint32_t name_hash(const uint8_t *s, size_t n) {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++)
@@ -1081,6 +1180,8 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
     if (p < end && *p == '}') {
         p++;
     } else {
+        /* Whitespace is looked for only where the next token is not the usual one (a
+         * quote, a colon, a comma): compact records take one skip_ws a field. */
         for (;;) {
             const uint8_t *s, *kpos = p;
             size_t klen;
@@ -1091,19 +1192,21 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
              * fields but keeps the schema's order), closing quote included: no scan, no
              * lookup */
             k = -1;
+            snode *kid = NULL;
             if (end - p > 16) {
                 uint32_t g = st->guess, lim = g + KEY_LOOKAHEAD < st->nkids ? g + KEY_LOOKAHEAD
                                                                            : st->nkids;
-                for (; g < lim; g++)
-                    if (st->kids[g].qmask[0] && quoted_key_is(&st->kids[g], p + 1)) {
+                for (snode *c = st->kids + g; g < lim; g++, c++)
+                    if (c->qmask[0] && quoted_key_is(c, p + 1)) {
                         k = (int)g;
+                        kid = c;
                         st->guess = g + 1;
+                        klen = c->nlen;
                         break;
                     }
             }
             if (k >= 0) {
                 s = p + 1;
-                klen = st->kids[k].nlen;
                 p += klen + 2;
             } else {
                 bool esc;
@@ -1117,13 +1220,16 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
                 }
                 /* a decoded key lives in keybuf, not the record: compare it byte by byte */
                 k = lookup_kid(st, s, klen, esc ? s + klen : sh->end);
+                if (k >= 0)
+                    kid = &st->kids[k];
             }
-            p = skip_ws(p, end);
-            if (p >= end || *p != ':')
-                return malformed(sh, p, "expected ':' after object key");
+            if (p >= end || *p != ':') {
+                p = skip_ws(p, end);
+                if (p >= end || *p != ':')
+                    return malformed(sh, p, "expected ':' after object key");
+            }
             p = skip_ws(p + 1, end);
             if (k >= 0) {
-                snode *kid = &st->kids[k];
                 if (seen[k] == stamp) {
                     char path[256];
                     return rej(sh, FLOE_REJECT_DUPLICATE_KEY, kpos,
@@ -1133,7 +1239,7 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
                 nseen++;
                 if (p >= end)
                     return malformed(sh, p, "expected a value");
-                if ((rc = shred_value(sh, kid, &p, rep)) != 0)
+                if ((rc = shred_value_quick(sh, kid, &p, rep)) != 0)
                     return rc;
             } else {
                 if (sh->opt.unknown == FLOE_UNKNOWN_REJECT) {
@@ -1152,9 +1258,11 @@ static int shred_struct(floe_shredder *sh, snode *st, const uint8_t **pp, int16_
                 if ((rc = skip_value(sh, &p)) != 0)
                     return rc;
             }
-            p = skip_ws(p, end);
+            if (p >= end || (*p != ',' && *p != '}'))
+                p = skip_ws(p, end);
             if (p < end && *p == ',') {
-                p = skip_ws(p + 1, end);
+                if (++p < end && *p != '"')
+                    p = skip_ws(p, end);
                 continue;
             }
             if (p < end && *p == '}') {
@@ -1229,7 +1337,7 @@ static int shred_list(floe_shredder *sh, snode *ln, const uint8_t **pp, int16_t 
         for (;;) {
             if (p >= end)
                 return malformed(sh, p, "expected a value");
-            if ((rc = shred_value(sh, el, &p, r)) != 0)
+            if ((rc = shred_value_quick(sh, el, &p, r)) != 0)
                 return rc;
             r = ln->rep_inner;
             p = skip_ws(p, end);
@@ -1369,7 +1477,7 @@ static int shred_map(floe_shredder *sh, snode *m, const uint8_t **pp, int16_t re
             p = skip_ws(p + 1, end);
             if (p >= end)
                 return malformed(sh, p, "expected a value");
-            if ((rc = shred_value(sh, val, &p, r)) != 0)
+            if ((rc = shred_value_quick(sh, val, &p, r)) != 0)
                 return rc;
             r = m->rep_inner;
             p = skip_ws(p, end);
@@ -1461,16 +1569,28 @@ static int shred_value(floe_shredder *sh, snode *n, const uint8_t **pp, int16_t 
 
 /* ---- records ------------------------------------------------------------------------------- */
 
-static void mark(floe_shredder *sh, size_t ncols) {
-    for (size_t i = 0; i < ncols; i++) {
+static void mark(floe_shredder *sh) {
+    for (size_t j = 0; j < sh->nrep_cols; j++) {
+        uint32_t i = sh->rep_cols[j];
         sh->mark_levels[i] = sh->cols[i].nlevels;
         sh->mark_values[i] = sh->cols[i].nvalues;
     }
 }
 
-static void rollback(floe_shredder *sh, size_t ncols) {
-    for (size_t i = 0; i < ncols; i++)
-        floe_colbuf_truncate(&sh->cols[i], sh->mark_levels[i], sh->mark_values[i]);
+/* Back to the start of the record being shredded (see mark_levels). */
+static void rollback(floe_shredder *sh) {
+    size_t ncols = sh->out->ncols, rows = sh->out->nrows - sh->feed_rows;
+    for (size_t i = 0; i < ncols; i++) {
+        floe_colbuf *c = &sh->cols[i];
+        if (c->max_rep > 0) {
+            floe_colbuf_truncate(c, sh->mark_levels[i], sh->mark_values[i]);
+            continue;
+        }
+        size_t lv = sh->feed_levels[i] + rows, nv = c->nvalues;
+        for (size_t j = lv; j < c->nlevels; j++) /* the record's slot, if it got one */
+            nv -= c->max_def == 0 || c->def[j] == c->max_def;
+        floe_colbuf_truncate(c, lv, nv);
+    }
 }
 
 /* Shred one record rec[0..n) (leading whitespace allowed). Returns 0, REJ or < 0. */
@@ -1482,7 +1602,7 @@ static int shred_record(floe_shredder *sh, const uint8_t *rec, size_t n, floe_ba
     if (n > sh->opt.max_record)
         return rej(sh, FLOE_REJECT_TOO_LARGE, NULL, "record of %zu bytes exceeds the %zu-byte limit",
                    n, sh->opt.max_record);
-    mark(sh, out->ncols);
+    mark(sh);
     const uint8_t *p = skip_ws(rec, sh->end);
     int rc;
     if (p < sh->end && *p == '{') {
@@ -1503,7 +1623,7 @@ static int shred_record(floe_shredder *sh, const uint8_t *rec, size_t n, floe_ba
         rc = malformed(sh, p, "expected a JSON object");
     }
     if (rc != 0) {
-        rollback(sh, out->ncols);
+        rollback(sh);
         return rc;
     }
     out->nrows++;
@@ -1534,6 +1654,15 @@ static int check_batch(floe_shredder *sh, floe_batch *out, floe_error *err) {
     if (!out || out->ncols != sh->schema->nleaves || (out->ncols && !out->cols))
         return floe_error_set(err, FLOE_EINVALID, "shredder: batch does not match the schema");
     sh->cols = out->cols;
+    sh->out = out;
+    sh->feed_rows = out->nrows;
+    sh->nrep_cols = 0;
+    for (size_t i = 0; i < out->ncols; i++) {
+        if (out->cols[i].max_rep > 0)
+            sh->rep_cols[sh->nrep_cols++] = (uint32_t)i;
+        else
+            sh->feed_levels[i] = out->cols[i].nlevels;
+    }
     return 0;
 }
 
@@ -1576,7 +1705,7 @@ int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const 
             sh->end = end;
             sh->depth = 0;
             sh->lenient = false;
-            mark(sh, out->ncols);
+            mark(sh);
             if (shred_struct(sh, &sh->root, &q, 0) == 0) {
                 while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
                     q++;
@@ -1591,7 +1720,7 @@ int floe_shredder_feed(floe_shredder *sh, const uint8_t *chunk, size_t n, const 
                     continue;
                 }
             }
-            rollback(sh, out->ncols);
+            rollback(sh);
             sh->stats.unknown_fields = unknown;
         }
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
@@ -1880,6 +2009,27 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
         memcpy(n->qmask, m, 16);
     }
 #endif
+    n->quick = QUICK_NONE;
+    if (!f->nchildren && !quick_off) {
+        switch (f->type) {
+        case FLOE_TYPE_LONG:
+        case FLOE_TYPE_TIMESTAMP:
+        case FLOE_TYPE_TIMESTAMPTZ:
+        case FLOE_TYPE_TIMESTAMP_NS:
+        case FLOE_TYPE_TIMESTAMPTZ_NS:
+            n->quick = f->phys == FLOE_PHYS_INT64 ? QUICK_I64 : QUICK_NONE;
+            break;
+        case FLOE_TYPE_INT:
+        case FLOE_TYPE_DATE:
+            n->quick = f->phys == FLOE_PHYS_INT32 ? QUICK_I32 : QUICK_NONE;
+            break;
+        case FLOE_TYPE_DOUBLE:
+            n->quick = QUICK_F64;
+            break;
+        default:
+            break;
+        }
+    }
     n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
     if (!is_root)
         FLOE_FORWARD_IF_ERROR(compile_default(n, f, err));
@@ -1940,6 +2090,8 @@ void floe_shredder_free(floe_shredder *sh) {
     floe_free(sh->stamps);
     floe_free(sh->mark_levels);
     floe_free(sh->mark_values);
+    floe_free(sh->feed_levels);
+    floe_free(sh->rep_cols);
     floe_buf_free(&sh->scratch);
     floe_buf_free(&sh->keybuf);
     for (size_t i = 0; i < sh->nunknown; i++)
@@ -1976,7 +2128,9 @@ int floe_shredder_new(const floe_schema *schema, const floe_shred_options *opts,
     sh->pool = floe_calloc(nnodes ? nnodes : 1, sizeof *sh->pool);
     sh->mark_levels = floe_calloc(ncols ? ncols : 1, sizeof *sh->mark_levels);
     sh->mark_values = floe_calloc(ncols ? ncols : 1, sizeof *sh->mark_values);
-    if (!sh->pool || !sh->mark_levels || !sh->mark_values)
+    sh->feed_levels = floe_calloc(ncols ? ncols : 1, sizeof *sh->feed_levels);
+    sh->rep_cols = floe_calloc(ncols ? ncols : 1, sizeof *sh->rep_cols);
+    if (!sh->pool || !sh->mark_levels || !sh->mark_values || !sh->feed_levels || !sh->rep_cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");
     FLOE_CHECK(compile(sh, &sh->root, &schema->root, true, err));
     sh->stamps = floe_calloc(sh->nstamps ? sh->nstamps : 1, sizeof *sh->stamps);

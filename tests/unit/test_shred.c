@@ -1161,6 +1161,166 @@ TEST(test_speculation_same_as_lines) {
     }
 }
 
+/* A number token for test_quick_numbers: mostly the shapes the quick path takes (sign,
+ * integer part, fraction, up to ~22 digits), and around them the ones it leaves to
+ * floe_jnum (exponents, leading zeros, a bare point or minus, text after the number). */
+static void quick_token(char *t, size_t cap) {
+    static const char *const tails[] = {"", "", "", "", "", "", "x", "5", ".", "e", "e5", "E-3",
+                                        ".e1", "-", " ", "]", "0"};
+    size_t n = 0;
+    if (harness_rndn(3) == 0)
+        t[n++] = '-';
+    uint32_t nint = harness_rndn(4) == 0 ? harness_rndn(22) : 1 + harness_rndn(10);
+    for (uint32_t k = 0; k < nint && n < cap - 40; k++)
+        t[n++] = (char)('0' + (k == 0 && harness_rndn(4) ? 1 + harness_rndn(9) : harness_rndn(10)));
+    if (harness_rndn(2)) {
+        t[n++] = '.';
+        uint32_t nfrac = harness_rndn(4) == 0 ? harness_rndn(26) : harness_rndn(8);
+        for (uint32_t k = 0; k < nfrac && n < cap - 20; k++)
+            t[n++] = (char)('0' + harness_rndn(10));
+    }
+    const char *tail = harness_rndn(4) == 0 ? tails[harness_rndn(sizeof tails / sizeof *tails)] : "";
+    snprintf(t + n, cap - n, "%s", tail);
+}
+
+/* One record through two shredders, quick on and off: the same rejection (reason,
+ * column, message) or the same slots. */
+static bool quick_same(fixture *on, fixture *off, const char *rec) {
+    on->rej.n = off->rej.n = 0;
+    if (fx_feed(on, rec) < 0 || fx_feed(off, rec) < 0)
+        return false;
+    bool same = on->rej.n == off->rej.n && on->batch.nrows == off->batch.nrows;
+    if (same && on->rej.n)
+        same = on->rej.r[0].reason == off->rej.r[0].reason &&
+               on->rej.r[0].column == off->rej.r[0].column &&
+               !strcmp(on->rej.r[0].msg, off->rej.r[0].msg);
+    for (size_t c = 0; same && c < on->batch.ncols; c++) {
+        const floe_colbuf *a = &on->batch.cols[c], *b = &off->batch.cols[c];
+        same = a->nlevels == b->nlevels && a->nvalues == b->nvalues &&
+               a->values_len == b->values_len &&
+               (!a->values_len || !memcmp(a->values, b->values, a->values_len)) &&
+               (!a->max_def || !memcmp(a->def, b->def, a->nlevels * sizeof *a->def)) &&
+               (!a->max_rep || !memcmp(a->rep, b->rep, a->nlevels * sizeof *a->rep));
+    }
+    if (!same)
+        harness_fail(__FILE__, __LINE__, "%s: quick path differs (rejected %zu / %zu: %s / %s)",
+                     rec, on->rej.n, off->rej.n, on->rej.n ? on->rej.r[0].msg : "-",
+                     off->rej.n ? off->rej.r[0].msg : "-");
+    return same;
+}
+
+/* The containers' quick number path (leaf_number_quick) against floe_jnum's, for every
+ * leaf type it takes, in a struct, a list and a map: the same values bit for bit, the
+ * same rejections, the same bytes consumed (a stray byte after the number is refused the
+ * same way). QUICK_ROUNDS sets the random tokens per type (default 4,000). */
+TEST(test_quick_numbers) {
+    static const char *const types[] = {"\"long\"", "\"int\"", "\"date\"", "\"timestamptz\"",
+                                        "\"timestamp_ns\"", "\"double\"", "\"time\"",
+                                        "\"decimal(10,2)\"", "\"float\""};
+    static const char *const edges[] = {
+        "0", "-0", "0.0", "-0.0", "00", "01", "-01", "0.", "-", "-.5", ".5", "1", "-1",
+        "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967296",
+        "999999999999999999", "-999999999999999999", "1000000000000000000",
+        "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+        "12345678901234567890", "9007199254740992", "9007199254740993", "9007199254740992.0",
+        "900719925474099.3", "0.1234567890123456789", "1.2345678901234567890",
+        "0.0000000000000000000001", "0.00000000000000000000001", "1.0", "1.5", "2.50", "1e3",
+        "1E3", "1.5e1", "33.052", "-73.015541", "9.88436", "1042.96", "5x", "5 ", "5]"};
+    char val[160], rec[200];
+    const char *env = getenv("QUICK_ROUNDS");
+    long rounds = env ? atol(env) : 4000;
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
+        char js[3][512];
+        snprintf(js[0], sizeof js[0], SCHEMA(FIELD(1, "v", false, "%s") "," FIELD(2, "w", false, "\"long\"")),
+                 types[ti]);
+        snprintf(js[1], sizeof js[1],
+                 SCHEMA(FIELD(1, "v", false, "{\"type\":\"list\",\"element-id\":3,"
+                                             "\"element-required\":false,\"element\":%s}")),
+                 types[ti]);
+        snprintf(js[2], sizeof js[2],
+                 SCHEMA(FIELD(1, "v", false, "{\"type\":\"map\",\"key-id\":3,\"key\":\"string\","
+                                             "\"value-id\":4,\"value-required\":true,\"value\":%s}")),
+                 types[ti]);
+        for (int shape = 0; shape < 3; shape++) {
+            fixture on, off;
+            floe_shred_quick_off(false);
+            REQUIRE(fx_open(&on, js[shape], NULL));
+            floe_shred_quick_off(true);
+            bool opened = fx_open(&off, js[shape], NULL);
+            floe_shred_quick_off(false);
+            REQUIRE(opened);
+            harness_rng_seed(0x5eed0000u + ti * 3 + (uint64_t)shape);
+            size_t nedge = sizeof edges / sizeof *edges;
+            bool ok = true;
+            for (long r = 0; ok && r < (long)nedge + rounds; r++) {
+                if (r < (long)nedge)
+                    snprintf(val, sizeof val, "%s", edges[r]);
+                else
+                    quick_token(val, sizeof val);
+                if (shape == 0)
+                    snprintf(rec, sizeof rec, "{\"v\":%s,\"w\":7}\n", val);
+                else if (shape == 1)
+                    snprintf(rec, sizeof rec, "{\"v\":[1,%s,2]}\n", val);
+                else
+                    snprintf(rec, sizeof rec, "{\"v\":{\"a\":%s,\"b\":3}}\n", val);
+                ok = quick_same(&on, &off, rec);
+            }
+            CHECK(on.batch.nrows > 0);
+            fx_close(&on);
+            fx_close(&off);
+        }
+    }
+}
+
+/* Rollback without per-record marks for the columns that are not repeated: records that
+ * fail after values, nulls and strings were written in such columns (and in a repeated
+ * one), fed in several parts, with and without the speculative parse (COLLECT turns it
+ * off), leave the batch as if only the good records had been fed. */
+TEST(test_rollback_flat) {
+    const char *js = SCHEMA(
+        FIELD(1, "a", false, "\"long\"") "," FIELD(2, "s", false, "\"string\"") ","
+        FIELD(3, "st", false, "{\"type\":\"struct\",\"fields\":[" FIELD(4, "d", false, "\"double\"") "," FIELD(5, "q", true, "\"string\"") "]}") ","
+        FIELD(6, "l", false, "{\"type\":\"list\",\"element-id\":7,\"element-required\":false,\"element\":\"int\"}") ","
+        FIELD(8, "last", false, "\"int\""));
+    static const char *const good[] = {
+        "{\"a\":1,\"s\":\"one\",\"st\":{\"d\":1.5,\"q\":\"x\"},\"l\":[1,2],\"last\":1}\n",
+        "{\"a\":null,\"s\":null,\"st\":null,\"last\":2}\n",
+        "{\"s\":\"three\",\"l\":[],\"last\":3}\n",
+        "{\"a\":4,\"st\":{\"q\":\"yy\"},\"l\":[null,4]}\n"};
+    const char *bad[] = {
+        "{\"a\":9,\"s\":\"bad\",\"st\":{\"d\":2.5,\"q\":\"z\"},\"l\":[7,8,9],\"last\":\"no\"}\n",
+        "{\"a\":null,\"s\":\"bad\",\"st\":{\"d\":null,\"q\":\"zz\"},\"l\":[null],\"last\":1.5}\n",
+        "{\"a\":9,\"s\":\"bad\",\"st\":{\"d\":2.5}}\n",
+        "{\"s\":\"bad\",\"a\":9,\"a\":10}\n",
+        "{\"a\":9,\"s\":\"bad\",\"l\":[1,\"x\"]}\n",
+        "{\"a\":9,\"s\":\"bad\",\"st\":{\"d\":2.5,\"q\":\"z\"},\"last\":3,\"zzz\":1}\n",
+        "{\"a\":9,\"s\":\"bad\",\"st\":{\"d\":2.5,\"q\":\"z\"},\"last\":3} x\n"};
+    for (int mode = 0; mode < 2; mode++) {
+        floe_shred_options opt = {.unknown = mode ? FLOE_UNKNOWN_COLLECT : FLOE_UNKNOWN_REJECT};
+        if (mode) /* collected, an unknown field does not refuse its record */
+            bad[5] = "{\"a\":9,\"s\":\"bad\",\"st\":{\"d\":2.5,\"q\":\"z\"},\"last\":3e10}\n";
+        fixture mixed, clean;
+        REQUIRE(fx_open(&mixed, js, &opt));
+        REQUIRE(fx_open(&clean, js, &opt));
+        for (int part = 0; part < 3; part++) {
+            char text[4096] = "";
+            for (size_t g = 0; g < sizeof good / sizeof *good; g++) {
+                strcat(text, bad[(g + (size_t)part) % (sizeof bad / sizeof *bad)]);
+                strcat(text, good[g]);
+                REQUIRE(fx_feed(&clean, good[g]) == 0);
+            }
+            strcat(text, bad[(size_t)part]);
+            REQUIRE(fx_feed(&mixed, text) == 0);
+        }
+        CHECK_EQ_INT(mixed.batch.nrows, clean.batch.nrows);
+        CHECK_EQ_INT(mixed.rej.n, 15);
+        for (size_t c = 0; c < mixed.batch.ncols; c++)
+            same_colbuf(&mixed.batch.cols[c], &clean.batch.cols[c]);
+        fx_close(&mixed);
+        fx_close(&clean);
+    }
+}
+
 /* Absent fields take their write-default (format/spec.md "Default values"), given in the
  * JSON single-value form (Appendix D): structs by field id ({} = every field's own
  * default), maps as {"keys", "values"}, binary as hex. A present null stays null. */
@@ -1420,6 +1580,8 @@ int main(void) {
     RUN(test_alloc_failure);
     RUN(test_infer);
     RUN(test_speculation_same_as_lines);
+    RUN(test_quick_numbers);
+    RUN(test_rollback_flat);
     RUN(test_scatter_rows);
     return harness_finish();
 }
