@@ -26,9 +26,9 @@ void floe_wall_clock_skew(int64_t ms);
  * statement or commit that may write (before it, and again after it succeeded).
  * floe_crash_arm(0) disarms and only counts; floe_crash_count() is the number of points
  * passed since the last arm. Process-wide. */
-/* Test hook: shredders made from now on (floe_shredder_new) convert every number through
- * floe_jnum, none inline in the containers' quick path, so that a test can compare the
- * two. Process-wide; false (the default) restores the quick path. */
+/* Test hook: shredders made from now on (floe_shredder_new) take every value through
+ * shred_value, no number or string inline in the containers' quick path, so that a test
+ * can compare the two. Process-wide; false (the default) restores the quick path. */
 void floe_shred_quick_off(bool off);
 
 #define FLOE_CRASH_EXIT 86

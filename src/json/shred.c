@@ -51,9 +51,10 @@
 #define REJ 1
 #define QUICK_MISS 2 /* leaf_number_quick: not its form, nothing consumed or pushed */
 
-/* Number leaves whose common numbers the containers convert inline (leaf_number_quick):
- * none, int64 (long, timestamps), int32 (int, date), double. */
-enum { QUICK_NONE, QUICK_I64, QUICK_I32, QUICK_F64 };
+/* Leaves whose common values the containers convert inline (shred_value_quick): none,
+ * numbers into int64 (long, timestamps), int32 (int, date) or double (leaf_number_quick),
+ * strings. */
+enum { QUICK_NONE, QUICK_I64, QUICK_I32, QUICK_F64, QUICK_STR };
 
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
 
@@ -80,7 +81,7 @@ struct snode {
     int16_t rep_inner;  /* lists/maps: repetition level of their entries */
     uint32_t leaf0;     /* first leaf column below (or of) this node */
     uint32_t nleaf;     /* number of leaf columns below */
-    uint8_t quick;      /* QUICK_*: a number leaf converted without floe_jnum */
+    uint8_t quick;      /* QUICK_*: a leaf its container converts inline */
     const char *name;   /* struct children: the JSON key */
     uint32_t nlen;
     uint64_t name8[2];  /* its first 16 bytes, zero-padded (kid_is) */
@@ -820,11 +821,29 @@ static inline __attribute__((always_inline)) int leaf_number_quick(floe_shredder
     return push_value(sh, n->leaf0, rep, &x, 4);
 }
 
-/* shred_value, with a number leaf's common numbers converted inline. */
+/* shred_value, with a number leaf's common numbers converted inline, and a string leaf's
+ * string pushed as leaf_value and leaf_text would (no call chain, no type dispatch). */
 static inline __attribute__((always_inline)) int shred_value_quick(floe_shredder *sh, snode *n,
                                                                    const uint8_t **pp,
                                                                    int16_t rep) {
-    if (n->quick && (IS_DIGIT(**pp) || **pp == '-')) {
+    if (n->quick == QUICK_STR) {
+        if (**pp == '"') {
+            const uint8_t *p = *pp, *s;
+            size_t len;
+            bool esc;
+            int rc = scan_string(sh, &p, &s, &len, &esc);
+            if (rc != 0)
+                return rc;
+            *pp = p;
+            if (esc) {
+                if ((rc = decode_string(&sh->scratch, s, len)) < 0)
+                    return rc;
+                s = sh->scratch.data;
+                len = sh->scratch.len;
+            }
+            return push_value(sh, n->leaf0, rep, s, len);
+        }
+    } else if (n->quick && (IS_DIGIT(**pp) || **pp == '-')) {
         int rc = leaf_number_quick(sh, n, pp, rep);
         if (rc != QUICK_MISS)
             return rc;
@@ -2025,6 +2044,9 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
             break;
         case FLOE_TYPE_DOUBLE:
             n->quick = QUICK_F64;
+            break;
+        case FLOE_TYPE_STRING:
+            n->quick = QUICK_STR;
             break;
         default:
             break;

@@ -1183,9 +1183,31 @@ static void quick_token(char *t, size_t cap) {
     snprintf(t + n, cap - n, "%s", tail);
 }
 
+/* Two fixtures of one schema: on with the containers' quick path, off without. */
+static bool quick_pair(fixture *on, fixture *off, const char *js) {
+    floe_shred_quick_off(false);
+    if (!fx_open(on, js, NULL))
+        return false;
+    floe_shred_quick_off(true);
+    bool opened = fx_open(off, js, NULL);
+    floe_shred_quick_off(false);
+    if (!opened)
+        fx_close(on);
+    return opened;
+}
+
 /* One record through two shredders, quick on and off: the same rejection (reason,
- * column, message) or the same slots. */
-static bool quick_same(fixture *on, fixture *off, const char *rec) {
+ * column, message) or the same slots. The record holds val as field v (shape 0), as a
+ * list's second element (1) or a map's first value (2), beside the valid value other. */
+static bool quick_same(fixture *on, fixture *off, int shape, const char *val,
+                       const char *other) {
+    char rec[320];
+    if (shape == 0)
+        snprintf(rec, sizeof rec, "{\"v\":%s,\"w\":7}\n", val);
+    else if (shape == 1)
+        snprintf(rec, sizeof rec, "{\"v\":[%s,%s,null]}\n", other, val);
+    else
+        snprintf(rec, sizeof rec, "{\"v\":{\"a\":%s,\"b\":%s}}\n", val, other);
     on->rej.n = off->rej.n = 0;
     if (fx_feed(on, rec) < 0 || fx_feed(off, rec) < 0)
         return false;
@@ -1199,8 +1221,10 @@ static bool quick_same(fixture *on, fixture *off, const char *rec) {
         same = a->nlevels == b->nlevels && a->nvalues == b->nvalues &&
                a->values_len == b->values_len &&
                (!a->values_len || !memcmp(a->values, b->values, a->values_len)) &&
-               (!a->max_def || !memcmp(a->def, b->def, a->nlevels * sizeof *a->def)) &&
-               (!a->max_rep || !memcmp(a->rep, b->rep, a->nlevels * sizeof *a->rep));
+               (!a->max_def || !a->nlevels ||
+                !memcmp(a->def, b->def, a->nlevels * sizeof *a->def)) &&
+               (!a->max_rep || !a->nlevels ||
+                !memcmp(a->rep, b->rep, a->nlevels * sizeof *a->rep));
     }
     if (!same)
         harness_fail(__FILE__, __LINE__, "%s: quick path differs (rejected %zu / %zu: %s / %s)",
@@ -1226,7 +1250,7 @@ TEST(test_quick_numbers) {
         "900719925474099.3", "0.1234567890123456789", "1.2345678901234567890",
         "0.0000000000000000000001", "0.00000000000000000000001", "1.0", "1.5", "2.50", "1e3",
         "1E3", "1.5e1", "33.052", "-73.015541", "9.88436", "1042.96", "5x", "5 ", "5]"};
-    char val[160], rec[200];
+    char val[160];
     const char *env = getenv("QUICK_ROUNDS");
     long rounds = env ? atol(env) : 4000;
     for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
@@ -1243,12 +1267,7 @@ TEST(test_quick_numbers) {
                  types[ti]);
         for (int shape = 0; shape < 3; shape++) {
             fixture on, off;
-            floe_shred_quick_off(false);
-            REQUIRE(fx_open(&on, js[shape], NULL));
-            floe_shred_quick_off(true);
-            bool opened = fx_open(&off, js[shape], NULL);
-            floe_shred_quick_off(false);
-            REQUIRE(opened);
+            REQUIRE(quick_pair(&on, &off, js[shape]));
             harness_rng_seed(0x5eed0000u + ti * 3 + (uint64_t)shape);
             size_t nedge = sizeof edges / sizeof *edges;
             bool ok = true;
@@ -1257,18 +1276,64 @@ TEST(test_quick_numbers) {
                     snprintf(val, sizeof val, "%s", edges[r]);
                 else
                     quick_token(val, sizeof val);
-                if (shape == 0)
-                    snprintf(rec, sizeof rec, "{\"v\":%s,\"w\":7}\n", val);
-                else if (shape == 1)
-                    snprintf(rec, sizeof rec, "{\"v\":[1,%s,2]}\n", val);
-                else
-                    snprintf(rec, sizeof rec, "{\"v\":{\"a\":%s,\"b\":3}}\n", val);
-                ok = quick_same(&on, &off, rec);
+                ok = quick_same(&on, &off, shape, val, "1");
             }
             CHECK(on.batch.nrows > 0);
             fx_close(&on);
             fx_close(&off);
         }
+    }
+}
+
+/* A JSON string token for test_quick_strings: plain text, escapes (good and bad),
+ * multibyte UTF-8 (good and bad), control bytes, an unterminated string, a non-string. */
+static void string_token(char *t, size_t cap) {
+    static const char *const parts[] = {"a", "hello", " ", "\\n", "\\\"", "\\\\", "\\u00e9",
+                                        "\\ud83d\\ude00", "\\ud83d", "\\x", "\\u12", "\xc3\xa9",
+                                        "\xe2\x82\xac", "\xc3", "\xff", "\x01", "\t", "0123456789abcdef"};
+    size_t n = 0;
+    uint32_t kind = harness_rndn(20);
+    if (kind == 0) { /* not a string at all */
+        snprintf(t, cap, "%s", harness_rndn(2) ? "12" : "true");
+        return;
+    }
+    t[n++] = '"';
+    uint32_t np = harness_rndn(8);
+    for (uint32_t k = 0; k < np; k++) {
+        const char *x = parts[harness_rndn(sizeof parts / sizeof *parts)];
+        size_t l = strlen(x);
+        if (n + l + 2 >= cap)
+            break;
+        memcpy(t + n, x, l);
+        n += l;
+    }
+    if (kind != 1) /* kind 1: unterminated */
+        t[n++] = '"';
+    t[n] = '\0';
+}
+
+/* The containers' quick path for string leaves against shred_value's, in a struct, a
+ * list and a map: the same bytes, rejections and messages. */
+TEST(test_quick_strings) {
+    const char *js[3] = {
+        SCHEMA(FIELD(1, "v", false, "\"string\"") "," FIELD(2, "w", false, "\"long\"")),
+        SCHEMA(FIELD(1, "v", false, "{\"type\":\"list\",\"element-id\":3,"
+                                    "\"element-required\":false,\"element\":\"string\"}")),
+        SCHEMA(FIELD(1, "v", false, "{\"type\":\"map\",\"key-id\":3,\"key\":\"string\","
+                                    "\"value-id\":4,\"value-required\":false,\"value\":\"string\"}"))};
+    char val[200];
+    for (int shape = 0; shape < 3; shape++) {
+        fixture on, off;
+        REQUIRE(quick_pair(&on, &off, js[shape]));
+        harness_rng_seed(0x57a1u + (uint64_t)shape);
+        bool ok = true;
+        for (int r = 0; ok && r < 4000; r++) {
+            string_token(val, sizeof val);
+            ok = quick_same(&on, &off, shape, val, "\"x\"");
+        }
+        CHECK(on.batch.nrows > 100 && on.rej.n + on.batch.nrows > 0);
+        fx_close(&on);
+        fx_close(&off);
     }
 }
 
@@ -1581,6 +1646,7 @@ int main(void) {
     RUN(test_infer);
     RUN(test_speculation_same_as_lines);
     RUN(test_quick_numbers);
+    RUN(test_quick_strings);
     RUN(test_rollback_flat);
     RUN(test_scatter_rows);
     return harness_finish();
