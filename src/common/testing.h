@@ -26,11 +26,6 @@ void floe_wall_clock_skew(int64_t ms);
  * statement or commit that may write (before it, and again after it succeeded).
  * floe_crash_arm(0) disarms and only counts; floe_crash_count() is the number of points
  * passed since the last arm. Process-wide. */
-/* Test hook: shredders made from now on (floe_shredder_new) take every value through
- * shred_value, no number or string inline in the containers' quick path, so that a test
- * can compare the two. Process-wide; false (the default) restores the quick path. */
-void floe_shred_quick_off(bool off);
-
 #define FLOE_CRASH_EXIT 86
 void floe_crash_arm(uint64_t nth);
 uint64_t floe_crash_count(void);
@@ -45,5 +40,10 @@ void floe_crash_exempt_thread(void);
  * shredder (floe serve's pooled ones) reaches any count. */
 struct floe_shredder;
 void floe_shredder_testing_set_stamp(struct floe_shredder *sh, uint64_t stamp);
+
+/* Test hook: shredders made from now on (floe_shredder_new) take every value through
+ * shred_value, no number or string inline in the containers' quick path, so that a test
+ * can compare the two. Process-wide; false (the default) restores the quick path. */
+void floe_shredder_testing_quick_off(bool off);
 
 #endif

@@ -58,9 +58,9 @@ enum { QUICK_NONE, QUICK_I64, QUICK_I32, QUICK_F64, QUICK_STR };
 
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
 
-static _Atomic bool quick_off; /* floe_shred_quick_off */
+static _Atomic bool quick_off; /* floe_shredder_testing_quick_off */
 
-void floe_shred_quick_off(bool off) { quick_off = off; }
+void floe_shredder_testing_quick_off(bool off) { quick_off = off; }
 
 /* The string scan's fast path is small and runs for every key and string value: inline it
  * at every call (gcc otherwise keeps one out-of-line copy, paying a call per string). */

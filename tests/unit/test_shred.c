@@ -1185,12 +1185,12 @@ static void quick_token(char *t, size_t cap) {
 
 /* Two fixtures of one schema: on with the containers' quick path, off without. */
 static bool quick_pair(fixture *on, fixture *off, const char *js) {
-    floe_shred_quick_off(false);
+    floe_shredder_testing_quick_off(false);
     if (!fx_open(on, js, NULL))
         return false;
-    floe_shred_quick_off(true);
+    floe_shredder_testing_quick_off(true);
     bool opened = fx_open(off, js, NULL);
-    floe_shred_quick_off(false);
+    floe_shredder_testing_quick_off(false);
     if (!opened)
         fx_close(on);
     return opened;
