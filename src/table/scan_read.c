@@ -437,7 +437,10 @@ static int del_load(floe_table *t, floe_dv_cache *dvc, del_cache *dc,
         FLOE_CHECK(floe_field_match_new(schema, root, nm, &fm, err));
         for (size_t k = 0; k < df->nequality_ids; k++) {
             const floe_field *f = floe_schema_find_id(schema, df->equality_ids[k]);
-            const floe_pq_node *nd = f ? floe_field_match_node(fm, f) : NULL;
+            if (!f) /* dropped: the key cannot be compared without it (scan refused it) */
+                FLOE_FAIL(err, FLOE_EUNSUPPORTED, "equality field %d is not a column of the "
+                          "table schema", df->equality_ids[k]);
+            const floe_pq_node *nd = floe_field_match_node(fm, f);
             if (!nd)
                 continue;
             rfs[c.nnames] = (floe_pq_read_field){.name = f->name, .field = f, .node = nd};
@@ -1189,12 +1192,20 @@ static int scan_run(floe_table *t, const floe_scan_plan *p, const floe_scan_read
             for (size_t k = 0; df->content == FLOE_CONTENT_EQUALITY_DELETES &&
                                k < df->nequality_ids; k++) {
                 const floe_field *f = floe_schema_find_id(c.schema, df->equality_ids[k]);
-                if (f && f->parent)
+                /* a key column the schema dropped since: the data rows are not read with
+                 * it, and a key left without it would delete every row equal on the
+                 * others (Iceberg Java refuses too: "Cannot find required field") */
+                if (!f)
+                    FLOE_FAIL(err, FLOE_EUNSUPPORTED,
+                              "equality delete file %s: equality field %d is not a column of "
+                              "the table schema (dropped since the delete was written?): its "
+                              "rows cannot be matched",
+                              df->file_path, df->equality_ids[k]);
+                if (f->parent)
                     FLOE_FAIL(err, FLOE_EUNSUPPORTED,
                               "equality delete file %s: equality field %d is not a top-level "
                               "column of the table schema", df->file_path, df->equality_ids[k]);
-                if (f)
-                    FLOE_CHECK(id_set_add(&c.need, f->id));
+                FLOE_CHECK(id_set_add(&c.need, f->id));
             }
         }
     if (match && c.need.n == 0 && c.ntop)
