@@ -127,6 +127,31 @@ static int key_column(floe_buf *k, const floe_colbuf *c, floe_type_id t, size_t 
     return key_value(k, t, c->phys, c->width, v, n) < 0 ? FLOE_ENOMEM : 0;
 }
 
+/* key_column for a stored date (INT32 days) of a column the table has promoted to t
+ * (timestamp or timestamp_ns): the key of midnight of that day in t's unit, as the data
+ * rows' values are converted on read; a day outside t's range fails, as it does there. */
+static int key_date_as_ts(floe_buf *k, const floe_colbuf *c, floe_type_id t, size_t *vi,
+                          size_t row, floe_error *err) {
+    bool null = c->max_def && c->def[row] < c->max_def;
+    if (floe_buf_append_byte(k, null ? 0 : 1) < 0)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    if (null)
+        return 0;
+    int32_t days = (int32_t)floe_load_le32(c->values + *vi * (size_t)c->width);
+    (*vi)++;
+    floe_lit_ts ts = {.sec = (int64_t)days * 86400};
+    int64_t x;
+    char why[96];
+    if (floe_lit_ts_units(&ts, t == FLOE_TYPE_TIMESTAMP_NS ? 9 : 6, &x, why, sizeof why) !=
+        FLOE_LIT_OK)
+        return floe_error_set(err, FLOE_EINVALID, "day %" PRId32 " read as %s (the column "
+                              "was promoted from date) is %s", days, floe_type_name(t), why);
+    uint8_t b[8];
+    floe_store_le64(b, (uint64_t)x);
+    return floe_buf_append(k, b, 8) < 0 ? floe_error_set(err, FLOE_ENOMEM, "out of memory")
+                                        : 0;
+}
+
 /* ---------------------------------------------------------------------------------------
  * delete files of a group (loaded once per group)
  * ------------------------------------------------------------------------------------- */
@@ -430,6 +455,7 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
     floe_buf_init(&key, 0);
     int *cols = NULL;
     size_t *vi = NULL;
+    floe_type_id *ttype = NULL; /* the table type of each equality column */
     FLOE_RETURN_ERROR_IF(!df->has_equality_ids || df->nequality_ids == 0, err, FLOE_ECORRUPT,
                          "equality delete file %s has no equality_ids", df->file_path);
     f->nids = df->nequality_ids;
@@ -443,6 +469,11 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
     const char **names = floe_calloc(f->nids, sizeof *names);
     if (!names)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    ttype = floe_malloc(f->nids * sizeof *ttype);
+    if (!ttype) {
+        floe_free(names);
+        FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+    }
     for (size_t k = 0; k < f->nids; k++) {
         const floe_field *lf = eq_leaf(d->schema, f->ids[k]);
         if (!lf) {
@@ -453,6 +484,7 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
         }
         names[k] = lf->parent ? NULL : lf->name;
         f->leaf[k] = (size_t)lf->leaf;
+        ttype[k] = lf->type;
     }
     rc = floe_pq_reader_select_ids(r, f->ids, f->nids, err);
     if (rc == FLOE_ENOTFOUND) {
@@ -493,8 +525,18 @@ static int load_eq_file(rw_deletes *d, del_file *f, const floe_data_file *df, fl
                     FLOE_FAIL(err, FLOE_ECORRUPT, "equality delete file %s: short column",
                               df->file_path);
                 }
-                if (key_column(&key, c, rs->nodes[cols[k]]->value_type, &vi[k], (size_t)row) <
-                    0) {
+                floe_type_id vt = rs->nodes[cols[k]]->value_type;
+                if (vt == FLOE_TYPE_DATE && (ttype[k] == FLOE_TYPE_TIMESTAMP ||
+                                             ttype[k] == FLOE_TYPE_TIMESTAMP_NS)) {
+                    /* a date column promoted since: the data rows' values are read as
+                     * midnight in the table's unit, so the delete's must be too */
+                    rc = key_date_as_ts(&key, c, ttype[k], &vi[k], (size_t)row, err);
+                    if (rc < 0) {
+                        floe_free(names);
+                        floe_error_prefix(err, "equality delete file %s: ", df->file_path);
+                        goto done;
+                    }
+                } else if (key_column(&key, c, vt, &vi[k], (size_t)row) < 0) {
                     floe_free(names);
                     FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
                 }
@@ -524,6 +566,7 @@ done:
     floe_buf_free(&key);
     floe_free(cols);
     floe_free(vi);
+    floe_free(ttype);
     return rc < 0 ? rc : 0;
 }
 
