@@ -161,6 +161,9 @@ typedef struct floe_projection {
                           within W of the type's minimum wrap around to the top, as in
                           the reference, so x < v also holds where t(x) is near the max) */
     floe_value above;
+    int32_t wrap_w;    /* with or_above on a long: the truncate width W; an int partition
+                          value above INT32_MAX - W also holds (a file written before the
+                          column was promoted from int wrapped in 32 bits) */
 } floe_projection;
 
 /* Inclusive projection of `source op lit` through t: whenever the source predicate holds

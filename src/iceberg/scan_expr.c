@@ -546,6 +546,17 @@ static bool range_may(floe_pred_op op, const floe_value *lit, const floe_value *
     }
 }
 
+/* Partitions [lo, hi] of a long truncate may hold values a file wrote while the column
+ * was an int, wrapped in 32 bits to (INT32_MAX - W, INT32_MAX] (floe_projection_holds). */
+static bool int_wrap_may(const floe_projection *pr, const floe_value *lo,
+                         const floe_value *hi) {
+    if (!pr->or_above || pr->above.type != FLOE_TYPE_LONG || pr->wrap_w <= 0)
+        return false;
+    floe_value top = floe_value_long(INT32_MAX);
+    floe_value bottom = floe_value_long((int64_t)INT32_MAX - pr->wrap_w);
+    return range_may(FLOE_PRED_GT, &bottom, lo, hi) && range_may(FLOE_PRED_LE, &top, lo, hi);
+}
+
 /* A bound read for pruning: a float zero as -0.0 when it is a lower bound and +0.0 when it
  * is an upper one, since writers that compare with IEEE rules (-0.0 == +0.0) may record
  * either for a file holding both, while rows compare -0.0 < +0.0. */
@@ -748,7 +759,8 @@ static bool part_pred_may(const floe_expr *e, const floe_partition_spec *spec,
             continue;
         if (!range_may(pr.op, &pr.value, has_lo ? &lo : NULL, has_hi ? &hi : NULL) &&
             !(pr.or_above && range_may(FLOE_PRED_GT, &pr.above, has_lo ? &lo : NULL,
-                                       has_hi ? &hi : NULL)))
+                                       has_hi ? &hi : NULL)) &&
+            !int_wrap_may(&pr, has_lo ? &lo : NULL, has_hi ? &hi : NULL))
             return false;
     }
     return true;

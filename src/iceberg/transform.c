@@ -811,6 +811,13 @@ int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *
         *out = p;
         return 0;
     }
+    if (t.kind == FLOE_XF_TRUNCATE && op == FLOE_PRED_EQ && lit->type == FLOE_TYPE_LONG &&
+        lit->v.i64 >= INT32_MIN && lit->v.i64 < (int64_t)INT32_MIN + t.param) {
+        /* the column may have been an int when a file was written: such an x truncated
+         * (wrapping) in 32 bits, to a partition value near INT32_MAX */
+        *out = p;
+        return 0;
+    }
 
     /* truncate and the time transforms are monotone: x < v implies t(x) <= t(v - 1) for
      * discrete sources (for strings/binary, t(x) <= t(v)), and likewise upwards */
@@ -847,6 +854,7 @@ int floe_transform_project(floe_transform t, floe_pred_op op, const floe_value *
         p.or_above = true;
         p.above = lit->type == FLOE_TYPE_INT ? floe_value_int(INT32_MAX - t.param + 1)
                                              : floe_value_long(INT64_MAX - t.param + 1);
+        p.wrap_w = t.param;
     }
     if (t.kind != FLOE_XF_TRUNCATE) {
         int32_t o;
@@ -870,6 +878,14 @@ bool floe_projection_holds(const floe_projection *p, const floe_value *v) {
         return true;
     if (floe_pred_eval(p->op, v, &p->value))
         return true;
-    return p->or_above && !v->is_null && v->type == p->above.type &&
-           floe_value_compare(v, &p->above) > 0;
+    if (!p->or_above || v->is_null)
+        return false;
+    if (p->above.type == FLOE_TYPE_LONG && p->wrap_w > 0 &&
+        (v->type == FLOE_TYPE_INT || v->type == FLOE_TYPE_LONG)) {
+        /* a file written before the column was promoted from int: 32-bit wrap */
+        int64_t x = v->type == FLOE_TYPE_INT ? v->v.i32 : v->v.i64;
+        if (x > (int64_t)INT32_MAX - p->wrap_w && x <= INT32_MAX)
+            return true;
+    }
+    return v->type == p->above.type && floe_value_compare(v, &p->above) > 0;
 }
