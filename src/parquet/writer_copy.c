@@ -193,8 +193,9 @@ static int chunk_metrics(const floe_pq_reader *r, size_t i, const floe_field *le
 }
 
 /* C1: walk the pages of one chunk; fix the dictionary offset; list the data pages. */
-static int walk_pages(const uint8_t *p, size_t n, int64_t start, floe_pq_column_metadata *m,
-                      walked_page **pages, size_t *npages, floe_error *err) {
+static int walk_pages(const uint8_t *p, size_t n, int64_t start, bool check_crc,
+                      floe_pq_column_metadata *m, walked_page **pages, size_t *npages,
+                      floe_error *err) {
     size_t pos = 0, cap = 0, np = 0;
     walked_page *pg = NULL;
     int64_t values = 0;
@@ -209,6 +210,12 @@ static int walk_pages(const uint8_t *p, size_t n, int64_t start, floe_pq_column_
             FLOE_FAIL(err, FLOE_ECORRUPT, "page at offset %lld runs past the chunk",
                       (long long)(start + (int64_t)pos));
         int64_t size = (int64_t)used + ph.compressed_page_size;
+        /* a page is copied with its CRC: one that does not hold is not copied (decoding
+         * it fails as a scan of the input does, rather than the output keeping it) */
+        if (check_crc && ph.has_crc &&
+            floe_crc32(0, p + pos + used, (size_t)ph.compressed_page_size) != (uint32_t)ph.crc)
+            FLOE_FAIL(err, FLOE_ECORRUPT, "page at offset %lld: checksum mismatch",
+                      (long long)(start + (int64_t)pos));
         if (ph.type == FLOE_PQ_DICTIONARY_PAGE) {
             if (pos != 0)
                 FLOE_FAIL(err, FLOE_ECORRUPT, "dictionary page at offset %lld is not the "
@@ -380,7 +387,7 @@ int floe_pq_raw_row_group_load(floe_pq_reader *r, size_t rg, const floe_schema *
         size_t np = 0;
         floe_free(pg);
         pg = NULL;
-        FLOE_CHECK(walk_pages(dst, (size_t)len, start, m, &pg, &np, err));
+        FLOE_CHECK(walk_pages(dst, (size_t)len, start, !r->opts.skip_crc, m, &pg, &np, err));
         ch->src_start = start;
         ch->len = (size_t)len;
         FLOE_CHECK(chunk_page_index(r, rg, i, start, pg, np, f->rep_level == 0, &g->arena, ch,
