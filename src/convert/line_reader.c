@@ -476,7 +476,8 @@ static int next_read(floe_line_reader *r, floe_chunk *chunk, floe_error *err) {
         /* the unterminated tail: oversized already? (a '\r' ending it may be the one
          * before the newline: then a byte more decides) */
         size_t tail = n - r->scanned;
-        if (record_len(p + r->scanned, tail) > r->opts.max_record) {
+        /* (p is NULL while the carry is empty: record_len only on a tail that has bytes) */
+        if (tail > r->opts.max_record && record_len(p + r->scanned, tail) > r->opts.max_record) {
             if (r->scanned > 0)
                 return hand_out(r, chunk, err);
             if (!r->opts.oversize)

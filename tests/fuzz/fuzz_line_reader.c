@@ -7,7 +7,8 @@
  * open/read path runs) and is read with small chunk and record limits derived from its
  * size. Checked: every chunk ends at a line end (except the input's last line), stays
  * within chunk_size + max_record, and comes in offset order; chunks and oversized lines together
- * account for every decompressed byte; and for uncompressed input each chunk and each
+ * account for every decompressed byte (an oversized record goes out without the '\r' that
+ * ends its line: counted from the input, or at most one a line when it was compressed); and for uncompressed input each chunk and each
  * oversized piece is exactly the input at the offset it claims, on the line it claims.
  * Errors are expected; crashes, leaks, sanitizer reports and the trap below are not.
  *
@@ -30,6 +31,7 @@ typedef struct over_state {
     bool open;
     int64_t off, len;
     int64_t covered;      /* bytes of oversized lines, terminators included */
+    int64_t nlines;       /* oversized lines (compressed input: each may drop one '\r') */
 } over_state;
 
 static int on_oversize(void *ctx, const char *source, int64_t line, int64_t offset,
@@ -52,6 +54,12 @@ static int on_oversize(void *ctx, const char *source, int64_t line, int64_t offs
     check(total_len == st->len);
     if (last) {
         st->open = false;
+        st->nlines++;
+        /* the record goes out without a '\r' ending its line (before the newline or the
+         * end of input): count that byte where the input shows it */
+        int64_t end = st->off + st->len;
+        if (st->input && end >= 0 && (uint64_t)end < st->size && st->input[end] == '\r')
+            st->covered++;
         st->covered += st->len + (p != NULL ? 1 : 0); /* p == NULL: ended by end of input */
     }
     return 0;
@@ -112,7 +120,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (rc == 0) {
             check(!st.open);
-            check(covered + st.covered == floe_line_reader_bytes_out(r));
+            int64_t out = floe_line_reader_bytes_out(r);
+            if (st.input)
+                check(covered + st.covered == out);
+            else /* decompressed: the dropped '\r's are not known, at most one a line */
+                check(covered + st.covered <= out && out - (covered + st.covered) <= st.nlines);
             if (st.input)
                 check(floe_line_reader_bytes_out(r) == (int64_t)size);
         }
