@@ -13,6 +13,9 @@
 
 #include "common/literal.h"
 
+/* an ASCII digit, in one compare */
+#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
+
 __extension__ typedef __int128 floe_i128;
 __extension__ typedef unsigned __int128 floe_u128;
 

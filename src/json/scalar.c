@@ -19,8 +19,6 @@
 
 #include "floe/common.h"
 
-#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
-
 size_t floe_jnum_scan(const uint8_t *p, const uint8_t *end, floe_jnum *o, size_t *bad) {
     const uint8_t *s = p;
     o->start = p;

@@ -41,7 +41,6 @@
 #include "common/testing.h"
 #include "floe/variant.h"
 #include "floe/wkb.h"
-#include "common/testing.h"
 #include "json/json_internal.h"
 
 #ifdef __SSE2__
@@ -55,8 +54,6 @@
  * numbers into int64 (long, timestamps), int32 (int, date) or double (leaf_number_quick),
  * strings. */
 enum { QUICK_NONE, QUICK_I64, QUICK_I32, QUICK_F64, QUICK_STR };
-
-#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
 
 static _Atomic bool quick_off; /* floe_shredder_testing_quick_off */
 
