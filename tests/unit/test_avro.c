@@ -541,6 +541,47 @@ TEST(test_empty_file) {
     floe_avro_schema_free(s);
 }
 
+/* A header of thousands of one-entry metadata blocks (legal: a map may come in any number
+ * of blocks) must not copy the entry table once per block: the fuzzer's input of 4,091
+ * such blocks made ~200 MB of reallocations per open, which under ASan's quarantine took
+ * the fuzz target past its 1 GB limit. */
+TEST(test_header_many_metadata_blocks) {
+    floe_buf f;
+    floe_buf_init(&f, 0);
+    const char *schema = "\"null\"";
+    REQUIRE(floe_buf_append(&f, "Obj\x01", 4) == 0);
+    uint8_t hdr[] = {0x02, 22};
+    REQUIRE(floe_buf_append(&f, hdr, 2) == 0);
+    REQUIRE(floe_buf_append(&f, "avro.schema", 11) == 0);
+    uint8_t vl = (uint8_t)(2 * strlen(schema));
+    REQUIRE(floe_buf_append(&f, &vl, 1) == 0);
+    REQUIRE(floe_buf_append(&f, schema, strlen(schema)) == 0);
+    enum { BLOCKS = 4000 };
+    for (int i = 0; i < BLOCKS; i++) {
+        char key[8];
+        int kl = snprintf(key, sizeof key, "k%04d", i);
+        uint8_t pre[2] = {0x02, (uint8_t)(2 * kl)}, empty = 0;
+        REQUIRE(floe_buf_append(&f, pre, 2) == 0);
+        REQUIRE(floe_buf_append(&f, key, (size_t)kl) == 0);
+        REQUIRE(floe_buf_append(&f, &empty, 1) == 0);
+    }
+    uint8_t end = 0;
+    REQUIRE(floe_buf_append(&f, &end, 1) == 0);
+    REQUIRE(floe_buf_append(&f, test_sync, sizeof test_sync) == 0);
+
+    floe_error err;
+    floe_avro_reader *r = NULL;
+    uint64_t before = floe_alloc_count();
+    REQUIRE_OK(floe_avro_reader_open_mem(f.data, f.len, NULL, &r, &err), err);
+    uint64_t calls = floe_alloc_count() - before;
+    CHECK_EQ_INT(floe_avro_reader_meta_count(r), BLOCKS + 1);
+    CHECK(floe_avro_reader_meta(r, "k3999", NULL) != NULL);
+    /* geometric growth: a dozen reallocations and the arena's chunks, not one a block */
+    CHECK(calls < 200);
+    floe_avro_reader_close(r);
+    floe_buf_free(&f);
+}
+
 /* ---- schema resolution --------------------------------------------------------------- */
 
 /* Write records given as (writer schema, builder) and read them with a reader schema. */
@@ -1559,6 +1600,7 @@ int main(void) {
     RUN(test_roundtrip_zstd);
     RUN(test_writer_deterministic_and_blocks);
     RUN(test_empty_file);
+    RUN(test_header_many_metadata_blocks);
     RUN(test_resolve_by_id);
     RUN(test_resolve_by_name_and_unions);
     RUN(test_reader_user_arena);
