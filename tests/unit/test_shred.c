@@ -1538,18 +1538,26 @@ TEST(test_scatter_rows) {
 
 /* floe_batch_take_kept (a rewrite's rows left by deletes) appends exactly what
  * floe_batch_take_rows of the kept and dropped runs does: flat columns (a required one,
+ * optional int and long ones never null,
  * nulls, strings, '' values only, a struct member) by their own path, repeated ones through
  * the cursor; keep patterns of every row, none, every tenth dropped, alternating, runs
  * and a lone row, into destinations already holding rows. */
-static void take_kept_same(const char *js, const char *const *shapes, size_t nshapes) {
+static void take_kept_same(const char *js, const char *const *shapes, size_t nshapes,
+                           bool dense_cols) {
     fixture fx;
     REQUIRE(fx_open(&fx, js, NULL));
     floe_buf text;
     floe_buf_init(&text, 0);
     enum { ROWS = 211, SEED = 3, NPAT = 7 };
-    for (int r = 0; r < ROWS; r++)
-        REQUIRE(floe_buf_printf(&text, "{\"id\":%d,\"e\":\"\",%s}\n", r,
+    for (int r = 0; r < ROWS; r++) {
+        if (dense_cols) /* optional, never null: the dense path with levels */
+            REQUIRE(floe_buf_printf(&text, "{\"k\":%d,\"q\":%lld,", r * 3 - 100,
+                                    (long long)r * 1000003 - 7) == 0);
+        else
+            REQUIRE(floe_buf_append_byte(&text, '{') == 0);
+        REQUIRE(floe_buf_printf(&text, "\"id\":%d,\"e\":\"\",%s}\n", r,
                                 shapes[(size_t)(r * 7 + r / 3) % nshapes]) == 0);
+    }
     REQUIRE(floe_buf_append_byte(&text, 0) == 0);
     REQUIRE(fx_feed(&fx, (const char *)text.data) == 0);
     CHECK_EQ_INT(fx.rej.n, 0);
@@ -1605,8 +1613,9 @@ TEST(test_take_kept) {
                           FIELD(3, "d", false, "\"double\"") "," FIELD(4, "i", false, "\"int\"") ","
                           FIELD(5, "t", false, "{\"type\":\"struct\",\"fields\":[" FIELD(
                                                    6, "x", false, "\"string\"") "]}") ","
-                          FIELD(12, "e", false, "\"string\"")),
-                   flat, 4);
+                          FIELD(12, "e", false, "\"string\"") "," FIELD(13, "k", false, "\"int\"") ","
+                          FIELD(14, "q", false, "\"long\"")),
+                   flat, 4, true);
     static const char *nested[] = {
         "\"s\":\"abc\",\"l\":[{\"a\":[\"x\",null,\"yy\"]},{\"a\":[]},{}]",
         "\"s\":null,\"l\":[]",
@@ -1619,7 +1628,7 @@ TEST(test_take_kept) {
                                                    7, "a", false, "{\"type\":\"list\",\"element-id\":8,"
                                                                   "\"element-required\":false,\"element\":\"string\"}") "]}}") ","
                           FIELD(12, "e", false, "\"string\"")),
-                   nested, 4);
+                   nested, 4, false);
 }
 
 int main(void) {
