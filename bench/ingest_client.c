@@ -1,12 +1,14 @@
 /*
  * ingest_client.c - load generator for `floe serve` (bench/ingest).
  *
- *   ingest_client URL BODY_FILE EVENTS_PER_BODY THREADS SECONDS [RATE_REQ_PER_S]
+ *   ingest_client URL BODY_FILE EVENTS_PER_BODY THREADS SECONDS [RATE_REQ_PER_S [COUNT]]
  *
  * Each thread posts BODY_FILE over one keep-alive connection (libcurl), back to back or,
  * with RATE, paced so all threads together send RATE requests per second (open loop: a
- * request's latency counts from its scheduled time, so queueing shows). Prints one JSON
- * line: requests, errors, events/s, MB/s, p50/p99/max acknowledgement latency in ms.
+ * request's latency counts from its scheduled time, so queueing shows). With COUNT, each
+ * thread stops after COUNT requests (or SECONDS, whichever comes first): a fixed amount of
+ * work, for counting instructions per event (bench/ingest_ab). Prints one JSON line:
+ * requests, errors, events/s, MB/s, p50/p99/max acknowledgement latency in ms.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@ static char *body;
 static size_t body_len;
 static double seconds, rate;
 static int nthreads;
+static long count; /* requests per thread, 0: until SECONDS */
 
 typedef struct worker {
     pthread_t t;
@@ -43,7 +46,7 @@ static void *run(void *arg) {
     curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
     double start = bench_now(), interval = rate > 0 ? nthreads / rate : 0;
     double next = start + (interval > 0 ? interval * w->id / nthreads : 0);
-    while (bench_now() - start < seconds) {
+    for (long sent = 0; bench_now() - start < seconds && (!count || sent < count); sent++) {
         double t0 = bench_now();
         if (interval > 0) {
             if (t0 < next) {
@@ -68,7 +71,8 @@ static void *run(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 6) {
-        fprintf(stderr, "usage: %s URL BODY EVENTS_PER_BODY THREADS SECONDS [RATE]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL BODY EVENTS_PER_BODY THREADS SECONDS [RATE [COUNT]]\n",
+                argv[0]);
         return 2;
     }
     url = argv[1];
@@ -86,6 +90,7 @@ int main(int argc, char **argv) {
     nthreads = atoi(argv[4]);
     seconds = atof(argv[5]);
     rate = argc > 6 ? atof(argv[6]) : 0;
+    count = argc > 7 ? atol(argv[7]) : 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     worker *w = calloc((size_t)nthreads, sizeof *w);
     double t0 = bench_now();

@@ -70,3 +70,41 @@ PY
 machine_line() {
   echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m), $(date -u +%F)"
 }
+
+# ingest_setup DIR FLOE MAX_PENDING: bench/ingest's server in DIR: batch.ndjson (500 events,
+# floe gen --seed 1), schema.json and serve.conf (warehouse DIR/wh, landing backlog cap
+# MAX_PENDING, table bench.events partitioned by event_type and day(ts)).
+ingest_setup() {
+  local dir=$1 floe=$2 max_pending=$3
+  "$floe" gen --seed 1 --count 500 -o "$dir/batch.ndjson" > /dev/null
+  "$floe" gen --schema-out "$dir/schema.json" > /dev/null
+  cat > "$dir/serve.conf" <<CONF
+[server]
+listen = 127.0.0.1:0
+warehouse = $dir/wh
+max_connections = 512
+max_pending_bytes = $max_pending
+[defaults]
+compact_bytes = 64MB
+compact_age = 30s
+[table bench.events]
+schema = $dir/schema.json
+partition = event_type, day(ts)
+CONF
+}
+
+# srv_threads_cpu PID: CPU ticks of a floe serve process by thread name: MHD-* (HTTP: parse,
+# validate, compress), floe-wal, floe-seal, floe-compact (landing compaction), the rest.
+# Connection threads exit with their connection: read it while the clients are connected.
+srv_threads_cpu() {
+  local t s c r
+  for t in /proc/"$1"/task/*; do
+    s=$(cat "$t/stat" 2>/dev/null) || continue
+    c=${s#*(}; c=${c%%)*}; r=${s##*) }
+    set -- $r
+    echo "$c $(( ${12} + ${13} ))"
+  done | awk '{k=$1; if (k ~ /^MHD/) k="http"; else if (k ~ /^floe-(wal|seal|compact)$/) sub(/^floe-/, "", k);
+               else k="other";
+               n[k]+=$2} END {printf "http=%d wal=%d seal=%d compact=%d other=%d\n",
+               n["http"], n["wal"], n["seal"], n["compact"], n["other"]}'
+}
