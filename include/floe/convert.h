@@ -69,6 +69,13 @@ typedef struct floe_convert_options {
      * compressed: floe_line_reader_input_pos); may be NULL. */
     void (*progress)(void *ctx, int64_t input_bytes);
     void *progress_ctx;
+    /* The inputs' total size in the bytes progress counts (their files' sizes), when the
+     * caller knows it; 0 = unknown. Unpartitioned, it ends the row group that reaches the
+     * end of the input early, in steps (each at least twice what is left), so that the
+     * last one, written after the last record, is small: the file is done sooner, as
+     * the others are written while the rest is converted. The row groups then depend on
+     * it (never on the thread count). */
+    int64_t input_size;
     /* With one input: its NDJSON lines in memory (input_mem[0..input_mem_len), borrowed
      * until floe_convert returns; plain, whatever the first bytes), inputs[0] naming them
      * in messages and the quarantine (floe/input.h, memory input). NULL: read the file. */

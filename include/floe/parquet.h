@@ -9,7 +9,8 @@
  *
  * Memory: at most one row group is held (encoded, compressed pages plus the pages being
  * built); a row group is written when its buffered bytes reach row_group_size, checked
- * after each batch (a batch is never split across row groups).
+ * after each batch (a batch is never split across row groups), or when the caller ends
+ * it (floe_pq_writer_flush, floe_pq_writer_end_row_group).
  *
  * Output is deterministic: the same batches with the same options give byte-identical
  * files.
@@ -182,8 +183,14 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
 int floe_pq_writer_write_batch(floe_pq_writer *w, const floe_batch *b, floe_error *err)
     FLOE_NODISCARD;
 
-/* Write the buffered rows as a row group now (no-op when none are buffered). */
+/* Write the buffered rows as a row group now (no-op when none are buffered), and free
+ * the memory the writer keeps for the next row group. */
 int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) FLOE_NODISCARD;
+/* End the row group here, as when its buffered bytes reach row_group_size (no-op when no
+ * row is buffered): more rows are coming, and the next row group reuses its memory. */
+int floe_pq_writer_end_row_group(floe_pq_writer *w, floe_error *err) FLOE_NODISCARD;
+/* Row groups ended so far (written, or handed to the write-behind thread). */
+int64_t floe_pq_writer_row_groups(const floe_pq_writer *w);
 
 /* Bytes written to the output plus bytes buffered for the current row group: what the
  * file would about measure if closed now (footer excluded). */

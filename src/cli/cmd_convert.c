@@ -455,8 +455,12 @@ int floe_cmd_convert(int argc, char **argv) {
     const char *const *inputs = (const char *const *)argv + optind;
     size_t ninputs = (size_t)(argc - optind);
     cli_progress ui;
-    cli_progress_init(&ui, "floe convert", cli_inputs_size(inputs, ninputs),
-                      args.quiet || args.json);
+    int64_t in_size = cli_inputs_size(inputs, ninputs); /* 0: not all plain files */
+    cli_progress_init(&ui, "floe convert", in_size, args.quiet || args.json);
+    /* the file is done sooner when its last row group is small (floe/convert.h): only
+     * where a finished row group is written while the next one fills (write-behind) */
+    if (!o.spec)
+        o.input_size = in_size;
     o.progress = cli_progress_bytes;
     o.progress_ctx = &ui;
     int rc = floe_convert(inputs, ninputs, &o, &res, &err);

@@ -1715,6 +1715,15 @@ static int prepare_columns(floe_pq_writer *w, floe_error *err) {
 
 static int write_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err);
 
+/* The row group ends with more rows to come: its chunk segments are kept for the next
+ * one's (seg_pool), where floe_pq_writer_flush frees them. */
+static int end_row_group(floe_pq_writer *w, floe_error *err) {
+    w->seg_pool_on = true; /* the next row group fills as many segments */
+    int rc = flush_row_group(w, err);
+    w->seg_pool_on = false;
+    return rc;
+}
+
 /* variant_shredding auto: choose the paths from sample (NULL: the rows held), set up the
  * columns, and write the rows held. Nothing to do once chosen. */
 static int settle_auto(floe_pq_writer *w, const floe_batch *sample, floe_error *err) {
@@ -1815,30 +1824,38 @@ static int write_rows(floe_pq_writer *w, const floe_batch *b, floe_error *err) {
     FLOE_CHECK(append_columns(w, b, err));
     w->rg_rows += (int64_t)b->nrows;
     w->total_rows += (int64_t)b->nrows;
-    if (buffered_bytes(w) >= w->opts.row_group_size) {
-        w->seg_pool_on = true; /* the next row group fills as many segments */
-        rc = flush_row_group(w, err);
-        w->seg_pool_on = false;
-        if (rc < 0)
-            goto done;
-    }
+    if (buffered_bytes(w) >= w->opts.row_group_size)
+        FLOE_CHECK(end_row_group(w, err));
 done:
     if (rc < 0)
         w->failed = rc;
     return rc;
 }
 
-int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) {
+/* The caller ends the row group: to free memory (flush), or with more rows to come (keep:
+ * the next row group reuses its segments). */
+static int caller_ends_row_group(floe_pq_writer *w, bool keep, floe_error *err) {
     if (w->failed)
         return floe_error_set(err, w->failed, "parquet writer: an earlier error stopped it");
     int rc = settle_auto(w, NULL, err);
     if (rc == 0)
-        rc = flush_row_group(w, err);
-    pqw_seg_release(w); /* asked to flush: to free memory */
+        rc = keep ? end_row_group(w, err) : flush_row_group(w, err);
+    if (!keep)
+        pqw_seg_release(w); /* asked to flush: to free memory */
     if (rc < 0)
         w->failed = rc;
     return rc;
 }
+
+int floe_pq_writer_flush(floe_pq_writer *w, floe_error *err) {
+    return caller_ends_row_group(w, false, err);
+}
+
+int floe_pq_writer_end_row_group(floe_pq_writer *w, floe_error *err) {
+    return caller_ends_row_group(w, true, err);
+}
+
+int64_t floe_pq_writer_row_groups(const floe_pq_writer *w) { return (int64_t)w->nrgs; }
 
 int64_t floe_pq_writer_bytes_written(const floe_pq_writer *w) {
     return w->pos + (int64_t)buffered_bytes(w);

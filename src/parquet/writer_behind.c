@@ -2,7 +2,9 @@
  * writer_behind.c - the Parquet writer's write-behind thread and its output writes (see
  * writer.c for how the writer uses it).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "parquet/writer_internal.h"
@@ -222,6 +224,28 @@ void pqw_wb_stop(floe_pq_writer *w) {
     w->wb = NULL;
 }
 
+/* Under a real-time policy (SCHED_FIFO, SCHED_RR) the thread runs one priority above the
+ * thread starting it: a thread of the same priority never preempts one that is running,
+ * and the encoding threads (floe_convert's workers) run from one chunk to the next without
+ * blocking, so the writes would wait for the end of the input (two threads, iot 200 MB,
+ * chrt -f: 14 of 42 MB written when the last record was in). It writes a block and waits
+ * for the device, so it takes little of the CPU it is given first; glibc's AIO threads
+ * take the priority of the thread that queued the write. When raising it is not allowed,
+ * the thread inherits the starting thread's. Other policies: nothing changes. */
+static void wb_attr_priority(pthread_attr_t *attr) {
+    int policy;
+    struct sched_param sp;
+    if (pthread_getschedparam(pthread_self(), &policy, &sp) != 0 ||
+        (policy != SCHED_FIFO && policy != SCHED_RR) ||
+        sp.sched_priority >= sched_get_priority_max(policy))
+        return;
+    sp.sched_priority++;
+    if (pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
+        pthread_attr_setschedpolicy(attr, policy) != 0 ||
+        pthread_attr_setschedparam(attr, &sp) != 0)
+        (void)pthread_attr_setinheritsched(attr, PTHREAD_INHERIT_SCHED);
+}
+
 /* Start the thread. 1 when it cannot be started (write synchronously instead). */
 static int wb_start(floe_pq_writer *w) {
     write_behind *wb = floe_calloc(1, sizeof *wb);
@@ -237,7 +261,16 @@ static int wb_start(floe_pq_writer *w) {
     }
     pthread_mutex_init(&wb->mu, NULL);
     pthread_cond_init(&wb->cv, NULL);
-    if (pthread_create(&wb->tid, NULL, wb_main, wb) != 0) {
+    pthread_attr_t attr;
+    int started = -1;
+    if (pthread_attr_init(&attr) == 0) {
+        wb_attr_priority(&attr);
+        started = pthread_create(&wb->tid, &attr, wb_main, wb);
+        if (started == EPERM) /* not allowed a higher priority: inherit it */
+            started = pthread_create(&wb->tid, NULL, wb_main, wb);
+        pthread_attr_destroy(&attr);
+    }
+    if (started != 0) {
         pthread_mutex_destroy(&wb->mu);
         pthread_cond_destroy(&wb->cv);
         floe_free(wb->q);

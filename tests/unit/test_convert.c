@@ -38,6 +38,21 @@ static floe_schema *events_schema(void) {
     return s;
 }
 
+/* The first call keeps uri's bytes in *first; later ones check that uri holds the same. */
+static void check_same_file(const char *uri, char **first, size_t *first_len) {
+    size_t len;
+    char *bytes = harness_read_file(uri, &len);
+    REQUIRE(bytes != NULL);
+    if (!*first) {
+        *first = bytes;
+        *first_len = len;
+        return;
+    }
+    CHECK_EQ_INT(len, *first_len);
+    CHECK(len == *first_len && memcmp(bytes, *first, len) == 0);
+    free(bytes);
+}
+
 TEST(test_same_bytes_for_any_thread_count) {
     floe_error err;
     const char *dir = harness_tmpdir();
@@ -67,17 +82,7 @@ TEST(test_same_bytes_for_any_thread_count) {
         CHECK_EQ_INT(res.records_out + res.rejected, 6000);
         CHECK(res.rejected > 20);
         CHECK_EQ_INT(res.files, 1);
-        size_t len;
-        char *bytes = harness_read_file(res.file_uris[0], &len);
-        REQUIRE(bytes != NULL);
-        if (!first) {
-            first = bytes;
-            first_len = len;
-        } else {
-            CHECK_EQ_INT(len, first_len);
-            CHECK(len == first_len && memcmp(bytes, first, len) == 0);
-            free(bytes);
-        }
+        check_same_file(res.file_uris[0], &first, &first_len);
         floe_convert_result_free(&res);
         floe_free(out);
     }
@@ -330,10 +335,123 @@ TEST(test_variant_auto_across_batches) {
     floe_free(inpath);
 }
 
+/* Row groups of uri: their count into *n, their row counts into rows[0..min(n, cap)). */
+static void row_groups_of(const char *uri, size_t *n, int64_t *rows, size_t cap) {
+    floe_error err;
+    floe_pq_reader *r = NULL;
+    REQUIRE_OK(floe_pq_reader_open(NULL, uri, NULL, &r, &err), err);
+    floe_pq_reader_file fi;
+    floe_pq_reader_file_info(r, &fi);
+    *n = fi.num_row_groups;
+    for (size_t g = 0; g < fi.num_row_groups && g < cap; g++) {
+        floe_pq_row_group_info gi;
+        floe_pq_reader_row_group_info(r, g, &gi);
+        rows[g] = gi.num_rows;
+    }
+    floe_pq_reader_close(r);
+}
+
+/* With the input's size known (input_size), the row group that reaches the end of the
+ * input ends early, in steps, each at least twice what is left, down to a chunk or 1/64
+ * of the input: the last row group, written after the last record, is small. The files
+ * are still byte-identical whatever the thread count, and hold the same rows as without
+ * the size (one row group); with row groups also ended by their size, the same. */
+TEST(test_short_last_row_groups) {
+    floe_error err;
+    const char *dir = harness_tmpdir();
+    char *in = make_events(dir, 8000, 0.01);
+    REQUIRE(in != NULL);
+    size_t in_len;
+    char *text = harness_read_file(in, &in_len);
+    REQUIRE(text != NULL);
+    free(text);
+    floe_schema *schema = events_schema();
+    REQUIRE(schema != NULL);
+    floe_buf want_rows, want_paths;
+    floe_buf_init(&want_rows, 0);
+    floe_buf_init(&want_paths, 0);
+    char *first = NULL, *sized_first = NULL;
+    size_t first_len = 0, sized_len = 0;
+    /* threads, input_size known, row group size */
+    struct { int threads; bool sized; size_t rg; } runs[] = {
+        {1, false, 0}, {1, true, 0}, {2, true, 0}, {3, true, 0}, {2, true, 256 << 10},
+        {1, true, 256 << 10}};
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        floe_convert_options o;
+        floe_convert_options_init(&o);
+        o.schema = schema;
+        o.threads = runs[k].threads;
+        o.chunk_size = 32 << 10;
+        o.input_size = runs[k].sized ? (int64_t)in_len : 0;
+        if (runs[k].rg)
+            o.write.row_group_size = runs[k].rg;
+        o.write.page_size = 32 << 10;
+        o.write.output.fsync = false;
+        o.write.write_behind = k % 2 == 0;
+        char *out = floe_asprintf("%s/tail%zu", dir, k);
+        o.out_dir = out;
+        floe_convert_result res;
+        const char *inputs[] = {in};
+        REQUIRE_OK(floe_convert(inputs, 1, &o, &res, &err), err);
+        CHECK_EQ_INT(res.files, 1);
+        size_t ngroups = 0;
+        int64_t rows[64];
+        row_groups_of(res.file_uris[0], &ngroups, rows, 64);
+        floe_buf got_rows, got_paths;
+        floe_buf_init(&got_rows, 0);
+        floe_buf_init(&got_paths, 0);
+        dump_file(res.file_uris[0], &got_rows, &got_paths);
+        if (k == 0) { /* the reference: no size, one row group */
+            CHECK_EQ_INT(ngroups, 1);
+            want_rows = got_rows;
+            want_paths = got_paths;
+        } else {
+            CHECK(got_rows.len == want_rows.len &&
+                  !memcmp(got_rows.data, want_rows.data, want_rows.len));
+            CHECK(got_paths.len == want_paths.len &&
+                  !memcmp(got_paths.data, want_paths.data, want_paths.len));
+            floe_buf_free(&got_rows);
+            floe_buf_free(&got_paths);
+        }
+        if (k >= 1 && k <= 3) { /* sized, one row group's worth: ended in steps */
+            CHECK(ngroups >= 3 && ngroups <= 64);
+            int64_t total = 0;
+            for (size_t g = 0; g < ngroups && g < 64; g++)
+                total += rows[g];
+            CHECK_EQ_INT(total, res.records_out);
+            /* the first holds two thirds or more, each the next at least twice what
+             * follows it, the last at most about 3/64 (plus a chunk) */
+            CHECK(rows[0] * 100 >= total * 60);
+            for (size_t g = 0; g + 1 < ngroups && g < 63; g++) {
+                int64_t after = 0;
+                for (size_t h = g + 1; h < ngroups && h < 64; h++)
+                    after += rows[h];
+                CHECK(rows[g] * 10 >= after * 17);
+            }
+            CHECK(ngroups > 0 && rows[ngroups - 1] * 100 <= total * 6);
+            CHECK(ngroups > 0 && rows[ngroups - 1] * 100 >= total);
+            check_same_file(res.file_uris[0], &first, &first_len);
+        }
+        if (k >= 4) { /* row groups ended by their size too */
+            CHECK(ngroups >= 4);
+            check_same_file(res.file_uris[0], &sized_first, &sized_len);
+        }
+        floe_convert_result_free(&res);
+        floe_free(out);
+    }
+    free(first);
+    free(sized_first);
+    floe_buf_free(&want_rows);
+    floe_buf_free(&want_paths);
+    floe_schema_free(schema);
+    floe_free(in);
+}
+
 int main(void) {
     RUN(test_same_bytes_for_any_thread_count);
     RUN(test_alloc_failures_unwind);
     RUN(test_mapped_input_line_numbers);
     RUN(test_variant_auto_across_batches);
+    RUN(test_short_last_row_groups);
     return harness_finish();
 }

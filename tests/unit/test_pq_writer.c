@@ -2,9 +2,13 @@
  * page cutting at row boundaries, row groups, file metrics, determinism. Files are read
  * back through our own footer/page-index decoders (values are checked against DuckDB in
  * tests/integration/pq_writer_duckdb.sh). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "floe/column.h"
 #include "floe/io.h"
@@ -852,6 +856,81 @@ TEST(test_alloc_failures_clean) {
     floe_schema_free(s);
 }
 
+/* Threads of this process other than the caller with scheduling policy `policy` and
+ * real-time priority `prio` (/proc/self/task/TID/stat, fields 40 and 41). -1 without
+ * /proc. */
+static int threads_with_priority(int policy, int prio) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    long self = (long)gettid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == self)
+            continue;
+        char path[300], line[2048];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[len] = 0;
+        char *p = strrchr(line, ')'); /* after the name: field 3 (state) on */
+        if (!p)
+            continue;
+        int field = 2, rt = -1, pol = -1;
+        for (char *t = strtok(p + 1, " \n"); t; t = strtok(NULL, " \n")) {
+            field++;
+            if (field == 40)
+                rt = atoi(t);
+            else if (field == 41)
+                pol = atoi(t);
+        }
+        n += rt == prio && pol == policy;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Under SCHED_FIFO the write-behind thread runs one priority above the thread starting it:
+ * threads of one priority never preempt each other there, and encoding threads that never
+ * block would keep it off the CPU until the end. Not checked where the process may not use
+ * SCHED_FIFO (not root, no RLIMIT_RTPRIO) or has no /proc. */
+TEST(test_write_behind_rt_priority) {
+    int policy;
+    struct sched_param old_sp, sp = {.sched_priority = 1};
+    REQUIRE(pthread_getschedparam(pthread_self(), &policy, &old_sp) == 0);
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+        printf("# test_write_behind_rt_priority: SCHED_FIFO not allowed here, not checked\n");
+        return;
+    }
+    floe_schema *s = wb_schema();
+    REQUIRE(s != NULL);
+    floe_batch b;
+    REQUIRE(floe_batch_init(&b, s) == 0);
+    floe_pq_write_options o = plain_opts();
+    o.row_group_size = 64 * 1024;
+    o.write_behind = true; /* a plain output: no AIO threads */
+    floe_pq_writer *w = NULL;
+    REQUIRE_OK(floe_pq_writer_open(NULL, tmp_path("rt.parquet"), s, &o, &w, &err), err);
+    wb_fill(&b, 0);
+    REQUIRE_OK(floe_pq_writer_write_batch(w, &b, &err), err);
+    REQUIRE_OK(floe_pq_writer_end_row_group(w, &err), err);
+    CHECK_EQ_INT(floe_pq_writer_row_groups(w), 1);
+    int above = threads_with_priority(1 /* SCHED_FIFO */, 2);
+    int same = threads_with_priority(1, 1);
+    REQUIRE_OK(floe_pq_writer_close(w, NULL, &err), err);
+    REQUIRE(pthread_setschedparam(pthread_self(), policy, &old_sp) == 0);
+    if (above >= 0) {
+        CHECK_EQ_INT(above, 1);
+        CHECK_EQ_INT(same, 0);
+    }
+    floe_batch_free(&b);
+    floe_schema_free(s);
+}
+
 int main(void) {
     RUN(test_truncate_binary);
     RUN(test_truncate_utf8);
@@ -864,6 +943,7 @@ int main(void) {
     RUN(test_bad_batches_and_abort);
     RUN(test_write_behind_same_bytes);
     RUN(test_write_behind_error);
+    RUN(test_write_behind_rt_priority);
     RUN(test_alloc_failures_clean);
     return harness_finish();
 }
