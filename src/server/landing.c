@@ -242,6 +242,25 @@ static void pbuf_free(pbuf *b) {
     floe_free(b);
 }
 
+/* What a buffer holds in memory, counted in buffered_bytes (what buffer_cap bounds): its
+ * data's capacity (not the stored bytes: a quarantine section is decoded, a transcoded
+ * one re-encoded), its keys and segment list, the structure and its bucket, and about
+ * 16 bytes of allocator header each. Charging only the stored bytes let tens of
+ * thousands of partitions of one small record each take ~20x buffer_cap, and made the
+ * count drift below zero at every sealed quarantine buffer (decoded bytes subtracted
+ * where compressed ones were added). */
+static int64_t pbuf_mem(const pbuf *b) {
+    return (int64_t)(sizeof *b + 2 * sizeof(pbuf *) + strlen(b->table) + strlen(b->part) + 2 +
+                     b->data.cap + b->segs_cap * sizeof(seg_ref) + 4 * 16);
+}
+
+/* Count b's memory as it is now. Called with l->mu held. */
+static void pbuf_recharge(srv_landing *l, pbuf *b) {
+    int64_t m = pbuf_mem(b);
+    atomic_fetch_add(&l->buffered_bytes, m - b->charged);
+    b->charged = m;
+}
+
 static uint64_t pbuf_hash(const char *table, const char *part, size_t partlen, int kind) {
     uint64_t h = floe_fnv1a(table, strlen(table), FLOE_FNV1A_SEED);
     return floe_fnv1a(part, partlen, h ^ 0xff) + (uint64_t)kind;
@@ -289,6 +308,7 @@ static pbuf *pbuf_find(srv_landing *l, const char *table, const char *part, size
     }
     b->kind = kind;
     floe_buf_init(&b->data, 0);
+    pbuf_recharge(l, b);
     b->next = *slot;
     *slot = b;
     l->nbufs++;
@@ -662,7 +682,7 @@ int srv_landing_apply(floe_server *s, const floe_frame_view *f, uint64_t segno, 
             floe_error_set(err, rc, "out of memory");
             break;
         }
-        atomic_fetch_add(&l->buffered_bytes, (int64_t)sec.stored_len);
+        pbuf_recharge(l, b);
     }
     bool wake = false;
     if (!replay && rc == 0)
@@ -684,6 +704,7 @@ typedef struct seal_job {
     uint64_t first_frame, last_frame;
     seg_ref *segs;
     size_t nsegs;
+    int64_t charged;        /* of buffered_bytes: the memory taken over from its buffer */
 } seal_job;
 
 static void job_free(seal_job *j) {
@@ -985,6 +1006,7 @@ static void *sealer_main(void *arg) {
                      * the next record of its partition (so partitions seen once do not
                      * cost the sealer's rounds for ever) */
                     *pb = b->next;
+                    atomic_fetch_sub(&l->buffered_bytes, b->charged);
                     pbuf_free(b);
                     l->nbufs--;
                     continue;
@@ -1028,6 +1050,10 @@ static void *sealer_main(void *arg) {
                 b->raw_bytes = b->records = 0;
                 b->first_frame = b->last_frame = 0;
                 b->sealing = true;
+                /* the data and segment list move to the job, with their charge */
+                int64_t before = b->charged;
+                b->charged = pbuf_mem(b);
+                j->charged = before - b->charged;
                 njobs++;
             }
         uint64_t active = atomic_load(&s->wal.active_seg);
@@ -1068,7 +1094,7 @@ static void *sealer_main(void *arg) {
             for (size_t k = 0; k < jobs[i].nsegs; k++)
                 segref_add(&l->segs, &l->nsegs, &l->segs_cap, jobs[i].segs[k].segno,
                            -jobs[i].segs[k].refs);
-            atomic_fetch_sub(&l->buffered_bytes, (int64_t)jobs[i].data.len);
+            atomic_fetch_sub(&l->buffered_bytes, jobs[i].charged);
             pthread_mutex_unlock(&l->mu);
             job_free(&jobs[i]);
         }

@@ -174,6 +174,7 @@ typedef struct pbuf {
     seg_ref *segs;          /* segments its records came from */
     size_t nsegs, segs_cap;
     bool sealing;           /* a job of its records is not registered yet (sealer) */
+    int64_t charged;        /* its memory as counted in srv_landing.buffered_bytes */
     struct pbuf *next;      /* hash chain */
 } pbuf;
 
@@ -211,7 +212,9 @@ typedef struct srv_landing {
     seg_ref *segs;          /* global refcounts by segment, ascending */
     size_t nsegs, segs_cap;
     uint64_t oldest_seg;    /* lowest segment that may still exist */
-    _Atomic int64_t buffered_bytes;
+    _Atomic int64_t buffered_bytes; /* memory of the buffers and of the seal jobs not
+                                     * done yet (what buffer_cap bounds): their data's
+                                     * capacity, keys, segment lists and structures */
     int64_t next_seq;       /* next landing file sequence of this node */
     bool force_seal;        /* flush requested */
     uint64_t flush_gen, flush_done_gen;
