@@ -102,7 +102,7 @@ const char *floe_strerror(int code);
 /* Symbolic name of a code ("CORRUPT"); never NULL. */
 const char *floe_errname(int code);
 
-#define FLOE_ERROR_MSG_MAX 768
+#define FLOE_ERROR_MSG_MAX 2048
 
 /* One error: the floe code, the system/library code behind it (errno, CURLcode, HTTP
  * status, sqlite rc; 0 if none), the byte offset in the input where relevant (-1 if none),

@@ -402,7 +402,8 @@ typedef struct floe_rewrite_result {
     bool format_upgraded;            /* a commit upgraded the table from v1 to v2 */
     bool unknown_state;              /* a commit ended in unknown state (files kept) */
     double plan_ms, rewrite_ms, commit_ms, total_ms;
-    char first_failure[256];         /* why the first failed group failed, or "" */
+    char first_failure[FLOE_ERROR_MSG_MAX]; /* why the first failed group failed, or "";
+                                        whole, or cut in its middle, marked */
 } floe_rewrite_result;
 
 /* Execute and commit plan p (made from t with the same options). 0 when every commit that

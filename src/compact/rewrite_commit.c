@@ -341,17 +341,9 @@ static void fail_group(rw_group_out *g, const char *what, const char *path) {
     if (g->failed)
         return;
     g->failed = true;
-    size_t a = strlen(what), b = path ? strlen(path) : 0, n = sizeof g->why - 1;
-    if (a > n)
-        a = n;
-    if (b > n - a)
-        b = n - a;
-    memcpy(g->why, what, a);
-    if (b)
-        memcpy(g->why + a, path, b);
-    g->why[a + b] = 0;
+    rw_group_why(g, what, path ? path : "");
     floe_log(FLOE_LOG_WARN, "rewrite: group %d fails validation: %s", g->group->global_index,
-             g->why);
+             rw_group_why_text(g));
 }
 
 /* A manifest being written from the entries of several rewritten ones. */

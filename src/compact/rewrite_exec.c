@@ -31,6 +31,7 @@
 
 #include "floe/io.h"
 #include "floe/manifest.h"
+#include "common/errmsg.h"
 #include "rewrite_internal.h"
 
 #define ROUTE_MAX_OPEN 16           /* open writers of a pooled group */
@@ -829,18 +830,6 @@ static int finish_outputs(group_run *gr, floe_error *err) {
     return 0;
 }
 
-/* prefix + msg into dst[0..n), cut to fit (messages are for people). */
-static void copy_msg(char *dst, size_t n, const char *prefix, const char *msg) {
-    size_t a = strlen(prefix), b = strlen(msg);
-    if (a >= n)
-        a = n - 1;
-    memcpy(dst, prefix, a);
-    if (b > n - 1 - a)
-        b = n - 1 - a;
-    memcpy(dst + a, msg, b);
-    dst[a + b] = 0;
-}
-
 static void delete_outputs(rw_exec *x, rw_group_out *out) {
     delete_written(x, out->phys, out->nfiles);
 }
@@ -1205,14 +1194,15 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&x->mu);
         if (rc < 0) {
             x->outs[gi].failed = true;
-            copy_msg(x->outs[gi].why, sizeof x->outs[gi].why, "",
-                     e.msg[0] ? e.msg : floe_strerror(rc));
+            rw_group_why(&x->outs[gi], "", e.msg[0] ? e.msg : floe_strerror(rc));
             floe_log(FLOE_LOG_WARN, "rewrite: group %d failed: %s",
-                     x->p->groups[gi].global_index, x->outs[gi].why);
+                     x->p->groups[gi].global_index, rw_group_why_text(&x->outs[gi]));
             if (!x->o->partial_progress && !x->exec_rc) {
                 x->exec_rc = rc;
-                snprintf(x->exec_msg, sizeof x->exec_msg, "rewrite: group %d: %s",
-                         x->p->groups[gi].global_index, x->outs[gi].why);
+                char pre[48];
+                snprintf(pre, sizeof pre, "rewrite: group %d: ", x->p->groups[gi].global_index);
+                floe_msg_fit2(x->exec_msg, sizeof x->exec_msg, pre,
+                              rw_group_why_text(&x->outs[gi]));
                 x->stop = true;
             }
         }
@@ -1438,8 +1428,7 @@ static void commit_batch(commit_loop *l, size_t nb, floe_error *err) {
         r->failed_commits++;
         for (size_t k = 0; k < nb; k++) {
             batch[k]->failed = true;
-            copy_msg(batch[k]->why, sizeof batch[k]->why, "commit failed: ",
-                     ce.msg[0] ? ce.msg : floe_strerror(crc));
+            rw_group_why(batch[k], "commit failed: ", ce.msg[0] ? ce.msg : floe_strerror(crc));
             delete_outputs(x, batch[k]);
         }
         floe_log(FLOE_LOG_WARN, "rewrite: commit of %zu group(s) failed: %s", nb, ce.msg);
@@ -1470,7 +1459,8 @@ static void tally(const rw_exec *x, floe_rewrite_result *r) {
             if (g->failed && !r->first_failure[0]) {
                 char pre[32];
                 snprintf(pre, sizeof pre, "group %d: ", g->group->global_index);
-                copy_msg(r->first_failure, sizeof r->first_failure, pre, g->why);
+                floe_msg_fit2(r->first_failure, sizeof r->first_failure, pre,
+                              rw_group_why_text(g));
             }
         }
     }
@@ -1596,10 +1586,23 @@ void rw_group_out_free(rw_group_out *g) {
         floe_free(g->phys[k]);
     floe_free(g->phys);
     floe_free(g->files);
+    floe_free(g->why);
     floe_arena_reset(&g->arena);
     g->phys = NULL;
     g->files = NULL;
+    g->why = NULL;
     g->nfiles = 0;
+}
+
+void rw_group_why(rw_group_out *g, const char *prefix, const char *msg) {
+    if (!g->why)
+        g->why = floe_malloc(FLOE_ERROR_MSG_MAX);
+    if (g->why)
+        floe_msg_fit2(g->why, FLOE_ERROR_MSG_MAX, prefix, msg);
+}
+
+const char *rw_group_why_text(const rw_group_out *g) {
+    return g->why ? g->why : g->failed ? "(its reason could not be kept: out of memory)" : "";
 }
 
 int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,

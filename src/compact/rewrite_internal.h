@@ -192,7 +192,7 @@ typedef struct rw_group_out {
     int64_t bytes, records;
     bool failed;                 /* execution or validation failed */
     bool committed;
-    char why[192];
+    char *why;                   /* why it failed (rw_group_why), NULL until then */
 } rw_group_out;
 
 /* Run the groups of p one after another on the calling thread, committing nothing:
@@ -201,6 +201,12 @@ typedef struct rw_group_out {
 int rw_execute_groups(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                       rw_group_out *outs, floe_error *err);
 void rw_group_out_free(rw_group_out *g);
+/* Record why g failed, prefix + msg: whole, or cut in its middle to FLOE_ERROR_MSG_MAX
+ * (common/errmsg.h). Kept on the heap, only for the groups that fail (a plan may hold
+ * many groups). */
+void rw_group_why(rw_group_out *g, const char *prefix, const char *msg);
+/* The reason rw_group_why recorded ("" when none; a note when it could not be kept). */
+const char *rw_group_why_text(const rw_group_out *g);
 
 typedef struct rw_commit_stats {
     int64_t removed_delete_files;

@@ -1394,6 +1394,14 @@ static int load_deletes(rw_reader *r, rw_deletes *dels, floe_error *err) {
     return 0;
 }
 
+/* The input file's name in front of an error, unless the message begins with it: the
+ * Parquet reader names the file it opened, by this name when it is the physical one. */
+static void prefix_file(floe_error *err, const char *path) {
+    size_t n = strlen(path);
+    if (err && !(!strncmp(err->msg, path, n) && err->msg[n] == ':'))
+        floe_error_prefix(err, "%s: ", path);
+}
+
 int rw_reader_open(floe_io *io, const floe_schema *schema, const char *name_mapping,
                    const floe_rewrite_input *in, const floe_partition_spec *spec,
                    rw_deletes *dels, const rw_copy_policy *copy, rw_reader **out,
@@ -1519,7 +1527,7 @@ done:
     floe_free(sel);
     floe_free(sel_ids);
     if (rc < 0) {
-        floe_error_prefix(err, "%s: ", in->file->file_path);
+        prefix_file(err, in->file->file_path);
         rw_reader_close(r);
         return rc;
     }
@@ -1940,7 +1948,7 @@ static int try_copy(rw_reader *r, size_t rg, const floe_pq_row_group_info *gi,
     if (rc == FLOE_ENOMEM || rc == FLOE_EIO) {
         if (err)
             *err = why;
-        floe_error_prefix(err, "%s: ", r->in->file->file_path);
+        prefix_file(err, r->in->file->file_path);
         return rc;
     }
     if (rc < 0) {
@@ -2057,7 +2065,7 @@ int rw_reader_next(rw_reader *r, floe_batch *dst, bool append, floe_pq_raw_row_g
         rc = floe_pq_reader_read_row_group(r->pq, rg, &rs, err);
     }
     if (rc < 0) {
-        floe_error_prefix(err, "%s: ", r->in->file->file_path);
+        prefix_file(err, r->in->file->file_path);
         return rc;
     }
     if (!*more) { /* the row group is done: its stored bytes go with its last rows */

@@ -142,7 +142,7 @@ struct floe_pq_reader {
     floe_schema *iceberg;      /* lazily built */
     floe_field **ice_leaf;     /* per column: its Iceberg leaf (when iceberg is built) */
     int iceberg_rc;
-    char iceberg_msg[256];
+    char iceberg_msg[FLOE_ERROR_MSG_MAX];
 
     bool *selected;            /* per column: chosen by the projection */
     bool *needed;              /* selected or used by the filter */

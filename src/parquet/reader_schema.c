@@ -1023,7 +1023,7 @@ typedef struct ice_ctx {
     int32_t next_id;
     bool use_file_ids;
     floe_field **leaf_field; /* per column */
-    char why[200];
+    char why[FLOE_ERROR_MSG_MAX];
 } ice_ctx;
 
 static int ice_node(ice_ctx *c, const floe_pq_node *nd, bool as_element, floe_field *f,
@@ -1233,7 +1233,7 @@ int pq_schema_iceberg(floe_pq_reader *r, floe_error *err) {
     floe_error_clear(&e2);
     rc = floe_schema_finish(c.s, &e2);
     if (rc < 0) {
-        snprintf(c.why, sizeof c.why, "%.180s", e2.msg);
+        snprintf(c.why, sizeof c.why, "%s", e2.msg);
         rc = FLOE_EUNSUPPORTED;
         goto fail;
     }
@@ -1244,11 +1244,13 @@ fail:
     floe_schema_free(c.s);
     floe_free(c.leaf_field);
     r->iceberg_rc = rc;
+    /* kept for the next call: as an error cuts it (a long name loses its middle) */
+    floe_error e3;
     if (rc == FLOE_ENOMEM)
-        snprintf(r->iceberg_msg, sizeof r->iceberg_msg, "%s: out of memory", r->name);
+        floe_error_set(&e3, rc, "%s: out of memory", r->name);
     else
-        snprintf(r->iceberg_msg, sizeof r->iceberg_msg, "%s: unsupported: %s", r->name,
-                 c.why[0] ? c.why : "schema");
+        floe_error_set(&e3, rc, "%s: unsupported: %s", r->name, c.why[0] ? c.why : "schema");
+    memcpy(r->iceberg_msg, e3.msg, sizeof r->iceberg_msg);
 out:
     if (r->iceberg_rc)
         return floe_error_set(err, r->iceberg_rc, "%s", r->iceberg_msg);

@@ -2,6 +2,7 @@
  * hash sets, property caps. */
 #include "floe/common.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,71 @@ TEST(test_error_prefix) {
     floe_error_prefix(&err, "manifest-list %s: ", "3a2f.avro");
     CHECK_EQ_STR(err.msg, "manifest-list 3a2f.avro: block 2: bad sync marker");
     CHECK_EQ_INT(err.offset, 42);
-    /* a very long prefix truncates, never overflows */
-    char big[2000];
+    /* a very long prefix is cut in its middle, never overflows; the reason stays */
+    char big[2 * FLOE_ERROR_MSG_MAX];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     floe_error_prefix(&err, "%s", big);
-    CHECK_EQ_INT(strlen(err.msg), FLOE_ERROR_MSG_MAX - 1);
+    size_t n = strlen(err.msg);
+    CHECK(n < FLOE_ERROR_MSG_MAX && n > FLOE_ERROR_MSG_MAX - 64);
+    CHECK(strstr(err.msg, ": block 2: bad sync marker") != NULL);
+    CHECK(strstr(err.msg, " bytes cut ...]") != NULL);
+}
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && !memcmp(s + a - b, tail, b);
+}
+
+/* A message longer than floe_error's buffer (a long path named twice, as a reader's error
+ * prefixed with the file by its caller) loses its middle, marked, not its end: the
+ * reason and the byte offset stay, so does the file's own name (the end of its path); so
+ * does the start. It was cut at the end, so the reason went first. UTF-8 is cut between
+ * characters. */
+TEST(test_error_long_message) {
+    static char path[3000];
+    size_t n = (size_t)snprintf(path, sizeof path, "file:///wh/");
+    while (n + 40 < sizeof path)
+        n += (size_t)snprintf(path + n, sizeof path - n, "folder-\xc3\xa9t\xc3\xa9/");
+    snprintf(path + n, sizeof path - n, "data.parquet");
+    const char *reason = "row group 0: page at offset 123456: checksum mismatch";
+    floe_error err;
+    floe_error_clear(&err);
+    floe_error_at(&err, FLOE_ECORRUPT, 123456, "%s: %s", path, reason);
+    size_t len = strlen(err.msg);
+    CHECK(len < FLOE_ERROR_MSG_MAX && len > FLOE_ERROR_MSG_MAX - 64);
+    CHECK(!strncmp(err.msg, "file:///wh/folder-", 18));
+    CHECK(ends_with(err.msg, "/data.parquet: row group 0: page at offset 123456: checksum "
+                             "mismatch"));
+    const char *mark = strstr(err.msg, "[... ");
+    REQUIRE(mark != NULL);
+    const char *after = strchr(mark, ']') + 1;
+    /* the marker says how many bytes it stands for */
+    size_t whole = strlen(path) + 2 + strlen(reason), kept = len - (size_t)(after - mark);
+    CHECK_EQ_INT((int64_t)strtoul(mark + 5, NULL, 10), (int64_t)(whole - kept));
+    CHECK(((unsigned char)mark[-1] & 0xC0) != 0xC0);  /* no lead byte without its tail */
+    CHECK(((unsigned char)after[0] & 0xC0) != 0x80); /* nor a tail without its lead */
+    CHECK_EQ_INT(err.offset, 123456);
+    /* the caller's context in front: still the start, the marker, the reason */
+    floe_error_prefix(&err, "rewrite: group %d: %s: ", 3, path);
+    len = strlen(err.msg);
+    CHECK(len < FLOE_ERROR_MSG_MAX);
+    CHECK(!strncmp(err.msg, "rewrite: group 3: file:///wh/", 29));
+    CHECK(ends_with(err.msg, "/data.parquet: row group 0: page at offset 123456: checksum "
+                             "mismatch"));
+    /* another error's message as an argument (measured before anything is written) */
+    floe_error e2;
+    floe_error_clear(&e2);
+    floe_error_set(&e2, FLOE_EIO, "reading %s: %s", path, err.msg);
+    CHECK(!strncmp(e2.msg, "reading file:///wh/", 19));
+    CHECK(ends_with(e2.msg, "page at offset 123456: checksum mismatch"));
+    /* errno's text stays at the end */
+    floe_error_errno(&e2, ENOSPC, "writing %s", path);
+    CHECK(ends_with(e2.msg, "data.parquet: No space left on device"));
+    CHECK_EQ_INT(e2.code, FLOE_ENOSPACE);
+    /* a message that fits is kept as it is */
+    floe_error_set(&e2, FLOE_EIO, "%s", "short");
+    CHECK_EQ_STR(e2.msg, "short");
 }
 
 TEST(test_alloc_fail_after) {
@@ -438,6 +498,7 @@ TEST(test_propcap) {
 int main(void) {
     RUN(test_error_table);
     RUN(test_error_prefix);
+    RUN(test_error_long_message);
     RUN(test_alloc_fail_after);
     RUN(test_arena);
     RUN(test_arena_vec);

@@ -187,7 +187,7 @@ static int check_consistent(const int cnt[NIDS + 1], const char *what) {
 
 static void verify_round(void *vctx, int rc, const floe_error *err) {
     sctx *c = vctx;
-    char what[1100];
+    char what[FLOE_ERROR_MSG_MAX + 64];
     snprintf(what, sizeof what, "server round (rc %d: %s)", rc, rc < 0 ? err->msg : "");
     CHECK(fault_walk(c->wh, fault_no_temp, NULL) >= 0);
     int cnt[NIDS + 1];
