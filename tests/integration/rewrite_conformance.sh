@@ -29,11 +29,18 @@ icebird_rows() { # table-folder out-file
     node "$js/icebird_read.mjs" --metadata "$md" | LC_ALL=C sort > "$2"
 }
 scan_rows() { # table-folder out-file [relocate]
+    # floe's status and message are its own: piped, with its stderr dropped, a scan that
+    # failed ended the script (set -e, pipefail) without a word
+    if ! "$FLOE" scan "$1" ${3:+--relocate "$3"} --format canonical > "$2.raw" \
+        2> "$tmp/scan.err"; then
+        fail "floe scan $1: $(tail -c 600 "$tmp/scan.err")"
+        : > "$2"
+        return 0
+    fi
     # uuid text without dashes: a file may hold a uuid column as plain fixed[16] (printed
     # as hex) that the rewrite writes with its table type
-    "$FLOE" scan "$1" ${3:+--relocate "$3"} --format canonical 2>/dev/null |
-        sed -E 's/"([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})"/"\1\2\3\4\5"/g' |
-        LC_ALL=C sort > "$2"
+    sed -E 's/"([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})"/"\1\2\3\4\5"/g' \
+        "$2.raw" | LC_ALL=C sort > "$2"
 }
 live_deletes() { # table-folder -> total-delete-files of the current snapshot
     local md
@@ -114,7 +121,7 @@ for entry in "${tables[@]}"; do
         rlo="data/persistent/column_mapping/warehouse=$tmp/orig/duckdb-iceberg/column_mapping/warehouse"
     fi
     if [ "$how" = icebird ]; then
-        icebird_rows "$o" "$tmp/before"
+        icebird_rows "$o" "$tmp/before" || { fail "$rel: icebird cannot read it"; continue; }
     else
         scan_rows "$o" "$tmp/before" "${rlo:-}"
     fi
@@ -126,7 +133,8 @@ for entry in "${tables[@]}"; do
     fi
     grep -q '"groups_committed":[1-9]' "$tmp/res.json" || { fail "$rel: nothing committed: $(cat "$tmp/res.json")"; continue; }
     if [ "$how" = icebird ]; then
-        icebird_rows "$w" "$tmp/after"
+        icebird_rows "$w" "$tmp/after" ||
+            { fail "$rel: icebird cannot read the rewritten table"; continue; }
     else
         scan_rows "$w" "$tmp/after" "$rl"
     fi
