@@ -65,23 +65,26 @@ static size_t fit2(char *dst, size_t cap, const char *a, size_t na, const char *
 }
 
 /* fmt with ap into room[0..cap) when it fits, else into a block of its own length (the
- * caller frees it when it is not room): its length in *len. Without memory, the head of
- * the text in room. */
+ * caller frees it when it is not room): its length in *len. Formatted once when it fits
+ * (errors of rejected records are made at input speed), twice when it does not. Without
+ * memory, the head of the text in room. */
 static char *format_whole(char *room, size_t cap, const char *fmt, va_list ap, size_t *len)
     FLOE_PRINTF(3, 0);
 static char *format_whole(char *room, size_t cap, const char *fmt, va_list ap, size_t *len) {
-    va_list measure;
-    va_copy(measure, ap);
-    int n = vsnprintf(NULL, 0, fmt, measure);
-    va_end(measure);
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(room, cap, fmt, ap);
     char *whole = n >= 0 && (size_t)n >= cap ? floe_malloc((size_t)n + 1) : NULL;
     if (whole) {
-        vsnprintf(whole, (size_t)n + 1, fmt, ap);
+        vsnprintf(whole, (size_t)n + 1, fmt, again);
+        va_end(again);
         *len = (size_t)n;
         return whole;
     }
-    vsnprintf(room, cap, fmt, ap);
-    *len = strlen(room);
+    va_end(again);
+    *len = n < 0 ? 0 : strlen(room);
+    if (n < 0)
+        room[0] = '\0';
     return room;
 }
 
