@@ -115,7 +115,8 @@ typedef struct floe_error {
 } floe_error;
 
 void floe_error_clear(floe_error *err);
-/* Set err (if non-NULL) and return code. */
+/* Set err (if non-NULL) and return code. The arguments must not point into err->msg (to
+ * add context to err's own message, floe_error_prefix). */
 int floe_error_set(floe_error *err, int code, const char *fmt, ...) FLOE_PRINTF(3, 4);
 int floe_error_setv(floe_error *err, int code, const char *fmt, va_list ap) FLOE_PRINTF(3, 0);
 /* Same, also recording a system/library code. */

@@ -80,7 +80,8 @@ TEST(test_error_long_message) {
     CHECK(!strncmp(err.msg, "rewrite: group 3: file:///wh/", 29));
     CHECK(ends_with(err.msg, "/data.parquet: row group 0: page at offset 123456: checksum "
                              "mismatch"));
-    /* another error's message as an argument (measured before anything is written) */
+    /* another error's message as an argument (a different floe_error: a message is never
+     * formatted from its own msg) */
     floe_error e2;
     floe_error_clear(&e2);
     floe_error_set(&e2, FLOE_EIO, "reading %s: %s", path, err.msg);
