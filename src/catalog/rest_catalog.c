@@ -1186,9 +1186,12 @@ static int rest_create_table(floe_catalog *c, const char *ns, const char *name,
         resp_init(&r);
         FLOE_CHECK(floe_rest_create_request(metadata_json, &commit, err));
         rc = send_commit(c, ns, name, tpath, commit, &r, err);
-        if (rc == FLOE_ECONFLICT)
+        if (rc == FLOE_ECONFLICT) { /* err's message copied first: it is rewritten in place */
+            char why[FLOE_ERROR_MSG_MAX];
+            snprintf(why, sizeof why, "%s", err ? err->msg : "409");
             rc = floe_error_set(err, FLOE_EEXISTS, "table %s.%s already exists (%s)", ns, name,
-                                err ? err->msg : "409");
+                                why);
+        }
         FLOE_CHECK(rc);
         j = resp_json(&r);
     }
