@@ -5,8 +5,7 @@
 #    (the server accepted 3,000 events), though SECONDS would allow 30 s.
 # 2. bench/ingest_ab FLOE FLOE, one round of 3 s, 2 clients each: a round line with both
 #    sides' events and a CPU figure in every one of total and HTTP, and ratios.
-# 3. With valgrind: INSTR=1 counts srv_ingest's instructions over exactly 2 x 1 x 500
-#    events on each side (skipped without valgrind, and for a floe built with ASan).
+# (INSTR, the instruction count: serve_bench_ab_instr.sh)
 set -euo pipefail
 source "$(dirname "$0")/serve/lib.sh"
 export BENCH_OUT=$tmp/bench
@@ -45,16 +44,3 @@ awk '/^round/ {
     h = $(i + 2); gsub(/[(,]/, "", h); if ($(i + 1) + 0 <= 0 || h + 0 <= 0) bad = 1; seen++ }
 } END { exit bad || seen != 2 }' "$tmp/ab.log" || fail "bench/ingest_ab: a zero figure: $(cat "$tmp/ab.log")"
 echo "ok 2 - bench/ingest_ab: $(grep '^round' "$tmp/ab.log")"
-
-# ---- 3. instructions -------------------------------------------------------------------
-# (not under the sanitizers: ASan's floe does not run under valgrind)
-if ! command -v valgrind > /dev/null || grep -qa __asan_init "$FLOE"; then
-  echo "serve_bench_ab: SKIPPED (1 test): INSTR needs valgrind and a floe built without ASan"
-  exit 0
-fi
-CLIENTS=2 INSTR=1 bash "$src/bench/ingest_ab" "$FLOE" "$FLOE" > "$tmp/instr.log" 2>&1 ||
-  fail "bench/ingest_ab INSTR: status $? $(tail -5 "$tmp/instr.log")"
-[ "$(grep -c "instructions, 1000 events)" "$tmp/instr.log")" = 2 ] ||
-  fail "bench/ingest_ab INSTR: want 1000 events a side: $(cat "$tmp/instr.log")"
-grep -q "B / A: " "$tmp/instr.log" || fail "bench/ingest_ab INSTR: no ratio: $(cat "$tmp/instr.log")"
-echo "ok 3 - bench/ingest_ab INSTR: $(grep -c 'instructions,' "$tmp/instr.log") sides counted"
