@@ -102,10 +102,10 @@ void floe_pq_write_options_init(floe_pq_write_options *o) {
  * Appending values to the page being built
  * =================================================================================== */
 
-static int grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
+static int grow_arr(void **p, size_t *cap, size_t need, size_t elem, size_t first) {
     if (need <= *cap)
         return 0;
-    size_t nc = *cap ? *cap : 1024;
+    size_t nc = *cap ? *cap : first;
     while (nc < need) {
         if (nc > SIZE_MAX / 4 / elem)
             return FLOE_ENOMEM;
@@ -146,7 +146,8 @@ static int add_fixed(col *c, const uint8_t *v, size_t nv) {
         return rc;
     c->pplain_est += nv * w;
     if (c->mode == MODE_DICT) {
-        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx)) < 0)
+        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx,
+                            1024)) < 0)
             return rc;
         uint32_t *out = c->pidx + c->pvalues;
         if ((rc = pqw_dict_add_fixed(c, v, nv, out)) < 0)
@@ -215,7 +216,8 @@ static int add_bytes(col *c, const uint8_t *data, const uint32_t *off, size_t nv
         return rc;
     c->pplain_est += (size_t)(off[nv] - off[0]) + 4 * nv;
     if (c->mode == MODE_DICT) {
-        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx)) < 0)
+        if ((rc = grow_arr((void **)&c->pidx, &c->pidx_cap, c->pvalues + nv, sizeof *c->pidx,
+                            1024)) < 0)
             return rc;
         uint32_t *out = c->pidx + c->pvalues;
         if ((rc = pqw_dict_add_bytes(c, data, off, nv, out)) < 0)
@@ -346,8 +348,12 @@ static int levels_append(floe_buf *body, const int16_t *lv, size_t n, int16_t ma
     return 0;
 }
 
-/* Chunk segments: the first holds CHUNK_SEG0 bytes, each next one twice the last, up to
- * CHUNK_SEG_MAX (a page larger than that gets a segment of its own size). */
+/* Chunk segments: the first fits the chunk's first page (from CHUNK_SEG_MIN bytes, in
+ * powers of two, up to CHUNK_SEG0), the second holds at least CHUNK_SEG0 bytes, each next
+ * one twice the last, up to CHUNK_SEG_MAX (a page larger than that gets a segment of its
+ * own size). A small first segment keeps the many small chunks of a wide schema small:
+ * malloc's heap is in huge pages (floe convert), so untouched room is memory too. */
+#define CHUNK_SEG_MIN ((size_t)4 << 10)
 #define CHUNK_SEG0 ((size_t)64 << 10)
 #define CHUNK_SEG_MAX ((size_t)8 << 20)
 
@@ -368,11 +374,16 @@ static floe_buf *chunk_room(floe_pq_writer *w, col *c, size_t n) {
         c->segs = s;
         c->segs_cap = nc;
     }
-    size_t size = CHUNK_SEG0;
+    size_t size = CHUNK_SEG_MIN;
     if (c->nsegs > 0) {
         size = c->segs[c->nsegs - 1].cap * 2;
+        if (size < CHUNK_SEG0)
+            size = CHUNK_SEG0;
         if (size > CHUNK_SEG_MAX)
             size = CHUNK_SEG_MAX;
+    } else {
+        while (size <= n && size < CHUNK_SEG0)
+            size *= 2;
     }
     floe_buf *b = &c->segs[c->nsegs];
     if (size >= CHUNK_SEG_HUGE && size > n && b->cap == 0 && pqw_seg_take(w, size, b)) {
@@ -589,7 +600,8 @@ static int page_finish(floe_pq_writer *w, enc_scratch *sc, col *c, int encoding,
                          blen, stored_ulen, NULL, &c->chunk_uncompressed, err)) < 0)
         return rc;
     pe.size = (int32_t)((int64_t)c->chunk_len - pe.offset);
-    if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages)) < 0)
+    if ((rc = grow_arr((void **)&c->pages, &c->pages_cap, c->npages + 1, sizeof *c->pages, 4)) <
+        0)
         return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
     c->pages[c->npages++] = pe;
 
@@ -753,7 +765,7 @@ static int col_append_span(floe_pq_writer *w, enc_scratch *sc, col *c, const flo
         size_t ns = end - lv;
         size_t old_cap = c->plevels_cap;
         if ((rc = grow_arr((void **)&c->pdef, &c->plevels_cap, c->plevels + ns,
-                           sizeof *c->pdef)) < 0)
+                           sizeof *c->pdef, 1024)) < 0)
             return floe_error_set(err, rc, "column %s: out of memory", c->leaf->name);
         if (c->max_rep > 0 && (c->plevels_cap != old_cap || !c->prep)) {
             /* prep follows pdef's capacity */

@@ -92,7 +92,7 @@ static void *table_alloc(size_t n) {
 }
 
 static int dict_grow_table(col *c) {
-    size_t ns = c->nslots ? c->nslots * 2 : 1024;
+    size_t ns = c->nslots ? c->nslots * 2 : 64; /* small: a wide schema has many */
     if (c->small_keys) {
         struct kslot *ks = table_alloc(ns * sizeof *ks);
         if (!ks)
