@@ -325,6 +325,17 @@ int floe_table_refresh(floe_table *t, floe_error *err) FLOE_NODISCARD;
  * when the table did not move (a file of its current state is missing: the error stands)
  * and when the pointer cannot be read. */
 bool floe_table_base_gone(floe_table *t, int rc);
+/* Before the column at path (of m's current schema; m: the metadata the change applies to,
+ * a commit's base) is dropped: FLOE_EINVALID, naming the column, its field id, how many
+ * delete files and one of them with its snapshot and branch, when a live equality delete
+ * file of a branch head of m (main included; not tags) has the column or a field below it
+ * among its equality ids. floe's readers key a row by the current schema's columns, so
+ * such a delete could no longer be applied (src/table/schema_drop.c). Reads the delete
+ * manifests of those snapshots, none for one whose summary counts no equality delete.
+ * 0 when path names no column (the schema change reports that). Read errors as the
+ * manifest readers'. */
+int floe_table_check_drop_column(floe_table *t, const floe_table_metadata *m, const char *path,
+                                 floe_error *err) FLOE_NODISCARD;
 void floe_table_close(floe_table *t);
 
 const floe_table_metadata *floe_table_metadata_get(const floe_table *t);

@@ -79,6 +79,7 @@ static int print_schema(const char *ident, const floe_table_metadata *m, const c
 
 typedef struct schema_commit {
     const floe_schema_change *change;
+    floe_table *t;  /* the table (commit_and_print sets it): a drop reads its manifests */
     bool changed; /* out: the last attempt changed the schema */
 } schema_commit;
 
@@ -87,15 +88,22 @@ static int schema_apply(void *ctx, floe_metadata_builder *b, floe_error *err) {
     int rc = floe_metadata_builder_update_schema(b, sc->change, NULL, err);
     if (rc < 0)
         return rc;
+    /* on the base this attempt commits on: a delete added meanwhile counts */
+    if (rc == 0 && sc->change->kind == FLOE_SCHEMA_DROP_COLUMN && sc->t &&
+        (rc = floe_table_check_drop_column(sc->t, floe_metadata_builder_base(b),
+                                           sc->change->path, err)) < 0)
+        return rc;
     sc->changed = rc == 0;
     return sc->changed ? 0 : FLOE_COMMIT_NOOP;
 }
 
 /* A table change's commit and report; shared by schema and partition changes. check, when
  * given, reads the change's text against the table as opened: what it refuses is a bad
- * argument (a usage error naming it), not a failure of the commit. */
+ * argument (a usage error naming it), not a failure of the commit. *table (when given)
+ * holds the table while apply may run. */
 static int commit_and_print(const char *ident, const cli_table_opts *to, const char *verb,
                             floe_commit_apply_fn apply, void *ctx, const bool *changed,
+                            floe_table **table,
                             int (*check)(const floe_table_metadata *, const void *,
                                          floe_error *),
                             int (*print)(const char *, const floe_table_metadata *,
@@ -111,9 +119,13 @@ static int commit_and_print(const char *ident, const cli_table_opts *to, const c
         code = err.code == FLOE_EINVALID || err.code == FLOE_ENOTFOUND
                    ? cli_usage("table", "%s", err.msg)
                    : cli_fail(&err);
-    else if ((verb && floe_table_commit(t, apply, ctx, &err) < 0) ||
-             print(ident, floe_table_metadata_get(t), verb, verb && *changed, to->json, &err) < 0)
-        code = cli_fail(&err);
+    else {
+        if (table)
+            *table = t;
+        if ((verb && floe_table_commit(t, apply, ctx, &err) < 0) ||
+            print(ident, floe_table_metadata_get(t), verb, verb && *changed, to->json, &err) < 0)
+            code = cli_fail(&err);
+    }
     floe_table_close(t);
     floe_catalog_close(c);
     return code;
@@ -168,7 +180,7 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     size_t npos = 0;
     int want = 0;
     if (!verb)
-        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, print_schema);
+        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, NULL, print_schema);
     size_t v = 0;
     while (v < sizeof schema_verbs / sizeof schema_verbs[0] && strcmp(schema_verbs[v].verb, verb))
         v++;
@@ -248,7 +260,7 @@ int cli_table_schema(int nargs, char **args, const cli_table_opts *to) {
     if ((ch.kind == FLOE_SCHEMA_ADD_COLUMN || ch.kind == FLOE_SCHEMA_WIDEN_COLUMN) &&
         floe_schema_type_check(ch.type, &err) < 0)
         return cli_usage("table", "schema %s: %s", verb, err.msg);
-    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, schema_check,
+    return commit_and_print(ident, to, verb, schema_apply, &sc, &sc.changed, &sc.t, schema_check,
                             print_schema);
 }
 
@@ -342,7 +354,7 @@ int cli_table_partition(int nargs, char **args, const cli_table_opts *to) {
     const char *verb = nargs > 1 ? args[1] : NULL;
     spec_commit pc = {0};
     if (!verb)
-        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, print_spec);
+        return commit_and_print(ident, to, NULL, NULL, NULL, NULL, NULL, NULL, print_spec);
     if (!strcmp(verb, "add-field"))
         pc.change.kind = FLOE_SPEC_ADD_FIELD;
     else if (!strcmp(verb, "drop-field"))
@@ -358,7 +370,7 @@ int cli_table_partition(int nargs, char **args, const cli_table_opts *to) {
     pc.change.text = args[2];
     if (pc.change.kind != FLOE_SPEC_REPLACE && !*pc.change.text)
         return cli_usage("table", "partition %s: which field?", verb);
-    return commit_and_print(ident, to, verb, spec_apply, &pc, &pc.changed,
+    return commit_and_print(ident, to, verb, spec_apply, &pc, &pc.changed, NULL,
                             pc.change.kind == FLOE_SPEC_DROP_FIELD ? NULL : spec_check,
                             print_spec);
 }
