@@ -188,6 +188,12 @@ typedef struct floe_table_append_options {
                                    left by a run that did not commit is reused; false
                                    (default): the inputs themselves become data files of
                                    the table, which a later rewrite and expiry delete */
+    bool skip_page_crc;         /* Parquet inputs are added without reading their pages;
+                                   false (default): every page CRC a file carries is
+                                   checked first (floe_pq_reader_verify_checksums, one
+                                   read of the file), and a file with one that does not
+                                   hold is refused (FLOE_ECORRUPT naming the file, row
+                                   group, column and page offset), nothing committed */
     /* Called on the calling thread as inputs are read, with the input bytes done so far
      * (Parquet inputs whole once added, NDJSON as converted: floe_convert_options
      * progress); may be NULL. */

@@ -300,6 +300,16 @@ int floe_pq_reader_set_filter(floe_pq_reader *r, const char *expr, floe_error *e
 /* Disable row-group and page skipping (the filter stays usable per row). For tests. */
 void floe_pq_reader_set_pruning(floe_pq_reader *r, bool row_groups, bool pages);
 
+/* Check the CRC of every page of the file that carries one (PageHeader 4: crc), reading
+ * each page's stored bytes one page at a time and decoding none: for a caller that takes
+ * the file without reading its pages (floe append of a Parquet file whose statistics
+ * suffice). 0 when every CRC present holds (*pages_checked, may be NULL: how many were
+ * checked; 0 with skip_crc set); FLOE_ECORRUPT at the page body's offset, naming the
+ * file, row group, column and the page's offset, for the first that does not; a page
+ * header that does not decode or runs past the data FLOE_ECORRUPT too. Read errors. */
+int floe_pq_reader_verify_checksums(floe_pq_reader *r, int64_t *pages_checked,
+                                    floe_error *err) FLOE_NODISCARD;
+
 /* ---- reading ----------------------------------------------------------------------- */
 /* Read the next row group that may match the filter. Returns 1 with *out set, 0 at the
  * end of the file, or a negative error. */

@@ -18,7 +18,7 @@ static void usage(FILE *out) {
             "usage: floe append NS.NAME FILE... [--format ndjson|parquet] [--threads N]\n"
             "                   [--strict] [--quarantine FILE] [--summary K=V]...\n"
             "                   [--once K=V] [--branch NAME] [--no-merge] [--split] [--copy]\n"
-            "                   [--json] [--quiet]\n"
+            "                   [--skip-page-crc] [--json] [--quiet]\n"
             "                   [--catalog NAME] [--config FILE]\n"
             "\n"
             "NDJSON files (plain, gzip or zstd; '-' = standard input) are converted with the\n"
@@ -61,6 +61,9 @@ static void usage(FILE *out) {
             "                  bytes appended again (any file name) are refused, as the same\n"
             "                  file is without --copy; a copy left by a run that failed\n"
             "                  before committing is kept and reused\n"
+            "  --skip-page-crc add Parquet files without checking their page CRCs (by\n"
+            "                  default each file is read once and one whose CRC does not\n"
+            "                  hold is refused, naming the file, column and page offset)\n"
             "  --quiet, -q     no progress line (drawn on standard error only when it is a\n"
             "                  terminal: bytes read of the total, rate, time left)\n");
 }
@@ -148,6 +151,8 @@ int floe_cmd_append(int argc, char **argv) {
             o.split = floe_rewrite_split_file;
         } else if (!strcmp(a, "--copy")) {
             o.copy = true;
+        } else if (!strcmp(a, "--skip-page-crc")) {
+            o.skip_page_crc = true;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = true;
         } else if (!strcmp(a, "--no-fsync")) {

@@ -1931,6 +1931,21 @@ static int data_page_v1(chunk_ctx *x, const floe_pq_page_header *ph, int enc,
 }
 
 /* Decode one page (header at p[0..], within n bytes). *used receives the page's size. */
+/* The CRC of the page at off (header ph, body at file offset boff) holds, or
+ * FLOE_ECORRUPT at boff naming the file, row group, column and page. */
+static int page_crc_check(const chunk_ctx *x, const floe_pq_page_header *ph,
+                          const uint8_t *body, size_t blen, int64_t off, int64_t boff,
+                          floe_error *err) {
+    uint32_t crc = floe_crc32(0, body, blen);
+    if (crc == (uint32_t)ph->crc)
+        return 0;
+    return floe_error_at(err, FLOE_ECORRUPT, boff,
+                         "%s: row group %zu: column %s: page at offset %lld: checksum "
+                         "mismatch (CRC-32 stored %08x, computed %08x)",
+                         x->r->name, x->rg, x->lf->node->path, (long long)off,
+                         (uint32_t)ph->crc, crc);
+}
+
 static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off,
                            size_t *used, bool *was_data, floe_error *err) {
     floe_pq_reader *r = x->r;
@@ -1970,15 +1985,8 @@ static int read_page_inner(chunk_ctx *x, const uint8_t *p, size_t n, int64_t off
     *used = hl + blen;
     *was_data = false;
     int64_t boff = off + (int64_t)hl;
-    if (ph.has_crc && !r->opts.skip_crc) {
-        uint32_t crc = floe_crc32(0, body, blen);
-        if (crc != (uint32_t)ph.crc)
-            return floe_error_at(err, FLOE_ECORRUPT, boff,
-                                 "%s: row group %zu: column %s: page at offset %lld: checksum "
-                                 "mismatch (CRC-32 stored %08x, computed %08x)",
-                                 r->name, x->rg, x->lf->node->path, (long long)off,
-                                 (uint32_t)ph.crc, crc);
-    }
+    if (ph.has_crc && !r->opts.skip_crc)
+        FLOE_FORWARD_IF_ERROR(page_crc_check(x, &ph, body, blen, off, boff, err));
     if (ph.type == FLOE_PQ_DICTIONARY_PAGE)
         return read_dict_page(x, &ph, body, blen, off, err);
     if (ph.type != FLOE_PQ_DATA_PAGE && ph.type != FLOE_PQ_DATA_PAGE_V2)
@@ -2231,6 +2239,46 @@ static int read_chunk_stream(chunk_ctx *x, int64_t start, int64_t len, int64_t r
         }
     }
     *rs = next;
+    return 0;
+}
+
+/* floe_pq_reader_verify_checksums: every page of every chunk, one page in memory at a
+ * time (stream_page), nothing decoded. A chunk whose declared length falls short of its
+ * last page (old parquet-mr) is read on to the footer, as read_chunk does. */
+int floe_pq_reader_verify_checksums(floe_pq_reader *r, int64_t *pages_checked,
+                                    floe_error *err) {
+    int64_t checked = 0;
+    for (size_t rg = 0; rg < r->md.n_row_groups && !r->opts.skip_crc; rg++) {
+        /* an empty row group's chunks may point anywhere (as read_rg_keep says) */
+        bool empty = r->md.row_groups[rg].num_rows == 0;
+        for (size_t col = 0; col < r->nleaves && !empty; col++) {
+            chunk_ctx x;
+            memset(&x, 0, sizeof x);
+            x.r = r;
+            x.lf = &r->leaves[col];
+            x.rg = rg;
+            x.col = col;
+            int64_t start = 0, len = 0;
+            FLOE_FORWARD_IF_ERROR(chunk_range(&x, &start, &len, err));
+            for (int64_t pos = start; pos < start + len;) {
+                FLOE_FORWARD_IF_ERROR(stream_page(&x, pos, r->footer_start, err));
+                floe_pq_page_header ph;
+                size_t hl = 0;
+                FLOE_FORWARD_IF_ERROR(floe_pq_page_header_decode(r->chunk.data, r->chunk.len,
+                                                                 pos, &ph, &hl, err));
+                if (ph.has_crc) {
+                    FLOE_FORWARD_IF_ERROR(page_crc_check(&x, &ph, r->chunk.data + hl,
+                                                         r->chunk.len - hl, pos,
+                                                         pos + (int64_t)hl, err));
+                    checked++;
+                }
+                pos += (int64_t)r->chunk.len;
+            }
+        }
+    }
+    floe_buf_reset(&r->chunk);
+    if (pages_checked)
+        *pages_checked = checked;
     return 0;
 }
 

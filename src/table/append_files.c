@@ -5,7 +5,8 @@
  * spec (Hive-style folders) and write.* properties into the table's data folder; each
  * file it closes becomes a data file with metrics (floe_data_file_from_parquet).
  * Existing Parquet files are added where they are (append_parquet.c: schema check,
- * metrics from the footer or the values, one partition per file).
+ * metrics from the footer or the values, one partition per file), once every page CRC
+ * they carry is found to hold (unless skip_page_crc).
  *
  * Iceberg configuration docs: write.data.path, write.target-file-size-bytes (512 MiB),
  * write.parquet.row-group-size-bytes (128 MiB), write.parquet.page-size-bytes (1 MiB),
@@ -440,6 +441,18 @@ typedef struct owners {
  * maintenance (rewrite + expire, drop --purge) would delete it from the other. Only
  * inputs under the warehouse are looked up (where the catalog's tables are unless a
  * location says otherwise). */
+/* Every page CRC of the Parquet file at uri holds: its pages are not all decoded when it
+ * is added (exact statistics spare the values), and a file that fails every read later is
+ * refused now, before anything is committed. */
+static int verify_page_crcs(floe_io *io, const char *uri, floe_error *err) {
+    floe_pq_reader *r = NULL;
+    int rc = floe_pq_reader_open(io, uri, NULL, &r, err);
+    if (rc == 0)
+        rc = floe_pq_reader_verify_checksums(r, NULL, err);
+    floe_pq_reader_close(r);
+    return rc;
+}
+
 static int check_owner(floe_table *t, const char *recorded, owners *ow, floe_error *err) {
     floe_catalog *cat = floe_table_catalog(t);
     const char *wh = cat ? floe_catalog_warehouse(cat) : NULL;
@@ -808,8 +821,10 @@ int floe_table_append_files(floe_table *t, const char *const *inputs, size_t n,
             FLOE_FAIL(err, FLOE_EINVALID, "%s is given twice: its rows would be added twice",
                       inputs[i]);
         }
-        rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, recorded, recorded, NULL, 0, &cc.arena, &df,
-                                                &rep, err);
+        rc = o->skip_page_crc ? 0 : verify_page_crcs(floe_table_io(t), recorded, err);
+        if (rc == 0)
+            rc = floe_data_file_from_parquet_footer(floe_table_io(t), m, recorded, recorded,
+                                                    NULL, 0, &cc.arena, &df, &rep, err);
         if (rc == FLOE_EINVALID && rep.several_partitions && o->split) {
             if (err)
                 floe_error_clear(err);

@@ -52,6 +52,9 @@ int floe_fuzz_parquet_one(const uint8_t *data, size_t size) {
         char *txt = floe_schema_to_json(is, false);
         floe_free(txt);
     }
+    /* every page's CRC, as floe append checks a file before adding it */
+    FLOE_IGNORE_RESULT(floe_pq_reader_verify_checksums(r, NULL, &err));
+    floe_error_clear(&err);
     size_t total = 0;
     rc = floe_pq_reader_dump(r, FLOE_PQ_ROWS_CANONICAL, 100000, null_sink, &total, NULL, &err);
     /* again with a filter on the first non-repeated primitive column */

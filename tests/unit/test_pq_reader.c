@@ -166,6 +166,43 @@ TEST(corrupt_checksum_files_read_without_crc_check) {
     }
 }
 
+/* floe_pq_reader_verify_checksums (floe append's check): the corrupt files fail at their
+ * page, naming it; every other file passes, those whose pages carry CRCs with pages
+ * counted, and nothing is decoded (the page over the decompression cap passes too). */
+TEST(verify_checksums_of_conformance_files) {
+    const char *dir = harness_conformance("parquet-testing/data");
+    size_t n;
+    char **names = list_parquet(dir, &n);
+    REQUIRE(names && n >= 50);
+    size_t with_crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        floe_pq_reader *r = NULL;
+        floe_error err;
+        floe_error_clear(&err);
+        if (floe_pq_reader_open(NULL, path, NULL, &r, &err) < 0)
+            continue; /* conformance_files_read_in_full speaks of those */
+        int64_t pages = -1;
+        int rc = floe_pq_reader_verify_checksums(r, &pages, &err);
+        if (in_list(CORRUPT_CHECKSUM, names[i])) {
+            if (rc != FLOE_ECORRUPT || !strstr(err.msg, "checksum mismatch") ||
+                !strstr(err.msg, names[i]) || !strstr(err.msg, "page at offset ") ||
+                err.offset <= 0)
+                harness_fail(__FILE__, __LINE__, "%s: want a checksum error at a page, got "
+                             "%d %s", names[i], rc, err.msg);
+        } else if (rc != 0) {
+            harness_fail(__FILE__, __LINE__, "%s: %s", names[i], err.msg);
+        } else if (strstr(names[i], "-checksum")) {
+            CHECK(pages > 0);
+            with_crc++;
+        }
+        floe_pq_reader_close(r);
+    }
+    CHECK(with_crc >= 3);
+    free_list(names, n);
+}
+
 /* Minimal CSV splitter: fields of one line, unquoted ("" -> "), quoted flag per field. */
 static size_t csv_split(const char *line, char fields[][256], bool *quoted, size_t max) {
     size_t n = 0;
@@ -944,6 +981,7 @@ int main(void) {
     harness_rng_seed(0x9e3779b97f4a7c15ull);
     RUN(conformance_files_read_in_full);
     RUN(corrupt_checksum_files_read_without_crc_check);
+    RUN(verify_checksums_of_conformance_files);
     RUN(expect_csv_files_match);
     RUN(bad_data_fails_cleanly);
     RUN(fuzz_target_replays_seeds);
