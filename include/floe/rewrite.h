@@ -376,6 +376,11 @@ typedef struct floe_rewrite_result {
     int64_t removed_delete_files_count;
     /* floe's */
     int64_t groups_planned, groups_committed, groups_failed;
+    int64_t groups_replaced;         /* with partial progress: groups left out because a
+                                        file they were planned with is gone and the table
+                                        has moved on since the plan (a concurrent commit
+                                        replaced it, an expiry deleted it); nothing
+                                        committed for them, not counted as failed */
     int64_t commits, failed_commits;
     int64_t attempts;                /* commit attempts over all commits (each conflict
                                         re-applies the commit on fresh metadata) */
@@ -414,7 +419,11 @@ typedef struct floe_rewrite_result {
  * writing or committing. Without partial progress a group that fails to execute (a read,
  * write or allocation error) fails the whole rewrite with that error and nothing is
  * committed (Iceberg's behaviour); with it, such a group fails alone, like a group that
- * fails validation. res may be NULL. */
+ * fails validation. A file a group was planned with that is gone (FLOE_ENOTFOUND) while
+ * the table has moved on since the plan (floe_table_base_gone) is a conflict, not damage:
+ * without partial progress the error says so (which file, from which snapshot; nothing
+ * committed) and floe_rewrite_again plans again; with it the group is left out
+ * (groups_replaced) and the rest commit. res may be NULL. */
 int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite_options *o,
                          floe_rewrite_result *res, floe_error *err) FLOE_NODISCARD;
 

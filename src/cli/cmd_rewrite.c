@@ -151,7 +151,7 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"rewritten_bytes_count\":%" PRId64 ",\"failed_data_files_count\":%" PRId64
                ",\"removed_delete_files_count\":%" PRId64 ",\"groups_planned\":%" PRId64
                ",\"groups_committed\":%" PRId64 ",\"groups_failed\":%" PRId64
-               ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64
+               ",\"groups_replaced\":%" PRId64 ",\"commits\":%" PRId64 ",\"failed_commits\":%" PRId64
                ",\"attempts\":%" PRId64 ",\"conflicts\":%" PRId64 ",\"bytes_read\":%" PRId64
                ",\"records_read\":%" PRId64
                ",\"records_deleted\":%" PRId64 ",\"records_written\":%" PRId64
@@ -165,7 +165,8 @@ static void print_result(const floe_rewrite_result *r, bool json) {
                ",\"rewrite_ms\":%.3f,\"commit_ms\":%.3f,\"total_ms\":%.3f,\"first_failure\":",
                r->rewritten_data_files_count, r->added_data_files_count, r->rewritten_bytes_count,
                r->failed_data_files_count, r->removed_delete_files_count, r->groups_planned,
-               r->groups_committed, r->groups_failed, r->commits, r->failed_commits,
+               r->groups_committed, r->groups_failed, r->groups_replaced, r->commits,
+               r->failed_commits,
                r->attempts, r->conflicts, r->bytes_read, r->records_read, r->records_deleted, r->records_written, r->bytes_written,
                r->fast_copied_row_groups, r->reencoded_row_groups, r->carried_pages,
                r->peak_group_buffer_bytes, r->eq_delete_passes, r->eq_delete_key_bytes_peak,
@@ -195,6 +196,11 @@ static void print_result(const floe_rewrite_result *r, bool json) {
         printf("table upgraded from format v1 to v2 (format-version=2)\n");
     else if (r->format_version == 1)
         printf("table kept at format v1 (v1 manifests); -o format-version=2 upgrades it\n");
+    if (r->groups_replaced)
+        printf("%" PRId64 " group(s) left out: a file each was planned with was replaced by a "
+               "concurrent commit (and expired) since the plan; nothing committed for them "
+               "(floe rewrite again compacts what replaced them; the log names the files)\n",
+               r->groups_replaced);
     if (r->first_failure[0])
         printf("first failure: %s\n", r->first_failure);
 }

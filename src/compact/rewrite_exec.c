@@ -1194,6 +1194,7 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&x->mu);
         if (rc < 0) {
             x->outs[gi].failed = true;
+            x->outs[gi].input_gone = rc == FLOE_ENOTFOUND;
             rw_group_why(&x->outs[gi], "", e.msg[0] ? e.msg : floe_strerror(rc));
             floe_log(FLOE_LOG_WARN, "rewrite: group %d failed: %s",
                      x->p->groups[gi].global_index, rw_group_why_text(&x->outs[gi]));
@@ -1443,6 +1444,59 @@ static void commit_batch(commit_loop *l, size_t nb, floe_error *err) {
     }
 }
 
+/* The first file group g was planned with (a data file or one of its delete files) that
+ * is not where the plan found it, or NULL. */
+static const char *gone_file(rw_exec *x, const floe_rewrite_group *g) {
+    for (size_t i = 0; i < g->ninputs; i++) {
+        const floe_rewrite_input *in = &g->inputs[i];
+        for (size_t d = 0; d <= in->ndeletes; d++) {
+            const char *uri = d == 0 ? in->uri : in->delete_uris[d - 1];
+            bool exists = true;
+            floe_error e;
+            floe_error_clear(&e);
+            if (floe_io_exists(floe_table_io(x->t), uri, &exists, &e) == 0 && !exists)
+                return d == 0 ? in->file->file_path : in->deletes[d - 1]->file_path;
+        }
+    }
+    return NULL;
+}
+
+/* Groups that failed on a file not found, once the workers have stopped: when the table
+ * has moved on since the plan, a concurrent commit replaced that file and an expiry deleted
+ * it. Their reason says so; with partial progress they are left out (replaced), not failed.
+ * The table is asked once. Returns whether it moved (false when no group is such). */
+static bool mark_replaced(rw_exec *x, const floe_rewrite_options *o) {
+    const floe_rewrite_plan *p = x->p;
+    int moved = -1;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        rw_group_out *g = &x->outs[i];
+        if (!g->input_gone || g->committed)
+            continue;
+        if (moved < 0)
+            moved = floe_table_base_gone(x->t, FLOE_ENOTFOUND);
+        if (!moved)
+            return false;
+        const char *f = gone_file(x, g->group);
+        char head[FLOE_ERROR_MSG_MAX];
+        snprintf(head, sizeof head, "%s %s, planned from snapshot %" PRId64 ", is no longer "
+                 "there: the table has moved on since (a concurrent commit replaced it and an "
+                 "expiry deleted it); nothing committed for this group, %s: ",
+                 f ? "file" : "a file", f ? f : "of the group", p->snapshot_id,
+                 o->partial_progress ? "left out (run floe rewrite again for what replaced "
+                                       "it)"
+                                     : "re-run");
+        char *was = g->why ? floe_strdup(g->why) : NULL;
+        rw_group_why(g, head, was ? was : "not found");
+        floe_free(was);
+        if (o->partial_progress) {
+            g->replaced = true;
+            floe_log(FLOE_LOG_WARN, "rewrite: group %d: %s", g->group->global_index,
+                     rw_group_why_text(g));
+        }
+    }
+    return moved > 0;
+}
+
 /* The result's counts, once every worker has stopped. */
 static void tally(const rw_exec *x, floe_rewrite_result *r) {
     const floe_rewrite_plan *p = x->p;
@@ -1453,6 +1507,8 @@ static void tally(const rw_exec *x, floe_rewrite_result *r) {
             r->rewritten_data_files_count += (int64_t)g->group->ninputs;
             r->rewritten_bytes_count += g->group->input_bytes;
             r->added_data_files_count += (int64_t)g->nfiles;
+        } else if (g->replaced) {
+            r->groups_replaced++;
         } else {
             r->groups_failed += g->failed || x->finished[i];
             r->failed_data_files_count += (int64_t)g->group->ninputs;
@@ -1557,6 +1613,15 @@ int floe_rewrite_execute(floe_table *t, floe_rewrite_plan *p, const floe_rewrite
     }
     r.rewrite_ms = (double)(floe_now_ns() - rw_start - (int64_t)l.commit_ns) / 1e6;
     r.commit_ms = l.commit_ns / 1e6;
+    if (mark_replaced(&x, o) && rc == FLOE_ENOTFOUND) {
+        /* the group that stopped the rewrite: its reason, now saying why */
+        for (size_t i = 0; i < p->ngroups; i++)
+            if (x.outs[i].input_gone) {
+                floe_error_set(err, rc, "rewrite: group %d: %s", p->groups[i].global_index,
+                               rw_group_why_text(&x.outs[i]));
+                break;
+            }
+    }
     tally(&x, &r);
     report(&x, o, t0, r.commits, r.groups_failed);
 done:

@@ -191,6 +191,9 @@ typedef struct rw_group_out {
     char **phys;                 /* where each output was written */
     int64_t bytes, records;
     bool failed;                 /* execution or validation failed */
+    bool input_gone;             /* ... reading a file it was planned with: not found */
+    bool replaced;               /* ... because the table moved on since the plan: a
+                                    concurrent commit replaced the file (not a failure) */
     bool committed;
     char *why;                   /* why it failed (rw_group_why), NULL until then */
 } rw_group_out;

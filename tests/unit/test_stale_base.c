@@ -12,6 +12,7 @@
  * Also: an append whose base gained a new default partition spec commits its files with
  * the spec they were written with.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,100 @@ TEST(missing_file_of_the_current_snapshot_is_an_error) {
 }
 
 
+/* A rewrite planned on a snapshot whose data files another rewrite then replaced and an
+ * expiry deleted (between planning and reading: the window of every floe rewrite). Its
+ * inputs are gone because the table moved on, not because it is broken, so this is a
+ * conflict: nothing is committed by the stale plan, and the rewrite plans again on the
+ * table as it is (or says why it could not). Before, the group failed with a bare
+ * "open ...: No such file or directory" and the rewrite stopped. */
+static floe_rewrite_plan *replaced_setup(harness_table *e, floe_table **stale,
+                                         floe_rewrite_options *o) {
+    harness_table_open(e, "t", SCHEMA, NULL, NULL, PROPS, sizeof PROPS / sizeof PROPS[0]);
+    for (int k = 0; k < 4; k++)
+        append_rows(e, e->t, k, 10 * k, 10);
+    floe_error err;
+    REQUIRE_OK(floe_table_load(e->cat, "ns", "t", stale, &err), err);
+    floe_rewrite_options_init(o);
+    REQUIRE_OK(floe_rewrite_option_set(o, "min-input-files", "2", &err), err);
+    floe_rewrite_plan *p = NULL;
+    REQUIRE_OK(floe_rewrite_plan_new(*stale, o, &p, &err), err);
+    REQUIRE(p->ngroups == 1);
+    /* meanwhile: another rewrite replaces the four files, and an expiry deletes them */
+    floe_rewrite_result r;
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(floe_rewrite(e->t, o, &r, &err), err);
+    CHECK_EQ_INT(r.rewritten_data_files_count, 4);
+    floe_expire_options eo;
+    floe_expire_options_init(&eo);
+    eo.retain_last = 1;
+    eo.older_than_ms = floe_wall_ms() + 1000;
+    floe_expire_result er;
+    REQUIRE_OK(floe_maint_expire(e->t, &eo, &er, &err), err);
+    CHECK(er.files[FLOE_MAINT_DATA] >= 4);
+    floe_expire_result_reset(&er);
+    return p;
+}
+
+TEST(rewrite_of_files_replaced_and_expired_meanwhile) {
+    harness_table e;
+    floe_table *stale = NULL;
+    floe_rewrite_options o;
+    floe_rewrite_plan *p = replaced_setup(&e, &stale, &o);
+    int64_t planned = p->snapshot_id;
+    size_t snaps = floe_table_metadata_get(e.t)->n_snapshots;
+    floe_rewrite_result r;
+    memset(&r, 0, sizeof r);
+    floe_error err;
+    floe_error_clear(&err);
+    int rc = floe_rewrite_execute(stale, p, &o, &r, &err);
+    CHECK_EQ_INT(rc, FLOE_ENOTFOUND);
+    char want[96];
+    snprintf(want, sizeof want, "planned from snapshot %" PRId64 ", is no longer there", planned);
+    CHECK(strstr(err.msg, want) != NULL);
+    CHECK(strstr(err.msg, "concurrent commit replaced it") != NULL);
+    CHECK(strstr(err.msg, "nothing committed") != NULL);
+    CHECK(strstr(err.msg, ".parquet") != NULL);
+    CHECK_EQ_INT(r.commits, 0);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    CHECK_EQ_INT(floe_table_metadata_get(e.t)->n_snapshots, snaps);
+    /* the table moved on: plan again (the other rewrite left one file: nothing to do) */
+    CHECK(floe_rewrite_again(stale, rc, 1, &err));
+    floe_rewrite_plan_free(p);
+    p = NULL;
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(floe_rewrite(stale, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_failed, 0);
+    check_rows(e.t, 40);
+    floe_table_close(stale);
+    harness_table_close(&e);
+}
+
+/* The same with partial progress: the group is left out (replaced), not failed, and the
+ * run succeeds committing nothing for it. */
+TEST(partial_rewrite_leaves_out_groups_replaced_meanwhile) {
+    harness_table e;
+    floe_table *stale = NULL;
+    floe_rewrite_options o;
+    floe_error err;
+    floe_rewrite_plan *p = replaced_setup(&e, &stale, &o);
+    REQUIRE_OK(floe_rewrite_option_set(&o, "partial-progress.enabled", "true", &err), err);
+    size_t snaps = floe_table_metadata_get(e.t)->n_snapshots;
+    floe_rewrite_result r;
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(floe_rewrite_execute(stale, p, &o, &r, &err), err);
+    CHECK_EQ_INT(r.groups_replaced, 1);
+    CHECK_EQ_INT(r.groups_failed, 0);
+    CHECK_EQ_INT(r.failed_data_files_count, 0);
+    CHECK_EQ_INT(r.commits, 0);
+    CHECK_EQ_INT(r.first_failure[0], 0);
+    REQUIRE_OK(floe_table_refresh(e.t, &err), err);
+    CHECK_EQ_INT(floe_table_metadata_get(e.t)->n_snapshots, snaps);
+    check_rows(e.t, 40);
+    floe_rewrite_plan_free(p);
+    floe_table_close(stale);
+    harness_table_close(&e);
+}
+
 static int add_spec_s(void *ctx, floe_metadata_builder *b, floe_error *err) {
     (void)ctx;
     int32_t id = -1;
@@ -226,5 +321,7 @@ int main(void) {
     RUN(rewrite_manifests_on_an_expired_base_plans_again);
     RUN(missing_file_of_the_current_snapshot_is_an_error);
     RUN(append_across_a_partition_spec_change);
+    RUN(rewrite_of_files_replaced_and_expired_meanwhile);
+    RUN(partial_rewrite_leaves_out_groups_replaced_meanwhile);
     return harness_finish();
 }
