@@ -53,7 +53,8 @@ typedef struct slot {
     int64_t seq;
     floe_chunk chunk;
     size_t source_idx;
-    floe_batch batch;
+    floe_batch batch;        /* from its shredding to its recycling; else none (cols NULL,
+                                see pipeline.spare) */
     floe_buf rejects; /* reject_hdr, message, record; repeated */
     int64_t nrejects;
     int64_t nlines;   /* lines the chunk held (records, rejected ones and blank lines) */
@@ -96,6 +97,14 @@ typedef struct pipeline {
     char **sources; /* display names per input */
     slot *slots;
     size_t nslots;
+    /* Batches no slot holds, cleared, the last one given back on top. A slot takes the
+     * top one when its shredding starts and gives it back when it is recycled, so only
+     * as many batches are grown as are shredded or waiting to be written at once (two
+     * threads: 3-4 of 6 slots), and the one taken is the most recently used: its buffers
+     * are grown and still in cache. One batch per slot grew six (iot: ~4 MB each, by
+     * realloc copies into fresh pages) and took them in turn, each cold. */
+    floe_batch *spare;
+    size_t nspare;
     floe_shredder **shredders;
     int nworkers;
 
@@ -148,6 +157,10 @@ static void fail(pipeline *p, int rc, const floe_error *err) {
 
 static int route_slot(pipeline *p, slot *s, floe_error *err);
 static int close_all(pipeline *p, floe_error *err);
+
+/* The slot takes a batch for its chunk (under mu with a pool). There is always one: a
+ * slot holds at most one, and there are as many as slots. */
+static void slot_take_batch(pipeline *p, slot *s) { s->batch = p->spare[--p->nspare]; }
 
 /* ---- shredding --------------------------------------------------------------------- */
 
@@ -649,14 +662,18 @@ static size_t batch_capacity(const floe_batch *b) {
     return t;
 }
 
-static void slot_recycle(slot *s) {
+static void slot_recycle(pipeline *p, slot *s) {
     floe_chunk_release(&s->chunk);
     /* the parts' batches are kept for the next chunk, emptied, up to 4 times the bytes of
      * this chunk's rows (capacities round up to powers of two, and parts take turns
      * growing when partitions vary from chunk to chunk: the bound keeps a slot from
      * holding every partition's largest) */
     size_t keep = 4 * floe_batch_bytes(&s->batch) + ((size_t)4 << 20), kept = 0;
-    floe_batch_clear(&s->batch);
+    if (s->batch.cols) {
+        floe_batch_clear(&s->batch);
+        p->spare[p->nspare++] = s->batch;
+        memset(&s->batch, 0, sizeof s->batch);
+    }
     for (size_t i = 0; i < s->parts_init; i++) {
         kept += batch_capacity(&s->parts[i].batch);
         if (kept > keep) {
@@ -705,6 +722,7 @@ static void shred_next(pipeline *p, int id) {
     slot *s = &p->slots[p->next_shred % (int64_t)p->nslots];
     p->next_shred++;
     s->state = SLOT_SHREDDING;
+    slot_take_batch(p, s);
     pthread_mutex_unlock(&p->mu);
     floe_error err;
     floe_error_clear(&err);
@@ -773,7 +791,7 @@ static void *worker_main(void *arg) {
             if (rc < 0)
                 fail(p, rc, &err);
             pthread_mutex_lock(&p->mu);
-            slot_recycle(s);
+            slot_recycle(p, s);
             p->next_write++;
             p->writing = false;
             pthread_cond_broadcast(&p->cv_free);
@@ -923,10 +941,11 @@ static int read_inputs(pipeline *p, size_t ninputs, bool inline_mode, floe_error
             s->source_idx = i;
             if (inline_mode) {
                 s->seq = p->next_fill++;
+                slot_take_batch(p, s);
                 if ((rc = shred_slot(p, p->shredders[0], s, err)) < 0 ||
                     (rc = write_slot(p, s, err)) < 0)
                     break;
-                slot_recycle(s);
+                slot_recycle(p, s);
                 continue;
             }
             pthread_mutex_lock(&p->mu);
@@ -991,10 +1010,11 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
 
     p.sources = floe_calloc(ninputs, sizeof *p.sources);
     p.slots = floe_calloc(p.nslots, sizeof *p.slots);
+    p.spare = floe_calloc(p.nslots, sizeof *p.spare);
     p.shredders = floe_calloc((size_t)threads, sizeof *p.shredders);
     tids = floe_calloc((size_t)threads, sizeof *tids);
     wargs = floe_calloc((size_t)threads, sizeof *wargs);
-    if (!p.sources || !p.slots || !p.shredders || !tids || !wargs)
+    if (!p.sources || !p.slots || !p.spare || !p.shredders || !tids || !wargs)
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
     for (size_t i = 0; i < ninputs; i++)
         if (!(p.sources[i] = floe_strdup(strcmp(inputs[i], "-") ? inputs[i] : "<stdin>")))
@@ -1003,8 +1023,9 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
         floe_buf_init(&p.slots[i].chunk.data, 0);
         floe_buf_init(&p.slots[i].rejects, 0);
         floe_buf_init(&p.slots[i].keys, 0);
-        if (floe_batch_init(&p.slots[i].batch, opts->schema) < 0)
+        if (floe_batch_init(&p.spare[i], opts->schema) < 0)
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
+        p.nspare++;
     }
     for (int i = 0; i < threads; i++)
         FLOE_CHECK(floe_shredder_new(opts->schema, &opts->shred, &p.shredders[i], err));
@@ -1082,7 +1103,7 @@ done:
             floe_buf_free(&p.slots[i].chunk.data);
             floe_buf_free(&p.slots[i].rejects);
             floe_batch_free(&p.slots[i].batch);
-            slot_recycle(&p.slots[i]);
+            slot_recycle(&p, &p.slots[i]);
             for (size_t j = 0; j < p.slots[i].parts_init; j++)
                 floe_batch_free(&p.slots[i].parts[j].batch);
             floe_free(p.slots[i].parts);
@@ -1097,7 +1118,11 @@ done:
         for (size_t i = 0; i < ninputs; i++)
             floe_free(p.sources[i]);
     floe_free(p.sources);
+    if (p.spare)
+        for (size_t i = 0; i < p.nspare; i++)
+            floe_batch_free(&p.spare[i]);
     floe_free(p.slots);
+    floe_free(p.spare);
     floe_free(p.shredders);
     floe_free(tids);
     floe_free(wargs);
