@@ -27,11 +27,10 @@
     X(curl_multi_cleanup) \
     X(curl_multi_info_read) \
     X(curl_multi_init) \
-    X(curl_multi_perform) \
-    X(curl_multi_poll) \
     X(curl_multi_remove_handle) \
     X(curl_multi_setopt) \
-    X(curl_multi_wakeup) \
+    X(curl_multi_socket_action) \
+    X(curl_multi_timeout) \
     X(curl_share_init) \
     X(curl_share_setopt) \
     X(curl_slist_append) \
@@ -69,11 +68,10 @@ const floe_lazy_curl_fns *floe_lazy_curl_table(void);
 #define curl_multi_cleanup (floe_lazy_curl_table()->curl_multi_cleanup)
 #define curl_multi_info_read (floe_lazy_curl_table()->curl_multi_info_read)
 #define curl_multi_init (floe_lazy_curl_table()->curl_multi_init)
-#define curl_multi_perform (floe_lazy_curl_table()->curl_multi_perform)
-#define curl_multi_poll (floe_lazy_curl_table()->curl_multi_poll)
 #define curl_multi_remove_handle (floe_lazy_curl_table()->curl_multi_remove_handle)
 #define curl_multi_setopt (floe_lazy_curl_table()->curl_multi_setopt)
-#define curl_multi_wakeup (floe_lazy_curl_table()->curl_multi_wakeup)
+#define curl_multi_socket_action (floe_lazy_curl_table()->curl_multi_socket_action)
+#define curl_multi_timeout (floe_lazy_curl_table()->curl_multi_timeout)
 #define curl_share_init (floe_lazy_curl_table()->curl_share_init)
 #define curl_share_setopt (floe_lazy_curl_table()->curl_share_setopt)
 #define curl_slist_append (floe_lazy_curl_table()->curl_slist_append)

@@ -111,6 +111,8 @@ void floe_s3_sha256(const void *p, size_t n, uint8_t out[32]);
 void floe_s3_sha256_hex(const void *p, size_t n, char out[65]);
 void floe_s3_hmac_sha256(const void *key, size_t key_len, const void *p, size_t n,
                          uint8_t out[32]);
+/* Hex SHA-256 of no bytes: the payload hash of a request without a body. */
+#define EMPTY_PAYLOAD_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 /* kSigning = HMAC chain over "AWS4"+secret, date (yyyymmdd), region, service,
  * "aws4_request". */
 void floe_s3_signing_key(const char *secret, const char *date8, const char *region,

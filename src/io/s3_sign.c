@@ -186,6 +186,39 @@ static char *encode_dup(const char *s, bool keep_slash) {
     return floe_buf_detach(&b, NULL);
 }
 
+/* floe_s3_signing_key, remembered by the thread for the last secret, day, region and
+ * service it derived: the key changes once a day, and its chain of four HMACs was ~half
+ * of a request's signing (bench/plan: 10,000 GETs, ~0.1 s of the fetch thread's CPU).
+ * Inputs too long for the cache's fields are derived every time. */
+#define KEY_CACHE_SECRET 128
+#define KEY_CACHE_NAME 64
+static void cached_signing_key(const char *secret, const char *date8, const char *region,
+                               const char *service, uint8_t out[32]) {
+    static _Thread_local struct {
+        bool valid;
+        char secret[KEY_CACHE_SECRET], date8[9], region[KEY_CACHE_NAME],
+            service[KEY_CACHE_NAME];
+        uint8_t key[32];
+    } c;
+    size_t sl = strlen(secret), rl = strlen(region), vl = strlen(service);
+    bool fits = sl < KEY_CACHE_SECRET && rl < KEY_CACHE_NAME && vl < KEY_CACHE_NAME &&
+                strlen(date8) == 8;
+    if (fits && c.valid && !strcmp(c.secret, secret) && !strcmp(c.date8, date8) &&
+        !strcmp(c.region, region) && !strcmp(c.service, service)) {
+        memcpy(out, c.key, 32);
+        return;
+    }
+    floe_s3_signing_key(secret, date8, region, service, out);
+    if (!fits)
+        return;
+    memcpy(c.secret, secret, sl + 1);
+    memcpy(c.date8, date8, 9);
+    memcpy(c.region, region, rl + 1);
+    memcpy(c.service, service, vl + 1);
+    memcpy(c.key, out, 32);
+    c.valid = true;
+}
+
 int floe_s3_sign(const floe_s3_sig_input *in, floe_s3_signed *out, floe_error *err) {
     int rc = 0;
     canon_item headers[MAX_SIGNED_HEADERS];
@@ -276,7 +309,7 @@ int floe_s3_sign(const floe_s3_sig_input *in, floe_s3_signed *out, floe_error *e
         FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
 
     uint8_t key[32], sig[32];
-    floe_s3_signing_key(in->secret_key, date8, in->region, in->service, key);
+    cached_signing_key(in->secret_key, date8, in->region, in->service, key);
     floe_s3_hmac_sha256(key, 32, s.string_to_sign, strlen(s.string_to_sign), sig);
     floe_s3_hex(sig, 32, s.signature);
     s.authorization = floe_asprintf(

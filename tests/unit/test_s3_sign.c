@@ -52,6 +52,48 @@ TEST(test_signing_key_derivation) {
     CHECK_EQ_STR(hex, "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
 }
 
+/* floe_s3_sign remembers the last signing key it derived: every change of secret, day,
+ * region or service must derive again, and a secret too long to remember must still sign
+ * right (each signature checked against the key derived here). */
+TEST(test_signing_key_cache) {
+    char longsec[200];
+    memset(longsec, 'k', sizeof longsec - 1);
+    longsec[sizeof longsec - 1] = '\0';
+    const struct {
+        const char *date, *region, *service, *secret;
+    } seq[] = {
+        {"20150830T123600Z", "us-east-1", "s3", SUITE_SECRET},
+        {"20150830T123600Z", "us-east-1", "s3", S3_SECRET},
+        {"20150830T123600Z", "us-east-1", "s3", SUITE_SECRET},
+        {"20150831T000000Z", "us-east-1", "s3", SUITE_SECRET},
+        {"20150831T000000Z", "eu-west-1", "s3", SUITE_SECRET},
+        {"20150831T000000Z", "eu-west-1", "iam", SUITE_SECRET},
+        {"20150831T000000Z", "eu-west-1", "iam", longsec},
+        {"20150831T000000Z", "eu-west-1", "iam", SUITE_SECRET},
+        {"20150830T123600Z", "us-east-1", "s3", SUITE_SECRET},
+    };
+    CHECK_EQ_STR(EMPTY_PAYLOAD_SHA256, EMPTY_SHA);
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+        floe_s3_kv h[] = {{"Host", "example.amazonaws.com"}, {"X-Amz-Date", seq[i].date}};
+        floe_s3_sig_input in = {"GET", "/k", NULL, 0, h, 2, EMPTY_SHA, seq[i].date,
+                                seq[i].region, seq[i].service, "AKIDEXAMPLE", seq[i].secret};
+        floe_s3_signed s;
+        floe_error err;
+        REQUIRE(floe_s3_sign(&in, &s, &err) == 0);
+        char date8[9], want[65];
+        memcpy(date8, seq[i].date, 8);
+        date8[8] = '\0';
+        uint8_t key[32], sig[32];
+        floe_s3_signing_key(seq[i].secret, date8, seq[i].region, seq[i].service, key);
+        floe_s3_hmac_sha256(key, 32, s.string_to_sign, strlen(s.string_to_sign), sig);
+        floe_s3_hex(sig, 32, want);
+        if (strcmp(s.signature, want))
+            harness_fail(__FILE__, __LINE__, "request %zu: signature %s, want %s", i,
+                         s.signature, want);
+        floe_s3_signed_free(&s);
+    }
+}
+
 TEST(test_suite_get_vanilla) {
     floe_s3_signed s;
     CHECK_EQ_STR(suite_sign("GET", "/", NULL, 0, NULL, 0, "", &s),
@@ -536,6 +578,7 @@ int main(void) {
     }
     RUN(test_addressing);
     RUN(test_signing_key_derivation);
+    RUN(test_signing_key_cache);
     RUN(test_suite_get_vanilla);
     RUN(test_suite_queries);
     RUN(test_suite_paths_and_headers);
