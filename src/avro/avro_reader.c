@@ -26,8 +26,8 @@
  * the block's decoded bytes, records_left > 0) -> between blocks -> end (pos == size).
  */
 #include "avro_internal.h"
-#include "codec/zstream.h"
 
+#include <libdeflate.h>
 #include <stdio.h>
 
 #define DEFAULT_MAX_BLOCK_BYTES ((size_t)64 << 20)
@@ -120,7 +120,8 @@ struct floe_avro_reader {
     int64_t records;
     avro_cursor cur;
     floe_buf block;        /* decompressed block */
-    floe_codec_ctx *cctx;
+    floe_codec_ctx *cctx;          /* the codecs but deflate */
+    struct libdeflate_decompressor *inflater; /* deflate: made at the first block */
     floe_avro_schema_cache *cache; /* NULL, or where wschema and plan come from */
     bool shared_schema;    /* wschema and plan belong to the cache */
 };
@@ -899,46 +900,44 @@ static int decode(floe_avro_reader *r, const rplan *p, floe_avro_value *out, int
  * codec layer because real writers leave bytes after the end of the stream: PyIceberg
  * strips a zlib wrapper as [2:-1] and keeps three bytes of the Adler-32 trailer, and
  * Python's zlib, Java's Inflater and avsc all ignore them. So do we; the stream itself
- * must still be complete. */
+ * must still be complete.
+ *
+ * The whole block is in memory, so it is inflated in one call by libdeflate (about twice
+ * zlib's speed, and no 40 KiB of zlib state and window allocated and zeroed for every
+ * block: a plan of 10,000 manifests inflated 10,000 blocks through zlib). The output's
+ * size is not known beforehand: a buffer too small is doubled and the block inflated
+ * again, up to the cap. */
 static int inflate_block(floe_avro_reader *r, const uint8_t *src, size_t n, floe_error *err) {
-    floe_zstream_options o = {.kind = FLOE_ZSTREAM_DEFLATE, .cap = r->max_block_bytes,
-                              .what = "block"};
-    floe_zstream *z = NULL;
-    FLOE_FORWARD_IF_ERROR(floe_zstream_new(&o, &z, err));
     /* The buffer may hold one byte past the cap: a stream that fills the cap exactly
      * ends there, one that needs that byte is past it. */
-    size_t lim = r->max_block_bytes < SIZE_MAX ? r->max_block_bytes + 1 : SIZE_MAX;
+    size_t cap = r->max_block_bytes;
+    size_t lim = cap < SIZE_MAX ? cap + 1 : SIZE_MAX;
+    if (!r->inflater && !(r->inflater = libdeflate_alloc_decompressor()))
+        return floe_error_set(err, FLOE_ENOMEM, "deflate: out of memory");
+    /* a first guess: what the buffer already holds, at least 64 KiB and 4 x the input */
+    size_t room = r->block.cap > 65536 ? r->block.cap - 1 : 65536;
+    if (n < SIZE_MAX / 4 && room < n * 4)
+        room = n * 4;
     r->block.max = lim;
-    int rc = 0;
-    while (!floe_zstream_complete(z)) {
-        if (r->block.cap - r->block.len < 4096 && r->block.len < lim) {
-            size_t want = r->block.len < 65536 ? 65536 : r->block.len;
-            if (want > lim - r->block.len)
-                want = lim - r->block.len;
-            if (floe_buf_reserve(&r->block, want) < 0) {
-                rc = floe_error_set(err, FLOE_ENOMEM, "deflate: out of memory");
-                break;
-            }
+    for (;;) {
+        if (room > lim)
+            room = lim;
+        if (floe_buf_reserve(&r->block, room) < 0)
+            return floe_error_set(err, FLOE_ENOMEM, "deflate: out of memory");
+        size_t used = 0, got = 0;
+        enum libdeflate_result res = libdeflate_deflate_decompress_ex(
+            r->inflater, src, n, r->block.data, room, &used, &got);
+        if (res == LIBDEFLATE_SUCCESS && got <= cap) {
+            r->block.len = got;
+            return 0;
         }
-        size_t room = r->block.cap - r->block.len, used, got;
-        if (room > lim - r->block.len)
-            room = lim - r->block.len;
-        rc = floe_zstream_decode(z, src, n, &used, r->block.data + r->block.len, room, &got, err);
-        r->block.len += got;
-        src += used;
-        n -= used;
-        if (rc == FLOE_ELIMIT)
-            rc = floe_error_set(err, FLOE_ELIMIT, "deflate: block inflates past %zu bytes, "
-                                "the cap for one block", r->max_block_bytes);
-        if (rc < 0)
-            break;
-        if (!floe_zstream_complete(z) && n == 0 && got < room) {
-            rc = floe_error_set(err, FLOE_ECORRUPT, "deflate: truncated stream");
-            break;
-        }
+        if (res == LIBDEFLATE_SUCCESS || (res == LIBDEFLATE_INSUFFICIENT_SPACE && room >= lim))
+            return floe_error_set(err, FLOE_ELIMIT, "deflate: block inflates past %zu bytes, "
+                                  "the cap for one block", cap);
+        if (res != LIBDEFLATE_INSUFFICIENT_SPACE)
+            return floe_error_set(err, FLOE_ECORRUPT, "deflate: corrupt or truncated stream");
+        room = room > lim / 2 ? lim : room * 2;
     }
-    floe_zstream_free(z);
-    return rc;
 }
 
 static int load_block(floe_avro_reader *r, floe_error *err) {
@@ -1168,7 +1167,8 @@ static int reader_setup(floe_avro_reader *r, const floe_avro_reader_options *opt
     if (cn && floe_avro_codec_from_avro_name(cn, cl, &r->codec) < 0)
         return floe_error_set(err, FLOE_EUNSUPPORTED, "avro codec \"%.*s\" is not supported",
                               (int)(cl > 64 ? 64 : cl), cn);
-    if (r->codec != FLOE_CODEC_UNCOMPRESSED && !(r->cctx = floe_codec_ctx_new()))
+    if (r->codec != FLOE_CODEC_UNCOMPRESSED && r->codec != FLOE_CODEC_DEFLATE &&
+        !(r->cctx = floe_codec_ctx_new()))
         return floe_error_set(err, FLOE_ENOMEM, "avro reader: out of memory");
     if (r->shared_schema)
         return 0;
@@ -1295,6 +1295,8 @@ void floe_avro_reader_close(floe_avro_reader *r) {
     floe_buf_free(&r->block);
     floe_buf_free(&r->items);
     floe_codec_ctx_free(r->cctx);
+    if (r->inflater)
+        libdeflate_free_decompressor(r->inflater);
     floe_free(r);
 }
 

@@ -9,6 +9,7 @@
  * in a forked child whose peak resident set is measured (harness_child_peak_kib); the
  * child also checks every item it read, in order.
  */
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -586,6 +587,110 @@ TEST(header_entries_cap) {
     floe_avro_schema_free(s);
 }
 
+/* A deflate file of one "bytes" record whose block is `stream` (raw deflate, as the file
+ * has it: trailing bytes and all). */
+static void deflate_file(const uint8_t *stream, size_t n, floe_buf *out) {
+    floe_avro_schema *s = NULL;
+    floe_error err;
+    floe_buf_init(out, 0);
+    if (floe_avro_schema_parse("\"bytes\"", 7, &s, &err) < 0) {
+        harness_fail(__FILE__, __LINE__, "schema: %s", err.msg);
+        return;
+    }
+    floe_avro_writer_options wo = {.codec = FLOE_CODEC_DEFLATE, .sync = test_sync};
+    floe_avro_writer *w = NULL;
+    if (floe_avro_writer_open(s, &wo, out, &w, &err) < 0 ||
+        floe_avro_writer_close(w, &err) < 0)
+        harness_fail(__FILE__, __LINE__, "header: %s", err.msg);
+    floe_avro_schema_free(s);
+    floe_avro_encode_long(out, 1);
+    floe_avro_encode_long(out, (int64_t)n);
+    floe_buf_append(out, stream, n);
+    floe_buf_append(out, test_sync, 16);
+}
+
+/* The one record of f: 1 and its bytes in *got (freshly allocated), or the error. */
+static int read_one_bytes(const floe_buf *f, size_t cap, uint8_t **got, size_t *n,
+                          floe_error *err) {
+    floe_avro_reader_options o = {.max_block_bytes = cap, .name = "d.avro"};
+    floe_avro_reader *r = NULL;
+    int rc = floe_avro_reader_open_mem(f->data, f->len, &o, &r, err);
+    if (rc < 0)
+        return rc;
+    const floe_avro_value *v;
+    rc = floe_avro_reader_next(r, &v, err);
+    if (rc == 1) {
+        *n = v->u.bytes.n;
+        *got = malloc(*n ? *n : 1);
+        memcpy(*got, v->u.bytes.p, *n);
+    }
+    floe_avro_reader_close(r);
+    return rc;
+}
+
+/* Deflate blocks inflated in one call: bytes after the end of the stream are ignored (the
+ * Adler-32 leftovers PyIceberg writes); a block larger than the first guess of the output
+ * buffer (64 KiB, 4 x its input) reads whole; a stream cut short, or with a bad block
+ * type, is a corrupt file. */
+TEST(deflate_block_one_call) {
+    /* 300 KB of text that compresses ~100:1, so the output passes 4 x input and 64 KiB */
+    size_t len = 300 * 1000;
+    floe_buf rec;
+    floe_buf_init(&rec, 0);
+    uint8_t *raw = malloc(len);
+    REQUIRE(raw);
+    for (size_t i = 0; i < len; i++)
+        raw[i] = (uint8_t)("deflate-block-"[i % 14] + (i / 4096) % 3);
+    floe_avro_encode_bytes(&rec, raw, len);
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+    REQUIRE(c);
+    size_t bound = libdeflate_deflate_compress_bound(c, rec.len);
+    uint8_t *z = malloc(bound + 3);
+    REQUIRE(z);
+    size_t zn = libdeflate_deflate_compress(c, rec.data, rec.len, z, bound);
+    libdeflate_free_compressor(c);
+    REQUIRE(zn > 0 && zn * 4 < rec.len);
+    const struct {
+        size_t n;     /* bytes of the stream the block holds */
+        size_t extra; /* bytes after them */
+        bool ok;
+    } cases[] = {{zn, 0, true}, {zn, 3, true}, {zn - 1, 0, false}, {zn / 2, 0, false},
+                 {1, 0, false}};
+    memset(z + zn, 0x5a, 3);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        floe_buf f;
+        deflate_file(z, cases[k].n + cases[k].extra, &f);
+        uint8_t *got = NULL;
+        size_t n = 0;
+        floe_error err;
+        floe_error_clear(&err);
+        int rc = read_one_bytes(&f, 0, &got, &n, &err);
+        if (cases[k].ok) {
+            CHECK_EQ_INT(rc, 1);
+            CHECK_EQ_INT(n, len);
+            CHECK(got && !memcmp(got, raw, len));
+        } else {
+            CHECK_EQ_INT(rc, FLOE_ECORRUPT);
+            CHECK(strstr(err.msg, "d.avro") != NULL);
+        }
+        free(got);
+        floe_buf_free(&f);
+    }
+    /* block type 3 (reserved) in the first header */
+    uint8_t bad[] = {0x07, 0x00, 0x00};
+    floe_buf f;
+    deflate_file(bad, sizeof bad, &f);
+    uint8_t *got = NULL;
+    size_t n = 0;
+    floe_error err;
+    CHECK_EQ_INT(read_one_bytes(&f, 0, &got, &n, &err), FLOE_ECORRUPT);
+    free(got);
+    floe_buf_free(&f);
+    free(z);
+    free(raw);
+    floe_buf_free(&rec);
+}
+
 int main(void) {
     RUN(avro_array_of_one_item_blocks);
     RUN(avro_map_of_one_item_blocks);
@@ -595,6 +700,7 @@ int main(void) {
     RUN(values_cap);
     RUN(manifest_decoded_bytes_cap);
     RUN(deflate_block_cap);
+    RUN(deflate_block_one_call);
     RUN(header_entries_cap);
     return harness_finish();
 }
