@@ -64,7 +64,9 @@ typedef struct floe_scan_options {
     const char *const *columns;     /* projection (top-level or dotted names); NULL = all */
     size_t ncolumns;
     bool no_partition_pruning;      /* for tests and benchmarks */
-    bool no_metrics_pruning;
+    bool no_metrics_pruning;        /* ... also: a position delete file is paired with
+                                       every data file of its partition, its file_path
+                                       bounds not consulted */
     bool allow_missing_field_ids;   /* read Avro files without Iceberg field ids by name */
     bool keep_metrics;              /* keep the planned data files' column metrics (sizes,
                                        value/null/NaN counts, bounds); without it they are

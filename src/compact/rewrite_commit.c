@@ -39,6 +39,7 @@
 #include "floe/manifest.h"
 #include "floe/parquet_reader.h"
 #include "iceberg/puffin.h"
+#include "iceberg/scan_internal.h"
 #include "table/commit_files.h"
 #include "rewrite_internal.h"
 
@@ -155,24 +156,6 @@ static bool same_delete(const floe_data_file *x, const floe_data_file *y) {
            (!x->has_content_offset || x->content_offset == y->content_offset);
 }
 
-/* Position delete scope: referenced_data_file, or the file_path bounds. */
-static void pos_bounds(const floe_data_file *d, const floe_column_bound **lo,
-                       const floe_column_bound **hi) {
-    *lo = *hi = NULL;
-    for (size_t i = 0; d->lower_bounds.present && i < d->lower_bounds.n; i++)
-        if (d->lower_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
-            *lo = &d->lower_bounds.items[i];
-    for (size_t i = 0; d->upper_bounds.present && i < d->upper_bounds.n; i++)
-        if (d->upper_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
-            *hi = &d->upper_bounds.items[i];
-}
-
-static int bytes_cmp(const uint8_t *a, size_t an, const char *b) {
-    size_t bn = strlen(b), n = an < bn ? an : bn;
-    int c = memcmp(a, b, n);
-    return c ? c : (an > bn) - (an < bn);
-}
-
 static bool same_partition(const floe_data_file *d, int32_t dspec, const floe_rewrite_input *in) {
     if (d->npartition == 0)
         return true; /* an unpartitioned delete applies to every partition */
@@ -190,15 +173,10 @@ static bool same_partition(const floe_data_file *d, int32_t dspec, const floe_re
 
 static bool delete_applies(const live_delete *ld, int32_t dspec, const floe_rewrite_input *in) {
     const floe_data_file *d = &ld->e.file;
-    const char *path = in->file->file_path;
     if (d->content == FLOE_CONTENT_POSITION_DELETES) {
         if (d->referenced_data_file)
-            return !strcmp(d->referenced_data_file, path);
-        const floe_column_bound *lo, *hi;
-        pos_bounds(d, &lo, &hi);
-        if (lo && bytes_cmp(lo->p, lo->n, path) > 0)
-            return false;
-        if (hi && bytes_cmp(hi->p, hi->n, path) < 0)
+            return !floe_pos_delete_excludes(d, in->file->file_path);
+        if (floe_pos_delete_excludes(d, in->file->file_path))
             return false;
     }
     return same_partition(d, dspec, in);

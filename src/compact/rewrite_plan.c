@@ -27,6 +27,7 @@
 #include "floe/append.h"
 #include "floe/io.h"
 #include "floe/scan.h"
+#include "iceberg/scan_internal.h"
 #include "rewrite_internal.h"
 
 #define DEFAULT_TARGET (512LL * 1024 * 1024)
@@ -590,30 +591,6 @@ void floe_rewrite_plan_free(floe_rewrite_plan *p) {
     floe_free(p);
 }
 
-/* Position delete files scoped to one data file: referenced_data_file, or equal lower and
- * upper bounds of the file_path column (Iceberg's ContentFileUtil.referencedDataFile). */
-static bool delete_scoped_to(const floe_data_file *d, const char **path, size_t *len) {
-    if (d->content != FLOE_CONTENT_POSITION_DELETES)
-        return false;
-    if (d->referenced_data_file) {
-        *path = d->referenced_data_file;
-        *len = strlen(d->referenced_data_file);
-        return true;
-    }
-    const floe_column_bound *lo = NULL, *hi = NULL;
-    for (size_t i = 0; d->lower_bounds.present && i < d->lower_bounds.n; i++)
-        if (d->lower_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
-            lo = &d->lower_bounds.items[i];
-    for (size_t i = 0; d->upper_bounds.present && i < d->upper_bounds.n; i++)
-        if (d->upper_bounds.items[i].field_id == RW_POS_FILE_PATH_ID)
-            hi = &d->upper_bounds.items[i];
-    if (!lo || !hi || lo->n != hi->n || memcmp(lo->p, hi->p, lo->n))
-        return false;
-    *path = (const char *)lo->p;
-    *len = lo->n;
-    return true;
-}
-
 /* Binary key of a partition: spec id + per value a null flag and Appendix D bytes. */
 static int partition_key(int32_t spec_id, const floe_value *v, size_t n, floe_buf *out,
                          floe_error *err) {
@@ -963,7 +940,7 @@ static int partition_groups(plan_state *ps, const part_bucket *b, size_t *ng,
         for (size_t d = 0; d < tk->ndeletes; d++) {
             const char *path;
             size_t len;
-            if (delete_scoped_to(tk->deletes[d], &path, &len))
+            if (floe_pos_delete_scoped(tk->deletes[d], &path, &len))
                 cand[k].file_scoped_delete_records += tk->deletes[d]->record_count;
         }
     }

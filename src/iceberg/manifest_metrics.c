@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "manifest_internal.h"
+#include "scan_internal.h"
 #include "variant_bounds.h"
 
 #define DEFAULT_MAX_INFERRED 100
@@ -430,4 +431,58 @@ int floe_data_file_from_parquet(const floe_pq_file_info *fi, const floe_metrics_
 done:
     floe_buf_free(&b);
     return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * position delete files: the file_path bounds
+ * ------------------------------------------------------------------------------------- */
+
+void floe_pos_delete_path_bounds(const floe_data_file *d, const floe_column_bound **lo,
+                                 const floe_column_bound **hi) {
+    *lo = *hi = NULL;
+    for (size_t i = 0; d->lower_bounds.present && i < d->lower_bounds.n; i++)
+        if (d->lower_bounds.items[i].field_id == FLOE_POS_DELETE_FILE_PATH_ID)
+            *lo = &d->lower_bounds.items[i];
+    for (size_t i = 0; d->upper_bounds.present && i < d->upper_bounds.n; i++)
+        if (d->upper_bounds.items[i].field_id == FLOE_POS_DELETE_FILE_PATH_ID)
+            *hi = &d->upper_bounds.items[i];
+}
+
+bool floe_pos_delete_excludes(const floe_data_file *d, const char *path) {
+    if (d->referenced_data_file)
+        return strcmp(d->referenced_data_file, path) != 0;
+    const floe_column_bound *lo, *hi;
+    floe_pos_delete_path_bounds(d, &lo, &hi);
+    size_t n = strlen(path);
+    if (lo) {
+        size_t k = lo->n < n ? lo->n : n;
+        int c = memcmp(lo->p, path, k);
+        if (c > 0 || (c == 0 && lo->n > n))
+            return true; /* lower > path */
+    }
+    if (hi) {
+        size_t k = hi->n < n ? hi->n : n;
+        /* upper < path; an upper that is a proper prefix of path may be a truncated one
+         * (not every writer increments it), so it excludes nothing */
+        if (memcmp(hi->p, path, k) < 0)
+            return true;
+    }
+    return false;
+}
+
+bool floe_pos_delete_scoped(const floe_data_file *d, const char **path, size_t *len) {
+    if (d->content != FLOE_CONTENT_POSITION_DELETES)
+        return false;
+    if (d->referenced_data_file) {
+        *path = d->referenced_data_file;
+        *len = strlen(d->referenced_data_file);
+        return true;
+    }
+    const floe_column_bound *lo, *hi;
+    floe_pos_delete_path_bounds(d, &lo, &hi);
+    if (!lo || !hi || lo->n != hi->n || memcmp(lo->p, hi->p, lo->n))
+        return false;
+    *path = (const char *)lo->p;
+    *len = lo->n;
+    return true;
 }

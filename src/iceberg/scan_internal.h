@@ -1,8 +1,8 @@
 /*
  * scan_internal.h - pieces shared by the scan planner, the scan reader and the file
  * appender: the canonical row-value text form and filter expressions over a table
- * schema. Private to src/iceberg
- * and src/table.
+ * schema, and which data files a position delete file may name. Private to src/iceberg,
+ * src/table and src/compact.
  *
  * Canonical text is the form floe's Parquet reader prints (tests/js/lib/canon.mjs):
  * numbers as JSON numbers (floats widened to double, JavaScript digits, "NaN" /
@@ -17,6 +17,25 @@
 #include "floe/partition.h"
 #include "common/filter.h"
 #include "floe/schema.h"
+
+/* Position delete files and the data files they may name (spec "Position Delete Files":
+ * file_path is field 2147483546; "Scan Planning": a position delete file applies to the
+ * data files whose path its file_path bounds hold). One rule for the scan planner's
+ * pairing, the rewrite planner's counts and the rewrite commit's validation
+ * (manifest_metrics.c). */
+#define FLOE_POS_DELETE_FILE_PATH_ID 2147483546
+/* d's lower and upper bounds of file_path, each NULL when d has none. */
+void floe_pos_delete_path_bounds(const floe_data_file *d, const floe_column_bound **lo,
+                                 const floe_column_bound **hi);
+/* Position delete file d cannot name a row of the data file at path: its
+ * referenced_data_file is another file, or its file_path bounds exclude path. A bound is
+ * taken as possibly truncated (an upper bound that is a proper prefix of path excludes
+ * nothing), so false whenever d might name it. Partition and sequence number are the
+ * caller's. */
+bool floe_pos_delete_excludes(const floe_data_file *d, const char *path);
+/* d is scoped to one data file: referenced_data_file, or equal file_path bounds (Iceberg's
+ * ContentFileUtil.referencedDataFile); *path and *len (not NUL-terminated) name it. */
+bool floe_pos_delete_scoped(const floe_data_file *d, const char **path, size_t *len);
 
 /* Parsed manifest schemas shared by the manifest readers of one scan plan: the manifests
  * of one writer have the same Avro schema text, parsed and resolved once instead of once

@@ -26,7 +26,6 @@
 #include "floe/scan.h"
 #include "iceberg/scan_internal.h"
 
-#define POS_DELETE_FILE_PATH_ID 2147483546
 
 struct floe_scan_plan_priv {
     floe_arena arena;
@@ -892,38 +891,6 @@ static int read_manifests(planner *pl, decode_ctx *dc, size_t split,
     return rc;
 }
 
-/* Lower/upper bounds of the position delete file's file_path column exclude path? */
-static bool pos_bounds_exclude(const floe_data_file *d, const char *path) {
-    if (!d->lower_bounds.present || !d->upper_bounds.present)
-        return false;
-    const floe_column_bound *lo = NULL, *hi = NULL;
-    for (size_t i = 0; i < d->lower_bounds.n; i++)
-        if (d->lower_bounds.items[i].field_id == POS_DELETE_FILE_PATH_ID)
-            lo = &d->lower_bounds.items[i];
-    for (size_t i = 0; i < d->upper_bounds.n; i++)
-        if (d->upper_bounds.items[i].field_id == POS_DELETE_FILE_PATH_ID)
-            hi = &d->upper_bounds.items[i];
-    size_t n = strlen(path);
-    if (lo) {
-        size_t k = lo->n < n ? lo->n : n;
-        int c = memcmp(lo->p, path, k);
-        if (c > 0 || (c == 0 && lo->n > n))
-            return true; /* lower > path */
-    }
-    if (hi) {
-        size_t k = hi->n < n ? hi->n : n;
-        int c = memcmp(hi->p, path, k);
-        if (c < 0)
-            return true; /* upper < path (a truncated upper is a prefix-increment: fine) */
-        if (c == 0 && hi->n < n) {
-            /* upper is a proper prefix of path: upper < path only if not truncated; an
-             * incremented prefix is never a proper prefix of a matching path */
-            return false;
-        }
-    }
-    return false;
-}
-
 /* The delete files that apply to t, into buf and sbuf (room for pl->ndel): how many. */
 static size_t task_deletes(planner *pl, const floe_scan_task *t, const floe_data_file **buf,
                            int64_t *sbuf) {
@@ -936,10 +903,11 @@ static size_t task_deletes(planner *pl, const floe_scan_task *t, const floe_data
             if (ds < t->data_sequence_number)
                 continue;
             if (df->referenced_data_file)
-                applies = !strcmp(df->referenced_data_file, t->file->file_path);
+                applies = !floe_pos_delete_excludes(df, t->file->file_path);
             else
                 applies = pl->del_spec[d] == t->spec_id && tuple_equal(df, t->file) &&
-                          !pos_bounds_exclude(df, t->file->file_path);
+                          (pl->o->no_metrics_pruning ||
+                           !floe_pos_delete_excludes(df, t->file->file_path));
         } else if (df->content == FLOE_CONTENT_EQUALITY_DELETES) {
             if (ds <= t->data_sequence_number)
                 continue;

@@ -824,7 +824,7 @@ static int apply_delete(void *ctx, floe_metadata_builder *b, floe_error *err) {
     floe_manifest_list_read_options lo = {.has_snapshot_id = true, .snapshot_id = head->snapshot_id};
     FLOE_CHECK(floe_manifest_list_read(NULL, src, &lo, &a, &bl, err));
     int64_t sid = floe_metadata_new_snapshot_id();
-    mpath = floe_asprintf("%s/wh/ns/%s-delete.avro", d->e->dir, "m");
+    mpath = floe_asprintf("%s/wh/ns/m-%lld-delete.avro", d->e->dir, (long long)sid);
     lpath = floe_asprintf("%s/wh/ns/snap-%lld-delete.avro", d->e->dir, (long long)sid);
     floe_manifest_write_options wo;
     floe_manifest_write_options_init(&wo);
@@ -892,7 +892,12 @@ static void commit_position_deletes(env *e, const floe_scan_task *const *tasks,
     floe_arena_init(&a, 4096);
     del_commit d = {.e = e, .spec = tasks[0]->spec, .schema = ts};
     memset(&d.del, 0, sizeof d.del);
-    REQUIRE_OK(floe_data_file_from_parquet(&fi, NULL, &a, &d.del, &err), err);
+    /* file_path bounds whole, as floe delete records them */
+    const floe_kv full = {"write.metadata.metrics.default", "full"};
+    floe_metrics_config *mc = NULL;
+    REQUIRE_OK(floe_metrics_config_new(&full, 1, ds, NULL, &mc, &err), err);
+    REQUIRE_OK(floe_data_file_from_parquet(&fi, mc, &a, &d.del, &err), err);
+    floe_metrics_config_free(mc);
     d.del.content = FLOE_CONTENT_POSITION_DELETES;
     d.del.file_path = out;
     d.del.partition = tasks[0]->file->partition;
@@ -940,6 +945,91 @@ TEST(test_unsorted_position_deletes) {
     CHECK_EQ_INT(n1, n0);
     CHECK(before && after && !strcmp(before, after));
     free(before);
+    free(after);
+    env_close(&e);
+}
+
+/* Rows of t's current snapshot (canonical, sorted), planned with or without pruning (a
+ * position delete file's file_path bounds are metrics: no_metrics_pruning pairs it with
+ * every data file of its partition); *pairs: the delete files paired over all files. */
+static char *rows_planned(floe_table *t, bool prune, int64_t *nrows, size_t *pairs) {
+    floe_error err;
+    floe_scan_options so = {.no_metrics_pruning = !prune};
+    floe_scan_plan *p = NULL;
+    REQUIRE_OK(floe_table_refresh(t, &err), err);
+    REQUIRE_OK(floe_scan_plan_files(t, &so, &p, &err), err);
+    *pairs = 0;
+    for (size_t i = 0; i < p->ntasks; i++)
+        *pairs += p->tasks[i].ndeletes;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    floe_scan_read_options ro = {.format = FLOE_PQ_ROWS_CANONICAL, .limit = -1};
+    REQUIRE_OK(floe_scan_read(t, p, &ro, harness_buf_sink, &b, NULL, &err), err);
+    floe_scan_plan_free(p);
+    floe_buf_append_byte(&b, 0);
+    char *rows = harness_sorted_lines((char *)b.data, nrows);
+    floe_buf_free(&b);
+    return rows;
+}
+
+static int cmp_task_path(const void *a, const void *b) {
+    const floe_scan_task *x = *(const floe_scan_task *const *)a;
+    const floe_scan_task *y = *(const floe_scan_task *const *)b;
+    return strcmp(x->file->file_path, y->file->file_path);
+}
+
+/* Position delete files that span several data files (one per pair of files, as `floe
+ * delete` writes them on v2): the planners pair a data file only with the delete files
+ * whose file_path bounds hold its path (floe_pos_delete_excludes, one rule for the scan,
+ * the rewrite plan and the rewrite commit). Differential: the rows read with that
+ * pruning, without it, and after a rewrite planned with it are the same rows, and the
+ * pruning did leave delete files out. */
+TEST(test_position_delete_path_pruning) {
+    env e;
+    env_open(&e, NULL, NULL, "pp");
+    for (int k = 0; k < 6; k++)
+        append_rows(&e, k * 1000, 40);
+    floe_error err;
+    floe_scan_plan *sp = NULL;
+    REQUIRE_OK(floe_scan_plan_files(e.t, NULL, &sp, &err), err);
+    REQUIRE(sp->ntasks == 6);
+    const floe_scan_task *by_path[6];
+    for (size_t i = 0; i < 6; i++)
+        by_path[i] = &sp->tasks[i];
+    qsort(by_path, 6, sizeof *by_path, cmp_task_path);
+    /* pairs of neighbours in path order (narrow bounds), and the two ends (bounds over
+     * every file); each deletes two rows of each of its files */
+    const int pairs[][2] = {{0, 1}, {2, 3}, {4, 5}, {1, 2}, {0, 5}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        const floe_scan_task *tasks[4] = {by_path[pairs[k][0]], by_path[pairs[k][0]],
+                                          by_path[pairs[k][1]], by_path[pairs[k][1]]};
+        int64_t pos[4] = {(int64_t)k * 3, (int64_t)k * 3 + 1, (int64_t)k * 5,
+                          (int64_t)k * 5 + 2};
+        commit_position_deletes(&e, tasks, pos, 4);
+    }
+    floe_scan_plan_free(sp);
+    int64_t n_pruned, n_all, n_after;
+    size_t pairs_pruned, pairs_all, pairs_after;
+    char *pruned = rows_planned(e.t, true, &n_pruned, &pairs_pruned);
+    char *all = rows_planned(e.t, false, &n_all, &pairs_all);
+    CHECK_EQ_INT(n_all, 240 - 5 * 4);
+    CHECK_EQ_INT(n_pruned, n_all);
+    CHECK(pruned && all && !strcmp(pruned, all));
+    CHECK_EQ_INT(pairs_all, 6 * 5);     /* unpruned: every delete file with every file */
+    CHECK(pairs_pruned < pairs_all);    /* the narrow pairs left out elsewhere */
+    CHECK(pairs_pruned >= 6 + 2 * 4);   /* each file: the wide one, and its own pairs */
+    floe_rewrite_options o;
+    rewrite_opts(&o, 2);
+    o.rewrite_all = true;
+    floe_rewrite_result r;
+    REQUIRE_OK(floe_rewrite(e.t, &o, &r, &err), err);
+    CHECK_EQ_INT(r.failed_data_files_count, 0);
+    CHECK_EQ_INT(r.records_deleted, 20);
+    char *after = rows_planned(e.t, true, &n_after, &pairs_after);
+    CHECK_EQ_INT(n_after, n_all);
+    CHECK(after && all && !strcmp(after, all));
+    free(pruned);
+    free(all);
     free(after);
     env_close(&e);
 }
@@ -1112,6 +1202,7 @@ int main(void) {
     RUN(test_concurrent_removal);
     RUN(test_concurrent_delete);
     RUN(test_unsorted_position_deletes);
+    RUN(test_position_delete_path_pruning);
     RUN(test_path_commit_cleanup_and_stale_base);
     RUN(test_attempts_counted);
     RUN(test_rewritten_manifests_combined);
