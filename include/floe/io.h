@@ -279,6 +279,28 @@ int floe_io_delete(floe_io *io, const char *uri, floe_error *err); /* missing is
 int floe_io_delete_many(floe_io *io, const char *const *uris, size_t n, floe_error *err);
 int floe_io_mkdirs(floe_io *io, const char *uri, floe_error *err);
 
+/* Durability for many files at once. A writer of many small files (floe serve's sealer:
+ * thousands of one-record landing files a round) writes them with
+ * floe_output_options.fsync off and makes them durable together: a fsync of each file
+ * and of its folder was two device flushes a file. floe_io_syncer_open(io, uri, &sy) is
+ * called BEFORE the files are written, for files under the folder uri (made when
+ * missing); floe_io_syncer_sync(sy, uris, n) then makes the files at uris durable, data
+ * and names (the folder entries, folders made for them included), or fails. Locally, on
+ * Linux 5.8 or later and for min_batch files or more, that is one syncfs(2) of the file
+ * system the folder is on (each file on another file system is fsynced on its own, with
+ * its folder): it writes back and flushes the whole file system, and reports any
+ * write-back error on it since the syncer was opened (a false alarm at worst: the caller
+ * writes again). Otherwise, each file and each of their folders is fsynced (the folders
+ * of consecutive files in the same folder once). Object storage: nothing to do (an object
+ * is durable once its PUT is answered); sy is then NULL. The fsync fault kind of io fails
+ * either. Free with floe_io_syncer_close (accepts NULL). */
+typedef struct floe_io_syncer floe_io_syncer;
+int floe_io_syncer_open(floe_io *io, const char *uri, size_t min_batch, floe_io_syncer **out,
+                        floe_error *err) FLOE_NODISCARD;
+int floe_io_syncer_sync(floe_io_syncer *sy, const char *const *uris, size_t n,
+                        floe_error *err) FLOE_NODISCARD;
+void floe_io_syncer_close(floe_io_syncer *sy);
+
 typedef struct floe_io_entry {
     const char *uri;    /* full uri */
     int64_t size;

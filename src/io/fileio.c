@@ -545,6 +545,40 @@ int floe_io_mkdirs(floe_io *io, const char *uri, floe_error *err) {
     return be->mkdirs ? be->mkdirs(io, uri, err) : 0;
 }
 
+struct floe_io_syncer {
+    floe_local_syncer *local;
+};
+
+int floe_io_syncer_open(floe_io *io, const char *uri, size_t min_batch, floe_io_syncer **out,
+                        floe_error *err) {
+    io = floe_io_resolve(io);
+    *out = NULL;
+    if (backend_of(io, uri) != &floe_local_backend)
+        return 0; /* objects are durable once written */
+    floe_io_syncer *sy = floe_calloc(1, sizeof *sy);
+    if (!sy)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = floe_local_syncer_open(io, uri, min_batch, &sy->local, err);
+    if (rc < 0) {
+        floe_free(sy);
+        return rc;
+    }
+    *out = sy;
+    return 0;
+}
+
+int floe_io_syncer_sync(floe_io_syncer *sy, const char *const *uris, size_t n,
+                        floe_error *err) {
+    return sy ? floe_local_syncer_sync(sy->local, uris, n, err) : 0;
+}
+
+void floe_io_syncer_close(floe_io_syncer *sy) {
+    if (!sy)
+        return;
+    floe_local_syncer_close(sy->local);
+    floe_free(sy);
+}
+
 int floe_io_list(floe_io *io, const char *prefix,
                  int (*fn)(void *ctx, const floe_io_entry *e), void *ctx, floe_error *err) {
     io = floe_io_resolve(io);

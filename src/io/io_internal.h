@@ -95,4 +95,12 @@ bool floe_io_is_remote(const char *uri);
  * work when memory has run out); NULL for remote uris. */
 const char *floe_io_local_path_ref(const char *uri);
 
+/* floe_io_syncer of local folders (local.c); fileio.c's functions dispatch to these. */
+typedef struct floe_local_syncer floe_local_syncer;
+int floe_local_syncer_open(floe_io *io, const char *uri, size_t min_batch,
+                           floe_local_syncer **out, floe_error *err);
+int floe_local_syncer_sync(floe_local_syncer *sy, const char *const *uris, size_t n,
+                           floe_error *err);
+void floe_local_syncer_close(floe_local_syncer *sy);
+
 #endif

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "floe/mapguard.h"
@@ -86,6 +87,10 @@ struct floe_local_input {
 static _Atomic unsigned tmp_seq;
 
 static int mkdirs_path(char *path, floe_error *err) {
+    /* the folder itself first: it exists, or only it is missing (one call, not one a
+     * component: the sealer makes a folder for each of thousands of partitions) */
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return 0;
     /* create every missing component of path (a directory) */
     size_t n = strlen(path);
     for (size_t i = 1; i <= n; i++) {
@@ -662,6 +667,112 @@ static int local_list(floe_io *io, const char *prefix,
     floe_free(uprefix);
     floe_free(path);
     return rc < 0 ? rc : 0;
+}
+
+/* ---- durability for many files at once (floe_io_syncer) ---- */
+
+struct floe_local_syncer {
+    floe_io *io;
+    int fd;       /* the folder: its file system's write-back errors are seen from here */
+    dev_t dev;
+    size_t min_batch;
+};
+
+/* syncfs(2) reports write-back errors since Linux 5.8; before, it returned 0 always. */
+static bool syncfs_reports_errors(void) {
+#ifdef __linux__
+    static _Atomic int known; /* 0 unknown, 1 yes, 2 no */
+    int k = atomic_load(&known);
+    if (k == 0) {
+        struct utsname u;
+        int major = 0, minor = 0;
+        k = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+                    (major > 5 || (major == 5 && minor >= 8))
+                ? 1
+                : 2;
+        atomic_store(&known, k);
+    }
+    return k == 1;
+#else
+    return false;
+#endif
+}
+
+int floe_local_syncer_open(floe_io *io, const char *uri, size_t min_batch,
+                           floe_local_syncer **out, floe_error *err) {
+    char *path = floe_io_local_path(uri);
+    if (!path)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    int rc = mkdirs_path(path, err);
+    int fd = rc < 0 ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (rc == 0 && (fd < 0 || fstat(fd, &st) != 0))
+        rc = floe_error_errno(err, errno, "open %s", path);
+    floe_local_syncer *sy = rc < 0 ? NULL : floe_calloc(1, sizeof *sy);
+    if (rc == 0 && !sy)
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    floe_free(path);
+    if (rc < 0) {
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    sy->io = io;
+    sy->fd = fd;
+    sy->dev = st.st_dev;
+    sy->min_batch = min_batch;
+    *out = sy;
+    return 0;
+}
+
+static int fsync_path(floe_io *io, const char *path, floe_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+    if (fd < 0 || floe_io_faulted(io, FLOE_IO_FAULT_FSYNC) || fsync(fd) != 0)
+        rc = floe_error_errno(err, errno, "fsync %s", path);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* The length of path's folder part (up to its last '/'), 0 when it has none. */
+static size_t dir_len(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+int floe_local_syncer_sync(floe_local_syncer *sy, const char *const *uris, size_t n,
+                           floe_error *err) {
+    bool whole = n >= sy->min_batch && syncfs_reports_errors();
+    const char *last_dir = NULL;
+    size_t last_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = floe_io_local_path_ref(uris[i]);
+        if (!path)
+            return floe_error_set(err, FLOE_EINVALID, "%s: not a local file", uris[i]);
+        struct stat st;
+        if (whole && stat(path, &st) == 0 && st.st_dev == sy->dev)
+            continue; /* the syncfs below covers it */
+        FLOE_FORWARD_IF_ERROR(fsync_path(sy->io, path, err));
+        size_t dl = dir_len(path);
+        if (last_dir && dl == last_len && !memcmp(path, last_dir, dl))
+            continue;
+        FLOE_FORWARD_IF_ERROR(fsync_dir_of(sy->io, path, err));
+        last_dir = path;
+        last_len = dl;
+    }
+#ifdef __linux__
+    if (whole && (floe_io_faulted(sy->io, FLOE_IO_FAULT_FSYNC) || syncfs(sy->fd) != 0))
+        return floe_error_errno(err, errno, "syncfs (%zu files)", n);
+#endif
+    return 0;
+}
+
+void floe_local_syncer_close(floe_local_syncer *sy) {
+    if (!sy)
+        return;
+    close(sy->fd);
+    floe_free(sy);
 }
 
 const floe_io_backend floe_local_backend = {

@@ -41,7 +41,7 @@
  * left leased after a crash.
  *
  * State changes of a landing file (rows of landing_files) and who makes them:
- *   -> pending              landing.c seal_write (INSERT)
+ *   -> pending              landing.c register_file / seal_batch (INSERT)
  *   pending -> compacting   lease_take, compare-and-set (still pending, or its file lease
  *                           ran out by the database's clock), lease_owner = this worker
  *   compacting -> committed swap_hook (compare-and-set on owner), lease_settle (the table

@@ -10,9 +10,10 @@
  *
  * Sealing (the sealer thread). A buffer past its size or age is detached, written as an
  * immutable file (frames of one codec concatenated = one valid .lz4 / .zst stream, or
- * plain NDJSON; a section of another codec is re-encoded on apply) with fsync of file
- * and folder, and registered in the index with the first and last frame id it holds.
- * Only then are the WAL segments it came from released.
+ * plain NDJSON; a section of another codec is re-encoded on apply), made durable (fsync
+ * of file and folder; a round of many buffers: one syncer for all, seal_batch), and
+ * registered in the index with the first and last frame id it holds. Only then are the
+ * WAL segments it came from released.
  *
  * Why replay cannot duplicate: at recovery a records section of frame F for partition P
  * is skipped when the index holds a file of this node for P whose last frame is >= F (a
@@ -39,6 +40,8 @@
 
 #define PBUF_BUCKETS 1024
 #define IDEM_BUCKETS 4096
+#define SEAL_BATCH_MIN 16 /* a round of fewer jobs seals each on its own (seal_one) */
+#define SEAL_CHUNK 4096   /* jobs synced and registered together (seal_batch) */
 
 /* ---- the index ------------------------------------------------------------------- */
 
@@ -129,6 +132,18 @@ static const char *const sq_text[SQ_COUNT] = {
                    "landing_files WHERE kind=1 AND state IN ('pending','compacting')",
 };
 
+/* b's bytes as a C string (b is given up), or NULL when rc < 0 or out of memory. */
+static char *buf_string(floe_buf *b, int rc) {
+    if (rc == 0)
+        rc = floe_buf_append_byte(b, 0);
+    if (rc < 0) {
+        floe_buf_free(b);
+        return NULL;
+    }
+    size_t len;
+    return floe_buf_detach(b, &len);
+}
+
 /* tmpl with every $NOW replaced by the dialect's clock expression. Caller frees. */
 static char *with_db_clock(const char *tmpl, const char *now) {
     floe_buf b;
@@ -142,14 +157,7 @@ static char *with_db_clock(const char *tmpl, const char *now) {
             rc = floe_buf_append(&b, now, strlen(now));
         p = at ? at + 4 : p + n;
     }
-    if (rc == 0)
-        rc = floe_buf_append_byte(&b, 0);
-    if (rc < 0) {
-        floe_buf_free(&b);
-        return NULL;
-    }
-    size_t len;
-    return floe_buf_detach(&b, &len);
+    return buf_string(&b, rc);
 }
 
 const char *srv_i64(char buf[24], int64_t v) {
@@ -705,6 +713,11 @@ typedef struct seal_job {
     seg_ref *segs;
     size_t nsegs;
     int64_t charged;        /* of buffered_bytes: the memory taken over from its buffer */
+    int64_t seq;            /* its file's sequence once written (-1 before): kept for the
+                             * retries, so a registration of unknown outcome is read back
+                             * under the same (node, seq) and never made twice */
+    char *uri;              /* its file once written */
+    bool failed;            /* this round: left for the next one */
 } seal_job;
 
 static void job_free(seal_job *j) {
@@ -712,21 +725,33 @@ static void job_free(seal_job *j) {
     floe_free(j->part);
     floe_buf_free(&j->data);
     floe_free(j->segs);
+    floe_free(j->uri);
 }
 
-/* Register the file of job j (as sequence seq, at uri, `bytes` long) in the index. A file
+/* Register the file of job j (as j->seq, at j->uri, `bytes` long) in the index. A file
  * of records ends up `state` (pending, or quarantine when its records could not be
  * sealed); a quarantine section's file is kind 2. 0, or an error after which the file is
  * not registered (FLOE_EUNKNOWN_STATE: maybe it is - keep the file, the retry decides). */
 static int register_file(floe_server *s, const seal_job *j, int64_t seq, const char *uri,
+                         int64_t bytes, const char *state, floe_error *err);
+
+/* The parameters of SQ_REGISTER for j's file (p: 7 numbers' room). */
+static void register_params(floe_server *s, const seal_job *j, int64_t seq, const char *uri,
+                            int64_t bytes, const char *state, char p[7][24],
+                            const char *params[12]) {
+    const char *v[12] = {
+        s->node, srv_i64(p[0], seq), j->table, j->part, srv_i64(p[1], j->kind), uri,
+        srv_i64(p[2], bytes), srv_i64(p[3], j->raw_bytes), srv_i64(p[4], j->records),
+        srv_i64(p[5], (int64_t)j->first_frame), srv_i64(p[6], (int64_t)j->last_frame), state};
+    memcpy(params, v, sizeof v);
+}
+
+static int register_file(floe_server *s, const seal_job *j, int64_t seq, const char *uri,
                          int64_t bytes, const char *state, floe_error *err) {
     srv_landing *l = &s->land;
-    char p_seq[24], p_kind[24], p_bytes[24], p_raw[24], p_rec[24], p_first[24], p_last[24];
-    const char *params[] = {
-        s->node, srv_i64(p_seq, seq), j->table, j->part, srv_i64(p_kind, j->kind), uri,
-        srv_i64(p_bytes, bytes), srv_i64(p_raw, j->raw_bytes), srv_i64(p_rec, j->records),
-        srv_i64(p_first, (int64_t)j->first_frame), srv_i64(p_last, (int64_t)j->last_frame),
-        state};
+    char p[7][24];
+    const char *params[12];
+    register_params(s, j, seq, uri, bytes, state, p, params);
     pthread_mutex_lock(&l->idx_mu);
     int rc = floe_sql_exec(l->db, l->q[SQ_REGISTER], params, 12, NULL, err);
     pthread_mutex_unlock(&l->idx_mu);
@@ -734,7 +759,7 @@ static int register_file(floe_server *s, const seal_job *j, int64_t seq, const c
         /* The insert may have been applied (connection lost), or an earlier attempt's was:
          * read what is there (final: see floe/sql.h) before deciding. */
         char *have = NULL;
-        const char *kp[] = {s->node, p_seq};
+        const char *kp[] = {s->node, p[0]};
         pthread_mutex_lock(&l->idx_mu);
         int qrc = floe_sql_query(l->db, "SELECT uri FROM landing_files WHERE node=? AND seq=?",
                                  kp, 2, first_row_str, &have, NULL);
@@ -757,55 +782,68 @@ static bool seal_error_permanent(const floe_error *e) {
                               strstr(e->msg, "InvalidObjectName")));
 }
 
-/* *permanent is set when the landing file itself could not be written for good
- * (seal_error_permanent). */
-static int seal_write(floe_server *s, seal_job *j, bool *permanent, floe_error *err) {
+/* Write j's file, fsynced (file and folder) or not, under j->seq (the next sequence of
+ * the node when j has none yet; only the sealer thread touches next_seq). *permanent is
+ * set when the file could not be written for good (seal_error_permanent). */
+static int job_write(floe_server *s, seal_job *j, bool fsync, bool *permanent,
+                     floe_error *err) {
     srv_landing *l = &s->land;
-    int64_t seq = l->next_seq; /* only the sealer thread touches next_seq */
+    int64_t seq = j->seq >= 0 ? j->seq : l->next_seq;
     char name[128];
-    char *uri = NULL;
-    int rc = 0;
     *permanent = false;
-    if (j->kind == FLOE_SECTION_RECORDS) {
-        /* the reader sniffs the codec from the bytes; the suffix is for people */
-        snprintf(name, sizeof name, "%s-%010lld.ndjson%s", s->node, (long long)seq,
-                 j->codec == FLOE_CODEC_ZSTD_  ? ".zst"
-                 : j->codec == FLOE_CODEC_LZ4_ ? ".lz4"
-                                               : "");
-        uri = *j->part ? floe_asprintf("%s/%s/%s/%s", s->landing_root, j->table, j->part, name)
-                       : floe_asprintf("%s/%s/%s", s->landing_root, j->table, name);
-    } else {
-        snprintf(name, sizeof name, "%s-%010lld.ndjson", s->node, (long long)seq);
-        uri = floe_asprintf("%s/%s/%s", s->quarantine_root, j->table, name);
+    if (!j->uri) {
+        if (j->kind == FLOE_SECTION_RECORDS) {
+            /* the reader sniffs the codec from the bytes; the suffix is for people */
+            snprintf(name, sizeof name, "%s-%010lld.ndjson%s", s->node, (long long)seq,
+                     j->codec == FLOE_CODEC_ZSTD_  ? ".zst"
+                     : j->codec == FLOE_CODEC_LZ4_ ? ".lz4"
+                                                   : "");
+            j->uri = *j->part
+                         ? floe_asprintf("%s/%s/%s/%s", s->landing_root, j->table, j->part, name)
+                         : floe_asprintf("%s/%s/%s", s->landing_root, j->table, name);
+        } else {
+            snprintf(name, sizeof name, "%s-%010lld.ndjson", s->node, (long long)seq);
+            j->uri = floe_asprintf("%s/%s/%s", s->quarantine_root, j->table, name);
+        }
+        if (!j->uri)
+            return floe_error_set(err, FLOE_ENOMEM, "out of memory");
     }
-    if (!uri)
-        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
-    floe_output_options oo = {.fsync = true, .no_overwrite = false};
-    rc = floe_io_write_all(s->cfg.io, uri, j->data.data, j->data.len, &oo, err);
+    floe_output_options oo = {.fsync = fsync, .no_overwrite = false};
+    int rc = floe_io_write_all(s->cfg.io, j->uri, j->data.data, j->data.len, &oo, err);
     if (rc < 0) {
         *permanent = j->kind == FLOE_SECTION_RECORDS && seal_error_permanent(err);
-        goto done;
+        if (j->seq < 0) { /* the name goes with the sequence: made again with the next */
+            floe_free(j->uri);
+            j->uri = NULL;
+        }
+        return rc;
     }
-    rc = register_file(s, j, seq, uri, (int64_t)j->data.len,
-                       j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine", err);
+    if (j->seq < 0) {
+        j->seq = seq;
+        l->next_seq = seq + 1;
+    }
+    return 0;
+}
+
+/* j's file is registered (rc 0), or is not (an error): keep the file when its
+ * registration's outcome is unknown (the retry decides), else delete it (a restart
+ * would too; the WAL still has its records). Counts a registered file. */
+static int job_registered(floe_server *s, seal_job *j, int rc) {
+    srv_landing *l = &s->land;
     if (rc == FLOE_EUNKNOWN_STATE)
-        goto done; /* still unknown: keep the file; the retry decides */
+        return rc;
     if (rc < 0) {
-        /* unregistered: remove it now (a restart would too); the WAL still has it */
-        floe_io_delete(s->cfg.io, uri, NULL);
-        goto done;
+        floe_io_delete(s->cfg.io, j->uri, NULL);
+        return rc;
     }
-    l->next_seq = seq + 1;
     if (j->kind == FLOE_SECTION_RECORDS) /* the backlog grows now, not at the next refresh */
         atomic_fetch_add(&l->pending_bytes, (int64_t)j->data.len);
     atomic_fetch_add(&s->m.sealed_files, 1);
     atomic_fetch_add(&s->m.sealed_bytes, j->data.len);
-done:
-    floe_free(uri);
-    return rc;
+    return 0;
 }
 
-/* The records of a job whose landing file cannot be written (seal_write's *permanent)
+/* The records of a job whose landing file cannot be written (job_write's *permanent)
  * go to the table's quarantine instead, one line each with the reason, in a file
  * registered like a landing file of the partition but in state 'quarantine': never
  * compacted, and the WAL replay skips its frames as it skips sealed ones. Accepted events
@@ -867,6 +905,176 @@ done:
     floe_free(reason);
     floe_free(source);
     return rc;
+}
+
+/* A job that failed this round: logged, its error the round's first one if it is. */
+static void job_failed(seal_job *j, const floe_error *e, char *first_error) {
+    j->failed = true;
+    floe_log(FLOE_LOG_ERROR, "serve: sealing %s/%s failed (will retry): %s", j->table, j->part,
+             e->msg);
+    if (!first_error[0])
+        srv_note(first_error, SRV_NOTE_MAX, "sealing %s/%s: %s", j->table, j->part, e->msg);
+}
+
+/* A job whose file could not be written: its records go to the quarantine when that is
+ * for good (*permanent), else it fails this round. */
+static void job_write_failed(floe_server *s, seal_job *j, bool permanent, const floe_error *e,
+                             char *first_error) {
+    atomic_fetch_add(&s->m.seal_failures, 1);
+    floe_error qe;
+    floe_error_clear(&qe);
+    if (permanent && seal_quarantine(s, j, e->msg, &qe) == 0)
+        return;
+    if (permanent)
+        floe_log(FLOE_LOG_ERROR, "serve: moving the records of %s/%s to the quarantine: %s",
+                 j->table, j->part, qe.msg);
+    job_failed(j, e, first_error);
+}
+
+/* One job on its own: written, fsynced (file and folder) and registered. */
+static void seal_one(floe_server *s, seal_job *j, char *first_error) {
+    floe_error e;
+    floe_error_clear(&e);
+    bool permanent = false;
+    int rc = job_write(s, j, true, &permanent, &e);
+    if (rc < 0) {
+        job_write_failed(s, j, permanent, &e, first_error);
+        return;
+    }
+    rc = register_file(s, j, j->seq, j->uri, (int64_t)j->data.len,
+                       j->kind == FLOE_SECTION_RECORDS ? "pending" : "quarantine", &e);
+    if (job_registered(s, j, rc) < 0) {
+        atomic_fetch_add(&s->m.seal_failures, 1);
+        job_failed(j, &e, first_error);
+    }
+}
+
+/* INSERT of n rows: SQ_REGISTER's VALUES tuple n times. Caller frees. */
+static char *register_rows_sql(const char *one, size_t n) {
+    const char *values = strstr(one, "VALUES");
+    if (!values)
+        return NULL;
+    const char *tuple = values + 6;
+    floe_buf b;
+    floe_buf_init(&b, 0);
+    int rc = floe_buf_append(&b, one, strlen(one));
+    for (size_t i = 1; i < n && rc == 0; i++) {
+        rc = floe_buf_append_byte(&b, ',');
+        if (rc == 0)
+            rc = floe_buf_append(&b, tuple, strlen(tuple));
+    }
+    return buf_string(&b, rc);
+}
+
+/* Register the files of jobs idx[0..n) in one transaction, REGISTER_ROWS rows a
+ * statement (a statement is parsed at every call: one a row cost more than the insert).
+ * All or none: an error leaves none registered, or (FLOE_EUNKNOWN_STATE) all or none. */
+#define REGISTER_ROWS 64 /* x 12 parameters: within SQLite's and PostgreSQL's limits */
+static int register_many(floe_server *s, const seal_job *jobs, const size_t *idx, size_t n,
+                         floe_error *err) {
+    srv_landing *l = &s->land;
+    size_t nrest = n % REGISTER_ROWS;
+    char *full = n >= REGISTER_ROWS ? register_rows_sql(l->q[SQ_REGISTER], REGISTER_ROWS) : NULL;
+    char *rest = nrest ? register_rows_sql(l->q[SQ_REGISTER], nrest) : NULL;
+    const char **params = floe_malloc(REGISTER_ROWS * 12 * sizeof *params);
+    char(*nums)[7][24] = floe_malloc(REGISTER_ROWS * sizeof *nums);
+    int rc = 0;
+    if ((n >= REGISTER_ROWS && !full) || (nrest && !rest) || !params || !nums) {
+        rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
+        goto done;
+    }
+    pthread_mutex_lock(&l->idx_mu);
+    rc = floe_sql_begin(l->db, err);
+    for (size_t k = 0; k < n && rc == 0; k += REGISTER_ROWS) {
+        size_t m = n - k < REGISTER_ROWS ? n - k : REGISTER_ROWS;
+        for (size_t r = 0; r < m; r++) {
+            const seal_job *j = &jobs[idx[k + r]];
+            register_params(s, j, j->seq, j->uri, (int64_t)j->data.len, "pending", nums[r],
+                            params + 12 * r);
+        }
+        rc = floe_sql_exec(l->db, m == REGISTER_ROWS ? full : rest, params, 12 * m,
+                           NULL, err);
+    }
+    if (rc == 0)
+        rc = floe_sql_commit(l->db, err);
+    if (rc < 0)
+        floe_sql_rollback(l->db);
+    pthread_mutex_unlock(&l->idx_mu);
+done:
+    floe_free(full);
+    floe_free(rest);
+    floe_free(params);
+    floe_free(nums);
+    return rc;
+}
+
+/* Many jobs together (a round of SEAL_BATCH_MIN or more; at most SEAL_CHUNK at once):
+ * every landing file is written without its own fsync, all are made durable by one
+ * syncer (floe/io.h: one syncfs of the warehouse's file system where it can, instead of
+ * a fsync of every file and of its folder - two device flushes a partition made sealing
+ * 15,000 one-record partitions take over a minute), and only then registered, in one
+ * transaction (one commit of the index instead of one a file). A failed transaction is
+ * redone one file at a time, reading back what it may have left (register_file), so a
+ * file is registered once. Quarantine files (kind 2) go one by one, as before. */
+static void seal_batch(floe_server *s, seal_job *jobs, size_t n, char *first_error) {
+    floe_error e;
+    floe_error_clear(&e);
+    floe_io_syncer *sy = NULL;
+    const char **uris = floe_malloc(n * sizeof *uris);
+    size_t *idx = floe_malloc(n * sizeof *idx);
+    if (!uris || !idx ||
+        floe_io_syncer_open(s->cfg.io, s->landing_root, SEAL_BATCH_MIN, &sy, &e) < 0) {
+        if (e.msg[0])
+            floe_log(FLOE_LOG_WARN, "serve: sealing one file at a time: %s", e.msg);
+        for (size_t i = 0; i < n; i++)
+            seal_one(s, &jobs[i], first_error);
+        goto done;
+    }
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++) {
+        seal_job *j = &jobs[i];
+        if (j->kind != FLOE_SECTION_RECORDS) {
+            seal_one(s, j, first_error);
+            continue;
+        }
+        bool permanent = false;
+        floe_error_clear(&e);
+        if (job_write(s, j, false, &permanent, &e) < 0) {
+            job_write_failed(s, j, permanent, &e, first_error);
+            continue;
+        }
+        uris[nw] = j->uri;
+        idx[nw++] = i;
+    }
+    floe_error_clear(&e);
+    if (nw && floe_io_syncer_sync(sy, uris, nw, &e) < 0) {
+        for (size_t k = 0; k < nw; k++) {
+            atomic_fetch_add(&s->m.seal_failures, 1);
+            FLOE_IGNORE_RESULT(job_registered(s, &jobs[idx[k]], FLOE_EIO)); /* deletes it */
+            job_failed(&jobs[idx[k]], &e, first_error);
+        }
+        goto done;
+    }
+    int rc = nw ? register_many(s, jobs, idx, nw, &e) : 0;
+    if (rc < 0)
+        floe_log(FLOE_LOG_WARN, "serve: registering %zu landing files together: %s "
+                 "(registered one at a time)", nw, e.msg);
+    for (size_t k = 0; k < nw; k++) {
+        seal_job *j = &jobs[idx[k]];
+        int r = rc;
+        if (rc < 0) {
+            floe_error_clear(&e);
+            r = register_file(s, j, j->seq, j->uri, (int64_t)j->data.len, "pending", &e);
+        }
+        if (job_registered(s, j, r) < 0) {
+            atomic_fetch_add(&s->m.seal_failures, 1);
+            job_failed(j, &e, first_error);
+        }
+    }
+done:
+    floe_io_syncer_close(sy);
+    floe_free(uris);
+    floe_free(idx);
 }
 
 static int64_t table_setting(floe_server *s, const char *table, int which) {
@@ -1028,6 +1236,7 @@ static void *sealer_main(void *arg) {
                 }
                 seal_job *j = &jobs[njobs];
                 memset(j, 0, sizeof *j);
+                j->seq = -1;
                 j->table = floe_strdup(b->table);
                 j->part = floe_strdup(b->part);
                 if (!j->table || !j->part) {
@@ -1062,27 +1271,17 @@ static void *sealer_main(void *arg) {
         /* Seal in order; a failed job stays for the next round. */
         size_t kept = 0;
         char first_error[SRV_NOTE_MAX] = "";
+        if (njobs < SEAL_BATCH_MIN) {
+            for (size_t i = 0; i < njobs; i++)
+                seal_one(s, &jobs[i], first_error);
+        } else {
+            for (size_t i = 0; i < njobs; i += SEAL_CHUNK)
+                seal_batch(s, jobs + i, njobs - i < SEAL_CHUNK ? njobs - i : SEAL_CHUNK,
+                           first_error);
+        }
         for (size_t i = 0; i < njobs; i++) {
-            floe_error e;
-            floe_error_clear(&e);
-            bool permanent = false;
-            int rc = seal_write(s, &jobs[i], &permanent, &e);
-            if (rc < 0) {
-                atomic_fetch_add(&s->m.seal_failures, 1);
-                floe_error qe;
-                floe_error_clear(&qe);
-                if (permanent && seal_quarantine(s, &jobs[i], e.msg, &qe) == 0)
-                    rc = 0;
-                else if (permanent)
-                    floe_log(FLOE_LOG_ERROR, "serve: moving the records of %s/%s to the "
-                             "quarantine: %s", jobs[i].table, jobs[i].part, qe.msg);
-            }
-            if (rc < 0) {
-                floe_log(FLOE_LOG_ERROR, "serve: sealing %s/%s failed (will retry): %s",
-                         jobs[i].table, jobs[i].part, e.msg);
-                if (!first_error[0])
-                    srv_note(first_error, sizeof first_error, "sealing %s/%s: %s",
-                             jobs[i].table, jobs[i].part, e.msg);
+            if (jobs[i].failed) {
+                jobs[i].failed = false;
                 jobs[kept++] = jobs[i];
                 continue;
             }

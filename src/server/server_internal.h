@@ -21,8 +21,8 @@
  *
  * Landing file state machine (DESIGN.md):
  *
- *   open (in WAL + buffer) --seal: seal_write()--> sealed (file fsynced)
- *     --register: seal_write()--> pending --lease: lease_take()--> compacting
+ *   open (in WAL + buffer) --seal: job_write() + fsync or syncer--> sealed (durable)
+ *     --register: register_file() / seal_batch()--> pending --lease: lease_take()--> compacting
  *     --the swap of the commit (swap_hook), or found in the table's history (settle)-->
  *     committed;
  *   compacting --hook failed: lease_release() / restart: release_predecessor()--> pending
