@@ -246,6 +246,9 @@ static inline void floe_buf_truncate(floe_buf *b, size_t len) {
 static inline int floe_buf_error(const floe_buf *b) { return b->error; }
 /* Ensure room for `extra` more bytes. FLOE_ENOMEM or FLOE_ELIMIT (past max). */
 int floe_buf_reserve(floe_buf *b, size_t extra);
+/* The same, but a buffer that grows gets exactly that room (no doubling): for a size
+ * known in advance, or a growth the caller paces itself. */
+int floe_buf_reserve_exact(floe_buf *b, size_t extra);
 int floe_buf_append(floe_buf *b, const void *p, size_t n);
 int floe_buf_append_byte(floe_buf *b, uint8_t c);
 int floe_buf_printf(floe_buf *b, const char *fmt, ...) FLOE_PRINTF(2, 3);

@@ -252,7 +252,8 @@ static int buf_fail(floe_buf *b, int code) {
     return code;
 }
 
-int floe_buf_reserve(floe_buf *b, size_t extra) {
+/* Room for extra more bytes: the capacity doubled until it fits, or (exact) just that. */
+static int buf_grow(floe_buf *b, size_t extra, bool exact) {
     if (b->error)
         return b->error;
     if (extra > b->max || b->len > b->max - extra)
@@ -260,7 +261,7 @@ int floe_buf_reserve(floe_buf *b, size_t extra) {
     size_t need = b->len + extra + 1; /* room for a NUL for detach */
     if (need <= b->cap)
         return 0;
-    size_t ncap = b->cap ? b->cap : 256;
+    size_t ncap = exact ? need : b->cap ? b->cap : 256;
     while (ncap < need) {
         if (ncap > SIZE_MAX / 2) {
             ncap = need;
@@ -274,6 +275,14 @@ int floe_buf_reserve(floe_buf *b, size_t extra) {
     b->data = p;
     b->cap = ncap;
     return 0;
+}
+
+int floe_buf_reserve(floe_buf *b, size_t extra) {
+    return buf_grow(b, extra, false);
+}
+
+int floe_buf_reserve_exact(floe_buf *b, size_t extra) {
+    return buf_grow(b, extra, true);
 }
 
 int floe_buf_append(floe_buf *b, const void *p, size_t n) {

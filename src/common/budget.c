@@ -57,13 +57,24 @@ static size_t grown_cap(size_t cap, size_t need) {
     return ncap;
 }
 
-int floe_budget_buf_room(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
-                         size_t extra) {
+static int buf_room(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
+                    size_t extra, bool exact) {
     if (buf->len + extra + 1 <= buf->cap)
         return 0;
     if (extra > buf->max || buf->len > buf->max - extra)
         return FLOE_ELIMIT;
-    size_t ncap = grown_cap(buf->cap, buf->len + extra + 1);
+    size_t need = buf->len + extra + 1;
+    size_t ncap = exact ? need : grown_cap(buf->cap, need);
     FLOE_FORWARD_IF_ERROR(floe_budget_hold(b, held, *held + (int64_t)(ncap - buf->cap), other));
-    return floe_buf_reserve(buf, extra);
+    return exact ? floe_buf_reserve_exact(buf, extra) : floe_buf_reserve(buf, extra);
+}
+
+int floe_budget_buf_room(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
+                         size_t extra) {
+    return buf_room(b, held, other, buf, extra, false);
+}
+
+int floe_budget_buf_room_exact(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
+                               size_t extra) {
+    return buf_room(b, held, other, buf, extra, true);
 }

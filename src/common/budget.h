@@ -42,5 +42,9 @@ void floe_budget_release(floe_budget *b, int64_t *held);
  * first (as floe_budget_hold). FLOE_ELIMIT also past buf->max; FLOE_ENOMEM. */
 int floe_budget_buf_room(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
                          size_t extra);
+/* The same with floe_buf_reserve_exact: a buffer that grows is given, and charged,
+ * exactly len + extra + 1 bytes. */
+int floe_budget_buf_room_exact(floe_budget *b, int64_t *held, int64_t other, floe_buf *buf,
+                               size_t extra);
 
 #endif

@@ -170,6 +170,22 @@ static int sc_room(srv_scratch *sc, floe_buf *b, size_t extra) {
     return srv_buf_room(sc->srv, &sc->held, sc->other, b, extra);
 }
 
+/* Room in a buffer whose final size is known (the frame, a compressed section): exactly
+ * that, not the next power of two (a 5 MB body's frame and section took 8 MiB each). */
+static int sc_room_exact(srv_scratch *sc, floe_buf *b, size_t extra) {
+    return floe_budget_buf_room_exact(&sc->srv->budget, &sc->held, sc->other, b, extra);
+}
+
+/* Room in a group's copy of its records: doubling up to GROUP_PACE bytes, then by a
+ * quarter at a time, so a group of one large body holds (and is charged) at most 1.25 x
+ * its records, not up to 2 x. */
+#define GROUP_PACE ((size_t)1 << 20)
+static int group_room(srv_scratch *sc, floe_buf *b, size_t extra) {
+    if (b->cap < GROUP_PACE || b->len + extra + 1 <= b->cap)
+        return sc_room(sc, b, extra);
+    return sc_room_exact(sc, b, extra > b->len / 4 ? extra : b->len / 4);
+}
+
 /* A scratch compiled for the table's current schema (caller holds schema_lock). */
 static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
                        srv_scratch **out, floe_error *err) {
@@ -737,7 +753,7 @@ static int route_records(srv_table *t, srv_scratch *sc, const uint8_t *body, boo
         part_group *g = &sc->groups[cur_group];
         size_t a = sc->spans[r * 2], b = sc->spans[r * 2 + 1];
         size_t at = g->raw.len;
-        int rc = sc_room(sc, &g->raw, b - a + 1);
+        int rc = group_room(sc, &g->raw, b - a + 1);
         if (rc < 0)
             return floe_error_set(err, rc, "%s", rc == FLOE_ENOMEM ? "out of memory"
                                                                    : "in-flight memory budget");
@@ -1086,8 +1102,8 @@ static int ingest_frame(ingest_req *q) {
     for (size_t g = 0; g < sc->ngroups; g++)
         frame_bound += 96 + sc->groups[g].path.len + sc->groups[g].raw.len +
                        sc->groups[g].raw.len / 64;
-    if ((rc = sc_room(sc, &sc->frame, frame_bound + strlen(t->name) * (sc->ngroups + 2) +
-                      sc->errors.len + 256)) < 0)
+    if ((rc = sc_room_exact(sc, &sc->frame, frame_bound + strlen(t->name) *
+                            (sc->ngroups + 2) + sc->errors.len + 256)) < 0)
         return ingest_budget(q, rc);
     int pr = q->rejected > q->listed
                  ? floe_buf_printf(&sc->rest, "\"accepted\":%zu,\"rejected\":%zu,\"errors_listed\":"
@@ -1109,7 +1125,7 @@ static int ingest_frame(ingest_req *q) {
             continue;
         q->acc_bytes += pg->raw.len;
         floe_buf_reset(&sc->pathbuf);
-        if ((rc = sc_room(sc, &sc->comp, pg->raw.len + pg->raw.len / 64 + 4096)) < 0)
+        if ((rc = sc_room_exact(sc, &sc->comp, pg->raw.len + pg->raw.len / 64 + 4096)) < 0)
             return ingest_budget(q, rc);
         if (floe_buf_append(&sc->pathbuf, t->name, tl + 1) < 0 ||
             floe_buf_append(&sc->pathbuf, pg->path.data, pg->path.len) < 0 ||
@@ -1120,7 +1136,7 @@ static int ingest_frame(ingest_req *q) {
             return ingest_nomem(q);
     }
     if (q->rejected) {
-        if ((rc = sc_room(sc, &sc->comp, sc->qlines.len + sc->qlines.len / 64 + 4096)) < 0)
+        if ((rc = sc_room_exact(sc, &sc->comp, sc->qlines.len + sc->qlines.len / 64 + 4096)) < 0)
             return ingest_budget(q, rc);
         if (compress_into(sc, codec, sc->qlines.data, sc->qlines.len, level) < 0 ||
             floe_frame_add_section(&sc->frame, FLOE_SECTION_QUARANTINE, codec, t->name,
