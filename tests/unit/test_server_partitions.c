@@ -298,10 +298,65 @@ TEST(test_unsealable_records_go_to_quarantine) {
     floe_server_config_reset(&cfg);
 }
 
+/* A round of many buffers is sealed together (one sync, one index transaction): a sync
+ * that fails leaves every file of it for the next round, a file that cannot be written
+ * leaves only itself, and in the end every event is in the table once - also after a
+ * restart, whose replay must skip every frame the batch registered. */
+TEST(test_batch_seal_failures_are_retried_once) {
+    const char *dir = harness_tmpdir();
+    char wh[4200];
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    floe_server_config cfg;
+    server_config(&cfg, dir, wh);
+    floe_server *s = NULL;
+    floe_error err;
+    REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
+    uint16_t port = floe_server_port(s);
+    enum { NP = 40, NIDS = 200 };
+    char bufs[NP][16];
+    const char *names[NP];
+    for (int i = 0; i < NP; i++) {
+        snprintf(bufs[i], sizeof bufs[i], "p%d", i);
+        names[i] = bufs[i];
+    }
+    CHECK_EQ_INT(hs_post_ids(port, "shop.t", 1, NIDS / 2, names, NP), 200);
+    /* the round's sync fails: nothing is registered, every buffer waits */
+    floe_io_fault_inject(NULL, FLOE_IO_FAULT_FSYNC, 1, EIO);
+    CHECK(floe_server_flush(s, false, &err) < 0);
+    floe_io_fault_clear(NULL);
+    CHECK_EQ_INT((int)metric(port, "floe_landing_files_sealed_total"), 0);
+    CHECK((int)metric(port, "floe_seal_failures_total") >= NP);
+    /* one file of the next round cannot be published: the others are */
+    floe_io_fault_inject_once(NULL, FLOE_IO_FAULT_RENAME, 3, EIO);
+    CHECK(floe_server_flush(s, false, &err) < 0);
+    floe_io_fault_clear(NULL);
+    CHECK_EQ_INT((int)metric(port, "floe_landing_files_sealed_total"), NP - 1);
+    CHECK_OK(floe_server_flush(s, false, &err), err);
+    CHECK_EQ_INT((int)metric(port, "floe_landing_files_sealed_total"), NP);
+    CHECK_EQ_INT(hs_post_ids(port, "shop.t", NIDS / 2 + 1, NIDS, names, NP), 200);
+    CHECK_OK(floe_server_flush(s, true, &err), err);
+    CHECK_OK(floe_server_close(s, &err), err);
+    /* a restart seals nothing again */
+    REQUIRE_OK(floe_server_open(&cfg, NULL, &s, &err), err);
+    port = floe_server_port(s);
+    CHECK_OK(floe_server_flush(s, true, &err), err);
+    CHECK_EQ_INT((int)metric(port, "floe_landing_files_sealed_total"), 0);
+    CHECK_OK(floe_server_close(s, &err), err);
+    int counts[NIDS + 1];
+    char db[4400];
+    snprintf(db, sizeof db, "%s/catalog.db", wh);
+    int64_t rows = hs_count_ids_sqlite(db, wh, "shop", "t", counts, NIDS + 1);
+    CHECK_EQ_INT((int)rows, NIDS);
+    for (int id = 1; id <= NIDS; id++)
+        CHECK_EQ_INT(counts[id], 1);
+    floe_server_config_reset(&cfg);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_ALL);
     RUN(test_long_and_hostile_partition_values_land);
     RUN(test_unsealable_records_go_to_quarantine);
+    RUN(test_batch_seal_failures_are_retried_once);
     curl_global_cleanup();
     return harness_finish();
 }
