@@ -45,7 +45,9 @@ typedef struct floe_convert_options {
     const floe_schema *schema;      /* borrowed; required */
     floe_pq_write_options write;    /* Parquet options (target_file_size rolls files) */
     int threads;                    /* worker threads (shredding and encoding); 0 = 1 */
-    size_t chunk_size;              /* bytes per chunk; 0 = 4 MiB */
+    size_t chunk_size;              /* bytes per chunk; 0 = 4 MiB, or a quarter of
+                                       write.row_group_size when that is less (not
+                                       under 256 KiB): the slots' memory follows it */
     floe_shred_options shred;       /* record limit, unknown-field policy */
     const char *out_dir;            /* output folder (created); required */
     const char *file_prefix;        /* file names <prefix>-NNNNN.parquet; NULL = "part" */
@@ -64,7 +66,7 @@ typedef struct floe_convert_options {
     void *on_file_ctx;
     floe_io *io;                    /* I/O context of the outputs and the quarantine
                                        (NULL: the default) */
-    /* Called on the calling thread after each chunk read (4 MiB by default) with the
+    /* Called on the calling thread after each chunk read (see chunk_size) with the
      * input bytes read so far over all inputs, in the files' bytes (compressed if
      * compressed: floe_line_reader_input_pos); may be NULL. */
     void (*progress)(void *ctx, int64_t input_bytes);
