@@ -4,9 +4,8 @@
 # for plain, gzip and zstd input of the bench shapes (floe gen's events, iot, wide,
 # nested; 32 MB each). The peak is the process's VmHWM (ru_maxrss, read by python3 from
 # its waited child). Before the chunks followed the row group (src/convert/convert.c,
-# chunk_default), the read buffers were sized exactly (line_reader.c) and the writer's
-# per-column page list and first chunk segment were made small (parquet/writer.c), the
-# two-thread runs took 71-124 MiB here (wide from zstd on one thread: 74).
+# chunk_default) and the read buffers were sized exactly (line_reader.c), 9 of the 24
+# runs were over, all on two threads: 74-95 MiB (gzip and zstd; wide plain 77).
 #
 # A sanitized floe's allocator inflates memory: then the Release build beside the sources
 # (build/floe) is measured if it is there and no newer source exists; else skipped (77).
