@@ -561,11 +561,11 @@ static int write_rows(pipeline *p, out_part *o, const floe_batch *b, floe_error 
  * each one is written (by the write-behind thread, floe/parquet.h) while the next, a third
  * of its size, is built, and the last holds between tail_min and three times that: 4
  * MiB (the caller's chunk size), or 1/64 of the input when that is more (200 MB: row
- * groups of about 68%, 22%, 8% and 2% of the rows, where there was one). The writes keep up when the output is
- * written at least three times as fast as it is produced (iot, two threads: ~110 MB/s
- * produced, 165-800 MB/s written on the test VM). Decided from input positions after
- * whole chunks, which do not depend on the thread count: the files stay byte-identical
- * whatever it is. */
+ * groups of about 68%, 22%, 8% and 2% of the rows, where there was one). The writes
+ * keep up when the output is written at least three times as fast as it is produced
+ * (iot, two threads: ~110 MB/s produced, 165-800 MB/s written on the test VM). Decided
+ * from input positions after whole chunks, which do not depend on the thread count: the
+ * files stay byte-identical whatever it is. */
 static int64_t tail_min(const pipeline *p, int64_t total) {
     /* 4 MiB also when the chunks follow a small row group (chunk_default): cutting a
      * row group of a few MiB gains little, and plain and compressed input (sizes in
