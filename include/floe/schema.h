@@ -137,6 +137,12 @@ int floe_schema_load(const char *path, floe_schema **out, floe_error *err) FLOE_
 char *floe_schema_to_json(const floe_schema *s, bool pretty);
 void floe_schema_free(floe_schema *s);
 
+/* The deepest Parquet path a schema may have: the names from a top-level field down to a
+ * leaf, where a list or map adds its repeated group ("list" / "key_value") to its own name.
+ * floe's Parquet writer and reader take no deeper schema, so floe_schema_finish() refuses
+ * one, naming the field. */
+#define FLOE_PQ_PATH_MAX 64
+
 /* Builders: allocate an empty schema, then fill root.children from the arena and call
  * floe_schema_finish() to derive leaves, levels and physical types. */
 floe_schema *floe_schema_new(void);

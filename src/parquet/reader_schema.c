@@ -21,7 +21,7 @@
 #include "floe/variant.h"
 #include "parquet/reader_internal.h"
 
-#define PQ_MAX_DEPTH 64
+#define PQ_MAX_DEPTH FLOE_PQ_PATH_MAX
 
 typedef struct build_ctx {
     floe_pq_reader *r;

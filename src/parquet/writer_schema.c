@@ -13,7 +13,7 @@
 typedef struct schema_build {
     floe_pq_writer *w;
     size_t n, cap;
-    const char *path[64];
+    const char *path[FLOE_PQ_PATH_MAX];
     size_t depth;
     size_t leaf;
     floe_error *err;
@@ -139,7 +139,7 @@ static int set_leaf_type(floe_pq_schema_element *e, const floe_field *f, floe_er
  * name into name, true; false when there is none. */
 static bool find_empty_struct(const floe_field *f, const char **path, size_t depth,
                               char *name, size_t cap) {
-    if (depth == 64)
+    if (depth == FLOE_PQ_PATH_MAX)
         return false; /* deeper than the writer goes: build_field refuses it */
     path[depth++] = f->name;
     if (f->type == FLOE_TYPE_STRUCT && stored_children(f) == 0) {
@@ -162,7 +162,7 @@ int floe_pq_schema_writable(const floe_schema *schema, floe_error *err) {
         return floe_error_set(err, FLOE_EUNSUPPORTED,
                               "the schema has no fields Parquet stores (type unknown is "
                               "never stored), which Parquet cannot store");
-    const char *path[64];
+    const char *path[FLOE_PQ_PATH_MAX];
     char name[512];
     for (size_t i = 0; i < schema->root.nchildren; i++)
         if (find_empty_struct(&schema->root.children[i], path, 0, name, sizeof name))
@@ -179,8 +179,14 @@ static int build_field(schema_build *sb, const floe_field *f) {
     if (f->type == FLOE_TYPE_UNKNOWN)
         return 0; /* never stored: no node */
     floe_pq_schema_element *e = elem_new(sb);
-    if (!e || sb->depth + 3 > sizeof sb->path / sizeof sb->path[0])
-        return floe_error_set(sb->err, FLOE_EUNSUPPORTED, "schema too deep for the writer");
+    if (!e)
+        return floe_error_set(sb->err, FLOE_EINTERNAL, "schema element count");
+    /* floe_schema_finish refuses deeper schemas; a guard against one built by hand */
+    size_t names = sb->depth + 1 + (f->type == FLOE_TYPE_LIST || f->type == FLOE_TYPE_MAP);
+    if (names > sizeof sb->path / sizeof sb->path[0])
+        return floe_error_set(sb->err, FLOE_EUNSUPPORTED,
+                              "field '%s': Parquet path deeper than %d names", f->name,
+                              FLOE_PQ_PATH_MAX);
     e->name = f->name;
     e->has_repetition_type = true;
     e->repetition_type = f->required ? FLOE_PQ_REQUIRED : FLOE_PQ_OPTIONAL;

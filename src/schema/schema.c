@@ -211,10 +211,14 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
                         int16_t prep, int depth) {
     char path[256];
     floe_error *err = c->err;
-    if (depth > SCHEMA_MAX_DEPTH)
-        return floe_error_set(err, FLOE_ESCHEMA, "schema nests deeper than %d levels",
-                              SCHEMA_MAX_DEPTH);
     f->parent = parent;
+    /* depth: the length of f's Parquet path (FLOE_PQ_PATH_MAX) */
+    if (depth > FLOE_PQ_PATH_MAX)
+        return floe_error_set(err, FLOE_ESCHEMA,
+                              "field '%s': nested %d levels deep in Parquet (a list or map "
+                              "counts two), more than the %d floe's Parquet writer and reader "
+                              "take",
+                              floe_field_path(f, path, sizeof path), depth, FLOE_PQ_PATH_MAX);
     if (!f->name || !f->name[0])
         return floe_error_set(err, FLOE_ESCHEMA, "field id %d has no name", (int)f->id);
     /* a variant's parts, and in a shredded layout everything below them, are Parquet
@@ -268,7 +272,7 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
                                   floe_field_path(f, path, sizeof path));
         /* the repeated group adds one definition and one repetition level */
         FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[0], f, (int16_t)(def + 1),
-                                           (int16_t)(prep + 1), depth + 1));
+                                           (int16_t)(prep + 1), depth + 2));
         break;
     case FLOE_TYPE_MAP:
         if (f->nchildren != 2 || !f->children)
@@ -283,7 +287,7 @@ static int finish_field(finish_ctx *c, floe_field *f, floe_field *parent, int16_
                                   floe_field_path(f, path, sizeof path));
         for (size_t i = 0; i < 2; i++)
             FLOE_FORWARD_IF_ERROR(finish_field(c, &f->children[i], f, (int16_t)(def + 1),
-                                               (int16_t)(prep + 1), depth + 1));
+                                               (int16_t)(prep + 1), depth + 2));
         break;
     case FLOE_TYPE_VARIANT:
         /* VariantEncoding.md "Variant in Parquet": a group of the two binary parts */
