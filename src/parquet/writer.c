@@ -269,6 +269,10 @@ static int add_values(col *c, const floe_colbuf *cb, size_t vi, size_t nv) {
  * Pages
  * =================================================================================== */
 
+/* All open pages' unencoded levels, and the least page_row_limit scaled to meet it. */
+#define PAGE_LEVELS_BUDGET ((size_t)16 << 20)
+#define PAGE_ROWS_FLOOR ((size_t)1024)
+
 static size_t page_est(const col *c) {
     size_t lv = c->plevels * (size_t)((c->max_def ? 1 : 0) + (c->max_rep ? 1 : 0)) / 4;
     if (c->mode == MODE_DICT) {
@@ -1442,6 +1446,17 @@ int floe_pq_writer_open(floe_io *io, const char *uri, const floe_schema *schema,
     }
     if (!schema || (schema->nleaves && !schema->leaves))
         FLOE_FAIL(err, FLOE_EINVALID, "parquet writer: schema is not finished");
+    /* A page holds its levels unencoded (2 bytes each) until it is cut, and page_est counts
+     * them as bits: with many leaves, page_row_limit rows x leaves x 2 bytes is what every
+     * open page holds whatever row_group_size says. Scale the limit down so all the open
+     * pages' levels stay within PAGE_LEVELS_BUDGET; schemas of up to ~400 leaves keep it. */
+    if (schema->nleaves) {
+        size_t cap = PAGE_LEVELS_BUDGET / (2 * schema->nleaves);
+        if (cap < PAGE_ROWS_FLOOR)
+            cap = PAGE_ROWS_FLOOR;
+        if (o->page_row_limit > cap)
+            o->page_row_limit = cap;
+    }
     o->variant_shredding[FLOE_PQ_SHREDDING_MAX - 1] = 0;
     if (pqw_shred_is_auto(o->variant_shredding)) {
         /* the columns wait for the rows the paths are chosen from (settle_auto) */
