@@ -120,6 +120,14 @@ typedef struct floe_shred_options {
     size_t max_record;           /* bytes per record, 0 = 1 MiB */
     floe_unknown_policy unknown; /* default FLOE_UNKNOWN_REJECT */
     int max_depth;               /* JSON nesting cap, 0 = 64 */
+    /* The field ids of the sources of the hour() partition fields the records are routed
+     * by (floe_partition_spec_hour_sources; read by floe_shredder_new only): an integer
+     * given for a microsecond timestamp among them must have an hour that fits an int
+     * (~ +-7.7e18), else the record is rejected here (FLOE_REJECT_RANGE), where its line
+     * is known, rather than failing the batch it is routed with. Every other transform
+     * of a value the shredder takes fits. */
+    const int32_t *hour_sources;
+    size_t nhour_sources;
 } floe_shred_options;
 
 /* One rejected record, as handed to the callback. Every pointer is borrowed and valid only

@@ -277,6 +277,11 @@ void floe_partition_spec_free(floe_partition_spec *spec);
 bool floe_partition_spec_equivalent(const floe_partition_spec *a,
                                     const floe_partition_spec *b);
 
+/* The source field ids of spec's hour() fields into *ids (floe_malloc'd; NULL when there
+ * are none), *n of them: what floe_shred_options.hour_sources takes. 0 or FLOE_ENOMEM. */
+int floe_partition_spec_hour_sources(const floe_partition_spec *spec, int32_t **ids,
+                                     size_t *n, floe_error *err) FLOE_NODISCARD;
+
 /* A row's partition tuple: source_values[i] is the value of fields[i]'s source column;
  * tuple[i] receives the transformed value (borrowing source bytes). Spec must be bound.
  * FLOE_EUNSUPPORTED for unknown transforms (writers must not use them). */

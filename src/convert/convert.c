@@ -1048,8 +1048,17 @@ int floe_convert(const char *const *inputs, size_t ninputs, const floe_convert_o
             FLOE_FAIL(err, FLOE_ENOMEM, "out of memory");
         p.nspare++;
     }
-    for (int i = 0; i < threads; i++)
-        FLOE_CHECK(floe_shredder_new(opts->schema, &opts->shred, &p.shredders[i], err));
+    {
+        /* a record whose hour() partition value cannot be made: that record rejected */
+        floe_shred_options so = opts->shred;
+        int32_t *hours = NULL;
+        int hrc = floe_partition_spec_hour_sources(opts->spec, &hours, &so.nhour_sources, err);
+        so.hour_sources = hours;
+        for (int i = 0; hrc == 0 && i < threads; i++)
+            hrc = floe_shredder_new(opts->schema, &so, &p.shredders[i], err);
+        floe_free(hours);
+        FLOE_CHECK(hrc);
+    }
     FLOE_CHECK(floe_pq_schema_writable(opts->schema, err)); /* before any folder or file */
     FLOE_CHECK(floe_io_mkdirs(opts->io, opts->out_dir, err));
     if (!opts->quarantine_uri &&

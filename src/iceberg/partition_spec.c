@@ -543,6 +543,25 @@ bool floe_partition_spec_equivalent(const floe_partition_spec *a,
 
 /* ---- tuples and paths --------------------------------------------------------------------- */
 
+int floe_partition_spec_hour_sources(const floe_partition_spec *spec, int32_t **ids,
+                                     size_t *n, floe_error *err) {
+    *ids = NULL;
+    *n = 0;
+    size_t k = 0;
+    for (size_t i = 0; spec && i < spec->nfields; i++)
+        k += spec->fields[i].transform.kind == FLOE_XF_HOUR;
+    if (!k)
+        return 0;
+    int32_t *v = floe_malloc(k * sizeof *v);
+    if (!v)
+        return floe_error_set(err, FLOE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < spec->nfields; i++)
+        if (spec->fields[i].transform.kind == FLOE_XF_HOUR)
+            v[(*n)++] = spec->fields[i].source_id;
+    *ids = v;
+    return 0;
+}
+
 int floe_partition_spec_tuple(const floe_partition_spec *spec, const floe_value *src,
                               floe_value *tuple, floe_error *err) {
     FLOE_RETURN_ERROR_IF(!spec->bound, err, FLOE_EINVALID,

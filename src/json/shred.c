@@ -98,6 +98,7 @@ struct snode {
     uint32_t htcap;
     /* leaves */
     int digits;         /* timestamps: 6 or 9 */
+    bool hour_source;   /* an hour() partition's source: its integer must give an int hour */
     /* the field's write-default as a record would hold it (NULL: none, or null) */
     uint8_t *wdef;
     uint32_t wdef_len;
@@ -694,6 +695,15 @@ static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, in
             lo = 0;
             hi = 86400LL * 1000000 - 1;
         }
+        if (n->hour_source) {
+            /* hour = floor(v / units an hour) must fit an int: [INT32_MIN, INT32_MAX] hours */
+            int64_t uph = n->digits == 9 ? INT64_C(3600000000000) : INT64_C(3600000000);
+            int64_t hlo, hhi;
+            if (!__builtin_mul_overflow((int64_t)INT32_MIN, uph, &hlo))
+                lo = hlo;
+            if (!__builtin_mul_overflow((int64_t)INT32_MAX + 1, uph, &hhi))
+                hi = hhi - 1;
+        }
         if (num.simple && !num.neg && num.simple_value <= (uint64_t)hi) {
             iv = (int64_t)num.simple_value; /* the common case: a plain small integer */
         } else {
@@ -705,8 +715,12 @@ static int leaf_number(floe_shredder *sh, const snode *n, const uint8_t **pp, in
                            floe_field_type_str(n->f, type, sizeof type),
                            (int)(num.len > 40 ? 40 : num.len), (const char *)p);
             if (rc != FLOE_SC_OK) {
-                snprintf(why, sizeof why, "%.*s", (int)(num.len > 40 ? 40 : num.len),
-                         (const char *)p);
+                snprintf(why, sizeof why, "%.*s%s", (int)(num.len > 40 ? 40 : num.len),
+                         (const char *)p,
+                         n->hour_source && floe_jnum_to_i64(&num, INT64_MIN, INT64_MAX, &iv) ==
+                                               FLOE_SC_OK
+                             ? " (its hour, a partition value, must fit an int)"
+                             : "");
                 return range_err(sh, n, p, why);
             }
         }
@@ -2050,6 +2064,13 @@ static int compile(floe_shredder *sh, snode *n, const floe_field *f, bool is_roo
         }
     }
     n->digits = (f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS) ? 9 : 6;
+    n->hour_source = false;
+    if (!is_root && !f->nchildren &&
+        (f->type == FLOE_TYPE_TIMESTAMP || f->type == FLOE_TYPE_TIMESTAMPTZ ||
+         f->type == FLOE_TYPE_TIMESTAMP_NS || f->type == FLOE_TYPE_TIMESTAMPTZ_NS))
+        for (size_t i = 0; i < sh->opt.nhour_sources; i++)
+            if (sh->opt.hour_sources[i] == f->id)
+                n->hour_source = true;
     if (!is_root)
         FLOE_FORWARD_IF_ERROR(compile_default(n, f, err));
     if (f->type == FLOE_TYPE_MAP) {
@@ -2152,6 +2173,8 @@ int floe_shredder_new(const floe_schema *schema, const floe_shred_options *opts,
     if (!sh->pool || !sh->mark_levels || !sh->mark_values || !sh->feed_levels || !sh->rep_cols)
         FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");
     FLOE_CHECK(compile(sh, &sh->root, &schema->root, true, err));
+    sh->opt.hour_sources = NULL; /* borrowed for the compile only */
+    sh->opt.nhour_sources = 0;
     sh->stamps = floe_calloc(sh->nstamps ? sh->nstamps : 1, sizeof *sh->stamps);
     if (!sh->stamps)
         FLOE_FAIL(err, FLOE_ENOMEM, "shredder: out of memory");

@@ -229,11 +229,16 @@ static int scratch_get(floe_server *s, srv_table *t, floe_unknown_policy policy,
         sc->srv = s;
         sc->coder = floe_section_coder_new();
         floe_shred_options so = {.max_record = (size_t)s->cfg.max_record, .unknown = policy};
+        int32_t *hours = NULL; /* a record whose hour() partition cannot be made: rejected */
         int rc = 0;
         if (!sc->coder)
             rc = floe_error_set(err, FLOE_ENOMEM, "out of memory");
         if (rc == 0)
+            rc = floe_partition_spec_hour_sources(t->spec, &hours, &so.nhour_sources, err);
+        so.hour_sources = hours;
+        if (rc == 0)
             rc = floe_shredder_new(t->schema, &so, &sc->sh, err);
+        floe_free(hours);
         if (rc == 0) {
             rc = floe_batch_init(&sc->batch, t->schema);
             sc->batch_ok = rc == 0;

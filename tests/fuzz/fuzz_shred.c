@@ -59,7 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     floe_error err;
     if (!schema && floe_schema_parse(SCHEMA_JSON, strlen(SCHEMA_JSON), &schema, &err) < 0)
         abort();
-    floe_shred_options opt = {.unknown = (floe_unknown_policy)(size % 3), .max_depth = 16};
+    /* every other input: the timestamps are hour() partition sources (their integers'
+     * hours must fit an int), the nanosecond ones too (where every integer fits) */
+    static const int32_t hours[] = {3, 22, 23, 24};
+    floe_shred_options opt = {.unknown = (floe_unknown_policy)(size % 3), .max_depth = 16,
+                              .hour_sources = size % 2 ? hours : NULL,
+                              .nhour_sources = size % 2 ? 4 : 0};
     floe_shredder *sh;
     floe_batch b;
     if (floe_shredder_new(schema, &opt, &sh, &err) < 0 || floe_batch_init(&b, schema) < 0)
