@@ -1828,8 +1828,8 @@ static int data_page_v2(chunk_ctx *x, const floe_pq_page_header *ph, int enc,
     size_t lused;
     if (c->max_rep > 0)
         FLOE_FORWARD_IF_ERROR(decode_levels(x, FLOE_PQ_ENC_RLE, c->max_rep, body, (size_t)rl,
-                                            false, c->rep + l0, count, 0, &lused, NULL,
-                                            boff, err));
+                                            false, c->rep ? c->rep + l0 : NULL, count, 0, &lused,
+                                            NULL, boff, err));
     if (c->max_def > 0)
         FLOE_FORWARD_IF_ERROR(decode_def(x, FLOE_PQ_ENC_RLE, body + rl, (size_t)dl, false,
                                          l0, count, &lused, &pv->nonnull, boff, err));
@@ -1915,8 +1915,8 @@ static int data_page_v1(chunk_ctx *x, const floe_pq_page_header *ph, int enc,
     size_t pos = 0, lused = 0;
     if (c->max_rep > 0) {
         FLOE_FORWARD_IF_ERROR(decode_levels(x, h->repetition_level_encoding, c->max_rep, pv->d,
-                                            pv->dn, true, c->rep + l0, count, 0, &lused, NULL,
-                                            boff, err));
+                                            pv->dn, true, c->rep ? c->rep + l0 : NULL, count, 0,
+                                            &lused, NULL, boff, err));
         pos += lused;
     }
     if (c->max_def > 0 && !pv->values_done) {
